@@ -1,0 +1,3 @@
+//! `clusterd`: fleet-compatible cluster agent, engine and API over etcd.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! `initctl`: the control client of flotilla's init.
+
+fn main() {}

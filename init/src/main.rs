@@ -1,0 +1,3 @@
+//! `init`: flotilla's init, as PID 1 or as a foreground supervisor.
+
+fn main() {}

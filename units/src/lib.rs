@@ -1,0 +1,30 @@
+//! flotilla's pure model.
+//!
+//! This crate is the brain of flotilla and does no process or socket I/O. It
+//! holds:
+//!
+//! - [`spec`]: the validated model of one unit ([`spec::UnitSpec`]);
+//! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
+//!   diagnostics ([`diag`]);
+//! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
+//!   hash, and the translation into [`spec::UnitSpec`];
+//! - [`graph`]: the target graph, the required set of a target, cycles;
+//! - [`planner`]: the state model and the deterministic planner
+//!   `(graph, target, observed facts, time) -> (states, actions)`;
+//! - [`protocol`]: the types of the init's control protocol.
+//!
+//! Time enters as arguments ([`time::Instant`] is a plain number of
+//! nanoseconds on the caller's monotonic clock), never from a clock read here.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod diag;
+pub mod duration;
+pub mod graph;
+pub mod load;
+pub mod planner;
+pub mod protocol;
+pub mod spec;
+pub mod state;
+pub mod systemd;
+pub mod time;

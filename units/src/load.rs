@@ -1,0 +1,1 @@
+//! Loading YAML unit files into [`crate::spec::UnitSpec`], with diagnostics.

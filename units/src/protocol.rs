@@ -1,0 +1,433 @@
+//! The init's control protocol: newline-delimited JSON over a unix stream socket.
+//!
+//! Every request is one line, a JSON object with the protocol version `v` and
+//! an `op`; every reply is one line with a `reply` tag. Most requests get
+//! exactly one reply; `set-target` with `wait`, `logs` with `follow` and
+//! `subscribe` get a stream of replies ending with a final one (see
+//! [`Reply::is_final`]). A connection may carry any number of requests, one
+//! after the other. The full description, with examples, is
+//! `docs/control-protocol.md`.
+//!
+//! Versioning: `v` is [`PROTOCOL_VERSION`]. A server refuses a request with a
+//! different major version with [`ErrorCode::UnsupportedVersion`]; fields are
+//! only ever added, and unknown fields are ignored by both sides.
+
+use crate::spec::UnitSpec;
+use crate::state::{DepKind, UnitState};
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The longest request line a server accepts (bytes, newline excluded).
+pub const MAX_REQUEST_LINE: usize = 4 * 1024 * 1024;
+
+/// A request line: the version and the operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Protocol version of the sender.
+    pub v: u32,
+    /// What is asked.
+    #[serde(flatten)]
+    pub request: Request,
+}
+
+impl Envelope {
+    /// Wraps a request with this crate's protocol version.
+    pub fn new(request: Request) -> Envelope {
+        Envelope { v: PROTOCOL_VERSION, request }
+    }
+}
+
+/// How to end the system (or, not as PID 1, the supervisor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShutdownKind {
+    /// Stop everything and power off (not PID 1: exit 0).
+    Poweroff,
+    /// Stop everything and reboot.
+    Reboot,
+    /// Stop everything and halt.
+    Halt,
+}
+
+/// An operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Request {
+    /// The whole system ([`Reply::Status`]), or one unit or target ([`Reply::Unit`]).
+    Status {
+        /// A unit or target name; none for the whole system.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// Every unit ([`Reply::List`]).
+    List,
+    /// Switch to `target`. Without `wait`: [`Reply::Accepted`]. With `wait`:
+    /// [`Reply::Progress`] lines, then [`Reply::Settled`].
+    SetTarget {
+        /// The target to satisfy.
+        target: String,
+        /// Stream progress until the target is active or failed.
+        #[serde(default)]
+        wait: bool,
+    },
+    /// Re-read the unit directory ([`Reply::Applied`] or an error listing every problem).
+    Reload,
+    /// Restart one required unit ([`Reply::Accepted`]).
+    Restart {
+        /// The unit's name.
+        unit: String,
+    },
+    /// A unit's captured output ([`Reply::Log`] lines, then [`Reply::LogEnd`]
+    /// unless `follow`).
+    Logs {
+        /// The unit's name.
+        unit: String,
+        /// Only the last `lines` lines.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lines: Option<usize>,
+        /// Keep the connection open and send new lines as they come.
+        #[serde(default)]
+        follow: bool,
+    },
+    /// Orderly shutdown ([`Reply::Accepted`]).
+    Shutdown {
+        /// Power off, reboot or halt.
+        kind: ShutdownKind,
+    },
+    /// Timing and graph data for `initctl analyze` ([`Reply::Analyze`]).
+    Analyze,
+    /// Replace the transient unit set named `set` with `units` (an empty list
+    /// removes it). Units that did not change keep running; changed running
+    /// ones restart; removed ones stop. [`Reply::Applied`], or an error with
+    /// every problem and nothing changed.
+    TransientApply {
+        /// The set's name, e.g. `cluster`.
+        set: String,
+        /// The complete new contents of the set.
+        units: Vec<UnitSpec>,
+    },
+    /// Every state change as it happens ([`Reply::Changed`] lines, never final).
+    Subscribe,
+}
+
+impl Request {
+    /// True for requests that change the system: only root or the init's own
+    /// user may send them.
+    pub fn is_mutating(&self) -> bool {
+        matches!(
+            self,
+            Request::SetTarget { .. }
+                | Request::Reload
+                | Request::Restart { .. }
+                | Request::Shutdown { .. }
+                | Request::TransientApply { .. }
+        )
+    }
+}
+
+/// One unit as the protocol reports it (SPEC §5's `--json` shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitStatus {
+    /// The unit's name.
+    pub unit: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: crate::spec::UnitType,
+    /// Its state.
+    pub state: UnitState,
+    /// Active, but some dependency (direct or transitive) is not active.
+    pub degraded: bool,
+    /// The main process, if any.
+    pub pid: Option<i32>,
+    /// The targets it provides.
+    pub provides: Vec<String>,
+    /// The provided targets that are up only because another one is required.
+    pub coincidental: Vec<String>,
+    /// How many times it was restarted after a failure.
+    pub restarts: u32,
+    /// The failed or missing dependency target it waits on, if any.
+    pub blocked_by: Option<String>,
+    /// Free-form status: sd_notify `STATUS=`, or what the init knows
+    /// (`ready`, `exit status 1`, `restart in 2s`, ...).
+    pub status: String,
+    /// When the unit entered its state, RFC 3339 UTC.
+    pub since: String,
+    /// The unit's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether the current target requires it.
+    #[serde(default)]
+    pub required: bool,
+    /// The unit's source (file, or `transient:SET`).
+    #[serde(default)]
+    pub source: String,
+    /// Milliseconds until the next restart attempt, when waiting to restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_in_ms: Option<u64>,
+}
+
+/// The whole system (`initctl status --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemStatus {
+    /// The current target.
+    pub target: String,
+    /// Its state (its provider's).
+    pub target_state: UnitState,
+    /// Whether anything the target needs is not active.
+    pub degraded: bool,
+    /// Every unit, in name order.
+    pub units: Vec<UnitStatus>,
+    /// Running as PID 1.
+    #[serde(default)]
+    pub pid1: bool,
+    /// Shutting down.
+    #[serde(default)]
+    pub shutting_down: bool,
+    /// Problems found when the unit set was loaded (the units left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_errors: Vec<String>,
+}
+
+/// Progress of a target switch (`set-target --wait`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// The target being reached.
+    pub target: String,
+    /// Units in the required set.
+    pub total: usize,
+    /// Of those, how many are active.
+    pub active: usize,
+    /// Of those, how many failed.
+    pub failed: usize,
+    /// Units being started now.
+    pub starting: Vec<String>,
+    /// Units still waiting, with what they wait on.
+    pub waiting: Vec<String>,
+}
+
+/// A line of a unit's captured output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogLine {
+    /// When the init read it, RFC 3339 UTC.
+    pub time: String,
+    /// `stdout`, `stderr`, or `init` for the init's own notes about the unit.
+    pub stream: String,
+    /// The line, without its newline (invalid UTF-8 replaced).
+    pub line: String,
+}
+
+/// One dependency edge, for `analyze` and `dot`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edge {
+    /// The kind of dependency.
+    pub kind: DepKind,
+    /// The target depended on.
+    pub target: String,
+    /// The unit providing it, if any.
+    pub provider: Option<String>,
+}
+
+/// Timing and graph data of one unit, for `initctl analyze`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitTiming {
+    /// The unit's name.
+    pub unit: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: crate::spec::UnitType,
+    /// Its state now.
+    pub state: UnitState,
+    /// The targets it provides.
+    pub provides: Vec<String>,
+    /// Its dependencies.
+    pub deps: Vec<Edge>,
+    /// Whether the current target requires it.
+    pub required: bool,
+    /// When its last start began (became `starting`), ms since the init started.
+    pub start_ms: Option<u64>,
+    /// When it last became active, ms since the init started.
+    pub active_ms: Option<u64>,
+    /// When it last failed or stopped, ms since the init started.
+    pub end_ms: Option<u64>,
+}
+
+/// `initctl analyze` data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeData {
+    /// The current target.
+    pub target: String,
+    /// When the target's set was last switched to (ms since the init started).
+    pub target_set_ms: u64,
+    /// When the target last became active, if it did.
+    pub target_active_ms: Option<u64>,
+    /// Every unit.
+    pub units: Vec<UnitTiming>,
+}
+
+/// What a reload or transient apply changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Applied {
+    /// Units that are new.
+    pub added: Vec<String>,
+    /// Units whose definition changed (restarted if they were running).
+    pub changed: Vec<String>,
+    /// Units that are gone (stopped if they were running).
+    pub removed: Vec<String>,
+    /// Units that did not change (they keep running, same PID).
+    pub unchanged: usize,
+    /// Warnings (`FILE:LINE:COL: warning: ...`).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCode {
+    /// The request line is not valid JSON or not a known request.
+    BadRequest,
+    /// The request's protocol version is not spoken here.
+    UnsupportedVersion,
+    /// The sender may not change the system (peer credentials).
+    PermissionDenied,
+    /// No unit by that name.
+    UnknownUnit,
+    /// No unit provides that target.
+    UnknownTarget,
+    /// The unit set has errors; nothing changed. `details` lists them.
+    Invalid,
+    /// The request cannot be done in the current state (e.g. restarting a unit
+    /// that is not required, or anything while shutting down).
+    NotPossible,
+    /// The target failed or a wait timed out.
+    Failed,
+    /// Something went wrong inside the init (the message says what).
+    Internal,
+}
+
+/// A reply line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "kebab-case")]
+pub enum Reply {
+    /// The whole system.
+    Status(SystemStatus),
+    /// One unit (or the provider of a target).
+    Unit(UnitStatus),
+    /// Every unit.
+    List {
+        /// In name order.
+        units: Vec<UnitStatus>,
+    },
+    /// The request was taken; its effect follows.
+    Accepted {
+        /// What will happen.
+        message: String,
+    },
+    /// A step of `set-target --wait` (not final).
+    Progress(Progress),
+    /// The end of `set-target --wait`: the target is active, or failed.
+    Settled {
+        /// The target.
+        target: String,
+        /// Its state.
+        state: UnitState,
+        /// Active (true) or failed (false).
+        ok: bool,
+        /// The units that failed, if any.
+        failed: Vec<String>,
+    },
+    /// What a reload or transient apply changed.
+    Applied(Applied),
+    /// A line of output (not final).
+    Log(LogLine),
+    /// The end of a non-following `logs` reply.
+    LogEnd,
+    /// `analyze` data.
+    Analyze(AnalyzeData),
+    /// A unit changed state (for `subscribe`; not final).
+    Changed(UnitStatus),
+    /// The request failed.
+    Error {
+        /// Why.
+        code: ErrorCode,
+        /// For people.
+        message: String,
+        /// Every problem, for `invalid`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        details: Vec<String>,
+    },
+}
+
+impl Reply {
+    /// False for the replies that a stream sends before its last one.
+    pub fn is_final(&self) -> bool {
+        !matches!(self, Reply::Progress(_) | Reply::Log(_) | Reply::Changed(_))
+    }
+
+    /// An error reply.
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Reply {
+        Reply::Error { code, message: message.into(), details: Vec::new() }
+    }
+}
+
+/// Formats a Unix time (seconds and nanoseconds) as RFC 3339 UTC with
+/// millisecond precision, e.g. `2026-11-22T04:00:00.123Z`.
+pub fn rfc3339(secs: i64, nanos: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60,
+        nanos / 1_000_000
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_795_320_000, 123_000_000), "2026-11-22T04:00:00.123Z");
+        assert_eq!(rfc3339(951_782_400, 0), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn request_wire_shape() {
+        let e = Envelope::new(Request::SetTarget { target: "default".into(), wait: true });
+        let s = serde_json::to_string(&e).unwrap();
+        assert_eq!(s, r#"{"v":1,"op":"set-target","target":"default","wait":true}"#);
+        let back: Envelope = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, e);
+        let e: Envelope = serde_json::from_str(r#"{"v":1,"op":"status"}"#).unwrap();
+        assert_eq!(e.request, Request::Status { name: None });
+    }
+
+    #[test]
+    fn reply_wire_shape() {
+        let r = Reply::error(ErrorCode::UnknownUnit, "no unit named x");
+        let s = serde_json::to_string(&r).unwrap();
+        assert_eq!(s, r#"{"reply":"error","code":"unknown-unit","message":"no unit named x"}"#);
+        assert!(r.is_final());
+    }
+}

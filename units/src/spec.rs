@@ -1,0 +1,335 @@
+//! The validated model of one unit.
+//!
+//! Everything here has passed validation: names are well formed, the options
+//! fit the type, durations are parsed. The loaders ([`crate::load`] for YAML,
+//! [`crate::systemd`] for systemd unit files) produce it; the graph, the
+//! planner and the init consume it. Two specs compare equal exactly when
+//! running one instead of the other would make no difference, which is what
+//! `initctl reload` uses to decide which units restart (the file position is
+//! kept apart, in [`Origin`]).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The kind of process a unit runs and how its readiness is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitType {
+    /// A foreground process that reports readiness with sd_notify `READY=1`.
+    ForegroundNotified,
+    /// A foreground process, ready on spawn, after `ready-wait`, or after a
+    /// `ready-grep` match.
+    #[default]
+    ForegroundSupervised,
+    /// A forking daemon, supervised through the PID in its pidfile.
+    BackgroundPidfile,
+    /// Started by a script that exits 0 once the service is up; stopped by a
+    /// stop script.
+    BackgroundScripted,
+    /// A command run once: `starting` while it runs, `exited` on status 0.
+    Oneshot,
+    /// No process: exists for the dependency graph.
+    Virtual,
+}
+
+impl UnitType {
+    /// The name used in unit files and in the protocol.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitType::ForegroundNotified => "foreground-notified",
+            UnitType::ForegroundSupervised => "foreground-supervised",
+            UnitType::BackgroundPidfile => "background-pidfile",
+            UnitType::BackgroundScripted => "background-scripted",
+            UnitType::Oneshot => "oneshot",
+            UnitType::Virtual => "virtual",
+        }
+    }
+
+    /// Every type, in the order the docs list them.
+    pub const ALL: [UnitType; 6] = [
+        UnitType::ForegroundNotified,
+        UnitType::ForegroundSupervised,
+        UnitType::BackgroundPidfile,
+        UnitType::BackgroundScripted,
+        UnitType::Oneshot,
+        UnitType::Virtual,
+    ];
+
+    /// Parses a type name as written in a unit file.
+    pub fn parse(s: &str) -> Option<UnitType> {
+        UnitType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// When a unit's process is started again after it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestartPolicy {
+    /// Never.
+    No,
+    /// After an exit with a non-zero status, a signal, or a timeout.
+    OnFailure,
+    /// After any exit that the init did not ask for.
+    Always,
+}
+
+impl RestartPolicy {
+    /// The name used in unit files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RestartPolicy::No => "no",
+            RestartPolicy::OnFailure => "on-failure",
+            RestartPolicy::Always => "always",
+        }
+    }
+}
+
+/// A command to run: the program and its arguments. No shell is involved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Command {
+    /// `argv[0]` is the program (a path, or a name looked up in `PATH`).
+    pub argv: Vec<String>,
+    /// A failure of this command is ignored (systemd's leading `-`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_failure: bool,
+}
+
+impl Command {
+    /// A command from its words, failures not ignored.
+    pub fn new<I, S>(argv: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Command { argv: argv.into_iter().map(Into::into).collect(), ignore_failure: false }
+    }
+
+    /// The words with every `$MAINPID` (and `${MAINPID}`) replaced by `pid`.
+    pub fn with_mainpid(&self, pid: Option<i32>) -> Vec<String> {
+        let p = pid.map(|p| p.to_string()).unwrap_or_default();
+        self.argv
+            .iter()
+            .map(|w| w.replace("${MAINPID}", &p).replace("$MAINPID", &p))
+            .collect()
+    }
+}
+
+/// A signal, kept by name and number so it prints as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Signal(pub i32);
+
+impl Signal {
+    /// SIGTERM, the default `kill-signal`.
+    pub const TERM: Signal = Signal(15);
+    /// SIGKILL, what a stop escalates to.
+    pub const KILL: Signal = Signal(9);
+
+    const NAMES: [(&'static str, i32); 24] = [
+        ("HUP", 1),
+        ("INT", 2),
+        ("QUIT", 3),
+        ("ILL", 4),
+        ("TRAP", 5),
+        ("ABRT", 6),
+        ("BUS", 7),
+        ("FPE", 8),
+        ("KILL", 9),
+        ("USR1", 10),
+        ("SEGV", 11),
+        ("USR2", 12),
+        ("PIPE", 13),
+        ("ALRM", 14),
+        ("TERM", 15),
+        ("STKFLT", 16),
+        ("CHLD", 17),
+        ("CONT", 18),
+        ("STOP", 19),
+        ("TSTP", 20),
+        ("TTIN", 21),
+        ("TTOU", 22),
+        ("URG", 23),
+        ("WINCH", 28),
+    ];
+
+    /// Parses `SIGTERM`, `TERM`, `sigterm` or a number from 1 to 64.
+    pub fn parse(s: &str) -> Option<Signal> {
+        let t = s.trim();
+        if let Ok(n) = t.parse::<i32>() {
+            return (1..=64).contains(&n).then_some(Signal(n));
+        }
+        let up = t.to_ascii_uppercase();
+        let bare = up.strip_prefix("SIG").unwrap_or(&up);
+        Signal::NAMES.iter().find(|(n, _)| *n == bare).map(|&(_, v)| Signal(v))
+    }
+
+    /// `SIGTERM` and so on; a number for signals without a name here.
+    pub fn name(self) -> String {
+        match Signal::NAMES.iter().find(|(_, v)| *v == self.0) {
+            Some((n, _)) => format!("SIG{n}"),
+            None => self.0.to_string(),
+        }
+    }
+}
+
+/// One validated unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitSpec {
+    /// The unit's name, `[A-Za-z0-9:_.@-]+`.
+    pub name: String,
+    /// Free text for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// How the unit runs.
+    #[serde(rename = "type")]
+    pub kind: UnitType,
+    /// Targets this unit provides (at least one; the unit's name by default).
+    pub provides: Vec<String>,
+    /// Hard dependencies: must be active to start and to stay up.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// Milestone dependencies: must be active to start.
+    #[serde(default)]
+    pub depends_ms: Vec<String>,
+    /// Ordering only: must be active or failed before this starts.
+    #[serde(default)]
+    pub waits_for: Vec<String>,
+    /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
+    #[serde(default)]
+    pub exec_start_pre: Vec<Command>,
+    /// The main command (`None` only for `virtual`).
+    #[serde(default)]
+    pub exec_start: Option<Command>,
+    /// How to stop; `None` sends `kill_signal` to the process group.
+    #[serde(default)]
+    pub exec_stop: Option<Command>,
+    /// Commands run after the unit stopped, failures logged.
+    #[serde(default)]
+    pub exec_stop_post: Vec<Command>,
+    /// How to reload the configuration; `None` means reload restarts.
+    #[serde(default)]
+    pub exec_reload: Option<Command>,
+    /// `foreground-supervised`: ready this long after spawn.
+    #[serde(default)]
+    pub ready_wait: Option<Duration>,
+    /// `foreground-supervised`: ready when a stdout/stderr line matches.
+    #[serde(default)]
+    pub ready_grep: Option<String>,
+    /// `background-pidfile`: where the daemon writes its PID.
+    #[serde(default)]
+    pub pidfile: Option<PathBuf>,
+    /// How long `starting` may last.
+    pub start_timeout: Duration,
+    /// How long `stopping` may last before SIGKILL.
+    pub stop_timeout: Duration,
+    /// When to restart.
+    pub restart: RestartPolicy,
+    /// The first restart delay; it doubles on each failed attempt.
+    pub restart_delay: Duration,
+    /// The largest restart delay.
+    pub restart_max_delay: Duration,
+    /// What a stop sends when there is no `exec_stop`.
+    pub kill_signal: Signal,
+    /// Run as this user (name or number).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Run as this group (name or number).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Working directory of the unit's processes.
+    #[serde(default)]
+    pub working_directory: Option<PathBuf>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+    /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).
+    #[serde(default)]
+    pub environment_files: Vec<(PathBuf, bool)>,
+}
+
+/// Defaults of SPEC §3.
+pub mod defaults {
+    use std::time::Duration;
+    /// `start-timeout`.
+    pub const START_TIMEOUT: Duration = Duration::from_secs(90);
+    /// `stop-timeout`.
+    pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+    /// `restart-delay`.
+    pub const RESTART_DELAY: Duration = Duration::from_secs(1);
+    /// `restart-max-delay`.
+    pub const RESTART_MAX_DELAY: Duration = Duration::from_secs(60);
+    /// After this long active, the restart count and delay start over.
+    pub const RESTART_RESET_AFTER: Duration = Duration::from_secs(60);
+}
+
+impl UnitSpec {
+    /// A unit of `kind` named `name` with every default of SPEC §3:
+    /// it provides its own name, depends on nothing, has no command.
+    pub fn new(name: impl Into<String>, kind: UnitType) -> UnitSpec {
+        let name = name.into();
+        UnitSpec {
+            provides: vec![name.clone()],
+            name,
+            description: None,
+            kind,
+            depends_on: Vec::new(),
+            depends_ms: Vec::new(),
+            waits_for: Vec::new(),
+            exec_start_pre: Vec::new(),
+            exec_start: None,
+            exec_stop: None,
+            exec_stop_post: Vec::new(),
+            exec_reload: None,
+            ready_wait: None,
+            ready_grep: None,
+            pidfile: None,
+            start_timeout: defaults::START_TIMEOUT,
+            stop_timeout: defaults::STOP_TIMEOUT,
+            restart: if kind == UnitType::Oneshot { RestartPolicy::No } else { RestartPolicy::OnFailure },
+            restart_delay: defaults::RESTART_DELAY,
+            restart_max_delay: defaults::RESTART_MAX_DELAY,
+            kill_signal: Signal::TERM,
+            user: None,
+            group: None,
+            working_directory: None,
+            environment: BTreeMap::new(),
+            environment_files: Vec::new(),
+        }
+    }
+}
+
+/// Where a unit came from: the file and the positions of what cross-unit
+/// checks (duplicate names and targets, cycles, missing targets) point at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Origin {
+    /// The file, or a description such as `transient:cluster`.
+    pub file: String,
+    /// The position of the unit's name (or of the start of the unit).
+    pub pos: crate::diag::Pos,
+    /// The position of each `provides` entry, in order (may be shorter than
+    /// `provides` when the position is not known; then `pos` is used).
+    #[serde(default)]
+    pub provides_pos: Vec<crate::diag::Pos>,
+    /// The position of each `depends-on` entry, in order (same rule).
+    #[serde(default)]
+    pub depends_on_pos: Vec<crate::diag::Pos>,
+    /// The position of each `depends-ms` entry, in order (same rule).
+    #[serde(default)]
+    pub depends_ms_pos: Vec<crate::diag::Pos>,
+    /// The position of each `waits-for` entry, in order (same rule).
+    #[serde(default)]
+    pub waits_for_pos: Vec<crate::diag::Pos>,
+}
+
+impl Origin {
+    /// An origin with no positions, e.g. for transient units.
+    pub fn unplaced(file: impl Into<String>) -> Origin {
+        Origin { file: file.into(), ..Origin::default() }
+    }
+}
+
+/// Checks a unit or target name: `[A-Za-z0-9:_.@-]+`.
+pub fn valid_name(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b":_.@-".contains(&b))
+}

@@ -1,0 +1,80 @@
+//! The states of units and targets as the world sees them (SPEC §4).
+//!
+//! The planner ([`crate::planner`]) moves units between these states; the
+//! control protocol reports them.
+
+use serde::{Deserialize, Serialize};
+
+/// A unit's state (SPEC §4). A target's state is its provider's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum UnitState {
+    /// Not required by the current target, and not running.
+    #[default]
+    Disabled,
+    /// Required, waiting for its dependencies (or for a start slot).
+    Waiting,
+    /// Being started: not ready yet.
+    Starting,
+    /// Up and ready.
+    Running,
+    /// Up, reloading its configuration.
+    Reloading,
+    /// Its process ended successfully and that is what it is for (`oneshot`,
+    /// `background-scripted`).
+    Exited,
+    /// Being stopped.
+    Stopping,
+    /// It failed; it may be waiting to restart.
+    Failed,
+}
+
+impl UnitState {
+    /// Active = `running`, `reloading` or `exited`.
+    pub fn is_active(self) -> bool {
+        matches!(self, UnitState::Running | UnitState::Reloading | UnitState::Exited)
+    }
+
+    /// The name used in the protocol and in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitState::Disabled => "disabled",
+            UnitState::Waiting => "waiting",
+            UnitState::Starting => "starting",
+            UnitState::Running => "running",
+            UnitState::Reloading => "reloading",
+            UnitState::Exited => "exited",
+            UnitState::Stopping => "stopping",
+            UnitState::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for UnitState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The three kinds of dependency (SPEC §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DepKind {
+    /// Hard: needed to start and to stay up.
+    DependsOn,
+    /// Milestone: needed to start only.
+    DependsMs,
+    /// Ordering only: waits until the dependency is active or failed.
+    WaitsFor,
+}
+
+impl DepKind {
+    /// The unit-file key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DepKind::DependsOn => "depends-on",
+            DepKind::DependsMs => "depends-ms",
+            DepKind::WaitsFor => "waits-for",
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! systemd (and fleet) INI unit files: parsing, canonical form, hash, and the
+//! translation into [`crate::spec::UnitSpec`].
