@@ -1,1 +1,520 @@
-//! The target graph.
+//! The target graph: units in an arena, the targets they provide, and the
+//! dependency edges between them.
+//!
+//! Dependencies name targets, not units; each target has at most one
+//! provider. An edge therefore goes from a unit to the *provider* of a target
+//! (or to nothing, when no unit provides it: a "missing" target). Building a
+//! graph checks what spans units: duplicate unit names, duplicate `provides`
+//! (naming both units), dependency cycles (with the whole path), and targets
+//! nobody provides (a warning). [`Graph::build`] is lenient and leaves bad
+//! units out (boot: the rest of the system still comes up);
+//! [`Graph::build_strict`] refuses the whole set on any error (reload).
+
+use crate::diag::{Diagnostic, Pos};
+use crate::spec::{Origin, UnitSpec};
+use crate::state::DepKind;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A unit's index in the graph's arena. Valid for one graph only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnitId(pub u32);
+
+impl UnitId {
+    /// The arena index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One dependency of a unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dep {
+    /// The kind.
+    pub kind: DepKind,
+    /// The target named.
+    pub target: String,
+    /// The unit providing it, if any.
+    pub provider: Option<UnitId>,
+}
+
+/// A unit in the graph.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The unit's definition.
+    pub spec: Arc<UnitSpec>,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Its dependencies, in the order depends-on, depends-ms, waits-for.
+    pub deps: Vec<Dep>,
+    /// The units that depend on it, with the kind.
+    pub dependents: Vec<(DepKind, UnitId)>,
+    /// A unit that was removed (reload, transient set) but still had to be
+    /// stopped: it provides nothing and depends on nothing.
+    pub ghost: bool,
+}
+
+/// The graph of a unit set.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    nodes: Vec<Node>,
+    by_name: HashMap<String, UnitId>,
+    providers: HashMap<String, UnitId>,
+}
+
+impl Graph {
+    /// Builds the graph, leaving out every unit with an error (and reporting
+    /// it). Units are kept in name order, so ids are deterministic.
+    pub fn build(units: Vec<(UnitSpec, Origin)>) -> (Graph, Vec<Diagnostic>) {
+        let (graph, diags, _) = Graph::build_inner(units, Vec::new());
+        (graph, diags)
+    }
+
+    /// Builds the graph, or returns every problem (errors and warnings) if
+    /// there is any error.
+    pub fn build_strict(units: Vec<(UnitSpec, Origin)>) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let (graph, diags, rejected) = Graph::build_inner(units, Vec::new());
+        if rejected || diags.iter().any(Diagnostic::is_error) {
+            Err(diags)
+        } else {
+            Ok((graph, diags))
+        }
+    }
+
+    /// Like [`Graph::build_strict`], with `ghosts` added: removed units that
+    /// still have to stop. They keep their names but provide nothing and
+    /// depend on nothing.
+    pub fn build_with_ghosts(
+        units: Vec<(UnitSpec, Origin)>,
+        ghosts: Vec<(Arc<UnitSpec>, Origin)>,
+    ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let (graph, diags, rejected) = Graph::build_inner(units, ghosts);
+        if rejected || diags.iter().any(Diagnostic::is_error) {
+            Err(diags)
+        } else {
+            Ok((graph, diags))
+        }
+    }
+
+    fn build_inner(
+        mut units: Vec<(UnitSpec, Origin)>,
+        ghosts: Vec<(Arc<UnitSpec>, Origin)>,
+    ) -> (Graph, Vec<Diagnostic>, bool) {
+        let mut diags = Vec::new();
+        let mut rejected = false;
+        // Stable order: by name, then by file, so duplicates keep the first file.
+        units.sort_by(|a, b| a.0.name.cmp(&b.0.name).then_with(|| a.1.file.cmp(&b.1.file)));
+
+        // Duplicate unit names: keep the first, report both.
+        let mut kept: Vec<(UnitSpec, Origin)> = Vec::with_capacity(units.len());
+        for (spec, origin) in units {
+            if let Some((_, first)) = kept.last().filter(|(s, _)| s.name == spec.name) {
+                diags.push(Diagnostic::error(
+                    origin.file.clone(),
+                    origin.pos,
+                    format!(
+                        "duplicate unit name `{}`: also defined at {}; this one is left out",
+                        spec.name,
+                        place(first, first.pos)
+                    ),
+                ));
+                rejected = true;
+                continue;
+            }
+            kept.push((spec, origin));
+        }
+
+        // Duplicate provides: the first unit (in name order) keeps the target.
+        let mut providers: HashMap<String, usize> = HashMap::new();
+        let mut bad = vec![false; kept.len()];
+        for (i, (spec, origin)) in kept.iter().enumerate() {
+            for (j, t) in spec.provides.iter().enumerate() {
+                match providers.get(t) {
+                    Some(&k) if k != i => {
+                        let (other, oorigin) = &kept[k];
+                        let opos = other
+                            .provides
+                            .iter()
+                            .position(|x| x == t)
+                            .and_then(|p| oorigin.provides_pos.get(p).copied())
+                            .unwrap_or(oorigin.pos);
+                        diags.push(Diagnostic::error(
+                            origin.file.clone(),
+                            origin.provides_pos.get(j).copied().unwrap_or(origin.pos),
+                            format!(
+                                "target `{t}` is provided by both `{}` ({}) and `{}`; `{}` is left out",
+                                other.name,
+                                place(oorigin, opos),
+                                spec.name,
+                                spec.name
+                            ),
+                        ));
+                        bad[i] = true;
+                    }
+                    Some(_) => {}
+                    None => {
+                        providers.insert(t.clone(), i);
+                    }
+                }
+            }
+        }
+        if bad.iter().any(|&b| b) {
+            rejected = true;
+            let mut i = 0;
+            kept.retain(|_| {
+                let keep = !bad[i];
+                i += 1;
+                keep
+            });
+        }
+
+        // Cycles: find strongly connected components over unit -> provider
+        // edges and leave every unit on a cycle out.
+        loop {
+            let g = Graph::assemble(kept.iter().map(|(s, o)| (Arc::new(s.clone()), o.clone(), false)).collect());
+            let cycles = g.cycles();
+            if cycles.is_empty() {
+                break;
+            }
+            rejected = true;
+            let mut out = vec![false; kept.len()];
+            for cycle in cycles {
+                let first = cycle[0];
+                let node = g.node(first);
+                let mut path = String::new();
+                for (n, &id) in cycle.iter().enumerate() {
+                    let next = cycle[(n + 1) % cycle.len()];
+                    let dep = g.node(id).deps.iter().find(|d| d.provider == Some(next));
+                    if let Some(dep) = dep {
+                        path.push_str(&format!("`{}` --{} {}--> ", g.node(id).spec.name, dep.kind.as_str(), dep.target));
+                    }
+                    out[id.index()] = true;
+                }
+                path.push_str(&format!("`{}`", node.spec.name));
+                let pos = node
+                    .deps
+                    .iter()
+                    .position(|d| d.provider == cycle.get(1).copied().or(Some(first)))
+                    .map(|i| dep_pos(&node.origin, &node.spec, i))
+                    .unwrap_or(node.origin.pos);
+                diags.push(Diagnostic::error(
+                    node.origin.file.clone(),
+                    pos,
+                    format!("dependency cycle: {path}; the units on it are left out"),
+                ));
+            }
+            let mut i = 0;
+            kept.retain(|_| {
+                let keep = !out[i];
+                i += 1;
+                keep
+            });
+        }
+
+        let mut all: Vec<(Arc<UnitSpec>, Origin, bool)> =
+            kept.into_iter().map(|(s, o)| (Arc::new(s), o, false)).collect();
+        let names: std::collections::HashSet<&str> = all.iter().map(|(s, _, _)| s.name.as_str()).collect();
+        let mut ghost_list: Vec<(Arc<UnitSpec>, Origin, bool)> = ghosts
+            .into_iter()
+            .filter(|(s, _)| !names.contains(s.name.as_str()))
+            .map(|(s, o)| (s, o, true))
+            .collect();
+        all.append(&mut ghost_list);
+        all.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        let graph = Graph::assemble(all);
+
+        // Missing targets: a warning (SPEC §4 says what they do).
+        for node in &graph.nodes {
+            if node.ghost {
+                continue;
+            }
+            for (i, dep) in node.deps.iter().enumerate() {
+                if dep.provider.is_none() {
+                    let what = match dep.kind {
+                        DepKind::WaitsFor => "counts as settled and makes the unit degraded",
+                        _ => "keeps the unit waiting",
+                    };
+                    diags.push(Diagnostic::warning(
+                        node.origin.file.clone(),
+                        dep_pos(&node.origin, &node.spec, i),
+                        format!(
+                            "{} `{}`: no unit provides this target ({what})",
+                            dep.kind.as_str(),
+                            dep.target
+                        ),
+                    ));
+                }
+            }
+        }
+        (graph, diags, rejected)
+    }
+
+    /// Puts nodes (already free of duplicates) into an arena and links them.
+    fn assemble(units: Vec<(Arc<UnitSpec>, Origin, bool)>) -> Graph {
+        let mut by_name = HashMap::with_capacity(units.len());
+        let mut providers = HashMap::with_capacity(units.len());
+        for (i, (spec, _, ghost)) in units.iter().enumerate() {
+            let id = UnitId(i as u32);
+            by_name.insert(spec.name.clone(), id);
+            if !ghost {
+                for t in &spec.provides {
+                    providers.entry(t.clone()).or_insert(id);
+                }
+            }
+        }
+        let mut nodes: Vec<Node> = units
+            .into_iter()
+            .map(|(spec, origin, ghost)| {
+                let deps = if ghost {
+                    Vec::new()
+                } else {
+                    let kinds = [
+                        (DepKind::DependsOn, &spec.depends_on),
+                        (DepKind::DependsMs, &spec.depends_ms),
+                        (DepKind::WaitsFor, &spec.waits_for),
+                    ];
+                    kinds
+                        .iter()
+                        .flat_map(|(k, ts)| {
+                            ts.iter().map(|t| Dep { kind: *k, target: t.clone(), provider: providers.get(t).copied() })
+                        })
+                        .collect()
+                };
+                Node { spec, origin, deps, dependents: Vec::new(), ghost }
+            })
+            .collect();
+        for i in 0..nodes.len() {
+            for d in 0..nodes[i].deps.len() {
+                if let Some(p) = nodes[i].deps[d].provider {
+                    let kind = nodes[i].deps[d].kind;
+                    nodes[p.index()].dependents.push((kind, UnitId(i as u32)));
+                }
+            }
+        }
+        Graph { nodes, by_name, providers }
+    }
+
+    /// Every cycle (one per strongly connected component with a cycle), each
+    /// as the list of units along it, starting from the smallest id.
+    fn cycles(&self) -> Vec<Vec<UnitId>> {
+        use petgraph::graphmap::DiGraphMap;
+        let mut g: DiGraphMap<u32, ()> = DiGraphMap::with_capacity(self.nodes.len(), self.nodes.len());
+        for (i, n) in self.nodes.iter().enumerate() {
+            g.add_node(i as u32);
+            for d in &n.deps {
+                if let Some(p) = d.provider {
+                    g.add_edge(i as u32, p.0, ());
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for scc in petgraph::algo::tarjan_scc(&g) {
+            let self_loop = scc.len() == 1 && g.contains_edge(scc[0], scc[0]);
+            if scc.len() < 2 && !self_loop {
+                continue;
+            }
+            // Walk the cycle inside the component from its smallest member.
+            let members: std::collections::HashSet<u32> = scc.iter().copied().collect();
+            let start = scc.iter().copied().min().unwrap_or(0);
+            let mut path = vec![UnitId(start)];
+            let mut seen = std::collections::HashSet::new();
+            seen.insert(start);
+            let mut cur = start;
+            loop {
+                let next = self.nodes[cur as usize]
+                    .deps
+                    .iter()
+                    .filter_map(|d| d.provider.map(|p| p.0))
+                    .filter(|p| members.contains(p))
+                    .min_by_key(|p| (seen.contains(p) && *p != start, *p));
+                match next {
+                    Some(n) if n == start => break,
+                    Some(n) if !seen.contains(&n) => {
+                        seen.insert(n);
+                        path.push(UnitId(n));
+                        cur = n;
+                    }
+                    _ => break,
+                }
+            }
+            out.push(path);
+        }
+        out.sort();
+        out
+    }
+
+    /// The number of units.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when there are no units.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Every unit id, in name order.
+    pub fn ids(&self) -> impl Iterator<Item = UnitId> + '_ {
+        (0..self.nodes.len() as u32).map(UnitId)
+    }
+
+    /// The node of `id`. Panics on an id of another graph; ids come from this graph.
+    pub fn node(&self, id: UnitId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// The node of `id`, if it is in range.
+    pub fn get(&self, id: UnitId) -> Option<&Node> {
+        self.nodes.get(id.index())
+    }
+
+    /// The unit named `name`.
+    pub fn unit(&self, name: &str) -> Option<UnitId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The unit providing `target`.
+    pub fn provider(&self, target: &str) -> Option<UnitId> {
+        self.providers.get(target).copied()
+    }
+
+    /// The required set of `target`: its provider and everything reachable
+    /// from it over all three dependency kinds, as a flag per unit. `None` if
+    /// no unit provides the target.
+    pub fn required_set(&self, target: &str) -> Option<Vec<bool>> {
+        let root = self.provider(target)?;
+        let mut req = vec![false; self.nodes.len()];
+        let mut work = vec![root];
+        req[root.index()] = true;
+        while let Some(u) = work.pop() {
+            for d in &self.nodes[u.index()].deps {
+                if let Some(p) = d.provider {
+                    if !req[p.index()] {
+                        req[p.index()] = true;
+                        work.push(p);
+                    }
+                }
+            }
+        }
+        Some(req)
+    }
+
+    /// The specs and origins of every non-ghost unit, e.g. to rebuild.
+    pub fn units(&self) -> impl Iterator<Item = (&Arc<UnitSpec>, &Origin)> {
+        self.nodes.iter().filter(|n| !n.ghost).map(|n| (&n.spec, &n.origin))
+    }
+}
+
+/// `file:line:col` of a position in the file of `origin`.
+fn place(origin: &Origin, pos: Pos) -> String {
+    if pos.line == 0 {
+        origin.file.clone()
+    } else {
+        format!("{}:{}:{}", origin.file, pos.line, pos.col)
+    }
+}
+
+/// The position of the `i`-th dependency (in depends-on, depends-ms,
+/// waits-for order) of a unit.
+fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
+    let a = spec.depends_on.len();
+    let b = a + spec.depends_ms.len();
+    let p = if i < a {
+        origin.depends_on_pos.get(i)
+    } else if i < b {
+        origin.depends_ms_pos.get(i - a)
+    } else {
+        origin.waits_for_pos.get(i - b)
+    };
+    p.copied().unwrap_or(origin.pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::UnitType;
+
+    fn unit(name: &str, provides: &[&str], on: &[&str], ms: &[&str], wf: &[&str]) -> (UnitSpec, Origin) {
+        let mut s = UnitSpec::new(name, UnitType::Virtual);
+        if !provides.is_empty() {
+            s.provides = provides.iter().map(|x| x.to_string()).collect();
+        }
+        s.depends_on = on.iter().map(|x| x.to_string()).collect();
+        s.depends_ms = ms.iter().map(|x| x.to_string()).collect();
+        s.waits_for = wf.iter().map(|x| x.to_string()).collect();
+        (s, Origin { file: format!("{name}.yaml"), pos: Pos::new(1, 7), ..Origin::default() })
+    }
+
+    #[test]
+    fn required_set_follows_every_kind() {
+        let (g, d) = Graph::build(vec![
+            unit("top", &["default"], &["a"], &["b"], &["c"]),
+            unit("a", &[], &[], &[], &[]),
+            unit("b", &[], &["d"], &[], &[]),
+            unit("c", &[], &[], &[], &[]),
+            unit("d", &[], &[], &[], &[]),
+            unit("other", &[], &[], &[], &[]),
+        ]);
+        assert!(d.is_empty(), "{d:?}");
+        let req = g.required_set("default").unwrap();
+        let names: Vec<&str> =
+            g.ids().filter(|i| req[i.index()]).map(|i| g.node(i).spec.name.as_str()).collect();
+        assert_eq!(names, vec!["a", "b", "c", "d", "top"]);
+        assert!(g.required_set("nope").is_none());
+    }
+
+    #[test]
+    fn duplicate_provides_names_both_units_and_drops_the_second() {
+        let (g, d) = Graph::build(vec![unit("a", &["x"], &[], &[], &[]), unit("b", &["x", "y"], &[], &[], &[])]);
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            d[0].to_string(),
+            "b.yaml:1:7: target `x` is provided by both `a` (a.yaml:1:7) and `b`; `b` is left out"
+        );
+        assert_eq!(g.provider("x"), g.unit("a"));
+        assert!(g.unit("b").is_none());
+        assert!(Graph::build_strict(vec![unit("a", &["x"], &[], &[], &[]), unit("b", &["x"], &[], &[], &[])]).is_err());
+    }
+
+    #[test]
+    fn duplicate_names_are_reported() {
+        let (g, d) = Graph::build(vec![unit("a", &[], &[], &[], &[]), unit("a", &["q"], &[], &[], &[])]);
+        assert_eq!(g.len(), 1);
+        assert!(d[0].message.contains("duplicate unit name `a`"), "{d:?}");
+    }
+
+    #[test]
+    fn cycles_report_the_whole_path_and_leave_the_units_out() {
+        let (g, d) = Graph::build(vec![
+            unit("a", &[], &["b"], &[], &[]),
+            unit("b", &[], &[], &["c"], &[]),
+            unit("c", &[], &[], &[], &["a"]),
+            unit("d", &[], &["a"], &[], &[]),
+            unit("e", &[], &[], &[], &[]),
+        ]);
+        let errs: Vec<String> = d.iter().filter(|x| x.is_error()).map(|x| x.to_string()).collect();
+        assert_eq!(
+            errs,
+            vec!["a.yaml:1:7: dependency cycle: `a` --depends-on b--> `b` --depends-ms c--> `c` --waits-for a--> `a`; the units on it are left out"]
+        );
+        assert!(g.unit("a").is_none() && g.unit("b").is_none() && g.unit("c").is_none());
+        // d now depends on a missing target: a warning.
+        assert!(g.unit("d").is_some());
+        assert!(d.iter().any(|x| !x.is_error() && x.message.contains("depends-on `a`: no unit provides")));
+    }
+
+    #[test]
+    fn self_loop_is_a_cycle() {
+        let (_, d) = Graph::build(vec![unit("a", &[], &["a"], &[], &[])]);
+        assert!(d[0].message.starts_with("dependency cycle: `a` --depends-on a--> `a`"), "{d:?}");
+    }
+
+    #[test]
+    fn ghosts_provide_nothing() {
+        let (s, o) = unit("old", &["x"], &["y"], &[], &[]);
+        let (g, _) = Graph::build_with_ghosts(vec![unit("new", &["x"], &[], &[], &[])], vec![(Arc::new(s), o)]).unwrap();
+        assert_eq!(g.provider("x"), g.unit("new"));
+        let old = g.unit("old").unwrap();
+        assert!(g.node(old).ghost && g.node(old).deps.is_empty());
+    }
+}
