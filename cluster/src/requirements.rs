@@ -1,0 +1,256 @@
+//! The `[X-Fleet]` requirements of a unit: parsing, specifier expansion and
+//! the option checks that make a unit invalid (FLEET-NOTES "Option checks").
+//!
+//! The deprecated names of fleet <= 0.8 (`X-ConditionMachineID`,
+//! `X-ConditionMachineOf`, `X-ConditionMachineMetadata`, `X-Conflicts`) are
+//! read as their new names.
+
+use crate::glob;
+use crate::unitfile::{expand_specifiers, fleet_values, parse_bool};
+use flotilla_units::systemd::UnitOption;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The longest `Name=Value` line fleet accepts.
+pub const MAX_LINE: usize = 2048;
+
+/// What a unit requires of the machine it runs on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requirements {
+    /// `MachineID=`: full ID or its first 8 characters (any one of them).
+    pub machine_id: Vec<String>,
+    /// `MachineOf=`: units that must be on the same machine.
+    pub machine_of: Vec<String>,
+    /// `MachineMetadata=`: key -> accepted values (keys AND-ed, values OR-ed).
+    pub metadata: BTreeMap<String, BTreeSet<String>>,
+    /// `Conflicts=`: globs of unit names that must not share the machine.
+    pub conflicts: Vec<String>,
+    /// `Global=`: runs on every matching machine.
+    pub global: bool,
+    /// `Replaces=`: units moved off the machine this unit lands on.
+    pub replaces: Vec<String>,
+}
+
+impl Requirements {
+    /// Reads the `[X-Fleet]` section of `options` for unit `name`.
+    pub fn from_options(name: &str, options: &[UnitOption]) -> Requirements {
+        let mut r = Requirements::default();
+        for o in options.iter().filter(|o| o.section == "X-Fleet") {
+            let values = || {
+                fleet_values(&o.value)
+                    .into_iter()
+                    .map(|v| expand_specifiers(&v, name))
+                    .collect::<Vec<_>>()
+            };
+            match o.name.as_str() {
+                "MachineID" | "X-ConditionMachineID" => r.machine_id.extend(values()),
+                "MachineOf" | "X-ConditionMachineOf" => r.machine_of.extend(values()),
+                "MachineMetadata" | "X-ConditionMachineMetadata" => {
+                    for pair in values() {
+                        let parts: Vec<&str> = pair.split('=').collect();
+                        if parts.len() == 2 && !parts[0].is_empty() && !parts[1].is_empty() {
+                            r.metadata
+                                .entry(parts[0].to_string())
+                                .or_default()
+                                .insert(parts[1].to_string());
+                        }
+                    }
+                }
+                "Conflicts" | "X-Conflicts" => {
+                    for v in values() {
+                        r.conflicts.extend(v.split_whitespace().map(str::to_string));
+                    }
+                }
+                "Global" => r.global = parse_bool(&expand_specifiers(&o.value, name)),
+                "Replaces" => r.replaces.extend(values()),
+                _ => {}
+            }
+        }
+        r.machine_id.retain(|v| !v.is_empty());
+        r.machine_of.retain(|v| !v.is_empty());
+        r.replaces.retain(|v| !v.is_empty());
+        r
+    }
+
+    /// Whether a machine with this ID passes `MachineID=`.
+    pub fn id_matches(&self, id: &str) -> bool {
+        if self.machine_id.is_empty() {
+            return true;
+        }
+        let short = id.get(..8).unwrap_or(id);
+        self.machine_id
+            .iter()
+            .any(|want| want == id || want == short)
+    }
+
+    /// Whether a machine with this metadata passes `MachineMetadata=`.
+    pub fn metadata_matches(&self, md: &BTreeMap<String, String>) -> bool {
+        self.metadata
+            .iter()
+            .all(|(k, vals)| md.get(k).is_some_and(|v| vals.contains(v)))
+    }
+
+    /// Whether this unit's `Conflicts=` globs match `other`.
+    pub fn conflicts_with(&self, other: &str) -> bool {
+        self.conflicts.iter().any(|g| glob::matches(g, other))
+    }
+
+    /// Whether this unit replaces `other` (`Replaces=` globs).
+    pub fn replaces_unit(&self, other: &str) -> bool {
+        self.replaces.iter().any(|g| glob::matches(g, other))
+    }
+}
+
+/// The option checks fleet answers with 400; `Err` names the first problem.
+pub fn validate_options(name: &str, options: &[UnitOption]) -> Result<(), String> {
+    for o in options {
+        if o.section.is_empty() || o.name.is_empty() {
+            return Err("unit option with an empty section or name".into());
+        }
+        if o.section.contains(['[', ']', '\n']) || o.name.contains(['=', '\n']) {
+            return Err(format!(
+                "invalid unit option name {:?} in section {:?}",
+                o.name, o.section
+            ));
+        }
+        if o.name.len() + 1 + o.value.len() > MAX_LINE {
+            return Err(format!(
+                "unit option {} is longer than {MAX_LINE} bytes",
+                o.name
+            ));
+        }
+    }
+    let r = Requirements::from_options(name, options);
+    let has_id = !r.machine_id.is_empty();
+    if has_id && !r.machine_of.is_empty() {
+        return Err("MachineID cannot be used with MachineOf".into());
+    }
+    if has_id && !r.conflicts.is_empty() {
+        return Err("MachineID cannot be used with Conflicts".into());
+    }
+    if has_id && r.global {
+        return Err("MachineID cannot be used with Global".into());
+    }
+    if has_id && !r.replaces.is_empty() {
+        return Err("MachineID cannot be used with Replaces".into());
+    }
+    if r.global && !r.machine_of.is_empty() {
+        return Err("Global cannot be used with MachineOf".into());
+    }
+    if r.global && !r.replaces.is_empty() {
+        return Err("Global cannot be used with Replaces".into());
+    }
+    if !r.conflicts.is_empty() && !r.replaces.is_empty() {
+        return Err("Conflicts cannot be used with Replaces".into());
+    }
+    for peer in &r.machine_of {
+        if r.conflicts_with(peer) {
+            return Err(format!(
+                "MachineOf {peer} matches a Conflicts glob of the same unit"
+            ));
+        }
+        if r.replaces_unit(peer) {
+            return Err(format!(
+                "MachineOf {peer} matches a Replaces glob of the same unit"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xf(pairs: &[(&str, &str)]) -> Vec<UnitOption> {
+        let mut v = vec![UnitOption {
+            section: "Service".into(),
+            name: "ExecStart".into(),
+            value: "/bin/true".into(),
+        }];
+        v.extend(pairs.iter().map(|(n, val)| UnitOption {
+            section: "X-Fleet".into(),
+            name: n.to_string(),
+            value: val.to_string(),
+        }));
+        v
+    }
+
+    #[test]
+    fn parses_every_option() {
+        let o = xf(&[
+            ("MachineMetadata", "\"region=us-east-1\" \"diskType=SSD\""),
+            ("MachineMetadata", "region=us-west-1"),
+            ("MachineMetadata", "bad"),
+            ("MachineMetadata", "a=b=c"),
+            ("Conflicts", "foo*.service bar.service"),
+            ("X-Conflicts", "baz.service"),
+            ("Global", "yes"),
+            ("Global", "off"),
+            ("MachineOf", "%p.socket"),
+        ]);
+        let r = Requirements::from_options("web@1.service", &o);
+        assert_eq!(r.metadata.len(), 2);
+        assert_eq!(r.metadata["region"].len(), 2);
+        assert_eq!(
+            r.conflicts,
+            vec!["foo*.service", "bar.service", "baz.service"]
+        );
+        assert!(!r.global, "last Global wins");
+        assert_eq!(r.machine_of, vec!["web.socket"]);
+        let md = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert!(r.metadata_matches(&md(&[("region", "us-west-1"), ("diskType", "SSD")])));
+        assert!(!r.metadata_matches(&md(&[("region", "us-west-1")])));
+        assert!(!r.metadata_matches(&md(&[("region", "eu"), ("diskType", "SSD")])));
+    }
+
+    #[test]
+    fn machine_id_full_or_short() {
+        let r = Requirements::from_options("a.service", &xf(&[("MachineID", "0123456789abcdef")]));
+        assert!(r.id_matches("0123456789abcdef"));
+        assert!(!r.id_matches("0123456789abcdee"));
+        let r = Requirements::from_options("a.service", &xf(&[("MachineID", "01234567")]));
+        assert!(r.id_matches("0123456789abcdef"));
+        assert!(!r.id_matches("0123456"));
+    }
+
+    #[test]
+    fn invalid_combinations() {
+        let bad: &[&[(&str, &str)]] = &[
+            &[("MachineID", "x"), ("MachineOf", "a.service")],
+            &[("MachineID", "x"), ("Conflicts", "a*")],
+            &[("MachineID", "x"), ("Global", "true")],
+            &[("MachineID", "x"), ("Replaces", "a.service")],
+            &[("Global", "true"), ("MachineOf", "a.service")],
+            &[("Global", "true"), ("Replaces", "a.service")],
+            &[("Conflicts", "a*"), ("Replaces", "b.service")],
+            &[("MachineOf", "a.service"), ("Conflicts", "a*")],
+        ];
+        for case in bad {
+            assert!(
+                validate_options("u.service", &xf(case)).is_err(),
+                "{case:?}"
+            );
+        }
+        let good: &[&[(&str, &str)]] = &[
+            &[("MachineID", "x")],
+            &[
+                ("Global", "true"),
+                ("Conflicts", "a*"),
+                ("MachineMetadata", "a=b"),
+            ],
+            &[("MachineOf", "a.service"), ("Conflicts", "b*")],
+            &[("Replaces", "b.service"), ("MachineOf", "a.service")],
+            &[("Global", "false"), ("MachineOf", "a.service")],
+        ];
+        for case in good {
+            assert!(validate_options("u.service", &xf(case)).is_ok(), "{case:?}");
+        }
+        let long = "x".repeat(2100);
+        assert!(validate_options("u.service", &xf(&[("Foo", &long)])).is_err());
+    }
+}

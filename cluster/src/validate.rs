@@ -1,0 +1,485 @@
+//! API request validation as pure functions: the exact order of checks of
+//! `PUT /fleet/v1/units/<name>` (FLEET-NOTES), page tokens, and
+//! `PATCH /fleet/v1/machines` operations.
+
+use crate::model::{ClusterState, StoredUnit};
+use crate::requirements::validate_options;
+use crate::unitfile::{is_template, unit_hash, validate_unit_name};
+use flotilla_units::systemd::UnitOption;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// An API error: the HTTP status and the message for `{"error":{...}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// HTTP status code.
+    pub code: u16,
+    /// For people.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error with `code`.
+    pub fn new(code: u16, message: impl Into<String>) -> ApiError {
+        ApiError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The body of a PUT: a partial Unit entity.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PutBody {
+    /// Must equal the URL's name when given.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The desired state, any string (checked later).
+    #[serde(rename = "desiredState", default)]
+    pub desired_state: Option<String>,
+    /// The unit file.
+    #[serde(default)]
+    pub options: Option<Vec<UnitOption>>,
+}
+
+/// What a valid PUT does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutAction {
+    /// A new unit (201).
+    Create {
+        /// The unit file.
+        unit: StoredUnit,
+        /// Its desired state (`inactive` when not given).
+        desired: ClusterState,
+    },
+    /// New contents for an existing unit (201).
+    Replace {
+        /// The new unit file.
+        unit: StoredUnit,
+        /// A new desired state, when given.
+        desired: Option<ClusterState>,
+    },
+    /// Only the desired state changes (204).
+    SetDesired(ClusterState),
+}
+
+/// Checks that are made before the store is read: content type (415),
+/// body decodes (400), body name equals the URL's (400), name valid (400).
+pub fn parse_put(
+    url_name: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Result<PutBody, ApiError> {
+    let ct_ok = content_type
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"));
+    if !ct_ok {
+        return Err(ApiError::new(415, "expected Content-Type application/json"));
+    }
+    let body: PutBody = serde_json::from_slice(body)
+        .map_err(|e| ApiError::new(400, format!("unable to decode body: {e}")))?;
+    if let Some(n) = &body.name {
+        if !n.is_empty() && n != url_name {
+            return Err(ApiError::new(
+                400,
+                format!("name in body {n:?} does not match name in URL {url_name:?}"),
+            ));
+        }
+    }
+    validate_unit_name(url_name).map_err(|e| ApiError::new(400, e))?;
+    Ok(body)
+}
+
+fn parse_desired(s: &str) -> Result<ClusterState, ApiError> {
+    ClusterState::parse(s).ok_or_else(|| {
+        ApiError::new(
+            400,
+            format!("invalid desiredState {s:?}: must be inactive, loaded or launched"),
+        )
+    })
+}
+
+fn check_template(name: &str, desired: ClusterState) -> Result<(), ApiError> {
+    if is_template(name) && desired != ClusterState::Inactive {
+        return Err(ApiError::new(
+            400,
+            format!("unable to activate template unit {name}: it can only be inactive"),
+        ));
+    }
+    Ok(())
+}
+
+/// The checks that need the stored unit, in fleet's order: new unit without
+/// options (409), invalid options (400), create (201); different options
+/// replace (201); no desiredState (409); template activated (400); set (204).
+pub fn decide_put(
+    name: &str,
+    body: &PutBody,
+    existing: Option<&StoredUnit>,
+) -> Result<PutAction, ApiError> {
+    let options = body.options.as_deref().unwrap_or(&[]);
+    let Some(existing) = existing else {
+        if options.is_empty() {
+            return Err(ApiError::new(
+                409,
+                "unit does not exist and options field is empty",
+            ));
+        }
+        validate_options(name, options)
+            .map_err(|e| ApiError::new(400, format!("invalid unit options: {e}")))?;
+        let desired = match &body.desired_state {
+            Some(s) => parse_desired(s)?,
+            None => ClusterState::Inactive,
+        };
+        check_template(name, desired)?;
+        let unit = StoredUnit {
+            name: name.to_string(),
+            hash: unit_hash(options),
+            options: options.to_vec(),
+        };
+        return Ok(PutAction::Create { unit, desired });
+    };
+    if !options.is_empty() {
+        let hash = unit_hash(options);
+        if hash != existing.hash {
+            validate_options(name, options)
+                .map_err(|e| ApiError::new(400, format!("invalid unit options: {e}")))?;
+            let desired = match &body.desired_state {
+                Some(s) => {
+                    let d = parse_desired(s)?;
+                    check_template(name, d)?;
+                    Some(d)
+                }
+                None => None,
+            };
+            let unit = StoredUnit {
+                name: name.to_string(),
+                hash,
+                options: options.to_vec(),
+            };
+            return Ok(PutAction::Replace { unit, desired });
+        }
+    }
+    let Some(s) = &body.desired_state else {
+        return Err(ApiError::new(409, "unit exists and desiredState is empty"));
+    };
+    let desired = parse_desired(s)?;
+    check_template(name, desired)?;
+    Ok(PutAction::SetDesired(desired))
+}
+
+const TOKEN_PREFIX: &str = "flotilla-page-v1:";
+
+/// An opaque page token for the item at `offset` of listing `kind`.
+pub fn page_token(kind: &str, offset: usize) -> String {
+    format!("{TOKEN_PREFIX}{kind}:{offset}")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Reads a page token of listing `kind`; a bad one is a 400.
+pub fn parse_page_token(kind: &str, token: &str) -> Result<usize, ApiError> {
+    let bad = || ApiError::new(400, "invalid value of nextPageToken query parameter");
+    if token.len() % 2 != 0 || token.len() > 128 {
+        return Err(bad());
+    }
+    let bytes: Option<Vec<u8>> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(token.get(i..i + 2)?, 16).ok())
+        .collect();
+    let text = String::from_utf8(bytes.ok_or_else(bad)?).map_err(|_| bad())?;
+    let rest = text.strip_prefix(TOKEN_PREFIX).ok_or_else(bad)?;
+    let (k, off) = rest.split_once(':').ok_or_else(bad)?;
+    if k != kind {
+        return Err(bad());
+    }
+    off.parse().map_err(|_| bad())
+}
+
+/// One `PATCH /fleet/v1/machines` operation as sent.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MetadataOp {
+    /// `add`, `remove` or `replace`.
+    pub op: String,
+    /// `/<machineID>/metadata/<key>`.
+    pub path: String,
+    /// `{"value": "<v>"}`.
+    #[serde(default)]
+    pub value: Option<BTreeMap<String, String>>,
+}
+
+/// A validated metadata change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataChange {
+    /// The machine.
+    pub machine: String,
+    /// The key.
+    pub key: String,
+    /// The new value; `None` removes the key.
+    pub value: Option<String>,
+}
+
+/// Validates every operation before any is applied.
+pub fn parse_patch(body: &[u8]) -> Result<Vec<MetadataChange>, ApiError> {
+    let ops: Vec<MetadataOp> = serde_json::from_slice(body)
+        .map_err(|e| ApiError::new(400, format!("unable to decode body: {e}")))?;
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        if !matches!(op.op.as_str(), "add" | "remove" | "replace") {
+            return Err(ApiError::new(
+                400,
+                "invalid op: expect add, remove, or replace",
+            ));
+        }
+        let parsed = op
+            .path
+            .strip_prefix('/')
+            .and_then(|p| p.split_once("/metadata/"))
+            .filter(|(m, k)| {
+                crate::keys::valid_machine_id(m)
+                    && !k.is_empty()
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+            });
+        let Some((machine, key)) = parsed else {
+            return Err(ApiError::new(400, "machine metadata path invalid"));
+        };
+        let value = if op.op == "remove" {
+            None
+        } else {
+            match op.value.as_ref().and_then(|v| v.get("value")) {
+                Some(v) => Some(v.clone()),
+                None => {
+                    return Err(ApiError::new(
+                        400,
+                        "invalid value: add and replace require a value",
+                    ))
+                }
+            }
+        };
+        out.push(MetadataChange {
+            machine: machine.to_string(),
+            key: key.to_string(),
+            value,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JSON: Option<&str> = Some("application/json");
+
+    fn stored(name: &str, exec: &str) -> StoredUnit {
+        let options = vec![UnitOption {
+            section: "Service".into(),
+            name: "ExecStart".into(),
+            value: exec.into(),
+        }];
+        StoredUnit {
+            name: name.into(),
+            hash: unit_hash(&options),
+            options,
+        }
+    }
+
+    fn put(
+        name: &str,
+        ct: Option<&str>,
+        body: &str,
+        existing: Option<&StoredUnit>,
+    ) -> Result<PutAction, u16> {
+        let b = parse_put(name, ct, body.as_bytes()).map_err(|e| e.code)?;
+        decide_put(name, &b, existing).map_err(|e| e.code)
+    }
+
+    fn code(r: Result<PutAction, u16>) -> u16 {
+        match r {
+            Ok(PutAction::Create { .. }) | Ok(PutAction::Replace { .. }) => 201,
+            Ok(PutAction::SetDesired(_)) => 204,
+            Err(c) => c,
+        }
+    }
+
+    #[test]
+    fn put_check_order() {
+        let a = stored("a.service", "/bin/sleep 100");
+        let opts = r#"[{"section":"Service","name":"ExecStart","value":"/bin/sleep 100"}]"#;
+        let other = r#"[{"section":"Service","name":"ExecStart","value":"/bin/sleep 200"}]"#;
+        let bad_opts = r#"[{"section":"X-Fleet","name":"MachineID","value":"x"},{"section":"X-Fleet","name":"Global","value":"true"}]"#;
+        let cases: Vec<(&str, Option<&str>, String, Option<&StoredUnit>, u16)> = vec![
+            // 415 wins over everything.
+            ("bad", Some("text/plain"), "garbage".into(), None, 415),
+            ("bad", None, "{}".into(), None, 415),
+            (
+                "a.service",
+                Some("application/json; charset=utf-8"),
+                format!(r#"{{"options":{opts}}}"#),
+                None,
+                201,
+            ),
+            // 400 body before name checks.
+            ("bad", JSON, "{".into(), None, 400),
+            // Name mismatch, then bad name.
+            (
+                "a.service",
+                JSON,
+                r#"{"name":"b.service"}"#.into(),
+                None,
+                400,
+            ),
+            ("bad", JSON, "{}".into(), None, 400),
+            // New unit without options: 409, even with a bad desired state.
+            (
+                "a.service",
+                JSON,
+                r#"{"desiredState":"bogus"}"#.into(),
+                None,
+                409,
+            ),
+            (
+                "a.service",
+                JSON,
+                format!(r#"{{"options":{bad_opts}}}"#),
+                None,
+                400,
+            ),
+            (
+                "a.service",
+                JSON,
+                format!(r#"{{"options":{opts},"desiredState":"launched"}}"#),
+                None,
+                201,
+            ),
+            (
+                "a.service",
+                JSON,
+                format!(r#"{{"options":{opts},"desiredState":"bogus"}}"#),
+                None,
+                400,
+            ),
+            (
+                "t@.service",
+                JSON,
+                format!(r#"{{"options":{opts},"desiredState":"launched"}}"#),
+                None,
+                400,
+            ),
+            (
+                "t@.service",
+                JSON,
+                format!(r#"{{"options":{opts}}}"#),
+                None,
+                201,
+            ),
+            // Existing unit.
+            (
+                "a.service",
+                JSON,
+                format!(r#"{{"options":{other}}}"#),
+                Some(&a),
+                201,
+            ),
+            (
+                "a.service",
+                JSON,
+                format!(r#"{{"options":{opts}}}"#),
+                Some(&a),
+                409,
+            ),
+            ("a.service", JSON, "{}".into(), Some(&a), 409),
+            (
+                "a.service",
+                JSON,
+                r#"{"desiredState":"bogus"}"#.into(),
+                Some(&a),
+                400,
+            ),
+            (
+                "a.service",
+                JSON,
+                r#"{"desiredState":"launched"}"#.into(),
+                Some(&a),
+                204,
+            ),
+            (
+                "a.service",
+                JSON,
+                format!(r#"{{"name":"a.service","options":{opts},"desiredState":"loaded"}}"#),
+                Some(&a),
+                204,
+            ),
+            (
+                "a.service",
+                JSON,
+                format!(r#"{{"options":{bad_opts}}}"#),
+                Some(&a),
+                400,
+            ),
+        ];
+        for (i, (name, ct, body, ex, want)) in cases.into_iter().enumerate() {
+            assert_eq!(
+                code(put(name, ct, &body, ex)),
+                want,
+                "case {i}: {name} {body}"
+            );
+        }
+        let t = stored("t@.service", "/bin/true");
+        assert_eq!(
+            code(put(
+                "t@.service",
+                JSON,
+                r#"{"desiredState":"loaded"}"#,
+                Some(&t)
+            )),
+            400
+        );
+        assert_eq!(
+            code(put(
+                "t@.service",
+                JSON,
+                r#"{"desiredState":"inactive"}"#,
+                Some(&t)
+            )),
+            204
+        );
+    }
+
+    #[test]
+    fn tokens() {
+        let t = page_token("units", 100);
+        assert_eq!(parse_page_token("units", &t), Ok(100));
+        assert!(parse_page_token("states", &t).is_err());
+        for bad in ["", "zz", "abc", "00", &"ab".repeat(100)] {
+            assert_eq!(
+                parse_page_token("units", bad).map_err(|e| e.code),
+                Err(400),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn patch_ops() {
+        let ok = r#"[{"op":"add","path":"/m1/metadata/role","value":{"value":"web"}},{"op":"remove","path":"/m1/metadata/x"}]"#;
+        let got = parse_patch(ok.as_bytes()).unwrap();
+        assert_eq!(got[0].value.as_deref(), Some("web"));
+        assert_eq!(got[1].value, None);
+        for bad in [
+            r#"{}"#,
+            r#"[{"op":"move","path":"/m1/metadata/role","value":{"value":"web"}}]"#,
+            r#"[{"op":"add","path":"/m1/role","value":{"value":"web"}}]"#,
+            r#"[{"op":"add","path":"/m1/metadata/role"}]"#,
+            r#"[{"op":"add","path":"/m1/metadata/role","value":"web"}]"#,
+        ] {
+            assert_eq!(
+                parse_patch(bad.as_bytes()).map_err(|e| e.code),
+                Err(400),
+                "{bad}"
+            );
+        }
+    }
+}
