@@ -1,1 +1,1726 @@
-//! The planner.
+//! The state model and the planner.
+//!
+//! # The state model
+//!
+//! The init satisfies exactly one **target**. The **required set** R is the
+//! provider of that target plus every unit reachable from it over
+//! `depends-on`, `depends-ms` and `waits-for` ([`Graph::required_set`]).
+//! Everything outside R is driven to `disabled`. Nothing is started or stopped
+//! by command: every start and stop below follows from the graph, the target
+//! and the facts the init reports, by these rules.
+//!
+//! Each unit has a visible **state** ([`UnitState`]) and an internal
+//! **phase**, which says which of its processes exist:
+//!
+//! | phase      | processes                               | state shown            |
+//! |------------|-----------------------------------------|------------------------|
+//! | `Idle`     | none                                    | disabled, waiting, exited or failed |
+//! | `Pre`      | an `exec-start-pre` command             | starting               |
+//! | `Main`     | the main process (or start script), not yet ready | starting     |
+//! | `Up`       | the main process (if any), ready        | running                |
+//! | `Reloading`| the main process, and `exec-reload` if any | reloading           |
+//! | `Stopping` | the main process and/or `exec-stop`     | stopping               |
+//! | `StopPost` | an `exec-stop-post` command             | stopping               |
+//!
+//! A unit is **up** in `Pre`, `Main`, `Up` and `Reloading`; **active** when
+//! its state is `running`, `reloading` or `exited`.
+//!
+//! ## Events and what they move
+//!
+//! | event (fact)                       | in phase   | effect |
+//! |------------------------------------|------------|--------|
+//! | start rule holds (below)           | Idle       | `Pre` (first pre command) or `Main`; `virtual` goes `Up` at once |
+//! | pre command exits 0 (or ignored)   | Pre        | next pre command, or `Main` |
+//! | pre command fails / spawn fails    | Pre        | failure |
+//! | main spawned                       | Main       | `foreground-supervised` with no `ready-*`: `Up` |
+//! | `READY=1`                          | Main       | `Up` (`foreground-notified`) |
+//! | `READY=1`                          | Reloading  | `Up` |
+//! | `RELOADING=1`                      | Up         | `Reloading` |
+//! | `STOPPING=1`                       | Up         | `Stopping` (the unit stops by itself) |
+//! | `ready-grep` line matched          | Main       | `Up` |
+//! | `ready-wait` timer                 | Main       | `Up` |
+//! | start command exits 0              | Main       | `oneshot`: `Idle`/`exited`; `background-scripted`: `Up` (no PID); `background-pidfile`: read the pidfile |
+//! | pidfile read: PID                  | Main       | `Up`, the PID is the main process |
+//! | pidfile unreadable                 | Main       | failure |
+//! | main exits                         | Main       | failure (it never became ready) |
+//! | main exits 0                       | Up         | `restart: always`: failure path with a restart; else stop-post, then `exited` |
+//! | main exits non-zero / by a signal  | Up, Reloading | failure |
+//! | `exec-reload` exits                | Reloading  | `Up` |
+//! | `start-timeout`                    | Pre, Main  | stop, then failure |
+//! | stop rule holds (below)            | Pre, Main, Up, Reloading | `Stopping`: `exec-stop` if any, else `kill-signal` to the process group |
+//! | main (and `exec-stop`) gone        | Stopping   | leftovers in the group get SIGKILL; `StopPost` or `Idle` |
+//! | `stop-timeout`                     | Stopping   | SIGKILL to the group; after another `stop-timeout` the processes are abandoned |
+//! | stop-post commands done            | StopPost   | `Idle`: `failed` after a failure, else `waiting` (still required) or `disabled` |
+//! | restart timer                      | Idle/failed| back to the start rule |
+//!
+//! A **failure** stops what is left of the unit (running `exec-stop-post`)
+//! and leaves it `failed`. If `restart` allows it (`on-failure`: a non-zero
+//! exit, a signal, a timeout; `always`: any exit the init did not ask for), a
+//! restart is scheduled after `restart-delay`, doubling with each consecutive
+//! failure up to `restart-max-delay`; the count starts over once the unit has
+//! been active for 60 s. While it waits, the unit is `failed` and reports
+//! when the next attempt is.
+//!
+//! ## The rules
+//!
+//! - **Start rule**: a unit in R, phase `Idle`, state `disabled` or
+//!   `waiting` (or `failed` with its restart time reached), not shutting
+//!   down, starts when every `depends-on` and `depends-ms` provider is active
+//!   (and not about to stop) and every `waits-for` provider is active or
+//!   failed (a missing `waits-for` target counts as settled; a missing hard
+//!   target blocks). At most `max-concurrent-starts` units are in `Pre`/`Main`
+//!   at once; the rest wait their turn in name order.
+//! - **Stop rule**: an up unit is to stop when it is outside R, when the
+//!   system shuts down, when it was asked to restart (command, changed
+//!   definition on reload), or when a `depends-on` provider is not active or
+//!   is itself to stop. It begins stopping once no up unit that depends on it
+//!   (any kind) is also to stop: **dependents stop before their
+//!   dependencies**. A unit stopped because of a `depends-on` provider goes
+//!   back to `waiting` and starts again by the start rule once the provider is
+//!   active again; `depends-ms` and `waits-for` do not stop anything.
+//! - **blocked-by**: a waiting unit whose `depends-on`/`depends-ms` target is
+//!   missing, failed, or itself blocked names the root target.
+//! - **degraded**: an active unit with a dependency (any kind, direct or
+//!   transitive) that is not active, or a missing `waits-for` target.
+//! - **coincidental**: a target provided by a non-disabled unit that nothing
+//!   in R depends on (and that is not the system's target).
+//! - `oneshot` that exited 0 stays `exited` (active) while required; a
+//!   `failed` unit without a pending restart stays failed until the target is
+//!   set again, the unit is restarted, or its definition changes.
+//! - **Shutdown**: every unit is to stop; everything drains to `disabled`.
+//!
+//! # The planner
+//!
+//! [`Planner`] holds the graph, the target, and the run-time record of each
+//! unit. The init feeds it [`Fact`]s (what the kernel reported) and the time;
+//! it answers with [`Action`]s (spawn, signal, read a pidfile) and the list
+//! of units whose state changed. Changes propagate through a work list, never
+//! by recursion, and each fact costs work proportional to what it changes.
+//! Deadlines (timeouts, `ready-wait`, restarts) are kept in a heap;
+//! [`Planner::next_deadline`] is the init's poll timeout.
+
+use crate::graph::{Graph, UnitId};
+use crate::protocol::Applied;
+use crate::spec::{defaults, Command, Origin, RestartPolicy, Signal, UnitSpec, UnitType};
+use crate::state::{DepKind, UnitState};
+use crate::time::Instant;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which of a unit's commands a process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `exec-start-pre` number `n`.
+    Pre(u16),
+    /// The main process (`exec-start`).
+    Main,
+    /// `exec-stop`.
+    Stop,
+    /// `exec-stop-post` number `n`.
+    StopPost(u16),
+    /// `exec-reload`.
+    Reload,
+}
+
+impl Role {
+    /// The unit-file key of the command.
+    pub fn key(self) -> &'static str {
+        match self {
+            Role::Pre(_) => "exec-start-pre",
+            Role::Main => "exec-start",
+            Role::Stop => "exec-stop",
+            Role::StopPost(_) => "exec-stop-post",
+            Role::Reload => "exec-reload",
+        }
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitStatus {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+}
+
+impl ExitStatus {
+    /// Exit status 0.
+    pub fn success(self) -> bool {
+        self == ExitStatus::Code(0)
+    }
+
+    /// `exit status 3`, `killed by SIGKILL`.
+    pub fn describe(self) -> String {
+        match self {
+            ExitStatus::Code(c) => format!("exit status {c}"),
+            ExitStatus::Signal(s) => format!("killed by {}", Signal(s).name()),
+        }
+    }
+}
+
+/// An sd_notify message (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notify {
+    /// `READY=1`.
+    Ready,
+    /// `RELOADING=1`.
+    Reloading,
+    /// `STOPPING=1`.
+    Stopping,
+    /// `STATUS=...`.
+    Status(String),
+    /// `MAINPID=...`.
+    MainPid(i32),
+    /// `ERRNO=...`.
+    Errno(i32),
+    /// `EXTEND_TIMEOUT_USEC=...`.
+    ExtendTimeout(Duration),
+    /// `WATCHDOG=1`.
+    Watchdog,
+}
+
+/// Something the init observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fact {
+    /// A [`Action::Spawn`] was carried out.
+    Spawned {
+        /// The unit.
+        unit: UnitId,
+        /// Which command.
+        role: Role,
+        /// The new process.
+        pid: i32,
+    },
+    /// A [`Action::Spawn`] could not be carried out.
+    SpawnFailed {
+        /// The unit.
+        unit: UnitId,
+        /// Which command.
+        role: Role,
+        /// Why, for people.
+        error: String,
+    },
+    /// A child process ended (any child: unknown PIDs are ignored).
+    Exited {
+        /// The process.
+        pid: i32,
+        /// How.
+        status: ExitStatus,
+    },
+    /// A message on the unit's notify socket.
+    Notify {
+        /// The unit.
+        unit: UnitId,
+        /// The message.
+        msg: Notify,
+    },
+    /// A line of the unit's output matched `ready-grep`.
+    ReadyLine {
+        /// The unit.
+        unit: UnitId,
+    },
+    /// A [`Action::ReadPidfile`] was carried out.
+    Pidfile {
+        /// The unit.
+        unit: UnitId,
+        /// The PID read, or why none could be.
+        result: Result<i32, String>,
+    },
+}
+
+/// Something the init must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Start a process for `unit` running `argv` (with `$MAINPID` already
+    /// replaced), in the process context of `spec`, its output captured; it
+    /// leads a new process group. Answer with [`Fact::Spawned`] or
+    /// [`Fact::SpawnFailed`].
+    Spawn {
+        /// The unit.
+        unit: UnitId,
+        /// Which command.
+        role: Role,
+        /// The words.
+        argv: Vec<String>,
+        /// The definition the process runs with (user, environment, ...).
+        spec: Arc<UnitSpec>,
+        /// The unit's main PID, for `$MAINPID` in the environment.
+        mainpid: Option<i32>,
+    },
+    /// Send `signal` to `pid`, or to its whole process group when `group`.
+    Kill {
+        /// The unit.
+        unit: UnitId,
+        /// The process.
+        pid: i32,
+        /// The signal.
+        signal: Signal,
+        /// To the process group rather than the one process.
+        group: bool,
+    },
+    /// Read the unit's pidfile; answer with [`Fact::Pidfile`].
+    ReadPidfile {
+        /// The unit.
+        unit: UnitId,
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Options of the planner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PlannerOptions {
+    /// At most this many units starting at once (`None`: no limit).
+    pub max_concurrent_starts: Option<usize>,
+}
+
+/// Why the target is not known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownTarget(pub String);
+
+/// Why a unit cannot be restarted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestartError {
+    /// No such unit.
+    UnknownUnit(String),
+    /// The current target does not require it.
+    NotRequired(String),
+    /// The system is shutting down.
+    ShuttingDown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Pre(u16),
+    Main,
+    Up,
+    Reloading,
+    Stopping { killed: bool },
+    StopPost(u16),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    Start,
+    ReadyWait,
+    Reload,
+    Stop,
+    Abandon,
+    Restart,
+}
+
+/// The run-time record of a unit.
+#[derive(Debug, Clone)]
+struct Rt {
+    phase: Phase,
+    state: UnitState,
+    since: Instant,
+    /// The main process.
+    main_pid: Option<i32>,
+    /// A helper process (pre, stop, stop-post, reload) and its role.
+    aux: Option<(Role, Option<i32>)>,
+    /// The definition the current processes run with.
+    active: Option<Arc<UnitSpec>>,
+    timer: Option<(Instant, Timer)>,
+    timer_gen: u64,
+    /// Why the current stop happens, when it is a failure.
+    failure: Option<String>,
+    /// Exit status of the main process, to decide on restarts.
+    restart_due: bool,
+    /// The next restart attempt is allowed (the restart timer fired).
+    restart_ready: bool,
+    restart_requested: bool,
+    spec_changed: bool,
+    to_stop: bool,
+    degraded: bool,
+    blocked_by: Option<String>,
+    queued: bool,
+    attempt: u32,
+    restarts: u32,
+    status: String,
+    notify_status: Option<String>,
+    start_at: Option<Instant>,
+    active_at: Option<Instant>,
+    end_at: Option<Instant>,
+    ready_seen: bool,
+    /// The main process exited 0 by itself (the unit is `exited` after stop-post).
+    exit_ok: bool,
+}
+
+impl Rt {
+    fn new(now: Instant) -> Rt {
+        Rt {
+            phase: Phase::Idle,
+            state: UnitState::Disabled,
+            since: now,
+            main_pid: None,
+            aux: None,
+            active: None,
+            timer: None,
+            timer_gen: 0,
+            failure: None,
+            restart_due: false,
+            restart_ready: false,
+            restart_requested: false,
+            spec_changed: false,
+            to_stop: false,
+            degraded: false,
+            blocked_by: None,
+            queued: false,
+            attempt: 0,
+            restarts: 0,
+            status: String::new(),
+            notify_status: None,
+            start_at: None,
+            active_at: None,
+            end_at: None,
+            ready_seen: false,
+            exit_ok: false,
+        }
+    }
+
+    fn up(&self) -> bool {
+        matches!(self.phase, Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading)
+    }
+
+    fn starting(&self) -> bool {
+        matches!(self.phase, Phase::Pre(_) | Phase::Main)
+    }
+}
+
+/// A unit's state as the planner knows it, for status replies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitView {
+    /// The state.
+    pub state: UnitState,
+    /// When it entered the state.
+    pub since: Instant,
+    /// The main process.
+    pub pid: Option<i32>,
+    /// Active with something below it not active.
+    pub degraded: bool,
+    /// The failed or missing target it waits on.
+    pub blocked_by: Option<String>,
+    /// How many restarts after failures.
+    pub restarts: u32,
+    /// Status text.
+    pub status: String,
+    /// When the next restart is due.
+    pub restart_at: Option<Instant>,
+    /// Required by the current target.
+    pub required: bool,
+    /// When the last start began.
+    pub start_at: Option<Instant>,
+    /// When it last became active.
+    pub active_at: Option<Instant>,
+    /// When it last stopped or failed.
+    pub end_at: Option<Instant>,
+}
+
+/// The planner: see the module documentation.
+#[derive(Debug)]
+pub struct Planner {
+    graph: Graph,
+    rt: Vec<Rt>,
+    target: String,
+    required: Vec<bool>,
+    shutting_down: bool,
+    opts: PlannerOptions,
+    now: Instant,
+    work: Vec<UnitId>,
+    in_work: Vec<bool>,
+    ready_queue: BTreeSet<UnitId>,
+    starting: usize,
+    heap: BinaryHeap<Reverse<(Instant, u32, u64)>>,
+    pids: HashMap<i32, (UnitId, Role)>,
+    actions: Vec<Action>,
+    changed: Vec<UnitId>,
+    changed_flag: Vec<bool>,
+    target_set_at: Instant,
+    target_active_at: Option<Instant>,
+}
+
+impl Planner {
+    /// A planner for `graph` with nothing running yet. It starts reaching
+    /// `target` at once if some unit provides it; otherwise every unit stays
+    /// `disabled` until [`Planner::set_target`] names a known target.
+    pub fn new(graph: Graph, target: &str, now: Instant, opts: PlannerOptions) -> Planner {
+        let n = graph.len();
+        let mut p = Planner {
+            rt: (0..n).map(|_| Rt::new(now)).collect(),
+            required: vec![false; n],
+            graph,
+            target: target.to_string(),
+            shutting_down: false,
+            opts,
+            now,
+            work: Vec::new(),
+            in_work: vec![false; n],
+            ready_queue: BTreeSet::new(),
+            starting: 0,
+            heap: BinaryHeap::new(),
+            pids: HashMap::new(),
+            actions: Vec::new(),
+            changed: Vec::new(),
+            changed_flag: vec![false; n],
+            target_set_at: now,
+            target_active_at: None,
+        };
+        p.required = p.graph.required_set(target).unwrap_or_else(|| vec![false; n]);
+        p.push_all();
+        p.run();
+        p
+    }
+
+    // ----- queries -------------------------------------------------------
+
+    /// The graph.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The current target.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// Whether the system is shutting down.
+    pub fn shutting_down(&self) -> bool {
+        self.shutting_down
+    }
+
+    /// Whether `id` is required by the current target.
+    pub fn is_required(&self, id: UnitId) -> bool {
+        self.required.get(id.index()).copied().unwrap_or(false)
+    }
+
+    /// The state of unit `id`.
+    pub fn state(&self, id: UnitId) -> UnitState {
+        self.rt.get(id.index()).map(|r| r.state).unwrap_or_default()
+    }
+
+    /// The full view of unit `id`.
+    pub fn view(&self, id: UnitId) -> Option<UnitView> {
+        let r = self.rt.get(id.index())?;
+        let restart_at = match r.timer {
+            Some((t, Timer::Restart)) => Some(t),
+            _ => None,
+        };
+        let status = if let Some(s) = r.notify_status.as_ref().filter(|_| r.up()) {
+            s.clone()
+        } else if let Some(t) = restart_at {
+            let d = t.since(self.now);
+            format!("{}; restart in {}", r.status, short(d))
+        } else {
+            r.status.clone()
+        };
+        Some(UnitView {
+            state: r.state,
+            since: r.since,
+            pid: r.main_pid,
+            degraded: r.degraded,
+            blocked_by: r.blocked_by.clone(),
+            restarts: r.restarts,
+            status,
+            restart_at,
+            required: self.is_required(id),
+            start_at: r.start_at,
+            active_at: r.active_at,
+            end_at: r.end_at,
+        })
+    }
+
+    /// The state of the current target (its provider's), or `None` if no
+    /// unit provides it.
+    pub fn target_state(&self) -> Option<UnitState> {
+        self.graph.provider(&self.target).map(|p| self.state(p))
+    }
+
+    /// Whether anything in the required set is not active, or the target's
+    /// provider is degraded.
+    pub fn degraded(&self) -> bool {
+        match self.graph.provider(&self.target) {
+            Some(p) => self.rt[p.index()].degraded || !self.rt[p.index()].state.is_active(),
+            None => true,
+        }
+    }
+
+    /// When the target was last set, and when it last became active.
+    pub fn target_times(&self) -> (Instant, Option<Instant>) {
+        (self.target_set_at, self.target_active_at)
+    }
+
+    /// The targets of `id` that are up only because another of its targets
+    /// is required.
+    pub fn coincidental(&self, id: UnitId) -> Vec<String> {
+        let Some(node) = self.graph.get(id) else { return Vec::new() };
+        if self.state(id) == UnitState::Disabled || node.ghost {
+            return Vec::new();
+        }
+        node.spec
+            .provides
+            .iter()
+            .filter(|t| {
+                **t != self.target
+                    && !node.dependents.iter().any(|&(_, d)| {
+                        self.is_required(d) && self.graph.node(d).deps.iter().any(|dep| dep.target == **t)
+                    })
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Whether the target is settled: `Some(true)` when its provider is
+    /// active, `Some(false)` when it failed or is blocked, `None` while it is
+    /// still on its way (or the target is unknown).
+    pub fn target_settled(&self) -> Option<bool> {
+        let p = self.graph.provider(&self.target)?;
+        let r = &self.rt[p.index()];
+        if r.state.is_active() {
+            Some(true)
+        } else if r.state == UnitState::Failed || (r.state == UnitState::Waiting && r.blocked_by.is_some()) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The required units that are failed.
+    pub fn failed_units(&self) -> Vec<UnitId> {
+        self.graph.ids().filter(|&i| self.is_required(i) && self.state(i) == UnitState::Failed).collect()
+    }
+
+    /// Whether every unit is idle and disabled (after shutdown).
+    pub fn drained(&self) -> bool {
+        self.rt.iter().all(|r| r.phase == Phase::Idle && r.state == UnitState::Disabled)
+    }
+
+    /// The unit and role a PID belongs to, if any.
+    pub fn owner(&self, pid: i32) -> Option<(UnitId, Role)> {
+        self.pids.get(&pid).copied()
+    }
+
+    /// The earliest pending deadline: the init's poll timeout.
+    pub fn next_deadline(&mut self) -> Option<Instant> {
+        while let Some(Reverse((t, u, gen))) = self.heap.peek().copied() {
+            let live = self.rt.get(u as usize).is_some_and(|r| r.timer_gen == gen && r.timer.is_some());
+            if live {
+                return Some(t);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Takes the actions decided so far.
+    pub fn take_actions(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.actions)
+    }
+
+    /// Takes the units whose state (or status) changed since the last call.
+    pub fn take_changed(&mut self) -> Vec<UnitId> {
+        for &u in &self.changed {
+            if let Some(f) = self.changed_flag.get_mut(u.index()) {
+                *f = false;
+            }
+        }
+        std::mem::take(&mut self.changed)
+    }
+
+    // ----- inputs --------------------------------------------------------
+
+    /// Switches to `target`. Units outside its required set stop (dependents
+    /// first); failed units inside it get a fresh start.
+    pub fn set_target(&mut self, target: &str, now: Instant) -> Result<(), UnknownTarget> {
+        self.now = now;
+        let req = self.graph.required_set(target).ok_or_else(|| UnknownTarget(target.to_string()))?;
+        if self.shutting_down {
+            return Ok(());
+        }
+        self.target = target.to_string();
+        self.target_set_at = now;
+        self.target_active_at = None;
+        let flipped: Vec<UnitId> = (0..req.len())
+            .filter(|&i| req[i] != self.required[i])
+            .map(|i| UnitId(i as u32))
+            .collect();
+        for u in flipped {
+            self.push(u);
+        }
+        self.required = req;
+        for i in 0..self.rt.len() {
+            if self.required[i] && self.rt[i].state == UnitState::Failed && self.rt[i].phase == Phase::Idle {
+                self.reset_failed(UnitId(i as u32));
+            }
+        }
+        self.run();
+        Ok(())
+    }
+
+    /// Restarts one required unit: stops it (dependents that hard-depend on
+    /// it stop first and come back after it) and starts it again; a failed or
+    /// waiting unit gets a fresh start.
+    pub fn restart(&mut self, name: &str, now: Instant) -> Result<UnitId, RestartError> {
+        self.now = now;
+        let id = self.graph.unit(name).ok_or_else(|| RestartError::UnknownUnit(name.to_string()))?;
+        if self.shutting_down {
+            return Err(RestartError::ShuttingDown);
+        }
+        if !self.is_required(id) {
+            return Err(RestartError::NotRequired(name.to_string()));
+        }
+        let r = &mut self.rt[id.index()];
+        if r.up() {
+            r.restart_requested = true;
+            r.attempt = 0;
+        } else if r.phase == Phase::Idle {
+            self.reset_failed(id);
+            if self.rt[id.index()].state == UnitState::Exited {
+                self.set_state(id, UnitState::Waiting, "restart requested");
+            }
+        }
+        self.push(id);
+        self.run();
+        Ok(id)
+    }
+
+    /// Begins an orderly shutdown: every unit stops, dependents first.
+    pub fn shutdown(&mut self, now: Instant) {
+        self.now = now;
+        self.shutting_down = true;
+        self.push_all();
+        self.run();
+    }
+
+    /// Feeds one fact.
+    pub fn fact(&mut self, fact: Fact, now: Instant) {
+        self.now = now;
+        match fact {
+            Fact::Spawned { unit, role, pid } => self.on_spawned(unit, role, pid),
+            Fact::SpawnFailed { unit, role, error } => self.on_spawn_failed(unit, role, error),
+            Fact::Exited { pid, status } => {
+                if let Some((unit, role)) = self.pids.remove(&pid) {
+                    self.on_exit(unit, role, pid, status);
+                }
+            }
+            Fact::Notify { unit, msg } => self.on_notify(unit, msg),
+            Fact::ReadyLine { unit } => {
+                if self.rt.get(unit.index()).is_some_and(|r| r.phase == Phase::Main) {
+                    self.become_up(unit, "ready (output matched)");
+                }
+            }
+            Fact::Pidfile { unit, result } => self.on_pidfile(unit, result),
+        }
+        self.run();
+    }
+
+    /// Handles every deadline up to `now`.
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+        while let Some(Reverse((t, u, gen))) = self.heap.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.heap.pop();
+            let Some(r) = self.rt.get(u as usize) else { continue };
+            if r.timer_gen != gen {
+                continue;
+            }
+            let Some((_, kind)) = r.timer else { continue };
+            self.rt[u as usize].timer = None;
+            self.on_timer(UnitId(u), kind);
+        }
+        self.run();
+    }
+
+    /// Replaces the unit set (reload, transient units). Unchanged units keep
+    /// their processes; changed ones that are up restart with the new
+    /// definition; removed ones that are up stop (as "ghosts" that provide
+    /// nothing). With `strict`, any error refuses the whole set and nothing
+    /// changes. Returns what changed, the warnings, and for each old unit id
+    /// its new id.
+    pub fn replace_units(
+        &mut self,
+        units: Vec<(UnitSpec, Origin)>,
+        strict: bool,
+        now: Instant,
+    ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<crate::diag::Diagnostic>> {
+        self.now = now;
+        let ghosts: Vec<(Arc<UnitSpec>, Origin)> = self
+            .graph
+            .ids()
+            .filter(|&i| self.rt[i.index()].phase != Phase::Idle)
+            .filter(|&i| {
+                let name = &self.graph.node(i).spec.name;
+                self.graph.node(i).ghost || !units.iter().any(|(s, _)| &s.name == name)
+            })
+            .map(|i| {
+                let n = self.graph.node(i);
+                (self.rt[i.index()].active.clone().unwrap_or_else(|| n.spec.clone()), n.origin.clone())
+            })
+            .collect();
+        let built = if strict {
+            Graph::build_with_ghosts(units, ghosts)
+        } else {
+            let (g, d) = {
+                let (g, d) = Graph::build(units);
+                // Lenient: rebuild with ghosts from the surviving units.
+                let survivors: Vec<(UnitSpec, Origin)> =
+                    g.units().map(|(s, o)| ((**s).clone(), o.clone())).collect();
+                match Graph::build_with_ghosts(survivors, ghosts) {
+                    Ok((g2, _)) => (g2, d),
+                    Err(_) => (g, d),
+                }
+            };
+            Ok((g, d))
+        };
+        let (graph, diags) = built?;
+        let mut applied = Applied {
+            warnings: diags.iter().filter(|d| !d.is_error()).map(|d| d.to_string()).collect(),
+            ..Applied::default()
+        };
+        let old = std::mem::replace(&mut self.graph, graph);
+        let mut old_rt = std::mem::take(&mut self.rt);
+        let n = self.graph.len();
+        let mut map: Vec<Option<UnitId>> = vec![None; old.len()];
+        let mut rt = Vec::with_capacity(n);
+        for id in self.graph.ids() {
+            let node = self.graph.node(id);
+            match old.unit(&node.spec.name) {
+                Some(oid) => {
+                    map[oid.index()] = Some(id);
+                    let mut r = std::mem::replace(&mut old_rt[oid.index()], Rt::new(now));
+                    let onode = old.node(oid);
+                    if !node.ghost && (onode.spec != node.spec || onode.ghost) {
+                        if !onode.ghost {
+                            applied.changed.push(node.spec.name.clone());
+                        } else {
+                            applied.added.push(node.spec.name.clone());
+                        }
+                        if r.up() {
+                            r.spec_changed = true;
+                        }
+                        r.attempt = 0;
+                        if r.phase == Phase::Idle && r.state == UnitState::Failed {
+                            r.state = UnitState::Waiting;
+                            r.timer = None;
+                            r.failure = None;
+                        }
+                    } else if !node.ghost {
+                        applied.unchanged += 1;
+                    }
+                    rt.push(r);
+                }
+                None => {
+                    applied.added.push(node.spec.name.clone());
+                    rt.push(Rt::new(now));
+                }
+            }
+        }
+        for oid in old.ids() {
+            let onode = old.node(oid);
+            if !onode.ghost && self.graph.unit(&onode.spec.name).is_none_or(|i| self.graph.node(i).ghost) {
+                applied.removed.push(onode.spec.name.clone());
+            }
+        }
+        self.rt = rt;
+        for r in &mut self.rt {
+            r.queued = false;
+        }
+        self.pids = self
+            .pids
+            .drain()
+            .filter_map(|(pid, (u, role))| map.get(u.index()).copied().flatten().map(|nu| (pid, (nu, role))))
+            .collect();
+        self.heap.clear();
+        for (i, r) in self.rt.iter().enumerate() {
+            if let Some((t, _)) = r.timer {
+                self.heap.push(Reverse((t, i as u32, r.timer_gen)));
+            }
+        }
+        self.ready_queue.clear();
+        self.starting = self.rt.iter().filter(|r| r.starting()).count();
+        self.in_work = vec![false; n];
+        self.work.clear();
+        self.changed_flag = vec![false; n];
+        self.changed = self.changed.iter().filter_map(|u| map.get(u.index()).copied().flatten()).collect();
+        for &u in &self.changed {
+            self.changed_flag[u.index()] = true;
+        }
+        self.actions = std::mem::take(&mut self.actions)
+            .into_iter()
+            .filter_map(|a| remap_action(a, &map))
+            .collect();
+        self.required = self.graph.required_set(&self.target).unwrap_or_else(|| vec![false; n]);
+        self.push_all();
+        self.run();
+        Ok((applied, map))
+    }
+
+    // ----- the work list ---------------------------------------------------
+
+    fn push(&mut self, id: UnitId) {
+        if let Some(f) = self.in_work.get_mut(id.index()) {
+            if !*f {
+                *f = true;
+                self.work.push(id);
+            }
+        }
+    }
+
+    fn push_all(&mut self) {
+        for i in (0..self.rt.len()).rev() {
+            self.push(UnitId(i as u32));
+        }
+    }
+
+    fn push_neighbours(&mut self, id: UnitId) {
+        let node = self.graph.node(id);
+        let n: Vec<UnitId> = node
+            .dependents
+            .iter()
+            .map(|&(_, d)| d)
+            .chain(node.deps.iter().filter_map(|d| d.provider))
+            .collect();
+        for u in n {
+            self.push(u);
+        }
+    }
+
+    fn run(&mut self) {
+        loop {
+            while let Some(u) = self.work.pop() {
+                self.in_work[u.index()] = false;
+                self.evaluate(u);
+            }
+            // Start slots freed: let queued units try again, in name order.
+            let cap = self.opts.max_concurrent_starts.unwrap_or(usize::MAX);
+            let mut progressed = false;
+            while self.starting < cap {
+                let Some(u) = self.ready_queue.pop_first() else { break };
+                self.rt[u.index()].queued = false;
+                self.push(u);
+                progressed = true;
+                self.evaluate(u);
+                self.in_work[u.index()] = false;
+                if let Some(pos) = self.work.iter().position(|&w| w == u) {
+                    self.work.remove(pos);
+                }
+            }
+            if !progressed && self.work.is_empty() {
+                break;
+            }
+        }
+        if self.target_active_at.is_none() && self.target_state().is_some_and(|s| s.is_active()) {
+            self.target_active_at = Some(self.now);
+        }
+    }
+
+    /// The rules of the module documentation, for one unit.
+    fn evaluate(&mut self, u: UnitId) {
+        let i = u.index();
+        let ghost = self.graph.node(u).ghost;
+        let required = self.required[i] && !self.shutting_down && !ghost;
+
+        // Hard dependencies: all active (and not leaving)? What blocks?
+        let mut hard_ok = true;
+        let mut hold_ok = true; // depends-on providers still fine for staying up
+        let mut blocked: Option<String> = None;
+        let mut waits_ok = true;
+        let mut degraded = false;
+        let mut waiting_on: Option<&str> = None;
+        for d in &self.graph.node(u).deps {
+            match d.provider {
+                None => {
+                    if d.kind == DepKind::WaitsFor {
+                        degraded = true;
+                    } else {
+                        hard_ok = false;
+                        if d.kind == DepKind::DependsOn {
+                            hold_ok = false;
+                        }
+                        blocked.get_or_insert_with(|| d.target.clone());
+                    }
+                }
+                Some(p) => {
+                    let pr = &self.rt[p.index()];
+                    let active = pr.state.is_active();
+                    if !active || pr.degraded {
+                        degraded = true;
+                    }
+                    match d.kind {
+                        DepKind::DependsOn | DepKind::DependsMs => {
+                            if !active || pr.to_stop {
+                                hard_ok = false;
+                                waiting_on.get_or_insert(&d.target);
+                                if d.kind == DepKind::DependsOn {
+                                    hold_ok = false;
+                                }
+                                if pr.state == UnitState::Failed {
+                                    blocked.get_or_insert_with(|| d.target.clone());
+                                } else if let Some(b) = &pr.blocked_by {
+                                    blocked.get_or_insert_with(|| b.clone());
+                                }
+                            }
+                        }
+                        DepKind::WaitsFor => {
+                            if !(active || pr.state == UnitState::Failed) || pr.to_stop {
+                                waits_ok = false;
+                                waiting_on.get_or_insert(&d.target);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let waiting_on = waiting_on.map(str::to_string);
+
+        let r = &self.rt[i];
+        let degraded = degraded && r.state.is_active();
+        let to_stop = r.up() && (!required || r.restart_requested || r.spec_changed || !hold_ok);
+        let mut changed = false;
+        if r.degraded != degraded || r.to_stop != to_stop {
+            changed = true;
+        }
+        {
+            let r = &mut self.rt[i];
+            r.degraded = degraded;
+            r.to_stop = to_stop;
+        }
+
+        match self.rt[i].phase {
+            Phase::Idle => {
+                let state = self.rt[i].state;
+                if !required {
+                    if state != UnitState::Disabled {
+                        self.clear_timer(u);
+                        self.rt[i].restart_ready = false;
+                        self.rt[i].blocked_by = None;
+                        self.set_state(u, UnitState::Disabled, "not required");
+                        changed = true;
+                    }
+                } else if state == UnitState::Exited {
+                    if !hold_ok {
+                        self.set_state(u, UnitState::Waiting, "dependency not active");
+                        changed = true;
+                        self.push(u);
+                    }
+                } else if state == UnitState::Failed && !self.rt[i].restart_ready {
+                    // Stays failed until its restart timer or a reset.
+                } else if hard_ok && waits_ok {
+                    let cap = self.opts.max_concurrent_starts.unwrap_or(usize::MAX);
+                    if self.graph.node(u).spec.kind != UnitType::Virtual && self.starting >= cap {
+                        if !self.rt[i].queued {
+                            self.rt[i].queued = true;
+                            self.ready_queue.insert(u);
+                        }
+                        if state != UnitState::Waiting {
+                            self.set_state(u, UnitState::Waiting, "waiting for a start slot");
+                            changed = true;
+                        }
+                    } else {
+                        self.rt[i].blocked_by = None;
+                        self.begin_start(u);
+                        changed = true;
+                    }
+                } else {
+                    let blocked_changed = self.rt[i].blocked_by != blocked;
+                    if state != UnitState::Waiting && state != UnitState::Failed {
+                        let why = match (&blocked, &waiting_on) {
+                            (Some(b), _) => format!("blocked by {b}"),
+                            (None, Some(w)) => format!("waiting for {w}"),
+                            (None, None) => "waiting".to_string(),
+                        };
+                        self.rt[i].blocked_by = blocked;
+                        self.set_state(u, UnitState::Waiting, &why);
+                        changed = true;
+                    } else if blocked_changed {
+                        self.rt[i].blocked_by = blocked;
+                        self.mark_changed(u);
+                        changed = true;
+                    }
+                }
+            }
+            Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading => {
+                if to_stop {
+                    // Dependents stop first.
+                    // A dependent's own flag may be stale here (it is evaluated
+                    // later), so anticipate: hard dependents always go first,
+                    // and so does anything that is no longer required.
+                    let wait = self.graph.node(u).dependents.iter().any(|&(kind, d)| {
+                        let dr = &self.rt[d.index()];
+                        let will_stop = dr.to_stop
+                            || kind == DepKind::DependsOn
+                            || !self.required[d.index()]
+                            || self.shutting_down;
+                        (dr.up() && will_stop) || matches!(dr.phase, Phase::Stopping { .. } | Phase::StopPost(_))
+                    });
+                    if !wait {
+                        let why = if !required {
+                            if self.shutting_down {
+                                "shutting down"
+                            } else {
+                                "not required"
+                            }
+                        } else if self.rt[i].spec_changed {
+                            "definition changed"
+                        } else if self.rt[i].restart_requested {
+                            "restart requested"
+                        } else {
+                            "dependency not active"
+                        };
+                        self.begin_stop(u, why);
+                        changed = true;
+                    }
+                }
+            }
+            Phase::Stopping { .. } | Phase::StopPost(_) => {}
+        }
+        if changed {
+            self.push_neighbours(u);
+        }
+    }
+
+    // ----- transitions -----------------------------------------------------
+
+    fn set_state(&mut self, u: UnitId, state: UnitState, status: &str) {
+        let now = self.now;
+        let moved = self.rt[u.index()].state != state;
+        let r = &mut self.rt[u.index()];
+        if moved {
+            r.since = now;
+            if state.is_active() && !r.state.is_active() {
+                r.active_at = Some(now);
+            }
+            if matches!(state, UnitState::Failed | UnitState::Disabled) && r.state != UnitState::Waiting {
+                r.end_at = Some(now);
+            }
+        }
+        r.state = state;
+        r.status = status.to_string();
+        self.mark_changed(u);
+        if moved {
+            self.push(u);
+            self.push_neighbours(u);
+        }
+    }
+
+    fn mark_changed(&mut self, u: UnitId) {
+        if let Some(f) = self.changed_flag.get_mut(u.index()) {
+            if !*f {
+                *f = true;
+                self.changed.push(u);
+            }
+        }
+    }
+
+    fn set_timer(&mut self, u: UnitId, after: Duration, kind: Timer) {
+        let t = self.now.after(after);
+        let r = &mut self.rt[u.index()];
+        r.timer_gen += 1;
+        r.timer = Some((t, kind));
+        self.heap.push(Reverse((t, u.0, r.timer_gen)));
+    }
+
+    fn clear_timer(&mut self, u: UnitId) {
+        let r = &mut self.rt[u.index()];
+        if r.timer.is_some() {
+            r.timer = None;
+            r.timer_gen += 1;
+        }
+    }
+
+    fn reset_failed(&mut self, u: UnitId) {
+        self.clear_timer(u);
+        let r = &mut self.rt[u.index()];
+        r.restart_ready = false;
+        r.attempt = 0;
+        r.failure = None;
+        if r.state == UnitState::Failed {
+            self.set_state(u, UnitState::Waiting, "reset");
+        }
+    }
+
+    fn spawn(&mut self, u: UnitId, role: Role, cmd: &Command) {
+        let r = &self.rt[u.index()];
+        let spec = r.active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let mainpid = r.main_pid;
+        self.actions.push(Action::Spawn { unit: u, role, argv: cmd.with_mainpid(mainpid), spec, mainpid });
+        if role != Role::Main {
+            self.rt[u.index()].aux = Some((role, None));
+        }
+    }
+
+    fn begin_start(&mut self, u: UnitId) {
+        let spec = self.graph.node(u).spec.clone();
+        let i = u.index();
+        {
+            let r = &mut self.rt[i];
+            r.active = Some(spec.clone());
+            r.restart_ready = false;
+            r.restart_requested = false;
+            r.spec_changed = false;
+            r.failure = None;
+            r.notify_status = None;
+            r.ready_seen = false;
+            r.exit_ok = false;
+            r.start_at = Some(self.now);
+            r.main_pid = None;
+        }
+        if r_restarting(&self.rt[i]) {
+            self.rt[i].restarts += 1;
+        }
+        self.clear_timer(u);
+        if spec.kind == UnitType::Virtual {
+            self.rt[i].phase = Phase::Up;
+            self.set_state(u, UnitState::Running, "active");
+            return;
+        }
+        self.starting += 1;
+        self.set_timer(u, spec.start_timeout, Timer::Start);
+        if spec.exec_start_pre.is_empty() {
+            self.start_main(u);
+        } else {
+            self.rt[i].phase = Phase::Pre(0);
+            self.set_state(u, UnitState::Starting, "running exec-start-pre");
+            if let Some(cmd) = spec.exec_start_pre.first() {
+                self.spawn(u, Role::Pre(0), cmd);
+            }
+        }
+    }
+
+    fn start_main(&mut self, u: UnitId) {
+        let spec = self.rt[u.index()].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        self.rt[u.index()].phase = Phase::Main;
+        self.rt[u.index()].aux = None;
+        self.set_state(u, UnitState::Starting, "starting");
+        match &spec.exec_start {
+            Some(cmd) => self.spawn(u, Role::Main, cmd),
+            None => self.fail(u, "no exec-start".to_string(), false),
+        }
+    }
+
+    fn leave_starting(&mut self, u: UnitId) {
+        if self.rt[u.index()].starting() {
+            self.starting = self.starting.saturating_sub(1);
+        }
+    }
+
+    fn become_up(&mut self, u: UnitId, status: &str) {
+        self.leave_starting(u);
+        self.clear_timer(u);
+        let r = &mut self.rt[u.index()];
+        r.phase = Phase::Up;
+        r.aux = None;
+        self.set_state(u, UnitState::Running, status);
+    }
+
+    fn on_spawned(&mut self, u: UnitId, role: Role, pid: i32) {
+        let Some(r) = self.rt.get_mut(u.index()) else { return };
+        self.pids.insert(pid, (u, role));
+        if role == Role::Main {
+            if r.phase != Phase::Main || r.main_pid.is_some() {
+                // The unit moved on before the spawn was reported: the
+                // process is not wanted.
+                self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true });
+                return;
+            }
+            r.main_pid = Some(pid);
+            let spec = r.active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+            if spec.kind == UnitType::ForegroundSupervised {
+                if let Some(w) = spec.ready_wait {
+                    self.set_timer(u, w, Timer::ReadyWait);
+                } else if spec.ready_grep.is_none() {
+                    self.become_up(u, "running");
+                }
+            }
+            self.mark_changed(u);
+        } else {
+            match r.aux {
+                Some((ar, None)) if ar == role => r.aux = Some((role, Some(pid))),
+                _ => self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true }),
+            }
+        }
+    }
+
+    fn on_spawn_failed(&mut self, u: UnitId, role: Role, error: String) {
+        if self.rt.get(u.index()).is_none() {
+            return;
+        }
+        let msg = format!("{}: {error}", role.key());
+        match role {
+            Role::Pre(_) | Role::Main => {
+                if self.rt[u.index()].starting() {
+                    self.fail(u, msg, false);
+                }
+            }
+            Role::Reload => {
+                self.rt[u.index()].aux = None;
+                if self.rt[u.index()].phase == Phase::Reloading {
+                    self.rt[u.index()].phase = Phase::Up;
+                    self.set_state(u, UnitState::Running, &msg);
+                }
+            }
+            Role::Stop => {
+                // Fall back to the kill signal.
+                self.rt[u.index()].aux = None;
+                self.rt[u.index()].status = msg;
+                self.signal_main(u, false);
+                self.check_stopped(u);
+            }
+            Role::StopPost(n) => {
+                self.rt[u.index()].aux = None;
+                self.stop_post(u, n + 1);
+            }
+        }
+    }
+
+    fn on_exit(&mut self, u: UnitId, role: Role, pid: i32, status: ExitStatus) {
+        let i = u.index();
+        let spec = self.rt[i].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        match role {
+            Role::Main => {
+                if self.rt[i].main_pid != Some(pid) {
+                    return;
+                }
+                self.rt[i].main_pid = None;
+                match self.rt[i].phase {
+                    Phase::Main => match spec.kind {
+                        UnitType::Oneshot if status.success() => {
+                            self.leave_starting(u);
+                            self.clear_timer(u);
+                            self.rt[i].phase = Phase::Idle;
+                            self.rt[i].attempt = 0;
+                            self.set_state(u, UnitState::Exited, "exit status 0");
+                        }
+                        UnitType::BackgroundScripted if status.success() => {
+                            self.become_up(u, "started");
+                        }
+                        UnitType::BackgroundPidfile if status.success() => {
+                            if let Some(path) = spec.pidfile.clone() {
+                                self.actions.push(Action::ReadPidfile { unit: u, path });
+                            } else {
+                                self.fail(u, "no pidfile".to_string(), false);
+                            }
+                        }
+                        _ => {
+                            let what = format!("{} before it was ready", status.describe());
+                            self.fail(u, what, true);
+                        }
+                    },
+                    Phase::Up | Phase::Reloading => {
+                        if status.success() && spec.restart != RestartPolicy::Always {
+                            self.rt[i].failure = None;
+                            self.rt[i].exit_ok = true;
+                            self.rt[i].status = "exit status 0".to_string();
+                            self.finish_main(u, true);
+                        } else {
+                            self.fail(u, status.describe(), true);
+                        }
+                    }
+                    Phase::Stopping { .. } => self.check_stopped(u),
+                    _ => {}
+                }
+            }
+            Role::Pre(n) => {
+                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                    return;
+                }
+                self.rt[i].aux = None;
+                let ignore = spec.exec_start_pre.get(n as usize).is_some_and(|c| c.ignore_failure);
+                if self.rt[i].phase != Phase::Pre(n) {
+                    if matches!(self.rt[i].phase, Phase::Stopping { .. }) {
+                        self.check_stopped(u);
+                    }
+                    return;
+                }
+                if status.success() || ignore {
+                    let next = n + 1;
+                    match spec.exec_start_pre.get(next as usize) {
+                        Some(cmd) => {
+                            self.rt[i].phase = Phase::Pre(next);
+                            self.spawn(u, Role::Pre(next), cmd);
+                        }
+                        None => self.start_main(u),
+                    }
+                } else {
+                    self.fail(u, format!("exec-start-pre: {}", status.describe()), true);
+                }
+            }
+            Role::Stop => {
+                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                    return;
+                }
+                self.rt[i].aux = None;
+                if !status.success() {
+                    self.rt[i].status = format!("exec-stop: {}", status.describe());
+                }
+                // What exec-stop left running gets the kill signal.
+                self.signal_main(u, false);
+                self.check_stopped(u);
+            }
+            Role::StopPost(n) => {
+                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                    return;
+                }
+                self.rt[i].aux = None;
+                if self.rt[i].phase == Phase::StopPost(n) {
+                    self.stop_post(u, n + 1);
+                }
+            }
+            Role::Reload => {
+                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                    return;
+                }
+                self.rt[i].aux = None;
+                if self.rt[i].phase == Phase::Reloading {
+                    self.clear_timer(u);
+                    self.rt[i].phase = Phase::Up;
+                    let st = if status.success() {
+                        "reloaded".to_string()
+                    } else {
+                        format!("exec-reload: {}", status.describe())
+                    };
+                    self.set_state(u, UnitState::Running, &st);
+                }
+            }
+        }
+    }
+
+    fn on_pidfile(&mut self, u: UnitId, result: Result<i32, String>) {
+        let Some(r) = self.rt.get(u.index()) else { return };
+        if r.phase != Phase::Main {
+            // Stopped while the daemon was starting: it must not stay behind.
+            if let Ok(pid) = result {
+                let signal = r.active.as_ref().map(|s| s.kill_signal).unwrap_or(Signal::TERM);
+                self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+            }
+            return;
+        }
+        match result {
+            Ok(pid) => {
+                self.rt[u.index()].main_pid = Some(pid);
+                self.pids.insert(pid, (u, Role::Main));
+                self.become_up(u, "running");
+            }
+            Err(e) => self.fail(u, format!("pidfile: {e}"), false),
+        }
+    }
+
+    fn on_notify(&mut self, u: UnitId, msg: Notify) {
+        let Some(r) = self.rt.get_mut(u.index()) else { return };
+        let kind = r.active.as_ref().map(|s| s.kind);
+        match msg {
+            Notify::Ready => {
+                r.ready_seen = true;
+                match r.phase {
+                    Phase::Main if kind == Some(UnitType::ForegroundNotified) => self.become_up(u, "ready"),
+                    Phase::Reloading if r.aux.is_none() => {
+                        self.clear_timer(u);
+                        self.rt[u.index()].phase = Phase::Up;
+                        self.set_state(u, UnitState::Running, "reloaded");
+                    }
+                    _ => {}
+                }
+            }
+            Notify::Reloading => {
+                if r.phase == Phase::Up {
+                    r.phase = Phase::Reloading;
+                    let t = r.active.as_ref().map(|s| s.start_timeout).unwrap_or(defaults::START_TIMEOUT);
+                    self.set_timer(u, t, Timer::Reload);
+                    self.set_state(u, UnitState::Reloading, "reloading");
+                }
+            }
+            Notify::Stopping => {
+                if matches!(r.phase, Phase::Up | Phase::Reloading) {
+                    // The service is on its way down by itself: wait for its exit.
+                    r.phase = Phase::Stopping { killed: false };
+                    r.failure = None;
+                    let t = r.active.as_ref().map(|s| s.stop_timeout).unwrap_or(defaults::STOP_TIMEOUT);
+                    self.set_timer(u, t, Timer::Stop);
+                    self.set_state(u, UnitState::Stopping, "stopping (STOPPING=1)");
+                }
+            }
+            Notify::Status(s) => {
+                r.notify_status = Some(s);
+                self.mark_changed(u);
+            }
+            Notify::MainPid(pid) => {
+                if pid > 1 && r.up() {
+                    if let Some(old) = r.main_pid.replace(pid) {
+                        self.pids.remove(&old);
+                    }
+                    self.pids.insert(pid, (u, Role::Main));
+                    self.mark_changed(u);
+                }
+            }
+            Notify::Errno(e) => {
+                r.status = format!("errno {e}");
+                self.mark_changed(u);
+            }
+            Notify::ExtendTimeout(d) => {
+                if let Some((t, kind)) = r.timer {
+                    if matches!(kind, Timer::Start | Timer::Stop | Timer::Reload) {
+                        let want = self.now.after(d);
+                        if want > t {
+                            self.set_timer(u, d, kind);
+                        }
+                    }
+                }
+            }
+            Notify::Watchdog => {}
+        }
+    }
+
+    fn on_timer(&mut self, u: UnitId, kind: Timer) {
+        let i = u.index();
+        match kind {
+            Timer::Start => {
+                if self.rt[i].starting() {
+                    self.fail(u, "start timed out".to_string(), true);
+                }
+            }
+            Timer::ReadyWait => {
+                if self.rt[i].phase == Phase::Main {
+                    self.become_up(u, "running (ready-wait elapsed)");
+                }
+            }
+            Timer::Reload => {
+                if self.rt[i].phase == Phase::Reloading {
+                    if let Some((Role::Reload, Some(pid))) = self.rt[i].aux {
+                        self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true });
+                    }
+                    self.rt[i].aux = None;
+                    self.rt[i].phase = Phase::Up;
+                    self.set_state(u, UnitState::Running, "reload timed out");
+                }
+            }
+            Timer::Stop => {
+                if let Phase::Stopping { .. } = self.rt[i].phase {
+                    self.rt[i].phase = Phase::Stopping { killed: true };
+                    self.kill_everything(u, Signal::KILL);
+                    let t = self.stop_timeout(u);
+                    self.set_timer(u, t, Timer::Abandon);
+                    self.rt[i].status = "stop timed out; sent SIGKILL".to_string();
+                    self.mark_changed(u);
+                }
+            }
+            Timer::Abandon => {
+                if let Phase::Stopping { .. } = self.rt[i].phase {
+                    // The processes did not die even of SIGKILL (uninterruptible
+                    // sleep): stop waiting for them.
+                    if let Some(pid) = self.rt[i].main_pid.take() {
+                        self.pids.remove(&pid);
+                    }
+                    if let Some((_, Some(pid))) = self.rt[i].aux.take() {
+                        self.pids.remove(&pid);
+                    }
+                    self.rt[i].status = "processes did not die; abandoned".to_string();
+                    self.check_stopped(u);
+                }
+            }
+            Timer::Restart => {
+                if self.rt[i].phase == Phase::Idle && self.rt[i].state == UnitState::Failed {
+                    self.rt[i].restart_ready = true;
+                    self.push(u);
+                }
+            }
+        }
+    }
+
+    fn stop_timeout(&self, u: UnitId) -> Duration {
+        self.rt[u.index()].active.as_ref().map(|s| s.stop_timeout).unwrap_or(defaults::STOP_TIMEOUT)
+    }
+
+    /// A failure: record why, stop what is left, and (after stop-post) be
+    /// `failed`. `restartable` says whether `restart: on-failure` applies.
+    fn fail(&mut self, u: UnitId, why: String, restartable: bool) {
+        let i = u.index();
+        let policy = self.rt[i].active.as_ref().map(|s| s.restart).unwrap_or(RestartPolicy::No);
+        // Every failure (exit, signal, timeout, spawn or pidfile error) counts
+        // for `on-failure`; `always` also restarts after a clean exit, which
+        // reaches here from the exit handler.
+        let _ = restartable;
+        self.rt[i].restart_due = policy != RestartPolicy::No;
+        self.rt[i].failure = Some(why.clone());
+        match self.rt[i].phase {
+            Phase::Idle => {}
+            Phase::Stopping { .. } | Phase::StopPost(_) => {}
+            Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading => {
+                if self.rt[i].main_pid.is_some() || self.rt[i].aux.is_some() {
+                    self.begin_stop(u, &why);
+                } else {
+                    self.finish_main(u, false);
+                }
+            }
+        }
+    }
+
+    /// Stops a unit that is up: `exec-stop`, or the kill signal.
+    fn begin_stop(&mut self, u: UnitId, why: &str) {
+        let i = u.index();
+        self.leave_starting(u);
+        let spec = self.rt[i].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let was = self.rt[i].phase;
+        if spec.kind == UnitType::Virtual {
+            self.rt[i].phase = Phase::Idle;
+            self.after_stop(u);
+            return;
+        }
+        self.rt[i].phase = Phase::Stopping { killed: false };
+        self.clear_timer(u);
+        self.set_timer(u, spec.stop_timeout, Timer::Stop);
+        self.set_state(u, UnitState::Stopping, why);
+        // A helper still running (pre, reload) is killed outright.
+        if let Some((role, Some(pid))) = self.rt[i].aux {
+            if role != Role::Stop {
+                self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true });
+            }
+        }
+        let can_exec_stop = matches!(was, Phase::Up | Phase::Reloading) && self.rt[i].failure.is_none();
+        match (&spec.exec_stop, can_exec_stop) {
+            (Some(cmd), true) => {
+                let cmd = cmd.clone();
+                self.spawn(u, Role::Stop, &cmd);
+            }
+            _ => {
+                self.signal_main(u, false);
+                self.check_stopped(u);
+            }
+        }
+    }
+
+    /// Sends the unit's kill signal (or SIGKILL) to its main process group.
+    fn signal_main(&mut self, u: UnitId, kill: bool) {
+        let r = &self.rt[u.index()];
+        if let Some(pid) = r.main_pid {
+            let signal = if kill { Signal::KILL } else { r.active.as_ref().map(|s| s.kill_signal).unwrap_or(Signal::TERM) };
+            self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+        }
+    }
+
+    fn kill_everything(&mut self, u: UnitId, signal: Signal) {
+        let r = &self.rt[u.index()];
+        if let Some(pid) = r.main_pid {
+            self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+        }
+        if let Some((_, Some(pid))) = r.aux {
+            self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+        }
+    }
+
+    /// In `Stopping`: once the main process and any helper are gone, on to
+    /// stop-post.
+    fn check_stopped(&mut self, u: UnitId) {
+        let r = &self.rt[u.index()];
+        if !matches!(r.phase, Phase::Stopping { .. }) || r.main_pid.is_some() || r.aux.is_some() {
+            return;
+        }
+        self.finish_main(u, false);
+    }
+
+    /// The main process is gone: clean the process group, run stop-post.
+    fn finish_main(&mut self, u: UnitId, clean_exit: bool) {
+        let i = u.index();
+        self.leave_starting(u);
+        self.clear_timer(u);
+        if clean_exit {
+            self.rt[i].failure = None;
+        }
+        self.stop_post(u, 0);
+    }
+
+    fn stop_post(&mut self, u: UnitId, n: u16) {
+        let i = u.index();
+        let spec = self.rt[i].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        match spec.exec_stop_post.get(n as usize) {
+            Some(cmd) => {
+                let cmd = cmd.clone();
+                if self.rt[i].phase != Phase::StopPost(n) && !matches!(self.rt[i].phase, Phase::StopPost(_)) {
+                    self.set_state(u, UnitState::Stopping, "running exec-stop-post");
+                    self.set_timer(u, spec.stop_timeout, Timer::Stop);
+                }
+                self.rt[i].phase = Phase::StopPost(n);
+                self.spawn(u, Role::StopPost(n), &cmd);
+            }
+            None => {
+                self.rt[i].phase = Phase::Idle;
+                self.after_stop(u);
+            }
+        }
+    }
+
+    /// The unit is idle again: failed (maybe restarting), exited, waiting or disabled.
+    fn after_stop(&mut self, u: UnitId) {
+        let i = u.index();
+        self.clear_timer(u);
+        let now = self.now;
+        let r = &mut self.rt[i];
+        r.main_pid = None;
+        r.aux = None;
+        r.to_stop = false;
+        r.notify_status = None;
+        let was_active_long = r.active_at.is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
+            && r.state.is_active();
+        let spec = r.active.take().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let requested = r.restart_requested || r.spec_changed;
+        r.restart_requested = false;
+        r.spec_changed = false;
+        if let Some(why) = r.failure.clone() {
+            if was_active_long {
+                r.attempt = 0;
+            }
+            let restart = r.restart_due && !self.shutting_down && !requested;
+            if restart {
+                let mult = 1u32.checked_shl(r.attempt.min(31)).unwrap_or(u32::MAX);
+                let delay = spec.restart_delay.saturating_mul(mult).min(spec.restart_max_delay.max(spec.restart_delay));
+                r.attempt = r.attempt.saturating_add(1);
+                self.set_state(u, UnitState::Failed, &why);
+                self.set_timer(u, delay, Timer::Restart);
+            } else {
+                self.set_state(u, UnitState::Failed, &why);
+            }
+        } else if self.rt[i].exit_ok && !requested && self.is_required(u) && !self.shutting_down {
+            self.set_state(u, UnitState::Exited, "exit status 0");
+        } else {
+            let st = if self.is_required(u) && !self.shutting_down { UnitState::Waiting } else { UnitState::Disabled };
+            let why = self.rt[i].status.clone();
+            self.set_state(u, st, if st == UnitState::Disabled { "stopped" } else { &why });
+            if requested && st == UnitState::Waiting {
+                self.rt[i].status = "restarting".to_string();
+            }
+        }
+        self.push(u);
+        self.push_neighbours(u);
+    }
+}
+
+fn r_restarting(r: &Rt) -> bool {
+    r.state == UnitState::Failed && r.restart_ready
+}
+
+fn remap_action(a: Action, map: &[Option<UnitId>]) -> Option<Action> {
+    let m = |u: UnitId| map.get(u.index()).copied().flatten();
+    Some(match a {
+        Action::Spawn { unit, role, argv, spec, mainpid } => Action::Spawn { unit: m(unit)?, role, argv, spec, mainpid },
+        Action::Kill { unit, pid, signal, group } => Action::Kill { unit: m(unit)?, pid, signal, group },
+        Action::ReadPidfile { unit, path } => Action::ReadPidfile { unit: m(unit)?, path },
+    })
+}
+
+/// `1.5s`, `250ms`, `2m` — short, for status lines.
+fn short(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
