@@ -1,0 +1,50 @@
+//! systemd (and fleet) INI unit files: parsing, canonical form, hash, and the
+//! translation into [`crate::spec::UnitSpec`].
+//!
+//! - [`parse`] / [`parse_checked`] read a unit file with fleet's rules
+//!   (fleet v1.0, through go-systemd's `unit.Deserialize`) into a
+//!   [`UnitFile`]: a list of [`UnitOption`]s with their positions.
+//! - [`canonical_text`] and [`unit_hash`] give fleet's canonical serialization
+//!   and its SHA1, the hash that fleet's API and `fleetctl list-unit-files`
+//!   show. [`check_options`] refuses option lists fleet's API refused.
+//! - [`validate_unit_name`], [`UnitName`] and the helpers around it apply
+//!   fleet's unit-name rules (templates `name@.service`, instances
+//!   `name@inst.service`); [`expand_specifiers`] expands `%n %N %p %i`.
+//! - [`fleet_values`], [`fleet_conflicts_values`] and [`parse_bool`] read
+//!   `[X-Fleet]` values as fleet did.
+//! - [`translate_file`] and [`translate`] turn a `.service` unit into a
+//!   [`crate::spec::UnitSpec`], reporting every key that cannot be honoured
+//!   as a warning (SPEC §7); [`parse_timespan`] reads systemd time spans.
+//!
+//! `docs/systemd-units.md` describes the translation key by key.
+
+use serde::{Deserialize, Serialize};
+
+mod canon;
+mod exec;
+mod fleet;
+mod name;
+mod parse;
+mod timespan;
+mod translate;
+
+pub use canon::{canonical_text, check_options, unit_hash};
+pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
+pub use name::{
+    expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
+    UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
+};
+pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
+pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
+pub use translate::{translate, translate_file};
+
+/// One option of a unit file, as fleet's API carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct UnitOption {
+    /// The section, e.g. `Service`.
+    pub section: String,
+    /// The option's name, e.g. `ExecStart`.
+    pub name: String,
+    /// The option's value.
+    pub value: String,
+}
