@@ -17,7 +17,9 @@ pub enum Severity {
 }
 
 /// A position in a file: 1-based line and column (0 when unknown).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct Pos {
     /// 1-based line, 0 when unknown.
     pub line: u32,
@@ -48,12 +50,22 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error at `pos` in `file`.
     pub fn error(file: impl Into<String>, pos: Pos, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { file: file.into(), pos, severity: Severity::Error, message: message.into() }
+        Diagnostic {
+            file: file.into(),
+            pos,
+            severity: Severity::Error,
+            message: message.into(),
+        }
     }
 
     /// A warning at `pos` in `file`.
     pub fn warning(file: impl Into<String>, pos: Pos, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { file: file.into(), pos, severity: Severity::Warning, message: message.into() }
+        Diagnostic {
+            file: file.into(),
+            pos,
+            severity: Severity::Warning,
+            message: message.into(),
+        }
     }
 
     /// True for errors.
@@ -71,7 +83,11 @@ impl fmt::Display for Diagnostic {
         if self.pos.line == 0 {
             write!(f, "{}: {}{}", self.file, sev, self.message)
         } else {
-            write!(f, "{}:{}:{}: {}{}", self.file, self.pos.line, self.pos.col, sev, self.message)
+            write!(
+                f,
+                "{}:{}:{}: {}{}",
+                self.file, self.pos.line, self.pos.col, sev, self.message
+            )
         }
     }
 }

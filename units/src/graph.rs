@@ -72,7 +72,9 @@ impl Graph {
 
     /// Builds the graph, or returns every problem (errors and warnings) if
     /// there is any error.
-    pub fn build_strict(units: Vec<(UnitSpec, Origin)>) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
+    pub fn build_strict(
+        units: Vec<(UnitSpec, Origin)>,
+    ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
         let (graph, diags, rejected) = Graph::build_inner(units, Vec::new());
         if rejected || diags.iter().any(Diagnostic::is_error) {
             Err(diags)
@@ -103,7 +105,11 @@ impl Graph {
         let mut diags = Vec::new();
         let mut rejected = false;
         // Stable order: by name, then by file, so duplicates keep the first file.
-        units.sort_by(|a, b| a.0.name.cmp(&b.0.name).then_with(|| a.1.file.cmp(&b.1.file)));
+        units.sort_by(|a, b| {
+            a.0.name
+                .cmp(&b.0.name)
+                .then_with(|| a.1.file.cmp(&b.1.file))
+        });
 
         // Duplicate unit names: keep the first, report both.
         let mut kept: Vec<(UnitSpec, Origin)> = Vec::with_capacity(units.len());
@@ -171,7 +177,11 @@ impl Graph {
         // Cycles: find strongly connected components over unit -> provider
         // edges and leave every unit on a cycle out.
         loop {
-            let g = Graph::assemble(kept.iter().map(|(s, o)| (Arc::new(s.clone()), o.clone(), false)).collect());
+            let g = Graph::assemble(
+                kept.iter()
+                    .map(|(s, o)| (Arc::new(s.clone()), o.clone(), false))
+                    .collect(),
+            );
             let cycles = g.cycles();
             if cycles.is_empty() {
                 break;
@@ -186,7 +196,12 @@ impl Graph {
                     let next = cycle[(n + 1) % cycle.len()];
                     let dep = g.node(id).deps.iter().find(|d| d.provider == Some(next));
                     if let Some(dep) = dep {
-                        path.push_str(&format!("`{}` --{} {}--> ", g.node(id).spec.name, dep.kind.as_str(), dep.target));
+                        path.push_str(&format!(
+                            "`{}` --{} {}--> ",
+                            g.node(id).spec.name,
+                            dep.kind.as_str(),
+                            dep.target
+                        ));
                     }
                     out[id.index()] = true;
                 }
@@ -211,9 +226,12 @@ impl Graph {
             });
         }
 
-        let mut all: Vec<(Arc<UnitSpec>, Origin, bool)> =
-            kept.into_iter().map(|(s, o)| (Arc::new(s), o, false)).collect();
-        let names: std::collections::HashSet<&str> = all.iter().map(|(s, _, _)| s.name.as_str()).collect();
+        let mut all: Vec<(Arc<UnitSpec>, Origin, bool)> = kept
+            .into_iter()
+            .map(|(s, o)| (Arc::new(s), o, false))
+            .collect();
+        let names: std::collections::HashSet<&str> =
+            all.iter().map(|(s, _, _)| s.name.as_str()).collect();
         let mut ghost_list: Vec<(Arc<UnitSpec>, Origin, bool)> = ghosts
             .into_iter()
             .filter(|(s, _)| !names.contains(s.name.as_str()))
@@ -276,11 +294,21 @@ impl Graph {
                     kinds
                         .iter()
                         .flat_map(|(k, ts)| {
-                            ts.iter().map(|t| Dep { kind: *k, target: t.clone(), provider: providers.get(t).copied() })
+                            ts.iter().map(|t| Dep {
+                                kind: *k,
+                                target: t.clone(),
+                                provider: providers.get(t).copied(),
+                            })
                         })
                         .collect()
                 };
-                Node { spec, origin, deps, dependents: Vec::new(), ghost }
+                Node {
+                    spec,
+                    origin,
+                    deps,
+                    dependents: Vec::new(),
+                    ghost,
+                }
             })
             .collect();
         for i in 0..nodes.len() {
@@ -291,14 +319,19 @@ impl Graph {
                 }
             }
         }
-        Graph { nodes, by_name, providers }
+        Graph {
+            nodes,
+            by_name,
+            providers,
+        }
     }
 
     /// Every cycle (one per strongly connected component with a cycle), each
     /// as the list of units along it, starting from the smallest id.
     fn cycles(&self) -> Vec<Vec<UnitId>> {
         use petgraph::graphmap::DiGraphMap;
-        let mut g: DiGraphMap<u32, ()> = DiGraphMap::with_capacity(self.nodes.len(), self.nodes.len());
+        let mut g: DiGraphMap<u32, ()> =
+            DiGraphMap::with_capacity(self.nodes.len(), self.nodes.len());
         for (i, n) in self.nodes.iter().enumerate() {
             g.add_node(i as u32);
             for d in &n.deps {
@@ -401,7 +434,10 @@ impl Graph {
 
     /// The specs and origins of every non-ghost unit, e.g. to rebuild.
     pub fn units(&self) -> impl Iterator<Item = (&Arc<UnitSpec>, &Origin)> {
-        self.nodes.iter().filter(|n| !n.ghost).map(|n| (&n.spec, &n.origin))
+        self.nodes
+            .iter()
+            .filter(|n| !n.ghost)
+            .map(|n| (&n.spec, &n.origin))
     }
 }
 
@@ -434,7 +470,13 @@ mod tests {
     use super::*;
     use crate::spec::UnitType;
 
-    fn unit(name: &str, provides: &[&str], on: &[&str], ms: &[&str], wf: &[&str]) -> (UnitSpec, Origin) {
+    fn unit(
+        name: &str,
+        provides: &[&str],
+        on: &[&str],
+        ms: &[&str],
+        wf: &[&str],
+    ) -> (UnitSpec, Origin) {
         let mut s = UnitSpec::new(name, UnitType::Virtual);
         if !provides.is_empty() {
             s.provides = provides.iter().map(|x| x.to_string()).collect();
@@ -442,7 +484,14 @@ mod tests {
         s.depends_on = on.iter().map(|x| x.to_string()).collect();
         s.depends_ms = ms.iter().map(|x| x.to_string()).collect();
         s.waits_for = wf.iter().map(|x| x.to_string()).collect();
-        (s, Origin { file: format!("{name}.yaml"), pos: Pos::new(1, 7), ..Origin::default() })
+        (
+            s,
+            Origin {
+                file: format!("{name}.yaml"),
+                pos: Pos::new(1, 7),
+                ..Origin::default()
+            },
+        )
     }
 
     #[test]
@@ -457,15 +506,21 @@ mod tests {
         ]);
         assert!(d.is_empty(), "{d:?}");
         let req = g.required_set("default").unwrap();
-        let names: Vec<&str> =
-            g.ids().filter(|i| req[i.index()]).map(|i| g.node(i).spec.name.as_str()).collect();
+        let names: Vec<&str> = g
+            .ids()
+            .filter(|i| req[i.index()])
+            .map(|i| g.node(i).spec.name.as_str())
+            .collect();
         assert_eq!(names, vec!["a", "b", "c", "d", "top"]);
         assert!(g.required_set("nope").is_none());
     }
 
     #[test]
     fn duplicate_provides_names_both_units_and_drops_the_second() {
-        let (g, d) = Graph::build(vec![unit("a", &["x"], &[], &[], &[]), unit("b", &["x", "y"], &[], &[], &[])]);
+        let (g, d) = Graph::build(vec![
+            unit("a", &["x"], &[], &[], &[]),
+            unit("b", &["x", "y"], &[], &[], &[]),
+        ]);
         assert_eq!(d.len(), 1);
         assert_eq!(
             d[0].to_string(),
@@ -473,12 +528,19 @@ mod tests {
         );
         assert_eq!(g.provider("x"), g.unit("a"));
         assert!(g.unit("b").is_none());
-        assert!(Graph::build_strict(vec![unit("a", &["x"], &[], &[], &[]), unit("b", &["x"], &[], &[], &[])]).is_err());
+        assert!(Graph::build_strict(vec![
+            unit("a", &["x"], &[], &[], &[]),
+            unit("b", &["x"], &[], &[], &[])
+        ])
+        .is_err());
     }
 
     #[test]
     fn duplicate_names_are_reported() {
-        let (g, d) = Graph::build(vec![unit("a", &[], &[], &[], &[]), unit("a", &["q"], &[], &[], &[])]);
+        let (g, d) = Graph::build(vec![
+            unit("a", &[], &[], &[], &[]),
+            unit("a", &["q"], &[], &[], &[]),
+        ]);
         assert_eq!(g.len(), 1);
         assert!(d[0].message.contains("duplicate unit name `a`"), "{d:?}");
     }
@@ -492,7 +554,11 @@ mod tests {
             unit("d", &[], &["a"], &[], &[]),
             unit("e", &[], &[], &[], &[]),
         ]);
-        let errs: Vec<String> = d.iter().filter(|x| x.is_error()).map(|x| x.to_string()).collect();
+        let errs: Vec<String> = d
+            .iter()
+            .filter(|x| x.is_error())
+            .map(|x| x.to_string())
+            .collect();
         assert_eq!(
             errs,
             vec!["a.yaml:1:7: dependency cycle: `a` --depends-on b--> `b` --depends-ms c--> `c` --waits-for a--> `a`; the units on it are left out"]
@@ -500,19 +566,29 @@ mod tests {
         assert!(g.unit("a").is_none() && g.unit("b").is_none() && g.unit("c").is_none());
         // d now depends on a missing target: a warning.
         assert!(g.unit("d").is_some());
-        assert!(d.iter().any(|x| !x.is_error() && x.message.contains("depends-on `a`: no unit provides")));
+        assert!(d
+            .iter()
+            .any(|x| !x.is_error() && x.message.contains("depends-on `a`: no unit provides")));
     }
 
     #[test]
     fn self_loop_is_a_cycle() {
         let (_, d) = Graph::build(vec![unit("a", &[], &["a"], &[], &[])]);
-        assert!(d[0].message.starts_with("dependency cycle: `a` --depends-on a--> `a`"), "{d:?}");
+        assert!(
+            d[0].message
+                .starts_with("dependency cycle: `a` --depends-on a--> `a`"),
+            "{d:?}"
+        );
     }
 
     #[test]
     fn ghosts_provide_nothing() {
         let (s, o) = unit("old", &["x"], &["y"], &[], &[]);
-        let (g, _) = Graph::build_with_ghosts(vec![unit("new", &["x"], &[], &[], &[])], vec![(Arc::new(s), o)]).unwrap();
+        let (g, _) = Graph::build_with_ghosts(
+            vec![unit("new", &["x"], &[], &[], &[])],
+            vec![(Arc::new(s), o)],
+        )
+        .unwrap();
         assert_eq!(g.provider("x"), g.unit("new"));
         let old = g.unit("old").unwrap();
         assert!(g.node(old).ghost && g.node(old).deps.is_empty());

@@ -340,6 +340,8 @@ struct Rt {
     degraded: bool,
     blocked_by: Option<String>,
     queued: bool,
+    /// Evaluated because the queue gave it a start slot.
+    queued_turn: bool,
     attempt: u32,
     restarts: u32,
     status: String,
@@ -372,6 +374,7 @@ impl Rt {
             degraded: false,
             blocked_by: None,
             queued: false,
+            queued_turn: false,
             attempt: 0,
             restarts: 0,
             status: String::new(),
@@ -385,7 +388,10 @@ impl Rt {
     }
 
     fn up(&self) -> bool {
-        matches!(self.phase, Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading)
+        matches!(
+            self.phase,
+            Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading
+        )
     }
 
     fn starting(&self) -> bool {
@@ -471,7 +477,10 @@ impl Planner {
             target_set_at: now,
             target_active_at: None,
         };
-        p.required = p.graph.required_set(target).unwrap_or_else(|| vec![false; n]);
+        p.required = p
+            .graph
+            .required_set(target)
+            .unwrap_or_else(|| vec![false; n]);
         p.push_all();
         p.run();
         p
@@ -558,7 +567,9 @@ impl Planner {
     /// The targets of `id` that are up only because another of its targets
     /// is required.
     pub fn coincidental(&self, id: UnitId) -> Vec<String> {
-        let Some(node) = self.graph.get(id) else { return Vec::new() };
+        let Some(node) = self.graph.get(id) else {
+            return Vec::new();
+        };
         if self.state(id) == UnitState::Disabled || node.ghost {
             return Vec::new();
         }
@@ -568,7 +579,8 @@ impl Planner {
             .filter(|t| {
                 **t != self.target
                     && !node.dependents.iter().any(|&(_, d)| {
-                        self.is_required(d) && self.graph.node(d).deps.iter().any(|dep| dep.target == **t)
+                        self.is_required(d)
+                            && self.graph.node(d).deps.iter().any(|dep| dep.target == **t)
                     })
             })
             .cloned()
@@ -583,7 +595,9 @@ impl Planner {
         let r = &self.rt[p.index()];
         if r.state.is_active() {
             Some(true)
-        } else if r.state == UnitState::Failed || (r.state == UnitState::Waiting && r.blocked_by.is_some()) {
+        } else if r.state == UnitState::Failed
+            || (r.state == UnitState::Waiting && r.blocked_by.is_some())
+        {
             Some(false)
         } else {
             None
@@ -592,12 +606,17 @@ impl Planner {
 
     /// The required units that are failed.
     pub fn failed_units(&self) -> Vec<UnitId> {
-        self.graph.ids().filter(|&i| self.is_required(i) && self.state(i) == UnitState::Failed).collect()
+        self.graph
+            .ids()
+            .filter(|&i| self.is_required(i) && self.state(i) == UnitState::Failed)
+            .collect()
     }
 
     /// Whether every unit is idle and disabled (after shutdown).
     pub fn drained(&self) -> bool {
-        self.rt.iter().all(|r| r.phase == Phase::Idle && r.state == UnitState::Disabled)
+        self.rt
+            .iter()
+            .all(|r| r.phase == Phase::Idle && r.state == UnitState::Disabled)
     }
 
     /// The unit and role a PID belongs to, if any.
@@ -608,7 +627,10 @@ impl Planner {
     /// The earliest pending deadline: the init's poll timeout.
     pub fn next_deadline(&mut self) -> Option<Instant> {
         while let Some(Reverse((t, u, gen))) = self.heap.peek().copied() {
-            let live = self.rt.get(u as usize).is_some_and(|r| r.timer_gen == gen && r.timer.is_some());
+            let live = self
+                .rt
+                .get(u as usize)
+                .is_some_and(|r| r.timer_gen == gen && r.timer.is_some());
             if live {
                 return Some(t);
             }
@@ -638,7 +660,10 @@ impl Planner {
     /// first); failed units inside it get a fresh start.
     pub fn set_target(&mut self, target: &str, now: Instant) -> Result<(), UnknownTarget> {
         self.now = now;
-        let req = self.graph.required_set(target).ok_or_else(|| UnknownTarget(target.to_string()))?;
+        let req = self
+            .graph
+            .required_set(target)
+            .ok_or_else(|| UnknownTarget(target.to_string()))?;
         if self.shutting_down {
             return Ok(());
         }
@@ -654,7 +679,10 @@ impl Planner {
         }
         self.required = req;
         for i in 0..self.rt.len() {
-            if self.required[i] && self.rt[i].state == UnitState::Failed && self.rt[i].phase == Phase::Idle {
+            if self.required[i]
+                && self.rt[i].state == UnitState::Failed
+                && self.rt[i].phase == Phase::Idle
+            {
                 self.reset_failed(UnitId(i as u32));
             }
         }
@@ -667,7 +695,10 @@ impl Planner {
     /// waiting unit gets a fresh start.
     pub fn restart(&mut self, name: &str, now: Instant) -> Result<UnitId, RestartError> {
         self.now = now;
-        let id = self.graph.unit(name).ok_or_else(|| RestartError::UnknownUnit(name.to_string()))?;
+        let id = self
+            .graph
+            .unit(name)
+            .ok_or_else(|| RestartError::UnknownUnit(name.to_string()))?;
         if self.shutting_down {
             return Err(RestartError::ShuttingDown);
         }
@@ -710,7 +741,11 @@ impl Planner {
             }
             Fact::Notify { unit, msg } => self.on_notify(unit, msg),
             Fact::ReadyLine { unit } => {
-                if self.rt.get(unit.index()).is_some_and(|r| r.phase == Phase::Main) {
+                if self
+                    .rt
+                    .get(unit.index())
+                    .is_some_and(|r| r.phase == Phase::Main)
+                {
                     self.become_up(unit, "ready (output matched)");
                 }
             }
@@ -727,7 +762,9 @@ impl Planner {
                 break;
             }
             self.heap.pop();
-            let Some(r) = self.rt.get(u as usize) else { continue };
+            let Some(r) = self.rt.get(u as usize) else {
+                continue;
+            };
             if r.timer_gen != gen {
                 continue;
             }
@@ -761,7 +798,13 @@ impl Planner {
             })
             .map(|i| {
                 let n = self.graph.node(i);
-                (self.rt[i.index()].active.clone().unwrap_or_else(|| n.spec.clone()), n.origin.clone())
+                (
+                    self.rt[i.index()]
+                        .active
+                        .clone()
+                        .unwrap_or_else(|| n.spec.clone()),
+                    n.origin.clone(),
+                )
             })
             .collect();
         let built = if strict {
@@ -781,7 +824,11 @@ impl Planner {
         };
         let (graph, diags) = built?;
         let mut applied = Applied {
-            warnings: diags.iter().filter(|d| !d.is_error()).map(|d| d.to_string()).collect(),
+            warnings: diags
+                .iter()
+                .filter(|d| !d.is_error())
+                .map(|d| d.to_string())
+                .collect(),
             ..Applied::default()
         };
         let old = std::mem::replace(&mut self.graph, graph);
@@ -824,7 +871,12 @@ impl Planner {
         }
         for oid in old.ids() {
             let onode = old.node(oid);
-            if !onode.ghost && self.graph.unit(&onode.spec.name).is_none_or(|i| self.graph.node(i).ghost) {
+            if !onode.ghost
+                && self
+                    .graph
+                    .unit(&onode.spec.name)
+                    .is_none_or(|i| self.graph.node(i).ghost)
+            {
                 applied.removed.push(onode.spec.name.clone());
             }
         }
@@ -835,7 +887,12 @@ impl Planner {
         self.pids = self
             .pids
             .drain()
-            .filter_map(|(pid, (u, role))| map.get(u.index()).copied().flatten().map(|nu| (pid, (nu, role))))
+            .filter_map(|(pid, (u, role))| {
+                map.get(u.index())
+                    .copied()
+                    .flatten()
+                    .map(|nu| (pid, (nu, role)))
+            })
             .collect();
         self.heap.clear();
         for (i, r) in self.rt.iter().enumerate() {
@@ -848,7 +905,11 @@ impl Planner {
         self.in_work = vec![false; n];
         self.work.clear();
         self.changed_flag = vec![false; n];
-        self.changed = self.changed.iter().filter_map(|u| map.get(u.index()).copied().flatten()).collect();
+        self.changed = self
+            .changed
+            .iter()
+            .filter_map(|u| map.get(u.index()).copied().flatten())
+            .collect();
         for &u in &self.changed {
             self.changed_flag[u.index()] = true;
         }
@@ -856,7 +917,10 @@ impl Planner {
             .into_iter()
             .filter_map(|a| remap_action(a, &map))
             .collect();
-        self.required = self.graph.required_set(&self.target).unwrap_or_else(|| vec![false; n]);
+        self.required = self
+            .graph
+            .required_set(&self.target)
+            .unwrap_or_else(|| vec![false; n]);
         self.push_all();
         self.run();
         Ok((applied, map))
@@ -902,15 +966,14 @@ impl Planner {
             let cap = self.opts.max_concurrent_starts.unwrap_or(usize::MAX);
             let mut progressed = false;
             while self.starting < cap {
-                let Some(u) = self.ready_queue.pop_first() else { break };
+                let Some(u) = self.ready_queue.pop_first() else {
+                    break;
+                };
                 self.rt[u.index()].queued = false;
-                self.push(u);
+                self.rt[u.index()].queued_turn = true;
                 progressed = true;
                 self.evaluate(u);
-                self.in_work[u.index()] = false;
-                if let Some(pos) = self.work.iter().position(|&w| w == u) {
-                    self.work.remove(pos);
-                }
+                self.rt[u.index()].queued_turn = false;
             }
             if !progressed && self.work.is_empty() {
                 break;
@@ -996,7 +1059,26 @@ impl Planner {
         match self.rt[i].phase {
             Phase::Idle => {
                 let state = self.rt[i].state;
-                if !required {
+                let has_stop = {
+                    let sp = self.rt[i]
+                        .active
+                        .as_ref()
+                        .unwrap_or(&self.graph.node(u).spec);
+                    sp.exec_stop.is_some() || !sp.exec_stop_post.is_empty()
+                };
+                let leaving_exited = state == UnitState::Exited && (!required || !hold_ok);
+                if leaving_exited && self.dependents_block_stop(u) {
+                    // Dependents first.
+                } else if leaving_exited && has_stop {
+                    // An exited oneshot with exec-stop: "stopping" runs it.
+                    let why = if required {
+                        "dependency not active"
+                    } else {
+                        "not required"
+                    };
+                    self.stop_exited(u, why);
+                    changed = true;
+                } else if !required {
                     if state != UnitState::Disabled {
                         self.clear_timer(u);
                         self.rt[i].restart_ready = false;
@@ -1013,8 +1095,13 @@ impl Planner {
                 } else if state == UnitState::Failed && !self.rt[i].restart_ready {
                     // Stays failed until its restart timer or a reset.
                 } else if hard_ok && waits_ok {
-                    let cap = self.opts.max_concurrent_starts.unwrap_or(usize::MAX);
-                    if self.graph.node(u).spec.kind != UnitType::Virtual && self.starting >= cap {
+                    // With a cap, every start goes through the queue so that
+                    // slots are handed out in name order.
+                    let capped = self.opts.max_concurrent_starts.is_some();
+                    if self.graph.node(u).spec.kind != UnitType::Virtual
+                        && capped
+                        && !self.rt[i].queued_turn
+                    {
                         if !self.rt[i].queued {
                             self.rt[i].queued = true;
                             self.ready_queue.insert(u);
@@ -1024,6 +1111,7 @@ impl Planner {
                             changed = true;
                         }
                     } else {
+                        self.rt[i].queued_turn = false;
                         self.rt[i].blocked_by = None;
                         self.begin_start(u);
                         changed = true;
@@ -1049,18 +1137,7 @@ impl Planner {
             Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading => {
                 if to_stop {
                     // Dependents stop first.
-                    // A dependent's own flag may be stale here (it is evaluated
-                    // later), so anticipate: hard dependents always go first,
-                    // and so does anything that is no longer required.
-                    let wait = self.graph.node(u).dependents.iter().any(|&(kind, d)| {
-                        let dr = &self.rt[d.index()];
-                        let will_stop = dr.to_stop
-                            || kind == DepKind::DependsOn
-                            || !self.required[d.index()]
-                            || self.shutting_down;
-                        (dr.up() && will_stop) || matches!(dr.phase, Phase::Stopping { .. } | Phase::StopPost(_))
-                    });
-                    if !wait {
+                    if !self.dependents_block_stop(u) {
                         let why = if !required {
                             if self.shutting_down {
                                 "shutting down"
@@ -1086,6 +1163,23 @@ impl Planner {
         }
     }
 
+    /// Whether some dependent of `u` is still up (or active) and will stop,
+    /// so that `u` must wait: dependents stop before their dependencies.
+    /// A dependent's own flag may be stale here (it may be evaluated later),
+    /// so this anticipates: hard dependents always go first, and so does
+    /// anything that is no longer required.
+    fn dependents_block_stop(&self, u: UnitId) -> bool {
+        self.graph.node(u).dependents.iter().any(|&(kind, d)| {
+            let dr = &self.rt[d.index()];
+            let will_stop = dr.to_stop
+                || kind == DepKind::DependsOn
+                || !self.required[d.index()]
+                || self.shutting_down;
+            ((dr.up() || dr.state.is_active()) && will_stop)
+                || matches!(dr.phase, Phase::Stopping { .. } | Phase::StopPost(_))
+        })
+    }
+
     // ----- transitions -----------------------------------------------------
 
     fn set_state(&mut self, u: UnitId, state: UnitState, status: &str) {
@@ -1097,7 +1191,9 @@ impl Planner {
             if state.is_active() && !r.state.is_active() {
                 r.active_at = Some(now);
             }
-            if matches!(state, UnitState::Failed | UnitState::Disabled) && r.state != UnitState::Waiting {
+            if matches!(state, UnitState::Failed | UnitState::Disabled)
+                && r.state != UnitState::Waiting
+            {
                 r.end_at = Some(now);
             }
         }
@@ -1148,9 +1244,18 @@ impl Planner {
 
     fn spawn(&mut self, u: UnitId, role: Role, cmd: &Command) {
         let r = &self.rt[u.index()];
-        let spec = r.active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let spec = r
+            .active
+            .clone()
+            .unwrap_or_else(|| self.graph.node(u).spec.clone());
         let mainpid = r.main_pid;
-        self.actions.push(Action::Spawn { unit: u, role, argv: cmd.with_mainpid(mainpid), spec, mainpid });
+        self.actions.push(Action::Spawn {
+            unit: u,
+            role,
+            argv: cmd.with_mainpid(mainpid),
+            spec,
+            mainpid,
+        });
         if role != Role::Main {
             self.rt[u.index()].aux = Some((role, None));
         }
@@ -1159,6 +1264,9 @@ impl Planner {
     fn begin_start(&mut self, u: UnitId) {
         let spec = self.graph.node(u).spec.clone();
         let i = u.index();
+        if r_restarting(&self.rt[i]) {
+            self.rt[i].restarts += 1;
+        }
         {
             let r = &mut self.rt[i];
             r.active = Some(spec.clone());
@@ -1171,9 +1279,6 @@ impl Planner {
             r.exit_ok = false;
             r.start_at = Some(self.now);
             r.main_pid = None;
-        }
-        if r_restarting(&self.rt[i]) {
-            self.rt[i].restarts += 1;
         }
         self.clear_timer(u);
         if spec.kind == UnitType::Virtual {
@@ -1195,7 +1300,10 @@ impl Planner {
     }
 
     fn start_main(&mut self, u: UnitId) {
-        let spec = self.rt[u.index()].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let spec = self.rt[u.index()]
+            .active
+            .clone()
+            .unwrap_or_else(|| self.graph.node(u).spec.clone());
         self.rt[u.index()].phase = Phase::Main;
         self.rt[u.index()].aux = None;
         self.set_state(u, UnitState::Starting, "starting");
@@ -1221,17 +1329,27 @@ impl Planner {
     }
 
     fn on_spawned(&mut self, u: UnitId, role: Role, pid: i32) {
-        let Some(r) = self.rt.get_mut(u.index()) else { return };
+        let Some(r) = self.rt.get_mut(u.index()) else {
+            return;
+        };
         self.pids.insert(pid, (u, role));
         if role == Role::Main {
             if r.phase != Phase::Main || r.main_pid.is_some() {
                 // The unit moved on before the spawn was reported: the
                 // process is not wanted.
-                self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true });
+                self.actions.push(Action::Kill {
+                    unit: u,
+                    pid,
+                    signal: Signal::KILL,
+                    group: true,
+                });
                 return;
             }
             r.main_pid = Some(pid);
-            let spec = r.active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+            let spec = r
+                .active
+                .clone()
+                .unwrap_or_else(|| self.graph.node(u).spec.clone());
             if spec.kind == UnitType::ForegroundSupervised {
                 if let Some(w) = spec.ready_wait {
                     self.set_timer(u, w, Timer::ReadyWait);
@@ -1243,7 +1361,12 @@ impl Planner {
         } else {
             match r.aux {
                 Some((ar, None)) if ar == role => r.aux = Some((role, Some(pid))),
-                _ => self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true }),
+                _ => self.actions.push(Action::Kill {
+                    unit: u,
+                    pid,
+                    signal: Signal::KILL,
+                    group: true,
+                }),
             }
         }
     }
@@ -1282,7 +1405,10 @@ impl Planner {
 
     fn on_exit(&mut self, u: UnitId, role: Role, pid: i32, status: ExitStatus) {
         let i = u.index();
-        let spec = self.rt[i].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let spec = self.rt[i]
+            .active
+            .clone()
+            .unwrap_or_else(|| self.graph.node(u).spec.clone());
         match role {
             Role::Main => {
                 if self.rt[i].main_pid != Some(pid) {
@@ -1332,7 +1458,10 @@ impl Planner {
                     return;
                 }
                 self.rt[i].aux = None;
-                let ignore = spec.exec_start_pre.get(n as usize).is_some_and(|c| c.ignore_failure);
+                let ignore = spec
+                    .exec_start_pre
+                    .get(n as usize)
+                    .is_some_and(|c| c.ignore_failure);
                 if self.rt[i].phase != Phase::Pre(n) {
                     if matches!(self.rt[i].phase, Phase::Stopping { .. }) {
                         self.check_stopped(u);
@@ -1393,12 +1522,23 @@ impl Planner {
     }
 
     fn on_pidfile(&mut self, u: UnitId, result: Result<i32, String>) {
-        let Some(r) = self.rt.get(u.index()) else { return };
+        let Some(r) = self.rt.get(u.index()) else {
+            return;
+        };
         if r.phase != Phase::Main {
             // Stopped while the daemon was starting: it must not stay behind.
             if let Ok(pid) = result {
-                let signal = r.active.as_ref().map(|s| s.kill_signal).unwrap_or(Signal::TERM);
-                self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+                let signal = r
+                    .active
+                    .as_ref()
+                    .map(|s| s.kill_signal)
+                    .unwrap_or(Signal::TERM);
+                self.actions.push(Action::Kill {
+                    unit: u,
+                    pid,
+                    signal,
+                    group: true,
+                });
             }
             return;
         }
@@ -1413,13 +1553,17 @@ impl Planner {
     }
 
     fn on_notify(&mut self, u: UnitId, msg: Notify) {
-        let Some(r) = self.rt.get_mut(u.index()) else { return };
+        let Some(r) = self.rt.get_mut(u.index()) else {
+            return;
+        };
         let kind = r.active.as_ref().map(|s| s.kind);
         match msg {
             Notify::Ready => {
                 r.ready_seen = true;
                 match r.phase {
-                    Phase::Main if kind == Some(UnitType::ForegroundNotified) => self.become_up(u, "ready"),
+                    Phase::Main if kind == Some(UnitType::ForegroundNotified) => {
+                        self.become_up(u, "ready")
+                    }
                     Phase::Reloading if r.aux.is_none() => {
                         self.clear_timer(u);
                         self.rt[u.index()].phase = Phase::Up;
@@ -1431,7 +1575,11 @@ impl Planner {
             Notify::Reloading => {
                 if r.phase == Phase::Up {
                     r.phase = Phase::Reloading;
-                    let t = r.active.as_ref().map(|s| s.start_timeout).unwrap_or(defaults::START_TIMEOUT);
+                    let t = r
+                        .active
+                        .as_ref()
+                        .map(|s| s.start_timeout)
+                        .unwrap_or(defaults::START_TIMEOUT);
                     self.set_timer(u, t, Timer::Reload);
                     self.set_state(u, UnitState::Reloading, "reloading");
                 }
@@ -1441,7 +1589,11 @@ impl Planner {
                     // The service is on its way down by itself: wait for its exit.
                     r.phase = Phase::Stopping { killed: false };
                     r.failure = None;
-                    let t = r.active.as_ref().map(|s| s.stop_timeout).unwrap_or(defaults::STOP_TIMEOUT);
+                    let t = r
+                        .active
+                        .as_ref()
+                        .map(|s| s.stop_timeout)
+                        .unwrap_or(defaults::STOP_TIMEOUT);
                     self.set_timer(u, t, Timer::Stop);
                     self.set_state(u, UnitState::Stopping, "stopping (STOPPING=1)");
                 }
@@ -1493,7 +1645,12 @@ impl Planner {
             Timer::Reload => {
                 if self.rt[i].phase == Phase::Reloading {
                     if let Some((Role::Reload, Some(pid))) = self.rt[i].aux {
-                        self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true });
+                        self.actions.push(Action::Kill {
+                            unit: u,
+                            pid,
+                            signal: Signal::KILL,
+                            group: true,
+                        });
                     }
                     self.rt[i].aux = None;
                     self.rt[i].phase = Phase::Up;
@@ -1534,14 +1691,22 @@ impl Planner {
     }
 
     fn stop_timeout(&self, u: UnitId) -> Duration {
-        self.rt[u.index()].active.as_ref().map(|s| s.stop_timeout).unwrap_or(defaults::STOP_TIMEOUT)
+        self.rt[u.index()]
+            .active
+            .as_ref()
+            .map(|s| s.stop_timeout)
+            .unwrap_or(defaults::STOP_TIMEOUT)
     }
 
     /// A failure: record why, stop what is left, and (after stop-post) be
     /// `failed`. `restartable` says whether `restart: on-failure` applies.
     fn fail(&mut self, u: UnitId, why: String, restartable: bool) {
         let i = u.index();
-        let policy = self.rt[i].active.as_ref().map(|s| s.restart).unwrap_or(RestartPolicy::No);
+        let policy = self.rt[i]
+            .active
+            .as_ref()
+            .map(|s| s.restart)
+            .unwrap_or(RestartPolicy::No);
         // Every failure (exit, signal, timeout, spawn or pidfile error) counts
         // for `on-failure`; `always` also restarts after a clean exit, which
         // reaches here from the exit handler.
@@ -1565,7 +1730,10 @@ impl Planner {
     fn begin_stop(&mut self, u: UnitId, why: &str) {
         let i = u.index();
         self.leave_starting(u);
-        let spec = self.rt[i].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let spec = self.rt[i]
+            .active
+            .clone()
+            .unwrap_or_else(|| self.graph.node(u).spec.clone());
         let was = self.rt[i].phase;
         if spec.kind == UnitType::Virtual {
             self.rt[i].phase = Phase::Idle;
@@ -1579,10 +1747,16 @@ impl Planner {
         // A helper still running (pre, reload) is killed outright.
         if let Some((role, Some(pid))) = self.rt[i].aux {
             if role != Role::Stop {
-                self.actions.push(Action::Kill { unit: u, pid, signal: Signal::KILL, group: true });
+                self.actions.push(Action::Kill {
+                    unit: u,
+                    pid,
+                    signal: Signal::KILL,
+                    group: true,
+                });
             }
         }
-        let can_exec_stop = matches!(was, Phase::Up | Phase::Reloading) && self.rt[i].failure.is_none();
+        let can_exec_stop =
+            matches!(was, Phase::Up | Phase::Reloading) && self.rt[i].failure.is_none();
         match (&spec.exec_stop, can_exec_stop) {
             (Some(cmd), true) => {
                 let cmd = cmd.clone();
@@ -1595,22 +1769,67 @@ impl Planner {
         }
     }
 
+    /// Stops an `exited` unit that has stop commands: runs `exec-stop`, then
+    /// `exec-stop-post`.
+    fn stop_exited(&mut self, u: UnitId, why: &str) {
+        let i = u.index();
+        let spec = self.rt[i]
+            .active
+            .clone()
+            .unwrap_or_else(|| self.graph.node(u).spec.clone());
+        self.rt[i].active = Some(spec.clone());
+        self.rt[i].exit_ok = false;
+        self.rt[i].failure = None;
+        self.rt[i].phase = Phase::Stopping { killed: false };
+        self.set_timer(u, spec.stop_timeout, Timer::Stop);
+        self.set_state(u, UnitState::Stopping, why);
+        match &spec.exec_stop {
+            Some(cmd) => {
+                let cmd = cmd.clone();
+                self.spawn(u, Role::Stop, &cmd);
+            }
+            None => self.check_stopped(u),
+        }
+    }
+
     /// Sends the unit's kill signal (or SIGKILL) to its main process group.
     fn signal_main(&mut self, u: UnitId, kill: bool) {
         let r = &self.rt[u.index()];
         if let Some(pid) = r.main_pid {
-            let signal = if kill { Signal::KILL } else { r.active.as_ref().map(|s| s.kill_signal).unwrap_or(Signal::TERM) };
-            self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+            let signal = if kill {
+                Signal::KILL
+            } else {
+                r.active
+                    .as_ref()
+                    .map(|s| s.kill_signal)
+                    .unwrap_or(Signal::TERM)
+            };
+            self.actions.push(Action::Kill {
+                unit: u,
+                pid,
+                signal,
+                group: true,
+            });
         }
     }
 
     fn kill_everything(&mut self, u: UnitId, signal: Signal) {
         let r = &self.rt[u.index()];
         if let Some(pid) = r.main_pid {
-            self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+            self.actions.push(Action::Kill {
+                unit: u,
+                pid,
+                signal,
+                group: true,
+            });
         }
         if let Some((_, Some(pid))) = r.aux {
-            self.actions.push(Action::Kill { unit: u, pid, signal, group: true });
+            self.actions.push(Action::Kill {
+                unit: u,
+                pid,
+                signal,
+                group: true,
+            });
         }
     }
 
@@ -1637,11 +1856,16 @@ impl Planner {
 
     fn stop_post(&mut self, u: UnitId, n: u16) {
         let i = u.index();
-        let spec = self.rt[i].active.clone().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let spec = self.rt[i]
+            .active
+            .clone()
+            .unwrap_or_else(|| self.graph.node(u).spec.clone());
         match spec.exec_stop_post.get(n as usize) {
             Some(cmd) => {
                 let cmd = cmd.clone();
-                if self.rt[i].phase != Phase::StopPost(n) && !matches!(self.rt[i].phase, Phase::StopPost(_)) {
+                if self.rt[i].phase != Phase::StopPost(n)
+                    && !matches!(self.rt[i].phase, Phase::StopPost(_))
+                {
                     self.set_state(u, UnitState::Stopping, "running exec-stop-post");
                     self.set_timer(u, spec.stop_timeout, Timer::Stop);
                 }
@@ -1665,9 +1889,14 @@ impl Planner {
         r.aux = None;
         r.to_stop = false;
         r.notify_status = None;
-        let was_active_long = r.active_at.is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
+        let was_active_long = r
+            .active_at
+            .is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
             && r.state.is_active();
-        let spec = r.active.take().unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let spec = r
+            .active
+            .take()
+            .unwrap_or_else(|| self.graph.node(u).spec.clone());
         let requested = r.restart_requested || r.spec_changed;
         r.restart_requested = false;
         r.spec_changed = false;
@@ -1678,7 +1907,10 @@ impl Planner {
             let restart = r.restart_due && !self.shutting_down && !requested;
             if restart {
                 let mult = 1u32.checked_shl(r.attempt.min(31)).unwrap_or(u32::MAX);
-                let delay = spec.restart_delay.saturating_mul(mult).min(spec.restart_max_delay.max(spec.restart_delay));
+                let delay = spec
+                    .restart_delay
+                    .saturating_mul(mult)
+                    .min(spec.restart_max_delay.max(spec.restart_delay));
                 r.attempt = r.attempt.saturating_add(1);
                 self.set_state(u, UnitState::Failed, &why);
                 self.set_timer(u, delay, Timer::Restart);
@@ -1688,9 +1920,21 @@ impl Planner {
         } else if self.rt[i].exit_ok && !requested && self.is_required(u) && !self.shutting_down {
             self.set_state(u, UnitState::Exited, "exit status 0");
         } else {
-            let st = if self.is_required(u) && !self.shutting_down { UnitState::Waiting } else { UnitState::Disabled };
+            let st = if self.is_required(u) && !self.shutting_down {
+                UnitState::Waiting
+            } else {
+                UnitState::Disabled
+            };
             let why = self.rt[i].status.clone();
-            self.set_state(u, st, if st == UnitState::Disabled { "stopped" } else { &why });
+            self.set_state(
+                u,
+                st,
+                if st == UnitState::Disabled {
+                    "stopped"
+                } else {
+                    &why
+                },
+            );
             if requested && st == UnitState::Waiting {
                 self.rt[i].status = "restarting".to_string();
             }
@@ -1707,9 +1951,34 @@ fn r_restarting(r: &Rt) -> bool {
 fn remap_action(a: Action, map: &[Option<UnitId>]) -> Option<Action> {
     let m = |u: UnitId| map.get(u.index()).copied().flatten();
     Some(match a {
-        Action::Spawn { unit, role, argv, spec, mainpid } => Action::Spawn { unit: m(unit)?, role, argv, spec, mainpid },
-        Action::Kill { unit, pid, signal, group } => Action::Kill { unit: m(unit)?, pid, signal, group },
-        Action::ReadPidfile { unit, path } => Action::ReadPidfile { unit: m(unit)?, path },
+        Action::Spawn {
+            unit,
+            role,
+            argv,
+            spec,
+            mainpid,
+        } => Action::Spawn {
+            unit: m(unit)?,
+            role,
+            argv,
+            spec,
+            mainpid,
+        },
+        Action::Kill {
+            unit,
+            pid,
+            signal,
+            group,
+        } => Action::Kill {
+            unit: m(unit)?,
+            pid,
+            signal,
+            group,
+        },
+        Action::ReadPidfile { unit, path } => Action::ReadPidfile {
+            unit: m(unit)?,
+            path,
+        },
     })
 }
 

@@ -35,7 +35,10 @@ pub struct Envelope {
 impl Envelope {
     /// Wraps a request with this crate's protocol version.
     pub fn new(request: Request) -> Envelope {
-        Envelope { v: PROTOCOL_VERSION, request }
+        Envelope {
+            v: PROTOCOL_VERSION,
+            request,
+        }
     }
 }
 
@@ -368,7 +371,11 @@ impl Reply {
 
     /// An error reply.
     pub fn error(code: ErrorCode, message: impl Into<String>) -> Reply {
-        Reply::Error { code, message: message.into(), details: Vec::new() }
+        Reply::Error {
+            code,
+            message: message.into(),
+            details: Vec::new(),
+        }
     }
 }
 
@@ -408,15 +415,24 @@ mod tests {
     #[test]
     fn rfc3339_known_instants() {
         assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(1_795_320_000, 123_000_000), "2026-11-22T04:00:00.123Z");
+        assert_eq!(
+            rfc3339(1_795_320_000, 123_000_000),
+            "2026-11-22T04:00:00.123Z"
+        );
         assert_eq!(rfc3339(951_782_400, 0), "2000-02-29T00:00:00.000Z");
     }
 
     #[test]
     fn request_wire_shape() {
-        let e = Envelope::new(Request::SetTarget { target: "default".into(), wait: true });
+        let e = Envelope::new(Request::SetTarget {
+            target: "default".into(),
+            wait: true,
+        });
         let s = serde_json::to_string(&e).unwrap();
-        assert_eq!(s, r#"{"v":1,"op":"set-target","target":"default","wait":true}"#);
+        assert_eq!(
+            s,
+            r#"{"v":1,"op":"set-target","target":"default","wait":true}"#
+        );
         let back: Envelope = serde_json::from_str(&s).unwrap();
         assert_eq!(back, e);
         let e: Envelope = serde_json::from_str(r#"{"v":1,"op":"status"}"#).unwrap();
@@ -427,7 +443,10 @@ mod tests {
     fn reply_wire_shape() {
         let r = Reply::error(ErrorCode::UnknownUnit, "no unit named x");
         let s = serde_json::to_string(&r).unwrap();
-        assert_eq!(s, r#"{"reply":"error","code":"unknown-unit","message":"no unit named x"}"#);
+        assert_eq!(
+            s,
+            r#"{"reply":"error","code":"unknown-unit","message":"no unit named x"}"#
+        );
         assert!(r.is_final());
     }
 }

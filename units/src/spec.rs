@@ -14,7 +14,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The kind of process a unit runs and how its readiness is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnitType {
     /// A foreground process that reports readiness with sd_notify `READY=1`.
@@ -103,7 +105,10 @@ impl Command {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Command { argv: argv.into_iter().map(Into::into).collect(), ignore_failure: false }
+        Command {
+            argv: argv.into_iter().map(Into::into).collect(),
+            ignore_failure: false,
+        }
     }
 
     /// The words with every `$MAINPID` (and `${MAINPID}`) replaced by `pid`.
@@ -161,7 +166,10 @@ impl Signal {
         }
         let up = t.to_ascii_uppercase();
         let bare = up.strip_prefix("SIG").unwrap_or(&up);
-        Signal::NAMES.iter().find(|(n, _)| *n == bare).map(|&(_, v)| Signal(v))
+        Signal::NAMES
+            .iter()
+            .find(|(n, _)| *n == bare)
+            .map(|&(_, v)| Signal(v))
     }
 
     /// `SIGTERM` and so on; a number for signals without a name here.
@@ -286,7 +294,11 @@ impl UnitSpec {
             pidfile: None,
             start_timeout: defaults::START_TIMEOUT,
             stop_timeout: defaults::STOP_TIMEOUT,
-            restart: if kind == UnitType::Oneshot { RestartPolicy::No } else { RestartPolicy::OnFailure },
+            restart: if kind == UnitType::Oneshot {
+                RestartPolicy::No
+            } else {
+                RestartPolicy::OnFailure
+            },
             restart_delay: defaults::RESTART_DELAY,
             restart_max_delay: defaults::RESTART_MAX_DELAY,
             kill_signal: Signal::TERM,
@@ -325,11 +337,16 @@ pub struct Origin {
 impl Origin {
     /// An origin with no positions, e.g. for transient units.
     pub fn unplaced(file: impl Into<String>) -> Origin {
-        Origin { file: file.into(), ..Origin::default() }
+        Origin {
+            file: file.into(),
+            ..Origin::default()
+        }
     }
 }
 
 /// Checks a unit or target name: `[A-Za-z0-9:_.@-]+`.
 pub fn valid_name(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b":_.@-".contains(&b))
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b":_.@-".contains(&b))
 }

@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A unit's state (SPEC §4). A target's state is its provider's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum UnitState {
     /// Not required by the current target, and not running.
@@ -32,7 +34,10 @@ pub enum UnitState {
 impl UnitState {
     /// Active = `running`, `reloading` or `exited`.
     pub fn is_active(self) -> bool {
-        matches!(self, UnitState::Running | UnitState::Reloading | UnitState::Exited)
+        matches!(
+            self,
+            UnitState::Running | UnitState::Reloading | UnitState::Exited
+        )
     }
 
     /// The name used in the protocol and in tables.

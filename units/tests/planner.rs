@@ -1,0 +1,1001 @@
+//! The planner against a simulated world: cell tests for the rules of the
+//! state model, and property tests on random graphs.
+
+use flotilla_units::diag::Pos;
+use flotilla_units::graph::{Graph, UnitId};
+use flotilla_units::planner::{Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role};
+use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
+use flotilla_units::state::{DepKind, UnitState};
+use flotilla_units::time::Instant;
+use proptest::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+/// How a simulated unit's main process behaves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Behaviour {
+    /// Runs until killed (ready on spawn, or sends READY=1 for notified units).
+    Serve,
+    /// Exits with this status right after spawn.
+    Exit(i32),
+    /// Runs, never gets ready, ignores SIGTERM (only SIGKILL ends it).
+    Hang,
+}
+
+/// Records of what happened, in order.
+#[derive(Debug, Clone, PartialEq)]
+enum Event {
+    Start(String),
+    Signal(String, i32),
+    State(String, UnitState),
+}
+
+struct World {
+    p: Planner,
+    now: Instant,
+    next_pid: i32,
+    procs: HashMap<i32, (UnitId, Role)>,
+    behaviour: HashMap<String, Behaviour>,
+    events: Vec<Event>,
+    states: Vec<UnitState>,
+    /// Invariant checks run on each spawn of a main or pre process.
+    check_starts: bool,
+}
+
+fn spec(name: &str, kind: UnitType) -> UnitSpec {
+    let mut s = UnitSpec::new(name, kind);
+    if kind != UnitType::Virtual {
+        s.exec_start = Some(Command::new(["/bin/sim", name]));
+    }
+    s
+}
+
+fn origin(name: &str) -> Origin {
+    Origin {
+        file: format!("{name}.yaml"),
+        pos: Pos::new(1, 7),
+        ..Origin::default()
+    }
+}
+
+impl World {
+    fn new(units: Vec<UnitSpec>, target: &str, opts: PlannerOptions) -> World {
+        let (g, diags) = Graph::build(
+            units
+                .into_iter()
+                .map(|s| {
+                    let o = origin(&s.name);
+                    (s, o)
+                })
+                .collect(),
+        );
+        assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+        let n = g.len();
+        let p = Planner::new(g, target, Instant(0), opts);
+        let mut w = World {
+            p,
+            now: Instant(0),
+            next_pid: 100,
+            procs: HashMap::new(),
+            behaviour: HashMap::new(),
+            events: Vec::new(),
+            states: vec![UnitState::Disabled; n],
+            check_starts: true,
+        };
+        w.settle();
+        w
+    }
+
+    fn id(&self, name: &str) -> UnitId {
+        self.p
+            .graph()
+            .unit(name)
+            .unwrap_or_else(|| panic!("no unit {name}"))
+    }
+
+    fn state(&self, name: &str) -> UnitState {
+        self.p.state(self.id(name))
+    }
+
+    fn name(&self, u: UnitId) -> String {
+        self.p.graph().node(u).spec.name.clone()
+    }
+
+    fn record_changes(&mut self) {
+        for u in self.p.take_changed() {
+            let s = self.p.state(u);
+            if self.states.len() <= u.index() {
+                self.states.resize(u.index() + 1, UnitState::Disabled);
+            }
+            if self.states[u.index()] != s {
+                self.states[u.index()] = s;
+                let n = self.name(u);
+                self.events.push(Event::State(n, s));
+            }
+        }
+    }
+
+    /// Carries out actions until there are none; facts are fed back at once.
+    fn settle(&mut self) {
+        for _ in 0..100_000 {
+            self.record_changes();
+            let actions = self.p.take_actions();
+            if actions.is_empty() {
+                return;
+            }
+            for a in actions {
+                self.act(a);
+                self.record_changes();
+            }
+        }
+        panic!("planner did not settle");
+    }
+
+    fn check_deps_for_start(&self, u: UnitId) {
+        let node = self.p.graph().node(u);
+        for d in &node.deps {
+            let Some(p) = d.provider else {
+                assert_eq!(
+                    d.kind,
+                    DepKind::WaitsFor,
+                    "{} started with missing hard target",
+                    node.spec.name
+                );
+                continue;
+            };
+            let st = self.p.state(p);
+            match d.kind {
+                DepKind::DependsOn | DepKind::DependsMs => assert!(
+                    st.is_active(),
+                    "{} started while its {} {} is {st}",
+                    node.spec.name,
+                    d.kind.as_str(),
+                    d.target
+                ),
+                DepKind::WaitsFor => assert!(
+                    st.is_active() || st == UnitState::Failed,
+                    "{} started while its waits-for {} is {st}",
+                    node.spec.name,
+                    d.target
+                ),
+            }
+        }
+    }
+
+    fn act(&mut self, a: Action) {
+        match a {
+            Action::Spawn { unit, role, .. } => {
+                if self.check_starts && matches!(role, Role::Main | Role::Pre(0)) {
+                    self.check_deps_for_start(unit);
+                }
+                let pid = self.next_pid;
+                self.next_pid += 1;
+                let name = self.name(unit);
+                if role == Role::Main {
+                    self.events.push(Event::Start(name.clone()));
+                }
+                self.procs.insert(pid, (unit, role));
+                self.feed(Fact::Spawned { unit, role, pid });
+                let kind = self.p.graph().node(unit).spec.kind;
+                let b = self
+                    .behaviour
+                    .get(&name)
+                    .copied()
+                    .unwrap_or(Behaviour::Serve);
+                match (role, b) {
+                    (Role::Main, Behaviour::Serve) => match kind {
+                        UnitType::ForegroundNotified => self.feed(Fact::Notify {
+                            unit,
+                            msg: Notify::Ready,
+                        }),
+                        UnitType::Oneshot
+                        | UnitType::BackgroundScripted
+                        | UnitType::BackgroundPidfile => self.exit(pid, ExitStatus::Code(0)),
+                        _ => {}
+                    },
+                    (Role::Main, Behaviour::Exit(c)) => self.exit(pid, ExitStatus::Code(c)),
+                    (Role::Main, Behaviour::Hang) => {}
+                    // Helpers succeed at once.
+                    _ => self.exit(pid, ExitStatus::Code(0)),
+                }
+            }
+            Action::Kill {
+                unit, pid, signal, ..
+            } => {
+                let name = self.name(unit);
+                self.events.push(Event::Signal(name.clone(), signal.0));
+                let hang = self.behaviour.get(&name) == Some(&Behaviour::Hang);
+                if self.procs.contains_key(&pid) && (!hang || signal.0 == 9) {
+                    self.exit(pid, ExitStatus::Signal(signal.0));
+                }
+            }
+            Action::ReadPidfile { unit, .. } => {
+                let pid = self.next_pid;
+                self.next_pid += 1;
+                self.procs.insert(pid, (unit, Role::Main));
+                self.feed(Fact::Pidfile {
+                    unit,
+                    result: Ok(pid),
+                });
+            }
+        }
+    }
+
+    fn exit(&mut self, pid: i32, status: ExitStatus) {
+        if self.procs.remove(&pid).is_some() {
+            self.feed(Fact::Exited { pid, status });
+        }
+    }
+
+    /// Feeds a fact and carries out what follows at once, as the init does.
+    fn feed(&mut self, f: Fact) {
+        self.p.fact(f, self.now);
+        self.settle();
+    }
+
+    /// Kills a unit's main process from outside (a crash).
+    fn crash(&mut self, name: &str, status: ExitStatus) {
+        let id = self.id(name);
+        let pid = self.p.view(id).and_then(|v| v.pid).expect("unit has a pid");
+        self.exit(pid, status);
+        self.settle();
+    }
+
+    fn advance(&mut self, d: Duration) {
+        let end = self.now.after(d);
+        loop {
+            match self.p.next_deadline() {
+                Some(t) if t <= end => {
+                    self.now = t;
+                    self.p.tick(t);
+                    self.settle();
+                }
+                _ => break,
+            }
+        }
+        self.now = end;
+        self.p.tick(end);
+        self.settle();
+    }
+
+    fn set_target(&mut self, t: &str) {
+        self.p.set_target(t, self.now).expect("known target");
+        self.settle();
+    }
+
+    fn shutdown(&mut self) {
+        self.p.shutdown(self.now);
+        self.settle();
+    }
+
+    fn starts(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Start(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn index_of(&self, e: &Event) -> Option<usize> {
+        self.events.iter().position(|x| x == e)
+    }
+}
+
+fn with(mut s: UnitSpec, f: impl FnOnce(&mut UnitSpec)) -> UnitSpec {
+    f(&mut s);
+    s
+}
+
+fn v(xs: &[&str]) -> Vec<String> {
+    xs.iter().map(|x| x.to_string()).collect()
+}
+
+// ----- cells ---------------------------------------------------------------
+
+#[test]
+fn target_pulls_in_exactly_its_required_set() {
+    let w = World::new(
+        vec![
+            with(spec("top", UnitType::Virtual), |s| {
+                s.provides = v(&["default"]);
+                s.depends_on = v(&["a"]);
+                s.waits_for = v(&["b"]);
+            }),
+            spec("a", UnitType::ForegroundSupervised),
+            spec("b", UnitType::ForegroundNotified),
+            spec("unrelated", UnitType::ForegroundSupervised),
+        ],
+        "default",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("top"), UnitState::Running);
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert_eq!(w.state("b"), UnitState::Running);
+    assert_eq!(w.state("unrelated"), UnitState::Disabled);
+    assert_eq!(w.p.target_settled(), Some(true));
+    assert!(!w.p.degraded());
+}
+
+#[test]
+fn notified_unit_is_starting_until_ready() {
+    let mut w = World::new(
+        vec![spec("n", UnitType::ForegroundNotified)],
+        "n",
+        PlannerOptions::default(),
+    );
+    // The default behaviour sends READY=1 at once; use Hang-free manual flow.
+    assert_eq!(w.state("n"), UnitState::Running);
+    let id = w.id("n");
+    w.p.fact(
+        Fact::Notify {
+            unit: id,
+            msg: Notify::Reloading,
+        },
+        w.now,
+    );
+    w.settle();
+    assert_eq!(w.state("n"), UnitState::Reloading);
+    w.p.fact(
+        Fact::Notify {
+            unit: id,
+            msg: Notify::Ready,
+        },
+        w.now,
+    );
+    w.settle();
+    assert_eq!(w.state("n"), UnitState::Running);
+    w.p.fact(
+        Fact::Notify {
+            unit: id,
+            msg: Notify::Status("serving 3 clients".into()),
+        },
+        w.now,
+    );
+    assert_eq!(w.p.view(id).unwrap().status, "serving 3 clients");
+}
+
+#[test]
+fn oneshot_exits_and_dependents_start_after_it() {
+    let w = World::new(
+        vec![
+            with(spec("app", UnitType::ForegroundSupervised), |s| {
+                s.depends_ms = v(&["setup"])
+            }),
+            spec("setup", UnitType::Oneshot),
+        ],
+        "app",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("setup"), UnitState::Exited);
+    assert_eq!(w.state("app"), UnitState::Running);
+    assert_eq!(w.starts(), v(&["setup", "app"]));
+}
+
+#[test]
+fn failed_hard_dependency_blocks_and_names_the_root() {
+    let mut w = World::new(vec![], "x", PlannerOptions::default());
+    w.behaviour.insert("db".into(), Behaviour::Exit(1));
+    let mut w2 = World::new(
+        vec![
+            with(spec("web", UnitType::ForegroundSupervised), |s| {
+                s.depends_on = v(&["api"])
+            }),
+            with(spec("api", UnitType::ForegroundSupervised), |s| {
+                s.depends_ms = v(&["db"])
+            }),
+            with(spec("db", UnitType::Oneshot), |s| {
+                s.restart = RestartPolicy::No
+            }),
+        ],
+        "nothing-yet",
+        PlannerOptions::default(),
+    );
+    w2.behaviour.insert("db".into(), Behaviour::Exit(1));
+    w2.set_target("web");
+    drop(w);
+    assert_eq!(w2.state("db"), UnitState::Failed);
+    assert_eq!(w2.state("api"), UnitState::Waiting);
+    let api = w2.p.view(w2.id("api")).unwrap();
+    assert_eq!(api.blocked_by.as_deref(), Some("db"));
+    let web = w2.p.view(w2.id("web")).unwrap();
+    assert_eq!(
+        web.blocked_by.as_deref(),
+        Some("db"),
+        "blocked-by names the root cause"
+    );
+    assert_eq!(w2.p.target_settled(), Some(false));
+}
+
+#[test]
+fn missing_targets_block_hard_and_settle_waits_for() {
+    let w = World::new(
+        vec![
+            with(spec("a", UnitType::ForegroundSupervised), |s| {
+                s.waits_for = v(&["nobody"])
+            }),
+            with(spec("b", UnitType::ForegroundSupervised), |s| {
+                s.depends_on = v(&["ghost-target"])
+            }),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = v(&["a", "b"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert!(
+        w.p.view(w.id("a")).unwrap().degraded,
+        "missing waits-for makes it degraded"
+    );
+    assert_eq!(w.state("b"), UnitState::Waiting);
+    assert_eq!(
+        w.p.view(w.id("b")).unwrap().blocked_by.as_deref(),
+        Some("ghost-target")
+    );
+    // top waits for b, which waits forever: top stays waiting, not failed.
+    assert_eq!(w.state("top"), UnitState::Waiting);
+}
+
+#[test]
+fn waits_for_a_failed_unit_counts_as_settled_and_degrades() {
+    let mut w = World::new(
+        vec![
+            with(spec("bot", UnitType::ForegroundSupervised), |s| {
+                s.waits_for = v(&["ircd"])
+            }),
+            with(spec("ircd", UnitType::ForegroundSupervised), |s| {
+                s.restart = RestartPolicy::No
+            }),
+        ],
+        "none",
+        PlannerOptions::default(),
+    );
+    w.behaviour.insert("ircd".into(), Behaviour::Exit(2));
+    w.set_target("bot");
+    assert_eq!(w.state("ircd"), UnitState::Failed);
+    assert_eq!(w.state("bot"), UnitState::Running);
+    assert!(w.p.view(w.id("bot")).unwrap().degraded);
+}
+
+#[test]
+fn depends_on_stops_dependent_and_brings_it_back() {
+    let mut w = World::new(
+        vec![
+            with(spec("web", UnitType::ForegroundSupervised), |s| {
+                s.depends_on = v(&["db"])
+            }),
+            with(spec("db", UnitType::ForegroundSupervised), |s| {
+                s.restart_delay = Duration::from_secs(1);
+            }),
+            with(spec("cron", UnitType::ForegroundSupervised), |s| {
+                s.depends_ms = v(&["db"])
+            }),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = v(&["web", "cron"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("web"), UnitState::Running);
+    w.crash("db", ExitStatus::Code(1));
+    assert_eq!(w.state("db"), UnitState::Failed);
+    assert_eq!(
+        w.state("web"),
+        UnitState::Waiting,
+        "depends-on: the dependent is stopped"
+    );
+    assert_eq!(
+        w.state("cron"),
+        UnitState::Running,
+        "depends-ms: not stopped"
+    );
+    let restart_at = w.p.view(w.id("db")).unwrap().restart_at;
+    assert_eq!(restart_at, Some(w.now.after(Duration::from_secs(1))));
+    w.advance(Duration::from_secs(1));
+    assert_eq!(w.state("db"), UnitState::Running);
+    assert_eq!(w.state("web"), UnitState::Running, "starts again by itself");
+    assert_eq!(w.p.view(w.id("db")).unwrap().restarts, 1);
+}
+
+#[test]
+fn restart_backoff_doubles_up_to_the_max_and_resets_after_60s_active() {
+    let mut w = World::new(
+        vec![with(spec("flaky", UnitType::ForegroundSupervised), |s| {
+            s.restart_delay = Duration::from_secs(1);
+            s.restart_max_delay = Duration::from_secs(5);
+        })],
+        "flaky",
+        PlannerOptions::default(),
+    );
+    let mut delays = Vec::new();
+    for _ in 0..5 {
+        w.crash("flaky", ExitStatus::Signal(11));
+        let v = w.p.view(w.id("flaky")).unwrap();
+        assert_eq!(v.state, UnitState::Failed);
+        assert!(v.status.contains("killed by SIGSEGV"), "{}", v.status);
+        let d = v.restart_at.unwrap().since(w.now);
+        delays.push(d.as_secs());
+        w.advance(d);
+        assert_eq!(w.state("flaky"), UnitState::Running);
+    }
+    assert_eq!(delays, vec![1, 2, 4, 5, 5]);
+    w.advance(Duration::from_secs(61));
+    w.crash("flaky", ExitStatus::Code(3));
+    let d =
+        w.p.view(w.id("flaky"))
+            .unwrap()
+            .restart_at
+            .unwrap()
+            .since(w.now);
+    assert_eq!(d.as_secs(), 1, "count starts over after 60 s active");
+}
+
+#[test]
+fn restart_no_and_clean_exit() {
+    let mut w = World::new(
+        vec![
+            with(spec("once", UnitType::ForegroundSupervised), |s| {
+                s.restart = RestartPolicy::No
+            }),
+            with(spec("clean", UnitType::ForegroundSupervised), |s| {
+                s.restart = RestartPolicy::OnFailure
+            }),
+            with(spec("always", UnitType::ForegroundSupervised), |s| {
+                s.restart = RestartPolicy::Always
+            }),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = v(&["once", "clean", "always"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    w.crash("once", ExitStatus::Code(1));
+    assert_eq!(w.state("once"), UnitState::Failed);
+    assert!(w.p.view(w.id("once")).unwrap().restart_at.is_none());
+    w.crash("clean", ExitStatus::Code(0));
+    assert_eq!(
+        w.state("clean"),
+        UnitState::Exited,
+        "exit 0 under on-failure: exited"
+    );
+    w.crash("always", ExitStatus::Code(0));
+    assert_eq!(
+        w.state("always"),
+        UnitState::Failed,
+        "waiting to restart is failed"
+    );
+    assert!(w.p.view(w.id("always")).unwrap().restart_at.is_some());
+    w.advance(Duration::from_secs(1));
+    assert_eq!(w.state("always"), UnitState::Running);
+}
+
+#[test]
+fn start_timeout_fails_the_unit_and_stop_timeout_escalates_to_sigkill() {
+    let mut w = World::new(
+        vec![with(spec("slow", UnitType::ForegroundNotified), |s| {
+            s.start_timeout = Duration::from_secs(5);
+            s.stop_timeout = Duration::from_secs(2);
+            s.restart = RestartPolicy::No;
+        })],
+        "none",
+        PlannerOptions::default(),
+    );
+    w.behaviour.insert("slow".into(), Behaviour::Hang);
+    w.set_target("slow");
+    assert_eq!(w.state("slow"), UnitState::Starting);
+    w.advance(Duration::from_secs(5));
+    assert_eq!(w.state("slow"), UnitState::Stopping);
+    assert!(w.events.contains(&Event::Signal("slow".into(), 15)));
+    w.advance(Duration::from_secs(2));
+    assert!(w.events.contains(&Event::Signal("slow".into(), 9)));
+    assert_eq!(w.state("slow"), UnitState::Failed);
+    assert_eq!(w.p.view(w.id("slow")).unwrap().status, "start timed out");
+}
+
+#[test]
+fn ready_wait_and_ready_grep() {
+    let mut w = World::new(
+        vec![
+            with(spec("waiter", UnitType::ForegroundSupervised), |s| {
+                s.ready_wait = Some(Duration::from_millis(500))
+            }),
+            with(spec("grepper", UnitType::ForegroundSupervised), |s| {
+                s.ready_grep = Some("^connected".into())
+            }),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.depends_on = v(&["waiter", "grepper"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("waiter"), UnitState::Starting);
+    assert_eq!(w.state("grepper"), UnitState::Starting);
+    assert_eq!(w.p.next_deadline(), Some(Instant(500_000_000)));
+    w.advance(Duration::from_millis(500));
+    assert_eq!(w.state("waiter"), UnitState::Running);
+    assert_eq!(w.state("top"), UnitState::Waiting);
+    let g = w.id("grepper");
+    w.p.fact(Fact::ReadyLine { unit: g }, w.now);
+    w.settle();
+    assert_eq!(w.state("grepper"), UnitState::Running);
+    assert_eq!(w.state("top"), UnitState::Running);
+}
+
+#[test]
+fn pidfile_daemon_is_supervised_through_its_pid() {
+    let mut w = World::new(
+        vec![with(spec("d", UnitType::BackgroundPidfile), |s| {
+            s.pidfile = Some("/run/d.pid".into())
+        })],
+        "d",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("d"), UnitState::Running);
+    let pid = w.p.view(w.id("d")).unwrap().pid.unwrap();
+    assert!(w.procs.contains_key(&pid));
+    w.crash("d", ExitStatus::Signal(9));
+    assert_eq!(w.state("d"), UnitState::Failed);
+}
+
+#[test]
+fn scripted_unit_runs_its_stop_script() {
+    let mut w = World::new(
+        vec![with(spec("fw", UnitType::BackgroundScripted), |s| {
+            s.exec_stop = Some(Command::new(["/bin/fw", "down"]));
+        })],
+        "fw",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("fw"), UnitState::Running);
+    assert_eq!(w.p.view(w.id("fw")).unwrap().pid, None);
+    w.shutdown();
+    assert_eq!(w.state("fw"), UnitState::Disabled);
+    assert!(w.p.drained());
+}
+
+#[test]
+fn pre_commands_run_in_order_and_a_failure_fails_the_start() {
+    let mut w = World::new(
+        vec![with(spec("app", UnitType::ForegroundSupervised), |s| {
+            s.exec_start_pre = vec![Command::new(["/bin/a"]), Command::new(["/bin/b"])];
+            s.exec_stop_post = vec![Command::new(["/bin/cleanup"])];
+        })],
+        "app",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("app"), UnitState::Running);
+    w.shutdown();
+    assert!(w.p.drained());
+}
+
+#[test]
+fn max_concurrent_starts_caps_starting_units() {
+    let units: Vec<UnitSpec> = (0..6)
+        .map(|i| spec(&format!("u{i}"), UnitType::ForegroundNotified))
+        .chain([with(spec("top", UnitType::Virtual), |s| {
+            s.depends_on = (0..6).map(|i| format!("u{i}")).collect();
+        })])
+        .collect();
+    let mut w = World::new(
+        units,
+        "none",
+        PlannerOptions {
+            max_concurrent_starts: Some(2),
+        },
+    );
+    for i in 0..6 {
+        w.behaviour.insert(format!("u{i}"), Behaviour::Hang);
+    }
+    w.set_target("top");
+    let starting = |w: &World| {
+        (0..6)
+            .filter(|i| w.state(&format!("u{i}")) == UnitState::Starting)
+            .count()
+    };
+    assert_eq!(starting(&w), 2);
+    assert_eq!(w.starts(), v(&["u0", "u1"]), "queued in name order");
+    let u0 = w.id("u0");
+    w.p.fact(
+        Fact::Notify {
+            unit: u0,
+            msg: Notify::Ready,
+        },
+        w.now,
+    );
+    w.settle();
+    assert_eq!(starting(&w), 2);
+    assert_eq!(w.starts(), v(&["u0", "u1", "u2"]));
+}
+
+#[test]
+fn restart_command_restarts_dependents_around_it() {
+    let mut w = World::new(
+        vec![
+            with(spec("web", UnitType::ForegroundSupervised), |s| {
+                s.depends_on = v(&["db"])
+            }),
+            spec("db", UnitType::ForegroundSupervised),
+        ],
+        "web",
+        PlannerOptions::default(),
+    );
+    w.events.clear();
+    w.p.restart("db", w.now).unwrap();
+    w.settle();
+    let web_stop = w
+        .index_of(&Event::State("web".into(), UnitState::Waiting))
+        .unwrap();
+    let db_stop = w.index_of(&Event::Signal("db".into(), 15)).unwrap();
+    assert!(
+        web_stop < db_stop,
+        "the dependent stops first: {:?}",
+        w.events
+    );
+    assert_eq!(w.starts(), v(&["db", "web"]));
+    assert!(matches!(
+        w.p.restart("nope", w.now),
+        Err(flotilla_units::planner::RestartError::UnknownUnit(_))
+    ));
+}
+
+#[test]
+fn coincidental_targets() {
+    let w = World::new(
+        vec![
+            with(spec("maddy", UnitType::ForegroundNotified), |s| {
+                s.provides = v(&["imapd", "smtpd"])
+            }),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.depends_on = v(&["imapd"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.p.coincidental(w.id("maddy")), v(&["smtpd"]));
+    assert!(w.p.coincidental(w.id("top")).is_empty());
+}
+
+#[test]
+fn reload_keeps_unchanged_restarts_changed_stops_removed() {
+    let mut w = World::new(
+        vec![
+            spec("keep", UnitType::ForegroundSupervised),
+            spec("change", UnitType::ForegroundSupervised),
+            spec("gone", UnitType::ForegroundSupervised),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = v(&["keep", "change", "gone"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    let keep_pid = w.p.view(w.id("keep")).unwrap().pid;
+    let change_pid = w.p.view(w.id("change")).unwrap().pid;
+    let new_units: Vec<(UnitSpec, Origin)> = vec![
+        spec("keep", UnitType::ForegroundSupervised),
+        with(spec("change", UnitType::ForegroundSupervised), |s| {
+            s.environment.insert("X".into(), "1".into());
+        }),
+        spec("new", UnitType::ForegroundSupervised),
+        with(spec("top", UnitType::Virtual), |s| {
+            s.waits_for = v(&["keep", "change", "new"])
+        }),
+    ]
+    .into_iter()
+    .map(|s| {
+        let o = origin(&s.name);
+        (s, o)
+    })
+    .collect();
+    let (applied, _map) = w.p.replace_units(new_units, true, w.now).unwrap();
+    w.settle();
+    assert_eq!(applied.added, v(&["new"]));
+    assert_eq!(applied.changed, v(&["change", "top"]));
+    assert_eq!(applied.removed, v(&["gone"]));
+    assert_eq!(applied.unchanged, 1);
+    assert_eq!(
+        w.p.view(w.id("keep")).unwrap().pid,
+        keep_pid,
+        "unchanged keeps its PID"
+    );
+    assert_ne!(
+        w.p.view(w.id("change")).unwrap().pid,
+        change_pid,
+        "changed restarts"
+    );
+    assert_eq!(w.state("change"), UnitState::Running);
+    assert_eq!(w.state("new"), UnitState::Running);
+    assert!(
+        w.events.contains(&Event::Signal("gone".into(), 15)),
+        "removed stops"
+    );
+    assert_eq!(w.state("gone"), UnitState::Disabled);
+    // A second reload drops the stopped ghost entirely.
+    let again: Vec<(UnitSpec, Origin)> =
+        w.p.graph()
+            .units()
+            .map(|(s, o)| ((**s).clone(), o.clone()))
+            .collect();
+    w.p.replace_units(again, true, w.now).unwrap();
+    assert!(w.p.graph().unit("gone").is_none());
+}
+
+#[test]
+fn strict_replace_refuses_a_bad_set_and_changes_nothing() {
+    let mut w = World::new(
+        vec![spec("a", UnitType::ForegroundSupervised)],
+        "a",
+        PlannerOptions::default(),
+    );
+    let pid = w.p.view(w.id("a")).unwrap().pid;
+    let bad = vec![
+        (
+            with(spec("a", UnitType::ForegroundSupervised), |s| {
+                s.depends_on = v(&["b"])
+            }),
+            origin("a"),
+        ),
+        (
+            with(spec("b", UnitType::ForegroundSupervised), |s| {
+                s.depends_on = v(&["a"])
+            }),
+            origin("b"),
+        ),
+    ];
+    let err = w.p.replace_units(bad, true, w.now).unwrap_err();
+    assert!(err
+        .iter()
+        .any(|d| d.message.starts_with("dependency cycle")));
+    assert_eq!(w.p.view(w.id("a")).unwrap().pid, pid);
+    assert!(w.p.take_actions().is_empty());
+}
+
+// ----- properties on random graphs ---------------------------------------
+
+/// A random DAG: unit i may depend only on units with a larger index.
+fn random_units() -> impl Strategy<Value = (Vec<UnitSpec>, Vec<Behaviour>)> {
+    (3usize..14).prop_flat_map(|n| {
+        let deps =
+            proptest::collection::vec(proptest::collection::vec((0usize..n, 0u8..3), 0..4), n);
+        let kinds = proptest::collection::vec(0u8..5, n);
+        let fails = proptest::collection::vec(0u8..8, n);
+        (Just(n), deps, kinds, fails).prop_map(|(n, deps, kinds, fails)| {
+            let mut units = Vec::new();
+            let mut behaviours = Vec::new();
+            for i in 0..n {
+                let kind = match kinds[i] {
+                    0 => UnitType::Virtual,
+                    1 => UnitType::Oneshot,
+                    2 => UnitType::ForegroundNotified,
+                    3 => UnitType::BackgroundScripted,
+                    _ => UnitType::ForegroundSupervised,
+                };
+                let mut s = spec(&format!("u{i:02}"), kind);
+                s.restart = RestartPolicy::No;
+                for &(j, k) in &deps[i] {
+                    if j <= i {
+                        continue;
+                    }
+                    let t = format!("u{j:02}");
+                    match k {
+                        0 => s.depends_on.push(t),
+                        1 => s.depends_ms.push(t),
+                        _ => s.waits_for.push(t),
+                    }
+                }
+                s.depends_on.dedup();
+                units.push(s);
+                behaviours.push(if fails[i] == 0 && kind != UnitType::Virtual {
+                    Behaviour::Exit(1)
+                } else {
+                    Behaviour::Serve
+                });
+            }
+            (units, behaviours)
+        })
+    })
+}
+
+fn required_names(w: &World, target: &str) -> Vec<String> {
+    let req = w.p.graph().required_set(target).unwrap();
+    w.p.graph()
+        .ids()
+        .filter(|i| req[i.index()])
+        .map(|i| w.name(i))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, .. ProptestConfig::default() })]
+
+    /// Nothing starts before its hard and milestone dependencies are active;
+    /// waits-for only orders (checked on every spawn by the world); what runs
+    /// is exactly inside the required set.
+    #[test]
+    fn starts_respect_dependencies((units, behaviours) in random_units(), target in 0usize..3) {
+        let names: Vec<String> = units.iter().map(|u| u.name.clone()).collect();
+        let mut w = World::new(units, "none", PlannerOptions::default());
+        for (n, b) in names.iter().zip(&behaviours) {
+            w.behaviour.insert(n.clone(), *b);
+        }
+        let t = names[target.min(names.len() - 1)].clone();
+        w.set_target(&t);
+        let req = required_names(&w, &t);
+        for n in &names {
+            let st = w.state(n);
+            if !req.contains(n) {
+                prop_assert_eq!(st, UnitState::Disabled, "{} outside the set", n);
+            } else {
+                prop_assert!(st != UnitState::Disabled, "{} inside the set is disabled", n);
+            }
+        }
+        // Settled: nothing is left starting in this instant world.
+        for n in &req {
+            prop_assert!(w.state(n) != UnitState::Starting && w.state(n) != UnitState::Stopping, "{} is {}", n, w.state(n));
+        }
+    }
+
+    /// A target switch stops exactly the units outside the new set, and
+    /// dependents stop before their dependencies.
+    #[test]
+    fn target_switch_stops_exactly_the_rest((units, _) in random_units(), a in 0usize..14, b in 0usize..14) {
+        let names: Vec<String> = units.iter().map(|u| u.name.clone()).collect();
+        let ta = names[a % names.len()].clone();
+        let tb = names[b % names.len()].clone();
+        let mut w = World::new(units, &ta, PlannerOptions::default());
+        let before: Vec<(String, UnitState)> = names.iter().map(|n| (n.clone(), w.state(n))).collect();
+        w.events.clear();
+        w.set_target(&tb);
+        let req_b = required_names(&w, &tb);
+        let mut stopped = Vec::new();
+        for (n, st) in &before {
+            let was_up = st.is_active();
+            let now = w.state(n);
+            if req_b.contains(n) {
+                if was_up {
+                    prop_assert!(now.is_active(), "{} stayed required but is {}", n, now);
+                    prop_assert!(!w.events.iter().any(|e| matches!(e, Event::Signal(x, _) if x == n)), "{} was signalled", n);
+                }
+            } else {
+                prop_assert_eq!(now, UnitState::Disabled, "{} outside the new set", n);
+                if was_up { stopped.push(n.clone()); }
+            }
+        }
+        // Dependents first: a stopped unit's disabled event comes after every
+        // stopped dependent's.
+        let g = w.p.graph();
+        for n in &stopped {
+            let id = g.unit(n).unwrap();
+            let my = w.index_of(&Event::State(n.clone(), UnitState::Disabled));
+            for &(_, d) in &g.node(id).dependents {
+                let dn = w.name(d);
+                if stopped.contains(&dn) {
+                    let theirs = w.index_of(&Event::State(dn.clone(), UnitState::Disabled));
+                    prop_assert!(theirs < my, "{} stopped after its dependency {}", dn, n);
+                }
+            }
+        }
+    }
+
+    /// Shutdown drains everything to disabled, dependents first.
+    #[test]
+    fn shutdown_drains_to_disabled((units, behaviours) in random_units(), t in 0usize..14) {
+        let names: Vec<String> = units.iter().map(|u| u.name.clone()).collect();
+        let mut w = World::new(units, "none", PlannerOptions::default());
+        for (n, b) in names.iter().zip(&behaviours) {
+            w.behaviour.insert(n.clone(), *b);
+        }
+        w.set_target(&names[t % names.len()].clone());
+        w.events.clear();
+        w.shutdown();
+        prop_assert!(w.p.drained(), "not drained: {:?}", names.iter().map(|n| (n, w.state(n))).collect::<BTreeMap<_, _>>());
+        prop_assert!(w.p.next_deadline().is_none());
+    }
+}
