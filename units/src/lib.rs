@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod diag;
 pub mod duration;
 pub mod graph;

@@ -1,0 +1,292 @@
+//! The init's config file (SPEC §2), `/etc/init/init.yaml` by default.
+//!
+//! ```yaml
+//! units-dir: /etc/init/units
+//! default-target: default
+//! max-concurrent-starts: 8
+//! log-dir: /var/log/init
+//! control-socket: /run/init/control.sock
+//! ```
+//!
+//! Every key is optional; command-line flags override the file. An empty
+//! file (or one with only comments) is an empty config. Problems are
+//! reported like those of unit files: `FILE:LINE:COL: message`, all of them
+//! at once, unknown keys with a suggestion.
+
+use crate::diag::Diagnostic;
+use crate::load::yaml::{self, known_entries, Node, Sink, Value};
+use crate::spec::valid_name;
+use std::path::PathBuf;
+
+/// Every key of the config file.
+pub const CONFIG_KEYS: &[&str] = &[
+    "units-dir",
+    "default-target",
+    "max-concurrent-starts",
+    "log-dir",
+    "control-socket",
+];
+
+/// The init's configuration as the file gives it; `None` is "not set"
+/// (the init's default, or its command-line flag, applies).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    /// `units-dir`: the units directory (default `/etc/init/units`).
+    pub units_dir: Option<PathBuf>,
+    /// `default-target`: the target when the kernel command line names none
+    /// (default `default`).
+    pub default_target: Option<String>,
+    /// `max-concurrent-starts`: how many units may be starting at once, a
+    /// positive number (default: unlimited).
+    pub max_concurrent_starts: Option<usize>,
+    /// `log-dir`: where unit output is kept.
+    pub log_dir: Option<PathBuf>,
+    /// `control-socket`: the control socket's path.
+    pub control_socket: Option<PathBuf>,
+}
+
+/// Parses the config file `file` whose contents are `text`. Every problem
+/// is returned, each with its line and column.
+///
+/// ```
+/// use flotilla_units::config::parse_config;
+/// let c = parse_config("init.yaml", "default-target: rescue\nmax-concurrent-starts: 4\n").unwrap();
+/// assert_eq!(c.default_target.as_deref(), Some("rescue"));
+/// assert_eq!(c.max_concurrent_starts, Some(4));
+///
+/// let errors = parse_config("init.yaml", "unit-dir: /srv/units\n").unwrap_err();
+/// assert_eq!(
+///     errors[0].to_string(),
+///     "init.yaml:1:1: unknown config key `unit-dir`; did you mean `units-dir`?"
+/// );
+/// ```
+pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
+    let mut sink = Sink::new(file);
+    let root = match yaml::parse(file, text) {
+        Ok(Some(root)) => root,
+        Ok(None) => return Ok(Config::default()),
+        Err(d) => return Err(vec![d]),
+    };
+    let Value::Map(entries) = &root.value else {
+        sink.error(
+            root.pos,
+            format!(
+                "the config file must be a YAML mapping of keys such as `units-dir: DIR`, \
+                 found {}",
+                root.kind()
+            ),
+        );
+        return Err(sink.into_sorted());
+    };
+    let mut config = Config::default();
+    for e in known_entries(entries, CONFIG_KEYS, "config key", &mut sink) {
+        match e.key {
+            "units-dir" => config.units_dir = path(e.key, e.value, &mut sink),
+            "log-dir" => config.log_dir = path(e.key, e.value, &mut sink),
+            "control-socket" => config.control_socket = path(e.key, e.value, &mut sink),
+            "default-target" => config.default_target = target(e.value, &mut sink),
+            "max-concurrent-starts" => {
+                config.max_concurrent_starts = positive(e.key, e.value, &mut sink)
+            }
+            _ => {}
+        }
+    }
+    if sink.has_errors() {
+        Err(sink.into_sorted())
+    } else {
+        Ok(config)
+    }
+}
+
+fn expected(sink: &mut Sink<'_>, node: &Node, what: &str) {
+    let found = match &node.value {
+        Value::Bool(b) => format!("`{b}`"),
+        _ => node.kind().to_string(),
+    };
+    sink.error(node.pos, format!("expected {what}, found {found}"));
+}
+
+/// A path; relative paths are taken as they are (from the init's working
+/// directory), which suits a supervisor started by hand.
+fn path(key: &str, node: &Node, sink: &mut Sink<'_>) -> Option<PathBuf> {
+    let Some(text) = node.string_or_number() else {
+        expected(sink, node, &format!("a path for `{key}`"));
+        return None;
+    };
+    if text.is_empty() || text.contains('\0') {
+        sink.error(node.pos, format!("`{key}` is not a usable path"));
+        return None;
+    }
+    Some(PathBuf::from(text))
+}
+
+fn target(node: &Node, sink: &mut Sink<'_>) -> Option<String> {
+    let Some(text) = node.string_or_number() else {
+        expected(sink, node, "a target name for `default-target`");
+        return None;
+    };
+    if !valid_name(&text) {
+        sink.error(
+            node.pos,
+            format!(
+                "invalid target name `{}` for `default-target`: a name has only letters, \
+                 digits and `:_.@-`",
+                text.escape_debug()
+            ),
+        );
+        return None;
+    }
+    Some(text)
+}
+
+fn positive(key: &str, node: &Node, sink: &mut Sink<'_>) -> Option<usize> {
+    let n = match &node.value {
+        Value::Int(n) => *n,
+        _ => {
+            expected(
+                sink,
+                node,
+                &format!("a positive whole number for `{key}` (leave it out for no limit)"),
+            );
+            return None;
+        }
+    };
+    match usize::try_from(n) {
+        Ok(n) if n > 0 => Some(n),
+        _ => {
+            sink.error(
+                node.pos,
+                format!(
+                    "`{key}` must be a positive whole number, found {} (leave it out for no \
+                     limit)",
+                    node.text().unwrap_or_default()
+                ),
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<String> {
+        match parse_config("init.yaml", text) {
+            Ok(c) => panic!("{text:?} parsed: {c:?}"),
+            Err(d) => d.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn every_key() {
+        let c = parse_config(
+            "init.yaml",
+            "units-dir: /etc/init/units\ndefault-target: multi-user\nmax-concurrent-starts: 8\n\
+             log-dir: /var/log/init\ncontrol-socket: /run/init/control.sock\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c,
+            Config {
+                units_dir: Some("/etc/init/units".into()),
+                default_target: Some("multi-user".into()),
+                max_concurrent_starts: Some(8),
+                log_dir: Some("/var/log/init".into()),
+                control_socket: Some("/run/init/control.sock".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn empty_is_default() {
+        assert_eq!(parse_config("init.yaml", ""), Ok(Config::default()));
+        assert_eq!(
+            parse_config("init.yaml", "# nothing yet\n"),
+            Ok(Config::default())
+        );
+        assert_eq!(parse_config("init.yaml", "{}\n"), Ok(Config::default()));
+    }
+
+    #[test]
+    fn relative_paths_are_kept() {
+        let c = parse_config("init.yaml", "units-dir: units\n").unwrap();
+        assert_eq!(c.units_dir, Some("units".into()));
+    }
+
+    #[test]
+    fn every_error_at_once() {
+        // Five problems, one per line; all are reported, in file order.
+        assert_eq!(
+            errors(
+                "units_dir: /x\nmax-concurrent-starts: 0\ndefault-target: a b\nlog-dir: [a]\n\
+                 units_dir: /y\ncontrol-socket:\n"
+            ),
+            [
+                "init.yaml:1:1: unknown config key `units_dir`; did you mean `units-dir`?",
+                "init.yaml:2:24: `max-concurrent-starts` must be a positive whole number, \
+                 found 0 (leave it out for no limit)",
+                "init.yaml:3:17: invalid target name `a b` for `default-target`: a name has \
+                 only letters, digits and `:_.@-`",
+                "init.yaml:4:10: expected a path for `log-dir`, found a list",
+                "init.yaml:5:1: duplicate config key `units_dir` (first given at line 1, column 1)",
+                "init.yaml:6:15: expected a path for `control-socket`, found nothing",
+            ]
+        );
+    }
+
+    #[test]
+    fn max_concurrent_starts_must_be_a_whole_number() {
+        // A string, a fraction, a negative number, a boolean.
+        assert_eq!(
+            errors("max-concurrent-starts: four\n"),
+            [
+                "init.yaml:1:24: expected a positive whole number for `max-concurrent-starts` \
+              (leave it out for no limit), found a string"
+            ]
+        );
+        assert_eq!(
+            errors("max-concurrent-starts: 1.5\n"),
+            [
+                "init.yaml:1:24: expected a positive whole number for `max-concurrent-starts` \
+              (leave it out for no limit), found a number"
+            ]
+        );
+        assert_eq!(
+            errors("max-concurrent-starts: -2\n"),
+            [
+                "init.yaml:1:24: `max-concurrent-starts` must be a positive whole number, found \
+              -2 (leave it out for no limit)"
+            ]
+        );
+        assert_eq!(
+            errors("max-concurrent-starts: true\n"),
+            [
+                "init.yaml:1:24: expected a positive whole number for `max-concurrent-starts` \
+              (leave it out for no limit), found `true`"
+            ]
+        );
+    }
+
+    #[test]
+    fn not_a_mapping_and_bad_yaml() {
+        assert_eq!(
+            errors("- units-dir: /x\n"),
+            [
+                "init.yaml:1:1: the config file must be a YAML mapping of keys such as \
+              `units-dir: DIR`, found a list"
+            ]
+        );
+        assert_eq!(
+            errors("units-dir: [/x\n"),
+            ["init.yaml:1:12: invalid YAML: unclosed bracket '['"]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "\\PC*") {
+            let _ = parse_config("init.yaml", &s);
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! Every key of a YAML unit file, both forms of target lists and commands,
+//! and every default (SPEC §3).
+
+use flotilla_units::diag::Pos;
+use flotilla_units::load::{parse_yaml, ParsedUnit, UNIT_KEYS};
+use flotilla_units::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Parses `text` as `file` and insists on no diagnostic at all.
+fn clean(file: &str, text: &str) -> ParsedUnit {
+    let p = parse_yaml(file, text);
+    let shown: Vec<String> = p.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(shown.is_empty(), "unexpected diagnostics: {shown:#?}");
+    assert!(p.spec.is_some());
+    p
+}
+
+fn spec(file: &str, text: &str) -> UnitSpec {
+    clean(file, text).spec.unwrap_or_else(|| unreachable!())
+}
+
+fn cmd(words: &[&str]) -> Command {
+    Command::new(words.iter().copied())
+}
+
+#[test]
+fn every_key_of_a_foreground_supervised_unit() {
+    let s = spec(
+        "web.yaml",
+        r#"
+unit: web
+description: The web server
+type: foreground-supervised
+provides: [http, https]
+depends-on: [db]
+depends-ms: [network-online]
+waits-for: [dns, ntp]
+exec-start-pre:
+  - /bin/mkdir -p /run/web
+  - "-/bin/rm -f /run/web/stale"
+exec-start: /usr/bin/web --port 80 --name "my site"
+exec-stop: /bin/kill -TERM $MAINPID
+exec-stop-post: [-/bin/rm -rf /run/web]
+exec-reload: /bin/kill -HUP $MAINPID
+ready-grep: ^listening on
+start-timeout: 30s
+stop-timeout: 1m30s
+restart: always
+restart-delay: 500ms
+restart-max-delay: 2m
+kill-signal: SIGINT
+user: www-data
+group: 33
+working-directory: /srv/web
+environment:
+  PORT: 80
+  DEBUG: false
+  RATIO: 1.50
+  MODE: production
+  ANSWER: "yes"
+  UMASK: 0022
+environment-file: [/etc/default/web, -/etc/web.env]
+"#,
+    );
+    let mut expected = UnitSpec::new("web", UnitType::ForegroundSupervised);
+    expected.description = Some("The web server".into());
+    expected.provides = vec!["http".into(), "https".into()];
+    expected.depends_on = vec!["db".into()];
+    expected.depends_ms = vec!["network-online".into()];
+    expected.waits_for = vec!["dns".into(), "ntp".into()];
+    expected.exec_start_pre = vec![
+        cmd(&["/bin/mkdir", "-p", "/run/web"]),
+        Command {
+            argv: vec!["/bin/rm".into(), "-f".into(), "/run/web/stale".into()],
+            ignore_failure: true,
+        },
+    ];
+    expected.exec_start = Some(cmd(&["/usr/bin/web", "--port", "80", "--name", "my site"]));
+    expected.exec_stop = Some(cmd(&["/bin/kill", "-TERM", "$MAINPID"]));
+    expected.exec_stop_post = vec![Command {
+        argv: vec!["/bin/rm".into(), "-rf".into(), "/run/web".into()],
+        ignore_failure: true,
+    }];
+    expected.exec_reload = Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]));
+    expected.ready_grep = Some("^listening on".into());
+    expected.start_timeout = Duration::from_secs(30);
+    expected.stop_timeout = Duration::from_secs(90);
+    expected.restart = RestartPolicy::Always;
+    expected.restart_delay = Duration::from_millis(500);
+    expected.restart_max_delay = Duration::from_secs(120);
+    expected.kill_signal = Signal(2);
+    expected.user = Some("www-data".into());
+    expected.group = Some("33".into());
+    expected.working_directory = Some(PathBuf::from("/srv/web"));
+    // Numbers and booleans become text as written (`1.50`, `0022`), and
+    // `yes` is not a boolean (YAML 1.2).
+    expected.environment = BTreeMap::from(
+        [
+            ("PORT", "80"),
+            ("DEBUG", "false"),
+            ("RATIO", "1.50"),
+            ("MODE", "production"),
+            ("ANSWER", "yes"),
+            ("UMASK", "0022"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    expected.environment_files = vec![
+        (PathBuf::from("/etc/default/web"), false),
+        (PathBuf::from("/etc/web.env"), true),
+    ];
+    assert_eq!(s, expected);
+}
+
+#[test]
+fn the_keys_the_docs_list() {
+    assert_eq!(UNIT_KEYS.len(), 27);
+    for key in [
+        "unit",
+        "name",
+        "exec-start-pre",
+        "exec-stop-post",
+        "environment-file",
+    ] {
+        assert!(UNIT_KEYS.contains(&key), "{key}");
+    }
+}
+
+#[test]
+fn ready_wait_and_pidfile() {
+    let s = spec(
+        "slow.yaml",
+        "unit: slow\nexec-start: /bin/slow\nready-wait: 1.5\n",
+    );
+    assert_eq!(s.ready_wait, Some(Duration::from_millis(1500)));
+    let s = spec(
+        "sshd.yaml",
+        "unit: sshd\ntype: background-pidfile\npidfile: /run/sshd.pid\nexec-start: /usr/sbin/sshd\n",
+    );
+    assert_eq!(s.kind, UnitType::BackgroundPidfile);
+    assert_eq!(s.pidfile, Some(PathBuf::from("/run/sshd.pid")));
+}
+
+#[test]
+fn every_type_parses() {
+    for t in UnitType::ALL {
+        let extra = match t {
+            UnitType::Virtual => "",
+            UnitType::BackgroundPidfile => "exec-start: /bin/d\npidfile: /run/d.pid\n",
+            UnitType::BackgroundScripted => {
+                "exec-start: /etc/rc.d/d start\nexec-stop: /etc/rc.d/d stop\n"
+            }
+            _ => "exec-start: /bin/d\n",
+        };
+        let s = spec("d.yaml", &format!("unit: d\ntype: {}\n{extra}", t.as_str()));
+        assert_eq!(s.kind, t);
+    }
+}
+
+#[test]
+fn defaults_of_spec_section_3() {
+    let s = spec("x.yaml", "unit: x\nexec-start: /bin/x\n");
+    assert_eq!(s, {
+        let mut e = UnitSpec::new("x", UnitType::ForegroundSupervised);
+        e.exec_start = Some(cmd(&["/bin/x"]));
+        e
+    });
+    // Spelled out, so that a change of `UnitSpec::new` cannot hide here.
+    assert_eq!(s.kind, UnitType::ForegroundSupervised);
+    assert_eq!(s.provides, ["x"]);
+    assert!(s.depends_on.is_empty() && s.depends_ms.is_empty() && s.waits_for.is_empty());
+    assert_eq!(s.description, None);
+    assert_eq!(s.exec_stop, None);
+    assert_eq!(s.exec_reload, None);
+    assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());
+    assert_eq!(s.ready_wait, None);
+    assert_eq!(s.ready_grep, None);
+    assert_eq!(s.pidfile, None);
+    assert_eq!(s.start_timeout, Duration::from_secs(90));
+    assert_eq!(s.stop_timeout, Duration::from_secs(10));
+    assert_eq!(s.restart, RestartPolicy::OnFailure);
+    assert_eq!(s.restart_delay, Duration::from_secs(1));
+    assert_eq!(s.restart_max_delay, Duration::from_secs(60));
+    assert_eq!(s.kill_signal, Signal::TERM);
+    assert_eq!(s.user, None);
+    assert_eq!(s.group, None);
+    assert_eq!(s.working_directory, None);
+    assert!(s.environment.is_empty());
+    assert!(s.environment_files.is_empty());
+}
+
+#[test]
+fn oneshot_defaults_to_no_restart() {
+    let s = spec("o.yaml", "unit: o\ntype: oneshot\nexec-start: /bin/o\n");
+    assert_eq!(s.restart, RestartPolicy::No);
+    let s = spec(
+        "o.yaml",
+        "unit: o\ntype: oneshot\nexec-start: /bin/o\nrestart: on-failure\n",
+    );
+    assert_eq!(s.restart, RestartPolicy::OnFailure);
+}
+
+#[test]
+fn restart_no_in_every_spelling() {
+    // Unquoted `no` is text for our parser (YAML 1.2), `"no"` too, and a
+    // YAML 1.1 habit of writing the boolean `false` means the same.
+    for v in ["no", "\"no\"", "'no'", "false", "False"] {
+        let s = spec(
+            "r.yaml",
+            &format!("unit: r\nexec-start: /bin/r\nrestart: {v}\n"),
+        );
+        assert_eq!(s.restart, RestartPolicy::No, "{v}");
+    }
+    let s = spec(
+        "r.yaml",
+        "unit: r\nexec-start: /bin/r\nrestart: on-failure\n",
+    );
+    assert_eq!(s.restart, RestartPolicy::OnFailure);
+}
+
+#[test]
+fn name_is_an_alias_of_unit() {
+    let s = spec("irc-bot.yaml", "name: irc-bot\nexec-start: /bin/bot\n");
+    assert_eq!(s.name, "irc-bot");
+    assert_eq!(s.provides, ["irc-bot"]);
+}
+
+#[test]
+fn target_lists_in_both_forms() {
+    let block = spec(
+        "a.yaml",
+        "unit: a\nexec-start: /bin/a\nprovides:\n  - x\n  - y\ndepends-on:\n  - b\n  - c\n",
+    );
+    let flow = spec(
+        "a.yaml",
+        "unit: a\nexec-start: /bin/a\nprovides: [x, y]\ndepends-on: [b, c]\n",
+    );
+    let commas = spec(
+        "a.yaml",
+        "unit: a\nexec-start: /bin/a\nprovides: x, y\ndepends-on: ' b ,c '\n",
+    );
+    let one = spec("a.yaml", "unit: a\nexec-start: /bin/a\nprovides: x\n");
+    assert_eq!(block, flow);
+    assert_eq!(flow, commas);
+    assert_eq!(commas.provides, ["x", "y"]);
+    assert_eq!(commas.depends_on, ["b", "c"]);
+    assert_eq!(one.provides, ["x"]);
+    // Names may be numbers as far as YAML is concerned.
+    let n = spec(
+        "a.yaml",
+        "unit: a\nexec-start: /bin/a\nwaits-for: [1, 2.5]\n",
+    );
+    assert_eq!(n.waits_for, ["1", "2.5"]);
+    // An empty dependency list is fine.
+    let e = spec("a.yaml", "unit: a\nexec-start: /bin/a\ndepends-on: []\n");
+    assert!(e.depends_on.is_empty());
+}
+
+#[test]
+fn commands_in_both_forms() {
+    let split = spec(
+        "c.yaml",
+        "unit: c\nexec-start: /bin/sh -c 'echo \"$MAINPID\" > /run/c.pid'\n",
+    );
+    let words = spec(
+        "c.yaml",
+        "unit: c\nexec-start: [/bin/sh, -c, 'echo \"$MAINPID\" > /run/c.pid']\n",
+    );
+    assert_eq!(split, words);
+    assert_eq!(
+        split.exec_start.as_ref().map(|c| c.argv.clone()),
+        Some(vec![
+            "/bin/sh".to_string(),
+            "-c".into(),
+            "echo \"$MAINPID\" > /run/c.pid".into()
+        ])
+    );
+    // Numbers in the list of words are words as written.
+    let s = spec("c.yaml", "unit: c\nexec-start: [/bin/sleep, 0.50]\n");
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/sleep", "0.50"])));
+    // A block scalar works too; its newlines separate words.
+    let s = spec(
+        "c.yaml",
+        "unit: c\nexec-start: >\n  /usr/bin/long\n  --flag one\n  --other two\n",
+    );
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&["/usr/bin/long", "--flag", "one", "--other", "two"]))
+    );
+}
+
+#[test]
+fn pre_and_post_commands() {
+    // One command as a string; a list of strings and lists of words; a `-`
+    // before a command ignores its failure.
+    let s = spec(
+        "p.yaml",
+        "unit: p\nexec-start: /bin/p\nexec-start-pre: /bin/prepare --all\n\
+         exec-stop-post:\n  - -/bin/cleanup\n  - [-/bin/rm, -f, /run/p]\n  - /bin/log done\n",
+    );
+    assert_eq!(s.exec_start_pre, [cmd(&["/bin/prepare", "--all"])]);
+    assert_eq!(
+        s.exec_stop_post,
+        [
+            Command {
+                argv: vec!["/bin/cleanup".into()],
+                ignore_failure: true
+            },
+            Command {
+                argv: vec!["/bin/rm".into(), "-f".into(), "/run/p".into()],
+                ignore_failure: true
+            },
+            cmd(&["/bin/log", "done"]),
+        ]
+    );
+}
+
+#[test]
+fn durations_in_every_form() {
+    for (text, d) in [
+        ("500ms", Duration::from_millis(500)),
+        ("2s", Duration::from_secs(2)),
+        ("1m", Duration::from_secs(60)),
+        ("1h", Duration::from_secs(3600)),
+        ("45", Duration::from_secs(45)),
+        ("2.5", Duration::from_millis(2500)),
+        ("1m30s", Duration::from_secs(90)),
+        ("1m 30s", Duration::from_secs(90)),
+        ("\"10 s\"", Duration::from_secs(10)),
+    ] {
+        let s = spec(
+            "d.yaml",
+            &format!("unit: d\nexec-start: /bin/d\nstart-timeout: {text}\n"),
+        );
+        assert_eq!(s.start_timeout, d, "{text}");
+    }
+}
+
+#[test]
+fn signals() {
+    for (text, n) in [
+        ("SIGKILL", 9),
+        ("TERM", 15),
+        ("sigusr1", 10),
+        ("2", 2),
+        ("SIGWINCH", 28),
+    ] {
+        let s = spec(
+            "k.yaml",
+            &format!("unit: k\nexec-start: /bin/k\nkill-signal: {text}\n"),
+        );
+        assert_eq!(s.kill_signal, Signal(n), "{text}");
+    }
+}
+
+#[test]
+fn environment_file_as_one_string() {
+    let s = spec(
+        "e.yaml",
+        "unit: e\nexec-start: /bin/e\nenvironment-file: -/etc/e.env\n",
+    );
+    assert_eq!(s.environment_files, [(PathBuf::from("/etc/e.env"), true)]);
+}
+
+#[test]
+fn virtual_units_need_no_command() {
+    let s = spec(
+        "network-online.yaml",
+        "unit: network-online\ntype: virtual\ndescription: up\ndepends-on: netif, dhcp, dns\n",
+    );
+    assert_eq!(s.exec_start, None);
+    assert_eq!(s.depends_on, ["netif", "dhcp", "dns"]);
+}
+
+#[test]
+fn origin_positions_of_every_entry() {
+    let p = clean(
+        "a.yaml",
+        "# comment\nunit: a\nexec-start: /bin/a\nprovides: x,  y\ndepends-on:\n  - b\n  - c\n\
+         depends-ms: [d]\nwaits-for: \"e, f\"\n",
+    );
+    let o = p.origin;
+    assert_eq!(o.file, "a.yaml");
+    assert_eq!(o.pos, Pos::new(2, 7));
+    // In a comma string, each name's own column.
+    assert_eq!(o.provides_pos, [Pos::new(4, 11), Pos::new(4, 15)]);
+    assert_eq!(o.depends_on_pos, [Pos::new(6, 5), Pos::new(7, 5)]);
+    assert_eq!(o.depends_ms_pos, [Pos::new(8, 14)]);
+    // Inside quotes too.
+    assert_eq!(o.waits_for_pos, [Pos::new(9, 13), Pos::new(9, 16)]);
+}
+
+#[test]
+fn default_provides_is_placed_at_the_name() {
+    let p = clean("a.yaml", "exec-start: /bin/a\nunit: a\n");
+    assert_eq!(p.origin.pos, Pos::new(2, 7));
+    assert_eq!(p.origin.provides_pos, [Pos::new(2, 7)]);
+}
+
+#[test]
+fn yaml_features_that_work() {
+    // Anchors and aliases, merge keys, comments, a document marker, flow
+    // mappings, quoted keys, CRLF line ends and a byte-order mark.
+    let s = spec(
+        "y.yaml",
+        "\u{feff}%YAML 1.2\n---\n\"unit\": y # the name\nexec-start: &cmd [/bin/y, --flag]\n\
+         exec-reload: *cmd\nenvironment: {<<: {A: 1}, B: 2}\n...\n",
+    );
+    assert_eq!(s.exec_reload, s.exec_start);
+    assert_eq!(s.environment.get("A").map(String::as_str), Some("1"));
+    assert_eq!(s.environment.get("B").map(String::as_str), Some("2"));
+    let crlf = spec("y.yaml", "unit: y\r\nexec-start: /bin/y\r\n");
+    assert_eq!(crlf.exec_start, Some(cmd(&["/bin/y"])));
+}
