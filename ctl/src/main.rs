@@ -1,3 +1,126 @@
 //! `initctl`: the control client of flotilla's init.
+//!
+//! This file is flags and glue: parse the command line (`args.rs`), find the
+//! control socket (`socket.rs`), run one command (`cmd/<verb>.rs`), and turn
+//! the outcome into a documented exit code (`error.rs`). Everything the
+//! commands print comes from the protocol types in `flotilla_units::protocol`.
+//! `docs/initctl.md` documents every command, output and exit code.
 
-fn main() {}
+mod analyze;
+mod args;
+mod client;
+mod cmd;
+mod duration;
+mod error;
+mod help;
+mod socket;
+mod table;
+mod term;
+mod timestamp;
+
+use args::{Command, Invocation};
+use cmd::{eprint_line, Ctx};
+use error::{CtlError, EXIT_OK, EXIT_USAGE};
+use std::io::{self, BufWriter, Write};
+
+fn main() {
+    std::process::exit(run());
+}
+
+fn run() -> i32 {
+    let mut raw = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        match arg.into_string() {
+            Ok(a) => raw.push(a),
+            Err(bad) => {
+                eprint_line(&format!(
+                    "initctl: argument is not valid UTF-8: {}",
+                    bad.to_string_lossy()
+                ));
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let Invocation { control, command } = match args::parse(raw) {
+        Ok(inv) => inv,
+        Err(e) => {
+            eprint_line(&format!("initctl: {e}"));
+            let _ = io::stderr().write_all(format!("\n{}", help::usage(e.topic)).as_bytes());
+            return EXIT_USAGE;
+        }
+    };
+
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = match command {
+        Command::Help(topic) => write_out(&mut out, help::help(topic)),
+        Command::Version => write_out(
+            &mut out,
+            &format!("initctl {}\n", env!("CARGO_PKG_VERSION")),
+        ),
+        // ---- cluster --------------------------------------------------------
+        // `initctl cluster ...` belongs to ctl/src/cluster/ (another owner).
+        // When that module exists, replace this arm with:
+        //     Command::Cluster(args) => { drop(out); return cluster::run(args); }
+        // and add `mod cluster;` above.
+        Command::Cluster(_args) => {
+            drop(out);
+            eprint_line("initctl cluster: not available in this build");
+            return EXIT_USAGE;
+        }
+        // ---------------------------------------------------------------------
+        command => match socket::from_env(control) {
+            None => Err(CtlError::NoSocket),
+            Some(path) => {
+                let tty = term::stdout_is_tty();
+                let mut ctx = Ctx {
+                    socket: &path,
+                    out: &mut out,
+                    tty,
+                };
+                dispatch(&mut ctx, command)
+            }
+        },
+    };
+    let result = result.and_then(|code| out.flush().map(|()| code).map_err(CtlError::output));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // The buffered output goes first (ignoring a broken pipe), then
+            // the error, so that both appear in order on a terminal.
+            let _ = out.flush();
+            if !e.is_quiet() {
+                eprint_line(&format!("initctl: {e}"));
+            }
+            e.exit_code()
+        }
+    }
+}
+
+/// Runs a command that talks to the init.
+fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
+    match command {
+        Command::Status { name, json } => cmd::status::run(ctx, name, json),
+        Command::List { json } => cmd::list::run(ctx, json),
+        Command::SetTarget {
+            target,
+            wait,
+            timeout,
+        } => cmd::set_target::run(ctx, target, wait, timeout),
+        Command::Reload => cmd::reload::run(ctx),
+        Command::Restart { unit } => cmd::restart::run(ctx, unit),
+        Command::Logs {
+            unit,
+            lines,
+            follow,
+        } => cmd::logs::run(ctx, unit, lines, follow),
+        Command::Shutdown(kind) => cmd::shutdown::run(ctx, kind),
+        Command::Analyze(what) => cmd::analyze::run(ctx, what),
+        Command::Help(_) | Command::Version | Command::Cluster(_) => Ok(EXIT_OK),
+    }
+}
+
+fn write_out(out: &mut impl Write, text: &str) -> Result<i32, CtlError> {
+    out.write_all(text.as_bytes()).map_err(CtlError::output)?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,947 @@
+//! The command line: raw arguments in, a validated [`Invocation`] or a
+//! [`UsageError`] out.
+//!
+//! Parsing does no system calls: the socket path is resolved afterwards
+//! (`socket.rs`), so every accepted and refused command line is unit-tested
+//! here. The grammar:
+//!
+//! ```text
+//! initctl [--control PATH] [--json] VERB [ARGS...]
+//! ```
+//!
+//! `--control` is also accepted after the verb (except for `cluster`, whose
+//! arguments are passed on untouched), `--json` wherever the verb supports it,
+//! `-h`/`--help` anywhere, and `--` ends the options. Options that take a
+//! value accept it as the next argument or after `=` (`--timeout=2s`, or
+//! `-n5` for short ones); short flags without a value may be bundled (`-fn 5`).
+
+use crate::duration;
+use flotilla_units::protocol::ShutdownKind;
+use std::collections::VecDeque;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    /// `--control PATH`, if given.
+    pub control: Option<PathBuf>,
+    /// What to do.
+    pub command: Command,
+}
+
+/// What `initctl` was asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Print help for a topic on stdout.
+    Help(Topic),
+    /// Print the version.
+    Version,
+    /// `status [NAME] [--json]`.
+    Status {
+        /// A unit or target.
+        name: Option<String>,
+        /// Print JSON.
+        json: bool,
+    },
+    /// `list [--json]`.
+    List {
+        /// Print JSON.
+        json: bool,
+    },
+    /// `set-target NAME [--wait] [--timeout DUR]`.
+    SetTarget {
+        /// The target.
+        target: String,
+        /// Wait until it is active or failed.
+        wait: bool,
+        /// Give up waiting after this long (implies `wait`).
+        timeout: Option<Duration>,
+    },
+    /// `reload`.
+    Reload,
+    /// `restart UNIT`.
+    Restart {
+        /// The unit.
+        unit: String,
+    },
+    /// `logs UNIT [-n N] [-f]`.
+    Logs {
+        /// The unit.
+        unit: String,
+        /// Only the last N lines.
+        lines: Option<usize>,
+        /// Keep streaming.
+        follow: bool,
+    },
+    /// `poweroff`, `reboot`, `halt`.
+    Shutdown(ShutdownKind),
+    /// `analyze ...`.
+    Analyze(Analyze),
+    /// `cluster ...`: the arguments after `cluster`, untouched.
+    Cluster(Vec<String>),
+}
+
+/// The `analyze` sub-commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Analyze {
+    /// Units by the time they took to start.
+    Blame,
+    /// The chain of units that delayed a unit or target (default: the
+    /// current target).
+    CriticalChain(Option<String>),
+    /// An SVG timeline.
+    Plot,
+    /// The graph in Graphviz dot.
+    Dot,
+}
+
+/// What a help text or usage line is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    /// `initctl` as a whole.
+    Main,
+    /// `status`.
+    Status,
+    /// `list`.
+    List,
+    /// `set-target`.
+    SetTarget,
+    /// `reload`.
+    Reload,
+    /// `restart`.
+    Restart,
+    /// `logs`.
+    Logs,
+    /// `poweroff`, `reboot`, `halt`.
+    Shutdown,
+    /// `analyze`.
+    Analyze,
+    /// `cluster`.
+    Cluster,
+}
+
+impl Topic {
+    /// The topic of a verb, as typed.
+    pub fn of_verb(verb: &str) -> Option<Topic> {
+        Some(match verb {
+            "status" => Topic::Status,
+            "list" => Topic::List,
+            "set-target" => Topic::SetTarget,
+            "reload" => Topic::Reload,
+            "restart" => Topic::Restart,
+            "logs" => Topic::Logs,
+            "poweroff" | "reboot" | "halt" => Topic::Shutdown,
+            "analyze" => Topic::Analyze,
+            "cluster" => Topic::Cluster,
+            "help" => Topic::Main,
+            _ => return None,
+        })
+    }
+}
+
+/// A command line that cannot be run; `main` prints the message and the
+/// topic's usage on stderr and exits 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError {
+    /// What is wrong.
+    pub message: String,
+    /// Whose usage to show.
+    pub topic: Topic,
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn usage(topic: Topic, message: impl Into<String>) -> UsageError {
+    UsageError {
+        message: message.into(),
+        topic,
+    }
+}
+
+/// Parses the arguments after the program name.
+pub fn parse<I, S>(args: I) -> Result<Invocation, UsageError>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut args: VecDeque<String> = args.into_iter().map(Into::into).collect();
+    let mut control = None;
+    let mut json = false;
+
+    // Global options, up to the verb.
+    let verb = loop {
+        let Some(arg) = args.pop_front() else {
+            return Err(usage(Topic::Main, "missing command"));
+        };
+        if arg == "--" {
+            match args.pop_front() {
+                Some(verb) => break verb,
+                None => return Err(usage(Topic::Main, "missing command")),
+            }
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            break arg;
+        }
+        let (name, inline) = split_long(&arg);
+        match name {
+            "-h" | "--help" => return Ok(help(control, Topic::Main)),
+            "-V" | "--version" => {
+                return Ok(Invocation {
+                    control,
+                    command: Command::Version,
+                })
+            }
+            "--control" => {
+                control = Some(PathBuf::from(value(Topic::Main, name, inline, &mut args)?))
+            }
+            "--json" => {
+                no_value(Topic::Main, name, inline)?;
+                json = true;
+            }
+            _ => return Err(usage(Topic::Main, format!("unknown option '{arg}'"))),
+        }
+    };
+
+    let Some(topic) = Topic::of_verb(&verb) else {
+        return Err(usage(Topic::Main, format!("unknown command '{verb}'")));
+    };
+    if verb == "cluster" {
+        if json {
+            return Err(usage(Topic::Cluster, "--json does not apply to 'cluster'"));
+        }
+        return Ok(Invocation {
+            control,
+            command: Command::Cluster(args.into()),
+        });
+    }
+    if verb == "help" {
+        let topic = match args.pop_front() {
+            None => Topic::Main,
+            Some(v) => Topic::of_verb(&v)
+                .ok_or_else(|| usage(Topic::Main, format!("no help for unknown command '{v}'")))?,
+        };
+        if let Some(extra) = args.pop_front() {
+            return Err(usage(Topic::Main, format!("unexpected argument '{extra}'")));
+        }
+        return Ok(help(control, topic));
+    }
+
+    // `-h`/`--help` anywhere before `--` wins over everything else.
+    if args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "-h" || a == "--help")
+    {
+        return Ok(help(control, topic));
+    }
+
+    let mut p = VerbArgs {
+        topic,
+        verb: verb.clone(),
+        args,
+        positionals: Vec::new(),
+        json,
+        control,
+    };
+    let command = match verb.as_str() {
+        "status" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            let name = p.optional();
+            p.none()?;
+            Command::Status { name, json: p.json }
+        }
+        "list" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.none()?;
+            Command::List { json: p.json }
+        }
+        "set-target" => {
+            let mut wait = false;
+            let mut timeout = None;
+            p.scan(&["--timeout", "-t"], |name, value, topic| {
+                match name {
+                    "--wait" | "-w" => wait = true,
+                    "--timeout" | "-t" => {
+                        let text = value.unwrap_or_default();
+                        let d = duration::parse(&text)
+                            .map_err(|e| usage(topic, format!("{name}: {e}")))?;
+                        timeout = Some(d).filter(|d| !d.is_zero());
+                        wait = true;
+                    }
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            p.no_json()?;
+            let target = p.required("a target name")?;
+            p.none()?;
+            Command::SetTarget {
+                target,
+                wait,
+                timeout,
+            }
+        }
+        "reload" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            p.none()?;
+            Command::Reload
+        }
+        "restart" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let unit = p.required("a unit name")?;
+            p.none()?;
+            Command::Restart { unit }
+        }
+        "logs" => {
+            let mut lines = None;
+            let mut follow = false;
+            p.scan(&["-n", "--lines"], |name, value, topic| {
+                match name {
+                    "-f" | "--follow" => follow = true,
+                    "-n" | "--lines" => {
+                        let text = value.unwrap_or_default();
+                        let n = text.parse::<usize>().map_err(|_| {
+                            usage(topic, format!("{name}: invalid number of lines '{text}'"))
+                        })?;
+                        lines = Some(n);
+                    }
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            p.no_json()?;
+            let unit = p.required("a unit name")?;
+            p.none()?;
+            Command::Logs {
+                unit,
+                lines,
+                follow,
+            }
+        }
+        "poweroff" | "reboot" | "halt" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            p.none()?;
+            Command::Shutdown(match verb.as_str() {
+                "poweroff" => ShutdownKind::Poweroff,
+                "reboot" => ShutdownKind::Reboot,
+                _ => ShutdownKind::Halt,
+            })
+        }
+        "analyze" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let Some(sub) = p.optional() else {
+                return Err(usage(
+                    Topic::Analyze,
+                    "'analyze' needs one of: blame, critical-chain, plot, dot",
+                ));
+            };
+            let analyze = match sub.as_str() {
+                "blame" => Analyze::Blame,
+                "critical-chain" => Analyze::CriticalChain(p.optional()),
+                "plot" => Analyze::Plot,
+                "dot" => Analyze::Dot,
+                other => {
+                    return Err(usage(
+                        Topic::Analyze,
+                        format!(
+                            "unknown analyze command '{other}' (use blame, critical-chain, plot or dot)"
+                        ),
+                    ))
+                }
+            };
+            p.none()?;
+            Command::Analyze(analyze)
+        }
+        _ => return Err(usage(Topic::Main, format!("unknown command '{verb}'"))),
+    };
+    Ok(Invocation {
+        control: p.control,
+        command,
+    })
+}
+
+fn help(control: Option<PathBuf>, topic: Topic) -> Invocation {
+    Invocation {
+        control,
+        command: Command::Help(topic),
+    }
+}
+
+/// `--name=value` -> (`--name`, `value`); `-n5` -> (`-n`, `5`); others whole.
+fn split_long(arg: &str) -> (&str, Option<&str>) {
+    if arg.starts_with("--") {
+        match arg.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (arg, None),
+        }
+    } else if arg.starts_with('-') && arg.len() > 2 && arg.is_char_boundary(2) {
+        (&arg[..2], Some(&arg[2..]))
+    } else {
+        (arg, None)
+    }
+}
+
+/// The value of an option: inline, or the next argument.
+fn value(
+    topic: Topic,
+    name: &str,
+    inline: Option<&str>,
+    args: &mut VecDeque<String>,
+) -> Result<String, UsageError> {
+    match inline {
+        Some(v) => Ok(v.to_string()),
+        None => args
+            .pop_front()
+            .ok_or_else(|| usage(topic, format!("option '{name}' needs a value"))),
+    }
+}
+
+fn no_value(topic: Topic, name: &str, inline: Option<&str>) -> Result<(), UsageError> {
+    match inline {
+        Some(_) => Err(usage(topic, format!("option '{name}' takes no value"))),
+        None => Ok(()),
+    }
+}
+
+/// The arguments after the verb.
+struct VerbArgs {
+    topic: Topic,
+    verb: String,
+    args: VecDeque<String>,
+    positionals: Vec<String>,
+    json: bool,
+    control: Option<PathBuf>,
+}
+
+impl VerbArgs {
+    /// Reads every option; `own` handles the verb's own options (returns
+    /// false for names it does not know) and gets the value of those listed
+    /// in `with_value`.
+    fn scan<F>(&mut self, with_value: &[&str], mut own: F) -> Result<(), UsageError>
+    where
+        F: FnMut(&str, Option<String>, Topic) -> Result<bool, UsageError>,
+    {
+        while let Some(arg) = self.args.pop_front() {
+            if arg == "--" {
+                self.positionals.extend(self.args.drain(..));
+                break;
+            }
+            if !arg.starts_with('-') || arg == "-" {
+                self.positionals.push(arg);
+                continue;
+            }
+            let (name, inline) = split_long(&arg);
+            let (name, mut inline) = (name.to_string(), inline.map(str::to_string));
+            let takes_value = name == "--control" || with_value.contains(&name.as_str());
+            // A short flag without a value followed by more letters: a bundle.
+            if !takes_value && !name.starts_with("--") {
+                if let Some(rest) = inline.take() {
+                    self.args.push_front(format!("-{rest}"));
+                }
+            }
+            let v = if takes_value {
+                Some(value(self.topic, &name, inline.as_deref(), &mut self.args)?)
+            } else {
+                no_value(self.topic, &name, inline.as_deref())?;
+                None
+            };
+            match name.as_str() {
+                "--control" => self.control = v.map(PathBuf::from),
+                "--json" => self.json = true,
+                _ => {
+                    if !own(&name, v, self.topic)? {
+                        return Err(usage(
+                            self.topic,
+                            format!("unknown option '{name}' for '{}'", self.verb),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn no_json(&self) -> Result<(), UsageError> {
+        if self.json {
+            return Err(usage(
+                self.topic,
+                format!("--json does not apply to '{}'", self.verb),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The next positional argument, if any.
+    fn optional(&mut self) -> Option<String> {
+        if self.positionals.is_empty() {
+            None
+        } else {
+            Some(self.positionals.remove(0))
+        }
+    }
+
+    /// The next positional argument, which must be there.
+    fn required(&mut self, what: &str) -> Result<String, UsageError> {
+        match self.optional() {
+            Some(v) if !v.is_empty() => Ok(v),
+            _ => Err(usage(self.topic, format!("'{}' needs {what}", self.verb))),
+        }
+    }
+
+    /// No positional argument may be left.
+    fn none(&mut self) -> Result<(), UsageError> {
+        match self.positionals.first() {
+            None => Ok(()),
+            Some(extra) => Err(usage(self.topic, format!("unexpected argument '{extra}'"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(args: &[&str]) -> Invocation {
+        parse(args.iter().copied()).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    fn cmd(args: &[&str]) -> Command {
+        ok(args).command
+    }
+
+    fn err(args: &[&str]) -> UsageError {
+        match parse(args.iter().copied()) {
+            Ok(i) => panic!("{args:?} parsed as {i:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn status_and_list() {
+        assert_eq!(
+            cmd(&["status"]),
+            Command::Status {
+                name: None,
+                json: false
+            }
+        );
+        assert_eq!(
+            cmd(&["status", "maddy"]),
+            Command::Status {
+                name: Some("maddy".into()),
+                json: false
+            }
+        );
+        assert_eq!(
+            cmd(&["status", "--json", "web"]),
+            Command::Status {
+                name: Some("web".into()),
+                json: true
+            }
+        );
+        assert_eq!(
+            cmd(&["status", "web", "--json"]),
+            Command::Status {
+                name: Some("web".into()),
+                json: true
+            }
+        );
+        assert_eq!(
+            cmd(&["--json", "status"]),
+            Command::Status {
+                name: None,
+                json: true
+            }
+        );
+        assert_eq!(
+            cmd(&["status", "--", "-odd"]),
+            Command::Status {
+                name: Some("-odd".into()),
+                json: false
+            }
+        );
+        assert_eq!(cmd(&["list"]), Command::List { json: false });
+        assert_eq!(cmd(&["list", "--json"]), Command::List { json: true });
+    }
+
+    #[test]
+    fn control_before_or_after_the_verb() {
+        let i = ok(&["--control", "/tmp/s", "status"]);
+        assert_eq!(i.control, Some(PathBuf::from("/tmp/s")));
+        let i = ok(&["--control=/tmp/s", "list"]);
+        assert_eq!(i.control, Some(PathBuf::from("/tmp/s")));
+        let i = ok(&["reload", "--control", "/tmp/t"]);
+        assert_eq!(i.control, Some(PathBuf::from("/tmp/t")));
+        assert_eq!(i.command, Command::Reload);
+        let i = ok(&["--", "reload"]);
+        assert_eq!(i.command, Command::Reload);
+        assert_eq!(ok(&["status"]).control, None);
+    }
+
+    #[test]
+    fn set_target_forms() {
+        assert_eq!(
+            cmd(&["set-target", "rescue"]),
+            Command::SetTarget {
+                target: "rescue".into(),
+                wait: false,
+                timeout: None
+            }
+        );
+        assert_eq!(
+            cmd(&["set-target", "--wait", "rescue"]),
+            Command::SetTarget {
+                target: "rescue".into(),
+                wait: true,
+                timeout: None
+            }
+        );
+        assert_eq!(
+            cmd(&["set-target", "rescue", "--wait", "--timeout", "2s"]),
+            Command::SetTarget {
+                target: "rescue".into(),
+                wait: true,
+                timeout: Some(Duration::from_secs(2))
+            }
+        );
+        assert_eq!(
+            cmd(&["set-target", "rescue", "--timeout=500ms"]),
+            Command::SetTarget {
+                target: "rescue".into(),
+                wait: true,
+                timeout: Some(Duration::from_millis(500))
+            }
+        );
+        assert_eq!(
+            cmd(&["set-target", "-w", "-t", "1m", "x"]),
+            Command::SetTarget {
+                target: "x".into(),
+                wait: true,
+                timeout: Some(Duration::from_secs(60))
+            }
+        );
+        assert_eq!(
+            cmd(&["set-target", "x", "--timeout", "0"]),
+            Command::SetTarget {
+                target: "x".into(),
+                wait: true,
+                timeout: None
+            }
+        );
+        assert_eq!(
+            cmd(&["set-target", "x", "--timeout", "3"]),
+            Command::SetTarget {
+                target: "x".into(),
+                wait: true,
+                timeout: Some(Duration::from_secs(3))
+            }
+        );
+    }
+
+    #[test]
+    fn logs_forms() {
+        let logs = |lines, follow| Command::Logs {
+            unit: "web".into(),
+            lines,
+            follow,
+        };
+        assert_eq!(cmd(&["logs", "web"]), logs(None, false));
+        assert_eq!(cmd(&["logs", "web", "-n", "5"]), logs(Some(5), false));
+        assert_eq!(cmd(&["logs", "-n5", "web"]), logs(Some(5), false));
+        assert_eq!(
+            cmd(&["logs", "--lines=7", "web", "-f"]),
+            logs(Some(7), true)
+        );
+        assert_eq!(
+            cmd(&["logs", "--lines", "0", "--follow", "web"]),
+            logs(Some(0), true)
+        );
+        assert_eq!(cmd(&["logs", "-fn", "3", "web"]), logs(Some(3), true));
+        assert_eq!(cmd(&["logs", "-fn3", "web"]), logs(Some(3), true));
+    }
+
+    #[test]
+    fn other_verbs() {
+        assert_eq!(cmd(&["reload"]), Command::Reload);
+        assert_eq!(
+            cmd(&["restart", "db"]),
+            Command::Restart { unit: "db".into() }
+        );
+        assert_eq!(
+            cmd(&["poweroff"]),
+            Command::Shutdown(ShutdownKind::Poweroff)
+        );
+        assert_eq!(cmd(&["reboot"]), Command::Shutdown(ShutdownKind::Reboot));
+        assert_eq!(cmd(&["halt"]), Command::Shutdown(ShutdownKind::Halt));
+        assert_eq!(cmd(&["analyze", "blame"]), Command::Analyze(Analyze::Blame));
+        assert_eq!(
+            cmd(&["analyze", "critical-chain"]),
+            Command::Analyze(Analyze::CriticalChain(None))
+        );
+        assert_eq!(
+            cmd(&["analyze", "critical-chain", "web"]),
+            Command::Analyze(Analyze::CriticalChain(Some("web".into())))
+        );
+        assert_eq!(cmd(&["analyze", "plot"]), Command::Analyze(Analyze::Plot));
+        assert_eq!(cmd(&["analyze", "dot"]), Command::Analyze(Analyze::Dot));
+        assert_eq!(cmd(&["--version"]), Command::Version);
+        assert_eq!(cmd(&["-V"]), Command::Version);
+    }
+
+    #[test]
+    fn cluster_arguments_pass_through_untouched() {
+        assert_eq!(
+            cmd(&[
+                "cluster",
+                "--endpoint",
+                "http://x",
+                "list-units",
+                "--json",
+                "-h"
+            ]),
+            Command::Cluster(vec![
+                "--endpoint".into(),
+                "http://x".into(),
+                "list-units".into(),
+                "--json".into(),
+                "-h".into()
+            ])
+        );
+        let i = ok(&["--control", "/s", "cluster"]);
+        assert_eq!(i.command, Command::Cluster(vec![]));
+    }
+
+    #[test]
+    fn help_everywhere() {
+        assert_eq!(cmd(&["--help"]), Command::Help(Topic::Main));
+        assert_eq!(cmd(&["-h"]), Command::Help(Topic::Main));
+        assert_eq!(cmd(&["help"]), Command::Help(Topic::Main));
+        assert_eq!(cmd(&["help", "logs"]), Command::Help(Topic::Logs));
+        assert_eq!(cmd(&["help", "reboot"]), Command::Help(Topic::Shutdown));
+        assert_eq!(cmd(&["status", "--help"]), Command::Help(Topic::Status));
+        assert_eq!(cmd(&["set-target", "-h"]), Command::Help(Topic::SetTarget));
+        assert_eq!(cmd(&["logs", "--bogus", "-h"]), Command::Help(Topic::Logs));
+        assert_eq!(cmd(&["analyze", "-h"]), Command::Help(Topic::Analyze));
+        assert_eq!(
+            cmd(&["reload", "--json", "--help"]),
+            Command::Help(Topic::Reload)
+        );
+        // After `--`, -h is an argument.
+        assert_eq!(
+            cmd(&["status", "--", "-h"]),
+            Command::Status {
+                name: Some("-h".into()),
+                json: false
+            }
+        );
+    }
+
+    /// Every refused command line, the message it gets and whose usage is shown.
+    #[test]
+    fn bad_command_lines() {
+        let cases: &[(&[&str], &str, Topic)] = &[
+            (&[], "missing command", Topic::Main),
+            (&["--"], "missing command", Topic::Main),
+            (&["--control", "/s"], "missing command", Topic::Main),
+            (&["frobnicate"], "unknown command 'frobnicate'", Topic::Main),
+            (
+                &["--bogus", "status"],
+                "unknown option '--bogus'",
+                Topic::Main,
+            ),
+            (&["-x"], "unknown option '-x'", Topic::Main),
+            (
+                &["--control"],
+                "option '--control' needs a value",
+                Topic::Main,
+            ),
+            (
+                &["--json=yes", "status"],
+                "option '--json' takes no value",
+                Topic::Main,
+            ),
+            (
+                &["help", "frob"],
+                "no help for unknown command 'frob'",
+                Topic::Main,
+            ),
+            (
+                &["help", "status", "x"],
+                "unexpected argument 'x'",
+                Topic::Main,
+            ),
+            (
+                &["status", "a", "b"],
+                "unexpected argument 'b'",
+                Topic::Status,
+            ),
+            (
+                &["status", "--all"],
+                "unknown option '--all' for 'status'",
+                Topic::Status,
+            ),
+            (
+                &["status", "--control"],
+                "option '--control' needs a value",
+                Topic::Status,
+            ),
+            (&["list", "x"], "unexpected argument 'x'", Topic::List),
+            (
+                &["set-target"],
+                "'set-target' needs a target name",
+                Topic::SetTarget,
+            ),
+            (
+                &["set-target", ""],
+                "'set-target' needs a target name",
+                Topic::SetTarget,
+            ),
+            (
+                &["set-target", "a", "b"],
+                "unexpected argument 'b'",
+                Topic::SetTarget,
+            ),
+            (
+                &["set-target", "a", "--timeout"],
+                "option '--timeout' needs a value",
+                Topic::SetTarget,
+            ),
+            (
+                &["set-target", "a", "--timeout", "soon"],
+                "--timeout: invalid duration 'soon'",
+                Topic::SetTarget,
+            ),
+            (
+                &["set-target", "a", "--timeout=-1s"],
+                "--timeout: invalid duration '-1s'",
+                Topic::SetTarget,
+            ),
+            (
+                &["set-target", "a", "--wait=yes"],
+                "option '--wait' takes no value",
+                Topic::SetTarget,
+            ),
+            (
+                &["set-target", "a", "--json"],
+                "--json does not apply to 'set-target'",
+                Topic::SetTarget,
+            ),
+            (
+                &["--json", "reload"],
+                "--json does not apply to 'reload'",
+                Topic::Reload,
+            ),
+            (
+                &["reload", "now"],
+                "unexpected argument 'now'",
+                Topic::Reload,
+            ),
+            (
+                &["reload", "-f"],
+                "unknown option '-f' for 'reload'",
+                Topic::Reload,
+            ),
+            (&["restart"], "'restart' needs a unit name", Topic::Restart),
+            (
+                &["restart", "a", "b"],
+                "unexpected argument 'b'",
+                Topic::Restart,
+            ),
+            (&["logs"], "'logs' needs a unit name", Topic::Logs),
+            (
+                &["logs", "web", "-n"],
+                "option '-n' needs a value",
+                Topic::Logs,
+            ),
+            (
+                &["logs", "web", "-n", "-3"],
+                "-n: invalid number of lines '-3'",
+                Topic::Logs,
+            ),
+            (
+                &["logs", "web", "-n", "ten"],
+                "-n: invalid number of lines 'ten'",
+                Topic::Logs,
+            ),
+            (
+                &["logs", "web", "--lines="],
+                "--lines: invalid number of lines ''",
+                Topic::Logs,
+            ),
+            (
+                &["logs", "web", "-x"],
+                "unknown option '-x' for 'logs'",
+                Topic::Logs,
+            ),
+            (
+                &["logs", "web", "-fx"],
+                "unknown option '-x' for 'logs'",
+                Topic::Logs,
+            ),
+            (
+                &["logs", "web", "--follow=1"],
+                "option '--follow' takes no value",
+                Topic::Logs,
+            ),
+            (
+                &["poweroff", "now"],
+                "unexpected argument 'now'",
+                Topic::Shutdown,
+            ),
+            (
+                &["reboot", "--force"],
+                "unknown option '--force' for 'reboot'",
+                Topic::Shutdown,
+            ),
+            (
+                &["analyze"],
+                "'analyze' needs one of: blame, critical-chain, plot, dot",
+                Topic::Analyze,
+            ),
+            (
+                &["analyze", "time"],
+                "unknown analyze command 'time'",
+                Topic::Analyze,
+            ),
+            (
+                &["analyze", "blame", "x"],
+                "unexpected argument 'x'",
+                Topic::Analyze,
+            ),
+            (
+                &["analyze", "critical-chain", "a", "b"],
+                "unexpected argument 'b'",
+                Topic::Analyze,
+            ),
+            (
+                &["analyze", "dot", "--json"],
+                "--json does not apply to 'analyze'",
+                Topic::Analyze,
+            ),
+            (
+                &["--json", "cluster", "list-units"],
+                "--json does not apply to 'cluster'",
+                Topic::Cluster,
+            ),
+        ];
+        for (args, message, topic) in cases {
+            let e = err(args);
+            assert!(
+                e.message.starts_with(message),
+                "{args:?}: got '{}', want '{message}'",
+                e.message
+            );
+            assert_eq!(e.topic, *topic, "{args:?}");
+        }
+    }
+}

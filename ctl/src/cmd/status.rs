@@ -1,0 +1,360 @@
+//! `initctl status [NAME] [--json]`: the target and every unit, or one unit
+//! or target in detail.
+//!
+//! `--json` prints the server's [`SystemStatus`] (or, with NAME, its
+//! [`UnitStatus`]) through a serde round trip, so the shape is SPEC §5's.
+
+use super::Ctx;
+use crate::client::unexpected;
+use crate::duration::{format_coarse, format_ms};
+use crate::error::{CtlError, EXIT_OK};
+use crate::table::Table;
+use crate::timestamp;
+use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
+
+/// Runs the command.
+pub fn run(ctx: &mut Ctx<'_>, name: Option<String>, json: bool) -> Result<i32, CtlError> {
+    let reply = ctx.call(Request::Status { name: name.clone() })?;
+    let now = Some(timestamp::now_ms());
+    match reply {
+        Reply::Status(status) if json => ctx.print_json(&status)?,
+        Reply::Status(status) => ctx.print(&render_system(&status))?,
+        Reply::Unit(unit) if json => ctx.print_json(&unit)?,
+        Reply::Unit(unit) => ctx.print(&render_unit(&unit, name.as_deref(), now))?,
+        other => return Err(unexpected(&other, "status")),
+    }
+    Ok(EXIT_OK)
+}
+
+/// The header and the table of every unit.
+pub fn render_system(s: &SystemStatus) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("Target:  {}\n", s.target));
+    let mut state = s.target_state.to_string();
+    if s.degraded {
+        state.push_str(" (degraded)");
+    }
+    out.push_str(&format!("State:   {state}\n"));
+    let mut init = if s.pid1 {
+        "PID 1".to_string()
+    } else {
+        "supervisor (not PID 1)".to_string()
+    };
+    if s.shutting_down {
+        init.push_str(", shutting down");
+    }
+    out.push_str(&format!("Init:    {init}\n"));
+    let required: Vec<&UnitStatus> = s.units.iter().filter(|u| u.required).collect();
+    if !required.is_empty() {
+        let active = required.iter().filter(|u| u.state.is_active()).count();
+        let failed = required
+            .iter()
+            .filter(|u| u.state == flotilla_units::state::UnitState::Failed)
+            .count();
+        let mut line = format!("Units:   {active}/{} required units active", required.len());
+        if failed > 0 {
+            line.push_str(&format!(", {failed} failed"));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if !s.load_errors.is_empty() {
+        out.push_str("Load errors (these units were left out):\n");
+        for e in &s.load_errors {
+            out.push_str(&format!("  {e}\n"));
+        }
+    }
+    out.push('\n');
+    let mut table = Table::new(&["UNIT", "TYPE", "STATE", "PID", "PROVIDES", "STATUS"]);
+    let mut any_coincidental = false;
+    for u in &s.units {
+        any_coincidental |= !u.coincidental.is_empty();
+        table.row(vec![
+            u.unit.clone(),
+            u.kind.as_str().to_string(),
+            u.state.to_string(),
+            pid_cell(u.pid),
+            provides_cell(u),
+            status_cell(u),
+        ]);
+    }
+    out.push_str(&table.render());
+    if any_coincidental {
+        out.push_str("\n* coincidental: up only because another target of its unit is required\n");
+    }
+    out
+}
+
+/// `123`, or `-` without a process.
+pub fn pid_cell(pid: Option<i32>) -> String {
+    pid.map_or_else(|| "-".to_string(), |p| p.to_string())
+}
+
+/// The provided targets, comma-separated, coincidental ones marked `*`.
+pub fn provides_cell(u: &UnitStatus) -> String {
+    if u.provides.is_empty() {
+        return "-".into();
+    }
+    u.provides
+        .iter()
+        .map(|t| {
+            if u.coincidental.contains(t) {
+                format!("{t}*")
+            } else {
+                t.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The STATUS column: what blocks it, whether it is degraded, then the
+/// init's free-form status.
+fn status_cell(u: &UnitStatus) -> String {
+    let mut parts = Vec::new();
+    if let Some(b) = &u.blocked_by {
+        parts.push(format!("blocked by {b}"));
+    }
+    if u.degraded {
+        parts.push("degraded".to_string());
+    }
+    if !u.status.is_empty() {
+        parts.push(u.status.clone());
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The detailed block for one unit. `asked` is the name on the command line:
+/// when it is a target of the unit rather than its name, that is said first.
+/// `now_ms` (ms since the epoch) adds how long ago `since` was.
+pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> String {
+    let mut out = String::new();
+    match &u.description {
+        Some(d) if !d.is_empty() => out.push_str(&format!("{} - {d}\n", u.unit)),
+        _ => out.push_str(&format!("{}\n", u.unit)),
+    }
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    if let Some(asked) = asked.filter(|a| *a != u.unit) {
+        rows.push(("Target", format!("{asked} (provided by {})", u.unit)));
+    }
+    rows.push(("Type", u.kind.as_str().to_string()));
+    let mut state = u.state.to_string();
+    if u.degraded {
+        state.push_str(" (degraded)");
+    }
+    if !u.since.is_empty() {
+        state.push_str(&format!(" since {}", u.since));
+        if let Some(age) = now_ms.and_then(|now| timestamp::age(&u.since, now)) {
+            state.push_str(&format!("; {} ago", format_coarse(age)));
+        }
+    }
+    rows.push(("State", state));
+    if let Some(b) = &u.blocked_by {
+        rows.push(("Blocked by", b.clone()));
+    }
+    if let Some(ms) = u.restart_in_ms {
+        rows.push(("Restart in", format_ms(ms)));
+    }
+    rows.push(("PID", pid_cell(u.pid)));
+    let mut provides = if u.provides.is_empty() {
+        "-".to_string()
+    } else {
+        u.provides.join(", ")
+    };
+    if !u.coincidental.is_empty() {
+        provides.push_str(&format!(" (coincidental: {})", u.coincidental.join(", ")));
+    }
+    rows.push(("Provides", provides));
+    rows.push((
+        "Required",
+        if u.required { "yes" } else { "no" }.to_string(),
+    ));
+    rows.push(("Restarts", u.restarts.to_string()));
+    if !u.status.is_empty() {
+        rows.push(("Status", u.status.clone()));
+    }
+    if !u.source.is_empty() {
+        rows.push(("Source", u.source.clone()));
+    }
+    let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        out.push_str(&format!("  {k:>width$}: {v}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use flotilla_units::spec::UnitType;
+    use flotilla_units::state::UnitState;
+
+    pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
+        UnitStatus {
+            unit: name.into(),
+            kind,
+            state,
+            degraded: false,
+            pid: None,
+            provides: vec![name.into()],
+            coincidental: vec![],
+            restarts: 0,
+            blocked_by: None,
+            status: String::new(),
+            since: "2026-11-22T04:00:00.000Z".into(),
+            description: None,
+            required: true,
+            source: String::new(),
+            restart_in_ms: None,
+        }
+    }
+
+    pub(crate) fn system() -> SystemStatus {
+        let mut maddy = unit("maddy", UnitType::ForegroundNotified, UnitState::Running);
+        maddy.pid = Some(123);
+        maddy.provides = vec!["imapd".into(), "smtpd".into()];
+        maddy.coincidental = vec!["smtpd".into()];
+        maddy.status = "ready".into();
+        maddy.degraded = true;
+        let mut net = unit("net", UnitType::Oneshot, UnitState::Failed);
+        net.status = "exit status 1".into();
+        net.provides = vec!["network-online".into()];
+        let mut web = unit("web", UnitType::ForegroundSupervised, UnitState::Waiting);
+        web.blocked_by = Some("network-online".into());
+        let mut old = unit("old", UnitType::Virtual, UnitState::Disabled);
+        old.required = false;
+        SystemStatus {
+            target: "default".into(),
+            target_state: UnitState::Waiting,
+            degraded: true,
+            units: vec![maddy, net, old, web],
+            pid1: false,
+            shutting_down: false,
+            load_errors: vec![],
+        }
+    }
+
+    #[test]
+    fn system_table() {
+        let text = render_system(&system());
+        assert_eq!(
+            text,
+            "\
+Target:  default
+State:   waiting (degraded)
+Init:    supervisor (not PID 1)
+Units:   1/3 required units active, 1 failed
+
+UNIT   TYPE                   STATE     PID  PROVIDES        STATUS
+maddy  foreground-notified    running   123  imapd,smtpd*    degraded; ready
+net    oneshot                failed    -    network-online  exit status 1
+old    virtual                disabled  -    old             -
+web    foreground-supervised  waiting   -    web             blocked by network-online
+
+* coincidental: up only because another target of its unit is required
+"
+        );
+    }
+
+    #[test]
+    fn system_header_as_pid1_shutting_down_with_load_errors() {
+        let mut s = system();
+        s.pid1 = true;
+        s.shutting_down = true;
+        s.degraded = false;
+        s.target_state = UnitState::Running;
+        s.load_errors = vec!["units/bad.yaml:3:1: unknown key 'frob'".into()];
+        s.units.clear();
+        let text = render_system(&s);
+        assert_eq!(
+            text,
+            "\
+Target:  default
+State:   running
+Init:    PID 1, shutting down
+Load errors (these units were left out):
+  units/bad.yaml:3:1: unknown key 'frob'
+
+UNIT  TYPE  STATE  PID  PROVIDES  STATUS
+"
+        );
+    }
+
+    #[test]
+    fn unit_block() {
+        let mut u = system().units.remove(0);
+        u.description = Some("Mail server".into());
+        u.source = "/etc/init/units/maddy.yaml".into();
+        u.restarts = 2;
+        let now = timestamp::parse_rfc3339("2026-11-22T04:05:03Z");
+        assert_eq!(
+            render_unit(&u, Some("maddy"), now),
+            "\
+maddy - Mail server
+      Type: foreground-notified
+     State: running (degraded) since 2026-11-22T04:00:00.000Z; 5min 3s ago
+       PID: 123
+  Provides: imapd, smtpd (coincidental: smtpd)
+  Required: yes
+  Restarts: 2
+    Status: ready
+    Source: /etc/init/units/maddy.yaml
+"
+        );
+    }
+
+    #[test]
+    fn unit_block_for_a_target_blocked_and_restarting() {
+        let mut u = unit("net", UnitType::Oneshot, UnitState::Failed);
+        u.provides = vec!["network-online".into()];
+        u.blocked_by = Some("dhcp".into());
+        u.restart_in_ms = Some(2_000);
+        u.required = false;
+        assert_eq!(
+            render_unit(&u, Some("network-online"), None),
+            "\
+net
+      Target: network-online (provided by net)
+        Type: oneshot
+       State: failed since 2026-11-22T04:00:00.000Z
+  Blocked by: dhcp
+  Restart in: 2s
+         PID: -
+    Provides: network-online
+    Required: no
+    Restarts: 0
+"
+        );
+    }
+
+    #[test]
+    fn json_round_trip_has_the_spec_shape() {
+        let s = system();
+        let v = serde_json::to_value(&s).unwrap();
+        for key in ["target", "target_state", "degraded", "units"] {
+            assert!(v.get(key).is_some(), "{key}");
+        }
+        let u = &v["units"][0];
+        for key in [
+            "unit",
+            "type",
+            "state",
+            "degraded",
+            "pid",
+            "provides",
+            "coincidental",
+            "restarts",
+            "blocked_by",
+            "status",
+            "since",
+        ] {
+            assert!(u.get(key).is_some(), "{key}");
+        }
+        assert_eq!(u["type"], "foreground-notified");
+        assert_eq!(v["units"][1]["pid"], serde_json::Value::Null);
+    }
+}

@@ -1,0 +1,250 @@
+//! Help texts and usage lines, one per command.
+//!
+//! `initctl -h`, `initctl help VERB` and `initctl VERB -h` print [`help`] on
+//! stdout; a usage error prints the message, then [`usage`] on stderr.
+
+use crate::args::Topic;
+
+const MAIN: &str = "\
+initctl: control the flotilla init
+
+Usage: initctl [--control PATH] COMMAND [ARGS...]
+
+Commands:
+  status [NAME] [--json]             the target, its state and every unit (or one unit or target)
+  list [--json]                      every unit: name, type, state, pid, provides
+  set-target NAME [--wait] [--timeout DUR]
+                                     switch to another target
+  reload                             re-read the unit directory
+  restart UNIT                       restart one required unit
+  logs UNIT [-n N] [-f]              a unit's captured output
+  poweroff | reboot | halt           orderly shutdown
+  analyze blame                      units by the time they took to start
+  analyze critical-chain [NAME]      the chain of units that delayed a target
+  analyze plot                       an SVG timeline of the start-up (on stdout)
+  analyze dot                        the unit graph in Graphviz dot (on stdout)
+  cluster ...                        talk to the cluster (fleet API)
+  help [COMMAND]                     this text, or a command's
+
+Options:
+  --control PATH   the init's control socket (default: $INIT_CONTROL, else
+                   /run/init/control.sock as root, else
+                   $XDG_RUNTIME_DIR/init/control.sock)
+  -h, --help       help (also after a command)
+  -V, --version    the version
+
+Exit status: 0 success; 1 failed (target failed, wait timed out, reload
+refused, error from the init); 2 usage error or no init to talk to;
+3 permission denied; 4 unknown unit or target.
+";
+
+const STATUS: &str = "\
+Usage: initctl status [NAME] [--json]
+
+Without NAME: the current target, its state, whether it is degraded, whether
+the init runs as PID 1, and a table of every unit (UNIT TYPE STATE PID
+PROVIDES STATUS). With NAME (a unit, or a target: its provider): a detailed
+block for that unit.
+
+Options:
+  --json   print the status object as JSON (one unit's object with NAME)
+
+Exit status: 0; 4 if NAME is neither a unit nor a target.
+";
+
+const LIST: &str = "\
+Usage: initctl list [--json]
+
+Every unit: name, type, state, main PID and the targets it provides.
+
+Options:
+  --json   print {\"units\": [...]} as JSON
+
+Exit status: 0.
+";
+
+const SET_TARGET: &str = "\
+Usage: initctl set-target NAME [--wait] [--timeout DUR]
+
+Switch the init to the target NAME: what it requires starts, everything else
+stops.
+
+Options:
+  -w, --wait           show progress until the target is active or failed
+  -t, --timeout DUR    stop waiting after DUR (500ms, 2s, 1m, 1h or seconds;
+                       implies --wait; 0 waits forever). The switch goes on.
+
+Exit status: 0 switched (with --wait: the target is active); 1 the target
+failed or the wait timed out; 4 unknown target.
+";
+
+const RELOAD: &str = "\
+Usage: initctl reload
+
+Re-read the unit directory. Unchanged units keep running, changed running
+units restart, removed ones stop. A set with any error is refused whole:
+every problem is printed on stderr and nothing changes.
+
+Exit status: 0 applied; 1 refused.
+";
+
+const RESTART: &str = "\
+Usage: initctl restart UNIT
+
+Restart one unit that the current target requires.
+
+Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
+";
+
+const LOGS: &str = "\
+Usage: initctl logs UNIT [-n N] [-f]
+
+Print the unit's captured stdout and stderr, one line per line.
+
+Options:
+  -n, --lines N   only the last N lines
+  -f, --follow    keep printing new lines until interrupted
+
+Exit status: 0; 4 unknown unit.
+";
+
+const SHUTDOWN: &str = "\
+Usage: initctl poweroff | reboot | halt
+
+Stop every unit in reverse dependency order, then power off, reboot or halt.
+When the init is not PID 1, all three stop everything and make it exit.
+
+Exit status: 0 accepted.
+";
+
+const ANALYZE: &str = "\
+Usage: initctl analyze blame
+       initctl analyze critical-chain [NAME]
+       initctl analyze plot > boot.svg
+       initctl analyze dot | dot -Tsvg > graph.svg
+
+  blame            every unit by the time it took from starting to active,
+                   slowest first
+  critical-chain   the chain of units that delayed NAME (default: the current
+                   target): each unit's latest dependency to become active
+                   before it started. @ is when a unit became active, + how
+                   long it took to start (ms since the init started)
+  plot             an SVG timeline of the units' start-up
+  dot              the unit graph in Graphviz dot: depends-on solid,
+                   depends-ms dashed, waits-for dotted; missing targets red
+
+Exit status: 0; 4 if NAME is neither a unit nor a target.
+";
+
+const CLUSTER: &str = "\
+Usage: initctl cluster [--endpoint URL] [--no-legend] [--full] VERB ...
+
+Talk to the cluster's fleet API (see `initctl cluster --help`).
+";
+
+/// The full help text of a topic.
+pub fn help(topic: Topic) -> &'static str {
+    match topic {
+        Topic::Main => MAIN,
+        Topic::Status => STATUS,
+        Topic::List => LIST,
+        Topic::SetTarget => SET_TARGET,
+        Topic::Reload => RELOAD,
+        Topic::Restart => RESTART,
+        Topic::Logs => LOGS,
+        Topic::Shutdown => SHUTDOWN,
+        Topic::Analyze => ANALYZE,
+        Topic::Cluster => CLUSTER,
+    }
+}
+
+/// The usage lines of a topic, for usage errors.
+pub fn usage(topic: Topic) -> String {
+    let text = help(topic);
+    let mut out = String::new();
+    match topic {
+        Topic::Main => {
+            out.push_str("Usage: initctl [--control PATH] COMMAND [ARGS...]\n");
+            out.push_str(
+                "Commands: status, list, set-target, reload, restart, logs, poweroff, reboot,\n",
+            );
+            out.push_str("          halt, analyze, cluster, help\n");
+        }
+        _ => {
+            for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {
+                if line.is_empty() {
+                    break;
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out.push_str("Run 'initctl --help' for more.\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Topic; 10] = [
+        Topic::Main,
+        Topic::Status,
+        Topic::List,
+        Topic::SetTarget,
+        Topic::Reload,
+        Topic::Restart,
+        Topic::Logs,
+        Topic::Shutdown,
+        Topic::Analyze,
+        Topic::Cluster,
+    ];
+
+    #[test]
+    fn every_topic_has_a_usage_line() {
+        for t in ALL {
+            let u = usage(t);
+            assert!(u.starts_with("Usage: initctl"), "{t:?}: {u}");
+            assert!(u.ends_with("Run 'initctl --help' for more.\n"));
+        }
+        assert_eq!(
+            usage(Topic::Analyze)
+                .lines()
+                .filter(|l| l.contains("initctl analyze"))
+                .count(),
+            4
+        );
+    }
+
+    #[test]
+    fn main_help_lists_every_verb() {
+        for verb in [
+            "status",
+            "list",
+            "set-target",
+            "reload",
+            "restart",
+            "logs",
+            "poweroff",
+            "reboot",
+            "halt",
+            "analyze blame",
+            "critical-chain",
+            "analyze plot",
+            "analyze dot",
+            "cluster",
+        ] {
+            assert!(MAIN.contains(verb), "{verb}");
+        }
+    }
+
+    #[test]
+    fn help_fits_80_columns() {
+        for t in ALL {
+            for line in help(t).lines() {
+                assert!(line.chars().count() <= 100, "{t:?}: {line}");
+            }
+        }
+    }
+}
