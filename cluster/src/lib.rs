@@ -4,9 +4,15 @@
 //! Pure parts (no I/O, table-tested): [`unitfile`], [`glob`],
 //! [`requirements`], [`scheduler`], [`keys`], [`model`], [`validate`].
 
+pub mod agent;
+pub mod api;
+pub mod config;
+pub mod control;
+pub mod engine;
 pub mod glob;
 pub mod keys;
 pub mod model;
+pub mod registry;
 pub mod requirements;
 pub mod scheduler;
 pub mod unitfile;

@@ -1,3 +1,112 @@
 //! `clusterd`: fleet-compatible cluster agent, engine and API over etcd.
+//!
+//! Flags are parsed by [`flotilla_cluster::config`]; this file starts the
+//! three parts on one tokio runtime and waits for SIGTERM or SIGINT. Exit
+//! status: 0 after a signal, 2 for a bad command line, 1 when the API cannot
+//! listen. Stopping clusterd never stops the units it placed: the presence
+//! lease is left to expire (or to be picked up again by the next clusterd).
 
-fn main() {}
+use flotilla_cluster::api::{self, Api};
+use flotilla_cluster::config::{parse_args, Parsed};
+use flotilla_cluster::registry::{EtcdConfig, Registry};
+use flotilla_cluster::{agent, control, engine};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let etc = std::fs::read_to_string("/etc/machine-id").ok();
+    let cfg = match parse_args(&args, etc.as_deref(), control::default_control_path()) {
+        Ok(Parsed::Run(c)) => c,
+        Ok(Parsed::Print(s)) => {
+            println!("{s}");
+            return;
+        }
+        Err(e) => {
+            eprintln!("clusterd: {e}");
+            std::process::exit(2);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("clusterd: cannot start the runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    std::process::exit(rt.block_on(run(*cfg)));
+}
+
+async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
+    let ecfg = EtcdConfig {
+        endpoints: cfg.etcd.clone(),
+        prefix: cfg.prefix.clone(),
+        ca: cfg.etcd_ca.clone(),
+        cert: cfg.etcd_cert.clone(),
+        key: cfg.etcd_key.clone(),
+        timeout: Some(Duration::from_secs(5)),
+    };
+    let reg = loop {
+        match Registry::connect(&ecfg).await {
+            Ok(r) => break r,
+            Err(e) if cfg.etcd_ca.is_some() => {
+                eprintln!("clusterd: {e}");
+                return 2;
+            }
+            Err(e) => {
+                eprintln!("clusterd: {e}; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    };
+    eprintln!(
+        "clusterd: machine {} joining etcd {} (prefix {}), API on {:?}",
+        cfg.machine_id,
+        cfg.etcd.join(","),
+        reg.keys().prefix(),
+        cfg.api
+    );
+    let api_state = Arc::new(Api {
+        registry: reg.clone(),
+    });
+    let listen = cfg.api.clone();
+    let mut api_task = tokio::spawn(async move { api::serve(&listen, api_state).await });
+    tokio::spawn(engine::run(
+        reg.clone(),
+        cfg.machine_id.clone(),
+        cfg.agent_ttl,
+    ));
+    tokio::spawn(agent::run(
+        reg,
+        agent::AgentConfig {
+            machine_id: cfg.machine_id.clone(),
+            public_ip: cfg.public_ip.clone(),
+            metadata: cfg.metadata.clone(),
+            ttl: cfg.agent_ttl,
+            control: cfg.control.clone(),
+        },
+    ));
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("clusterd: cannot handle SIGTERM: {e}");
+            return 1;
+        }
+    };
+    tokio::select! {
+        r = &mut api_task => {
+            match r {
+                Ok(Err(e)) => eprintln!("clusterd: API: {e:#}"),
+                Ok(Ok(())) => eprintln!("clusterd: API stopped"),
+                Err(e) => eprintln!("clusterd: API task: {e}"),
+            }
+            1
+        }
+        _ = term.recv() => 0,
+        _ = tokio::signal::ctrl_c() => 0,
+    }
+}

@@ -181,7 +181,7 @@ pub fn page_token(kind: &str, offset: usize) -> String {
 /// Reads a page token of listing `kind`; a bad one is a 400.
 pub fn parse_page_token(kind: &str, token: &str) -> Result<usize, ApiError> {
     let bad = || ApiError::new(400, "invalid value of nextPageToken query parameter");
-    if token.len() % 2 != 0 || token.len() > 128 {
+    if !token.len().is_multiple_of(2) || token.len() > 128 {
         return Err(bad());
     }
     let bytes: Option<Vec<u8>> = (0..token.len())
@@ -310,7 +310,14 @@ mod tests {
         let opts = r#"[{"section":"Service","name":"ExecStart","value":"/bin/sleep 100"}]"#;
         let other = r#"[{"section":"Service","name":"ExecStart","value":"/bin/sleep 200"}]"#;
         let bad_opts = r#"[{"section":"X-Fleet","name":"MachineID","value":"x"},{"section":"X-Fleet","name":"Global","value":"true"}]"#;
-        let cases: Vec<(&str, Option<&str>, String, Option<&StoredUnit>, u16)> = vec![
+        type Case<'a> = (
+            &'a str,
+            Option<&'a str>,
+            String,
+            Option<&'a StoredUnit>,
+            u16,
+        );
+        let cases: Vec<Case> = vec![
             // 415 wins over everything.
             ("bad", Some("text/plain"), "garbage".into(), None, 415),
             ("bad", None, "{}".into(), None, 415),
