@@ -46,12 +46,13 @@ fn missing_id(target: &str) -> String {
 pub fn dot(data: &AnalyzeData) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "digraph flotilla {{");
-    let _ = writeln!(
-        s,
-        "  label={};",
-        quote(&format!("flotilla units, target {}", data.target))
+    let label = format!(
+        "flotilla units, target {}\nedges: depends-on solid, depends-ms dashed, waits-for dotted",
+        data.target
     );
+    let _ = writeln!(s, "  label={};", quote(&label));
     let _ = writeln!(s, "  labelloc=t;");
+    let _ = writeln!(s, "  fontname=\"sans-serif\";");
     let _ = writeln!(s, "  rankdir=LR;");
     let _ = writeln!(s, "  node [shape=box, style=\"rounded,filled\", fontname=\"sans-serif\", fillcolor=\"#ffffff\"];");
     let _ = writeln!(s, "  edge [fontname=\"sans-serif\", fontsize=10];");

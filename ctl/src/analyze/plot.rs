@@ -286,6 +286,10 @@ pub fn plot(data: &AnalyzeData) -> String {
         let label = match (activation_ms(u), u.state) {
             (Some(ms), UnitState::Failed) => format!("+{} (failed)", format_ms(ms)),
             (Some(ms), _) => format!("+{}", format_ms(ms)),
+            (None, UnitState::Failed) => match (u.start_ms, u.end_ms) {
+                (Some(st), Some(e)) if e >= st => format!("failed after {}", format_ms(e - st)),
+                _ => "failed".to_string(),
+            },
             (None, state) => state.to_string(),
         };
         let _ = writeln!(
@@ -331,30 +335,37 @@ pub fn plot(data: &AnalyzeData) -> String {
     }
     let _ = writeln!(s, "</g>");
 
-    // Legend.
+    // Legend: what light and dark mean, then one swatch per state shown.
     let _ = writeln!(s, r##"<g id="legend" font-size="11" fill="#424242">"##);
-    let mut lx = 16.0;
-    let mut swatch = |s: &mut String, fill: &str, label: &str| {
-        let _ = writeln!(
-            s,
-            r##"<rect x="{lx:.1}" y="{:.1}" width="14" height="10" fill="{fill}"/>"##,
-            legend_y - 9.0
-        );
-        let _ = writeln!(
-            s,
-            r##"<text x="{:.1}" y="{legend_y:.1}">{}</text>"##,
-            lx + 18.0,
-            esc(label)
-        );
-        lx += 18.0 + label.chars().count() as f64 * 6.6 + 16.0;
-    };
-    swatch(&mut s, "#a5d6a7", "starting");
-    swatch(&mut s, "#2e7d32", "active");
+    let intro = "light: starting, dark: active; colour: state now:";
+    let _ = writeln!(
+        s,
+        r##"<text x="16" y="{legend_y:.1}">{}</text>"##,
+        esc(intro)
+    );
+    let mut lx = 16.0 + intro.chars().count() as f64 * 6.0 + 12.0;
     let mut states: Vec<UnitState> = rows.iter().map(|u| u.state).collect();
     states.sort();
     states.dedup();
     for state in states {
-        swatch(&mut s, colors(state).0, state.as_str());
+        let (dark, light) = colors(state);
+        let y = legend_y - 9.0;
+        let _ = writeln!(
+            s,
+            r##"<rect x="{lx:.1}" y="{y:.1}" width="10" height="10" fill="{light}"/>"##
+        );
+        let _ = writeln!(
+            s,
+            r##"<rect x="{:.1}" y="{y:.1}" width="10" height="10" fill="{dark}"/>"##,
+            lx + 10.0
+        );
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{legend_y:.1}">{}</text>"##,
+            lx + 24.0,
+            state.as_str()
+        );
+        lx += 24.0 + state.as_str().len() as f64 * 6.6 + 16.0;
     }
     let _ = writeln!(s, "</g>");
     s.push_str("</svg>\n");
