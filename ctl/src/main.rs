@@ -73,10 +73,12 @@ fn run() -> i32 {
             None => Err(CtlError::NoSocket),
             Some(path) => {
                 let tty = term::stdout_is_tty();
+                let color = tty && term::color_wanted();
                 let mut ctx = Ctx {
                     socket: &path,
                     out: &mut out,
                     tty,
+                    color,
                 };
                 dispatch(&mut ctx, command)
             }

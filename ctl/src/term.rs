@@ -7,6 +7,14 @@ pub fn stdout_is_tty() -> bool {
     std::io::stdout().is_terminal()
 }
 
+/// Whether colours are welcome on the terminal: `$NO_COLOR` unset or empty
+/// (<https://no-color.org>) and `$TERM` not `dumb`.
+pub fn color_wanted() -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+    !no_color && !dumb
+}
+
 /// The width of the terminal on stdout: `TIOCGWINSZ`, else `$COLUMNS`,
 /// else 80.
 pub fn width() -> usize {

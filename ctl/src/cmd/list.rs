@@ -5,7 +5,7 @@ use super::status::{pid_cell, provides_cell};
 use super::Ctx;
 use crate::client::unexpected;
 use crate::error::{CtlError, EXIT_OK};
-use crate::table::Table;
+use crate::table::{state_color, Table};
 use flotilla_units::protocol::{Reply, Request, UnitStatus};
 use serde::Serialize;
 
@@ -19,14 +19,17 @@ struct Units<'a> {
 pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<i32, CtlError> {
     match ctx.call(Request::List)? {
         Reply::List { units } if json => ctx.print_json(&Units { units: &units })?,
-        Reply::List { units } => ctx.print(&render(&units))?,
+        Reply::List { units } => {
+            let text = render(&units, ctx.color);
+            ctx.print(&text)?
+        }
         other => return Err(unexpected(&other, "list")),
     }
     Ok(EXIT_OK)
 }
 
 /// The table of units (coincidental targets marked `*`).
-pub fn render(units: &[UnitStatus]) -> String {
+pub fn render(units: &[UnitStatus], color: bool) -> String {
     let mut table = Table::new(&["UNIT", "TYPE", "STATE", "PID", "PROVIDES"]);
     for u in units {
         table.row(vec![
@@ -36,8 +39,9 @@ pub fn render(units: &[UnitStatus]) -> String {
             pid_cell(u.pid),
             provides_cell(u),
         ]);
+        table.color_last(2, state_color(u.state));
     }
-    table.render()
+    table.render(color)
 }
 
 #[cfg(test)]
@@ -48,7 +52,7 @@ mod tests {
     #[test]
     fn table() {
         assert_eq!(
-            render(&system().units),
+            render(&system().units, false),
             "\
 UNIT   TYPE                   STATE     PID  PROVIDES
 maddy  foreground-notified    running   123  imapd,smtpd*
@@ -57,7 +61,7 @@ old    virtual                disabled  -    old
 web    foreground-supervised  waiting   -    web
 "
         );
-        assert_eq!(render(&[]), "UNIT  TYPE  STATE  PID  PROVIDES\n");
+        assert_eq!(render(&[], false), "UNIT  TYPE  STATE  PID  PROVIDES\n");
     }
 
     #[test]

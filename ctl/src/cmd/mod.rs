@@ -30,6 +30,8 @@ pub struct Ctx<'a> {
     pub out: &'a mut dyn Write,
     /// Whether standard output is a terminal.
     pub tty: bool,
+    /// Whether to colour tables (a terminal, and `$NO_COLOR` unset).
+    pub color: bool,
 }
 
 impl Ctx<'_> {

@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::client::unexpected;
 use crate::duration::{format_coarse, format_ms};
 use crate::error::{CtlError, EXIT_OK};
-use crate::table::Table;
+use crate::table::{state_color, Table};
 use crate::timestamp;
 use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
 
@@ -18,7 +18,10 @@ pub fn run(ctx: &mut Ctx<'_>, name: Option<String>, json: bool) -> Result<i32, C
     let now = Some(timestamp::now_ms());
     match reply {
         Reply::Status(status) if json => ctx.print_json(&status)?,
-        Reply::Status(status) => ctx.print(&render_system(&status))?,
+        Reply::Status(status) => {
+            let text = render_system(&status, ctx.color);
+            ctx.print(&text)?
+        }
         Reply::Unit(unit) if json => ctx.print_json(&unit)?,
         Reply::Unit(unit) => ctx.print(&render_unit(&unit, name.as_deref(), now))?,
         other => return Err(unexpected(&other, "status")),
@@ -27,7 +30,7 @@ pub fn run(ctx: &mut Ctx<'_>, name: Option<String>, json: bool) -> Result<i32, C
 }
 
 /// The header and the table of every unit.
-pub fn render_system(s: &SystemStatus) -> String {
+pub fn render_system(s: &SystemStatus, color: bool) -> String {
     let mut out = String::new();
     out.push_str(&format!("Target:  {}\n", s.target));
     let mut state = s.target_state.to_string();
@@ -77,8 +80,9 @@ pub fn render_system(s: &SystemStatus) -> String {
             provides_cell(u),
             status_cell(u),
         ]);
+        table.color_last(2, state_color(u.state));
     }
-    out.push_str(&table.render());
+    out.push_str(&table.render(color));
     if any_coincidental {
         out.push_str("\n* coincidental: up only because another target of its unit is required\n");
     }
@@ -240,7 +244,7 @@ pub(crate) mod tests {
 
     #[test]
     fn system_table() {
-        let text = render_system(&system());
+        let text = render_system(&system(), false);
         assert_eq!(
             text,
             "\
@@ -269,7 +273,7 @@ web    foreground-supervised  waiting   -    web             blocked by network-
         s.target_state = UnitState::Running;
         s.load_errors = vec!["units/bad.yaml:3:1: unknown key 'frob'".into()];
         s.units.clear();
-        let text = render_system(&s);
+        let text = render_system(&s, false);
         assert_eq!(
             text,
             "\
