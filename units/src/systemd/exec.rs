@@ -282,11 +282,13 @@ pub(crate) fn parse_exec(key: &str, value: &str) -> Result<Vec<ExecCommand>, Str
     Ok(out)
 }
 
-/// One `Environment=` line: each `NAME=value` word as `Ok((name, value))`,
-/// each other word as `Err(word)`. The error says why the line is unusable.
-pub(crate) fn parse_environment(
-    value: &str,
-) -> Result<Vec<Result<(String, String), String>>, String> {
+/// One word of an `Environment=` line: `Ok((name, value))` for a
+/// `NAME=value` assignment, `Err(word)` for anything else.
+pub(crate) type EnvWord = Result<(String, String), String>;
+
+/// One `Environment=` line, word by word. The error says why the line is
+/// unusable.
+pub(crate) fn parse_environment(value: &str) -> Result<Vec<EnvWord>, String> {
     let mut lx = Lexer::new(value);
     let mut out = Vec::new();
     while let Some(tok) = lx.next_token(false)? {
@@ -405,7 +407,7 @@ mod tests {
     #[test]
     fn environment() {
         let got = parse_environment(r#"A=1 "B=2 3" C='x y' D= =bad 1X=2 noeq E=a=b"#).unwrap();
-        let want: Vec<Result<(String, String), String>> = vec![
+        let want: Vec<EnvWord> = vec![
             Ok(("A".into(), "1".into())),
             Ok(("B".into(), "2 3".into())),
             Ok(("C".into(), "x y".into())),

@@ -74,8 +74,7 @@ pub fn validate_unit_name(name: &str) -> Result<(), String> {
     }
     if name.contains('@') && !TEMPLATE_SUFFIXES.contains(&suffix) {
         return Err(format!(
-            "unit name {name:?}: a template or instance must be a .{} unit",
-            TEMPLATE_SUFFIXES.join(", .")
+            "unit name {name:?}: a template or instance must be a .path, .service, .socket, .target or .timer unit"
         ));
     }
     Ok(())

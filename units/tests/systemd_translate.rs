@@ -1,0 +1,971 @@
+//! The systemd unit translator (SPEC §7): every key it honours, every
+//! warning and every error, with the exact diagnostic text.
+
+use flotilla_units::diag::Pos;
+use flotilla_units::load::ParsedUnit;
+use flotilla_units::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
+use flotilla_units::systemd::{translate, translate_file, UnitOption, TIMESPAN_INFINITY};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const F: &str = "u/web.service";
+
+fn tr(text: &str) -> ParsedUnit {
+    translate_file(F, "web.service", text)
+}
+
+/// A unit with `body` in its `[Service]` section: the body starts on line 2.
+fn svc(body: &str) -> ParsedUnit {
+    tr(&format!("[Service]\n{body}\n"))
+}
+
+fn diags(p: &ParsedUnit) -> Vec<String> {
+    p.diagnostics.iter().map(ToString::to_string).collect()
+}
+
+/// The spec of a unit that must translate without any diagnostic.
+fn clean(p: ParsedUnit) -> UnitSpec {
+    assert_eq!(diags(&p), Vec::<String>::new());
+    p.spec.expect("a spec")
+}
+
+/// The spec of a unit that must translate with exactly these warnings.
+fn warned(p: ParsedUnit, want: &[&str]) -> UnitSpec {
+    assert_eq!(diags(&p), want);
+    assert!(p.diagnostics.iter().all(|d| !d.is_error()));
+    p.spec.expect("warnings alone keep the spec")
+}
+
+/// A unit that must be refused with exactly these diagnostics.
+fn refused(p: ParsedUnit, want: &[&str]) {
+    assert_eq!(diags(&p), want);
+    assert!(p.spec.is_none(), "an error leaves no spec");
+}
+
+fn cmd(argv: &[&str]) -> Command {
+    Command::new(argv.iter().copied())
+}
+
+fn ignored(argv: &[&str]) -> Command {
+    Command {
+        ignore_failure: true,
+        ..cmd(argv)
+    }
+}
+
+#[test]
+fn minimal_unit_gets_systemds_defaults() {
+    let s = clean(svc("ExecStart=/bin/sleep 100"));
+    assert_eq!(s.name, "web.service");
+    assert_eq!(s.provides, ["web.service"]);
+    assert_eq!(s.kind, UnitType::ForegroundSupervised);
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/sleep", "100"])));
+    // systemd's defaults, not flotilla's YAML ones: no restart, 90 s both ways.
+    assert_eq!(s.restart, RestartPolicy::No);
+    assert_eq!(s.start_timeout, Duration::from_secs(90));
+    assert_eq!(s.stop_timeout, Duration::from_secs(90));
+    assert_eq!(s.restart_delay, Duration::from_secs(1));
+    assert_eq!(s.restart_max_delay, Duration::from_secs(60));
+    assert_eq!(s.kill_signal, Signal::TERM);
+    assert_eq!(s.description, None);
+    assert!(s.depends_on.is_empty() && s.waits_for.is_empty() && s.depends_ms.is_empty());
+    assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());
+    assert_eq!((s.exec_stop, s.exec_reload, s.pidfile), (None, None, None));
+    assert_eq!((s.user, s.group, s.working_directory), (None, None, None));
+    assert!(s.environment.is_empty() && s.environment_files.is_empty());
+    let p = svc("ExecStart=/bin/true");
+    assert_eq!(p.origin.file, F);
+    assert_eq!(p.origin.pos, Pos::new(1, 1));
+}
+
+#[test]
+fn types() {
+    let cases = [
+        ("simple", UnitType::ForegroundSupervised),
+        ("exec", UnitType::ForegroundSupervised),
+        ("idle", UnitType::ForegroundSupervised),
+        ("notify", UnitType::ForegroundNotified),
+        ("oneshot", UnitType::Oneshot),
+        ("", UnitType::ForegroundSupervised),
+    ];
+    for (ty, kind) in cases {
+        let s = clean(svc(&format!("Type={ty}\nExecStart=/bin/x")));
+        assert_eq!(s.kind, kind, "Type={ty}");
+    }
+    // forking: background-pidfile with its PIDFile=; a relative one is under /run.
+    let s = clean(svc(
+        "Type=forking\nPIDFile=/run/web.pid\nExecStart=/usr/sbin/web -d",
+    ));
+    assert_eq!(s.kind, UnitType::BackgroundPidfile);
+    assert_eq!(s.pidfile, Some(PathBuf::from("/run/web.pid")));
+    let s = clean(svc(
+        "Type=forking\nPIDFile=web/web.pid\nExecStart=/usr/sbin/web -d",
+    ));
+    assert_eq!(s.pidfile, Some(PathBuf::from("/run/web/web.pid")));
+    // The last Type= wins.
+    let s = clean(svc("Type=forking\nType=simple\nExecStart=/bin/x"));
+    assert_eq!(s.kind, UnitType::ForegroundSupervised);
+    // Types run as the nearest flotilla type, with a warning.
+    let s = warned(
+        svc("Type=dbus\nBusName=org.x\nExecStart=/bin/x"),
+        &[
+            "u/web.service:2:1: warning: Type=dbus is run as foreground-supervised: readiness on BusName= is not supported",
+            "u/web.service:3:1: warning: [Service] BusName= is not supported, ignored",
+        ],
+    );
+    assert_eq!(s.kind, UnitType::ForegroundSupervised);
+    let s = warned(
+        svc("Type=notify-reload\nExecStart=/bin/x"),
+        &["u/web.service:2:1: warning: Type=notify-reload is run as foreground-notified: reloading by signal is not supported"],
+    );
+    assert_eq!(s.kind, UnitType::ForegroundNotified);
+}
+
+#[test]
+fn type_errors() {
+    // An unknown type: refused.
+    refused(
+        svc("Type=bogus\nExecStart=/bin/x"),
+        &["u/web.service:2:1: invalid Type=bogus (simple, exec, notify, forking, oneshot, idle)"],
+    );
+    // forking without PIDFile=: nothing to supervise, refused.
+    refused(
+        svc("Type=forking\nExecStart=/usr/sbin/web -d"),
+        &["u/web.service:2:1: Type=forking needs PIDFile="],
+    );
+    // PIDFile= emptied again counts as none.
+    refused(
+        svc("Type=forking\nPIDFile=/run/a.pid\nPIDFile=\nExecStart=/usr/sbin/web -d"),
+        &["u/web.service:2:1: Type=forking needs PIDFile="],
+    );
+    // PIDFile= on another type: ignored with a warning.
+    let s = warned(
+        svc("PIDFile=/run/web.pid\nExecStart=/bin/x"),
+        &["u/web.service:2:1: warning: PIDFile= is used only with Type=forking, ignored"],
+    );
+    assert_eq!(s.pidfile, None);
+}
+
+#[test]
+fn exec_start_splitting() {
+    let s = clean(svc(
+        r#"ExecStart=/bin/sh -c "echo 'hi there'; exit 0" a\ b 'c d' \x41"#,
+    ));
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&[
+            "/bin/sh",
+            "-c",
+            "echo 'hi there'; exit 0",
+            "a b",
+            "c d",
+            "A"
+        ]))
+    );
+    // A leading - ignores failure.
+    let s = clean(svc("ExecStart=-/bin/false"));
+    assert_eq!(s.exec_start, Some(ignored(&["/bin/false"])));
+    // Continuation lines (kept by the parser) are joined with a space.
+    let s = clean(svc(
+        "ExecStart=/usr/bin/docker run \\\n  --rm \\\n  busybox",
+    ));
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&["/usr/bin/docker", "run", "--rm", "busybox"]))
+    );
+    // An empty ExecStart= clears the earlier ones.
+    let s = clean(svc("ExecStart=/bin/a\nExecStart=\nExecStart=/bin/b"));
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/b"])));
+    // The ':' prefix (no substitution) is honoured exactly.
+    let s = clean(svc("ExecStart=:/bin/echo $HOME ${X}"));
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/echo", "$HOME", "${X}"])));
+    // $$ is a literal $.
+    let s = clean(svc("ExecStart=/bin/echo $$HOME"));
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/echo", "$HOME"])));
+    // \; is a literal ; word.
+    let s = clean(svc(r"ExecStart=/usr/bin/find . -exec rm {} \;"));
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&["/usr/bin/find", ".", "-exec", "rm", "{}", ";"]))
+    );
+}
+
+#[test]
+fn exec_start_specifiers() {
+    let p = translate_file(
+        "u/web@8080.service",
+        "web@8080.service",
+        "[Service]\nExecStart=/usr/bin/web --name %p-%i --unit %n --short %N --pct 100%%\n",
+    );
+    let s = clean(p);
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&[
+            "/usr/bin/web",
+            "--name",
+            "web-8080",
+            "--unit",
+            "web@8080.service",
+            "--short",
+            "web@8080",
+            "--pct",
+            "100%"
+        ]))
+    );
+    assert_eq!(s.provides, ["web@8080.service"]);
+    // Specifiers flotilla cannot know are left as they are, with a warning.
+    let s = warned(
+        svc("ExecStart=/bin/echo %H %m %H"),
+        &[
+            "u/web.service:2:1: warning: ExecStart=: specifier %H is not supported, left as is (supported: %n %N %p %P %i %I %%)",
+            "u/web.service:2:1: warning: ExecStart=: specifier %m is not supported, left as is (supported: %n %N %p %P %i %I %%)",
+        ],
+    );
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/echo", "%H", "%m", "%H"])));
+}
+
+#[test]
+fn exec_start_errors() {
+    // No command at all: nothing to run.
+    refused(
+        tr("[Unit]\nDescription=x\n"),
+        &["u/web.service: [Service] has no ExecStart="],
+    );
+    refused(
+        svc("ExecStart=/bin/a\nExecStart="),
+        &["u/web.service: [Service] has no ExecStart="],
+    );
+    // Two commands outside oneshot: systemd refuses, so does flotilla.
+    refused(
+        svc("ExecStart=/bin/a\nExecStart=/bin/b"),
+        &["u/web.service:3:1: more than one ExecStart= command: only Type=oneshot may have several"],
+    );
+    refused(
+        svc("ExecStart=/bin/a ; /bin/b"),
+        &["u/web.service:2:1: more than one ExecStart= command: only Type=oneshot may have several"],
+    );
+    // Syntax errors.
+    let cases = [
+        (r#"ExecStart=/bin/echo "abc"#, "unterminated quote"),
+        (r"ExecStart=/bin/echo \q", r"invalid escape \q"),
+        ("ExecStart=-", "empty command"),
+        (
+            "ExecStart=@/bin/sh",
+            "the @ prefix needs argv[0] after the program",
+        ),
+    ];
+    for (line, why) in cases {
+        refused(
+            svc(line),
+            // Diagnostics without a position come first.
+            &[
+                "u/web.service: [Service] has no ExecStart=",
+                &format!("u/web.service:2:1: invalid ExecStart=: {why}"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn oneshot_with_several_exec_start() {
+    // systemd runs them in sequence; flotilla runs only the first: warned.
+    let s = warned(
+        svc("Type=oneshot\nExecStart=/bin/a\nExecStart=/bin/b\nExecStart=/bin/c ; /bin/d"),
+        &[
+            "u/web.service:4:1: warning: ExecStart= ignored: flotilla runs only the first ExecStart= command of a oneshot",
+            "u/web.service:5:1: warning: ExecStart= ignored: flotilla runs only the first ExecStart= command of a oneshot",
+            "u/web.service:5:1: warning: ExecStart= ignored: flotilla runs only the first ExecStart= command of a oneshot",
+        ],
+    );
+    assert_eq!(s.kind, UnitType::Oneshot);
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/a"])));
+    // A oneshot has no start timeout by default, and does not restart.
+    assert_eq!(s.start_timeout, TIMESPAN_INFINITY);
+    assert_eq!(s.stop_timeout, Duration::from_secs(90));
+    assert_eq!(s.restart, RestartPolicy::No);
+}
+
+#[test]
+fn exec_prefixes_flotilla_cannot_honour() {
+    let s = warned(
+        svc("ExecStart=@/bin/sh mysh -c true"),
+        &[
+            r#"u/web.service:2:1: warning: ExecStart=: the @ prefix is not supported, argv[0] "mysh" is dropped (argv[0] is the program)"#,
+        ],
+    );
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/sh", "-c", "true"])));
+    for prefix in ["+", "!", "!!"] {
+        let s = warned(
+            svc(&format!("User=web\nExecStartPre={prefix}/bin/mkdir -p /run/web\nExecStart=/bin/web")),
+            &[&format!(
+                "u/web.service:3:1: warning: ExecStartPre=: the {prefix} prefix is not supported, the command runs with the unit's User= and Group="
+            )],
+        );
+        assert_eq!(s.exec_start_pre, [cmd(&["/bin/mkdir", "-p", "/run/web"])]);
+    }
+    // Prefixes combine.
+    let s = warned(
+        svc("ExecStart=-+/bin/x"),
+        &["u/web.service:2:1: warning: ExecStart=: the + prefix is not supported, the command runs with the unit's User= and Group="],
+    );
+    assert_eq!(s.exec_start, Some(ignored(&["/bin/x"])));
+}
+
+#[test]
+fn environment_variables_in_commands() {
+    // Not substituted: warned, passed as written.
+    let s = warned(
+        svc("EnvironmentFile=/etc/environment\nExecStart=/usr/bin/docker run -e IP=${COREOS_PUBLIC_IPV4} $OPTS"),
+        &["u/web.service:3:1: warning: ExecStart= uses ${COREOS_PUBLIC_IPV4}: environment variables are not substituted in commands (only $MAINPID), it is passed as written"],
+    );
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&[
+            "/usr/bin/docker",
+            "run",
+            "-e",
+            "IP=${COREOS_PUBLIC_IPV4}",
+            "$OPTS"
+        ]))
+    );
+    let p = svc("ExecStart=/bin/web $OPTS");
+    assert_eq!(
+        diags(&p),
+        ["u/web.service:2:1: warning: ExecStart= uses $OPTS: environment variables are not substituted in commands (only $MAINPID), it is passed as written"]
+    );
+    // $MAINPID is kept for the init to replace; a $ inside a word is literal in systemd too.
+    let s = clean(svc("ExecStart=/bin/web --x=$FOO\nExecReload=/bin/kill -HUP $MAINPID\nExecStop=/bin/kill ${MAINPID}"));
+    assert_eq!(s.exec_reload, Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"])));
+    assert_eq!(s.exec_stop, Some(cmd(&["/bin/kill", "${MAINPID}"])));
+}
+
+#[test]
+fn pre_and_post_commands() {
+    let s = clean(svc(
+        "ExecStartPre=-/usr/bin/docker kill web\nExecStartPre=/usr/bin/docker pull web ; -/bin/rm -f /run/x\nExecStart=/bin/web\nExecStopPost=/bin/a\nExecStopPost=-/bin/b",
+    ));
+    assert_eq!(
+        s.exec_start_pre,
+        [
+            ignored(&["/usr/bin/docker", "kill", "web"]),
+            cmd(&["/usr/bin/docker", "pull", "web"]),
+            ignored(&["/bin/rm", "-f", "/run/x"])
+        ]
+    );
+    assert_eq!(s.exec_stop_post, [cmd(&["/bin/a"]), ignored(&["/bin/b"])]);
+    // Empty values clear the lists.
+    let s = clean(svc("ExecStartPre=/bin/a\nExecStartPre=\nExecStartPre=/bin/b\nExecStart=/bin/web\nExecStopPost=/bin/c\nExecStopPost="));
+    assert_eq!(s.exec_start_pre, [cmd(&["/bin/b"])]);
+    assert!(s.exec_stop_post.is_empty());
+    // A bad one is an error.
+    refused(
+        svc("ExecStartPre=/bin/a 'x\nExecStart=/bin/web"),
+        &["u/web.service:2:1: invalid ExecStartPre=: unterminated quote"],
+    );
+}
+
+#[test]
+fn stop_and_reload() {
+    let s = clean(svc(
+        "ExecStart=/bin/web\nExecStop=/bin/web stop\nExecReload=/bin/kill -HUP $MAINPID",
+    ));
+    assert_eq!(s.exec_stop, Some(cmd(&["/bin/web", "stop"])));
+    assert_eq!(s.exec_reload, Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"])));
+    // Only the first command of each is used.
+    let s = warned(
+        svc("ExecStart=/bin/web\nExecStop=/bin/a\nExecStop=/bin/b\nExecReload=/bin/c ; /bin/d"),
+        &[
+            "u/web.service:4:1: warning: ExecStop= ignored: only the first ExecStop= command is used",
+            "u/web.service:5:1: warning: ExecReload= ignored: only the first ExecReload= command is used",
+        ],
+    );
+    assert_eq!(s.exec_stop, Some(cmd(&["/bin/a"])));
+    assert_eq!(s.exec_reload, Some(cmd(&["/bin/c"])));
+    let s = clean(svc("ExecStart=/bin/web\nExecStop=/bin/a\nExecStop="));
+    assert_eq!(s.exec_stop, None);
+}
+
+#[test]
+fn restart_policies() {
+    let exact = [
+        ("no", RestartPolicy::No),
+        ("", RestartPolicy::No),
+        ("on-failure", RestartPolicy::OnFailure),
+        ("always", RestartPolicy::Always),
+    ];
+    for (v, policy) in exact {
+        assert_eq!(
+            clean(svc(&format!("ExecStart=/bin/x\nRestart={v}"))).restart,
+            policy,
+            "Restart={v}"
+        );
+    }
+    let inexact = [
+        (
+            "on-abnormal",
+            RestartPolicy::OnFailure,
+            "Restart=on-abnormal is run as on-failure (restart after any failure)",
+        ),
+        (
+            "on-abort",
+            RestartPolicy::OnFailure,
+            "Restart=on-abort is run as on-failure (restart after any failure)",
+        ),
+        (
+            "on-watchdog",
+            RestartPolicy::OnFailure,
+            "Restart=on-watchdog is run as on-failure (restart after any failure)",
+        ),
+        (
+            "on-success",
+            RestartPolicy::Always,
+            "Restart=on-success is run as always (restart after any exit)",
+        ),
+    ];
+    for (v, policy, msg) in inexact {
+        let s = warned(
+            svc(&format!("ExecStart=/bin/x\nRestart={v}")),
+            &[&format!("u/web.service:3:1: warning: {msg}")],
+        );
+        assert_eq!(s.restart, policy, "Restart={v}");
+    }
+    refused(
+        svc("ExecStart=/bin/x\nRestart=sometimes"),
+        &["u/web.service:3:1: invalid Restart=sometimes (no, on-success, on-failure, on-abnormal, on-watchdog, on-abort, always)"],
+    );
+    // systemd refuses a oneshot that restarts after success.
+    refused(
+        svc("Type=oneshot\nExecStart=/bin/x\nRestart=always"),
+        &["u/web.service:4:1: Restart=always is not allowed with Type=oneshot"],
+    );
+    refused(
+        svc("Type=oneshot\nExecStart=/bin/x\nRestart=on-success"),
+        &[
+            "u/web.service:4:1: warning: Restart=on-success is run as always (restart after any exit)",
+            "u/web.service:4:1: Restart=on-success is not allowed with Type=oneshot",
+        ],
+    );
+    let s = clean(svc("Type=oneshot\nExecStart=/bin/x\nRestart=on-failure"));
+    assert_eq!(s.restart, RestartPolicy::OnFailure);
+}
+
+#[test]
+fn restart_delay() {
+    // RestartSec= is the first delay; the back-off doubles it up to at least a minute.
+    let s = clean(svc("ExecStart=/bin/x\nRestart=always\nRestartSec=5"));
+    assert_eq!(
+        (s.restart_delay, s.restart_max_delay),
+        (Duration::from_secs(5), Duration::from_secs(60))
+    );
+    let s = clean(svc("ExecStart=/bin/x\nRestartSec=2min"));
+    assert_eq!(
+        (s.restart_delay, s.restart_max_delay),
+        (Duration::from_secs(120), Duration::from_secs(120))
+    );
+    let s = clean(svc("ExecStart=/bin/x\nRestartSec=100ms"));
+    assert_eq!(s.restart_delay, Duration::from_millis(100));
+    let s = clean(svc("ExecStart=/bin/x\nRestartSec=5\nRestartSec="));
+    assert_eq!(
+        s.restart_delay,
+        Duration::from_secs(1),
+        "emptied: flotilla's default"
+    );
+    refused(
+        svc("ExecStart=/bin/x\nRestartSec=5 parsecs"),
+        &[
+            r#"u/web.service:3:1: invalid RestartSec=5 parsecs: unknown unit "parsecs" (use us, ms, s, min, h, d, w, M, y)"#,
+        ],
+    );
+}
+
+#[test]
+fn timeouts() {
+    let secs = Duration::from_secs;
+    // (lines, start timeout, stop timeout)
+    let cases = [
+        ("TimeoutStartSec=5", secs(5), secs(90)),
+        ("TimeoutStopSec=5s", secs(90), secs(5)),
+        ("TimeoutSec=1min 30s", secs(90), secs(90)),
+        ("TimeoutSec=2m", secs(120), secs(120)),
+        ("TimeoutSec=10\nTimeoutStopSec=3", secs(10), secs(3)),
+        ("TimeoutStartSec=infinity", TIMESPAN_INFINITY, secs(90)),
+        ("TimeoutStopSec=0", secs(90), TIMESPAN_INFINITY),
+        (
+            "TimeoutSec=500ms",
+            Duration::from_millis(500),
+            Duration::from_millis(500),
+        ),
+        ("TimeoutSec=1h\nTimeoutSec=", secs(90), secs(90)),
+        ("TimeoutStartSec=1.5", Duration::from_millis(1500), secs(90)),
+    ];
+    for (lines, start, stop) in cases {
+        let s = clean(svc(&format!("ExecStart=/bin/x\n{lines}")));
+        assert_eq!((s.start_timeout, s.stop_timeout), (start, stop), "{lines}");
+    }
+    let s = clean(svc(
+        "Type=oneshot\nExecStart=/bin/x\nTimeoutStartSec=30\nTimeoutStartSec=",
+    ));
+    assert_eq!(
+        s.start_timeout, TIMESPAN_INFINITY,
+        "emptied: a oneshot's default"
+    );
+    refused(
+        svc("ExecStart=/bin/x\nTimeoutStartSec=soon"),
+        &[r#"u/web.service:3:1: invalid TimeoutStartSec=soon: expected a number at "soon""#],
+    );
+    refused(
+        svc("ExecStart=/bin/x\nTimeoutSec=-5"),
+        &["u/web.service:3:1: invalid TimeoutSec=-5: a time span cannot be negative"],
+    );
+}
+
+#[test]
+fn environment() {
+    let s = clean(svc(r#"ExecStart=/bin/x
+Environment=A=1 "B=two words" C='x y'
+Environment=A=override D=
+Environment="E=quote\"inside" F=%n"#));
+    let env: Vec<(&str, &str)> = s
+        .environment
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("A", "override"),
+            ("B", "two words"),
+            ("C", "x y"),
+            ("D", ""),
+            ("E", "quote\"inside"),
+            ("F", "web.service")
+        ]
+    );
+    // An empty Environment= clears what came before.
+    let s = clean(svc(
+        "ExecStart=/bin/x\nEnvironment=A=1\nEnvironment=\nEnvironment=B=2",
+    ));
+    assert_eq!(s.environment.keys().collect::<Vec<_>>(), ["B"]);
+    // Words that are not assignments are ignored, as systemd ignores them.
+    let s = warned(
+        svc("ExecStart=/bin/x\nEnvironment=A=1 1BAD=x novalue"),
+        &[
+            r#"u/web.service:3:1: warning: Environment=: "1BAD=x" is not a NAME=value assignment, ignored"#,
+            r#"u/web.service:3:1: warning: Environment=: "novalue" is not a NAME=value assignment, ignored"#,
+        ],
+    );
+    assert_eq!(s.environment.len(), 1);
+    refused(
+        svc("ExecStart=/bin/x\nEnvironment=\"A=1"),
+        &["u/web.service:3:1: invalid Environment=: unterminated quote"],
+    );
+}
+
+#[test]
+fn environment_files() {
+    let s = clean(svc(
+        "ExecStart=/bin/x\nEnvironmentFile=/etc/environment\nEnvironmentFile=-/etc/default/web",
+    ));
+    assert_eq!(
+        s.environment_files,
+        [
+            (PathBuf::from("/etc/environment"), false),
+            (PathBuf::from("/etc/default/web"), true)
+        ]
+    );
+    let s = clean(svc(
+        "ExecStart=/bin/x\nEnvironmentFile=/a\nEnvironmentFile=\nEnvironmentFile=/b",
+    ));
+    assert_eq!(s.environment_files, [(PathBuf::from("/b"), false)]);
+    refused(
+        svc("ExecStart=/bin/x\nEnvironmentFile=web.env"),
+        &[r#"u/web.service:3:1: EnvironmentFile= needs an absolute path, not "web.env""#],
+    );
+}
+
+#[test]
+fn process_context() {
+    let s = clean(svc(
+        "ExecStart=/bin/x\nUser=www-data\nGroup=%p\nWorkingDirectory=/srv/web\nKillSignal=SIGINT",
+    ));
+    assert_eq!(s.user.as_deref(), Some("www-data"));
+    assert_eq!(s.group.as_deref(), Some("web"));
+    assert_eq!(s.working_directory, Some(PathBuf::from("/srv/web")));
+    assert_eq!(s.kill_signal, Signal(2));
+    let s = clean(svc(
+        "ExecStart=/bin/x\nUser=1000\nUser=\nKillSignal=9\nKillSignal=HUP",
+    ));
+    assert_eq!(s.user, None);
+    assert_eq!(s.kill_signal, Signal(1));
+    let s = warned(
+        svc("ExecStart=/bin/x\nWorkingDirectory=-/srv/web"),
+        &["u/web.service:3:1: warning: WorkingDirectory=-: a missing directory is not ignored, it fails the start"],
+    );
+    assert_eq!(s.working_directory, Some(PathBuf::from("/srv/web")));
+    let s = warned(
+        svc("ExecStart=/bin/x\nWorkingDirectory=~"),
+        &["u/web.service:3:1: warning: WorkingDirectory=~ (the user's home directory) is not supported, ignored"],
+    );
+    assert_eq!(s.working_directory, None);
+    refused(
+        svc("ExecStart=/bin/x\nWorkingDirectory=srv"),
+        &[r#"u/web.service:3:1: WorkingDirectory= needs an absolute path, not "srv""#],
+    );
+    refused(
+        svc("ExecStart=/bin/x\nKillSignal=SIGFOO"),
+        &["u/web.service:3:1: invalid KillSignal=SIGFOO"],
+    );
+}
+
+#[test]
+fn kill_mode_and_remain_after_exit() {
+    clean(svc("ExecStart=/bin/x\nKillMode=control-group"));
+    for mode in ["process", "mixed", "none"] {
+        warned(
+            svc(&format!("ExecStart=/bin/x\nKillMode={mode}")),
+            &[&format!("u/web.service:3:1: warning: KillMode={mode} is not supported: a stop signals the unit's whole process group")],
+        );
+    }
+    refused(
+        svc("ExecStart=/bin/x\nKillMode=all"),
+        &["u/web.service:3:1: invalid KillMode=all (control-group, mixed, process, none)"],
+    );
+    // A oneshot stays `exited` (active) after its command: RemainAfterExit=
+    // either way is taken as it is.
+    clean(svc("Type=oneshot\nExecStart=/bin/x\nRemainAfterExit=yes"));
+    clean(svc("Type=oneshot\nExecStart=/bin/x\nRemainAfterExit=no"));
+    clean(svc("ExecStart=/bin/x\nRemainAfterExit=no"));
+    warned(
+        svc("ExecStart=/bin/x\nRemainAfterExit=y"),
+        &["u/web.service:3:1: warning: RemainAfterExit=yes is supported only with Type=oneshot, ignored"],
+    );
+    refused(
+        svc("ExecStart=/bin/x\nRemainAfterExit=perhaps"),
+        &["u/web.service:3:1: invalid RemainAfterExit=perhaps: not a boolean"],
+    );
+}
+
+#[test]
+fn unit_section_and_dependencies() {
+    let p = tr("[Unit]
+Description=The %n web server
+Documentation=man:web(8) https://example.com
+Requires=db.service
+After=db.service network-online.target
+Wants=network-online.target cache.service
+BindsTo=storage.mount
+Requires=db.service
+Wants=db.service
+
+[Service]
+ExecStart=/bin/web
+");
+    assert_eq!(
+        diags(&p),
+        Vec::<String>::new(),
+        "After= of a dependency is implied"
+    );
+    assert_eq!(p.origin.depends_on_pos, [Pos::new(4, 1), Pos::new(7, 1)]);
+    assert_eq!(p.origin.waits_for_pos, [Pos::new(6, 1), Pos::new(6, 1)]);
+    let s = p.spec.unwrap();
+    assert_eq!(s.description.as_deref(), Some("The web.service web server"));
+    assert_eq!(
+        s.depends_on,
+        ["db.service", "storage.mount"],
+        "deduplicated, in order"
+    );
+    assert_eq!(
+        s.waits_for,
+        ["network-online.target", "cache.service"],
+        "a hard dependency is not also waited for"
+    );
+
+    let s = warned(
+        tr("[Unit]
+After=syslog.target
+Before=other.service
+Requisite=a.service
+PartOf=b.service
+Conflicts=c.service
+OnFailure=d.service
+ConditionPathExists=/etc/web
+Requires=web.service
+[Service]
+ExecStart=/bin/web
+"),
+        &[
+            "u/web.service:2:1: warning: After=syslog.target is ignored: flotilla orders only after dependencies (add Wants=syslog.target or Requires=syslog.target)",
+            "u/web.service:3:1: warning: [Unit] Before= is not supported, ignored (give the other unit After= and Wants= or Requires=)",
+            "u/web.service:4:1: warning: [Unit] Requisite= is not supported, ignored",
+            "u/web.service:5:1: warning: [Unit] PartOf= is not supported, ignored",
+            "u/web.service:6:1: warning: [Unit] Conflicts= is not supported, ignored",
+            "u/web.service:7:1: warning: [Unit] OnFailure= is not supported, ignored",
+            "u/web.service:8:1: warning: [Unit] ConditionPathExists= is not supported, ignored",
+            "u/web.service:9:1: warning: Requires=web.service: a unit cannot depend on itself, ignored",
+        ],
+    );
+    assert!(s.depends_on.is_empty());
+    // Specifiers in names; names with characters flotilla's names lack are refused.
+    let s = clean(translate_file(
+        "u/web@1.service",
+        "web@1.service",
+        "[Unit]\nRequires=%p-db@%i.service\nAfter=%p-db@%i.service\n[Service]\nExecStart=/bin/web\n",
+    ));
+    assert_eq!(s.depends_on, ["web-db@1.service"]);
+    refused(
+        tr("[Unit]\nRequires=dev-disk-by\\x2duuid.device\n[Service]\nExecStart=/bin/web\n"),
+        &["u/web.service:2:1: invalid unit name \"dev-disk-by\\\\x2duuid.device\" in Requires="],
+    );
+    // DefaultDependencies=: flotilla has no implicit dependencies.
+    clean(tr(
+        "[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/bin/web\n",
+    ));
+    warned(
+        tr("[Unit]\nDefaultDependencies=yes\n[Service]\nExecStart=/bin/web\n"),
+        &["u/web.service:2:1: warning: [Unit] DefaultDependencies=yes is ignored: flotilla adds no implicit dependencies"],
+    );
+    refused(
+        tr("[Unit]\nDefaultDependencies=maybe\n[Service]\nExecStart=/bin/web\n"),
+        &["u/web.service:2:1: invalid DefaultDependencies=maybe: not a boolean"],
+    );
+    // An empty Description= clears it.
+    let s = clean(tr(
+        "[Unit]\nDescription=x\nDescription=\n[Service]\nExecStart=/bin/web\n",
+    ));
+    assert_eq!(s.description, None);
+}
+
+#[test]
+fn other_sections_and_keys() {
+    let s = warned(
+        tr("[Unit]
+Description=x
+X-Custom=ignored by design
+
+[Service]
+ExecStart=/bin/web
+PrivateTmp=yes
+ExecStartPost=/bin/notify
+Requires=misplaced.service
+
+[Install]
+WantedBy=multi-user.target
+Alias=w.service
+
+[X-Fleet]
+MachineOf=db.service
+Conflicts=web@*.service
+
+[X-Other]
+Anything=goes
+
+[Socket]
+ListenStream=80
+"),
+        &[
+            "u/web.service:7:1: warning: [Service] PrivateTmp= is not supported, ignored",
+            "u/web.service:8:1: warning: [Service] ExecStartPost= is not supported, ignored",
+            "u/web.service:9:1: warning: [Service] Requires= is not supported, ignored",
+            "u/web.service:12:1: warning: [Install] is ignored: a unit runs when the target requires it",
+            "u/web.service:23:1: warning: [Socket] ListenStream= is not supported, ignored",
+        ],
+    );
+    assert!(s.depends_on.is_empty());
+}
+
+#[test]
+fn unit_names() {
+    let text = "[Service]\nExecStart=/bin/x\n";
+    refused(
+        translate_file("u/web.socket", "web.socket", "[Socket]\nListenStream=80\n"),
+        &[
+            "u/web.socket: only .service units can be translated, not web.socket",
+            "u/web.socket: [Service] has no ExecStart=",
+            "u/web.socket:2:1: warning: [Socket] ListenStream= is not supported, ignored",
+        ],
+    );
+    refused(
+        translate_file("u/web.timer", "web.timer", text),
+        &["u/web.timer: only .service units can be translated, not web.timer"],
+    );
+    refused(
+        translate_file("u/web@.service", "web@.service", text),
+        &["u/web@.service: web@.service is a template: run an instance such as web@NAME.service"],
+    );
+    refused(
+        translate_file("u/web", "web", text),
+        &[r#"u/web: invalid unit name: unit name "web" has no suffix such as .service"#],
+    );
+    refused(
+        translate_file("u/a b.service", "a b.service", text),
+        &[
+            r#"u/a b.service: invalid unit name: unit name "a b.service" contains ' ' (allowed: A-Z a-z 0-9 : _ . @ -)"#,
+        ],
+    );
+    let s = clean(translate_file("u/web@1.service", "web@1.service", text));
+    assert_eq!(s.name, "web@1.service");
+}
+
+#[test]
+fn parse_problems_come_with_the_translation() {
+    let long = format!("[Service]\nExecStart=/bin/echo {}\n", "x".repeat(3000));
+    refused(
+        tr(&long),
+        &["u/web.service:2:1: line too long: 3020 bytes (fleet and systemd refuse lines of 2048 bytes or more)"],
+    );
+    warned(
+        tr("junk\n[Service]\nExecStart=/bin/x\nbroken line\n"),
+        &[
+            "u/web.service:1:1: warning: text before the first [section] is ignored",
+            "u/web.service:4:1: warning: missing '=', line ignored",
+        ],
+    );
+    refused(
+        tr("[Service\nExecStart=/bin/x\n"),
+        &["u/web.service:1:1: unterminated section header (no ']')"],
+    );
+}
+
+#[test]
+fn translate_takes_option_lists_without_positions() {
+    let o = |s: &str, n: &str, v: &str| UnitOption {
+        section: s.into(),
+        name: n.into(),
+        value: v.into(),
+    };
+    let p = translate(
+        "etcd:web@2.service",
+        "web@2.service",
+        &[
+            o("Unit", "Description", "web %i"),
+            o("Service", "ExecStart", "/bin/web --port 80%i"),
+            o("Service", "Restart", "on-abort"),
+            o("X-Fleet", "Conflicts", "web@*.service"),
+        ],
+    );
+    assert_eq!(
+        diags(&p),
+        ["etcd:web@2.service: warning: Restart=on-abort is run as on-failure (restart after any failure)"]
+    );
+    assert_eq!(p.origin.file, "etcd:web@2.service");
+    assert_eq!(p.origin.pos, Pos::default());
+    let s = p.spec.unwrap();
+    assert_eq!(s.description.as_deref(), Some("web 2"));
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/web", "--port", "802"])));
+    assert_eq!(s.restart, RestartPolicy::OnFailure);
+}
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/systemd/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn fixture_fleet_docker_template_instance() {
+    let text = fixture("web@.service");
+    let p = translate_file("fixtures/web@.service", "web@8080.service", &text);
+    let s = warned(
+        p,
+        &[
+            "fixtures/web@.service:8:1: warning: ExecStartPre= uses ${COREOS_PUBLIC_IPV4}: environment variables are not substituted in commands (only $MAINPID), it is passed as written",
+            "fixtures/web@.service:9:1: warning: ExecStart= uses ${COREOS_PUBLIC_IPV4}: environment variables are not substituted in commands (only $MAINPID), it is passed as written",
+        ],
+    );
+    assert_eq!(s.name, "web@8080.service");
+    assert_eq!(s.description.as_deref(), Some("Web server on port 8080"));
+    assert_eq!(s.depends_on, ["docker.service"]);
+    assert_eq!(
+        s.environment_files,
+        [(PathBuf::from("/etc/environment"), false)]
+    );
+    assert_eq!(
+        s.exec_start_pre,
+        [
+            ignored(&["/usr/bin/docker", "kill", "web-8080"]),
+            ignored(&["/usr/bin/docker", "rm", "web-8080"]),
+            cmd(&[
+                "/usr/bin/etcdctl",
+                "set",
+                "/web/8080",
+                "${COREOS_PUBLIC_IPV4}:8080"
+            ]),
+        ]
+    );
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&[
+            "/usr/bin/docker",
+            "run",
+            "--rm",
+            "--name",
+            "web-8080",
+            "-p",
+            "${COREOS_PUBLIC_IPV4}:8080:80",
+            "nginx",
+        ]))
+    );
+    assert_eq!(
+        s.exec_stop,
+        Some(cmd(&["/usr/bin/docker", "stop", "web-8080"]))
+    );
+    assert_eq!(s.restart, RestartPolicy::Always);
+    assert_eq!(s.restart_delay, Duration::from_secs(10));
+    assert_eq!(s.start_timeout, Duration::from_secs(300));
+    // The template itself cannot run.
+    let p = translate_file("fixtures/web@.service", "web@.service", &text);
+    assert!(p.spec.is_none());
+}
+
+#[test]
+fn fixture_forking_daemon() {
+    let s = warned(
+        translate_file("fixtures/nginx.service", "nginx.service", &fixture("nginx.service")),
+        &[
+            "fixtures/nginx.service:4:1: warning: After=syslog.target is ignored: flotilla orders only after dependencies (add Wants=syslog.target or Requires=syslog.target)",
+            "fixtures/nginx.service:16:1: warning: [Service] PrivateTmp= is not supported, ignored",
+            "fixtures/nginx.service:19:1: warning: [Install] is ignored: a unit runs when the target requires it",
+        ],
+    );
+    assert_eq!(s.kind, UnitType::BackgroundPidfile);
+    assert_eq!(s.pidfile, Some(PathBuf::from("/run/nginx.pid")));
+    assert_eq!(s.exec_start_pre, [cmd(&["/usr/sbin/nginx", "-t"])]);
+    assert_eq!(s.exec_start, Some(cmd(&["/usr/sbin/nginx"])));
+    assert_eq!(
+        s.exec_reload,
+        Some(cmd(&["/usr/sbin/nginx", "-s", "reload"]))
+    );
+    assert_eq!(
+        s.exec_stop,
+        Some(cmd(&["/bin/kill", "-s", "QUIT", "$MAINPID"]))
+    );
+    assert_eq!(s.kill_signal, Signal(3));
+    assert_eq!(s.stop_timeout, Duration::from_secs(5));
+    assert_eq!(s.waits_for, ["network-online.target"]);
+}
+
+#[test]
+fn fixture_oneshot() {
+    let s = clean(translate_file(
+        "fixtures/setup.service",
+        "setup.service",
+        &fixture("setup.service"),
+    ));
+    assert_eq!(s.kind, UnitType::Oneshot);
+    assert_eq!(
+        s.exec_start,
+        Some(cmd(&[
+            "/bin/sh",
+            "-c",
+            "mkdir -p /var/lib/app && chown app /var/lib/app"
+        ]))
+    );
+    assert_eq!(s.user, None);
+    assert_eq!(s.start_timeout, TIMESPAN_INFINITY);
+    assert_eq!(
+        s.environment.get("LANG").map(String::as_str),
+        Some("C.UTF-8")
+    );
+}
