@@ -969,3 +969,13 @@ fn fixture_oneshot() {
         Some("C.UTF-8")
     );
 }
+
+#[test]
+fn ignored_keys_are_not_expanded() {
+    // One warning for the key, none for the specifiers in a value that is
+    // not used anyway.
+    warned(
+        svc("ExecStart=/bin/x\nSyslogIdentifier=%H-%m"),
+        &["u/web.service:3:1: warning: [Service] SyslogIdentifier= is not supported, ignored"],
+    );
+}

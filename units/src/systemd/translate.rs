@@ -60,6 +60,39 @@ pub fn translate(file: &str, unit_name: &str, options: &[UnitOption]) -> ParsedU
     translate_at(file, unit_name, options, &[], Pos::default())
 }
 
+/// The keys the translator reads (honoured, or warned about specifically);
+/// every other key gets the generic "is not supported" warning.
+const HANDLED: [(&str, &str); 28] = [
+    ("Unit", "Description"),
+    ("Unit", "Documentation"),
+    ("Unit", "Requires"),
+    ("Unit", "BindsTo"),
+    ("Unit", "Wants"),
+    ("Unit", "After"),
+    ("Unit", "Before"),
+    ("Unit", "DefaultDependencies"),
+    ("Service", "Type"),
+    ("Service", "ExecStart"),
+    ("Service", "ExecStartPre"),
+    ("Service", "ExecStopPost"),
+    ("Service", "ExecStop"),
+    ("Service", "ExecReload"),
+    ("Service", "Restart"),
+    ("Service", "RestartSec"),
+    ("Service", "TimeoutStartSec"),
+    ("Service", "TimeoutStopSec"),
+    ("Service", "TimeoutSec"),
+    ("Service", "Environment"),
+    ("Service", "EnvironmentFile"),
+    ("Service", "User"),
+    ("Service", "Group"),
+    ("Service", "WorkingDirectory"),
+    ("Service", "KillSignal"),
+    ("Service", "KillMode"),
+    ("Service", "PIDFile"),
+    ("Service", "RemainAfterExit"),
+];
+
 /// systemd's booleans: fleet's ([`parse_bool`]) plus `y` and `n`.
 fn sd_bool(v: &str) -> Option<bool> {
     match v.to_ascii_lowercase().as_str() {
@@ -250,6 +283,10 @@ fn translate_at(
                 );
                 install_warned = true;
             }
+            continue;
+        }
+        if !HANDLED.contains(&(sec, key)) {
+            t.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
             continue;
         }
         let v = t.value(p, key, &o.value);
@@ -466,7 +503,8 @@ fn translate_at(
                 Some(_) => {}
                 None => t.error(p, format!("invalid RemainAfterExit={v}: not a boolean")),
             },
-            (s, k) => t.warn(p, format!("[{s}] {k}= is not supported, ignored")),
+            // Not in HANDLED: warned about above.
+            _ => {}
         }
     }
 
@@ -553,5 +591,31 @@ fn translate_at(
         spec: ok.then_some(spec),
         origin,
         diagnostics: diags,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key in HANDLED has its own arm: none of them gets the generic
+    /// warning, and a key outside the list does.
+    #[test]
+    fn handled_keys_are_read() {
+        for (sec, key) in HANDLED {
+            let text = format!("[{sec}]\n{key}=\n[Service]\nExecStart=/bin/x\n");
+            let p = translate_file("f", "a.service", &text);
+            let generic = format!("[{sec}] {key}= is not supported, ignored");
+            assert!(
+                p.diagnostics.iter().all(|d| d.message != generic),
+                "{sec} {key}: {:?}",
+                p.diagnostics
+            );
+        }
+        let p = translate_file("f", "a.service", "[Service]\nExecStart=/bin/x\nNice=5\n");
+        assert_eq!(
+            p.diagnostics[0].message,
+            "[Service] Nice= is not supported, ignored"
+        );
     }
 }
