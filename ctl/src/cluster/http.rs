@@ -1,0 +1,173 @@
+//! A small blocking HTTP/1.1 client for the fleet API: `unix:///path`
+//! (Host `domain-sock`, as fleetctl) and `http://host:port[/base]`
+//! endpoints, one connection per request, `Connection: close`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// Where the API is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A unix socket path.
+    Unix(String),
+    /// `host:port` and a base path ending in `/`.
+    Tcp(String, String),
+}
+
+/// Parses `unix:///path` or `http://host:port[/base]`.
+pub fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
+    if let Some(p) = s.strip_prefix("unix://") {
+        if p.is_empty() {
+            return Err(format!("endpoint {s}: empty socket path"));
+        }
+        return Ok(Endpoint::Unix(p.to_string()));
+    }
+    if let Some(rest) = s.strip_prefix("http://") {
+        let (host, base) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if host.is_empty() {
+            return Err(format!("endpoint {s}: no host"));
+        }
+        let mut base = base.to_string();
+        if !base.ends_with('/') {
+            base.push('/');
+        }
+        let host = if host.contains(':') {
+            host.to_string()
+        } else {
+            format!("{host}:80")
+        };
+        return Ok(Endpoint::Tcp(host, base));
+    }
+    if s.starts_with("https://") {
+        return Err(format!(
+            "endpoint {s}: https is not supported by initctl; use unix:// or http:// on loopback"
+        ));
+    }
+    Err(format!(
+        "endpoint {s}: expected unix:///PATH or http://HOST:PORT"
+    ))
+}
+
+/// A response.
+#[derive(Debug)]
+pub struct Response {
+    /// Status code.
+    pub status: u16,
+    /// Body.
+    pub body: Vec<u8>,
+}
+
+fn decode_chunked(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(i) = b.windows(2).position(|w| w == b"\r\n") else {
+            break;
+        };
+        let size_s = String::from_utf8_lossy(&b[..i]);
+        let Ok(size) = usize::from_str_radix(size_s.split(';').next().unwrap_or("").trim(), 16)
+        else {
+            break;
+        };
+        if size == 0 || b.len() < i + 2 + size {
+            break;
+        }
+        out.extend_from_slice(&b[i + 2..i + 2 + size]);
+        b = &b[(i + 4 + size).min(b.len())..];
+    }
+    out
+}
+
+fn exchange<S: Read + Write>(mut s: S, req: &[u8]) -> Result<Response, String> {
+    s.write_all(req).map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("malformed HTTP response")?;
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut body = raw[split + 4..].to_vec();
+    let status = head
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .ok_or("malformed HTTP status line")?;
+    if head.lines().any(|l| {
+        l.to_ascii_lowercase().starts_with("transfer-encoding:")
+            && l.to_ascii_lowercase().contains("chunked")
+    }) {
+        body = decode_chunked(&body);
+    }
+    Ok(Response { status, body })
+}
+
+/// Sends `method path` (path relative to `fleet/v1/`, query included) with
+/// an optional JSON body.
+pub fn request(
+    ep: &Endpoint,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Result<Response, String> {
+    let (host, base) = match ep {
+        Endpoint::Unix(_) => ("domain-sock".to_string(), "/".to_string()),
+        Endpoint::Tcp(h, b) => (h.clone(), b.clone()),
+    };
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut req = format!("{method} {base}fleet/v1/{path}{sep}alt=json HTTP/1.1\r\nHost: {host}\r\nUser-Agent: initctl-cluster\r\nAccept: application/json\r\nConnection: close\r\n");
+    if let Some(b) = body {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
+            b.len()
+        ));
+    } else {
+        req.push_str("\r\n");
+    }
+    let t = Some(Duration::from_secs(30));
+    match ep {
+        Endpoint::Unix(p) => {
+            let s = UnixStream::connect(p)
+                .map_err(|e| format!("cannot reach the fleet API at unix://{p}: {e}"))?;
+            let _ = s.set_read_timeout(t);
+            exchange(s, req.as_bytes())
+        }
+        Endpoint::Tcp(h, _) => {
+            let s = TcpStream::connect(h)
+                .map_err(|e| format!("cannot reach the fleet API at http://{h}: {e}"))?;
+            let _ = s.set_read_timeout(t);
+            exchange(s, req.as_bytes())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        assert_eq!(
+            parse_endpoint("unix:///run/x.sock"),
+            Ok(Endpoint::Unix("/run/x.sock".into()))
+        );
+        assert_eq!(
+            parse_endpoint("http://127.0.0.1:8080"),
+            Ok(Endpoint::Tcp("127.0.0.1:8080".into(), "/".into()))
+        );
+        assert_eq!(
+            parse_endpoint("http://h:1/api"),
+            Ok(Endpoint::Tcp("h:1".into(), "/api/".into()))
+        );
+        assert!(parse_endpoint("127.0.0.1:8080").is_err());
+        assert_eq!(
+            decode_chunked(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"),
+            b"abcde"
+        );
+    }
+}

@@ -1,0 +1,630 @@
+//! `initctl cluster [--endpoint URL] [--no-legend] [--full] VERB ...`: a
+//! fleetctl-compatible client of the fleet API v1 served by clusterd.
+//!
+//! Verbs: `submit`, `load`, `start`, `stop`, `unload`, `destroy`, `cat`,
+//! `status`, `list-units`, `list-unit-files`, `list-machines`. Waiting verbs
+//! poll every 250 ms, 2 s per attempt, `--block-attempts N` attempts (0: no
+//! limit), or not at all with `--no-block`. Tables are tab-separated with
+//! upper-case headers (`--no-legend` drops them); machine IDs are shown as
+//! their first 8 characters plus `...` unless `--full`. The endpoint comes
+//! from `--endpoint`, else `$FLEETCTL_ENDPOINT`, else
+//! `unix:///run/clusterd/fleet.sock`. Exit status: 0 on success, 1 on any
+//! failure.
+
+mod http;
+
+use flotilla_units::systemd::UnitOption;
+use http::{parse_endpoint, request, Endpoint};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The default endpoint.
+pub const DEFAULT_ENDPOINT: &str = "unix:///run/clusterd/fleet.sock";
+
+const SUFFIXES: [&str; 13] = [
+    "automount",
+    "busname",
+    "device",
+    "mount",
+    "path",
+    "scope",
+    "service",
+    "slice",
+    "snapshot",
+    "socket",
+    "swap",
+    "target",
+    "timer",
+];
+
+struct Opts {
+    ep: Endpoint,
+    no_legend: bool,
+    full: bool,
+    block_attempts: u32,
+    no_block: bool,
+}
+
+const USAGE: &str = "usage: initctl cluster [--endpoint URL] [--no-legend] [--full] [--block-attempts N] [--no-block] VERB [ARGS...]
+verbs: submit FILE..., load UNIT..., start UNIT..., stop UNIT..., unload UNIT..., destroy UNIT...,
+       cat UNIT, status UNIT..., list-units, list-unit-files, list-machines";
+
+/// Runs `initctl cluster` with the arguments after `cluster`; returns the exit status.
+pub fn run(args: &[String]) -> i32 {
+    let mut endpoint = std::env::var("FLEETCTL_ENDPOINT")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let (mut no_legend, mut full, mut no_block, mut attempts) = (false, false, false, 0u32);
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a, None),
+        };
+        let value = |i: &mut usize| -> Option<String> {
+            inline.clone().or_else(|| {
+                *i += 1;
+                args.get(*i).cloned()
+            })
+        };
+        match name {
+            "--endpoint" => match value(&mut i) {
+                Some(v) => endpoint = Some(v),
+                None => return usage_error("--endpoint needs a URL"),
+            },
+            "--block-attempts" => match value(&mut i).and_then(|v| v.parse().ok()) {
+                Some(n) => attempts = n,
+                None => return usage_error("--block-attempts needs a number"),
+            },
+            "--no-legend" => no_legend = true,
+            "--full" | "-l" => full = true,
+            "--no-block" => no_block = true,
+            "-h" | "--help" | "help" if rest.is_empty() => {
+                println!("{USAGE}");
+                return 0;
+            }
+            _ => rest.push(args[i].clone()),
+        }
+        i += 1;
+    }
+    let ep = match parse_endpoint(endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT)) {
+        Ok(e) => e,
+        Err(e) => return usage_error(&e),
+    };
+    let Some((verb, names)) = rest.split_first() else {
+        return usage_error("no verb given");
+    };
+    let o = Opts {
+        ep,
+        no_legend,
+        full,
+        block_attempts: attempts,
+        no_block,
+    };
+    let r = match verb.as_str() {
+        "submit" => submit(&o, names).map(|_| ()),
+        "load" => change(&o, names, "loaded"),
+        "start" => change(&o, names, "launched"),
+        "stop" => stop_unload(&o, names, "loaded"),
+        "unload" => stop_unload(&o, names, "inactive"),
+        "destroy" => destroy(&o, names),
+        "cat" => cat(&o, names),
+        "status" => status(&o, names),
+        "list-units" => list_units(&o),
+        "list-unit-files" => list_unit_files(&o),
+        "list-machines" => list_machines(&o),
+        v => return usage_error(&format!("unknown verb {v:?}")),
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("{e}");
+            }
+            1
+        }
+    }
+}
+
+fn usage_error(msg: &str) -> i32 {
+    eprintln!("initctl cluster: {msg}\n{USAGE}");
+    1
+}
+
+/// fleetctl appends `.service` to names without a known suffix.
+fn unit_name(arg: &str) -> String {
+    let base = std::path::Path::new(arg)
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or(arg);
+    match base.rsplit_once('.') {
+        Some((_, s)) if SUFFIXES.contains(&s) => base.to_string(),
+        _ => format!("{base}.service"),
+    }
+}
+
+fn api(o: &Opts, method: &str, path: &str, body: Option<&str>) -> Result<(u16, Value), String> {
+    let r = request(&o.ep, method, path, body)?;
+    let v = if r.body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&r.body).unwrap_or(Value::Null)
+    };
+    Ok((r.status, v))
+}
+
+fn api_error(v: &Value, status: u16) -> String {
+    match v["error"]["message"].as_str() {
+        Some(m) => format!("Error: {m} (HTTP {status})"),
+        None => format!("Error: HTTP {status}"),
+    }
+}
+
+fn get_unit(o: &Opts, name: &str) -> Result<Option<Value>, String> {
+    match api(o, "GET", &format!("units/{name}"), None)? {
+        (200, v) => Ok(Some(v)),
+        (404, _) => Ok(None),
+        (s, v) => Err(api_error(&v, s)),
+    }
+}
+
+/// Every item of a paged listing: `path` (may carry a query), items under `field`.
+fn list_all(o: &Opts, path: &str, field: &str) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    let mut next = path.to_string();
+    let sep = if path.contains('?') { '&' } else { '?' };
+    loop {
+        let (s, v) = api(o, "GET", &next, None)?;
+        if s != 200 {
+            return Err(api_error(&v, s));
+        }
+        out.extend(v[field].as_array().cloned().unwrap_or_default());
+        match v["nextPageToken"].as_str() {
+            Some(t) => next = format!("{path}{sep}nextPageToken={t}"),
+            None => return Ok(out),
+        }
+    }
+}
+
+fn options_json(opts: &[UnitOption]) -> Value {
+    Value::Array(
+        opts.iter()
+            .map(|o| json!({"section": o.section, "name": o.name, "value": o.value}))
+            .collect(),
+    )
+}
+
+fn options_from(v: &Value) -> Vec<UnitOption> {
+    v["options"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|o| UnitOption {
+                    section: o["section"].as_str().unwrap_or("").into(),
+                    name: o["name"].as_str().unwrap_or("").into(),
+                    value: o["value"].as_str().unwrap_or("").into(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Finds a unit's file: the path given, or for an instance its template
+/// (a local file beside it, or the template already in the cluster).
+fn unit_options(o: &Opts, arg: &str, name: &str) -> Result<Vec<UnitOption>, String> {
+    let path = std::path::Path::new(arg);
+    if let Ok(text) = std::fs::read_to_string(path) {
+        return Ok(flotilla_units::systemd::parse(&text).options);
+    }
+    if let Some(t) = flotilla_units::systemd::template_of(name) {
+        let local = path.with_file_name(&t);
+        if let Ok(text) = std::fs::read_to_string(&local) {
+            return Ok(flotilla_units::systemd::parse(&text).options);
+        }
+        if let Some(v) = get_unit(o, &t)? {
+            return Ok(options_from(&v));
+        }
+    }
+    Err(format!(
+        "Error: unable to find unit file or template for {name}"
+    ))
+}
+
+/// Creates the units that do not exist yet; returns their names.
+fn submit(o: &Opts, args: &[String]) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    for arg in args {
+        let name = unit_name(arg);
+        if get_unit(o, &name)?.is_none() {
+            let opts = unit_options(o, arg, &name)?;
+            let body = json!({"desiredState": "inactive", "options": options_json(&opts)})
+                .to_string()
+                + "\n";
+            let (s, v) = api(o, "PUT", &format!("units/{name}"), Some(&body))?;
+            if s != 201 && s != 204 {
+                return Err(format!("Error creating unit {name}: {}", api_error(&v, s)));
+            }
+        }
+        names.push(name);
+    }
+    if names.is_empty() {
+        return Err("Error: no units given".into());
+    }
+    Ok(names)
+}
+
+fn machines(o: &Opts) -> Result<BTreeMap<String, String>, String> {
+    Ok(list_all(o, "machines", "machines")?
+        .iter()
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap_or("").to_string(),
+                m["primaryIP"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect())
+}
+
+fn machine_label(o: &Opts, id: &str, ips: &BTreeMap<String, String>) -> String {
+    let short = if o.full || id.len() <= 8 {
+        id.to_string()
+    } else {
+        format!("{}...", &id[..8])
+    };
+    match ips.get(id).filter(|ip| !ip.is_empty()) {
+        Some(ip) => format!("{short}/{ip}"),
+        None => short,
+    }
+}
+
+fn is_global(v: &Value) -> bool {
+    let mut g = false;
+    for opt in options_from(v) {
+        if opt.section == "X-Fleet" && opt.name == "Global" {
+            g = flotilla_units::systemd::parse_bool(&opt.value).unwrap_or(false);
+        }
+    }
+    g
+}
+
+/// Polls until `done` holds for every unit; honours `--no-block` and `--block-attempts`.
+fn wait_all(
+    o: &Opts,
+    names: &[String],
+    mut done: impl FnMut(&str) -> Result<bool, String>,
+) -> Result<(), String> {
+    if o.no_block {
+        return Ok(());
+    }
+    let deadline =
+        (o.block_attempts > 0).then(|| Instant::now() + Duration::from_secs(2) * o.block_attempts);
+    let mut pending: Vec<String> = names.to_vec();
+    loop {
+        let mut still = Vec::new();
+        for n in pending {
+            if !done(&n)? {
+                still.push(n);
+            }
+        }
+        pending = still;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            return Err(format!(
+                "Error waiting for units: {} did not reach the desired state",
+                pending.join(", ")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn set_desired(o: &Opts, name: &str, desired: &str) -> Result<(), String> {
+    let body = json!({"desiredState": desired}).to_string() + "\n";
+    match api(o, "PUT", &format!("units/{name}"), Some(&body))? {
+        (204, _) | (201, _) => Ok(()),
+        (s, v) => Err(format!(
+            "Error setting {name} to {desired}: {}",
+            api_error(&v, s)
+        )),
+    }
+}
+
+/// `load` and `start`: submit, set the desired state, wait for it.
+fn change(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
+    let names = submit(o, args)?;
+    let mut global = Vec::new();
+    for n in &names {
+        set_desired(o, n, goal)?;
+        if let Some(v) = get_unit(o, n)? {
+            if is_global(&v) {
+                global.push(n.clone());
+                println!(
+                    "Triggered global unit {n} {}",
+                    if goal == "launched" { "start" } else { "load" }
+                );
+            }
+        }
+    }
+    let local: Vec<String> = names
+        .iter()
+        .filter(|n| !global.contains(n))
+        .cloned()
+        .collect();
+    let ips = machines(o)?;
+    wait_all(o, &local, |n| {
+        let Some(v) = get_unit(o, n)? else {
+            return Err(format!("Error: unit {n} disappeared"));
+        };
+        if v["currentState"] != goal {
+            return Ok(false);
+        }
+        let m = v["machineID"].as_str().unwrap_or("");
+        println!("Unit {n} {goal} on {}", machine_label(o, m, &ips));
+        Ok(true)
+    })?;
+    if goal == "launched" {
+        wait_all(o, &local, |n| {
+            let (s, v) = api(o, "GET", &format!("state/{n}"), None)?;
+            Ok(
+                s == 200
+                    && v["systemdActiveState"] == "active"
+                    && v["systemdLoadState"] == "loaded",
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `stop` (to `loaded`) and `unload` (to `inactive`).
+fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
+    let all = list_all(o, "units", "units")?;
+    let known: BTreeMap<String, &Value> = all
+        .iter()
+        .map(|u| (u["name"].as_str().unwrap_or("").to_string(), u))
+        .collect();
+    let mut names = Vec::new();
+    let mut failed = false;
+    for a in args {
+        let n = unit_name(a);
+        match known.get(&n) {
+            None => {
+                eprintln!("Unit {n} does not exist.");
+                failed = true;
+            }
+            Some(u) => {
+                if goal == "loaded" && u["desiredState"] == "inactive" {
+                    eprintln!("Unable to stop unit {n} in state inactive");
+                    failed = true;
+                    continue;
+                }
+                set_desired(o, &n, goal)?;
+                names.push(n);
+            }
+        }
+    }
+    let ips = machines(o)?;
+    wait_all(o, &names, |n| {
+        let Some(v) = get_unit(o, n)? else {
+            return Ok(true);
+        };
+        if is_global(&v) {
+            return Ok(true);
+        }
+        if v["currentState"] != goal {
+            return Ok(false);
+        }
+        if goal == "inactive" {
+            println!("Unit {n} inactive");
+        } else {
+            println!(
+                "Unit {n} loaded on {}",
+                machine_label(o, v["machineID"].as_str().unwrap_or(""), &ips)
+            );
+        }
+        Ok(true)
+    })?;
+    if failed {
+        Err(String::new())
+    } else {
+        Ok(())
+    }
+}
+
+fn destroy(o: &Opts, args: &[String]) -> Result<(), String> {
+    let mut names = Vec::new();
+    for a in args {
+        let n = unit_name(a);
+        match api(o, "DELETE", &format!("units/{n}"), None)? {
+            (204, _) => println!("Destroyed {n}"),
+            (404, _) => {}
+            (s, v) => return Err(format!("Error destroying {n}: {}", api_error(&v, s))),
+        }
+        names.push(n);
+    }
+    wait_all(o, &names, |n| Ok(get_unit(o, n)?.is_none()))
+}
+
+fn cat(o: &Opts, args: &[String]) -> Result<(), String> {
+    let [arg] = args else {
+        return Err("Error: cat takes one unit".into());
+    };
+    let n = unit_name(arg);
+    let Some(v) = get_unit(o, &n)? else {
+        return Err(format!("Unit {n} not found"));
+    };
+    print!(
+        "{}",
+        flotilla_units::systemd::canonical_text(&options_from(&v))
+    );
+    Ok(())
+}
+
+fn status(o: &Opts, args: &[String]) -> Result<(), String> {
+    let ips = machines(o)?;
+    let mut failed = false;
+    for a in args {
+        let n = unit_name(a);
+        if get_unit(o, &n)?.is_none() {
+            eprintln!("Unit {n} does not exist.");
+            failed = true;
+            continue;
+        }
+        let states = list_all(o, &format!("state?unitName={n}"), "states")?;
+        let mine: Vec<&Value> = states.iter().filter(|s| s["name"] == n.as_str()).collect();
+        if mine.is_empty() {
+            eprintln!("Unit {n} does not appear to be running.");
+            failed = true;
+            continue;
+        }
+        for s in mine {
+            let m = s["machineID"].as_str().unwrap_or("");
+            println!("● {n} on {}", machine_label(o, m, &ips));
+            println!(
+                "   Loaded: {}",
+                s["systemdLoadState"].as_str().unwrap_or("-")
+            );
+            println!(
+                "   Active: {} ({})",
+                s["systemdActiveState"].as_str().unwrap_or("-"),
+                s["systemdSubState"].as_str().unwrap_or("-")
+            );
+            println!("     Hash: {}", s["hash"].as_str().unwrap_or("-"));
+        }
+    }
+    if failed {
+        Err(String::new())
+    } else {
+        Ok(())
+    }
+}
+
+fn table(o: &Opts, header: &[&str], rows: Vec<Vec<String>>) {
+    if !o.no_legend {
+        println!("{}", header.join("\t"));
+    }
+    for r in rows {
+        println!("{}", r.join("\t"));
+    }
+}
+
+fn field(v: &Value, k: &str) -> String {
+    v[k].as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("-")
+        .to_string()
+}
+
+fn list_machines(o: &Opts) -> Result<(), String> {
+    let ms = list_all(o, "machines", "machines")?;
+    let rows = ms
+        .iter()
+        .map(|m| {
+            let id = m["id"].as_str().unwrap_or("");
+            let id = if o.full || id.len() <= 8 {
+                id.to_string()
+            } else {
+                format!("{}...", &id[..8])
+            };
+            let md: BTreeMap<String, String> = m["metadata"]
+                .as_object()
+                .map(|o| {
+                    o.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let md = if md.is_empty() {
+                "-".to_string()
+            } else {
+                md.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            vec![id, field(m, "primaryIP"), md]
+        })
+        .collect();
+    table(o, &["MACHINE", "IP", "METADATA"], rows);
+    Ok(())
+}
+
+fn list_units(o: &Opts) -> Result<(), String> {
+    let ips = machines(o)?;
+    let states = list_all(o, "state", "states")?;
+    let rows = states
+        .iter()
+        .map(|s| {
+            let m = s["machineID"].as_str().unwrap_or("");
+            let label = if m.is_empty() {
+                "-".to_string()
+            } else {
+                machine_label(o, m, &ips)
+            };
+            vec![
+                field(s, "name"),
+                label,
+                field(s, "systemdActiveState"),
+                field(s, "systemdSubState"),
+            ]
+        })
+        .collect();
+    table(o, &["UNIT", "MACHINE", "ACTIVE", "SUB"], rows);
+    Ok(())
+}
+
+fn list_unit_files(o: &Opts) -> Result<(), String> {
+    let ips = machines(o)?;
+    let units = list_all(o, "units", "units")?;
+    let rows = units
+        .iter()
+        .map(|u| {
+            let hash = flotilla_units::systemd::unit_hash(&options_from(u));
+            let hash = if o.full {
+                hash
+            } else {
+                hash.chars().take(7).collect()
+            };
+            let (state, target) = if is_global(u) {
+                ("-".to_string(), "global".to_string())
+            } else {
+                let m = u["machineID"].as_str().unwrap_or("");
+                (
+                    field(u, "currentState"),
+                    if m.is_empty() {
+                        "-".into()
+                    } else {
+                        machine_label(o, m, &ips)
+                    },
+                )
+            };
+            vec![
+                field(u, "name"),
+                hash,
+                field(u, "desiredState"),
+                state,
+                target,
+            ]
+        })
+        .collect();
+    table(o, &["UNIT", "HASH", "DSTATE", "STATE", "TARGET"], rows);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_get_service_appended() {
+        assert_eq!(unit_name("foo"), "foo.service");
+        assert_eq!(unit_name("dir/foo.service"), "foo.service");
+        assert_eq!(unit_name("foo.timer"), "foo.timer");
+        assert_eq!(unit_name("foo@1"), "foo@1.service");
+        assert_eq!(unit_name("a.b"), "a.b.service");
+    }
+}
