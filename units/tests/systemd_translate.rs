@@ -705,6 +705,10 @@ ExecStart=/bin/web
         ],
     );
     assert!(s.depends_on.is_empty());
+    // Ordering against itself is meaningless and silently ignored.
+    clean(tr(
+        "[Unit]\nAfter=web.service\n[Service]\nExecStart=/bin/web\n",
+    ));
     // Specifiers in names; names with characters flotilla's names lack are refused.
     let s = clean(translate_file(
         "u/web@1.service",

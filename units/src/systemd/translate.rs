@@ -171,6 +171,9 @@ impl Tr<'_> {
             if !valid_name(name) {
                 self.error(pos, format!("invalid unit name {name:?} in {key}="));
             } else if name == self.unit {
+                if key == "After" {
+                    continue; // ordering against itself: meaningless, as systemd ignores it
+                }
                 self.warn(
                     pos,
                     format!("{key}={name}: a unit cannot depend on itself, ignored"),
