@@ -59,6 +59,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if text.is_empty() {
         return Err("empty duration (write e.g. `2s` or `500ms`)".to_string());
     }
+    if !text.chars().any(|c| c.is_ascii_digit()) {
+        return Err(format!(
+            "`{text}` is not a duration (write e.g. `2s` or `500ms`)"
+        ));
+    }
     if text.starts_with('-') {
         return Err(format!("`{text}` is negative; a duration is 0 or more"));
     }
@@ -276,9 +281,20 @@ mod tests {
             "missing unit after `30` in `1m30` (use `ns`, `us`, `ms`, `s`, `m` or `min`, `h`, `d`)"
         );
         assert_eq!(err("-1s"), "`-1s` is negative; a duration is 0 or more");
-        assert_eq!(err("s"), "expected a number at `s` in `s`");
+        assert_eq!(
+            err("s"),
+            "`s` is not a duration (write e.g. `2s` or `500ms`)"
+        );
+        assert_eq!(
+            err("1s and 2s"),
+            "expected a number at `and 2s` in `1s and 2s`"
+        );
         assert_eq!(err("1.2.3s"), "`1.2.3` is not a number in `1.2.3s`");
-        assert_eq!(err("."), "`.` is not a number in `.`");
+        assert_eq!(
+            err("."),
+            "`.` is not a duration (write e.g. `2s` or `500ms`)"
+        );
+        assert_eq!(err("..5s"), "`..5` is not a number in `..5s`");
         assert_eq!(err("1s+2s"), "unexpected `+` in `1s+2s`");
         assert_eq!(
             err("99999999999999999999999d"),
@@ -290,7 +306,7 @@ mod tests {
         );
         assert_eq!(
             err("infinity"),
-            "expected a number at `infinity` in `infinity`"
+            "`infinity` is not a duration (write e.g. `2s` or `500ms`)"
         );
     }
 

@@ -24,7 +24,7 @@ pub(crate) mod yaml;
 pub use dir::load_dir;
 pub use unit::{parse_yaml, UNIT_KEYS};
 pub use words::split_command;
-pub use yaml::MAX_FILE_SIZE;
+pub use yaml::{MAX_DIAGNOSTICS, MAX_FILE_SIZE};
 
 /// The result of parsing one unit file: the unit if it is valid, where it
 /// came from, and every problem found (errors and warnings).

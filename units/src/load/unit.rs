@@ -1,12 +1,12 @@
 //! One YAML unit file: from the node tree to a validated [`UnitSpec`].
 
 use super::words::split_command;
-use super::yaml::{self, known_entries, suggest, Entry, Node, Sink, Value};
+use super::yaml::{self, known_entries, shifted, suggest, Entry, Node, Sink, Value};
 use super::ParsedUnit;
 use crate::diag::Pos;
 use crate::duration::{format_duration, parse_duration};
 use crate::spec::{valid_name, Command, Origin, RestartPolicy, Signal, UnitSpec, UnitType};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -380,11 +380,16 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         let mut out: Vec<(String, Pos)> = Vec::new();
         let key = e.key;
         match &e.value.value {
+            Value::Str(s) if s.trim().is_empty() => self.sink.error(
+                e.value.pos,
+                format!("no target names in `{key}` (leave the key out, or write `[]`)"),
+            ),
             Value::Str(s) => {
+                let start = e.value.text_start();
                 let mut offset = 0;
                 for piece in s.split(',') {
                     let lead = piece.chars().take_while(|c| c.is_whitespace()).count();
-                    let pos = e.value.pos_at(offset + lead);
+                    let pos = shifted(start, offset + lead).unwrap_or(e.value.pos);
                     offset += piece.chars().count() + 1;
                     let name = piece.trim();
                     if name.is_empty() {
@@ -417,6 +422,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         }
         let mut names = Vec::new();
         let mut positions = Vec::new();
+        let mut seen = HashSet::new();
         for (name, pos) in out {
             if !valid_name(&name) {
                 self.sink.error(
@@ -426,7 +432,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                         name.escape_debug()
                     ),
                 );
-            } else if names.contains(&name) {
+            } else if !seen.insert(name.clone()) {
                 self.sink
                     .warning(pos, format!("`{name}` is listed twice in `{key}`"));
             } else {
@@ -686,13 +692,13 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             );
             return env;
         };
-        let mut seen: Vec<(&str, Pos)> = Vec::new();
+        let mut seen: HashMap<&str, Pos> = HashMap::new();
         for (k, v) in entries {
             let Value::Str(name) = &k.value else {
                 self.type_error(k, "a variable name in `environment`");
                 continue;
             };
-            if let Some((_, first)) = seen.iter().find(|(n, _)| n == name) {
+            if let Some(first) = seen.get(name.as_str()) {
                 self.sink.error(
                     k.pos,
                     format!(
@@ -705,7 +711,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                 );
                 continue;
             }
-            seen.push((name, k.pos));
+            seen.insert(name, k.pos);
             if name.is_empty()
                 || name
                     .chars()

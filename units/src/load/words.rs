@@ -9,7 +9,7 @@ const OPERATORS: &[char] = &['|', '&', ';', '<', '>', '(', ')', '`'];
 /// Splits `s` into words exactly as a POSIX shell splits a simple command,
 /// with no expansion of any kind:
 ///
-/// - words are separated by unquoted spaces, tabs and newlines;
+/// - words are separated by unquoted spaces and tabs;
 /// - `'...'` keeps everything literally (a single quote cannot occur inside);
 /// - `"..."` keeps everything literally except that a backslash escapes
 ///   `$`, `` ` ``, `"`, `\` and a newline (an escaped newline is removed);
@@ -23,7 +23,8 @@ const OPERATORS: &[char] = &['|', '&', ';', '<', '>', '(', ')', '`'];
 ///   replace when it runs the command.
 ///
 /// Errors: an unterminated quote, a backslash at the very end, an unquoted
-/// shell operator (`|`, `&`, `;`, `<`, `>`, `(`, `)`, `` ` ``) or an unquoted
+/// newline followed by more text (a shell would run that as a second
+/// command; newlines at the end are fine), an unquoted shell operator (`|`, `&`, `;`, `<`, `>`, `(`, `)`, `` ` ``) or an unquoted
 /// `#` at the start of a word (a shell would start a comment there), and an
 /// empty command.
 ///
@@ -44,11 +45,28 @@ pub fn split_command(s: &str) -> Result<Vec<String>, String> {
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            ' ' | '\t' | '\n' => {
+            ' ' | '\t' => {
                 if in_word {
                     words.push(std::mem::take(&mut word));
                     in_word = false;
                 }
+            }
+            '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+                // A shell would end the command here and run what follows
+                // as another one; trailing newlines (a YAML block scalar
+                // ends with one) are fine.
+                if chars.any(|c| !c.is_whitespace()) {
+                    return Err(
+                        "an unquoted newline would end the command in a shell; keep \
+                                the command on one line (or end the line with `\\`)"
+                            .to_string(),
+                    );
+                }
+                break;
             }
             '\\' => match chars.next() {
                 Some('\n') => {}
@@ -139,7 +157,7 @@ mod tests {
     #[test]
     fn plain_words() {
         assert_eq!(ok("/usr/bin/maddy run"), ["/usr/bin/maddy", "run"]);
-        assert_eq!(ok("  a \t b\n c  "), ["a", "b", "c"]);
+        assert_eq!(ok("  a \t b c  \n\n"), ["a", "b", "c"]);
         assert_eq!(
             ok("/bin/kill -TERM $MAINPID"),
             ["/bin/kill", "-TERM", "$MAINPID"]
@@ -200,6 +218,11 @@ mod tests {
     fn errors() {
         assert_eq!(err(""), "empty command");
         assert_eq!(err(" \t\n"), "empty command");
+        assert_eq!(
+            err("a\nb"),
+            "an unquoted newline would end the command in a shell; keep the command on one \
+             line (or end the line with `\\`)"
+        );
         assert_eq!(err("\\\n"), "empty command");
         assert_eq!(err("echo 'oops"), "unterminated single quote (')");
         assert_eq!(err("echo \"oops"), "unterminated double quote (\")");

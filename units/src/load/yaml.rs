@@ -10,6 +10,7 @@
 use crate::diag::{Diagnostic, Pos};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
+use std::collections::HashMap;
 use std::fmt;
 
 /// The largest file the loaders read: anything bigger is refused unread.
@@ -95,15 +96,15 @@ impl Node {
         }
     }
 
-    /// The column where character `offset` of a string value sits, when the
-    /// value is a one-line plain or quoted scalar whose source text shows it
-    /// unchanged; otherwise the node's own position.
-    pub fn pos_at(&self, offset: usize) -> Pos {
+    /// Where the first character of a string value is, when the value is a
+    /// one-line plain or quoted scalar whose source text shows it unchanged
+    /// (so that character `i` is `i` columns further); `None` otherwise.
+    pub fn text_start(&self) -> Option<Pos> {
         let (Some(raw), Value::Str(s)) = (&self.raw, &self.value) else {
-            return self.pos;
+            return None;
         };
-        if raw.contains('\n') {
-            return self.pos;
+        if raw.contains(['\n', '\r']) {
+            return None;
         }
         let shift = if raw == s {
             0
@@ -114,11 +115,23 @@ impl Node {
         {
             1
         } else {
-            return self.pos;
+            return None;
         };
-        let add = u32::try_from(offset + shift).unwrap_or(0);
-        Pos::new(self.pos.line, self.pos.col.saturating_add(add))
+        Some(Pos::new(self.pos.line, self.pos.col.saturating_add(shift)))
     }
+
+    /// The position of character `offset` of a string value (see
+    /// [`Node::text_start`]), or the node's own position.
+    pub fn pos_at(&self, offset: usize) -> Pos {
+        shifted(self.text_start(), offset).unwrap_or(self.pos)
+    }
+}
+
+/// `start` moved `offset` columns to the right.
+pub(crate) fn shifted(start: Option<Pos>, offset: usize) -> Option<Pos> {
+    let start = start?;
+    let add = u32::try_from(offset).ok()?;
+    Some(Pos::new(start.line, start.col.saturating_add(add)))
 }
 
 /// One node as read, before its source text is attached.
@@ -371,12 +384,17 @@ pub(crate) fn printable(s: &str) -> String {
         .collect()
 }
 
+/// The most diagnostics one file gets; the rest are counted in a last one.
+pub const MAX_DIAGNOSTICS: usize = 100;
+
 /// Where diagnostics of one file go.
 pub(crate) struct Sink<'a> {
     /// The file, as the diagnostics name it.
     pub file: &'a str,
-    /// Everything found so far.
+    /// Everything found so far (at most [`MAX_DIAGNOSTICS`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// Errors and warnings beyond the first [`MAX_DIAGNOSTICS`].
+    dropped: (usize, usize),
 }
 
 impl<'a> Sink<'a> {
@@ -385,30 +403,57 @@ impl<'a> Sink<'a> {
         Sink {
             file,
             diagnostics: Vec::new(),
+            dropped: (0, 0),
         }
+    }
+
+    /// Records a diagnostic (or counts it, past the limit).
+    pub fn push(&mut self, d: Diagnostic) {
+        if self.diagnostics.len() < MAX_DIAGNOSTICS {
+            self.diagnostics.push(d);
+        } else if d.is_error() {
+            self.dropped.0 += 1;
+        } else {
+            self.dropped.1 += 1;
+        }
+    }
+
+    /// True once further diagnostics are only counted.
+    pub fn is_full(&self) -> bool {
+        self.diagnostics.len() >= MAX_DIAGNOSTICS
     }
 
     /// Records an error.
     pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::error(self.file, pos, message));
+        self.push(Diagnostic::error(self.file, pos, message));
     }
 
     /// Records a warning.
     pub fn warning(&mut self, pos: Pos, message: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::warning(self.file, pos, message));
+        self.push(Diagnostic::warning(self.file, pos, message));
     }
 
     /// True when an error was recorded.
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(Diagnostic::is_error)
+        self.dropped.0 > 0 || self.diagnostics.iter().any(Diagnostic::is_error)
     }
 
     /// The diagnostics in file order (stable: the same place keeps the order
-    /// in which they were found).
+    /// in which they were found), and a last one counting those left out.
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
         self.diagnostics.sort_by_key(|d| d.pos);
+        let (errors, warnings) = self.dropped;
+        if errors + warnings > 0 {
+            let message = format!(
+                "{errors} more errors and {warnings} more warnings in this file are not shown"
+            );
+            let last = self.diagnostics.last().map_or(Pos::default(), |d| d.pos);
+            self.diagnostics.push(if errors > 0 {
+                Diagnostic::error(self.file, last, message)
+            } else {
+                Diagnostic::warning(self.file, last, message)
+            });
+        }
         self.diagnostics
     }
 }
@@ -434,7 +479,7 @@ pub(crate) fn known_entries<'n>(
     sink: &mut Sink<'_>,
 ) -> Vec<Entry<'n>> {
     let mut out: Vec<Entry<'n>> = Vec::new();
-    let mut seen: Vec<(&str, Pos)> = Vec::new();
+    let mut seen: HashMap<&str, Pos> = HashMap::new();
     for (k, v) in entries {
         let name = match &k.value {
             Value::Str(s) => s.as_str(),
@@ -447,7 +492,7 @@ pub(crate) fn known_entries<'n>(
                 continue;
             }
         };
-        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+        if let Some(first) = seen.get(name) {
             sink.error(
                 k.pos,
                 format!(
@@ -459,7 +504,7 @@ pub(crate) fn known_entries<'n>(
             );
             continue;
         }
-        seen.push((name, k.pos));
+        seen.insert(name, k.pos);
         match known.iter().find(|&&n| n == name) {
             Some(&key) => out.push(Entry {
                 key,
@@ -467,7 +512,8 @@ pub(crate) fn known_entries<'n>(
                 value: v,
             }),
             None => {
-                let hint = match suggest(name, known) {
+                // Past the limit the message is only counted: skip the search.
+                let hint = match (!sink.is_full()).then(|| suggest(name, known)).flatten() {
                     Some(s) => format!("; did you mean `{s}`?"),
                     None => String::new(),
                 };
