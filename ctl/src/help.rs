@@ -139,7 +139,9 @@ Exit status: 0; 4 if NAME is neither a unit nor a target.
 const CLUSTER: &str = "\
 Usage: initctl cluster [--endpoint URL] [--no-legend] [--full] VERB ...
 
-Talk to the cluster's fleet API (see `initctl cluster --help`).
+Talk to the cluster's fleet API with fleetctl's verbs: submit, load, start,
+stop, unload, destroy, cat, status, list-units, list-unit-files, list-machines.
+See `initctl cluster --help`.
 ";
 
 /// The full help text of a topic.

@@ -9,6 +9,10 @@
 mod analyze;
 mod args;
 mod client;
+// ctl/src/cluster/ has its own owner; this allow covers a lint in its
+// http.rs until they fix it (reported to them).
+#[allow(clippy::while_let_loop)]
+mod cluster;
 mod cmd;
 mod duration;
 mod error;
@@ -58,17 +62,12 @@ fn run() -> i32 {
             &mut out,
             &format!("initctl {}\n", env!("CARGO_PKG_VERSION")),
         ),
-        // ---- cluster --------------------------------------------------------
-        // `initctl cluster ...` belongs to ctl/src/cluster/ (another owner).
-        // When that module exists, replace this arm with:
-        //     Command::Cluster(args) => { drop(out); return cluster::run(args); }
-        // and add `mod cluster;` above.
-        Command::Cluster(_args) => {
+        // `initctl cluster ...` is the fleet API client in ctl/src/cluster/
+        // (its own owner); it gets the arguments after `cluster` untouched.
+        Command::Cluster(args) => {
             drop(out);
-            eprint_line("initctl cluster: not available in this build");
-            return EXIT_USAGE;
+            return cluster::run(&args);
         }
-        // ---------------------------------------------------------------------
         command => match socket::from_env(control) {
             None => Err(CtlError::NoSocket),
             Some(path) => {
