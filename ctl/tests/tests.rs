@@ -143,9 +143,13 @@ fn status_prints_the_header_and_a_table() {
     let init = FakeInit::replying(vec![Reply::Status(system())]);
     let r = run(&init, &["status"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r
-        .stdout
-        .starts_with("Target:  default\nState:   waiting\nInit:    supervisor (not PID 1)\n"));
+    assert!(
+        r.stdout.starts_with(
+            "Target:   default\nState:    waiting\nDegraded: no\nInit:     supervisor (not PID 1)\n"
+        ),
+        "{}",
+        r.stdout
+    );
     assert!(
         r.stdout
             .contains("UNIT   TYPE                   STATE    PID  PROVIDES     STATUS\n"),

@@ -32,12 +32,14 @@ pub fn run(ctx: &mut Ctx<'_>, name: Option<String>, json: bool) -> Result<i32, C
 /// The header and the table of every unit.
 pub fn render_system(s: &SystemStatus, color: bool) -> String {
     let mut out = String::new();
-    out.push_str(&format!("Target:  {}\n", s.target));
-    let mut state = s.target_state.to_string();
-    if s.degraded {
-        state.push_str(" (degraded)");
-    }
-    out.push_str(&format!("State:   {state}\n"));
+    out.push_str(&format!("Target:   {}\n", s.target));
+    out.push_str(&format!("State:    {}\n", s.target_state));
+    let degraded = if s.degraded {
+        "yes (something the target needs is not active)"
+    } else {
+        "no"
+    };
+    out.push_str(&format!("Degraded: {degraded}\n"));
     let mut init = if s.pid1 {
         "PID 1".to_string()
     } else {
@@ -46,7 +48,7 @@ pub fn render_system(s: &SystemStatus, color: bool) -> String {
     if s.shutting_down {
         init.push_str(", shutting down");
     }
-    out.push_str(&format!("Init:    {init}\n"));
+    out.push_str(&format!("Init:     {init}\n"));
     let required: Vec<&UnitStatus> = s.units.iter().filter(|u| u.required).collect();
     if !required.is_empty() {
         let active = required.iter().filter(|u| u.state.is_active()).count();
@@ -54,7 +56,10 @@ pub fn render_system(s: &SystemStatus, color: bool) -> String {
             .iter()
             .filter(|u| u.state == flotilla_units::state::UnitState::Failed)
             .count();
-        let mut line = format!("Units:   {active}/{} required units active", required.len());
+        let mut line = format!(
+            "Units:    {active}/{} required units active",
+            required.len()
+        );
         if failed > 0 {
             line.push_str(&format!(", {failed} failed"));
         }
@@ -248,10 +253,11 @@ pub(crate) mod tests {
         assert_eq!(
             text,
             "\
-Target:  default
-State:   waiting (degraded)
-Init:    supervisor (not PID 1)
-Units:   1/3 required units active, 1 failed
+Target:   default
+State:    waiting
+Degraded: yes (something the target needs is not active)
+Init:     supervisor (not PID 1)
+Units:    1/3 required units active, 1 failed
 
 UNIT   TYPE                   STATE     PID  PROVIDES        STATUS
 maddy  foreground-notified    running   123  imapd,smtpd*    degraded; ready
@@ -277,9 +283,10 @@ web    foreground-supervised  waiting   -    web             blocked by network-
         assert_eq!(
             text,
             "\
-Target:  default
-State:   running
-Init:    PID 1, shutting down
+Target:   default
+State:    running
+Degraded: no
+Init:     PID 1, shutting down
 Load errors (these units were left out):
   units/bad.yaml:3:1: unknown key 'frob'
 
