@@ -746,6 +746,46 @@ mod tests {
         );
     }
 
+    /// No command line of up to three of these tokens makes the parser panic,
+    /// and every refusal has a message.
+    #[test]
+    fn never_panics() {
+        let tokens = [
+            "",
+            "-",
+            "--",
+            "-h",
+            "--json",
+            "--control",
+            "--control=",
+            "status",
+            "logs",
+            "set-target",
+            "analyze",
+            "critical-chain",
+            "-n",
+            "-n5",
+            "-fn",
+            "-é",
+            "--timeout",
+            "1s",
+            "x",
+            "cluster",
+            "help",
+            "--lines=",
+            "-w",
+        ];
+        for a in tokens {
+            for b in tokens {
+                for c in tokens {
+                    if let Err(e) = parse([a, b, c]) {
+                        assert!(!e.message.is_empty());
+                    }
+                }
+            }
+        }
+    }
+
     /// Every refused command line, the message it gets and whose usage is shown.
     #[test]
     fn bad_command_lines() {
