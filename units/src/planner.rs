@@ -110,6 +110,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The smallest delay the restart back-off doubles from.
+pub const MIN_RESTART_DELAY: Duration = Duration::from_millis(100);
+
 /// Which of a unit's commands a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
@@ -1906,11 +1909,16 @@ impl Planner {
             }
             let restart = r.restart_due && !self.shutting_down && !requested;
             if restart {
+                // A zero delay (systemd's `RestartSec=0`) would never back
+                // off: after the first attempt the doubling starts from at
+                // least MIN_RESTART_DELAY.
+                let first = spec.restart_delay.max(MIN_RESTART_DELAY);
                 let mult = 1u32.checked_shl(r.attempt.min(31)).unwrap_or(u32::MAX);
-                let delay = spec
-                    .restart_delay
-                    .saturating_mul(mult)
-                    .min(spec.restart_max_delay.max(spec.restart_delay));
+                let delay = if r.attempt == 0 {
+                    spec.restart_delay
+                } else {
+                    first.saturating_mul(mult).min(spec.restart_max_delay.max(first))
+                };
                 r.attempt = r.attempt.saturating_add(1);
                 self.set_state(u, UnitState::Failed, &why);
                 self.set_timer(u, delay, Timer::Restart);
