@@ -46,11 +46,16 @@ fn stand_in(path: &Path) {
                 let Ok(mut w) = c.try_clone() else { return };
                 for line in BufReader::new(c).lines() {
                     let Ok(line) = line else { return };
-                    let Ok(env) = serde_json::from_str::<Envelope>(&line) else { return };
+                    let Ok(env) = serde_json::from_str::<Envelope>(&line) else {
+                        return;
+                    };
                     let reply = match env.request {
                         Request::TransientApply { units, .. } => {
-                            let launched: Vec<String> =
-                                units.iter().find(|u| u.name == "cluster").map(|u| u.waits_for.clone()).unwrap_or_default();
+                            let launched: Vec<String> = units
+                                .iter()
+                                .find(|u| u.name == "cluster")
+                                .map(|u| u.waits_for.clone())
+                                .unwrap_or_default();
                             let mut g = st.lock().unwrap();
                             let mut changed = Vec::new();
                             let mut next = BTreeMap::new();
@@ -86,7 +91,8 @@ fn stand_in(path: &Path) {
                             let mut subs = std::mem::take(&mut g.1);
                             subs.retain_mut(|s| {
                                 changed.iter().all(|c| {
-                                    let mut l = serde_json::to_string(&Reply::Changed(c.clone())).unwrap();
+                                    let mut l =
+                                        serde_json::to_string(&Reply::Changed(c.clone())).unwrap();
                                     l.push('\n');
                                     s.write_all(l.as_bytes()).is_ok()
                                 })
@@ -94,14 +100,18 @@ fn stand_in(path: &Path) {
                             g.1 = subs;
                             Reply::Applied(Applied::default())
                         }
-                        Request::List => Reply::List { units: st.lock().unwrap().0.values().cloned().collect() },
+                        Request::List => Reply::List {
+                            units: st.lock().unwrap().0.values().cloned().collect(),
+                        },
                         Request::Subscribe => {
                             if let Ok(c) = w.try_clone() {
                                 st.lock().unwrap().1.push(c);
                             }
                             continue;
                         }
-                        _ => Reply::Accepted { message: String::new() },
+                        _ => Reply::Accepted {
+                            message: String::new(),
+                        },
                     };
                     let mut l = serde_json::to_string(&reply).unwrap();
                     l.push('\n');
@@ -118,19 +128,31 @@ fn http(sock: &Path, method: &str, path: &str, body: Option<&str>) -> (u16, Stri
     let mut s = UnixStream::connect(sock).expect("connect API");
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: domain-sock\r\nConnection: close\r\n");
     match body {
-        Some(b) => req.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}", b.len())),
+        Some(b) => req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
+            b.len()
+        )),
         None => req.push_str("\r\n"),
     }
     s.write_all(req.as_bytes()).expect("write");
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
-    let code = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let code = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = out
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
     (code, body)
 }
 
 fn grpc_handled(e: &etcd::Etcd) -> f64 {
-    let Ok(mut s) = std::net::TcpStream::connect(e.url().trim_start_matches("http://")) else { return 0.0 };
+    let Ok(mut s) = std::net::TcpStream::connect(e.url().trim_start_matches("http://")) else {
+        return 0.0;
+    };
     let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
@@ -157,10 +179,21 @@ fn proc_cpu_rss(pid: u32) -> (f64, u64) {
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
     let exe = std::env::current_exe().expect("exe");
-    let clusterd: PathBuf = exe.parent().and_then(|p| p.parent()).expect("target dir").join("clusterd");
-    assert!(clusterd.exists(), "build clusterd first: {}", clusterd.display());
+    let clusterd: PathBuf = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .expect("target dir")
+        .join("clusterd");
+    assert!(
+        clusterd.exists(),
+        "build clusterd first: {}",
+        clusterd.display()
+    );
     let etcd = etcd::Etcd::start();
     let dir = std::env::temp_dir().join(format!("flotilla-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
@@ -171,10 +204,21 @@ fn main() {
         stand_in(&ctl);
         let log = std::fs::File::create(dir.join(format!("{id}.log"))).expect("log");
         let child = Command::new(&clusterd)
-            .args(["--etcd", &etcd.url(), "--machine-id", id, "--agent-ttl", "10s", "--control"])
+            .args([
+                "--etcd",
+                &etcd.url(),
+                "--machine-id",
+                id,
+                "--agent-ttl",
+                "10s",
+                "--control",
+            ])
             .arg(&ctl)
             .arg("--api-listen")
-            .arg(format!("unix://{}", dir.join(format!("{id}.sock")).display()))
+            .arg(format!(
+                "unix://{}",
+                dir.join(format!("{id}.sock")).display()
+            ))
             .stdin(Stdio::null())
             .stderr(log)
             .spawn()
@@ -225,7 +269,10 @@ fn main() {
         loop {
             let (_, b) = http(&sock, "GET", &path, None);
             let v: serde_json::Value = serde_json::from_str(&b).unwrap_or_default();
-            launched += v["units"].as_array().map(|a| a.iter().filter(|u| u["currentState"] == "launched").count()).unwrap_or(0);
+            launched += v["units"]
+                .as_array()
+                .map(|a| a.iter().filter(|u| u["currentState"] == "launched").count())
+                .unwrap_or(0);
             match v["nextPageToken"].as_str() {
                 Some(t) => path = format!("/fleet/v1/units?nextPageToken={t}"),
                 None => break,
@@ -234,7 +281,10 @@ fn main() {
         if launched == n {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(120), "only {launched}/{n} launched after 120 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "only {launched}/{n} launched after 120 s"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let all = t0.elapsed();
@@ -249,7 +299,12 @@ fn main() {
     );
     for (i, p) in procs.iter().enumerate() {
         let (cpu, rss) = proc_cpu_rss(p.0.id());
-        println!("clusterd {}: CPU {:.2} s during the run, RSS {} KiB", ids[i], cpu - cpu0[i], rss);
+        println!(
+            "clusterd {}: CPU {:.2} s during the run, RSS {} KiB",
+            ids[i],
+            cpu - cpu0[i],
+            rss
+        );
     }
     drop(procs);
     let _ = std::fs::remove_dir_all(&dir);

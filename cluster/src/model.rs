@@ -40,6 +40,27 @@ impl ClusterState {
     }
 }
 
+/// A unit option as fleet's API writes it (keys in fleet's order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct WireOption {
+    /// Option name.
+    pub name: String,
+    /// Section.
+    pub section: String,
+    /// Value.
+    pub value: String,
+}
+
+impl From<&UnitOption> for WireOption {
+    fn from(o: &UnitOption) -> Self {
+        WireOption {
+            name: o.name.clone(),
+            section: o.section.clone(),
+            value: o.value.clone(),
+        }
+    }
+}
+
 /// The API's Unit entity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ApiUnit {
@@ -65,7 +86,7 @@ pub struct ApiUnit {
     pub name: String,
     /// Its unit file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<UnitOption>,
+    pub options: Vec<WireOption>,
 }
 
 /// The API's UnitState entity.

@@ -166,7 +166,7 @@ impl Snapshot {
             desired_state: Some(desired.as_str().to_string()),
             machine_id: machine,
             name: name.to_string(),
-            options: u.options.clone(),
+            options: u.options.iter().map(Into::into).collect(),
         })
     }
 

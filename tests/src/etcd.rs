@@ -116,7 +116,7 @@ impl Etcd {
             return false;
         };
         let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-        let req = format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        let req = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
         if s.write_all(req.as_bytes()).is_err() {
             return false;
         }
