@@ -208,7 +208,7 @@ fn scheduling_with_every_xfleet_option_and_global_units() {
     // unscheduled (the scheduler's unit tests cover a move to another machine).
     wait_for(Duration::from_secs(10), "replaced unit leaves", || {
         let r = c.running();
-        (r.get("md.service").is_none() && r.get("new.service") == Some(&vec![IDS[0].to_string()]))
+        (!r.contains_key("md.service") && r.get("new.service") == Some(&vec![IDS[0].to_string()]))
             .then_some(())
     });
     assert!(c.units()["md.service"].get("machineID").is_none());
