@@ -1,0 +1,310 @@
+//! Command-line flags and the settings they resolve to (SPEC §2).
+//!
+//! Raw flags ([`Args`]) and resolved settings ([`Settings`]) are two types:
+//! parsing the flags does no I/O; resolving reads the config file, the
+//! kernel command line (as PID 1) and the environment, in the order SPEC §2
+//! gives: flags, then the config file, then the defaults.
+
+use flotilla_units::config::{parse_config, Config};
+use std::path::{Path, PathBuf};
+
+/// The flags as given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Args {
+    /// `--units DIR`.
+    pub units: Option<PathBuf>,
+    /// `--target NAME`.
+    pub target: Option<String>,
+    /// `--control PATH`.
+    pub control: Option<PathBuf>,
+    /// `--config FILE`.
+    pub config: Option<PathBuf>,
+    /// `--log-dir DIR`.
+    pub log_dir: Option<PathBuf>,
+    /// `--check`.
+    pub check: bool,
+    /// `--help`.
+    pub help: bool,
+    /// `--version`.
+    pub version: bool,
+}
+
+/// The usage text.
+pub const USAGE: &str = "\
+usage: init [--units DIR] [--target NAME] [--control PATH] [--config FILE] [--log-dir DIR]
+       init --check [--units DIR] [--target NAME] [--config FILE]
+
+As PID 1 with no arguments: config /etc/init/init.yaml (if present), units
+/etc/init/units, target from the kernel command line (init.target=NAME), else
+the config's default-target, else `default`. Not PID 1: a foreground
+supervisor; SIGTERM, SIGINT or `initctl poweroff` stop every unit and exit 0.
+
+  --units DIR      the units directory
+  --target NAME    the target to reach
+  --control PATH   the control socket
+  --config FILE    the config file (YAML)
+  --log-dir DIR    where each unit's output is also written (<unit>.log)
+  --check          validate the units directory, print the required set, exit
+                   0 if there is no error and 1 otherwise; starts nothing
+";
+
+impl Args {
+    /// Parses the arguments after the program name.
+    pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
+        let mut a = Args::default();
+        let mut it = args.into_iter();
+        while let Some(arg) = it.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                _ => (arg.clone(), None),
+            };
+            let mut value = |name: &str| -> Result<String, String> {
+                match inline.clone().or_else(|| it.next()) {
+                    Some(v) if !v.is_empty() => Ok(v),
+                    _ => Err(format!("{name} needs a value")),
+                }
+            };
+            match flag.as_str() {
+                "--units" => a.units = Some(PathBuf::from(value("--units")?)),
+                "--target" => a.target = Some(value("--target")?),
+                "--control" => a.control = Some(PathBuf::from(value("--control")?)),
+                "--config" => a.config = Some(PathBuf::from(value("--config")?)),
+                "--log-dir" => a.log_dir = Some(PathBuf::from(value("--log-dir")?)),
+                "--check" => a.check = true,
+                "-h" | "--help" => a.help = true,
+                "-V" | "--version" => a.version = true,
+                other => return Err(format!("unknown argument `{other}`")),
+            }
+        }
+        Ok(a)
+    }
+}
+
+/// What the init runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The units directory.
+    pub units_dir: PathBuf,
+    /// The target.
+    pub target: String,
+    /// The control socket.
+    pub control: PathBuf,
+    /// Where unit logs are also written.
+    pub log_dir: Option<PathBuf>,
+    /// At most this many units starting at once.
+    pub max_concurrent_starts: Option<usize>,
+}
+
+/// The facts about the environment that settings depend on.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// Running as PID 1.
+    pub pid1: bool,
+    /// Effective uid is 0.
+    pub root: bool,
+    /// `$INIT_CONTROL`.
+    pub env_control: Option<PathBuf>,
+    /// `$XDG_RUNTIME_DIR`.
+    pub xdg_runtime_dir: Option<PathBuf>,
+    /// The kernel command line (PID 1 only).
+    pub cmdline: Option<String>,
+}
+
+/// The default config file.
+pub const DEFAULT_CONFIG: &str = "/etc/init/init.yaml";
+/// The default units directory.
+pub const DEFAULT_UNITS: &str = "/etc/init/units";
+
+/// The target named on a kernel command line (`init.target=NAME`), the last
+/// one winning as the kernel's own parameters do.
+pub fn cmdline_target(cmdline: &str) -> Option<String> {
+    cmdline
+        .split_ascii_whitespace()
+        .filter_map(|w| w.strip_prefix("init.target="))
+        .rfind(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
+/// The control socket path without a flag: `$INIT_CONTROL`, else
+/// `/run/init/control.sock` for root, else `$XDG_RUNTIME_DIR/init/control.sock`.
+pub fn default_control(ctx: &Context) -> Result<PathBuf, String> {
+    if let Some(p) = &ctx.env_control {
+        return Ok(p.clone());
+    }
+    if ctx.root || ctx.pid1 {
+        return Ok(PathBuf::from("/run/init/control.sock"));
+    }
+    match &ctx.xdg_runtime_dir {
+        Some(d) => Ok(d.join("init/control.sock")),
+        None => Err(
+            "no control socket: give --control PATH, or set INIT_CONTROL or XDG_RUNTIME_DIR"
+                .to_string(),
+        ),
+    }
+}
+
+/// Resolves flags, the config file and the defaults into settings.
+/// `read` reads a file (the config); errors name the file and line.
+pub fn resolve(
+    args: &Args,
+    ctx: &Context,
+    read: impl Fn(&Path) -> std::io::Result<String>,
+) -> Result<Settings, Vec<String>> {
+    let (config_path, explicit) = match &args.config {
+        Some(p) => (p.clone(), true),
+        None => (PathBuf::from(DEFAULT_CONFIG), false),
+    };
+    let config = if explicit || ctx.pid1 {
+        match read(&config_path) {
+            Ok(text) => parse_config(&config_path.display().to_string(), &text)
+                .map_err(|ds| ds.iter().map(ToString::to_string).collect::<Vec<_>>())?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Config::default(),
+            Err(e) => return Err(vec![format!("{}: {e}", config_path.display())]),
+        }
+    } else {
+        Config::default()
+    };
+    let target = args
+        .target
+        .clone()
+        .or_else(|| {
+            if ctx.pid1 {
+                ctx.cmdline.as_deref().and_then(cmdline_target)
+            } else {
+                None
+            }
+        })
+        .or_else(|| config.default_target.clone())
+        .unwrap_or_else(|| "default".to_string());
+    let control = match args
+        .control
+        .clone()
+        .or_else(|| config.control_socket.clone())
+    {
+        Some(p) => p,
+        None => default_control(ctx).map_err(|e| vec![e])?,
+    };
+    Ok(Settings {
+        units_dir: args
+            .units
+            .clone()
+            .or_else(|| config.units_dir.clone())
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_UNITS)),
+        target,
+        control,
+        log_dir: args.log_dir.clone().or_else(|| config.log_dir.clone()),
+        max_concurrent_starts: config.max_concurrent_starts,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn parse(xs: &[&str]) -> Result<Args, String> {
+        Args::parse(xs.iter().map(|x| x.to_string()))
+    }
+
+    #[test]
+    fn flags_parse_in_both_forms() {
+        let a = parse(&["--units", "/u", "--target=web", "--check"]).unwrap_or_default();
+        assert_eq!(a.units, Some(PathBuf::from("/u")));
+        assert_eq!(a.target.as_deref(), Some("web"));
+        assert!(a.check);
+        assert_eq!(
+            parse(&["--bogus"]),
+            Err("unknown argument `--bogus`".to_string())
+        );
+        assert_eq!(
+            parse(&["--units"]),
+            Err("--units needs a value".to_string())
+        );
+        assert_eq!(
+            parse(&["--target="]),
+            Err("--target needs a value".to_string())
+        );
+    }
+
+    #[test]
+    fn kernel_command_line_target() {
+        assert_eq!(
+            cmdline_target("console=ttyS0 init.target=rescue quiet"),
+            Some("rescue".into())
+        );
+        assert_eq!(
+            cmdline_target("init.target=a init.target=b"),
+            Some("b".into())
+        );
+        assert_eq!(cmdline_target("init.target= ro"), None);
+    }
+
+    #[test]
+    fn precedence_flags_config_defaults() {
+        let ctx = Context {
+            pid1: true,
+            root: true,
+            cmdline: Some("init.target=k".into()),
+            ..Context::default()
+        };
+        let read = |_: &Path| {
+            Ok("default-target: c\nunits-dir: /cu\nmax-concurrent-starts: 4\n".to_string())
+        };
+        let s = resolve(&Args::default(), &ctx, read).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(s.target, "k", "kernel command line beats the config");
+        assert_eq!(s.units_dir, PathBuf::from("/cu"));
+        assert_eq!(s.max_concurrent_starts, Some(4));
+        assert_eq!(s.control, PathBuf::from("/run/init/control.sock"));
+        let args = Args {
+            target: Some("f".into()),
+            ..Args::default()
+        };
+        assert_eq!(
+            resolve(&args, &ctx, read).map(|s| s.target),
+            Ok("f".to_string())
+        );
+        let missing = |_: &Path| Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let s = resolve(
+            &Args::default(),
+            &Context {
+                pid1: true,
+                ..Context::default()
+            },
+            missing,
+        );
+        assert_eq!(
+            s.map(|s| (s.target, s.units_dir)),
+            Ok(("default".into(), PathBuf::from(DEFAULT_UNITS)))
+        );
+    }
+
+    #[test]
+    fn control_socket_resolution() {
+        let user = Context {
+            xdg_runtime_dir: Some("/run/user/1000".into()),
+            ..Context::default()
+        };
+        assert_eq!(
+            default_control(&user),
+            Ok(PathBuf::from("/run/user/1000/init/control.sock"))
+        );
+        let env = Context {
+            env_control: Some("/tmp/c.sock".into()),
+            root: true,
+            ..Context::default()
+        };
+        assert_eq!(default_control(&env), Ok(PathBuf::from("/tmp/c.sock")));
+        assert!(default_control(&Context::default()).is_err());
+    }
+
+    #[test]
+    fn a_bad_config_names_file_and_line() {
+        let args = Args {
+            config: Some("/etc/x.yaml".into()),
+            ..Args::default()
+        };
+        let read = |_: &Path| Ok("units-dri: /x\n".to_string());
+        let err = resolve(&args, &Context::default(), read).unwrap_err();
+        assert!(err[0].starts_with("/etc/x.yaml:1:1:"), "{err:?}");
+    }
+}

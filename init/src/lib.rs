@@ -1,0 +1,22 @@
+//! flotilla's init as a library: the binary `init` (`src/main.rs`) is the
+//! event loop; the pieces it drives live here.
+//!
+//! - [`sys`]: every system call the init makes, behind the [`sys::Sys`]
+//!   trait, with the real implementation and a recording fake;
+//! - [`outpipe`]: a unit's stdout or stderr, captured through a pipe and
+//!   split into lines;
+//! - [`logbuf`]: the bounded per-unit log (a ring in memory plus a capped
+//!   file);
+//! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
+//! - [`pidfile`]: reading and validating a daemon's pidfile.
+#![warn(missing_docs)]
+
+pub mod logbuf;
+pub mod notify;
+pub mod outpipe;
+pub mod pidfile;
+pub mod sys;
+
+pub mod args;
+pub mod control;
+pub mod runtime;

@@ -1,0 +1,630 @@
+//! The `sd_notify` protocol (`sd_notify(3)`): one datagram socket per
+//! `foreground-notified` unit, and the parser of its messages (SPEC §4).
+//!
+//! How the loop uses it:
+//!
+//! 1. [`NotifySocket::bind`] at a path it chooses, e.g.
+//!    `<runtime dir>/notify/<unit>`, once per unit (not per start); give the
+//!    child `NOTIFY_SOCKET=<path>`; register the socket with `mio` (it is an
+//!    [`mio::event::Source`], readable interest) under the unit's token.
+//! 2. On each readable event, [`NotifySocket::recv_all`]. Each
+//!    [`Datagram`] carries the sender's PID (the kernel attaches it:
+//!    `SO_PASSCRED`, see `unix(7)`): check it is the unit's main PID, or one
+//!    of its processes, before believing `READY=1` — the socket is
+//!    world-writable so that units running as other users can reach it.
+//!    When [`Received::more`] is set the per-call bound was hit: call again
+//!    without waiting for an event (`mio` is edge-triggered).
+//! 3. Dropping the socket removes its path (if it is still this socket's).
+//!
+//! Only file-system paths: no abstract namespace. A path must be absolute
+//! and at most [`MAX_PATH`] bytes: `sun_path` has 108 bytes, one of them
+//! for the terminating NUL. Descriptors sent along (`FDSTORE=1`) are not
+//! supported and are closed on receipt. Datagrams longer than
+//! [`MAX_DATAGRAM`] bytes are cut there; their last, incomplete line is
+//! dropped and [`Datagram::truncated`] is set.
+
+use std::io::{self, IoSliceMut};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mio::unix::SourceFd;
+use mio::{Interest, Registry, Token};
+use nix::errno::Errno;
+use nix::sys::socket::{
+    bind, recvmsg, setsockopt, socket, sockopt, AddressFamily, ControlMessageOwned, MsgFlags,
+    SockFlag, SockType, UnixAddr, UnixCredentials,
+};
+
+use crate::sys::{Os, Pid};
+
+/// The longest socket path: 108 bytes of `sun_path` minus the NUL.
+pub const MAX_PATH: usize = 107;
+
+/// The longest datagram read whole (systemd uses the same bound).
+pub const MAX_DATAGRAM: usize = 4096;
+
+/// The most datagrams [`NotifySocket::recv_all`] reads in one call.
+pub const MAX_PER_CALL: usize = 64;
+
+/// One `KEY=VALUE` line of a notification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotifyMsg {
+    /// `READY=1`: start-up is finished.
+    Ready,
+    /// `RELOADING=1`: reloading its configuration.
+    Reloading,
+    /// `STOPPING=1`: shutting down.
+    Stopping,
+    /// `STATUS=…`: a free-form status line for `initctl status`.
+    Status(String),
+    /// `MAINPID=…`: the main process is now this one.
+    MainPid(Pid),
+    /// `ERRNO=…`: the error the service failed with.
+    Errno(i32),
+    /// `EXTEND_TIMEOUT_USEC=…`: the current start, reload or stop timeout
+    /// is extended to this long from now.
+    ExtendTimeout(Duration),
+    /// `WATCHDOG=1`: the keep-alive ping.
+    Watchdog,
+    /// `WATCHDOG=trigger`: the service asks to be treated as hung.
+    WatchdogTrigger,
+    /// `WATCHDOG_USEC=…`: the watchdog interval is now this.
+    WatchdogUsec(Duration),
+    /// `MONOTONIC_USEC=…`: `CLOCK_MONOTONIC` in microseconds, sent with
+    /// `RELOADING=1`.
+    MonotonicUsec(u64),
+    /// A key this parser does not know (`FDSTORE`, `BARRIER`, …), kept.
+    Unknown {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// A known key with a value it cannot take (`READY=0`, `MAINPID=x`).
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// A line without `=`.
+    Malformed(String),
+}
+
+/// Parses one datagram: lines of `KEY=VALUE`, separated by newlines. Empty
+/// lines are skipped; nothing panics, whatever the bytes (invalid UTF-8 is
+/// replaced).
+pub fn parse_notify(datagram: &[u8]) -> Vec<NotifyMsg> {
+    datagram
+        .split(|&c| c == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(parse_line)
+        .collect()
+}
+
+fn parse_line(line: &[u8]) -> NotifyMsg {
+    let Some(eq) = line.iter().position(|&c| c == b'=') else {
+        return NotifyMsg::Malformed(String::from_utf8_lossy(line).into_owned());
+    };
+    let (key, value) = line.split_at_checked(eq).unwrap_or((line, &[]));
+    let value = value.get(1..).unwrap_or_default();
+    let text = || String::from_utf8_lossy(value).into_owned();
+    let num = |v: &[u8]| {
+        std::str::from_utf8(v)
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+    };
+    let parsed = match key {
+        b"READY" => (value == b"1").then_some(NotifyMsg::Ready),
+        b"RELOADING" => (value == b"1").then_some(NotifyMsg::Reloading),
+        b"STOPPING" => (value == b"1").then_some(NotifyMsg::Stopping),
+        b"STATUS" => Some(NotifyMsg::Status(text())),
+        b"MAINPID" => num(value)
+            .and_then(|n| Pid::try_from(n).ok())
+            .filter(|&p| p > 0)
+            .map(NotifyMsg::MainPid),
+        b"ERRNO" => num(value)
+            .and_then(|n| i32::try_from(n).ok())
+            .map(NotifyMsg::Errno),
+        b"EXTEND_TIMEOUT_USEC" => {
+            num(value).map(|n| NotifyMsg::ExtendTimeout(Duration::from_micros(n)))
+        }
+        b"WATCHDOG" => match value {
+            b"1" => Some(NotifyMsg::Watchdog),
+            b"trigger" => Some(NotifyMsg::WatchdogTrigger),
+            _ => None,
+        },
+        b"WATCHDOG_USEC" => num(value).map(|n| NotifyMsg::WatchdogUsec(Duration::from_micros(n))),
+        b"MONOTONIC_USEC" => num(value).map(NotifyMsg::MonotonicUsec),
+        _ => {
+            return NotifyMsg::Unknown {
+                key: String::from_utf8_lossy(key).into_owned(),
+                value: text(),
+            };
+        }
+    };
+    parsed.unwrap_or_else(|| NotifyMsg::BadValue {
+        key: String::from_utf8_lossy(key).into_owned(),
+        value: text(),
+    })
+}
+
+/// A notify socket problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotifyError {
+    /// The path cannot be a socket address.
+    #[error("notify socket {path}: {reason}")]
+    BadPath {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// Something exists at the path and is not a socket.
+    #[error("notify socket {0}: exists and is not a socket")]
+    NotASocket(PathBuf),
+    /// A system call failed.
+    #[error("notify socket {path}: {op}: {errno}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// `socket`, `bind`, `recvmsg`, …
+        op: &'static str,
+        /// The error.
+        errno: Os,
+    },
+}
+
+/// One datagram received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Datagram {
+    /// The sender's PID, from `SCM_CREDENTIALS` (`None` if the kernel
+    /// attached none, which does not happen on Linux with `SO_PASSCRED`).
+    pub pid: Option<Pid>,
+    /// The sender's UID.
+    pub uid: Option<u32>,
+    /// The messages, in order.
+    pub msgs: Vec<NotifyMsg>,
+    /// The datagram was longer than [`MAX_DATAGRAM`] (its tail is lost).
+    pub truncated: bool,
+}
+
+/// What [`NotifySocket::recv_all`] got.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Received {
+    /// The datagrams, oldest first.
+    pub datagrams: Vec<Datagram>,
+    /// More may be waiting: [`MAX_PER_CALL`] were read. Call again.
+    pub more: bool,
+}
+
+/// A bound notify socket. See the module documentation.
+#[derive(Debug)]
+pub struct NotifySocket {
+    fd: OwnedFd,
+    path: PathBuf,
+    /// Device and inode of the socket file, to unlink only our own.
+    id: (u64, u64),
+    buf: Vec<u8>,
+    cmsg: Vec<u8>,
+    max_per_call: usize,
+}
+
+impl NotifySocket {
+    /// Creates the socket (`SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK`,
+    /// `SO_PASSCRED`) and binds it at `path`, replacing a stale socket
+    /// there; its mode is set to 0666.
+    pub fn bind(path: &Path) -> Result<NotifySocket, NotifyError> {
+        let bad = |reason: &str| NotifyError::BadPath {
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let io = |op: &'static str| {
+            move |e: Errno| NotifyError::Io {
+                path: path.to_owned(),
+                op,
+                errno: Os(e),
+            }
+        };
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.len() > MAX_PATH {
+            return Err(bad(&format!("longer than {MAX_PATH} bytes")));
+        }
+        if bytes.contains(&0) {
+            return Err(bad("contains a NUL byte"));
+        }
+        if !path.is_absolute() {
+            return Err(bad("not an absolute path"));
+        }
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
+                std::fs::remove_file(path).map_err(|e| io("unlink stale socket")(errno_of(&e)))?;
+            }
+            Ok(_) => return Err(NotifyError::NotASocket(path.to_owned())),
+            Err(_) => {}
+        }
+        let fd = socket(
+            AddressFamily::Unix,
+            SockType::Datagram,
+            SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
+            None,
+        )
+        .map_err(io("socket"))?;
+        setsockopt(&fd, sockopt::PassCred, &true).map_err(io("setsockopt SO_PASSCRED"))?;
+        let addr = UnixAddr::new(path).map_err(io("address"))?;
+        bind(fd.as_raw_fd(), &addr).map_err(io("bind"))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))
+            .map_err(|e| io("chmod")(errno_of(&e)))?;
+        let meta = std::fs::symlink_metadata(path).map_err(|e| io("stat")(errno_of(&e)))?;
+        Ok(NotifySocket {
+            fd,
+            path: path.to_owned(),
+            id: (meta.dev(), meta.ino()),
+            buf: vec![0; MAX_DATAGRAM],
+            // Credentials plus the most descriptors one message can carry
+            // (SCM_MAX_FD, 253), so the control data is never truncated.
+            cmsg: nix::cmsg_space!(UnixCredentials, [RawFd; 253]),
+            max_per_call: MAX_PER_CALL,
+        })
+    }
+
+    /// The path, for `NOTIFY_SOCKET`.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the waiting datagrams, at most [`MAX_PER_CALL`].
+    pub fn recv_all(&mut self) -> Result<Received, NotifyError> {
+        let mut out = Received::default();
+        while out.datagrams.len() < self.max_per_call {
+            match self.recv_one() {
+                Ok(Some(d)) => out.datagrams.push(d),
+                Ok(None) => return Ok(out),
+                Err(e) => return Err(e),
+            }
+        }
+        out.more = true;
+        Ok(out)
+    }
+
+    fn recv_one(&mut self) -> Result<Option<Datagram>, NotifyError> {
+        let (len, truncated, pid, uid) = loop {
+            let mut iov = [IoSliceMut::new(&mut self.buf)];
+            let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC;
+            let msg =
+                match recvmsg::<()>(self.fd.as_raw_fd(), &mut iov, Some(&mut self.cmsg), flags) {
+                    Ok(m) => m,
+                    Err(Errno::EINTR) => continue,
+                    Err(Errno::EAGAIN) => return Ok(None),
+                    Err(e) => {
+                        return Err(NotifyError::Io {
+                            path: self.path.clone(),
+                            op: "recvmsg",
+                            errno: Os(e),
+                        })
+                    }
+                };
+            let (mut pid, mut uid) = (None, None);
+            // `cmsgs` fails only when the control data was truncated, which
+            // the buffer's size rules out; the kernel closes what did not fit.
+            if let Ok(cmsgs) = msg.cmsgs() {
+                for c in cmsgs {
+                    match c {
+                        ControlMessageOwned::ScmCredentials(cred) => {
+                            pid = Some(cred.pid());
+                            uid = Some(cred.uid());
+                        }
+                        ControlMessageOwned::ScmRights(fds) => {
+                            for fd in fds {
+                                // SAFETY: the kernel just installed this
+                                // descriptor for us; nobody else owns it.
+                                drop(unsafe { OwnedFd::from_raw_fd(fd) });
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            break (msg.bytes, msg.flags.contains(MsgFlags::MSG_TRUNC), pid, uid);
+        };
+        let mut data = self.buf.get(..len).unwrap_or_default();
+        if truncated {
+            // Drop the last line: it was cut.
+            data = match data.iter().rposition(|&c| c == b'\n') {
+                Some(i) => data.get(..i).unwrap_or_default(),
+                None => &[],
+            };
+        }
+        Ok(Some(Datagram {
+            pid,
+            uid,
+            msgs: parse_notify(data),
+            truncated,
+        }))
+    }
+}
+
+fn errno_of(e: &io::Error) -> Errno {
+    Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+impl Drop for NotifySocket {
+    fn drop(&mut self) {
+        // Unlink only if the path is still this socket (a newer socket may
+        // have been bound there since).
+        if let Ok(m) = std::fs::symlink_metadata(&self.path) {
+            if (m.dev(), m.ino()) == self.id {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+impl AsRawFd for NotifySocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+impl mio::event::Source for NotifySocket {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        SourceFd(&self.fd.as_raw_fd()).register(registry, token, interests)
+    }
+
+    fn reregister(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        SourceFd(&self.fd.as_raw_fd()).reregister(registry, token, interests)
+    }
+
+    fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
+        SourceFd(&self.fd.as_raw_fd()).deregister(registry)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixDatagram;
+
+    fn bv(key: &str, value: &str) -> NotifyMsg {
+        NotifyMsg::BadValue {
+            key: key.into(),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn parses_the_whole_message_set() {
+        let d = b"READY=1\nRELOADING=1\nSTOPPING=1\nSTATUS=Serving 3 clients = ok\nMAINPID=4711\nERRNO=2\n\
+EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=30000000\nMONOTONIC_USEC=123\nFDSTORE=1\n";
+        assert_eq!(
+            parse_notify(d),
+            vec![
+                NotifyMsg::Ready,
+                NotifyMsg::Reloading,
+                NotifyMsg::Stopping,
+                NotifyMsg::Status("Serving 3 clients = ok".into()),
+                NotifyMsg::MainPid(4711),
+                NotifyMsg::Errno(2),
+                NotifyMsg::ExtendTimeout(Duration::from_secs(5)),
+                NotifyMsg::Watchdog,
+                NotifyMsg::WatchdogTrigger,
+                NotifyMsg::WatchdogUsec(Duration::from_secs(30)),
+                NotifyMsg::MonotonicUsec(123),
+                NotifyMsg::Unknown {
+                    key: "FDSTORE".into(),
+                    value: "1".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_and_bad_values() {
+        assert_eq!(parse_notify(b""), vec![]);
+        assert_eq!(parse_notify(b"\n\n"), vec![]);
+        assert_eq!(
+            parse_notify(b"READY"),
+            vec![NotifyMsg::Malformed("READY".into())]
+        );
+        assert_eq!(parse_notify(b"READY=0"), vec![bv("READY", "0")]);
+        assert_eq!(parse_notify(b"READY=1 "), vec![bv("READY", "1 ")]);
+        assert_eq!(parse_notify(b"MAINPID=0"), vec![bv("MAINPID", "0")]);
+        assert_eq!(parse_notify(b"MAINPID=-5"), vec![bv("MAINPID", "-5")]);
+        assert_eq!(
+            parse_notify(b"MAINPID=99999999999"),
+            vec![bv("MAINPID", "99999999999")]
+        );
+        assert_eq!(parse_notify(b"MAINPID=12abc"), vec![bv("MAINPID", "12abc")]);
+        assert_eq!(parse_notify(b"ERRNO="), vec![bv("ERRNO", "")]);
+        assert_eq!(
+            parse_notify(b"EXTEND_TIMEOUT_USEC=1e6"),
+            vec![bv("EXTEND_TIMEOUT_USEC", "1e6")]
+        );
+        assert_eq!(parse_notify(b"WATCHDOG=2"), vec![bv("WATCHDOG", "2")]);
+        assert_eq!(
+            parse_notify(b"=x"),
+            vec![NotifyMsg::Unknown {
+                key: String::new(),
+                value: "x".into()
+            }]
+        );
+        assert_eq!(
+            parse_notify(b"STATUS="),
+            vec![NotifyMsg::Status(String::new())]
+        );
+        assert_eq!(
+            parse_notify(b"STATUS=\xff"),
+            vec![NotifyMsg::Status("\u{fffd}".into())]
+        );
+        assert_eq!(
+            parse_notify(b"ready=1"),
+            vec![NotifyMsg::Unknown {
+                key: "ready".into(),
+                value: "1".into()
+            }]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_any_bytes(d in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let msgs = parse_notify(&d);
+            let lines = d.split(|&c| c == b'\n').filter(|l| !l.is_empty()).count();
+            proptest::prop_assert_eq!(msgs.len(), lines);
+        }
+
+        #[test]
+        fn known_keys_with_any_value(
+            key in proptest::sample::select(vec!["READY", "MAINPID", "ERRNO", "WATCHDOG", "STATUS", "EXTEND_TIMEOUT_USEC"]),
+            value in "[ -~]{0,24}",
+        ) {
+            let msgs = parse_notify(format!("{key}={value}").as_bytes());
+            proptest::prop_assert_eq!(msgs.len(), 1);
+        }
+
+        #[test]
+        fn mainpid_round_trips(pid in 1i32..=i32::MAX) {
+            proptest::prop_assert_eq!(parse_notify(format!("MAINPID={pid}\n").as_bytes()), vec![NotifyMsg::MainPid(pid)]);
+        }
+    }
+
+    #[test]
+    fn refuses_bad_paths() {
+        let long = format!("/tmp/{}", "x".repeat(MAX_PATH));
+        let err = NotifySocket::bind(Path::new(&long)).unwrap_err();
+        assert!(err.to_string().contains("longer than 107 bytes"), "{err}");
+        assert!(NotifySocket::bind(Path::new("relative/sock")).is_err());
+        let file = tempfile::NamedTempFile::new().unwrap();
+        assert_eq!(
+            NotifySocket::bind(file.path()).unwrap_err(),
+            NotifyError::NotASocket(file.path().to_owned())
+        );
+    }
+
+    #[test]
+    fn receives_with_the_sender_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("unit");
+        let mut sock = NotifySocket::bind(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666);
+        assert_eq!(sock.recv_all().unwrap(), Received::default());
+        let tx = UnixDatagram::unbound().unwrap();
+        tx.send_to(b"READY=1\nSTATUS=up", &path).unwrap();
+        tx.send_to(b"WATCHDOG=1", &path).unwrap();
+        let got = sock.recv_all().unwrap();
+        assert!(!got.more);
+        assert_eq!(got.datagrams.len(), 2);
+        let d = &got.datagrams[0];
+        assert_eq!(d.pid, Some(std::process::id() as Pid));
+        assert_eq!(d.uid, Some(nix::unistd::getuid().as_raw()));
+        assert_eq!(
+            d.msgs,
+            vec![NotifyMsg::Ready, NotifyMsg::Status("up".into())]
+        );
+        assert_eq!(got.datagrams[1].msgs, vec![NotifyMsg::Watchdog]);
+    }
+
+    #[test]
+    fn bounded_per_call_and_truncation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("unit");
+        let mut sock = NotifySocket::bind(&path).unwrap();
+        let tx = UnixDatagram::unbound().unwrap();
+        // The kernel queues few datagrams per socket
+        // (net.unix.max_dgram_qlen, 10 by default), so use a small bound.
+        sock.max_per_call = 4;
+        for _ in 0..7 {
+            tx.send_to(b"WATCHDOG=1", &path).unwrap();
+        }
+        let first = sock.recv_all().unwrap();
+        assert_eq!((first.datagrams.len(), first.more), (4, true));
+        let second = sock.recv_all().unwrap();
+        assert_eq!((second.datagrams.len(), second.more), (3, false));
+
+        let mut big = b"READY=1\nSTATUS=".to_vec();
+        big.resize(MAX_DATAGRAM + 100, b'x');
+        tx.send_to(&big, &path).unwrap();
+        let got = sock.recv_all().unwrap();
+        assert!(got.datagrams[0].truncated);
+        assert_eq!(got.datagrams[0].msgs, vec![NotifyMsg::Ready]);
+    }
+
+    #[test]
+    fn passed_descriptors_are_closed() {
+        use nix::sys::socket::{sendmsg, ControlMessage};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("unit");
+        let mut sock = NotifySocket::bind(&path).unwrap();
+        let tx = UnixDatagram::unbound().unwrap();
+        let (r, _w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        let fds = [r.as_raw_fd()];
+        let iov = [io::IoSlice::new(b"FDSTORE=1")];
+        let addr = UnixAddr::new(&path).unwrap();
+        sendmsg(
+            tx.as_raw_fd(),
+            &iov,
+            &[ControlMessage::ScmRights(&fds)],
+            MsgFlags::empty(),
+            Some(&addr),
+        )
+        .unwrap();
+        // Descriptors open on this pipe: ours (r and _w) and, if it leaked,
+        // the one received.
+        let ino = nix::sys::stat::fstat(&r).unwrap().st_ino;
+        let link = format!("pipe:[{ino}]");
+        let count = || {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|t| t.as_os_str() == link.as_str())
+                .count()
+        };
+        assert_eq!(count(), 2);
+        let got = sock.recv_all().unwrap();
+        assert_eq!(got.datagrams.len(), 1);
+        assert_eq!(
+            got.datagrams[0].msgs,
+            vec![NotifyMsg::Unknown {
+                key: "FDSTORE".into(),
+                value: "1".into()
+            }]
+        );
+        assert_eq!(count(), 2);
+    }
+
+    #[test]
+    fn drop_removes_only_its_own_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("unit");
+        let old = NotifySocket::bind(&path).unwrap();
+        let new = NotifySocket::bind(&path).unwrap();
+        drop(old);
+        assert!(path.exists());
+        drop(new);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn socket_is_close_on_exec() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = NotifySocket::bind(&dir.path().join("s")).unwrap();
+        // SAFETY: a valid descriptor we own.
+        let flags = unsafe { libc::fcntl(sock.as_raw_fd(), libc::F_GETFD) };
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+    }
+}

@@ -1,0 +1,533 @@
+//! The OS layer: every system call the init makes about processes, time,
+//! files it reads, mounts and the machine goes through the [`Sys`] trait.
+//!
+//! - [`real::RealSys`] implements it with `nix` and `libc`;
+//! - [`fake::FakeSys`] records every call and returns scripted results, with
+//!   a settable clock, so the event loop is tested without forking;
+//! - [`env::Env`] builds a child's environment (and parses environment
+//!   files); [`mountinfo`] parses `/proc/self/mountinfo`. Both are pure.
+//!
+//! # What is behind the trait, and what is not
+//!
+//! Behind the trait: whatever a test cannot undo or must script — starting,
+//! signalling and reaping processes, clocks, reading pidfiles and
+//! environment files, user look-ups, mounts, `reboot(2)`, the hostname.
+//! Not behind it: I/O on the file descriptors the loop polls (output pipes in
+//! [`crate::outpipe`], notify sockets in [`crate::notify`], log files in
+//! [`crate::logbuf`]). Pipes and sockets are cheap and harmless to create in
+//! a test, so those modules are tested with real descriptors.
+//!
+//! # Descriptors
+//!
+//! Every descriptor this crate creates is close-on-exec (`pipe2(O_CLOEXEC)`,
+//! `SOCK_CLOEXEC`, `O_CLOEXEC`, `MSG_CMSG_CLOEXEC`, `F_DUPFD_CLOEXEC`), so a
+//! spawned child gets exactly its stdin, stdout and stderr. As a second line
+//! of defence the spawn path also closes (glibc, `posix_spawn`) or marks
+//! close-on-exec (fork path) every descriptor from 3 up in the child, which
+//! covers descriptors the init inherited from whoever started it.
+//!
+//! # Signals
+//!
+//! Signals are plain `i32` numbers (as [`flotilla_units::spec::Signal`]
+//! holds them), so real-time signals work too. Every spawned child starts
+//! with an empty signal mask and every disposition at its default, whatever
+//! the init blocks (for `signalfd`) or ignores (Rust ignores `SIGPIPE`).
+
+pub mod env;
+pub mod fake;
+pub mod mountinfo;
+pub mod real;
+mod spawn;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+use flotilla_units::time::Instant;
+pub use nix::errno::Errno;
+pub use nix::mount::MsFlags;
+
+pub use env::Env;
+
+/// A process ID, as the kernel and the control protocol spell it.
+pub type Pid = i32;
+
+/// The largest `/proc/self/mountinfo` that [`Sys::is_mounted`] reads.
+pub const MOUNTINFO_MAX: usize = 4 << 20;
+
+/// Every system call the init makes about processes, time, the files it
+/// reads and the machine.
+///
+/// Methods take `&self`: the loop owns one value and may lend it out freely;
+/// the fake keeps its records behind interior mutability. No method blocks
+/// for longer than the system call it wraps, and none panics.
+pub trait Sys {
+    /// Starts a process as `req` describes and returns its PID.
+    ///
+    /// The program is looked up in the parent (an `argv[0]` without a slash
+    /// is searched in the request's `PATH`, or [`env::DEFAULT_PATH`]), so a
+    /// missing program is an error here, not a child that exits 127. The
+    /// child is the leader of a new session and process group (its PGID is
+    /// its PID), has an empty signal mask and default signal dispositions.
+    /// Without credentials this is one `posix_spawn(3)`; with credentials it
+    /// is a `fork(2)` whose child only makes async-signal-safe calls, and
+    /// whose failures before `execve(2)` come back as errors here too.
+    fn spawn(&self, req: &SpawnRequest<'_>) -> Result<Pid, SysError>;
+
+    /// `kill(2)`: sends `signal` (0 checks that `pid` exists) to one process.
+    fn kill(&self, pid: Pid, signal: i32) -> Result<(), SysError>;
+
+    /// `killpg(3)`: sends `signal` to every process of process group `pgid`
+    /// (a unit's main PID, since every child leads its own group).
+    fn killpg(&self, pgid: Pid, signal: i32) -> Result<(), SysError>;
+
+    /// `kill(-1, signal)`: every process the init may signal except itself
+    /// (for PID 1's shutdown). `ESRCH` (nobody left) is not an error.
+    fn kill_all(&self, signal: i32) -> Result<(), SysError>;
+
+    /// `waitpid(-1, WNOHANG)`: one terminated child, or `None` when no child
+    /// has terminated (or there are no children). Call it until `None` after
+    /// each `SIGCHLD`: signals coalesce.
+    fn wait_any(&self) -> Result<Option<(Pid, ExitStatus)>, SysError>;
+
+    /// `CLOCK_MONOTONIC`, in nanoseconds; it does not count suspend.
+    fn monotonic_now(&self) -> Instant;
+
+    /// `CLOCK_REALTIME`: the wall clock, for log timestamps only.
+    fn wall_now(&self) -> WallTime;
+
+    /// Reads a whole regular file of at most `max` bytes (a pidfile, an
+    /// environment file, `/proc/self/mountinfo`). Opened non-blocking, so a
+    /// FIFO planted at `path` cannot hang the loop; anything but a regular
+    /// file is refused, and so is a file longer than `max`.
+    fn read_file_limited(&self, path: &Path, max: usize) -> Result<Vec<u8>, SysError>;
+
+    /// `prctl(PR_SET_CHILD_SUBREAPER)`: orphans below the init are
+    /// re-parented to it (the supervisor mode of SPEC §2).
+    fn set_child_subreaper(&self) -> Result<(), SysError>;
+
+    /// `getpid(2)`: 1 when the init is PID 1.
+    fn getpid(&self) -> Pid;
+
+    /// Resolves a user given by name or number (SPEC §3 `user`) through
+    /// the passwd and group databases: UID, primary GID, supplementary
+    /// groups (`getgrouplist(3)`), home and shell. This reads files (NSS);
+    /// do it once per start, not per event.
+    fn lookup_user(&self, user: &str) -> Result<UserInfo, SysError>;
+
+    /// Resolves a group given by name or number to its GID.
+    fn lookup_group(&self, group: &str) -> Result<u32, SysError>;
+
+    /// `mount(2)`.
+    fn mount(&self, req: &MountRequest<'_>) -> Result<(), SysError>;
+
+    /// `umount2(2)` without flags.
+    fn umount(&self, target: &Path) -> Result<(), SysError>;
+
+    /// Remounts `target` read-only (`MS_REMOUNT | MS_RDONLY`), for the
+    /// file systems that cannot be unmounted at shutdown.
+    fn remount_readonly(&self, target: &Path) -> Result<(), SysError>;
+
+    /// `sync(2)`.
+    fn sync(&self);
+
+    /// `reboot(2)`. Returns only on failure, or when the init is PID 1 of
+    /// a PID namespace other than the initial one: there the kernel kills
+    /// the init instead (`SIGHUP` for restart, `SIGINT` for power-off and
+    /// halt, see `pid_namespaces(7)`), so a container's init should exit
+    /// rather than call this.
+    fn reboot(&self, cmd: RebootCmd) -> Result<(), SysError>;
+
+    /// `reboot(RB_DISABLE_CAD)`: Ctrl-Alt-Del sends `SIGINT` to PID 1
+    /// instead of rebooting at once.
+    fn set_cad_disabled(&self) -> Result<(), SysError>;
+
+    /// `sethostname(2)`.
+    fn sethostname(&self, name: &str) -> Result<(), SysError>;
+
+    /// Whether `path` is a mount point, from `/proc/self/mountinfo`
+    /// (read through [`Sys::read_file_limited`] and parsed by
+    /// [`mountinfo::is_mount_point`]). `path` is compared as written:
+    /// pass an absolute path without symlinks or trailing slashes.
+    fn is_mounted(&self, path: &Path) -> Result<bool, SysError> {
+        let text = self.read_file_limited(Path::new("/proc/self/mountinfo"), MOUNTINFO_MAX)?;
+        Ok(mountinfo::is_mount_point(&text, path))
+    }
+}
+
+/// How a child terminated, from `waitpid(2)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitStatus {
+    /// It called `exit` with this status (0 to 255).
+    Exited(i32),
+    /// A signal killed it.
+    Signaled {
+        /// The signal number.
+        signal: i32,
+        /// Whether it dumped core.
+        core_dumped: bool,
+    },
+}
+
+impl ExitStatus {
+    /// Exited with status 0.
+    pub fn success(self) -> bool {
+        self == ExitStatus::Exited(0)
+    }
+
+    /// The status as the kernel encodes it in `waitpid(2)`'s `wstatus`.
+    pub fn from_raw(status: i32) -> Option<ExitStatus> {
+        if libc::WIFEXITED(status) {
+            Some(ExitStatus::Exited(libc::WEXITSTATUS(status)))
+        } else if libc::WIFSIGNALED(status) {
+            Some(ExitStatus::Signaled {
+                signal: libc::WTERMSIG(status),
+                core_dumped: libc::WCOREDUMP(status),
+            })
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ExitStatus::Exited(code) => write!(f, "exited with status {code}"),
+            ExitStatus::Signaled {
+                signal,
+                core_dumped,
+            } => {
+                let name = flotilla_units::spec::Signal(signal).name();
+                let core = if core_dumped { " (core dumped)" } else { "" };
+                write!(f, "killed by {name}{core}")
+            }
+        }
+    }
+}
+
+/// A wall-clock reading: seconds and nanoseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct WallTime {
+    /// Whole seconds since 1970-01-01T00:00:00Z.
+    pub secs: i64,
+    /// Nanoseconds within the second.
+    pub nanos: u32,
+}
+
+impl WallTime {
+    /// RFC 3339 UTC with milliseconds, e.g. `2026-11-22T04:00:00.123Z`.
+    pub fn rfc3339(self) -> String {
+        flotilla_units::protocol::rfc3339(self.secs, self.nanos)
+    }
+}
+
+/// What `reboot(2)` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RebootCmd {
+    /// `RB_POWER_OFF`.
+    PowerOff,
+    /// `RB_AUTOBOOT`: restart.
+    Restart,
+    /// `RB_HALT_SYSTEM`.
+    Halt,
+}
+
+/// One `mount(2)` call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MountRequest<'a> {
+    /// The device or pseudo source (`proc`, `devtmpfs`, …).
+    pub source: Option<&'a str>,
+    /// Where to mount it.
+    pub target: &'a Path,
+    /// The file system type (`proc`, `sysfs`, `tmpfs`, …).
+    pub fstype: Option<&'a str>,
+    /// `MS_*` flags.
+    pub flags: MsFlags,
+    /// File-system-specific options (`mode=0755`, …).
+    pub data: Option<&'a str>,
+}
+
+/// A user as [`Sys::lookup_user`] resolves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserInfo {
+    /// The user name (the number as text when the database has no entry).
+    pub name: String,
+    /// The UID.
+    pub uid: u32,
+    /// The primary GID (the UID when the database has no entry).
+    pub gid: u32,
+    /// Supplementary groups, the primary one included.
+    pub groups: Vec<u32>,
+    /// The home directory (`/` when unknown): a child's `HOME`.
+    pub home: PathBuf,
+    /// The login shell (`/bin/sh` when unknown): a child's `SHELL`.
+    pub shell: PathBuf,
+}
+
+impl UserInfo {
+    /// The credentials a unit with this `user` (and maybe a `group`
+    /// overriding the primary GID) runs with.
+    pub fn credentials(&self, group: Option<u32>) -> Credentials {
+        Credentials {
+            uid: Some(self.uid),
+            gid: Some(group.unwrap_or(self.gid)),
+            groups: Some(self.groups.clone()),
+        }
+    }
+}
+
+/// The identity a child switches to before `execve(2)`. Any field set
+/// makes [`Sys::spawn`] take the fork path (`posix_spawn(3)` cannot change
+/// identity); the init must be privileged for it to work.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Credentials {
+    /// `setuid(2)`.
+    pub uid: Option<u32>,
+    /// `setgid(2)`.
+    pub gid: Option<u32>,
+    /// `setgroups(2)`: the whole supplementary list.
+    pub groups: Option<Vec<u32>>,
+}
+
+impl Credentials {
+    /// Whether nothing changes (the `posix_spawn(3)` path).
+    pub fn is_empty(&self) -> bool {
+        self.uid.is_none() && self.gid.is_none() && self.groups.is_none()
+    }
+}
+
+/// Where a child's stdin, stdout or stderr comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Stdio<'a> {
+    /// `/dev/null`, opened in the child (read-only for stdin, write-only
+    /// otherwise).
+    Null,
+    /// The init's own descriptor of the same number (the console, as PID 1).
+    Inherit,
+    /// This descriptor, `dup2(2)`-ed into place: typically
+    /// [`crate::outpipe::OutPipe::writer`]. Any number works, 0 to 2
+    /// included; the descriptor stays the init's.
+    Fd(BorrowedFd<'a>),
+}
+
+impl Stdio<'_> {
+    /// The descriptor for [`Stdio::Fd`].
+    pub fn raw_fd(&self) -> Option<RawFd> {
+        match self {
+            Stdio::Fd(fd) => Some(fd.as_raw_fd()),
+            Stdio::Null | Stdio::Inherit => None,
+        }
+    }
+}
+
+/// Everything [`Sys::spawn`] needs to start one process.
+///
+/// ```
+/// use flotilla_init::sys::{Env, SpawnRequest, Stdio};
+/// let argv = vec!["/bin/true".to_string()];
+/// let env = Env::new();
+/// let req = SpawnRequest::new(&argv, &env).stdout(Stdio::Inherit);
+/// assert!(req.cwd.is_none());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct SpawnRequest<'a> {
+    /// The program and its arguments; `argv[0]` is a path, or a name looked
+    /// up in the `PATH` of `env`.
+    pub argv: &'a [String],
+    /// The child's whole environment (build it with [`Env`]).
+    pub env: &'a Env,
+    /// `chdir(2)` here before `execve(2)` (after the identity change).
+    pub cwd: Option<&'a Path>,
+    /// The identity to switch to; `None` keeps the init's.
+    pub credentials: Option<&'a Credentials>,
+    /// Descriptor 0.
+    pub stdin: Stdio<'a>,
+    /// Descriptor 1.
+    pub stdout: Stdio<'a>,
+    /// Descriptor 2.
+    pub stderr: Stdio<'a>,
+}
+
+impl<'a> SpawnRequest<'a> {
+    /// A request to run `argv` with `env`: no `chdir`, the init's identity,
+    /// every stdio stream on `/dev/null`.
+    pub fn new(argv: &'a [String], env: &'a Env) -> SpawnRequest<'a> {
+        SpawnRequest {
+            argv,
+            env,
+            cwd: None,
+            credentials: None,
+            stdin: Stdio::Null,
+            stdout: Stdio::Null,
+            stderr: Stdio::Null,
+        }
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: &'a Path) -> Self {
+        self.cwd = Some(cwd);
+        self
+    }
+
+    /// Sets the identity (empty credentials keep the fast path).
+    pub fn credentials(mut self, creds: &'a Credentials) -> Self {
+        self.credentials = if creds.is_empty() { None } else { Some(creds) };
+        self
+    }
+
+    /// Sets stdin.
+    pub fn stdin(mut self, s: Stdio<'a>) -> Self {
+        self.stdin = s;
+        self
+    }
+
+    /// Sets stdout.
+    pub fn stdout(mut self, s: Stdio<'a>) -> Self {
+        self.stdout = s;
+        self
+    }
+
+    /// Sets stderr.
+    pub fn stderr(mut self, s: Stdio<'a>) -> Self {
+        self.stderr = s;
+        self
+    }
+
+    /// `argv[0]`, or `""` for an empty command.
+    pub fn program(&self) -> &'a str {
+        self.argv.first().map_or("", String::as_str)
+    }
+}
+
+/// An `errno` value displayed in lowercase words ("no such file or
+/// directory"), as error messages here are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Os(pub Errno);
+
+impl fmt::Display for Os {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let desc = self.0.desc();
+        let mut chars = desc.chars();
+        if let Some(first) = chars.next() {
+            write!(f, "{}{}", first.to_ascii_lowercase(), chars.as_str())?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a system call failed, with what it was about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SysError {
+    /// `argv` was empty.
+    #[error("empty command")]
+    EmptyCommand,
+    /// An argument, the working directory or the program path holds a NUL
+    /// byte.
+    #[error("{program}: {what} contains a NUL byte")]
+    Nul {
+        /// `argv[0]`.
+        program: String,
+        /// Which part.
+        what: &'static str,
+    },
+    /// The program was not found (before anything was forked).
+    #[error("{program}: {reason}")]
+    NoProgram {
+        /// `argv[0]`, as written.
+        program: String,
+        /// `no such file`, `not found in PATH`, `is a directory`, …
+        reason: String,
+    },
+    /// `posix_spawn(3)` or `fork(2)` failed in the parent, or `execve(2)`
+    /// failed.
+    #[error("{program}: spawn: {errno}")]
+    Spawn {
+        /// `argv[0]`.
+        program: String,
+        /// The error.
+        errno: Os,
+    },
+    /// A step in the child before `execve(2)` failed; the child has been
+    /// reaped.
+    #[error("{program}: {step}: {errno}")]
+    ChildSetup {
+        /// `argv[0]`.
+        program: String,
+        /// `setgroups`, `setgid`, `setuid`, `chdir <dir>`, `execve`, …
+        step: String,
+        /// The error.
+        errno: Os,
+    },
+    /// `kill(2)` or `killpg(3)` failed.
+    #[error("kill {target} signal {signal}: {errno}")]
+    Kill {
+        /// `pid 12`, `process group 12` or `every process`.
+        target: String,
+        /// The signal number.
+        signal: i32,
+        /// The error.
+        errno: Os,
+    },
+    /// `waitpid(2)` failed.
+    #[error("waitpid: {0}")]
+    Wait(Os),
+    /// A file could not be opened or read.
+    #[error("{path}: {errno}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        errno: Os,
+    },
+    /// A file was not a regular file.
+    #[error("{path}: not a regular file")]
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file was longer than allowed.
+    #[error("{path}: longer than {max} bytes")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit.
+        max: usize,
+    },
+    /// A user name or number is not in the passwd database.
+    #[error("user {0}: no such user")]
+    NoUser(String),
+    /// A group name or number is not in the group database.
+    #[error("group {0}: no such group")]
+    NoGroup(String),
+    /// A passwd or group look-up failed.
+    #[error("{what} {name}: look-up failed: {errno}")]
+    Lookup {
+        /// `user` or `group`.
+        what: &'static str,
+        /// The name.
+        name: String,
+        /// The error.
+        errno: Os,
+    },
+    /// `mount(2)`, `umount2(2)` or a remount failed.
+    #[error("{op} {target}: {errno}")]
+    Mount {
+        /// `mount`, `umount` or `remount read-only`.
+        op: &'static str,
+        /// The mount point.
+        target: PathBuf,
+        /// The error.
+        errno: Os,
+    },
+    /// Another call failed (`reboot`, `prctl`, `sethostname`, …).
+    #[error("{call}: {errno}")]
+    Call {
+        /// What was called, with its argument.
+        call: String,
+        /// The error.
+        errno: Os,
+    },
+}

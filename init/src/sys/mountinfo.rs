@@ -1,0 +1,207 @@
+//! Parsing `/proc/self/mountinfo` (see `proc_pid_mountinfo(5)`), to know
+//! which of `/proc`, `/sys`, `/dev`, … PID 1 still has to mount, and what
+//! to unmount at shutdown. Pure: the text comes in as bytes.
+//!
+//! A line reads
+//! `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`:
+//! mount ID, parent ID, `major:minor`, root, mount point, mount options,
+//! optional fields ended by `-`, file system type, source, super options.
+//! Paths escape space, tab, newline and backslash as `\040`, `\011`,
+//! `\012` and `\134`.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+/// One mount, as a line of `/proc/self/mountinfo` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    /// The mount's unique ID.
+    pub id: u32,
+    /// The parent mount's ID.
+    pub parent_id: u32,
+    /// The directory of the file system mounted here (`/` usually).
+    pub root: PathBuf,
+    /// Where it is mounted, relative to the process's root.
+    pub mount_point: PathBuf,
+    /// Per-mount options (`rw,nosuid,…`).
+    pub options: String,
+    /// The file system type (`proc`, `ext4`, …).
+    pub fstype: String,
+    /// The source (`/dev/sda1`, `proc`, …).
+    pub source: String,
+}
+
+/// Every well-formed line of `text`, in order (a mount listed later is
+/// mounted on top of earlier ones). Malformed lines are skipped.
+pub fn entries(text: &[u8]) -> impl Iterator<Item = MountEntry> + '_ {
+    text.split(|&c| c == b'\n').filter_map(parse_line)
+}
+
+/// Whether some mount's mount point is exactly `path` (compared byte for
+/// byte after unescaping: pass a normalised absolute path).
+pub fn is_mount_point(text: &[u8], path: &Path) -> bool {
+    let want = path.as_os_str().as_bytes();
+    text.split(|&c| c == b'\n').any(|line| {
+        let mut fields = line.split(|&c| c == b' ');
+        fields.nth(4).is_some_and(|mp| unescape_eq(mp, want)) && parse_line(line).is_some()
+    })
+}
+
+/// One line; `None` when it is malformed.
+pub fn parse_line(line: &[u8]) -> Option<MountEntry> {
+    let mut fields = line.split(|&c| c == b' ').filter(|f| !f.is_empty());
+    let id = number(fields.next()?)?;
+    let parent_id = number(fields.next()?)?;
+    let _dev = fields.next()?;
+    let root = unescape(fields.next()?);
+    let mount_point = unescape(fields.next()?);
+    let options = text(fields.next()?);
+    // Optional fields up to the separator.
+    loop {
+        if fields.next()? == b"-" {
+            break;
+        }
+    }
+    let fstype = text(fields.next()?);
+    let source = String::from_utf8_lossy(&unescape_bytes(fields.next()?)).into_owned();
+    Some(MountEntry {
+        id,
+        parent_id,
+        root: PathBuf::from(OsString::from_vec(root)),
+        mount_point: PathBuf::from(OsString::from_vec(mount_point)),
+        options,
+        fstype,
+        source,
+    })
+}
+
+fn number(field: &[u8]) -> Option<u32> {
+    std::str::from_utf8(field).ok()?.parse().ok()
+}
+
+fn text(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).into_owned()
+}
+
+fn unescape(field: &[u8]) -> Vec<u8> {
+    unescape_bytes(field)
+}
+
+/// Decodes `\NNN` octal escapes; anything else is kept as is.
+fn unescape_bytes(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while let Some(&c) = field.get(i) {
+        if c == b'\\' {
+            if let Some(v) = field.get(i + 1..i + 4).and_then(octal) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+fn octal(digits: &[u8]) -> Option<u8> {
+    let mut v: u32 = 0;
+    for &d in digits {
+        if !(b'0'..=b'7').contains(&d) {
+            return None;
+        }
+        v = v * 8 + u32::from(d - b'0');
+    }
+    u8::try_from(v).ok()
+}
+
+/// `unescape_bytes(field) == want` without allocating when there is no
+/// escape (the common case).
+fn unescape_eq(field: &[u8], want: &[u8]) -> bool {
+    if field.contains(&b'\\') {
+        unescape_bytes(field) == want
+    } else {
+        field == want
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
+23 1 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:2 - sysfs sysfs rw
+24 1 0:5 / /dev rw,nosuid shared:8 master:3 - devtmpfs udev rw,size=10240k,nr_inodes=1000,mode=755
+25 24 0:23 / /dev/pts rw,nosuid,noexec,relatime - devpts devpts rw,gid=5,mode=620,ptmxmode=000
+36 1 8:1 /home/a\\040b /mnt/with\\040space rw - ext4 /dev/sda1 rw
+garbage line
+";
+
+    #[test]
+    fn parses_every_field() {
+        let all: Vec<_> = entries(SAMPLE.as_bytes()).collect();
+        assert_eq!(all.len(), 5);
+        let dev = all.get(2).unwrap();
+        assert_eq!(dev.id, 24);
+        assert_eq!(dev.parent_id, 1);
+        assert_eq!(dev.mount_point, Path::new("/dev"));
+        assert_eq!(dev.fstype, "devtmpfs");
+        assert_eq!(dev.source, "udev");
+        assert_eq!(dev.options, "rw,nosuid");
+        let pts = all.get(3).unwrap();
+        assert_eq!(pts.fstype, "devpts");
+    }
+
+    #[test]
+    fn unescapes_paths() {
+        let e = entries(SAMPLE.as_bytes()).last().unwrap();
+        assert_eq!(e.root, Path::new("/home/a b"));
+        assert_eq!(e.mount_point, Path::new("/mnt/with space"));
+        assert_eq!(unescape_bytes(b"a\\134b\\011c\\012"), b"a\\b\tc\n");
+        // An incomplete or non-octal escape is kept.
+        assert_eq!(unescape_bytes(b"x\\09y\\1"), b"x\\09y\\1");
+    }
+
+    #[test]
+    fn mount_points() {
+        let t = SAMPLE.as_bytes();
+        assert!(is_mount_point(t, Path::new("/proc")));
+        assert!(is_mount_point(t, Path::new("/dev/pts")));
+        assert!(is_mount_point(t, Path::new("/mnt/with space")));
+        assert!(!is_mount_point(t, Path::new("/run")));
+        assert!(!is_mount_point(t, Path::new("/dev/shm")));
+        assert!(!is_mount_point(t, Path::new("line")));
+    }
+
+    #[test]
+    fn malformed_lines_are_skipped() {
+        for bad in [
+            "",
+            "1 2 3",
+            "a 1 0:1 / /x rw - t s o",
+            "1 1 0:1 / /x rw shared:1",
+            "1 1 0:1 / /x rw -",
+        ] {
+            assert_eq!(parse_line(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reads_this_process_mountinfo() {
+        let text = std::fs::read("/proc/self/mountinfo").unwrap();
+        assert!(is_mount_point(&text, Path::new("/proc")) || entries(&text).count() > 0);
+        assert!(entries(&text).any(|e| e.mount_point == Path::new("/")));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let _ = entries(&bytes).count();
+            let _ = is_mount_point(&bytes, Path::new("/x"));
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! [`RealSys`]: the [`Sys`] trait on the running kernel, through `nix` and
+//! `libc`. Each method is one system call or a short, bounded sequence of
+//! them; nothing here keeps state.
+
+use std::ffi::CString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use flotilla_units::time::Instant;
+use nix::fcntl::OFlag;
+use nix::mount::{MntFlags, MsFlags};
+use nix::sys::reboot::RebootMode;
+use nix::sys::stat::{fstat, Mode, SFlag};
+use nix::sys::time::TimeSpec;
+use nix::time::{clock_gettime, ClockId};
+use nix::unistd::{Gid, Group, Uid, User};
+
+use super::{
+    spawn, Errno, ExitStatus, MountRequest, Os, Pid, RebootCmd, SpawnRequest, Sys, SysError,
+    UserInfo, WallTime,
+};
+
+/// The real system. Stateless and cheap: create one at start-up and lend
+/// it to whatever needs it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealSys;
+
+impl RealSys {
+    /// The real system.
+    pub fn new() -> RealSys {
+        RealSys
+    }
+}
+
+fn kill_error(target: String, signal: i32) -> SysError {
+    SysError::Kill {
+        target,
+        signal,
+        errno: Os(Errno::last()),
+    }
+}
+
+fn call_error(call: impl Into<String>, errno: Errno) -> SysError {
+    SysError::Call {
+        call: call.into(),
+        errno: Os(errno),
+    }
+}
+
+impl Sys for RealSys {
+    fn spawn(&self, req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
+        spawn::spawn(req)
+    }
+
+    /// Refuses `pid <= 0` (`EINVAL`): those would signal a whole group or
+    /// every process; use [`Sys::killpg`] or [`Sys::kill_all`].
+    fn kill(&self, pid: Pid, signal: i32) -> Result<(), SysError> {
+        if pid <= 0 {
+            return Err(SysError::Kill {
+                target: format!("pid {pid}"),
+                signal,
+                errno: Os(Errno::EINVAL),
+            });
+        }
+        // SAFETY: kill(2) has no memory-safety requirements.
+        if unsafe { libc::kill(pid, signal) } < 0 {
+            return Err(kill_error(format!("pid {pid}"), signal));
+        }
+        Ok(())
+    }
+
+    /// Refuses `pgid <= 0` (`EINVAL`), which would mean the init's own
+    /// group or everything.
+    fn killpg(&self, pgid: Pid, signal: i32) -> Result<(), SysError> {
+        if pgid <= 0 {
+            return Err(SysError::Kill {
+                target: format!("process group {pgid}"),
+                signal,
+                errno: Os(Errno::EINVAL),
+            });
+        }
+        // SAFETY: killpg(3) has no memory-safety requirements.
+        if unsafe { libc::killpg(pgid, signal) } < 0 {
+            return Err(kill_error(format!("process group {pgid}"), signal));
+        }
+        Ok(())
+    }
+
+    fn kill_all(&self, signal: i32) -> Result<(), SysError> {
+        // SAFETY: kill(2) has no memory-safety requirements. kill(-1, sig)
+        // signals every process we may signal except ourselves and PID 1's
+        // kernel threads.
+        if unsafe { libc::kill(-1, signal) } < 0 {
+            if Errno::last() == Errno::ESRCH {
+                return Ok(());
+            }
+            return Err(kill_error("every process".to_owned(), signal));
+        }
+        Ok(())
+    }
+
+    fn wait_any(&self) -> Result<Option<(Pid, ExitStatus)>, SysError> {
+        loop {
+            let mut status = 0;
+            // SAFETY: `status` is valid for writes.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            match pid {
+                0 => return Ok(None),
+                p if p < 0 => match Errno::last() {
+                    Errno::ECHILD => return Ok(None),
+                    Errno::EINTR => continue,
+                    e => return Err(SysError::Wait(Os(e))),
+                },
+                // Without WUNTRACED/WCONTINUED only terminations are
+                // reported; anything else is skipped.
+                p => {
+                    if let Some(s) = ExitStatus::from_raw(status) {
+                        return Ok(Some((p, s)));
+                    }
+                }
+            }
+        }
+    }
+
+    fn monotonic_now(&self) -> Instant {
+        // clock_gettime(2) cannot fail for CLOCK_MONOTONIC with a valid
+        // pointer; the fallback is never taken.
+        let ts = clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap_or(TimeSpec::new(0, 0));
+        let secs = u64::try_from(ts.tv_sec()).unwrap_or(0);
+        let nanos = u64::try_from(ts.tv_nsec()).unwrap_or(0);
+        Instant(secs.saturating_mul(1_000_000_000).saturating_add(nanos))
+    }
+
+    fn wall_now(&self) -> WallTime {
+        let ts = clock_gettime(ClockId::CLOCK_REALTIME).unwrap_or(TimeSpec::new(0, 0));
+        WallTime {
+            secs: ts.tv_sec(),
+            nanos: u32::try_from(ts.tv_nsec()).unwrap_or(0),
+        }
+    }
+
+    fn read_file_limited(&self, path: &Path, max: usize) -> Result<Vec<u8>, SysError> {
+        let read_err = |errno: Errno| SysError::Read {
+            path: path.to_owned(),
+            errno: Os(errno),
+        };
+        // O_NONBLOCK: opening a FIFO would otherwise wait for a writer
+        // (fifo(7)); it has no effect on regular files.
+        let flags = OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+        let fd = nix::fcntl::open(path, flags, Mode::empty()).map_err(read_err)?;
+        let st = fstat(&fd).map_err(read_err)?;
+        if SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) != SFlag::S_IFREG {
+            return Err(SysError::NotRegular {
+                path: path.to_owned(),
+            });
+        }
+        // procfs files report size 0; regular files their real size.
+        let hint = usize::try_from(st.st_size).unwrap_or(0).min(max);
+        let mut buf = Vec::with_capacity(hint.saturating_add(1));
+        let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+        std::fs::File::from(fd)
+            .take(limit)
+            .read_to_end(&mut buf)
+            .map_err(|e| read_err(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))))?;
+        if buf.len() > max {
+            return Err(SysError::TooLarge {
+                path: path.to_owned(),
+                max,
+            });
+        }
+        Ok(buf)
+    }
+
+    fn set_child_subreaper(&self) -> Result<(), SysError> {
+        nix::sys::prctl::set_child_subreaper(true)
+            .map_err(|e| call_error("prctl(PR_SET_CHILD_SUBREAPER)", e))
+    }
+
+    fn getpid(&self) -> Pid {
+        nix::unistd::getpid().as_raw()
+    }
+
+    fn lookup_user(&self, user: &str) -> Result<UserInfo, SysError> {
+        let lookup_err = |e: Errno| SysError::Lookup {
+            what: "user",
+            name: user.to_owned(),
+            errno: Os(e),
+        };
+        let number = user.parse::<u32>().ok();
+        let found = match number {
+            Some(n) => User::from_uid(Uid::from_raw(n)),
+            None => User::from_name(user),
+        }
+        .map_err(lookup_err)?;
+        match (found, number) {
+            (Some(u), _) => {
+                let cname =
+                    CString::new(u.name.as_bytes()).map_err(|_| lookup_err(Errno::EINVAL))?;
+                let groups = nix::unistd::getgrouplist(&cname, u.gid).map_err(lookup_err)?;
+                Ok(UserInfo {
+                    name: u.name,
+                    uid: u.uid.as_raw(),
+                    gid: u.gid.as_raw(),
+                    groups: groups.into_iter().map(Gid::as_raw).collect(),
+                    home: u.dir,
+                    shell: u.shell,
+                })
+            }
+            // A bare number without an entry: that UID, the same GID, no
+            // other group (systemd runs such IDs the same way).
+            (None, Some(n)) => Ok(UserInfo {
+                name: user.to_owned(),
+                uid: n,
+                gid: n,
+                groups: vec![n],
+                home: PathBuf::from("/"),
+                shell: PathBuf::from("/bin/sh"),
+            }),
+            (None, None) => Err(SysError::NoUser(user.to_owned())),
+        }
+    }
+
+    fn lookup_group(&self, group: &str) -> Result<u32, SysError> {
+        if let Ok(n) = group.parse::<u32>() {
+            return Ok(n);
+        }
+        match Group::from_name(group) {
+            Ok(Some(g)) => Ok(g.gid.as_raw()),
+            Ok(None) => Err(SysError::NoGroup(group.to_owned())),
+            Err(e) => Err(SysError::Lookup {
+                what: "group",
+                name: group.to_owned(),
+                errno: Os(e),
+            }),
+        }
+    }
+
+    fn mount(&self, req: &MountRequest<'_>) -> Result<(), SysError> {
+        nix::mount::mount(req.source, req.target, req.fstype, req.flags, req.data).map_err(|e| {
+            SysError::Mount {
+                op: "mount",
+                target: req.target.to_owned(),
+                errno: Os(e),
+            }
+        })
+    }
+
+    fn umount(&self, target: &Path) -> Result<(), SysError> {
+        nix::mount::umount2(target, MntFlags::empty()).map_err(|e| SysError::Mount {
+            op: "umount",
+            target: target.to_owned(),
+            errno: Os(e),
+        })
+    }
+
+    fn remount_readonly(&self, target: &Path) -> Result<(), SysError> {
+        let flags = MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+        nix::mount::mount(None::<&str>, target, None::<&str>, flags, None::<&str>).map_err(|e| {
+            SysError::Mount {
+                op: "remount read-only",
+                target: target.to_owned(),
+                errno: Os(e),
+            }
+        })
+    }
+
+    fn sync(&self) {
+        nix::unistd::sync();
+    }
+
+    fn reboot(&self, cmd: RebootCmd) -> Result<(), SysError> {
+        let (mode, name) = match cmd {
+            RebootCmd::PowerOff => (RebootMode::RB_POWER_OFF, "reboot(RB_POWER_OFF)"),
+            RebootCmd::Restart => (RebootMode::RB_AUTOBOOT, "reboot(RB_AUTOBOOT)"),
+            RebootCmd::Halt => (RebootMode::RB_HALT_SYSTEM, "reboot(RB_HALT_SYSTEM)"),
+        };
+        match nix::sys::reboot::reboot(mode) {
+            Ok(never) => match never {},
+            Err(e) => Err(call_error(name, e)),
+        }
+    }
+
+    fn set_cad_disabled(&self) -> Result<(), SysError> {
+        nix::sys::reboot::set_cad_enabled(false)
+            .map_err(|e| call_error("reboot(RB_DISABLE_CAD)", e))
+    }
+
+    fn sethostname(&self, name: &str) -> Result<(), SysError> {
+        nix::unistd::sethostname(name).map_err(|e| call_error(format!("sethostname {name}"), e))
+    }
+}
