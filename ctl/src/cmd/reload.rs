@@ -38,6 +38,8 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<i32, CtlError> {
 fn refused(message: &str) -> String {
     if message.is_empty() {
         "initctl: reload refused; nothing changed".to_string()
+    } else if message.contains("nothing changed") {
+        format!("initctl: reload refused: {message}")
     } else {
         format!("initctl: reload refused: {message}; nothing changed")
     }
@@ -120,6 +122,10 @@ mod tests {
         assert_eq!(refused(""), "initctl: reload refused; nothing changed");
         assert_eq!(
             refused("2 errors"),
+            "initctl: reload refused: 2 errors; nothing changed"
+        );
+        assert_eq!(
+            refused("2 errors; nothing changed"),
             "initctl: reload refused: 2 errors; nothing changed"
         );
     }

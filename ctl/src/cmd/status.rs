@@ -67,7 +67,7 @@ pub fn render_system(s: &SystemStatus, color: bool) -> String {
         out.push('\n');
     }
     if !s.load_errors.is_empty() {
-        out.push_str("Load errors (these units were left out):\n");
+        out.push_str("Problems found loading the units:\n");
         for e in &s.load_errors {
             out.push_str(&format!("  {e}\n"));
         }
@@ -287,7 +287,7 @@ Target:   default
 State:    running
 Degraded: no
 Init:     PID 1, shutting down
-Load errors (these units were left out):
+Problems found loading the units:
   units/bad.yaml:3:1: unknown key 'frob'
 
 UNIT  TYPE  STATE  PID  PROVIDES  STATUS
