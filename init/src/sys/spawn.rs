@@ -45,7 +45,21 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
     if program.is_empty() {
         return Err(SysError::EmptyCommand);
     }
-    let path = resolve_program(program, req.env.get("PATH"))?;
+    // A relative path with a slash is run from the child's directory (the
+    // chdir comes first in the child), so look for it there.
+    let path = match req.cwd {
+        Some(dir) if program.contains('/') && !program.starts_with('/') => {
+            let joined = dir.join(program);
+            resolve_program(&joined.to_string_lossy(), None).map_err(|e| match e {
+                SysError::NoProgram { reason, .. } => SysError::NoProgram {
+                    program: program.to_owned(),
+                    reason,
+                },
+                other => other,
+            })?
+        }
+        _ => resolve_program(program, req.env.get("PATH"))?,
+    };
     let argv = CStrArray::argv(req.argv).ok_or_else(|| nul(program, "an argument"))?;
     let envp = CStrArray::envp(req.env);
     let cwd = match req.cwd {

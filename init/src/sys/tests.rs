@@ -657,3 +657,90 @@ fn stdio_sources_below_three_are_moved_out_of_the_way() {
     assert!(copied);
     assert!(matches!(action, Some(fd) if fd > 2));
 }
+
+#[test]
+fn systemd_notify_reaches_the_notify_socket_with_the_unit_pid() {
+    if !Path::new("/usr/bin/systemd-notify").exists() && !Path::new("/bin/systemd-notify").exists()
+    {
+        eprintln!("skipped: systemd-notify is not installed");
+        return;
+    }
+    use crate::notify::{NotifyMsg, NotifySocket};
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unit");
+    let mut sock = NotifySocket::bind(&path).unwrap();
+    let mut env = base_env();
+    env.set_os("NOTIFY_SOCKET", path.as_os_str()).unwrap();
+    // systemd-notify sends on behalf of its parent (the unit's main
+    // process, here sh), then a BARRIER=1 with a descriptor and waits until
+    // the receiver has closed it.
+    let argv = args(&[
+        "/bin/sh",
+        "-c",
+        "systemd-notify --ready --status='up and running'; echo $?",
+    ]);
+    let mut out = OutPipe::new(Stream::Stdout).unwrap();
+    let pid = sys
+        .spawn(&SpawnRequest::new(&argv, &env).stdout(out.stdio()))
+        .unwrap();
+    out.close_writer();
+
+    let mut poll = Poll::new().unwrap();
+    poll.registry()
+        .register(&mut sock, Token(1), Interest::READABLE)
+        .unwrap();
+    let mut events = Events::with_capacity(4);
+    let mut got = Vec::new();
+    while !got
+        .iter()
+        .any(|(_, m)| matches!(m, NotifyMsg::Unknown { key, .. } if key == "BARRIER"))
+    {
+        poll.poll(&mut events, Some(Duration::from_secs(20)))
+            .unwrap();
+        assert!(!events.is_empty(), "no notification within 20 s: {got:?}");
+        for d in sock.recv_all().unwrap().datagrams {
+            got.extend(d.msgs.into_iter().map(|m| (d.pid, m)));
+        }
+    }
+    assert_eq!(got[0], (Some(pid), NotifyMsg::Ready));
+    assert_eq!(
+        got[1],
+        (Some(pid), NotifyMsg::Status("up and running".into()))
+    );
+    assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+    let mut lines = Vec::new();
+    out.drain(|l| lines.push(String::from_utf8_lossy(l.text).into_owned()))
+        .unwrap();
+    assert_eq!(
+        lines,
+        ["0"],
+        "systemd-notify failed: the barrier descriptor was not closed?"
+    );
+}
+
+#[test]
+fn a_relative_program_is_found_from_the_working_directory() {
+    let _g = process_lock();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    let script = dir.path().join("bin/hello");
+    std::fs::write(&script, "#!/bin/sh\necho hello from $(pwd)\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = run(
+        &RealSys,
+        &["bin/hello"],
+        &base_env(),
+        Some(dir.path()),
+        None,
+    );
+    let canonical = dir.path().canonicalize().unwrap();
+    assert_eq!(o.stdout, [format!("hello from {}", canonical.display())]);
+    let argv = args(&["bin/missing"]);
+    let env = base_env();
+    let err = RealSys
+        .spawn(&SpawnRequest::new(&argv, &env).cwd(dir.path()))
+        .unwrap_err();
+    assert_eq!(err.to_string(), "bin/missing: no such file");
+}
