@@ -35,6 +35,9 @@ use flotilla_init::sys::{Env, Pid, SpawnRequest, Stdio, Sys};
 
 type BoxError = Box<dyn std::error::Error>;
 
+/// One way of starting a process.
+type SpawnFn<'a> = &'a dyn Fn() -> Result<Pid, BoxError>;
+
 fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(1000);
@@ -110,7 +113,7 @@ fn main() -> Result<(), BoxError> {
         Ok(sys.spawn(&req)?)
     };
 
-    let variants: [(&str, &dyn Fn() -> Result<Pid, BoxError>); 4] = [
+    let variants: [(&str, SpawnFn<'_>); 4] = [
         ("posix_spawn, no attributes", &plain),
         ("posix_spawn + SETSID (the floor)", &plain_setsid),
         ("sys.spawn, stdio inherited", &inherit),
