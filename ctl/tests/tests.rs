@@ -113,6 +113,7 @@ fn analyze_data() -> AnalyzeData {
         target: "default".into(),
         target_set_ms: 0,
         target_active_ms: Some(1500),
+        now_ms: 0,
         units: vec![
             timing("net", 0, Some(100), vec![]),
             timing(

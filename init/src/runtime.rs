@@ -860,7 +860,7 @@ impl<S: Sys> Runtime<S> {
                 if let Some(l) = line {
                     console(&l);
                 }
-                let note = format!("{} ({})", st.state, st.status);
+                let note = format!("[init] {}: {}", st.state, st.status);
                 self.unit_note(&st.unit.clone(), &note);
                 self.printed.insert(st.unit.clone(), st.state);
             }
@@ -1195,6 +1195,7 @@ impl<S: Sys> Runtime<S> {
             target: self.planner.target().to_string(),
             target_set_ms: self.ms_of(set),
             target_active_ms: active.map(|t| self.ms_of(t)),
+            now_ms: self.ms_of(self.now()),
             units,
         }
     }

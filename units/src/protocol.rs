@@ -265,6 +265,9 @@ pub struct AnalyzeData {
     pub target_set_ms: u64,
     /// When the target last became active, if it did.
     pub target_active_ms: Option<u64>,
+    /// The init's present, on the same clock (for spans still going on).
+    #[serde(default)]
+    pub now_ms: u64,
     /// Every unit.
     pub units: Vec<UnitTiming>,
 }

@@ -109,6 +109,7 @@ pub(crate) mod tests {
             target: "default".into(),
             target_set_ms: 0,
             target_active_ms: Some(2345),
+            now_ms: 0,
             units: vec![cache, db, default, net, old, opt, web],
         }
     }

@@ -7,9 +7,8 @@
 //! activation time after the bars. A time axis with gridlines runs over the
 //! rows; dashed lines mark when the target was set and when it became
 //! active. Hovering a bar shows its times (`<title>`). The SVG is standalone:
-//! no scripts, no external styles or fonts. [`AnalyzeData`] has no current
-//! time, so what has not ended runs to an eighth of the span past the last
-//! recorded event.
+//! no scripts, no external styles or fonts. What has not ended runs to the
+//! init's present ([`AnalyzeData::now_ms`]).
 
 use super::activation_ms;
 use crate::duration::format_ms;
@@ -130,10 +129,15 @@ pub fn plot(data: &AnalyzeData) -> String {
         .min()
         .unwrap_or(data.target_set_ms)
         .min(data.target_set_ms);
-    // The data has no "now": what is still going on runs past the last
-    // recorded event by an eighth of the span, so that it shows.
+    // What is still going on runs to the init's present (`now_ms`); data
+    // from an init that does not send it runs past the last recorded event
+    // by an eighth of the span, so that it shows.
     let last = times.max().unwrap_or(t0).max(t0);
-    let now = last + ((last - t0) / 8).max(1);
+    let now = if data.now_ms >= last {
+        data.now_ms.max(t0 + 1)
+    } else {
+        last + ((last - t0) / 8).max(1)
+    };
     let step = tick_step((now - t0).max(1));
     let axis_ms = (now - t0).max(1).div_ceil(step) * step;
     let scale = CHART_WIDTH / axis_ms as f64;
