@@ -67,7 +67,8 @@ pub trait Sys {
     /// Starts a process as `req` describes and returns its PID.
     ///
     /// The program is looked up in the parent (an `argv[0]` without a slash
-    /// is searched in the request's `PATH`, or [`env::DEFAULT_PATH`]), so a
+    /// is searched in the request's `PATH`, or [`env::DEFAULT_PATH`]; a
+    /// relative one with a slash is taken from the request's `cwd`), so a
     /// missing program is an error here, not a child that exits 127. The
     /// child is the leader of a new session and process group (its PGID is
     /// its PID), has an empty signal mask and default signal dispositions.

@@ -54,8 +54,8 @@ pub fn parse_line(line: &[u8]) -> Option<MountEntry> {
     let id = number(fields.next()?)?;
     let parent_id = number(fields.next()?)?;
     let _dev = fields.next()?;
-    let root = unescape(fields.next()?);
-    let mount_point = unescape(fields.next()?);
+    let root = unescape_bytes(fields.next()?);
+    let mount_point = unescape_bytes(fields.next()?);
     let options = text(fields.next()?);
     // Optional fields up to the separator.
     loop {
@@ -82,10 +82,6 @@ fn number(field: &[u8]) -> Option<u32> {
 
 fn text(field: &[u8]) -> String {
     String::from_utf8_lossy(field).into_owned()
-}
-
-fn unescape(field: &[u8]) -> Vec<u8> {
-    unescape_bytes(field)
 }
 
 /// Decodes `\NNN` octal escapes; anything else is kept as is.
