@@ -1917,7 +1917,9 @@ impl Planner {
                 let delay = if r.attempt == 0 {
                     spec.restart_delay
                 } else {
-                    first.saturating_mul(mult).min(spec.restart_max_delay.max(first))
+                    first
+                        .saturating_mul(mult)
+                        .min(spec.restart_max_delay.max(first))
                 };
                 r.attempt = r.attempt.saturating_add(1);
                 self.set_state(u, UnitState::Failed, &why);
