@@ -96,6 +96,14 @@ pub struct Runtime<S: Sys> {
     printed: HashMap<String, UnitState>,
     redrain: Vec<Token>,
     notify_seq: u64,
+    /// PID-1 hook (set by `pid1.rs` through [`Runtime::set_sigint`]): what
+    /// SIGINT asks for. Reboot as the machine's PID 1 (Ctrl-Alt-Del),
+    /// poweroff otherwise (a container's or a terminal's Ctrl-C).
+    sigint: ShutdownKind,
+    /// PID-1 hook (read by `pid1.rs` through [`Runtime::failed_at_shutdown`]
+    /// for a container's exit status): whether the target or a required
+    /// unit had failed when the shutdown began.
+    failed_at_shutdown: bool,
 }
 
 /// The signals the loop takes through its signalfd.
@@ -217,6 +225,12 @@ impl<S: Sys> Runtime<S> {
             printed: HashMap::new(),
             redrain: Vec::new(),
             notify_seq: 0,
+            sigint: if pid1 {
+                ShutdownKind::Reboot
+            } else {
+                ShutdownKind::Poweroff
+            },
+            failed_at_shutdown: false,
         };
         rt.drive();
         Ok(rt)
@@ -272,6 +286,19 @@ impl<S: Sys> Runtime<S> {
     /// The PID-1 flag.
     pub fn pid1(&self) -> bool {
         self.pid1
+    }
+
+    /// PID-1 hook: what SIGINT asks for (`pid1.rs` makes it poweroff in a
+    /// container, where SIGINT is a Ctrl-C, not Ctrl-Alt-Del).
+    pub fn set_sigint(&mut self, kind: ShutdownKind) {
+        self.sigint = kind;
+    }
+
+    /// PID-1 hook: whether, when the shutdown began, the target had failed
+    /// (its provider failed or blocked, or no unit provides it) or a
+    /// required unit was failed. A container's init exits 1 then.
+    pub fn failed_at_shutdown(&self) -> bool {
+        self.failed_at_shutdown
     }
 
     /// Removes the control socket (at exit).
@@ -556,14 +583,7 @@ impl<S: Sys> Runtime<S> {
                         Ok(NixSignal::SIGPWR) => {
                             self.begin_shutdown(ShutdownKind::Poweroff, "SIGPWR")
                         }
-                        Ok(NixSignal::SIGINT) => {
-                            let kind = if self.pid1 {
-                                ShutdownKind::Reboot
-                            } else {
-                                ShutdownKind::Poweroff
-                            };
-                            self.begin_shutdown(kind, "SIGINT");
-                        }
+                        Ok(NixSignal::SIGINT) => self.begin_shutdown(self.sigint, "SIGINT"),
                         Ok(NixSignal::SIGHUP) => {
                             let r = self.reload();
                             if let Reply::Error {
@@ -719,6 +739,10 @@ impl<S: Sys> Runtime<S> {
                 kind_name(kind)
             ));
             self.shutdown = Some(kind);
+            // PID-1 hook: remember the system's health for the exit status.
+            self.failed_at_shutdown = self.planner.target_settled() == Some(false)
+                || self.planner.graph().provider(self.planner.target()).is_none()
+                || !self.planner.failed_units().is_empty();
             let now = self.now();
             self.planner.shutdown(now);
         }
