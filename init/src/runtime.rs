@@ -741,7 +741,11 @@ impl<S: Sys> Runtime<S> {
             self.shutdown = Some(kind);
             // PID-1 hook: remember the system's health for the exit status.
             self.failed_at_shutdown = self.planner.target_settled() == Some(false)
-                || self.planner.graph().provider(self.planner.target()).is_none()
+                || self
+                    .planner
+                    .graph()
+                    .provider(self.planner.target())
+                    .is_none()
                 || !self.planner.failed_units().is_empty();
             let now = self.now();
             self.planner.shutdown(now);
