@@ -707,7 +707,26 @@ impl<S: Sys> Runtime<S> {
         if received.more {
             self.redrain.push(token);
         }
+        // The socket must be writable by the unit's own user, so the sender
+        // is checked: the main process, or a process in the session it
+        // leads (`systemd-notify` run from a start script).
+        let main = self.planner.view(id).and_then(|v| v.pid);
         for dg in received.datagrams {
+            let from_unit = match (dg.pid, main) {
+                (Some(p), Some(m)) => p == m || self.sys.session_of(p) == self.sys.session_of(m),
+                _ => false,
+            };
+            if !from_unit {
+                let who = dg
+                    .pid
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "an unknown process".into());
+                self.unit_note(
+                    unit,
+                    &format!("notify message from {who} ignored: not the unit's process"),
+                );
+                continue;
+            }
             for m in dg.msgs {
                 let msg = match m {
                     NotifyMsg::Ready => Notify::Ready,

@@ -501,6 +501,11 @@ impl Sys for FakeSys {
         self.state.borrow().pid
     }
 
+    fn session_of(&self, pid: Pid) -> Option<Pid> {
+        // Every fake process leads its own session.
+        Some(pid)
+    }
+
     fn lookup_user(&self, user: &str) -> Result<UserInfo, SysError> {
         self.record(None, Call::LookupUser(user.to_owned()))?;
         self.state

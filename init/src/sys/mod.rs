@@ -112,6 +112,11 @@ pub trait Sys {
     /// `getpid(2)`: 1 when the init is PID 1.
     fn getpid(&self) -> Pid;
 
+    /// The session id of `pid` (`getsid(2)`), `None` if the process is gone.
+    /// A unit's processes share the session its main process leads, which
+    /// is how the init tells whether a notify message comes from the unit.
+    fn session_of(&self, pid: Pid) -> Option<Pid>;
+
     /// Resolves a user given by name or number (SPEC §3 `user`) through
     /// the passwd and group databases: UID, primary GID, supplementary
     /// groups (`getgrouplist(3)`), home and shell. This reads files (NSS);

@@ -180,6 +180,12 @@ impl Sys for RealSys {
         nix::unistd::getpid().as_raw()
     }
 
+    fn session_of(&self, pid: Pid) -> Option<Pid> {
+        nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(pid)))
+            .ok()
+            .map(|p| p.as_raw())
+    }
+
     fn lookup_user(&self, user: &str) -> Result<UserInfo, SysError> {
         let lookup_err = |e: Errno| SysError::Lookup {
             what: "user",
