@@ -59,8 +59,11 @@ pub enum Command {
         /// Give up waiting after this long (implies `wait`).
         timeout: Option<Duration>,
     },
-    /// `reload`.
-    Reload,
+    /// `reload [UNIT]`: the unit directory, or one unit's `exec-reload`.
+    Reload {
+        /// The unit, if only one unit is reloaded.
+        unit: Option<String>,
+    },
     /// `restart UNIT`.
     Restart {
         /// The unit.
@@ -290,8 +293,9 @@ where
         "reload" => {
             p.scan(&[], |_, _, _| Ok(false))?;
             p.no_json()?;
+            let unit = p.optional();
             p.none()?;
-            Command::Reload
+            Command::Reload { unit }
         }
         "restart" => {
             p.scan(&[], |_, _, _| Ok(false))?;
@@ -582,9 +586,9 @@ mod tests {
         assert_eq!(i.control, Some(PathBuf::from("/tmp/s")));
         let i = ok(&["reload", "--control", "/tmp/t"]);
         assert_eq!(i.control, Some(PathBuf::from("/tmp/t")));
-        assert_eq!(i.command, Command::Reload);
+        assert_eq!(i.command, Command::Reload { unit: None });
         let i = ok(&["--", "reload"]);
-        assert_eq!(i.command, Command::Reload);
+        assert_eq!(i.command, Command::Reload { unit: None });
         assert_eq!(ok(&["status"]).control, None);
     }
 
@@ -672,7 +676,13 @@ mod tests {
 
     #[test]
     fn other_verbs() {
-        assert_eq!(cmd(&["reload"]), Command::Reload);
+        assert_eq!(cmd(&["reload"]), Command::Reload { unit: None });
+        assert_eq!(
+            cmd(&["reload", "web"]),
+            Command::Reload {
+                unit: Some("web".into())
+            }
+        );
         assert_eq!(
             cmd(&["restart", "db"]),
             Command::Restart { unit: "db".into() }
@@ -882,7 +892,7 @@ mod tests {
                 Topic::Reload,
             ),
             (
-                &["reload", "now"],
+                &["reload", "web", "now"],
                 "unexpected argument 'now'",
                 Topic::Reload,
             ),

@@ -79,13 +79,17 @@ failed or the wait timed out; 4 unknown target.
 ";
 
 const RELOAD: &str = "\
-Usage: initctl reload
+Usage: initctl reload [UNIT]
 
 Re-read the unit directory. Unchanged units keep running, changed running
 units restart, removed ones stop. A set with any error is refused whole:
 every problem is printed on stderr and nothing changes.
 
-Exit status: 0 applied; 1 refused.
+With UNIT: run that running unit's exec-reload ($MAINPID is its main
+process); it is `reloading` until the command exits.
+
+Exit status: 0 applied; 1 refused (or UNIT is not running or has no
+exec-reload); 4 UNIT is unknown.
 ";
 
 const RESTART: &str = "\

@@ -108,7 +108,8 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
             wait,
             timeout,
         } => cmd::set_target::run(ctx, target, wait, timeout),
-        Command::Reload => cmd::reload::run(ctx),
+        Command::Reload { unit: None } => cmd::reload::run(ctx),
+        Command::Reload { unit: Some(unit) } => cmd::reload::run_unit(ctx, unit),
         Command::Restart { unit } => cmd::restart::run(ctx, unit),
         Command::Logs {
             unit,

@@ -20,7 +20,7 @@ use crate::sys::{Credentials, Env, ExitStatus as SysExit, Sys, WallTime};
 use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::load::load_dir;
 use flotilla_units::planner::{
-    Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, RestartError, Role,
+    Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, ReloadError, RestartError, Role,
 };
 use flotilla_units::protocol::{
     AnalyzeData, Applied, Edge, Envelope, ErrorCode, LogLine as PLogLine, Progress, Reply, Request,
@@ -1125,6 +1125,24 @@ impl<S: Sys> Runtime<S> {
                     ),
                     Err(RestartError::ShuttingDown) => {
                         Reply::error(ErrorCode::NotPossible, "shutting down")
+                    }
+                };
+                self.reply(c, r);
+            }
+            Request::ReloadUnit { unit } => {
+                let now = self.now();
+                let r = match self.planner.reload_unit(&unit, now) {
+                    Ok(_) => Reply::Accepted {
+                        message: format!("reloading {unit}"),
+                    },
+                    Err(ReloadError::UnknownUnit(u)) => {
+                        Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{u}`"))
+                    }
+                    Err(ReloadError::NotRunning(u)) => {
+                        Reply::error(ErrorCode::NotPossible, format!("`{u}` is not running"))
+                    }
+                    Err(ReloadError::NoReloadCommand(u)) => {
+                        Reply::error(ErrorCode::NotPossible, format!("`{u}` has no exec-reload"))
                     }
                 };
                 self.reply(c, r);

@@ -285,6 +285,17 @@ pub struct PlannerOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownTarget(pub String);
 
+/// Why a unit cannot be reloaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReloadError {
+    /// No such unit.
+    UnknownUnit(String),
+    /// It is not running (or already reloading).
+    NotRunning(String),
+    /// It has no `exec-reload`.
+    NoReloadCommand(String),
+}
+
 /// Why a unit cannot be restarted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RestartError {
@@ -719,6 +730,35 @@ impl Planner {
             }
         }
         self.push(id);
+        self.run();
+        Ok(id)
+    }
+
+    /// Runs a running unit's `exec-reload`: the unit is `reloading` until
+    /// the command exits (a `foreground-notified` unit that sends
+    /// `RELOADING=1` stays so until `READY=1`), bounded by `start-timeout`.
+    pub fn reload_unit(&mut self, name: &str, now: Instant) -> Result<UnitId, ReloadError> {
+        self.now = now;
+        let id = self
+            .graph
+            .unit(name)
+            .filter(|&i| !self.graph.node(i).ghost)
+            .ok_or_else(|| ReloadError::UnknownUnit(name.to_string()))?;
+        let i = id.index();
+        if self.rt[i].phase != Phase::Up || self.rt[i].to_stop {
+            return Err(ReloadError::NotRunning(name.to_string()));
+        }
+        let spec = self.rt[i]
+            .active
+            .clone()
+            .unwrap_or_else(|| self.graph.node(id).spec.clone());
+        let Some(cmd) = spec.exec_reload.clone() else {
+            return Err(ReloadError::NoReloadCommand(name.to_string()));
+        };
+        self.rt[i].phase = Phase::Reloading;
+        self.set_timer(id, spec.start_timeout, Timer::Reload);
+        self.set_state(id, UnitState::Reloading, "reloading");
+        self.spawn(id, Role::Reload, &cmd);
         self.run();
         Ok(id)
     }

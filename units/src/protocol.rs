@@ -82,6 +82,13 @@ pub enum Request {
         /// The unit's name.
         unit: String,
     },
+    /// Run a running unit's `exec-reload` ([`Reply::Accepted`]); the unit is
+    /// `reloading` until the command exits (or, for `foreground-notified`,
+    /// until `READY=1`).
+    ReloadUnit {
+        /// The unit's name.
+        unit: String,
+    },
     /// A unit's captured output ([`Reply::Log`] lines, then [`Reply::LogEnd`]
     /// unless `follow`).
     Logs {
@@ -124,6 +131,7 @@ impl Request {
             Request::SetTarget { .. }
                 | Request::Reload
                 | Request::Restart { .. }
+                | Request::ReloadUnit { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
         )

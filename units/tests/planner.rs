@@ -999,3 +999,66 @@ proptest! {
         prop_assert!(w.p.next_deadline().is_none());
     }
 }
+
+#[test]
+fn reload_unit_runs_exec_reload_with_mainpid() {
+    use flotilla_units::planner::ReloadError;
+    let mut w = World::new(
+        vec![
+            with(spec("web", UnitType::ForegroundSupervised), |s| {
+                s.exec_reload = Some(Command::new(["/bin/kill", "-HUP", "$MAINPID"]));
+            }),
+            spec("plain", UnitType::ForegroundSupervised),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = v(&["web", "plain"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    let pid = w.p.view(w.id("web")).unwrap().pid.unwrap();
+    w.p.reload_unit("web", w.now).unwrap();
+    assert_eq!(w.state("web"), UnitState::Reloading);
+    let actions = w.p.take_actions();
+    match actions.as_slice() {
+        [Action::Spawn {
+            role: Role::Reload,
+            argv,
+            ..
+        }] => {
+            assert_eq!(
+                argv,
+                &v(&["/bin/kill", "-HUP", &pid.to_string()]),
+                "$MAINPID replaced"
+            );
+        }
+        other => panic!("expected one reload spawn, got {other:?}"),
+    }
+    for a in actions {
+        w.act(a);
+    }
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(
+        w.p.view(w.id("web")).unwrap().pid,
+        Some(pid),
+        "a reload keeps the process"
+    );
+    assert_eq!(
+        w.p.reload_unit("plain", w.now),
+        Err(ReloadError::NoReloadCommand("plain".into()))
+    );
+    assert_eq!(
+        w.p.reload_unit("top", w.now),
+        Err(ReloadError::NoReloadCommand("top".into()))
+    );
+    assert_eq!(
+        w.p.reload_unit("nope", w.now),
+        Err(ReloadError::UnknownUnit("nope".into()))
+    );
+    w.shutdown();
+    assert_eq!(
+        w.p.reload_unit("web", w.now),
+        Err(ReloadError::NotRunning("web".into()))
+    );
+}

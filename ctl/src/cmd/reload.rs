@@ -1,4 +1,5 @@
-//! `initctl reload`: re-read the unit directory and say what changed.
+//! `initctl reload`: re-read the unit directory and say what changed;
+//! `initctl reload UNIT`: run one running unit's `exec-reload`.
 //!
 //! A refused set (`invalid`) prints every problem on stderr and exits 1;
 //! warnings of an applied set go to stderr too, so that stdout is only the
@@ -31,6 +32,17 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<i32, CtlError> {
             Ok(EXIT_FAILED)
         }
         other => Err(unexpected(&other, "applied")),
+    }
+}
+
+/// `initctl reload UNIT`: run the unit's `exec-reload`.
+pub fn run_unit(ctx: &mut Ctx<'_>, unit: String) -> Result<i32, CtlError> {
+    match ctx.call(Request::ReloadUnit { unit })? {
+        Reply::Accepted { message } => {
+            ctx.print(&format!("{message}\n"))?;
+            Ok(EXIT_OK)
+        }
+        other => Err(unexpected(&other, "accepted")),
     }
 }
 
