@@ -169,6 +169,9 @@ impl<S: Sys> Runtime<S> {
             let _ = std::fs::create_dir_all(dir);
         }
         let _ = sys.set_child_subreaper();
+        if let Err(e) = sys.raise_nofile_limit() {
+            console(&format!("init: {e}"));
+        }
         let mono0 = sys.monotonic_now();
         let wall0 = sys.wall_now();
         let (dir_units, load_errors) = match load_dir(&settings.units_dir) {

@@ -501,6 +501,10 @@ impl Sys for FakeSys {
         self.state.borrow().pid
     }
 
+    fn raise_nofile_limit(&self) -> Result<u64, SysError> {
+        Ok(1 << 20)
+    }
+
     fn session_of(&self, pid: Pid) -> Option<Pid> {
         // Every fake process leads its own session.
         Some(pid)

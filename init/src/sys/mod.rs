@@ -117,6 +117,12 @@ pub trait Sys {
     /// is how the init tells whether a notify message comes from the unit.
     fn session_of(&self, pid: Pid) -> Option<Pid>;
 
+    /// Raises the soft limit on open files to the hard limit and returns the
+    /// new soft limit. Each unit holds a few descriptors (two output pipes,
+    /// maybe a notify socket), so a thousand units need more than the usual
+    /// soft limit of 1024.
+    fn raise_nofile_limit(&self) -> Result<u64, SysError>;
+
     /// Resolves a user given by name or number (SPEC §3 `user`) through
     /// the passwd and group databases: UID, primary GID, supplementary
     /// groups (`getgrouplist(3)`), home and shell. This reads files (NSS);

@@ -180,6 +180,17 @@ impl Sys for RealSys {
         nix::unistd::getpid().as_raw()
     }
 
+    fn raise_nofile_limit(&self) -> Result<u64, SysError> {
+        use nix::sys::resource::{getrlimit, setrlimit, Resource};
+        let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)
+            .map_err(|e| call_error("getrlimit(RLIMIT_NOFILE)", e))?;
+        if soft < hard {
+            setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
+                .map_err(|e| call_error("setrlimit(RLIMIT_NOFILE)", e))?;
+        }
+        Ok(hard.max(soft))
+    }
+
     fn session_of(&self, pid: Pid) -> Option<Pid> {
         nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(pid)))
             .ok()
