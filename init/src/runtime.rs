@@ -323,6 +323,11 @@ impl<S: Sys> Runtime<S> {
             }
         }
         self.report_changes();
+        for name in std::mem::take(&mut self.unflushed) {
+            if let Some(io) = self.ios.get_mut(&name) {
+                let _ = io.log.flush();
+            }
+        }
     }
 
     fn now(&self) -> Instant {
@@ -799,7 +804,8 @@ impl<S: Sys> Runtime<S> {
         let wall = self.sys.wall_now();
         if let Some(io) = self.ios.get_mut(unit) {
             io.log.push_text(wall, Stream::Init, text.as_bytes(), false);
-            let _ = io.log.flush();
+            // Written to the file once per wake-up, in `drive`.
+            self.unflushed.push(unit.to_string());
         }
     }
 
