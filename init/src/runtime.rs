@@ -96,6 +96,8 @@ pub struct Runtime<S: Sys> {
     printed: HashMap<String, UnitState>,
     redrain: Vec<Token>,
     notify_seq: u64,
+    /// Units whose log has lines not yet written to its file.
+    unflushed: Vec<String>,
     /// PID-1 hook (set by `pid1.rs` through [`Runtime::set_sigint`]): what
     /// SIGINT asks for. Reboot as the machine's PID 1 (Ctrl-Alt-Del),
     /// poweroff otherwise (a container's or a terminal's Ctrl-C).
@@ -228,6 +230,7 @@ impl<S: Sys> Runtime<S> {
             printed: HashMap::new(),
             redrain: Vec::new(),
             notify_seq: 0,
+            unflushed: Vec::new(),
             sigint: if pid1 {
                 ShutdownKind::Reboot
             } else {
