@@ -19,4 +19,5 @@ pub mod sys;
 
 pub mod args;
 pub mod control;
+pub mod pid1;
 pub mod runtime;

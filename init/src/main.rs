@@ -1,9 +1,12 @@
 //! `init`: flotilla's init, as PID 1 or as a foreground supervisor.
 //!
-//! `main` is flags and glue: resolve the settings, then either check the
-//! unit directory (`--check`) or run the event loop until an orderly
-//! shutdown. Exit codes: 0 after an orderly shutdown or a clean check; 1 for
-//! a check with errors; 2 for bad flags or settings.
+//! `main` is flags and glue: as PID 1 it hands over to
+//! [`flotilla_init::pid1::main`] (see `docs/pid1.md`); otherwise it resolves
+//! the settings, then either checks the unit directory (`--check`) or runs
+//! the event loop until an orderly shutdown. Exit codes: 0 after an orderly
+//! shutdown or a clean check; 1 for a check with errors or a loop that
+//! could not start; 2 for bad flags or settings. A container's PID 1 has its
+//! own (0, 1, 2, 133: `docs/pid1.md`).
 
 use flotilla_init::args::{self, Args, Context};
 use flotilla_init::runtime::{console, Runtime};
@@ -14,6 +17,11 @@ use std::process::ExitCode;
 mod check;
 
 fn main() -> ExitCode {
+    // As PID 1 everything is in `pid1.rs`: it never exits on a machine and
+    // takes its arguments leniently (the kernel passes unknown words).
+    if RealSys::new().getpid() == 1 {
+        return flotilla_init::pid1::main(std::env::args().skip(1));
+    }
     let args = match Args::parse(std::env::args().skip(1)) {
         Ok(a) => a,
         Err(e) => {
@@ -30,9 +38,8 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let sys = RealSys::new();
-    let pid1 = sys.getpid() == 1;
     let ctx = Context {
-        pid1,
+        pid1: false,
         root: nix::unistd::geteuid().is_root(),
         env_control: std::env::var_os("INIT_CONTROL")
             .filter(|v| !v.is_empty())
@@ -40,11 +47,7 @@ fn main() -> ExitCode {
         xdg_runtime_dir: std::env::var_os("XDG_RUNTIME_DIR")
             .filter(|v| !v.is_empty())
             .map(Into::into),
-        cmdline: if pid1 {
-            std::fs::read_to_string("/proc/cmdline").ok()
-        } else {
-            None
-        },
+        cmdline: None,
     };
     let settings = match args::resolve(&args, &ctx, |p| std::fs::read_to_string(p)) {
         Ok(s) => s,
@@ -58,7 +61,7 @@ fn main() -> ExitCode {
     if args.check {
         return check::run(&settings);
     }
-    let mut rt = match Runtime::new(sys, settings, pid1) {
+    let mut rt = match Runtime::new(sys, settings, false) {
         Ok(rt) => rt,
         Err(e) => {
             console(&format!("init: {e}"));
