@@ -17,10 +17,10 @@ use crate::model::{Assignment, ClusterState, Machine, StoredUnit};
 use crate::registry::{decode, decode_desired, Registry, RegistryError};
 use crate::requirements::Requirements;
 use crate::scheduler::{schedule, MachineInfo, Placement, UnitInfo};
-use crate::unitfile::is_template;
 use etcd_client::{
     Compare, CompareOp, EventType, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse, WatchOptions,
 };
+use flotilla_units::systemd::is_template;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::mpsc;

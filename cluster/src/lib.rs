@@ -1,8 +1,11 @@
 //! clusterd's library: fleet-compatible scheduling, the etcd registry, the
 //! fleet API v1 and the agent that hands units to the local init.
 //!
-//! Pure parts (no I/O, table-tested): [`unitfile`], [`glob`],
-//! [`requirements`], [`scheduler`], [`keys`], [`model`], [`validate`].
+//! Pure parts (no I/O, table-tested): [`glob`], [`requirements`],
+//! [`scheduler`], [`keys`], [`model`], [`validate`]. Unit files (names,
+//! parsing, canonical text and hash, specifiers, `[X-Fleet]` values) are
+//! `flotilla_units::systemd`'s, the workspace's one implementation; the
+//! `unitfile` module pins what clusterd relies on from it in tests.
 
 pub mod agent;
 pub mod api;
@@ -15,5 +18,5 @@ pub mod model;
 pub mod registry;
 pub mod requirements;
 pub mod scheduler;
-pub mod unitfile;
+mod unitfile;
 pub mod validate;

@@ -4,14 +4,16 @@
 //! The deprecated names of fleet <= 0.8 (`X-ConditionMachineID`,
 //! `X-ConditionMachineOf`, `X-ConditionMachineMetadata`, `X-Conflicts`) are
 //! read as their new names.
+//!
+//! Value splitting, specifiers and booleans are `flotilla_units::systemd`'s
+//! (the workspace's one implementation of fleet's unit-file rules); what is
+//! cluster-only is what the values mean for scheduling.
 
 use crate::glob;
-use crate::unitfile::{expand_specifiers, fleet_values, parse_bool};
-use flotilla_units::systemd::UnitOption;
+use flotilla_units::systemd::{
+    check_options, expand_specifiers, fleet_conflicts_values, fleet_values, parse_bool, UnitOption,
+};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The longest `Name=Value` line fleet accepts.
-pub const MAX_LINE: usize = 2048;
 
 /// What a unit requires of the machine it runs on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,12 +57,13 @@ impl Requirements {
                         }
                     }
                 }
-                "Conflicts" | "X-Conflicts" => {
-                    for v in values() {
-                        r.conflicts.extend(v.split_whitespace().map(str::to_string));
-                    }
-                }
-                "Global" => r.global = parse_bool(&expand_specifiers(&o.value, name)),
+                "Conflicts" | "X-Conflicts" => r.conflicts.extend(
+                    fleet_conflicts_values(&o.value)
+                        .iter()
+                        .map(|v| expand_specifiers(v, name)),
+                ),
+                // fleet: anything but a true value is false; the last one wins.
+                "Global" => r.global = parse_bool(&expand_specifiers(&o.value, name)) == Some(true),
                 "Replaces" => r.replaces.extend(values()),
                 _ => {}
             }
@@ -100,25 +103,12 @@ impl Requirements {
     }
 }
 
-/// The option checks fleet answers with 400; `Err` names the first problem.
+/// The option checks fleet answers with 400; `Err` names the first problem:
+/// first the unit file itself ([`check_options`]: what fleet's
+/// serialize-and-parse-again refused, such as a line of 2048 bytes or more),
+/// then the `[X-Fleet]` combinations fleet refused.
 pub fn validate_options(name: &str, options: &[UnitOption]) -> Result<(), String> {
-    for o in options {
-        if o.section.is_empty() || o.name.is_empty() {
-            return Err("unit option with an empty section or name".into());
-        }
-        if o.section.contains(['[', ']', '\n']) || o.name.contains(['=', '\n']) {
-            return Err(format!(
-                "invalid unit option name {:?} in section {:?}",
-                o.name, o.section
-            ));
-        }
-        if o.name.len() + 1 + o.value.len() > MAX_LINE {
-            return Err(format!(
-                "unit option {} is longer than {MAX_LINE} bytes",
-                o.name
-            ));
-        }
-    }
+    check_options(options)?;
     let r = Requirements::from_options(name, options);
     let has_id = !r.machine_id.is_empty();
     if has_id && !r.machine_of.is_empty() {

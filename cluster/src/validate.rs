@@ -4,8 +4,7 @@
 
 use crate::model::{ClusterState, StoredUnit};
 use crate::requirements::validate_options;
-use crate::unitfile::{is_template, unit_hash, validate_unit_name};
-use flotilla_units::systemd::UnitOption;
+use flotilla_units::systemd::{is_template, unit_hash, validate_unit_name, UnitOption};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

@@ -13,7 +13,7 @@
 
 mod http;
 
-use flotilla_units::systemd::UnitOption;
+use flotilla_units::systemd::{UnitOption, UNIT_SUFFIXES};
 use http::{parse_endpoint, request, Endpoint};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -21,22 +21,6 @@ use std::time::{Duration, Instant};
 
 /// The default endpoint.
 pub const DEFAULT_ENDPOINT: &str = "unix:///run/clusterd/fleet.sock";
-
-const SUFFIXES: [&str; 13] = [
-    "automount",
-    "busname",
-    "device",
-    "mount",
-    "path",
-    "scope",
-    "service",
-    "slice",
-    "snapshot",
-    "socket",
-    "swap",
-    "target",
-    "timer",
-];
 
 struct Opts {
     ep: Endpoint,
@@ -141,7 +125,7 @@ fn unit_name(arg: &str) -> String {
         .and_then(|s| s.to_str())
         .unwrap_or(arg);
     match base.rsplit_once('.') {
-        Some((_, s)) if SUFFIXES.contains(&s) => base.to_string(),
+        Some((_, s)) if UNIT_SUFFIXES.contains(&s) => base.to_string(),
         _ => format!("{base}.service"),
     }
 }
