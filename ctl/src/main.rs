@@ -9,9 +9,6 @@
 mod analyze;
 mod args;
 mod client;
-// ctl/src/cluster/ has its own owner; this allow covers a lint in its
-// http.rs until they fix it (reported to them).
-#[allow(clippy::while_let_loop)]
 mod cluster;
 mod cmd;
 mod duration;

@@ -7,6 +7,35 @@ use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+/// Why `initctl cluster` fails: the exit code and the message (printed with
+/// the `initctl cluster: ` prefix; empty when already said).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The exit code: [`super::EXIT_FAILED`] or [`super::EXIT_USAGE`].
+    pub code: i32,
+    /// For people.
+    pub message: String,
+}
+
+impl Failure {
+    /// The request failed (exit 1).
+    pub fn failed(message: impl Into<String>) -> Failure {
+        Failure {
+            code: super::EXIT_FAILED,
+            message: message.into(),
+        }
+    }
+
+    /// The API cannot be reached (exit 2, as `initctl` when its init
+    /// cannot be reached).
+    pub fn unreachable(message: impl Into<String>) -> Failure {
+        Failure {
+            code: super::EXIT_USAGE,
+            message: message.into(),
+        }
+    }
+}
+
 /// Where the API is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -64,10 +93,7 @@ pub struct Response {
 
 fn decode_chunked(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(i) = b.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(i) = b.windows(2).position(|w| w == b"\r\n") {
         let size_s = String::from_utf8_lossy(&b[..i]);
         let Ok(size) = usize::from_str_radix(size_s.split(';').next().unwrap_or("").trim(), 16)
         else {
@@ -83,9 +109,11 @@ fn decode_chunked(mut b: &[u8]) -> Vec<u8> {
 }
 
 fn exchange<S: Read + Write>(mut s: S, req: &[u8]) -> Result<Response, String> {
-    s.write_all(req).map_err(|e| e.to_string())?;
+    s.write_all(req)
+        .map_err(|e| format!("sending the request: {e}"))?;
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    s.read_to_end(&mut raw)
+        .map_err(|e| format!("reading the response: {e}"))?;
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -114,7 +142,7 @@ pub fn request(
     method: &str,
     path: &str,
     body: Option<&str>,
-) -> Result<Response, String> {
+) -> Result<Response, Failure> {
     let (host, base) = match ep {
         Endpoint::Unix(_) => ("domain-sock".to_string(), "/".to_string()),
         Endpoint::Tcp(h, b) => (h.clone(), b.clone()),
@@ -132,16 +160,18 @@ pub fn request(
     let t = Some(Duration::from_secs(30));
     match ep {
         Endpoint::Unix(p) => {
-            let s = UnixStream::connect(p)
-                .map_err(|e| format!("cannot reach the fleet API at unix://{p}: {e}"))?;
+            let s = UnixStream::connect(p).map_err(|e| {
+                Failure::unreachable(format!("cannot reach the fleet API at unix://{p}: {e}"))
+            })?;
             let _ = s.set_read_timeout(t);
-            exchange(s, req.as_bytes())
+            exchange(s, req.as_bytes()).map_err(Failure::failed)
         }
         Endpoint::Tcp(h, _) => {
-            let s = TcpStream::connect(h)
-                .map_err(|e| format!("cannot reach the fleet API at http://{h}: {e}"))?;
+            let s = TcpStream::connect(h).map_err(|e| {
+                Failure::unreachable(format!("cannot reach the fleet API at http://{h}: {e}"))
+            })?;
             let _ = s.set_read_timeout(t);
-            exchange(s, req.as_bytes())
+            exchange(s, req.as_bytes()).map_err(Failure::failed)
         }
     }
 }

@@ -8,16 +8,33 @@
 //! upper-case headers (`--no-legend` drops them); machine IDs are shown as
 //! their first 8 characters plus `...` unless `--full`. The endpoint comes
 //! from `--endpoint`, else `$FLEETCTL_ENDPOINT`, else
-//! `unix:///run/clusterd/fleet.sock`. Exit status: 0 on success, 1 on any
-//! failure.
+//! `unix:///run/clusterd/fleet.sock`.
+//!
+//! Exit status, as for the rest of `initctl` (`docs/cluster.md`): 0 on
+//! success; 1 when the request failed (an API error, a unit that does not
+//! exist or is not found, a wait that ran out of attempts); 2 for a usage
+//! error or when the fleet API cannot be reached. Every message on stderr
+//! starts with `initctl cluster: `.
 
 mod http;
 
 use flotilla_units::systemd::{UnitOption, UNIT_SUFFIXES};
-use http::{parse_endpoint, request, Endpoint};
+use http::{parse_endpoint, request, Endpoint, Failure};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+
+/// The request failed.
+pub const EXIT_FAILED: i32 = 1;
+/// Usage error, or the fleet API cannot be reached.
+pub const EXIT_USAGE: i32 = 2;
+
+type Result<T> = std::result::Result<T, Failure>;
+
+/// Prints one message on stderr with the `initctl cluster: ` prefix.
+fn say(msg: &str) {
+    eprintln!("initctl cluster: {msg}");
+}
 
 /// The default endpoint.
 pub const DEFAULT_ENDPOINT: &str = "unix:///run/clusterd/fleet.sock";
@@ -70,6 +87,9 @@ pub fn run(args: &[String]) -> i32 {
                 println!("{USAGE}");
                 return 0;
             }
+            _ if a.len() > 1 && a.starts_with('-') => {
+                return usage_error(&format!("unknown option {a:?}"))
+            }
             _ => rest.push(args[i].clone()),
         }
         i += 1;
@@ -88,6 +108,22 @@ pub fn run(args: &[String]) -> i32 {
         block_attempts: attempts,
         no_block,
     };
+    let arity = match verb.as_str() {
+        "submit" | "load" | "start" | "stop" | "unload" | "destroy" | "status" => (!names
+            .is_empty())
+        .then_some(())
+        .ok_or("needs at least one unit"),
+        "cat" => (names.len() == 1)
+            .then_some(())
+            .ok_or("needs exactly one unit"),
+        "list-units" | "list-unit-files" | "list-machines" => {
+            names.is_empty().then_some(()).ok_or("takes no arguments")
+        }
+        v => return usage_error(&format!("unknown verb {v:?}")),
+    };
+    if let Err(e) = arity {
+        return usage_error(&format!("{verb} {e}"));
+    }
     let r = match verb.as_str() {
         "submit" => submit(&o, names).map(|_| ()),
         "load" => change(&o, names, "loaded"),
@@ -99,23 +135,23 @@ pub fn run(args: &[String]) -> i32 {
         "status" => status(&o, names),
         "list-units" => list_units(&o),
         "list-unit-files" => list_unit_files(&o),
-        "list-machines" => list_machines(&o),
-        v => return usage_error(&format!("unknown verb {v:?}")),
+        _ => list_machines(&o),
     };
     match r {
         Ok(()) => 0,
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("{e}");
+            if !e.message.is_empty() {
+                say(&e.message);
             }
-            1
+            e.code
         }
     }
 }
 
 fn usage_error(msg: &str) -> i32 {
-    eprintln!("initctl cluster: {msg}\n{USAGE}");
-    1
+    say(msg);
+    eprintln!("{USAGE}");
+    EXIT_USAGE
 }
 
 /// fleetctl appends `.service` to names without a known suffix.
@@ -130,7 +166,7 @@ fn unit_name(arg: &str) -> String {
     }
 }
 
-fn api(o: &Opts, method: &str, path: &str, body: Option<&str>) -> Result<(u16, Value), String> {
+fn api(o: &Opts, method: &str, path: &str, body: Option<&str>) -> Result<(u16, Value)> {
     let r = request(&o.ep, method, path, body)?;
     let v = if r.body.is_empty() {
         Value::Null
@@ -142,28 +178,28 @@ fn api(o: &Opts, method: &str, path: &str, body: Option<&str>) -> Result<(u16, V
 
 fn api_error(v: &Value, status: u16) -> String {
     match v["error"]["message"].as_str() {
-        Some(m) => format!("Error: {m} (HTTP {status})"),
-        None => format!("Error: HTTP {status}"),
+        Some(m) => format!("{m} (HTTP {status})"),
+        None => format!("HTTP {status}"),
     }
 }
 
-fn get_unit(o: &Opts, name: &str) -> Result<Option<Value>, String> {
+fn get_unit(o: &Opts, name: &str) -> Result<Option<Value>> {
     match api(o, "GET", &format!("units/{name}"), None)? {
         (200, v) => Ok(Some(v)),
         (404, _) => Ok(None),
-        (s, v) => Err(api_error(&v, s)),
+        (s, v) => Err(Failure::failed(api_error(&v, s))),
     }
 }
 
 /// Every item of a paged listing: `path` (may carry a query), items under `field`.
-fn list_all(o: &Opts, path: &str, field: &str) -> Result<Vec<Value>, String> {
+fn list_all(o: &Opts, path: &str, field: &str) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     let mut next = path.to_string();
     let sep = if path.contains('?') { '&' } else { '?' };
     loop {
         let (s, v) = api(o, "GET", &next, None)?;
         if s != 200 {
-            return Err(api_error(&v, s));
+            return Err(Failure::failed(api_error(&v, s)));
         }
         out.extend(v[field].as_array().cloned().unwrap_or_default());
         match v["nextPageToken"].as_str() {
@@ -198,7 +234,7 @@ fn options_from(v: &Value) -> Vec<UnitOption> {
 
 /// Finds a unit's file: the path given, or for an instance its template
 /// (a local file beside it, or the template already in the cluster).
-fn unit_options(o: &Opts, arg: &str, name: &str) -> Result<Vec<UnitOption>, String> {
+fn unit_options(o: &Opts, arg: &str, name: &str) -> Result<Vec<UnitOption>> {
     let path = std::path::Path::new(arg);
     if let Ok(text) = std::fs::read_to_string(path) {
         return Ok(flotilla_units::systemd::parse(&text).options);
@@ -212,13 +248,13 @@ fn unit_options(o: &Opts, arg: &str, name: &str) -> Result<Vec<UnitOption>, Stri
             return Ok(options_from(&v));
         }
     }
-    Err(format!(
-        "Error: unable to find unit file or template for {name}"
-    ))
+    Err(Failure::failed(format!(
+        "unable to find unit file or template for {name}"
+    )))
 }
 
 /// Creates the units that do not exist yet; returns their names.
-fn submit(o: &Opts, args: &[String]) -> Result<Vec<String>, String> {
+fn submit(o: &Opts, args: &[String]) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for arg in args {
         let name = unit_name(arg);
@@ -229,18 +265,18 @@ fn submit(o: &Opts, args: &[String]) -> Result<Vec<String>, String> {
                 + "\n";
             let (s, v) = api(o, "PUT", &format!("units/{name}"), Some(&body))?;
             if s != 201 && s != 204 {
-                return Err(format!("Error creating unit {name}: {}", api_error(&v, s)));
+                return Err(Failure::failed(format!(
+                    "error creating unit {name}: {}",
+                    api_error(&v, s)
+                )));
             }
         }
         names.push(name);
     }
-    if names.is_empty() {
-        return Err("Error: no units given".into());
-    }
     Ok(names)
 }
 
-fn machines(o: &Opts) -> Result<BTreeMap<String, String>, String> {
+fn machines(o: &Opts) -> Result<BTreeMap<String, String>> {
     Ok(list_all(o, "machines", "machines")?
         .iter()
         .map(|m| {
@@ -252,12 +288,18 @@ fn machines(o: &Opts) -> Result<BTreeMap<String, String>, String> {
         .collect())
 }
 
-fn machine_label(o: &Opts, id: &str, ips: &BTreeMap<String, String>) -> String {
-    let short = if o.full || id.len() <= 8 {
+/// A machine ID as fleetctl shows it: its first 8 characters and `...`,
+/// or the whole ID with `--full`.
+fn short_id(o: &Opts, id: &str) -> String {
+    if o.full {
         id.to_string()
     } else {
-        format!("{}...", &id[..8])
-    };
+        format!("{}...", id.get(..8).unwrap_or(id))
+    }
+}
+
+fn machine_label(o: &Opts, id: &str, ips: &BTreeMap<String, String>) -> String {
+    let short = short_id(o, id);
     match ips.get(id).filter(|ip| !ip.is_empty()) {
         Some(ip) => format!("{short}/{ip}"),
         None => short,
@@ -275,11 +317,7 @@ fn is_global(v: &Value) -> bool {
 }
 
 /// Polls until `done` holds for every unit; honours `--no-block` and `--block-attempts`.
-fn wait_all(
-    o: &Opts,
-    names: &[String],
-    mut done: impl FnMut(&str) -> Result<bool, String>,
-) -> Result<(), String> {
+fn wait_all(o: &Opts, names: &[String], mut done: impl FnMut(&str) -> Result<bool>) -> Result<()> {
     if o.no_block {
         return Ok(());
     }
@@ -298,28 +336,28 @@ fn wait_all(
             return Ok(());
         }
         if deadline.is_some_and(|d| Instant::now() > d) {
-            return Err(format!(
-                "Error waiting for units: {} did not reach the desired state",
+            return Err(Failure::failed(format!(
+                "error waiting for units: {} did not reach the desired state",
                 pending.join(", ")
-            ));
+            )));
         }
         std::thread::sleep(Duration::from_millis(250));
     }
 }
 
-fn set_desired(o: &Opts, name: &str, desired: &str) -> Result<(), String> {
+fn set_desired(o: &Opts, name: &str, desired: &str) -> Result<()> {
     let body = json!({"desiredState": desired}).to_string() + "\n";
     match api(o, "PUT", &format!("units/{name}"), Some(&body))? {
         (204, _) | (201, _) => Ok(()),
-        (s, v) => Err(format!(
-            "Error setting {name} to {desired}: {}",
+        (s, v) => Err(Failure::failed(format!(
+            "error setting {name} to {desired}: {}",
             api_error(&v, s)
-        )),
+        ))),
     }
 }
 
 /// `load` and `start`: submit, set the desired state, wait for it.
-fn change(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
+fn change(o: &Opts, args: &[String], goal: &str) -> Result<()> {
     let names = submit(o, args)?;
     let mut global = Vec::new();
     for n in &names {
@@ -342,7 +380,7 @@ fn change(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
     let ips = machines(o)?;
     wait_all(o, &local, |n| {
         let Some(v) = get_unit(o, n)? else {
-            return Err(format!("Error: unit {n} disappeared"));
+            return Err(Failure::failed(format!("unit {n} disappeared")));
         };
         if v["currentState"] != goal {
             return Ok(false);
@@ -365,7 +403,7 @@ fn change(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
 }
 
 /// `stop` (to `loaded`) and `unload` (to `inactive`).
-fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
+fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<()> {
     let all = list_all(o, "units", "units")?;
     let known: BTreeMap<String, &Value> = all
         .iter()
@@ -377,12 +415,12 @@ fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
         let n = unit_name(a);
         match known.get(&n) {
             None => {
-                eprintln!("Unit {n} does not exist.");
+                say(&format!("Unit {n} does not exist."));
                 failed = true;
             }
             Some(u) => {
                 if goal == "loaded" && u["desiredState"] == "inactive" {
-                    eprintln!("Unable to stop unit {n} in state inactive");
+                    say(&format!("Unable to stop unit {n} in state inactive"));
                     failed = true;
                     continue;
                 }
@@ -413,33 +451,35 @@ fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<(), String> {
         Ok(true)
     })?;
     if failed {
-        Err(String::new())
+        Err(Failure::failed(String::new()))
     } else {
         Ok(())
     }
 }
 
-fn destroy(o: &Opts, args: &[String]) -> Result<(), String> {
+fn destroy(o: &Opts, args: &[String]) -> Result<()> {
     let mut names = Vec::new();
     for a in args {
         let n = unit_name(a);
         match api(o, "DELETE", &format!("units/{n}"), None)? {
             (204, _) => println!("Destroyed {n}"),
             (404, _) => {}
-            (s, v) => return Err(format!("Error destroying {n}: {}", api_error(&v, s))),
+            (s, v) => {
+                return Err(Failure::failed(format!(
+                    "error destroying {n}: {}",
+                    api_error(&v, s)
+                )))
+            }
         }
         names.push(n);
     }
     wait_all(o, &names, |n| Ok(get_unit(o, n)?.is_none()))
 }
 
-fn cat(o: &Opts, args: &[String]) -> Result<(), String> {
-    let [arg] = args else {
-        return Err("Error: cat takes one unit".into());
-    };
-    let n = unit_name(arg);
+fn cat(o: &Opts, args: &[String]) -> Result<()> {
+    let n = unit_name(&args[0]);
     let Some(v) = get_unit(o, &n)? else {
-        return Err(format!("Unit {n} not found"));
+        return Err(Failure::failed(format!("Unit {n} not found")));
     };
     print!(
         "{}",
@@ -448,20 +488,20 @@ fn cat(o: &Opts, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn status(o: &Opts, args: &[String]) -> Result<(), String> {
+fn status(o: &Opts, args: &[String]) -> Result<()> {
     let ips = machines(o)?;
     let mut failed = false;
     for a in args {
         let n = unit_name(a);
         if get_unit(o, &n)?.is_none() {
-            eprintln!("Unit {n} does not exist.");
+            say(&format!("Unit {n} does not exist."));
             failed = true;
             continue;
         }
         let states = list_all(o, &format!("state?unitName={n}"), "states")?;
         let mine: Vec<&Value> = states.iter().filter(|s| s["name"] == n.as_str()).collect();
         if mine.is_empty() {
-            eprintln!("Unit {n} does not appear to be running.");
+            say(&format!("Unit {n} does not appear to be running."));
             failed = true;
             continue;
         }
@@ -481,7 +521,7 @@ fn status(o: &Opts, args: &[String]) -> Result<(), String> {
         }
     }
     if failed {
-        Err(String::new())
+        Err(Failure::failed(String::new()))
     } else {
         Ok(())
     }
@@ -503,17 +543,12 @@ fn field(v: &Value, k: &str) -> String {
         .to_string()
 }
 
-fn list_machines(o: &Opts) -> Result<(), String> {
+fn list_machines(o: &Opts) -> Result<()> {
     let ms = list_all(o, "machines", "machines")?;
     let rows = ms
         .iter()
         .map(|m| {
-            let id = m["id"].as_str().unwrap_or("");
-            let id = if o.full || id.len() <= 8 {
-                id.to_string()
-            } else {
-                format!("{}...", &id[..8])
-            };
+            let id = short_id(o, m["id"].as_str().unwrap_or(""));
             let md: BTreeMap<String, String> = m["metadata"]
                 .as_object()
                 .map(|o| {
@@ -537,7 +572,7 @@ fn list_machines(o: &Opts) -> Result<(), String> {
     Ok(())
 }
 
-fn list_units(o: &Opts) -> Result<(), String> {
+fn list_units(o: &Opts) -> Result<()> {
     let ips = machines(o)?;
     let states = list_all(o, "state", "states")?;
     let rows = states
@@ -561,7 +596,7 @@ fn list_units(o: &Opts) -> Result<(), String> {
     Ok(())
 }
 
-fn list_unit_files(o: &Opts) -> Result<(), String> {
+fn list_unit_files(o: &Opts) -> Result<()> {
     let ips = machines(o)?;
     let units = list_all(o, "units", "units")?;
     let rows = units
@@ -602,6 +637,52 @@ fn list_unit_files(o: &Opts) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn code(args: &[&str]) -> i32 {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        run(&args)
+    }
+
+    #[test]
+    fn usage_errors_and_an_unreachable_api_exit_2() {
+        let ep = "--endpoint=unix:///nonexistent/flotilla-test/fleet.sock";
+        for bad in [
+            &[ep][..],
+            &[ep, "bogus"],
+            &[ep, "--bogus", "list-units"],
+            &[ep, "cat"],
+            &[ep, "cat", "a", "b"],
+            &[ep, "start"],
+            &[ep, "list-units", "extra"],
+            &["--endpoint"],
+            &["--endpoint", "ftp://x", "list-units"],
+            &[ep, "--block-attempts", "x", "start", "a"],
+        ] {
+            assert_eq!(code(bad), EXIT_USAGE, "{bad:?}");
+        }
+        // Well-formed, but nobody listens: 2, as initctl without its init.
+        assert_eq!(code(&[ep, "list-machines"]), EXIT_USAGE);
+        assert_eq!(code(&[ep, "--help"]), 0);
+    }
+
+    #[test]
+    fn short_ids_as_fleetctl() {
+        let o = |full| Opts {
+            ep: Endpoint::Unix("/x".into()),
+            no_legend: false,
+            full,
+            block_attempts: 0,
+            no_block: false,
+        };
+        assert_eq!(short_id(&o(false), "0123456789ab"), "01234567...");
+        assert_eq!(short_id(&o(false), "abc"), "abc...");
+        assert_eq!(short_id(&o(true), "0123456789ab"), "0123456789ab");
+        let ips = BTreeMap::from([("0123456789ab".to_string(), "10.0.0.1".to_string())]);
+        assert_eq!(
+            machine_label(&o(false), "0123456789ab", &ips),
+            "01234567.../10.0.0.1"
+        );
+    }
 
     #[test]
     fn names_get_service_appended() {
