@@ -9,8 +9,10 @@
 
 use crate::model::{MachinePage, StatePage, UnitPage};
 use crate::registry::{Registry, RegistryError};
+use crate::requirements::Requirements;
 use crate::validate::{
-    decide_put, page_token, parse_page_token, parse_patch, parse_put, ApiError, PutAction,
+    check_replaces, decide_put, page_token, parse_page_token, parse_patch, parse_put, ApiError,
+    PutAction,
 };
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -178,7 +180,16 @@ async fn put_unit(
             // Compare-and-swap on the unit's revision; retry when someone else won.
             for _ in 0..20 {
                 let rec = api.registry.unit(&name).await?;
-                let done = match decide_put(&name, &body, rec.unit.as_ref())? {
+                let action = decide_put(&name, &body, rec.unit.as_ref())?;
+                if let PutAction::Create { unit, .. } | PutAction::Replace { unit, .. } = &action {
+                    if !Requirements::from_options(&name, &unit.options)
+                        .replaces
+                        .is_empty()
+                    {
+                        check_replaces(unit, &api.registry.units().await?)?;
+                    }
+                }
+                let done = match action {
                     PutAction::Create { unit, desired } => api
                         .registry
                         .create_unit(&unit, desired)

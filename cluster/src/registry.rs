@@ -244,6 +244,20 @@ impl Registry {
         Ok(snap)
     }
 
+    /// Reads every unit file (one request).
+    pub async fn units(&self) -> Result<BTreeMap<String, StoredUnit>> {
+        let resp = self
+            .client
+            .clone()
+            .get(self.keys.units(), Some(GetOptions::new().with_prefix()))
+            .await?;
+        let mut snap = Snapshot::default();
+        for kv in resp.kvs() {
+            snap.absorb(&self.keys, kv);
+        }
+        Ok(snap.units)
+    }
+
     /// Reads one unit with its desired state and placement (one request),
     /// then the state its machine reports (a second one, when placed).
     pub async fn unit(&self, name: &str) -> Result<UnitRecord> {

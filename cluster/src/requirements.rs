@@ -147,6 +147,57 @@ pub fn validate_options(name: &str, options: &[UnitOption]) -> Result<(), String
     Ok(())
 }
 
+/// fleet: "A circular replacement between multiple units is not allowed."
+/// Looks for a cycle of `Replaces=` through unit `name` (with requirements
+/// `req`) among `others` (every other unit, by name; an entry for `name`
+/// itself is ignored: `req` is its new contents). A unit whose globs match
+/// its own name is not a cycle (the scheduler never evicts a unit for
+/// itself). Returns the cycle as `[name, …, name]` when there is one.
+pub fn replaces_cycle<'a>(
+    name: &str,
+    req: &Requirements,
+    others: impl IntoIterator<Item = (&'a str, &'a Requirements)>,
+) -> Option<Vec<String>> {
+    if req.replaces.is_empty() {
+        return None;
+    }
+    let mut nodes: BTreeMap<&str, &Requirements> = others
+        .into_iter()
+        .filter(|(n, r)| *n != name && !r.replaces.is_empty())
+        .collect();
+    // Units without Replaces are sinks: they cannot be on a cycle, except as
+    // its start, which is `name`.
+    nodes.insert(name, req);
+    // Breadth-first from `name`, remembering how each unit was reached.
+    let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([name]);
+    while let Some(u) = queue.pop_front() {
+        let ru = nodes[u];
+        for (&v, _) in nodes.iter() {
+            if v == u || !ru.replaces_unit(v) {
+                continue;
+            }
+            if v == name {
+                let mut back = Vec::new();
+                let mut at = u;
+                while at != name {
+                    back.push(at.to_string());
+                    at = came_from[at];
+                }
+                let mut path = vec![name.to_string()];
+                path.extend(back.into_iter().rev());
+                path.push(name.to_string());
+                return Some(path);
+            }
+            if !came_from.contains_key(v) {
+                came_from.insert(v, u);
+                queue.push_back(v);
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +247,58 @@ mod tests {
         assert!(r.metadata_matches(&md(&[("region", "us-west-1"), ("diskType", "SSD")])));
         assert!(!r.metadata_matches(&md(&[("region", "us-west-1")])));
         assert!(!r.metadata_matches(&md(&[("region", "eu"), ("diskType", "SSD")])));
+    }
+
+    #[test]
+    fn circular_replaces() {
+        let r = |globs: &[&str]| {
+            let o: Vec<(&str, &str)> = globs.iter().map(|g| ("Replaces", *g)).collect();
+            Requirements::from_options("x.service", &xf(&o))
+        };
+        let a = r(&["b.service"]);
+        let b = r(&["a.service"]);
+        let c = r(&["a*.service"]);
+        let d = r(&["c.service"]);
+        let none = r(&[]);
+        // Two units replacing each other.
+        assert_eq!(
+            replaces_cycle("a.service", &a, [("b.service", &b)]),
+            Some(vec![
+                "a.service".into(),
+                "b.service".into(),
+                "a.service".into()
+            ])
+        );
+        // Three units through a glob: a -> b -> ... no; a2 -> d -> c -> a2.
+        let a2 = r(&["d.service"]);
+        assert_eq!(
+            replaces_cycle(
+                "a2.service",
+                &a2,
+                [("c.service", &c), ("d.service", &d), ("b.service", &none)]
+            ),
+            Some(vec![
+                "a2.service".into(),
+                "d.service".into(),
+                "c.service".into(),
+                "a2.service".into()
+            ])
+        );
+        // No cycle: a chain, a unit replacing itself by glob, no Replaces.
+        assert_eq!(
+            replaces_cycle("a.service", &a, [("b.service", &none)]),
+            None
+        );
+        assert_eq!(replaces_cycle("a1.service", &c, []), None);
+        assert_eq!(
+            replaces_cycle("b.service", &none, [("a.service", &a)]),
+            None
+        );
+        // The stored contents of the unit itself do not count: its new ones do.
+        assert_eq!(
+            replaces_cycle("a.service", &a, [("a.service", &b), ("b.service", &none)]),
+            None
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `PATCH /fleet/v1/machines` operations.
 
 use crate::model::{ClusterState, StoredUnit};
-use crate::requirements::validate_options;
+use crate::requirements::{replaces_cycle, validate_options, Requirements};
 use flotilla_units::systemd::{is_template, unit_hash, validate_unit_name, UnitOption};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -165,6 +165,34 @@ pub fn decide_put(
     let desired = parse_desired(s)?;
     check_template(name, desired)?;
     Ok(PutAction::SetDesired(desired))
+}
+
+/// Refuses a unit whose `Replaces=` would close a cycle with the `stored`
+/// units (400, as fleet documents: "A circular replacement between multiple
+/// units is not allowed"). Only units with `Replaces=` can close one, so the
+/// API reads the stored units only for those.
+pub fn check_replaces(
+    unit: &StoredUnit,
+    stored: &BTreeMap<String, StoredUnit>,
+) -> Result<(), ApiError> {
+    let req = Requirements::from_options(&unit.name, &unit.options);
+    if req.replaces.is_empty() {
+        return Ok(());
+    }
+    let others: Vec<(&str, Requirements)> = stored
+        .iter()
+        .map(|(n, u)| (n.as_str(), Requirements::from_options(n, &u.options)))
+        .collect();
+    match replaces_cycle(&unit.name, &req, others.iter().map(|(n, r)| (*n, r))) {
+        None => Ok(()),
+        Some(cycle) => Err(ApiError::new(
+            400,
+            format!(
+                "invalid unit options: circular Replaces ({}): a circular replacement between multiple units is not allowed",
+                cycle.join(" -> ")
+            ),
+        )),
+    }
 }
 
 const TOKEN_PREFIX: &str = "flotilla-page-v1:";
@@ -452,6 +480,36 @@ mod tests {
             )),
             204
         );
+    }
+
+    #[test]
+    fn circular_replaces_is_a_400() {
+        let unit = |name: &str, replaces: &str| {
+            let mut u = stored(name, "/bin/true");
+            u.options.push(UnitOption {
+                section: "X-Fleet".into(),
+                name: "Replaces".into(),
+                value: replaces.into(),
+            });
+            u.hash = unit_hash(&u.options);
+            u
+        };
+        let mut all = BTreeMap::new();
+        all.insert("a.service".to_string(), unit("a.service", "b.service"));
+        all.insert("c.service".to_string(), stored("c.service", "/bin/true"));
+        let err = check_replaces(&unit("b.service", "a.service"), &all).unwrap_err();
+        assert_eq!(err.code, 400);
+        assert!(
+            err.message.contains("b.service -> a.service -> b.service"),
+            "{}",
+            err.message
+        );
+        assert!(check_replaces(&unit("b.service", "c.service"), &all).is_ok());
+        assert!(check_replaces(&stored("b.service", "/bin/true"), &all).is_ok());
+        // Replacing a's own contents: its old Replaces do not count.
+        all.insert("b.service".to_string(), unit("b.service", "a.service"));
+        assert!(check_replaces(&unit("a.service", "c.service"), &all).is_ok());
+        assert!(check_replaces(&unit("a.service", "b*"), &all).is_err());
     }
 
     #[test]

@@ -183,6 +183,69 @@ fn every_status_code_over_the_unix_socket() {
         .0,
         400
     );
+    // 400: a circular Replaces, on create and on replacement; the chain
+    // without the cycle is fine.
+    let rep = |to: &str| unit_body("inactive", "/bin/true", &[("Replaces", to)]);
+    assert_eq!(
+        req(
+            "PUT",
+            "/fleet/v1/units/r1.service",
+            JSON,
+            Some(&rep("r2.service"))
+        )
+        .0,
+        201
+    );
+    assert_eq!(
+        req("PUT", "/fleet/v1/units/r2.service", JSON, Some(&rep("r3*"))).0,
+        201
+    );
+    let (c, b) = req(
+        "PUT",
+        "/fleet/v1/units/r3.service",
+        JSON,
+        Some(&rep("r1.service")),
+    );
+    assert_eq!((c, error_code(&b)), (400, 400), "{b}");
+    assert!(
+        json(&b)["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("r3.service -> r1.service -> r2.service -> r3.service"),
+        "{b}"
+    );
+    assert_eq!(
+        req("GET", "/fleet/v1/units/r3.service", None, None).0,
+        404,
+        "a refused unit is not stored"
+    );
+    assert_eq!(
+        req("PUT", "/fleet/v1/units/r3.service", JSON, Some(&body)).0,
+        201
+    );
+    let (c, b) = req(
+        "PUT",
+        "/fleet/v1/units/r3.service",
+        JSON,
+        Some(&rep("r1.service")),
+    );
+    assert_eq!(
+        (c, error_code(&b)),
+        (400, 400),
+        "replacing into a cycle: {b}"
+    );
+    for n in ["r1", "r2", "r3"] {
+        assert_eq!(
+            req(
+                "DELETE",
+                &format!("/fleet/v1/units/{n}.service"),
+                None,
+                None
+            )
+            .0,
+            204
+        );
+    }
     // 405 wrong method.
     let (c, b) = req("POST", "/fleet/v1/units/a.service", JSON, Some("{}"));
     assert_eq!((c, error_code(&b)), (405, 405));
