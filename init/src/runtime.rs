@@ -367,10 +367,17 @@ impl<S: Sys> Runtime<S> {
                 group,
             } => {
                 // A group signal goes to the process group the PID leads; a
-                // daemon that left its group gets it directly too.
+                // daemon that left its group gets it directly too, but only
+                // while the planner still tracks the PID: an untracked one
+                // (the group of a main process that was just reaped, whose
+                // leftovers are being killed) may already be reused by an
+                // unrelated process, while its group number stays pinned as
+                // long as the group has members.
                 let res = if group {
                     let r = self.sys.killpg(pid, signal.0);
-                    if r.is_err() {
+                    if self.planner.owner(pid).is_none() {
+                        r
+                    } else if r.is_err() {
                         self.sys.kill(pid, signal.0)
                     } else {
                         let _ = self.sys.kill(pid, signal.0);
@@ -387,8 +394,20 @@ impl<S: Sys> Runtime<S> {
                 }
             }
             Action::ReadPidfile { unit, path } => {
-                let result =
-                    crate::pidfile::read_pidfile(&self.sys, &path).map_err(|e| e.to_string());
+                // A stale pidfile (a PID that is not running) is not the
+                // daemon: the planner reads again until it is rewritten.
+                let result = crate::pidfile::read_pidfile(&self.sys, &path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|pid| match self.sys.kill(pid, 0) {
+                        Err(crate::sys::SysError::Kill {
+                            errno: crate::sys::Os(nix::errno::Errno::ESRCH),
+                            ..
+                        }) => Err(format!(
+                            "pidfile {}: PID {pid} is not running",
+                            path.display()
+                        )),
+                        _ => Ok(pid),
+                    });
                 self.fact(Fact::Pidfile { unit, result });
             }
         }

@@ -36,15 +36,15 @@
 //! | `READY=1`                          | Main       | `Up` (`foreground-notified`) |
 //! | `READY=1`                          | Reloading  | `Up` |
 //! | `RELOADING=1`                      | Up         | `Reloading` |
-//! | `STOPPING=1`                       | Up         | `Stopping` (the unit stops by itself) |
+//! | `STOPPING=1`                       | Up         | `Stopping` (the unit stops by itself; its exit then counts as in `Up`) |
 //! | `ready-grep` line matched          | Main       | `Up` |
 //! | `ready-wait` timer                 | Main       | `Up` |
 //! | start command exits 0              | Main       | `oneshot`: `Idle`/`exited`; `background-scripted`: `Up` (no PID); `background-pidfile`: read the pidfile |
 //! | pidfile read: PID                  | Main       | `Up`, the PID is the main process |
-//! | pidfile unreadable                 | Main       | failure |
+//! | pidfile unreadable (not yet written, or its PID is not running) | Main | read again (10 ms doubling to 250 ms) until `start-timeout`, then failure |
 //! | main exits                         | Main       | failure (it never became ready) |
 //! | main exits 0                       | Up         | `restart: always`: failure path with a restart; else stop-post, then `exited` |
-//! | main exits non-zero / by a signal  | Up, Reloading | failure |
+//! | main exits non-zero / by a signal  | Up, Reloading | failure (what it left in its process group gets SIGKILL) |
 //! | `exec-reload` exits                | Reloading  | `Up` |
 //! | `start-timeout`                    | Pre, Main  | stop, then failure |
 //! | stop rule holds (below)            | Pre, Main, Up, Reloading | `Stopping`: `exec-stop` if any, else `kill-signal` to the process group |
@@ -255,6 +255,10 @@ pub enum Action {
         mainpid: Option<i32>,
     },
     /// Send `signal` to `pid`, or to its whole process group when `group`.
+    /// With `group`, the init also signals the PID itself (a daemon that
+    /// left its group) when [`Planner::owner`] still knows it; a PID the
+    /// planner no longer tracks may be free again, so only its group (which
+    /// pins the number while it has members) is signalled.
     Kill {
         /// The unit.
         unit: UnitId,
@@ -326,6 +330,8 @@ enum Timer {
     Stop,
     Abandon,
     Restart,
+    /// Read the pidfile again (it was not there yet).
+    Pidfile,
 }
 
 /// The run-time record of a unit.
@@ -366,6 +372,18 @@ struct Rt {
     ready_seen: bool,
     /// The main process exited 0 by itself (the unit is `exited` after stop-post).
     exit_ok: bool,
+    /// The unit said `STOPPING=1`: it is stopping by itself, so its exit
+    /// is judged as an exit while `Up`, not as a stop the init asked for.
+    self_stop: bool,
+    /// The main process that just ended, whose process group (every spawn
+    /// leads one; a forking daemon's `setsid` makes one) is SIGKILLed once
+    /// the unit is down, so that nothing it left behind keeps running.
+    dead_leader: Option<i32>,
+    /// Reads of the pidfile that found no usable PID in this start.
+    pidfile_tries: u32,
+    /// The start-timeout deadline while the pidfile is awaited (the retry
+    /// timer takes the unit's one timer slot).
+    pidfile_deadline: Option<Instant>,
 }
 
 impl Rt {
@@ -398,6 +416,10 @@ impl Rt {
             end_at: None,
             ready_seen: false,
             exit_ok: false,
+            self_stop: false,
+            dead_leader: None,
+            pidfile_tries: 0,
+            pidfile_deadline: None,
         }
     }
 
@@ -1320,6 +1342,10 @@ impl Planner {
             r.notify_status = None;
             r.ready_seen = false;
             r.exit_ok = false;
+            r.self_stop = false;
+            r.dead_leader = None;
+            r.pidfile_tries = 0;
+            r.pidfile_deadline = None;
             r.start_at = Some(self.now);
             r.main_pid = None;
         }
@@ -1458,6 +1484,20 @@ impl Planner {
                     return;
                 }
                 self.rt[i].main_pid = None;
+                // What the main process left in its group is killed once the
+                // unit is down (`finish_main`), unless this is a start
+                // command whose exit 0 hands over to what it started.
+                let hands_over = self.rt[i].phase == Phase::Main
+                    && status.success()
+                    && matches!(
+                        spec.kind,
+                        UnitType::Oneshot
+                            | UnitType::BackgroundScripted
+                            | UnitType::BackgroundPidfile
+                    );
+                if !hands_over {
+                    self.rt[i].dead_leader = Some(pid);
+                }
                 match self.rt[i].phase {
                     Phase::Main => match spec.kind {
                         UnitType::Oneshot if status.success() => {
@@ -1477,6 +1517,7 @@ impl Planner {
                                 self.fail(u, "no pidfile".to_string(), false);
                             }
                         }
+                        UnitType::Oneshot => self.fail(u, status.describe(), true),
                         _ => {
                             let what = format!("{} before it was ready", status.describe());
                             self.fail(u, what, true);
@@ -1492,7 +1533,24 @@ impl Planner {
                             self.fail(u, status.describe(), true);
                         }
                     }
-                    Phase::Stopping { .. } => self.check_stopped(u),
+                    Phase::Stopping { .. } => {
+                        // After `STOPPING=1` the unit ends by itself: judge
+                        // the exit as in `Up` (a clean exit is `exited`,
+                        // anything else a failure). As a stop the init had
+                        // asked for, it would go back to `waiting` and start
+                        // again at once.
+                        if std::mem::take(&mut self.rt[i].self_stop) {
+                            if status.success() && spec.restart != RestartPolicy::Always {
+                                self.rt[i].failure = None;
+                                self.rt[i].exit_ok = true;
+                                self.rt[i].status = "exit status 0".to_string();
+                            } else {
+                                self.rt[i].restart_due = spec.restart != RestartPolicy::No;
+                                self.rt[i].failure = Some(status.describe());
+                            }
+                        }
+                        self.check_stopped(u)
+                    }
                     _ => {}
                 }
             }
@@ -1582,6 +1640,15 @@ impl Planner {
                     signal,
                     group: true,
                 });
+                // The init does not track this PID, so a group signal would
+                // not reach a daemon that is not a group leader: signal the
+                // process itself too.
+                self.actions.push(Action::Kill {
+                    unit: u,
+                    pid,
+                    signal,
+                    group: false,
+                });
             }
             return;
         }
@@ -1591,7 +1658,31 @@ impl Planner {
                 self.pids.insert(pid, (u, Role::Main));
                 self.become_up(u, "running");
             }
-            Err(e) => self.fail(u, format!("pidfile: {e}"), false),
+            Err(e) => {
+                // A forking daemon often writes its pidfile only after the
+                // command that started it has exited (redis does): read it
+                // again, 10 ms, 20 ms, ... at most 250 ms apart, until the
+                // start-timeout. Failing at the first miss left the daemon
+                // running unsupervised, and the restart started a second one.
+                let i = u.index();
+                let deadline = match (self.rt[i].pidfile_deadline, self.rt[i].timer) {
+                    (Some(d), _) => d,
+                    (None, Some((t, Timer::Start))) => t,
+                    (None, _) => self.now,
+                };
+                if self.now >= deadline {
+                    self.fail(u, format!("pidfile: {e} (start timed out)"), true);
+                    return;
+                }
+                let tries = self.rt[i].pidfile_tries;
+                self.rt[i].pidfile_tries = tries.saturating_add(1);
+                self.rt[i].pidfile_deadline = Some(deadline);
+                self.rt[i].status = format!("waiting for the pidfile ({e})");
+                self.mark_changed(u);
+                let step =
+                    Duration::from_millis(10u64 << tries.min(5)).min(Duration::from_millis(250));
+                self.set_timer(u, step.min(deadline.since(self.now)), Timer::Pidfile);
+            }
         }
     }
 
@@ -1632,6 +1723,7 @@ impl Planner {
                     // The service is on its way down by itself: wait for its exit.
                     r.phase = Phase::Stopping { killed: false };
                     r.failure = None;
+                    r.self_stop = true;
                     let t = r
                         .active
                         .as_ref()
@@ -1728,6 +1820,12 @@ impl Planner {
                 if self.rt[i].phase == Phase::Idle && self.rt[i].state == UnitState::Failed {
                     self.rt[i].restart_ready = true;
                     self.push(u);
+                }
+            }
+            Timer::Pidfile => {
+                let path = self.rt[i].active.as_ref().and_then(|s| s.pidfile.clone());
+                if let (Phase::Main, Some(path)) = (self.rt[i].phase, path) {
+                    self.actions.push(Action::ReadPidfile { unit: u, path });
                 }
             }
         }
@@ -1891,6 +1989,19 @@ impl Planner {
         let i = u.index();
         self.leave_starting(u);
         self.clear_timer(u);
+        // Leftovers in the dead main process's group (an nginx master killed
+        // by SIGKILL leaves its workers) get SIGKILL. The group outlives its
+        // leader while it has members, so its number cannot have been
+        // reused; the init signals it as a group only (no fallback to the
+        // PID, which is free again).
+        if let Some(pgid) = self.rt[i].dead_leader.take() {
+            self.actions.push(Action::Kill {
+                unit: u,
+                pid: pgid,
+                signal: Signal::KILL,
+                group: true,
+            });
+        }
         if clean_exit {
             self.rt[i].failure = None;
         }
@@ -1932,6 +2043,8 @@ impl Planner {
         r.aux = None;
         r.to_stop = false;
         r.notify_status = None;
+        r.self_stop = false;
+        r.dead_leader = None;
         let was_active_long = r
             .active_at
             .is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
@@ -2041,5 +2154,235 @@ fn short(d: Duration) -> String {
         format!("{:.1}s", ms as f64 / 1000.0)
     } else {
         format!("{}m{}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+/// Regression tests for bugs found by the system tests (`tests/tests/init_*.rs`);
+/// the cell and property tests are in `units/tests/planner.rs`.
+#[cfg(test)]
+mod regressions {
+    use super::*;
+
+    fn planner(units: Vec<UnitSpec>) -> Planner {
+        let (g, diags) = Graph::build(
+            units
+                .into_iter()
+                .map(|s| {
+                    let o = Origin::unplaced(format!("{}.yaml", s.name));
+                    (s, o)
+                })
+                .collect(),
+        );
+        assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+        Planner::new(g, "svc", Instant(0), PlannerOptions::default())
+    }
+
+    fn unit(kind: UnitType) -> UnitSpec {
+        let mut s = UnitSpec::new("svc", kind);
+        s.exec_start = Some(Command::new(["/bin/svc"]));
+        s
+    }
+
+    /// Feeds `Spawned` for the main process the planner asked for.
+    fn spawn_main(p: &mut Planner, pid: i32) {
+        let a = p.take_actions();
+        assert!(
+            matches!(
+                a.as_slice(),
+                [Action::Spawn {
+                    role: Role::Main,
+                    ..
+                }]
+            ),
+            "{a:?}"
+        );
+        p.fact(
+            Fact::Spawned {
+                unit: UnitId(0),
+                role: Role::Main,
+                pid,
+            },
+            Instant(1),
+        );
+    }
+
+    /// A notified unit that says STOPPING=1 and exits 0 is `exited`, like
+    /// any clean exit; it used to go back to `waiting` and start again at
+    /// once, as if the init had stopped it.
+    #[test]
+    fn stopping_then_clean_exit_is_exited_not_restarted() {
+        let mut p = planner(vec![unit(UnitType::ForegroundNotified)]);
+        spawn_main(&mut p, 10);
+        let id = UnitId(0);
+        p.fact(
+            Fact::Notify {
+                unit: id,
+                msg: Notify::Ready,
+            },
+            Instant(2),
+        );
+        p.fact(
+            Fact::Notify {
+                unit: id,
+                msg: Notify::Stopping,
+            },
+            Instant(3),
+        );
+        assert_eq!(p.state(id), UnitState::Stopping);
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Code(0),
+            },
+            Instant(4),
+        );
+        assert_eq!(p.state(id), UnitState::Exited);
+        assert!(
+            !p.take_actions()
+                .iter()
+                .any(|a| matches!(a, Action::Spawn { .. })),
+            "not started again"
+        );
+    }
+
+    /// STOPPING=1 then a failing exit is a failure with a restart.
+    #[test]
+    fn stopping_then_failing_exit_is_a_failure() {
+        let mut p = planner(vec![unit(UnitType::ForegroundNotified)]);
+        spawn_main(&mut p, 10);
+        let id = UnitId(0);
+        for msg in [Notify::Ready, Notify::Stopping] {
+            p.fact(Fact::Notify { unit: id, msg }, Instant(2));
+        }
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Code(2),
+            },
+            Instant(4),
+        );
+        assert_eq!(p.state(id), UnitState::Failed);
+        assert!(p.view(id).is_some_and(|v| v.restart_at.is_some()));
+    }
+
+    /// When the main process dies, what it left in its process group (an
+    /// nginx master's workers) gets SIGKILL; it used to be left running.
+    #[test]
+    fn leftovers_of_a_dead_main_process_are_killed() {
+        let mut p = planner(vec![unit(UnitType::ForegroundSupervised)]);
+        spawn_main(&mut p, 10);
+        p.take_actions();
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Signal(9),
+            },
+            Instant(2),
+        );
+        assert_eq!(p.state(UnitId(0)), UnitState::Failed);
+        assert!(
+            p.take_actions().contains(&Action::Kill {
+                unit: UnitId(0),
+                pid: 10,
+                signal: Signal::KILL,
+                group: true,
+            }),
+            "the dead leader's group is killed"
+        );
+    }
+
+    /// A pidfile written only after the start command exited (redis) is
+    /// read again until it is there; the start still fails at
+    /// start-timeout. The first miss used to fail the unit.
+    #[test]
+    fn pidfile_is_read_again_until_start_timeout() {
+        let mut u = unit(UnitType::BackgroundPidfile);
+        u.pidfile = Some(PathBuf::from("/run/svc.pid"));
+        u.start_timeout = Duration::from_secs(1);
+        let mut p = planner(vec![u]);
+        let id = UnitId(0);
+        spawn_main(&mut p, 10);
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Code(0),
+            },
+            Instant(2),
+        );
+        let read = Action::ReadPidfile {
+            unit: id,
+            path: PathBuf::from("/run/svc.pid"),
+        };
+        assert_eq!(p.take_actions(), vec![read.clone()]);
+        let missing = || Fact::Pidfile {
+            unit: id,
+            result: Err("no such file".into()),
+        };
+        p.fact(missing(), Instant(3));
+        assert_eq!(p.state(id), UnitState::Starting);
+        let t = p.next_deadline().expect("retry timer");
+        assert!(t.since(Instant(3)) <= Duration::from_millis(10));
+        p.tick(t);
+        assert_eq!(p.take_actions(), vec![read.clone()]);
+        p.fact(
+            Fact::Pidfile {
+                unit: id,
+                result: Ok(42),
+            },
+            t,
+        );
+        assert_eq!(p.state(id), UnitState::Running);
+        assert_eq!(p.view(id).and_then(|v| v.pid), Some(42));
+
+        // Never written: failed at the start-timeout.
+        let mut u = unit(UnitType::BackgroundPidfile);
+        u.pidfile = Some(PathBuf::from("/run/svc.pid"));
+        u.start_timeout = Duration::from_millis(100);
+        u.restart = RestartPolicy::No;
+        let mut p = planner(vec![u]);
+        spawn_main(&mut p, 10);
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Code(0),
+            },
+            Instant(2),
+        );
+        for _ in 0..100 {
+            p.take_actions();
+            p.fact(missing(), p.now);
+            if p.state(id) == UnitState::Failed {
+                break;
+            }
+            let t = p.next_deadline().expect("retry timer");
+            p.tick(t);
+        }
+        assert_eq!(p.state(id), UnitState::Failed);
+        assert!(p.now.since(Instant(0)) >= Duration::from_millis(100));
+        assert!(p
+            .view(id)
+            .is_some_and(|v| v.status.contains("start timed out")));
+    }
+
+    /// A start script that exits 0 hands over to what it started: its
+    /// group (where the service may live) is not killed.
+    #[test]
+    fn a_start_script_exit_kills_nothing() {
+        let mut p = planner(vec![unit(UnitType::BackgroundScripted)]);
+        spawn_main(&mut p, 10);
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Code(0),
+            },
+            Instant(2),
+        );
+        assert_eq!(p.state(UnitId(0)), UnitState::Running);
+        assert!(
+            !p.take_actions()
+                .iter()
+                .any(|a| matches!(a, Action::Kill { .. })),
+            "nothing killed"
+        );
     }
 }
