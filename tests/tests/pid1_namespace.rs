@@ -1,0 +1,275 @@
+//! The real `init` as PID 1 of a fresh PID namespace (`unshare --pid
+//! --fork --mount-proc`), the way a container runs it: the target is
+//! reached, orphans are reaped (a burst of thousands, never taken for a
+//! unit's process), SIGTERM and `initctl poweroff` end with exit status 0
+//! and no process left, the exit statuses of a failed target and a reboot,
+//! and the emergency path when the loop cannot start. Needs root (CI runs
+//! as root) and util-linux's unshare, which scripts/test installs.
+
+mod pid1_support;
+
+use pid1_support::{procs_in, units_dir, wait_for, Pid1, WAIT};
+use std::time::{Duration, Instant};
+
+const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: svc, marker\n";
+const SVC: &str = "unit: svc\nexec-start: sleep 1000\n";
+
+fn marker(script: &str) -> String {
+    format!(
+        "unit: marker\ntype: oneshot\nexec-start: [\"/bin/sh\", \"-c\", {}]\n",
+        serde_json::to_string(script).unwrap()
+    )
+}
+
+fn status_json(p: &Pid1) -> serde_json::Value {
+    let out = p.ctl(&["status", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn unit<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    s["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["unit"] == name)
+        .unwrap_or_else(|| panic!("no unit {name} in {s}"))
+}
+
+#[test]
+fn target_reached_then_initctl_poweroff_exits_0_with_no_process_left() {
+    // The marker leaves an orphan behind: a daemon-like process that is no
+    // unit's, which only the final SIGTERM ends.
+    let m = marker("echo marker ran; sleep 1000 & exit 0");
+    let dir = units_dir(&[("default", DEFAULT), ("svc", SVC), ("marker", &m)]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[  OK  ] started default", WAIT);
+    let boot = p.started.elapsed();
+    let s = status_json(&p);
+    assert_eq!(s["pid1"], true, "{s}");
+    assert_eq!(s["target"], "default");
+    assert_eq!(s["target_state"], "running");
+    assert_eq!(unit(&s, "marker")["state"], "exited");
+    let ns = p.ns();
+    let procs = procs_in(&ns);
+    assert_eq!(procs.len(), 3, "init, svc's sleep, the orphan: {procs:?}");
+    assert!(procs.iter().all(|&(_, st)| st != 'Z'), "{procs:?}");
+
+    let t = Instant::now();
+    let out = p.ctl(&["poweroff"]);
+    assert!(out.status.success(), "{out:?}");
+    let status = p.wait_exit(WAIT);
+    let shutdown = t.elapsed();
+    assert_eq!(status.code(), Some(0), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "as PID 1 in a container",
+        "[  OK  ] started svc",
+        "[  OK  ] started default",
+        "init: requested: stopping every unit (poweroff)",
+        "[  OK  ] stopped default",
+        "[  OK  ] stopped svc",
+        "init: every unit stopped",
+        "init: sending SIGTERM to every remaining process",
+        "init: every process exited after SIGTERM",
+        "init: exiting with status 0 (orderly shutdown)",
+    ]);
+    assert!(procs_in(&ns).is_empty());
+    println!(
+        "pid1 in a namespace: start to target {} ms, poweroff to exit {} ms",
+        boot.as_millis(),
+        shutdown.as_millis()
+    );
+}
+
+#[test]
+fn sigterm_powers_off_and_a_process_ignoring_it_gets_sigkill_after_the_grace() {
+    // The marker ends only once the stubborn process ignores SIGTERM (it
+    // says so through a FIFO), so "started default" means it does.
+    let dir = units_dir(&[("default", DEFAULT), ("svc", SVC)]);
+    let fifo = dir.path().join("ready");
+    let m = marker(&format!(
+        "mkfifo {f}; sh -c 'trap \"\" TERM; echo up > {f}; while :; do sleep 1; done' & \
+         read x < {f}; exit 0",
+        f = fifo.display()
+    ));
+    std::fs::write(dir.path().join("units/marker.yaml"), m).unwrap();
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[  OK  ] started default", WAIT);
+    let ns = p.ns();
+    let t = Instant::now();
+    p.signal(libc::SIGTERM);
+    let status = p.wait_exit(WAIT);
+    let took = t.elapsed();
+    assert_eq!(status.code(), Some(0), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "init: SIGTERM: stopping every unit (poweroff)",
+        "[  OK  ] stopped svc",
+        "init: every unit stopped",
+        "init: sending SIGTERM to every remaining process",
+        "init: processes left after 2000 ms: sending SIGKILL",
+        "init: every process exited after SIGKILL",
+        "init: exiting with status 0",
+    ]);
+    assert!(took >= Duration::from_secs(2), "the grace period was kept");
+    assert!(procs_in(&ns).is_empty());
+    println!(
+        "pid1 SIGTERM with a stubborn process: {} ms",
+        took.as_millis()
+    );
+}
+
+#[test]
+fn a_burst_of_orphans_is_reaped_and_never_taken_for_a_units_process() {
+    const N: usize = 3000;
+    // Each sleep is started by a subshell that exits at once: all 3000 are
+    // orphans from their first instant, re-parented to PID 1.
+    let burst = format!(
+        "unit: burst\ntype: oneshot\nexec-start: [\"/bin/sh\", \"-c\", \
+         \"i=0; while [ $i -lt {N} ]; do (sleep 0.3 &); i=$((i+1)); done; exit 0\"]\n"
+    );
+    let def = "unit: default\ntype: virtual\ndepends-on: svc, burst\n";
+    let dir = units_dir(&[("default", def), ("svc", SVC), ("burst", &burst)]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[  OK  ] started svc", WAIT);
+    let svc_pid = unit(&status_json(&p), "svc")["pid"].as_i64().unwrap();
+    let t0 = Instant::now();
+    p.out
+        .wait("[  OK  ] started default", Duration::from_secs(60));
+    let forked = t0.elapsed();
+    let t = Instant::now();
+    let ns = p.ns();
+    // Every orphan ends and is reaped: only the init and svc's sleep stay.
+    let left = wait_for(Duration::from_secs(30), "the orphans to be reaped", || {
+        let procs = procs_in(&ns);
+        (procs.len() == 2).then_some(procs)
+    });
+    let reaped = t.elapsed();
+    assert!(left.iter().all(|&(_, st)| st != 'Z'), "{left:?}");
+    let s = status_json(&p);
+    let svc = unit(&s, "svc");
+    assert_eq!(svc["state"], "running");
+    assert_eq!(svc["pid"].as_i64(), Some(svc_pid), "svc was not disturbed");
+    assert_eq!(svc["restarts"], 0);
+    assert_eq!(unit(&s, "burst")["state"], "exited");
+    assert_eq!(unit(&s, "burst")["status"], "exit status 0");
+    assert!(!p.out.all().iter().any(|l| l.contains("[FAILED]")));
+    p.signal(libc::SIGTERM);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(0));
+    p.out
+        .assert_order(&["init: every unit stopped", "init: no process left"]);
+    println!(
+        "pid1: {N} orphans forked in {} ms, all reaped {} ms after the burst ended",
+        forked.as_millis(),
+        reaped.as_millis()
+    );
+}
+
+#[test]
+fn a_failed_target_exits_1() {
+    let def = "unit: default\ntype: virtual\ndepends-on: job\n";
+    let job = "unit: job\ntype: oneshot\nexec-start: [\"/bin/sh\", \"-c\", \"exit 3\"]\n";
+    let dir = units_dir(&[("default", def), ("job", job)]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[FAILED] job", WAIT);
+    assert!(p.ctl(&["poweroff"]).status.success());
+    assert_eq!(p.wait_exit(WAIT).code(), Some(1), "{:#?}", p.out.all());
+    p.out.wait(
+        "init: exiting with status 1 (the target or a required unit had failed)",
+        WAIT,
+    );
+}
+
+#[test]
+fn in_a_container_sigint_powers_off_and_reboot_exits_133() {
+    let dir = units_dir(&[
+        ("default", DEFAULT),
+        ("svc", SVC),
+        ("marker", &marker("exit 0")),
+    ]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[  OK  ] started default", WAIT);
+    // Ctrl-C in `docker run -it`: stop, not reboot.
+    p.signal(libc::SIGINT);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(0));
+    p.out
+        .wait("init: SIGINT: stopping every unit (poweroff)", WAIT);
+
+    let dir = units_dir(&[
+        ("default", DEFAULT),
+        ("svc", SVC),
+        ("marker", &marker("exit 0")),
+    ]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[  OK  ] started default", WAIT);
+    assert!(p.ctl(&["reboot"]).status.success());
+    assert_eq!(p.wait_exit(WAIT).code(), Some(133));
+    p.out
+        .wait("init: exiting with status 133 (reboot requested)", WAIT);
+}
+
+#[test]
+fn an_unusable_control_socket_leaves_pid1_reaping_with_a_shell() {
+    let dir = units_dir(&[
+        ("default", DEFAULT),
+        ("svc", SVC),
+        ("marker", &marker("exit 0")),
+    ]);
+    let units = dir.path().join("units");
+    // A regular file where the socket's directory should be.
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    let mut p = Pid1::start(
+        &dir.path().join("file/c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("init: EMERGENCY: control socket", WAIT);
+    p.out.wait("init: emergency shell /bin/sh started", WAIT);
+    let ns = p.ns();
+    // The shell reads the console (our pipe) and runs what we type; the
+    // background sleeps it leaves are orphans when it exits.
+    p.type_in("echo shell-alive-$((6*7)); sleep 0.2 & sleep 0.2 & exit 7\n");
+    p.out.wait("shell-alive-42", WAIT);
+    p.out.wait("exited with status 7", WAIT);
+    // The init survives and reaps: the next shell comes (its stdin is at
+    // EOF now, so it exits at once and the next one backs off), and no
+    // zombie stays.
+    wait_for(WAIT, "the orphans to be reaped", || {
+        let procs = procs_in(&ns);
+        (procs.len() == 1 && procs[0].1 != 'Z').then_some(())
+    });
+    assert!(
+        pid1_support::ppid(p.host_pid()) == Some(p.unshare_pid()),
+        "init alive"
+    );
+    // SIGTERM still shuts down in order; a container then exits 2.
+    p.signal(libc::SIGTERM);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(2), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "init: EMERGENCY",
+        "init: emergency: powering off",
+        "init: exiting with status 2",
+    ]);
+}

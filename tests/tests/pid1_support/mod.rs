@@ -1,0 +1,370 @@
+//! Harness of the PID-1 and VM tests: the real `init` as PID 1 of a fresh
+//! PID namespace (`unshare --pid --fork --mount-proc --kill-child`), its
+//! console read line by line with the time each line arrived, processes
+//! of a namespace read from the host's `/proc`, and qemu booting the image.
+//! Every process a test starts is killed by PID when its guard drops.
+//! Waiting is for an event (a console line, an exit) with a deadline.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a wait may take before the test fails: it bounds a broken
+/// test, a passing one never comes near it.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// The directory holding the built binaries (`<target>/<profile>`).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("profile dir")
+        .to_path_buf()
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// The binary `name` of `package`, built when it is missing.
+pub fn bin(name: &str, package: &str) -> PathBuf {
+    static BUILD: Mutex<()> = Mutex::new(());
+    let p = bin_dir().join(name);
+    let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    if !p.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let target = bin_dir().parent().expect("target dir").to_path_buf();
+        let st = Command::new(cargo)
+            .args(["build", "-p", package, "--bin", name, "--target-dir"])
+            .arg(&target)
+            .status()
+            .expect("cargo build");
+        assert!(st.success(), "building {name} failed");
+    }
+    p
+}
+
+/// The lines with their arrival times, and whether the stream ended.
+type Shared = Arc<(Mutex<(Vec<(Instant, String)>, bool)>, Condvar)>;
+
+/// Lines read from a stream, each with the time it arrived.
+#[derive(Clone, Default)]
+pub struct Lines {
+    inner: Shared,
+}
+
+/// `line` without ANSI escape sequences and carriage returns.
+pub fn plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI: ESC [ params final-byte; other escapes: one char.
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for d in chars.by_ref() {
+                        if ('@'..='~').contains(&d) {
+                            break;
+                        }
+                    }
+                } else {
+                    chars.next();
+                }
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl Lines {
+    /// Starts a thread that reads `r` into the list until EOF.
+    pub fn follow(r: impl std::io::Read + Send + 'static, echo: &'static str) -> Lines {
+        let lines = Lines::default();
+        let l = lines.clone();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(r);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match r.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let line = plain(String::from_utf8_lossy(&buf).trim_end_matches('\n'));
+                        eprintln!("{echo}{line}");
+                        let (m, cv) = &*l.inner;
+                        m.lock().unwrap().0.push((Instant::now(), line));
+                        cv.notify_all();
+                    }
+                }
+            }
+            let (m, cv) = &*l.inner;
+            m.lock().unwrap().1 = true;
+            cv.notify_all();
+        });
+        lines
+    }
+
+    /// Every line so far.
+    pub fn all(&self) -> Vec<String> {
+        self.inner
+            .0
+            .lock()
+            .unwrap()
+            .0
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect()
+    }
+
+    /// Every line so far, with its arrival time.
+    pub fn timed(&self) -> Vec<(Instant, String)> {
+        self.inner.0.lock().unwrap().0.clone()
+    }
+
+    /// Waits for a line containing `needle`; returns its arrival time.
+    pub fn wait(&self, needle: &str, limit: Duration) -> Instant {
+        let deadline = Instant::now() + limit;
+        let (m, cv) = &*self.inner;
+        let mut g = m.lock().unwrap();
+        loop {
+            if let Some((t, _)) = g.0.iter().find(|(_, l)| l.contains(needle)) {
+                return *t;
+            }
+            let now = Instant::now();
+            if now >= deadline || g.1 {
+                let all: Vec<&String> = g.0.iter().map(|(_, l)| l).collect();
+                panic!(
+                    "no line with {needle:?} within {limit:?} (eof: {}); got:\n{all:#?}",
+                    g.1
+                );
+            }
+            g = cv.wait_timeout(g, deadline - now).unwrap().0;
+        }
+    }
+
+    /// The arrival time of the first line containing `needle`.
+    pub fn time_of(&self, needle: &str) -> Option<Instant> {
+        self.inner
+            .0
+            .lock()
+            .unwrap()
+            .0
+            .iter()
+            .find(|(_, l)| l.contains(needle))
+            .map(|(t, _)| *t)
+    }
+
+    /// Asserts that lines containing each of `needles` appear in this
+    /// order (each after the previous one's line).
+    pub fn assert_order(&self, needles: &[&str]) {
+        let all = self.all();
+        let mut from = 0;
+        for n in needles {
+            match all.iter().skip(from).position(|l| l.contains(n)) {
+                Some(i) => from += i + 1,
+                None => panic!(
+                    "{n:?} is missing after line {from} (or out of order); console:\n{all:#?}"
+                ),
+            }
+        }
+    }
+}
+
+/// The `init` running as PID 1 of a new PID namespace (and mount
+/// namespace, for its own /proc). Killed by PID on drop: `--kill-child`
+/// makes the kernel SIGKILL the init when `unshare` dies, which ends the
+/// whole namespace.
+pub struct Pid1 {
+    child: Child,
+    /// The console (stdout and stderr).
+    pub out: Lines,
+    stdin: Option<ChildStdin>,
+    /// The control socket.
+    pub control: PathBuf,
+    /// The moment the init was started.
+    pub started: Instant,
+}
+
+impl Pid1 {
+    /// Starts `init ARGS` as PID 1; stdin is a pipe ([`Pid1::type_in`]).
+    pub fn start(control: &Path, args: &[&str]) -> Pid1 {
+        let init = bin("init", "flotilla-init");
+        let _ = bin("initctl", "flotilla-ctl");
+        // `sh -c 'exec "$@" 2>&1'`: stderr joins stdout (one console), and
+        // the PID stays unshare's.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "exec \"$@\" 2>&1", "sh", "unshare"])
+            .args(["--pid", "--fork", "--mount-proc", "--kill-child"])
+            .arg(&init)
+            .arg("--control")
+            .arg(control)
+            .args(args)
+            .env_remove("INIT_CONTROL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("spawn unshare");
+        let out = Lines::follow(child.stdout.take().expect("stdout"), "  | ");
+        Pid1 {
+            stdin: child.stdin.take(),
+            child,
+            out,
+            control: control.to_path_buf(),
+            started,
+        }
+    }
+
+    /// The `unshare` process's PID.
+    pub fn unshare_pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The init's PID as the host sees it (the child of `unshare`).
+    pub fn host_pid(&self) -> i32 {
+        let parent = self.unshare_pid();
+        wait_for(WAIT, "the init process", || {
+            all_pids().into_iter().find(|&p| ppid(p) == Some(parent))
+        })
+    }
+
+    /// The init's PID namespace (`pid:[N]`).
+    pub fn ns(&self) -> String {
+        std::fs::read_link(format!("/proc/{}/ns/pid", self.host_pid()))
+            .expect("ns link")
+            .display()
+            .to_string()
+    }
+
+    /// Writes `text` to the init's stdin (the emergency shell reads it).
+    pub fn type_in(&mut self, text: &str) {
+        let s = self.stdin.as_mut().expect("stdin");
+        s.write_all(text.as_bytes()).expect("write stdin");
+        s.flush().expect("flush stdin");
+    }
+
+    /// Runs `initctl ARGS` against this init.
+    pub fn ctl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin("initctl", "flotilla-ctl"))
+            .arg("--control")
+            .arg(&self.control)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run initctl")
+    }
+
+    /// Sends `signal` to the init.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) with a PID we own.
+        unsafe { libc::kill(self.host_pid(), signal) };
+    }
+
+    /// Waits for `unshare` (and so the init) to exit; its status is the
+    /// init's.
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let child = &mut self.child;
+        wait_for(limit, "the init to exit", || {
+            child.try_wait().expect("try_wait")
+        })
+    }
+}
+
+impl Drop for Pid1 {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the PID of our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Calls `f` until it returns `Some`, looking again every 10 ms, for facts
+/// that no event announces (a process's exit seen from outside); panics
+/// after `limit`.
+pub fn wait_for<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Every PID in the host's /proc.
+pub fn all_pids() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Fields of /proc/PID/stat after the command: state, ppid.
+fn stat(pid: i32) -> Option<(char, i32)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 2..];
+    let mut f = rest.split(' ');
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// A process's parent.
+pub fn ppid(pid: i32) -> Option<i32> {
+    stat(pid).map(|s| s.1)
+}
+
+/// A process's command line, spaces between the words.
+pub fn cmdline(pid: i32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .split('\0')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// The processes of PID namespace `ns` (host PIDs) with their state
+/// letter (`Z` for a zombie).
+pub fn procs_in(ns: &str) -> Vec<(i32, char)> {
+    all_pids()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_link(format!("/proc/{p}/ns/pid"))
+                .is_ok_and(|l| l.display().to_string() == ns)
+        })
+        .filter_map(|p| stat(p).map(|(s, _)| (p, s)))
+        .collect()
+}
+
+/// A temp dir with a `units` directory.
+pub fn units_dir(units: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("flotilla-pid1-")
+        .tempdir()
+        .expect("tempdir");
+    std::fs::create_dir(dir.path().join("units")).expect("units dir");
+    for (name, yaml) in units {
+        std::fs::write(dir.path().join("units").join(format!("{name}.yaml")), yaml)
+            .expect("write unit");
+    }
+    dir
+}
