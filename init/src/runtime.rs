@@ -373,9 +373,15 @@ impl<S: Sys> Runtime<S> {
                 // leftovers are being killed) may already be reused by an
                 // unrelated process, while its group number stays pinned as
                 // long as the group has members.
-                let res = if group {
+                let owner = self.planner.owner(pid).map(|(u, _)| u);
+                let res = if group && owner.is_some_and(|o| o != unit) {
+                    // The number of a group this unit's processes led long
+                    // ago (a background-scripted start script) now leads
+                    // another unit's process: not ours to signal.
+                    Ok(())
+                } else if group {
                     let r = self.sys.killpg(pid, signal.0);
-                    if self.planner.owner(pid).is_none() {
+                    if owner.is_none() {
                         r
                     } else if r.is_err() {
                         self.sys.kill(pid, signal.0)

@@ -379,6 +379,10 @@ struct Rt {
     /// leads one; a forking daemon's `setsid` makes one) is SIGKILLed once
     /// the unit is down, so that nothing it left behind keeps running.
     dead_leader: Option<i32>,
+    /// The process group a `background-scripted` start script left behind
+    /// (its PID: it led the group); what a stop signals when there is no
+    /// main process.
+    script_group: Option<i32>,
     /// Reads of the pidfile that found no usable PID in this start.
     pidfile_tries: u32,
     /// The start-timeout deadline while the pidfile is awaited (the retry
@@ -418,6 +422,7 @@ impl Rt {
             exit_ok: false,
             self_stop: false,
             dead_leader: None,
+            script_group: None,
             pidfile_tries: 0,
             pidfile_deadline: None,
         }
@@ -1344,6 +1349,7 @@ impl Planner {
             r.exit_ok = false;
             r.self_stop = false;
             r.dead_leader = None;
+            r.script_group = None;
             r.pidfile_tries = 0;
             r.pidfile_deadline = None;
             r.start_at = Some(self.now);
@@ -1508,6 +1514,7 @@ impl Planner {
                             self.set_state(u, UnitState::Exited, "exit status 0");
                         }
                         UnitType::BackgroundScripted if status.success() => {
+                            self.rt[i].script_group = Some(pid);
                             self.become_up(u, "started");
                         }
                         UnitType::BackgroundPidfile if status.success() => {
@@ -1936,15 +1943,18 @@ impl Planner {
     /// Sends the unit's kill signal (or SIGKILL) to its main process group.
     fn signal_main(&mut self, u: UnitId, kill: bool) {
         let r = &self.rt[u.index()];
-        if let Some(pid) = r.main_pid {
-            let signal = if kill {
-                Signal::KILL
-            } else {
-                r.active
-                    .as_ref()
-                    .map(|s| s.kill_signal)
-                    .unwrap_or(Signal::TERM)
-            };
+        let signal = if kill {
+            Signal::KILL
+        } else {
+            r.active
+                .as_ref()
+                .map(|s| s.kill_signal)
+                .unwrap_or(Signal::TERM)
+        };
+        // A `background-scripted` unit has no main process once its start
+        // script exited: the process group that script left behind gets
+        // the signal (it used to get nothing, so the service never stopped).
+        if let Some(pid) = r.main_pid.or(r.script_group) {
             self.actions.push(Action::Kill {
                 unit: u,
                 pid,
@@ -2045,6 +2055,7 @@ impl Planner {
         r.notify_status = None;
         r.self_stop = false;
         r.dead_leader = None;
+        r.script_group = None;
         let was_active_long = r
             .active_at
             .is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
@@ -2362,6 +2373,34 @@ mod regressions {
         assert!(p
             .view(id)
             .is_some_and(|v| v.status.contains("start timed out")));
+    }
+
+    /// background-scripted without exec-stop: a stop sends the kill
+    /// signal to the group its start script left; it used to send nothing.
+    #[test]
+    fn scripted_stop_signals_the_start_scripts_group() {
+        let mut p = planner(vec![unit(UnitType::BackgroundScripted)]);
+        let id = UnitId(0);
+        spawn_main(&mut p, 10);
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Code(0),
+            },
+            Instant(2),
+        );
+        assert_eq!(p.state(id), UnitState::Running);
+        p.shutdown(Instant(3));
+        assert!(
+            p.take_actions().contains(&Action::Kill {
+                unit: id,
+                pid: 10,
+                signal: Signal::TERM,
+                group: true,
+            }),
+            "the start script's group gets kill-signal"
+        );
+        assert!(p.drained());
     }
 
     /// A start script that exits 0 hands over to what it started: its
