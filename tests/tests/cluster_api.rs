@@ -20,14 +20,14 @@ fn error_code(body: &str) -> u64 {
 fn every_status_code_over_the_unix_socket() {
     let etcd = Etcd::start();
     let dir = tempdir();
-    let init = InitStandIn::start(&dir.path().join("init.sock"));
-    let cd = Clusterd::start(
+    let cd = Machine::start(
         &etcd.url(),
         dir.path(),
         "m1aaaaaaaaaa",
         "role=web",
-        &init.path,
+        "192.0.2.1",
         "2s",
+        &[],
     );
     cd.wait_api();
     let s = cd.sock.clone();
@@ -381,21 +381,24 @@ fn pagination_past_100_units_over_tcp() {
 }
 
 /// fleetctl's sequences: submit, load, start (with its /state poll), stop,
-/// unload, destroy, against one machine with a stand-in init.
+/// unload, destroy, against one machine (the real init runs the unit).
 #[test]
 fn fleetctl_request_sequences() {
     let etcd = Etcd::start();
     let dir = tempdir();
-    let init = InitStandIn::start(&dir.path().join("init.sock"));
-    let cd = Clusterd::start(
+    let cd = Machine::start(
         &etcd.url(),
         dir.path(),
         "f1eetc7l0000",
         "",
-        &init.path,
+        "192.0.2.1",
         "2s",
+        &[],
     );
     cd.wait_api();
+    let init = &cd.init;
+    let loaded = || init.fleet_units().into_keys().collect::<Vec<_>>();
+    let running = || init.running().into_keys().collect::<Vec<_>>();
     let s = cd.sock.clone();
     let req = |m: &str, p: &str, ct: Option<&str>, b: Option<&str>| http_unix(&s, m, p, ct, b);
     let get_unit = || json(&req("GET", "/fleet/v1/units/hello.service?alt=json", None, None).1);
@@ -447,8 +450,8 @@ fn fleetctl_request_sequences() {
         ),
         (Some("loaded"), Some("inactive"))
     );
-    assert_eq!(init.loaded(), vec!["hello.service"]);
-    assert!(init.running().is_empty());
+    assert_eq!(loaded(), vec!["hello.service"]);
+    assert!(running().is_empty());
     // start: PUT launched, poll until launched, then /state until active.
     assert_eq!(
         req(
@@ -467,7 +470,7 @@ fn fleetctl_request_sequences() {
     assert_eq!(st["systemdActiveState"], "active");
     assert_eq!(st["systemdSubState"], "running");
     assert_eq!(st["hash"].as_str().map(str::len), Some(40));
-    assert_eq!(init.running(), vec!["hello.service"]);
+    assert_eq!(running(), vec!["hello.service"]);
     let (_, b) = req(
         "GET",
         "/fleet/v1/state?machineID=f1eetc7l0000&alt=json",
@@ -488,7 +491,7 @@ fn fleetctl_request_sequences() {
         204
     );
     wait_current("loaded");
-    assert!(init.running().is_empty());
+    assert!(running().is_empty());
     // unload: PUT inactive: unscheduled, state gone.
     assert_eq!(
         req(
@@ -507,7 +510,7 @@ fn fleetctl_request_sequences() {
     wait_for(Duration::from_secs(10), "state removed", || {
         (req("GET", "/fleet/v1/state/hello.service", None, None).0 == 404).then_some(())
     });
-    assert!(init.loaded().is_empty());
+    assert!(loaded().is_empty());
     // destroy.
     assert_eq!(
         req(
@@ -531,6 +534,6 @@ fn fleetctl_request_sequences() {
         204
     );
     wait_for(Duration::from_secs(10), "destroyed unit stopped", || {
-        init.loaded().is_empty().then_some(())
+        loaded().is_empty().then_some(())
     });
 }

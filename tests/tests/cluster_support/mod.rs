@@ -1,19 +1,19 @@
 //! Shared harness of the cluster system tests: a real etcd
-//! (`tests/src/etcd.rs`), `clusterd` processes killed by PID on drop, an
-//! HTTP client (curl, over the unix socket or TCP), a stand-in for the local
-//! init's control socket (until the real init's transient interface is
-//! wired, see docs/cluster.md), and deadline-based waiting.
+//! (`tests/src/etcd.rs`), the real `init` in supervisor mode with `clusterd`
+//! as one of its units (a [`Machine`], as in production), `clusterd` alone,
+//! the real `initctl`, an HTTP client (curl, over the unix socket or TCP),
+//! and deadline-based waiting. Every process a test starts is killed by PID
+//! when its guard is dropped, even when the test fails.
 #![allow(dead_code)]
 
 #[path = "../../src/etcd.rs"]
 pub mod etcd;
 
-use flotilla_units::protocol::{Applied, Envelope, Reply, Request, UnitStatus};
-use flotilla_units::spec::UnitSpec;
+use flotilla_units::protocol::{Envelope, Reply, Request, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -27,8 +27,14 @@ pub fn tempdir() -> tempfile::TempDir {
         .expect("tempdir")
 }
 
-/// The directory holding the built binaries (target/debug).
+/// The directory holding the built binaries, found as `tests/src/bins.rs`
+/// finds it: `FLOTILLA_BIN_DIR`, else the profile directory of the test
+/// executable (`<target>/<profile>/deps/..`), so `CARGO_TARGET_DIR` is
+/// honoured.
 pub fn bin_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FLOTILLA_BIN_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
     let exe = std::env::current_exe().expect("current_exe");
     let deps = exe.parent().expect("deps dir");
     deps.parent().expect("profile dir").to_path_buf()
@@ -251,187 +257,384 @@ pub fn unit_body(desired: &str, exec: &str, xfleet: &[(&str, &str)]) -> String {
     serde_json::json!({"desiredState": desired, "options": opts}).to_string() + "\n"
 }
 
-/// A stand-in for the local init's control socket: it accepts the
-/// transient set `cluster`, marks every unit that the virtual `cluster`
-/// unit waits for as `running` and the others `disabled`, and serves
-/// `list` and `subscribe`. It runs no processes.
-pub struct InitStandIn {
-    pub path: PathBuf,
-    state: Arc<Mutex<StandInState>>,
-}
+// ---------------------------------------------------------------------------
+// Processes.
 
-#[derive(Default)]
-struct StandInState {
-    units: BTreeMap<String, UnitStatus>,
-    subscribers: Vec<UnixStream>,
-    applies: usize,
-    closed: bool,
-}
-
-fn status(spec: &UnitSpec, state: UnitState) -> UnitStatus {
-    UnitStatus {
-        unit: spec.name.clone(),
-        kind: spec.kind,
-        state,
-        degraded: false,
-        pid: None,
-        provides: spec.provides.clone(),
-        coincidental: vec![],
-        restarts: 0,
-        blocked_by: None,
-        status: String::new(),
-        since: "2026-11-22T04:00:00.000Z".into(),
-        description: spec.description.clone(),
-        required: state != UnitState::Disabled,
-        source: "transient:cluster".into(),
-        restart_in_ms: None,
+/// Whether `pid` is a live process (not a zombie).
+pub fn pid_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next())
+                .unwrap_or("");
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
     }
 }
 
-impl InitStandIn {
-    /// Listens on `path`.
-    pub fn start(path: &Path) -> InitStandIn {
-        let _ = std::fs::remove_file(path);
-        let listener = UnixListener::bind(path).expect("bind stand-in init");
-        let state = Arc::new(Mutex::new(StandInState::default()));
-        let st = state.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(conn) = conn else { continue };
-                if st.lock().unwrap().closed {
-                    return;
+fn ppid_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Every descendant of `root` (children, their children, ...), from /proc.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let mut parent: Vec<(i32, i32)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            if let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
+                if let Some(pp) = ppid_of(pid) {
+                    parent.push((pid, pp));
                 }
-                let st = st.clone();
-                std::thread::spawn(move || serve(conn, st));
             }
-        });
-        InitStandIn {
-            path: path.to_path_buf(),
-            state,
         }
     }
-
-    /// Units the stand-in runs now.
-    pub fn running(&self) -> Vec<String> {
-        let s = self.state.lock().unwrap();
-        s.units
-            .values()
-            .filter(|u| u.state == UnitState::Running && u.unit != "cluster")
-            .map(|u| u.unit.clone())
-            .collect()
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (c, pp) in &parent {
+            if *pp == p && !out.contains(c) {
+                out.push(*c);
+                frontier.push(*c);
+            }
+        }
     }
+    out
+}
 
-    /// Units in the set (loaded or running), without `cluster`.
-    pub fn loaded(&self) -> Vec<String> {
-        let s = self.state.lock().unwrap();
-        s.units
-            .keys()
-            .filter(|u| *u != "cluster")
-            .cloned()
-            .collect()
-    }
-
-    /// How many sets were applied.
-    pub fn applies(&self) -> usize {
-        self.state.lock().unwrap().applies
+/// Sends `sig` to `pid` (a PID this test started or found under its own
+/// init).
+pub fn signal(pid: i32, sig: i32) {
+    if pid > 0 {
+        // SAFETY: kill(2) on a single, positive PID.
+        unsafe { libc::kill(pid, sig) };
     }
 }
 
-impl Drop for InitStandIn {
-    fn drop(&mut self) {
-        self.state.lock().unwrap().closed = true;
-        let _ = UnixStream::connect(&self.path);
-        let _ = std::fs::remove_file(&self.path);
+/// Checks `ok` again and again for `d` (every 20 ms) and panics as soon as
+/// it fails: for facts that must *stay* true for a while (nothing stops
+/// while etcd is down), not a sleep: every moment of the window is checked.
+pub fn hold(d: Duration, what: &str, mut ok: impl FnMut() -> Result<(), String>) {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if let Err(e) = ok() {
+            panic!("{what}: {e}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-fn send(w: &mut UnixStream, r: &Reply) -> bool {
-    let mut line = serde_json::to_string(r).unwrap_or_default();
+// ---------------------------------------------------------------------------
+// The real init.
+
+/// One request on the init's control socket; its final reply.
+pub fn control_request(path: &Path, req: Request) -> std::io::Result<Reply> {
+    let mut s = UnixStream::connect(path)?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut line = serde_json::to_string(&Envelope::new(req)).map_err(std::io::Error::other)?;
     line.push('\n');
-    w.write_all(line.as_bytes()).is_ok()
+    s.write_all(line.as_bytes())?;
+    for l in BufReader::new(s).lines() {
+        let reply: Reply = serde_json::from_str(&l?).map_err(std::io::Error::other)?;
+        if reply.is_final() {
+            return Ok(reply);
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::UnexpectedEof,
+        "init closed the connection",
+    ))
 }
 
-fn serve(conn: UnixStream, st: Arc<Mutex<StandInState>>) {
-    let Ok(mut w) = conn.try_clone() else { return };
-    let reader = BufReader::new(conn);
-    for line in reader.lines() {
-        let Ok(line) = line else { return };
-        let env: Envelope = match serde_json::from_str(&line) {
-            Ok(e) => e,
-            Err(e) => {
-                send(
-                    &mut w,
-                    &Reply::error(
-                        flotilla_units::protocol::ErrorCode::BadRequest,
-                        e.to_string(),
-                    ),
-                );
-                continue;
-            }
-        };
-        let reply = match env.request {
-            Request::TransientApply { units, .. } => {
-                let mut s = st.lock().unwrap();
-                s.applies += 1;
-                let launched: Vec<String> = units
-                    .iter()
-                    .find(|u| u.name == "cluster")
-                    .map(|u| u.waits_for.clone())
-                    .unwrap_or_default();
-                let mut next = BTreeMap::new();
-                let mut applied = Applied::default();
-                for u in &units {
-                    let state = if u.name == "cluster" || launched.contains(&u.name) {
-                        UnitState::Running
-                    } else {
-                        UnitState::Disabled
-                    };
-                    if !s.units.contains_key(&u.name) {
-                        applied.added.push(u.name.clone());
-                    }
-                    next.insert(u.name.clone(), status(u, state));
-                }
-                let mut changed: Vec<UnitStatus> = Vec::new();
-                for (n, v) in &next {
-                    if s.units.get(n).map(|o| o.state) != Some(v.state) {
-                        changed.push(v.clone());
-                    }
-                }
-                for (n, old) in &s.units {
-                    if !next.contains_key(n) {
-                        applied.removed.push(n.clone());
-                        let mut gone = old.clone();
-                        gone.state = UnitState::Disabled;
-                        changed.push(gone);
-                    }
-                }
-                s.units = next;
-                let mut subs = std::mem::take(&mut s.subscribers);
-                subs.retain_mut(|sub| {
-                    changed
-                        .iter()
-                        .all(|c| send(sub, &Reply::Changed(c.clone())))
-                });
-                s.subscribers = subs;
-                Reply::Applied(applied)
-            }
-            Request::List => Reply::List {
-                units: st.lock().unwrap().units.values().cloned().collect(),
-            },
-            Request::Subscribe => {
-                if let Ok(c) = w.try_clone() {
-                    st.lock().unwrap().subscribers.push(c);
-                }
-                continue;
-            }
-            _ => Reply::error(
-                flotilla_units::protocol::ErrorCode::BadRequest,
-                "not supported by the stand-in",
-            ),
-        };
-        if !send(&mut w, &reply) {
-            return;
+/// The real `init` in supervisor mode, in its own directory: `units/`
+/// (with a virtual `default` that waits for `cluster`, plus what the caller
+/// adds), `logs/` (`--log-dir`), `control.sock` and `init.out`. Dropping it
+/// kills the init and every process under it by PID, even when the test
+/// fails.
+pub struct RealInit {
+    child: Option<Child>,
+    /// Its directory.
+    pub root: PathBuf,
+    /// Its control socket.
+    pub control: PathBuf,
+}
+
+impl RealInit {
+    /// Starts an init in `dir/name/` with `default` waiting for `waits_for`
+    /// and the extra unit files `units` (`(file name, YAML)`), and waits
+    /// until its control socket answers.
+    pub fn start(dir: &Path, name: &str, waits_for: &str, units: &[(&str, String)]) -> RealInit {
+        let root = dir.join(name);
+        let udir = root.join("units");
+        std::fs::create_dir_all(&udir).expect("units dir");
+        std::fs::create_dir_all(root.join("logs")).expect("logs dir");
+        std::fs::write(
+            udir.join("default.yaml"),
+            format!("unit: default\ntype: virtual\nprovides: default\nwaits-for: {waits_for}\n"),
+        )
+        .expect("default unit");
+        for (f, y) in units {
+            std::fs::write(udir.join(f), y).expect("unit file");
         }
+        let control = root.join("control.sock");
+        let out = std::fs::File::create(root.join("init.out")).expect("init.out");
+        let child = Command::new(bin("init", "flotilla-init"))
+            .arg("--units")
+            .arg(&udir)
+            .arg("--control")
+            .arg(&control)
+            .arg("--log-dir")
+            .arg(root.join("logs"))
+            .arg("--target")
+            .arg("default")
+            .env_remove("INIT_CONTROL")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("init.out"))
+            .stderr(out)
+            .spawn()
+            .expect("start init");
+        let init = RealInit {
+            child: Some(child),
+            root,
+            control,
+        };
+        wait_for(Duration::from_secs(10), "the init's control socket", || {
+            matches!(
+                control_request(&init.control, Request::List),
+                Ok(Reply::List { .. })
+            )
+            .then_some(())
+        });
+        init
+    }
+
+    /// The init's PID while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.child.as_ref().map(|c| c.id() as i32)
+    }
+
+    /// Every unit, as `list` reports it (empty when the init does not answer).
+    pub fn list(&self) -> BTreeMap<String, UnitStatus> {
+        match control_request(&self.control, Request::List) {
+            Ok(Reply::List { units }) => units.into_iter().map(|u| (u.unit.clone(), u)).collect(),
+            _ => BTreeMap::new(),
+        }
+    }
+
+    /// The fleet units clusterd handed over (the transient set `cluster`,
+    /// without the virtual `cluster` itself), by name.
+    pub fn fleet_units(&self) -> BTreeMap<String, UnitStatus> {
+        let mut l = self.list();
+        l.retain(|n, u| n != "cluster" && u.source == "transient:cluster");
+        l
+    }
+
+    /// The fleet units running here, with their PIDs.
+    pub fn running(&self) -> BTreeMap<String, i32> {
+        self.fleet_units()
+            .into_iter()
+            .filter(|(_, u)| u.state == UnitState::Running)
+            .filter_map(|(n, u)| Some((n, u.pid? as i32)))
+            .collect()
+    }
+
+    /// The PID of a running unit of this init (e.g. `clusterd`).
+    pub fn pid_of(&self, unit: &str) -> Option<i32> {
+        let u = self.list().remove(unit)?;
+        (u.state == UnitState::Running)
+            .then_some(u.pid)
+            .flatten()
+            .map(|p| p as i32)
+    }
+
+    /// A unit's captured output (`logs/UNIT.log`).
+    pub fn unit_log(&self, unit: &str) -> String {
+        std::fs::read_to_string(self.root.join("logs").join(format!("{unit}.log")))
+            .unwrap_or_default()
+    }
+
+    /// The machine dies at once: the init is frozen (so it starts nothing
+    /// more), then it and every process under it get SIGKILL.
+    pub fn crash(&mut self) {
+        let Some(mut c) = self.child.take() else {
+            return;
+        };
+        let pid = c.id() as i32;
+        signal(pid, libc::SIGSTOP);
+        let mut all = descendants(pid);
+        for p in &all {
+            signal(*p, libc::SIGSTOP);
+        }
+        // Anything forked between the two looks.
+        for p in descendants(pid) {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
+        for p in &all {
+            signal(*p, libc::SIGKILL);
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+        let _ = std::fs::remove_file(&self.control);
+    }
+}
+
+impl Drop for RealInit {
+    fn drop(&mut self) {
+        self.crash();
+    }
+}
+
+/// A cluster machine as in production (contrib/cluster): a real init whose
+/// units are `clusterd` (restarted whenever it dies) and a `default` target
+/// waiting for `clusterd` and `cluster`.
+pub struct Machine {
+    /// The machine's init (clusterd runs under it).
+    pub init: RealInit,
+    /// The machine ID.
+    pub id: String,
+    /// Its API socket.
+    pub sock: PathBuf,
+}
+
+impl Machine {
+    /// Starts a machine `id` in `dir/id/` against `etcd`, with `metadata`
+    /// (`k=v,k=v`), primary IP `ip`, presence TTL `ttl` and more clusterd
+    /// flags `extra`. Its API listens on `dir/id/fleet.sock` unless `extra`
+    /// says otherwise.
+    pub fn start(
+        etcd: &str,
+        dir: &Path,
+        id: &str,
+        metadata: &str,
+        ip: &str,
+        ttl: &str,
+        extra: &[String],
+    ) -> Machine {
+        let root = dir.join(id);
+        let sock = root.join("fleet.sock");
+        let control = root.join("control.sock");
+        let mut args: Vec<String> = vec![
+            bin("clusterd", "flotilla-cluster").display().to_string(),
+            "--etcd".into(),
+            etcd.into(),
+            "--machine-id".into(),
+            id.into(),
+            "--metadata".into(),
+            metadata.into(),
+            "--public-ip".into(),
+            ip.into(),
+            "--control".into(),
+            control.display().to_string(),
+            "--agent-ttl".into(),
+            ttl.into(),
+        ];
+        if !extra.iter().any(|a| a.starts_with("--api-listen")) {
+            args.push("--api-listen".into());
+            args.push(format!("unix://{}", sock.display()));
+        }
+        args.extend(extra.iter().cloned());
+        let exec = serde_json::to_string(&args).expect("args as a YAML flow list");
+        let unit = format!(
+            "unit: clusterd\ntype: foreground-supervised\nexec-start: {exec}\nrestart: always\nrestart-delay: 100ms\nrestart-max-delay: 200ms\n"
+        );
+        let init = RealInit::start(dir, id, "clusterd, cluster", &[("clusterd.yaml", unit)]);
+        Machine {
+            init,
+            id: id.into(),
+            sock,
+        }
+    }
+
+    /// clusterd's PID (while the init runs it).
+    pub fn clusterd_pid(&self) -> Option<i32> {
+        self.init.pid_of("clusterd")
+    }
+
+    /// clusterd's log (what the init captured).
+    pub fn log(&self) -> String {
+        self.init.unit_log("clusterd")
+    }
+
+    /// A request to this machine's API over its unix socket.
+    pub fn api(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+        http_unix(
+            &self.sock,
+            method,
+            path,
+            body.map(|_| "application/json"),
+            body,
+        )
+    }
+
+    /// Waits until the API answers.
+    pub fn wait_api(&self) {
+        wait_for(Duration::from_secs(20), "clusterd API", || {
+            (self.api("GET", "/fleet/v1/machines", None).0 == 200).then_some(())
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------
+// initctl.
+
+/// What a command did.
+#[derive(Debug)]
+pub struct Out {
+    /// Exit code (-1 when killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the real `initctl` with `args` and extra environment `env` (no
+/// `FLEETCTL_ENDPOINT` unless given there); killed by PID after 60 s.
+pub fn initctl(args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut cmd = Command::new(bin("initctl", "flotilla-ctl"));
+    cmd.args(args)
+        .env_remove("FLEETCTL_ENDPOINT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("start initctl");
+    let pid = child.id() as i32;
+    let done = Arc::new(Mutex::new(false));
+    let d2 = done.clone();
+    let watchdog = std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < end {
+            if *d2.lock().unwrap() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !*d2.lock().unwrap() {
+            signal(pid, libc::SIGKILL);
+        }
+    });
+    let out = child.wait_with_output().expect("initctl output");
+    *done.lock().unwrap() = true;
+    let _ = watchdog.join();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
 
