@@ -1,0 +1,151 @@
+//! Boots the image of contrib/image in qemu (Debian's cloud kernel,
+//! software emulation, serial console) with `init.target=selftest`: the
+//! init mounts the API file systems, sets the hostname, reaches the target
+//! (each unit's status line and the marker on the console), the selftest
+//! unit prints `initctl status`, then powers off through the whole shutdown
+//! sequence. The test asserts the order of the console lines and that qemu
+//! exited because the machine powered off (`reboot: Power down`, no
+//! `Kernel panic`), not by time-out. scripts/test installs qemu, the
+//! kernel, busybox-static, cpio and the musl target.
+
+mod pid1_support;
+
+use pid1_support::{bin_dir, workspace, Lines};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// qemu, killed by PID on drop (the run script execs qemu, `timeout`
+/// forwards SIGTERM to it).
+struct Qemu(Child);
+
+impl Drop for Qemu {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child's PID.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
+
+fn ms(d: Duration) -> u128 {
+    d.as_millis()
+}
+
+#[test]
+fn the_image_boots_reaches_its_target_and_powers_off() {
+    let dir = tempfile::Builder::new()
+        .prefix("flotilla-vm-")
+        .tempdir()
+        .unwrap();
+    let img = dir.path().join("initramfs.cpio.gz");
+    // A target dir of its own: the musl build must not wait for the lock
+    // of the build that runs this test.
+    let target = bin_dir().parent().unwrap().join("image-build");
+    let t = Instant::now();
+    let st = Command::new(workspace().join("contrib/image/build"))
+        .arg("--out")
+        .arg(&img)
+        .env("CARGO_TARGET_DIR", &target)
+        .status()
+        .expect("run contrib/image/build");
+    assert!(st.success(), "contrib/image/build failed");
+    println!("vm: image built in {} ms", ms(t.elapsed()));
+
+    let limit = 120;
+    let start = Instant::now();
+    let mut child = Command::new("timeout")
+        .args(["-k", "5", &limit.to_string()])
+        .arg(workspace().join("contrib/image/run"))
+        .arg("--initrd")
+        .arg(&img)
+        .args(["--", "init.target=selftest"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("run qemu");
+    let out = Lines::follow(child.stdout.take().unwrap(), "  vm| ");
+    let mut qemu = Qemu(child);
+    let status = pid1_support::wait_for(Duration::from_secs(limit + 10), "qemu to exit", || {
+        qemu.0.try_wait().unwrap()
+    });
+    let total = start.elapsed();
+    // Let the reader thread take the last bytes: the pipe is at EOF now.
+    out.wait("reboot: Power down", Duration::from_secs(5));
+    let all = out.all();
+    assert_ne!(status.code(), Some(124), "qemu was stopped by the time-out");
+    assert!(status.success(), "qemu: {status:?}");
+    assert!(
+        !all.iter().any(|l| l.contains("Kernel panic")),
+        "the kernel panicked"
+    );
+    for bad in ["[FAILED]", "EMERGENCY", "internal error", "init: mount "] {
+        assert!(
+            !all.iter().any(|l| l.contains(bad)),
+            "{bad:?} on the console"
+        );
+    }
+    out.assert_order(&[
+        "Run /sbin/init as init process",
+        "as PID 1 on a machine: the initial PID namespace",
+        "init: mounted /proc (proc)",
+        "init: mounted /sys (sysfs)",
+        "init: mounted /dev (devtmpfs)",
+        "init: mounted /dev/pts (devpts)",
+        "init: mounted /dev/shm (tmpfs)",
+        "init: mounted /run (tmpfs)",
+        "init: hostname flotilla-vm",
+        "init: target selftest, units /etc/init/units",
+        "[  OK  ] started loopback",
+        "[  OK  ] started web",
+        "[  OK  ] started default",
+        "flotilla-image: web says: <h1>flotilla</h1>",
+        "Target:   selftest",
+        "Init:     PID 1",
+        "[  OK  ] started selftest",
+        "init: requested: stopping every unit (poweroff)",
+        "[  OK  ] stopped default",
+        "[  OK  ] stopped web",
+        "[  OK  ] stopped loopback",
+        "init: every unit stopped",
+        "init: syncing file systems",
+        "init: unmounted /run",
+        "init: powering off",
+        "reboot: Power down",
+    ]);
+    out.assert_order(&[
+        "flotilla-image: marker unit ran on flotilla-vm",
+        "[  OK  ] started marker",
+        "[  OK  ] started default",
+    ]);
+    // The status table, as initctl printed it inside the VM.
+    for (unit, state) in [
+        ("default", "running"),
+        ("loopback", "exited"),
+        ("marker", "exited"),
+        ("web", "running"),
+        ("selftest", "starting"),
+    ] {
+        assert!(
+            all.iter().any(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.first() == Some(&unit) && w.get(2) == Some(&state)
+            }),
+            "no status row `{unit} ... {state}`"
+        );
+    }
+
+    let at = |s: &str| out.time_of(s).unwrap_or_else(|| panic!("no {s:?}"));
+    let kernel = at("Run /sbin/init as init process") - start;
+    let to_target = at("[  OK  ] started default") - at("init: flotilla");
+    let to_selftest = at("[  OK  ] started selftest") - at("init: flotilla");
+    let shutdown = at("reboot: Power down") - at("init: requested: stopping every unit");
+    println!(
+        "vm: qemu start to /sbin/init {} ms; init start to target default {} ms \
+         (selftest {} ms); poweroff request to power down {} ms; qemu total {} ms",
+        ms(kernel),
+        ms(to_target),
+        ms(to_selftest),
+        ms(shutdown),
+        ms(total)
+    );
+}
