@@ -444,17 +444,14 @@ impl RealInit {
         self.fleet_units()
             .into_iter()
             .filter(|(_, u)| u.state == UnitState::Running)
-            .filter_map(|(n, u)| Some((n, u.pid? as i32)))
+            .filter_map(|(n, u)| Some((n, u.pid?)))
             .collect()
     }
 
     /// The PID of a running unit of this init (e.g. `clusterd`).
     pub fn pid_of(&self, unit: &str) -> Option<i32> {
         let u = self.list().remove(unit)?;
-        (u.state == UnitState::Running)
-            .then_some(u.pid)
-            .flatten()
-            .map(|p| p as i32)
+        (u.state == UnitState::Running).then_some(u.pid).flatten()
     }
 
     /// A unit's captured output (`logs/UNIT.log`).
