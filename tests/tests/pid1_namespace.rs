@@ -273,3 +273,30 @@ fn an_unusable_control_socket_leaves_pid1_reaping_with_a_shell() {
         "init: exiting with status 2",
     ]);
 }
+
+#[test]
+fn a_job_container_exits_with_the_jobs_outcome() {
+    // docs/pid1.md's pattern: `done` waits for the job, whatever its end,
+    // and powers off; the exit status tells how the job went.
+    for (code, want) in [(0, 0), (3, 1)] {
+        let job = format!(
+            "unit: job\ntype: oneshot\nexec-start: [\"/bin/sh\", \"-c\", \"exit {code}\"]\n"
+        );
+        let done = "unit: done\ntype: oneshot\nprovides: default\nwaits-for: job\n\
+                    exec-start: initctl poweroff\n";
+        let dir = units_dir(&[("job", &job), ("done", done)]);
+        let units = dir.path().join("units");
+        // `initctl` from PATH, as in a container image.
+        let path = format!(
+            "{}:{}",
+            pid1_support::bin_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut p = Pid1::start_env(
+            &dir.path().join("c.sock"),
+            &["--units", units.to_str().unwrap()],
+            &[("PATH", &path)],
+        );
+        assert_eq!(p.wait_exit(WAIT).code(), Some(want), "{:#?}", p.out.all());
+    }
+}

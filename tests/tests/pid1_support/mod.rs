@@ -198,6 +198,11 @@ pub struct Pid1 {
 impl Pid1 {
     /// Starts `init ARGS` as PID 1; stdin is a pipe ([`Pid1::type_in`]).
     pub fn start(control: &Path, args: &[&str]) -> Pid1 {
+        Pid1::start_env(control, args, &[])
+    }
+
+    /// [`Pid1::start`] with more environment variables.
+    pub fn start_env(control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
         let init = bin("init", "flotilla-init");
         let _ = bin("initctl", "flotilla-ctl");
         // `sh -c 'exec "$@" 2>&1'`: stderr joins stdout (one console), and
@@ -210,6 +215,7 @@ impl Pid1 {
             .arg(control)
             .args(args)
             .env_remove("INIT_CONTROL")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped());
         let started = Instant::now();
