@@ -78,11 +78,11 @@ fn target_reached_then_initctl_poweroff_exits_0_with_no_process_left() {
         "init: exiting with status 0 (orderly shutdown)",
     ]);
     assert!(procs_in(&ns).is_empty());
-    println!(
+    pid1_support::report(&format!(
         "pid1 in a namespace: start to target {} ms, poweroff to exit {} ms",
         boot.as_millis(),
         shutdown.as_millis()
-    );
+    ));
 }
 
 #[test]
@@ -120,10 +120,10 @@ fn sigterm_powers_off_and_a_process_ignoring_it_gets_sigkill_after_the_grace() {
     ]);
     assert!(took >= Duration::from_secs(2), "the grace period was kept");
     assert!(procs_in(&ns).is_empty());
-    println!(
+    pid1_support::report(&format!(
         "pid1 SIGTERM with a stubborn process: {} ms",
         took.as_millis()
-    );
+    ));
 }
 
 #[test]
@@ -169,11 +169,11 @@ fn a_burst_of_orphans_is_reaped_and_never_taken_for_a_units_process() {
     assert_eq!(p.wait_exit(WAIT).code(), Some(0));
     p.out
         .assert_order(&["init: every unit stopped", "init: no process left"]);
-    println!(
+    pid1_support::report(&format!(
         "pid1: {N} orphans forked in {} ms, all reaped {} ms after the burst ended",
         forked.as_millis(),
         reaped.as_millis()
-    );
+    ));
 }
 
 #[test]

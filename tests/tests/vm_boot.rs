@@ -48,7 +48,7 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
         .status()
         .expect("run contrib/image/build");
     assert!(st.success(), "contrib/image/build failed");
-    println!("vm: image built in {} ms", ms(t.elapsed()));
+    pid1_support::report(&format!("vm: image built in {} ms", ms(t.elapsed())));
 
     let limit = 120;
     let start = Instant::now();
@@ -139,7 +139,7 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
     let to_target = at("[  OK  ] started default") - at("init: flotilla");
     let to_selftest = at("[  OK  ] started selftest") - at("init: flotilla");
     let shutdown = at("reboot: Power down") - at("init: requested: stopping every unit");
-    println!(
+    pid1_support::report(&format!(
         "vm: qemu start to /sbin/init {} ms; init start to target default {} ms \
          (selftest {} ms); poweroff request to power down {} ms; qemu total {} ms",
         ms(kernel),
@@ -147,5 +147,5 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
         ms(to_selftest),
         ms(shutdown),
         ms(total)
-    );
+    ));
 }

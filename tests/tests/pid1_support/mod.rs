@@ -25,6 +25,15 @@ pub fn bin_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// Prints a figure (a timing) so that it shows in the test run's output
+/// even when the test passes: written to the real stdout, past libtest's
+/// capture of `println!`.
+pub fn report(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
