@@ -22,6 +22,7 @@ use axum::routing::get;
 use axum::Router;
 use std::collections::HashMap;
 use std::sync::Arc;
+use tokio_rustls::rustls::ServerConfig;
 
 /// Items per page.
 pub const PAGE_SIZE: usize = 100;
@@ -414,16 +415,36 @@ pub const DISCOVERY: &str = r##"{
 pub enum Listen {
     /// A unix socket path.
     Unix(std::path::PathBuf),
-    /// A TCP address (loopback only).
+    /// A TCP address: plain HTTP on loopback, or TLS with client
+    /// certificates ([`ApiTls`]) on any address.
     Tcp(std::net::SocketAddr),
 }
 
-/// Parses `unix:///path` or `tcp://HOST:PORT`; plain HTTP off loopback is refused.
-pub fn parse_listen(s: &str) -> Result<Listen, String> {
+/// The API's TLS settings (PEM files): its certificate chain and key, and
+/// the CA that client certificates must chain to. Every client must present
+/// one (there is no anonymous access over TLS).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiTls {
+    /// The server's certificate chain (`--api-cert`).
+    pub cert: std::path::PathBuf,
+    /// Its private key (`--api-key`).
+    pub key: std::path::PathBuf,
+    /// The CA client certificates are checked against (`--api-client-ca`).
+    pub client_ca: std::path::PathBuf,
+}
+
+/// Parses `unix:///path` or `tcp://HOST:PORT`. Plain HTTP (`tls` false)
+/// is refused off loopback; TLS applies to TCP only.
+pub fn parse_listen(s: &str, tls: bool) -> Result<Listen, String> {
     if let Some(p) = s.strip_prefix("unix://") {
         if !p.starts_with('/') {
             return Err(format!(
                 "--api-listen {s}: a unix socket needs an absolute path (unix:///run/x.sock)"
+            ));
+        }
+        if tls {
+            return Err(format!(
+                "--api-listen {s}: --api-cert, --api-key and --api-client-ca apply to a tcp:// listen only"
             ));
         }
         return Ok(Listen::Unix(p.into()));
@@ -447,10 +468,11 @@ pub fn parse_listen(s: &str) -> Result<Listen, String> {
                 }
             }
         };
-        if !addr.ip().is_loopback() {
+        if !addr.ip().is_loopback() && !tls {
             return Err(format!(
-                "--api-listen {s}: refusing plain HTTP on a non-loopback address (TLS with client certificates is not built in; \
-                 listen on loopback or the unix socket)"
+                "--api-listen {s}: refusing plain HTTP on a non-loopback address; listen on loopback \
+                 or the unix socket, or give --api-cert, --api-key and --api-client-ca (TLS with \
+                 client certificates)"
             ));
         }
         return Ok(Listen::Tcp(addr));
@@ -460,8 +482,118 @@ pub fn parse_listen(s: &str) -> Result<Listen, String> {
     ))
 }
 
-/// Serves the API until the task is dropped.
-pub async fn serve(listen: &Listen, api: Arc<Api>) -> anyhow::Result<()> {
+/// Builds the API's TLS configuration: TLS 1.2 and 1.3 (rustls with
+/// *ring*), HTTP/1.1, and a client certificate that chains to the client CA
+/// required of every connection.
+pub fn tls_server_config(t: &ApiTls) -> anyhow::Result<std::sync::Arc<ServerConfig>> {
+    use anyhow::Context;
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls::server::WebPkiClientVerifier;
+    use tokio_rustls::rustls::RootCertStore;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&t.cert)
+        .and_then(|it| it.collect::<Result<_, _>>())
+        .with_context(|| format!("--api-cert {}", t.cert.display()))?;
+    anyhow::ensure!(
+        !certs.is_empty(),
+        "--api-cert {}: no certificate in it",
+        t.cert.display()
+    );
+    let key = PrivateKeyDer::from_pem_file(&t.key)
+        .with_context(|| format!("--api-key {}", t.key.display()))?;
+    let mut roots = RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(&t.client_ca)
+        .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?
+    {
+        let c = c.with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
+        roots
+            .add(c)
+            .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
+    }
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
+    let mut cfg = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS versions")?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(certs, key)
+        .context("--api-cert and --api-key do not go together")?;
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
+}
+
+/// Connections that completed their TLS handshake, for `axum::serve`.
+/// Handshakes run in their own tasks (at most 10 s each), so a slow or
+/// hostile client never holds up the others.
+struct TlsListener {
+    rx: tokio::sync::mpsc::Receiver<(
+        tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+        std::net::SocketAddr,
+    )>,
+    local: std::net::SocketAddr,
+}
+
+impl TlsListener {
+    fn new(tcp: tokio::net::TcpListener, cfg: Arc<ServerConfig>) -> std::io::Result<TlsListener> {
+        let local = tcp.local_addr()?;
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
+        tokio::spawn(async move {
+            loop {
+                let (sock, peer) = match tcp.accept().await {
+                    Ok(x) => x,
+                    Err(e) => {
+                        eprintln!("clusterd: API: accept: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                if tx.is_closed() {
+                    return;
+                }
+                let acceptor = acceptor.clone();
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let hs = tokio::time::timeout(
+                        std::time::Duration::from_secs(10),
+                        acceptor.accept(sock),
+                    )
+                    .await;
+                    match hs {
+                        Ok(Ok(tls)) => {
+                            let _ = tx.send((tls, peer)).await;
+                        }
+                        Ok(Err(e)) => eprintln!("clusterd: API: TLS handshake with {peer}: {e}"),
+                        Err(_) => eprintln!("clusterd: API: TLS handshake with {peer} timed out"),
+                    }
+                });
+            }
+        });
+        Ok(TlsListener { rx, local })
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        match self.rx.recv().await {
+            Some(x) => x,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.local)
+    }
+}
+
+/// Serves the API until the task is dropped: on a unix socket, on TCP in
+/// plain HTTP, or on TCP with TLS when `tls` is given.
+pub async fn serve(listen: &Listen, tls: Option<&ApiTls>, api: Arc<Api>) -> anyhow::Result<()> {
     use anyhow::Context;
     let app = router(api);
     match listen {
@@ -481,7 +613,13 @@ pub async fn serve(listen: &Listen, api: Arc<Api>) -> anyhow::Result<()> {
             let l = tokio::net::TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("binding {addr}"))?;
-            axum::serve(l, app).await.context("serving the API")?;
+            match tls {
+                None => axum::serve(l, app).await.context("serving the API")?,
+                Some(t) => {
+                    let l = TlsListener::new(l, tls_server_config(t)?)?;
+                    axum::serve(l, app).await.context("serving the API")?
+                }
+            }
         }
     }
     Ok(())
@@ -494,25 +632,35 @@ mod tests {
     #[test]
     fn listen_addresses() {
         assert_eq!(
-            parse_listen("unix:///run/x.sock"),
+            parse_listen("unix:///run/x.sock", false),
             Ok(Listen::Unix("/run/x.sock".into()))
         );
         assert!(matches!(
-            parse_listen("tcp://127.0.0.1:8080"),
+            parse_listen("tcp://127.0.0.1:8080", false),
             Ok(Listen::Tcp(_))
         ));
         assert!(matches!(
-            parse_listen("tcp://localhost:8080"),
+            parse_listen("tcp://localhost:8080", false),
             Ok(Listen::Tcp(_))
         ));
         assert!(matches!(
-            parse_listen("tcp://[::1]:8080"),
+            parse_listen("tcp://[::1]:8080", false),
             Ok(Listen::Tcp(_))
         ));
-        assert!(parse_listen("tcp://0.0.0.0:8080").is_err());
-        assert!(parse_listen("tcp://10.0.0.1:8080").is_err());
-        assert!(parse_listen("http://127.0.0.1:1").is_err());
-        assert!(parse_listen("unix://rel.sock").is_err());
+        assert!(parse_listen("tcp://0.0.0.0:8080", false).is_err());
+        assert!(parse_listen("tcp://10.0.0.1:8080", false).is_err());
+        assert!(parse_listen("http://127.0.0.1:1", false).is_err());
+        assert!(parse_listen("unix://rel.sock", false).is_err());
+        // With TLS: any TCP address, never a unix socket.
+        assert!(matches!(
+            parse_listen("tcp://10.0.0.1:8080", true),
+            Ok(Listen::Tcp(_))
+        ));
+        assert!(matches!(
+            parse_listen("tcp://127.0.0.1:8080", true),
+            Ok(Listen::Tcp(_))
+        ));
+        assert!(parse_listen("unix:///run/x.sock", true).is_err());
         let v: serde_json::Value = serde_json::from_str(DISCOVERY).unwrap();
         assert_eq!(v["kind"], "discovery#restDescription");
     }

@@ -4,12 +4,17 @@
 //! clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
 //!          [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
 //!          [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
+//!          [--api-cert FILE --api-key FILE --api-client-ca FILE]
 //! ```
+//!
+//! The last three are flotilla's addition to SPEC §7's synopsis: the API
+//! over TCP off loopback must use TLS with client certificates
+//! (FLEET-NOTES, docs/cluster.md "Security"), and these name the files.
 //!
 //! Parsing is pure: [`parse_args`] takes the arguments and the contents of
 //! `/etc/machine-id` (read by the caller) and returns settings or a message.
 
-use crate::api::{parse_listen, Listen};
+use crate::api::{parse_listen, ApiTls, Listen};
 use crate::keys::valid_machine_id;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,6 +40,8 @@ pub struct Config {
     pub control: PathBuf,
     /// Where the API listens.
     pub api: Listen,
+    /// TLS of the API (TCP only), with client certificates.
+    pub api_tls: Option<ApiTls>,
     /// Presence lease TTL (whole seconds, at least 1).
     pub agent_ttl: Duration,
     /// TLS files for etcd.
@@ -57,7 +64,8 @@ pub enum Parsed {
 /// The usage text.
 pub const USAGE: &str = "usage: clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
                 [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
-                [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]";
+                [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
+                [--api-cert FILE --api-key FILE --api-client-ca FILE]";
 
 /// Parses `k=v,k=v`.
 pub fn parse_metadata(s: &str) -> Result<BTreeMap<String, String>, String> {
@@ -92,6 +100,9 @@ pub fn parse_args(
         "--etcd-ca",
         "--etcd-cert",
         "--etcd-key",
+        "--api-cert",
+        "--api-key",
+        "--api-client-ca",
     ];
     let mut i = 0;
     while i < args.len() {
@@ -160,6 +171,35 @@ pub fn parse_args(
     if n_tls != 0 && n_tls != 3 {
         return Err("--etcd-ca, --etcd-cert and --etcd-key go together".into());
     }
+    for url in &etcd {
+        let https = url.starts_with("https://");
+        if n_tls == 3 && url.starts_with("http://") {
+            return Err(format!(
+                "--etcd {url}: with --etcd-ca, --etcd-cert and --etcd-key the endpoints are https:// URLs"
+            ));
+        }
+        if n_tls == 0 && https {
+            return Err(format!(
+                "--etcd {url}: an https:// endpoint needs --etcd-ca, --etcd-cert and --etcd-key"
+            ));
+        }
+    }
+    let api_tls: Vec<Option<PathBuf>> = ["--api-cert", "--api-key", "--api-client-ca"]
+        .iter()
+        .map(|f| flags.get(f).map(PathBuf::from))
+        .collect();
+    let api_tls = match api_tls.as_slice() {
+        [Some(cert), Some(key), Some(ca)] => Some(ApiTls {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: ca.clone(),
+        }),
+        [None, None, None] => None,
+        _ => return Err(
+            "--api-cert, --api-key and --api-client-ca go together (TLS with client certificates)"
+                .into(),
+        ),
+    };
     let prefix = flags
         .get("--etcd-prefix")
         .cloned()
@@ -182,7 +222,9 @@ pub fn parse_args(
                 .get("--api-listen")
                 .map(String::as_str)
                 .unwrap_or(DEFAULT_API),
+            api_tls.is_some(),
         )?,
+        api_tls,
         agent_ttl: ttl,
         etcd_ca: tls[0].clone(),
         etcd_cert: tls[1].clone(),
@@ -236,5 +278,42 @@ mod tests {
         assert!(run("--etcd http://x:1 --machine-id m --etcd-ca x", None).is_err());
         assert!(run("--etcd http://x:1 --machine-id m --metadata nokey", None).is_err());
         assert!(run("--etcd http://x:1 --bogus", None).is_err());
+        // TLS to etcd: all three files, https:// endpoints.
+        let c = run(
+            "--etcd https://127.0.0.1:1 --machine-id m --etcd-ca a --etcd-cert b --etcd-key c",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.etcd_key.as_deref(), Some(std::path::Path::new("c")));
+        assert!(run(
+            "--etcd http://127.0.0.1:1 --machine-id m --etcd-ca a --etcd-cert b --etcd-key c",
+            None
+        )
+        .is_err());
+        assert!(run("--etcd https://127.0.0.1:1 --machine-id m", None).is_err());
+        // TLS on the API: all three files; then any TCP address is allowed.
+        let c = run(
+            "--etcd http://x:1 --machine-id m --api-listen tcp://10.1.2.3:4 --api-cert a --api-key b --api-client-ca c",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.api, Listen::Tcp("10.1.2.3:4".parse().unwrap()));
+        assert_eq!(
+            c.api_tls.map(|t| t.client_ca),
+            Some(std::path::PathBuf::from("c"))
+        );
+        assert!(run(
+            "--etcd http://x:1 --machine-id m --api-listen tcp://10.1.2.3:4 --api-cert a --api-key b",
+            None
+        )
+        .is_err());
+        assert!(
+            run(
+                "--etcd http://x:1 --machine-id m --api-cert a --api-key b --api-client-ca c",
+                None
+            )
+            .is_err(),
+            "TLS on the default unix socket"
+        );
     }
 }

@@ -54,6 +54,7 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         match Registry::connect(&ecfg).await {
             Ok(r) => break r,
             Err(e) if cfg.etcd_ca.is_some() => {
+                // Connecting is lazy: what fails here is the TLS files.
                 eprintln!("clusterd: {e}");
                 return 2;
             }
@@ -74,7 +75,9 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         registry: reg.clone(),
     });
     let listen = cfg.api.clone();
-    let mut api_task = tokio::spawn(async move { api::serve(&listen, api_state).await });
+    let api_tls = cfg.api_tls.clone();
+    let mut api_task =
+        tokio::spawn(async move { api::serve(&listen, api_tls.as_ref(), api_state).await });
     tokio::spawn(engine::run(
         reg.clone(),
         cfg.machine_id.clone(),

@@ -7,8 +7,8 @@ use crate::model::{ApiUnit, ApiUnitState, ClusterState, Machine, StoredState, St
 use crate::requirements::Requirements;
 use crate::validate::MetadataChange;
 use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, PutOptions, Txn, TxnOp,
-    TxnOpResponse,
+    Certificate, Client, Compare, CompareOp, ConnectOptions, GetOptions, Identity, KeyValue,
+    PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -424,10 +424,30 @@ impl Registry {
     }
 }
 
-fn tls_options(cfg: &EtcdConfig, _opts: ConnectOptions) -> Result<ConnectOptions> {
-    Err(RegistryError(format!(
-        "TLS to etcd (--etcd-ca {:?}, --etcd-cert {:?}, --etcd-key {:?}) is not built into this clusterd; \
-         reach etcd over loopback or a TLS-terminating proxy",
-        cfg.ca, cfg.cert, cfg.key
-    )))
+/// TLS to etcd with a client certificate: the CA that signed etcd's
+/// certificate, and this client's certificate and key (PEM files), through
+/// etcd-client's rustls (with *ring*).
+fn tls_options(cfg: &EtcdConfig, opts: ConnectOptions) -> Result<ConnectOptions> {
+    let read = |flag: &str, p: &Option<std::path::PathBuf>| -> Result<Vec<u8>> {
+        let p = p
+            .as_ref()
+            .ok_or_else(|| RegistryError(format!("{flag} is missing")))?;
+        std::fs::read(p).map_err(|e| RegistryError(format!("{flag} {}: {e}", p.display())))
+    };
+    let ca = read("--etcd-ca", &cfg.ca)?;
+    let cert = read("--etcd-cert", &cfg.cert)?;
+    let key = read("--etcd-key", &cfg.key)?;
+    for (flag, pem) in [
+        ("--etcd-ca", &ca),
+        ("--etcd-cert", &cert),
+        ("--etcd-key", &key),
+    ] {
+        if !String::from_utf8_lossy(pem).contains("-----BEGIN ") {
+            return Err(RegistryError(format!("{flag}: not a PEM file")));
+        }
+    }
+    let tls = TlsOptions::new()
+        .ca_certificate(Certificate::from_pem(ca))
+        .identity(Identity::from_pem(cert, key));
+    Ok(opts.with_tls(tls))
 }

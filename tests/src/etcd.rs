@@ -2,6 +2,8 @@
 //! with a temp data dir and fast elections (`--heartbeat-interval 10
 //! --election-timeout 100`). [`Etcd::start`] waits until it answers;
 //! dropping the guard kills it by PID, even when the test fails.
+//! [`Etcd::start_tls`] serves clients over TLS only, with client
+//! certificates required (`--client-cert-auth`).
 //!
 //! Only `std` is used so that any test crate can include this file.
 
@@ -18,6 +20,25 @@ pub struct Etcd {
     client_port: u16,
     peer_port: u16,
     owns_dir: bool,
+    tls: Option<EtcdTls>,
+}
+
+/// TLS on etcd's client port (PEM files): the server's certificate and
+/// key, the CA that client certificates must chain to (and that signed the
+/// server's), and a client certificate and key for the harness's own
+/// health checks (made with `curl`).
+#[derive(Debug, Clone)]
+pub struct EtcdTls {
+    /// The CA (`--trusted-ca-file`).
+    pub ca: PathBuf,
+    /// etcd's certificate (`--cert-file`), valid for IP 127.0.0.1.
+    pub cert: PathBuf,
+    /// Its key (`--key-file`).
+    pub key: PathBuf,
+    /// A client certificate signed by `ca`.
+    pub client_cert: PathBuf,
+    /// Its key.
+    pub client_key: PathBuf,
 }
 
 /// A free loopback TCP port (bound and released).
@@ -47,12 +68,23 @@ fn temp_dir() -> PathBuf {
 impl Etcd {
     /// Starts etcd and waits (up to 20 s) until it answers.
     pub fn start() -> Etcd {
+        Etcd::start_with(None)
+    }
+
+    /// Starts etcd with TLS on its client port (`https://127.0.0.1:PORT`)
+    /// and client certificates required, and waits until it answers.
+    pub fn start_tls(tls: EtcdTls) -> Etcd {
+        Etcd::start_with(Some(tls))
+    }
+
+    fn start_with(tls: Option<EtcdTls>) -> Etcd {
         let mut e = Etcd {
             child: None,
             dir: temp_dir(),
             client_port: free_port(),
             peer_port: free_port(),
             owns_dir: true,
+            tls,
         };
         e.spawn();
         e
@@ -67,7 +99,17 @@ impl Etcd {
             .append(true)
             .open(self.dir.join("etcd.log"))
             .expect("etcd log file");
-        let child = Command::new(&bin)
+        let mut cmd = Command::new(&bin);
+        if let Some(t) = &self.tls {
+            cmd.arg("--cert-file")
+                .arg(&t.cert)
+                .arg("--key-file")
+                .arg(&t.key)
+                .arg("--trusted-ca-file")
+                .arg(&t.ca)
+                .arg("--client-cert-auth");
+        }
+        let child = cmd
             .arg("--name")
             .arg("test")
             .arg("--data-dir")
@@ -112,6 +154,20 @@ impl Etcd {
 
     /// Whether `/health` answers `"health":"true"`.
     pub fn healthy(&self) -> bool {
+        if let Some(t) = &self.tls {
+            let out = Command::new("curl")
+                .args(["-s", "--max-time", "2", "--cacert"])
+                .arg(&t.ca)
+                .arg("--cert")
+                .arg(&t.client_cert)
+                .arg("--key")
+                .arg(&t.client_key)
+                .arg(format!("{}/health", self.url()))
+                .stdin(Stdio::null())
+                .output();
+            return out
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("\"health\":\"true\""));
+        }
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.client_port)) else {
             return false;
         };
@@ -125,9 +181,10 @@ impl Etcd {
         out.contains("\"health\":\"true\"")
     }
 
-    /// The client URL, `http://127.0.0.1:PORT`.
+    /// The client URL, `http://127.0.0.1:PORT` (`https://` with TLS).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
     /// The data dir (etcd's log is `etcd.log` beside `data/`).
@@ -165,7 +222,8 @@ impl Etcd {
     }
 
     /// A raw request to etcd's JSON gateway (`/v3/kv/range` and so on), for
-    /// tests that look at keys directly. Returns the response body.
+    /// tests that look at keys directly (plain HTTP only). Returns the
+    /// response body.
     pub fn gateway(&self, path: &str, body: &str) -> String {
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.client_port)) else {
             return String::new();
