@@ -191,6 +191,7 @@ impl Control {
         let Some(Some(conn)) = self.conns.get_mut(id) else {
             return;
         };
+        let before = out.len();
         let mut drop_it = false;
         let mut buf = [0u8; 8192];
         loop {
@@ -241,7 +242,16 @@ impl Control {
             self.close(id, registry);
             return;
         }
-        self.flush(id, registry);
+        // Requests read just now are answered after this call returns: a
+        // closing connection (the client shut its side after writing, or
+        // sent an over-long line) must stay open until their replies are
+        // queued; the flush after the last reply closes it. Closing here
+        // used to drop those replies.
+        if out.len() > before {
+            self.flush_inner(id, registry, false);
+        } else {
+            self.flush(id, registry);
+        }
     }
 
     /// Queues a reply on a connection and tries to send it.
@@ -269,6 +279,12 @@ impl Control {
     }
 
     fn flush(&mut self, id: ConnId, registry: &Registry) {
+        self.flush_inner(id, registry, true);
+    }
+
+    /// Writes what it can; with `may_close`, closes a `closing` connection
+    /// once everything is sent.
+    fn flush_inner(&mut self, id: ConnId, registry: &Registry, may_close: bool) {
         let Some(Some(conn)) = self.conns.get_mut(id) else {
             return;
         };
@@ -299,7 +315,7 @@ impl Control {
         if !pending {
             conn.wbuf.clear();
             conn.woff = 0;
-            if conn.closing && conn.watch == Watch::None {
+            if may_close && conn.closing && conn.watch == Watch::None {
                 self.close(id, registry);
                 return;
             }

@@ -1364,13 +1364,26 @@ impl<S: Sys> Runtime<S> {
                 )
             }
         };
-        let errors: Vec<String> = loaded
+        let mut errors: Vec<String> = loaded
             .diagnostics
             .iter()
             .filter(|d| d.is_error())
             .map(ToString::to_string)
             .collect();
         if !errors.is_empty() {
+            // Every problem at once, as `init --check` reports them: also
+            // the graph's own (cycles, duplicate names or targets) among
+            // the units that did load, with the transient sets. Only the
+            // files' errors used to be reported, the rest after a fix.
+            let mut all = loaded.units.clone();
+            all.extend(self.all_specs().into_iter().skip(self.dir_units.len()));
+            let (_, gdiags) = Graph::build(all);
+            errors.extend(
+                gdiags
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(ToString::to_string),
+            );
             return Reply::Error {
                 code: ErrorCode::Invalid,
                 message: format!(

@@ -1188,19 +1188,28 @@ impl Planner {
                     }
                 } else {
                     let blocked_changed = self.rt[i].blocked_by != blocked;
+                    let why = match (&blocked, &waiting_on) {
+                        (Some(b), _) => format!("blocked by {b}"),
+                        (None, Some(w)) => format!("waiting for {w}"),
+                        (None, None) => "waiting".to_string(),
+                    };
                     if state != UnitState::Waiting && state != UnitState::Failed {
-                        let why = match (&blocked, &waiting_on) {
-                            (Some(b), _) => format!("blocked by {b}"),
-                            (None, Some(w)) => format!("waiting for {w}"),
-                            (None, None) => "waiting".to_string(),
-                        };
                         self.rt[i].blocked_by = blocked;
                         self.set_state(u, UnitState::Waiting, &why);
                         changed = true;
-                    } else if blocked_changed {
-                        self.rt[i].blocked_by = blocked;
-                        self.mark_changed(u);
-                        changed = true;
+                    } else {
+                        if blocked_changed {
+                            self.rt[i].blocked_by = blocked;
+                            self.mark_changed(u);
+                            changed = true;
+                        }
+                        // What it waits for changes as its dependencies
+                        // start: the status says what it waits for now
+                        // (it used to keep naming the first one).
+                        if state == UnitState::Waiting && self.rt[i].status != why {
+                            self.rt[i].status = why;
+                            self.mark_changed(u);
+                        }
                     }
                 }
             }
@@ -2401,6 +2410,44 @@ mod regressions {
             "the start script's group gets kill-signal"
         );
         assert!(p.drained());
+    }
+
+    /// A waiting unit's status names what it waits for now; it used to
+    /// keep naming the first dependency that was not active.
+    #[test]
+    fn waiting_status_follows_the_dependencies() {
+        let mut a = UnitSpec::new("a", UnitType::ForegroundNotified);
+        a.exec_start = Some(Command::new(["/bin/a"]));
+        let mut b = a.clone();
+        b.name = "b".into();
+        b.provides = vec!["b".into()];
+        let mut top = UnitSpec::new("svc", UnitType::Virtual);
+        top.depends_on = vec!["a".into(), "b".into()];
+        let mut p = planner(vec![a, b, top]);
+        let id = |p: &Planner, n: &str| p.graph().unit(n).unwrap();
+        for (n, pid) in [("a", 10), ("b", 11)] {
+            let unit = id(&p, n);
+            p.fact(
+                Fact::Spawned {
+                    unit,
+                    role: Role::Main,
+                    pid,
+                },
+                Instant(1),
+            );
+        }
+        let svc = id(&p, "svc");
+        assert_eq!(p.view(svc).unwrap().status, "waiting for a");
+        let a = id(&p, "a");
+        p.fact(
+            Fact::Notify {
+                unit: a,
+                msg: Notify::Ready,
+            },
+            Instant(2),
+        );
+        assert_eq!(p.state(svc), UnitState::Waiting);
+        assert_eq!(p.view(svc).unwrap().status, "waiting for b");
     }
 
     /// A start script that exits 0 hands over to what it started: its
