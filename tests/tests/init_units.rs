@@ -210,7 +210,10 @@ fn supervised_plain_is_running_at_spawn() {
     let u = init.wait_state("svc", UnitState::Running);
     let pid = u.pid.unwrap();
     assert!(procs::alive(pid));
-    assert_eq!(procs::cmdline(pid), "sleep 100");
+    // (The status may come before the new process has finished its exec.)
+    wait_for(WAIT, "sleep 100 running", || {
+        (procs::cmdline(pid) == "sleep 100").then_some(())
+    });
     assert_eq!(u.kind.as_str(), "foreground-supervised");
     init.wait_state("default", UnitState::Running);
 }

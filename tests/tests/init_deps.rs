@@ -1,0 +1,492 @@
+//! System tests of the local init, part 2: the dependency kinds, the states
+//! they lead to (`blocked_by`, `degraded`, `coincidental`), restarts with
+//! back-off and the restart policies, `max-concurrent-starts`, target
+//! switching (`set-target --wait` exit codes, dependents stop first) and
+//! `initctl restart`, through the real `init` and `initctl` binaries.
+//!
+//! Orders of events are recorded by the units themselves (exec-stop scripts
+//! appending to a shared file) or observed on the init's `subscribe`
+//! stream; nothing sleeps for a fixed time.
+
+use flotilla_tests::init::TestDir;
+use flotilla_tests::{procs, wait_for, WAIT};
+use flotilla_units::state::UnitState;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+/// A long-running unit: `sleep 100`, with extra YAML lines.
+fn sleeper(dir: &TestDir, name: &str, extra: &str) {
+    dir.unit(
+        name,
+        &format!("unit: {name}\nexec-start: sleep 100\n{extra}"),
+    );
+}
+
+/// A long-running unit whose stop appends its name to `order`.
+fn recorded(dir: &TestDir, name: &str, extra: &str) {
+    let d = dir.path().display().to_string();
+    dir.unit(
+        name,
+        &format!(
+            "unit: {name}\nexec-start: sleep 100\n\
+             exec-stop: [sh, -c, 'echo {name} >> {d}/order; kill $MAINPID']\n{extra}"
+        ),
+    );
+}
+
+fn virtual_unit(dir: &TestDir, name: &str, extra: &str) {
+    dir.unit(name, &format!("unit: {name}\ntype: virtual\n{extra}"));
+}
+
+/// depends-on: when the dependency dies, the dependent is stopped; it
+/// comes back by itself once the dependency is active again (after its
+/// restart back-off).
+#[test]
+fn depends_on_dependent_stops_and_comes_back() {
+    let dir = TestDir::new();
+    sleeper(&dir, "db", "restart-delay: 100ms\n");
+    sleeper(&dir, "web", "depends-on: db\n");
+    virtual_unit(&dir, "default", "waits-for: web\n");
+    let init = dir.start("default");
+    let s = init.wait_all(&["db", "web", "default"], UnitState::Running);
+    let pid = |n: &str| s.units.iter().find(|u| u.unit == n).unwrap().pid.unwrap();
+    let (db0, web0) = (pid("db"), pid("web"));
+
+    let mut sub = init.subscribe();
+    procs::signal(db0, libc::SIGKILL);
+    let seen = sub.until("web running again", |u| {
+        u.unit == "web" && u.state == UnitState::Running
+    });
+    let web: Vec<UnitState> = seen
+        .iter()
+        .filter(|u| u.unit == "web")
+        .map(|u| u.state)
+        .collect();
+    assert_eq!(
+        web.iter().filter(|s| **s == UnitState::Stopping).count(),
+        1,
+        "{seen:?}"
+    );
+    assert!(web.contains(&UnitState::Waiting), "{web:?}");
+    let db_failed = seen
+        .iter()
+        .position(|u| u.unit == "db" && u.state == UnitState::Failed)
+        .expect("db failed");
+    let db_back = seen
+        .iter()
+        .position(|u| u.unit == "db" && u.state == UnitState::Running)
+        .expect("db running again");
+    let web_start = seen
+        .iter()
+        .position(|u| u.unit == "web" && u.state == UnitState::Starting)
+        .unwrap_or(seen.len() - 1);
+    assert!(db_failed < db_back && db_back < web_start, "{seen:?}");
+    assert!(!procs::alive(web0), "the old web process was stopped");
+    let s = init.status();
+    let web = s.units.iter().find(|u| u.unit == "web").unwrap();
+    let db = s.units.iter().find(|u| u.unit == "db").unwrap();
+    assert_ne!(web.pid, Some(web0));
+    assert_eq!(db.restarts, 1);
+    assert_eq!(web.restarts, 0, "a stop for a dependency is not a failure");
+}
+
+/// depends-ms: needed to start, not to stay up. The dependent keeps its
+/// process when the dependency fails, and it (and what waits for it) is
+/// `degraded`.
+#[test]
+fn depends_ms_does_not_stop_the_dependent() {
+    let dir = TestDir::new();
+    sleeper(&dir, "net", "restart: no\n");
+    sleeper(&dir, "app", "depends-ms: net\n");
+    virtual_unit(&dir, "default", "waits-for: app\n");
+    let init = dir.start("default");
+    let s = init.wait_all(&["net", "app", "default"], UnitState::Running);
+    let app0 = s.units.iter().find(|u| u.unit == "app").unwrap().pid;
+    let net = s
+        .units
+        .iter()
+        .find(|u| u.unit == "net")
+        .unwrap()
+        .pid
+        .unwrap();
+    procs::signal(net, libc::SIGKILL);
+    init.wait_state("net", UnitState::Failed);
+    let app = init.wait_unit("app", "degraded", |u| u.degraded);
+    assert_eq!(app.state, UnitState::Running);
+    assert_eq!(app.pid, app0, "same process");
+    let root = init.wait_unit("default", "degraded", |u| u.degraded);
+    assert_eq!(root.state, UnitState::Running);
+    assert!(init.status().degraded);
+}
+
+/// waits-for: ordering only. The dependent waits while the dependency is
+/// starting, starts once it failed, and is then `degraded`.
+#[test]
+fn waits_for_orders_and_tolerates_failure() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    dir.unit(
+        "setup",
+        &format!(
+            "unit: setup\ntype: oneshot\n\
+             exec-start: [sh, -c, 'while [ ! -e {d}/go ]; do sleep 0.01; done; exit 1']\n"
+        ),
+    );
+    sleeper(&dir, "app", "waits-for: setup\n");
+    virtual_unit(&dir, "default", "depends-on: app\n");
+    let init = dir.start("default");
+    init.wait_state("setup", UnitState::Starting);
+    let app = init.wait_state("app", UnitState::Waiting);
+    assert_eq!(app.blocked_by, None, "waits-for never blocks");
+    assert_eq!(app.pid, None);
+    dir.file("go", "");
+    init.wait_state("setup", UnitState::Failed);
+    let app = init.wait_unit("app", "running, degraded", |u| {
+        u.state == UnitState::Running && u.degraded
+    });
+    assert!(app.pid.is_some());
+    let s = init.wait_state("default", UnitState::Running);
+    assert!(s.degraded, "transitively degraded: {s:?}");
+}
+
+/// A target no unit provides: `depends-on` keeps the dependent waiting
+/// with `blocked_by` naming it; `waits-for` counts as settled and makes
+/// the dependent degraded. When a reload brings a provider, the waiting
+/// unit starts.
+#[test]
+fn missing_targets_block_or_degrade() {
+    let dir = TestDir::new();
+    sleeper(&dir, "hard", "depends-on: nowhere\n");
+    sleeper(&dir, "soft", "waits-for: nowhere\n");
+    virtual_unit(&dir, "default", "waits-for: hard, soft\n");
+    let init = dir.start("default");
+    let soft = init.wait_state("soft", UnitState::Running);
+    assert!(soft.degraded, "{soft:?}");
+    let hard = init.wait_state("hard", UnitState::Waiting);
+    assert_eq!(hard.blocked_by.as_deref(), Some("nowhere"));
+    let out = init.ctl(&["status"]).expect(0).stdout.clone();
+    assert!(out.contains("blocked by nowhere"), "{out}");
+
+    sleeper(&dir, "nowhere", "");
+    init.ctl(&["reload"]).expect(0);
+    let hard = init.wait_state("hard", UnitState::Running);
+    assert_eq!(hard.blocked_by, None);
+    let soft = init.wait_unit("soft", "not degraded", |u| !u.degraded);
+    assert_eq!(soft.state, UnitState::Running);
+}
+
+/// blocked_by names the root of the failure: a failed hard dependency two
+/// levels down blocks both units above it, and the target is reported
+/// failed to `set-target --wait` (exit 1).
+#[test]
+fn blocked_by_names_the_failed_root() {
+    let dir = TestDir::new();
+    dir.unit(
+        "c",
+        "unit: c\ntype: oneshot\nexec-start: [sh, -c, 'exit 1']\n",
+    );
+    sleeper(&dir, "b", "depends-on: c\n");
+    sleeper(&dir, "a", "depends-ms: b\n");
+    virtual_unit(&dir, "top", "depends-on: a\n");
+    virtual_unit(&dir, "idle", "");
+    let init = dir.start("idle");
+    let out = init.ctl(&["set-target", "top", "--wait"]);
+    out.expect(1);
+    assert!(out.stderr.contains("target 'top' failed"), "{out:?}");
+    let s = init.status();
+    for n in ["b", "a", "top"] {
+        let u = s.units.iter().find(|u| u.unit == n).unwrap();
+        assert_eq!(u.state, UnitState::Waiting, "{u:?}");
+        assert_eq!(u.blocked_by.as_deref(), Some("c"), "{u:?}");
+    }
+    assert_eq!(s.target_state, UnitState::Waiting);
+    assert!(s.degraded);
+}
+
+/// coincidental: a unit providing two targets, only one of which is
+/// required, reports the other as coincidental.
+#[test]
+fn coincidental_targets() {
+    let dir = TestDir::new();
+    sleeper(&dir, "mail", "provides: imapd, smtpd\n");
+    virtual_unit(&dir, "default", "depends-on: imapd\n");
+    let init = dir.start("default");
+    let mail = init.wait_state("mail", UnitState::Running);
+    assert_eq!(mail.provides, ["imapd", "smtpd"]);
+    assert_eq!(mail.coincidental, ["smtpd"]);
+    // A target's status is its provider's.
+    let smtpd = init.unit("smtpd");
+    assert_eq!(smtpd.unit, "mail");
+    let out = init.ctl(&["status"]).expect(0).stdout.clone();
+    assert!(out.contains("imapd,smtpd*"), "{out}");
+    // Required through both targets: nothing coincidental.
+    virtual_unit(&dir, "default", "depends-on: imapd, smtpd\n");
+    init.ctl(&["reload"]).expect(0);
+    init.wait_unit("mail", "not coincidental", |u| u.coincidental.is_empty());
+}
+
+/// Restart back-off: a unit that keeps failing is `failed` between
+/// attempts with the time of the next one (`restart_in_ms`, `restart in`
+/// in its status), its restart count grows, and the delays double.
+#[test]
+fn restart_back_off_doubles() {
+    let dir = TestDir::new();
+    dir.unit(
+        "flaky",
+        "unit: flaky\nexec-start: [sh, -c, 'exit 1']\nrestart-delay: 100ms\nrestart-max-delay: 400ms\n",
+    );
+    virtual_unit(&dir, "idle", "");
+    virtual_unit(&dir, "default", "waits-for: flaky\n");
+    let init = dir.start("idle");
+    let mut sub = init.subscribe();
+    init.ctl(&["set-target", "default"]).expect(0);
+    let mut starts = Vec::new();
+    let mut waiting = None;
+    let seen = sub.until("four starts", |u| {
+        // Ready at spawn: `running` marks each start.
+        if u.unit == "flaky" && u.state == UnitState::Running {
+            starts.push(Instant::now());
+        }
+        if u.unit == "flaky" && u.state == UnitState::Failed && u.restart_in_ms.is_some() {
+            waiting.get_or_insert_with(|| u.clone());
+        }
+        starts.len() == 4
+    });
+    let w = waiting.expect("a failed state with a restart time");
+    assert!(w.status.contains("restart in"), "{w:?}");
+    assert!(w.restart_in_ms.unwrap() <= 100, "{w:?}");
+    let restarts: Vec<u32> = seen
+        .iter()
+        .filter(|u| u.unit == "flaky" && u.state == UnitState::Running)
+        .map(|u| u.restarts)
+        .collect();
+    assert_eq!(restarts, [0, 1, 2, 3]);
+    let gaps: Vec<Duration> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    // 100 ms, 200 ms, 400 ms (a little more for the process itself).
+    assert!(gaps[0] >= Duration::from_millis(90), "{gaps:?}");
+    assert!(gaps[1] >= Duration::from_millis(190), "{gaps:?}");
+    assert!(gaps[2] >= Duration::from_millis(390), "{gaps:?}");
+    let flaky = init.unit("flaky");
+    assert!(flaky.restarts >= 3);
+}
+
+/// restart: no keeps a failed unit failed; on-failure restarts a failure
+/// but not a clean exit (that is `exited`); always restarts a clean exit
+/// too.
+#[test]
+fn restart_policies() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    let counted = |name: &str, code: i32, policy: &str| {
+        dir.unit(
+            name,
+            &format!(
+                "unit: {name}\nexec-start: [sh, -c, 'echo x >> {d}/{name}.runs; sleep 0.05; exit {code}']\n\
+                 restart: {policy}\nrestart-delay: 100ms\n"
+            ),
+        );
+    };
+    counted("no", 1, "no");
+    counted("onfail-ok", 0, "on-failure");
+    counted("onfail-bad", 1, "on-failure");
+    counted("always", 0, "always");
+    virtual_unit(
+        &dir,
+        "default",
+        "waits-for: no, onfail-ok, onfail-bad, always\n",
+    );
+    let init = dir.start("default");
+    init.wait_unit("always", "restarted twice", |u| u.restarts >= 2);
+    init.wait_unit("onfail-bad", "restarted twice", |u| u.restarts >= 2);
+    let s = init.status();
+    let get = |n: &str| s.units.iter().find(|u| u.unit == n).unwrap().clone();
+    let no = get("no");
+    assert_eq!(no.state, UnitState::Failed);
+    assert_eq!(no.restart_in_ms, None);
+    assert_eq!(no.restarts, 0);
+    let ok = get("onfail-ok");
+    assert_eq!(ok.state, UnitState::Exited, "{ok:?}");
+    assert_eq!(ok.restarts, 0);
+    assert_eq!(dir.lines("no.runs").len(), 1);
+    assert_eq!(dir.lines("onfail-ok.runs").len(), 1);
+    assert!(dir.lines("always.runs").len() >= 3);
+}
+
+/// max-concurrent-starts: 2 (config file): never more than two units
+/// starting at once, observed on the subscribe stream; all start in the end.
+#[test]
+fn max_concurrent_starts_caps_the_starting_set() {
+    let dir = TestDir::new();
+    let names: Vec<String> = (1..=6).map(|i| format!("s{i}")).collect();
+    for n in &names {
+        sleeper(&dir, n, "ready-wait: 150ms\n");
+    }
+    virtual_unit(&dir, "idle", "");
+    virtual_unit(
+        &dir,
+        "many",
+        &format!("waits-for: [{}]\n", names.join(", ")),
+    );
+    let config = dir.file("init.yaml", "max-concurrent-starts: 2\n");
+    let init = dir.init().target("idle").config(config).start();
+    let mut sub = init.subscribe();
+    init.ctl(&["set-target", "many"]).expect(0);
+    let mut starting = BTreeSet::new();
+    let mut max = 0;
+    let mut running = BTreeSet::new();
+    sub.until("every unit running", |u| {
+        if u.state == UnitState::Starting {
+            starting.insert(u.unit.clone());
+        } else {
+            starting.remove(&u.unit);
+        }
+        if u.state == UnitState::Running && u.unit.starts_with('s') {
+            running.insert(u.unit.clone());
+        }
+        max = max.max(starting.len());
+        running.len() == 6
+    });
+    assert_eq!(max, 2, "at most two starting at once, and two did");
+    init.wait_state("many", UnitState::Running);
+}
+
+/// set-target --wait: 0 when the target is active, 1 when it failed or
+/// `--timeout` passed (the switch goes on), 4 for an unknown target.
+#[test]
+fn set_target_wait_exit_codes() {
+    let dir = TestDir::new();
+    sleeper(&dir, "good", "");
+    dir.unit(
+        "bad",
+        "unit: bad\ntype: oneshot\nexec-start: [sh, -c, 'exit 2']\n",
+    );
+    dir.unit(
+        "slow",
+        "unit: slow\ntype: foreground-notified\nexec-start: sleep 100\n",
+    );
+    virtual_unit(&dir, "ok", "depends-on: good\n");
+    virtual_unit(&dir, "broken", "depends-on: bad\n");
+    virtual_unit(&dir, "never", "depends-on: slow\n");
+    virtual_unit(&dir, "idle", "");
+    let init = dir.start("idle");
+
+    let out = init.ctl(&["set-target", "ok", "--wait"]);
+    out.expect(0);
+    assert!(out.stdout.contains("target 'ok' is active"), "{out:?}");
+    assert_eq!(init.status().target, "ok");
+
+    let out = init.ctl(&["set-target", "broken", "--wait"]);
+    out.expect(1);
+    assert!(out.stderr.contains("failed"), "{out:?}");
+    assert!(out.stderr.contains("bad"), "{out:?}");
+
+    let t0 = Instant::now();
+    let out = init.ctl(&["set-target", "never", "--timeout", "300ms"]);
+    out.expect(1);
+    assert!(t0.elapsed() >= Duration::from_millis(300));
+    assert!(out.stderr.contains("timed out"), "{out:?}");
+    // The switch went on.
+    assert_eq!(init.status().target, "never");
+    assert_eq!(init.unit("slow").state, UnitState::Starting);
+
+    let out = init.ctl(&["set-target", "nosuch", "--wait"]);
+    out.expect(4);
+    assert!(out.stderr.contains("nosuch"), "{out:?}");
+    assert_eq!(init.status().target, "never", "nothing changed");
+    // Without --wait: accepted at once.
+    init.ctl(&["set-target", "ok"]).expect(0);
+    init.wait_state("ok", UnitState::Running);
+}
+
+/// A target switch stops exactly the units outside the new required set,
+/// dependents before their dependencies (the order recorded by their
+/// exec-stop commands), and keeps the shared ones running (same PID).
+#[test]
+fn target_switch_stops_dependents_first() {
+    let dir = TestDir::new();
+    recorded(&dir, "net", "");
+    recorded(&dir, "db", "depends-on: net\n");
+    recorded(&dir, "cache", "depends-ms: net\n");
+    recorded(&dir, "app", "depends-on: db\nwaits-for: cache\n");
+    recorded(&dir, "shared", "");
+    virtual_unit(&dir, "full", "depends-on: app, shared\n");
+    virtual_unit(&dir, "bare", "depends-on: shared\n");
+    let init = dir.start("full");
+    let s = init.wait_all(&["net", "db", "cache", "app", "shared"], UnitState::Running);
+    let shared = s.units.iter().find(|u| u.unit == "shared").unwrap().pid;
+    let mut sub = init.subscribe();
+    init.ctl(&["set-target", "bare", "--wait"]).expect(0);
+    let mut gone = BTreeSet::new();
+    let seen = sub.until("four units disabled", |u| {
+        if u.state == UnitState::Disabled && u.unit != "full" {
+            gone.insert(u.unit.clone());
+        }
+        gone.len() == 4
+    });
+    assert!(
+        seen.iter()
+            .any(|u| u.unit == "app" && u.state == UnitState::Stopping),
+        "stopping observed: {seen:?}"
+    );
+    let order = dir.lines("order");
+    let pos = |n: &str| {
+        order
+            .iter()
+            .position(|x| x == n)
+            .unwrap_or_else(|| panic!("{n} not stopped: {order:?}"))
+    };
+    assert_eq!(order.len(), 4, "{order:?}");
+    assert!(pos("app") < pos("db"), "{order:?}");
+    assert!(pos("app") < pos("cache"), "{order:?}");
+    assert!(pos("db") < pos("net"), "{order:?}");
+    assert!(pos("cache") < pos("net"), "{order:?}");
+    let s = init.status();
+    let get = |n: &str| s.units.iter().find(|u| u.unit == n).unwrap();
+    assert_eq!(get("shared").pid, shared);
+    assert_eq!(get("shared").state, UnitState::Running);
+    for n in ["net", "db", "cache", "app", "full"] {
+        assert_eq!(get(n).state, UnitState::Disabled, "{n}");
+        assert!(!get(n).required);
+    }
+}
+
+/// initctl restart: the unit restarts with a new process; what
+/// hard-depends on it stops first and comes back; unknown units exit 4,
+/// units the target does not require exit 1.
+#[test]
+fn restart_command() {
+    let dir = TestDir::new();
+    recorded(&dir, "db", "");
+    recorded(&dir, "web", "depends-on: db\n");
+    recorded(&dir, "idle", "");
+    virtual_unit(&dir, "default", "depends-on: web\n");
+    let init = dir.start("default");
+    let s = init.wait_all(&["db", "web", "default"], UnitState::Running);
+    let pid = |s: &flotilla_units::protocol::SystemStatus, n: &str| {
+        s.units.iter().find(|u| u.unit == n).unwrap().pid.unwrap()
+    };
+    let (db0, web0) = (pid(&s, "db"), pid(&s, "web"));
+    let out = init.ctl(&["restart", "db"]);
+    out.expect(0);
+    assert!(out.stdout.contains("db"), "{out:?}");
+    let s = init.wait("db and web running with new processes", |s| {
+        ["db", "web"].iter().all(|n| {
+            s.units
+                .iter()
+                .any(|u| u.unit == *n && u.state == UnitState::Running)
+        }) && pid(s, "db") != db0
+            && pid(s, "web") != web0
+    });
+    assert_eq!(dir.lines("order"), ["web", "db"]);
+    let db = s.units.iter().find(|u| u.unit == "db").unwrap();
+    assert_eq!(db.restarts, 0, "a requested restart is not a failure");
+    wait_for(WAIT, "old processes gone", || {
+        (!procs::alive(db0) && !procs::alive(web0)).then_some(())
+    });
+
+    let out = init.ctl(&["restart", "nosuch"]);
+    out.expect(4);
+    let out = init.ctl(&["restart", "idle"]);
+    out.expect(1);
+    assert!(out.stderr.contains("not required"), "{out:?}");
+}
