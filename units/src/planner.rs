@@ -1117,13 +1117,20 @@ impl Planner {
         let degraded = degraded && r.state.is_active();
         let to_stop = r.up() && (!required || r.restart_requested || r.spec_changed || !hold_ok);
         let mut changed = false;
-        if r.degraded != degraded || r.to_stop != to_stop {
+        let degraded_changed = r.degraded != degraded;
+        if degraded_changed || r.to_stop != to_stop {
             changed = true;
         }
         {
             let r = &mut self.rt[i];
             r.degraded = degraded;
             r.to_stop = to_stop;
+        }
+        // `degraded` is part of what a unit's status reports: watchers
+        // (subscribe) hear of it like a state change. It used to change
+        // silently.
+        if degraded_changed {
+            self.mark_changed(u);
         }
 
         match self.rt[i].phase {
@@ -2448,6 +2455,39 @@ mod regressions {
         );
         assert_eq!(p.state(svc), UnitState::Waiting);
         assert_eq!(p.view(svc).unwrap().status, "waiting for b");
+    }
+
+    /// A unit that becomes degraded is reported as changed (for
+    /// `subscribe`); it used to change silently.
+    #[test]
+    fn becoming_degraded_is_a_change() {
+        let mut net = UnitSpec::new("net", UnitType::ForegroundSupervised);
+        net.exec_start = Some(Command::new(["/bin/net"]));
+        net.restart = RestartPolicy::No;
+        let mut top = UnitSpec::new("svc", UnitType::Virtual);
+        top.depends_ms = vec!["net".into()];
+        let mut p = planner(vec![net, top]);
+        let net = p.graph().unit("net").unwrap();
+        let svc = p.graph().unit("svc").unwrap();
+        p.fact(
+            Fact::Spawned {
+                unit: net,
+                role: Role::Main,
+                pid: 10,
+            },
+            Instant(1),
+        );
+        assert_eq!(p.state(svc), UnitState::Running);
+        p.take_changed();
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Signal(9),
+            },
+            Instant(2),
+        );
+        assert!(p.view(svc).unwrap().degraded);
+        assert!(p.take_changed().contains(&svc));
     }
 
     /// A start script that exits 0 hands over to what it started: its
