@@ -135,6 +135,7 @@ impl TestDir {
             target: Some("default".to_string()),
             config: None,
             log_dir: true,
+            as_nobody: false,
         }
     }
 
@@ -236,6 +237,7 @@ pub struct InitBuilder<'a> {
     target: Option<String>,
     config: Option<PathBuf>,
     log_dir: bool,
+    as_nobody: bool,
 }
 
 impl InitBuilder<'_> {
@@ -263,12 +265,28 @@ impl InitBuilder<'_> {
         self
     }
 
+    /// Runs the init as `nobody`/`nogroup` (a supervisor for one user);
+    /// the test dir is handed to `nobody` so that it can make its socket
+    /// and logs there.
+    pub fn as_nobody(mut self) -> Self {
+        self.as_nobody = true;
+        self
+    }
+
     /// Starts the init and waits until its control socket answers.
     pub fn start(self) -> Init {
         let d = self.dir;
         let out_path = d.join("init.out");
         let out = std::fs::File::create(&out_path).expect("init.out");
-        let mut cmd = Command::new(crate::bins::init());
+        let mut cmd = if self.as_nobody {
+            std::os::unix::fs::chown(d.path(), Some(65534), Some(65534)).expect("chown");
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+                .arg(crate::bins::init());
+            c
+        } else {
+            Command::new(crate::bins::init())
+        };
         cmd.arg("--units")
             .arg(d.units())
             .arg("--control")

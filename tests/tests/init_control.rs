@@ -288,6 +288,15 @@ fn init_check_and_bad_flags() {
         assert_eq!(out.code, 2, "{args:?}: {out:?}");
         assert!(out.stderr.contains("usage"), "{args:?}: {out:?}");
     }
+    // A bad config file: exit 2, every problem as FILE:LINE:COL.
+    let cfg = dir.file("init.yaml", "max-concurrent-starts: 0\nbogus: 1\n");
+    let cfg = cfg.display().to_string();
+    let control = dir.control().display().to_string();
+    let out = dir.run_init(&["--config", &cfg, "--units", &units, "--control", &control]);
+    out.expect(2);
+    assert!(out.stderr.contains(&format!("{cfg}:1:24:")), "{out:?}");
+    assert!(out.stderr.contains(&format!("{cfg}:2:1:")), "{out:?}");
+    assert!(!dir.control().exists(), "nothing started");
 }
 
 /// A bad unit file at boot is left out (reported in `status`) and the rest
@@ -811,4 +820,67 @@ fn poweroff_stops_everything_and_exits() {
     wait_for(WAIT, "no unit process left", || {
         procs::marked(&dir.mark).is_empty().then_some(())
     });
+}
+
+/// A supervisor run by an ordinary user (`nobody`): its units run as that
+/// user, and that user — the init's own — may change the system, as root
+/// may.
+#[test]
+fn init_as_an_ordinary_user_accepts_its_own_user() {
+    let dir = TestDir::new();
+    sleeper(&dir, "svc", "");
+    virtual_unit(&dir, "default", "depends-on: svc\n");
+    virtual_unit(&dir, "other", "");
+    let init = dir.init().target("default").as_nobody().start();
+    let pid = init.wait_state("svc", UnitState::Running).pid.unwrap();
+    assert_eq!(procs::uid(init.pid), Some(65534));
+    assert_eq!(procs::uid(pid), Some(65534));
+    dir.ctl_as_nobody(&["set-target", "other", "--wait"])
+        .expect(0);
+    init.wait_state("svc", UnitState::Disabled);
+    init.ctl(&["set-target", "default", "--wait"]).expect(0);
+}
+
+/// `initctl reload UNIT` runs exec-reload only for a running unit that has
+/// one: exit 1 otherwise, 4 for an unknown unit; the unit keeps its PID.
+#[test]
+fn reload_unit_errors() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    sleeper(&dir, "plain", "");
+    dir.unit(
+        "hup",
+        &format!(
+            "unit: hup\nexec-start: [sh, -c, \"trap 'echo hup >> {d}/hups' HUP; echo ready; \
+             while :; do sleep 0.05; done\"]\nready-grep: ready\n\
+             exec-reload: /bin/kill -HUP $MAINPID\n"
+        ),
+    );
+    virtual_unit(&dir, "default", "depends-on: plain, hup\n");
+    let init = dir.start("default");
+    let pid = init.wait_state("hup", UnitState::Running).pid;
+    init.ctl(&["reload", "hup"]).expect(0);
+    wait_for(WAIT, "the HUP trap", || {
+        (dir.lines("hups") == ["hup"]).then_some(())
+    });
+    let u = init.wait_unit("hup", "reloaded", |u| u.status == "reloaded");
+    assert_eq!(u.state, UnitState::Running);
+    assert_eq!(u.pid, pid);
+    let out = init.ctl(&["reload", "plain"]);
+    out.expect(1);
+    assert!(out.stderr.contains("exec-reload"), "{out:?}");
+    init.ctl(&["reload", "nosuch"]).expect(4);
+}
+
+/// SIGINT (not PID 1) shuts down like SIGTERM: exit 0, nothing left.
+#[test]
+fn sigint_shuts_down() {
+    let dir = TestDir::new();
+    sleeper(&dir, "svc", "");
+    virtual_unit(&dir, "default", "depends-on: svc\n");
+    let mut init = dir.start("default");
+    let pid = init.wait_state("svc", UnitState::Running).pid.unwrap();
+    init.signal(libc::SIGINT);
+    assert_eq!(init.wait_exit(), 0, "{}", init.output());
+    assert!(!procs::alive(pid));
 }

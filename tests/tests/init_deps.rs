@@ -493,3 +493,29 @@ fn restart_command() {
     out.expect(1);
     assert!(out.stderr.contains("not required"), "{out:?}");
 }
+
+/// `degraded` changes are reported on the subscribe stream, like state
+/// changes: a subscriber (the cluster agent, a dashboard) sees a unit
+/// become degraded when a milestone dependency fails.
+#[test]
+fn degraded_changes_are_reported_to_subscribers() {
+    let dir = TestDir::new();
+    sleeper(&dir, "net", "restart: no\n");
+    sleeper(&dir, "app", "depends-ms: net\n");
+    virtual_unit(&dir, "default", "depends-on: app\n");
+    let init = dir.start("default");
+    let s = init.wait_all(&["net", "app", "default"], UnitState::Running);
+    let net = s
+        .units
+        .iter()
+        .find(|u| u.unit == "net")
+        .unwrap()
+        .pid
+        .unwrap();
+    let mut sub = init.subscribe();
+    procs::signal(net, libc::SIGKILL);
+    sub.until("app reported degraded", |u| u.unit == "app" && u.degraded);
+    sub.until("default reported degraded", |u| {
+        u.unit == "default" && u.degraded
+    });
+}
