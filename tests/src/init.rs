@@ -207,6 +207,12 @@ pub fn run(mut cmd: Command, limit: Duration) -> Out {
     let child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    run_child(child, limit)
+}
+
+/// Waits for a child started with piped output to end (killed after
+/// `limit`), capturing what is left of its output.
+pub fn run_child(child: Child, limit: Duration) -> Out {
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -216,7 +222,7 @@ pub fn run(mut cmd: Command, limit: Duration) -> Out {
         Ok(r) => r.expect("wait for the subprocess"),
         Err(_) => {
             procs::signal(pid, libc::SIGKILL);
-            panic!("{cmd:?} did not end within {limit:?}");
+            panic!("process {pid} did not end within {limit:?}");
         }
     };
     Out {

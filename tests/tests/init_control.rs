@@ -599,8 +599,9 @@ fn logs_tail_file_and_follow() {
 }
 
 /// A unit flooding its output (`yes`) stalls neither the control socket
-/// nor other units: status answers before a deadline, another unit starts,
-/// and the flood's last lines are in its log.
+/// nor other units, even with a `logs -f` client that never reads: status
+/// answers before a deadline, another unit starts, the flood's last lines
+/// are in its log and the in-memory ring says how much it dropped.
 #[test]
 fn flooding_unit_does_not_stall_the_init() {
     let dir = TestDir::new();
@@ -610,6 +611,13 @@ fn flooding_unit_does_not_stall_the_init() {
     virtual_unit(&dir, "both", "depends-on: flood, quiet\n");
     let init = dir.start("default");
     init.wait_state("flood", UnitState::Running);
+    // A follower that never reads what it asked for.
+    let mut stuck = init.client();
+    stuck.send(Request::Logs {
+        unit: "flood".into(),
+        lines: Some(0),
+        follow: true,
+    });
     wait_for(WAIT, "the flood in the log file", || {
         std::fs::metadata(dir.logs().join("flood.log"))
             .ok()
@@ -635,7 +643,11 @@ fn flooding_unit_does_not_stall_the_init() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
     assert!(lines.iter().all(|l| *l == "flooding"), "{out}");
+    let head = init.ctl(&["logs", "flood"]).expect(0).stdout.clone();
+    let first = head.lines().next().unwrap_or_default();
+    assert!(first.contains("dropped"), "overflow mark: {first}");
     assert!(procs::alive(init.pid_of("flood")));
+    drop(stuck);
 }
 
 fn transient(name: &str, argv: &[&str]) -> UnitSpec {

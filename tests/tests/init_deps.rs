@@ -392,12 +392,31 @@ fn set_target_wait_exit_codes() {
     assert_eq!(init.status().target, "never");
     assert_eq!(init.unit("slow").state, UnitState::Starting);
 
+    // A wait whose target is switched away settles as failed (exit 1).
+    let mut waiter = std::process::Command::new(flotilla_tests::bins::initctl())
+        .arg("--control")
+        .arg(&init.control)
+        .args(["set-target", "never", "--wait"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut progress = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(waiter.stdout.take().unwrap()),
+        &mut progress,
+    )
+    .unwrap();
+    assert!(progress.starts_with("never: "), "{progress}");
+    init.ctl(&["set-target", "ok"]).expect(0);
+    let out = flotilla_tests::init::run_child(waiter, WAIT);
+    out.expect(1);
+    assert!(out.stderr.contains("switched to ok"), "{out:?}");
+
     let out = init.ctl(&["set-target", "nosuch", "--wait"]);
     out.expect(4);
     assert!(out.stderr.contains("nosuch"), "{out:?}");
-    assert_eq!(init.status().target, "never", "nothing changed");
-    // Without --wait: accepted at once.
-    init.ctl(&["set-target", "ok"]).expect(0);
+    assert_eq!(init.status().target, "ok", "nothing changed");
     init.wait_state("ok", UnitState::Running);
 }
 
