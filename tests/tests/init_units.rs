@@ -688,3 +688,57 @@ fn scripted_without_stop_script_signals_the_group() {
         (!procs::alive(bg)).then_some(())
     });
 }
+
+/// start-timeout also bounds exec-start-pre: a hanging pre command is
+/// killed and the unit fails; the main command never runs.
+#[test]
+fn hanging_start_pre_times_out() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    dir.unit(
+        "svc",
+        &format!(
+            "unit: svc\nexec-start-pre: [[sh, -c, 'echo $$ > {d}/pre.pid; exec sleep 100']]\n\
+             exec-start: [sh, -c, 'echo main >> {d}/order; exec sleep 100']\n\
+             start-timeout: 300ms\nrestart: no\n"
+        ),
+    );
+    default_on(&dir, "waits-for", "svc");
+    let init = dir.start("default");
+    let pre: i32 = wait_for(WAIT, "pre.pid", || dir.read("pre.pid").trim().parse().ok());
+    let u = init.wait_state("svc", UnitState::Failed);
+    assert!(u.status.contains("start timed out"), "{u:?}");
+    wait_for(WAIT, "the pre command to be killed", || {
+        (!procs::alive(pre)).then_some(())
+    });
+    assert_eq!(dir.read("order"), "");
+}
+
+/// stop-timeout also bounds exec-stop: a hanging stop command and the main
+/// process both get SIGKILL, and the unit ends disabled.
+#[test]
+fn hanging_exec_stop_times_out() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    dir.unit(
+        "svc",
+        &format!(
+            "unit: svc\nexec-start: [sh, -c, \"trap '' TERM; echo ready; while :; do sleep 0.05; done\"]\n\
+             ready-grep: ready\n\
+             exec-stop: [sh, -c, 'echo $$ > {d}/stop.pid; exec sleep 100']\nstop-timeout: 300ms\n"
+        ),
+    );
+    dir.unit("other", "unit: other\ntype: virtual\n");
+    default_on(&dir, "depends-on", "svc");
+    let init = dir.start("default");
+    let main = init.wait_state("svc", UnitState::Running).pid.unwrap();
+    let t0 = Instant::now();
+    init.ctl(&["set-target", "other"]).expect(0);
+    let stop: i32 = wait_for(WAIT, "stop.pid", || {
+        dir.read("stop.pid").trim().parse().ok()
+    });
+    init.wait_state("svc", UnitState::Disabled);
+    assert!(t0.elapsed() >= Duration::from_millis(250));
+    assert!(!procs::alive(main));
+    assert!(!procs::alive(stop));
+}
