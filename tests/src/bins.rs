@@ -4,13 +4,15 @@
 //! same build are in `<target>/<profile>/`. Finding them from the test's own
 //! path honours `CARGO_TARGET_DIR`, `--target` and the profile without
 //! reading any of them. `FLOTILLA_BIN_DIR` overrides the directory (to test
-//! installed binaries). The README's test command builds the whole
-//! workspace first; a binary that is still missing is built here with
-//! `cargo build -p PACKAGE --bin NAME` into the same target dir.
+//! installed binaries, used as they are). The README's test command builds
+//! the whole workspace first; a binary that is still missing, or older than
+//! its sources, is built here with `cargo build -p PACKAGE --bin NAME` into
+//! the same target dir.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 /// The directory holding the built binaries.
 pub fn bin_dir() -> PathBuf {
@@ -22,36 +24,76 @@ pub fn bin_dir() -> PathBuf {
     deps.parent().expect("profile dir").to_path_buf()
 }
 
-/// The binary `name` of `package`, built when it is missing.
-pub fn bin(name: &str, package: &str) -> PathBuf {
-    static BUILD: Mutex<()> = Mutex::new(());
+/// The binary `name` of `package` (whose crate is `crate_dir` in the
+/// workspace), built when it is missing or older than its sources, once
+/// per test process: `cargo test -p flotilla-tests` alone does not build
+/// other packages' binaries, and a stale one would test old code.
+pub fn bin(name: &str, package: &str, crate_dir: &str) -> PathBuf {
+    static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let p = bin_dir().join(name);
-    if p.exists() {
+    if std::env::var_os("FLOTILLA_BIN_DIR").is_some() {
         return p;
     }
-    let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
-    if !p.exists() {
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built.iter().any(|b| b == name) {
+        return p;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf();
+    let newest = [
+        root.join(crate_dir),
+        root.join("units/src"),
+        root.join("Cargo.lock"),
+    ]
+    .iter()
+    .filter_map(|p| newest_mtime(p))
+    .max();
+    let fresh = match (std::fs::metadata(&p).and_then(|m| m.modified()), newest) {
+        (Ok(b), Some(n)) => b >= n,
+        (Ok(_), None) => true,
+        (Err(_), _) => false,
+    };
+    if !fresh {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let profile_dir = bin_dir();
         let target = profile_dir.parent().expect("target dir").to_path_buf();
         let mut cmd = Command::new(cargo);
         cmd.args(["build", "-p", package, "--bin", name, "--target-dir"])
-            .arg(&target);
+            .arg(&target)
+            .current_dir(&root);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
         let st = cmd.status().expect("run cargo build");
         assert!(st.success(), "building {name} failed");
     }
+    built.push(name.to_string());
     p
+}
+
+/// The newest modification time of a file, or of the files under a
+/// directory (`target` directories are skipped).
+fn newest_mtime(p: &Path) -> Option<SystemTime> {
+    let m = std::fs::metadata(p).ok()?;
+    if !m.is_dir() {
+        return m.modified().ok();
+    }
+    std::fs::read_dir(p)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name() != "target")
+        .filter_map(|e| newest_mtime(&e.path()))
+        .max()
 }
 
 /// The `init` binary.
 pub fn init() -> PathBuf {
-    bin("init", "flotilla-init")
+    bin("init", "flotilla-init", "init")
 }
 
 /// The `initctl` binary.
 pub fn initctl() -> PathBuf {
-    bin("initctl", "flotilla-ctl")
+    bin("initctl", "flotilla-ctl", "ctl")
 }
