@@ -43,8 +43,10 @@ pub fn bin(name: &str, package: &str, crate_dir: &str) -> PathBuf {
         .expect("workspace root")
         .to_path_buf();
     let newest = [
-        root.join(crate_dir),
+        root.join(crate_dir).join("src"),
+        root.join(crate_dir).join("Cargo.toml"),
         root.join("units/src"),
+        root.join("units/Cargo.toml"),
         root.join("Cargo.lock"),
     ]
     .iter()
