@@ -429,21 +429,31 @@ fn target_switch_stops_dependents_first() {
     recorded(&dir, "net", "");
     recorded(&dir, "db", "depends-on: net\n");
     recorded(&dir, "cache", "depends-ms: net\n");
-    recorded(&dir, "app", "depends-on: db\nwaits-for: cache\n");
+    recorded(&dir, "app", "depends-on: db, setup\nwaits-for: cache\n");
     recorded(&dir, "shared", "");
+    // An exited oneshot with exec-stop: its stop runs too, after app's.
+    let d = dir.path().display().to_string();
+    dir.unit(
+        "setup",
+        &format!(
+            "unit: setup\ntype: oneshot\nexec-start: 'true'\n\
+             exec-stop: [sh, -c, 'echo setup >> {d}/order']\n"
+        ),
+    );
     virtual_unit(&dir, "full", "depends-on: app, shared\n");
     virtual_unit(&dir, "bare", "depends-on: shared\n");
     let init = dir.start("full");
     let s = init.wait_all(&["net", "db", "cache", "app", "shared"], UnitState::Running);
+    assert_eq!(init.unit("setup").state, UnitState::Exited);
     let shared = s.units.iter().find(|u| u.unit == "shared").unwrap().pid;
     let mut sub = init.subscribe();
     init.ctl(&["set-target", "bare", "--wait"]).expect(0);
     let mut gone = BTreeSet::new();
-    let seen = sub.until("four units disabled", |u| {
+    let seen = sub.until("five units disabled", |u| {
         if u.state == UnitState::Disabled && u.unit != "full" {
             gone.insert(u.unit.clone());
         }
-        gone.len() == 4
+        gone.len() == 5
     });
     assert!(
         seen.iter()
@@ -457,7 +467,8 @@ fn target_switch_stops_dependents_first() {
             .position(|x| x == n)
             .unwrap_or_else(|| panic!("{n} not stopped: {order:?}"))
     };
-    assert_eq!(order.len(), 4, "{order:?}");
+    assert_eq!(order.len(), 5, "{order:?}");
+    assert!(pos("app") < pos("setup"), "{order:?}");
     assert!(pos("app") < pos("db"), "{order:?}");
     assert!(pos("app") < pos("cache"), "{order:?}");
     assert!(pos("db") < pos("net"), "{order:?}");
@@ -466,7 +477,7 @@ fn target_switch_stops_dependents_first() {
     let get = |n: &str| s.units.iter().find(|u| u.unit == n).unwrap();
     assert_eq!(get("shared").pid, shared);
     assert_eq!(get("shared").state, UnitState::Running);
-    for n in ["net", "db", "cache", "app", "full"] {
+    for n in ["net", "db", "cache", "app", "setup", "full"] {
         assert_eq!(get(n).state, UnitState::Disabled, "{n}");
         assert!(!get(n).required);
     }
@@ -481,7 +492,12 @@ fn restart_command() {
     recorded(&dir, "db", "");
     recorded(&dir, "web", "depends-on: db\n");
     recorded(&dir, "idle", "");
-    virtual_unit(&dir, "default", "depends-on: web\n");
+    let d = dir.path().display().to_string();
+    dir.unit(
+        "once",
+        &format!("unit: once\ntype: oneshot\nexec-start: [sh, -c, 'echo run >> {d}/once.runs']\n"),
+    );
+    virtual_unit(&dir, "default", "depends-on: web, once\n");
     let init = dir.start("default");
     let s = init.wait_all(&["db", "web", "default"], UnitState::Running);
     let pid = |s: &flotilla_units::protocol::SystemStatus, n: &str| {
@@ -505,6 +521,14 @@ fn restart_command() {
     wait_for(WAIT, "old processes gone", || {
         (!procs::alive(db0) && !procs::alive(web0)).then_some(())
     });
+
+    // An exited oneshot runs again.
+    init.wait_state("once", UnitState::Exited);
+    init.ctl(&["restart", "once"]).expect(0);
+    wait_for(WAIT, "a second run of once", || {
+        (dir.lines("once.runs").len() == 2).then_some(())
+    });
+    init.wait_state("once", UnitState::Exited);
 
     let out = init.ctl(&["restart", "nosuch"]);
     out.expect(4);
