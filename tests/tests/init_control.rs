@@ -313,6 +313,7 @@ fn bad_unit_at_boot_is_left_out() {
     sleeper(&dir, "needs-bad", "depends-on: bad\n");
     virtual_unit(&dir, "default", "depends-on: good\n");
     virtual_unit(&dir, "more", "depends-on: good, needs-bad\n");
+    virtual_unit(&dir, "root", "waits-for: good, needs-bad\n");
     let init = dir.start("default");
     init.wait_all(&["good", "default"], UnitState::Running);
     let s = init.status();
@@ -331,6 +332,16 @@ fn bad_unit_at_boot_is_left_out() {
     assert_eq!(n.state, UnitState::Waiting);
     assert_eq!(n.blocked_by.as_deref(), Some("bad"));
     assert_eq!(init.unit("good").state, UnitState::Running);
+
+    // A target that only waits for the blocked unit still comes up,
+    // degraded: the bad unit does not hold up the rest of the system.
+    // (A reload would be refused whole while bad.yaml has an error, so
+    // `root` was there from the start.)
+    let out = init.ctl(&["set-target", "root", "--wait"]);
+    out.expect(0);
+    let root = init.unit("root");
+    assert_eq!(root.state, UnitState::Running);
+    assert!(root.degraded, "{root:?}");
 }
 
 /// Bad input on the control socket gets a clear error reply, the

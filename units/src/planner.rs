@@ -79,7 +79,9 @@
 //!   back to `waiting` and starts again by the start rule once the provider is
 //!   active again; `depends-ms` and `waits-for` do not stop anything.
 //! - **blocked-by**: a waiting unit whose `depends-on`/`depends-ms` target is
-//!   missing, failed, or itself blocked names the root target.
+//!   missing, failed, or itself blocked names the root target. For a
+//!   `waits-for` dependent a blocked unit counts as settled, like a failed
+//!   one: a bad unit never holds up what merely waits for it.
 //! - **degraded**: an active unit with a dependency (any kind, direct or
 //!   transitive) that is not active, or a missing `waits-for` target.
 //! - **coincidental**: a target provided by a non-disabled unit that nothing
@@ -1102,7 +1104,13 @@ impl Planner {
                             }
                         }
                         DepKind::WaitsFor => {
-                            if !(active || pr.state == UnitState::Failed) || pr.to_stop {
+                            // Settled: active, failed, or blocked (waiting on a
+                            // failed or missing hard dependency: it cannot
+                            // start, which for ordering is a failure), so one
+                            // bad unit never holds up what only waits for it.
+                            let blocked = pr.state == UnitState::Waiting && pr.blocked_by.is_some();
+                            let settled = active || pr.state == UnitState::Failed || blocked;
+                            if !settled || pr.to_stop {
                                 waits_ok = false;
                                 waiting_on.get_or_insert(&d.target);
                             }
@@ -1443,7 +1451,16 @@ impl Planner {
                 .unwrap_or_else(|| self.graph.node(u).spec.clone());
             if spec.kind == UnitType::ForegroundSupervised {
                 if let Some(w) = spec.ready_wait {
-                    self.set_timer(u, w, Timer::ReadyWait);
+                    // One timer per unit: a ready-wait that would end after
+                    // the start timeout leaves the start timeout in place
+                    // (the start then times out, as it should).
+                    let start_left = match self.rt[u.index()].timer {
+                        Some((t, Timer::Start)) => Some(t.since(self.now)),
+                        _ => None,
+                    };
+                    if start_left.is_none_or(|left| w < left) {
+                        self.set_timer(u, w, Timer::ReadyWait);
+                    }
                 } else if spec.ready_grep.is_none() {
                     self.become_up(u, "running");
                 }

@@ -153,7 +153,10 @@ impl World {
                     d.target
                 ),
                 DepKind::WaitsFor => assert!(
-                    st.is_active() || st == UnitState::Failed,
+                    st.is_active()
+                        || st == UnitState::Failed
+                        || (st == UnitState::Waiting
+                            && self.p.view(p).is_some_and(|v| v.blocked_by.is_some())),
                     "{} started while its waits-for {} is {st}",
                     node.spec.name,
                     d.target
@@ -435,8 +438,10 @@ fn missing_targets_block_hard_and_settle_waits_for() {
         w.p.view(w.id("b")).unwrap().blocked_by.as_deref(),
         Some("ghost-target")
     );
-    // top waits for b, which waits forever: top stays waiting, not failed.
-    assert_eq!(w.state("top"), UnitState::Waiting);
+    // top waits for b, which is blocked for good: for ordering that is a
+    // failure, so top starts, degraded.
+    assert_eq!(w.state("top"), UnitState::Running);
+    assert!(w.p.view(w.id("top")).unwrap().degraded);
 }
 
 #[test]
