@@ -4,7 +4,8 @@
 //! Every clusterd runs [`run`]. One of them holds `engine/leader` (a key
 //! bound to its own lease); the others wait on a watch of that key. The
 //! leader reads units, desired states, machines and the schedule once, then
-//! follows watches of `units/`, `desired/` and `machines/`: each batch of
+//! follows one watch of the whole prefix (in etcd's revision order) for
+//! `units/`, `desired/`, `machines/` and its own leader key: each batch of
 //! events updates its in-memory model and runs the pure
 //! [`crate::scheduler::schedule`]; the difference with the stored schedule is
 //! written in transactions guarded by "the leader key is still mine". There
@@ -294,20 +295,28 @@ async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(),
         }
     }
 
-    // Watches from the next revision, funnelled into one channel.
+    // One watch of the whole prefix from the next revision, so that events
+    // come in etcd's revision order across units, desired states, machines
+    // and the leader key: a unit never reaches the scheduler before a
+    // machine that joined before it (separate watches per prefix give no
+    // such order). Only those keys are forwarded; the agents' state
+    // reports and the engine's own schedule writes are dropped in the
+    // watch task without being decoded.
     let (tx, mut rx) = mpsc::channel::<Event>(256);
     let mut tasks = Vec::new();
-    for p in [k.units(), k.desireds(), k.machines(), k.leader()] {
-        let is_leader = p == k.leader();
-        let opts = if is_leader {
-            WatchOptions::new()
-        } else {
-            WatchOptions::new().with_prefix()
-        };
+    {
         let mut stream = c
-            .watch(p.as_str(), Some(opts.with_start_revision(rev + 1)))
+            .watch(
+                k.prefix(),
+                Some(
+                    WatchOptions::new()
+                        .with_prefix()
+                        .with_start_revision(rev + 1),
+                ),
+            )
             .await?;
         let tx = tx.clone();
+        let keys = k.clone();
         tasks.push(tokio::spawn(async move {
             loop {
                 match stream.message().await {
@@ -321,25 +330,24 @@ async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(),
                                 .await;
                             return;
                         }
-                        if is_leader {
-                            if r.events()
-                                .iter()
-                                .any(|e| e.event_type() == EventType::Delete)
-                            {
-                                let _ = tx.send(Event::LeaderGone).await;
-                                return;
+                        let mut batch: Vec<(KeyValue, bool)> = Vec::new();
+                        let mut leader_gone = false;
+                        for e in r.events() {
+                            let Some(kv) = e.kv() else { continue };
+                            let deleted = e.event_type() == EventType::Delete;
+                            match kv.key_str().map(|key| keys.parse(key)) {
+                                Ok(Key::Unit(_) | Key::Desired(_) | Key::Machine(_)) => {
+                                    batch.push((kv.clone(), deleted))
+                                }
+                                Ok(Key::Leader) if deleted => leader_gone = true,
+                                _ => {}
                             }
-                            continue;
                         }
-                        let batch: Vec<(KeyValue, bool)> = r
-                            .events()
-                            .iter()
-                            .filter_map(|e| {
-                                e.kv()
-                                    .map(|kv| (kv.clone(), e.event_type() == EventType::Delete))
-                            })
-                            .collect();
                         if !batch.is_empty() && tx.send(Event::Batch(batch)).await.is_err() {
+                            return;
+                        }
+                        if leader_gone {
+                            let _ = tx.send(Event::LeaderGone).await;
                             return;
                         }
                     }

@@ -14,8 +14,9 @@
 //! | `engine/leader` | machine ID of the leader | engine | leader's |
 //!
 //! Each agent watches only `schedule/<its machine>/` and `metadata/<its
-//! machine>`; the engine watches `units/`, `desired/`, `machines/` and reads
-//! `schedule/` when it becomes leader.
+//! machine>`; the engine's leader watches the whole prefix (for etcd's
+//! revision order) and keeps `units/`, `desired/`, `machines/` and
+//! `engine/leader`, and reads `schedule/` when it becomes leader.
 
 /// The key builder for one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
