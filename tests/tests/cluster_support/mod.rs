@@ -1,13 +1,13 @@
 //! Shared harness of the cluster system tests: a real etcd
-//! (`tests/src/etcd.rs`), the real `init` in supervisor mode with `clusterd`
+//! (`flotilla_tests::etcd`, `tests/src/etcd.rs`), the binaries located and
+//! kept fresh by `flotilla_tests::bins`, the real `init` in supervisor mode with `clusterd`
 //! as one of its units (a [`Machine`], as in production), `clusterd` alone,
 //! the real `initctl`, an HTTP client (curl, over the unix socket or TCP),
 //! and deadline-based waiting. Every process a test starts is killed by PID
 //! when its guard is dropped, even when the test fails.
 #![allow(dead_code)]
 
-#[path = "../../src/etcd.rs"]
-pub mod etcd;
+pub use flotilla_tests::etcd;
 
 use flotilla_units::protocol::{Envelope, Reply, Request, UnitStatus};
 use flotilla_units::state::UnitState;
@@ -27,33 +27,23 @@ pub fn tempdir() -> tempfile::TempDir {
         .expect("tempdir")
 }
 
-/// The directory holding the built binaries, found as `tests/src/bins.rs`
-/// finds it: `FLOTILLA_BIN_DIR`, else the profile directory of the test
-/// executable (`<target>/<profile>/deps/..`), so `CARGO_TARGET_DIR` is
-/// honoured.
+/// The directory holding the built binaries (`flotilla_tests::bins`:
+/// `FLOTILLA_BIN_DIR`, else the profile directory of the test executable,
+/// so `CARGO_TARGET_DIR` is honoured).
 pub fn bin_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("FLOTILLA_BIN_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let deps = exe.parent().expect("deps dir");
-    deps.parent().expect("profile dir").to_path_buf()
+    flotilla_tests::bins::bin_dir()
 }
 
-/// Path to a workspace binary, building it when missing.
+/// Path to a workspace binary, found and (when missing or older than its
+/// sources) built by `flotilla_tests::bins`, as every system test does.
 pub fn bin(name: &str, package: &str) -> PathBuf {
-    let p = bin_dir().join(name);
-    if !p.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let target = bin_dir().parent().expect("target dir").to_path_buf();
-        let st = Command::new(cargo)
-            .args(["build", "-p", package, "--bin", name, "--target-dir"])
-            .arg(&target)
-            .status()
-            .expect("cargo build");
-        assert!(st.success(), "building {name} failed");
-    }
-    p
+    let crate_dir = match package {
+        "flotilla-cluster" => "cluster",
+        "flotilla-ctl" => "ctl",
+        "flotilla-init" => "init",
+        other => panic!("unknown package {other}"),
+    };
+    flotilla_tests::bins::bin(name, package, crate_dir)
 }
 
 /// Waits until `f` returns `Some`, polling every 20 ms; panics with `what`
