@@ -175,8 +175,13 @@ impl Graph {
         }
 
         // Cycles: find strongly connected components over unit -> provider
-        // edges and leave every unit on a cycle out.
+        // edges and leave every unit on a cycle out. The usual case, no
+        // cycle at all, is settled on indices first, without copying the
+        // units into a graph.
         loop {
+            if !has_cycle(&kept) {
+                break;
+            }
             let g = Graph::assemble(
                 kept.iter()
                     .map(|(s, o)| (Arc::new(s.clone()), o.clone(), false))
@@ -439,6 +444,35 @@ impl Graph {
             .filter(|n| !n.ghost)
             .map(|n| (&n.spec, &n.origin))
     }
+}
+
+/// Whether the unit -> provider edges of `units` have a cycle (the first
+/// unit providing a target is its provider, as in [`Graph::assemble`]).
+fn has_cycle(units: &[(UnitSpec, Origin)]) -> bool {
+    let mut providers: HashMap<&str, u32> = HashMap::with_capacity(units.len());
+    for (i, (spec, _)) in units.iter().enumerate() {
+        for t in &spec.provides {
+            providers.entry(t.as_str()).or_insert(i as u32);
+        }
+    }
+    let mut g: petgraph::graph::DiGraph<(), (), u32> =
+        petgraph::graph::DiGraph::with_capacity(units.len(), units.len() * 2);
+    for _ in units {
+        g.add_node(());
+    }
+    for (i, (spec, _)) in units.iter().enumerate() {
+        for t in spec
+            .depends_on
+            .iter()
+            .chain(&spec.depends_ms)
+            .chain(&spec.waits_for)
+        {
+            if let Some(&p) = providers.get(t.as_str()) {
+                g.add_edge((i as u32).into(), p.into(), ());
+            }
+        }
+    }
+    petgraph::algo::is_cyclic_directed(&g)
 }
 
 /// `file:line:col` of a position in the file of `origin`.

@@ -492,6 +492,23 @@ pub struct Planner {
     changed_flag: Vec<bool>,
     target_set_at: Instant,
     target_active_at: Option<Instant>,
+    /// Per unit, what its dependencies add up to ([`DepCounts`]), kept
+    /// current as providers change, so that evaluating a unit does not walk
+    /// its dependencies.
+    counts: Vec<DepCounts>,
+    /// Per unit, the [`dep_flags`] its dependents' counts were last told.
+    told: Vec<u8>,
+    /// Per provider, its dependents with the index of the dependency in
+    /// their list and its kind: the edges [`Planner::sync`] updates.
+    rdeps: Vec<Vec<(UnitId, u32, DepKind)>>,
+    /// Per unit, a dependency index before which no dependency is waited
+    /// on: where the search for the one its status names starts.
+    waited_from: Vec<u32>,
+    /// Per unit, the same for the dependencies that block it.
+    blocked_from: Vec<u32>,
+    /// Per unit, the [`dep_flags`] and [`stop_flags`] its neighbours were
+    /// last pushed for ([`Planner::push_neighbours`]).
+    seen: Vec<(u8, u8)>,
 }
 
 impl Planner {
@@ -519,11 +536,18 @@ impl Planner {
             changed_flag: vec![false; n],
             target_set_at: now,
             target_active_at: None,
+            counts: Vec::new(),
+            told: Vec::new(),
+            rdeps: Vec::new(),
+            waited_from: Vec::new(),
+            blocked_from: Vec::new(),
+            seen: Vec::new(),
         };
         p.required = p
             .graph
             .required_set(target)
             .unwrap_or_else(|| vec![false; n]);
+        p.recount();
         p.push_all();
         p.run();
         p
@@ -993,6 +1017,7 @@ impl Planner {
             .graph
             .required_set(&self.target)
             .unwrap_or_else(|| vec![false; n]);
+        self.recount();
         self.push_all();
         self.run();
         Ok((applied, map))
@@ -1015,16 +1040,62 @@ impl Planner {
         }
     }
 
+    /// Pushes the neighbours of `id` that read something of it that
+    /// changed since they were last pushed for it: its dependents when its
+    /// [`dep_flags`] moved (or `blocked_moved`: they show its `blocked_by`);
+    /// its providers on their way down when one of its [`stop_flags`] went
+    /// off (a provider waits for its dependents to stop). A neighbour that
+    /// reads nothing new would evaluate to what it is, so it is not pushed:
+    /// a fact's work stays proportional to what it changes, even around a
+    /// unit with thousands of neighbours.
     fn push_neighbours(&mut self, id: UnitId) {
-        let node = self.graph.node(id);
-        let n: Vec<UnitId> = node
-            .dependents
-            .iter()
-            .map(|&(_, d)| d)
-            .chain(node.deps.iter().filter_map(|d| d.provider))
-            .collect();
-        for u in n {
-            self.push(u);
+        self.push_neighbours_or_blocked(id, false);
+    }
+
+    fn push_neighbours_or_blocked(&mut self, id: UnitId, blocked_moved: bool) {
+        let i = id.index();
+        let Some(r) = self.rt.get(i) else {
+            return;
+        };
+        let now = (dep_flags(r), stop_flags(r));
+        let was = match self.seen.get_mut(i) {
+            Some(s) => std::mem::replace(s, now),
+            None => return,
+        };
+        let Planner {
+            graph,
+            in_work,
+            work,
+            rt,
+            ..
+        } = self;
+        let mut push = |u: UnitId| {
+            if let Some(f) = in_work.get_mut(u.index()) {
+                if !*f {
+                    *f = true;
+                    work.push(u);
+                }
+            }
+        };
+        let node = graph.node(id);
+        if was.0 != now.0 || blocked_moved {
+            for &(_, d) in &node.dependents {
+                push(d);
+            }
+        }
+        // Whether a dependent still holds its providers' stop back is
+        // monotone in these flags: only a flag going off can release one,
+        // and only a provider on its way down (to stop, or an exited unit
+        // that may leave) waits for that.
+        if was.1 & !now.1 != 0 {
+            for p in node.deps.iter().filter_map(|d| d.provider) {
+                if rt
+                    .get(p.index())
+                    .is_some_and(|r| r.to_stop || r.state == UnitState::Exited)
+                {
+                    push(p);
+                }
+            }
         }
     }
 
@@ -1062,69 +1133,22 @@ impl Planner {
         let ghost = self.graph.node(u).ghost;
         let required = self.required[i] && !self.shutting_down && !ghost;
 
-        // Hard dependencies: all active (and not leaving)? What blocks?
-        let mut hard_ok = true;
-        let mut hold_ok = true; // depends-on providers still fine for staying up
-        let mut blocked: Option<String> = None;
-        let mut waits_ok = true;
-        let mut degraded = false;
-        let mut waiting_on: Option<&str> = None;
-        for d in &self.graph.node(u).deps {
-            match d.provider {
-                None => {
-                    if d.kind == DepKind::WaitsFor {
-                        degraded = true;
-                    } else {
-                        hard_ok = false;
-                        if d.kind == DepKind::DependsOn {
-                            hold_ok = false;
-                        }
-                        blocked.get_or_insert_with(|| d.target.clone());
-                    }
-                }
-                Some(p) => {
-                    let pr = &self.rt[p.index()];
-                    let active = pr.state.is_active();
-                    if !active || pr.degraded {
-                        degraded = true;
-                    }
-                    match d.kind {
-                        DepKind::DependsOn | DepKind::DependsMs => {
-                            if !active || pr.to_stop {
-                                hard_ok = false;
-                                waiting_on.get_or_insert(&d.target);
-                                if d.kind == DepKind::DependsOn {
-                                    hold_ok = false;
-                                }
-                                if pr.state == UnitState::Failed {
-                                    blocked.get_or_insert_with(|| d.target.clone());
-                                } else if let Some(b) = &pr.blocked_by {
-                                    blocked.get_or_insert_with(|| b.clone());
-                                }
-                            }
-                        }
-                        DepKind::WaitsFor => {
-                            // Settled: active, failed, or blocked (waiting on a
-                            // failed or missing hard dependency: it cannot
-                            // start, which for ordering is a failure), so one
-                            // bad unit never holds up what only waits for it.
-                            let blocked = pr.state == UnitState::Waiting && pr.blocked_by.is_some();
-                            let settled = active || pr.state == UnitState::Failed || blocked;
-                            if !settled || pr.to_stop {
-                                waits_ok = false;
-                                waiting_on.get_or_insert(&d.target);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        let waiting_on = waiting_on.map(str::to_string);
+        // Hard dependencies: all active (and not leaving)? Read from the
+        // running counts, so that a unit with thousands of dependencies (a
+        // target over a whole fleet of services) costs O(1) here; what blocks
+        // it and what it waits on are looked up only when it is waiting.
+        let c = self.counts[i];
+        debug_assert_eq!(c, self.scan_counts(u), "dependency counts of {u:?}");
+        let hard_ok = c.hard_bad == 0;
+        let hold_ok = c.hold_bad == 0; // depends-on providers still fine for staying up
+        let waits_ok = c.waits_bad == 0;
+        let degraded = c.degraded > 0;
 
         let r = &self.rt[i];
         let degraded = degraded && r.state.is_active();
         let to_stop = r.up() && (!required || r.restart_requested || r.spec_changed || !hold_ok);
         let mut changed = false;
+        let mut blocked_moved = false;
         let degraded_changed = r.degraded != degraded;
         if degraded_changed || r.to_stop != to_stop {
             changed = true;
@@ -1134,6 +1158,7 @@ impl Planner {
             r.degraded = degraded;
             r.to_stop = to_stop;
         }
+        self.sync(u);
         // `degraded` is part of what a unit's status reports: watchers
         // (subscribe) hear of it like a state change. It used to change
         // silently.
@@ -1144,14 +1169,16 @@ impl Planner {
         match self.rt[i].phase {
             Phase::Idle => {
                 let state = self.rt[i].state;
-                let has_stop = {
+                let leaving_exited = state == UnitState::Exited && (!required || !hold_ok);
+                // Only an exited unit that is leaving looks at its stop
+                // commands (the spec is not read on every evaluation).
+                let has_stop = leaving_exited && {
                     let sp = self.rt[i]
                         .active
                         .as_ref()
                         .unwrap_or(&self.graph.node(u).spec);
                     sp.exec_stop.is_some() || !sp.exec_stop_post.is_empty()
                 };
-                let leaving_exited = state == UnitState::Exited && (!required || !hold_ok);
                 if leaving_exited && self.dependents_block_stop(u) {
                     // Dependents first.
                 } else if leaving_exited && has_stop {
@@ -1202,13 +1229,43 @@ impl Planner {
                         changed = true;
                     }
                 } else {
+                    let blocked = if c.blocking > 0 {
+                        self.first_blocked(u)
+                    } else {
+                        None
+                    };
+                    let waited = if blocked.is_none() && c.waited > 0 {
+                        self.first_waited_on(u)
+                    } else {
+                        None
+                    };
                     let blocked_changed = self.rt[i].blocked_by != blocked;
-                    let why = match (&blocked, &waiting_on) {
-                        (Some(b), _) => format!("blocked by {b}"),
-                        (None, Some(w)) => format!("waiting for {w}"),
-                        (None, None) => "waiting".to_string(),
+                    blocked_moved = blocked_changed;
+                    // The status, compared before it is formatted: most
+                    // evaluations of a waiting unit leave it as it is.
+                    let (prefix, name) = match (&blocked, waited) {
+                        (Some(b), _) => ("blocked by ", b.as_str()),
+                        (None, Some(j)) => (
+                            "waiting for ",
+                            self.graph
+                                .node(u)
+                                .deps
+                                .get(j)
+                                .map_or("", |d| d.target.as_str()),
+                        ),
+                        (None, None) => ("waiting", ""),
+                    };
+                    let status = &self.rt[i].status;
+                    let same = status.len() == prefix.len() + name.len()
+                        && status.starts_with(prefix)
+                        && status.ends_with(name);
+                    let why = if same {
+                        None
+                    } else {
+                        Some(format!("{prefix}{name}"))
                     };
                     if state != UnitState::Waiting && state != UnitState::Failed {
+                        let why = why.unwrap_or_else(|| self.rt[i].status.clone());
                         self.rt[i].blocked_by = blocked;
                         self.set_state(u, UnitState::Waiting, &why);
                         changed = true;
@@ -1221,9 +1278,11 @@ impl Planner {
                         // What it waits for changes as its dependencies
                         // start: the status says what it waits for now
                         // (it used to keep naming the first one).
-                        if state == UnitState::Waiting && self.rt[i].status != why {
-                            self.rt[i].status = why;
-                            self.mark_changed(u);
+                        if state == UnitState::Waiting {
+                            if let Some(why) = why {
+                                self.rt[i].status = why;
+                                self.mark_changed(u);
+                            }
                         }
                     }
                 }
@@ -1252,9 +1311,133 @@ impl Planner {
             }
             Phase::Stopping { .. } | Phase::StopPost(_) => {}
         }
+        self.sync(u);
         if changed {
-            self.push_neighbours(u);
+            self.push_neighbours_or_blocked(u, blocked_moved);
         }
+    }
+
+    // ----- dependency counts -----------------------------------------------
+
+    /// Recomputes every unit's [`DepCounts`] from scratch (a new graph).
+    fn recount(&mut self) {
+        let n = self.rt.len();
+        self.told = self.rt.iter().map(dep_flags).collect();
+        self.seen = self
+            .rt
+            .iter()
+            .map(|r| (dep_flags(r), stop_flags(r)))
+            .collect();
+        self.counts = self.graph.ids().map(|u| self.scan_counts(u)).collect();
+        self.waited_from = vec![0; n];
+        self.blocked_from = vec![0; n];
+        let mut rdeps: Vec<Vec<(UnitId, u32, DepKind)>> = vec![Vec::new(); n];
+        for u in self.graph.ids() {
+            for (j, d) in self.graph.node(u).deps.iter().enumerate() {
+                if let Some(list) = d.provider.and_then(|p| rdeps.get_mut(p.index())) {
+                    list.push((u, j as u32, d.kind));
+                }
+            }
+        }
+        self.rdeps = rdeps;
+    }
+
+    /// `u`'s counts as a scan of its dependencies finds them now.
+    fn scan_counts(&self, u: UnitId) -> DepCounts {
+        let mut c = DepCounts::default();
+        for d in &self.graph.node(u).deps {
+            c.add(DepCounts::edge(
+                d.kind,
+                d.provider.map(|p| dep_flags(&self.rt[p.index()])),
+            ));
+        }
+        c
+    }
+
+    /// Tells `u`'s dependents that its [`dep_flags`] changed, if they did.
+    /// Called wherever a unit's state, `to_stop`, `degraded` or
+    /// `blocked_by` may have moved, so that the counts are always current:
+    /// O(1) when nothing changed, O(dependents) when something did.
+    fn sync(&mut self, u: UnitId) {
+        let i = u.index();
+        let new = dep_flags(&self.rt[i]);
+        let Some(told) = self.told.get_mut(i) else {
+            return;
+        };
+        let old = std::mem::replace(told, new);
+        if old == new {
+            return;
+        }
+        let Planner {
+            rdeps,
+            counts,
+            waited_from,
+            blocked_from,
+            ..
+        } = self;
+        for &(d, j, kind) in rdeps.get(i).map_or(&[][..], Vec::as_slice) {
+            let (was, now) = (
+                DepCounts::edge(kind, Some(old)),
+                DepCounts::edge(kind, Some(new)),
+            );
+            if let Some(c) = counts.get_mut(d.index()) {
+                c.sub(was);
+                c.add(now);
+            }
+            if now.waited > was.waited {
+                if let Some(w) = waited_from.get_mut(d.index()) {
+                    *w = (*w).min(j);
+                }
+            }
+            if now.blocking > was.blocking {
+                if let Some(b) = blocked_from.get_mut(d.index()) {
+                    *b = (*b).min(j);
+                }
+            }
+        }
+    }
+
+    /// What blocks `u`: the first missing hard target, failed hard
+    /// provider, or hard provider's own `blocked_by`, in dependency order.
+    /// Searched from where the last search ended, as
+    /// [`Planner::first_waited_on`].
+    fn first_blocked(&mut self, u: UnitId) -> Option<String> {
+        let i = u.index();
+        let from = self.blocked_from.get(i).copied().unwrap_or(0) as usize;
+        let deps = &self.graph.node(u).deps;
+        let found = deps.iter().enumerate().skip(from).find(|(_, d)| {
+            let f = d.provider.map(|p| dep_flags(&self.rt[p.index()]));
+            DepCounts::edge(d.kind, f).blocking > 0
+        });
+        if let Some(b) = self.blocked_from.get_mut(i) {
+            *b = found.map_or(deps.len(), |(j, _)| j) as u32;
+        }
+        let (_, d) = found?;
+        match d.provider {
+            Some(p) if self.rt[p.index()].state != UnitState::Failed => {
+                self.rt[p.index()].blocked_by.clone()
+            }
+            _ => Some(d.target.clone()),
+        }
+    }
+
+    /// The index of the first dependency (in order) that `u` still waits
+    /// on. The search starts where the last one ended ([`Planner::sync`]
+    /// moves that point back when an earlier dependency is waited on
+    /// again), so a unit waiting on thousands of dependencies costs O(1)
+    /// amortized per evaluation.
+    fn first_waited_on(&mut self, u: UnitId) -> Option<usize> {
+        let i = u.index();
+        let from = self.waited_from.get(i).copied().unwrap_or(0) as usize;
+        let deps = &self.graph.node(u).deps;
+        let found = deps.iter().enumerate().skip(from).find_map(|(j, d)| {
+            let f = dep_flags(&self.rt[d.provider?.index()]);
+            (DepCounts::edge(d.kind, Some(f)).waited > 0).then_some(j)
+        });
+        if let Some(w) = self.waited_from.get_mut(i) {
+            *w = found.unwrap_or(deps.len()) as u32;
+        }
+        found
     }
 
     /// Whether some dependent of `u` is still up (or active) and will stop,
@@ -1292,7 +1475,11 @@ impl Planner {
             }
         }
         r.state = state;
-        r.status = status.to_string();
+        if r.status != status {
+            r.status.clear();
+            r.status.push_str(status);
+        }
+        self.sync(u);
         self.mark_changed(u);
         if moved {
             self.push(u);
@@ -1346,7 +1533,12 @@ impl Planner {
         self.actions.push(Action::Spawn {
             unit: u,
             role,
-            argv: cmd.with_mainpid(mainpid),
+            // Most commands do not mention $MAINPID: copy them as they are.
+            argv: if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
+                cmd.with_mainpid(mainpid)
+            } else {
+                cmd.argv.clone()
+            },
             spec,
             mainpid,
         });
@@ -2146,8 +2338,146 @@ impl Planner {
                 self.rt[i].status = "restarting".to_string();
             }
         }
+        self.sync(u);
         self.push(u);
         self.push_neighbours(u);
+    }
+}
+
+/// [`dep_flags`] bits.
+const F_ACTIVE: u8 = 1;
+const F_FAILED: u8 = 2;
+const F_TO_STOP: u8 = 4;
+const F_DEGRADED: u8 = 8;
+const F_BLOCKED: u8 = 16;
+const F_WAITING: u8 = 32;
+
+/// What the units that depend on a unit read of it.
+fn dep_flags(r: &Rt) -> u8 {
+    let mut f = 0;
+    if r.state.is_active() {
+        f |= F_ACTIVE;
+    }
+    if r.state == UnitState::Failed {
+        f |= F_FAILED;
+    }
+    if r.state == UnitState::Waiting {
+        f |= F_WAITING;
+    }
+    if r.to_stop {
+        f |= F_TO_STOP;
+    }
+    if r.degraded {
+        f |= F_DEGRADED;
+    }
+    if r.blocked_by.is_some() {
+        f |= F_BLOCKED;
+    }
+    f
+}
+
+/// What the providers of a unit read of it: whether it still has to stop
+/// before them ([`Planner::dependents_block_stop`], which is monotone in
+/// each of these bits: setting one never releases a provider).
+fn stop_flags(r: &Rt) -> u8 {
+    let mut f = 0;
+    if r.up() {
+        f |= 1;
+    }
+    if r.state.is_active() {
+        f |= 2;
+    }
+    if r.to_stop {
+        f |= 4;
+    }
+    if matches!(r.phase, Phase::Stopping { .. } | Phase::StopPost(_)) {
+        f |= 8;
+    }
+    f
+}
+
+/// A unit's dependencies summed up: how many stand in the way of each rule
+/// of [`Planner::evaluate`]. [`Planner::sync`] keeps them current.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct DepCounts {
+    /// `depends-on`/`depends-ms` whose provider is missing, not active, or to stop.
+    hard_bad: u32,
+    /// The same, `depends-on` only.
+    hold_bad: u32,
+    /// `waits-for` whose provider is not settled (active, failed or
+    /// blocked), or is to stop.
+    waits_bad: u32,
+    /// Missing `waits-for` targets, and providers not active or degraded.
+    degraded: u32,
+    /// Hard dependencies that make the unit blocked: missing, or a bad
+    /// provider that is failed or blocked itself.
+    blocking: u32,
+    /// Dependencies with a provider that the unit waits on (the bad ones
+    /// of `hard_bad` and `waits_bad`): what its status names.
+    waited: u32,
+}
+
+impl DepCounts {
+    /// What one dependency of `kind` on a provider with `flags` (or on a
+    /// missing target) adds.
+    fn edge(kind: DepKind, flags: Option<u8>) -> DepCounts {
+        let hard = matches!(kind, DepKind::DependsOn | DepKind::DependsMs);
+        let hold = kind == DepKind::DependsOn;
+        let Some(f) = flags else {
+            return if hard {
+                DepCounts {
+                    hard_bad: 1,
+                    hold_bad: u32::from(hold),
+                    blocking: 1,
+                    ..DepCounts::default()
+                }
+            } else {
+                DepCounts {
+                    degraded: 1,
+                    ..DepCounts::default()
+                }
+            };
+        };
+        let active = f & F_ACTIVE != 0;
+        let to_stop = f & F_TO_STOP != 0;
+        let failed = f & F_FAILED != 0;
+        let blocked = f & F_BLOCKED != 0;
+        let mut c = DepCounts {
+            degraded: u32::from(!active || f & F_DEGRADED != 0),
+            ..DepCounts::default()
+        };
+        if hard {
+            let bad = !active || to_stop;
+            c.hard_bad = u32::from(bad);
+            c.hold_bad = u32::from(bad && hold);
+            c.blocking = u32::from(bad && (failed || blocked));
+            c.waited = u32::from(bad);
+        } else {
+            // Settled: active, failed, or blocked (waiting on a failed or
+            // missing hard dependency: for ordering, that is a failure).
+            let settled = active || failed || (f & F_WAITING != 0 && blocked);
+            c.waits_bad = u32::from(!settled || to_stop);
+            c.waited = c.waits_bad;
+        }
+        c
+    }
+
+    fn add(&mut self, o: DepCounts) {
+        self.hard_bad += o.hard_bad;
+        self.hold_bad += o.hold_bad;
+        self.waits_bad += o.waits_bad;
+        self.degraded += o.degraded;
+        self.blocking += o.blocking;
+        self.waited += o.waited;
+    }
+
+    fn sub(&mut self, o: DepCounts) {
+        self.hard_bad -= o.hard_bad;
+        self.hold_bad -= o.hold_bad;
+        self.waits_bad -= o.waits_bad;
+        self.degraded -= o.degraded;
+        self.blocking -= o.blocking;
+        self.waited -= o.waited;
     }
 }
 
