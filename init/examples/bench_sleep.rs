@@ -1,0 +1,527 @@
+//! End-to-end benchmark of the real `init` in supervisor mode: 1000 `sleep`
+//! units in a 10-layer DAG, started by `set-target` through the control
+//! socket, next to the floor (a bare `posix_spawn(3)` loop starting the same
+//! 1000 processes); the init's memory with them running; and the restart
+//! latency of a killed unit. Prints figures (docs/performance.md has them).
+//!
+//! ```text
+//! CARGO_TARGET_DIR=/work/target-bench cargo build --release -p flotilla-init --bin init --example bench_sleep
+//! /work/target-bench/release/examples/bench_sleep [ROUNDS]
+//! ```
+//!
+//! The graph: layers 0..9 of 100 units each, `l<L>-<NN>`, type
+//! `foreground-supervised` (running once spawned), `exec-start: /usr/bin/sleep
+//! 3600` (the program named by its path, as in the floor loop),
+//! `restart-delay: 0s`. Each unit of layer L > 0 `depends-on` two units of
+//! layer L-1: the one with its own number (so every unit is required) and a
+//! random other one. The virtual unit `all` depends on the 100 units of
+//! layer 9; the virtual unit `idle` depends on nothing.
+//!
+//! Each round starts a fresh `init --units DIR --target idle --control SOCK`
+//! (its console on /dev/null) and measures:
+//!
+//! 1. **launch**: from writing `{"op":"set-target","target":"all"}` on the
+//!    control socket to the reply to a `status all` poll (one request per
+//!    millisecond on a second connection) saying `running`; also the init's
+//!    own figure (`analyze`: target set -> target active, its monotonic
+//!    clock), and odd rounds use `set-target` with `wait` (what `initctl
+//!    set-target --wait` does) until the `settled` reply instead of polling;
+//! 2. **memory**: `VmRSS`, `VmHWM`, `RssAnon` and open descriptors of the
+//!    init, idle (before) and with the 1000 units running;
+//! 3. **restart latency**: for each layer-9 unit in turn (each once per
+//!    round, so the back-off never grows), SIGKILL its main process and time
+//!    until a `subscribe` connection reports it `running` with a new PID;
+//! 4. **shutdown**: SIGTERM to the init until it has exited (every unit
+//!    stopped, dependents first).
+//!
+//! The floor loop runs between the init's rounds: 1000 x
+//! `posix_spawn("/usr/bin/sleep", ["sleep", "3600"])` with
+//! `POSIX_SPAWN_SETSID` (the init's children lead their own session too),
+//! argv and envp prepared once, nothing else; the processes are killed and
+//! reaped untimed. Every figure is the median over the rounds.
+
+use std::ffi::{c_char, CString};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use flotilla_units::protocol::{Envelope, Reply, Request};
+use flotilla_units::state::UnitState;
+
+type BoxError = Box<dyn std::error::Error>;
+
+const LAYERS: usize = 10;
+const WIDTH: usize = 100;
+const SLEEP: &str = "/usr/bin/sleep";
+
+fn main() -> Result<(), BoxError> {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(5);
+    let init = match std::env::var_os("FLOTILLA_INIT") {
+        Some(p) => PathBuf::from(p),
+        None => std::env::current_exe()?
+            .parent()
+            .and_then(Path::parent)
+            .map(|d| d.join("init"))
+            .ok_or("no directory for the init binary")?,
+    };
+    if !init.exists() {
+        return Err(format!(
+            "{} not found: cargo build --release -p flotilla-init --bin init",
+            init.display()
+        )
+        .into());
+    }
+    let dir = tempfile::tempdir()?;
+    let units = dir.path().join("units");
+    write_units(&units)?;
+    let n = LAYERS * WIDTH;
+    println!(
+        "{n} x {SLEEP} 3600 in {LAYERS} layers (each unit depends-on two of the layer below), {rounds} rounds, init {}",
+        init.display()
+    );
+
+    let mut floor = Vec::new();
+    let mut launch_poll = Vec::new();
+    let mut launch_wait = Vec::new();
+    let mut inside = Vec::new();
+    let mut restarts = Vec::new();
+    let mut shutdowns = Vec::new();
+    let mut mem: Vec<(Mem, Mem)> = Vec::new();
+    // Warm-up: page the binaries in.
+    spawn_floor(20)?;
+    for round in 0..rounds {
+        let f = spawn_floor(n)?;
+        floor.push(f);
+        let r = init_round(&init, dir.path(), &units, round, round % 2 == 1)?;
+        if round % 2 == 1 {
+            launch_wait.push(r.launch);
+        } else {
+            launch_poll.push(r.launch);
+        }
+        inside.push(r.inside);
+        restarts.extend(r.restarts);
+        shutdowns.push(r.shutdown);
+        mem.push((r.idle, r.running));
+        println!(
+            "  round {round}: floor {:.0} ms, init {:.0} ms ({}; init's own clock {:.0} ms), RSS {} KiB running, shutdown {:.0} ms",
+            ms(f),
+            ms(r.launch),
+            if round % 2 == 1 { "set-target --wait" } else { "status polled" },
+            ms(r.inside),
+            r.running.rss_kib,
+            ms(r.shutdown),
+        );
+    }
+    let fl = median(&floor);
+    let lp = median(&launch_poll);
+    println!();
+    println!("launch (set-target -> all {n} running), median of {rounds} rounds:");
+    println!("  floor (posix_spawn loop)       {:>8.1} ms", ms(fl));
+    println!(
+        "  init, status polled            {:>8.1} ms   {:.2}x the floor",
+        ms(lp),
+        lp.as_secs_f64() / fl.as_secs_f64()
+    );
+    if !launch_wait.is_empty() {
+        let lw = median(&launch_wait);
+        println!(
+            "  init, set-target --wait        {:>8.1} ms   {:.2}x the floor",
+            ms(lw),
+            lw.as_secs_f64() / fl.as_secs_f64()
+        );
+    }
+    println!(
+        "  init's own clock (analyze)     {:>8.1} ms   {:.2}x the floor",
+        ms(median(&inside)),
+        median(&inside).as_secs_f64() / fl.as_secs_f64()
+    );
+    let pick = |f: fn(&(Mem, Mem)) -> u64| {
+        let mut v: Vec<u64> = mem.iter().map(f).collect();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    println!("init memory, median of {rounds} rounds:");
+    println!(
+        "  idle (units loaded, none running): VmRSS {} KiB, RssAnon {} KiB, {} fds",
+        pick(|m| m.0.rss_kib),
+        pick(|m| m.0.anon_kib),
+        pick(|m| m.0.fds)
+    );
+    println!(
+        "  {n} units running:               VmRSS {} KiB, VmHWM {} KiB, RssAnon {} KiB, {} fds",
+        pick(|m| m.1.rss_kib),
+        pick(|m| m.1.hwm_kib),
+        pick(|m| m.1.anon_kib),
+        pick(|m| m.1.fds)
+    );
+    restarts.sort();
+    let pct = |p: f64| {
+        restarts
+            .get(((restarts.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or_default()
+    };
+    println!(
+        "restart latency (SIGKILL -> subscribe reports running, new PID), {} samples: median {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        restarts.len(),
+        ms(pct(0.5)),
+        ms(pct(0.9)),
+        ms(pct(0.99)),
+        ms(pct(1.0))
+    );
+    println!(
+        "shutdown (SIGTERM -> init exited, {n} units stopped): median {:.1} ms",
+        ms(median(&shutdowns))
+    );
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn median(v: &[Duration]) -> Duration {
+    let mut v = v.to_vec();
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn name(layer: usize, i: usize) -> String {
+    format!("l{layer}-{i:02}")
+}
+
+fn write_units(dir: &Path) -> Result<(), BoxError> {
+    std::fs::create_dir_all(dir)?;
+    let mut seed = 0x5eed_u64;
+    let mut rand = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 33) % n as u64) as usize
+    };
+    for layer in 0..LAYERS {
+        for i in 0..WIDTH {
+            let mut text = format!(
+                "unit: {}\nexec-start: {SLEEP} 3600\nrestart-delay: 0s\n",
+                name(layer, i)
+            );
+            if layer > 0 {
+                let mut other = rand(WIDTH - 1);
+                if other >= i {
+                    other += 1;
+                }
+                text.push_str(&format!(
+                    "depends-on: [{}, {}]\n",
+                    name(layer - 1, i),
+                    name(layer - 1, other)
+                ));
+            }
+            std::fs::write(dir.join(format!("{}.yaml", name(layer, i))), text)?;
+        }
+    }
+    let top: Vec<String> = (0..WIDTH).map(|i| name(LAYERS - 1, i)).collect();
+    std::fs::write(
+        dir.join("all.yaml"),
+        format!(
+            "unit: all\ntype: virtual\ndepends-on: [{}]\n",
+            top.join(", ")
+        ),
+    )?;
+    std::fs::write(dir.join("idle.yaml"), "unit: idle\ntype: virtual\n")?;
+    Ok(())
+}
+
+/// The floor: `n` bare `posix_spawn(3)` calls with `POSIX_SPAWN_SETSID`.
+fn spawn_floor(n: usize) -> Result<Duration, BoxError> {
+    let path = CString::new(SLEEP)?;
+    let args = [CString::new("sleep")?, CString::new("3600")?];
+    let env: Vec<CString> = std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let mut kv = k.into_encoded_bytes();
+            kv.push(b'=');
+            kv.extend(v.into_encoded_bytes());
+            CString::new(kv).ok()
+        })
+        .collect();
+    let mut argv: Vec<*mut c_char> = args.iter().map(|c| c.as_ptr().cast_mut()).collect();
+    argv.push(std::ptr::null_mut());
+    let mut envp: Vec<*mut c_char> = env.iter().map(|c| c.as_ptr().cast_mut()).collect();
+    envp.push(std::ptr::null_mut());
+    let mut pids = Vec::with_capacity(n);
+    let start = Instant::now();
+    for _ in 0..n {
+        let mut pid: libc::pid_t = 0;
+        // SAFETY: valid NUL-terminated path and NULL-terminated arrays that
+        // outlive the call; the attributes are initialised before use and
+        // destroyed once; NULL file actions are allowed.
+        let r = unsafe {
+            let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+            libc::posix_spawnattr_init(&mut attr);
+            libc::posix_spawnattr_setflags(&mut attr, libc::POSIX_SPAWN_SETSID);
+            let r = libc::posix_spawn(
+                &mut pid,
+                path.as_ptr(),
+                std::ptr::null(),
+                &attr,
+                argv.as_ptr(),
+                envp.as_ptr(),
+            );
+            libc::posix_spawnattr_destroy(&mut attr);
+            r
+        };
+        if r != 0 {
+            return Err(format!("posix_spawn: error {r}").into());
+        }
+        pids.push(pid);
+    }
+    let took = start.elapsed();
+    for &pid in &pids {
+        // SAFETY: kill(2) and waitpid(2) on our own children.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    for &pid in &pids {
+        let mut status = 0;
+        // SAFETY: as above.
+        unsafe {
+            libc::waitpid(pid, &mut status, 0);
+        }
+    }
+    Ok(took)
+}
+
+/// A control connection: one JSON request per line, replies per line.
+struct Conn {
+    w: UnixStream,
+    r: BufReader<UnixStream>,
+    line: String,
+}
+
+impl Conn {
+    fn open(sock: &Path) -> Result<Conn, BoxError> {
+        let w = UnixStream::connect(sock)?;
+        let r = BufReader::new(w.try_clone()?);
+        Ok(Conn {
+            w,
+            r,
+            line: String::new(),
+        })
+    }
+
+    fn send(&mut self, req: Request) -> Result<(), BoxError> {
+        let mut line = serde_json::to_vec(&Envelope::new(req))?;
+        line.push(b'\n');
+        self.w.write_all(&line)?;
+        Ok(())
+    }
+
+    fn recv(&mut self) -> Result<Reply, BoxError> {
+        self.line.clear();
+        if self.r.read_line(&mut self.line)? == 0 {
+            return Err("control connection closed".into());
+        }
+        Ok(serde_json::from_str(&self.line)?)
+    }
+
+    fn ask(&mut self, req: Request) -> Result<Reply, BoxError> {
+        self.send(req)?;
+        self.recv()
+    }
+
+    fn unit(&mut self, name: &str) -> Result<(UnitState, Option<i32>), BoxError> {
+        match self.ask(Request::Status {
+            name: Some(name.to_string()),
+        })? {
+            Reply::Unit(s) => Ok((s.state, s.pid)),
+            other => Err(format!("status {name}: {other:?}").into()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Mem {
+    rss_kib: u64,
+    hwm_kib: u64,
+    anon_kib: u64,
+    fds: u64,
+}
+
+fn mem_of(pid: u32) -> Result<Mem, BoxError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let field = |key: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))?.count() as u64;
+    Ok(Mem {
+        rss_kib: field("VmRSS:"),
+        hwm_kib: field("VmHWM:"),
+        anon_kib: field("RssAnon:"),
+        fds,
+    })
+}
+
+struct RoundResult {
+    launch: Duration,
+    inside: Duration,
+    idle: Mem,
+    running: Mem,
+    restarts: Vec<Duration>,
+    shutdown: Duration,
+}
+
+/// Stops the init at the end of a round, also when the round failed.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn init_round(
+    init: &Path,
+    dir: &Path,
+    units: &Path,
+    round: usize,
+    wait: bool,
+) -> Result<RoundResult, BoxError> {
+    let sock = dir.join(format!("control-{round}.sock"));
+    let child = Command::new(init)
+        .arg("--units")
+        .arg(units)
+        .args(["--target", "idle", "--control"])
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut guard = Guard(child);
+    let pid = guard.0.id();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut ctl = loop {
+        match Conn::open(&sock) {
+            Ok(c) => break c,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("init did not open {}: {e}", sock.display()).into()),
+        }
+    };
+    if ctl.unit("idle")?.0 != UnitState::Running {
+        return Err("target idle is not running".into());
+    }
+    let idle = mem_of(pid)?;
+
+    // Launch.
+    let mut poll = Conn::open(&sock)?;
+    let start = Instant::now();
+    ctl.send(Request::SetTarget {
+        target: "all".into(),
+        wait,
+    })?;
+    let launch = if wait {
+        loop {
+            match ctl.recv()? {
+                Reply::Progress(_) => {}
+                Reply::Settled { ok: true, .. } => break start.elapsed(),
+                other => return Err(format!("set-target --wait: {other:?}").into()),
+            }
+        }
+    } else {
+        match ctl.recv()? {
+            Reply::Accepted { .. } => {}
+            other => return Err(format!("set-target: {other:?}").into()),
+        }
+        loop {
+            if poll.unit("all")?.0 == UnitState::Running {
+                break start.elapsed();
+            }
+            if start.elapsed() > Duration::from_secs(120) {
+                return Err("all did not start within 120 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let inside = match poll.ask(Request::Analyze)? {
+        Reply::Analyze(a) => {
+            let active = a.target_active_ms.ok_or("target never active")?;
+            Duration::from_millis(active.saturating_sub(a.target_set_ms))
+        }
+        other => return Err(format!("analyze: {other:?}").into()),
+    };
+    let running = mem_of(pid)?;
+
+    // Restart latency: each layer-9 unit once.
+    let mut sub = Conn::open(&sock)?;
+    sub.send(Request::Subscribe)?;
+    let mut restarts = Vec::with_capacity(WIDTH);
+    for i in 0..WIDTH {
+        let unit = name(LAYERS - 1, i);
+        let (state, pid) = poll.unit(&unit)?;
+        let old = match (state, pid) {
+            (UnitState::Running, Some(p)) => p,
+            _ => return Err(format!("{unit} is {state:?} before the kill").into()),
+        };
+        let t = Instant::now();
+        // SAFETY: kill(2) of the unit's main process (a child of the init).
+        if unsafe { libc::kill(old, libc::SIGKILL) } != 0 {
+            return Err(format!("kill {old}: {}", std::io::Error::last_os_error()).into());
+        }
+        loop {
+            match sub.recv()? {
+                Reply::Changed(s)
+                    if s.unit == unit
+                        && s.state == UnitState::Running
+                        && s.pid.is_some_and(|p| p != old) =>
+                {
+                    restarts.push(t.elapsed());
+                    break;
+                }
+                _ => {}
+            }
+            if t.elapsed() > Duration::from_secs(10) {
+                return Err(format!("{unit} did not restart within 10 s").into());
+            }
+        }
+        // Let `all` come back before the next kill.
+        while poll.unit("all")?.0 != UnitState::Running {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    drop(sub);
+    drop(poll);
+    drop(ctl);
+
+    // Shutdown.
+    let t = Instant::now();
+    // SAFETY: kill(2) of our own child.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGTERM);
+    }
+    let status = guard.0.wait()?;
+    let shutdown = t.elapsed();
+    if !status.success() {
+        return Err(format!("init exited with {status}").into());
+    }
+    Ok(RoundResult {
+        launch,
+        inside,
+        idle,
+        running,
+        restarts,
+        shutdown,
+    })
+}
