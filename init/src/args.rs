@@ -110,6 +110,25 @@ pub struct Context {
     pub cmdline: Option<String>,
 }
 
+impl Context {
+    /// The context from this process's environment: effective uid,
+    /// `$INIT_CONTROL`, `$XDG_RUNTIME_DIR` (empty values count as unset).
+    pub fn from_env(pid1: bool, cmdline: Option<String>) -> Context {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Context {
+            pid1,
+            root: nix::unistd::geteuid().is_root(),
+            env_control: var("INIT_CONTROL"),
+            xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
+            cmdline,
+        }
+    }
+}
+
 /// The default config file.
 pub const DEFAULT_CONFIG: &str = "/etc/init/init.yaml";
 /// The default units directory.

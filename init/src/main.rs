@@ -38,17 +38,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let sys = RealSys::new();
-    let ctx = Context {
-        pid1: false,
-        root: nix::unistd::geteuid().is_root(),
-        env_control: std::env::var_os("INIT_CONTROL")
-            .filter(|v| !v.is_empty())
-            .map(Into::into),
-        xdg_runtime_dir: std::env::var_os("XDG_RUNTIME_DIR")
-            .filter(|v| !v.is_empty())
-            .map(Into::into),
-        cmdline: None,
-    };
+    let ctx = Context::from_env(false, None);
     let settings = match args::resolve(&args, &ctx, |p| std::fs::read_to_string(p)) {
         Ok(s) => s,
         Err(errors) => {

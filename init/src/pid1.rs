@@ -788,20 +788,11 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
 /// The settings as PID 1 resolves them; a bad config file is reported and
 /// left out rather than stopping the boot.
 fn settings(args: &Args, place: Place) -> Result<Settings, String> {
-    let ctx = Context {
-        pid1: true,
-        root: nix::unistd::geteuid().is_root(),
-        env_control: std::env::var_os("INIT_CONTROL")
-            .filter(|v| !v.is_empty())
-            .map(Into::into),
-        xdg_runtime_dir: std::env::var_os("XDG_RUNTIME_DIR")
-            .filter(|v| !v.is_empty())
-            .map(Into::into),
-        cmdline: match place {
-            Place::Machine => std::fs::read_to_string("/proc/cmdline").ok(),
-            Place::Container => None,
-        },
+    let cmdline = match place {
+        Place::Machine => std::fs::read_to_string("/proc/cmdline").ok(),
+        Place::Container => None,
     };
+    let ctx = Context::from_env(true, cmdline);
     match args::resolve(args, &ctx, |p| std::fs::read_to_string(p)) {
         Ok(s) => Ok(s),
         Err(errors) => {

@@ -2485,38 +2485,11 @@ fn r_restarting(r: &Rt) -> bool {
     r.state == UnitState::Failed && r.restart_ready
 }
 
-fn remap_action(a: Action, map: &[Option<UnitId>]) -> Option<Action> {
-    let m = |u: UnitId| map.get(u.index()).copied().flatten();
-    Some(match a {
-        Action::Spawn {
-            unit,
-            role,
-            argv,
-            spec,
-            mainpid,
-        } => Action::Spawn {
-            unit: m(unit)?,
-            role,
-            argv,
-            spec,
-            mainpid,
-        },
-        Action::Kill {
-            unit,
-            pid,
-            signal,
-            group,
-        } => Action::Kill {
-            unit: m(unit)?,
-            pid,
-            signal,
-            group,
-        },
-        Action::ReadPidfile { unit, path } => Action::ReadPidfile {
-            unit: m(unit)?,
-            path,
-        },
-    })
+fn remap_action(mut a: Action, map: &[Option<UnitId>]) -> Option<Action> {
+    let (Action::Spawn { unit, .. } | Action::Kill { unit, .. } | Action::ReadPidfile { unit, .. }) =
+        &mut a;
+    *unit = map.get(unit.index()).copied().flatten()?;
+    Some(a)
 }
 
 /// `1.5s`, `250ms`, `2m` — short, for status lines.

@@ -46,20 +46,7 @@ pub fn bin(name: &str, package: &str) -> PathBuf {
     flotilla_tests::bins::bin(name, package, crate_dir)
 }
 
-/// Waits until `f` returns `Some`, polling every 20 ms; panics with `what`
-/// after `limit`.
-pub fn wait_for<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        if Instant::now() > deadline {
-            panic!("timed out after {limit:?} waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+pub use flotilla_tests::wait_for;
 
 /// One clusterd, killed by PID on drop.
 pub struct Clusterd {
