@@ -108,6 +108,7 @@ use crate::state::{DepKind, UnitState};
 use crate::time::Instant;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -486,7 +487,7 @@ pub struct Planner {
     ready_queue: BTreeSet<UnitId>,
     starting: usize,
     heap: BinaryHeap<Reverse<(Instant, u32, u64)>>,
-    pids: HashMap<i32, (UnitId, Role)>,
+    pids: HashMap<i32, (UnitId, Role), BuildHasherDefault<PidHasher>>,
     actions: Vec<Action>,
     changed: Vec<UnitId>,
     changed_flag: Vec<bool>,
@@ -499,8 +500,20 @@ pub struct Planner {
     /// Per unit, the [`dep_flags`] its dependents' counts were last told.
     told: Vec<u8>,
     /// Per provider, its dependents with the index of the dependency in
-    /// their list and its kind: the edges [`Planner::sync`] updates.
-    rdeps: Vec<Vec<(UnitId, u32, DepKind)>>,
+    /// their list and its kind: the edges [`Planner::sync`] updates, in the
+    /// order of [`crate::graph::Node::dependents`]. Flat: provider `p`'s
+    /// are `rdeps[rdep_at[p]..rdep_at[p + 1]]` (no pointer to chase, no
+    /// allocation per unit).
+    rdeps: Vec<(UnitId, u32, DepKind)>,
+    rdep_at: Vec<u32>,
+    /// Per unit, its dependencies' providers and kinds, in the order of
+    /// [`crate::graph::Node::deps`], flat like `rdeps`: what the hot paths
+    /// read of a dependency, without the 40-byte [`crate::graph::Dep`].
+    fdeps: Vec<(Option<UnitId>, DepKind)>,
+    fdep_at: Vec<u32>,
+    /// Per unit, [`U_GHOST`] and [`U_VIRTUAL`]: read on every evaluation,
+    /// kept here so that it does not touch the graph node and the spec.
+    ukind: Vec<u8>,
     /// Per unit, a dependency index before which no dependency is waited
     /// on: where the search for the one its status names starts.
     waited_from: Vec<u32>,
@@ -530,7 +543,7 @@ impl Planner {
             ready_queue: BTreeSet::new(),
             starting: 0,
             heap: BinaryHeap::new(),
-            pids: HashMap::new(),
+            pids: HashMap::default(),
             actions: Vec::new(),
             changed: Vec::new(),
             changed_flag: vec![false; n],
@@ -539,6 +552,10 @@ impl Planner {
             counts: Vec::new(),
             told: Vec::new(),
             rdeps: Vec::new(),
+            rdep_at: Vec::new(),
+            fdeps: Vec::new(),
+            fdep_at: Vec::new(),
+            ukind: Vec::new(),
             waited_from: Vec::new(),
             blocked_from: Vec::new(),
             seen: Vec::new(),
@@ -1063,10 +1080,13 @@ impl Planner {
             None => return,
         };
         let Planner {
-            graph,
             in_work,
             work,
             rt,
+            rdeps,
+            rdep_at,
+            fdeps,
+            fdep_at,
             ..
         } = self;
         let mut push = |u: UnitId| {
@@ -1077,9 +1097,8 @@ impl Planner {
                 }
             }
         };
-        let node = graph.node(id);
         if was.0 != now.0 || blocked_moved {
-            for &(_, d) in &node.dependents {
+            for &(d, _, _) in edges_of(rdep_at, rdeps, i) {
                 push(d);
             }
         }
@@ -1088,7 +1107,7 @@ impl Planner {
         // and only a provider on its way down (to stop, or an exited unit
         // that may leave) waits for that.
         if was.1 & !now.1 != 0 {
-            for p in node.deps.iter().filter_map(|d| d.provider) {
+            for p in edges_of(fdep_at, fdeps, i).iter().filter_map(|d| d.0) {
                 if rt
                     .get(p.index())
                     .is_some_and(|r| r.to_stop || r.state == UnitState::Exited)
@@ -1130,7 +1149,7 @@ impl Planner {
     /// The rules of the module documentation, for one unit.
     fn evaluate(&mut self, u: UnitId) {
         let i = u.index();
-        let ghost = self.graph.node(u).ghost;
+        let ghost = self.ukind[i] & U_GHOST != 0;
         let required = self.required[i] && !self.shutting_down && !ghost;
 
         // Hard dependencies: all active (and not leaving)? Read from the
@@ -1210,7 +1229,7 @@ impl Planner {
                     // With a cap, every start goes through the queue so that
                     // slots are handed out in name order.
                     let capped = self.opts.max_concurrent_starts.is_some();
-                    if self.graph.node(u).spec.kind != UnitType::Virtual
+                    if self.ukind[i] & U_VIRTUAL == 0
                         && capped
                         && !self.rt[i].queued_turn
                     {
@@ -1331,15 +1350,51 @@ impl Planner {
         self.counts = self.graph.ids().map(|u| self.scan_counts(u)).collect();
         self.waited_from = vec![0; n];
         self.blocked_from = vec![0; n];
-        let mut rdeps: Vec<Vec<(UnitId, u32, DepKind)>> = vec![Vec::new(); n];
+        // Flat edge lists, by counting: same order as the graph's lists.
+        let mut fdep_at = Vec::with_capacity(n + 1);
+        let mut fdeps = Vec::new();
+        let mut rdep_at = vec![0u32; n + 1];
+        let mut ukind = Vec::with_capacity(n);
         for u in self.graph.ids() {
-            for (j, d) in self.graph.node(u).deps.iter().enumerate() {
-                if let Some(list) = d.provider.and_then(|p| rdeps.get_mut(p.index())) {
-                    list.push((u, j as u32, d.kind));
+            let node = self.graph.node(u);
+            fdep_at.push(fdeps.len() as u32);
+            let mut k = 0;
+            if node.ghost {
+                k |= U_GHOST;
+            }
+            if node.spec.kind == UnitType::Virtual {
+                k |= U_VIRTUAL;
+            }
+            ukind.push(k);
+            for d in &node.deps {
+                fdeps.push((d.provider, d.kind));
+                if let Some(c) = d.provider.and_then(|p| rdep_at.get_mut(p.index() + 1)) {
+                    *c += 1;
+                }
+            }
+        }
+        fdep_at.push(fdeps.len() as u32);
+        for i in 0..n {
+            rdep_at[i + 1] += rdep_at[i];
+        }
+        let mut fill: Vec<u32> = rdep_at[..n].to_vec();
+        let mut rdeps = vec![(UnitId(0), 0u32, DepKind::DependsOn); rdep_at[n] as usize];
+        for u in self.graph.ids() {
+            let (a, b) = (fdep_at[u.index()] as usize, fdep_at[u.index() + 1] as usize);
+            for (j, &(prov, kind)) in fdeps[a..b].iter().enumerate() {
+                if let Some(p) = prov {
+                    if let Some(f) = fill.get_mut(p.index()) {
+                        rdeps[*f as usize] = (u, j as u32, kind);
+                        *f += 1;
+                    }
                 }
             }
         }
         self.rdeps = rdeps;
+        self.rdep_at = rdep_at;
+        self.fdeps = fdeps;
+        self.fdep_at = fdep_at;
+        self.ukind = ukind;
     }
 
     /// `u`'s counts as a scan of its dependencies finds them now.
@@ -1370,12 +1425,13 @@ impl Planner {
         }
         let Planner {
             rdeps,
+            rdep_at,
             counts,
             waited_from,
             blocked_from,
             ..
         } = self;
-        for &(d, j, kind) in rdeps.get(i).map_or(&[][..], Vec::as_slice) {
+        for &(d, j, kind) in edges_of(rdep_at, rdeps, i) {
             let (was, now) = (
                 DepCounts::edge(kind, Some(old)),
                 DepCounts::edge(kind, Some(new)),
@@ -1429,10 +1485,10 @@ impl Planner {
     fn first_waited_on(&mut self, u: UnitId) -> Option<usize> {
         let i = u.index();
         let from = self.waited_from.get(i).copied().unwrap_or(0) as usize;
-        let deps = &self.graph.node(u).deps;
-        let found = deps.iter().enumerate().skip(from).find_map(|(j, d)| {
-            let f = dep_flags(&self.rt[d.provider?.index()]);
-            (DepCounts::edge(d.kind, Some(f)).waited > 0).then_some(j)
+        let deps = edges_of(&self.fdep_at, &self.fdeps, i);
+        let found = deps.iter().enumerate().skip(from).find_map(|(j, &(p, kind))| {
+            let f = dep_flags(&self.rt[p?.index()]);
+            (DepCounts::edge(kind, Some(f)).waited > 0).then_some(j)
         });
         if let Some(w) = self.waited_from.get_mut(i) {
             *w = found.unwrap_or(deps.len()) as u32;
@@ -1446,7 +1502,7 @@ impl Planner {
     /// so this anticipates: hard dependents always go first, and so does
     /// anything that is no longer required.
     fn dependents_block_stop(&self, u: UnitId) -> bool {
-        self.graph.node(u).dependents.iter().any(|&(kind, d)| {
+        edges_of(&self.rdep_at, &self.rdeps, u.index()).iter().any(|&(d, _, kind)| {
             let dr = &self.rt[d.index()];
             let will_stop = dr.to_stop
                 || kind == DepKind::DependsOn
@@ -2341,6 +2397,40 @@ impl Planner {
         self.sync(u);
         self.push(u);
         self.push_neighbours(u);
+    }
+}
+
+/// [`Planner::ukind`] bits: a ghost unit, a `virtual` unit.
+const U_GHOST: u8 = 1;
+const U_VIRTUAL: u8 = 2;
+
+/// Unit `i`'s part of a flat edge list (`at` holds the starts, and the end).
+fn edges_of<'a, T>(at: &[u32], edges: &'a [T], i: usize) -> &'a [T] {
+    match (at.get(i), at.get(i + 1)) {
+        (Some(&a), Some(&b)) => &edges[a as usize..b as usize],
+        _ => &[],
+    }
+}
+
+/// The hasher of the PID map: a PID is a small integer the kernel hands
+/// out, not chosen by an attacker, so one multiply (FxHash's) spreads it
+/// well enough; SipHash cost more than the rest of a fact's map work.
+#[derive(Default)]
+struct PidHasher(u64);
+
+impl Hasher for PidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_i32(&mut self, n: i32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(n as u32)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
