@@ -368,6 +368,10 @@ struct Rt {
     attempt: u32,
     restarts: u32,
     status: String,
+    /// What `status` was last written as by the waiting rule: 1 for
+    /// `waiting`, `j + 2` for `waiting for` dependency `j`; 0 when unknown.
+    /// Every other write of `status` resets it.
+    status_key: u32,
     notify_status: Option<String>,
     start_at: Option<Instant>,
     active_at: Option<Instant>,
@@ -417,6 +421,7 @@ impl Rt {
             attempt: 0,
             restarts: 0,
             status: String::new(),
+            status_key: 0,
             notify_status: None,
             start_at: None,
             active_at: None,
@@ -560,11 +565,8 @@ impl Planner {
             blocked_from: Vec::new(),
             seen: Vec::new(),
         };
-        p.required = p
-            .graph
-            .required_set(target)
-            .unwrap_or_else(|| vec![false; n]);
         p.recount();
+        p.required = p.required_set(target).unwrap_or_else(|| vec![false; n]);
         p.push_all();
         p.run();
         p
@@ -745,7 +747,6 @@ impl Planner {
     pub fn set_target(&mut self, target: &str, now: Instant) -> Result<(), UnknownTarget> {
         self.now = now;
         let req = self
-            .graph
             .required_set(target)
             .ok_or_else(|| UnknownTarget(target.to_string()))?;
         if self.shutting_down {
@@ -996,6 +997,8 @@ impl Planner {
         self.rt = rt;
         for r in &mut self.rt {
             r.queued = false;
+            // The dependency indices may have moved.
+            r.status_key = 0;
         }
         self.pids = self
             .pids
@@ -1030,14 +1033,33 @@ impl Planner {
             .into_iter()
             .filter_map(|a| remap_action(a, &map))
             .collect();
+        self.recount();
         self.required = self
-            .graph
             .required_set(&self.target)
             .unwrap_or_else(|| vec![false; n]);
-        self.recount();
         self.push_all();
         self.run();
         Ok((applied, map))
+    }
+
+    /// [`Graph::required_set`], walked over the flat dependency lists
+    /// (the same set, without touching every graph node).
+    fn required_set(&self, target: &str) -> Option<Vec<bool>> {
+        let root = self.graph.provider(target)?;
+        let mut req = vec![false; self.rt.len()];
+        let mut work = vec![root];
+        req[root.index()] = true;
+        while let Some(u) = work.pop() {
+            for &(p, _) in edges_of(&self.fdep_at, &self.fdeps, u.index()) {
+                if let Some(p) = p {
+                    if !req[p.index()] {
+                        req[p.index()] = true;
+                        work.push(p);
+                    }
+                }
+            }
+        }
+        Some(req)
     }
 
     // ----- the work list ---------------------------------------------------
@@ -1262,31 +1284,44 @@ impl Planner {
                     blocked_moved = blocked_changed;
                     // The status, compared before it is formatted: most
                     // evaluations of a waiting unit leave it as it is.
-                    let (prefix, name) = match (&blocked, waited) {
-                        (Some(b), _) => ("blocked by ", b.as_str()),
-                        (None, Some(j)) => (
-                            "waiting for ",
-                            self.graph
-                                .node(u)
-                                .deps
-                                .get(j)
-                                .map_or("", |d| d.target.as_str()),
-                        ),
-                        (None, None) => ("waiting", ""),
+                    // The status as a key ([`Rt::status_key`]): when it is
+                    // the one the status was last written for, the text is
+                    // the same and neither it nor the target name is read.
+                    let key = match (&blocked, waited) {
+                        (Some(_), _) => 0,
+                        (None, Some(j)) => j as u32 + 2,
+                        (None, None) => 1,
                     };
-                    let status = &self.rt[i].status;
-                    let same = status.len() == prefix.len() + name.len()
-                        && status.starts_with(prefix)
-                        && status.ends_with(name);
-                    let why = if same {
+                    let why = if key != 0 && self.rt[i].status_key == key {
                         None
                     } else {
-                        Some(format!("{prefix}{name}"))
+                        let (prefix, name) = match (&blocked, waited) {
+                            (Some(b), _) => ("blocked by ", b.as_str()),
+                            (None, Some(j)) => (
+                                "waiting for ",
+                                self.graph
+                                    .node(u)
+                                    .deps
+                                    .get(j)
+                                    .map_or("", |d| d.target.as_str()),
+                            ),
+                            (None, None) => ("waiting", ""),
+                        };
+                        let status = &self.rt[i].status;
+                        let same = status.len() == prefix.len() + name.len()
+                            && status.starts_with(prefix)
+                            && status.ends_with(name);
+                        if same {
+                            None
+                        } else {
+                            Some(format!("{prefix}{name}"))
+                        }
                     };
                     if state != UnitState::Waiting && state != UnitState::Failed {
                         let why = why.unwrap_or_else(|| self.rt[i].status.clone());
                         self.rt[i].blocked_by = blocked;
                         self.set_state(u, UnitState::Waiting, &why);
+                        self.rt[i].status_key = key;
                         changed = true;
                     } else {
                         if blocked_changed {
@@ -1302,6 +1337,7 @@ impl Planner {
                                 self.rt[i].status = why;
                                 self.mark_changed(u);
                             }
+                            self.rt[i].status_key = key;
                         }
                     }
                 }
@@ -1535,6 +1571,7 @@ impl Planner {
             r.status.clear();
             r.status.push_str(status);
         }
+        r.status_key = 0;
         self.sync(u);
         self.mark_changed(u);
         if moved {
@@ -1749,6 +1786,7 @@ impl Planner {
                 // Fall back to the kill signal.
                 self.rt[u.index()].aux = None;
                 self.rt[u.index()].status = msg;
+                self.rt[u.index()].status_key = 0;
                 self.signal_main(u, false);
                 self.check_stopped(u);
             }
@@ -1816,6 +1854,7 @@ impl Planner {
                             self.rt[i].failure = None;
                             self.rt[i].exit_ok = true;
                             self.rt[i].status = "exit status 0".to_string();
+                            self.rt[i].status_key = 0;
                             self.finish_main(u, true);
                         } else {
                             self.fail(u, status.describe(), true);
@@ -1832,6 +1871,7 @@ impl Planner {
                                 self.rt[i].failure = None;
                                 self.rt[i].exit_ok = true;
                                 self.rt[i].status = "exit status 0".to_string();
+                                self.rt[i].status_key = 0;
                             } else {
                                 self.rt[i].restart_due = spec.restart != RestartPolicy::No;
                                 self.rt[i].failure = Some(status.describe());
@@ -1877,6 +1917,7 @@ impl Planner {
                 self.rt[i].aux = None;
                 if !status.success() {
                     self.rt[i].status = format!("exec-stop: {}", status.describe());
+                    self.rt[i].status_key = 0;
                 }
                 // What exec-stop left running gets the kill signal.
                 self.signal_main(u, false);
@@ -1966,6 +2007,7 @@ impl Planner {
                 self.rt[i].pidfile_tries = tries.saturating_add(1);
                 self.rt[i].pidfile_deadline = Some(deadline);
                 self.rt[i].status = format!("waiting for the pidfile ({e})");
+                self.rt[i].status_key = 0;
                 self.mark_changed(u);
                 let step =
                     Duration::from_millis(10u64 << tries.min(5)).min(Duration::from_millis(250));
@@ -2036,6 +2078,7 @@ impl Planner {
             }
             Notify::Errno(e) => {
                 r.status = format!("errno {e}");
+                r.status_key = 0;
                 self.mark_changed(u);
             }
             Notify::ExtendTimeout(d) => {
@@ -2087,6 +2130,7 @@ impl Planner {
                     let t = self.stop_timeout(u);
                     self.set_timer(u, t, Timer::Abandon);
                     self.rt[i].status = "stop timed out; sent SIGKILL".to_string();
+                    self.rt[i].status_key = 0;
                     self.mark_changed(u);
                 }
             }
@@ -2101,6 +2145,7 @@ impl Planner {
                         self.pids.remove(&pid);
                     }
                     self.rt[i].status = "processes did not die; abandoned".to_string();
+                    self.rt[i].status_key = 0;
                     self.check_stopped(u);
                 }
             }
@@ -2392,6 +2437,7 @@ impl Planner {
             );
             if requested && st == UnitState::Waiting {
                 self.rt[i].status = "restarting".to_string();
+                self.rt[i].status_key = 0;
             }
         }
         self.sync(u);
