@@ -29,6 +29,8 @@
 //!   hard dependents stopped, a restart scheduled), timed alone.
 //!
 //! Every figure is the median of several runs (the minimum in brackets).
+//! With `PLANNER_BENCH_PLAN_ONLY` set, the single-fact samples are left
+//! out (their degraded cascades dominate a profile of the plans).
 //! The graph generator is seeded: the same graph each run.
 
 use flotilla_units::graph::{Graph, UnitId};

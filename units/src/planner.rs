@@ -1251,10 +1251,7 @@ impl Planner {
                     // With a cap, every start goes through the queue so that
                     // slots are handed out in name order.
                     let capped = self.opts.max_concurrent_starts.is_some();
-                    if self.ukind[i] & U_VIRTUAL == 0
-                        && capped
-                        && !self.rt[i].queued_turn
-                    {
+                    if self.ukind[i] & U_VIRTUAL == 0 && capped && !self.rt[i].queued_turn {
                         if !self.rt[i].queued {
                             self.rt[i].queued = true;
                             self.ready_queue.insert(u);
@@ -1522,10 +1519,14 @@ impl Planner {
         let i = u.index();
         let from = self.waited_from.get(i).copied().unwrap_or(0) as usize;
         let deps = edges_of(&self.fdep_at, &self.fdeps, i);
-        let found = deps.iter().enumerate().skip(from).find_map(|(j, &(p, kind))| {
-            let f = dep_flags(&self.rt[p?.index()]);
-            (DepCounts::edge(kind, Some(f)).waited > 0).then_some(j)
-        });
+        let found = deps
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find_map(|(j, &(p, kind))| {
+                let f = dep_flags(&self.rt[p?.index()]);
+                (DepCounts::edge(kind, Some(f)).waited > 0).then_some(j)
+            });
         if let Some(w) = self.waited_from.get_mut(i) {
             *w = found.unwrap_or(deps.len()) as u32;
         }
@@ -1538,15 +1539,17 @@ impl Planner {
     /// so this anticipates: hard dependents always go first, and so does
     /// anything that is no longer required.
     fn dependents_block_stop(&self, u: UnitId) -> bool {
-        edges_of(&self.rdep_at, &self.rdeps, u.index()).iter().any(|&(d, _, kind)| {
-            let dr = &self.rt[d.index()];
-            let will_stop = dr.to_stop
-                || kind == DepKind::DependsOn
-                || !self.required[d.index()]
-                || self.shutting_down;
-            ((dr.up() || dr.state.is_active()) && will_stop)
-                || matches!(dr.phase, Phase::Stopping { .. } | Phase::StopPost(_))
-        })
+        edges_of(&self.rdep_at, &self.rdeps, u.index())
+            .iter()
+            .any(|&(d, _, kind)| {
+                let dr = &self.rt[d.index()];
+                let will_stop = dr.to_stop
+                    || kind == DepKind::DependsOn
+                    || !self.required[d.index()]
+                    || self.shutting_down;
+                ((dr.up() || dr.state.is_active()) && will_stop)
+                    || matches!(dr.phase, Phase::Stopping { .. } | Phase::StopPost(_))
+            })
     }
 
     // ----- transitions -----------------------------------------------------
@@ -2476,7 +2479,8 @@ impl Hasher for PidHasher {
     }
 
     fn write_i32(&mut self, n: i32) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(n as u32)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.0 =
+            (self.0.rotate_left(5) ^ u64::from(n as u32)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
