@@ -483,6 +483,9 @@ pub struct Planner {
     graph: Graph,
     rt: Vec<Rt>,
     target: String,
+    /// `graph.provider(&target)`, looked up when either changes (not
+    /// hashed on every `run`).
+    target_provider: Option<UnitId>,
     required: Vec<bool>,
     shutting_down: bool,
     opts: PlannerOptions,
@@ -540,6 +543,7 @@ impl Planner {
             required: vec![false; n],
             graph,
             target: target.to_string(),
+            target_provider: None,
             shutting_down: false,
             opts,
             now,
@@ -566,6 +570,7 @@ impl Planner {
             seen: Vec::new(),
         };
         p.recount();
+        p.target_provider = p.graph.provider(target);
         p.required = p.required_set(target).unwrap_or_else(|| vec![false; n]);
         p.push_all();
         p.run();
@@ -753,6 +758,7 @@ impl Planner {
             return Ok(());
         }
         self.target = target.to_string();
+        self.target_provider = self.graph.provider(target);
         self.target_set_at = now;
         self.target_active_at = None;
         let flipped: Vec<UnitId> = (0..req.len())
@@ -946,6 +952,7 @@ impl Planner {
             ..Applied::default()
         };
         let old = std::mem::replace(&mut self.graph, graph);
+        self.target_provider = self.graph.provider(&self.target);
         let mut old_rt = std::mem::take(&mut self.rt);
         let n = self.graph.len();
         let mut map: Vec<Option<UnitId>> = vec![None; old.len()];
@@ -1163,7 +1170,11 @@ impl Planner {
                 break;
             }
         }
-        if self.target_active_at.is_none() && self.target_state().is_some_and(|s| s.is_active()) {
+        if self.target_active_at.is_none()
+            && self
+                .target_provider
+                .is_some_and(|p| self.state(p).is_active())
+        {
             self.target_active_at = Some(self.now);
         }
     }
