@@ -113,7 +113,9 @@ pub struct LogBuf {
     bytes: usize,
     cap: usize,
     next_seq: u64,
-    file: Option<LogFile>,
+    /// Boxed: most units of a big set never get one, and a `LogBuf` lives
+    /// as long as its unit.
+    file: Option<Box<LogFile>>,
 }
 
 impl LogBuf {
@@ -131,12 +133,12 @@ impl LogBuf {
 
     /// Also appends every line to `file` from now on (replacing any other).
     pub fn set_file(&mut self, file: Option<LogFile>) {
-        self.file = file;
+        self.file = file.map(Box::new);
     }
 
     /// The file lines are appended to.
     pub fn file(&self) -> Option<&LogFile> {
-        self.file.as_ref()
+        self.file.as_deref()
     }
 
     /// Adds a line read at `time`; returns its sequence number.

@@ -52,19 +52,75 @@ const LOG_FILE_BYTES: u64 = 8 * 1024 * 1024;
 /// What a dynamic token stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Source {
-    Out { unit: String, stream: Stream },
+    Out { unit: String },
     Notify { unit: String },
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.
+///
+/// Each spawn gets its own pair of pipes (stdout, stderr): the child has the
+/// write ends, the init only the read ends, so it holds two descriptors per
+/// running process rather than four per unit (every descriptor the init
+/// holds is copied and closed again by each `clone` + `execve`). A pipe is
+/// dropped at end of file, when every writer (the process and whatever
+/// inherited its output) is gone; a unit may have several at once (main
+/// process, a stop command, a daemon's leftovers).
 struct UnitIo {
-    out: OutPipe,
-    out_token: Token,
-    err: OutPipe,
-    err_token: Token,
+    pipes: Vec<(OutPipe, Token)>,
     log: LogBuf,
-    notify: Option<(NotifySocket, Token)>,
+    /// Boxed: only `foreground-notified` units have one.
+    notify: Option<Box<(NotifySocket, Token)>>,
     grep: Option<regex::Regex>,
+}
+
+/// The directory's units, kept for `reload` and transient sets.
+enum DirUnits {
+    /// Their names, in order, when the graph holds each of them exactly as
+    /// loaded (the usual case): the graph's copy of each spec is the only
+    /// one.
+    InGraph(Vec<String>),
+    /// The specs themselves, when the graph left some out (errors at start).
+    Own(Vec<(UnitSpec, Origin)>),
+}
+
+impl DirUnits {
+    /// Names only if `graph` holds every one of `units` as it is.
+    fn keep(units: Vec<(UnitSpec, Origin)>, graph: &Graph) -> DirUnits {
+        let mut seen = std::collections::HashSet::with_capacity(units.len());
+        let all_in = units.iter().all(|(s, o)| {
+            seen.insert(s.name.as_str())
+                && graph
+                    .unit(&s.name)
+                    .and_then(|id| graph.get(id))
+                    .is_some_and(|n| !n.ghost && *n.spec == *s && n.origin == *o)
+        });
+        if all_in {
+            // Not `into_iter().map().collect()`: that would reuse (and keep)
+            // the specs' whole buffer for the names.
+            DirUnits::InGraph(units.iter().map(|(s, _)| s.name.clone()).collect())
+        } else {
+            DirUnits::Own(units)
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            DirUnits::InGraph(v) => v.len(),
+            DirUnits::Own(v) => v.len(),
+        }
+    }
+
+    /// A copy of the specs (from the graph for [`DirUnits::InGraph`]).
+    fn specs(&self, graph: &Graph) -> Vec<(UnitSpec, Origin)> {
+        match self {
+            DirUnits::Own(v) => v.clone(),
+            DirUnits::InGraph(names) => names
+                .iter()
+                .filter_map(|n| graph.unit(n).and_then(|id| graph.get(id)))
+                .map(|n| ((*n.spec).clone(), n.origin.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// Why the loop ended.
@@ -84,11 +140,13 @@ pub struct Runtime<S: Sys> {
     sigfd: SignalFd,
     control: Control,
     tokens: Vec<Option<Source>>,
-    ios: HashMap<String, UnitIo>,
+    /// Free slots of `tokens` (two are taken and given back per process).
+    free_tokens: Vec<usize>,
+    ios: HashMap<String, Box<UnitIo>>,
     base_env: Env,
     mono0: Instant,
     wall0: WallTime,
-    dir_units: Vec<(UnitSpec, Origin)>,
+    dir_units: DirUnits,
     transient: BTreeMap<String, Vec<UnitSpec>>,
     load_errors: Vec<String>,
     shutdown: Option<ShutdownKind>,
@@ -199,6 +257,7 @@ impl<S: Sys> Runtime<S> {
             max_concurrent_starts: settings.max_concurrent_starts,
         };
         let planner = Planner::new(graph, &settings.target, mono0, opts);
+        let dir_units = DirUnits::keep(dir_units, planner.graph());
         if planner.graph().provider(&settings.target).is_none() {
             console(&format!(
                 "init: no unit provides the target `{}`; nothing started",
@@ -218,6 +277,7 @@ impl<S: Sys> Runtime<S> {
             sigfd,
             control,
             tokens: Vec::new(),
+            free_tokens: Vec::new(),
             ios: HashMap::new(),
             base_env,
             mono0,
@@ -428,11 +488,13 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn alloc_token(&mut self, src: Source) -> Token {
-        let slot = self
-            .tokens
-            .iter()
-            .position(Option::is_none)
-            .unwrap_or(self.tokens.len());
+        let slot = loop {
+            match self.free_tokens.pop() {
+                Some(i) if self.tokens.get(i).is_some_and(Option::is_none) => break i,
+                Some(_) => {}
+                None => break self.tokens.len(),
+            }
+        };
         if slot == self.tokens.len() {
             self.tokens.push(Some(src));
         } else if let Some(s) = self.tokens.get_mut(slot) {
@@ -442,38 +504,20 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn free_token(&mut self, t: Token) {
-        if let Some(s) =
-            t.0.checked_sub(SOURCE_BASE)
-                .and_then(|i| self.tokens.get_mut(i))
-        {
-            *s = None;
+        let Some(i) = t.0.checked_sub(SOURCE_BASE) else {
+            return;
+        };
+        if let Some(s) = self.tokens.get_mut(i) {
+            if s.take().is_some() {
+                self.free_tokens.push(i);
+            }
         }
     }
 
-    /// The unit's I/O, created at its first spawn.
+    /// The unit's I/O (log, ready-grep, notify socket), created at its
+    /// first spawn.
     fn io(&mut self, spec: &UnitSpec) -> Result<&mut UnitIo, String> {
         if !self.ios.contains_key(&spec.name) {
-            let out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
-            let err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
-            let out_token = self.alloc_token(Source::Out {
-                unit: spec.name.clone(),
-                stream: Stream::Stdout,
-            });
-            let err_token = self.alloc_token(Source::Out {
-                unit: spec.name.clone(),
-                stream: Stream::Stderr,
-            });
-            let reg = self.poll.registry();
-            let _ = reg.register(
-                &mut SourceFd(&out.as_raw_fd()),
-                out_token,
-                Interest::READABLE,
-            );
-            let _ = reg.register(
-                &mut SourceFd(&err.as_raw_fd()),
-                err_token,
-                Interest::READABLE,
-            );
             let mut log = LogBuf::new(LOG_RING_BYTES);
             if let Some(dir) = &self.settings.log_dir {
                 match LogFile::open(dir, &spec.name, LOG_FILE_BYTES) {
@@ -483,15 +527,12 @@ impl<S: Sys> Runtime<S> {
             }
             self.ios.insert(
                 spec.name.clone(),
-                UnitIo {
-                    out,
-                    out_token,
-                    err,
-                    err_token,
+                Box::new(UnitIo {
+                    pipes: Vec::new(),
                     log,
                     notify: None,
                     grep: None,
-                },
+                }),
             );
         }
         let grep = match &spec.ready_grep {
@@ -541,18 +582,47 @@ impl<S: Sys> Runtime<S> {
                 .map_err(|e| e.to_string())?;
         }
         self.io(spec)?;
-        let io = self
-            .ios
-            .get(&spec.name)
-            .ok_or_else(|| "unit i/o vanished".to_string())?;
-        let mut req = crate::sys::SpawnRequest::new(argv, &env)
-            .stdout(io.out.stdio())
-            .stderr(io.err.stdio())
-            .credentials(&creds);
-        if let Some(dir) = &spec.working_directory {
-            req = req.cwd(dir);
+        // New pipes for this process; the init keeps only the read ends.
+        let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
+        let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
+        let res = {
+            let mut req = crate::sys::SpawnRequest::new(argv, &env)
+                .stdout(out.stdio())
+                .stderr(err.stdio())
+                .credentials(&creds);
+            if let Some(dir) = &spec.working_directory {
+                req = req.cwd(dir);
+            }
+            self.sys.spawn(&req).map_err(|e| e.to_string())
+        };
+        out.close_writer();
+        err.close_writer();
+        let pid = res?;
+        // Registered after the spawn: what the child wrote meanwhile makes
+        // the read end ready at once (epoll reports a source that is ready
+        // when it is added).
+        for pipe in [out, err] {
+            let token = self.alloc_token(Source::Out {
+                unit: spec.name.clone(),
+            });
+            let _ = self.poll.registry().register(
+                &mut SourceFd(&pipe.as_raw_fd()),
+                token,
+                Interest::READABLE,
+            );
+            if let Some(io) = self.ios.get_mut(&spec.name) {
+                // Usually a unit has one process: room for its two pipes.
+                io.pipes.reserve_exact(1);
+                io.pipes.push((pipe, token));
+            } else {
+                let _ = self
+                    .poll
+                    .registry()
+                    .deregister(&mut SourceFd(&pipe.as_raw_fd()));
+                self.free_token(token);
+            }
         }
-        self.sys.spawn(&req).map_err(|e| e.to_string())
+        Ok(pid)
     }
 
     fn credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
@@ -580,7 +650,7 @@ impl<S: Sys> Runtime<S> {
 
     /// The unit's notify socket, bound at its first use.
     fn notify_socket(&mut self, spec: &UnitSpec) -> Result<PathBuf, String> {
-        if let Some(Some((sock, _))) = self.ios.get(&spec.name).map(|io| io.notify.as_ref()) {
+        if let Some(Some((sock, _))) = self.ios.get(&spec.name).map(|io| io.notify.as_deref()) {
             return Ok(sock.path().to_path_buf());
         }
         self.notify_seq += 1;
@@ -600,7 +670,7 @@ impl<S: Sys> Runtime<S> {
             Interest::READABLE,
         );
         let _ = &mut sock;
-        self.io(spec)?.notify = Some((sock, token));
+        self.io(spec)?.notify = Some(Box::new((sock, token)));
         Ok(path)
     }
 
@@ -671,10 +741,13 @@ impl<S: Sys> Runtime<S> {
     /// Reads what a unit's pipes hold now (before handling its exit, so that
     /// its last words are logged first).
     fn drain_unit(&mut self, name: &str) {
-        let toks = self.ios.get(name).map(|io| (io.out_token, io.err_token));
-        if let Some((a, b)) = toks {
-            self.on_source(a);
-            self.on_source(b);
+        let toks: Vec<Token> = self
+            .ios
+            .get(name)
+            .map(|io| io.pipes.iter().map(|(_, t)| *t).collect())
+            .unwrap_or_default();
+        for t in toks {
+            self.on_source(t);
         }
     }
 
@@ -687,25 +760,26 @@ impl<S: Sys> Runtime<S> {
             return;
         };
         match src {
-            Source::Out { unit, stream } => self.on_output(&unit, stream, t),
+            Source::Out { unit } => self.on_output(&unit, t),
             Source::Notify { unit } => self.on_notify(&unit),
         }
     }
 
-    fn on_output(&mut self, unit: &str, stream: Stream, t: Token) {
+    fn on_output(&mut self, unit: &str, t: Token) {
         let wall = self.sys.wall_now();
         let Some(io) = self.ios.get_mut(unit) else {
             return;
         };
         let mut matched = false;
         let UnitIo {
-            out,
-            err,
-            log,
-            grep,
-            ..
-        } = io;
-        let pipe = if stream == Stream::Stdout { out } else { err };
+            pipes, log, grep, ..
+        } = &mut **io;
+        let Some(at) = pipes.iter().position(|(_, tok)| *tok == t) else {
+            return;
+        };
+        let Some((pipe, _)) = pipes.get_mut(at) else {
+            return;
+        };
         let res = pipe.drain(|line| {
             if let Some(re) = grep.as_ref() {
                 if !matched && re.is_match(&String::from_utf8_lossy(line.text)) {
@@ -715,8 +789,20 @@ impl<S: Sys> Runtime<S> {
             log.push(wall, line);
         });
         let _ = log.flush();
-        if let Ok(Drained::More) = res {
-            self.redrain.push(t);
+        match res {
+            Ok(Drained::More) => self.redrain.push(t),
+            Ok(Drained::WouldBlock) => {}
+            Err(_) => {}
+            // End of file: every writer is gone, drop the pipe.
+            Ok(Drained::Closed) => {
+                let pipe = pipes.remove(at).0;
+                let _ = self
+                    .poll
+                    .registry()
+                    .deregister(&mut SourceFd(&pipe.as_raw_fd()));
+                drop(pipe);
+                self.free_token(t);
+            }
         }
         if matched {
             if let Some(id) = self.planner.graph().unit(unit) {
@@ -729,7 +815,11 @@ impl<S: Sys> Runtime<S> {
         let Some(id) = self.planner.graph().unit(unit) else {
             return;
         };
-        let (received, token) = match self.ios.get_mut(unit).and_then(|io| io.notify.as_mut()) {
+        let (received, token) = match self
+            .ios
+            .get_mut(unit)
+            .and_then(|io| io.notify.as_deref_mut())
+        {
             Some((sock, t)) => (sock.recv_all(), *t),
             None => return,
         };
@@ -1304,7 +1394,7 @@ impl<S: Sys> Runtime<S> {
 
     /// All units: the directory's and every transient set's.
     fn all_specs(&self) -> Vec<(UnitSpec, Origin)> {
-        let mut v = self.dir_units.clone();
+        let mut v = self.dir_units.specs(self.planner.graph());
         for (set, units) in &self.transient {
             for u in units {
                 v.push((u.clone(), Origin::unplaced(format!("transient:{set}"))));
@@ -1335,12 +1425,14 @@ impl<S: Sys> Runtime<S> {
 
     fn drop_io(&mut self, name: &str) {
         if let Some(mut io) = self.ios.remove(name) {
-            let mut freed = vec![io.out_token, io.err_token];
+            let mut freed = Vec::new();
             {
                 let reg = self.poll.registry();
-                let _ = reg.deregister(&mut SourceFd(&io.out.as_raw_fd()));
-                let _ = reg.deregister(&mut SourceFd(&io.err.as_raw_fd()));
-                if let Some((sock, t)) = io.notify.take() {
+                for (pipe, t) in io.pipes.drain(..) {
+                    let _ = reg.deregister(&mut SourceFd(&pipe.as_raw_fd()));
+                    freed.push(t);
+                }
+                if let Some((sock, t)) = io.notify.take().map(|b| *b) {
                     let _ = reg.deregister(&mut SourceFd(&sock.as_raw_fd()));
                     freed.push(t);
                 }
@@ -1394,9 +1486,14 @@ impl<S: Sys> Runtime<S> {
                 details: errors,
             };
         }
-        let old = std::mem::replace(&mut self.dir_units, loaded.units);
+        let old = std::mem::replace(&mut self.dir_units, DirUnits::Own(loaded.units));
         match self.replace(self.all_specs()) {
             Ok(mut applied) => {
+                if let DirUnits::Own(v) =
+                    std::mem::replace(&mut self.dir_units, DirUnits::InGraph(Vec::new()))
+                {
+                    self.dir_units = DirUnits::keep(v, self.planner.graph());
+                }
                 applied
                     .warnings
                     .extend(loaded.diagnostics.iter().map(ToString::to_string));
