@@ -13,7 +13,7 @@
 
 use crate::args::Settings;
 use crate::control::{ConnId, Control, Incoming, Watch};
-use crate::logbuf::{LogBuf, LogFile};
+use crate::logbuf::{LogBuf, LogFile, Tail};
 use crate::notify::{NotifyMsg, NotifySocket};
 use crate::outpipe::{Drained, OutPipe, Stream};
 use crate::sys::{Credentials, Env, ExitStatus as SysExit, Sys, WallTime};
@@ -1063,43 +1063,16 @@ impl<S: Sys> Runtime<S> {
                     }
                     self.control
                         .send(c, &Reply::Progress(self.progress()), self.poll.registry());
-                    if let Some(ok) = self.planner.target_settled() {
-                        let failed = self
-                            .planner
-                            .failed_units()
-                            .into_iter()
-                            .map(|u| self.unit_name(u))
-                            .collect();
-                        self.settle(c, &t, ok, failed);
-                    }
+                    self.settle_if_done(c, &t);
                 }
                 Watch::Logs { unit, next } => {
                     let Some(io) = self.ios.get(&unit) else {
                         continue;
                     };
-                    let tail = io.log.after(next.saturating_sub(1));
-                    let mut lines = Vec::new();
-                    if let Some(mark) = tail.overflow_mark() {
-                        lines.push(PLogLine {
-                            time: String::new(),
-                            stream: "init".into(),
-                            line: mark,
-                        });
-                    }
-                    let mut last = next.saturating_sub(1);
-                    for l in tail.lines {
-                        last = l.seq;
-                        lines.push(PLogLine {
-                            time: l.time.rfc3339(),
-                            stream: l.stream.as_str().to_string(),
-                            line: l.text.to_string(),
-                        });
-                    }
+                    let (lines, last) = log_replies(io.log.after(next.saturating_sub(1)));
+                    let next = last.map_or(next, |seq| seq + 1);
                     if let Some(conn) = self.control.conn_mut(c) {
-                        conn.watch = Watch::Logs {
-                            unit,
-                            next: last + 1,
-                        };
+                        conn.watch = Watch::Logs { unit, next };
                     }
                     for l in lines {
                         self.control.send(c, &Reply::Log(l), self.poll.registry());
@@ -1107,6 +1080,19 @@ impl<S: Sys> Runtime<S> {
                 }
                 Watch::None => {}
             }
+        }
+    }
+
+    /// Ends a `set-target --wait` stream once the target is active or failed.
+    fn settle_if_done(&mut self, c: ConnId, target: &str) {
+        if let Some(ok) = self.planner.target_settled() {
+            let failed = self
+                .planner
+                .failed_units()
+                .into_iter()
+                .map(|u| self.unit_name(u))
+                .collect();
+            self.settle(c, target, ok, failed);
         }
     }
 
@@ -1210,15 +1196,7 @@ impl<S: Sys> Runtime<S> {
                                 &Reply::Progress(self.progress()),
                                 self.poll.registry(),
                             );
-                            if let Some(ok) = self.planner.target_settled() {
-                                let failed = self
-                                    .planner
-                                    .failed_units()
-                                    .into_iter()
-                                    .map(|u| self.unit_name(u))
-                                    .collect();
-                                self.settle(c, &target, ok, failed);
-                            }
+                            self.settle_if_done(c, &target);
                         } else {
                             self.reply(
                                 c,
@@ -1321,21 +1299,7 @@ impl<S: Sys> Runtime<S> {
         let mut out = Vec::new();
         let mut next = 1;
         if let Some(io) = self.ios.get(unit) {
-            let tail = io.log.last(lines.unwrap_or(usize::MAX));
-            if let Some(mark) = tail.overflow_mark() {
-                out.push(PLogLine {
-                    time: String::new(),
-                    stream: "init".into(),
-                    line: mark,
-                });
-            }
-            for l in tail.lines {
-                out.push(PLogLine {
-                    time: l.time.rfc3339(),
-                    stream: l.stream.as_str().to_string(),
-                    line: l.text.to_string(),
-                });
-            }
+            out = log_replies(io.log.last(lines.unwrap_or(usize::MAX))).0;
             next = io.log.next_seq();
         }
         for l in out {
@@ -1571,6 +1535,29 @@ impl<S: Sys> Runtime<S> {
             }
         }
     }
+}
+
+/// A log tail as protocol lines (an overflow mark first when lines were
+/// dropped), and the sequence number of its last line.
+fn log_replies(tail: Tail<'_>) -> (Vec<PLogLine>, Option<u64>) {
+    let mut out = Vec::new();
+    if let Some(mark) = tail.overflow_mark() {
+        out.push(PLogLine {
+            time: String::new(),
+            stream: "init".into(),
+            line: mark,
+        });
+    }
+    let mut last = None;
+    for l in tail.lines {
+        last = Some(l.seq);
+        out.push(PLogLine {
+            time: l.time.rfc3339(),
+            stream: l.stream.as_str().to_string(),
+            line: l.text.to_string(),
+        });
+    }
+    (out, last)
 }
 
 fn kind_name(k: ShutdownKind) -> &'static str {
