@@ -1003,7 +1003,8 @@ impl<S: Sys> Runtime<S> {
 
     fn report_changes(&mut self) {
         let changed = self.planner.take_changed();
-        if changed.is_empty() && self.control.watchers().is_empty() {
+        let watchers = self.control.watchers();
+        if changed.is_empty() && watchers.is_empty() {
             return;
         }
         let mut statuses = Vec::with_capacity(changed.len());
@@ -1040,7 +1041,7 @@ impl<S: Sys> Runtime<S> {
             }
             statuses.push(st);
         }
-        for c in self.control.watchers() {
+        for c in watchers {
             let watch = match self.control.conn(c) {
                 Some(conn) => conn.watch.clone(),
                 None => continue,
