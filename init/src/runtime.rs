@@ -70,7 +70,7 @@ struct UnitIo {
     log: LogBuf,
     /// Boxed: only `foreground-notified` units have one.
     notify: Option<Box<(NotifySocket, Token)>>,
-    grep: Option<regex::Regex>,
+    grep: Option<regex_lite::Regex>,
 }
 
 /// The directory's units, kept for `reload` and transient sets.
@@ -536,7 +536,7 @@ impl<S: Sys> Runtime<S> {
             );
         }
         let grep = match &spec.ready_grep {
-            Some(src) => regex::Regex::new(src).ok(),
+            Some(src) => regex_lite::Regex::new(src).ok(),
             None => None,
         };
         let io = self

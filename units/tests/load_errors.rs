@@ -290,14 +290,37 @@ fn bad_regex_points_into_the_pattern() {
     // which starts after the quote at column 13.
     assert_eq!(
         diags("unit: u\nexec-start: /bin/u\nready-grep: \"a(b\"\n"),
-        ["u.yaml:3:15: bad regular expression for `ready-grep`: unclosed group"]
+        ["u.yaml:3:15: bad regular expression for `ready-grep`: found open group without closing ')'"]
+    );
+    // The second group is the one left open.
+    assert_eq!(
+        diags("unit: u\nexec-start: /bin/u\nready-grep: \"(a)(b\"\n"),
+        ["u.yaml:3:17: bad regular expression for `ready-grep`: found open group without closing ')'"]
+    );
+    // A `)` never opened.
+    assert_eq!(
+        diags("unit: u\nexec-start: /bin/u\nready-grep: \"ab)c\"\n"),
+        ["u.yaml:3:16: bad regular expression for `ready-grep`: found closing ')' without matching '('"]
     );
     // A repetition with nothing to repeat.
     assert_eq!(
         diags("unit: u\nexec-start: /bin/u\nready-grep: '*up'\n"),
         [
-            "u.yaml:3:14: bad regular expression for `ready-grep`: repetition operator missing \
-          expression"
+            "u.yaml:3:14: bad regular expression for `ready-grep`: uncounted repetition operator \
+             must be applied to a sub-expression"
+        ]
+    );
+    // Unicode classes are not part of the syntax.
+    assert_eq!(
+        diags("unit: u\nexec-start: /bin/u\nready-grep: 'up \\pL'\n"),
+        ["u.yaml:3:17: bad regular expression for `ready-grep`: Unicode character classes are not supported"]
+    );
+    // Too big once compiled: the whole value.
+    assert_eq!(
+        diags("unit: u\nexec-start: /bin/u\nready-grep: 'a{1000}{1000}'\n"),
+        [
+            "u.yaml:3:13: bad regular expression for `ready-grep`: the expression is too big \
+             once compiled (the limit is 1 MiB)"
         ]
     );
 }

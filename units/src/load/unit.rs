@@ -582,14 +582,15 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
 
     fn regex(&mut self, e: &Entry<'n>) -> Option<String> {
         let pattern = self.text(e, "a regular expression")?;
-        match regex::RegexBuilder::new(&pattern)
-            .size_limit(1 << 20)
-            .build()
-        {
-            Ok(_) => Some(pattern),
+        match compile_regex(&pattern) {
+            Ok(()) => Some(pattern),
             Err(err) => {
-                let (why, offset) = regex_reason(&err);
-                let pos = offset.map_or(e.value.pos, |o| e.value.pos_at(o));
+                let (why, too_big) = regex_reason(&err);
+                let pos = if too_big {
+                    e.value.pos
+                } else {
+                    e.value.pos_at(regex_error_offset(&pattern))
+                };
                 self.sink.error(
                     pos,
                     format!("bad regular expression for `ready-grep`: {why}"),
@@ -838,33 +839,44 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
     }
 }
 
-/// The reason of a regex error in one line, and the character offset in
-/// the pattern that the error points at (when the message shows one).
-fn regex_reason(err: &regex::Error) -> (String, Option<usize>) {
-    match err {
-        regex::Error::Syntax(text) => {
-            let lines: Vec<&str> = text.lines().collect();
-            let reason = lines
-                .iter()
-                .rev()
-                .find_map(|l| l.strip_prefix("error: "))
-                .unwrap_or(text.as_str())
-                .to_string();
-            // regex-syntax prints the pattern indented by 4, then a line of `^`.
-            let offset = if lines.len() == 4 {
-                lines[2]
-                    .find('^')
-                    .filter(|&i| lines[2][i..].chars().all(|c| c == '^'))
-                    .and_then(|i| i.checked_sub(4))
-            } else {
-                None
-            };
-            (reason, offset)
-        }
-        regex::Error::CompiledTooBig(_) => (
+/// The most a `ready-grep` expression may take once compiled.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// Compiles a `ready-grep` expression as the init will (`regex-lite`), with
+/// the loader's size limit.
+fn compile_regex(pattern: &str) -> Result<(), regex_lite::Error> {
+    regex_lite::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map(drop)
+}
+
+/// The reason of a regex error in one line, and whether it is the size
+/// limit (the whole expression, rather than a place in it).
+fn regex_reason(err: &regex_lite::Error) -> (String, bool) {
+    let text = err.to_string();
+    if text == "compiled regex exceeded size limit" {
+        (
             "the expression is too big once compiled (the limit is 1 MiB)".to_string(),
-            None,
-        ),
-        other => (other.to_string(), None),
+            true,
+        )
+    } else {
+        (text, false)
     }
+}
+
+/// The character offset in a bad pattern that its error points at:
+/// `regex-lite` says what is wrong but not where, so this is where the
+/// longest valid prefix of the pattern ends (the `(` never closed in `a(b`,
+/// the `*` with nothing to repeat in `*up`, the `)` never opened in
+/// `ab)c`). Runs only for a pattern that failed to compile.
+fn regex_error_offset(pattern: &str) -> usize {
+    let ends = pattern.char_indices().map(|(i, _)| i).skip(1);
+    let mut offset = 0;
+    for (n, end) in ends.chain([pattern.len()]).enumerate() {
+        if compile_regex(&pattern[..end]).is_ok() {
+            offset = n + 1;
+        }
+    }
+    offset
 }
