@@ -50,6 +50,9 @@ pub const LINE_OVERHEAD: usize = 48;
 /// [`LogBuf::flush`].
 const PENDING_MAX: usize = 64 * 1024;
 
+/// Up to this many lines, a ring grows one line at a time.
+const SMALL_RING: usize = 4;
+
 /// A log file problem.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
@@ -163,6 +166,12 @@ impl LogBuf {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.bytes += cost;
+        // A unit's ring usually holds a line or two (the init's notes on
+        // its state): room for exactly those, where `VecDeque` would make
+        // room for four; past that, the usual doubling.
+        if self.lines.len() == self.lines.capacity() && self.lines.len() < SMALL_RING {
+            self.lines.reserve_exact(1);
+        }
         self.lines.push_back(LogLine {
             seq,
             time,

@@ -70,7 +70,8 @@ struct UnitIo {
     log: LogBuf,
     /// Boxed: only `foreground-notified` units have one.
     notify: Option<Box<(NotifySocket, Token)>>,
-    grep: Option<regex_lite::Regex>,
+    /// Boxed: only units with `ready-grep` have one.
+    grep: Option<Box<regex_lite::Regex>>,
 }
 
 /// The directory's units, kept for `reload` and transient sets.
@@ -536,7 +537,7 @@ impl<S: Sys> Runtime<S> {
             );
         }
         let grep = match &spec.ready_grep {
-            Some(src) => regex_lite::Regex::new(src).ok(),
+            Some(src) => regex_lite::Regex::new(src).ok().map(Box::new),
             None => None,
         };
         let io = self
