@@ -9,6 +9,12 @@
 //! /work/target-bench/release/examples/bench_sleep [ROUNDS]
 //! ```
 //!
+//! `FLOTILLA_INIT=PATH` measures another init binary; `FLOTILLA_INIT=musl`
+//! the static build in the same target directory (`cargo build --release
+//! --target x86_64-unknown-linux-musl -p flotilla-init --bin init`), the
+//! one to deploy as PID 1. `BENCH_SLEEP_SMAPS=DIR` copies the init's
+//! `/proc/PID/smaps` with the units running to `DIR/smaps-running-ROUND`.
+//!
 //! The graph: layers 0..9 of 100 units each, `l<L>-<NN>`, type
 //! `foreground-supervised` (running once spawned), `exec-start: /usr/bin/sleep
 //! 3600` (the program named by its path, as in the floor loop),
@@ -26,8 +32,9 @@
 //!    own figure (`analyze`: target set -> target active, its monotonic
 //!    clock), and odd rounds use `set-target` with `wait` (what `initctl
 //!    set-target --wait` does) until the `settled` reply instead of polling;
-//! 2. **memory**: `VmRSS`, `VmHWM`, `RssAnon` and open descriptors of the
-//!    init, idle (before) and with the 1000 units running;
+//! 2. **memory**: `VmRSS`, `VmHWM`, `RssAnon`, `RssFile` and open
+//!    descriptors of the init, idle (before) and with the 1000 units
+//!    running (read once they run, before the `analyze` request);
 //! 3. **restart latency**: for each layer-9 unit in turn (each once per
 //!    round, so the back-off never grows), SIGKILL its main process and time
 //!    until a `subscribe` connection reports it `running` with a new PID;
@@ -55,6 +62,7 @@ type BoxError = Box<dyn std::error::Error>;
 const LAYERS: usize = 10;
 const WIDTH: usize = 100;
 const SLEEP: &str = "/usr/bin/sleep";
+const MUSL: &str = "x86_64-unknown-linux-musl";
 
 fn main() -> Result<(), BoxError> {
     let rounds: usize = std::env::args()
@@ -62,20 +70,31 @@ fn main() -> Result<(), BoxError> {
         .map(|a| a.parse())
         .transpose()?
         .unwrap_or(5);
-    let init = match std::env::var_os("FLOTILLA_INIT") {
-        Some(p) => PathBuf::from(p),
-        None => std::env::current_exe()?
-            .parent()
-            .and_then(Path::parent)
-            .map(|d| d.join("init"))
-            .ok_or("no directory for the init binary")?,
+    // The init measured: `FLOTILLA_INIT=PATH`; `FLOTILLA_INIT=musl` for the
+    // static build beside this one (`--target x86_64-unknown-linux-musl`);
+    // by default the host build beside this example.
+    let release = std::env::current_exe()?
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .ok_or("no directory for the init binary")?;
+    let (init, build) = match std::env::var_os("FLOTILLA_INIT") {
+        Some(p) if p == "musl" => {
+            let profile = release.file_name().ok_or("no profile directory")?;
+            let target = release.parent().ok_or("no target directory")?;
+            (
+                target.join(MUSL).join(profile).join("init"),
+                format!("cargo build --release --target {MUSL} -p flotilla-init --bin init"),
+            )
+        }
+        Some(p) => (PathBuf::from(p), "FLOTILLA_INIT names it".to_string()),
+        None => (
+            release.join("init"),
+            "cargo build --release -p flotilla-init --bin init".to_string(),
+        ),
     };
     if !init.exists() {
-        return Err(format!(
-            "{} not found: cargo build --release -p flotilla-init --bin init",
-            init.display()
-        )
-        .into());
+        return Err(format!("{} not found: {build}", init.display()).into());
     }
     let dir = tempfile::tempdir()?;
     let units = dir.path().join("units");
@@ -148,16 +167,18 @@ fn main() -> Result<(), BoxError> {
     };
     println!("init memory, median of {rounds} rounds:");
     println!(
-        "  idle (units loaded, none running): VmRSS {} KiB, RssAnon {} KiB, {} fds",
+        "  idle (units loaded, none running): VmRSS {} KiB, RssAnon {} KiB, RssFile {} KiB, {} fds",
         pick(|m| m.0.rss_kib),
         pick(|m| m.0.anon_kib),
+        pick(|m| m.0.file_kib),
         pick(|m| m.0.fds)
     );
     println!(
-        "  {n} units running:               VmRSS {} KiB, VmHWM {} KiB, RssAnon {} KiB, {} fds",
+        "  {n} units running:               VmRSS {} KiB, VmHWM {} KiB, RssAnon {} KiB, RssFile {} KiB, {} fds",
         pick(|m| m.1.rss_kib),
         pick(|m| m.1.hwm_kib),
         pick(|m| m.1.anon_kib),
+        pick(|m| m.1.file_kib),
         pick(|m| m.1.fds)
     );
     restarts.sort();
@@ -350,6 +371,7 @@ struct Mem {
     rss_kib: u64,
     hwm_kib: u64,
     anon_kib: u64,
+    file_kib: u64,
     fds: u64,
 }
 
@@ -368,6 +390,7 @@ fn mem_of(pid: u32) -> Result<Mem, BoxError> {
         rss_kib: field("VmRSS:"),
         hwm_kib: field("VmHWM:"),
         anon_kib: field("RssAnon:"),
+        file_kib: field("RssFile:"),
         fds,
     })
 }
@@ -455,6 +478,16 @@ fn init_round(
             std::thread::sleep(Duration::from_millis(1));
         }
     };
+    // Memory first: the `analyze` reply below is about 270 KB of JSON for
+    // 1000 units, and the init may still be sending it (and so holding it)
+    // when the client has read it.
+    let running = mem_of(pid)?;
+    if let Some(dir) = std::env::var_os("BENCH_SLEEP_SMAPS") {
+        std::fs::copy(
+            format!("/proc/{pid}/smaps"),
+            Path::new(&dir).join(format!("smaps-running-{round}")),
+        )?;
+    }
     let inside = match poll.ask(Request::Analyze)? {
         Reply::Analyze(a) => {
             let active = a.target_active_ms.ok_or("target never active")?;
@@ -462,7 +495,6 @@ fn init_round(
         }
         other => return Err(format!("analyze: {other:?}").into()),
     };
-    let running = mem_of(pid)?;
 
     // Restart latency: each layer-9 unit once.
     let mut sub = Conn::open(&sock)?;

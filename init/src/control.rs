@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 /// Unsent output a connection may hold before it is dropped.
 pub const MAX_PENDING_OUTPUT: usize = 8 * 1024 * 1024;
 
+/// An output buffer that grew past this for a big reply (`list`, `analyze`
+/// with many units, a log) is given back once sent, rather than kept for
+/// the life of the connection.
+const KEEP_OUTPUT_BUFFER: usize = 16 * 1024;
+
 /// A connection's id: its slot.
 pub type ConnId = usize;
 
@@ -313,7 +318,11 @@ impl Control {
         }
         let pending = conn.woff < conn.wbuf.len();
         if !pending {
-            conn.wbuf.clear();
+            if conn.wbuf.capacity() > KEEP_OUTPUT_BUFFER {
+                conn.wbuf = Vec::new();
+            } else {
+                conn.wbuf.clear();
+            }
             conn.woff = 0;
             if may_close && conn.closing && conn.watch == Watch::None {
                 self.close(id, registry);
