@@ -296,16 +296,17 @@ impl Graph {
                         (DepKind::DependsMs, &spec.depends_ms),
                         (DepKind::WaitsFor, &spec.waits_for),
                     ];
-                    kinds
-                        .iter()
-                        .flat_map(|(k, ts)| {
-                            ts.iter().map(|t| Dep {
-                                kind: *k,
-                                target: t.clone(),
-                                provider: providers.get(t).copied(),
-                            })
+                    // Exactly as many as there are (collecting the
+                    // `flat_map` would make room for four at least).
+                    let mut deps = Vec::with_capacity(kinds.iter().map(|(_, ts)| ts.len()).sum());
+                    deps.extend(kinds.iter().flat_map(|(k, ts)| {
+                        ts.iter().map(|t| Dep {
+                            kind: *k,
+                            target: t.clone(),
+                            provider: providers.get(t).copied(),
                         })
-                        .collect()
+                    }));
+                    deps
                 };
                 Node {
                     spec,
@@ -316,6 +317,18 @@ impl Graph {
                 }
             })
             .collect();
+        // Room for exactly each node's dependents.
+        let mut counts = vec![0usize; nodes.len()];
+        for n in &nodes {
+            for d in &n.deps {
+                if let Some(p) = d.provider {
+                    counts[p.index()] += 1;
+                }
+            }
+        }
+        for (n, c) in nodes.iter_mut().zip(counts) {
+            n.dependents.reserve_exact(c);
+        }
         for i in 0..nodes.len() {
             for d in 0..nodes[i].deps.len() {
                 if let Some(p) = nodes[i].deps[d].provider {
