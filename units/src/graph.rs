@@ -55,11 +55,17 @@ pub struct Node {
 }
 
 /// The graph of a unit set.
+///
+/// The nodes are in name order, so a unit is found by its name with a
+/// binary search, without a map of names. A unit providing its own name
+/// (the default) is found the same way; only the other targets (`provides`
+/// naming something else) are in a map.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     nodes: Vec<Node>,
-    by_name: HashMap<String, UnitId>,
-    providers: HashMap<String, UnitId>,
+    /// Each target that is not its provider's own name, and its provider
+    /// (the first non-ghost unit, in name order, providing it).
+    other_providers: HashMap<Box<str>, UnitId>,
 }
 
 impl Graph {
@@ -273,15 +279,26 @@ impl Graph {
     }
 
     /// Puts nodes (already free of duplicates) into an arena and links them.
-    fn assemble(units: Vec<(Arc<UnitSpec>, Origin, bool)>) -> Graph {
-        let mut by_name = HashMap::with_capacity(units.len());
-        let mut providers = HashMap::with_capacity(units.len());
-        for (i, (spec, _, ghost)) in units.iter().enumerate() {
+    fn assemble(mut units: Vec<(Arc<UnitSpec>, Origin, bool)>) -> Graph {
+        // In name order (the callers' order already: this checks it in one
+        // pass), so that `unit` can search.
+        if !units.is_sorted_by(|a, b| a.0.name <= b.0.name) {
+            units.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        }
+        // Every provider, to resolve the edges below; kept afterwards only
+        // for the targets that are not their provider's own name.
+        let specs: Vec<(Arc<UnitSpec>, bool)> =
+            units.iter().map(|(s, _, g)| (Arc::clone(s), *g)).collect();
+        let mut providers: HashMap<&str, UnitId> = HashMap::with_capacity(units.len());
+        let mut other_providers = HashMap::new();
+        for (i, (spec, ghost)) in specs.iter().enumerate() {
             let id = UnitId(i as u32);
-            by_name.insert(spec.name.clone(), id);
             if !ghost {
                 for t in &spec.provides {
-                    providers.entry(t.clone()).or_insert(id);
+                    providers.entry(t.as_str()).or_insert(id);
+                    if *t != spec.name {
+                        other_providers.entry(t.as_str().into()).or_insert(id);
+                    }
                 }
             }
         }
@@ -303,7 +320,7 @@ impl Graph {
                         ts.iter().map(|t| Dep {
                             kind: *k,
                             target: t.clone(),
-                            provider: providers.get(t).copied(),
+                            provider: providers.get(t.as_str()).copied(),
                         })
                     }));
                     deps
@@ -339,8 +356,7 @@ impl Graph {
         }
         Graph {
             nodes,
-            by_name,
-            providers,
+            other_providers,
         }
     }
 
@@ -421,12 +437,24 @@ impl Graph {
 
     /// The unit named `name`.
     pub fn unit(&self, name: &str) -> Option<UnitId> {
-        self.by_name.get(name).copied()
+        self.nodes
+            .binary_search_by(|n| n.spec.name.as_str().cmp(name))
+            .ok()
+            .map(|i| UnitId(i as u32))
     }
 
-    /// The unit providing `target`.
+    /// The unit providing `target`: the first (in name order) of the unit
+    /// of that name, if it provides it, and the provider of another name.
     pub fn provider(&self, target: &str) -> Option<UnitId> {
-        self.providers.get(target).copied()
+        let own = self.unit(target).filter(|&id| {
+            let n = self.node(id);
+            !n.ghost && n.spec.provides.iter().any(|t| t == target)
+        });
+        let other = self.other_providers.get(target).copied();
+        match (own, other) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The required set of `target`: its provider and everything reachable
