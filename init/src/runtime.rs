@@ -33,7 +33,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use nix::sys::signal::{SigSet, Signal as NixSignal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -143,7 +143,9 @@ pub struct Runtime<S: Sys> {
     tokens: Vec<Option<Source>>,
     /// Free slots of `tokens` (two are taken and given back per process).
     free_tokens: Vec<usize>,
-    ios: HashMap<String, Box<UnitIo>>,
+    /// Each unit's I/O, by id (remapped when the graph is replaced),
+    /// created at its first spawn.
+    ios: Vec<Option<Box<UnitIo>>>,
     base_env: Env,
     mono0: Instant,
     wall0: WallTime,
@@ -152,7 +154,10 @@ pub struct Runtime<S: Sys> {
     load_errors: Vec<String>,
     shutdown: Option<ShutdownKind>,
     notify_dir: PathBuf,
-    printed: HashMap<String, UnitState>,
+    /// The last state of each unit (by id; remapped when the graph is
+    /// replaced) that was printed and noted in its log; `disabled` before
+    /// any.
+    printed: Vec<UnitState>,
     redrain: Vec<Token>,
     notify_seq: u64,
     /// Units whose log has lines not yet written to its file.
@@ -279,7 +284,7 @@ impl<S: Sys> Runtime<S> {
             control,
             tokens: Vec::new(),
             free_tokens: Vec::new(),
-            ios: HashMap::new(),
+            ios: Vec::new(),
             base_env,
             mono0,
             wall0,
@@ -288,7 +293,7 @@ impl<S: Sys> Runtime<S> {
             load_errors,
             shutdown: None,
             notify_dir,
-            printed: HashMap::new(),
+            printed: Vec::new(),
             redrain: Vec::new(),
             notify_seq: 0,
             unflushed: Vec::new(),
@@ -388,7 +393,7 @@ impl<S: Sys> Runtime<S> {
         }
         self.report_changes();
         for name in std::mem::take(&mut self.unflushed) {
-            if let Some(io) = self.ios.get_mut(&name) {
+            if let Some(io) = self.io_mut(&name) {
                 let _ = io.log.flush();
             }
         }
@@ -518,7 +523,12 @@ impl<S: Sys> Runtime<S> {
     /// The unit's I/O (log, ready-grep, notify socket), created at its
     /// first spawn.
     fn io(&mut self, spec: &UnitSpec) -> Result<&mut UnitIo, String> {
-        if !self.ios.contains_key(&spec.name) {
+        let id = self
+            .planner
+            .graph()
+            .unit(&spec.name)
+            .ok_or_else(|| format!("unit {} is not in the graph", spec.name))?;
+        if self.ios.get(id.index()).is_none_or(Option::is_none) {
             let mut log = LogBuf::new(LOG_RING_BYTES);
             if let Some(dir) = &self.settings.log_dir {
                 match LogFile::open(dir, &spec.name, LOG_FILE_BYTES) {
@@ -526,15 +536,18 @@ impl<S: Sys> Runtime<S> {
                     Err(e) => console(&format!("init: {}: log file: {e}", spec.name)),
                 }
             }
-            self.ios.insert(
-                spec.name.clone(),
-                Box::new(UnitIo {
+            if self.ios.len() <= id.index() {
+                let n = self.planner.graph().len().max(id.index() + 1);
+                self.ios.resize_with(n, || None);
+            }
+            if let Some(slot) = self.ios.get_mut(id.index()) {
+                *slot = Some(Box::new(UnitIo {
                     pipes: Vec::new(),
                     log,
                     notify: None,
                     grep: None,
-                }),
-            );
+                }));
+            }
         }
         let grep = match &spec.ready_grep {
             Some(src) => regex_lite::Regex::new(src).ok().map(Box::new),
@@ -542,7 +555,8 @@ impl<S: Sys> Runtime<S> {
         };
         let io = self
             .ios
-            .get_mut(&spec.name)
+            .get_mut(id.index())
+            .and_then(Option::as_deref_mut)
             .ok_or_else(|| "unit i/o vanished".to_string())?;
         io.grep = grep;
         Ok(io)
@@ -611,7 +625,7 @@ impl<S: Sys> Runtime<S> {
                 token,
                 Interest::READABLE,
             );
-            if let Some(io) = self.ios.get_mut(&spec.name) {
+            if let Some(io) = self.io_mut(&spec.name) {
                 // Usually a unit has one process: room for its two pipes.
                 io.pipes.reserve_exact(1);
                 io.pipes.push((pipe, token));
@@ -651,7 +665,7 @@ impl<S: Sys> Runtime<S> {
 
     /// The unit's notify socket, bound at its first use.
     fn notify_socket(&mut self, spec: &UnitSpec) -> Result<PathBuf, String> {
-        if let Some(Some((sock, _))) = self.ios.get(&spec.name).map(|io| io.notify.as_deref()) {
+        if let Some(Some((sock, _))) = self.io_of(&spec.name).map(|io| io.notify.as_deref()) {
             return Ok(sock.path().to_path_buf());
         }
         self.notify_seq += 1;
@@ -743,8 +757,7 @@ impl<S: Sys> Runtime<S> {
     /// its last words are logged first).
     fn drain_unit(&mut self, name: &str) {
         let toks: Vec<Token> = self
-            .ios
-            .get(name)
+            .io_of(name)
             .map(|io| io.pipes.iter().map(|(_, t)| *t).collect())
             .unwrap_or_default();
         for t in toks {
@@ -768,13 +781,13 @@ impl<S: Sys> Runtime<S> {
 
     fn on_output(&mut self, unit: &str, t: Token) {
         let wall = self.sys.wall_now();
-        let Some(io) = self.ios.get_mut(unit) else {
+        let Some(io) = self.io_mut(unit) else {
             return;
         };
         let mut matched = false;
         let UnitIo {
             pipes, log, grep, ..
-        } = &mut **io;
+        } = io;
         let Some(at) = pipes.iter().position(|(_, tok)| *tok == t) else {
             return;
         };
@@ -818,7 +831,8 @@ impl<S: Sys> Runtime<S> {
         };
         let (received, token) = match self
             .ios
-            .get_mut(unit)
+            .get_mut(id.index())
+            .and_then(Option::as_deref_mut)
             .and_then(|io| io.notify.as_deref_mut())
         {
             Some((sock, t)) => (sock.recv_all(), *t),
@@ -899,7 +913,7 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn flush_logs(&mut self) {
-        for io in self.ios.values_mut() {
+        for io in self.ios.iter_mut().flatten() {
             let _ = io.log.flush();
         }
     }
@@ -921,7 +935,7 @@ impl<S: Sys> Runtime<S> {
     /// A note from the init about a unit, in its log.
     fn unit_note(&mut self, unit: &str, text: &str) {
         let wall = self.sys.wall_now();
-        if let Some(io) = self.ios.get_mut(unit) {
+        if let Some(io) = self.io_mut(unit) {
             io.log.push_text(wall, Stream::Init, text.as_bytes(), false);
             // Written to the file once per wake-up, in `drive`.
             self.unflushed.push(unit.to_string());
@@ -1015,7 +1029,7 @@ impl<S: Sys> Runtime<S> {
             };
             let last = self
                 .printed
-                .get(&st.unit)
+                .get(id.index())
                 .copied()
                 .unwrap_or(UnitState::Disabled);
             if last != st.state {
@@ -1038,7 +1052,15 @@ impl<S: Sys> Runtime<S> {
                 }
                 let note = format!("[init] {}: {}", st.state, st.status);
                 self.unit_note(&st.unit.clone(), &note);
-                self.printed.insert(st.unit.clone(), st.state);
+                if self.printed.len() <= id.index() {
+                    self.printed.resize(
+                        self.planner.graph().len().max(id.index() + 1),
+                        UnitState::Disabled,
+                    );
+                }
+                if let Some(p) = self.printed.get_mut(id.index()) {
+                    *p = st.state;
+                }
             }
             statuses.push(st);
         }
@@ -1068,7 +1090,7 @@ impl<S: Sys> Runtime<S> {
                     self.settle_if_done(c, &t);
                 }
                 Watch::Logs { unit, next } => {
-                    let Some(io) = self.ios.get(&unit) else {
+                    let Some(io) = self.io_of(&unit) else {
                         continue;
                     };
                     let (lines, last) = log_replies(io.log.after(next.saturating_sub(1)));
@@ -1291,7 +1313,8 @@ impl<S: Sys> Runtime<S> {
 
     fn logs(&mut self, c: ConnId, unit: &str, lines: Option<usize>, follow: bool) {
         let g = self.planner.graph();
-        if g.unit(unit).is_none() && !self.ios.contains_key(unit) {
+        // A unit's I/O goes with it (see `replace`).
+        if g.unit(unit).is_none() {
             self.reply(
                 c,
                 Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{unit}`")),
@@ -1300,7 +1323,7 @@ impl<S: Sys> Runtime<S> {
         }
         let mut out = Vec::new();
         let mut next = 1;
-        if let Some(io) = self.ios.get(unit) {
+        if let Some(io) = self.io_of(unit) {
             out = log_replies(io.log.last(lines.unwrap_or(usize::MAX))).0;
             next = io.log.next_seq();
         }
@@ -1372,43 +1395,70 @@ impl<S: Sys> Runtime<S> {
     fn replace(&mut self, all: Vec<(UnitSpec, Origin)>) -> Result<Applied, Vec<String>> {
         let now = self.now();
         match self.planner.replace_units(all, true, now) {
-            Ok((applied, _map)) => {
-                // Units gone for good: drop their I/O.
-                let gone: Vec<String> = self
-                    .ios
-                    .keys()
-                    .filter(|n| self.planner.graph().unit(n).is_none())
-                    .cloned()
-                    .collect();
-                for name in gone {
-                    self.drop_io(&name);
+            Ok((applied, map)) => {
+                // Each unit's I/O by its new id; units gone for good drop
+                // theirs.
+                let mut ios: Vec<Option<Box<UnitIo>>> = Vec::new();
+                ios.resize_with(self.planner.graph().len(), || None);
+                for (old, io) in std::mem::take(&mut self.ios).into_iter().enumerate() {
+                    let Some(io) = io else { continue };
+                    match map.get(old).copied().flatten() {
+                        Some(new) => {
+                            if let Some(slot) = ios.get_mut(new.index()) {
+                                *slot = Some(io);
+                            }
+                        }
+                        None => self.drop_io(*io),
+                    }
                 }
+                self.ios = ios;
+                // The last state printed, by the new ids (units gone for
+                // good forget theirs).
+                let mut printed = vec![UnitState::Disabled; self.planner.graph().len()];
+                for (old, new) in map.iter().enumerate() {
+                    if let (Some(new), Some(&state)) = (new, self.printed.get(old)) {
+                        if let Some(p) = printed.get_mut(new.index()) {
+                            *p = state;
+                        }
+                    }
+                }
+                self.printed = printed;
                 Ok(applied)
             }
             Err(diags) => Err(diags.iter().map(ToString::to_string).collect()),
         }
     }
 
-    fn drop_io(&mut self, name: &str) {
-        if let Some(mut io) = self.ios.remove(name) {
-            let mut freed = Vec::new();
-            {
-                let reg = self.poll.registry();
-                for (pipe, t) in io.pipes.drain(..) {
-                    let _ = reg.deregister(&mut SourceFd(&pipe.as_raw_fd()));
-                    freed.push(t);
-                }
-                if let Some((sock, t)) = io.notify.take().map(|b| *b) {
-                    let _ = reg.deregister(&mut SourceFd(&sock.as_raw_fd()));
-                    freed.push(t);
-                }
+    /// The I/O of the unit named `unit`, if it has any.
+    fn io_of(&self, unit: &str) -> Option<&UnitIo> {
+        let id = self.planner.graph().unit(unit)?;
+        self.ios.get(id.index())?.as_deref()
+    }
+
+    /// [`Runtime::io_of`], to change.
+    fn io_mut(&mut self, unit: &str) -> Option<&mut UnitIo> {
+        let id = self.planner.graph().unit(unit)?;
+        self.ios.get_mut(id.index())?.as_deref_mut()
+    }
+
+    /// Closes the I/O of a unit gone for good.
+    fn drop_io(&mut self, mut io: UnitIo) {
+        let mut freed = Vec::new();
+        {
+            let reg = self.poll.registry();
+            for (pipe, t) in io.pipes.drain(..) {
+                let _ = reg.deregister(&mut SourceFd(&pipe.as_raw_fd()));
+                freed.push(t);
             }
-            for t in freed {
-                self.free_token(t);
+            if let Some((sock, t)) = io.notify.take().map(|b| *b) {
+                let _ = reg.deregister(&mut SourceFd(&sock.as_raw_fd()));
+                freed.push(t);
             }
-            let _ = io.log.flush();
         }
-        self.printed.remove(name);
+        for t in freed {
+            self.free_token(t);
+        }
+        let _ = io.log.flush();
     }
 
     /// `initctl reload`: re-read the directory; refused whole on any error.
