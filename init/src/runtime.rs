@@ -49,11 +49,12 @@ const LOG_RING_BYTES: usize = 64 * 1024;
 /// Size at which a unit's log file is rotated.
 const LOG_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
-/// What a dynamic token stands for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a dynamic token stands for: a unit by id (remapped when the graph
+/// is replaced, as `Runtime::ios` is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
-    Out { unit: String },
-    Notify { unit: String },
+    Out { unit: UnitId },
+    Notify { unit: UnitId },
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.
@@ -616,16 +617,19 @@ impl<S: Sys> Runtime<S> {
         // Registered after the spawn: what the child wrote meanwhile makes
         // the read end ready at once (epoll reports a source that is ready
         // when it is added).
+        let id = self
+            .planner
+            .graph()
+            .unit(&spec.name)
+            .ok_or_else(|| format!("unit {} is not in the graph", spec.name))?;
         for pipe in [out, err] {
-            let token = self.alloc_token(Source::Out {
-                unit: spec.name.clone(),
-            });
+            let token = self.alloc_token(Source::Out { unit: id });
             let _ = self.poll.registry().register(
                 &mut SourceFd(&pipe.as_raw_fd()),
                 token,
                 Interest::READABLE,
             );
-            if let Some(io) = self.io_mut(&spec.name) {
+            if let Some(io) = self.ios.get_mut(id.index()).and_then(Option::as_deref_mut) {
                 // Usually a unit has one process: room for its two pipes.
                 io.pipes.reserve_exact(1);
                 io.pipes.push((pipe, token));
@@ -676,9 +680,12 @@ impl<S: Sys> Runtime<S> {
                 let _ = std::os::unix::fs::chown(&path, Some(info.uid), Some(info.gid));
             }
         }
-        let token = self.alloc_token(Source::Notify {
-            unit: spec.name.clone(),
-        });
+        let id = self
+            .planner
+            .graph()
+            .unit(&spec.name)
+            .ok_or_else(|| format!("unit {} is not in the graph", spec.name))?;
+        let token = self.alloc_token(Source::Notify { unit: id });
         let _ = self.poll.registry().register(
             &mut SourceFd(&sock.as_raw_fd()),
             token,
@@ -769,19 +776,23 @@ impl<S: Sys> Runtime<S> {
         let Some(Some(src)) =
             t.0.checked_sub(SOURCE_BASE)
                 .and_then(|i| self.tokens.get(i))
-                .cloned()
+                .copied()
         else {
             return;
         };
         match src {
-            Source::Out { unit } => self.on_output(&unit, t),
-            Source::Notify { unit } => self.on_notify(&unit),
+            Source::Out { unit } => self.on_output(unit, t),
+            Source::Notify { unit } => self.on_notify(unit),
         }
     }
 
-    fn on_output(&mut self, unit: &str, t: Token) {
+    fn on_output(&mut self, unit: UnitId, t: Token) {
         let wall = self.sys.wall_now();
-        let Some(io) = self.io_mut(unit) else {
+        let Some(io) = self
+            .ios
+            .get_mut(unit.index())
+            .and_then(Option::as_deref_mut)
+        else {
             return;
         };
         let mut matched = false;
@@ -819,16 +830,15 @@ impl<S: Sys> Runtime<S> {
             }
         }
         if matched {
-            if let Some(id) = self.planner.graph().unit(unit) {
-                self.fact(Fact::ReadyLine { unit: id });
-            }
+            self.fact(Fact::ReadyLine { unit });
         }
     }
 
-    fn on_notify(&mut self, unit: &str) {
-        let Some(id) = self.planner.graph().unit(unit) else {
+    fn on_notify(&mut self, id: UnitId) {
+        let Some(unit) = self.planner.graph().get(id).map(|n| n.spec.name.clone()) else {
             return;
         };
+        let unit = unit.as_str();
         let (received, token) = match self
             .ios
             .get_mut(id.index())
@@ -1412,6 +1422,20 @@ impl<S: Sys> Runtime<S> {
                     }
                 }
                 self.ios = ios;
+                // The tokens of the units that stay, by their new ids (those
+                // of the units gone were given back with their I/O).
+                for (i, slot) in self.tokens.iter_mut().enumerate() {
+                    let Some(Source::Out { unit } | Source::Notify { unit }) = slot else {
+                        continue;
+                    };
+                    match map.get(unit.index()).copied().flatten() {
+                        Some(new) => *unit = new,
+                        None => {
+                            *slot = None;
+                            self.free_tokens.push(i);
+                        }
+                    }
+                }
                 // The last state printed, by the new ids (units gone for
                 // good forget theirs).
                 let mut printed = vec![UnitState::Disabled; self.planner.graph().len()];
