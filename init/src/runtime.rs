@@ -162,7 +162,7 @@ pub struct Runtime<S: Sys> {
     redrain: Vec<Token>,
     notify_seq: u64,
     /// Units whose log has lines not yet written to its file.
-    unflushed: Vec<String>,
+    unflushed: Vec<UnitId>,
     /// PID-1 hook (set by `pid1.rs` through [`Runtime::set_sigint`]): what
     /// SIGINT asks for. Reboot as the machine's PID 1 (Ctrl-Alt-Del),
     /// poweroff otherwise (a container's or a terminal's Ctrl-C).
@@ -393,11 +393,7 @@ impl<S: Sys> Runtime<S> {
             }
         }
         self.report_changes();
-        for name in std::mem::take(&mut self.unflushed) {
-            if let Some(io) = self.io_mut(&name) {
-                let _ = io.log.flush();
-            }
-        }
+        self.flush_noted();
     }
 
     fn now(&self) -> Instant {
@@ -945,10 +941,22 @@ impl<S: Sys> Runtime<S> {
     /// A note from the init about a unit, in its log.
     fn unit_note(&mut self, unit: &str, text: &str) {
         let wall = self.sys.wall_now();
-        if let Some(io) = self.io_mut(unit) {
+        let Some(id) = self.planner.graph().unit(unit) else {
+            return;
+        };
+        if let Some(io) = self.ios.get_mut(id.index()).and_then(Option::as_deref_mut) {
             io.log.push_text(wall, Stream::Init, text.as_bytes(), false);
             // Written to the file once per wake-up, in `drive`.
-            self.unflushed.push(unit.to_string());
+            self.unflushed.push(id);
+        }
+    }
+
+    /// Writes the notes of [`Runtime::unit_note`] to the log files.
+    fn flush_noted(&mut self) {
+        for id in std::mem::take(&mut self.unflushed) {
+            if let Some(io) = self.ios.get_mut(id.index()).and_then(Option::as_deref_mut) {
+                let _ = io.log.flush();
+            }
         }
     }
 
@@ -1403,6 +1411,8 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn replace(&mut self, all: Vec<(UnitSpec, Origin)>) -> Result<Applied, Vec<String>> {
+        // Notes waiting for their log file, by the ids about to change.
+        self.flush_noted();
         let now = self.now();
         match self.planner.replace_units(all, true, now) {
             Ok((applied, map)) => {
@@ -1457,12 +1467,6 @@ impl<S: Sys> Runtime<S> {
     fn io_of(&self, unit: &str) -> Option<&UnitIo> {
         let id = self.planner.graph().unit(unit)?;
         self.ios.get(id.index())?.as_deref()
-    }
-
-    /// [`Runtime::io_of`], to change.
-    fn io_mut(&mut self, unit: &str) -> Option<&mut UnitIo> {
-        let id = self.planner.graph().unit(unit)?;
-        self.ios.get_mut(id.index())?.as_deref_mut()
     }
 
     /// Closes the I/O of a unit gone for good.
