@@ -79,8 +79,9 @@ struct UnitIo {
 enum DirUnits {
     /// Their names, in order, when the graph holds each of them exactly as
     /// loaded (the usual case): the graph's copy of each spec is the only
-    /// one.
-    InGraph(Vec<String>),
+    /// one. The names are one string, each followed by a newline (a name
+    /// has none): one allocation rather than one per unit.
+    InGraph(String),
     /// The specs themselves, when the graph left some out (errors at start).
     Own(Vec<(UnitSpec, Origin)>),
 }
@@ -97,9 +98,13 @@ impl DirUnits {
                     .is_some_and(|n| !n.ghost && *n.spec == *s && n.origin == *o)
         });
         if all_in {
-            // Not `into_iter().map().collect()`: that would reuse (and keep)
-            // the specs' whole buffer for the names.
-            DirUnits::InGraph(units.iter().map(|(s, _)| s.name.clone()).collect())
+            let mut names =
+                String::with_capacity(units.iter().map(|(s, _)| s.name.len() + 1).sum());
+            for (s, _) in &units {
+                names.push_str(&s.name);
+                names.push('\n');
+            }
+            DirUnits::InGraph(names)
         } else {
             DirUnits::Own(units)
         }
@@ -107,7 +112,7 @@ impl DirUnits {
 
     fn len(&self) -> usize {
         match self {
-            DirUnits::InGraph(v) => v.len(),
+            DirUnits::InGraph(names) => names.lines().count(),
             DirUnits::Own(v) => v.len(),
         }
     }
@@ -117,7 +122,7 @@ impl DirUnits {
         match self {
             DirUnits::Own(v) => v.clone(),
             DirUnits::InGraph(names) => names
-                .iter()
+                .lines()
                 .filter_map(|n| graph.unit(n).and_then(|id| graph.get(id)))
                 .map(|n| ((*n.spec).clone(), n.origin.clone()))
                 .collect(),
@@ -1534,7 +1539,7 @@ impl<S: Sys> Runtime<S> {
         match self.replace(self.all_specs()) {
             Ok(mut applied) => {
                 if let DirUnits::Own(v) =
-                    std::mem::replace(&mut self.dir_units, DirUnits::InGraph(Vec::new()))
+                    std::mem::replace(&mut self.dir_units, DirUnits::InGraph(String::new()))
                 {
                     self.dir_units = DirUnits::keep(v, self.planner.graph());
                 }
