@@ -148,11 +148,11 @@ impl Graph {
                             .provides
                             .iter()
                             .position(|x| x == t)
-                            .and_then(|p| oorigin.provides_pos.get(p).copied())
+                            .and_then(|p| oorigin.provides_pos().get(p).copied())
                             .unwrap_or(oorigin.pos);
                         diags.push(Diagnostic::error(
                             origin.file.clone(),
-                            origin.provides_pos.get(j).copied().unwrap_or(origin.pos),
+                            origin.provides_pos().get(j).copied().unwrap_or(origin.pos),
                             format!(
                                 "target `{t}` is provided by both `{}` ({}) and `{}`; `{}` is left out",
                                 other.name,
@@ -531,11 +531,11 @@ fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
     let a = spec.depends_on.len();
     let b = a + spec.depends_ms.len();
     let p = if i < a {
-        origin.depends_on_pos.get(i)
+        origin.depends_on_pos().get(i)
     } else if i < b {
-        origin.depends_ms_pos.get(i - a)
+        origin.depends_ms_pos().get(i - a)
     } else {
-        origin.waits_for_pos.get(i - b)
+        origin.waits_for_pos().get(i - b)
     };
     p.copied().unwrap_or(origin.pos)
 }
@@ -559,14 +559,7 @@ mod tests {
         s.depends_on = on.iter().map(|x| x.to_string()).collect();
         s.depends_ms = ms.iter().map(|x| x.to_string()).collect();
         s.waits_for = wf.iter().map(|x| x.to_string()).collect();
-        (
-            s,
-            Origin {
-                file: format!("{name}.yaml"),
-                pos: Pos::new(1, 7),
-                ..Origin::default()
-            },
-        )
+        (s, Origin::at(format!("{name}.yaml"), Pos::new(1, 7)))
     }
 
     #[test]

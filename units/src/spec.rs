@@ -313,26 +313,30 @@ impl UnitSpec {
 
 /// Where a unit came from: the file and the positions of what cross-unit
 /// checks (duplicate names and targets, cycles, missing targets) point at.
+///
+/// The positions of the entries of `provides`, `depends-on`, `depends-ms`
+/// and `waits-for` are kept one list after the other in one vector (see
+/// [`Origin::provides_pos`] and the others): one allocation for the four,
+/// and a smaller graph node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Origin {
     /// The file, or a description such as `transient:cluster`.
     pub file: String,
     /// The position of the unit's name (or of the start of the unit).
     pub pos: crate::diag::Pos,
-    /// The position of each `provides` entry, in order (may be shorter than
-    /// `provides` when the position is not known; then `pos` is used).
+    /// The four lists of positions, one after the other.
     #[serde(default)]
-    pub provides_pos: Vec<crate::diag::Pos>,
-    /// The position of each `depends-on` entry, in order (same rule).
+    positions: Vec<crate::diag::Pos>,
+    /// Where the 2nd, 3rd and 4th lists start in `positions`.
     #[serde(default)]
-    pub depends_on_pos: Vec<crate::diag::Pos>,
-    /// The position of each `depends-ms` entry, in order (same rule).
-    #[serde(default)]
-    pub depends_ms_pos: Vec<crate::diag::Pos>,
-    /// The position of each `waits-for` entry, in order (same rule).
-    #[serde(default)]
-    pub waits_for_pos: Vec<crate::diag::Pos>,
+    starts: [u32; 3],
 }
+
+/// The lists of positions of an [`Origin`], in order.
+const PROVIDES: usize = 0;
+const DEPENDS_ON: usize = 1;
+const DEPENDS_MS: usize = 2;
+const WAITS_FOR: usize = 3;
 
 impl Origin {
     /// An origin with no positions, e.g. for transient units.
@@ -340,6 +344,101 @@ impl Origin {
         Origin {
             file: file.into(),
             ..Origin::default()
+        }
+    }
+
+    /// An origin at `pos` in `file`, with no positions of entries yet.
+    pub fn at(file: impl Into<String>, pos: crate::diag::Pos) -> Origin {
+        Origin {
+            file: file.into(),
+            pos,
+            ..Origin::default()
+        }
+    }
+
+    /// The position of each `provides` entry, in order (may be shorter than
+    /// `provides` when the position is not known; then `pos` is used).
+    pub fn provides_pos(&self) -> &[crate::diag::Pos] {
+        self.list(PROVIDES)
+    }
+
+    /// The position of each `depends-on` entry, in order (same rule).
+    pub fn depends_on_pos(&self) -> &[crate::diag::Pos] {
+        self.list(DEPENDS_ON)
+    }
+
+    /// The position of each `depends-ms` entry, in order (same rule).
+    pub fn depends_ms_pos(&self) -> &[crate::diag::Pos] {
+        self.list(DEPENDS_MS)
+    }
+
+    /// The position of each `waits-for` entry, in order (same rule).
+    pub fn waits_for_pos(&self) -> &[crate::diag::Pos] {
+        self.list(WAITS_FOR)
+    }
+
+    /// Sets the positions of the `provides` entries.
+    pub fn set_provides_pos(&mut self, pos: Vec<crate::diag::Pos>) {
+        self.set(PROVIDES, pos);
+    }
+
+    /// Sets the positions of the `depends-on` entries.
+    pub fn set_depends_on_pos(&mut self, pos: Vec<crate::diag::Pos>) {
+        self.set(DEPENDS_ON, pos);
+    }
+
+    /// Sets the positions of the `depends-ms` entries.
+    pub fn set_depends_ms_pos(&mut self, pos: Vec<crate::diag::Pos>) {
+        self.set(DEPENDS_MS, pos);
+    }
+
+    /// Sets the positions of the `waits-for` entries.
+    pub fn set_waits_for_pos(&mut self, pos: Vec<crate::diag::Pos>) {
+        self.set(WAITS_FOR, pos);
+    }
+
+    /// Adds the position of one more `depends-on` entry.
+    pub fn push_depends_on_pos(&mut self, pos: crate::diag::Pos) {
+        let end = self.range(DEPENDS_ON).end;
+        self.set_range(DEPENDS_ON, end..end, [pos]);
+    }
+
+    /// Adds the position of one more `waits-for` entry.
+    pub fn push_waits_for_pos(&mut self, pos: crate::diag::Pos) {
+        let end = self.range(WAITS_FOR).end;
+        self.set_range(WAITS_FOR, end..end, [pos]);
+    }
+
+    fn range(&self, list: usize) -> std::ops::Range<usize> {
+        let len = self.positions.len();
+        let at = |i: usize| self.starts.get(i).map_or(len, |&s| (s as usize).min(len));
+        let start = if list == 0 { 0 } else { at(list - 1) };
+        start..at(list).max(start)
+    }
+
+    fn list(&self, list: usize) -> &[crate::diag::Pos] {
+        self.positions.get(self.range(list)).unwrap_or_default()
+    }
+
+    fn set(&mut self, list: usize, pos: Vec<crate::diag::Pos>) {
+        let range = self.range(list);
+        self.set_range(list, range, pos);
+    }
+
+    /// Replaces `range` (within list `list`) with `pos` and moves the
+    /// starts of the lists after it.
+    fn set_range(
+        &mut self,
+        list: usize,
+        range: std::ops::Range<usize>,
+        pos: impl IntoIterator<Item = crate::diag::Pos>,
+    ) {
+        let before = self.positions.len() as i64;
+        self.positions.splice(range, pos);
+        let delta = self.positions.len() as i64 - before;
+        // The lists after this one start `delta` later.
+        for s in self.starts.iter_mut().skip(list) {
+            *s = u32::try_from(i64::from(*s) + delta).unwrap_or(0);
         }
     }
 }

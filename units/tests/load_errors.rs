@@ -496,7 +496,7 @@ fn every_problem_of_a_file_at_once() {
     assert!(p.spec.is_none());
     assert_eq!(p.origin.pos, flotilla_units::diag::Pos::new(1, 7));
     assert_eq!(
-        p.origin.depends_on_pos,
+        p.origin.depends_on_pos(),
         [flotilla_units::diag::Pos::new(4, 14)]
     );
 }

@@ -62,10 +62,10 @@ fn coherent(p: &ParsedUnit, text: &str) -> Result<(), TestCaseError> {
     prop_assert_eq!(&p.origin.file, "f.yaml");
     if let Some(s) = &p.spec {
         prop_assert!(!s.provides.is_empty());
-        prop_assert_eq!(p.origin.provides_pos.len(), s.provides.len());
-        prop_assert_eq!(p.origin.depends_on_pos.len(), s.depends_on.len());
-        prop_assert_eq!(p.origin.depends_ms_pos.len(), s.depends_ms.len());
-        prop_assert_eq!(p.origin.waits_for_pos.len(), s.waits_for.len());
+        prop_assert_eq!(p.origin.provides_pos().len(), s.provides.len());
+        prop_assert_eq!(p.origin.depends_on_pos().len(), s.depends_on.len());
+        prop_assert_eq!(p.origin.depends_ms_pos().len(), s.depends_ms.len());
+        prop_assert_eq!(p.origin.waits_for_pos().len(), s.waits_for.len());
     }
     Ok(())
 }

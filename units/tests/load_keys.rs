@@ -385,18 +385,18 @@ fn origin_positions_of_every_entry() {
     assert_eq!(o.file, "a.yaml");
     assert_eq!(o.pos, Pos::new(2, 7));
     // In a comma string, each name's own column.
-    assert_eq!(o.provides_pos, [Pos::new(4, 11), Pos::new(4, 15)]);
-    assert_eq!(o.depends_on_pos, [Pos::new(6, 5), Pos::new(7, 5)]);
-    assert_eq!(o.depends_ms_pos, [Pos::new(8, 14)]);
+    assert_eq!(o.provides_pos(), [Pos::new(4, 11), Pos::new(4, 15)]);
+    assert_eq!(o.depends_on_pos(), [Pos::new(6, 5), Pos::new(7, 5)]);
+    assert_eq!(o.depends_ms_pos(), [Pos::new(8, 14)]);
     // Inside quotes too.
-    assert_eq!(o.waits_for_pos, [Pos::new(9, 13), Pos::new(9, 16)]);
+    assert_eq!(o.waits_for_pos(), [Pos::new(9, 13), Pos::new(9, 16)]);
 }
 
 #[test]
 fn default_provides_is_placed_at_the_name() {
     let p = clean("a.yaml", "exec-start: /bin/a\nunit: a\n");
     assert_eq!(p.origin.pos, Pos::new(2, 7));
-    assert_eq!(p.origin.provides_pos, [Pos::new(2, 7)]);
+    assert_eq!(p.origin.provides_pos(), [Pos::new(2, 7)]);
 }
 
 #[test]

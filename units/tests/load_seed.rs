@@ -151,7 +151,7 @@ fn origins_point_into_the_files() {
     // `unit: maddy` is on line 3 (after two comment lines).
     assert_eq!(origin.pos, flotilla_units::diag::Pos::new(3, 7));
     assert_eq!(
-        origin.provides_pos,
+        origin.provides_pos(),
         [
             flotilla_units::diag::Pos::new(5, 11),
             flotilla_units::diag::Pos::new(5, 18)

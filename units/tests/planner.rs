@@ -51,11 +51,7 @@ fn spec(name: &str, kind: UnitType) -> UnitSpec {
 }
 
 fn origin(name: &str) -> Origin {
-    Origin {
-        file: format!("{name}.yaml"),
-        pos: Pos::new(1, 7),
-        ..Origin::default()
-    }
+    Origin::at(format!("{name}.yaml"), Pos::new(1, 7))
 }
 
 impl World {

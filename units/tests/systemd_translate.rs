@@ -665,8 +665,8 @@ ExecStart=/bin/web
         Vec::<String>::new(),
         "After= of a dependency is implied"
     );
-    assert_eq!(p.origin.depends_on_pos, [Pos::new(4, 1), Pos::new(7, 1)]);
-    assert_eq!(p.origin.waits_for_pos, [Pos::new(6, 1), Pos::new(6, 1)]);
+    assert_eq!(p.origin.depends_on_pos(), [Pos::new(4, 1), Pos::new(7, 1)]);
+    assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1), Pos::new(6, 1)]);
     let s = p.spec.unwrap();
     assert_eq!(s.description.as_deref(), Some("The web.service web server"));
     assert_eq!(

@@ -174,18 +174,27 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                         .error(e.value.pos, "`provides` needs at least one target");
                 }
                 spec.provides = names;
-                self.origin.provides_pos = pos;
+                self.origin.set_provides_pos(pos);
             }
-            None => self.origin.provides_pos = vec![self.origin.pos],
+            None => {
+                let pos = self.origin.pos;
+                self.origin.set_provides_pos(vec![pos]);
+            }
         }
         if let Some(e) = self.get("depends-on") {
-            (spec.depends_on, self.origin.depends_on_pos) = self.targets(e);
+            let pos;
+            (spec.depends_on, pos) = self.targets(e);
+            self.origin.set_depends_on_pos(pos);
         }
         if let Some(e) = self.get("depends-ms") {
-            (spec.depends_ms, self.origin.depends_ms_pos) = self.targets(e);
+            let pos;
+            (spec.depends_ms, pos) = self.targets(e);
+            self.origin.set_depends_ms_pos(pos);
         }
         if let Some(e) = self.get("waits-for") {
-            (spec.waits_for, self.origin.waits_for_pos) = self.targets(e);
+            let pos;
+            (spec.waits_for, pos) = self.targets(e);
+            self.origin.set_waits_for_pos(pos);
         }
 
         // Commands.

@@ -558,21 +558,17 @@ fn translate_at(
 
     // Dependencies: Requires=/BindsTo= are hard, Wants= orders and pulls in;
     // After= of one of them is implied, any other After= cannot be honoured.
-    let mut origin = Origin {
-        file: file.to_string(),
-        pos: origin_pos,
-        ..Origin::default()
-    };
+    let mut origin = Origin::at(file, origin_pos);
     for d in &requires {
         if !spec.depends_on.contains(&d.name) {
             spec.depends_on.push(d.name.clone());
-            origin.depends_on_pos.push(d.pos);
+            origin.push_depends_on_pos(d.pos);
         }
     }
     for d in &wants {
         if !spec.depends_on.contains(&d.name) && !spec.waits_for.contains(&d.name) {
             spec.waits_for.push(d.name.clone());
-            origin.waits_for_pos.push(d.pos);
+            origin.push_waits_for_pos(d.pos);
         }
     }
     for d in &after {
