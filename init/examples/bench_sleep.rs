@@ -34,7 +34,8 @@
 //!    set-target --wait` does) until the `settled` reply instead of polling;
 //! 2. **memory**: `VmRSS`, `VmHWM`, `RssAnon`, `RssFile` and open
 //!    descriptors of the init, idle (before) and with the 1000 units
-//!    running (read once they run, before the `analyze` request);
+//!    running (read once they run, after a `status` round trip and before
+//!    the `analyze` request: with no reply in flight);
 //! 3. **restart latency**: for each layer-9 unit in turn (each once per
 //!    round, so the back-off never grows), SIGKILL its main process and time
 //!    until a `subscribe` connection reports it `running` with a new PID;
@@ -480,7 +481,10 @@ fn init_round(
     };
     // Memory first: the `analyze` reply below is about 270 KB of JSON for
     // 1000 units, and the init may still be sending it (and so holding it)
-    // when the client has read it.
+    // when the client has read it. The same holds for the last `progress`
+    // replies of `set-target --wait`: one `status` round trip first, so
+    // that the init is between requests.
+    poll.unit("all")?;
     let running = mem_of(pid)?;
     if let Some(dir) = std::env::var_os("BENCH_SLEEP_SMAPS") {
         std::fs::copy(
