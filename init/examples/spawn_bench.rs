@@ -10,8 +10,15 @@
 //! loop without it would flatter the init.
 //!
 //! ```text
-//! cargo run --release --example spawn_bench [N] [ROUNDS]
+//! cargo run --release --example spawn_bench [N] [ROUNDS] [FDS]
 //! ```
+//!
+//! `FDS` (default 0) extra close-on-exec descriptors are held open by the
+//! benchmark while it spawns (copies of one `/dev/null`), as the init holds
+//! two output pipes per running process: a spawn path that copies the
+//! spawner's descriptor table into each child slows down with them, one
+//! that does not stays flat. The soft `RLIMIT_NOFILE` is raised to the hard
+//! limit for them.
 //!
 //! Variants of the init's path:
 //! - `sys.spawn, stdio inherited`: the same work as the floor, plus what the
@@ -42,7 +49,9 @@ fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(1000);
     let rounds: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5);
+    let extra: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(0);
     let sys = RealSys::new();
+    let _extra_fds = hold_descriptors(&sys, extra)?;
     let argv: Vec<String> = vec!["/bin/sleep".into(), "60".into()];
     let env = Env::from_current();
 
@@ -129,7 +138,10 @@ fn main() -> Result<(), BoxError> {
             t.push(batch(&sys, *f, n)?);
         }
     }
-    println!("spawning {n} x /bin/sleep 60, {rounds} rounds (best / median per process):");
+    println!(
+        "spawning {n} x /bin/sleep 60, {rounds} rounds, {extra} extra descriptors open \
+         (best / median per process):"
+    );
     let mut floor = None;
     for (i, ((name, _), t)) in variants.iter().zip(times.iter_mut()).enumerate() {
         t.sort();
@@ -156,6 +168,23 @@ fn main() -> Result<(), BoxError> {
     }
     drop(pipe);
     Ok(())
+}
+
+/// Opens `n` close-on-exec copies of `/dev/null`, kept open until dropped.
+fn hold_descriptors(sys: &RealSys, n: usize) -> Result<Vec<std::os::fd::OwnedFd>, BoxError> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let limit = sys.raise_nofile_limit()?;
+    if (n as u64).saturating_add(64) > limit {
+        return Err(format!("{n} descriptors do not fit in RLIMIT_NOFILE {limit}").into());
+    }
+    let null = std::fs::File::open("/dev/null")?;
+    let mut fds = Vec::with_capacity(n);
+    for _ in 0..n {
+        fds.push(null.as_fd().try_clone_to_owned()?);
+    }
+    Ok(fds)
 }
 
 /// Starts `n` processes with `spawn` (timed), then kills and reaps them
