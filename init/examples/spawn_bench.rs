@@ -30,7 +30,11 @@
 //!
 //! Rounds alternate between the variants; the best round of each is
 //! reported (the least disturbed by the rest of the machine), with the
-//! median.
+//! median. On a loaded machine wall-clock times swing; so each variant also
+//! gets its CPU time per spawn (`getrusage(2)`, medians): the spawner's own
+//! while spawning (user + system: `clone`, a copy of the descriptor table
+//! if any), and its children's, counted once they are reaped (their
+//! `execve`, closing what they inherited, the loader, until killed).
 
 use std::ffi::{c_char, CString};
 use std::os::fd::AsFd;
@@ -133,9 +137,12 @@ fn main() -> Result<(), BoxError> {
         batch(&sys, *f, 20)?;
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+    let mut cpus: Vec<Vec<(Duration, Duration)>> = vec![Vec::new(); variants.len()];
     for _ in 0..rounds {
-        for ((_, f), t) in variants.iter().zip(times.iter_mut()) {
-            t.push(batch(&sys, *f, n)?);
+        for (((_, f), t), c) in variants.iter().zip(times.iter_mut()).zip(cpus.iter_mut()) {
+            let (wall, cpu) = batch(&sys, *f, n)?;
+            t.push(wall);
+            c.push(cpu);
         }
     }
     println!(
@@ -143,8 +150,19 @@ fn main() -> Result<(), BoxError> {
          (best / median per process):"
     );
     let mut floor = None;
-    for (i, ((name, _), t)) in variants.iter().zip(times.iter_mut()).enumerate() {
+    for (i, (((name, _), t), c)) in variants
+        .iter()
+        .zip(times.iter_mut())
+        .zip(cpus.iter_mut())
+        .enumerate()
+    {
         t.sort();
+        let mut own: Vec<Duration> = c.iter().map(|x| x.0).collect();
+        let mut kids: Vec<Duration> = c.iter().map(|x| x.1).collect();
+        own.sort();
+        kids.sort();
+        let own = own.get(own.len() / 2).copied().unwrap_or_default();
+        let kids = kids.get(kids.len() / 2).copied().unwrap_or_default();
         let best = t.first().copied().unwrap_or_default();
         let median = t.get(t.len() / 2).copied().unwrap_or_default();
         let per = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
@@ -164,6 +182,12 @@ fn main() -> Result<(), BoxError> {
             best.as_secs_f64() * 1e3,
             per(best),
             per(median)
+        );
+        println!(
+            "  {:<36} cpu per spawn: spawner {:>6.1} us, child {:>6.1} us",
+            "",
+            per(own),
+            per(kids)
         );
     }
     drop(pipe);
@@ -187,19 +211,35 @@ fn hold_descriptors(sys: &RealSys, n: usize) -> Result<Vec<std::os::fd::OwnedFd>
     Ok(fds)
 }
 
+/// User + system CPU time of `who` (`RUSAGE_SELF` or `RUSAGE_CHILDREN`).
+fn cpu(who: libc::c_int) -> Duration {
+    // SAFETY: an all-zero rusage is valid; getrusage(2) fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid for writes.
+    unsafe { libc::getrusage(who, &mut ru) };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
 /// Starts `n` processes with `spawn` (timed), then kills and reaps them
-/// (not timed).
+/// (not timed). Returns the wall-clock time of the spawns and the CPU time
+/// (the spawner's while spawning, the children's).
 fn batch(
     sys: &RealSys,
     spawn: &dyn Fn() -> Result<Pid, BoxError>,
     n: usize,
-) -> Result<Duration, BoxError> {
+) -> Result<(Duration, (Duration, Duration)), BoxError> {
     let mut pids = Vec::with_capacity(n);
+    let kids_before = cpu(libc::RUSAGE_CHILDREN);
+    let own_before = cpu(libc::RUSAGE_SELF);
     let start = Instant::now();
     for _ in 0..n {
         pids.push(spawn()?);
     }
     let took = start.elapsed();
+    let own = cpu(libc::RUSAGE_SELF).saturating_sub(own_before);
     for &pid in &pids {
         sys.kill(pid, libc::SIGKILL)?;
     }
@@ -208,5 +248,6 @@ fn batch(
         // SAFETY: waitpid(2) on our own child.
         unsafe { libc::waitpid(pid, &mut status, 0) };
     }
-    Ok(took)
+    let kids = cpu(libc::RUSAGE_CHILDREN).saturating_sub(kids_before);
+    Ok((took, (own, kids)))
 }
