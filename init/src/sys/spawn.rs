@@ -13,7 +13,10 @@
 //!
 //! # How
 //!
-//! One path for every request, credentials or not:
+//! One path for every request, credentials or not: with the identity
+//! changed by raw system calls (below) a `CLONE_VM` child can do it safely,
+//! so units with `user` or `group` no longer pay for a `fork(2)` (a copy of
+//! the init's page tables, then copy-on-write faults in the init).
 //!
 //! 1. **Reserved slots.** Once per process ([`reserve`], called by
 //!    `RealSys::new`, or at the first spawn) three low descriptors are set
@@ -41,14 +44,16 @@
 //!    gives the child a table of its own holding **only the descriptors
 //!    below K** (fs/file.c: when the range runs to the end of the table and
 //!    `CLOSE_RANGE_CLOEXEC` is not asked, only what lies below its start is
-//!    copied), so the cost is O(K), not O(descriptors). Then `setsid`,
-//!    `setgroups`, `setresgid`, `setresuid`, `dup2` of the slots onto 0, 1
-//!    and 2 (a slot is never below 3, so `dup2` always clears
-//!    close-on-exec and never overwrites a later source), `close_range(3,
-//!    K - 1)`, `chdir`, every disposition back to `SIG_DFL` (raw
-//!    `rt_sigaction`: `execve` keeps ignored signals, and Rust ignores
-//!    `SIGPIPE`), an empty mask, `execve`. The child exec's with exactly its
-//!    stdin, stdout and stderr (and whatever of 0, 1, 2 it inherits).
+//!    copied, rounded up to a word of the table's bitmap, 64 descriptors,
+//!    and what was copied from K up is closed at once): a constant cost, not
+//!    O(descriptors). Then `setsid`, `setgroups`, `setresgid`, `setresuid`,
+//!    `dup2` of the slots onto 0, 1 and 2 (a slot is never below 3, so
+//!    `dup2` always clears close-on-exec and never overwrites a later
+//!    source), `close_range(3, K - 1)`, `chdir`, every disposition back to
+//!    `SIG_DFL` (raw `rt_sigaction`: `execve` keeps ignored signals, and
+//!    Rust ignores `SIGPIPE`), an empty mask, `execve`. The child exec's
+//!    with exactly its stdin, stdout and stderr (and whatever of 0, 1, 2 it
+//!    inherits).
 //!
 //! The child shares the init's memory, so it makes only async-signal-safe
 //! calls, allocates nothing, takes no lock, formats nothing and cannot
@@ -67,7 +72,7 @@
 //! Linux 5.9 for `close_range(2)` with `CLOSE_RANGE_UNSHARE`. If it fails
 //! (older kernel: `ENOSYS`; a seccomp filter: `EPERM`), the child unshares
 //! with `unshare(CLONE_FILES)` instead: a copy of the whole table, O(fds)
-//! as before this module existed, after which the slots' copies are closed
+//! as with `posix_spawn(3)`, after which the slots' copies are closed
 //! one by one and everything else is left to close-on-exec (every
 //! descriptor the init makes has it; one it inherited without it would
 //! then leak into children on such kernels). Nothing else depends on the C
