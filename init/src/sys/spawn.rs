@@ -173,7 +173,7 @@ fn nul(program: &str, what: &'static str) -> SysError {
 /// A failure, before the program's name is attached.
 #[derive(Debug)]
 enum Failure {
-    /// In the parent: `dup3` into a slot, `clone`.
+    /// In the parent: `clone(2)` itself, or the spawner could not be set up.
     Spawn(Errno),
     /// A step (in the child, or `/dev/null` in the parent).
     Child(Step, Errno),
