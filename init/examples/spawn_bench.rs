@@ -10,8 +10,15 @@
 //! loop without it would flatter the init.
 //!
 //! ```text
-//! cargo run --release --example spawn_bench [N] [ROUNDS]
+//! cargo run --release --example spawn_bench [N] [ROUNDS] [FDS]
 //! ```
+//!
+//! `FDS` (default 0) extra close-on-exec descriptors are held open by the
+//! benchmark while it spawns (copies of one `/dev/null`), as the init holds
+//! two output pipes per running process: a spawn path that copies the
+//! spawner's descriptor table into each child slows down with them, one
+//! that does not stays flat. The soft `RLIMIT_NOFILE` is raised to the hard
+//! limit for them.
 //!
 //! Variants of the init's path:
 //! - `sys.spawn, stdio inherited`: the same work as the floor, plus what the
@@ -23,7 +30,11 @@
 //!
 //! Rounds alternate between the variants; the best round of each is
 //! reported (the least disturbed by the rest of the machine), with the
-//! median.
+//! median. On a loaded machine wall-clock times swing; so each variant also
+//! gets its CPU time per spawn (`getrusage(2)`, medians): the spawner's own
+//! while spawning (user + system: `clone`, a copy of the descriptor table
+//! if any), and its children's, counted once they are reaped (their
+//! `execve`, closing what they inherited, the loader, until killed).
 
 use std::ffi::{c_char, CString};
 use std::os::fd::AsFd;
@@ -42,7 +53,9 @@ fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(1000);
     let rounds: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5);
+    let extra: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(0);
     let sys = RealSys::new();
+    let _extra_fds = hold_descriptors(&sys, extra)?;
     let argv: Vec<String> = vec!["/bin/sleep".into(), "60".into()];
     let env = Env::from_current();
 
@@ -124,15 +137,32 @@ fn main() -> Result<(), BoxError> {
         batch(&sys, *f, 20)?;
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+    let mut cpus: Vec<Vec<(Duration, Duration)>> = vec![Vec::new(); variants.len()];
     for _ in 0..rounds {
-        for ((_, f), t) in variants.iter().zip(times.iter_mut()) {
-            t.push(batch(&sys, *f, n)?);
+        for (((_, f), t), c) in variants.iter().zip(times.iter_mut()).zip(cpus.iter_mut()) {
+            let (wall, cpu) = batch(&sys, *f, n)?;
+            t.push(wall);
+            c.push(cpu);
         }
     }
-    println!("spawning {n} x /bin/sleep 60, {rounds} rounds (best / median per process):");
+    println!(
+        "spawning {n} x /bin/sleep 60, {rounds} rounds, {extra} extra descriptors open \
+         (best / median per process):"
+    );
     let mut floor = None;
-    for (i, ((name, _), t)) in variants.iter().zip(times.iter_mut()).enumerate() {
+    for (i, (((name, _), t), c)) in variants
+        .iter()
+        .zip(times.iter_mut())
+        .zip(cpus.iter_mut())
+        .enumerate()
+    {
         t.sort();
+        let mut own: Vec<Duration> = c.iter().map(|x| x.0).collect();
+        let mut kids: Vec<Duration> = c.iter().map(|x| x.1).collect();
+        own.sort();
+        kids.sort();
+        let own = own.get(own.len() / 2).copied().unwrap_or_default();
+        let kids = kids.get(kids.len() / 2).copied().unwrap_or_default();
         let best = t.first().copied().unwrap_or_default();
         let median = t.get(t.len() / 2).copied().unwrap_or_default();
         let per = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
@@ -153,24 +183,63 @@ fn main() -> Result<(), BoxError> {
             per(best),
             per(median)
         );
+        println!(
+            "  {:<36} cpu per spawn: spawner {:>6.1} us, child {:>6.1} us",
+            "",
+            per(own),
+            per(kids)
+        );
     }
     drop(pipe);
     Ok(())
 }
 
+/// Opens `n` close-on-exec copies of `/dev/null`, kept open until dropped.
+fn hold_descriptors(sys: &RealSys, n: usize) -> Result<Vec<std::os::fd::OwnedFd>, BoxError> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let limit = sys.raise_nofile_limit()?;
+    if (n as u64).saturating_add(64) > limit {
+        return Err(format!("{n} descriptors do not fit in RLIMIT_NOFILE {limit}").into());
+    }
+    let null = std::fs::File::open("/dev/null")?;
+    let mut fds = Vec::with_capacity(n);
+    for _ in 0..n {
+        fds.push(null.as_fd().try_clone_to_owned()?);
+    }
+    Ok(fds)
+}
+
+/// User + system CPU time of `who` (`RUSAGE_SELF` or `RUSAGE_CHILDREN`).
+fn cpu(who: libc::c_int) -> Duration {
+    // SAFETY: an all-zero rusage is valid; getrusage(2) fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid for writes.
+    unsafe { libc::getrusage(who, &mut ru) };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
 /// Starts `n` processes with `spawn` (timed), then kills and reaps them
-/// (not timed).
+/// (not timed). Returns the wall-clock time of the spawns and the CPU time
+/// (the spawner's while spawning, the children's).
 fn batch(
     sys: &RealSys,
     spawn: &dyn Fn() -> Result<Pid, BoxError>,
     n: usize,
-) -> Result<Duration, BoxError> {
+) -> Result<(Duration, (Duration, Duration)), BoxError> {
     let mut pids = Vec::with_capacity(n);
+    let kids_before = cpu(libc::RUSAGE_CHILDREN);
+    let own_before = cpu(libc::RUSAGE_SELF);
     let start = Instant::now();
     for _ in 0..n {
         pids.push(spawn()?);
     }
     let took = start.elapsed();
+    let own = cpu(libc::RUSAGE_SELF).saturating_sub(own_before);
     for &pid in &pids {
         sys.kill(pid, libc::SIGKILL)?;
     }
@@ -179,5 +248,6 @@ fn batch(
         // SAFETY: waitpid(2) on our own child.
         unsafe { libc::waitpid(pid, &mut status, 0) };
     }
-    Ok(took)
+    let kids = cpu(libc::RUSAGE_CHILDREN).saturating_sub(kids_before);
+    Ok((took, (own, kids)))
 }

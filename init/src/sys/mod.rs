@@ -21,10 +21,12 @@
 //!
 //! Every descriptor this crate creates is close-on-exec (`pipe2(O_CLOEXEC)`,
 //! `SOCK_CLOEXEC`, `O_CLOEXEC`, `MSG_CMSG_CLOEXEC`, `F_DUPFD_CLOEXEC`), so a
-//! spawned child gets exactly its stdin, stdout and stderr. As a second line
-//! of defence the spawn path also closes (glibc, `posix_spawn`) or marks
-//! close-on-exec (fork path) every descriptor from 3 up in the child, which
-//! covers descriptors the init inherited from whoever started it.
+//! spawned child gets exactly its stdin, stdout and stderr. The spawn path
+//! does not rely on it: the child takes over only the descriptors below a
+//! few slots reserved at start-up and closes those from 3 up
+//! (`close_range(2)`, see `spawn.rs`), which also covers descriptors the
+//! init inherited from whoever started it (on kernels before 5.9, without
+//! `close_range`, only close-on-exec protects the rest).
 //!
 //! # Signals
 //!
@@ -71,10 +73,12 @@ pub trait Sys {
     /// relative one with a slash is taken from the request's `cwd`), so a
     /// missing program is an error here, not a child that exits 127. The
     /// child is the leader of a new session and process group (its PGID is
-    /// its PID), has an empty signal mask and default signal dispositions.
-    /// Without credentials this is one `posix_spawn(3)`; with credentials it
-    /// is a `fork(2)` whose child only makes async-signal-safe calls, and
-    /// whose failures before `execve(2)` come back as errors here too.
+    /// its PID), has an empty signal mask and default signal dispositions,
+    /// and holds exactly descriptors 0, 1 and 2. One
+    /// `clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)` whose child only makes
+    /// async-signal-safe calls: its cost does not grow with the descriptors
+    /// the init holds, and its failures before `execve(2)` (and that of
+    /// `execve` itself) come back as errors here, the child reaped.
     fn spawn(&self, req: &SpawnRequest<'_>) -> Result<Pid, SysError>;
 
     /// `kill(2)`: sends `signal` (0 checks that `pid` exists) to one process.
@@ -291,9 +295,9 @@ impl UserInfo {
     }
 }
 
-/// The identity a child switches to before `execve(2)`. Any field set
-/// makes [`Sys::spawn`] take the fork path (`posix_spawn(3)` cannot change
-/// identity); the init must be privileged for it to work.
+/// The identity a child switches to before `execve(2)` (`setgroups`,
+/// `setresgid`, `setresuid` in the child, in that order); the init must be
+/// privileged for it to work.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Credentials {
     /// `setuid(2)`.
@@ -305,7 +309,7 @@ pub struct Credentials {
 }
 
 impl Credentials {
-    /// Whether nothing changes (the `posix_spawn(3)` path).
+    /// Whether nothing changes.
     pub fn is_empty(&self) -> bool {
         self.uid.is_none() && self.gid.is_none() && self.groups.is_none()
     }
@@ -453,8 +457,8 @@ pub enum SysError {
         /// `no such file`, `not found in PATH`, `is a directory`, …
         reason: String,
     },
-    /// `posix_spawn(3)` or `fork(2)` failed in the parent, or `execve(2)`
-    /// failed.
+    /// Spawning failed in the parent (`clone(2)`, the spawner's reserved
+    /// descriptors or stack).
     #[error("{program}: spawn: {errno}")]
     Spawn {
         /// `argv[0]`.
@@ -462,13 +466,15 @@ pub enum SysError {
         /// The error.
         errno: Os,
     },
-    /// A step in the child before `execve(2)` failed; the child has been
-    /// reaped.
+    /// A step of the child failed, `execve(2)` included (or, before the
+    /// clone, opening `/dev/null` or putting a stream in place); the child,
+    /// if there was one, has been reaped.
     #[error("{program}: {step}: {errno}")]
     ChildSetup {
         /// `argv[0]`.
         program: String,
-        /// `setgroups`, `setgid`, `setuid`, `chdir <dir>`, `execve`, …
+        /// `setgroups`, `setgid`, `setuid`, `set up stdout`, `chdir <dir>`,
+        /// `execve`, `open /dev/null`, …
         step: String,
         /// The error.
         errno: Os,

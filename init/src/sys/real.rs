@@ -20,14 +20,21 @@ use super::{
     UserInfo, WallTime,
 };
 
-/// The real system. Stateless and cheap: create one at start-up and lend
-/// it to whatever needs it.
+/// The real system. Cheap and copyable: create one at start-up and lend
+/// it to whatever needs it. The one piece of state, the spawner's reserved
+/// descriptors and child stack, is per process (as the descriptor table
+/// is), made by the first [`RealSys::new`] or spawn.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealSys;
 
 impl RealSys {
-    /// The real system.
+    /// The real system. The first call in a process also sets aside the
+    /// spawner's descriptor slots (three descriptors from 3 up, so create
+    /// it before opening much else: a child keeps only what lies below
+    /// them) and the child's stack; a failure there is left for the first
+    /// spawn to report.
     pub fn new() -> RealSys {
+        spawn::reserve();
         RealSys
     }
 }

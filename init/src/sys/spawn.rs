@@ -1,38 +1,97 @@
 //! Starting a process: the hot path of [`super::real::RealSys::spawn`].
 //!
-//! Two ways, chosen by the request:
+//! # Why not `posix_spawn(3)`
 //!
-//! - **No identity change**: one `posix_spawn(3)`. glibc (since 2.24) and
-//!   musl run it as `clone(CLONE_VM | CLONE_VFORK)` plus `execve(2)`: no
-//!   page tables are copied, and the parent resumes once the child has
-//!   exec'd, with the error if it could not. The attributes make the child
-//!   a session leader (`POSIX_SPAWN_SETSID`, glibc >= 2.26, musl >= 1.1.24;
-//!   0x80 in both `<spawn.h>`), empty its signal mask
-//!   (`POSIX_SPAWN_SETSIGMASK`) and reset every disposition
-//!   (`POSIX_SPAWN_SETSIGDEF` with a full set: `execve(2)` resets handled
-//!   signals but keeps ignored ones, and Rust ignores `SIGPIPE`). File
-//!   actions put stdio in place, `chdir` (`addchdir_np`) and, on glibc,
-//!   close every descriptor from 3 up (`addclosefrom_np`, glibc >= 2.34).
-//! - **User, group or groups to set**: `posix_spawn(3)` cannot, so
-//!   `fork(2)`. Everything is prepared in the parent (C strings, pointer
-//!   arrays, the program's path, `/dev/null`); the child makes only
-//!   async-signal-safe calls (`signal-safety(7)`): `setsid`, `setgroups`,
-//!   `setgid`, `setuid`, `dup2`, `chdir`, `close_range`, `sigaction`,
-//!   `sigprocmask`, `execve`, `write`, `_exit`. A failure is written as
-//!   (step, errno) to a close-on-exec pipe before `_exit(127)`; the parent
-//!   reads that pipe until EOF (which comes at the `execve`), so the caller
-//!   gets the error and the failed child is reaped here — the same contract
-//!   as `posix_spawn(3)`.
+//! `posix_spawn(3)` (glibc and musl: `clone(CLONE_VM | CLONE_VFORK)` then
+//! `execve(2)`) and `fork(2)` both give the child a copy of the spawner's
+//! whole descriptor table (`dup_fd` in the kernel: one reference taken per
+//! open descriptor), which the child then closes again (`closefrom`, or
+//! close-on-exec at `execve`). The init holds two output pipes per running
+//! process, plus notify sockets, log files and control connections, so each
+//! spawn cost O(descriptors) and launching N units O(N²). Here a spawn
+//! costs the same whatever the init holds.
 //!
-//! In both cases the program is found in the parent first (`execvp(3)`
-//! semantics, minus the current directory), so that a missing program is an
-//! error before anything is forked, and argv/envp are laid out in one
-//! buffer each (two allocations per array, whatever its length).
+//! # How
+//!
+//! One path for every request, credentials or not: with the identity
+//! changed by raw system calls (below) a `CLONE_VM` child can do it safely,
+//! so units with `user` or `group` no longer pay for a `fork(2)` (a copy of
+//! the init's page tables, then copy-on-write faults in the init).
+//!
+//! 1. **Reserved slots.** Once per process ([`reserve`], called by
+//!    `RealSys::new`, or at the first spawn) three low descriptors are set
+//!    aside, all above 2 (`F_DUPFD_CLOEXEC` from 3), so that `K`, one more
+//!    than the highest, is small (6 when the init starts with only 0, 1 and
+//!    2 open). Between spawns they hold `/dev/null` (or an `O_PATH`
+//!    descriptor of `/` while `/dev/null` cannot be opened, as early in PID
+//!    1's boot). The child's stack (64 KiB and a guard page, `mmap(2)`) is
+//!    made at the same time. All of it lives as long as the process, behind
+//!    one mutex (the init has one thread; tests have several).
+//! 2. **In the parent, per spawn**: everything is prepared first (the
+//!    program's path, argv and envp as C arrays, the directory); each of
+//!    stdin, stdout, stderr that is not inherited is `dup3(src, slot,
+//!    O_CLOEXEC)`-ed into its slot (`/dev/null` stays where it already is);
+//!    every signal is blocked (raw `rt_sigprocmask`, the C library's
+//!    internal ones included, as glibc's `posix_spawn` does), so that no
+//!    handler of the init ever runs in the child; then `clone(CLONE_VM |
+//!    CLONE_VFORK | CLONE_FILES, SIGCHLD)` on the dedicated stack: no page
+//!    tables and **no descriptor table** copied, and the parent sleeps until
+//!    the child has exec'd or exited. Afterwards the mask is restored and
+//!    the slots get `/dev/null` back, so the parent drops its references to
+//!    the pipes' write ends (or their readers would never see end of file).
+//! 3. **In the child**, which still shares the init's table:
+//!    `close_range(K, ~0U, CLOSE_RANGE_UNSHARE)` first. The kernel then
+//!    gives the child a table of its own holding **only the descriptors
+//!    below K** (fs/file.c: when the range runs to the end of the table and
+//!    `CLOSE_RANGE_CLOEXEC` is not asked, only what lies below its start is
+//!    copied, rounded up to a word of the table's bitmap, 64 descriptors,
+//!    and what was copied from K up is closed at once): a constant cost, not
+//!    O(descriptors). Then `setsid`, `setgroups`, `setresgid`, `setresuid`,
+//!    `dup2` of the slots onto 0, 1 and 2 (a slot is never below 3, so
+//!    `dup2` always clears close-on-exec and never overwrites a later
+//!    source), `close_range(3, K - 1)`, `chdir`, every disposition back to
+//!    `SIG_DFL` (raw `rt_sigaction`: `execve` keeps ignored signals, and
+//!    Rust ignores `SIGPIPE`), an empty mask, `execve`. The child exec's
+//!    with exactly its stdin, stdout and stderr (and whatever of 0, 1, 2 it
+//!    inherits).
+//!
+//! The child shares the init's memory, so it makes only async-signal-safe
+//! calls, allocates nothing, takes no lock, formats nothing and cannot
+//! panic; identity changes are **raw system calls**, since the C library's
+//! `setuid`, `setgid` and `setgroups` would signal the init's threads (a
+//! `CLONE_VM` child is not one of them). A failure is written as (step,
+//! errno) into the request's plan, in the memory the child shares with the
+//! parent, before `_exit(127)`; `CLONE_VFORK` guarantees the child has
+//! exec'd or exited when `clone` returns, so the parent reads it there,
+//! reaps the failed child and returns the error
+//! ([`SysError::ChildSetup`], with the step's name): the caller never sees
+//! a child that failed before `execve`.
+//!
+//! # Requirements and fall-backs
+//!
+//! Linux 5.9 for `close_range(2)` with `CLOSE_RANGE_UNSHARE`. If it fails
+//! (older kernel: `ENOSYS`; a seccomp filter: `EPERM`), the child unshares
+//! with `unshare(CLONE_FILES)` instead: a copy of the whole table, O(fds)
+//! as with `posix_spawn(3)`, after which the slots' copies are closed
+//! one by one and everything else is left to close-on-exec (every
+//! descriptor the init makes has it; one it inherited without it would
+//! then leak into children on such kernels). Nothing else depends on the C
+//! library: `clone(2)` is glibc's and musl's wrapper (both run the callback
+//! on the given stack and, with `CLONE_VM`, do nothing else), every other
+//! call in the child is a plain system call. x86_64 glibc and the static
+//! musl build of the VM image are what is tested.
+//!
+//! The program is found in the parent first (`execvp(3)` semantics, minus
+//! the current directory), so that a missing program is an error before
+//! anything is cloned, and argv/envp are laid out in one buffer each (two
+//! allocations per array, whatever its length).
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use nix::sys::stat::{stat, SFlag};
 
@@ -69,15 +128,39 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         ),
         None => None,
     };
-    let stdio = StdioPlan::new(req).map_err(|errno| SysError::Spawn {
-        program: program.to_owned(),
-        errno: Os(errno),
-    })?;
-    let result = match req.credentials {
-        None => posix_spawn(&path, &argv, &envp, cwd.as_deref(), &stdio),
-        Some(creds) => fork_exec(&path, &argv, &envp, cwd.as_deref(), &stdio, creds),
+    let exec = Exec {
+        path: &path,
+        argv: &argv,
+        envp: &envp,
+        cwd: cwd.as_deref(),
+        stdio: [req.stdin, req.stdout, req.stderr],
+        credentials: req.credentials,
     };
-    result.map_err(|failure| failure.into_error(program, req.cwd))
+    let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
+    if spawner.is_none() {
+        *spawner = Some(Spawner::new().map_err(|errno| SysError::Spawn {
+            program: program.to_owned(),
+            errno: Os(errno),
+        })?);
+    }
+    match spawner.as_mut() {
+        Some(s) => s.spawn(&exec),
+        // Set just above.
+        None => Err(Failure::Spawn(Errno::EAGAIN)),
+    }
+    .map_err(|failure| failure.into_error(program, req.cwd))
+}
+
+/// Sets the slots and the child's stack aside now, if not done yet, while
+/// the process holds few descriptors: `RealSys::new` calls it. Failure is
+/// left for the first spawn to retry and report. Never waits: in a panic
+/// hook the lock may be held by the code that panicked.
+pub(crate) fn reserve() {
+    if let Ok(mut spawner) = SPAWNER.try_lock() {
+        if spawner.is_none() {
+            *spawner = Spawner::new().ok();
+        }
+    }
 }
 
 fn nul(program: &str, what: &'static str) -> SysError {
@@ -88,10 +171,11 @@ fn nul(program: &str, what: &'static str) -> SysError {
 }
 
 /// A failure, before the program's name is attached.
+#[derive(Debug)]
 enum Failure {
-    /// In the parent, or reported by `posix_spawn(3)`.
+    /// In the parent: `clone(2)` itself, or the spawner could not be set up.
     Spawn(Errno),
-    /// A step in the forked child.
+    /// A step (in the child, or `/dev/null` in the parent).
     Child(Step, Errno),
 }
 
@@ -99,20 +183,6 @@ impl Failure {
     fn into_error(self, program: &str, cwd: Option<&Path>) -> SysError {
         let program = program.to_owned();
         match self {
-            // `posix_spawn(3)` does not say which action failed. The program
-            // was found a moment ago, so a missing file is most likely the
-            // working directory: check it, on this failure path only.
-            Failure::Spawn(errno @ (Errno::ENOENT | Errno::ENOTDIR)) => match cwd {
-                Some(dir) if stat(dir).is_err() => SysError::ChildSetup {
-                    program,
-                    step: format!("chdir {}", dir.display()),
-                    errno: Os(errno),
-                },
-                _ => SysError::Spawn {
-                    program,
-                    errno: Os(errno),
-                },
-            },
             Failure::Spawn(errno) => SysError::Spawn {
                 program,
                 errno: Os(errno),
@@ -266,196 +336,349 @@ impl CStrArray {
     }
 }
 
-/// What to do with one of descriptors 0, 1, 2 in the child.
+/// One spawn, prepared in the parent.
+struct Exec<'a> {
+    path: &'a CStr,
+    argv: &'a CStrArray,
+    envp: &'a CStrArray,
+    cwd: Option<&'a CStr>,
+    /// stdin, stdout, stderr.
+    stdio: [Stdio<'a>; 3],
+    credentials: Option<&'a Credentials>,
+}
+
+/// The process's spawner: its reserved slots and the child's stack. One per
+/// process, as the descriptor table is; `None` until [`reserve`] or the
+/// first spawn succeeds.
+static SPAWNER: Mutex<Option<Spawner>> = Mutex::new(None);
+
+/// What a reserved slot holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Action {
-    Inherit,
+enum Holds {
+    /// The `O_PATH` descriptor of `/` (no `/dev/null` yet).
+    Placeholder,
+    /// `/dev/null`.
     Null,
-    Dup(RawFd),
+    /// A descriptor of the caller's, during a spawn.
+    Handed,
 }
 
-/// The three stdio actions, with any source descriptor below 3 first copied
-/// above 2 (`F_DUPFD_CLOEXEC`), so that no `dup2` clobbers a later source
-/// and none is a no-op `dup2(fd, fd)` that would leave close-on-exec set.
-struct StdioPlan {
-    actions: [Action; 3],
-    /// Those copies, closed when the plan is dropped (after the spawn).
-    _copies: [Option<OwnedFd>; 3],
+#[derive(Debug)]
+struct Slot {
+    fd: OwnedFd,
+    holds: Holds,
 }
 
-impl StdioPlan {
-    fn new(req: &SpawnRequest<'_>) -> Result<StdioPlan, Errno> {
-        let (a0, c0) = plan_one(req.stdin)?;
-        let (a1, c1) = plan_one(req.stdout)?;
-        let (a2, c2) = plan_one(req.stderr)?;
-        Ok(StdioPlan {
-            actions: [a0, a1, a2],
-            _copies: [c0, c1, c2],
-        })
-    }
-
-    fn targets(&self) -> impl Iterator<Item = (RawFd, Action)> + '_ {
-        (0..).zip(self.actions.iter().copied())
-    }
-
-    fn needs_null(&self) -> bool {
-        self.actions.contains(&Action::Null)
-    }
+#[derive(Debug)]
+struct Spawner {
+    /// For stdin, stdout and stderr: each above 2, close-on-exec.
+    slots: [Slot; 3],
+    /// K: one more than the highest slot. The child keeps only the
+    /// descriptors below it when it unshares the table.
+    limit: c_uint,
+    /// An `O_PATH` descriptor of `/`: what a slot holds while `/dev/null`
+    /// cannot be opened (PID 1 before devtmpfs is mounted).
+    placeholder: OwnedFd,
+    /// `/dev/null`, read-write, once it could be opened.
+    null: Option<OwnedFd>,
+    stack: Stack,
 }
 
-fn plan_one(s: Stdio<'_>) -> Result<(Action, Option<OwnedFd>), Errno> {
-    match s {
-        Stdio::Null => Ok((Action::Null, None)),
-        Stdio::Inherit => Ok((Action::Inherit, None)),
-        Stdio::Fd(fd) if fd.as_raw_fd() > 2 => Ok((Action::Dup(fd.as_raw_fd()), None)),
-        Stdio::Fd(fd) => {
-            // SAFETY: fcntl(2) on a descriptor we borrow; the result is new
-            // and ours.
-            let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-            if copy < 0 {
-                return Err(Errno::last());
-            }
-            // SAFETY: `copy` is a fresh descriptor owned by nobody else.
-            let copy = unsafe { OwnedFd::from_raw_fd(copy) };
-            Ok((Action::Dup(copy.as_raw_fd()), Some(copy)))
+impl Spawner {
+    fn new() -> Result<Spawner, Errno> {
+        use nix::fcntl::OFlag;
+        let root = nix::fcntl::open(
+            c"/",
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )?;
+        // The three lowest free descriptors from 3 up.
+        let first = above_stdio(root)?;
+        let second = dup_above_stdio(&first)?;
+        let third = dup_above_stdio(&first)?;
+        let highest = first
+            .as_raw_fd()
+            .max(second.as_raw_fd())
+            .max(third.as_raw_fd());
+        let limit = c_uint::try_from(highest).map_err(|_| Errno::EBADF)? + 1;
+        let placeholder = dup_above_stdio(&first)?;
+        let slot = |fd| Slot {
+            fd,
+            holds: Holds::Placeholder,
+        };
+        let mut spawner = Spawner {
+            slots: [slot(first), slot(second), slot(third)],
+            limit,
+            placeholder,
+            null: open_null().ok(),
+            stack: Stack::new()?,
+        };
+        spawner.restore();
+        Ok(spawner)
+    }
+
+    fn spawn(&mut self, exec: &Exec<'_>) -> Result<Pid, Failure> {
+        if self.null.is_none() && exec.stdio.iter().any(|s| matches!(s, Stdio::Null)) {
+            self.null = Some(open_null().map_err(|errno| Failure::Child(Step::OpenNull, errno))?);
         }
+        let result = self
+            .fill_slots(&exec.stdio)
+            .and_then(|stdio| self.clone_exec(exec, stdio));
+        self.restore();
+        result
     }
-}
 
-const DEV_NULL: &CStr = c"/dev/null";
-
-/// `posix_spawn_file_actions_t`, destroyed on drop.
-struct FileActions(libc::posix_spawn_file_actions_t);
-
-impl FileActions {
-    fn new() -> Result<FileActions, Errno> {
-        // SAFETY: an all-zero value is a valid bit pattern for this C struct;
-        // it is initialised by the call below before any other use.
-        let mut fa = FileActions(unsafe { std::mem::zeroed() });
-        // SAFETY: `fa.0` is valid for writes.
-        check(unsafe { libc::posix_spawn_file_actions_init(&mut fa.0) })?;
-        Ok(fa)
-    }
-}
-
-impl Drop for FileActions {
-    fn drop(&mut self) {
-        // SAFETY: initialised in `new`, destroyed once.
-        unsafe { libc::posix_spawn_file_actions_destroy(&mut self.0) };
-    }
-}
-
-/// `posix_spawnattr_t`, destroyed on drop.
-struct Attr(libc::posix_spawnattr_t);
-
-impl Attr {
-    fn new() -> Result<Attr, Errno> {
-        // SAFETY: as for `FileActions::new`.
-        let mut attr = Attr(unsafe { std::mem::zeroed() });
-        // SAFETY: `attr.0` is valid for writes.
-        check(unsafe { libc::posix_spawnattr_init(&mut attr.0) })?;
-        Ok(attr)
-    }
-}
-
-impl Drop for Attr {
-    fn drop(&mut self) {
-        // SAFETY: initialised in `new`, destroyed once.
-        unsafe { libc::posix_spawnattr_destroy(&mut self.0) };
-    }
-}
-
-/// `posix_spawn*` functions return the error number instead of setting
-/// `errno`.
-fn check(ret: libc::c_int) -> Result<(), Errno> {
-    if ret == 0 {
-        Ok(())
-    } else {
-        Err(Errno::from_raw(ret))
-    }
-}
-
-/// `POSIX_SPAWN_SETSID`: 0x80 in glibc's and musl's `<spawn.h>`.
-const SETSID: libc::c_int = libc::POSIX_SPAWN_SETSID as libc::c_int;
-
-fn posix_spawn(
-    path: &CStr,
-    argv: &CStrArray,
-    envp: &CStrArray,
-    cwd: Option<&CStr>,
-    stdio: &StdioPlan,
-) -> Result<Pid, Failure> {
-    let mut fa = FileActions::new().map_err(Failure::Spawn)?;
-    let mut attr = Attr::new().map_err(Failure::Spawn)?;
-    // SAFETY: every pointer passed below is valid for the duration of the
-    // call; `fa` and `attr` are initialised; posix_spawn(3) copies what it
-    // needs before returning.
-    unsafe {
-        for (target, action) in stdio.targets() {
-            let r = match action {
-                Action::Inherit => 0,
-                Action::Null => {
-                    let flags = if target == 0 {
-                        libc::O_RDONLY
-                    } else {
-                        libc::O_WRONLY
-                    };
-                    libc::posix_spawn_file_actions_addopen(
-                        &mut fa.0,
-                        target,
-                        DEV_NULL.as_ptr(),
-                        flags,
-                        0,
-                    )
+    /// Puts each stream's source into its slot; returns, for each of 0, 1,
+    /// 2, the slot to `dup2` from in the child, or -1 to inherit.
+    fn fill_slots(&mut self, stdio: &[Stdio<'_>; 3]) -> Result<[RawFd; 3], Failure> {
+        let null = self.null.as_ref().map(AsRawFd::as_raw_fd);
+        let mut fds = [-1; 3];
+        for (((target, slot), s), out) in (0..)
+            .zip(self.slots.iter_mut())
+            .zip(stdio)
+            .zip(fds.iter_mut())
+        {
+            let (src, holds) = match (*s, null) {
+                (Stdio::Inherit, _) => continue,
+                (Stdio::Null, _) if slot.holds == Holds::Null => {
+                    *out = slot.fd.as_raw_fd();
+                    continue;
                 }
-                Action::Dup(src) => libc::posix_spawn_file_actions_adddup2(&mut fa.0, src, target),
+                (Stdio::Null, Some(null)) => (null, Holds::Null),
+                // Opened by `spawn` just before.
+                (Stdio::Null, None) => return Err(Failure::Child(Step::OpenNull, Errno::ENOENT)),
+                (Stdio::Fd(fd), _) => (fd.as_raw_fd(), Holds::Handed),
             };
-            check(r).map_err(Failure::Spawn)?;
+            // SAFETY: dup3(2) onto a descriptor this spawner owns; `src` is
+            // valid (borrowed by the request, or ours).
+            if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } < 0 {
+                return Err(Failure::Child(Step::dup2(target), Errno::last()));
+            }
+            slot.holds = holds;
+            *out = slot.fd.as_raw_fd();
         }
-        if let Some(dir) = cwd {
-            check(libc::posix_spawn_file_actions_addchdir_np(
-                &mut fa.0,
-                dir.as_ptr(),
-            ))
-            .map_err(Failure::Spawn)?;
+        Ok(fds)
+    }
+
+    /// Gives every slot that holds a caller's descriptor (or the
+    /// placeholder, once `/dev/null` is open) `/dev/null` back, so that the
+    /// init keeps no reference to a child's pipe.
+    fn restore(&mut self) {
+        let (src, holds) = match &self.null {
+            Some(null) => (null.as_raw_fd(), Holds::Null),
+            None => (self.placeholder.as_raw_fd(), Holds::Placeholder),
+        };
+        for slot in &mut self.slots {
+            if slot.holds == holds || slot.holds == Holds::Null {
+                continue;
+            }
+            // SAFETY: dup3(2) between two descriptors this spawner owns. It
+            // cannot fail for two valid, distinct descriptors; if it did,
+            // the slot would be retried after the next spawn.
+            if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } >= 0 {
+                slot.holds = holds;
+            }
         }
-        #[cfg(target_env = "gnu")]
-        check(libc::posix_spawn_file_actions_addclosefrom_np(&mut fa.0, 3))
-            .map_err(Failure::Spawn)?;
+    }
 
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        // Every bit set by hand: sigfillset(3) leaves out the C library's
-        // internal signals (32 and 33 for glibc, 32 to 34 for musl), and
-        // glibc's child would then set those to SIG_IGN, which survives
-        // execve(2). A set sigset_t bit is all both libraries check.
-        let mut full: libc::sigset_t = std::mem::zeroed();
-        std::ptr::write_bytes(&mut full, 0xff, 1);
-        let flags = libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF | SETSID;
-        // The flags fit in a c_short (0x8c).
-        check(libc::posix_spawnattr_setflags(
-            &mut attr.0,
-            flags as libc::c_short,
-        ))
-        .map_err(Failure::Spawn)?;
-        check(libc::posix_spawnattr_setsigmask(&mut attr.0, &empty)).map_err(Failure::Spawn)?;
-        check(libc::posix_spawnattr_setsigdefault(&mut attr.0, &full)).map_err(Failure::Spawn)?;
-
-        let mut pid: libc::pid_t = 0;
-        check(libc::posix_spawn(
-            &mut pid,
-            path.as_ptr(),
-            &fa.0,
-            &attr.0,
-            argv.as_ptr(),
-            envp.as_ptr(),
-        ))
-        .map_err(Failure::Spawn)?;
-        Ok(pid)
+    /// The clone itself: see the module documentation.
+    fn clone_exec(&self, exec: &Exec<'_>, stdio: [RawFd; 3]) -> Result<Pid, Failure> {
+        let creds = exec.credentials;
+        let plan = Plan {
+            path: exec.path.as_ptr(),
+            argv: exec.argv.as_ptr(),
+            envp: exec.envp.as_ptr(),
+            cwd: exec.cwd.map_or(std::ptr::null(), CStr::as_ptr),
+            stdio,
+            limit: self.limit,
+            close_range: close_range_allowed(),
+            groups: creds
+                .and_then(|c| c.groups.as_deref())
+                .map(|g| (g.as_ptr(), g.len())),
+            gid: creds.and_then(|c| c.gid),
+            uid: creds.and_then(|c| c.uid),
+            step: AtomicU32::new(0),
+            errno: AtomicI32::new(0),
+        };
+        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD;
+        let all = [u64::MAX; 2];
+        let mut old = [0u64; 2];
+        // SAFETY: the masks are valid for KERNEL_SIGSET_SIZE bytes. The
+        // stack is ours and unused (the lock is held); `plan` outlives the
+        // child's use of it, which ends before clone(2) returns
+        // (CLONE_VFORK: at its execve or its exit); `child_entry` never
+        // returns and only makes async-signal-safe calls.
+        let (pid, errno) = unsafe {
+            sigprocmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr());
+            let pid = libc::clone(
+                child_entry,
+                self.stack.top,
+                flags,
+                std::ptr::addr_of!(plan).cast_mut().cast(),
+            );
+            let errno = Errno::last();
+            sigprocmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
+            (pid, errno)
+        };
+        if pid < 0 {
+            return Err(Failure::Spawn(errno));
+        }
+        let step = plan.step.load(Ordering::Relaxed);
+        if step == 0 {
+            return Ok(pid);
+        }
+        // The child is at `_exit(127)`: reap it so that the loop never sees
+        // it.
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid(2) on our own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if r >= 0 || Errno::last() != Errno::EINTR {
+                break;
+            }
+        }
+        let errno = Errno::from_raw(plan.errno.load(Ordering::Relaxed));
+        Err(Failure::Child(Step::from_u32(step), errno))
     }
 }
 
-/// A step of the forked child, reported with its errno.
+/// `fd` itself if above 2, else a close-on-exec copy from 3 up (PID 1 may
+/// start with 0, 1, 2 closed, and reopens the console onto them later).
+fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, Errno> {
+    if fd.as_raw_fd() > 2 {
+        Ok(fd)
+    } else {
+        dup_above_stdio(&fd)
+    }
+}
+
+/// A close-on-exec copy of `fd`, the lowest free descriptor from 3 up.
+fn dup_above_stdio(fd: &OwnedFd) -> Result<OwnedFd, Errno> {
+    // SAFETY: fcntl(2) on a descriptor we own; the result is new and ours.
+    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if copy < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: `copy` is a fresh descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+}
+
+fn open_null() -> Result<OwnedFd, Errno> {
+    use nix::fcntl::OFlag;
+    let fd = nix::fcntl::open(
+        c"/dev/null",
+        OFlag::O_RDWR | OFlag::O_CLOEXEC | OFlag::O_NOCTTY,
+        nix::sys::stat::Mode::empty(),
+    )?;
+    above_stdio(fd)
+}
+
+/// The size of the child's stack. The child's deepest call chain is a few
+/// frames of its own plus a C library system-call wrapper: well under a
+/// page in release builds, a few in debug builds.
+const STACK_SIZE: usize = 64 << 10;
+
+/// The child's stack: an anonymous mapping with a guard page below it (an
+/// overflow kills the child, whose signals are blocked, instead of writing
+/// over the parent's memory). Only the pages the child touches are ever
+/// backed.
+#[derive(Debug)]
+struct Stack {
+    base: *mut c_void,
+    len: usize,
+    /// The highest address: stacks grow down.
+    top: *mut c_void,
+}
+
+// SAFETY: the mapping belongs to the stack alone; it is only used under the
+// spawner's lock.
+unsafe impl Send for Stack {}
+
+impl Stack {
+    fn new() -> Result<Stack, Errno> {
+        // SAFETY: sysconf(3) has no memory-safety requirements.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .unwrap_or(4096)
+            .max(4096);
+        let len = STACK_SIZE + page;
+        // SAFETY: a new private anonymous mapping; nothing else is touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(Errno::last());
+        }
+        let stack = Stack {
+            base,
+            len,
+            top: base.cast::<u8>().wrapping_add(len).cast(),
+        };
+        // SAFETY: the lowest page of the mapping just made.
+        if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } < 0 {
+            return Err(Errno::last());
+        }
+        Ok(stack)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: our mapping, unmapped once; no child is running on it
+        // (dropping needs the spawner, which a spawn borrows).
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+/// Whether the child may try `close_range(2)` (tests turn it off to run
+/// the fall-back).
+#[cfg(not(test))]
+fn close_range_allowed() -> bool {
+    true
+}
+
+#[cfg(test)]
+fn close_range_allowed() -> bool {
+    !tests_support::WITHOUT_CLOSE_RANGE.load(Ordering::Relaxed)
+}
+
+/// `rt_sigprocmask(2)` itself: the C library's wrappers leave out its
+/// internal signals.
+unsafe fn sigprocmask(how: c_int, set: *const u64, old: *mut u64) {
+    libc::syscall(libc::SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_SIZE);
+}
+
+/// `sizeof(sigset_t)` as the kernel counts it (`_NSIG / 8`).
+const KERNEL_SIGSET_SIZE: libc::size_t = if cfg!(any(target_arch = "mips", target_arch = "mips64"))
+{
+    16
+} else {
+    8
+};
+
+/// Identity system calls taking 32-bit IDs (the plain numbers take 16-bit
+/// ones on these architectures).
+#[cfg(any(target_arch = "x86", target_arch = "arm"))]
+mod nr {
+    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups32;
+    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid32;
+    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid32;
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "arm")))]
+mod nr {
+    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups;
+    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid;
+    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid;
+}
+
+/// A step, reported with its errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     Setsid = 1,
@@ -467,6 +690,8 @@ enum Step {
     Dup2Stderr,
     Chdir,
     Execve,
+    Unshare,
+    OpenNull,
 }
 
 impl Step {
@@ -480,6 +705,8 @@ impl Step {
             Step::Dup2Stdout,
             Step::Dup2Stderr,
             Step::Chdir,
+            Step::Unshare,
+            Step::OpenNull,
         ]
         .into_iter()
         .find(|s| *s as u32 == v)
@@ -497,6 +724,8 @@ impl Step {
             Step::Dup2Stderr => "set up stderr",
             Step::Chdir => "chdir",
             Step::Execve => "execve",
+            Step::Unshare => "unshare the descriptor table",
+            Step::OpenNull => "open /dev/null",
         }
     }
 
@@ -509,147 +738,99 @@ impl Step {
     }
 }
 
-/// Everything the forked child needs, prepared in the parent.
-struct ChildPlan<'a> {
-    path: &'a CStr,
-    argv: &'a CStrArray,
-    envp: &'a CStrArray,
-    cwd: Option<&'a CStr>,
-    stdio: &'a StdioPlan,
-    null: RawFd,
-    uid: Option<libc::uid_t>,
+/// Everything the child reads, prepared in the parent, and where it
+/// reports a failure. Lives in the parent's frame; the child sees it
+/// through the memory they share.
+struct Plan {
+    path: *const c_char,
+    argv: *const *mut c_char,
+    envp: *const *mut c_char,
+    /// NULL: no `chdir`.
+    cwd: *const c_char,
+    /// The slot to `dup2` onto 0, 1, 2, or -1 to inherit.
+    stdio: [RawFd; 3],
+    /// K.
+    limit: c_uint,
+    close_range: bool,
+    groups: Option<(*const libc::gid_t, usize)>,
     gid: Option<libc::gid_t>,
-    groups: Option<&'a [libc::gid_t]>,
-    report: RawFd,
+    uid: Option<libc::uid_t>,
+    /// The failed [`Step`] (0: none).
+    step: AtomicU32,
+    errno: AtomicI32,
 }
 
-fn fork_exec(
-    path: &CStr,
-    argv: &CStrArray,
-    envp: &CStrArray,
-    cwd: Option<&CStr>,
-    stdio: &StdioPlan,
-    creds: &Credentials,
-) -> Result<Pid, Failure> {
-    let null = if stdio.needs_null() {
-        let fd = nix::fcntl::open(
-            DEV_NULL,
-            nix::fcntl::OFlag::O_RDWR | nix::fcntl::OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
-        )
-        .map_err(Failure::Spawn)?;
-        Some(fd)
-    } else {
-        None
-    };
-    let (report_rd, report_wr) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Failure::Spawn)?;
-    let plan = ChildPlan {
-        path,
-        argv,
-        envp,
-        cwd,
-        stdio,
-        null: null.as_ref().map_or(-1, AsRawFd::as_raw_fd),
-        uid: creds.uid,
-        gid: creds.gid,
-        groups: creds.groups.as_deref(),
-        report: report_wr.as_raw_fd(),
-    };
-    // SAFETY: the init has a single thread, so the child may run any
-    // async-signal-safe code; `child` runs only such code and never returns.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(Failure::Spawn(Errno::last()));
-    }
-    if pid == 0 {
-        // SAFETY: in the child, right after fork(2).
-        unsafe { child(&plan) }
-    }
-    drop(report_wr);
-    drop(null);
-    // EOF means the child exec'd (the pipe is close-on-exec) or died; eight
-    // bytes are a failure report. The wait is as long as the child's set-up.
-    let mut msg = [0u8; 8];
-    let mut got = 0;
-    while let Some(rest) = msg.get_mut(got..) {
-        if rest.is_empty() {
-            break;
-        }
-        match nix::unistd::read(&report_rd, rest) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(Errno::EINTR) => {}
-            Err(_) => break,
-        }
-    }
-    if got < msg.len() {
-        return Ok(pid);
-    }
-    let (step, errno) = msg.split_at(4);
-    let step = Step::from_u32(u32::from_ne_bytes(step.try_into().unwrap_or_default()));
-    let errno = Errno::from_raw(i32::from_ne_bytes(errno.try_into().unwrap_or_default()));
-    // The child is at `_exit(127)`: reap it so that the loop never sees it.
-    loop {
-        let mut status = 0;
-        // SAFETY: waitpid(2) on our own child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r >= 0 || Errno::last() != Errno::EINTR {
-            break;
-        }
-    }
-    Err(Failure::Child(step, errno))
+/// The child's entry point on its own stack.
+extern "C" fn child_entry(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the parent's `Plan`, alive until clone(2) returns,
+    // which is after this child has exec'd or exited.
+    unsafe { child(&*arg.cast::<Plan>()) }
 }
 
-/// The forked child. Only async-signal-safe calls (`signal-safety(7)`), no
-/// allocation, no panic, never returns.
-unsafe fn child(p: &ChildPlan<'_>) -> ! {
+/// The child. Only async-signal-safe system calls (`signal-safety(7)`), no
+/// allocation, no lock, no panic; never returns. All signals are blocked
+/// on entry (the parent's doing) until the last step before `execve`.
+unsafe fn child(p: &Plan) -> ! {
+    // A table of our own before anything else touches a descriptor: until
+    // then it is the init's.
+    let ranged = p.close_range
+        && libc::syscall(
+            libc::SYS_close_range,
+            libc::c_ulong::from(p.limit),
+            libc::c_ulong::from(c_uint::MAX),
+            libc::c_ulong::from(libc::CLOSE_RANGE_UNSHARE),
+        ) == 0;
+    if !ranged && libc::unshare(libc::CLONE_FILES) < 0 {
+        fail(p, Step::Unshare);
+    }
     if libc::setsid() < 0 {
-        fail(p.report, Step::Setsid);
+        fail(p, Step::Setsid);
     }
-    if let Some(groups) = p.groups {
-        if libc::setgroups(groups.len(), groups.as_ptr()) < 0 {
-            fail(p.report, Step::Setgroups);
+    // Raw system calls: the C library's wrappers would apply the change to
+    // every thread of the init (see the module documentation). setgroups
+    // and setresgid need the privilege that setresuid gives up.
+    if let Some((list, len)) = p.groups {
+        if libc::syscall(nr::SETGROUPS, len, list) < 0 {
+            fail(p, Step::Setgroups);
         }
     }
-    // setgroups and setgid need the privilege that setuid gives up.
     if let Some(gid) = p.gid {
-        if libc::setgid(gid) < 0 {
-            fail(p.report, Step::Setgid);
+        if libc::syscall(nr::SETRESGID, gid, gid, gid) < 0 {
+            fail(p, Step::Setgid);
         }
     }
     if let Some(uid) = p.uid {
-        if libc::setuid(uid) < 0 {
-            fail(p.report, Step::Setuid);
+        if libc::syscall(nr::SETRESUID, uid, uid, uid) < 0 {
+            fail(p, Step::Setuid);
         }
     }
-    for (target, action) in p.stdio.targets() {
-        let src = match action {
-            Action::Inherit => continue,
-            Action::Null => p.null,
-            Action::Dup(src) => src,
-        };
-        // Sources are all above 2, so dup2 never clobbers a later source
-        // and always clears close-on-exec on the target.
-        if libc::dup2(src, target) < 0 {
-            fail(p.report, Step::dup2(target));
+    // Slots are above 2: dup2 never overwrites a later source and always
+    // clears close-on-exec on the target.
+    for (target, src) in (0..).zip(p.stdio) {
+        if src >= 0 && libc::dup2(src, target) < 0 {
+            fail(p, Step::dup2(target));
         }
     }
-    // After setuid: the unit's user must be able to enter its directory.
-    if let Some(dir) = p.cwd {
-        if libc::chdir(dir.as_ptr()) < 0 {
-            fail(p.report, Step::Chdir);
+    // What is left from 3 up: the slots and whatever else of the init's
+    // lay below K.
+    let last = p.limit.saturating_sub(1);
+    if !ranged
+        || libc::syscall(
+            libc::SYS_close_range,
+            libc::c_ulong::from(3u32),
+            libc::c_ulong::from(last),
+            0 as libc::c_ulong,
+        ) != 0
+    {
+        for fd in 3..p.limit {
+            libc::close(fd as c_int);
         }
     }
-    // Everything from 3 up becomes close-on-exec (close_range(2), Linux
-    // 5.11); the report pipe already is. Failure (older kernel) is ignored:
-    // the init's own descriptors are close-on-exec anyway.
-    libc::syscall(
-        libc::SYS_close_range,
-        3 as libc::c_uint,
-        libc::c_uint::MAX,
-        libc::CLOSE_RANGE_CLOEXEC,
-    );
+    // After the identity change: the unit's user must be able to enter its
+    // directory.
+    if !p.cwd.is_null() && libc::chdir(p.cwd) < 0 {
+        fail(p, Step::Chdir);
+    }
     // Default dispositions first, then the empty mask, so that a pending
     // signal cannot run an inherited handler. The raw rt_sigaction(2): the C
     // library's sigaction(3) refuses its internal signals (32, 33, …), which
@@ -667,55 +848,41 @@ unsafe fn child(p: &ChildPlan<'_>) -> ! {
             KERNEL_SIGSET_SIZE,
         );
     }
-    let mut empty: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut empty);
-    libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    libc::execve(
-        p.path.as_ptr(),
-        p.argv.as_ptr().cast(),
-        p.envp.as_ptr().cast(),
-    );
-    fail(p.report, Step::Execve)
+    let empty = [0u64; 2];
+    sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut());
+    libc::execve(p.path, p.argv.cast(), p.envp.cast());
+    fail(p, Step::Execve)
 }
 
-/// `sizeof(sigset_t)` as the kernel counts it (`_NSIG / 8`).
-const KERNEL_SIGSET_SIZE: libc::size_t = if cfg!(any(target_arch = "mips", target_arch = "mips64"))
-{
-    16
-} else {
-    8
-};
-
 /// Reports `step` and `errno` to the parent and exits 127.
-unsafe fn fail(report: RawFd, step: Step) -> ! {
-    let errno = Errno::last_raw();
-    let mut msg = [0u8; 8];
-    let (a, b) = msg.split_at_mut(4);
-    a.copy_from_slice(&(step as u32).to_ne_bytes());
-    b.copy_from_slice(&errno.to_ne_bytes());
-    // A pipe write of 8 bytes is atomic (pipe(7), PIPE_BUF).
-    libc::write(report, msg.as_ptr().cast(), msg.len());
+unsafe fn fail(p: &Plan, step: Step) -> ! {
+    p.errno.store(Errno::last_raw(), Ordering::Relaxed);
+    p.step.store(step as u32, Ordering::Relaxed);
     libc::_exit(127)
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 pub(crate) mod tests_support {
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
 
-    /// For each of stdin, stdout, stderr: the source descriptor of a `Dup`
-    /// and whether it is a copy made by the plan.
-    pub(crate) fn plan(req: &SpawnRequest<'_>) -> Result<[(Option<RawFd>, bool); 3], Errno> {
-        let p = StdioPlan::new(req)?;
-        let one = |i: usize| {
-            let a = p.actions.get(i).copied().unwrap_or(Action::Inherit);
-            let src = if let Action::Dup(fd) = a {
-                Some(fd)
-            } else {
-                None
-            };
-            (src, p._copies.get(i).is_some_and(Option::is_some))
-        };
-        Ok([one(0), one(1), one(2)])
+    /// Set: the child unshares its table with `unshare(CLONE_FILES)`, as
+    /// on a kernel without `close_range(2)`. Only under the tests' process
+    /// lock.
+    pub(crate) static WITHOUT_CLOSE_RANGE: AtomicBool = AtomicBool::new(false);
+
+    /// The reserved slots (reserving them now if needed) and K.
+    pub(crate) fn slots() -> ([RawFd; 3], RawFd) {
+        reserve();
+        let guard = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
+        let s = guard.as_ref().expect("no spawner");
+        let [a, b, c] = &s.slots;
+        (
+            [a.fd.as_raw_fd(), b.fd.as_raw_fd(), c.fd.as_raw_fd()],
+            s.limit as RawFd,
+        )
     }
 }
 
@@ -793,8 +960,13 @@ mod tests {
             Step::Setgroups,
             Step::Setgid,
             Step::Setuid,
+            Step::Dup2Stdin,
+            Step::Dup2Stdout,
+            Step::Dup2Stderr,
             Step::Chdir,
             Step::Execve,
+            Step::Unshare,
+            Step::OpenNull,
         ] {
             assert_eq!(Step::from_u32(s as u32), s);
         }
