@@ -551,16 +551,20 @@ impl<S: Sys> Runtime<S> {
                 }));
             }
         }
-        let grep = match &spec.ready_grep {
-            Some(src) => regex_lite::Regex::new(src).ok().map(Box::new),
-            None => None,
-        };
         let io = self
             .ios
             .get_mut(id.index())
             .and_then(Option::as_deref_mut)
             .ok_or_else(|| "unit i/o vanished".to_string())?;
-        io.grep = grep;
+        // Compiled at the first spawn and again only when the spec's
+        // pattern changed (a reload), not at every spawn.
+        let current = io.grep.as_deref().map(regex_lite::Regex::as_str);
+        if current != spec.ready_grep.as_deref() {
+            io.grep = match &spec.ready_grep {
+                Some(src) => regex_lite::Regex::new(src).ok().map(Box::new),
+                None => None,
+            };
+        }
         Ok(io)
     }
 
