@@ -578,7 +578,7 @@ impl<S: Sys> Runtime<S> {
     ) -> Result<i32, String> {
         let _ = unit;
         let mut env = self.base_env.clone();
-        for (path, optional) in &spec.environment_files {
+        for (path, optional) in &spec.extras.environment_files {
             match self.sys.read_file_limited(path, 1 << 20) {
                 Ok(text) => env
                     .extend_file(&text)
@@ -587,7 +587,7 @@ impl<S: Sys> Runtime<S> {
                 Err(e) => return Err(format!("environment file {}: {e}", path.display())),
             }
         }
-        for (k, v) in &spec.environment {
+        for (k, v) in &spec.extras.environment {
             env.set(k, v).map_err(|e| format!("environment {k}: {e}"))?;
         }
         if let Some(pid) = mainpid {
@@ -611,7 +611,7 @@ impl<S: Sys> Runtime<S> {
                 .stdout(out.stdio())
                 .stderr(err.stdio())
                 .credentials(&creds);
-            if let Some(dir) = &spec.working_directory {
+            if let Some(dir) = &spec.extras.working_directory {
                 req = req.cwd(dir);
             }
             self.sys.spawn(&req).map_err(|e| e.to_string())
@@ -650,7 +650,7 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
-        let group = match &spec.group {
+        let group = match &spec.extras.group {
             Some(g) => Some(
                 self.sys
                     .lookup_group(g)
@@ -658,7 +658,7 @@ impl<S: Sys> Runtime<S> {
             ),
             None => None,
         };
-        Ok(match &spec.user {
+        Ok(match &spec.extras.user {
             Some(u) => self
                 .sys
                 .lookup_user(u)
@@ -680,7 +680,7 @@ impl<S: Sys> Runtime<S> {
         self.notify_seq += 1;
         let path = self.notify_dir.join(format!("{}", self.notify_seq));
         let mut sock = NotifySocket::bind(&path).map_err(|e| e.to_string())?;
-        if let Some(user) = &spec.user {
+        if let Some(user) = &spec.extras.user {
             if let Ok(info) = self.sys.lookup_user(user) {
                 let _ = std::os::unix::fs::chown(&path, Some(info.uid), Some(info.gid));
             }
@@ -985,7 +985,7 @@ impl<S: Sys> Runtime<S> {
             blocked_by: v.blocked_by,
             status: v.status,
             since: self.wall_of(v.since),
-            description: node.spec.description.clone(),
+            description: node.spec.extras.description.clone(),
             required: v.required,
             source: node.origin.file.clone(),
             restart_in_ms: v.restart_at.map(|t| t.since(now).as_millis() as u64),
