@@ -24,7 +24,7 @@ use flotilla_units::planner::{
 };
 use flotilla_units::protocol::{
     AnalyzeData, Applied, Edge, Envelope, ErrorCode, LogLine as PLogLine, Progress, Reply, Request,
-    ShutdownKind, SystemStatus, UnitStatus, UnitTiming,
+    ShutdownKind, SystemStatus, UnitStatus, UnitTiming, PROGRESS_NAMES,
 };
 use flotilla_units::spec::{Origin, UnitSpec};
 use flotilla_units::state::UnitState;
@@ -1025,18 +1025,27 @@ impl<S: Sys> Runtime<S> {
             failed: 0,
             starting: Vec::new(),
             waiting: Vec::new(),
+            starting_more: 0,
+            waiting_more: 0,
         };
+        // The first names of each list, the others only counted: a reply
+        // of a few hundred bytes, not tens of KB, at every wake-up of a
+        // big launch.
         for i in g.ids().filter(|&i| self.planner.is_required(i)) {
             p.total += 1;
             let name = &g.node(i).spec.name;
             match self.planner.state(i) {
                 s if s.is_active() => p.active += 1,
                 UnitState::Failed => p.failed += 1,
-                UnitState::Starting => p.starting.push(name.clone()),
-                UnitState::Waiting => {
+                UnitState::Starting if p.starting.len() < PROGRESS_NAMES => {
+                    p.starting.push(name.clone())
+                }
+                UnitState::Starting => p.starting_more += 1,
+                UnitState::Waiting if p.waiting.len() < PROGRESS_NAMES => {
                     let why = self.planner.view(i).map(|v| v.status).unwrap_or_default();
                     p.waiting.push(format!("{name} ({why})"));
                 }
+                UnitState::Waiting => p.waiting_more += 1,
                 _ => {}
             }
         }
