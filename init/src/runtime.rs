@@ -172,10 +172,27 @@ pub struct Runtime<S: Sys> {
     /// SIGINT asks for. Reboot as the machine's PID 1 (Ctrl-Alt-Del),
     /// poweroff otherwise (a container's or a terminal's Ctrl-C).
     sigint: ShutdownKind,
+    /// Whether the target was settled (active or failed) at the end of the
+    /// last wake-up: the free memory is given back when it becomes so.
+    settled: bool,
     /// PID-1 hook (read by `pid1.rs` through [`Runtime::failed_at_shutdown`]
     /// for a container's exit status): whether the target or a required
     /// unit had failed when the shutdown began.
     failed_at_shutdown: bool,
+}
+
+/// Gives the allocator's free memory back to the system. glibc's `malloc`
+/// keeps the pages of what was freed inside its heap (only the top is given
+/// back on its own): after loading 1000 unit files that is 0.6 MiB.
+/// `malloc_trim(3)` walks the free chunks and gives back their whole pages.
+/// musl's allocator gives back free groups as it goes: nothing to do there.
+fn release_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim(3) takes no pointers and only gives back pages
+    // that the allocator holds free; the init has one thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// The signals the loop takes through its signalfd.
@@ -270,6 +287,8 @@ impl<S: Sys> Runtime<S> {
         };
         let planner = Planner::new(graph, &settings.target, mono0, opts);
         let dir_units = DirUnits::keep(dir_units, planner.graph());
+        // Loading the directory's files is the biggest peak there is.
+        release_free_memory();
         if planner.graph().provider(&settings.target).is_none() {
             console(&format!(
                 "init: no unit provides the target `{}`; nothing started",
@@ -309,6 +328,7 @@ impl<S: Sys> Runtime<S> {
                 ShutdownKind::Poweroff
             },
             failed_at_shutdown: false,
+            settled: false,
         };
         rt.drive();
         Ok(rt)
@@ -399,6 +419,12 @@ impl<S: Sys> Runtime<S> {
         }
         self.report_changes();
         self.flush_noted();
+        // A launch (or a switch) is over: what it freed goes back.
+        let settled = self.planner.target_settled().is_some();
+        if settled && !self.settled {
+            release_free_memory();
+        }
+        self.settled = settled;
     }
 
     fn now(&self) -> Instant {
@@ -1246,6 +1272,7 @@ impl<S: Sys> Runtime<S> {
                     ),
                     Ok(()) => {
                         console(&format!("init: target set to {target}"));
+                        self.settled = false;
                         if wait {
                             if let Some(conn) = self.control.conn_mut(c) {
                                 conn.watch = Watch::Target(target.clone());
@@ -1475,6 +1502,7 @@ impl<S: Sys> Runtime<S> {
                     }
                 }
                 self.printed = printed;
+                release_free_memory();
                 Ok(applied)
             }
             Err(diags) => Err(diags.iter().map(ToString::to_string).collect()),
