@@ -137,11 +137,12 @@ impl Graph {
         }
 
         // Duplicate provides: the first unit (in name order) keeps the target.
-        let mut providers: HashMap<String, usize> = HashMap::new();
+        // Keyed by the specs' own strings: no copy of each target.
+        let mut providers: HashMap<&str, usize> = HashMap::with_capacity(kept.len());
         let mut bad = vec![false; kept.len()];
         for (i, (spec, origin)) in kept.iter().enumerate() {
             for (j, t) in spec.provides.iter().enumerate() {
-                match providers.get(t) {
+                match providers.get(t.as_str()) {
                     Some(&k) if k != i => {
                         let (other, oorigin) = &kept[k];
                         let opos = other
@@ -165,7 +166,7 @@ impl Graph {
                     }
                     Some(_) => {}
                     None => {
-                        providers.insert(t.clone(), i);
+                        providers.insert(t.as_str(), i);
                     }
                 }
             }
