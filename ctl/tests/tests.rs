@@ -75,6 +75,8 @@ fn progress(active: usize, waiting: &[&str]) -> Reply {
         failed: 0,
         starting: vec![],
         waiting: waiting.iter().map(|s| s.to_string()).collect(),
+        starting_more: 0,
+        waiting_more: 0,
     })
 }
 

@@ -45,10 +45,11 @@ pub struct Node {
     pub spec: Arc<UnitSpec>,
     /// Where it came from.
     pub origin: Origin,
-    /// Its dependencies, in the order depends-on, depends-ms, waits-for.
-    pub deps: Vec<Dep>,
-    /// The units that depend on it, with the kind.
-    pub dependents: Vec<(DepKind, UnitId)>,
+    /// Its dependencies, in the order depends-on, depends-ms, waits-for
+    /// (a boxed slice: a graph's edges do not change, so no capacity).
+    pub deps: Box<[Dep]>,
+    /// The units that depend on it, with the kind (same).
+    pub dependents: Box<[(DepKind, UnitId)]>,
     /// A unit that was removed (reload, transient set) but still had to be
     /// stopped: it provides nothing and depends on nothing.
     pub ghost: bool,
@@ -137,11 +138,12 @@ impl Graph {
         }
 
         // Duplicate provides: the first unit (in name order) keeps the target.
-        let mut providers: HashMap<String, usize> = HashMap::new();
+        // Keyed by the specs' own strings: no copy of each target.
+        let mut providers: HashMap<&str, usize> = HashMap::with_capacity(kept.len());
         let mut bad = vec![false; kept.len()];
         for (i, (spec, origin)) in kept.iter().enumerate() {
             for (j, t) in spec.provides.iter().enumerate() {
-                match providers.get(t) {
+                match providers.get(t.as_str()) {
                     Some(&k) if k != i => {
                         let (other, oorigin) = &kept[k];
                         let opos = other
@@ -165,7 +167,7 @@ impl Graph {
                     }
                     Some(_) => {}
                     None => {
-                        providers.insert(t.clone(), i);
+                        providers.insert(t.as_str(), i);
                     }
                 }
             }
@@ -305,8 +307,8 @@ impl Graph {
         let mut nodes: Vec<Node> = units
             .into_iter()
             .map(|(spec, origin, ghost)| {
-                let deps = if ghost {
-                    Vec::new()
+                let deps: Box<[Dep]> = if ghost {
+                    Box::default()
                 } else {
                     let kinds = [
                         (DepKind::DependsOn, &spec.depends_on),
@@ -323,13 +325,13 @@ impl Graph {
                             provider: providers.get(t.as_str()).copied(),
                         })
                     }));
-                    deps
+                    deps.into_boxed_slice()
                 };
                 Node {
                     spec,
                     origin,
                     deps,
-                    dependents: Vec::new(),
+                    dependents: Box::default(),
                     ghost,
                 }
             })
@@ -343,16 +345,17 @@ impl Graph {
                 }
             }
         }
-        for (n, c) in nodes.iter_mut().zip(counts) {
-            n.dependents.reserve_exact(c);
-        }
-        for i in 0..nodes.len() {
-            for d in 0..nodes[i].deps.len() {
-                if let Some(p) = nodes[i].deps[d].provider {
-                    let kind = nodes[i].deps[d].kind;
-                    nodes[p.index()].dependents.push((kind, UnitId(i as u32)));
+        let mut dependents: Vec<Vec<(DepKind, UnitId)>> =
+            counts.into_iter().map(Vec::with_capacity).collect();
+        for (i, n) in nodes.iter().enumerate() {
+            for d in n.deps.iter() {
+                if let Some(p) = d.provider {
+                    dependents[p.index()].push((d.kind, UnitId(i as u32)));
                 }
             }
+        }
+        for (n, d) in nodes.iter_mut().zip(dependents) {
+            n.dependents = d.into_boxed_slice();
         }
         Graph {
             nodes,

@@ -201,6 +201,11 @@ pub struct SystemStatus {
     pub load_errors: Vec<String>,
 }
 
+/// At most this many names in each list of a [`Progress`] (the others are
+/// counted in `starting_more` and `waiting_more`): a reply stays small when
+/// a thousand units are waiting.
+pub const PROGRESS_NAMES: usize = 16;
+
 /// Progress of a target switch (`set-target --wait`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
@@ -212,10 +217,30 @@ pub struct Progress {
     pub active: usize,
     /// Of those, how many failed.
     pub failed: usize,
-    /// Units being started now.
+    /// Units being started now (the first [`PROGRESS_NAMES`] in name order).
     pub starting: Vec<String>,
-    /// Units still waiting, with what they wait on.
+    /// Units still waiting, with what they wait on (the first
+    /// [`PROGRESS_NAMES`] in name order).
     pub waiting: Vec<String>,
+    /// Units being started that `starting` leaves out (0 from an init that
+    /// listed them all).
+    #[serde(default)]
+    pub starting_more: usize,
+    /// Units waiting that `waiting` leaves out (same).
+    #[serde(default)]
+    pub waiting_more: usize,
+}
+
+impl Progress {
+    /// The number of units being started.
+    pub fn starting_count(&self) -> usize {
+        self.starting.len() + self.starting_more
+    }
+
+    /// The number of units waiting.
+    pub fn waiting_count(&self) -> usize {
+        self.waiting.len() + self.waiting_more
+    }
 }
 
 /// A line of a unit's captured output.

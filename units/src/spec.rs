@@ -182,50 +182,40 @@ impl Signal {
 }
 
 /// One validated unit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its JSON form (the control protocol's `transient-apply`) is the one of
+/// [`repr::UnitSpec`]: every field at the top level, in this order, the
+/// fields of [`Extras`] last.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "repr::UnitSpec")]
 pub struct UnitSpec {
     /// The unit's name, `[A-Za-z0-9:_.@-]+`.
     pub name: String,
-    /// Free text for people.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
     /// How the unit runs.
-    #[serde(rename = "type")]
     pub kind: UnitType,
     /// Targets this unit provides (at least one; the unit's name by default).
     pub provides: Vec<String>,
     /// Hard dependencies: must be active to start and to stay up.
-    #[serde(default)]
     pub depends_on: Vec<String>,
     /// Milestone dependencies: must be active to start.
-    #[serde(default)]
     pub depends_ms: Vec<String>,
     /// Ordering only: must be active or failed before this starts.
-    #[serde(default)]
     pub waits_for: Vec<String>,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
-    #[serde(default)]
     pub exec_start_pre: Vec<Command>,
     /// The main command (`None` only for `virtual`).
-    #[serde(default)]
     pub exec_start: Option<Command>,
     /// How to stop; `None` sends `kill_signal` to the process group.
-    #[serde(default)]
     pub exec_stop: Option<Command>,
     /// Commands run after the unit stopped, failures logged.
-    #[serde(default)]
     pub exec_stop_post: Vec<Command>,
     /// How to reload the configuration; `None` means reload restarts.
-    #[serde(default)]
     pub exec_reload: Option<Command>,
     /// `foreground-supervised`: ready this long after spawn.
-    #[serde(default)]
     pub ready_wait: Option<Duration>,
     /// `foreground-supervised`: ready when a stdout/stderr line matches.
-    #[serde(default)]
     pub ready_grep: Option<String>,
     /// `background-pidfile`: where the daemon writes its PID.
-    #[serde(default)]
     pub pidfile: Option<PathBuf>,
     /// How long `starting` may last.
     pub start_timeout: Duration,
@@ -239,21 +229,247 @@ pub struct UnitSpec {
     pub restart_max_delay: Duration,
     /// What a stop sends when there is no `exec_stop`.
     pub kill_signal: Signal,
+    /// What the planner never reads (description, user, group, working
+    /// directory, environment): out of line, and not allocated at all when
+    /// every one of them is unset, as for most units.
+    pub extras: Extras,
+}
+
+/// The fields of a [`UnitSpec`] that only the spawn and the protocol use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExtraFields {
+    /// Free text for people.
+    pub description: Option<String>,
     /// Run as this user (name or number).
-    #[serde(default)]
     pub user: Option<String>,
     /// Run as this group (name or number).
-    #[serde(default)]
     pub group: Option<String>,
     /// Working directory of the unit's processes.
-    #[serde(default)]
     pub working_directory: Option<PathBuf>,
     /// Extra environment variables.
-    #[serde(default)]
     pub environment: BTreeMap<String, String>,
     /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).
-    #[serde(default)]
     pub environment_files: Vec<(PathBuf, bool)>,
+}
+
+/// Every extra field unset.
+static NO_EXTRAS: ExtraFields = ExtraFields {
+    description: None,
+    user: None,
+    group: None,
+    working_directory: None,
+    environment: BTreeMap::new(),
+    environment_files: Vec::new(),
+};
+
+/// The [`ExtraFields`] of a spec, boxed only when one of them is set.
+///
+/// It dereferences to the fields (all unset when there is no box), so
+/// `spec.extras.user` reads and `spec.extras.user = …` writes (a write
+/// allocates the box). Two of them compare by their fields: no box equals a
+/// box of unset fields.
+#[derive(Clone, Default)]
+pub struct Extras(Option<Box<ExtraFields>>);
+
+impl Extras {
+    /// The fields, boxed unless all are unset.
+    pub fn new(fields: ExtraFields) -> Extras {
+        if fields == NO_EXTRAS {
+            Extras(None)
+        } else {
+            Extras(Some(Box::new(fields)))
+        }
+    }
+}
+
+impl std::ops::Deref for Extras {
+    type Target = ExtraFields;
+    fn deref(&self) -> &ExtraFields {
+        self.0.as_deref().unwrap_or(&NO_EXTRAS)
+    }
+}
+
+impl std::ops::DerefMut for Extras {
+    fn deref_mut(&mut self) -> &mut ExtraFields {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl PartialEq for Extras {
+    fn eq(&self, other: &Extras) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Extras {}
+
+impl std::fmt::Debug for Extras {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+/// The JSON form of a [`UnitSpec`]: its fields and those of its
+/// [`ExtraFields`] side by side, in the order they have always had.
+mod repr {
+    use super::{Command, ExtraFields, Extras, RestartPolicy, Signal, UnitType};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    impl Serialize for super::UnitSpec {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let x = &*self.extras;
+            Ref {
+                name: &self.name,
+                description: x.description.as_ref(),
+                kind: self.kind,
+                provides: &self.provides,
+                depends_on: &self.depends_on,
+                depends_ms: &self.depends_ms,
+                waits_for: &self.waits_for,
+                exec_start_pre: &self.exec_start_pre,
+                exec_start: &self.exec_start,
+                exec_stop: &self.exec_stop,
+                exec_stop_post: &self.exec_stop_post,
+                exec_reload: &self.exec_reload,
+                ready_wait: &self.ready_wait,
+                ready_grep: &self.ready_grep,
+                pidfile: &self.pidfile,
+                start_timeout: self.start_timeout,
+                stop_timeout: self.stop_timeout,
+                restart: self.restart,
+                restart_delay: self.restart_delay,
+                restart_max_delay: self.restart_max_delay,
+                kill_signal: self.kill_signal,
+                user: &x.user,
+                group: &x.group,
+                working_directory: &x.working_directory,
+                environment: &x.environment,
+                environment_files: &x.environment_files,
+            }
+            .serialize(s)
+        }
+    }
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    /// What is deserialized (and named as in errors: `struct UnitSpec`).
+    #[derive(Deserialize)]
+    pub struct UnitSpec {
+        name: String,
+        #[serde(default)]
+        description: Option<String>,
+        #[serde(rename = "type")]
+        kind: UnitType,
+        provides: Vec<String>,
+        #[serde(default)]
+        depends_on: Vec<String>,
+        #[serde(default)]
+        depends_ms: Vec<String>,
+        #[serde(default)]
+        waits_for: Vec<String>,
+        #[serde(default)]
+        exec_start_pre: Vec<Command>,
+        #[serde(default)]
+        exec_start: Option<Command>,
+        #[serde(default)]
+        exec_stop: Option<Command>,
+        #[serde(default)]
+        exec_stop_post: Vec<Command>,
+        #[serde(default)]
+        exec_reload: Option<Command>,
+        #[serde(default)]
+        ready_wait: Option<Duration>,
+        #[serde(default)]
+        ready_grep: Option<String>,
+        #[serde(default)]
+        pidfile: Option<PathBuf>,
+        start_timeout: Duration,
+        stop_timeout: Duration,
+        restart: RestartPolicy,
+        restart_delay: Duration,
+        restart_max_delay: Duration,
+        kill_signal: Signal,
+        #[serde(default)]
+        user: Option<String>,
+        #[serde(default)]
+        group: Option<String>,
+        #[serde(default)]
+        working_directory: Option<PathBuf>,
+        #[serde(default)]
+        environment: BTreeMap<String, String>,
+        #[serde(default)]
+        environment_files: Vec<(PathBuf, bool)>,
+    }
+
+    impl From<UnitSpec> for super::UnitSpec {
+        fn from(r: UnitSpec) -> super::UnitSpec {
+            super::UnitSpec {
+                name: r.name,
+                kind: r.kind,
+                provides: r.provides,
+                depends_on: r.depends_on,
+                depends_ms: r.depends_ms,
+                waits_for: r.waits_for,
+                exec_start_pre: r.exec_start_pre,
+                exec_start: r.exec_start,
+                exec_stop: r.exec_stop,
+                exec_stop_post: r.exec_stop_post,
+                exec_reload: r.exec_reload,
+                ready_wait: r.ready_wait,
+                ready_grep: r.ready_grep,
+                pidfile: r.pidfile,
+                start_timeout: r.start_timeout,
+                stop_timeout: r.stop_timeout,
+                restart: r.restart,
+                restart_delay: r.restart_delay,
+                restart_max_delay: r.restart_max_delay,
+                kill_signal: r.kill_signal,
+                extras: Extras::new(ExtraFields {
+                    description: r.description,
+                    user: r.user,
+                    group: r.group,
+                    working_directory: r.working_directory,
+                    environment: r.environment,
+                    environment_files: r.environment_files,
+                }),
+            }
+        }
+    }
+
+    /// What is serialized: the same fields, borrowed.
+    #[derive(Serialize)]
+    #[serde(rename = "UnitSpec")]
+    struct Ref<'a> {
+        name: &'a String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<&'a String>,
+        #[serde(rename = "type")]
+        kind: UnitType,
+        provides: &'a Vec<String>,
+        depends_on: &'a Vec<String>,
+        depends_ms: &'a Vec<String>,
+        waits_for: &'a Vec<String>,
+        exec_start_pre: &'a Vec<Command>,
+        exec_start: &'a Option<Command>,
+        exec_stop: &'a Option<Command>,
+        exec_stop_post: &'a Vec<Command>,
+        exec_reload: &'a Option<Command>,
+        ready_wait: &'a Option<Duration>,
+        ready_grep: &'a Option<String>,
+        pidfile: &'a Option<PathBuf>,
+        start_timeout: Duration,
+        stop_timeout: Duration,
+        restart: RestartPolicy,
+        restart_delay: Duration,
+        restart_max_delay: Duration,
+        kill_signal: Signal,
+        user: &'a Option<String>,
+        group: &'a Option<String>,
+        working_directory: &'a Option<PathBuf>,
+        environment: &'a BTreeMap<String, String>,
+        environment_files: &'a Vec<(PathBuf, bool)>,
+    }
 }
 
 /// Defaults of SPEC §3.
@@ -279,7 +495,6 @@ impl UnitSpec {
         UnitSpec {
             provides: vec![name.clone()],
             name,
-            description: None,
             kind,
             depends_on: Vec::new(),
             depends_ms: Vec::new(),
@@ -302,11 +517,7 @@ impl UnitSpec {
             restart_delay: defaults::RESTART_DELAY,
             restart_max_delay: defaults::RESTART_MAX_DELAY,
             kill_signal: Signal::TERM,
-            user: None,
-            group: None,
-            working_directory: None,
-            environment: BTreeMap::new(),
-            environment_files: Vec::new(),
+            extras: Extras::default(),
         }
     }
 }
@@ -448,4 +659,86 @@ pub fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b":_.@-".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spec with every field set, and one with none of the extras.
+    fn specs() -> (UnitSpec, UnitSpec) {
+        let mut full = UnitSpec::new("web", UnitType::ForegroundSupervised);
+        full.provides.push("http".into());
+        full.depends_on = vec!["db".into()];
+        full.depends_ms = vec!["net".into()];
+        full.waits_for = vec!["log".into()];
+        full.exec_start_pre = vec![Command::new(["/bin/true"])];
+        full.exec_start = Some(Command::new(["/bin/web", "--port", "80"]));
+        full.exec_stop = Some(Command {
+            argv: vec!["/bin/stop".into()],
+            ignore_failure: true,
+        });
+        full.exec_stop_post = vec![Command::new(["/bin/post"])];
+        full.exec_reload = Some(Command::new(["/bin/kill", "-HUP", "$MAINPID"]));
+        full.ready_wait = Some(Duration::from_millis(1500));
+        full.ready_grep = Some("ready".into());
+        full.pidfile = Some("/run/web.pid".into());
+        full.kill_signal = Signal(2);
+        full.extras.description = Some("Web".into());
+        full.extras.user = Some("www".into());
+        full.extras.group = Some("33".into());
+        full.extras.working_directory = Some("/srv".into());
+        full.extras.environment.insert("A".into(), "1".into());
+        full.extras.environment_files = vec![("/etc/web.env".into(), true)];
+        (full, UnitSpec::new("bare", UnitType::Oneshot))
+    }
+
+    #[test]
+    fn json_form_is_unchanged() {
+        let (full, bare) = specs();
+        assert_eq!(
+            serde_json::to_string(&full).unwrap(),
+            concat!(
+                r#"{"name":"web","description":"Web","type":"foreground-supervised","provides":["web","http"],"#,
+                r#""depends_on":["db"],"depends_ms":["net"],"waits_for":["log"],"exec_start_pre":[{"argv":["/bin/true"]}],"#,
+                r#""exec_start":{"argv":["/bin/web","--port","80"]},"exec_stop":{"argv":["/bin/stop"],"ignore_failure":true},"#,
+                r#""exec_stop_post":[{"argv":["/bin/post"]}],"exec_reload":{"argv":["/bin/kill","-HUP","$MAINPID"]},"#,
+                r#""ready_wait":{"secs":1,"nanos":500000000},"ready_grep":"ready","pidfile":"/run/web.pid","#,
+                r#""start_timeout":{"secs":90,"nanos":0},"stop_timeout":{"secs":10,"nanos":0},"restart":"on-failure","#,
+                r#""restart_delay":{"secs":1,"nanos":0},"restart_max_delay":{"secs":60,"nanos":0},"kill_signal":2,"#,
+                r#""user":"www","group":"33","working_directory":"/srv","environment":{"A":"1"},"#,
+                r#""environment_files":[["/etc/web.env",true]]}"#
+            )
+        );
+        assert_eq!(
+            serde_json::to_string(&bare).unwrap(),
+            concat!(
+                r#"{"name":"bare","type":"oneshot","provides":["bare"],"depends_on":[],"depends_ms":[],"#,
+                r#""waits_for":[],"exec_start_pre":[],"exec_start":null,"exec_stop":null,"exec_stop_post":[],"#,
+                r#""exec_reload":null,"ready_wait":null,"ready_grep":null,"pidfile":null,"#,
+                r#""start_timeout":{"secs":90,"nanos":0},"stop_timeout":{"secs":10,"nanos":0},"restart":"no","#,
+                r#""restart_delay":{"secs":1,"nanos":0},"restart_max_delay":{"secs":60,"nanos":0},"kill_signal":15,"#,
+                r#""user":null,"group":null,"working_directory":null,"environment":{},"environment_files":[]}"#
+            )
+        );
+        for s in [full, bare] {
+            let back: UnitSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+            assert_eq!(back, s);
+        }
+    }
+
+    #[test]
+    fn extras_are_boxed_only_when_set() {
+        let (full, bare) = specs();
+        assert!(full.extras.0.is_some() && bare.extras.0.is_none());
+        let back: UnitSpec = serde_json::from_str(&serde_json::to_string(&bare).unwrap()).unwrap();
+        assert!(back.extras.0.is_none());
+        // A box of unset fields equals no box.
+        let mut touched = bare.clone();
+        touched.extras.user = None;
+        assert!(touched.extras.0.is_some());
+        assert_eq!(touched, bare);
+        let err = serde_json::from_str::<UnitSpec>(r#"{"name":1}"#).unwrap_err();
+        assert!(err.to_string().contains("invalid type"), "{err}");
+    }
 }

@@ -65,7 +65,7 @@ environment-file: [/etc/default/web, -/etc/web.env]
 "#,
     );
     let mut expected = UnitSpec::new("web", UnitType::ForegroundSupervised);
-    expected.description = Some("The web server".into());
+    expected.extras.description = Some("The web server".into());
     expected.provides = vec!["http".into(), "https".into()];
     expected.depends_on = vec!["db".into()];
     expected.depends_ms = vec!["network-online".into()];
@@ -91,12 +91,12 @@ environment-file: [/etc/default/web, -/etc/web.env]
     expected.restart_delay = Duration::from_millis(500);
     expected.restart_max_delay = Duration::from_secs(120);
     expected.kill_signal = Signal(2);
-    expected.user = Some("www-data".into());
-    expected.group = Some("33".into());
-    expected.working_directory = Some(PathBuf::from("/srv/web"));
+    expected.extras.user = Some("www-data".into());
+    expected.extras.group = Some("33".into());
+    expected.extras.working_directory = Some(PathBuf::from("/srv/web"));
     // Numbers and booleans become text as written (`1.50`, `0022`), and
     // `yes` is not a boolean (YAML 1.2).
-    expected.environment = BTreeMap::from(
+    expected.extras.environment = BTreeMap::from(
         [
             ("PORT", "80"),
             ("DEBUG", "false"),
@@ -107,7 +107,7 @@ environment-file: [/etc/default/web, -/etc/web.env]
         ]
         .map(|(k, v)| (k.to_string(), v.to_string())),
     );
-    expected.environment_files = vec![
+    expected.extras.environment_files = vec![
         (PathBuf::from("/etc/default/web"), false),
         (PathBuf::from("/etc/web.env"), true),
     ];
@@ -171,7 +171,7 @@ fn defaults_of_spec_section_3() {
     assert_eq!(s.kind, UnitType::ForegroundSupervised);
     assert_eq!(s.provides, ["x"]);
     assert!(s.depends_on.is_empty() && s.depends_ms.is_empty() && s.waits_for.is_empty());
-    assert_eq!(s.description, None);
+    assert_eq!(s.extras.description, None);
     assert_eq!(s.exec_stop, None);
     assert_eq!(s.exec_reload, None);
     assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());
@@ -184,11 +184,11 @@ fn defaults_of_spec_section_3() {
     assert_eq!(s.restart_delay, Duration::from_secs(1));
     assert_eq!(s.restart_max_delay, Duration::from_secs(60));
     assert_eq!(s.kill_signal, Signal::TERM);
-    assert_eq!(s.user, None);
-    assert_eq!(s.group, None);
-    assert_eq!(s.working_directory, None);
-    assert!(s.environment.is_empty());
-    assert!(s.environment_files.is_empty());
+    assert_eq!(s.extras.user, None);
+    assert_eq!(s.extras.group, None);
+    assert_eq!(s.extras.working_directory, None);
+    assert!(s.extras.environment.is_empty());
+    assert!(s.extras.environment_files.is_empty());
 }
 
 #[test]
@@ -361,7 +361,10 @@ fn environment_file_as_one_string() {
         "e.yaml",
         "unit: e\nexec-start: /bin/e\nenvironment-file: -/etc/e.env\n",
     );
-    assert_eq!(s.environment_files, [(PathBuf::from("/etc/e.env"), true)]);
+    assert_eq!(
+        s.extras.environment_files,
+        [(PathBuf::from("/etc/e.env"), true)]
+    );
 }
 
 #[test]
@@ -409,8 +412,8 @@ fn yaml_features_that_work() {
          exec-reload: *cmd\nenvironment: {<<: {A: 1}, B: 2}\n...\n",
     );
     assert_eq!(s.exec_reload, s.exec_start);
-    assert_eq!(s.environment.get("A").map(String::as_str), Some("1"));
-    assert_eq!(s.environment.get("B").map(String::as_str), Some("2"));
+    assert_eq!(s.extras.environment.get("A").map(String::as_str), Some("1"));
+    assert_eq!(s.extras.environment.get("B").map(String::as_str), Some("2"));
     let crlf = spec("y.yaml", "unit: y\r\nexec-start: /bin/y\r\n");
     assert_eq!(crlf.exec_start, Some(cmd(&["/bin/y"])));
 }

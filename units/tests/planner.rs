@@ -782,7 +782,7 @@ fn reload_keeps_unchanged_restarts_changed_stops_removed() {
     let new_units: Vec<(UnitSpec, Origin)> = vec![
         spec("keep", UnitType::ForegroundSupervised),
         with(spec("change", UnitType::ForegroundSupervised), |s| {
-            s.environment.insert("X".into(), "1".into());
+            s.extras.environment.insert("X".into(), "1".into());
         }),
         spec("new", UnitType::ForegroundSupervised),
         with(spec("top", UnitType::Virtual), |s| {

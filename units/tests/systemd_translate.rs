@@ -67,12 +67,19 @@ fn minimal_unit_gets_systemds_defaults() {
     assert_eq!(s.restart_delay, Duration::from_secs(1));
     assert_eq!(s.restart_max_delay, Duration::from_secs(60));
     assert_eq!(s.kill_signal, Signal::TERM);
-    assert_eq!(s.description, None);
+    assert_eq!(s.extras.description, None);
     assert!(s.depends_on.is_empty() && s.waits_for.is_empty() && s.depends_ms.is_empty());
     assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());
     assert_eq!((s.exec_stop, s.exec_reload, s.pidfile), (None, None, None));
-    assert_eq!((s.user, s.group, s.working_directory), (None, None, None));
-    assert!(s.environment.is_empty() && s.environment_files.is_empty());
+    assert_eq!(
+        (
+            s.extras.user.as_deref(),
+            s.extras.group.as_deref(),
+            s.extras.working_directory.as_deref()
+        ),
+        (None, None, None)
+    );
+    assert!(s.extras.environment.is_empty() && s.extras.environment_files.is_empty());
     let p = svc("ExecStart=/bin/true");
     assert_eq!(p.origin.file, F);
     assert_eq!(p.origin.pos, Pos::new(1, 1));
@@ -526,6 +533,7 @@ Environment=A=1 "B=two words" C='x y'
 Environment=A=override D=
 Environment="E=quote\"inside" F=%n"#));
     let env: Vec<(&str, &str)> = s
+        .extras
         .environment
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -545,7 +553,7 @@ Environment="E=quote\"inside" F=%n"#));
     let s = clean(svc(
         "ExecStart=/bin/x\nEnvironment=A=1\nEnvironment=\nEnvironment=B=2",
     ));
-    assert_eq!(s.environment.keys().collect::<Vec<_>>(), ["B"]);
+    assert_eq!(s.extras.environment.keys().collect::<Vec<_>>(), ["B"]);
     // Words that are not assignments are ignored, as systemd ignores them.
     let s = warned(
         svc("ExecStart=/bin/x\nEnvironment=A=1 1BAD=x novalue"),
@@ -554,7 +562,7 @@ Environment="E=quote\"inside" F=%n"#));
             r#"u/web.service:3:1: warning: Environment=: "novalue" is not a NAME=value assignment, ignored"#,
         ],
     );
-    assert_eq!(s.environment.len(), 1);
+    assert_eq!(s.extras.environment.len(), 1);
     refused(
         svc("ExecStart=/bin/x\nEnvironment=\"A=1"),
         &["u/web.service:3:1: invalid Environment=: unterminated quote"],
@@ -567,7 +575,7 @@ fn environment_files() {
         "ExecStart=/bin/x\nEnvironmentFile=/etc/environment\nEnvironmentFile=-/etc/default/web",
     ));
     assert_eq!(
-        s.environment_files,
+        s.extras.environment_files,
         [
             (PathBuf::from("/etc/environment"), false),
             (PathBuf::from("/etc/default/web"), true)
@@ -576,7 +584,7 @@ fn environment_files() {
     let s = clean(svc(
         "ExecStart=/bin/x\nEnvironmentFile=/a\nEnvironmentFile=\nEnvironmentFile=/b",
     ));
-    assert_eq!(s.environment_files, [(PathBuf::from("/b"), false)]);
+    assert_eq!(s.extras.environment_files, [(PathBuf::from("/b"), false)]);
     refused(
         svc("ExecStart=/bin/x\nEnvironmentFile=web.env"),
         &[r#"u/web.service:3:1: EnvironmentFile= needs an absolute path, not "web.env""#],
@@ -588,25 +596,25 @@ fn process_context() {
     let s = clean(svc(
         "ExecStart=/bin/x\nUser=www-data\nGroup=%p\nWorkingDirectory=/srv/web\nKillSignal=SIGINT",
     ));
-    assert_eq!(s.user.as_deref(), Some("www-data"));
-    assert_eq!(s.group.as_deref(), Some("web"));
-    assert_eq!(s.working_directory, Some(PathBuf::from("/srv/web")));
+    assert_eq!(s.extras.user.as_deref(), Some("www-data"));
+    assert_eq!(s.extras.group.as_deref(), Some("web"));
+    assert_eq!(s.extras.working_directory, Some(PathBuf::from("/srv/web")));
     assert_eq!(s.kill_signal, Signal(2));
     let s = clean(svc(
         "ExecStart=/bin/x\nUser=1000\nUser=\nKillSignal=9\nKillSignal=HUP",
     ));
-    assert_eq!(s.user, None);
+    assert_eq!(s.extras.user, None);
     assert_eq!(s.kill_signal, Signal(1));
     let s = warned(
         svc("ExecStart=/bin/x\nWorkingDirectory=-/srv/web"),
         &["u/web.service:3:1: warning: WorkingDirectory=-: a missing directory is not ignored, it fails the start"],
     );
-    assert_eq!(s.working_directory, Some(PathBuf::from("/srv/web")));
+    assert_eq!(s.extras.working_directory, Some(PathBuf::from("/srv/web")));
     let s = warned(
         svc("ExecStart=/bin/x\nWorkingDirectory=~"),
         &["u/web.service:3:1: warning: WorkingDirectory=~ (the user's home directory) is not supported, ignored"],
     );
-    assert_eq!(s.working_directory, None);
+    assert_eq!(s.extras.working_directory, None);
     refused(
         svc("ExecStart=/bin/x\nWorkingDirectory=srv"),
         &[r#"u/web.service:3:1: WorkingDirectory= needs an absolute path, not "srv""#],
@@ -668,7 +676,10 @@ ExecStart=/bin/web
     assert_eq!(p.origin.depends_on_pos(), [Pos::new(4, 1), Pos::new(7, 1)]);
     assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1), Pos::new(6, 1)]);
     let s = p.spec.unwrap();
-    assert_eq!(s.description.as_deref(), Some("The web.service web server"));
+    assert_eq!(
+        s.extras.description.as_deref(),
+        Some("The web.service web server")
+    );
     assert_eq!(
         s.depends_on,
         ["db.service", "storage.mount"],
@@ -736,7 +747,7 @@ ExecStart=/bin/web
     let s = clean(tr(
         "[Unit]\nDescription=x\nDescription=\n[Service]\nExecStart=/bin/web\n",
     ));
-    assert_eq!(s.description, None);
+    assert_eq!(s.extras.description, None);
 }
 
 #[test]
@@ -854,7 +865,7 @@ fn translate_takes_option_lists_without_positions() {
     assert_eq!(p.origin.file, "etcd:web@2.service");
     assert_eq!(p.origin.pos, Pos::default());
     let s = p.spec.unwrap();
-    assert_eq!(s.description.as_deref(), Some("web 2"));
+    assert_eq!(s.extras.description.as_deref(), Some("web 2"));
     assert_eq!(s.exec_start, Some(cmd(&["/bin/web", "--port", "802"])));
     assert_eq!(s.restart, RestartPolicy::OnFailure);
 }
@@ -879,10 +890,13 @@ fn fixture_fleet_docker_template_instance() {
         ],
     );
     assert_eq!(s.name, "web@8080.service");
-    assert_eq!(s.description.as_deref(), Some("Web server on port 8080"));
+    assert_eq!(
+        s.extras.description.as_deref(),
+        Some("Web server on port 8080")
+    );
     assert_eq!(s.depends_on, ["docker.service"]);
     assert_eq!(
-        s.environment_files,
+        s.extras.environment_files,
         [(PathBuf::from("/etc/environment"), false)]
     );
     assert_eq!(
@@ -966,10 +980,10 @@ fn fixture_oneshot() {
             "mkdir -p /var/lib/app && chown app /var/lib/app"
         ]))
     );
-    assert_eq!(s.user, None);
+    assert_eq!(s.extras.user, None);
     assert_eq!(s.start_timeout, TIMESPAN_INFINITY);
     assert_eq!(
-        s.environment.get("LANG").map(String::as_str),
+        s.extras.environment.get("LANG").map(String::as_str),
         Some("C.UTF-8")
     );
 }

@@ -116,11 +116,17 @@ pub fn progress_line(p: &Progress) -> String {
     if p.failed > 0 {
         line.push_str(&format!(", {} failed", p.failed));
     }
-    if !p.starting.is_empty() {
-        line.push_str(&format!("; starting: {}", names(&p.starting)));
+    if p.starting_count() > 0 {
+        line.push_str(&format!(
+            "; starting: {}",
+            names(&p.starting, p.starting_count())
+        ));
     }
-    if !p.waiting.is_empty() {
-        line.push_str(&format!("; waiting: {}", names(&p.waiting)));
+    if p.waiting_count() > 0 {
+        line.push_str(&format!(
+            "; waiting: {}",
+            names(&p.waiting, p.waiting_count())
+        ));
     }
     line
 }
@@ -148,16 +154,17 @@ pub fn timed_out_line(target: &str, after: &str, last: Option<&Progress>) -> Str
     line
 }
 
-/// `a, b, c, d, e +2 more`.
-fn names(list: &[String]) -> String {
-    let mut s = list
-        .iter()
-        .take(MAX_NAMES)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if list.len() > MAX_NAMES {
-        s.push_str(&format!(" +{} more", list.len() - MAX_NAMES));
+/// `a, b, c, d, e +2 more`: the first names of `list`, of `count` in all
+/// (the init lists only the first few of a long list).
+fn names(list: &[String], count: usize) -> String {
+    let shown = list.iter().take(MAX_NAMES).cloned().collect::<Vec<_>>();
+    let more = count.saturating_sub(shown.len());
+    let mut s = shown.join(", ");
+    if more > 0 {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(&format!("+{more} more"));
     }
     s
 }
@@ -174,6 +181,8 @@ mod tests {
             failed,
             starting: starting.iter().map(|s| s.to_string()).collect(),
             waiting: waiting.iter().map(|s| s.to_string()).collect(),
+            starting_more: 0,
+            waiting_more: 0,
         }
     }
 
@@ -190,6 +199,18 @@ mod tests {
         assert_eq!(
             progress_line(&progress(1, 0, &["a", "b", "c", "d", "e", "f", "g"], &[])),
             "default: 1/7 active; starting: a, b, c, d, e +2 more"
+        );
+        // The init listed 16 of 300 waiting units.
+        let mut p = progress(
+            0,
+            0,
+            &[],
+            &["a (x)", "b (x)", "c (x)", "d (x)", "e (x)", "f (x)"],
+        );
+        p.waiting_more = 294;
+        assert_eq!(
+            progress_line(&p),
+            "default: 0/7 active; waiting: a (x), b (x), c (x), d (x), e (x) +295 more"
         );
     }
 

@@ -162,7 +162,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         let mut spec = UnitSpec::new(name.clone().unwrap_or_default(), kind.unwrap_or_default());
 
         if let Some(e) = self.get("description") {
-            spec.description = self.text(e, "text");
+            spec.extras.description = self.text(e, "text");
         }
 
         // Targets.
@@ -248,19 +248,19 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
 
         // Process context.
         if let Some(e) = self.get("user") {
-            spec.user = self.account(e, "a user name or number");
+            spec.extras.user = self.account(e, "a user name or number");
         }
         if let Some(e) = self.get("group") {
-            spec.group = self.account(e, "a group name or number");
+            spec.extras.group = self.account(e, "a group name or number");
         }
         if let Some(e) = self.get("working-directory") {
-            spec.working_directory = self.path(e);
+            spec.extras.working_directory = self.path(e);
         }
         if let Some(e) = self.get("environment") {
-            spec.environment = self.environment(e);
+            spec.extras.environment = self.environment(e);
         }
         if let Some(e) = self.get("environment-file") {
-            spec.environment_files = self.environment_files(e);
+            spec.extras.environment_files = self.environment_files(e);
         }
 
         if let Some(kind) = kind {

@@ -295,7 +295,7 @@ fn translate_at(
         let v = t.value(p, key, &o.value);
         let v = v.as_str();
         match (sec, key) {
-            ("Unit", "Description") => spec.description = (!v.is_empty()).then(|| v.to_string()),
+            ("Unit", "Description") => spec.extras.description = (!v.is_empty()).then(|| v.to_string()),
             ("Unit", "Documentation") => {}
             ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
             ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
@@ -423,14 +423,14 @@ fn translate_at(
             }
             ("Service", "Environment") => {
                 if v.is_empty() {
-                    spec.environment.clear();
+                    spec.extras.environment.clear();
                 }
                 match parse_environment(v) {
                     Ok(entries) => {
                         for e in entries {
                             match e {
                                 Ok((k, val)) => {
-                                    spec.environment.insert(k, val);
+                                    spec.extras.environment.insert(k, val);
                                 }
                                 Err(w) => t.warn(p, format!("Environment=: {w:?} is not a NAME=value assignment, ignored")),
                             }
@@ -441,21 +441,21 @@ fn translate_at(
             }
             ("Service", "EnvironmentFile") => {
                 if v.is_empty() {
-                    spec.environment_files.clear();
+                    spec.extras.environment_files.clear();
                 } else {
                     let (path, optional) = match v.strip_prefix('-') {
                         Some(rest) => (rest.trim_start(), true),
                         None => (v, false),
                     };
                     if let Some(path) = t.absolute(p, key, path) {
-                        spec.environment_files.push((path, optional));
+                        spec.extras.environment_files.push((path, optional));
                     }
                 }
             }
-            ("Service", "User") => spec.user = (!v.is_empty()).then(|| v.to_string()),
-            ("Service", "Group") => spec.group = (!v.is_empty()).then(|| v.to_string()),
+            ("Service", "User") => spec.extras.user = (!v.is_empty()).then(|| v.to_string()),
+            ("Service", "Group") => spec.extras.group = (!v.is_empty()).then(|| v.to_string()),
             ("Service", "WorkingDirectory") => {
-                spec.working_directory = None;
+                spec.extras.working_directory = None;
                 let path = match v.strip_prefix('-') {
                     Some(rest) => {
                         t.warn(p, "WorkingDirectory=-: a missing directory is not ignored, it fails the start");
@@ -466,7 +466,7 @@ fn translate_at(
                 if path == "~" {
                     t.warn(p, "WorkingDirectory=~ (the user's home directory) is not supported, ignored");
                 } else if !path.is_empty() {
-                    spec.working_directory = t.absolute(p, key, path);
+                    spec.extras.working_directory = t.absolute(p, key, path);
                 }
             }
             ("Service", "KillSignal") => {
