@@ -189,7 +189,12 @@ impl Pair {
         let (a, b) = (self.a.take_actions(), self.b.take_actions());
         assert_eq!(a, b, "actions {}", ctx());
         self.pending.extend(a);
-        assert_eq!(self.a.take_changed(), self.b.take_changed(), "changed {}", ctx());
+        assert_eq!(
+            self.a.take_changed(),
+            self.b.take_changed(),
+            "changed {}",
+            ctx()
+        );
         let g = self.a.graph();
         assert_eq!(g.len(), self.b.graph().len());
         for u in g.ids() {
@@ -355,13 +360,19 @@ impl Pair {
                     2 => "nothing".to_string(),
                     _ => self.random_name(rng),
                 };
-                let (x, y) = (self.a.set_target(&t, self.now), self.b.set_target(&t, self.now));
+                let (x, y) = (
+                    self.a.set_target(&t, self.now),
+                    self.b.set_target(&t, self.now),
+                );
                 assert_eq!(x, y);
                 self.check(&format!("set_target {t}"));
             }
             85..=88 => {
                 let name = self.random_name(rng);
-                let (x, y) = (self.a.restart(&name, self.now), self.b.restart(&name, self.now));
+                let (x, y) = (
+                    self.a.restart(&name, self.now),
+                    self.b.restart(&name, self.now),
+                );
                 assert_eq!(x, y);
                 self.check(&format!("restart {name}"));
             }

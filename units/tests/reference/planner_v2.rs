@@ -2333,4 +2333,3 @@ fn short(d: Duration) -> String {
         format!("{}m{}s", ms / 60_000, (ms % 60_000) / 1000)
     }
 }
-
