@@ -166,9 +166,9 @@ fn mutate(rng: &mut Rng, units: &[(UnitSpec, Origin)], n: usize) -> Vec<(UnitSpe
     out
 }
 
+/// A live process of the simulated world (its unit follows replacements).
 struct Proc {
     unit: UnitId,
-    role: Role,
 }
 
 struct Pair {
@@ -245,7 +245,7 @@ impl Pair {
                 }
                 let pid = self.next_pid;
                 self.next_pid += 1;
-                self.procs.insert(pid, Proc { unit, role });
+                self.procs.insert(pid, Proc { unit });
                 self.fact(Fact::Spawned { unit, role, pid });
             }
             Action::Kill { pid, signal, .. } => {
@@ -257,13 +257,7 @@ impl Pair {
                 let result = if rng.chance(60) {
                     let pid = self.next_pid;
                     self.next_pid += 1;
-                    self.procs.insert(
-                        pid,
-                        Proc {
-                            unit,
-                            role: Role::Main,
-                        },
-                    );
+                    self.procs.insert(pid, Proc { unit });
                     Ok(pid)
                 } else {
                     Err("no such file".to_string())
@@ -288,28 +282,24 @@ impl Pair {
         let len = self.a.graph().len();
         match rng.below(100) {
             // Mostly: carry out what the planner asked, in any order.
-            0..=44 => {
-                if !self.pending.is_empty() {
-                    let k = if rng.chance(70) {
-                        0
-                    } else {
-                        rng.below(self.pending.len())
-                    };
-                    self.act(rng, k);
-                }
+            0..=44 if !self.pending.is_empty() => {
+                let k = if rng.chance(70) {
+                    0
+                } else {
+                    rng.below(self.pending.len())
+                };
+                self.act(rng, k);
             }
-            45..=54 => {
+            45..=54 if !self.procs.is_empty() => {
                 // A process ends by itself.
-                if !self.procs.is_empty() {
-                    let pids: Vec<i32> = self.procs.keys().copied().collect();
-                    let pid = pids[rng.below(pids.len())];
-                    let status = match rng.below(4) {
-                        0 | 1 => ExitStatus::Code(0),
-                        2 => ExitStatus::Code(1),
-                        _ => ExitStatus::Signal(9),
-                    };
-                    self.exit(pid, status);
-                }
+                let pids: Vec<i32> = self.procs.keys().copied().collect();
+                let pid = pids[rng.below(pids.len())];
+                let status = match rng.below(4) {
+                    0 | 1 => ExitStatus::Code(0),
+                    2 => ExitStatus::Code(1),
+                    _ => ExitStatus::Signal(9),
+                };
+                self.exit(pid, status);
             }
             55..=66 if len > 0 => {
                 let unit = self.random_unit(rng);
@@ -325,13 +315,7 @@ impl Pair {
                         } else {
                             let pid = self.next_pid;
                             self.next_pid += 1;
-                            self.procs.insert(
-                                pid,
-                                Proc {
-                                    unit,
-                                    role: Role::Main,
-                                },
-                            );
+                            self.procs.insert(pid, Proc { unit });
                             Notify::MainPid(pid)
                         }
                     }
@@ -424,7 +408,6 @@ impl Pair {
             }
             _ => {}
         }
-        let _ = &self.procs.values().map(|p| p.role).count();
     }
 }
 
