@@ -11,7 +11,7 @@
 mod reference;
 
 use flotilla_units::graph::{Graph, UnitId};
-use flotilla_units::planner::{Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role};
+use flotilla_units::planner::{Action, ExitStatus, Fact, Notify, Planner, PlannerOptions};
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::time::Instant;
 use std::collections::BTreeMap;
