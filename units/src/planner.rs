@@ -709,15 +709,33 @@ impl Planner {
             .map_or("", |d| d.target.as_str())
     }
 
-    /// Whether unit `u`'s status text is `prefix` followed by `name`,
-    /// compared without formatting either.
-    fn status_is(&self, u: UnitId, prefix: &str, name: &str) -> bool {
-        let (a, b) = match &self.cold[u.index()].status {
-            Status::Fixed(s) => (*s, ""),
-            Status::WaitingFor(j) => ("waiting for ", self.dep_target(u, *j)),
-            Status::Text(s) => (s.as_str(), ""),
-        };
-        concat_eq(a, b, prefix, name)
+    /// Whether unit `u`'s status says the same as `new`, compared without
+    /// formatting either: two `waiting for` dependencies with different
+    /// providers name different targets (a target's provider is looked up
+    /// by its name), so only the flat edge list is read for them.
+    fn status_same(&self, u: UnitId, new: &Status) -> bool {
+        fn text(s: &Status) -> Option<&str> {
+            match s {
+                Status::Fixed(t) => Some(t),
+                Status::Text(t) => Some(t.as_str()),
+                Status::WaitingFor(_) => None,
+            }
+        }
+        let cur = &self.cold[u.index()].status;
+        match (cur, new) {
+            (Status::WaitingFor(a), Status::WaitingFor(b)) => {
+                let prov = |j: u32| {
+                    edges_of(&self.fdep_at, &self.fdeps, u.index())
+                        .get(j as usize)
+                        .map(|d| d.0)
+                };
+                a == b || (prov(*a) == prov(*b) && self.dep_target(u, *a) == self.dep_target(u, *b))
+            }
+            (Status::WaitingFor(j), other) | (other, Status::WaitingFor(j)) => text(other)
+                .and_then(|t| t.strip_prefix("waiting for "))
+                .is_some_and(|t| t == self.dep_target(u, *j)),
+            (x, y) => text(x) == text(y),
+        }
     }
 
     /// The state of the current target (its provider's), or `None` if no
@@ -816,6 +834,13 @@ impl Planner {
     /// Takes the actions decided so far.
     pub fn take_actions(&mut self) -> Vec<Action> {
         std::mem::take(&mut self.actions)
+    }
+
+    /// Moves the actions decided so far to the end of `out`, in order: what
+    /// [`Planner::take_actions`] returns, but the planner keeps its buffer
+    /// (and its capacity), and so can the caller (no allocation per call).
+    pub fn drain_actions_into(&mut self, out: &mut impl Extend<Action>) {
+        out.extend(self.actions.drain(..));
     }
 
     /// Takes the units whose state (or status) changed since the last call.
@@ -1402,19 +1427,15 @@ impl Planner {
                     let why = if key != 0 && self.rt[i].status_key == key {
                         None
                     } else {
-                        let (prefix, name) = match (&blocked, waited) {
-                            (Some(b), _) => ("blocked by ", b.as_str()),
-                            (None, Some(j)) => ("waiting for ", self.dep_target(u, j as u32)),
-                            (None, None) => ("waiting", ""),
+                        let new = match (&blocked, waited) {
+                            (Some(b), _) => Status::Text(format!("blocked by {b}")),
+                            (None, Some(j)) => Status::WaitingFor(j as u32),
+                            (None, None) => Status::Fixed("waiting"),
                         };
-                        if self.status_is(u, prefix, name) {
+                        if self.status_same(u, &new) {
                             None
                         } else {
-                            Some(match (&blocked, waited) {
-                                (Some(b), _) => Status::Text(format!("blocked by {b}")),
-                                (None, Some(j)) => Status::WaitingFor(j as u32),
-                                (None, None) => Status::Fixed("waiting"),
-                            })
+                            Some(new)
                         }
                     };
                     if state != UnitState::Waiting && state != UnitState::Failed {
@@ -1483,7 +1504,6 @@ impl Planner {
             .iter()
             .map(|r| (dep_flags(r), stop_flags(r)))
             .collect();
-        self.counts = self.graph.ids().map(|u| self.scan_counts(u)).collect();
         self.waited_from = vec![0; n];
         self.blocked_from = vec![0; n];
         // Flat edge lists, by counting: same order as the graph's lists.
@@ -1526,6 +1546,18 @@ impl Planner {
                 }
             }
         }
+        // The counts, from the flat lists ([`Planner::scan_counts`] without
+        // reading every graph node again).
+        let told = &self.told;
+        self.counts = (0..n)
+            .map(|u| {
+                let mut c = DepCounts::default();
+                for &(p, kind) in edges_of(&fdep_at, &fdeps, u) {
+                    c.add(DepCounts::edge(kind, p.map(|p| told[p.index()])));
+                }
+                c
+            })
+            .collect();
         self.rdeps = rdeps;
         self.rdep_at = rdep_at;
         self.fdeps = fdeps;
@@ -2756,25 +2788,6 @@ fn remap_action(mut a: Action, map: &[Option<UnitId>]) -> Option<Action> {
         &mut a;
     *unit = map.get(unit.index()).copied().flatten()?;
     Some(a)
-}
-
-/// Whether `a` followed by `b` is `c` followed by `d` (nothing formatted).
-fn concat_eq(a: &str, b: &str, c: &str, d: &str) -> bool {
-    fn eq(a: &[u8], b: &[u8], c: &[u8], d: &[u8]) -> bool {
-        // a is the shorter head: c = a + m, and b = m + d.
-        let Some((head, m)) = c.split_at_checked(a.len()) else {
-            return false;
-        };
-        head == a && b.len() == m.len() + d.len() && b.starts_with(m) && b.ends_with(d)
-    }
-    a.len() + b.len() == c.len() + d.len() && {
-        let (a, b, c, d) = (a.as_bytes(), b.as_bytes(), c.as_bytes(), d.as_bytes());
-        if a.len() <= c.len() {
-            eq(a, b, c, d)
-        } else {
-            eq(c, d, a, b)
-        }
-    }
 }
 
 /// `1.5s`, `250ms`, `2m` — short, for status lines.
