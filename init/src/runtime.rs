@@ -164,6 +164,8 @@ pub struct Runtime<S: Sys> {
     /// for a container's exit status): whether the target or a required
     /// unit had failed when the shutdown began.
     failed_at_shutdown: bool,
+    /// The buffer [`Runtime::drive`] carries the planner's actions out of.
+    actions: Vec<Action>,
 }
 
 /// The signals the loop takes through its signalfd.
@@ -297,6 +299,7 @@ impl<S: Sys> Runtime<S> {
                 ShutdownKind::Poweroff
             },
             failed_at_shutdown: false,
+            actions: Vec::new(),
         };
         rt.drive();
         Ok(rt)
@@ -376,15 +379,18 @@ impl<S: Sys> Runtime<S> {
 
     /// Carries out actions until there are none, then reports changes.
     fn drive(&mut self) {
+        // One buffer, kept between calls (no allocation per batch).
+        let mut actions = std::mem::take(&mut self.actions);
         for _ in 0..1_000_000 {
-            let actions = self.planner.take_actions();
+            self.planner.drain_actions_into(&mut actions);
             if actions.is_empty() {
                 break;
             }
-            for a in actions {
+            for a in actions.drain(..) {
                 self.act(a);
             }
         }
+        self.actions = actions;
         self.report_changes();
         for name in std::mem::take(&mut self.unflushed) {
             if let Some(io) = self.ios.get_mut(&name) {
