@@ -250,8 +250,9 @@ pub enum Action {
         unit: UnitId,
         /// Which command.
         role: Role,
-        /// The words.
-        argv: Vec<String>,
+        /// The words (shared with the unit's [`crate::spec::Command`] when no word
+        /// mentions `$MAINPID`).
+        argv: Arc<[String]>,
         /// The definition the process runs with (user, environment, ...).
         spec: Arc<UnitSpec>,
         /// The unit's main PID, for `$MAINPID` in the environment.
@@ -1794,9 +1795,10 @@ impl Planner {
         actions.push(Action::Spawn {
             unit: u,
             role,
-            // Most commands do not mention $MAINPID: copy them as they are.
-            argv: if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
-                cmd.with_mainpid(mainpid)
+            // Most commands do not mention $MAINPID: their words are
+            // shared as they are (no copy per spawn).
+            argv: if cmd.mentions_mainpid() {
+                cmd.with_mainpid(mainpid).into()
             } else {
                 cmd.argv.clone()
             },

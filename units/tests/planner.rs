@@ -1032,8 +1032,8 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
             ..
         }] => {
             assert_eq!(
-                argv,
-                &v(&["/bin/kill", "-HUP", &pid.to_string()]),
+                &argv[..],
+                &v(&["/bin/kill", "-HUP", &pid.to_string()])[..],
                 "$MAINPID replaced"
             );
         }

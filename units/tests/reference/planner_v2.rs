@@ -1320,10 +1320,11 @@ impl Planner {
             unit: u,
             role,
             // Most commands do not mention $MAINPID: copy them as they are.
+            // (Adapted to `Action::Spawn`'s `Arc<[String]>`: a copy of the words.)
             argv: if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
-                cmd.with_mainpid(mainpid)
+                cmd.with_mainpid(mainpid).into()
             } else {
-                cmd.argv.clone()
+                cmd.argv.to_vec().into()
             },
             spec,
             mainpid,
