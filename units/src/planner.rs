@@ -340,7 +340,7 @@ enum Timer {
 
 /// The run-time record of a unit, hot part: what the rules read on every
 /// evaluation, and what a unit's neighbours read of it (its
-/// [`dep_flags`] and [`stop_flags`]). 16 bytes, in one array
+/// [`dep_flags`] and [`stop_flags`]). 20 bytes, in one array
 /// ([`Planner::rt`]), so that the evaluation loop and the walks over
 /// dependents stream a few bytes per unit, not the whole record
 /// ([`Cold`], written on transitions).
@@ -361,8 +361,8 @@ struct Rt {
     spec_changed: bool,
     /// What `Cold::status` says, as a key, when it is what the waiting
     /// rule writes: 1 for `waiting`, `j + 2` for `waiting for` dependency
-    /// `j`; 0 otherwise. Compared by [`Planner::evaluate`] without reading
-    /// the cold record or any text.
+    /// `j`; 0 for anything else (or not known). Compared by
+    /// [`Planner::evaluate`] without reading the cold record or any text.
     status_key: u32,
 }
 
