@@ -379,11 +379,8 @@ struct Cold {
     active: Option<Arc<UnitSpec>>,
     timer: Option<(Instant, Timer)>,
     timer_gen: u64,
-    /// Why the current stop happens, when it is a failure.
-    failure: Option<String>,
     /// Exit status of the main process, to decide on restarts.
     restart_due: bool,
-    blocked_by: Option<String>,
     attempt: u32,
     restarts: u32,
     /// The status text, as a [`Status`]: formatted only when asked for.
@@ -402,6 +399,18 @@ struct Cold {
     /// leads one; a forking daemon's `setsid` makes one) is SIGKILLed once
     /// the unit is down, so that nothing it left behind keeps running.
     dead_leader: Option<i32>,
+    /// The fields that are seldom set ([`Rare`]): none until one is.
+    rare: Option<Box<Rare>>,
+}
+
+/// The rare part of a unit's cold record, boxed: set only after a failure,
+/// while blocked, for a `background-scripted` unit or a pidfile read again,
+/// so that the record every unit has stays small ([`Cold::rare`]).
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    /// Why the current stop happens, when it is a failure.
+    failure: Option<String>,
+    blocked_by: Option<String>,
     /// The process group a `background-scripted` start script left behind
     /// (its PID: it led the group); what a stop signals when there is no
     /// main process.
@@ -412,6 +421,15 @@ struct Cold {
     /// timer takes the unit's one timer slot).
     pidfile_deadline: Option<Instant>,
 }
+
+/// What [`Cold::rare`] reads when a unit has no rare part.
+static NO_RARE: Rare = Rare {
+    failure: None,
+    blocked_by: None,
+    script_group: None,
+    pidfile_tries: 0,
+    pidfile_deadline: None,
+};
 
 /// A unit's status text, kept unformatted: most are fixed texts, and the
 /// waiting rule's `waiting for X` names a dependency by its index, so that
@@ -479,9 +497,7 @@ impl Cold {
             active: None,
             timer: None,
             timer_gen: 0,
-            failure: None,
             restart_due: false,
-            blocked_by: None,
             attempt: 0,
             restarts: 0,
             status: Status::Fixed(""),
@@ -493,9 +509,24 @@ impl Cold {
             exit_ok: false,
             self_stop: false,
             dead_leader: None,
-            script_group: None,
-            pidfile_tries: 0,
-            pidfile_deadline: None,
+            rare: None,
+        }
+    }
+
+    /// The rare part (all unset when there is none).
+    fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    /// The rare part, made if there is none: for a write that sets a field.
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// Resets fields of the rare part, if there is one (none reads as reset).
+    fn rare_reset(&mut self, f: impl FnOnce(&mut Rare)) {
+        if let Some(r) = self.rare.as_deref_mut() {
+            f(r);
         }
     }
 }
@@ -690,7 +721,7 @@ impl Planner {
             since: c.since,
             pid: c.main_pid,
             degraded: r.degraded,
-            blocked_by: c.blocked_by.clone(),
+            blocked_by: c.rare().blocked_by.clone(),
             restarts: c.restarts,
             status,
             restart_at,
@@ -1106,7 +1137,7 @@ impl Planner {
                         if r.phase == Phase::Idle && r.state == UnitState::Failed {
                             r.state = UnitState::Waiting;
                             c.timer = None;
-                            c.failure = None;
+                            c.rare_reset(|r| r.failure = None);
                         }
                     } else if !node.ghost {
                         applied.unchanged += 1;
@@ -1436,7 +1467,7 @@ impl Planner {
                     };
                     // The hot flag says whether there is a name to compare.
                     let blocked_changed = (self.rt[i].blocked || blocked.is_some())
-                        && self.cold[i].blocked_by != blocked;
+                        && self.cold[i].rare().blocked_by != blocked;
                     blocked_moved = blocked_changed;
                     // The status, compared before it is formatted: most
                     // evaluations of a waiting unit leave it as it is.
@@ -1684,7 +1715,7 @@ impl Planner {
         let (_, d) = found?;
         match d.provider {
             Some(p) if self.rt[p.index()].state != UnitState::Failed => {
-                self.cold[p.index()].blocked_by.clone()
+                self.cold[p.index()].rare().blocked_by.clone()
             }
             _ => Some(d.target.clone()),
         }
@@ -1767,7 +1798,11 @@ impl Planner {
     fn set_blocked(&mut self, i: usize, b: Option<String>) {
         if self.rt[i].blocked || b.is_some() {
             self.rt[i].blocked = b.is_some();
-            self.cold[i].blocked_by = b;
+            if b.is_some() {
+                self.cold[i].rare_mut().blocked_by = b;
+            } else {
+                self.cold[i].rare_reset(|r| r.blocked_by = None);
+            }
         }
     }
 
@@ -1801,7 +1836,7 @@ impl Planner {
         let i = u.index();
         self.rt[i].restart_ready = false;
         self.cold[i].attempt = 0;
-        self.cold[i].failure = None;
+        self.cold[i].rare_reset(|r| r.failure = None);
         if self.rt[i].state == UnitState::Failed {
             self.set_state(u, UnitState::Waiting, "reset");
         }
@@ -1873,15 +1908,17 @@ impl Planner {
         r.restart_requested = false;
         r.spec_changed = false;
         c.active = Some(spec);
-        c.failure = None;
+        c.rare_reset(|r| {
+            r.failure = None;
+            r.script_group = None;
+            r.pidfile_tries = 0;
+            r.pidfile_deadline = None;
+        });
         c.notify_status = None;
         c.ready_seen = false;
         c.exit_ok = false;
         c.self_stop = false;
         c.dead_leader = None;
-        c.script_group = None;
-        c.pidfile_tries = 0;
-        c.pidfile_deadline = None;
         c.start_at = Some(self.now);
         c.main_pid = None;
         self.clear_timer(u);
@@ -2048,7 +2085,7 @@ impl Planner {
                             self.set_state(u, UnitState::Exited, "exit status 0");
                         }
                         UnitType::BackgroundScripted if status.success() => {
-                            self.cold[i].script_group = Some(pid);
+                            self.cold[i].rare_mut().script_group = Some(pid);
                             self.become_up(u, "started");
                         }
                         UnitType::BackgroundPidfile if status.success() => {
@@ -2066,7 +2103,7 @@ impl Planner {
                     },
                     Phase::Up | Phase::Reloading => {
                         if status.success() && restart != RestartPolicy::Always {
-                            self.cold[i].failure = None;
+                            self.cold[i].rare_reset(|r| r.failure = None);
                             self.cold[i].exit_ok = true;
                             self.cold[i].status = Status::Fixed("exit status 0");
                             self.rt[i].status_key = 0;
@@ -2084,14 +2121,14 @@ impl Planner {
                         // again at once.
                         if std::mem::take(&mut self.cold[i].self_stop) {
                             if status.success() && restart != RestartPolicy::Always {
-                                self.cold[i].failure = None;
+                                self.cold[i].rare_reset(|r| r.failure = None);
                                 self.cold[i].exit_ok = true;
                                 self.cold[i].status = Status::Fixed("exit status 0");
                                 self.rt[i].status_key = 0;
                                 self.stale[i] = true;
                             } else {
                                 self.cold[i].restart_due = restart != RestartPolicy::No;
-                                self.cold[i].failure = Some(status.describe());
+                                self.cold[i].rare_mut().failure = Some(status.describe());
                             }
                         }
                         self.check_stopped(u)
@@ -2214,7 +2251,7 @@ impl Planner {
                 // start-timeout. Failing at the first miss left the daemon
                 // running unsupervised, and the restart started a second one.
                 let i = u.index();
-                let deadline = match (self.cold[i].pidfile_deadline, self.cold[i].timer) {
+                let deadline = match (self.cold[i].rare().pidfile_deadline, self.cold[i].timer) {
                     (Some(d), _) => d,
                     (None, Some((t, Timer::Start))) => t,
                     (None, _) => self.now,
@@ -2223,9 +2260,10 @@ impl Planner {
                     self.fail(u, format!("pidfile: {e} (start timed out)"), true);
                     return;
                 }
-                let tries = self.cold[i].pidfile_tries;
-                self.cold[i].pidfile_tries = tries.saturating_add(1);
-                self.cold[i].pidfile_deadline = Some(deadline);
+                let rare = self.cold[i].rare_mut();
+                let tries = rare.pidfile_tries;
+                rare.pidfile_tries = tries.saturating_add(1);
+                rare.pidfile_deadline = Some(deadline);
                 self.cold[i].status = Status::Text(format!("waiting for the pidfile ({e})"));
                 self.rt[i].status_key = 0;
                 self.stale[i] = true;
@@ -2274,7 +2312,7 @@ impl Planner {
                 if matches!(r.phase, Phase::Up | Phase::Reloading) {
                     // The service is on its way down by itself: wait for its exit.
                     r.phase = Phase::Stopping { killed: false };
-                    c.failure = None;
+                    c.rare_reset(|r| r.failure = None);
                     c.self_stop = true;
                     let t = c
                         .active
@@ -2411,7 +2449,7 @@ impl Planner {
         // reaches here from the exit handler.
         let _ = restartable;
         self.cold[i].restart_due = policy != RestartPolicy::No;
-        self.cold[i].failure = Some(why.clone());
+        self.cold[i].rare_mut().failure = Some(why.clone());
         match self.rt[i].phase {
             Phase::Idle => {}
             Phase::Stopping { .. } | Phase::StopPost(_) => {}
@@ -2454,7 +2492,7 @@ impl Planner {
             }
         }
         let can_exec_stop =
-            matches!(was, Phase::Up | Phase::Reloading) && self.cold[i].failure.is_none();
+            matches!(was, Phase::Up | Phase::Reloading) && self.cold[i].rare().failure.is_none();
         if has_stop && can_exec_stop {
             self.spawn(u, Role::Stop);
         } else {
@@ -2473,7 +2511,7 @@ impl Planner {
         let spec = self.spec_of(u);
         let (stop_timeout, has_stop) = (spec.stop_timeout, spec.exec_stop.is_some());
         self.cold[i].exit_ok = false;
-        self.cold[i].failure = None;
+        self.cold[i].rare_reset(|r| r.failure = None);
         self.rt[i].phase = Phase::Stopping { killed: false };
         self.set_timer(u, stop_timeout, Timer::Stop);
         self.set_state(u, UnitState::Stopping, why);
@@ -2498,7 +2536,7 @@ impl Planner {
         // A `background-scripted` unit has no main process once its start
         // script exited: the process group that script left behind gets
         // the signal (it used to get nothing, so the service never stopped).
-        if let Some(pid) = r.main_pid.or(r.script_group) {
+        if let Some(pid) = r.main_pid.or(r.rare().script_group) {
             self.actions.push(Action::Kill {
                 unit: u,
                 pid,
@@ -2557,7 +2595,7 @@ impl Planner {
             });
         }
         if clean_exit {
-            self.cold[i].failure = None;
+            self.cold[i].rare_reset(|r| r.failure = None);
         }
         self.stop_post(u, 0);
     }
@@ -2594,7 +2632,7 @@ impl Planner {
         c.notify_status = None;
         c.self_stop = false;
         c.dead_leader = None;
-        c.script_group = None;
+        c.rare_reset(|r| r.script_group = None);
         let was_active_long = c
             .active_at
             .is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
@@ -2609,7 +2647,7 @@ impl Planner {
             (spec.restart_delay, spec.restart_max_delay)
         };
         c.active = None;
-        if let Some(why) = c.failure.clone() {
+        if let Some(why) = c.rare().failure.clone() {
             if was_active_long {
                 c.attempt = 0;
             }
