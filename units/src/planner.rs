@@ -616,14 +616,6 @@ pub struct Planner {
     /// Per unit, the [`dep_flags`] and [`stop_flags`] its neighbours were
     /// last pushed for ([`Planner::push_neighbours`]).
     seen: Vec<(u8, u8)>,
-    /// Per unit, whether something it decides on moved since it was last
-    /// evaluated ([`Planner::sync`] sets it, [`Planner::evaluate`] clears
-    /// it): a count of its dependencies crossed zero, or the dependency its
-    /// status names (or one before it) changed; or its status was written
-    /// by something other than the waiting rule (the `status_key` reset:
-    /// its next evaluation may write it again). Only such dependents are
-    /// pushed when a provider's flags move.
-    stale: Vec<bool>,
 }
 
 impl Planner {
@@ -663,7 +655,6 @@ impl Planner {
             waited_from: Vec::new(),
             blocked_from: Vec::new(),
             seen: Vec::new(),
-            stale: Vec::new(),
         };
         p.recount();
         p.target_provider = p.graph.provider(target);
@@ -1250,11 +1241,8 @@ impl Planner {
     }
 
     /// Pushes the neighbours of `id` that read something of it that
-    /// changed since they were last pushed for it: when its [`dep_flags`]
-    /// moved, those of its dependents for which something they decide on
-    /// moved ([`Planner::stale`]: a count crossed zero, or what their status
-    /// names may have moved), or all of them on `blocked_moved` (they show
-    /// its `blocked_by`);
+    /// changed since they were last pushed for it: its dependents when its
+    /// [`dep_flags`] moved (or `blocked_moved`: they show its `blocked_by`);
     /// its providers on their way down when one of its [`stop_flags`] went
     /// off (a provider waits for its dependents to stop). A neighbour that
     /// reads nothing new would evaluate to what it is, so it is not pushed:
@@ -1282,7 +1270,6 @@ impl Planner {
             rdep_at,
             fdeps,
             fdep_at,
-            stale,
             ..
         } = self;
         let mut push = |u: UnitId| {
@@ -1293,18 +1280,9 @@ impl Planner {
                 }
             }
         };
-        if blocked_moved {
+        if was.0 != now.0 || blocked_moved {
             for &(d, _, _) in edges_of(rdep_at, rdeps, i) {
                 push(d);
-            }
-        } else if was.0 != now.0 {
-            // Only the dependents for which something they decide on
-            // moved ([`Planner::sync`]): the others would evaluate to what
-            // they are.
-            for &(d, _, _) in edges_of(rdep_at, rdeps, i) {
-                if stale.get(d.index()).copied().unwrap_or(false) {
-                    push(d);
-                }
             }
         }
         // Whether a dependent still holds its providers' stop back is
@@ -1358,7 +1336,6 @@ impl Planner {
     /// The rules of the module documentation, for one unit.
     fn evaluate(&mut self, u: UnitId) {
         let i = u.index();
-        self.stale[i] = false;
         let ghost = self.ukind[i] & U_GHOST != 0;
         let required = self.required[i] && !self.shutting_down && !ghost;
 
@@ -1561,7 +1538,6 @@ impl Planner {
             .collect();
         self.waited_from = vec![0; n];
         self.blocked_from = vec![0; n];
-        self.stale = vec![true; n];
         // Flat edge lists, by counting: same order as the graph's lists.
         let mut fdep_at = Vec::with_capacity(n + 1);
         let mut fdeps = Vec::new();
@@ -1653,45 +1629,25 @@ impl Planner {
             counts,
             waited_from,
             blocked_from,
-            stale,
             ..
         } = self;
-        let failed_moved = (old ^ new) & F_FAILED != 0;
         for &(d, j, kind) in edges_of(rdep_at, rdeps, i) {
             let (was, now) = (
                 DepCounts::edge(kind, Some(old)),
                 DepCounts::edge(kind, Some(new)),
             );
-            let k = d.index();
-            let mut moved = false;
-            if let Some(c) = counts.get_mut(k) {
-                let before = *c;
+            if let Some(c) = counts.get_mut(d.index()) {
                 c.sub(was);
                 c.add(now);
-                moved = before.crossed(c);
             }
-            // The dependency a waiting unit's status names is the first
-            // one at or after its cursor: it may move when one at or
-            // before the cursor moves.
-            if now.waited != was.waited {
-                if let Some(w) = waited_from.get_mut(k) {
-                    moved |= j <= *w;
-                    if now.waited > was.waited {
-                        *w = (*w).min(j);
-                    }
+            if now.waited > was.waited {
+                if let Some(w) = waited_from.get_mut(d.index()) {
+                    *w = (*w).min(j);
                 }
             }
-            if now.blocking != was.blocking || failed_moved {
-                if let Some(b) = blocked_from.get_mut(k) {
-                    moved |= j <= *b;
-                    if now.blocking > was.blocking {
-                        *b = (*b).min(j);
-                    }
-                }
-            }
-            if moved {
-                if let Some(s) = stale.get_mut(k) {
-                    *s = true;
+            if now.blocking > was.blocking {
+                if let Some(b) = blocked_from.get_mut(d.index()) {
+                    *b = (*b).min(j);
                 }
             }
         }
@@ -1785,7 +1741,6 @@ impl Planner {
         r.state = state;
         c.status = status.into();
         r.status_key = 0;
-        self.stale[i] = true;
         self.sync(u);
         self.mark_changed(u);
         if moved {
@@ -2038,7 +1993,6 @@ impl Planner {
                 self.cold[u.index()].aux = None;
                 self.cold[u.index()].status = Status::Text(msg);
                 self.rt[u.index()].status_key = 0;
-                self.stale[u.index()] = true;
                 self.signal_main(u, false);
                 self.check_stopped(u);
             }
@@ -2107,7 +2061,6 @@ impl Planner {
                             self.cold[i].exit_ok = true;
                             self.cold[i].status = Status::Fixed("exit status 0");
                             self.rt[i].status_key = 0;
-                            self.stale[i] = true;
                             self.finish_main(u, true);
                         } else {
                             self.fail(u, status.describe(), true);
@@ -2125,7 +2078,6 @@ impl Planner {
                                 self.cold[i].exit_ok = true;
                                 self.cold[i].status = Status::Fixed("exit status 0");
                                 self.rt[i].status_key = 0;
-                                self.stale[i] = true;
                             } else {
                                 self.cold[i].restart_due = restart != RestartPolicy::No;
                                 self.cold[i].rare_mut().failure = Some(status.describe());
@@ -2174,7 +2126,6 @@ impl Planner {
                 if !status.success() {
                     self.cold[i].status = Status::Text(format!("exec-stop: {}", status.describe()));
                     self.rt[i].status_key = 0;
-                    self.stale[i] = true;
                 }
                 // What exec-stop left running gets the kill signal.
                 self.signal_main(u, false);
@@ -2266,7 +2217,6 @@ impl Planner {
                 rare.pidfile_deadline = Some(deadline);
                 self.cold[i].status = Status::Text(format!("waiting for the pidfile ({e})"));
                 self.rt[i].status_key = 0;
-                self.stale[i] = true;
                 self.mark_changed(u);
                 let step =
                     Duration::from_millis(10u64 << tries.min(5)).min(Duration::from_millis(250));
@@ -2339,7 +2289,6 @@ impl Planner {
             Notify::Errno(e) => {
                 c.status = Status::Text(format!("errno {e}"));
                 r.status_key = 0;
-                self.stale[i] = true;
                 self.mark_changed(u);
             }
             Notify::ExtendTimeout(d) => {
@@ -2392,7 +2341,6 @@ impl Planner {
                     self.set_timer(u, t, Timer::Abandon);
                     self.cold[i].status = Status::Fixed("stop timed out; sent SIGKILL");
                     self.rt[i].status_key = 0;
-                    self.stale[i] = true;
                     self.mark_changed(u);
                 }
             }
@@ -2408,7 +2356,6 @@ impl Planner {
                     }
                     self.cold[i].status = Status::Fixed("processes did not die; abandoned");
                     self.rt[i].status_key = 0;
-                    self.stale[i] = true;
                     self.check_stopped(u);
                 }
             }
@@ -2686,7 +2633,6 @@ impl Planner {
             if requested && st == UnitState::Waiting {
                 self.cold[i].status = Status::Fixed("restarting");
                 self.rt[i].status_key = 0;
-                self.stale[i] = true;
             }
         }
         self.sync(u);
@@ -2861,17 +2807,6 @@ impl DepCounts {
         self.degraded += o.degraded;
         self.blocking += o.blocking;
         self.waited += o.waited;
-    }
-
-    /// Whether one of the counts [`Planner::evaluate`] tests against zero
-    /// went to or from zero between `self` and `o`.
-    fn crossed(&self, o: &DepCounts) -> bool {
-        (self.hard_bad == 0) != (o.hard_bad == 0)
-            || (self.hold_bad == 0) != (o.hold_bad == 0)
-            || (self.waits_bad == 0) != (o.waits_bad == 0)
-            || (self.degraded == 0) != (o.degraded == 0)
-            || (self.blocking == 0) != (o.blocking == 0)
-            || (self.waited == 0) != (o.waited == 0)
     }
 
     fn sub(&mut self, o: DepCounts) {

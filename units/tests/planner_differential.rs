@@ -6,15 +6,6 @@
 //! `blocked_by`, times), the deadlines and the other queries must be
 //! identical. The optimisations change the planner's bookkeeping, never
 //! what it decides or says.
-//!
-//! Within one batch (what one call produced), the actions and the changed
-//! units are compared as multisets, not as sequences: since the fourth pass
-//! the planner evaluates fewer units, in another order, so a batch may list
-//! the same actions in another order. That order carries no meaning: the
-//! init carries out a batch at once, the start queue under
-//! `max-concurrent-starts` is ordered by name, and stop order is enforced by
-//! the rules, not by the order within a batch. The simulated world is fed
-//! the reference's order, so that the scenarios stay the same.
 
 #[path = "reference/planner_v2.rs"]
 mod reference;
@@ -180,14 +171,6 @@ struct Proc {
     unit: UnitId,
 }
 
-/// A batch as a multiset (its order carries no meaning): sorted by the
-/// debug text, which shows every field.
-fn sorted<T: std::fmt::Debug>(batch: &[T]) -> Vec<String> {
-    let mut v: Vec<String> = batch.iter().map(|x| format!("{x:?}")).collect();
-    v.sort();
-    v
-}
-
 struct Pair {
     a: Planner,
     b: reference::Planner,
@@ -204,11 +187,11 @@ impl Pair {
         self.steps += 1;
         let ctx = || format!("after {what}");
         let (a, b) = (self.a.take_actions(), self.b.take_actions());
-        assert_eq!(sorted(&a), sorted(&b), "actions {}", ctx());
-        self.pending.extend(b);
+        assert_eq!(a, b, "actions {}", ctx());
+        self.pending.extend(a);
         assert_eq!(
-            sorted(&self.a.take_changed()),
-            sorted(&self.b.take_changed()),
+            self.a.take_changed(),
+            self.b.take_changed(),
             "changed {}",
             ctx()
         );
