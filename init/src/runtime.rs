@@ -413,11 +413,12 @@ impl<S: Sys> Runtime<S> {
             Action::Spawn {
                 unit,
                 role,
-                argv,
                 spec,
                 mainpid,
             } => {
                 let name = spec.name.clone();
+                let argv = flotilla_units::planner::spawn_argv(&spec, role, mainpid)
+                    .unwrap_or_else(|| Vec::new().into());
                 match self.spawn(unit, role, &argv, &spec, mainpid) {
                     Ok(pid) => self.fact(Fact::Spawned { unit, role, pid }),
                     Err(error) => {

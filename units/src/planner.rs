@@ -103,7 +103,7 @@
 
 use crate::graph::{Graph, UnitId};
 use crate::protocol::Applied;
-use crate::spec::{defaults, Origin, RestartPolicy, Signal, UnitSpec, UnitType};
+use crate::spec::{defaults, Command, Origin, RestartPolicy, Signal, UnitSpec, UnitType};
 use crate::state::{DepKind, UnitState};
 use crate::time::Instant;
 use std::cmp::Reverse;
@@ -132,6 +132,17 @@ pub enum Role {
 }
 
 impl Role {
+    /// The command of `spec` this role runs, if it has one.
+    pub fn command(self, spec: &UnitSpec) -> Option<&Command> {
+        match self {
+            Role::Pre(n) => spec.exec_start_pre.get(n as usize),
+            Role::Main => spec.exec_start.as_ref(),
+            Role::Stop => spec.exec_stop.as_ref(),
+            Role::StopPost(n) => spec.exec_stop_post.get(n as usize),
+            Role::Reload => spec.exec_reload.as_ref(),
+        }
+    }
+
     /// The unit-file key of the command.
     pub fn key(self) -> &'static str {
         match self {
@@ -142,6 +153,19 @@ impl Role {
             Role::Reload => "exec-reload",
         }
     }
+}
+
+/// The words an [`Action::Spawn`] runs: the command of `role` in `spec`,
+/// every `$MAINPID` (and `${MAINPID}`) replaced by `mainpid` (or nothing).
+/// Shared with the spec (no copy) when no word mentions it. `None` when the
+/// spec has no such command (the planner asks only for commands it has).
+pub fn spawn_argv(spec: &UnitSpec, role: Role, mainpid: Option<i32>) -> Option<Arc<[String]>> {
+    let cmd = role.command(spec)?;
+    Some(if cmd.mentions_mainpid() {
+        cmd.with_mainpid(mainpid).into()
+    } else {
+        cmd.argv.clone()
+    })
 }
 
 /// How a process ended.
@@ -241,18 +265,18 @@ pub enum Fact {
 /// Something the init must do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Start a process for `unit` running `argv` (with `$MAINPID` already
-    /// replaced), in the process context of `spec`, its output captured; it
-    /// leads a new process group. Answer with [`Fact::Spawned`] or
-    /// [`Fact::SpawnFailed`].
+    /// Start a process for `unit` running the command of `role` in `spec`
+    /// (its words: [`spawn_argv`], with `$MAINPID` replaced), in the
+    /// process context of `spec`, its output captured; it leads a new
+    /// process group. Answer with [`Fact::Spawned`] or [`Fact::SpawnFailed`].
+    /// The words are not in the action: the planner does not read them
+    /// (most of a spawn's cost in the planner was reading every word for
+    /// `$MAINPID`), the init does when it spawns.
     Spawn {
         /// The unit.
         unit: UnitId,
         /// Which command.
         role: Role,
-        /// The words (shared with the unit's [`crate::spec::Command`] when no word
-        /// mentions `$MAINPID`).
-        argv: Arc<[String]>,
         /// The definition the process runs with (user, environment, ...).
         spec: Arc<UnitSpec>,
         /// The unit's main PID, for `$MAINPID` in the environment.
@@ -1815,28 +1839,16 @@ impl Planner {
             ..
         } = self;
         let spec = active_spec(&cold[i], graph, u);
-        let cmd = match role {
-            Role::Pre(n) => spec.exec_start_pre.get(n as usize),
-            Role::Main => spec.exec_start.as_ref(),
-            Role::Stop => spec.exec_stop.as_ref(),
-            Role::StopPost(n) => spec.exec_stop_post.get(n as usize),
-            Role::Reload => spec.exec_reload.as_ref(),
-        };
-        debug_assert!(cmd.is_some(), "{role:?} of {u:?} has no command");
-        let Some(cmd) = cmd else {
+        // The words are the init's to read ([`spawn_argv`]).
+        let has_cmd = role.command(spec).is_some();
+        debug_assert!(has_cmd, "{role:?} of {u:?} has no command");
+        if !has_cmd {
             return;
-        };
+        }
         let mainpid = cold[i].main_pid;
         actions.push(Action::Spawn {
             unit: u,
             role,
-            // Most commands do not mention $MAINPID: their words are
-            // shared as they are (no copy per spawn).
-            argv: if cmd.mentions_mainpid() {
-                cmd.with_mainpid(mainpid).into()
-            } else {
-                cmd.argv.clone()
-            },
             spec: spec.clone(),
             mainpid,
         });

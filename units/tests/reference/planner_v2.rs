@@ -176,6 +176,8 @@ pub struct Planner {
     heap: BinaryHeap<Reverse<(Instant, u32, u64)>>,
     pids: HashMap<i32, (UnitId, Role), BuildHasherDefault<PidHasher>>,
     actions: Vec<Action>,
+    /// The words of each `Action::Spawn` in `actions`, in order.
+    argvs: Vec<Vec<String>>,
     changed: Vec<UnitId>,
     changed_flag: Vec<bool>,
     target_set_at: Instant,
@@ -233,6 +235,7 @@ impl Planner {
             heap: BinaryHeap::new(),
             pids: HashMap::default(),
             actions: Vec::new(),
+            argvs: Vec::new(),
             changed: Vec::new(),
             changed_flag: vec![false; n],
             target_set_at: now,
@@ -412,6 +415,11 @@ impl Planner {
     /// Takes the actions decided so far.
     pub fn take_actions(&mut self) -> Vec<Action> {
         std::mem::take(&mut self.actions)
+    }
+
+    /// Takes the words of the spawns [`Planner::take_actions`] returned.
+    pub fn take_argvs(&mut self) -> Vec<Vec<String>> {
+        std::mem::take(&mut self.argvs)
     }
 
     /// Takes the units whose state (or status) changed since the last call.
@@ -1316,16 +1324,17 @@ impl Planner {
             .clone()
             .unwrap_or_else(|| self.graph.node(u).spec.clone());
         let mainpid = r.main_pid;
+        // (Adapted to `Action::Spawn` without the words: they are kept
+        // aside, for the test to compare with `spawn_argv`.)
+        self.argvs
+            .push(if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
+                cmd.with_mainpid(mainpid)
+            } else {
+                cmd.argv.to_vec()
+            });
         self.actions.push(Action::Spawn {
             unit: u,
             role,
-            // Most commands do not mention $MAINPID: copy them as they are.
-            // (Adapted to `Action::Spawn`'s `Arc<[String]>`: a copy of the words.)
-            argv: if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
-                cmd.with_mainpid(mainpid).into()
-            } else {
-                cmd.argv.to_vec().into()
-            },
             spec,
             mainpid,
         });
