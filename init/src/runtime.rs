@@ -179,6 +179,8 @@ pub struct Runtime<S: Sys> {
     /// for a container's exit status): whether the target or a required
     /// unit had failed when the shutdown began.
     failed_at_shutdown: bool,
+    /// The buffer [`Runtime::drive`] carries the planner's actions out of.
+    actions: Vec<Action>,
 }
 
 /// Gives the allocator's free memory back to the system. glibc's `malloc`
@@ -329,6 +331,7 @@ impl<S: Sys> Runtime<S> {
             },
             failed_at_shutdown: false,
             settled: false,
+            actions: Vec::new(),
         };
         rt.drive();
         Ok(rt)
@@ -408,15 +411,18 @@ impl<S: Sys> Runtime<S> {
 
     /// Carries out actions until there are none, then reports changes.
     fn drive(&mut self) {
+        // One buffer, kept between calls (no allocation per batch).
+        let mut actions = std::mem::take(&mut self.actions);
         for _ in 0..1_000_000 {
-            let actions = self.planner.take_actions();
+            self.planner.drain_actions_into(&mut actions);
             if actions.is_empty() {
                 break;
             }
-            for a in actions {
+            for a in actions.drain(..) {
                 self.act(a);
             }
         }
+        self.actions = actions;
         self.report_changes();
         self.flush_noted();
         // A launch (or a switch) is over: what it freed goes back.
@@ -441,11 +447,12 @@ impl<S: Sys> Runtime<S> {
             Action::Spawn {
                 unit,
                 role,
-                argv,
                 spec,
                 mainpid,
             } => {
                 let name = spec.name.clone();
+                let argv = flotilla_units::planner::spawn_argv(&spec, role, mainpid)
+                    .unwrap_or_else(|| Vec::new().into());
                 match self.spawn(unit, role, &argv, &spec, mainpid) {
                     Ok(pid) => self.fact(Fact::Spawned { unit, role, pid }),
                     Err(error) => {

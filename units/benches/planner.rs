@@ -138,6 +138,8 @@ struct World {
     facts: usize,
     /// Units whose status changed (state, degraded, status text).
     changed: usize,
+    /// The actions to carry out (kept: its buffer is reused).
+    queue: VecDeque<Action>,
 }
 
 impl World {
@@ -148,6 +150,7 @@ impl World {
             clock: 1_000_000_000,
             facts: 0,
             changed: 0,
+            queue: VecDeque::new(),
         }
     }
 
@@ -173,7 +176,8 @@ impl World {
 
     /// Carries out actions (and the facts they cause) until there are none.
     fn settle(&mut self, p: &mut Planner) {
-        let mut queue: VecDeque<Action> = p.take_actions().into();
+        let mut queue = std::mem::take(&mut self.queue);
+        p.drain_actions_into(&mut queue);
         while let Some(a) = queue.pop_front() {
             match a {
                 Action::Spawn {
@@ -213,8 +217,9 @@ impl World {
                     );
                 }
             }
-            queue.extend(p.take_actions());
+            p.drain_actions_into(&mut queue);
         }
+        self.queue = queue;
         self.changed += p.take_changed().len();
     }
 }

@@ -132,6 +132,17 @@ pub enum Role {
 }
 
 impl Role {
+    /// The command of `spec` this role runs, if it has one.
+    pub fn command(self, spec: &UnitSpec) -> Option<&Command> {
+        match self {
+            Role::Pre(n) => spec.exec_start_pre.get(n as usize),
+            Role::Main => spec.exec_start.as_ref(),
+            Role::Stop => spec.exec_stop.as_ref(),
+            Role::StopPost(n) => spec.exec_stop_post.get(n as usize),
+            Role::Reload => spec.exec_reload.as_ref(),
+        }
+    }
+
     /// The unit-file key of the command.
     pub fn key(self) -> &'static str {
         match self {
@@ -142,6 +153,19 @@ impl Role {
             Role::Reload => "exec-reload",
         }
     }
+}
+
+/// The words an [`Action::Spawn`] runs: the command of `role` in `spec`,
+/// every `$MAINPID` (and `${MAINPID}`) replaced by `mainpid` (or nothing).
+/// Shared with the spec (no copy) when no word mentions it. `None` when the
+/// spec has no such command (the planner asks only for commands it has).
+pub fn spawn_argv(spec: &UnitSpec, role: Role, mainpid: Option<i32>) -> Option<Arc<[String]>> {
+    let cmd = role.command(spec)?;
+    Some(if cmd.mentions_mainpid() {
+        cmd.with_mainpid(mainpid).into()
+    } else {
+        cmd.argv.clone()
+    })
 }
 
 /// How a process ended.
@@ -241,17 +265,18 @@ pub enum Fact {
 /// Something the init must do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Start a process for `unit` running `argv` (with `$MAINPID` already
-    /// replaced), in the process context of `spec`, its output captured; it
-    /// leads a new process group. Answer with [`Fact::Spawned`] or
-    /// [`Fact::SpawnFailed`].
+    /// Start a process for `unit` running the command of `role` in `spec`
+    /// (its words: [`spawn_argv`], with `$MAINPID` replaced), in the
+    /// process context of `spec`, its output captured; it leads a new
+    /// process group. Answer with [`Fact::Spawned`] or [`Fact::SpawnFailed`].
+    /// The words are not in the action: the planner does not read them
+    /// (most of a spawn's cost in the planner was reading every word for
+    /// `$MAINPID`), the init does when it spawns.
     Spawn {
         /// The unit.
         unit: UnitId,
         /// Which command.
         role: Role,
-        /// The words.
-        argv: Vec<String>,
         /// The definition the process runs with (user, environment, ...).
         spec: Arc<UnitSpec>,
         /// The unit's main PID, for `$MAINPID` in the environment.
@@ -337,11 +362,38 @@ enum Timer {
     Pidfile,
 }
 
-/// The run-time record of a unit.
+/// The run-time record of a unit, hot part: what the rules read on every
+/// evaluation, and what a unit's neighbours read of it (its
+/// [`dep_flags`] and [`stop_flags`]). 20 bytes, in one array
+/// ([`Planner::rt`]), so that the evaluation loop and the walks over
+/// dependents stream a few bytes per unit, not the whole record
+/// ([`Cold`], written on transitions).
 #[derive(Debug, Clone)]
 struct Rt {
     phase: Phase,
     state: UnitState,
+    to_stop: bool,
+    degraded: bool,
+    /// `Cold::blocked_by.is_some()`.
+    blocked: bool,
+    queued: bool,
+    /// Evaluated because the queue gave it a start slot.
+    queued_turn: bool,
+    /// The next restart attempt is allowed (the restart timer fired).
+    restart_ready: bool,
+    restart_requested: bool,
+    spec_changed: bool,
+    /// What `Cold::status` says, as a key, when it is what the waiting
+    /// rule writes: 1 for `waiting`, `j + 2` for `waiting for` dependency
+    /// `j`; 0 for anything else (or not known). Compared by
+    /// [`Planner::evaluate`] without reading the cold record or any text.
+    status_key: u32,
+}
+
+/// The run-time record of a unit, cold part: written when it moves
+/// (starts, stops, fails), read for status replies.
+#[derive(Debug, Clone)]
+struct Cold {
     since: Instant,
     /// The main process.
     main_pid: Option<i32>,
@@ -351,27 +403,12 @@ struct Rt {
     active: Option<Arc<UnitSpec>>,
     timer: Option<(Instant, Timer)>,
     timer_gen: u64,
-    /// Why the current stop happens, when it is a failure.
-    failure: Option<String>,
     /// Exit status of the main process, to decide on restarts.
     restart_due: bool,
-    /// The next restart attempt is allowed (the restart timer fired).
-    restart_ready: bool,
-    restart_requested: bool,
-    spec_changed: bool,
-    to_stop: bool,
-    degraded: bool,
-    blocked_by: Option<String>,
-    queued: bool,
-    /// Evaluated because the queue gave it a start slot.
-    queued_turn: bool,
     attempt: u32,
     restarts: u32,
-    status: String,
-    /// What `status` was last written as by the waiting rule: 1 for
-    /// `waiting`, `j + 2` for `waiting for` dependency `j`; 0 when unknown.
-    /// Every other write of `status` resets it.
-    status_key: u32,
+    /// The status text, as a [`Status`]: formatted only when asked for.
+    status: Status,
     notify_status: Option<String>,
     start_at: Option<Instant>,
     active_at: Option<Instant>,
@@ -386,6 +423,18 @@ struct Rt {
     /// leads one; a forking daemon's `setsid` makes one) is SIGKILLed once
     /// the unit is down, so that nothing it left behind keeps running.
     dead_leader: Option<i32>,
+    /// The fields that are seldom set ([`Rare`]): none until one is.
+    rare: Option<Box<Rare>>,
+}
+
+/// The rare part of a unit's cold record, boxed: set only after a failure,
+/// while blocked, for a `background-scripted` unit or a pidfile read again,
+/// so that the record every unit has stays small ([`Cold::rare`]).
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    /// Why the current stop happens, when it is a failure.
+    failure: Option<String>,
+    blocked_by: Option<String>,
     /// The process group a `background-scripted` start script left behind
     /// (its PID: it led the group); what a stop signals when there is no
     /// main process.
@@ -397,42 +446,57 @@ struct Rt {
     pidfile_deadline: Option<Instant>,
 }
 
+/// What [`Cold::rare`] reads when a unit has no rare part.
+static NO_RARE: Rare = Rare {
+    failure: None,
+    blocked_by: None,
+    script_group: None,
+    pidfile_tries: 0,
+    pidfile_deadline: None,
+};
+
+/// A unit's status text, kept unformatted: most are fixed texts, and the
+/// waiting rule's `waiting for X` names a dependency by its index, so that
+/// neither is allocated or copied when it is written (the text is made by
+/// [`Planner::status_text`] for status replies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Status {
+    /// A fixed text.
+    Fixed(&'static str),
+    /// `waiting for ` and the target of the unit's dependency number `j`
+    /// (in the current graph: [`Planner::replace_units`] turns it into
+    /// text before the dependency indices move).
+    WaitingFor(u32),
+    /// Any other text.
+    Text(String),
+}
+
+impl From<&'static str> for Status {
+    fn from(s: &'static str) -> Status {
+        Status::Fixed(s)
+    }
+}
+
+impl From<String> for Status {
+    fn from(s: String) -> Status {
+        Status::Text(s)
+    }
+}
+
 impl Rt {
-    fn new(now: Instant) -> Rt {
+    fn new() -> Rt {
         Rt {
             phase: Phase::Idle,
             state: UnitState::Disabled,
-            since: now,
-            main_pid: None,
-            aux: None,
-            active: None,
-            timer: None,
-            timer_gen: 0,
-            failure: None,
-            restart_due: false,
+            to_stop: false,
+            degraded: false,
+            blocked: false,
+            queued: false,
+            queued_turn: false,
             restart_ready: false,
             restart_requested: false,
             spec_changed: false,
-            to_stop: false,
-            degraded: false,
-            blocked_by: None,
-            queued: false,
-            queued_turn: false,
-            attempt: 0,
-            restarts: 0,
-            status: String::new(),
             status_key: 0,
-            notify_status: None,
-            start_at: None,
-            active_at: None,
-            end_at: None,
-            ready_seen: false,
-            exit_ok: false,
-            self_stop: false,
-            dead_leader: None,
-            script_group: None,
-            pidfile_tries: 0,
-            pidfile_deadline: None,
         }
     }
 
@@ -445,6 +509,49 @@ impl Rt {
 
     fn starting(&self) -> bool {
         matches!(self.phase, Phase::Pre(_) | Phase::Main)
+    }
+}
+
+impl Cold {
+    fn new(now: Instant) -> Cold {
+        Cold {
+            since: now,
+            main_pid: None,
+            aux: None,
+            active: None,
+            timer: None,
+            timer_gen: 0,
+            restart_due: false,
+            attempt: 0,
+            restarts: 0,
+            status: Status::Fixed(""),
+            notify_status: None,
+            start_at: None,
+            active_at: None,
+            end_at: None,
+            ready_seen: false,
+            exit_ok: false,
+            self_stop: false,
+            dead_leader: None,
+            rare: None,
+        }
+    }
+
+    /// The rare part (all unset when there is none).
+    fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    /// The rare part, made if there is none: for a write that sets a field.
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// Resets fields of the rare part, if there is one (none reads as reset).
+    fn rare_reset(&mut self, f: impl FnOnce(&mut Rare)) {
+        if let Some(r) = self.rare.as_deref_mut() {
+            f(r);
+        }
     }
 }
 
@@ -481,7 +588,10 @@ pub struct UnitView {
 #[derive(Debug)]
 pub struct Planner {
     graph: Graph,
+    /// Per unit, the hot part of its record.
     rt: Vec<Rt>,
+    /// Per unit, the cold part.
+    cold: Vec<Cold>,
     target: String,
     /// `graph.provider(&target)`, looked up when either changes (not
     /// hashed on every `run`).
@@ -539,7 +649,8 @@ impl Planner {
     pub fn new(graph: Graph, target: &str, now: Instant, opts: PlannerOptions) -> Planner {
         let n = graph.len();
         let mut p = Planner {
-            rt: (0..n).map(|_| Rt::new(now)).collect(),
+            rt: vec![Rt::new(); n],
+            cold: (0..n).map(|_| Cold::new(now)).collect(),
             required: vec![false; n],
             graph,
             target: target.to_string(),
@@ -607,32 +718,80 @@ impl Planner {
     /// The full view of unit `id`.
     pub fn view(&self, id: UnitId) -> Option<UnitView> {
         let r = self.rt.get(id.index())?;
-        let restart_at = match r.timer {
+        let c = self.cold.get(id.index())?;
+        let restart_at = match c.timer {
             Some((t, Timer::Restart)) => Some(t),
             _ => None,
         };
-        let status = if let Some(s) = r.notify_status.as_ref().filter(|_| r.up()) {
+        let status = if let Some(s) = c.notify_status.as_ref().filter(|_| r.up()) {
             s.clone()
         } else if let Some(t) = restart_at {
             let d = t.since(self.now);
-            format!("{}; restart in {}", r.status, short(d))
+            format!("{}; restart in {}", self.status_text(id), short(d))
         } else {
-            r.status.clone()
+            self.status_text(id)
         };
         Some(UnitView {
             state: r.state,
-            since: r.since,
-            pid: r.main_pid,
+            since: c.since,
+            pid: c.main_pid,
             degraded: r.degraded,
-            blocked_by: r.blocked_by.clone(),
-            restarts: r.restarts,
+            blocked_by: c.rare().blocked_by.clone(),
+            restarts: c.restarts,
             status,
             restart_at,
             required: self.is_required(id),
-            start_at: r.start_at,
-            active_at: r.active_at,
-            end_at: r.end_at,
+            start_at: c.start_at,
+            active_at: c.active_at,
+            end_at: c.end_at,
         })
+    }
+
+    /// The status text of unit `id` ([`Cold::status`] formatted).
+    fn status_text(&self, id: UnitId) -> String {
+        match self.cold.get(id.index()).map(|c| &c.status) {
+            Some(Status::Fixed(s)) => (*s).to_string(),
+            Some(Status::WaitingFor(j)) => format!("waiting for {}", self.dep_target(id, *j)),
+            Some(Status::Text(s)) => s.clone(),
+            None => String::new(),
+        }
+    }
+
+    /// The target name of dependency `j` of `u`.
+    fn dep_target(&self, u: UnitId, j: u32) -> &str {
+        self.graph
+            .get(u)
+            .and_then(|n| n.deps.get(j as usize))
+            .map_or("", |d| d.target.as_str())
+    }
+
+    /// Whether unit `u`'s status says the same as `new`, compared without
+    /// formatting either: two `waiting for` dependencies with different
+    /// providers name different targets (a target's provider is looked up
+    /// by its name), so only the flat edge list is read for them.
+    fn status_same(&self, u: UnitId, new: &Status) -> bool {
+        fn text(s: &Status) -> Option<&str> {
+            match s {
+                Status::Fixed(t) => Some(t),
+                Status::Text(t) => Some(t.as_str()),
+                Status::WaitingFor(_) => None,
+            }
+        }
+        let cur = &self.cold[u.index()].status;
+        match (cur, new) {
+            (Status::WaitingFor(a), Status::WaitingFor(b)) => {
+                let prov = |j: u32| {
+                    edges_of(&self.fdep_at, &self.fdeps, u.index())
+                        .get(j as usize)
+                        .map(|d| d.0)
+                };
+                a == b || (prov(*a) == prov(*b) && self.dep_target(u, *a) == self.dep_target(u, *b))
+            }
+            (Status::WaitingFor(j), other) | (other, Status::WaitingFor(j)) => text(other)
+                .and_then(|t| t.strip_prefix("waiting for "))
+                .is_some_and(|t| t == self.dep_target(u, *j)),
+            (x, y) => text(x) == text(y),
+        }
     }
 
     /// The state of the current target (its provider's), or `None` if no
@@ -686,9 +845,7 @@ impl Planner {
         let r = &self.rt[p.index()];
         if r.state.is_active() {
             Some(true)
-        } else if r.state == UnitState::Failed
-            || (r.state == UnitState::Waiting && r.blocked_by.is_some())
-        {
+        } else if r.state == UnitState::Failed || (r.state == UnitState::Waiting && r.blocked) {
             Some(false)
         } else {
             None
@@ -719,7 +876,7 @@ impl Planner {
     pub fn next_deadline(&mut self) -> Option<Instant> {
         while let Some(Reverse((t, u, gen))) = self.heap.peek().copied() {
             let live = self
-                .rt
+                .cold
                 .get(u as usize)
                 .is_some_and(|r| r.timer_gen == gen && r.timer.is_some());
             if live {
@@ -733,6 +890,13 @@ impl Planner {
     /// Takes the actions decided so far.
     pub fn take_actions(&mut self) -> Vec<Action> {
         std::mem::take(&mut self.actions)
+    }
+
+    /// Moves the actions decided so far to the end of `out`, in order: what
+    /// [`Planner::take_actions`] returns, but the planner keeps its buffer
+    /// (and its capacity), and so can the caller (no allocation per call).
+    pub fn drain_actions_into(&mut self, out: &mut impl Extend<Action>) {
+        out.extend(self.actions.drain(..));
     }
 
     /// Takes the units whose state (or status) changed since the last call.
@@ -799,7 +963,7 @@ impl Planner {
         let r = &mut self.rt[id.index()];
         if r.up() {
             r.restart_requested = true;
-            r.attempt = 0;
+            self.cold[id.index()].attempt = 0;
         } else if r.phase == Phase::Idle {
             self.reset_failed(id);
             if self.rt[id.index()].state == UnitState::Exited {
@@ -825,17 +989,15 @@ impl Planner {
         if self.rt[i].phase != Phase::Up || self.rt[i].to_stop {
             return Err(ReloadError::NotRunning(name.to_string()));
         }
-        let spec = self.rt[i]
-            .active
-            .clone()
-            .unwrap_or_else(|| self.graph.node(id).spec.clone());
-        let Some(cmd) = spec.exec_reload.clone() else {
+        let spec = self.spec_of(id);
+        if spec.exec_reload.is_none() {
             return Err(ReloadError::NoReloadCommand(name.to_string()));
-        };
+        }
+        let start_timeout = spec.start_timeout;
         self.rt[i].phase = Phase::Reloading;
-        self.set_timer(id, spec.start_timeout, Timer::Reload);
+        self.set_timer(id, start_timeout, Timer::Reload);
         self.set_state(id, UnitState::Reloading, "reloading");
-        self.spawn(id, Role::Reload, &cmd);
+        self.spawn(id, Role::Reload);
         self.run();
         Ok(id)
     }
@@ -882,14 +1044,14 @@ impl Planner {
                 break;
             }
             self.heap.pop();
-            let Some(r) = self.rt.get(u as usize) else {
+            let Some(r) = self.cold.get(u as usize) else {
                 continue;
             };
             if r.timer_gen != gen {
                 continue;
             }
             let Some((_, kind)) = r.timer else { continue };
-            self.rt[u as usize].timer = None;
+            self.cold[u as usize].timer = None;
             self.on_timer(UnitId(u), kind);
         }
         self.run();
@@ -919,7 +1081,7 @@ impl Planner {
             .map(|i| {
                 let n = self.graph.node(i);
                 (
-                    self.rt[i.index()]
+                    self.cold[i.index()]
                         .active
                         .clone()
                         .unwrap_or_else(|| n.spec.clone()),
@@ -954,15 +1116,28 @@ impl Planner {
         let old = std::mem::replace(&mut self.graph, graph);
         self.target_provider = self.graph.provider(&self.target);
         let mut old_rt = std::mem::take(&mut self.rt);
+        let mut old_cold = std::mem::take(&mut self.cold);
         let n = self.graph.len();
         let mut map: Vec<Option<UnitId>> = vec![None; old.len()];
         let mut rt = Vec::with_capacity(n);
+        let mut cold = Vec::with_capacity(n);
         for id in self.graph.ids() {
             let node = self.graph.node(id);
             match old.unit(&node.spec.name) {
                 Some(oid) => {
                     map[oid.index()] = Some(id);
-                    let mut r = std::mem::replace(&mut old_rt[oid.index()], Rt::new(now));
+                    let mut r = std::mem::replace(&mut old_rt[oid.index()], Rt::new());
+                    let mut c = std::mem::replace(&mut old_cold[oid.index()], Cold::new(now));
+                    // The dependency indices may move: a status that names
+                    // one becomes text, from the old graph.
+                    if let Status::WaitingFor(j) = c.status {
+                        let t = old
+                            .node(oid)
+                            .deps
+                            .get(j as usize)
+                            .map_or("", |d| d.target.as_str());
+                        c.status = Status::Text(format!("waiting for {t}"));
+                    }
                     let onode = old.node(oid);
                     if !node.ghost && (onode.spec != node.spec || onode.ghost) {
                         if !onode.ghost {
@@ -973,20 +1148,22 @@ impl Planner {
                         if r.up() {
                             r.spec_changed = true;
                         }
-                        r.attempt = 0;
+                        c.attempt = 0;
                         if r.phase == Phase::Idle && r.state == UnitState::Failed {
                             r.state = UnitState::Waiting;
-                            r.timer = None;
-                            r.failure = None;
+                            c.timer = None;
+                            c.rare_reset(|r| r.failure = None);
                         }
                     } else if !node.ghost {
                         applied.unchanged += 1;
                     }
                     rt.push(r);
+                    cold.push(c);
                 }
                 None => {
                     applied.added.push(node.spec.name.clone());
-                    rt.push(Rt::new(now));
+                    rt.push(Rt::new());
+                    cold.push(Cold::new(now));
                 }
             }
         }
@@ -1002,6 +1179,7 @@ impl Planner {
             }
         }
         self.rt = rt;
+        self.cold = cold;
         for r in &mut self.rt {
             r.queued = false;
             // The dependency indices may have moved.
@@ -1018,7 +1196,7 @@ impl Planner {
             })
             .collect();
         self.heap.clear();
-        for (i, r) in self.rt.iter().enumerate() {
+        for (i, r) in self.cold.iter().enumerate() {
             if let Some((t, _)) = r.timer {
                 self.heap.push(Reverse((t, i as u32, r.timer_gen)));
             }
@@ -1225,7 +1403,7 @@ impl Planner {
                 // Only an exited unit that is leaving looks at its stop
                 // commands (the spec is not read on every evaluation).
                 let has_stop = leaving_exited && {
-                    let sp = self.rt[i]
+                    let sp = self.cold[i]
                         .active
                         .as_ref()
                         .unwrap_or(&self.graph.node(u).spec);
@@ -1246,7 +1424,7 @@ impl Planner {
                     if state != UnitState::Disabled {
                         self.clear_timer(u);
                         self.rt[i].restart_ready = false;
-                        self.rt[i].blocked_by = None;
+                        self.set_blocked(i, None);
                         self.set_state(u, UnitState::Disabled, "not required");
                         changed = true;
                     }
@@ -1273,7 +1451,7 @@ impl Planner {
                         }
                     } else {
                         self.rt[i].queued_turn = false;
-                        self.rt[i].blocked_by = None;
+                        self.set_blocked(i, None);
                         self.begin_start(u);
                         changed = true;
                     }
@@ -1288,7 +1466,9 @@ impl Planner {
                     } else {
                         None
                     };
-                    let blocked_changed = self.rt[i].blocked_by != blocked;
+                    // The hot flag says whether there is a name to compare.
+                    let blocked_changed = (self.rt[i].blocked || blocked.is_some())
+                        && self.cold[i].rare().blocked_by != blocked;
                     blocked_moved = blocked_changed;
                     // The status, compared before it is formatted: most
                     // evaluations of a waiting unit leave it as it is.
@@ -1303,37 +1483,26 @@ impl Planner {
                     let why = if key != 0 && self.rt[i].status_key == key {
                         None
                     } else {
-                        let (prefix, name) = match (&blocked, waited) {
-                            (Some(b), _) => ("blocked by ", b.as_str()),
-                            (None, Some(j)) => (
-                                "waiting for ",
-                                self.graph
-                                    .node(u)
-                                    .deps
-                                    .get(j)
-                                    .map_or("", |d| d.target.as_str()),
-                            ),
-                            (None, None) => ("waiting", ""),
+                        let new = match (&blocked, waited) {
+                            (Some(b), _) => Status::Text(format!("blocked by {b}")),
+                            (None, Some(j)) => Status::WaitingFor(j as u32),
+                            (None, None) => Status::Fixed("waiting"),
                         };
-                        let status = &self.rt[i].status;
-                        let same = status.len() == prefix.len() + name.len()
-                            && status.starts_with(prefix)
-                            && status.ends_with(name);
-                        if same {
+                        if self.status_same(u, &new) {
                             None
                         } else {
-                            Some(format!("{prefix}{name}"))
+                            Some(new)
                         }
                     };
                     if state != UnitState::Waiting && state != UnitState::Failed {
-                        let why = why.unwrap_or_else(|| self.rt[i].status.clone());
-                        self.rt[i].blocked_by = blocked;
-                        self.set_state(u, UnitState::Waiting, &why);
+                        let why = why.unwrap_or_else(|| self.cold[i].status.clone());
+                        self.set_blocked(i, blocked);
+                        self.set_state(u, UnitState::Waiting, why);
                         self.rt[i].status_key = key;
                         changed = true;
                     } else {
                         if blocked_changed {
-                            self.rt[i].blocked_by = blocked;
+                            self.set_blocked(i, blocked);
                             self.mark_changed(u);
                             changed = true;
                         }
@@ -1342,7 +1511,7 @@ impl Planner {
                         // (it used to keep naming the first one).
                         if state == UnitState::Waiting {
                             if let Some(why) = why {
-                                self.rt[i].status = why;
+                                self.cold[i].status = why;
                                 self.mark_changed(u);
                             }
                             self.rt[i].status_key = key;
@@ -1391,7 +1560,6 @@ impl Planner {
             .iter()
             .map(|r| (dep_flags(r), stop_flags(r)))
             .collect();
-        self.counts = self.graph.ids().map(|u| self.scan_counts(u)).collect();
         self.waited_from = vec![0; n];
         self.blocked_from = vec![0; n];
         // Flat edge lists, by counting: same order as the graph's lists.
@@ -1434,6 +1602,18 @@ impl Planner {
                 }
             }
         }
+        // The counts, from the flat lists ([`Planner::scan_counts`] without
+        // reading every graph node again).
+        let told = &self.told;
+        self.counts = (0..n)
+            .map(|u| {
+                let mut c = DepCounts::default();
+                for &(p, kind) in edges_of(&fdep_at, &fdeps, u) {
+                    c.add(DepCounts::edge(kind, p.map(|p| told[p.index()])));
+                }
+                c
+            })
+            .collect();
         self.rdeps = rdeps;
         self.rdep_at = rdep_at;
         self.fdeps = fdeps;
@@ -1515,7 +1695,7 @@ impl Planner {
         let (_, d) = found?;
         match d.provider {
             Some(p) if self.rt[p.index()].state != UnitState::Failed => {
-                self.rt[p.index()].blocked_by.clone()
+                self.cold[p.index()].rare().blocked_by.clone()
             }
             _ => Some(d.target.clone()),
         }
@@ -1565,32 +1745,43 @@ impl Planner {
 
     // ----- transitions -----------------------------------------------------
 
-    fn set_state(&mut self, u: UnitId, state: UnitState, status: &str) {
+    fn set_state(&mut self, u: UnitId, state: UnitState, status: impl Into<Status>) {
         let now = self.now;
-        let moved = self.rt[u.index()].state != state;
-        let r = &mut self.rt[u.index()];
+        let i = u.index();
+        let r = &mut self.rt[i];
+        let c = &mut self.cold[i];
+        let moved = r.state != state;
         if moved {
-            r.since = now;
+            c.since = now;
             if state.is_active() && !r.state.is_active() {
-                r.active_at = Some(now);
+                c.active_at = Some(now);
             }
             if matches!(state, UnitState::Failed | UnitState::Disabled)
                 && r.state != UnitState::Waiting
             {
-                r.end_at = Some(now);
+                c.end_at = Some(now);
             }
         }
         r.state = state;
-        if r.status != status {
-            r.status.clear();
-            r.status.push_str(status);
-        }
+        c.status = status.into();
         r.status_key = 0;
         self.sync(u);
         self.mark_changed(u);
         if moved {
             self.push(u);
             self.push_neighbours(u);
+        }
+    }
+
+    /// Sets `blocked_by` (cold) and its hot flag.
+    fn set_blocked(&mut self, i: usize, b: Option<String>) {
+        if self.rt[i].blocked || b.is_some() {
+            self.rt[i].blocked = b.is_some();
+            if b.is_some() {
+                self.cold[i].rare_mut().blocked_by = b;
+            } else {
+                self.cold[i].rare_reset(|r| r.blocked_by = None);
+            }
         }
     }
 
@@ -1605,14 +1796,14 @@ impl Planner {
 
     fn set_timer(&mut self, u: UnitId, after: Duration, kind: Timer) {
         let t = self.now.after(after);
-        let r = &mut self.rt[u.index()];
+        let r = &mut self.cold[u.index()];
         r.timer_gen += 1;
         r.timer = Some((t, kind));
         self.heap.push(Reverse((t, u.0, r.timer_gen)));
     }
 
     fn clear_timer(&mut self, u: UnitId) {
-        let r = &mut self.rt[u.index()];
+        let r = &mut self.cold[u.index()];
         if r.timer.is_some() {
             r.timer = None;
             r.timer_gen += 1;
@@ -1621,93 +1812,108 @@ impl Planner {
 
     fn reset_failed(&mut self, u: UnitId) {
         self.clear_timer(u);
-        let r = &mut self.rt[u.index()];
-        r.restart_ready = false;
-        r.attempt = 0;
-        r.failure = None;
-        if r.state == UnitState::Failed {
+        let i = u.index();
+        self.rt[i].restart_ready = false;
+        self.cold[i].attempt = 0;
+        self.cold[i].rare_reset(|r| r.failure = None);
+        if self.rt[i].state == UnitState::Failed {
             self.set_state(u, UnitState::Waiting, "reset");
         }
     }
 
-    fn spawn(&mut self, u: UnitId, role: Role, cmd: &Command) {
-        let r = &self.rt[u.index()];
-        let spec = r
-            .active
-            .clone()
-            .unwrap_or_else(|| self.graph.node(u).spec.clone());
-        let mainpid = r.main_pid;
-        self.actions.push(Action::Spawn {
+    /// The definition unit `u`'s processes run with: the one it started
+    /// with, or (idle) the graph's. Borrowed: most callers read a field or
+    /// two, and cloning the `Arc` touched its count on a cold line.
+    fn spec_of(&self, u: UnitId) -> &UnitSpec {
+        active_spec(&self.cold[u.index()], &self.graph, u)
+    }
+
+    /// Asks for the process of `role` of unit `u`, its command taken from
+    /// [`Planner::spec_of`] (the caller has checked that it exists).
+    fn spawn(&mut self, u: UnitId, role: Role) {
+        let i = u.index();
+        let Planner {
+            cold,
+            graph,
+            actions,
+            ..
+        } = self;
+        let spec = active_spec(&cold[i], graph, u);
+        // The words are the init's to read ([`spawn_argv`]).
+        let has_cmd = role.command(spec).is_some();
+        debug_assert!(has_cmd, "{role:?} of {u:?} has no command");
+        if !has_cmd {
+            return;
+        }
+        let mainpid = cold[i].main_pid;
+        actions.push(Action::Spawn {
             unit: u,
             role,
-            // Most commands do not mention $MAINPID: copy them as they are.
-            argv: if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
-                cmd.with_mainpid(mainpid)
-            } else {
-                cmd.argv.clone()
-            },
-            spec,
+            spec: spec.clone(),
             mainpid,
         });
         if role != Role::Main {
-            self.rt[u.index()].aux = Some((role, None));
+            cold[i].aux = Some((role, None));
         }
     }
 
     fn begin_start(&mut self, u: UnitId) {
-        let spec = self.graph.node(u).spec.clone();
         let i = u.index();
-        if r_restarting(&self.rt[i]) {
-            self.rt[i].restarts += 1;
+        let spec = &self.graph.node(u).spec;
+        let (kind, start_timeout, has_pre) = (
+            spec.kind,
+            spec.start_timeout,
+            !spec.exec_start_pre.is_empty(),
+        );
+        let spec = spec.clone();
+        let r = &mut self.rt[i];
+        let c = &mut self.cold[i];
+        if r_restarting(r) {
+            c.restarts += 1;
         }
-        {
-            let r = &mut self.rt[i];
-            r.active = Some(spec.clone());
-            r.restart_ready = false;
-            r.restart_requested = false;
-            r.spec_changed = false;
+        r.restart_ready = false;
+        r.restart_requested = false;
+        r.spec_changed = false;
+        c.active = Some(spec);
+        c.rare_reset(|r| {
             r.failure = None;
-            r.notify_status = None;
-            r.ready_seen = false;
-            r.exit_ok = false;
-            r.self_stop = false;
-            r.dead_leader = None;
             r.script_group = None;
             r.pidfile_tries = 0;
             r.pidfile_deadline = None;
-            r.start_at = Some(self.now);
-            r.main_pid = None;
-        }
+        });
+        c.notify_status = None;
+        c.ready_seen = false;
+        c.exit_ok = false;
+        c.self_stop = false;
+        c.dead_leader = None;
+        c.start_at = Some(self.now);
+        c.main_pid = None;
         self.clear_timer(u);
-        if spec.kind == UnitType::Virtual {
+        if kind == UnitType::Virtual {
             self.rt[i].phase = Phase::Up;
             self.set_state(u, UnitState::Running, "active");
             return;
         }
         self.starting += 1;
-        self.set_timer(u, spec.start_timeout, Timer::Start);
-        if spec.exec_start_pre.is_empty() {
+        self.set_timer(u, start_timeout, Timer::Start);
+        if !has_pre {
             self.start_main(u);
         } else {
             self.rt[i].phase = Phase::Pre(0);
             self.set_state(u, UnitState::Starting, "running exec-start-pre");
-            if let Some(cmd) = spec.exec_start_pre.first() {
-                self.spawn(u, Role::Pre(0), cmd);
-            }
+            self.spawn(u, Role::Pre(0));
         }
     }
 
     fn start_main(&mut self, u: UnitId) {
-        let spec = self.rt[u.index()]
-            .active
-            .clone()
-            .unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let has_main = self.spec_of(u).exec_start.is_some();
         self.rt[u.index()].phase = Phase::Main;
-        self.rt[u.index()].aux = None;
+        self.cold[u.index()].aux = None;
         self.set_state(u, UnitState::Starting, "starting");
-        match &spec.exec_start {
-            Some(cmd) => self.spawn(u, Role::Main, cmd),
-            None => self.fail(u, "no exec-start".to_string(), false),
+        if has_main {
+            self.spawn(u, Role::Main);
+        } else {
+            self.fail(u, "no exec-start".to_string(), false);
         }
     }
 
@@ -1717,22 +1923,21 @@ impl Planner {
         }
     }
 
-    fn become_up(&mut self, u: UnitId, status: &str) {
+    fn become_up(&mut self, u: UnitId, status: &'static str) {
         self.leave_starting(u);
         self.clear_timer(u);
-        let r = &mut self.rt[u.index()];
-        r.phase = Phase::Up;
-        r.aux = None;
+        self.rt[u.index()].phase = Phase::Up;
+        self.cold[u.index()].aux = None;
         self.set_state(u, UnitState::Running, status);
     }
 
     fn on_spawned(&mut self, u: UnitId, role: Role, pid: i32) {
-        let Some(r) = self.rt.get_mut(u.index()) else {
+        let (Some(r), Some(c)) = (self.rt.get(u.index()), self.cold.get_mut(u.index())) else {
             return;
         };
         self.pids.insert(pid, (u, role));
         if role == Role::Main {
-            if r.phase != Phase::Main || r.main_pid.is_some() {
+            if r.phase != Phase::Main || c.main_pid.is_some() {
                 // The unit moved on before the spawn was reported: the
                 // process is not wanted.
                 self.actions.push(Action::Kill {
@@ -1743,31 +1948,30 @@ impl Planner {
                 });
                 return;
             }
-            r.main_pid = Some(pid);
-            let spec = r
-                .active
-                .clone()
-                .unwrap_or_else(|| self.graph.node(u).spec.clone());
-            if spec.kind == UnitType::ForegroundSupervised {
-                if let Some(w) = spec.ready_wait {
+            c.main_pid = Some(pid);
+            let spec = self.spec_of(u);
+            let (kind, ready_wait, ready_grep) =
+                (spec.kind, spec.ready_wait, spec.ready_grep.is_some());
+            if kind == UnitType::ForegroundSupervised {
+                if let Some(w) = ready_wait {
                     // One timer per unit: a ready-wait that would end after
                     // the start timeout leaves the start timeout in place
                     // (the start then times out, as it should).
-                    let start_left = match self.rt[u.index()].timer {
+                    let start_left = match self.cold[u.index()].timer {
                         Some((t, Timer::Start)) => Some(t.since(self.now)),
                         _ => None,
                     };
                     if start_left.is_none_or(|left| w < left) {
                         self.set_timer(u, w, Timer::ReadyWait);
                     }
-                } else if spec.ready_grep.is_none() {
+                } else if !ready_grep {
                     self.become_up(u, "running");
                 }
             }
             self.mark_changed(u);
         } else {
-            match r.aux {
-                Some((ar, None)) if ar == role => r.aux = Some((role, Some(pid))),
+            match c.aux {
+                Some((ar, None)) if ar == role => c.aux = Some((role, Some(pid))),
                 _ => self.actions.push(Action::Kill {
                     unit: u,
                     pid,
@@ -1790,22 +1994,22 @@ impl Planner {
                 }
             }
             Role::Reload => {
-                self.rt[u.index()].aux = None;
+                self.cold[u.index()].aux = None;
                 if self.rt[u.index()].phase == Phase::Reloading {
                     self.rt[u.index()].phase = Phase::Up;
-                    self.set_state(u, UnitState::Running, &msg);
+                    self.set_state(u, UnitState::Running, msg);
                 }
             }
             Role::Stop => {
                 // Fall back to the kill signal.
-                self.rt[u.index()].aux = None;
-                self.rt[u.index()].status = msg;
+                self.cold[u.index()].aux = None;
+                self.cold[u.index()].status = Status::Text(msg);
                 self.rt[u.index()].status_key = 0;
                 self.signal_main(u, false);
                 self.check_stopped(u);
             }
             Role::StopPost(n) => {
-                self.rt[u.index()].aux = None;
+                self.cold[u.index()].aux = None;
                 self.stop_post(u, n + 1);
             }
         }
@@ -1813,45 +2017,45 @@ impl Planner {
 
     fn on_exit(&mut self, u: UnitId, role: Role, pid: i32, status: ExitStatus) {
         let i = u.index();
-        let spec = self.rt[i]
-            .active
-            .clone()
-            .unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let (kind, restart) = {
+            let s = self.spec_of(u);
+            (s.kind, s.restart)
+        };
         match role {
             Role::Main => {
-                if self.rt[i].main_pid != Some(pid) {
+                if self.cold[i].main_pid != Some(pid) {
                     return;
                 }
-                self.rt[i].main_pid = None;
+                self.cold[i].main_pid = None;
                 // What the main process left in its group is killed once the
                 // unit is down (`finish_main`), unless this is a start
                 // command whose exit 0 hands over to what it started.
                 let hands_over = self.rt[i].phase == Phase::Main
                     && status.success()
                     && matches!(
-                        spec.kind,
+                        kind,
                         UnitType::Oneshot
                             | UnitType::BackgroundScripted
                             | UnitType::BackgroundPidfile
                     );
                 if !hands_over {
-                    self.rt[i].dead_leader = Some(pid);
+                    self.cold[i].dead_leader = Some(pid);
                 }
                 match self.rt[i].phase {
-                    Phase::Main => match spec.kind {
+                    Phase::Main => match kind {
                         UnitType::Oneshot if status.success() => {
                             self.leave_starting(u);
                             self.clear_timer(u);
                             self.rt[i].phase = Phase::Idle;
-                            self.rt[i].attempt = 0;
+                            self.cold[i].attempt = 0;
                             self.set_state(u, UnitState::Exited, "exit status 0");
                         }
                         UnitType::BackgroundScripted if status.success() => {
-                            self.rt[i].script_group = Some(pid);
+                            self.cold[i].rare_mut().script_group = Some(pid);
                             self.become_up(u, "started");
                         }
                         UnitType::BackgroundPidfile if status.success() => {
-                            if let Some(path) = spec.pidfile.clone() {
+                            if let Some(path) = self.spec_of(u).pidfile.clone() {
                                 self.actions.push(Action::ReadPidfile { unit: u, path });
                             } else {
                                 self.fail(u, "no pidfile".to_string(), false);
@@ -1864,10 +2068,10 @@ impl Planner {
                         }
                     },
                     Phase::Up | Phase::Reloading => {
-                        if status.success() && spec.restart != RestartPolicy::Always {
-                            self.rt[i].failure = None;
-                            self.rt[i].exit_ok = true;
-                            self.rt[i].status = "exit status 0".to_string();
+                        if status.success() && restart != RestartPolicy::Always {
+                            self.cold[i].rare_reset(|r| r.failure = None);
+                            self.cold[i].exit_ok = true;
+                            self.cold[i].status = Status::Fixed("exit status 0");
                             self.rt[i].status_key = 0;
                             self.finish_main(u, true);
                         } else {
@@ -1880,15 +2084,15 @@ impl Planner {
                         // anything else a failure). As a stop the init had
                         // asked for, it would go back to `waiting` and start
                         // again at once.
-                        if std::mem::take(&mut self.rt[i].self_stop) {
-                            if status.success() && spec.restart != RestartPolicy::Always {
-                                self.rt[i].failure = None;
-                                self.rt[i].exit_ok = true;
-                                self.rt[i].status = "exit status 0".to_string();
+                        if std::mem::take(&mut self.cold[i].self_stop) {
+                            if status.success() && restart != RestartPolicy::Always {
+                                self.cold[i].rare_reset(|r| r.failure = None);
+                                self.cold[i].exit_ok = true;
+                                self.cold[i].status = Status::Fixed("exit status 0");
                                 self.rt[i].status_key = 0;
                             } else {
-                                self.rt[i].restart_due = spec.restart != RestartPolicy::No;
-                                self.rt[i].failure = Some(status.describe());
+                                self.cold[i].restart_due = restart != RestartPolicy::No;
+                                self.cold[i].rare_mut().failure = Some(status.describe());
                             }
                         }
                         self.check_stopped(u)
@@ -1897,14 +2101,17 @@ impl Planner {
                 }
             }
             Role::Pre(n) => {
-                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                if self.cold[i].aux.map(|a| a.0) != Some(role) {
                     return;
                 }
-                self.rt[i].aux = None;
-                let ignore = spec
-                    .exec_start_pre
-                    .get(n as usize)
-                    .is_some_and(|c| c.ignore_failure);
+                self.cold[i].aux = None;
+                let (ignore, pres) = {
+                    let pre = &self.spec_of(u).exec_start_pre;
+                    (
+                        pre.get(n as usize).is_some_and(|c| c.ignore_failure),
+                        pre.len(),
+                    )
+                };
                 if self.rt[i].phase != Phase::Pre(n) {
                     if matches!(self.rt[i].phase, Phase::Stopping { .. }) {
                         self.check_stopped(u);
@@ -1913,24 +2120,23 @@ impl Planner {
                 }
                 if status.success() || ignore {
                     let next = n + 1;
-                    match spec.exec_start_pre.get(next as usize) {
-                        Some(cmd) => {
-                            self.rt[i].phase = Phase::Pre(next);
-                            self.spawn(u, Role::Pre(next), cmd);
-                        }
-                        None => self.start_main(u),
+                    if (next as usize) < pres {
+                        self.rt[i].phase = Phase::Pre(next);
+                        self.spawn(u, Role::Pre(next));
+                    } else {
+                        self.start_main(u);
                     }
                 } else {
                     self.fail(u, format!("exec-start-pre: {}", status.describe()), true);
                 }
             }
             Role::Stop => {
-                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                if self.cold[i].aux.map(|a| a.0) != Some(role) {
                     return;
                 }
-                self.rt[i].aux = None;
+                self.cold[i].aux = None;
                 if !status.success() {
-                    self.rt[i].status = format!("exec-stop: {}", status.describe());
+                    self.cold[i].status = Status::Text(format!("exec-stop: {}", status.describe()));
                     self.rt[i].status_key = 0;
                 }
                 // What exec-stop left running gets the kill signal.
@@ -1938,41 +2144,41 @@ impl Planner {
                 self.check_stopped(u);
             }
             Role::StopPost(n) => {
-                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                if self.cold[i].aux.map(|a| a.0) != Some(role) {
                     return;
                 }
-                self.rt[i].aux = None;
+                self.cold[i].aux = None;
                 if self.rt[i].phase == Phase::StopPost(n) {
                     self.stop_post(u, n + 1);
                 }
             }
             Role::Reload => {
-                if self.rt[i].aux.map(|a| a.0) != Some(role) {
+                if self.cold[i].aux.map(|a| a.0) != Some(role) {
                     return;
                 }
-                self.rt[i].aux = None;
+                self.cold[i].aux = None;
                 if self.rt[i].phase == Phase::Reloading {
                     self.clear_timer(u);
                     self.rt[i].phase = Phase::Up;
                     let st = if status.success() {
-                        "reloaded".to_string()
+                        Status::Fixed("reloaded")
                     } else {
-                        format!("exec-reload: {}", status.describe())
+                        Status::Text(format!("exec-reload: {}", status.describe()))
                     };
-                    self.set_state(u, UnitState::Running, &st);
+                    self.set_state(u, UnitState::Running, st);
                 }
             }
         }
     }
 
     fn on_pidfile(&mut self, u: UnitId, result: Result<i32, String>) {
-        let Some(r) = self.rt.get(u.index()) else {
+        let (Some(r), Some(c)) = (self.rt.get(u.index()), self.cold.get(u.index())) else {
             return;
         };
         if r.phase != Phase::Main {
             // Stopped while the daemon was starting: it must not stay behind.
             if let Ok(pid) = result {
-                let signal = r
+                let signal = c
                     .active
                     .as_ref()
                     .map(|s| s.kill_signal)
@@ -1997,7 +2203,7 @@ impl Planner {
         }
         match result {
             Ok(pid) => {
-                self.rt[u.index()].main_pid = Some(pid);
+                self.cold[u.index()].main_pid = Some(pid);
                 self.pids.insert(pid, (u, Role::Main));
                 self.become_up(u, "running");
             }
@@ -2008,7 +2214,7 @@ impl Planner {
                 // start-timeout. Failing at the first miss left the daemon
                 // running unsupervised, and the restart started a second one.
                 let i = u.index();
-                let deadline = match (self.rt[i].pidfile_deadline, self.rt[i].timer) {
+                let deadline = match (self.cold[i].rare().pidfile_deadline, self.cold[i].timer) {
                     (Some(d), _) => d,
                     (None, Some((t, Timer::Start))) => t,
                     (None, _) => self.now,
@@ -2017,10 +2223,11 @@ impl Planner {
                     self.fail(u, format!("pidfile: {e} (start timed out)"), true);
                     return;
                 }
-                let tries = self.rt[i].pidfile_tries;
-                self.rt[i].pidfile_tries = tries.saturating_add(1);
-                self.rt[i].pidfile_deadline = Some(deadline);
-                self.rt[i].status = format!("waiting for the pidfile ({e})");
+                let rare = self.cold[i].rare_mut();
+                let tries = rare.pidfile_tries;
+                rare.pidfile_tries = tries.saturating_add(1);
+                rare.pidfile_deadline = Some(deadline);
+                self.cold[i].status = Status::Text(format!("waiting for the pidfile ({e})"));
                 self.rt[i].status_key = 0;
                 self.mark_changed(u);
                 let step =
@@ -2031,20 +2238,21 @@ impl Planner {
     }
 
     fn on_notify(&mut self, u: UnitId, msg: Notify) {
-        let Some(r) = self.rt.get_mut(u.index()) else {
+        let i = u.index();
+        let (Some(r), Some(c)) = (self.rt.get_mut(i), self.cold.get_mut(i)) else {
             return;
         };
-        let kind = r.active.as_ref().map(|s| s.kind);
+        let kind = c.active.as_ref().map(|s| s.kind);
         match msg {
             Notify::Ready => {
-                r.ready_seen = true;
+                c.ready_seen = true;
                 match r.phase {
                     Phase::Main if kind == Some(UnitType::ForegroundNotified) => {
                         self.become_up(u, "ready")
                     }
-                    Phase::Reloading if r.aux.is_none() => {
+                    Phase::Reloading if c.aux.is_none() => {
                         self.clear_timer(u);
-                        self.rt[u.index()].phase = Phase::Up;
+                        self.rt[i].phase = Phase::Up;
                         self.set_state(u, UnitState::Running, "reloaded");
                     }
                     _ => {}
@@ -2053,7 +2261,7 @@ impl Planner {
             Notify::Reloading => {
                 if r.phase == Phase::Up {
                     r.phase = Phase::Reloading;
-                    let t = r
+                    let t = c
                         .active
                         .as_ref()
                         .map(|s| s.start_timeout)
@@ -2066,9 +2274,9 @@ impl Planner {
                 if matches!(r.phase, Phase::Up | Phase::Reloading) {
                     // The service is on its way down by itself: wait for its exit.
                     r.phase = Phase::Stopping { killed: false };
-                    r.failure = None;
-                    r.self_stop = true;
-                    let t = r
+                    c.rare_reset(|r| r.failure = None);
+                    c.self_stop = true;
+                    let t = c
                         .active
                         .as_ref()
                         .map(|s| s.stop_timeout)
@@ -2078,12 +2286,12 @@ impl Planner {
                 }
             }
             Notify::Status(s) => {
-                r.notify_status = Some(s);
+                c.notify_status = Some(s);
                 self.mark_changed(u);
             }
             Notify::MainPid(pid) => {
                 if pid > 1 && r.up() {
-                    if let Some(old) = r.main_pid.replace(pid) {
+                    if let Some(old) = c.main_pid.replace(pid) {
                         self.pids.remove(&old);
                     }
                     self.pids.insert(pid, (u, Role::Main));
@@ -2091,12 +2299,12 @@ impl Planner {
                 }
             }
             Notify::Errno(e) => {
-                r.status = format!("errno {e}");
+                c.status = Status::Text(format!("errno {e}"));
                 r.status_key = 0;
                 self.mark_changed(u);
             }
             Notify::ExtendTimeout(d) => {
-                if let Some((t, kind)) = r.timer {
+                if let Some((t, kind)) = c.timer {
                     if matches!(kind, Timer::Start | Timer::Stop | Timer::Reload) {
                         let want = self.now.after(d);
                         if want > t {
@@ -2124,7 +2332,7 @@ impl Planner {
             }
             Timer::Reload => {
                 if self.rt[i].phase == Phase::Reloading {
-                    if let Some((Role::Reload, Some(pid))) = self.rt[i].aux {
+                    if let Some((Role::Reload, Some(pid))) = self.cold[i].aux {
                         self.actions.push(Action::Kill {
                             unit: u,
                             pid,
@@ -2132,7 +2340,7 @@ impl Planner {
                             group: true,
                         });
                     }
-                    self.rt[i].aux = None;
+                    self.cold[i].aux = None;
                     self.rt[i].phase = Phase::Up;
                     self.set_state(u, UnitState::Running, "reload timed out");
                 }
@@ -2143,7 +2351,7 @@ impl Planner {
                     self.kill_everything(u, Signal::KILL);
                     let t = self.stop_timeout(u);
                     self.set_timer(u, t, Timer::Abandon);
-                    self.rt[i].status = "stop timed out; sent SIGKILL".to_string();
+                    self.cold[i].status = Status::Fixed("stop timed out; sent SIGKILL");
                     self.rt[i].status_key = 0;
                     self.mark_changed(u);
                 }
@@ -2152,13 +2360,13 @@ impl Planner {
                 if let Phase::Stopping { .. } = self.rt[i].phase {
                     // The processes did not die even of SIGKILL (uninterruptible
                     // sleep): stop waiting for them.
-                    if let Some(pid) = self.rt[i].main_pid.take() {
+                    if let Some(pid) = self.cold[i].main_pid.take() {
                         self.pids.remove(&pid);
                     }
-                    if let Some((_, Some(pid))) = self.rt[i].aux.take() {
+                    if let Some((_, Some(pid))) = self.cold[i].aux.take() {
                         self.pids.remove(&pid);
                     }
-                    self.rt[i].status = "processes did not die; abandoned".to_string();
+                    self.cold[i].status = Status::Fixed("processes did not die; abandoned");
                     self.rt[i].status_key = 0;
                     self.check_stopped(u);
                 }
@@ -2170,7 +2378,7 @@ impl Planner {
                 }
             }
             Timer::Pidfile => {
-                let path = self.rt[i].active.as_ref().and_then(|s| s.pidfile.clone());
+                let path = self.cold[i].active.as_ref().and_then(|s| s.pidfile.clone());
                 if let (Phase::Main, Some(path)) = (self.rt[i].phase, path) {
                     self.actions.push(Action::ReadPidfile { unit: u, path });
                 }
@@ -2179,7 +2387,7 @@ impl Planner {
     }
 
     fn stop_timeout(&self, u: UnitId) -> Duration {
-        self.rt[u.index()]
+        self.cold[u.index()]
             .active
             .as_ref()
             .map(|s| s.stop_timeout)
@@ -2190,7 +2398,7 @@ impl Planner {
     /// `failed`. `restartable` says whether `restart: on-failure` applies.
     fn fail(&mut self, u: UnitId, why: String, restartable: bool) {
         let i = u.index();
-        let policy = self.rt[i]
+        let policy = self.cold[i]
             .active
             .as_ref()
             .map(|s| s.restart)
@@ -2199,14 +2407,14 @@ impl Planner {
         // for `on-failure`; `always` also restarts after a clean exit, which
         // reaches here from the exit handler.
         let _ = restartable;
-        self.rt[i].restart_due = policy != RestartPolicy::No;
-        self.rt[i].failure = Some(why.clone());
+        self.cold[i].restart_due = policy != RestartPolicy::No;
+        self.cold[i].rare_mut().failure = Some(why.clone());
         match self.rt[i].phase {
             Phase::Idle => {}
             Phase::Stopping { .. } | Phase::StopPost(_) => {}
             Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading => {
-                if self.rt[i].main_pid.is_some() || self.rt[i].aux.is_some() {
-                    self.begin_stop(u, &why);
+                if self.cold[i].main_pid.is_some() || self.cold[i].aux.is_some() {
+                    self.begin_stop(u, Status::Text(why));
                 } else {
                     self.finish_main(u, false);
                 }
@@ -2215,25 +2423,24 @@ impl Planner {
     }
 
     /// Stops a unit that is up: `exec-stop`, or the kill signal.
-    fn begin_stop(&mut self, u: UnitId, why: &str) {
+    fn begin_stop(&mut self, u: UnitId, why: impl Into<Status>) {
         let i = u.index();
         self.leave_starting(u);
-        let spec = self.rt[i]
-            .active
-            .clone()
-            .unwrap_or_else(|| self.graph.node(u).spec.clone());
+        let spec = self.spec_of(u);
+        let (kind, stop_timeout, has_stop) =
+            (spec.kind, spec.stop_timeout, spec.exec_stop.is_some());
         let was = self.rt[i].phase;
-        if spec.kind == UnitType::Virtual {
+        if kind == UnitType::Virtual {
             self.rt[i].phase = Phase::Idle;
             self.after_stop(u);
             return;
         }
         self.rt[i].phase = Phase::Stopping { killed: false };
         self.clear_timer(u);
-        self.set_timer(u, spec.stop_timeout, Timer::Stop);
+        self.set_timer(u, stop_timeout, Timer::Stop);
         self.set_state(u, UnitState::Stopping, why);
         // A helper still running (pre, reload) is killed outright.
-        if let Some((role, Some(pid))) = self.rt[i].aux {
+        if let Some((role, Some(pid))) = self.cold[i].aux {
             if role != Role::Stop {
                 self.actions.push(Action::Kill {
                     unit: u,
@@ -2244,45 +2451,39 @@ impl Planner {
             }
         }
         let can_exec_stop =
-            matches!(was, Phase::Up | Phase::Reloading) && self.rt[i].failure.is_none();
-        match (&spec.exec_stop, can_exec_stop) {
-            (Some(cmd), true) => {
-                let cmd = cmd.clone();
-                self.spawn(u, Role::Stop, &cmd);
-            }
-            _ => {
-                self.signal_main(u, false);
-                self.check_stopped(u);
-            }
+            matches!(was, Phase::Up | Phase::Reloading) && self.cold[i].rare().failure.is_none();
+        if has_stop && can_exec_stop {
+            self.spawn(u, Role::Stop);
+        } else {
+            self.signal_main(u, false);
+            self.check_stopped(u);
         }
     }
 
     /// Stops an `exited` unit that has stop commands: runs `exec-stop`, then
     /// `exec-stop-post`.
-    fn stop_exited(&mut self, u: UnitId, why: &str) {
+    fn stop_exited(&mut self, u: UnitId, why: &'static str) {
         let i = u.index();
-        let spec = self.rt[i]
-            .active
-            .clone()
-            .unwrap_or_else(|| self.graph.node(u).spec.clone());
-        self.rt[i].active = Some(spec.clone());
-        self.rt[i].exit_ok = false;
-        self.rt[i].failure = None;
+        if self.cold[i].active.is_none() {
+            self.cold[i].active = Some(self.graph.node(u).spec.clone());
+        }
+        let spec = self.spec_of(u);
+        let (stop_timeout, has_stop) = (spec.stop_timeout, spec.exec_stop.is_some());
+        self.cold[i].exit_ok = false;
+        self.cold[i].rare_reset(|r| r.failure = None);
         self.rt[i].phase = Phase::Stopping { killed: false };
-        self.set_timer(u, spec.stop_timeout, Timer::Stop);
+        self.set_timer(u, stop_timeout, Timer::Stop);
         self.set_state(u, UnitState::Stopping, why);
-        match &spec.exec_stop {
-            Some(cmd) => {
-                let cmd = cmd.clone();
-                self.spawn(u, Role::Stop, &cmd);
-            }
-            None => self.check_stopped(u),
+        if has_stop {
+            self.spawn(u, Role::Stop);
+        } else {
+            self.check_stopped(u);
         }
     }
 
     /// Sends the unit's kill signal (or SIGKILL) to its main process group.
     fn signal_main(&mut self, u: UnitId, kill: bool) {
-        let r = &self.rt[u.index()];
+        let r = &self.cold[u.index()];
         let signal = if kill {
             Signal::KILL
         } else {
@@ -2294,7 +2495,7 @@ impl Planner {
         // A `background-scripted` unit has no main process once its start
         // script exited: the process group that script left behind gets
         // the signal (it used to get nothing, so the service never stopped).
-        if let Some(pid) = r.main_pid.or(r.script_group) {
+        if let Some(pid) = r.main_pid.or(r.rare().script_group) {
             self.actions.push(Action::Kill {
                 unit: u,
                 pid,
@@ -2305,7 +2506,7 @@ impl Planner {
     }
 
     fn kill_everything(&mut self, u: UnitId, signal: Signal) {
-        let r = &self.rt[u.index()];
+        let r = &self.cold[u.index()];
         if let Some(pid) = r.main_pid {
             self.actions.push(Action::Kill {
                 unit: u,
@@ -2327,8 +2528,8 @@ impl Planner {
     /// In `Stopping`: once the main process and any helper are gone, on to
     /// stop-post.
     fn check_stopped(&mut self, u: UnitId) {
-        let r = &self.rt[u.index()];
-        if !matches!(r.phase, Phase::Stopping { .. }) || r.main_pid.is_some() || r.aux.is_some() {
+        let (r, c) = (&self.rt[u.index()], &self.cold[u.index()]);
+        if !matches!(r.phase, Phase::Stopping { .. }) || c.main_pid.is_some() || c.aux.is_some() {
             return;
         }
         self.finish_main(u, false);
@@ -2344,7 +2545,7 @@ impl Planner {
         // leader while it has members, so its number cannot have been
         // reused; the init signals it as a group only (no fallback to the
         // PID, which is free again).
-        if let Some(pgid) = self.rt[i].dead_leader.take() {
+        if let Some(pgid) = self.cold[i].dead_leader.take() {
             self.actions.push(Action::Kill {
                 unit: u,
                 pid: pgid,
@@ -2353,33 +2554,27 @@ impl Planner {
             });
         }
         if clean_exit {
-            self.rt[i].failure = None;
+            self.cold[i].rare_reset(|r| r.failure = None);
         }
         self.stop_post(u, 0);
     }
 
     fn stop_post(&mut self, u: UnitId, n: u16) {
         let i = u.index();
-        let spec = self.rt[i]
-            .active
-            .clone()
-            .unwrap_or_else(|| self.graph.node(u).spec.clone());
-        match spec.exec_stop_post.get(n as usize) {
-            Some(cmd) => {
-                let cmd = cmd.clone();
-                if self.rt[i].phase != Phase::StopPost(n)
-                    && !matches!(self.rt[i].phase, Phase::StopPost(_))
-                {
-                    self.set_state(u, UnitState::Stopping, "running exec-stop-post");
-                    self.set_timer(u, spec.stop_timeout, Timer::Stop);
-                }
-                self.rt[i].phase = Phase::StopPost(n);
-                self.spawn(u, Role::StopPost(n), &cmd);
+        let spec = self.spec_of(u);
+        let (has_cmd, stop_timeout) = ((n as usize) < spec.exec_stop_post.len(), spec.stop_timeout);
+        if has_cmd {
+            if self.rt[i].phase != Phase::StopPost(n)
+                && !matches!(self.rt[i].phase, Phase::StopPost(_))
+            {
+                self.set_state(u, UnitState::Stopping, "running exec-stop-post");
+                self.set_timer(u, stop_timeout, Timer::Stop);
             }
-            None => {
-                self.rt[i].phase = Phase::Idle;
-                self.after_stop(u);
-            }
+            self.rt[i].phase = Phase::StopPost(n);
+            self.spawn(u, Role::StopPost(n));
+        } else {
+            self.rt[i].phase = Phase::Idle;
+            self.after_stop(u);
         }
     }
 
@@ -2389,49 +2584,51 @@ impl Planner {
         self.clear_timer(u);
         let now = self.now;
         let r = &mut self.rt[i];
-        r.main_pid = None;
-        r.aux = None;
+        let c = &mut self.cold[i];
+        c.main_pid = None;
+        c.aux = None;
         r.to_stop = false;
-        r.notify_status = None;
-        r.self_stop = false;
-        r.dead_leader = None;
-        r.script_group = None;
-        let was_active_long = r
+        c.notify_status = None;
+        c.self_stop = false;
+        c.dead_leader = None;
+        c.rare_reset(|r| r.script_group = None);
+        let was_active_long = c
             .active_at
             .is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
             && r.state.is_active();
-        let spec = r
-            .active
-            .take()
-            .unwrap_or_else(|| self.graph.node(u).spec.clone());
         let requested = r.restart_requested || r.spec_changed;
         r.restart_requested = false;
         r.spec_changed = false;
-        if let Some(why) = r.failure.clone() {
+        // The restart delays, from the definition the unit ran with (it is
+        // let go of here).
+        let (restart_delay, restart_max_delay) = {
+            let spec = active_spec(c, &self.graph, u);
+            (spec.restart_delay, spec.restart_max_delay)
+        };
+        c.active = None;
+        if let Some(why) = c.rare().failure.clone() {
             if was_active_long {
-                r.attempt = 0;
+                c.attempt = 0;
             }
-            let restart = r.restart_due && !self.shutting_down && !requested;
+            let restart = c.restart_due && !self.shutting_down && !requested;
             if restart {
                 // A zero delay (systemd's `RestartSec=0`) would never back
                 // off: after the first attempt the doubling starts from at
                 // least MIN_RESTART_DELAY.
-                let first = spec.restart_delay.max(MIN_RESTART_DELAY);
-                let mult = 1u32.checked_shl(r.attempt.min(31)).unwrap_or(u32::MAX);
-                let delay = if r.attempt == 0 {
-                    spec.restart_delay
+                let first = restart_delay.max(MIN_RESTART_DELAY);
+                let mult = 1u32.checked_shl(c.attempt.min(31)).unwrap_or(u32::MAX);
+                let delay = if c.attempt == 0 {
+                    restart_delay
                 } else {
-                    first
-                        .saturating_mul(mult)
-                        .min(spec.restart_max_delay.max(first))
+                    first.saturating_mul(mult).min(restart_max_delay.max(first))
                 };
-                r.attempt = r.attempt.saturating_add(1);
-                self.set_state(u, UnitState::Failed, &why);
+                c.attempt = c.attempt.saturating_add(1);
+                self.set_state(u, UnitState::Failed, why);
                 self.set_timer(u, delay, Timer::Restart);
             } else {
-                self.set_state(u, UnitState::Failed, &why);
+                self.set_state(u, UnitState::Failed, why);
             }
-        } else if self.rt[i].exit_ok && !requested && self.is_required(u) && !self.shutting_down {
+        } else if self.cold[i].exit_ok && !requested && self.is_required(u) && !self.shutting_down {
             self.set_state(u, UnitState::Exited, "exit status 0");
         } else {
             let st = if self.is_required(u) && !self.shutting_down {
@@ -2439,18 +2636,14 @@ impl Planner {
             } else {
                 UnitState::Disabled
             };
-            let why = self.rt[i].status.clone();
-            self.set_state(
-                u,
-                st,
-                if st == UnitState::Disabled {
-                    "stopped"
-                } else {
-                    &why
-                },
-            );
+            let why = if st == UnitState::Disabled {
+                Status::Fixed("stopped")
+            } else {
+                self.cold[i].status.clone()
+            };
+            self.set_state(u, st, why);
             if requested && st == UnitState::Waiting {
-                self.rt[i].status = "restarting".to_string();
+                self.cold[i].status = Status::Fixed("restarting");
                 self.rt[i].status_key = 0;
             }
         }
@@ -2458,6 +2651,12 @@ impl Planner {
         self.push(u);
         self.push_neighbours(u);
     }
+}
+
+/// [`Planner::spec_of`], for a caller that holds other fields of the
+/// planner borrowed.
+fn active_spec<'a>(c: &'a Cold, graph: &'a Graph, u: UnitId) -> &'a Arc<UnitSpec> {
+    c.active.as_ref().unwrap_or_else(|| &graph.node(u).spec)
 }
 
 /// [`Planner::ukind`] bits: a ghost unit, a `virtual` unit.
@@ -2521,7 +2720,7 @@ fn dep_flags(r: &Rt) -> u8 {
     if r.degraded {
         f |= F_DEGRADED;
     }
-    if r.blocked_by.is_some() {
+    if r.blocked {
         f |= F_BLOCKED;
     }
     f
@@ -2660,6 +2859,7 @@ fn short(d: Duration) -> String {
 #[cfg(test)]
 mod regressions {
     use super::*;
+    use crate::spec::Command;
 
     fn planner(units: Vec<UnitSpec>) -> Planner {
         let (g, diags) = Graph::build(

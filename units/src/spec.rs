@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The kind of process a unit runs and how its readiness is known.
@@ -92,7 +93,10 @@ impl RestartPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Command {
     /// `argv[0]` is the program (a path, or a name looked up in `PATH`).
-    pub argv: Vec<String>,
+    /// Shared: the planner hands the same words to every spawn of the
+    /// command (an `Arc` count, not a copy of every word).
+    #[serde(serialize_with = "ser_words", deserialize_with = "de_words")]
+    pub argv: Arc<[String]>,
     /// A failure of this command is ignored (systemd's leading `-`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ignore_failure: bool,
@@ -111,6 +115,11 @@ impl Command {
         }
     }
 
+    /// Whether a word mentions `$MAINPID` (or `${MAINPID}`).
+    pub fn mentions_mainpid(&self) -> bool {
+        self.argv.iter().any(|w| w.contains("MAINPID"))
+    }
+
     /// The words with every `$MAINPID` (and `${MAINPID}`) replaced by `pid`.
     pub fn with_mainpid(&self, pid: Option<i32>) -> Vec<String> {
         let p = pid.map(|p| p.to_string()).unwrap_or_default();
@@ -119,6 +128,16 @@ impl Command {
             .map(|w| w.replace("${MAINPID}", &p).replace("$MAINPID", &p))
             .collect()
     }
+}
+
+/// [`Command::argv`] is written as a list of words.
+fn ser_words<S: serde::Serializer>(words: &Arc<[String]>, s: S) -> Result<S::Ok, S::Error> {
+    words[..].serialize(s)
+}
+
+/// [`Command::argv`] is read as a list of words.
+fn de_words<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<[String]>, D::Error> {
+    Vec::<String>::deserialize(d).map(Arc::from)
 }
 
 /// A signal, kept by name and number so it prints as written.
@@ -675,7 +694,7 @@ mod tests {
         full.exec_start_pre = vec![Command::new(["/bin/true"])];
         full.exec_start = Some(Command::new(["/bin/web", "--port", "80"]));
         full.exec_stop = Some(Command {
-            argv: vec!["/bin/stop".into()],
+            argv: vec!["/bin/stop".into()].into(),
             ignore_failure: true,
         });
         full.exec_stop_post = vec![Command::new(["/bin/post"])];

@@ -78,7 +78,7 @@ fn the_service_file_goes_through_the_systemd_translator() {
         .find(|(u, _)| u.name == "web.service")
         .expect("web.service loaded");
     assert_eq!(
-        web.exec_start.as_ref().map(|c| c.argv.clone()),
+        web.exec_start.as_ref().map(|c| c.argv.to_vec()),
         Some(vec![
             "/usr/bin/web".to_string(),
             "--port".into(),

@@ -73,14 +73,14 @@ environment-file: [/etc/default/web, -/etc/web.env]
     expected.exec_start_pre = vec![
         cmd(&["/bin/mkdir", "-p", "/run/web"]),
         Command {
-            argv: vec!["/bin/rm".into(), "-f".into(), "/run/web/stale".into()],
+            argv: vec!["/bin/rm".into(), "-f".into(), "/run/web/stale".into()].into(),
             ignore_failure: true,
         },
     ];
     expected.exec_start = Some(cmd(&["/usr/bin/web", "--port", "80", "--name", "my site"]));
     expected.exec_stop = Some(cmd(&["/bin/kill", "-TERM", "$MAINPID"]));
     expected.exec_stop_post = vec![Command {
-        argv: vec!["/bin/rm".into(), "-rf".into(), "/run/web".into()],
+        argv: vec!["/bin/rm".into(), "-rf".into(), "/run/web".into()].into(),
         ignore_failure: true,
     }];
     expected.exec_reload = Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]));
@@ -270,7 +270,7 @@ fn commands_in_both_forms() {
     );
     assert_eq!(split, words);
     assert_eq!(
-        split.exec_start.as_ref().map(|c| c.argv.clone()),
+        split.exec_start.as_ref().map(|c| c.argv.to_vec()),
         Some(vec![
             "/bin/sh".to_string(),
             "-c".into(),
@@ -305,11 +305,11 @@ fn pre_and_post_commands() {
         s.exec_stop_post,
         [
             Command {
-                argv: vec!["/bin/cleanup".into()],
+                argv: vec!["/bin/cleanup".into()].into(),
                 ignore_failure: true
             },
             Command {
-                argv: vec!["/bin/rm".into(), "-f".into(), "/run/p".into()],
+                argv: vec!["/bin/rm".into(), "-f".into(), "/run/p".into()].into(),
                 ignore_failure: true
             },
             cmd(&["/bin/log", "done"]),

@@ -3,7 +3,9 @@
 
 use flotilla_units::diag::Pos;
 use flotilla_units::graph::{Graph, UnitId};
-use flotilla_units::planner::{Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role};
+use flotilla_units::planner::{
+    spawn_argv, Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role,
+};
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
 use flotilla_units::time::Instant;
@@ -1024,12 +1026,14 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
     match actions.as_slice() {
         [Action::Spawn {
             role: Role::Reload,
-            argv,
+            spec,
+            mainpid,
             ..
         }] => {
+            let argv = spawn_argv(spec, Role::Reload, *mainpid).unwrap();
             assert_eq!(
-                argv,
-                &v(&["/bin/kill", "-HUP", &pid.to_string()]),
+                &argv[..],
+                &v(&["/bin/kill", "-HUP", &pid.to_string()])[..],
                 "$MAINPID replaced"
             );
         }

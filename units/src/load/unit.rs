@@ -72,7 +72,7 @@ const NAME_RULE: &str = "a name has only letters, digits and `:_.@-`";
 ///     provides: imapd, smtpd\nexec-start: /usr/bin/maddy run\n");
 /// let spec = p.spec.unwrap();
 /// assert_eq!(spec.provides, ["imapd", "smtpd"]);
-/// assert_eq!(spec.exec_start.unwrap().argv, ["/usr/bin/maddy", "run"]);
+/// assert_eq!(*spec.exec_start.unwrap().argv, ["/usr/bin/maddy", "run"]);
 ///
 /// let p = parse_yaml("bad.yaml", "unit: bad\ndepend-on: net\nexec-start: /bin/true\n");
 /// assert!(p.spec.is_none());
@@ -532,7 +532,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             return None;
         }
         Some(Command {
-            argv: std::mem::take(&mut words),
+            argv: std::mem::take(&mut words).into(),
             ignore_failure,
         })
     }

@@ -273,7 +273,7 @@ pub(crate) fn parse_exec(key: &str, value: &str) -> Result<Vec<ExecCommand>, Str
         }
         out.push(ExecCommand {
             command: Command {
-                argv: words,
+                argv: words.into(),
                 ignore_failure: ignore,
             },
             warnings,
@@ -306,7 +306,8 @@ mod tests {
     use super::*;
 
     fn argv(v: &str) -> Result<Vec<Vec<String>>, String> {
-        parse_exec("ExecStart", v).map(|cs| cs.into_iter().map(|c| c.command.argv).collect())
+        parse_exec("ExecStart", v)
+            .map(|cs| cs.into_iter().map(|c| c.command.argv.to_vec()).collect())
     }
 
     #[test]
@@ -375,16 +376,16 @@ mod tests {
         assert!(c[0].warnings.is_empty());
         let c = parse_exec("ExecStart", ":-/bin/echo $FOO").unwrap();
         assert!(c[0].command.ignore_failure);
-        assert_eq!(c[0].command.argv, ["/bin/echo", "$FOO"]);
+        assert_eq!(*c[0].command.argv, ["/bin/echo", "$FOO"]);
         assert!(c[0].warnings.is_empty(), "':' disables substitution: exact");
         let c = parse_exec("ExecStart", "@/bin/sh mysh -c true").unwrap();
-        assert_eq!(c[0].command.argv, ["/bin/sh", "-c", "true"]);
+        assert_eq!(*c[0].command.argv, ["/bin/sh", "-c", "true"]);
         let c = parse_exec("ExecStart", "!!/bin/true").unwrap();
-        assert_eq!(c[0].command.argv, ["/bin/true"]);
+        assert_eq!(*c[0].command.argv, ["/bin/true"]);
         assert_eq!(c[0].warnings.len(), 1);
         // A repeated prefix character is part of the path.
         let c = parse_exec("ExecStart", "--/bin/x").unwrap();
-        assert_eq!(c[0].command.argv, ["-/bin/x"]);
+        assert_eq!(*c[0].command.argv, ["-/bin/x"]);
     }
 
     #[test]
@@ -397,7 +398,7 @@ mod tests {
             "$FOO inside a word is literal in systemd too"
         );
         let c = parse_exec("ExecStart", "/bin/echo a${FOO}b $BAR").unwrap();
-        assert_eq!(c[0].command.argv, ["/bin/echo", "a${FOO}b", "$BAR"]);
+        assert_eq!(*c[0].command.argv, ["/bin/echo", "a${FOO}b", "$BAR"]);
         assert_eq!(
             c[0].warnings,
             ["ExecStart= uses ${FOO}: environment variables are not substituted in commands (only $MAINPID), it is passed as written"]
