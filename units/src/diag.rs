@@ -54,7 +54,7 @@ impl Diagnostic {
             file: file.into(),
             pos,
             severity: Severity::Error,
-            message: message.into(),
+            message: one_line(message.into()),
         }
     }
 
@@ -64,7 +64,7 @@ impl Diagnostic {
             file: file.into(),
             pos,
             severity: Severity::Warning,
-            message: message.into(),
+            message: one_line(message.into()),
         }
     }
 
@@ -72,6 +72,27 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+}
+
+/// A message on one line: a value quoted in it may come from a multi-line
+/// YAML scalar, and a diagnostic is one `FILE:LINE:COL: message` line (for
+/// editors and for `grep`), so line breaks and other control characters
+/// (tabs aside) are written as escapes (`\n`, `\r`, `\u{1b}`).
+fn one_line(message: String) -> String {
+    if !message.chars().any(|c| c.is_control() && c != '\t') {
+        return message;
+    }
+    let mut out = String::with_capacity(message.len() + 8);
+    for c in message.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push(c),
+            c if c.is_control() => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 impl fmt::Display for Diagnostic {
@@ -89,5 +110,28 @@ impl fmt::Display for Diagnostic {
                 self.file, self.pos.line, self.pos.col, sev, self.message
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_line() {
+        let d = Diagnostic::error(
+            "f.yaml",
+            Pos::new(6, 16),
+            "unexpected `-` in `1m30s\n- net`",
+        );
+        assert_eq!(d.message, "unexpected `-` in `1m30s\\n- net`");
+        assert_eq!(
+            d.to_string(),
+            "f.yaml:6:16: unexpected `-` in `1m30s\\n- net`"
+        );
+        let w = Diagnostic::warning("f.yaml", Pos::default(), "a\r\u{1b}b\tc");
+        assert_eq!(w.message, "a\\r\\u{1b}b\tc");
+        let plain = Diagnostic::error("f.yaml", Pos::default(), "no `x`");
+        assert_eq!(plain.message, "no `x`");
     }
 }
