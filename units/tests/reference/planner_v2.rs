@@ -3,6 +3,12 @@
 //! types (it uses the crate's): the reference of `planner_differential.rs`,
 //! which feeds it and the current planner the same random scenarios and
 //! requires identical actions, views, change sets and deadlines.
+//!
+//! It is a test oracle for work that must not change behaviour (the
+//! planner's speed passes): it is not edited to follow the planner. A change
+//! that alters a rule on purpose makes the same change here in the same
+//! commit, or re-freezes this file from the new planner (keeping
+//! `take_argvs`), and says so in its message.
 #![allow(dead_code, unused_imports, clippy::all)]
 
 use flotilla_units::graph::{Graph, UnitId};
