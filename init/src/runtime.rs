@@ -557,12 +557,7 @@ impl<S: Sys> Runtime<S> {
 
     /// The unit's I/O (log, ready-grep, notify socket), created at its
     /// first spawn.
-    fn io(&mut self, spec: &UnitSpec) -> Result<&mut UnitIo, String> {
-        let id = self
-            .planner
-            .graph()
-            .unit(&spec.name)
-            .ok_or_else(|| format!("unit {} is not in the graph", spec.name))?;
+    fn io(&mut self, id: UnitId, spec: &UnitSpec) -> Result<&mut UnitIo, String> {
         if self.ios.get(id.index()).is_none_or(Option::is_none) {
             let mut log = LogBuf::new(LOG_RING_BYTES);
             if let Some(dir) = &self.settings.log_dir {
@@ -609,7 +604,6 @@ impl<S: Sys> Runtime<S> {
         spec: &UnitSpec,
         mainpid: Option<i32>,
     ) -> Result<i32, String> {
-        let _ = unit;
         let mut env = self.base_env.clone();
         for (path, optional) in &spec.extras.environment_files {
             match self.sys.read_file_limited(path, 1 << 20) {
@@ -631,11 +625,11 @@ impl<S: Sys> Runtime<S> {
         let wants_notify =
             role == Role::Main && spec.kind == flotilla_units::spec::UnitType::ForegroundNotified;
         if wants_notify {
-            let path = self.notify_socket(spec)?;
+            let path = self.notify_socket(unit, spec)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;
         }
-        self.io(spec)?;
+        self.io(unit, spec)?;
         // New pipes for this process; the init keeps only the read ends.
         let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
@@ -655,19 +649,18 @@ impl<S: Sys> Runtime<S> {
         // Registered after the spawn: what the child wrote meanwhile makes
         // the read end ready at once (epoll reports a source that is ready
         // when it is added).
-        let id = self
-            .planner
-            .graph()
-            .unit(&spec.name)
-            .ok_or_else(|| format!("unit {} is not in the graph", spec.name))?;
         for pipe in [out, err] {
-            let token = self.alloc_token(Source::Out { unit: id });
+            let token = self.alloc_token(Source::Out { unit });
             let _ = self.poll.registry().register(
                 &mut SourceFd(&pipe.as_raw_fd()),
                 token,
                 Interest::READABLE,
             );
-            if let Some(io) = self.ios.get_mut(id.index()).and_then(Option::as_deref_mut) {
+            if let Some(io) = self
+                .ios
+                .get_mut(unit.index())
+                .and_then(Option::as_deref_mut)
+            {
                 // Usually a unit has one process: room for its two pipes.
                 io.pipes.reserve_exact(1);
                 io.pipes.push((pipe, token));
@@ -706,8 +699,13 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The unit's notify socket, bound at its first use.
-    fn notify_socket(&mut self, spec: &UnitSpec) -> Result<PathBuf, String> {
-        if let Some(Some((sock, _))) = self.io_of(&spec.name).map(|io| io.notify.as_deref()) {
+    fn notify_socket(&mut self, unit: UnitId, spec: &UnitSpec) -> Result<PathBuf, String> {
+        if let Some(Some((sock, _))) = self
+            .ios
+            .get(unit.index())
+            .and_then(Option::as_deref)
+            .map(|io| io.notify.as_deref())
+        {
             return Ok(sock.path().to_path_buf());
         }
         self.notify_seq += 1;
@@ -718,19 +716,14 @@ impl<S: Sys> Runtime<S> {
                 let _ = std::os::unix::fs::chown(&path, Some(info.uid), Some(info.gid));
             }
         }
-        let id = self
-            .planner
-            .graph()
-            .unit(&spec.name)
-            .ok_or_else(|| format!("unit {} is not in the graph", spec.name))?;
-        let token = self.alloc_token(Source::Notify { unit: id });
+        let token = self.alloc_token(Source::Notify { unit });
         let _ = self.poll.registry().register(
             &mut SourceFd(&sock.as_raw_fd()),
             token,
             Interest::READABLE,
         );
         let _ = &mut sock;
-        self.io(spec)?.notify = Some(Box::new((sock, token)));
+        self.io(unit, spec)?.notify = Some(Box::new((sock, token)));
         Ok(path)
     }
 
