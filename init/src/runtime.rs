@@ -649,13 +649,12 @@ impl<S: Sys> Runtime<S> {
         // Registered after the spawn: what the child wrote meanwhile makes
         // the read end ready at once (epoll reports a source that is ready
         // when it is added).
-        for pipe in [out, err] {
+        for mut pipe in [out, err] {
             let token = self.alloc_token(Source::Out { unit });
-            let _ = self.poll.registry().register(
-                &mut SourceFd(&pipe.as_raw_fd()),
-                token,
-                Interest::READABLE,
-            );
+            let _ = self
+                .poll
+                .registry()
+                .register(&mut pipe, token, Interest::READABLE);
             if let Some(io) = self
                 .ios
                 .get_mut(unit.index())
@@ -665,10 +664,7 @@ impl<S: Sys> Runtime<S> {
                 io.pipes.reserve_exact(1);
                 io.pipes.push((pipe, token));
             } else {
-                let _ = self
-                    .poll
-                    .registry()
-                    .deregister(&mut SourceFd(&pipe.as_raw_fd()));
+                let _ = self.poll.registry().deregister(&mut pipe);
                 self.free_token(token);
             }
         }
@@ -717,12 +713,10 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let token = self.alloc_token(Source::Notify { unit });
-        let _ = self.poll.registry().register(
-            &mut SourceFd(&sock.as_raw_fd()),
-            token,
-            Interest::READABLE,
-        );
-        let _ = &mut sock;
+        let _ = self
+            .poll
+            .registry()
+            .register(&mut sock, token, Interest::READABLE);
         self.io(unit, spec)?.notify = Some(Box::new((sock, token)));
         Ok(path)
     }
@@ -851,11 +845,8 @@ impl<S: Sys> Runtime<S> {
             Err(_) => {}
             // End of file: every writer is gone, drop the pipe.
             Ok(Drained::Closed) => {
-                let pipe = pipes.remove(at).0;
-                let _ = self
-                    .poll
-                    .registry()
-                    .deregister(&mut SourceFd(&pipe.as_raw_fd()));
+                let mut pipe = pipes.remove(at).0;
+                let _ = self.poll.registry().deregister(&mut pipe);
                 drop(pipe);
                 self.free_token(t);
             }
@@ -1520,12 +1511,12 @@ impl<S: Sys> Runtime<S> {
         let mut freed = Vec::new();
         {
             let reg = self.poll.registry();
-            for (pipe, t) in io.pipes.drain(..) {
-                let _ = reg.deregister(&mut SourceFd(&pipe.as_raw_fd()));
+            for (mut pipe, t) in io.pipes.drain(..) {
+                let _ = reg.deregister(&mut pipe);
                 freed.push(t);
             }
-            if let Some((sock, t)) = io.notify.take().map(|b| *b) {
-                let _ = reg.deregister(&mut SourceFd(&sock.as_raw_fd()));
+            if let Some((mut sock, t)) = io.notify.take().map(|b| *b) {
+                let _ = reg.deregister(&mut sock);
                 freed.push(t);
             }
         }
