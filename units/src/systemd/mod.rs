@@ -21,12 +21,14 @@
 use serde::{Deserialize, Serialize};
 
 mod canon;
+mod civil;
 mod exec;
 mod fleet;
 mod name;
 mod parse;
 mod timespan;
 mod translate;
+pub mod tz;
 
 pub use canon::{canonical_text, check_options, unit_hash};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
