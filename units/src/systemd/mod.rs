@@ -20,6 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod calendar;
 mod canon;
 mod civil;
 mod exec;
@@ -30,6 +31,7 @@ mod timespan;
 mod translate;
 pub mod tz;
 
+pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
 pub use name::{
