@@ -117,40 +117,147 @@ fn ours(spec: &str, base: i64, iterations: usize, local: &str) -> (Option<String
 
 const SPECS: &[&str] = &[
     // Shorthands.
-    "minutely", "hourly", "daily", "weekly", "monthly", "yearly", "annually", "anually",
-    "quarterly", "semiannually", "semi-annually", "biannually", "bi-annually", "DAILY",
-    "daily UTC", "weekly Europe/Berlin", "monthly America/New_York",
+    "minutely",
+    "hourly",
+    "daily",
+    "weekly",
+    "monthly",
+    "yearly",
+    "annually",
+    "anually",
+    "quarterly",
+    "semiannually",
+    "semi-annually",
+    "biannually",
+    "bi-annually",
+    "DAILY",
+    "daily UTC",
+    "weekly Europe/Berlin",
+    "monthly America/New_York",
     // Weekdays.
-    "Mon", "mon..fri", "Monday..Wednesday", "Mon-Wed", "Mon,Tue,Wed,Fri", "Sat,Sun 12:00",
-    "Mon..Mon", "Mon,Sun", "Mon,", "Sun..Mon", "Mon..", "Mon Tue", "Mo", "Mon.Tue",
-    "Fri,Mon..Wed 03:00", "Thu..Sat,Mon 08:15",
+    "Mon",
+    "mon..fri",
+    "Monday..Wednesday",
+    "Mon-Wed",
+    "Mon,Tue,Wed,Fri",
+    "Sat,Sun 12:00",
+    "Mon..Mon",
+    "Mon,Sun",
+    "Mon,",
+    "Sun..Mon",
+    "Mon..",
+    "Mon Tue",
+    "Mo",
+    "Mon.Tue",
+    "Fri,Mon..Wed 03:00",
+    "Thu..Sat,Mon 08:15",
     // Dates and times.
-    "*-*-* 00:00:00", "*-*-* *:*:*", "*:*", "*:0/15", "*:00/15:30", "12:00", "1:2", "1:2:3",
-    "2024-01-01", "2003-03-05 05:40", "70-01-01", "24-02-29", "2024-02-29 12:00",
-    "*-02-29", "*-02-29 00:00 UTC", "*-*-31", "*-2,4,6-31", "*-*-29,30,31 23:59:59",
-    "2024..2026-*-* 00:00", "2024/2-01-01", "*-1..12/3-1", "*-*-1..7 Mon 12:00",
-    "Mon *-*-1..7 12:00", "Fri *-*-13", "*-*-* 0..5/2:00", "*-*-* 1..3,2..4:00",
-    "*-*-* 10:00:05.1/0.5", "*-*-* 00:00:0.5,0.25", "*-*-* 00:00:00.000001",
-    "*-*-* 00:00:00.0000005", "*:*:10..20", "*:*:10..20/3", "*:*:10..10", "*:*:0/7",
-    "*:0..59/20:0..59/30", "10..11/5:00", "*-*-* 23:59:59.999999",
+    "*-*-* 00:00:00",
+    "*-*-* *:*:*",
+    "*:*",
+    "*:0/15",
+    "*:00/15:30",
+    "12:00",
+    "1:2",
+    "1:2:3",
+    "2024-01-01",
+    "2003-03-05 05:40",
+    "70-01-01",
+    "24-02-29",
+    "2024-02-29 12:00",
+    "*-02-29",
+    "*-02-29 00:00 UTC",
+    "*-*-31",
+    "*-2,4,6-31",
+    "*-*-29,30,31 23:59:59",
+    "2024..2026-*-* 00:00",
+    "2024/2-01-01",
+    "*-1..12/3-1",
+    "*-*-1..7 Mon 12:00",
+    "Mon *-*-1..7 12:00",
+    "Fri *-*-13",
+    "*-*-* 0..5/2:00",
+    "*-*-* 1..3,2..4:00",
+    "*-*-* 10:00:05.1/0.5",
+    "*-*-* 00:00:0.5,0.25",
+    "*-*-* 00:00:00.000001",
+    "*-*-* 00:00:00.0000005",
+    "*:*:10..20",
+    "*:*:10..20/3",
+    "*:*:10..10",
+    "*:*:0/7",
+    "*:0..59/20:0..59/30",
+    "10..11/5:00",
+    "*-*-* 23:59:59.999999",
     // From the month's end.
-    "*-*~01", "*-*~03", "*-02~01", "*-02~1..3", "*-*~7/2", "2024-*~01 12:00", "*~01",
-    "*-*~28", "*-*~29", "Mon *-*~1..7",
+    "*-*~01",
+    "*-*~03",
+    "*-02~01",
+    "*-02~1..3",
+    "*-*~7/2",
+    "2024-*~01 12:00",
+    "*~01",
+    "*-*~28",
+    "*-*~29",
+    "Mon *-*~1..7",
     // Epoch seconds.
-    "@1700000000", "@0", "@1900000000 Europe/Berlin",
+    "@1700000000",
+    "@0",
+    "@1900000000 Europe/Berlin",
     // Zones and UTC.
-    "*-*-* 10:00 UTC", "*-*-* 10:00 utc", "*-*-* 00:00 Europe/Berlin", "daily Asia/Tokyo",
-    "*-*-* 12:00 EST", "*-*-* 02:30 Europe/Berlin", "*-*-* *:30 Europe/Berlin",
-    "*-*-* *:*:00 Europe/Berlin", "*-*-* 02:30 America/New_York",
-    "*-*-* 01:30 America/New_York", "*-*-* *:30 America/New_York", "hourly Australia/Sydney",
-    "*-*-* 02:00 Australia/Lord_Howe", "*-*-* 01:30 Europe/Dublin", "daily Etc/UTC",
-    "*-*-* 00:30 Asia/Kolkata", "*-*-* 00:00 Pacific/Chatham",
+    "*-*-* 10:00 UTC",
+    "*-*-* 10:00 utc",
+    "*-*-* 00:00 Europe/Berlin",
+    "daily Asia/Tokyo",
+    "*-*-* 12:00 EST",
+    "*-*-* 02:30 Europe/Berlin",
+    "*-*-* *:30 Europe/Berlin",
+    "*-*-* *:*:00 Europe/Berlin",
+    "*-*-* 02:30 America/New_York",
+    "*-*-* 01:30 America/New_York",
+    "*-*-* *:30 America/New_York",
+    "hourly Australia/Sydney",
+    "*-*-* 02:00 Australia/Lord_Howe",
+    "*-*-* 01:30 Europe/Dublin",
+    "daily Etc/UTC",
+    "*-*-* 00:30 Asia/Kolkata",
+    "*-*-* 00:00 Pacific/Chatham",
     // Refused.
-    "", " ", "*", "10", "10 UTC", "24:00", "12:60", "12:00:60", "*-13-01", "*-00-01",
-    "*-*-32", "*-*-0", "1969-01-01", "2200-01-01", "*-*-* */2:00", "*-*-* 0:0:0/0",
-    "*-~03", "*-*-~03", "2024-01-01 12 UTC", "Mon Tue", "12:00 Mon", "*-*-* 10:00:05.5..5.7",
-    "*-*~29/1", "*-*-* 12:00:00,", "*-*-*  12:00", "@", "@x", "0/24:00", "0/60:00",
-    "*-*-* 1:2:3:4", "now", "today", "12:00 Nowhere/Zone", "daily UTC UTC", "2024-1-1-1",
+    "",
+    " ",
+    "*",
+    "10",
+    "10 UTC",
+    "24:00",
+    "12:60",
+    "12:00:60",
+    "*-13-01",
+    "*-00-01",
+    "*-*-32",
+    "*-*-0",
+    "1969-01-01",
+    "2200-01-01",
+    "*-*-* */2:00",
+    "*-*-* 0:0:0/0",
+    "*-~03",
+    "*-*-~03",
+    "2024-01-01 12 UTC",
+    "Mon Tue",
+    "12:00 Mon",
+    "*-*-* 10:00:05.5..5.7",
+    "*-*~29/1",
+    "*-*-* 12:00:00,",
+    "*-*-*  12:00",
+    "@",
+    "@x",
+    "0/24:00",
+    "0/60:00",
+    "*-*-* 1:2:3:4",
+    "now",
+    "today",
+    "12:00 Nowhere/Zone",
+    "daily UTC UTC",
+    "2024-1-1-1",
 ];
 
 /// Where flotilla knowingly differs. systemd reads a trailing abbreviation
@@ -380,6 +487,77 @@ proptest! {
                 prop_assert_eq!(Some(t), want, "{} from {}", spec, base)
             }
             _ => prop_assert_eq!(want, None, "{} from {}: ours {:?}", spec, base, ours),
+        }
+    }
+}
+
+/// Zones with every kind of rule: northern and southern DST, half-hour DST
+/// (Lord Howe), negative DST (Dublin), version 3 rules with hours outside
+/// 0..24 (Nuuk, Jerusalem), long tables (Casablanca), no DST (Kolkata).
+const ZONES: &[&str] = &[
+    "Europe/Berlin",
+    "America/New_York",
+    "Australia/Sydney",
+    "Australia/Lord_Howe",
+    "Europe/Dublin",
+    "America/Nuuk",
+    "Asia/Jerusalem",
+    "Africa/Casablanca",
+    "Asia/Kolkata",
+    "Pacific/Chatham",
+    "America/Sao_Paulo",
+    "Asia/Tehran",
+];
+
+#[test]
+fn utc_offsets_match_python_zoneinfo() {
+    // Every 7 days and 3 hours and 17 minutes from 1970 to 2150, past the
+    // end of every table, so the POSIX footer rules are checked too.
+    let instants: Vec<i64> = (0..)
+        .map(|k: i64| k * (7 * 86_400 + 3 * 3600 + 17 * 60))
+        .take_while(|&t| t < 5_680_281_600)
+        .collect();
+    let script = "import sys, zoneinfo, datetime\n\
+        ts = [int(x) for x in sys.stdin.read().split()]\n\
+        for name in sys.argv[1:]:\n\
+        \x20   z = zoneinfo.ZoneInfo(name)\n\
+        \x20   print(' '.join(str(int(datetime.datetime.fromtimestamp(t, z).utcoffset().total_seconds())) for t in ts))\n";
+    let mut child = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(ZONES)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let input: Vec<String> = instants.iter().map(i64::to_string).collect();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.join(" ").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut checked = 0;
+    for (name, line) in ZONES.iter().zip(text.lines()) {
+        let tz = zone(name).expect("tzdata");
+        for (t, want) in instants.iter().zip(line.split(' ')) {
+            assert_eq!(tz.offset(*t).to_string(), want, "{name} at @{t}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, ZONES.len() * instants.len());
+}
+
+#[test]
+fn the_version_1_table_agrees_with_the_version_2_table() {
+    for name in ZONES {
+        let data = std::fs::read(format!("/usr/share/zoneinfo/{name}")).unwrap();
+        let v2 = TimeZone::from_tzif(name, &data).unwrap();
+        let mut v1_data = data.clone();
+        v1_data[4] = 0; // read only the 32-bit block, as a version 1 reader
+        let v1 = TimeZone::from_tzif(name, &v1_data).unwrap();
+        // The 32-bit table covers 1901..2038; past it a v1 file has no rule.
+        for t in (0..2_147_000_000).step_by(86_400 * 5 + 3600) {
+            assert_eq!(v1.offset(t), v2.offset(t), "{name} at @{t}");
         }
     }
 }

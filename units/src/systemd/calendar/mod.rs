@@ -326,7 +326,10 @@ impl CalendarSpec {
                     return Err(err(format!("{} is outside {range}", show(c.start))));
                 }
                 if c.repeat > to - from {
-                    return Err(err(format!("step {} is larger than the field", show(c.repeat))));
+                    return Err(err(format!(
+                        "step {} is larger than the field",
+                        show(c.repeat)
+                    )));
                 }
                 match c.stop {
                     Some(stop) => {
@@ -441,7 +444,10 @@ impl Cursor<'_> {
                 }
                 return Err(self.err("expected a weekday"));
             };
-            if !matches!(self.s.get(self.at + name.len()), None | Some(b'-' | b'.' | b',' | b' ')) {
+            if !matches!(
+                self.s.get(self.at + name.len()),
+                None | Some(b'-' | b'.' | b',' | b' ')
+            ) {
                 return Err(self.err("a weekday must be followed by '..', ',' or a space"));
             }
             bits |= 1 << nr;
@@ -570,10 +576,9 @@ impl Cursor<'_> {
                     return Err(self.range_err(field, "step 0 never advances"));
                 }
             } else if usec && stop.is_some_and(|s| start + repeat > s) {
-                return Err(self.range_err(
-                    field,
-                    "a range of seconds shorter than 1s needs a step",
-                ));
+                return Err(
+                    self.range_err(field, "a range of seconds shorter than 1s needs a step")
+                );
             }
             if !matches!(self.peek(), 0 | b' ' | b',' | b'-' | b'~' | b':') {
                 return Err(self.err("unexpected character after a value"));
@@ -739,7 +744,12 @@ fn format_weekdays(f: &mut fmt::Formatter<'_>, bits: u8) -> fmt::Result {
     }
 }
 
-fn format_chain(f: &mut fmt::Formatter<'_>, width: usize, chain: &[Component], d: i64) -> fmt::Result {
+fn format_chain(
+    f: &mut fmt::Formatter<'_>,
+    width: usize,
+    chain: &[Component],
+    d: i64,
+) -> fmt::Result {
     let star = chain.is_empty()
         || (d > 1
             && chain

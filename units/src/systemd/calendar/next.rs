@@ -98,7 +98,13 @@ impl Search<'_> {
 
     /// The earliest value >= `*val` that `chain` matches, stored in `*val`;
     /// `Some(true)` if it changed, `None` if there is none.
-    fn matching(&mut self, chain: &[Component], field: Field, tm: &Tm, val: &mut i64) -> Option<bool> {
+    fn matching(
+        &mut self,
+        chain: &[Component],
+        field: Field,
+        tm: &Tm,
+        val: &mut i64,
+    ) -> Option<bool> {
         if chain.is_empty() {
             return Some(false);
         }
