@@ -27,6 +27,7 @@ mod exec;
 mod fleet;
 mod name;
 mod parse;
+mod timer;
 mod timespan;
 mod translate;
 pub mod tz;
@@ -39,6 +40,7 @@ pub use name::{
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
+pub use timer::{TimerClock, TimerError, TimerNext, TimerSettings};
 pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
 pub use translate::{translate, translate_file};
 
