@@ -23,10 +23,12 @@ use serde::{Deserialize, Serialize};
 mod calendar;
 mod canon;
 mod civil;
+mod escape;
 mod exec;
 mod fleet;
 mod name;
 mod parse;
+mod specifier;
 mod timer;
 mod timespan;
 mod translate;
@@ -34,12 +36,14 @@ pub mod tz;
 
 pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
+pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
 pub use name::{
     expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
+pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{TimerClock, TimerError, TimerNext, TimerSettings};
 pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
 pub use translate::{translate, translate_file};
