@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 mod calendar;
 mod canon;
 mod civil;
+mod condition;
 mod escape;
 mod exec;
 mod fleet;
@@ -36,6 +37,10 @@ pub mod tz;
 
 pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
+pub use condition::{
+    check as check_conditions, fnmatch, version_cmp, Condition, ConditionError, ConditionFacts,
+    Conditions, Verdict, CONDITION_KINDS,
+};
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
 pub use name::{
