@@ -34,6 +34,7 @@ mod timer;
 mod timespan;
 mod translate;
 pub mod tz;
+mod unit_path;
 
 pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
@@ -52,6 +53,10 @@ pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{TimerClock, TimerError, TimerNext, TimerSettings};
 pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
 pub use translate::{translate, translate_file};
+pub use unit_path::{
+    dropin_dir_names, resolve as resolve_unit, unit_names, Definition, DirRole, Entry, EntryKind,
+    ResolvedUnit, SearchDir,
+};
 
 /// One option of a unit file, as fleet's API carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
