@@ -27,6 +27,7 @@ mod condition;
 mod escape;
 mod exec;
 mod fleet;
+mod install;
 mod name;
 mod parse;
 mod specifier;
@@ -44,6 +45,7 @@ pub use condition::{
 };
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
+pub use install::{disable_links, enable_links, is_enabled, InstallError, InstallInfo, Link};
 pub use name::{
     expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
