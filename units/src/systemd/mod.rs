@@ -24,6 +24,7 @@ mod calendar;
 mod canon;
 mod civil;
 mod condition;
+mod dropin;
 mod escape;
 mod exec;
 mod fleet;
@@ -43,6 +44,7 @@ pub use condition::{
     check as check_conditions, fnmatch, version_cmp, Condition, ConditionError, ConditionFacts,
     Conditions, Verdict, CONDITION_KINDS,
 };
+pub use dropin::{cat_text, MergedUnit, SourcedOption};
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
 pub use install::{disable_links, enable_links, is_enabled, InstallError, InstallInfo, Link};
