@@ -344,22 +344,7 @@ pub fn is_enabled(dirs: &[SearchDir], name: &str, install: &InstallInfo) -> Opti
 mod tests {
     use super::*;
     use crate::systemd::parse;
-    use crate::systemd::unit_path::Entry;
-
-    fn f(path: &str) -> Entry {
-        Entry {
-            path: path.into(),
-            kind: EntryKind::File { empty: false },
-        }
-    }
-    fn l(path: &str, target: &str) -> Entry {
-        Entry {
-            path: path.into(),
-            kind: EntryKind::Symlink {
-                target: target.into(),
-            },
-        }
-    }
+    use crate::systemd::unit_path::tests::{f, l};
 
     fn dirs() -> Vec<SearchDir> {
         vec![

@@ -15,6 +15,18 @@
 //! - [`translate_file`] and [`translate`] turn a `.service` unit into a
 //!   [`crate::spec::UnitSpec`], reporting every key that cannot be honoured
 //!   as a warning (SPEC §7); [`parse_timespan`] reads systemd time spans.
+//! - [`CalendarSpec`] reads `OnCalendar=` events, prints them as
+//!   `systemd-analyze calendar` does and finds their next elapse in a
+//!   [`tz::TimeZone`] read from TZif bytes; [`TimerSettings`] computes a
+//!   `.timer`'s next elapse.
+//! - [`escape`], [`unescape`] and friends are `systemd-escape`;
+//!   [`SpecifierContext`] resolves every specifier of systemd.unit(5).
+//! - [`Conditions`] and [`check_conditions`] read and check `Condition*=`
+//!   and `Assert*=` against a [`ConditionFacts`] the caller implements.
+//! - [`resolve_unit`] applies the unit search path to directory listings
+//!   ([`SearchDir`]); [`MergedUnit`] merges a unit with its drop-ins;
+//!   [`InstallInfo`], [`enable_links`], [`disable_links`] and [`is_enabled`]
+//!   are `[Install]` and `systemctl enable`/`disable`/`is-enabled`.
 //!
 //! `docs/systemd-units.md` describes the translation key by key.
 

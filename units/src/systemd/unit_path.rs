@@ -343,16 +343,18 @@ pub fn unit_names(dirs: &[SearchDir]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn f(path: &str) -> Entry {
+    /// A non-empty regular file.
+    pub(crate) fn f(path: &str) -> Entry {
         Entry {
             path: path.into(),
             kind: EntryKind::File { empty: false },
         }
     }
-    fn l(path: &str, target: &str) -> Entry {
+    /// A symlink.
+    pub(crate) fn l(path: &str, target: &str) -> Entry {
         Entry {
             path: path.into(),
             kind: EntryKind::Symlink {

@@ -12,7 +12,7 @@ use super::parse::UnitFile;
 use std::cmp::Ordering;
 
 /// The kinds of condition systemd 252 knows (each `Condition…=` has an
-/// `Assert…=` twin).
+/// `Assert…=` twin); the ten path kinds come first.
 pub const CONDITION_KINDS: [&str; 33] = [
     "PathExists",
     "PathExistsGlob",
@@ -179,18 +179,8 @@ pub struct Verdict {
     pub failures: Vec<String>,
 }
 
-const PATH_KINDS: [&str; 10] = [
-    "PathExists",
-    "PathExistsGlob",
-    "PathIsDirectory",
-    "PathIsSymbolicLink",
-    "PathIsMountPoint",
-    "PathIsReadWrite",
-    "PathIsEncrypted",
-    "DirectoryNotEmpty",
-    "FileNotEmpty",
-    "FileIsExecutable",
-];
+/// The kinds whose parameter is a path (the first ten).
+const PATH_KINDS: &[&str] = CONDITION_KINDS.split_at(10).0;
 
 impl Conditions {
     /// Reads every `Condition…=`/`Assert…=` of `[Unit]`. Other keys are
