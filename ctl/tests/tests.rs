@@ -77,6 +77,8 @@ fn progress(active: usize, waiting: &[&str]) -> Reply {
         waiting: waiting.iter().map(|s| s.to_string()).collect(),
         starting_more: 0,
         waiting_more: 0,
+        stopping: vec![],
+        stopping_more: 0,
     })
 }
 

@@ -20,6 +20,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use super::real::RealSys;
@@ -99,10 +100,18 @@ fn run(
 
     let mut poll = Poll::new().unwrap();
     poll.registry()
-        .register(&mut out, Token(1), Interest::READABLE)
+        .register(
+            &mut SourceFd(&out.as_raw_fd()),
+            Token(1),
+            Interest::READABLE,
+        )
         .unwrap();
     poll.registry()
-        .register(&mut err, Token(2), Interest::READABLE)
+        .register(
+            &mut SourceFd(&err.as_raw_fd()),
+            Token(2),
+            Interest::READABLE,
+        )
         .unwrap();
     let mut lines: HashMap<Stream, Vec<String>> = HashMap::new();
     let mut open = 2;
@@ -956,7 +965,7 @@ fn systemd_notify_reaches_the_notify_socket_with_the_unit_pid() {
     let sys = RealSys::new();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("unit");
-    let mut sock = NotifySocket::bind(&path).unwrap();
+    let mut sock = NotifySocket::bind(&sys, &path).unwrap();
     let mut env = base_env();
     env.set_os("NOTIFY_SOCKET", path.as_os_str()).unwrap();
     // systemd-notify sends on behalf of its parent (the unit's main
@@ -975,7 +984,11 @@ fn systemd_notify_reaches_the_notify_socket_with_the_unit_pid() {
 
     let mut poll = Poll::new().unwrap();
     poll.registry()
-        .register(&mut sock, Token(1), Interest::READABLE)
+        .register(
+            &mut SourceFd(&sock.as_raw_fd()),
+            Token(1),
+            Interest::READABLE,
+        )
         .unwrap();
     let mut events = Events::with_capacity(4);
     let mut got = Vec::new();
