@@ -223,7 +223,7 @@ impl<S: Sys> Runtime<S> {
         let dir = self.settings.units_dir.clone();
         let loaded = match unitdir::load_dir(&self.sys, &dir) {
             Ok(l) => l,
-            Err(e) => return Reply::error(ErrorCode::Invalid, e.to_string()),
+            Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };
         let mut errors: Vec<String> = loaded
             .diagnostics
