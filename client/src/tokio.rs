@@ -96,40 +96,39 @@ mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
-    #[tokio::test]
-    async fn a_request_reads_until_its_final_reply() {
+    /// A server at a new socket that takes one connection, reads one
+    /// request and answers `reply`; the socket's directory and what the
+    /// server read.
+    fn serve(reply: &'static [u8]) -> (tempfile::TempDir, tokio::task::JoinHandle<Vec<u8>>) {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s");
-        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        let listener = tokio::net::UnixListener::bind(dir.path().join("s")).unwrap();
         let server = tokio::spawn(async move {
             let (mut s, _) = listener.accept().await.unwrap();
             let mut got = vec![0u8; 64];
             let n = s.read(&mut got).await.unwrap();
-            s.write_all(b"{\"reply\":\"log\",\"time\":\"t\",\"stream\":\"stdout\",\"line\":\"x\"}\n\n{\"reply\":\"log-end\"}\n")
-                .await
-                .unwrap();
+            s.write_all(reply).await.unwrap();
             got.truncate(n);
             got
         });
-        let reply = request(&path, Request::List).await.unwrap();
+        (dir, server)
+    }
+
+    #[tokio::test]
+    async fn a_request_reads_until_its_final_reply() {
+        let (dir, server) = serve(
+            b"{\"reply\":\"log\",\"time\":\"t\",\"stream\":\"stdout\",\"line\":\"x\"}\n\n{\"reply\":\"log-end\"}\n",
+        );
+        let reply = request(&dir.path().join("s"), Request::List).await.unwrap();
         assert_eq!(reply, Reply::LogEnd);
         assert_eq!(server.await.unwrap(), b"{\"v\":1,\"op\":\"list\"}\n");
     }
 
     #[tokio::test]
     async fn a_closed_stream_ends_a_subscription() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s");
-        let listener = tokio::net::UnixListener::bind(&path).unwrap();
-        let server = tokio::spawn(async move {
-            let (mut s, _) = listener.accept().await.unwrap();
-            let mut got = vec![0u8; 64];
-            let _ = s.read(&mut got).await.unwrap();
-            s.write_all(b"{\"reply\":\"log-end\"}\n").await.unwrap();
-        });
-        let mut sub = subscribe(&path).await.unwrap();
+        let (dir, server) = serve(b"{\"reply\":\"log-end\"}\n");
+        let mut sub = subscribe(&dir.path().join("s")).await.unwrap();
         assert_eq!(sub.next().await.unwrap(), Some(Reply::LogEnd));
-        server.await.unwrap();
+        assert_eq!(server.await.unwrap(), b"{\"v\":1,\"op\":\"subscribe\"}\n");
         assert_eq!(sub.next().await.unwrap(), None);
         let e = request(&dir.path().join("none"), Request::List)
             .await

@@ -110,13 +110,42 @@ impl UnitSet {
     fn transient_specs(&self) -> Vec<(UnitSpec, Origin)> {
         self.transient
             .iter()
-            .flat_map(|(set, units)| {
-                units
-                    .iter()
-                    .map(move |u| (u.clone(), Origin::unplaced(format!("transient:{set}"))))
-            })
+            .flat_map(|(set, units)| with_origin(set, units))
             .collect()
     }
+
+    /// The transient units with the set named `set` as `units`.
+    fn transient_specs_with(&self, set: &str, units: &[UnitSpec]) -> Vec<(UnitSpec, Origin)> {
+        let mut v: Vec<(UnitSpec, Origin)> = self
+            .transient
+            .iter()
+            .filter(|(name, _)| name.as_str() != set)
+            .flat_map(|(name, us)| with_origin(name, us))
+            .collect();
+        v.extend(with_origin(set, units));
+        v
+    }
+}
+
+/// The units of the transient set named `set`, with their origin.
+fn with_origin<'a>(
+    set: &'a str,
+    units: &'a [UnitSpec],
+) -> impl Iterator<Item = (UnitSpec, Origin)> + 'a {
+    units
+        .iter()
+        .map(move |u| (u.clone(), Origin::unplaced(format!("transient:{set}"))))
+}
+
+/// The errors the graph of `all` would have (cycles, duplicate names or
+/// targets), to report with other problems at once.
+fn graph_errors(all: Vec<(UnitSpec, Origin)>) -> Vec<String> {
+    let (_, diags) = Graph::build(all);
+    diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect()
 }
 
 /// The problems of a transient set named `set` holding `units`, checked
@@ -237,13 +266,7 @@ impl<S: Sys> Runtime<S> {
             // the units that did load, with the transient sets.
             let mut all = loaded.units.clone();
             all.extend(self.units.transient_specs());
-            let (_, gdiags) = Graph::build(all);
-            errors.extend(
-                gdiags
-                    .iter()
-                    .filter(|d| d.is_error())
-                    .map(ToString::to_string),
-            );
+            errors.extend(graph_errors(all));
             return refused(
                 format!(
                     "{} error(s) in {}; nothing changed",
@@ -310,29 +333,8 @@ impl<S: Sys> Runtime<S> {
             // set as patched (a name or target the directory has too, a
             // cycle), as a reload reports them.
             let mut all = self.units.dir_specs(self.planner.graph());
-            all.extend(
-                self.units
-                    .transient
-                    .iter()
-                    .filter(|(name, _)| **name != set)
-                    .flat_map(|(name, us)| {
-                        us.iter().map(move |u| {
-                            (u.clone(), Origin::unplaced(format!("transient:{name}")))
-                        })
-                    }),
-            );
-            all.extend(
-                units
-                    .into_iter()
-                    .map(|u| (u, Origin::unplaced(format!("transient:{set}")))),
-            );
-            let (_, gdiags) = Graph::build(all);
-            bad.extend(
-                gdiags
-                    .iter()
-                    .filter(|d| d.is_error())
-                    .map(ToString::to_string),
-            );
+            all.extend(self.units.transient_specs_with(&set, &units));
+            bad.extend(graph_errors(all));
         }
         refused("invalid transient patch; nothing changed", bad)
     }
