@@ -270,7 +270,7 @@ impl<S: Sys> Runtime<S> {
         self.slots.close_all(&self.sys);
     }
 
-    /// The system layer (for tests and PID 1's end).
+    /// The system layer (a test looks at its fake through it).
     pub fn sys(&self) -> &S {
         &self.sys
     }
