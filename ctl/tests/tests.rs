@@ -52,6 +52,7 @@ fn system() -> SystemStatus {
         pid1: false,
         shutting_down: false,
         load_errors: vec![],
+        log_writer: None,
     }
 }
 
@@ -64,6 +65,8 @@ fn log(line: &str) -> Reply {
         time: "2026-11-22T04:00:00.000Z".into(),
         stream: "stdout".into(),
         line: line.into(),
+        seq: None,
+        cut: false,
     })
 }
 

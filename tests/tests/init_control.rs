@@ -628,6 +628,7 @@ fn flooding_unit_does_not_stall_the_init() {
         unit: "flood".into(),
         lines: Some(0),
         follow: true,
+        source: false,
     });
     wait_for(WAIT, "the flood in the log file", || {
         std::fs::metadata(dir.logs().join("flood.log"))

@@ -126,6 +126,10 @@ pub enum Request {
         /// Keep the connection open and send new lines as they come.
         #[serde(default)]
         follow: bool,
+        /// Say first where the older lines are ([`Reply::LogSource`]), so
+        /// that the client can read them from the log directory.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        source: bool,
     },
     /// Orderly shutdown ([`Reply::Accepted`]).
     Shutdown {
@@ -163,6 +167,21 @@ pub enum Request {
     },
     /// Every state change as it happens ([`Reply::Changed`] lines, never final).
     Subscribe,
+    /// The log writer's request (`flotilla-logd`): the connection becomes
+    /// the init's one log writer; `ack` says how the last batch went, and
+    /// the reply is the next [`Reply::LogBatch`], sent once there are lines
+    /// the log directory does not have yet. See `docs/control-protocol.md`.
+    LogPull {
+        /// The outcome of the last batch received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ack: Option<LogAck>,
+        /// Hand over again the units whose lines the writer could not write.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        retry: bool,
+        /// At most about this many bytes of text in a batch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_bytes: Option<usize>,
+    },
 }
 
 impl Request {
@@ -178,6 +197,7 @@ impl Request {
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }
+                | Request::LogPull { .. }
         )
     }
 }
@@ -243,6 +263,31 @@ pub struct SystemStatus {
     /// Problems found when the unit set was loaded (the units left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_errors: Vec<String>,
+    /// The log directory and its writer, when the init has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_writer: Option<LogWriterStatus>,
+}
+
+/// How the units' output gets to the log directory (`initctl status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogWriterStatus {
+    /// The log directory (`--log-dir`).
+    pub dir: String,
+    /// Whether a log writer is connected.
+    pub connected: bool,
+    /// The writer's process, while connected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+    /// The unit the writer runs as, if the init knows its process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Lines in memory that the log directory does not have yet.
+    pub waiting: u64,
+    /// Lines that left the init's memory before they were written.
+    pub lost: u64,
+    /// Why the writer could not write, until it writes again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// At most this many names in each list of a [`Progress`] (the others are
@@ -309,6 +354,82 @@ pub struct LogLine {
     pub stream: String,
     /// The line, without its newline (invalid UTF-8 replaced).
     pub line: String,
+    /// Its number in the unit's log stream, from 1 (none on an overflow
+    /// mark, or from an init before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// The line was longer than the init keeps whole: it goes on in the
+    /// next one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
+}
+
+/// Where a unit's older lines are ([`Reply::LogSource`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogSource {
+    /// The log directory, if the init has one: `DIR/UNIT.log` and its
+    /// rotated files `UNIT.log.1`, `UNIT.log.2`, … (oldest last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// The unit's log stream: the files mark where its lines begin.
+    pub stream: String,
+    /// The files have the stream's lines up to this one.
+    pub persisted: u64,
+}
+
+/// How the writer's last batch went ([`Request::LogPull`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogAck {
+    /// The batch.
+    pub batch: u64,
+    /// The units whose lines could not be written (every other chunk of
+    /// the batch is in the files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<LogFailure>,
+}
+
+/// A unit whose lines the writer could not write, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogFailure {
+    /// The unit.
+    pub unit: String,
+    /// Why (`open /var/log/init/web.log: read-only file system`).
+    pub error: String,
+}
+
+/// Lines for the log writer: one chunk per unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogBatch {
+    /// The batch's number, for its [`LogAck`].
+    pub batch: u64,
+    /// The log directory.
+    pub dir: String,
+    /// The chunks.
+    pub chunks: Vec<LogChunk>,
+}
+
+/// A unit's lines in a [`LogBatch`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogChunk {
+    /// The unit.
+    pub unit: String,
+    /// Its log stream: the numbering of its lines (it changes when the init
+    /// restarts, or the unit is removed and comes back).
+    pub stream: String,
+    /// The files had the stream's lines up to this one when the batch was
+    /// made (as far as the init knows: a writer that was stopped between
+    /// writing and acknowledging may have written more).
+    pub persisted: u64,
+    /// Lines before the first of `lines` that left the init's memory
+    /// before they were handed over: they are lost.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost: u64,
+    /// The lines, in order, each with its `seq`.
+    pub lines: Vec<LogLine>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One dependency edge, for `analyze` and `dot`.
@@ -438,6 +559,11 @@ pub enum Reply {
     Applied(Applied),
     /// A line of output (not final).
     Log(LogLine),
+    /// Where the unit's older lines are, before its lines (not final; only
+    /// when asked for with `source`).
+    LogSource(LogSource),
+    /// Lines for the log writer (the reply to [`Request::LogPull`]).
+    LogBatch(LogBatch),
     /// The end of a non-following `logs` reply.
     LogEnd,
     /// `analyze` data.
@@ -459,7 +585,10 @@ pub enum Reply {
 impl Reply {
     /// False for the replies that a stream sends before its last one.
     pub fn is_final(&self) -> bool {
-        !matches!(self, Reply::Progress(_) | Reply::Log(_) | Reply::Changed(_))
+        !matches!(
+            self,
+            Reply::Progress(_) | Reply::Log(_) | Reply::LogSource(_) | Reply::Changed(_)
+        )
     }
 
     /// An error reply.

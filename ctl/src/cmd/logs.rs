@@ -22,6 +22,7 @@ pub fn run(
         unit,
         lines,
         follow,
+        source: false,
     })?;
     loop {
         let received = match conn.recv() {

@@ -244,6 +244,7 @@ pub(crate) mod tests {
             pid1: false,
             shutting_down: false,
             load_errors: vec![],
+            log_writer: None,
         }
     }
 

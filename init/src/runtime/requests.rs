@@ -7,7 +7,9 @@ use super::{kind_name, Runtime};
 use crate::control::{BadRequest, ConnId, Incoming, Watch};
 use crate::sys::Sys;
 use flotilla_units::planner::{ReloadError, RestartError};
-use flotilla_units::protocol::{AnalyzeData, Edge, ErrorCode, Reply, Request, UnitTiming};
+use flotilla_units::protocol::{
+    AnalyzeData, Edge, ErrorCode, LogSource, Reply, Request, UnitTiming,
+};
 
 impl<S: Sys> Runtime<S> {
     /// Answers one request.
@@ -86,7 +88,8 @@ impl<S: Sys> Runtime<S> {
                 unit,
                 lines,
                 follow,
-            } => self.logs(c, &unit, lines, follow),
+                source,
+            } => self.logs(c, &unit, lines, follow, source),
             Request::Shutdown { kind } => {
                 self.reply(
                     c,
@@ -117,6 +120,11 @@ impl<S: Sys> Runtime<S> {
                     conn.watch = Watch::Changes;
                 }
             }
+            Request::LogPull {
+                ack,
+                retry,
+                max_bytes,
+            } => self.log_pull(c, ack, retry, max_bytes),
         }
         self.drive();
     }
@@ -197,7 +205,7 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    fn logs(&mut self, c: ConnId, unit: &str, lines: Option<usize>, follow: bool) {
+    fn logs(&mut self, c: ConnId, unit: &str, lines: Option<usize>, follow: bool, source: bool) {
         // A unit's I/O goes with it (see `Slots::renumber`).
         let Some(id) = self.planner.graph().unit(unit) else {
             self.reply(
@@ -206,6 +214,19 @@ impl<S: Sys> Runtime<S> {
             );
             return;
         };
+        if source {
+            let (stream, persisted) = match self.slots.io(id) {
+                Some(io) => (self.feed.stream(io.log.id()), io.log.persisted()),
+                None => (String::new(), 0),
+            };
+            let dir = self.settings.log_dir.as_ref();
+            let reply = Reply::LogSource(LogSource {
+                dir: dir.map(|d| d.display().to_string()),
+                stream,
+                persisted,
+            });
+            self.reply(c, reply);
+        }
         let (out, next) = match self.slots.io(id) {
             Some(io) => (
                 log_replies(io.log.last(lines.unwrap_or(usize::MAX))).0,
