@@ -181,6 +181,11 @@ pub enum Request {
         /// At most about this many bytes of text in a batch.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_bytes: Option<usize>,
+        /// The writer is stopping: the init sends what it has, then a
+        /// batch marked `last` once nothing more is to come (at shutdown:
+        /// once every other unit has stopped).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        leaving: bool,
     },
 }
 
@@ -406,6 +411,9 @@ pub struct LogBatch {
     pub dir: String,
     /// The chunks.
     pub chunks: Vec<LogChunk>,
+    /// The answer to a leaving writer: nothing more is to come.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub last: bool,
 }
 
 /// A unit's lines in a [`LogBatch`].
@@ -692,6 +700,74 @@ mod tests {
             s,
             r#"{"v":1,"op":"transient-patch","set":"cluster","upsert":[],"remove":["a"]}"#
         );
+    }
+
+    #[test]
+    fn log_writer_wire_shape() {
+        let e: Envelope = serde_json::from_str(
+            r#"{"v":1,"op":"log-pull","ack":{"batch":3,"failed":[{"unit":"web","error":"full"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            e.request,
+            Request::LogPull {
+                ack: Some(LogAck {
+                    batch: 3,
+                    failed: vec![LogFailure {
+                        unit: "web".into(),
+                        error: "full".into()
+                    }],
+                }),
+                retry: false,
+                max_bytes: None,
+                leaving: false,
+            }
+        );
+        assert!(e.request.is_mutating());
+        let first = Envelope::new(Request::LogPull {
+            ack: None,
+            retry: false,
+            max_bytes: None,
+            leaving: false,
+        });
+        assert_eq!(
+            serde_json::to_string(&first).unwrap(),
+            r#"{"v":1,"op":"log-pull"}"#
+        );
+        let r = Reply::LogBatch(LogBatch {
+            batch: 4,
+            dir: "/var/log/init".into(),
+            chunks: vec![LogChunk {
+                unit: "web".into(),
+                stream: "1-2/0".into(),
+                persisted: 0,
+                lost: 0,
+                lines: vec![LogLine {
+                    time: "t".into(),
+                    stream: "stdout".into(),
+                    line: "hi".into(),
+                    seq: Some(1),
+                    cut: false,
+                }],
+            }],
+            last: false,
+        });
+        let s = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            s,
+            r#"{"reply":"log-batch","batch":4,"dir":"/var/log/init","chunks":[{"unit":"web","stream":"1-2/0","persisted":0,"lines":[{"time":"t","stream":"stdout","line":"hi","seq":1}]}]}"#
+        );
+        assert!(r.is_final());
+        assert!(!Reply::LogSource(LogSource {
+            dir: None,
+            stream: String::new(),
+            persisted: 0
+        })
+        .is_final());
+        // A line from an init before `seq`.
+        let old: LogLine =
+            serde_json::from_str(r#"{"time":"t","stream":"stdout","line":"x"}"#).unwrap();
+        assert_eq!((old.seq, old.cut), (None, false));
     }
 
     #[test]

@@ -20,12 +20,18 @@
 //!   chunk, and the writer writes the count into the file;
 //! - **a unit it cannot write** (a full or read-only directory) is held
 //!   back until the writer asks again with `retry` (after its back-off),
-//!   and `initctl status` says why.
+//!   and `initctl status` says why;
+//! - **a writer that is stopping** (`leaving`) gets what there is, then a
+//!   batch marked `last` once nothing more is to come: at once, or during
+//!   a shutdown once every other unit has stopped, so that the last lines
+//!   of the system reach the files although the writer, on which no unit
+//!   depends, is told to stop with the first.
 //!
 //! Units with lines to hand over wait in a queue, once each; a batch takes
 //! them in turn, up to the writer's size, so one noisy unit cannot keep
 //! the others out. The work per turn is O(units with new lines).
 
+use super::reports::has_processes;
 use super::slots::SlotId;
 use super::Runtime;
 use crate::control::{ConnId, Watch};
@@ -69,6 +75,8 @@ struct Writer {
     pid: i32,
     /// A pull waits for lines.
     parked: bool,
+    /// The writer is stopping.
+    leaving: bool,
     max_bytes: usize,
     in_flight: Option<InFlight>,
 }
@@ -139,6 +147,7 @@ impl<S: Sys> Runtime<S> {
         ack: Option<LogAck>,
         retry: bool,
         max_bytes: Option<usize>,
+        leaving: bool,
     ) {
         if self.settings.log_dir.is_none() {
             self.reply(
@@ -167,6 +176,7 @@ impl<S: Sys> Runtime<S> {
                     serial,
                     pid,
                     parked: false,
+                    leaving: false,
                     max_bytes: DEFAULT_BATCH,
                     in_flight: None,
                 });
@@ -188,6 +198,7 @@ impl<S: Sys> Runtime<S> {
         }
         if let Some(w) = self.feed.writer.as_mut() {
             w.parked = true;
+            w.leaving |= leaving;
             w.max_bytes = max_bytes
                 .unwrap_or(DEFAULT_BATCH)
                 .clamp(MIN_BATCH, MAX_BATCH);
@@ -284,10 +295,16 @@ impl<S: Sys> Runtime<S> {
         let Some(w) = self.feed.writer.as_ref() else {
             return;
         };
-        if !w.parked || w.in_flight.is_some() || self.feed.queue.is_empty() {
+        if !w.parked || w.in_flight.is_some() {
             return;
         }
         let (conn, mut budget) = (w.conn, w.max_bytes);
+        if self.feed.queue.is_empty() {
+            if w.leaving && self.nothing_more_to_log(w.pid) {
+                self.send_batch(conn, Vec::new(), Vec::new(), true);
+            }
+            return;
+        }
         let mut chunks = Vec::new();
         let mut logs = Vec::new();
         for _ in 0..self.feed.queue.len() {
@@ -342,9 +359,18 @@ impl<S: Sys> Runtime<S> {
             });
             logs.push((slot, id, last, lost));
         }
-        if chunks.is_empty() {
-            return;
+        if !chunks.is_empty() {
+            self.send_batch(conn, chunks, logs, false);
         }
+    }
+
+    fn send_batch(
+        &mut self,
+        conn: ConnId,
+        chunks: Vec<LogChunk>,
+        logs: Vec<(SlotId, u32, u64, u64)>,
+        last: bool,
+    ) {
         let batch = self.feed.next_batch;
         self.feed.next_batch += 1;
         if let Some(w) = self.feed.writer.as_mut() {
@@ -357,8 +383,26 @@ impl<S: Sys> Runtime<S> {
             .as_deref()
             .map(|d| d.display().to_string())
             .unwrap_or_default();
-        let reply = Reply::LogBatch(LogBatch { batch, dir, chunks });
+        let reply = Reply::LogBatch(LogBatch {
+            batch,
+            dir,
+            chunks,
+            last,
+        });
         self.control.send(conn, &reply, &self.sys);
+    }
+
+    /// Whether a leaving writer may go: not in a shutdown, or every unit
+    /// but the writer's own has stopped.
+    fn nothing_more_to_log(&self, writer_pid: i32) -> bool {
+        if self.shutdown.is_none() {
+            return true;
+        }
+        let own = self.planner.owner(writer_pid).map(|(u, _)| u);
+        let g = self.planner.graph();
+        g.ids()
+            .filter(|&i| Some(i) != own)
+            .all(|i| !has_processes(self.planner.state(i)))
     }
 
     /// The log directory and its writer, for `status`.

@@ -40,7 +40,7 @@ fn console_line(unit: &str, last: UnitState, st: &UnitStatus) -> Option<String> 
 
 /// Whether a unit in `state` has processes (or is about to): anything but
 /// `disabled`, `waiting`, `exited` and `failed`.
-fn has_processes(state: UnitState) -> bool {
+pub(super) fn has_processes(state: UnitState) -> bool {
     matches!(
         state,
         UnitState::Starting | UnitState::Running | UnitState::Reloading | UnitState::Stopping

@@ -37,9 +37,14 @@ impl<S: Sys> Runtime<S> {
             );
             return;
         }
+        // The log writer goes on during a shutdown: the last lines of the
+        // system are for it.
         if self.shutdown.is_some()
             && env.request.is_mutating()
-            && !matches!(env.request, Request::Shutdown { .. })
+            && !matches!(
+                env.request,
+                Request::Shutdown { .. } | Request::LogPull { .. }
+            )
         {
             self.reply(
                 c,
@@ -124,7 +129,8 @@ impl<S: Sys> Runtime<S> {
                 ack,
                 retry,
                 max_bytes,
-            } => self.log_pull(c, ack, retry, max_bytes),
+                leaving,
+            } => self.log_pull(c, ack, retry, max_bytes, leaving),
         }
         self.drive();
     }
