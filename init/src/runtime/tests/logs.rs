@@ -98,7 +98,7 @@ fn lines_go_to_the_writer_one_batch_at_a_time() {
     h.settle();
     let mut w = h.connect();
     w.send(&pull(None, false));
-    let b = h.batch(&mut w).expect("a batch");
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
     assert_eq!(b.dir, LOGS);
     let (texts, seqs, persisted, lost) = chunk_of(&b, "talker");
     assert_eq!(texts, ["[init] running: running", "one", "two"]);
@@ -110,7 +110,7 @@ fn lines_go_to_the_writer_one_batch_at_a_time() {
     h.sys().write_output(pid, b"three\n");
     assert!(h.batch(&mut w).is_none());
     w.send(&pull(Some((b.batch, Vec::new())), false));
-    let b2 = h.batch(&mut w).expect("the next batch");
+    let b2 = h.batch(&mut w).unwrap_or_else(|| panic!("the next batch"));
     let (texts, seqs, persisted, _) = chunk_of(&b2, "talker");
     assert_eq!(
         (texts, seqs, persisted),
@@ -123,7 +123,10 @@ fn lines_go_to_the_writer_one_batch_at_a_time() {
     let Some(Reply::Status(s)) = st.first() else {
         panic!("{st:?}")
     };
-    let lw = s.log_writer.clone().expect("a log directory");
+    let lw = s
+        .log_writer
+        .clone()
+        .unwrap_or_else(|| panic!("a log directory"));
     assert_eq!(lw.dir, LOGS);
     assert!(lw.connected);
     assert_eq!((lw.waiting, lw.lost, lw.error), (0, 0, None));
@@ -143,7 +146,7 @@ fn what_a_writer_did_not_acknowledge_goes_to_the_next() {
     h.sys().write_output(pid, b"one\n");
     let mut w = h.connect();
     w.send(&pull(None, false));
-    let b = h.batch(&mut w).expect("a batch");
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
     assert_eq!(chunk_of(&b, "talker").1, [1, 2]);
     let refused = h.request(pull(None, false));
     assert!(
@@ -155,7 +158,7 @@ fn what_a_writer_did_not_acknowledge_goes_to_the_next() {
     h.settle();
     let mut w2 = h.connect();
     w2.send(&pull(None, false));
-    let b = h.batch(&mut w2).expect("a batch");
+    let b = h.batch(&mut w2).unwrap_or_else(|| panic!("a batch"));
     let (texts, seqs, persisted, _) = chunk_of(&b, "talker");
     assert_eq!(seqs, [1, 2, 3]);
     assert_eq!(texts[1..], ["one".to_string(), "two".to_string()]);
@@ -184,7 +187,7 @@ fn lines_the_ring_lost_are_counted() {
     h.settle();
     let mut w = h.connect();
     w.send(&pull(None, false));
-    let b = h.batch(&mut w).expect("a batch");
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
     let (_, seqs, _, lost) = chunk_of(&b, "talker");
     assert!(lost > 0);
     assert_eq!(
@@ -219,7 +222,7 @@ fn a_unit_that_could_not_be_written_waits_for_a_retry() {
     let mut h = Harness::start_logging(sys, "both");
     let mut w = h.connect();
     w.send(&pull(None, false));
-    let b = h.batch(&mut w).expect("a batch");
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
     assert_eq!(b.chunks.len(), 2);
     let failed = vec![LogFailure {
         unit: "talker".into(),
@@ -241,14 +244,14 @@ fn a_unit_that_could_not_be_written_waits_for_a_retry() {
     let (tp, op) = (h.pid("talker"), h.pid("other"));
     h.sys().write_output(tp, b"t\n");
     h.sys().write_output(op, b"o\n");
-    let b = h.batch(&mut w).expect("a batch");
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
     assert_eq!(b.chunks.len(), 1);
     assert_eq!(chunk_of(&b, "other").0, ["o"]);
     w.send(&pull(Some((b.batch, Vec::new())), false));
     assert!(h.batch(&mut w).is_none());
     // The retry: talker's lines from where the files have them.
     w.send(&pull(None, true));
-    let b = h.batch(&mut w).expect("a batch");
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
     let (texts, seqs, persisted, _) = chunk_of(&b, "talker");
     assert_eq!(seqs, [1, 2]);
     assert_eq!(texts[1], "t");
@@ -352,13 +355,15 @@ fn a_leaving_writer_gets_the_last_lines_of_a_shutdown() {
     let mut h = Harness::start_logging(sys, "talker");
     let mut w = h.connect();
     w.send(&pull(None, false));
-    let b = h.batch(&mut w).expect("a batch");
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
     w.send(&pull(Some((b.batch, Vec::new())), false));
     assert!(h.batch(&mut w).is_none());
     // The clock stays: talker takes its time to stop, within its timeout.
     h.sys().hold_clock(true);
     h.sys().raise(libc::SIGTERM);
-    let b = h.batch(&mut w).expect("the stopping note");
+    let b = h
+        .batch(&mut w)
+        .unwrap_or_else(|| panic!("the stopping note"));
     assert_eq!(chunk_of(&b, "talker").0, ["[init] stopping: shutting down"]);
     w.send(&Request::LogPull {
         ack: Some(LogAck {
