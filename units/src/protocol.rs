@@ -380,6 +380,14 @@ pub struct LogSource {
     pub stream: String,
     /// The files have the stream's lines up to this one.
     pub persisted: u64,
+    /// The first line in the init's memory (`next` when there is none):
+    /// older lines are only in the files.
+    #[serde(default)]
+    pub first: u64,
+    /// The number the next line will get: the `log` lines that follow
+    /// this reply and are numbered below it are the ones in memory now.
+    #[serde(default)]
+    pub next: u64,
 }
 
 /// How the writer's last batch went ([`Request::LogPull`]).
@@ -761,7 +769,9 @@ mod tests {
         assert!(!Reply::LogSource(LogSource {
             dir: None,
             stream: String::new(),
-            persisted: 0
+            persisted: 0,
+            first: 1,
+            next: 1,
         })
         .is_final());
         // A line from an init before `seq`.

@@ -221,23 +221,35 @@ impl<S: Sys> Runtime<S> {
             return;
         };
         if source {
-            let (stream, persisted) = match self.slots.io(id) {
-                Some(io) => (self.feed.stream(io.log.id()), io.log.persisted()),
-                None => (String::new(), 0),
+            let (stream, persisted, next, first) = match self.slots.io(id) {
+                Some(io) => (
+                    self.feed.stream(io.log.id()),
+                    io.log.persisted(),
+                    io.log.next_seq(),
+                    io.log.next_seq() - io.log.len() as u64,
+                ),
+                None => (String::new(), 0, 1, 1),
             };
             let dir = self.settings.log_dir.as_ref();
             let reply = Reply::LogSource(LogSource {
                 dir: dir.map(|d| d.display().to_string()),
                 stream,
                 persisted,
+                first,
+                next,
             });
             self.reply(c, reply);
         }
         let (out, next) = match self.slots.io(id) {
-            Some(io) => (
-                log_replies(io.log.last(lines.unwrap_or(usize::MAX))).0,
-                io.log.next_seq(),
-            ),
+            Some(io) => {
+                let mut tail = io.log.last(lines.unwrap_or(usize::MAX));
+                // A client that asked where the older lines are counts
+                // what is in neither place itself.
+                if source {
+                    tail.missed = 0;
+                }
+                (log_replies(tail).0, io.log.next_seq())
+            }
             None => (Vec::new(), 1),
         };
         for l in out {
