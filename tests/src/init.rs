@@ -91,6 +91,52 @@ impl TestDir {
         p
     }
 
+    /// Writes the log writer's unit, `flotilla-logd` (providing
+    /// `log-writer`, restarted 100 ms after it exits) with `flags`
+    /// (`--max-size 4K`); a target that wants the files waits for it.
+    pub fn log_writer(&self, flags: &str) -> PathBuf {
+        self.unit(
+            "flotilla-logd",
+            &format!(
+                "unit: flotilla-logd\nprovides: log-writer\nexec-start: {} {flags}\n\
+                 restart: always\nrestart-delay: 100ms\n",
+                crate::bins::logd().display()
+            ),
+        )
+    }
+
+    /// The lines of a unit's log files (`logs/UNIT.log` and its rotated
+    /// files, oldest first): `(number, text)`, headers as `(0, "-- log
+    /// STREAM --")`.
+    pub fn log_file_lines(&self, unit: &str) -> Vec<(u64, String)> {
+        let mut files = Vec::new();
+        for n in 1.. {
+            let p = self.logs().join(format!("{unit}.log.{n}"));
+            if !p.exists() {
+                break;
+            }
+            files.push(p);
+        }
+        files.reverse();
+        files.push(self.logs().join(format!("{unit}.log")));
+        let mut out = Vec::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            for l in text.lines() {
+                match flotilla_logd::format::parse(l) {
+                    flotilla_logd::format::FileLine::Entry(e) => {
+                        out.push((e.seq.unwrap_or(0), e.text.to_string()))
+                    }
+                    flotilla_logd::format::FileLine::Header { stream, .. } => {
+                        out.push((0, format!("-- log {stream} --")))
+                    }
+                    flotilla_logd::format::FileLine::Other(o) => out.push((0, o.to_string())),
+                }
+            }
+        }
+        out
+    }
+
     /// Removes `units/NAME.yaml`.
     pub fn remove_unit(&self, name: &str) {
         std::fs::remove_file(self.units().join(format!("{name}.yaml"))).expect("remove unit");
@@ -136,6 +182,7 @@ impl TestDir {
             config: None,
             log_dir: true,
             as_nobody: false,
+            mount_setup: None,
         }
     }
 
@@ -244,9 +291,19 @@ pub struct InitBuilder<'a> {
     config: Option<PathBuf>,
     log_dir: bool,
     as_nobody: bool,
+    mount_setup: Option<String>,
 }
 
 impl InitBuilder<'_> {
+    /// Runs the init in a mount namespace of its own (`unshare --mount`),
+    /// after the shell commands `setup` (e.g. a small tmpfs on the log
+    /// directory): what it mounts is seen by the init and its units only.
+    /// The init keeps the PID of the `unshare` started here.
+    pub fn in_mount_namespace(mut self, setup: &str) -> Self {
+        self.mount_setup = Some(setup.to_string());
+        self
+    }
+
     /// `--target NAME`.
     pub fn target(mut self, t: &str) -> Self {
         self.target = Some(t.to_string());
@@ -284,7 +341,13 @@ impl InitBuilder<'_> {
         let d = self.dir;
         let out_path = d.join("init.out");
         let out = std::fs::File::create(&out_path).expect("init.out");
-        let mut cmd = if self.as_nobody {
+        let mut cmd = if let Some(setup) = &self.mount_setup {
+            let mut c = Command::new("unshare");
+            c.args(["--mount", "--propagation", "private", "sh", "-c"])
+                .arg(format!("set -e; {setup}; exec \"$0\" \"$@\""))
+                .arg(crate::bins::init());
+            c
+        } else if self.as_nobody {
             std::os::unix::fs::chown(d.path(), Some(65534), Some(65534)).expect("chown");
             let mut c = Command::new("setpriv");
             c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
