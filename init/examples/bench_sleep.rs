@@ -15,6 +15,13 @@
 //! one to deploy as PID 1. `BENCH_SLEEP_SMAPS=DIR` copies the init's
 //! `/proc/PID/smaps` with the units running to `DIR/smaps-running-ROUND`.
 //!
+//! `BENCH_SLEEP_LOG_DIR=DIR` runs each round with `--log-dir DIR/round-N`
+//! and the log writer (`flotilla-logd`, beside the init binary, or
+//! `FLOTILLA_LOGD=PATH`) as a unit that both targets wait for, so that it
+//! runs before the launch: the units' lines go to 1000 new files during
+//! it. Point `DIR` at a slow file system to see that the launch does not
+//! wait for it (`scripts/slowfs` makes one; `docs/performance.md`).
+//!
 //! The graph: layers 0..9 of 100 units each, `l<L>-<NN>`, type
 //! `foreground-supervised` (running once spawned), `exec-start: /usr/bin/sleep
 //! 3600` (the program named by its path, as in the floor loop),
@@ -97,14 +104,34 @@ fn main() -> Result<(), BoxError> {
     if !init.exists() {
         return Err(format!("{} not found: {build}", init.display()).into());
     }
+    let log_dir = std::env::var_os("BENCH_SLEEP_LOG_DIR").map(PathBuf::from);
+    let logd = match std::env::var_os("FLOTILLA_LOGD") {
+        Some(p) => PathBuf::from(p),
+        None => init.with_file_name("flotilla-logd"),
+    };
+    if log_dir.is_some() && !logd.exists() {
+        return Err(format!(
+            "{} not found: cargo build --release -p flotilla-logd (or FLOTILLA_LOGD=PATH)",
+            logd.display()
+        )
+        .into());
+    }
     let dir = tempfile::tempdir()?;
     let units = dir.path().join("units");
-    write_units(&units)?;
+    write_units(&units, log_dir.as_ref().map(|_| logd.as_path()))?;
     let n = LAYERS * WIDTH;
     println!(
         "{n} x {SLEEP} 3600 in {LAYERS} layers (each unit depends-on two of the layer below), {rounds} rounds, init {}",
         init.display()
     );
+    match &log_dir {
+        Some(d) => println!(
+            "log directory {}/round-N, written by {}",
+            d.display(),
+            logd.display()
+        ),
+        None => println!("no log directory"),
+    }
 
     let mut floor = Vec::new();
     let mut launch_poll = Vec::new();
@@ -118,7 +145,8 @@ fn main() -> Result<(), BoxError> {
     for round in 0..rounds {
         let f = spawn_floor(n)?;
         floor.push(f);
-        let r = init_round(&init, dir.path(), &units, round, round % 2 == 1)?;
+        let logs = log_dir.as_ref().map(|d| d.join(format!("round-{round}")));
+        let r = init_round(&init, dir.path(), &units, logs.as_deref(), round, round % 2 == 1)?;
         if round % 2 == 1 {
             launch_wait.push(r.launch);
         } else {
@@ -218,7 +246,9 @@ fn name(layer: usize, i: usize) -> String {
     format!("l{layer}-{i:02}")
 }
 
-fn write_units(dir: &Path) -> Result<(), BoxError> {
+/// The unit files; with `logd`, the log writer's unit too, which both
+/// targets wait for.
+fn write_units(dir: &Path, logd: Option<&Path>) -> Result<(), BoxError> {
     std::fs::create_dir_all(dir)?;
     let mut seed = 0x5eed_u64;
     let mut rand = |n: usize| {
@@ -248,14 +278,30 @@ fn write_units(dir: &Path) -> Result<(), BoxError> {
         }
     }
     let top: Vec<String> = (0..WIDTH).map(|i| name(LAYERS - 1, i)).collect();
+    let writer = match logd {
+        Some(p) => {
+            std::fs::write(
+                dir.join("flotilla-logd.yaml"),
+                format!(
+                    "unit: flotilla-logd\nprovides: log-writer\nexec-start: {}\nrestart: always\n",
+                    p.display()
+                ),
+            )?;
+            "waits-for: log-writer\n"
+        }
+        None => "",
+    };
     std::fs::write(
         dir.join("all.yaml"),
         format!(
-            "unit: all\ntype: virtual\ndepends-on: [{}]\n",
+            "unit: all\ntype: virtual\ndepends-on: [{}]\n{writer}",
             top.join(", ")
         ),
     )?;
-    std::fs::write(dir.join("idle.yaml"), "unit: idle\ntype: virtual\n")?;
+    std::fs::write(
+        dir.join("idle.yaml"),
+        format!("unit: idle\ntype: virtual\n{writer}"),
+    )?;
     Ok(())
 }
 
@@ -421,11 +467,16 @@ fn init_round(
     init: &Path,
     dir: &Path,
     units: &Path,
+    log_dir: Option<&Path>,
     round: usize,
     wait: bool,
 ) -> Result<RoundResult, BoxError> {
     let sock = dir.join(format!("control-{round}.sock"));
-    let child = Command::new(init)
+    let mut cmd = Command::new(init);
+    if let Some(d) = log_dir {
+        cmd.arg("--log-dir").arg(d);
+    }
+    let child = cmd
         .arg("--units")
         .arg(units)
         .args(["--target", "idle", "--control"])
@@ -446,6 +497,20 @@ fn init_round(
     };
     if ctl.unit("idle")?.0 != UnitState::Running {
         return Err("target idle is not running".into());
+    }
+    // The log writer connected: it runs before the launch, as in a boot.
+    while log_dir.is_some() {
+        let connected = match ctl.ask(Request::Status { name: None })? {
+            Reply::Status(s) => s.log_writer.is_some_and(|l| l.connected),
+            other => return Err(format!("status: {other:?}").into()),
+        };
+        if connected {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err("the log writer never connected".into());
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
     let idle = mem_of(pid)?;
 
