@@ -125,6 +125,46 @@ impl Resources {
     }
 }
 
+/// The controllers whose files a cgroup directory's name could shadow.
+const CONTROLLERS: [&str; 14] = [
+    "blkio",
+    "cpu",
+    "cpuacct",
+    "cpuset",
+    "devices",
+    "freezer",
+    "hugetlb",
+    "io",
+    "memory",
+    "misc",
+    "net_cls",
+    "net_prio",
+    "perf_event",
+    "pids",
+];
+
+/// The name of a unit's cgroup directory: the unit name, with `_` put in
+/// front where it could be taken for one of the kernel's files
+/// (`cgroup.procs`, `memory.max`, `tasks`, …), could hide (`.x`), or
+/// could be taken for an escaped name (`_x`), or is the init's own leaf
+/// (`init.scope`). As systemd escapes them.
+pub fn cgroup_name(unit: &str) -> String {
+    let prefix = unit.split('.').next().unwrap_or("");
+    let reserved = unit.starts_with('_')
+        || unit.starts_with('.')
+        || unit.is_empty()
+        || matches!(
+            unit,
+            "notify_on_release" | "release_agent" | "tasks" | "init.scope"
+        )
+        || (unit.contains('.') && (prefix == "cgroup" || CONTROLLERS.contains(&prefix)));
+    if reserved {
+        format!("_{unit}")
+    } else {
+        unit.to_string()
+    }
+}
+
 /// `MemoryMax=`, `MemoryHigh=`: bytes (with `K`, `M`, `G`, `T` …), a
 /// percentage of the machine's memory, or `infinity`.
 pub fn parse_memory(value: &str) -> Result<Amount, String> {
@@ -234,6 +274,19 @@ mod tests {
             parse_cpu_quota("20").unwrap_err(),
             "`20` is not a percentage (write e.g. 20% or 150%)"
         );
+    }
+
+    #[test]
+    fn cgroup_names_are_escaped_where_needed() {
+        assert_eq!(cgroup_name("redis-server.service"), "redis-server.service");
+        assert_eq!(cgroup_name("web"), "web");
+        assert_eq!(cgroup_name("cgroup.procs"), "_cgroup.procs");
+        assert_eq!(cgroup_name("memory.max"), "_memory.max");
+        assert_eq!(cgroup_name("tasks"), "_tasks");
+        assert_eq!(cgroup_name("_x"), "__x");
+        assert_eq!(cgroup_name(".hidden"), "_.hidden");
+        assert_eq!(cgroup_name("init.scope"), "_init.scope");
+        assert_eq!(cgroup_name("memory"), "memory");
     }
 
     #[test]
