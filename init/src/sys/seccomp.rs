@@ -93,46 +93,92 @@ impl Calls {
 /// Builds a program or says why it cannot be (too long).
 type Built = Result<BpfProgram, String>;
 
-fn compile(calls: Calls, mismatch: SeccompAction, on_match: SeccompAction) -> Built {
-    let filter = SeccompFilter::new(calls.into_rules(), mismatch, on_match, TargetArch::x86_64)
-        .map_err(|e| e.to_string())?;
+/// Calls numbered `lo..=hi` get `ret` (a `SECCOMP_RET_*` value): checked
+/// before the program's own rules.
+#[derive(Debug, Clone, Copy)]
+struct Guard {
+    lo: u32,
+    hi: u32,
+    ret: u32,
+}
+
+/// The x32 calls (bit 30 set): killed.
+const X32: Guard = Guard {
+    lo: 0x4000_0000,
+    hi: u32::MAX,
+    ret: libc::SECCOMP_RET_KILL_PROCESS,
+};
+
+/// A program that gives `calls` `on_match` and allows everything else but
+/// what `guards` catch.
+fn compile(calls: Calls, on_match: SeccompAction, guards: &[Guard]) -> Built {
+    let filter = SeccompFilter::new(
+        calls.into_rules(),
+        SeccompAction::Allow,
+        on_match,
+        TargetArch::x86_64,
+    )
+    .map_err(|e| e.to_string())?;
     let mut prog: BpfProgram = filter
         .try_into()
         .map_err(|e: seccompiler::BackendError| e.to_string())?;
-    guard_x32(&mut prog);
+    insert_guards(&mut prog, std::iter::once(&X32).chain(guards));
     Ok(prog)
 }
 
-/// Inserts, after the architecture check (its first three instructions),
-/// a check that kills an x32 call.
-fn guard_x32(prog: &mut BpfProgram) {
+/// Inserts the guards after the architecture check (the program's first
+/// three instructions). Each is four instructions: load the number, skip
+/// to the next guard below `lo` or above `hi`, return `ret`.
+fn insert_guards<'a>(prog: &mut BpfProgram, guards: impl Iterator<Item = &'a Guard>) {
     // BPF_LD | BPF_W | BPF_ABS (the first two are 0).
-    const BPF_LD_W_ABS: u16 = 0x20;
-    const BPF_JGE_K: u16 = 0x05 | 0x30;
-    const BPF_RET_K: u16 = 0x06;
-    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    const LD_NR: u16 = 0x20;
+    const JGE_K: u16 = 0x05 | 0x30;
+    const JGT_K: u16 = 0x05 | 0x20;
+    const RET_K: u16 = 0x06;
+    let insn = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    let code: Vec<sock_filter> = guards
+        .flat_map(|g| {
+            [
+                insn(LD_NR, 0, 0, 0),
+                insn(JGE_K, 0, 2, g.lo),
+                insn(JGT_K, 1, 0, g.hi),
+                insn(RET_K, 0, 0, g.ret),
+            ]
+        })
+        .collect();
     let at = 3.min(prog.len());
-    let guard = [
-        sock_filter {
-            code: BPF_LD_W_ABS,
-            jt: 0,
-            jf: 0,
-            k: 0,
-        },
-        sock_filter {
-            code: BPF_JGE_K,
-            jt: 0,
-            jf: 1,
-            k: X32_SYSCALL_BIT,
-        },
-        sock_filter {
-            code: BPF_RET_K,
-            jt: 0,
-            jf: 0,
-            k: libc::SECCOMP_RET_KILL_PROCESS,
-        },
-    ];
-    prog.splice(at..at, guard);
+    prog.splice(at..at, code);
+}
+
+/// An allow list as a deny list: every known call it does not list gets
+/// `deny`, and so does every number x86_64 does not have (ranges, as
+/// guards). Far shorter than the allow list itself, which matters: the
+/// kernel walks a program for every number when it installs it.
+fn allow_list(allowed: &BTreeMap<u32, Option<i32>>, deny: SeccompAction) -> Built {
+    let known = resolve_name("@known").unwrap_or_default();
+    let mut calls = Calls::default();
+    for &n in known.iter().filter(|n| !allowed.contains_key(n)) {
+        calls.always(n);
+    }
+    let ret = u32::from(deny.clone());
+    let mut guards = Vec::new();
+    let mut next = 0u32;
+    for &n in &known {
+        if n > next {
+            guards.push(Guard {
+                lo: next,
+                hi: n - 1,
+                ret,
+            });
+        }
+        next = n + 1;
+    }
+    guards.push(Guard {
+        lo: next,
+        hi: X32.lo - 1,
+        ret,
+    });
+    compile(calls, deny, &guards)
 }
 
 fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
@@ -189,15 +235,10 @@ pub(crate) fn build(sb: &Sandbox) -> Result<Option<Programs>, (Key, String)> {
     let key = |k: Key| move |e: String| (k, e);
     if let Some(f) = sb.system_call_filter.resolve() {
         if f.allow_list {
-            let mut calls = Calls::default();
-            for &n in f.calls.keys() {
-                calls.always(n);
-            }
             let stops = !f.calls.contains_key(&seccomp_nr);
             progs.push((
                 stops,
-                compile(calls, default.seccomp(), SeccompAction::Allow)
-                    .map_err(key(Key::SystemCallFilter))?,
+                allow_list(&f.calls, default.seccomp()).map_err(key(Key::SystemCallFilter))?,
             ));
         } else {
             for (&n, &errno) in &f.calls {
@@ -255,20 +296,15 @@ pub(crate) fn build(sb: &Sandbox) -> Result<Option<Programs>, (Key, String)> {
         let stops = calls.0.contains_key(&i64::from(seccomp_nr));
         progs.push((
             stops,
-            compile(calls, SeccompAction::Allow, action.seccomp())
-                .map_err(key(Key::SystemCallFilter))?,
+            compile(calls, action.seccomp(), &[]).map_err(key(Key::SystemCallFilter))?,
         ));
     }
     if progs.is_empty() && !sb.system_call_architectures.is_empty() {
         // Native calls only, and nothing else filtered.
         progs.push((
             false,
-            compile(
-                Calls::default(),
-                SeccompAction::Allow,
-                SeccompAction::KillProcess,
-            )
-            .map_err(key(Key::SystemCallArchitectures))?,
+            compile(Calls::default(), SeccompAction::KillProcess, &[])
+                .map_err(key(Key::SystemCallArchitectures))?,
         ));
     }
     // One program at most stops seccomp(2): one mode of SystemCallFilter=
@@ -366,7 +402,12 @@ fn write_execute(calls: &mut Calls) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use flotilla_units::context::ServiceContext;
@@ -415,10 +456,66 @@ mod tests {
         assert!(build(&Sandbox::default()).unwrap().is_none());
     }
 
+    /// Runs a classic BPF program on a call, as the kernel would (only
+    /// the instructions these programs use): the `SECCOMP_RET_*` value.
+    fn run(prog: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let word = |off: u32| -> u32 {
+            match off {
+                0 => nr,
+                4 => arch,
+                o if (16..64).contains(&o) => {
+                    let a = args[((o - 16) / 8) as usize];
+                    if (o - 16) % 8 == 0 {
+                        a as u32
+                    } else {
+                        (a >> 32) as u32
+                    }
+                }
+                o => panic!("load at {o}"),
+            }
+        };
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = &prog[pc];
+            pc += 1;
+            let jump = |cond: bool| if cond { i.jt as usize } else { i.jf as usize };
+            match i.code {
+                0x20 => acc = word(i.k),
+                0x54 => acc &= i.k,
+                0x05 => pc += i.k as usize,
+                0x15 => pc += jump(acc == i.k),
+                0x25 => pc += jump(acc > i.k),
+                0x35 => pc += jump(acc >= i.k),
+                0x45 => pc += jump(acc & i.k != 0),
+                0x06 => return i.k,
+                c => panic!("instruction {c:#x}"),
+            }
+        }
+    }
+
+    /// What the installed programs answer together: the most severe (the
+    /// kernel compares the actions as signed numbers: kill is the lowest).
+    fn verdict(progs: &Programs, arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        progs
+            .0
+            .iter()
+            .map(|p| run(p, arch, nr, args))
+            .min_by_key(|&r| (r & libc::SECCOMP_RET_ACTION_FULL) as i32)
+            .unwrap()
+    }
+
+    const X86_64: u32 = 0xc000_003e;
+    const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+    const KILL: u32 = libc::SECCOMP_RET_KILL_PROCESS;
+    fn errno(e: i32) -> u32 {
+        libc::SECCOMP_RET_ERRNO | e as u32
+    }
+
     #[test]
     fn one_program_per_action() {
         let sb = sandbox(&[
             ("SystemCallFilter", "@system-service"),
+            ("SystemCallFilter", "~@privileged @resources"),
             ("SystemCallErrorNumber", "EPERM"),
             ("RestrictAddressFamilies", "AF_UNIX AF_INET"),
             ("RestrictNamespaces", "yes"),
@@ -431,14 +528,69 @@ mod tests {
         // EPERM, EAFNOSUPPORT, ENOSYS, and last the allow list, which
         // refuses seccomp(2).
         assert_eq!(progs.0.len(), 4);
-        assert_eq!(progs.0[3].last().unwrap().k, libc::SECCOMP_RET_ERRNO | 1);
         for p in &progs.0 {
             // The architecture check, then the x32 guard.
-            assert_eq!(p[3].k, 0);
-            assert_eq!(p[4].k, 0x4000_0000);
-            assert_eq!(p[5].k, libc::SECCOMP_RET_KILL_PROCESS);
-            assert!(p.len() < 4096);
+            assert_eq!(
+                (p[3].k, p[4].k, p[5].k, p[6].k),
+                (0, 0x4000_0000, u32::MAX, KILL)
+            );
         }
+        // The allow list, turned into a deny list, stays short.
+        assert!(progs.0[3].len() < 600, "{}", progs.0[3].len());
+        let v = |name: &str, args: [u64; 6]| verdict(&progs, X86_64, nr(name), args);
+        let none = [0; 6];
+        assert_eq!(v("read", none), ALLOW);
+        assert_eq!(v("execve", none), ALLOW);
+        assert_eq!(v("mount", none), errno(libc::EPERM));
+        assert_eq!(v("setrlimit", none), errno(libc::EPERM)); // ~@resources
+        assert_eq!(v("seccomp", none), errno(libc::EPERM));
+        assert_eq!(v("clock_settime", none), errno(libc::EPERM));
+        assert_eq!(v("socket", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(
+            v("socket", [libc::AF_PACKET as u64, 1, 0, 0, 0, 0]),
+            errno(libc::EAFNOSUPPORT)
+        );
+        assert_eq!(
+            v("unshare", [libc::CLONE_NEWNET as u64, 0, 0, 0, 0, 0]),
+            errno(libc::EPERM)
+        );
+        assert_eq!(
+            v("unshare", [libc::CLONE_FILES as u64, 0, 0, 0, 0, 0]),
+            ALLOW
+        );
+        assert_eq!(v("clone3", none), errno(libc::ENOSYS));
+        assert_eq!(v("personality", [0xffff_ffff, 0, 0, 0, 0, 0]), ALLOW);
+        assert_eq!(
+            v("personality", [0x0040_0000, 0, 0, 0, 0, 0]),
+            errno(libc::EPERM)
+        );
+        let rwx = (libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC) as u64;
+        assert_eq!(v("mmap", [0, 4096, rwx, 0, 0, 0]), errno(libc::EPERM));
+        assert_eq!(v("mmap", [0, 4096, 3, 0, 0, 0]), ALLOW);
+        assert_eq!(v("chmod", [0, 0o4755, 0, 0, 0, 0]), errno(libc::EPERM));
+        assert_eq!(v("chmod", [0, 0o755, 0, 0, 0, 0]), ALLOW);
+        let creat = libc::O_CREAT as u64;
+        assert_eq!(v("openat", [0, 0, creat, 0o2755, 0, 0]), errno(libc::EPERM));
+        assert_eq!(v("openat", [0, 0, 0, 0o2755, 0, 0]), ALLOW);
+        // Numbers x86_64 does not have, above them, x32, other arches.
+        assert_eq!(verdict(&progs, X86_64, 400, none), errno(libc::EPERM));
+        assert_eq!(verdict(&progs, X86_64, 100_000, none), errno(libc::EPERM));
+        assert_eq!(verdict(&progs, X86_64, 0x4000_0000, none), KILL);
+        assert_eq!(verdict(&progs, 0x4000_0003, 0, none), KILL); // i386
+    }
+
+    #[test]
+    fn a_deny_list_kills_by_default_and_allows_the_rest() {
+        let progs = build(&sandbox(&[("SystemCallFilter", "~@mount reboot:EACCES")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(progs.0.len(), 2);
+        let v = |name: &str| verdict(&progs, X86_64, nr(name), [0; 6]);
+        assert_eq!(v("mount"), KILL);
+        assert_eq!(v("reboot"), errno(libc::EACCES));
+        assert_eq!(v("read"), ALLOW);
+        assert_eq!(verdict(&progs, X86_64, 400, [0; 6]), ALLOW);
+        assert_eq!(verdict(&progs, X86_64, 0x4000_0000, [0; 6]), KILL);
     }
 
     #[test]
@@ -447,7 +599,9 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(progs.0.len(), 1);
-        // arch check (3), x32 guard (3), allow.
-        assert_eq!(progs.0[0].len(), 7);
+        // arch check (3), x32 guard (4), allow.
+        assert_eq!(progs.0[0].len(), 8);
+        assert_eq!(verdict(&progs, X86_64, 0, [0; 6]), ALLOW);
+        assert_eq!(verdict(&progs, 0x4000_0003, 0, [0; 6]), KILL);
     }
 }
