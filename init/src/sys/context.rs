@@ -34,7 +34,7 @@
 
 use std::ffi::{c_int, CString};
 use std::fmt;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::AtomicI32;
@@ -144,15 +144,26 @@ pub struct Params<'a> {
     pub private_tmp: Option<&'a Path>,
 }
 
-/// A key that cannot be honoured, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{key} {message}")]
+/// A key that cannot be honoured (or the unit's cgroup that cannot be
+/// used), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextError {
-    /// The key.
-    pub key: Key,
+    /// The key; `None` for the cgroup, which no key asks for.
+    pub key: Option<Key>,
     /// Why, e.g. "needs seccomp, which this kernel lacks".
     pub message: String,
 }
+
+impl fmt::Display for ContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.key {
+            Some(k) => write!(f, "{k} {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ContextError {}
 
 /// The steps a spawned child takes to enter its context.
 #[derive(Debug)]
@@ -167,9 +178,24 @@ pub struct ChildContext {
     exec: usize,
     scratch: Scratch,
     notes: Vec<String>,
+    /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`.
+    cgroup: Option<OwnedFd>,
 }
 
 impl ChildContext {
+    /// The unit's cgroup directory, open, if the child goes into one.
+    pub(crate) fn cgroup_fd(&self) -> Option<RawFd> {
+        self.cgroup.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Tells the child whether it was born in its cgroup (set before each
+    /// spawn, under the spawner's lock).
+    pub(crate) fn set_joined(&self, joined: bool) {
+        self.scratch
+            .joined
+            .store(joined, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Whether the child has nothing to do (the context only holds keys
     /// that act elsewhere: directories, output, kill mode).
     pub fn is_empty(&self) -> bool {
@@ -324,14 +350,22 @@ pub fn prepare(
         }
         if let Some(why) = unsupported(&ctx, key, host) {
             if !ctx.may_skip(key) {
-                return Err(ContextError { key, message: why });
+                return Err(ContextError {
+                    key: Some(key),
+                    message: why,
+                });
             }
             notes.push(format!("{key} skipped: {why}"));
             reset(&mut ctx, key);
         }
     }
     let mut b = Builder::default();
+    let mut cgroup = None;
     if let Some(cg) = params.cgroup {
+        cgroup = Some(cg.open_dir().map_err(|e| ContextError {
+            key: None,
+            message: e,
+        })?);
         b.push(
             Op::JoinCgroup(cg.procs_path().to_owned()),
             format!("join cgroup {}", cg.dir().display()),
@@ -378,12 +412,14 @@ pub fn prepare(
     }
     if sb.private_tmp && params.private_tmp.is_none() {
         return Err(ContextError {
-            key: Key::PrivateTmp,
+            key: Some(Key::PrivateTmp),
             message: "the init made no private /tmp for this unit".into(),
         });
     }
-    mount_steps(&mut b, &ctx, params.private_tmp)
-        .map_err(|(key, message)| ContextError { key, message })?;
+    mount_steps(&mut b, &ctx, params.private_tmp).map_err(|(key, message)| ContextError {
+        key: Some(key),
+        message,
+    })?;
     if let Some(m) = ctx.umask {
         b.push(
             Op::Umask(m),
@@ -453,7 +489,10 @@ pub fn prepare(
         );
     }
     let exec = b.steps.len();
-    let programs = seccomp::build(sb).map_err(|(key, message)| ContextError { key, message })?;
+    let programs = seccomp::build(sb).map_err(|(key, message)| ContextError {
+        key: Some(key),
+        message,
+    })?;
     let implied_nnp = programs.is_some() && non_root && !ambient.has(cap::SYS_ADMIN);
     if sb.no_new_privileges || implied_nnp {
         b.push(
@@ -472,6 +511,7 @@ pub fn prepare(
         exec,
         scratch: Scratch::new(),
         notes,
+        cgroup,
     })
 }
 

@@ -588,6 +588,37 @@ fn the_child_joins_its_cgroup_and_a_kill_takes_a_double_forked_grandchild() {
 }
 
 #[test]
+fn without_clone_into_cgroup_the_child_joins_by_writing_cgroup_procs() {
+    let _g = process_lock();
+    let (cgroups, dir) = test_cgroups("procs");
+    let cg = cgroups
+        .create("old-kernel", &Default::default(), 0, 0)
+        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
+    let cc = child_context(
+        &ServiceContext::default(),
+        &Params {
+            cgroup: Some(&cg),
+            ..Params::default()
+        },
+    );
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            super::set_clone_into_cgroup(true);
+        }
+    }
+    let _restore = Restore;
+    super::set_clone_into_cgroup(false);
+    let pid = sleeper(&cc, None);
+    let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    let pids = cg.pids();
+    stop(pid);
+    assert!(own.contains("/old-kernel"), "{own}");
+    assert_eq!(pids, [pid]);
+    cleanup(&cg, &dir);
+}
+
+#[test]
 fn a_signal_reaches_every_process_of_the_cgroup() {
     let _g = process_lock();
     let (cgroups, dir) = test_cgroups("signal");

@@ -36,6 +36,7 @@
 //! the init blocks (for `signalfd`) or ignores (Rust ignores `SIGPIPE`).
 
 pub mod cgroup;
+mod clone3;
 pub mod context;
 #[cfg(test)]
 mod context_tests;
@@ -47,6 +48,8 @@ pub mod real;
 mod sandbox;
 mod seccomp;
 mod spawn;
+
+pub use spawn::set_clone_into_cgroup;
 #[cfg(test)]
 mod tests;
 

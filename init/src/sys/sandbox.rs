@@ -29,7 +29,7 @@
 //! attaches it over `/dev`.
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr, CString};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use seccompiler::BpfProgram;
 
@@ -170,17 +170,22 @@ struct SockFprog {
     filter: *const seccompiler::sock_filter,
 }
 
-/// State the child keeps across ops: the scratch tmpfs of inaccessible
-/// files. Lives in the parent's context, written by the child.
+/// State the child keeps across ops (the scratch tmpfs of inaccessible
+/// files), and whether it was born in its cgroup. Lives in the parent's
+/// context, shared with the child.
 #[derive(Debug)]
 pub(crate) struct Scratch {
     fd: AtomicI32,
+    /// Set by the parent: the child was created in its cgroup
+    /// (`CLONE_INTO_CGROUP`), so [`Op::JoinCgroup`] has nothing to do.
+    pub(crate) joined: AtomicBool,
 }
 
 impl Scratch {
     pub(crate) fn new() -> Scratch {
         Scratch {
             fd: AtomicI32::new(-1),
+            joined: AtomicBool::new(false),
         }
     }
 
@@ -232,6 +237,7 @@ pub(crate) unsafe fn run(
 
 unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int> {
     match op {
+        Op::JoinCgroup(_) if scratch.joined.load(Ordering::Relaxed) => Ok(()),
         Op::JoinCgroup(path) => write_file(path, b"0"),
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),
         Op::Nice(n) => check(libc::setpriority(libc::PRIO_PROCESS, 0, *n).into()).map(drop),

@@ -95,6 +95,7 @@ use std::sync::{Mutex, PoisonError};
 
 use nix::sys::stat::{stat, SFlag};
 
+use super::clone3::{self, NotHere};
 use super::context::ChildContext;
 use super::env::DEFAULT_PATH;
 use super::{Credentials, Env, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
@@ -375,6 +376,18 @@ struct Exec<'a> {
     context: Option<&'a ChildContext>,
 }
 
+/// Whether `clone3(2)` with `CLONE_INTO_CGROUP` works here; cleared the
+/// first time the kernel says it does not.
+static CLONE3: AtomicBool = AtomicBool::new(true);
+
+/// Whether a child with a cgroup is created in it (`clone3(2)` with
+/// `CLONE_INTO_CGROUP`, the default where the kernel has it) or joins it
+/// itself by writing `cgroup.procs`, as on kernels without it. For tests
+/// and benchmarks of the second way; the init never turns it off.
+pub fn set_clone_into_cgroup(on: bool) {
+    CLONE3.store(on, Ordering::Relaxed);
+}
+
 /// The process's spawner: its reserved slots and the child's stack. One per
 /// process, as the descriptor table is; `None` until [`reserve`] or the
 /// first spawn succeeds.
@@ -538,15 +551,35 @@ impl Spawner {
         // child's use of it, which ends before clone(2) returns
         // (CLONE_VFORK: at its execve or its exit); `child_entry` never
         // returns and only makes async-signal-safe calls.
+        let arg: *mut c_void = std::ptr::addr_of!(plan).cast_mut().cast();
+        // A unit with a cgroup: its child is born there (clone3.rs says
+        // why), else it joins it itself.
+        let cgroup = exec.context.and_then(ChildContext::cgroup_fd);
         let (pid, errno) = unsafe {
             sigprocmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr());
-            let pid = libc::clone(
-                child_entry,
-                self.stack.top,
-                flags,
-                std::ptr::addr_of!(plan).cast_mut().cast(),
-            );
-            let errno = Errno::last();
+            let mut born = None;
+            if let (Some(ctx), Some(fd)) = (exec.context, cgroup) {
+                if CLONE3.load(Ordering::Relaxed) {
+                    ctx.set_joined(true);
+                    let size = STACK_SIZE;
+                    let bottom = self.stack.top.cast::<u8>().wrapping_sub(size).cast();
+                    born = match clone3::clone_into(flags, fd, bottom, size, child_entry, arg) {
+                        Ok(pid) => Some((pid, Errno::UnknownErrno)),
+                        Err(NotHere::Failed(e)) => Some((-1, Errno::from_raw(e))),
+                        Err(NotHere::Unsupported) => {
+                            CLONE3.store(false, Ordering::Relaxed);
+                            None
+                        }
+                    };
+                }
+                if born.is_none() {
+                    ctx.set_joined(false);
+                }
+            }
+            let (pid, errno) = born.unwrap_or_else(|| {
+                let pid = libc::clone(child_entry, self.stack.top, flags, arg);
+                (pid, Errno::last())
+            });
             sigprocmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
             (pid, errno)
         };
