@@ -220,7 +220,6 @@ impl ChildContext {
     ///
     /// In the spawned child only (see `sandbox.rs`).
     pub(crate) unsafe fn before_identity(&self) -> Result<(), (usize, c_int)> {
-        self.scratch.reset();
         sandbox::run(&self.steps, 0..self.identity, &self.scratch)
     }
 
@@ -558,6 +557,7 @@ fn mount_steps(
     // Every copy is taken before anything changes.
     let mut snapshots = Vec::new();
     let mut dev_dirs = Vec::new();
+    let mut inaccessible: Option<Result<CString, String>> = None;
     for e in &plan {
         let on_error = if e.optional {
             OnError::SkipMissing
@@ -611,7 +611,14 @@ fn mount_steps(
         let (op, what) = match &e.kind {
             MountKind::ReadOnly => (Op::ReadOnly(path), format!("make {shown} read-only")),
             MountKind::Inaccessible => {
-                (Op::Inaccessible(path), format!("make {shown} inaccessible"))
+                let file = inaccessible
+                    .get_or_insert_with(super::dirs::inaccessible_file)
+                    .clone()
+                    .map_err(|m| (k, m))?;
+                (
+                    Op::Inaccessible { path, file },
+                    format!("make {shown} inaccessible"),
+                )
             }
             MountKind::EmptyTmpfs(mode) => (
                 Op::EmptyTmpfs {

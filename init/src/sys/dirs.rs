@@ -36,6 +36,33 @@ use super::Os;
 /// Where the init keeps the units' private `/tmp`s.
 pub const PRIVATE_DIR: &str = "/run/flotilla/private";
 
+/// The empty, mode-000 file bound over the paths a unit may not see that
+/// are not directories (as systemd's `/run/systemd/inaccessible/reg`).
+pub const INACCESSIBLE_FILE: &str = "/run/flotilla/inaccessible/file";
+
+/// [`INACCESSIBLE_FILE`], made if missing (once per process: later calls
+/// only return the answer kept), as a C string for the child.
+pub(crate) fn inaccessible_file() -> Result<std::ffi::CString, String> {
+    static MADE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let path = Path::new(INACCESSIBLE_FILE);
+    MADE.get_or_init(|| {
+        let fail = |e: std::io::Error| format!("make {}: {e}", path.display());
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o755)
+                .create(dir)
+                .map_err(fail)?;
+        }
+        if !path.exists() {
+            std::fs::write(path, b"").map_err(fail)?;
+        }
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000)).map_err(fail)
+    })
+    .clone()?;
+    Ok(std::ffi::CString::new(INACCESSIBLE_FILE).unwrap_or_default())
+}
+
 fn key_of(kind: DirKind) -> Key {
     match kind {
         DirKind::Runtime => Key::RuntimeDirectory,

@@ -22,11 +22,12 @@
 //! binds a path onto itself and sets `MOUNT_ATTR_RDONLY` on it and
 //! everything below in one `mount_setattr(AT_RECURSIVE)`;
 //! [`Op::Inaccessible`] covers a directory with an empty read-only tmpfs of
-//! mode 000 and anything else with an empty mode-000 file of a scratch
-//! tmpfs made in the child (`fsopen`/`fsmount`, never attached);
-//! [`Op::PrivateDev`] builds a new `/dev` as a detached tmpfs, binds the
-//! basic devices and the host's `pts`, `shm` and `mqueue` into it, and
-//! attaches it over `/dev`.
+//! mode 000 and anything else with a bind of the init's empty mode-000
+//! file (`/run/flotilla/inaccessible/file`, as systemd's
+//! `/run/systemd/inaccessible/reg`); [`Op::PrivateDev`] copies the basic
+//! device nodes, attaches a new tmpfs over `/dev` and puts the copies and
+//! the host's `pts`, `shm` and `mqueue` in it. Nothing is ever mounted onto,
+//! or copied out of, a detached tree: kernels before 6.15 refuse both.
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -62,8 +63,9 @@ pub(crate) enum Op {
     /// `path` and everything below it read-only (`path` is `/` itself, or
     /// is bound onto itself first).
     ReadOnly(CString),
-    /// `path` covered by an empty, mode-000, read-only node.
-    Inaccessible(CString),
+    /// `path` covered by an empty, mode-000, read-only node; `file` is the
+    /// init's empty file, for paths that are not directories.
+    Inaccessible { path: CString, file: CString },
     /// An empty read-only tmpfs with these options on `path`.
     EmptyTmpfs { path: CString, options: CString },
     /// A new `/dev`; the ops listed hold snapshots of the host's `pts`,
@@ -109,7 +111,6 @@ mod k {
     pub(super) const OPEN_TREE_CLONE: u32 = 1;
     pub(super) const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
     pub(super) const AT_RECURSIVE: u32 = 0x8000;
-    pub(super) const AT_EMPTY_PATH: u32 = 0x1000;
     pub(super) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
     pub(super) const FSOPEN_CLOEXEC: u32 = 1;
     pub(super) const FSCONFIG_SET_STRING: u32 = 1;
@@ -170,29 +171,20 @@ struct SockFprog {
     filter: *const seccompiler::sock_filter,
 }
 
-/// State the child keeps across ops (the scratch tmpfs of inaccessible
-/// files), and whether it was born in its cgroup. Lives in the parent's
-/// context, shared with the child.
+/// What the parent tells the child at each spawn: whether it was born in
+/// its cgroup. Lives in the parent's context, shared with the child.
 #[derive(Debug)]
 pub(crate) struct Scratch {
-    fd: AtomicI32,
-    /// Set by the parent: the child was created in its cgroup
-    /// (`CLONE_INTO_CGROUP`), so [`Op::JoinCgroup`] has nothing to do.
+    /// The child was created in its cgroup (`CLONE_INTO_CGROUP`), so
+    /// [`Op::JoinCgroup`] has nothing to do.
     pub(crate) joined: AtomicBool,
 }
 
 impl Scratch {
     pub(crate) fn new() -> Scratch {
         Scratch {
-            fd: AtomicI32::new(-1),
             joined: AtomicBool::new(false),
         }
-    }
-
-    /// Back to unset after a spawn (the child's descriptor died with its
-    /// table).
-    pub(crate) fn reset(&self) {
-        self.fd.store(-1, Ordering::Relaxed);
     }
 }
 
@@ -297,7 +289,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
                 k::MOUNT_ATTR_RDONLY,
             )
         }
-        Op::Inaccessible(path) => inaccessible(path, scratch),
+        Op::Inaccessible { path, file } => inaccessible(path, file),
         Op::EmptyTmpfs { path, options } => mount(
             c"tmpfs".as_ptr(),
             path.as_ptr(),
@@ -468,9 +460,9 @@ unsafe fn detached_tmpfs(mode: &CStr, attrs: u64) -> Result<c_int, c_int> {
     r.map(|fd| fd as c_int)
 }
 
-/// Covers `path`: a directory with an empty tmpfs, anything else with the
-/// scratch tmpfs's empty file.
-unsafe fn inaccessible(path: &CStr, scratch: &Scratch) -> Result<(), c_int> {
+/// Covers `path`: a directory with an empty tmpfs, anything else with a
+/// bind of `file`, the init's empty mode-000 file.
+unsafe fn inaccessible(path: &CStr, file: &CStr) -> Result<(), c_int> {
     let mut st: libc::stat = std::mem::zeroed();
     if libc::stat(path.as_ptr(), &mut st) < 0 {
         return Err(errno());
@@ -484,39 +476,16 @@ unsafe fn inaccessible(path: &CStr, scratch: &Scratch) -> Result<(), c_int> {
             c"mode=000".as_ptr().cast(),
         );
     }
-    let mut fs = scratch.fd.load(Ordering::Relaxed);
-    if fs < 0 {
-        fs = detached_tmpfs(c"000", 0)?;
-        let f = libc::openat(
-            fs,
-            c"file".as_ptr(),
-            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-            0,
-        );
-        if f < 0 {
-            let e = errno();
-            libc::close(fs);
-            return Err(e);
-        }
-        libc::close(f);
-        let ro = k::MOUNT_ATTR_RDONLY
-            | k::MOUNT_ATTR_NOSUID
-            | k::MOUNT_ATTR_NODEV
-            | k::MOUNT_ATTR_NOEXEC;
-        if let Err(e) = set_attr(fs, c"".as_ptr(), k::AT_EMPTY_PATH, ro) {
-            libc::close(fs);
-            return Err(e);
-        }
-        scratch.fd.store(fs, Ordering::Relaxed);
-    }
-    let t = open_tree(
-        fs,
-        c"file".as_ptr(),
-        k::OPEN_TREE_CLONE | k::OPEN_TREE_CLOEXEC,
+    mount(
+        file.as_ptr(),
+        path.as_ptr(),
+        std::ptr::null(),
+        libc::MS_BIND,
+        std::ptr::null(),
     )?;
-    let r = move_mount(t, c"".as_ptr(), libc::AT_FDCWD, path.as_ptr());
-    libc::close(t);
-    r
+    let ro =
+        k::MOUNT_ATTR_RDONLY | k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NODEV | k::MOUNT_ATTR_NOEXEC;
+    set_attr(libc::AT_FDCWD, path.as_ptr(), 0, ro)
 }
 
 /// The device nodes of a private `/dev`, bound from the host's.
@@ -539,19 +508,53 @@ const LINKS: [(&CStr, &CStr); 4] = [
 ];
 
 unsafe fn private_dev(dirs: &[(&'static CStr, usize)], steps: &[Step]) -> Result<(), c_int> {
-    let dev = detached_tmpfs(c"0755", k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NOEXEC)?;
-    let r = fill_dev(dev, dirs, steps)
-        .and_then(|()| move_mount(dev, c"".as_ptr(), libc::AT_FDCWD, c"/dev".as_ptr()));
-    libc::close(dev);
+    // Copies of the device nodes first: once the new /dev is attached, the
+    // host's are out of reach.
+    let mut nodes = [-1; DEVICES.len()];
+    let mut r = Ok(());
+    for ((_, source), fd) in DEVICES.iter().zip(nodes.iter_mut()) {
+        match open_tree(
+            libc::AT_FDCWD,
+            source.as_ptr(),
+            k::OPEN_TREE_CLONE | k::OPEN_TREE_CLOEXEC,
+        ) {
+            Ok(t) => *fd = t,
+            // Not every host has every device (a container without a tty).
+            Err(libc::ENOENT | libc::ENXIO) => {}
+            Err(e) => {
+                r = Err(e);
+                break;
+            }
+        }
+    }
+    let r = r.and_then(|()| {
+        let dev = detached_tmpfs(c"0755", k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NOEXEC)?;
+        let r = move_mount(dev, c"".as_ptr(), libc::AT_FDCWD, c"/dev".as_ptr())
+            .and_then(|()| fill_dev(dev, &nodes, dirs, steps));
+        libc::close(dev);
+        r
+    });
+    for fd in nodes {
+        if fd >= 0 {
+            libc::close(fd);
+        }
+    }
     r
 }
 
+/// Puts the device copies `nodes` (in [`DEVICES`] order; -1 for none), the
+/// snapshots of `dirs` and the links into the new `/dev`, attached and
+/// open as `dev`.
 unsafe fn fill_dev(
     dev: c_int,
+    nodes: &[c_int],
     dirs: &[(&'static CStr, usize)],
     steps: &[Step],
 ) -> Result<(), c_int> {
-    for (name, source) in DEVICES {
+    for (&(name, _), &t) in DEVICES.iter().zip(nodes) {
+        if t < 0 {
+            continue;
+        }
         let f = libc::openat(
             dev,
             name.as_ptr(),
@@ -562,22 +565,7 @@ unsafe fn fill_dev(
             return Err(errno());
         }
         libc::close(f);
-        match open_tree(
-            libc::AT_FDCWD,
-            source.as_ptr(),
-            k::OPEN_TREE_CLONE | k::OPEN_TREE_CLOEXEC,
-        ) {
-            Ok(t) => {
-                let r = move_mount(t, c"".as_ptr(), dev, name.as_ptr());
-                libc::close(t);
-                r?;
-            }
-            // Not every host has every device (a container without a tty).
-            Err(libc::ENOENT | libc::ENXIO) => {
-                libc::unlinkat(dev, name.as_ptr(), 0);
-            }
-            Err(e) => return Err(e),
-        }
+        move_mount(t, c"".as_ptr(), dev, name.as_ptr())?;
     }
     for &(name, snapshot) in dirs {
         let fd = match steps.get(snapshot).map(|s| &s.op) {
