@@ -775,3 +775,155 @@ fn a_filter_that_refuses_execve() {
     ));
     assert!(sys.wait_any().unwrap().is_none());
 }
+
+/// Debian 12's `redis-server.service`, every key flotilla has, as the
+/// unit file writes them (but `LimitNOFILE=`, lowered from 65535: raising
+/// the hard limit needs `CAP_SYS_RESOURCE`, which the machines the suite
+/// runs on do not give root), and a runtime directory of the test's own.
+fn redis_context(runtime: &str) -> ServiceContext {
+    ctx(&[
+        ("RuntimeDirectory", runtime),
+        ("RuntimeDirectoryMode", "2755"),
+        ("UMask", "007"),
+        ("PrivateTmp", "true"),
+        ("LimitNOFILE", "16384"),
+        ("PrivateDevices", "true"),
+        ("ProtectHome", "true"),
+        ("ProtectSystem", "strict"),
+        ("ReadWritePaths", "-/var/lib/redis"),
+        ("ReadWritePaths", "-/var/log/redis"),
+        ("ReadWritePaths", "-/var/run/redis"),
+        ("CapabilityBoundingSet", ""),
+        ("LockPersonality", "true"),
+        ("MemoryDenyWriteExecute", "true"),
+        ("NoNewPrivileges", "true"),
+        ("ProtectClock", "true"),
+        ("ProtectControlGroups", "true"),
+        ("ProtectHostname", "true"),
+        ("ProtectKernelLogs", "true"),
+        ("ProtectKernelModules", "true"),
+        ("ProtectKernelTunables", "true"),
+        ("RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX"),
+        ("RestrictNamespaces", "true"),
+        ("RestrictSUIDSGID", "true"),
+        ("SystemCallArchitectures", "native"),
+        ("SystemCallFilter", "@system-service"),
+        ("SystemCallFilter", "~ @privileged @resources"),
+        ("ReadWriteDirectories", "-/etc/redis"),
+    ])
+}
+
+#[test]
+fn redis_runs_in_the_sandbox_of_its_debian_unit() {
+    use std::io::Write;
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let user = sys
+        .lookup_user("redis")
+        .expect("the redis user (apt-get install redis-server)");
+    let runtime = format!("flotilla-test-redis-{}", std::process::id());
+    let c = redis_context(&runtime);
+    let env_vars = dirs::create(&c.directories, Some((user.uid, user.gid))).unwrap();
+    let run_dir = Path::new("/run").join(&runtime);
+    let base = tempfile::tempdir().unwrap();
+    let tmp = PrivateTmp::create(base.path(), "redis-server.service").unwrap();
+    let (cgroups, cg_dir) = test_cgroups("redis");
+    let cg = cgroups
+        .create("redis-server.service", &c.resources, 0, 0)
+        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
+    let params = Params {
+        uid: Some(user.uid),
+        cgroup: Some(&cg),
+        private_tmp: Some(tmp.dir()),
+    };
+    let cc = child_context(&c, &params);
+    let socket = run_dir.join("redis.sock");
+    let a = argv(&[
+        "/usr/bin/redis-server",
+        "--port",
+        "0",
+        "--unixsocket",
+        socket.to_str().unwrap(),
+        "--dir",
+        run_dir.to_str().unwrap(),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+    ]);
+    let mut e = env();
+    for (k, v) in &env_vars {
+        e.set(k, v).unwrap();
+    }
+    let creds = user.credentials(None);
+    let (r, w) = pipe();
+    let req = SpawnRequest::new(&a, &e)
+        .credentials(&creds)
+        .stdout(Stdio::Fd(w.as_fd()))
+        .stderr(Stdio::Fd(w.as_fd()))
+        .context(&cc);
+    let pid = sys
+        .spawn(&req)
+        .unwrap_or_else(|e| panic!("spawn redis: {e}"));
+    drop(w);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut conn = loop {
+        match std::os::unix::net::UnixStream::connect(&socket) {
+            Ok(s) => break s,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Err(err) => {
+                stop(pid);
+                let mut out = String::new();
+                let _ = std::fs::File::from(r).read_to_string(&mut out);
+                panic!("redis never listened on {}: {err}\n{out}", socket.display());
+            }
+        }
+    };
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    conn.write_all(b"PING\r\n").unwrap();
+    let mut reply = [0u8; 7];
+    conn.read_exact(&mut reply).unwrap();
+    let fields: Vec<String> = ["NoNewPrivs", "CapBnd", "CapEff", "Seccomp", "Uid"]
+        .iter()
+        .map(|f| status(pid, f))
+        .collect();
+    let (mine, theirs) = (ns("self", "mnt"), ns(&pid.to_string(), "mnt"));
+    let mountinfo = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap();
+    let in_cgroup = cg.pids();
+    stop(pid);
+    let mut out = String::new();
+    std::fs::File::from(r).read_to_string(&mut out).unwrap();
+    assert_eq!(&reply, b"+PONG\r\n", "{out}");
+    assert_eq!(fields[0], "1");
+    assert_eq!(fields[1], "0000000000000000");
+    assert_eq!(fields[2], "0000000000000000");
+    assert_eq!(fields[3], "2");
+    assert!(
+        fields[4].starts_with(&user.uid.to_string()),
+        "{}",
+        fields[4]
+    );
+    assert_ne!(mine, theirs);
+    let last_opts = |mp: &str| {
+        mountinfo
+            .lines()
+            .rfind(|l| l.split(' ').nth(4) == Some(mp))
+            .and_then(|l| l.split(' ').nth(5))
+            .map(str::to_string)
+    };
+    assert!(last_opts("/").is_some_and(|o| o.starts_with("ro")));
+    assert!(last_opts("/usr").is_none_or(|o| o.starts_with("ro")));
+    assert!(last_opts("/tmp").is_some_and(|o| o.starts_with("rw")));
+    assert!(last_opts(run_dir.to_str().unwrap()).is_some_and(|o| o.starts_with("rw")));
+    assert_eq!(in_cgroup, [pid]);
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&run_dir).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o7777), (user.uid, 0o2755));
+    dirs::remove_runtime(&c.directories).unwrap();
+    tmp.remove().unwrap();
+    wait_until("the cgroup to empty", || !cg.populated());
+    cleanup(&cg, &cg_dir);
+}
