@@ -74,6 +74,34 @@ pub struct CgroupStats {
     pub tasks: Option<u64>,
 }
 
+/// What percentages of `MemoryMax=`, `MemoryHigh=` and `TasksMax=` are
+/// of: the machine's memory in bytes (`MemTotal` of `/proc/meminfo`) and
+/// its task limit (the smaller of `kernel.pid_max` and
+/// `kernel.threads-max`), as systemd takes them. Read once at start.
+pub fn machine() -> (u64, u64) {
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib.saturating_mul(1024));
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+    };
+    let tasks = match (
+        read("/proc/sys/kernel/pid_max"),
+        read("/proc/sys/kernel/threads-max"),
+    ) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b).unwrap_or(0),
+    };
+    (memory, tasks)
+}
+
 /// The directory of the init's own cgroup v2: from the `0::PATH` line of
 /// `/proc/self/cgroup` (`cgroup`) and the cgroup2 mount of
 /// `/proc/self/mountinfo` (`mountinfo`). `Err` says why there is none.
@@ -360,6 +388,13 @@ mod tests {
 30 22 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw
 40 30 0:35 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
 ";
+
+    #[test]
+    fn the_machine_has_memory_and_a_task_limit() {
+        let (memory, tasks) = machine();
+        assert!(memory > 64 << 20, "{memory}");
+        assert!(tasks >= 1024, "{tasks}");
+    }
 
     #[test]
     fn own_dir_from_proc_files() {
