@@ -42,49 +42,36 @@ use flotilla_units::context::{Key, ServiceContext};
 
 type BoxError = Box<dyn std::error::Error>;
 
-/// Debian 12's `redis-server.service`, the keys flotilla has (`LimitNOFILE=`
-/// lowered from 65535: raising the hard limit needs `CAP_SYS_RESOURCE`,
-/// which the machines this runs on may not give root).
-const REDIS: &[(&str, &str)] = &[
-    ("RuntimeDirectory", "flotilla-bench-redis"),
-    ("UMask", "007"),
-    ("PrivateTmp", "true"),
-    ("LimitNOFILE", "16384"),
-    ("PrivateDevices", "true"),
-    ("ProtectHome", "true"),
-    ("ProtectSystem", "strict"),
-    ("ReadWritePaths", "-/var/lib/redis"),
-    ("ReadWritePaths", "-/var/log/redis"),
-    ("ReadWritePaths", "-/var/run/redis"),
-    ("CapabilityBoundingSet", ""),
-    ("LockPersonality", "true"),
-    ("MemoryDenyWriteExecute", "true"),
-    ("NoNewPrivileges", "true"),
-    ("ProtectClock", "true"),
-    ("ProtectControlGroups", "true"),
-    ("ProtectHostname", "true"),
-    ("ProtectKernelLogs", "true"),
-    ("ProtectKernelModules", "true"),
-    ("ProtectKernelTunables", "true"),
-    ("RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX"),
-    ("RestrictNamespaces", "true"),
-    ("RestrictSUIDSGID", "true"),
-    ("SystemCallArchitectures", "native"),
-    ("SystemCallFilter", "@system-service"),
-    ("SystemCallFilter", "~ @privileged @resources"),
-    ("ReadWriteDirectories", "-/etc/redis"),
-];
+/// The context of Debian's own `redis-server.service` (the redis-server
+/// package installs it), with a runtime directory of the benchmark's own
+/// and `LimitNOFILE=` lowered from 65535 (raising the hard limit needs
+/// `CAP_SYS_RESOURCE`, which the machines this runs on may not give root).
+fn redis() -> Result<ServiceContext, BoxError> {
+    let text = std::fs::read_to_string("/lib/systemd/system/redis-server.service")?;
+    let unit = flotilla_units::systemd::parse(&text);
+    let mut c = ServiceContext::from_service_options(&unit.options)?;
+    c.set(Key::RuntimeDirectory, "")?;
+    c.set(Key::RuntimeDirectory, "flotilla-bench-redis")?;
+    c.set(
+        Key::from_name("LimitNOFILE").ok_or("no LimitNOFILE")?,
+        "16384",
+    )?;
+    Ok(c)
+}
 
-/// The seccomp keys of that unit.
-const SECCOMP: &[&str] = &[
-    "LockPersonality",
-    "MemoryDenyWriteExecute",
-    "RestrictAddressFamilies",
-    "RestrictNamespaces",
-    "RestrictSUIDSGID",
-    "SystemCallArchitectures",
-    "SystemCallFilter",
-];
+/// The system call keys of `redis` alone.
+fn seccomp_only(redis: &ServiceContext) -> ServiceContext {
+    let r = &redis.sandbox;
+    let mut c = ServiceContext::default();
+    c.sandbox.lock_personality = r.lock_personality;
+    c.sandbox.memory_deny_write_execute = r.memory_deny_write_execute;
+    c.sandbox.restrict_address_families = r.restrict_address_families.clone();
+    c.sandbox.restrict_namespaces = r.restrict_namespaces;
+    c.sandbox.restrict_suid_sgid = r.restrict_suid_sgid;
+    c.sandbox.system_call_architectures = r.system_call_architectures.clone();
+    c.sandbox.system_call_filter = r.system_call_filter.clone();
+    c
+}
 
 fn context(pairs: &[(&str, &str)]) -> Result<ServiceContext, BoxError> {
     let mut c = ServiceContext::default();
@@ -119,13 +106,9 @@ fn main() -> Result<(), BoxError> {
         std::env::temp_dir().join(format!("flotilla-bench-private-{}", std::process::id()));
     let tmp = PrivateTmp::create(&private, "bench.service")?;
 
-    let redis = context(REDIS)?;
+    let redis = redis()?;
     flotilla_init::sys::dirs::create(&redis.directories, None).map_err(|(_, e)| e)?;
-    let seccomp: Vec<(&str, &str)> = REDIS
-        .iter()
-        .copied()
-        .filter(|(k, _)| SECCOMP.contains(k))
-        .collect();
+    let seccomp = seccomp_only(&redis);
     let limits = context(&[
         ("LimitNOFILE", "16384"),
         ("UMask", "007"),
@@ -150,10 +133,7 @@ fn main() -> Result<(), BoxError> {
         ("no context", prepare(&none, &Params::default(), &host)?),
         ("cgroup", prepare(&none, &with_cg, &host)?),
         ("limits", prepare(&limits, &Params::default(), &host)?),
-        (
-            "seccomp",
-            prepare(&context(&seccomp)?, &Params::default(), &host)?,
-        ),
+        ("seccomp", prepare(&seccomp, &Params::default(), &host)?),
         ("redis sandbox", prepared_redis),
     ];
     let spawn = |ctx: &ChildContext| -> Result<Pid, BoxError> {

@@ -528,6 +528,15 @@ impl Builder {
     }
 }
 
+/// What a missing path means: skipped where the key allows it (`-`).
+fn on_missing(optional: bool) -> OnError {
+    if optional {
+        OnError::SkipMissing
+    } else {
+        OnError::Fail
+    }
+}
+
 fn cpath(p: &Path) -> Result<CString, String> {
     CString::new(p.as_os_str().as_bytes())
         .map_err(|_| format!("{}: contains a NUL byte", p.display()))
@@ -559,11 +568,7 @@ fn mount_steps(
     let mut dev_dirs = Vec::new();
     let mut inaccessible: Option<Result<CString, String>> = None;
     for e in &plan {
-        let on_error = if e.optional {
-            OnError::SkipMissing
-        } else {
-            OnError::Fail
-        };
+        let on_error = on_missing(e.optional);
         let k = e.key;
         let source = match &e.kind {
             MountKind::Keep => e.path.clone(),
@@ -600,11 +605,7 @@ fn mount_steps(
         snapshots.push((e.path.clone(), i));
     }
     for e in &plan {
-        let on_error = if e.optional {
-            OnError::SkipMissing
-        } else {
-            OnError::Fail
-        };
+        let on_error = on_missing(e.optional);
         let k = e.key;
         let path = cpath(&e.path).map_err(|m| (k, m))?;
         let shown = e.path.display();

@@ -527,6 +527,23 @@ fn test_cgroups(name: &str) -> (Cgroups, PathBuf) {
     (Cgroups::at(dir.clone()).unwrap(), dir)
 }
 
+/// The cgroup of unit `unit` below [`test_cgroups`]`(test)`, and the
+/// context of a child born in it.
+fn unit_cgroup(test: &str, unit: &str) -> (UnitCgroup, PathBuf, ChildContext) {
+    let (cgroups, dir) = test_cgroups(test);
+    let cg = cgroups
+        .create(unit, &Default::default(), 0, 0)
+        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
+    let cc = child_context(
+        &ServiceContext::default(),
+        &Params {
+            cgroup: Some(&cg),
+            ..Params::default()
+        },
+    );
+    (cg, dir, cc)
+}
+
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !f() {
@@ -545,17 +562,7 @@ fn cleanup(cg: &UnitCgroup, dir: &Path) {
 #[test]
 fn the_child_joins_its_cgroup_and_a_kill_takes_a_double_forked_grandchild() {
     let _g = process_lock();
-    let (cgroups, dir) = test_cgroups("kill");
-    let cg = cgroups
-        .create("web.service", &Default::default(), 0, 0)
-        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
-    let cc = child_context(
-        &ServiceContext::default(),
-        &Params {
-            cgroup: Some(&cg),
-            ..Params::default()
-        },
-    );
+    let (cg, dir, cc) = unit_cgroup("kill", "web.service");
     assert!(!cc.is_empty());
     let sys = RealSys::new();
     // The shell forks a subshell that forks `sleep` and exits at once: the
@@ -590,17 +597,7 @@ fn the_child_joins_its_cgroup_and_a_kill_takes_a_double_forked_grandchild() {
 #[test]
 fn without_clone_into_cgroup_the_child_joins_by_writing_cgroup_procs() {
     let _g = process_lock();
-    let (cgroups, dir) = test_cgroups("procs");
-    let cg = cgroups
-        .create("old-kernel", &Default::default(), 0, 0)
-        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
-    let cc = child_context(
-        &ServiceContext::default(),
-        &Params {
-            cgroup: Some(&cg),
-            ..Params::default()
-        },
-    );
+    let (cg, dir, cc) = unit_cgroup("procs", "old-kernel");
     struct Restore;
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -621,17 +618,7 @@ fn without_clone_into_cgroup_the_child_joins_by_writing_cgroup_procs() {
 #[test]
 fn a_signal_reaches_every_process_of_the_cgroup() {
     let _g = process_lock();
-    let (cgroups, dir) = test_cgroups("signal");
-    let cg = cgroups
-        .create("db", &Default::default(), 0, 0)
-        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
-    let cc = child_context(
-        &ServiceContext::default(),
-        &Params {
-            cgroup: Some(&cg),
-            ..Params::default()
-        },
-    );
+    let (cg, dir, cc) = unit_cgroup("signal", "db");
     let sys = RealSys::new();
     let a = argv(&["/bin/sh", "-c", "sleep 600 & sleep 600 & wait"]);
     let e = env();
@@ -776,41 +763,27 @@ fn a_filter_that_refuses_execve() {
     assert!(sys.wait_any().unwrap().is_none());
 }
 
-/// Debian 12's `redis-server.service`, every key flotilla has, as the
-/// unit file writes them (but `LimitNOFILE=`, lowered from 65535: raising
-/// the hard limit needs `CAP_SYS_RESOURCE`, which the machines the suite
-/// runs on do not give root), and a runtime directory of the test's own.
+/// The context of Debian's own `redis-server.service` (the package
+/// installs it), every key flotilla has, as the unit file writes them; but
+/// `LimitNOFILE=`, lowered from 65535 (raising the hard limit needs
+/// `CAP_SYS_RESOURCE`, which the machines the suite runs on do not give
+/// root), and a runtime directory of the test's own.
 fn redis_context(runtime: &str) -> ServiceContext {
-    ctx(&[
-        ("RuntimeDirectory", runtime),
-        ("RuntimeDirectoryMode", "2755"),
-        ("UMask", "007"),
-        ("PrivateTmp", "true"),
-        ("LimitNOFILE", "16384"),
-        ("PrivateDevices", "true"),
-        ("ProtectHome", "true"),
-        ("ProtectSystem", "strict"),
-        ("ReadWritePaths", "-/var/lib/redis"),
-        ("ReadWritePaths", "-/var/log/redis"),
-        ("ReadWritePaths", "-/var/run/redis"),
-        ("CapabilityBoundingSet", ""),
-        ("LockPersonality", "true"),
-        ("MemoryDenyWriteExecute", "true"),
-        ("NoNewPrivileges", "true"),
-        ("ProtectClock", "true"),
-        ("ProtectControlGroups", "true"),
-        ("ProtectHostname", "true"),
-        ("ProtectKernelLogs", "true"),
-        ("ProtectKernelModules", "true"),
-        ("ProtectKernelTunables", "true"),
-        ("RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX"),
-        ("RestrictNamespaces", "true"),
-        ("RestrictSUIDSGID", "true"),
-        ("SystemCallArchitectures", "native"),
-        ("SystemCallFilter", "@system-service"),
-        ("SystemCallFilter", "~ @privileged @resources"),
-        ("ReadWriteDirectories", "-/etc/redis"),
-    ])
+    let path = "/lib/systemd/system/redis-server.service";
+    let text = std::fs::read_to_string(path)
+        .expect("Debian's redis-server.service (apt-get install redis-server)");
+    let unit = flotilla_units::systemd::parse(&text);
+    let mut c = ServiceContext::from_service_options(&unit.options).unwrap();
+    assert_eq!(
+        c.directories.runtime.names,
+        [PathBuf::from("redis")],
+        "{path} changed"
+    );
+    c.set(Key::RuntimeDirectory, "").unwrap();
+    c.set(Key::RuntimeDirectory, runtime).unwrap();
+    c.set(Key::from_systemd("LimitNOFILE").unwrap(), "16384")
+        .unwrap();
+    c
 }
 
 #[test]

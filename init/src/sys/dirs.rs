@@ -63,16 +63,6 @@ pub(crate) fn inaccessible_file() -> Result<std::ffi::CString, String> {
     Ok(std::ffi::CString::new(INACCESSIBLE_FILE).unwrap_or_default())
 }
 
-fn key_of(kind: DirKind) -> Key {
-    match kind {
-        DirKind::Runtime => Key::RuntimeDirectory,
-        DirKind::State => Key::StateDirectory,
-        DirKind::Cache => Key::CacheDirectory,
-        DirKind::Logs => Key::LogsDirectory,
-        DirKind::Configuration => Key::ConfigurationDirectory,
-    }
-}
-
 /// Makes every directory `dirs` lists (parents with mode 0755, owned by
 /// root), each with its mode, and owned by `owner` (UID, GID) but for the
 /// configuration ones. Returns the environment the unit gets
@@ -83,7 +73,7 @@ pub fn create(
 ) -> Result<Vec<(&'static str, String)>, (Key, String)> {
     let mut env: Vec<(&'static str, String)> = Vec::new();
     for (kind, path, mode) in dirs.paths() {
-        let key = key_of(kind);
+        let key = kind.key();
         let fail = |what: &str, e: std::io::Error| (key, format!("{what} {}: {e}", path.display()));
         if let Some(parent) = path.parent() {
             std::fs::DirBuilder::new()

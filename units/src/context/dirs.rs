@@ -8,6 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::value::{parse_bool, parse_mode, words};
+use super::Key;
 
 /// The five kinds of directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -55,6 +56,17 @@ impl DirKind {
             DirKind::Cache => "CACHE_DIRECTORY",
             DirKind::Logs => "LOGS_DIRECTORY",
             DirKind::Configuration => "CONFIGURATION_DIRECTORY",
+        }
+    }
+
+    /// The key that lists them (`RuntimeDirectory=` …).
+    pub fn key(self) -> Key {
+        match self {
+            DirKind::Runtime => Key::RuntimeDirectory,
+            DirKind::State => Key::StateDirectory,
+            DirKind::Cache => Key::CacheDirectory,
+            DirKind::Logs => Key::LogsDirectory,
+            DirKind::Configuration => Key::ConfigurationDirectory,
         }
     }
 

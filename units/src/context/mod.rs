@@ -137,6 +137,37 @@ impl ServiceContext {
         Ok(())
     }
 
+    /// Applies one option of a unit file's `[Service]` section if `name`
+    /// is a context key (its systemd name, or an older alias); `None`
+    /// when it is not one.
+    ///
+    /// ```
+    /// use flotilla_units::context::ServiceContext;
+    /// let mut c = ServiceContext::default();
+    /// assert_eq!(c.set_systemd("UMask", "0027"), Some(Ok(())));
+    /// assert!(c.set_systemd("UMask", "0999").is_some_and(|r| r.is_err()));
+    /// assert_eq!(c.set_systemd("ExecStart", "/bin/true"), None);
+    /// ```
+    pub fn set_systemd(&mut self, name: &str, value: &str) -> Option<Result<(), String>> {
+        Key::from_systemd(name).map(|k| self.set(k, value))
+    }
+
+    /// The context the `[Service]` options of a unit file set, other
+    /// options left aside; the first bad value is an error naming its key
+    /// (`UMask=0999: …`). For tools and tests: the loader reports every
+    /// problem with its position itself.
+    pub fn from_service_options(
+        options: &[crate::systemd::UnitOption],
+    ) -> Result<ServiceContext, String> {
+        let mut c = ServiceContext::default();
+        for o in options.iter().filter(|o| o.section == "Service") {
+            if let Some(Err(e)) = c.set_systemd(&o.name, &o.value) {
+                return Err(format!("{}={}: {e}", o.name, o.value));
+            }
+        }
+        Ok(c)
+    }
+
     fn apply(&mut self, key: Key, value: &str) -> Result<(), String> {
         let empty = value.trim().is_empty();
         let sb = &mut self.sandbox;

@@ -19,7 +19,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::dirs::DirKind;
 use super::sandbox::{ProtectHome, ProtectSystem};
 use super::{Key, ServiceContext};
 
@@ -219,21 +218,11 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
                 path,
                 kind: Keep,
                 optional: false,
-                key: dir_key(kind),
+                key: kind.key(),
             });
         }
     }
     finish(out)
-}
-
-fn dir_key(kind: DirKind) -> Key {
-    match kind {
-        DirKind::Runtime => Key::RuntimeDirectory,
-        DirKind::State => Key::StateDirectory,
-        DirKind::Cache => Key::CacheDirectory,
-        DirKind::Logs => Key::LogsDirectory,
-        DirKind::Configuration => Key::ConfigurationDirectory,
-    }
 }
 
 /// Sorts, keeps the most restrictive entry per path, and drops the
