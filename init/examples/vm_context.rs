@@ -217,8 +217,22 @@ fn pid1() -> Result<(), BoxError> {
         &host,
     )?;
 
-    let st = run(&sys, &ctx, &["alloc", "64"])?;
-    let ooms = field(&cg, "memory.events", "oom_kill ");
+    // The memory test in a cgroup without MemoryHigh=, whose throttling
+    // (with no swap to reclaim to) would take a minute to reach the OOM.
+    let memory = context(&[("MemoryMax", "32M")])?;
+    let mem_cg = cgroups
+        .create("memory.service", &memory.resources, 256 << 20, 4096)
+        .map_err(|(k, e)| format!("{k:?}: {e}"))?;
+    let mem_ctx = prepare(
+        &ServiceContext::default(),
+        &Params {
+            cgroup: Some(&mem_cg),
+            ..Params::default()
+        },
+        &host,
+    )?;
+    let st = run(&sys, &mem_ctx, &["alloc", "64"])?;
+    let ooms = field(&mem_cg, "memory.events", "oom_kill ");
     check(
         st == ExitStatus::Signaled {
             signal: libc::SIGKILL,
@@ -226,11 +240,13 @@ fn pid1() -> Result<(), BoxError> {
         } && ooms >= 1,
         &format!("MemoryMax=32M: allocating 64 MiB {st}, oom_kill {ooms}"),
     );
-    let st = run(&sys, &ctx, &["alloc", "8"])?;
+    let st = run(&sys, &mem_ctx, &["alloc", "8"])?;
     check(
         st.success(),
         &format!("MemoryMax=32M: allocating 8 MiB {st}"),
     );
+
+    mem_cg.remove()?;
 
     let pid = start(&sys, &ctx, &["fork", "20"])?;
     let st = wait(&sys, pid)?;
