@@ -1,84 +1,14 @@
-//! A client of the local init's control socket (newline-delimited JSON,
-//! `flotilla_units::protocol`): one connection per request, and a long-lived
+//! The local init's control socket, through the shared client
+//! (`flotilla_client`): one connection per request, and a long-lived
 //! `subscribe` stream.
 
-use flotilla_units::protocol::{Envelope, Reply, Request};
-use std::path::{Path, PathBuf};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
+pub use flotilla_client::tokio::{request, subscribe, Subscription};
+use flotilla_units::protocol::SYSTEM_CONTROL_SOCKET;
+use std::path::PathBuf;
 
-/// The init's control socket as `initctl` resolves it: `$INIT_CONTROL`,
-/// else `/run/init/control.sock` for root, else
-/// `$XDG_RUNTIME_DIR/init/control.sock`.
+/// The init's control socket as `initctl` resolves it (SPEC §2); the system
+/// socket when no rule applies (a non-root `clusterd` without
+/// `$XDG_RUNTIME_DIR`: under the init, `$INIT_CONTROL` is always set).
 pub fn default_control_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("INIT_CONTROL").filter(|p| !p.is_empty()) {
-        return p.into();
-    }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !root && !d.is_empty() => PathBuf::from(d).join("init/control.sock"),
-        _ => PathBuf::from("/run/init/control.sock"),
-    }
-}
-
-/// Sends one request and reads its final reply.
-pub async fn request(path: &Path, req: Request) -> std::io::Result<Reply> {
-    let stream = UnixStream::connect(path).await?;
-    let (r, mut w) = stream.into_split();
-    let mut line = serde_json::to_string(&Envelope::new(req)).map_err(std::io::Error::other)?;
-    line.push('\n');
-    w.write_all(line.as_bytes()).await?;
-    let mut lines = BufReader::new(r).lines();
-    loop {
-        let Some(l) = lines.next_line().await? else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "init closed the connection",
-            ));
-        };
-        let reply: Reply = serde_json::from_str(&l).map_err(std::io::Error::other)?;
-        if reply.is_final() {
-            return Ok(reply);
-        }
-    }
-}
-
-/// A `subscribe` stream: call [`Subscription::next`] for each change.
-pub struct Subscription {
-    lines: tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
-    // Kept open for the life of the stream: the init may treat a closed
-    // write side as the end of the connection.
-    _w: tokio::net::unix::OwnedWriteHalf,
-}
-
-impl Subscription {
-    /// The next reply; `None` when the init closed the stream.
-    pub async fn next(&mut self) -> std::io::Result<Option<Reply>> {
-        loop {
-            let Some(l) = self.lines.next_line().await? else {
-                return Ok(None);
-            };
-            if l.trim().is_empty() {
-                continue;
-            }
-            return serde_json::from_str(&l)
-                .map(Some)
-                .map_err(std::io::Error::other);
-        }
-    }
-}
-
-/// Opens a `subscribe` stream.
-pub async fn subscribe(path: &Path) -> std::io::Result<Subscription> {
-    let stream = UnixStream::connect(path).await?;
-    let (r, mut w) = stream.into_split();
-    let mut line =
-        serde_json::to_string(&Envelope::new(Request::Subscribe)).map_err(std::io::Error::other)?;
-    line.push('\n');
-    w.write_all(line.as_bytes()).await?;
-    Ok(Subscription {
-        lines: BufReader::new(r).lines(),
-        _w: w,
-    })
+    flotilla_client::control_path(None).unwrap_or_else(|| PathBuf::from(SYSTEM_CONTROL_SOCKET))
 }
