@@ -7,9 +7,11 @@
 //!    answering through qemu's user-mode forward, an ssh login (a key the
 //!    test makes) running `initctl status`: every unit active, none failed;
 //!    the early-boot units' work (root read-write, swap, /tmp, the kernel
-//!    file systems, a new machine ID, the network); installing flotilla
-//!    changed no file of a Debian package (`dpkg --verify` prints nothing,
-//!    `dpkg -S` owns none of flotilla's files). `initctl poweroff`.
+//!    file systems, a new machine ID, the network, what systemd's helpers
+//!    did: sysctl.d, tmpfiles.d, the random seed, /run/nologin gone);
+//!    none of flotilla's files is a package's (`dpkg -S`). `initctl
+//!    poweroff`; then the host copies the disk's files out (debugfs) and
+//!    `dpkg --verify` finds every file of every package as shipped.
 //! 2. flotilla again: the state written in boot 1 is there, the root's
 //!    check says `clean`, a login on the serial console with the password,
 //!    `poweroff` typed in that shell (Debian's systemctl reaching flotilla
@@ -122,9 +124,9 @@ struct Timing {
 
 impl Timing {
     fn line(&self) -> String {
-        let s = |d: Duration| format!("{:6.2} s", d.as_secs_f64());
+        let s = |d: Duration| format!("{:>12}", format!("{:.2} s", d.as_secs_f64()));
         format!(
-            "  {:<30} {}   {}   {}",
+            "  {:<24}{}  {}  {}",
             format!("{} ({})", self.init.name(), self.label),
             s(self.handover),
             s(self.prompt - self.handover),
@@ -133,12 +135,17 @@ impl Timing {
     }
 }
 
+/// agetty's prompt (`flotilla-debian login: `, no line end). The kernel's
+/// own messages may land in the middle of it (`flotilla-debian[  20.7]
+/// SCSI …` then ` login: `): its end is what is looked for.
+const PROMPT: &str = " login: ";
+
 /// Waits for the kernel's hand-over, the login prompt and sshd; the times.
 fn boot_to_login(vm: &Vm, label: &'static str) -> Timing {
     let handover = vm
         .console
         .wait(&format!("Run {} as init process", vm.init.path()), BOOT);
-    let prompt = vm.console.wait("flotilla-debian login:", BOOT);
+    let prompt = vm.console.wait(PROMPT, BOOT);
     let sshd = vm.wait_sshd(BOOT);
     Timing {
         init: vm.init,
@@ -149,11 +156,32 @@ fn boot_to_login(vm: &Vm, label: &'static str) -> Timing {
     }
 }
 
+/// Marks where one command's output ends in a combined ssh call.
+const SPLIT: &str = "\n==flotilla-test==\n";
+
+/// Runs `commands` in one ssh session (each costs seconds in an emulated
+/// machine); each one's stdout.
+fn ssh_each(vm: &Vm, m: &Machine, commands: &[&str]) -> Vec<String> {
+    let script = commands.join(&format!("; printf '{}'; ", SPLIT.replace('\n', "\\n")));
+    let out = vm.ssh_ok(m, &script);
+    let parts: Vec<String> = out.split(SPLIT).map(str::to_string).collect();
+    assert_eq!(parts.len(), commands.len(), "{out}");
+    parts
+}
+
 /// The state of flotilla after boot: the target running, not degraded,
-/// every required unit active; prints `initctl status`.
-fn assert_flotilla_settled(vm: &Vm, m: &Machine) {
-    let json = vm.ssh_ok(m, "initctl status --json");
-    let v: serde_json::Value = serde_json::from_str(&json).expect("initctl status --json");
+/// every required unit active (`initctl status --json`); prints `initctl
+/// status`. Runs `more` in the same ssh session and returns their output.
+fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
+    let mut commands = vec![
+        "initctl status --json",
+        "NO_COLOR=1 initctl status | sed '/^Problems found/,/^$/d'",
+    ];
+    commands.extend_from_slice(more);
+    let mut out = ssh_each(vm, m, &commands);
+    let rest = out.split_off(2);
+    let (json, table) = (&out[0], &out[1]);
+    let v: serde_json::Value = serde_json::from_str(json).expect("initctl status --json");
     let units = v["units"].as_array().expect("units");
     let failed: Vec<String> = units
         .iter()
@@ -163,10 +191,7 @@ fn assert_flotilla_settled(vm: &Vm, m: &Machine) {
     assert!(failed.is_empty(), "units failed or blocked: {failed:?}");
     let inactive: Vec<String> = units
         .iter()
-        .filter(|u| {
-            !["running", "exited"].contains(&u["state"].as_str().unwrap_or(""))
-                && u["state"] != "disabled"
-        })
+        .filter(|u| !["running", "exited"].contains(&u["state"].as_str().unwrap_or("")))
         .map(|u| format!("{} ({})", u["unit"], u["state"]))
         .collect();
     assert!(inactive.is_empty(), "units not active: {inactive:?}");
@@ -178,13 +203,32 @@ fn assert_flotilla_settled(vm: &Vm, m: &Machine) {
         "only {} units: the early-boot set is missing",
         units.len()
     );
-    report(&format!(
-        "debian: initctl status in the guest:\n{}",
-        vm.ssh_ok(
-            m,
-            "NO_COLOR=1 initctl status | sed '/^Problems found/,/^$/d'"
-        )
-    ));
+    report(&format!("debian: initctl status in the guest:\n{table}"));
+    rest
+}
+
+/// Installing flotilla and booting it changed no file of a Debian package:
+/// the disk's files, copied out with debugfs once qemu has exited, checked
+/// by the host's `dpkg --root DIR --verify` against the image's package
+/// database (the same check in the emulated machine takes half a minute).
+fn assert_packages_intact(m: &Machine) {
+    let tree = m.dir.join("tree");
+    std::fs::create_dir(&tree).expect("mkdir tree");
+    let (ok, text) = host(
+        Command::new("debugfs")
+            .arg("-R")
+            .arg(format!("rdump / {}", tree.display()))
+            .arg(&m.disk),
+    );
+    assert!(ok, "debugfs rdump: {text}");
+    let (ok, text) = host(
+        Command::new("dpkg")
+            .arg("--root")
+            .arg(&tree)
+            .arg("--verify"),
+    );
+    assert!(ok && text.trim().is_empty(), "dpkg --verify: {text}");
+    std::fs::remove_dir_all(&tree).expect("remove the copy");
 }
 
 /// qemu exits on its own (the machine powered off); the console shows the
@@ -223,6 +267,11 @@ fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
     let (state, ok, check) = fs_state(&m.disk);
     assert_eq!(state, "clean", "root file system after {how}: {check}");
     assert!(ok, "e2fsck -fn after {how}: {check}");
+    report(&format!(
+        "debian: {} ended by {how}, clean, after {:.1} s of qemu",
+        vm.init.name(),
+        vm.started.elapsed().as_secs_f64()
+    ));
 }
 
 #[test]
@@ -241,49 +290,70 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     let first = boot_to_login(&vm, "first boot");
     vm.console
         .wait("init: flotilla 0.1.0 as PID 1 on a machine", BOOT);
-    assert_flotilla_settled(&vm, &m);
-    let facts = vm.ssh_ok(
+    // The early-boot units did their work; flotilla's files are no
+    // package's (one dpkg -S for all: "no path found" for each); sshd's
+    // login reached rsyslog; a state for the next boot.
+    let facts = assert_flotilla_settled(
+        &vm,
         &m,
-        "findmnt -no OPTIONS /; findmnt -no FSTYPE /tmp; findmnt -no FSTYPE /sys/fs/cgroup; \
-         swapon --noheadings --show=NAME; ip -4 -o addr show dev eth0; cat /etc/machine-id; \
-         hostname; ls -l /run/initctl",
+        &[
+            "findmnt -no OPTIONS /; findmnt -no FSTYPE /tmp; findmnt -no FSTYPE /sys/fs/cgroup; \
+             swapon --noheadings --show=NAME; ip -4 -o addr show dev eth0; cat /etc/machine-id; \
+             hostname; stat -c %F /run/initctl; sysctl -n kernel.pid_max; \
+             test -s /var/lib/systemd/random-seed && echo seed-saved; stat -c %G /run/utmp; \
+             test -e /run/nologin || echo no-nologin",
+            "dpkg -S /sbin/flotilla /usr/local/bin/initctl \
+             $(find /etc/init /usr/local/lib/flotilla -type f -o -type l) 2>&1; true",
+            "grep -c 'Accepted publickey for root' /var/log/auth.log",
+            &format!("echo {token} > /root/flotilla-state && sync"),
+        ],
     );
-    let lines: Vec<&str> = facts.lines().collect();
-    assert!(lines[0].starts_with("rw,"), "root not read-write: {facts}");
-    assert_eq!(lines[1], "tmpfs", "/tmp: {facts}");
-    assert_eq!(lines[2], "cgroup2", "/sys/fs/cgroup: {facts}");
-    assert_eq!(lines[3], "/dev/nvme0n2", "swap: {facts}");
-    assert!(lines[4].contains("10.0.2.15/24"), "eth0: {facts}");
+    let lines: Vec<&str> = facts[0].lines().collect();
+    let expect = [
+        ("root mount options", "rw,"),
+        ("/tmp", "tmpfs"),
+        ("/sys/fs/cgroup", "cgroup2"),
+        ("swap", "/dev/nvme0n2"),
+        ("eth0", "inet 10.0.2.15/24"),
+        ("machine ID", ""),
+        ("host name", "flotilla-debian"),
+        ("/run/initctl", "fifo"),
+        // systemd's 50-pid-max.conf, applied by systemd-sysctl.
+        ("kernel.pid_max", "4194304"),
+        // systemd-random-seed saved a new seed after loading.
+        ("random seed", "seed-saved"),
+        // systemd-tmpfiles made /run/utmp for the utmp group.
+        ("/run/utmp group", "utmp"),
+        // systemd-user-sessions removed it.
+        ("/run/nologin", "no-nologin"),
+    ];
+    assert_eq!(lines.len(), expect.len(), "{}", facts[0]);
+    for ((what, want), got) in expect.iter().zip(&lines) {
+        assert!(got.contains(want), "{what}: {got:?} (want {want:?})");
+    }
     let id = lines[5];
     assert!(
         id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()),
         "machine ID {id:?}"
     );
-    assert_eq!(lines[6], "flotilla-debian");
+    let owned: Vec<&str> = facts[1]
+        .lines()
+        .filter(|l| !l.starts_with("dpkg-query: no path found matching pattern"))
+        .collect();
     assert!(
-        lines[7].starts_with('p'),
-        "/run/initctl is no FIFO: {facts}"
+        owned.is_empty(),
+        "flotilla's files owned by packages: {owned:?}"
     );
-    // Installing flotilla changed no package's file, and none of its
-    // files is a package's.
-    let verify = vm.ssh(&m, "dpkg --verify");
     assert!(
-        verify.status.success() && verify.stdout.is_empty(),
-        "dpkg --verify: {}",
-        String::from_utf8_lossy(&verify.stdout)
+        facts[1].lines().count() >= 20,
+        "too few files checked: {}",
+        facts[1]
     );
-    let owned = vm.ssh_ok(
-        &m,
-        "for f in /sbin/flotilla /usr/local/bin/initctl \
-         $(find /etc/init /usr/local/lib/flotilla -type f -o -type l); do \
-         dpkg -S \"$f\" >/dev/null 2>&1 && echo \"owned: $f\"; echo \"checked: $f\"; done",
+    assert_eq!(
+        facts[2].trim(),
+        "1",
+        "sshd's login is not in /var/log/auth.log"
     );
-    assert!(!owned.contains("owned:"), "{owned}");
-    assert!(owned.matches("checked:").count() >= 20, "{owned}");
-    // Logs: sshd's login reached rsyslog.
-    let auth = vm.ssh_ok(&m, "cat /var/log/auth.log");
-    assert!(auth.contains("Accepted publickey for root"), "{auth}");
-    vm.ssh_ok(&m, &format!("echo {token} > /root/flotilla-state && sync"));
     let out = vm.ssh(&m, "initctl poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -291,11 +361,12 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     );
     assert_clean_poweroff(&mut vm, &m, "initctl poweroff");
     drop(vm);
+    assert_packages_intact(&m);
     timings.push(first);
 
     // 2. flotilla again: the state kept, a login on the console, `poweroff`.
     let mut vm = Vm::boot(&m, Init::Flotilla);
-    let (prompt_line, _) = vm.console.wait_from(0, "flotilla-debian login:", BOOT);
+    let (prompt_line, _) = vm.console.wait_from(0, PROMPT, BOOT);
     vm.type_in("root\n");
     vm.console.wait_from(prompt_line, "Password:", BOOT);
     vm.type_in(&format!("{}\n", m.password));
@@ -309,7 +380,6 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     );
     vm.console
         .wait_from(shell, &format!("kept: {token} fsck-clean: 1"), BOOT);
-    assert_flotilla_settled(&vm, &m);
     vm.type_in("poweroff\n");
     assert_clean_poweroff(&mut vm, &m, "poweroff in a console shell");
     drop(vm);
@@ -317,22 +387,30 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     // 3. systemd, the baseline.
     let mut vm = Vm::boot(&m, Init::Systemd);
     let sd = boot_to_login(&vm, "same disk");
-    let running = vm.ssh(&m, "systemctl is-system-running --wait");
-    let state = String::from_utf8_lossy(&running.stdout).trim().to_string();
-    let failed = vm.ssh_ok(&m, "systemctl --failed --no-legend --plain");
-    assert_eq!(state, "running", "systemd: {failed}");
-    assert!(failed.trim().is_empty(), "systemd: failed units: {failed}");
+    let sd_out = ssh_each(
+        &vm,
+        &m,
+        &[
+            "systemctl is-system-running --wait; true",
+            "systemctl --failed --no-legend --plain",
+            "cat /root/flotilla-state",
+            "systemd-analyze time; systemd-analyze blame | head -n 12; \
+             systemd-analyze critical-chain",
+        ],
+    );
+    assert_eq!(sd_out[0].trim(), "running", "systemd: {}", sd_out[1]);
     assert!(
-        vm.ssh_ok(&m, "cat /root/flotilla-state").contains(&token),
+        sd_out[1].trim().is_empty(),
+        "systemd: failed units: {}",
+        sd_out[1]
+    );
+    assert!(
+        sd_out[2].contains(&token),
         "the state written under flotilla is gone under systemd"
     );
     report(&format!(
         "debian: systemd's view of its boot:\n{}",
-        vm.ssh_ok(
-            &m,
-            "systemd-analyze time; systemd-analyze blame | head -n 12; \
-             systemd-analyze critical-chain"
-        )
+        sd_out[3]
     ));
     let out = vm.ssh(&m, "poweroff");
     assert!(
@@ -346,11 +424,12 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     // 4. flotilla, the timing boot; the ACPI power button ends it.
     let mut vm = Vm::boot(&m, Init::Flotilla);
     let fl = boot_to_login(&vm, "same disk");
-    assert_flotilla_settled(&vm, &m);
-    let analyze = vm.ssh_ok(
+    let analyze = assert_flotilla_settled(
+        &vm,
         &m,
-        "NO_COLOR=1 initctl analyze blame; NO_COLOR=1 initctl analyze critical-chain",
-    );
+        &["NO_COLOR=1 initctl analyze blame; NO_COLOR=1 initctl analyze critical-chain"],
+    )
+    .remove(0);
     assert!(analyze.contains("sshd"), "{analyze}");
     report(&format!("debian: flotilla's view of its boot:\n{analyze}"));
     vm.monitor("system_powerdown");
@@ -361,7 +440,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     let mut table = String::from(
         "debian: boot timing, software-emulated qemu (1 vCPU, 512 MiB), from qemu's start to the \
          kernel's hand-over (`Run INIT as init process`), then from the hand-over to:\n  \
-         init                           hand-over   login prompt   sshd answering\n",
+         init                       hand-over  login prompt  sshd answers\n",
     );
     for t in &timings {
         table.push_str(&t.line());
