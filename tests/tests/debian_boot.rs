@@ -424,13 +424,23 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     // 4. flotilla, the timing boot; the ACPI power button ends it.
     let mut vm = Vm::boot(&m, Init::Flotilla);
     let fl = boot_to_login(&vm, "same disk");
-    let analyze = assert_flotilla_settled(
+    let more = assert_flotilla_settled(
         &vm,
         &m,
-        &["NO_COLOR=1 initctl analyze blame; NO_COLOR=1 initctl analyze critical-chain"],
-    )
-    .remove(0);
+        &[
+            "NO_COLOR=1 initctl analyze blame; NO_COLOR=1 initctl analyze critical-chain",
+            // The button's input device, which acpid reads (udev loaded
+            // the `button` module in the coldplug).
+            "cat /sys/class/input/input*/name",
+        ],
+    );
+    let analyze = &more[0];
     assert!(analyze.contains("sshd"), "{analyze}");
+    assert!(
+        more[1].contains("Power Button"),
+        "no power button: {}",
+        more[1]
+    );
     report(&format!("debian: flotilla's view of its boot:\n{analyze}"));
     vm.monitor("system_powerdown");
     assert_clean_poweroff(&mut vm, &m, "the ACPI power button");

@@ -266,34 +266,80 @@ impl Vm {
     }
 
     /// Waits for the guest's sshd to answer through the forward: the
-    /// moment its banner (`SSH-2.0-…`) arrives. qemu accepts every
-    /// connection on the host's side; while nothing listens in the guest
-    /// (or its network is not up) the connection closes without a banner.
-    /// No event announces that from outside, so this tries again every
-    /// 50 ms until `limit`.
+    /// moment its banner (`SSH-2.0-…`) arrives. No event announces that
+    /// from outside, so this probes. qemu accepts every connection on the
+    /// host's side at once and only then connects to the guest, so what
+    /// becomes of a probe shows only when it is read: while nothing
+    /// listens in the guest it is closed without a banner (a new probe
+    /// follows a second later); while the guest's network is not up, its
+    /// SYN is lost and qemu sends it again only seconds later; once sshd
+    /// took it, the banner follows when sshd has forked and re-executed
+    /// itself, seconds in a loaded emulated machine. A probe is therefore
+    /// never cut short before 30 s (cutting an accepted one short would
+    /// only start another sshd, and under load none would ever answer),
+    /// and a new one starts every second while fewer than six are open, so
+    /// that a probe made after the network came up is never more than a
+    /// second away. Six stays below the ten unauthenticated connections at
+    /// which sshd starts refusing (`MaxStartups`).
     pub fn wait_sshd(&self, limit: Duration) -> Instant {
+        const EVERY: Duration = Duration::from_secs(1);
+        const KEEP: Duration = Duration::from_secs(30);
+        const MOST: usize = 6;
         let deadline = Instant::now() + limit;
+        let mut probes: Vec<(Instant, TcpStream)> = Vec::new();
+        let mut next = Instant::now();
         loop {
-            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.ssh_port)) {
-                s.set_read_timeout(Some(Duration::from_secs(2))).ok();
-                let mut buf = [0u8; 64];
-                if let Ok(n) = s.read(&mut buf) {
-                    if n > 0 && buf.starts_with(b"SSH-") {
-                        return Instant::now();
+            let now = Instant::now();
+            if now >= next && probes.len() < MOST {
+                if let Ok(s) = TcpStream::connect(("127.0.0.1", self.ssh_port)) {
+                    if s.set_nonblocking(true).is_ok() {
+                        probes.push((now, s));
                     }
                 }
+                next = now + EVERY;
+            }
+            let mut buf = [0u8; 64];
+            let mut answered = false;
+            probes.retain_mut(|(since, s)| match s.read(&mut buf) {
+                Ok(n) if n > 0 => {
+                    answered |= buf.starts_with(b"SSH-");
+                    false
+                }
+                Ok(_) => false,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => since.elapsed() < KEEP,
+                Err(_) => false,
+            });
+            if answered {
+                return Instant::now();
             }
             assert!(
-                Instant::now() < deadline,
+                now < deadline,
                 "sshd did not answer on port {} within {limit:?}",
                 self.ssh_port
             );
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
-    /// Runs `command` in the guest over ssh as root.
+    /// Runs `command` in the guest over ssh as root. A connection that
+    /// sshd closes before the key exchange (it refuses some while many
+    /// are starting, `MaxStartups`; the probes of [`Vm::wait_sshd`] may
+    /// still be finishing) is tried again, up to five times.
     pub fn ssh(&self, m: &Machine, command: &str) -> Output {
+        let mut out = self.ssh_once(m, command);
+        for _ in 0..4 {
+            let refused = out.status.code() == Some(255)
+                && String::from_utf8_lossy(&out.stderr).contains("kex_exchange_identification");
+            if !refused {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+            out = self.ssh_once(m, command);
+        }
+        out
+    }
+
+    fn ssh_once(&self, m: &Machine, command: &str) -> Output {
         Command::new("ssh")
             .arg("-i")
             .arg(&m.key)
