@@ -4,6 +4,8 @@
 //! holds:
 //!
 //! - [`spec`]: the validated model of one unit ([`spec::UnitSpec`]);
+//! - [`context`]: a service's context (directories, limits, output, cgroup
+//!   limits, sandbox) and the systemd value syntax of its keys;
 //! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
 //!   diagnostics ([`diag`]);
 //! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
@@ -19,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod context;
 pub mod diag;
 pub mod duration;
 pub mod graph;

@@ -48,13 +48,23 @@
 //! its default, whatever the init blocks or ignores (Rust ignores
 //! `SIGPIPE`).
 
+pub mod cgroup;
+mod clone3;
+pub mod context;
+#[cfg(test)]
+mod context_tests;
+pub mod dirs;
 pub mod env;
 pub mod events;
 pub mod fake;
 pub mod mountinfo;
 pub mod real;
+mod sandbox;
+mod seccomp;
 pub mod sockets;
 mod spawn;
+
+pub use spawn::set_clone_into_cgroup;
 #[cfg(test)]
 mod tests;
 
@@ -493,6 +503,9 @@ pub struct SpawnRequest<'a> {
     pub stdout: Stdio<'a>,
     /// Descriptor 2.
     pub stderr: Stdio<'a>,
+    /// The unit's context (cgroup, limits, namespaces, sandbox) the child
+    /// enters before `execve(2)`; `None` changes nothing.
+    pub context: Option<&'a context::ChildContext>,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -507,7 +520,14 @@ impl<'a> SpawnRequest<'a> {
             stdin: Stdio::Null,
             stdout: Stdio::Null,
             stderr: Stdio::Null,
+            context: None,
         }
+    }
+
+    /// Sets the context (an empty one keeps the fast path).
+    pub fn context(mut self, ctx: &'a context::ChildContext) -> Self {
+        self.context = if ctx.is_empty() { None } else { Some(ctx) };
+        self
     }
 
     /// Sets the working directory.
@@ -606,6 +626,16 @@ pub enum SysError {
         step: String,
         /// The error.
         errno: Os,
+    },
+    /// The child was killed by a signal before it reached `execve(2)` (a
+    /// seccomp filter of its context refusing a call of its own setup);
+    /// it has been reaped.
+    #[error("{program}: killed by {signal} before execve")]
+    ChildKilled {
+        /// `argv[0]`.
+        program: String,
+        /// The signal's name.
+        signal: String,
     },
     /// `kill(2)` or `killpg(3)` failed.
     #[error("kill {target} signal {signal}: {errno}")]
