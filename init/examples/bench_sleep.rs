@@ -20,7 +20,12 @@
 //! `FLOTILLA_LOGD=PATH`) as a unit that both targets wait for, so that it
 //! runs before the launch: the units' lines go to 1000 new files during
 //! it. Point `DIR` at a slow file system to see that the launch does not
-//! wait for it (`scripts/slowfs` makes one; `docs/performance.md`).
+//! wait for it (`scripts/slowfs` makes one; `docs/performance.md`). Each
+//! round then also launches without a log directory (and without the
+//! writer), before or after (in turn), and the two launches are compared
+//! round by round:
+//! on a shared machine the noise between rounds is larger than what is
+//! measured.
 //!
 //! The graph: layers 0..9 of 100 units each, `l<L>-<NN>`, type
 //! `foreground-supervised` (running once spawned), `exec-start: /usr/bin/sleep
@@ -119,6 +124,15 @@ fn main() -> Result<(), BoxError> {
     let dir = tempfile::tempdir()?;
     let units = dir.path().join("units");
     write_units(&units, log_dir.as_ref().map(|_| logd.as_path()))?;
+    let plain = dir.path().join("units-plain");
+    if log_dir.is_some() {
+        write_units(&plain, None)?;
+    }
+    // (without, with) a log directory, per round: launch as the client
+    // saw it, and on the init's own clock.
+    let mut pairs: Vec<(Duration, Duration, Duration, Duration)> = Vec::new();
+    // The init's CPU over the launch: (without, with).
+    let mut cpus: Vec<(Duration, Duration)> = Vec::new();
     let n = LAYERS * WIDTH;
     println!(
         "{n} x {SLEEP} 3600 in {LAYERS} layers (each unit depends-on two of the layer below), {rounds} rounds, init {}",
@@ -146,7 +160,33 @@ fn main() -> Result<(), BoxError> {
         let f = spawn_floor(n)?;
         floor.push(f);
         let logs = log_dir.as_ref().map(|d| d.join(format!("round-{round}")));
+        // Which goes first alternates: each launch then follows the other
+        // as often, and whatever the one before leaves (exits to reap,
+        // pages to reclaim) weighs on both alike.
+        let plain_round = |init: &Path| match log_dir {
+            Some(_) => init_round(init, dir.path(), &plain, None, rounds + round, round % 2 == 1)
+                .map(Some),
+            None => Ok(None),
+        };
+        let mut without = None;
+        if round % 2 == 0 {
+            without = plain_round(&init)?;
+        }
         let r = init_round(&init, dir.path(), &units, logs.as_deref(), round, round % 2 == 1)?;
+        if round % 2 == 1 {
+            without = plain_round(&init)?;
+        }
+        if let Some(w) = &without {
+            pairs.push((w.launch, r.launch, w.inside, r.inside));
+            cpus.push((w.cpu, r.cpu));
+            println!(
+                "  round {round} without a log directory: init {:.0} ms (init's own clock {:.0} ms), its CPU {:.0} ms; with: its CPU {:.0} ms",
+                ms(w.launch),
+                ms(w.inside),
+                ms(w.cpu),
+                ms(r.cpu)
+            );
+        }
         if round % 2 == 1 {
             launch_wait.push(r.launch);
         } else {
@@ -229,6 +269,35 @@ fn main() -> Result<(), BoxError> {
         "shutdown (SIGTERM -> init exited, {n} units stopped): median {:.1} ms",
         ms(median(&shutdowns))
     );
+    if !pairs.is_empty() {
+        let pick = |f: fn(&(Duration, Duration, Duration, Duration)) -> Duration| {
+            median(&pairs.iter().map(f).collect::<Vec<_>>())
+        };
+        let mut ratios: Vec<f64> = pairs
+            .iter()
+            .map(|p| p.3.as_secs_f64() / p.2.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        println!("launch with the log directory against without, the same round each, median of {rounds}:");
+        println!(
+            "  without: {:.1} ms ({:.1} ms on the init's clock); with: {:.1} ms ({:.1} ms)",
+            ms(pick(|p| p.0)),
+            ms(pick(|p| p.2)),
+            ms(pick(|p| p.1)),
+            ms(pick(|p| p.3))
+        );
+        println!(
+            "  the init's CPU over the launch: without {:.0} ms, with {:.0} ms (medians)",
+            ms(median(&cpus.iter().map(|c| c.0).collect::<Vec<_>>())),
+            ms(median(&cpus.iter().map(|c| c.1).collect::<Vec<_>>()))
+        );
+        println!(
+            "  with / without, per round on the init's clock: median {:.3} (from {:.3} to {:.3})",
+            ratios.get(ratios.len() / 2).copied().unwrap_or(0.0),
+            ratios.first().copied().unwrap_or(0.0),
+            ratios.last().copied().unwrap_or(0.0)
+        );
+    }
     Ok(())
 }
 
@@ -422,6 +491,19 @@ struct Mem {
     fds: u64,
 }
 
+/// A process's CPU time, user and system (`/proc/PID/stat`).
+fn cpu_of(pid: u32) -> Result<Duration, BoxError> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("bad stat")?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime: fields 14 and 15, 12th and 13th after the name.
+    let ticks: u64 = f.get(11).ok_or("no utime")?.parse::<u64>()?
+        + f.get(12).ok_or("no stime")?.parse::<u64>()?;
+    // SAFETY: sysconf(3) has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
+    Ok(Duration::from_millis(ticks * 1000 / hz.max(1)))
+}
+
 fn mem_of(pid: u32) -> Result<Mem, BoxError> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let field = |key: &str| -> u64 {
@@ -445,6 +527,8 @@ fn mem_of(pid: u32) -> Result<Mem, BoxError> {
 struct RoundResult {
     launch: Duration,
     inside: Duration,
+    /// The init's own CPU time (user + system) over the launch.
+    cpu: Duration,
     idle: Mem,
     running: Mem,
     restarts: Vec<Duration>,
@@ -516,6 +600,7 @@ fn init_round(
 
     // Launch.
     let mut poll = Conn::open(&sock)?;
+    let cpu0 = cpu_of(pid)?;
     let start = Instant::now();
     ctl.send(Request::SetTarget {
         target: "all".into(),
@@ -549,6 +634,7 @@ fn init_round(
     // when the client has read it. The same holds for the last `progress`
     // replies of `set-target --wait`: one `status` round trip first, so
     // that the init is between requests.
+    let cpu = cpu_of(pid)?.saturating_sub(cpu0);
     poll.unit("all")?;
     let running = mem_of(pid)?;
     if let Some(dir) = std::env::var_os("BENCH_SLEEP_SMAPS") {
@@ -620,6 +706,7 @@ fn init_round(
     Ok(RoundResult {
         launch,
         inside,
+        cpu,
         idle,
         running,
         restarts,

@@ -40,8 +40,9 @@ use std::path::{Path, PathBuf};
 pub const TAIL: u64 = 256 * 1024;
 
 /// At most this many files are kept open (the least recently written
-/// are closed first).
-const MAX_OPEN: usize = 256;
+/// are closed first). The init raises the limit on open files for itself
+/// and its units to the hard limit.
+const MAX_OPEN: usize = 1024;
 
 /// When a unit's file is rotated, and how many are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

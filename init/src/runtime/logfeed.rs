@@ -36,7 +36,7 @@ use super::slots::SlotId;
 use super::Runtime;
 use crate::control::{ConnId, Watch};
 use crate::logbuf::LINE_OVERHEAD;
-use crate::sys::Sys;
+use crate::sys::{Sys, WallTime};
 use flotilla_units::protocol::{
     ErrorCode, LogAck, LogBatch, LogChunk, LogLine, LogWriterStatus, Reply,
 };
@@ -65,6 +65,9 @@ pub(super) struct LogFeed {
     lost: u64,
     /// Why the writer could not write, until it writes again.
     error: Option<String>,
+    /// The last time stamp written into a batch, by second and
+    /// millisecond: the lines of a burst share it, and format it once.
+    stamp: (i64, u32, String),
 }
 
 struct Writer {
@@ -101,7 +104,17 @@ impl LogFeed {
             next_batch: 1,
             lost: 0,
             error: None,
+            stamp: (i64::MIN, 0, String::new()),
         }
+    }
+
+    /// `time` in RFC 3339, formatted once per millisecond.
+    fn stamp(&mut self, time: WallTime) -> String {
+        let millis = time.nanos / 1_000_000;
+        if (self.stamp.0, self.stamp.1) != (time.secs, millis) {
+            self.stamp = (time.secs, millis, time.rfc3339());
+        }
+        self.stamp.2.clone()
     }
 
     /// The id of a new log.
@@ -331,7 +344,7 @@ impl<S: Sys> Runtime<S> {
             for l in h.lines {
                 budget = budget.saturating_sub(l.text.len() + LINE_OVERHEAD);
                 lines.push(LogLine {
-                    time: l.time.rfc3339(),
+                    time: self.feed.stamp(l.time),
                     stream: l.stream.as_str().to_string(),
                     line: l.text.to_string(),
                     seq: Some(l.seq),
