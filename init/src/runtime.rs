@@ -21,6 +21,7 @@ use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::load::load_dir;
 use flotilla_units::planner::{
     Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, ReloadError, RestartError, Role,
+    Whom,
 };
 use flotilla_units::protocol::{
     AnalyzeData, Applied, Edge, Envelope, ErrorCode, LogLine as PLogLine, Progress, Reply, Request,
@@ -447,12 +448,11 @@ impl<S: Sys> Runtime<S> {
             Action::Spawn {
                 unit,
                 role,
+                argv,
                 spec,
                 mainpid,
             } => {
                 let name = spec.name.clone();
-                let argv = flotilla_units::planner::spawn_argv(&spec, role, mainpid)
-                    .unwrap_or_else(|| Vec::new().into());
                 match self.spawn(unit, role, &argv, &spec, mainpid) {
                     Ok(pid) => self.fact(Fact::Spawned { unit, role, pid }),
                     Err(error) => {
@@ -461,41 +461,20 @@ impl<S: Sys> Runtime<S> {
                     }
                 }
             }
-            Action::Kill {
-                unit,
-                pid,
-                signal,
-                group,
-            } => {
-                // A group signal goes to the process group the PID leads; a
-                // daemon that left its group gets it directly too, but only
-                // while the planner still tracks the PID: an untracked one
-                // (the group of a main process that was just reaped, whose
-                // leftovers are being killed) may already be reused by an
-                // unrelated process, while its group number stays pinned as
-                // long as the group has members.
-                let owner = self.planner.owner(pid).map(|(u, _)| u);
-                let res = if group && owner.is_some_and(|o| o != unit) {
-                    // The number of a group this unit's processes led long
-                    // ago (a background-scripted start script) now leads
-                    // another unit's process: not ours to signal.
-                    Ok(())
-                } else if group {
-                    let r = self.sys.killpg(pid, signal.0);
-                    if owner.is_none() {
-                        r
-                    } else if r.is_err() {
-                        self.sys.kill(pid, signal.0)
-                    } else {
-                        let _ = self.sys.kill(pid, signal.0);
-                        r
+            Action::Kill { unit, whom, signal } => {
+                let res = match whom {
+                    Whom::Process(pid) => self.sys.kill(pid, signal.0),
+                    Whom::Group(pgid) => self.sys.killpg(pgid, signal.0),
+                    Whom::GroupAndLeader(pid) => {
+                        let group = self.sys.killpg(pid, signal.0);
+                        let leader = self.sys.kill(pid, signal.0);
+                        group.or(leader)
                     }
-                } else {
-                    self.sys.kill(pid, signal.0)
                 };
                 if let Err(e) = res {
                     let name = self.unit_name(unit);
                     if !e.to_string().contains("no such process") {
+                        let pid = whom.pid();
                         self.unit_note(&name, &format!("send {} to {pid}: {e}", signal.name()));
                     }
                 }

@@ -155,11 +155,11 @@ impl Role {
     }
 }
 
-/// The words an [`Action::Spawn`] runs: the command of `role` in `spec`,
+/// The words a process of `role` runs: the command of `role` in `spec`,
 /// every `$MAINPID` (and `${MAINPID}`) replaced by `mainpid` (or nothing).
 /// Shared with the spec (no copy) when no word mentions it. `None` when the
 /// spec has no such command (the planner asks only for commands it has).
-pub fn spawn_argv(spec: &UnitSpec, role: Role, mainpid: Option<i32>) -> Option<Arc<[String]>> {
+fn spawn_argv(spec: &UnitSpec, role: Role, mainpid: Option<i32>) -> Option<Arc<[String]>> {
     let cmd = role.command(spec)?;
     Some(if cmd.mentions_mainpid() {
         cmd.with_mainpid(mainpid).into()
@@ -262,40 +262,33 @@ pub enum Fact {
     },
 }
 
-/// Something the init must do.
+/// Something the init must do. Each action is complete: the init carries
+/// it out without asking the planner anything.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Start a process for `unit` running the command of `role` in `spec`
-    /// (its words: [`spawn_argv`], with `$MAINPID` replaced), in the
-    /// process context of `spec`, its output captured; it leads a new
-    /// process group. Answer with [`Fact::Spawned`] or [`Fact::SpawnFailed`].
-    /// The words are not in the action: the planner does not read them
-    /// (most of a spawn's cost in the planner was reading every word for
-    /// `$MAINPID`), the init does when it spawns.
+    /// Start a process for `unit` running `argv`, in the process context of
+    /// `spec`, its output captured; it leads a new process group. Answer
+    /// with [`Fact::Spawned`] or [`Fact::SpawnFailed`].
     Spawn {
         /// The unit.
         unit: UnitId,
         /// Which command.
         role: Role,
+        /// The command's words, `$MAINPID` already replaced.
+        argv: Arc<[String]>,
         /// The definition the process runs with (user, environment, ...).
         spec: Arc<UnitSpec>,
         /// The unit's main PID, for `$MAINPID` in the environment.
         mainpid: Option<i32>,
     },
-    /// Send `signal` to `pid`, or to its whole process group when `group`.
-    /// With `group`, the init also signals the PID itself (a daemon that
-    /// left its group) when [`Planner::owner`] still knows it; a PID the
-    /// planner no longer tracks may be free again, so only its group (which
-    /// pins the number while it has members) is signalled.
+    /// Send `signal` to whom [`Whom`] says.
     Kill {
-        /// The unit.
+        /// The unit the processes belong to.
         unit: UnitId,
-        /// The process.
-        pid: i32,
+        /// The process, the process group, or both.
+        whom: Whom,
         /// The signal.
         signal: Signal,
-        /// To the process group rather than the one process.
-        group: bool,
     },
     /// Read the unit's pidfile; answer with [`Fact::Pidfile`].
     ReadPidfile {
@@ -304,6 +297,29 @@ pub enum Action {
         /// The file.
         path: PathBuf,
     },
+}
+
+/// Whom an [`Action::Kill`] signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Whom {
+    /// This process alone.
+    Process(i32),
+    /// The process group with this number alone. Its leader is gone (or was
+    /// never tracked), so the number may be another process's now; the
+    /// group's number cannot be reused while it has members.
+    Group(i32),
+    /// The process group this process leads, and the process itself (a
+    /// daemon that left its group gets the signal too).
+    GroupAndLeader(i32),
+}
+
+impl Whom {
+    /// The PID or group number signalled.
+    pub fn pid(self) -> i32 {
+        match self {
+            Whom::Process(p) | Whom::Group(p) | Whom::GroupAndLeader(p) => p,
+        }
+    }
 }
 
 /// Options of the planner.
@@ -1839,22 +1855,39 @@ impl Planner {
             ..
         } = self;
         let spec = active_spec(&cold[i], graph, u);
-        // The words are the init's to read ([`spawn_argv`]).
-        let has_cmd = role.command(spec).is_some();
-        debug_assert!(has_cmd, "{role:?} of {u:?} has no command");
-        if !has_cmd {
-            return;
-        }
         let mainpid = cold[i].main_pid;
+        let Some(argv) = spawn_argv(spec, role, mainpid) else {
+            debug_assert!(false, "{role:?} of {u:?} has no command");
+            return;
+        };
         actions.push(Action::Spawn {
             unit: u,
             role,
+            argv,
             spec: spec.clone(),
             mainpid,
         });
         if role != Role::Main {
             cold[i].aux = Some((role, None));
         }
+    }
+
+    /// Asks for `signal` to the process group `pid` leads (every spawn
+    /// leads one). The process itself gets it too while the planner still
+    /// tracks it as `u`'s (a daemon may have left its group); an untracked
+    /// PID may be free again, so only its group is signalled, and a number
+    /// that now belongs to another unit's process is not signalled at all.
+    fn kill_group(&mut self, u: UnitId, pid: i32, signal: Signal) {
+        let whom = match self.pids.get(&pid) {
+            Some(&(owner, _)) if owner == u => Whom::GroupAndLeader(pid),
+            Some(_) => return,
+            None => Whom::Group(pid),
+        };
+        self.actions.push(Action::Kill {
+            unit: u,
+            whom,
+            signal,
+        });
     }
 
     fn begin_start(&mut self, u: UnitId) {
@@ -1940,12 +1973,7 @@ impl Planner {
             if r.phase != Phase::Main || c.main_pid.is_some() {
                 // The unit moved on before the spawn was reported: the
                 // process is not wanted.
-                self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal: Signal::KILL,
-                    group: true,
-                });
+                self.kill_group(u, pid, Signal::KILL);
                 return;
             }
             c.main_pid = Some(pid);
@@ -1972,12 +2000,7 @@ impl Planner {
         } else {
             match c.aux {
                 Some((ar, None)) if ar == role => c.aux = Some((role, Some(pid))),
-                _ => self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal: Signal::KILL,
-                    group: true,
-                }),
+                _ => self.kill_group(u, pid, Signal::KILL),
             }
         }
     }
@@ -2183,20 +2206,14 @@ impl Planner {
                     .as_ref()
                     .map(|s| s.kill_signal)
                     .unwrap_or(Signal::TERM);
-                self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal,
-                    group: true,
-                });
+                self.kill_group(u, pid, signal);
                 // The init does not track this PID, so a group signal would
                 // not reach a daemon that is not a group leader: signal the
                 // process itself too.
                 self.actions.push(Action::Kill {
                     unit: u,
-                    pid,
+                    whom: Whom::Process(pid),
                     signal,
-                    group: false,
                 });
             }
             return;
@@ -2333,12 +2350,7 @@ impl Planner {
             Timer::Reload => {
                 if self.rt[i].phase == Phase::Reloading {
                     if let Some((Role::Reload, Some(pid))) = self.cold[i].aux {
-                        self.actions.push(Action::Kill {
-                            unit: u,
-                            pid,
-                            signal: Signal::KILL,
-                            group: true,
-                        });
+                        self.kill_group(u, pid, Signal::KILL);
                     }
                     self.cold[i].aux = None;
                     self.rt[i].phase = Phase::Up;
@@ -2442,12 +2454,7 @@ impl Planner {
         // A helper still running (pre, reload) is killed outright.
         if let Some((role, Some(pid))) = self.cold[i].aux {
             if role != Role::Stop {
-                self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal: Signal::KILL,
-                    group: true,
-                });
+                self.kill_group(u, pid, Signal::KILL);
             }
         }
         let can_exec_stop =
@@ -2496,32 +2503,15 @@ impl Planner {
         // script exited: the process group that script left behind gets
         // the signal (it used to get nothing, so the service never stopped).
         if let Some(pid) = r.main_pid.or(r.rare().script_group) {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid,
-                signal,
-                group: true,
-            });
+            self.kill_group(u, pid, signal);
         }
     }
 
     fn kill_everything(&mut self, u: UnitId, signal: Signal) {
         let r = &self.cold[u.index()];
-        if let Some(pid) = r.main_pid {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid,
-                signal,
-                group: true,
-            });
-        }
-        if let Some((_, Some(pid))) = r.aux {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid,
-                signal,
-                group: true,
-            });
+        let (main, aux) = (r.main_pid, r.aux.and_then(|a| a.1));
+        for pid in main.into_iter().chain(aux) {
+            self.kill_group(u, pid, signal);
         }
     }
 
@@ -2546,12 +2536,7 @@ impl Planner {
         // reused; the init signals it as a group only (no fallback to the
         // PID, which is free again).
         if let Some(pgid) = self.cold[i].dead_leader.take() {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid: pgid,
-                signal: Signal::KILL,
-                group: true,
-            });
+            self.kill_group(u, pgid, Signal::KILL);
         }
         if clean_exit {
             self.cold[i].rare_reset(|r| r.failure = None);
@@ -2981,9 +2966,8 @@ mod regressions {
         assert!(
             p.take_actions().contains(&Action::Kill {
                 unit: UnitId(0),
-                pid: 10,
+                whom: Whom::Group(10),
                 signal: Signal::KILL,
-                group: true,
             }),
             "the dead leader's group is killed"
         );
@@ -3081,9 +3065,8 @@ mod regressions {
         assert!(
             p.take_actions().contains(&Action::Kill {
                 unit: id,
-                pid: 10,
+                whom: Whom::Group(10),
                 signal: Signal::TERM,
-                group: true,
             }),
             "the start script's group gets kill-signal"
         );

@@ -3,9 +3,7 @@
 
 use flotilla_units::diag::Pos;
 use flotilla_units::graph::{Graph, UnitId};
-use flotilla_units::planner::{
-    spawn_argv, Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role,
-};
+use flotilla_units::planner::{Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role};
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
 use flotilla_units::time::Instant;
@@ -200,9 +198,8 @@ impl World {
                     _ => self.exit(pid, ExitStatus::Code(0)),
                 }
             }
-            Action::Kill {
-                unit, pid, signal, ..
-            } => {
+            Action::Kill { unit, whom, signal } => {
+                let pid = whom.pid();
                 let name = self.name(unit);
                 self.events.push(Event::Signal(name.clone(), signal.0));
                 let hang = self.behaviour.get(&name) == Some(&Behaviour::Hang);
@@ -1026,11 +1023,9 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
     match actions.as_slice() {
         [Action::Spawn {
             role: Role::Reload,
-            spec,
-            mainpid,
+            argv,
             ..
         }] => {
-            let argv = spawn_argv(spec, Role::Reload, *mainpid).unwrap();
             assert_eq!(
                 &argv[..],
                 &v(&["/bin/kill", "-HUP", &pid.to_string()])[..],

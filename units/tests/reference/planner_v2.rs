@@ -7,8 +7,9 @@
 //! It is a test oracle for work that must not change behaviour (the
 //! planner's speed passes): it is not edited to follow the planner. A change
 //! that alters a rule on purpose makes the same change here in the same
-//! commit, or re-freezes this file from the new planner (keeping
-//! `take_argvs`), and says so in its message.
+//! commit, or re-freezes this file from the new planner, and says so in
+//! its message. Its actions follow the crate's `Action`: a spawn carries
+//! its words, a kill says whom it signals (`push_kill`).
 #![allow(dead_code, unused_imports, clippy::all)]
 
 use flotilla_units::graph::{Graph, UnitId};
@@ -25,7 +26,7 @@ use std::time::Duration;
 
 pub use flotilla_units::planner::{
     Action, ExitStatus, Fact, Notify, PlannerOptions, ReloadError, RestartError, Role, UnitView,
-    UnknownTarget, MIN_RESTART_DELAY,
+    UnknownTarget, Whom, MIN_RESTART_DELAY,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,7 +184,6 @@ pub struct Planner {
     pids: HashMap<i32, (UnitId, Role), BuildHasherDefault<PidHasher>>,
     actions: Vec<Action>,
     /// The words of each `Action::Spawn` in `actions`, in order.
-    argvs: Vec<Vec<String>>,
     changed: Vec<UnitId>,
     changed_flag: Vec<bool>,
     target_set_at: Instant,
@@ -241,7 +241,6 @@ impl Planner {
             heap: BinaryHeap::new(),
             pids: HashMap::default(),
             actions: Vec::new(),
-            argvs: Vec::new(),
             changed: Vec::new(),
             changed_flag: vec![false; n],
             target_set_at: now,
@@ -421,11 +420,6 @@ impl Planner {
     /// Takes the actions decided so far.
     pub fn take_actions(&mut self) -> Vec<Action> {
         std::mem::take(&mut self.actions)
-    }
-
-    /// Takes the words of the spawns [`Planner::take_actions`] returned.
-    pub fn take_argvs(&mut self) -> Vec<Vec<String>> {
-        std::mem::take(&mut self.argvs)
     }
 
     /// Takes the units whose state (or status) changed since the last call.
@@ -1323,6 +1317,25 @@ impl Planner {
         }
     }
 
+    /// (Adapted to the complete `Action::Kill`: who is signalled is decided
+    /// here by the rule the init applied when it carried the action out.)
+    fn push_kill(&mut self, u: UnitId, pid: i32, signal: Signal, group: bool) {
+        let whom = if !group {
+            Whom::Process(pid)
+        } else {
+            match self.pids.get(&pid) {
+                Some(&(owner, _)) if owner == u => Whom::GroupAndLeader(pid),
+                Some(_) => return,
+                None => Whom::Group(pid),
+            }
+        };
+        self.actions.push(Action::Kill {
+            unit: u,
+            whom,
+            signal,
+        });
+    }
+
     fn spawn(&mut self, u: UnitId, role: Role, cmd: &Command) {
         let r = &self.rt[u.index()];
         let spec = r
@@ -1330,17 +1343,15 @@ impl Planner {
             .clone()
             .unwrap_or_else(|| self.graph.node(u).spec.clone());
         let mainpid = r.main_pid;
-        // (Adapted to `Action::Spawn` without the words: they are kept
-        // aside, for the test to compare with `spawn_argv`.)
-        self.argvs
-            .push(if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
-                cmd.with_mainpid(mainpid)
-            } else {
-                cmd.argv.to_vec()
-            });
+        let argv = if cmd.argv.iter().any(|w| w.contains("MAINPID")) {
+            cmd.with_mainpid(mainpid).into()
+        } else {
+            cmd.argv.clone()
+        };
         self.actions.push(Action::Spawn {
             unit: u,
             role,
+            argv,
             spec,
             mainpid,
         });
@@ -1430,12 +1441,7 @@ impl Planner {
             if r.phase != Phase::Main || r.main_pid.is_some() {
                 // The unit moved on before the spawn was reported: the
                 // process is not wanted.
-                self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal: Signal::KILL,
-                    group: true,
-                });
+                self.push_kill(u, pid, Signal::KILL, true);
                 return;
             }
             r.main_pid = Some(pid);
@@ -1463,12 +1469,7 @@ impl Planner {
         } else {
             match r.aux {
                 Some((ar, None)) if ar == role => r.aux = Some((role, Some(pid))),
-                _ => self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal: Signal::KILL,
-                    group: true,
-                }),
+                _ => self.push_kill(u, pid, Signal::KILL, true),
             }
         }
     }
@@ -1672,21 +1673,11 @@ impl Planner {
                     .as_ref()
                     .map(|s| s.kill_signal)
                     .unwrap_or(Signal::TERM);
-                self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal,
-                    group: true,
-                });
+                self.push_kill(u, pid, signal, true);
                 // The init does not track this PID, so a group signal would
                 // not reach a daemon that is not a group leader: signal the
                 // process itself too.
-                self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal,
-                    group: false,
-                });
+                self.push_kill(u, pid, signal, false);
             }
             return;
         }
@@ -1820,12 +1811,7 @@ impl Planner {
             Timer::Reload => {
                 if self.rt[i].phase == Phase::Reloading {
                     if let Some((Role::Reload, Some(pid))) = self.rt[i].aux {
-                        self.actions.push(Action::Kill {
-                            unit: u,
-                            pid,
-                            signal: Signal::KILL,
-                            group: true,
-                        });
+                        self.push_kill(u, pid, Signal::KILL, true);
                     }
                     self.rt[i].aux = None;
                     self.rt[i].phase = Phase::Up;
@@ -1930,12 +1916,7 @@ impl Planner {
         // A helper still running (pre, reload) is killed outright.
         if let Some((role, Some(pid))) = self.rt[i].aux {
             if role != Role::Stop {
-                self.actions.push(Action::Kill {
-                    unit: u,
-                    pid,
-                    signal: Signal::KILL,
-                    group: true,
-                });
+                self.push_kill(u, pid, Signal::KILL, true);
             }
         }
         let can_exec_stop =
@@ -1990,32 +1971,18 @@ impl Planner {
         // script exited: the process group that script left behind gets
         // the signal (it used to get nothing, so the service never stopped).
         if let Some(pid) = r.main_pid.or(r.script_group) {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid,
-                signal,
-                group: true,
-            });
+            self.push_kill(u, pid, signal, true);
         }
     }
 
     fn kill_everything(&mut self, u: UnitId, signal: Signal) {
         let r = &self.rt[u.index()];
-        if let Some(pid) = r.main_pid {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid,
-                signal,
-                group: true,
-            });
+        let (main, aux) = (r.main_pid, r.aux.and_then(|a| a.1));
+        if let Some(pid) = main {
+            self.push_kill(u, pid, signal, true);
         }
-        if let Some((_, Some(pid))) = r.aux {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid,
-                signal,
-                group: true,
-            });
+        if let Some(pid) = aux {
+            self.push_kill(u, pid, signal, true);
         }
     }
 
@@ -2040,12 +2007,7 @@ impl Planner {
         // reused; the init signals it as a group only (no fallback to the
         // PID, which is free again).
         if let Some(pgid) = self.rt[i].dead_leader.take() {
-            self.actions.push(Action::Kill {
-                unit: u,
-                pid: pgid,
-                signal: Signal::KILL,
-                group: true,
-            });
+            self.push_kill(u, pgid, Signal::KILL, true);
         }
         if clean_exit {
             self.rt[i].failure = None;
