@@ -129,7 +129,7 @@ impl World {
 
     fn check_deps_for_start(&self, u: UnitId) {
         let node = self.p.graph().node(u);
-        for d in &node.deps {
+        for d in self.p.graph().named_deps(u) {
             let Some(p) = d.provider else {
                 assert_eq!(
                     d.kind,
@@ -974,8 +974,8 @@ proptest! {
         for n in &stopped {
             let id = g.unit(n).unwrap();
             let my = w.index_of(&Event::State(n.clone(), UnitState::Disabled));
-            for &(_, d) in &g.node(id).dependents {
-                let dn = w.name(d);
+            for d in g.dependents(id) {
+                let dn = w.name(d.unit);
                 if stopped.contains(&dn) {
                     let theirs = w.index_of(&Event::State(dn.clone(), UnitState::Disabled));
                     prop_assert!(theirs < my, "{} stopped after its dependency {}", dn, n);

@@ -356,9 +356,9 @@ impl Planner {
             .iter()
             .filter(|t| {
                 **t != self.target
-                    && !node.dependents.iter().any(|&(_, d)| {
-                        self.is_required(d)
-                            && self.graph.node(d).deps.iter().any(|dep| dep.target == **t)
+                    && !self.graph.dependents(id).iter().any(|d| {
+                        self.is_required(d.unit)
+                            && self.graph.named_deps(d.unit).any(|dep| dep.target == **t)
                     })
             })
             .cloned()
@@ -992,14 +992,7 @@ impl Planner {
                     } else {
                         let (prefix, name) = match (&blocked, waited) {
                             (Some(b), _) => ("blocked by ", b.as_str()),
-                            (None, Some(j)) => (
-                                "waiting for ",
-                                self.graph
-                                    .node(u)
-                                    .deps
-                                    .get(j)
-                                    .map_or("", |d| d.target.as_str()),
-                            ),
+                            (None, Some(j)) => ("waiting for ", self.graph.dep_target(u, j as u32)),
                             (None, None) => ("waiting", ""),
                         };
                         let status = &self.rt[i].status;
@@ -1097,7 +1090,7 @@ impl Planner {
                 k |= U_VIRTUAL;
             }
             ukind.push(k);
-            for d in &node.deps {
+            for d in self.graph.deps(u) {
                 fdeps.push((d.provider, d.kind));
                 if let Some(c) = d.provider.and_then(|p| rdep_at.get_mut(p.index() + 1)) {
                     *c += 1;
@@ -1131,7 +1124,7 @@ impl Planner {
     /// `u`'s counts as a scan of its dependencies finds them now.
     fn scan_counts(&self, u: UnitId) -> DepCounts {
         let mut c = DepCounts::default();
-        for d in &self.graph.node(u).deps {
+        for d in self.graph.deps(u) {
             c.add(DepCounts::edge(
                 d.kind,
                 d.provider.map(|p| dep_flags(&self.rt[p.index()])),
@@ -1191,7 +1184,7 @@ impl Planner {
     fn first_blocked(&mut self, u: UnitId) -> Option<String> {
         let i = u.index();
         let from = self.blocked_from.get(i).copied().unwrap_or(0) as usize;
-        let deps = &self.graph.node(u).deps;
+        let deps: Vec<_> = self.graph.named_deps(u).collect();
         let found = deps.iter().enumerate().skip(from).find(|(_, d)| {
             let f = d.provider.map(|p| dep_flags(&self.rt[p.index()]));
             DepCounts::edge(d.kind, f).blocking > 0
@@ -1204,7 +1197,7 @@ impl Planner {
             Some(p) if self.rt[p.index()].state != UnitState::Failed => {
                 self.rt[p.index()].blocked_by.clone()
             }
-            _ => Some(d.target.clone()),
+            _ => Some(d.target.to_string()),
         }
     }
 

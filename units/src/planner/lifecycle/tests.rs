@@ -1,0 +1,1 @@
+//! One test per cell of the lifecycle table.
