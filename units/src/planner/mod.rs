@@ -383,7 +383,9 @@ impl Planner {
                 }
             }
             Fact::SpawnFailed { unit, role, error } => {
-                self.step(unit, Event::SpawnFailed(role, error))
+                if self.forget_spawn(unit, role) {
+                    self.step(unit, Event::SpawnFailed(role, error));
+                }
             }
             Fact::Exited { pid, status } => {
                 if let Some((unit, role)) = self.pids.remove(&pid) {

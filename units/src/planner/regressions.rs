@@ -326,3 +326,37 @@ fn a_start_script_exit_kills_nothing() {
         "nothing killed"
     );
 }
+
+/// An `exec-start-pre` that cannot be spawned fails the start at once; the
+/// stop that followed used to wait for the pre command that never ran
+/// until the stop timer abandoned it (two `stop-timeout`s in `stopping`).
+#[test]
+fn a_pre_command_that_cannot_be_spawned_fails_at_once() {
+    let mut u = unit(UnitType::ForegroundSupervised);
+    u.exec_start_pre = vec![Command::new(["/nonexistent"])];
+    u.restart = RestartPolicy::No;
+    let mut p = planner(vec![u]);
+    let a = p.take_actions();
+    assert!(
+        matches!(
+            a.as_slice(),
+            [Action::Spawn {
+                role: Role::Pre(0),
+                ..
+            }]
+        ),
+        "{a:?}"
+    );
+    p.fact(
+        Fact::SpawnFailed {
+            unit: UnitId(0),
+            role: Role::Pre(0),
+            error: "no such file".into(),
+        },
+        Instant(1),
+    );
+    assert_eq!(p.state(UnitId(0)), UnitState::Failed);
+    let v = p.view(UnitId(0)).unwrap();
+    assert_eq!(v.status, "exec-start-pre: no such file");
+    assert!(p.next_deadline().is_none(), "no stop timer left");
+}

@@ -1471,6 +1471,22 @@ impl Planner {
         if self.rt.get(u.index()).is_none() {
             return;
         }
+        // (Adapted to the planner's lifecycle table: a report about a spawn
+        // the unit no longer awaits is ignored, as a late `Spawned` is.)
+        let r = &self.rt[u.index()];
+        let awaited = match role {
+            Role::Main => r.phase == Phase::Main && r.main_pid.is_none(),
+            _ => r.aux == Some((role, None)),
+        };
+        if !awaited {
+            return;
+        }
+        // (And a failed pre command's spawn is forgotten, as the other
+        // helpers' are: the stop that follows used to wait for it until
+        // the stop timer abandoned it.)
+        if let Role::Pre(_) = role {
+            self.rt[u.index()].aux = None;
+        }
         let msg = format!("{}: {error}", role.key());
         match role {
             Role::Pre(_) | Role::Main => {

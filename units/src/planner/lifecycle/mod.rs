@@ -70,7 +70,8 @@ impl Planner {
             (P::Pre(n), E::Exited(Role::Pre(m), _, status)) if n == m => {
                 self.pre_exited(u, n, status)
             }
-            (P::Pre(_) | P::Main, E::SpawnFailed(role @ (Role::Pre(_) | Role::Main), error)) => {
+            (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
+            | (P::Main, E::SpawnFailed(role @ Role::Main, error)) => {
                 self.fail(u, format!("{}: {error}", role.key()))
             }
             (P::Pre(_) | P::Main, E::Timer(Timer::Start)) => {
@@ -99,6 +100,9 @@ impl Planner {
             (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),
             (P::Reloading, E::Ready) if rec.helper.is_none() => self.reloaded(u, "reloaded".into()),
             (P::Reloading, E::Exited(Role::Reload, _, status)) => self.reload_exited(u, status),
+            (P::Reloading, E::SpawnFailed(Role::Reload, error)) => {
+                self.reload_spawn_failed(u, error)
+            }
             (P::Reloading, E::Timer(Timer::Reload)) => self.reload_timed_out(u),
 
             // Stopping: exec-stop and the kill signal, then stop-post.
@@ -108,25 +112,38 @@ impl Planner {
             }
             (P::Stopping, E::Exited(Role::Pre(_), ..)) => self.check_stopped(u),
             (P::Stopping, E::Exited(Role::Stop, _, status)) => self.stop_command_exited(u, status),
+            (P::Stopping, E::SpawnFailed(Role::Stop, error)) => self.stop_spawn_failed(u, error),
             (P::Stopping, E::Timer(Timer::Stop)) => self.stop_timed_out(u),
             (P::Stopping, E::Timer(Timer::Abandon)) => self.abandon(u),
-            (P::StopPost(n), E::Exited(Role::StopPost(m), ..)) if n == m => {
-                self.stop_post(u, n + 1)
-            }
+            (
+                P::StopPost(n),
+                E::Exited(Role::StopPost(m), ..) | E::SpawnFailed(Role::StopPost(m), _),
+            ) if n == m => self.stop_post(u, n + 1),
 
-            // In any phase: processes the unit no longer wants, and the
-            // failed spawn of a helper.
+            // In any phase: processes the unit no longer wants.
             (_, E::Spawned(Role::Main, pid)) => self.kill_group(u, pid, Signal::KILL),
             (_, E::Spawned(role, pid)) => self.helper_spawned(u, role, pid),
             (_, E::Pidfile(Ok(pid))) => self.kill_stray_daemon(u, pid),
-            (_, E::SpawnFailed(Role::Reload, error)) => self.reload_spawn_failed(u, error),
-            (_, E::SpawnFailed(Role::Stop, error)) => self.stop_spawn_failed(u, error),
-            (_, E::SpawnFailed(Role::StopPost(n), _)) => {
-                self.records[u.index()].helper = None;
-                self.stop_post(u, n + 1);
-            }
             _ => {}
         }
+    }
+
+    /// Bookkeeping of a spawn that failed, before the table: whether the
+    /// unit awaits it (else the report is stale: the unit moved on, as for
+    /// a late [`Event::Spawned`]).
+    pub(super) fn forget_spawn(&mut self, u: UnitId, role: Role) -> bool {
+        let (Some(unit), Some(rec)) = (self.units.get(u.index()), self.records.get_mut(u.index()))
+        else {
+            return false;
+        };
+        if role == Role::Main {
+            return unit.phase == Phase::Main && rec.main_pid.is_none();
+        }
+        if rec.helper != Some((role, None)) {
+            return false;
+        }
+        rec.helper = None;
+        true
     }
 
     /// Bookkeeping of a process that ended, before the table: whether it

@@ -280,14 +280,12 @@ impl Planner {
         self.set_state(u, UnitState::Running, "reload timed out");
     }
 
-    /// `exec-reload` could not be spawned: still running, saying why.
+    /// `Reloading` + `exec-reload` could not be spawned: still running,
+    /// saying why.
     pub(super) fn reload_spawn_failed(&mut self, u: UnitId, error: String) {
-        self.records[u.index()].helper = None;
-        if self.units[u.index()].phase == Phase::Reloading {
-            self.units[u.index()].phase = Phase::Up;
-            let msg = format!("{}: {error}", Role::Reload.key());
-            self.set_state(u, UnitState::Running, msg);
-        }
+        self.units[u.index()].phase = Phase::Up;
+        let msg = format!("{}: {error}", Role::Reload.key());
+        self.set_state(u, UnitState::Running, msg);
     }
 
     /// `Idle` + the restart timer: a failed unit may start again.

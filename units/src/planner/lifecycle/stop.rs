@@ -149,10 +149,10 @@ impl Planner {
         self.check_stopped(u);
     }
 
-    /// `exec-stop` could not be spawned: the kill signal instead.
+    /// `Stopping` + `exec-stop` could not be spawned: the kill signal
+    /// instead.
     pub(super) fn stop_spawn_failed(&mut self, u: UnitId, error: String) {
         let rec = &mut self.records[u.index()];
-        rec.helper = None;
         rec.status = Status::Text(format!("{}: {error}", Role::Stop.key()));
         self.signal_main(u);
         self.check_stopped(u);
