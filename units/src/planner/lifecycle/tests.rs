@@ -694,6 +694,9 @@ fn a_daemon_read_too_late_is_killed() {
     }
 }
 
+/// A way to bring the unit into a phase.
+type Setup = fn() -> T;
+
 /// The table's empty cells: each of these events leaves the unit as it is
 /// in that phase (what the bookkeeping before the table would filter is
 /// fed to the table directly).
@@ -711,7 +714,7 @@ fn unlisted_pairs_change_nothing() {
             timer(Timer::Restart),
         ]
     };
-    let cases: Vec<(&str, fn() -> T, Vec<Event>)> = vec![
+    let cases: Vec<(&str, Setup, Vec<Event>)> = vec![
         (
             "Idle",
             idle_disabled,
