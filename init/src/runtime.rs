@@ -981,7 +981,7 @@ impl<S: Sys> Runtime<S> {
             blocked_by: v.blocked_by,
             status: v.status,
             since: self.wall_of(v.since),
-            description: node.spec.extras.description.clone(),
+            description: node.spec.description.clone(),
             required: v.required,
             source: node.origin.file.clone(),
             restart_in_ms: v.restart_at.map(|t| t.since(now).as_millis() as u64),
@@ -1578,38 +1578,16 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn apply_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
-        let mut bad = Vec::new();
-        if !flotilla_units::spec::valid_name(&set) {
-            bad.push(format!("bad set name `{set}`"));
-        }
-        for u in &units {
-            if !flotilla_units::spec::valid_name(&u.name) {
-                bad.push(format!("bad unit name `{}`", u.name));
-            }
-            for t in u
-                .provides
-                .iter()
-                .chain(&u.depends_on)
-                .chain(&u.depends_ms)
-                .chain(&u.waits_for)
-            {
-                if !flotilla_units::spec::valid_name(t) {
-                    bad.push(format!("{}: bad target name `{t}`", u.name));
+        let units = match flotilla_units::keys::validate_set(&set, units) {
+            Ok(units) => units,
+            Err(problems) => {
+                return Reply::Error {
+                    code: ErrorCode::Invalid,
+                    message: "invalid transient units".into(),
+                    details: problems.iter().map(|p| p.to_string()).collect(),
                 }
             }
-            if u.kind != flotilla_units::spec::UnitType::Virtual
-                && u.exec_start.as_ref().is_none_or(|c| c.argv.is_empty())
-            {
-                bad.push(format!("{}: exec-start is required", u.name));
-            }
-        }
-        if !bad.is_empty() {
-            return Reply::Error {
-                code: ErrorCode::Invalid,
-                message: "invalid transient units".into(),
-                details: bad,
-            };
-        }
+        };
         let old = if units.is_empty() {
             self.transient.remove(&set)
         } else {

@@ -22,6 +22,7 @@ pub mod config;
 pub mod diag;
 pub mod duration;
 pub mod graph;
+pub mod keys;
 pub mod load;
 pub mod planner;
 pub mod protocol;

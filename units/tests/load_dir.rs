@@ -85,7 +85,7 @@ fn the_service_file_goes_through_the_systemd_translator() {
             "80".into()
         ])
     );
-    assert_eq!(web.extras.description.as_deref(), Some("Web"));
+    assert_eq!(web.description.as_deref(), Some("Web"));
 }
 
 #[test]

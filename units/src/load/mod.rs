@@ -17,6 +17,7 @@ use crate::diag::Diagnostic;
 use crate::spec::{Origin, UnitSpec};
 
 mod dir;
+mod read;
 mod unit;
 mod words;
 pub(crate) mod yaml;
