@@ -12,58 +12,84 @@ use super::Planner;
 use crate::graph::{Graph, UnitId};
 use crate::state::{DepKind, UnitState};
 
-/// What the units that depend on a unit read of it.
+/// What the units that depend on a unit read of it. One byte, since it is
+/// computed and compared on every evaluation and kept per unit; read
+/// through its methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct ProviderFlags {
-    pub active: bool,
-    pub failed: bool,
-    pub waiting: bool,
-    pub to_stop: bool,
-    pub degraded: bool,
-    pub blocked: bool,
-}
+pub(super) struct ProviderFlags(u8);
 
 impl ProviderFlags {
+    const ACTIVE: u8 = 1;
+    const FAILED: u8 = 2;
+    const WAITING: u8 = 4;
+    const TO_STOP: u8 = 8;
+    const DEGRADED: u8 = 16;
+    const BLOCKED: u8 = 32;
+
     pub fn of(u: &Unit) -> ProviderFlags {
-        ProviderFlags {
-            active: u.state.is_active(),
-            failed: u.state == UnitState::Failed,
-            waiting: u.state == UnitState::Waiting,
-            to_stop: u.to_stop,
-            degraded: u.degraded,
-            blocked: u.blocked,
-        }
+        let bit = |on: bool, b: u8| if on { b } else { 0 };
+        ProviderFlags(
+            bit(u.state.is_active(), Self::ACTIVE)
+                | bit(u.state == UnitState::Failed, Self::FAILED)
+                | bit(u.state == UnitState::Waiting, Self::WAITING)
+                | bit(u.to_stop, Self::TO_STOP)
+                | bit(u.degraded, Self::DEGRADED)
+                | bit(u.blocked, Self::BLOCKED),
+        )
+    }
+
+    fn active(self) -> bool {
+        self.0 & Self::ACTIVE != 0
+    }
+
+    fn failed(self) -> bool {
+        self.0 & Self::FAILED != 0
+    }
+
+    fn waiting(self) -> bool {
+        self.0 & Self::WAITING != 0
+    }
+
+    fn to_stop(self) -> bool {
+        self.0 & Self::TO_STOP != 0
+    }
+
+    fn degraded(self) -> bool {
+        self.0 & Self::DEGRADED != 0
+    }
+
+    fn blocked(self) -> bool {
+        self.0 & Self::BLOCKED != 0
     }
 }
 
 /// What the providers of a unit read of it: whether it still has to stop
 /// before them ([`Planner::dependents_block_stop`], which is monotone in
-/// each of these: one turning on never releases a provider).
+/// each of these: one turning on never releases a provider). One byte, as
+/// [`ProviderFlags`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct StopFlags {
-    pub up: bool,
-    pub active: bool,
-    pub to_stop: bool,
-    pub stopping: bool,
-}
+pub(super) struct StopFlags(u8);
 
 impl StopFlags {
+    const UP: u8 = 1;
+    const ACTIVE: u8 = 2;
+    const TO_STOP: u8 = 4;
+    const STOPPING: u8 = 8;
+
     pub fn of(u: &Unit) -> StopFlags {
-        StopFlags {
-            up: u.up(),
-            active: u.state.is_active(),
-            to_stop: u.to_stop,
-            stopping: u.phase.stopping(),
-        }
+        let bit = |on: bool, b: u8| if on { b } else { 0 };
+        StopFlags(
+            bit(u.up(), Self::UP)
+                | bit(u.state.is_active(), Self::ACTIVE)
+                | bit(u.to_stop, Self::TO_STOP)
+                | bit(u.phase.stopping(), Self::STOPPING),
+        )
     }
 
     /// Whether one of these was on and is off in `now`: the only change
     /// that can let a provider stop.
     fn released_by(self, now: StopFlags) -> bool {
-        (self.up && !now.up)
-            || (self.active && !now.active)
-            || (self.to_stop && !now.to_stop)
-            || (self.stopping && !now.stopping)
+        self.0 & !now.0 != 0
     }
 }
 
@@ -110,20 +136,20 @@ impl DepCounts {
             };
         };
         let mut c = DepCounts {
-            degraded: u32::from(!f.active || f.degraded),
+            degraded: u32::from(!f.active() || f.degraded()),
             ..DepCounts::default()
         };
         if hard {
-            let bad = !f.active || f.to_stop;
+            let bad = !f.active() || f.to_stop();
             c.hard_bad = u32::from(bad);
             c.hold_bad = u32::from(bad && hold);
-            c.blocking = u32::from(bad && (f.failed || f.blocked));
+            c.blocking = u32::from(bad && (f.failed() || f.blocked()));
             c.waited = u32::from(bad);
         } else {
             // Settled: active, failed, or blocked (waiting on a failed or
             // missing hard dependency: for ordering, that is a failure).
-            let settled = f.active || f.failed || (f.waiting && f.blocked);
-            c.waits_bad = u32::from(!settled || f.to_stop);
+            let settled = f.active() || f.failed() || (f.waiting() && f.blocked());
+            c.waits_bad = u32::from(!settled || f.to_stop());
             c.waited = c.waits_bad;
         }
         c
