@@ -4,6 +4,8 @@
 //! holds:
 //!
 //! - [`spec`]: the validated model of one unit ([`spec::UnitSpec`]);
+//! - [`keys`]: the table of a unit's keys, which every way of giving a unit
+//!   (YAML, systemd INI, transient units) reads and checks through;
 //! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
 //!   diagnostics ([`diag`]);
 //! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and

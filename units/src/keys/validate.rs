@@ -140,9 +140,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             }
             Slot::Path(path) => {
                 if let Some(p) = path {
-                    if let Err(e) = check::path(&p.to_string_lossy()) {
-                        bad(What::Invalid(e, Some(p.display().to_string())));
-                    }
+                    check_path(p, &mut bad);
                 }
                 path.is_some()
             }
@@ -164,9 +162,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             }
             Slot::EnvironmentFiles(files) => {
                 for (p, _) in files.iter() {
-                    if let Err(e) = check::path(&p.to_string_lossy()) {
-                        bad(What::Invalid(e, Some(p.display().to_string())));
-                    }
+                    check_path(p, &mut bad);
                 }
                 !files.is_empty()
             }
@@ -203,6 +199,13 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
         Ok(spec)
     } else {
         Err(problems)
+    }
+}
+
+/// An absolute path, its problem shown with it.
+fn check_path(p: &std::path::Path, bad: &mut impl FnMut(What)) {
+    if let Err(e) = check::path(&p.to_string_lossy()) {
+        bad(What::Invalid(e, Some(p.display().to_string())));
     }
 }
 
