@@ -406,14 +406,14 @@ impl Graph {
         let used = counts.last().copied().unwrap_or(0) as usize;
         items.truncate(used);
         let dependents = PerUnit { at: counts, items };
-        let nodes = units
-            .into_iter()
-            .map(|(spec, origin, ghost)| Node {
-                spec,
-                origin,
-                ghost,
-            })
-            .collect();
+        // Pushed into a vector of their own size: collecting would reuse the
+        // larger elements' buffer in place and keep all of it.
+        let mut nodes = Vec::with_capacity(units.len());
+        nodes.extend(units.into_iter().map(|(spec, origin, ghost)| Node {
+            spec,
+            origin,
+            ghost,
+        }));
         Graph {
             nodes,
             other_providers,

@@ -3,7 +3,7 @@
 //! it applies to, and the field of [`UnitSpec`] it sets ([`Key::slot`]),
 //! whose kind ([`Slot`]) says how a value is read and checked. The YAML
 //! loader, the systemd translator and the validation of transient units
-//! ([`validate`]) all go through it, with the checks of [`check`].
+//! ([`validate()`]) all go through it, with the checks of [`check`].
 //!
 //! A new key is one entry here (its name: the systemd key in lower kebab
 //! case, SPEC §3a), its field in `spec.rs`, and what it does (in the
