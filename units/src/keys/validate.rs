@@ -130,28 +130,14 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
                 }
                 false
             }
-            Slot::Regex(pattern) => {
-                if let Some(p) = pattern {
-                    if let Err(e) = check::regex(p) {
-                        bad(What::Invalid(e, Some(p.clone())));
-                    }
-                }
-                pattern.is_some()
-            }
+            Slot::Regex(pattern) => check_given(pattern, check::regex, &mut bad),
             Slot::Path(path) => {
                 if let Some(p) = path {
                     check_path(p, &mut bad);
                 }
                 path.is_some()
             }
-            Slot::Account(name) => {
-                if let Some(n) = name {
-                    if let Err(e) = check::account(n) {
-                        bad(What::Invalid(e, Some(n.clone())));
-                    }
-                }
-                name.is_some()
-            }
+            Slot::Account(name) => check_given(name, check::account, &mut bad),
             Slot::Environment(vars) => {
                 for (name, value) in vars.iter() {
                     if let Err(e) = check::variable_name(name).and_then(|()| check::text(value)) {
@@ -200,6 +186,20 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
     } else {
         Err(problems)
     }
+}
+
+/// A text value if given, its problem shown with it; whether it is given.
+fn check_given(
+    value: &Option<String>,
+    check: fn(&str) -> Result<(), Invalid>,
+    bad: &mut impl FnMut(What),
+) -> bool {
+    if let Some(v) = value {
+        if let Err(e) = check(v) {
+            bad(What::Invalid(e, Some(v.clone())));
+        }
+    }
+    value.is_some()
 }
 
 /// An absolute path, its problem shown with it.
