@@ -498,7 +498,7 @@ impl Agent {
                 }
             }
             let mut target = UnitSpec::new(SET, UnitType::Virtual);
-            target.extras.description = Some("fleet units launched on this machine".into());
+            target.description = Some("fleet units launched on this machine".into());
             target.waits_for = launched;
             units.push(target);
             match control::request(

@@ -6,6 +6,8 @@
 //! - [`spec`]: the validated model of one unit ([`spec::UnitSpec`]);
 //! - [`context`]: a service's context (directories, limits, output, cgroup
 //!   limits, sandbox) and the systemd value syntax of its keys;
+//! - [`keys`]: the table of a unit's keys, which every way of giving a unit
+//!   (YAML, systemd INI, transient units) reads and checks through;
 //! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
 //!   diagnostics ([`diag`]);
 //! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
@@ -25,6 +27,7 @@ pub mod context;
 pub mod diag;
 pub mod duration;
 pub mod graph;
+pub mod keys;
 pub mod load;
 pub mod planner;
 pub mod protocol;

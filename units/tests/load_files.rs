@@ -54,7 +54,7 @@ fn yaml_and_service_files_load_in_the_order_given() {
             "80".into()
         ])
     );
-    assert_eq!(web.extras.description.as_deref(), Some("Web"));
+    assert_eq!(web.description.as_deref(), Some("Web"));
 }
 
 #[test]

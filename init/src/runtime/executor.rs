@@ -11,7 +11,7 @@ use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
 use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Sys, SysError};
 use flotilla_units::graph::UnitId;
-use flotilla_units::planner::{Action, Fact, Role};
+use flotilla_units::planner::{Action, Fact, Role, Whom};
 use flotilla_units::spec::{Signal, UnitSpec, UnitType};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -26,25 +26,17 @@ impl<S: Sys> Runtime<S> {
             Action::Spawn {
                 unit,
                 role,
+                argv,
                 spec,
                 mainpid,
-            } => {
-                let argv = flotilla_units::planner::spawn_argv(&spec, role, mainpid)
-                    .unwrap_or_else(|| Vec::new().into());
-                match self.spawn(unit, role, &argv, &spec, mainpid) {
-                    Ok(pid) => self.fact(Fact::Spawned { unit, role, pid }),
-                    Err(error) => {
-                        self.unit_note(unit, &format!("{}: {error}", role.key()));
-                        self.fact(Fact::SpawnFailed { unit, role, error });
-                    }
+            } => match self.spawn(unit, role, &argv, &spec, mainpid) {
+                Ok(pid) => self.fact(Fact::Spawned { unit, role, pid }),
+                Err(error) => {
+                    self.unit_note(unit, &format!("{}: {error}", role.key()));
+                    self.fact(Fact::SpawnFailed { unit, role, error });
                 }
-            }
-            Action::Kill {
-                unit,
-                pid,
-                signal,
-                group,
-            } => self.signal(unit, pid, signal, group),
+            },
+            Action::Kill { unit, whom, signal } => self.signal(unit, whom, signal),
             Action::ReadPidfile { unit, path } => {
                 let result = self.read_pidfile(&path);
                 self.fact(Fact::Pidfile { unit, result });
@@ -52,33 +44,17 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// Sends `signal` to `pid`, or to the process group it leads.
-    ///
-    /// A group signal goes to the process group the PID leads; a daemon
-    /// that left its group gets it directly too, but only while the planner
-    /// still tracks the PID: an untracked one (the group of a main process
-    /// that was just reaped, whose leftovers are being killed) may already
-    /// be reused by an unrelated process, while its group number stays
-    /// pinned as long as the group has members.
-    fn signal(&mut self, unit: UnitId, pid: i32, signal: Signal, group: bool) {
-        let owner = self.planner.owner(pid).map(|(u, _)| u);
-        let res = if group && owner.is_some_and(|o| o != unit) {
-            // The number of a group this unit's processes led long ago (a
-            // background-scripted start script) now leads another unit's
-            // process: not ours to signal.
-            Ok(())
-        } else if group {
-            let r = self.sys.killpg(pid, signal.0);
-            if owner.is_none() {
-                r
-            } else if r.is_err() {
-                self.sys.kill(pid, signal.0)
-            } else {
-                let _ = self.sys.kill(pid, signal.0);
-                r
+    /// Sends `signal` to whom the planner named: a process, a process
+    /// group, or a group and its leader (a daemon that left its group).
+    fn signal(&mut self, unit: UnitId, whom: Whom, signal: Signal) {
+        let res = match whom {
+            Whom::Process(pid) => self.sys.kill(pid, signal.0),
+            Whom::Group(pgid) => self.sys.killpg(pgid, signal.0),
+            Whom::GroupAndLeader(pid) => {
+                let group = self.sys.killpg(pid, signal.0);
+                let leader = self.sys.kill(pid, signal.0);
+                group.or(leader)
             }
-        } else {
-            self.sys.kill(pid, signal.0)
         };
         match res {
             // Gone already: what the signal was for has happened.
@@ -88,7 +64,10 @@ impl<S: Sys> Runtime<S> {
                 ..
             }) => {}
             Err(e) => {
-                self.unit_note(unit, &format!("send {} to {pid}: {e}", signal.name()));
+                self.unit_note(
+                    unit,
+                    &format!("send {} to {}: {e}", signal.name(), whom.pid()),
+                );
             }
         }
     }

@@ -99,7 +99,7 @@ impl<S: Sys> Runtime<S> {
             blocked_by: v.blocked_by,
             status: v.status,
             since: self.wall_of(v.since),
-            description: node.spec.extras.description.clone(),
+            description: node.spec.description.clone(),
             required: v.required,
             source: node.origin.file.clone(),
             restart_in_ms: v.restart_at.map(|t| t.since(now).as_millis() as u64),

@@ -280,12 +280,11 @@ impl<S: Sys> Runtime<S> {
                     kind: n.spec.kind,
                     state: v.state,
                     provides: n.spec.provides.clone(),
-                    deps: n
-                        .deps
-                        .iter()
+                    deps: g
+                        .named_deps(i)
                         .map(|d| Edge {
                             kind: d.kind,
-                            target: d.target.clone(),
+                            target: d.target.to_string(),
                             provider: d.provider.map(|p| g.node(p).spec.name.clone()),
                         })
                         .collect(),

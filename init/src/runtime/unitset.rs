@@ -10,8 +10,9 @@ use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
 use flotilla_units::graph::Graph;
+use flotilla_units::keys::validate_set;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
-use flotilla_units::spec::{valid_name, Origin, UnitSpec, UnitType};
+use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
@@ -148,33 +149,10 @@ fn graph_errors(all: Vec<(UnitSpec, Origin)>) -> Vec<String> {
         .collect()
 }
 
-/// The problems of a transient set named `set` holding `units`, checked
-/// before the graph is: names, targets, a command to run.
-fn check_transient(set: &str, units: &[UnitSpec]) -> Vec<String> {
-    let mut bad = Vec::new();
-    if !valid_name(set) {
-        bad.push(format!("bad set name `{set}`"));
-    }
-    for u in units {
-        if !valid_name(&u.name) {
-            bad.push(format!("bad unit name `{}`", u.name));
-        }
-        for t in u
-            .provides
-            .iter()
-            .chain(&u.depends_on)
-            .chain(&u.depends_ms)
-            .chain(&u.waits_for)
-        {
-            if !valid_name(t) {
-                bad.push(format!("{}: bad target name `{t}`", u.name));
-            }
-        }
-        if u.kind != UnitType::Virtual && u.exec_start.as_ref().is_none_or(|c| c.argv.is_empty()) {
-            bad.push(format!("{}: exec-start is required", u.name));
-        }
-    }
-    bad
+/// The transient set named `set` holding `units`, checked through the one
+/// key table as the unit loader checks a file; or every problem.
+fn check_transient(set: &str, units: Vec<UnitSpec>) -> Result<Vec<UnitSpec>, Vec<String>> {
+    validate_set(set, units).map_err(|p| p.iter().map(ToString::to_string).collect())
 }
 
 /// The set `current` with `upsert` put in (replacing same-named units, in
@@ -298,11 +276,10 @@ impl<S: Sys> Runtime<S> {
     /// `transient-apply`: the set named `set` becomes `units` (an empty
     /// list removes it).
     pub(super) fn apply_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
-        let bad = check_transient(&set, &units);
-        if !bad.is_empty() {
-            return refused("invalid transient units", bad);
+        match check_transient(&set, units) {
+            Ok(units) => self.commit_transient(set, units),
+            Err(bad) => refused("invalid transient units", bad),
         }
-        self.commit_transient(set, units)
     }
 
     /// `transient-patch`: some units of the set named `set` put in or
@@ -313,7 +290,11 @@ impl<S: Sys> Runtime<S> {
         upsert: Vec<UnitSpec>,
         remove: Vec<String>,
     ) -> Reply {
-        let mut bad = check_transient(&set, &upsert);
+        // The upserted units are checked on a copy so that the patch's own
+        // problems (names given twice, …) are reported with theirs.
+        let mut bad = check_transient(&set, upsert.clone())
+            .err()
+            .unwrap_or_default();
         let units_ok = bad.is_empty();
         let current = self
             .units
@@ -363,7 +344,7 @@ impl<S: Sys> Runtime<S> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use flotilla_units::spec::Command;
+    use flotilla_units::spec::{Command, UnitType};
 
     fn unit(name: &str, cmd: &str) -> UnitSpec {
         let mut u = UnitSpec::new(name, UnitType::ForegroundSupervised);
@@ -421,14 +402,18 @@ mod tests {
         let mut nocmd = unit("nocmd", "/x");
         nocmd.exec_start = None;
         assert_eq!(
-            check_transient("s et", &[bad, nocmd, UnitSpec::new("v", UnitType::Virtual)]),
+            check_transient(
+                "s et",
+                vec![bad, nocmd, UnitSpec::new("v", UnitType::Virtual)]
+            )
+            .unwrap_err(),
             [
-                "bad set name `s et`",
-                "bad unit name `bad name!`",
+                "bad set name `s et`: a name has only letters, digits and `:_.@-`",
+                "bad name!: `unit`: `bad name!`: a name has only letters, digits and `:_.@-`",
                 // A unit provides its own name unless told otherwise.
-                "bad name!: bad target name `bad name!`",
-                "bad name!: bad target name `no good`",
-                "nocmd: exec-start is required",
+                "bad name!: `provides`: `bad name!`: a name has only letters, digits and `:_.@-`",
+                "bad name!: `waits-for`: `no good`: a name has only letters, digits and `:_.@-`",
+                "nocmd: `exec-start`: a `foreground-supervised` unit needs it",
             ]
         );
     }

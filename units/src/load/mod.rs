@@ -18,6 +18,7 @@ use crate::diag::Diagnostic;
 use crate::spec::{Origin, UnitSpec};
 
 mod dir;
+mod read;
 mod unit;
 mod words;
 pub(crate) mod yaml;
