@@ -60,7 +60,10 @@ fn main() -> Result<(), BoxError> {
     let _ = child.kill();
     let _ = child.wait();
     let (init_cpu, yes_cpu, kept) = result?;
-    println!("init {}, one unit running `yes flooding`, {secs} s window:", init.display());
+    println!(
+        "init {}, one unit running `yes flooding`, {secs} s window:",
+        init.display()
+    );
     println!(
         "  the init's CPU: {:.1}% of a core; yes: {:.1}%",
         100.0 * init_cpu / secs as f64,
@@ -108,7 +111,14 @@ fn ask(sock: &Path, req: Request) -> Result<Vec<Reply>, BoxError> {
 }
 
 fn unit_pid(sock: &Path) -> Result<i32, BoxError> {
-    match ask(sock, Request::Status { name: Some("flood".into()) })?.pop() {
+    match ask(
+        sock,
+        Request::Status {
+            name: Some("flood".into()),
+        },
+    )?
+    .pop()
+    {
         Some(Reply::Unit(u)) => u.pid.ok_or_else(|| "no PID yet".into()),
         other => Err(format!("status: {other:?}").into()),
     }
@@ -140,7 +150,8 @@ fn cpu(pid: u32) -> Result<f64, BoxError> {
     let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("bad stat")?;
     let f: Vec<&str> = rest.split_whitespace().collect();
     // Fields 14 and 15 (utime, stime), counted from the state (field 3).
-    let ticks: f64 = f.get(11).ok_or("no utime")?.parse::<f64>()? + f.get(12).ok_or("no stime")?.parse::<f64>()?;
+    let ticks: f64 = f.get(11).ok_or("no utime")?.parse::<f64>()?
+        + f.get(12).ok_or("no stime")?.parse::<f64>()?;
     // SAFETY: sysconf(3) has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     Ok(ticks / hz)

@@ -164,15 +164,29 @@ fn main() -> Result<(), BoxError> {
         // as often, and whatever the one before leaves (exits to reap,
         // pages to reclaim) weighs on both alike.
         let plain_round = |init: &Path| match log_dir {
-            Some(_) => init_round(init, dir.path(), &plain, None, rounds + round, round % 2 == 1)
-                .map(Some),
+            Some(_) => init_round(
+                init,
+                dir.path(),
+                &plain,
+                None,
+                rounds + round,
+                round % 2 == 1,
+            )
+            .map(Some),
             None => Ok(None),
         };
         let mut without = None;
         if round % 2 == 0 {
             without = plain_round(&init)?;
         }
-        let r = init_round(&init, dir.path(), &units, logs.as_deref(), round, round % 2 == 1)?;
+        let r = init_round(
+            &init,
+            dir.path(),
+            &units,
+            logs.as_deref(),
+            round,
+            round % 2 == 1,
+        )?;
         if round % 2 == 1 {
             without = plain_round(&init)?;
         }

@@ -109,32 +109,7 @@ impl TestDir {
     /// files, oldest first): `(number, text)`, headers as `(0, "-- log
     /// STREAM --")`.
     pub fn log_file_lines(&self, unit: &str) -> Vec<(u64, String)> {
-        let mut files = Vec::new();
-        for n in 1.. {
-            let p = self.logs().join(format!("{unit}.log.{n}"));
-            if !p.exists() {
-                break;
-            }
-            files.push(p);
-        }
-        files.reverse();
-        files.push(self.logs().join(format!("{unit}.log")));
-        let mut out = Vec::new();
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap_or_default();
-            for l in text.lines() {
-                match flotilla_logd::format::parse(l) {
-                    flotilla_logd::format::FileLine::Entry(e) => {
-                        out.push((e.seq.unwrap_or(0), e.text.to_string()))
-                    }
-                    flotilla_logd::format::FileLine::Header { stream, .. } => {
-                        out.push((0, format!("-- log {stream} --")))
-                    }
-                    flotilla_logd::format::FileLine::Other(o) => out.push((0, o.to_string())),
-                }
-            }
-        }
-        out
+        log_file_lines_in(&self.logs(), unit)
     }
 
     /// Removes `units/NAME.yaml`.
@@ -400,6 +375,37 @@ impl InitBuilder<'_> {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// The lines of a unit's log files in the log directory `logs` (see
+/// [`TestDir::log_file_lines`]).
+pub fn log_file_lines_in(logs: &Path, unit: &str) -> Vec<(u64, String)> {
+    let mut files = Vec::new();
+    for n in 1.. {
+        let p = logs.join(format!("{unit}.log.{n}"));
+        if !p.exists() {
+            break;
+        }
+        files.push(p);
+    }
+    files.reverse();
+    files.push(logs.join(format!("{unit}.log")));
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for l in text.lines() {
+            match flotilla_logd::format::parse(l) {
+                flotilla_logd::format::FileLine::Entry(e) => {
+                    out.push((e.seq.unwrap_or(0), e.text.to_string()))
+                }
+                flotilla_logd::format::FileLine::Header { stream, .. } => {
+                    out.push((0, format!("-- log {stream} --")))
+                }
+                flotilla_logd::format::FileLine::Other(o) => out.push((0, o.to_string())),
+            }
+        }
+    }
+    out
 }
 
 /// A running init, killed (with everything it started) on drop.

@@ -7,30 +7,42 @@
 //! writer stopped for longer than the ring holds, the file counts the lines
 //! that were not persisted. A full or read-only log directory stops
 //! neither the init nor the units, and `initctl status` says why the writer
-//! cannot write.
+//! cannot write; a log directory whose disk hangs (FUSE, `scripts/slowfs`)
+//! stalls only the writer. A unit's own output rate limit drops and counts
+//! what is past it.
 //!
 //! The units print what the test writes into a FIFO (`cat`), so each line
 //! is written when the test says, not on a timer.
 
-use flotilla_tests::init::{Init, TestDir};
+use flotilla_tests::init::{log_file_lines_in, Init, TestDir};
 use flotilla_tests::{procs, wait_for, WAIT};
 use flotilla_units::protocol::LogWriterStatus;
 use flotilla_units::state::UnitState;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
 
 /// A unit that prints what the test writes into `NAME.in`, a FIFO.
 fn fifo_talker(dir: &TestDir, name: &str) -> PathBuf {
+    fifo_talker_with(dir, name, "")
+}
+
+/// The same, with more keys.
+fn fifo_talker_with(dir: &TestDir, name: &str, extra: &str) -> PathBuf {
     let fifo = dir.join(&format!("{name}.in"));
-    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
-    // SAFETY: mkfifo(3) on a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    mkfifo(&fifo);
     dir.unit(
         name,
         &format!(
-            "unit: {name}\nexec-start: [sh, -c, 'while :; do cat {}; done']\n",
+            "unit: {name}\nexec-start: [sh, -c, 'while :; do cat {}; done']\n{extra}",
             fifo.display()
         ),
     );
@@ -59,10 +71,20 @@ fn virtual_unit(dir: &TestDir, name: &str, extra: &str) {
 
 /// The numbers of the `line N` lines of a unit's files, in file order.
 fn file_numbers(dir: &TestDir, unit: &str) -> Vec<u32> {
-    dir.log_file_lines(unit)
+    numbers_in(&dir.logs(), unit)
+}
+
+/// The same, of the files in the directory `logs`.
+fn numbers_in(logs: &Path, unit: &str) -> Vec<u32> {
+    log_file_lines_in(logs, unit)
         .into_iter()
-        .filter_map(|(_, t)| t.strip_prefix("line ")?.split(' ').next()?.parse().ok())
+        .filter_map(|(_, t)| line_number(&t))
         .collect()
+}
+
+/// `N` of a `line N …` line.
+fn line_number(text: &str) -> Option<u32> {
+    text.strip_prefix("line ")?.split(' ').next()?.parse().ok()
 }
 
 /// Waits until the unit's files have `line N`.
@@ -414,4 +436,116 @@ fn a_read_only_log_directory() {
         .units
         .iter()
         .all(|u| u.state != UnitState::Failed));
+}
+
+/// The log directory on a disk that hangs: a FUSE directory whose every
+/// change waits until the test lets it go (`scripts/slowfs --gate`). The
+/// writer is stuck in its first write; the init is not: it reads the
+/// unit's lines, a target switch starts a unit and settles, `initctl
+/// status` answers and counts the lines waiting. Once the disk answers,
+/// every line gets there, in order, once.
+#[test]
+fn a_log_directory_that_hangs() {
+    let dir = TestDir::new();
+    let logs = dir.logs().display().to_string();
+    let backing = dir.join("backing");
+    std::fs::create_dir(&backing).expect("mkdir");
+    let gate = dir.join("gate");
+    mkfifo(&gate);
+    let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
+    let fifo = fifo_talker(&dir, "talker");
+    dir.log_writer("");
+    dir.unit("other", "unit: other\nexec-start: sleep 100\n");
+    virtual_unit(
+        &dir,
+        "default",
+        "depends-on: talker\nwaits-for: log-writer\n",
+    );
+    virtual_unit(&dir, "more", "depends-on: default, other\n");
+    // The FUSE daemon runs in the init's mount namespace (it goes with
+    // it), carrying the test's mark (killed at the end).
+    let init = dir
+        .init()
+        .in_mount_namespace(&format!(
+            "mkdir -p {logs}; {} {} {logs} --delay-ms 0 --gate {} & \
+             for i in $(seq 1000); do mountpoint -q {logs} && break; sleep 0.01; done; \
+             mountpoint -q {logs}",
+            slowfs.display(),
+            backing.display(),
+            gate.display()
+        ))
+        .target("default")
+        .start();
+    init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
+    let mut w = mouth(&fifo);
+    say(&mut w, 1, 20);
+    wait_read(&init, "talker", 20);
+    init.ctl(&["set-target", "more", "--wait"]).expect(0);
+    assert_eq!(init.unit("other").state, UnitState::Running);
+    let st = writer_status(&init);
+    assert!(
+        st.connected && st.waiting >= 20 && st.error.is_none(),
+        "{st:?}"
+    );
+    assert!(numbers_in(&backing, "talker").is_empty());
+    // The disk answers.
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&gate)
+            .expect("open the gate (is slowfs running?)"),
+    );
+    wait_for(WAIT, "line 20 of talker in the files", || {
+        numbers_in(&backing, "talker").contains(&20).then_some(())
+    });
+    assert_eq!(numbers_in(&backing, "talker"), (1..=20).collect::<Vec<_>>());
+    wait_for(WAIT, "no line waiting", || {
+        (writer_status(&init).waiting == 0).then_some(())
+    });
+}
+
+/// A unit's own output rate limit: the lines past `log-rate-limit-burst`
+/// in a `log-rate-limit-interval-sec` window are dropped, and the first
+/// line kept after the window is preceded by their count.
+#[test]
+fn a_units_own_rate_limit() {
+    let dir = TestDir::new();
+    let fifo = fifo_talker_with(
+        &dir,
+        "talker",
+        "log-rate-limit-burst: 5\nlog-rate-limit-interval-sec: 300ms\n",
+    );
+    let init = dir.start("talker");
+    init.wait_state("talker", UnitState::Running);
+    let mut w = mouth(&fifo);
+    say(&mut w, 1, 20);
+    // One more line at each look, until one is kept after the window.
+    let mut next = 20;
+    let out = wait_for(WAIT, "a line kept after the window", || {
+        next += 1;
+        say(&mut w, next, next);
+        let out = init.ctl(&["logs", "talker"]).expect(0).stdout.clone();
+        out.contains("-- rate limit: ").then_some(out)
+    });
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("line ") || l.starts_with("-- rate limit: "))
+        .collect();
+    // The first window's 5, the count, and up to 5 of the next window,
+    // which begins with the line after the count.
+    assert!((7..=11).contains(&lines.len()), "{out}");
+    let kept: Vec<u32> = lines[..5].iter().filter_map(|l| line_number(l)).collect();
+    assert_eq!(kept, [1, 2, 3, 4, 5], "{out}");
+    let after = line_number(lines[6]).expect("a line after the note");
+    let next: Vec<u32> = lines[6..].iter().filter_map(|l| line_number(l)).collect();
+    assert_eq!(next, (after..after + next.len() as u32).collect::<Vec<_>>());
+    assert_eq!(
+        lines[5],
+        format!(
+            "-- rate limit: {} lines dropped (more than 5 in 300ms) --",
+            after - 6
+        ),
+        "{out}"
+    );
 }

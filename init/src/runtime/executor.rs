@@ -238,9 +238,16 @@ impl<S: Sys> Runtime<S> {
     }
 }
 
-/// The output rate limit of a unit.
-// TODO(keys): the unit's `log-rate-limit-interval-sec` and
-// `log-rate-limit-burst` once the unit-key table has them.
-fn rate_limit(_spec: &UnitSpec) -> RateLimit {
-    RateLimit::default()
+/// The output rate limit of a unit: its `log-rate-limit-interval-sec`
+/// and `log-rate-limit-burst`, journald's defaults for what it leaves
+/// out.
+fn rate_limit(spec: &UnitSpec) -> RateLimit {
+    let default = RateLimit::default();
+    RateLimit {
+        interval: spec
+            .extras
+            .log_rate_limit_interval
+            .unwrap_or(default.interval),
+        burst: spec.extras.log_rate_limit_burst.unwrap_or(default.burst),
+    }
 }
