@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 
 use flotilla_units::protocol::{Envelope, Reply, Request};
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 type BoxError = Box<dyn std::error::Error>;
 
 fn main() -> Result<(), BoxError> {
@@ -146,13 +149,5 @@ fn next_line(sock: &Path) -> Result<u64, BoxError> {
 
 /// User + system CPU seconds of a process.
 fn cpu(pid: u32) -> Result<f64, BoxError> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("bad stat")?;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // Fields 14 and 15 (utime, stime), counted from the state (field 3).
-    let ticks: f64 = f.get(11).ok_or("no utime")?.parse::<f64>()?
-        + f.get(12).ok_or("no stime")?.parse::<f64>()?;
-    // SAFETY: sysconf(3) has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    Ok(ticks / hz)
+    Ok(cpu::cpu_time(pid)?.as_secs_f64())
 }

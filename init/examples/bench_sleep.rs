@@ -70,6 +70,9 @@ use std::time::{Duration, Instant};
 use flotilla_units::protocol::{Envelope, Reply, Request};
 use flotilla_units::state::UnitState;
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 type BoxError = Box<dyn std::error::Error>;
 
 const LAYERS: usize = 10;
@@ -505,19 +508,6 @@ struct Mem {
     fds: u64,
 }
 
-/// A process's CPU time, user and system (`/proc/PID/stat`).
-fn cpu_of(pid: u32) -> Result<Duration, BoxError> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("bad stat")?;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime: fields 14 and 15, 12th and 13th after the name.
-    let ticks: u64 = f.get(11).ok_or("no utime")?.parse::<u64>()?
-        + f.get(12).ok_or("no stime")?.parse::<u64>()?;
-    // SAFETY: sysconf(3) has no preconditions.
-    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
-    Ok(Duration::from_millis(ticks * 1000 / hz.max(1)))
-}
-
 fn mem_of(pid: u32) -> Result<Mem, BoxError> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let field = |key: &str| -> u64 {
@@ -614,7 +604,7 @@ fn init_round(
 
     // Launch.
     let mut poll = Conn::open(&sock)?;
-    let cpu0 = cpu_of(pid)?;
+    let cpu0 = cpu::cpu_time(pid)?;
     let start = Instant::now();
     ctl.send(Request::SetTarget {
         target: "all".into(),
@@ -648,7 +638,7 @@ fn init_round(
     // when the client has read it. The same holds for the last `progress`
     // replies of `set-target --wait`: one `status` round trip first, so
     // that the init is between requests.
-    let cpu = cpu_of(pid)?.saturating_sub(cpu0);
+    let cpu = cpu::cpu_time(pid)?.saturating_sub(cpu0);
     poll.unit("all")?;
     let running = mem_of(pid)?;
     if let Some(dir) = std::env::var_os("BENCH_SLEEP_SMAPS") {

@@ -548,6 +548,32 @@ impl Init {
         run(cmd, Duration::from_secs(15))
     }
 
+    /// `initctl ARGS` left running (`logs -f`): its stdout's lines as
+    /// they come; killed when the [`Follower`] is dropped.
+    pub fn follow(&self, args: &[&str]) -> Follower {
+        let mut child = Command::new(crate::bins::initctl())
+            .arg("--control")
+            .arg(&self.control)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start initctl");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().expect("stdout");
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Follower { child, lines }
+    }
+
     /// What the init printed so far (stdout and stderr).
     pub fn output(&self) -> String {
         std::fs::read_to_string(&self.out_path).unwrap_or_default()
@@ -613,6 +639,30 @@ impl Drop for Init {
             let _ = c.wait();
         }
         procs::kill_marked(&self.mark);
+    }
+}
+
+/// An `initctl` left running ([`Init::follow`]), killed on drop.
+pub struct Follower {
+    child: Child,
+    /// Its stdout, line by line.
+    pub lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Follower {
+    /// The next line, waiting up to [`crate::WAIT`] for it.
+    #[track_caller]
+    pub fn next(&self, what: &str) -> String {
+        self.lines
+            .recv_timeout(crate::WAIT)
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

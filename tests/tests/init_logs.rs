@@ -19,10 +19,9 @@ use flotilla_tests::{procs, wait_for, WAIT};
 use flotilla_units::protocol::LogWriterStatus;
 use flotilla_units::state::UnitState;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_string_lossy().as_bytes()).unwrap();
@@ -63,6 +62,19 @@ fn say(w: &mut File, from: u32, to: u32) {
         text.push_str(&format!("line {i} {}\n", "x".repeat(40)));
     }
     w.write_all(text.as_bytes()).expect("write the FIFO");
+}
+
+/// The `talker` of [`fifo_talker`], the log writer with `flags`, and a
+/// `default` target of the talker that waits for the writer; the FIFO.
+fn talker_and_writer(dir: &TestDir, flags: &str) -> PathBuf {
+    let fifo = fifo_talker(dir, "talker");
+    dir.log_writer(flags);
+    virtual_unit(
+        dir,
+        "default",
+        "depends-on: talker\nwaits-for: log-writer\n",
+    );
+    fifo
 }
 
 fn virtual_unit(dir: &TestDir, name: &str, extra: &str) {
@@ -142,14 +154,8 @@ fn writer_status(init: &Init) -> LogWriterStatus {
 #[test]
 fn lines_from_before_the_writer_starts_reach_the_files() {
     let dir = TestDir::new();
-    let fifo = fifo_talker(&dir, "talker");
-    dir.log_writer("");
+    let fifo = talker_and_writer(&dir, "");
     virtual_unit(&dir, "early", "depends-on: talker\n");
-    virtual_unit(
-        &dir,
-        "default",
-        "depends-on: talker\nwaits-for: log-writer\n",
-    );
     let init = dir.start("early");
     init.wait_state("talker", UnitState::Running);
     let mut w = mouth(&fifo);
@@ -177,13 +183,7 @@ fn lines_from_before_the_writer_starts_reach_the_files() {
 #[test]
 fn a_stopped_or_killed_writer_loses_nothing() {
     let dir = TestDir::new();
-    let fifo = fifo_talker(&dir, "talker");
-    dir.log_writer("");
-    virtual_unit(
-        &dir,
-        "default",
-        "depends-on: talker\nwaits-for: log-writer\n",
-    );
+    let fifo = talker_and_writer(&dir, "");
     let init = dir.start("default");
     init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
     let mut w = mouth(&fifo);
@@ -218,13 +218,7 @@ fn a_stopped_or_killed_writer_loses_nothing() {
 #[test]
 fn lines_past_the_ring_are_counted_in_the_file() {
     let dir = TestDir::new();
-    let fifo = fifo_talker(&dir, "talker");
-    dir.log_writer("");
-    virtual_unit(
-        &dir,
-        "default",
-        "depends-on: talker\nwaits-for: log-writer\n",
-    );
+    let fifo = talker_and_writer(&dir, "");
     let init = dir.start("default");
     init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
     let mut w = mouth(&fifo);
@@ -261,33 +255,10 @@ fn lines_past_the_ring_are_counted_in_the_file() {
 #[test]
 fn rotation_in_the_middle_of_logs_follow() {
     let dir = TestDir::new();
-    let fifo = fifo_talker(&dir, "talker");
-    dir.log_writer("--max-size 2K --max-files 3");
-    virtual_unit(
-        &dir,
-        "default",
-        "depends-on: talker\nwaits-for: log-writer\n",
-    );
+    let fifo = talker_and_writer(&dir, "--max-size 2K --max-files 3");
     let init = dir.start("default");
     init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
-    let mut follow = std::process::Command::new(flotilla_tests::bins::initctl())
-        .arg("--control")
-        .arg(&init.control)
-        .args(["logs", "talker", "-f"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = follow.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let follow = init.follow(&["logs", "talker", "-f"]);
     let mut w = mouth(&fifo);
     for batch in 0..10 {
         say(&mut w, batch * 30 + 1, batch * 30 + 30);
@@ -295,7 +266,7 @@ fn rotation_in_the_middle_of_logs_follow() {
     }
     let mut seen = Vec::new();
     while seen.last() != Some(&300) {
-        let line = rx.recv_timeout(WAIT).expect("a followed line");
+        let line = follow.next("a followed line");
         if let Some(n) = line
             .strip_prefix("line ")
             .and_then(|t| t.split(' ').next())
@@ -305,8 +276,7 @@ fn rotation_in_the_middle_of_logs_follow() {
         }
     }
     assert_eq!(seen, (1..=300).collect::<Vec<_>>());
-    let _ = follow.kill();
-    let _ = follow.wait();
+    drop(follow);
     assert!(dir.logs().join("talker.log.2").exists(), "rotated");
     assert!(
         !dir.logs().join("talker.log.3").exists(),
@@ -341,14 +311,8 @@ fn rotation_in_the_middle_of_logs_follow() {
 fn a_full_log_directory() {
     let dir = TestDir::new();
     let logs = dir.logs().display().to_string();
-    let fifo = fifo_talker(&dir, "talker");
-    dir.log_writer("");
+    let fifo = talker_and_writer(&dir, "");
     dir.unit("other", "unit: other\nexec-start: sleep 100\n");
-    virtual_unit(
-        &dir,
-        "default",
-        "depends-on: talker\nwaits-for: log-writer\n",
-    );
     virtual_unit(&dir, "more", "depends-on: default, other\n");
     let init = dir
         .init()
@@ -408,13 +372,7 @@ fn a_full_log_directory() {
 fn a_read_only_log_directory() {
     let dir = TestDir::new();
     let logs = dir.logs().display().to_string();
-    let fifo = fifo_talker(&dir, "talker");
-    dir.log_writer("");
-    virtual_unit(
-        &dir,
-        "default",
-        "depends-on: talker\nwaits-for: log-writer\n",
-    );
+    let fifo = talker_and_writer(&dir, "");
     let init = dir
         .init()
         .in_mount_namespace(&format!(
@@ -453,14 +411,8 @@ fn a_log_directory_that_hangs() {
     let gate = dir.join("gate");
     mkfifo(&gate);
     let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
-    let fifo = fifo_talker(&dir, "talker");
-    dir.log_writer("");
+    let fifo = talker_and_writer(&dir, "");
     dir.unit("other", "unit: other\nexec-start: sleep 100\n");
-    virtual_unit(
-        &dir,
-        "default",
-        "depends-on: talker\nwaits-for: log-writer\n",
-    );
     virtual_unit(&dir, "more", "depends-on: default, other\n");
     // The FUSE daemon runs in the init's mount namespace (it goes with
     // it), carrying the test's mark (killed at the end).
