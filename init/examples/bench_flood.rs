@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-bench cargo build --release -p flotilla-init --bin init --example bench_flood
-//! /work/target-bench/release/examples/bench_flood [SECONDS]
+//! /work/target-bench/release/examples/bench_flood [SECONDS] [BURST]
 //! ```
 //!
 //! `FLOTILLA_INIT=PATH` measures another init binary. The init runs as a
@@ -13,7 +13,12 @@
 //! burst is long read by then), the init's and `yes`'s CPU time
 //! (`/proc/PID/stat`, user + system) are sampled over the window
 //! (default 10 s), with the number of lines the init kept (the unit's log
-//! stream's next number, from `logs` with `source`).
+//! stream's next number, from `logs` with `source`). `BURST` sets the
+//! unit's `log-rate-limit-burst` (`0`: no limit).
+//!
+//! `BENCH_FLOOD_LOG_DIR=DIR` gives the init `--log-dir DIR` and runs the
+//! log writer (`flotilla-logd` beside the init, or `FLOTILLA_LOGD=PATH`)
+//! as a unit too; its CPU over the window is printed as well.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -34,6 +39,7 @@ fn main() -> Result<(), BoxError> {
         .map(|a| a.parse())
         .transpose()?
         .unwrap_or(10);
+    let burst: Option<u32> = std::env::args().nth(2).map(|a| a.parse()).transpose()?;
     let init = match std::env::var_os("FLOTILLA_INIT") {
         Some(p) => PathBuf::from(p),
         None => std::env::current_exe()?
@@ -45,55 +51,113 @@ fn main() -> Result<(), BoxError> {
     let dir = tempfile::tempdir()?;
     let units = dir.path().join("units");
     std::fs::create_dir_all(&units)?;
+    let limit = burst.map_or(String::new(), |b| format!("log-rate-limit-burst: {b}\n"));
     std::fs::write(
         units.join("flood.yaml"),
-        "unit: flood\nexec-start: /usr/bin/yes flooding\n",
+        format!("unit: flood\nexec-start: /usr/bin/yes flooding\n{limit}"),
     )?;
+    let log_dir = std::env::var_os("BENCH_FLOOD_LOG_DIR").map(PathBuf::from);
+    let mut target = "flood";
+    if log_dir.is_some() {
+        let logd = std::env::var_os("FLOTILLA_LOGD")
+            .map_or_else(|| init.with_file_name("flotilla-logd"), PathBuf::from);
+        std::fs::write(
+            units.join("flotilla-logd.yaml"),
+            format!("unit: flotilla-logd\nexec-start: {}\n", logd.display()),
+        )?;
+        std::fs::write(
+            units.join("all.yaml"),
+            "unit: all\ntype: virtual\ndepends-on: flood, flotilla-logd\n",
+        )?;
+        target = "all";
+    }
     let sock = dir.path().join("control.sock");
-    let mut child = Command::new(&init)
-        .arg("--units")
+    let mut cmd = Command::new(&init);
+    cmd.arg("--units")
         .arg(&units)
-        .args(["--target", "flood", "--control"])
-        .arg(&sock)
+        .args(["--target", target, "--control"])
+        .arg(&sock);
+    if let Some(d) = &log_dir {
+        cmd.arg("--log-dir").arg(d);
+    }
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
-    let result = measure(&sock, child.id(), Duration::from_secs(secs));
+    let writer = log_dir.is_some().then_some("flotilla-logd");
+    let result = measure(&sock, child.id(), writer, Duration::from_secs(secs));
     let _ = child.kill();
     let _ = child.wait();
-    let (init_cpu, yes_cpu, kept) = result?;
+    let m = result?;
+    let share = |cpu: f64| 100.0 * cpu / secs as f64;
+    let limit = match burst {
+        Some(0) => "no rate limit".to_string(),
+        Some(b) => format!("log-rate-limit-burst: {b}"),
+        None => "the default rate limit".to_string(),
+    };
+    let logs = match &log_dir {
+        Some(d) => format!("--log-dir {} and the log writer", d.display()),
+        None => "no log directory".to_string(),
+    };
     println!(
-        "init {}, one unit running `yes flooding`, {secs} s window:",
+        "init {}, one unit running `yes flooding` ({limit}), {logs}, {secs} s window:",
         init.display()
     );
     println!(
         "  the init's CPU: {:.1}% of a core; yes: {:.1}%",
-        100.0 * init_cpu / secs as f64,
-        100.0 * yes_cpu / secs as f64
+        share(m.init),
+        share(m.unit)
     );
-    println!("  lines kept in the window: {kept}");
+    if let Some(w) = m.writer {
+        println!("  the log writer's CPU: {:.1}% of a core", share(w));
+    }
+    println!("  lines kept in the window: {}", m.kept);
     Ok(())
 }
 
-/// The init's and the unit's CPU seconds over `window`, and the lines the
-/// init kept meanwhile.
-fn measure(sock: &Path, pid: u32, window: Duration) -> Result<(f64, f64, u64), BoxError> {
+/// CPU seconds over the window, and the lines the init kept meanwhile.
+struct Measured {
+    init: f64,
+    unit: f64,
+    writer: Option<f64>,
+    kept: u64,
+}
+
+/// Samples the init, the `flood` unit and the unit `writer` (if any) over
+/// `window`.
+fn measure(
+    sock: &Path,
+    pid: u32,
+    writer: Option<&str>,
+    window: Duration,
+) -> Result<Measured, BoxError> {
     let deadline = Instant::now() + Duration::from_secs(30);
-    let yes = loop {
-        if let Ok(p) = unit_pid(sock) {
-            break p;
+    let pid_of = |name: &str| -> Result<u32, BoxError> {
+        loop {
+            if let Ok(p) = unit_pid(sock, name) {
+                return Ok(u32::try_from(p)?);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("the unit {name} never ran").into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        if Instant::now() > deadline {
-            return Err("the flood unit never ran".into());
-        }
-        std::thread::sleep(Duration::from_millis(10));
     };
+    let yes = pid_of("flood")?;
+    let logd = writer.map(pid_of).transpose()?;
     std::thread::sleep(Duration::from_secs(1));
-    let (i0, y0, n0) = (cpu(pid)?, cpu(yes as u32)?, next_line(sock)?);
+    let w0 = logd.map(cpu).transpose()?;
+    let (i0, y0, n0) = (cpu(pid)?, cpu(yes)?, next_line(sock)?);
     std::thread::sleep(window);
-    let (i1, y1, n1) = (cpu(pid)?, cpu(yes as u32)?, next_line(sock)?);
-    Ok((i1 - i0, y1 - y0, n1 - n0))
+    let (i1, y1, n1) = (cpu(pid)?, cpu(yes)?, next_line(sock)?);
+    let w1 = logd.map(cpu).transpose()?;
+    Ok(Measured {
+        init: i1 - i0,
+        unit: y1 - y0,
+        writer: w0.zip(w1).map(|(a, b)| b - a),
+        kept: n1 - n0,
+    })
 }
 
 fn ask(sock: &Path, req: Request) -> Result<Vec<Reply>, BoxError> {
@@ -113,11 +177,11 @@ fn ask(sock: &Path, req: Request) -> Result<Vec<Reply>, BoxError> {
     Ok(out)
 }
 
-fn unit_pid(sock: &Path) -> Result<i32, BoxError> {
+fn unit_pid(sock: &Path, name: &str) -> Result<i32, BoxError> {
     match ask(
         sock,
         Request::Status {
-            name: Some("flood".into()),
+            name: Some(name.into()),
         },
     )?
     .pop()
