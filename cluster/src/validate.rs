@@ -4,8 +4,8 @@
 
 use crate::model::{ClusterState, StoredUnit};
 use crate::requirements::{replaces_cycle, validate_options, Requirements};
+use flotilla_units::fleet_api;
 use flotilla_units::systemd::{is_template, unit_hash, validate_unit_name, UnitOption};
-use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// An API error: the HTTP status and the message for `{"error":{...}}`.
@@ -27,17 +27,13 @@ impl ApiError {
     }
 }
 
-/// The body of a PUT: a partial Unit entity.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// A decoded PUT body ([`flotilla_units::fleet_api::PutBody`] on the wire),
+/// its options as the unit-file model holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PutBody {
-    /// Must equal the URL's name when given.
-    #[serde(default)]
-    pub name: Option<String>,
     /// The desired state, any string (checked later).
-    #[serde(rename = "desiredState", default)]
     pub desired_state: Option<String>,
     /// The unit file.
-    #[serde(default)]
     pub options: Option<Vec<UnitOption>>,
 }
 
@@ -75,7 +71,7 @@ pub fn parse_put(
     if !ct_ok {
         return Err(ApiError::new(415, "expected Content-Type application/json"));
     }
-    let body: PutBody = serde_json::from_slice(body)
+    let body: fleet_api::PutBody = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(400, format!("unable to decode body: {e}")))?;
     if let Some(n) = &body.name {
         if !n.is_empty() && n != url_name {
@@ -86,7 +82,12 @@ pub fn parse_put(
         }
     }
     validate_unit_name(url_name).map_err(|e| ApiError::new(400, e))?;
-    Ok(body)
+    Ok(PutBody {
+        desired_state: body.desired_state,
+        options: body
+            .options
+            .map(|o| o.iter().map(UnitOption::from).collect()),
+    })
 }
 
 fn parse_desired(s: &str) -> Result<ClusterState, ApiError> {
@@ -224,18 +225,6 @@ pub fn parse_page_token(kind: &str, token: &str) -> Result<usize, ApiError> {
     off.parse().map_err(|_| bad())
 }
 
-/// One `PATCH /fleet/v1/machines` operation as sent.
-#[derive(Debug, Clone, Deserialize)]
-pub struct MetadataOp {
-    /// `add`, `remove` or `replace`.
-    pub op: String,
-    /// `/<machineID>/metadata/<key>`.
-    pub path: String,
-    /// `{"value": "<v>"}`.
-    #[serde(default)]
-    pub value: Option<BTreeMap<String, String>>,
-}
-
 /// A validated metadata change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetadataChange {
@@ -249,7 +238,7 @@ pub struct MetadataChange {
 
 /// Validates every operation before any is applied.
 pub fn parse_patch(body: &[u8]) -> Result<Vec<MetadataChange>, ApiError> {
-    let ops: Vec<MetadataOp> = serde_json::from_slice(body)
+    let ops: Vec<fleet_api::MetadataOp> = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(400, format!("unable to decode body: {e}")))?;
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
