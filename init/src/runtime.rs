@@ -1352,6 +1352,19 @@ impl<S: Sys> Runtime<S> {
                 let r = self.apply_transient(set, units);
                 self.reply(c, r);
             }
+            Request::TransientPatch {
+                set,
+                upsert,
+                remove,
+            } => {
+                let mut units = self.transient.get(&set).cloned().unwrap_or_default();
+                units.retain(|u| {
+                    !remove.contains(&u.name) && !upsert.iter().any(|n| n.name == u.name)
+                });
+                units.extend(upsert);
+                let r = self.apply_transient(set, units);
+                self.reply(c, r);
+            }
             Request::Subscribe => {
                 if let Some(conn) = self.control.conn_mut(c) {
                     conn.watch = Watch::Changes;

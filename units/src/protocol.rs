@@ -118,6 +118,22 @@ pub enum Request {
         /// The complete new contents of the set.
         units: Vec<UnitSpec>,
     },
+    /// Change part of the transient unit set named `set` (created when
+    /// missing): each unit of `upsert` replaces the set's unit of the same
+    /// name or is added; the units named in `remove` leave the set. Units
+    /// that did not change keep running; changed running ones restart;
+    /// removed ones stop. [`Reply::Applied`], or an error with every problem
+    /// and nothing changed.
+    TransientPatch {
+        /// The set's name, e.g. `cluster`.
+        set: String,
+        /// Units added or replaced.
+        #[serde(default)]
+        upsert: Vec<UnitSpec>,
+        /// Names of units removed.
+        #[serde(default)]
+        remove: Vec<String>,
+    },
     /// Every state change as it happens ([`Reply::Changed`] lines, never final).
     Subscribe,
 }
@@ -134,6 +150,7 @@ impl Request {
                 | Request::ReloadUnit { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
+                | Request::TransientPatch { .. }
         )
     }
 }
