@@ -24,6 +24,13 @@ pub fn default_control_path() -> PathBuf {
 
 /// Sends one request and reads its final reply.
 pub async fn request(path: &Path, req: Request) -> std::io::Result<Reply> {
+    Ok(request_all(path, req).await?.pop().unwrap_or(Reply::LogEnd))
+}
+
+/// Sends one request and reads every reply up to the final one (the lines
+/// of `logs`, then `log-end`).
+pub async fn request_all(path: &Path, req: Request) -> std::io::Result<Vec<Reply>> {
+    let mut out = Vec::new();
     let stream = UnixStream::connect(path).await?;
     let (r, mut w) = stream.into_split();
     let mut line = serde_json::to_string(&Envelope::new(req)).map_err(std::io::Error::other)?;
@@ -38,8 +45,10 @@ pub async fn request(path: &Path, req: Request) -> std::io::Result<Reply> {
             ));
         };
         let reply: Reply = serde_json::from_str(&l).map_err(std::io::Error::other)?;
-        if reply.is_final() {
-            return Ok(reply);
+        let last = reply.is_final();
+        out.push(reply);
+        if last {
+            return Ok(out);
         }
     }
 }

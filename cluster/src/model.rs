@@ -4,6 +4,7 @@
 pub use flotilla_units::fleet_api::{
     ApiUnit, ApiUnitState, ClusterState, Machine, MachinePage, StatePage, UnitPage, WireOption,
 };
+use flotilla_units::protocol::LogLine;
 use flotilla_units::systemd::UnitOption;
 use serde::{Deserialize, Serialize};
 
@@ -41,4 +42,27 @@ pub struct StoredState {
     /// `loaded` or `launched`: what the agent has really done.
     #[serde(rename = "currentState")]
     pub current: ClusterState,
+}
+
+/// `logreq/<machine>/<unit>`: the API asks a machine for a unit's recent
+/// log lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogRequest {
+    /// Chosen by the asker; the answer carries it back.
+    pub id: String,
+    /// How many of the last lines.
+    pub lines: usize,
+}
+
+/// `logs/<machine>/<unit>`: a machine's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogAnswer {
+    /// The request's ID.
+    pub id: String,
+    /// The lines, oldest first.
+    #[serde(default)]
+    pub lines: Vec<LogLine>,
+    /// Why there are none, when the machine could not read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

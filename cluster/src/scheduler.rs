@@ -573,35 +573,45 @@ pub fn schedule(machines: &[MachineInfo], units: &[UnitInfo], current: &Placemen
     for u in units {
         s.set_unit(&u.name, u.wanted, &u.req);
     }
-    s.pending.clear();
-    let names: Vec<String> = s.units.keys().cloned().collect();
-    for n in &names {
-        let on: Vec<String> = match s.units.get(n) {
-            Some(e) if e.req.global => current
-                .global
-                .get(n)
-                .into_iter()
-                .flatten()
-                .cloned()
-                .collect(),
-            _ => current.units.get(n).cloned().into_iter().collect(),
-        };
-        for m in on {
-            s.keep(n, &m);
-        }
-    }
-    // Every wanted unit gets its turn in the first pass (placed ones, and
-    // global ones already everywhere, are passed over).
-    s.recheck.clear();
-    s.blocked.clear();
-    s.pending = s
-        .units
-        .iter()
-        .filter(|(_, e)| e.wanted)
-        .map(|(n, _)| n.clone())
-        .collect();
-    s.run();
+    s.resume(current);
     s.placement()
+}
+
+impl Scheduler {
+    /// Starts from a stored placement (the engine's leader taking over):
+    /// given the machines and units already, keeps what may stay of
+    /// `current` (checked in name order) and places the rest, as
+    /// [`schedule`] does.
+    pub fn resume(&mut self, current: &Placement) {
+        self.pending.clear();
+        let names: Vec<String> = self.units.keys().cloned().collect();
+        for n in &names {
+            let on: Vec<String> = match self.units.get(n) {
+                Some(e) if e.req.global => current
+                    .global
+                    .get(n)
+                    .into_iter()
+                    .flatten()
+                    .cloned()
+                    .collect(),
+                _ => current.units.get(n).cloned().into_iter().collect(),
+            };
+            for m in on {
+                self.keep(n, &m);
+            }
+        }
+        // Every wanted unit gets its turn in the first pass (placed ones,
+        // and global ones already everywhere, are passed over).
+        self.recheck.clear();
+        self.blocked.clear();
+        self.pending = self
+            .units
+            .iter()
+            .filter(|(_, e)| e.wanted)
+            .map(|(n, _)| n.clone())
+            .collect();
+        self.run();
+    }
 }
 
 #[cfg(test)]
