@@ -64,6 +64,11 @@ pub struct AgentConfig {
     pub control: PathBuf,
 }
 
+/// How long the agent gathers events after the first of a step: a burst
+/// of changes (a deploy) becomes a few patches and state writes, not one
+/// per unit.
+const GATHER: Duration = Duration::from_millis(10);
+
 /// A change of one watched key: key, value, deleted.
 type Change = (String, Vec<u8>, bool);
 
@@ -147,6 +152,8 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
             ev = rx.recv() => {
                 let Some(ev) = ev else { return };
                 a.handle(ev);
+                // What else arrives meanwhile goes in the same step.
+                tokio::time::sleep(GATHER).await;
                 while let Ok(ev) = rx.try_recv() {
                     a.handle(ev);
                 }

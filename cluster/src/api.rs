@@ -10,6 +10,7 @@
 //! served from the live view ([`crate::view`]), pages keyed by the last
 //! item served; single units are read from etcd.
 
+use crate::creates::Creates;
 use crate::model::{MachinePage, StatePage, UnitPage};
 use crate::registry::{Registry, RegistryError};
 use crate::requirements::Requirements;
@@ -39,16 +40,20 @@ pub struct Api {
     pub registry: Registry,
     /// The live view behind listings and the dashboard.
     pub views: Views,
+    /// Creations, sent to etcd in groups.
+    pub creates: Creates,
     /// Refuse `Host` names other than IP addresses and `localhost` (a
     /// plain-HTTP TCP listen: [`crate::serve::guard`]).
     pub check_host: bool,
 }
 
 impl Api {
-    /// The API's state for a registry.
+    /// The API's state for a registry (starts its tasks: call it inside
+    /// the runtime).
     pub fn new(registry: Registry, check_host: bool) -> Api {
         Api {
             views: Views::new(registry.clone()),
+            creates: Creates::start(registry.clone()),
             registry,
             check_host,
         }
@@ -234,7 +239,7 @@ async fn put_unit(
                     .replaces
                     .is_empty()
                 {
-                    match api.registry.create_unit(&unit, desired).await? {
+                    match api.creates.create(unit, desired).await? {
                         None => return Ok(StatusCode::CREATED.into_response()),
                         Some(rec) => known = Some(rec),
                     }

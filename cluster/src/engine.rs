@@ -29,6 +29,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// How long the leader gathers events after the first of a batch: a burst
+/// of submissions is scheduled and written in a few transactions.
+const GATHER: Duration = Duration::from_millis(10);
+
 /// What is stored for one unit: its machine (non-global units) and its
 /// schedule keys with what they say (the options are not kept: the hash
 /// stands for them).
@@ -403,6 +407,8 @@ async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(),
             tokio::select! {
                 ev = rx.recv() => {
                     let mut evs = vec![ev.ok_or_else(|| RegistryError("watch ended".into()))?];
+                    // What else arrives meanwhile goes in the same plan.
+                    tokio::time::sleep(GATHER).await;
                     while let Ok(e) = rx.try_recv() {
                         evs.push(e);
                     }

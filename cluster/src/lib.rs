@@ -12,6 +12,7 @@ pub mod api;
 pub mod batch;
 pub mod config;
 pub mod control;
+pub mod creates;
 pub mod engine;
 pub mod glob;
 pub mod keys;

@@ -41,7 +41,7 @@ pub struct EtcdConfig {
 }
 
 /// A registry error: etcd is unreachable or refused the request.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RegistryError(pub String);
 
 impl std::fmt::Display for RegistryError {
@@ -275,6 +275,30 @@ impl Registry {
             return Ok(None);
         }
         Ok(Some(self.unit_record(&unit.name, resp.op_responses())))
+    }
+
+    /// Creates units that none of exists yet, in one transaction; false
+    /// (and nothing written) when one of them exists.
+    pub async fn create_units(&self, units: &[(&StoredUnit, ClusterState)]) -> Result<bool> {
+        let k = &self.keys;
+        let mut cmp = Vec::new();
+        let mut ops = Vec::new();
+        for (u, desired) in units {
+            let body = serde_json::to_vec(u).map_err(|e| RegistryError(e.to_string()))?;
+            cmp.push(Compare::create_revision(
+                k.unit(&u.name),
+                CompareOp::Equal,
+                0,
+            ));
+            ops.push(TxnOp::put(k.unit(&u.name), body, None));
+            ops.push(TxnOp::put(k.desired(&u.name), desired.as_str(), None));
+        }
+        let resp = self
+            .kv
+            .clone()
+            .txn(Txn::new().when(cmp).and_then(ops))
+            .await?;
+        Ok(resp.succeeded())
     }
 
     /// Replaces a unit's file (and maybe its desired state) if it is still

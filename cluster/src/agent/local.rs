@@ -283,7 +283,8 @@ impl Local {
     }
 
     /// (LOAD, ACTIVE, SUB, currentState) to report for an assigned unit,
-    /// `None` while the init has not taken it.
+    /// `None` while the init has not taken it (or, launched, not reported
+    /// its first state).
     pub fn report(
         &self,
         name: &str,
@@ -292,12 +293,15 @@ impl Local {
             return Some(("error", "inactive", "dead", ClusterState::Inactive));
         }
         let (_, desired) = self.applied.as_ref()?.get(name)?;
-        // Taken, and not reported since: it is in its first state.
-        let state = self
-            .states
-            .get(name)
-            .copied()
-            .unwrap_or(UnitState::Disabled);
+        let state = match self.states.get(name) {
+            Some(s) => *s,
+            // Launched and not reported yet: its start is on the way (one
+            // write with the state it reaches, not two).
+            None if *desired == ClusterState::Launched => return None,
+            // Loaded and not reported since the init took it: it stays in
+            // its first state.
+            None => UnitState::Disabled,
+        };
         let (l, a, s) = systemd_states(Some(state));
         Some((l, a, s, *desired))
     }

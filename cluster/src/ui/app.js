@@ -181,6 +181,7 @@ function select(name) {
   $("detail").hidden = false;
   drawDetail(true);
   drawUnits();
+  $("detail").scrollIntoView({ block: "start" });
 }
 
 function drawDetail(fresh) {
@@ -278,4 +279,7 @@ $("units").addEventListener("scroll", () => drawUnits(), { passive: true });
 $("log-refresh").onclick = loadLogs;
 $("log-machine").onchange = loadLogs;
 window.addEventListener("resize", () => drawUnits());
-connect();
+// The stream opens once the page has loaded (a stream open while the page
+// loads keeps some browsers, and their drivers, waiting for it to end).
+if (document.readyState === "complete") connect();
+else window.addEventListener("load", connect);

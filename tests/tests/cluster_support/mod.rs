@@ -9,6 +9,11 @@
 
 pub use flotilla_tests::etcd;
 
+pub mod browser;
+pub mod etcd3;
+pub mod fleet;
+pub mod http;
+
 use flotilla_units::protocol::{Envelope, Reply, Request, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::collections::BTreeMap;
@@ -633,7 +638,8 @@ fn b64_encode(data: &[u8]) -> String {
     out
 }
 
-fn b64_decode(s: &str) -> Vec<u8> {
+/// Decodes standard base64 (padding and unknown characters skipped).
+pub fn b64_decode(s: &str) -> Vec<u8> {
     let val = |c: u8| -> Option<u32> {
         match c {
             b'A'..=b'Z' => Some(u32::from(c - b'A')),
