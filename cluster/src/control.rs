@@ -1,6 +1,6 @@
 //! A client of the local init's control socket (newline-delimited JSON,
-//! `flotilla_units::protocol`): one connection per request, and a long-lived
-//! `subscribe` stream.
+//! `flotilla_units::protocol`): one request per connection, a connection
+//! kept for many requests, and a long-lived `subscribe` stream.
 
 use flotilla_units::protocol::{Envelope, Reply, Request};
 use std::path::{Path, PathBuf};
@@ -30,26 +30,52 @@ pub async fn request(path: &Path, req: Request) -> std::io::Result<Reply> {
 /// Sends one request and reads every reply up to the final one (the lines
 /// of `logs`, then `log-end`).
 pub async fn request_all(path: &Path, req: Request) -> std::io::Result<Vec<Reply>> {
-    let mut out = Vec::new();
-    let stream = UnixStream::connect(path).await?;
-    let (r, mut w) = stream.into_split();
-    let mut line = serde_json::to_string(&Envelope::new(req)).map_err(std::io::Error::other)?;
-    line.push('\n');
-    w.write_all(line.as_bytes()).await?;
-    let mut lines = BufReader::new(r).lines();
-    loop {
-        let Some(l) = lines.next_line().await? else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "init closed the connection",
-            ));
-        };
-        let reply: Reply = serde_json::from_str(&l).map_err(std::io::Error::other)?;
-        let last = reply.is_final();
-        out.push(reply);
-        if last {
-            return Ok(out);
+    Connection::open(path).await?.request_all(req).await
+}
+
+/// A connection kept for many requests, one after the other (the agent's:
+/// one connection, not one per change).
+#[derive(Debug)]
+pub struct Connection {
+    lines: tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
+    w: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl Connection {
+    /// Connects to the init.
+    pub async fn open(path: &Path) -> std::io::Result<Connection> {
+        let (r, w) = UnixStream::connect(path).await?.into_split();
+        Ok(Connection {
+            lines: BufReader::new(r).lines(),
+            w,
+        })
+    }
+
+    /// Sends one request and reads every reply up to the final one.
+    pub async fn request_all(&mut self, req: Request) -> std::io::Result<Vec<Reply>> {
+        let mut line = serde_json::to_string(&Envelope::new(req)).map_err(std::io::Error::other)?;
+        line.push('\n');
+        self.w.write_all(line.as_bytes()).await?;
+        let mut out = Vec::new();
+        loop {
+            let Some(l) = self.lines.next_line().await? else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "init closed the connection",
+                ));
+            };
+            let reply: Reply = serde_json::from_str(&l).map_err(std::io::Error::other)?;
+            let last = reply.is_final();
+            out.push(reply);
+            if last {
+                return Ok(out);
+            }
         }
+    }
+
+    /// Sends one request and reads its final reply.
+    pub async fn request(&mut self, req: Request) -> std::io::Result<Reply> {
+        Ok(self.request_all(req).await?.pop().unwrap_or(Reply::LogEnd))
     }
 }
 

@@ -28,8 +28,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: clusterd's work is waiting on etcd, the init and its
+    // clients; a second worker only added wake-ups between threads (an
+    // agent of 100 units spent most of its CPU in them).
+    let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

@@ -12,11 +12,12 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 #[derive(Default)]
 struct State {
+    count: Arc<AtomicUsize>,
     set: BTreeMap<String, UnitSpec>,
     status: BTreeMap<String, UnitState>,
     subscribers: Vec<UnixStream>,
@@ -26,6 +27,8 @@ struct State {
 pub struct StandIn {
     pub path: PathBuf,
     state: Arc<Mutex<State>>,
+    /// How many units run (kept by `settle`, read without the lock).
+    count: Arc<AtomicUsize>,
     /// Signalled on every change of the running set (for waiters).
     changed: Arc<(Mutex<u64>, Condvar)>,
     dead: Arc<AtomicBool>,
@@ -57,9 +60,14 @@ impl StandIn {
     pub fn start(path: &Path, changed: Arc<(Mutex<u64>, Condvar)>) -> StandIn {
         let _ = std::fs::remove_file(path);
         let l = UnixListener::bind(path).expect("bind the stand-in's socket");
+        let count = Arc::new(AtomicUsize::new(0));
         let s = StandIn {
             path: path.to_path_buf(),
-            state: Arc::default(),
+            state: Arc::new(Mutex::new(State {
+                count: count.clone(),
+                ..State::default()
+            })),
+            count,
             changed,
             dead: Arc::default(),
         };
@@ -88,11 +96,7 @@ impl StandIn {
 
     /// How many units run here.
     pub fn running_count(&self) -> usize {
-        let st = self.state.lock().unwrap();
-        st.status
-            .iter()
-            .filter(|(n, s)| **s == UnitState::Running && n.as_str() != "cluster")
-            .count()
+        self.count.load(Ordering::SeqCst)
     }
 
     /// The machine dies: its units are gone and it answers no more.
@@ -101,6 +105,7 @@ impl StandIn {
         let mut st = self.state.lock().unwrap();
         st.set.clear();
         st.status.clear();
+        st.count.store(0, Ordering::SeqCst);
         st.subscribers.clear();
         let _ = std::fs::remove_file(&self.path);
     }
@@ -236,6 +241,12 @@ fn settle(st: &mut State) {
         next.insert(n.clone(), s);
     }
     st.status = next;
+    let running = st
+        .status
+        .iter()
+        .filter(|(n, s)| **s == UnitState::Running && n.as_str() != "cluster")
+        .count();
+    st.count.store(running, Ordering::SeqCst);
     let mut subs = std::mem::take(&mut st.subscribers);
     subs.retain_mut(|s| {
         changes.iter().all(|c| {

@@ -38,10 +38,14 @@ pub struct Local {
     pub excluded: BTreeMap<String, String>,
     /// The init's states of the units of the set.
     pub states: BTreeMap<String, UnitState>,
-    /// The launched units the target `cluster` waits for, as last sent.
-    target: Option<BTreeSet<String>>,
+    /// The launched units of `applied`.
+    launched: BTreeSet<String>,
+    /// The init's target `cluster` waits for exactly `launched`.
+    target_sent: bool,
     /// Translations by unit, with the hash they are of.
     cache: BTreeMap<String, (String, Result<UnitSpec, String>)>,
+    /// The connection to the init, kept between changes.
+    conn: Option<control::Connection>,
 }
 
 /// What one reconciliation did: the units whose reported state may change.
@@ -50,8 +54,10 @@ pub type Touched = BTreeSet<String>;
 impl Local {
     /// The init (re)connected: what it has is unknown until listed.
     pub fn reset(&mut self) {
+        self.conn = None;
         self.applied = None;
-        self.target = None;
+        self.launched.clear();
+        self.target_sent = false;
     }
 
     /// A state change the init reported; true for a unit of the set.
@@ -94,102 +100,113 @@ impl Local {
 
     /// Brings the init's set to `assigned` for the units in `dirty` (every
     /// unit after a reconnection); returns the units whose reported state
-    /// may have changed.
+    /// may have changed. On an error, what the init has is unknown: the
+    /// caller resets ([`Local::reset`]) and the next call lists it again.
     pub async fn reconcile(
         &mut self,
         control: &Path,
         assigned: &BTreeMap<String, Assignment>,
         dirty: &BTreeSet<String>,
     ) -> std::io::Result<Touched> {
-        let mut touched = Touched::new();
         let full = self.applied.is_none();
-        let members = match &self.applied {
-            Some(_) => BTreeSet::new(),
-            None => self.list(control).await?,
+        let members = if full {
+            self.cache.retain(|n, _| assigned.contains_key(n));
+            self.list(control).await?
+        } else {
+            BTreeSet::new()
         };
         let names: BTreeSet<String> = if full {
             members.iter().chain(assigned.keys()).cloned().collect()
         } else {
             dirty.clone()
         };
-        let mut applied = self.applied.clone().unwrap_or_default();
-        self.cache.retain(|n, _| assigned.contains_key(n));
+        let mut applied = self.applied.take().unwrap_or_default();
         let mut upsert = Vec::new();
         let mut remove = Vec::new();
+        // Units whose new file replaces one the init has.
+        let mut replacing = BTreeSet::new();
         for n in &names {
-            touched.insert(n.clone());
             let spec = assigned.get(n).map(|a| (a, self.translated(n, a)));
             match spec {
                 Some((a, Ok(spec))) => {
                     self.excluded.remove(n);
-                    let same_file = applied.get(n).is_some_and(|(h, _)| *h == a.hash);
-                    if !same_file {
+                    let had = applied.get(n);
+                    if !had.is_some_and(|(h, _)| *h == a.hash) {
+                        if had.is_some() || members.contains(n) {
+                            replacing.insert(n.clone());
+                        }
                         upsert.push(spec);
                     }
                     applied.insert(n.clone(), (a.hash.clone(), a.desired));
+                    self.set_launched(n, a.desired == ClusterState::Launched);
                 }
                 other => {
                     match other {
                         Some((_, Err(why))) => self.excluded.insert(n.clone(), why),
-                        _ => self.excluded.remove(n),
+                        _ => {
+                            self.cache.remove(n);
+                            self.excluded.remove(n)
+                        }
                     };
-                    let had = applied.remove(n).is_some();
-                    if had || members.contains(n) {
+                    self.set_launched(n, false);
+                    if applied.remove(n).is_some() || members.contains(n) {
                         remove.push(n.clone());
                         self.states.remove(n);
                     }
                 }
             }
         }
-        let wanted_target = launched(&applied);
-        let target =
-            (self.target.as_ref() != Some(&wanted_target)).then(|| target_unit(&wanted_target));
-        if upsert.is_empty() && remove.is_empty() && target.is_none() {
-            self.applied = Some(applied);
-            return Ok(touched);
-        }
-        if let Err(why) = self
-            .send(control, upsert.clone(), remove.clone(), target)
-            .await?
-        {
-            // Nothing changed: find the units it refuses one by one.
-            eprintln!(
-                "clusterd: agent: the init refused the changes ({why}); applying them one by one"
-            );
-            let refused = self.one_by_one(control, upsert, remove).await?;
-            // A refused new file of a unit the init runs: the old one stops.
-            let had = self.applied.clone().unwrap_or_default();
-            let mut stale = Vec::new();
-            for (n, why) in refused {
-                applied.remove(&n);
-                if had.contains_key(&n) || members.contains(&n) {
-                    stale.push(n.clone());
-                }
-                self.excluded
-                    .insert(n, format!("refused by the init: {why}"));
-            }
+        let target = (!self.target_sent).then(|| target_unit(&self.launched));
+        if !upsert.is_empty() || !remove.is_empty() || target.is_some() {
+            self.target_sent = true;
             if let Err(why) = self
-                .send(
-                    control,
-                    Vec::new(),
-                    stale,
-                    Some(target_unit(&launched(&applied))),
-                )
+                .send(control, upsert.clone(), remove.clone(), target)
                 .await?
             {
-                return Err(std::io::Error::other(format!(
-                    "the init refused the target {SET}: {why}"
-                )));
+                // Nothing changed: find the units it refuses one by one.
+                eprintln!(
+                    "clusterd: agent: the init refused the changes ({why}); applying them one by one"
+                );
+                let refused = self.one_by_one(control, upsert, remove).await?;
+                // A refused new file of a unit the init runs: the old one stops.
+                let mut stale = Vec::new();
+                for (n, why) in refused {
+                    applied.remove(&n);
+                    self.set_launched(&n, false);
+                    if replacing.contains(&n) {
+                        stale.push(n.clone());
+                    }
+                    self.excluded
+                        .insert(n, format!("refused by the init: {why}"));
+                }
+                let target = target_unit(&self.launched);
+                if let Err(why) = self.send(control, Vec::new(), stale, Some(target)).await? {
+                    return Err(std::io::Error::other(format!(
+                        "the init refused the target {SET}: {why}"
+                    )));
+                }
             }
         }
-        self.target = Some(launched(&applied));
         self.applied = Some(applied);
-        Ok(touched)
+        Ok(names)
+    }
+
+    /// Notes whether an applied unit is launched; the target `cluster` is
+    /// sent again when that changes the units it waits for.
+    fn set_launched(&mut self, name: &str, launched: bool) {
+        let changed = if launched {
+            self.launched.insert(name.to_string())
+        } else {
+            self.launched.remove(name)
+        };
+        if changed {
+            self.target_sent = false;
+        }
     }
 
     /// Lists the init: the states of the set's units, and the set's members.
     async fn list(&mut self, control: &Path) -> std::io::Result<BTreeSet<String>> {
-        let reply = control::request(control, Request::List).await?;
+        let reply = self.request(control, Request::List).await?;
         let Reply::List { units } = reply else {
             return Err(std::io::Error::other(format!(
                 "unexpected reply to list: {reply:?}"
@@ -205,6 +222,20 @@ impl Local {
             }
         }
         Ok(members)
+    }
+
+    /// One request on the kept connection (opened when there is none,
+    /// dropped when it fails).
+    async fn request(&mut self, control: &Path, req: Request) -> std::io::Result<Reply> {
+        if self.conn.is_none() {
+            self.conn = Some(control::Connection::open(control).await?);
+        }
+        let conn = self.conn.as_mut().expect("just opened");
+        let r = conn.request(req).await;
+        if r.is_err() {
+            self.conn = None;
+        }
+        r
     }
 
     /// Sends a patch in parts; `Ok(Err(message))` when the init refused a
@@ -233,15 +264,16 @@ impl Local {
             if upsert.is_empty() && remove.is_empty() {
                 continue;
             }
-            let reply = control::request(
-                control,
-                Request::TransientPatch {
-                    set: SET.into(),
-                    upsert,
-                    remove,
-                },
-            )
-            .await?;
+            let reply = self
+                .request(
+                    control,
+                    Request::TransientPatch {
+                        set: SET.into(),
+                        upsert,
+                        remove,
+                    },
+                )
+                .await?;
             match reply {
                 Reply::Applied(_) => {}
                 Reply::Error {
@@ -305,14 +337,6 @@ impl Local {
         let (l, a, s) = systemd_states(Some(state));
         Some((l, a, s, *desired))
     }
-}
-
-fn launched(applied: &BTreeMap<String, (String, ClusterState)>) -> BTreeSet<String> {
-    applied
-        .iter()
-        .filter(|(_, (_, d))| *d == ClusterState::Launched)
-        .map(|(n, _)| n.clone())
-        .collect()
 }
 
 /// The virtual unit `cluster`, waiting for every launched unit.
