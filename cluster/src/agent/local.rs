@@ -131,7 +131,7 @@ impl Local {
                 Some((a, Ok(spec))) => {
                     self.excluded.remove(n);
                     let had = applied.get(n);
-                    if !had.is_some_and(|(h, _)| *h == a.hash) {
+                    if had.is_none_or(|(h, _)| *h != a.hash) {
                         if had.is_some() || members.contains(n) {
                             replacing.insert(n.clone());
                         }
