@@ -69,6 +69,12 @@ pub struct AgentConfig {
 /// per unit.
 const GATHER: Duration = Duration::from_millis(10);
 
+/// States are written at most this often: a lone change is written at
+/// once, a burst (a unit a few milliseconds apart for ten seconds) in a
+/// few writes instead of one per unit; etcd's work at 100 machines was
+/// mostly these writes.
+const PUBLISH_EVERY: Duration = Duration::from_millis(200);
+
 /// A change of one watched key: key, value, deleted.
 type Change = (String, Vec<u8>, bool);
 
@@ -106,6 +112,10 @@ struct Agent {
     published: BTreeMap<String, StoredState>,
     /// Units whose reported state may have changed.
     unreported: BTreeSet<String>,
+    /// When states were last written.
+    last_publish: Instant,
+    /// When the states held back are due.
+    publish_at: Option<Instant>,
     /// Something is left to do (a retry is due).
     again: bool,
 }
@@ -132,6 +142,10 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         init_up: false,
         published: BTreeMap::new(),
         unreported: BTreeSet::new(),
+        last_publish: Instant::now()
+            .checked_sub(PUBLISH_EVERY)
+            .unwrap_or_else(Instant::now),
+        publish_at: None,
         again: true,
     };
     let mut retry_at: Option<Instant> = Some(Instant::now());
@@ -168,6 +182,10 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
             Ok(()) => {
                 if a.again {
                     retry_at = Some(Instant::now() + Duration::from_millis(500));
+                }
+                // States held back by the publishing pace.
+                if let Some(t) = a.publish_at {
+                    retry_at = Some(retry_at.map_or(t, |r| r.min(t)));
                 }
             }
             Err(e) => {
@@ -529,8 +547,15 @@ impl Agent {
 
     async fn publish(&mut self, lease: i64) -> Result<(), RegistryError> {
         if self.unreported.is_empty() {
+            self.publish_at = None;
             return Ok(());
         }
+        let due = self.last_publish + PUBLISH_EVERY;
+        if Instant::now() < due {
+            self.publish_at = Some(due);
+            return Ok(());
+        }
+        self.publish_at = None;
         let k = self.reg.keys().clone();
         let me = &self.cfg.machine_id;
         let mut groups = Vec::new();
@@ -546,8 +571,11 @@ impl Agent {
             }]);
             next.push((n.clone(), want));
         }
-        if !groups.is_empty() && !self.reg.write_groups(&[], groups).await? {
-            return Err(RegistryError("state write refused".into()));
+        if !groups.is_empty() {
+            self.last_publish = Instant::now();
+            if !self.reg.write_groups(&[], groups).await? {
+                return Err(RegistryError("state write refused".into()));
+            }
         }
         // Units the init has not taken yet stay marked.
         let mut left = BTreeSet::new();
