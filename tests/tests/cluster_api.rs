@@ -303,31 +303,33 @@ fn every_status_code_over_the_unix_socket() {
     );
 }
 
-#[test]
-fn pagination_past_100_units_over_tcp() {
-    let etcd = Etcd::start();
-    let dir = tempdir();
+/// A clusterd alone (no init) serving the API on a free loopback port, up.
+fn tcp_clusterd(etcd: &Etcd, dir: &std::path::Path, id: &str) -> (Clusterd, u16) {
     let port = free_port();
     let args = vec![
         "--etcd".to_string(),
         etcd.url(),
         "--machine-id".into(),
-        "pager0001".into(),
+        id.into(),
         "--control".into(),
-        dir.path().join("no-init.sock").display().to_string(),
+        dir.join("no-init.sock").display().to_string(),
         "--api-listen".into(),
         format!("tcp://127.0.0.1:{port}"),
     ];
-    let _cd = Clusterd::start_args(
-        args,
-        dir.path().join("cd.log"),
-        "pager0001",
-        dir.path().join("unused"),
-    );
+    let cd = Clusterd::start_args(args, dir.join("cd.log"), id, dir.join("unused"));
     let base = format!("http://127.0.0.1:{port}");
     wait_for(Duration::from_secs(20), "TCP API", || {
         (http_tcp(&base, "GET", "/fleet/v1/units", None, None).0 == 200).then_some(())
     });
+    (cd, port)
+}
+
+#[test]
+fn pagination_past_100_units_over_tcp() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let (_cd, port) = tcp_clusterd(&etcd, dir.path(), "pager0001");
+    let base = format!("http://127.0.0.1:{port}");
     for i in 0..250 {
         let body = unit_body("inactive", "/bin/true", &[]);
         let (c, b) = http_tcp(
@@ -589,28 +591,9 @@ fn raw(addr: &str, head: &str, body: Vec<u8>) -> (u16, String, String) {
 fn floods_and_slow_clients_get_clear_answers() {
     let etcd = Etcd::start();
     let dir = tempdir();
-    let port = free_port();
-    let args = vec![
-        "--etcd".to_string(),
-        etcd.url(),
-        "--machine-id".into(),
-        "limits0001".into(),
-        "--control".into(),
-        dir.path().join("no-init.sock").display().to_string(),
-        "--api-listen".into(),
-        format!("tcp://127.0.0.1:{port}"),
-    ];
-    let _cd = Clusterd::start_args(
-        args,
-        dir.path().join("cd.log"),
-        "limits0001",
-        dir.path().join("unused"),
-    );
+    let (_cd, port) = tcp_clusterd(&etcd, dir.path(), "limits0001");
     let addr = format!("127.0.0.1:{port}");
     let base = format!("http://{addr}");
-    wait_for(Duration::from_secs(20), "TCP API", || {
-        (http_tcp(&base, "GET", "/fleet/v1/units", None, None).0 == 200).then_some(())
-    });
     let put = |len: usize| {
         format!("PUT /fleet/v1/units/big.service HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\nConnection: close")
     };

@@ -19,7 +19,9 @@ mod cluster_support;
 
 use cluster_support::etcd::Etcd;
 use cluster_support::etcd3::Etcd3;
-use cluster_support::fleet::{command, launch_body, name, Fleet};
+use cluster_support::fleet::{
+    command, launch_body, launch_requests, name, wait_all_launched, Fleet,
+};
 use cluster_support::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -67,19 +69,7 @@ fn etcd_killed_and_restarted() {
         (fleet.machines[0].api("GET", "/fleet/v1/units", None).0 == 200).then_some(())
     });
     // Nothing lost: every unit launched where it was, same process.
-    wait_for(
-        Duration::from_secs(60),
-        "every unit launched again in the API",
-        || {
-            let mut c = http::Conn::new(&fleet.sock(0));
-            let (units, _) = http::all_units(&mut c);
-            (units.len() == UNITS
-                && units
-                    .iter()
-                    .all(|u| u.current_state.as_deref() == Some("launched")))
-            .then_some(())
-        },
-    );
+    wait_all_launched(&fleet.sock(0), UNITS, Duration::from_secs(60));
     assert_eq!(fleet.assert_exactly_once(&wanted(0..UNITS)), before);
     // The agents resynced: new units run.
     fleet.launch(UNITS..UNITS + 100);
@@ -94,15 +84,7 @@ fn etcd_leader_moved_in_a_three_member_cluster() {
     let mut etcd = Etcd3::start();
     let fleet = Fleet::start(&etcd.urls(), MACHINES, TTL);
     let done = AtomicUsize::new(0);
-    let reqs: Vec<_> = (0..UNITS)
-        .map(|i| {
-            (
-                "PUT".to_string(),
-                format!("/fleet/v1/units/{}", name(i)),
-                Some(launch_body(i, 0)),
-            )
-        })
-        .collect();
+    let reqs = launch_requests(0..UNITS);
     std::thread::scope(|s| {
         let sender = s.spawn(|| fleet.send_all(&fleet.all(), 10, reqs, &done));
         // During the burst: the leader moves twice, then the leading
@@ -189,15 +171,7 @@ fn engine_leader_killed_in_the_middle_of_scheduling() {
     let etcd = Etcd::start();
     let fleet = Fleet::start(&etcd.url(), MACHINES, TTL);
     let done = AtomicUsize::new(0);
-    let reqs: Vec<_> = (0..UNITS)
-        .map(|i| {
-            (
-                "PUT".to_string(),
-                format!("/fleet/v1/units/{}", name(i)),
-                Some(launch_body(i, 0)),
-            )
-        })
-        .collect();
+    let reqs = launch_requests(0..UNITS);
     let mut killed = Vec::new();
     std::thread::scope(|s| {
         let sender = s.spawn(|| fleet.send_all(&fleet.all(), 10, reqs, &done));

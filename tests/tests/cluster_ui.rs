@@ -12,6 +12,7 @@ mod cluster_support;
 
 use cluster_support::browser::Browser;
 use cluster_support::etcd::{free_port, Etcd};
+use cluster_support::fleet::wait_all_launched;
 use cluster_support::*;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,14 +79,7 @@ fn the_dashboard_in_a_real_browser() {
         );
         assert_eq!(code, 201, "{b}");
     }
-    wait_for(Duration::from_secs(120), "every unit launched", || {
-        let (units, _) = http::all_units(&mut c);
-        (units.len() == UNITS
-            && units
-                .iter()
-                .all(|u| u.current_state.as_deref() == Some("launched")))
-        .then_some(())
-    });
+    wait_all_launched(&machines[1].sock, UNITS, Duration::from_secs(120));
 
     // `/` leads to the page.
     let (code, _) = api("GET", "/", None);

@@ -46,6 +46,32 @@ pub fn launch_body(i: usize, version: usize) -> String {
     super::unit_body("launched", &command(i, version), &[])
 }
 
+/// The PUTs that create units `range` (launched, version 0).
+pub fn launch_requests(range: std::ops::Range<usize>) -> Vec<(String, String, Option<String>)> {
+    range
+        .map(|i| {
+            (
+                "PUT".to_string(),
+                format!("/fleet/v1/units/{}", name(i)),
+                Some(launch_body(i, 0)),
+            )
+        })
+        .collect()
+}
+
+/// Waits until the API lists `n` units, all `launched`.
+pub fn wait_all_launched(sock: &std::path::Path, n: usize, limit: Duration) {
+    let mut c = Conn::new(sock);
+    super::wait_for(limit, &format!("{n} units launched in the API"), || {
+        let (units, _) = super::http::all_units(&mut c);
+        (units.len() == n
+            && units
+                .iter()
+                .all(|u| u.current_state.as_deref() == Some("launched")))
+        .then_some(())
+    });
+}
+
 /// Live processes: (PID, parent, command line).
 fn process_table() -> Vec<(i32, i32, String)> {
     let Ok(rd) = std::fs::read_dir("/proc") else {
@@ -150,17 +176,12 @@ impl Fleet {
 
     /// Creates units `range` (launched, version 0) from 10 clients.
     pub fn launch(&self, range: std::ops::Range<usize>) {
-        let reqs = range
-            .map(|i| {
-                (
-                    "PUT".to_string(),
-                    format!("/fleet/v1/units/{}", name(i)),
-                    Some(launch_body(i, 0)),
-                )
-            })
-            .collect();
-        let via: Vec<usize> = (0..self.machines.len()).collect();
-        self.send_all(&via, 10, reqs, &AtomicUsize::new(0));
+        self.send_all(
+            &self.all(),
+            10,
+            launch_requests(range),
+            &AtomicUsize::new(0),
+        );
     }
 
     /// What the inits of `among` run: unit -> [(machine, PID)].

@@ -102,38 +102,52 @@ impl Conn {
     }
 }
 
-/// Every unit over all pages: (units, pages).
-pub fn all_units(c: &mut Conn) -> (Vec<flotilla_units::fleet_api::ApiUnit>, usize) {
+/// A page of a listing: its items and the token of the next one.
+pub trait Page: serde::de::DeserializeOwned {
+    /// What it lists.
+    type Item;
+    /// The items and the next page's token.
+    fn split(self) -> (Vec<Self::Item>, Option<String>);
+}
+
+impl Page for UnitPage {
+    type Item = flotilla_units::fleet_api::ApiUnit;
+    fn split(self) -> (Vec<Self::Item>, Option<String>) {
+        (self.units, self.next_page_token)
+    }
+}
+
+impl Page for StatePage {
+    type Item = flotilla_units::fleet_api::ApiUnitState;
+    fn split(self) -> (Vec<Self::Item>, Option<String>) {
+        (self.states, self.next_page_token)
+    }
+}
+
+/// Every item of the listing at `path` over all its pages: (items, pages).
+pub fn all_pages<P: Page>(c: &mut Conn, path: &str) -> (Vec<P::Item>, usize) {
     let mut out = Vec::new();
-    let mut path = "/fleet/v1/units".to_string();
+    let mut next = path.to_string();
     let mut pages = 0;
     loop {
-        let (code, b) = c.request("GET", &path, None);
-        assert_eq!(code, 200, "GET {path}: {b}");
+        let (code, b) = c.request("GET", &next, None);
+        assert_eq!(code, 200, "GET {next}: {b}");
         pages += 1;
-        let p: UnitPage = serde_json::from_str(&b).expect("a unit page");
-        out.extend(p.units);
-        match p.next_page_token {
-            Some(t) => path = format!("/fleet/v1/units?nextPageToken={t}"),
+        let (items, token) = serde_json::from_str::<P>(&b).expect("a page").split();
+        out.extend(items);
+        match token {
+            Some(t) => next = format!("{path}?nextPageToken={t}"),
             None => return (out, pages),
         }
     }
 }
 
+/// Every unit over all pages: (units, pages).
+pub fn all_units(c: &mut Conn) -> (Vec<flotilla_units::fleet_api::ApiUnit>, usize) {
+    all_pages::<UnitPage>(c, "/fleet/v1/units")
+}
+
 /// Every unit state over all pages: (states, pages).
 pub fn all_states(c: &mut Conn) -> (Vec<flotilla_units::fleet_api::ApiUnitState>, usize) {
-    let mut out = Vec::new();
-    let mut path = "/fleet/v1/state".to_string();
-    let mut pages = 0;
-    loop {
-        let (code, b) = c.request("GET", &path, None);
-        assert_eq!(code, 200, "GET {path}: {b}");
-        pages += 1;
-        let p: StatePage = serde_json::from_str(&b).expect("a state page");
-        out.extend(p.states);
-        match p.next_page_token {
-            Some(t) => path = format!("/fleet/v1/state?nextPageToken={t}"),
-            None => return (out, pages),
-        }
-    }
+    all_pages::<StatePage>(c, "/fleet/v1/state")
 }
