@@ -1,70 +1,83 @@
-//! A client of the local init's control socket (newline-delimited JSON,
-//! `flotilla_units::protocol`): one request per connection, a connection
-//! kept for many requests, and a long-lived `subscribe` stream.
+//! The local init's control socket, through the shared client
+//! (`flotilla_client`): one connection per request, a connection kept for
+//! many requests (the agent's: one connection, not one per change), and a
+//! long-lived `subscribe` stream.
 
-use flotilla_units::protocol::{Envelope, Reply, Request};
+pub use flotilla_client::tokio::{request, subscribe, Subscription};
+use flotilla_client::{parse_reply, request_line, Error};
+use flotilla_units::protocol::{Reply, Request, SYSTEM_CONTROL_SOCKET};
 use std::path::{Path, PathBuf};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 
-/// The init's control socket as `initctl` resolves it: `$INIT_CONTROL`,
-/// else `/run/init/control.sock` for root, else
-/// `$XDG_RUNTIME_DIR/init/control.sock`.
+/// The init's control socket as `initctl` resolves it (SPEC §2); the system
+/// socket when no rule applies (a non-root `clusterd` without
+/// `$XDG_RUNTIME_DIR`: under the init, `$INIT_CONTROL` is always set).
 pub fn default_control_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("INIT_CONTROL").filter(|p| !p.is_empty()) {
-        return p.into();
-    }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !root && !d.is_empty() => PathBuf::from(d).join("init/control.sock"),
-        _ => PathBuf::from("/run/init/control.sock"),
-    }
+    flotilla_client::control_path(None).unwrap_or_else(|| PathBuf::from(SYSTEM_CONTROL_SOCKET))
 }
 
-/// Sends one request and reads its final reply.
-pub async fn request(path: &Path, req: Request) -> std::io::Result<Reply> {
-    Ok(request_all(path, req).await?.pop().unwrap_or(Reply::LogEnd))
-}
-
-/// Sends one request and reads every reply up to the final one (the lines
-/// of `logs`, then `log-end`).
-pub async fn request_all(path: &Path, req: Request) -> std::io::Result<Vec<Reply>> {
+/// Sends one request on a new connection and reads every reply up to the
+/// final one (the lines of `logs`, then `log-end`).
+pub async fn request_all(path: &Path, req: Request) -> Result<Vec<Reply>, Error> {
     Connection::open(path).await?.request_all(req).await
 }
 
-/// A connection kept for many requests, one after the other (the agent's:
-/// one connection, not one per change).
+/// A connection kept for many requests, one after the other.
 #[derive(Debug)]
 pub struct Connection {
-    lines: tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
-    w: tokio::net::unix::OwnedWriteHalf,
+    path: PathBuf,
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    w: OwnedWriteHalf,
 }
 
 impl Connection {
     /// Connects to the init.
-    pub async fn open(path: &Path) -> std::io::Result<Connection> {
-        let (r, w) = UnixStream::connect(path).await?.into_split();
+    pub async fn open(path: &Path) -> Result<Connection, Error> {
+        let stream = UnixStream::connect(path)
+            .await
+            .map_err(|source| Error::Unreachable {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let (r, w) = stream.into_split();
         Ok(Connection {
+            path: path.to_path_buf(),
             lines: BufReader::new(r).lines(),
             w,
         })
     }
 
     /// Sends one request and reads every reply up to the final one.
-    pub async fn request_all(&mut self, req: Request) -> std::io::Result<Vec<Reply>> {
-        let mut line = serde_json::to_string(&Envelope::new(req)).map_err(std::io::Error::other)?;
-        line.push('\n');
-        self.w.write_all(line.as_bytes()).await?;
+    pub async fn request_all(&mut self, req: Request) -> Result<Vec<Reply>, Error> {
+        let path = || self.path.clone();
+        self.w
+            .write_all(&request_line(req))
+            .await
+            .map_err(|source| Error::Send {
+                path: path(),
+                source,
+            })?;
         let mut out = Vec::new();
         loop {
-            let Some(l) = self.lines.next_line().await? else {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "init closed the connection",
-                ));
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .map_err(|source| Error::Receive {
+                    path: self.path.clone(),
+                    source,
+                })?;
+            let Some(l) = line else {
+                return Err(Error::Closed {
+                    path: self.path.clone(),
+                });
             };
-            let reply: Reply = serde_json::from_str(&l).map_err(std::io::Error::other)?;
+            if l.trim().is_empty() {
+                continue;
+            }
+            let reply = parse_reply(l.as_bytes())?;
             let last = reply.is_final();
             out.push(reply);
             if last {
@@ -74,46 +87,10 @@ impl Connection {
     }
 
     /// Sends one request and reads its final reply.
-    pub async fn request(&mut self, req: Request) -> std::io::Result<Reply> {
-        Ok(self.request_all(req).await?.pop().unwrap_or(Reply::LogEnd))
+    pub async fn request(&mut self, req: Request) -> Result<Reply, Error> {
+        let mut all = self.request_all(req).await?;
+        all.pop().ok_or(Error::Closed {
+            path: self.path.clone(),
+        })
     }
-}
-
-/// A `subscribe` stream: call [`Subscription::next`] for each change.
-pub struct Subscription {
-    lines: tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
-    // Kept open for the life of the stream: the init may treat a closed
-    // write side as the end of the connection.
-    _w: tokio::net::unix::OwnedWriteHalf,
-}
-
-impl Subscription {
-    /// The next reply; `None` when the init closed the stream.
-    pub async fn next(&mut self) -> std::io::Result<Option<Reply>> {
-        loop {
-            let Some(l) = self.lines.next_line().await? else {
-                return Ok(None);
-            };
-            if l.trim().is_empty() {
-                continue;
-            }
-            return serde_json::from_str(&l)
-                .map(Some)
-                .map_err(std::io::Error::other);
-        }
-    }
-}
-
-/// Opens a `subscribe` stream.
-pub async fn subscribe(path: &Path) -> std::io::Result<Subscription> {
-    let stream = UnixStream::connect(path).await?;
-    let (r, mut w) = stream.into_split();
-    let mut line =
-        serde_json::to_string(&Envelope::new(Request::Subscribe)).map_err(std::io::Error::other)?;
-    line.push('\n');
-    w.write_all(line.as_bytes()).await?;
-    Ok(Subscription {
-        lines: BufReader::new(r).lines(),
-        _w: w,
-    })
 }

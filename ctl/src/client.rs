@@ -1,23 +1,31 @@
-//! One conversation with the init over its control socket.
-//!
-//! The wire (`units/src/protocol.rs`, `docs/control-protocol.md`): we write
-//! one JSON line, an [`Envelope`] with the request, and read reply lines until
-//! one is final ([`Reply::is_final`]). Errors are sorted here into the cases
-//! `main` maps to exit codes: the socket cannot be reached, the init closed
-//! the connection early or sent something unreadable, or a wait outlived its
-//! deadline.
+//! One conversation with the init, through the shared client
+//! (`flotilla_client`), its failures sorted into the cases `main` maps to
+//! exit codes ([`CtlError`]): the socket cannot be reached, the init closed
+//! the connection early or sent something unreadable, or a wait outlived
+//! its deadline.
 
 use crate::error::CtlError;
-use flotilla_units::protocol::{Envelope, Reply, Request};
-use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use flotilla_client::Error;
+use flotilla_units::protocol::{Reply, Request};
+use std::path::Path;
 use std::time::Instant;
+
+impl From<Error> for CtlError {
+    fn from(e: Error) -> CtlError {
+        match e {
+            Error::Unreachable { path, source } => CtlError::Unreachable { path, source },
+            Error::Closed { path } => CtlError::Closed(path),
+            Error::TimedOut => CtlError::Failed("timed out".into()),
+            e @ (Error::Send { .. } | Error::Receive { .. } | Error::Unreadable { .. }) => {
+                CtlError::Protocol(e.to_string())
+            }
+        }
+    }
+}
 
 /// An open connection to the init.
 pub struct Connection {
-    path: PathBuf,
-    reader: BufReader<UnixStream>,
+    inner: flotilla_client::Connection,
     deadline: Option<Instant>,
 }
 
@@ -35,32 +43,15 @@ pub enum Received {
 impl Connection {
     /// Connects to the socket at `path`.
     pub fn connect(path: &Path) -> Result<Connection, CtlError> {
-        let stream = UnixStream::connect(path).map_err(|source| CtlError::Unreachable {
-            path: path.to_path_buf(),
-            source,
-        })?;
         Ok(Connection {
-            path: path.to_path_buf(),
-            reader: BufReader::new(stream),
+            inner: flotilla_client::Connection::connect(path)?,
             deadline: None,
         })
     }
 
     /// Sends one request.
     pub fn send(&mut self, request: Request) -> Result<(), CtlError> {
-        let mut line = serde_json::to_vec(&Envelope::new(request))
-            .map_err(|e| CtlError::Protocol(format!("cannot encode the request: {e}")))?;
-        line.push(b'\n');
-        let stream = self.reader.get_mut();
-        stream
-            .write_all(&line)
-            .and_then(|()| stream.flush())
-            .map_err(|e| {
-                CtlError::Protocol(format!(
-                    "cannot send the request to the init at {}: {e}",
-                    self.path.display()
-                ))
-            })
+        Ok(self.inner.send(request)?)
     }
 
     /// Gives up waiting for replies at `deadline` ([`Received::TimedOut`]).
@@ -70,71 +61,17 @@ impl Connection {
 
     /// Reads the next reply; a closed connection is an error.
     pub fn recv(&mut self) -> Result<Received, CtlError> {
-        let mut line = Vec::new();
-        loop {
-            if let Some(deadline) = self.deadline {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Ok(Received::TimedOut);
-                }
-                self.reader
-                    .get_ref()
-                    .set_read_timeout(Some(left))
-                    .map_err(|e| self.io_error(e))?;
-            }
-            match self.reader.read_until(b'\n', &mut line) {
-                Ok(0) => return Err(CtlError::Closed(self.path.clone())),
-                Ok(_) if line.ends_with(b"\n") => break,
-                // End of stream inside a line: the next read reports it.
-                Ok(_) => continue,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e)
-                    if self.deadline.is_some()
-                        && matches!(
-                            e.kind(),
-                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                        ) =>
-                {
-                    continue
-                }
-                Err(e) => return Err(self.io_error(e)),
-            }
-        }
-        parse_reply(&line).map(Received::Reply)
-    }
-
-    /// Reads the one reply of a request that gets exactly one (no deadline).
-    pub fn recv_one(&mut self) -> Result<Reply, CtlError> {
-        match self.recv()? {
-            Received::Reply(reply) => Ok(reply),
-            Received::TimedOut => Err(CtlError::Failed("timed out".into())),
+        match self.inner.recv(self.deadline) {
+            Ok(reply) => Ok(Received::Reply(reply)),
+            Err(Error::TimedOut) => Ok(Received::TimedOut),
+            Err(e) => Err(e.into()),
         }
     }
-
-    fn io_error(&self, e: io::Error) -> CtlError {
-        CtlError::Protocol(format!(
-            "lost the connection to the init at {}: {e}",
-            self.path.display()
-        ))
-    }
-}
-
-/// Parses one reply line (with or without its newline).
-pub fn parse_reply(line: &[u8]) -> Result<Reply, CtlError> {
-    let text = line.strip_suffix(b"\n").unwrap_or(line);
-    let text = text.strip_suffix(b"\r").unwrap_or(text);
-    serde_json::from_slice(text).map_err(|e| {
-        let shown = String::from_utf8_lossy(text);
-        let shown: String = shown.chars().take(200).collect();
-        CtlError::Protocol(format!("unreadable reply from the init ({e}): {shown}"))
-    })
 }
 
 /// Sends `request` on a new connection and returns the one reply it gets.
 pub fn call(path: &Path, request: Request) -> Result<Reply, CtlError> {
-    let mut conn = Connection::connect(path)?;
-    conn.send(request)?;
-    conn.recv_one()
+    Ok(flotilla_client::call(path, request)?)
 }
 
 /// The error for a reply that does not answer the request.
@@ -159,31 +96,6 @@ mod tests {
     use flotilla_units::protocol::ErrorCode;
 
     #[test]
-    fn parses_reply_lines() {
-        let r = parse_reply(b"{\"reply\":\"log-end\"}\n").unwrap();
-        assert_eq!(r, Reply::LogEnd);
-        let r = parse_reply(b"{\"reply\":\"accepted\",\"message\":\"ok\",\"new\":1}\r\n").unwrap();
-        assert_eq!(
-            r,
-            Reply::Accepted {
-                message: "ok".into()
-            }
-        );
-    }
-
-    #[test]
-    fn unreadable_replies_are_protocol_errors() {
-        for bad in [&b"garbage\n"[..], b"{\"reply\":\"nonsense\"}", b"{}", b""] {
-            let e = parse_reply(bad).unwrap_err();
-            assert!(matches!(e, CtlError::Protocol(_)), "{e:?}");
-            assert!(
-                e.to_string().starts_with("unreadable reply from the init"),
-                "{e}"
-            );
-        }
-    }
-
-    #[test]
     fn unexpected_replies_name_both_tags() {
         let e = unexpected(&Reply::LogEnd, "status");
         assert_eq!(
@@ -198,42 +110,19 @@ mod tests {
     }
 
     #[test]
-    fn talks_to_a_socket() {
-        use std::os::unix::net::UnixListener;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s");
-        let listener = UnixListener::bind(&path).unwrap();
-        let server = std::thread::spawn(move || {
-            let (stream, _) = listener.accept().unwrap();
-            let mut r = BufReader::new(stream);
-            let mut line = String::new();
-            r.read_line(&mut line).unwrap();
-            r.get_mut()
-                .write_all(b"{\"reply\":\"log\",\"time\":\"t\",\"stream\":\"stdout\",")
-                .unwrap();
-            r.get_mut()
-                .write_all(b"\"line\":\"hi\"}\n{\"reply\":\"log-end\"}\n")
-                .unwrap();
-            line
+    fn client_errors_map_to_exit_codes() {
+        let closed = CtlError::from(Error::Closed { path: "/s".into() });
+        assert!(matches!(closed, CtlError::Closed(_)));
+        assert_eq!(closed.exit_code(), crate::error::EXIT_FAILED);
+        let unreadable = CtlError::from(flotilla_client::parse_reply(b"garbage").unwrap_err());
+        assert!(matches!(unreadable, CtlError::Protocol(_)));
+        assert!(unreadable
+            .to_string()
+            .starts_with("unreadable reply from the init"));
+        let unreachable = CtlError::from(Error::Unreachable {
+            path: "/s".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
         });
-        let mut c = Connection::connect(&path).unwrap();
-        c.send(Request::List).unwrap();
-        assert!(matches!(c.recv().unwrap(), Received::Reply(Reply::Log(_))));
-        assert!(matches!(c.recv().unwrap(), Received::Reply(Reply::LogEnd)));
-        assert_eq!(server.join().unwrap(), "{\"v\":1,\"op\":\"list\"}\n");
-        let e = c.recv().unwrap_err();
-        assert!(e.to_string().contains("closed the connection"), "{e}");
-    }
-
-    #[test]
-    fn deadline_ends_a_wait() {
-        use std::os::unix::net::UnixListener;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s");
-        let listener = UnixListener::bind(&path).unwrap();
-        let mut c = Connection::connect(&path).unwrap();
-        let (_kept_open, _) = listener.accept().unwrap();
-        c.set_deadline(Some(Instant::now() + std::time::Duration::from_millis(50)));
-        assert!(matches!(c.recv().unwrap(), Received::TimedOut));
+        assert_eq!(unreachable.exit_code(), crate::error::EXIT_USAGE);
     }
 }

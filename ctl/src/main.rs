@@ -1,7 +1,7 @@
 //! `initctl`: the control client of flotilla's init.
 //!
 //! This file is flags and glue: parse the command line (`args.rs`), find the
-//! control socket (`socket.rs`), run one command (`cmd/<verb>.rs`), and turn
+//! control socket (`flotilla_client::control_path`), run one command (`cmd/<verb>.rs`), and turn
 //! the outcome into a documented exit code (`error.rs`). Everything the
 //! commands print comes from the protocol types in `flotilla_units::protocol`.
 //! `docs/initctl.md` documents every command, output and exit code.
@@ -14,7 +14,6 @@ mod cmd;
 mod duration;
 mod error;
 mod help;
-mod socket;
 mod table;
 mod term;
 mod timestamp;
@@ -65,7 +64,7 @@ fn run() -> i32 {
             drop(out);
             return cluster::run(&args);
         }
-        command => match socket::from_env(control) {
+        command => match flotilla_client::control_path(control) {
             None => Err(CtlError::NoSocket),
             Some(path) => {
                 let tty = term::stdout_is_tty();

@@ -77,6 +77,8 @@ fn progress(active: usize, waiting: &[&str]) -> Reply {
         waiting: waiting.iter().map(|s| s.to_string()).collect(),
         starting_more: 0,
         waiting_more: 0,
+        stopping: vec![],
+        stopping_more: 0,
     })
 }
 
@@ -402,7 +404,7 @@ fn reload_prints_what_changed() {
 fn reload_refused_prints_every_problem_and_exits_1() {
     let init = FakeInit::replying(vec![Reply::Error {
         code: ErrorCode::Invalid,
-        message: "2 errors".into(),
+        message: "2 error(s) in units; nothing changed".into(),
         details: vec![
             "units/a.yaml:1:1: unknown key 'x'".into(),
             "units/b.yaml:2:5: bad name".into(),
@@ -413,7 +415,7 @@ fn reload_refused_prints_every_problem_and_exits_1() {
     assert_eq!(r.stdout, "");
     assert_eq!(
         r.stderr,
-        "initctl: reload refused: 2 errors; nothing changed\n\
+        "initctl: reload refused: 2 error(s) in units; nothing changed\n\
          units/a.yaml:1:1: unknown key 'x'\n\
          units/b.yaml:2:5: bad name\n"
     );

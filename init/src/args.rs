@@ -5,7 +5,9 @@
 //! kernel command line (as PID 1) and the environment, in the order SPEC §2
 //! gives: flags, then the config file, then the defaults.
 
+use crate::sys::{Errno, Os, Sys, SysError};
 use flotilla_units::config::{parse_config, Config};
+use flotilla_units::protocol::control_socket_path;
 use std::path::{Path, PathBuf};
 
 /// The flags as given.
@@ -111,9 +113,10 @@ pub struct Context {
 }
 
 impl Context {
-    /// The context from this process's environment: effective uid,
-    /// `$INIT_CONTROL`, `$XDG_RUNTIME_DIR` (empty values count as unset).
-    pub fn from_env(pid1: bool, cmdline: Option<String>) -> Context {
+    /// The context from this process's environment: `$INIT_CONTROL`,
+    /// `$XDG_RUNTIME_DIR` (empty values count as unset), and what the
+    /// caller knows: PID 1, an effective uid of 0, the kernel command line.
+    pub fn from_env(pid1: bool, root: bool, cmdline: Option<String>) -> Context {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -121,11 +124,36 @@ impl Context {
         };
         Context {
             pid1,
-            root: nix::unistd::geteuid().is_root(),
+            root,
             env_control: var("INIT_CONTROL"),
             xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
             cmdline,
         }
+    }
+}
+
+/// Why the config file was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigReadError {
+    /// There is none (fine for the default path).
+    NotFound,
+    /// It exists and cannot be read; the message names it.
+    Unreadable(String),
+}
+
+/// The longest config file read.
+const MAX_CONFIG: usize = 1 << 20;
+
+/// Reads the config file at `path` through `sys`.
+pub fn read_config(sys: &dyn Sys, path: &Path) -> Result<String, ConfigReadError> {
+    match sys.read_file_limited(path, MAX_CONFIG) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map_err(|_| ConfigReadError::Unreadable(format!("{}: not UTF-8", path.display()))),
+        Err(SysError::Read {
+            errno: Os(Errno::ENOENT),
+            ..
+        }) => Err(ConfigReadError::NotFound),
+        Err(e) => Err(ConfigReadError::Unreadable(e.to_string())),
     }
 }
 
@@ -144,22 +172,17 @@ pub fn cmdline_target(cmdline: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The control socket path without a flag: `$INIT_CONTROL`, else
-/// `/run/init/control.sock` for root, else `$XDG_RUNTIME_DIR/init/control.sock`.
+/// The control socket path without a flag or config: the one rule of
+/// SPEC §2 ([`control_socket_path`]), the system socket for PID 1 too.
 pub fn default_control(ctx: &Context) -> Result<PathBuf, String> {
-    if let Some(p) = &ctx.env_control {
-        return Ok(p.clone());
-    }
-    if ctx.root || ctx.pid1 {
-        return Ok(PathBuf::from("/run/init/control.sock"));
-    }
-    match &ctx.xdg_runtime_dir {
-        Some(d) => Ok(d.join("init/control.sock")),
-        None => Err(
-            "no control socket: give --control PATH, or set INIT_CONTROL or XDG_RUNTIME_DIR"
-                .to_string(),
-        ),
-    }
+    control_socket_path(
+        ctx.env_control.as_deref().map(Path::as_os_str),
+        ctx.root || ctx.pid1,
+        ctx.xdg_runtime_dir.as_deref().map(Path::as_os_str),
+    )
+    .ok_or_else(|| {
+        "no control socket: give --control PATH, or set INIT_CONTROL or XDG_RUNTIME_DIR".to_string()
+    })
 }
 
 /// Resolves flags, the config file and the defaults into settings.
@@ -167,7 +190,7 @@ pub fn default_control(ctx: &Context) -> Result<PathBuf, String> {
 pub fn resolve(
     args: &Args,
     ctx: &Context,
-    read: impl Fn(&Path) -> std::io::Result<String>,
+    read: impl Fn(&Path) -> Result<String, ConfigReadError>,
 ) -> Result<Settings, Vec<String>> {
     let (config_path, explicit) = match &args.config {
         Some(p) => (p.clone(), true),
@@ -177,8 +200,15 @@ pub fn resolve(
         match read(&config_path) {
             Ok(text) => parse_config(&config_path.display().to_string(), &text)
                 .map_err(|ds| ds.iter().map(ToString::to_string).collect::<Vec<_>>())?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Config::default(),
-            Err(e) => return Err(vec![format!("{}: {e}", config_path.display())]),
+            Err(ConfigReadError::NotFound) if !explicit => Config::default(),
+            Err(ConfigReadError::NotFound) => {
+                return Err(vec![format!(
+                    "{}: {}",
+                    config_path.display(),
+                    std::io::Error::from(Errno::ENOENT)
+                )])
+            }
+            Err(ConfigReadError::Unreadable(e)) => return Err(vec![e]),
         }
     } else {
         Config::default()
@@ -282,7 +312,7 @@ mod tests {
             resolve(&args, &ctx, read).map(|s| s.target),
             Ok("f".to_string())
         );
-        let missing = |_: &Path| Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let missing = |_: &Path| Err(ConfigReadError::NotFound);
         let s = resolve(
             &Args::default(),
             &Context {

@@ -3,16 +3,17 @@
 //! requires; exit 0 if there is no error, 1 otherwise. Starts nothing.
 
 use flotilla_init::args::Settings;
+use flotilla_init::sys::Sys;
+use flotilla_init::unitdir::load_dir;
 use flotilla_units::graph::Graph;
-use flotilla_units::load::load_dir;
 use std::process::ExitCode;
 
 /// Runs the check and prints its report.
-pub fn run(settings: &Settings) -> ExitCode {
-    let loaded = match load_dir(&settings.units_dir) {
+pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
+    let loaded = match load_dir(sys, &settings.units_dir) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("{}: {e}", settings.units_dir.display());
+            eprintln!("{e}");
             return ExitCode::from(1);
         }
     };

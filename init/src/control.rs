@@ -11,11 +11,11 @@
 //! are read once at accept; the runtime refuses mutating requests from users
 //! other than root and the init's own.
 
+use crate::sys::{Accepted, FileId, Interest, Sys, SysError, Token};
 use flotilla_units::protocol::{Envelope, Reply, MAX_REQUEST_LINE, PROTOCOL_VERSION};
-use mio::net::{UnixListener, UnixStream};
-use mio::{Interest, Registry, Token};
 use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
 /// Unsent output a connection may hold before it is dropped.
@@ -34,7 +34,7 @@ pub type ConnId = usize;
 pub enum Watch {
     /// Nothing: one request, one reply.
     None,
-    /// `set-target --wait`: progress until the target settles.
+    /// `set-target --wait`: progress until the switch settles.
     Target(String),
     /// `logs -f`: lines of a unit after a sequence number.
     Logs {
@@ -54,6 +54,9 @@ pub struct Conn {
     rbuf: Vec<u8>,
     wbuf: Vec<u8>,
     woff: usize,
+    /// Whether the connection is watched for room to write (its output is
+    /// pending): changed only when that changes, not at every reply.
+    watching_writes: bool,
     /// The peer's user id.
     pub uid: u32,
     /// The peer's process id.
@@ -64,13 +67,25 @@ pub struct Conn {
     pub closing: bool,
 }
 
+/// Why a request line is not a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRequest {
+    /// Its protocol version is not this init's.
+    #[error("unsupported protocol version {0} (this init speaks {PROTOCOL_VERSION})")]
+    UnsupportedVersion(u64),
+    /// Anything else: not JSON, no version, an unknown or malformed request,
+    /// a line too long.
+    #[error("{0}")]
+    Malformed(String),
+}
+
 /// A request read from a connection.
 #[derive(Debug)]
 pub struct Incoming {
     /// The connection.
     pub conn: ConnId,
     /// The decoded request, or why the line is not one.
-    pub request: Result<Envelope, String>,
+    pub request: Result<Envelope, BadRequest>,
 }
 
 /// The listener and its connections.
@@ -78,57 +93,31 @@ pub struct Incoming {
 pub struct Control {
     listener: UnixListener,
     path: PathBuf,
+    id: FileId,
     conns: Vec<Option<Conn>>,
     /// Token of the listener; connections use `base + slot`.
     base: usize,
 }
 
-/// Reads the peer credentials of a unix stream socket.
-fn peer_cred(stream: &UnixStream) -> (u32, i32) {
-    match nix::sys::socket::getsockopt(&stream.as_fd(), nix::sys::socket::sockopt::PeerCredentials)
-    {
-        Ok(c) => (c.uid(), c.pid()),
-        // Unknown peer: treat as nobody, so mutating requests are refused.
-        Err(_) => (u32::MAX, 0),
-    }
-}
-
 impl Control {
-    /// Binds the socket at `path` (a stale socket file is replaced; the
-    /// directory is created mode 0755), registered under `listener_token`;
+    /// Binds the socket at `path` (its directory is created; a stale
+    /// socket file is replaced), watched under `listener_token`;
     /// connections get tokens from `conn_base` up.
     pub fn bind(
+        sys: &dyn Sys,
         path: &Path,
-        registry: &Registry,
         listener_token: Token,
         conn_base: usize,
-    ) -> io::Result<Control> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+    ) -> Result<Control, SysError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            sys.create_dir_all(dir)?;
         }
-        match std::fs::symlink_metadata(path) {
-            Ok(m) => {
-                use std::os::unix::fs::FileTypeExt;
-                if m.file_type().is_socket() {
-                    std::fs::remove_file(path)?;
-                } else {
-                    return Err(io::Error::new(
-                        io::ErrorKind::AlreadyExists,
-                        format!("{} exists and is not a socket", path.display()),
-                    ));
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        let mut listener = UnixListener::bind(path)?;
-        // Anyone may connect and read; mutating requests are checked by uid.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
-        registry.register(&mut listener, listener_token, Interest::READABLE)?;
+        let (listener, id) = sys.bind_listener(path)?;
+        sys.watch(listener.as_raw_fd(), listener_token, Interest::Read)?;
         Ok(Control {
             listener,
             path: path.to_path_buf(),
+            id,
             conns: Vec::new(),
             base: conn_base,
         })
@@ -148,28 +137,28 @@ impl Control {
     }
 
     /// Accepts every pending connection.
-    pub fn accept(&mut self, registry: &Registry) {
+    pub fn accept(&mut self, sys: &dyn Sys) {
         loop {
-            match self.listener.accept() {
-                Ok((mut stream, _)) => {
+            match sys.accept(&self.listener) {
+                Ok(Some(Accepted { stream, uid, pid })) => {
                     let slot = self
                         .conns
                         .iter()
                         .position(Option::is_none)
                         .unwrap_or(self.conns.len());
                     let token = Token(self.base + slot);
-                    if registry
-                        .register(&mut stream, token, Interest::READABLE)
+                    if sys
+                        .watch(stream.as_raw_fd(), token, Interest::Read)
                         .is_err()
                     {
                         continue;
                     }
-                    let (uid, pid) = peer_cred(&stream);
                     let conn = Conn {
                         stream,
                         rbuf: Vec::new(),
                         wbuf: Vec::new(),
                         woff: 0,
+                        watching_writes: false,
                         uid,
                         pid,
                         watch: Watch::None,
@@ -181,8 +170,7 @@ impl Control {
                         *s = Some(conn);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Ok(None) => return,
                 // EMFILE and friends: stop accepting for now; the listener
                 // stays readable and is retried on the next event.
                 Err(_) => return,
@@ -192,7 +180,7 @@ impl Control {
 
     /// Handles readiness of a connection: reads requests into `out`,
     /// flushes output. Closed or broken connections are dropped.
-    pub fn ready(&mut self, id: ConnId, registry: &Registry, out: &mut Vec<Incoming>) {
+    pub fn ready(&mut self, id: ConnId, sys: &dyn Sys, out: &mut Vec<Incoming>) {
         let Some(Some(conn)) = self.conns.get_mut(id) else {
             return;
         };
@@ -227,9 +215,9 @@ impl Control {
                         conn.rbuf.clear();
                         out.push(Incoming {
                             conn: id,
-                            request: Err(format!(
+                            request: Err(BadRequest::Malformed(format!(
                                 "request line longer than {MAX_REQUEST_LINE} bytes"
-                            )),
+                            ))),
                         });
                         conn.closing = true;
                         break;
@@ -244,23 +232,22 @@ impl Control {
             }
         }
         if drop_it {
-            self.close(id, registry);
+            self.close(id, sys);
             return;
         }
         // Requests read just now are answered after this call returns: a
         // closing connection (the client shut its side after writing, or
         // sent an over-long line) must stay open until their replies are
-        // queued; the flush after the last reply closes it. Closing here
-        // used to drop those replies.
+        // queued; the flush after the last reply closes it.
         if out.len() > before {
-            self.flush_inner(id, registry, false);
+            self.flush_inner(id, sys, false);
         } else {
-            self.flush(id, registry);
+            self.flush(id, sys);
         }
     }
 
     /// Queues a reply on a connection and tries to send it.
-    pub fn send(&mut self, id: ConnId, reply: &Reply, registry: &Registry) {
+    pub fn send(&mut self, id: ConnId, reply: &Reply, sys: &dyn Sys) {
         let Some(Some(conn)) = self.conns.get_mut(id) else {
             return;
         };
@@ -269,27 +256,27 @@ impl Control {
             Err(_) => return,
         }
         if conn.wbuf.len() - conn.woff > MAX_PENDING_OUTPUT {
-            self.close(id, registry);
+            self.close(id, sys);
             return;
         }
-        self.flush(id, registry);
+        self.flush(id, sys);
     }
 
     /// Marks a connection to close once its output is sent.
-    pub fn finish(&mut self, id: ConnId, registry: &Registry) {
+    pub fn finish(&mut self, id: ConnId, sys: &dyn Sys) {
         if let Some(Some(conn)) = self.conns.get_mut(id) {
             conn.closing = true;
         }
-        self.flush(id, registry);
+        self.flush(id, sys);
     }
 
-    fn flush(&mut self, id: ConnId, registry: &Registry) {
-        self.flush_inner(id, registry, true);
+    fn flush(&mut self, id: ConnId, sys: &dyn Sys) {
+        self.flush_inner(id, sys, true);
     }
 
     /// Writes what it can; with `may_close`, closes a `closing` connection
     /// once everything is sent.
-    fn flush_inner(&mut self, id: ConnId, registry: &Registry, may_close: bool) {
+    fn flush_inner(&mut self, id: ConnId, sys: &dyn Sys, may_close: bool) {
         let Some(Some(conn)) = self.conns.get_mut(id) else {
             return;
         };
@@ -313,7 +300,7 @@ impl Control {
             }
         }
         if broken {
-            self.close(id, registry);
+            self.close(id, sys);
             return;
         }
         let pending = conn.woff < conn.wbuf.len();
@@ -325,27 +312,34 @@ impl Control {
             }
             conn.woff = 0;
             if may_close && conn.closing && conn.watch == Watch::None {
-                self.close(id, registry);
+                self.close(id, sys);
                 return;
             }
         } else if conn.woff > 64 * 1024 {
             conn.wbuf.drain(..conn.woff);
             conn.woff = 0;
         }
-        let interest = if pending {
-            Interest::READABLE | Interest::WRITABLE
-        } else {
-            Interest::READABLE
-        };
-        let token = Token(self.base + id);
-        let _ = registry.reregister(&mut conn.stream, token, interest);
+        if pending != conn.watching_writes {
+            let interest = if pending {
+                Interest::ReadWrite
+            } else {
+                Interest::Read
+            };
+            let token = Token(self.base + id);
+            if sys
+                .rewatch(conn.stream.as_raw_fd(), token, interest)
+                .is_ok()
+            {
+                conn.watching_writes = pending;
+            }
+        }
     }
 
     /// Closes a connection.
-    pub fn close(&mut self, id: ConnId, registry: &Registry) {
+    pub fn close(&mut self, id: ConnId, sys: &dyn Sys) {
         if let Some(slot) = self.conns.get_mut(id) {
-            if let Some(mut conn) = slot.take() {
-                let _ = registry.deregister(&mut conn.stream);
+            if let Some(conn) = slot.take() {
+                let _ = sys.unwatch(conn.stream.as_raw_fd());
             }
         }
     }
@@ -369,27 +363,28 @@ impl Control {
             .collect()
     }
 
-    /// Removes the socket file (at exit).
-    pub fn remove_socket(&self) {
-        let _ = std::fs::remove_file(&self.path);
+    /// Removes the socket file (at exit), if it is still ours.
+    pub fn remove_socket(&self, sys: &dyn Sys) {
+        sys.remove_socket(&self.path, self.id);
     }
 }
 
 /// Decodes one request line.
-fn decode(line: &[u8]) -> Result<Envelope, String> {
-    let v: serde_json::Value =
-        serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
-    let version = v.get("v").and_then(serde_json::Value::as_u64);
-    match version {
-        None => return Err("missing protocol version `v`".to_string()),
-        Some(x) if x != u64::from(PROTOCOL_VERSION) => {
-            return Err(format!(
-                "unsupported protocol version {x} (this init speaks {PROTOCOL_VERSION})"
+fn decode(line: &[u8]) -> Result<Envelope, BadRequest> {
+    let v: serde_json::Value = serde_json::from_slice(line)
+        .map_err(|e| BadRequest::Malformed(format!("not JSON: {e}")))?;
+    match v.get("v").and_then(serde_json::Value::as_u64) {
+        None => {
+            return Err(BadRequest::Malformed(
+                "missing protocol version `v`".to_string(),
             ))
+        }
+        Some(x) if x != u64::from(PROTOCOL_VERSION) => {
+            return Err(BadRequest::UnsupportedVersion(x))
         }
         Some(_) => {}
     }
-    serde_json::from_value(v).map_err(|e| format!("bad request: {e}"))
+    serde_json::from_value(v).map_err(|e| BadRequest::Malformed(format!("bad request: {e}")))
 }
 
 #[cfg(test)]
@@ -400,31 +395,26 @@ mod tests {
 
     #[test]
     fn decode_requests_and_errors() {
+        let text = |r: Result<Envelope, BadRequest>| r.map(|e| e.request).unwrap_err().to_string();
         assert_eq!(
             decode(br#"{"v":1,"op":"list"}"#).map(|e| e.request),
             Ok(Request::List)
         );
-        assert_eq!(
-            decode(b"nope")
-                .map(|e| e.request)
-                .unwrap_err()
-                .split(':')
-                .next(),
-            Some("not JSON")
-        );
+        assert_eq!(text(decode(b"nope")).split(':').next(), Some("not JSON"));
         assert_eq!(
             decode(br#"{"op":"list"}"#).unwrap_err(),
-            "missing protocol version `v`"
+            BadRequest::Malformed("missing protocol version `v`".into())
         );
         assert_eq!(
             decode(br#"{"v":2,"op":"list"}"#).unwrap_err(),
+            BadRequest::UnsupportedVersion(2)
+        );
+        assert_eq!(
+            text(decode(br#"{"v":2,"op":"list"}"#)),
             "unsupported protocol version 2 (this init speaks 1)"
         );
-        assert!(decode(br#"{"v":1,"op":"explode"}"#)
-            .unwrap_err()
+        assert!(text(decode(br#"{"v":1,"op":"explode"}"#))
             .starts_with("bad request: unknown variant `explode`"));
-        assert!(decode(br#"{"v":1,"op":"restart"}"#)
-            .unwrap_err()
-            .contains("missing field `unit`"));
+        assert!(text(decode(br#"{"v":1,"op":"restart"}"#)).contains("missing field `unit`"));
     }
 }

@@ -8,7 +8,12 @@
 //! - [`logbuf`]: the bounded per-unit log (a ring in memory plus a capped
 //!   file);
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
-//! - [`pidfile`]: reading and validating a daemon's pidfile.
+//! - [`pidfile`]: reading and validating a daemon's pidfile;
+//! - [`unitdir`]: reading a units directory;
+//! - [`control`]: the control socket's connections and framing;
+//! - [`runtime`]: the event loop;
+//! - [`pid1`]: PID 1's own duties;
+//! - [`args`]: flags and settings.
 #![warn(missing_docs)]
 
 pub mod logbuf;
@@ -16,6 +21,7 @@ pub mod notify;
 pub mod outpipe;
 pub mod pidfile;
 pub mod sys;
+pub mod unitdir;
 
 pub mod args;
 pub mod control;

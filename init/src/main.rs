@@ -9,7 +9,7 @@
 //! own (0, 1, 2, 133: `docs/pid1.md`).
 
 use flotilla_init::args::{self, Args, Context};
-use flotilla_init::runtime::{console, Runtime};
+use flotilla_init::runtime::Runtime;
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::sys::Sys;
 use std::process::ExitCode;
@@ -38,8 +38,8 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let sys = RealSys::new();
-    let ctx = Context::from_env(false, None);
-    let settings = match args::resolve(&args, &ctx, |p| std::fs::read_to_string(p)) {
+    let ctx = Context::from_env(false, sys.geteuid() == 0, None);
+    let settings = match args::resolve(&args, &ctx, |p| args::read_config(&sys, p)) {
         Ok(s) => s,
         Err(errors) => {
             for e in errors {
@@ -49,17 +49,17 @@ fn main() -> ExitCode {
         }
     };
     if args.check {
-        return check::run(&settings);
+        return check::run(&sys, &settings);
     }
     let mut rt = match Runtime::new(sys, settings, false) {
         Ok(rt) => rt,
         Err(e) => {
-            console(&format!("init: {e}"));
+            sys.console(&format!("init: {e}"));
             return ExitCode::from(1);
         }
     };
     let exit = rt.run();
     rt.close();
-    console(&format!("init: {exit:?}: every unit stopped"));
+    sys.console(&format!("init: {exit:?}: every unit stopped"));
     ExitCode::SUCCESS
 }

@@ -4,44 +4,33 @@
 //! How the loop uses it:
 //!
 //! 1. [`NotifySocket::bind`] at a path it chooses, e.g.
-//!    `<runtime dir>/notify/<unit>`, once per unit (not per start); give the
-//!    child `NOTIFY_SOCKET=<path>`; register the socket with `mio` (it is an
-//!    [`mio::event::Source`], readable interest) under the unit's token.
-//! 2. On each readable event, [`NotifySocket::recv_all`]. Each
+//!    `<runtime dir>/notify/<n>`, once per unit (not per start), through
+//!    [`Sys::bind_notify_socket`]; give the child `NOTIFY_SOCKET=<path>`;
+//!    watch the socket ([`NotifySocket::as_raw_fd`]) under the unit's token.
+//! 2. On each readiness event, [`NotifySocket::recv_all`]. Each
 //!    [`Datagram`] carries the sender's PID (the kernel attaches it:
 //!    `SO_PASSCRED`, see `unix(7)`): check it is the unit's main PID, or one
 //!    of its processes, before believing `READY=1` — the socket is
 //!    world-writable so that units running as other users can reach it.
 //!    When [`Received::more`] is set the per-call bound was hit: call again
-//!    without waiting for an event (`mio` is edge-triggered).
-//! 3. Dropping the socket removes its path (if it is still this socket's).
+//!    without waiting for an event (watching is edge-triggered).
+//! 3. [`NotifySocket::close`] removes its path (if it is still this
+//!    socket's).
 //!
-//! Only file-system paths: no abstract namespace. A path must be absolute
-//! and at most [`MAX_PATH`] bytes: `sun_path` has 108 bytes, one of them
-//! for the terminating NUL. Descriptors sent along (`FDSTORE=1`) are not
-//! supported and are closed on receipt. Datagrams longer than
-//! [`MAX_DATAGRAM`] bytes are cut there; their last, incomplete line is
-//! dropped and [`Datagram::truncated`] is set.
+//! Descriptors sent along (`FDSTORE=1`) are not supported and are closed on
+//! receipt. Datagrams longer than [`MAX_DATAGRAM`] bytes are cut there;
+//! their last, incomplete line is dropped and [`Datagram::truncated`] is
+//! set.
 
-use std::io::{self, IoSliceMut};
+use std::io::IoSliceMut;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mio::unix::SourceFd;
-use mio::{Interest, Registry, Token};
 use nix::errno::Errno;
-use nix::sys::socket::{
-    bind, recvmsg, setsockopt, socket, sockopt, AddressFamily, ControlMessageOwned, MsgFlags,
-    SockFlag, SockType, UnixAddr, UnixCredentials,
-};
+use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixCredentials};
 
-use crate::sys::{Os, Pid};
-
-/// The longest socket path: 108 bytes of `sun_path` minus the NUL.
-pub const MAX_PATH: usize = 107;
+use crate::sys::{FileId, Os, Pid, Sys, SysError};
 
 /// The longest datagram read whole (systemd uses the same bound).
 pub const MAX_DATAGRAM: usize = 4096;
@@ -152,26 +141,15 @@ fn parse_line(line: &[u8]) -> NotifyMsg {
     })
 }
 
-/// A notify socket problem.
+/// A problem receiving on a notify socket.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotifyError {
-    /// The path cannot be a socket address.
-    #[error("notify socket {path}: {reason}")]
-    BadPath {
-        /// The path.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// Something exists at the path and is not a socket.
-    #[error("notify socket {0}: exists and is not a socket")]
-    NotASocket(PathBuf),
     /// A system call failed.
     #[error("notify socket {path}: {op}: {errno}")]
     Io {
         /// The path.
         path: PathBuf,
-        /// `socket`, `bind`, `recvmsg`, …
+        /// `recvmsg`.
         op: &'static str,
         /// The error.
         errno: Os,
@@ -206,69 +184,34 @@ pub struct Received {
 pub struct NotifySocket {
     fd: OwnedFd,
     path: PathBuf,
-    /// Device and inode of the socket file, to unlink only our own.
-    id: (u64, u64),
+    /// The socket file's identity, to remove only our own.
+    id: FileId,
     buf: Vec<u8>,
     cmsg: Vec<u8>,
     max_per_call: usize,
 }
 
 impl NotifySocket {
-    /// Creates the socket (`SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK`,
-    /// `SO_PASSCRED`) and binds it at `path`, replacing a stale socket
-    /// there; its mode is set to 0666.
-    pub fn bind(path: &Path) -> Result<NotifySocket, NotifyError> {
-        let bad = |reason: &str| NotifyError::BadPath {
-            path: path.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let io = |op: &'static str| {
-            move |e: Errno| NotifyError::Io {
-                path: path.to_owned(),
-                op,
-                errno: Os(e),
-            }
-        };
-        let bytes = path.as_os_str().as_bytes();
-        if bytes.len() > MAX_PATH {
-            return Err(bad(&format!("longer than {MAX_PATH} bytes")));
-        }
-        if bytes.contains(&0) {
-            return Err(bad("contains a NUL byte"));
-        }
-        if !path.is_absolute() {
-            return Err(bad("not an absolute path"));
-        }
-        match std::fs::symlink_metadata(path) {
-            Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
-                std::fs::remove_file(path).map_err(|e| io("unlink stale socket")(errno_of(&e)))?;
-            }
-            Ok(_) => return Err(NotifyError::NotASocket(path.to_owned())),
-            Err(_) => {}
-        }
-        let fd = socket(
-            AddressFamily::Unix,
-            SockType::Datagram,
-            SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
-            None,
-        )
-        .map_err(io("socket"))?;
-        setsockopt(&fd, sockopt::PassCred, &true).map_err(io("setsockopt SO_PASSCRED"))?;
-        let addr = UnixAddr::new(path).map_err(io("address"))?;
-        bind(fd.as_raw_fd(), &addr).map_err(io("bind"))?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))
-            .map_err(|e| io("chmod")(errno_of(&e)))?;
-        let meta = std::fs::symlink_metadata(path).map_err(|e| io("stat")(errno_of(&e)))?;
+    /// Binds a notify socket at the absolute `path` (see
+    /// [`Sys::bind_notify_socket`]).
+    pub fn bind(sys: &dyn Sys, path: &Path) -> Result<NotifySocket, SysError> {
+        let (fd, id) = sys.bind_notify_socket(path)?;
         Ok(NotifySocket {
             fd,
             path: path.to_owned(),
-            id: (meta.dev(), meta.ino()),
+            id,
             buf: vec![0; MAX_DATAGRAM],
             // Credentials plus the most descriptors one message can carry
             // (SCM_MAX_FD, 253), so the control data is never truncated.
             cmsg: nix::cmsg_space!(UnixCredentials, [RawFd; 253]),
             max_per_call: MAX_PER_CALL,
         })
+    }
+
+    /// Closes the socket and removes its path (if it is still this
+    /// socket's: a newer one may have been bound there since).
+    pub fn close(self, sys: &dyn Sys) {
+        sys.remove_socket(&self.path, self.id);
     }
 
     /// The path, for `NOTIFY_SOCKET`.
@@ -347,49 +290,9 @@ impl NotifySocket {
     }
 }
 
-fn errno_of(e: &io::Error) -> Errno {
-    Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))
-}
-
-impl Drop for NotifySocket {
-    fn drop(&mut self) {
-        // Unlink only if the path is still this socket (a newer socket may
-        // have been bound there since).
-        if let Ok(m) = std::fs::symlink_metadata(&self.path) {
-            if (m.dev(), m.ino()) == self.id {
-                let _ = std::fs::remove_file(&self.path);
-            }
-        }
-    }
-}
-
 impl AsRawFd for NotifySocket {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
-    }
-}
-
-impl mio::event::Source for NotifySocket {
-    fn register(
-        &mut self,
-        registry: &Registry,
-        token: Token,
-        interests: Interest,
-    ) -> io::Result<()> {
-        SourceFd(&self.fd.as_raw_fd()).register(registry, token, interests)
-    }
-
-    fn reregister(
-        &mut self,
-        registry: &Registry,
-        token: Token,
-        interests: Interest,
-    ) -> io::Result<()> {
-        SourceFd(&self.fd.as_raw_fd()).reregister(registry, token, interests)
-    }
-
-    fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
-        SourceFd(&self.fd.as_raw_fd()).deregister(registry)
     }
 }
 
@@ -397,6 +300,10 @@ impl mio::event::Source for NotifySocket {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+    use crate::sys::real::RealSys;
+    use nix::sys::socket::UnixAddr;
+    use std::io;
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::net::UnixDatagram;
 
     fn bv(key: &str, value: &str) -> NotifyMsg {
@@ -504,14 +411,14 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
 
     #[test]
     fn refuses_bad_paths() {
-        let long = format!("/tmp/{}", "x".repeat(MAX_PATH));
-        let err = NotifySocket::bind(Path::new(&long)).unwrap_err();
+        let long = format!("/tmp/{}", "x".repeat(107));
+        let err = NotifySocket::bind(&RealSys, Path::new(&long)).unwrap_err();
         assert!(err.to_string().contains("longer than 107 bytes"), "{err}");
-        assert!(NotifySocket::bind(Path::new("relative/sock")).is_err());
+        assert!(NotifySocket::bind(&RealSys, Path::new("relative/sock")).is_err());
         let file = tempfile::NamedTempFile::new().unwrap();
         assert_eq!(
-            NotifySocket::bind(file.path()).unwrap_err(),
-            NotifyError::NotASocket(file.path().to_owned())
+            NotifySocket::bind(&RealSys, file.path()).unwrap_err(),
+            SysError::NotASocket(file.path().to_owned())
         );
     }
 
@@ -519,7 +426,7 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
     fn receives_with_the_sender_pid() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("unit");
-        let mut sock = NotifySocket::bind(&path).unwrap();
+        let mut sock = NotifySocket::bind(&RealSys, &path).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o666);
         assert_eq!(sock.recv_all().unwrap(), Received::default());
@@ -543,7 +450,7 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
     fn bounded_per_call_and_truncation() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("unit");
-        let mut sock = NotifySocket::bind(&path).unwrap();
+        let mut sock = NotifySocket::bind(&RealSys, &path).unwrap();
         let tx = UnixDatagram::unbound().unwrap();
         // The kernel queues few datagrams per socket
         // (net.unix.max_dgram_qlen, 10 by default), so use a small bound.
@@ -569,7 +476,7 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
         use nix::sys::socket::{sendmsg, ControlMessage};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("unit");
-        let mut sock = NotifySocket::bind(&path).unwrap();
+        let mut sock = NotifySocket::bind(&RealSys, &path).unwrap();
         let tx = UnixDatagram::unbound().unwrap();
         let (r, _w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
         let fds = [r.as_raw_fd()];
@@ -608,21 +515,21 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
     }
 
     #[test]
-    fn drop_removes_only_its_own_path() {
+    fn close_removes_only_its_own_path() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("unit");
-        let old = NotifySocket::bind(&path).unwrap();
-        let new = NotifySocket::bind(&path).unwrap();
-        drop(old);
+        let old = NotifySocket::bind(&RealSys, &path).unwrap();
+        let new = NotifySocket::bind(&RealSys, &path).unwrap();
+        old.close(&RealSys);
         assert!(path.exists());
-        drop(new);
+        new.close(&RealSys);
         assert!(!path.exists());
     }
 
     #[test]
     fn socket_is_close_on_exec() {
         let dir = tempfile::tempdir().unwrap();
-        let sock = NotifySocket::bind(&dir.path().join("s")).unwrap();
+        let sock = NotifySocket::bind(&RealSys, &dir.path().join("s")).unwrap();
         // SAFETY: a valid descriptor we own.
         let flags = unsafe { libc::fcntl(sock.as_raw_fd(), libc::F_GETFD) };
         assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);

@@ -9,18 +9,18 @@
 //! How the loop uses an [`OutPipe`]:
 //!
 //! 1. [`OutPipe::new`] before the spawn; pass [`OutPipe::stdio`] as the
-//!    request's stdout or stderr; register the pipe with `mio` (it is an
-//!    [`mio::event::Source`], readable interest) under the unit's token.
+//!    request's stdout or stderr; watch the read end
+//!    ([`OutPipe::as_raw_fd`], [`crate::sys::Sys::watch`]) under a token.
 //! 2. After the spawn, [`OutPipe::close_writer`]: the init must not keep the
 //!    write end, or EOF never comes.
 //! 3. On each readable event, [`OutPipe::drain`] with a sink that stores the
 //!    lines (in [`crate::logbuf::LogBuf`]) and runs `ready-grep`. It reads at
 //!    most [`READ_BUDGET`] bytes per call so that one flooding unit cannot
-//!    starve the others. `mio` is edge-triggered: when `drain` returns
+//!    starve the others. Watching is edge-triggered: when `drain` returns
 //!    [`Drained::More`] no new event will come for what is already in the
 //!    pipe, so the loop must call `drain` again itself (after serving the
 //!    other ready sources). [`Drained::Closed`] means every writer is gone
-//!    (the unit and whatever inherited its stdout): deregister and drop.
+//!    (the unit and whatever inherited its stdout): unwatch and drop.
 //!
 //! Lines longer than [`MAX_LINE`] bytes are cut into pieces of that size,
 //! each piece but the last marked [`Line::cut`]: nothing is lost, and
@@ -32,11 +32,8 @@
 //! never dropped.
 
 use std::fmt;
-use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
-use mio::unix::SourceFd;
-use mio::{Interest, Registry, Token};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
@@ -222,30 +219,6 @@ impl AsRawFd for OutPipe {
     /// The read end.
     fn as_raw_fd(&self) -> RawFd {
         self.reader.as_raw_fd()
-    }
-}
-
-impl mio::event::Source for OutPipe {
-    fn register(
-        &mut self,
-        registry: &Registry,
-        token: Token,
-        interests: Interest,
-    ) -> io::Result<()> {
-        SourceFd(&self.reader.as_raw_fd()).register(registry, token, interests)
-    }
-
-    fn reregister(
-        &mut self,
-        registry: &Registry,
-        token: Token,
-        interests: Interest,
-    ) -> io::Result<()> {
-        SourceFd(&self.reader.as_raw_fd()).reregister(registry, token, interests)
-    }
-
-    fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
-        SourceFd(&self.reader.as_raw_fd()).deregister(registry)
     }
 }
 
@@ -549,25 +522,5 @@ mod tests {
         let wr = unsafe { libc::fcntl(pipe.writer().unwrap().as_raw_fd(), libc::F_GETFL) };
         assert_ne!(rd & libc::O_NONBLOCK, 0);
         assert_eq!(wr & libc::O_NONBLOCK, 0);
-    }
-
-    #[test]
-    fn registers_with_mio() {
-        let mut poll = mio::Poll::new().unwrap();
-        let mut pipe = OutPipe::new(Stream::Stdout).unwrap();
-        poll.registry()
-            .register(&mut pipe, Token(7), Interest::READABLE)
-            .unwrap();
-        let mut w = std::fs::File::from(pipe.writer.take().unwrap());
-        w.write_all(b"ping\n").unwrap();
-        let mut events = mio::Events::with_capacity(4);
-        poll.poll(&mut events, Some(std::time::Duration::from_secs(5)))
-            .unwrap();
-        assert!(events
-            .iter()
-            .any(|e| e.token() == Token(7) && e.is_readable()));
-        let (got, _) = collect(&mut pipe);
-        assert_eq!(got.len(), 1);
-        poll.registry().deregister(&mut pipe).unwrap();
     }
 }

@@ -19,12 +19,11 @@
 //!   an orderly final sequence.
 //! - [`main`]: the whole life of PID 1, called by `main.rs`.
 //!
-//! System calls go through [`Sys`] (mounts, kills, reaping, `reboot(2)`);
-//! the few things `Sys` does not cover (file descriptors 0-2, directories,
-//! `/proc/self`, "is any child left", waiting for signals) go through the
-//! small [`Host`] trait, so that every step here is unit-tested with
-//! [`crate::sys::fake::FakeSys`] and a fake host, and nothing in a test run
-//! on the host mounts, kills or reboots anything.
+//! Every system call goes through [`Sys`] (mounts, kills, reaping,
+//! descriptors 0-2, directories, `/proc/self`, waiting for signals,
+//! `reboot(2)`), so that every step here is unit-tested with
+//! [`crate::sys::fake::FakeSys`], and nothing in a test run on the host
+//! mounts, kills or reboots anything.
 //!
 //! # Machine or container
 //!
@@ -37,12 +36,12 @@
 //! does. So: success means a machine, `EINVAL` or `EPERM` a container, and
 //! anything else a machine (the safe side: a machine's PID 1 never exits).
 
-use crate::args::{self, Args, Context, Settings};
-use crate::runtime::{console, Exit, Runtime};
+use crate::args::{self, Args, ConfigReadError, Context, Settings};
+use crate::runtime::{Exit, Runtime};
 use crate::sys::real::RealSys;
 use crate::sys::{
-    mountinfo, Env, Errno, MountRequest, MsFlags, Os, Pid, RebootCmd, SpawnRequest, Stdio, Sys,
-    SysError, MOUNTINFO_MAX,
+    mountinfo, Env, Errno, Event, MountRequest, MsFlags, Os, Pid, RebootCmd, SpawnRequest, Stdio,
+    Sys, SysError, MOUNTINFO_MAX,
 };
 use flotilla_units::protocol::ShutdownKind;
 use flotilla_units::time::Instant;
@@ -78,28 +77,6 @@ pub enum Place {
     Machine,
     /// Another PID namespace: the init ends by exiting.
     Container,
-}
-
-/// What PID 1 needs besides [`Sys`]: descriptors, directories, signals.
-pub trait Host {
-    /// Whether descriptor `fd` (0, 1 or 2) is open.
-    fn fd_open(&self, fd: i32) -> bool;
-    /// Opens `/dev/console` onto every closed descriptor of 0, 1 and 2.
-    fn open_console(&mut self) -> Result<(), String>;
-    /// Creates a directory (and its parents); an existing one is fine.
-    fn mkdir(&mut self, path: &Path) -> Result<(), String>;
-    /// Where `/proc/self` points (`"1"` when `/proc` is our namespace's).
-    fn proc_self(&self) -> Option<String>;
-    /// Whether the init has any child left, dead or alive (`waitid(2)`
-    /// without reaping). As PID 1 every process of the namespace but
-    /// kernel threads descends from it, so `false` means none is left.
-    fn children_left(&self) -> bool;
-    /// Waits until a signal arrives or `timeout` passes (`None`: no limit)
-    /// and returns the signals received (empty on time-out).
-    fn wait_signals(&mut self, timeout: Option<Duration>) -> Vec<i32>;
-    /// Sets `PATH` to [`crate::sys::env::DEFAULT_PATH`] when it is unset
-    /// (the kernel starts init without one).
-    fn ensure_path(&mut self);
 }
 
 /// One API file system.
@@ -188,10 +165,11 @@ pub fn detect_place(cad: &Result<(), SysError>) -> (Place, String) {
 /// (`/proc/self` is not `1`), the container shares its mounts with its
 /// parent, so nothing is mounted at all: a mount there would cover the
 /// parent's directories.
-pub fn mount_missing<S: Sys, H: Host>(sys: &S, host: &mut H, place: Place) -> Vec<String> {
+pub fn mount_missing(sys: &dyn Sys, place: Place) -> Vec<String> {
     let mut lines = Vec::new();
     if place == Place::Container {
-        if let Some(link) = host.proc_self().filter(|l| l != "1") {
+        let link = sys.read_link(Path::new("/proc/self")).ok();
+        if let Some(link) = link.map(|l| l.display().to_string()).filter(|l| l != "1") {
             lines.push(format!(
                 "init: /proc shows another PID namespace (/proc/self -> {link}): \
                  the mounts are shared with the parent; mounting nothing"
@@ -213,8 +191,8 @@ pub fn mount_missing<S: Sys, H: Host>(sys: &S, host: &mut H, place: Place) -> Ve
                 continue;
             }
         }
-        if let Err(e) = host.mkdir(target) {
-            lines.push(format!("init: mkdir {}: {e}", m.target));
+        if let Err(e) = sys.create_dir_all(target) {
+            lines.push(format!("init: {e}"));
         }
         let req = MountRequest {
             source: Some(m.fstype),
@@ -244,20 +222,20 @@ pub fn hostname_of(text: &[u8]) -> Option<String> {
 
 /// PID 1's start-up, before the loop: console, place, mounts, hostname,
 /// `PATH`. Prints its console lines and returns where it runs.
-pub fn boot<S: Sys, H: Host>(sys: &S, host: &mut H) -> Place {
+pub fn boot(sys: &dyn Sys) -> Place {
     let mut lines = Vec::new();
-    let mut stdio_missing = (0..3).any(|fd| !host.fd_open(fd));
-    if stdio_missing && host.open_console().is_ok() {
+    let mut stdio_missing = (0..3).any(|fd| !sys.stdio_open(fd));
+    if stdio_missing && sys.open_console().is_ok() {
         stdio_missing = false;
     }
     // Ctrl-Alt-Del sends SIGINT instead of rebooting at once; the same call
     // tells a machine from a container.
     let cad = sys.set_cad_disabled();
     let (place, why) = detect_place(&cad);
-    lines.extend(mount_missing(sys, host, place));
+    lines.extend(mount_missing(sys, place));
     if stdio_missing {
         // devtmpfs is mounted now: /dev/console exists.
-        if let Err(e) = host.open_console() {
+        if let Err(e) = sys.open_console() {
             lines.push(format!("init: no console: {e}"));
         }
     }
@@ -265,12 +243,12 @@ pub fn boot<S: Sys, H: Host>(sys: &S, host: &mut H) -> Place {
         Place::Machine => "on a machine",
         Place::Container => "in a container",
     };
-    console(&format!(
+    sys.console(&format!(
         "init: flotilla {} as PID 1 {where_}: {why}",
         env!("CARGO_PKG_VERSION")
     ));
     for l in &lines {
-        console(l);
+        sys.console(l);
     }
     // A container's hostname belongs to its runtime (and a PID namespace
     // may share the host's UTS namespace): only a machine sets it.
@@ -278,19 +256,19 @@ pub fn boot<S: Sys, H: Host>(sys: &S, host: &mut H) -> Place {
         match sys.read_file_limited(Path::new("/etc/hostname"), 4096) {
             Ok(text) => match hostname_of(&text) {
                 Some(name) => match sys.sethostname(&name) {
-                    Ok(()) => console(&format!("init: hostname {name}")),
-                    Err(e) => console(&format!("init: {e}")),
+                    Ok(()) => sys.console(&format!("init: hostname {name}")),
+                    Err(e) => sys.console(&format!("init: {e}")),
                 },
-                None => console("init: /etc/hostname names no host; hostname unchanged"),
+                None => sys.console("init: /etc/hostname names no host; hostname unchanged"),
             },
             Err(SysError::Read {
                 errno: Os(Errno::ENOENT),
                 ..
             }) => {}
-            Err(e) => console(&format!("init: {e}")),
+            Err(e) => sys.console(&format!("init: {e}")),
         }
     }
-    host.ensure_path();
+    sys.set_default_path();
     place
 }
 
@@ -324,7 +302,7 @@ fn verb(kind: ShutdownKind) -> (&'static str, RebootCmd) {
 }
 
 /// Reaps every terminated child; returns the PIDs reaped.
-fn reap_all<S: Sys>(sys: &S) -> Vec<(Pid, crate::sys::ExitStatus)> {
+fn reap_all(sys: &dyn Sys) -> Vec<(Pid, crate::sys::ExitStatus)> {
     let mut out = Vec::new();
     // Bounded: a process table holds at most PID_MAX_LIMIT entries.
     for _ in 0..(1 << 22) {
@@ -338,18 +316,24 @@ fn reap_all<S: Sys>(sys: &S) -> Vec<(Pid, crate::sys::ExitStatus)> {
 
 /// Reaps until no child is left (`true`) or `limit` has passed (`false`),
 /// waking on each SIGCHLD rather than sleeping.
-pub fn wait_until_gone<S: Sys, H: Host>(sys: &S, host: &mut H, limit: Duration) -> bool {
+pub fn wait_until_gone(sys: &dyn Sys, limit: Duration) -> bool {
     let deadline = sys.monotonic_now().after(limit);
+    let mut events = Vec::new();
     loop {
         reap_all(sys);
-        if !host.children_left() {
+        if !sys.children_left() {
             return true;
         }
         let now = sys.monotonic_now();
         if now >= deadline {
             return false;
         }
-        host.wait_signals(Some(deadline.since(now)));
+        events.clear();
+        if sys.wait(&mut events, Some(deadline.since(now))).is_err() {
+            // No event queue (out of descriptors): nothing to wait on but
+            // the deadline; give up waiting rather than spin.
+            return !sys.children_left();
+        }
     }
 }
 
@@ -364,7 +348,7 @@ fn is_api(mount_point: &Path) -> bool {
 /// Unmounts what can be, newest first, and remounts read-only what cannot
 /// (the root among them); `/proc`, `/sys` and `/dev` stay. Returns the
 /// console lines.
-pub fn unmount_all<S: Sys>(sys: &S) -> Vec<String> {
+pub fn unmount_all(sys: &dyn Sys) -> Vec<String> {
     let mut lines = Vec::new();
     let text = match sys.read_file_limited(Path::new("/proc/self/mountinfo"), MOUNTINFO_MAX) {
         Ok(t) => t,
@@ -407,43 +391,42 @@ pub fn unmount_all<S: Sys>(sys: &S) -> Vec<String> {
 /// unmounting and `reboot(2)`. In a container it returns `Ok` after the
 /// kills (the caller exits); on a machine it returns only if `reboot(2)`
 /// failed.
-pub fn final_sequence<S: Sys, H: Host>(
-    sys: &S,
-    host: &mut H,
+pub fn final_sequence(
+    sys: &dyn Sys,
     kind: ShutdownKind,
     place: Place,
     grace: Duration,
 ) -> Result<(), SysError> {
     let t0 = sys.monotonic_now();
     reap_all(sys);
-    if host.children_left() {
-        console("init: sending SIGTERM to every remaining process");
+    if sys.children_left() {
+        sys.console("init: sending SIGTERM to every remaining process");
         if let Err(e) = sys.kill_all(libc::SIGTERM) {
-            console(&format!("init: {e}"));
+            sys.console(&format!("init: {e}"));
         }
         // A stopped process acts on SIGTERM only once continued.
         let _ = sys.kill_all(libc::SIGCONT);
-        if wait_until_gone(sys, host, grace) {
-            console(&format!(
+        if wait_until_gone(sys, grace) {
+            sys.console(&format!(
                 "init: every process exited after SIGTERM ({} ms)",
                 sys.monotonic_now().since(t0).as_millis()
             ));
         } else {
-            console(&format!(
+            sys.console(&format!(
                 "init: processes left after {} ms: sending SIGKILL",
                 grace.as_millis()
             ));
             if let Err(e) = sys.kill_all(libc::SIGKILL) {
-                console(&format!("init: {e}"));
+                sys.console(&format!("init: {e}"));
             }
-            if wait_until_gone(sys, host, KILL_WAIT) {
-                console("init: every process exited after SIGKILL");
+            if wait_until_gone(sys, KILL_WAIT) {
+                sys.console("init: every process exited after SIGKILL");
             } else {
-                console("init: processes survive SIGKILL (stuck in the kernel?); going on");
+                sys.console("init: processes survive SIGKILL (stuck in the kernel?); going on");
             }
         }
     } else {
-        console("init: no process left");
+        sys.console("init: no process left");
     }
     if place == Place::Container {
         // The container's mounts and its page cache belong to its runtime
@@ -451,14 +434,14 @@ pub fn final_sequence<S: Sys, H: Host>(
         // flush the whole host.
         return Ok(());
     }
-    console("init: syncing file systems");
+    sys.console("init: syncing file systems");
     sys.sync();
     for l in unmount_all(sys) {
-        console(&l);
+        sys.console(&l);
     }
     sys.sync();
     let (word, cmd) = verb(kind);
-    console(&format!("init: {word}"));
+    sys.console(&format!("init: {word}"));
     sys.reboot(cmd)
 }
 
@@ -482,7 +465,7 @@ pub enum Step {
 
 impl Emergency {
     /// No shell yet; the first starts at once.
-    pub fn new<S: Sys>(sys: &S, shell_path: &str) -> Emergency {
+    pub fn new(sys: &dyn Sys, shell_path: &str) -> Emergency {
         Emergency {
             shell: None,
             next_start: sys.monotonic_now(),
@@ -498,7 +481,7 @@ impl Emergency {
 
     /// Handles `signals`, reaps, (re)starts the shell when due; returns
     /// what to do next.
-    pub fn step<S: Sys>(&mut self, sys: &S, place: Place, signals: &[i32]) -> Step {
+    pub fn step(&mut self, sys: &dyn Sys, place: Place, signals: &[i32]) -> Step {
         for &s in signals {
             match s {
                 libc::SIGTERM | libc::SIGPWR => return Step::Shutdown(ShutdownKind::Poweroff),
@@ -511,7 +494,7 @@ impl Emergency {
         for (pid, status) in reap_all(sys) {
             if let Some((shell, started)) = self.shell {
                 if pid == shell {
-                    console(&format!("init: emergency shell {pid} {status}"));
+                    sys.console(&format!("init: emergency shell {pid} {status}"));
                     self.shell = None;
                     // A shell that lasted is restarted at once; one that
                     // dies at start (no terminal, no input) backs off.
@@ -535,14 +518,14 @@ impl Emergency {
                 .stderr(Stdio::Inherit);
             match sys.spawn(&req) {
                 Ok(pid) => {
-                    console(&format!(
+                    sys.console(&format!(
                         "init: emergency shell {} started (pid {pid})",
                         self.shell_path
                     ));
                     self.shell = Some((pid, now));
                 }
                 Err(e) => {
-                    console(&format!("init: emergency shell: {e}"));
+                    sys.console(&format!("init: emergency shell: {e}"));
                     self.next_start = now.after(self.delay);
                     self.delay = (self.delay * 2).min(Duration::from_secs(60));
                 }
@@ -560,152 +543,47 @@ impl Emergency {
 /// [`sigint_kind`]) runs the final sequence. On a machine it never returns
 /// (if `reboot(2)` fails it carries on as before); in a container it exits
 /// with [`EXIT_EMERGENCY`] after the final sequence.
-pub fn emergency<S: Sys, H: Host>(sys: &S, host: &mut H, place: Place, why: &str) -> ! {
-    console(&format!("init: EMERGENCY: {why}"));
-    console(
+pub fn emergency(sys: &dyn Sys, place: Place, why: &str) -> ! {
+    sys.console(&format!("init: EMERGENCY: {why}"));
+    sys.console(
         "init: emergency mode: reaping orphans, a shell on the console; \
          SIGTERM or SIGPWR powers off, SIGINT reboots (a container exits)",
     );
+    if let Err(e) = sys.open_events() {
+        sys.console(&format!("init: {e}; signals cannot be waited for"));
+    }
     let mut em = Emergency::new(sys, EMERGENCY_SHELL);
     let mut signals = Vec::new();
+    let mut events = Vec::new();
     loop {
         match em.step(sys, place, &signals) {
-            Step::Wait(t) => signals = host.wait_signals(t),
+            Step::Wait(t) => {
+                events.clear();
+                signals.clear();
+                if sys.wait(&mut events, t).is_err() {
+                    // No event queue: look again after a bounded pause,
+                    // as if a child had exited.
+                    std::thread::sleep(Duration::from_millis(100));
+                    signals.push(libc::SIGCHLD);
+                }
+                signals.extend(events.iter().filter_map(|e| match e {
+                    Event::Signal(s) => Some(*s),
+                    Event::Ready(_) => None,
+                }));
+            }
             Step::Shutdown(kind) => {
-                console(&format!("init: emergency: {}", verb(kind).0));
-                match final_sequence(sys, host, kind, place, GRACE) {
+                sys.console(&format!("init: emergency: {}", verb(kind).0));
+                match final_sequence(sys, kind, place, GRACE) {
                     Ok(()) => {
-                        console(&format!("init: exiting with status {EXIT_EMERGENCY}"));
+                        sys.console(&format!("init: exiting with status {EXIT_EMERGENCY}"));
                         std::process::exit(i32::from(EXIT_EMERGENCY));
                     }
                     Err(e) => {
-                        console(&format!("init: {e}; staying in emergency mode"));
+                        sys.console(&format!("init: {e}; staying in emergency mode"));
                         signals = Vec::new();
                     }
                 }
             }
-        }
-    }
-}
-
-/// The real [`Host`].
-#[derive(Debug, Default)]
-pub struct RealHost {
-    sigfd: Option<nix::sys::signalfd::SignalFd>,
-}
-
-impl RealHost {
-    /// A host; its signalfd is made at the first wait.
-    pub fn new() -> RealHost {
-        RealHost { sigfd: None }
-    }
-
-    fn signalfd(&mut self) -> Option<&nix::sys::signalfd::SignalFd> {
-        use nix::sys::signal::{SigSet, Signal};
-        use nix::sys::signalfd::{SfdFlags, SignalFd};
-        if self.sigfd.is_none() {
-            let mut set = SigSet::empty();
-            for s in [
-                Signal::SIGCHLD,
-                Signal::SIGTERM,
-                Signal::SIGINT,
-                Signal::SIGHUP,
-                Signal::SIGQUIT,
-                Signal::SIGUSR1,
-                Signal::SIGUSR2,
-                Signal::SIGPWR,
-            ] {
-                set.add(s);
-            }
-            if set.thread_block().is_ok() {
-                self.sigfd =
-                    SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC).ok();
-            }
-        }
-        self.sigfd.as_ref()
-    }
-}
-
-impl Host for RealHost {
-    fn fd_open(&self, fd: i32) -> bool {
-        // SAFETY: fcntl(F_GETFD) only queries the descriptor table.
-        unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
-    }
-
-    fn open_console(&mut self) -> Result<(), String> {
-        let path = c"/dev/console";
-        // Not close-on-exec: the descriptor becomes 0, 1 or 2, which
-        // children inherit.
-        // SAFETY: a valid NUL-terminated path.
-        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NOCTTY) };
-        if fd < 0 {
-            return Err(format!("/dev/console: {}", Os(Errno::last())));
-        }
-        for target in 0..3 {
-            if target != fd && !self.fd_open(target) {
-                // SAFETY: both descriptors are valid numbers.
-                unsafe { libc::dup2(fd, target) };
-            }
-        }
-        if fd > 2 {
-            // SAFETY: `fd` is ours.
-            unsafe { libc::close(fd) };
-        }
-        Ok(())
-    }
-
-    fn mkdir(&mut self, path: &Path) -> Result<(), String> {
-        std::fs::create_dir_all(path).map_err(|e| e.to_string())
-    }
-
-    fn proc_self(&self) -> Option<String> {
-        std::fs::read_link("/proc/self")
-            .ok()
-            .map(|p| p.display().to_string())
-    }
-
-    fn children_left(&self) -> bool {
-        use nix::sys::wait::{waitid, Id, WaitPidFlag};
-        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-        !matches!(waitid(Id::All, flags), Err(Errno::ECHILD))
-    }
-
-    fn wait_signals(&mut self, timeout: Option<Duration>) -> Vec<i32> {
-        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        use std::os::fd::AsFd;
-        let t = match timeout {
-            None => PollTimeout::NONE,
-            // Rounded up, so that a deadline is not missed by a fraction.
-            Some(d) => PollTimeout::try_from(d.as_millis().saturating_add(1).min(60_000))
-                .unwrap_or(PollTimeout::MAX),
-        };
-        let Some(fd) = self.signalfd() else {
-            // No signalfd (cannot happen short of running out of
-            // descriptors): wait a bounded while, then look again.
-            std::thread::sleep(
-                timeout
-                    .unwrap_or(Duration::from_millis(100))
-                    .min(Duration::from_millis(100)),
-            );
-            return vec![libc::SIGCHLD];
-        };
-        let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-        let _ = poll(&mut fds, t);
-        let mut out = Vec::new();
-        for _ in 0..1024 {
-            match fd.read_signal() {
-                Ok(Some(info)) => out.push(i32::try_from(info.ssi_signo).unwrap_or(0)),
-                Ok(None) => break,
-                Err(Errno::EINTR) => continue,
-                Err(_) => break,
-            }
-        }
-        out
-    }
-
-    fn ensure_path(&mut self) {
-        if std::env::var_os("PATH").is_none() {
-            std::env::set_var("PATH", crate::sys::env::DEFAULT_PATH);
         }
     }
 }
@@ -718,7 +596,7 @@ impl Host for RealHost {
 pub fn install_panic_hook(place: Place) {
     std::panic::set_hook(Box::new(move |info| {
         let why = format!("internal error: {info}");
-        emergency(&RealSys::new(), &mut RealHost::new(), place, &why);
+        emergency(&RealSys::new(), place, &why);
     }));
 }
 
@@ -734,27 +612,26 @@ pub fn install_panic_hook(place: Place) {
 /// command line is the host's and is not read.
 pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     let sys = RealSys::new();
-    let mut host = RealHost::new();
-    let place = boot(&sys, &mut host);
+    let place = boot(&sys);
     install_panic_hook(place);
     let mut args = match Args::parse(argv) {
         Ok(a) => a,
         Err(e) => {
-            console(&format!("init: ignoring the arguments: {e}"));
+            sys.console(&format!("init: ignoring the arguments: {e}"));
             Args::default()
         }
     };
     if args.help || args.version || args.check {
-        console("init: --help, --version and --check are ignored as PID 1");
+        sys.console("init: --help, --version and --check are ignored as PID 1");
         args.help = false;
         args.version = false;
         args.check = false;
     }
-    let settings = match settings(&args, place) {
+    let settings = match settings(&sys, &args, place) {
         Ok(s) => s,
-        Err(e) => emergency(&sys, &mut host, place, &e),
+        Err(e) => emergency(&sys, place, &e),
     };
-    console(&format!(
+    sys.console(&format!(
         "init: target {}, units {}, control {}",
         settings.target,
         settings.units_dir.display(),
@@ -762,15 +639,15 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     ));
     let mut rt = match Runtime::new(sys, settings, true) {
         Ok(rt) => rt,
-        Err(e) => emergency(&sys, &mut host, place, &e),
+        Err(e) => emergency(&sys, place, &e),
     };
     rt.set_sigint(sigint_kind(place));
     let Exit::Shutdown(kind) = rt.run();
     let failed = rt.failed_at_shutdown();
     rt.close();
     drop(rt);
-    console("init: every unit stopped");
-    match final_sequence(&sys, &mut host, kind, place, GRACE) {
+    sys.console("init: every unit stopped");
+    match final_sequence(&sys, kind, place, GRACE) {
         Ok(()) => {
             let code = container_exit_status(kind, failed);
             let why = match (kind, failed) {
@@ -778,36 +655,37 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
                 (_, true) => "the target or a required unit had failed",
                 (_, false) => "orderly shutdown",
             };
-            console(&format!("init: exiting with status {code} ({why})"));
+            sys.console(&format!("init: exiting with status {code} ({why})"));
             ExitCode::from(code)
         }
-        Err(e) => emergency(&sys, &mut host, place, &format!("{e}")),
+        Err(e) => emergency(&sys, place, &format!("{e}")),
     }
 }
 
 /// The settings as PID 1 resolves them; a bad config file is reported and
 /// left out rather than stopping the boot.
-fn settings(args: &Args, place: Place) -> Result<Settings, String> {
+fn settings(sys: &dyn Sys, args: &Args, place: Place) -> Result<Settings, String> {
     let cmdline = match place {
-        Place::Machine => std::fs::read_to_string("/proc/cmdline").ok(),
+        Place::Machine => sys
+            .read_file_limited(Path::new("/proc/cmdline"), 64 * 1024)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned()),
         Place::Container => None,
     };
-    let ctx = Context::from_env(true, cmdline);
-    match args::resolve(args, &ctx, |p| std::fs::read_to_string(p)) {
+    let ctx = Context::from_env(true, sys.geteuid() == 0, cmdline);
+    match args::resolve(args, &ctx, |p| args::read_config(sys, p)) {
         Ok(s) => Ok(s),
         Err(errors) => {
             for e in &errors {
-                console(&format!("init: {e}"));
+                sys.console(&format!("init: {e}"));
             }
-            console("init: ignoring the config file");
+            sys.console("init: ignoring the config file");
             let no_config = Args {
                 config: None,
                 ..args.clone()
             };
-            args::resolve(&no_config, &ctx, |_| {
-                Err(std::io::Error::from(std::io::ErrorKind::NotFound))
-            })
-            .map_err(|errors| errors.join("; "))
+            args::resolve(&no_config, &ctx, |_| Err(ConfigReadError::NotFound))
+                .map_err(|errors| errors.join("; "))
         }
     }
 }

@@ -1,22 +1,21 @@
 //! A client of the init's control socket: newline-delimited JSON
 //! (`flotilla_units::protocol`, `docs/control-protocol.md`).
 //!
-//! [`Client`] sends typed requests or raw lines (for bad-input tests) and
-//! reads reply lines with a deadline. Replies are read as JSON values first,
-//! so that a test can check the exact keys of the wire, and decoded into the
-//! protocol types when it wants them.
+//! [`Client`] is the shared client (`flotilla_client`) that panics on what
+//! a test does not expect: it sends typed requests or raw lines (for
+//! bad-input tests) and reads reply lines with a deadline. Replies are read
+//! as JSON values first, so that a test can check the exact keys of the
+//! wire, and decoded into the protocol types when it wants them.
 
-use flotilla_units::protocol::{Envelope, Reply, Request, SystemStatus, UnitStatus};
-use std::io::{self, Read, Write};
-use std::os::unix::net::UnixStream;
+use flotilla_client::{Connection, Error};
+use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
+use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// One connection to the init.
 pub struct Client {
-    stream: UnixStream,
-    buf: Vec<u8>,
-    eof: bool,
+    conn: Connection,
 }
 
 /// Why [`Client::recv_value`] got no line.
@@ -31,70 +30,41 @@ pub enum RecvError {
 impl Client {
     /// Connects to the socket at `path`.
     pub fn connect(path: &Path) -> io::Result<Client> {
-        let stream = UnixStream::connect(path)?;
         Ok(Client {
-            stream,
-            buf: Vec::new(),
-            eof: false,
+            conn: Connection::connect(path)?,
         })
     }
 
     /// Sends one request (the envelope carries this crate's version).
     pub fn send(&mut self, request: Request) {
-        let mut line = serde_json::to_vec(&Envelope::new(request)).expect("encode request");
-        line.push(b'\n');
-        self.send_raw(&line);
+        self.conn
+            .send(request)
+            .unwrap_or_else(|e| panic!("write to the control socket: {e}"));
     }
 
     /// Sends bytes as they are (they should end with a newline).
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream
-            .write_all(bytes)
-            .expect("write to the control socket");
+        self.try_send_raw(bytes)
+            .unwrap_or_else(|e| panic!("write to the control socket: {e}"));
     }
 
     /// Tries to send bytes; the init may close the connection meanwhile.
     pub fn try_send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.stream.write_all(bytes)
+        Ok(self.conn.send_raw(bytes)?)
     }
 
     /// The next reply line as JSON, waiting until `deadline`.
     pub fn recv_value(&mut self, deadline: Instant) -> Result<serde_json::Value, RecvError> {
-        loop {
-            if let Some(nl) = self.buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.buf.drain(..=nl).collect();
-                return Ok(serde_json::from_slice(&line[..nl]).unwrap_or_else(|e| {
-                    panic!(
-                        "the init sent a line that is not JSON ({e}): {}",
-                        String::from_utf8_lossy(&line)
-                    )
-                }));
-            }
-            if self.eof {
-                return Err(RecvError::Eof);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(RecvError::Timeout);
-            }
-            let left = (deadline - now).max(Duration::from_millis(1));
-            self.stream
-                .set_read_timeout(Some(left))
-                .expect("set_read_timeout");
-            let mut chunk = [0u8; 65536];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => self.eof = true,
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
-                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => self.eof = true,
-                Err(e) => panic!("read from the control socket: {e}"),
-            }
+        match self.conn.recv_line(Some(deadline)) {
+            Ok(line) => Ok(serde_json::from_slice(&line).unwrap_or_else(|e| {
+                panic!(
+                    "the init sent a line that is not JSON ({e}): {}",
+                    String::from_utf8_lossy(&line)
+                )
+            })),
+            Err(Error::TimedOut) => Err(RecvError::Timeout),
+            Err(Error::Closed { .. }) => Err(RecvError::Eof),
+            Err(e) => panic!("read from the control socket: {e}"),
         }
     }
 

@@ -763,6 +763,21 @@ fn transient_sets() {
         ),
         "{r:?}"
     );
+    // An invalid field is an error naming the unit and the field.
+    let mut grep = transient("grep.service", &["true"]);
+    grep.ready_grep = Some("a(b".into());
+    match apply(&init, "cluster", vec![grep]) {
+        Reply::Error { code, details, .. } => {
+            assert_eq!(code, ErrorCode::Invalid);
+            assert!(
+                details
+                    .iter()
+                    .any(|d| d.starts_with("grep.service: `ready-grep`: `a(b`:")),
+                "{details:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(pid(&init.status(), "web.service"), web0, "nothing changed");
 
     // Remove the set: everything in it stops.

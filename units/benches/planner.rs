@@ -204,8 +204,8 @@ impl World {
                         _ => self.exit(p, pid, ExitStatus::Code(0)),
                     }
                 }
-                Action::Kill { pid, signal, .. } => {
-                    self.exit(p, pid, ExitStatus::Signal(signal.0));
+                Action::Kill { whom, signal, .. } => {
+                    self.exit(p, whom.pid(), ExitStatus::Signal(signal.0));
                 }
                 Action::ReadPidfile { unit, .. } => {
                     self.feed(

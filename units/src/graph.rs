@@ -9,6 +9,13 @@
 //! nobody provides (a warning). [`Graph::build`] is lenient and leaves bad
 //! units out (boot: the rest of the system still comes up);
 //! [`Graph::build_strict`] refuses the whole set on any error (reload).
+//!
+//! The graph keeps the adjacency once, flat: each unit's dependencies
+//! ([`Graph::deps`]) and each unit's dependents ([`Graph::dependents`]), in
+//! one array each, so that the planner's walks over them read a few bytes
+//! per edge. A dependency's target name is not copied: it is the entry of
+//! the unit's `depends-on`, `depends-ms` or `waits-for` list
+//! ([`Graph::dep_target`]).
 
 use crate::diag::{Diagnostic, Pos};
 use crate::spec::{Origin, UnitSpec};
@@ -27,13 +34,34 @@ impl UnitId {
     }
 }
 
-/// One dependency of a unit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dep {
+/// One dependency of a unit: its kind and the unit providing its target
+/// (none when no unit provides it: a missing target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    /// The kind.
+    pub kind: DepKind,
+    /// The unit providing the target, if any.
+    pub provider: Option<UnitId>,
+}
+
+/// One dependency seen from its provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dependent {
+    /// The unit that depends on the provider.
+    pub unit: UnitId,
+    /// Which of its dependencies this is (an index into [`Graph::deps`]).
+    pub index: u32,
+    /// The kind.
+    pub kind: DepKind,
+}
+
+/// One dependency of a unit with the target it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dep<'a> {
     /// The kind.
     pub kind: DepKind,
     /// The target named.
-    pub target: String,
+    pub target: &'a str,
     /// The unit providing it, if any.
     pub provider: Option<UnitId>,
 }
@@ -45,14 +73,35 @@ pub struct Node {
     pub spec: Arc<UnitSpec>,
     /// Where it came from.
     pub origin: Origin,
-    /// Its dependencies, in the order depends-on, depends-ms, waits-for
-    /// (a boxed slice: a graph's edges do not change, so no capacity).
-    pub deps: Box<[Dep]>,
-    /// The units that depend on it, with the kind (same).
-    pub dependents: Box<[(DepKind, UnitId)]>,
     /// A unit that was removed (reload, transient set) but still had to be
     /// stopped: it provides nothing and depends on nothing.
     pub ghost: bool,
+}
+
+/// Lists of items per unit, flat: unit `i`'s are `items[at[i]..at[i + 1]]`
+/// (one array for all, no allocation per unit).
+#[derive(Debug, Clone)]
+struct PerUnit<T> {
+    at: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T> Default for PerUnit<T> {
+    fn default() -> Self {
+        PerUnit {
+            at: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+}
+
+impl<T> PerUnit<T> {
+    fn of(&self, i: usize) -> &[T] {
+        match (self.at.get(i), self.at.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.items.get(a as usize..b as usize).unwrap_or_default(),
+            _ => &[],
+        }
+    }
 }
 
 /// The graph of a unit set.
@@ -67,6 +116,12 @@ pub struct Graph {
     /// Each target that is not its provider's own name, and its provider
     /// (the first non-ghost unit, in name order, providing it).
     other_providers: HashMap<Box<str>, UnitId>,
+    /// Per unit, its dependencies in the order depends-on, depends-ms,
+    /// waits-for (a ghost has none).
+    deps: PerUnit<Edge>,
+    /// Per unit, the dependencies on it, in the order of the dependents'
+    /// ids and then of their dependency lists.
+    dependents: PerUnit<Dependent>,
 }
 
 impl Graph {
@@ -207,7 +262,7 @@ impl Graph {
                 let mut path = String::new();
                 for (n, &id) in cycle.iter().enumerate() {
                     let next = cycle[(n + 1) % cycle.len()];
-                    let dep = g.node(id).deps.iter().find(|d| d.provider == Some(next));
+                    let dep = g.named_deps(id).find(|d| d.provider == Some(next));
                     if let Some(dep) = dep {
                         path.push_str(&format!(
                             "`{}` --{} {}--> ",
@@ -219,8 +274,8 @@ impl Graph {
                     out[id.index()] = true;
                 }
                 path.push_str(&format!("`{}`", node.spec.name));
-                let pos = node
-                    .deps
+                let pos = g
+                    .deps(first)
                     .iter()
                     .position(|d| d.provider == cycle.get(1).copied().or(Some(first)))
                     .map(|i| dep_pos(&node.origin, &node.spec, i))
@@ -255,11 +310,11 @@ impl Graph {
         let graph = Graph::assemble(all);
 
         // Missing targets: a warning (SPEC §4 says what they do).
-        for node in &graph.nodes {
+        for (id, node) in graph.ids().zip(&graph.nodes) {
             if node.ghost {
                 continue;
             }
-            for (i, dep) in node.deps.iter().enumerate() {
+            for (i, dep) in graph.named_deps(id).enumerate() {
                 if dep.provider.is_none() {
                     let what = match dep.kind {
                         DepKind::WaitsFor => "counts as settled and makes the unit degraded",
@@ -289,11 +344,9 @@ impl Graph {
         }
         // Every provider, to resolve the edges below; kept afterwards only
         // for the targets that are not their provider's own name.
-        let specs: Vec<(Arc<UnitSpec>, bool)> =
-            units.iter().map(|(s, _, g)| (Arc::clone(s), *g)).collect();
         let mut providers: HashMap<&str, UnitId> = HashMap::with_capacity(units.len());
         let mut other_providers = HashMap::new();
-        for (i, (spec, ghost)) in specs.iter().enumerate() {
+        for (i, (spec, _, ghost)) in units.iter().enumerate() {
             let id = UnitId(i as u32);
             if !ghost {
                 for t in &spec.provides {
@@ -304,62 +357,68 @@ impl Graph {
                 }
             }
         }
-        let mut nodes: Vec<Node> = units
-            .into_iter()
-            .map(|(spec, origin, ghost)| {
-                let deps: Box<[Dep]> = if ghost {
-                    Box::default()
-                } else {
-                    let kinds = [
-                        (DepKind::DependsOn, &spec.depends_on),
-                        (DepKind::DependsMs, &spec.depends_ms),
-                        (DepKind::WaitsFor, &spec.waits_for),
-                    ];
-                    // Exactly as many as there are (collecting the
-                    // `flat_map` would make room for four at least).
-                    let mut deps = Vec::with_capacity(kinds.iter().map(|(_, ts)| ts.len()).sum());
-                    deps.extend(kinds.iter().flat_map(|(k, ts)| {
-                        ts.iter().map(|t| Dep {
-                            kind: *k,
-                            target: t.clone(),
-                            provider: providers.get(t.as_str()).copied(),
-                        })
-                    }));
-                    deps.into_boxed_slice()
-                };
-                Node {
-                    spec,
-                    origin,
-                    deps,
-                    dependents: Box::default(),
-                    ghost,
-                }
-            })
-            .collect();
-        // Room for exactly each node's dependents.
-        let mut counts = vec![0usize; nodes.len()];
-        for n in &nodes {
-            for d in &n.deps {
-                if let Some(p) = d.provider {
-                    counts[p.index()] += 1;
+        let mut deps = PerUnit::default();
+        let mut counts = vec![0u32; units.len() + 1];
+        for (spec, _, ghost) in &units {
+            deps.at.push(deps.items.len() as u32);
+            if *ghost {
+                continue;
+            }
+            for (kind, targets) in dep_lists(spec) {
+                for t in targets {
+                    let provider = providers.get(t.as_str()).copied();
+                    if let Some(c) = provider.and_then(|p| counts.get_mut(p.index() + 1)) {
+                        *c += 1;
+                    }
+                    deps.items.push(Edge { kind, provider });
                 }
             }
         }
-        let mut dependents: Vec<Vec<(DepKind, UnitId)>> =
-            counts.into_iter().map(Vec::with_capacity).collect();
-        for (i, n) in nodes.iter().enumerate() {
-            for d in n.deps.iter() {
-                if let Some(p) = d.provider {
-                    dependents[p.index()].push((d.kind, UnitId(i as u32)));
+        deps.at.push(deps.items.len() as u32);
+        // The dependents, by counting: each provider's start is the sum of
+        // the counts before it.
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        let mut fill: Vec<u32> = counts.clone();
+        let mut items = vec![
+            Dependent {
+                unit: UnitId(0),
+                index: 0,
+                kind: DepKind::DependsOn,
+            };
+            deps.items.len()
+        ];
+        for u in 0..units.len() {
+            for (j, e) in deps.of(u).iter().enumerate() {
+                if let Some(f) = e.provider.and_then(|p| fill.get_mut(p.index())) {
+                    if let Some(slot) = items.get_mut(*f as usize) {
+                        *slot = Dependent {
+                            unit: UnitId(u as u32),
+                            index: j as u32,
+                            kind: e.kind,
+                        };
+                    }
+                    *f += 1;
                 }
             }
         }
-        for (n, d) in nodes.iter_mut().zip(dependents) {
-            n.dependents = d.into_boxed_slice();
-        }
+        let used = counts.last().copied().unwrap_or(0) as usize;
+        items.truncate(used);
+        let dependents = PerUnit { at: counts, items };
+        // Pushed into a vector of their own size: collecting would reuse the
+        // larger elements' buffer in place and keep all of it.
+        let mut nodes = Vec::with_capacity(units.len());
+        nodes.extend(units.into_iter().map(|(spec, origin, ghost)| Node {
+            spec,
+            origin,
+            ghost,
+        }));
         Graph {
             nodes,
             other_providers,
+            deps,
+            dependents,
         }
     }
 
@@ -369,12 +428,10 @@ impl Graph {
         use petgraph::graphmap::DiGraphMap;
         let mut g: DiGraphMap<u32, ()> =
             DiGraphMap::with_capacity(self.nodes.len(), self.nodes.len());
-        for (i, n) in self.nodes.iter().enumerate() {
-            g.add_node(i as u32);
-            for d in &n.deps {
-                if let Some(p) = d.provider {
-                    g.add_edge(i as u32, p.0, ());
-                }
+        for u in self.ids() {
+            g.add_node(u.0);
+            for p in self.deps(u).iter().filter_map(|e| e.provider) {
+                g.add_edge(u.0, p.0, ());
             }
         }
         let mut out = Vec::new();
@@ -391,8 +448,8 @@ impl Graph {
             seen.insert(start);
             let mut cur = start;
             loop {
-                let next = self.nodes[cur as usize]
-                    .deps
+                let next = self
+                    .deps(UnitId(cur))
                     .iter()
                     .filter_map(|d| d.provider.map(|p| p.0))
                     .filter(|p| members.contains(p))
@@ -469,16 +526,53 @@ impl Graph {
         let mut work = vec![root];
         req[root.index()] = true;
         while let Some(u) = work.pop() {
-            for d in &self.nodes[u.index()].deps {
-                if let Some(p) = d.provider {
-                    if !req[p.index()] {
-                        req[p.index()] = true;
-                        work.push(p);
-                    }
+            for p in self.deps(u).iter().filter_map(|e| e.provider) {
+                if !req[p.index()] {
+                    req[p.index()] = true;
+                    work.push(p);
                 }
             }
         }
         Some(req)
+    }
+
+    /// The dependencies of `id`, in the order depends-on, depends-ms,
+    /// waits-for (none for a ghost, or an id of another graph).
+    pub fn deps(&self, id: UnitId) -> &[Edge] {
+        self.deps.of(id.index())
+    }
+
+    /// The dependencies on `id` (none for an id of another graph).
+    pub fn dependents(&self, id: UnitId) -> &[Dependent] {
+        self.dependents.of(id.index())
+    }
+
+    /// The target that dependency `j` of `id` names (`""` out of range).
+    pub fn dep_target(&self, id: UnitId, j: u32) -> &str {
+        self.get(id)
+            .filter(|n| !n.ghost)
+            .and_then(|n| {
+                dep_lists(&n.spec)
+                    .into_iter()
+                    .flat_map(|(_, ts)| ts)
+                    .nth(j as usize)
+            })
+            .map_or("", String::as_str)
+    }
+
+    /// The dependencies of `id` with the targets they name.
+    pub fn named_deps(&self, id: UnitId) -> impl Iterator<Item = Dep<'_>> + '_ {
+        let names = self
+            .get(id)
+            .filter(|n| !n.ghost)
+            .into_iter()
+            .flat_map(|n| dep_lists(&n.spec))
+            .flat_map(|(_, ts)| ts);
+        self.deps(id).iter().zip(names).map(|(e, t)| Dep {
+            kind: e.kind,
+            target: t,
+            provider: e.provider,
+        })
     }
 
     /// The specs and origins of every non-ghost unit, e.g. to rebuild.
@@ -488,6 +582,15 @@ impl Graph {
             .filter(|n| !n.ghost)
             .map(|n| (&n.spec, &n.origin))
     }
+}
+
+/// A unit's three lists of targets, in the order of its dependencies.
+fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 3] {
+    [
+        (DepKind::DependsOn, &spec.depends_on),
+        (DepKind::DependsMs, &spec.depends_ms),
+        (DepKind::WaitsFor, &spec.waits_for),
+    ]
 }
 
 /// Whether the unit -> provider edges of `units` have a cycle (the first
@@ -662,6 +765,6 @@ mod tests {
         .unwrap();
         assert_eq!(g.provider("x"), g.unit("new"));
         let old = g.unit("old").unwrap();
-        assert!(g.node(old).ghost && g.node(old).deps.is_empty());
+        assert!(g.node(old).ghost && g.deps(old).is_empty());
     }
 }

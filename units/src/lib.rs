@@ -4,6 +4,10 @@
 //! holds:
 //!
 //! - [`spec`]: the validated model of one unit ([`spec::UnitSpec`]);
+//! - [`context`]: a service's context (directories, limits, output, cgroup
+//!   limits, sandbox) and the systemd value syntax of its keys;
+//! - [`keys`]: the table of a unit's keys, which every way of giving a unit
+//!   (YAML, systemd INI, transient units) reads and checks through;
 //! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
 //!   diagnostics ([`diag`]);
 //! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
@@ -20,10 +24,12 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod context;
 pub mod diag;
 pub mod duration;
 pub mod fleet_api;
 pub mod graph;
+pub mod keys;
 pub mod load;
 pub mod planner;
 pub mod protocol;

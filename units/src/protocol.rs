@@ -22,6 +22,32 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// The longest request line a server accepts (bytes, newline excluded).
 pub const MAX_REQUEST_LINE: usize = 4 * 1024 * 1024;
 
+/// The control socket of a system init (root, or PID 1).
+pub const SYSTEM_CONTROL_SOCKET: &str = "/run/init/control.sock";
+
+/// Where the control socket is when no flag or config names it (SPEC §2):
+/// `$INIT_CONTROL` (`init_control`), else [`SYSTEM_CONTROL_SOCKET`] for
+/// the system (`system`: the effective user is root, or the init is PID 1),
+/// else `init/control.sock` under `$XDG_RUNTIME_DIR` (`xdg_runtime_dir`).
+/// Empty values count as unset. `None` when no rule applies. The init and
+/// its clients resolve it with this one function, so a user's `init` and
+/// `initctl` meet without configuration.
+pub fn control_socket_path(
+    init_control: Option<&std::ffi::OsStr>,
+    system: bool,
+    xdg_runtime_dir: Option<&std::ffi::OsStr>,
+) -> Option<std::path::PathBuf> {
+    if let Some(path) = init_control.filter(|v| !v.is_empty()) {
+        return Some(path.into());
+    }
+    if system {
+        return Some(SYSTEM_CONTROL_SOCKET.into());
+    }
+    xdg_runtime_dir
+        .filter(|v| !v.is_empty())
+        .map(|dir| std::path::Path::new(dir).join("init/control.sock"))
+}
+
 /// A request line: the version and the operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {
@@ -118,19 +144,20 @@ pub enum Request {
         /// The complete new contents of the set.
         units: Vec<UnitSpec>,
     },
-    /// Change part of the transient unit set named `set` (created when
-    /// missing): each unit of `upsert` replaces the set's unit of the same
-    /// name or is added; the units named in `remove` leave the set. Units
-    /// that did not change keep running; changed running ones restart;
-    /// removed ones stop. [`Reply::Applied`], or an error with every problem
-    /// and nothing changed.
+    /// Change some units of the transient set named `set`, leaving the rest
+    /// as they are: each unit of `upsert` replaces the set's unit of the same
+    /// name or joins the set; each name of `remove` leaves it (a set left
+    /// empty is removed). Unchanged units keep running, changed ones
+    /// restart, removed ones stop. [`Reply::Applied`], or an error listing
+    /// every problem (a name to remove that is not in the set among them)
+    /// with nothing changed.
     TransientPatch {
         /// The set's name, e.g. `cluster`.
         set: String,
-        /// Units added or replaced.
+        /// Units to add or replace.
         #[serde(default)]
         upsert: Vec<UnitSpec>,
-        /// Names of units removed.
+        /// Names of units to take out of the set.
         #[serde(default)]
         remove: Vec<String>,
     },
@@ -246,6 +273,14 @@ pub struct Progress {
     /// Units waiting that `waiting` leaves out (same).
     #[serde(default)]
     pub waiting_more: usize,
+    /// Units outside the target's set that have not stopped yet (the first
+    /// [`PROGRESS_NAMES`] in name order): the switch has settled only once
+    /// they have.
+    #[serde(default)]
+    pub stopping: Vec<String>,
+    /// Units still stopping that `stopping` leaves out.
+    #[serde(default)]
+    pub stopping_more: usize,
 }
 
 impl Progress {
@@ -257,6 +292,11 @@ impl Progress {
     /// The number of units waiting.
     pub fn waiting_count(&self) -> usize {
         self.waiting.len() + self.waiting_more
+    }
+
+    /// The number of units outside the set still stopping.
+    pub fn stopping_count(&self) -> usize {
+        self.stopping.len() + self.stopping_more
     }
 }
 
@@ -501,5 +541,59 @@ mod tests {
             r#"{"reply":"error","code":"unknown-unit","message":"no unit named x"}"#
         );
         assert!(r.is_final());
+    }
+
+    #[test]
+    fn transient_patch_wire_shape() {
+        let e: Envelope = serde_json::from_str(
+            r#"{"v":1,"op":"transient-patch","set":"cluster","upsert":[],"remove":["a"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            e.request,
+            Request::TransientPatch {
+                set: "cluster".into(),
+                upsert: Vec::new(),
+                remove: vec!["a".into()],
+            }
+        );
+        assert!(e.request.is_mutating());
+        let s = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            s,
+            r#"{"v":1,"op":"transient-patch","set":"cluster","upsert":[],"remove":["a"]}"#
+        );
+    }
+
+    #[test]
+    fn control_socket_path_rule() {
+        use std::ffi::OsStr;
+        use std::path::PathBuf;
+        let os = |s: &'static str| Some(OsStr::new(s));
+        // $INIT_CONTROL first, for root and users alike.
+        assert_eq!(
+            control_socket_path(os("/env.sock"), true, os("/run/user/1")),
+            Some(PathBuf::from("/env.sock"))
+        );
+        assert_eq!(
+            control_socket_path(os("/env.sock"), false, None),
+            Some(PathBuf::from("/env.sock"))
+        );
+        // The system socket for root, even with a runtime directory.
+        assert_eq!(
+            control_socket_path(None, true, os("/run/user/0")),
+            Some(PathBuf::from(SYSTEM_CONTROL_SOCKET))
+        );
+        assert_eq!(
+            control_socket_path(os(""), true, None),
+            Some(PathBuf::from(SYSTEM_CONTROL_SOCKET))
+        );
+        // A user's runtime directory; nothing without one.
+        assert_eq!(
+            control_socket_path(None, false, os("/run/user/1000")),
+            Some(PathBuf::from("/run/user/1000/init/control.sock"))
+        );
+        assert_eq!(control_socket_path(None, false, None), None);
+        assert_eq!(control_socket_path(os(""), false, os("")), None);
     }
 }

@@ -202,39 +202,52 @@ impl Signal {
 
 /// One validated unit.
 ///
-/// Its JSON form (the control protocol's `transient-apply`) is the one of
-/// [`repr::UnitSpec`]: every field at the top level, in this order, the
-/// fields of [`Extras`] last.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "repr::UnitSpec")]
+/// Its JSON form (the control protocol's `transient-apply`) has every field
+/// at the top level, in this order, the fields of [`ExtraFields`] last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnitSpec {
     /// The unit's name, `[A-Za-z0-9:_.@-]+`.
     pub name: String,
+    /// Free text for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// How the unit runs.
+    #[serde(rename = "type")]
     pub kind: UnitType,
     /// Targets this unit provides (at least one; the unit's name by default).
     pub provides: Vec<String>,
     /// Hard dependencies: must be active to start and to stay up.
+    #[serde(default)]
     pub depends_on: Vec<String>,
     /// Milestone dependencies: must be active to start.
+    #[serde(default)]
     pub depends_ms: Vec<String>,
     /// Ordering only: must be active or failed before this starts.
+    #[serde(default)]
     pub waits_for: Vec<String>,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
+    #[serde(default)]
     pub exec_start_pre: Vec<Command>,
     /// The main command (`None` only for `virtual`).
+    #[serde(default)]
     pub exec_start: Option<Command>,
     /// How to stop; `None` sends `kill_signal` to the process group.
+    #[serde(default)]
     pub exec_stop: Option<Command>,
     /// Commands run after the unit stopped, failures logged.
+    #[serde(default)]
     pub exec_stop_post: Vec<Command>,
     /// How to reload the configuration; `None` means reload restarts.
+    #[serde(default)]
     pub exec_reload: Option<Command>,
     /// `foreground-supervised`: ready this long after spawn.
+    #[serde(default)]
     pub ready_wait: Option<Duration>,
     /// `foreground-supervised`: ready when a stdout/stderr line matches.
+    #[serde(default)]
     pub ready_grep: Option<String>,
     /// `background-pidfile`: where the daemon writes its PID.
+    #[serde(default)]
     pub pidfile: Option<PathBuf>,
     /// How long `starting` may last.
     pub start_timeout: Duration,
@@ -248,17 +261,17 @@ pub struct UnitSpec {
     pub restart_max_delay: Duration,
     /// What a stop sends when there is no `exec_stop`.
     pub kill_signal: Signal,
-    /// What the planner never reads (description, user, group, working
-    /// directory, environment): out of line, and not allocated at all when
-    /// every one of them is unset, as for most units.
+    /// What the planner never reads (user, group, working directory,
+    /// environment): out of line, and not allocated at all when every one
+    /// of them is unset, as for most units.
+    #[serde(flatten)]
     pub extras: Extras,
 }
 
-/// The fields of a [`UnitSpec`] that only the spawn and the protocol use.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The fields of a [`UnitSpec`] that only the spawn uses.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ExtraFields {
-    /// Free text for people.
-    pub description: Option<String>,
     /// Run as this user (name or number).
     pub user: Option<String>,
     /// Run as this group (name or number).
@@ -273,7 +286,6 @@ pub struct ExtraFields {
 
 /// Every extra field unset.
 static NO_EXTRAS: ExtraFields = ExtraFields {
-    description: None,
     user: None,
     group: None,
     working_directory: None,
@@ -328,166 +340,15 @@ impl std::fmt::Debug for Extras {
     }
 }
 
-/// The JSON form of a [`UnitSpec`]: its fields and those of its
-/// [`ExtraFields`] side by side, in the order they have always had.
-mod repr {
-    use super::{Command, ExtraFields, Extras, RestartPolicy, Signal, UnitType};
-    use serde::{Deserialize, Serialize, Serializer};
-
-    impl Serialize for super::UnitSpec {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let x = &*self.extras;
-            Ref {
-                name: &self.name,
-                description: x.description.as_ref(),
-                kind: self.kind,
-                provides: &self.provides,
-                depends_on: &self.depends_on,
-                depends_ms: &self.depends_ms,
-                waits_for: &self.waits_for,
-                exec_start_pre: &self.exec_start_pre,
-                exec_start: &self.exec_start,
-                exec_stop: &self.exec_stop,
-                exec_stop_post: &self.exec_stop_post,
-                exec_reload: &self.exec_reload,
-                ready_wait: &self.ready_wait,
-                ready_grep: &self.ready_grep,
-                pidfile: &self.pidfile,
-                start_timeout: self.start_timeout,
-                stop_timeout: self.stop_timeout,
-                restart: self.restart,
-                restart_delay: self.restart_delay,
-                restart_max_delay: self.restart_max_delay,
-                kill_signal: self.kill_signal,
-                user: &x.user,
-                group: &x.group,
-                working_directory: &x.working_directory,
-                environment: &x.environment,
-                environment_files: &x.environment_files,
-            }
-            .serialize(s)
-        }
+impl Serialize for Extras {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
     }
-    use std::collections::BTreeMap;
-    use std::path::PathBuf;
-    use std::time::Duration;
+}
 
-    /// What is deserialized (and named as in errors: `struct UnitSpec`).
-    #[derive(Deserialize)]
-    pub struct UnitSpec {
-        name: String,
-        #[serde(default)]
-        description: Option<String>,
-        #[serde(rename = "type")]
-        kind: UnitType,
-        provides: Vec<String>,
-        #[serde(default)]
-        depends_on: Vec<String>,
-        #[serde(default)]
-        depends_ms: Vec<String>,
-        #[serde(default)]
-        waits_for: Vec<String>,
-        #[serde(default)]
-        exec_start_pre: Vec<Command>,
-        #[serde(default)]
-        exec_start: Option<Command>,
-        #[serde(default)]
-        exec_stop: Option<Command>,
-        #[serde(default)]
-        exec_stop_post: Vec<Command>,
-        #[serde(default)]
-        exec_reload: Option<Command>,
-        #[serde(default)]
-        ready_wait: Option<Duration>,
-        #[serde(default)]
-        ready_grep: Option<String>,
-        #[serde(default)]
-        pidfile: Option<PathBuf>,
-        start_timeout: Duration,
-        stop_timeout: Duration,
-        restart: RestartPolicy,
-        restart_delay: Duration,
-        restart_max_delay: Duration,
-        kill_signal: Signal,
-        #[serde(default)]
-        user: Option<String>,
-        #[serde(default)]
-        group: Option<String>,
-        #[serde(default)]
-        working_directory: Option<PathBuf>,
-        #[serde(default)]
-        environment: BTreeMap<String, String>,
-        #[serde(default)]
-        environment_files: Vec<(PathBuf, bool)>,
-    }
-
-    impl From<UnitSpec> for super::UnitSpec {
-        fn from(r: UnitSpec) -> super::UnitSpec {
-            super::UnitSpec {
-                name: r.name,
-                kind: r.kind,
-                provides: r.provides,
-                depends_on: r.depends_on,
-                depends_ms: r.depends_ms,
-                waits_for: r.waits_for,
-                exec_start_pre: r.exec_start_pre,
-                exec_start: r.exec_start,
-                exec_stop: r.exec_stop,
-                exec_stop_post: r.exec_stop_post,
-                exec_reload: r.exec_reload,
-                ready_wait: r.ready_wait,
-                ready_grep: r.ready_grep,
-                pidfile: r.pidfile,
-                start_timeout: r.start_timeout,
-                stop_timeout: r.stop_timeout,
-                restart: r.restart,
-                restart_delay: r.restart_delay,
-                restart_max_delay: r.restart_max_delay,
-                kill_signal: r.kill_signal,
-                extras: Extras::new(ExtraFields {
-                    description: r.description,
-                    user: r.user,
-                    group: r.group,
-                    working_directory: r.working_directory,
-                    environment: r.environment,
-                    environment_files: r.environment_files,
-                }),
-            }
-        }
-    }
-
-    /// What is serialized: the same fields, borrowed.
-    #[derive(Serialize)]
-    #[serde(rename = "UnitSpec")]
-    struct Ref<'a> {
-        name: &'a String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        description: Option<&'a String>,
-        #[serde(rename = "type")]
-        kind: UnitType,
-        provides: &'a Vec<String>,
-        depends_on: &'a Vec<String>,
-        depends_ms: &'a Vec<String>,
-        waits_for: &'a Vec<String>,
-        exec_start_pre: &'a Vec<Command>,
-        exec_start: &'a Option<Command>,
-        exec_stop: &'a Option<Command>,
-        exec_stop_post: &'a Vec<Command>,
-        exec_reload: &'a Option<Command>,
-        ready_wait: &'a Option<Duration>,
-        ready_grep: &'a Option<String>,
-        pidfile: &'a Option<PathBuf>,
-        start_timeout: Duration,
-        stop_timeout: Duration,
-        restart: RestartPolicy,
-        restart_delay: Duration,
-        restart_max_delay: Duration,
-        kill_signal: Signal,
-        user: &'a Option<String>,
-        group: &'a Option<String>,
-        working_directory: &'a Option<PathBuf>,
-        environment: &'a BTreeMap<String, String>,
-        environment_files: &'a Vec<(PathBuf, bool)>,
+impl<'de> Deserialize<'de> for Extras {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Extras, D::Error> {
+        ExtraFields::deserialize(d).map(Extras::new)
     }
 }
 
@@ -514,6 +375,7 @@ impl UnitSpec {
         UnitSpec {
             provides: vec![name.clone()],
             name,
+            description: None,
             kind,
             depends_on: Vec::new(),
             depends_ms: Vec::new(),
@@ -543,30 +405,37 @@ impl UnitSpec {
 
 /// Where a unit came from: the file and the positions of what cross-unit
 /// checks (duplicate names and targets, cycles, missing targets) point at.
-///
-/// The positions of the entries of `provides`, `depends-on`, `depends-ms`
-/// and `waits-for` are kept one list after the other in one vector (see
-/// [`Origin::provides_pos`] and the others): one allocation for the four,
-/// and a smaller graph node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Origin {
     /// The file, or a description such as `transient:cluster`.
     pub file: String,
     /// The position of the unit's name (or of the start of the unit).
     pub pos: crate::diag::Pos,
-    /// The four lists of positions, one after the other.
+    /// The position of each entry of each list of targets (a list may be
+    /// shorter than its entries when a position is not known; then `pos`
+    /// is used).
     #[serde(default)]
-    positions: Vec<crate::diag::Pos>,
-    /// Where the 2nd, 3rd and 4th lists start in `positions`.
+    provides: Vec<crate::diag::Pos>,
     #[serde(default)]
-    starts: [u32; 3],
+    depends_on: Vec<crate::diag::Pos>,
+    #[serde(default)]
+    depends_ms: Vec<crate::diag::Pos>,
+    #[serde(default)]
+    waits_for: Vec<crate::diag::Pos>,
 }
 
-/// The lists of positions of an [`Origin`], in order.
-const PROVIDES: usize = 0;
-const DEPENDS_ON: usize = 1;
-const DEPENDS_MS: usize = 2;
-const WAITS_FOR: usize = 3;
+/// The four lists of target names of a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetList {
+    /// `provides`.
+    Provides,
+    /// `depends-on`.
+    DependsOn,
+    /// `depends-ms`.
+    DependsMs,
+    /// `waits-for`.
+    WaitsFor,
+}
 
 impl Origin {
     /// An origin with no positions, e.g. for transient units.
@@ -586,90 +455,44 @@ impl Origin {
         }
     }
 
-    /// The position of each `provides` entry, in order (may be shorter than
-    /// `provides` when the position is not known; then `pos` is used).
-    pub fn provides_pos(&self) -> &[crate::diag::Pos] {
-        self.list(PROVIDES)
-    }
-
-    /// The position of each `depends-on` entry, in order (same rule).
-    pub fn depends_on_pos(&self) -> &[crate::diag::Pos] {
-        self.list(DEPENDS_ON)
-    }
-
-    /// The position of each `depends-ms` entry, in order (same rule).
-    pub fn depends_ms_pos(&self) -> &[crate::diag::Pos] {
-        self.list(DEPENDS_MS)
-    }
-
-    /// The position of each `waits-for` entry, in order (same rule).
-    pub fn waits_for_pos(&self) -> &[crate::diag::Pos] {
-        self.list(WAITS_FOR)
-    }
-
-    /// Sets the positions of the `provides` entries.
-    pub fn set_provides_pos(&mut self, pos: Vec<crate::diag::Pos>) {
-        self.set(PROVIDES, pos);
-    }
-
-    /// Sets the positions of the `depends-on` entries.
-    pub fn set_depends_on_pos(&mut self, pos: Vec<crate::diag::Pos>) {
-        self.set(DEPENDS_ON, pos);
-    }
-
-    /// Sets the positions of the `depends-ms` entries.
-    pub fn set_depends_ms_pos(&mut self, pos: Vec<crate::diag::Pos>) {
-        self.set(DEPENDS_MS, pos);
-    }
-
-    /// Sets the positions of the `waits-for` entries.
-    pub fn set_waits_for_pos(&mut self, pos: Vec<crate::diag::Pos>) {
-        self.set(WAITS_FOR, pos);
-    }
-
-    /// Adds the position of one more `depends-on` entry.
-    pub fn push_depends_on_pos(&mut self, pos: crate::diag::Pos) {
-        let end = self.range(DEPENDS_ON).end;
-        self.set_range(DEPENDS_ON, end..end, [pos]);
-    }
-
-    /// Adds the position of one more `waits-for` entry.
-    pub fn push_waits_for_pos(&mut self, pos: crate::diag::Pos) {
-        let end = self.range(WAITS_FOR).end;
-        self.set_range(WAITS_FOR, end..end, [pos]);
-    }
-
-    fn range(&self, list: usize) -> std::ops::Range<usize> {
-        let len = self.positions.len();
-        let at = |i: usize| self.starts.get(i).map_or(len, |&s| (s as usize).min(len));
-        let start = if list == 0 { 0 } else { at(list - 1) };
-        start..at(list).max(start)
-    }
-
-    fn list(&self, list: usize) -> &[crate::diag::Pos] {
-        self.positions.get(self.range(list)).unwrap_or_default()
-    }
-
-    fn set(&mut self, list: usize, pos: Vec<crate::diag::Pos>) {
-        let range = self.range(list);
-        self.set_range(list, range, pos);
-    }
-
-    /// Replaces `range` (within list `list`) with `pos` and moves the
-    /// starts of the lists after it.
-    fn set_range(
-        &mut self,
-        list: usize,
-        range: std::ops::Range<usize>,
-        pos: impl IntoIterator<Item = crate::diag::Pos>,
-    ) {
-        let before = self.positions.len() as i64;
-        self.positions.splice(range, pos);
-        let delta = self.positions.len() as i64 - before;
-        // The lists after this one start `delta` later.
-        for s in self.starts.iter_mut().skip(list) {
-            *s = u32::try_from(i64::from(*s) + delta).unwrap_or(0);
+    /// The positions of the entries of `list`, in order.
+    pub fn positions(&self, list: TargetList) -> &[crate::diag::Pos] {
+        match list {
+            TargetList::Provides => &self.provides,
+            TargetList::DependsOn => &self.depends_on,
+            TargetList::DependsMs => &self.depends_ms,
+            TargetList::WaitsFor => &self.waits_for,
         }
+    }
+
+    /// The positions of the entries of `list`, to set.
+    pub fn positions_mut(&mut self, list: TargetList) -> &mut Vec<crate::diag::Pos> {
+        match list {
+            TargetList::Provides => &mut self.provides,
+            TargetList::DependsOn => &mut self.depends_on,
+            TargetList::DependsMs => &mut self.depends_ms,
+            TargetList::WaitsFor => &mut self.waits_for,
+        }
+    }
+
+    /// The position of each `provides` entry.
+    pub fn provides_pos(&self) -> &[crate::diag::Pos] {
+        &self.provides
+    }
+
+    /// The position of each `depends-on` entry.
+    pub fn depends_on_pos(&self) -> &[crate::diag::Pos] {
+        &self.depends_on
+    }
+
+    /// The position of each `depends-ms` entry.
+    pub fn depends_ms_pos(&self) -> &[crate::diag::Pos] {
+        &self.depends_ms
+    }
+
+    /// The position of each `waits-for` entry.
+    pub fn waits_for_pos(&self) -> &[crate::diag::Pos] {
+        &self.waits_for
     }
 }
 
@@ -703,7 +526,7 @@ mod tests {
         full.ready_grep = Some("ready".into());
         full.pidfile = Some("/run/web.pid".into());
         full.kill_signal = Signal(2);
-        full.extras.description = Some("Web".into());
+        full.description = Some("Web".into());
         full.extras.user = Some("www".into());
         full.extras.group = Some("33".into());
         full.extras.working_directory = Some("/srv".into());

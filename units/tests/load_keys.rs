@@ -65,7 +65,7 @@ environment-file: [/etc/default/web, -/etc/web.env]
 "#,
     );
     let mut expected = UnitSpec::new("web", UnitType::ForegroundSupervised);
-    expected.extras.description = Some("The web server".into());
+    expected.description = Some("The web server".into());
     expected.provides = vec!["http".into(), "https".into()];
     expected.depends_on = vec!["db".into()];
     expected.depends_ms = vec!["network-online".into()];
@@ -171,7 +171,7 @@ fn defaults_of_spec_section_3() {
     assert_eq!(s.kind, UnitType::ForegroundSupervised);
     assert_eq!(s.provides, ["x"]);
     assert!(s.depends_on.is_empty() && s.depends_ms.is_empty() && s.waits_for.is_empty());
-    assert_eq!(s.extras.description, None);
+    assert_eq!(s.description, None);
     assert_eq!(s.exec_stop, None);
     assert_eq!(s.exec_reload, None);
     assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());

@@ -2,7 +2,7 @@
 //! netif, unbound, inspircd, irc-bot) load from
 //! `tests/fixtures/yaml/seed/`, with what the seed says about each.
 
-use flotilla_units::load::{load_dir, parse_yaml};
+use flotilla_units::load::{is_unit_file_name, load_files, parse_yaml, FileRead, LoadedDir};
 use flotilla_units::spec::{Command, RestartPolicy, UnitSpec, UnitType};
 use std::path::Path;
 
@@ -13,8 +13,24 @@ fn seed_dir() -> &'static Path {
     ))
 }
 
+/// The seed's unit files, read in name order as the init reads a units
+/// directory.
+fn load_seed() -> LoadedDir {
+    let mut names: Vec<String> = std::fs::read_dir(seed_dir())
+        .expect("the fixture directory is readable")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| is_unit_file_name(n))
+        .collect();
+    names.sort();
+    load_files(names.into_iter().map(|n| {
+        let path = seed_dir().join(&n);
+        let bytes = std::fs::read(&path).expect("a fixture file");
+        (path.display().to_string(), FileRead::Bytes(bytes))
+    }))
+}
+
 fn units() -> Vec<UnitSpec> {
-    let loaded = load_dir(seed_dir()).expect("the fixture directory is readable");
+    let loaded = load_seed();
     let shown: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
     assert!(shown.is_empty(), "{shown:#?}");
     loaded.units.into_iter().map(|(s, _)| s).collect()
@@ -137,7 +153,7 @@ fn the_verbatim_seed_irc_bot_gets_one_clear_error() {
 
 #[test]
 fn origins_point_into_the_files() {
-    let loaded = load_dir(seed_dir()).expect("readable");
+    let loaded = load_seed();
     let (_, origin) = loaded
         .units
         .iter()

@@ -3,9 +3,7 @@
 
 use flotilla_units::diag::Pos;
 use flotilla_units::graph::{Graph, UnitId};
-use flotilla_units::planner::{
-    spawn_argv, Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role,
-};
+use flotilla_units::planner::{Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role};
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
 use flotilla_units::time::Instant;
@@ -131,7 +129,7 @@ impl World {
 
     fn check_deps_for_start(&self, u: UnitId) {
         let node = self.p.graph().node(u);
-        for d in &node.deps {
+        for d in self.p.graph().named_deps(u) {
             let Some(p) = d.provider else {
                 assert_eq!(
                     d.kind,
@@ -200,9 +198,8 @@ impl World {
                     _ => self.exit(pid, ExitStatus::Code(0)),
                 }
             }
-            Action::Kill {
-                unit, pid, signal, ..
-            } => {
+            Action::Kill { unit, whom, signal } => {
+                let pid = whom.pid();
                 let name = self.name(unit);
                 self.events.push(Event::Signal(name.clone(), signal.0));
                 let hang = self.behaviour.get(&name) == Some(&Behaviour::Hang);
@@ -977,8 +974,8 @@ proptest! {
         for n in &stopped {
             let id = g.unit(n).unwrap();
             let my = w.index_of(&Event::State(n.clone(), UnitState::Disabled));
-            for &(_, d) in &g.node(id).dependents {
-                let dn = w.name(d);
+            for d in g.dependents(id) {
+                let dn = w.name(d.unit);
                 if stopped.contains(&dn) {
                     let theirs = w.index_of(&Event::State(dn.clone(), UnitState::Disabled));
                     prop_assert!(theirs < my, "{} stopped after its dependency {}", dn, n);
@@ -1026,11 +1023,9 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
     match actions.as_slice() {
         [Action::Spawn {
             role: Role::Reload,
-            spec,
-            mainpid,
+            argv,
             ..
         }] => {
-            let argv = spawn_argv(spec, Role::Reload, *mainpid).unwrap();
             assert_eq!(
                 &argv[..],
                 &v(&["/bin/kill", "-HUP", &pid.to_string()])[..],

@@ -67,7 +67,7 @@ fn minimal_unit_gets_systemds_defaults() {
     assert_eq!(s.restart_delay, Duration::from_secs(1));
     assert_eq!(s.restart_max_delay, Duration::from_secs(60));
     assert_eq!(s.kill_signal, Signal::TERM);
-    assert_eq!(s.extras.description, None);
+    assert_eq!(s.description, None);
     assert!(s.depends_on.is_empty() && s.waits_for.is_empty() && s.depends_ms.is_empty());
     assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());
     assert_eq!((s.exec_stop, s.exec_reload, s.pidfile), (None, None, None));
@@ -676,10 +676,7 @@ ExecStart=/bin/web
     assert_eq!(p.origin.depends_on_pos(), [Pos::new(4, 1), Pos::new(7, 1)]);
     assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1), Pos::new(6, 1)]);
     let s = p.spec.unwrap();
-    assert_eq!(
-        s.extras.description.as_deref(),
-        Some("The web.service web server")
-    );
+    assert_eq!(s.description.as_deref(), Some("The web.service web server"));
     assert_eq!(
         s.depends_on,
         ["db.service", "storage.mount"],
@@ -747,7 +744,7 @@ ExecStart=/bin/web
     let s = clean(tr(
         "[Unit]\nDescription=x\nDescription=\n[Service]\nExecStart=/bin/web\n",
     ));
-    assert_eq!(s.extras.description, None);
+    assert_eq!(s.description, None);
 }
 
 #[test]
@@ -865,7 +862,7 @@ fn translate_takes_option_lists_without_positions() {
     assert_eq!(p.origin.file, "etcd:web@2.service");
     assert_eq!(p.origin.pos, Pos::default());
     let s = p.spec.unwrap();
-    assert_eq!(s.extras.description.as_deref(), Some("web 2"));
+    assert_eq!(s.description.as_deref(), Some("web 2"));
     assert_eq!(s.exec_start, Some(cmd(&["/bin/web", "--port", "802"])));
     assert_eq!(s.restart, RestartPolicy::OnFailure);
 }
@@ -890,10 +887,7 @@ fn fixture_fleet_docker_template_instance() {
         ],
     );
     assert_eq!(s.name, "web@8080.service");
-    assert_eq!(
-        s.extras.description.as_deref(),
-        Some("Web server on port 8080")
-    );
+    assert_eq!(s.description.as_deref(), Some("Web server on port 8080"));
     assert_eq!(s.depends_on, ["docker.service"]);
     assert_eq!(
         s.extras.environment_files,

@@ -235,7 +235,7 @@ impl Local {
         if r.is_err() {
             self.conn = None;
         }
-        r
+        Ok(r?)
     }
 
     /// Sends a patch in parts; `Ok(Err(message))` when the init refused a
@@ -342,7 +342,7 @@ impl Local {
 /// The virtual unit `cluster`, waiting for every launched unit.
 fn target_unit(launched: &BTreeSet<String>) -> UnitSpec {
     let mut target = UnitSpec::new(SET, UnitType::Virtual);
-    target.extras.description = Some("fleet units launched on this machine".into());
+    target.description = Some("fleet units launched on this machine".into());
     target.waits_for = launched.iter().cloned().collect();
     target
 }

@@ -110,7 +110,9 @@ pub fn run(
     }
 }
 
-/// One progress line: `default: 3/7 active, 1 failed; starting: db; waiting: web (db)`.
+/// One progress line: `default: 3/7 active, 1 failed; starting: db;
+/// waiting: web (db); stopping: old` (the units outside the target that
+/// have not stopped yet: the switch is not over until they have).
 pub fn progress_line(p: &Progress) -> String {
     let mut line = format!("{}: {}/{} active", p.target, p.active, p.total);
     if p.failed > 0 {
@@ -126,6 +128,12 @@ pub fn progress_line(p: &Progress) -> String {
         line.push_str(&format!(
             "; waiting: {}",
             names(&p.waiting, p.waiting_count())
+        ));
+    }
+    if p.stopping_count() > 0 {
+        line.push_str(&format!(
+            "; stopping: {}",
+            names(&p.stopping, p.stopping_count())
         ));
     }
     line
@@ -183,6 +191,8 @@ mod tests {
             waiting: waiting.iter().map(|s| s.to_string()).collect(),
             starting_more: 0,
             waiting_more: 0,
+            stopping: Vec::new(),
+            stopping_more: 0,
         }
     }
 
@@ -212,6 +222,10 @@ mod tests {
             progress_line(&p),
             "default: 0/7 active; waiting: a (x), b (x), c (x), d (x), e (x) +295 more"
         );
+        // The switch also waits for the units outside the target to stop.
+        let mut p = progress(7, 0, &[], &[]);
+        p.stopping = vec!["old".into()];
+        assert_eq!(progress_line(&p), "default: 7/7 active; stopping: old");
     }
 
     #[test]

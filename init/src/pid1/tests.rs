@@ -5,80 +5,26 @@ use super::*;
 use crate::sys::fake::{Call, FakeSys, Op};
 use crate::sys::ExitStatus;
 
-type OnWait<'a> = Box<dyn FnMut(&FakeSys, Option<Duration>) -> Vec<i32> + 'a>;
-
-/// A scripted host: which of 0-2 are open, whether `/dev/console` opens,
-/// where `/proc/self` points, which PIDs count as children, and what a wait
-/// does (by default: time passes until the time-out).
-struct FakeHost<'a> {
-    sys: &'a FakeSys,
-    fds: [bool; 3],
-    console_ok: bool,
-    console_opens: usize,
-    mkdirs: Vec<PathBuf>,
-    proc_self: Option<String>,
-    children: Vec<Pid>,
-    waits: Vec<Option<Duration>>,
-    on_wait: Option<OnWait<'a>>,
-    path_set: bool,
+/// The time-outs of the waits made so far.
+fn waits(sys: &FakeSys) -> Vec<Option<Duration>> {
+    sys.calls()
+        .into_iter()
+        .filter_map(|c| match c {
+            Call::Wait(t) => Some(t),
+            _ => None,
+        })
+        .collect()
 }
 
-impl<'a> FakeHost<'a> {
-    fn new(sys: &'a FakeSys) -> FakeHost<'a> {
-        FakeHost {
-            sys,
-            fds: [true; 3],
-            console_ok: true,
-            console_opens: 0,
-            mkdirs: Vec::new(),
-            proc_self: Some("1".into()),
-            children: Vec::new(),
-            waits: Vec::new(),
-            on_wait: None,
-            path_set: false,
-        }
-    }
-}
-
-impl Host for FakeHost<'_> {
-    fn fd_open(&self, fd: i32) -> bool {
-        usize::try_from(fd)
-            .ok()
-            .and_then(|i| self.fds.get(i))
-            .copied()
-            .unwrap_or(false)
-    }
-    fn open_console(&mut self) -> Result<(), String> {
-        self.console_opens += 1;
-        if self.console_ok {
-            self.fds = [true; 3];
-            Ok(())
-        } else {
-            Err("/dev/console: no such file or directory".into())
-        }
-    }
-    fn mkdir(&mut self, path: &Path) -> Result<(), String> {
-        self.mkdirs.push(path.to_path_buf());
-        Ok(())
-    }
-    fn proc_self(&self) -> Option<String> {
-        self.proc_self.clone()
-    }
-    fn children_left(&self) -> bool {
-        self.children.iter().any(|&p| self.sys.is_live(p))
-    }
-    fn wait_signals(&mut self, timeout: Option<Duration>) -> Vec<i32> {
-        self.waits.push(timeout);
-        if let Some(f) = self.on_wait.as_mut() {
-            return f(self.sys, timeout);
-        }
-        self.sys
-            .advance(timeout.unwrap_or(Duration::from_secs(3600)));
-        Vec::new()
-    }
-    fn ensure_path(&mut self) {
-        self.path_set = true;
-    }
+/// The directories made so far.
+fn mkdirs(sys: &FakeSys) -> Vec<PathBuf> {
+    sys.calls()
+        .into_iter()
+        .filter_map(|c| match c {
+            Call::CreateDir(p) => Some(p),
+            _ => None,
+        })
+        .collect()
 }
 
 fn mounts(calls: &[Call]) -> Vec<(String, String)> {
@@ -124,8 +70,7 @@ fn the_place_comes_from_reboot_cad_off() {
 fn mounts_only_what_is_missing_in_order() {
     let sys = FakeSys::pid1();
     sys.set_file("/proc/self/mountinfo", MOUNTINFO);
-    let mut host = FakeHost::new(&sys);
-    let lines = mount_missing(&sys, &mut host, Place::Machine);
+    let lines = mount_missing(&sys, Place::Machine);
     assert_eq!(
         mounts(&sys.calls()),
         [
@@ -137,7 +82,7 @@ fn mounts_only_what_is_missing_in_order() {
         .map(|(a, b)| (a.to_string(), b.to_string()))
     );
     assert_eq!(
-        host.mkdirs,
+        mkdirs(&sys),
         ["/dev", "/dev/pts", "/dev/shm", "/run"].map(PathBuf::from)
     );
     assert_eq!(lines[0], "init: mounted /dev (devtmpfs)");
@@ -161,8 +106,8 @@ fn without_proc_nothing_else_is_mounted_blindly() {
             errno: Os(Errno::EPERM),
         },
     );
-    let mut host = FakeHost::new(&sys);
-    let lines = mount_missing(&sys, &mut host, Place::Container);
+    sys.set_link("/proc/self", "1");
+    let lines = mount_missing(&sys, Place::Container);
     // /proc failed: nothing else can be told apart, nothing else mounted.
     assert_eq!(
         mounts(&sys.calls()),
@@ -179,14 +124,13 @@ fn without_proc_nothing_else_is_mounted_blindly() {
 #[test]
 fn a_container_sharing_the_parents_proc_mounts_nothing() {
     let sys = FakeSys::pid1();
-    let mut host = FakeHost::new(&sys);
-    host.proc_self = Some("31337".into());
-    let lines = mount_missing(&sys, &mut host, Place::Container);
+    sys.set_link("/proc/self", "31337");
+    let lines = mount_missing(&sys, Place::Container);
     assert!(mounts(&sys.calls()).is_empty());
     assert!(lines[0].contains("mounting nothing"), "{lines:?}");
     // On a machine /proc/self is never consulted.
     sys.set_file("/proc/self/mountinfo", MOUNTINFO);
-    let lines = mount_missing(&sys, &mut host, Place::Machine);
+    let lines = mount_missing(&sys, Place::Machine);
     assert_eq!(mounts(&sys.calls()).len(), 4, "{lines:?}");
 }
 
@@ -206,17 +150,17 @@ fn boot_on_a_machine() {
     let sys = FakeSys::pid1();
     sys.set_file("/proc/self/mountinfo", MOUNTINFO);
     sys.set_file("/etc/hostname", "flotilla-vm\n");
-    let mut host = FakeHost::new(&sys);
-    host.fds = [false, false, false];
-    host.console_ok = false;
-    let place = boot(&sys, &mut host);
+    sys.set_stdio_open([false, false, false]);
+    sys.set_console_ok(false);
+    let place = boot(&sys);
     assert_eq!(place, Place::Machine);
-    // Tried before the mounts and again after devtmpfs.
-    assert_eq!(host.console_opens, 2);
     let calls = sys.calls();
-    assert_eq!(calls[0], Call::SetCadDisabled);
+    // Tried before the mounts and again after devtmpfs.
+    assert_eq!(calls[0], Call::OpenConsole);
+    assert_eq!(calls[1], Call::SetCadDisabled);
+    assert_eq!(calls.iter().filter(|c| **c == Call::OpenConsole).count(), 2);
     assert!(calls.contains(&Call::Sethostname("flotilla-vm".into())));
-    assert!(host.path_set);
+    assert_eq!(calls.last(), Some(&Call::SetDefaultPath));
 }
 
 #[test]
@@ -231,9 +175,9 @@ fn boot_in_a_container_leaves_the_hostname() {
             errno: Os(Errno::EINVAL),
         },
     );
-    let mut host = FakeHost::new(&sys);
-    assert_eq!(boot(&sys, &mut host), Place::Container);
-    assert_eq!(host.console_opens, 0, "stdio was there");
+    sys.set_link("/proc/self", "1");
+    assert_eq!(boot(&sys), Place::Container);
+    assert!(!sys.calls().contains(&Call::OpenConsole), "stdio was there");
     assert!(!sys
         .calls()
         .iter()
@@ -259,15 +203,7 @@ fn container_end_kills_and_stops_there() {
     let a = spawn(&sys, "a");
     let b = spawn(&sys, "b");
     sys.set_kill_exits(true);
-    let mut host = FakeHost::new(&sys);
-    host.children = vec![a, b];
-    let r = final_sequence(
-        &sys,
-        &mut host,
-        ShutdownKind::Poweroff,
-        Place::Container,
-        GRACE,
-    );
+    let r = final_sequence(&sys, ShutdownKind::Poweroff, Place::Container, GRACE);
     assert_eq!(r, Ok(()));
     let calls = sys.calls();
     let tail: Vec<_> = calls
@@ -287,7 +223,7 @@ fn container_end_kills_and_stops_there() {
         ]
     );
     assert!(!sys.is_live(a) && !sys.is_live(b));
-    assert!(host.waits.is_empty(), "they were gone at the first look");
+    assert!(waits(&sys).is_empty(), "they were gone at the first look");
 }
 
 #[test]
@@ -314,28 +250,25 @@ fn machine_end_waits_for_sigchld_then_syncs_unmounts_and_powers_off() {
         },
     );
     let slow = spawn(&sys, "slow");
-    let mut host = FakeHost::new(&sys);
-    host.children = vec![slow];
     // The process exits 300 ms after SIGTERM: the wait wakes on SIGCHLD.
-    host.on_wait = Some(Box::new(move |s: &FakeSys, _| {
+    sys.on_wait(Box::new(move |s: &FakeSys, _| {
         s.advance(Duration::from_millis(300));
-        s.push_exit(slow, ExitStatus::Exited(0));
-        vec![libc::SIGCHLD]
+        s.exit(slow, ExitStatus::Exited(0));
     }));
-    let r = final_sequence(
-        &sys,
-        &mut host,
-        ShutdownKind::Poweroff,
-        Place::Machine,
-        GRACE,
-    );
+    let r = final_sequence(&sys, ShutdownKind::Poweroff, Place::Machine, GRACE);
     assert_eq!(r, Ok(()), "the fake reboot returns");
-    assert_eq!(host.waits.len(), 1);
-    assert!(host.waits[0].unwrap() <= GRACE);
+    let w = waits(&sys);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].unwrap() <= GRACE);
     let calls: Vec<Call> = sys
         .calls()
         .into_iter()
-        .filter(|c| !matches!(c, Call::Spawn(_) | Call::ReadFile { .. }))
+        .filter(|c| {
+            !matches!(
+                c,
+                Call::Spawn(_) | Call::ReadFile { .. } | Call::Wait(_) | Call::OpenEvents
+            )
+        })
         .collect();
     assert_eq!(
         calls,
@@ -362,27 +295,23 @@ fn machine_end_waits_for_sigchld_then_syncs_unmounts_and_powers_off() {
 fn a_process_that_ignores_sigterm_gets_sigkill_after_the_grace_period() {
     let sys = FakeSys::pid1();
     let stubborn = spawn(&sys, "stubborn");
-    let mut host = FakeHost::new(&sys);
-    host.children = vec![stubborn];
-    host.on_wait = Some(Box::new(move |s: &FakeSys, t| {
+    sys.on_wait(Box::new(move |s: &FakeSys, t| {
         let killed = s.calls().contains(&Call::KillAll {
             signal: libc::SIGKILL,
         });
         if killed {
-            s.push_exit(
+            s.exit(
                 stubborn,
                 ExitStatus::Signaled {
                     signal: libc::SIGKILL,
                     core_dumped: false,
                 },
             );
-            vec![libc::SIGCHLD]
         } else {
             s.advance(t.unwrap());
-            Vec::new()
         }
     }));
-    let r = final_sequence(&sys, &mut host, ShutdownKind::Reboot, Place::Machine, GRACE);
+    let r = final_sequence(&sys, ShutdownKind::Reboot, Place::Machine, GRACE);
     assert_eq!(r, Ok(()));
     let calls = sys.calls();
     let pos = |c: &Call| calls.iter().position(|x| x == c).unwrap();
@@ -407,8 +336,7 @@ fn halt_and_a_failed_reboot_is_returned() {
             errno: Os(Errno::EPERM),
         },
     );
-    let mut host = FakeHost::new(&sys);
-    let r = final_sequence(&sys, &mut host, ShutdownKind::Halt, Place::Machine, GRACE);
+    let r = final_sequence(&sys, ShutdownKind::Halt, Place::Machine, GRACE);
     assert!(r.is_err());
     assert_eq!(sys.calls().last(), Some(&Call::Reboot(RebootCmd::Halt)));
     // No child at all: no kill.

@@ -1,21 +1,32 @@
-//! The OS layer: every system call the init makes about processes, time,
-//! files it reads, mounts and the machine goes through the [`Sys`] trait.
+//! The OS layer: every system call the init makes goes through the [`Sys`]
+//! trait.
 //!
-//! - [`real::RealSys`] implements it with `nix` and `libc`;
+//! - [`real::RealSys`] implements it with `nix` and `libc` (the event queue
+//!   in [`events`], the sockets it binds in [`sockets`]);
 //! - [`fake::FakeSys`] records every call and returns scripted results, with
-//!   a settable clock, so the event loop is tested without forking;
+//!   a clock that moves only when the test (or a wait with a time-out) moves
+//!   it, so the whole event loop runs in unit tests without forking,
+//!   binding in the file system or sleeping;
 //! - [`env::Env`] builds a child's environment (and parses environment
 //!   files); [`mountinfo`] parses `/proc/self/mountinfo`. Both are pure.
 //!
 //! # What is behind the trait, and what is not
 //!
-//! Behind the trait: whatever a test cannot undo or must script — starting,
-//! signalling and reaping processes, clocks, reading pidfiles and
-//! environment files, user look-ups, mounts, `reboot(2)`, the hostname.
-//! Not behind it: I/O on the file descriptors the loop polls (output pipes in
-//! [`crate::outpipe`], notify sockets in [`crate::notify`], log files in
-//! [`crate::logbuf`]). Pipes and sockets are cheap and harmless to create in
-//! a test, so those modules are tested with real descriptors.
+//! Behind the trait: everything that reaches outside the init's own memory
+//! or that a test cannot undo — processes (spawn, signal, reap), clocks,
+//! waiting for signals and readiness, files it reads, directories it lists
+//! or makes, sockets it binds in the file system and the connections it
+//! accepts, users, `chown`, mounts, `reboot(2)`, the hostname, the console,
+//! and the allocator's free memory.
+//!
+//! Not behind it: reading and writing the descriptors the loop already
+//! holds (output pipes in [`crate::outpipe`], notify datagrams in
+//! [`crate::notify`], control connections in [`crate::control`]), and the
+//! pipes themselves, which never leave the process. They are real
+//! descriptors under the fake too (the fake's sockets live in the abstract
+//! namespace), so a loop test exercises the real reading code. The log
+//! files of `--log-dir` ([`crate::logbuf`]) are written directly as well;
+//! loop tests run without a log directory.
 //!
 //! # Descriptors
 //!
@@ -31,27 +42,45 @@
 //! # Signals
 //!
 //! Signals are plain `i32` numbers (as [`flotilla_units::spec::Signal`]
-//! holds them), so real-time signals work too. Every spawned child starts
-//! with an empty signal mask and every disposition at its default, whatever
-//! the init blocks (for `signalfd`) or ignores (Rust ignores `SIGPIPE`).
+//! holds them), so real-time signals work too. The init blocks the ones it
+//! handles and reads them as events ([`events::HANDLED_SIGNALS`]). Every
+//! spawned child starts with an empty signal mask and every disposition at
+//! its default, whatever the init blocks or ignores (Rust ignores
+//! `SIGPIPE`).
 
+pub mod cgroup;
+mod clone3;
+pub mod context;
+#[cfg(test)]
+mod context_tests;
+pub mod dirs;
 pub mod env;
+pub mod events;
 pub mod fake;
 pub mod mountinfo;
 pub mod real;
+mod sandbox;
+mod seccomp;
+pub mod sockets;
 mod spawn;
+
+pub use spawn::set_clone_into_cgroup;
 #[cfg(test)]
 mod tests;
 
+use std::ffi::OsString;
 use std::fmt;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use flotilla_units::time::Instant;
 pub use nix::errno::Errno;
 pub use nix::mount::MsFlags;
 
 pub use env::Env;
+pub use events::{Event, Interest, Token};
 
 /// A process ID, as the kernel and the control protocol spell it.
 pub type Pid = i32;
@@ -59,12 +88,13 @@ pub type Pid = i32;
 /// The largest `/proc/self/mountinfo` that [`Sys::is_mounted`] reads.
 pub const MOUNTINFO_MAX: usize = 4 << 20;
 
-/// Every system call the init makes about processes, time, the files it
-/// reads and the machine.
+/// Every system call the init makes: processes, time, events, files,
+/// sockets, users, this process and the machine.
 ///
 /// Methods take `&self`: the loop owns one value and may lend it out freely;
 /// the fake keeps its records behind interior mutability. No method blocks
-/// for longer than the system call it wraps, and none panics.
+/// for longer than the system call it wraps ([`Sys::wait`] is the one that
+/// waits), and none panics.
 pub trait Sys {
     /// Starts a process as `req` describes and returns its PID.
     ///
@@ -163,6 +193,93 @@ pub trait Sys {
     /// `sethostname(2)`.
     fn sethostname(&self, name: &str) -> Result<(), SysError>;
 
+    // ----- events ----------------------------------------------------------
+
+    /// Makes the event queue ready: blocks [`events::HANDLED_SIGNALS`] so
+    /// that they come as [`Event::Signal`]. Idempotent; [`Sys::wait`] and
+    /// [`Sys::watch`] call it too, so a caller needs it only to hear of a
+    /// failure early.
+    fn open_events(&self) -> Result<(), SysError>;
+
+    /// Waits until a handled signal arrives or a watched descriptor is
+    /// ready, at most `timeout` (`None`: no limit), and appends what
+    /// happened to `events` (nothing on time-out or interruption).
+    fn wait(&self, events: &mut Vec<Event>, timeout: Option<Duration>) -> Result<(), SysError>;
+
+    /// Starts watching `fd` (which the caller keeps open until
+    /// [`Sys::unwatch`]) under `token`, edge-triggered: after an
+    /// [`Event::Ready`], read (or write) until `EAGAIN`.
+    fn watch(&self, fd: RawFd, token: Token, interest: Interest) -> Result<(), SysError>;
+
+    /// Changes what a watched `fd` is watched for.
+    fn rewatch(&self, fd: RawFd, token: Token, interest: Interest) -> Result<(), SysError>;
+
+    /// Stops watching `fd` (before it is closed).
+    fn unwatch(&self, fd: RawFd) -> Result<(), SysError>;
+
+    // ----- sockets ---------------------------------------------------------
+
+    /// Binds the control socket: a non-blocking stream listener at `path`,
+    /// mode 0666. A stale socket file there is replaced; anything else is
+    /// [`SysError::NotASocket`]. The directory must exist.
+    fn bind_listener(&self, path: &Path) -> Result<(UnixListener, FileId), SysError>;
+
+    /// Accepts one pending connection (non-blocking) with its peer's
+    /// credentials; `None` when none is pending.
+    fn accept(&self, listener: &UnixListener) -> Result<Option<Accepted>, SysError>;
+
+    /// Binds a notify socket: a non-blocking datagram socket at the
+    /// absolute `path`, mode 0666, receiving each sender's credentials
+    /// (`SO_PASSCRED`). A stale socket there is replaced.
+    fn bind_notify_socket(&self, path: &Path) -> Result<(OwnedFd, FileId), SysError>;
+
+    /// Removes the socket file at `path` if it is still the one bound as
+    /// `id` (another init may have bound a new one there since).
+    fn remove_socket(&self, path: &Path, id: FileId);
+
+    // ----- files and directories -------------------------------------------
+
+    /// The names in directory `dir` (not `.` and `..`), in no order.
+    fn read_dir(&self, dir: &Path) -> Result<Vec<OsString>, SysError>;
+
+    /// Creates `dir` and its missing parents (mode 0755); an existing
+    /// directory is fine.
+    fn create_dir_all(&self, dir: &Path) -> Result<(), SysError>;
+
+    /// `chown(2)`.
+    fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError>;
+
+    /// `readlink(2)` (where `/proc/self` points tells whose `/proc` it is).
+    fn read_link(&self, path: &Path) -> Result<PathBuf, SysError>;
+
+    // ----- this process ----------------------------------------------------
+
+    /// `geteuid(2)`.
+    fn geteuid(&self) -> u32;
+
+    /// Gives the allocator's free memory back to the system (after a peak:
+    /// loading the unit files, a reload, a launch).
+    fn release_free_memory(&self);
+
+    /// Writes a line on the console (stdout); errors are ignored: the
+    /// console may be gone, and that must not stop the init.
+    fn console(&self, line: &str);
+
+    /// Whether descriptor `fd` (0, 1 or 2) is open.
+    fn stdio_open(&self, fd: i32) -> bool;
+
+    /// Opens `/dev/console` onto every closed descriptor of 0, 1 and 2.
+    fn open_console(&self) -> Result<(), SysError>;
+
+    /// Whether the init has any child left, dead or alive (`waitid(2)`
+    /// without reaping). As PID 1 every process of the namespace but
+    /// kernel threads descends from it, so `false` means none is left.
+    fn children_left(&self) -> bool;
+
+    /// Sets `PATH` to [`env::DEFAULT_PATH`] when it is unset (the kernel
+    /// starts init without one).
+    fn set_default_path(&self);
+
     /// Whether `path` is a mount point, from `/proc/self/mountinfo`
     /// (read through [`Sys::read_file_limited`] and parsed by
     /// [`mountinfo::is_mount_point`]). `path` is compared as written:
@@ -171,6 +288,27 @@ pub trait Sys {
         let text = self.read_file_limited(Path::new("/proc/self/mountinfo"), MOUNTINFO_MAX)?;
         Ok(mountinfo::is_mount_point(&text, path))
     }
+}
+
+/// A file's identity (device and inode), to tell whether a path still
+/// names the file it named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FileId {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+/// A control connection [`Sys::accept`] took.
+#[derive(Debug)]
+pub struct Accepted {
+    /// The connection, non-blocking.
+    pub stream: UnixStream,
+    /// The peer's user id (`SO_PEERCRED`; `u32::MAX` when unknown).
+    pub uid: u32,
+    /// The peer's process id (0 when unknown).
+    pub pid: i32,
 }
 
 /// How a child terminated, from `waitpid(2)`.
@@ -365,6 +503,9 @@ pub struct SpawnRequest<'a> {
     pub stdout: Stdio<'a>,
     /// Descriptor 2.
     pub stderr: Stdio<'a>,
+    /// The unit's context (cgroup, limits, namespaces, sandbox) the child
+    /// enters before `execve(2)`; `None` changes nothing.
+    pub context: Option<&'a context::ChildContext>,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -379,7 +520,14 @@ impl<'a> SpawnRequest<'a> {
             stdin: Stdio::Null,
             stdout: Stdio::Null,
             stderr: Stdio::Null,
+            context: None,
         }
+    }
+
+    /// Sets the context (an empty one keeps the fast path).
+    pub fn context(mut self, ctx: &'a context::ChildContext) -> Self {
+        self.context = if ctx.is_empty() { None } else { Some(ctx) };
+        self
     }
 
     /// Sets the working directory.
@@ -479,6 +627,16 @@ pub enum SysError {
         /// The error.
         errno: Os,
     },
+    /// The child was killed by a signal before it reached `execve(2)` (a
+    /// seccomp filter of its context refusing a call of its own setup);
+    /// it has been reaped.
+    #[error("{program}: killed by {signal} before execve")]
+    ChildKilled {
+        /// `argv[0]`.
+        program: String,
+        /// The signal's name.
+        signal: String,
+    },
     /// `kill(2)` or `killpg(3)` failed.
     #[error("kill {target} signal {signal}: {errno}")]
     Kill {
@@ -505,6 +663,8 @@ pub enum SysError {
     NotRegular {
         /// The file.
         path: PathBuf,
+        /// It is a directory.
+        directory: bool,
     },
     /// A file was longer than allowed.
     #[error("{path}: longer than {max} bytes")]
@@ -537,6 +697,37 @@ pub enum SysError {
         op: &'static str,
         /// The mount point.
         target: PathBuf,
+        /// The error.
+        errno: Os,
+    },
+    /// A socket could not be made, bound or set up.
+    #[error("{path}: {op}: {errno}")]
+    Socket {
+        /// The socket's path.
+        path: PathBuf,
+        /// `bind`, `chmod`, `unlink stale socket`, …
+        op: &'static str,
+        /// The error.
+        errno: Os,
+    },
+    /// A socket path cannot be used (too long, a NUL byte, relative).
+    #[error("{path}: {reason}")]
+    BadSocketPath {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// Something other than a socket is where a socket is to be bound.
+    #[error("{0} exists and is not a socket")]
+    NotASocket(PathBuf),
+    /// A directory could not be listed or made, or a file changed owner.
+    #[error("{op} {path}: {errno}")]
+    File {
+        /// `read directory`, `create directory`, `chown`, `readlink`.
+        op: &'static str,
+        /// The path.
+        path: PathBuf,
         /// The error.
         errno: Os,
     },

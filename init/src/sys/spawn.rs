@@ -90,11 +90,13 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use nix::sys::stat::{stat, SFlag};
 
+use super::clone3::{self, NotHere};
+use super::context::ChildContext;
 use super::env::DEFAULT_PATH;
 use super::{Credentials, Env, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
 
@@ -135,6 +137,7 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         cwd: cwd.as_deref(),
         stdio: [req.stdin, req.stdout, req.stderr],
         credentials: req.credentials,
+        context: req.context,
     };
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
     if spawner.is_none() {
@@ -148,7 +151,7 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         // Set just above.
         None => Err(Failure::Spawn(Errno::EAGAIN)),
     }
-    .map_err(|failure| failure.into_error(program, req.cwd))
+    .map_err(|failure| failure.into_error(program, req.cwd, req.context))
 }
 
 /// Sets the slots and the child's stack aside now, if not done yet, while
@@ -177,10 +180,19 @@ enum Failure {
     Spawn(Errno),
     /// A step (in the child, or `/dev/null` in the parent).
     Child(Step, Errno),
+    /// Step `n` of the request's context, in the child.
+    Context(usize, Errno),
+    /// The child was killed by this signal before `execve`.
+    Killed(i32),
 }
 
 impl Failure {
-    fn into_error(self, program: &str, cwd: Option<&Path>) -> SysError {
+    fn into_error(
+        self,
+        program: &str,
+        cwd: Option<&Path>,
+        context: Option<&ChildContext>,
+    ) -> SysError {
         let program = program.to_owned();
         match self {
             Failure::Spawn(errno) => SysError::Spawn {
@@ -198,6 +210,22 @@ impl Failure {
                     errno: Os(errno),
                 }
             }
+            Failure::Killed(signal) => SysError::ChildKilled {
+                program,
+                // The signals a setup step can die of that the unit-file
+                // names do not list.
+                signal: match signal {
+                    libc::SIGSYS => "SIGSYS".to_string(),
+                    libc::SIGXCPU => "SIGXCPU".to_string(),
+                    libc::SIGXFSZ => "SIGXFSZ".to_string(),
+                    s => flotilla_units::spec::Signal(s).name(),
+                },
+            },
+            Failure::Context(n, errno) => SysError::ChildSetup {
+                program,
+                step: context.map_or_else(|| format!("context step {n}"), |c| c.step_name(n)),
+                errno: Os(errno),
+            },
         }
     }
 }
@@ -345,6 +373,19 @@ struct Exec<'a> {
     /// stdin, stdout, stderr.
     stdio: [Stdio<'a>; 3],
     credentials: Option<&'a Credentials>,
+    context: Option<&'a ChildContext>,
+}
+
+/// Whether `clone3(2)` with `CLONE_INTO_CGROUP` works here; cleared the
+/// first time the kernel says it does not.
+static CLONE3: AtomicBool = AtomicBool::new(true);
+
+/// Whether a child with a cgroup is created in it (`clone3(2)` with
+/// `CLONE_INTO_CGROUP`, the default where the kernel has it) or joins it
+/// itself by writing `cgroup.procs`, as on kernels without it. For tests
+/// and benchmarks of the second way; the init never turns it off.
+pub fn set_clone_into_cgroup(on: bool) {
+    CLONE3.store(on, Ordering::Relaxed);
 }
 
 /// The process's spawner: its reserved slots and the child's stack. One per
@@ -497,6 +538,8 @@ impl Spawner {
                 .map(|g| (g.as_ptr(), g.len())),
             gid: creds.and_then(|c| c.gid),
             uid: creds.and_then(|c| c.uid),
+            context: exec.context.map_or(std::ptr::null(), std::ptr::from_ref),
+            execing: AtomicBool::new(false),
             step: AtomicU32::new(0),
             errno: AtomicI32::new(0),
         };
@@ -508,15 +551,35 @@ impl Spawner {
         // child's use of it, which ends before clone(2) returns
         // (CLONE_VFORK: at its execve or its exit); `child_entry` never
         // returns and only makes async-signal-safe calls.
+        let arg: *mut c_void = std::ptr::addr_of!(plan).cast_mut().cast();
+        // A unit with a cgroup: its child is born there (clone3.rs says
+        // why), else it joins it itself.
+        let cgroup = exec.context.and_then(ChildContext::cgroup_fd);
         let (pid, errno) = unsafe {
             sigprocmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr());
-            let pid = libc::clone(
-                child_entry,
-                self.stack.top,
-                flags,
-                std::ptr::addr_of!(plan).cast_mut().cast(),
-            );
-            let errno = Errno::last();
+            let mut born = None;
+            if let (Some(ctx), Some(fd)) = (exec.context, cgroup) {
+                if CLONE3.load(Ordering::Relaxed) {
+                    ctx.set_joined(true);
+                    let size = STACK_SIZE;
+                    let bottom = self.stack.top.cast::<u8>().wrapping_sub(size).cast();
+                    born = match clone3::clone_into(flags, fd, bottom, size, child_entry, arg) {
+                        Ok(pid) => Some((pid, Errno::UnknownErrno)),
+                        Err(NotHere::Failed(e)) => Some((-1, Errno::from_raw(e))),
+                        Err(NotHere::Unsupported) => {
+                            CLONE3.store(false, Ordering::Relaxed);
+                            None
+                        }
+                    };
+                }
+                if born.is_none() {
+                    ctx.set_joined(false);
+                }
+            }
+            let (pid, errno) = born.unwrap_or_else(|| {
+                let pid = libc::clone(child_entry, self.stack.top, flags, arg);
+                (pid, Errno::last())
+            });
             sigprocmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut());
             (pid, errno)
         };
@@ -524,20 +587,26 @@ impl Spawner {
             return Err(Failure::Spawn(errno));
         }
         let step = plan.step.load(Ordering::Relaxed);
-        if step == 0 {
+        if step == 0 && plan.execing.load(Ordering::Relaxed) {
             return Ok(pid);
         }
-        // The child is at `_exit(127)`: reap it so that the loop never sees
-        // it.
+        // The child is at `_exit(127)`, or was killed on its way to
+        // `execve`: reap it so that the loop never sees it.
+        let mut status = 0;
         loop {
-            let mut status = 0;
             // SAFETY: waitpid(2) on our own child.
             let r = unsafe { libc::waitpid(pid, &mut status, 0) };
             if r >= 0 || Errno::last() != Errno::EINTR {
                 break;
             }
         }
+        if step == 0 {
+            return Err(Failure::Killed(libc::WTERMSIG(status)));
+        }
         let errno = Errno::from_raw(plan.errno.load(Ordering::Relaxed));
+        if let Some(n) = step.checked_sub(CONTEXT_STEPS) {
+            return Err(Failure::Context(n as usize, errno));
+        }
         Err(Failure::Child(Step::from_u32(step), errno))
     }
 }
@@ -678,6 +747,10 @@ mod nr {
     pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid;
 }
 
+/// Where the step codes of a context's steps start: step `n` of the
+/// context reports `CONTEXT_STEPS + n`.
+const CONTEXT_STEPS: u32 = 1 << 16;
+
 /// A step, reported with its errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
@@ -755,7 +828,13 @@ struct Plan {
     groups: Option<(*const libc::gid_t, usize)>,
     gid: Option<libc::gid_t>,
     uid: Option<libc::uid_t>,
-    /// The failed [`Step`] (0: none).
+    /// The request's context (NULL: none): see `context.rs`.
+    context: *const ChildContext,
+    /// Set by the child right before `execve`: a child that ends without
+    /// it and without a step was killed on the way.
+    execing: AtomicBool,
+    /// The failed [`Step`] (0: none; from [`CONTEXT_STEPS`] up, a step of
+    /// the context).
     step: AtomicU32,
     errno: AtomicI32,
 }
@@ -786,6 +865,12 @@ unsafe fn child(p: &Plan) -> ! {
     if libc::setsid() < 0 {
         fail(p, Step::Setsid);
     }
+    // The context's cgroup, limits, namespaces and mounts, while the child
+    // still has the init's privileges.
+    let context = p.context.as_ref();
+    if let Some(Err((n, errno))) = context.map(|c| c.before_identity()) {
+        fail_context(p, n, errno);
+    }
     // Raw system calls: the C library's wrappers would apply the change to
     // every thread of the init (see the module documentation). setgroups
     // and setresgid need the privilege that setresuid gives up.
@@ -803,6 +888,9 @@ unsafe fn child(p: &Plan) -> ! {
         if libc::syscall(nr::SETRESUID, uid, uid, uid) < 0 {
             fail(p, Step::Setuid);
         }
+    }
+    if let Some(Err((n, errno))) = context.map(|c| c.after_identity()) {
+        fail_context(p, n, errno);
     }
     // Slots are above 2: dup2 never overwrites a later source and always
     // clears close-on-exec on the target.
@@ -850,6 +938,12 @@ unsafe fn child(p: &Plan) -> ! {
     }
     let empty = [0u64; 2];
     sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut());
+    // Last: no-new-privileges and the seccomp filter, which the child's
+    // own steps must not run under.
+    if let Some(Err((n, errno))) = context.map(|c| c.before_exec()) {
+        fail_context(p, n, errno);
+    }
+    p.execing.store(true, Ordering::Relaxed);
     libc::execve(p.path, p.argv.cast(), p.envp.cast());
     fail(p, Step::Execve)
 }
@@ -858,6 +952,15 @@ unsafe fn child(p: &Plan) -> ! {
 unsafe fn fail(p: &Plan, step: Step) -> ! {
     p.errno.store(Errno::last_raw(), Ordering::Relaxed);
     p.step.store(step as u32, Ordering::Relaxed);
+    libc::_exit(127)
+}
+
+/// Reports step `n` of the context and `errno` to the parent and exits
+/// 127.
+unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
+    p.errno.store(errno, Ordering::Relaxed);
+    let code = u32::try_from(n).map_or(u32::MAX, |n| CONTEXT_STEPS.saturating_add(n));
+    p.step.store(code, Ordering::Relaxed);
     libc::_exit(127)
 }
 
@@ -971,5 +1074,16 @@ mod tests {
             assert_eq!(Step::from_u32(s as u32), s);
         }
         assert_eq!(Step::dup2(1), Step::Dup2Stdout);
+    }
+
+    #[test]
+    fn a_child_killed_before_execve_is_reported_with_its_signal() {
+        let err = Failure::Killed(libc::SIGSYS).into_error("/bin/x", None, None);
+        assert_eq!(err.to_string(), "/bin/x: killed by SIGSYS before execve");
+        let err = Failure::Context(3, Errno::EPERM).into_error("/bin/x", None, None);
+        assert_eq!(
+            err.to_string(),
+            "/bin/x: context step 3: operation not permitted"
+        );
     }
 }

@@ -1,14 +1,36 @@
-//! Reading a units directory.
+//! The files of a units directory, turned into units. Pure: the init reads
+//! the directory (through its `Sys`) and hands each file's name and bytes
+//! here, so this crate does no I/O and the rules below are tested with
+//! made-up files.
 
 use super::yaml::MAX_FILE_SIZE;
 use super::{parse_yaml, LoadedDir, ParsedUnit};
 use crate::diag::{Diagnostic, Pos};
 use crate::spec::Origin;
-use std::ffi::OsString;
-use std::io::Read;
-use std::path::Path;
 
-/// Loads every unit file of `dir`, in file-name order (byte order):
+/// What reading one file of a units directory gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRead {
+    /// Its bytes. A reader stops after `MAX_FILE_SIZE + 1` bytes: more
+    /// than [`MAX_FILE_SIZE`] means the file is too large.
+    Bytes(Vec<u8>),
+    /// The name is a directory.
+    Directory,
+    /// It could not be read; the reason, for people.
+    Failed(String),
+}
+
+/// Whether a directory entry named `name` is a unit file: `*.yaml`,
+/// `*.yml` or `*.service`, not hidden (no leading `.`).
+pub fn is_unit_file_name(name: &str) -> bool {
+    let wanted = [".yaml", ".yml", ".service"]
+        .iter()
+        .any(|ext| name.len() > ext.len() && name.ends_with(ext));
+    wanted && !name.starts_with('.')
+}
+
+/// Loads the files of a units directory, given as (path, what reading it
+/// gave) in the order to load them (the init sorts them by file name):
 ///
 /// - `*.yaml` and `*.yml` files, with [`parse_yaml`];
 /// - `*.service` files (systemd units), with
@@ -17,39 +39,20 @@ use std::path::Path;
 ///   (`name@.service`) are skipped with a warning: nothing instantiates them
 ///   here.
 ///
-/// Hidden files (names starting with `.`), other names, and
-/// subdirectories are ignored; the directory is not searched recursively.
-/// Symbolic links are followed.
-///
-/// A file that cannot be read, is larger than 1 MiB, or is not UTF-8 is a
-/// [`Diagnostic`] like any other problem of that file; only a directory that
-/// cannot be listed is an I/O error. Duplicate unit names and duplicate
-/// targets across files are not checked here but when the graph is built.
-pub fn load_dir(dir: &Path) -> std::io::Result<LoadedDir> {
-    let mut names: Vec<OsString> = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let name = entry?.file_name();
-        let path = Path::new(&name);
-        let wanted = matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "service")
-        );
-        if wanted && !name.as_encoded_bytes().starts_with(b".") {
-            names.push(name);
-        }
-    }
-    names.sort();
+/// A file that could not be read, is larger than 1 MiB, or is not UTF-8 is
+/// a [`Diagnostic`] like any other problem of that file; a directory is a
+/// warning. Duplicate unit names and duplicate targets across files are not
+/// checked here but when the graph is built.
+pub fn load_files(files: impl IntoIterator<Item = (String, FileRead)>) -> LoadedDir {
     let mut out = LoadedDir::default();
-    for name in names {
-        let path = dir.join(&name);
-        let file = path.display().to_string();
-        let parsed = load_file(&path, &file);
+    for (file, read) in files {
+        let parsed = load_file(&file, read);
         out.diagnostics.extend(parsed.diagnostics);
         if let Some(spec) = parsed.spec {
             out.units.push((spec, parsed.origin));
         }
     }
-    Ok(out)
+    out
 }
 
 fn failed(file: &str, pos: Pos, message: String) -> ParsedUnit {
@@ -60,68 +63,50 @@ fn failed(file: &str, pos: Pos, message: String) -> ParsedUnit {
     }
 }
 
-fn load_file(path: &Path, file: &str) -> ParsedUnit {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) => return failed(file, Pos::default(), format!("cannot read the file: {e}")),
-    };
-    if meta.is_dir() {
-        return ParsedUnit {
-            spec: None,
-            origin: Origin::unplaced(file),
-            diagnostics: vec![Diagnostic::warning(
-                file,
-                Pos::default(),
-                "a directory, not a unit file; skipped",
-            )],
-        };
-    }
-    let text = match read_limited(path) {
-        Ok(bytes) if bytes.len() > MAX_FILE_SIZE => {
-            return failed(
-                file,
-                Pos::default(),
-                format!("the file is larger than 1 MiB ({MAX_FILE_SIZE} bytes); not read"),
-            )
-        }
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-                return failed(
-                    file,
-                    end_pos(good),
-                    "the file is not valid UTF-8".to_string(),
-                );
-            }
-        },
-        Err(e) => return failed(file, Pos::default(), format!("cannot read the file: {e}")),
-    };
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or(file);
-    match name.strip_suffix(".service") {
-        Some(unit) if unit.ends_with('@') => ParsedUnit {
-            spec: None,
-            origin: Origin::unplaced(file),
-            diagnostics: vec![Diagnostic::warning(
-                file,
-                Pos::default(),
-                "a template unit (`name@.service`) is not loaded from the units directory; \
-                 copy it to `name@instance.service` to run an instance",
-            )],
-        },
-        Some(_) => crate::systemd::translate_file(file, name, &text),
-        None => parse_yaml(file, &text),
+fn skipped(file: &str, message: &str) -> ParsedUnit {
+    ParsedUnit {
+        spec: None,
+        origin: Origin::unplaced(file),
+        diagnostics: vec![Diagnostic::warning(file, Pos::default(), message)],
     }
 }
 
-/// Reads at most one byte more than the limit, so that a huge (or endless)
-/// file is not read whole.
-fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_FILE_SIZE as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
+fn load_file(file: &str, read: FileRead) -> ParsedUnit {
+    let bytes = match read {
+        FileRead::Bytes(bytes) => bytes,
+        FileRead::Directory => return skipped(file, "a directory, not a unit file; skipped"),
+        FileRead::Failed(why) => {
+            return failed(file, Pos::default(), format!("cannot read the file: {why}"))
+        }
+    };
+    if bytes.len() > MAX_FILE_SIZE {
+        return failed(
+            file,
+            Pos::default(),
+            format!("the file is larger than 1 MiB ({MAX_FILE_SIZE} bytes); not read"),
+        );
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            return failed(
+                file,
+                end_pos(good),
+                "the file is not valid UTF-8".to_string(),
+            );
+        }
+    };
+    let name = file.rsplit('/').next().unwrap_or(file);
+    match name.strip_suffix(".service") {
+        Some(unit) if unit.ends_with('@') => skipped(
+            file,
+            "a template unit (`name@.service`) is not loaded from the units directory; \
+             copy it to `name@instance.service` to run an instance",
+        ),
+        Some(_) => crate::systemd::translate_file(file, name, &text),
+        None => parse_yaml(file, &text),
+    }
 }
 
 /// The position just after `valid`, a valid UTF-8 prefix of the file.
@@ -133,4 +118,26 @@ fn end_pos(valid: &[u8]) -> Pos {
         u32::try_from(line).unwrap_or(u32::MAX),
         u32::try_from(col).unwrap_or(u32::MAX),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_file_names() {
+        for yes in ["a.yaml", "b.yml", "web.service", "t@.service", "x.y.yaml"] {
+            assert!(is_unit_file_name(yes), "{yes}");
+        }
+        for no in [
+            ".hidden.yaml",
+            "notes.txt",
+            "z.yaml~",
+            ".yaml",
+            "yaml",
+            "a.YAML",
+        ] {
+            assert!(!is_unit_file_name(no), "{no}");
+        }
+    }
 }

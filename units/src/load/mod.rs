@@ -2,8 +2,9 @@
 //!
 //! - [`parse_yaml`] reads one unit file (one YAML mapping) and reports every
 //!   problem in it as a [`Diagnostic`] with file, line and column;
-//! - [`load_dir`] reads a units directory: every `*.yaml` / `*.yml` file, and
-//!   `*.service` files through the systemd translator;
+//! - [`load_files`] loads the files of a units directory (the init reads
+//!   them): every `*.yaml` / `*.yml` file, and `*.service` files through the
+//!   systemd translator;
 //! - [`split_command`] splits a command string into words as a POSIX shell
 //!   does, without running a shell.
 //!
@@ -17,11 +18,12 @@ use crate::diag::Diagnostic;
 use crate::spec::{Origin, UnitSpec};
 
 mod dir;
+mod read;
 mod unit;
 mod words;
 pub(crate) mod yaml;
 
-pub use dir::load_dir;
+pub use dir::{is_unit_file_name, load_files, FileRead};
 pub use unit::{parse_yaml, UNIT_KEYS};
 pub use words::split_command;
 pub use yaml::{MAX_DIAGNOSTICS, MAX_FILE_SIZE};

@@ -15,28 +15,64 @@
 //! - [`translate_file`] and [`translate`] turn a `.service` unit into a
 //!   [`crate::spec::UnitSpec`], reporting every key that cannot be honoured
 //!   as a warning (SPEC §7); [`parse_timespan`] reads systemd time spans.
+//! - [`CalendarSpec`] reads `OnCalendar=` events, prints them as
+//!   `systemd-analyze calendar` does and finds their next elapse in a
+//!   [`tz::TimeZone`] read from TZif bytes; [`TimerSettings`] computes a
+//!   `.timer`'s next elapse.
+//! - [`escape`], [`unescape`] and friends are `systemd-escape`;
+//!   [`SpecifierContext`] resolves every specifier of systemd.unit(5).
+//! - [`Conditions`] and [`check_conditions`] read and check `Condition*=`
+//!   and `Assert*=` against a [`ConditionFacts`] the caller implements.
+//! - [`resolve_unit`] applies the unit search path to directory listings
+//!   ([`SearchDir`]); [`MergedUnit`] merges a unit with its drop-ins;
+//!   [`InstallInfo`], [`enable_links`], [`disable_links`] and [`is_enabled`]
+//!   are `[Install]` and `systemctl enable`/`disable`/`is-enabled`.
 //!
 //! `docs/systemd-units.md` describes the translation key by key.
 
 use serde::{Deserialize, Serialize};
 
+mod calendar;
 mod canon;
+mod civil;
+mod condition;
+mod dropin;
+mod escape;
 mod exec;
 mod fleet;
+mod install;
 mod name;
 mod parse;
+mod specifier;
+mod timer;
 mod timespan;
 mod translate;
+pub mod tz;
+mod unit_path;
 
+pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
+pub use condition::{
+    check as check_conditions, fnmatch, version_cmp, Condition, ConditionError, ConditionFacts,
+    Conditions, Verdict, CONDITION_KINDS,
+};
+pub use dropin::{cat_text, MergedUnit, SourcedOption};
+pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
+pub use install::{disable_links, enable_links, is_enabled, InstallError, InstallInfo, Link};
 pub use name::{
     expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
+pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
+pub use timer::{TimerClock, TimerError, TimerNext, TimerSettings};
 pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
 pub use translate::{translate, translate_file};
+pub use unit_path::{
+    dropin_dir_names, resolve as resolve_unit, unit_names, Definition, DirRole, Entry, EntryKind,
+    ResolvedUnit, SearchDir,
+};
 
 /// One option of a unit file, as fleet's API carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

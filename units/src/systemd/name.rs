@@ -214,30 +214,23 @@ pub(crate) fn expand_specifiers_noting(
     unit_name: &str,
     unknown: &mut dyn FnMut(char),
 ) -> String {
-    if !value.contains('%') {
-        return value.to_string();
-    }
     let n = UnitName::split(unit_name);
-    let mut out = String::with_capacity(value.len());
-    let mut chars = value.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push_str(&n.full),
-            Some('N') => out.push_str(&n.name),
-            Some('p' | 'P') => out.push_str(&n.prefix),
-            Some('i' | 'I') => out.push_str(&n.instance),
-            Some('%') => out.push('%'),
-            Some(other) => {
-                unknown(other);
-                out.push('%');
-                out.push(other);
-            }
-            None => out.push('%'),
-        }
+    let result: Result<String, std::convert::Infallible> =
+        super::specifier::replace_specifiers(value, |c| {
+            Ok(std::borrow::Cow::Borrowed(match c {
+                'n' => n.full.as_str(),
+                'N' => n.name.as_str(),
+                'p' | 'P' => n.prefix.as_str(),
+                'i' | 'I' => n.instance.as_str(),
+                '%' => "%",
+                other => {
+                    unknown(other);
+                    return Ok(std::borrow::Cow::Owned(format!("%{other}")));
+                }
+            }))
+        });
+    match result {
+        Ok(s) => s,
+        Err(never) => match never {},
     }
-    out
 }

@@ -8,9 +8,10 @@ use super::parse::parse_checked;
 use super::timespan::{parse_timespan, TIMESPAN_INFINITY};
 use super::UnitOption;
 use crate::diag::{Diagnostic, Pos};
+use crate::keys::{self, check, Rule, Slot};
 use crate::load::ParsedUnit;
 use crate::spec::{
-    defaults, valid_name, Command, Origin, RestartPolicy, Signal, UnitSpec, UnitType,
+    defaults, valid_name, Command, Origin, RestartPolicy, Signal, TargetList, UnitSpec, UnitType,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -60,10 +61,13 @@ pub fn translate(file: &str, unit_name: &str, options: &[UnitOption]) -> ParsedU
     translate_at(file, unit_name, options, &[], Pos::default())
 }
 
-/// The keys the translator reads (honoured, or warned about specifically);
-/// every other key gets the generic "is not supported" warning.
-const HANDLED: [(&str, &str); 28] = [
-    ("Unit", "Description"),
+/// The systemd keys the translator reads by a rule of its own: their value
+/// means something else than the YAML key they feed (if any), or they feed
+/// none and are warned about specifically. Every other key it reads is the
+/// twin of a YAML key in [`keys::KEYS`], read by the kind of its value
+/// ([`Tr::twin`]); any key that is neither gets the generic "is not
+/// supported" warning.
+const SPECIAL: [(&str, &str); 18] = [
     ("Unit", "Documentation"),
     ("Unit", "Requires"),
     ("Unit", "BindsTo"),
@@ -73,21 +77,12 @@ const HANDLED: [(&str, &str); 28] = [
     ("Unit", "DefaultDependencies"),
     ("Service", "Type"),
     ("Service", "ExecStart"),
-    ("Service", "ExecStartPre"),
-    ("Service", "ExecStopPost"),
-    ("Service", "ExecStop"),
-    ("Service", "ExecReload"),
     ("Service", "Restart"),
     ("Service", "RestartSec"),
     ("Service", "TimeoutStartSec"),
     ("Service", "TimeoutStopSec"),
     ("Service", "TimeoutSec"),
-    ("Service", "Environment"),
-    ("Service", "EnvironmentFile"),
-    ("Service", "User"),
-    ("Service", "Group"),
     ("Service", "WorkingDirectory"),
-    ("Service", "KillSignal"),
     ("Service", "KillMode"),
     ("Service", "PIDFile"),
     ("Service", "RemainAfterExit"),
@@ -198,6 +193,172 @@ impl Tr<'_> {
     }
 }
 
+/// The keys of one command (`ExecStop=`, `ExecReload=`): each command
+/// given, in order, with its position, until the end decides.
+type Singles = Vec<(&'static keys::Key, String, Vec<(Command, Pos)>)>;
+
+impl Tr<'_> {
+    /// `key=v`, the twin of the YAML key `twin`, read by the kind of its
+    /// value as systemd reads it: an empty value resets the setting, a
+    /// list grows with each assignment.
+    fn twin(
+        &mut self,
+        spec: &mut UnitSpec,
+        singles: &mut Singles,
+        twin: &'static keys::Key,
+        p: Pos,
+        key: &str,
+        v: &str,
+    ) {
+        match (twin.slot)(spec) {
+            Slot::Text(f) => *f = (!v.is_empty()).then(|| v.to_string()),
+            Slot::Commands(f) => {
+                if v.is_empty() {
+                    f.clear();
+                }
+                let cs = self.commands(p, key, v);
+                f.extend(cs);
+            }
+            Slot::Command(_) => {
+                let at = match singles.iter().position(|(k, _, _)| std::ptr::eq(*k, twin)) {
+                    Some(at) => at,
+                    None => {
+                        singles.push((twin, key.to_string(), Vec::new()));
+                        singles.len() - 1
+                    }
+                };
+                if v.is_empty() {
+                    singles[at].2.clear();
+                }
+                for c in self.commands(p, key, v) {
+                    singles[at].2.push((c, p));
+                }
+            }
+            Slot::Account(f) => {
+                *f = None;
+                match check::account(v) {
+                    _ if v.is_empty() => {}
+                    Ok(()) => *f = Some(v.to_string()),
+                    Err(why) => self.error(p, format!("invalid {key}={v}: {why}")),
+                }
+            }
+            Slot::Path(f) => {
+                *f = None;
+                if !v.is_empty() {
+                    *f = self.absolute(p, key, v);
+                }
+            }
+            Slot::Signal(f) => {
+                if v.is_empty() {
+                    *f = Signal::TERM;
+                } else {
+                    match Signal::parse(v) {
+                        Some(s) => *f = s,
+                        None => self.error(p, format!("invalid {key}={v}")),
+                    }
+                }
+            }
+            Slot::Environment(env) => {
+                if v.is_empty() {
+                    env.clear();
+                }
+                match parse_environment(v) {
+                    Ok(entries) => {
+                        for e in entries {
+                            match e {
+                                Ok((k, val)) => {
+                                    env.insert(k, val);
+                                }
+                                Err(w) => self.warn(
+                                    p,
+                                    format!(
+                                        "{key}=: {w:?} is not a NAME=value assignment, ignored"
+                                    ),
+                                ),
+                            }
+                        }
+                    }
+                    Err(e) => self.error(p, format!("invalid {key}=: {e}")),
+                }
+            }
+            Slot::EnvironmentFiles(files) => {
+                if v.is_empty() {
+                    files.clear();
+                } else {
+                    let (path, optional) = match v.strip_prefix('-') {
+                        Some(rest) => (rest.trim_start(), true),
+                        None => (v, false),
+                    };
+                    if let Some(path) = self.absolute(p, key, path) {
+                        files.push((path, optional));
+                    }
+                }
+            }
+            // These kinds have no systemd twin read this way (their keys
+            // are in SPECIAL).
+            Slot::Name(_)
+            | Slot::Type(_)
+            | Slot::Targets(..)
+            | Slot::OptionalDuration(_)
+            | Slot::Duration(_)
+            | Slot::Timeout(_)
+            | Slot::Regex(_)
+            | Slot::Restart(_) => {
+                let (sec, _) = twin.systemd.first().copied().unwrap_or(("Service", key));
+                self.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
+            }
+        }
+    }
+
+    /// The rules across keys ([`keys::RULES`]) in systemd's words: a key
+    /// every process needs is missing from the unit; one a type needs is
+    /// missing from the `Type=`.
+    fn rules(
+        &mut self,
+        spec: &UnitSpec,
+        type_pos: Option<Pos>,
+        type_value: &str,
+        restart_at: &Option<(String, Pos)>,
+    ) {
+        let mut probe = spec.clone();
+        for rule in keys::RULES {
+            match *rule {
+                Rule::Needs(types, name, _) if types.contains(&spec.kind) => {
+                    let Some(key) = keys::key(name) else { continue };
+                    let given = match (key.slot)(&mut probe) {
+                        Slot::Command(c) => c.is_some(),
+                        Slot::Path(p) => p.is_some(),
+                        _ => true,
+                    };
+                    let Some(&(sec, sd)) = key.systemd.first() else {
+                        continue;
+                    };
+                    if given {
+                        continue;
+                    }
+                    if types == keys::PROCESS {
+                        self.error(Pos::default(), format!("[{sec}] has no {sd}="));
+                    } else {
+                        self.error(
+                            type_pos.unwrap_or_default(),
+                            format!("Type={type_value} needs {sd}="),
+                        );
+                    }
+                }
+                Rule::NoRestart(kind, policy) if kind == spec.kind && spec.restart == policy => {
+                    if let Some((v, p)) = restart_at {
+                        self.error(
+                            *p,
+                            format!("Restart={v} is not allowed with Type={type_value}"),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 fn translate_at(
     file: &str,
     unit_name: &str,
@@ -260,8 +421,7 @@ fn translate_at(
     spec.start_timeout = start_default;
 
     let mut exec_start: Vec<(Command, Pos)> = Vec::new();
-    let mut exec_stop: Vec<(Command, Pos)> = Vec::new();
-    let mut exec_reload: Vec<(Command, Pos)> = Vec::new();
+    let mut singles: Singles = Vec::new();
     let mut requires: Vec<Dep> = Vec::new();
     let mut wants: Vec<Dep> = Vec::new();
     let mut after: Vec<Dep> = Vec::new();
@@ -288,14 +448,19 @@ fn translate_at(
             }
             continue;
         }
-        if !HANDLED.contains(&(sec, key)) {
+        let special = SPECIAL.contains(&(sec, key));
+        let twin = keys::systemd_twin(sec, key).filter(|_| !special);
+        if !special && twin.is_none() {
             t.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
             continue;
         }
         let v = t.value(p, key, &o.value);
         let v = v.as_str();
+        if let Some(twin) = twin {
+            t.twin(&mut spec, &mut singles, twin, p, key, v);
+            continue;
+        }
         match (sec, key) {
-            ("Unit", "Description") => spec.extras.description = (!v.is_empty()).then(|| v.to_string()),
             ("Unit", "Documentation") => {}
             ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
             ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
@@ -331,36 +496,6 @@ fn translate_at(
                 }
                 for c in t.commands(p, key, v) {
                     exec_start.push((c, p));
-                }
-            }
-            ("Service", "ExecStartPre") => {
-                if v.is_empty() {
-                    spec.exec_start_pre.clear();
-                }
-                let cs = t.commands(p, key, v);
-                spec.exec_start_pre.extend(cs);
-            }
-            ("Service", "ExecStopPost") => {
-                if v.is_empty() {
-                    spec.exec_stop_post.clear();
-                }
-                let cs = t.commands(p, key, v);
-                spec.exec_stop_post.extend(cs);
-            }
-            ("Service", "ExecStop") => {
-                if v.is_empty() {
-                    exec_stop.clear();
-                }
-                for c in t.commands(p, key, v) {
-                    exec_stop.push((c, p));
-                }
-            }
-            ("Service", "ExecReload") => {
-                if v.is_empty() {
-                    exec_reload.clear();
-                }
-                for c in t.commands(p, key, v) {
-                    exec_reload.push((c, p));
                 }
             }
             ("Service", "Restart") => {
@@ -421,39 +556,6 @@ fn translate_at(
                     spec.stop_timeout = stop;
                 }
             }
-            ("Service", "Environment") => {
-                if v.is_empty() {
-                    spec.extras.environment.clear();
-                }
-                match parse_environment(v) {
-                    Ok(entries) => {
-                        for e in entries {
-                            match e {
-                                Ok((k, val)) => {
-                                    spec.extras.environment.insert(k, val);
-                                }
-                                Err(w) => t.warn(p, format!("Environment=: {w:?} is not a NAME=value assignment, ignored")),
-                            }
-                        }
-                    }
-                    Err(e) => t.error(p, format!("invalid Environment=: {e}")),
-                }
-            }
-            ("Service", "EnvironmentFile") => {
-                if v.is_empty() {
-                    spec.extras.environment_files.clear();
-                } else {
-                    let (path, optional) = match v.strip_prefix('-') {
-                        Some(rest) => (rest.trim_start(), true),
-                        None => (v, false),
-                    };
-                    if let Some(path) = t.absolute(p, key, path) {
-                        spec.extras.environment_files.push((path, optional));
-                    }
-                }
-            }
-            ("Service", "User") => spec.extras.user = (!v.is_empty()).then(|| v.to_string()),
-            ("Service", "Group") => spec.extras.group = (!v.is_empty()).then(|| v.to_string()),
             ("Service", "WorkingDirectory") => {
                 spec.extras.working_directory = None;
                 let path = match v.strip_prefix('-') {
@@ -467,16 +569,6 @@ fn translate_at(
                     t.warn(p, "WorkingDirectory=~ (the user's home directory) is not supported, ignored");
                 } else if !path.is_empty() {
                     spec.extras.working_directory = t.absolute(p, key, path);
-                }
-            }
-            ("Service", "KillSignal") => {
-                if v.is_empty() {
-                    spec.kill_signal = Signal::TERM;
-                } else {
-                    match Signal::parse(v) {
-                        Some(s) => spec.kill_signal = s,
-                        None => t.error(p, format!("invalid KillSignal={v}")),
-                    }
                 }
             }
             ("Service", "KillMode") => match v {
@@ -506,15 +598,15 @@ fn translate_at(
                 Some(_) => {}
                 None => t.error(p, format!("invalid RemainAfterExit={v}: not a boolean")),
             },
-            // Not in HANDLED: warned about above.
+            // Not in SPECIAL: read above.
             _ => {}
         }
     }
 
     // The main command.
+    // None: [`Tr::rules`].
     match exec_start.len() {
-        0 => t.error(nowhere, "[Service] has no ExecStart="),
-        1 => {}
+        0 | 1 => {}
         _ if kind != UnitType::Oneshot => t.error(
             exec_start[1].1,
             "more than one ExecStart= command: only Type=oneshot may have several",
@@ -526,31 +618,22 @@ fn translate_at(
         }
     }
     spec.exec_start = exec_start.first().map(|(c, _)| c.clone());
-    for (list, key) in [(&exec_stop, "ExecStop"), (&exec_reload, "ExecReload")] {
+    // A key of one command: the first one, the others warned about.
+    for (key, name, list) in singles {
         for (_, p) in list.iter().skip(1) {
             t.warn(
                 *p,
-                format!("{key}= ignored: only the first {key}= command is used"),
+                format!("{name}= ignored: only the first {name}= command is used"),
             );
         }
+        if let Slot::Command(f) = (key.slot)(&mut spec) {
+            *f = list.into_iter().next().map(|(c, _)| c);
+        }
     }
-    spec.exec_stop = exec_stop.into_iter().next().map(|(c, _)| c);
-    spec.exec_reload = exec_reload.into_iter().next().map(|(c, _)| c);
-
     if kind == UnitType::BackgroundPidfile {
-        match pidfile {
-            Some(p) => spec.pidfile = Some(p),
-            None => t.error(
-                type_index.map(pos).unwrap_or_default(),
-                "Type=forking needs PIDFile=",
-            ),
-        }
+        spec.pidfile = pidfile;
     }
-    if kind == UnitType::Oneshot && spec.restart == RestartPolicy::Always {
-        if let Some((v, p)) = &restart_at {
-            t.error(*p, format!("Restart={v} is not allowed with Type=oneshot"));
-        }
-    }
+    t.rules(&spec, type_index.map(pos), &type_value, &restart_at);
     if let Some(d) = restart_sec {
         spec.restart_delay = d;
         spec.restart_max_delay = d.max(defaults::RESTART_MAX_DELAY);
@@ -562,13 +645,13 @@ fn translate_at(
     for d in &requires {
         if !spec.depends_on.contains(&d.name) {
             spec.depends_on.push(d.name.clone());
-            origin.push_depends_on_pos(d.pos);
+            origin.positions_mut(TargetList::DependsOn).push(d.pos);
         }
     }
     for d in &wants {
         if !spec.depends_on.contains(&d.name) && !spec.waits_for.contains(&d.name) {
             spec.waits_for.push(d.name.clone());
-            origin.push_waits_for_pos(d.pos);
+            origin.positions_mut(TargetList::WaitsFor).push(d.pos);
         }
     }
     for d in &after {
@@ -597,11 +680,13 @@ fn translate_at(
 mod tests {
     use super::*;
 
-    /// Every key in HANDLED has its own arm: none of them gets the generic
-    /// warning, and a key outside the list does.
+    /// Every key in SPECIAL has its own arm and every twin of a YAML key is
+    /// read: none of them gets the generic warning, and a key outside both
+    /// does.
     #[test]
     fn handled_keys_are_read() {
-        for (sec, key) in HANDLED {
+        let twins = keys::KEYS.iter().flat_map(|k| k.systemd.iter().copied());
+        for (sec, key) in SPECIAL.into_iter().chain(twins) {
             let text = format!("[{sec}]\n{key}=\n[Service]\nExecStart=/bin/x\n");
             let p = translate_file("f", "a.service", &text);
             let generic = format!("[{sec}] {key}= is not supported, ignored");

@@ -1,0 +1,138 @@
+//! The async client (`tokio` feature), for `clusterd`: one connection per
+//! request, and a long-lived `subscribe` stream. Lines are written and read
+//! as the blocking [`crate::Connection`] does ([`crate::request_line`],
+//! [`crate::parse_reply`]).
+
+use crate::{parse_reply, request_line, Error};
+use flotilla_units::protocol::{Reply, Request};
+use std::path::{Path, PathBuf};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+
+/// Connects and sends `request`; the halves of the connection.
+async fn open(
+    path: &Path,
+    request: Request,
+) -> Result<(Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf), Error> {
+    let stream = UnixStream::connect(path)
+        .await
+        .map_err(|source| Error::Unreachable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let (r, mut w) = stream.into_split();
+    w.write_all(&request_line(request))
+        .await
+        .map_err(|source| Error::Send {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok((BufReader::new(r).lines(), w))
+}
+
+/// The next reply of a stream, blank lines skipped; `None` at its end.
+async fn next_reply(
+    lines: &mut Lines<BufReader<OwnedReadHalf>>,
+    path: &Path,
+) -> Result<Option<Reply>, Error> {
+    loop {
+        let line = lines.next_line().await.map_err(|source| Error::Receive {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        match line {
+            None => return Ok(None),
+            Some(l) if l.trim().is_empty() => continue,
+            Some(l) => return parse_reply(l.as_bytes()).map(Some),
+        }
+    }
+}
+
+/// Sends one request on a new connection and returns its final reply.
+pub async fn request(path: &Path, req: Request) -> Result<Reply, Error> {
+    let (mut lines, _w) = open(path, req).await?;
+    loop {
+        match next_reply(&mut lines, path).await? {
+            Some(reply) if reply.is_final() => return Ok(reply),
+            Some(_) => continue,
+            None => {
+                return Err(Error::Closed {
+                    path: path.to_path_buf(),
+                })
+            }
+        }
+    }
+}
+
+/// A `subscribe` stream: call [`Subscription::next`] for each change.
+pub struct Subscription {
+    path: PathBuf,
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    // Kept open for the life of the stream: the init treats a closed write
+    // side as the end of the connection.
+    _w: OwnedWriteHalf,
+}
+
+impl Subscription {
+    /// The next reply; `None` when the init closed the stream.
+    pub async fn next(&mut self) -> Result<Option<Reply>, Error> {
+        next_reply(&mut self.lines, &self.path).await
+    }
+}
+
+/// Opens a `subscribe` stream.
+pub async fn subscribe(path: &Path) -> Result<Subscription, Error> {
+    let (lines, w) = open(path, Request::Subscribe).await?;
+    Ok(Subscription {
+        path: path.to_path_buf(),
+        lines,
+        _w: w,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// A server at a new socket that takes one connection, reads one
+    /// request and answers `reply`; the socket's directory and what the
+    /// server read.
+    fn serve(reply: &'static [u8]) -> (tempfile::TempDir, tokio::task::JoinHandle<Vec<u8>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = tokio::net::UnixListener::bind(dir.path().join("s")).unwrap();
+        let server = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut got = vec![0u8; 64];
+            let n = s.read(&mut got).await.unwrap();
+            s.write_all(reply).await.unwrap();
+            got.truncate(n);
+            got
+        });
+        (dir, server)
+    }
+
+    #[tokio::test]
+    async fn a_request_reads_until_its_final_reply() {
+        let (dir, server) = serve(
+            b"{\"reply\":\"log\",\"time\":\"t\",\"stream\":\"stdout\",\"line\":\"x\"}\n\n{\"reply\":\"log-end\"}\n",
+        );
+        let reply = request(&dir.path().join("s"), Request::List).await.unwrap();
+        assert_eq!(reply, Reply::LogEnd);
+        assert_eq!(server.await.unwrap(), b"{\"v\":1,\"op\":\"list\"}\n");
+    }
+
+    #[tokio::test]
+    async fn a_closed_stream_ends_a_subscription() {
+        let (dir, server) = serve(b"{\"reply\":\"log-end\"}\n");
+        let mut sub = subscribe(&dir.path().join("s")).await.unwrap();
+        assert_eq!(sub.next().await.unwrap(), Some(Reply::LogEnd));
+        assert_eq!(server.await.unwrap(), b"{\"v\":1,\"op\":\"subscribe\"}\n");
+        assert_eq!(sub.next().await.unwrap(), None);
+        let e = request(&dir.path().join("none"), Request::List)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::Unreachable { .. }), "{e:?}");
+    }
+}

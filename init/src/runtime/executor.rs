@@ -1,0 +1,247 @@
+//! Carrying out the planner's actions: [`Runtime::act`] is the one place
+//! each [`Action`] becomes system calls — a process started (environment,
+//! identity, output pipes, notify socket), a signal sent, a pidfile read —
+//! and the one place their outcome goes back to the planner as a fact.
+
+use super::slots::{Source, UnitIo};
+use super::Runtime;
+use crate::logbuf::{LogBuf, LogFile};
+use crate::notify::NotifySocket;
+use crate::outpipe::{OutPipe, Stream};
+use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Sys, SysError};
+use flotilla_units::graph::UnitId;
+use flotilla_units::planner::{Action, Fact, Role, Whom};
+use flotilla_units::spec::{Signal, UnitSpec, UnitType};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Bytes of output kept in memory per unit.
+const LOG_RING_BYTES: usize = 64 * 1024;
+/// Size at which a unit's log file is rotated.
+const LOG_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+impl<S: Sys> Runtime<S> {
+    /// Carries out one action.
+    pub(super) fn act(&mut self, a: Action) {
+        match a {
+            Action::Spawn {
+                unit,
+                role,
+                argv,
+                spec,
+                mainpid,
+            } => match self.spawn(unit, role, &argv, &spec, mainpid) {
+                Ok(pid) => self.fact(Fact::Spawned { unit, role, pid }),
+                Err(error) => {
+                    self.unit_note(unit, &format!("{}: {error}", role.key()));
+                    self.fact(Fact::SpawnFailed { unit, role, error });
+                }
+            },
+            Action::Kill { unit, whom, signal } => self.signal(unit, whom, signal),
+            Action::ReadPidfile { unit, path } => {
+                let result = self.read_pidfile(&path);
+                self.fact(Fact::Pidfile { unit, result });
+            }
+        }
+    }
+
+    /// Sends `signal` to whom the planner named: a process, a process
+    /// group, or a group and its leader (a daemon that left its group).
+    fn signal(&mut self, unit: UnitId, whom: Whom, signal: Signal) {
+        let res = match whom {
+            Whom::Process(pid) => self.sys.kill(pid, signal.0),
+            Whom::Group(pgid) => self.sys.killpg(pgid, signal.0),
+            Whom::GroupAndLeader(pid) => {
+                let group = self.sys.killpg(pid, signal.0);
+                let leader = self.sys.kill(pid, signal.0);
+                group.or(leader)
+            }
+        };
+        match res {
+            // Gone already: what the signal was for has happened.
+            Ok(())
+            | Err(SysError::Kill {
+                errno: Os(Errno::ESRCH),
+                ..
+            }) => {}
+            Err(e) => {
+                self.unit_note(
+                    unit,
+                    &format!("send {} to {}: {e}", signal.name(), whom.pid()),
+                );
+            }
+        }
+    }
+
+    /// Reads a daemon's pidfile. A stale one (a PID that is not running)
+    /// is not the daemon: the planner reads again until it is rewritten.
+    fn read_pidfile(&self, path: &Path) -> Result<i32, String> {
+        let pid = crate::pidfile::read_pidfile(&self.sys, path).map_err(|e| e.to_string())?;
+        match self.sys.kill(pid, 0) {
+            Err(SysError::Kill {
+                errno: Os(Errno::ESRCH),
+                ..
+            }) => Err(format!(
+                "pidfile {}: PID {pid} is not running",
+                path.display()
+            )),
+            _ => Ok(pid),
+        }
+    }
+
+    /// The unit's I/O (log, ready-grep), made at its first spawn.
+    fn io(&mut self, unit: UnitId, spec: &UnitSpec) -> Option<&mut UnitIo> {
+        let id = self.slots.ensure(unit);
+        if self.slots.slot(id).is_some_and(|s| s.io.is_none()) {
+            let mut log = LogBuf::new(LOG_RING_BYTES);
+            if let Some(dir) = &self.settings.log_dir {
+                match LogFile::open(dir, &spec.name, LOG_FILE_BYTES) {
+                    Ok(f) => log.set_file(Some(f)),
+                    Err(e) => self
+                        .sys
+                        .console(&format!("init: {}: log file: {e}", spec.name)),
+                }
+            }
+            if let Some(s) = self.slots.slot_mut(id) {
+                s.io = Some(Box::new(UnitIo::new(log)));
+            }
+        }
+        let io = self.slots.slot_mut(id)?.io.as_deref_mut()?;
+        // Compiled at the first spawn and again only when the spec's
+        // pattern changed (a reload), not at every spawn.
+        let current = io.grep.as_deref().map(regex_lite::Regex::as_str);
+        if current != spec.ready_grep.as_deref() {
+            io.grep = match &spec.ready_grep {
+                Some(src) => regex_lite::Regex::new(src).ok().map(Box::new),
+                None => None,
+            };
+        }
+        Some(io)
+    }
+
+    /// Starts one process of `unit`: its environment, identity and working
+    /// directory from `spec`, its stdout and stderr on new pipes watched
+    /// for the unit's log, its notify socket for a main process of a
+    /// `foreground-notified` unit.
+    fn spawn(
+        &mut self,
+        unit: UnitId,
+        role: Role,
+        argv: &[String],
+        spec: &UnitSpec,
+        mainpid: Option<i32>,
+    ) -> Result<i32, String> {
+        let mut env = self.base_env.clone();
+        for (path, optional) in &spec.extras.environment_files {
+            match self.sys.read_file_limited(path, 1 << 20) {
+                Ok(text) => env
+                    .extend_file(&text)
+                    .map_err(|e| format!("{}: {e}", path.display()))?,
+                Err(_) if *optional => {}
+                Err(e) => return Err(format!("environment file {}: {e}", path.display())),
+            }
+        }
+        for (k, v) in &spec.extras.environment {
+            env.set(k, v).map_err(|e| format!("environment {k}: {e}"))?;
+        }
+        if let Some(pid) = mainpid {
+            let _ = env.set("MAINPID", &pid.to_string());
+        }
+        let _ = env.set("INIT_UNIT", &spec.name);
+        let creds = self.credentials(spec)?;
+        if role == Role::Main && spec.kind == UnitType::ForegroundNotified {
+            let path = self.notify_socket(unit, spec)?;
+            env.set_os("NOTIFY_SOCKET", path.as_os_str())
+                .map_err(|e| e.to_string())?;
+        }
+        self.io(unit, spec)
+            .ok_or_else(|| "unit i/o vanished".to_string())?;
+        // New pipes for this process; the init keeps only the read ends.
+        let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
+        let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
+        let res = {
+            let mut req = SpawnRequest::new(argv, &env)
+                .stdout(out.stdio())
+                .stderr(err.stdio())
+                .credentials(&creds);
+            if let Some(dir) = &spec.extras.working_directory {
+                req = req.cwd(dir);
+            }
+            self.sys.spawn(&req).map_err(|e| e.to_string())
+        };
+        out.close_writer();
+        err.close_writer();
+        let pid = res?;
+        // Watched after the spawn: what the child wrote meanwhile makes the
+        // read end ready at once (epoll reports a descriptor that is ready
+        // when it is added).
+        let slot = self.slots.ensure(unit);
+        for pipe in [out, err] {
+            let token = self.slots.alloc_token(Source::Output(slot));
+            let _ = self.sys.watch(pipe.as_raw_fd(), token, Interest::Read);
+            if let Some(io) = self.slots.io_mut(unit) {
+                // Usually a unit has one process: room for its two pipes.
+                io.pipes.reserve_exact(1);
+                io.pipes.push((pipe, token));
+            } else {
+                let _ = self.sys.unwatch(pipe.as_raw_fd());
+                self.slots.free_token(token);
+            }
+        }
+        Ok(pid)
+    }
+
+    /// The identity a unit's processes run with.
+    fn credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
+        let group = match &spec.extras.group {
+            Some(g) => Some(
+                self.sys
+                    .lookup_group(g)
+                    .map_err(|e| format!("group {g}: {e}"))?,
+            ),
+            None => None,
+        };
+        Ok(match &spec.extras.user {
+            Some(u) => self
+                .sys
+                .lookup_user(u)
+                .map_err(|e| format!("user {u}: {e}"))?
+                .credentials(group),
+            None => Credentials {
+                uid: None,
+                gid: group,
+                groups: group.map(|g| vec![g]),
+            },
+        })
+    }
+
+    /// The unit's notify socket, bound at its first use; owned by the
+    /// unit's user, who must be able to send to it.
+    fn notify_socket(&mut self, unit: UnitId, spec: &UnitSpec) -> Result<PathBuf, String> {
+        if let Some((sock, _)) = self.slots.io(unit).and_then(|io| io.notify.as_deref()) {
+            return Ok(sock.path().to_path_buf());
+        }
+        self.notify_seq += 1;
+        let path = self.notify_dir.join(format!("{}", self.notify_seq));
+        let sock =
+            NotifySocket::bind(&self.sys, &path).map_err(|e| format!("notify socket {e}"))?;
+        if let Some(user) = &spec.extras.user {
+            if let Ok(info) = self.sys.lookup_user(user) {
+                let _ = self.sys.chown(&path, info.uid, info.gid);
+            }
+        }
+        let slot = self.slots.ensure(unit);
+        let token = self.slots.alloc_token(Source::Notify(slot));
+        let _ = self.sys.watch(sock.as_raw_fd(), token, Interest::Read);
+        match self.io(unit, spec) {
+            Some(io) => io.notify = Some(Box::new((sock, token))),
+            None => {
+                let _ = self.sys.unwatch(sock.as_raw_fd());
+                sock.close(&self.sys);
+                self.slots.free_token(token);
+                return Err("unit i/o vanished".to_string());
+            }
+        }
+        Ok(path)
+    }
+}

@@ -1,0 +1,341 @@
+//! The event loop: one thread, one wait, no blocking calls.
+//!
+//! Each turn waits on [`Sys::wait`] for a signal or a ready descriptor, at
+//! most until the planner's next deadline (there is no periodic tick), then
+//! turns what happened into planner facts, carries out the planner's
+//! actions until there are none, and tells watchers (console, `set-target
+//! --wait`, `logs -f`, subscribers) what changed.
+//!
+//! The parts, one file each:
+//!
+//! - this file: the [`Runtime`], its start, the turn and its tokens;
+//! - `executor.rs`: carrying out the planner's actions (spawn, signal,
+//!   read a pidfile);
+//! - `slots.rs`: the one per-unit table (I/O, last state reported) and
+//!   the tokens of the unit's descriptors;
+//! - `sources.rs`: signals, children's exits, unit output and notify
+//!   messages, turned into facts;
+//! - `requests.rs`: the control requests;
+//! - `reports.rs`: state changes to the console, the unit logs and the
+//!   watchers; status views;
+//! - `unitset.rs`: the unit set (the directory, reload, transient sets).
+//!
+//! Nothing here panics: every failure is logged (to the console and the
+//! unit's log) and the loop carries on.
+
+mod executor;
+mod reports;
+mod requests;
+mod slots;
+mod sources;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod tests;
+mod unitset;
+
+use crate::args::Settings;
+use crate::control::Control;
+use crate::sys::{Env, Event, Sys, Token, WallTime};
+use flotilla_units::graph::{Graph, UnitId};
+use flotilla_units::planner::{Action, Fact, Planner, PlannerOptions};
+use flotilla_units::protocol::ShutdownKind;
+use flotilla_units::time::Instant;
+use slots::Slots;
+use std::path::PathBuf;
+use std::time::Duration;
+use unitset::UnitSet;
+
+/// The control listener's token.
+const LISTENER_TOKEN: Token = Token(1);
+/// Tokens of unit sources (output pipes, notify sockets) start here.
+const SOURCE_BASE: usize = 16;
+/// Tokens of control connections start here.
+const CONN_BASE: usize = 1 << 30;
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// An orderly shutdown finished.
+    Shutdown(ShutdownKind),
+}
+
+/// The init's state.
+pub struct Runtime<S: Sys> {
+    sys: S,
+    planner: Planner,
+    settings: Settings,
+    pid1: bool,
+    control: Control,
+    /// Each unit's I/O and last reported state, and the tokens of its
+    /// descriptors.
+    slots: Slots,
+    /// Where the units come from: the directory and the transient sets.
+    units: UnitSet,
+    /// The environment every unit starts from.
+    base_env: Env,
+    /// The monotonic and the wall clock at start, to show monotonic
+    /// instants as wall time and as milliseconds since start.
+    mono0: Instant,
+    wall0: WallTime,
+    shutdown: Option<ShutdownKind>,
+    notify_dir: PathBuf,
+    /// Numbers the notify sockets (their file names).
+    notify_seq: u64,
+    /// Sources with data left after their read budget: read again at the
+    /// next turn, which then does not wait.
+    redrain: Vec<Token>,
+    /// Units whose log has lines not yet written to its file.
+    unflushed: Vec<UnitId>,
+    /// PID-1 hook (set by `pid1.rs` through [`Runtime::set_sigint`]): what
+    /// SIGINT asks for. Reboot as the machine's PID 1 (Ctrl-Alt-Del),
+    /// poweroff otherwise (a container's or a terminal's Ctrl-C).
+    sigint: ShutdownKind,
+    /// Whether the target was settled (active or failed) at the end of the
+    /// last turn: the free memory is given back when it becomes so.
+    settled: bool,
+    /// PID-1 hook (read by `pid1.rs` through [`Runtime::failed_at_shutdown`]
+    /// for a container's exit status): whether the target or a required
+    /// unit had failed when the shutdown began.
+    failed_at_shutdown: bool,
+    /// The buffer [`Runtime::drive`] carries the planner's actions out of,
+    /// kept between turns (no allocation per batch).
+    actions: Vec<Action>,
+    /// The buffer of [`Runtime::turn`]'s events, kept the same way.
+    events: Vec<Event>,
+}
+
+impl<S: Sys> Runtime<S> {
+    /// Sets up the loop: the event queue (the handled signals blocked),
+    /// the control socket, the notify and log directories; loads the unit
+    /// directory (leaving bad units out) and starts reaching the target.
+    pub fn new(sys: S, settings: Settings, pid1: bool) -> Result<Runtime<S>, String> {
+        sys.open_events().map_err(|e| e.to_string())?;
+        let control = Control::bind(&sys, &settings.control, LISTENER_TOKEN, CONN_BASE)
+            .map_err(|e| format!("control socket: {e}"))?;
+        let notify_dir = settings
+            .control
+            .parent()
+            .map(|d| d.join("notify"))
+            .unwrap_or_else(|| PathBuf::from("/run/init/notify"));
+        // Both are made again when first needed (a notify socket's bind, a
+        // log file's open) and fail there with a message about the unit.
+        let _ = sys.create_dir_all(&notify_dir);
+        if let Some(dir) = &settings.log_dir {
+            let _ = sys.create_dir_all(dir);
+        }
+        let _ = sys.set_child_subreaper();
+        if let Err(e) = sys.raise_nofile_limit() {
+            sys.console(&format!("init: {e}"));
+        }
+        let mono0 = sys.monotonic_now();
+        let wall0 = sys.wall_now();
+        let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_dir);
+        let (graph, diags) = Graph::build(dir_units.clone());
+        load_errors.extend(diags.iter().map(ToString::to_string));
+        for e in &load_errors {
+            sys.console(&format!("init: {e}"));
+        }
+        let opts = PlannerOptions {
+            max_concurrent_starts: settings.max_concurrent_starts,
+        };
+        let planner = Planner::new(graph, &settings.target, mono0, opts);
+        let units = UnitSet::new(dir_units, planner.graph(), load_errors);
+        // Loading the directory's files is the biggest peak there is.
+        sys.release_free_memory();
+        if planner.graph().provider(&settings.target).is_none() {
+            sys.console(&format!(
+                "init: no unit provides the target `{}`; nothing started",
+                settings.target
+            ));
+        }
+        let mut base_env = Env::from_current();
+        base_env.remove("NOTIFY_SOCKET");
+        base_env.remove("INIT_CONTROL");
+        let _ = base_env.set_os("INIT_CONTROL", settings.control.as_os_str());
+        let mut rt = Runtime {
+            sys,
+            planner,
+            settings,
+            pid1,
+            control,
+            slots: Slots::default(),
+            units,
+            base_env,
+            mono0,
+            wall0,
+            shutdown: None,
+            notify_dir,
+            notify_seq: 0,
+            redrain: Vec::new(),
+            unflushed: Vec::new(),
+            sigint: if pid1 {
+                ShutdownKind::Reboot
+            } else {
+                ShutdownKind::Poweroff
+            },
+            settled: false,
+            failed_at_shutdown: false,
+            actions: Vec::new(),
+            events: Vec::with_capacity(64),
+        };
+        rt.drive();
+        Ok(rt)
+    }
+
+    /// Runs until an orderly shutdown has stopped every unit.
+    pub fn run(&mut self) -> Exit {
+        loop {
+            if let Some(exit) = self.turn() {
+                return exit;
+            }
+        }
+    }
+
+    /// One turn of the loop: waits for events (at most until the next
+    /// deadline; not at all when a source has data left), handles them,
+    /// carries out what follows. Returns the exit once an orderly shutdown
+    /// has stopped every unit.
+    pub fn turn(&mut self) -> Option<Exit> {
+        if let Some(kind) = self.shutdown {
+            if self.planner.drained() {
+                self.flush_logs();
+                return Some(Exit::Shutdown(kind));
+            }
+        }
+        let now = self.now();
+        let timeout = if self.redrain.is_empty() {
+            self.planner.next_deadline().map(|t| t.since(now))
+        } else {
+            Some(Duration::ZERO)
+        };
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        if let Err(e) = self.sys.wait(&mut events, timeout) {
+            self.sys.console(&format!("init: {e}"));
+        }
+        let mut incoming = Vec::new();
+        let mut signalled = false;
+        for ev in &events {
+            match *ev {
+                Event::Signal(signo) => {
+                    signalled = true;
+                    self.on_signal(signo);
+                }
+                Event::Ready(LISTENER_TOKEN) => self.control.accept(&self.sys),
+                Event::Ready(t) => match self.control.conn_of(t) {
+                    Some(c) => self.control.ready(c, &self.sys, &mut incoming),
+                    None => self.on_source(t),
+                },
+            }
+        }
+        self.events = events;
+        // Signals of one kind coalesce, and a SIGCHLD may come with others:
+        // reap after any.
+        if signalled {
+            self.reap();
+        }
+        for t in std::mem::take(&mut self.redrain) {
+            self.on_source(t);
+        }
+        for inc in incoming {
+            self.on_request(inc);
+        }
+        let now = self.now();
+        self.planner.tick(now);
+        self.drive();
+        None
+    }
+
+    /// The PID-1 flag.
+    pub fn pid1(&self) -> bool {
+        self.pid1
+    }
+
+    /// PID-1 hook: what SIGINT asks for (`pid1.rs` makes it poweroff in a
+    /// container, where SIGINT is a Ctrl-C, not Ctrl-Alt-Del).
+    pub fn set_sigint(&mut self, kind: ShutdownKind) {
+        self.sigint = kind;
+    }
+
+    /// PID-1 hook: whether, when the shutdown began, the target had failed
+    /// (its provider failed or blocked, or no unit provides it) or a
+    /// required unit was failed. A container's init exits 1 then.
+    pub fn failed_at_shutdown(&self) -> bool {
+        self.failed_at_shutdown
+    }
+
+    /// Removes the control socket and the notify sockets (at exit).
+    pub fn close(&mut self) {
+        self.control.remove_socket(&self.sys);
+        self.slots.close_all(&self.sys);
+    }
+
+    /// The system layer (a test looks at its fake through it).
+    pub fn sys(&self) -> &S {
+        &self.sys
+    }
+
+    /// Carries out actions until there are none, then reports changes.
+    fn drive(&mut self) {
+        let mut actions = std::mem::take(&mut self.actions);
+        // Bounded: each batch is what the facts of the last one caused.
+        for _ in 0..1_000_000 {
+            self.planner.drain_actions_into(&mut actions);
+            if actions.is_empty() {
+                break;
+            }
+            for a in actions.drain(..) {
+                self.act(a);
+            }
+        }
+        self.actions = actions;
+        self.report_changes();
+        self.flush_noted();
+        // A launch (or a switch) is over: what it freed goes back.
+        let settled = self.planner.target_settled().is_some();
+        if settled && !self.settled {
+            self.sys.release_free_memory();
+        }
+        self.settled = settled;
+    }
+
+    fn now(&self) -> Instant {
+        self.sys.monotonic_now()
+    }
+
+    fn fact(&mut self, f: Fact) {
+        let now = self.now();
+        self.planner.fact(f, now);
+    }
+
+    /// Starts an orderly shutdown (idempotent).
+    pub fn begin_shutdown(&mut self, kind: ShutdownKind, why: &str) {
+        if self.shutdown.is_some() {
+            return;
+        }
+        self.sys.console(&format!(
+            "init: {why}: stopping every unit ({})",
+            kind_name(kind)
+        ));
+        self.shutdown = Some(kind);
+        // PID-1 hook: remember the system's health for the exit status.
+        self.failed_at_shutdown = self.planner.target_settled() == Some(false)
+            || self
+                .planner
+                .graph()
+                .provider(self.planner.target())
+                .is_none()
+            || !self.planner.failed_units().is_empty();
+        let now = self.now();
+        self.planner.shutdown(now);
+    }
+}
+
+/// The word for a shutdown kind.
+fn kind_name(k: ShutdownKind) -> &'static str {
+    match k {
+        ShutdownKind::Poweroff => "poweroff",
+        ShutdownKind::Reboot => "reboot",
+        ShutdownKind::Halt => "halt",
+    }
+}

@@ -1,0 +1,336 @@
+//! Telling what changed: the console lines (`[  OK  ] started web`), the
+//! notes in each unit's log, and the watchers of the control socket
+//! (`subscribe`, `set-target --wait`, `logs -f`); and the status views
+//! the replies are made of.
+//!
+//! A target switch has settled when the target is active or failed *and*
+//! every unit outside its set has stopped: `set-target --wait` waits for
+//! both, as `systemctl isolate` waits for its stop jobs.
+
+use super::Runtime;
+use crate::control::{ConnId, Watch};
+use crate::logbuf::Tail;
+use crate::outpipe::Stream;
+use crate::sys::Sys;
+use flotilla_units::graph::UnitId;
+use flotilla_units::protocol::{
+    LogLine, Progress, Reply, SystemStatus, UnitStatus, PROGRESS_NAMES,
+};
+use flotilla_units::state::UnitState;
+use flotilla_units::time::Instant;
+
+/// The console line for a unit that went from `last` to `now`, if the
+/// change is worth one.
+fn console_line(unit: &str, last: UnitState, st: &UnitStatus) -> Option<String> {
+    match st.state {
+        UnitState::Running | UnitState::Exited if !last.is_active() => {
+            Some(format!("[  OK  ] started {unit}"))
+        }
+        UnitState::Failed => Some(format!("[FAILED] {unit}: {}", st.status)),
+        UnitState::Stopping if last.is_active() || last == UnitState::Starting => {
+            Some(format!("[  ..  ] stopping {unit}"))
+        }
+        UnitState::Disabled if last != UnitState::Waiting => {
+            Some(format!("[  OK  ] stopped {unit}"))
+        }
+        UnitState::Starting => Some(format!("[  ..  ] starting {unit}")),
+        _ => None,
+    }
+}
+
+/// Whether a unit in `state` has processes (or is about to): anything but
+/// `disabled`, `waiting`, `exited` and `failed`.
+fn has_processes(state: UnitState) -> bool {
+    matches!(
+        state,
+        UnitState::Starting | UnitState::Running | UnitState::Reloading | UnitState::Stopping
+    )
+}
+
+impl<S: Sys> Runtime<S> {
+    /// An instant as RFC 3339 wall time.
+    pub(super) fn wall_of(&self, t: Instant) -> String {
+        let d = t.0 as i128 - self.mono0.0 as i128;
+        let total = self.wall0.secs as i128 * 1_000_000_000 + self.wall0.nanos as i128 + d;
+        let secs = total.div_euclid(1_000_000_000) as i64;
+        let nanos = total.rem_euclid(1_000_000_000) as u32;
+        flotilla_units::protocol::rfc3339(secs, nanos)
+    }
+
+    /// An instant as milliseconds since the init started.
+    pub(super) fn ms_of(&self, t: Instant) -> u64 {
+        t.since(self.mono0).as_millis() as u64
+    }
+
+    /// The name of unit `u`.
+    pub(super) fn unit_name(&self, u: UnitId) -> String {
+        self.planner
+            .graph()
+            .get(u)
+            .map(|n| n.spec.name.clone())
+            .unwrap_or_default()
+    }
+
+    /// A note from the init about a unit, in its log.
+    pub(super) fn unit_note(&mut self, unit: UnitId, text: &str) {
+        let wall = self.sys.wall_now();
+        if let Some(io) = self.slots.io_mut(unit) {
+            io.log.push_text(wall, Stream::Init, text.as_bytes(), false);
+            // Written to the file once per turn, in `drive`.
+            self.unflushed.push(unit);
+        }
+    }
+
+    /// Writes the notes of [`Runtime::unit_note`] to the log files.
+    pub(super) fn flush_noted(&mut self) {
+        for unit in std::mem::take(&mut self.unflushed) {
+            if let Some(io) = self.slots.io_mut(unit) {
+                let _ = io.log.flush();
+            }
+        }
+    }
+
+    /// Writes every unit's log to its file (at exit).
+    pub(super) fn flush_logs(&mut self) {
+        for io in self.slots.ios_mut() {
+            let _ = io.log.flush();
+        }
+    }
+
+    /// The status of unit `id`.
+    pub(super) fn unit_status(&self, id: UnitId) -> Option<UnitStatus> {
+        let node = self.planner.graph().get(id)?;
+        let v = self.planner.view(id)?;
+        let now = self.now();
+        Some(UnitStatus {
+            unit: node.spec.name.clone(),
+            kind: node.spec.kind,
+            state: v.state,
+            degraded: v.degraded,
+            pid: v.pid,
+            provides: node.spec.provides.clone(),
+            coincidental: self.planner.coincidental(id),
+            restarts: v.restarts,
+            blocked_by: v.blocked_by,
+            status: v.status,
+            since: self.wall_of(v.since),
+            description: node.spec.description.clone(),
+            required: v.required,
+            source: node.origin.file.clone(),
+            restart_in_ms: v.restart_at.map(|t| t.since(now).as_millis() as u64),
+        })
+    }
+
+    /// Every unit, and the ghosts (removed units) still stopping.
+    pub(super) fn all_units(&self) -> Vec<UnitStatus> {
+        self.planner
+            .graph()
+            .ids()
+            .filter(|&i| {
+                let n = self.planner.graph().node(i);
+                !n.ghost || self.planner.state(i) != UnitState::Disabled
+            })
+            .filter_map(|i| self.unit_status(i))
+            .collect()
+    }
+
+    /// The whole system.
+    pub(super) fn system_status(&self) -> SystemStatus {
+        SystemStatus {
+            target: self.planner.target().to_string(),
+            target_state: self.planner.target_state().unwrap_or(UnitState::Waiting),
+            degraded: self.planner.degraded(),
+            units: self.all_units(),
+            pid1: self.pid1,
+            shutting_down: self.shutdown.is_some(),
+            load_errors: self.units.load_errors().to_vec(),
+        }
+    }
+
+    /// How far the switch to the current target is.
+    pub(super) fn progress(&self) -> Progress {
+        let g = self.planner.graph();
+        let mut p = Progress {
+            target: self.planner.target().to_string(),
+            total: 0,
+            active: 0,
+            failed: 0,
+            starting: Vec::new(),
+            waiting: Vec::new(),
+            starting_more: 0,
+            waiting_more: 0,
+            stopping: Vec::new(),
+            stopping_more: 0,
+        };
+        // The first names of each list, the others only counted: a reply
+        // of a few hundred bytes, not tens of KB, at every turn of a big
+        // launch.
+        for i in g.ids() {
+            let name = &g.node(i).spec.name;
+            let state = self.planner.state(i);
+            if !self.planner.is_required(i) {
+                if has_processes(state) {
+                    if p.stopping.len() < PROGRESS_NAMES {
+                        p.stopping.push(name.clone());
+                    } else {
+                        p.stopping_more += 1;
+                    }
+                }
+                continue;
+            }
+            p.total += 1;
+            match state {
+                s if s.is_active() => p.active += 1,
+                UnitState::Failed => p.failed += 1,
+                UnitState::Starting if p.starting.len() < PROGRESS_NAMES => {
+                    p.starting.push(name.clone())
+                }
+                UnitState::Starting => p.starting_more += 1,
+                UnitState::Waiting if p.waiting.len() < PROGRESS_NAMES => {
+                    let why = self.planner.view(i).map(|v| v.status).unwrap_or_default();
+                    p.waiting.push(format!("{name} ({why})"));
+                }
+                UnitState::Waiting => p.waiting_more += 1,
+                _ => {}
+            }
+        }
+        p
+    }
+
+    /// Whether the switch to the current target has settled: `Some(true)`
+    /// when the target is active, `Some(false)` when it failed, either
+    /// only once every unit outside the target's set has stopped; `None`
+    /// while either is still on its way.
+    pub(super) fn switch_settled(&self) -> Option<bool> {
+        let ok = self.planner.target_settled()?;
+        let g = self.planner.graph();
+        let stopping = g
+            .ids()
+            .any(|i| !self.planner.is_required(i) && has_processes(self.planner.state(i)));
+        (!stopping).then_some(ok)
+    }
+
+    /// Prints, notes and sends what changed since the last turn.
+    pub(super) fn report_changes(&mut self) {
+        let changed = self.planner.take_changed();
+        let watchers = self.control.watchers();
+        if changed.is_empty() && watchers.is_empty() {
+            return;
+        }
+        let mut statuses = Vec::with_capacity(changed.len());
+        for id in changed {
+            let Some(st) = self.unit_status(id) else {
+                continue;
+            };
+            let last = self.slots.reported(id);
+            if last != st.state {
+                if let Some(line) = console_line(&st.unit, last, &st) {
+                    self.sys.console(&line);
+                }
+                let note = format!("[init] {}: {}", st.state, st.status);
+                self.unit_note(id, &note);
+                self.slots.set_reported(id, st.state);
+            }
+            statuses.push(st);
+        }
+        for c in watchers {
+            let watch = match self.control.conn(c) {
+                Some(conn) => conn.watch.clone(),
+                None => continue,
+            };
+            match watch {
+                Watch::Changes => {
+                    for st in &statuses {
+                        self.control.send(c, &Reply::Changed(st.clone()), &self.sys);
+                    }
+                }
+                Watch::Target(t) => {
+                    if statuses.is_empty() {
+                        continue;
+                    }
+                    if t != self.planner.target() {
+                        let failed = vec![format!("target switched to {}", self.planner.target())];
+                        self.settle(c, &t, false, failed);
+                        continue;
+                    }
+                    self.control
+                        .send(c, &Reply::Progress(self.progress()), &self.sys);
+                    self.settle_if_done(c, &t);
+                }
+                Watch::Logs { unit, next } => self.follow_logs(c, unit, next),
+                Watch::None => {}
+            }
+        }
+    }
+
+    /// Sends a `logs -f` watcher the lines after `next`.
+    fn follow_logs(&mut self, c: ConnId, unit: String, next: u64) {
+        let Some(io) = self
+            .planner
+            .graph()
+            .unit(&unit)
+            .and_then(|id| self.slots.io(id))
+        else {
+            return;
+        };
+        let (lines, last) = log_replies(io.log.after(next.saturating_sub(1)));
+        let next = last.map_or(next, |seq| seq + 1);
+        if let Some(conn) = self.control.conn_mut(c) {
+            conn.watch = Watch::Logs { unit, next };
+        }
+        for l in lines {
+            self.control.send(c, &Reply::Log(l), &self.sys);
+        }
+    }
+
+    /// Ends a `set-target --wait` stream once the switch has settled.
+    pub(super) fn settle_if_done(&mut self, c: ConnId, target: &str) {
+        if let Some(ok) = self.switch_settled() {
+            let failed = self
+                .planner
+                .failed_units()
+                .into_iter()
+                .map(|u| self.unit_name(u))
+                .collect();
+            self.settle(c, target, ok, failed);
+        }
+    }
+
+    fn settle(&mut self, c: ConnId, target: &str, ok: bool, failed: Vec<String>) {
+        let state = self.planner.target_state().unwrap_or(UnitState::Waiting);
+        let reply = Reply::Settled {
+            target: target.to_string(),
+            state,
+            ok,
+            failed,
+        };
+        if let Some(conn) = self.control.conn_mut(c) {
+            conn.watch = Watch::None;
+        }
+        self.control.send(c, &reply, &self.sys);
+        self.control.finish(c, &self.sys);
+    }
+}
+
+/// A log tail as protocol lines (an overflow mark first when lines were
+/// dropped), and the sequence number of its last line.
+pub(super) fn log_replies(tail: Tail<'_>) -> (Vec<LogLine>, Option<u64>) {
+    let mut out = Vec::new();
+    if let Some(mark) = tail.overflow_mark() {
+        out.push(LogLine {
+            time: String::new(),
+            stream: "init".into(),
+            line: mark,
+        });
+    }
+    let mut last = None;
+    for l in tail.lines {
+        last = Some(l.seq);
+        out.push(LogLine {
+            time: l.time.rfc3339(),
+            stream: l.stream.as_str().to_string(),
+            line: l.text.to_string(),
+        });
+    }
+    (out, last)
+}

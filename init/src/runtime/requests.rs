@@ -1,0 +1,268 @@
+//! The control requests: who may ask what, and each request's reply. The
+//! framing and buffering of the socket is `control.rs`'s; changes to the
+//! unit set are `unitset.rs`'s.
+
+use super::reports::log_replies;
+use super::{kind_name, Runtime};
+use crate::control::{BadRequest, ConnId, Incoming, Watch};
+use crate::sys::Sys;
+use flotilla_units::planner::{ReloadError, RestartError};
+use flotilla_units::protocol::{AnalyzeData, Edge, ErrorCode, Reply, Request, UnitTiming};
+
+impl<S: Sys> Runtime<S> {
+    /// Answers one request.
+    pub(super) fn on_request(&mut self, inc: Incoming) {
+        let c = inc.conn;
+        let env = match inc.request {
+            Ok(e) => e,
+            Err(bad) => {
+                let code = match bad {
+                    BadRequest::UnsupportedVersion(_) => ErrorCode::UnsupportedVersion,
+                    BadRequest::Malformed(_) => ErrorCode::BadRequest,
+                };
+                self.reply(c, Reply::error(code, bad.to_string()));
+                return;
+            }
+        };
+        let uid = self.control.conn(c).map_or(u32::MAX, |x| x.uid);
+        if env.request.is_mutating() && uid != 0 && uid != self.sys.geteuid() {
+            self.reply(
+                c,
+                Reply::error(
+                    ErrorCode::PermissionDenied,
+                    format!("uid {uid} may not change the system; ask root"),
+                ),
+            );
+            return;
+        }
+        if self.shutdown.is_some()
+            && env.request.is_mutating()
+            && !matches!(env.request, Request::Shutdown { .. })
+        {
+            self.reply(
+                c,
+                Reply::error(ErrorCode::NotPossible, "the system is shutting down"),
+            );
+            return;
+        }
+        match env.request {
+            Request::Status { name: None } => {
+                let s = self.system_status();
+                self.reply(c, Reply::Status(s));
+            }
+            Request::Status { name: Some(n) } => {
+                let g = self.planner.graph();
+                let id = g
+                    .unit(&n)
+                    .filter(|&i| !g.node(i).ghost)
+                    .or_else(|| g.provider(&n));
+                let r = match id.and_then(|i| self.unit_status(i)) {
+                    Some(s) => Reply::Unit(s),
+                    None => Reply::error(
+                        ErrorCode::UnknownUnit,
+                        format!("no unit or target named `{n}`"),
+                    ),
+                };
+                self.reply(c, r);
+            }
+            Request::List => {
+                let units = self.all_units();
+                self.reply(c, Reply::List { units });
+            }
+            Request::SetTarget { target, wait } => self.set_target(c, target, wait),
+            Request::Reload => {
+                let r = self.reload();
+                self.reply(c, r);
+            }
+            Request::Restart { unit } => {
+                let r = self.restart(&unit);
+                self.reply(c, r);
+            }
+            Request::ReloadUnit { unit } => {
+                let r = self.reload_unit(&unit);
+                self.reply(c, r);
+            }
+            Request::Logs {
+                unit,
+                lines,
+                follow,
+            } => self.logs(c, &unit, lines, follow),
+            Request::Shutdown { kind } => {
+                self.reply(
+                    c,
+                    Reply::Accepted {
+                        message: format!("{} in progress", kind_name(kind)),
+                    },
+                );
+                self.begin_shutdown(kind, "requested");
+            }
+            Request::Analyze => {
+                let a = self.analyze();
+                self.reply(c, Reply::Analyze(a));
+            }
+            Request::TransientApply { set, units } => {
+                let r = self.apply_transient(set, units);
+                self.reply(c, r);
+            }
+            Request::TransientPatch {
+                set,
+                upsert,
+                remove,
+            } => {
+                let r = self.patch_transient(set, upsert, remove);
+                self.reply(c, r);
+            }
+            Request::Subscribe => {
+                if let Some(conn) = self.control.conn_mut(c) {
+                    conn.watch = Watch::Changes;
+                }
+            }
+        }
+        self.drive();
+    }
+
+    pub(super) fn reply(&mut self, c: ConnId, r: Reply) {
+        self.control.send(c, &r, &self.sys);
+    }
+
+    fn set_target(&mut self, c: ConnId, target: String, wait: bool) {
+        let now = self.now();
+        if self.planner.set_target(&target, now).is_err() {
+            self.reply(
+                c,
+                Reply::error(
+                    ErrorCode::UnknownTarget,
+                    format!("no unit provides the target `{target}`"),
+                ),
+            );
+            return;
+        }
+        self.sys.console(&format!("init: target set to {target}"));
+        self.settled = false;
+        if !wait {
+            self.reply(
+                c,
+                Reply::Accepted {
+                    message: format!("switching to target {target}"),
+                },
+            );
+            return;
+        }
+        if let Some(conn) = self.control.conn_mut(c) {
+            conn.watch = Watch::Target(target.clone());
+        }
+        self.drive();
+        self.control
+            .send(c, &Reply::Progress(self.progress()), &self.sys);
+        self.settle_if_done(c, &target);
+    }
+
+    fn restart(&mut self, unit: &str) -> Reply {
+        let now = self.now();
+        match self.planner.restart(unit, now) {
+            Ok(_) => Reply::Accepted {
+                message: format!("restarting {unit}"),
+            },
+            Err(RestartError::UnknownUnit(u)) => {
+                Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{u}`"))
+            }
+            Err(RestartError::NotRequired(u)) => Reply::error(
+                ErrorCode::NotPossible,
+                format!(
+                    "`{u}` is not required by the target `{}`",
+                    self.planner.target()
+                ),
+            ),
+            Err(RestartError::ShuttingDown) => {
+                Reply::error(ErrorCode::NotPossible, "shutting down")
+            }
+        }
+    }
+
+    fn reload_unit(&mut self, unit: &str) -> Reply {
+        let now = self.now();
+        match self.planner.reload_unit(unit, now) {
+            Ok(_) => Reply::Accepted {
+                message: format!("reloading {unit}"),
+            },
+            Err(ReloadError::UnknownUnit(u)) => {
+                Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{u}`"))
+            }
+            Err(ReloadError::NotRunning(u)) => {
+                Reply::error(ErrorCode::NotPossible, format!("`{u}` is not running"))
+            }
+            Err(ReloadError::NoReloadCommand(u)) => {
+                Reply::error(ErrorCode::NotPossible, format!("`{u}` has no exec-reload"))
+            }
+        }
+    }
+
+    fn logs(&mut self, c: ConnId, unit: &str, lines: Option<usize>, follow: bool) {
+        // A unit's I/O goes with it (see `Slots::renumber`).
+        let Some(id) = self.planner.graph().unit(unit) else {
+            self.reply(
+                c,
+                Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{unit}`")),
+            );
+            return;
+        };
+        let (out, next) = match self.slots.io(id) {
+            Some(io) => (
+                log_replies(io.log.last(lines.unwrap_or(usize::MAX))).0,
+                io.log.next_seq(),
+            ),
+            None => (Vec::new(), 1),
+        };
+        for l in out {
+            self.reply(c, Reply::Log(l));
+        }
+        if follow {
+            if let Some(conn) = self.control.conn_mut(c) {
+                conn.watch = Watch::Logs {
+                    unit: unit.to_string(),
+                    next,
+                };
+            }
+        } else {
+            self.reply(c, Reply::LogEnd);
+        }
+    }
+
+    fn analyze(&self) -> AnalyzeData {
+        let g = self.planner.graph();
+        let units = g
+            .ids()
+            .filter(|&i| !g.node(i).ghost)
+            .filter_map(|i| {
+                let n = g.node(i);
+                let v = self.planner.view(i)?;
+                Some(UnitTiming {
+                    unit: n.spec.name.clone(),
+                    kind: n.spec.kind,
+                    state: v.state,
+                    provides: n.spec.provides.clone(),
+                    deps: g
+                        .named_deps(i)
+                        .map(|d| Edge {
+                            kind: d.kind,
+                            target: d.target.to_string(),
+                            provider: d.provider.map(|p| g.node(p).spec.name.clone()),
+                        })
+                        .collect(),
+                    required: v.required,
+                    start_ms: v.start_at.map(|t| self.ms_of(t)),
+                    active_ms: v.active_at.map(|t| self.ms_of(t)),
+                    end_ms: v.end_at.map(|t| self.ms_of(t)),
+                })
+            })
+            .collect();
+        let (set, active) = self.planner.target_times();
+        AnalyzeData {
+            target: self.planner.target().to_string(),
+            target_set_ms: self.ms_of(set),
+            target_active_ms: active.map(|t| self.ms_of(t)),
+            now_ms: self.ms_of(self.now()),
+            units,
+        }
+    }
+}

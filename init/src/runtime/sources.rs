@@ -1,0 +1,190 @@
+//! What the kernel tells the loop, turned into planner facts: signals
+//! (shutdown, reload, children), children's exits, unit output (the log
+//! and `ready-grep`) and notify messages.
+
+use super::slots::{SlotId, Source, UnitIo};
+use super::Runtime;
+use crate::notify::NotifyMsg;
+use crate::outpipe::Drained;
+use crate::sys::{ExitStatus as SysExit, Sys, Token};
+use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
+use flotilla_units::protocol::{Reply, ShutdownKind};
+use std::os::fd::AsRawFd;
+
+impl<S: Sys> Runtime<S> {
+    /// Handles one signal (children are reaped after every batch).
+    pub(super) fn on_signal(&mut self, signo: i32) {
+        match signo {
+            libc::SIGTERM => self.begin_shutdown(ShutdownKind::Poweroff, "SIGTERM"),
+            libc::SIGPWR => self.begin_shutdown(ShutdownKind::Poweroff, "SIGPWR"),
+            libc::SIGINT => self.begin_shutdown(self.sigint, "SIGINT"),
+            libc::SIGHUP => {
+                if let Reply::Error {
+                    message, details, ..
+                } = self.reload()
+                {
+                    self.sys
+                        .console(&format!("init: reload refused: {message}"));
+                    for d in details {
+                        self.sys.console(&format!("init: {d}"));
+                    }
+                }
+            }
+            // SIGCHLD: reaped after the batch. SIGQUIT, SIGUSR1, SIGUSR2,
+            // SIGPIPE: documented as ignored.
+            _ => {}
+        }
+    }
+
+    /// Reaps every terminated child and tells the planner.
+    pub(super) fn reap(&mut self) {
+        // Bounded: a process table holds at most PID_MAX_LIMIT entries.
+        for _ in 0..(1 << 22) {
+            let Ok(Some((pid, status))) = self.sys.wait_any() else {
+                break;
+            };
+            let status = match status {
+                SysExit::Exited(c) => ExitStatus::Code(c),
+                SysExit::Signaled { signal, .. } => ExitStatus::Signal(signal),
+            };
+            if let Some((unit, role)) = self.planner.owner(pid) {
+                // Its last words are logged before its exit.
+                self.drain_unit(unit);
+                if role == Role::Main && !status.success() {
+                    self.unit_note(unit, &format!("process {pid} {}", status.describe()));
+                }
+            }
+            self.fact(Fact::Exited { pid, status });
+        }
+    }
+
+    /// Reads what a unit's pipes hold now.
+    fn drain_unit(&mut self, unit: flotilla_units::graph::UnitId) {
+        let tokens: Vec<Token> = self
+            .slots
+            .io(unit)
+            .map(|io| io.pipes.iter().map(|(_, t)| *t).collect())
+            .unwrap_or_default();
+        for t in tokens {
+            self.on_source(t);
+        }
+    }
+
+    /// Handles readiness of a unit's pipe or notify socket.
+    pub(super) fn on_source(&mut self, t: Token) {
+        match self.slots.source(t) {
+            Some(Source::Output(slot)) => self.on_output(slot, t),
+            Some(Source::Notify(slot)) => self.on_notify(slot),
+            None => {}
+        }
+    }
+
+    /// Reads one output pipe (up to its budget) into the unit's log, and
+    /// tells the planner when a line matched `ready-grep`.
+    fn on_output(&mut self, slot: SlotId, t: Token) {
+        let wall = self.sys.wall_now();
+        let Some(s) = self.slots.slot_mut(slot) else {
+            return;
+        };
+        let unit = s.unit;
+        let Some(io) = s.io.as_deref_mut() else {
+            return;
+        };
+        let UnitIo {
+            pipes, log, grep, ..
+        } = io;
+        let Some(at) = pipes.iter().position(|(_, tok)| *tok == t) else {
+            return;
+        };
+        let Some((pipe, _)) = pipes.get_mut(at) else {
+            return;
+        };
+        let mut matched = false;
+        let res = pipe.drain(|line| {
+            if let Some(re) = grep.as_ref() {
+                if !matched && re.is_match(&String::from_utf8_lossy(line.text)) {
+                    matched = true;
+                }
+            }
+            log.push(wall, line);
+        });
+        let _ = log.flush();
+        match res {
+            Ok(Drained::More) => self.redrain.push(t),
+            Ok(Drained::WouldBlock) | Err(_) => {}
+            // End of file: every writer is gone, drop the pipe.
+            Ok(Drained::Closed) => {
+                let pipe = pipes.remove(at).0;
+                let _ = self.sys.unwatch(pipe.as_raw_fd());
+                drop(pipe);
+                self.slots.free_token(t);
+            }
+        }
+        if matched {
+            self.fact(Fact::ReadyLine { unit });
+        }
+    }
+
+    /// Reads the unit's notify socket and passes on what its own processes
+    /// sent.
+    fn on_notify(&mut self, slot: SlotId) {
+        let Some(s) = self.slots.slot_mut(slot) else {
+            return;
+        };
+        let unit = s.unit;
+        let Some((sock, token)) = s.io.as_deref_mut().and_then(|io| io.notify.as_deref_mut())
+        else {
+            return;
+        };
+        let token = *token;
+        let received = match sock.recv_all() {
+            Ok(r) => r,
+            Err(e) => {
+                self.unit_note(unit, &format!("notify socket: {e}"));
+                return;
+            }
+        };
+        if received.more {
+            self.redrain.push(token);
+        }
+        // The socket must be writable by the unit's own user, so the sender
+        // is checked: the main process, or a process in the session it
+        // leads (`systemd-notify` run from a start script).
+        let main = self.planner.view(unit).and_then(|v| v.pid);
+        for dg in received.datagrams {
+            let from_unit = match (dg.pid, main) {
+                (Some(p), Some(m)) => p == m || self.sys.session_of(p) == self.sys.session_of(m),
+                _ => false,
+            };
+            if !from_unit {
+                let who = dg
+                    .pid
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "an unknown process".into());
+                self.unit_note(
+                    unit,
+                    &format!("notify message from {who} ignored: not the unit's process"),
+                );
+                continue;
+            }
+            for m in dg.msgs {
+                let msg = match m {
+                    NotifyMsg::Ready => Notify::Ready,
+                    NotifyMsg::Reloading => Notify::Reloading,
+                    NotifyMsg::Stopping => Notify::Stopping,
+                    NotifyMsg::Status(s) => Notify::Status(s),
+                    NotifyMsg::MainPid(p) => Notify::MainPid(p),
+                    NotifyMsg::Errno(e) => Notify::Errno(e),
+                    NotifyMsg::ExtendTimeout(d) => Notify::ExtendTimeout(d),
+                    NotifyMsg::Watchdog => Notify::Watchdog,
+                    NotifyMsg::Malformed(m) => {
+                        self.unit_note(unit, &format!("notify: {m}"));
+                        continue;
+                    }
+                    _ => continue,
+                };
+                self.fact(Fact::Notify { unit, msg });
+            }
+        }
+    }
+}

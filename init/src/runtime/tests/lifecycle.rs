@@ -1,0 +1,214 @@
+//! A unit's life in the loop: boot, a crash and its back-off restart, a
+//! flooding unit, shutdown.
+
+use super::*;
+use crate::outpipe::READ_BUDGET;
+use crate::sys::{Interest, Token};
+use flotilla_units::protocol::ShutdownKind;
+
+const DB: &str = "unit: db\nexec-start: /bin/db\n";
+const WEB: &str = "unit: web\nexec-start: /bin/web --port 80\ndepends-on: db\n";
+const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: web\n";
+
+/// Boot: the loop sets itself up, reads the directory, starts `db`, then
+/// `web` (which depends on it), and sleeps with no time-out: nothing is
+/// polled.
+#[test]
+fn boot() {
+    let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
+    let h = Harness::start(sys, "default");
+    let calls = h.sys().calls();
+    let setup: Vec<Call> = calls.iter().take(11).cloned().collect();
+    let file = |n: &str| Call::ReadFile {
+        path: format!("{UNITS}/{n}.yaml").into(),
+        max: flotilla_units::load::MAX_FILE_SIZE + 1,
+    };
+    assert_eq!(
+        setup,
+        [
+            Call::OpenEvents,
+            Call::CreateDir("/run/init".into()),
+            Call::BindListener(CONTROL.into()),
+            Call::Watch(Token(1), Interest::Read),
+            Call::CreateDir("/run/init/notify".into()),
+            Call::SetChildSubreaper,
+            Call::ReadDir(UNITS.into()),
+            file("db"),
+            file("default"),
+            file("web"),
+            Call::ReleaseFreeMemory,
+        ]
+    );
+    assert_eq!(
+        processes_and_waits(&calls),
+        [
+            "spawn /bin/db = 1000",
+            "spawn /bin/web --port 80 = 1001",
+            // The pipes of both ended (the fake's children write nothing
+            // and close them only when they exit): nothing to wait for.
+            "wait None",
+        ]
+    );
+    let db = h.sys().spawns()[0].clone();
+    assert_eq!(db.env_var("INIT_UNIT").as_deref(), Some("db"));
+    assert_eq!(db.env_var("INIT_CONTROL").as_deref(), Some(CONTROL));
+    assert_eq!(db.env_var("NOTIFY_SOCKET"), None);
+    // Each process's stdout and stderr are pipes, watched for its log.
+    let watched = calls
+        .iter()
+        .filter(|c| matches!(c, Call::Watch(t, Interest::Read) if t.0 >= 16))
+        .count();
+    assert_eq!(watched, 4);
+    assert_eq!(h.state("default"), UnitState::Running);
+    assert!(h
+        .sys()
+        .console_lines()
+        .contains(&"[  OK  ] started web".to_string()));
+}
+
+/// A crash: the unit fails, its restart waits `restart-delay` (the loop
+/// sleeps exactly that long), and the delay doubles at the next crash.
+#[test]
+fn crash_and_back_off_restart() {
+    let svc = "unit: svc\nexec-start: /bin/svc\nrestart: on-failure\nrestart-delay: 1s\n";
+    let sys = fake_with(&[("svc", svc)]);
+    let mut h = Harness::start(sys, "svc");
+    let first = h.pid("svc");
+    h.sys().take_calls();
+    let t0 = h.sys().monotonic_now();
+    h.exit("svc", ExitStatus::Exited(3));
+    h.turn();
+    assert_eq!(h.state("svc"), UnitState::Failed);
+    assert!(h
+        .sys()
+        .console_lines()
+        .iter()
+        .any(|l| l.starts_with("[FAILED] svc")));
+    h.turn_until("svc restarted", |h| h.state("svc") == UnitState::Running);
+    let restarted_at = h.sys().monotonic_now().since(t0);
+    assert_eq!(restarted_at, Duration::from_secs(1));
+    assert_eq!(
+        processes_and_waits(&h.sys().take_calls()),
+        [
+            // The exit, reaped.
+            "wait None",
+            // What the process left in its group is killed.
+            "killpg 1000 9",
+            // Nothing happens until the restart is due.
+            "wait Some(1s)",
+            "spawn /bin/svc = 1001",
+        ]
+    );
+    assert_ne!(h.pid("svc"), first);
+    // It crashes again at once: twice the delay.
+    h.exit(
+        "svc",
+        ExitStatus::Signaled {
+            signal: libc::SIGSEGV,
+            core_dumped: true,
+        },
+    );
+    h.turn_until("svc restarted again", |h| {
+        h.state("svc") == UnitState::Running && h.pid("svc") != 1001
+    });
+    assert!(waits(&h.sys().calls()).contains(&Some(Duration::from_secs(2))));
+}
+
+/// A unit that floods its stdout does not stall the loop: each turn reads
+/// at most a budget from it and comes back without sleeping while data is
+/// left, and meanwhile another unit's crash is handled at once. When the
+/// flood stops the loop sleeps again with no time-out.
+#[test]
+fn a_flooding_unit() {
+    let flood = "unit: flood\nexec-start: /bin/yes\n";
+    let calm = "unit: calm\nexec-start: /bin/calm\nrestart-delay: 0s\n";
+    let all = "unit: all\ntype: virtual\ndepends-on: [flood, calm]\n";
+    let sys = fake_with(&[("flood", flood), ("calm", calm), ("all", all)]);
+    let mut h = Harness::start(sys, "all");
+    let flood_pid = h.pid("flood");
+    let calm_pid = h.pid("calm");
+    let line = b"y y y y y y y y y y y y y y y y y y y y y y y y y y y y y y y\n";
+    let mut flood_out = Vec::new();
+    while flood_out.len() < 8 * READ_BUDGET {
+        flood_out.extend_from_slice(line);
+    }
+    assert_eq!(h.sys().write_output(flood_pid, &flood_out), flood_out.len());
+    h.sys().take_calls();
+    for _ in 0..3 {
+        h.turn();
+    }
+    // Each turn read a budget's worth and came back without sleeping.
+    assert_eq!(
+        waits(&h.sys().take_calls()),
+        [None, Some(Duration::ZERO), Some(Duration::ZERO)]
+    );
+    // The other unit crashes while the flood goes on: handled in the turn
+    // it is reported in.
+    h.sys().exit(calm_pid, ExitStatus::Exited(1));
+    h.turn();
+    assert_eq!(
+        processes_and_waits(&h.sys().take_calls()),
+        [
+            "wait Some(0ns)".to_string(),
+            format!("killpg {calm_pid} {}", libc::SIGKILL),
+            // restart-delay 0s: at once.
+            "spawn /bin/calm = 1002".to_string(),
+        ]
+    );
+    assert_eq!(h.state("calm"), UnitState::Running);
+    // Drained: the last wait sleeps without a time-out.
+    h.settle();
+    let w = waits(&h.sys().calls());
+    assert_eq!(w.last(), Some(&None));
+    let io =
+        h.rt.planner
+            .graph()
+            .unit("flood")
+            .and_then(|id| h.rt.slots.io(id))
+            .unwrap_or_else(|| panic!("flood has a log"));
+    assert!(io.log.dropped() > 0, "the ring kept only the newest lines");
+    assert!(io.log.bytes() <= 64 * 1024);
+}
+
+/// Shutdown by SIGTERM: dependents stop first (`web` is signalled, exits,
+/// then `db`), the loop ends, and closing removes the control socket.
+#[test]
+fn shutdown() {
+    let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
+    let mut h = Harness::start(sys, "default");
+    h.sys().take_calls();
+    h.sys().set_kill_exits(true);
+    h.sys().raise(libc::SIGTERM);
+    let mut exit = None;
+    for _ in 0..100 {
+        exit = h.turn();
+        if exit.is_some() {
+            break;
+        }
+    }
+    assert_eq!(exit, Some(Exit::Shutdown(ShutdownKind::Poweroff)));
+    let calls = h.sys().take_calls();
+    let signals: Vec<String> = processes_and_waits(&calls)
+        .into_iter()
+        .filter(|c| c.starts_with("kill"))
+        .collect();
+    assert_eq!(
+        signals,
+        [
+            // web first; once it exited, what it left in its group is
+            // killed; then db.
+            format!("killpg 1001 {}", libc::SIGTERM),
+            format!("kill 1001 {}", libc::SIGTERM),
+            format!("killpg 1001 {}", libc::SIGKILL),
+            format!("killpg 1000 {}", libc::SIGTERM),
+            format!("kill 1000 {}", libc::SIGTERM),
+            format!("killpg 1000 {}", libc::SIGKILL),
+        ]
+    );
+    assert!(h
+        .sys()
+        .console_lines()
+        .contains(&"init: SIGTERM: stopping every unit (poweroff)".to_string()));
+    h.rt.close();
+    assert_eq!(h.sys().take_calls(), [Call::RemoveSocket(CONTROL.into())]);
+}

@@ -1,0 +1,423 @@
+//! The unit set: where the planner's units come from — the units directory
+//! and the transient sets of the control protocol — and every change to
+//! it: `reload` (the directory again), `transient-apply` (a whole set),
+//! `transient-patch` (some units of a set). Each change merges everything
+//! into one new graph, which the planner takes or refuses whole
+//! ([`Runtime::replace`]): unchanged units keep running, changed ones
+//! restart, removed ones stop; on any error nothing changes.
+
+use super::Runtime;
+use crate::sys::Sys;
+use crate::unitdir;
+use flotilla_units::graph::Graph;
+use flotilla_units::keys::validate_set;
+use flotilla_units::protocol::{Applied, ErrorCode, Reply};
+use flotilla_units::spec::{Origin, UnitSpec};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+
+/// Loads the units directory at start: the units that loaded and every
+/// problem (a directory that cannot be read is one problem, and no unit).
+pub(super) fn load_dir(sys: &dyn Sys, dir: &Path) -> (Vec<(UnitSpec, Origin)>, Vec<String>) {
+    match unitdir::load_dir(sys, dir) {
+        Ok(l) => (
+            l.units,
+            l.diagnostics.iter().map(ToString::to_string).collect(),
+        ),
+        Err(e) => (Vec::new(), vec![e.to_string()]),
+    }
+}
+
+/// The directory's units.
+enum DirUnits {
+    /// The graph holds each of them exactly as loaded (the usual case), so
+    /// the graph's copy of each is the only one: the directory's units are
+    /// the graph's units that are neither ghosts nor transient.
+    InGraph,
+    /// The specs themselves, when the graph left some out (errors at
+    /// start).
+    Own(Vec<(UnitSpec, Origin)>),
+}
+
+impl DirUnits {
+    /// [`DirUnits::InGraph`] if `graph` holds every one of `units` as it is.
+    fn keep(units: Vec<(UnitSpec, Origin)>, graph: &Graph) -> DirUnits {
+        let mut seen = HashSet::with_capacity(units.len());
+        let all_in = units.iter().all(|(s, o)| {
+            seen.insert(s.name.as_str())
+                && graph
+                    .unit(&s.name)
+                    .and_then(|id| graph.get(id))
+                    .is_some_and(|n| !n.ghost && *n.spec == *s && n.origin == *o)
+        });
+        if all_in {
+            DirUnits::InGraph
+        } else {
+            DirUnits::Own(units)
+        }
+    }
+}
+
+/// Where the units come from. See the module documentation.
+pub(super) struct UnitSet {
+    dir: DirUnits,
+    /// The transient sets by name, each unit as it was given.
+    transient: BTreeMap<String, Vec<UnitSpec>>,
+    /// The problems of the directory at start (the units left out), until
+    /// a reload succeeds.
+    load_errors: Vec<String>,
+}
+
+impl UnitSet {
+    /// The set at start: the directory's units, which the planner's `graph`
+    /// was built from.
+    pub fn new(dir: Vec<(UnitSpec, Origin)>, graph: &Graph, load_errors: Vec<String>) -> UnitSet {
+        UnitSet {
+            dir: DirUnits::keep(dir, graph),
+            transient: BTreeMap::new(),
+            load_errors,
+        }
+    }
+
+    /// The problems of the directory at start.
+    pub fn load_errors(&self) -> &[String] {
+        &self.load_errors
+    }
+
+    /// A copy of the directory's units (from `graph` when it holds them:
+    /// `graph` must be the one built from this set, so call this before
+    /// changing the transient sets).
+    fn dir_specs(&self, graph: &Graph) -> Vec<(UnitSpec, Origin)> {
+        match &self.dir {
+            DirUnits::Own(v) => v.clone(),
+            DirUnits::InGraph => {
+                let transient: HashSet<&str> = self
+                    .transient
+                    .values()
+                    .flatten()
+                    .map(|u| u.name.as_str())
+                    .collect();
+                graph
+                    .ids()
+                    .map(|i| graph.node(i))
+                    .filter(|n| !n.ghost && !transient.contains(n.spec.name.as_str()))
+                    .map(|n| ((*n.spec).clone(), n.origin.clone()))
+                    .collect()
+            }
+        }
+    }
+
+    /// The transient units, each with its set as its origin.
+    fn transient_specs(&self) -> Vec<(UnitSpec, Origin)> {
+        self.transient
+            .iter()
+            .flat_map(|(set, units)| with_origin(set, units))
+            .collect()
+    }
+
+    /// The transient units with the set named `set` as `units`.
+    fn transient_specs_with(&self, set: &str, units: &[UnitSpec]) -> Vec<(UnitSpec, Origin)> {
+        let mut v: Vec<(UnitSpec, Origin)> = self
+            .transient
+            .iter()
+            .filter(|(name, _)| name.as_str() != set)
+            .flat_map(|(name, us)| with_origin(name, us))
+            .collect();
+        v.extend(with_origin(set, units));
+        v
+    }
+}
+
+/// The units of the transient set named `set`, with their origin.
+fn with_origin<'a>(
+    set: &'a str,
+    units: &'a [UnitSpec],
+) -> impl Iterator<Item = (UnitSpec, Origin)> + 'a {
+    units
+        .iter()
+        .map(move |u| (u.clone(), Origin::unplaced(format!("transient:{set}"))))
+}
+
+/// The errors the graph of `all` would have (cycles, duplicate names or
+/// targets), to report with other problems at once.
+fn graph_errors(all: Vec<(UnitSpec, Origin)>) -> Vec<String> {
+    let (_, diags) = Graph::build(all);
+    diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// The transient set named `set` holding `units`, checked through the one
+/// key table as the unit loader checks a file; or every problem.
+fn check_transient(set: &str, units: Vec<UnitSpec>) -> Result<Vec<UnitSpec>, Vec<String>> {
+    validate_set(set, units).map_err(|p| p.iter().map(ToString::to_string).collect())
+}
+
+/// The set `current` with `upsert` put in (replacing same-named units, in
+/// their place; new ones at the end) and `remove` taken out, or the
+/// problems of the patch itself: a name given twice, or both put in and
+/// taken out, or taken out but not in the set.
+fn patched(
+    set: &str,
+    current: &[UnitSpec],
+    upsert: Vec<UnitSpec>,
+    remove: &[String],
+) -> (Vec<UnitSpec>, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut upserted = BTreeSet::new();
+    for u in &upsert {
+        if !upserted.insert(u.name.clone()) {
+            problems.push(format!("`{}` is given twice to upsert", u.name));
+        }
+    }
+    let mut removed = BTreeSet::new();
+    for name in remove {
+        if !removed.insert(name.as_str()) {
+            problems.push(format!("`{name}` is given twice to remove"));
+        } else if upserted.contains(name) {
+            problems.push(format!("`{name}` is both upserted and removed"));
+        } else if !current.iter().any(|u| &u.name == name) {
+            problems.push(format!("`{name}` is not in the transient set `{set}`"));
+        }
+    }
+    let mut units: Vec<UnitSpec> = current
+        .iter()
+        .filter(|u| !removed.contains(u.name.as_str()))
+        .cloned()
+        .collect();
+    for u in upsert {
+        match units.iter_mut().find(|x| x.name == u.name) {
+            Some(slot) => *slot = u,
+            None => units.push(u),
+        }
+    }
+    (units, problems)
+}
+
+/// The reply refusing a change, with every problem.
+fn refused(message: impl Into<String>, details: Vec<String>) -> Reply {
+    Reply::Error {
+        code: ErrorCode::Invalid,
+        message: message.into(),
+        details,
+    }
+}
+
+impl<S: Sys> Runtime<S> {
+    /// Hands `all` to the planner as the new unit set; on success the unit
+    /// slots follow the new unit ids.
+    fn replace(&mut self, all: Vec<(UnitSpec, Origin)>) -> Result<Applied, Vec<String>> {
+        // Notes waiting for their log file are kept by unit id, which is
+        // about to change.
+        self.flush_noted();
+        let now = self.now();
+        match self.planner.replace_units(all, true, now) {
+            Ok((applied, map)) => {
+                let units = self.planner.graph().len();
+                self.slots.renumber(&map, units, &self.sys);
+                self.sys.release_free_memory();
+                Ok(applied)
+            }
+            Err(diags) => Err(diags.iter().map(ToString::to_string).collect()),
+        }
+    }
+
+    /// `initctl reload` (and SIGHUP): read the directory again; refused
+    /// whole on any error.
+    pub fn reload(&mut self) -> Reply {
+        let dir = self.settings.units_dir.clone();
+        let loaded = match unitdir::load_dir(&self.sys, &dir) {
+            Ok(l) => l,
+            Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
+        };
+        let mut errors: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(ToString::to_string)
+            .collect();
+        if !errors.is_empty() {
+            // Every problem at once, as `init --check` reports them: also
+            // the graph's own (cycles, duplicate names or targets) among
+            // the units that did load, with the transient sets.
+            let mut all = loaded.units.clone();
+            all.extend(self.units.transient_specs());
+            errors.extend(graph_errors(all));
+            return refused(
+                format!(
+                    "{} error(s) in {}; nothing changed",
+                    errors.len(),
+                    dir.display()
+                ),
+                errors,
+            );
+        }
+        let mut all = loaded.units.clone();
+        all.extend(self.units.transient_specs());
+        match self.replace(all) {
+            Ok(mut applied) => {
+                self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
+                applied
+                    .warnings
+                    .extend(loaded.diagnostics.iter().map(ToString::to_string));
+                self.units.load_errors.clear();
+                self.sys.console(&format!(
+                    "init: reloaded: {} added, {} changed, {} removed, {} unchanged",
+                    applied.added.len(),
+                    applied.changed.len(),
+                    applied.removed.len(),
+                    applied.unchanged
+                ));
+                Reply::Applied(applied)
+            }
+            Err(details) => refused("the unit set has errors; nothing changed", details),
+        }
+    }
+
+    /// `transient-apply`: the set named `set` becomes `units` (an empty
+    /// list removes it).
+    pub(super) fn apply_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
+        match check_transient(&set, units) {
+            Ok(units) => self.commit_transient(set, units),
+            Err(bad) => refused("invalid transient units", bad),
+        }
+    }
+
+    /// `transient-patch`: some units of the set named `set` put in or
+    /// replaced (`upsert`), some taken out (`remove`).
+    pub(super) fn patch_transient(
+        &mut self,
+        set: String,
+        upsert: Vec<UnitSpec>,
+        remove: Vec<String>,
+    ) -> Reply {
+        // The upserted units are checked on a copy so that the patch's own
+        // problems (names given twice, …) are reported with theirs.
+        let mut bad = check_transient(&set, upsert.clone())
+            .err()
+            .unwrap_or_default();
+        let units_ok = bad.is_empty();
+        let current = self
+            .units
+            .transient
+            .get(&set)
+            .map_or(&[][..], Vec::as_slice);
+        let (units, problems) = patched(&set, current, upsert, &remove);
+        bad.extend(problems);
+        if bad.is_empty() {
+            return self.commit_transient(set, units);
+        }
+        if units_ok {
+            // Every problem at once: also what the graph would say of the
+            // set as patched (a name or target the directory has too, a
+            // cycle), as a reload reports them.
+            let mut all = self.units.dir_specs(self.planner.graph());
+            all.extend(self.units.transient_specs_with(&set, &units));
+            bad.extend(graph_errors(all));
+        }
+        refused("invalid transient patch; nothing changed", bad)
+    }
+
+    /// Makes `units` the set named `set` (none: no set) if the planner
+    /// takes the whole unit set so changed; else changes nothing.
+    fn commit_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
+        let mut all = self.units.dir_specs(self.planner.graph());
+        let old = if units.is_empty() {
+            self.units.transient.remove(&set)
+        } else {
+            self.units.transient.insert(set.clone(), units)
+        };
+        all.extend(self.units.transient_specs());
+        match self.replace(all) {
+            Ok(applied) => Reply::Applied(applied),
+            Err(details) => {
+                match old {
+                    Some(o) => self.units.transient.insert(set, o),
+                    None => self.units.transient.remove(&set),
+                };
+                refused("the unit set has errors; nothing changed", details)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use flotilla_units::spec::{Command, UnitType};
+
+    fn unit(name: &str, cmd: &str) -> UnitSpec {
+        let mut u = UnitSpec::new(name, UnitType::ForegroundSupervised);
+        u.exec_start = Some(Command::new([cmd]));
+        u
+    }
+
+    fn names(units: &[UnitSpec]) -> Vec<&str> {
+        units.iter().map(|u| u.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_patch_replaces_in_place_adds_at_the_end_and_removes() {
+        let current = [unit("a", "/a"), unit("b", "/b"), unit("c", "/c")];
+        let (units, problems) = patched(
+            "s",
+            &current,
+            vec![unit("d", "/d"), unit("b", "/b2")],
+            &["a".to_string()],
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(names(&units), ["b", "c", "d"]);
+        assert_eq!(units[0].exec_start, Some(Command::new(["/b2"])));
+    }
+
+    #[test]
+    fn every_problem_of_a_patch() {
+        let current = [unit("a", "/a")];
+        let (_, problems) = patched(
+            "s",
+            &current,
+            vec![unit("b", "/b"), unit("b", "/b"), unit("c", "/c")],
+            &[
+                "zz".to_string(),
+                "c".to_string(),
+                "a".to_string(),
+                "a".to_string(),
+            ],
+        );
+        assert_eq!(
+            problems,
+            [
+                "`b` is given twice to upsert",
+                "`zz` is not in the transient set `s`",
+                "`c` is both upserted and removed",
+                "`a` is given twice to remove",
+            ]
+        );
+    }
+
+    #[test]
+    fn transient_units_are_checked() {
+        let mut bad = unit("bad name!", "/x");
+        bad.waits_for = vec!["no good".into()];
+        let mut nocmd = unit("nocmd", "/x");
+        nocmd.exec_start = None;
+        assert_eq!(
+            check_transient(
+                "s et",
+                vec![bad, nocmd, UnitSpec::new("v", UnitType::Virtual)]
+            )
+            .unwrap_err(),
+            [
+                "bad set name `s et`: a name has only letters, digits and `:_.@-`",
+                "bad name!: `unit`: `bad name!`: a name has only letters, digits and `:_.@-`",
+                // A unit provides its own name unless told otherwise.
+                "bad name!: `provides`: `bad name!`: a name has only letters, digits and `:_.@-`",
+                "bad name!: `waits-for`: `no good`: a name has only letters, digits and `:_.@-`",
+                "nocmd: `exec-start`: a `foreground-supervised` unit needs it",
+            ]
+        );
+    }
+}

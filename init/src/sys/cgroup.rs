@@ -1,0 +1,427 @@
+//! cgroup v2: each unit in a cgroup of its own below the init's, its
+//! limits, a stop that reaches every process it made, its memory and CPU.
+//!
+//! # Where
+//!
+//! The init's own cgroup is read from `/proc/self/cgroup` (the `0::` line)
+//! and the cgroup2 mount from `/proc/self/mountinfo`: as PID 1 that is the
+//! root of the hierarchy, and units go right below it; in supervisor mode
+//! it is whatever subtree the init was started in (delegated to it by its
+//! own manager), and units go below that. [`Cgroups::discover`] says why
+//! when there is none to use (no cgroup2 mounted, as on a v1-only host, or
+//! not writable): the caller then keeps process groups, and says so once.
+//!
+//! # Controllers and the init's own leaf
+//!
+//! Limits need their controllers enabled in the parent's
+//! `cgroup.subtree_control`, which the kernel refuses while the parent
+//! holds processes ("no internal processes"), except at the root. So in
+//! supervisor mode, the first time a unit needs a controller, the init
+//! moves itself into a leaf of its own, `init.scope` (unit names that
+//! could clash are escaped: [`cgroup_name`]). A controller the kernel
+//! does not offer there is an error that names the key needing it.
+//!
+//! # Cost
+//!
+//! Everything here is a few small reads and writes of kernfs files (no
+//! disk): `mkdir` at a unit's start, one write per limit, `rmdir` once it
+//! is empty. The child joins its cgroup by writing `0` to `cgroup.procs`
+//! before `execve` (see `spawn.rs`).
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use flotilla_units::context::resources::{cgroup_name, Resources};
+use flotilla_units::context::Key;
+
+use super::{mountinfo, Pid};
+
+/// The leaf the init moves itself into in supervisor mode.
+const INIT_LEAF: &str = "init.scope";
+
+/// The cgroups of the init's units.
+#[derive(Debug, Clone)]
+pub struct Cgroups {
+    /// The directory below which each unit gets its own.
+    base: PathBuf,
+    /// The base is the root of the hierarchy (PID 1, or a cgroup namespace
+    /// root): no internal-process rule.
+    at_root: bool,
+    /// `cgroup.kill` exists (Linux 5.14).
+    has_kill: bool,
+}
+
+/// A unit's cgroup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitCgroup {
+    dir: PathBuf,
+    procs: CString,
+}
+
+/// A unit's use of the machine, from its cgroup (`None`: not available,
+/// e.g. the controller is not enabled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CgroupStats {
+    /// `memory.current`, bytes.
+    pub memory: Option<u64>,
+    /// `cpu.stat` `usage_usec`, microseconds.
+    pub cpu_usec: Option<u64>,
+    /// `pids.current`.
+    pub tasks: Option<u64>,
+}
+
+/// What percentages of `MemoryMax=`, `MemoryHigh=` and `TasksMax=` are
+/// of: the machine's memory in bytes (`MemTotal` of `/proc/meminfo`) and
+/// its task limit (the smaller of `kernel.pid_max` and
+/// `kernel.threads-max`), as systemd takes them. Read once at start.
+pub fn machine() -> (u64, u64) {
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib.saturating_mul(1024));
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+    };
+    let tasks = match (
+        read("/proc/sys/kernel/pid_max"),
+        read("/proc/sys/kernel/threads-max"),
+    ) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b).unwrap_or(0),
+    };
+    (memory, tasks)
+}
+
+/// The directory of the init's own cgroup v2: from the `0::PATH` line of
+/// `/proc/self/cgroup` (`cgroup`) and the cgroup2 mount of
+/// `/proc/self/mountinfo` (`mountinfo`). `Err` says why there is none.
+pub fn own_cgroup_dir(cgroup: &str, mountinfo: &[u8]) -> Result<PathBuf, String> {
+    let own = cgroup
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .ok_or("no cgroup v2 hierarchy in /proc/self/cgroup")?;
+    let mount = mountinfo::entries(mountinfo)
+        .filter(|m| m.fstype == "cgroup2")
+        .last()
+        .ok_or("no cgroup2 file system is mounted")?;
+    // The mount shows the hierarchy from `mount.root` down; the init's
+    // path must lie below it.
+    let rel = Path::new(own).strip_prefix(&mount.root).map_err(|_| {
+        format!(
+            "the init's cgroup {own} is outside the cgroup2 mount at {}",
+            mount.mount_point.display()
+        )
+    })?;
+    Ok(mount.mount_point.join(rel))
+}
+
+impl Cgroups {
+    /// The init's own cgroup, if a writable cgroup2 holds it.
+    pub fn discover() -> Result<Cgroups, String> {
+        let cgroup = std::fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+        let mi = std::fs::read("/proc/self/mountinfo")
+            .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+        let dir = own_cgroup_dir(&cgroup, &mi)?;
+        Cgroups::at(dir)
+    }
+
+    /// Units below `base`, which must be a writable cgroup2 directory.
+    pub fn at(base: PathBuf) -> Result<Cgroups, String> {
+        let procs = base.join("cgroup.procs");
+        if !procs.exists() {
+            return Err(format!("{} is not a cgroup v2 directory", base.display()));
+        }
+        let c = CString::new(base.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+        // SAFETY: access(2) with a valid C string.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+            return Err(format!(
+                "{} is not writable: {}",
+                base.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        let at_root = !base.join("cgroup.events").exists();
+        // The root has no `cgroup.kill` of its own: a child would show it.
+        let has_kill = base.join("cgroup.kill").exists() || (at_root && probe_kill(&base));
+        Ok(Cgroups {
+            base,
+            at_root,
+            has_kill,
+        })
+    }
+
+    /// The directory units go below.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// Whether a stop can kill a whole cgroup in one write (`cgroup.kill`).
+    pub fn has_kill(&self) -> bool {
+        self.has_kill
+    }
+
+    /// The cgroup of unit `name` (not created).
+    pub fn unit(&self, name: &str) -> UnitCgroup {
+        let dir = self.base.join(cgroup_name(name));
+        let procs =
+            CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).unwrap_or_default();
+        UnitCgroup { dir, procs }
+    }
+
+    /// Creates the cgroup of unit `name` (an existing one is reused) and
+    /// applies `limits` to it; `memory` and `tasks` are the machine's
+    /// memory in bytes and task limit, for percentages. The error names the
+    /// key that could not be honoured.
+    pub fn create(
+        &self,
+        name: &str,
+        limits: &Resources,
+        memory: u64,
+        tasks: u64,
+    ) -> Result<UnitCgroup, (Option<Key>, String)> {
+        let controllers = limits.controllers();
+        if !controllers.is_empty() {
+            self.enable(&controllers)?;
+        }
+        let cg = self.unit(name);
+        match std::fs::create_dir(&cg.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err((None, format!("create cgroup {}: {e}", cg.dir.display()))),
+        }
+        for (file, value, key) in limits.cgroup_files(memory, tasks) {
+            let k = Key::from_systemd(key);
+            write_file(&cg.dir.join(file), value.as_bytes()).map_err(|e| {
+                (
+                    k,
+                    format!("write {value} to {}: {e}", cg.dir.join(file).display()),
+                )
+            })?;
+        }
+        Ok(cg)
+    }
+
+    /// Enables `controllers` (each with the key that needs it) for the
+    /// units, moving the init into its own leaf first where the kernel
+    /// asks for it.
+    fn enable(&self, controllers: &[(&str, &str)]) -> Result<(), (Option<Key>, String)> {
+        let available =
+            std::fs::read_to_string(self.base.join("cgroup.controllers")).unwrap_or_default();
+        let enabled =
+            std::fs::read_to_string(self.base.join("cgroup.subtree_control")).unwrap_or_default();
+        for &(ctl, key) in controllers {
+            let k = Key::from_systemd(key);
+            if enabled.split_whitespace().any(|c| c == ctl) {
+                continue;
+            }
+            if !available.split_whitespace().any(|c| c == ctl) {
+                return Err((k, format!(
+                    "needs the cgroup {ctl} controller, which is not available in {} (available: {})",
+                    self.base.display(),
+                    if available.trim().is_empty() { "none" } else { available.trim() }
+                )));
+            }
+            let control = self.base.join("cgroup.subtree_control");
+            let plus = format!("+{ctl}");
+            let mut r = write_file(&control, plus.as_bytes());
+            if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EBUSY)) && !self.at_root {
+                self.move_init_to_leaf().map_err(|e| (k, e))?;
+                r = write_file(&control, plus.as_bytes());
+            }
+            r.map_err(|e| {
+                (
+                    k,
+                    format!(
+                        "enable the cgroup {ctl} controller in {}: {e}",
+                        self.base.display()
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Moves the init (every process of the base, which in supervisor
+    /// mode is the init alone) into `init.scope`.
+    fn move_init_to_leaf(&self) -> Result<(), String> {
+        let leaf = self.base.join(INIT_LEAF);
+        match std::fs::create_dir(&leaf) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("create {}: {e}", leaf.display())),
+        }
+        let me = std::process::id().to_string();
+        write_file(&leaf.join("cgroup.procs"), me.as_bytes())
+            .map_err(|e| format!("move the init into {}: {e}", leaf.display()))
+    }
+}
+
+/// Whether the kernel has `cgroup.kill`: a child cgroup would show it.
+fn probe_kill(base: &Path) -> bool {
+    let probe = base.join(format!("flotilla-probe-{}", std::process::id()));
+    let has = std::fs::create_dir(&probe).is_ok() && probe.join("cgroup.kill").exists();
+    let _ = std::fs::remove_dir(&probe);
+    has
+}
+
+fn write_file(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+    f.write_all(data)
+}
+
+impl UnitCgroup {
+    /// The cgroup's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Its directory, open (`O_RDONLY | O_DIRECTORY`), for
+    /// `CLONE_INTO_CGROUP`.
+    pub fn open_dir(&self) -> Result<OwnedFd, String> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(&self.dir)
+            .map(OwnedFd::from)
+            .map_err(|e| format!("open cgroup {}: {e}", self.dir.display()))
+    }
+
+    /// Its `cgroup.procs`, for the child to join.
+    pub fn procs_path(&self) -> &std::ffi::CStr {
+        &self.procs
+    }
+
+    /// The processes in it.
+    pub fn pids(&self) -> Vec<Pid> {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    /// Whether any process is in it or below it (`cgroup.events`).
+    pub fn populated(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("cgroup.events"))
+            .map(|t| t.lines().any(|l| l == "populated 1"))
+            .unwrap_or(false)
+    }
+
+    /// Sends `signal` to every process in it; returns how many got it.
+    pub fn signal(&self, signal: i32) -> usize {
+        self.pids()
+            .into_iter()
+            // SAFETY: kill(2) takes no pointers.
+            .filter(|&p| unsafe { libc::kill(p, signal) } == 0)
+            .count()
+    }
+
+    /// Kills every process in it and below it: one write to `cgroup.kill`
+    /// where the kernel has it; otherwise the cgroup is frozen (so that
+    /// nothing forks meanwhile), each process gets `SIGKILL`, and it is
+    /// thawed again.
+    pub fn kill(&self) -> Result<(), String> {
+        let kill = self.dir.join("cgroup.kill");
+        if kill.exists() {
+            return write_file(&kill, b"1")
+                .map_err(|e| format!("write 1 to {}: {e}", kill.display()));
+        }
+        let freeze = self.dir.join("cgroup.freeze");
+        let frozen = write_file(&freeze, b"1").is_ok();
+        self.signal(libc::SIGKILL);
+        if frozen {
+            let _ = write_file(&freeze, b"0");
+        }
+        Ok(())
+    }
+
+    /// Memory, CPU time and task count.
+    pub fn stats(&self) -> CgroupStats {
+        let read_u64 = |f: &str| {
+            std::fs::read_to_string(self.dir.join(f))
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+        };
+        let cpu_usec = std::fs::read_to_string(self.dir.join("cpu.stat"))
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("usage_usec "))
+                    .and_then(|v| v.trim().parse().ok())
+            });
+        CgroupStats {
+            memory: read_u64("memory.current"),
+            cpu_usec,
+            tasks: read_u64("pids.current"),
+        }
+    }
+
+    /// Removes it; it must be empty (`EBUSY` otherwise). A missing one is
+    /// fine.
+    pub fn remove(&self) -> Result<(), String> {
+        match std::fs::remove_dir(&self.dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("remove cgroup {}: {e}", self.dir.display())),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+22 1 0:21 / /sys rw,nosuid - sysfs sysfs rw
+30 22 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw
+40 30 0:35 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
+";
+
+    #[test]
+    fn the_machine_has_memory_and_a_task_limit() {
+        let (memory, tasks) = machine();
+        assert!(memory > 64 << 20, "{memory}");
+        assert!(tasks >= 1024, "{tasks}");
+    }
+
+    #[test]
+    fn own_dir_from_proc_files() {
+        let cg = "4:memory:/x\n0::/user.slice/app\n";
+        assert_eq!(
+            own_cgroup_dir(cg, MOUNTINFO.as_bytes()).unwrap(),
+            PathBuf::from("/sys/fs/cgroup/unified/user.slice/app")
+        );
+        assert_eq!(
+            own_cgroup_dir("0::/\n", MOUNTINFO.as_bytes()).unwrap(),
+            PathBuf::from("/sys/fs/cgroup/unified")
+        );
+        assert_eq!(
+            own_cgroup_dir("4:memory:/x\n", MOUNTINFO.as_bytes()).unwrap_err(),
+            "no cgroup v2 hierarchy in /proc/self/cgroup"
+        );
+        assert_eq!(
+            own_cgroup_dir("0::/\n", b"22 1 0:21 / /sys rw - sysfs sysfs rw\n").unwrap_err(),
+            "no cgroup2 file system is mounted"
+        );
+        // A mount of a subtree (a container's view) that does not hold the
+        // init's cgroup.
+        let sub = "40 30 0:35 /lxc/c1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        assert!(own_cgroup_dir("0::/other\n", sub.as_bytes()).is_err());
+        assert_eq!(
+            own_cgroup_dir("0::/lxc/c1/init\n", sub.as_bytes()).unwrap(),
+            PathBuf::from("/sys/fs/cgroup/init")
+        );
+    }
+}

@@ -1,0 +1,699 @@
+//! A service's context, prepared in the parent and applied in the child.
+//!
+//! [`prepare`] turns a [`ServiceContext`] (the pure description, from
+//! `units/`) into a [`ChildContext`]: the list of steps the spawned child
+//! takes (`sandbox.rs`), each with every path a C string, every number
+//! computed, every seccomp program compiled (`seccomp.rs`), and a name that
+//! says which key it serves, for errors. It is built once per unit start
+//! (or spec change), not per spawn, and lent to every spawn of the unit
+//! through [`super::SpawnRequest::context`]. A spawn without one does
+//! exactly what it did before.
+//!
+//! # What the kernel cannot do
+//!
+//! [`Host::probe`] looks once at what this kernel and this init can do:
+//! seccomp, the new mount API, namespaces, ambient capabilities, whether
+//! the init holds `CAP_SYS_ADMIN`. [`prepare`] checks every key against it:
+//! a key that cannot be honoured is an error that names it
+//! ([`ContextError`]), unless the unit lists it in `X-SkipUnsupported=`
+//! (YAML `skip-unsupported`), in which case the key is left out and a note
+//! says so ([`ChildContext::notes`]). Nothing is dropped silently. What
+//! fails only in the child (a path that is not there, a mount the kernel
+//! refuses) fails the spawn with an error naming the key and the step.
+//!
+//! # Order in the child
+//!
+//! Before the identity change: join the cgroup, OOM score, nice, limits,
+//! network and UTS namespaces, the mount namespace, umask, the bounding
+//! set (dropping needs `CAP_SETPCAP`, which the new user lacks), keep
+//! capabilities across the switch. After it: ambient capabilities. Last,
+//! right before `execve`: `PR_SET_NO_NEW_PRIVS` and the seccomp programs,
+//! so that nothing of the child's own setup runs under the filter. A unit
+//! with a filter that runs as a user other than root gets no-new-privileges
+//! implied, as in systemd (the kernel refuses a filter otherwise).
+
+use std::ffi::{c_int, CString};
+use std::fmt;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::AtomicI32;
+
+use flotilla_units::context::caps::{cap, CapSet};
+use flotilla_units::context::mounts::{self, MountKind};
+use flotilla_units::context::process::Output;
+use flotilla_units::context::syscalls::arches_native_only;
+use flotilla_units::context::{Key, ServiceContext};
+
+use super::cgroup::UnitCgroup;
+use super::sandbox::{self, OnError, Op, Scratch, Step};
+use super::seccomp;
+
+/// What this kernel and this init can do, looked at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    /// Seccomp filters (`CONFIG_SECCOMP_FILTER`).
+    pub seccomp: bool,
+    /// `open_tree`, `move_mount`, `fsopen` and `mount_setattr` (Linux 5.12).
+    pub mount_api: bool,
+    /// Mount, network and UTS namespaces.
+    pub mount_ns: bool,
+    /// Network namespaces.
+    pub net_ns: bool,
+    /// UTS namespaces.
+    pub uts_ns: bool,
+    /// Ambient capabilities (Linux 4.3).
+    pub ambient: bool,
+    /// The init holds `CAP_SYS_ADMIN` (mounts, namespaces).
+    pub sys_admin: bool,
+    /// The init holds `CAP_SETPCAP` (the bounding set).
+    pub setpcap: bool,
+    /// The highest capability number this kernel knows.
+    pub cap_last_cap: u32,
+}
+
+impl Host {
+    /// Looks at this kernel and this process.
+    pub fn probe() -> Host {
+        // SAFETY: prctl(2) and syscall(2) with arguments that touch no
+        // memory (NULL pointers make the calls fail with EFAULT or EBADF
+        // where the call exists, ENOSYS where it does not).
+        let (seccomp, mount_api, ambient) = unsafe {
+            let seccomp = libc::prctl(libc::PR_GET_SECCOMP) >= 0 && {
+                let r = libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                    0 as libc::c_ulong,
+                );
+                r < 0 && nix::errno::Errno::last_raw() == libc::EFAULT
+            };
+            let exists = |nr: libc::c_long| {
+                libc::syscall(nr, -1, std::ptr::null::<u8>(), 0, 0, 0) < 0
+                    && nix::errno::Errno::last_raw() != libc::ENOSYS
+            };
+            let mount_api = exists(libc::SYS_mount_setattr)
+                && exists(libc::SYS_open_tree)
+                && exists(libc::SYS_move_mount)
+                && exists(libc::SYS_fsopen);
+            // PR_CAP_AMBIENT_IS_SET (1) of capability 0: EINVAL before 4.3.
+            let ambient = libc::prctl(
+                47,
+                1 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            ) >= 0;
+            (seccomp, mount_api, ambient)
+        };
+        let ns = |n: &str| Path::new("/proc/self/ns").join(n).exists();
+        let eff = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("CapEff:"))
+                    .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            })
+            .unwrap_or(0);
+        let cap_last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(40);
+        Host {
+            seccomp,
+            mount_api,
+            mount_ns: ns("mnt"),
+            net_ns: ns("net"),
+            uts_ns: ns("uts"),
+            ambient,
+            sys_admin: CapSet(eff).has(cap::SYS_ADMIN),
+            setpcap: CapSet(eff).has(8),
+            cap_last_cap,
+        }
+    }
+}
+
+/// Who the child becomes, and what the init made for it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Params<'a> {
+    /// The user the child switches to (`None`: it stays the init's).
+    pub uid: Option<u32>,
+    /// The unit's cgroup, which the child joins first.
+    pub cgroup: Option<&'a UnitCgroup>,
+    /// The init's directory for the unit's private `/tmp` (holding `tmp`
+    /// and `var-tmp`): needed with `PrivateTmp=`.
+    pub private_tmp: Option<&'a Path>,
+}
+
+/// A key that cannot be honoured (or the unit's cgroup that cannot be
+/// used), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextError {
+    /// The key; `None` for the cgroup, which no key asks for.
+    pub key: Option<Key>,
+    /// Why, e.g. "needs seccomp, which this kernel lacks".
+    pub message: String,
+}
+
+impl fmt::Display for ContextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.key {
+            Some(k) => write!(f, "{k} {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ContextError {}
+
+/// The steps a spawned child takes to enter its context.
+#[derive(Debug)]
+pub struct ChildContext {
+    steps: Vec<Step>,
+    /// For each step, the key and what it does ("ProtectSystem=: make /
+    /// read-only").
+    names: Vec<String>,
+    /// `steps[..identity]` run before the identity change,
+    /// `steps[identity..exec]` after it, `steps[exec..]` before `execve`.
+    identity: usize,
+    exec: usize,
+    scratch: Scratch,
+    notes: Vec<String>,
+    /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`.
+    cgroup: Option<OwnedFd>,
+}
+
+impl ChildContext {
+    /// The unit's cgroup directory, open, if the child goes into one.
+    pub(crate) fn cgroup_fd(&self) -> Option<RawFd> {
+        self.cgroup.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Tells the child whether it was born in its cgroup (set before each
+    /// spawn, under the spawner's lock).
+    pub(crate) fn set_joined(&self, joined: bool) {
+        self.scratch
+            .joined
+            .store(joined, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the child has nothing to do (the context only holds keys
+    /// that act elsewhere: directories, output, kill mode).
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// Keys left out because the kernel cannot honour them and the unit
+    /// allows it, one sentence each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The name of step `i`, for an error.
+    pub(crate) fn step_name(&self, i: usize) -> String {
+        self.names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("context step {i}"))
+    }
+
+    /// # Safety
+    ///
+    /// In the spawned child only (see `sandbox.rs`).
+    pub(crate) unsafe fn before_identity(&self) -> Result<(), (usize, c_int)> {
+        sandbox::run(&self.steps, 0..self.identity, &self.scratch)
+    }
+
+    /// # Safety
+    ///
+    /// In the spawned child only, after it changed its identity.
+    pub(crate) unsafe fn after_identity(&self) -> Result<(), (usize, c_int)> {
+        sandbox::run(&self.steps, self.identity..self.exec, &self.scratch)
+    }
+
+    /// # Safety
+    ///
+    /// In the spawned child only, right before `execve`.
+    pub(crate) unsafe fn before_exec(&self) -> Result<(), (usize, c_int)> {
+        sandbox::run(&self.steps, self.exec..self.steps.len(), &self.scratch)
+    }
+}
+
+/// The keys that need a private mount namespace.
+const MOUNT_KEYS: [Key; 12] = [
+    Key::PrivateTmp,
+    Key::PrivateDevices,
+    Key::ProtectSystem,
+    Key::ProtectHome,
+    Key::ReadWritePaths,
+    Key::ReadOnlyPaths,
+    Key::InaccessiblePaths,
+    Key::ProtectKernelTunables,
+    Key::ProtectKernelModules,
+    Key::ProtectKernelLogs,
+    Key::ProtectControlGroups,
+    Key::ProtectHostname,
+];
+
+/// The keys that install a seccomp filter.
+const SECCOMP_KEYS: [Key; 12] = [
+    Key::SystemCallFilter,
+    Key::SystemCallArchitectures,
+    Key::RestrictAddressFamilies,
+    Key::RestrictNamespaces,
+    Key::RestrictSuidSgid,
+    Key::LockPersonality,
+    Key::MemoryDenyWriteExecute,
+    Key::ProtectClock,
+    Key::ProtectKernelModules,
+    Key::ProtectKernelLogs,
+    Key::ProtectHostname,
+    Key::PrivateDevices,
+];
+
+/// Whether `key` is set to something other than its default.
+fn is_set(ctx: &ServiceContext, key: Key) -> bool {
+    let mut bare = ctx.clone();
+    reset(&mut bare, key);
+    bare != *ctx
+}
+
+/// `key` back to its default (for a key left out).
+fn reset(ctx: &mut ServiceContext, key: Key) {
+    match key {
+        Key::CapabilityBoundingSet => ctx.sandbox.capability_bounding_set = None,
+        Key::AmbientCapabilities => ctx.sandbox.ambient_capabilities = None,
+        // Every other key's empty value is its default.
+        k => {
+            let _ = ctx.set(k, "");
+        }
+    }
+}
+
+/// Why `key`, which is set, cannot be honoured here, if it cannot.
+fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
+    let sb = &ctx.sandbox;
+    if MOUNT_KEYS.contains(&key) {
+        if !host.mount_ns {
+            return Some("needs a private mount namespace, which this kernel lacks".into());
+        }
+        if !host.mount_api {
+            return Some("needs the mount API of Linux 5.12 (open_tree, mount_setattr), which this kernel lacks".into());
+        }
+        if !host.sys_admin {
+            return Some("needs a private mount namespace, which needs CAP_SYS_ADMIN (the init does not hold it)".into());
+        }
+    }
+    if SECCOMP_KEYS.contains(&key) {
+        if !cfg!(target_arch = "x86_64") {
+            return Some("needs a seccomp filter, which flotilla builds for x86_64 only".into());
+        }
+        if !host.seccomp {
+            return Some("needs seccomp filters, which this kernel lacks".into());
+        }
+    }
+    match key {
+        Key::SystemCallArchitectures => arches_native_only(&sb.system_call_architectures).err(),
+        Key::PrivateNetwork if !host.net_ns => {
+            Some("needs a network namespace, which this kernel lacks".into())
+        }
+        Key::PrivateNetwork if !host.sys_admin => Some(
+            "needs a network namespace, which needs CAP_SYS_ADMIN (the init does not hold it)"
+                .into(),
+        ),
+        Key::ProtectHostname if !host.uts_ns => {
+            Some("needs a UTS namespace, which this kernel lacks".into())
+        }
+        Key::AmbientCapabilities if !host.ambient => {
+            Some("needs ambient capabilities (Linux 4.3), which this kernel lacks".into())
+        }
+        Key::CapabilityBoundingSet if !host.setpcap => {
+            Some("needs CAP_SETPCAP to drop capabilities (the init does not hold it)".into())
+        }
+        _ => None,
+    }
+}
+
+/// Prepares `ctx` for a spawn: checks every key against `host`, leaves out
+/// the ones that cannot be honoured and may be skipped (with a note), and
+/// builds the child's steps.
+pub fn prepare(
+    ctx: &ServiceContext,
+    params: &Params<'_>,
+    host: &Host,
+) -> Result<ChildContext, ContextError> {
+    let mut ctx = ctx.clone();
+    let mut notes = Vec::new();
+    for key in Key::all() {
+        if !is_set(&ctx, key) {
+            continue;
+        }
+        if let Some(why) = unsupported(&ctx, key, host) {
+            if !ctx.may_skip(key) {
+                return Err(ContextError {
+                    key: Some(key),
+                    message: why,
+                });
+            }
+            notes.push(format!("{key} skipped: {why}"));
+            reset(&mut ctx, key);
+        }
+    }
+    let mut b = Builder::default();
+    let mut cgroup = None;
+    if let Some(cg) = params.cgroup {
+        cgroup = Some(cg.open_dir().map_err(|e| ContextError {
+            key: None,
+            message: e,
+        })?);
+        b.push(
+            Op::JoinCgroup(cg.procs_path().to_owned()),
+            format!("join cgroup {}", cg.dir().display()),
+            OnError::Fail,
+        );
+    }
+    if let Some(adj) = ctx.oom_score_adjust {
+        b.push(
+            Op::OomScoreAdj(adj.to_string().into_bytes()),
+            format!("{} set {adj}", Key::OomScoreAdjust),
+            OnError::Fail,
+        );
+    }
+    if let Some(n) = ctx.nice {
+        b.push(Op::Nice(n), format!("{} set {n}", Key::Nice), OnError::Fail);
+    }
+    for (r, v) in &ctx.limits {
+        b.push(
+            Op::Rlimit {
+                resource: r.number(),
+                soft: v.soft,
+                hard: v.hard,
+            },
+            format!("{}= set the limit", r.key()),
+            OnError::Fail,
+        );
+    }
+    let sb = &ctx.sandbox;
+    if sb.private_network {
+        let k = Key::PrivateNetwork;
+        b.push(
+            Op::Unshare(libc::CLONE_NEWNET),
+            format!("{k} a new network namespace"),
+            OnError::Fail,
+        );
+        b.push(Op::LoopbackUp, format!("{k} bring lo up"), OnError::Fail);
+    }
+    if sb.protect_hostname {
+        b.push(
+            Op::Unshare(libc::CLONE_NEWUTS),
+            format!("{} a new UTS namespace", Key::ProtectHostname),
+            OnError::Fail,
+        );
+    }
+    if sb.private_tmp && params.private_tmp.is_none() {
+        return Err(ContextError {
+            key: Some(Key::PrivateTmp),
+            message: "the init made no private /tmp for this unit".into(),
+        });
+    }
+    mount_steps(&mut b, &ctx, params.private_tmp).map_err(|(key, message)| ContextError {
+        key: Some(key),
+        message,
+    })?;
+    if let Some(m) = ctx.umask {
+        b.push(
+            Op::Umask(m),
+            format!("{} set {m:04o}", Key::UMask),
+            OnError::Fail,
+        );
+    }
+    let sb = &ctx.sandbox;
+    let mut drop = Vec::new();
+    let implied = [
+        (sb.protect_kernel_modules, cap::SYS_MODULE),
+        (sb.protect_kernel_logs, cap::SYSLOG),
+        (sb.protect_clock, cap::SYS_TIME),
+        (sb.protect_clock, cap::WAKE_ALARM),
+        (sb.private_devices, cap::MKNOD),
+        (sb.private_devices, cap::SYS_RAWIO),
+    ];
+    for (on, c) in implied {
+        if on {
+            drop.push(c);
+        }
+    }
+    let keep = drop.iter().fold(
+        sb.capability_bounding_set.unwrap_or(CapSet::ALL),
+        |s, &c| s.without(c),
+    );
+    let all_known = if host.cap_last_cap >= 63 {
+        u64::MAX
+    } else {
+        (1u64 << (host.cap_last_cap + 1)) - 1
+    };
+    if keep.0 & all_known != all_known {
+        b.push(
+            Op::DropBounding {
+                keep: keep.0,
+                last: host.cap_last_cap,
+            },
+            format!("{} drop capabilities", Key::CapabilityBoundingSet),
+            OnError::Fail,
+        );
+    }
+    let non_root = params.uid.is_some_and(|u| u != 0);
+    let ambient = sb.ambient_capabilities.unwrap_or(CapSet::EMPTY);
+    if ambient != CapSet::EMPTY && non_root {
+        b.push(
+            Op::KeepCaps,
+            format!(
+                "{} keep capabilities across the user change",
+                Key::AmbientCapabilities
+            ),
+            OnError::Fail,
+        );
+    }
+    let identity = b.steps.len();
+    if ambient != CapSet::EMPTY {
+        b.push(
+            Op::Ambient {
+                caps: ambient.0,
+                non_root,
+            },
+            format!(
+                "{} raise {}",
+                Key::AmbientCapabilities,
+                ambient.names().join(" ")
+            ),
+            OnError::Fail,
+        );
+    }
+    let exec = b.steps.len();
+    let programs = seccomp::build(sb).map_err(|(key, message)| ContextError {
+        key: Some(key),
+        message,
+    })?;
+    let implied_nnp = programs.is_some() && non_root && !ambient.has(cap::SYS_ADMIN);
+    if sb.no_new_privileges || implied_nnp {
+        b.push(
+            Op::NoNewPrivs,
+            format!("{} set no-new-privileges", Key::NoNewPrivileges),
+            OnError::Fail,
+        );
+    }
+    for p in programs.map(|p| p.0).unwrap_or_default() {
+        b.push(Op::Seccomp(p), "install the seccomp filter (SystemCallFilter= and the keys that restrict system calls)".into(), OnError::Fail);
+    }
+    Ok(ChildContext {
+        steps: b.steps,
+        names: b.names,
+        identity,
+        exec,
+        scratch: Scratch::new(),
+        notes,
+        cgroup,
+    })
+}
+
+#[derive(Default)]
+struct Builder {
+    steps: Vec<Step>,
+    names: Vec<String>,
+}
+
+impl Builder {
+    fn push(&mut self, op: Op, name: String, on_error: OnError) -> usize {
+        self.steps.push(Step { op, on_error });
+        self.names.push(name);
+        self.steps.len() - 1
+    }
+}
+
+/// What a missing path means: skipped where the key allows it (`-`).
+fn on_missing(optional: bool) -> OnError {
+    if optional {
+        OnError::SkipMissing
+    } else {
+        OnError::Fail
+    }
+}
+
+fn cpath(p: &Path) -> Result<CString, String> {
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: contains a NUL byte", p.display()))
+}
+
+/// The mount namespace steps of the plan `units/` makes.
+fn mount_steps(
+    b: &mut Builder,
+    ctx: &ServiceContext,
+    private_tmp: Option<&Path>,
+) -> Result<(), (Key, String)> {
+    let plan = mounts::plan(ctx, private_tmp);
+    let Some(first) = plan.first() else {
+        return Ok(());
+    };
+    let key = first.key;
+    b.push(
+        Op::Unshare(libc::CLONE_NEWNS),
+        format!("{key} a new mount namespace"),
+        OnError::Fail,
+    );
+    b.push(
+        Op::MakeSlave,
+        format!("{key} make the mounts slaves of the init's"),
+        OnError::Fail,
+    );
+    // Every copy is taken before anything changes.
+    let mut snapshots = Vec::new();
+    let mut dev_dirs = Vec::new();
+    let mut inaccessible: Option<Result<CString, String>> = None;
+    for e in &plan {
+        let on_error = on_missing(e.optional);
+        let k = e.key;
+        let source = match &e.kind {
+            MountKind::Keep => e.path.clone(),
+            MountKind::Bind(src) => src.clone(),
+            MountKind::PrivateDev => {
+                for (name, dir) in [
+                    (c"pts", "/dev/pts"),
+                    (c"shm", "/dev/shm"),
+                    (c"mqueue", "/dev/mqueue"),
+                    (c"hugepages", "/dev/hugepages"),
+                ] {
+                    let i = b.push(
+                        Op::Snapshot {
+                            source: cpath(Path::new(dir)).map_err(|m| (k, m))?,
+                            fd: AtomicI32::new(-1),
+                        },
+                        format!("{k} copy {dir}"),
+                        OnError::SkipMissing,
+                    );
+                    dev_dirs.push((name, i));
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let i = b.push(
+            Op::Snapshot {
+                source: cpath(&source).map_err(|m| (k, m))?,
+                fd: AtomicI32::new(-1),
+            },
+            format!("{k} copy {}", source.display()),
+            on_error,
+        );
+        snapshots.push((e.path.clone(), i));
+    }
+    for e in &plan {
+        let on_error = on_missing(e.optional);
+        let k = e.key;
+        let path = cpath(&e.path).map_err(|m| (k, m))?;
+        let shown = e.path.display();
+        let (op, what) = match &e.kind {
+            MountKind::ReadOnly => (Op::ReadOnly(path), format!("make {shown} read-only")),
+            MountKind::Inaccessible => {
+                let file = inaccessible
+                    .get_or_insert_with(super::dirs::inaccessible_file)
+                    .clone()
+                    .map_err(|m| (k, m))?;
+                (
+                    Op::Inaccessible { path, file },
+                    format!("make {shown} inaccessible"),
+                )
+            }
+            MountKind::EmptyTmpfs(mode) => (
+                Op::EmptyTmpfs {
+                    path,
+                    options: CString::new(format!("mode={mode:04o}")).unwrap_or_default(),
+                },
+                format!("mount an empty tmpfs on {shown}"),
+            ),
+            MountKind::PrivateDev => (
+                Op::PrivateDev {
+                    dirs: std::mem::take(&mut dev_dirs),
+                },
+                "make a private /dev".to_string(),
+            ),
+            MountKind::Keep | MountKind::Bind(_) => {
+                let snapshot = snapshots
+                    .iter()
+                    .find(|(p, _)| *p == e.path)
+                    .map_or(usize::MAX, |&(_, i)| i);
+                let what = match &e.kind {
+                    MountKind::Bind(src) => format!("bind {} on {shown}", src.display()),
+                    _ => format!("keep {shown} as it was"),
+                };
+                (
+                    Op::Restore {
+                        snapshot,
+                        target: path,
+                    },
+                    what,
+                )
+            }
+        };
+        b.push(op, format!("{k} {what}"), on_error);
+    }
+    Ok(())
+}
+
+/// Opens the file a `StandardOutput=`/`StandardError=` names (`file:`,
+/// `append:`, `truncate:`), as root, before the spawn; `None` for the
+/// other outputs. Created with mode 0644 if missing. This is a file-system
+/// call per spawn of such a unit (see the module doc of `dirs.rs` on what
+/// the loop may do).
+pub fn open_output(output: &Output) -> Result<Option<OwnedFd>, String> {
+    let (path, extra) = match output {
+        Output::File(p) => (p, 0),
+        Output::Append(p) => (p, libc::O_APPEND),
+        Output::Truncate(p) => (p, libc::O_TRUNC),
+        _ => return Ok(None),
+    };
+    let c = cpath(path)?;
+    let flags = libc::O_WRONLY
+        | libc::O_CREAT
+        | libc::O_CLOEXEC
+        | libc::O_NOCTTY
+        | libc::O_NONBLOCK
+        | extra;
+    // SAFETY: open(2) with a valid C string; the descriptor is new and ours.
+    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o644 as libc::c_uint) };
+    if fd < 0 {
+        return Err(format!(
+            "{}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: a fresh descriptor.
+    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+impl fmt::Display for ChildContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for name in &self.names {
+            writeln!(f, "{name}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,376 @@
+//! The cgroup half of the context tests: membership, kill, signals,
+//! limits without their controller, the directories and outputs made
+//! around a start, and redis-server in the whole sandbox of its Debian
+//! unit. They need a writable cgroup2 (this host's hybrid hierarchy has
+//! one at `/sys/fs/cgroup/unified`, without controllers: the limits are
+//! checked in the VM, `tests/tests/vm_context.rs`).
+
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use flotilla_units::context::{Key, ServiceContext};
+
+use super::super::cgroup::{Cgroups, UnitCgroup};
+use super::super::context::{ChildContext, Params};
+use super::super::dirs::{self, PrivateTmp};
+use super::super::real::RealSys;
+use super::super::tests::{process_lock, wait_for};
+use super::super::*;
+use super::{argv, child_context, ctx, env, ns, pipe, sleeper, status, stop};
+
+/// A cgroup manager below the init's own cgroup2 directory, in a
+/// directory of this test process's own.
+fn test_cgroups(name: &str) -> (Cgroups, PathBuf) {
+    let host = Cgroups::discover().expect("a writable cgroup2 (this host: /sys/fs/cgroup/unified)");
+    let dir = host
+        .base()
+        .join(format!("flotilla-test-{name}-{}", std::process::id()));
+    let _ = std::fs::create_dir(&dir);
+    (Cgroups::at(dir.clone()).unwrap(), dir)
+}
+
+/// The cgroup of unit `unit` below [`test_cgroups`]`(test)`, and the
+/// context of a child born in it.
+fn unit_cgroup(test: &str, unit: &str) -> (UnitCgroup, PathBuf, ChildContext) {
+    let (cgroups, dir) = test_cgroups(test);
+    let cg = cgroups
+        .create(unit, &Default::default(), 0, 0)
+        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
+    let cc = child_context(
+        &ServiceContext::default(),
+        &Params {
+            cgroup: Some(&cg),
+            ..Params::default()
+        },
+    );
+    (cg, dir, cc)
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn cleanup(cg: &UnitCgroup, dir: &Path) {
+    let _ = cg.kill();
+    wait_until("the cgroup to empty", || !cg.populated());
+    cg.remove().unwrap();
+    std::fs::remove_dir(dir).unwrap();
+}
+
+#[test]
+fn the_child_joins_its_cgroup_and_a_kill_takes_a_double_forked_grandchild() {
+    let _g = process_lock();
+    let (cg, dir, cc) = unit_cgroup("kill", "web.service");
+    assert!(!cc.is_empty());
+    let sys = RealSys::new();
+    // The shell forks a subshell that forks `sleep` and exits at once: the
+    // sleep is a grandchild the init never saw, re-parented away from it.
+    let a = argv(&["/bin/sh", "-c", "(sleep 600 &); exec sleep 600"]);
+    let e = env();
+    let pid = sys.spawn(&SpawnRequest::new(&a, &e).context(&cc)).unwrap();
+    wait_until("two processes in the cgroup", || cg.pids().len() == 2);
+    let pids = cg.pids();
+    assert!(pids.contains(&pid), "{pids:?}");
+    let grandchild = *pids.iter().find(|&&p| p != pid).unwrap();
+    let own = std::fs::read_to_string(format!("/proc/{grandchild}/cgroup")).unwrap();
+    assert!(own.contains("/web.service"), "{own}");
+    assert!(cg.populated());
+    let stats = cg.stats();
+    assert!(stats.cpu_usec.is_some(), "{stats:?}");
+    cg.kill().unwrap();
+    assert_eq!(
+        wait_for(&sys, pid),
+        ExitStatus::Signaled {
+            signal: libc::SIGKILL,
+            core_dumped: false
+        }
+    );
+    wait_until("the grandchild to die", || {
+        !Path::new(&format!("/proc/{grandchild}/cgroup")).exists() || !cg.populated()
+    });
+    wait_until("the cgroup to empty", || !cg.populated());
+    cleanup(&cg, &dir);
+}
+
+#[test]
+fn without_clone_into_cgroup_the_child_joins_by_writing_cgroup_procs() {
+    let _g = process_lock();
+    let (cg, dir, cc) = unit_cgroup("procs", "old-kernel");
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            super::set_clone_into_cgroup(true);
+        }
+    }
+    let _restore = Restore;
+    super::set_clone_into_cgroup(false);
+    let pid = sleeper(&cc, None);
+    let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    let pids = cg.pids();
+    stop(pid);
+    assert!(own.contains("/old-kernel"), "{own}");
+    assert_eq!(pids, [pid]);
+    cleanup(&cg, &dir);
+}
+
+#[test]
+fn a_signal_reaches_every_process_of_the_cgroup() {
+    let _g = process_lock();
+    let (cg, dir, cc) = unit_cgroup("signal", "db");
+    let sys = RealSys::new();
+    let a = argv(&["/bin/sh", "-c", "sleep 600 & sleep 600 & wait"]);
+    let e = env();
+    let pid = sys.spawn(&SpawnRequest::new(&a, &e).context(&cc)).unwrap();
+    wait_until("three processes in the cgroup", || cg.pids().len() == 3);
+    assert_eq!(cg.signal(libc::SIGTERM), 3);
+    assert_eq!(
+        wait_for(&sys, pid),
+        ExitStatus::Signaled {
+            signal: libc::SIGTERM,
+            core_dumped: false
+        }
+    );
+    wait_until("the cgroup to empty", || !cg.populated());
+    cleanup(&cg, &dir);
+}
+
+#[test]
+fn limits_without_their_controller_name_the_key() {
+    let (cgroups, dir) = test_cgroups("limits");
+    let c = ctx(&[("MemoryMax", "64M")]);
+    match cgroups.create("mem", &c.resources, 1 << 30, 1000) {
+        // This host's cgroup2 has no controllers: the error names the key.
+        Err((key, e)) => {
+            assert_eq!(key, Some(Key::MemoryMax));
+            assert!(e.contains("memory controller"), "{e}");
+        }
+        // A host with the memory controller: the limit is written.
+        Ok(cg) => {
+            let max = std::fs::read_to_string(cg.dir().join("memory.max")).unwrap();
+            assert_eq!(max.trim(), (64u64 << 20).to_string());
+            cg.remove().unwrap();
+        }
+    }
+    std::fs::remove_dir(&dir).unwrap();
+}
+
+#[test]
+fn directories_are_made_with_owner_mode_and_environment() {
+    let name = format!("flotilla-ctx-test-{}", std::process::id());
+    let c = ctx(&[
+        ("RuntimeDirectory", &format!("{name} {name}/sub")),
+        ("RuntimeDirectoryMode", "0750"),
+        ("StateDirectory", &name),
+    ]);
+    let env = dirs::create(&c.directories, Some((65534, 65534))).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let run_dir = Path::new("/run").join(&name);
+    let meta = std::fs::metadata(&run_dir).unwrap();
+    assert_eq!(
+        (meta.uid(), meta.gid(), meta.mode() & 0o7777),
+        (65534, 65534, 0o750)
+    );
+    let state = Path::new("/var/lib").join(&name);
+    assert_eq!(std::fs::metadata(&state).unwrap().mode() & 0o7777, 0o755);
+    assert_eq!(
+        env,
+        [
+            ("RUNTIME_DIRECTORY", format!("/run/{name}:/run/{name}/sub")),
+            ("STATE_DIRECTORY", format!("/var/lib/{name}")),
+        ]
+    );
+    std::fs::write(run_dir.join("sub/pid"), "1").unwrap();
+    dirs::remove_runtime(&c.directories).unwrap();
+    assert!(!run_dir.exists());
+    assert!(state.exists());
+    std::fs::remove_dir(&state).unwrap();
+    // Something in the way is an error that names the key.
+    let file = Path::new("/run").join(format!("{name}-file"));
+    std::fs::write(&file, "").unwrap();
+    let c = ctx(&[("RuntimeDirectory", &format!("{name}-file"))]);
+    let (key, e) = dirs::create(&c.directories, None).unwrap_err();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(key, Key::RuntimeDirectory);
+    assert!(e.ends_with("exists and is not a directory"), "{e}");
+}
+
+#[test]
+fn output_files_are_opened_as_asked() {
+    use flotilla_units::context::process::Output;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("out.log");
+    std::fs::write(&f, "old content\n").unwrap();
+    let cc = child_context(&ServiceContext::default(), &Params::default());
+    for (output, want) in [
+        (Output::Append(f.clone()), "old content\nnew\n"),
+        (Output::Truncate(f.clone()), "new\n"),
+        (Output::File(f.clone()), "new\n"),
+    ] {
+        let fd = super::context::open_output(&output).unwrap().unwrap();
+        let a = argv(&["/bin/echo", "new"]);
+        let e = env();
+        let sys = RealSys::new();
+        let _g = process_lock();
+        let pid = sys
+            .spawn(
+                &SpawnRequest::new(&a, &e)
+                    .stdout(Stdio::Fd(fd.as_fd()))
+                    .context(&cc),
+            )
+            .unwrap();
+        assert!(wait_for(&sys, pid).success());
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), want, "{output:?}");
+    }
+    assert!(super::context::open_output(&Output::Null)
+        .unwrap()
+        .is_none());
+    let err = super::context::open_output(&Output::File("/nonexistent/x".into())).unwrap_err();
+    assert_eq!(
+        err,
+        "/nonexistent/x: No such file or directory (os error 2)"
+    );
+}
+
+/// The context of Debian's own `redis-server.service` (the package
+/// installs it), every key flotilla has, as the unit file writes them; but
+/// `LimitNOFILE=`, lowered from 65535 (raising the hard limit needs
+/// `CAP_SYS_RESOURCE`, which the machines the suite runs on do not give
+/// root), and a runtime directory of the test's own.
+fn redis_context(runtime: &str) -> ServiceContext {
+    let path = "/lib/systemd/system/redis-server.service";
+    let text = std::fs::read_to_string(path)
+        .expect("Debian's redis-server.service (apt-get install redis-server)");
+    let unit = flotilla_units::systemd::parse(&text);
+    let mut c = ServiceContext::from_service_options(&unit.options).unwrap();
+    assert_eq!(
+        c.directories.runtime.names,
+        [PathBuf::from("redis")],
+        "{path} changed"
+    );
+    c.set(Key::RuntimeDirectory, "").unwrap();
+    c.set(Key::RuntimeDirectory, runtime).unwrap();
+    c.set(Key::from_systemd("LimitNOFILE").unwrap(), "16384")
+        .unwrap();
+    c
+}
+
+#[test]
+fn redis_runs_in_the_sandbox_of_its_debian_unit() {
+    use std::io::Write;
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let user = sys
+        .lookup_user("redis")
+        .expect("the redis user (apt-get install redis-server)");
+    let runtime = format!("flotilla-test-redis-{}", std::process::id());
+    let c = redis_context(&runtime);
+    let env_vars = dirs::create(&c.directories, Some((user.uid, user.gid))).unwrap();
+    let run_dir = Path::new("/run").join(&runtime);
+    let base = tempfile::tempdir().unwrap();
+    let tmp = PrivateTmp::create(base.path(), "redis-server.service").unwrap();
+    let (cgroups, cg_dir) = test_cgroups("redis");
+    let cg = cgroups
+        .create("redis-server.service", &c.resources, 0, 0)
+        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
+    let params = Params {
+        uid: Some(user.uid),
+        cgroup: Some(&cg),
+        private_tmp: Some(tmp.dir()),
+    };
+    let cc = child_context(&c, &params);
+    let socket = run_dir.join("redis.sock");
+    let a = argv(&[
+        "/usr/bin/redis-server",
+        "--port",
+        "0",
+        "--unixsocket",
+        socket.to_str().unwrap(),
+        "--dir",
+        run_dir.to_str().unwrap(),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+    ]);
+    let mut e = env();
+    for (k, v) in &env_vars {
+        e.set(k, v).unwrap();
+    }
+    let creds = user.credentials(None);
+    let (r, w) = pipe();
+    let req = SpawnRequest::new(&a, &e)
+        .credentials(&creds)
+        .stdout(Stdio::Fd(w.as_fd()))
+        .stderr(Stdio::Fd(w.as_fd()))
+        .context(&cc);
+    let pid = sys
+        .spawn(&req)
+        .unwrap_or_else(|e| panic!("spawn redis: {e}"));
+    drop(w);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut conn = loop {
+        match std::os::unix::net::UnixStream::connect(&socket) {
+            Ok(s) => break s,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Err(err) => {
+                stop(pid);
+                let mut out = String::new();
+                let _ = std::fs::File::from(r).read_to_string(&mut out);
+                panic!("redis never listened on {}: {err}\n{out}", socket.display());
+            }
+        }
+    };
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    conn.write_all(b"PING\r\n").unwrap();
+    let mut reply = [0u8; 7];
+    conn.read_exact(&mut reply).unwrap();
+    let fields: Vec<String> = ["NoNewPrivs", "CapBnd", "CapEff", "Seccomp", "Uid"]
+        .iter()
+        .map(|f| status(pid, f))
+        .collect();
+    let (mine, theirs) = (ns("self", "mnt"), ns(&pid.to_string(), "mnt"));
+    let mountinfo = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap();
+    let in_cgroup = cg.pids();
+    stop(pid);
+    let mut out = String::new();
+    std::fs::File::from(r).read_to_string(&mut out).unwrap();
+    assert_eq!(&reply, b"+PONG\r\n", "{out}");
+    assert_eq!(fields[0], "1");
+    assert_eq!(fields[1], "0000000000000000");
+    assert_eq!(fields[2], "0000000000000000");
+    assert_eq!(fields[3], "2");
+    assert!(
+        fields[4].starts_with(&user.uid.to_string()),
+        "{}",
+        fields[4]
+    );
+    assert_ne!(mine, theirs);
+    let last_opts = |mp: &str| {
+        mountinfo
+            .lines()
+            .rfind(|l| l.split(' ').nth(4) == Some(mp))
+            .and_then(|l| l.split(' ').nth(5))
+            .map(str::to_string)
+    };
+    assert!(last_opts("/").is_some_and(|o| o.starts_with("ro")));
+    assert!(last_opts("/usr").is_none_or(|o| o.starts_with("ro")));
+    assert!(last_opts("/tmp").is_some_and(|o| o.starts_with("rw")));
+    assert!(last_opts(run_dir.to_str().unwrap()).is_some_and(|o| o.starts_with("rw")));
+    assert_eq!(in_cgroup, [pid]);
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&run_dir).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o7777), (user.uid, 0o2755));
+    dirs::remove_runtime(&c.directories).unwrap();
+    tmp.remove().unwrap();
+    wait_until("the cgroup to empty", || !cg.populated());
+    cleanup(&cg, &cg_dir);
+}

@@ -1,0 +1,454 @@
+//! How [`FakeSys`] answers each system call: it records the call, fails
+//! it if the test scripted a failure, and otherwise does what the kernel
+//! would, on the fake's own state (its processes, files, clock) or, for
+//! the descriptors the loop watches, on real pipes and abstract sockets.
+
+use std::ffi::OsString;
+use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use flotilla_units::time::Instant;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollTimeout};
+
+use super::super::events::epoll_flags;
+use super::super::{
+    sockets, Accepted, Errno, Event, ExitStatus, FileId, Interest, MountRequest, Os, Pid,
+    RebootCmd, SpawnRequest, Stdio, Sys, SysError, Token, UserInfo, WallTime,
+};
+use super::{Call, FakeSys, Op, SpawnRecord};
+
+impl Sys for FakeSys {
+    fn spawn(&self, req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
+        let failure = if req.argv.is_empty() {
+            Some(SysError::EmptyCommand)
+        } else {
+            self.failure(Op::Spawn)
+        };
+        let mut st = self.state.borrow_mut();
+        let pid = match failure {
+            Some(_) => None,
+            None => {
+                let pid = st.next_pid;
+                st.next_pid = pid.saturating_add(1);
+                st.live.insert(pid);
+                Some(pid)
+            }
+        };
+        if let Some(pid) = pid {
+            // The child holds the write ends of its output pipes: copies
+            // kept until it exits, through which a test writes its output.
+            let output: Vec<OwnedFd> = [req.stdout, req.stderr]
+                .iter()
+                .filter_map(|s| match s {
+                    Stdio::Fd(fd) => fd.try_clone_to_owned().ok(),
+                    Stdio::Null | Stdio::Inherit => None,
+                })
+                .collect();
+            for fd in &output {
+                use nix::fcntl::{fcntl, FcntlArg, OFlag};
+                let _ = fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK));
+                // Room for a test to write a flood in one go (1 MiB is
+                // what an unprivileged process may ask for).
+                let _ = fcntl(fd, FcntlArg::F_SETPIPE_SZ(1 << 20));
+            }
+            if !output.is_empty() {
+                st.child_output.insert(pid, output);
+            }
+        }
+        st.calls.push(Call::Spawn(SpawnRecord {
+            pid,
+            argv: req.argv.to_vec(),
+            env: req.env.clone(),
+            cwd: req.cwd.map(Path::to_path_buf),
+            credentials: req.credentials.cloned(),
+            stdin: req.stdin.into(),
+            stdout: req.stdout.into(),
+            stderr: req.stderr.into(),
+        }));
+        match (pid, failure) {
+            (Some(pid), _) => Ok(pid),
+            (None, Some(err)) => Err(err),
+            (None, None) => Err(SysError::EmptyCommand),
+        }
+    }
+
+    fn kill(&self, pid: Pid, signal: i32) -> Result<(), SysError> {
+        self.record(Some(Op::Kill), Call::Kill { pid, signal })?;
+        self.signalled(pid, signal);
+        Ok(())
+    }
+
+    fn killpg(&self, pgid: Pid, signal: i32) -> Result<(), SysError> {
+        self.record(Some(Op::KillPg), Call::KillPg { pgid, signal })?;
+        self.signalled(pgid, signal);
+        Ok(())
+    }
+
+    fn kill_all(&self, signal: i32) -> Result<(), SysError> {
+        self.record(Some(Op::KillAll), Call::KillAll { signal })?;
+        let live: Vec<Pid> = self.state.borrow().live.iter().copied().collect();
+        for pid in live {
+            self.signalled(pid, signal);
+        }
+        Ok(())
+    }
+
+    fn wait_any(&self) -> Result<Option<(Pid, ExitStatus)>, SysError> {
+        if let Some(err) = self.failure(Op::WaitAny) {
+            return Err(err);
+        }
+        let mut st = self.state.borrow_mut();
+        let exit = st.exits.pop_front();
+        if let Some((pid, _)) = exit {
+            st.live.remove(&pid);
+        }
+        Ok(exit)
+    }
+
+    fn monotonic_now(&self) -> Instant {
+        Instant(self.state.borrow().monotonic)
+    }
+
+    fn wall_now(&self) -> WallTime {
+        self.state.borrow().wall
+    }
+
+    fn read_file_limited(&self, path: &Path, max: usize) -> Result<Vec<u8>, SysError> {
+        self.record(
+            None,
+            Call::ReadFile {
+                path: path.to_owned(),
+                max,
+            },
+        )?;
+        let st = self.state.borrow();
+        match st.files.get(path) {
+            None => Err(SysError::Read {
+                path: path.to_owned(),
+                errno: Os(Errno::ENOENT),
+            }),
+            Some(data) if data.len() > max => Err(SysError::TooLarge {
+                path: path.to_owned(),
+                max,
+            }),
+            Some(data) => Ok(data.clone()),
+        }
+    }
+
+    fn set_child_subreaper(&self) -> Result<(), SysError> {
+        self.record(Some(Op::SetChildSubreaper), Call::SetChildSubreaper)
+    }
+
+    fn getpid(&self) -> Pid {
+        self.state.borrow().pid
+    }
+
+    fn raise_nofile_limit(&self) -> Result<u64, SysError> {
+        Ok(1 << 20)
+    }
+
+    fn session_of(&self, pid: Pid) -> Option<Pid> {
+        // Every fake process leads its own session.
+        Some(pid)
+    }
+
+    fn lookup_user(&self, user: &str) -> Result<UserInfo, SysError> {
+        self.record(None, Call::LookupUser(user.to_owned()))?;
+        self.state
+            .borrow()
+            .users
+            .get(user)
+            .cloned()
+            .ok_or_else(|| SysError::NoUser(user.to_owned()))
+    }
+
+    fn lookup_group(&self, group: &str) -> Result<u32, SysError> {
+        self.record(None, Call::LookupGroup(group.to_owned()))?;
+        if let Ok(n) = group.parse::<u32>() {
+            return Ok(n);
+        }
+        self.state
+            .borrow()
+            .groups
+            .get(group)
+            .copied()
+            .ok_or_else(|| SysError::NoGroup(group.to_owned()))
+    }
+
+    fn mount(&self, req: &MountRequest<'_>) -> Result<(), SysError> {
+        self.record(
+            Some(Op::Mount),
+            Call::Mount {
+                source: req.source.map(str::to_owned),
+                target: req.target.to_owned(),
+                fstype: req.fstype.map(str::to_owned),
+                flags: req.flags,
+                data: req.data.map(str::to_owned),
+            },
+        )
+    }
+
+    fn umount(&self, target: &Path) -> Result<(), SysError> {
+        self.record(Some(Op::Umount), Call::Umount(target.to_owned()))
+    }
+
+    fn remount_readonly(&self, target: &Path) -> Result<(), SysError> {
+        self.record(
+            Some(Op::RemountReadonly),
+            Call::RemountReadonly(target.to_owned()),
+        )
+    }
+
+    fn sync(&self) {
+        let _ = self.record(None, Call::Sync);
+    }
+
+    fn reboot(&self, cmd: RebootCmd) -> Result<(), SysError> {
+        self.record(Some(Op::Reboot), Call::Reboot(cmd))
+    }
+
+    fn set_cad_disabled(&self) -> Result<(), SysError> {
+        self.record(Some(Op::SetCadDisabled), Call::SetCadDisabled)
+    }
+
+    fn sethostname(&self, name: &str) -> Result<(), SysError> {
+        self.record(Some(Op::Sethostname), Call::Sethostname(name.to_owned()))
+    }
+
+    fn open_events(&self) -> Result<(), SysError> {
+        if self.state.borrow().epoll.is_some() {
+            return Ok(());
+        }
+        self.record(Some(Op::OpenEvents), Call::OpenEvents)?;
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| SysError::Call {
+            call: "epoll_create1".into(),
+            errno: Os(e),
+        })?;
+        self.state.borrow_mut().epoll = Some(epoll);
+        Ok(())
+    }
+
+    fn wait(&self, events: &mut Vec<Event>, timeout: Option<Duration>) -> Result<(), SysError> {
+        self.record(None, Call::Wait(timeout))?;
+        let hook = self.on_wait.borrow_mut().take();
+        let hooked = hook.is_some();
+        if let Some(mut hook) = hook {
+            hook(self, timeout);
+            self.on_wait.borrow_mut().get_or_insert(hook);
+        }
+        let before = events.len();
+        let mut st = self.state.borrow_mut();
+        events.extend(st.signals.drain(..).map(Event::Signal));
+        if let Some(epoll) = st.epoll.as_ref() {
+            let mut ready = [EpollEvent::empty(); 64];
+            let n = epoll.wait(&mut ready, EpollTimeout::ZERO).unwrap_or(0);
+            events.extend(
+                ready
+                    .iter()
+                    .take(n)
+                    .map(|e| Event::Ready(Token(usize::try_from(e.data()).unwrap_or(usize::MAX)))),
+            );
+        }
+        let nothing = events.len() == before;
+        let held = st.clock_held;
+        st.idle = nothing && !hooked && (timeout.is_none() || held);
+        drop(st);
+        if nothing && !hooked && !held {
+            if let Some(d) = timeout {
+                self.advance(d);
+            }
+        }
+        Ok(())
+    }
+
+    fn watch(&self, fd: RawFd, token: Token, interest: Interest) -> Result<(), SysError> {
+        self.record(None, Call::Watch(token, interest))?;
+        let ev = EpollEvent::new(epoll_flags(interest), token.0 as u64);
+        // SAFETY: the caller keeps `fd` open for the call (see `Sys::watch`).
+        let fd_ref = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        self.with_epoll(|e| e.add(fd_ref, ev))?
+            .map_err(|e| SysError::Call {
+                call: "epoll_ctl(ADD)".into(),
+                errno: Os(e),
+            })?;
+        self.state.borrow_mut().watched.insert(fd, token);
+        Ok(())
+    }
+
+    fn rewatch(&self, fd: RawFd, token: Token, interest: Interest) -> Result<(), SysError> {
+        self.record(None, Call::Rewatch(token, interest))?;
+        let mut ev = EpollEvent::new(epoll_flags(interest), token.0 as u64);
+        // SAFETY: as in `watch`.
+        let fd_ref = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        self.with_epoll(|e| e.modify(fd_ref, &mut ev))?
+            .map_err(|e| SysError::Call {
+                call: "epoll_ctl(MOD)".into(),
+                errno: Os(e),
+            })
+    }
+
+    fn unwatch(&self, fd: RawFd) -> Result<(), SysError> {
+        let token = self.state.borrow_mut().watched.remove(&fd);
+        self.record(None, Call::Unwatch(token.unwrap_or(Token(usize::MAX))))?;
+        // SAFETY: as in `watch`.
+        let fd_ref = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        self.with_epoll(|e| e.delete(fd_ref))?
+            .map_err(|e| SysError::Call {
+                call: "epoll_ctl(DEL)".into(),
+                errno: Os(e),
+            })
+    }
+
+    fn bind_listener(&self, path: &Path) -> Result<(UnixListener, FileId), SysError> {
+        sockets::check_socket_path(path)?;
+        self.record(Some(Op::BindListener), Call::BindListener(path.to_owned()))?;
+        let name = self.socket_name();
+        let bound = SocketAddr::from_abstract_name(&name)
+            .and_then(|addr| UnixListener::bind_addr(&addr))
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| Self::socket_error(path, "bind", &e))?;
+        self.state.borrow_mut().listener = Some(name);
+        Ok((bound, FileId::default()))
+    }
+
+    fn accept(&self, listener: &UnixListener) -> Result<Option<Accepted>, SysError> {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let _ = stream.set_nonblocking(true);
+                let uid = self.state.borrow().peer_uid;
+                let pid = i32::try_from(std::process::id()).unwrap_or(0);
+                Ok(Some(Accepted { stream, uid, pid }))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(Self::socket_error(Path::new("control"), "accept", &e)),
+        }
+    }
+
+    fn bind_notify_socket(&self, path: &Path) -> Result<(OwnedFd, FileId), SysError> {
+        sockets::check_socket_path(path)?;
+        self.record(
+            Some(Op::BindNotifySocket),
+            Call::BindNotifySocket(path.to_owned()),
+        )?;
+        let name = self.socket_name();
+        let sock = SocketAddr::from_abstract_name(&name)
+            .and_then(|addr| UnixDatagram::bind_addr(&addr))
+            .and_then(|s| s.set_nonblocking(true).map(|()| s))
+            .map_err(|e| Self::socket_error(path, "bind", &e))?;
+        nix::sys::socket::setsockopt(&sock.as_fd(), nix::sys::socket::sockopt::PassCred, &true)
+            .map_err(|e| SysError::Socket {
+                path: path.to_owned(),
+                op: "setsockopt SO_PASSCRED",
+                errno: Os(e),
+            })?;
+        self.state
+            .borrow_mut()
+            .notify_sockets
+            .insert(path.to_owned(), name);
+        Ok((OwnedFd::from(sock), FileId::default()))
+    }
+
+    fn remove_socket(&self, path: &Path, _id: FileId) {
+        let _ = self.record(None, Call::RemoveSocket(path.to_owned()));
+        self.state.borrow_mut().notify_sockets.remove(path);
+    }
+
+    fn read_dir(&self, dir: &Path) -> Result<Vec<OsString>, SysError> {
+        self.record(None, Call::ReadDir(dir.to_owned()))?;
+        let st = self.state.borrow();
+        let names: Vec<OsString> = st
+            .files
+            .keys()
+            .chain(st.dirs.iter())
+            .filter(|p| p.parent() == Some(dir))
+            .filter_map(|p| p.file_name().map(OsString::from))
+            .collect();
+        if names.is_empty() && !st.dirs.contains(dir) {
+            return Err(SysError::File {
+                op: "read directory",
+                path: dir.to_owned(),
+                errno: Os(Errno::ENOENT),
+            });
+        }
+        Ok(names)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<(), SysError> {
+        self.record(Some(Op::CreateDir), Call::CreateDir(dir.to_owned()))?;
+        self.state.borrow_mut().dirs.insert(dir.to_owned());
+        Ok(())
+    }
+
+    fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError> {
+        self.record(
+            None,
+            Call::Chown {
+                path: path.to_owned(),
+                uid,
+                gid,
+            },
+        )
+    }
+
+    fn read_link(&self, path: &Path) -> Result<PathBuf, SysError> {
+        self.record(None, Call::ReadLink(path.to_owned()))?;
+        self.state
+            .borrow()
+            .links
+            .get(path)
+            .cloned()
+            .ok_or_else(|| SysError::File {
+                op: "readlink",
+                path: path.to_owned(),
+                errno: Os(Errno::ENOENT),
+            })
+    }
+
+    fn geteuid(&self) -> u32 {
+        self.state.borrow().euid
+    }
+
+    fn release_free_memory(&self) {
+        let _ = self.record(None, Call::ReleaseFreeMemory);
+    }
+
+    fn console(&self, line: &str) {
+        // Also on the test's own output, which the harness shows on failure.
+        println!("{line}");
+        self.state.borrow_mut().console.push(line.to_owned());
+    }
+
+    fn stdio_open(&self, fd: i32) -> bool {
+        let st = self.state.borrow();
+        usize::try_from(fd)
+            .ok()
+            .and_then(|i| st.stdio_open.get(i))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    fn open_console(&self) -> Result<(), SysError> {
+        self.record(Some(Op::OpenConsole), Call::OpenConsole)?;
+        let mut st = self.state.borrow_mut();
+        if !st.console_ok {
+            return Err(SysError::Read {
+                path: PathBuf::from("/dev/console"),
+                errno: Os(Errno::ENOENT),
+            });
+        }
+        st.stdio_open = [true; 3];
+        Ok(())
+    }
+
+    fn children_left(&self) -> bool {
+        let st = self.state.borrow();
+        !st.live.is_empty() || !st.exits.is_empty()
+    }
+
+    fn set_default_path(&self) {
+        let _ = self.record(None, Call::SetDefaultPath);
+    }
+}

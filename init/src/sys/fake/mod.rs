@@ -1,0 +1,486 @@
+//! [`FakeSys`]: a [`Sys`] that touches nothing outside the test process.
+//! It records every call (in a list of [`Call`]), answers from a script,
+//! and has a clock that moves only when the test moves it — or when the
+//! loop waits with a time-out and nothing happens, as a real wait would
+//! pass that time. So the event loop and the PID-1 duties are tested
+//! without forking, mounting, binding in the file system or sleeping.
+//!
+//! ```
+//! use flotilla_init::sys::fake::{Call, FakeSys};
+//! use flotilla_init::sys::{Env, Event, ExitStatus, SpawnRequest, Sys};
+//! use std::time::Duration;
+//!
+//! let sys = FakeSys::new();
+//! let argv = vec!["/bin/daemon".to_string()];
+//! let env = Env::new();
+//! let pid = sys.spawn(&SpawnRequest::new(&argv, &env)).unwrap();
+//! sys.exit(pid, ExitStatus::Exited(0));
+//! let mut events = Vec::new();
+//! sys.wait(&mut events, None).unwrap();
+//! assert_eq!(events, [Event::Signal(libc::SIGCHLD)]);
+//! assert_eq!(sys.wait_any().unwrap(), Some((pid, ExitStatus::Exited(0))));
+//! assert_eq!(sys.wait_any().unwrap(), None);
+//! events.clear();
+//! sys.wait(&mut events, Some(Duration::from_secs(2))).unwrap();
+//! assert!(events.is_empty());
+//! assert_eq!(sys.monotonic_now().as_millis(), 2000, "the wait's time passed");
+//! assert!(matches!(&sys.calls()[0], Call::Spawn(s) if s.argv == argv));
+//! ```
+//!
+//! The descriptors the loop watches are real (pipes, and sockets in the
+//! abstract namespace, named per fake), and so is the readiness of them
+//! that [`Sys::wait`] reports: a test talks to the loop through
+//! [`FakeSys::connect_control`] and writes a unit's output with
+//! [`FakeSys::write_output`]. Signals are raised by the test
+//! ([`FakeSys::raise`], [`FakeSys::exit`]). Everything succeeds unless the
+//! test scripted a failure with [`FakeSys::fail_next`].
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::os::fd::{OwnedFd, RawFd};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixDatagram, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use flotilla_units::time::Instant;
+use nix::sys::epoll::Epoll;
+
+use super::{Errno, ExitStatus, Os, Pid, Sys, SysError, Token, UserInfo, WallTime};
+
+mod answers;
+mod calls;
+pub use calls::{Call, Op, SpawnRecord, StdioRecord};
+
+/// What a test runs inside [`Sys::wait`] instead of letting the time-out
+/// pass (see [`FakeSys::on_wait`]).
+pub type WaitHook = Box<dyn FnMut(&FakeSys, Option<Duration>)>;
+
+/// Numbers the abstract socket names of every fake in this process.
+static SOCKETS: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug)]
+struct State {
+    calls: Vec<Call>,
+    next_pid: Pid,
+    pid: Pid,
+    euid: u32,
+    live: HashSet<Pid>,
+    exits: VecDeque<(Pid, ExitStatus)>,
+    failures: HashMap<Op, VecDeque<SysError>>,
+    files: HashMap<PathBuf, Vec<u8>>,
+    dirs: HashSet<PathBuf>,
+    links: HashMap<PathBuf, PathBuf>,
+    users: HashMap<String, UserInfo>,
+    groups: HashMap<String, u32>,
+    monotonic: u64,
+    wall: WallTime,
+    kill_exits: bool,
+    /// Signals raised and not yet reported by a wait.
+    signals: VecDeque<i32>,
+    /// The epoll instance for the watched (real) descriptors, once opened.
+    epoll: Option<Epoll>,
+    watched: HashMap<RawFd, Token>,
+    /// The last wait had nothing to report and no time-out (or the clock
+    /// is held): a real loop would sleep until something happens.
+    idle: bool,
+    /// Waits pass no time ([`FakeSys::hold_clock`]).
+    clock_held: bool,
+    /// The abstract name of the last control listener bound.
+    listener: Option<Vec<u8>>,
+    /// The abstract name of each notify socket, by its path.
+    notify_sockets: HashMap<PathBuf, Vec<u8>>,
+    peer_uid: u32,
+    /// The write ends of each child's output pipes, as the child would
+    /// hold them until it dies.
+    child_output: HashMap<Pid, Vec<OwnedFd>>,
+    console: Vec<String>,
+    stdio_open: [bool; 3],
+    /// Whether `/dev/console` opens.
+    console_ok: bool,
+}
+
+/// The recording fake. See the module documentation.
+pub struct FakeSys {
+    state: RefCell<State>,
+    on_wait: RefCell<Option<WaitHook>>,
+}
+
+impl std::fmt::Debug for FakeSys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeSys")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for FakeSys {
+    fn default() -> FakeSys {
+        FakeSys::new()
+    }
+}
+
+impl FakeSys {
+    /// A fake that is not PID 1 (its PID is 4242) and runs as root, whose
+    /// children get PIDs from 1000 up, whose monotonic clock reads 0 and
+    /// whose wall clock reads 2026-11-22T04:00:00Z. It knows the user and
+    /// group `root` (0); descriptors 0 to 2 are open.
+    pub fn new() -> FakeSys {
+        let mut users = HashMap::new();
+        users.insert(
+            "root".to_owned(),
+            UserInfo {
+                name: "root".to_owned(),
+                uid: 0,
+                gid: 0,
+                groups: vec![0],
+                home: PathBuf::from("/root"),
+                shell: PathBuf::from("/bin/sh"),
+            },
+        );
+        let mut groups = HashMap::new();
+        groups.insert("root".to_owned(), 0);
+        FakeSys {
+            state: RefCell::new(State {
+                calls: Vec::new(),
+                next_pid: 1000,
+                pid: 4242,
+                euid: 0,
+                live: HashSet::new(),
+                exits: VecDeque::new(),
+                failures: HashMap::new(),
+                files: HashMap::new(),
+                dirs: HashSet::new(),
+                links: HashMap::new(),
+                users,
+                groups,
+                monotonic: 0,
+                wall: WallTime {
+                    secs: 1_795_320_000,
+                    nanos: 0,
+                },
+                kill_exits: false,
+                signals: VecDeque::new(),
+                epoll: None,
+                watched: HashMap::new(),
+                idle: false,
+                clock_held: false,
+                listener: None,
+                notify_sockets: HashMap::new(),
+                peer_uid: 0,
+                child_output: HashMap::new(),
+                console: Vec::new(),
+                stdio_open: [true; 3],
+                console_ok: true,
+            }),
+            on_wait: RefCell::new(None),
+        }
+    }
+
+    /// A fake whose [`Sys::getpid`] is 1.
+    pub fn pid1() -> FakeSys {
+        let f = FakeSys::new();
+        f.state.borrow_mut().pid = 1;
+        f
+    }
+
+    /// Every call recorded so far.
+    pub fn calls(&self) -> Vec<Call> {
+        self.state.borrow().calls.clone()
+    }
+
+    /// Every call recorded so far, forgetting them.
+    pub fn take_calls(&self) -> Vec<Call> {
+        std::mem::take(&mut self.state.borrow_mut().calls)
+    }
+
+    /// The successful spawns recorded so far.
+    pub fn spawns(&self) -> Vec<SpawnRecord> {
+        self.state
+            .borrow()
+            .calls
+            .iter()
+            .filter_map(|c| match c {
+                Call::Spawn(s) if s.pid.is_some() => Some(s.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The PID the next successful spawn returns.
+    pub fn set_next_pid(&self, pid: Pid) {
+        self.state.borrow_mut().next_pid = pid;
+    }
+
+    /// Makes the next call of `op` fail with `err` (queued: several calls
+    /// fail in order).
+    pub fn fail_next(&self, op: Op, err: SysError) {
+        self.state
+            .borrow_mut()
+            .failures
+            .entry(op)
+            .or_default()
+            .push_back(err);
+    }
+
+    /// Queues a child termination for [`Sys::wait_any`]; the child's ends
+    /// of its output pipes close, as they do when a process dies.
+    pub fn push_exit(&self, pid: Pid, status: ExitStatus) {
+        let mut st = self.state.borrow_mut();
+        st.exits.push_back((pid, status));
+        st.child_output.remove(&pid);
+    }
+
+    /// A child terminates: [`FakeSys::push_exit`] and a `SIGCHLD`.
+    pub fn exit(&self, pid: Pid, status: ExitStatus) {
+        self.push_exit(pid, status);
+        self.raise(libc::SIGCHLD);
+    }
+
+    /// A signal arrives: the next [`Sys::wait`] reports it.
+    pub fn raise(&self, signal: i32) {
+        self.state.borrow_mut().signals.push_back(signal);
+    }
+
+    /// Whether `pid` was spawned and its exit not yet reaped.
+    pub fn is_live(&self, pid: Pid) -> bool {
+        self.state.borrow().live.contains(&pid)
+    }
+
+    /// When on, a `kill` or `killpg` with a non-zero signal to a live child
+    /// makes it exit, killed by that signal, with a `SIGCHLD` (a child that
+    /// obeys at once).
+    pub fn set_kill_exits(&self, on: bool) {
+        self.state.borrow_mut().kill_exits = on;
+    }
+
+    /// Runs `hook` inside every [`Sys::wait`] from now on, instead of
+    /// letting its time-out pass: the hook moves the clock, queues exits and
+    /// raises signals as it sees fit; the wait then reports what is pending.
+    pub fn on_wait(&self, hook: WaitHook) {
+        *self.on_wait.borrow_mut() = Some(hook);
+    }
+
+    /// Whether the last [`Sys::wait`] had nothing to report and no
+    /// time-out (or the clock is held): a real loop would sleep until
+    /// something happens.
+    pub fn idle(&self) -> bool {
+        self.state.borrow().idle
+    }
+
+    /// While held, a wait with nothing to report passes no time and counts
+    /// as idle: the test looks at the loop before its next deadline.
+    pub fn hold_clock(&self, held: bool) {
+        self.state.borrow_mut().clock_held = held;
+    }
+
+    /// Makes `path` readable with `contents` (its directory then lists it).
+    pub fn set_file(&self, path: impl Into<PathBuf>, contents: impl Into<Vec<u8>>) {
+        self.state
+            .borrow_mut()
+            .files
+            .insert(path.into(), contents.into());
+    }
+
+    /// Makes `path` missing again.
+    pub fn remove_file(&self, path: &Path) {
+        self.state.borrow_mut().files.remove(path);
+    }
+
+    /// Makes `path` an (empty) directory.
+    pub fn add_dir(&self, path: impl Into<PathBuf>) {
+        self.state.borrow_mut().dirs.insert(path.into());
+    }
+
+    /// Makes `path` a symbolic link to `target`.
+    pub fn set_link(&self, path: impl Into<PathBuf>, target: impl Into<PathBuf>) {
+        self.state
+            .borrow_mut()
+            .links
+            .insert(path.into(), target.into());
+    }
+
+    /// Adds a user to the passwd database (by its name and its number).
+    pub fn add_user(&self, info: UserInfo) {
+        let mut st = self.state.borrow_mut();
+        st.users.insert(info.uid.to_string(), info.clone());
+        st.users.insert(info.name.clone(), info);
+    }
+
+    /// Adds a group to the group database.
+    pub fn add_group(&self, name: &str, gid: u32) {
+        self.state.borrow_mut().groups.insert(name.to_owned(), gid);
+    }
+
+    /// Sets what [`Sys::geteuid`] answers.
+    pub fn set_euid(&self, uid: u32) {
+        self.state.borrow_mut().euid = uid;
+    }
+
+    /// Sets the user id the next accepted control connections come from.
+    pub fn set_peer_uid(&self, uid: u32) {
+        self.state.borrow_mut().peer_uid = uid;
+    }
+
+    /// Sets which of descriptors 0 to 2 are open.
+    pub fn set_stdio_open(&self, open: [bool; 3]) {
+        self.state.borrow_mut().stdio_open = open;
+    }
+
+    /// Sets whether `/dev/console` opens.
+    pub fn set_console_ok(&self, ok: bool) {
+        self.state.borrow_mut().console_ok = ok;
+    }
+
+    /// The lines written on the console so far.
+    pub fn console_lines(&self) -> Vec<String> {
+        self.state.borrow().console.clone()
+    }
+
+    /// The lines written on the console so far, forgetting them.
+    pub fn take_console(&self) -> Vec<String> {
+        std::mem::take(&mut self.state.borrow_mut().console)
+    }
+
+    /// A new connection to the control listener bound last (the loop sees
+    /// it at its next wait).
+    pub fn connect_control(&self) -> std::io::Result<UnixStream> {
+        let name = self
+            .state
+            .borrow()
+            .listener
+            .clone()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        UnixStream::connect_addr(&SocketAddr::from_abstract_name(name)?)
+    }
+
+    /// Sends one datagram to the notify socket bound at `path`, from this
+    /// process.
+    pub fn send_notify(&self, path: &Path, msg: &[u8]) -> std::io::Result<()> {
+        let name = self
+            .state
+            .borrow()
+            .notify_sockets
+            .get(path)
+            .cloned()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        let sock = UnixDatagram::unbound()?;
+        sock.send_to_addr(msg, &SocketAddr::from_abstract_name(name)?)?;
+        Ok(())
+    }
+
+    /// Writes what child `pid` prints on its stdout; returns how much fit
+    /// in the pipe (it does not block).
+    pub fn write_output(&self, pid: Pid, bytes: &[u8]) -> usize {
+        let st = self.state.borrow();
+        let Some(fd) = st.child_output.get(&pid).and_then(|fds| fds.first()) else {
+            return 0;
+        };
+        let mut file = std::fs::File::from(match fd.try_clone() {
+            Ok(fd) => fd,
+            Err(_) => return 0,
+        });
+        let mut done = 0;
+        while let Some(rest) = bytes.get(done..).filter(|r| !r.is_empty()) {
+            match file.write(rest) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => done += n,
+            }
+        }
+        done
+    }
+
+    /// Moves both clocks forward.
+    pub fn advance(&self, d: Duration) {
+        let mut st = self.state.borrow_mut();
+        st.monotonic = Instant(st.monotonic).after(d).0;
+        let nanos = u64::from(st.wall.nanos) + u64::from(d.subsec_nanos());
+        let carry = i64::try_from(nanos / 1_000_000_000).unwrap_or(0);
+        let secs = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        st.wall.secs = st.wall.secs.saturating_add(secs).saturating_add(carry);
+        st.wall.nanos = u32::try_from(nanos % 1_000_000_000).unwrap_or(0);
+    }
+
+    /// Sets the monotonic clock.
+    pub fn set_monotonic(&self, now: Instant) {
+        self.state.borrow_mut().monotonic = now.0;
+    }
+
+    /// Sets the wall clock.
+    pub fn set_wall(&self, now: WallTime) {
+        self.state.borrow_mut().wall = now;
+    }
+
+    /// Records `call`, then fails if a failure of `op` is queued.
+    fn record(&self, op: Option<Op>, call: Call) -> Result<(), SysError> {
+        let mut st = self.state.borrow_mut();
+        st.calls.push(call);
+        match op
+            .and_then(|op| st.failures.get_mut(&op))
+            .and_then(VecDeque::pop_front)
+        {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    fn failure(&self, op: Op) -> Option<SysError> {
+        self.state
+            .borrow_mut()
+            .failures
+            .get_mut(&op)
+            .and_then(VecDeque::pop_front)
+    }
+
+    fn signalled(&self, pid: Pid, signal: i32) {
+        let obeys = {
+            let st = self.state.borrow();
+            st.kill_exits
+                && signal != 0
+                && st.live.contains(&pid)
+                && !st.exits.iter().any(|(p, _)| *p == pid)
+        };
+        if obeys {
+            self.exit(
+                pid,
+                ExitStatus::Signaled {
+                    signal,
+                    core_dumped: false,
+                },
+            );
+        }
+    }
+
+    /// A fresh name in the abstract socket namespace.
+    fn socket_name(&self) -> Vec<u8> {
+        let n = SOCKETS.fetch_add(1, Ordering::Relaxed);
+        format!("flotilla-fake-{}-{n}", std::process::id()).into_bytes()
+    }
+
+    fn socket_error(path: &Path, op: &'static str, e: &std::io::Error) -> SysError {
+        SysError::Socket {
+            path: path.to_owned(),
+            op,
+            errno: Os(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))),
+        }
+    }
+
+    /// The epoll instance, made at the first use.
+    fn with_epoll<T>(&self, f: impl FnOnce(&Epoll) -> T) -> Result<T, SysError> {
+        self.open_events()?;
+        let st = self.state.borrow();
+        match st.epoll.as_ref() {
+            Some(e) => Ok(f(e)),
+            None => Err(SysError::Call {
+                call: "epoll_create1".into(),
+                errno: Os(Errno::EBADF),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+mod tests;

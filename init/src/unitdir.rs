@@ -1,0 +1,175 @@
+//! Reading a units directory through [`Sys`]: which files, in which order;
+//! what they mean is `flotilla_units::load::load_files`' business.
+//!
+//! Every `*.yaml`, `*.yml` and `*.service` file directly in the directory,
+//! in file-name order (byte order). Hidden files (names starting with `.`),
+//! other names and subdirectories are left out (a subdirectory with a unit
+//! file's name is a warning); the directory is not searched recursively.
+//! Symbolic links are followed. A file is read non-blocking and only if it
+//! is a regular file, so a FIFO named `x.yaml` cannot hang the init, and at
+//! most one byte past the size limit is read. Only a directory that cannot
+//! be listed is an error; a file that cannot be read is a diagnostic of
+//! that file.
+
+use crate::sys::{Sys, SysError};
+use flotilla_units::load::{is_unit_file_name, load_files, FileRead, LoadedDir, MAX_FILE_SIZE};
+use std::ffi::OsString;
+use std::path::Path;
+
+/// Loads the unit files of `dir`.
+pub fn load_dir(sys: &dyn Sys, dir: &Path) -> Result<LoadedDir, SysError> {
+    let mut names: Vec<OsString> = sys
+        .read_dir(dir)?
+        .into_iter()
+        .filter(|n| is_unit_file_name(&n.to_string_lossy()))
+        .collect();
+    names.sort();
+    let files = names.into_iter().map(|name| {
+        let path = dir.join(&name);
+        let read = match sys.read_file_limited(&path, MAX_FILE_SIZE + 1) {
+            Ok(bytes) => FileRead::Bytes(bytes),
+            Err(SysError::NotRegular {
+                directory: true, ..
+            }) => FileRead::Directory,
+            Err(e) => FileRead::Failed(reason(&e)),
+        };
+        (path.display().to_string(), read)
+    });
+    Ok(load_files(files))
+}
+
+/// Why a file could not be read, without its path (the diagnostic names
+/// the file): the system's words for the error number.
+fn reason(e: &SysError) -> String {
+    match e {
+        SysError::Read { errno, .. } => std::io::Error::from(errno.0).to_string(),
+        SysError::NotRegular { .. } => "not a regular file".to_string(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::sys::fake::{Call, FakeSys};
+    use crate::sys::real::RealSys;
+    use std::path::PathBuf;
+
+    fn mixed() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/unitdir-mixed")
+    }
+
+    /// The diagnostics with the directory part of the file names cut off.
+    fn shown(dir: &Path, loaded: &LoadedDir) -> Vec<String> {
+        let prefix = format!("{}/", dir.display());
+        loaded
+            .diagnostics
+            .iter()
+            .map(|d| d.to_string().replacen(&prefix, "", 1))
+            .collect()
+    }
+
+    fn names(loaded: &LoadedDir) -> Vec<&str> {
+        loaded.units.iter().map(|(u, _)| u.name.as_str()).collect()
+    }
+
+    #[test]
+    fn reads_unit_files_in_name_order() {
+        let dir = mixed();
+        let loaded = load_dir(&RealSys, &dir).unwrap();
+        // `c.yaml` has an error, so it is left out; `.hidden.yaml`,
+        // `notes.txt` and `z.yaml~` are not unit files; `t@.service` is a
+        // template.
+        assert_eq!(names(&loaded), ["a", "b", "web.service"]);
+        assert_eq!(
+            shown(&dir, &loaded),
+            [
+                "c.yaml:3:1: unknown key `bogus`",
+                "sub.yaml: warning: a directory, not a unit file; skipped",
+                "t@.service: warning: a template unit (`name@.service`) is not loaded from the \
+                 units directory; copy it to `name@instance.service` to run an instance",
+            ]
+        );
+        for (_, o) in &loaded.units {
+            assert_eq!(Path::new(&o.file).parent(), Some(dir.as_path()));
+        }
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error() {
+        let err = load_dir(&RealSys, Path::new("/nonexistent/flotilla/units")).unwrap_err();
+        assert!(
+            matches!(&err, SysError::File { errno, .. } if errno.0 == nix::errno::Errno::ENOENT),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn files_it_cannot_use_are_diagnostics() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::os::unix::fs::symlink(d.join("nowhere"), d.join("a-dangling.yaml")).unwrap();
+        std::fs::write(d.join("b-huge.yaml"), vec![b'#'; MAX_FILE_SIZE + 1]).unwrap();
+        nix::unistd::mkfifo(
+            &d.join("c-fifo.yaml"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        std::fs::write(d.join("real.txt"), "unit: linked\nexec-start: /bin/l\n").unwrap();
+        std::os::unix::fs::symlink(d.join("real.txt"), d.join("linked.yaml")).unwrap();
+        let loaded = load_dir(&RealSys, d).unwrap();
+        assert_eq!(names(&loaded), ["linked"], "a link is followed");
+        assert_eq!(
+            shown(d, &loaded),
+            [
+                "a-dangling.yaml: cannot read the file: No such file or directory (os error 2)",
+                "b-huge.yaml: the file is larger than 1 MiB (1048576 bytes); not read",
+                "c-fifo.yaml: cannot read the file: not a regular file",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_opened() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("secret.yaml");
+        std::fs::write(&f, "unit: secret\nexec-start: /bin/s\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let loaded = load_dir(&RealSys, tmp.path()).unwrap();
+        if std::fs::read(&f).is_ok() {
+            // Running as root: permissions do not apply, the file loads.
+            assert_eq!(loaded.units.len(), 1);
+        } else {
+            assert_eq!(
+                shown(tmp.path(), &loaded),
+                ["secret.yaml: cannot read the file: Permission denied (os error 13)"]
+            );
+        }
+    }
+
+    #[test]
+    fn reads_through_sys() {
+        let sys = FakeSys::new();
+        sys.set_file("/u/b.yaml", "unit: b\nexec-start: /bin/b\n");
+        sys.set_file("/u/a.yaml", "unit: a\nexec-start: /bin/a\n");
+        sys.set_file("/u/notes.txt", "x");
+        let loaded = load_dir(&sys, Path::new("/u")).unwrap();
+        assert_eq!(names(&loaded), ["a", "b"]);
+        assert_eq!(
+            sys.calls(),
+            [
+                Call::ReadDir("/u".into()),
+                Call::ReadFile {
+                    path: "/u/a.yaml".into(),
+                    max: MAX_FILE_SIZE + 1
+                },
+                Call::ReadFile {
+                    path: "/u/b.yaml".into(),
+                    max: MAX_FILE_SIZE + 1
+                },
+            ]
+        );
+    }
+}

@@ -1,0 +1,459 @@
+//! Boots a real Debian 12 system with flotilla as PID 1, and the same disk
+//! with systemd for comparison (contrib/debian: mmdebstrap, flotilla put in
+//! by contrib/debian/install, booted by contrib/debian/run in software
+//! emulated qemu with the image's own cloud kernel). One disk, four boots:
+//!
+//! 1. flotilla, first boot: the login prompt on the serial console, sshd
+//!    answering through qemu's user-mode forward, an ssh login (a key the
+//!    test makes) running `initctl status`: every unit active, none failed;
+//!    the early-boot units' work (root read-write, swap, /tmp, the kernel
+//!    file systems, a new machine ID, the network, what systemd's helpers
+//!    did: sysctl.d, tmpfiles.d, the random seed, /run/nologin gone);
+//!    none of flotilla's files is a package's (`dpkg -S`). `initctl
+//!    poweroff`; then the host copies the disk's files out (debugfs) and
+//!    `dpkg --verify` finds every file of every package as shipped.
+//! 2. flotilla again: the state written in boot 1 is there, the root's
+//!    check says `clean`, a login on the serial console with the password,
+//!    `poweroff` typed in that shell (Debian's systemctl reaching flotilla
+//!    through /run/initctl).
+//! 3. systemd (`init=/lib/systemd/systemd`), the baseline: the same prompt,
+//!    sshd and login, no failed unit, its timing; `poweroff` over ssh.
+//! 4. flotilla, the timing boot beside systemd's; qemu's ACPI power button
+//!    (`system_powerdown` on the monitor) powers it off.
+//!
+//! After every boot, qemu must have exited by itself (the machine powered
+//! off) and the host checks the root file system of the disk: state
+//! `clean`, and `e2fsck -fn` finds nothing. The boot timing from the
+//! kernel's hand-over to the login prompt and to sshd answering is taken
+//! the same way for both inits and printed, with `initctl analyze blame`
+//! and `critical-chain` and systemd-analyze's view. scripts/test installs
+//! qemu, mmdebstrap, openssh-client, e2fsprogs and the musl target; the
+//! image is cached under the target directory (target/debian).
+
+mod debian_support;
+mod pid1_support;
+
+use debian_support::{fs_state, host, Init, Machine, Vm};
+use pid1_support::{bin_dir, report, workspace};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Bounds a broken boot; a working one takes a fraction of it.
+const BOOT: Duration = Duration::from_secs(300);
+/// Bounds a shutdown.
+const SHUTDOWN: Duration = Duration::from_secs(120);
+
+/// Builds (or finds cached) the image; its directory.
+fn build_image() -> PathBuf {
+    let target = bin_dir().parent().expect("target dir").to_path_buf();
+    let t = Instant::now();
+    let out = Command::new(workspace().join("contrib/debian/build"))
+        .arg("--cache")
+        .arg(target.join("debian"))
+        // The musl build of contrib/image's test: the same binaries, and
+        // not the lock of the build that runs this test.
+        .env("CARGO_TARGET_DIR", target.join("image-build"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("run contrib/debian/build");
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprint!("{text}");
+    assert!(out.status.success(), "contrib/debian/build failed");
+    let dir = PathBuf::from(text.lines().last().expect("the image's directory").trim());
+    report(&format!(
+        "debian: image ready in {:.1} s: {}",
+        t.elapsed().as_secs_f64(),
+        dir.display()
+    ));
+    dir
+}
+
+/// A copy of the image's disks with the test's ssh key and a password.
+fn machine(image: PathBuf, dir: &std::path::Path) -> Machine {
+    let disk = dir.join("disk.raw");
+    let swap = dir.join("swap.raw");
+    for (from, to) in [("disk.raw", &disk), ("swap.raw", &swap)] {
+        let (ok, text) = host(
+            Command::new("cp")
+                .arg("--sparse=always")
+                .arg(image.join(from))
+                .arg(to),
+        );
+        assert!(ok, "copy {from}: {text}");
+    }
+    let key = dir.join("id_ed25519");
+    let (ok, text) = host(
+        Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "flotilla-test", "-f"])
+            .arg(&key),
+    );
+    assert!(ok, "ssh-keygen: {text}");
+    let mut rand = [0u8; 9];
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut rand))
+        .expect("read /dev/urandom");
+    let password: String = rand.iter().map(|b| format!("{b:02x}")).collect();
+    let (ok, text) = host(
+        Command::new(workspace().join("contrib/debian/personalize"))
+            .arg(&disk)
+            .arg("--ssh-key")
+            .arg(key.with_extension("pub"))
+            .args(["--root-password", &password]),
+    );
+    assert!(ok, "personalize: {text}");
+    Machine {
+        image,
+        dir: dir.to_path_buf(),
+        disk,
+        swap,
+        key,
+        password,
+    }
+}
+
+/// When the boot reached its milestones, from qemu's start.
+struct Timing {
+    init: Init,
+    label: &'static str,
+    handover: Duration,
+    prompt: Duration,
+    sshd: Duration,
+}
+
+impl Timing {
+    fn line(&self) -> String {
+        let s = |d: Duration| format!("{:>12}", format!("{:.2} s", d.as_secs_f64()));
+        format!(
+            "  {:<24}{}  {}  {}",
+            format!("{} ({})", self.init.name(), self.label),
+            s(self.handover),
+            s(self.prompt - self.handover),
+            s(self.sshd - self.handover),
+        )
+    }
+}
+
+/// agetty's prompt (`flotilla-debian login: `, no line end). The kernel's
+/// own messages may land in the middle of it (`flotilla-debian[  20.7]
+/// SCSI …` then ` login: `): its end is what is looked for.
+const PROMPT: &str = " login: ";
+
+/// Waits for the kernel's hand-over, the login prompt and sshd; the times.
+fn boot_to_login(vm: &Vm, label: &'static str) -> Timing {
+    let handover = vm
+        .console
+        .wait(&format!("Run {} as init process", vm.init.path()), BOOT);
+    let prompt = vm.console.wait(PROMPT, BOOT);
+    let sshd = vm.wait_sshd(BOOT);
+    Timing {
+        init: vm.init,
+        label,
+        handover: handover - vm.started,
+        prompt: prompt - vm.started,
+        sshd: sshd - vm.started,
+    }
+}
+
+/// Marks where one command's output ends in a combined ssh call.
+const SPLIT: &str = "\n==flotilla-test==\n";
+
+/// Runs `commands` in one ssh session (each costs seconds in an emulated
+/// machine); each one's stdout.
+fn ssh_each(vm: &Vm, m: &Machine, commands: &[&str]) -> Vec<String> {
+    let script = commands.join(&format!("; printf '{}'; ", SPLIT.replace('\n', "\\n")));
+    let out = vm.ssh_ok(m, &script);
+    let parts: Vec<String> = out.split(SPLIT).map(str::to_string).collect();
+    assert_eq!(parts.len(), commands.len(), "{out}");
+    parts
+}
+
+/// The state of flotilla after boot: the target running, not degraded,
+/// every required unit active (`initctl status --json`); prints `initctl
+/// status`. Runs `more` in the same ssh session and returns their output.
+fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
+    let mut commands = vec![
+        "initctl status --json",
+        "NO_COLOR=1 initctl status | sed '/^Problems found/,/^$/d'",
+    ];
+    commands.extend_from_slice(more);
+    let mut out = ssh_each(vm, m, &commands);
+    let rest = out.split_off(2);
+    let (json, table) = (&out[0], &out[1]);
+    let v: serde_json::Value = serde_json::from_str(json).expect("initctl status --json");
+    let units = v["units"].as_array().expect("units");
+    let failed: Vec<String> = units
+        .iter()
+        .filter(|u| u["state"] == "failed" || !u["blocked_by"].is_null())
+        .map(|u| format!("{} ({}: {})", u["unit"], u["state"], u["status"]))
+        .collect();
+    assert!(failed.is_empty(), "units failed or blocked: {failed:?}");
+    let inactive: Vec<String> = units
+        .iter()
+        .filter(|u| !["running", "exited"].contains(&u["state"].as_str().unwrap_or("")))
+        .map(|u| format!("{} ({})", u["unit"], u["state"]))
+        .collect();
+    assert!(inactive.is_empty(), "units not active: {inactive:?}");
+    assert_eq!(v["target"], "default");
+    assert_eq!(v["target_state"], "running", "{json}");
+    assert_eq!(v["degraded"], false, "{json}");
+    assert!(
+        units.len() >= 20,
+        "only {} units: the early-boot set is missing",
+        units.len()
+    );
+    report(&format!("debian: initctl status in the guest:\n{table}"));
+    rest
+}
+
+/// Installing flotilla and booting it changed no file of a Debian package:
+/// the disk's files, copied out with debugfs once qemu has exited, checked
+/// by the host's `dpkg --root DIR --verify` against the image's package
+/// database (the same check in the emulated machine takes half a minute).
+fn assert_packages_intact(m: &Machine) {
+    let tree = m.dir.join("tree");
+    std::fs::create_dir(&tree).expect("mkdir tree");
+    let (ok, text) = host(
+        Command::new("debugfs")
+            .arg("-R")
+            .arg(format!("rdump / {}", tree.display()))
+            .arg(&m.disk),
+    );
+    assert!(ok, "debugfs rdump: {text}");
+    let (ok, text) = host(
+        Command::new("dpkg")
+            .arg("--root")
+            .arg(&tree)
+            .arg("--verify"),
+    );
+    assert!(ok && text.trim().is_empty(), "dpkg --verify: {text}");
+    std::fs::remove_dir_all(&tree).expect("remove the copy");
+}
+
+/// qemu exits on its own (the machine powered off); the console shows the
+/// orderly end; the root file system is clean.
+fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
+    let st = vm.wait_exit(SHUTDOWN);
+    assert!(st.success(), "qemu after {how}: {st:?}");
+    let all = vm.console.all();
+    for bad in ["Kernel panic", "EMERGENCY", "internal error"] {
+        assert!(
+            !all.iter().any(|l| l.contains(bad)),
+            "{bad:?} on the console after {how}"
+        );
+    }
+    assert!(
+        all.iter().any(|l| l.contains("reboot: Power down")),
+        "no power down after {how}"
+    );
+    if vm.init == Init::Flotilla {
+        assert!(
+            !all.iter().any(|l| l.contains("[FAILED]")),
+            "a unit failed ([FAILED] on the console) by {how}"
+        );
+        for line in [
+            "init: requested: stopping every unit (poweroff)",
+            "init: every unit stopped",
+            "init: remounted / read-only",
+            "init: powering off",
+        ] {
+            assert!(
+                all.iter().any(|l| l.contains(line)),
+                "{line:?} missing on the console after {how}"
+            );
+        }
+    }
+    let (state, ok, check) = fs_state(&m.disk);
+    assert_eq!(state, "clean", "root file system after {how}: {check}");
+    assert!(ok, "e2fsck -fn after {how}: {check}");
+    report(&format!(
+        "debian: {} ended by {how}, clean, after {:.1} s of qemu",
+        vm.init.name(),
+        vm.started.elapsed().as_secs_f64()
+    ));
+}
+
+#[test]
+fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
+    let image = build_image();
+    let dir = tempfile::Builder::new()
+        .prefix("flotilla-debian-")
+        .tempdir()
+        .expect("tempdir");
+    let m = machine(image, dir.path());
+    let token = format!("state-{}", m.password);
+    let mut timings = Vec::new();
+
+    // 1. flotilla, first boot.
+    let mut vm = Vm::boot(&m, Init::Flotilla);
+    let first = boot_to_login(&vm, "first boot");
+    vm.console.wait("as PID 1 on a machine", BOOT);
+    // The early-boot units did their work; flotilla's files are no
+    // package's (one dpkg -S for all: "no path found" for each); sshd's
+    // login reached rsyslog; a state for the next boot.
+    let facts = assert_flotilla_settled(
+        &vm,
+        &m,
+        &[
+            "findmnt -no OPTIONS /; findmnt -no FSTYPE /tmp; findmnt -no FSTYPE /sys/fs/cgroup; \
+             swapon --noheadings --show=NAME; ip -4 -o addr show dev eth0; cat /etc/machine-id; \
+             hostname; stat -c %F /run/initctl; sysctl -n kernel.pid_max; \
+             test -s /var/lib/systemd/random-seed && echo seed-saved; stat -c %G /run/utmp; \
+             test -e /run/nologin || echo no-nologin",
+            "dpkg -S /sbin/flotilla /usr/local/bin/initctl \
+             $(find /etc/init /usr/local/lib/flotilla -type f -o -type l) 2>&1; true",
+            "grep -c 'Accepted publickey for root' /var/log/auth.log",
+            &format!("echo {token} > /root/flotilla-state && sync"),
+        ],
+    );
+    let lines: Vec<&str> = facts[0].lines().collect();
+    let expect = [
+        ("root mount options", "rw,"),
+        ("/tmp", "tmpfs"),
+        ("/sys/fs/cgroup", "cgroup2"),
+        ("swap", "/dev/nvme0n2"),
+        ("eth0", "inet 10.0.2.15/24"),
+        ("machine ID", ""),
+        ("host name", "flotilla-debian"),
+        ("/run/initctl", "fifo"),
+        // systemd's 50-pid-max.conf, applied by systemd-sysctl.
+        ("kernel.pid_max", "4194304"),
+        // systemd-random-seed saved a new seed after loading.
+        ("random seed", "seed-saved"),
+        // systemd-tmpfiles made /run/utmp for the utmp group.
+        ("/run/utmp group", "utmp"),
+        // systemd-user-sessions removed it.
+        ("/run/nologin", "no-nologin"),
+    ];
+    assert_eq!(lines.len(), expect.len(), "{}", facts[0]);
+    for ((what, want), got) in expect.iter().zip(&lines) {
+        assert!(got.contains(want), "{what}: {got:?} (want {want:?})");
+    }
+    let id = lines[5];
+    assert!(
+        id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()),
+        "machine ID {id:?}"
+    );
+    let owned: Vec<&str> = facts[1]
+        .lines()
+        .filter(|l| !l.starts_with("dpkg-query: no path found matching pattern"))
+        .collect();
+    assert!(
+        owned.is_empty(),
+        "flotilla's files owned by packages: {owned:?}"
+    );
+    assert!(
+        facts[1].lines().count() >= 20,
+        "too few files checked: {}",
+        facts[1]
+    );
+    assert_eq!(
+        facts[2].trim(),
+        "1",
+        "sshd's login is not in /var/log/auth.log"
+    );
+    let out = vm.ssh(&m, "initctl poweroff");
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(255)),
+        "initctl poweroff: {out:?}"
+    );
+    assert_clean_poweroff(&mut vm, &m, "initctl poweroff");
+    drop(vm);
+    assert_packages_intact(&m);
+    timings.push(first);
+
+    // 2. flotilla again: the state kept, a login on the console, `poweroff`.
+    let mut vm = Vm::boot(&m, Init::Flotilla);
+    let (prompt_line, _) = vm.console.wait_from(0, PROMPT, BOOT);
+    vm.type_in("root\n");
+    vm.console.wait_from(prompt_line, "Password:", BOOT);
+    vm.type_in(&format!("{}\n", m.password));
+    let (shell, _) = vm
+        .console
+        .wait_from(prompt_line, "root@flotilla-debian:~#", BOOT);
+    // The root's check (systemd-fsck in the fsck-root unit) found it clean.
+    vm.type_in(
+        "echo \"kept: $(cat /root/flotilla-state) fsck-clean: \
+         $(initctl logs fsck-root | grep -c ': clean,')\"\n",
+    );
+    vm.console
+        .wait_from(shell, &format!("kept: {token} fsck-clean: 1"), BOOT);
+    vm.type_in("poweroff\n");
+    assert_clean_poweroff(&mut vm, &m, "poweroff in a console shell");
+    drop(vm);
+
+    // 3. systemd, the baseline.
+    let mut vm = Vm::boot(&m, Init::Systemd);
+    let sd = boot_to_login(&vm, "same disk");
+    let sd_out = ssh_each(
+        &vm,
+        &m,
+        &[
+            "systemctl is-system-running --wait; true",
+            "systemctl --failed --no-legend --plain",
+            "cat /root/flotilla-state",
+            "systemd-analyze time; systemd-analyze blame | head -n 12; \
+             systemd-analyze critical-chain",
+        ],
+    );
+    assert_eq!(sd_out[0].trim(), "running", "systemd: {}", sd_out[1]);
+    assert!(
+        sd_out[1].trim().is_empty(),
+        "systemd: failed units: {}",
+        sd_out[1]
+    );
+    assert!(
+        sd_out[2].contains(&token),
+        "the state written under flotilla is gone under systemd"
+    );
+    report(&format!(
+        "debian: systemd's view of its boot:\n{}",
+        sd_out[3]
+    ));
+    let out = vm.ssh(&m, "poweroff");
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(255)),
+        "poweroff: {out:?}"
+    );
+    assert_clean_poweroff(&mut vm, &m, "poweroff under systemd");
+    drop(vm);
+    timings.push(sd);
+
+    // 4. flotilla, the timing boot; the ACPI power button ends it.
+    let mut vm = Vm::boot(&m, Init::Flotilla);
+    let fl = boot_to_login(&vm, "same disk");
+    let more = assert_flotilla_settled(
+        &vm,
+        &m,
+        &[
+            "NO_COLOR=1 initctl analyze blame; NO_COLOR=1 initctl analyze critical-chain",
+            // The button's input device, which acpid reads (udev loaded
+            // the `button` module in the coldplug).
+            "cat /sys/class/input/input*/name",
+        ],
+    );
+    let analyze = &more[0];
+    assert!(analyze.contains("sshd"), "{analyze}");
+    assert!(
+        more[1].contains("Power Button"),
+        "no power button: {}",
+        more[1]
+    );
+    report(&format!("debian: flotilla's view of its boot:\n{analyze}"));
+    vm.monitor("system_powerdown");
+    assert_clean_poweroff(&mut vm, &m, "the ACPI power button");
+    drop(vm);
+    timings.insert(1, fl);
+
+    let mut table = String::from(
+        "debian: boot timing, software-emulated qemu (1 vCPU, 512 MiB), from qemu's start to the \
+         kernel's hand-over (`Run INIT as init process`), then from the hand-over to:\n  \
+         init                       hand-over  login prompt  sshd answers\n",
+    );
+    for t in &timings {
+        table.push_str(&t.line());
+        table.push('\n');
+    }
+    report(&table);
+}

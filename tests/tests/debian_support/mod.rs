@@ -1,0 +1,413 @@
+//! Harness of the Debian boot test: the image of `contrib/debian/build`
+//! booted by `contrib/debian/run` under qemu, its serial console read as
+//! it arrives (with the line still being written, for a prompt such as
+//! `login: ` that ends no line) and written to (a login), ssh into the
+//! guest through qemu's user-mode forward, qemu's monitor, and the disk's
+//! file system examined from the host once qemu has exited. qemu is
+//! killed by its PID when its guard drops, even when the test fails.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the console reader shares: finished lines with their arrival
+/// times, the line being written (and when it began), and the end.
+#[derive(Default)]
+struct ConsoleState {
+    lines: Vec<(Instant, String)>,
+    partial: Vec<u8>,
+    partial_since: Option<Instant>,
+    eof: bool,
+}
+
+/// A serial console: every byte qemu writes, kept as lines.
+#[derive(Clone, Default)]
+pub struct Console {
+    inner: Arc<(Mutex<ConsoleState>, Condvar)>,
+}
+
+impl Console {
+    /// Starts a thread that reads `r` until EOF, echoing each finished line
+    /// to stderr after `echo`.
+    pub fn follow(mut r: impl Read + Send + 'static, echo: &'static str) -> Console {
+        let console = Console::default();
+        let c = console.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = match r.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                let now = Instant::now();
+                let (m, cv) = &*c.inner;
+                let mut st = m.lock().unwrap();
+                for &b in &buf[..n] {
+                    if st.partial.is_empty() {
+                        st.partial_since = Some(now);
+                    }
+                    if b == b'\n' {
+                        let line =
+                            crate::pid1_support::plain(&String::from_utf8_lossy(&st.partial));
+                        eprintln!("{echo}{line}");
+                        let since = st.partial_since.take().unwrap_or(now);
+                        st.lines.push((since, line));
+                        st.partial.clear();
+                    } else {
+                        st.partial.push(b);
+                    }
+                }
+                cv.notify_all();
+            }
+            let (m, cv) = &*c.inner;
+            m.lock().unwrap().eof = true;
+            cv.notify_all();
+        });
+        console
+    }
+
+    /// The line being written, cleaned of escapes.
+    fn partial_of(st: &ConsoleState) -> String {
+        crate::pid1_support::plain(&String::from_utf8_lossy(&st.partial))
+    }
+
+    /// Waits for `needle` in a line that arrived after line number `from`
+    /// (or in the line being written); returns the line's number and the
+    /// time its first byte arrived.
+    pub fn wait_from(&self, from: usize, needle: &str, limit: Duration) -> (usize, Instant) {
+        let deadline = Instant::now() + limit;
+        let (m, cv) = &*self.inner;
+        let mut st = m.lock().unwrap();
+        loop {
+            if let Some(i) = st
+                .lines
+                .iter()
+                .skip(from)
+                .position(|(_, l)| l.contains(needle))
+            {
+                return (from + i, st.lines[from + i].0);
+            }
+            if Console::partial_of(&st).contains(needle) {
+                let t = st.partial_since.unwrap_or_else(Instant::now);
+                return (st.lines.len(), t);
+            }
+            let now = Instant::now();
+            if now >= deadline || st.eof {
+                let tail: Vec<&String> = st
+                    .lines
+                    .iter()
+                    .rev()
+                    .take(40)
+                    .rev()
+                    .map(|(_, l)| l)
+                    .collect();
+                panic!(
+                    "no console line with {needle:?} within {limit:?} (qemu exited: {}); last lines:\n{tail:#?}\npartial: {:?}",
+                    st.eof,
+                    Console::partial_of(&st)
+                );
+            }
+            st = cv.wait_timeout(st, deadline - now).unwrap().0;
+        }
+    }
+
+    /// Waits for `needle` anywhere on the console.
+    pub fn wait(&self, needle: &str, limit: Duration) -> Instant {
+        self.wait_from(0, needle, limit).1
+    }
+
+    /// Every finished line so far.
+    pub fn all(&self) -> Vec<String> {
+        let st = self.inner.0.lock().unwrap();
+        st.lines.iter().map(|(_, l)| l.clone()).collect()
+    }
+
+    /// Waits until qemu closed the console (it exited).
+    pub fn wait_eof(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let (m, cv) = &*self.inner;
+        let mut st = m.lock().unwrap();
+        while !st.eof {
+            let now = Instant::now();
+            assert!(now < deadline, "the console did not end within {limit:?}");
+            st = cv.wait_timeout(st, deadline - now).unwrap().0;
+        }
+    }
+}
+
+/// Which init the kernel starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Init {
+    Flotilla,
+    Systemd,
+}
+
+impl Init {
+    /// `contrib/debian/run --init` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Init::Flotilla => "flotilla",
+            Init::Systemd => "systemd",
+        }
+    }
+
+    /// The path in `init=`, as the kernel's hand-over line names it.
+    pub fn path(self) -> &'static str {
+        match self {
+            Init::Flotilla => "/sbin/flotilla",
+            Init::Systemd => "/lib/systemd/systemd",
+        }
+    }
+}
+
+/// The files of one test machine: a copy of the image's disks, the ssh
+/// key, the root password.
+pub struct Machine {
+    pub image: PathBuf,
+    pub dir: PathBuf,
+    pub disk: PathBuf,
+    pub swap: PathBuf,
+    pub key: PathBuf,
+    pub password: String,
+}
+
+/// A booted VM: qemu with its console, killed by PID on drop.
+pub struct Vm {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    pub console: Console,
+    pub started: Instant,
+    pub ssh_port: u16,
+    pub monitor: PathBuf,
+    pub init: Init,
+}
+
+/// A TCP port on the loopback that is free now.
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("local addr").port()
+}
+
+impl Vm {
+    /// Boots `m`'s disk with `init`.
+    pub fn boot(m: &Machine, init: Init) -> Vm {
+        let ssh_port = free_port();
+        let monitor = m.dir.join(format!("monitor-{}.sock", ssh_port));
+        let _ = std::fs::remove_file(&monitor);
+        let mut child = Command::new(crate::pid1_support::workspace().join("contrib/debian/run"))
+            .args(["--init", init.name(), "--image"])
+            .arg(&m.image)
+            .arg("--disk")
+            .arg(&m.disk)
+            .arg("--swap")
+            .arg(&m.swap)
+            .args(["--ssh-port", &ssh_port.to_string(), "--monitor"])
+            .arg(&monitor)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("run contrib/debian/run");
+        let started = Instant::now();
+        let console = Console::follow(child.stdout.take().expect("stdout"), "  vm| ");
+        Vm {
+            stdin: child.stdin.take(),
+            child,
+            console,
+            started,
+            ssh_port,
+            monitor,
+            init,
+        }
+    }
+
+    /// Types `text` on the serial console.
+    pub fn type_in(&mut self, text: &str) {
+        let s = self.stdin.as_mut().expect("stdin");
+        s.write_all(text.as_bytes()).expect("type on the console");
+        s.flush().expect("flush the console");
+    }
+
+    /// Sends a command to qemu's monitor (e.g. `system_powerdown`).
+    pub fn monitor(&self, command: &str) {
+        let mut s =
+            crate::pid1_support::wait_for(Duration::from_secs(10), "qemu's monitor", || {
+                UnixStream::connect(&self.monitor).ok()
+            });
+        s.write_all(format!("{command}\n").as_bytes())
+            .expect("write to the monitor");
+        // The monitor echoes the command once it has read it.
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        s.set_read_timeout(Some(Duration::from_secs(1))).ok();
+        let mut buf = [0u8; 1024];
+        while Instant::now() < deadline && !String::from_utf8_lossy(&seen).contains(command) {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Waits for qemu to exit (the machine powered off: -no-reboot).
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let child = &mut self.child;
+        let st = crate::pid1_support::wait_for(limit, "qemu to exit", || {
+            child.try_wait().expect("try_wait")
+        });
+        self.console.wait_eof(Duration::from_secs(10));
+        st
+    }
+
+    /// Waits for the guest's sshd to answer through the forward: the
+    /// moment its banner (`SSH-2.0-…`) arrives. No event announces that
+    /// from outside, so this probes. qemu accepts every connection on the
+    /// host's side at once and only then connects to the guest, so what
+    /// becomes of a probe shows only when it is read: while nothing
+    /// listens in the guest it is closed without a banner (a new probe
+    /// follows a second later); while the guest's network is not up, its
+    /// SYN is lost and qemu sends it again only seconds later; once sshd
+    /// took it, the banner follows when sshd has forked and re-executed
+    /// itself, seconds in a loaded emulated machine. A probe is therefore
+    /// never cut short before 30 s (cutting an accepted one short would
+    /// only start another sshd, and under load none would ever answer),
+    /// and a new one starts every second while fewer than six are open, so
+    /// that a probe made after the network came up is never more than a
+    /// second away. Six stays below the ten unauthenticated connections at
+    /// which sshd starts refusing (`MaxStartups`).
+    pub fn wait_sshd(&self, limit: Duration) -> Instant {
+        const EVERY: Duration = Duration::from_secs(1);
+        const KEEP: Duration = Duration::from_secs(30);
+        const MOST: usize = 6;
+        let deadline = Instant::now() + limit;
+        let mut probes: Vec<(Instant, TcpStream)> = Vec::new();
+        let mut next = Instant::now();
+        loop {
+            let now = Instant::now();
+            if now >= next && probes.len() < MOST {
+                if let Ok(s) = TcpStream::connect(("127.0.0.1", self.ssh_port)) {
+                    if s.set_nonblocking(true).is_ok() {
+                        probes.push((now, s));
+                    }
+                }
+                next = now + EVERY;
+            }
+            let mut buf = [0u8; 64];
+            let mut answered = false;
+            probes.retain_mut(|(since, s)| match s.read(&mut buf) {
+                Ok(n) if n > 0 => {
+                    answered |= buf.starts_with(b"SSH-");
+                    false
+                }
+                Ok(_) => false,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => since.elapsed() < KEEP,
+                Err(_) => false,
+            });
+            if answered {
+                return Instant::now();
+            }
+            assert!(
+                now < deadline,
+                "sshd did not answer on port {} within {limit:?}",
+                self.ssh_port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Runs `command` in the guest over ssh as root. A connection that
+    /// sshd closes before the key exchange (it refuses some while many
+    /// are starting, `MaxStartups`; the probes of [`Vm::wait_sshd`] may
+    /// still be finishing) is tried again, up to five times.
+    pub fn ssh(&self, m: &Machine, command: &str) -> Output {
+        let mut out = self.ssh_once(m, command);
+        for _ in 0..4 {
+            let refused = out.status.code() == Some(255)
+                && String::from_utf8_lossy(&out.stderr).contains("kex_exchange_identification");
+            if !refused {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+            out = self.ssh_once(m, command);
+        }
+        out
+    }
+
+    fn ssh_once(&self, m: &Machine, command: &str) -> Output {
+        Command::new("ssh")
+            .arg("-i")
+            .arg(&m.key)
+            .args(["-p", &self.ssh_port.to_string()])
+            .args([
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=20",
+                "-o",
+                "LogLevel=ERROR",
+                "root@127.0.0.1",
+                command,
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ssh")
+    }
+
+    /// [`Vm::ssh`], asserting success; its stdout.
+    pub fn ssh_ok(&self, m: &Machine, command: &str) -> String {
+        let out = self.ssh(m, command);
+        assert!(
+            out.status.success(),
+            "ssh {command:?}: {}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        // run execs qemu: the child's PID is qemu's.
+        // SAFETY: kill(2) on our own child's PID.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a host command; its status and both outputs as text.
+pub fn host(cmd: &mut Command) -> (bool, String) {
+    let out = cmd.output().expect("run a host command");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The root file system of `disk` as the host sees it once qemu exited:
+/// the superblock's state (`clean` after an unmount or a read-only
+/// remount) and a forced read-only check (`e2fsck -fn`: exit 0 when there
+/// is nothing to fix).
+pub fn fs_state(disk: &Path) -> (String, bool, String) {
+    let (_, header) = host(Command::new("dumpe2fs").arg("-h").arg(disk));
+    let state = header
+        .lines()
+        .find_map(|l| l.strip_prefix("Filesystem state:"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let (ok, check) = host(Command::new("e2fsck").arg("-fn").arg(disk));
+    (state, ok, check)
+}

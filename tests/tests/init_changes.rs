@@ -1,0 +1,195 @@
+//! System tests of the local init, part 4: when a target switch is over
+//! (`set-target --wait` waits for the units outside the new set to stop,
+//! as `systemctl isolate` waits for its stop jobs) and `transient-patch`
+//! (some units of a transient set changed, the rest left running), through
+//! the real `init` and `initctl` binaries.
+
+use flotilla_tests::init::{run_child, TestDir};
+use flotilla_tests::{procs, wait_for, WAIT};
+use flotilla_units::protocol::{ErrorCode, Reply, Request, SystemStatus};
+use flotilla_units::spec::{Command, UnitSpec, UnitType};
+use flotilla_units::state::UnitState;
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::sync::mpsc;
+
+fn virtual_unit(dir: &TestDir, name: &str, extra: &str) {
+    dir.unit(name, &format!("unit: {name}\ntype: virtual\n{extra}"));
+}
+
+/// `set-target rescue --wait` goes on while a unit outside `rescue` is
+/// still stopping (its `exec-stop` waits for the test to let it go), says
+/// so in its progress, and exits 0 only once that unit has stopped.
+#[test]
+fn set_target_wait_waits_for_the_old_units_to_stop() {
+    let dir = TestDir::new();
+    let release = dir.join("release");
+    let path = std::ffi::CString::new(release.display().to_string()).expect("a path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let r = release.display();
+    dir.unit(
+        "slow",
+        &format!(
+            "unit: slow\nexec-start: sleep 100\n\
+             exec-stop: [sh, -c, 'read line < {r}; kill $MAINPID']\nstop-timeout: 60s\n"
+        ),
+    );
+    virtual_unit(&dir, "default", "depends-on: slow\n");
+    virtual_unit(&dir, "rescue", "");
+    let init = dir.start("default");
+    init.wait_state("default", UnitState::Running);
+    let slow_pid = init.pid_of("slow");
+
+    let mut waiter = std::process::Command::new(flotilla_tests::bins::initctl())
+        .arg("--control")
+        .arg(&init.control)
+        .args(["set-target", "rescue", "--wait"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start initctl");
+    // Its progress lines, as they come (stdout is not a terminal: one line
+    // per change).
+    let (tx, lines) = mpsc::channel();
+    let out = waiter.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = lines
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("no progress line saying slow stops: {seen:?}"));
+        if line.contains("stopping: slow") {
+            break;
+        }
+        assert!(
+            !line.contains("is active"),
+            "settled while slow is stopping: {seen:?} {line}"
+        );
+        seen.push(line);
+    }
+    assert_eq!(init.unit("rescue").state, UnitState::Running);
+    assert_eq!(init.unit("slow").state, UnitState::Stopping);
+    assert_eq!(waiter.try_wait().expect("try_wait"), None, "still waiting");
+
+    // Let the stop command finish: the wait ends, and slow has stopped.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&release)
+        .and_then(|mut f| f.write_all(b"go\n"))
+        .expect("release the stop command");
+    let status = run_child(waiter, WAIT);
+    status.expect(0);
+    assert_eq!(init.unit("slow").state, UnitState::Disabled);
+    assert!(!procs::alive(slow_pid));
+    let last = std::iter::from_fn(|| lines.recv_timeout(WAIT).ok()).last();
+    assert_eq!(
+        last.as_deref(),
+        Some("target 'rescue' is active (running)"),
+        "{status:?}"
+    );
+}
+
+fn transient(name: &str, argv: &[&str]) -> UnitSpec {
+    let mut u = UnitSpec::new(name, UnitType::ForegroundSupervised);
+    u.exec_start = Some(Command::new(argv.iter().copied()));
+    u
+}
+
+fn pid(s: &SystemStatus, name: &str) -> Option<i32> {
+    s.units.iter().find(|u| u.unit == name).and_then(|u| u.pid)
+}
+
+/// `transient-patch`: the unit it does not name keeps its process, the
+/// replaced one restarts with its new command, the new one starts, the
+/// removed one stops. A patch with problems (a name not in the set, a
+/// unit the directory has too) is refused whole, every problem named, and
+/// nothing changes.
+#[test]
+fn transient_patch_changes_only_the_units_it_names() {
+    let dir = TestDir::new();
+    virtual_unit(&dir, "default", "waits-for: fleet\n");
+    let init = dir.start("default");
+    let mut fleet = UnitSpec::new("fleet", UnitType::Virtual);
+    fleet.waits_for = vec!["a".into(), "b".into(), "c".into(), "d".into()];
+    let r = init.client().call(Request::TransientApply {
+        set: "cluster".into(),
+        units: vec![
+            transient("a", &["sleep", "101"]),
+            transient("b", &["sleep", "102"]),
+            transient("c", &["sleep", "103"]),
+            fleet,
+        ],
+    });
+    assert!(matches!(r, Reply::Applied(_)), "{r:?}");
+    let s = init.wait_all(&["a", "b", "c"], UnitState::Running);
+    let (a0, b0, c0) = (pid(&s, "a"), pid(&s, "b"), pid(&s, "c"));
+
+    let r = init.client().call(Request::TransientPatch {
+        set: "cluster".into(),
+        upsert: vec![
+            transient("b", &["sleep", "104"]),
+            transient("d", &["sleep", "105"]),
+        ],
+        remove: vec!["c".into()],
+    });
+    let Reply::Applied(applied) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(applied.added, ["d"]);
+    assert_eq!(applied.changed, ["b"]);
+    assert_eq!(applied.removed, ["c"]);
+    let s = init.wait("b restarted, d running, c gone", |s| {
+        let st = |n: &str| s.units.iter().find(|u| u.unit == n).map(|u| u.state);
+        st("b") == Some(UnitState::Running)
+            && pid(s, "b") != b0
+            && st("d") == Some(UnitState::Running)
+            && st("c").is_none()
+    });
+    assert_eq!(pid(&s, "a"), a0, "the unit the patch did not name runs on");
+    wait_for(WAIT, "c's process to go", || {
+        (!procs::alive(c0.unwrap_or_default())).then_some(())
+    });
+    let b = pid(&s, "b").unwrap_or_default();
+    assert!(
+        std::fs::read_to_string(format!("/proc/{b}/cmdline"))
+            .unwrap_or_default()
+            .contains("104"),
+        "b runs its new command"
+    );
+
+    // Refused whole: nothing changes, every problem is named.
+    let mut clash = transient("default", &["sleep", "1"]);
+    clash.provides = vec!["default".into()];
+    let r = init.client().call(Request::TransientPatch {
+        set: "cluster".into(),
+        upsert: vec![clash, transient("a", &["sleep", "106"])],
+        remove: vec!["nope".into()],
+    });
+    let Reply::Error {
+        code,
+        message,
+        details,
+    } = r
+    else {
+        panic!("{r:?}")
+    };
+    assert_eq!(code, ErrorCode::Invalid);
+    assert!(message.contains("nothing changed"), "{message}");
+    assert!(
+        details
+            .iter()
+            .any(|d| d == "`nope` is not in the transient set `cluster`"),
+        "{details:?}"
+    );
+    assert!(details.iter().any(|d| d.contains("default")), "{details:?}");
+    let s = init.status();
+    assert_eq!(pid(&s, "a"), a0, "nothing changed");
+    assert_eq!(pid(&s, "b"), Some(b), "nothing changed");
+}

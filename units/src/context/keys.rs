@@ -1,0 +1,365 @@
+//! The keys of a service's context: one [`Key`] per systemd key, with its
+//! systemd name and its YAML twin (SPEC §3a: the systemd key in lower
+//! kebab case), in one table.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::limits::Rlimit;
+
+/// A context key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(missing_docs)]
+pub enum Key {
+    RuntimeDirectory,
+    StateDirectory,
+    CacheDirectory,
+    LogsDirectory,
+    ConfigurationDirectory,
+    RuntimeDirectoryMode,
+    StateDirectoryMode,
+    CacheDirectoryMode,
+    LogsDirectoryMode,
+    ConfigurationDirectoryMode,
+    RuntimeDirectoryPreserve,
+    UMask,
+    Nice,
+    OomScoreAdjust,
+    StandardOutput,
+    StandardError,
+    KillMode,
+    /// `LimitCPU=` … `LimitRTTIME=`.
+    Limit(Rlimit),
+    MemoryMax,
+    MemoryHigh,
+    CpuWeight,
+    CpuQuota,
+    TasksMax,
+    IoWeight,
+    NoNewPrivileges,
+    CapabilityBoundingSet,
+    AmbientCapabilities,
+    PrivateTmp,
+    PrivateDevices,
+    PrivateNetwork,
+    ProtectSystem,
+    ProtectHome,
+    ReadWritePaths,
+    ReadOnlyPaths,
+    InaccessiblePaths,
+    ProtectKernelTunables,
+    ProtectKernelModules,
+    ProtectKernelLogs,
+    ProtectControlGroups,
+    ProtectHostname,
+    ProtectClock,
+    RestrictNamespaces,
+    RestrictAddressFamilies,
+    RestrictSuidSgid,
+    LockPersonality,
+    MemoryDenyWriteExecute,
+    SystemCallFilter,
+    SystemCallArchitectures,
+    SystemCallErrorNumber,
+    /// flotilla's own key: the keys that may be skipped where the kernel
+    /// cannot honour them.
+    SkipUnsupported,
+}
+
+/// Every key but the `Limit*` ones: the key, its systemd name (in the
+/// `[Service]` section) and its YAML name.
+const TABLE: [(Key, &str, &str); 49] = [
+    (
+        Key::RuntimeDirectory,
+        "RuntimeDirectory",
+        "runtime-directory",
+    ),
+    (Key::StateDirectory, "StateDirectory", "state-directory"),
+    (Key::CacheDirectory, "CacheDirectory", "cache-directory"),
+    (Key::LogsDirectory, "LogsDirectory", "logs-directory"),
+    (
+        Key::ConfigurationDirectory,
+        "ConfigurationDirectory",
+        "configuration-directory",
+    ),
+    (
+        Key::RuntimeDirectoryMode,
+        "RuntimeDirectoryMode",
+        "runtime-directory-mode",
+    ),
+    (
+        Key::StateDirectoryMode,
+        "StateDirectoryMode",
+        "state-directory-mode",
+    ),
+    (
+        Key::CacheDirectoryMode,
+        "CacheDirectoryMode",
+        "cache-directory-mode",
+    ),
+    (
+        Key::LogsDirectoryMode,
+        "LogsDirectoryMode",
+        "logs-directory-mode",
+    ),
+    (
+        Key::ConfigurationDirectoryMode,
+        "ConfigurationDirectoryMode",
+        "configuration-directory-mode",
+    ),
+    (
+        Key::RuntimeDirectoryPreserve,
+        "RuntimeDirectoryPreserve",
+        "runtime-directory-preserve",
+    ),
+    (Key::UMask, "UMask", "umask"),
+    (Key::Nice, "Nice", "nice"),
+    (Key::OomScoreAdjust, "OOMScoreAdjust", "oom-score-adjust"),
+    (Key::StandardOutput, "StandardOutput", "standard-output"),
+    (Key::StandardError, "StandardError", "standard-error"),
+    (Key::KillMode, "KillMode", "kill-mode"),
+    (Key::MemoryMax, "MemoryMax", "memory-max"),
+    (Key::MemoryHigh, "MemoryHigh", "memory-high"),
+    (Key::CpuWeight, "CPUWeight", "cpu-weight"),
+    (Key::CpuQuota, "CPUQuota", "cpu-quota"),
+    (Key::TasksMax, "TasksMax", "tasks-max"),
+    (Key::IoWeight, "IOWeight", "io-weight"),
+    (Key::NoNewPrivileges, "NoNewPrivileges", "no-new-privileges"),
+    (
+        Key::CapabilityBoundingSet,
+        "CapabilityBoundingSet",
+        "capability-bounding-set",
+    ),
+    (
+        Key::AmbientCapabilities,
+        "AmbientCapabilities",
+        "ambient-capabilities",
+    ),
+    (Key::PrivateTmp, "PrivateTmp", "private-tmp"),
+    (Key::PrivateDevices, "PrivateDevices", "private-devices"),
+    (Key::PrivateNetwork, "PrivateNetwork", "private-network"),
+    (Key::ProtectSystem, "ProtectSystem", "protect-system"),
+    (Key::ProtectHome, "ProtectHome", "protect-home"),
+    (Key::ReadWritePaths, "ReadWritePaths", "read-write-paths"),
+    (Key::ReadOnlyPaths, "ReadOnlyPaths", "read-only-paths"),
+    (
+        Key::InaccessiblePaths,
+        "InaccessiblePaths",
+        "inaccessible-paths",
+    ),
+    (
+        Key::ProtectKernelTunables,
+        "ProtectKernelTunables",
+        "protect-kernel-tunables",
+    ),
+    (
+        Key::ProtectKernelModules,
+        "ProtectKernelModules",
+        "protect-kernel-modules",
+    ),
+    (
+        Key::ProtectKernelLogs,
+        "ProtectKernelLogs",
+        "protect-kernel-logs",
+    ),
+    (
+        Key::ProtectControlGroups,
+        "ProtectControlGroups",
+        "protect-control-groups",
+    ),
+    (Key::ProtectHostname, "ProtectHostname", "protect-hostname"),
+    (Key::ProtectClock, "ProtectClock", "protect-clock"),
+    (
+        Key::RestrictNamespaces,
+        "RestrictNamespaces",
+        "restrict-namespaces",
+    ),
+    (
+        Key::RestrictAddressFamilies,
+        "RestrictAddressFamilies",
+        "restrict-address-families",
+    ),
+    (
+        Key::RestrictSuidSgid,
+        "RestrictSUIDSGID",
+        "restrict-suid-sgid",
+    ),
+    (Key::LockPersonality, "LockPersonality", "lock-personality"),
+    (
+        Key::MemoryDenyWriteExecute,
+        "MemoryDenyWriteExecute",
+        "memory-deny-write-execute",
+    ),
+    (
+        Key::SystemCallFilter,
+        "SystemCallFilter",
+        "system-call-filter",
+    ),
+    (
+        Key::SystemCallArchitectures,
+        "SystemCallArchitectures",
+        "system-call-architectures",
+    ),
+    (
+        Key::SystemCallErrorNumber,
+        "SystemCallErrorNumber",
+        "system-call-error-number",
+    ),
+    (
+        Key::SkipUnsupported,
+        "X-SkipUnsupported",
+        "skip-unsupported",
+    ),
+];
+
+/// Older systemd names that still work, and the key each stands for.
+const ALIASES: [(&str, Key); 3] = [
+    ("ReadWriteDirectories", Key::ReadWritePaths),
+    ("ReadOnlyDirectories", Key::ReadOnlyPaths),
+    ("InaccessibleDirectories", Key::InaccessiblePaths),
+];
+
+/// The YAML names of the `Limit*` keys, in [`Rlimit::ALL`] order.
+const LIMIT_YAML: [&str; 16] = [
+    "limit-cpu",
+    "limit-fsize",
+    "limit-data",
+    "limit-stack",
+    "limit-core",
+    "limit-rss",
+    "limit-nproc",
+    "limit-nofile",
+    "limit-memlock",
+    "limit-as",
+    "limit-locks",
+    "limit-sigpending",
+    "limit-msgqueue",
+    "limit-nice",
+    "limit-rtprio",
+    "limit-rttime",
+];
+
+impl Key {
+    /// Every key, in table order, then the `Limit*` keys.
+    pub fn all() -> impl Iterator<Item = Key> {
+        TABLE
+            .iter()
+            .map(|&(k, _, _)| k)
+            .chain(Rlimit::ALL.iter().map(|&r| Key::Limit(r)))
+    }
+
+    /// The systemd name: `ProtectSystem`.
+    pub fn systemd_name(self) -> &'static str {
+        match self {
+            Key::Limit(r) => r.key(),
+            k => TABLE
+                .iter()
+                .find(|(t, _, _)| *t == k)
+                .map_or("", |&(_, s, _)| s),
+        }
+    }
+
+    /// The YAML name: `protect-system`.
+    pub fn yaml_name(self) -> &'static str {
+        match self {
+            Key::Limit(r) => LIMIT_YAML.get(r.number() as usize).copied().unwrap_or(""),
+            k => TABLE
+                .iter()
+                .find(|(t, _, _)| *t == k)
+                .map_or("", |&(_, _, y)| y),
+        }
+    }
+
+    /// The key of a systemd name (`ProtectSystem`, or an older alias such
+    /// as `ReadOnlyDirectories`).
+    pub fn from_systemd(name: &str) -> Option<Key> {
+        TABLE
+            .iter()
+            .find(|(_, s, _)| *s == name)
+            .map(|&(k, _, _)| k)
+            .or_else(|| ALIASES.iter().find(|(a, _)| *a == name).map(|&(_, k)| k))
+            .or_else(|| {
+                Rlimit::ALL
+                    .iter()
+                    .find(|r| r.key() == name)
+                    .map(|&r| Key::Limit(r))
+            })
+    }
+
+    /// The key of a YAML name (`protect-system`).
+    pub fn from_yaml(name: &str) -> Option<Key> {
+        Key::all().find(|k| k.yaml_name() == name)
+    }
+
+    /// The key of either name.
+    pub fn from_name(name: &str) -> Option<Key> {
+        Key::from_systemd(name).or_else(|| Key::from_yaml(name))
+    }
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}=", self.systemd_name())
+    }
+}
+
+impl Serialize for Key {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.yaml_name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        let name = String::deserialize(d)?;
+        Key::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not a context key")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_has_both_names_and_they_round_trip() {
+        let all: Vec<Key> = Key::all().collect();
+        assert_eq!(all.len(), 49 + 16);
+        for k in all {
+            assert!(
+                !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),
+                "{k:?}"
+            );
+            assert_eq!(Key::from_systemd(k.systemd_name()), Some(k));
+            assert_eq!(Key::from_yaml(k.yaml_name()), Some(k));
+            // The YAML name is the systemd one in lower kebab case.
+            let flat: String = k.systemd_name().trim_start_matches("X-").to_lowercase();
+            assert_eq!(k.yaml_name().replace('-', ""), flat, "{k:?}");
+        }
+    }
+
+    #[test]
+    fn names_aliases_and_display() {
+        assert_eq!(
+            Key::from_systemd("LimitNOFILE"),
+            Some(Key::Limit(Rlimit::Nofile))
+        );
+        assert_eq!(
+            Key::from_yaml("limit-nofile"),
+            Some(Key::Limit(Rlimit::Nofile))
+        );
+        assert_eq!(
+            Key::from_systemd("ReadOnlyDirectories"),
+            Some(Key::ReadOnlyPaths)
+        );
+        assert_eq!(
+            Key::from_name("oom-score-adjust"),
+            Some(Key::OomScoreAdjust)
+        );
+        assert_eq!(Key::from_name("ExecStart"), None);
+        assert_eq!(Key::ProtectSystem.to_string(), "ProtectSystem=");
+        let json = serde_json::to_string(&Key::CpuQuota).unwrap();
+        assert_eq!(json, r#""cpu-quota""#);
+        assert_eq!(serde_json::from_str::<Key>(&json).unwrap(), Key::CpuQuota);
+        assert!(serde_json::from_str::<Key>(r#""bogus""#).is_err());
+    }
+}

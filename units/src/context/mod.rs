@@ -1,0 +1,300 @@
+//! The context of a service: everything about how its processes run that
+//! is not the command itself — the directories made for it, its umask,
+//! resource limits, nice level and OOM score, where its output goes, how a
+//! stop reaches its processes, its cgroup limits and its sandbox.
+//!
+//! This is the pure half (the init applies it: `init/src/sys/context.rs`).
+//! A [`ServiceContext`] is built key by key with [`ServiceContext::set`],
+//! which takes each value in systemd's syntax (`systemd.exec(5)`,
+//! `systemd.resource-control(5)`) and returns a typed value or an error
+//! that says what is wrong with it. A key given several times is set once
+//! per assignment, in file order, and the assignments combine as systemd
+//! combines them (lists add up; an empty value resets).
+//!
+//! | module | keys |
+//! | --- | --- |
+//! | [`keys`] | the table of keys, systemd and YAML names |
+//! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
+//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=` |
+//! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
+//! | [`resources`] | `MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`, `TasksMax=`, `IOWeight=` |
+//! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
+//! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
+//!
+//! `X-SkipUnsupported=` (YAML `skip-unsupported`) lists keys that may be
+//! skipped where the kernel cannot honour them; any other key that cannot
+//! be honoured is an error that names it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+pub mod caps;
+pub mod dirs;
+pub mod errno;
+pub mod keys;
+pub mod limits;
+pub mod mounts;
+pub mod process;
+pub mod resources;
+pub mod sandbox;
+mod syscall_table;
+pub mod syscalls;
+pub mod value;
+
+pub use keys::Key;
+
+use dirs::{assign_dirs, parse_dir_mode, parse_preserve, DirKind, Directories};
+use limits::{parse_rlimit, Rlimit, RlimitValue};
+use process::{
+    parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output, parse_umask, KillMode,
+    Output,
+};
+use resources::{parse_cpu_quota, parse_memory, parse_tasks, parse_weight, Resources};
+use sandbox::{
+    assign_families, assign_namespaces, assign_paths, parse_protect_home, parse_protect_system,
+    Sandbox,
+};
+use value::{parse_bool, words};
+
+/// Everything about how a service's processes run, beside the command.
+/// The default is what a unit without any of these keys gets: nothing
+/// changes from the init's own context.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub struct ServiceContext {
+    /// The directories made before the service starts.
+    #[serde(skip_serializing_if = "Directories::is_empty")]
+    pub directories: Directories,
+    /// `UMask=`; `None`: the init's (022 as PID 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub umask: Option<u32>,
+    /// `Limit*=`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: BTreeMap<Rlimit, RlimitValue>,
+    /// `Nice=`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i32>,
+    /// `OOMScoreAdjust=`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oom_score_adjust: Option<i32>,
+    /// `StandardOutput=`; `None`: the unit's log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standard_output: Option<Output>,
+    /// `StandardError=`; `None`: where stdout goes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standard_error: Option<Output>,
+    /// `KillMode=`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub kill_mode: KillMode,
+    /// The cgroup limits.
+    #[serde(skip_serializing_if = "Resources::is_empty")]
+    pub resources: Resources,
+    /// The sandbox.
+    #[serde(skip_serializing_if = "is_default")]
+    pub sandbox: Sandbox,
+    /// `X-SkipUnsupported=`: keys that may be skipped (with a note) where
+    /// the kernel cannot honour them.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub skip_unsupported: BTreeSet<Key>,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+impl ServiceContext {
+    /// Whether no key is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ServiceContext::default()
+    }
+
+    /// Whether `key` may be skipped where the kernel cannot honour it.
+    pub fn may_skip(&self, key: Key) -> bool {
+        self.skip_unsupported.contains(&key)
+    }
+
+    /// Applies one assignment of `key` (one line of a unit file, or one
+    /// YAML value) in systemd's syntax. An empty value resets the key to
+    /// its default (lists are emptied; `CapabilityBoundingSet=` becomes
+    /// the empty set, as in systemd). The error says what is wrong with
+    /// the value, for the caller to prefix with the key and position;
+    /// nothing changes on error.
+    ///
+    /// ```
+    /// use flotilla_units::context::{Key, ServiceContext};
+    /// use flotilla_units::context::sandbox::ProtectSystem;
+    /// let mut c = ServiceContext::default();
+    /// c.set(Key::ProtectSystem, "strict").unwrap();
+    /// c.set(Key::from_systemd("LimitNOFILE").unwrap(), "65536").unwrap();
+    /// assert_eq!(c.sandbox.protect_system, ProtectSystem::Strict);
+    /// assert!(c.set(Key::Nice, "30").is_err());
+    /// ```
+    pub fn set(&mut self, key: Key, value: &str) -> Result<(), String> {
+        let mut next = self.clone();
+        next.apply(key, value)?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Applies one option of a unit file's `[Service]` section if `name`
+    /// is a context key (its systemd name, or an older alias); `None`
+    /// when it is not one.
+    ///
+    /// ```
+    /// use flotilla_units::context::ServiceContext;
+    /// let mut c = ServiceContext::default();
+    /// assert_eq!(c.set_systemd("UMask", "0027"), Some(Ok(())));
+    /// assert!(c.set_systemd("UMask", "0999").is_some_and(|r| r.is_err()));
+    /// assert_eq!(c.set_systemd("ExecStart", "/bin/true"), None);
+    /// ```
+    pub fn set_systemd(&mut self, name: &str, value: &str) -> Option<Result<(), String>> {
+        Key::from_systemd(name).map(|k| self.set(k, value))
+    }
+
+    /// The context the `[Service]` options of a unit file set, other
+    /// options left aside; the first bad value is an error naming its key
+    /// (`UMask=0999: …`). For tools and tests: the loader reports every
+    /// problem with its position itself.
+    pub fn from_service_options(
+        options: &[crate::systemd::UnitOption],
+    ) -> Result<ServiceContext, String> {
+        let mut c = ServiceContext::default();
+        for o in options.iter().filter(|o| o.section == "Service") {
+            if let Some(Err(e)) = c.set_systemd(&o.name, &o.value) {
+                return Err(format!("{}={}: {e}", o.name, o.value));
+            }
+        }
+        Ok(c)
+    }
+
+    fn apply(&mut self, key: Key, value: &str) -> Result<(), String> {
+        let empty = value.trim().is_empty();
+        let sb = &mut self.sandbox;
+        // A boolean key: an empty value is `no`.
+        let flag = |v: &str| if empty { Ok(false) } else { parse_bool(v) };
+        match key {
+            Key::RuntimeDirectory => assign_dirs(&mut self.directories.runtime, value)?,
+            Key::StateDirectory => assign_dirs(&mut self.directories.state, value)?,
+            Key::CacheDirectory => assign_dirs(&mut self.directories.cache, value)?,
+            Key::LogsDirectory => assign_dirs(&mut self.directories.logs, value)?,
+            Key::ConfigurationDirectory => assign_dirs(&mut self.directories.configuration, value)?,
+            Key::RuntimeDirectoryMode => self.set_dir_mode(DirKind::Runtime, value)?,
+            Key::StateDirectoryMode => self.set_dir_mode(DirKind::State, value)?,
+            Key::CacheDirectoryMode => self.set_dir_mode(DirKind::Cache, value)?,
+            Key::LogsDirectoryMode => self.set_dir_mode(DirKind::Logs, value)?,
+            Key::ConfigurationDirectoryMode => self.set_dir_mode(DirKind::Configuration, value)?,
+            Key::RuntimeDirectoryPreserve => {
+                self.directories.runtime_preserve = or_default(empty, value, parse_preserve)?
+            }
+            Key::UMask => self.umask = optional(empty, value, parse_umask)?,
+            Key::Nice => self.nice = optional(empty, value, parse_nice)?,
+            Key::OomScoreAdjust => {
+                self.oom_score_adjust = optional(empty, value, parse_oom_score_adjust)?
+            }
+            Key::StandardOutput => self.standard_output = optional(empty, value, parse_output)?,
+            Key::StandardError => self.standard_error = optional(empty, value, parse_output)?,
+            Key::KillMode => self.kill_mode = or_default(empty, value, parse_kill_mode)?,
+            Key::Limit(r) => {
+                if empty {
+                    self.limits.remove(&r);
+                } else {
+                    self.limits.insert(r, parse_rlimit(r, value)?);
+                }
+            }
+            Key::MemoryMax => self.resources.memory_max = optional(empty, value, parse_memory)?,
+            Key::MemoryHigh => self.resources.memory_high = optional(empty, value, parse_memory)?,
+            Key::CpuWeight => self.resources.cpu_weight = optional(empty, value, parse_weight)?,
+            Key::CpuQuota => self.resources.cpu_quota = optional(empty, value, parse_cpu_quota)?,
+            Key::TasksMax => self.resources.tasks_max = optional(empty, value, parse_tasks)?,
+            Key::IoWeight => self.resources.io_weight = optional(empty, value, parse_weight)?,
+            Key::NoNewPrivileges => sb.no_new_privileges = flag(value)?,
+            Key::CapabilityBoundingSet => caps::assign(&mut sb.capability_bounding_set, value)?,
+            Key::AmbientCapabilities => caps::assign(&mut sb.ambient_capabilities, value)?,
+            Key::PrivateTmp => {
+                // systemd 257's `disconnected` (a tmpfs not shared with the
+                // host) is what flotilla always does.
+                sb.private_tmp = value.trim() == "disconnected" || flag(value)?
+            }
+            Key::PrivateDevices => sb.private_devices = flag(value)?,
+            Key::PrivateNetwork => sb.private_network = flag(value)?,
+            Key::ProtectSystem => {
+                sb.protect_system = or_default(empty, value, parse_protect_system)?
+            }
+            Key::ProtectHome => sb.protect_home = or_default(empty, value, parse_protect_home)?,
+            Key::ReadWritePaths => assign_paths(&mut sb.read_write_paths, value)?,
+            Key::ReadOnlyPaths => assign_paths(&mut sb.read_only_paths, value)?,
+            Key::InaccessiblePaths => assign_paths(&mut sb.inaccessible_paths, value)?,
+            Key::ProtectKernelTunables => sb.protect_kernel_tunables = flag(value)?,
+            Key::ProtectKernelModules => sb.protect_kernel_modules = flag(value)?,
+            Key::ProtectKernelLogs => sb.protect_kernel_logs = flag(value)?,
+            Key::ProtectControlGroups => sb.protect_control_groups = flag(value)?,
+            Key::ProtectHostname => sb.protect_hostname = flag(value)?,
+            Key::ProtectClock => sb.protect_clock = flag(value)?,
+            Key::RestrictNamespaces => assign_namespaces(&mut sb.restrict_namespaces, value)?,
+            Key::RestrictAddressFamilies => {
+                assign_families(&mut sb.restrict_address_families, value)?
+            }
+            Key::RestrictSuidSgid => sb.restrict_suid_sgid = flag(value)?,
+            Key::LockPersonality => sb.lock_personality = flag(value)?,
+            Key::MemoryDenyWriteExecute => sb.memory_deny_write_execute = flag(value)?,
+            Key::SystemCallFilter => sb.system_call_filter.assign(value)?,
+            Key::SystemCallArchitectures => {
+                syscalls::assign_arches(&mut sb.system_call_architectures, value)?
+            }
+            Key::SystemCallErrorNumber => {
+                sb.system_call_error_number = optional(empty, value, syscalls::parse_deny)?
+            }
+            Key::SkipUnsupported => {
+                if empty {
+                    self.skip_unsupported.clear();
+                }
+                for w in words(value)? {
+                    let k = Key::from_name(&w)
+                        .ok_or_else(|| format!("`{w}` is not a key of the service context"))?;
+                    self.skip_unsupported.insert(k);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_dir_mode(&mut self, kind: DirKind, value: &str) -> Result<(), String> {
+        let set = self.directories.get_mut(kind);
+        set.mode = if value.trim().is_empty() {
+            dirs::DirSet::default().mode
+        } else {
+            parse_dir_mode(value)?
+        };
+        Ok(())
+    }
+}
+
+/// An optional key: empty means unset.
+fn optional<T>(
+    empty: bool,
+    value: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, String> {
+    if empty {
+        Ok(None)
+    } else {
+        parse(value).map(Some)
+    }
+}
+
+/// A key with a default: empty means the default.
+fn or_default<T: Default>(
+    empty: bool,
+    value: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<T, String> {
+    if empty {
+        Ok(T::default())
+    } else {
+        parse(value)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,431 @@
+//! The mount namespace a sandbox asks for, as a plan: which paths become
+//! read-only, which are covered, which keep what they were, which get a
+//! private tmpfs or `/dev`. The executor carries it out in the child, in
+//! order; the rules of systemd's `namespace.c` tables are here.
+//!
+//! # How a plan is carried out
+//!
+//! Entries are sorted by path, parents first, so a deeper entry always
+//! wins over the one above it (`ReadWritePaths=/var/lib/foo` under
+//! `ProtectSystem=strict`, `ReadOnlyPaths=/var/lib/foo/conf` under that).
+//! A [`MountKind::Keep`] entry is a copy of the path's mounts taken before
+//! anything changed (`open_tree(OPEN_TREE_CLONE)`), put back on top: the
+//! path is exactly as it was, writable where it was writable and no more,
+//! whatever its parents became.
+//!
+//! One path named by two entries keeps the more restrictive one:
+//! inaccessible, then replaced (tmpfs, bind, private `/dev`), then
+//! read-only, then kept.
+
+use std::path::{Path, PathBuf};
+
+use super::sandbox::{ProtectHome, ProtectSystem};
+use super::{Key, ServiceContext};
+
+/// What happens at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MountKind {
+    /// Covered by an empty node: an empty read-only tmpfs with mode 000 on
+    /// a directory, an empty mode-000 file on anything else.
+    Inaccessible,
+    /// An empty read-only tmpfs with this mode (`ProtectHome=tmpfs`).
+    EmptyTmpfs(u32),
+    /// The init's directory `source` bound here (`PrivateTmp=`).
+    Bind(PathBuf),
+    /// A new tmpfs `/dev` holding only `null`, `zero`, `full`, `random`,
+    /// `urandom`, `tty`, a new `pts` instance and `shm`.
+    PrivateDev,
+    /// Bound onto itself and made read-only with everything below it.
+    ReadOnly,
+    /// Put back as it was before the plan started.
+    Keep,
+}
+
+impl MountKind {
+    /// Which of two entries for one path wins: the lower rank.
+    fn rank(&self) -> u8 {
+        match self {
+            MountKind::Inaccessible => 0,
+            MountKind::EmptyTmpfs(_) | MountKind::Bind(_) | MountKind::PrivateDev => 1,
+            MountKind::ReadOnly => 2,
+            MountKind::Keep => 3,
+        }
+    }
+
+    /// Whether the entry hides or freezes what is below it, so that a
+    /// [`MountKind::Keep`] below it has something to undo.
+    fn protects(&self) -> bool {
+        self.rank() < 3
+    }
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    /// Absolute, normal.
+    pub path: PathBuf,
+    /// What happens there.
+    pub kind: MountKind,
+    /// A missing path is skipped (systemd's `-`).
+    pub optional: bool,
+    /// The key that asked for it, for errors.
+    pub key: Key,
+}
+
+fn entry(path: &str, kind: MountKind, optional: bool, key: Key) -> MountEntry {
+    MountEntry {
+        path: PathBuf::from(path),
+        kind,
+        optional,
+        key,
+    }
+}
+
+/// `ProtectKernelTunables=`: the kernel's knobs under `/proc` and `/sys`.
+const TUNABLES_READ_ONLY: [&str; 12] = [
+    "/proc/acpi",
+    "/proc/apm",
+    "/proc/asound",
+    "/proc/bus",
+    "/proc/fs",
+    "/proc/irq",
+    "/proc/latency_stats",
+    "/proc/mtrr",
+    "/proc/scsi",
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+    "/proc/timer_stats",
+];
+
+/// The mount plan of `ctx`, sorted; empty when no key needs a mount
+/// namespace. `private_tmp` is the init's directory for the unit's private
+/// `/tmp` (it holds `tmp` and `var-tmp`); it is needed exactly when
+/// `PrivateTmp=` is set.
+pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry> {
+    use MountKind::*;
+    let sb = &ctx.sandbox;
+    let mut out = Vec::new();
+    let key = Key::ProtectSystem;
+    match sb.protect_system {
+        ProtectSystem::No => {}
+        ProtectSystem::Yes | ProtectSystem::Full => {
+            out.push(entry("/usr", ReadOnly, false, key));
+            out.push(entry("/boot", ReadOnly, true, key));
+            out.push(entry("/efi", ReadOnly, true, key));
+            if sb.protect_system == ProtectSystem::Full {
+                out.push(entry("/etc", ReadOnly, false, key));
+            }
+        }
+        ProtectSystem::Strict => {
+            out.push(entry("/", ReadOnly, false, key));
+            // The kernel's file systems are left to their own keys, the
+            // home directories to ProtectHome=.
+            for p in ["/proc", "/sys", "/dev"] {
+                out.push(entry(p, Keep, false, key));
+            }
+            for p in ["/home", "/run/user", "/root"] {
+                out.push(entry(p, Keep, true, key));
+            }
+        }
+    }
+    let key = Key::ProtectHome;
+    let homes = [("/home", 0o755), ("/run/user", 0o755), ("/root", 0o700)];
+    for (p, mode) in homes {
+        match sb.protect_home {
+            ProtectHome::No => {}
+            ProtectHome::Yes => out.push(entry(p, Inaccessible, true, key)),
+            ProtectHome::ReadOnly => out.push(entry(p, ReadOnly, true, key)),
+            ProtectHome::Tmpfs => out.push(entry(p, EmptyTmpfs(mode), true, key)),
+        }
+    }
+    if sb.protect_kernel_tunables {
+        let key = Key::ProtectKernelTunables;
+        for p in TUNABLES_READ_ONLY {
+            out.push(entry(p, ReadOnly, true, key));
+        }
+        for p in ["/proc/kallsyms", "/proc/kcore"] {
+            out.push(entry(p, Inaccessible, true, key));
+        }
+        out.push(entry("/sys", ReadOnly, false, key));
+        if !sb.protect_control_groups {
+            out.push(entry("/sys/fs/cgroup", Keep, true, key));
+        }
+        out.push(entry("/sys/fs/selinux", Keep, true, key));
+        for p in ["/sys/kernel/debug", "/sys/kernel/tracing"] {
+            out.push(entry(p, ReadOnly, true, key));
+        }
+    }
+    if sb.protect_control_groups {
+        out.push(entry(
+            "/sys/fs/cgroup",
+            ReadOnly,
+            false,
+            Key::ProtectControlGroups,
+        ));
+    }
+    if sb.protect_kernel_modules {
+        for p in ["/usr/lib/modules", "/lib/modules"] {
+            out.push(entry(p, Inaccessible, true, Key::ProtectKernelModules));
+        }
+    }
+    if sb.protect_kernel_logs {
+        for p in ["/proc/kmsg", "/dev/kmsg"] {
+            out.push(entry(p, Inaccessible, true, Key::ProtectKernelLogs));
+        }
+    }
+    if sb.protect_hostname {
+        for p in ["/proc/sys/kernel/hostname", "/proc/sys/kernel/domainname"] {
+            out.push(entry(p, ReadOnly, false, Key::ProtectHostname));
+        }
+    }
+    if sb.private_devices {
+        out.push(entry("/dev", PrivateDev, false, Key::PrivateDevices));
+    }
+    if let (true, Some(dir)) = (sb.private_tmp, private_tmp) {
+        out.push(MountEntry {
+            path: "/tmp".into(),
+            kind: Bind(dir.join("tmp")),
+            optional: false,
+            key: Key::PrivateTmp,
+        });
+        out.push(MountEntry {
+            path: "/var/tmp".into(),
+            kind: Bind(dir.join("var-tmp")),
+            optional: false,
+            key: Key::PrivateTmp,
+        });
+    }
+    let user = [
+        (&sb.read_write_paths, Keep, Key::ReadWritePaths),
+        (&sb.read_only_paths, ReadOnly, Key::ReadOnlyPaths),
+        (&sb.inaccessible_paths, Inaccessible, Key::InaccessiblePaths),
+    ];
+    for (rules, kind, key) in user {
+        for r in rules {
+            out.push(MountEntry {
+                path: r.path.clone(),
+                kind: kind.clone(),
+                optional: r.optional,
+                key,
+            });
+        }
+    }
+    // The service's own directories stay writable (the configuration one
+    // is not meant to be written).
+    for (kind, path, _) in ctx.directories.paths() {
+        if kind.owned_and_writable() {
+            out.push(MountEntry {
+                path,
+                kind: Keep,
+                optional: false,
+                key: kind.key(),
+            });
+        }
+    }
+    finish(out)
+}
+
+/// Sorts, keeps the most restrictive entry per path, and drops the
+/// implicit `Keep`s that nothing above them protects (explicit
+/// `ReadWritePaths=` stay, so that a missing path is still reported).
+fn finish(mut out: Vec<MountEntry>) -> Vec<MountEntry> {
+    out.sort_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then(a.kind.rank().cmp(&b.kind.rank()))
+            .then(a.optional.cmp(&b.optional))
+    });
+    out.dedup_by(|later, first| later.path == first.path);
+    let protected: Vec<PathBuf> = out
+        .iter()
+        .filter(|e| e.kind.protects())
+        .map(|e| e.path.clone())
+        .collect();
+    out.retain(|e| {
+        e.kind != MountKind::Keep
+            || e.key == Key::ReadWritePaths
+            || protected
+                .iter()
+                .any(|p| p != &e.path && e.path.starts_with(p))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(pairs: &[(&str, &str)]) -> ServiceContext {
+        let mut c = ServiceContext::default();
+        for (k, v) in pairs {
+            c.set(Key::from_name(k).unwrap(), v).unwrap();
+        }
+        c
+    }
+
+    fn show(plan: &[MountEntry]) -> Vec<String> {
+        plan.iter()
+            .map(|e| {
+                let opt = if e.optional { "-" } else { "" };
+                format!("{opt}{} {:?}", e.path.display(), e.kind)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn nothing_without_sandbox_keys() {
+        assert!(plan(&ctx(&[("NoNewPrivileges", "yes")]), None).is_empty());
+        assert!(plan(&ctx(&[("StateDirectory", "foo")]), None).is_empty());
+    }
+
+    #[test]
+    fn protect_system_levels() {
+        assert_eq!(
+            show(&plan(&ctx(&[("ProtectSystem", "full")]), None)),
+            [
+                "-/boot ReadOnly",
+                "-/efi ReadOnly",
+                "/etc ReadOnly",
+                "/usr ReadOnly"
+            ]
+        );
+        // strict: everything read-only, the API file systems as they were;
+        // the home directories too, since nothing protects them.
+        assert_eq!(
+            show(&plan(&ctx(&[("ProtectSystem", "strict")]), None)),
+            [
+                "/ ReadOnly",
+                "/dev Keep",
+                "-/home Keep",
+                "/proc Keep",
+                "-/root Keep",
+                "-/run/user Keep",
+                "/sys Keep"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_redis_like_sandbox() {
+        let c = ctx(&[
+            ("ProtectSystem", "strict"),
+            ("ProtectHome", "yes"),
+            ("PrivateTmp", "yes"),
+            ("PrivateDevices", "yes"),
+            ("ProtectKernelTunables", "yes"),
+            ("ProtectControlGroups", "yes"),
+            (
+                "ReadWritePaths",
+                "-/var/lib/redis -/var/log/redis -/run/redis",
+            ),
+            ("RuntimeDirectory", "redis"),
+            ("InaccessiblePaths", "/var/lib/redis/secret"),
+        ]);
+        let p = plan(&c, Some(Path::new("/run/flotilla/private/redis")));
+        assert_eq!(
+            show(&p),
+            [
+                "/ ReadOnly",
+                "/dev PrivateDev",
+                "-/home Inaccessible",
+                "/proc Keep",
+                "-/proc/acpi ReadOnly",
+                "-/proc/apm ReadOnly",
+                "-/proc/asound ReadOnly",
+                "-/proc/bus ReadOnly",
+                "-/proc/fs ReadOnly",
+                "-/proc/irq ReadOnly",
+                "-/proc/kallsyms Inaccessible",
+                "-/proc/kcore Inaccessible",
+                "-/proc/latency_stats ReadOnly",
+                "-/proc/mtrr ReadOnly",
+                "-/proc/scsi ReadOnly",
+                "-/proc/sys ReadOnly",
+                "-/proc/sysrq-trigger ReadOnly",
+                "-/proc/timer_stats ReadOnly",
+                "-/root Inaccessible",
+                "/run/redis Keep",
+                "-/run/user Inaccessible",
+                "/sys ReadOnly",
+                "/sys/fs/cgroup ReadOnly",
+                "-/sys/fs/selinux Keep",
+                "-/sys/kernel/debug ReadOnly",
+                "-/sys/kernel/tracing ReadOnly",
+                "/tmp Bind(\"/run/flotilla/private/redis/tmp\")",
+                "-/var/lib/redis Keep",
+                "/var/lib/redis/secret Inaccessible",
+                "-/var/log/redis Keep",
+                "/var/tmp Bind(\"/run/flotilla/private/redis/var-tmp\")",
+            ]
+        );
+        // The runtime directory is both explicit and implicit: the
+        // required entry (the init makes it) wins over the optional one.
+        let run = p
+            .iter()
+            .find(|e| e.path == Path::new("/run/redis"))
+            .unwrap();
+        assert!(!run.optional);
+    }
+
+    #[test]
+    fn home_levels_and_kernel_keys() {
+        assert_eq!(
+            show(&plan(&ctx(&[("ProtectHome", "tmpfs")]), None)),
+            [
+                "-/home EmptyTmpfs(493)",
+                "-/root EmptyTmpfs(448)",
+                "-/run/user EmptyTmpfs(493)"
+            ]
+        );
+        assert_eq!(
+            show(&plan(
+                &ctx(&[
+                    ("ProtectKernelModules", "yes"),
+                    ("ProtectKernelLogs", "yes")
+                ]),
+                None
+            )),
+            [
+                "-/dev/kmsg Inaccessible",
+                "-/lib/modules Inaccessible",
+                "-/proc/kmsg Inaccessible",
+                "-/usr/lib/modules Inaccessible"
+            ]
+        );
+        assert_eq!(
+            show(&plan(&ctx(&[("ProtectHostname", "yes")]), None)),
+            [
+                "/proc/sys/kernel/domainname ReadOnly",
+                "/proc/sys/kernel/hostname ReadOnly"
+            ]
+        );
+        // PrivateTmp without a directory from the init plans nothing for it.
+        assert!(plan(&ctx(&[("PrivateTmp", "yes")]), None).is_empty());
+    }
+
+    #[test]
+    fn the_most_restrictive_entry_per_path_wins() {
+        let c = ctx(&[
+            ("ReadWritePaths", "/srv"),
+            ("ReadOnlyPaths", "/srv"),
+            ("InaccessiblePaths", "-/opt"),
+            ("ReadOnlyPaths", "/opt"),
+        ]);
+        assert_eq!(
+            show(&plan(&c, None)),
+            ["-/opt Inaccessible", "/srv ReadOnly"]
+        );
+        // An explicit ReadWritePaths= with nothing above it stays (its path
+        // must exist), an implicit one goes.
+        let c = ctx(&[("ReadWritePaths", "/srv"), ("ProtectSystem", "yes")]);
+        assert_eq!(
+            show(&plan(&c, None)),
+            [
+                "-/boot ReadOnly",
+                "-/efi ReadOnly",
+                "/srv Keep",
+                "/usr ReadOnly"
+            ]
+        );
+    }
+}

@@ -1,0 +1,382 @@
+//! [`ServiceContext::set`] for every key: a good value, a bad one and the
+//! error it gets, resets, and the JSON form.
+
+use super::caps::CapSet;
+use super::limits::{Rlimit, RlimitValue, INFINITY};
+use super::process::{KillMode, Output};
+use super::resources::Amount;
+use super::sandbox::{PathRule, ProtectHome, ProtectSystem};
+use super::syscalls::Deny;
+use super::*;
+
+fn set(c: &mut ServiceContext, key: &str, value: &str) -> Result<(), String> {
+    let k = Key::from_name(key).unwrap_or_else(|| panic!("no key {key}"));
+    c.set(k, value)
+}
+
+/// Every key with a good value, a bad value, and the start of the bad
+/// value's error.
+const CASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "RuntimeDirectory",
+        "redis",
+        "/run/redis",
+        "`/run/redis` is absolute",
+    ),
+    ("StateDirectory", "a/b", "../x", "`../x` contains `..`"),
+    (
+        "CacheDirectory",
+        "c",
+        "a:b",
+        "`a:b`: the `SOURCE:LINK` form",
+    ),
+    ("LogsDirectory", "l", ".", "`.` names no directory"),
+    (
+        "ConfigurationDirectory",
+        "conf",
+        "/etc/x",
+        "`/etc/x` is absolute",
+    ),
+    (
+        "RuntimeDirectoryMode",
+        "0750",
+        "0999",
+        "`0999` is not an octal mode",
+    ),
+    (
+        "StateDirectoryMode",
+        "0700",
+        "x",
+        "`x` is not an octal mode",
+    ),
+    (
+        "CacheDirectoryMode",
+        "0750",
+        "77777",
+        "`77777` is more than 07777",
+    ),
+    (
+        "LogsDirectoryMode",
+        "2750",
+        "-1",
+        "`-1` is not an octal mode",
+    ),
+    (
+        "ConfigurationDirectoryMode",
+        "0750",
+        "abc",
+        "`abc` is not an octal mode",
+    ),
+    (
+        "RuntimeDirectoryPreserve",
+        "restart",
+        "sometimes",
+        "`sometimes` is not a RuntimeDirectoryPreserve= value",
+    ),
+    ("UMask", "0027", "0800", "`0800` is not an octal mode"),
+    ("Nice", "-5", "-21", "-21 is out of range"),
+    ("OOMScoreAdjust", "-900", "2000", "2000 is out of range"),
+    (
+        "StandardOutput",
+        "append:/var/log/a.log",
+        "file:a.log",
+        "`file:a.log`: `a.log` is not an absolute path",
+    ),
+    (
+        "StandardError",
+        "null",
+        "speaker",
+        "`speaker` is not an output",
+    ),
+    (
+        "KillMode",
+        "mixed",
+        "everything",
+        "`everything` is not a kill mode",
+    ),
+    ("LimitCPU", "10min", "forever", "`forever`: "),
+    ("LimitFSIZE", "1G", "1Q", "`1Q` is not a size"),
+    ("LimitDATA", "infinity", "lots", "`lots` is not a size"),
+    (
+        "LimitSTACK",
+        "8M:16M",
+        "16M:8M",
+        "`16M:8M`: the soft limit is above the hard limit",
+    ),
+    ("LimitCORE", "0", "-1", "`-1` is negative"),
+    ("LimitRSS", "1G", "G", "`G` is not a size"),
+    ("LimitNPROC", "512", "many", "`many` is not a number"),
+    ("LimitNOFILE", "65536", "1.5", "`1.5` is not a number"),
+    ("LimitAS", "4G", "4X", "`4X` is not a size"),
+    ("LimitMEMLOCK", "64K", "64KiB", "`64KiB` is not a size"),
+    ("LimitLOCKS", "100", "x", "`x` is not a number"),
+    ("LimitSIGPENDING", "1000", "-5", "`-5` is not a number"),
+    ("LimitMSGQUEUE", "800K", "eight", "`eight` is not a size"),
+    ("LimitNICE", "+5", "+20", "`+20` is not a nice limit"),
+    ("LimitRTPRIO", "50", "high", "`high` is not a number"),
+    ("LimitRTTIME", "1s", "1parsec", "`1parsec`: unknown unit"),
+    (
+        "MemoryMax",
+        "512M",
+        "101%",
+        "`101%` is more than 100% of the memory",
+    ),
+    ("MemoryHigh", "40%", "soon", "`soon` is not a size"),
+    ("CPUWeight", "200", "10001", "10001 is out of range"),
+    (
+        "CPUQuota",
+        "20%",
+        "0%",
+        "`0%`: a CPU quota must be above 0%",
+    ),
+    ("TasksMax", "256", "0", "`0` is not a task limit"),
+    ("IOWeight", "500", "0", "0 is out of range"),
+    (
+        "NoNewPrivileges",
+        "yes",
+        "perhaps",
+        "`perhaps` is not a boolean",
+    ),
+    (
+        "CapabilityBoundingSet",
+        "CAP_NET_BIND_SERVICE",
+        "CAP_NET_BIND",
+        "`CAP_NET_BIND` is not a capability",
+    ),
+    (
+        "AmbientCapabilities",
+        "CAP_NET_BIND_SERVICE",
+        "NET_ADMIN",
+        "`NET_ADMIN` is not a capability",
+    ),
+    (
+        "PrivateTmp",
+        "true",
+        "private",
+        "`private` is not a boolean",
+    ),
+    ("PrivateDevices", "1", "2", "`2` is not a boolean"),
+    ("PrivateNetwork", "on", "lan", "`lan` is not a boolean"),
+    (
+        "ProtectSystem",
+        "strict",
+        "stricter",
+        "`stricter` is not a ProtectSystem= value",
+    ),
+    (
+        "ProtectHome",
+        "read-only",
+        "readonly",
+        "`readonly` is not a ProtectHome= value",
+    ),
+    (
+        "ReadWritePaths",
+        "-/var/lib/x",
+        "var/lib/x",
+        "`var/lib/x` is not an absolute path",
+    ),
+    (
+        "ReadOnlyPaths",
+        "/etc",
+        "/etc/../root",
+        "`/etc/../root` contains `..`",
+    ),
+    (
+        "InaccessiblePaths",
+        "-/secret",
+        "\"/open",
+        "unterminated \" quote",
+    ),
+    (
+        "ProtectKernelTunables",
+        "yes",
+        "ro",
+        "`ro` is not a boolean",
+    ),
+    ("ProtectKernelModules", "yes", "x", "`x` is not a boolean"),
+    ("ProtectKernelLogs", "yes", "x", "`x` is not a boolean"),
+    (
+        "ProtectControlGroups",
+        "yes",
+        "private",
+        "`private` is not a boolean",
+    ),
+    ("ProtectHostname", "yes", "x", "`x` is not a boolean"),
+    ("ProtectClock", "yes", "x", "`x` is not a boolean"),
+    (
+        "RestrictNamespaces",
+        "~user",
+        "~users",
+        "`users` is not a namespace kind",
+    ),
+    (
+        "RestrictAddressFamilies",
+        "AF_UNIX AF_INET",
+        "AF_UNIX INET",
+        "`INET` is not an address family",
+    ),
+    ("RestrictSUIDSGID", "yes", "x", "`x` is not a boolean"),
+    ("LockPersonality", "yes", "x", "`x` is not a boolean"),
+    ("MemoryDenyWriteExecute", "yes", "x", "`x` is not a boolean"),
+    (
+        "SystemCallFilter",
+        "@system-service",
+        "@systemd-service",
+        "`@systemd-service` is not a system call group",
+    ),
+    (
+        "SystemCallArchitectures",
+        "native",
+        "amd64",
+        "`amd64` is not an architecture",
+    ),
+    (
+        "SystemCallErrorNumber",
+        "EPERM",
+        "EPERMISSION",
+        "`EPERMISSION` is not an error name",
+    ),
+    (
+        "X-SkipUnsupported",
+        "ProtectClock memory-max",
+        "ProtectEverything",
+        "`ProtectEverything` is not a key of the service context",
+    ),
+];
+
+#[test]
+fn every_key_takes_a_good_value_and_refuses_a_bad_one() {
+    assert_eq!(CASES.len(), Key::all().count(), "a case per key");
+    for &(key, good, bad, error) in CASES {
+        let mut c = ServiceContext::default();
+        set(&mut c, key, good).unwrap_or_else(|e| panic!("{key}={good}: {e}"));
+        assert!(!c.is_empty(), "{key}={good} changed nothing");
+        let before = c.clone();
+        let err = set(&mut c, key, bad).expect_err(key);
+        assert!(err.starts_with(error), "{key}={bad}: {err}");
+        assert_eq!(c, before, "{key}={bad} changed the context");
+    }
+}
+
+#[test]
+fn an_empty_value_resets_every_key_but_the_bounding_set() {
+    for &(key, good, _, _) in CASES {
+        let mut c = ServiceContext::default();
+        set(&mut c, key, good).unwrap();
+        set(&mut c, key, "").unwrap();
+        if key == "CapabilityBoundingSet" {
+            assert_eq!(c.sandbox.capability_bounding_set, Some(CapSet::EMPTY));
+        } else if key == "AmbientCapabilities" {
+            assert_eq!(c.sandbox.ambient_capabilities, Some(CapSet::EMPTY));
+        } else {
+            assert!(c.is_empty(), "{key}= did not reset: {c:?}");
+        }
+    }
+}
+
+#[test]
+fn values_are_typed() {
+    let mut c = ServiceContext::default();
+    for (k, v) in [
+        ("UMask", "0027"),
+        ("Nice", "5"),
+        ("OOMScoreAdjust", "-500"),
+        ("LimitNOFILE", "1024:4096"),
+        ("LimitCORE", "infinity"),
+        ("StandardOutput", "file:/var/log/svc.log"),
+        ("StandardError", "journal"),
+        ("KillMode", "process"),
+        ("MemoryMax", "1G"),
+        ("TasksMax", "10%"),
+        ("CPUQuota", "150%"),
+        ("ProtectSystem", "full"),
+        ("ProtectHome", "tmpfs"),
+        ("ReadOnlyDirectories", "-/srv"),
+        ("SystemCallErrorNumber", "kill"),
+    ] {
+        set(&mut c, k, v).unwrap();
+    }
+    assert_eq!(c.umask, Some(0o027));
+    assert_eq!(c.nice, Some(5));
+    assert_eq!(c.oom_score_adjust, Some(-500));
+    assert_eq!(
+        c.limits.get(&Rlimit::Nofile),
+        Some(&RlimitValue {
+            soft: 1024,
+            hard: 4096
+        })
+    );
+    assert_eq!(c.limits.get(&Rlimit::Core).map(|l| l.hard), Some(INFINITY));
+    assert_eq!(
+        c.standard_output,
+        Some(Output::File("/var/log/svc.log".into()))
+    );
+    assert_eq!(c.standard_error, Some(Output::Log));
+    assert_eq!(c.kill_mode, KillMode::Process);
+    assert_eq!(c.resources.memory_max, Some(Amount::Absolute(1 << 30)));
+    assert_eq!(c.resources.tasks_max, Some(Amount::Share(1000)));
+    assert_eq!(c.resources.cpu_quota, Some(15000));
+    assert_eq!(c.sandbox.protect_system, ProtectSystem::Full);
+    assert_eq!(c.sandbox.protect_home, ProtectHome::Tmpfs);
+    assert_eq!(
+        c.sandbox.read_only_paths,
+        [PathRule {
+            path: "/srv".into(),
+            optional: true
+        }]
+    );
+    assert_eq!(c.sandbox.system_call_error_number, Some(Deny::Kill));
+    // PrivateTmp= takes systemd 257's `disconnected`.
+    set(&mut c, "PrivateTmp", "disconnected").unwrap();
+    assert!(c.sandbox.private_tmp);
+}
+
+#[test]
+fn skippable_keys() {
+    let mut c = ServiceContext::default();
+    set(&mut c, "X-SkipUnsupported", "ProtectClock memory-max").unwrap();
+    set(&mut c, "skip-unsupported", "LimitNOFILE").unwrap();
+    assert!(c.may_skip(Key::ProtectClock));
+    assert!(c.may_skip(Key::MemoryMax));
+    assert!(c.may_skip(Key::Limit(Rlimit::Nofile)));
+    assert!(!c.may_skip(Key::PrivateTmp));
+}
+
+#[test]
+fn json_round_trips_and_is_empty_for_no_keys() {
+    assert_eq!(
+        serde_json::to_string(&ServiceContext::default()).unwrap(),
+        "{}"
+    );
+    let mut c = ServiceContext::default();
+    for &(key, good, _, _) in CASES {
+        set(&mut c, key, good).unwrap();
+    }
+    let json = serde_json::to_string(&c).unwrap();
+    let back: ServiceContext = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, c);
+    assert!(json.contains(r#""protect-system":"strict""#), "{json}");
+    assert!(
+        json.contains(r#""skip-unsupported":["memory-max","protect-clock"]"#),
+        "{json}"
+    );
+    let bad = serde_json::from_str::<ServiceContext>(r#"{"umask":"x"}"#);
+    assert!(bad.is_err());
+}
+
+#[test]
+fn a_service_section_sets_its_context_keys() {
+    let unit = crate::systemd::parse(
+        "[Unit]\nDescription=x\n[Service]\nExecStart=/bin/x\nUMask=007\nReadWriteDirectories=-/etc/x\n\
+         SystemCallFilter=@system-service\nSystemCallFilter=~ @privileged\n",
+    );
+    let c = ServiceContext::from_service_options(&unit.options).unwrap();
+    assert_eq!(c.umask, Some(0o007));
+    assert_eq!(c.sandbox.read_write_paths.len(), 1);
+    assert_eq!(c.sandbox.system_call_filter.lines.len(), 2);
+    let bad = crate::systemd::parse("[Service]\nNice=99\n");
+    assert_eq!(
+        ServiceContext::from_service_options(&bad.options).unwrap_err(),
+        "Nice=99: 99 is out of range (a nice level is from -20 to 19)"
+    );
+}

@@ -1,0 +1,193 @@
+//! The checks of a key's value, the same whichever syntax the value came
+//! in (YAML, systemd's INI, the JSON of a transient unit): each says what
+//! is wrong as an [`Invalid`], and each reader puts that in its own words
+//! at its own place.
+
+use crate::spec::valid_name;
+use std::fmt;
+use std::time::Duration;
+
+/// What is wrong with a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    /// A unit or target name with a character outside `[A-Za-z0-9:_.@-]`,
+    /// or empty.
+    Name,
+    /// Text with a NUL character.
+    Nul,
+    /// An empty path.
+    EmptyPath,
+    /// A path that does not start with `/`.
+    RelativePath,
+    /// A command without words.
+    EmptyCommand,
+    /// A command whose program is the empty word.
+    EmptyProgram,
+    /// A word of a command with a NUL character.
+    NulInCommand,
+    /// A regular expression that does not compile: why, and at which
+    /// character the longest valid start of it ends (none when the whole
+    /// expression is too big once compiled).
+    Regex {
+        /// Why, for people.
+        why: String,
+        /// The character the problem is at.
+        at: Option<usize>,
+    },
+    /// A duration that must be longer than 0.
+    Zero,
+    /// A signal number outside 1 to 64.
+    Signal,
+    /// A user or group name that is empty, or has blanks or `:`.
+    Account,
+    /// An environment variable name that is empty, or has `=`, blanks or
+    /// control characters.
+    VariableName,
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Invalid::Name => write!(f, "a name has only letters, digits and `:_.@-`"),
+            Invalid::Nul => write!(f, "it contains a NUL character"),
+            Invalid::EmptyPath => write!(f, "an empty path"),
+            Invalid::RelativePath => write!(f, "not an absolute path (starting with `/`)"),
+            Invalid::EmptyCommand => write!(f, "empty command"),
+            Invalid::EmptyProgram => write!(f, "the program name is empty"),
+            Invalid::NulInCommand => write!(f, "a word contains a NUL character"),
+            Invalid::Regex { why, .. } => write!(f, "bad regular expression: {why}"),
+            Invalid::Zero => write!(f, "must be longer than 0"),
+            Invalid::Signal => write!(f, "a signal is a number from 1 to 64"),
+            Invalid::Account => write!(f, "empty, or with blanks or `:`"),
+            Invalid::VariableName => write!(
+                f,
+                "a variable name has no `=`, blanks or control characters"
+            ),
+        }
+    }
+}
+
+/// A unit or target name.
+pub fn name(s: &str) -> Result<(), Invalid> {
+    if valid_name(s) {
+        Ok(())
+    } else {
+        Err(Invalid::Name)
+    }
+}
+
+/// Free text.
+pub fn text(s: &str) -> Result<(), Invalid> {
+    if s.contains('\0') {
+        Err(Invalid::Nul)
+    } else {
+        Ok(())
+    }
+}
+
+/// An absolute path.
+pub fn path(s: &str) -> Result<(), Invalid> {
+    if s.is_empty() {
+        Err(Invalid::EmptyPath)
+    } else if !s.starts_with('/') {
+        Err(Invalid::RelativePath)
+    } else {
+        Ok(())
+    }
+}
+
+/// The words of a command: a program, and no NUL anywhere.
+pub fn command(words: &[String]) -> Result<(), Invalid> {
+    match words.first().map(String::as_str) {
+        None => Err(Invalid::EmptyCommand),
+        Some("") => Err(Invalid::EmptyProgram),
+        _ if words.iter().any(|w| w.contains('\0')) => Err(Invalid::NulInCommand),
+        _ => Ok(()),
+    }
+}
+
+/// A duration that must be longer than 0.
+pub fn timeout(d: Duration) -> Result<(), Invalid> {
+    if d.is_zero() {
+        Err(Invalid::Zero)
+    } else {
+        Ok(())
+    }
+}
+
+/// A signal number.
+pub fn signal(n: i32) -> Result<(), Invalid> {
+    if (1..=64).contains(&n) {
+        Ok(())
+    } else {
+        Err(Invalid::Signal)
+    }
+}
+
+/// A user or group name or number.
+pub fn account(s: &str) -> Result<(), Invalid> {
+    if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == ':') {
+        Err(Invalid::Account)
+    } else {
+        Ok(())
+    }
+}
+
+/// An environment variable's name.
+pub fn variable_name(s: &str) -> Result<(), Invalid> {
+    if s.is_empty()
+        || s.chars()
+            .any(|c| c == '=' || c.is_whitespace() || c.is_control())
+    {
+        Err(Invalid::VariableName)
+    } else {
+        Ok(())
+    }
+}
+
+/// The most a `ready-grep` expression may take once compiled.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// A `ready-grep` expression, compiled as the init will (`regex-lite`),
+/// with the size limit.
+pub fn regex(pattern: &str) -> Result<(), Invalid> {
+    let Err(err) = compile_regex(pattern) else {
+        return Ok(());
+    };
+    // `regex-lite` reports an error as text only: the size limit is told
+    // apart by that text, the one place it is read.
+    let text = err.to_string();
+    if text == "compiled regex exceeded size limit" {
+        return Err(Invalid::Regex {
+            why: "the expression is too big once compiled (the limit is 1 MiB)".to_string(),
+            at: None,
+        });
+    }
+    Err(Invalid::Regex {
+        why: text,
+        at: Some(regex_error_offset(pattern)),
+    })
+}
+
+fn compile_regex(pattern: &str) -> Result<(), regex_lite::Error> {
+    regex_lite::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map(drop)
+}
+
+/// The character offset in a bad pattern that its error points at:
+/// `regex-lite` says what is wrong but not where, so this is where the
+/// longest valid prefix of the pattern ends (the `(` never closed in `a(b`,
+/// the `*` with nothing to repeat in `*up`, the `)` never opened in
+/// `ab)c`). Runs only for a pattern that failed to compile.
+fn regex_error_offset(pattern: &str) -> usize {
+    let ends = pattern.char_indices().map(|(i, _)| i).skip(1);
+    let mut offset = 0;
+    for (n, end) in ends.chain([pattern.len()]).enumerate() {
+        if compile_regex(&pattern[..end]).is_ok() {
+            offset = n + 1;
+        }
+    }
+    offset
+}

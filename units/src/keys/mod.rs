@@ -1,0 +1,325 @@
+//! The keys of a unit, in one table ([`KEYS`]): for each, its name in a
+//! YAML unit file, the systemd keys that set the same field, the unit types
+//! it applies to, and the field of [`UnitSpec`] it sets ([`Key::slot`]),
+//! whose kind ([`Slot`]) says how a value is read and checked. The YAML
+//! loader, the systemd translator and the validation of transient units
+//! ([`validate()`]) all go through it, with the checks of [`check`].
+//!
+//! A new key is one entry here (its name: the systemd key in lower kebab
+//! case, SPEC §3a), its field in `spec.rs`, and what it does (in the
+//! planner or the init). A new kind of value is a [`Slot`] variant, read in
+//! `load/read.rs` (YAML) and `systemd/translate.rs` (INI) and checked in
+//! `validate.rs`. A new unit type is a [`UnitType`] variant, the slices of
+//! types below that include it, and its rules in [`RULES`].
+
+pub use crate::spec::TargetList;
+use crate::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub mod check;
+mod validate;
+
+pub use validate::{validate, validate_set, Problem, SetProblem, What};
+
+/// One key of a unit.
+pub struct Key {
+    /// Its name in a YAML unit file.
+    pub name: &'static str,
+    /// The systemd keys (section, name) that set the same field.
+    pub systemd: &'static [(&'static str, &'static str)],
+    /// The unit types it applies to.
+    pub applies_to: &'static [UnitType],
+    /// The field it sets, by kind.
+    pub slot: fn(&mut UnitSpec) -> Slot<'_>,
+}
+
+impl Key {
+    /// Whether the key applies to a unit of type `kind`.
+    pub fn applies(&self, kind: UnitType) -> bool {
+        self.applies_to.contains(&kind)
+    }
+}
+
+/// The field a key sets, by the kind of its value: the kind says how a
+/// value is read (from YAML or systemd's INI) and checked.
+pub enum Slot<'a> {
+    /// The unit's name, `[A-Za-z0-9:_.@-]+`.
+    Name(&'a mut String),
+    /// The unit's type.
+    Type(&'a mut UnitType),
+    /// Free text.
+    Text(&'a mut Option<String>),
+    /// Target names, and which of the unit's lists they are (their
+    /// positions are kept in [`crate::spec::Origin`]).
+    Targets(&'a mut Vec<String>, TargetList),
+    /// One command.
+    Command(&'a mut Option<Command>),
+    /// Commands run in order; a failure may be ignored.
+    Commands(&'a mut Vec<Command>),
+    /// A duration, if given.
+    OptionalDuration(&'a mut Option<Duration>),
+    /// A duration.
+    Duration(&'a mut Duration),
+    /// A duration longer than 0.
+    Timeout(&'a mut Duration),
+    /// A regular expression.
+    Regex(&'a mut Option<String>),
+    /// An absolute path.
+    Path(&'a mut Option<PathBuf>),
+    /// A restart policy.
+    Restart(&'a mut RestartPolicy),
+    /// A signal.
+    Signal(&'a mut Signal),
+    /// A user or group, by name or number.
+    Account(&'a mut Option<String>),
+    /// Environment variables.
+    Environment(&'a mut BTreeMap<String, String>),
+    /// Files of `NAME=value` lines, each with whether it may be missing.
+    EnvironmentFiles(&'a mut Vec<(PathBuf, bool)>),
+}
+
+/// Every unit type.
+pub const ALL: &[UnitType] = &UnitType::ALL;
+
+/// The types that run a process (all but `virtual`).
+pub const PROCESS: &[UnitType] = &[
+    UnitType::ForegroundNotified,
+    UnitType::ForegroundSupervised,
+    UnitType::BackgroundPidfile,
+    UnitType::BackgroundScripted,
+    UnitType::Oneshot,
+];
+
+/// `foreground-supervised`: readiness from the process's output or a delay.
+const SUPERVISED: &[UnitType] = &[UnitType::ForegroundSupervised];
+
+/// `background-pidfile`: a forking daemon.
+const PIDFILE: &[UnitType] = &[UnitType::BackgroundPidfile];
+
+/// Every key, in the order the docs list them. `unit` has the alias `name`.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "unit",
+        systemd: &[],
+        applies_to: ALL,
+        slot: |s| Slot::Name(&mut s.name),
+    },
+    Key {
+        name: "description",
+        systemd: &[("Unit", "Description")],
+        applies_to: ALL,
+        slot: |s| Slot::Text(&mut s.description),
+    },
+    Key {
+        name: "type",
+        systemd: &[("Service", "Type")],
+        applies_to: ALL,
+        slot: |s| Slot::Type(&mut s.kind),
+    },
+    Key {
+        name: "provides",
+        systemd: &[],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.provides, TargetList::Provides),
+    },
+    Key {
+        name: "depends-on",
+        systemd: &[("Unit", "Requires"), ("Unit", "BindsTo")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.depends_on, TargetList::DependsOn),
+    },
+    Key {
+        name: "depends-ms",
+        systemd: &[],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.depends_ms, TargetList::DependsMs),
+    },
+    Key {
+        name: "waits-for",
+        systemd: &[("Unit", "Wants")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.waits_for, TargetList::WaitsFor),
+    },
+    Key {
+        name: "exec-start-pre",
+        systemd: &[("Service", "ExecStartPre")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Commands(&mut s.exec_start_pre),
+    },
+    Key {
+        name: "exec-start",
+        systemd: &[("Service", "ExecStart")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Command(&mut s.exec_start),
+    },
+    Key {
+        name: "exec-stop",
+        systemd: &[("Service", "ExecStop")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Command(&mut s.exec_stop),
+    },
+    Key {
+        name: "exec-stop-post",
+        systemd: &[("Service", "ExecStopPost")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Commands(&mut s.exec_stop_post),
+    },
+    Key {
+        name: "exec-reload",
+        systemd: &[("Service", "ExecReload")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Command(&mut s.exec_reload),
+    },
+    Key {
+        name: "ready-wait",
+        systemd: &[],
+        applies_to: SUPERVISED,
+        slot: |s| Slot::OptionalDuration(&mut s.ready_wait),
+    },
+    Key {
+        name: "ready-grep",
+        systemd: &[],
+        applies_to: SUPERVISED,
+        slot: |s| Slot::Regex(&mut s.ready_grep),
+    },
+    Key {
+        name: "pidfile",
+        systemd: &[("Service", "PIDFile")],
+        applies_to: PIDFILE,
+        slot: |s| Slot::Path(&mut s.pidfile),
+    },
+    Key {
+        name: "start-timeout",
+        systemd: &[("Service", "TimeoutStartSec"), ("Service", "TimeoutSec")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Timeout(&mut s.start_timeout),
+    },
+    Key {
+        name: "stop-timeout",
+        systemd: &[("Service", "TimeoutStopSec"), ("Service", "TimeoutSec")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Timeout(&mut s.stop_timeout),
+    },
+    Key {
+        name: "restart",
+        systemd: &[("Service", "Restart")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Restart(&mut s.restart),
+    },
+    Key {
+        name: "restart-delay",
+        systemd: &[("Service", "RestartSec")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Duration(&mut s.restart_delay),
+    },
+    Key {
+        name: "restart-max-delay",
+        systemd: &[],
+        applies_to: PROCESS,
+        slot: |s| Slot::Duration(&mut s.restart_max_delay),
+    },
+    Key {
+        name: "kill-signal",
+        systemd: &[("Service", "KillSignal")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Signal(&mut s.kill_signal),
+    },
+    Key {
+        name: "user",
+        systemd: &[("Service", "User")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Account(&mut s.extras.user),
+    },
+    Key {
+        name: "group",
+        systemd: &[("Service", "Group")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Account(&mut s.extras.group),
+    },
+    Key {
+        name: "working-directory",
+        systemd: &[("Service", "WorkingDirectory")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Path(&mut s.extras.working_directory),
+    },
+    Key {
+        name: "environment",
+        systemd: &[("Service", "Environment")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Environment(&mut s.extras.environment),
+    },
+    Key {
+        name: "environment-file",
+        systemd: &[("Service", "EnvironmentFile")],
+        applies_to: PROCESS,
+        slot: |s| Slot::EnvironmentFiles(&mut s.extras.environment_files),
+    },
+];
+
+/// The alias of `unit`.
+pub const NAME_ALIAS: &str = "name";
+
+/// The key named `name` (or the alias of `unit`).
+pub fn key(name: &str) -> Option<&'static Key> {
+    let name = if name == NAME_ALIAS { "unit" } else { name };
+    KEYS.iter().find(|k| k.name == name)
+}
+
+/// The key that systemd's `[section] name` sets, if it is a twin.
+pub fn systemd_twin(section: &str, name: &str) -> Option<&'static Key> {
+    KEYS.iter()
+        .find(|k| k.systemd.iter().any(|&(s, n)| s == section && n == name))
+}
+
+/// What a unit of some types must have, or must not combine.
+pub enum Rule {
+    /// Units of these types need this key, for this reason.
+    Needs(&'static [UnitType], &'static str, &'static str),
+    /// These two keys cannot be used together.
+    Exclusive(&'static str, &'static str),
+    /// A unit of this type cannot have this restart policy.
+    NoRestart(UnitType, RestartPolicy),
+}
+
+/// The rules across keys, by type.
+pub const RULES: &[Rule] = &[
+    Rule::Needs(PROCESS, "exec-start", "a command to run"),
+    Rule::Needs(PIDFILE, "pidfile", "where the daemon writes its PID"),
+    Rule::Exclusive("ready-wait", "ready-grep"),
+    // It would run again every time it finishes.
+    Rule::NoRestart(UnitType::Oneshot, RestartPolicy::Always),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_named_once_and_its_rules_name_keys() {
+        for (i, k) in KEYS.iter().enumerate() {
+            assert!(
+                KEYS[..i].iter().all(|o| o.name != k.name),
+                "{} twice",
+                k.name
+            );
+            assert!(!k.applies_to.is_empty(), "{}", k.name);
+        }
+        for r in RULES {
+            let names: &[&str] = match r {
+                Rule::Needs(_, a, _) => &[a],
+                Rule::Exclusive(a, b) => &[a, b],
+                Rule::NoRestart(..) => &["restart"],
+            };
+            for n in names {
+                assert!(key(n).is_some(), "rule names an unknown key {n}");
+            }
+        }
+        assert_eq!(key("name").map(|k| k.name), Some("unit"));
+        assert_eq!(
+            systemd_twin("Service", "TimeoutSec").map(|k| k.name),
+            Some("start-timeout")
+        );
+    }
+}

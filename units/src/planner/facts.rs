@@ -1,0 +1,219 @@
+//! What the init and the planner tell each other: the [`Fact`]s the init
+//! observed, and the [`Action`]s the planner asks for. An action is
+//! complete: the init carries it out without asking the planner anything.
+
+use crate::graph::UnitId;
+use crate::spec::{Command, Signal, UnitSpec};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which of a unit's commands a process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `exec-start-pre` number `n`.
+    Pre(u16),
+    /// The main process (`exec-start`).
+    Main,
+    /// `exec-stop`.
+    Stop,
+    /// `exec-stop-post` number `n`.
+    StopPost(u16),
+    /// `exec-reload`.
+    Reload,
+}
+
+impl Role {
+    /// The command of `spec` this role runs, if it has one.
+    pub fn command(self, spec: &UnitSpec) -> Option<&Command> {
+        match self {
+            Role::Pre(n) => spec.exec_start_pre.get(n as usize),
+            Role::Main => spec.exec_start.as_ref(),
+            Role::Stop => spec.exec_stop.as_ref(),
+            Role::StopPost(n) => spec.exec_stop_post.get(n as usize),
+            Role::Reload => spec.exec_reload.as_ref(),
+        }
+    }
+
+    /// The unit-file key of the command.
+    pub fn key(self) -> &'static str {
+        match self {
+            Role::Pre(_) => "exec-start-pre",
+            Role::Main => "exec-start",
+            Role::Stop => "exec-stop",
+            Role::StopPost(_) => "exec-stop-post",
+            Role::Reload => "exec-reload",
+        }
+    }
+}
+
+/// The words a process of `role` runs: the command of `role` in `spec`,
+/// every `$MAINPID` (and `${MAINPID}`) replaced by `mainpid` (or nothing).
+/// Shared with the spec (no copy) when no word mentions it. `None` when the
+/// spec has no such command (the planner asks only for commands it has).
+pub(super) fn spawn_argv(
+    spec: &UnitSpec,
+    role: Role,
+    mainpid: Option<i32>,
+) -> Option<Arc<[String]>> {
+    let cmd = role.command(spec)?;
+    Some(if cmd.mentions_mainpid() {
+        cmd.with_mainpid(mainpid).into()
+    } else {
+        cmd.argv.clone()
+    })
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitStatus {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+}
+
+impl ExitStatus {
+    /// Exit status 0.
+    pub fn success(self) -> bool {
+        self == ExitStatus::Code(0)
+    }
+
+    /// `exit status 3`, `killed by SIGKILL`.
+    pub fn describe(self) -> String {
+        match self {
+            ExitStatus::Code(c) => format!("exit status {c}"),
+            ExitStatus::Signal(s) => format!("killed by {}", Signal(s).name()),
+        }
+    }
+}
+
+/// An sd_notify message (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notify {
+    /// `READY=1`.
+    Ready,
+    /// `RELOADING=1`.
+    Reloading,
+    /// `STOPPING=1`.
+    Stopping,
+    /// `STATUS=...`.
+    Status(String),
+    /// `MAINPID=...`.
+    MainPid(i32),
+    /// `ERRNO=...`.
+    Errno(i32),
+    /// `EXTEND_TIMEOUT_USEC=...`.
+    ExtendTimeout(Duration),
+    /// `WATCHDOG=1`.
+    Watchdog,
+}
+
+/// Something the init observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fact {
+    /// A [`Action::Spawn`] was carried out.
+    Spawned {
+        /// The unit.
+        unit: UnitId,
+        /// Which command.
+        role: Role,
+        /// The new process.
+        pid: i32,
+    },
+    /// A [`Action::Spawn`] could not be carried out.
+    SpawnFailed {
+        /// The unit.
+        unit: UnitId,
+        /// Which command.
+        role: Role,
+        /// Why, for people.
+        error: String,
+    },
+    /// A child process ended (any child: unknown PIDs are ignored).
+    Exited {
+        /// The process.
+        pid: i32,
+        /// How.
+        status: ExitStatus,
+    },
+    /// A message on the unit's notify socket.
+    Notify {
+        /// The unit.
+        unit: UnitId,
+        /// The message.
+        msg: Notify,
+    },
+    /// A line of the unit's output matched `ready-grep`.
+    ReadyLine {
+        /// The unit.
+        unit: UnitId,
+    },
+    /// A [`Action::ReadPidfile`] was carried out.
+    Pidfile {
+        /// The unit.
+        unit: UnitId,
+        /// The PID read, or why none could be.
+        result: Result<i32, String>,
+    },
+}
+
+/// Something the init must do. Each action is complete: the init carries
+/// it out without asking the planner anything.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Start a process for `unit` running `argv`, in the process context of
+    /// `spec`, its output captured; it leads a new process group. Answer
+    /// with [`Fact::Spawned`] or [`Fact::SpawnFailed`].
+    Spawn {
+        /// The unit.
+        unit: UnitId,
+        /// Which command.
+        role: Role,
+        /// The command's words, `$MAINPID` already replaced.
+        argv: Arc<[String]>,
+        /// The definition the process runs with (user, environment, ...).
+        spec: Arc<UnitSpec>,
+        /// The unit's main PID, for `$MAINPID` in the environment.
+        mainpid: Option<i32>,
+    },
+    /// Send `signal` to whom [`Whom`] says.
+    Kill {
+        /// The unit the processes belong to.
+        unit: UnitId,
+        /// The process, the process group, or both.
+        whom: Whom,
+        /// The signal.
+        signal: Signal,
+    },
+    /// Read the unit's pidfile; answer with [`Fact::Pidfile`].
+    ReadPidfile {
+        /// The unit.
+        unit: UnitId,
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Whom an [`Action::Kill`] signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Whom {
+    /// This process alone.
+    Process(i32),
+    /// The process group with this number alone. Its leader is gone (or was
+    /// never tracked), so the number may be another process's now; the
+    /// group's number cannot be reused while it has members.
+    Group(i32),
+    /// The process group this process leads, and the process itself (a
+    /// daemon that left its group gets the signal too).
+    GroupAndLeader(i32),
+}
+
+impl Whom {
+    /// The PID or group number signalled.
+    pub fn pid(self) -> i32 {
+        match self {
+            Whom::Process(p) | Whom::Group(p) | Whom::GroupAndLeader(p) => p,
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! The lifecycle of a unit's processes: one table of what each [`Event`]
+//! does in each [`Phase`] ([`Planner::step`]), as s6-supervise keeps its
+//! state × event table. The rules ([`super::rules`]) raise `Start` and
+//! `Stop`; the init's facts and the timers raise the rest. A pair that is
+//! not in the table is ignored: a report that comes too late to matter.
+//!
+//! The cells' handlers are in [`start`] (from `Idle` to `Up`, and
+//! reloading) and [`stop`] (from any phase back to `Idle`, failures and
+//! restarts); each cell has a test in `tests.rs`.
+
+use super::facts::{spawn_argv, Action, ExitStatus, Role, Whom};
+use super::record::{Phase, Record, Timer};
+use super::Planner;
+use crate::graph::{Graph, UnitId};
+use crate::spec::{RestartPolicy, Signal, UnitSpec, UnitType};
+use std::cmp::Reverse;
+use std::sync::Arc;
+use std::time::Duration;
+
+mod start;
+mod stop;
+#[cfg(test)]
+mod tests;
+
+/// Something that happens to a unit, as the lifecycle table reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Event {
+    /// The start rule holds.
+    Start,
+    /// The stop rule holds, for this reason.
+    Stop(&'static str),
+    /// `initctl reload-unit`: run `exec-reload`.
+    Reload,
+    /// A process of this role was spawned, with this PID.
+    Spawned(Role, i32),
+    /// A process of this role could not be spawned, for this reason.
+    SpawnFailed(Role, String),
+    /// The unit's current process of this role ended.
+    Exited(Role, i32, ExitStatus),
+    /// sd_notify `READY=1`.
+    Ready,
+    /// sd_notify `RELOADING=1`.
+    Reloading,
+    /// sd_notify `STOPPING=1`.
+    Stopping,
+    /// A line of output matched `ready-grep`.
+    ReadyLine,
+    /// The pidfile was read: the PID, or why there is none.
+    Pidfile(Result<i32, String>),
+    /// The unit's timer fired.
+    Timer(Timer),
+}
+
+impl Planner {
+    /// The lifecycle table: what `event` does to unit `u` in its phase.
+    pub(super) fn step(&mut self, u: UnitId, event: Event) {
+        use Event as E;
+        use Phase as P;
+        let Some(unit) = self.units.get(u.index()) else {
+            return;
+        };
+        let rec = &self.records[u.index()];
+        match (unit.phase, event) {
+            // Idle: a start, the stop of an exited unit, a restart's turn.
+            (P::Idle, E::Start) => self.begin_start(u),
+            (P::Idle, E::Stop(why)) => self.stop_exited(u, why),
+            (P::Idle, E::Timer(Timer::Restart)) => self.restart_due(u),
+
+            // Starting: pre commands, then the main process until ready.
+            (P::Pre(n), E::Exited(Role::Pre(m), _, status)) if n == m => {
+                self.pre_exited(u, n, status)
+            }
+            (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
+            | (P::Main, E::SpawnFailed(role @ Role::Main, error)) => {
+                self.fail(u, format!("{}: {error}", role.key()))
+            }
+            (P::Pre(_) | P::Main, E::Timer(Timer::Start)) => {
+                self.fail(u, "start timed out".to_string())
+            }
+            (P::Main, E::Spawned(Role::Main, pid)) if rec.main_pid.is_none() => {
+                self.main_spawned(u, pid)
+            }
+            (P::Main, E::Ready) if self.spec_of(u).kind == UnitType::ForegroundNotified => {
+                self.become_up(u, "ready")
+            }
+            (P::Main, E::ReadyLine) => self.become_up(u, "ready (output matched)"),
+            (P::Main, E::Timer(Timer::ReadyWait)) => {
+                self.become_up(u, "running (ready-wait elapsed)")
+            }
+            (P::Main, E::Exited(Role::Main, pid, status)) => {
+                self.start_command_exited(u, pid, status)
+            }
+            (P::Main, E::Pidfile(result)) => self.pidfile_read(u, result),
+            (P::Main, E::Timer(Timer::Pidfile)) => self.read_pidfile(u),
+
+            // Up, and reloading.
+            (P::Up, E::Reload) => self.begin_reload(u),
+            (P::Up, E::Reloading) => self.reloading_by_itself(u),
+            (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
+            (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),
+            (P::Reloading, E::Ready) if rec.helper.is_none() => self.reloaded(u, "reloaded".into()),
+            (P::Reloading, E::Exited(Role::Reload, _, status)) => self.reload_exited(u, status),
+            (P::Reloading, E::SpawnFailed(Role::Reload, error)) => {
+                self.reload_spawn_failed(u, error)
+            }
+            (P::Reloading, E::Timer(Timer::Reload)) => self.reload_timed_out(u),
+
+            // Stopping: exec-stop and the kill signal, then stop-post.
+            (P::Pre(_) | P::Main | P::Up | P::Reloading, E::Stop(why)) => self.begin_stop(u, why),
+            (P::Stopping, E::Exited(Role::Main, _, status)) => {
+                self.main_exited_while_stopping(u, status)
+            }
+            (P::Stopping, E::Exited(Role::Pre(_), ..)) => self.check_stopped(u),
+            (P::Stopping, E::Exited(Role::Stop, _, status)) => self.stop_command_exited(u, status),
+            (P::Stopping, E::SpawnFailed(Role::Stop, error)) => self.stop_spawn_failed(u, error),
+            (P::Stopping, E::Timer(Timer::Stop)) => self.stop_timed_out(u),
+            (P::Stopping, E::Timer(Timer::Abandon)) => self.abandon(u),
+            (
+                P::StopPost(n),
+                E::Exited(Role::StopPost(m), ..) | E::SpawnFailed(Role::StopPost(m), _),
+            ) if n == m => self.stop_post(u, n + 1),
+
+            // In any phase: processes the unit no longer wants.
+            (_, E::Spawned(Role::Main, pid)) => self.kill_group(u, pid, Signal::KILL),
+            (_, E::Spawned(role, pid)) => self.helper_spawned(u, role, pid),
+            (_, E::Pidfile(Ok(pid))) => self.kill_stray_daemon(u, pid),
+            _ => {}
+        }
+    }
+
+    /// Bookkeeping of a spawn that failed, before the table: whether the
+    /// unit awaits it (else the report is stale: the unit moved on, as for
+    /// a late [`Event::Spawned`]).
+    pub(super) fn forget_spawn(&mut self, u: UnitId, role: Role) -> bool {
+        let (Some(unit), Some(rec)) = (self.units.get(u.index()), self.records.get_mut(u.index()))
+        else {
+            return false;
+        };
+        if role == Role::Main {
+            return unit.phase == Phase::Main && rec.main_pid.is_none();
+        }
+        if rec.helper != Some((role, None)) {
+            return false;
+        }
+        rec.helper = None;
+        true
+    }
+
+    /// Bookkeeping of a process that ended, before the table: whether it
+    /// is the unit's current process of its role (else the report is
+    /// stale). The main process's group is remembered, to be killed once
+    /// the unit is down, unless a start command hands over to what it
+    /// started by exiting 0.
+    pub(super) fn forget_process(
+        &mut self,
+        u: UnitId,
+        role: Role,
+        pid: i32,
+        status: ExitStatus,
+    ) -> bool {
+        let i = u.index();
+        if role != Role::Main {
+            if self.records[i].helper_role() != Some(role) {
+                return false;
+            }
+            self.records[i].helper = None;
+            return true;
+        }
+        if self.records[i].main_pid != Some(pid) {
+            return false;
+        }
+        let kind = self.spec_of(u).kind;
+        let rec = &mut self.records[i];
+        rec.main_pid = None;
+        let hands_over = self.units[i].phase == Phase::Main
+            && status.success()
+            && matches!(
+                kind,
+                UnitType::Oneshot | UnitType::BackgroundScripted | UnitType::BackgroundPidfile
+            );
+        if !hands_over {
+            rec.dead_leader = Some(pid);
+        }
+        true
+    }
+
+    /// The definition unit `u`'s processes run with: the one it started
+    /// with, or (idle) the graph's.
+    pub(super) fn spec_of(&self, u: UnitId) -> &UnitSpec {
+        running_spec(&self.records[u.index()], &self.graph, u)
+    }
+
+    /// Asks for the process of `role` of unit `u`, its command taken from
+    /// [`Planner::spec_of`] (the caller has checked that it exists).
+    fn spawn(&mut self, u: UnitId, role: Role) {
+        let i = u.index();
+        let Planner {
+            records,
+            graph,
+            actions,
+            ..
+        } = self;
+        let spec = running_spec(&records[i], graph, u);
+        let mainpid = records[i].main_pid;
+        let Some(argv) = spawn_argv(spec, role, mainpid) else {
+            debug_assert!(false, "{role:?} of {u:?} has no command");
+            return;
+        };
+        actions.push(Action::Spawn {
+            unit: u,
+            role,
+            argv,
+            spec: spec.clone(),
+            mainpid,
+        });
+        if role != Role::Main {
+            records[i].helper = Some((role, None));
+        }
+    }
+
+    /// Asks for `signal` to the process group `pid` leads (every spawn
+    /// leads one). The process itself gets it too while the planner still
+    /// tracks it as `u`'s (a daemon may have left its group); an untracked
+    /// PID may be free again, so only its group is signalled, and a number
+    /// that now belongs to another unit's process is not signalled at all.
+    fn kill_group(&mut self, u: UnitId, pid: i32, signal: Signal) {
+        let whom = match self.pids.get(&pid) {
+            Some(&(owner, _)) if owner == u => Whom::GroupAndLeader(pid),
+            Some(_) => return,
+            None => Whom::Group(pid),
+        };
+        self.actions.push(Action::Kill {
+            unit: u,
+            whom,
+            signal,
+        });
+    }
+
+    /// Sets unit `u`'s one timer (replacing any).
+    pub(super) fn set_timer(&mut self, u: UnitId, after: Duration, kind: Timer) {
+        let t = self.now.after(after);
+        let r = &mut self.records[u.index()];
+        r.timer_gen += 1;
+        r.timer = Some((t, kind));
+        self.timers.push(Reverse((t, u.0, r.timer_gen)));
+    }
+
+    pub(super) fn clear_timer(&mut self, u: UnitId) {
+        let r = &mut self.records[u.index()];
+        if r.timer.is_some() {
+            r.timer = None;
+            r.timer_gen += 1;
+        }
+    }
+
+    /// The restart policy the unit runs with.
+    fn restart_policy(&self, u: UnitId) -> RestartPolicy {
+        self.records[u.index()]
+            .running_spec
+            .as_ref()
+            .map_or(RestartPolicy::No, |s| s.restart)
+    }
+}
+
+/// [`Planner::spec_of`], for a caller that holds other fields of the
+/// planner borrowed.
+fn running_spec<'a>(rec: &'a Record, graph: &'a Graph, u: UnitId) -> &'a Arc<UnitSpec> {
+    rec.running_spec
+        .as_ref()
+        .unwrap_or_else(|| &graph.node(u).spec)
+}

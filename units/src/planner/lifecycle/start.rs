@@ -1,0 +1,298 @@
+//! The lifecycle table's cells on the way up: from `Idle` through the pre
+//! commands and the main process to `Up`, and reloading.
+
+use super::super::facts::{Action, ExitStatus, Role, Whom};
+use super::super::record::{Phase, Status, Timer};
+use super::super::Planner;
+use crate::graph::UnitId;
+use crate::spec::{defaults, Signal, UnitType};
+use crate::state::UnitState;
+use std::time::Duration;
+
+impl Planner {
+    /// `Idle` + start rule: a fresh start with the graph's definition.
+    pub(super) fn begin_start(&mut self, u: UnitId) {
+        let i = u.index();
+        let spec = self.graph.node(u).spec.clone();
+        let (kind, start_timeout, has_pre) = (
+            spec.kind,
+            spec.start_timeout,
+            !spec.exec_start_pre.is_empty(),
+        );
+        let unit = &mut self.units[i];
+        let rec = &mut self.records[i];
+        if unit.restarting() {
+            rec.restarts += 1;
+        }
+        unit.restart_ready = false;
+        unit.restart_requested = false;
+        unit.spec_changed = false;
+        rec.running_spec = Some(spec);
+        rec.rare_reset(|r| {
+            r.failure = None;
+            r.script_group = None;
+            r.pidfile_tries = 0;
+            r.pidfile_deadline = None;
+        });
+        rec.notify_status = None;
+        rec.exit_ok = false;
+        rec.self_stop = false;
+        rec.dead_leader = None;
+        rec.start_at = Some(self.now);
+        rec.main_pid = None;
+        self.clear_timer(u);
+        if kind == UnitType::Virtual {
+            self.units[i].phase = Phase::Up;
+            self.set_state(u, UnitState::Running, "active");
+            return;
+        }
+        self.starting += 1;
+        self.set_timer(u, start_timeout, Timer::Start);
+        if has_pre {
+            self.units[i].phase = Phase::Pre(0);
+            self.set_state(u, UnitState::Starting, "running exec-start-pre");
+            self.spawn(u, Role::Pre(0));
+        } else {
+            self.start_main(u);
+        }
+    }
+
+    /// The pre commands are done: the main process.
+    fn start_main(&mut self, u: UnitId) {
+        let has_main = self.spec_of(u).exec_start.is_some();
+        self.units[u.index()].phase = Phase::Main;
+        self.records[u.index()].helper = None;
+        self.set_state(u, UnitState::Starting, "starting");
+        if has_main {
+            self.spawn(u, Role::Main);
+        } else {
+            self.fail(u, "no exec-start".to_string());
+        }
+    }
+
+    /// Gives back the start slot, if the unit holds one.
+    pub(super) fn leave_starting(&mut self, u: UnitId) {
+        if self.units[u.index()].phase.starting() {
+            self.starting = self.starting.saturating_sub(1);
+        }
+    }
+
+    /// `Main` + ready (`READY=1`, `ready-grep`, `ready-wait`, pidfile):
+    /// `Up`, running.
+    pub(super) fn become_up(&mut self, u: UnitId, status: &'static str) {
+        self.leave_starting(u);
+        self.clear_timer(u);
+        self.units[u.index()].phase = Phase::Up;
+        self.records[u.index()].helper = None;
+        self.set_state(u, UnitState::Running, status);
+    }
+
+    /// `Pre(n)` + pre command `n` exited: the next one, or the main
+    /// process; a failure that is not ignored fails the start.
+    pub(super) fn pre_exited(&mut self, u: UnitId, n: u16, status: ExitStatus) {
+        let (ignore, pres) = {
+            let pre = &self.spec_of(u).exec_start_pre;
+            (
+                pre.get(n as usize).is_some_and(|c| c.ignore_failure),
+                pre.len(),
+            )
+        };
+        if !status.success() && !ignore {
+            self.fail(u, format!("exec-start-pre: {}", status.describe()));
+            return;
+        }
+        let next = n + 1;
+        if (next as usize) < pres {
+            self.units[u.index()].phase = Phase::Pre(next);
+            self.spawn(u, Role::Pre(next));
+        } else {
+            self.start_main(u);
+        }
+    }
+
+    /// `Main` + spawned: a `foreground-supervised` unit with no `ready-*`
+    /// is up at once; with `ready-wait`, once it has passed.
+    pub(super) fn main_spawned(&mut self, u: UnitId, pid: i32) {
+        self.records[u.index()].main_pid = Some(pid);
+        let spec = self.spec_of(u);
+        let (kind, ready_wait, ready_grep) =
+            (spec.kind, spec.ready_wait, spec.ready_grep.is_some());
+        if kind == UnitType::ForegroundSupervised {
+            if let Some(w) = ready_wait {
+                // One timer per unit: a ready-wait that would end after the
+                // start timeout leaves the start timeout in place (the start
+                // then times out, as it should).
+                let start_left = match self.records[u.index()].timer {
+                    Some((t, Timer::Start)) => Some(t.since(self.now)),
+                    _ => None,
+                };
+                if start_left.is_none_or(|left| w < left) {
+                    self.set_timer(u, w, Timer::ReadyWait);
+                }
+            } else if !ready_grep {
+                self.become_up(u, "running");
+            }
+        }
+        self.mark_changed(u);
+    }
+
+    /// A helper spawned: the one the unit waits for, or one it no longer
+    /// wants (killed).
+    pub(super) fn helper_spawned(&mut self, u: UnitId, role: Role, pid: i32) {
+        let rec = &mut self.records[u.index()];
+        match rec.helper {
+            Some((r, None)) if r == role => rec.helper = Some((role, Some(pid))),
+            _ => self.kill_group(u, pid, Signal::KILL),
+        }
+    }
+
+    /// `Main` + the main process exited before it was ready. A start
+    /// command that exits 0 hands over: a oneshot is done, a start script
+    /// left its service running, a forking daemon wrote its pidfile.
+    pub(super) fn start_command_exited(&mut self, u: UnitId, pid: i32, status: ExitStatus) {
+        let i = u.index();
+        match self.spec_of(u).kind {
+            UnitType::Oneshot if status.success() => {
+                self.leave_starting(u);
+                self.clear_timer(u);
+                self.units[i].phase = Phase::Idle;
+                self.records[i].attempt = 0;
+                self.set_state(u, UnitState::Exited, "exit status 0");
+            }
+            UnitType::BackgroundScripted if status.success() => {
+                self.records[i].rare_mut().script_group = Some(pid);
+                self.become_up(u, "started");
+            }
+            UnitType::BackgroundPidfile if status.success() => self.read_pidfile(u),
+            UnitType::Oneshot => self.fail(u, status.describe()),
+            _ => {
+                let what = format!("{} before it was ready", status.describe());
+                self.fail(u, what);
+            }
+        }
+    }
+
+    /// Asks for the pidfile to be read (a `background-pidfile` unit has one).
+    pub(super) fn read_pidfile(&mut self, u: UnitId) {
+        match self.spec_of(u).pidfile.clone() {
+            Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
+            None => self.fail(u, "no pidfile".to_string()),
+        }
+    }
+
+    /// `Main` + the pidfile read: the daemon is the main process, or the
+    /// file is read again until the start times out.
+    pub(super) fn pidfile_read(&mut self, u: UnitId, result: Result<i32, String>) {
+        let i = u.index();
+        let e = match result {
+            Ok(pid) => {
+                self.records[i].main_pid = Some(pid);
+                self.pids.insert(pid, (u, Role::Main));
+                self.become_up(u, "running");
+                return;
+            }
+            Err(e) => e,
+        };
+        // A forking daemon often writes its pidfile only after the command
+        // that started it has exited (redis does): read it again, 10 ms,
+        // 20 ms, ... at most 250 ms apart, until the start-timeout.
+        let rec = &self.records[i];
+        let deadline = match (rec.rare().pidfile_deadline, rec.timer) {
+            (Some(d), _) => d,
+            (None, Some((t, Timer::Start))) => t,
+            (None, _) => self.now,
+        };
+        if self.now >= deadline {
+            self.fail(u, format!("pidfile: {e} (start timed out)"));
+            return;
+        }
+        let rare = self.records[i].rare_mut();
+        let tries = rare.pidfile_tries;
+        rare.pidfile_tries = tries.saturating_add(1);
+        rare.pidfile_deadline = Some(deadline);
+        self.records[i].status = Status::Text(format!("waiting for the pidfile ({e})"));
+        self.mark_changed(u);
+        let step = Duration::from_millis(10u64 << tries.min(5)).min(Duration::from_millis(250));
+        self.set_timer(u, step.min(deadline.since(self.now)), Timer::Pidfile);
+    }
+
+    /// A daemon's PID read after its unit stopped starting: it must not
+    /// stay behind. The planner does not track it, so a group signal would
+    /// not reach a daemon that is not a group leader: the process gets the
+    /// signal too.
+    pub(super) fn kill_stray_daemon(&mut self, u: UnitId, pid: i32) {
+        let signal = self.records[u.index()]
+            .running_spec
+            .as_ref()
+            .map_or(Signal::TERM, |s| s.kill_signal);
+        self.kill_group(u, pid, signal);
+        self.actions.push(Action::Kill {
+            unit: u,
+            whom: Whom::Process(pid),
+            signal,
+        });
+    }
+
+    /// `Up` + reload asked for: `exec-reload`, bounded by `start-timeout`.
+    pub(super) fn begin_reload(&mut self, u: UnitId) {
+        let start_timeout = self.spec_of(u).start_timeout;
+        self.units[u.index()].phase = Phase::Reloading;
+        self.set_timer(u, start_timeout, Timer::Reload);
+        self.set_state(u, UnitState::Reloading, "reloading");
+        self.spawn(u, Role::Reload);
+    }
+
+    /// `Up` + `RELOADING=1`: reloading until `READY=1`.
+    pub(super) fn reloading_by_itself(&mut self, u: UnitId) {
+        let t = self.records[u.index()]
+            .running_spec
+            .as_ref()
+            .map_or(defaults::START_TIMEOUT, |s| s.start_timeout);
+        self.units[u.index()].phase = Phase::Reloading;
+        self.set_timer(u, t, Timer::Reload);
+        self.set_state(u, UnitState::Reloading, "reloading");
+    }
+
+    /// `Reloading` + done: `Up` again.
+    pub(super) fn reloaded(&mut self, u: UnitId, status: Status) {
+        self.clear_timer(u);
+        self.units[u.index()].phase = Phase::Up;
+        self.set_state(u, UnitState::Running, status);
+    }
+
+    /// `Reloading` + `exec-reload` exited.
+    pub(super) fn reload_exited(&mut self, u: UnitId, status: ExitStatus) {
+        let st = if status.success() {
+            Status::Fixed("reloaded")
+        } else {
+            Status::Text(format!("exec-reload: {}", status.describe()))
+        };
+        self.reloaded(u, st);
+    }
+
+    /// `Reloading` + `start-timeout`: the reload command is killed.
+    pub(super) fn reload_timed_out(&mut self, u: UnitId) {
+        if let Some((Role::Reload, Some(pid))) = self.records[u.index()].helper {
+            self.kill_group(u, pid, Signal::KILL);
+        }
+        self.records[u.index()].helper = None;
+        self.units[u.index()].phase = Phase::Up;
+        self.set_state(u, UnitState::Running, "reload timed out");
+    }
+
+    /// `Reloading` + `exec-reload` could not be spawned: still running,
+    /// saying why.
+    pub(super) fn reload_spawn_failed(&mut self, u: UnitId, error: String) {
+        self.units[u.index()].phase = Phase::Up;
+        let msg = format!("{}: {error}", Role::Reload.key());
+        self.set_state(u, UnitState::Running, msg);
+    }
+
+    /// `Idle` + the restart timer: a failed unit may start again.
+    pub(super) fn restart_due(&mut self, u: UnitId) {
+        if self.units[u.index()].state == UnitState::Failed {
+            self.units[u.index()].restart_ready = true;
+            self.push(u);
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! The lifecycle table's cells on the way down: a stop (`exec-stop` or the
+//! kill signal, SIGKILL after `stop-timeout`), `exec-stop-post`, and back
+//! to `Idle` as `failed` (with the restart back-off), `exited`, `waiting` or
+//! `disabled`.
+
+use super::super::facts::{ExitStatus, Role};
+use super::super::record::{Phase, Status, Timer};
+use super::super::{Planner, MIN_RESTART_DELAY};
+use crate::graph::UnitId;
+use crate::spec::{defaults, RestartPolicy, Signal, UnitType};
+use crate::state::UnitState;
+use std::time::Duration;
+
+impl Planner {
+    /// A failure: record why, stop what is left, and (after stop-post) be
+    /// `failed`, restarting if the policy allows. Every failure (exit,
+    /// signal, timeout, spawn or pidfile error) counts for `on-failure`;
+    /// `always` also restarts after a clean exit, which reaches here from
+    /// [`Planner::main_exited`].
+    pub(in crate::planner) fn fail(&mut self, u: UnitId, why: String) {
+        let i = u.index();
+        let policy = self.restart_policy(u);
+        self.records[i].restart_due = policy != RestartPolicy::No;
+        self.records[i].rare_mut().failure = Some(why.clone());
+        if self.units[i].up() {
+            let rec = &self.records[i];
+            if rec.main_pid.is_some() || rec.helper.is_some() {
+                self.begin_stop(u, Status::Text(why));
+            } else {
+                self.finish_main(u, false);
+            }
+        }
+    }
+
+    /// Up + stop rule (or a failure): `exec-stop`, or the kill signal.
+    pub(super) fn begin_stop(&mut self, u: UnitId, why: impl Into<Status>) {
+        let i = u.index();
+        self.leave_starting(u);
+        let spec = self.spec_of(u);
+        let (kind, stop_timeout, has_stop) =
+            (spec.kind, spec.stop_timeout, spec.exec_stop.is_some());
+        let was = self.units[i].phase;
+        if kind == UnitType::Virtual {
+            self.units[i].phase = Phase::Idle;
+            self.after_stop(u);
+            return;
+        }
+        self.units[i].phase = Phase::Stopping;
+        self.clear_timer(u);
+        self.set_timer(u, stop_timeout, Timer::Stop);
+        self.set_state(u, UnitState::Stopping, why);
+        // A helper still running (pre, reload) is killed outright.
+        if let Some((role, Some(pid))) = self.records[i].helper {
+            if role != Role::Stop {
+                self.kill_group(u, pid, Signal::KILL);
+            }
+        }
+        let can_exec_stop =
+            matches!(was, Phase::Up | Phase::Reloading) && self.records[i].rare().failure.is_none();
+        if has_stop && can_exec_stop {
+            self.spawn(u, Role::Stop);
+        } else {
+            self.signal_main(u);
+            self.check_stopped(u);
+        }
+    }
+
+    /// `Idle` (exited) + stop rule, for a unit with stop commands:
+    /// `exec-stop`, then `exec-stop-post`.
+    pub(super) fn stop_exited(&mut self, u: UnitId, why: &'static str) {
+        let i = u.index();
+        if self.records[i].running_spec.is_none() {
+            self.records[i].running_spec = Some(self.graph.node(u).spec.clone());
+        }
+        let spec = self.spec_of(u);
+        let (stop_timeout, has_stop) = (spec.stop_timeout, spec.exec_stop.is_some());
+        self.records[i].exit_ok = false;
+        self.records[i].rare_reset(|r| r.failure = None);
+        self.units[i].phase = Phase::Stopping;
+        self.set_timer(u, stop_timeout, Timer::Stop);
+        self.set_state(u, UnitState::Stopping, why);
+        if has_stop {
+            self.spawn(u, Role::Stop);
+        } else {
+            self.check_stopped(u);
+        }
+    }
+
+    /// `Up`/`Reloading` + the main process exited by itself: a clean exit
+    /// (unless `restart: always`) is `exited` after stop-post; anything
+    /// else is a failure.
+    pub(super) fn main_exited(&mut self, u: UnitId, status: ExitStatus) {
+        let i = u.index();
+        if status.success() && self.spec_of(u).restart != RestartPolicy::Always {
+            let rec = &mut self.records[i];
+            rec.rare_reset(|r| r.failure = None);
+            rec.exit_ok = true;
+            rec.status = Status::Fixed("exit status 0");
+            self.finish_main(u, true);
+        } else {
+            self.fail(u, status.describe());
+        }
+    }
+
+    /// `Up`/`Reloading` + `STOPPING=1`: the unit stops by itself; its exit
+    /// is then judged as in `Up` ([`Planner::main_exited_while_stopping`]).
+    pub(super) fn stopping_by_itself(&mut self, u: UnitId) {
+        let i = u.index();
+        self.units[i].phase = Phase::Stopping;
+        let rec = &mut self.records[i];
+        rec.rare_reset(|r| r.failure = None);
+        rec.self_stop = true;
+        let t = rec
+            .running_spec
+            .as_ref()
+            .map_or(defaults::STOP_TIMEOUT, |s| s.stop_timeout);
+        self.set_timer(u, t, Timer::Stop);
+        self.set_state(u, UnitState::Stopping, "stopping (STOPPING=1)");
+    }
+
+    /// `Stopping` + the main process exited. After `STOPPING=1` the unit
+    /// ends by itself: the exit is judged as in `Up` (a clean exit is
+    /// `exited`, anything else a failure); as a stop the init asked for,
+    /// it would go back to `waiting` and start again at once.
+    pub(super) fn main_exited_while_stopping(&mut self, u: UnitId, status: ExitStatus) {
+        let restart = self.spec_of(u).restart;
+        let rec = &mut self.records[u.index()];
+        if std::mem::take(&mut rec.self_stop) {
+            if status.success() && restart != RestartPolicy::Always {
+                rec.rare_reset(|r| r.failure = None);
+                rec.exit_ok = true;
+                rec.status = Status::Fixed("exit status 0");
+            } else {
+                rec.restart_due = restart != RestartPolicy::No;
+                rec.rare_mut().failure = Some(status.describe());
+            }
+        }
+        self.check_stopped(u);
+    }
+
+    /// `Stopping` + `exec-stop` exited: what it left running gets the kill
+    /// signal.
+    pub(super) fn stop_command_exited(&mut self, u: UnitId, status: ExitStatus) {
+        if !status.success() {
+            self.records[u.index()].status =
+                Status::Text(format!("exec-stop: {}", status.describe()));
+        }
+        self.signal_main(u);
+        self.check_stopped(u);
+    }
+
+    /// `Stopping` + `exec-stop` could not be spawned: the kill signal
+    /// instead.
+    pub(super) fn stop_spawn_failed(&mut self, u: UnitId, error: String) {
+        let rec = &mut self.records[u.index()];
+        rec.status = Status::Text(format!("{}: {error}", Role::Stop.key()));
+        self.signal_main(u);
+        self.check_stopped(u);
+    }
+
+    /// `Stopping` + `stop-timeout`: SIGKILL to everything, and another
+    /// `stop-timeout` before the processes are abandoned.
+    pub(super) fn stop_timed_out(&mut self, u: UnitId) {
+        let rec = &self.records[u.index()];
+        let (main, helper) = (rec.main_pid, rec.helper.and_then(|h| h.1));
+        for pid in main.into_iter().chain(helper) {
+            self.kill_group(u, pid, Signal::KILL);
+        }
+        let t = self.records[u.index()]
+            .running_spec
+            .as_ref()
+            .map_or(defaults::STOP_TIMEOUT, |s| s.stop_timeout);
+        self.set_timer(u, t, Timer::Abandon);
+        self.records[u.index()].status = Status::Fixed("stop timed out; sent SIGKILL");
+        self.mark_changed(u);
+    }
+
+    /// `Stopping` + another `stop-timeout` after SIGKILL: the processes did
+    /// not die even of SIGKILL (uninterruptible sleep): stop waiting.
+    pub(super) fn abandon(&mut self, u: UnitId) {
+        let rec = &mut self.records[u.index()];
+        let (main, helper) = (rec.main_pid.take(), rec.helper.take());
+        rec.status = Status::Fixed("processes did not die; abandoned");
+        if let Some(pid) = main {
+            self.pids.remove(&pid);
+        }
+        if let Some((_, Some(pid))) = helper {
+            self.pids.remove(&pid);
+        }
+        self.check_stopped(u);
+    }
+
+    /// Sends the unit's kill signal to its main process group.
+    fn signal_main(&mut self, u: UnitId) {
+        let rec = &self.records[u.index()];
+        let signal = rec
+            .running_spec
+            .as_ref()
+            .map_or(Signal::TERM, |s| s.kill_signal);
+        // A `background-scripted` unit has no main process once its start
+        // script exited: the process group that script left behind gets it.
+        if let Some(pid) = rec.main_pid.or(rec.rare().script_group) {
+            self.kill_group(u, pid, signal);
+        }
+    }
+
+    /// In `Stopping`: once the main process and any helper are gone, on to
+    /// stop-post.
+    pub(super) fn check_stopped(&mut self, u: UnitId) {
+        let rec = &self.records[u.index()];
+        if self.units[u.index()].phase == Phase::Stopping
+            && rec.main_pid.is_none()
+            && rec.helper.is_none()
+        {
+            self.finish_main(u, false);
+        }
+    }
+
+    /// The main process is gone: clean its process group, run stop-post.
+    fn finish_main(&mut self, u: UnitId, clean_exit: bool) {
+        let i = u.index();
+        self.leave_starting(u);
+        self.clear_timer(u);
+        // Leftovers in the dead main process's group (an nginx master
+        // killed by SIGKILL leaves its workers) get SIGKILL. The group
+        // outlives its leader while it has members, so its number cannot
+        // have been reused.
+        if let Some(pgid) = self.records[i].dead_leader.take() {
+            self.kill_group(u, pgid, Signal::KILL);
+        }
+        if clean_exit {
+            self.records[i].rare_reset(|r| r.failure = None);
+        }
+        self.stop_post(u, 0);
+    }
+
+    /// `exec-stop-post` number `n`, or (none left) `Idle`.
+    pub(super) fn stop_post(&mut self, u: UnitId, n: u16) {
+        let i = u.index();
+        let spec = self.spec_of(u);
+        let (has_cmd, stop_timeout) = ((n as usize) < spec.exec_stop_post.len(), spec.stop_timeout);
+        if !has_cmd {
+            self.units[i].phase = Phase::Idle;
+            self.after_stop(u);
+            return;
+        }
+        if !matches!(self.units[i].phase, Phase::StopPost(_)) {
+            self.set_state(u, UnitState::Stopping, "running exec-stop-post");
+            self.set_timer(u, stop_timeout, Timer::Stop);
+        }
+        self.units[i].phase = Phase::StopPost(n);
+        self.spawn(u, Role::StopPost(n));
+    }
+
+    /// The unit is idle again: failed (maybe restarting), exited, waiting
+    /// or disabled.
+    fn after_stop(&mut self, u: UnitId) {
+        let i = u.index();
+        self.clear_timer(u);
+        let now = self.now;
+        let unit = &mut self.units[i];
+        let rec = &mut self.records[i];
+        rec.main_pid = None;
+        rec.helper = None;
+        unit.to_stop = false;
+        rec.notify_status = None;
+        rec.self_stop = false;
+        rec.dead_leader = None;
+        rec.rare_reset(|r| r.script_group = None);
+        let was_active_long = rec
+            .active_at
+            .is_some_and(|t| now.since(t) >= defaults::RESTART_RESET_AFTER)
+            && unit.state.is_active();
+        let requested = unit.restart_requested || unit.spec_changed;
+        unit.restart_requested = false;
+        unit.spec_changed = false;
+        // The restart delays, from the definition the unit ran with (it is
+        // let go of here).
+        let spec = super::running_spec(rec, &self.graph, u);
+        let (restart_delay, restart_max_delay) = (spec.restart_delay, spec.restart_max_delay);
+        rec.running_spec = None;
+        let required = self.is_required(u) && !self.shutting_down;
+        let rec = &mut self.records[i];
+        if let Some(why) = rec.rare().failure.clone() {
+            if was_active_long {
+                rec.attempt = 0;
+            }
+            let restart = rec.restart_due && !self.shutting_down && !requested;
+            if restart {
+                let delay = restart_delay_after(rec.attempt, restart_delay, restart_max_delay);
+                rec.attempt = rec.attempt.saturating_add(1);
+                self.set_state(u, UnitState::Failed, why);
+                self.set_timer(u, delay, Timer::Restart);
+            } else {
+                self.set_state(u, UnitState::Failed, why);
+            }
+        } else if rec.exit_ok && !requested && required {
+            self.set_state(u, UnitState::Exited, "exit status 0");
+        } else if !required {
+            self.set_state(u, UnitState::Disabled, "stopped");
+        } else {
+            let why = rec.status.clone();
+            self.set_state(u, UnitState::Waiting, why);
+            if requested {
+                self.records[i].status = Status::Fixed("restarting");
+            }
+        }
+        self.tell_dependents(u);
+        self.push(u);
+        self.push_neighbours(u, false);
+    }
+}
+
+/// The delay before restart attempt number `attempt + 1`: `delay` first,
+/// then doubling from it (from at least [`MIN_RESTART_DELAY`], since a zero
+/// delay, systemd's `RestartSec=0`, would never back off) up to `max`.
+fn restart_delay_after(attempt: u32, delay: Duration, max: Duration) -> Duration {
+    if attempt == 0 {
+        return delay;
+    }
+    let first = delay.max(MIN_RESTART_DELAY);
+    let mult = 1u32.checked_shl(attempt.min(31)).unwrap_or(u32::MAX);
+    first.saturating_mul(mult).min(max.max(first))
+}

@@ -1,0 +1,502 @@
+//! The state model and the planner.
+//!
+//! # The state model
+//!
+//! The init satisfies exactly one **target**. The **required set** R is the
+//! provider of that target plus every unit reachable from it over
+//! `depends-on`, `depends-ms` and `waits-for` ([`Graph::required_set`]).
+//! Everything outside R is driven to `disabled`. Nothing is started or stopped
+//! by command: every start and stop below follows from the graph, the target
+//! and the facts the init reports, by these rules.
+//!
+//! Each unit has a visible **state** ([`UnitState`]) and an internal
+//! **phase**, which says which of its processes exist:
+//!
+//! | phase      | processes                               | state shown            |
+//! |------------|-----------------------------------------|------------------------|
+//! | `Idle`     | none                                    | disabled, waiting, exited or failed |
+//! | `Pre`      | an `exec-start-pre` command             | starting               |
+//! | `Main`     | the main process (or start script), not yet ready | starting     |
+//! | `Up`       | the main process (if any), ready        | running                |
+//! | `Reloading`| the main process, and `exec-reload` if any | reloading           |
+//! | `Stopping` | the main process and/or `exec-stop`     | stopping               |
+//! | `StopPost` | an `exec-stop-post` command             | stopping               |
+//!
+//! A unit is **up** in `Pre`, `Main`, `Up` and `Reloading`; **active** when
+//! its state is `running`, `reloading` or `exited`.
+//!
+//! ## Events and what they move
+//!
+//! | event (fact)                       | in phase   | effect |
+//! |------------------------------------|------------|--------|
+//! | start rule holds (below)           | Idle       | `Pre` (first pre command) or `Main`; `virtual` goes `Up` at once |
+//! | pre command exits 0 (or ignored)   | Pre        | next pre command, or `Main` |
+//! | pre command fails / spawn fails    | Pre        | failure |
+//! | main spawned                       | Main       | `foreground-supervised` with no `ready-*`: `Up` |
+//! | `READY=1`                          | Main       | `Up` (`foreground-notified`) |
+//! | `READY=1`                          | Reloading  | `Up` |
+//! | `RELOADING=1`                      | Up         | `Reloading` |
+//! | `STOPPING=1`                       | Up         | `Stopping` (the unit stops by itself; its exit then counts as in `Up`) |
+//! | `ready-grep` line matched          | Main       | `Up` |
+//! | `ready-wait` timer                 | Main       | `Up` |
+//! | start command exits 0              | Main       | `oneshot`: `Idle`/`exited`; `background-scripted`: `Up` (no PID); `background-pidfile`: read the pidfile |
+//! | pidfile read: PID                  | Main       | `Up`, the PID is the main process |
+//! | pidfile unreadable (not yet written, or its PID is not running) | Main | read again (10 ms doubling to 250 ms) until `start-timeout`, then failure |
+//! | main exits                         | Main       | failure (it never became ready) |
+//! | main exits 0                       | Up         | `restart: always`: failure path with a restart; else stop-post, then `exited` |
+//! | main exits non-zero / by a signal  | Up, Reloading | failure (what it left in its process group gets SIGKILL) |
+//! | `exec-reload` exits                | Reloading  | `Up` |
+//! | `start-timeout`                    | Pre, Main  | stop, then failure |
+//! | stop rule holds (below)            | Pre, Main, Up, Reloading | `Stopping`: `exec-stop` if any, else `kill-signal` to the process group |
+//! | main (and `exec-stop`) gone        | Stopping   | leftovers in the group get SIGKILL; `StopPost` or `Idle` |
+//! | `stop-timeout`                     | Stopping   | SIGKILL to the group; after another `stop-timeout` the processes are abandoned |
+//! | stop-post commands done            | StopPost   | `Idle`: `failed` after a failure, else `waiting` (still required) or `disabled` |
+//! | restart timer                      | Idle/failed| back to the start rule |
+//!
+//! A **failure** stops what is left of the unit (running `exec-stop-post`)
+//! and leaves it `failed`. If `restart` allows it (`on-failure`: a non-zero
+//! exit, a signal, a timeout; `always`: any exit the init did not ask for), a
+//! restart is scheduled after `restart-delay`, doubling with each consecutive
+//! failure up to `restart-max-delay`; the count starts over once the unit has
+//! been active for 60 s. While it waits, the unit is `failed` and reports
+//! when the next attempt is.
+//!
+//! ## The rules
+//!
+//! - **Start rule**: a unit in R, phase `Idle`, state `disabled` or
+//!   `waiting` (or `failed` with its restart time reached), not shutting
+//!   down, starts when every `depends-on` and `depends-ms` provider is active
+//!   (and not about to stop) and every `waits-for` provider is active or
+//!   failed (a missing `waits-for` target counts as settled; a missing hard
+//!   target blocks). At most `max-concurrent-starts` units are in `Pre`/`Main`
+//!   at once; the rest wait their turn in name order.
+//! - **Stop rule**: an up unit is to stop when it is outside R, when the
+//!   system shuts down, when it was asked to restart (command, changed
+//!   definition on reload), or when a `depends-on` provider is not active or
+//!   is itself to stop. It begins stopping once no up unit that depends on it
+//!   (any kind) is also to stop: **dependents stop before their
+//!   dependencies**. A unit stopped because of a `depends-on` provider goes
+//!   back to `waiting` and starts again by the start rule once the provider is
+//!   active again; `depends-ms` and `waits-for` do not stop anything.
+//! - **blocked-by**: a waiting unit whose `depends-on`/`depends-ms` target is
+//!   missing, failed, or itself blocked names the root target. For a
+//!   `waits-for` dependent a blocked unit counts as settled, like a failed
+//!   one: a bad unit never holds up what merely waits for it.
+//! - **degraded**: an active unit with a dependency (any kind, direct or
+//!   transitive) that is not active, or a missing `waits-for` target.
+//! - **coincidental**: a target provided by a non-disabled unit that nothing
+//!   in R depends on (and that is not the system's target).
+//! - `oneshot` that exited 0 stays `exited` (active) while required; a
+//!   `failed` unit without a pending restart stays failed until the target is
+//!   set again, the unit is restarted, or its definition changes.
+//! - **Shutdown**: every unit is to stop; everything drains to `disabled`.
+//!
+//! # The planner
+//!
+//! [`Planner`] holds the graph, the target, and the run-time record of each
+//! unit. The init feeds it [`Fact`]s (what the kernel reported) and the time;
+//! it answers with [`Action`]s (spawn, signal, read a pidfile) and the list
+//! of units whose state changed. Changes propagate through a work list, never
+//! by recursion, and each fact costs work proportional to what it changes.
+//! Deadlines (timeouts, `ready-wait`, restarts) are kept in a heap;
+//! [`Planner::next_deadline`] is the init's poll timeout.
+//!
+//! Where each part lives:
+//!
+//! - `facts.rs`: the facts and actions exchanged with the init;
+//! - `record.rs`: a unit's run-time record (phase, state, rule flags; the
+//!   processes, timer and texts);
+//! - `deps.rs`: the dependency index, what each unit's dependencies add up
+//!   to, kept current as providers move;
+//! - `rules.rs`: the rules above, one unit at a time, and the work list;
+//! - `lifecycle/`: the phase × event table of the first section, and its
+//!   cells (`start.rs`, `stop.rs`);
+//! - `replace.rs`: a new unit set (reload, transient units);
+//! - `views.rs`: the queries for status replies.
+
+use crate::graph::{Graph, UnitId};
+use crate::state::UnitState;
+use crate::time::Instant;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Duration;
+
+mod deps;
+mod facts;
+mod lifecycle;
+mod record;
+#[cfg(test)]
+mod regressions;
+mod replace;
+mod rules;
+mod views;
+
+pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
+pub use views::UnitView;
+
+use deps::DepIndex;
+use lifecycle::Event;
+use record::{Phase, Record, Status, Unit};
+use rules::{Changed, WorkList};
+
+/// The smallest delay the restart back-off doubles from.
+pub const MIN_RESTART_DELAY: Duration = Duration::from_millis(100);
+
+/// Options of the planner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PlannerOptions {
+    /// At most this many units starting at once (`None`: no limit).
+    pub max_concurrent_starts: Option<usize>,
+}
+
+/// Why the target is not known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownTarget(pub String);
+
+/// Why a unit cannot be reloaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReloadError {
+    /// No such unit.
+    UnknownUnit(String),
+    /// It is not running (or already reloading).
+    NotRunning(String),
+    /// It has no `exec-reload`.
+    NoReloadCommand(String),
+}
+
+/// Why a unit cannot be restarted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestartError {
+    /// No such unit.
+    UnknownUnit(String),
+    /// The current target does not require it.
+    NotRequired(String),
+    /// The system is shutting down.
+    ShuttingDown,
+}
+
+/// The planner: see the module documentation.
+#[derive(Debug)]
+pub struct Planner {
+    graph: Graph,
+    /// Per unit, what the rules read and set.
+    units: Vec<Unit>,
+    /// Per unit, the rest of its record.
+    records: Vec<Record>,
+    /// Per unit, what its dependencies add up to.
+    index: DepIndex,
+    target: String,
+    /// `graph.provider(&target)`, looked up when either changes.
+    target_provider: Option<UnitId>,
+    /// Per unit, whether the target requires it.
+    required: Vec<bool>,
+    shutting_down: bool,
+    opts: PlannerOptions,
+    now: Instant,
+    /// The units to evaluate.
+    work: WorkList,
+    /// Units ready to start, waiting for a start slot (name order).
+    start_queue: BTreeSet<UnitId>,
+    /// Units in `Pre` or `Main`: the start slots taken.
+    starting: usize,
+    /// Every timer set: (deadline, unit, the unit's timer number). An
+    /// entry whose number is not the unit's current one is stale.
+    timers: BinaryHeap<Reverse<(Instant, u32, u64)>>,
+    /// Every process the planner tracks, and whose it is.
+    pids: HashMap<i32, (UnitId, Role), BuildHasherDefault<PidHasher>>,
+    /// The actions decided and not yet taken.
+    actions: Vec<Action>,
+    /// The units whose state or status changed, not yet taken.
+    changed: Changed,
+    target_set_at: Instant,
+    target_active_at: Option<Instant>,
+}
+
+impl Planner {
+    /// A planner for `graph` with nothing running yet. It starts reaching
+    /// `target` at once if some unit provides it; otherwise every unit stays
+    /// `disabled` until [`Planner::set_target`] names a known target.
+    pub fn new(graph: Graph, target: &str, now: Instant, opts: PlannerOptions) -> Planner {
+        let n = graph.len();
+        let mut p = Planner {
+            units: vec![Unit::new(); n],
+            records: (0..n).map(|_| Record::new(now)).collect(),
+            index: DepIndex::default(),
+            required: graph.required_set(target).unwrap_or_else(|| vec![false; n]),
+            target_provider: graph.provider(target),
+            graph,
+            target: target.to_string(),
+            shutting_down: false,
+            opts,
+            now,
+            work: WorkList::new(n),
+            start_queue: BTreeSet::new(),
+            starting: 0,
+            timers: BinaryHeap::new(),
+            pids: HashMap::default(),
+            actions: Vec::new(),
+            changed: Changed {
+                list: Vec::new(),
+                listed: vec![false; n],
+            },
+            target_set_at: now,
+            target_active_at: None,
+        };
+        p.index_graph();
+        p.push_all();
+        p.run();
+        p
+    }
+
+    /// The earliest pending deadline: the init's poll timeout.
+    pub fn next_deadline(&mut self) -> Option<Instant> {
+        while let Some(Reverse((t, u, gen))) = self.timers.peek().copied() {
+            let live = self
+                .records
+                .get(u as usize)
+                .is_some_and(|r| r.timer_gen == gen && r.timer.is_some());
+            if live {
+                return Some(t);
+            }
+            self.timers.pop();
+        }
+        None
+    }
+
+    /// Takes the actions decided so far.
+    pub fn take_actions(&mut self) -> Vec<Action> {
+        std::mem::take(&mut self.actions)
+    }
+
+    /// Moves the actions decided so far to the end of `out`, in order: what
+    /// [`Planner::take_actions`] returns, but the planner keeps its buffer
+    /// (and its capacity), and so can the caller (no allocation per call).
+    pub fn drain_actions_into(&mut self, out: &mut impl Extend<Action>) {
+        out.extend(self.actions.drain(..));
+    }
+
+    /// Takes the units whose state (or status) changed since the last call.
+    pub fn take_changed(&mut self) -> Vec<UnitId> {
+        self.changed.take()
+    }
+
+    /// Switches to `target`. Units outside its required set stop (dependents
+    /// first); failed units inside it get a fresh start.
+    pub fn set_target(&mut self, target: &str, now: Instant) -> Result<(), UnknownTarget> {
+        self.now = now;
+        let req = self
+            .graph
+            .required_set(target)
+            .ok_or_else(|| UnknownTarget(target.to_string()))?;
+        if self.shutting_down {
+            return Ok(());
+        }
+        self.target = target.to_string();
+        self.target_provider = self.graph.provider(target);
+        self.target_set_at = now;
+        self.target_active_at = None;
+        for (i, (&new, &old)) in req.iter().zip(&self.required).enumerate() {
+            if new != old {
+                self.work.push(UnitId(i as u32));
+            }
+        }
+        self.required = req;
+        for i in 0..self.units.len() {
+            let u = &self.units[i];
+            if self.required[i] && u.state == UnitState::Failed && u.phase == Phase::Idle {
+                self.reset_failed(UnitId(i as u32));
+            }
+        }
+        self.run();
+        Ok(())
+    }
+
+    /// Restarts one required unit: stops it (dependents that hard-depend on
+    /// it stop first and come back after it) and starts it again; a failed or
+    /// waiting unit gets a fresh start.
+    pub fn restart(&mut self, name: &str, now: Instant) -> Result<UnitId, RestartError> {
+        self.now = now;
+        let id = self
+            .graph
+            .unit(name)
+            .ok_or_else(|| RestartError::UnknownUnit(name.to_string()))?;
+        if self.shutting_down {
+            return Err(RestartError::ShuttingDown);
+        }
+        if !self.is_required(id) {
+            return Err(RestartError::NotRequired(name.to_string()));
+        }
+        let u = &mut self.units[id.index()];
+        if u.up() {
+            u.restart_requested = true;
+            self.records[id.index()].attempt = 0;
+        } else if u.phase == Phase::Idle {
+            self.reset_failed(id);
+            if self.units[id.index()].state == UnitState::Exited {
+                self.set_state(id, UnitState::Waiting, "restart requested");
+            }
+        }
+        self.push(id);
+        self.run();
+        Ok(id)
+    }
+
+    /// Runs a running unit's `exec-reload`: the unit is `reloading` until
+    /// the command exits (a `foreground-notified` unit that sends
+    /// `RELOADING=1` stays so until `READY=1`), bounded by `start-timeout`.
+    pub fn reload_unit(&mut self, name: &str, now: Instant) -> Result<UnitId, ReloadError> {
+        self.now = now;
+        let id = self
+            .graph
+            .unit(name)
+            .filter(|&i| !self.graph.node(i).ghost)
+            .ok_or_else(|| ReloadError::UnknownUnit(name.to_string()))?;
+        let u = &self.units[id.index()];
+        if u.phase != Phase::Up || u.to_stop {
+            return Err(ReloadError::NotRunning(name.to_string()));
+        }
+        if self.spec_of(id).exec_reload.is_none() {
+            return Err(ReloadError::NoReloadCommand(name.to_string()));
+        }
+        self.step(id, Event::Reload);
+        self.run();
+        Ok(id)
+    }
+
+    /// Begins an orderly shutdown: every unit stops, dependents first.
+    pub fn shutdown(&mut self, now: Instant) {
+        self.now = now;
+        self.shutting_down = true;
+        self.push_all();
+        self.run();
+    }
+
+    /// Feeds one fact.
+    pub fn fact(&mut self, fact: Fact, now: Instant) {
+        self.now = now;
+        match fact {
+            Fact::Spawned { unit, role, pid } => {
+                if unit.index() < self.units.len() {
+                    self.pids.insert(pid, (unit, role));
+                    self.step(unit, Event::Spawned(role, pid));
+                }
+            }
+            Fact::SpawnFailed { unit, role, error } => {
+                if self.forget_spawn(unit, role) {
+                    self.step(unit, Event::SpawnFailed(role, error));
+                }
+            }
+            Fact::Exited { pid, status } => {
+                if let Some((unit, role)) = self.pids.remove(&pid) {
+                    if self.forget_process(unit, role, pid, status) {
+                        self.step(unit, Event::Exited(role, pid, status));
+                    }
+                }
+            }
+            Fact::Notify { unit, msg } => self.notify(unit, msg),
+            Fact::ReadyLine { unit } => self.step(unit, Event::ReadyLine),
+            Fact::Pidfile { unit, result } => self.step(unit, Event::Pidfile(result)),
+        }
+        self.run();
+    }
+
+    /// An sd_notify message: the three that move the phase go to the
+    /// lifecycle table; the others are noted.
+    fn notify(&mut self, u: UnitId, msg: Notify) {
+        let i = u.index();
+        if i >= self.units.len() {
+            return;
+        }
+        match msg {
+            Notify::Ready => self.step(u, Event::Ready),
+            Notify::Reloading => self.step(u, Event::Reloading),
+            Notify::Stopping => self.step(u, Event::Stopping),
+            Notify::Status(s) => {
+                self.records[i].notify_status = Some(s);
+                self.mark_changed(u);
+            }
+            Notify::MainPid(pid) => {
+                if pid > 1 && self.units[i].up() {
+                    if let Some(old) = self.records[i].main_pid.replace(pid) {
+                        self.pids.remove(&old);
+                    }
+                    self.pids.insert(pid, (u, Role::Main));
+                    self.mark_changed(u);
+                }
+            }
+            Notify::Errno(e) => {
+                self.records[i].status = Status::Text(format!("errno {e}"));
+                self.mark_changed(u);
+            }
+            Notify::ExtendTimeout(d) => {
+                if let Some((t, kind)) = self.records[i].timer {
+                    use record::Timer;
+                    if matches!(kind, Timer::Start | Timer::Stop | Timer::Reload)
+                        && self.now.after(d) > t
+                    {
+                        self.set_timer(u, d, kind);
+                    }
+                }
+            }
+            Notify::Watchdog => {}
+        }
+    }
+
+    /// Handles every deadline up to `now`.
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+        while let Some(Reverse((t, u, gen))) = self.timers.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(r) = self.records.get_mut(u as usize) else {
+                continue;
+            };
+            if r.timer_gen != gen {
+                continue;
+            }
+            let Some((_, kind)) = r.timer.take() else {
+                continue;
+            };
+            self.step(UnitId(u), Event::Timer(kind));
+        }
+        self.run();
+    }
+
+    /// A failed unit's fresh start: no restart pending, no attempts counted.
+    fn reset_failed(&mut self, u: UnitId) {
+        self.clear_timer(u);
+        let i = u.index();
+        self.units[i].restart_ready = false;
+        self.records[i].attempt = 0;
+        self.records[i].rare_reset(|r| r.failure = None);
+        if self.units[i].state == UnitState::Failed {
+            self.set_state(u, UnitState::Waiting, "reset");
+        }
+    }
+}
+
+/// The hasher of the PID map: a PID is a small integer the kernel hands
+/// out, not chosen by an attacker, so one multiply (FxHash's) spreads it
+/// well enough; SipHash cost more than the rest of a fact's map work.
+#[derive(Default)]
+struct PidHasher(u64);
+
+impl Hasher for PidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_i32(&mut self, n: i32) {
+        self.0 =
+            (self.0.rotate_left(5) ^ u64::from(n as u32)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}

@@ -1,0 +1,281 @@
+//! A unit's run-time record, in two parts: [`Unit`], what the rules read and
+//! set on every evaluation (its phase, state and flags), small and kept in
+//! one array so that the evaluation loop and the walks over neighbours read
+//! a few bytes per unit; and [`Record`], the rest (processes, timer, restart
+//! count, times, status text), written on transitions and read for views.
+
+use super::facts::Role;
+use crate::spec::UnitSpec;
+use crate::state::UnitState;
+use crate::time::Instant;
+use std::sync::Arc;
+
+/// Which of a unit's processes exist (the module documentation's table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// None.
+    Idle,
+    /// `exec-start-pre` number `n`.
+    Pre(u16),
+    /// The main process (or start script), not yet ready.
+    Main,
+    /// The main process (if any), ready.
+    Up,
+    /// The main process, and `exec-reload` if any.
+    Reloading,
+    /// The main process and/or `exec-stop`.
+    Stopping,
+    /// `exec-stop-post` number `n`.
+    StopPost(u16),
+}
+
+impl Phase {
+    /// Pre, Main, Up or Reloading: the unit is up.
+    pub fn up(self) -> bool {
+        matches!(
+            self,
+            Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading
+        )
+    }
+
+    /// Pre or Main: the unit takes a start slot.
+    pub fn starting(self) -> bool {
+        matches!(self, Phase::Pre(_) | Phase::Main)
+    }
+
+    /// Stopping or StopPost: on its way down.
+    pub fn stopping(self) -> bool {
+        matches!(self, Phase::Stopping | Phase::StopPost(_))
+    }
+}
+
+/// What a unit's one timer is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Timer {
+    /// `start-timeout`.
+    Start,
+    /// `ready-wait`.
+    ReadyWait,
+    /// `exec-reload` (or `RELOADING=1`) outlived `start-timeout`.
+    Reload,
+    /// `stop-timeout`: SIGKILL.
+    Stop,
+    /// Another `stop-timeout` after SIGKILL: stop waiting for the processes.
+    Abandon,
+    /// The restart back-off is over.
+    Restart,
+    /// Read the pidfile again (it was not there yet).
+    Pidfile,
+}
+
+/// A unit as the rules see it: read on every evaluation, and what its
+/// neighbours read of it ([`super::deps::ProviderFlags`],
+/// [`super::deps::StopFlags`]).
+#[derive(Debug, Clone)]
+pub(super) struct Unit {
+    pub phase: Phase,
+    pub state: UnitState,
+    /// Up, and the stop rule holds.
+    pub to_stop: bool,
+    /// Active with a dependency (direct or transitive) not active.
+    pub degraded: bool,
+    /// Waiting on a failed, missing or blocked hard dependency
+    /// ([`Rare::blocked_by`] names it).
+    pub blocked: bool,
+    /// In the start queue (`max-concurrent-starts`).
+    pub queued: bool,
+    /// Evaluated because the start queue gave it a slot.
+    pub queued_turn: bool,
+    /// The restart timer fired: the next attempt is allowed.
+    pub restart_ready: bool,
+    /// `initctl restart`: stop, then start again.
+    pub restart_requested: bool,
+    /// Its definition changed on reload: stop, then start with the new one.
+    pub spec_changed: bool,
+    /// Removed from the unit set but still stopping: provides nothing.
+    pub ghost: bool,
+    /// A `virtual` unit: no process.
+    pub is_virtual: bool,
+}
+
+impl Unit {
+    /// A unit with nothing running, `disabled`.
+    pub fn new() -> Unit {
+        Unit {
+            phase: Phase::Idle,
+            state: UnitState::Disabled,
+            to_stop: false,
+            degraded: false,
+            blocked: false,
+            queued: false,
+            queued_turn: false,
+            restart_ready: false,
+            restart_requested: false,
+            spec_changed: false,
+            ghost: false,
+            is_virtual: false,
+        }
+    }
+
+    /// Pre, Main, Up or Reloading.
+    pub fn up(&self) -> bool {
+        self.phase.up()
+    }
+
+    /// Failed, and its restart timer fired.
+    pub fn restarting(&self) -> bool {
+        self.state == UnitState::Failed && self.restart_ready
+    }
+}
+
+/// The rest of a unit's run-time record.
+#[derive(Debug, Clone)]
+pub(super) struct Record {
+    /// When the unit entered its state.
+    pub since: Instant,
+    /// The main process.
+    pub main_pid: Option<i32>,
+    /// The helper process (pre, stop, stop-post, reload): its role, and its
+    /// PID once it is spawned.
+    pub helper: Option<(Role, Option<i32>)>,
+    /// The definition the current processes run with (the graph's may have
+    /// changed since they started).
+    pub running_spec: Option<Arc<UnitSpec>>,
+    /// The one pending deadline, and what it is for.
+    pub timer: Option<(Instant, Timer)>,
+    /// How many timers were set: an entry of the deadline heap with another
+    /// number is stale.
+    pub timer_gen: u64,
+    /// The current failure allows a restart (the restart policy says so).
+    pub restart_due: bool,
+    /// Consecutive failed attempts: the exponent of the back-off.
+    pub attempt: u32,
+    /// Restarts after failures, for status.
+    pub restarts: u32,
+    /// The status text, unformatted.
+    pub status: Status,
+    /// The last sd_notify `STATUS=`.
+    pub notify_status: Option<String>,
+    /// When the last start began.
+    pub start_at: Option<Instant>,
+    /// When it last became active.
+    pub active_at: Option<Instant>,
+    /// When it last stopped or failed.
+    pub end_at: Option<Instant>,
+    /// The main process exited 0 by itself: `exited` once stop-post ran.
+    pub exit_ok: bool,
+    /// The unit said `STOPPING=1`: it stops by itself, so its exit is
+    /// judged as an exit while `Up`, not as a stop the init asked for.
+    pub self_stop: bool,
+    /// The main process that just ended, whose process group (every spawn
+    /// leads one; a forking daemon's `setsid` makes one) gets SIGKILL once
+    /// the unit is down, so that nothing it left behind keeps running.
+    pub dead_leader: Option<i32>,
+    /// The fields that are seldom set: none until one is.
+    pub rare: Option<Box<Rare>>,
+}
+
+/// The part of a [`Record`] that is seldom set (after a failure, while
+/// blocked, for a `background-scripted` unit, for a pidfile read again),
+/// boxed so that the record every unit has stays small.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Rare {
+    /// Why the current stop happens, when it is a failure.
+    pub failure: Option<String>,
+    /// The failed or missing target a waiting unit is blocked by.
+    pub blocked_by: Option<String>,
+    /// The process group a `background-scripted` start script left behind
+    /// (its PID: it led the group): what a stop signals when there is no
+    /// main process.
+    pub script_group: Option<i32>,
+    /// Reads of the pidfile that found no usable PID in this start.
+    pub pidfile_tries: u32,
+    /// The start-timeout deadline while the pidfile is awaited (the retry
+    /// timer takes the unit's one timer).
+    pub pidfile_deadline: Option<Instant>,
+}
+
+/// What [`Record::rare`] reads when a unit has no rare part.
+static NO_RARE: Rare = Rare {
+    failure: None,
+    blocked_by: None,
+    script_group: None,
+    pidfile_tries: 0,
+    pidfile_deadline: None,
+};
+
+/// A unit's status text, kept unformatted: most are fixed texts, and the
+/// waiting rule's `waiting for X` names a dependency by its index, so that
+/// neither is allocated or copied when it is written (the text is made for
+/// views).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Status {
+    /// A fixed text.
+    Fixed(&'static str),
+    /// `waiting for ` and the target of the unit's dependency number `j`
+    /// (in the current graph: a replacement of the graph turns it into
+    /// text before the dependency indices move).
+    WaitingFor(u32),
+    /// Any other text.
+    Text(String),
+}
+
+impl From<&'static str> for Status {
+    fn from(s: &'static str) -> Status {
+        Status::Fixed(s)
+    }
+}
+
+impl From<String> for Status {
+    fn from(s: String) -> Status {
+        Status::Text(s)
+    }
+}
+
+impl Record {
+    /// A record with nothing running, in its state since `now`.
+    pub fn new(now: Instant) -> Record {
+        Record {
+            since: now,
+            main_pid: None,
+            helper: None,
+            running_spec: None,
+            timer: None,
+            timer_gen: 0,
+            restart_due: false,
+            attempt: 0,
+            restarts: 0,
+            status: Status::Fixed(""),
+            notify_status: None,
+            start_at: None,
+            active_at: None,
+            end_at: None,
+            exit_ok: false,
+            self_stop: false,
+            dead_leader: None,
+            rare: None,
+        }
+    }
+
+    /// The rare part (all unset when there is none).
+    pub fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    /// The rare part, made if there is none: for a write that sets a field.
+    pub fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// Resets fields of the rare part, if there is one (none reads as reset).
+    pub fn rare_reset(&mut self, f: impl FnOnce(&mut Rare)) {
+        if let Some(r) = self.rare.as_deref_mut() {
+            f(r);
+        }
+    }
+
+    /// The role of the helper process, if there is one.
+    pub fn helper_role(&self) -> Option<Role> {
+        self.helper.map(|h| h.0)
+    }
+}

@@ -1,0 +1,196 @@
+//! Replacing the unit set (reload, transient units): a new graph, with each
+//! unit's record carried over by name. Unchanged units keep their
+//! processes; changed ones that are up restart with the new definition;
+//! removed ones that are up stop, as "ghosts" that provide nothing.
+
+use super::facts::Action;
+use super::record::{Phase, Record, Status, Unit};
+use super::rules::{Changed, WorkList};
+use super::Planner;
+use crate::diag::Diagnostic;
+use crate::graph::{Graph, UnitId};
+use crate::protocol::Applied;
+use crate::spec::{Origin, UnitSpec};
+use crate::state::UnitState;
+use crate::time::Instant;
+use std::cmp::Reverse;
+use std::sync::Arc;
+
+impl Planner {
+    /// Replaces the unit set. With `strict`, any error refuses the whole set
+    /// and nothing changes; without, bad units are left out. Returns what
+    /// changed, the warnings, and for each old unit id its new id.
+    pub fn replace_units(
+        &mut self,
+        units: Vec<(UnitSpec, Origin)>,
+        strict: bool,
+        now: Instant,
+    ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<Diagnostic>> {
+        self.now = now;
+        let (graph, diags) = self.build_with_ghosts(units, strict)?;
+        let mut applied = Applied {
+            warnings: diags
+                .iter()
+                .filter(|d| !d.is_error())
+                .map(|d| d.to_string())
+                .collect(),
+            ..Applied::default()
+        };
+        let old = std::mem::replace(&mut self.graph, graph);
+        self.target_provider = self.graph.provider(&self.target);
+        let map = self.carry_records_over(&old, &mut applied, now);
+        self.remap_processes(&map);
+        self.index_graph();
+        self.required = self
+            .graph
+            .required_set(&self.target)
+            .unwrap_or_else(|| vec![false; self.units.len()]);
+        self.push_all();
+        self.run();
+        Ok((applied, map))
+    }
+
+    /// The new graph: `units`, and as ghosts the units that are gone (or
+    /// were ghosts already) but still have processes.
+    fn build_with_ghosts(
+        &self,
+        units: Vec<(UnitSpec, Origin)>,
+        strict: bool,
+    ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let ghosts: Vec<(Arc<UnitSpec>, Origin)> = self
+            .graph
+            .ids()
+            .filter(|&i| self.units[i.index()].phase != Phase::Idle)
+            .filter(|&i| {
+                let name = &self.graph.node(i).spec.name;
+                self.graph.node(i).ghost || !units.iter().any(|(s, _)| &s.name == name)
+            })
+            .map(|i| {
+                let n = self.graph.node(i);
+                let spec = self.records[i.index()].running_spec.as_ref();
+                (spec.unwrap_or(&n.spec).clone(), n.origin.clone())
+            })
+            .collect();
+        if strict {
+            return Graph::build_with_ghosts(units, ghosts);
+        }
+        // Lenient: rebuild with ghosts from the surviving units.
+        let (g, d) = Graph::build(units);
+        let survivors: Vec<(UnitSpec, Origin)> =
+            g.units().map(|(s, o)| ((**s).clone(), o.clone())).collect();
+        match Graph::build_with_ghosts(survivors, ghosts) {
+            Ok((g2, _)) => Ok((g2, d)),
+            Err(_) => Ok((g, d)),
+        }
+    }
+
+    /// Moves each unit's record from the `old` graph's index to the new
+    /// one's (by name), notes what was added, changed and removed, and
+    /// returns the map of old ids to new ones.
+    fn carry_records_over(
+        &mut self,
+        old: &Graph,
+        applied: &mut Applied,
+        now: Instant,
+    ) -> Vec<Option<UnitId>> {
+        let mut old_units = std::mem::take(&mut self.units);
+        let mut old_records = std::mem::take(&mut self.records);
+        let n = self.graph.len();
+        let mut map: Vec<Option<UnitId>> = vec![None; old.len()];
+        let mut units = Vec::with_capacity(n);
+        let mut records = Vec::with_capacity(n);
+        for id in self.graph.ids() {
+            let node = self.graph.node(id);
+            let Some(oid) = old.unit(&node.spec.name) else {
+                applied.added.push(node.spec.name.clone());
+                units.push(Unit::new());
+                records.push(Record::new(now));
+                continue;
+            };
+            map[oid.index()] = Some(id);
+            let mut unit = std::mem::replace(&mut old_units[oid.index()], Unit::new());
+            let mut rec = std::mem::replace(&mut old_records[oid.index()], Record::new(now));
+            // The dependency indices may move: a status that names one
+            // becomes text, from the old graph.
+            if let Status::WaitingFor(j) = rec.status {
+                rec.status = Status::Text(format!("waiting for {}", old.dep_target(oid, j)));
+            }
+            let onode = old.node(oid);
+            if !node.ghost && (onode.spec != node.spec || onode.ghost) {
+                if onode.ghost {
+                    applied.added.push(node.spec.name.clone());
+                } else {
+                    applied.changed.push(node.spec.name.clone());
+                }
+                if unit.up() {
+                    unit.spec_changed = true;
+                }
+                rec.attempt = 0;
+                if unit.phase == Phase::Idle && unit.state == UnitState::Failed {
+                    unit.state = UnitState::Waiting;
+                    rec.timer = None;
+                    rec.rare_reset(|r| r.failure = None);
+                }
+            } else if !node.ghost {
+                applied.unchanged += 1;
+            }
+            unit.queued = false;
+            units.push(unit);
+            records.push(rec);
+        }
+        for oid in old.ids() {
+            let onode = old.node(oid);
+            if !onode.ghost
+                && self
+                    .graph
+                    .unit(&onode.spec.name)
+                    .is_none_or(|i| self.graph.node(i).ghost)
+            {
+                applied.removed.push(onode.spec.name.clone());
+            }
+        }
+        self.units = units;
+        self.records = records;
+        map
+    }
+
+    /// Renumbers what refers to units by id: the PIDs, the timers, the
+    /// changes not yet taken and the actions not yet carried out (those of
+    /// units that are gone are dropped).
+    fn remap_processes(&mut self, map: &[Option<UnitId>]) {
+        let n = self.graph.len();
+        let new_id = |u: UnitId| map.get(u.index()).copied().flatten();
+        self.pids = self
+            .pids
+            .drain()
+            .filter_map(|(pid, (u, role))| new_id(u).map(|nu| (pid, (nu, role))))
+            .collect();
+        self.timers.clear();
+        for (i, r) in self.records.iter().enumerate() {
+            if let Some((t, _)) = r.timer {
+                self.timers.push(Reverse((t, i as u32, r.timer_gen)));
+            }
+        }
+        self.start_queue.clear();
+        self.starting = self.units.iter().filter(|u| u.phase.starting()).count();
+        self.work = WorkList::new(n);
+        let old_changed = std::mem::take(&mut self.changed.list);
+        self.changed = Changed {
+            list: Vec::new(),
+            listed: vec![false; n],
+        };
+        for u in old_changed.into_iter().filter_map(new_id) {
+            self.changed.push(u);
+        }
+        self.actions = std::mem::take(&mut self.actions)
+            .into_iter()
+            .filter_map(|mut a| {
+                let (Action::Spawn { unit, .. }
+                | Action::Kill { unit, .. }
+                | Action::ReadPidfile { unit, .. }) = &mut a;
+                *unit = new_id(*unit)?;
+                Some(a)
+            })
+            .collect();
+    }
+}

@@ -1,0 +1,206 @@
+//! What the planner says about the units and the target, for status
+//! replies and the init's decisions. Nothing here changes the planner.
+
+use super::facts::Role;
+use super::record::{Phase, Status, Timer};
+use super::Planner;
+use crate::graph::{Graph, UnitId};
+use crate::state::UnitState;
+use crate::time::Instant;
+use std::time::Duration;
+
+/// A unit's state as the planner knows it, for status replies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitView {
+    /// The state.
+    pub state: UnitState,
+    /// When it entered the state.
+    pub since: Instant,
+    /// The main process.
+    pub pid: Option<i32>,
+    /// Active with something below it not active.
+    pub degraded: bool,
+    /// The failed or missing target it waits on.
+    pub blocked_by: Option<String>,
+    /// How many restarts after failures.
+    pub restarts: u32,
+    /// Status text.
+    pub status: String,
+    /// When the next restart is due.
+    pub restart_at: Option<Instant>,
+    /// Required by the current target.
+    pub required: bool,
+    /// When the last start began.
+    pub start_at: Option<Instant>,
+    /// When it last became active.
+    pub active_at: Option<Instant>,
+    /// When it last stopped or failed.
+    pub end_at: Option<Instant>,
+}
+
+impl Planner {
+    /// The graph.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The current target.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// Whether the system is shutting down.
+    pub fn shutting_down(&self) -> bool {
+        self.shutting_down
+    }
+
+    /// Whether `id` is required by the current target.
+    pub fn is_required(&self, id: UnitId) -> bool {
+        self.required.get(id.index()).copied().unwrap_or(false)
+    }
+
+    /// The state of unit `id`.
+    pub fn state(&self, id: UnitId) -> UnitState {
+        self.units
+            .get(id.index())
+            .map(|u| u.state)
+            .unwrap_or_default()
+    }
+
+    /// The full view of unit `id`.
+    pub fn view(&self, id: UnitId) -> Option<UnitView> {
+        let unit = self.units.get(id.index())?;
+        let rec = self.records.get(id.index())?;
+        let restart_at = match rec.timer {
+            Some((t, Timer::Restart)) => Some(t),
+            _ => None,
+        };
+        let status = if let Some(s) = rec.notify_status.as_ref().filter(|_| unit.up()) {
+            s.clone()
+        } else if let Some(t) = restart_at {
+            let d = t.since(self.now);
+            format!("{}; restart in {}", self.status_text(id), short(d))
+        } else {
+            self.status_text(id)
+        };
+        Some(UnitView {
+            state: unit.state,
+            since: rec.since,
+            pid: rec.main_pid,
+            degraded: unit.degraded,
+            blocked_by: rec.rare().blocked_by.clone(),
+            restarts: rec.restarts,
+            status,
+            restart_at,
+            required: self.is_required(id),
+            start_at: rec.start_at,
+            active_at: rec.active_at,
+            end_at: rec.end_at,
+        })
+    }
+
+    /// The status text of unit `id`, formatted.
+    fn status_text(&self, id: UnitId) -> String {
+        match self.records.get(id.index()).map(|r| &r.status) {
+            Some(Status::Fixed(s)) => (*s).to_string(),
+            Some(Status::WaitingFor(j)) => {
+                format!("waiting for {}", self.graph.dep_target(id, *j))
+            }
+            Some(Status::Text(s)) => s.clone(),
+            None => String::new(),
+        }
+    }
+
+    /// The state of the current target (its provider's), or `None` if no
+    /// unit provides it.
+    pub fn target_state(&self) -> Option<UnitState> {
+        self.graph.provider(&self.target).map(|p| self.state(p))
+    }
+
+    /// Whether anything in the required set is not active, or the target's
+    /// provider is degraded.
+    pub fn degraded(&self) -> bool {
+        match self.graph.provider(&self.target) {
+            Some(p) => {
+                let u = &self.units[p.index()];
+                u.degraded || !u.state.is_active()
+            }
+            None => true,
+        }
+    }
+
+    /// When the target was last set, and when it last became active.
+    pub fn target_times(&self) -> (Instant, Option<Instant>) {
+        (self.target_set_at, self.target_active_at)
+    }
+
+    /// The targets of `id` that are up only because another of its targets
+    /// is required.
+    pub fn coincidental(&self, id: UnitId) -> Vec<String> {
+        let Some(node) = self.graph.get(id) else {
+            return Vec::new();
+        };
+        if self.state(id) == UnitState::Disabled || node.ghost {
+            return Vec::new();
+        }
+        node.spec
+            .provides
+            .iter()
+            .filter(|t| {
+                **t != self.target
+                    && !self.graph.dependents(id).iter().any(|d| {
+                        self.is_required(d.unit)
+                            && self.graph.named_deps(d.unit).any(|dep| dep.target == **t)
+                    })
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Whether the target is settled: `Some(true)` when its provider is
+    /// active, `Some(false)` when it failed or is blocked, `None` while it is
+    /// still on its way (or the target is unknown).
+    pub fn target_settled(&self) -> Option<bool> {
+        let p = self.graph.provider(&self.target)?;
+        let u = &self.units[p.index()];
+        if u.state.is_active() {
+            Some(true)
+        } else if u.state == UnitState::Failed || (u.state == UnitState::Waiting && u.blocked) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The required units that are failed.
+    pub fn failed_units(&self) -> Vec<UnitId> {
+        self.graph
+            .ids()
+            .filter(|&i| self.is_required(i) && self.state(i) == UnitState::Failed)
+            .collect()
+    }
+
+    /// Whether every unit is idle and disabled (after shutdown).
+    pub fn drained(&self) -> bool {
+        self.units
+            .iter()
+            .all(|u| u.phase == Phase::Idle && u.state == UnitState::Disabled)
+    }
+
+    /// The unit and role a PID belongs to, if any.
+    pub fn owner(&self, pid: i32) -> Option<(UnitId, Role)> {
+        self.pids.get(&pid).copied()
+    }
+}
+
+/// `1.5s`, `250ms`, `2m` — short, for status lines.
+fn short(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}

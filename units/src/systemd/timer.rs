@@ -1,0 +1,530 @@
+//! A `.timer` unit's arithmetic (systemd.timer(5)): its `[Timer]` settings
+//! ([`TimerSettings::from_unit_file`]) and, from the instants the caller
+//! knows, when it next elapses ([`TimerSettings::next_elapse`]), by
+//! systemd 252's rules:
+//!
+//! - `OnActiveSec=` counts from the timer's activation, `OnBootSec=` from
+//!   boot (monotonic 0; in a container from the init's start),
+//!   `OnStartupSec=` from the init's start: each fires once per activation
+//!   (after the timer has triggered, one already past is dropped);
+//! - `OnUnitActiveSec=`/`OnUnitInactiveSec=` count from the later of the
+//!   triggered unit's last activation/deactivation and the last trigger, and
+//!   only once the unit has been active/inactive at all;
+//! - `OnCalendar=` counts from the last trigger (with `Persistent=yes`, the
+//!   one stored across restarts of the init), else from the timer's
+//!   activation; an elapse before the init started is moved to the init's
+//!   start, so a persistent timer that missed its time while the machine was
+//!   down fires at once;
+//! - the monotonic and the realtime elapse are kept apart (two clocks);
+//!   `RandomizedDelaySec=` adds `seed % delay` to each; `AccuracySec=` is
+//!   the slack the caller may give its timer.
+
+use super::calendar::CalendarSpec;
+use super::parse::UnitFile;
+use super::timespan::parse_timespan;
+use crate::time::Instant;
+use std::time::Duration;
+
+/// A `[Timer]` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimerSettings {
+    /// `OnActiveSec=`.
+    pub on_active: Vec<Duration>,
+    /// `OnBootSec=`.
+    pub on_boot: Vec<Duration>,
+    /// `OnStartupSec=`.
+    pub on_startup: Vec<Duration>,
+    /// `OnUnitActiveSec=`.
+    pub on_unit_active: Vec<Duration>,
+    /// `OnUnitInactiveSec=`.
+    pub on_unit_inactive: Vec<Duration>,
+    /// `OnCalendar=`.
+    pub on_calendar: Vec<CalendarSpec>,
+    /// `Persistent=`: keep the last trigger across restarts of the init.
+    pub persistent: bool,
+    /// `AccuracySec=` (default 1 minute).
+    pub accuracy: Duration,
+    /// `RandomizedDelaySec=` (default 0).
+    pub randomized_delay: Duration,
+    /// `RemainAfterElapse=` (default yes).
+    pub remain_after_elapse: bool,
+    /// `Unit=`: the unit to start (default: the timer's name with
+    /// `.service`).
+    pub unit: String,
+}
+
+/// A `[Timer]` setting that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}={value}: {reason}")]
+pub struct TimerError {
+    /// The key, e.g. `OnCalendar`.
+    pub key: String,
+    /// The value as written.
+    pub value: String,
+    /// What is wrong.
+    pub reason: String,
+    /// The index of the option in the unit file (for its position).
+    pub option: usize,
+}
+
+/// What the caller knows about time when it asks for the next elapse.
+/// Monotonic instants are on the init's monotonic clock (boot = 0);
+/// realtime instants are microseconds since the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimerClock {
+    /// Now, monotonic.
+    pub now: Instant,
+    /// Now, realtime.
+    pub now_realtime: u64,
+    /// When the init started, monotonic.
+    pub init_start: Instant,
+    /// True in a container: `OnBootSec=` counts from the init's start.
+    pub in_container: bool,
+    /// When the timer was activated (monotonic, realtime), if it is active.
+    pub timer_activated: Option<(Instant, u64)>,
+    /// When the triggered unit last became active, if ever.
+    pub unit_active_since: Option<Instant>,
+    /// When the triggered unit last became inactive, if ever.
+    pub unit_inactive_since: Option<Instant>,
+    /// The last trigger in this activation (monotonic, realtime).
+    pub last_trigger: Option<(Instant, u64)>,
+    /// The last trigger from the persistent stamp (realtime); used only
+    /// with `Persistent=yes` and when it is not in the future.
+    pub stamp: Option<u64>,
+    /// The seed of `RandomizedDelaySec=`: the delay is `seed % delay`.
+    pub random_seed: u64,
+}
+
+/// When the timer elapses next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerNext {
+    /// Waiting: the earliest monotonic and the earliest realtime elapse
+    /// (each with its random delay); the timer fires at whichever comes
+    /// first, at most `accuracy` late.
+    Waiting {
+        /// The next monotonic elapse.
+        monotonic: Option<Instant>,
+        /// The next realtime elapse, microseconds since the epoch.
+        realtime: Option<u64>,
+        /// The slack allowed (`AccuracySec=`).
+        accuracy: Duration,
+    },
+    /// Nothing left to fire: the timer is `elapsed` (it stays active when
+    /// `remain` is true, as with `RemainAfterElapse=yes` or `OnUnit…Sec=`).
+    Elapsed {
+        /// True when the timer stays active.
+        remain: bool,
+    },
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+impl TimerSettings {
+    /// Reads the `[Timer]` section of a timer named `timer_name`
+    /// (`backup.timer`): every value in order, an empty assignment
+    /// emptying the list (`OnCalendar=`) or resetting the setting.
+    /// Unknown keys are for the caller's key table; errors name the key,
+    /// the value and the option's index.
+    pub fn from_unit_file(timer_name: &str, file: &UnitFile) -> Result<TimerSettings, TimerError> {
+        let stem = timer_name.strip_suffix(".timer").unwrap_or(timer_name);
+        let mut t = TimerSettings {
+            on_active: Vec::new(),
+            on_boot: Vec::new(),
+            on_startup: Vec::new(),
+            on_unit_active: Vec::new(),
+            on_unit_inactive: Vec::new(),
+            on_calendar: Vec::new(),
+            persistent: false,
+            accuracy: Duration::from_secs(60),
+            randomized_delay: Duration::ZERO,
+            remain_after_elapse: true,
+            unit: format!("{stem}.service"),
+        };
+        for (i, o) in file.options.iter().enumerate() {
+            if o.section != "Timer" {
+                continue;
+            }
+            let v = o.value.trim();
+            let err = |reason: String| TimerError {
+                key: o.name.clone(),
+                value: o.value.clone(),
+                reason,
+                option: i,
+            };
+            let span = || parse_timespan(v).map_err(&err);
+            let boolean =
+                || super::parse_bool(v).ok_or_else(|| err("not a boolean (yes/no)".to_string()));
+            let list = match o.name.as_str() {
+                "OnActiveSec" => Some(&mut t.on_active),
+                "OnBootSec" => Some(&mut t.on_boot),
+                "OnStartupSec" => Some(&mut t.on_startup),
+                "OnUnitActiveSec" => Some(&mut t.on_unit_active),
+                "OnUnitInactiveSec" => Some(&mut t.on_unit_inactive),
+                _ => None,
+            };
+            if let Some(list) = list {
+                if v.is_empty() {
+                    list.clear();
+                } else {
+                    list.push(span()?);
+                }
+                continue;
+            }
+            match o.name.as_str() {
+                "OnCalendar" if v.is_empty() => t.on_calendar.clear(),
+                "OnCalendar" => t
+                    .on_calendar
+                    .push(CalendarSpec::parse(v).map_err(|e| err(e.to_string()))?),
+                "Persistent" => t.persistent = v.is_empty() || boolean()?,
+                "AccuracySec" if v.is_empty() => t.accuracy = Duration::from_secs(60),
+                "AccuracySec" => t.accuracy = span()?.max(Duration::from_micros(1)),
+                "RandomizedDelaySec" if v.is_empty() => t.randomized_delay = Duration::ZERO,
+                "RandomizedDelaySec" => t.randomized_delay = span()?,
+                "RemainAfterElapse" => t.remain_after_elapse = v.is_empty() || boolean()?,
+                "Unit" if v.is_empty() => t.unit = format!("{stem}.service"),
+                "Unit" => {
+                    super::validate_unit_name(v).map_err(err)?;
+                    if v.ends_with(".timer") {
+                        return Err(err("a timer cannot trigger a timer".to_string()));
+                    }
+                    t.unit = v.to_string();
+                }
+                _ => {}
+            }
+        }
+        if t.on_active.is_empty()
+            && t.on_boot.is_empty()
+            && t.on_startup.is_empty()
+            && t.on_unit_active.is_empty()
+            && t.on_unit_inactive.is_empty()
+            && t.on_calendar.is_empty()
+        {
+            return Err(TimerError {
+                key: "Timer".to_string(),
+                value: String::new(),
+                reason: format!("{timer_name} has no OnActiveSec=, OnBootSec=, OnStartupSec=, OnUnitActiveSec=, OnUnitInactiveSec= or OnCalendar= setting"),
+                option: 0,
+            });
+        }
+        Ok(t)
+    }
+
+    /// The next elapse of an active timer. `zone` is the zone of
+    /// `OnCalendar=` specs without one of their own (the local zone);
+    /// `zone_of` loads a spec's named zone (`None`: the spec is skipped, as
+    /// systemd skips a spec it cannot compute).
+    pub fn next_elapse(
+        &self,
+        c: &TimerClock,
+        local: &super::tz::TimeZone,
+        zone_of: &dyn Fn(&str) -> Option<super::tz::TimeZone>,
+    ) -> TimerNext {
+        let mut monotonic: Option<Instant> = None;
+        let mut realtime: Option<u64> = None;
+        let leave_around = !self.on_unit_active.is_empty() || !self.on_unit_inactive.is_empty();
+        let last_trigger_real = c
+            .last_trigger
+            .map(|(_, r)| r)
+            .or(c.stamp.filter(|&s| self.persistent && s < c.now_realtime));
+        if !self.on_calendar.is_empty() {
+            let base = last_trigger_real
+                .or(c.timer_activated.map(|(_, r)| r))
+                .unwrap_or(c.now_realtime);
+            // The init's start on the realtime clock, through the monotonic
+            // clock (the wall clock may have been wrong at boot).
+            let started = c
+                .now_realtime
+                .saturating_sub(micros(c.now.since(c.init_start)));
+            for spec in &self.on_calendar {
+                let zone = match &spec.zone {
+                    super::CalendarZone::Named(n) => match zone_of(n) {
+                        Some(z) => z,
+                        None => continue,
+                    },
+                    _ => local.clone(),
+                };
+                let Some(next) = spec.next_elapse(base, &zone) else {
+                    continue;
+                };
+                let next = next.max(started);
+                realtime = Some(realtime.map_or(next, |r| r.min(next)));
+            }
+        }
+        let once = [
+            (&self.on_active, Base::Active),
+            (&self.on_boot, Base::Boot),
+            (&self.on_startup, Base::Startup),
+            (&self.on_unit_active, Base::UnitActive),
+            (&self.on_unit_inactive, Base::UnitInactive),
+        ];
+        for (values, kind) in once {
+            for &d in values {
+                let base = match kind {
+                    Base::Active => c.timer_activated.map_or(c.now, |(m, _)| m),
+                    Base::Boot if !c.in_container => Instant(0),
+                    Base::Boot | Base::Startup => c.init_start,
+                    Base::UnitActive | Base::UnitInactive => {
+                        let unit = if kind == Base::UnitActive {
+                            c.unit_active_since
+                        } else {
+                            c.unit_inactive_since
+                        };
+                        let base = unit.max(c.last_trigger.map(|(m, _)| m));
+                        match base {
+                            Some(b) if b.0 > 0 => b,
+                            _ => continue,
+                        }
+                    }
+                };
+                let next = base.after(d);
+                // A one-time value that already fired in this activation.
+                if c.last_trigger.is_some()
+                    && next < c.now
+                    && matches!(kind, Base::Active | Base::Boot | Base::Startup)
+                {
+                    continue;
+                }
+                monotonic = Some(monotonic.map_or(next, |m| m.min(next)));
+            }
+        }
+        if monotonic.is_none() && realtime.is_none() {
+            return TimerNext::Elapsed {
+                remain: self.remain_after_elapse || leave_around,
+            };
+        }
+        let delay = micros(self.randomized_delay);
+        let add = if delay == 0 { 0 } else { c.random_seed % delay };
+        TimerNext::Waiting {
+            monotonic: monotonic.map(|m| m.after(Duration::from_micros(add))),
+            realtime: realtime.map(|r| r.saturating_add(add).min(u64::MAX - 1)),
+            accuracy: self.accuracy,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Base {
+    Active,
+    Boot,
+    Startup,
+    UnitActive,
+    UnitInactive,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::systemd::parse;
+    use crate::systemd::tz::TimeZone;
+
+    const S: u64 = 1_000_000;
+    const T0: u64 = 1_704_067_200 * S; // 2024-01-01 00:00:00 UTC
+
+    fn timer(text: &str) -> TimerSettings {
+        TimerSettings::from_unit_file("backup.timer", &parse(text)).unwrap()
+    }
+
+    fn secs(s: u64) -> Instant {
+        Instant(s * 1_000_000_000)
+    }
+
+    fn next(t: &TimerSettings, c: &TimerClock) -> TimerNext {
+        t.next_elapse(c, &TimeZone::utc(), &|_| None)
+    }
+
+    fn clock() -> TimerClock {
+        TimerClock {
+            now: secs(100),
+            now_realtime: T0 + 100 * S,
+            init_start: secs(5),
+            timer_activated: Some((secs(90), T0 + 90 * S)),
+            ..TimerClock::default()
+        }
+    }
+
+    #[test]
+    fn settings_are_read_with_systemd_defaults_and_resets() {
+        let t = timer("[Timer]\nOnCalendar=daily\nOnCalendar=\nOnCalendar=hourly\nOnBootSec=5min\nPersistent=yes\nRandomizedDelaySec=1h\n");
+        assert_eq!(t.on_calendar.len(), 1);
+        assert_eq!(t.on_calendar[0].to_string(), "*-*-* *:00:00");
+        assert_eq!(t.on_boot, [Duration::from_secs(300)]);
+        assert!(t.persistent);
+        assert_eq!(t.accuracy, Duration::from_secs(60));
+        assert_eq!(t.randomized_delay, Duration::from_secs(3600));
+        assert_eq!(t.unit, "backup.service");
+        assert!(t.remain_after_elapse);
+        assert_eq!(
+            timer("[Timer]\nOnActiveSec=1\nUnit=x.service\n").unit,
+            "x.service"
+        );
+    }
+
+    #[test]
+    fn bad_settings_name_the_key_and_value() {
+        let e = |text: &str| {
+            TimerSettings::from_unit_file("b.timer", &parse(text))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            e("[Timer]\nOnCalendar=someday\n").starts_with("OnCalendar=someday: invalid calendar")
+        );
+        assert_eq!(
+            e("[Timer]\nOnBootSec=5 parsecs\n"),
+            "OnBootSec=5 parsecs: unknown unit \"parsecs\" (use us, ms, s, min, h, d, w, M, y)"
+        );
+        assert_eq!(
+            e("[Timer]\nOnBootSec=1\nPersistent=maybe\n"),
+            "Persistent=maybe: not a boolean (yes/no)"
+        );
+        assert_eq!(
+            e("[Timer]\nOnBootSec=1\nUnit=a.timer\n"),
+            "Unit=a.timer: a timer cannot trigger a timer"
+        );
+        assert!(e("[Timer]\nPersistent=yes\n").contains("b.timer has no OnActiveSec="));
+        assert!(e("[Timer]\nOnCalendar=daily\nOnCalendar=\n").contains("has no"));
+    }
+
+    #[test]
+    fn monotonic_bases() {
+        let c = clock();
+        let w = |m: u64| TimerNext::Waiting {
+            monotonic: Some(secs(m)),
+            realtime: None,
+            accuracy: Duration::from_secs(60),
+        };
+        assert_eq!(next(&timer("[Timer]\nOnActiveSec=30\n"), &c), w(120));
+        assert_eq!(
+            next(&timer("[Timer]\nOnBootSec=30\n"), &c),
+            w(30),
+            "already due: fires at once"
+        );
+        let container = TimerClock {
+            in_container: true,
+            ..c
+        };
+        assert_eq!(next(&timer("[Timer]\nOnBootSec=30\n"), &container), w(35));
+        assert_eq!(next(&timer("[Timer]\nOnStartupSec=1min\n"), &c), w(65));
+        assert_eq!(
+            next(&timer("[Timer]\nOnActiveSec=30\nOnStartupSec=1min\n"), &c),
+            w(65),
+            "the earliest"
+        );
+        // After the trigger, a one-time value in the past is dropped.
+        let fired = TimerClock {
+            last_trigger: Some((secs(65), T0 + 65 * S)),
+            ..c
+        };
+        assert_eq!(
+            next(
+                &timer("[Timer]\nOnActiveSec=30\nOnStartupSec=1min\n"),
+                &fired
+            ),
+            w(120)
+        );
+        assert_eq!(
+            next(
+                &timer("[Timer]\nOnStartupSec=1min\nRemainAfterElapse=no\n"),
+                &fired
+            ),
+            TimerNext::Elapsed { remain: false }
+        );
+        assert_eq!(
+            next(&timer("[Timer]\nOnStartupSec=1min\n"), &fired),
+            TimerNext::Elapsed { remain: true }
+        );
+    }
+
+    #[test]
+    fn unit_relative_bases() {
+        let t = timer("[Timer]\nOnUnitActiveSec=1h\nRemainAfterElapse=no\n");
+        // The unit never ran: nothing to count from, but the timer stays.
+        assert_eq!(next(&t, &clock()), TimerNext::Elapsed { remain: true });
+        let ran = TimerClock {
+            unit_active_since: Some(secs(50)),
+            ..clock()
+        };
+        let w = |m: u64| TimerNext::Waiting {
+            monotonic: Some(secs(m)),
+            realtime: None,
+            accuracy: Duration::from_secs(60),
+        };
+        assert_eq!(next(&t, &ran), w(3650));
+        let later = TimerClock {
+            last_trigger: Some((secs(80), T0 + 80 * S)),
+            ..ran
+        };
+        assert_eq!(
+            next(&t, &later),
+            w(3680),
+            "the later of activation and trigger"
+        );
+        let t = timer("[Timer]\nOnUnitInactiveSec=10\n");
+        let stopped = TimerClock {
+            unit_inactive_since: Some(secs(95)),
+            ..clock()
+        };
+        assert_eq!(next(&t, &stopped), w(105));
+    }
+
+    #[test]
+    fn calendar_and_persistence() {
+        let t = timer("[Timer]\nOnCalendar=*-*-* 06:00\n");
+        let c = clock();
+        let r = |real: u64| TimerNext::Waiting {
+            monotonic: None,
+            realtime: Some(real),
+            accuracy: Duration::from_secs(60),
+        };
+        assert_eq!(next(&t, &c), r(T0 + 6 * 3600 * S));
+        // A stamp is ignored without Persistent=.
+        let stamped = TimerClock {
+            stamp: Some(T0 - 86_400 * S),
+            ..c
+        };
+        assert_eq!(next(&t, &stamped), r(T0 + 6 * 3600 * S));
+        // With it, the elapse missed yesterday at 06:00 is moved to the
+        // init's start: the timer fires at once.
+        let t = timer("[Timer]\nOnCalendar=*-*-* 06:00\nPersistent=true\n");
+        assert_eq!(next(&t, &stamped), r(T0 + 5 * S));
+        // A stamp in the future (a wrong clock) is ignored.
+        let future = TimerClock {
+            stamp: Some(T0 + 86_400 * S),
+            ..c
+        };
+        assert_eq!(next(&t, &future), r(T0 + 6 * 3600 * S));
+        // After a trigger, the next one counts from it.
+        let fired = TimerClock {
+            last_trigger: Some((secs(100), T0 + 6 * 3600 * S)),
+            ..c
+        };
+        assert_eq!(next(&t, &fired), r(T0 + 30 * 3600 * S));
+    }
+
+    #[test]
+    fn randomized_delay_uses_the_seed_and_zones_load_by_name() {
+        let t = timer("[Timer]\nOnCalendar=*-*-* 06:00 Europe/Berlin\nOnCalendar=*-*-* 07:00\nOnActiveSec=10\nRandomizedDelaySec=100\nAccuracySec=1us\n");
+        let c = TimerClock {
+            random_seed: 1_000_000 * 250 + 7,
+            ..clock()
+        };
+        // Without the zone the Berlin spec is skipped.
+        assert_eq!(
+            next(&t, &c),
+            TimerNext::Waiting {
+                monotonic: Some(secs(100).after(Duration::from_micros(50_000_007))),
+                realtime: Some(T0 + 7 * 3600 * S + 50_000_007),
+                accuracy: Duration::from_micros(1),
+            }
+        );
+        let berlin = TimeZone::from_posix("Europe/Berlin", "CET-1CEST,M3.5.0,M10.5.0/3").unwrap();
+        let n = t.next_elapse(&c, &TimeZone::utc(), &|name| {
+            (name == "Europe/Berlin").then(|| berlin.clone())
+        });
+        assert!(
+            matches!(n, TimerNext::Waiting { realtime: Some(r), .. } if r == T0 + 5 * 3600 * S + 50_000_007)
+        );
+    }
+}

@@ -1,0 +1,502 @@
+//! The unit search path (systemd.unit(5), "Unit File Load Path"): from a
+//! listing of each directory that the caller reads, which file defines a
+//! unit name, what it hides, its aliases and masks, its drop-in files in
+//! systemd's order, its template, and the `Wants=`/`Requires=` edges of
+//! `NAME.wants/` and `NAME.requires/` directories. An earlier directory
+//! hides the same name in a later one.
+
+use super::UnitName;
+use std::collections::BTreeSet;
+
+/// What a directory entry is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file, and whether it is empty (an empty unit file is a mask).
+    File {
+        /// True for a file of size 0.
+        empty: bool,
+    },
+    /// A directory.
+    Dir,
+    /// A symbolic link and its target as read (absolute or relative).
+    Symlink {
+        /// The link's target.
+        target: String,
+    },
+}
+
+/// One entry of a search directory, by its path relative to the directory:
+/// `web.service`, `web.service.d/10-x.conf`, `multi-user.target.wants/web.service`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The path relative to the directory (at most one `/`).
+    pub path: String,
+    /// What it is.
+    pub kind: EntryKind,
+}
+
+/// What a search directory is for (systemctl's states depend on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirRole {
+    /// Administrator configuration (`/etc/systemd/system`, flotilla's units directory).
+    Config,
+    /// Runtime configuration (`/run/systemd/system`).
+    Runtime,
+    /// Generated units (`/run/systemd/generator*`).
+    Generator,
+    /// Transient units (`/run/systemd/transient`).
+    Transient,
+    /// Units from packages (`/lib/systemd/system`, `/usr/lib/systemd/system`).
+    Vendor,
+}
+
+/// One directory of the search path with its listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchDir {
+    /// The directory's absolute path, without a trailing `/`.
+    pub path: String,
+    /// Its role.
+    pub role: DirRole,
+    /// Its entries (the caller lists the top level and the `.wants/`,
+    /// `.requires/` and `.d/` subdirectories).
+    pub entries: Vec<Entry>,
+}
+
+/// How a unit name is defined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Definition {
+    /// By a file (for an instance: its template's file).
+    File(String),
+    /// Masked: a symlink to `/dev/null` or an empty file (its path).
+    Masked(String),
+    /// Not found anywhere on the path.
+    NotFound,
+}
+
+/// Everything the search path says about one unit name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedUnit {
+    /// The name asked for.
+    pub name: String,
+    /// The name it resolves to (itself, or the unit an alias points to).
+    pub id: String,
+    /// How it is defined.
+    pub definition: Definition,
+    /// The template whose file defines it, for an instance without a file
+    /// of its own (`getty@.service` for `getty@tty1.service`).
+    pub template: Option<String>,
+    /// Alias links followed from `name` to `id` (their paths).
+    pub via: Vec<String>,
+    /// Other names that are symlinks to `id` (its aliases), sorted.
+    pub aliases: Vec<String>,
+    /// Paths of the same name in later directories, hidden by the definition.
+    pub hides: Vec<String>,
+    /// Drop-in files to apply, in the order they apply.
+    pub dropins: Vec<String>,
+    /// Units wanted through `NAME.wants/`, sorted.
+    pub wants: Vec<String>,
+    /// Units required through `NAME.requires/`, sorted.
+    pub requires: Vec<String>,
+}
+
+impl SearchDir {
+    fn top(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.path == name)
+    }
+}
+
+/// `target` made absolute against `dir`, `.` and `..` folded.
+pub(crate) fn absolute(dir: &str, target: &str) -> String {
+    let joined = if target.starts_with('/') {
+        target.to_string()
+    } else {
+        format!("{dir}/{target}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for p in joined.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// What one entry of a name says.
+enum Found {
+    File(String),
+    Masked(String),
+    Alias(String, String),
+}
+
+fn classify(dir: &SearchDir, e: &Entry, name: &str) -> Option<Found> {
+    let path = format!("{}/{}", dir.path, e.path);
+    match &e.kind {
+        EntryKind::Dir => None,
+        EntryKind::File { empty: true } => Some(Found::Masked(path)),
+        EntryKind::File { empty: false } => Some(Found::File(path)),
+        EntryKind::Symlink { target } => {
+            let t = absolute(&dir.path, target);
+            if t == "/dev/null" {
+                Some(Found::Masked(path))
+            } else if basename(&t) == name {
+                // A link to a file of the same name: that file defines it.
+                Some(Found::File(t))
+            } else {
+                Some(Found::Alias(basename(&t).to_string(), path))
+            }
+        }
+    }
+}
+
+/// Resolves `name` on the search path `dirs` (highest priority first).
+pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
+    let mut id = name.to_string();
+    let mut via = Vec::new();
+    let mut hides = Vec::new();
+    let mut template = None;
+    let mut definition = Definition::NotFound;
+    // Follow aliases (a bounded chain: systemd refuses loops too).
+    for _ in 0..16 {
+        let mut found = None;
+        for d in dirs {
+            if let Some(e) = d.top(&id) {
+                if found.is_none() {
+                    found = classify(d, e, &id);
+                } else if !matches!(e.kind, EntryKind::Dir) {
+                    hides.push(format!("{}/{}", d.path, e.path));
+                }
+            }
+        }
+        match found {
+            Some(Found::File(p)) => definition = Definition::File(p),
+            Some(Found::Masked(p)) => definition = Definition::Masked(p),
+            Some(Found::Alias(to, link)) => {
+                via.push(link);
+                hides.clear();
+                id = to;
+                continue;
+            }
+            None => {
+                let n = UnitName::split(&id);
+                if n.is_instance() && template.is_none() {
+                    if let Some(t) = &n.template {
+                        let inner = resolve(dirs, t);
+                        template = Some(inner.id.clone());
+                        hides = inner.hides;
+                        definition = inner.definition;
+                    }
+                }
+            }
+        }
+        break;
+    }
+    let aliases = aliases_of(dirs, &id);
+    let mut names = vec![id.clone()];
+    names.extend(aliases.iter().cloned());
+    if let Some(t) = UnitName::split(&id)
+        .template
+        .filter(|_| UnitName::split(&id).is_instance())
+    {
+        names.push(t);
+    }
+    ResolvedUnit {
+        name: name.to_string(),
+        dropins: dropins(dirs, &id, &aliases),
+        wants: edges(dirs, &names, "wants"),
+        requires: edges(dirs, &names, "requires"),
+        id,
+        definition,
+        template,
+        via,
+        aliases,
+        hides,
+    }
+}
+
+/// Names whose winning entry is a symlink to `id` (under another name).
+fn aliases_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    for d in dirs {
+        for e in &d.entries {
+            if e.path.contains('/') || !seen.insert(e.path.clone()) {
+                continue;
+            }
+            if let Some(Found::Alias(to, _)) = classify(d, e, &e.path) {
+                if to == id {
+                    out.insert(e.path.clone());
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The drop-in directories of a name in systemd's order within one search
+/// directory: the name's own, its template's, then its dash prefixes
+/// longest first (`foo-bar-.service.d`, `foo-.service.d`), then the type's
+/// (`service.d`).
+pub fn dropin_dir_names(name: &str) -> Vec<String> {
+    let n = UnitName::split(name);
+    let mut out = vec![format!("{name}.d")];
+    if n.is_instance() {
+        if let Some(t) = &n.template {
+            out.push(format!("{t}.d"));
+        }
+    }
+    let stem = if n.template.is_some() {
+        &n.prefix
+    } else {
+        &n.name
+    };
+    let mut cut = stem.len();
+    while let Some(i) = stem[..cut].rfind('-') {
+        out.push(format!("{}-.{}.d", &stem[..i], n.suffix));
+        cut = i;
+    }
+    if !n.suffix.is_empty() {
+        out.push(format!("{}.d", n.suffix));
+    }
+    out
+}
+
+/// The drop-in files (`*.conf`) of a unit and its aliases across the
+/// path: a file name seen first (earlier search directory, then more
+/// specific drop-in directory) hides the same file name later; the result
+/// is ordered by file name. Masked drop-ins (empty or to `/dev/null`) hide
+/// their name and are not returned.
+fn dropins(dirs: &[SearchDir], id: &str, aliases: &[String]) -> Vec<String> {
+    let mut by_name: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    let mut names = vec![id.to_string()];
+    names.extend(aliases.iter().cloned());
+    for d in dirs {
+        for n in &names {
+            for sub in dropin_dir_names(n) {
+                for e in &d.entries {
+                    let Some(file) = e.path.strip_prefix(&format!("{sub}/")) else {
+                        continue;
+                    };
+                    if !file.ends_with(".conf") || by_name.contains_key(file) {
+                        continue;
+                    }
+                    let path = format!("{}/{}", d.path, e.path);
+                    let real = match &e.kind {
+                        EntryKind::File { empty: false } => Some(path),
+                        EntryKind::Symlink { target }
+                            if absolute(&d.path, target) != "/dev/null" =>
+                        {
+                            Some(path)
+                        }
+                        EntryKind::Dir => continue,
+                        _ => None,
+                    };
+                    by_name.insert(file.to_string(), real);
+                }
+            }
+        }
+    }
+    by_name.into_values().flatten().collect()
+}
+
+/// The entries of `NAME.wants/` (or `.requires/`) for any of `names`.
+fn edges(dirs: &[SearchDir], names: &[String], kind: &str) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for d in dirs {
+        for n in names {
+            let prefix = format!("{n}.{kind}/");
+            for e in &d.entries {
+                if let Some(unit) = e.path.strip_prefix(&prefix) {
+                    if !matches!(e.kind, EntryKind::Dir) && super::validate_unit_name(unit).is_ok()
+                    {
+                        out.insert(unit.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Every unit name the path defines (top-level entries that are unit
+/// names), sorted.
+pub fn unit_names(dirs: &[SearchDir]) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for d in dirs {
+        for e in &d.entries {
+            if !e.path.contains('/')
+                && !matches!(e.kind, EntryKind::Dir)
+                && super::validate_unit_name(&e.path).is_ok()
+            {
+                out.insert(e.path.clone());
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A non-empty regular file.
+    pub(crate) fn f(path: &str) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: EntryKind::File { empty: false },
+        }
+    }
+    /// A symlink.
+    pub(crate) fn l(path: &str, target: &str) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: EntryKind::Symlink {
+                target: target.into(),
+            },
+        }
+    }
+
+    fn path() -> Vec<SearchDir> {
+        vec![
+            SearchDir {
+                path: "/etc/systemd/system".into(),
+                role: DirRole::Config,
+                entries: vec![
+                    f("web.service"),
+                    l("db.service", "/dev/null"),
+                    Entry {
+                        path: "cron.service".into(),
+                        kind: EntryKind::File { empty: true },
+                    },
+                    l("www.service", "web.service"),
+                    l(
+                        "multi-user.target.wants/web.service",
+                        "/etc/systemd/system/web.service",
+                    ),
+                    l(
+                        "multi-user.target.wants/getty@tty2.service",
+                        "/lib/systemd/system/getty@.service",
+                    ),
+                    f("web.service.d/10-env.conf"),
+                    f("service.d/50-all.conf"),
+                    l("web.service.d/20-off.conf", "/dev/null"),
+                ],
+            },
+            SearchDir {
+                path: "/lib/systemd/system".into(),
+                role: DirRole::Vendor,
+                entries: vec![
+                    f("web.service"),
+                    f("db.service"),
+                    f("getty@.service"),
+                    f("multi-user.target"),
+                    f("getty@.service.d/x.conf"),
+                    f("web.service.d/20-off.conf"),
+                    f("web.service.d/10-env.conf"),
+                    f("web-.service.d/05-prefix.conf"),
+                    f("www.service.d/30-alias.conf"),
+                    f("getty@.service.wants/helper.service"),
+                    f("multi-user.target.requires/db.service"),
+                ],
+            },
+        ]
+    }
+
+    #[test]
+    fn definitions_masks_aliases_and_hiding() {
+        let p = path();
+        let web = resolve(&p, "web.service");
+        assert_eq!(
+            web.definition,
+            Definition::File("/etc/systemd/system/web.service".into())
+        );
+        assert_eq!(web.hides, ["/lib/systemd/system/web.service"]);
+        assert_eq!(web.aliases, ["www.service"]);
+        assert_eq!(
+            web.dropins,
+            [
+                "/etc/systemd/system/web.service.d/10-env.conf",
+                "/lib/systemd/system/www.service.d/30-alias.conf",
+                "/etc/systemd/system/service.d/50-all.conf",
+            ]
+        );
+        let db = resolve(&p, "db.service");
+        assert_eq!(
+            db.definition,
+            Definition::Masked("/etc/systemd/system/db.service".into())
+        );
+        assert_eq!(
+            resolve(&p, "cron.service").definition,
+            Definition::Masked("/etc/systemd/system/cron.service".into())
+        );
+        let www = resolve(&p, "www.service");
+        assert_eq!(www.id, "web.service");
+        assert_eq!(www.via, ["/etc/systemd/system/www.service"]);
+        assert_eq!(www.definition, web.definition);
+        assert_eq!(resolve(&p, "nope.service").definition, Definition::NotFound);
+    }
+
+    #[test]
+    fn templates_instances_and_edges() {
+        let p = path();
+        let g = resolve(&p, "getty@tty2.service");
+        assert_eq!(g.template.as_deref(), Some("getty@.service"));
+        assert_eq!(
+            g.definition,
+            Definition::File("/lib/systemd/system/getty@.service".into())
+        );
+        assert_eq!(
+            g.dropins,
+            [
+                "/etc/systemd/system/service.d/50-all.conf",
+                "/lib/systemd/system/getty@.service.d/x.conf"
+            ]
+        );
+        // `web-.service.d` applies to `web-api.service`, not to `web.service`.
+        assert_eq!(
+            resolve(&p, "web-api.service").dropins,
+            [
+                "/lib/systemd/system/web-.service.d/05-prefix.conf",
+                "/etc/systemd/system/service.d/50-all.conf"
+            ]
+        );
+        assert_eq!(g.wants, ["helper.service"]);
+        let t = resolve(&p, "multi-user.target");
+        assert_eq!(t.wants, ["getty@tty2.service", "web.service"]);
+        assert_eq!(t.requires, ["db.service"]);
+        assert_eq!(
+            unit_names(&p),
+            [
+                "cron.service",
+                "db.service",
+                "getty@.service",
+                "multi-user.target",
+                "web.service",
+                "www.service"
+            ]
+        );
+    }
+
+    #[test]
+    fn dropin_directory_order() {
+        assert_eq!(
+            dropin_dir_names("foo-bar-baz@x.service"),
+            [
+                "foo-bar-baz@x.service.d",
+                "foo-bar-baz@.service.d",
+                "foo-bar-.service.d",
+                "foo-.service.d",
+                "service.d"
+            ]
+        );
+        assert_eq!(dropin_dir_names("a.socket"), ["a.socket.d", "socket.d"]);
+        assert_eq!(absolute("/etc/x", "../y/./z"), "/etc/y/z");
+    }
+}
