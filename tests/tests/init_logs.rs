@@ -77,6 +77,20 @@ fn talker_and_writer(dir: &TestDir, flags: &str) -> PathBuf {
     fifo
 }
 
+/// The init of [`talker_and_writer`]'s units, once both run.
+fn started(dir: &TestDir) -> Init {
+    let init = dir.start("default");
+    init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
+    init
+}
+
+/// Stops the log writer (SIGSTOP); its PID.
+fn stop_writer(init: &Init) -> i32 {
+    let writer = init.pid_of("flotilla-logd");
+    procs::signal(writer, libc::SIGSTOP);
+    writer
+}
+
 fn virtual_unit(dir: &TestDir, name: &str, extra: &str) {
     dir.unit(name, &format!("unit: {name}\ntype: virtual\n{extra}"));
 }
@@ -184,14 +198,12 @@ fn lines_from_before_the_writer_starts_reach_the_files() {
 fn a_stopped_or_killed_writer_loses_nothing() {
     let dir = TestDir::new();
     let fifo = talker_and_writer(&dir, "");
-    let init = dir.start("default");
-    init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
+    let init = started(&dir);
     let mut w = mouth(&fifo);
     say(&mut w, 1, 50);
     wait_in_files(&dir, "talker", 50);
 
-    let writer = init.pid_of("flotilla-logd");
-    procs::signal(writer, libc::SIGSTOP);
+    let writer = stop_writer(&init);
     say(&mut w, 51, 100);
     wait_read(&init, "talker", 100);
     let st = writer_status(&init);
@@ -219,13 +231,11 @@ fn a_stopped_or_killed_writer_loses_nothing() {
 fn lines_past_the_ring_are_counted_in_the_file() {
     let dir = TestDir::new();
     let fifo = talker_and_writer(&dir, "");
-    let init = dir.start("default");
-    init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
+    let init = started(&dir);
     let mut w = mouth(&fifo);
     say(&mut w, 1, 10);
     wait_in_files(&dir, "talker", 10);
-    let writer = init.pid_of("flotilla-logd");
-    procs::signal(writer, libc::SIGSTOP);
+    let writer = stop_writer(&init);
     // 3,000 lines of about 50 bytes: three times what the ring keeps.
     say(&mut w, 11, 3000);
     wait_read(&init, "talker", 3000);
@@ -256,8 +266,7 @@ fn lines_past_the_ring_are_counted_in_the_file() {
 fn rotation_in_the_middle_of_logs_follow() {
     let dir = TestDir::new();
     let fifo = talker_and_writer(&dir, "--max-size 2K --max-files 3");
-    let init = dir.start("default");
-    init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
+    let init = started(&dir);
     let follow = init.follow(&["logs", "talker", "-f"]);
     let mut w = mouth(&fifo);
     for batch in 0..10 {
