@@ -107,6 +107,11 @@ pub(super) fn file_text(file: &str, read: FileRead) -> Result<String, Box<Parsed
     })
 }
 
+/// What a template unit file in the units directory gets.
+pub(super) const TEMPLATE_NOT_LOADED: &str =
+    "a template unit (`name@.service`) is not loaded from the units directory; \
+     copy it to `name@instance.service` to run an instance";
+
 fn load_file(file: &str, read: FileRead) -> ParsedUnit {
     let text = match file_text(file, read) {
         Ok(text) => text,
@@ -114,11 +119,7 @@ fn load_file(file: &str, read: FileRead) -> ParsedUnit {
     };
     let name = file.rsplit('/').next().unwrap_or(file);
     match name.strip_suffix(".service") {
-        Some(unit) if unit.ends_with('@') => skipped(
-            file,
-            "a template unit (`name@.service`) is not loaded from the units directory; \
-             copy it to `name@instance.service` to run an instance",
-        ),
+        Some(unit) if unit.ends_with('@') => skipped(file, TEMPLATE_NOT_LOADED),
         Some(_) => crate::systemd::translate_file(file, name, &text),
         None => parse_yaml(file, &text),
     }

@@ -23,7 +23,7 @@
 //! reported in [`LoadedPath`] (masks, templates, kinds flotilla does not
 //! run) for `init --check`.
 
-use super::dir::file_text;
+use super::dir::{file_text, TEMPLATE_NOT_LOADED};
 use super::dropin::parse_yaml_with_dropins;
 use super::{FileRead, ParsedUnit};
 use crate::diag::{Diagnostic, Pos};
@@ -87,6 +87,9 @@ pub fn load_path(dirs: &[SearchDir], read: &mut ReadFile<'_>) -> LoadedPath {
     load_yaml_units(dirs, read, &mut out, &mut defined);
     load_systemd_units(dirs, read, &mut out, &mut defined);
     add_edges(dirs, &mut out);
+    // Each file's problems together, files in path order (a stable sort:
+    // each file's own stay in their order).
+    out.diagnostics.sort_by(|a, b| a.file.cmp(&b.file));
     out
 }
 
@@ -292,6 +295,15 @@ fn load_systemd_units(
             ..UnitSource::default()
         };
         if UnitName::split(&name).is_template() {
+            // In the first directory (flotilla's own) it was put there to
+            // run: say why it does not.
+            if dir_of(dirs, &name) == Some(0) {
+                out.diagnostics.push(Diagnostic::warning(
+                    &file,
+                    Pos::default(),
+                    TEMPLATE_NOT_LOADED,
+                ));
+            }
             out.templates.push(source);
             continue;
         }

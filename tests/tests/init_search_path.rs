@@ -1,0 +1,198 @@
+//! The unit search path through the real `init` binary (SPEC §3c): copies
+//! of this machine's `/etc/systemd/system` and `/lib/systemd/system`
+//! (Debian's own unit files and enablement links, unchanged) behind a
+//! flotilla units directory, with drop-ins, an alias and a mask added;
+//! YAML units hiding each other across directories with YAML drop-ins.
+
+use flotilla_tests::init::{Out, TestDir};
+use std::path::Path;
+use std::process::Command;
+
+/// Copies `from` to `to` as it is (links stay links).
+fn copy_tree(from: &str, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(st.success(), "cp -a {from} {}", to.display());
+}
+
+/// The units `init --check` says the target requires.
+fn required(out: &Out, target: &str) -> Vec<String> {
+    let head = format!("target {target} requires ");
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&head))
+        .unwrap_or_else(|| panic!("no required set in {}", out.stdout));
+    let (_, names) = line.split_once(": ").unwrap_or(("", ""));
+    names.split_whitespace().map(str::to_string).collect()
+}
+
+/// The `.service` units that `multi-user.target.wants/` in `etc` and `lib`
+/// name and that `lib` defines by a file of their own.
+fn enabled_services(etc: &Path, lib: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in [etc, lib] {
+        let Ok(rd) = std::fs::read_dir(dir.join("multi-user.target.wants")) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let file = lib.join(&name);
+            let real = std::fs::read_link(&file).is_err() && file.is_file();
+            if name.ends_with(".service") && !name.contains('@') && real && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn debian_units_enabled_by_wants_links_with_dropins_aliases_and_masks() {
+    let dir = TestDir::new();
+    let etc = dir.join("etc");
+    let lib = dir.join("lib");
+    copy_tree("/etc/systemd/system", &etc);
+    copy_tree("/lib/systemd/system", &lib);
+    // flotilla's own directory comes first: `multi-user.target` is a
+    // virtual unit there, and Debian's `.wants/` links give it its edges.
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+
+    let enabled = enabled_services(&etc, &lib);
+    assert!(
+        enabled.iter().any(|n| n == "nginx.service"),
+        "nginx's postinst enables it: {enabled:?}"
+    );
+    let masked = enabled
+        .iter()
+        .find(|n| *n != "nginx.service")
+        .expect("a second enabled service")
+        .clone();
+    std::os::unix::fs::symlink("/dev/null", etc.join(&masked)).expect("mask");
+    let over = dir.file(
+        "etc/nginx.service.d/override.conf",
+        "[Service]\nEnvironment=FROM_DROPIN=1\n",
+    );
+    std::os::unix::fs::symlink("../lib/nginx.service", etc.join("www.service")).expect("alias");
+
+    let (u, e, l) = (
+        dir.units().display().to_string(),
+        etc.display().to_string(),
+        lib.display().to_string(),
+    );
+    let check = || {
+        dir.run_init(&[
+            "--check",
+            "--units",
+            &u,
+            "--units",
+            &e,
+            "--units",
+            &l,
+            "--target",
+            "multi-user.target",
+        ])
+    };
+    let out = check();
+    let req = required(&out, "multi-user.target");
+    for name in enabled.iter().filter(|n| **n != masked) {
+        assert!(
+            req.contains(name),
+            "{name} is enabled: {req:?}\n{}",
+            out.stdout
+        );
+    }
+    assert!(!req.contains(&masked), "{masked} is masked: {req:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines.contains(&format!("unit {masked}: masked by {e}/{masked}").as_str()),
+        "{}",
+        out.stdout
+    );
+    let nginx = lines
+        .iter()
+        .find(|l| l.starts_with("unit nginx.service: "))
+        .unwrap_or_else(|| panic!("no origin of nginx: {}", out.stdout));
+    assert!(
+        nginx.starts_with(&format!(
+            "unit nginx.service: from {l}/nginx.service; drop-ins {}; aliases www.service",
+            over.display(),
+        )),
+        "{nginx}"
+    );
+
+    // A drop-in's error is its own, at its own line; it makes nginx a unit
+    // with an error, left out. A line without `=` is what systemd makes
+    // it: a warning, the line ignored.
+    let broken = dir.file(
+        "lib/nginx.service.d/zz-broken.conf",
+        "[Service]\nNoEquals\nRestart=sometimes\n",
+    );
+    let out = check();
+    let req = required(&out, "multi-user.target");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let warned = format!(
+        "{}:2:1: warning: missing '=', line ignored",
+        broken.display()
+    );
+    assert!(lines.contains(&warned.as_str()), "{warned}\n{}", out.stdout);
+    let at = format!("{}:3:1: invalid Restart=sometimes", broken.display());
+    assert!(
+        lines.iter().any(|l| l.starts_with(&at)),
+        "{at}…\n{}",
+        out.stdout
+    );
+    assert_eq!(out.code, 1, "the broken drop-in is an error");
+    assert!(!req.contains(&"nginx.service".to_string()), "{req:?}");
+}
+
+#[test]
+fn yaml_units_hide_across_directories_and_take_yaml_dropins() {
+    let dir = TestDir::new();
+    dir.unit(
+        "web",
+        "unit: web\nexec-start: /bin/sleep 100\ndepends-on: db\n",
+    );
+    dir.file("units/web.d/10-no-db.yaml", "depends-on: []\n");
+    dir.file("vendor/web.yaml", "unit: web\nexec-start: /bin/vendor\n");
+    dir.file("vendor/db.yaml", "unit: db\nexec-start: /bin/sleep 100\n");
+    dir.file(
+        "vendor/default.yaml",
+        "unit: default\ntype: virtual\ndepends-on: web\n",
+    );
+    dir.file("vendor/bad.d/x.yaml", "restart: sometimes\n");
+    let (u, v) = (
+        dir.units().display().to_string(),
+        dir.join("vendor").display().to_string(),
+    );
+    let out = dir.run_init(&["--check", "--units", &u, "--units", &v]);
+    out.expect(0);
+    assert_eq!(required(&out, "default"), ["default", "web"], "{out:?}");
+    assert!(
+        out.stdout.lines().any(|l| l
+            == format!(
+                "unit web: from {u}/web.yaml; hides {v}/web.yaml; drop-ins {u}/web.d/10-no-db.yaml"
+            )),
+        "{}",
+        out.stdout
+    );
+
+    // A drop-in's error is reported in its file.
+    dir.file("units/web.d/20-bad.yaml", "\nrestart: sometimes\n");
+    let out = dir.run_init(&["--check", "--units", &u, "--units", &v]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains(&format!("{u}/web.d/20-bad.yaml:2:10: ")),
+        "{}",
+        out.stdout
+    );
+}
