@@ -114,6 +114,7 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
         } => cmd::logs::run(ctx, unit, lines, follow),
         Command::Shutdown(kind) => cmd::shutdown::run(ctx, kind),
         Command::Analyze(what) => cmd::analyze::run(ctx, what),
+        Command::UnitFiles(what) => cmd::unit_files::run(ctx, what),
         Command::Help(_) | Command::Version | Command::Cluster(_) => Ok(EXIT_OK),
     }
 }

@@ -5,6 +5,7 @@
 //! YAML units hiding each other across directories with YAML drop-ins.
 
 use flotilla_tests::init::{Out, TestDir};
+use flotilla_units::state::UnitState;
 use std::path::Path;
 use std::process::Command;
 
@@ -195,4 +196,140 @@ fn yaml_units_hide_across_directories_and_take_yaml_dropins() {
         "{}",
         out.stdout
     );
+}
+
+/// `initctl enable`, `disable`, `is-enabled`, `cat`, `show`,
+/// `list-unit-files` and `daemon-reload` against a running init whose
+/// search path is `units`, `etc/systemd/system`, `lib/systemd/system`.
+#[test]
+fn enable_disable_and_reading_unit_files() {
+    let dir = TestDir::new();
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+    let etc = dir.join("etc/systemd/system");
+    let lib = dir.join("lib/systemd/system");
+    std::fs::create_dir_all(&etc).expect("etc");
+    let web_text = "[Unit]\nDescription=web\n\n[Service]\nExecStart=/bin/sleep 1000\n\n\
+                    [Install]\nWantedBy=multi-user.target\n";
+    dir.file("lib/systemd/system/web.service", web_text);
+    dir.file(
+        "lib/systemd/system/helper.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    let init = dir
+        .init()
+        .target("multi-user.target")
+        .more_units(etc.clone())
+        .more_units(lib.clone())
+        .start();
+    init.wait_state("multi-user.target", UnitState::Running);
+    assert_eq!(init.unit("web.service").state, UnitState::Disabled);
+    let (e, l) = (etc.display().to_string(), lib.display().to_string());
+
+    // is-enabled: systemctl's words and exit codes.
+    let out = init.ctl(&["is-enabled", "web.service"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "disabled\n");
+    let out = init.ctl(&["is-enabled", "helper.service"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "static\n");
+    let out = init.ctl(&["is-enabled", "--quiet", "nope.service"]);
+    out.expect(1);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "Failed to get unit file state for nope.service: No such file or directory"
+    );
+
+    // Bad input changes nothing.
+    let out = init.ctl(&["enable", "nope.service"]);
+    out.expect(1);
+    assert!(
+        out.stderr
+            .contains("Failed to enable unit: Unit file nope.service does not exist."),
+        "{out:?}"
+    );
+    let out = init.ctl(&["enable", "helper.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains("The unit files have no installation config"),
+        "{out:?}"
+    );
+    assert!(!dir
+        .join("etc/systemd/system/multi-user.target.wants")
+        .exists());
+
+    // enable: the link systemctl makes, then the init reloads and starts it.
+    let out = init.ctl(&["enable", "web.service"]);
+    out.expect(0);
+    let link = format!("{e}/multi-user.target.wants/web.service");
+    assert!(
+        out.stderr
+            .contains(&format!("Created symlink {link} \u{2192} {l}/web.service.")),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_link(&link).expect("link"),
+        Path::new(&format!("{l}/web.service"))
+    );
+    init.wait_state("web.service", UnitState::Running);
+    init.ctl(&["is-enabled", "web.service"]).expect(0);
+
+    // A drop-in: cat shows it under its path, show the keys in force.
+    let over = dir.file(
+        "etc/systemd/system/web.service.d/override.conf",
+        "[Service]\nEnvironment=GREETING=hi\n",
+    );
+    let out = init.ctl(&["cat", "web.service"]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "# {l}/web.service\n{web_text}\n# {}\n[Service]\nEnvironment=GREETING=hi\n",
+            over.display()
+        )
+    );
+    let out = init.ctl(&["show", "-p", "Environment,ExecStart", "web.service"]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        "ExecStart=/bin/sleep 1000\nEnvironment=GREETING=hi\n"
+    );
+    init.ctl(&["daemon-reload"]).expect(0);
+
+    let out = init.ctl(&["list-unit-files"]);
+    out.expect(0);
+    let rows: Vec<Vec<&str>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(
+        rows.contains(&vec!["web.service", "enabled", "enabled"]),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        rows.contains(&vec!["helper.service", "static", "-"]),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("\n2 unit files listed.\n"),
+        "{}",
+        out.stdout
+    );
+
+    // disable: the link goes, the init stops the unit.
+    let out = init.ctl(&["disable", "web.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!("Removed \"{link}\".")),
+        "{out:?}"
+    );
+    assert!(!Path::new(&link).exists());
+    init.wait_state("web.service", UnitState::Disabled);
+    init.ctl(&["is-enabled", "web.service"]).expect(1);
 }
