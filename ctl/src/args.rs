@@ -87,6 +87,9 @@ pub enum Command {
     /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`:
     /// the unit files of the search path (SPEC §3c).
     UnitFiles(UnitFiles),
+    /// A systemctl verb with systemctl's own behaviour (`initctl` run as
+    /// `systemctl`).
+    Systemctl(crate::systemctl::Systemctl),
 }
 
 /// The unit-file commands.
@@ -206,7 +209,7 @@ impl fmt::Display for UsageError {
     }
 }
 
-fn usage(topic: Topic, message: impl Into<String>) -> UsageError {
+pub(crate) fn usage(topic: Topic, message: impl Into<String>) -> UsageError {
     UsageError {
         message: message.into(),
         topic,

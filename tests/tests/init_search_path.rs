@@ -333,3 +333,126 @@ fn enable_disable_and_reading_unit_files() {
     init.wait_state("web.service", UnitState::Disabled);
     init.ctl(&["is-enabled", "web.service"]).expect(1);
 }
+
+/// `initctl` run as `systemctl` (a link named so): systemctl's verbs,
+/// words and exit codes, mapped onto flotilla's declarative model.
+#[test]
+fn initctl_as_systemctl() {
+    let dir = TestDir::new();
+    dir.unit("web", "unit: web\nexec-start: /bin/sleep 1000\n");
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\ndepends-on: web\n",
+    );
+    let etc = dir.join("etc/systemd/system");
+    let lib = dir.join("lib/systemd/system");
+    std::fs::create_dir_all(&etc).expect("etc");
+    dir.file(
+        "lib/systemd/system/extra.service",
+        "[Unit]\nDescription=an extra\n[Service]\nExecStart=/bin/sleep 1000\n\
+         [Install]\nWantedBy=multi-user.target\n",
+    );
+    let init = dir
+        .init()
+        .target("multi-user.target")
+        .more_units(etc.clone())
+        .more_units(lib.clone())
+        .start();
+    init.wait_state("multi-user.target", UnitState::Running);
+    std::fs::create_dir(dir.join("bin")).expect("bin");
+    let systemctl = dir.join("bin/systemctl");
+    std::os::unix::fs::symlink(flotilla_tests::bins::initctl(), &systemctl).expect("link");
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(&systemctl);
+        cmd.args(args).env("INIT_CONTROL", dir.control());
+        flotilla_tests::init::run(cmd, std::time::Duration::from_secs(15))
+    };
+
+    let out = run(&["is-active", "--quiet", "web"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "");
+    let out = run(&["is-active", "extra", "nope"]);
+    out.expect(3);
+    assert_eq!(out.stdout, "inactive\ninactive\n");
+    run(&["status", "web", "--no-pager"]).expect(0);
+    run(&["status", "extra"]).expect(3);
+    let out = run(&["status", "nope"]);
+    out.expect(4);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "Unit nope.service could not be found."
+    );
+
+    // start of a unit the target does not want: refused, with what to do.
+    let out = run(&["start", "extra"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains("systemctl enable --now extra.service"),
+        "{out:?}"
+    );
+    let out = run(&["start", "nope"]);
+    out.expect(5);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "Failed to start nope.service: Unit nope.service not found."
+    );
+    // stop of a unit the target wants: refused, naming the target.
+    let out = run(&["stop", "web"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains("the target multi-user.target wants it"),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("systemctl mask web"), "{out:?}");
+
+    let before = init.pid_of("web");
+    run(&["restart", "web"]).expect(0);
+    init.wait("web restarted", |s| {
+        s.units
+            .iter()
+            .any(|u| u.unit == "web" && u.state == UnitState::Running && u.pid != Some(before))
+    });
+
+    // enable --now: the link, a reload, and the unit runs.
+    run(&["enable", "--now", "extra"]).expect(0);
+    init.wait_state("extra.service", UnitState::Running);
+    run(&["is-active", "--quiet", "extra"]).expect(0);
+    run(&["is-enabled", "extra"]).expect(0);
+    let out = run(&["list-units", "--type=service", "--no-legend", "--plain"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == [
+                    "extra.service",
+                    "loaded",
+                    "active",
+                    "running",
+                    "an",
+                    "extra"
+                ]),
+        "{}",
+        out.stdout
+    );
+
+    // mask: the /dev/null link where systemctl makes it; the unit is gone.
+    let out = run(&["mask", "extra"]);
+    out.expect(0);
+    let mask = format!("{}/extra.service", etc.display());
+    assert!(
+        out.stderr
+            .contains(&format!("Created symlink {mask} \u{2192} /dev/null.")),
+        "{out:?}"
+    );
+    run(&["is-enabled", "extra"]).expect(1);
+    init.wait("extra.service gone", |s| {
+        !s.units.iter().any(|u| u.unit == "extra.service")
+    });
+    run(&["unmask", "extra"]).expect(0);
+    assert!(std::fs::symlink_metadata(&mask).is_err());
+    init.wait_state("extra.service", UnitState::Running);
+
+    run(&["daemon-reload"]).expect(0);
+    run(&["frobnicate"]).expect(2);
+}

@@ -17,7 +17,7 @@ use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::systemd::{
     cat_text, disable_links, enable_links, is_enabled, list_search_dir, parse, resolve_unit,
-    unit_names, Definition, EntryKind, InstallInfo, Link, MergedUnit, SearchDir,
+    unit_names, Definition, EntryKind, InstallError, InstallInfo, Link, MergedUnit, SearchDir,
 };
 use std::io;
 
@@ -173,12 +173,18 @@ fn list_dir(path: &str) -> io::Result<Vec<(String, EntryKind)>> {
 
 /// The `[Install]` section of the file that defines `name`.
 fn install_of(dirs: &[SearchDir], name: &str) -> Option<InstallInfo> {
+    read_install(dirs, name)?.ok()
+}
+
+/// The `[Install]` section of the file that defines `name`, or what is
+/// wrong with it; `None` when there is no file to read.
+fn read_install(dirs: &[SearchDir], name: &str) -> Option<Result<InstallInfo, InstallError>> {
     let r = resolve_unit(dirs, name);
     let Definition::File(p) = &r.definition else {
         return None;
     };
     let text = std::fs::read_to_string(p).ok()?;
-    InstallInfo::from_unit_file(&r.id, &parse(&text)).ok()
+    Some(InstallInfo::from_unit_file(&r.id, &parse(&text)))
 }
 
 /// Each file's path and text.
@@ -230,12 +236,7 @@ fn change(
     on: bool,
 ) -> Result<i32, CtlError> {
     let verb = if on { "enable" } else { "disable" };
-    let config = dirs
-        .iter()
-        .find(|d| d.path.ends_with("/etc/systemd/system"))
-        .or_else(|| dirs.first())
-        .map(|d| d.path.clone())
-        .unwrap_or_default();
+    let config = config_dir(dirs);
     let install = |n: &str| install_of(dirs, n);
     let mut links: Vec<Link> = Vec::new();
     for u in units {
@@ -254,7 +255,13 @@ fn change(
             _ => {}
         }
         if on {
-            let info = install(u).unwrap_or_default();
+            let info = match read_install(dirs, u) {
+                Some(Err(e)) => {
+                    eprint_line(&format!("Failed to {verb} unit: {e}"));
+                    return Ok(EXIT_FAILED);
+                }
+                other => other.and_then(Result::ok).unwrap_or_default(),
+            };
             if !info.has_rules() && info.also.is_empty() {
                 eprint_line(NO_INSTALL);
                 continue;
@@ -272,7 +279,78 @@ fn change(
     }
     links.sort();
     links.dedup();
-    for l in &links {
+    apply(ctx, &links, on, verb)
+}
+
+/// `systemctl mask` (`on`) or `unmask` of `units`: a link to `/dev/null`
+/// named like the unit in the configuration directory (where `enable`
+/// links go), or every such link in the configuration directories
+/// removed; then the init reloads (a masked unit is no unit).
+pub fn mask(ctx: &mut Ctx<'_>, units: &[String], on: bool) -> Result<i32, CtlError> {
+    let dirs = search_path(ctx)?;
+    let verb = if on { "mask" } else { "unmask" };
+    let config = config_dir(&dirs);
+    let mut links = Vec::new();
+    for u in units {
+        if on {
+            let path = format!("{config}/{u}");
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if !m.file_type().is_symlink() => {
+                    eprint_line(&format!(
+                        "Failed to {verb} unit: File {path} already exists."
+                    ));
+                    return Ok(EXIT_FAILED);
+                }
+                Ok(_)
+                    if std::fs::read_link(&path)
+                        .is_ok_and(|t| t == std::path::Path::new("/dev/null")) =>
+                {
+                    continue
+                }
+                Ok(_) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(_) => {}
+            }
+            links.push(Link {
+                path,
+                target: "/dev/null".to_string(),
+            });
+        } else {
+            for d in dirs.iter().filter(|d| {
+                matches!(
+                    d.role,
+                    flotilla_units::systemd::DirRole::Config
+                        | flotilla_units::systemd::DirRole::Runtime
+                )
+            }) {
+                let path = format!("{}/{u}", d.path);
+                if std::fs::read_link(&path).is_ok_and(|t| t == std::path::Path::new("/dev/null")) {
+                    links.push(Link {
+                        path,
+                        target: "/dev/null".to_string(),
+                    });
+                }
+            }
+        }
+    }
+    apply(ctx, &links, on, verb)
+}
+
+/// Where `enable` and `mask` put links: `/etc/systemd/system` when it is on
+/// the path, else the first directory.
+fn config_dir(dirs: &[SearchDir]) -> String {
+    dirs.iter()
+        .find(|d| d.path.ends_with("/etc/systemd/system"))
+        .or_else(|| dirs.first())
+        .map(|d| d.path.clone())
+        .unwrap_or_default()
+}
+
+/// Makes (`on`) or removes `links`, each said as systemctl says it, then
+/// reloads the init when anything changed.
+fn apply(ctx: &mut Ctx<'_>, links: &[Link], on: bool, verb: &str) -> Result<i32, CtlError> {
+    for l in links {
         let done = if on { make_link(l) } else { remove_link(l) };
         if let Err(e) = done {
             eprint_line(&format!("Failed to {verb} unit: {}: {e}", l.path));
