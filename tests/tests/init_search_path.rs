@@ -297,7 +297,50 @@ fn enable_disable_and_reading_unit_files() {
         out.stdout,
         "ExecStart=/bin/sleep 1000\nEnvironment=GREETING=hi\n"
     );
+    // The drop-in takes effect on daemon-reload: the unit restarts with
+    // the new command and environment.
+    let before = init.pid_of("web.service");
+    dir.file(
+        "etc/systemd/system/web.service.d/override.conf",
+        "[Service]\nEnvironment=GREETING=hi\nExecStart=\nExecStart=/bin/sleep 1001\n",
+    );
     init.ctl(&["daemon-reload"]).expect(0);
+    let after = init
+        .wait("web.service restarted", |s| {
+            s.units.iter().any(|u| {
+                u.unit == "web.service" && u.state == UnitState::Running && u.pid != Some(before)
+            })
+        })
+        .units
+        .iter()
+        .find(|u| u.unit == "web.service")
+        .and_then(|u| u.pid)
+        .expect("pid");
+    // The child execs after the init saw it spawn: await the new program.
+    let want: &[u8] = b"/bin/sleep\x001001\x00";
+    flotilla_tests::wait_for(flotilla_tests::WAIT, "the drop-in's ExecStart", || {
+        let cmdline = std::fs::read(format!("/proc/{after}/cmdline")).ok()?;
+        (cmdline == want).then_some(())
+    });
+    let environ = std::fs::read(format!("/proc/{after}/environ")).expect("environ");
+    assert!(
+        environ.split(|b| *b == 0).any(|v| v == b"GREETING=hi"),
+        "{}",
+        String::from_utf8_lossy(&environ)
+    );
+
+    // A bad [Install] line: its error, nothing made.
+    dir.file(
+        "lib/systemd/system/bad.service",
+        "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=no/such\n",
+    );
+    let out = init.ctl(&["enable", "bad.service"]);
+    out.expect(1);
+    assert!(
+        out.stderr
+            .contains("Failed to enable unit: WantedBy=no/such: "),
+        "{out:?}"
+    );
 
     let out = init.ctl(&["list-unit-files"]);
     out.expect(0);
@@ -316,8 +359,14 @@ fn enable_disable_and_reading_unit_files() {
         "{}",
         out.stdout
     );
+    // Its [Install] cannot be read: nothing names a way to enable it.
     assert!(
-        out.stdout.ends_with("\n2 unit files listed.\n"),
+        rows.contains(&vec!["bad.service", "static", "-"]),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("\n3 unit files listed.\n"),
         "{}",
         out.stdout
     );
