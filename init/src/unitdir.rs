@@ -178,6 +178,44 @@ mod tests {
     }
 
     #[test]
+    fn a_search_path_of_real_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir_all(b.join("db.service.d")).unwrap();
+        std::fs::create_dir_all(b.join("default.wants")).unwrap();
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::write(a.join("default.yaml"), "unit: default\ntype: virtual\n").unwrap();
+        std::fs::write(b.join("db.service"), "[Service]\nExecStart=/bin/db\n").unwrap();
+        std::fs::write(b.join("db.service.d/x.conf"), "[Service]\nNice=5\n").unwrap();
+        std::fs::write(b.join("gone.service"), "[Service]\nExecStart=/bin/g\n").unwrap();
+        std::os::unix::fs::symlink("/dev/null", a.join("gone.service")).unwrap();
+        std::os::unix::fs::symlink("../db.service", b.join("default.wants/db.service")).unwrap();
+        let missing = tmp.path().join("missing");
+        let l = load_search_path(&RealSys, &[a.clone(), b.clone(), missing.clone()]).unwrap();
+        assert!(
+            l.diagnostics.iter().all(|d| !d.is_error()),
+            "{:?}",
+            l.diagnostics
+        );
+        let default = l.units.iter().find(|(u, _)| u.name == "default").unwrap();
+        assert_eq!(default.0.waits_for, ["db.service"]);
+        let db = l.sources.iter().find(|s| s.name == "db.service").unwrap();
+        assert_eq!(
+            db.dropins,
+            [b.join("db.service.d/x.conf").display().to_string()]
+        );
+        assert_eq!(
+            l.masked,
+            [(
+                "gone.service".to_string(),
+                a.join("gone.service").display().to_string()
+            )]
+        );
+        // Only the first directory must exist.
+        assert!(load_search_path(&RealSys, &[missing, a]).is_err());
+    }
+
+    #[test]
     fn reads_through_sys() {
         let sys = FakeSys::new();
         sys.set_file("/u/b.yaml", "unit: b\nexec-start: /bin/b\n");
