@@ -170,6 +170,12 @@ fn load_yaml_units(
             }
         }
     }
+    let dropin_dirs: BTreeSet<&str> = dirs
+        .iter()
+        .flat_map(|d| &d.entries)
+        .filter_map(|e| e.path.split_once('/').map(|(sub, _)| sub))
+        .filter(|sub| sub.ends_with(".d"))
+        .collect();
     let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
     for file_name in order {
         let Some((dir, path, hides)) = files.remove(file_name) else {
@@ -196,8 +202,10 @@ fn load_yaml_units(
             .as_ref()
             .map(|s| s.name.clone())
             .or_else(|| yaml_unit_name(&t));
+        // Most units have none: look only when a `NAME.d` is on the path.
         let dropins = name
             .as_deref()
+            .filter(|n| dropin_dirs.contains(format!("{n}.d").as_str()))
             .map(|n| yaml_dropins(dirs, n))
             .unwrap_or_default();
         let parsed = if dropins.is_empty() {

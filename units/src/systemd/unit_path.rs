@@ -363,10 +363,11 @@ fn collect_dropins(
     is_dropin: impl Fn(&str) -> bool,
 ) -> Vec<String> {
     let mut by_name: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    let prefixes: Vec<String> = subdirs.iter().map(|s| format!("{s}/")).collect();
     for d in dirs {
-        for sub in subdirs {
+        for prefix in &prefixes {
             for e in &d.entries {
-                let Some(file) = e.path.strip_prefix(&format!("{sub}/")) else {
+                let Some(file) = e.path.strip_prefix(prefix.as_str()) else {
                     continue;
                 };
                 if !is_dropin(file) || file.starts_with('.') || by_name.contains_key(file) {
