@@ -16,6 +16,7 @@ mod error;
 mod help;
 mod logfiles;
 mod since;
+mod systemctl;
 mod table;
 mod term;
 mod timestamp;
@@ -43,7 +44,17 @@ fn run() -> i32 {
             }
         }
     }
-    let Invocation { control, command } = match args::parse(raw) {
+    // Run as `systemctl` (a link to initctl): systemctl's verbs.
+    let as_systemctl = std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .is_some_and(|p| p.file_name().is_some_and(|n| n == "systemctl"));
+    let parsed = if as_systemctl {
+        systemctl::parse(raw)
+    } else {
+        args::parse(raw)
+    };
+    let Invocation { control, command } = match parsed {
         Ok(inv) => inv,
         Err(e) => {
             eprint_line(&format!("initctl: {e}"));
@@ -112,6 +123,8 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
         Command::Logs(ask) => cmd::logs::run(ctx, ask),
         Command::Shutdown(kind) => cmd::shutdown::run(ctx, kind),
         Command::Analyze(what) => cmd::analyze::run(ctx, what),
+        Command::UnitFiles(what) => cmd::unit_files::run(ctx, what),
+        Command::Systemctl(what) => cmd::systemctl::run(ctx, what),
         Command::Help(_) | Command::Version | Command::Cluster(_) => Ok(EXIT_OK),
     }
 }

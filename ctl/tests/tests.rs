@@ -53,6 +53,7 @@ fn system() -> SystemStatus {
         shutting_down: false,
         load_errors: vec![],
         log_writer: None,
+        units_path: vec![],
     }
 }
 

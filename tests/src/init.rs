@@ -158,6 +158,7 @@ impl TestDir {
             log_dir: true,
             as_nobody: false,
             mount_setup: None,
+            more_units: Vec::new(),
         }
     }
 
@@ -267,6 +268,7 @@ pub struct InitBuilder<'a> {
     log_dir: bool,
     as_nobody: bool,
     mount_setup: Option<String>,
+    more_units: Vec<PathBuf>,
 }
 
 impl InitBuilder<'_> {
@@ -276,6 +278,13 @@ impl InitBuilder<'_> {
     /// The init keeps the PID of the `unshare` started here.
     pub fn in_mount_namespace(mut self, setup: &str) -> Self {
         self.mount_setup = Some(setup.to_string());
+        self
+    }
+
+    /// Another `--units DIR` after the test's units directory (the unit
+    /// search path).
+    pub fn more_units(mut self, dir: PathBuf) -> Self {
+        self.more_units.push(dir);
         self
     }
 
@@ -335,6 +344,9 @@ impl InitBuilder<'_> {
             .arg(d.units())
             .arg("--control")
             .arg(d.control());
+        for dir in &self.more_units {
+            cmd.arg("--units").arg(dir);
+        }
         if self.log_dir {
             cmd.arg("--log-dir").arg(d.logs());
         }

@@ -271,6 +271,10 @@ pub struct SystemStatus {
     /// The log directory and its writer, when the init has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_writer: Option<LogWriterStatus>,
+    /// The unit search path, first directory first (SPEC §3c): where
+    /// `initctl enable`, `cat` and `list-unit-files` look.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units_path: Vec<String>,
 }
 
 /// How the units' output gets to the log directory (`initctl status`).

@@ -272,6 +272,7 @@ pub(crate) mod tests {
             shutting_down: false,
             load_errors: vec![],
             log_writer: None,
+            units_path: vec![],
         }
     }
 

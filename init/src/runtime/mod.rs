@@ -141,7 +141,7 @@ impl<S: Sys> Runtime<S> {
             wall0.nanos,
             sys.getpid()
         ));
-        let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_dir);
+        let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_path());
         let (graph, diags) = Graph::build(dir_units.clone());
         load_errors.extend(diags.iter().map(ToString::to_string));
         for e in &load_errors {

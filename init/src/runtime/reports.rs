@@ -130,6 +130,12 @@ impl<S: Sys> Runtime<S> {
             shutting_down: self.shutdown.is_some(),
             load_errors: self.units.load_errors().to_vec(),
             log_writer: self.log_writer_status(),
+            units_path: self
+                .settings
+                .units_path()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect(),
         }
     }
 
