@@ -69,15 +69,8 @@ pub enum Command {
         /// The unit.
         unit: String,
     },
-    /// `logs UNIT [-n N] [-f]`.
-    Logs {
-        /// The unit.
-        unit: String,
-        /// Only the last N lines.
-        lines: Option<usize>,
-        /// Keep streaming.
-        follow: bool,
-    },
+    /// `logs UNIT [-n N] [--since TIME] [-f] [--verbose]`.
+    Logs(crate::cmd::logs::Ask),
     /// `poweroff`, `reboot`, `halt`.
     Shutdown(ShutdownKind),
     /// `analyze ...`.
@@ -365,15 +358,25 @@ where
         "logs" => {
             let mut lines = None;
             let mut follow = false;
-            p.scan(&["-n", "--lines"], |name, value, topic| {
+            let mut since = None;
+            let mut verbose = false;
+            p.scan(&["-n", "--lines", "-S", "--since"], |name, value, topic| {
                 match name {
                     "-f" | "--follow" => follow = true,
+                    "-v" | "--verbose" => verbose = true,
                     "-n" | "--lines" => {
                         let text = value.unwrap_or_default();
                         let n = text.parse::<usize>().map_err(|_| {
                             usage(topic, format!("{name}: invalid number of lines '{text}'"))
                         })?;
                         lines = Some(n);
+                    }
+                    "-S" | "--since" => {
+                        let text = value.unwrap_or_default();
+                        since = Some(
+                            crate::since::parse(&text)
+                                .map_err(|e| usage(topic, format!("{name}: {e}")))?,
+                        );
                     }
                     _ => return Ok(false),
                 }
@@ -382,11 +385,13 @@ where
             p.no_json()?;
             let unit = p.required("a unit name")?;
             p.none()?;
-            Command::Logs {
+            Command::Logs(crate::cmd::logs::Ask {
                 unit,
                 lines,
+                since,
                 follow,
-            }
+                verbose,
+            })
         }
         "poweroff" | "reboot" | "halt" => {
             p.scan(&[], |_, _, _| Ok(false))?;

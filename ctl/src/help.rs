@@ -129,13 +129,22 @@ Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
 ";
 
 const LOGS: &str = "\
-Usage: initctl logs UNIT [-n N] [-f]
+Usage: initctl logs UNIT [-n N] [--since TIME] [-f] [--verbose]
 
-Print the unit's captured stdout and stderr, one line per line.
+Print the unit's captured stdout and stderr, one line per line: the older
+lines from the log directory's files (<dir>/<unit>.log and its rotated
+files, when the init has a log directory and they can be read), the newer
+ones from the init's memory, each line once.
 
 Options:
-  -n, --lines N   only the last N lines
-  -f, --follow    keep printing new lines until interrupted
+  -n, --lines N       only the last N lines
+  -S, --since TIME    only lines from TIME on (UTC): 2026-11-22,
+                      '2026-11-22 04:00', RFC 3339, today, yesterday,
+                      -10m, '1h ago'
+  -f, --follow        keep printing new lines until interrupted (without -n:
+                      from what the init holds in memory)
+  -v, --verbose       say where each part comes from (a file, the init's
+                      memory)
 
 Exit status: 0; 4 unknown unit.
 ";

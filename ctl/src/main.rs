@@ -14,6 +14,8 @@ mod cmd;
 mod duration;
 mod error;
 mod help;
+mod logfiles;
+mod since;
 mod systemctl;
 mod table;
 mod term;
@@ -118,11 +120,7 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
         Command::Reload { unit: None } => cmd::reload::run(ctx),
         Command::Reload { unit: Some(unit) } => cmd::reload::run_unit(ctx, unit),
         Command::Restart { unit } => cmd::restart::run(ctx, unit),
-        Command::Logs {
-            unit,
-            lines,
-            follow,
-        } => cmd::logs::run(ctx, unit, lines, follow),
+        Command::Logs(ask) => cmd::logs::run(ctx, ask),
         Command::Shutdown(kind) => cmd::shutdown::run(ctx, kind),
         Command::Analyze(what) => cmd::analyze::run(ctx, what),
         Command::UnitFiles(what) => cmd::unit_files::run(ctx, what),

@@ -5,8 +5,8 @@
 mod util;
 
 use flotilla_units::protocol::{
-    AnalyzeData, Applied, Edge, ErrorCode, LogLine, Progress, Reply, SystemStatus, UnitStatus,
-    UnitTiming,
+    AnalyzeData, Applied, Edge, ErrorCode, LogLine, LogSource, Progress, Reply, SystemStatus,
+    UnitStatus, UnitTiming,
 };
 use flotilla_units::spec::UnitType;
 use flotilla_units::state::{DepKind, UnitState};
@@ -52,6 +52,7 @@ fn system() -> SystemStatus {
         pid1: false,
         shutting_down: false,
         load_errors: vec![],
+        log_writer: None,
         units_path: vec![],
     }
 }
@@ -65,6 +66,8 @@ fn log(line: &str) -> Reply {
         time: "2026-11-22T04:00:00.000Z".into(),
         stream: "stdout".into(),
         line: line.into(),
+        seq: None,
+        cut: false,
     })
 }
 
@@ -464,9 +467,23 @@ fn permission_denied_exits_3() {
 
 // ---- logs ---------------------------------------------------------------
 
+/// What an init says before a unit's lines: no log directory, lines
+/// `first` to `next - 1` in memory.
+fn source(first: u64, next: u64) -> Reply {
+    Reply::LogSource(LogSource {
+        dir: None,
+        stream: "1.0-1/0".into(),
+        persisted: 0,
+        first,
+        next,
+    })
+}
+
 #[test]
 fn logs_prints_plain_lines() {
     let init = FakeInit::replying(vec![
+        source(1, 5),
+        log("before"),
         log("hello"),
         log("  two  spaces "),
         log(""),
@@ -477,18 +494,18 @@ fn logs_prints_plain_lines() {
     assert_eq!(r.stdout, "hello\n  two  spaces \n\n");
     assert_eq!(
         init.request(),
-        json!({"v": 1, "op": "logs", "unit": "web", "lines": 3, "follow": false})
+        json!({"v": 1, "op": "logs", "unit": "web", "follow": false, "source": true})
     );
 }
 
 #[test]
 fn logs_without_lines_sends_no_lines_field() {
-    let init = FakeInit::replying(vec![Reply::LogEnd]);
+    let init = FakeInit::replying(vec![source(1, 1), Reply::LogEnd]);
     let r = run(&init, &["logs", "web"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""));
     assert_eq!(
         init.request(),
-        json!({"v": 1, "op": "logs", "unit": "web", "follow": false})
+        json!({"v": 1, "op": "logs", "unit": "web", "follow": false, "source": true})
     );
 }
 
@@ -503,6 +520,7 @@ fn logs_unknown_unit_exits_4() {
 #[test]
 fn logs_follow_streams_live_and_ends_when_the_init_goes() {
     let init = FakeInit::start(vec![
+        Step::reply(source(1, 1)),
         Step::reply(log("first")),
         Step::Sleep(Duration::from_millis(200)),
         Step::reply(log("second")),
@@ -527,7 +545,7 @@ fn logs_follow_streams_live_and_ends_when_the_init_goes() {
     assert_eq!(status.code(), Some(0));
     assert_eq!(
         init.request(),
-        json!({"v": 1, "op": "logs", "unit": "web", "follow": true})
+        json!({"v": 1, "op": "logs", "unit": "web", "follow": true, "source": true})
     );
 }
 
@@ -535,6 +553,7 @@ fn logs_follow_streams_live_and_ends_when_the_init_goes() {
 fn closed_stdout_is_not_an_error() {
     // Like `initctl logs -f web | head -1`.
     let mut script = vec![
+        Step::reply(source(1, 1)),
         Step::reply(log("one")),
         Step::Sleep(Duration::from_millis(300)),
     ];
@@ -883,7 +902,10 @@ fn help_goes_to_stdout_and_exits_0() {
             &["help", "set-target"],
             "Usage: initctl set-target NAME [--wait] [--timeout DUR]",
         ),
-        (&["logs", "-h"], "Usage: initctl logs UNIT [-n N] [-f]"),
+        (
+            &["logs", "-h"],
+            "Usage: initctl logs UNIT [-n N] [--since TIME] [-f] [--verbose]",
+        ),
         (&["help", "halt"], "Usage: initctl poweroff | reboot | halt"),
         (&["analyze", "--help"], "Usage: initctl analyze blame"),
         (&["list", "-h"], "Usage: initctl list [--json]"),

@@ -15,6 +15,18 @@
 //! one to deploy as PID 1. `BENCH_SLEEP_SMAPS=DIR` copies the init's
 //! `/proc/PID/smaps` with the units running to `DIR/smaps-running-ROUND`.
 //!
+//! `BENCH_SLEEP_LOG_DIR=DIR` runs each round with `--log-dir DIR/round-N`
+//! and the log writer (`flotilla-logd`, beside the init binary, or
+//! `FLOTILLA_LOGD=PATH`) as a unit that both targets wait for, so that it
+//! runs before the launch: the units' lines go to 1000 new files during
+//! it. Point `DIR` at a slow file system to see that the launch does not
+//! wait for it (`scripts/slowfs` makes one; `docs/performance.md`). Each
+//! round then also launches without a log directory (and without the
+//! writer), before or after (in turn), and the two launches are compared
+//! round by round:
+//! on a shared machine the noise between rounds is larger than what is
+//! measured.
+//!
 //! The graph: layers 0..9 of 100 units each, `l<L>-<NN>`, type
 //! `foreground-supervised` (running once spawned), `exec-start: /usr/bin/sleep
 //! 3600` (the program named by its path, as in the floor loop),
@@ -58,6 +70,9 @@ use std::time::{Duration, Instant};
 use flotilla_units::protocol::{Envelope, Reply, Request};
 use flotilla_units::state::UnitState;
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 type BoxError = Box<dyn std::error::Error>;
 
 const LAYERS: usize = 10;
@@ -97,14 +112,43 @@ fn main() -> Result<(), BoxError> {
     if !init.exists() {
         return Err(format!("{} not found: {build}", init.display()).into());
     }
+    let log_dir = std::env::var_os("BENCH_SLEEP_LOG_DIR").map(PathBuf::from);
+    let logd = match std::env::var_os("FLOTILLA_LOGD") {
+        Some(p) => PathBuf::from(p),
+        None => init.with_file_name("flotilla-logd"),
+    };
+    if log_dir.is_some() && !logd.exists() {
+        return Err(format!(
+            "{} not found: cargo build --release -p flotilla-logd (or FLOTILLA_LOGD=PATH)",
+            logd.display()
+        )
+        .into());
+    }
     let dir = tempfile::tempdir()?;
     let units = dir.path().join("units");
-    write_units(&units)?;
+    write_units(&units, log_dir.as_ref().map(|_| logd.as_path()))?;
+    let plain = dir.path().join("units-plain");
+    if log_dir.is_some() {
+        write_units(&plain, None)?;
+    }
+    // (without, with) a log directory, per round: launch as the client
+    // saw it, and on the init's own clock.
+    let mut pairs: Vec<(Duration, Duration, Duration, Duration)> = Vec::new();
+    // The init's CPU over the launch: (without, with).
+    let mut cpus: Vec<(Duration, Duration)> = Vec::new();
     let n = LAYERS * WIDTH;
     println!(
         "{n} x {SLEEP} 3600 in {LAYERS} layers (each unit depends-on two of the layer below), {rounds} rounds, init {}",
         init.display()
     );
+    match &log_dir {
+        Some(d) => println!(
+            "log directory {}/round-N, written by {}",
+            d.display(),
+            logd.display()
+        ),
+        None => println!("no log directory"),
+    }
 
     let mut floor = Vec::new();
     let mut launch_poll = Vec::new();
@@ -118,7 +162,48 @@ fn main() -> Result<(), BoxError> {
     for round in 0..rounds {
         let f = spawn_floor(n)?;
         floor.push(f);
-        let r = init_round(&init, dir.path(), &units, round, round % 2 == 1)?;
+        let logs = log_dir.as_ref().map(|d| d.join(format!("round-{round}")));
+        // Which goes first alternates: each launch then follows the other
+        // as often, and whatever the one before leaves (exits to reap,
+        // pages to reclaim) weighs on both alike.
+        let plain_round = |init: &Path| match log_dir {
+            Some(_) => init_round(
+                init,
+                dir.path(),
+                &plain,
+                None,
+                rounds + round,
+                round % 2 == 1,
+            )
+            .map(Some),
+            None => Ok(None),
+        };
+        let mut without = None;
+        if round % 2 == 0 {
+            without = plain_round(&init)?;
+        }
+        let r = init_round(
+            &init,
+            dir.path(),
+            &units,
+            logs.as_deref(),
+            round,
+            round % 2 == 1,
+        )?;
+        if round % 2 == 1 {
+            without = plain_round(&init)?;
+        }
+        if let Some(w) = &without {
+            pairs.push((w.launch, r.launch, w.inside, r.inside));
+            cpus.push((w.cpu, r.cpu));
+            println!(
+                "  round {round} without a log directory: init {:.0} ms (init's own clock {:.0} ms), its CPU {:.0} ms; with: its CPU {:.0} ms",
+                ms(w.launch),
+                ms(w.inside),
+                ms(w.cpu),
+                ms(r.cpu)
+            );
+        }
         if round % 2 == 1 {
             launch_wait.push(r.launch);
         } else {
@@ -201,6 +286,35 @@ fn main() -> Result<(), BoxError> {
         "shutdown (SIGTERM -> init exited, {n} units stopped): median {:.1} ms",
         ms(median(&shutdowns))
     );
+    if !pairs.is_empty() {
+        let pick = |f: fn(&(Duration, Duration, Duration, Duration)) -> Duration| {
+            median(&pairs.iter().map(f).collect::<Vec<_>>())
+        };
+        let mut ratios: Vec<f64> = pairs
+            .iter()
+            .map(|p| p.3.as_secs_f64() / p.2.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        println!("launch with the log directory against without, the same round each, median of {rounds}:");
+        println!(
+            "  without: {:.1} ms ({:.1} ms on the init's clock); with: {:.1} ms ({:.1} ms)",
+            ms(pick(|p| p.0)),
+            ms(pick(|p| p.2)),
+            ms(pick(|p| p.1)),
+            ms(pick(|p| p.3))
+        );
+        println!(
+            "  the init's CPU over the launch: without {:.0} ms, with {:.0} ms (medians)",
+            ms(median(&cpus.iter().map(|c| c.0).collect::<Vec<_>>())),
+            ms(median(&cpus.iter().map(|c| c.1).collect::<Vec<_>>()))
+        );
+        println!(
+            "  with / without, per round on the init's clock: median {:.3} (from {:.3} to {:.3})",
+            ratios.get(ratios.len() / 2).copied().unwrap_or(0.0),
+            ratios.first().copied().unwrap_or(0.0),
+            ratios.last().copied().unwrap_or(0.0)
+        );
+    }
     Ok(())
 }
 
@@ -218,7 +332,9 @@ fn name(layer: usize, i: usize) -> String {
     format!("l{layer}-{i:02}")
 }
 
-fn write_units(dir: &Path) -> Result<(), BoxError> {
+/// The unit files; with `logd`, the log writer's unit too, which both
+/// targets wait for.
+fn write_units(dir: &Path, logd: Option<&Path>) -> Result<(), BoxError> {
     std::fs::create_dir_all(dir)?;
     let mut seed = 0x5eed_u64;
     let mut rand = |n: usize| {
@@ -248,14 +364,30 @@ fn write_units(dir: &Path) -> Result<(), BoxError> {
         }
     }
     let top: Vec<String> = (0..WIDTH).map(|i| name(LAYERS - 1, i)).collect();
+    let writer = match logd {
+        Some(p) => {
+            std::fs::write(
+                dir.join("flotilla-logd.yaml"),
+                format!(
+                    "unit: flotilla-logd\nprovides: log-writer\nexec-start: {}\nrestart: always\n",
+                    p.display()
+                ),
+            )?;
+            "waits-for: log-writer\n"
+        }
+        None => "",
+    };
     std::fs::write(
         dir.join("all.yaml"),
         format!(
-            "unit: all\ntype: virtual\ndepends-on: [{}]\n",
+            "unit: all\ntype: virtual\ndepends-on: [{}]\n{writer}",
             top.join(", ")
         ),
     )?;
-    std::fs::write(dir.join("idle.yaml"), "unit: idle\ntype: virtual\n")?;
+    std::fs::write(
+        dir.join("idle.yaml"),
+        format!("unit: idle\ntype: virtual\n{writer}"),
+    )?;
     Ok(())
 }
 
@@ -399,6 +531,8 @@ fn mem_of(pid: u32) -> Result<Mem, BoxError> {
 struct RoundResult {
     launch: Duration,
     inside: Duration,
+    /// The init's own CPU time (user + system) over the launch.
+    cpu: Duration,
     idle: Mem,
     running: Mem,
     restarts: Vec<Duration>,
@@ -421,11 +555,16 @@ fn init_round(
     init: &Path,
     dir: &Path,
     units: &Path,
+    log_dir: Option<&Path>,
     round: usize,
     wait: bool,
 ) -> Result<RoundResult, BoxError> {
     let sock = dir.join(format!("control-{round}.sock"));
-    let child = Command::new(init)
+    let mut cmd = Command::new(init);
+    if let Some(d) = log_dir {
+        cmd.arg("--log-dir").arg(d);
+    }
+    let child = cmd
         .arg("--units")
         .arg(units)
         .args(["--target", "idle", "--control"])
@@ -447,10 +586,25 @@ fn init_round(
     if ctl.unit("idle")?.0 != UnitState::Running {
         return Err("target idle is not running".into());
     }
+    // The log writer connected: it runs before the launch, as in a boot.
+    while log_dir.is_some() {
+        let connected = match ctl.ask(Request::Status { name: None })? {
+            Reply::Status(s) => s.log_writer.is_some_and(|l| l.connected),
+            other => return Err(format!("status: {other:?}").into()),
+        };
+        if connected {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err("the log writer never connected".into());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let idle = mem_of(pid)?;
 
     // Launch.
     let mut poll = Conn::open(&sock)?;
+    let cpu0 = cpu::cpu_time(pid)?;
     let start = Instant::now();
     ctl.send(Request::SetTarget {
         target: "all".into(),
@@ -484,6 +638,7 @@ fn init_round(
     // when the client has read it. The same holds for the last `progress`
     // replies of `set-target --wait`: one `status` round trip first, so
     // that the init is between requests.
+    let cpu = cpu::cpu_time(pid)?.saturating_sub(cpu0);
     poll.unit("all")?;
     let running = mem_of(pid)?;
     if let Some(dir) = std::env::var_os("BENCH_SLEEP_SMAPS") {
@@ -555,6 +710,7 @@ fn init_round(
     Ok(RoundResult {
         launch,
         inside,
+        cpu,
         idle,
         running,
         restarts,

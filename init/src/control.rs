@@ -45,6 +45,8 @@ pub enum Watch {
     },
     /// `subscribe`: every state change.
     Changes,
+    /// `log-pull`: the log writer (`runtime/logfeed.rs` answers it).
+    LogWriter,
 }
 
 /// One client connection.
@@ -61,6 +63,9 @@ pub struct Conn {
     pub uid: u32,
     /// The peer's process id.
     pub pid: i32,
+    /// A number no other connection of this init had: a slot is reused
+    /// once its connection closes.
+    pub serial: u64,
     /// What the connection follows.
     pub watch: Watch,
     /// Close once the output is flushed.
@@ -97,6 +102,8 @@ pub struct Control {
     conns: Vec<Option<Conn>>,
     /// Token of the listener; connections use `base + slot`.
     base: usize,
+    /// The serial number of the next connection.
+    next_serial: u64,
 }
 
 impl Control {
@@ -120,6 +127,7 @@ impl Control {
             id,
             conns: Vec::new(),
             base: conn_base,
+            next_serial: 1,
         })
     }
 
@@ -161,9 +169,11 @@ impl Control {
                         watching_writes: false,
                         uid,
                         pid,
+                        serial: self.next_serial,
                         watch: Watch::None,
                         closing: false,
                     };
+                    self.next_serial += 1;
                     if slot == self.conns.len() {
                         self.conns.push(Some(conn));
                     } else if let Some(s) = self.conns.get_mut(slot) {

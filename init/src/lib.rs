@@ -5,8 +5,9 @@
 //!   trait, with the real implementation and a recording fake;
 //! - [`outpipe`]: a unit's stdout or stderr, captured through a pipe and
 //!   split into lines;
-//! - [`logbuf`]: the bounded per-unit log (a ring in memory plus a capped
-//!   file);
+//! - [`logbuf`]: the bounded per-unit log in memory, and how far the log
+//!   writer has it;
+//! - [`ratelimit`]: a unit's output rate limit;
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
 //! - [`pidfile`]: reading and validating a daemon's pidfile;
 //! - [`unitdir`]: reading a units directory;
@@ -20,6 +21,7 @@ pub mod logbuf;
 pub mod notify;
 pub mod outpipe;
 pub mod pidfile;
+pub mod ratelimit;
 pub mod sys;
 pub mod unitdir;
 

@@ -1,7 +1,6 @@
 //! The bounded log of one unit: the last lines of its stdout and stderr in
-//! memory (a ring measured in bytes), and every line appended to
-//! `<log-dir>/<unit>.log`, which is rotated once to `<unit>.log.1` when it
-//! passes a size.
+//! memory (a ring measured in bytes), and how far the log directory has
+//! them.
 //!
 //! Nothing here blocks on a reader or grows without bound (the rule of
 //! dinit's and s6's loggers): when the ring is full the oldest lines go,
@@ -15,61 +14,31 @@
 //!   are no longer in memory; [`Tail::overflow_mark`] spells it
 //!   `-- N lines dropped --`.
 //!
-//! The file gets `TIMESTAMP STREAM TEXT` lines (`2026-11-22T04:00:00.123Z
-//! stdout listening on :25`); a piece of a line longer than
-//! [`crate::outpipe::MAX_LINE`] that continues on the next line has the
-//! stream written `stdout+`. Lines are buffered and written by
-//! [`LogBuf::flush`] (the loop calls it after draining a pipe), so a burst
-//! of lines costs one `write(2)`. The file is opened
-//! `O_APPEND | O_CLOEXEC | O_NONBLOCK`; a regular file's writes do not
-//! honour `O_NONBLOCK` (`open(2)`), so a slow disk can still stall a write,
-//! which this single-threaded design accepts. A failed write drops what was
-//! buffered and is reported by `flush`; the ring is unaffected.
+//! The init writes no file: the log writer (`flotilla-logd`, a unit of its
+//! own) takes the lines over the control socket (`runtime/logfeed.rs`).
+//! Two cursors say how far it got: `sent`, the last line handed to it, and
+//! `persisted`, the last one it said is in the files ([`LogBuf::hand_over`],
+//! [`LogBuf::ack`], [`LogBuf::unsend`]). The ring does not hold lines back
+//! for the writer: the oldest go first whatever their state, and those that
+//! went before they were handed over are counted as lost in the next
+//! hand-over. Each log has an `id` of its own (a unit removed and added
+//! again starts a new numbering), which with the init's instance names
+//! its *stream* in the files.
 
 use std::collections::vec_deque::{self, VecDeque};
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
 
 use crate::outpipe::{Line, Stream};
-use crate::sys::{Errno, Os, WallTime};
+use crate::sys::WallTime;
 
 /// Default size of the in-memory ring: 64 KiB per unit.
 pub const DEFAULT_RING_BYTES: usize = 64 * 1024;
-
-/// Default size at which `<unit>.log` is rotated: 8 MiB (so at most about
-/// 16 MiB on disk per unit).
-pub const DEFAULT_FILE_MAX: u64 = 8 << 20;
 
 /// What each line costs in the ring besides its text (its header and the
 /// allocation), so that many short lines are bounded too.
 pub const LINE_OVERHEAD: usize = 48;
 
-/// Buffered file output beyond this is written at once, even before
-/// [`LogBuf::flush`].
-const PENDING_MAX: usize = 64 * 1024;
-
 /// Up to this many lines, a ring grows one line at a time.
 const SMALL_RING: usize = 4;
-
-/// A log file problem.
-#[derive(Debug, thiserror::Error)]
-pub enum LogError {
-    /// The unit name cannot be a file name.
-    #[error("log file for unit {0:?}: invalid file name")]
-    InvalidName(String),
-    /// Opening, writing or rotating the file failed.
-    #[error("{op} {path}: {errno}")]
-    Io {
-        /// `open`, `write`, `rotate`.
-        op: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        errno: Os,
-    },
-}
 
 /// One line in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,32 +85,52 @@ pub struct LogBuf {
     bytes: usize,
     cap: usize,
     next_seq: u64,
-    /// Boxed: most units of a big set never get one, and a `LogBuf` lives
-    /// as long as its unit.
-    file: Option<Box<LogFile>>,
+    /// Its number among the logs of this init (a part of its stream's name).
+    id: u32,
+    /// The writer has the lines up to this one in the files.
+    persisted: u64,
+    /// The lines up to this one have been handed to the writer
+    /// (`persisted <= sent`).
+    sent: u64,
+    /// Waiting in the writer's queue.
+    queued: bool,
+    /// The writer could not write it: left out until it retries.
+    held: bool,
+}
+
+/// Lines handed to the writer by [`LogBuf::hand_over`].
+#[derive(Debug, Clone)]
+pub struct Handover<'a> {
+    /// The writer had the lines up to this one.
+    pub persisted: u64,
+    /// Lines before the first of `lines` that went from the ring before
+    /// they were handed over.
+    pub lost: u64,
+    /// The lines, oldest first.
+    pub lines: vec_deque::Iter<'a, LogLine>,
 }
 
 impl LogBuf {
     /// A log keeping about `cap_bytes` of lines in memory (text plus
-    /// [`LINE_OVERHEAD`] each; the newest line is always kept), with no file.
-    pub fn new(cap_bytes: usize) -> LogBuf {
+    /// [`LINE_OVERHEAD`] each; the newest line is always kept), the
+    /// init's `id`-th.
+    pub fn new(cap_bytes: usize, id: u32) -> LogBuf {
         LogBuf {
             lines: VecDeque::new(),
             bytes: 0,
             cap: cap_bytes,
             next_seq: 1,
-            file: None,
+            id,
+            persisted: 0,
+            sent: 0,
+            queued: false,
+            held: false,
         }
     }
 
-    /// Also appends every line to `file` from now on (replacing any other).
-    pub fn set_file(&mut self, file: Option<LogFile>) {
-        self.file = file.map(Box::new);
-    }
-
-    /// The file lines are appended to.
-    pub fn file(&self) -> Option<&LogFile> {
-        self.file.as_deref()
+    /// Its number among the logs of this init.
+    pub fn id(&self) -> u32 {
+        self.id
     }
 
     /// Adds a line read at `time`; returns its sequence number.
@@ -152,9 +141,6 @@ impl LogBuf {
     /// [`LogBuf::push`] from parts (the init's own messages about the unit
     /// can go here too).
     pub fn push_text(&mut self, time: WallTime, stream: Stream, text: &[u8], cut: bool) -> u64 {
-        if let Some(f) = self.file.as_mut() {
-            f.append(time, stream, text, cut);
-        }
         let text: Box<str> = String::from_utf8_lossy(text).into();
         let cost = text.len() + LINE_OVERHEAD;
         while self.bytes + cost > self.cap {
@@ -239,157 +225,87 @@ impl LogBuf {
         }
     }
 
-    /// Writes the lines buffered for the file, rotating it when it passes
-    /// its size. Returns the first error since the last call (the lines
-    /// concerned are dropped from the file, not from memory).
-    pub fn flush(&mut self) -> Result<(), LogError> {
-        match self.file.as_mut() {
-            Some(f) => f.flush(),
-            None => Ok(()),
-        }
+    // ----- the writer's cursors -----------------------------------------
+
+    /// The last line the log directory has (as the writer said).
+    pub fn persisted(&self) -> u64 {
+        self.persisted
     }
-}
 
-/// `<log-dir>/<unit>.log`, appended to and rotated once to
-/// `<unit>.log.1`.
-#[derive(Debug)]
-pub struct LogFile {
-    path: PathBuf,
-    rotated: PathBuf,
-    file: Option<File>,
-    size: u64,
-    max: u64,
-    pending: Vec<u8>,
-    error: Option<LogError>,
-    stamp: (i64, u32, String),
-}
+    /// Whether lines wait to be handed to the writer.
+    pub fn has_unsent(&self) -> bool {
+        self.next_seq - 1 > self.sent
+    }
 
-impl LogFile {
-    /// Opens (creating it, and `dir` if missing) the log file of `unit`,
-    /// to be rotated when it passes `max_bytes`.
-    pub fn open(dir: &Path, unit: &str, max_bytes: u64) -> Result<LogFile, LogError> {
-        if unit.is_empty()
-            || unit.contains('/')
-            || unit.contains('\0')
-            || unit == "."
-            || unit == ".."
-        {
-            return Err(LogError::InvalidName(unit.to_owned()));
-        }
-        let path = dir.join(format!("{unit}.log"));
-        let rotated = dir.join(format!("{unit}.log.1"));
-        let file = match open_append(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, &e))?;
-                open_append(&path)
+    /// Lines in memory that the log directory does not have yet.
+    pub fn waiting(&self) -> u64 {
+        let first = self.first_seq();
+        (self.next_seq - 1).saturating_sub(self.persisted.max(first - 1))
+    }
+
+    /// Hands the writer the lines after the last one handed over, about
+    /// `max_bytes` of them (text plus [`LINE_OVERHEAD`] each, at least one
+    /// line), and counts them as sent.
+    pub fn hand_over(&mut self, max_bytes: usize) -> Handover<'_> {
+        let first = self.first_seq();
+        let from = self.sent.saturating_add(1);
+        let lost = first.saturating_sub(from);
+        let skip = usize::try_from(from.saturating_sub(first))
+            .unwrap_or(usize::MAX)
+            .min(self.lines.len());
+        let mut take = 0;
+        let mut bytes = 0;
+        for l in self.lines.range(skip..) {
+            let cost = l.text.len() + LINE_OVERHEAD;
+            if take > 0 && bytes + cost > max_bytes {
+                break;
             }
-            other => other,
+            bytes += cost;
+            take += 1;
         }
-        .map_err(|e| io_error("open", &path, &e))?;
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        Ok(LogFile {
-            path,
-            rotated,
-            file: Some(file),
-            size,
-            max: max_bytes,
-            pending: Vec::new(),
-            error: None,
-            stamp: (i64::MIN, 0, String::new()),
-        })
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Buffers one line.
-    fn append(&mut self, time: WallTime, stream: Stream, text: &[u8], cut: bool) {
-        let millis = time.nanos / 1_000_000;
-        if self.stamp.0 != time.secs || self.stamp.1 != millis {
-            self.stamp = (time.secs, millis, time.rfc3339());
+        if let Some(last) = self.lines.range(skip..skip + take).next_back() {
+            self.sent = last.seq;
         }
-        self.pending.extend_from_slice(self.stamp.2.as_bytes());
-        self.pending.push(b' ');
-        self.pending.extend_from_slice(stream.as_str().as_bytes());
-        if cut {
-            self.pending.push(b'+');
-        }
-        self.pending.push(b' ');
-        self.pending.extend_from_slice(text);
-        self.pending.push(b'\n');
-        if self.pending.len() >= PENDING_MAX {
-            if let Err(e) = self.write_pending() {
-                self.error.get_or_insert(e);
-            }
+        Handover {
+            persisted: self.persisted,
+            lost,
+            lines: self.lines.range(skip..skip + take),
         }
     }
 
-    fn flush(&mut self) -> Result<(), LogError> {
-        let now = self.write_pending();
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => now,
-        }
+    /// The writer has the lines up to `seq` in the files.
+    pub fn ack(&mut self, seq: u64) {
+        self.persisted = self.persisted.max(seq.min(self.sent));
     }
 
-    fn write_pending(&mut self) -> Result<(), LogError> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let len = u64::try_from(self.pending.len()).unwrap_or(u64::MAX);
-        if self.size > 0 && self.size.saturating_add(len) > self.max {
-            if let Err(e) = self.rotate() {
-                self.pending.clear();
-                return Err(e);
-            }
-        }
-        let result = match self.file.as_mut() {
-            Some(f) => f
-                .write_all(&self.pending)
-                .map_err(|e| io_error("write", &self.path, &e)),
-            None => Err(LogError::Io {
-                op: "write",
-                path: self.path.clone(),
-                errno: Os(Errno::EBADF),
-            }),
-        };
-        if result.is_ok() {
-            self.size = self.size.saturating_add(len);
-        }
-        self.pending.clear();
-        result
+    /// What was handed over and not acknowledged is to be handed over again
+    /// (the writer went away, or could not write it).
+    pub fn unsend(&mut self) {
+        self.sent = self.persisted;
     }
 
-    /// `<unit>.log` becomes `<unit>.log.1` (replacing it), and a new,
-    /// empty `<unit>.log` is opened.
-    fn rotate(&mut self) -> Result<(), LogError> {
-        self.file = None;
-        std::fs::rename(&self.path, &self.rotated)
-            .map_err(|e| io_error("rotate", &self.path, &e))?;
-        let file = open_append(&self.path).map_err(|e| io_error("open", &self.path, &e))?;
-        self.file = Some(file);
-        self.size = 0;
-        Ok(())
+    /// Marks the log as queued for the writer; `true` when it was not
+    /// queued, not held, and has lines to hand over: the caller queues it.
+    pub fn enqueue(&mut self) -> bool {
+        let queue = !self.queued && !self.held && self.has_unsent();
+        self.queued |= queue;
+        queue
     }
-}
 
-fn open_append(path: &Path) -> io::Result<File> {
-    // std adds O_CLOEXEC itself.
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o640)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-}
+    /// Marks the log as no longer queued.
+    pub fn dequeue(&mut self) {
+        self.queued = false;
+    }
 
-fn io_error(op: &'static str, path: &Path, e: &io::Error) -> LogError {
-    LogError::Io {
-        op,
-        path: path.to_owned(),
-        errno: Os(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))),
+    /// Holds the log back from the writer (it could not write it), or lets
+    /// it go again.
+    pub fn set_held(&mut self, held: bool) {
+        self.held = held;
+    }
+
+    /// Whether the log is held back from the writer.
+    pub fn held(&self) -> bool {
+        self.held
     }
 }
 
@@ -420,7 +336,7 @@ mod tests {
 
     #[test]
     fn keeps_lines_in_order_with_sequence_numbers() {
-        let mut b = LogBuf::new(DEFAULT_RING_BYTES);
+        let mut b = LogBuf::new(DEFAULT_RING_BYTES, 0);
         assert_eq!(push(&mut b, "a"), 1);
         assert_eq!(push(&mut b, "b"), 2);
         b.push(
@@ -448,7 +364,7 @@ mod tests {
     #[test]
     fn overflow_drops_oldest_and_counts_them() {
         // Room for exactly 3 lines of 2 bytes.
-        let mut b = LogBuf::new(3 * (2 + LINE_OVERHEAD));
+        let mut b = LogBuf::new(3 * (2 + LINE_OVERHEAD), 0);
         for i in 0..10 {
             push(&mut b, &format!("{i:02}"));
         }
@@ -474,7 +390,7 @@ mod tests {
 
     #[test]
     fn the_newest_line_is_always_kept() {
-        let mut b = LogBuf::new(10);
+        let mut b = LogBuf::new(10, 0);
         push(&mut b, "a line longer than the whole ring");
         push(&mut b, "another");
         assert_eq!(texts(b.last(5)), ["another"]);
@@ -484,7 +400,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn ring_stays_bounded(lens in proptest::collection::vec(0usize..300, 1..200), cap in 0usize..4000) {
-            let mut b = LogBuf::new(cap);
+            let mut b = LogBuf::new(cap, 0);
             for (i, n) in lens.iter().enumerate() {
                 let s = "x".repeat(*n);
                 let seq = push(&mut b, &s);
@@ -499,63 +415,47 @@ mod tests {
     }
 
     #[test]
-    fn writes_the_file_on_flush_and_rotates_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let logs = dir.path().join("logs");
-        let mut b = LogBuf::new(DEFAULT_RING_BYTES);
-        b.set_file(Some(LogFile::open(&logs, "web", 100).unwrap()));
-        let path = logs.join("web.log");
-        push(&mut b, "hello");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
-        b.push(
-            T,
-            Line {
-                stream: Stream::Stderr,
-                text: b"piece",
-                cut: true,
-            },
-        );
-        b.flush().unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "2026-11-22T04:00:00.123Z stdout hello\n2026-11-22T04:00:00.123Z stderr+ piece\n"
-        );
-        // 77 bytes written; the next 38-byte line passes 100: rotate.
-        push(&mut b, "third");
-        b.flush().unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "2026-11-22T04:00:00.123Z stdout third\n"
-        );
-        assert!(std::fs::read_to_string(logs.join("web.log.1"))
-            .unwrap()
-            .starts_with("2026-11-22T04:00:00.123Z stdout hello\n"));
-        push(&mut b, "fourth");
-        push(&mut b, "fifth");
-        b.flush().unwrap();
-        assert!(std::fs::read_to_string(logs.join("web.log.1"))
-            .unwrap()
-            .contains("third"));
-        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
-        // Reopening appends.
-        let f = LogFile::open(&logs, "web", 1000).unwrap();
-        assert_eq!(f.size, 77);
-    }
-
-    #[test]
-    fn file_errors_are_reported_not_fatal() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut b = LogBuf::new(DEFAULT_RING_BYTES);
-        b.set_file(Some(LogFile::open(dir.path(), "u", 10).unwrap()));
-        push(&mut b, "first line");
-        b.flush().unwrap();
-        // Rotation cannot rename a file that vanished with its directory.
-        drop(dir);
-        push(&mut b, "second");
-        let err = b.flush().unwrap_err();
-        assert!(err.to_string().starts_with("rotate "), "{err}");
-        assert_eq!(b.len(), 2);
-        assert!(LogFile::open(Path::new("/tmp"), "../x", 1).is_err());
-        assert!(LogFile::open(Path::new("/tmp"), "", 1).is_err());
+    fn hands_lines_over_and_counts_the_lost() {
+        // Room for exactly 3 lines of 2 bytes.
+        let mut b = LogBuf::new(3 * (2 + LINE_OVERHEAD), 7);
+        assert_eq!(b.id(), 7);
+        assert!(!b.has_unsent());
+        assert!(!b.enqueue());
+        push(&mut b, "01");
+        push(&mut b, "02");
+        assert!(b.enqueue());
+        assert!(!b.enqueue(), "already queued");
+        assert_eq!(b.waiting(), 2);
+        // One line per hand-over at the smallest budget.
+        let h = b.hand_over(1);
+        assert_eq!((h.persisted, h.lost), (0, 0));
+        assert_eq!(h.lines.map(|l| l.seq).collect::<Vec<_>>(), [1]);
+        assert!(b.has_unsent());
+        let h = b.hand_over(usize::MAX);
+        assert_eq!(h.lines.map(|l| l.seq).collect::<Vec<_>>(), [2]);
+        assert!(!b.has_unsent());
+        b.ack(1);
+        assert_eq!(b.persisted(), 1);
+        assert_eq!(b.waiting(), 1);
+        // The writer went away with line 2: handed over again.
+        b.unsend();
+        assert!(b.has_unsent());
+        // Lines 3..6 push 1..3 out: 2 and 3 went before they were persisted.
+        for i in 3..=6 {
+            push(&mut b, &format!("{i:02}"));
+        }
+        let h = b.hand_over(usize::MAX);
+        assert_eq!((h.persisted, h.lost), (1, 2));
+        assert_eq!(h.lines.map(|l| l.seq).collect::<Vec<_>>(), [4, 5, 6]);
+        // An acknowledgement never goes past what was handed over.
+        b.ack(99);
+        assert_eq!(b.persisted(), 6);
+        assert_eq!(b.waiting(), 0);
+        b.dequeue();
+        b.set_held(true);
+        push(&mut b, "07");
+        assert!(!b.enqueue(), "held back");
+        b.set_held(false);
+        assert!(b.enqueue());
     }
 }

@@ -99,3 +99,8 @@ pub fn init() -> PathBuf {
 pub fn initctl() -> PathBuf {
     bin("initctl", "flotilla-ctl", "ctl")
 }
+
+/// The `flotilla-logd` binary (the log writer).
+pub fn logd() -> PathBuf {
+    bin("flotilla-logd", "flotilla-logd", "logd")
+}

@@ -91,6 +91,27 @@ impl TestDir {
         p
     }
 
+    /// Writes the log writer's unit, `flotilla-logd` (providing
+    /// `log-writer`, restarted 100 ms after it exits) with `flags`
+    /// (`--max-size 4K`); a target that wants the files waits for it.
+    pub fn log_writer(&self, flags: &str) -> PathBuf {
+        self.unit(
+            "flotilla-logd",
+            &format!(
+                "unit: flotilla-logd\nprovides: log-writer\nexec-start: {} {flags}\n\
+                 restart: always\nrestart-delay: 100ms\n",
+                crate::bins::logd().display()
+            ),
+        )
+    }
+
+    /// The lines of a unit's log files (`logs/UNIT.log` and its rotated
+    /// files, oldest first): `(number, text)`, headers as `(0, "-- log
+    /// STREAM --")`.
+    pub fn log_file_lines(&self, unit: &str) -> Vec<(u64, String)> {
+        log_file_lines_in(&self.logs(), unit)
+    }
+
     /// Removes `units/NAME.yaml`.
     pub fn remove_unit(&self, name: &str) {
         std::fs::remove_file(self.units().join(format!("{name}.yaml"))).expect("remove unit");
@@ -136,6 +157,7 @@ impl TestDir {
             config: None,
             log_dir: true,
             as_nobody: false,
+            mount_setup: None,
             more_units: Vec::new(),
         }
     }
@@ -245,10 +267,20 @@ pub struct InitBuilder<'a> {
     config: Option<PathBuf>,
     log_dir: bool,
     as_nobody: bool,
+    mount_setup: Option<String>,
     more_units: Vec<PathBuf>,
 }
 
 impl InitBuilder<'_> {
+    /// Runs the init in a mount namespace of its own (`unshare --mount`),
+    /// after the shell commands `setup` (e.g. a small tmpfs on the log
+    /// directory): what it mounts is seen by the init and its units only.
+    /// The init keeps the PID of the `unshare` started here.
+    pub fn in_mount_namespace(mut self, setup: &str) -> Self {
+        self.mount_setup = Some(setup.to_string());
+        self
+    }
+
     /// Another `--units DIR` after the test's units directory (the unit
     /// search path).
     pub fn more_units(mut self, dir: PathBuf) -> Self {
@@ -293,7 +325,13 @@ impl InitBuilder<'_> {
         let d = self.dir;
         let out_path = d.join("init.out");
         let out = std::fs::File::create(&out_path).expect("init.out");
-        let mut cmd = if self.as_nobody {
+        let mut cmd = if let Some(setup) = &self.mount_setup {
+            let mut c = Command::new("unshare");
+            c.args(["--mount", "--propagation", "private", "sh", "-c"])
+                .arg(format!("set -e; {setup}; exec \"$0\" \"$@\""))
+                .arg(crate::bins::init());
+            c
+        } else if self.as_nobody {
             std::os::unix::fs::chown(d.path(), Some(65534), Some(65534)).expect("chown");
             let mut c = Command::new("setpriv");
             c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
@@ -349,6 +387,37 @@ impl InitBuilder<'_> {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// The lines of a unit's log files in the log directory `logs` (see
+/// [`TestDir::log_file_lines`]).
+pub fn log_file_lines_in(logs: &Path, unit: &str) -> Vec<(u64, String)> {
+    let mut files = Vec::new();
+    for n in 1.. {
+        let p = logs.join(format!("{unit}.log.{n}"));
+        if !p.exists() {
+            break;
+        }
+        files.push(p);
+    }
+    files.reverse();
+    files.push(logs.join(format!("{unit}.log")));
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for l in text.lines() {
+            match flotilla_logd::format::parse(l) {
+                flotilla_logd::format::FileLine::Entry(e) => {
+                    out.push((e.seq.unwrap_or(0), e.text.to_string()))
+                }
+                flotilla_logd::format::FileLine::Header { stream, .. } => {
+                    out.push((0, format!("-- log {stream} --")))
+                }
+                flotilla_logd::format::FileLine::Other(o) => out.push((0, o.to_string())),
+            }
+        }
+    }
+    out
 }
 
 /// A running init, killed (with everything it started) on drop.
@@ -491,6 +560,32 @@ impl Init {
         run(cmd, Duration::from_secs(15))
     }
 
+    /// `initctl ARGS` left running (`logs -f`): its stdout's lines as
+    /// they come; killed when the [`Follower`] is dropped.
+    pub fn follow(&self, args: &[&str]) -> Follower {
+        let mut child = Command::new(crate::bins::initctl())
+            .arg("--control")
+            .arg(&self.control)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start initctl");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().expect("stdout");
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Follower { child, lines }
+    }
+
     /// What the init printed so far (stdout and stderr).
     pub fn output(&self) -> String {
         std::fs::read_to_string(&self.out_path).unwrap_or_default()
@@ -556,6 +651,30 @@ impl Drop for Init {
             let _ = c.wait();
         }
         procs::kill_marked(&self.mark);
+    }
+}
+
+/// An `initctl` left running ([`Init::follow`]), killed on drop.
+pub struct Follower {
+    child: Child,
+    /// Its stdout, line by line.
+    pub lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Follower {
+    /// The next line, waiting up to [`crate::WAIT`] for it.
+    #[track_caller]
+    pub fn next(&self, what: &str) -> String {
+        self.lines
+            .recv_timeout(crate::WAIT)
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -2,8 +2,10 @@
 //! software emulation, serial console) with `init.target=selftest`: the
 //! init mounts the API file systems, sets the hostname, reaches the target
 //! (each unit's status line and the marker on the console), the selftest
-//! unit prints `initctl status`, then powers off through the whole shutdown
-//! sequence. The test asserts the order of the console lines and that qemu
+//! unit prints `initctl status` and the marker's log as the log writer
+//! wrote it to /var/log/init/ (the marker ran before /var was mounted: its
+//! lines waited in the init's memory), then powers off through the whole
+//! shutdown sequence. The test asserts the order of the console lines and that qemu
 //! exited because the machine powered off (`reboot: Power down`, no
 //! `Kernel panic`), not by time-out. scripts/test installs qemu, the
 //! kernel, busybox-static, cpio and the musl target.
@@ -117,12 +119,35 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
         "[  OK  ] started marker",
         "[  OK  ] started default",
     ]);
+    // The early boot's lines reach /var/log/init/ once /var is writable.
+    out.assert_order(&[
+        "[  OK  ] started marker",
+        "[  OK  ] started var",
+        "[  OK  ] started flotilla-logd",
+        "flotilla-image: /var/log/init/marker.log: ",
+        "[  OK  ] started selftest",
+    ]);
+    let file: Vec<&String> = all
+        .iter()
+        .filter(|l| l.contains("flotilla-image: /var/log/init/marker.log: "))
+        .collect();
+    assert!(
+        file.iter()
+            .any(|l| l.contains(" stdout marker: hello from the early boot")),
+        "the marker's line in its log file: {file:?}"
+    );
+    assert!(
+        file.iter().any(|l| l.contains(" init -- log ")),
+        "the file's header: {file:?}"
+    );
     // The status table, as initctl printed it inside the VM.
     for (unit, state) in [
         ("default", "running"),
         ("loopback", "exited"),
         ("marker", "exited"),
         ("web", "running"),
+        ("var", "exited"),
+        ("flotilla-logd", "running"),
         ("selftest", "starting"),
     ] {
         assert!(

@@ -126,6 +126,10 @@ pub enum Request {
         /// Keep the connection open and send new lines as they come.
         #[serde(default)]
         follow: bool,
+        /// Say first where the older lines are ([`Reply::LogSource`]), so
+        /// that the client can read them from the log directory.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        source: bool,
     },
     /// Orderly shutdown ([`Reply::Accepted`]).
     Shutdown {
@@ -163,6 +167,26 @@ pub enum Request {
     },
     /// Every state change as it happens ([`Reply::Changed`] lines, never final).
     Subscribe,
+    /// The log writer's request (`flotilla-logd`): the connection becomes
+    /// the init's one log writer; `ack` says how the last batch went, and
+    /// the reply is the next [`Reply::LogBatch`], sent once there are lines
+    /// the log directory does not have yet. See `docs/control-protocol.md`.
+    LogPull {
+        /// The outcome of the last batch received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ack: Option<LogAck>,
+        /// Hand over again the units whose lines the writer could not write.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        retry: bool,
+        /// At most about this many bytes of text in a batch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_bytes: Option<usize>,
+        /// The writer is stopping: the init sends what it has, then a
+        /// batch marked `last` once nothing more is to come (at shutdown:
+        /// once every other unit has stopped).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        leaving: bool,
+    },
 }
 
 impl Request {
@@ -178,6 +202,7 @@ impl Request {
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }
+                | Request::LogPull { .. }
         )
     }
 }
@@ -243,10 +268,35 @@ pub struct SystemStatus {
     /// Problems found when the unit set was loaded (the units left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_errors: Vec<String>,
+    /// The log directory and its writer, when the init has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_writer: Option<LogWriterStatus>,
     /// The unit search path, first directory first (SPEC §3c): where
     /// `initctl enable`, `cat` and `list-unit-files` look.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub units_path: Vec<String>,
+}
+
+/// How the units' output gets to the log directory (`initctl status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogWriterStatus {
+    /// The log directory (`--log-dir`).
+    pub dir: String,
+    /// Whether a log writer is connected.
+    pub connected: bool,
+    /// The writer's process, while connected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+    /// The unit the writer runs as, if the init knows its process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Lines in memory that the log directory does not have yet.
+    pub waiting: u64,
+    /// Lines that left the init's memory before they were written.
+    pub lost: u64,
+    /// Why the writer could not write, until it writes again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// At most this many names in each list of a [`Progress`] (the others are
@@ -313,6 +363,93 @@ pub struct LogLine {
     pub stream: String,
     /// The line, without its newline (invalid UTF-8 replaced).
     pub line: String,
+    /// Its number in the unit's log stream, from 1 (none on an overflow
+    /// mark, or from an init before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// The line was longer than the init keeps whole: it goes on in the
+    /// next one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
+}
+
+/// Where a unit's older lines are ([`Reply::LogSource`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogSource {
+    /// The log directory, if the init has one: `DIR/UNIT.log` and its
+    /// rotated files `UNIT.log.1`, `UNIT.log.2`, … (oldest last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// The unit's log stream: the files mark where its lines begin.
+    pub stream: String,
+    /// The files have the stream's lines up to this one.
+    pub persisted: u64,
+    /// The first line in the init's memory (`next` when there is none):
+    /// older lines are only in the files.
+    #[serde(default)]
+    pub first: u64,
+    /// The number the next line will get: the `log` lines that follow
+    /// this reply and are numbered below it are the ones in memory now.
+    #[serde(default)]
+    pub next: u64,
+}
+
+/// How the writer's last batch went ([`Request::LogPull`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogAck {
+    /// The batch.
+    pub batch: u64,
+    /// The units whose lines could not be written (every other chunk of
+    /// the batch is in the files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<LogFailure>,
+}
+
+/// A unit whose lines the writer could not write, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogFailure {
+    /// The unit.
+    pub unit: String,
+    /// Why (`open /var/log/init/web.log: read-only file system`).
+    pub error: String,
+}
+
+/// Lines for the log writer: one chunk per unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogBatch {
+    /// The batch's number, for its [`LogAck`].
+    pub batch: u64,
+    /// The log directory.
+    pub dir: String,
+    /// The chunks.
+    pub chunks: Vec<LogChunk>,
+    /// The answer to a leaving writer: nothing more is to come.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub last: bool,
+}
+
+/// A unit's lines in a [`LogBatch`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogChunk {
+    /// The unit.
+    pub unit: String,
+    /// Its log stream: the numbering of its lines (it changes when the init
+    /// restarts, or the unit is removed and comes back).
+    pub stream: String,
+    /// The files had the stream's lines up to this one when the batch was
+    /// made (as far as the init knows: a writer that was stopped between
+    /// writing and acknowledging may have written more).
+    pub persisted: u64,
+    /// Lines before the first of `lines` that left the init's memory
+    /// before they were handed over: they are lost.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost: u64,
+    /// The lines, in order, each with its `seq`.
+    pub lines: Vec<LogLine>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One dependency edge, for `analyze` and `dot`.
@@ -442,6 +579,11 @@ pub enum Reply {
     Applied(Applied),
     /// A line of output (not final).
     Log(LogLine),
+    /// Where the unit's older lines are, before its lines (not final; only
+    /// when asked for with `source`).
+    LogSource(LogSource),
+    /// Lines for the log writer (the reply to [`Request::LogPull`]).
+    LogBatch(LogBatch),
     /// The end of a non-following `logs` reply.
     LogEnd,
     /// `analyze` data.
@@ -463,7 +605,10 @@ pub enum Reply {
 impl Reply {
     /// False for the replies that a stream sends before its last one.
     pub fn is_final(&self) -> bool {
-        !matches!(self, Reply::Progress(_) | Reply::Log(_) | Reply::Changed(_))
+        !matches!(
+            self,
+            Reply::Progress(_) | Reply::Log(_) | Reply::LogSource(_) | Reply::Changed(_)
+        )
     }
 
     /// An error reply.
@@ -567,6 +712,76 @@ mod tests {
             s,
             r#"{"v":1,"op":"transient-patch","set":"cluster","upsert":[],"remove":["a"]}"#
         );
+    }
+
+    #[test]
+    fn log_writer_wire_shape() {
+        let e: Envelope = serde_json::from_str(
+            r#"{"v":1,"op":"log-pull","ack":{"batch":3,"failed":[{"unit":"web","error":"full"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            e.request,
+            Request::LogPull {
+                ack: Some(LogAck {
+                    batch: 3,
+                    failed: vec![LogFailure {
+                        unit: "web".into(),
+                        error: "full".into()
+                    }],
+                }),
+                retry: false,
+                max_bytes: None,
+                leaving: false,
+            }
+        );
+        assert!(e.request.is_mutating());
+        let first = Envelope::new(Request::LogPull {
+            ack: None,
+            retry: false,
+            max_bytes: None,
+            leaving: false,
+        });
+        assert_eq!(
+            serde_json::to_string(&first).unwrap(),
+            r#"{"v":1,"op":"log-pull"}"#
+        );
+        let r = Reply::LogBatch(LogBatch {
+            batch: 4,
+            dir: "/var/log/init".into(),
+            chunks: vec![LogChunk {
+                unit: "web".into(),
+                stream: "1-2/0".into(),
+                persisted: 0,
+                lost: 0,
+                lines: vec![LogLine {
+                    time: "t".into(),
+                    stream: "stdout".into(),
+                    line: "hi".into(),
+                    seq: Some(1),
+                    cut: false,
+                }],
+            }],
+            last: false,
+        });
+        let s = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            s,
+            r#"{"reply":"log-batch","batch":4,"dir":"/var/log/init","chunks":[{"unit":"web","stream":"1-2/0","persisted":0,"lines":[{"time":"t","stream":"stdout","line":"hi","seq":1}]}]}"#
+        );
+        assert!(r.is_final());
+        assert!(!Reply::LogSource(LogSource {
+            dir: None,
+            stream: String::new(),
+            persisted: 0,
+            first: 1,
+            next: 1,
+        })
+        .is_final());
+        // A line from an init before `seq`.
+        let old: LogLine =
+            serde_json::from_str(r#"{"time":"t","stream":"stdout","line":"x"}"#).unwrap();
+        assert_eq!((old.seq, old.cut), (None, false));
     }
 
     #[test]

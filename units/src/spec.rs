@@ -282,6 +282,13 @@ pub struct ExtraFields {
     pub environment: BTreeMap<String, String>,
     /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).
     pub environment_files: Vec<(PathBuf, bool)>,
+    /// The output rate limit's window (none: journald's default; zero: no
+    /// limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_rate_limit_interval: Option<Duration>,
+    /// Lines kept per window (none: journald's default; zero: no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_rate_limit_burst: Option<u32>,
 }
 
 /// Every extra field unset.
@@ -291,6 +298,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     working_directory: None,
     environment: BTreeMap::new(),
     environment_files: Vec::new(),
+    log_rate_limit_interval: None,
+    log_rate_limit_burst: None,
 };
 
 /// The [`ExtraFields`] of a spec, boxed only when one of them is set.

@@ -116,13 +116,15 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    assert_eq!(UNIT_KEYS.len(), 27);
+    assert_eq!(UNIT_KEYS.len(), 29);
     for key in [
         "unit",
         "name",
         "exec-start-pre",
         "exec-stop-post",
         "environment-file",
+        "log-rate-limit-interval-sec",
+        "log-rate-limit-burst",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }
@@ -336,6 +338,65 @@ fn durations_in_every_form() {
         );
         assert_eq!(s.start_timeout, d, "{text}");
     }
+}
+
+/// The output rate limit: unset (journald's defaults, in the init),
+/// given, or zero (no limit); bad values are refused where they are.
+#[test]
+fn log_rate_limit() {
+    let s = spec("l.yaml", "unit: l\nexec-start: /bin/l\n");
+    assert_eq!(s.extras.log_rate_limit_interval, None);
+    assert_eq!(s.extras.log_rate_limit_burst, None);
+    let s = spec(
+        "l.yaml",
+        "unit: l\nexec-start: /bin/l\nlog-rate-limit-interval-sec: 1m\nlog-rate-limit-burst: 500\n",
+    );
+    assert_eq!(
+        s.extras.log_rate_limit_interval,
+        Some(Duration::from_secs(60))
+    );
+    assert_eq!(s.extras.log_rate_limit_burst, Some(500));
+    let s = spec(
+        "l.yaml",
+        "unit: l\nexec-start: /bin/l\nlog-rate-limit-interval-sec: 0\nlog-rate-limit-burst: \"0\"\n",
+    );
+    assert_eq!(s.extras.log_rate_limit_interval, Some(Duration::ZERO));
+    assert_eq!(s.extras.log_rate_limit_burst, Some(0));
+    for (value, why) in [
+        (
+            "-1",
+            "bad number for `log-rate-limit-burst`: not a whole number from 0 to 4294967295",
+        ),
+        (
+            "1e3",
+            "bad number for `log-rate-limit-burst`: not a whole number from 0 to 4294967295",
+        ),
+        (
+            "4294967296",
+            "bad number for `log-rate-limit-burst`: not a whole number from 0 to 4294967295",
+        ),
+        (
+            "[1]",
+            "expected a whole number for `log-rate-limit-burst`, found a list",
+        ),
+    ] {
+        let p = parse_yaml(
+            "l.yaml",
+            &format!("unit: l\nexec-start: /bin/l\nlog-rate-limit-burst: {value}\n"),
+        );
+        let shown: Vec<String> = p.diagnostics.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, [format!("l.yaml:3:23: {why}")], "{value}");
+        assert!(p.spec.is_none());
+    }
+    let p = parse_yaml(
+        "l.yaml",
+        "unit: l\ntype: virtual\nlog-rate-limit-burst: 5\n",
+    );
+    let shown: Vec<String> = p.diagnostics.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        ["l.yaml:3:1: `log-rate-limit-burst` does not apply to a `virtual` unit (it runs no process)"]
+    );
 }
 
 #[test]

@@ -591,6 +591,42 @@ fn environment_files() {
     );
 }
 
+/// `LogRateLimitIntervalSec=` and `LogRateLimitBurst=`: systemd's time
+/// span and number; empty resets to the default (journald's, in the init).
+#[test]
+fn log_rate_limit() {
+    let s = clean(svc(
+        "ExecStart=/bin/x\nLogRateLimitIntervalSec=2min\nLogRateLimitBurst=100",
+    ));
+    assert_eq!(
+        s.extras.log_rate_limit_interval,
+        Some(Duration::from_secs(120))
+    );
+    assert_eq!(s.extras.log_rate_limit_burst, Some(100));
+    let s = clean(svc(
+        "ExecStart=/bin/x\nLogRateLimitIntervalSec=0\nLogRateLimitBurst=0",
+    ));
+    assert_eq!(s.extras.log_rate_limit_interval, Some(Duration::ZERO));
+    assert_eq!(s.extras.log_rate_limit_burst, Some(0));
+    let s = clean(svc(
+        "ExecStart=/bin/x\nLogRateLimitBurst=100\nLogRateLimitBurst=\nLogRateLimitIntervalSec=5s\nLogRateLimitIntervalSec=",
+    ));
+    assert_eq!(s.extras.log_rate_limit_interval, None);
+    assert_eq!(s.extras.log_rate_limit_burst, None);
+    let p = svc("ExecStart=/bin/x\nLogRateLimitIntervalSec=soon\nLogRateLimitBurst=many");
+    let shown = diags(&p);
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(
+        shown[0].starts_with("u/web.service:3:1: invalid LogRateLimitIntervalSec=soon: "),
+        "{shown:?}"
+    );
+    assert_eq!(
+        shown[1],
+        "u/web.service:4:1: invalid LogRateLimitBurst=many: not a whole number from 0 to 4294967295"
+    );
+    assert!(p.spec.is_none());
+}
+
 #[test]
 fn process_context() {
     let s = clean(svc(

@@ -197,6 +197,8 @@ fn serve(
                     time: "2026-01-01T00:00:00.000Z".into(),
                     stream: "stdout".into(),
                     line: format!("{unit} says hello"),
+                    seq: Some(1),
+                    cut: false,
                 }),
                 Reply::LogEnd,
             ],

@@ -74,6 +74,9 @@ async fn read(control: &std::path::Path, unit: &str, lines: usize) -> Result<Vec
             unit: unit.to_string(),
             lines: Some(lines),
             follow: false,
+            // The init's memory only: the log files are on this machine's
+            // disk, written by its log writer.
+            source: false,
         },
     )
     .await

@@ -141,10 +141,14 @@ fn set_target_forms() {
 
 #[test]
 fn logs_forms() {
-    let logs = |lines, follow| Command::Logs {
-        unit: "web".into(),
-        lines,
-        follow,
+    let logs = |lines, follow| {
+        Command::Logs(crate::cmd::logs::Ask {
+            unit: "web".into(),
+            lines,
+            since: None,
+            follow,
+            verbose: false,
+        })
     };
     assert_eq!(cmd(&["logs", "web"]), logs(None, false));
     assert_eq!(cmd(&["logs", "web", "-n", "5"]), logs(Some(5), false));
@@ -159,6 +163,26 @@ fn logs_forms() {
     );
     assert_eq!(cmd(&["logs", "-fn", "3", "web"]), logs(Some(3), true));
     assert_eq!(cmd(&["logs", "-fn3", "web"]), logs(Some(3), true));
+    assert_eq!(
+        cmd(&["logs", "web", "--since", "2026-11-22", "-v"]),
+        Command::Logs(crate::cmd::logs::Ask {
+            unit: "web".into(),
+            lines: None,
+            since: Some(crate::since::Since::At(1_795_305_600_000)),
+            follow: false,
+            verbose: true,
+        })
+    );
+    assert_eq!(
+        cmd(&["logs", "-S", "-5m", "--verbose", "web"]),
+        Command::Logs(crate::cmd::logs::Ask {
+            unit: "web".into(),
+            lines: None,
+            since: Some(crate::since::Since::Ago(Duration::from_secs(300))),
+            follow: false,
+            verbose: true,
+        })
+    );
 }
 
 #[test]
@@ -395,6 +419,11 @@ fn bad_command_lines() {
             Topic::Restart,
         ),
         (&["logs"], "'logs' needs a unit name", Topic::Logs),
+        (
+            &["logs", "web", "--since", "soon"],
+            "--since: invalid time 'soon' (write e.g. 2026-11-22, '2026-11-22 04:00', yesterday, -10m or '1h ago')",
+            Topic::Logs,
+        ),
         (
             &["logs", "web", "-n"],
             "option '-n' needs a value",

@@ -10,7 +10,7 @@ use crate::duration::{format_coarse, format_ms};
 use crate::error::{CtlError, EXIT_OK};
 use crate::table::{state_color, Table};
 use crate::timestamp;
-use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
+use flotilla_units::protocol::{LogWriterStatus, Reply, Request, SystemStatus, UnitStatus};
 
 /// Runs the command.
 pub fn run(ctx: &mut Ctx<'_>, name: Option<String>, json: bool) -> Result<i32, CtlError> {
@@ -66,6 +66,9 @@ pub fn render_system(s: &SystemStatus, color: bool) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    if let Some(lw) = &s.log_writer {
+        out.push_str(&format!("Logs:     {}\n", log_writer_line(lw)));
+    }
     if !s.load_errors.is_empty() {
         out.push_str("Problems found loading the units:\n");
         for e in &s.load_errors {
@@ -92,6 +95,30 @@ pub fn render_system(s: &SystemStatus, color: bool) -> String {
         out.push_str("\n* coincidental: up only because another target of its unit is required\n");
     }
     out
+}
+
+/// Where the units' output goes, and how far behind or why not.
+pub fn log_writer_line(lw: &LogWriterStatus) -> String {
+    let mut line = lw.dir.clone();
+    match (lw.connected, &lw.unit, lw.pid) {
+        (true, Some(unit), Some(pid)) => line.push_str(&format!(", written by {unit} (PID {pid})")),
+        (true, None, Some(pid)) => line.push_str(&format!(", written by PID {pid}")),
+        (true, _, None) => line.push_str(", written by a log writer"),
+        (false, _, _) => line.push_str(": no log writer connected"),
+    }
+    if let Some(e) = &lw.error {
+        line.push_str(&format!("; cannot write: {e}"));
+    }
+    if lw.waiting > 0 {
+        line.push_str(&format!("; {} lines waiting", lw.waiting));
+    }
+    if lw.lost > 0 {
+        line.push_str(&format!(
+            "; {} lines lost before they were written",
+            lw.lost
+        ));
+    }
+    line
 }
 
 /// `123`, or `-` without a process.
@@ -244,6 +271,7 @@ pub(crate) mod tests {
             pid1: false,
             shutting_down: false,
             load_errors: vec![],
+            log_writer: None,
             units_path: vec![],
         }
     }
@@ -368,5 +396,40 @@ net
         }
         assert_eq!(u["type"], "foreground-notified");
         assert_eq!(v["units"][1]["pid"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn the_log_writer_line() {
+        let mut lw = LogWriterStatus {
+            dir: "/var/log/init".into(),
+            connected: true,
+            pid: Some(42),
+            unit: Some("flotilla-logd".into()),
+            waiting: 0,
+            lost: 0,
+            error: None,
+        };
+        assert_eq!(
+            log_writer_line(&lw),
+            "/var/log/init, written by flotilla-logd (PID 42)"
+        );
+        lw.error = Some("web: open /var/log/init/web.log: read-only file system".into());
+        lw.waiting = 12;
+        assert_eq!(
+            log_writer_line(&lw),
+            "/var/log/init, written by flotilla-logd (PID 42); cannot write: web: open \
+             /var/log/init/web.log: read-only file system; 12 lines waiting"
+        );
+        lw.connected = false;
+        lw.error = None;
+        lw.lost = 3;
+        assert_eq!(
+            log_writer_line(&lw),
+            "/var/log/init: no log writer connected; 12 lines waiting; 3 lines lost before \
+             they were written"
+        );
+        let mut s = system();
+        s.log_writer = Some(lw);
+        assert!(render_system(&s, false).contains("\nLogs:     /var/log/init: no log writer"));
     }
 }

@@ -5,9 +5,10 @@
 
 use super::slots::{Source, UnitIo};
 use super::Runtime;
-use crate::logbuf::{LogBuf, LogFile};
+use crate::logbuf::LogBuf;
 use crate::notify::NotifySocket;
 use crate::outpipe::{OutPipe, Stream};
+use crate::ratelimit::RateLimit;
 use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Sys, SysError};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Action, Fact, Role, Whom};
@@ -17,8 +18,6 @@ use std::path::{Path, PathBuf};
 
 /// Bytes of output kept in memory per unit.
 const LOG_RING_BYTES: usize = 64 * 1024;
-/// Size at which a unit's log file is rotated.
-const LOG_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 impl<S: Sys> Runtime<S> {
     /// Carries out one action.
@@ -93,20 +92,13 @@ impl<S: Sys> Runtime<S> {
     fn io(&mut self, unit: UnitId, spec: &UnitSpec) -> Option<&mut UnitIo> {
         let id = self.slots.ensure(unit);
         if self.slots.slot(id).is_some_and(|s| s.io.is_none()) {
-            let mut log = LogBuf::new(LOG_RING_BYTES);
-            if let Some(dir) = &self.settings.log_dir {
-                match LogFile::open(dir, &spec.name, LOG_FILE_BYTES) {
-                    Ok(f) => log.set_file(Some(f)),
-                    Err(e) => self
-                        .sys
-                        .console(&format!("init: {}: log file: {e}", spec.name)),
-                }
-            }
+            let log = LogBuf::new(LOG_RING_BYTES, self.feed.new_log_id());
             if let Some(s) = self.slots.slot_mut(id) {
                 s.io = Some(Box::new(UnitIo::new(log)));
             }
         }
         let io = self.slots.slot_mut(id)?.io.as_deref_mut()?;
+        io.limit = rate_limit(spec);
         // Compiled at the first spawn and again only when the spec's
         // pattern changed (a reload), not at every spawn.
         let current = io.grep.as_deref().map(regex_lite::Regex::as_str);
@@ -243,5 +235,19 @@ impl<S: Sys> Runtime<S> {
             }
         }
         Ok(path)
+    }
+}
+
+/// The output rate limit of a unit: its `log-rate-limit-interval-sec`
+/// and `log-rate-limit-burst`, journald's defaults for what it leaves
+/// out.
+fn rate_limit(spec: &UnitSpec) -> RateLimit {
+    let default = RateLimit::default();
+    RateLimit {
+        interval: spec
+            .extras
+            .log_rate_limit_interval
+            .unwrap_or(default.interval),
+        burst: spec.extras.log_rate_limit_burst.unwrap_or(default.burst),
     }
 }

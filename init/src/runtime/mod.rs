@@ -18,12 +18,15 @@
 //! - `requests.rs`: the control requests;
 //! - `reports.rs`: state changes to the console, the unit logs and the
 //!   watchers; status views;
-//! - `unitset.rs`: the unit set (the directory, reload, transient sets).
+//! - `unitset.rs`: the unit set (the directory, reload, transient sets);
+//! - `logfeed.rs`: the log writer's channel (the units' lines to the log
+//!   directory, through a unit of its own: the loop opens no file).
 //!
 //! Nothing here panics: every failure is logged (to the console and the
 //! unit's log) and the loop carries on.
 
 mod executor;
+mod logfeed;
 mod reports;
 mod requests;
 mod slots;
@@ -36,10 +39,11 @@ mod unitset;
 use crate::args::Settings;
 use crate::control::Control;
 use crate::sys::{Env, Event, Sys, Token, WallTime};
-use flotilla_units::graph::{Graph, UnitId};
+use flotilla_units::graph::Graph;
 use flotilla_units::planner::{Action, Fact, Planner, PlannerOptions};
 use flotilla_units::protocol::ShutdownKind;
 use flotilla_units::time::Instant;
+use logfeed::LogFeed;
 use slots::Slots;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -84,8 +88,12 @@ pub struct Runtime<S: Sys> {
     /// Sources with data left after their read budget: read again at the
     /// next turn, which then does not wait.
     redrain: Vec<Token>,
-    /// Units whose log has lines not yet written to its file.
-    unflushed: Vec<UnitId>,
+    /// Output pipes of units over their rate limit: read again at
+    /// `throttle_at`, not before (see `ratelimit.rs`).
+    throttled: Vec<Token>,
+    throttle_at: Option<Instant>,
+    /// The log writer's channel.
+    feed: LogFeed,
     /// PID-1 hook (set by `pid1.rs` through [`Runtime::set_sigint`]): what
     /// SIGINT asks for. Reboot as the machine's PID 1 (Ctrl-Alt-Del),
     /// poweroff otherwise (a container's or a terminal's Ctrl-C).
@@ -117,18 +125,22 @@ impl<S: Sys> Runtime<S> {
             .parent()
             .map(|d| d.join("notify"))
             .unwrap_or_else(|| PathBuf::from("/run/init/notify"));
-        // Both are made again when first needed (a notify socket's bind, a
-        // log file's open) and fail there with a message about the unit.
+        // Made again when first needed (a notify socket's bind), failing
+        // there with a message about the unit. The log directory is the
+        // log writer's to make: the loop touches no file of it.
         let _ = sys.create_dir_all(&notify_dir);
-        if let Some(dir) = &settings.log_dir {
-            let _ = sys.create_dir_all(dir);
-        }
         let _ = sys.set_child_subreaper();
         if let Err(e) = sys.raise_nofile_limit() {
             sys.console(&format!("init: {e}"));
         }
         let mono0 = sys.monotonic_now();
         let wall0 = sys.wall_now();
+        let feed = LogFeed::new(format!(
+            "{}.{:09}-{}",
+            wall0.secs,
+            wall0.nanos,
+            sys.getpid()
+        ));
         let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_path());
         let (graph, diags) = Graph::build(dir_units.clone());
         load_errors.extend(diags.iter().map(ToString::to_string));
@@ -167,7 +179,9 @@ impl<S: Sys> Runtime<S> {
             notify_dir,
             notify_seq: 0,
             redrain: Vec::new(),
-            unflushed: Vec::new(),
+            throttled: Vec::new(),
+            throttle_at: None,
+            feed,
             sigint: if pid1 {
                 ShutdownKind::Reboot
             } else {
@@ -198,13 +212,16 @@ impl<S: Sys> Runtime<S> {
     pub fn turn(&mut self) -> Option<Exit> {
         if let Some(kind) = self.shutdown {
             if self.planner.drained() {
-                self.flush_logs();
                 return Some(Exit::Shutdown(kind));
             }
         }
         let now = self.now();
         let timeout = if self.redrain.is_empty() {
-            self.planner.next_deadline().map(|t| t.since(now))
+            let deadline = match (self.planner.next_deadline(), self.throttle_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            deadline.map(|t| t.since(now))
         } else {
             Some(Duration::ZERO)
         };
@@ -236,6 +253,12 @@ impl<S: Sys> Runtime<S> {
         }
         for t in std::mem::take(&mut self.redrain) {
             self.on_source(t);
+        }
+        if self.throttle_at.is_some_and(|at| at <= self.now()) {
+            self.throttle_at = None;
+            for t in std::mem::take(&mut self.throttled) {
+                self.on_source(t);
+            }
         }
         for inc in incoming {
             self.on_request(inc);
@@ -290,7 +313,7 @@ impl<S: Sys> Runtime<S> {
         }
         self.actions = actions;
         self.report_changes();
-        self.flush_noted();
+        self.feed_writer();
         // A launch (or a switch) is over: what it freed goes back.
         let settled = self.planner.target_settled().is_some();
         if settled && !self.settled {

@@ -40,7 +40,7 @@ fn console_line(unit: &str, last: UnitState, st: &UnitStatus) -> Option<String> 
 
 /// Whether a unit in `state` has processes (or is about to): anything but
 /// `disabled`, `waiting`, `exited` and `failed`.
-fn has_processes(state: UnitState) -> bool {
+pub(super) fn has_processes(state: UnitState) -> bool {
     matches!(
         state,
         UnitState::Starting | UnitState::Running | UnitState::Reloading | UnitState::Stopping
@@ -76,24 +76,9 @@ impl<S: Sys> Runtime<S> {
         let wall = self.sys.wall_now();
         if let Some(io) = self.slots.io_mut(unit) {
             io.log.push_text(wall, Stream::Init, text.as_bytes(), false);
-            // Written to the file once per turn, in `drive`.
-            self.unflushed.push(unit);
-        }
-    }
-
-    /// Writes the notes of [`Runtime::unit_note`] to the log files.
-    pub(super) fn flush_noted(&mut self) {
-        for unit in std::mem::take(&mut self.unflushed) {
-            if let Some(io) = self.slots.io_mut(unit) {
-                let _ = io.log.flush();
+            if let Some(slot) = self.slots.id_of(unit) {
+                self.queue_log(slot);
             }
-        }
-    }
-
-    /// Writes every unit's log to its file (at exit).
-    pub(super) fn flush_logs(&mut self) {
-        for io in self.slots.ios_mut() {
-            let _ = io.log.flush();
         }
     }
 
@@ -144,6 +129,7 @@ impl<S: Sys> Runtime<S> {
             pid1: self.pid1,
             shutting_down: self.shutdown.is_some(),
             load_errors: self.units.load_errors().to_vec(),
+            log_writer: self.log_writer_status(),
             units_path: self
                 .settings
                 .units_path()
@@ -264,7 +250,7 @@ impl<S: Sys> Runtime<S> {
                     self.settle_if_done(c, &t);
                 }
                 Watch::Logs { unit, next } => self.follow_logs(c, unit, next),
-                Watch::None => {}
+                Watch::None | Watch::LogWriter => {}
             }
         }
     }
@@ -327,6 +313,8 @@ pub(super) fn log_replies(tail: Tail<'_>) -> (Vec<LogLine>, Option<u64>) {
             time: String::new(),
             stream: "init".into(),
             line: mark,
+            seq: None,
+            cut: false,
         });
     }
     let mut last = None;
@@ -336,6 +324,8 @@ pub(super) fn log_replies(tail: Tail<'_>) -> (Vec<LogLine>, Option<u64>) {
             time: l.time.rfc3339(),
             stream: l.stream.as_str().to_string(),
             line: l.text.to_string(),
+            seq: Some(l.seq),
+            cut: l.cut,
         });
     }
     (out, last)

@@ -7,7 +7,9 @@ use super::{kind_name, Runtime};
 use crate::control::{BadRequest, ConnId, Incoming, Watch};
 use crate::sys::Sys;
 use flotilla_units::planner::{ReloadError, RestartError};
-use flotilla_units::protocol::{AnalyzeData, Edge, ErrorCode, Reply, Request, UnitTiming};
+use flotilla_units::protocol::{
+    AnalyzeData, Edge, ErrorCode, LogSource, Reply, Request, UnitTiming,
+};
 
 impl<S: Sys> Runtime<S> {
     /// Answers one request.
@@ -35,9 +37,14 @@ impl<S: Sys> Runtime<S> {
             );
             return;
         }
+        // The log writer goes on during a shutdown: the last lines of the
+        // system are for it.
         if self.shutdown.is_some()
             && env.request.is_mutating()
-            && !matches!(env.request, Request::Shutdown { .. })
+            && !matches!(
+                env.request,
+                Request::Shutdown { .. } | Request::LogPull { .. }
+            )
         {
             self.reply(
                 c,
@@ -86,7 +93,8 @@ impl<S: Sys> Runtime<S> {
                 unit,
                 lines,
                 follow,
-            } => self.logs(c, &unit, lines, follow),
+                source,
+            } => self.logs(c, &unit, lines, follow, source),
             Request::Shutdown { kind } => {
                 self.reply(
                     c,
@@ -117,6 +125,12 @@ impl<S: Sys> Runtime<S> {
                     conn.watch = Watch::Changes;
                 }
             }
+            Request::LogPull {
+                ack,
+                retry,
+                max_bytes,
+                leaving,
+            } => self.log_pull(c, ack, retry, max_bytes, leaving),
         }
         self.drive();
     }
@@ -197,7 +211,7 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    fn logs(&mut self, c: ConnId, unit: &str, lines: Option<usize>, follow: bool) {
+    fn logs(&mut self, c: ConnId, unit: &str, lines: Option<usize>, follow: bool, source: bool) {
         // A unit's I/O goes with it (see `Slots::renumber`).
         let Some(id) = self.planner.graph().unit(unit) else {
             self.reply(
@@ -206,11 +220,36 @@ impl<S: Sys> Runtime<S> {
             );
             return;
         };
+        if source {
+            let (stream, persisted, next, first) = match self.slots.io(id) {
+                Some(io) => (
+                    self.feed.stream(io.log.id()),
+                    io.log.persisted(),
+                    io.log.next_seq(),
+                    io.log.next_seq() - io.log.len() as u64,
+                ),
+                None => (String::new(), 0, 1, 1),
+            };
+            let dir = self.settings.log_dir.as_ref();
+            let reply = Reply::LogSource(LogSource {
+                dir: dir.map(|d| d.display().to_string()),
+                stream,
+                persisted,
+                first,
+                next,
+            });
+            self.reply(c, reply);
+        }
         let (out, next) = match self.slots.io(id) {
-            Some(io) => (
-                log_replies(io.log.last(lines.unwrap_or(usize::MAX))).0,
-                io.log.next_seq(),
-            ),
+            Some(io) => {
+                let mut tail = io.log.last(lines.unwrap_or(usize::MAX));
+                // A client that asked where the older lines are counts
+                // what is in neither place itself.
+                if source {
+                    tail.missed = 0;
+                }
+                (log_replies(tail).0, io.log.next_seq())
+            }
             None => (Vec::new(), 1),
         };
         for l in out {

@@ -12,6 +12,7 @@
 use crate::logbuf::LogBuf;
 use crate::notify::NotifySocket;
 use crate::outpipe::OutPipe;
+use crate::ratelimit::{Limiter, RateLimit};
 use crate::sys::{Sys, Token};
 use flotilla_units::graph::UnitId;
 use flotilla_units::state::UnitState;
@@ -49,6 +50,10 @@ pub(super) struct UnitIo {
     pub notify: Option<Box<(NotifySocket, Token)>>,
     /// Boxed: only units with `ready-grep` have one.
     pub grep: Option<Box<regex_lite::Regex>>,
+    /// The unit's output rate limit (from its spec, at each spawn).
+    pub limit: RateLimit,
+    /// Its lines in the current window of the limit.
+    pub limiter: Limiter,
 }
 
 impl UnitIo {
@@ -59,6 +64,8 @@ impl UnitIo {
             log,
             notify: None,
             grep: None,
+            limit: RateLimit::default(),
+            limiter: Limiter::default(),
         }
     }
 }
@@ -219,7 +226,7 @@ impl Slots {
     /// Follows a replacement of the graph: `map` gives each old unit id its
     /// new one, `None` for a unit gone for good, whose slot is closed (its
     /// descriptors unwatched and closed, its notify socket removed, its log
-    /// flushed) and freed with its tokens.
+    /// dropped) and freed with its tokens.
     pub fn renumber(&mut self, map: &[Option<UnitId>], units: usize, sys: &dyn Sys) {
         let mut by_unit = vec![NO_SLOT; units];
         for i in 0..self.slots.len() {
@@ -260,12 +267,9 @@ impl Slots {
         }
     }
 
-    /// Every unit's I/O.
-    pub fn ios_mut(&mut self) -> impl Iterator<Item = &mut UnitIo> {
-        self.slots
-            .iter_mut()
-            .flatten()
-            .filter_map(|s| s.io.as_deref_mut())
+    /// Every slot.
+    pub fn all(&self) -> impl Iterator<Item = &Slot> {
+        self.slots.iter().flatten()
     }
 
     fn close_io(&mut self, mut io: UnitIo, sys: &dyn Sys) {
@@ -278,6 +282,5 @@ impl Slots {
             sock.close(sys);
             self.free_token(t);
         }
-        let _ = io.log.flush();
     }
 }

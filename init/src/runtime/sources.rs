@@ -5,10 +5,13 @@
 use super::slots::{SlotId, Source, UnitIo};
 use super::Runtime;
 use crate::notify::NotifyMsg;
-use crate::outpipe::Drained;
+use crate::outpipe::{Drained, Stream};
+use crate::ratelimit::{dropped_note, THROTTLE};
 use crate::sys::{ExitStatus as SysExit, Sys, Token};
 use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
 use flotilla_units::protocol::{Reply, ShutdownKind};
+use flotilla_units::state::UnitState;
+use flotilla_units::time::Instant;
 use std::os::fd::AsRawFd;
 
 impl<S: Sys> Runtime<S> {
@@ -81,35 +84,61 @@ impl<S: Sys> Runtime<S> {
 
     /// Reads one output pipe (up to its budget) into the unit's log, and
     /// tells the planner when a line matched `ready-grep`.
+    ///
+    /// Past its rate limit a unit's lines are counted and dropped, and its
+    /// pipes are read at most once every [`THROTTLE`]: an event for a
+    /// pipe read less than that ago is left for the timer.
     fn on_output(&mut self, slot: SlotId, t: Token) {
         let wall = self.sys.wall_now();
+        let now = self.now();
         let Some(s) = self.slots.slot_mut(slot) else {
             return;
         };
         let unit = s.unit;
+        // `ready-grep` matters only until the unit is ready.
+        let starting = self.planner.state(unit) == UnitState::Starting;
         let Some(io) = s.io.as_deref_mut() else {
             return;
         };
         let UnitIo {
-            pipes, log, grep, ..
+            pipes,
+            log,
+            grep,
+            limit,
+            limiter,
+            ..
         } = io;
+        let limit = *limit;
+        if let Some(due) = limiter.read_due(now, limit) {
+            self.throttle(t, due);
+            return;
+        }
         let Some(at) = pipes.iter().position(|(_, tok)| *tok == t) else {
             return;
         };
         let Some((pipe, _)) = pipes.get_mut(at) else {
             return;
         };
+        limiter.note_read(now);
         let mut matched = false;
         let res = pipe.drain(|line| {
-            if let Some(re) = grep.as_ref() {
-                if !matched && re.is_match(&String::from_utf8_lossy(line.text)) {
-                    matched = true;
+            let verdict = limiter.admit(now, limit);
+            if let Some(n) = verdict.dropped {
+                log.push_text(wall, Stream::Init, dropped_note(n, limit).as_bytes(), false);
+            }
+            if starting && !matched {
+                if let Some(re) = grep.as_ref() {
+                    matched = re.is_match(&String::from_utf8_lossy(line.text));
                 }
             }
-            log.push(wall, line);
+            if verdict.keep {
+                log.push(wall, line);
+            }
         });
-        let _ = log.flush();
         match res {
+            Ok(Drained::More) if limiter.over(now, limit) => {
+                self.throttle(t, now.after(THROTTLE));
+            }
             Ok(Drained::More) => self.redrain.push(t),
             Ok(Drained::WouldBlock) | Err(_) => {}
             // End of file: every writer is gone, drop the pipe.
@@ -120,9 +149,30 @@ impl<S: Sys> Runtime<S> {
                 self.slots.free_token(t);
             }
         }
+        // A flood that stopped: its count goes in at the end of its window
+        // or of the output.
+        if let Some(io) = self.slots.slot_mut(slot).and_then(|s| s.io.as_deref_mut()) {
+            let told = match io.pipes.is_empty() {
+                true => io.limiter.take_dropped(),
+                false => io.limiter.ended_with_drops(now, io.limit),
+            };
+            if let Some(n) = told {
+                let note = dropped_note(n, io.limit);
+                io.log.push_text(wall, Stream::Init, note.as_bytes(), false);
+            }
+        }
+        self.queue_log(slot);
         if matched {
             self.fact(Fact::ReadyLine { unit });
         }
+    }
+
+    /// Leaves pipe `t` for the throttle timer, which reads it at `due`.
+    fn throttle(&mut self, t: Token, due: Instant) {
+        if !self.throttled.contains(&t) {
+            self.throttled.push(t);
+        }
+        self.throttle_at = Some(self.throttle_at.map_or(due, |x| x.min(due)));
     }
 
     /// Reads the unit's notify socket and passes on what its own processes

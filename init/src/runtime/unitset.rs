@@ -209,9 +209,6 @@ impl<S: Sys> Runtime<S> {
     /// Hands `all` to the planner as the new unit set; on success the unit
     /// slots follow the new unit ids.
     fn replace(&mut self, all: Vec<(UnitSpec, Origin)>) -> Result<Applied, Vec<String>> {
-        // Notes waiting for their log file are kept by unit id, which is
-        // about to change.
-        self.flush_noted();
         let now = self.now();
         match self.planner.replace_units(all, true, now) {
             Ok((applied, map)) => {

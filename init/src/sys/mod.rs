@@ -24,9 +24,9 @@
 //! [`crate::notify`], control connections in [`crate::control`]), and the
 //! pipes themselves, which never leave the process. They are real
 //! descriptors under the fake too (the fake's sockets live in the abstract
-//! namespace), so a loop test exercises the real reading code. The log
-//! files of `--log-dir` ([`crate::logbuf`]) are written directly as well;
-//! loop tests run without a log directory.
+//! namespace), so a loop test exercises the real reading code. The init
+//! writes no log file: the log writer (`flotilla-logd`) does, outside
+//! PID 1 (`runtime/logfeed.rs`).
 //!
 //! # Descriptors
 //!

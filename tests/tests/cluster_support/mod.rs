@@ -442,9 +442,15 @@ impl RealInit {
         (u.state == UnitState::Running).then_some(u.pid).flatten()
     }
 
-    /// A unit's captured output (`logs/UNIT.log`).
+    /// A unit's captured output (`initctl logs UNIT`: the init's memory,
+    /// as no log writer runs here).
     pub fn unit_log(&self, unit: &str) -> String {
-        std::fs::read_to_string(self.root.join("logs").join(format!("{unit}.log")))
+        Command::new(bin("initctl", "flotilla-ctl"))
+            .arg("--control")
+            .arg(&self.control)
+            .args(["logs", unit])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default()
     }
 

@@ -38,6 +38,8 @@ pub enum Invalid {
     Zero,
     /// A signal number outside 1 to 64.
     Signal,
+    /// Not a whole number from 0 to 4294967295.
+    Count,
     /// A user or group name that is empty, or has blanks or `:`.
     Account,
     /// An environment variable name that is empty, or has `=`, blanks or
@@ -58,6 +60,7 @@ impl fmt::Display for Invalid {
             Invalid::Regex { why, .. } => write!(f, "bad regular expression: {why}"),
             Invalid::Zero => write!(f, "must be longer than 0"),
             Invalid::Signal => write!(f, "a signal is a number from 1 to 64"),
+            Invalid::Count => write!(f, "not a whole number from 0 to 4294967295"),
             Invalid::Account => write!(f, "empty, or with blanks or `:`"),
             Invalid::VariableName => write!(
                 f,
@@ -122,6 +125,14 @@ pub fn signal(n: i32) -> Result<(), Invalid> {
     } else {
         Err(Invalid::Signal)
     }
+}
+
+/// A count: a whole number from 0 to 2^32 - 1, in decimal digits.
+pub fn count(s: &str) -> Result<u32, Invalid> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Invalid::Count);
+    }
+    s.parse().map_err(|_| Invalid::Count)
 }
 
 /// A user or group name or number.

@@ -60,6 +60,8 @@ pub enum Slot<'a> {
     Commands(&'a mut Vec<Command>),
     /// A duration, if given.
     OptionalDuration(&'a mut Option<Duration>),
+    /// A whole number from 0 to 2^32 - 1, if given.
+    Count(&'a mut Option<u32>),
     /// A duration.
     Duration(&'a mut Duration),
     /// A duration longer than 0.
@@ -255,6 +257,18 @@ pub const KEYS: &[Key] = &[
         systemd: &[("Service", "EnvironmentFile")],
         applies_to: PROCESS,
         slot: |s| Slot::EnvironmentFiles(&mut s.extras.environment_files),
+    },
+    Key {
+        name: "log-rate-limit-interval-sec",
+        systemd: &[("Service", "LogRateLimitIntervalSec")],
+        applies_to: PROCESS,
+        slot: |s| Slot::OptionalDuration(&mut s.extras.log_rate_limit_interval),
+    },
+    Key {
+        name: "log-rate-limit-burst",
+        systemd: &[("Service", "LogRateLimitBurst")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Count(&mut s.extras.log_rate_limit_burst),
     },
 ];
 

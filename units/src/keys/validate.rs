@@ -115,6 +115,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
                 !cmds.is_empty()
             }
             Slot::OptionalDuration(d) => d.is_some(),
+            Slot::Count(n) => n.is_some(),
             // A field with a default is given whatever the type: only its
             // value is checked.
             Slot::Duration(_) | Slot::Restart(_) => false,
@@ -304,6 +305,20 @@ mod tests {
                 "web: `kill-signal`: `0`: a signal is a number from 1 to 64",
                 "web: `user`: `a:b`: empty, or with blanks or `:`",
             ]
+        );
+    }
+
+    #[test]
+    fn the_rate_limit_is_for_units_with_a_process() {
+        let mut s = web();
+        s.extras.log_rate_limit_interval = Some(std::time::Duration::ZERO);
+        s.extras.log_rate_limit_burst = Some(0);
+        assert_eq!(validate(s.clone()), Ok(s));
+        let mut v = UnitSpec::new("all", UnitType::Virtual);
+        v.extras.log_rate_limit_burst = Some(5);
+        assert_eq!(
+            problems(v),
+            ["all: `log-rate-limit-burst`: does not apply to a `virtual` unit"]
         );
     }
 

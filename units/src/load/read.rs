@@ -219,6 +219,22 @@ impl<'n> Unit<'_, 'n, '_> {
         }
     }
 
+    /// A whole number from 0 to 2^32 - 1.
+    pub(super) fn count(&mut self, e: &Entry<'n>) -> Option<u32> {
+        let Some(text) = e.value.string_or_number() else {
+            self.type_error(e.value, &format!("a whole number for `{}`", e.key));
+            return None;
+        };
+        match check::count(&text) {
+            Ok(n) => Some(n),
+            Err(why) => {
+                self.sink
+                    .error(e.value.pos, format!("bad number for `{}`: {why}", e.key));
+                None
+            }
+        }
+    }
+
     pub(super) fn positive_duration(&mut self, e: &Entry<'n>) -> Option<Duration> {
         let d = self.duration(e)?;
         if d.is_zero() {

@@ -171,6 +171,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             Slot::Command(f) => *f = self.command(e),
             Slot::Commands(f) => *f = self.command_list(e),
             Slot::OptionalDuration(f) => *f = self.duration(e),
+            Slot::Count(f) => *f = self.count(e),
             Slot::Duration(f) => *f = self.duration(e).unwrap_or(*f),
             Slot::Timeout(f) => *f = self.positive_duration(e).unwrap_or(*f),
             Slot::Regex(f) => *f = self.regex(e),

@@ -312,12 +312,29 @@ impl Tr<'_> {
                     }
                 }
             }
+            Slot::OptionalDuration(f) => {
+                *f = None;
+                if !v.is_empty() {
+                    match parse_timespan(v) {
+                        Ok(d) => *f = Some(d),
+                        Err(e) => self.error(p, format!("invalid {key}={v}: {e}")),
+                    }
+                }
+            }
+            Slot::Count(f) => {
+                *f = None;
+                if !v.is_empty() {
+                    match check::count(v) {
+                        Ok(n) => *f = Some(n),
+                        Err(why) => self.error(p, format!("invalid {key}={v}: {why}")),
+                    }
+                }
+            }
             // These kinds have no systemd twin read this way (their keys
             // are in SPECIAL).
             Slot::Name(_)
             | Slot::Type(_)
             | Slot::Targets(..)
-            | Slot::OptionalDuration(_)
             | Slot::Duration(_)
             | Slot::Timeout(_)
             | Slot::Regex(_)

@@ -6,6 +6,7 @@
 
 mod changes;
 mod lifecycle;
+mod logs;
 
 use super::{Exit, Runtime};
 use crate::args::Settings;

@@ -1,0 +1,16 @@
+//! A process's CPU time, for the bench binaries (`#[path]`-included).
+
+use std::time::Duration;
+
+/// The user + system CPU time of process `pid` so far (`/proc/PID/stat`).
+pub fn cpu_time(pid: u32) -> Result<Duration, Box<dyn std::error::Error>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("bad stat")?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime), counted from the state (field 3).
+    let ticks: u64 = f.get(11).ok_or("no utime")?.parse::<u64>()?
+        + f.get(12).ok_or("no stime")?.parse::<u64>()?;
+    // SAFETY: sysconf(3) has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
+    Ok(Duration::from_micros(ticks * 1_000_000 / hz.max(1)))
+}

@@ -1,0 +1,108 @@
+//! The writer's loop: ask the init for lines (`log-pull`), write each
+//! batch, acknowledge it in the next pull, naming the units whose files
+//! could not be written.
+//!
+//! When a write fails (a full or read-only directory) the init holds
+//! those units back; the writer asks for them again (`retry`) after a
+//! back-off of 1 s, doubling up to 30 s, and says why on its stderr (its
+//! own log) once per new reason. Nothing here waits on a timer otherwise:
+//! the writer sleeps until the init has lines for it.
+//!
+//! On SIGTERM, SIGINT or SIGHUP it says it is `leaving`: the init sends
+//! what is left (during a shutdown, until every other unit has stopped)
+//! and a last, empty batch, and the writer exits 0.
+
+use crate::channel::{Channel, Event};
+use crate::store::{Rotation, Store};
+use flotilla_units::protocol::{LogAck, LogFailure, Reply, Request};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The first wait before units that could not be written are tried
+/// again.
+pub const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+fn pull(ack: Option<LogAck>, retry: bool, leaving: bool) -> Request {
+    Request::LogPull {
+        ack,
+        retry,
+        max_bytes: None,
+        leaving,
+    }
+}
+
+/// Runs the writer against the init at `control` until the init lets it
+/// go (after a stop signal: `Ok`) or the connection fails.
+pub fn run(control: &Path, rotation: Rotation) -> Result<(), String> {
+    let mut ch = Channel::connect(control)?;
+    let mut store = Store::new(rotation);
+    let mut leaving = false;
+    let mut retry_at: Option<Instant> = None;
+    let mut backoff = FIRST_BACKOFF;
+    let mut told: Option<String> = None;
+    ch.send(pull(None, false, false))?;
+    loop {
+        let event = match ch.next(retry_at)? {
+            Event::Reply(r) => Ok(*r),
+            other => Err(other),
+        };
+        match event {
+            Ok(Reply::LogBatch(b)) => {
+                if b.last {
+                    return Ok(());
+                }
+                let dir = Path::new(&b.dir);
+                let mut failed = Vec::new();
+                for c in &b.chunks {
+                    if let Err(error) = store.write_chunk(dir, c) {
+                        failed.push(LogFailure {
+                            unit: c.unit.clone(),
+                            error,
+                        });
+                    }
+                }
+                match failed.first() {
+                    None => backoff = FIRST_BACKOFF,
+                    Some(f) => {
+                        let why = format!("{}: {}", f.unit, f.error);
+                        if told.as_ref() != Some(&why) {
+                            eprintln!(
+                                "flotilla-logd: cannot write {} unit(s), trying again in {}s: {why}",
+                                failed.len(),
+                                backoff.as_secs()
+                            );
+                            told = Some(why);
+                        }
+                        if retry_at.is_none() {
+                            retry_at = Some(Instant::now() + backoff);
+                            backoff = (backoff * 2).min(MAX_BACKOFF);
+                        }
+                    }
+                }
+                if failed.is_empty() && told.take().is_some() {
+                    eprintln!("flotilla-logd: writing again");
+                }
+                let ack = LogAck {
+                    batch: b.batch,
+                    failed,
+                };
+                ch.send(pull(Some(ack), false, leaving))?;
+            }
+            Ok(Reply::Error { message, .. }) => return Err(message),
+            Ok(other) => return Err(format!("unexpected reply from the init: {other:?}")),
+            Err(Event::TimedOut) => {
+                retry_at = None;
+                ch.send(pull(None, true, leaving))?;
+            }
+            Err(Event::Stop) if !leaving => {
+                leaving = true;
+                ch.send(pull(None, false, true))?;
+            }
+            Err(Event::Stop | Event::Reply(_)) => {}
+            Err(Event::Closed) if leaving => return Ok(()),
+            Err(Event::Closed) => return Err("the init closed the connection".into()),
+        }
+    }
+}
