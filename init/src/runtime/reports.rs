@@ -230,6 +230,12 @@ impl<S: Sys> Runtime<S> {
                 let note = format!("[init] {}: {}", st.state, st.status);
                 self.unit_note(id, &note);
                 self.slots.set_reported(id, st.state);
+                // Stopped or failed: nothing of the unit may run on.
+                match st.state {
+                    UnitState::Disabled => self.end_run(id, false),
+                    UnitState::Failed => self.end_run(id, true),
+                    _ => {}
+                }
             }
             statuses.push(st);
         }
