@@ -182,3 +182,36 @@ fn a_systemd_units_sandbox_from_outside() {
         (!std::path::Path::new(&format!("/run/{name}")).exists()).then_some(())
     });
 }
+
+#[test]
+fn a_forking_daemon_without_a_pidfile_is_found_in_its_cgroup() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    // The daemon forks a worker of its own: the main process is the one
+    // whose parent is not in the unit's cgroup.
+    let script = dir.script(
+        "daemon.sh",
+        &format!(
+            "sleep 1000 &\necho $$ > {}\nexec sleep 1000\n",
+            dir.join("daemon.pid").display()
+        ),
+    );
+    let start = dir.script(
+        "start.sh",
+        &format!(
+            "setsid /bin/sh {} </dev/null >/dev/null 2>&1 &\n",
+            script.display()
+        ),
+    );
+    dir.file(
+        "units/fork.service",
+        &format!(
+            "[Service]\nType=forking\nExecStart=/bin/sh {}\n",
+            start.display()
+        ),
+    );
+    let init = dir.start("fork.service");
+    let daemon = pid_in(&dir, "daemon.pid");
+    let st = init.wait_state("fork.service", UnitState::Running);
+    assert_eq!(st.pid, Some(daemon), "{st:?}");
+}

@@ -297,6 +297,9 @@ pub trait Sys {
         owner: Option<(u32, u32)>,
     ) -> Result<unitrun::UnitRun, String>;
 
+    /// The processes of the run's cgroup (none without a cgroup).
+    fn unit_pids(&self, run: &unitrun::UnitRun) -> Vec<Pid>;
+
     /// Sends `signal` to every process of the run's cgroup; returns how
     /// many got it (0 without a cgroup).
     fn signal_unit(&self, run: &unitrun::UnitRun, signal: i32) -> usize;

@@ -467,6 +467,10 @@ impl Sys for RealSys {
         super::unitrun::start(name, ctx, owner)
     }
 
+    fn unit_pids(&self, run: &super::unitrun::UnitRun) -> Vec<Pid> {
+        super::unitrun::pids(run)
+    }
+
     fn signal_unit(&self, run: &super::unitrun::UnitRun, signal: i32) -> usize {
         super::unitrun::signal(run, signal)
     }

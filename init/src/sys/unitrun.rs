@@ -248,6 +248,11 @@ fn fill(
     Ok(())
 }
 
+/// The processes of the run's cgroup.
+pub fn pids(run: &UnitRun) -> Vec<super::Pid> {
+    run.cgroup.as_ref().map_or_else(Vec::new, UnitCgroup::pids)
+}
+
 /// Sends `signal` to every process of the run's cgroup; how many got it
 /// (0 without a cgroup).
 pub fn signal(run: &UnitRun, signal: i32) -> usize {

@@ -193,6 +193,13 @@ pub enum Action {
         /// The file.
         path: PathBuf,
     },
+    /// A forking daemon without a pidfile: find its main process as
+    /// systemd does, the one process of the unit's cgroup whose parent is
+    /// not in it; answer with [`Fact::Pidfile`].
+    GuessMainPid {
+        /// The unit.
+        unit: UnitId,
+    },
 }
 
 /// Whom an [`Action::Kill`] signals.

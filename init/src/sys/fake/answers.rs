@@ -467,6 +467,10 @@ impl Sys for FakeSys {
         Ok(crate::sys::unitrun::UnitRun::default())
     }
 
+    fn unit_pids(&self, _run: &crate::sys::unitrun::UnitRun) -> Vec<Pid> {
+        Vec::new()
+    }
+
     fn signal_unit(&self, _run: &crate::sys::unitrun::UnitRun, _signal: i32) -> usize {
         0
     }

@@ -172,11 +172,12 @@ impl Planner {
         }
     }
 
-    /// Asks for the pidfile to be read (a `background-pidfile` unit has one).
+    /// Asks for the pidfile to be read, or, for a systemd `Type=forking`
+    /// unit without one, for the main PID to be guessed.
     pub(super) fn read_pidfile(&mut self, u: UnitId) {
         match self.spec_of(u).pidfile.clone() {
             Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
-            None => self.fail(u, "no pidfile".to_string()),
+            None => self.actions.push(Action::GuessMainPid { unit: u }),
         }
     }
 
