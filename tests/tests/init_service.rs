@@ -215,3 +215,59 @@ fn a_forking_daemon_without_a_pidfile_is_found_in_its_cgroup() {
     let st = init.wait_state("fork.service", UnitState::Running);
     assert_eq!(st.pid, Some(daemon), "{st:?}");
 }
+
+#[test]
+fn systemd_command_lines_environment_and_output() {
+    let dir = TestDir::new();
+    let out = dir.join("out.txt");
+    dir.file("env", "GREETING=hello world\nWHO=flotilla\n");
+    // `$GREETING` alone splits into words, `${WHO}` inside one stays
+    // whole; `@` gives the program its own argv[0]; the second
+    // ExecStart= of a oneshot runs after the first; StandardOutput=
+    // appends to a file.
+    dir.file(
+        "units/multi.service",
+        &format!(
+            "[Service]\nType=oneshot\nEnvironmentFile={env}\n\
+             ExecStart=/bin/sh -c 'echo \"$#:$1:$2:$3\"' sh $GREETING x${{WHO}}y\n\
+             ExecStart=@/bin/sh myname -c 'echo \"$0\"'\n\
+             ExecStart=-/bin/false\n\
+             StandardOutput=append:{out}\n",
+            env = dir.join("env").display(),
+            out = out.display()
+        ),
+    );
+    let init = dir.start("multi.service");
+    init.wait_state("multi.service", UnitState::Exited);
+    let text = std::fs::read_to_string(&out).expect("output file");
+    assert_eq!(text, "3:hello:world:xflotillay\nmyname\n");
+}
+
+#[test]
+fn kill_mode_process_leaves_the_rest_running() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let script = dir.script(
+        "leader.sh",
+        &format!(
+            "sleep 1000 &\necho $! > {}\nexec sleep 1000\n",
+            dir.join("child.pid").display()
+        ),
+    );
+    dir.file(
+        "units/keep.service",
+        &format!(
+            "[Service]\nKillMode=process\nExecStart=/bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("keep.service");
+    init.wait_state("keep.service", UnitState::Running);
+    let child = pid_in(&dir, "child.pid");
+    stop_by_switch(&init, "keep.service");
+    assert!(
+        procs::alive(child) && procs::state(child) != Some('Z'),
+        "KillMode=process: the child stays"
+    );
+}

@@ -350,6 +350,10 @@ pub struct ExtraFields {
     /// Exit statuses after which the unit is not restarted.
     #[serde(skip_serializing_if = "ExitSet::is_empty")]
     pub restart_prevent_exit_status: ExitSet,
+    /// Exit statuses after which the unit is restarted, whatever its
+    /// `restart`.
+    #[serde(skip_serializing_if = "ExitSet::is_empty")]
+    pub restart_force_exit_status: ExitSet,
     /// The longest the main process may go without a `WATCHDOG=1` once
     /// the unit is running; `None`: no watchdog.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -370,6 +374,10 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
         signals: Vec::new(),
     },
     restart_prevent_exit_status: ExitSet {
+        codes: Vec::new(),
+        signals: Vec::new(),
+    },
+    restart_force_exit_status: ExitSet {
         codes: Vec::new(),
         signals: Vec::new(),
     },

@@ -117,7 +117,7 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    assert_eq!(UNIT_KEYS.len(), 31);
+    assert_eq!(UNIT_KEYS.len(), 32);
     for key in [
         "unit",
         "name",
@@ -127,6 +127,7 @@ fn the_keys_the_docs_list() {
         "remain-after-exit",
         "success-exit-status",
         "restart-prevent-exit-status",
+        "restart-force-exit-status",
         "watchdog-sec",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");

@@ -251,6 +251,12 @@ pub const KEYS: &[Key] = &[
         slot: |s| Slot::ExitSet(&mut s.extras.restart_prevent_exit_status),
     },
     Key {
+        name: "restart-force-exit-status",
+        systemd: &[("Service", "RestartForceExitStatus")],
+        applies_to: PROCESS,
+        slot: |s| Slot::ExitSet(&mut s.extras.restart_force_exit_status),
+    },
+    Key {
         name: "watchdog-sec",
         systemd: &[("Service", "WatchdogSec")],
         applies_to: PROCESS,

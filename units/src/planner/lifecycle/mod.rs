@@ -17,6 +17,8 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(test)]
+mod exit_tests;
 mod start;
 mod stop;
 #[cfg(test)]
@@ -89,6 +91,10 @@ impl Planner {
             }
             (P::Main, E::Exited(Role::Main, pid, status)) => {
                 self.start_command_exited(u, pid, status)
+            }
+            (P::Main, E::Exited(Role::Then(n), _, status)) => self.then_exited(u, n, status),
+            (P::Main, E::SpawnFailed(role @ Role::Then(_), error)) => {
+                self.fail(u, format!("{}: {error}", role.key()))
             }
             (P::Main, E::Pidfile(result)) => self.pidfile_read(u, result),
             (P::Main, E::Timer(Timer::Pidfile)) => self.read_pidfile(u),
