@@ -171,3 +171,37 @@ fn uid_of(user: &str) -> u32 {
         })
         .expect("user")
 }
+
+#[test]
+fn nginx_from_debians_unit_file() {
+    let dir = TestDir::new();
+    install_debians(&dir, "nginx.service");
+    let init = NsInit::start(&dir, "nginx.service");
+    // A forking daemon with a pidfile, an ExecStartPre= check, KillMode=mixed.
+    let code = wait_for(WAIT, "nginx answers over HTTP", || {
+        init.run_in(&[
+            "curl",
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "http://127.0.0.1/",
+        ])
+        .filter(|c| c.trim() == "200")
+    });
+    assert_eq!(code.trim(), "200");
+    let master = process(&init, "nginx: master process");
+    let cg = std::fs::read_to_string(format!("/proc/{master}/cgroup")).unwrap_or_default();
+    assert!(cg.contains("/nginx.service"), "in its own cgroup: {cg}");
+}
+
+#[test]
+fn cron_from_debians_unit_file() {
+    let dir = TestDir::new();
+    install_debians(&dir, "cron.service");
+    let init = NsInit::start(&dir, "cron.service");
+    // `$EXTRA_OPTS`, unset in /etc/default/cron, expands to no word at all.
+    let pid = process(&init, "/usr/sbin/cron");
+    assert_eq!(procs::cmdline(pid), "/usr/sbin/cron -f");
+}
