@@ -271,3 +271,36 @@ fn kill_mode_process_leaves_the_rest_running() {
         "KillMode=process: the child stays"
     );
 }
+
+#[test]
+fn a_daemon_that_stops_pinging_its_watchdog_fails() {
+    let dir = TestDir::new();
+    // Pings every 100 ms while the file `ping` exists, then hangs.
+    let py = dir.file(
+        "dog.py",
+        "import os, socket, sys, time\n\
+         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+         assert os.environ['WATCHDOG_USEC'] == '1000000'\n\
+         while os.path.exists(sys.argv[1]):\n\
+         \x20   s.sendto(b'WATCHDOG=1', os.environ['NOTIFY_SOCKET'])\n\
+         \x20   time.sleep(0.1)\n\
+         time.sleep(1000)\n",
+    );
+    let ping = dir.file("ping", "");
+    dir.unit(
+        "dog",
+        &format!(
+            "unit: dog\nexec-start: [/usr/bin/python3, {}, {}]\nwatchdog-sec: 1s\nrestart: no\n",
+            py.display(),
+            ping.display()
+        ),
+    );
+    let init = dir.start("dog");
+    init.wait_state("dog", UnitState::Running);
+    // Alive well past its watchdog interval while it pings.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert_eq!(init.unit("dog").state, UnitState::Running);
+    std::fs::remove_file(&ping).expect("rm ping");
+    let st = init.wait_state("dog", UnitState::Failed);
+    assert!(st.status.contains("watchdog timeout"), "{st:?}");
+}

@@ -213,10 +213,14 @@ impl<S: Sys> Runtime<S> {
         }
         let _ = env.set("INIT_UNIT", &spec.name);
         let creds = self.credentials(spec)?;
-        if role == Role::Main && spec.kind == UnitType::ForegroundNotified {
+        let watchdog = spec.extras.watchdog;
+        if role == Role::Main && (spec.kind == UnitType::ForegroundNotified || watchdog.is_some()) {
             let path = self.notify_socket(unit, spec)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;
+        }
+        if let (Role::Main, Some(d)) = (role, watchdog) {
+            let _ = env.set("WATCHDOG_USEC", &d.as_micros().to_string());
         }
         self.io(unit, spec)
             .ok_or_else(|| "unit i/o vanished".to_string())?;

@@ -133,3 +133,27 @@ fn a_oneshots_commands_run_in_order() {
     t.exit(pid, ExitStatus::Code(2));
     assert_eq!(t.state(), UnitState::Failed);
 }
+
+#[test]
+fn a_missed_watchdog_ping_fails_the_unit() {
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.extras.watchdog = Some(std::time::Duration::from_secs(5));
+    let mut t = T::new(s);
+    let (_, _pid) = t.spawn();
+    assert_eq!(t.state(), UnitState::Running);
+    let sec = |n: u64| Instant(n * 1_000_000_000);
+    t.p.tick(sec(4));
+    t.p.fact(
+        Fact::Notify {
+            unit: U,
+            msg: super::super::facts::Notify::Watchdog,
+        },
+        sec(4),
+    );
+    t.p.tick(sec(8));
+    assert_eq!(t.state(), UnitState::Running, "the ping moved the deadline");
+    t.p.tick(sec(10));
+    assert_eq!(t.state(), UnitState::Stopping);
+    assert!(t.restart_due());
+    assert!(t.p.view(U).unwrap().status.contains("watchdog timeout"));
+}

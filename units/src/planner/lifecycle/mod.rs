@@ -101,6 +101,7 @@ impl Planner {
 
             // Up, and reloading.
             (P::Up, E::Reload) => self.begin_reload(u),
+            (P::Up, E::Timer(Timer::Watchdog)) => self.fail(u, "watchdog timeout".to_string()),
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
             (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
             (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),

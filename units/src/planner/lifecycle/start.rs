@@ -85,6 +85,18 @@ impl Planner {
         self.units[u.index()].phase = Phase::Up;
         self.records[u.index()].helper = None;
         self.set_state(u, UnitState::Running, status);
+        self.arm_watchdog(u);
+    }
+
+    /// `Up` with `watchdog-sec`: the next `WATCHDOG=1` is due within it
+    /// (the unit's one timer is free while it is up).
+    pub(in crate::planner) fn arm_watchdog(&mut self, u: UnitId) {
+        if self.units[u.index()].phase != Phase::Up {
+            return;
+        }
+        if let Some(d) = self.spec_of(u).extras.watchdog {
+            self.set_timer(u, d, Timer::Watchdog);
+        }
     }
 
     /// `Pre(n)` + pre command `n` exited: the next one, or the main
@@ -302,6 +314,7 @@ impl Planner {
         self.clear_timer(u);
         self.units[u.index()].phase = Phase::Up;
         self.set_state(u, UnitState::Running, status);
+        self.arm_watchdog(u);
     }
 
     /// `Reloading` + `exec-reload` exited.
