@@ -20,8 +20,22 @@ struct NsInit {
 
 impl NsInit {
     fn start(dir: &TestDir, target: &str) -> NsInit {
+        NsInit::start_as(dir, target, &[])
+    }
+
+    /// The init as PID 1 of a PID and mount namespace of its own too.
+    fn start_pid1(dir: &TestDir, target: &str) -> NsInit {
+        NsInit::start_as(
+            dir,
+            target,
+            &["--pid", "--fork", "--mount-proc", "--kill-child"],
+        )
+    }
+
+    fn start_as(dir: &TestDir, target: &str, unshare: &[&str]) -> NsInit {
         let out = std::fs::File::create(dir.join("init.out")).expect("init.out");
         let child = Command::new("unshare")
+            .args(unshare)
             .args([
                 "--net",
                 "--",
@@ -132,13 +146,28 @@ fn mount_options(pid: i32, target: &str) -> String {
 fn redis_from_debians_unit_file() {
     let dir = TestDir::new();
     install_debians(&dir, "redis-server.service");
-    let init = NsInit::start(&dir, "redis-server.service");
+    check_redis(&NsInit::start(&dir, "redis-server.service"));
+}
+
+#[test]
+fn redis_from_debians_unit_file_under_pid1() {
+    let dir = TestDir::new();
+    install_debians(&dir, "redis-server.service");
+    let init = NsInit::start_pid1(&dir, "redis-server.service");
+    check_redis(&init);
+    let pid = process(&init, &bins::init().display().to_string());
+    let nspid = status_field(pid, "NSpid:");
+    assert_eq!(nspid.split_whitespace().last(), Some("1"), "PID 1: {nspid}");
+}
+
+/// redis answers, and its sandbox is what Debian's unit file asks for.
+fn check_redis(init: &NsInit) {
     let pong = wait_for(WAIT, "redis answers PING", || {
         init.run_in(&["redis-cli", "-h", "127.0.0.1", "ping"])
             .filter(|o| o.trim() == "PONG")
     });
     assert_eq!(pong.trim(), "PONG");
-    let pid = process(&init, "/usr/bin/redis-server");
+    let pid = process(init, "/usr/bin/redis-server");
     assert_eq!(status_field(pid, "NoNewPrivs:"), "1");
     assert_eq!(status_field(pid, "CapBnd:"), "0000000000000000");
     assert_eq!(status_field(pid, "Seccomp:"), "2");

@@ -8,10 +8,12 @@
 //! all down.
 //!
 //! The cgroups are found once ([`setup`]): below the init's own cgroup of
-//! a writable cgroup2. In supervisor mode at the root of a hierarchy (an
-//! init no manager delegated a subtree to, as in a test run), the units go
-//! below a cgroup of the init's own, `flotilla-PID`, so that two inits
-//! never share (or kill) a unit's cgroup.
+//! a writable cgroup2. At the root of a hierarchy that others share (an
+//! init in supervisor mode no manager delegated a subtree to, as in a test
+//! run, or PID 1 of a PID namespace without a cgroup namespace), the units
+//! go below a cgroup of the init's own, `flotilla-PID` or `flotilla-nsINODE`,
+//! so that two inits never share (or kill) a unit's cgroup. The machine's
+//! own PID 1 uses the root.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -42,9 +44,9 @@ static SETUP: OnceLock<Setup> = OnceLock::new();
 pub fn setup(pid1: bool) -> Result<(), String> {
     let s = SETUP.get_or_init(|| {
         let (cgroups, own) = match Cgroups::discover() {
-            Ok(c) if !pid1 && is_hierarchy_root(c.base()) => {
+            Ok(c) if !(pid1 && machine_init()) && is_hierarchy_root(c.base()) => {
                 remove_stale(c.base());
-                let own = c.base().join(format!("flotilla-{}", std::process::id()));
+                let own = c.base().join(own_name(pid1));
                 // Cgroups::at says why, if it could not be made.
                 let _ = std::fs::create_dir(&own);
                 (Cgroups::at(own.clone()).ok(), Some(own))
@@ -65,6 +67,32 @@ pub fn setup(pid1: bool) -> Result<(), String> {
             Err(e) => format!("no cgroups for the units ({e}): process groups only"),
             Ok(_) => "no cgroups for the units: process groups only".to_string(),
         }),
+    }
+}
+
+/// Whether this process is in the initial PID namespace (its inode is
+/// the kernel's `PROC_PID_INIT_INO`): PID 1 there is the machine's init.
+fn machine_init() -> bool {
+    std::fs::read_link("/proc/self/ns/pid").is_ok_and(|l| l.as_os_str() == "pid:[4026531836]")
+}
+
+/// The name of the init's own cgroup at the root of a hierarchy shared
+/// with others: `flotilla-PID`, or for PID 1 of a PID namespace (whose
+/// PID is 1 in every namespace) `flotilla-ns` and the namespace's inode.
+fn own_name(pid1: bool) -> String {
+    if pid1 {
+        let ns = std::fs::read_link("/proc/self/ns/pid")
+            .ok()
+            .map(|l| {
+                l.to_string_lossy()
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .unwrap_or_default();
+        format!("flotilla-ns{ns}")
+    } else {
+        format!("flotilla-{}", std::process::id())
     }
 }
 
