@@ -84,6 +84,49 @@ pub enum Command {
     Analyze(Analyze),
     /// `cluster ...`: the arguments after `cluster`, untouched.
     Cluster(Vec<String>),
+    /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`:
+    /// the unit files of the search path (SPEC §3c).
+    UnitFiles(UnitFiles),
+    /// A systemctl verb with systemctl's own behaviour (`initctl` run as
+    /// `systemctl`).
+    Systemctl(crate::systemctl::Systemctl),
+}
+
+/// The unit-file commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnitFiles {
+    /// `enable [--now] UNIT...`.
+    Enable {
+        /// The units.
+        units: Vec<String>,
+        /// `--now`.
+        now: bool,
+    },
+    /// `disable [--now] UNIT...`.
+    Disable {
+        /// The units.
+        units: Vec<String>,
+        /// `--now`.
+        now: bool,
+    },
+    /// `is-enabled [--quiet] UNIT...`.
+    IsEnabled {
+        /// The units.
+        units: Vec<String>,
+        /// Print nothing, only the exit status.
+        quiet: bool,
+    },
+    /// `cat UNIT...`.
+    Cat(Vec<String>),
+    /// `show [-p KEY]... UNIT`.
+    Show {
+        /// The unit.
+        unit: String,
+        /// Only these keys.
+        keys: Vec<String>,
+    },
+    /// `list-unit-files`.
+    List,
 }
 
 /// The `analyze` sub-commands.
@@ -123,6 +166,8 @@ pub enum Topic {
     Analyze,
     /// `cluster`.
     Cluster,
+    /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`.
+    UnitFiles,
 }
 
 impl Topic {
@@ -138,6 +183,10 @@ impl Topic {
             "poweroff" | "reboot" | "halt" => Topic::Shutdown,
             "analyze" => Topic::Analyze,
             "cluster" => Topic::Cluster,
+            "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" => {
+                Topic::UnitFiles
+            }
+            "daemon-reload" => Topic::Reload,
             "help" => Topic::Main,
             _ => return None,
         })
@@ -160,7 +209,7 @@ impl fmt::Display for UsageError {
     }
 }
 
-fn usage(topic: Topic, message: impl Into<String>) -> UsageError {
+pub(crate) fn usage(topic: Topic, message: impl Into<String>) -> UsageError {
     UsageError {
         message: message.into(),
         topic,
@@ -290,6 +339,15 @@ where
                 timeout,
             }
         }
+        "daemon-reload" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            p.none()?;
+            Command::Reload { unit: None }
+        }
+        "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" => {
+            Command::UnitFiles(unit_files(&verb, &mut p)?)
+        }
         "reload" => {
             p.scan(&[], |_, _, _| Ok(false))?;
             p.no_json()?;
@@ -371,6 +429,78 @@ where
     Ok(Invocation {
         control: p.control,
         command,
+    })
+}
+
+/// The arguments of a unit-file command.
+fn unit_files(verb: &str, p: &mut VerbArgs) -> Result<UnitFiles, UsageError> {
+    let mut now = false;
+    let mut quiet = false;
+    let mut keys = Vec::new();
+    p.scan(&["-p", "--property"], |name, value, _| {
+        match (verb, name) {
+            ("enable" | "disable", "--now") => now = true,
+            ("is-enabled", "-q" | "--quiet") => quiet = true,
+            ("show", "-p" | "--property") => {
+                // systemctl takes `-p A,B` as well as `-p A -p B`.
+                let v = value.unwrap_or_default();
+                keys.extend(v.split(',').filter(|k| !k.is_empty()).map(str::to_string));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    p.no_json()?;
+    let mut units = Vec::new();
+    while let Some(u) = p.optional() {
+        units.push(u);
+    }
+    let need = |units: &Vec<String>| {
+        if units.is_empty() {
+            Err(usage(
+                Topic::UnitFiles,
+                format!("'{verb}' needs a unit name"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match verb {
+        "enable" => {
+            need(&units)?;
+            UnitFiles::Enable { units, now }
+        }
+        "disable" => {
+            need(&units)?;
+            UnitFiles::Disable { units, now }
+        }
+        "is-enabled" => {
+            need(&units)?;
+            UnitFiles::IsEnabled { units, quiet }
+        }
+        "cat" => {
+            need(&units)?;
+            UnitFiles::Cat(units)
+        }
+        "show" => {
+            need(&units)?;
+            if units.len() > 1 {
+                return Err(usage(Topic::UnitFiles, "'show' takes one unit"));
+            }
+            UnitFiles::Show {
+                unit: units.remove(0),
+                keys,
+            }
+        }
+        _ => {
+            if let Some(u) = units.first() {
+                return Err(usage(
+                    Topic::UnitFiles,
+                    format!("unexpected argument '{u}'"),
+                ));
+            }
+            UnitFiles::List
+        }
     })
 }
 

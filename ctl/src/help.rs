@@ -15,7 +15,12 @@ Commands:
   list [--json]                   every unit: name, type, state, pid, provides
   set-target NAME [--wait] [--timeout DUR]
                                   switch to another target
-  reload                          re-read the unit directory
+  reload | daemon-reload          re-read the unit search path
+  enable|disable [--now] UNIT...  make or remove the links [Install] names
+  is-enabled [--quiet] UNIT...    enabled, disabled, static, masked, alias, ...
+  cat UNIT...                     a unit file and its drop-ins
+  show [-p KEY]... UNIT           the keys in force after the drop-ins
+  list-unit-files                 every unit file and its state
   restart UNIT                    restart one required unit
   logs UNIT [-n N] [-f]           a unit's captured output
   poweroff | reboot | halt        orderly shutdown
@@ -92,6 +97,29 @@ Exit status: 0 applied; 1 refused (or UNIT is not running or has no
 exec-reload); 4 UNIT is unknown.
 ";
 
+const UNIT_FILES: &str = "\
+Usage: initctl enable [--now] UNIT...
+       initctl disable [--now] UNIT...
+       initctl is-enabled [--quiet] UNIT...
+       initctl cat UNIT...
+       initctl show [-p KEY]... UNIT
+       initctl list-unit-files
+
+The unit files of the init's search path, as systemctl handles them. enable
+creates the links the unit's [Install] section names (WantedBy=, RequiredBy=,
+Alias=, Also=, DefaultInstance=) in /etc/systemd/system when it is on the
+path (else the first directory), exactly where systemctl enable puts them;
+disable removes them; both then reload the init, which starts a unit the
+current target now wants and stops one it no longer wants (so --now changes
+nothing more). is-enabled prints enabled, disabled, static, masked, alias,
+indirect, ... (exit 0 when enabled, static, alias or indirect; 1 otherwise).
+cat prints the file and its drop-ins, each under a '# PATH' line. show prints
+the keys in force after the drop-ins (KEY=VALUE), only KEY with -p.
+
+Exit status: 0; 1 failed (no such unit file, no [Install] rules, a link
+that cannot be made); 2 usage error or no init to talk to.
+";
+
 const RESTART: &str = "\
 Usage: initctl restart UNIT
 
@@ -161,6 +189,7 @@ pub fn help(topic: Topic) -> &'static str {
         Topic::Shutdown => SHUTDOWN,
         Topic::Analyze => ANALYZE,
         Topic::Cluster => CLUSTER,
+        Topic::UnitFiles => UNIT_FILES,
     }
 }
 
@@ -174,7 +203,10 @@ pub fn usage(topic: Topic) -> String {
             out.push_str(
                 "Commands: status, list, set-target, reload, restart, logs, poweroff, reboot,\n",
             );
-            out.push_str("          halt, analyze, cluster, help\n");
+            out.push_str(
+                "          halt, analyze, cluster, enable, disable, is-enabled, cat, show,\n",
+            );
+            out.push_str("          list-unit-files, daemon-reload, help\n");
         }
         _ => {
             for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {
@@ -194,7 +226,7 @@ pub fn usage(topic: Topic) -> String {
 mod tests {
     use super::*;
 
-    const ALL: [Topic; 10] = [
+    const ALL: [Topic; 11] = [
         Topic::Main,
         Topic::Status,
         Topic::List,
@@ -205,6 +237,7 @@ mod tests {
         Topic::Shutdown,
         Topic::Analyze,
         Topic::Cluster,
+        Topic::UnitFiles,
     ];
 
     #[test]

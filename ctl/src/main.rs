@@ -14,6 +14,7 @@ mod cmd;
 mod duration;
 mod error;
 mod help;
+mod systemctl;
 mod table;
 mod term;
 mod timestamp;
@@ -41,7 +42,17 @@ fn run() -> i32 {
             }
         }
     }
-    let Invocation { control, command } = match args::parse(raw) {
+    // Run as `systemctl` (a link to initctl): systemctl's verbs.
+    let as_systemctl = std::env::args_os()
+        .next()
+        .map(std::path::PathBuf::from)
+        .is_some_and(|p| p.file_name().is_some_and(|n| n == "systemctl"));
+    let parsed = if as_systemctl {
+        systemctl::parse(raw)
+    } else {
+        args::parse(raw)
+    };
+    let Invocation { control, command } = match parsed {
         Ok(inv) => inv,
         Err(e) => {
             eprint_line(&format!("initctl: {e}"));
@@ -114,6 +125,8 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
         } => cmd::logs::run(ctx, unit, lines, follow),
         Command::Shutdown(kind) => cmd::shutdown::run(ctx, kind),
         Command::Analyze(what) => cmd::analyze::run(ctx, what),
+        Command::UnitFiles(what) => cmd::unit_files::run(ctx, what),
+        Command::Systemctl(what) => cmd::systemctl::run(ctx, what),
         Command::Help(_) | Command::Version | Command::Cluster(_) => Ok(EXIT_OK),
     }
 }

@@ -52,6 +52,7 @@ fn system() -> SystemStatus {
         pid1: false,
         shutting_down: false,
         load_errors: vec![],
+        units_path: vec![],
     }
 }
 

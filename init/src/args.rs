@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 /// The flags as given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Args {
-    /// `--units DIR`.
+    /// `--units DIR` (the first one).
     pub units: Option<PathBuf>,
+    /// Every further `--units DIR`, in order: the search path (SPEC §3c).
+    pub more_units: Vec<PathBuf>,
     /// `--target NAME`.
     pub target: Option<String>,
     /// `--control PATH`.
@@ -41,7 +43,8 @@ As PID 1 with no arguments: config /etc/init/init.yaml (if present), units
 the config's default-target, else `default`. Not PID 1: a foreground
 supervisor; SIGTERM, SIGINT or `initctl poweroff` stop every unit and exit 0.
 
-  --units DIR      the units directory
+  --units DIR      the units directory; given again, the next directory of
+                   the search path (an earlier one's unit hides a later one's)
   --target NAME    the target to reach
   --control PATH   the control socket
   --config FILE    the config file (YAML)
@@ -67,7 +70,13 @@ impl Args {
                 }
             };
             match flag.as_str() {
-                "--units" => a.units = Some(PathBuf::from(value("--units")?)),
+                "--units" => {
+                    let dir = PathBuf::from(value("--units")?);
+                    match a.units {
+                        None => a.units = Some(dir),
+                        Some(_) => a.more_units.push(dir),
+                    }
+                }
                 "--target" => a.target = Some(value("--target")?),
                 "--control" => a.control = Some(PathBuf::from(value("--control")?)),
                 "--config" => a.config = Some(PathBuf::from(value("--config")?)),
@@ -85,8 +94,10 @@ impl Args {
 /// What the init runs with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// The units directory.
+    /// The units directory (the first of the search path).
     pub units_dir: PathBuf,
+    /// The rest of the unit search path, in order (SPEC §3c).
+    pub more_units_dirs: Vec<PathBuf>,
     /// The target.
     pub target: String,
     /// The control socket.
@@ -95,6 +106,15 @@ pub struct Settings {
     pub log_dir: Option<PathBuf>,
     /// At most this many units starting at once.
     pub max_concurrent_starts: Option<usize>,
+}
+
+impl Settings {
+    /// The unit search path: the units directory, then the others.
+    pub fn units_path(&self) -> Vec<PathBuf> {
+        std::iter::once(self.units_dir.clone())
+            .chain(self.more_units_dirs.iter().cloned())
+            .collect()
+    }
 }
 
 /// The facts about the environment that settings depend on.
@@ -233,12 +253,17 @@ pub fn resolve(
         Some(p) => p,
         None => default_control(ctx).map_err(|e| vec![e])?,
     };
+    // The flags' directories replace the config's list whole.
+    let (units_dir, more_units_dirs) = match &args.units {
+        Some(first) => (first.clone(), args.more_units.clone()),
+        None => match &config.units_dir {
+            Some(first) => (first.clone(), config.more_units_dirs.clone()),
+            None => (PathBuf::from(DEFAULT_UNITS), Vec::new()),
+        },
+    };
     Ok(Settings {
-        units_dir: args
-            .units
-            .clone()
-            .or_else(|| config.units_dir.clone())
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_UNITS)),
+        units_dir,
+        more_units_dirs,
         target,
         control,
         log_dir: args.log_dir.clone().or_else(|| config.log_dir.clone()),
@@ -273,6 +298,28 @@ mod tests {
             parse(&["--target="]),
             Err("--target needs a value".to_string())
         );
+    }
+
+    #[test]
+    fn units_given_again_make_a_search_path() {
+        let a = parse(&["--units", "/a", "--units=/b", "--units", "/c"]).unwrap_or_default();
+        let ctx = Context {
+            root: true,
+            ..Context::default()
+        };
+        let s = resolve(&a, &ctx, |_: &Path| Ok("units-dir: [/x, /y]\n".to_string()));
+        let s = s.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            s.units_path(),
+            [Path::new("/a"), Path::new("/b"), Path::new("/c")]
+        );
+        let a = Args {
+            config: Some("/init.yaml".into()),
+            ..Args::default()
+        };
+        let s = resolve(&a, &ctx, |_: &Path| Ok("units-dir: [/x, /y]\n".to_string()))
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(s.units_path(), [Path::new("/x"), Path::new("/y")]);
     }
 
     #[test]

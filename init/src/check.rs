@@ -1,22 +1,27 @@
-//! `init --check`: load and validate the units directory, print every
-//! problem (`FILE:LINE:COL: message`) and the set of units the target
-//! requires; exit 0 if there is no error, 1 otherwise. Starts nothing.
+//! `init --check`: load and validate the unit search path, print every
+//! problem (`FILE:LINE:COL: message`), where each unit that is more than
+//! its own file came from (what it hides, its drop-ins, aliases and
+//! `.wants/`/`.requires/` edges), the masked names, and the set of units
+//! the target requires; exit 0 if there is no error, 1 otherwise. Starts
+//! nothing.
 
 use flotilla_init::args::Settings;
 use flotilla_init::sys::Sys;
-use flotilla_init::unitdir::load_dir;
+use flotilla_init::unitdir::load_search_path;
 use flotilla_units::graph::Graph;
+use flotilla_units::load::{LoadedPath, UnitSource};
 use std::process::ExitCode;
 
 /// Runs the check and prints its report.
 pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
-    let loaded = match load_dir(sys, &settings.units_dir) {
+    let loaded = match load_search_path(sys, &settings.units_path()) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(1);
         }
     };
+    print_origins(&loaded);
     let mut diags = loaded.diagnostics;
     let (graph, gdiags) = Graph::build(loaded.units);
     diags.extend(gdiags);
@@ -53,4 +58,40 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// One line for each unit that is more than a file of its own, and one for
+/// each mask.
+fn print_origins(loaded: &LoadedPath) {
+    for s in loaded.sources.iter().filter(|s| has_more(s)) {
+        println!("{}", origin_line(s));
+    }
+    for (name, mask) in &loaded.masked {
+        println!("unit {name}: masked by {mask}");
+    }
+}
+
+fn has_more(s: &UnitSource) -> bool {
+    !(s.hides.is_empty()
+        && s.dropins.is_empty()
+        && s.aliases.is_empty()
+        && s.wants.is_empty()
+        && s.requires.is_empty())
+}
+
+/// `unit NAME: from FILE; hides …; drop-ins …; aliases …; wants …; requires …`.
+fn origin_line(s: &UnitSource) -> String {
+    let mut line = format!("unit {}: from {}", s.name, s.file);
+    for (what, list) in [
+        ("hides", &s.hides),
+        ("drop-ins", &s.dropins),
+        ("aliases", &s.aliases),
+        ("wants", &s.wants),
+        ("requires", &s.requires),
+    ] {
+        if !list.is_empty() {
+            line.push_str(&format!("; {what} {}", list.join(" ")));
+        }
+    }
+    line
 }

@@ -1,41 +1,69 @@
-//! Reading a units directory through [`Sys`]: which files, in which order;
-//! what they mean is `flotilla_units::load::load_files`' business.
+//! Reading the unit search path through [`Sys`]: each directory's listing
+//! (its top level and its `NAME.wants/`, `NAME.requires/` and `NAME.d/`
+//! subdirectories, links not followed) and the files' bytes; what they
+//! mean (hiding, aliases, masks, drop-ins, edges) is
+//! `flotilla_units::load::load_path`'s business.
 //!
-//! Every `*.yaml`, `*.yml` and `*.service` file directly in the directory,
-//! in file-name order (byte order). Hidden files (names starting with `.`),
-//! other names and subdirectories are left out (a subdirectory with a unit
-//! file's name is a warning); the directory is not searched recursively.
-//! Symbolic links are followed. A file is read non-blocking and only if it
+//! Unit files are `*.yaml`, `*.yml` and systemd unit files at the top of
+//! each directory. Hidden files (names starting with `.`) and other names
+//! are left out (a subdirectory with a unit file's name is a warning).
+//! A unit file that is a link is followed. A file is read non-blocking and only if it
 //! is a regular file, so a FIFO named `x.yaml` cannot hang the init, and at
 //! most one byte past the size limit is read. Only a directory that cannot
 //! be listed is an error; a file that cannot be read is a diagnostic of
 //! that file.
 
-use crate::sys::{Sys, SysError};
-use flotilla_units::load::{is_unit_file_name, load_files, FileRead, LoadedDir, MAX_FILE_SIZE};
-use std::ffi::OsString;
-use std::path::Path;
+use crate::sys::{Errno, Sys, SysError};
+use flotilla_units::load::{load_path, FileRead, LoadedPath, MAX_FILE_SIZE};
+use flotilla_units::systemd::{list_search_dir, SearchDir};
+use std::path::{Path, PathBuf};
 
-/// Loads the unit files of `dir`.
-pub fn load_dir(sys: &dyn Sys, dir: &Path) -> Result<LoadedDir, SysError> {
-    let mut names: Vec<OsString> = sys
-        .read_dir(dir)?
-        .into_iter()
-        .filter(|n| is_unit_file_name(&n.to_string_lossy()))
-        .collect();
-    names.sort();
-    let files = names.into_iter().map(|name| {
-        let path = dir.join(&name);
-        let read = match sys.read_file_limited(&path, MAX_FILE_SIZE + 1) {
-            Ok(bytes) => FileRead::Bytes(bytes),
-            Err(SysError::NotRegular {
-                directory: true, ..
-            }) => FileRead::Directory,
-            Err(e) => FileRead::Failed(reason(&e)),
+/// Loads the units of the search path `dirs` (SPEC §3c): each directory
+/// listed with its `NAME.wants/`, `NAME.requires/` and `NAME.d/`
+/// subdirectories, files read through `sys`. The first directory must be
+/// listable (as a lone units directory must); a later one that does not
+/// exist is left out, as systemd leaves out the directories of its path
+/// that a system does not have.
+pub fn load_search_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<LoadedPath, SysError> {
+    let listed = list_path(sys, dirs)?;
+    Ok(load_path(&listed, &mut |p: &str| read(sys, Path::new(p))))
+}
+
+/// The listings of the search path's directories.
+pub fn list_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<Vec<SearchDir>, SysError> {
+    let mut listed = Vec::with_capacity(dirs.len());
+    for (i, dir) in dirs.iter().enumerate() {
+        let mut list = |p: &str| {
+            sys.list_dir(Path::new(p)).map(|entries| {
+                entries
+                    .into_iter()
+                    .map(|(n, k)| (n.to_string_lossy().into_owned(), k))
+                    .collect()
+            })
         };
-        (path.display().to_string(), read)
-    });
-    Ok(load_files(files))
+        match list_search_dir(&dir.display().to_string(), &mut list) {
+            Ok(d) => listed.push(d),
+            Err(SysError::File { errno, .. }) if i > 0 && errno.0 == Errno::ENOENT => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(listed)
+}
+
+/// A file's bytes as the loader takes them.
+fn read(sys: &dyn Sys, path: &Path) -> FileRead {
+    match sys.read_file_limited(path, MAX_FILE_SIZE + 1) {
+        Ok(bytes) => FileRead::Bytes(bytes),
+        Err(SysError::NotRegular {
+            directory: true, ..
+        }) => FileRead::Directory,
+        Err(e) => FileRead::Failed(reason(&e)),
+    }
+}
+
+/// Loads the units of one directory: a search path of one.
+pub fn load_dir(sys: &dyn Sys, dir: &Path) -> Result<LoadedPath, SysError> {
+    load_search_path(sys, &[dir.to_path_buf()])
 }
 
 /// Why a file could not be read, without its path (the diagnostic names
@@ -61,7 +89,7 @@ mod tests {
     }
 
     /// The diagnostics with the directory part of the file names cut off.
-    fn shown(dir: &Path, loaded: &LoadedDir) -> Vec<String> {
+    fn shown(dir: &Path, loaded: &LoadedPath) -> Vec<String> {
         let prefix = format!("{}/", dir.display());
         loaded
             .diagnostics
@@ -70,7 +98,7 @@ mod tests {
             .collect()
     }
 
-    fn names(loaded: &LoadedDir) -> Vec<&str> {
+    fn names(loaded: &LoadedPath) -> Vec<&str> {
         loaded.units.iter().map(|(u, _)| u.name.as_str()).collect()
     }
 
@@ -147,6 +175,44 @@ mod tests {
                 ["secret.yaml: cannot read the file: Permission denied (os error 13)"]
             );
         }
+    }
+
+    #[test]
+    fn a_search_path_of_real_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir_all(b.join("db.service.d")).unwrap();
+        std::fs::create_dir_all(b.join("default.wants")).unwrap();
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::write(a.join("default.yaml"), "unit: default\ntype: virtual\n").unwrap();
+        std::fs::write(b.join("db.service"), "[Service]\nExecStart=/bin/db\n").unwrap();
+        std::fs::write(b.join("db.service.d/x.conf"), "[Service]\nNice=5\n").unwrap();
+        std::fs::write(b.join("gone.service"), "[Service]\nExecStart=/bin/g\n").unwrap();
+        std::os::unix::fs::symlink("/dev/null", a.join("gone.service")).unwrap();
+        std::os::unix::fs::symlink("../db.service", b.join("default.wants/db.service")).unwrap();
+        let missing = tmp.path().join("missing");
+        let l = load_search_path(&RealSys, &[a.clone(), b.clone(), missing.clone()]).unwrap();
+        assert!(
+            l.diagnostics.iter().all(|d| !d.is_error()),
+            "{:?}",
+            l.diagnostics
+        );
+        let default = l.units.iter().find(|(u, _)| u.name == "default").unwrap();
+        assert_eq!(default.0.waits_for, ["db.service"]);
+        let db = l.sources.iter().find(|s| s.name == "db.service").unwrap();
+        assert_eq!(
+            db.dropins,
+            [b.join("db.service.d/x.conf").display().to_string()]
+        );
+        assert_eq!(
+            l.masked,
+            [(
+                "gone.service".to_string(),
+                a.join("gone.service").display().to_string()
+            )]
+        );
+        // Only the first directory must exist.
+        assert!(load_search_path(&RealSys, &[missing, a]).is_err());
     }
 
     #[test]

@@ -136,6 +136,7 @@ impl TestDir {
             config: None,
             log_dir: true,
             as_nobody: false,
+            more_units: Vec::new(),
         }
     }
 
@@ -244,9 +245,17 @@ pub struct InitBuilder<'a> {
     config: Option<PathBuf>,
     log_dir: bool,
     as_nobody: bool,
+    more_units: Vec<PathBuf>,
 }
 
 impl InitBuilder<'_> {
+    /// Another `--units DIR` after the test's units directory (the unit
+    /// search path).
+    pub fn more_units(mut self, dir: PathBuf) -> Self {
+        self.more_units.push(dir);
+        self
+    }
+
     /// `--target NAME`.
     pub fn target(mut self, t: &str) -> Self {
         self.target = Some(t.to_string());
@@ -297,6 +306,9 @@ impl InitBuilder<'_> {
             .arg(d.units())
             .arg("--control")
             .arg(d.control());
+        for dir in &self.more_units {
+            cmd.arg("--units").arg(dir);
+        }
         if self.log_dir {
             cmd.arg("--log-dir").arg(d.logs());
         }

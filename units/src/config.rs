@@ -31,8 +31,11 @@ pub const CONFIG_KEYS: &[&str] = &[
 /// (the init's default, or its command-line flag, applies).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Config {
-    /// `units-dir`: the units directory (default `/etc/init/units`).
+    /// `units-dir`: the units directory (default `/etc/init/units`), or
+    /// the first directory of the search path when it is a list.
     pub units_dir: Option<PathBuf>,
+    /// The rest of a `units-dir` list, in order (SPEC §3c).
+    pub more_units_dirs: Vec<PathBuf>,
     /// `default-target`: the target when the kernel command line names none
     /// (default `default`).
     pub default_target: Option<String>,
@@ -81,7 +84,11 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
     let mut config = Config::default();
     for e in known_entries(entries, CONFIG_KEYS, "config key", &mut sink) {
         match e.key {
-            "units-dir" => config.units_dir = path(e.key, e.value, &mut sink),
+            "units-dir" => {
+                let mut dirs = paths(e.key, e.value, &mut sink).into_iter();
+                config.units_dir = dirs.next();
+                config.more_units_dirs = dirs.collect();
+            }
             "log-dir" => config.log_dir = path(e.key, e.value, &mut sink),
             "control-socket" => config.control_socket = path(e.key, e.value, &mut sink),
             "default-target" => config.default_target = target(e.value, &mut sink),
@@ -118,6 +125,20 @@ fn path(key: &str, node: &Node, sink: &mut Sink<'_>) -> Option<PathBuf> {
         return None;
     }
     Some(PathBuf::from(text))
+}
+
+/// One path, or a non-empty list of paths (a search path, first first).
+fn paths(key: &str, node: &Node, sink: &mut Sink<'_>) -> Vec<PathBuf> {
+    let Value::Seq(items) = &node.value else {
+        return path(key, node, sink).into_iter().collect();
+    };
+    if items.is_empty() {
+        sink.error(
+            node.pos,
+            format!("`{key}` is an empty list: give at least one directory"),
+        );
+    }
+    items.iter().filter_map(|n| path(key, n, sink)).collect()
 }
 
 fn target(node: &Node, sink: &mut Sink<'_>) -> Option<String> {
@@ -194,7 +215,29 @@ mod tests {
                 max_concurrent_starts: Some(8),
                 log_dir: Some("/var/log/init".into()),
                 control_socket: Some("/run/init/control.sock".into()),
+                more_units_dirs: Vec::new(),
             }
+        );
+    }
+
+    #[test]
+    fn units_dir_may_be_a_search_path() {
+        let c = parse_config(
+            "init.yaml",
+            "units-dir: [/etc/init/units, /etc/systemd/system, /lib/systemd/system]\n",
+        )
+        .unwrap();
+        assert_eq!(c.units_dir, Some("/etc/init/units".into()));
+        assert_eq!(
+            c.more_units_dirs,
+            [
+                PathBuf::from("/etc/systemd/system"),
+                PathBuf::from("/lib/systemd/system")
+            ]
+        );
+        assert_eq!(
+            errors("units-dir: []\n"),
+            ["init.yaml:1:12: `units-dir` is an empty list: give at least one directory"]
         );
     }
 

@@ -113,6 +113,68 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// Several files read as one, as a unit file and its drop-ins are: the
+/// lines of each file are numbered after those of the files before it, so
+/// that one [`Pos`] says both the file and the line. A reader of the merged
+/// options (the systemd translator, the YAML unit checker) reports at such
+/// positions in the first file; [`Joined::place`] moves each diagnostic to
+/// the file and line it is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Joined {
+    /// Each file and the number of lines before its first one.
+    files: Vec<(String, u32)>,
+    /// The number of lines of every file so far.
+    lines: u32,
+}
+
+impl Joined {
+    /// Adds a file with its text; returns how far its lines are moved.
+    pub fn push(&mut self, file: &str, text: &str) -> u32 {
+        let base = self.lines;
+        let n = u32::try_from(text.matches('\n').count() + 1).unwrap_or(u32::MAX);
+        self.files.push((file.to_string(), base));
+        self.lines = self.lines.saturating_add(n);
+        base
+    }
+
+    /// How far the lines of the `i`th file are moved (past the last file:
+    /// the number of lines of all of them).
+    pub fn base(&self, i: usize) -> u32 {
+        self.files.get(i).map_or(self.lines, |(_, b)| *b)
+    }
+
+    /// `pos` of the file whose lines are moved by `base`, as a position of
+    /// the whole (an unknown position stays unknown).
+    pub fn shift(base: u32, pos: Pos) -> Pos {
+        if pos.line == 0 {
+            pos
+        } else {
+            Pos::new(pos.line.saturating_add(base), pos.col)
+        }
+    }
+
+    /// The file and the position in it of a position of the whole; an
+    /// unknown position belongs to the first file.
+    pub fn locate(&self, pos: Pos) -> (&str, Pos) {
+        let first = self.files.first().map_or("", |(f, _)| f.as_str());
+        if pos.line == 0 {
+            return (first, pos);
+        }
+        match self.files.iter().rev().find(|(_, base)| *base < pos.line) {
+            Some((file, base)) => (file, Pos::new(pos.line - base, pos.col)),
+            None => (first, pos),
+        }
+    }
+
+    /// `d` (reported at a position of the whole) in its own file.
+    pub fn place(&self, mut d: Diagnostic) -> Diagnostic {
+        let (file, pos) = self.locate(d.pos);
+        d.file = file.to_string();
+        d.pos = pos;
+        d
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +195,19 @@ mod tests {
         assert_eq!(w.message, "a\\r\\u{1b}b\tc");
         let plain = Diagnostic::error("f.yaml", Pos::default(), "no `x`");
         assert_eq!(plain.message, "no `x`");
+    }
+
+    #[test]
+    fn joined_files_place_each_line_in_its_file() {
+        let mut j = Joined::default();
+        assert_eq!(j.push("a.service", "[Service]\nExecStart=/a\n"), 0);
+        assert_eq!(j.push("a.service.d/x.conf", "[Service]\nNice=5"), 3);
+        let at = |line| j.place(Diagnostic::error("a.service", Pos::new(line, 2), "m"));
+        assert_eq!(at(2).to_string(), "a.service:2:2: m");
+        assert_eq!(at(4).to_string(), "a.service.d/x.conf:1:2: m");
+        assert_eq!(at(5).to_string(), "a.service.d/x.conf:2:2: m");
+        assert_eq!(Joined::shift(3, Pos::new(2, 1)), Pos::new(5, 1));
+        let nowhere = j.place(Diagnostic::error("a.service", Pos::default(), "m"));
+        assert_eq!(nowhere.to_string(), "a.service: m");
     }
 }

@@ -243,6 +243,10 @@ pub struct SystemStatus {
     /// Problems found when the unit set was loaded (the units left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_errors: Vec<String>,
+    /// The unit search path, first directory first (SPEC §3c): where
+    /// `initctl enable`, `cat` and `list-unit-files` look.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units_path: Vec<String>,
 }
 
 /// At most this many names in each list of a [`Progress`] (the others are

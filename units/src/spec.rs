@@ -630,6 +630,23 @@ impl Origin {
         }
     }
 
+    /// Positions at or past line `limit` (those of drop-ins, read as lines
+    /// after the unit file's) become the unit's own: the origin names one
+    /// file.
+    pub fn keep_positions_below(&mut self, limit: u32) {
+        let own = self.pos;
+        for list in [
+            &mut self.provides,
+            &mut self.depends_on,
+            &mut self.depends_ms,
+            &mut self.waits_for,
+        ] {
+            for p in list.iter_mut().filter(|p| p.line > limit) {
+                *p = own;
+            }
+        }
+    }
+
     /// The positions of the entries of `list`, in order.
     pub fn positions(&self, list: TargetList) -> &[crate::diag::Pos] {
         match list {

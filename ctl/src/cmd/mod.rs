@@ -14,6 +14,8 @@ pub mod restart;
 pub mod set_target;
 pub mod shutdown;
 pub mod status;
+pub mod systemctl;
+pub mod unit_files;
 
 use crate::client::{self, Connection};
 use crate::error::CtlError;

@@ -244,6 +244,7 @@ pub(crate) mod tests {
             pid1: false,
             shutting_down: false,
             load_errors: vec![],
+            units_path: vec![],
         }
     }
 

@@ -132,7 +132,7 @@ impl<S: Sys> Runtime<S> {
         }
         let mono0 = sys.monotonic_now();
         let wall0 = sys.wall_now();
-        let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_dir);
+        let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_path());
         let (graph, diags) = Graph::build(dir_units.clone());
         load_errors.extend(diags.iter().map(ToString::to_string));
         for e in &load_errors {

@@ -144,6 +144,12 @@ impl<S: Sys> Runtime<S> {
             pid1: self.pid1,
             shutting_down: self.shutdown.is_some(),
             load_errors: self.units.load_errors().to_vec(),
+            units_path: self
+                .settings
+                .units_path()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect(),
         }
     }
 

@@ -14,12 +14,12 @@ use flotilla_units::keys::validate_set;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::Path;
+use std::path::PathBuf;
 
-/// Loads the units directory at start: the units that loaded and every
+/// Loads the unit search path at start: the units that loaded and every
 /// problem (a directory that cannot be read is one problem, and no unit).
-pub(super) fn load_dir(sys: &dyn Sys, dir: &Path) -> (Vec<(UnitSpec, Origin)>, Vec<String>) {
-    match unitdir::load_dir(sys, dir) {
+pub(super) fn load_dir(sys: &dyn Sys, dirs: &[PathBuf]) -> (Vec<(UnitSpec, Origin)>, Vec<String>) {
+    match unitdir::load_search_path(sys, dirs) {
         Ok(l) => (
             l.units,
             l.diagnostics.iter().map(ToString::to_string).collect(),
@@ -228,7 +228,7 @@ impl<S: Sys> Runtime<S> {
     /// whole on any error.
     pub fn reload(&mut self) -> Reply {
         let dir = self.settings.units_dir.clone();
-        let loaded = match unitdir::load_dir(&self.sys, &dir) {
+        let loaded = match unitdir::load_search_path(&self.sys, &self.settings.units_path()) {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };

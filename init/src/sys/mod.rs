@@ -243,6 +243,16 @@ pub trait Sys {
     /// The names in directory `dir` (not `.` and `..`), in no order.
     fn read_dir(&self, dir: &Path) -> Result<Vec<OsString>, SysError>;
 
+    /// The entries of directory `dir` (not `.` and `..`), in no order, each
+    /// with its kind as `lstat(2)` sees it (a link is not followed: its
+    /// target is read), for a unit search directory's listing. Anything
+    /// that is neither a directory nor a link is a file, empty only when it
+    /// is a regular file of size 0 (a mask).
+    fn list_dir(
+        &self,
+        dir: &Path,
+    ) -> Result<Vec<(OsString, flotilla_units::systemd::EntryKind)>, SysError>;
+
     /// Creates `dir` and its missing parents (mode 0755); an existing
     /// directory is fine.
     fn create_dir_all(&self, dir: &Path) -> Result<(), SysError>;

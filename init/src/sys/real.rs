@@ -374,6 +374,38 @@ impl Sys for RealSys {
         Ok(names)
     }
 
+    fn list_dir(
+        &self,
+        dir: &Path,
+    ) -> Result<Vec<(OsString, flotilla_units::systemd::EntryKind)>, SysError> {
+        use flotilla_units::systemd::EntryKind;
+        let err = |e: &std::io::Error| file_error("read directory", dir, e);
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| err(&e))? {
+            let entry = entry.map_err(|e| err(&e))?;
+            let path = entry.path();
+            // `file_type` comes from the directory entry (no system call
+            // on most file systems); only files need their size.
+            let kind = match entry.file_type() {
+                Ok(t) if t.is_dir() => EntryKind::Dir,
+                Ok(t) if t.is_symlink() => match std::fs::read_link(&path) {
+                    Ok(target) => EntryKind::Symlink {
+                        target: target.to_string_lossy().into_owned(),
+                    },
+                    // Gone since it was listed.
+                    Err(_) => continue,
+                },
+                Ok(t) if t.is_file() => EntryKind::File {
+                    empty: std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() == 0),
+                },
+                Ok(_) => EntryKind::File { empty: false },
+                Err(_) => continue,
+            };
+            out.push((entry.file_name(), kind));
+        }
+        Ok(out)
+    }
+
     fn create_dir_all(&self, dir: &Path) -> Result<(), SysError> {
         std::fs::create_dir_all(dir).map_err(|e| file_error("create directory", dir, &e))
     }

@@ -71,39 +71,55 @@ fn skipped(file: &str, message: &str) -> ParsedUnit {
     }
 }
 
-fn load_file(file: &str, read: FileRead) -> ParsedUnit {
+/// The text of a unit file (or drop-in) as read, or why it cannot be
+/// used: not readable, a directory, larger than 1 MiB, not UTF-8.
+pub(super) fn file_text(file: &str, read: FileRead) -> Result<String, Box<ParsedUnit>> {
     let bytes = match read {
         FileRead::Bytes(bytes) => bytes,
-        FileRead::Directory => return skipped(file, "a directory, not a unit file; skipped"),
+        FileRead::Directory => {
+            return Err(Box::new(skipped(
+                file,
+                "a directory, not a unit file; skipped",
+            )))
+        }
         FileRead::Failed(why) => {
-            return failed(file, Pos::default(), format!("cannot read the file: {why}"))
+            return Err(Box::new(failed(
+                file,
+                Pos::default(),
+                format!("cannot read the file: {why}"),
+            )))
         }
     };
     if bytes.len() > MAX_FILE_SIZE {
-        return failed(
+        return Err(Box::new(failed(
             file,
             Pos::default(),
             format!("the file is larger than 1 MiB ({MAX_FILE_SIZE} bytes); not read"),
-        );
+        )));
     }
-    let text = match String::from_utf8(bytes) {
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        Box::new(failed(
+            file,
+            end_pos(good),
+            "the file is not valid UTF-8".to_string(),
+        ))
+    })
+}
+
+/// What a template unit file in the units directory gets.
+pub(super) const TEMPLATE_NOT_LOADED: &str =
+    "a template unit (`name@.service`) is not loaded from the units directory; \
+     copy it to `name@instance.service` to run an instance";
+
+fn load_file(file: &str, read: FileRead) -> ParsedUnit {
+    let text = match file_text(file, read) {
         Ok(text) => text,
-        Err(e) => {
-            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            return failed(
-                file,
-                end_pos(good),
-                "the file is not valid UTF-8".to_string(),
-            );
-        }
+        Err(not) => return *not,
     };
     let name = file.rsplit('/').next().unwrap_or(file);
     match name.strip_suffix(".service") {
-        Some(unit) if unit.ends_with('@') => skipped(
-            file,
-            "a template unit (`name@.service`) is not loaded from the units directory; \
-             copy it to `name@instance.service` to run an instance",
-        ),
+        Some(unit) if unit.ends_with('@') => skipped(file, TEMPLATE_NOT_LOADED),
         Some(_) => crate::systemd::translate_file(file, name, &text),
         None => parse_yaml(file, &text),
     }

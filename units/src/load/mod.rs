@@ -18,12 +18,16 @@ use crate::diag::Diagnostic;
 use crate::spec::{Origin, UnitSpec};
 
 mod dir;
+mod dropin;
+mod path;
 mod read;
 mod unit;
 mod words;
 pub(crate) mod yaml;
 
 pub use dir::{is_unit_file_name, load_files, FileRead};
+pub use dropin::parse_yaml_with_dropins;
+pub use path::{load_path, LoadedPath, ReadFile, UnitSource};
 pub use unit::{parse_yaml, UNIT_KEYS};
 pub use words::split_command;
 pub use yaml::{MAX_DIAGNOSTICS, MAX_FILE_SIZE};

@@ -89,7 +89,7 @@ pub fn parse_yaml(file: &str, text: &str) -> ParsedUnit {
     finish(spec, origin, sink)
 }
 
-fn finish(spec: Option<UnitSpec>, origin: Origin, sink: Sink<'_>) -> ParsedUnit {
+pub(super) fn finish(spec: Option<UnitSpec>, origin: Origin, sink: Sink<'_>) -> ParsedUnit {
     let spec = if sink.has_errors() { None } else { spec };
     ParsedUnit {
         spec,
@@ -108,7 +108,7 @@ pub(super) struct Unit<'a, 'n, 's> {
 }
 
 impl<'a, 'n, 's> Unit<'a, 'n, 's> {
-    fn new(
+    pub(super) fn new(
         file: &'a str,
         start: Pos,
         found: &'a [Entry<'n>],
@@ -130,7 +130,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
 
     /// Checks everything; the spec is built from what is valid (the caller
     /// drops it when an error was reported).
-    fn check(mut self) -> Option<UnitSpec> {
+    pub(super) fn check(mut self) -> Option<UnitSpec> {
         let name = self.name();
         let kind = self.kind();
         let mut spec = UnitSpec::new(name.clone().unwrap_or_default(), kind.unwrap_or_default());

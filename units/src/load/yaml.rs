@@ -127,6 +127,22 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Moves the node and everything in it `by` lines down (a drop-in read
+    /// as lines after its unit file's: [`crate::diag::Joined`]).
+    pub fn shift_lines(&mut self, by: u32) {
+        self.pos = crate::diag::Joined::shift(by, self.pos);
+        match &mut self.value {
+            Value::Seq(items) => items.iter_mut().for_each(|n| n.shift_lines(by)),
+            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                k.shift_lines(by);
+                v.shift_lines(by);
+            }),
+            _ => {}
+        }
+    }
+}
+
 /// `start` moved `offset` columns to the right.
 pub(crate) fn shifted(start: Option<Pos>, offset: usize) -> Option<Pos> {
     let start = start?;

@@ -2,11 +2,13 @@
 //! [`super::resolve_unit`]): the options of every file in the order they
 //! apply, each remembering its file and line (for `initctl cat`, `show` and
 //! diagnostics), the effective values of a key after systemd's empty
-//! assignment reset, and `systemctl cat`'s text.
+//! assignment reset, the unit they make together (every problem in its own
+//! file), and `systemctl cat`'s text.
 
 use super::parse::parse_checked;
 use super::UnitOption;
-use crate::diag::{Diagnostic, Pos};
+use crate::diag::{Diagnostic, Joined, Pos};
+use crate::load::ParsedUnit;
 
 /// One option and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +30,8 @@ pub struct MergedUnit {
     pub options: Vec<SourcedOption>,
     /// The parser's diagnostics, each with its own file.
     pub diagnostics: Vec<Diagnostic>,
+    /// The files as one, for the translator's positions.
+    joined: Joined,
 }
 
 impl MergedUnit {
@@ -37,6 +41,7 @@ impl MergedUnit {
         let mut m = MergedUnit::default();
         for (i, (path, text)) in std::iter::once(&unit).chain(dropins).enumerate() {
             let (file, diags) = parse_checked(path, text);
+            m.joined.push(path, text);
             m.files.push(path.to_string());
             m.diagnostics.extend(diags);
             for (j, option) in file.options.iter().enumerate() {
@@ -70,6 +75,48 @@ impl MergedUnit {
             Some(i) => all[i + 1..].to_vec(),
             None => all,
         }
+    }
+
+    /// The unit `unit_name` these files make (systemd reads a drop-in's
+    /// options after the unit file's, so the translator gets them all in
+    /// order): every problem, of parsing or translating, in the file and
+    /// at the line it is about; no spec when any is an error. The unit's
+    /// origin is the unit file; a dependency given in a drop-in has no
+    /// position there.
+    pub fn translate(&self, unit_name: &str) -> ParsedUnit {
+        let unit_file = self.files.first().map_or("", String::as_str);
+        let positions: Vec<Pos> = self
+            .options
+            .iter()
+            .map(|o| Joined::shift(self.joined.base(o.file), o.pos))
+            .collect();
+        let mut parsed = super::translate::translate_at(
+            unit_file,
+            unit_name,
+            &self.unit_options(),
+            &positions,
+            Pos::new(1, 1),
+        );
+        let mut diags: Vec<(usize, Diagnostic)> = self
+            .diagnostics
+            .iter()
+            .map(|d| (self.file_index(&d.file), d.clone()))
+            .collect();
+        for d in parsed.diagnostics.drain(..) {
+            let d = self.joined.place(d);
+            diags.push((self.file_index(&d.file), d));
+        }
+        diags.sort_by_key(|(i, d)| (*i, d.pos));
+        parsed.diagnostics = diags.into_iter().map(|(_, d)| d).collect();
+        if parsed.diagnostics.iter().any(Diagnostic::is_error) {
+            parsed.spec = None;
+        }
+        parsed.origin.keep_positions_below(self.joined.base(1));
+        parsed
+    }
+
+    fn file_index(&self, file: &str) -> usize {
+        self.files.iter().position(|f| f == file).unwrap_or(0)
     }
 
     /// Where an option came from, as `FILE:LINE`.

@@ -69,10 +69,11 @@ pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
 pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{TimerClock, TimerError, TimerNext, TimerSettings};
 pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
-pub use translate::{translate, translate_file};
+pub use translate::{translatable, translate, translate_file};
+pub(crate) use unit_path::absolute as link_target;
 pub use unit_path::{
-    dropin_dir_names, resolve as resolve_unit, unit_names, Definition, DirRole, Entry, EntryKind,
-    ResolvedUnit, SearchDir,
+    dropin_dir_names, is_listed_subdir, list_search_dir, resolve as resolve_unit, unit_names,
+    yaml_dropins, Definition, DirRole, Entry, EntryKind, ListDir, ResolvedUnit, SearchDir,
 };
 
 /// One option of a unit file, as fleet's API carries it.

@@ -57,8 +57,26 @@ pub fn translate_file(file: &str, unit_name: &str, text: &str) -> ParsedUnit {
 
 /// Translates an option list (e.g. a fleet unit's options from etcd) into
 /// the unit `unit_name`. Diagnostics name `file` without positions.
+/// fleet runs a unit where the cluster schedules it: its `[Install]`
+/// section (which `initctl enable` reads for a local unit) means nothing
+/// there, and says so once.
 pub fn translate(file: &str, unit_name: &str, options: &[UnitOption]) -> ParsedUnit {
-    translate_at(file, unit_name, options, &[], Pos::default())
+    let mut parsed = translate_at(file, unit_name, options, &[], Pos::default());
+    if options.iter().any(|o| o.section == "Install") {
+        parsed.diagnostics.push(Diagnostic::warning(
+            file,
+            Pos::default(),
+            "[Install] is ignored: a fleet unit runs where the cluster schedules it",
+        ));
+    }
+    parsed
+}
+
+/// Whether the translator makes a unit of this kind (by the name's
+/// suffix): the unit search path loads only these and lists the others as
+/// not supported.
+pub fn translatable(unit_name: &str) -> bool {
+    UnitName::split(unit_name).suffix == "service"
 }
 
 /// The systemd keys the translator reads by a rule of its own: their value
@@ -372,7 +390,7 @@ impl Tr<'_> {
     }
 }
 
-fn translate_at(
+pub(crate) fn translate_at(
     file: &str,
     unit_name: &str,
     options: &[UnitOption],
@@ -392,7 +410,7 @@ fn translate_at(
         Err(e) => t.error(nowhere, format!("invalid unit name: {e}")),
         Ok(()) => {
             let n = UnitName::split(unit_name);
-            if n.suffix != "service" {
+            if !translatable(unit_name) {
                 t.error(
                     nowhere,
                     format!("only .service units can be translated, not {unit_name}"),
@@ -442,7 +460,6 @@ fn translate_at(
     let mut pidfile: Option<PathBuf> = None;
     let mut restart_sec: Option<Duration> = None;
     let mut restart_at: Option<(String, Pos)> = None;
-    let mut install_warned = false;
 
     for (i, o) in options.iter().enumerate() {
         let p = pos(i);
@@ -453,14 +470,8 @@ fn translate_at(
         if (sec.starts_with("X-") || key.starts_with("X-")) && context_key.is_none() {
             continue;
         }
+        // What enabling links the unit into: `initctl enable` reads it.
         if sec == "Install" {
-            if !install_warned {
-                t.warn(
-                    p,
-                    "[Install] is ignored: a unit runs when the target requires it",
-                );
-                install_warned = true;
-            }
             continue;
         }
         let special = SPECIAL.contains(&(sec, key));

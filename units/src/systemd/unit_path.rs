@@ -50,6 +50,71 @@ pub enum DirRole {
     Vendor,
 }
 
+impl DirRole {
+    /// The role of a directory by where it is (its path's end, so that a
+    /// copy under another root keeps it): `…/run/systemd/transient`,
+    /// `…/run/systemd/generator*`, `…/run/systemd/system`,
+    /// `…/lib/systemd/system` (also under `/usr`); any other directory is
+    /// configuration.
+    pub fn of_path(path: &str) -> DirRole {
+        let p = path.trim_end_matches('/');
+        let last = p.rsplit('/').next().unwrap_or("");
+        if p.ends_with("/run/systemd/transient") {
+            DirRole::Transient
+        } else if last.starts_with("generator") && p.ends_with(&format!("/run/systemd/{last}")) {
+            DirRole::Generator
+        } else if p.ends_with("/run/systemd/system") {
+            DirRole::Runtime
+        } else if p.ends_with("/lib/systemd/system") {
+            DirRole::Vendor
+        } else {
+            DirRole::Config
+        }
+    }
+}
+
+/// Whether a subdirectory of a search directory is listed with it:
+/// `NAME.wants`, `NAME.requires` and `NAME.d` (drop-ins), not hidden.
+pub fn is_listed_subdir(name: &str) -> bool {
+    !name.starts_with('.')
+        && [".wants", ".requires", ".d"]
+            .iter()
+            .any(|s| name.len() > s.len() && name.ends_with(s))
+}
+
+/// Lists one directory: its entries' names and kinds, in any order.
+pub type ListDir<'a, E> = dyn FnMut(&str) -> Result<Vec<(String, EntryKind)>, E> + 'a;
+
+/// A search directory listed: `list` gives the entries of one directory
+/// (name and kind, in any order; the caller reads the file system); the
+/// top level is listed, and each subdirectory that
+/// [`is_listed_subdir`]. Entries come sorted by path. A subdirectory that
+/// cannot be listed (gone since, or not readable) is left out, as systemd
+/// leaves it out; only the top level's error is returned.
+pub fn list_search_dir<E>(path: &str, list: &mut ListDir<'_, E>) -> Result<SearchDir, E> {
+    let path = path.trim_end_matches('/').to_string();
+    let mut entries = Vec::new();
+    for (name, kind) in list(&path)? {
+        if kind == EntryKind::Dir && is_listed_subdir(&name) {
+            if let Ok(sub) = list(&format!("{path}/{name}")) {
+                for (n, k) in sub {
+                    entries.push(Entry {
+                        path: format!("{name}/{n}"),
+                        kind: k,
+                    });
+                }
+            }
+        }
+        entries.push(Entry { path: name, kind });
+    }
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(SearchDir {
+        role: DirRole::of_path(&path),
+        path,
+        entries,
+    })
+}
+
 /// One directory of the search path with its listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchDir {
@@ -269,37 +334,55 @@ pub fn dropin_dir_names(name: &str) -> Vec<String> {
 }
 
 /// The drop-in files (`*.conf`) of a unit and its aliases across the
-/// path: a file name seen first (earlier search directory, then more
-/// specific drop-in directory) hides the same file name later; the result
-/// is ordered by file name. Masked drop-ins (empty or to `/dev/null`) hide
-/// their name and are not returned.
+/// path, in the directories of [`dropin_dir_names`].
 fn dropins(dirs: &[SearchDir], id: &str, aliases: &[String]) -> Vec<String> {
+    let subdirs: Vec<String> = std::iter::once(id)
+        .chain(aliases.iter().map(String::as_str))
+        .flat_map(dropin_dir_names)
+        .collect();
+    collect_dropins(dirs, &subdirs, |f| f.ends_with(".conf"))
+}
+
+/// The drop-in files of a YAML unit across the path: `NAME.d/*.yaml` (and
+/// `*.yml`), by systemd's rules.
+pub fn yaml_dropins(dirs: &[SearchDir], name: &str) -> Vec<String> {
+    collect_dropins(dirs, &[format!("{name}.d")], |f| {
+        f.ends_with(".yaml") || f.ends_with(".yml")
+    })
+}
+
+/// The files of the drop-in directories `subdirs` (most specific first)
+/// across the path whose names pass `is_dropin`: a file name seen first
+/// (earlier search directory, then more specific drop-in directory) hides
+/// the same file name later; the result is ordered by file name. Masked
+/// drop-ins (empty, or a link to `/dev/null`) hide their name and are not
+/// returned.
+fn collect_dropins(
+    dirs: &[SearchDir],
+    subdirs: &[String],
+    is_dropin: impl Fn(&str) -> bool,
+) -> Vec<String> {
     let mut by_name: std::collections::BTreeMap<String, Option<String>> = Default::default();
-    let mut names = vec![id.to_string()];
-    names.extend(aliases.iter().cloned());
+    let prefixes: Vec<String> = subdirs.iter().map(|s| format!("{s}/")).collect();
     for d in dirs {
-        for n in &names {
-            for sub in dropin_dir_names(n) {
-                for e in &d.entries {
-                    let Some(file) = e.path.strip_prefix(&format!("{sub}/")) else {
-                        continue;
-                    };
-                    if !file.ends_with(".conf") || by_name.contains_key(file) {
-                        continue;
-                    }
-                    let path = format!("{}/{}", d.path, e.path);
-                    let real = match &e.kind {
-                        EntryKind::File { empty: false } => Some(path),
-                        EntryKind::Symlink { target }
-                            if absolute(&d.path, target) != "/dev/null" =>
-                        {
-                            Some(path)
-                        }
-                        EntryKind::Dir => continue,
-                        _ => None,
-                    };
-                    by_name.insert(file.to_string(), real);
+        for prefix in &prefixes {
+            for e in &d.entries {
+                let Some(file) = e.path.strip_prefix(prefix.as_str()) else {
+                    continue;
+                };
+                if !is_dropin(file) || file.starts_with('.') || by_name.contains_key(file) {
+                    continue;
                 }
+                let path = format!("{}/{}", d.path, e.path);
+                let real = match &e.kind {
+                    EntryKind::File { empty: false } => Some(path),
+                    EntryKind::Symlink { target } if absolute(&d.path, target) != "/dev/null" => {
+                        Some(path)
+                    }
+                    EntryKind::Dir => continue,
+                    _ => None,
+                };
+                by_name.insert(file.to_string(), real);
             }
         }
     }
@@ -314,8 +397,8 @@ fn edges(dirs: &[SearchDir], names: &[String], kind: &str) -> Vec<String> {
             let prefix = format!("{n}.{kind}/");
             for e in &d.entries {
                 if let Some(unit) = e.path.strip_prefix(&prefix) {
-                    if !matches!(e.kind, EntryKind::Dir) && super::validate_unit_name(unit).is_ok()
-                    {
+                    // A flotilla unit's name (`web`) or a systemd unit's.
+                    if !matches!(e.kind, EntryKind::Dir) && crate::spec::valid_name(unit) {
                         out.insert(unit.to_string());
                     }
                 }

@@ -34,6 +34,7 @@ struct Harness {
 fn settings(target: &str) -> Settings {
     Settings {
         units_dir: PathBuf::from(UNITS),
+        more_units_dirs: Vec::new(),
         target: target.to_string(),
         control: PathBuf::from(CONTROL),
         log_dir: None,

@@ -376,6 +376,56 @@ impl Sys for FakeSys {
         Ok(names)
     }
 
+    fn list_dir(
+        &self,
+        dir: &Path,
+    ) -> Result<Vec<(OsString, flotilla_units::systemd::EntryKind)>, SysError> {
+        use flotilla_units::systemd::EntryKind;
+        self.record(None, Call::ReadDir(dir.to_owned()))?;
+        let st = self.state.borrow();
+        let mut out: std::collections::BTreeMap<OsString, EntryKind> = Default::default();
+        let all = st
+            .files
+            .iter()
+            .map(|(p, b)| {
+                (
+                    p,
+                    EntryKind::File {
+                        empty: b.is_empty(),
+                    },
+                )
+            })
+            .chain(st.dirs.iter().map(|p| (p, EntryKind::Dir)))
+            .chain(st.links.iter().map(|(p, t)| {
+                let target = t.to_string_lossy().into_owned();
+                (p, EntryKind::Symlink { target })
+            }));
+        for (path, kind) in all {
+            let Ok(rest) = path.strip_prefix(dir) else {
+                continue;
+            };
+            let mut parts = rest.components();
+            let Some(first) = parts.next() else {
+                continue;
+            };
+            // A file deeper down makes its first component a directory.
+            let kind = if parts.next().is_some() {
+                EntryKind::Dir
+            } else {
+                kind
+            };
+            out.insert(first.as_os_str().to_owned(), kind);
+        }
+        if out.is_empty() && !st.dirs.contains(dir) {
+            return Err(SysError::File {
+                op: "read directory",
+                path: dir.to_owned(),
+                errno: Os(Errno::ENOENT),
+            });
+        }
+        Ok(out.into_iter().collect())
+    }
+
     fn create_dir_all(&self, dir: &Path) -> Result<(), SysError> {
         self.record(Some(Op::CreateDir), Call::CreateDir(dir.to_owned()))?;
         self.state.borrow_mut().dirs.insert(dir.to_owned());

@@ -1,0 +1,247 @@
+//! The systemctl verbs with systemctl's own output and exit codes
+//! (`crate::systemctl` reads the command line). flotilla's model stays
+//! declarative: a unit runs because the current target wants it, so
+//! `start` of a unit the target does not want, and `stop` of one it does,
+//! say so and what to do instead (`enable --now`, `mask`, `isolate`).
+
+use super::{eprint_line, Ctx};
+use crate::client::unexpected;
+use crate::error::{CtlError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN};
+use crate::systemctl::{service, Systemctl};
+use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
+use flotilla_units::state::UnitState;
+
+/// systemctl's exit code for a unit that is not active (LSB "not running").
+const EXIT_NOT_ACTIVE: i32 = 3;
+/// systemctl's exit code for a unit that is not loaded (LSB "not installed").
+const EXIT_NOT_LOADED: i32 = 5;
+
+/// Runs the command.
+pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
+    match what {
+        Systemctl::Status(None) => super::status::run(ctx, None, false),
+        Systemctl::Status(Some(u)) => match unit(ctx, &u)? {
+            None => {
+                eprint_line(&format!("Unit {} could not be found.", service(&u)));
+                Ok(EXIT_UNKNOWN)
+            }
+            Some(s) => {
+                let active = s.state.is_active();
+                super::status::run(ctx, Some(s.unit), false)?;
+                Ok(if active { EXIT_OK } else { EXIT_NOT_ACTIVE })
+            }
+        },
+        Systemctl::IsActive(units, quiet) => {
+            let mut all = true;
+            for u in &units {
+                let state = unit(ctx, u)?.map(|s| s.state);
+                all &= state.is_some_and(UnitState::is_active);
+                if !quiet {
+                    ctx.print(&format!("{}\n", active_word(state)))?;
+                }
+            }
+            Ok(if all { EXIT_OK } else { EXIT_NOT_ACTIVE })
+        }
+        Systemctl::IsFailed(units, quiet) => {
+            let mut any = false;
+            for u in &units {
+                let state = unit(ctx, u)?.map(|s| s.state);
+                any |= state == Some(UnitState::Failed);
+                if !quiet {
+                    ctx.print(&format!("{}\n", active_word(state)))?;
+                }
+            }
+            Ok(if any { EXIT_OK } else { EXIT_FAILED })
+        }
+        Systemctl::Start(units) => each(ctx, &units, "start", start),
+        Systemctl::Stop(units) => each(ctx, &units, "stop", stop),
+        Systemctl::Restart(units) | Systemctl::ReloadOrRestart(units) => {
+            each(ctx, &units, "restart", |ctx, s| restart(ctx, s, false))
+        }
+        Systemctl::TryRestart(units) => {
+            each(ctx, &units, "try-restart", |ctx, s| restart(ctx, s, true))
+        }
+        Systemctl::Mask(units) => super::unit_files::mask(ctx, &units, true),
+        Systemctl::Unmask(units) => super::unit_files::mask(ctx, &units, false),
+        Systemctl::ListUnits {
+            failed,
+            kinds,
+            no_legend,
+        } => list_units(ctx, failed, &kinds, no_legend),
+        Systemctl::NotLoaded(kind) => {
+            eprint_line(&format!(
+                "flotilla does not load .{kind} units yet: there is nothing to list"
+            ));
+            Ok(EXIT_FAILED)
+        }
+    }
+}
+
+/// systemctl's word for a state (`is-active`'s output).
+fn active_word(state: Option<UnitState>) -> &'static str {
+    match state {
+        Some(UnitState::Running | UnitState::Exited) => "active",
+        Some(UnitState::Reloading) => "reloading",
+        Some(UnitState::Starting) => "activating",
+        Some(UnitState::Stopping) => "deactivating",
+        Some(UnitState::Failed) => "failed",
+        Some(UnitState::Disabled | UnitState::Waiting) | None => "inactive",
+    }
+}
+
+/// The unit systemctl's name means: `NAME.service` if the init has it,
+/// else the name as given (a YAML unit's `web`); `None` if neither.
+fn unit(ctx: &mut Ctx<'_>, name: &str) -> Result<Option<UnitStatus>, CtlError> {
+    let mut names = vec![service(name)];
+    if names[0] != name {
+        names.push(name.to_string());
+    }
+    for n in names {
+        match ctx.call(Request::Status { name: Some(n) }) {
+            Ok(Reply::Unit(s)) => return Ok(Some(s)),
+            Ok(Reply::Error {
+                code: ErrorCode::UnknownUnit | ErrorCode::UnknownTarget,
+                ..
+            })
+            | Err(CtlError::Unknown(_)) => {}
+            Ok(other) => return Err(unexpected(&other, "unit")),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// Runs `one` for each unit the init knows; an unknown one is systemctl's
+/// "not loaded" (exit 5). The worst exit code wins.
+fn each(
+    ctx: &mut Ctx<'_>,
+    units: &[String],
+    verb: &str,
+    mut one: impl FnMut(&mut Ctx<'_>, &UnitStatus) -> Result<i32, CtlError>,
+) -> Result<i32, CtlError> {
+    let mut code = EXIT_OK;
+    for u in units {
+        let c = match unit(ctx, u)? {
+            None => {
+                eprint_line(&format!(
+                    "Failed to {verb} {}: Unit {} not found.",
+                    service(u),
+                    service(u)
+                ));
+                EXIT_NOT_LOADED
+            }
+            Some(s) => one(ctx, &s)?,
+        };
+        code = code.max(c);
+    }
+    Ok(code)
+}
+
+/// The current target (for messages).
+fn target(ctx: &mut Ctx<'_>) -> Result<String, CtlError> {
+    match ctx.call(Request::Status { name: None })? {
+        Reply::Status(s) => Ok(s.target),
+        other => Err(unexpected(&other, "status")),
+    }
+}
+
+/// `start`: a unit the target wants is started (again, if it failed); one
+/// it does not want is refused with what to do.
+fn start(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
+    if !s.required {
+        let t = target(ctx)?;
+        eprint_line(&format!(
+            "Failed to start {u}: the target {t} does not want it, and flotilla runs what the \
+             target wants. Enable it (systemctl enable --now {u}) or switch targets \
+             (systemctl isolate).",
+            u = s.unit
+        ));
+        return Ok(EXIT_FAILED);
+    }
+    match s.state {
+        UnitState::Failed => restart(ctx, s, false),
+        // Running, or on its way there.
+        _ => Ok(EXIT_OK),
+    }
+}
+
+/// `stop`: a unit the target does not want is stopped already; one it
+/// wants is refused with what to do.
+fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
+    if !s.required {
+        return Ok(EXIT_OK);
+    }
+    let t = target(ctx)?;
+    eprint_line(&format!(
+        "Failed to stop {u}: the target {t} wants it, and flotilla runs what the target \
+         wants. Mask it (systemctl mask {u}, or initctl mask {u}), disable it \
+         (systemctl disable --now {u}) or switch targets (systemctl isolate).",
+        u = s.unit
+    ));
+    Ok(EXIT_FAILED)
+}
+
+/// `restart` (`try-restart`: only an active unit).
+fn restart(ctx: &mut Ctx<'_>, s: &UnitStatus, only_active: bool) -> Result<i32, CtlError> {
+    if only_active && !s.state.is_active() {
+        return Ok(EXIT_OK);
+    }
+    if !s.required {
+        return start(ctx, s);
+    }
+    match ctx.call(Request::Restart {
+        unit: s.unit.clone(),
+    })? {
+        Reply::Accepted { .. } => Ok(EXIT_OK),
+        other => Err(unexpected(&other, "accepted")),
+    }
+}
+
+/// `list-units`: the units the target wants (and failed ones), as
+/// systemctl's columns.
+fn list_units(
+    ctx: &mut Ctx<'_>,
+    failed: bool,
+    kinds: &[String],
+    no_legend: bool,
+) -> Result<i32, CtlError> {
+    let units = match ctx.call(Request::List)? {
+        Reply::List { units } => units,
+        other => return Err(unexpected(&other, "list")),
+    };
+    let rows: Vec<[String; 4]> = units
+        .iter()
+        .filter(|u| u.required || u.state != UnitState::Disabled)
+        .filter(|u| !failed || u.state == UnitState::Failed)
+        .filter(|u| kinds.is_empty() || kinds.iter().any(|k| u.unit.ends_with(&format!(".{k}"))))
+        .map(|u| {
+            [
+                u.unit.clone(),
+                active_word(Some(u.state)).to_string(),
+                u.state.to_string(),
+                u.description.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let w0 = rows.iter().map(|r| r[0].len()).max().unwrap_or(4).max(4);
+    let w1 = rows.iter().map(|r| r[1].len()).max().unwrap_or(6).max(6);
+    let w2 = rows.iter().map(|r| r[2].len()).max().unwrap_or(3).max(3);
+    let mut out = String::new();
+    if !no_legend {
+        out.push_str(&format!(
+            "{:<w0$} {:<6} {:<w1$} {:<w2$} DESCRIPTION\n",
+            "UNIT", "LOAD", "ACTIVE", "SUB"
+        ));
+    }
+    for [name, active, sub, desc] in &rows {
+        out.push_str(&format!(
+            "{name:<w0$} {:<6} {active:<w1$} {sub:<w2$} {desc}\n",
+            "loaded"
+        ));
+    }
+    if !no_legend {
+        out.push_str(&format!("\n{} loaded units listed.\n", rows.len()));
+    }
+    ctx.print(&out)?;
+    Ok(EXIT_OK)
+}

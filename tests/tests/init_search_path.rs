@@ -1,0 +1,507 @@
+//! The unit search path through the real `init` binary (SPEC §3c): copies
+//! of this machine's `/etc/systemd/system` and `/lib/systemd/system`
+//! (Debian's own unit files and enablement links, unchanged) behind a
+//! flotilla units directory, with drop-ins, an alias and a mask added;
+//! YAML units hiding each other across directories with YAML drop-ins.
+
+use flotilla_tests::init::{Out, TestDir};
+use flotilla_units::state::UnitState;
+use std::path::Path;
+use std::process::Command;
+
+/// Copies `from` to `to` as it is (links stay links).
+fn copy_tree(from: &str, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(st.success(), "cp -a {from} {}", to.display());
+}
+
+/// The units `init --check` says the target requires.
+fn required(out: &Out, target: &str) -> Vec<String> {
+    let head = format!("target {target} requires ");
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&head))
+        .unwrap_or_else(|| panic!("no required set in {}", out.stdout));
+    let (_, names) = line.split_once(": ").unwrap_or(("", ""));
+    names.split_whitespace().map(str::to_string).collect()
+}
+
+/// The `.service` units that `multi-user.target.wants/` in `etc` and `lib`
+/// name and that `lib` defines by a file of their own.
+fn enabled_services(etc: &Path, lib: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in [etc, lib] {
+        let Ok(rd) = std::fs::read_dir(dir.join("multi-user.target.wants")) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let file = lib.join(&name);
+            let real = std::fs::read_link(&file).is_err() && file.is_file();
+            if name.ends_with(".service") && !name.contains('@') && real && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn debian_units_enabled_by_wants_links_with_dropins_aliases_and_masks() {
+    let dir = TestDir::new();
+    let etc = dir.join("etc");
+    let lib = dir.join("lib");
+    copy_tree("/etc/systemd/system", &etc);
+    copy_tree("/lib/systemd/system", &lib);
+    // flotilla's own directory comes first: `multi-user.target` is a
+    // virtual unit there, and Debian's `.wants/` links give it its edges.
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+
+    let enabled = enabled_services(&etc, &lib);
+    assert!(
+        enabled.iter().any(|n| n == "nginx.service"),
+        "nginx's postinst enables it: {enabled:?}"
+    );
+    let masked = enabled
+        .iter()
+        .find(|n| *n != "nginx.service")
+        .expect("a second enabled service")
+        .clone();
+    std::os::unix::fs::symlink("/dev/null", etc.join(&masked)).expect("mask");
+    let over = dir.file(
+        "etc/nginx.service.d/override.conf",
+        "[Service]\nEnvironment=FROM_DROPIN=1\n",
+    );
+    std::os::unix::fs::symlink("../lib/nginx.service", etc.join("www.service")).expect("alias");
+
+    let (u, e, l) = (
+        dir.units().display().to_string(),
+        etc.display().to_string(),
+        lib.display().to_string(),
+    );
+    let check = || {
+        dir.run_init(&[
+            "--check",
+            "--units",
+            &u,
+            "--units",
+            &e,
+            "--units",
+            &l,
+            "--target",
+            "multi-user.target",
+        ])
+    };
+    let out = check();
+    let req = required(&out, "multi-user.target");
+    for name in enabled.iter().filter(|n| **n != masked) {
+        assert!(
+            req.contains(name),
+            "{name} is enabled: {req:?}\n{}",
+            out.stdout
+        );
+    }
+    assert!(!req.contains(&masked), "{masked} is masked: {req:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines.contains(&format!("unit {masked}: masked by {e}/{masked}").as_str()),
+        "{}",
+        out.stdout
+    );
+    let nginx = lines
+        .iter()
+        .find(|l| l.starts_with("unit nginx.service: "))
+        .unwrap_or_else(|| panic!("no origin of nginx: {}", out.stdout));
+    assert!(
+        nginx.starts_with(&format!(
+            "unit nginx.service: from {l}/nginx.service; drop-ins {}; aliases www.service",
+            over.display(),
+        )),
+        "{nginx}"
+    );
+
+    // A drop-in's error is its own, at its own line; it makes nginx a unit
+    // with an error, left out. A line without `=` is what systemd makes
+    // it: a warning, the line ignored.
+    let broken = dir.file(
+        "lib/nginx.service.d/zz-broken.conf",
+        "[Service]\nNoEquals\nRestart=sometimes\n",
+    );
+    let out = check();
+    let req = required(&out, "multi-user.target");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let warned = format!(
+        "{}:2:1: warning: missing '=', line ignored",
+        broken.display()
+    );
+    assert!(lines.contains(&warned.as_str()), "{warned}\n{}", out.stdout);
+    let at = format!("{}:3:1: invalid Restart=sometimes", broken.display());
+    assert!(
+        lines.iter().any(|l| l.starts_with(&at)),
+        "{at}…\n{}",
+        out.stdout
+    );
+    assert_eq!(out.code, 1, "the broken drop-in is an error");
+    assert!(!req.contains(&"nginx.service".to_string()), "{req:?}");
+}
+
+#[test]
+fn yaml_units_hide_across_directories_and_take_yaml_dropins() {
+    let dir = TestDir::new();
+    dir.unit(
+        "web",
+        "unit: web\nexec-start: /bin/sleep 100\ndepends-on: db\n",
+    );
+    dir.file("units/web.d/10-no-db.yaml", "depends-on: []\n");
+    dir.file("vendor/web.yaml", "unit: web\nexec-start: /bin/vendor\n");
+    dir.file("vendor/db.yaml", "unit: db\nexec-start: /bin/sleep 100\n");
+    dir.file(
+        "vendor/default.yaml",
+        "unit: default\ntype: virtual\ndepends-on: web\n",
+    );
+    dir.file("vendor/bad.d/x.yaml", "restart: sometimes\n");
+    let (u, v) = (
+        dir.units().display().to_string(),
+        dir.join("vendor").display().to_string(),
+    );
+    let out = dir.run_init(&["--check", "--units", &u, "--units", &v]);
+    out.expect(0);
+    assert_eq!(required(&out, "default"), ["default", "web"], "{out:?}");
+    assert!(
+        out.stdout.lines().any(|l| l
+            == format!(
+                "unit web: from {u}/web.yaml; hides {v}/web.yaml; drop-ins {u}/web.d/10-no-db.yaml"
+            )),
+        "{}",
+        out.stdout
+    );
+
+    // A drop-in's error is reported in its file.
+    dir.file("units/web.d/20-bad.yaml", "\nrestart: sometimes\n");
+    let out = dir.run_init(&["--check", "--units", &u, "--units", &v]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains(&format!("{u}/web.d/20-bad.yaml:2:10: ")),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `initctl enable`, `disable`, `is-enabled`, `cat`, `show`,
+/// `list-unit-files` and `daemon-reload` against a running init whose
+/// search path is `units`, `etc/systemd/system`, `lib/systemd/system`.
+#[test]
+fn enable_disable_and_reading_unit_files() {
+    let dir = TestDir::new();
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+    let etc = dir.join("etc/systemd/system");
+    let lib = dir.join("lib/systemd/system");
+    std::fs::create_dir_all(&etc).expect("etc");
+    let web_text = "[Unit]\nDescription=web\n\n[Service]\nExecStart=/bin/sleep 1000\n\n\
+                    [Install]\nWantedBy=multi-user.target\n";
+    dir.file("lib/systemd/system/web.service", web_text);
+    dir.file(
+        "lib/systemd/system/helper.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    let init = dir
+        .init()
+        .target("multi-user.target")
+        .more_units(etc.clone())
+        .more_units(lib.clone())
+        .start();
+    init.wait_state("multi-user.target", UnitState::Running);
+    assert_eq!(init.unit("web.service").state, UnitState::Disabled);
+    let (e, l) = (etc.display().to_string(), lib.display().to_string());
+
+    // is-enabled: systemctl's words and exit codes.
+    let out = init.ctl(&["is-enabled", "web.service"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "disabled\n");
+    let out = init.ctl(&["is-enabled", "helper.service"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "static\n");
+    let out = init.ctl(&["is-enabled", "--quiet", "nope.service"]);
+    out.expect(1);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "Failed to get unit file state for nope.service: No such file or directory"
+    );
+
+    // Bad input changes nothing.
+    let out = init.ctl(&["enable", "nope.service"]);
+    out.expect(1);
+    assert!(
+        out.stderr
+            .contains("Failed to enable unit: Unit file nope.service does not exist."),
+        "{out:?}"
+    );
+    let out = init.ctl(&["enable", "helper.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains("The unit files have no installation config"),
+        "{out:?}"
+    );
+    assert!(!dir
+        .join("etc/systemd/system/multi-user.target.wants")
+        .exists());
+
+    // enable: the link systemctl makes, then the init reloads and starts it.
+    let out = init.ctl(&["enable", "web.service"]);
+    out.expect(0);
+    let link = format!("{e}/multi-user.target.wants/web.service");
+    assert!(
+        out.stderr
+            .contains(&format!("Created symlink {link} \u{2192} {l}/web.service.")),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_link(&link).expect("link"),
+        Path::new(&format!("{l}/web.service"))
+    );
+    init.wait_state("web.service", UnitState::Running);
+    init.ctl(&["is-enabled", "web.service"]).expect(0);
+
+    // A drop-in: cat shows it under its path, show the keys in force.
+    let over = dir.file(
+        "etc/systemd/system/web.service.d/override.conf",
+        "[Service]\nEnvironment=GREETING=hi\n",
+    );
+    let out = init.ctl(&["cat", "web.service"]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "# {l}/web.service\n{web_text}\n# {}\n[Service]\nEnvironment=GREETING=hi\n",
+            over.display()
+        )
+    );
+    let out = init.ctl(&["show", "-p", "Environment,ExecStart", "web.service"]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        "ExecStart=/bin/sleep 1000\nEnvironment=GREETING=hi\n"
+    );
+    // The drop-in takes effect on daemon-reload: the unit restarts with
+    // the new command and environment.
+    let before = init.pid_of("web.service");
+    dir.file(
+        "etc/systemd/system/web.service.d/override.conf",
+        "[Service]\nEnvironment=GREETING=hi\nExecStart=\nExecStart=/bin/sleep 1001\n",
+    );
+    init.ctl(&["daemon-reload"]).expect(0);
+    let after = init
+        .wait("web.service restarted", |s| {
+            s.units.iter().any(|u| {
+                u.unit == "web.service" && u.state == UnitState::Running && u.pid != Some(before)
+            })
+        })
+        .units
+        .iter()
+        .find(|u| u.unit == "web.service")
+        .and_then(|u| u.pid)
+        .expect("pid");
+    // The child execs after the init saw it spawn: await the new program.
+    let want: &[u8] = b"/bin/sleep\x001001\x00";
+    flotilla_tests::wait_for(flotilla_tests::WAIT, "the drop-in's ExecStart", || {
+        let cmdline = std::fs::read(format!("/proc/{after}/cmdline")).ok()?;
+        (cmdline == want).then_some(())
+    });
+    let environ = std::fs::read(format!("/proc/{after}/environ")).expect("environ");
+    assert!(
+        environ.split(|b| *b == 0).any(|v| v == b"GREETING=hi"),
+        "{}",
+        String::from_utf8_lossy(&environ)
+    );
+
+    // A bad [Install] line: its error, nothing made.
+    dir.file(
+        "lib/systemd/system/bad.service",
+        "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=no/such\n",
+    );
+    let out = init.ctl(&["enable", "bad.service"]);
+    out.expect(1);
+    assert!(
+        out.stderr
+            .contains("Failed to enable unit: WantedBy=no/such: "),
+        "{out:?}"
+    );
+
+    let out = init.ctl(&["list-unit-files"]);
+    out.expect(0);
+    let rows: Vec<Vec<&str>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(
+        rows.contains(&vec!["web.service", "enabled", "enabled"]),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        rows.contains(&vec!["helper.service", "static", "-"]),
+        "{}",
+        out.stdout
+    );
+    // Its [Install] cannot be read: nothing names a way to enable it.
+    assert!(
+        rows.contains(&vec!["bad.service", "static", "-"]),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("\n3 unit files listed.\n"),
+        "{}",
+        out.stdout
+    );
+
+    // disable: the link goes, the init stops the unit.
+    let out = init.ctl(&["disable", "web.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!("Removed \"{link}\".")),
+        "{out:?}"
+    );
+    assert!(!Path::new(&link).exists());
+    init.wait_state("web.service", UnitState::Disabled);
+    init.ctl(&["is-enabled", "web.service"]).expect(1);
+}
+
+/// `initctl` run as `systemctl` (a link named so): systemctl's verbs,
+/// words and exit codes, mapped onto flotilla's declarative model.
+#[test]
+fn initctl_as_systemctl() {
+    let dir = TestDir::new();
+    dir.unit("web", "unit: web\nexec-start: /bin/sleep 1000\n");
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\ndepends-on: web\n",
+    );
+    let etc = dir.join("etc/systemd/system");
+    let lib = dir.join("lib/systemd/system");
+    std::fs::create_dir_all(&etc).expect("etc");
+    dir.file(
+        "lib/systemd/system/extra.service",
+        "[Unit]\nDescription=an extra\n[Service]\nExecStart=/bin/sleep 1000\n\
+         [Install]\nWantedBy=multi-user.target\n",
+    );
+    let init = dir
+        .init()
+        .target("multi-user.target")
+        .more_units(etc.clone())
+        .more_units(lib.clone())
+        .start();
+    init.wait_state("multi-user.target", UnitState::Running);
+    std::fs::create_dir(dir.join("bin")).expect("bin");
+    let systemctl = dir.join("bin/systemctl");
+    std::os::unix::fs::symlink(flotilla_tests::bins::initctl(), &systemctl).expect("link");
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(&systemctl);
+        cmd.args(args).env("INIT_CONTROL", dir.control());
+        flotilla_tests::init::run(cmd, std::time::Duration::from_secs(15))
+    };
+
+    let out = run(&["is-active", "--quiet", "web"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "");
+    let out = run(&["is-active", "extra", "nope"]);
+    out.expect(3);
+    assert_eq!(out.stdout, "inactive\ninactive\n");
+    run(&["status", "web", "--no-pager"]).expect(0);
+    run(&["status", "extra"]).expect(3);
+    let out = run(&["status", "nope"]);
+    out.expect(4);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "Unit nope.service could not be found."
+    );
+
+    // start of a unit the target does not want: refused, with what to do.
+    let out = run(&["start", "extra"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains("systemctl enable --now extra.service"),
+        "{out:?}"
+    );
+    let out = run(&["start", "nope"]);
+    out.expect(5);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "Failed to start nope.service: Unit nope.service not found."
+    );
+    // stop of a unit the target wants: refused, naming the target.
+    let out = run(&["stop", "web"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains("the target multi-user.target wants it"),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("systemctl mask web"), "{out:?}");
+
+    let before = init.pid_of("web");
+    run(&["restart", "web"]).expect(0);
+    init.wait("web restarted", |s| {
+        s.units
+            .iter()
+            .any(|u| u.unit == "web" && u.state == UnitState::Running && u.pid != Some(before))
+    });
+
+    // enable --now: the link, a reload, and the unit runs.
+    run(&["enable", "--now", "extra"]).expect(0);
+    init.wait_state("extra.service", UnitState::Running);
+    run(&["is-active", "--quiet", "extra"]).expect(0);
+    run(&["is-enabled", "extra"]).expect(0);
+    let out = run(&["list-units", "--type=service", "--no-legend", "--plain"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == [
+                    "extra.service",
+                    "loaded",
+                    "active",
+                    "running",
+                    "an",
+                    "extra"
+                ]),
+        "{}",
+        out.stdout
+    );
+
+    // mask: the /dev/null link where systemctl makes it; the unit is gone.
+    let out = run(&["mask", "extra"]);
+    out.expect(0);
+    let mask = format!("{}/extra.service", etc.display());
+    assert!(
+        out.stderr
+            .contains(&format!("Created symlink {mask} \u{2192} /dev/null.")),
+        "{out:?}"
+    );
+    run(&["is-enabled", "extra"]).expect(1);
+    init.wait("extra.service gone", |s| {
+        !s.units.iter().any(|u| u.unit == "extra.service")
+    });
+    run(&["unmask", "extra"]).expect(0);
+    assert!(std::fs::symlink_metadata(&mask).is_err());
+    init.wait_state("extra.service", UnitState::Running);
+
+    run(&["daemon-reload"]).expect(0);
+    run(&["frobnicate"]).expect(2);
+}

@@ -1,0 +1,299 @@
+//! The units of a search path from made-up listings: hiding, aliases,
+//! masks, drop-ins (systemd and YAML), `.wants/` and `.requires/` edges,
+//! and what each bad input gets.
+
+use flotilla_units::load::{load_path, FileRead, LoadedPath};
+use flotilla_units::systemd::{DirRole, Entry, EntryKind, SearchDir};
+use std::collections::BTreeMap;
+
+/// A search path and the files' texts.
+struct Fs {
+    dirs: Vec<SearchDir>,
+    files: BTreeMap<String, String>,
+}
+
+impl Fs {
+    fn new(dirs: &[&str]) -> Fs {
+        Fs {
+            dirs: dirs
+                .iter()
+                .map(|d| SearchDir {
+                    path: d.to_string(),
+                    role: DirRole::of_path(d),
+                    entries: Vec::new(),
+                })
+                .collect(),
+            files: BTreeMap::new(),
+        }
+    }
+
+    fn dir(&mut self, dir: &str) -> &mut SearchDir {
+        self.dirs.iter_mut().find(|d| d.path == dir).unwrap()
+    }
+
+    /// A file `rel` in `dir` with `text` (empty text: an empty file).
+    fn file(&mut self, dir: &str, rel: &str, text: &str) -> &mut Fs {
+        self.dir(dir).entries.push(Entry {
+            path: rel.into(),
+            kind: EntryKind::File {
+                empty: text.is_empty(),
+            },
+        });
+        self.files.insert(format!("{dir}/{rel}"), text.into());
+        self
+    }
+
+    fn link(&mut self, dir: &str, rel: &str, target: &str) -> &mut Fs {
+        self.dir(dir).entries.push(Entry {
+            path: rel.into(),
+            kind: EntryKind::Symlink {
+                target: target.into(),
+            },
+        });
+        self
+    }
+
+    fn load(&self) -> LoadedPath {
+        load_path(&self.dirs, &mut |p: &str| match self.files.get(p) {
+            Some(t) => FileRead::Bytes(t.clone().into_bytes()),
+            None => FileRead::Failed("No such file or directory (os error 2)".into()),
+        })
+    }
+}
+
+const ETC: &str = "/etc/systemd/system";
+const LIB: &str = "/lib/systemd/system";
+const OWN: &str = "/etc/init/units";
+
+fn shown(l: &LoadedPath) -> Vec<String> {
+    l.diagnostics.iter().map(ToString::to_string).collect()
+}
+
+fn unit<'a>(l: &'a LoadedPath, name: &str) -> &'a flotilla_units::spec::UnitSpec {
+    &l.units
+        .iter()
+        .find(|(s, _)| s.name == name)
+        .unwrap_or_else(|| panic!("no unit {name}: {:?}", shown(l)))
+        .0
+}
+
+fn names(l: &LoadedPath) -> Vec<&str> {
+    let mut v: Vec<&str> = l.units.iter().map(|(s, _)| s.name.as_str()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn earlier_directories_hide_later_ones_and_links_are_followed() {
+    let mut fs = Fs::new(&[OWN, ETC, LIB]);
+    fs.file(LIB, "web.service", "[Service]\nExecStart=/bin/lib-web\n")
+        .file(ETC, "web.service", "[Service]\nExecStart=/bin/etc-web\n")
+        .file(LIB, "db.service", "[Service]\nExecStart=/bin/db\n")
+        .link(ETC, "db.service", "/dev/null")
+        .file(
+            LIB,
+            "redis-server.service",
+            "[Service]\nExecStart=/bin/redis\n",
+        )
+        .link(
+            ETC,
+            "redis.service",
+            "/lib/systemd/system/redis-server.service",
+        )
+        .file(LIB, "cron.service", "")
+        .file(LIB, "tmp.mount", "[Mount]\nWhat=tmpfs\n")
+        .file(
+            LIB,
+            "getty@.service",
+            "[Service]\nExecStart=/sbin/agetty %I\n",
+        )
+        .file(OWN, "cache.yaml", "unit: cache\nexec-start: /bin/cache\n");
+    let l = fs.load();
+    assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
+    assert_eq!(names(&l), ["cache", "redis-server.service", "web.service"]);
+    assert_eq!(
+        *unit(&l, "web.service").exec_start.as_ref().unwrap().argv,
+        ["/bin/etc-web"]
+    );
+    assert_eq!(
+        unit(&l, "redis-server.service").provides,
+        ["redis-server.service", "redis.service"]
+    );
+    let web = l.sources.iter().find(|s| s.name == "web.service").unwrap();
+    assert_eq!(web.file, "/etc/systemd/system/web.service");
+    assert_eq!(web.hides, ["/lib/systemd/system/web.service"]);
+    assert_eq!(
+        l.masked,
+        [
+            (
+                "cron.service".into(),
+                "/lib/systemd/system/cron.service".into()
+            ),
+            ("db.service".into(), "/etc/systemd/system/db.service".into())
+        ]
+    );
+    assert_eq!(
+        l.unsupported,
+        [("tmp.mount".into(), "/lib/systemd/system/tmp.mount".into())]
+    );
+    assert_eq!(l.templates[0].name, "getty@.service");
+}
+
+#[test]
+fn a_yaml_unit_replaces_a_packaged_unit_of_its_name() {
+    let mut fs = Fs::new(&[OWN, LIB]);
+    fs.file(LIB, "web.service", "[Service]\nExecStart=/bin/lib-web\n")
+        .file(
+            OWN,
+            "web.service.yaml",
+            "unit: web.service\nexec-start: /bin/mine\n",
+        )
+        .file(OWN, "a.yaml", "unit: a\nexec-start: /bin/a\n")
+        .file(LIB, "a.yaml", "unit: a\nexec-start: /bin/other\n")
+        .file(LIB, "b.yaml", "unit: a\nexec-start: /bin/b\n");
+    let l = fs.load();
+    assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
+    assert_eq!(names(&l), ["a", "web.service"]);
+    assert_eq!(
+        *unit(&l, "web.service").exec_start.as_ref().unwrap().argv,
+        ["/bin/mine"]
+    );
+    let a = l.sources.iter().find(|s| s.name == "a").unwrap();
+    // `a.yaml` by its file name, `b.yaml` by the unit's name.
+    assert_eq!(
+        a.hides,
+        ["/lib/systemd/system/a.yaml", "/lib/systemd/system/b.yaml"]
+    );
+    let web = l.sources.iter().find(|s| s.name == "web.service").unwrap();
+    assert_eq!(web.hides, ["/lib/systemd/system/web.service"]);
+}
+
+#[test]
+fn dropins_override_and_reset_with_errors_in_their_own_file() {
+    let mut fs = Fs::new(&[ETC, LIB]);
+    fs.file(
+        LIB,
+        "nginx.service",
+        "[Service]\nExecStart=/usr/sbin/nginx\nEnvironment=A=1\n",
+    )
+    .file(
+        ETC,
+        "nginx.service.d/override.conf",
+        "[Service]\nExecStart=\nExecStart=/usr/sbin/nginx -g 'daemon off;'\nEnvironment=B=2\n",
+    )
+    .file(LIB, "service.d/10-all.conf", "[Service]\nEnvironment=C=3\n");
+    let l = fs.load();
+    assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
+    let n = unit(&l, "nginx.service");
+    assert_eq!(
+        *n.exec_start.as_ref().unwrap().argv,
+        ["/usr/sbin/nginx", "-g", "daemon off;"]
+    );
+    let env: Vec<(&str, &str)> = n
+        .extras
+        .environment
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(env, [("A", "1"), ("B", "2"), ("C", "3")]);
+    assert_eq!(
+        l.sources[0].dropins,
+        [
+            "/lib/systemd/system/service.d/10-all.conf",
+            "/etc/systemd/system/nginx.service.d/override.conf"
+        ]
+    );
+
+    // A syntax error and a bad value in a drop-in: named in that file,
+    // and the unit is not made.
+    fs.file(
+        ETC,
+        "nginx.service.d/zz-bad.conf",
+        "# broken\n[Service\nRestart=sometimes\n",
+    );
+    let l = fs.load();
+    assert_eq!(
+        shown(&l),
+        [
+            "/etc/systemd/system/nginx.service.d/zz-bad.conf:2:1: unterminated section header (no ']')",
+            "/etc/systemd/system/nginx.service.d/zz-bad.conf:3:1: invalid Restart=sometimes (no, on-success, on-failure, on-abnormal, on-watchdog, on-abort, always)",
+        ]
+    );
+    assert!(l.units.is_empty());
+}
+
+#[test]
+fn yaml_dropins() {
+    let mut fs = Fs::new(&[OWN, ETC]);
+    fs.file(OWN, "web.yaml", "unit: web\nexec-start: /bin/web\n")
+        .file(ETC, "web.d/10-env.yaml", "environment: {A: '1'}\n")
+        .file(OWN, "web.d/20-cmd.yaml", "exec-start: /bin/web --fast\n")
+        .file(ETC, "web.d/20-cmd.yaml", "exec-start: /bin/hidden\n");
+    let l = fs.load();
+    assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
+    let w = unit(&l, "web");
+    assert_eq!(*w.exec_start.as_ref().unwrap().argv, ["/bin/web", "--fast"]);
+    assert_eq!(w.extras.environment.get("A").map(String::as_str), Some("1"));
+    fs.file(OWN, "web.d/30-bad.yaml", "restart: sometimes\n");
+    let l = fs.load();
+    assert!(l.units.is_empty());
+    assert!(
+        shown(&l)[0].starts_with("/etc/init/units/web.d/30-bad.yaml:1:10: "),
+        "{:?}",
+        shown(&l)
+    );
+}
+
+#[test]
+fn wants_and_requires_directories_are_edges() {
+    let mut fs = Fs::new(&[OWN, ETC, LIB]);
+    fs.file(OWN, "default.yaml", "unit: default\ntype: virtual\n")
+        .file(LIB, "web.service", "[Service]\nExecStart=/bin/web\n")
+        .file(LIB, "db.service", "[Service]\nExecStart=/bin/db\n")
+        .file(
+            LIB,
+            "getty@.service",
+            "[Service]\nExecStart=/sbin/agetty %I\n",
+        )
+        .link(
+            ETC,
+            "default.wants/web.service",
+            "/lib/systemd/system/web.service",
+        )
+        .file(OWN, "default.requires/db.service", "x")
+        .link(
+            ETC,
+            "default.wants/getty@tty1.service",
+            "/lib/systemd/system/getty@.service",
+        )
+        .link(
+            ETC,
+            "default.wants/gone.service",
+            "/lib/systemd/system/gone.service",
+        )
+        .link(ETC, "masked.service", "/dev/null")
+        .link(ETC, "default.wants/masked.service", "/dev/null")
+        .link(ETC, "web.service.wants/db.service", "../db.service");
+    let l = fs.load();
+    let d = unit(&l, "default");
+    assert_eq!(d.depends_on, ["db.service"]);
+    assert_eq!(d.waits_for, ["getty@tty1.service", "web.service"]);
+    assert_eq!(unit(&l, "web.service").waits_for, ["db.service"]);
+    assert_eq!(l.instances, ["getty@tty1.service"]);
+    assert_eq!(
+        shown(&l),
+        ["/etc/systemd/system/default.wants/gone.service: warning: default wants gone.service, which is not on the unit search path; ignored"]
+    );
+}
+
+#[test]
+fn a_link_to_a_missing_file() {
+    let mut fs = Fs::new(&[ETC, LIB]);
+    fs.link(ETC, "ghost.service", "/opt/ghost/ghost.service");
+    let l = fs.load();
+    assert_eq!(
+        shown(&l),
+        ["/etc/systemd/system/ghost.service: a link to /opt/ghost/ghost.service, which cannot be read: No such file or directory (os error 2)"]
+    );
+    assert!(l.units.is_empty());
+}
