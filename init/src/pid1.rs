@@ -88,7 +88,7 @@ struct ApiMount {
 }
 
 /// The API file systems, in mount order.
-fn api_mounts() -> [ApiMount; 6] {
+fn api_mounts() -> [ApiMount; 7] {
     let nosuid = MsFlags::MS_NOSUID;
     let nodev = MsFlags::MS_NODEV;
     let noexec = MsFlags::MS_NOEXEC;
@@ -104,6 +104,14 @@ fn api_mounts() -> [ApiMount; 6] {
             fstype: "sysfs",
             flags: nosuid | nodev | noexec,
             data: None,
+        },
+        // The units' cgroups (`sys/unitrun.rs`).
+        ApiMount {
+            target: "/sys/fs/cgroup",
+            fstype: "cgroup2",
+            flags: nosuid | nodev | noexec,
+            // As systemd mounts it (Linux 4.13).
+            data: Some("nsdelegate"),
         },
         ApiMount {
             target: "/dev",

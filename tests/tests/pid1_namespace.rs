@@ -14,9 +14,12 @@ use std::time::{Duration, Instant};
 const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: svc, marker\n";
 const SVC: &str = "unit: svc\nexec-start: sleep 1000\n";
 
+/// A oneshot running `script`. `kill-mode: none`: what it leaves behind is
+/// not killed with it when it stops (as a unit's leftovers are), so that
+/// only the init's final SIGTERM (and SIGKILL) ends it.
 fn marker(script: &str) -> String {
     format!(
-        "unit: marker\ntype: oneshot\nexec-start: [\"/bin/sh\", \"-c\", {}]\n",
+        "unit: marker\ntype: oneshot\nkill-mode: none\nexec-start: [\"/bin/sh\", \"-c\", {}]\n",
         serde_json::to_string(script).unwrap()
     )
 }

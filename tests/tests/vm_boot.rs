@@ -91,6 +91,7 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
         "as PID 1 on a machine: the initial PID namespace",
         "init: mounted /proc (proc)",
         "init: mounted /sys (sysfs)",
+        "init: mounted /sys/fs/cgroup (cgroup2)",
         "init: mounted /dev (devtmpfs)",
         "init: mounted /dev/pts (devpts)",
         "init: mounted /dev/shm (tmpfs)",

@@ -207,7 +207,7 @@ impl World {
                 Action::Kill { whom, signal, .. } => {
                     self.exit(p, whom.pid(), ExitStatus::Signal(signal.0));
                 }
-                Action::ReadPidfile { unit, .. } => {
+                Action::ReadPidfile { unit, .. } | Action::GuessMainPid { unit } => {
                     self.feed(
                         p,
                         Fact::Pidfile {

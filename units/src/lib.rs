@@ -6,6 +6,8 @@
 //! - [`spec`]: the validated model of one unit ([`spec::UnitSpec`]);
 //! - [`context`]: a service's context (directories, limits, output, cgroup
 //!   limits, sandbox) and the systemd value syntax of its keys;
+//! - [`exits`]: sets of exit statuses (`SuccessExitStatus=`,
+//!   `RestartPreventExitStatus=`);
 //! - [`keys`]: the table of a unit's keys, which every way of giving a unit
 //!   (YAML, systemd INI, transient units) reads and checks through;
 //! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
@@ -27,6 +29,7 @@ pub mod config;
 pub mod context;
 pub mod diag;
 pub mod duration;
+pub mod exits;
 pub mod fleet_api;
 pub mod graph;
 pub mod keys;

@@ -8,6 +8,8 @@
 //! `initctl reload` uses to decide which units restart (the file position is
 //! kept apart, in [`Origin`]).
 
+use crate::context::ServiceContext;
+use crate::exits::ExitSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -90,6 +92,9 @@ impl RestartPolicy {
 }
 
 /// A command to run: the program and its arguments. No shell is involved.
+///
+/// The flags are systemd's prefixes of command lines (`-`, `@`, `+`, `!`,
+/// and `:` turning off [`Command::expand_env`]); a YAML command has none.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Command {
     /// `argv[0]` is the program (a path, or a name looked up in `PATH`).
@@ -100,6 +105,41 @@ pub struct Command {
     /// A failure of this command is ignored (systemd's leading `-`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ignore_failure: bool,
+    /// `$NAME` (a word of its own: split at blanks) and `${NAME}` (inside
+    /// a word: as it is) are replaced from the process's environment when
+    /// it starts, and `$$` by `$`: a systemd command line without `:`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expand_env: bool,
+    /// `argv[1]` is the `argv[0]` the program sees, and `argv[0]` only its
+    /// path (systemd's `@`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub argv0: bool,
+    /// What of the unit's context the command runs without (systemd's `+`
+    /// and `!`).
+    #[serde(default, skip_serializing_if = "Privileges::is_unit")]
+    pub privileges: Privileges,
+}
+
+/// What of its unit's context a command runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Privileges {
+    /// All of it (no prefix).
+    #[default]
+    Unit,
+    /// Everything but the change of user and group (`!`, `!!`): it runs
+    /// as the init's user, sandboxed.
+    NoUserChange,
+    /// Only its cgroup (`+`): no change of user or group, no sandbox, no
+    /// resource limits of the process.
+    Full,
+}
+
+impl Privileges {
+    /// The default: the unit's whole context.
+    pub fn is_unit(&self) -> bool {
+        *self == Privileges::Unit
+    }
 }
 
 impl Command {
@@ -112,12 +152,17 @@ impl Command {
         Command {
             argv: argv.into_iter().map(Into::into).collect(),
             ignore_failure: false,
+            expand_env: false,
+            argv0: false,
+            privileges: Privileges::Unit,
         }
     }
 
-    /// Whether a word mentions `$MAINPID` (or `${MAINPID}`).
+    /// Whether a word mentions `$MAINPID` (or `${MAINPID}`) that the
+    /// planner replaces: a command that expands its environment gets it
+    /// from there, with the other variables.
     pub fn mentions_mainpid(&self) -> bool {
-        self.argv.iter().any(|w| w.contains("MAINPID"))
+        !self.expand_env && self.argv.iter().any(|w| w.contains("MAINPID"))
     }
 
     /// The words with every `$MAINPID` (and `${MAINPID}`) replaced by `pid`.
@@ -261,14 +306,22 @@ pub struct UnitSpec {
     pub restart_max_delay: Duration,
     /// What a stop sends when there is no `exec_stop`.
     pub kill_signal: Signal,
-    /// What the planner never reads (user, group, working directory,
-    /// environment): out of line, and not allocated at all when every one
-    /// of them is unset, as for most units.
+    /// Whether the unit stays `exited` with what its processes left
+    /// running after its main process exits by itself with success
+    /// (`RemainAfterExit=`): `None` for its type's default, which
+    /// [`UnitSpec::remain_after_exit`] says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remain_after_exit: Option<bool>,
+    /// The fields that are seldom set (user, group, working directory,
+    /// environment, the service context, exit statuses, the watchdog):
+    /// out of line, and not allocated at all when every one of them is
+    /// unset, as for most units.
     #[serde(flatten)]
     pub extras: Extras,
 }
 
-/// The fields of a [`UnitSpec`] that only the spawn uses.
+/// The fields of a [`UnitSpec`] that are seldom set. The first five are
+/// always in its JSON form; the others only when set.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ExtraFields {
@@ -289,6 +342,29 @@ pub struct ExtraFields {
     /// Lines kept per window (none: journald's default; zero: no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_rate_limit_burst: Option<u32>,
+    /// The service context: directories, limits, output, kill mode,
+    /// cgroup limits, sandbox (`docs/service-context.md`).
+    #[serde(skip_serializing_if = "Context::is_empty")]
+    pub context: Context,
+    /// A `oneshot`'s further commands (systemd's second and later
+    /// `ExecStart=` lines), run in order after `exec_start` exits with
+    /// success.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exec_start_then: Vec<Command>,
+    /// Exit statuses that count as success besides 0.
+    #[serde(skip_serializing_if = "ExitSet::is_empty")]
+    pub success_exit_status: ExitSet,
+    /// Exit statuses after which the unit is not restarted.
+    #[serde(skip_serializing_if = "ExitSet::is_empty")]
+    pub restart_prevent_exit_status: ExitSet,
+    /// Exit statuses after which the unit is restarted, whatever its
+    /// `restart`.
+    #[serde(skip_serializing_if = "ExitSet::is_empty")]
+    pub restart_force_exit_status: ExitSet,
+    /// The longest the main process may go without a `WATCHDOG=1` once
+    /// the unit is running, as given (`UnitSpec::watchdog` reads it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watchdog: Option<Duration>,
 }
 
 /// Every extra field unset.
@@ -300,7 +376,90 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     environment_files: Vec::new(),
     log_rate_limit_interval: None,
     log_rate_limit_burst: None,
+    context: Context(None),
+    exec_start_then: Vec::new(),
+    success_exit_status: ExitSet {
+        codes: Vec::new(),
+        signals: Vec::new(),
+    },
+    restart_prevent_exit_status: ExitSet {
+        codes: Vec::new(),
+        signals: Vec::new(),
+    },
+    restart_force_exit_status: ExitSet {
+        codes: Vec::new(),
+        signals: Vec::new(),
+    },
+    watchdog: None,
 };
+
+/// A unit's [`ServiceContext`], boxed only when a key of it is set.
+///
+/// It dereferences to the context (the empty one when there is no box);
+/// a write through it allocates the box. Two compare by their contexts,
+/// so a reload restarts a unit exactly when its context changed.
+#[derive(Clone, Default)]
+pub struct Context(Option<Box<ServiceContext>>);
+
+/// The context of a unit that sets no key of it.
+static EMPTY_CONTEXT: std::sync::LazyLock<ServiceContext> =
+    std::sync::LazyLock::new(ServiceContext::default);
+
+impl Context {
+    /// Whether no key is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.as_deref().is_none_or(ServiceContext::is_empty)
+    }
+
+    /// Drops the box when no key is set (after a loader set keys and
+    /// reset them again).
+    pub fn normalize(&mut self) {
+        if self.is_empty() {
+            self.0 = None;
+        }
+    }
+}
+
+impl std::ops::Deref for Context {
+    type Target = ServiceContext;
+    fn deref(&self) -> &ServiceContext {
+        self.0.as_deref().unwrap_or(&EMPTY_CONTEXT)
+    }
+}
+
+impl std::ops::DerefMut for Context {
+    fn deref_mut(&mut self) -> &mut ServiceContext {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl PartialEq for Context {
+    fn eq(&self, other: &Context) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Context {}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl Serialize for Context {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Context {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Context, D::Error> {
+        let mut c = Context(Some(Box::new(ServiceContext::deserialize(d)?)));
+        c.normalize();
+        Ok(c)
+    }
+}
 
 /// The [`ExtraFields`] of a spec, boxed only when one of them is set.
 ///
@@ -377,6 +536,14 @@ pub mod defaults {
 }
 
 impl UnitSpec {
+    /// The watchdog's interval: `None` when there is none (no
+    /// `watchdog-sec`, or 0 or infinity, which turn it off as in systemd).
+    pub fn watchdog(&self) -> Option<Duration> {
+        self.extras
+            .watchdog
+            .filter(|d| !d.is_zero() && *d != crate::systemd::TIMESPAN_INFINITY)
+    }
+
     /// A unit of `kind` named `name` with every default of SPEC §3:
     /// it provides its own name, depends on nothing, has no command.
     pub fn new(name: impl Into<String>, kind: UnitType) -> UnitSpec {
@@ -407,8 +574,24 @@ impl UnitSpec {
             restart_delay: defaults::RESTART_DELAY,
             restart_max_delay: defaults::RESTART_MAX_DELAY,
             kill_signal: Signal::TERM,
+            remain_after_exit: None,
             extras: Extras::default(),
         }
+    }
+
+    /// Whether the unit stays `exited`, with what its processes left
+    /// running, after its main process exits by itself with success:
+    /// `remain-after-exit` as given, else yes for a `oneshot` (what its
+    /// `exited` state has always meant) and no for the other types.
+    pub fn remain_after_exit(&self) -> bool {
+        self.remain_after_exit
+            .unwrap_or(self.kind == UnitType::Oneshot)
+    }
+
+    /// Whether `status` counts as success for the unit's commands: status
+    /// 0, or one of `success-exit-status`.
+    pub fn success(&self, status: crate::planner::ExitStatus) -> bool {
+        status.success() || self.extras.success_exit_status.contains(status)
     }
 }
 
@@ -542,10 +725,9 @@ mod tests {
         full.waits_for = vec!["log".into()];
         full.exec_start_pre = vec![Command::new(["/bin/true"])];
         full.exec_start = Some(Command::new(["/bin/web", "--port", "80"]));
-        full.exec_stop = Some(Command {
-            argv: vec!["/bin/stop".into()].into(),
-            ignore_failure: true,
-        });
+        let mut stop = Command::new(["/bin/stop"]);
+        stop.ignore_failure = true;
+        full.exec_stop = Some(stop);
         full.exec_stop_post = vec![Command::new(["/bin/post"])];
         full.exec_reload = Some(Command::new(["/bin/kill", "-HUP", "$MAINPID"]));
         full.ready_wait = Some(Duration::from_millis(1500));

@@ -25,6 +25,13 @@ fn cmd(words: &[&str]) -> Command {
     Command::new(words.iter().copied())
 }
 
+/// A command whose failure is ignored (a leading `-`).
+fn ignoring(words: &[&str]) -> Command {
+    let mut c = cmd(words);
+    c.ignore_failure = true;
+    c
+}
+
 #[test]
 fn every_key_of_a_foreground_supervised_unit() {
     let s = spec(
@@ -72,17 +79,11 @@ environment-file: [/etc/default/web, -/etc/web.env]
     expected.waits_for = vec!["dns".into(), "ntp".into()];
     expected.exec_start_pre = vec![
         cmd(&["/bin/mkdir", "-p", "/run/web"]),
-        Command {
-            argv: vec!["/bin/rm".into(), "-f".into(), "/run/web/stale".into()].into(),
-            ignore_failure: true,
-        },
+        ignoring(&["/bin/rm", "-f", "/run/web/stale"]),
     ];
     expected.exec_start = Some(cmd(&["/usr/bin/web", "--port", "80", "--name", "my site"]));
     expected.exec_stop = Some(cmd(&["/bin/kill", "-TERM", "$MAINPID"]));
-    expected.exec_stop_post = vec![Command {
-        argv: vec!["/bin/rm".into(), "-rf".into(), "/run/web".into()].into(),
-        ignore_failure: true,
-    }];
+    expected.exec_stop_post = vec![ignoring(&["/bin/rm", "-rf", "/run/web"])];
     expected.exec_reload = Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]));
     expected.ready_grep = Some("^listening on".into());
     expected.start_timeout = Duration::from_secs(30);
@@ -116,7 +117,7 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    assert_eq!(UNIT_KEYS.len(), 29);
+    assert_eq!(UNIT_KEYS.len(), 34);
     for key in [
         "unit",
         "name",
@@ -125,6 +126,11 @@ fn the_keys_the_docs_list() {
         "environment-file",
         "log-rate-limit-interval-sec",
         "log-rate-limit-burst",
+        "remain-after-exit",
+        "success-exit-status",
+        "restart-prevent-exit-status",
+        "restart-force-exit-status",
+        "watchdog-sec",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }
@@ -306,14 +312,8 @@ fn pre_and_post_commands() {
     assert_eq!(
         s.exec_stop_post,
         [
-            Command {
-                argv: vec!["/bin/cleanup".into()].into(),
-                ignore_failure: true
-            },
-            Command {
-                argv: vec!["/bin/rm".into(), "-f".into(), "/run/p".into()].into(),
-                ignore_failure: true
-            },
+            ignoring(&["/bin/cleanup"]),
+            ignoring(&["/bin/rm", "-f", "/run/p"]),
             cmd(&["/bin/log", "done"]),
         ]
     );

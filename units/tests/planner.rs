@@ -207,7 +207,7 @@ impl World {
                     self.exit(pid, ExitStatus::Signal(signal.0));
                 }
             }
-            Action::ReadPidfile { unit, .. } => {
+            Action::ReadPidfile { unit, .. } | Action::GuessMainPid { unit } => {
                 let pid = self.next_pid;
                 self.next_pid += 1;
                 self.procs.insert(pid, (unit, Role::Main));

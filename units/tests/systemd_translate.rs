@@ -42,8 +42,13 @@ fn refused(p: ParsedUnit, want: &[&str]) {
     assert!(p.spec.is_none(), "an error leaves no spec");
 }
 
+/// A systemd command line: `$NAME` and `${NAME}` are substituted when it
+/// starts (no `:` prefix).
 fn cmd(argv: &[&str]) -> Command {
-    Command::new(argv.iter().copied())
+    Command {
+        expand_env: true,
+        ..Command::new(argv.iter().copied())
+    }
 }
 
 fn ignored(argv: &[&str]) -> Command {
@@ -135,16 +140,15 @@ fn type_errors() {
         svc("Type=bogus\nExecStart=/bin/x"),
         &["u/web.service:2:1: invalid Type=bogus (simple, exec, notify, forking, oneshot, idle)"],
     );
-    // forking without PIDFile=: nothing to supervise, refused.
-    refused(
-        svc("Type=forking\nExecStart=/usr/sbin/web -d"),
-        &["u/web.service:2:1: Type=forking needs PIDFile="],
-    );
+    // forking without PIDFile=: the main PID is guessed from the unit's
+    // cgroup at run time, as systemd does.
+    let s = clean(svc("Type=forking\nExecStart=/usr/sbin/web -d"));
+    assert_eq!((s.kind, s.pidfile), (UnitType::BackgroundPidfile, None));
     // PIDFile= emptied again counts as none.
-    refused(
-        svc("Type=forking\nPIDFile=/run/a.pid\nPIDFile=\nExecStart=/usr/sbin/web -d"),
-        &["u/web.service:2:1: Type=forking needs PIDFile="],
-    );
+    let s = clean(svc(
+        "Type=forking\nPIDFile=/run/a.pid\nPIDFile=\nExecStart=/usr/sbin/web -d",
+    ));
+    assert_eq!(s.pidfile, None);
     // PIDFile= on another type: ignored with a warning.
     let s = warned(
         svc("PIDFile=/run/web.pid\nExecStart=/bin/x"),
@@ -185,10 +189,12 @@ fn exec_start_splitting() {
     assert_eq!(s.exec_start, Some(cmd(&["/bin/b"])));
     // The ':' prefix (no substitution) is honoured exactly.
     let s = clean(svc("ExecStart=:/bin/echo $HOME ${X}"));
-    assert_eq!(s.exec_start, Some(cmd(&["/bin/echo", "$HOME", "${X}"])));
-    // $$ is a literal $.
+    let mut plain = cmd(&["/bin/echo", "$HOME", "${X}"]);
+    plain.expand_env = false;
+    assert_eq!(s.exec_start, Some(plain));
+    // $$ stays for the substitution at start, which makes it a literal $.
     let s = clean(svc("ExecStart=/bin/echo $$HOME"));
-    assert_eq!(s.exec_start, Some(cmd(&["/bin/echo", "$HOME"])));
+    assert_eq!(s.exec_start, Some(cmd(&["/bin/echo", "$$HOME"])));
     // \; is a literal ; word.
     let s = clean(svc(r"ExecStart=/usr/bin/find . -exec rm {} \;"));
     assert_eq!(
@@ -275,17 +281,16 @@ fn exec_start_errors() {
 
 #[test]
 fn oneshot_with_several_exec_start() {
-    // systemd runs them in sequence; flotilla runs only the first: warned.
-    let s = warned(
-        svc("Type=oneshot\nExecStart=/bin/a\nExecStart=/bin/b\nExecStart=/bin/c ; /bin/d"),
-        &[
-            "u/web.service:4:1: warning: ExecStart= ignored: flotilla runs only the first ExecStart= command of a oneshot",
-            "u/web.service:5:1: warning: ExecStart= ignored: flotilla runs only the first ExecStart= command of a oneshot",
-            "u/web.service:5:1: warning: ExecStart= ignored: flotilla runs only the first ExecStart= command of a oneshot",
-        ],
-    );
+    // Run in sequence, as systemd does.
+    let s = clean(svc(
+        "Type=oneshot\nExecStart=/bin/a\nExecStart=/bin/b\nExecStart=/bin/c ; /bin/d",
+    ));
     assert_eq!(s.kind, UnitType::Oneshot);
     assert_eq!(s.exec_start, Some(cmd(&["/bin/a"])));
+    assert_eq!(
+        s.extras.exec_start_then,
+        [cmd(&["/bin/b"]), cmd(&["/bin/c"]), cmd(&["/bin/d"])]
+    );
     // A oneshot has no start timeout by default, and does not restart.
     assert_eq!(s.start_timeout, TIMESPAN_INFINITY);
     assert_eq!(s.stop_timeout, Duration::from_secs(90));
@@ -293,38 +298,43 @@ fn oneshot_with_several_exec_start() {
 }
 
 #[test]
-fn exec_prefixes_flotilla_cannot_honour() {
-    let s = warned(
-        svc("ExecStart=@/bin/sh mysh -c true"),
-        &[
-            r#"u/web.service:2:1: warning: ExecStart=: the @ prefix is not supported, argv[0] "mysh" is dropped (argv[0] is the program)"#,
-        ],
-    );
-    assert_eq!(s.exec_start, Some(cmd(&["/bin/sh", "-c", "true"])));
-    for prefix in ["+", "!", "!!"] {
-        let s = warned(
-            svc(&format!("User=web\nExecStartPre={prefix}/bin/mkdir -p /run/web\nExecStart=/bin/web")),
-            &[&format!(
-                "u/web.service:3:1: warning: ExecStartPre=: the {prefix} prefix is not supported, the command runs with the unit's User= and Group="
-            )],
-        );
-        assert_eq!(s.exec_start_pre, [cmd(&["/bin/mkdir", "-p", "/run/web"])]);
+fn exec_prefixes() {
+    use flotilla_units::spec::Privileges;
+    let s = clean(svc("ExecStart=@/bin/sh mysh -c true"));
+    let want = Command {
+        argv0: true,
+        ..cmd(&["/bin/sh", "mysh", "-c", "true"])
+    };
+    assert_eq!(s.exec_start, Some(want));
+    for (prefix, privileges) in [
+        ("+", Privileges::Full),
+        ("!", Privileges::NoUserChange),
+        ("!!", Privileges::NoUserChange),
+    ] {
+        let s = clean(svc(&format!(
+            "User=web\nExecStartPre={prefix}/bin/mkdir -p /run/web\nExecStart=/bin/web"
+        )));
+        let want = Command {
+            privileges,
+            ..cmd(&["/bin/mkdir", "-p", "/run/web"])
+        };
+        assert_eq!(s.exec_start_pre, [want]);
     }
     // Prefixes combine.
-    let s = warned(
-        svc("ExecStart=-+/bin/x"),
-        &["u/web.service:2:1: warning: ExecStart=: the + prefix is not supported, the command runs with the unit's User= and Group="],
-    );
-    assert_eq!(s.exec_start, Some(ignored(&["/bin/x"])));
+    let s = clean(svc("ExecStart=-+/bin/x"));
+    let want = Command {
+        privileges: Privileges::Full,
+        ..ignored(&["/bin/x"])
+    };
+    assert_eq!(s.exec_start, Some(want));
 }
 
 #[test]
 fn environment_variables_in_commands() {
-    // Not substituted: warned, passed as written.
-    let s = warned(
-        svc("EnvironmentFile=/etc/environment\nExecStart=/usr/bin/docker run -e IP=${COREOS_PUBLIC_IPV4} $OPTS"),
-        &["u/web.service:3:1: warning: ExecStart= uses ${COREOS_PUBLIC_IPV4}: environment variables are not substituted in commands (only $MAINPID), it is passed as written"],
-    );
+    // Substituted when the process starts: kept as written here.
+    let s = clean(svc(
+        "EnvironmentFile=/etc/environment\nExecStart=/usr/bin/docker run -e IP=${COREOS_PUBLIC_IPV4} $OPTS",
+    ));
     assert_eq!(
         s.exec_start,
         Some(cmd(&[
@@ -334,11 +344,6 @@ fn environment_variables_in_commands() {
             "IP=${COREOS_PUBLIC_IPV4}",
             "$OPTS"
         ]))
-    );
-    let p = svc("ExecStart=/bin/web $OPTS");
-    assert_eq!(
-        diags(&p),
-        ["u/web.service:2:1: warning: ExecStart= uses $OPTS: environment variables are not substituted in commands (only $MAINPID), it is passed as written"]
     );
     // $MAINPID is kept for the init to replace; a $ inside a word is literal in systemd too.
     let s = clean(svc("ExecStart=/bin/web --x=$FOO\nExecReload=/bin/kill -HUP $MAINPID\nExecStop=/bin/kill ${MAINPID}"));
@@ -663,26 +668,28 @@ fn process_context() {
 
 #[test]
 fn kill_mode_and_remain_after_exit() {
-    clean(svc("ExecStart=/bin/x\nKillMode=control-group"));
-    for mode in ["process", "mixed", "none"] {
-        warned(
-            svc(&format!("ExecStart=/bin/x\nKillMode={mode}")),
-            &[&format!("u/web.service:3:1: warning: KillMode={mode} is not supported: a stop signals the unit's whole process group")],
-        );
+    use flotilla_units::context::process::KillMode;
+    for (mode, want) in [
+        ("control-group", KillMode::ControlGroup),
+        ("process", KillMode::Process),
+        ("mixed", KillMode::Mixed),
+        ("none", KillMode::None),
+    ] {
+        let s = clean(svc(&format!("ExecStart=/bin/x\nKillMode={mode}")));
+        assert_eq!(s.extras.context.kill_mode, want);
     }
-    refused(
-        svc("ExecStart=/bin/x\nKillMode=all"),
-        &["u/web.service:3:1: invalid KillMode=all (control-group, mixed, process, none)"],
+    let p = svc("ExecStart=/bin/x\nKillMode=all");
+    assert!(p.spec.is_none());
+    assert!(
+        diags(&p)[0].starts_with("u/web.service:3:1: invalid KillMode=all"),
+        "{:?}",
+        diags(&p)
     );
-    // A oneshot stays `exited` (active) after its command: RemainAfterExit=
-    // either way is taken as it is.
-    clean(svc("Type=oneshot\nExecStart=/bin/x\nRemainAfterExit=yes"));
-    clean(svc("Type=oneshot\nExecStart=/bin/x\nRemainAfterExit=no"));
-    clean(svc("ExecStart=/bin/x\nRemainAfterExit=no"));
-    warned(
-        svc("ExecStart=/bin/x\nRemainAfterExit=y"),
-        &["u/web.service:3:1: warning: RemainAfterExit=yes is supported only with Type=oneshot, ignored"],
-    );
+    // systemd's default is no; a oneshot is `exited` either way.
+    let s = clean(svc("Type=oneshot\nExecStart=/bin/x"));
+    assert!(!s.remain_after_exit());
+    let s = clean(svc("ExecStart=/bin/x\nRemainAfterExit=y"));
+    assert!(s.remain_after_exit());
     refused(
         svc("ExecStart=/bin/x\nRemainAfterExit=perhaps"),
         &["u/web.service:3:1: invalid RemainAfterExit=perhaps: not a boolean"],
@@ -811,7 +818,6 @@ Anything=goes
 ListenStream=80
 "),
         &[
-            "u/web.service:7:1: warning: [Service] PrivateTmp= is not supported, ignored",
             "u/web.service:8:1: warning: [Service] ExecStartPost= is not supported, ignored",
             "u/web.service:9:1: warning: [Service] Requires= is not supported, ignored",
             "u/web.service:23:1: warning: [Socket] ListenStream= is not supported, ignored",
@@ -914,13 +920,9 @@ fn fixture(name: &str) -> String {
 fn fixture_fleet_docker_template_instance() {
     let text = fixture("web@.service");
     let p = translate_file("fixtures/web@.service", "web@8080.service", &text);
-    let s = warned(
-        p,
-        &[
-            "fixtures/web@.service:8:1: warning: ExecStartPre= uses ${COREOS_PUBLIC_IPV4}: environment variables are not substituted in commands (only $MAINPID), it is passed as written",
-            "fixtures/web@.service:9:1: warning: ExecStart= uses ${COREOS_PUBLIC_IPV4}: environment variables are not substituted in commands (only $MAINPID), it is passed as written",
-        ],
-    );
+    // ${COREOS_PUBLIC_IPV4} is substituted from the environment file when
+    // the process starts.
+    let s = clean(p);
     assert_eq!(s.name, "web@8080.service");
     assert_eq!(s.description.as_deref(), Some("Web server on port 8080"));
     assert_eq!(s.depends_on, ["docker.service"]);
@@ -972,7 +974,6 @@ fn fixture_forking_daemon() {
         translate_file("fixtures/nginx.service", "nginx.service", &fixture("nginx.service")),
         &[
             "fixtures/nginx.service:4:1: warning: After=syslog.target is ignored: flotilla orders only after dependencies (add Wants=syslog.target or Requires=syslog.target)",
-            "fixtures/nginx.service:16:1: warning: [Service] PrivateTmp= is not supported, ignored",
         ],
     );
     assert_eq!(s.kind, UnitType::BackgroundPidfile);

@@ -74,6 +74,7 @@ fn mounts_only_what_is_missing_in_order() {
     assert_eq!(
         mounts(&sys.calls()),
         [
+            ("/sys/fs/cgroup", "cgroup2"),
             ("/dev", "devtmpfs"),
             ("/dev/pts", "devpts"),
             ("/dev/shm", "tmpfs"),
@@ -83,9 +84,10 @@ fn mounts_only_what_is_missing_in_order() {
     );
     assert_eq!(
         mkdirs(&sys),
-        ["/dev", "/dev/pts", "/dev/shm", "/run"].map(PathBuf::from)
+        ["/sys/fs/cgroup", "/dev", "/dev/pts", "/dev/shm", "/run"].map(PathBuf::from)
     );
-    assert_eq!(lines[0], "init: mounted /dev (devtmpfs)");
+    assert_eq!(lines[0], "init: mounted /sys/fs/cgroup (cgroup2)");
+    assert_eq!(lines[1], "init: mounted /dev (devtmpfs)");
     let dev = sys
         .calls()
         .into_iter()
@@ -114,7 +116,7 @@ fn without_proc_nothing_else_is_mounted_blindly() {
         [("/proc".to_string(), "proc".to_string())]
     );
     assert_eq!(lines[0], "init: mount /proc: operation not permitted");
-    assert_eq!(lines.len(), 6, "{lines:?}");
+    assert_eq!(lines.len(), 7, "{lines:?}");
     assert!(
         lines[1].starts_with("init: /sys: not mounted: "),
         "{lines:?}"
@@ -131,7 +133,7 @@ fn a_container_sharing_the_parents_proc_mounts_nothing() {
     // On a machine /proc/self is never consulted.
     sys.set_file("/proc/self/mountinfo", MOUNTINFO);
     let lines = mount_missing(&sys, Place::Machine);
-    assert_eq!(mounts(&sys.calls()).len(), 4, "{lines:?}");
+    assert_eq!(mounts(&sys.calls()).len(), 5, "{lines:?}");
 }
 
 #[test]

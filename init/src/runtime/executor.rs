@@ -9,11 +9,14 @@ use crate::logbuf::LogBuf;
 use crate::notify::NotifySocket;
 use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
-use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Sys, SysError};
+use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Stdio, Sys, SysError};
+use flotilla_units::context::process::{KillMode, Output};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Action, Fact, Role, Whom};
-use flotilla_units::spec::{Signal, UnitSpec, UnitType};
+use flotilla_units::spec::{Privileges, Signal, UnitSpec, UnitType};
+use flotilla_units::systemd::expand_env;
 use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// Bytes of output kept in memory per unit.
@@ -41,12 +44,39 @@ impl<S: Sys> Runtime<S> {
                 let result = self.read_pidfile(&path);
                 self.fact(Fact::Pidfile { unit, result });
             }
+            Action::GuessMainPid { unit } => {
+                let result = self.guess_main_pid(unit);
+                self.fact(Fact::Pidfile { unit, result });
+            }
         }
     }
 
     /// Sends `signal` to whom the planner named: a process, a process
     /// group, or a group and its leader (a daemon that left its group).
+    /// A group stands for the whole unit: with a cgroup, every process of
+    /// it gets the signal too, so that what left the group (a `setsid`
+    /// child, a forked daemon) is reached. `KillMode=` narrows it:
+    /// `process` signals the leader alone, `mixed` the leader alone but
+    /// for `SIGKILL`, `none` nobody.
     fn signal(&mut self, unit: UnitId, whom: Whom, signal: Signal) {
+        let run = self.slots.get(unit).and_then(|s| s.run.as_deref());
+        let mode = run.map_or(KillMode::ControlGroup, |r| r.kill_mode());
+        let whole = match (mode, whom) {
+            (_, Whom::Process(_)) => false,
+            (KillMode::None, _) => return,
+            (KillMode::Process, _) => false,
+            (KillMode::Mixed, _) => signal == Signal::KILL,
+            (KillMode::ControlGroup, _) => true,
+        };
+        let whom = match whom {
+            Whom::Group(p) | Whom::GroupAndLeader(p) if !whole => Whom::Process(p),
+            w => w,
+        };
+        if whole {
+            if let Some(run) = run {
+                self.sys.signal_unit(run, signal.0);
+            }
+        }
         let res = match whom {
             Whom::Process(pid) => self.sys.kill(pid, signal.0),
             Whom::Group(pgid) => self.sys.killpg(pgid, signal.0),
@@ -85,6 +115,40 @@ impl<S: Sys> Runtime<S> {
                 path.display()
             )),
             _ => Ok(pid),
+        }
+    }
+
+    /// The main PID of a forking daemon without a pidfile, as systemd
+    /// guesses it: the one process of the unit's cgroup whose parent is
+    /// not in the cgroup (the daemon the start command left behind).
+    fn guess_main_pid(&self, unit: UnitId) -> Result<i32, String> {
+        let run = self.slots.get(unit).and_then(|s| s.run.as_deref());
+        let Some(run) = run.filter(|r| r.has_cgroup()) else {
+            return Err("no pidfile, and no cgroup to find the main process in".into());
+        };
+        let pids = self.sys.unit_pids(run);
+        let parent = |pid: i32| {
+            let stat = self
+                .sys
+                .read_file_limited(Path::new(&format!("/proc/{pid}/stat")), 4096)
+                .ok()?;
+            // After the command's name, which ends at the last `)`.
+            let at = stat.iter().rposition(|&b| b == b')')?;
+            let rest = std::str::from_utf8(stat.get(at + 1..)?).ok()?;
+            rest.split_whitespace().nth(1)?.parse::<i32>().ok()
+        };
+        let mains: Vec<i32> = pids
+            .iter()
+            .copied()
+            .filter(|&p| parent(p).is_some_and(|pp| !pids.contains(&pp)))
+            .collect();
+        match mains[..] {
+            [pid] => Ok(pid),
+            [] => Err("no process left in the unit's cgroup".into()),
+            _ => Err(format!(
+                "no pidfile, and {} processes in the unit's cgroup could be the main one",
+                mains.len()
+            )),
         }
     }
 
@@ -141,21 +205,64 @@ impl<S: Sys> Runtime<S> {
         }
         let _ = env.set("INIT_UNIT", &spec.name);
         let creds = self.credentials(spec)?;
-        if role == Role::Main && spec.kind == UnitType::ForegroundNotified {
+        let watchdog = spec.watchdog();
+        if role == Role::Main && (spec.kind == UnitType::ForegroundNotified || watchdog.is_some()) {
             let path = self.notify_socket(unit, spec)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;
         }
+        if let (Role::Main, Some(d)) = (role, watchdog) {
+            let _ = env.set("WATCHDOG_USEC", &d.as_micros().to_string());
+        }
         self.io(unit, spec)
             .ok_or_else(|| "unit i/o vanished".to_string())?;
+        self.ensure_run(unit, spec, &creds)?;
+        let command = role.command(spec);
+        let privileges = command.map_or(Privileges::Unit, |c| c.privileges);
+        let run = self
+            .slots
+            .get(unit)
+            .and_then(|s| s.run.as_deref())
+            .ok_or_else(|| "unit run vanished".to_string())?;
+        for (k, v) in run.env() {
+            env.set(k, v).map_err(|e| format!("environment {k}: {e}"))?;
+        }
+        // systemd's `$NAME`/`${NAME}` in a command line, from the
+        // environment the process gets; `@`: argv[1] is its argv[0].
+        let expanded;
+        let mut argv = argv;
+        if command.is_some_and(|c| c.expand_env) {
+            expanded = expand_env(argv, |n| {
+                env.get(n).and_then(|v| std::str::from_utf8(v).ok())
+            });
+            argv = &expanded;
+        }
+        let argv0 = command.is_some_and(|c| c.argv0);
         // New pipes for this process; the init keeps only the read ends.
         let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
+        let ctx = &spec.extras.context;
         let res = {
-            let mut req = SpawnRequest::new(argv, &env)
-                .stdout(out.stdio())
-                .stderr(err.stdio())
-                .credentials(&creds);
+            let (file_out, file_err) = run.outputs();
+            let stdout = stdio(ctx.standard_output.as_ref(), file_out, out.stdio());
+            // Standard error goes where standard output goes by default.
+            let stderr = match ctx.standard_error.as_ref() {
+                Some(Output::Inherit) => stdout,
+                None if ctx.standard_output.is_some() => {
+                    stdio(ctx.standard_output.as_ref(), file_out, err.stdio())
+                }
+                o => stdio(o, file_err, err.stdio()),
+            };
+            let mut req = SpawnRequest::new(argv, &env).stdout(stdout).stderr(stderr);
+            if privileges == Privileges::Unit {
+                req = req.credentials(&creds);
+            }
+            if let Some(c) = run.child(privileges == Privileges::Full) {
+                req = req.context(c);
+            }
+            if argv0 {
+                req = req.argv0_given();
+            }
             if let Some(dir) = &spec.extras.working_directory {
                 req = req.cwd(dir);
             }
@@ -181,6 +288,44 @@ impl<S: Sys> Runtime<S> {
             }
         }
         Ok(pid)
+    }
+
+    /// The unit's run (cgroup, directories, prepared context), made at the
+    /// first spawn of a start; keys it left out are noted in the log.
+    fn ensure_run(
+        &mut self,
+        unit: UnitId,
+        spec: &UnitSpec,
+        creds: &Credentials,
+    ) -> Result<(), String> {
+        if self.slots.get(unit).is_some_and(|s| s.run.is_some()) {
+            return Ok(());
+        }
+        let owner = match (creds.uid, creds.gid) {
+            (None, None) => None,
+            (uid, gid) => Some((uid.unwrap_or(0), gid.unwrap_or(0))),
+        };
+        let run = self
+            .sys
+            .start_unit(&spec.name, &spec.extras.context, owner)?;
+        for n in run.notes() {
+            self.unit_note(unit, n);
+        }
+        let id = self.slots.ensure(unit);
+        if let Some(s) = self.slots.slot_mut(id) {
+            s.run = Some(Box::new(run));
+        }
+        Ok(())
+    }
+
+    /// Ends the unit's run, if it has one: what is left in its cgroup is
+    /// killed, and what its start made is removed (`keep_runtime`: it may
+    /// restart).
+    pub(super) fn end_run(&mut self, unit: UnitId, keep_runtime: bool) {
+        let run = self.slots.get_mut(unit).and_then(|s| s.run.take());
+        if let Some(run) = run {
+            self.sys.end_unit(&run, keep_runtime);
+        }
     }
 
     /// The identity a unit's processes run with.
@@ -249,5 +394,16 @@ fn rate_limit(spec: &UnitSpec) -> RateLimit {
             .log_rate_limit_interval
             .unwrap_or(default.interval),
         burst: spec.extras.log_rate_limit_burst.unwrap_or(default.burst),
+    }
+}
+
+/// Where a standard stream goes: `output` as the unit says (`None`: its
+/// log), `file` the file the run opened for it, `pipe` the log's pipe.
+fn stdio<'a>(output: Option<&Output>, file: Option<&'a OwnedFd>, pipe: Stdio<'a>) -> Stdio<'a> {
+    match (output, file) {
+        (_, Some(f)) => Stdio::Fd(f.as_fd()),
+        (Some(Output::Null), _) => Stdio::Null,
+        (Some(Output::Inherit | Output::Tty), _) => Stdio::Inherit,
+        _ => pipe,
     }
 }

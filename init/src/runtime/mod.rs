@@ -130,6 +130,9 @@ impl<S: Sys> Runtime<S> {
         // log writer's to make: the loop touches no file of it.
         let _ = sys.create_dir_all(&notify_dir);
         let _ = sys.set_child_subreaper();
+        if let Err(e) = sys.setup_cgroups(pid1) {
+            sys.console(&format!("init: {e}"));
+        }
         if let Err(e) = sys.raise_nofile_limit() {
             sys.console(&format!("init: {e}"));
         }
@@ -291,6 +294,7 @@ impl<S: Sys> Runtime<S> {
     pub fn close(&mut self) {
         self.control.remove_socket(&self.sys);
         self.slots.close_all(&self.sys);
+        self.sys.teardown_cgroups();
     }
 
     /// The system layer (a test looks at its fake through it).

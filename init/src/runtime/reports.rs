@@ -222,6 +222,21 @@ impl<S: Sys> Runtime<S> {
                 let note = format!("[init] {}: {}", st.state, st.status);
                 self.unit_note(id, &note);
                 self.slots.set_reported(id, st.state);
+                // Stopped or failed: nothing of the unit may run on.
+                // Exited: what its processes left running stays only if
+                // the unit says so (`remain-after-exit`).
+                let remains = || {
+                    self.planner
+                        .graph()
+                        .get(id)
+                        .is_some_and(|n| n.spec.remain_after_exit())
+                };
+                match st.state {
+                    UnitState::Disabled => self.end_run(id, false),
+                    UnitState::Failed => self.end_run(id, true),
+                    UnitState::Exited if !remains() => self.end_run(id, false),
+                    _ => {}
+                }
             }
             statuses.push(st);
         }

@@ -13,6 +13,7 @@ use crate::logbuf::LogBuf;
 use crate::notify::NotifySocket;
 use crate::outpipe::OutPipe;
 use crate::ratelimit::{Limiter, RateLimit};
+use crate::sys::unitrun::UnitRun;
 use crate::sys::{Sys, Token};
 use flotilla_units::graph::UnitId;
 use flotilla_units::state::UnitState;
@@ -79,6 +80,9 @@ pub(super) struct Slot {
     pub reported: UnitState,
     /// Made at the unit's first spawn.
     pub io: Option<Box<UnitIo>>,
+    /// What the init made for the unit's current run (cgroup, directories,
+    /// prepared context): made at its first spawn, ended when it stops.
+    pub run: Option<Box<UnitRun>>,
 }
 
 /// The table. See the module documentation.
@@ -144,6 +148,7 @@ impl Slots {
             unit,
             reported: UnitState::Disabled,
             io: None,
+            run: None,
         };
         let id = match self.free_slots.pop() {
             Some(i) => {
@@ -245,6 +250,9 @@ impl Slots {
                         if let Some(io) = gone.io {
                             self.close_io(*io, sys);
                         }
+                        if let Some(run) = gone.run {
+                            sys.end_unit(&run, false);
+                        }
                         self.free_slots.push(u32::try_from(i).unwrap_or(NO_SLOT));
                     }
                 }
@@ -253,8 +261,13 @@ impl Slots {
         self.by_unit = by_unit;
     }
 
-    /// Closes every unit's I/O (at exit).
+    /// Closes every unit's I/O and ends its run (at exit).
     pub fn close_all(&mut self, sys: &dyn Sys) {
+        for slot in self.slots.iter_mut().flatten() {
+            if let Some(run) = slot.run.take() {
+                sys.end_unit(&run, false);
+            }
+        }
         for i in 0..self.slots.len() {
             let io = self
                 .slots

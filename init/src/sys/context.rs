@@ -68,6 +68,8 @@ pub struct Host {
     pub sys_admin: bool,
     /// The init holds `CAP_SETPCAP` (the bounding set).
     pub setpcap: bool,
+    /// The init holds `CAP_SYS_RESOURCE` (a hard limit above its own).
+    pub sys_resource: bool,
     /// The highest capability number this kernel knows.
     pub cap_last_cap: u32,
 }
@@ -127,6 +129,7 @@ impl Host {
             ambient,
             sys_admin: CapSet(eff).has(cap::SYS_ADMIN),
             setpcap: CapSet(eff).has(8),
+            sys_resource: CapSet(eff).has(24),
             cap_last_cap,
         }
     }
@@ -326,11 +329,31 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
         Key::AmbientCapabilities if !host.ambient => {
             Some("needs ambient capabilities (Linux 4.3), which this kernel lacks".into())
         }
+        Key::Limit(r) if !host.sys_resource => {
+            let want = ctx.limits.get(&r).map_or(0, |v| v.hard);
+            let have = hard_limit(r.number());
+            (want > have).then(|| {
+                format!("needs CAP_SYS_RESOURCE to raise the hard limit above the init's ({have}), which the init does not hold")
+            })
+        }
         Key::CapabilityBoundingSet if !host.setpcap => {
             Some("needs CAP_SETPCAP to drop capabilities (the init does not hold it)".into())
         }
         _ => None,
     }
+}
+
+/// The init's own hard limit of `resource` (infinity if unknown).
+fn hard_limit(resource: u32) -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes the struct it is given.
+    if unsafe { libc::getrlimit(resource as _, &mut r) } != 0 {
+        return u64::MAX;
+    }
+    r.rlim_max
 }
 
 /// Prepares `ctx` for a spawn: checks every key against `host`, leaves out

@@ -63,6 +63,7 @@ mod sandbox;
 mod seccomp;
 pub mod sockets;
 mod spawn;
+pub mod unitrun;
 
 pub use spawn::set_clone_into_cgroup;
 #[cfg(test)]
@@ -290,6 +291,38 @@ pub trait Sys {
     /// starts init without one).
     fn set_default_path(&self);
 
+    /// Finds the cgroups for the units, once, at start (`pid1`: the
+    /// init's cgroup is the hierarchy's root). The error says why there
+    /// are none: the units then run in process groups only.
+    fn setup_cgroups(&self, pid1: bool) -> Result<(), String>;
+
+    /// Makes what a run of unit `name` needs: its cgroup, directories,
+    /// private `/tmp`, output files, and its context prepared for the
+    /// child (`unitrun.rs`). `owner`: the unit's user and group. The error
+    /// names the key that cannot be honoured.
+    fn start_unit(
+        &self,
+        name: &str,
+        ctx: &flotilla_units::context::ServiceContext,
+        owner: Option<(u32, u32)>,
+    ) -> Result<unitrun::UnitRun, String>;
+
+    /// The processes of the run's cgroup (none without a cgroup).
+    fn unit_pids(&self, run: &unitrun::UnitRun) -> Vec<Pid>;
+
+    /// Sends `signal` to every process of the run's cgroup; returns how
+    /// many got it (0 without a cgroup).
+    fn signal_unit(&self, run: &unitrun::UnitRun, signal: i32) -> usize;
+
+    /// Kills what is left of a run (by its `KillMode=`) and removes what
+    /// [`Sys::start_unit`] made (`keep_runtime`: the runtime directories
+    /// stay for a restart, if the unit says so).
+    fn end_unit(&self, run: &unitrun::UnitRun, keep_runtime: bool);
+
+    /// Removes the cgroup [`Sys::setup_cgroups`] made for the init's units
+    /// (at exit, after every unit ended).
+    fn teardown_cgroups(&self);
+
     /// Whether `path` is a mount point, from `/proc/self/mountinfo`
     /// (read through [`Sys::read_file_limited`] and parsed by
     /// [`mountinfo::is_mount_point`]). `path` is compared as written:
@@ -516,6 +549,9 @@ pub struct SpawnRequest<'a> {
     /// The unit's context (cgroup, limits, namespaces, sandbox) the child
     /// enters before `execve(2)`; `None` changes nothing.
     pub context: Option<&'a context::ChildContext>,
+    /// `argv[0]` is only the program's path and `argv[1..]` the words it
+    /// gets, its own `argv[0]` first (systemd's `@`).
+    pub argv0_given: bool,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -531,7 +567,14 @@ impl<'a> SpawnRequest<'a> {
             stdout: Stdio::Null,
             stderr: Stdio::Null,
             context: None,
+            argv0_given: false,
         }
+    }
+
+    /// `argv[1]` is the `argv[0]` the program sees (systemd's `@`).
+    pub fn argv0_given(mut self) -> Self {
+        self.argv0_given = self.argv.len() > 1;
+        self
     }
 
     /// Sets the context (an empty one keeps the fast path).

@@ -485,4 +485,33 @@ impl Sys for RealSys {
             std::env::set_var("PATH", super::env::DEFAULT_PATH);
         }
     }
+
+    fn setup_cgroups(&self, pid1: bool) -> Result<(), String> {
+        super::unitrun::setup(pid1)
+    }
+
+    fn start_unit(
+        &self,
+        name: &str,
+        ctx: &flotilla_units::context::ServiceContext,
+        owner: Option<(u32, u32)>,
+    ) -> Result<super::unitrun::UnitRun, String> {
+        super::unitrun::start(name, ctx, owner)
+    }
+
+    fn unit_pids(&self, run: &super::unitrun::UnitRun) -> Vec<Pid> {
+        super::unitrun::pids(run)
+    }
+
+    fn signal_unit(&self, run: &super::unitrun::UnitRun, signal: i32) -> usize {
+        super::unitrun::signal(run, signal)
+    }
+
+    fn end_unit(&self, run: &super::unitrun::UnitRun, keep_runtime: bool) {
+        super::unitrun::end(run, keep_runtime)
+    }
+
+    fn teardown_cgroups(&self) {
+        super::unitrun::teardown()
+    }
 }

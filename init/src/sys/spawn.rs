@@ -121,7 +121,11 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         }
         _ => resolve_program(program, req.env.get("PATH"))?,
     };
-    let argv = CStrArray::argv(req.argv).ok_or_else(|| nul(program, "an argument"))?;
+    let words = match req.argv.split_first() {
+        Some((_, rest)) if req.argv0_given && !rest.is_empty() => rest,
+        _ => req.argv,
+    };
+    let argv = CStrArray::argv(words).ok_or_else(|| nul(program, "an argument"))?;
     let envp = CStrArray::envp(req.env);
     let cwd = match req.cwd {
         Some(dir) => Some(

@@ -12,6 +12,8 @@
 //! `validate.rs`. A new unit type is a [`UnitType`] variant, the slices of
 //! types below that include it, and its rules in [`RULES`].
 
+use crate::context;
+use crate::exits::ExitSet;
 pub use crate::spec::TargetList;
 use crate::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
 use std::collections::BTreeMap;
@@ -80,6 +82,10 @@ pub enum Slot<'a> {
     Environment(&'a mut BTreeMap<String, String>),
     /// Files of `NAME=value` lines, each with whether it may be missing.
     EnvironmentFiles(&'a mut Vec<(PathBuf, bool)>),
+    /// A boolean, if given.
+    Bool(&'a mut Option<bool>),
+    /// Exit codes and signals ([`ExitSet`]).
+    ExitSet(&'a mut ExitSet),
 }
 
 /// Every unit type.
@@ -229,6 +235,36 @@ pub const KEYS: &[Key] = &[
         slot: |s| Slot::Signal(&mut s.kill_signal),
     },
     Key {
+        name: "remain-after-exit",
+        systemd: &[("Service", "RemainAfterExit")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.remain_after_exit),
+    },
+    Key {
+        name: "success-exit-status",
+        systemd: &[("Service", "SuccessExitStatus")],
+        applies_to: PROCESS,
+        slot: |s| Slot::ExitSet(&mut s.extras.success_exit_status),
+    },
+    Key {
+        name: "restart-prevent-exit-status",
+        systemd: &[("Service", "RestartPreventExitStatus")],
+        applies_to: PROCESS,
+        slot: |s| Slot::ExitSet(&mut s.extras.restart_prevent_exit_status),
+    },
+    Key {
+        name: "restart-force-exit-status",
+        systemd: &[("Service", "RestartForceExitStatus")],
+        applies_to: PROCESS,
+        slot: |s| Slot::ExitSet(&mut s.extras.restart_force_exit_status),
+    },
+    Key {
+        name: "watchdog-sec",
+        systemd: &[("Service", "WatchdogSec")],
+        applies_to: PROCESS,
+        slot: |s| Slot::OptionalDuration(&mut s.extras.watchdog),
+    },
+    Key {
         name: "user",
         systemd: &[("Service", "User")],
         applies_to: PROCESS,
@@ -274,6 +310,48 @@ pub const KEYS: &[Key] = &[
 
 /// The alias of `unit`.
 pub const NAME_ALIAS: &str = "name";
+
+/// The keys of the service context ([`context::Key`], with their own
+/// table of systemd and YAML names in `context/keys.rs`) are keys of a
+/// unit too: they apply to the types that run a process, and each reader
+/// hands every value given to [`context::ServiceContext::set`] (once per
+/// assignment, in order; a YAML list once per element) on
+/// `spec.extras.context`. This is the one place that says so; the YAML
+/// key of each is its systemd key in lower kebab case, as for the keys of
+/// [`KEYS`].
+pub const CONTEXT_APPLIES_TO: &[UnitType] = PROCESS;
+
+/// The context key named `name` in a YAML unit file.
+pub fn context_key(name: &str) -> Option<context::Key> {
+    context::Key::from_yaml(name)
+}
+
+/// The context key that systemd's `[section] name` sets (the `[Service]`
+/// section: the keys of `systemd.exec(5)` and
+/// `systemd.resource-control(5)` that flotilla reads).
+pub fn systemd_context_key(section: &str, name: &str) -> Option<context::Key> {
+    (section == "Service")
+        .then(|| context::Key::from_systemd(name))
+        .flatten()
+}
+
+/// Every key a YAML unit file may have, in the order the docs list them:
+/// the names of [`KEYS`] (`name`, the alias of `unit`, after `unit`),
+/// then the context keys.
+pub fn yaml_names() -> &'static [&'static str] {
+    static NAMES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let mut v: Vec<&'static str> = Vec::with_capacity(KEYS.len() + 80);
+        for (i, k) in KEYS.iter().enumerate() {
+            v.push(k.name);
+            if i == 0 {
+                v.push(NAME_ALIAS);
+            }
+        }
+        v.extend(context::Key::all().map(context::Key::yaml_name));
+        v
+    });
+    &NAMES
+}
 
 /// The key named `name` (or the alias of `unit`).
 pub fn key(name: &str) -> Option<&'static Key> {
@@ -335,5 +413,28 @@ mod tests {
             systemd_twin("Service", "TimeoutSec").map(|k| k.name),
             Some("start-timeout")
         );
+    }
+
+    #[test]
+    fn context_keys_are_keys_of_a_unit_with_distinct_names() {
+        let names = yaml_names();
+        for (i, n) in names.iter().enumerate() {
+            assert!(!names[..i].contains(n), "{n} twice");
+        }
+        assert_eq!(
+            context_key("protect-system"),
+            Some(context::Key::ProtectSystem)
+        );
+        assert_eq!(context_key("user"), None);
+        assert_eq!(
+            systemd_context_key("Service", "LimitNOFILE"),
+            Some(context::Key::Limit(context::limits::Rlimit::Nofile))
+        );
+        assert_eq!(systemd_context_key("Unit", "LimitNOFILE"), None);
+        // No context key is also a key of the table.
+        for k in context::Key::all() {
+            assert!(key(k.yaml_name()).is_none(), "{k}");
+            assert!(systemd_twin("Service", k.systemd_name()).is_none(), "{k}");
+        }
     }
 }

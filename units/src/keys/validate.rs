@@ -153,6 +153,8 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
                 }
                 !files.is_empty()
             }
+            Slot::Bool(b) => b.is_some(),
+            Slot::ExitSet(set) => !set.is_empty(),
         };
         if is_given && !key.applies(kind) {
             bad(What::DoesNotApply(kind));
@@ -168,6 +170,20 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             what,
         })
     };
+    // The service context (its values were checked when it was built:
+    // by the translator for a fleet unit, or the YAML loader), and a
+    // oneshot's further commands.
+    if !spec.extras.context.is_empty() && !super::CONTEXT_APPLIES_TO.contains(&kind) {
+        bad("context", What::DoesNotApply(kind));
+    }
+    for c in &spec.extras.exec_start_then {
+        if let Err(e) = check::command(&c.argv) {
+            bad("exec-start", What::Invalid(e, None));
+        }
+    }
+    if !spec.extras.exec_start_then.is_empty() && kind != UnitType::Oneshot {
+        bad("exec_start_then", What::DoesNotApply(kind));
+    }
     for rule in super::RULES {
         match *rule {
             Rule::Needs(types, key, _) if types.contains(&kind) && !given.contains(&key) => {

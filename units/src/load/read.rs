@@ -8,6 +8,7 @@ use super::words::split_command;
 use super::yaml::{shifted, suggest, Entry, Node, Value};
 use crate::diag::Pos;
 use crate::duration::parse_duration;
+use crate::exits::ExitSet;
 use crate::keys::check::{self, Invalid};
 use crate::spec::{Command, RestartPolicy, Signal};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -198,10 +199,9 @@ impl<'n> Unit<'_, 'n, '_> {
                 .error(node.pos, format!("bad command in `{key}`: {why}"));
             return None;
         }
-        Some(Command {
-            argv: std::mem::take(&mut words).into(),
-            ignore_failure,
-        })
+        let mut cmd = Command::new(std::mem::take(&mut words));
+        cmd.ignore_failure = ignore_failure;
+        Some(cmd)
     }
 
     pub(super) fn duration(&mut self, e: &Entry<'n>) -> Option<Duration> {
@@ -435,5 +435,75 @@ impl<'n> Unit<'_, 'n, '_> {
             }
         }
         out
+    }
+
+    /// A boolean: YAML's `true`/`false`, or systemd's words (`yes`, `no`,
+    /// `on`, `off`, `1`, `0`).
+    pub(super) fn boolean(&mut self, e: &Entry<'n>) -> Option<bool> {
+        let text = match &e.value.value {
+            Value::Bool(b) => return Some(*b),
+            _ => e.value.string_or_number(),
+        };
+        match text.as_deref().map(crate::context::value::parse_bool) {
+            Some(Ok(b)) => Some(b),
+            Some(Err(why)) => {
+                self.sink
+                    .error(e.value.pos, format!("invalid `{}`: {why}", e.key));
+                None
+            }
+            None => {
+                self.type_error(e.value, &format!("`true` or `false` for `{}`", e.key));
+                None
+            }
+        }
+    }
+
+    /// The scalars of a value: one, or each of a list, with its position.
+    /// A null is the empty value (systemd's empty assignment: the key's
+    /// default).
+    pub(super) fn scalars(&mut self, e: &Entry<'n>, what: &str) -> Vec<(String, Pos)> {
+        let items: Vec<&Node> = match &e.value.value {
+            Value::Seq(items) => items.iter().collect(),
+            Value::Null => return vec![(String::new(), e.value.pos)],
+            _ => vec![e.value],
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            match item.text() {
+                Some(t) if t.contains('\0') => self
+                    .sink
+                    .error(item.pos, format!("`{}` contains a NUL character", e.key)),
+                Some(t) => out.push((t, item.pos)),
+                None => self.type_error(item, &format!("{what} for `{}`", e.key)),
+            }
+        }
+        out
+    }
+
+    /// `success-exit-status`, `restart-prevent-exit-status`: exit codes
+    /// and signal names, a list or one string of them.
+    pub(super) fn exit_set(&mut self, e: &Entry<'n>) -> ExitSet {
+        let mut set = ExitSet::default();
+        for (text, pos) in self.scalars(e, "exit statuses (`143`, `SIGTERM`)") {
+            if let Err(why) = set.assign(&text) {
+                self.sink.error(pos, format!("invalid `{}`: {why}", e.key));
+            }
+        }
+        set
+    }
+
+    /// A key of the service context: each value given (each element of a
+    /// list) is one assignment, in order, in systemd's syntax.
+    pub(super) fn context_key(
+        &mut self,
+        e: &Entry<'n>,
+        key: crate::context::Key,
+        ctx: &mut crate::context::ServiceContext,
+    ) {
+        for (text, pos) in self.scalars(e, "a value") {
+            if let Err(why) = ctx.set(key, &text) {
+                self.sink.error(pos, format!("invalid `{}`: {why}", e.key));
+            }
+        }
     }
 }

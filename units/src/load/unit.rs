@@ -11,8 +11,9 @@ use crate::keys::{Rule, Slot, KEYS, NAME_ALIAS, RULES};
 use crate::spec::{Origin, TargetList, UnitSpec, UnitType};
 use std::path::Path;
 
-/// Every key a YAML unit file may have, in the order the docs list them:
-/// the names of [`KEYS`], with `name` (the alias of `unit`) after `unit`.
+/// The keys of [`KEYS`] a YAML unit file may have, in the order the docs
+/// list them, with `name` (the alias of `unit`) after `unit`; with the
+/// keys of the service context, they are [`crate::keys::yaml_names`].
 pub const UNIT_KEYS: [&str; KEYS.len() + 1] = unit_keys();
 
 const fn unit_keys() -> [&'static str; KEYS.len() + 1] {
@@ -83,7 +84,7 @@ pub fn parse_yaml(file: &str, text: &str) -> ParsedUnit {
         );
         return finish(None, origin, sink);
     };
-    let found = known_entries(entries, &UNIT_KEYS, "key", &mut sink);
+    let found = known_entries(entries, crate::keys::yaml_names(), "key", &mut sink);
     let spec = Unit::new(file, root.pos, &found, &mut sink, &mut origin).check();
     finish(spec, origin, sink)
 }
@@ -141,6 +142,12 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             };
             self.read(e, (key.slot)(&mut spec));
         }
+        for e in self.found {
+            if let Some(k) = crate::keys::context_key(e.key) {
+                self.context_key(e, k, &mut spec.extras.context);
+            }
+        }
+        spec.extras.context.normalize();
         self.check_delays(&spec);
         if let Some(kind) = kind {
             self.fits_type(kind, &spec);
@@ -181,6 +188,8 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             Slot::Account(f) => *f = self.account(e),
             Slot::Environment(f) => *f = self.environment(e),
             Slot::EnvironmentFiles(f) => *f = self.environment_files(e),
+            Slot::Bool(f) => *f = self.boolean(e),
+            Slot::ExitSet(f) => *f = self.exit_set(e),
         }
     }
 
@@ -302,10 +311,12 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
     fn fits_type(&mut self, kind: UnitType, spec: &UnitSpec) {
         let t = kind.as_str();
         for e in self.found {
-            let Some(key) = crate::keys::key(e.key) else {
-                continue;
+            let applies_to = match (crate::keys::key(e.key), crate::keys::context_key(e.key)) {
+                (Some(key), _) => key.applies_to,
+                (None, Some(_)) => crate::keys::CONTEXT_APPLIES_TO,
+                (None, None) => continue,
             };
-            if key.applies(kind) {
+            if applies_to.contains(&kind) {
                 continue;
             }
             let problem = if kind == UnitType::Virtual {
@@ -322,7 +333,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                 format!(
                     "`{}` only applies to {} units, and this one is `{t}`{why}",
                     e.key,
-                    type_list(key.applies_to)
+                    type_list(applies_to)
                 )
             };
             self.sink.error(e.key_pos, problem);

@@ -15,6 +15,9 @@ pub enum Role {
     Pre(u16),
     /// The main process (`exec-start`).
     Main,
+    /// A oneshot's further `exec-start` command number `n` (systemd's
+    /// second and later `ExecStart=` lines).
+    Then(u16),
     /// `exec-stop`.
     Stop,
     /// `exec-stop-post` number `n`.
@@ -29,6 +32,7 @@ impl Role {
         match self {
             Role::Pre(n) => spec.exec_start_pre.get(n as usize),
             Role::Main => spec.exec_start.as_ref(),
+            Role::Then(n) => spec.extras.exec_start_then.get(n as usize),
             Role::Stop => spec.exec_stop.as_ref(),
             Role::StopPost(n) => spec.exec_stop_post.get(n as usize),
             Role::Reload => spec.exec_reload.as_ref(),
@@ -39,7 +43,7 @@ impl Role {
     pub fn key(self) -> &'static str {
         match self {
             Role::Pre(_) => "exec-start-pre",
-            Role::Main => "exec-start",
+            Role::Main | Role::Then(_) => "exec-start",
             Role::Stop => "exec-stop",
             Role::StopPost(_) => "exec-stop-post",
             Role::Reload => "exec-reload",
@@ -192,6 +196,13 @@ pub enum Action {
         unit: UnitId,
         /// The file.
         path: PathBuf,
+    },
+    /// A forking daemon without a pidfile: find its main process as
+    /// systemd does, the one process of the unit's cgroup whose parent is
+    /// not in it; answer with [`Fact::Pidfile`].
+    GuessMainPid {
+        /// The unit.
+        unit: UnitId,
     },
 }
 

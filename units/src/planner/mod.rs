@@ -439,7 +439,7 @@ impl Planner {
                     }
                 }
             }
-            Notify::Watchdog => {}
+            Notify::Watchdog => self.arm_watchdog(u),
         }
     }
 

@@ -66,6 +66,8 @@ pub(super) enum Timer {
     Restart,
     /// Read the pidfile again (it was not there yet).
     Pidfile,
+    /// `watchdog-sec` passed without a `WATCHDOG=1`.
+    Watchdog,
 }
 
 /// A unit as the rules see it: read on every evaluation, and what its

@@ -187,7 +187,8 @@ impl Planner {
             .filter_map(|mut a| {
                 let (Action::Spawn { unit, .. }
                 | Action::Kill { unit, .. }
-                | Action::ReadPidfile { unit, .. }) = &mut a;
+                | Action::ReadPidfile { unit, .. }
+                | Action::GuessMainPid { unit }) = &mut a;
                 *unit = new_id(*unit)?;
                 Some(a)
             })

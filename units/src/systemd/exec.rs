@@ -7,16 +7,7 @@
 //! before whitespace keeps it. In command lines a lone `;` separates
 //! commands and `\;` is a literal `;` word.
 
-use crate::spec::Command;
-
-/// One command of a command line, with what could not be honoured.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ExecCommand {
-    /// The command.
-    pub command: Command,
-    /// Warnings about prefixes and `$` expansions, as messages.
-    pub warnings: Vec<String>,
-}
+use crate::spec::{Command, Privileges};
 
 enum Tok {
     Word(String),
@@ -166,53 +157,11 @@ fn valid_env_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Replaces `$$` by `$` and collects the variable references systemd would
-/// substitute (`${NAME}` anywhere, `$NAME` as a whole word), except
-/// `$MAINPID`.
-fn scan_env(word: &str, refs: &mut Vec<String>) -> String {
-    if let Some(name) = word.strip_prefix('$') {
-        if valid_env_name(name) {
-            if name != "MAINPID" {
-                refs.push(word.to_string());
-            }
-            return word.to_string();
-        }
-    }
-    let chars: Vec<char> = word.chars().collect();
-    let mut out = String::with_capacity(word.len());
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] == '$' {
-            match chars.get(i + 1) {
-                Some('$') => {
-                    out.push('$');
-                    i += 2;
-                    continue;
-                }
-                Some('{') => {
-                    if let Some(len) = chars[i + 2..].iter().position(|&c| c == '}') {
-                        let name: String = chars[i + 2..i + 2 + len].iter().collect();
-                        if name != "MAINPID" {
-                            refs.push(format!("${{{name}}}"));
-                        }
-                        out.push_str(&format!("${{{name}}}"));
-                        i += len + 3;
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-        }
-        out.push(chars[i]);
-        i += 1;
-    }
-    out
-}
-
 /// Splits a command-line value (specifiers already expanded, continuation
-/// lines already joined) into its commands. `key` (e.g. `ExecStart`) names
-/// the setting in warnings. The error says why the line is unusable.
-pub(crate) fn parse_exec(key: &str, value: &str) -> Result<Vec<ExecCommand>, String> {
+/// lines already joined) into its commands, each with the flags of its
+/// prefixes (`-`, `@`, `:`, `+`, `!`, `!!`). The error says why the line
+/// is unusable.
+pub(crate) fn parse_exec(value: &str) -> Result<Vec<Command>, String> {
     let mut lx = Lexer::new(value);
     let mut out = Vec::new();
     loop {
@@ -242,44 +191,97 @@ pub(crate) fn parse_exec(key: &str, value: &str) -> Result<Vec<ExecCommand>, Str
         if words.is_empty() || words[0].is_empty() {
             return Err("empty command".to_string());
         }
-        let mut warnings = Vec::new();
-        if at {
-            if words.len() < 2 {
-                return Err("the @ prefix needs argv[0] after the program".to_string());
-            }
-            let argv0 = words.remove(1);
-            warnings.push(format!(
-                "{key}=: the @ prefix is not supported, argv[0] {argv0:?} is dropped (argv[0] is the program)"
-            ));
+        if at && words.len() < 2 {
+            return Err("the @ prefix needs argv[0] after the program".to_string());
         }
-        if plus || bang > 0 {
-            let p = if plus {
-                "+".to_string()
-            } else {
-                "!".repeat(bang)
-            };
-            warnings.push(format!(
-                "{key}=: the {p} prefix is not supported, the command runs with the unit's User= and Group="
-            ));
-        }
-        if !colon {
-            let mut refs = Vec::new();
-            words = words.iter().map(|w| scan_env(w, &mut refs)).collect();
-            if let Some(first) = refs.first() {
-                warnings.push(format!(
-                    "{key}= uses {first}: environment variables are not substituted in commands (only $MAINPID), it is passed as written"
-                ));
-            }
-        }
-        out.push(ExecCommand {
-            command: Command {
-                argv: words.into(),
-                ignore_failure: ignore,
-            },
-            warnings,
-        });
+        let privileges = if plus {
+            Privileges::Full
+        } else if bang > 0 {
+            Privileges::NoUserChange
+        } else {
+            Privileges::Unit
+        };
+        let mut command = Command::new(words);
+        command.ignore_failure = ignore;
+        command.argv0 = at;
+        command.privileges = privileges;
+        command.expand_env = !colon;
+        out.push(command);
     }
     Ok(out)
+}
+
+/// The words of a command with systemd's substitution of environment
+/// variables, as the process is started (`lookup` gives a variable's
+/// value): a word that is `$NAME` alone becomes the value split at blanks
+/// (quotes in it group, as in a command line; nothing if it is unset or
+/// empty); elsewhere `${NAME}` becomes the value as it is (empty if
+/// unset), `${NAME:-default}` the default when it is unset or empty,
+/// `${NAME:+alt}` `alt` when it is set and not empty; `$$` becomes `$`;
+/// any other `$` stays.
+///
+/// ```
+/// use flotilla_units::systemd::expand_env;
+/// let env = |n: &str| match n { "OPTS" => Some("-a 'b c'"), "X" => Some("1 2"), _ => None };
+/// let argv: Vec<String> = ["/bin/x", "$OPTS", "--x=${X}", "$NONE", "${NONE:-d}", "$$X", "a$X"]
+///     .iter().map(|s| s.to_string()).collect();
+/// assert_eq!(expand_env(&argv, env), ["/bin/x", "-a", "b c", "--x=1 2", "d", "$X", "a$X"]);
+/// ```
+pub fn expand_env<'a>(argv: &[String], lookup: impl Fn(&str) -> Option<&'a str>) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    for w in argv {
+        if let Some(name) = w
+            .strip_prefix('$')
+            .filter(|n| !n.starts_with('{') && !n.starts_with('$') && !n.is_empty())
+        {
+            // systemd splits the value as it splits a command line.
+            let value = lookup(name).unwrap_or("");
+            let mut lx = Lexer::new(value);
+            while let Ok(Some(tok)) = lx.next_token(false) {
+                if let Tok::Word(w) = tok {
+                    out.push(w);
+                }
+            }
+            continue;
+        }
+        out.push(expand_word(w, &lookup));
+    }
+    out
+}
+
+/// One word with `${NAME}` (and its `:-`, `:+` forms) and `$$` replaced.
+fn expand_word<'a>(word: &str, lookup: &impl Fn(&str) -> Option<&'a str>) -> String {
+    if !word.contains('$') {
+        return word.to_string();
+    }
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some((inner, tail)) = after
+            .strip_prefix('{')
+            .and_then(|a| a.find('}').map(|end| (&a[..end], &a[end + 1..])))
+        {
+            let value = |n: &str| lookup(n).filter(|v| !v.is_empty());
+            match inner.split_once(":-") {
+                Some((n, default)) => out.push_str(value(n).unwrap_or(default)),
+                None => match inner.split_once(":+") {
+                    Some((n, alt)) => out.push_str(if value(n).is_some() { alt } else { "" }),
+                    None => out.push_str(lookup(inner).unwrap_or("")),
+                },
+            }
+            rest = tail;
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One word of an `Environment=` line: `Ok((name, value))` for a
@@ -306,8 +308,7 @@ mod tests {
     use super::*;
 
     fn argv(v: &str) -> Result<Vec<Vec<String>>, String> {
-        parse_exec("ExecStart", v)
-            .map(|cs| cs.into_iter().map(|c| c.command.argv.to_vec()).collect())
+        parse_exec(v).map(|cs| cs.into_iter().map(|c| c.argv.to_vec()).collect())
     }
 
     #[test]
@@ -333,7 +334,7 @@ mod tests {
             ("/bin/a ';'", &[&["/bin/a", ";"]]),
             ("  /bin/a  ", &[&["/bin/a"]]),
             ("/bin/a\n  b", &[&["/bin/a", "b"]]),
-            ("/bin/echo $$HOME $$", &[&["/bin/echo", "$HOME", "$"]]),
+            ("/bin/echo $$HOME $$", &[&["/bin/echo", "$$HOME", "$$"]]),
         ];
         for (input, want) in cases {
             let want: Vec<Vec<String>> = want
@@ -371,38 +372,61 @@ mod tests {
 
     #[test]
     fn prefixes() {
-        let c = parse_exec("ExecStart", "-/bin/false").unwrap();
-        assert!(c[0].command.ignore_failure);
-        assert!(c[0].warnings.is_empty());
-        let c = parse_exec("ExecStart", ":-/bin/echo $FOO").unwrap();
-        assert!(c[0].command.ignore_failure);
-        assert_eq!(*c[0].command.argv, ["/bin/echo", "$FOO"]);
-        assert!(c[0].warnings.is_empty(), "':' disables substitution: exact");
-        let c = parse_exec("ExecStart", "@/bin/sh mysh -c true").unwrap();
-        assert_eq!(*c[0].command.argv, ["/bin/sh", "-c", "true"]);
-        let c = parse_exec("ExecStart", "!!/bin/true").unwrap();
-        assert_eq!(*c[0].command.argv, ["/bin/true"]);
-        assert_eq!(c[0].warnings.len(), 1);
+        let c = &parse_exec("-/bin/false").unwrap()[0];
+        assert!(c.ignore_failure && c.expand_env && !c.argv0);
+        assert_eq!(c.privileges, Privileges::Unit);
+        let c = &parse_exec(":-/bin/echo $FOO").unwrap()[0];
+        assert!(
+            c.ignore_failure && !c.expand_env,
+            "':' turns substitution off"
+        );
+        assert_eq!(*c.argv, ["/bin/echo", "$FOO"]);
+        let c = &parse_exec("@/bin/sh mysh -c true").unwrap()[0];
+        assert!(c.argv0);
+        assert_eq!(*c.argv, ["/bin/sh", "mysh", "-c", "true"]);
+        let c = &parse_exec("!!/bin/true").unwrap()[0];
+        assert_eq!(c.privileges, Privileges::NoUserChange);
+        assert_eq!(*c.argv, ["/bin/true"]);
+        let c = &parse_exec("+-/bin/true").unwrap()[0];
+        assert_eq!(c.privileges, Privileges::Full);
+        assert!(c.ignore_failure);
         // A repeated prefix character is part of the path.
-        let c = parse_exec("ExecStart", "--/bin/x").unwrap();
-        assert_eq!(*c[0].command.argv, ["-/bin/x"]);
+        let c = &parse_exec("--/bin/x").unwrap()[0];
+        assert_eq!(*c.argv, ["-/bin/x"]);
     }
 
     #[test]
-    fn env_references() {
-        let c = parse_exec("ExecStop", "/bin/kill -HUP $MAINPID ${MAINPID}").unwrap();
-        assert!(c[0].warnings.is_empty());
-        let c = parse_exec("ExecStart", "/bin/echo --x=$FOO").unwrap();
-        assert!(
-            c[0].warnings.is_empty(),
-            "$FOO inside a word is literal in systemd too"
-        );
-        let c = parse_exec("ExecStart", "/bin/echo a${FOO}b $BAR").unwrap();
-        assert_eq!(*c[0].command.argv, ["/bin/echo", "a${FOO}b", "$BAR"]);
-        assert_eq!(
-            c[0].warnings,
-            ["ExecStart= uses ${FOO}: environment variables are not substituted in commands (only $MAINPID), it is passed as written"]
-        );
+    fn substitution() {
+        let env = |n: &str| match n {
+            "A" => Some("one two"),
+            "E" => Some(""),
+            "Q" => Some(r#"-o "x y" z"#),
+            _ => None,
+        };
+        let words = |v: &[&str]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
+        let cases: &[(&[&str], &[&str])] = &[
+            (&["/bin/x", "$A"], &["/bin/x", "one", "two"]),
+            (&["/bin/x", "$E", "$NONE", "y"], &["/bin/x", "y"]),
+            (&["/bin/x", "$Q"], &["/bin/x", "-o", "x y", "z"]),
+            (&["/bin/x", "${A}"], &["/bin/x", "one two"]),
+            (&["/bin/x", "a${A}b${NONE}c"], &["/bin/x", "aone twobc"]),
+            (
+                &["/bin/x", "${NONE:-d e}", "${E:-f}", "${A:-g}"],
+                &["/bin/x", "d e", "f", "one two"],
+            ),
+            (
+                &["/bin/x", "${A:+set}", "${E:+set}", "${NONE:+set}"],
+                &["/bin/x", "set", "", ""],
+            ),
+            (
+                &["/bin/x", "$$", "$$A", "x$A", "${A", "$"],
+                &["/bin/x", "$", "$A", "x$A", "${A", "$"],
+            ),
+            (&["$A"], &["one", "two"]),
+        ];
+        for (argv, want) in cases {
+            assert_eq!(expand_env(&words(argv), env), words(want), "{argv:?}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The translation of a systemd `.service` unit into a [`UnitSpec`] (SPEC
 //! §7). `docs/systemd-units.md` has the table of keys.
 
-use super::exec::{parse_environment, parse_exec, ExecCommand};
+use super::exec::{parse_environment, parse_exec};
 use super::fleet::parse_bool;
 use super::name::{expand_specifiers_noting, validate_unit_name, UnitName};
 use super::parse::parse_checked;
@@ -85,7 +85,7 @@ pub fn translatable(unit_name: &str) -> bool {
 /// twin of a YAML key in [`keys::KEYS`], read by the kind of its value
 /// ([`Tr::twin`]); any key that is neither gets the generic "is not
 /// supported" warning.
-const SPECIAL: [(&str, &str); 18] = [
+const SPECIAL: [(&str, &str); 17] = [
     ("Unit", "Documentation"),
     ("Unit", "Requires"),
     ("Unit", "BindsTo"),
@@ -101,9 +101,8 @@ const SPECIAL: [(&str, &str); 18] = [
     ("Service", "TimeoutStopSec"),
     ("Service", "TimeoutSec"),
     ("Service", "WorkingDirectory"),
-    ("Service", "KillMode"),
     ("Service", "PIDFile"),
-    ("Service", "RemainAfterExit"),
+    ("Service", "NotifyAccess"),
 ];
 
 /// systemd's booleans: fleet's ([`parse_bool`]) plus `y` and `n`.
@@ -162,16 +161,8 @@ impl Tr<'_> {
     }
 
     fn commands(&mut self, pos: Pos, key: &str, value: &str) -> Vec<Command> {
-        match parse_exec(key, value) {
-            Ok(cmds) => cmds
-                .into_iter()
-                .map(|ExecCommand { command, warnings }| {
-                    for w in warnings {
-                        self.warn(pos, w);
-                    }
-                    command
-                })
-                .collect(),
+        match parse_exec(value) {
+            Ok(cmds) => cmds,
             Err(e) => {
                 self.error(pos, format!("invalid {key}=: {e}"));
                 Vec::new()
@@ -299,6 +290,18 @@ impl Tr<'_> {
                     Err(e) => self.error(p, format!("invalid {key}=: {e}")),
                 }
             }
+            Slot::Bool(f) => match v {
+                "" => *f = None,
+                _ => match sd_bool(v) {
+                    Some(b) => *f = Some(b),
+                    None => self.error(p, format!("invalid {key}={v}: not a boolean")),
+                },
+            },
+            Slot::ExitSet(set) => {
+                if let Err(e) = set.assign(v) {
+                    self.error(p, format!("invalid {key}={v}: {e}"));
+                }
+            }
             Slot::EnvironmentFiles(files) => {
                 if v.is_empty() {
                     files.clear();
@@ -312,6 +315,8 @@ impl Tr<'_> {
                     }
                 }
             }
+            // A time span (systemd's syntax), kept as given: what 0 or
+            // infinity means is the key's (e.g. `UnitSpec::watchdog`).
             Slot::OptionalDuration(f) => {
                 *f = None;
                 if !v.is_empty() {
@@ -358,6 +363,9 @@ impl Tr<'_> {
         let mut probe = spec.clone();
         for rule in keys::RULES {
             match *rule {
+                // systemd guesses a forking daemon's main PID when it
+                // has no PIDFile=: the unit's one process left.
+                Rule::Needs(_, "pidfile", _) => {}
                 Rule::Needs(types, name, _) if types.contains(&spec.kind) => {
                     let Some(key) = keys::key(name) else { continue };
                     let given = match (key.slot)(&mut probe) {
@@ -446,6 +454,7 @@ pub(crate) fn translate_at(
     };
     let mut spec = UnitSpec::new(unit_name, kind);
     spec.restart = RestartPolicy::No;
+    spec.remain_after_exit = Some(false);
     spec.stop_timeout = SYSTEMD_DEFAULT_TIMEOUT;
     // systemd: a oneshot has no start timeout unless it sets one.
     let start_default = if kind == UnitType::Oneshot {
@@ -467,9 +476,10 @@ pub(crate) fn translate_at(
     for (i, o) in options.iter().enumerate() {
         let p = pos(i);
         let (sec, key) = (o.section.as_str(), o.name.as_str());
+        let context_key = keys::systemd_context_key(sec, key);
         // systemd ignores X- sections and keys by design; [X-Fleet] is the
-        // cluster's.
-        if sec.starts_with("X-") || key.starts_with("X-") {
+        // cluster's. flotilla's own X-SkipUnsupported= is a context key.
+        if (sec.starts_with("X-") || key.starts_with("X-")) && context_key.is_none() {
             continue;
         }
         // What enabling links the unit into: `initctl enable` reads it.
@@ -478,7 +488,7 @@ pub(crate) fn translate_at(
         }
         let special = SPECIAL.contains(&(sec, key));
         let twin = keys::systemd_twin(sec, key).filter(|_| !special);
-        if !special && twin.is_none() {
+        if !special && twin.is_none() && context_key.is_none() {
             t.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
             continue;
         }
@@ -486,6 +496,12 @@ pub(crate) fn translate_at(
         let v = v.as_str();
         if let Some(twin) = twin {
             t.twin(&mut spec, &mut singles, twin, p, key, v);
+            continue;
+        }
+        if let Some(k) = context_key {
+            if let Err(e) = spec.extras.context.set(k, v) {
+                t.error(p, format!("invalid {key}={v}: {e}"));
+            }
             continue;
         }
         match (sec, key) {
@@ -599,13 +615,15 @@ pub(crate) fn translate_at(
                     spec.extras.working_directory = t.absolute(p, key, path);
                 }
             }
-            ("Service", "KillMode") => match v {
-                "" | "control-group" => {}
-                "process" | "mixed" | "none" => t.warn(
+            // flotilla takes a notify message from the main process and
+            // the processes of the session it leads (`docs/units.md`).
+            ("Service", "NotifyAccess") => match v {
+                "" | "main" | "exec" | "all" => {}
+                "none" => t.warn(
                     p,
-                    format!("KillMode={v} is not supported: a stop signals the unit's whole process group"),
+                    "NotifyAccess=none is not supported: messages from the main process and its session are taken",
                 ),
-                _ => t.error(p, format!("invalid KillMode={v} (control-group, mixed, process, none)")),
+                _ => t.error(p, format!("invalid NotifyAccess={v} (none, main, exec, all)")),
             },
             ("Service", "PIDFile") => {
                 if kind != UnitType::BackgroundPidfile {
@@ -619,33 +637,23 @@ pub(crate) fn translate_at(
                     pidfile = Some(Path::new("/run").join(v));
                 }
             }
-            ("Service", "RemainAfterExit") => match sd_bool(v) {
-                Some(true) if kind != UnitType::Oneshot => {
-                    t.warn(p, "RemainAfterExit=yes is supported only with Type=oneshot, ignored")
-                }
-                Some(_) => {}
-                None => t.error(p, format!("invalid RemainAfterExit={v}: not a boolean")),
-            },
             // Not in SPECIAL: read above.
             _ => {}
         }
     }
 
-    // The main command.
-    // None: [`Tr::rules`].
-    match exec_start.len() {
-        0 | 1 => {}
-        _ if kind != UnitType::Oneshot => t.error(
+    // The main command (none: [`Tr::rules`]); a oneshot's others run
+    // after it, in order.
+    if exec_start.len() > 1 && kind != UnitType::Oneshot {
+        t.error(
             exec_start[1].1,
             "more than one ExecStart= command: only Type=oneshot may have several",
-        ),
-        _ => {
-            for (_, p) in &exec_start[1..] {
-                t.warn(*p, "ExecStart= ignored: flotilla runs only the first ExecStart= command of a oneshot");
-            }
-        }
+        );
     }
-    spec.exec_start = exec_start.first().map(|(c, _)| c.clone());
+    let mut commands = exec_start.into_iter().map(|(c, _)| c);
+    spec.exec_start = commands.next();
+    spec.extras.exec_start_then = commands.collect();
+    spec.extras.context.normalize();
     // A key of one command: the first one, the others warned about.
     for (key, name, list) in singles {
         for (_, p) in list.iter().skip(1) {
@@ -724,10 +732,14 @@ mod tests {
                 p.diagnostics
             );
         }
-        let p = translate_file("f", "a.service", "[Service]\nExecStart=/bin/x\nNice=5\n");
+        let p = translate_file(
+            "f",
+            "a.service",
+            "[Service]\nExecStart=/bin/x\nIPAddressDeny=any\n",
+        );
         assert_eq!(
             p.diagnostics[0].message,
-            "[Service] Nice= is not supported, ignored"
+            "[Service] IPAddressDeny= is not supported, ignored"
         );
     }
 }

@@ -501,4 +501,31 @@ impl Sys for FakeSys {
     fn set_default_path(&self) {
         let _ = self.record(None, Call::SetDefaultPath);
     }
+
+    // The fake has no cgroups: a unit's run holds nothing, and a stop
+    // signals process groups, as on a host without cgroup2.
+    fn setup_cgroups(&self, _pid1: bool) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn start_unit(
+        &self,
+        _name: &str,
+        _ctx: &flotilla_units::context::ServiceContext,
+        _owner: Option<(u32, u32)>,
+    ) -> Result<crate::sys::unitrun::UnitRun, String> {
+        Ok(crate::sys::unitrun::UnitRun::default())
+    }
+
+    fn unit_pids(&self, _run: &crate::sys::unitrun::UnitRun) -> Vec<Pid> {
+        Vec::new()
+    }
+
+    fn signal_unit(&self, _run: &crate::sys::unitrun::UnitRun, _signal: i32) -> usize {
+        0
+    }
+
+    fn end_unit(&self, _run: &crate::sys::unitrun::UnitRun, _keep_runtime: bool) {}
+
+    fn teardown_cgroups(&self) {}
 }

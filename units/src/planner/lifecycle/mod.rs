@@ -17,6 +17,8 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(test)]
+mod exit_tests;
 mod start;
 mod stop;
 #[cfg(test)]
@@ -90,11 +92,16 @@ impl Planner {
             (P::Main, E::Exited(Role::Main, pid, status)) => {
                 self.start_command_exited(u, pid, status)
             }
+            (P::Main, E::Exited(Role::Then(n), _, status)) => self.then_exited(u, n, status),
+            (P::Main, E::SpawnFailed(role @ Role::Then(_), error)) => {
+                self.fail(u, format!("{}: {error}", role.key()))
+            }
             (P::Main, E::Pidfile(result)) => self.pidfile_read(u, result),
             (P::Main, E::Timer(Timer::Pidfile)) => self.read_pidfile(u),
 
             // Up, and reloading.
             (P::Up, E::Reload) => self.begin_reload(u),
+            (P::Up, E::Timer(Timer::Watchdog)) => self.fail(u, "watchdog timeout".to_string()),
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
             (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
             (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),

@@ -85,6 +85,18 @@ impl Planner {
         self.units[u.index()].phase = Phase::Up;
         self.records[u.index()].helper = None;
         self.set_state(u, UnitState::Running, status);
+        self.arm_watchdog(u);
+    }
+
+    /// `Up` with `watchdog-sec`: the next `WATCHDOG=1` is due within it
+    /// (the unit's one timer is free while it is up).
+    pub(in crate::planner) fn arm_watchdog(&mut self, u: UnitId) {
+        if self.units[u.index()].phase != Phase::Up {
+            return;
+        }
+        if let Some(d) = self.spec_of(u).watchdog() {
+            self.set_timer(u, d, Timer::Watchdog);
+        }
     }
 
     /// `Pre(n)` + pre command `n` exited: the next one, or the main
@@ -151,32 +163,76 @@ impl Planner {
     /// left its service running, a forking daemon wrote its pidfile.
     pub(super) fn start_command_exited(&mut self, u: UnitId, pid: i32, status: ExitStatus) {
         let i = u.index();
-        match self.spec_of(u).kind {
-            UnitType::Oneshot if status.success() => {
+        let ok = self.main_ok(u, status);
+        let kind = self.spec_of(u).kind;
+        match kind {
+            UnitType::Oneshot if ok && self.spawn_then(u, 0) => {}
+            UnitType::Oneshot if ok => {
                 self.leave_starting(u);
                 self.clear_timer(u);
                 self.units[i].phase = Phase::Idle;
                 self.records[i].attempt = 0;
                 self.set_state(u, UnitState::Exited, "exit status 0");
             }
-            UnitType::BackgroundScripted if status.success() => {
+            UnitType::BackgroundScripted if ok => {
                 self.records[i].rare_mut().script_group = Some(pid);
                 self.become_up(u, "started");
             }
-            UnitType::BackgroundPidfile if status.success() => self.read_pidfile(u),
-            UnitType::Oneshot => self.fail(u, status.describe()),
+            UnitType::BackgroundPidfile if ok => self.read_pidfile(u),
+            UnitType::Oneshot => self.fail_exit(u, status, status.describe()),
             _ => {
                 let what = format!("{} before it was ready", status.describe());
-                self.fail(u, what);
+                self.fail_exit(u, status, what);
             }
         }
     }
 
-    /// Asks for the pidfile to be read (a `background-pidfile` unit has one).
+    /// Whether an exit of the main command counts as success: status 0,
+    /// one of `success-exit-status`, or any with a leading `-`.
+    pub(super) fn main_ok(&self, u: UnitId, status: ExitStatus) -> bool {
+        let spec = self.spec_of(u);
+        spec.success(status) || spec.exec_start.as_ref().is_some_and(|c| c.ignore_failure)
+    }
+
+    /// A oneshot's further command `n` (systemd's later `ExecStart=`
+    /// lines), if it has one: spawned, and awaited in the `Main` phase.
+    fn spawn_then(&mut self, u: UnitId, n: u16) -> bool {
+        if self.spec_of(u).extras.exec_start_then.len() <= n as usize {
+            return false;
+        }
+        self.spawn(u, Role::Then(n));
+        true
+    }
+
+    /// `Main` + a oneshot's further command `n` exited: the next one, or
+    /// the unit is done; a failure (unless it may fail) fails it.
+    pub(super) fn then_exited(&mut self, u: UnitId, n: u16, status: ExitStatus) {
+        let spec = self.spec_of(u);
+        let ignore = spec
+            .extras
+            .exec_start_then
+            .get(n as usize)
+            .is_some_and(|c| c.ignore_failure);
+        if !spec.success(status) && !ignore {
+            self.fail_exit(u, status, format!("exec-start: {}", status.describe()));
+            return;
+        }
+        if !self.spawn_then(u, n + 1) {
+            let i = u.index();
+            self.leave_starting(u);
+            self.clear_timer(u);
+            self.units[i].phase = Phase::Idle;
+            self.records[i].attempt = 0;
+            self.set_state(u, UnitState::Exited, "exit status 0");
+        }
+    }
+
+    /// Asks for the pidfile to be read, or, for a systemd `Type=forking`
+    /// unit without one, for the main PID to be guessed.
     pub(super) fn read_pidfile(&mut self, u: UnitId) {
         match self.spec_of(u).pidfile.clone() {
             Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
-            None => self.fail(u, "no pidfile".to_string()),
+            None => self.actions.push(Action::GuessMainPid { unit: u }),
         }
     }
 
@@ -258,6 +314,7 @@ impl Planner {
         self.clear_timer(u);
         self.units[u.index()].phase = Phase::Up;
         self.set_state(u, UnitState::Running, status);
+        self.arm_watchdog(u);
     }
 
     /// `Reloading` + `exec-reload` exited.

@@ -18,9 +18,27 @@ impl Planner {
     /// `always` also restarts after a clean exit, which reaches here from
     /// [`Planner::main_exited`].
     pub(in crate::planner) fn fail(&mut self, u: UnitId, why: String) {
+        let restart = self.restart_policy(u) != RestartPolicy::No;
+        self.fail_restarting(u, why, restart);
+    }
+
+    /// A failure by an exit status of the main process: as [`Self::fail`],
+    /// but `restart-prevent-exit-status` keeps the unit from restarting
+    /// and `restart-force-exit-status` restarts it whatever its `restart`.
+    pub(super) fn fail_exit(&mut self, u: UnitId, status: ExitStatus, why: String) {
+        let extras = &self.spec_of(u).extras;
+        let restart = if extras.restart_prevent_exit_status.contains(status) {
+            false
+        } else {
+            extras.restart_force_exit_status.contains(status)
+                || self.restart_policy(u) != RestartPolicy::No
+        };
+        self.fail_restarting(u, why, restart);
+    }
+
+    fn fail_restarting(&mut self, u: UnitId, why: String, restart: bool) {
         let i = u.index();
-        let policy = self.restart_policy(u);
-        self.records[i].restart_due = policy != RestartPolicy::No;
+        self.records[i].restart_due = restart;
         self.records[i].rare_mut().failure = Some(why.clone());
         if self.units[i].up() {
             let rec = &self.records[i];
@@ -91,14 +109,14 @@ impl Planner {
     /// else is a failure.
     pub(super) fn main_exited(&mut self, u: UnitId, status: ExitStatus) {
         let i = u.index();
-        if status.success() && self.spec_of(u).restart != RestartPolicy::Always {
+        if self.main_ok(u, status) && self.spec_of(u).restart != RestartPolicy::Always {
             let rec = &mut self.records[i];
             rec.rare_reset(|r| r.failure = None);
             rec.exit_ok = true;
             rec.status = Status::Fixed("exit status 0");
             self.finish_main(u, true);
         } else {
-            self.fail(u, status.describe());
+            self.fail_exit(u, status, status.describe());
         }
     }
 
@@ -124,9 +142,10 @@ impl Planner {
     /// it would go back to `waiting` and start again at once.
     pub(super) fn main_exited_while_stopping(&mut self, u: UnitId, status: ExitStatus) {
         let restart = self.spec_of(u).restart;
+        let ok = self.main_ok(u, status);
         let rec = &mut self.records[u.index()];
         if std::mem::take(&mut rec.self_stop) {
-            if status.success() && restart != RestartPolicy::Always {
+            if ok && restart != RestartPolicy::Always {
                 rec.rare_reset(|r| r.failure = None);
                 rec.exit_ok = true;
                 rec.status = Status::Fixed("exit status 0");

@@ -117,6 +117,7 @@ fn describe(a: &Action) -> String {
         Action::Spawn { role, .. } => format!("spawn {role:?}"),
         Action::Kill { whom, signal, .. } => format!("{} to {whom:?}", signal.name()),
         Action::ReadPidfile { .. } => "read pidfile".to_string(),
+        Action::GuessMainPid { .. } => "guess the main PID".to_string(),
     }
 }
 

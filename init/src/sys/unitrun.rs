@@ -1,0 +1,322 @@
+//! What the init makes for one run of a unit, from its start until it has
+//! stopped: its cgroup, its directories, its private `/tmp`, the files its
+//! output goes to, and its context prepared for the child
+//! ([`super::context::prepare`]). [`super::Sys::start_unit`] makes a
+//! [`UnitRun`], every spawn of the unit lends it, a stop signals its
+//! cgroup through it ([`super::Sys::signal_unit`]), and
+//! [`super::Sys::end_unit`] kills what is left in the cgroup and takes it
+//! all down.
+//!
+//! The cgroups are found once ([`setup`]): below the init's own cgroup of
+//! a writable cgroup2. At the root of a hierarchy that others share (an
+//! init in supervisor mode no manager delegated a subtree to, as in a test
+//! run, or PID 1 of a PID namespace without a cgroup namespace), the units
+//! go below a cgroup of the init's own, `flotilla-PID` or `flotilla-nsINODE`,
+//! so that two inits never share (or kill) a unit's cgroup. The machine's
+//! own PID 1 uses the root.
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use flotilla_units::context::dirs::Preserve;
+use flotilla_units::context::process::KillMode;
+use flotilla_units::context::ServiceContext;
+
+use super::cgroup::{self, Cgroups, UnitCgroup};
+use super::context::{self, ChildContext, Host, Params};
+use super::dirs::{self, PrivateTmp};
+
+/// The init's units' cgroups (`None`: no writable cgroup2, process
+/// groups only), the host's abilities and the machine's size, found once.
+struct Setup {
+    cgroups: Option<Cgroups>,
+    host: Host,
+    machine: (u64, u64),
+    /// The cgroup made for this init in supervisor mode, removed at exit.
+    own: Option<PathBuf>,
+}
+
+static SETUP: OnceLock<Setup> = OnceLock::new();
+
+/// Finds the cgroups (once). `pid1`: the base is the root of the
+/// hierarchy, as it is. Returns why there are none, to be said once.
+pub fn setup(pid1: bool) -> Result<(), String> {
+    let s = SETUP.get_or_init(|| {
+        let (cgroups, own) = match Cgroups::discover() {
+            Ok(c) if !(pid1 && machine_init()) && is_hierarchy_root(c.base()) => {
+                remove_stale(c.base());
+                let own = c.base().join(own_name(pid1));
+                // Cgroups::at says why, if it could not be made.
+                let _ = std::fs::create_dir(&own);
+                (Cgroups::at(own.clone()).ok(), Some(own))
+            }
+            Ok(c) => (Some(c), None),
+            Err(_) => (None, None),
+        };
+        Setup {
+            cgroups,
+            host: Host::probe(),
+            machine: cgroup::machine(),
+            own,
+        }
+    });
+    match &s.cgroups {
+        Some(_) => Ok(()),
+        None => Err(match Cgroups::discover() {
+            Err(e) => format!("no cgroups for the units ({e}): process groups only"),
+            Ok(_) => "no cgroups for the units: process groups only".to_string(),
+        }),
+    }
+}
+
+/// Whether this process is in the initial PID namespace (its inode is
+/// the kernel's `PROC_PID_INIT_INO`): PID 1 there is the machine's init.
+fn machine_init() -> bool {
+    std::fs::read_link("/proc/self/ns/pid").is_ok_and(|l| l.as_os_str() == "pid:[4026531836]")
+}
+
+/// The name of the init's own cgroup at the root of a hierarchy shared
+/// with others: `flotilla-PID`, or for PID 1 of a PID namespace (whose
+/// PID is 1 in every namespace) `flotilla-ns` and the namespace's inode.
+fn own_name(pid1: bool) -> String {
+    if pid1 {
+        let ns = std::fs::read_link("/proc/self/ns/pid")
+            .ok()
+            .map(|l| {
+                l.to_string_lossy()
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .unwrap_or_default();
+        format!("flotilla-ns{ns}")
+    } else {
+        format!("flotilla-{}", std::process::id())
+    }
+}
+
+/// Removes the cgroups of inits that are gone (killed before they could
+/// remove their own): `flotilla-PID` with no process `PID`. A cgroup that
+/// still holds processes is left alone (the kernel refuses to remove it).
+fn remove_stale(base: &Path) {
+    let Ok(list) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in list.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("flotilla-"))
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        remove_tree(&e.path());
+    }
+}
+
+/// Removes a cgroup and the cgroups below it (each must be empty).
+fn remove_tree(dir: &Path) {
+    if let Ok(list) = std::fs::read_dir(dir) {
+        for e in list.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&e.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// Whether `dir` is the root of its cgroup2 hierarchy (it has no
+/// `cgroup.events`, which every other cgroup has).
+fn is_hierarchy_root(dir: &Path) -> bool {
+    !dir.join("cgroup.events").exists()
+}
+
+/// One run of a unit: see the module documentation.
+#[derive(Debug, Default)]
+pub struct UnitRun {
+    cgroup: Option<UnitCgroup>,
+    /// The steps of a process that runs with the unit's context.
+    child: Option<ChildContext>,
+    /// The steps of a `+` command: its cgroup alone.
+    bare: Option<ChildContext>,
+    /// `RUNTIME_DIRECTORY=…` and the like.
+    env: Vec<(&'static str, String)>,
+    private_tmp: Option<PrivateTmp>,
+    directories: flotilla_units::context::dirs::Directories,
+    kill_mode: KillMode,
+    stdout: Option<OwnedFd>,
+    stderr: Option<OwnedFd>,
+    notes: Vec<String>,
+}
+
+impl UnitRun {
+    /// The steps a child takes: with the unit's whole context, or (`+`)
+    /// its cgroup only.
+    pub fn child(&self, full_privileges: bool) -> Option<&ChildContext> {
+        if full_privileges {
+            self.bare.as_ref()
+        } else {
+            self.child.as_ref()
+        }
+    }
+
+    /// The variables the unit's processes get (its directories).
+    pub fn env(&self) -> &[(&'static str, String)] {
+        &self.env
+    }
+
+    /// The files standard output and standard error go to (`None`: the
+    /// unit's log).
+    pub fn outputs(&self) -> (Option<&OwnedFd>, Option<&OwnedFd>) {
+        (self.stdout.as_ref(), self.stderr.as_ref())
+    }
+
+    /// Keys left out (`X-SkipUnsupported=`), for the unit's log.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Whether the unit's processes are in a cgroup of their own.
+    pub fn has_cgroup(&self) -> bool {
+        self.cgroup.is_some()
+    }
+
+    /// Its `KillMode=`.
+    pub fn kill_mode(&self) -> KillMode {
+        self.kill_mode
+    }
+}
+
+/// Makes what a run of unit `name` needs. `owner`: the unit's user and
+/// group, who own its directories. The error names the key that cannot be
+/// honoured; what was made before it is taken down again.
+pub fn start(
+    name: &str,
+    ctx: &ServiceContext,
+    owner: Option<(u32, u32)>,
+) -> Result<UnitRun, String> {
+    let mut run = UnitRun {
+        directories: ctx.directories.clone(),
+        kill_mode: ctx.kill_mode,
+        ..UnitRun::default()
+    };
+    let res = fill(&mut run, name, ctx, owner);
+    if res.is_err() {
+        end(&run, true);
+    }
+    res.map(|()| run)
+}
+
+fn fill(
+    run: &mut UnitRun,
+    name: &str,
+    ctx: &ServiceContext,
+    owner: Option<(u32, u32)>,
+) -> Result<(), String> {
+    let setup = SETUP.get();
+    if let Some(s) = setup {
+        if let Some(cgs) = &s.cgroups {
+            let (memory, tasks) = s.machine;
+            let cg =
+                cgs.create(name, &ctx.resources, memory, tasks)
+                    .map_err(|(key, e)| match key {
+                        Some(k) => format!("{k} {e}"),
+                        None => e,
+                    })?;
+            run.cgroup = Some(cg);
+        } else if !ctx.resources.controllers().is_empty() {
+            return Err(
+                "the unit sets cgroup limits, and there is no writable cgroup2 for the units"
+                    .into(),
+            );
+        }
+    }
+    run.env = dirs::create(&ctx.directories, owner).map_err(|(k, e)| format!("{k} {e}"))?;
+    if ctx.sandbox.private_tmp {
+        run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
+    }
+    for (out, output) in [
+        (&mut run.stdout, &ctx.standard_output),
+        (&mut run.stderr, &ctx.standard_error),
+    ] {
+        if let Some(o) = output {
+            if let Some(why) = o.unsupported() {
+                return Err(format!("StandardOutput=/StandardError= {why}"));
+            }
+            *out = context::open_output(o)?;
+        }
+    }
+    let probed;
+    let host = match setup {
+        Some(s) => &s.host,
+        None => {
+            probed = Host::probe();
+            &probed
+        }
+    };
+    let params = Params {
+        uid: owner.map(|(u, _)| u),
+        cgroup: run.cgroup.as_ref(),
+        private_tmp: run.private_tmp.as_ref().map(PrivateTmp::dir),
+    };
+    let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
+    run.notes = child.notes().to_vec();
+    run.child = (!child.is_empty()).then_some(child);
+    if run.cgroup.is_some() {
+        let bare = context::prepare(&ServiceContext::default(), &params, host)
+            .map_err(|e| e.to_string())?;
+        run.bare = (!bare.is_empty()).then_some(bare);
+    }
+    Ok(())
+}
+
+/// The processes of the run's cgroup.
+pub fn pids(run: &UnitRun) -> Vec<super::Pid> {
+    run.cgroup.as_ref().map_or_else(Vec::new, UnitCgroup::pids)
+}
+
+/// Sends `signal` to every process of the run's cgroup; how many got it
+/// (0 without a cgroup).
+pub fn signal(run: &UnitRun, signal: i32) -> usize {
+    run.cgroup.as_ref().map_or(0, |cg| cg.signal(signal))
+}
+
+/// Kills what is left in the run's cgroup (unless `KillMode=none` or
+/// `process`, which leave them, as systemd does), then removes the cgroup
+/// if it is empty, the private `/tmp`, and the runtime directories unless
+/// they are preserved (`keep_runtime` for a restart).
+pub fn end(run: &UnitRun, keep_runtime: bool) {
+    if let Some(cg) = &run.cgroup {
+        if matches!(run.kill_mode, KillMode::ControlGroup | KillMode::Mixed) {
+            let _ = cg.kill();
+        }
+        // Fails while killed processes are still dying: the cgroup is
+        // reused by the next run, or removed at the init's exit.
+        let _ = cg.remove();
+    }
+    if let Some(t) = &run.private_tmp {
+        let _ = t.remove();
+    }
+    let preserve = match run.directories.runtime_preserve {
+        Preserve::No => false,
+        Preserve::Yes => true,
+        Preserve::Restart => keep_runtime,
+    };
+    if !preserve {
+        let _ = dirs::remove_runtime(&run.directories);
+    }
+}
+
+/// Removes the cgroup made for this init (at its exit; the units' are
+/// gone by then).
+pub fn teardown() {
+    if let Some(own) = SETUP.get().and_then(|s| s.own.as_ref()) {
+        remove_tree(own);
+    }
+}

@@ -1,0 +1,236 @@
+//! Debian's own unit files, unchanged, run by the init in supervisor
+//! mode, each daemon checked by what it serves and its sandbox checked
+//! from `/proc/PID`. The init runs in a network namespace of its own
+//! (`unshare --net`), so that a daemon's well-known port never meets
+//! another test's; the test talks to it through `nsenter`.
+//!
+//! Every process the test starts carries its mark and is killed when the
+//! test ends, pass or fail.
+
+use flotilla_tests::init::TestDir;
+use flotilla_tests::{bins, procs, wait_for, WAIT};
+use std::process::{Child, Command, Stdio};
+
+/// The init, started in a new network namespace with `lo` up; killed
+/// with everything it started on drop.
+struct NsInit {
+    child: Child,
+    mark: String,
+}
+
+impl NsInit {
+    fn start(dir: &TestDir, target: &str) -> NsInit {
+        NsInit::start_as(dir, target, &[])
+    }
+
+    /// The init as PID 1 of a PID and mount namespace of its own too.
+    fn start_pid1(dir: &TestDir, target: &str) -> NsInit {
+        NsInit::start_as(
+            dir,
+            target,
+            &["--pid", "--fork", "--mount-proc", "--kill-child"],
+        )
+    }
+
+    fn start_as(dir: &TestDir, target: &str, unshare: &[&str]) -> NsInit {
+        let out = std::fs::File::create(dir.join("init.out")).expect("init.out");
+        let child = Command::new("unshare")
+            .args(unshare)
+            .args([
+                "--net",
+                "--",
+                "/bin/sh",
+                "-c",
+                "ip link set lo up && exec \"$0\" \"$@\"",
+            ])
+            .arg(bins::init())
+            .arg("--units")
+            .arg(dir.units())
+            .arg("--control")
+            .arg(dir.control())
+            .args(["--target", target])
+            .env(procs::MARK_VAR, &dir.mark)
+            .env_remove("NOTIFY_SOCKET")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("dup"))
+            .stderr(out)
+            .spawn()
+            .expect("unshare");
+        NsInit {
+            child,
+            mark: dir.mark.clone(),
+        }
+    }
+
+    /// Runs `argv` in the init's network namespace; its standard output.
+    fn run_in(&self, argv: &[&str]) -> Option<String> {
+        let out = Command::new("nsenter")
+            .arg(format!("--net=/proc/{}/ns/net", self.child.id()))
+            .arg("--")
+            .args(argv)
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for NsInit {
+    fn drop(&mut self) {
+        // Its descendants first, by descent: a daemon that rewrote its
+        // process title lost the mark.
+        procs::kill_all(&procs::descendants(self.child.id() as i32));
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        procs::kill_marked(&self.mark);
+    }
+}
+
+/// Whether this process holds `CAP_SYS_RESOURCE` (which the init needs
+/// to raise a hard limit above its own, as in `LimitNOFILE=65535`).
+fn has_sys_resource() -> bool {
+    let eff = status_field(std::process::id() as i32, "CapEff:");
+    u64::from_str_radix(&eff, 16).is_ok_and(|c| c & (1 << 24) != 0)
+}
+
+/// Copies Debian's unit file `name` into the units directory, unchanged
+/// but for one line where this machine cannot honour a key: without
+/// `CAP_SYS_RESOURCE` (a container that dropped it), flotilla's own
+/// `X-SkipUnsupported=` (which systemd ignores) lets the `Limit*=` keys
+/// be left out, with a note in the unit's log, rather than fail the unit.
+fn install_debians(dir: &TestDir, name: &str) {
+    let mut text = std::fs::read_to_string(format!("/lib/systemd/system/{name}"))
+        .unwrap_or_else(|e| panic!("Debian's {name}: {e}"));
+    if !has_sys_resource() {
+        text.push_str("\n[Service]\nX-SkipUnsupported=LimitNOFILE\n");
+    }
+    std::fs::write(dir.units().join(name), text).expect("write unit");
+}
+
+/// The one process below the init whose command line starts with
+/// `program` (found by descent: a daemon that rewrites its process title,
+/// as redis does, loses its environment and with it the test's mark).
+fn process(init: &NsInit, program: &str) -> i32 {
+    let root = init.child.id() as i32;
+    wait_for(WAIT, program, || {
+        procs::descendants(root)
+            .into_iter()
+            .find(|&p| procs::cmdline(p).starts_with(program))
+    })
+}
+
+/// A field of `/proc/PID/status`.
+fn status_field(pid: i32, key: &str) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The options of the last mount on `target` in `pid`'s mount namespace.
+fn mount_options(pid: i32, target: &str) -> String {
+    let mounts = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap_or_default();
+    mounts
+        .lines()
+        .rfind(|l| l.split(' ').nth(4) == Some(target))
+        .and_then(|l| l.split(' ').nth(5))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn redis_from_debians_unit_file() {
+    let dir = TestDir::new();
+    install_debians(&dir, "redis-server.service");
+    check_redis(&NsInit::start(&dir, "redis-server.service"));
+}
+
+#[test]
+fn redis_from_debians_unit_file_under_pid1() {
+    let dir = TestDir::new();
+    install_debians(&dir, "redis-server.service");
+    let init = NsInit::start_pid1(&dir, "redis-server.service");
+    check_redis(&init);
+    let pid = process(&init, &bins::init().display().to_string());
+    let nspid = status_field(pid, "NSpid:");
+    assert_eq!(nspid.split_whitespace().last(), Some("1"), "PID 1: {nspid}");
+}
+
+/// redis answers, and its sandbox is what Debian's unit file asks for.
+fn check_redis(init: &NsInit) {
+    let pong = wait_for(WAIT, "redis answers PING", || {
+        init.run_in(&["redis-cli", "-h", "127.0.0.1", "ping"])
+            .filter(|o| o.trim() == "PONG")
+    });
+    assert_eq!(pong.trim(), "PONG");
+    let pid = process(init, "/usr/bin/redis-server");
+    assert_eq!(status_field(pid, "NoNewPrivs:"), "1");
+    assert_eq!(status_field(pid, "CapBnd:"), "0000000000000000");
+    assert_eq!(status_field(pid, "Seccomp:"), "2");
+    assert_eq!(status_field(pid, "Umask:"), "0007");
+    assert_eq!(procs::uid(pid), Some(uid_of("redis")));
+    let own = std::fs::read_link(format!("/proc/{pid}/ns/mnt")).expect("ns");
+    let mine = std::fs::read_link("/proc/self/ns/mnt").expect("ns");
+    assert_ne!(own, mine, "a mount namespace of its own");
+    assert!(
+        mount_options(pid, "/usr").starts_with("ro") || mount_options(pid, "/").starts_with("ro")
+    );
+    assert!(
+        mount_options(pid, "/tmp").starts_with("rw"),
+        "a private /tmp"
+    );
+    assert!(mount_options(pid, "/var/lib/redis").starts_with("rw"));
+    assert!(
+        std::path::Path::new("/run/redis").is_dir(),
+        "RuntimeDirectory="
+    );
+}
+
+fn uid_of(user: &str) -> u32 {
+    let passwd = std::fs::read_to_string("/etc/passwd").expect("passwd");
+    passwd
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.first() == Some(&user)).then(|| f.get(2)?.parse().ok())?
+        })
+        .expect("user")
+}
+
+#[test]
+fn nginx_from_debians_unit_file() {
+    let dir = TestDir::new();
+    install_debians(&dir, "nginx.service");
+    let init = NsInit::start(&dir, "nginx.service");
+    // A forking daemon with a pidfile, an ExecStartPre= check, KillMode=mixed.
+    let code = wait_for(WAIT, "nginx answers over HTTP", || {
+        init.run_in(&[
+            "curl",
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "http://127.0.0.1/",
+        ])
+        .filter(|c| c.trim() == "200")
+    });
+    assert_eq!(code.trim(), "200");
+    let master = process(&init, "nginx: master process");
+    let cg = std::fs::read_to_string(format!("/proc/{master}/cgroup")).unwrap_or_default();
+    assert!(cg.contains("/nginx.service"), "in its own cgroup: {cg}");
+}
+
+#[test]
+fn cron_from_debians_unit_file() {
+    let dir = TestDir::new();
+    install_debians(&dir, "cron.service");
+    let init = NsInit::start(&dir, "cron.service");
+    // `$EXTRA_OPTS`, unset in /etc/default/cron, expands to no word at all.
+    let pid = process(&init, "/usr/sbin/cron");
+    assert_eq!(procs::cmdline(pid), "/usr/sbin/cron -f");
+}

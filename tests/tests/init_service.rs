@@ -1,0 +1,306 @@
+//! System tests of a service's context under the init in supervisor mode:
+//! each unit in a cgroup of its own, a stop that reaches every process of
+//! the unit (a `setsid` child, a daemon a `Type=forking` start forked
+//! before it was ready), and the sandbox of a systemd unit file checked
+//! from `/proc/PID` (harness: `tests/src/`).
+//!
+//! Every process a test starts carries the test's mark, and the harness
+//! kills every marked process when the test ends, pass or fail.
+
+use flotilla_tests::init::{Init, TestDir};
+use flotilla_tests::{procs, wait_for, WAIT};
+use flotilla_units::state::UnitState;
+
+/// Whether the machine has a writable cgroup2 (what the stop of a whole
+/// unit relies on): the tests below need it, and the suite's machines
+/// have it.
+fn cgroup2() -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .map(|m| m.lines().any(|l| l.contains(" - cgroup2 ")))
+        .unwrap_or(false)
+}
+
+/// The PID a script wrote to `file` in the test dir, once it is there.
+fn pid_in(dir: &TestDir, file: &str) -> i32 {
+    wait_for(WAIT, &format!("{file} written"), || {
+        std::fs::read_to_string(dir.join(file))
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+    })
+}
+
+/// Waits until `pid` is gone (or a zombie: dead, not yet reaped by
+/// whoever inherited it).
+fn wait_gone(pid: i32, what: &str) {
+    wait_for(WAIT, what, || {
+        (!procs::alive(pid) || procs::state(pid) == Some('Z')).then_some(())
+    });
+}
+
+/// A virtual unit `other`, to switch to: every unit outside its set stops.
+fn other_target(dir: &TestDir) {
+    dir.unit("other", "unit: other\ntype: virtual\n");
+}
+
+/// Switches to `other` and waits until `unit` has stopped.
+fn stop_by_switch(init: &Init, unit: &str) {
+    init.ctl(&["set-target", "other"]).expect(0);
+    init.wait_state(unit, UnitState::Disabled);
+}
+
+#[test]
+fn a_setsid_child_dies_with_its_unit_at_stop_and_at_exit() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let script = dir.script(
+        "leader.sh",
+        &format!(
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 &\necho $! > {}\nexec sleep 1000\n",
+            dir.join("child.pid").display()
+        ),
+    );
+    dir.unit(
+        "web",
+        &format!("unit: web\nexec-start: /bin/sh {}\n", script.display()),
+    );
+    other_target(&dir);
+    let init = dir.start("web");
+    init.wait_state("web", UnitState::Running);
+    let child = pid_in(&dir, "child.pid");
+    assert!(procs::alive(child));
+    // The child is in the unit's cgroup, below the init's own.
+    let cg = std::fs::read_to_string(format!("/proc/{child}/cgroup")).unwrap_or_default();
+    assert!(cg.contains("/web"), "{cg}");
+    stop_by_switch(&init, "web");
+    wait_gone(child, "the setsid child killed at the stop");
+
+    // The same at the init's exit.
+    std::fs::remove_file(dir.join("child.pid")).expect("rm");
+    let mut init = {
+        drop(init);
+        dir.start("web")
+    };
+    init.wait_state("web", UnitState::Running);
+    let child = pid_in(&dir, "child.pid");
+    init.signal(libc::SIGTERM);
+    assert_eq!(init.wait_exit(), 0, "{}", init.output());
+    wait_gone(child, "the setsid child killed at the init's exit");
+}
+
+#[test]
+fn a_forking_daemon_stopped_while_starting_dies() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    // As pg_ctlcluster does: the start forks the daemon into a session of
+    // its own, then waits for it to be ready (here: for ever), so the
+    // unit is still `starting` when it is stopped.
+    let script = dir.script(
+        "start.sh",
+        &format!(
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 &\necho $! > {}\nexec sleep 1000\n",
+            dir.join("daemon.pid").display()
+        ),
+    );
+    dir.file(
+        "units/db.service",
+        &format!(
+            "[Service]\nType=forking\nPIDFile={}\nExecStart=/bin/sh {}\nTimeoutStartSec=300\n",
+            dir.join("never.pid").display(),
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("db.service");
+    init.wait_state("db.service", UnitState::Starting);
+    let daemon = pid_in(&dir, "daemon.pid");
+    assert!(procs::alive(daemon));
+    stop_by_switch(&init, "db.service");
+    wait_gone(daemon, "the forked daemon killed by the stop");
+}
+
+#[test]
+fn a_systemd_units_sandbox_from_outside() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let name = format!("flotilla-test-{}", std::process::id());
+    dir.file(
+        "units/box.service",
+        &format!(
+            "[Service]\nExecStart=/bin/sleep 1000\nNoNewPrivileges=yes\n\
+             CapabilityBoundingSet=CAP_NET_BIND_SERVICE\nProtectSystem=strict\n\
+             PrivateTmp=yes\nRuntimeDirectory={name}\nUMask=0077\nLimitNOFILE=4321\n"
+        ),
+    );
+    let init = dir.start("box.service");
+    init.wait_state("box.service", UnitState::Running);
+    let pid = init.pid_of("box.service");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let field = |k: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(field("NoNewPrivs:"), "1");
+    assert_eq!(
+        field("CapBnd:"),
+        "0000000000000400",
+        "CAP_NET_BIND_SERVICE alone"
+    );
+    assert_eq!(field("Umask:"), "0077");
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("limits");
+    assert!(
+        limits
+            .lines()
+            .any(|l| l.starts_with("Max open files") && l.contains("4321")),
+        "{limits}"
+    );
+    // Its own mount namespace: / read-only, its /run/NAME and a private
+    // /tmp writable.
+    let own = std::fs::read_link(format!("/proc/{pid}/ns/mnt")).expect("ns");
+    let mine = std::fs::read_link("/proc/self/ns/mnt").expect("ns");
+    assert_ne!(own, mine);
+    let mounts = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).expect("mountinfo");
+    let opts = |target: &str| {
+        mounts
+            .lines()
+            .rfind(|l| l.split(' ').nth(4) == Some(target))
+            .and_then(|l| l.split(' ').nth(5))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(opts("/").starts_with("ro"), "/: {}", opts("/"));
+    assert!(opts("/tmp").starts_with("rw"), "/tmp: {}", opts("/tmp"));
+    assert!(std::path::Path::new(&format!("/run/{name}")).is_dir());
+    // Stopped: its runtime directory goes.
+    let mut init = init;
+    init.signal(libc::SIGTERM);
+    assert_eq!(init.wait_exit(), 0, "{}", init.output());
+    wait_for(WAIT, "the runtime directory removed", || {
+        (!std::path::Path::new(&format!("/run/{name}")).exists()).then_some(())
+    });
+}
+
+#[test]
+fn a_forking_daemon_without_a_pidfile_is_found_in_its_cgroup() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    // The daemon forks a worker of its own: the main process is the one
+    // whose parent is not in the unit's cgroup.
+    let script = dir.script(
+        "daemon.sh",
+        &format!(
+            "sleep 1000 &\necho $$ > {}\nexec sleep 1000\n",
+            dir.join("daemon.pid").display()
+        ),
+    );
+    let start = dir.script(
+        "start.sh",
+        &format!(
+            "setsid /bin/sh {} </dev/null >/dev/null 2>&1 &\n",
+            script.display()
+        ),
+    );
+    dir.file(
+        "units/fork.service",
+        &format!(
+            "[Service]\nType=forking\nExecStart=/bin/sh {}\n",
+            start.display()
+        ),
+    );
+    let init = dir.start("fork.service");
+    let daemon = pid_in(&dir, "daemon.pid");
+    let st = init.wait_state("fork.service", UnitState::Running);
+    assert_eq!(st.pid, Some(daemon), "{st:?}");
+}
+
+#[test]
+fn systemd_command_lines_environment_and_output() {
+    let dir = TestDir::new();
+    let out = dir.join("out.txt");
+    dir.file("env", "GREETING=hello world\nWHO=flotilla\n");
+    // `$GREETING` alone splits into words, `${WHO}` inside one stays
+    // whole; `@` gives the program its own argv[0]; the second
+    // ExecStart= of a oneshot runs after the first; StandardOutput=
+    // appends to a file.
+    dir.file(
+        "units/multi.service",
+        &format!(
+            "[Service]\nType=oneshot\nEnvironmentFile={env}\n\
+             ExecStart=/bin/sh -c 'echo \"$#:$1:$2:$3\"' sh $GREETING x${{WHO}}y\n\
+             ExecStart=@/bin/sh myname -c 'echo \"$0\"'\n\
+             ExecStart=-/bin/false\n\
+             StandardOutput=append:{out}\n",
+            env = dir.join("env").display(),
+            out = out.display()
+        ),
+    );
+    let init = dir.start("multi.service");
+    init.wait_state("multi.service", UnitState::Exited);
+    let text = std::fs::read_to_string(&out).expect("output file");
+    assert_eq!(text, "3:hello:world:xflotillay\nmyname\n");
+}
+
+#[test]
+fn kill_mode_process_leaves_the_rest_running() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let script = dir.script(
+        "leader.sh",
+        &format!(
+            "sleep 1000 &\necho $! > {}\nexec sleep 1000\n",
+            dir.join("child.pid").display()
+        ),
+    );
+    dir.file(
+        "units/keep.service",
+        &format!(
+            "[Service]\nKillMode=process\nExecStart=/bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("keep.service");
+    init.wait_state("keep.service", UnitState::Running);
+    let child = pid_in(&dir, "child.pid");
+    stop_by_switch(&init, "keep.service");
+    assert!(
+        procs::alive(child) && procs::state(child) != Some('Z'),
+        "KillMode=process: the child stays"
+    );
+}
+
+#[test]
+fn a_daemon_that_stops_pinging_its_watchdog_fails() {
+    let dir = TestDir::new();
+    // Pings every 100 ms while the file `ping` exists, then hangs.
+    let py = dir.file(
+        "dog.py",
+        "import os, socket, sys, time\n\
+         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n\
+         assert os.environ['WATCHDOG_USEC'] == '1000000'\n\
+         while os.path.exists(sys.argv[1]):\n\
+         \x20   s.sendto(b'WATCHDOG=1', os.environ['NOTIFY_SOCKET'])\n\
+         \x20   time.sleep(0.1)\n\
+         time.sleep(1000)\n",
+    );
+    let ping = dir.file("ping", "");
+    dir.unit(
+        "dog",
+        &format!(
+            "unit: dog\nexec-start: [/usr/bin/python3, {}, {}]\nwatchdog-sec: 1s\nrestart: no\n",
+            py.display(),
+            ping.display()
+        ),
+    );
+    let init = dir.start("dog");
+    init.wait_state("dog", UnitState::Running);
+    // Alive well past its watchdog interval while it pings.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert_eq!(init.unit("dog").state, UnitState::Running);
+    std::fs::remove_file(&ping).expect("rm ping");
+    let st = init.wait_state("dog", UnitState::Failed);
+    assert!(st.status.contains("watchdog timeout"), "{st:?}");
+}

@@ -1,0 +1,159 @@
+//! The exit statuses a unit names (`success-exit-status`,
+//! `restart-prevent-exit-status`, `restart-force-exit-status`) and a
+//! oneshot's further commands, through the planner's public facts.
+
+use super::super::facts::{Action, ExitStatus, Fact, Role};
+use super::super::{Planner, PlannerOptions};
+use crate::graph::{Graph, UnitId};
+use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
+use crate::state::UnitState;
+use crate::time::Instant;
+
+const U: UnitId = UnitId(0);
+
+struct T {
+    p: Planner,
+    next_pid: i32,
+}
+
+impl T {
+    fn new(spec: UnitSpec) -> T {
+        let (g, d) = Graph::build(vec![(spec, Origin::unplaced("svc.yaml"))]);
+        assert!(d.is_empty(), "{d:?}");
+        T {
+            p: Planner::new(g, "svc", Instant(0), PlannerOptions::default()),
+            next_pid: 10,
+        }
+    }
+
+    /// The role of the one spawn asked for, answered with a new PID.
+    fn spawn(&mut self) -> (Role, i32) {
+        let spawns: Vec<Role> = self
+            .p
+            .take_actions()
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::Spawn { role, .. } => Some(role),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(spawns.len(), 1, "{spawns:?}");
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        self.p.fact(
+            Fact::Spawned {
+                unit: U,
+                role: spawns[0],
+                pid,
+            },
+            Instant(1),
+        );
+        (spawns[0], pid)
+    }
+
+    fn exit(&mut self, pid: i32, status: ExitStatus) {
+        self.p.fact(Fact::Exited { pid, status }, Instant(2));
+    }
+
+    fn state(&self) -> UnitState {
+        self.p.state(U)
+    }
+
+    fn restart_due(&self) -> bool {
+        self.p.records[0].restart_due
+    }
+}
+
+fn unit(kind: UnitType) -> UnitSpec {
+    let mut s = UnitSpec::new("svc", kind);
+    s.exec_start = Some(Command::new(["/bin/svc"]));
+    s.restart = RestartPolicy::OnFailure;
+    s
+}
+
+#[test]
+fn a_success_exit_status_is_success() {
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.extras.success_exit_status.assign("143 SIGTERM").unwrap();
+    let mut t = T::new(s);
+    let (_, pid) = t.spawn();
+    t.exit(pid, ExitStatus::Code(143));
+    assert_eq!(t.state(), UnitState::Exited);
+}
+
+#[test]
+fn restart_prevent_and_force() {
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.extras.restart_prevent_exit_status.assign("3").unwrap();
+    let mut t = T::new(s);
+    let (_, pid) = t.spawn();
+    t.exit(pid, ExitStatus::Code(3));
+    assert_eq!(t.state(), UnitState::Failed);
+    assert!(!t.restart_due(), "prevented");
+
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.restart = RestartPolicy::No;
+    s.extras
+        .restart_force_exit_status
+        .assign("SIGKILL")
+        .unwrap();
+    let mut t = T::new(s);
+    let (_, pid) = t.spawn();
+    t.exit(pid, ExitStatus::Signal(9));
+    assert_eq!(t.state(), UnitState::Failed);
+    assert!(t.restart_due(), "forced");
+}
+
+#[test]
+fn a_oneshots_commands_run_in_order() {
+    let mut s = unit(UnitType::Oneshot);
+    s.extras.exec_start_then = vec![Command::new(["/bin/two"]), Command::new(["/bin/three"])];
+    let mut t = T::new(s.clone());
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Main);
+    t.exit(pid, ExitStatus::Code(0));
+    assert_eq!(t.state(), UnitState::Starting);
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Then(0));
+    t.exit(pid, ExitStatus::Code(0));
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Then(1));
+    t.exit(pid, ExitStatus::Code(0));
+    assert_eq!(t.state(), UnitState::Exited);
+
+    // A failure of one stops the list; a leading `-` lets it go on.
+    s.extras.exec_start_then[0].ignore_failure = true;
+    let mut t = T::new(s);
+    let (_, pid) = t.spawn();
+    t.exit(pid, ExitStatus::Code(0));
+    let (_, pid) = t.spawn();
+    t.exit(pid, ExitStatus::Code(1));
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Then(1));
+    t.exit(pid, ExitStatus::Code(2));
+    assert_eq!(t.state(), UnitState::Failed);
+}
+
+#[test]
+fn a_missed_watchdog_ping_fails_the_unit() {
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.extras.watchdog = Some(std::time::Duration::from_secs(5));
+    let mut t = T::new(s);
+    let (_, _pid) = t.spawn();
+    assert_eq!(t.state(), UnitState::Running);
+    let sec = |n: u64| Instant(n * 1_000_000_000);
+    t.p.tick(sec(4));
+    t.p.fact(
+        Fact::Notify {
+            unit: U,
+            msg: super::super::facts::Notify::Watchdog,
+        },
+        sec(4),
+    );
+    t.p.tick(sec(8));
+    assert_eq!(t.state(), UnitState::Running, "the ping moved the deadline");
+    t.p.tick(sec(10));
+    assert_eq!(t.state(), UnitState::Stopping);
+    assert!(t.restart_due());
+    assert!(t.p.view(U).unwrap().status.contains("watchdog timeout"));
+}
