@@ -81,6 +81,8 @@ fn stand_in(path: &Path) {
                                     required: state == UnitState::Running,
                                     source: "transient:cluster".into(),
                                     restart_in_ms: None,
+                                    masked: false,
+                                    providers: None,
                                 };
                                 if g.0.get(&u.name).map(|o| o.state) != Some(state) {
                                     changed.push(s.clone());

@@ -84,6 +84,20 @@ pub enum Command {
     Analyze(Analyze),
     /// `cluster ...`: the arguments after `cluster`, untouched.
     Cluster(Vec<String>),
+    /// `mask UNIT` (`mask: true`) or `unmask UNIT`.
+    Mask {
+        /// The unit.
+        unit: String,
+        /// Mask, or unmask.
+        mask: bool,
+    },
+    /// `set-alternative TARGET UNIT`.
+    SetAlternative {
+        /// The target.
+        target: String,
+        /// The provider to run.
+        unit: String,
+    },
 }
 
 /// The `analyze` sub-commands.
@@ -123,6 +137,10 @@ pub enum Topic {
     Analyze,
     /// `cluster`.
     Cluster,
+    /// `mask`, `unmask`.
+    Mask,
+    /// `set-alternative`.
+    SetAlternative,
 }
 
 impl Topic {
@@ -138,6 +156,8 @@ impl Topic {
             "poweroff" | "reboot" | "halt" => Topic::Shutdown,
             "analyze" => Topic::Analyze,
             "cluster" => Topic::Cluster,
+            "mask" | "unmask" => Topic::Mask,
+            "set-alternative" => Topic::SetAlternative,
             "help" => Topic::Main,
             _ => return None,
         })
@@ -296,6 +316,24 @@ where
             let unit = p.optional();
             p.none()?;
             Command::Reload { unit }
+        }
+        "mask" | "unmask" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let unit = p.required("a unit name")?;
+            p.none()?;
+            Command::Mask {
+                unit,
+                mask: verb == "mask",
+            }
+        }
+        "set-alternative" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let target = p.required("a target name")?;
+            let unit = p.required("a unit name")?;
+            p.none()?;
+            Command::SetAlternative { target, unit }
         }
         "restart" => {
             p.scan(&[], |_, _, _| Ok(false))?;

@@ -24,6 +24,8 @@ Commands:
   analyze plot                    an SVG timeline of the start-up (on stdout)
   analyze dot                     the unit graph in Graphviz dot (on stdout)
   cluster ...                     the cluster (fleet API)
+  mask UNIT, unmask UNIT          keep a unit from starting by any path
+  set-alternative TARGET UNIT     choose the provider an alternative runs
   help [COMMAND]                  this text, or a command's
 
 Options:
@@ -100,6 +102,32 @@ Restart one unit that the current target requires.
 Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
 ";
 
+const MASK: &str = "\
+Usage: initctl mask UNIT
+       initctl unmask UNIT
+
+mask: the unit never starts, by any path (as the target, a dependency or a
+restart); a running one stops. What hard-depends on a target only it
+provides waits, blocked by `masked`. Kept across reboots as the file
+masked/UNIT in the config file's directory. unmask takes the mask away.
+
+Exit status: 0 applied; 1 not possible (already masked, not masked, no
+config directory); 4 unknown unit.
+";
+
+const SET_ALTERNATIVE: &str = "\
+Usage: initctl set-alternative TARGET UNIT
+
+Make UNIT the provider that the target TARGET (declared `mode: alternative`
+in the config's `targets:`) runs. As a target switch: what hard-depends on
+TARGET stops, the old provider stops, UNIT starts, the dependents follow.
+Kept across reboots as the file alternatives/TARGET in the config file's
+directory.
+
+Exit status: 0 accepted; 1 refused (UNIT does not provide TARGET, TARGET is
+a group or not declared, UNIT is masked); 4 unknown target or unit.
+";
+
 const LOGS: &str = "\
 Usage: initctl logs UNIT [-n N] [-f]
 
@@ -161,6 +189,8 @@ pub fn help(topic: Topic) -> &'static str {
         Topic::Shutdown => SHUTDOWN,
         Topic::Analyze => ANALYZE,
         Topic::Cluster => CLUSTER,
+        Topic::Mask => MASK,
+        Topic::SetAlternative => SET_ALTERNATIVE,
     }
 }
 
@@ -174,7 +204,7 @@ pub fn usage(topic: Topic) -> String {
             out.push_str(
                 "Commands: status, list, set-target, reload, restart, logs, poweroff, reboot,\n",
             );
-            out.push_str("          halt, analyze, cluster, help\n");
+            out.push_str("          halt, analyze, cluster, mask, unmask, set-alternative, help\n");
         }
         _ => {
             for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {
@@ -194,7 +224,7 @@ pub fn usage(topic: Topic) -> String {
 mod tests {
     use super::*;
 
-    const ALL: [Topic; 10] = [
+    const ALL: [Topic; 12] = [
         Topic::Main,
         Topic::Status,
         Topic::List,
@@ -205,6 +235,8 @@ mod tests {
         Topic::Shutdown,
         Topic::Analyze,
         Topic::Cluster,
+        Topic::Mask,
+        Topic::SetAlternative,
     ];
 
     #[test]

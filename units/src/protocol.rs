@@ -163,6 +163,25 @@ pub enum Request {
     },
     /// Every state change as it happens ([`Reply::Changed`] lines, never final).
     Subscribe,
+    /// Mask a unit: it never starts, by any path, until unmasked; kept
+    /// across reboots ([`Reply::Applied`]).
+    Mask {
+        /// The unit's name.
+        unit: String,
+    },
+    /// Take a unit's mask away ([`Reply::Applied`]).
+    Unmask {
+        /// The unit's name.
+        unit: String,
+    },
+    /// Make `unit` the provider the alternative `target` runs, kept across
+    /// reboots ([`Reply::Accepted`]).
+    SetAlternative {
+        /// The target, declared `alternative` in the config.
+        target: String,
+        /// One of its providers.
+        unit: String,
+    },
 }
 
 impl Request {
@@ -178,6 +197,9 @@ impl Request {
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }
+                | Request::Mask { .. }
+                | Request::Unmask { .. }
+                | Request::SetAlternative { .. }
         )
     }
 }
@@ -221,6 +243,28 @@ pub struct UnitStatus {
     /// Milliseconds until the next restart attempt, when waiting to restart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_in_ms: Option<u64>,
+    /// Masked (`initctl mask`, or a unit file linked to `/dev/null`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub masked: bool,
+    /// A target declared `group` or `alternative` in the config: its
+    /// providers and, for an alternative, which one runs and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<TargetProviders>,
+}
+
+/// The providers of a declared target, as [`UnitStatus::providers`] shows
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetProviders {
+    /// `group` or `alternative`.
+    pub mode: crate::targets::TargetMode,
+    /// Each provider (in the order an alternative takes them) and its state.
+    pub units: Vec<(String, UnitState)>,
+    /// The provider an alternative runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
+    /// Why it runs.
+    pub why: String,
 }
 
 /// The whole system (`initctl status --json`).

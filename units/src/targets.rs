@@ -18,6 +18,8 @@
 //! node's state is and when the choice moves.
 
 use crate::diag::Pos;
+use crate::load::yaml::{known_entries, Node, Sink, Value};
+use crate::spec::valid_name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -62,6 +64,9 @@ pub struct TargetDecl {
     /// `failover` (alternatives only, default `false`): when the chosen
     /// provider fails, the next one (by [`order`]) takes over.
     pub failover: bool,
+    /// `choose` was set with `initctl set-alternative` (it is kept in the
+    /// state directory and replaces the config's).
+    pub set: bool,
     /// The config file, for diagnostics.
     pub file: String,
     /// Where the entry's name is.
@@ -77,6 +82,7 @@ impl TargetDecl {
             mode,
             choose: None,
             failover: false,
+            set: false,
             file: String::new(),
             pos: Pos::default(),
             choose_pos: Pos::default(),
@@ -86,6 +92,123 @@ impl TargetDecl {
 
 /// The declared targets, by name.
 pub type Targets = BTreeMap<String, TargetDecl>;
+
+/// The keys of one entry of `targets:`.
+const DECL_KEYS: &[&str] = &["mode", "choose", "failover"];
+
+/// Reads the config's `targets:` map (`file` names the config file in the
+/// declarations). Every problem goes to `sink`; bad entries are left out.
+pub(crate) fn parse(file: &str, node: &Node, sink: &mut Sink<'_>) -> Targets {
+    let mut out = Targets::new();
+    let Value::Map(entries) = &node.value else {
+        if node.value != Value::Null {
+            sink.error(
+                node.pos,
+                format!(
+                    "`targets` must be a mapping such as `db: {{mode: alternative}}`, found {}",
+                    node.kind()
+                ),
+            );
+        }
+        return out;
+    };
+    for (k, v) in entries {
+        let Some(name) = k.string_or_number().filter(|n| valid_name(n)) else {
+            sink.error(
+                k.pos,
+                "a target name in `targets` has only letters, digits and `:_.@-`",
+            );
+            continue;
+        };
+        if out.contains_key(&name) {
+            sink.error(k.pos, format!("the target `{name}` is declared twice"));
+            continue;
+        }
+        if let Some(d) = parse_decl(file, &name, k.pos, v, sink) {
+            out.insert(name, d);
+        }
+    }
+    out
+}
+
+/// One entry of `targets:`, `name: {mode: …, choose: …, failover: …}`.
+fn parse_decl(
+    file: &str,
+    name: &str,
+    pos: Pos,
+    node: &Node,
+    sink: &mut Sink<'_>,
+) -> Option<TargetDecl> {
+    let Value::Map(entries) = &node.value else {
+        sink.error(
+            node.pos,
+            format!(
+                "`{name}` needs a mapping such as `{{mode: group}}`, found {}",
+                node.kind()
+            ),
+        );
+        return None;
+    };
+    let mut mode = None;
+    let mut decl = TargetDecl::new(TargetMode::Group);
+    decl.file = file.to_string();
+    decl.pos = pos;
+    decl.choose_pos = pos;
+    let mut ok = true;
+    for e in known_entries(entries, DECL_KEYS, "key of a target", sink) {
+        match e.key {
+            "mode" => {
+                mode = e.value.text().as_deref().and_then(TargetMode::parse);
+                if mode.is_none() {
+                    sink.error(
+                        e.value.pos,
+                        format!("`{name}`: `mode` is `group` or `alternative`"),
+                    );
+                    ok = false;
+                }
+            }
+            "choose" => match e.value.string_or_number().filter(|n| valid_name(n)) {
+                Some(c) => {
+                    decl.choose = Some(c);
+                    decl.choose_pos = e.value.pos;
+                }
+                None => {
+                    sink.error(e.value.pos, format!("`{name}`: `choose` names a unit"));
+                    ok = false;
+                }
+            },
+            "failover" => match e.value.value {
+                Value::Bool(b) => decl.failover = b,
+                _ => {
+                    sink.error(
+                        e.value.pos,
+                        format!("`{name}`: `failover` is `true` or `false`"),
+                    );
+                    ok = false;
+                }
+            },
+            _ => {}
+        }
+    }
+    let Some(mode) = mode else {
+        if ok {
+            sink.error(
+                node.pos,
+                format!("`{name}` needs a `mode`: `group` or `alternative`"),
+            );
+        }
+        return None;
+    };
+    decl.mode = mode;
+    if mode == TargetMode::Group && (decl.choose.is_some() || decl.failover) {
+        sink.error(
+            node.pos,
+            format!("`{name}` is a group (every provider runs): `choose` and `failover` are for an alternative"),
+        );
+        return None;
+    }
+    ok.then_some(decl)
+}
 
 /// Why an alternative runs the provider it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,7 +293,7 @@ pub fn pick(
     let &(_, first_pref) = providers.first()?;
     if let Some(c) = &decl.choose {
         if let Some(i) = providers.iter().position(|(n, _)| n == c) {
-            return Some((i, Why::Choose));
+            return Some((i, if decl.set { Why::Set } else { Why::Choose }));
         }
     }
     if providers.len() == 1 && !masked_choice {
@@ -193,6 +316,42 @@ mod tests {
 
     fn ordered<'a>(p: &[(&'a str, i32)]) -> Vec<(&'a str, i32)> {
         order(p).into_iter().map(|i| p[i]).collect()
+    }
+
+    #[test]
+    fn the_config_declares_targets_and_says_what_is_wrong() {
+        use crate::config::parse_config;
+        let c = parse_config(
+            "init.yaml",
+            "targets:\n  logs: {mode: group}\n  db: {mode: alternative, choose: pg, failover: true}\n",
+        )
+        .unwrap();
+        assert_eq!(c.targets["logs"].mode, TargetMode::Group);
+        let db = &c.targets["db"];
+        assert_eq!(
+            (db.mode, db.choose.as_deref(), db.failover),
+            (TargetMode::Alternative, Some("pg"), true)
+        );
+        let errors: Vec<String> = parse_config(
+            "init.yaml",
+            "targets:\n  a: {mode: any}\n  b: {choose: x}\n  c: {mode: group, choose: x}\n  \
+             d: group\n  e: {mode: alternative, failover: 1}\n",
+        )
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            errors,
+            [
+                "init.yaml:2:13: `a`: `mode` is `group` or `alternative`",
+                "init.yaml:3:6: `b` needs a `mode`: `group` or `alternative`",
+                "init.yaml:4:6: `c` is a group (every provider runs): `choose` and `failover` \
+                 are for an alternative",
+                "init.yaml:5:6: `d` needs a mapping such as `{mode: group}`, found a string",
+                "init.yaml:6:36: `e`: `failover` is `true` or `false`",
+            ]
+        );
     }
 
     #[test]

@@ -161,7 +161,18 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
             state.push_str(&format!("; {} ago", format_coarse(age)));
         }
     }
+    if u.masked {
+        state.push_str(" (masked)");
+    }
     rows.push(("State", state));
+    if let Some(t) = &u.providers {
+        let list: Vec<String> = t.units.iter().map(|(n, s)| format!("{n} ({s})")).collect();
+        rows.push(("Mode", t.mode.as_str().to_string()));
+        rows.push(("Providers", list.join(", ")));
+        if let Some(c) = &t.chosen {
+            rows.push(("Chosen", format!("{c}: {}", t.why)));
+        }
+    }
     if let Some(b) = &u.blocked_by {
         rows.push(("Blocked by", b.clone()));
     }
@@ -219,6 +230,8 @@ pub(crate) mod tests {
             required: true,
             source: String::new(),
             restart_in_ms: None,
+            masked: false,
+            providers: None,
         }
     }
 

@@ -26,6 +26,7 @@
 mod executor;
 mod reports;
 mod requests;
+mod shape;
 mod slots;
 mod sources;
 #[cfg(test)]
@@ -130,7 +131,9 @@ impl<S: Sys> Runtime<S> {
         let mono0 = sys.monotonic_now();
         let wall0 = sys.wall_now();
         let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_dir);
-        let (graph, diags) = Graph::build(dir_units.clone());
+        let (shape, problems) = crate::shape::load(&sys, &settings);
+        load_errors.extend(problems);
+        let (graph, diags) = Graph::build_shaped(dir_units.clone(), shape);
         load_errors.extend(diags.iter().map(ToString::to_string));
         for e in &load_errors {
             sys.console(&format!("init: {e}"));

@@ -112,6 +112,18 @@ impl<S: Sys> Runtime<S> {
                 let r = self.patch_transient(set, upsert, remove);
                 self.reply(c, r);
             }
+            Request::Mask { unit } => {
+                let r = self.mask(&unit);
+                self.reply(c, r);
+            }
+            Request::Unmask { unit } => {
+                let r = self.unmask(&unit);
+                self.reply(c, r);
+            }
+            Request::SetAlternative { target, unit } => {
+                let r = self.set_alternative(&target, &unit);
+                self.reply(c, r);
+            }
             Request::Subscribe => {
                 if let Some(conn) = self.control.conn_mut(c) {
                     conn.watch = Watch::Changes;

@@ -38,6 +38,8 @@ fn settings(target: &str) -> Settings {
         control: PathBuf::from(CONTROL),
         log_dir: None,
         max_concurrent_starts: None,
+        targets: Default::default(),
+        state_dir: None,
     }
 }
 
