@@ -157,3 +157,42 @@ fn mask_stops_a_unit_blocks_what_needs_it_and_survives_a_restart() {
     init.wait_all(&["pg", "web", "default"], UnitState::Running);
     assert!(!dir.join("masked/web").exists());
 }
+
+#[test]
+fn check_lists_masks_and_says_which_provider_runs_and_why() {
+    let dir = TestDir::new();
+    let config = machine(&dir);
+    dir.file("masked/ship-b", "");
+    let units = dir.units().display().to_string();
+    let cfg = config.display().to_string();
+    let out = dir.run_init(&[
+        "--check", "--units", &units, "--config", &cfg, "--target", "default",
+    ]);
+    out.expect(0);
+    let masked = dir.join("masked/ship-b").display().to_string();
+    for line in [
+        format!("masked: ship-b ({masked} (initctl mask))"),
+        "alternative db: runs pg (highest preference (10)); providers: pg maria".to_string(),
+        "group logs: runs ship-a".to_string(),
+    ] {
+        assert!(out.stdout.contains(&line), "{line}\n{}", out.stdout);
+    }
+
+    // A choice that names no provider is an error.
+    dir.file(
+        "init.yaml",
+        "targets:\n  logs: {mode: group}\n  db: {mode: alternative, choose: web}\n",
+    );
+    let out = dir.run_init(&[
+        "--check", "--units", &units, "--config", &cfg, "--target", "default",
+    ]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "`choose: web`: `web` does not provide the target `db` (its providers: `pg`, \
+             `maria`); `pg` runs"
+        ),
+        "{}",
+        out.stdout
+    );
+}
