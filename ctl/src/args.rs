@@ -91,6 +91,25 @@ pub enum Command {
         /// Mask, or unmask.
         mask: bool,
     },
+    /// `run [--name N] [--depends-on T]... -- COMMAND...`.
+    Run {
+        /// `--name`.
+        name: Option<String>,
+        /// `--depends-on`, in order.
+        depends_on: Vec<String>,
+        /// The command's words.
+        argv: Vec<String>,
+    },
+    /// `add FILE`.
+    Add {
+        /// The unit file.
+        file: PathBuf,
+    },
+    /// `stop-transient NAME`.
+    StopTransient {
+        /// The transient unit.
+        name: String,
+    },
     /// `set-alternative TARGET UNIT`.
     SetAlternative {
         /// The target.
@@ -141,6 +160,8 @@ pub enum Topic {
     Mask,
     /// `set-alternative`.
     SetAlternative,
+    /// `run`, `add`, `stop-transient`.
+    Transient,
 }
 
 impl Topic {
@@ -158,6 +179,7 @@ impl Topic {
             "cluster" => Topic::Cluster,
             "mask" | "unmask" => Topic::Mask,
             "set-alternative" => Topic::SetAlternative,
+            "run" | "add" | "stop-transient" => Topic::Transient,
             "help" => Topic::Main,
             _ => return None,
         })
@@ -326,6 +348,45 @@ where
                 unit,
                 mask: verb == "mask",
             }
+        }
+        "run" => {
+            let mut name = None;
+            let mut depends_on = Vec::new();
+            p.scan(&["--name", "--depends-on"], |opt, value, _| {
+                match opt {
+                    "--name" => name = value,
+                    "--depends-on" => depends_on.extend(value),
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            p.no_json()?;
+            let argv = std::mem::take(&mut p.positionals);
+            if argv.is_empty() {
+                return Err(usage(
+                    p.topic,
+                    "'run' needs a command: initctl run -- COMMAND...",
+                ));
+            }
+            Command::Run {
+                name,
+                depends_on,
+                argv,
+            }
+        }
+        "add" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let file = PathBuf::from(p.required("a unit file")?);
+            p.none()?;
+            Command::Add { file }
+        }
+        "stop-transient" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let name = p.required("a transient unit's name")?;
+            p.none()?;
+            Command::StopTransient { name }
         }
         "set-alternative" => {
             p.scan(&[], |_, _, _| Ok(false))?;

@@ -26,6 +26,10 @@ Commands:
   cluster ...                     the cluster (fleet API)
   mask UNIT, unmask UNIT          keep a unit from starting by any path
   set-alternative TARGET UNIT     choose the provider an alternative runs
+  run [--name N] [--depends-on T]... -- COMMAND...
+                                  run a command as a transient unit
+  add FILE                        add a unit file as a transient unit
+  stop-transient NAME             stop a transient unit and remove it
   help [COMMAND]                  this text, or a command's
 
 Options:
@@ -128,6 +132,27 @@ Exit status: 0 accepted; 1 refused (UNIT does not provide TARGET, TARGET is
 a group or not declared, UNIT is masked); 4 unknown target or unit.
 ";
 
+const TRANSIENT: &str = "\
+Usage: initctl run [--name N] [--depends-on T]... -- COMMAND...
+       initctl add FILE
+       initctl stop-transient NAME
+
+run: COMMAND becomes a transient unit (foreground-supervised, restart: no),
+named N or run-1, run-2, ...; it starts once every target T is active and
+its output is captured (initctl logs N). add: the unit file FILE (YAML, or a
+systemd unit by its .service/.socket/... name) becomes a transient unit.
+Both are required besides the current target's units, across target
+switches, until stop-transient NAME stops the unit and removes it, or the
+machine reboots; status shows their source as transient:initctl.
+
+Options:
+  --name N         the unit's name (default: run-N)
+  --depends-on T   a hard dependency (repeatable)
+
+Exit status: 0 added or removed; 1 refused (bad unit, name taken, masked);
+2 usage error (no command); 4 stop-transient of an unknown name.
+";
+
 const LOGS: &str = "\
 Usage: initctl logs UNIT [-n N] [-f]
 
@@ -191,6 +216,7 @@ pub fn help(topic: Topic) -> &'static str {
         Topic::Cluster => CLUSTER,
         Topic::Mask => MASK,
         Topic::SetAlternative => SET_ALTERNATIVE,
+        Topic::Transient => TRANSIENT,
     }
 }
 
@@ -204,7 +230,10 @@ pub fn usage(topic: Topic) -> String {
             out.push_str(
                 "Commands: status, list, set-target, reload, restart, logs, poweroff, reboot,\n",
             );
-            out.push_str("          halt, analyze, cluster, mask, unmask, set-alternative, help\n");
+            out.push_str(
+                "          halt, analyze, cluster, mask, unmask, set-alternative, run, add,\n",
+            );
+            out.push_str("          stop-transient, help\n");
         }
         _ => {
             for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {
@@ -224,7 +253,7 @@ pub fn usage(topic: Topic) -> String {
 mod tests {
     use super::*;
 
-    const ALL: [Topic; 12] = [
+    const ALL: [Topic; 13] = [
         Topic::Main,
         Topic::Status,
         Topic::List,
@@ -237,6 +266,7 @@ mod tests {
         Topic::Cluster,
         Topic::Mask,
         Topic::SetAlternative,
+        Topic::Transient,
     ];
 
     #[test]

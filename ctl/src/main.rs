@@ -109,6 +109,13 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
         Command::Restart { unit } => cmd::restart::run(ctx, unit),
         Command::Mask { unit, mask } => cmd::shape::mask(ctx, unit, mask),
         Command::SetAlternative { target, unit } => cmd::shape::set_alternative(ctx, target, unit),
+        Command::Run {
+            name,
+            depends_on,
+            argv,
+        } => cmd::transient::run(ctx, name, depends_on, argv),
+        Command::Add { file } => cmd::transient::add(ctx, &file),
+        Command::StopTransient { name } => cmd::transient::stop(ctx, name),
         Command::Logs {
             unit,
             lines,

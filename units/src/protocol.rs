@@ -174,6 +174,33 @@ pub enum Request {
         /// The unit's name.
         unit: String,
     },
+    /// Add one transient unit (`initctl run`, `initctl add`) to the
+    /// transient set `initctl`; it is required besides the target's set
+    /// until `stop-transient` (or a reboot). A unit with an empty name is
+    /// named `run-N`. [`Reply::Applied`] (its name in `added`), or an error
+    /// and nothing changed.
+    TransientAdd {
+        /// The unit (boxed: a request is small otherwise).
+        unit: Box<UnitSpec>,
+    },
+    /// Stop a transient unit of `initctl run`/`add` and take it out of
+    /// the unit set ([`Reply::Applied`]).
+    StopTransient {
+        /// The unit's name.
+        name: String,
+    },
+    /// Require a unit besides the target's set until the next target
+    /// switch (what `systemctl start` means): [`Reply::Accepted`].
+    Want {
+        /// The unit's name.
+        unit: String,
+    },
+    /// Drop a [`Request::Want`] (what `systemctl stop` means for a unit
+    /// the target does not require): [`Reply::Accepted`].
+    Unwant {
+        /// The unit's name.
+        unit: String,
+    },
     /// Make `unit` the provider the alternative `target` runs, kept across
     /// reboots ([`Reply::Accepted`]).
     SetAlternative {
@@ -200,6 +227,10 @@ impl Request {
                 | Request::Mask { .. }
                 | Request::Unmask { .. }
                 | Request::SetAlternative { .. }
+                | Request::TransientAdd { .. }
+                | Request::StopTransient { .. }
+                | Request::Want { .. }
+                | Request::Unwant { .. }
         )
     }
 }

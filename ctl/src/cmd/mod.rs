@@ -15,6 +15,7 @@ pub mod set_target;
 pub mod shape;
 pub mod shutdown;
 pub mod status;
+pub mod transient;
 
 use crate::client::{self, Connection};
 use crate::error::CtlError;

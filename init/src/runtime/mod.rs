@@ -26,6 +26,7 @@
 mod executor;
 mod reports;
 mod requests;
+mod runs;
 mod shape;
 mod slots;
 mod sources;

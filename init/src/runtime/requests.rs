@@ -120,6 +120,22 @@ impl<S: Sys> Runtime<S> {
                 let r = self.unmask(&unit);
                 self.reply(c, r);
             }
+            Request::TransientAdd { unit } => {
+                let r = self.add_transient(*unit);
+                self.reply(c, r);
+            }
+            Request::StopTransient { name } => {
+                let r = self.stop_transient(&name);
+                self.reply(c, r);
+            }
+            Request::Want { unit } => {
+                let r = self.want(&unit);
+                self.reply(c, r);
+            }
+            Request::Unwant { unit } => {
+                let r = self.unwant(&unit);
+                self.reply(c, r);
+            }
             Request::SetAlternative { target, unit } => {
                 let r = self.set_alternative(&target, &unit);
                 self.reply(c, r);

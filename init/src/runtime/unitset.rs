@@ -110,6 +110,13 @@ impl UnitSet {
         }
     }
 
+    /// Whether the transient set `set` has a unit named `name`.
+    pub(super) fn in_transient(&self, set: &str, name: &str) -> bool {
+        self.transient
+            .get(set)
+            .is_some_and(|us| us.iter().any(|u| u.name == name))
+    }
+
     /// The transient units, each with its set as its origin.
     pub(super) fn transient_specs(&self) -> Vec<(UnitSpec, Origin)> {
         self.transient
