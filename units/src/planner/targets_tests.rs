@@ -516,3 +516,41 @@ fn an_undeclared_duplicate_stays_an_error_and_a_bad_choice_is_one() {
         "{d:?}"
     );
 }
+
+#[test]
+fn a_want_adds_a_unit_to_the_set_for_as_long_as_it_lasts() {
+    let mut w = World::new(
+        vec![
+            default(&[]),
+            app("rescue", &[]),
+            app("web", &["db"]),
+            svc("db", &["db"], 0),
+            svc("tool", &["tool"], 0),
+        ],
+        shape(&[], &[]),
+        "default",
+    );
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    let now = Instant(w.now);
+    w.p.want("web", WantLife::UntilSwitch, now).expect("want");
+    w.p.want("tool", WantLife::Kept, now).expect("want");
+    w.settle();
+    // What a wanted unit needs comes with it.
+    for u in ["web", "db", "tool"] {
+        assert_eq!(w.state(u), UnitState::Running, "{u}");
+    }
+    assert_eq!(
+        w.p.want("nosuch", WantLife::Kept, now),
+        Err(WantError::UnknownUnit("nosuch".into()))
+    );
+    // A switch ends the first kind, not the second.
+    w.p.set_target("rescue", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    assert_eq!(w.state("db"), UnitState::Disabled);
+    assert_eq!(w.state("tool"), UnitState::Running);
+    assert!(w.p.unwant("tool", Instant(w.now)));
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Disabled);
+    assert!(!w.p.unwant("tool", Instant(w.now)));
+}
