@@ -137,6 +137,15 @@ fn mask_stops_a_unit_blocks_what_needs_it_and_survives_a_restart() {
     assert_eq!(d.state, UnitState::Waiting);
     let web = unit_json(&init, "web");
     assert!(web.masked);
+    let table = init.ctl(&["status"]);
+    assert!(
+        table
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("web ") && l.contains(" masked")),
+        "{}",
+        table.stdout
+    );
     assert!(dir.join("masked/web").exists());
     // Not by a restart either.
     init.ctl(&["restart", "web"]).expect(1);

@@ -117,10 +117,13 @@ pub fn provides_cell(u: &UnitStatus) -> String {
         .join(",")
 }
 
-/// The STATUS column: what blocks it, whether it is degraded, then the
-/// init's free-form status.
+/// The STATUS column: masked, what blocks it, whether it is degraded, then
+/// the init's free-form status.
 fn status_cell(u: &UnitStatus) -> String {
     let mut parts = Vec::new();
+    if u.masked {
+        parts.push("masked".to_string());
+    }
     if let Some(b) = &u.blocked_by {
         parts.push(format!("blocked by {b}"));
     }

@@ -184,6 +184,8 @@ fn a_group_runs_every_provider_and_is_degraded_then_failed() {
     assert_eq!(w.state("b"), UnitState::Running);
     assert_eq!(w.state("logs"), UnitState::Running);
     assert!(!w.view("logs").degraded);
+    // The group needs them for the target: not coincidental.
+    assert!(w.p.coincidental(w.id("a")).is_empty());
     assert_eq!(w.state("default"), UnitState::Running);
     let v = w.target_view("logs");
     assert_eq!(v.mode, TargetMode::Group);
