@@ -6,6 +6,7 @@
 
 mod changes;
 mod lifecycle;
+mod shape;
 
 use super::{Exit, Runtime};
 use crate::args::Settings;
