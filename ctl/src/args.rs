@@ -77,6 +77,39 @@ pub enum Command {
     Analyze(Analyze),
     /// `cluster ...`: the arguments after `cluster`, untouched.
     Cluster(Vec<String>),
+    /// `mask UNIT` (`mask: true`) or `unmask UNIT`.
+    Mask {
+        /// The unit.
+        unit: String,
+        /// Mask, or unmask.
+        mask: bool,
+    },
+    /// `run [--name N] [--depends-on T]... -- COMMAND...`.
+    Run {
+        /// `--name`.
+        name: Option<String>,
+        /// `--depends-on`, in order.
+        depends_on: Vec<String>,
+        /// The command's words.
+        argv: Vec<String>,
+    },
+    /// `add FILE`.
+    Add {
+        /// The unit file.
+        file: PathBuf,
+    },
+    /// `stop-transient NAME`.
+    StopTransient {
+        /// The transient unit.
+        name: String,
+    },
+    /// `set-alternative TARGET UNIT`.
+    SetAlternative {
+        /// The target.
+        target: String,
+        /// The provider to run.
+        unit: String,
+    },
     /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`:
     /// the unit files of the search path (SPEC §3c).
     UnitFiles(UnitFiles),
@@ -161,6 +194,12 @@ pub enum Topic {
     Cluster,
     /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`.
     UnitFiles,
+    /// `mask`, `unmask`.
+    Mask,
+    /// `set-alternative`.
+    SetAlternative,
+    /// `run`, `add`, `stop-transient`.
+    Transient,
 }
 
 impl Topic {
@@ -180,6 +219,9 @@ impl Topic {
                 Topic::UnitFiles
             }
             "daemon-reload" => Topic::Reload,
+            "mask" | "unmask" => Topic::Mask,
+            "set-alternative" => Topic::SetAlternative,
+            "run" | "add" | "stop-transient" => Topic::Transient,
             "help" => Topic::Main,
             _ => return None,
         })
@@ -347,6 +389,63 @@ where
             let unit = p.optional();
             p.none()?;
             Command::Reload { unit }
+        }
+        "mask" | "unmask" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let unit = p.required("a unit name")?;
+            p.none()?;
+            Command::Mask {
+                unit,
+                mask: verb == "mask",
+            }
+        }
+        "run" => {
+            let mut name = None;
+            let mut depends_on = Vec::new();
+            p.scan(&["--name", "--depends-on"], |opt, value, _| {
+                match opt {
+                    "--name" => name = value,
+                    "--depends-on" => depends_on.extend(value),
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            p.no_json()?;
+            let argv = std::mem::take(&mut p.positionals);
+            if argv.is_empty() {
+                return Err(usage(
+                    p.topic,
+                    "'run' needs a command: initctl run -- COMMAND...",
+                ));
+            }
+            Command::Run {
+                name,
+                depends_on,
+                argv,
+            }
+        }
+        "add" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let file = PathBuf::from(p.required("a unit file")?);
+            p.none()?;
+            Command::Add { file }
+        }
+        "stop-transient" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let name = p.required("a transient unit's name")?;
+            p.none()?;
+            Command::StopTransient { name }
+        }
+        "set-alternative" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let target = p.required("a target name")?;
+            let unit = p.required("a unit name")?;
+            p.none()?;
+            Command::SetAlternative { target, unit }
         }
         "restart" => {
             p.scan(&[], |_, _, _| Ok(false))?;

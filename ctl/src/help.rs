@@ -29,6 +29,12 @@ Commands:
   analyze plot                    an SVG timeline of the start-up (on stdout)
   analyze dot                     the unit graph in Graphviz dot (on stdout)
   cluster ...                     the cluster (fleet API)
+  mask UNIT, unmask UNIT          keep a unit from starting by any path
+  set-alternative TARGET UNIT     choose the provider an alternative runs
+  run [--name N] [--depends-on T]... -- COMMAND...
+                                  run a command as a transient unit
+  add FILE                        add a unit file as a transient unit
+  stop-transient NAME             stop a transient unit and remove it
   help [COMMAND]                  this text, or a command's
 
 Options:
@@ -128,6 +134,53 @@ Restart one unit that the current target requires.
 Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
 ";
 
+const MASK: &str = "\
+Usage: initctl mask UNIT
+       initctl unmask UNIT
+
+mask: the unit never starts, by any path (as the target, a dependency or a
+restart); a running one stops. What hard-depends on a target only it
+provides waits, blocked by `masked`. Kept across reboots as the file
+masked/UNIT in the config file's directory. unmask takes the mask away.
+
+Exit status: 0 applied; 1 not possible (already masked, not masked, no
+config directory); 4 unknown unit.
+";
+
+const SET_ALTERNATIVE: &str = "\
+Usage: initctl set-alternative TARGET UNIT
+
+Make UNIT the provider that the target TARGET (declared `mode: alternative`
+in the config's `targets:`) runs. As a target switch: what hard-depends on
+TARGET stops, the old provider stops, UNIT starts, the dependents follow.
+Kept across reboots as the file alternatives/TARGET in the config file's
+directory.
+
+Exit status: 0 accepted; 1 refused (UNIT does not provide TARGET, TARGET is
+a group or not declared, UNIT is masked); 4 unknown target or unit.
+";
+
+const TRANSIENT: &str = "\
+Usage: initctl run [--name N] [--depends-on T]... -- COMMAND...
+       initctl add FILE
+       initctl stop-transient NAME
+
+run: COMMAND becomes a transient unit (foreground-supervised, restart: no),
+named N or run-1, run-2, ...; it starts once every target T is active and
+its output is captured (initctl logs N). add: the unit file FILE (YAML, or a
+systemd unit by its .service/.socket/... name) becomes a transient unit.
+Both are required besides the current target's units, across target
+switches, until stop-transient NAME stops the unit and removes it, or the
+machine reboots; status shows their source as transient:initctl.
+
+Options:
+  --name N         the unit's name (default: run-N)
+  --depends-on T   a hard dependency (repeatable)
+
+Exit status: 0 added or removed; 1 refused (bad unit, name taken, masked);
+2 usage error (no command); 4 stop-transient of an unknown name.
+";
+
 const LOGS: &str = "\
 Usage: initctl logs UNIT [-n N] [--since TIME] [-f] [--verbose]
 
@@ -199,6 +252,9 @@ pub fn help(topic: Topic) -> &'static str {
         Topic::Analyze => ANALYZE,
         Topic::Cluster => CLUSTER,
         Topic::UnitFiles => UNIT_FILES,
+        Topic::Mask => MASK,
+        Topic::SetAlternative => SET_ALTERNATIVE,
+        Topic::Transient => TRANSIENT,
     }
 }
 
@@ -215,7 +271,10 @@ pub fn usage(topic: Topic) -> String {
             out.push_str(
                 "          halt, analyze, cluster, enable, disable, is-enabled, cat, show,\n",
             );
-            out.push_str("          list-unit-files, daemon-reload, help\n");
+            out.push_str(
+                "          list-unit-files, daemon-reload, mask, unmask, set-alternative, run,\n",
+            );
+            out.push_str("          add, stop-transient, help\n");
         }
         _ => {
             for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {
@@ -235,7 +294,7 @@ pub fn usage(topic: Topic) -> String {
 mod tests {
     use super::*;
 
-    const ALL: [Topic; 11] = [
+    const ALL: [Topic; 14] = [
         Topic::Main,
         Topic::Status,
         Topic::List,
@@ -247,6 +306,9 @@ mod tests {
         Topic::Analyze,
         Topic::Cluster,
         Topic::UnitFiles,
+        Topic::Mask,
+        Topic::SetAlternative,
+        Topic::Transient,
     ];
 
     #[test]

@@ -33,6 +33,8 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         required: true,
         source: String::new(),
         restart_in_ms: None,
+        masked: false,
+        providers: None,
     }
 }
 

@@ -106,6 +106,11 @@ pub struct Settings {
     pub log_dir: Option<PathBuf>,
     /// At most this many units starting at once.
     pub max_concurrent_starts: Option<usize>,
+    /// The config's `targets:` map.
+    pub targets: flotilla_units::targets::Targets,
+    /// Where the init keeps what `initctl mask` and `set-alternative` set
+    /// (the config file's directory); `None` without a config file.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Settings {
@@ -216,6 +221,13 @@ pub fn resolve(
         Some(p) => (p.clone(), true),
         None => (PathBuf::from(DEFAULT_CONFIG), false),
     };
+    let state_dir = (explicit || ctx.pid1)
+        .then(|| config_path.parent())
+        .flatten()
+        .map(|d| match d.as_os_str().is_empty() {
+            true => PathBuf::from("."),
+            false => d.to_path_buf(),
+        });
     let config = if explicit || ctx.pid1 {
         match read(&config_path) {
             Ok(text) => parse_config(&config_path.display().to_string(), &text)
@@ -268,6 +280,8 @@ pub fn resolve(
         control,
         log_dir: args.log_dir.clone().or_else(|| config.log_dir.clone()),
         max_concurrent_starts: config.max_concurrent_starts,
+        targets: config.targets,
+        state_dir,
     })
 }
 

@@ -1,15 +1,16 @@
 //! `init --check`: load and validate the unit search path, print every
 //! problem (`FILE:LINE:COL: message`), where each unit that is more than
 //! its own file came from (what it hides, its drop-ins, aliases and
-//! `.wants/`/`.requires/` edges), the masked names, and the set of units
-//! the target requires; exit 0 if there is no error, 1 otherwise. Starts
-//! nothing.
+//! `.wants/`/`.requires/` edges), the masked names, which provider each
+//! declared target runs (and why), and the set of units the target
+//! requires; exit 0 if there is no error, 1 otherwise. Starts nothing.
 
 use flotilla_init::args::Settings;
 use flotilla_init::sys::Sys;
 use flotilla_init::unitdir::load_search_path;
 use flotilla_units::graph::Graph;
 use flotilla_units::load::{LoadedPath, UnitSource};
+use flotilla_units::targets::TargetMode;
 use std::process::ExitCode;
 
 /// Runs the check and prints its report.
@@ -23,10 +24,37 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
     };
     print_origins(&loaded);
     let mut diags = loaded.diagnostics;
-    let (graph, gdiags) = Graph::build(loaded.units);
+    let (shape, problems) = flotilla_init::shape::load(sys, settings);
+    for p in &problems {
+        println!("warning: {p}");
+    }
+    let (graph, gdiags) = Graph::build_shaped(loaded.units, shape);
     diags.extend(gdiags);
     for d in &diags {
         println!("{d}");
+    }
+    for (name, source) in graph.shape().masks.iter() {
+        println!("masked: {name} ({source})");
+    }
+    for (_, t) in graph.declared() {
+        let names: Vec<&str> = t
+            .members
+            .iter()
+            .map(|&m| graph.node(m).spec.name.as_str())
+            .collect();
+        match t
+            .chosen_unit()
+            .filter(|_| t.mode == TargetMode::Alternative)
+        {
+            Some(c) => println!(
+                "alternative {}: runs {} ({}); providers: {}",
+                t.name,
+                graph.node(c).spec.name,
+                t.why,
+                names.join(" ")
+            ),
+            None => println!("group {}: runs {}", t.name, names.join(" ")),
+        }
     }
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;
@@ -51,7 +79,7 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
     }
     println!(
         "{} unit(s), {errors} error(s), {warnings} warning(s)",
-        graph.len()
+        graph.unit_count()
     );
     if errors > 0 {
         ExitCode::from(1)

@@ -29,3 +29,4 @@ pub mod args;
 pub mod control;
 pub mod pid1;
 pub mod runtime;
+pub mod shape;

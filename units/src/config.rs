@@ -6,6 +6,9 @@
 //! max-concurrent-starts: 8
 //! log-dir: /var/log/init
 //! control-socket: /run/init/control.sock
+//! targets:                      # targets with several providers (SPEC §3b)
+//!   logs: {mode: group}
+//!   db: {mode: alternative, choose: postgres, failover: true}
 //! ```
 //!
 //! Every key is optional; command-line flags override the file. An empty
@@ -25,6 +28,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "max-concurrent-starts",
     "log-dir",
     "control-socket",
+    "targets",
 ];
 
 /// The init's configuration as the file gives it; `None` is "not set"
@@ -46,6 +50,8 @@ pub struct Config {
     pub log_dir: Option<PathBuf>,
     /// `control-socket`: the control socket's path.
     pub control_socket: Option<PathBuf>,
+    /// `targets`: the targets with several providers ([`crate::targets`]).
+    pub targets: crate::targets::Targets,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -95,6 +101,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
             "max-concurrent-starts" => {
                 config.max_concurrent_starts = positive(e.key, e.value, &mut sink)
             }
+            "targets" => config.targets = crate::targets::parse(file, e.value, &mut sink),
             _ => {}
         }
     }
@@ -216,6 +223,7 @@ mod tests {
                 log_dir: Some("/var/log/init".into()),
                 control_socket: Some("/run/init/control.sock".into()),
                 more_units_dirs: Vec::new(),
+                targets: Default::default(),
             }
         );
     }

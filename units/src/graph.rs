@@ -10,6 +10,12 @@
 //! units out (boot: the rest of the system still comes up);
 //! [`Graph::build_strict`] refuses the whole set on any error (reload).
 //!
+//! Besides the units, a graph is built with a [`Shape`]: the targets the
+//! config declares (`group` or `alternative`, SPEC §3b), whose provider is
+//! a node of its own after the units (`targets.rs`), and the masks: a
+//! masked unit stays in the arena, to be shown, but provides nothing and
+//! depends on nothing (`masked.rs`).
+//!
 //! The graph keeps the adjacency once, flat: each unit's dependencies
 //! ([`Graph::deps`]) and each unit's dependents ([`Graph::dependents`]), in
 //! one array each, so that the planner's walks over them read a few bytes
@@ -18,10 +24,27 @@
 //! ([`Graph::dep_target`]).
 
 use crate::diag::{Diagnostic, Pos};
+use crate::mask::Masks;
 use crate::spec::{Origin, UnitSpec};
 use crate::state::DepKind;
+use crate::targets::Targets;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+mod masked;
+mod targets;
+
+pub use targets::TargetNode;
+
+/// What a graph is built with besides its units: the targets the config
+/// declares and the masked unit names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// The config's `targets:` map.
+    pub targets: Targets,
+    /// The masks, from every source.
+    pub masks: Masks,
+}
 
 /// A unit's index in the graph's arena. Valid for one graph only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,16 +89,40 @@ pub struct Dep<'a> {
     pub provider: Option<UnitId>,
 }
 
-/// A unit in the graph.
+/// A unit in the graph (or a declared target's node, after the units).
 #[derive(Debug, Clone)]
 pub struct Node {
-    /// The unit's definition.
+    /// The unit's definition (a declared target's node, and a masked name
+    /// that no unit has, have a `virtual` one made up with their name).
     pub spec: Arc<UnitSpec>,
     /// Where it came from.
     pub origin: Origin,
     /// A unit that was removed (reload, transient set) but still had to be
     /// stopped: it provides nothing and depends on nothing.
     pub ghost: bool,
+    /// A masked unit: shown, but it provides nothing and depends on nothing.
+    pub masked: bool,
+    /// No unit file defines it: a declared target's node, or a masked name
+    /// that no unit has.
+    pub synthetic: bool,
+}
+
+impl Node {
+    /// A unit as loaded.
+    fn unit(spec: Arc<UnitSpec>, origin: Origin) -> Node {
+        Node {
+            spec,
+            origin,
+            ghost: false,
+            masked: false,
+            synthetic: false,
+        }
+    }
+
+    /// Whether its targets and dependencies count: not a ghost, not masked.
+    pub fn provides_targets(&self) -> bool {
+        !self.ghost && !self.masked
+    }
 }
 
 /// Lists of items per unit, flat: unit `i`'s are `items[at[i]..at[i + 1]]`
@@ -106,16 +153,27 @@ impl<T> PerUnit<T> {
 
 /// The graph of a unit set.
 ///
-/// The nodes are in name order, so a unit is found by its name with a
+/// The units are in name order, so a unit is found by its name with a
 /// binary search, without a map of names. A unit providing its own name
 /// (the default) is found the same way; only the other targets (`provides`
-/// naming something else) are in a map.
+/// naming something else) are in a map. The declared targets' nodes come
+/// after the units, in target name order.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     nodes: Vec<Node>,
+    /// How many of the nodes are units (the declared targets' come after).
+    units_len: usize,
+    /// The declared targets' nodes, in order (node `units_len + k` is
+    /// `targets[k]`).
+    targets: Vec<TargetNode>,
     /// Each target that is not its provider's own name, and its provider
-    /// (the first non-ghost unit, in name order, providing it).
+    /// (the first non-ghost unit, in name order, providing it; a declared
+    /// target's node).
     other_providers: HashMap<Box<str>, UnitId>,
+    /// The targets that only masked units provide, and the first of them.
+    masked_targets: HashMap<Box<str>, UnitId>,
+    /// What the graph was built with.
+    shape: Arc<Shape>,
     /// Per unit, its dependencies in the order depends-on, depends-ms,
     /// waits-for (a ghost has none).
     deps: PerUnit<Edge>,
@@ -128,7 +186,12 @@ impl Graph {
     /// Builds the graph, leaving out every unit with an error (and reporting
     /// it). Units are kept in name order, so ids are deterministic.
     pub fn build(units: Vec<(UnitSpec, Origin)>) -> (Graph, Vec<Diagnostic>) {
-        let (graph, diags, _) = Graph::build_inner(units, Vec::new());
+        Graph::build_shaped(units, Shape::default())
+    }
+
+    /// [`Graph::build`] with declared targets and masks.
+    pub fn build_shaped(units: Vec<(UnitSpec, Origin)>, shape: Shape) -> (Graph, Vec<Diagnostic>) {
+        let (graph, diags, _) = Graph::build_inner(units, Vec::new(), Arc::new(shape));
         (graph, diags)
     }
 
@@ -137,12 +200,7 @@ impl Graph {
     pub fn build_strict(
         units: Vec<(UnitSpec, Origin)>,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
-        let (graph, diags, rejected) = Graph::build_inner(units, Vec::new());
-        if rejected || diags.iter().any(Diagnostic::is_error) {
-            Err(diags)
-        } else {
-            Ok((graph, diags))
-        }
+        Graph::build_strict_shaped(units, Vec::new(), Arc::default())
     }
 
     /// Like [`Graph::build_strict`], with `ghosts` added: removed units that
@@ -152,7 +210,16 @@ impl Graph {
         units: Vec<(UnitSpec, Origin)>,
         ghosts: Vec<(Arc<UnitSpec>, Origin)>,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
-        let (graph, diags, rejected) = Graph::build_inner(units, ghosts);
+        Graph::build_strict_shaped(units, ghosts, Arc::default())
+    }
+
+    /// [`Graph::build_with_ghosts`] with declared targets and masks.
+    pub fn build_strict_shaped(
+        units: Vec<(UnitSpec, Origin)>,
+        ghosts: Vec<(Arc<UnitSpec>, Origin)>,
+        shape: Arc<Shape>,
+    ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let (graph, diags, rejected) = Graph::build_inner(units, ghosts, shape);
         if rejected || diags.iter().any(Diagnostic::is_error) {
             Err(diags)
         } else {
@@ -163,6 +230,7 @@ impl Graph {
     fn build_inner(
         mut units: Vec<(UnitSpec, Origin)>,
         ghosts: Vec<(Arc<UnitSpec>, Origin)>,
+        shape: Arc<Shape>,
     ) -> (Graph, Vec<Diagnostic>, bool) {
         let mut diags = Vec::new();
         let mut rejected = false;
@@ -193,11 +261,19 @@ impl Graph {
         }
 
         // Duplicate provides: the first unit (in name order) keeps the target.
-        // Keyed by the specs' own strings: no copy of each target.
+        // Keyed by the specs' own strings: no copy of each target. A masked
+        // unit provides nothing; a declared target may have several
+        // providers.
         let mut providers: HashMap<&str, usize> = HashMap::with_capacity(kept.len());
         let mut bad = vec![false; kept.len()];
         for (i, (spec, origin)) in kept.iter().enumerate() {
+            if shape.masks.contains(&spec.name) {
+                continue;
+            }
             for (j, t) in spec.provides.iter().enumerate() {
+                if shape.targets.contains_key(t.as_str()) {
+                    continue;
+                }
                 match providers.get(t.as_str()) {
                     Some(&k) if k != i => {
                         let (other, oorigin) = &kept[k];
@@ -242,13 +318,14 @@ impl Graph {
         // cycle at all, is settled on indices first, without copying the
         // units into a graph.
         loop {
-            if !has_cycle(&kept) {
+            if !has_cycle(&kept, &shape) {
                 break;
             }
             let g = Graph::assemble(
                 kept.iter()
-                    .map(|(s, o)| (Arc::new(s.clone()), o.clone(), false))
+                    .map(|(s, o)| masked::mark(Node::unit(Arc::new(s.clone()), o.clone()), &shape))
                     .collect(),
+                shape.clone(),
             );
             let cycles = g.cycles();
             if cycles.is_empty() {
@@ -264,14 +341,23 @@ impl Graph {
                     let next = cycle[(n + 1) % cycle.len()];
                     let dep = g.named_deps(id).find(|d| d.provider == Some(next));
                     if let Some(dep) = dep {
-                        path.push_str(&format!(
-                            "`{}` --{} {}--> ",
-                            g.node(id).spec.name,
-                            dep.kind.as_str(),
-                            dep.target
-                        ));
+                        if g.is_target(id) {
+                            path.push_str(&format!(
+                                "target `{}` --provided by--> ",
+                                g.node(id).spec.name
+                            ));
+                        } else {
+                            path.push_str(&format!(
+                                "`{}` --{} {}--> ",
+                                g.node(id).spec.name,
+                                dep.kind.as_str(),
+                                dep.target
+                            ));
+                        }
                     }
-                    out[id.index()] = true;
+                    if let Some(o) = out.get_mut(id.index()) {
+                        *o = true;
+                    }
                 }
                 path.push_str(&format!("`{}`", node.spec.name));
                 let pos = g
@@ -294,24 +380,31 @@ impl Graph {
             });
         }
 
-        let mut all: Vec<(Arc<UnitSpec>, Origin, bool)> = kept
+        let mut all: Vec<Node> = kept
             .into_iter()
-            .map(|(s, o)| (Arc::new(s), o, false))
+            .map(|(s, o)| masked::mark(Node::unit(Arc::new(s), o), &shape))
             .collect();
         let names: std::collections::HashSet<&str> =
-            all.iter().map(|(s, _, _)| s.name.as_str()).collect();
-        let mut ghost_list: Vec<(Arc<UnitSpec>, Origin, bool)> = ghosts
+            all.iter().map(|n| n.spec.name.as_str()).collect();
+        let mut ghost_list: Vec<Node> = ghosts
             .into_iter()
             .filter(|(s, _)| !names.contains(s.name.as_str()))
-            .map(|(s, o)| (s, o, true))
+            .map(|(s, o)| Node {
+                ghost: true,
+                ..Node::unit(s, o)
+            })
             .collect();
+        let mut masked_names = masked::unit_less(&shape, |n| {
+            names.contains(n) || ghost_list.iter().any(|g| g.spec.name == n)
+        });
         all.append(&mut ghost_list);
-        all.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        let graph = Graph::assemble(all);
+        all.append(&mut masked_names);
+        all.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        let graph = Graph::assemble(all, shape.clone());
 
         // Missing targets: a warning (SPEC §4 says what they do).
         for (id, node) in graph.ids().zip(&graph.nodes) {
-            if node.ghost {
+            if !node.provides_targets() {
                 continue;
             }
             for (i, dep) in graph.named_deps(id).enumerate() {
@@ -320,58 +413,87 @@ impl Graph {
                         DepKind::WaitsFor => "counts as settled and makes the unit degraded",
                         _ => "keeps the unit waiting",
                     };
+                    let who = match graph.masked_provider(dep.target) {
+                        Some(m) => format!(
+                            "only the masked unit `{}` provides this target",
+                            graph.node(m).spec.name
+                        ),
+                        None => "no unit provides this target".to_string(),
+                    };
                     diags.push(Diagnostic::warning(
                         node.origin.file.clone(),
                         dep_pos(&node.origin, &node.spec, i),
-                        format!(
-                            "{} `{}`: no unit provides this target ({what})",
-                            dep.kind.as_str(),
-                            dep.target
-                        ),
+                        format!("{} `{}`: {who} ({what})", dep.kind.as_str(), dep.target),
                     ));
                 }
             }
         }
+        diags.extend(targets::declaration_problems(&graph, &shape.targets));
         (graph, diags, rejected)
     }
 
-    /// Puts nodes (already free of duplicates) into an arena and links them.
-    fn assemble(mut units: Vec<(Arc<UnitSpec>, Origin, bool)>) -> Graph {
+    /// Puts units (already free of duplicates) into an arena, adds the
+    /// declared targets' nodes after them, and links them.
+    fn assemble(mut units: Vec<Node>, shape: Arc<Shape>) -> Graph {
         // In name order (the callers' order already: this checks it in one
         // pass), so that `unit` can search.
-        if !units.is_sorted_by(|a, b| a.0.name <= b.0.name) {
-            units.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        if !units.is_sorted_by(|a, b| a.spec.name <= b.spec.name) {
+            units.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         }
+        let units_len = units.len();
+        let declared = targets::declared_nodes(&units, &shape.targets, |n| shape.masks.contains(n));
         // Every provider, to resolve the edges below; kept afterwards only
         // for the targets that are not their provider's own name.
         let mut providers: HashMap<&str, UnitId> = HashMap::with_capacity(units.len());
         let mut other_providers = HashMap::new();
-        for (i, (spec, _, ghost)) in units.iter().enumerate() {
+        for (i, node) in units.iter().enumerate() {
             let id = UnitId(i as u32);
-            if !ghost {
-                for t in &spec.provides {
+            if node.provides_targets() {
+                for t in &node.spec.provides {
                     providers.entry(t.as_str()).or_insert(id);
-                    if *t != spec.name {
+                    if *t != node.spec.name {
                         other_providers.entry(t.as_str().into()).or_insert(id);
                     }
                 }
             }
         }
+        for (k, t) in declared.iter().enumerate() {
+            let id = UnitId((units_len + k) as u32);
+            providers.insert(t.name.as_str(), id);
+            other_providers.insert(t.name.as_str().into(), id);
+        }
+        let masked_targets = masked::targets_of(&units, &providers);
+        let total = units_len + declared.len();
         let mut deps = PerUnit::default();
-        let mut counts = vec![0u32; units.len() + 1];
-        for (spec, _, ghost) in &units {
+        let mut counts = vec![0u32; total + 1];
+        let mut count = |p: UnitId| {
+            if let Some(c) = counts.get_mut(p.index() + 1) {
+                *c += 1;
+            }
+        };
+        for node in &units {
             deps.at.push(deps.items.len() as u32);
-            if *ghost {
+            if !node.provides_targets() {
                 continue;
             }
-            for (kind, targets) in dep_lists(spec) {
+            for (kind, targets) in dep_lists(&node.spec) {
                 for t in targets {
                     let provider = providers.get(t.as_str()).copied();
-                    if let Some(c) = provider.and_then(|p| counts.get_mut(p.index() + 1)) {
-                        *c += 1;
+                    if let Some(p) = provider {
+                        count(p);
                     }
                     deps.items.push(Edge { kind, provider });
                 }
+            }
+        }
+        for t in &declared {
+            deps.at.push(deps.items.len() as u32);
+            for (j, &m) in t.members.iter().enumerate() {
+                count(m);
+                deps.items.push(Edge {
+                    kind: targets::member_kind(t, j),
+                    provider: Some(m),
+                });
             }
         }
         deps.at.push(deps.items.len() as u32);
@@ -389,7 +511,7 @@ impl Graph {
             };
             deps.items.len()
         ];
-        for u in 0..units.len() {
+        for u in 0..total {
             for (j, e) in deps.of(u).iter().enumerate() {
                 if let Some(f) = e.provider.and_then(|p| fill.get_mut(p.index())) {
                     if let Some(slot) = items.get_mut(*f as usize) {
@@ -408,15 +530,16 @@ impl Graph {
         let dependents = PerUnit { at: counts, items };
         // Pushed into a vector of their own size: collecting would reuse the
         // larger elements' buffer in place and keep all of it.
-        let mut nodes = Vec::with_capacity(units.len());
-        nodes.extend(units.into_iter().map(|(spec, origin, ghost)| Node {
-            spec,
-            origin,
-            ghost,
-        }));
+        let mut nodes = Vec::with_capacity(total);
+        nodes.extend(units);
+        nodes.extend(declared.iter().map(targets::node_of));
         Graph {
             nodes,
+            units_len,
+            targets: declared,
             other_providers,
+            masked_targets,
+            shape,
             deps,
             dependents,
         }
@@ -428,7 +551,7 @@ impl Graph {
         use petgraph::graphmap::DiGraphMap;
         let mut g: DiGraphMap<u32, ()> =
             DiGraphMap::with_capacity(self.nodes.len(), self.nodes.len());
-        for u in self.ids() {
+        for u in self.node_ids() {
             g.add_node(u.0);
             for p in self.deps(u).iter().filter_map(|e| e.provider) {
                 g.add_edge(u.0, p.0, ());
@@ -470,19 +593,36 @@ impl Graph {
         out
     }
 
-    /// The number of units.
+    /// The number of nodes: the units and the declared targets' nodes.
+    /// Every id of this graph is below it.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
-    /// True when there are no units.
+    /// True when there are no nodes.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
-    /// Every unit id, in name order.
+    /// The number of units (ghosts and masked ones included).
+    pub fn unit_count(&self) -> usize {
+        self.units_len
+    }
+
+    /// Every unit id, in name order (ghosts and masked units included; the
+    /// declared targets' nodes are not units: [`Graph::node_ids`]).
     pub fn ids(&self) -> impl Iterator<Item = UnitId> + '_ {
+        (0..self.units_len as u32).map(UnitId)
+    }
+
+    /// Every node id: the units, then the declared targets' nodes.
+    pub fn node_ids(&self) -> impl Iterator<Item = UnitId> + '_ {
         (0..self.nodes.len() as u32).map(UnitId)
+    }
+
+    /// What the graph was built with.
+    pub fn shape(&self) -> &Arc<Shape> {
+        &self.shape
     }
 
     /// The node of `id`. Panics on an id of another graph; ids come from this graph.
@@ -498,19 +638,25 @@ impl Graph {
     /// The unit named `name`.
     pub fn unit(&self, name: &str) -> Option<UnitId> {
         self.nodes
+            .get(..self.units_len)
+            .unwrap_or_default()
             .binary_search_by(|n| n.spec.name.as_str().cmp(name))
             .ok()
             .map(|i| UnitId(i as u32))
     }
 
-    /// The unit providing `target`: the first (in name order) of the unit
-    /// of that name, if it provides it, and the provider of another name.
+    /// The provider of `target`: a declared target's node; else the first
+    /// (in name order) of the unit of that name, if it provides it, and the
+    /// provider of another name.
     pub fn provider(&self, target: &str) -> Option<UnitId> {
+        let other = self.other_providers.get(target).copied();
+        if other.is_some_and(|o| self.is_target(o)) {
+            return other;
+        }
         let own = self.unit(target).filter(|&id| {
             let n = self.node(id);
-            !n.ghost && n.spec.provides.iter().any(|t| t == target)
+            n.provides_targets() && n.spec.provides.iter().any(|t| t == target)
         });
-        let other = self.other_providers.get(target).copied();
         match (own, other) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -518,22 +664,39 @@ impl Graph {
     }
 
     /// The required set of `target`: its provider and everything reachable
-    /// from it over all three dependency kinds, as a flag per unit. `None` if
+    /// from it over all three dependency kinds, as a flag per node. `None` if
     /// no unit provides the target.
     pub fn required_set(&self, target: &str) -> Option<Vec<bool>> {
         let root = self.provider(target)?;
+        Some(self.reachable(&[root]))
+    }
+
+    /// `roots` and everything reachable from them over all three dependency
+    /// kinds (not over an alternative's providers it did not choose), as a
+    /// flag per node.
+    pub fn reachable(&self, roots: &[UnitId]) -> Vec<bool> {
         let mut req = vec![false; self.nodes.len()];
-        let mut work = vec![root];
-        req[root.index()] = true;
+        let mut work = Vec::with_capacity(roots.len());
+        for &r in roots {
+            if let Some(f) = req.get_mut(r.index()) {
+                if !*f {
+                    *f = true;
+                    work.push(r);
+                }
+            }
+        }
         while let Some(u) = work.pop() {
-            for p in self.deps(u).iter().filter_map(|e| e.provider) {
+            for e in self.deps(u) {
+                let Some(p) = e.provider.filter(|_| e.kind != DepKind::Standby) else {
+                    continue;
+                };
                 if !req[p.index()] {
                     req[p.index()] = true;
                     work.push(p);
                 }
             }
         }
-        Some(req)
+        req
     }
 
     /// The dependencies of `id`, in the order depends-on, depends-ms,
@@ -547,10 +710,17 @@ impl Graph {
         self.dependents.of(id.index())
     }
 
-    /// The target that dependency `j` of `id` names (`""` out of range).
+    /// The target that dependency `j` of `id` names (`""` out of range);
+    /// for a declared target's node, the name of member `j`.
     pub fn dep_target(&self, id: UnitId, j: u32) -> &str {
+        if let Some(t) = self.target_info(id) {
+            return t
+                .members
+                .get(j as usize)
+                .map_or("", |&m| self.node(m).spec.name.as_str());
+        }
         self.get(id)
-            .filter(|n| !n.ghost)
+            .filter(|n| n.provides_targets())
             .and_then(|n| {
                 dep_lists(&n.spec)
                     .into_iter()
@@ -560,26 +730,37 @@ impl Graph {
             .map_or("", String::as_str)
     }
 
-    /// The dependencies of `id` with the targets they name.
+    /// The dependencies of `id` with the targets they name (for a declared
+    /// target's node, its members by name).
     pub fn named_deps(&self, id: UnitId) -> impl Iterator<Item = Dep<'_>> + '_ {
         let names = self
             .get(id)
-            .filter(|n| !n.ghost)
+            .filter(|n| n.provides_targets() && !self.is_target(id))
             .into_iter()
             .flat_map(|n| dep_lists(&n.spec))
-            .flat_map(|(_, ts)| ts);
-        self.deps(id).iter().zip(names).map(|(e, t)| Dep {
-            kind: e.kind,
-            target: t,
-            provider: e.provider,
-        })
+            .flat_map(|(_, ts)| ts)
+            .map(String::as_str);
+        let members = self
+            .target_info(id)
+            .into_iter()
+            .flat_map(|t| &t.members)
+            .map(|&m| self.node(m).spec.name.as_str());
+        self.deps(id)
+            .iter()
+            .zip(names.chain(members))
+            .map(|(e, t)| Dep {
+                kind: e.kind,
+                target: t,
+                provider: e.provider,
+            })
     }
 
-    /// The specs and origins of every non-ghost unit, e.g. to rebuild.
+    /// The specs and origins of every unit that a unit file (or a transient
+    /// set) defines, masked ones included: not ghosts, not made-up nodes.
     pub fn units(&self) -> impl Iterator<Item = (&Arc<UnitSpec>, &Origin)> {
         self.nodes
             .iter()
-            .filter(|n| !n.ghost)
+            .filter(|n| !n.ghost && !n.synthetic)
             .map(|n| (&n.spec, &n.origin))
     }
 }
@@ -594,12 +775,22 @@ fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 3] {
 }
 
 /// Whether the unit -> provider edges of `units` have a cycle (the first
-/// unit providing a target is its provider, as in [`Graph::assemble`]).
-fn has_cycle(units: &[(UnitSpec, Origin)]) -> bool {
+/// unit providing a target is its provider, as in [`Graph::assemble`]; a
+/// declared target leads to every one of its providers, whichever is
+/// chosen; masked units have no edges).
+fn has_cycle(units: &[(UnitSpec, Origin)], shape: &Shape) -> bool {
     let mut providers: HashMap<&str, u32> = HashMap::with_capacity(units.len());
+    let mut declared: HashMap<&str, Vec<u32>> = HashMap::new();
     for (i, (spec, _)) in units.iter().enumerate() {
+        if shape.masks.contains(&spec.name) {
+            continue;
+        }
         for t in &spec.provides {
-            providers.entry(t.as_str()).or_insert(i as u32);
+            if shape.targets.contains_key(t.as_str()) {
+                declared.entry(t.as_str()).or_default().push(i as u32);
+            } else {
+                providers.entry(t.as_str()).or_insert(i as u32);
+            }
         }
     }
     let mut g: petgraph::graph::DiGraph<(), (), u32> =
@@ -608,6 +799,9 @@ fn has_cycle(units: &[(UnitSpec, Origin)]) -> bool {
         g.add_node(());
     }
     for (i, (spec, _)) in units.iter().enumerate() {
+        if shape.masks.contains(&spec.name) {
+            continue;
+        }
         for t in spec
             .depends_on
             .iter()
@@ -615,6 +809,9 @@ fn has_cycle(units: &[(UnitSpec, Origin)]) -> bool {
             .chain(&spec.waits_for)
         {
             if let Some(&p) = providers.get(t.as_str()) {
+                g.add_edge((i as u32).into(), p.into(), ());
+            }
+            for &p in declared.get(t.as_str()).into_iter().flatten() {
                 g.add_edge((i as u32).into(), p.into(), ());
             }
         }

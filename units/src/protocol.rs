@@ -187,6 +187,52 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         leaving: bool,
     },
+    /// Mask a unit: it never starts, by any path, until unmasked; kept
+    /// across reboots ([`Reply::Applied`]).
+    Mask {
+        /// The unit's name.
+        unit: String,
+    },
+    /// Take a unit's mask away ([`Reply::Applied`]).
+    Unmask {
+        /// The unit's name.
+        unit: String,
+    },
+    /// Add one transient unit (`initctl run`, `initctl add`) to the
+    /// transient set `initctl`; it is required besides the target's set
+    /// until `stop-transient` (or a reboot). A unit with an empty name is
+    /// named `run-N`. [`Reply::Applied`] (its name in `added`), or an error
+    /// and nothing changed.
+    TransientAdd {
+        /// The unit (boxed: a request is small otherwise).
+        unit: Box<UnitSpec>,
+    },
+    /// Stop a transient unit of `initctl run`/`add` and take it out of
+    /// the unit set ([`Reply::Applied`]).
+    StopTransient {
+        /// The unit's name.
+        name: String,
+    },
+    /// Require a unit besides the target's set until the next target
+    /// switch (what `systemctl start` means): [`Reply::Accepted`].
+    Want {
+        /// The unit's name.
+        unit: String,
+    },
+    /// Drop a [`Request::Want`] (what `systemctl stop` means for a unit
+    /// the target does not require): [`Reply::Accepted`].
+    Unwant {
+        /// The unit's name.
+        unit: String,
+    },
+    /// Make `unit` the provider the alternative `target` runs, kept across
+    /// reboots ([`Reply::Accepted`]).
+    SetAlternative {
+        /// The target, declared `alternative` in the config.
+        target: String,
+        /// One of its providers.
+        unit: String,
+    },
 }
 
 impl Request {
@@ -203,6 +249,13 @@ impl Request {
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }
                 | Request::LogPull { .. }
+                | Request::Mask { .. }
+                | Request::Unmask { .. }
+                | Request::SetAlternative { .. }
+                | Request::TransientAdd { .. }
+                | Request::StopTransient { .. }
+                | Request::Want { .. }
+                | Request::Unwant { .. }
         )
     }
 }
@@ -246,6 +299,28 @@ pub struct UnitStatus {
     /// Milliseconds until the next restart attempt, when waiting to restart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_in_ms: Option<u64>,
+    /// Masked (`initctl mask`, or a unit file linked to `/dev/null`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub masked: bool,
+    /// A target declared `group` or `alternative` in the config: its
+    /// providers and, for an alternative, which one runs and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<TargetProviders>,
+}
+
+/// The providers of a declared target, as [`UnitStatus::providers`] shows
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetProviders {
+    /// `group` or `alternative`.
+    pub mode: crate::targets::TargetMode,
+    /// Each provider (in the order an alternative takes them) and its state.
+    pub units: Vec<(String, UnitState)>,
+    /// The provider an alternative runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
+    /// Why it runs.
+    pub why: String,
 }
 
 /// The whole system (`initctl status --json`).

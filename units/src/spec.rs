@@ -261,6 +261,10 @@ pub struct UnitSpec {
     pub kind: UnitType,
     /// Targets this unit provides (at least one; the unit's name by default).
     pub provides: Vec<String>,
+    /// Among the providers of an `alternative` target, the higher runs
+    /// (ties by name) unless the config chooses one (SPEC §3b).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub preference: i32,
     /// Hard dependencies: must be active to start and to stay up.
     #[serde(default)]
     pub depends_on: Vec<String>,
@@ -520,6 +524,11 @@ impl<'de> Deserialize<'de> for Extras {
     }
 }
 
+/// `preference` is left out of a spec's JSON form when it is the default.
+fn is_zero(n: &i32) -> bool {
+    *n == 0
+}
+
 /// Defaults of SPEC §3.
 pub mod defaults {
     use std::time::Duration;
@@ -550,6 +559,7 @@ impl UnitSpec {
         let name = name.into();
         UnitSpec {
             provides: vec![name.clone()],
+            preference: 0,
             name,
             description: None,
             kind,

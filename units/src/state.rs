@@ -61,7 +61,8 @@ impl std::fmt::Display for UnitState {
     }
 }
 
-/// The three kinds of dependency (SPEC §4).
+/// The three kinds of dependency (SPEC §4), and the link from an
+/// alternative target to a provider it did not choose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DepKind {
@@ -71,15 +72,21 @@ pub enum DepKind {
     DependsMs,
     /// Ordering only: waits until the dependency is active or failed.
     WaitsFor,
+    /// Not a unit-file key: the link from an `alternative` target's node to
+    /// a provider it did not choose. No rule reads it but the stop order (a
+    /// provider that was chosen stops after the target's node), so that a
+    /// switch of the choice stops the old provider after what needed it.
+    Standby,
 }
 
 impl DepKind {
-    /// The unit-file key.
+    /// The unit-file key (`standby` has none: it is its name here).
     pub fn as_str(self) -> &'static str {
         match self {
             DepKind::DependsOn => "depends-on",
             DepKind::DependsMs => "depends-ms",
             DepKind::WaitsFor => "waits-for",
+            DepKind::Standby => "standby",
         }
     }
 }

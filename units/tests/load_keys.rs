@@ -117,7 +117,7 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    assert_eq!(UNIT_KEYS.len(), 34);
+    assert_eq!(UNIT_KEYS.len(), 35);
     for key in [
         "unit",
         "name",
@@ -131,6 +131,7 @@ fn the_keys_the_docs_list() {
         "restart-prevent-exit-status",
         "restart-force-exit-status",
         "watchdog-sec",
+        "preference",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }

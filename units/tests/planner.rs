@@ -157,6 +157,7 @@ impl World {
                     node.spec.name,
                     d.target
                 ),
+                DepKind::Standby => {}
             }
         }
     }

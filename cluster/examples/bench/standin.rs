@@ -51,6 +51,8 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         required: state == UnitState::Running,
         source: "transient:cluster".into(),
         restart_in_ms: None,
+        masked: false,
+        providers: None,
     }
 }
 

@@ -12,9 +12,11 @@ pub mod logs;
 pub mod reload;
 pub mod restart;
 pub mod set_target;
+pub mod shape;
 pub mod shutdown;
 pub mod status;
 pub mod systemctl;
+pub mod transient;
 pub mod unit_files;
 
 use crate::client::{self, Connection};

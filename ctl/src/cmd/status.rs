@@ -144,10 +144,13 @@ pub fn provides_cell(u: &UnitStatus) -> String {
         .join(",")
 }
 
-/// The STATUS column: what blocks it, whether it is degraded, then the
-/// init's free-form status.
+/// The STATUS column: masked, what blocks it, whether it is degraded, then
+/// the init's free-form status.
 fn status_cell(u: &UnitStatus) -> String {
     let mut parts = Vec::new();
+    if u.masked {
+        parts.push("masked".to_string());
+    }
     if let Some(b) = &u.blocked_by {
         parts.push(format!("blocked by {b}"));
     }
@@ -188,7 +191,18 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
             state.push_str(&format!("; {} ago", format_coarse(age)));
         }
     }
+    if u.masked {
+        state.push_str(" (masked)");
+    }
     rows.push(("State", state));
+    if let Some(t) = &u.providers {
+        let list: Vec<String> = t.units.iter().map(|(n, s)| format!("{n} ({s})")).collect();
+        rows.push(("Mode", t.mode.as_str().to_string()));
+        rows.push(("Providers", list.join(", ")));
+        if let Some(c) = &t.chosen {
+            rows.push(("Chosen", format!("{c}: {}", t.why)));
+        }
+    }
     if let Some(b) = &u.blocked_by {
         rows.push(("Blocked by", b.clone()));
     }
@@ -246,6 +260,8 @@ pub(crate) mod tests {
             required: true,
             source: String::new(),
             restart_in_ms: None,
+            masked: false,
+            providers: None,
         }
     }
 

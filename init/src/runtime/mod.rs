@@ -29,6 +29,8 @@ mod executor;
 mod logfeed;
 mod reports;
 mod requests;
+mod runs;
+mod shape;
 mod slots;
 mod sources;
 #[cfg(test)]
@@ -145,7 +147,9 @@ impl<S: Sys> Runtime<S> {
             sys.getpid()
         ));
         let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_path());
-        let (graph, diags) = Graph::build(dir_units.clone());
+        let (shape, problems) = crate::shape::load(&sys, &settings);
+        load_errors.extend(problems);
+        let (graph, diags) = Graph::build_shaped(dir_units.clone(), shape);
         load_errors.extend(diags.iter().map(ToString::to_string));
         for e in &load_errors {
             sys.console(&format!("init: {e}"));

@@ -103,6 +103,15 @@ impl<S: Sys> Runtime<S> {
             required: v.required,
             source: node.origin.file.clone(),
             restart_in_ms: v.restart_at.map(|t| t.since(now).as_millis() as u64),
+            masked: node.masked,
+            providers: self.planner.target_view(id).map(|t| {
+                flotilla_units::protocol::TargetProviders {
+                    mode: t.mode,
+                    units: t.providers,
+                    chosen: t.chosen,
+                    why: t.why,
+                }
+            }),
         })
     }
 

@@ -120,6 +120,34 @@ impl<S: Sys> Runtime<S> {
                 let r = self.patch_transient(set, upsert, remove);
                 self.reply(c, r);
             }
+            Request::Mask { unit } => {
+                let r = self.mask(&unit);
+                self.reply(c, r);
+            }
+            Request::Unmask { unit } => {
+                let r = self.unmask(&unit);
+                self.reply(c, r);
+            }
+            Request::TransientAdd { unit } => {
+                let r = self.add_transient(*unit);
+                self.reply(c, r);
+            }
+            Request::StopTransient { name } => {
+                let r = self.stop_transient(&name);
+                self.reply(c, r);
+            }
+            Request::Want { unit } => {
+                let r = self.want(&unit);
+                self.reply(c, r);
+            }
+            Request::Unwant { unit } => {
+                let r = self.unwant(&unit);
+                self.reply(c, r);
+            }
+            Request::SetAlternative { target, unit } => {
+                let r = self.set_alternative(&target, &unit);
+                self.reply(c, r);
+            }
             Request::Subscribe => {
                 if let Some(conn) = self.control.conn_mut(c) {
                     conn.watch = Watch::Changes;

@@ -9,12 +9,13 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
-use flotilla_units::graph::Graph;
+use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Loads the unit search path at start: the units that loaded and every
 /// problem (a directory that cannot be read is one problem, and no unit).
@@ -87,7 +88,7 @@ impl UnitSet {
     /// A copy of the directory's units (from `graph` when it holds them:
     /// `graph` must be the one built from this set, so call this before
     /// changing the transient sets).
-    fn dir_specs(&self, graph: &Graph) -> Vec<(UnitSpec, Origin)> {
+    pub(super) fn dir_specs(&self, graph: &Graph) -> Vec<(UnitSpec, Origin)> {
         match &self.dir {
             DirUnits::Own(v) => v.clone(),
             DirUnits::InGraph => {
@@ -100,15 +101,24 @@ impl UnitSet {
                 graph
                     .ids()
                     .map(|i| graph.node(i))
-                    .filter(|n| !n.ghost && !transient.contains(n.spec.name.as_str()))
+                    .filter(|n| {
+                        !n.ghost && !n.synthetic && !transient.contains(n.spec.name.as_str())
+                    })
                     .map(|n| ((*n.spec).clone(), n.origin.clone()))
                     .collect()
             }
         }
     }
 
+    /// Whether the transient set `set` has a unit named `name`.
+    pub(super) fn in_transient(&self, set: &str, name: &str) -> bool {
+        self.transient
+            .get(set)
+            .is_some_and(|us| us.iter().any(|u| u.name == name))
+    }
+
     /// The transient units, each with its set as its origin.
-    fn transient_specs(&self) -> Vec<(UnitSpec, Origin)> {
+    pub(super) fn transient_specs(&self) -> Vec<(UnitSpec, Origin)> {
         self.transient
             .iter()
             .flat_map(|(set, units)| with_origin(set, units))
@@ -209,8 +219,19 @@ impl<S: Sys> Runtime<S> {
     /// Hands `all` to the planner as the new unit set; on success the unit
     /// slots follow the new unit ids.
     fn replace(&mut self, all: Vec<(UnitSpec, Origin)>) -> Result<Applied, Vec<String>> {
+        self.replace_with(all, None)
+    }
+
+    /// [`Runtime::replace`], with a new shape (masks, declared targets)
+    /// when one is given.
+    pub(super) fn replace_with(
+        &mut self,
+        all: Vec<(UnitSpec, Origin)>,
+        shape: Option<Shape>,
+    ) -> Result<Applied, Vec<String>> {
         let now = self.now();
-        match self.planner.replace_units(all, true, now) {
+        let shape = shape.map_or_else(|| self.planner.graph().shape().clone(), Arc::new);
+        match self.planner.replace_shaped(all, shape, true, now) {
             Ok((applied, map)) => {
                 let units = self.planner.graph().len();
                 self.slots.renumber(&map, units, &self.sys);

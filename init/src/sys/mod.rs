@@ -257,6 +257,13 @@ pub trait Sys {
     /// directory is fine.
     fn create_dir_all(&self, dir: &Path) -> Result<(), SysError>;
 
+    /// Replaces the file `path` with `data` at once (a new file renamed
+    /// over it): the init's own state (masks, alternatives).
+    fn write_file(&self, path: &Path, data: &[u8]) -> Result<(), SysError>;
+
+    /// `unlink(2)`; a file that is not there is not an error.
+    fn remove_file(&self, path: &Path) -> Result<(), SysError>;
+
     /// `chown(2)`.
     fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError>;
 

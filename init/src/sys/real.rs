@@ -410,6 +410,23 @@ impl Sys for RealSys {
         std::fs::create_dir_all(dir).map_err(|e| file_error("create directory", dir, &e))
     }
 
+    fn write_file(&self, path: &Path, data: &[u8]) -> Result<(), SysError> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".new");
+        let tmp = PathBuf::from(tmp);
+        std::fs::write(&tmp, data).map_err(|e| file_error("write", &tmp, &e))?;
+        std::fs::rename(&tmp, path).map_err(|e| file_error("rename", path, &e))
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<(), SysError> {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(file_error("remove", path, &e))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError> {
         std::os::unix::fs::chown(path, Some(uid), Some(gid))
             .map_err(|e| file_error("chown", path, &e))

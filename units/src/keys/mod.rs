@@ -76,6 +76,8 @@ pub enum Slot<'a> {
     Restart(&'a mut RestartPolicy),
     /// A signal.
     Signal(&'a mut Signal),
+    /// A whole number (negative allowed).
+    Integer(&'a mut i32),
     /// A user or group, by name or number.
     Account(&'a mut Option<String>),
     /// Environment variables.
@@ -149,6 +151,12 @@ pub const KEYS: &[Key] = &[
         systemd: &[("Unit", "Wants")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.waits_for, TargetList::WaitsFor),
+    },
+    Key {
+        name: "preference",
+        systemd: &[],
+        applies_to: ALL,
+        slot: |s| Slot::Integer(&mut s.preference),
     },
     Key {
         name: "exec-start-pre",

@@ -118,7 +118,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             Slot::Count(n) => n.is_some(),
             // A field with a default is given whatever the type: only its
             // value is checked.
-            Slot::Duration(_) | Slot::Restart(_) => false,
+            Slot::Duration(_) | Slot::Restart(_) | Slot::Integer(_) => false,
             Slot::Timeout(d) => {
                 if let Err(e) = check::timeout(*d) {
                     bad(What::Invalid(e, None));

@@ -316,6 +316,29 @@ impl<'n> Unit<'_, 'n, '_> {
         sig
     }
 
+    /// A whole number that fits an `i32` (`preference`).
+    pub(super) fn integer(&mut self, e: &Entry<'n>) -> Option<i32> {
+        let Value::Int(n) = e.value.value else {
+            self.sink.error(
+                e.value.pos,
+                format!(
+                    "expected a whole number for `{}`, found {}",
+                    e.key,
+                    e.value.kind()
+                ),
+            );
+            return None;
+        };
+        let n = i32::try_from(n);
+        if n.is_err() {
+            self.sink.error(
+                e.value.pos,
+                format!("`{}` must be between {} and {}", e.key, i32::MIN, i32::MAX),
+            );
+        }
+        n.ok()
+    }
+
     /// `user`, `group`: a name or a number.
     pub(super) fn account(&mut self, e: &Entry<'n>) -> Option<String> {
         let text = self.text(e, &format!("a {} name or number", e.key))?;

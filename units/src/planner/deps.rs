@@ -7,10 +7,11 @@
 //! ([`Planner::push_neighbours`]). The edges themselves are the graph's
 //! ([`crate::graph::Graph::deps`], [`crate::graph::Graph::dependents`]).
 
-use super::record::Unit;
+use super::record::{NodeKind, Unit};
 use super::Planner;
 use crate::graph::{Graph, UnitId};
 use crate::state::{DepKind, UnitState};
+use crate::targets::TargetMode;
 
 /// What the units that depend on a unit read of it. One byte, since it is
 /// computed and compared on every evaluation and kept per unit; read
@@ -112,6 +113,10 @@ pub(super) struct DepCounts {
     /// Dependencies with a provider that the unit waits on (the bad ones
     /// of `hard_bad` and `waits_bad`): what its status names.
     pub waited: u32,
+    /// `waits-for` providers that are missing or not active: a group
+    /// target's node has a provider active while this is below its
+    /// number of providers.
+    pub inactive: u32,
 }
 
 impl DepCounts {
@@ -128,13 +133,20 @@ impl DepCounts {
                     blocking: 1,
                     ..DepCounts::default()
                 }
-            } else {
+            } else if kind == DepKind::WaitsFor {
                 DepCounts {
                     degraded: 1,
+                    inactive: 1,
                     ..DepCounts::default()
                 }
+            } else {
+                DepCounts::default()
             };
         };
+        if kind == DepKind::Standby {
+            // Read by no rule (only by the stop order).
+            return DepCounts::default();
+        }
         let mut c = DepCounts {
             degraded: u32::from(!f.active() || f.degraded()),
             ..DepCounts::default()
@@ -151,6 +163,7 @@ impl DepCounts {
             let settled = f.active() || f.failed() || (f.waiting() && f.blocked());
             c.waits_bad = u32::from(!settled || f.to_stop());
             c.waited = c.waits_bad;
+            c.inactive = u32::from(!f.active());
         }
         c
     }
@@ -162,6 +175,7 @@ impl DepCounts {
         self.degraded += o.degraded;
         self.blocking += o.blocking;
         self.waited += o.waited;
+        self.inactive += o.inactive;
     }
 
     fn sub(&mut self, o: DepCounts) {
@@ -171,6 +185,7 @@ impl DepCounts {
         self.degraded -= o.degraded;
         self.blocking -= o.blocking;
         self.waited -= o.waited;
+        self.inactive -= o.inactive;
     }
 }
 
@@ -195,7 +210,7 @@ impl DepIndex {
     pub fn new(graph: &Graph, units: &[Unit]) -> DepIndex {
         let counted: Vec<ProviderFlags> = units.iter().map(ProviderFlags::of).collect();
         let counts = graph
-            .ids()
+            .node_ids()
             .map(|u| {
                 let mut c = DepCounts::default();
                 for e in graph.deps(u) {
@@ -222,14 +237,37 @@ impl DepIndex {
 
 impl Planner {
     /// Rebuilds the dependency index from scratch (a new graph), and the
-    /// graph's facts every evaluation reads (ghost, virtual) into the units.
+    /// graph's facts every evaluation reads (ghost, virtual, masked, what
+    /// kind of node) into the units.
     pub(super) fn index_graph(&mut self) {
-        for (id, u) in self.graph.ids().zip(&mut self.units) {
+        for (id, u) in self.graph.node_ids().zip(&mut self.units) {
             let node = self.graph.node(id);
             u.ghost = node.ghost;
+            u.masked = node.masked;
             u.is_virtual = node.spec.kind == crate::spec::UnitType::Virtual;
+            u.kind = match self.graph.target_info(id).map(|t| t.mode) {
+                None => NodeKind::Unit,
+                Some(TargetMode::Group) => NodeKind::Group,
+                Some(TargetMode::Alternative) => NodeKind::Alternative,
+            };
         }
         self.index = DepIndex::new(&self.graph, &self.units);
+    }
+
+    /// Counts `u`'s dependencies again from scratch (its edges changed:
+    /// an alternative's choice moved).
+    pub(super) fn recount(&mut self, u: UnitId) {
+        let c = self.scan_counts(u);
+        let i = u.index();
+        if let Some(slot) = self.index.counts.get_mut(i) {
+            *slot = c;
+        }
+        if let Some(w) = self.index.waited_from.get_mut(i) {
+            *w = 0;
+        }
+        if let Some(b) = self.index.blocked_from.get_mut(i) {
+            *b = 0;
+        }
     }
 
     /// `u`'s counts as a scan of its dependencies finds them now (to check
@@ -350,7 +388,17 @@ impl Planner {
             Some(p) if self.units[p.index()].state != UnitState::Failed => {
                 self.records[p.index()].rare().blocked_by.clone()
             }
-            _ => Some(self.graph.dep_target(u, j as u32).to_string()),
+            // A declared target's provider failed: the target is what fails
+            // for what depends on it.
+            Some(_) if self.graph.is_target(u) => Some(self.graph.node(u).spec.name.clone()),
+            Some(_) => Some(self.graph.dep_target(u, j as u32).to_string()),
+            None => {
+                let target = self.graph.dep_target(u, j as u32);
+                Some(match self.graph.masked_provider(target) {
+                    Some(_) => crate::mask::BLOCKED_BY_MASKED.to_string(),
+                    None => target.to_string(),
+                })
+            }
         }
     }
 

@@ -91,6 +91,34 @@
 //!   set again, the unit is restarted, or its definition changes.
 //! - **Shutdown**: every unit is to stop; everything drains to `disabled`.
 //!
+//! ## Declared targets and masks (SPEC §3b)
+//!
+//! A target the config declares (`targets:`) has a node of its own, a
+//! `virtual` unit named after it that depends on its providers
+//! ([`crate::graph`]'s `targets.rs`):
+//!
+//! - **group**: the node `waits-for` every provider, so every provider is
+//!   in R. It starts once every provider has settled and one is active;
+//!   it is `degraded` while some provider is not active; it is `failed`
+//!   when every provider has settled and none is active, and it starts
+//!   again (by the start rule) once one is active again.
+//! - **alternative**: the node `depends-on` the chosen provider only (the
+//!   config's `choose`, else the highest `preference`, ties by name:
+//!   [`crate::targets::pick`]); the other providers are not in R unless
+//!   something else requires them, so its state is the chosen provider's.
+//!   `set-alternative` moves the choice as a target switch moves R: what
+//!   hard-depends on the target stops first, then the old provider, then
+//!   the new one starts and the dependents after it. With `failover`, a
+//!   chosen provider that fails hands over to the next one in preference
+//!   order that has not failed since the target was set; the last one
+//!   stays chosen.
+//! - A choice made at run time outlives a new unit set while the config
+//!   and the preferences still choose as they did.
+//! - **masked**: a masked unit is never in R (by no path: not as the
+//!   target, a dependency, a want or a restart), provides nothing, and
+//!   what hard-depends on a target only it provides waits with
+//!   `blocked_by` `masked`.
+//!
 //! # The planner
 //!
 //! [`Planner`] holds the graph, the target, and the run-time record of each
@@ -112,6 +140,9 @@
 //! - `lifecycle/`: the phase × event table of the first section, and its
 //!   cells (`start.rs`, `stop.rs`);
 //! - `replace.rs`: a new unit set (reload, transient units);
+//! - `targets.rs`: what moves an alternative's choice, and what a status
+//!   says of a declared target;
+//! - `wants.rs`: units required besides the target's (transient units);
 //! - `views.rs`: the queries for status replies.
 
 use crate::graph::{Graph, UnitId};
@@ -130,10 +161,16 @@ mod record;
 mod regressions;
 mod replace;
 mod rules;
+mod targets;
+#[cfg(test)]
+mod targets_tests;
 mod views;
+mod wants;
 
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
+pub use targets::{AlternativeError, TargetView};
 pub use views::UnitView;
+pub use wants::{WantError, WantLife};
 
 use deps::DepIndex;
 use lifecycle::Event;
@@ -211,6 +248,11 @@ pub struct Planner {
     changed: Changed,
     target_set_at: Instant,
     target_active_at: Option<Instant>,
+    /// The providers of alternatives with `failover` that failed since the
+    /// target was set: (the target's node, the provider).
+    failed_over: Vec<(UnitId, UnitId)>,
+    /// The wanted units besides the target's set (`wants.rs`).
+    wants: Vec<(String, WantLife)>,
 }
 
 impl Planner {
@@ -242,6 +284,8 @@ impl Planner {
             },
             target_set_at: now,
             target_active_at: None,
+            failed_over: Vec::new(),
+            wants: Vec::new(),
         };
         p.index_graph();
         p.push_all();
@@ -285,23 +329,22 @@ impl Planner {
     /// first); failed units inside it get a fresh start.
     pub fn set_target(&mut self, target: &str, now: Instant) -> Result<(), UnknownTarget> {
         self.now = now;
-        let req = self
+        let provider = self
             .graph
-            .required_set(target)
+            .provider(target)
             .ok_or_else(|| UnknownTarget(target.to_string()))?;
         if self.shutting_down {
             return Ok(());
         }
         self.target = target.to_string();
-        self.target_provider = self.graph.provider(target);
+        self.target_provider = Some(provider);
         self.target_set_at = now;
         self.target_active_at = None;
-        for (i, (&new, &old)) in req.iter().zip(&self.required).enumerate() {
-            if new != old {
-                self.work.push(UnitId(i as u32));
-            }
-        }
-        self.required = req;
+        // A fresh start: the failovers are forgotten, and so are the wants
+        // that last until a switch.
+        self.failed_over.clear();
+        self.prune_wants(true);
+        self.update_required();
         for i in 0..self.units.len() {
             let u = &self.units[i];
             if self.required[i] && u.state == UnitState::Failed && u.phase == Phase::Idle {

@@ -70,6 +70,17 @@ pub(super) enum Timer {
     Watchdog,
 }
 
+/// What a node of the graph is, as the rules see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NodeKind {
+    /// A unit.
+    Unit,
+    /// A group target's node: up while a provider is active.
+    Group,
+    /// An alternative target's node: its chosen provider's state.
+    Alternative,
+}
+
 /// A unit as the rules see it: read on every evaluation, and what its
 /// neighbours read of it ([`super::deps::ProviderFlags`],
 /// [`super::deps::StopFlags`]).
@@ -98,6 +109,10 @@ pub(super) struct Unit {
     pub ghost: bool,
     /// A `virtual` unit: no process.
     pub is_virtual: bool,
+    /// Masked: never required, never started.
+    pub masked: bool,
+    /// A unit, or a declared target's node.
+    pub kind: NodeKind,
 }
 
 impl Unit {
@@ -116,6 +131,8 @@ impl Unit {
             spec_changed: false,
             ghost: false,
             is_virtual: false,
+            masked: false,
+            kind: NodeKind::Unit,
         }
     }
 

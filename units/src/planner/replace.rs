@@ -8,7 +8,7 @@ use super::record::{Phase, Record, Status, Unit};
 use super::rules::{Changed, WorkList};
 use super::Planner;
 use crate::diag::Diagnostic;
-use crate::graph::{Graph, UnitId};
+use crate::graph::{Graph, Shape, UnitId};
 use crate::protocol::Applied;
 use crate::spec::{Origin, UnitSpec};
 use crate::state::UnitState;
@@ -26,8 +26,20 @@ impl Planner {
         strict: bool,
         now: Instant,
     ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<Diagnostic>> {
+        let shape = self.graph.shape().clone();
+        self.replace_shaped(units, shape, strict, now)
+    }
+
+    /// [`Planner::replace_units`] with new declared targets and masks.
+    pub fn replace_shaped(
+        &mut self,
+        units: Vec<(UnitSpec, Origin)>,
+        shape: Arc<Shape>,
+        strict: bool,
+        now: Instant,
+    ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<Diagnostic>> {
         self.now = now;
-        let (graph, diags) = self.build_with_ghosts(units, strict)?;
+        let (graph, diags) = self.build_with_ghosts(units, shape, strict)?;
         let mut applied = Applied {
             warnings: diags
                 .iter()
@@ -40,11 +52,16 @@ impl Planner {
         self.target_provider = self.graph.provider(&self.target);
         let map = self.carry_records_over(&old, &mut applied, now);
         self.remap_processes(&map);
+        self.carry_choices(&old);
+        self.failed_over = std::mem::take(&mut self.failed_over)
+            .into_iter()
+            .filter_map(|(n, m)| {
+                Some((map.get(n.index()).copied()??, map.get(m.index()).copied()??))
+            })
+            .collect();
         self.index_graph();
-        self.required = self
-            .graph
-            .required_set(&self.target)
-            .unwrap_or_else(|| vec![false; self.units.len()]);
+        self.prune_wants(false);
+        self.required = self.required_now();
         self.push_all();
         self.run();
         Ok((applied, map))
@@ -55,6 +72,7 @@ impl Planner {
     fn build_with_ghosts(
         &self,
         units: Vec<(UnitSpec, Origin)>,
+        shape: Arc<Shape>,
         strict: bool,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
         let ghosts: Vec<(Arc<UnitSpec>, Origin)> = self
@@ -72,13 +90,13 @@ impl Planner {
             })
             .collect();
         if strict {
-            return Graph::build_with_ghosts(units, ghosts);
+            return Graph::build_strict_shaped(units, ghosts, shape);
         }
         // Lenient: rebuild with ghosts from the surviving units.
-        let (g, d) = Graph::build(units);
+        let (g, d) = Graph::build_shaped(units, (*shape).clone());
         let survivors: Vec<(UnitSpec, Origin)> =
             g.units().map(|(s, o)| ((**s).clone(), o.clone())).collect();
-        match Graph::build_with_ghosts(survivors, ghosts) {
+        match Graph::build_strict_shaped(survivors, ghosts, shape) {
             Ok((g2, _)) => Ok((g2, d)),
             Err(_) => Ok((g, d)),
         }
@@ -99,10 +117,17 @@ impl Planner {
         let mut map: Vec<Option<UnitId>> = vec![None; old.len()];
         let mut units = Vec::with_capacity(n);
         let mut records = Vec::with_capacity(n);
-        for id in self.graph.ids() {
+        for id in self.graph.node_ids() {
             let node = self.graph.node(id);
-            let Some(oid) = old.unit(&node.spec.name) else {
-                applied.added.push(node.spec.name.clone());
+            let oid = if self.graph.is_target(id) {
+                old.target_node(&node.spec.name)
+            } else {
+                old.unit(&node.spec.name).filter(|&o| !old.is_target(o))
+            };
+            let Some(oid) = oid else {
+                if !node.synthetic {
+                    applied.added.push(node.spec.name.clone());
+                }
                 units.push(Unit::new());
                 records.push(Record::new(now));
                 continue;
@@ -116,7 +141,9 @@ impl Planner {
                 rec.status = Status::Text(format!("waiting for {}", old.dep_target(oid, j)));
             }
             let onode = old.node(oid);
-            if !node.ghost && (onode.spec != node.spec || onode.ghost) {
+            if node.synthetic {
+                // A declared target's node or a masked name: nothing to tell.
+            } else if !node.ghost && (onode.spec != node.spec || onode.ghost) {
                 if onode.ghost {
                     applied.added.push(node.spec.name.clone());
                 } else {
@@ -141,6 +168,7 @@ impl Planner {
         for oid in old.ids() {
             let onode = old.node(oid);
             if !onode.ghost
+                && !onode.synthetic
                 && self
                     .graph
                     .unit(&onode.spec.name)

@@ -6,7 +6,7 @@
 
 use super::deps::DepCounts;
 use super::lifecycle::Event;
-use super::record::{Phase, Status};
+use super::record::{NodeKind, Phase, Status};
 use super::Planner;
 use crate::graph::UnitId;
 use crate::state::UnitState;
@@ -125,7 +125,11 @@ impl Planner {
     /// The rules of the module documentation, for one unit.
     fn evaluate(&mut self, u: UnitId) {
         let i = u.index();
-        let required = self.required[i] && !self.shutting_down && !self.units[i].ghost;
+        if self.units[i].kind == NodeKind::Alternative {
+            self.failover(u);
+        }
+        let unit = &self.units[i];
+        let required = self.required[i] && !self.shutting_down && !unit.ghost && !unit.masked;
 
         // What its dependencies add up to, from the index: O(1) however
         // many there are; what blocks it and what it waits on are looked
@@ -136,8 +140,11 @@ impl Planner {
 
         let unit = &self.units[i];
         let degraded = c.degraded > 0 && unit.state.is_active();
-        let to_stop =
-            unit.up() && (!required || unit.restart_requested || unit.spec_changed || !hold_ok);
+        // A group target's node stays up while one of its providers is.
+        let group_down = unit.kind == NodeKind::Group && self.no_provider_active(u, c);
+        let unit = &self.units[i];
+        let to_stop = unit.up()
+            && (!required || unit.restart_requested || unit.spec_changed || !hold_ok || group_down);
         let degraded_changed = unit.degraded != degraded;
         let mut changed = degraded_changed || unit.to_stop != to_stop;
         let unit = &mut self.units[i];
@@ -171,6 +178,8 @@ impl Planner {
                         "definition changed"
                     } else if unit.restart_requested {
                         "restart requested"
+                    } else if group_down {
+                        "no provider active"
                     } else {
                         "dependency not active"
                     };
@@ -231,6 +240,21 @@ impl Planner {
             self.push(u);
             return (true, false);
         }
+        if self.units[i].kind == NodeKind::Group {
+            let none_active = self.no_provider_active(u, c);
+            if state == UnitState::Failed && !none_active {
+                // A provider is active again: the target is up again.
+                self.set_blocked(i, None);
+                self.step(u, Event::Start);
+                return (true, false);
+            }
+            if c.waits_bad == 0 && none_active && state != UnitState::Failed {
+                // Every provider has settled and none is active.
+                self.set_blocked(i, None);
+                self.set_state(u, UnitState::Failed, "no provider is active");
+                return (true, false);
+            }
+        }
         if state == UnitState::Failed && !self.units[i].restart_ready {
             // Stays failed until its restart timer or a reset.
             return (false, false);
@@ -257,6 +281,11 @@ impl Planner {
             return (true, false);
         }
         self.wait(u, state, c)
+    }
+
+    /// Whether none of the providers of the group target `u` is active.
+    fn no_provider_active(&self, u: UnitId, c: DepCounts) -> bool {
+        c.inactive as usize >= self.graph.deps(u).len()
     }
 
     /// A required unit that cannot start yet: `waiting`, with what it

@@ -149,8 +149,14 @@ impl Planner {
             .filter(|t| {
                 **t != self.target
                     && !self.graph.dependents(id).iter().any(|d| {
+                        // A declared target's node needs its members for
+                        // the target it is named after.
+                        let node_of_t = self.graph.is_target(d.unit)
+                            && d.kind != crate::state::DepKind::Standby
+                            && self.graph.node(d.unit).spec.name == **t;
                         self.is_required(d.unit)
-                            && self.graph.named_deps(d.unit).any(|dep| dep.target == **t)
+                            && (node_of_t
+                                || self.graph.named_deps(d.unit).any(|dep| dep.target == **t))
                     })
             })
             .cloned()

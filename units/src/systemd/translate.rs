@@ -343,7 +343,8 @@ impl Tr<'_> {
             | Slot::Duration(_)
             | Slot::Timeout(_)
             | Slot::Regex(_)
-            | Slot::Restart(_) => {
+            | Slot::Restart(_)
+            | Slot::Integer(_) => {
                 let (sec, _) = twin.systemd.first().copied().unwrap_or(("Service", key));
                 self.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
             }

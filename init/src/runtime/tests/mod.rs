@@ -7,6 +7,7 @@
 mod changes;
 mod lifecycle;
 mod logs;
+mod shape;
 
 use super::{Exit, Runtime};
 use crate::args::Settings;
@@ -40,6 +41,8 @@ fn settings(target: &str) -> Settings {
         control: PathBuf::from(CONTROL),
         log_dir: None,
         max_concurrent_starts: None,
+        targets: Default::default(),
+        state_dir: None,
     }
 }
 

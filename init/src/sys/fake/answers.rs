@@ -432,6 +432,21 @@ impl Sys for FakeSys {
         Ok(())
     }
 
+    fn write_file(&self, path: &Path, data: &[u8]) -> Result<(), SysError> {
+        self.record(None, Call::WriteFile(path.to_owned()))?;
+        self.state
+            .borrow_mut()
+            .files
+            .insert(path.to_owned(), data.to_vec());
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<(), SysError> {
+        self.record(None, Call::RemoveFile(path.to_owned()))?;
+        self.state.borrow_mut().files.remove(path);
+        Ok(())
+    }
+
     fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError> {
         self.record(
             None,

@@ -142,6 +142,10 @@ pub enum Call {
     ReadDir(PathBuf),
     /// [`super::Sys::create_dir_all`].
     CreateDir(PathBuf),
+    /// [`super::Sys::write_file`].
+    WriteFile(PathBuf),
+    /// [`super::Sys::remove_file`].
+    RemoveFile(PathBuf),
     /// [`super::Sys::chown`].
     Chown {
         /// The file.

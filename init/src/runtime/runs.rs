@@ -1,0 +1,115 @@
+//! Transient units for debugging (SPEC §3b): `initctl run` and `initctl
+//! add` put one unit into the transient set [`RUN_SET`] and want it (it is
+//! required besides the target's set, across target switches) until
+//! `initctl stop-transient` takes it out or the machine reboots; and the
+//! plain wants of `systemctl start` (until the next target switch).
+//! The set itself is the unit set's ([`super::unitset`]); the wants are the
+//! planner's.
+
+use super::Runtime;
+use crate::sys::Sys;
+use flotilla_units::planner::{WantError, WantLife};
+use flotilla_units::protocol::{ErrorCode, Reply};
+use flotilla_units::spec::UnitSpec;
+
+/// The transient set of `initctl run` and `initctl add`.
+pub(super) const RUN_SET: &str = "initctl";
+
+impl<S: Sys> Runtime<S> {
+    /// `transient-add`: one unit into [`RUN_SET`], wanted.
+    pub(super) fn add_transient(&mut self, mut unit: UnitSpec) -> Reply {
+        if unit.name.is_empty() {
+            unit.name = self.fresh_run_name();
+            unit.provides.retain(|t| !t.is_empty());
+            if unit.provides.is_empty() {
+                unit.provides.push(unit.name.clone());
+            }
+        }
+        let name = unit.name.clone();
+        let g = self.planner.graph();
+        if g.unit(&name)
+            .is_some_and(|i| !g.node(i).ghost && !g.node(i).synthetic)
+        {
+            return Reply::error(
+                ErrorCode::NotPossible,
+                format!("a unit named `{name}` exists already; nothing changed"),
+            );
+        }
+        if g.shape().masks.contains(&name) {
+            return Reply::error(
+                ErrorCode::NotPossible,
+                format!("`{name}` is masked; nothing changed"),
+            );
+        }
+        let r = self.patch_transient(RUN_SET.to_string(), vec![unit], Vec::new());
+        if !matches!(r, Reply::Applied(_)) {
+            return r;
+        }
+        let now = self.now();
+        match self.planner.want(&name, WantLife::Kept, now) {
+            Ok(_) => r,
+            Err(e) => {
+                // Shutting down: the unit is not kept.
+                let _ = self.patch_transient(RUN_SET.to_string(), Vec::new(), vec![name]);
+                want_error(e)
+            }
+        }
+    }
+
+    /// `stop-transient NAME`: stops the unit and takes it out of the set.
+    pub(super) fn stop_transient(&mut self, name: &str) -> Reply {
+        if !self.units.in_transient(RUN_SET, name) {
+            return Reply::error(
+                ErrorCode::UnknownUnit,
+                format!("no transient unit named `{name}` (of `initctl run` or `initctl add`)"),
+            );
+        }
+        self.patch_transient(RUN_SET.to_string(), Vec::new(), vec![name.to_string()])
+    }
+
+    /// `want UNIT`: required until the next target switch.
+    pub(super) fn want(&mut self, unit: &str) -> Reply {
+        let now = self.now();
+        match self.planner.want(unit, WantLife::UntilSwitch, now) {
+            Ok(_) => Reply::Accepted {
+                message: format!("starting {unit}"),
+            },
+            Err(e) => want_error(e),
+        }
+    }
+
+    /// `unwant UNIT`.
+    pub(super) fn unwant(&mut self, unit: &str) -> Reply {
+        let now = self.now();
+        if self.planner.unwant(unit, now) {
+            Reply::Accepted {
+                message: format!("{unit} is no longer wanted"),
+            }
+        } else {
+            Reply::error(
+                ErrorCode::NotPossible,
+                format!("`{unit}` is not wanted (only the target requires what it requires)"),
+            )
+        }
+    }
+
+    /// `run-N`, the first N that names no unit.
+    fn fresh_run_name(&self) -> String {
+        let g = self.planner.graph();
+        (1u64..)
+            .map(|n| format!("run-{n}"))
+            .find(|n| g.unit(n).is_none() && !g.shape().masks.contains(n))
+            .unwrap_or_else(|| "run".to_string())
+    }
+}
+
+/// The reply to a want the planner refused.
+fn want_error(e: WantError) -> Reply {
+    match e {
+        WantError::UnknownUnit(u) => {
+            Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{u}`"))
+        }
+        WantError::Masked(u) => Reply::error(ErrorCode::NotPossible, format!("`{u}` is masked")),
+        WantError::ShuttingDown => Reply::error(ErrorCode::NotPossible, "shutting down"),
+    }
+}

@@ -1,0 +1,558 @@
+//! Tests of declared targets and masks in the planner (SPEC §3b): groups,
+//! alternatives (preference, `choose`, `set-alternative`, failover), and
+//! masked units, each against a small simulated world that answers every
+//! spawn and kill at once.
+use super::*;
+use crate::graph::Shape;
+use crate::mask::{MaskSource, Masks};
+use crate::spec::{Command, Origin, UnitSpec, UnitType};
+use crate::targets::{TargetDecl, TargetMode, Targets};
+
+/// A planner on `units` with `shape`, and the world around it: each
+/// spawned main process gets a PID, each kill ends it at once.
+struct World {
+    p: Planner,
+    next_pid: i32,
+    now: u64,
+    /// Every stop the planner asked for, by unit name, in order.
+    stops: Vec<String>,
+    /// Every start, by unit name, in order.
+    starts: Vec<String>,
+}
+
+fn svc(name: &str, provides: &[&str], preference: i32) -> UnitSpec {
+    let mut s = UnitSpec::new(name, UnitType::ForegroundSupervised);
+    s.exec_start = Some(Command::new(["/bin/svc"]));
+    s.provides = provides.iter().map(|t| t.to_string()).collect();
+    s.preference = preference;
+    s
+}
+
+fn app(name: &str, depends_on: &[&str]) -> UnitSpec {
+    let mut s = svc(name, &[name], 0);
+    s.depends_on = depends_on.iter().map(|t| t.to_string()).collect();
+    s
+}
+
+fn decl(mode: TargetMode, choose: Option<&str>, failover: bool) -> TargetDecl {
+    TargetDecl {
+        choose: choose.map(str::to_string),
+        failover,
+        ..TargetDecl::new(mode)
+    }
+}
+
+fn shape(targets: &[(&str, TargetDecl)], masks: &[&str]) -> Shape {
+    let mut m = Masks::new();
+    for n in masks {
+        m.insert(
+            *n,
+            MaskSource::State(format!("/etc/init/masked/{n}").into()),
+        );
+    }
+    Shape {
+        targets: targets
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.clone()))
+            .collect::<Targets>(),
+        masks: m,
+    }
+}
+
+impl World {
+    fn new(units: Vec<UnitSpec>, shape: Shape, target: &str) -> World {
+        let (g, diags) = Graph::build_shaped(
+            units
+                .into_iter()
+                .map(|s| {
+                    let o = Origin::unplaced(format!("{}.yaml", s.name));
+                    (s, o)
+                })
+                .collect(),
+            shape,
+        );
+        assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+        let mut w = World {
+            p: Planner::new(g, target, Instant(0), PlannerOptions::default()),
+            next_pid: 100,
+            now: 0,
+            stops: Vec::new(),
+            starts: Vec::new(),
+        };
+        w.settle();
+        w
+    }
+
+    fn name(&self, u: UnitId) -> String {
+        self.p.graph().node(u).spec.name.clone()
+    }
+
+    /// Answers every action until there is none.
+    fn settle(&mut self) {
+        for _ in 0..1000 {
+            let actions = self.p.take_actions();
+            if actions.is_empty() {
+                return;
+            }
+            for a in actions {
+                self.now += 1;
+                match a {
+                    Action::Spawn { unit, role, .. } => {
+                        self.next_pid += 1;
+                        self.starts.push(self.name(unit));
+                        let pid = self.next_pid;
+                        self.p
+                            .fact(Fact::Spawned { unit, role, pid }, Instant(self.now));
+                    }
+                    Action::Kill { unit, .. } => {
+                        // A stop may signal the leader, then the group.
+                        let name = self.name(unit);
+                        if self.stops.last() != Some(&name) {
+                            self.stops.push(name);
+                        }
+                        if let Some(pid) = self.p.view(unit).and_then(|v| v.pid) {
+                            self.p.fact(
+                                Fact::Exited {
+                                    pid,
+                                    status: ExitStatus::Signal(15),
+                                },
+                                Instant(self.now),
+                            );
+                        }
+                    }
+                    Action::ReadPidfile { .. } | Action::GuessMainPid { .. } => {}
+                }
+            }
+        }
+        panic!("the planner did not settle");
+    }
+
+    fn id(&self, name: &str) -> UnitId {
+        self.p
+            .graph()
+            .unit(name)
+            .or_else(|| self.p.graph().target_node(name))
+            .unwrap_or_else(|| panic!("no node {name}"))
+    }
+
+    fn state(&self, name: &str) -> UnitState {
+        self.p.state(self.id(name))
+    }
+
+    fn view(&self, name: &str) -> UnitView {
+        self.p.view(self.id(name)).expect("a view")
+    }
+
+    /// `name`'s main process exits with status 1.
+    fn fail(&mut self, name: &str) {
+        let pid = self.view(name).pid.expect("running");
+        self.now += 1;
+        self.p.fact(
+            Fact::Exited {
+                pid,
+                status: ExitStatus::Code(1),
+            },
+            Instant(self.now),
+        );
+        self.settle();
+    }
+
+    fn target_view(&self, target: &str) -> TargetView {
+        let id = self.p.graph().target_node(target).expect("declared");
+        self.p.target_view(id).expect("a target view")
+    }
+}
+
+fn default(depends_on: &[&str]) -> UnitSpec {
+    let mut s = UnitSpec::new("default", UnitType::Virtual);
+    s.depends_on = depends_on.iter().map(|t| t.to_string()).collect();
+    s
+}
+
+#[test]
+fn a_group_runs_every_provider_and_is_degraded_then_failed() {
+    let mut w = World::new(
+        vec![
+            default(&["logs"]),
+            svc("a", &["logs"], 0),
+            svc("b", &["logs"], 0),
+        ],
+        shape(&[("logs", decl(TargetMode::Group, None, false))], &[]),
+        "default",
+    );
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert_eq!(w.state("b"), UnitState::Running);
+    assert_eq!(w.state("logs"), UnitState::Running);
+    assert!(!w.view("logs").degraded);
+    // The group needs them for the target: not coincidental.
+    assert!(w.p.coincidental(w.id("a")).is_empty());
+    assert_eq!(w.state("default"), UnitState::Running);
+    let v = w.target_view("logs");
+    assert_eq!(v.mode, TargetMode::Group);
+    assert_eq!(v.chosen, None);
+
+    // One provider fails: the group is still up, degraded.
+    w.fail("a");
+    assert_eq!(w.state("a"), UnitState::Failed);
+    assert_eq!(w.state("logs"), UnitState::Running);
+    assert!(w.view("logs").degraded);
+    assert_eq!(w.state("default"), UnitState::Running);
+    assert!(w.view("default").degraded);
+
+    // None is active: the group fails, and what hard-depends on it stops
+    // and names it.
+    w.fail("b");
+    assert_eq!(w.state("logs"), UnitState::Failed);
+    assert_eq!(w.state("default"), UnitState::Waiting);
+    assert_eq!(w.view("default").blocked_by.as_deref(), Some("logs"));
+}
+
+#[test]
+fn a_group_whose_providers_all_fail_at_start_is_failed() {
+    let mut w = World::new(
+        vec![default(&["logs"]), svc("a", &["logs"], 0)],
+        shape(&[("logs", decl(TargetMode::Group, None, false))], &[]),
+        "default",
+    );
+    w.fail("a");
+    assert_eq!(w.state("logs"), UnitState::Failed);
+    // A restart of the provider brings the group back.
+    w.p.restart("a", Instant(w.now)).expect("restart");
+    w.settle();
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert_eq!(w.state("logs"), UnitState::Running);
+    assert_eq!(w.state("default"), UnitState::Running);
+}
+
+#[test]
+fn an_alternative_runs_the_highest_preference_only() {
+    let w = World::new(
+        vec![
+            default(&["db"]),
+            svc("mariadb", &["db"], 0),
+            svc("postgres", &["db"], 10),
+        ],
+        shape(&[("db", decl(TargetMode::Alternative, None, false))], &[]),
+        "default",
+    );
+    assert_eq!(w.state("postgres"), UnitState::Running);
+    assert_eq!(w.state("mariadb"), UnitState::Disabled);
+    assert_eq!(w.state("db"), UnitState::Running);
+    assert_eq!(w.state("default"), UnitState::Running);
+    let v = w.target_view("db");
+    assert_eq!(v.chosen.as_deref(), Some("postgres"));
+    assert_eq!(v.why, "highest preference (10)");
+    // `default` is virtual: no process.
+    assert_eq!(w.starts, ["postgres"]);
+}
+
+#[test]
+fn an_alternative_ties_by_name_and_the_config_choice_wins() {
+    let units = || vec![default(&["db"]), svc("b", &["db"], 0), svc("a", &["db"], 0)];
+    let w = World::new(
+        units(),
+        shape(&[("db", decl(TargetMode::Alternative, None, false))], &[]),
+        "default",
+    );
+    assert_eq!(w.target_view("db").chosen.as_deref(), Some("a"));
+    let w = World::new(
+        units(),
+        shape(
+            &[("db", decl(TargetMode::Alternative, Some("b"), false))],
+            &[],
+        ),
+        "default",
+    );
+    assert_eq!(w.state("b"), UnitState::Running);
+    assert_eq!(w.state("a"), UnitState::Disabled);
+    assert_eq!(w.target_view("db").why, "chosen in the config (`choose`)");
+}
+
+#[test]
+fn set_alternative_stops_the_dependents_then_the_old_provider() {
+    let mut w = World::new(
+        vec![
+            default(&["web"]),
+            app("web", &["db"]),
+            svc("mariadb", &["db"], 0),
+            svc("postgres", &["db"], 10),
+        ],
+        shape(&[("db", decl(TargetMode::Alternative, None, false))], &[]),
+        "default",
+    );
+    assert_eq!(w.state("web"), UnitState::Running);
+    w.stops.clear();
+    w.starts.clear();
+    w.p.set_alternative("db", "mariadb", Instant(w.now))
+        .expect("set");
+    w.settle();
+    assert_eq!(w.stops, ["web", "postgres"]);
+    assert_eq!(w.starts, ["mariadb", "web"]);
+    assert_eq!(w.state("postgres"), UnitState::Disabled);
+    assert_eq!(w.state("mariadb"), UnitState::Running);
+    assert_eq!(w.state("default"), UnitState::Running);
+    let v = w.target_view("db");
+    assert_eq!(v.chosen.as_deref(), Some("mariadb"));
+    assert_eq!(v.why, "set with `initctl set-alternative`");
+    // Setting it again changes nothing.
+    w.p.set_alternative("db", "mariadb", Instant(w.now))
+        .expect("set");
+    w.settle();
+    assert_eq!(w.starts, ["mariadb", "web"]);
+}
+
+#[test]
+fn set_alternative_refuses_bad_input_and_changes_nothing() {
+    let mut w = World::new(
+        vec![
+            default(&["db", "logs"]),
+            svc("mariadb", &["db"], 0),
+            svc("postgres", &["db"], 10),
+            svc("rsyslog", &["logs"], 0),
+            svc("web", &["web"], 0),
+            svc("old", &["old"], 0),
+        ],
+        shape(
+            &[
+                ("db", decl(TargetMode::Alternative, None, false)),
+                ("logs", decl(TargetMode::Group, None, false)),
+            ],
+            &["old"],
+        ),
+        "default",
+    );
+    let now = Instant(w.now);
+    let e = |w: &mut World, t: &str, u: &str| {
+        w.p.set_alternative(t, u, now)
+            .expect_err("refused")
+            .to_string()
+    };
+    assert_eq!(
+        e(&mut w, "db", "web"),
+        "`web` does not provide the target `db` (its providers: `postgres`, `mariadb`)"
+    );
+    assert_eq!(e(&mut w, "db", "nosuch"), "no unit named `nosuch`");
+    assert_eq!(e(&mut w, "db", "old"), "`old` is masked");
+    assert_eq!(
+        e(&mut w, "logs", "rsyslog"),
+        "the target `logs` is a group: every provider runs"
+    );
+    assert!(e(&mut w, "web", "web").starts_with("the target `web` is not declared an alternative"));
+    assert_eq!(
+        e(&mut w, "nothing", "web"),
+        "no unit provides the target `nothing`"
+    );
+    w.settle();
+    assert_eq!(w.target_view("db").chosen.as_deref(), Some("postgres"));
+    assert_eq!(w.state("postgres"), UnitState::Running);
+}
+
+#[test]
+fn failover_moves_to_the_next_provider_only_when_asked() {
+    let units = || {
+        vec![
+            default(&["db"]),
+            svc("a", &["db"], 0),
+            svc("b", &["db"], 10),
+        ]
+    };
+    let mut w = World::new(
+        units(),
+        shape(&[("db", decl(TargetMode::Alternative, None, true))], &[]),
+        "default",
+    );
+    w.fail("b");
+    // No longer required: `disabled`, like any unit outside the set.
+    assert_eq!(w.state("b"), UnitState::Disabled);
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert_eq!(w.state("db"), UnitState::Running);
+    assert_eq!(w.target_view("db").why, "failover: `b` failed");
+    // The last one fails too: it stays chosen, and the target fails.
+    w.fail("a");
+    assert_eq!(w.target_view("db").chosen.as_deref(), Some("a"));
+    assert_eq!(w.state("db"), UnitState::Waiting);
+    assert_eq!(w.view("default").blocked_by.as_deref(), Some("db"));
+
+    let mut w = World::new(
+        units(),
+        shape(&[("db", decl(TargetMode::Alternative, None, false))], &[]),
+        "default",
+    );
+    w.fail("b");
+    assert_eq!(w.state("a"), UnitState::Disabled);
+    assert_eq!(w.target_view("db").chosen.as_deref(), Some("b"));
+    assert_eq!(w.view("default").blocked_by.as_deref(), Some("db"));
+}
+
+#[test]
+fn a_masked_unit_never_starts_and_blocks_what_needs_it() {
+    let mut w = World::new(
+        vec![
+            default(&["web"]),
+            app("web", &["db"]),
+            svc("db", &["db"], 0),
+        ],
+        shape(&[], &["db", "gone"]),
+        "default",
+    );
+    assert_eq!(w.state("db"), UnitState::Disabled);
+    assert_eq!(w.state("web"), UnitState::Waiting);
+    assert_eq!(w.view("web").blocked_by.as_deref(), Some("masked"));
+    assert!(w.starts.is_empty(), "{:?}", w.starts);
+    // By no path: not by a restart, not as a target.
+    assert!(w.p.restart("db", Instant(w.now)).is_err());
+    w.p.set_target("db", Instant(w.now))
+        .expect_err("masked target");
+    w.settle();
+    assert!(w.starts.is_empty(), "{:?}", w.starts);
+    // A masked name without a unit is still listed.
+    assert!(w
+        .p
+        .graph()
+        .unit("gone")
+        .is_some_and(|i| w.p.graph().node(i).masked));
+}
+
+#[test]
+fn a_masked_alternative_choice_falls_back_and_says_why() {
+    let w = World::new(
+        vec![
+            default(&["db"]),
+            svc("a", &["db"], 0),
+            svc("b", &["db"], 10),
+        ],
+        shape(
+            &[("db", decl(TargetMode::Alternative, Some("b"), false))],
+            &["b"],
+        ),
+        "default",
+    );
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert_eq!(w.state("b"), UnitState::Disabled);
+    assert_eq!(
+        w.target_view("db").why,
+        "highest preference (0); the config's choice `b` is masked"
+    );
+}
+
+#[test]
+fn a_new_unit_set_keeps_the_choice_made_at_run_time() {
+    let units = || {
+        vec![
+            default(&["db"]),
+            svc("a", &["db"], 0),
+            svc("b", &["db"], 10),
+        ]
+    };
+    let mut w = World::new(
+        units(),
+        shape(&[("db", decl(TargetMode::Alternative, None, false))], &[]),
+        "default",
+    );
+    w.p.set_alternative("db", "a", Instant(w.now)).expect("set");
+    w.settle();
+    let specs = units()
+        .into_iter()
+        .map(|s| {
+            let o = Origin::unplaced(format!("{}.yaml", s.name));
+            (s, o)
+        })
+        .collect();
+    w.p.replace_units(specs, true, Instant(w.now))
+        .expect("replace");
+    w.settle();
+    assert_eq!(w.target_view("db").chosen.as_deref(), Some("a"));
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert_eq!(w.state("b"), UnitState::Disabled);
+}
+
+fn diagnostics(units: Vec<UnitSpec>, shape: Shape) -> Vec<String> {
+    let specs = units
+        .into_iter()
+        .map(|s| {
+            let o = Origin::unplaced(format!("{}.yaml", s.name));
+            (s, o)
+        })
+        .collect();
+    Graph::build_shaped(specs, shape)
+        .1
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn an_undeclared_duplicate_stays_an_error_and_a_bad_choice_is_one() {
+    let d = diagnostics(
+        vec![svc("a", &["db"], 0), svc("b", &["db"], 0)],
+        Shape::default(),
+    );
+    assert_eq!(
+        d,
+        ["b.yaml: target `db` is provided by both `a` (a.yaml) and `b`; `b` is left out"]
+    );
+    let d = diagnostics(
+        vec![
+            svc("a", &["db"], 0),
+            svc("b", &["db"], 0),
+            svc("c", &["c"], 0),
+        ],
+        shape(
+            &[("db", decl(TargetMode::Alternative, Some("c"), false))],
+            &[],
+        ),
+    );
+    assert!(
+        d.iter().any(|m| m.contains(
+            "`choose: c`: `c` does not provide the target `db` (its providers: `a`, `b`); `a` runs"
+        )),
+        "{d:?}"
+    );
+    let d = diagnostics(
+        vec![svc("a", &["a"], 0)],
+        shape(&[("db", decl(TargetMode::Group, None, false))], &[]),
+    );
+    assert!(
+        d.iter()
+            .any(|m| m.contains("the target `db` is declared a group but no unit provides it")),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn a_want_adds_a_unit_to_the_set_for_as_long_as_it_lasts() {
+    let mut w = World::new(
+        vec![
+            default(&[]),
+            app("rescue", &[]),
+            app("web", &["db"]),
+            svc("db", &["db"], 0),
+            svc("tool", &["tool"], 0),
+        ],
+        shape(&[], &[]),
+        "default",
+    );
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    let now = Instant(w.now);
+    w.p.want("web", WantLife::UntilSwitch, now).expect("want");
+    w.p.want("tool", WantLife::Kept, now).expect("want");
+    w.settle();
+    // What a wanted unit needs comes with it.
+    for u in ["web", "db", "tool"] {
+        assert_eq!(w.state(u), UnitState::Running, "{u}");
+    }
+    assert_eq!(
+        w.p.want("nosuch", WantLife::Kept, now),
+        Err(WantError::UnknownUnit("nosuch".into()))
+    );
+    // A switch ends the first kind, not the second.
+    w.p.set_target("rescue", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    assert_eq!(w.state("db"), UnitState::Disabled);
+    assert_eq!(w.state("tool"), UnitState::Running);
+    assert!(w.p.unwant("tool", Instant(w.now)));
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Disabled);
+    assert!(!w.p.unwant("tool", Instant(w.now)));
+}
