@@ -12,6 +12,8 @@
 //!   diagnostics ([`diag`]);
 //! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
 //!   hash, and the translation into [`spec::UnitSpec`];
+//! - [`trigger`]: the settings of the trigger units (`timer`, `socket`,
+//!   `path`), read in systemd's syntax;
 //! - [`graph`]: the target graph, the required set of a target, cycles;
 //! - [`planner`]: the state model and the deterministic planner
 //!   `(graph, target, observed facts, time) -> (states, actions)`;
@@ -35,3 +37,4 @@ pub mod spec;
 pub mod state;
 pub mod systemd;
 pub mod time;
+pub mod trigger;

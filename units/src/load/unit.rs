@@ -134,12 +134,13 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         let kind = self.kind();
         let mut spec = UnitSpec::new(name.clone().unwrap_or_default(), kind.unwrap_or_default());
         let start = self.origin.pos;
+        let spec_kind = spec.kind;
         *self.origin.positions_mut(TargetList::Provides) = vec![start];
         for key in KEYS {
             let Some(e) = self.get(key.name) else {
                 continue;
             };
-            self.read(e, (key.slot)(&mut spec));
+            self.read(e, (key.slot)(&mut spec), spec_kind);
         }
         self.check_delays(&spec);
         if let Some(kind) = kind {
@@ -149,7 +150,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
     }
 
     /// Reads the value of entry `e` into its field.
-    fn read(&mut self, e: &Entry<'n>, slot: Slot<'_>) {
+    fn read(&mut self, e: &Entry<'n>, slot: Slot<'_>, kind: UnitType) {
         match slot {
             // Read first, by `name` and `kind`.
             Slot::Name(_) | Slot::Type(_) => {}
@@ -180,6 +181,18 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             Slot::Account(f) => *f = self.account(e),
             Slot::Environment(f) => *f = self.environment(e),
             Slot::EnvironmentFiles(f) => *f = self.environment_files(e),
+            Slot::Trigger(f, key) => {
+                self.systemd_values(e, |v| crate::trigger::set(f, kind, key, v));
+            }
+            Slot::Condition(list, ckind, assert) => {
+                self.systemd_values(e, |v| {
+                    match crate::systemd::parse_condition(ckind, assert, v)? {
+                        Some(c) => list.push(c),
+                        None => list.clear(),
+                    }
+                    Ok(())
+                });
+            }
         }
     }
 
@@ -307,9 +320,9 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             if key.applies(kind) {
                 continue;
             }
-            let problem = if kind == UnitType::Virtual {
+            let problem = if !kind.runs_processes() && key.applies_to == crate::keys::PROCESS {
                 format!(
-                    "`{}` does not apply to a `virtual` unit (it runs no process)",
+                    "`{}` does not apply to a `{t}` unit (it runs no process)",
                     e.key
                 )
             } else {
@@ -368,6 +381,12 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                 }
                 _ => {}
             }
+        }
+        // A trigger's settings as a whole (the keys one by one are read
+        // above, where their values are).
+        for (key, why) in crate::trigger::problems(spec) {
+            let pos = self.get(key).map_or(type_pos, |e| e.key_pos);
+            self.sink.error(pos, why);
         }
         if kind == UnitType::BackgroundScripted && self.get("exec-stop").is_none() {
             self.sink.warning(
