@@ -18,7 +18,7 @@
 //! ([`Graph::dep_target`]).
 
 use crate::diag::{Diagnostic, Pos};
-use crate::spec::{Origin, UnitSpec};
+use crate::spec::{Origin, TargetList, UnitSpec};
 use crate::state::DepKind;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -315,7 +315,9 @@ impl Graph {
                 continue;
             }
             for (i, dep) in graph.named_deps(id).enumerate() {
-                if dep.provider.is_none() {
+                // Ordering against a unit that does not exist is no
+                // problem: there is nothing to wait for (as in systemd).
+                if dep.provider.is_none() && dep.kind != DepKind::After {
                     let what = match dep.kind {
                         DepKind::WaitsFor => "counts as settled and makes the unit degraded",
                         _ => "keeps the unit waiting",
@@ -357,21 +359,38 @@ impl Graph {
                 }
             }
         }
+        // `A before B` is `B after A`: an edge of B's, after its own.
+        let mut befores: HashMap<UnitId, Vec<UnitId>> = HashMap::new();
+        for (i, (spec, _, ghost)) in units.iter().enumerate() {
+            if *ghost {
+                continue;
+            }
+            for t in &spec.before {
+                if let Some(&p) = providers.get(t.as_str()) {
+                    befores.entry(p).or_default().push(UnitId(i as u32));
+                }
+            }
+        }
+        let providers = &providers;
         let mut deps = PerUnit::default();
         let mut counts = vec![0u32; units.len() + 1];
-        for (spec, _, ghost) in &units {
+        for (i, (spec, _, ghost)) in units.iter().enumerate() {
             deps.at.push(deps.items.len() as u32);
             if *ghost {
                 continue;
             }
-            for (kind, targets) in dep_lists(spec) {
-                for t in targets {
-                    let provider = providers.get(t.as_str()).copied();
-                    if let Some(c) = provider.and_then(|p| counts.get_mut(p.index() + 1)) {
-                        *c += 1;
-                    }
-                    deps.items.push(Edge { kind, provider });
+            let own = dep_lists(spec).into_iter().flat_map(|(kind, targets)| {
+                targets
+                    .iter()
+                    .map(move |t| (kind, providers.get(t.as_str()).copied()))
+            });
+            let other = befores.get(&UnitId(i as u32)).into_iter().flatten();
+            let other = other.map(|&u| (DepKind::After, Some(u)));
+            for (kind, provider) in own.chain(other) {
+                if let Some(c) = provider.and_then(|p| counts.get_mut(p.index() + 1)) {
+                    *c += 1;
                 }
+                deps.items.push(Edge { kind, provider });
             }
         }
         deps.at.push(deps.items.len() as u32);
@@ -518,15 +537,17 @@ impl Graph {
     }
 
     /// The required set of `target`: its provider and everything reachable
-    /// from it over all three dependency kinds, as a flag per unit. `None` if
-    /// no unit provides the target.
+    /// from it over all three dependency kinds (not `after`: ordering never
+    /// pulls a unit in), as a flag per unit. `None` if no unit provides the
+    /// target.
     pub fn required_set(&self, target: &str) -> Option<Vec<bool>> {
         let root = self.provider(target)?;
         let mut req = vec![false; self.nodes.len()];
         let mut work = vec![root];
         req[root.index()] = true;
         while let Some(u) = work.pop() {
-            for p in self.deps(u).iter().filter_map(|e| e.provider) {
+            let pulled = self.deps(u).iter().filter(|e| e.kind != DepKind::After);
+            for p in pulled.filter_map(|e| e.provider) {
                 if !req[p.index()] {
                     req[p.index()] = true;
                     work.push(p);
@@ -547,17 +568,20 @@ impl Graph {
         self.dependents.of(id.index())
     }
 
-    /// The target that dependency `j` of `id` names (`""` out of range).
+    /// The target that dependency `j` of `id` names (`""` out of range);
+    /// for the edge of another unit's `before`, that unit's name.
     pub fn dep_target(&self, id: UnitId, j: u32) -> &str {
-        self.get(id)
-            .filter(|n| !n.ghost)
-            .and_then(|n| {
-                dep_lists(&n.spec)
-                    .into_iter()
-                    .flat_map(|(_, ts)| ts)
-                    .nth(j as usize)
-            })
-            .map_or("", String::as_str)
+        let own = self.get(id).filter(|n| !n.ghost).and_then(|n| {
+            dep_lists(&n.spec)
+                .into_iter()
+                .flat_map(|(_, ts)| ts)
+                .nth(j as usize)
+        });
+        let before = || {
+            let p = self.deps(id).get(j as usize)?.provider?;
+            Some(&self.get(p)?.spec.name)
+        };
+        own.or_else(before).map_or("", String::as_str)
     }
 
     /// The dependencies of `id` with the targets they name.
@@ -584,12 +608,14 @@ impl Graph {
     }
 }
 
-/// A unit's three lists of targets, in the order of its dependencies.
-fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 3] {
+/// A unit's lists of targets, in the order of its dependencies. The edges
+/// of other units' `before` come after these (see [`Graph::assemble`]).
+fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 4] {
     [
         (DepKind::DependsOn, &spec.depends_on),
         (DepKind::DependsMs, &spec.depends_ms),
         (DepKind::WaitsFor, &spec.waits_for),
+        (DepKind::After, &spec.after),
     ]
 }
 
@@ -636,12 +662,15 @@ fn place(origin: &Origin, pos: Pos) -> String {
 fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
     let a = spec.depends_on.len();
     let b = a + spec.depends_ms.len();
+    let c = b + spec.waits_for.len();
     let p = if i < a {
         origin.depends_on_pos().get(i)
     } else if i < b {
         origin.depends_ms_pos().get(i - a)
-    } else {
+    } else if i < c {
         origin.waits_for_pos().get(i - b)
+    } else {
+        origin.positions(TargetList::After).get(i - c)
     };
     p.copied().unwrap_or(origin.pos)
 }

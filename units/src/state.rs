@@ -61,7 +61,7 @@ impl std::fmt::Display for UnitState {
     }
 }
 
-/// The three kinds of dependency (SPEC §4).
+/// The three kinds of dependency (SPEC §4), and ordering (`after`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DepKind {
@@ -71,6 +71,9 @@ pub enum DepKind {
     DependsMs,
     /// Ordering only: waits until the dependency is active or failed.
     WaitsFor,
+    /// Ordering only, and only when the other unit is required anyway
+    /// (`after`, and the other side of `before`): never pulls it in.
+    After,
 }
 
 impl DepKind {
@@ -80,6 +83,7 @@ impl DepKind {
             DepKind::DependsOn => "depends-on",
             DepKind::DependsMs => "depends-ms",
             DepKind::WaitsFor => "waits-for",
+            DepKind::After => "after",
         }
     }
 }

@@ -33,7 +33,7 @@ pub fn edge_style(kind: DepKind) -> &'static str {
     match kind {
         DepKind::DependsOn => "solid",
         DepKind::DependsMs => "dashed",
-        DepKind::WaitsFor => "dotted",
+        DepKind::WaitsFor | DepKind::After => "dotted",
     }
 }
 

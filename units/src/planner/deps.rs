@@ -25,6 +25,7 @@ impl ProviderFlags {
     const TO_STOP: u8 = 8;
     const DEGRADED: u8 = 16;
     const BLOCKED: u8 = 32;
+    const REQUIRED: u8 = 64;
 
     pub fn of(u: &Unit) -> ProviderFlags {
         let bit = |on: bool, b: u8| if on { b } else { 0 };
@@ -34,7 +35,8 @@ impl ProviderFlags {
                 | bit(u.state == UnitState::Waiting, Self::WAITING)
                 | bit(u.to_stop, Self::TO_STOP)
                 | bit(u.degraded, Self::DEGRADED)
-                | bit(u.blocked, Self::BLOCKED),
+                | bit(u.blocked, Self::BLOCKED)
+                | bit(u.required, Self::REQUIRED),
         )
     }
 
@@ -60,6 +62,10 @@ impl ProviderFlags {
 
     fn blocked(self) -> bool {
         self.0 & Self::BLOCKED != 0
+    }
+
+    fn required(self) -> bool {
+        self.0 & Self::REQUIRED != 0
     }
 }
 
@@ -120,6 +126,20 @@ impl DepCounts {
     pub fn edge(kind: DepKind, flags: Option<ProviderFlags>) -> DepCounts {
         let hard = matches!(kind, DepKind::DependsOn | DepKind::DependsMs);
         let hold = kind == DepKind::DependsOn;
+        if kind == DepKind::After {
+            // Ordering only: a missing unit, or one that is not required,
+            // is nothing to wait for; one that is required is waited for
+            // until it is settled, as for `waits-for`. It never degrades
+            // nor blocks.
+            let waits = flags.is_some_and(|f| {
+                f.required() && !(f.active() || f.failed() || (f.waiting() && f.blocked()))
+            });
+            return DepCounts {
+                waits_bad: u32::from(waits),
+                waited: u32::from(waits),
+                ..DepCounts::default()
+            };
+        }
         let Some(f) = flags else {
             return if hard {
                 DepCounts {
@@ -228,8 +248,29 @@ impl Planner {
             let node = self.graph.node(id);
             u.ghost = node.ghost;
             u.is_virtual = node.spec.kind == crate::spec::UnitType::Virtual;
+            u.required = self.required.get(id.index()).copied().unwrap_or(false);
         }
         self.index = DepIndex::new(&self.graph, &self.units);
+    }
+
+    /// Takes `req` as the required set, telling the units ordered after
+    /// the units that joined or left it (before any of them is evaluated,
+    /// so that none reads a stale flag).
+    pub(super) fn set_required(&mut self, req: Vec<bool>) {
+        for (i, (&new, &old)) in req.iter().zip(&self.required).enumerate() {
+            if new != old {
+                self.work.push(UnitId(i as u32));
+            }
+        }
+        self.required = req;
+        for i in 0..self.units.len() {
+            let new = self.required.get(i).copied().unwrap_or(false);
+            if self.units[i].required != new {
+                self.units[i].required = new;
+                self.tell_dependents(UnitId(i as u32));
+                self.push_neighbours(UnitId(i as u32), false);
+            }
+        }
     }
 
     /// `u`'s counts as a scan of its dependencies finds them now (to check

@@ -402,12 +402,7 @@ impl Planner {
         self.target_provider = self.graph.provider(target);
         self.target_set_at = now;
         self.target_active_at = None;
-        for (i, (&new, &old)) in req.iter().zip(&self.required).enumerate() {
-            if new != old {
-                self.work.push(UnitId(i as u32));
-            }
-        }
-        self.required = req;
+        self.set_required(req);
         for i in 0..self.units.len() {
             let u = &self.units[i];
             if self.required[i] && u.state == UnitState::Failed && u.phase == Phase::Idle {

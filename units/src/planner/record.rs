@@ -96,6 +96,8 @@ pub(super) struct Unit {
     pub ghost: bool,
     /// A `virtual` unit: no process.
     pub is_virtual: bool,
+    /// In the required set (what an `after` edge on it reads).
+    pub required: bool,
 }
 
 impl Unit {
@@ -114,6 +116,7 @@ impl Unit {
             spec_changed: false,
             ghost: false,
             is_virtual: false,
+            required: false,
         }
     }
 

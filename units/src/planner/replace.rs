@@ -40,11 +40,11 @@ impl Planner {
         self.target_provider = self.graph.provider(&self.target);
         let map = self.carry_records_over(&old, &mut applied, now);
         self.remap_processes(&map);
-        self.index_graph();
         self.required = self
             .graph
             .required_set(&self.target)
             .unwrap_or_else(|| vec![false; self.units.len()]);
+        self.index_graph();
         self.push_all();
         self.run();
         Ok((applied, map))
