@@ -540,21 +540,48 @@ impl Graph {
     /// from it over all three dependency kinds (not `after`: ordering never
     /// pulls a unit in), as a flag per unit. `None` if no unit provides the
     /// target.
+    ///
+    /// `conflicts` (either side's) decides between two units: the one
+    /// reached first from the target (breadth first, dependencies in
+    /// order) is required, the other is not, nor what only it pulls in.
     pub fn required_set(&self, target: &str) -> Option<Vec<bool>> {
         let root = self.provider(target)?;
+        let conflicts = self.conflicts();
         let mut req = vec![false; self.nodes.len()];
-        let mut work = vec![root];
+        let mut work = std::collections::VecDeque::from([root]);
         req[root.index()] = true;
-        while let Some(u) = work.pop() {
+        while let Some(u) = work.pop_front() {
             let pulled = self.deps(u).iter().filter(|e| e.kind != DepKind::After);
             for p in pulled.filter_map(|e| e.provider) {
-                if !req[p.index()] {
+                let loses = || {
+                    conflicts
+                        .get(&p)
+                        .is_some_and(|o| o.iter().any(|o| req[o.index()]))
+                };
+                if !req[p.index()] && !loses() {
                     req[p.index()] = true;
-                    work.push(p);
+                    work.push_back(p);
                 }
             }
         }
         Some(req)
+    }
+
+    /// Each unit's conflicts, both ways (empty for most graphs).
+    fn conflicts(&self) -> HashMap<UnitId, Vec<UnitId>> {
+        let mut out: HashMap<UnitId, Vec<UnitId>> = HashMap::new();
+        for (id, n) in self.ids().zip(&self.nodes) {
+            if n.ghost {
+                continue;
+            }
+            for other in n.spec.conflicts.iter().filter_map(|t| self.provider(t)) {
+                if other != id {
+                    out.entry(id).or_default().push(other);
+                    out.entry(other).or_default().push(id);
+                }
+            }
+        }
+        out
     }
 
     /// The dependencies of `id`, in the order depends-on, depends-ms,
@@ -716,6 +743,38 @@ mod tests {
             .collect();
         assert_eq!(names, vec!["a", "b", "c", "d", "top"]);
         assert!(g.required_set("nope").is_none());
+    }
+
+    #[test]
+    fn after_pulls_nothing_in_and_conflicts_keep_the_first_reached() {
+        let with = |mut u: (UnitSpec, Origin), f: fn(&mut UnitSpec)| {
+            f(&mut u.0);
+            u
+        };
+        let (g, d) = Graph::build(vec![
+            with(unit("top", &["default"], &["a"], &[], &["b"]), |s| {
+                s.after = vec!["x".into()];
+            }),
+            // b conflicts with a, which is reached first (a depends-on
+            // edge comes before a waits-for one): b is left out, and so is
+            // c, which only b pulls in; x is only ordered against.
+            with(unit("b", &[], &["c"], &[], &[]), |s| {
+                s.conflicts = vec!["a".into()];
+            }),
+            unit("a", &[], &[], &[], &[]),
+            unit("c", &[], &[], &[], &[]),
+            unit("x", &[], &[], &[], &[]),
+        ]);
+        assert!(d.is_empty(), "{d:?}");
+        let names = |req: Vec<bool>| -> Vec<&str> {
+            g.ids()
+                .filter(|i| req[i.index()])
+                .map(|i| g.node(i).spec.name.as_str())
+                .collect()
+        };
+        assert_eq!(names(g.required_set("default").unwrap()), ["a", "top"]);
+        // Required on its own, b wins and pulls c in.
+        assert_eq!(names(g.required_set("b").unwrap()), ["b", "c"]);
     }
 
     #[test]
