@@ -163,12 +163,15 @@ impl DepCounts {
             let bad = !f.active() || f.to_stop();
             c.hard_bad = u32::from(bad);
             c.hold_bad = u32::from(bad && hold);
-            c.blocking = u32::from(bad && (f.failed() || f.blocked()));
+            // A provider that is not required lost to a conflict: it will
+            // not start, so the dependent is blocked by it.
+            c.blocking = u32::from(bad && (f.failed() || f.blocked() || !f.required()));
             c.waited = u32::from(bad);
         } else {
             // Settled: active, failed, or blocked (waiting on a failed or
-            // missing hard dependency: for ordering, that is a failure).
-            let settled = f.active() || f.failed() || (f.waiting() && f.blocked());
+            // missing hard dependency: for ordering, that is a failure), or
+            // not required (it lost to a conflict: it will not start).
+            let settled = f.active() || f.failed() || (f.waiting() && f.blocked()) || !f.required();
             c.waits_bad = u32::from(!settled || f.to_stop());
             c.waited = c.waits_bad;
         }
