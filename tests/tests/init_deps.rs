@@ -628,3 +628,26 @@ fn after_before_and_conflicts() {
     // Required on its own, the rival runs.
     init.ctl(&["set-target", "rival", "--wait"]).expect(0);
 }
+
+/// A systemd `.target` file in the units directory is a virtual unit whose
+/// `Wants=` and `Requires=` pull units in.
+#[test]
+fn a_target_file_pulls_in_its_wants_and_requires() {
+    let dir = TestDir::new();
+    dir.file(
+        "units/multi-user.target",
+        "[Unit]\nDescription=Multi-User\nWants=a.service\nRequires=b.service\n",
+    );
+    for n in ["a", "b", "c"] {
+        dir.file(
+            &format!("units/{n}.service"),
+            "[Service]\nExecStart=/bin/sleep 100\n",
+        );
+    }
+    let init = dir.start("multi-user.target");
+    init.wait_all(
+        &["multi-user.target", "a.service", "b.service"],
+        UnitState::Running,
+    );
+    assert_eq!(init.unit("c.service").state, UnitState::Disabled);
+}
