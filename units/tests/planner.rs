@@ -1120,3 +1120,28 @@ fn after_and_before_order_required_units_and_pull_in_nothing() {
     let at = |n: &str| order.iter().position(|x| x == n).unwrap();
     assert!(at("a") < at("b") && at("c") < at("b"), "{order:?}");
 }
+
+#[test]
+fn a_trigger_unit_fails_once_saying_it_is_not_run_yet() {
+    let mut w = World::new(
+        vec![
+            with(spec("tick", UnitType::Timer), |s| {
+                s.exec_start = None;
+                s.triggers = v(&["job"]);
+            }),
+            spec("job", UnitType::Oneshot),
+        ],
+        "tick",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("tick"), UnitState::Failed);
+    let view = w.p.view(w.id("tick")).unwrap();
+    assert_eq!(view.restart_at, None, "no restart loop");
+    assert!(
+        view.status.contains("not run by this init yet"),
+        "{}",
+        view.status
+    );
+    w.advance(Duration::from_secs(120));
+    assert_eq!(w.starts(), Vec::<String>::new());
+}
