@@ -1,8 +1,9 @@
 //! System tests of the local init, part 2: the dependency kinds, the states
 //! they lead to (`blocked_by`, `degraded`, `coincidental`), restarts with
 //! back-off and the restart policies, `max-concurrent-starts`, target
-//! switching (`set-target --wait` exit codes, dependents stop first) and
-//! `initctl restart`, through the real `init` and `initctl` binaries.
+//! switching (`set-target --wait` exit codes, dependents stop first),
+//! `initctl restart`, and ordering (`after`, `before`) and `conflicts`,
+//! through the real `init` and `initctl` binaries.
 //!
 //! Orders of events are recorded by the units themselves (exec-stop scripts
 //! appending to a shared file) or observed on the init's `subscribe`
@@ -561,4 +562,92 @@ fn degraded_changes_are_reported_to_subscribers() {
     sub.until("default reported degraded", |u| {
         u.unit == "default" && u.degraded
     });
+}
+
+/// after/before (YAML, and a systemd unit's Before=) order units that are
+/// required anyway: each unit records its start in `order` and checks that
+/// what it is after has finished; a unit only named in `after` is not
+/// pulled in; stops go the other way round. conflicts: the unit reached
+/// first from the target wins, the other is not started.
+#[test]
+fn after_before_and_conflicts() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    // setup takes a while, then marks itself done.
+    dir.unit(
+        "setup",
+        &format!(
+            "unit: setup\ntype: oneshot\n\
+             exec-start: [sh, -c, 'sleep 0.3; echo setup >> {d}/order; touch {d}/setup-done']\n"
+        ),
+    );
+    // app starts only once setup is done, or fails at once.
+    recorded(
+        &dir,
+        "app",
+        &format!(
+            "after: [setup, unrelated]\n\
+             exec-start-pre: [[sh, -c, 'test -e {d}/setup-done && echo app >> {d}/order']]\n\
+             restart: no\n"
+        ),
+    );
+    // A systemd unit ordered before app; its stop comes after app's.
+    dir.file(
+        "units/first.service",
+        &format!(
+            "[Unit]\nBefore=app\n[Service]\n\
+             ExecStartPre=/bin/sh -c 'sleep 0.2; echo first >> {d}/order'\n\
+             ExecStart=/bin/sleep 100\n\
+             ExecStop=/bin/sh -c 'echo stop-first >> {d}/order; kill $MAINPID'\n"
+        ),
+    );
+    sleeper(&dir, "unrelated", "");
+    sleeper(&dir, "rival", "conflicts: app\n");
+    virtual_unit(
+        &dir,
+        "default",
+        "depends-on: [app, first.service]\nwaits-for: [setup, rival]\n",
+    );
+    virtual_unit(&dir, "idle", "");
+    let init = dir.start("default");
+    init.wait_all(&["app", "first.service", "default"], UnitState::Running);
+    assert_eq!(init.unit("setup").state, UnitState::Exited);
+    assert_eq!(init.unit("unrelated").state, UnitState::Disabled);
+    assert_eq!(init.unit("rival").state, UnitState::Disabled);
+    let order = dir.lines("order");
+    let at = |n: &str| order.iter().position(|x| x == n).unwrap_or(usize::MAX);
+    assert!(at("setup") < at("app"), "{order:?}");
+    assert!(at("first") < at("app"), "{order:?}");
+
+    init.ctl(&["set-target", "idle", "--wait"]).expect(0);
+    init.wait_all(&["app", "first.service"], UnitState::Disabled);
+    let order = dir.lines("order");
+    let at = |n: &str| order.iter().position(|x| x == n).unwrap_or(usize::MAX);
+    assert!(at("app") < at("stop-first"), "app stops first: {order:?}");
+
+    // Required on its own, the rival runs.
+    init.ctl(&["set-target", "rival", "--wait"]).expect(0);
+}
+
+/// A systemd `.target` file in the units directory is a virtual unit whose
+/// `Wants=` and `Requires=` pull units in.
+#[test]
+fn a_target_file_pulls_in_its_wants_and_requires() {
+    let dir = TestDir::new();
+    dir.file(
+        "units/multi-user.target",
+        "[Unit]\nDescription=Multi-User\nWants=a.service\nRequires=b.service\n",
+    );
+    for n in ["a", "b", "c"] {
+        dir.file(
+            &format!("units/{n}.service"),
+            "[Service]\nExecStart=/bin/sleep 100\n",
+        );
+    }
+    let init = dir.start("multi-user.target");
+    init.wait_all(
+        &["multi-user.target", "a.service", "b.service"],
+        UnitState::Running,
+    );
+    assert_eq!(init.unit("c.service").state, UnitState::Disabled);
 }

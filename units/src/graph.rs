@@ -25,7 +25,7 @@
 
 use crate::diag::{Diagnostic, Pos};
 use crate::mask::Masks;
-use crate::spec::{Origin, UnitSpec};
+use crate::spec::{Origin, TargetList, UnitSpec};
 use crate::state::DepKind;
 use crate::targets::Targets;
 use std::collections::HashMap;
@@ -408,7 +408,9 @@ impl Graph {
                 continue;
             }
             for (i, dep) in graph.named_deps(id).enumerate() {
-                if dep.provider.is_none() {
+                // Ordering against a unit that does not exist is no
+                // problem: there is nothing to wait for (as in systemd).
+                if dep.provider.is_none() && dep.kind != DepKind::After {
                     let what = match dep.kind {
                         DepKind::WaitsFor => "counts as settled and makes the unit degraded",
                         _ => "keeps the unit waiting",
@@ -464,6 +466,18 @@ impl Graph {
         }
         let masked_targets = masked::targets_of(&units, &providers);
         let total = units_len + declared.len();
+        // `A before B` is `B after A`: an edge of B's, after its own.
+        let mut befores: HashMap<UnitId, Vec<UnitId>> = HashMap::new();
+        for (i, node) in units.iter().enumerate() {
+            if !node.provides_targets() {
+                continue;
+            }
+            for t in &node.spec.before {
+                if let Some(&p) = providers.get(t.as_str()) {
+                    befores.entry(p).or_default().push(UnitId(i as u32));
+                }
+            }
+        }
         let mut deps = PerUnit::default();
         let mut counts = vec![0u32; total + 1];
         let mut count = |p: UnitId| {
@@ -471,19 +485,26 @@ impl Graph {
                 *c += 1;
             }
         };
-        for node in &units {
+        let resolve = &providers;
+        for (i, node) in units.iter().enumerate() {
             deps.at.push(deps.items.len() as u32);
             if !node.provides_targets() {
                 continue;
             }
-            for (kind, targets) in dep_lists(&node.spec) {
-                for t in targets {
-                    let provider = providers.get(t.as_str()).copied();
-                    if let Some(p) = provider {
-                        count(p);
-                    }
-                    deps.items.push(Edge { kind, provider });
+            let own = dep_lists(&node.spec)
+                .into_iter()
+                .flat_map(|(kind, targets)| {
+                    targets
+                        .iter()
+                        .map(move |t| (kind, resolve.get(t.as_str()).copied()))
+                });
+            let other = befores.get(&UnitId(i as u32)).into_iter().flatten();
+            let other = other.map(|&u| (DepKind::After, Some(u)));
+            for (kind, provider) in own.chain(other) {
+                if let Some(p) = provider {
+                    count(p);
                 }
+                deps.items.push(Edge { kind, provider });
             }
         }
         for t in &declared {
@@ -671,32 +692,60 @@ impl Graph {
         Some(self.reachable(&[root]))
     }
 
-    /// `roots` and everything reachable from them over all three dependency
-    /// kinds (not over an alternative's providers it did not choose), as a
-    /// flag per node.
+    /// `roots` and everything reachable from them over the three dependency
+    /// kinds (not `after`: ordering never pulls a unit in; not over an
+    /// alternative's providers it did not choose), as a flag per node.
+    ///
+    /// `conflicts` (either side's) decides between two units: the one
+    /// reached first (breadth first, dependencies in order) is required,
+    /// the other is not, nor what only it pulls in.
     pub fn reachable(&self, roots: &[UnitId]) -> Vec<bool> {
+        let conflicts = self.conflicts();
         let mut req = vec![false; self.nodes.len()];
-        let mut work = Vec::with_capacity(roots.len());
+        let mut work = std::collections::VecDeque::with_capacity(roots.len());
         for &r in roots {
             if let Some(f) = req.get_mut(r.index()) {
                 if !*f {
                     *f = true;
-                    work.push(r);
+                    work.push_back(r);
                 }
             }
         }
-        while let Some(u) = work.pop() {
-            for e in self.deps(u) {
-                let Some(p) = e.provider.filter(|_| e.kind != DepKind::Standby) else {
-                    continue;
+        while let Some(u) = work.pop_front() {
+            let pulled = self
+                .deps(u)
+                .iter()
+                .filter(|e| !matches!(e.kind, DepKind::After | DepKind::Standby));
+            for p in pulled.filter_map(|e| e.provider) {
+                let loses = || {
+                    conflicts
+                        .get(&p)
+                        .is_some_and(|o| o.iter().any(|o| req[o.index()]))
                 };
-                if !req[p.index()] {
+                if !req[p.index()] && !loses() {
                     req[p.index()] = true;
-                    work.push(p);
+                    work.push_back(p);
                 }
             }
         }
         req
+    }
+
+    /// Each unit's conflicts, both ways (empty for most graphs).
+    fn conflicts(&self) -> HashMap<UnitId, Vec<UnitId>> {
+        let mut out: HashMap<UnitId, Vec<UnitId>> = HashMap::new();
+        for (id, n) in self.ids().zip(&self.nodes) {
+            if n.ghost {
+                continue;
+            }
+            for other in n.spec.conflicts.iter().filter_map(|t| self.provider(t)) {
+                if other != id {
+                    out.entry(id).or_default().push(other);
+                    out.entry(other).or_default().push(id);
+                }
+            }
+        }
+        out
     }
 
     /// The dependencies of `id`, in the order depends-on, depends-ms,
@@ -711,7 +760,8 @@ impl Graph {
     }
 
     /// The target that dependency `j` of `id` names (`""` out of range);
-    /// for a declared target's node, the name of member `j`.
+    /// for a declared target's node, the name of member `j`; for the edge of
+    /// another unit's `before`, that unit's name.
     pub fn dep_target(&self, id: UnitId, j: u32) -> &str {
         if let Some(t) = self.target_info(id) {
             return t
@@ -719,15 +769,17 @@ impl Graph {
                 .get(j as usize)
                 .map_or("", |&m| self.node(m).spec.name.as_str());
         }
-        self.get(id)
-            .filter(|n| n.provides_targets())
-            .and_then(|n| {
-                dep_lists(&n.spec)
-                    .into_iter()
-                    .flat_map(|(_, ts)| ts)
-                    .nth(j as usize)
-            })
-            .map_or("", String::as_str)
+        let own = self.get(id).filter(|n| n.provides_targets()).and_then(|n| {
+            dep_lists(&n.spec)
+                .into_iter()
+                .flat_map(|(_, ts)| ts)
+                .nth(j as usize)
+        });
+        let before = || {
+            let p = self.deps(id).get(j as usize)?.provider?;
+            Some(&self.get(p)?.spec.name)
+        };
+        own.or_else(before).map_or("", String::as_str)
     }
 
     /// The dependencies of `id` with the targets they name (for a declared
@@ -765,12 +817,14 @@ impl Graph {
     }
 }
 
-/// A unit's three lists of targets, in the order of its dependencies.
-fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 3] {
+/// A unit's lists of targets, in the order of its dependencies. The edges
+/// of other units' `before` come after these (see [`Graph::assemble`]).
+fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 4] {
     [
         (DepKind::DependsOn, &spec.depends_on),
         (DepKind::DependsMs, &spec.depends_ms),
         (DepKind::WaitsFor, &spec.waits_for),
+        (DepKind::After, &spec.after),
     ]
 }
 
@@ -833,12 +887,15 @@ fn place(origin: &Origin, pos: Pos) -> String {
 fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
     let a = spec.depends_on.len();
     let b = a + spec.depends_ms.len();
+    let c = b + spec.waits_for.len();
     let p = if i < a {
         origin.depends_on_pos().get(i)
     } else if i < b {
         origin.depends_ms_pos().get(i - a)
-    } else {
+    } else if i < c {
         origin.waits_for_pos().get(i - b)
+    } else {
+        origin.positions(TargetList::After).get(i - c)
     };
     p.copied().unwrap_or(origin.pos)
 }
@@ -884,6 +941,38 @@ mod tests {
             .collect();
         assert_eq!(names, vec!["a", "b", "c", "d", "top"]);
         assert!(g.required_set("nope").is_none());
+    }
+
+    #[test]
+    fn after_pulls_nothing_in_and_conflicts_keep_the_first_reached() {
+        let with = |mut u: (UnitSpec, Origin), f: fn(&mut UnitSpec)| {
+            f(&mut u.0);
+            u
+        };
+        let (g, d) = Graph::build(vec![
+            with(unit("top", &["default"], &["a"], &[], &["b"]), |s| {
+                s.after = vec!["x".into()];
+            }),
+            // b conflicts with a, which is reached first (a depends-on
+            // edge comes before a waits-for one): b is left out, and so is
+            // c, which only b pulls in; x is only ordered against.
+            with(unit("b", &[], &["c"], &[], &[]), |s| {
+                s.conflicts = vec!["a".into()];
+            }),
+            unit("a", &[], &[], &[], &[]),
+            unit("c", &[], &[], &[], &[]),
+            unit("x", &[], &[], &[], &[]),
+        ]);
+        assert!(d.is_empty(), "{d:?}");
+        let names = |req: Vec<bool>| -> Vec<&str> {
+            g.ids()
+                .filter(|i| req[i.index()])
+                .map(|i| g.node(i).spec.name.as_str())
+                .collect()
+        };
+        assert_eq!(names(g.required_set("default").unwrap()), ["a", "top"]);
+        // Required on its own, b wins and pulls c in.
+        assert_eq!(names(g.required_set("b").unwrap()), ["b", "c"]);
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //!   diagnostics ([`diag`]);
 //! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
 //!   hash, and the translation into [`spec::UnitSpec`];
+//! - [`trigger`]: the settings of the trigger units (`timer`, `socket`,
+//!   `path`), read in systemd's syntax;
 //! - [`graph`]: the target graph, the required set of a target, cycles;
 //! - [`planner`]: the state model and the deterministic planner
 //!   `(graph, target, observed facts, time) -> (states, actions)`;
@@ -42,3 +44,4 @@ pub mod state;
 pub mod systemd;
 pub mod targets;
 pub mod time;
+pub mod trigger;

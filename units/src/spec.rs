@@ -37,6 +37,14 @@ pub enum UnitType {
     Oneshot,
     /// No process: exists for the dependency graph.
     Virtual,
+    /// No process: starts its unit at times (systemd's `.timer`).
+    Timer,
+    /// No process: sockets the init listens on, handed to its unit, which
+    /// starts at the first connection (systemd's `.socket`).
+    Socket,
+    /// No process: starts its unit when watched paths change (systemd's
+    /// `.path`).
+    Path,
 }
 
 impl UnitType {
@@ -49,18 +57,36 @@ impl UnitType {
             UnitType::BackgroundScripted => "background-scripted",
             UnitType::Oneshot => "oneshot",
             UnitType::Virtual => "virtual",
+            UnitType::Timer => "timer",
+            UnitType::Socket => "socket",
+            UnitType::Path => "path",
         }
     }
 
     /// Every type, in the order the docs list them.
-    pub const ALL: [UnitType; 6] = [
+    pub const ALL: [UnitType; 9] = [
         UnitType::ForegroundNotified,
         UnitType::ForegroundSupervised,
         UnitType::BackgroundPidfile,
         UnitType::BackgroundScripted,
         UnitType::Oneshot,
         UnitType::Virtual,
+        UnitType::Timer,
+        UnitType::Socket,
+        UnitType::Path,
     ];
+
+    /// A trigger: a `timer`, `socket` or `path` unit, which has no process
+    /// and starts the unit it `triggers`.
+    pub fn is_trigger(self) -> bool {
+        matches!(self, UnitType::Timer | UnitType::Socket | UnitType::Path)
+    }
+
+    /// Whether units of this type run processes (every type but `virtual`
+    /// and the triggers).
+    pub fn runs_processes(self) -> bool {
+        !matches!(self, UnitType::Virtual) && !self.is_trigger()
+    }
 
     /// Parses a type name as written in a unit file.
     pub fn parse(s: &str) -> Option<UnitType> {
@@ -310,6 +336,26 @@ pub struct UnitSpec {
     pub restart_max_delay: Duration,
     /// What a stop sends when there is no `exec_stop`.
     pub kill_signal: Signal,
+    /// Ordering only: when both are required, start after these targets'
+    /// providers are settled (and stop before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+    /// Ordering only: the other side of `after`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<String>,
+    /// Units that cannot run together with this one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// A trigger's unit (one name): what a `timer`, `socket` or `path`
+    /// starts. With `accept: yes`, a template (`svc@.service`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<String>,
+    /// `Condition…=` and `Assert…=`, checked at each start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<crate::systemd::Condition>,
+    /// A trigger's settings (its timer, sockets or paths).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<Box<crate::trigger::Activation>>,
     /// Whether the unit stays `exited` with what its processes left
     /// running after its main process exits by itself with success
     /// (`RemainAfterExit=`): `None` for its type's default, which
@@ -585,6 +631,12 @@ impl UnitSpec {
             restart_max_delay: defaults::RESTART_MAX_DELAY,
             kill_signal: Signal::TERM,
             remain_after_exit: None,
+            after: Vec::new(),
+            before: Vec::new(),
+            conflicts: Vec::new(),
+            triggers: Vec::new(),
+            conditions: Vec::new(),
+            activation: None,
             extras: Extras::default(),
         }
     }
@@ -624,9 +676,17 @@ pub struct Origin {
     depends_ms: Vec<crate::diag::Pos>,
     #[serde(default)]
     waits_for: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    after: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    before: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    conflicts: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    triggers: Vec<crate::diag::Pos>,
 }
 
-/// The four lists of target names of a unit.
+/// The lists of target names of a unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetList {
     /// `provides`.
@@ -637,6 +697,14 @@ pub enum TargetList {
     DependsMs,
     /// `waits-for`.
     WaitsFor,
+    /// `after`.
+    After,
+    /// `before`.
+    Before,
+    /// `conflicts`.
+    Conflicts,
+    /// `triggers`.
+    Triggers,
 }
 
 impl Origin {
@@ -681,6 +749,10 @@ impl Origin {
             TargetList::DependsOn => &self.depends_on,
             TargetList::DependsMs => &self.depends_ms,
             TargetList::WaitsFor => &self.waits_for,
+            TargetList::After => &self.after,
+            TargetList::Before => &self.before,
+            TargetList::Conflicts => &self.conflicts,
+            TargetList::Triggers => &self.triggers,
         }
     }
 
@@ -691,6 +763,10 @@ impl Origin {
             TargetList::DependsOn => &mut self.depends_on,
             TargetList::DependsMs => &mut self.depends_ms,
             TargetList::WaitsFor => &mut self.waits_for,
+            TargetList::After => &mut self.after,
+            TargetList::Before => &mut self.before,
+            TargetList::Conflicts => &mut self.conflicts,
+            TargetList::Triggers => &mut self.triggers,
         }
     }
 

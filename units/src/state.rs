@@ -61,8 +61,8 @@ impl std::fmt::Display for UnitState {
     }
 }
 
-/// The three kinds of dependency (SPEC §4), and the link from an
-/// alternative target to a provider it did not choose.
+/// The three kinds of dependency (SPEC §4), ordering (`after`), and the
+/// link from an alternative target to a provider it did not choose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DepKind {
@@ -77,6 +77,9 @@ pub enum DepKind {
     /// provider that was chosen stops after the target's node), so that a
     /// switch of the choice stops the old provider after what needed it.
     Standby,
+    /// Ordering only, and only when the other unit is required anyway
+    /// (`after`, and the other side of `before`): never pulls it in.
+    After,
 }
 
 impl DepKind {
@@ -87,6 +90,7 @@ impl DepKind {
             DepKind::DependsMs => "depends-ms",
             DepKind::WaitsFor => "waits-for",
             DepKind::Standby => "standby",
+            DepKind::After => "after",
         }
     }
 }

@@ -22,13 +22,13 @@ fn diags(text: &str) -> Vec<String> {
 #[test]
 fn unknown_keys_get_a_suggestion() {
     // `depend-on` is one letter off `depends-on`; `ExecStart` is systemd's
-    // spelling; `after` is close to nothing.
+    // spelling; `zzz` is close to nothing.
     assert_eq!(
-        diags("unit: u\nexec-start: /bin/u\ndepend-on: a\nExecStart: /bin/u\nafter: b\n"),
+        diags("unit: u\nexec-start: /bin/u\ndepend-on: a\nExecStart: /bin/u\nzzz: b\n"),
         [
             "u.yaml:3:1: unknown key `depend-on`; did you mean `depends-on`?",
             "u.yaml:4:1: unknown key `ExecStart`; did you mean `exec-start`?",
-            "u.yaml:5:1: unknown key `after`",
+            "u.yaml:5:1: unknown key `zzz`",
         ]
     );
     // Underscores for dashes, and a transposition.
@@ -200,7 +200,7 @@ fn unknown_types() {
         diags("unit: u\ntype: daemon\nexec-start: /bin/u\n"),
         [
             "u.yaml:2:7: unknown type `daemon` (the types are foreground-notified, \
-          foreground-supervised, background-pidfile, background-scripted, oneshot, virtual)"
+          foreground-supervised, background-pidfile, background-scripted, oneshot, virtual, timer, socket, path)"
         ]
     );
 }

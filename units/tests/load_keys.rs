@@ -117,10 +117,17 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    assert_eq!(UNIT_KEYS.len(), 35);
+    // 35 keys of every unit, `after`, `before`, `conflicts` and
+    // `triggers`, 44 trigger settings, 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 4 + 44 + 66);
     for key in [
         "unit",
         "name",
+        "after",
+        "on-calendar",
+        "listen-stream",
+        "condition-path-exists",
+        "assert-host",
         "exec-start-pre",
         "exec-stop-post",
         "environment-file",
@@ -157,6 +164,9 @@ fn every_type_parses() {
     for t in UnitType::ALL {
         let extra = match t {
             UnitType::Virtual => "",
+            UnitType::Timer => "triggers: d.service\non-boot-sec: 5m\n",
+            UnitType::Socket => "triggers: d.service\nlisten-stream: /run/d.sock\n",
+            UnitType::Path => "triggers: d.service\npath-exists: /run/d.flag\n",
             UnitType::BackgroundPidfile => "exec-start: /bin/d\npidfile: /run/d.pid\n",
             UnitType::BackgroundScripted => {
                 "exec-start: /etc/rc.d/d start\nexec-stop: /etc/rc.d/d stop\n"

@@ -131,9 +131,8 @@ impl World {
         let node = self.p.graph().node(u);
         for d in self.p.graph().named_deps(u) {
             let Some(p) = d.provider else {
-                assert_eq!(
-                    d.kind,
-                    DepKind::WaitsFor,
+                assert!(
+                    matches!(d.kind, DepKind::WaitsFor | DepKind::After),
                     "{} started with missing hard target",
                     node.spec.name
                 );
@@ -158,6 +157,17 @@ impl World {
                     d.target
                 ),
                 DepKind::Standby => {}
+                DepKind::After => assert!(
+                    self.p.view(p).is_some_and(|v| {
+                        !v.required
+                            || st.is_active()
+                            || st == UnitState::Failed
+                            || (st == UnitState::Waiting && v.blocked_by.is_some())
+                    }),
+                    "{} started while its after {} is {st}",
+                    node.spec.name,
+                    d.target
+                ),
             }
         }
     }
@@ -1062,4 +1072,77 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
         w.p.reload_unit("web", w.now),
         Err(ReloadError::NotRunning("web".into()))
     );
+}
+
+#[test]
+fn after_and_before_order_required_units_and_pull_in_nothing() {
+    let mut w = World::new(
+        vec![
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = v(&["a", "b", "c"]);
+            }),
+            // a after b, b before c: b first, then a and c; stopped the
+            // other way round.
+            with(spec("a", UnitType::ForegroundSupervised), |s| {
+                s.after = v(&["b", "unrelated", "missing"]);
+            }),
+            with(spec("b", UnitType::Oneshot), |s| {
+                s.before = v(&["c"]);
+            }),
+            spec("c", UnitType::ForegroundSupervised),
+            spec("unrelated", UnitType::ForegroundSupervised),
+            spec("none", UnitType::Virtual),
+        ],
+        "none",
+        PlannerOptions::default(),
+    );
+    w.set_target("top");
+    assert_eq!(w.starts()[0], "b", "{:?}", w.starts());
+    assert_eq!(w.starts().len(), 3, "{:?}", w.starts());
+    assert_eq!(w.state("a"), UnitState::Running);
+    assert_eq!(w.state("c"), UnitState::Running);
+    assert_eq!(
+        w.state("unrelated"),
+        UnitState::Disabled,
+        "after does not pull a unit in"
+    );
+    assert!(!w.p.view(w.id("a")).unwrap().degraded);
+
+    // Stopping: a and c go before b leaves.
+    let stopped = w.events.len();
+    w.set_target("none");
+    let order: Vec<String> = w.events[stopped..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::State(n, UnitState::Disabled) => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
+    let at = |n: &str| order.iter().position(|x| x == n).unwrap();
+    assert!(at("a") < at("b") && at("c") < at("b"), "{order:?}");
+}
+
+#[test]
+fn a_trigger_unit_fails_once_saying_it_is_not_run_yet() {
+    let mut w = World::new(
+        vec![
+            with(spec("tick", UnitType::Timer), |s| {
+                s.exec_start = None;
+                s.triggers = v(&["job"]);
+            }),
+            spec("job", UnitType::Oneshot),
+        ],
+        "tick",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("tick"), UnitState::Failed);
+    let view = w.p.view(w.id("tick")).unwrap();
+    assert_eq!(view.restart_at, None, "no restart loop");
+    assert!(
+        view.status.contains("not run by this init yet"),
+        "{}",
+        view.status
+    );
+    w.advance(Duration::from_secs(120));
+    assert_eq!(w.starts(), Vec::<String>::new());
 }

@@ -230,8 +230,8 @@ fn exec_start_specifiers() {
     let s = warned(
         svc("ExecStart=/bin/echo %H %m %H"),
         &[
-            "u/web.service:2:1: warning: ExecStart=: specifier %H is not supported, left as is (supported: %n %N %p %P %i %I %%)",
-            "u/web.service:2:1: warning: ExecStart=: specifier %m is not supported, left as is (supported: %n %N %p %P %i %I %%)",
+            "u/web.service:2:1: warning: ExecStart=: specifier %H needs the host name, which is not known here; left as is",
+            "u/web.service:2:1: warning: ExecStart=: specifier %m needs the machine ID, which is not known here; left as is",
         ],
     );
     assert_eq!(s.exec_start, Some(cmd(&["/bin/echo", "%H", "%m", "%H"])));
@@ -745,17 +745,18 @@ Requires=web.service
 ExecStart=/bin/web
 "),
         &[
-            "u/web.service:2:1: warning: After=syslog.target is ignored: flotilla orders only after dependencies (add Wants=syslog.target or Requires=syslog.target)",
-            "u/web.service:3:1: warning: [Unit] Before= is not supported, ignored (give the other unit After= and Wants= or Requires=)",
             "u/web.service:4:1: warning: [Unit] Requisite= is not supported, ignored",
             "u/web.service:5:1: warning: [Unit] PartOf= is not supported, ignored",
-            "u/web.service:6:1: warning: [Unit] Conflicts= is not supported, ignored",
             "u/web.service:7:1: warning: [Unit] OnFailure= is not supported, ignored",
-            "u/web.service:8:1: warning: [Unit] ConditionPathExists= is not supported, ignored",
             "u/web.service:9:1: warning: Requires=web.service: a unit cannot depend on itself, ignored",
         ],
     );
     assert!(s.depends_on.is_empty());
+    // Ordering, conflicts and conditions are honoured.
+    assert_eq!(s.after, ["syslog.target"]);
+    assert_eq!(s.before, ["other.service"]);
+    assert_eq!(s.conflicts, ["c.service"]);
+    assert_eq!(s.conditions.len(), 1);
     // Ordering against itself is meaningless and silently ignored.
     clean(tr(
         "[Unit]\nAfter=web.service\n[Service]\nExecStart=/bin/web\n",
@@ -820,7 +821,7 @@ ListenStream=80
         &[
             "u/web.service:8:1: warning: [Service] ExecStartPost= is not supported, ignored",
             "u/web.service:9:1: warning: [Service] Requires= is not supported, ignored",
-            "u/web.service:23:1: warning: [Socket] ListenStream= is not supported, ignored",
+            "u/web.service:23:1: warning: [Socket] ListenStream= does not apply to a .service unit, ignored",
         ],
     );
     assert!(s.depends_on.is_empty());
@@ -829,18 +830,16 @@ ListenStream=80
 #[test]
 fn unit_names() {
     let text = "[Service]\nExecStart=/bin/x\n";
-    refused(
-        translate_file("u/web.socket", "web.socket", "[Socket]\nListenStream=80\n"),
-        &[
-            "u/web.socket: only .service units can be translated, not web.socket",
-            "u/web.socket: [Service] has no ExecStart=",
-            "u/web.socket:2:1: warning: [Socket] ListenStream= is not supported, ignored",
-        ],
-    );
-    refused(
-        translate_file("u/web.timer", "web.timer", text),
-        &["u/web.timer: only .service units can be translated, not web.timer"],
-    );
+    // A socket starts the service of its name unless it says otherwise.
+    let s = clean(translate_file(
+        "u/web.socket",
+        "web.socket",
+        "[Socket]\nListenStream=80\n",
+    ));
+    assert_eq!(s.kind, UnitType::Socket);
+    assert_eq!(s.triggers, ["web.service"]);
+    let p = translate_file("u/web.timer", "web.timer", text);
+    assert!(p.spec.is_none(), "a timer with no setting: {:?}", diags(&p));
     refused(
         translate_file("u/web@.service", "web@.service", text),
         &["u/web@.service: web@.service is a template: run an instance such as web@NAME.service"],
@@ -971,10 +970,12 @@ fn fixture_fleet_docker_template_instance() {
 #[test]
 fn fixture_forking_daemon() {
     let s = warned(
-        translate_file("fixtures/nginx.service", "nginx.service", &fixture("nginx.service")),
-        &[
-            "fixtures/nginx.service:4:1: warning: After=syslog.target is ignored: flotilla orders only after dependencies (add Wants=syslog.target or Requires=syslog.target)",
-        ],
+        translate_file(
+            "fixtures/nginx.service",
+            "nginx.service",
+            &fixture("nginx.service"),
+        ),
+        &[],
     );
     assert_eq!(s.kind, UnitType::BackgroundPidfile);
     assert_eq!(s.pidfile, Some(PathBuf::from("/run/nginx.pid")));

@@ -33,7 +33,7 @@ pub fn edge_style(kind: DepKind) -> &'static str {
     match kind {
         DepKind::DependsOn => "solid",
         DepKind::DependsMs => "dashed",
-        DepKind::WaitsFor | DepKind::Standby => "dotted",
+        DepKind::WaitsFor | DepKind::Standby | DepKind::After => "dotted",
     }
 }
 

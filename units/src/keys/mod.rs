@@ -16,16 +16,21 @@ use crate::context;
 use crate::exits::ExitSet;
 pub use crate::spec::TargetList;
 use crate::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
+use crate::systemd::Condition;
+use crate::trigger::Activation;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod check;
+mod conditions;
+mod trigger;
 mod validate;
 
 pub use validate::{validate, validate_set, Problem, SetProblem, What};
 
 /// One key of a unit.
+#[derive(Clone, Copy)]
 pub struct Key {
     /// Its name in a YAML unit file.
     pub name: &'static str,
@@ -88,12 +93,23 @@ pub enum Slot<'a> {
     Bool(&'a mut Option<bool>),
     /// Exit codes and signals ([`ExitSet`]).
     ExitSet(&'a mut ExitSet),
+    /// A trigger's setting: the systemd key (of `[Timer]`, `[Socket]` or
+    /// `[Path]`), its value read in systemd's syntax by
+    /// [`crate::trigger::set`].
+    Trigger(&'a mut Option<Box<Activation>>, &'static str),
+    /// A condition (`false`) or assertion (`true`) of a kind of
+    /// [`crate::systemd::CONDITION_KINDS`], its value read in systemd's
+    /// syntax by [`crate::systemd::parse_condition`].
+    Condition(&'a mut Vec<Condition>, &'static str, bool),
 }
 
 /// Every unit type.
 pub const ALL: &[UnitType] = &UnitType::ALL;
 
-/// The types that run a process (all but `virtual`).
+/// The trigger types.
+pub const TRIGGERS: &[UnitType] = &[UnitType::Timer, UnitType::Socket, UnitType::Path];
+
+/// The types that run a process (all but `virtual` and the triggers).
 pub const PROCESS: &[UnitType] = &[
     UnitType::ForegroundNotified,
     UnitType::ForegroundSupervised,
@@ -108,8 +124,38 @@ const SUPERVISED: &[UnitType] = &[UnitType::ForegroundSupervised];
 /// `background-pidfile`: a forking daemon.
 const PIDFILE: &[UnitType] = &[UnitType::BackgroundPidfile];
 
-/// Every key, in the order the docs list them. `unit` has the alias `name`.
-pub const KEYS: &[Key] = &[
+/// Every key, in the order the docs list them: the keys below, then the
+/// trigger keys (`trigger.rs`), then the conditions (`conditions.rs`).
+/// `unit` has the alias `name`.
+pub const KEYS: &[Key] = &ALL_KEYS;
+
+const ALL_KEYS: [Key; BASE_KEYS.len()
+    + trigger::TRIGGER_KEYS.len()
+    + conditions::CONDITION_KEYS.len()] = concat([
+    &BASE_KEYS,
+    &trigger::TRIGGER_KEYS,
+    &conditions::CONDITION_KEYS,
+]);
+
+/// The lists of keys one after the other.
+const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
+    let mut out = [parts[0][0]; N];
+    let mut at = 0;
+    let mut p = 0;
+    while p < parts.len() {
+        let mut j = 0;
+        while j < parts[p].len() {
+            out[at] = parts[p][j];
+            at += 1;
+            j += 1;
+        }
+        p += 1;
+    }
+    out
+}
+
+/// The keys of every kind of unit, and of processes.
+const BASE_KEYS: [Key; 38] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -157,6 +203,30 @@ pub const KEYS: &[Key] = &[
         systemd: &[],
         applies_to: ALL,
         slot: |s| Slot::Integer(&mut s.preference),
+    },
+    Key {
+        name: "after",
+        systemd: &[("Unit", "After")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.after, TargetList::After),
+    },
+    Key {
+        name: "before",
+        systemd: &[("Unit", "Before")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.before, TargetList::Before),
+    },
+    Key {
+        name: "conflicts",
+        systemd: &[("Unit", "Conflicts")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.conflicts, TargetList::Conflicts),
+    },
+    Key {
+        name: "triggers",
+        systemd: &[("Timer", "Unit"), ("Path", "Unit"), ("Socket", "Service")],
+        applies_to: TRIGGERS,
+        slot: |s| Slot::Targets(&mut s.triggers, TargetList::Triggers),
     },
     Key {
         name: "exec-start-pre",
@@ -386,6 +456,7 @@ pub enum Rule {
 /// The rules across keys, by type.
 pub const RULES: &[Rule] = &[
     Rule::Needs(PROCESS, "exec-start", "a command to run"),
+    Rule::Needs(TRIGGERS, "triggers", "the unit it starts"),
     Rule::Needs(PIDFILE, "pidfile", "where the daemon writes its PID"),
     Rule::Exclusive("ready-wait", "ready-grep"),
     // It would run again every time it finishes.

@@ -34,6 +34,8 @@ pub enum What {
     Restart(UnitType, RestartPolicy),
     /// `provides` is empty.
     NoTargets,
+    /// A trigger's settings as a whole: what is wrong.
+    Trigger(String),
 }
 
 impl fmt::Display for Problem {
@@ -54,6 +56,7 @@ impl fmt::Display for Problem {
                 )
             }
             What::NoTargets => write!(f, "a unit provides at least one target"),
+            What::Trigger(why) => write!(f, "{why}"),
         }
     }
 }
@@ -155,6 +158,9 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             }
             Slot::Bool(b) => b.is_some(),
             Slot::ExitSet(set) => !set.is_empty(),
+            // Typed already (their JSON form is read through the same
+            // parsers); a trigger's settings are checked as a whole below.
+            Slot::Trigger(..) | Slot::Condition(..) => false,
         };
         if is_given && !key.applies(kind) {
             bad(What::DoesNotApply(kind));
@@ -197,6 +203,14 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             }
             _ => {}
         }
+    }
+    for (key, why) in crate::trigger::problems(&spec) {
+        let key = super::key(key).map_or("type", |k| k.name);
+        problems.push(Problem {
+            unit: unit.clone(),
+            key,
+            what: What::Trigger(why),
+        });
     }
     if problems.is_empty() {
         Ok(spec)

@@ -21,9 +21,9 @@ pub enum FileRead {
 }
 
 /// Whether a directory entry named `name` is a unit file: `*.yaml`,
-/// `*.yml` or `*.service`, not hidden (no leading `.`).
+/// `*.yml`, `*.service` or `*.target`, not hidden (no leading `.`).
 pub fn is_unit_file_name(name: &str) -> bool {
-    let wanted = [".yaml", ".yml", ".service"]
+    let wanted = [".yaml", ".yml", ".service", ".target"]
         .iter()
         .any(|ext| name.len() > ext.len() && name.ends_with(ext));
     wanted && !name.starts_with('.')
@@ -33,11 +33,11 @@ pub fn is_unit_file_name(name: &str) -> bool {
 /// gave) in the order to load them (the init sorts them by file name):
 ///
 /// - `*.yaml` and `*.yml` files, with [`parse_yaml`];
-/// - `*.service` files (systemd units), with
+/// - `*.service` and `*.target` files (systemd units), with
 ///   [`crate::systemd::translate_file`]; the unit is named after the file
-///   (`web.service`), as fleet names its units. Templates
-///   (`name@.service`) are skipped with a warning: nothing instantiates them
-///   here.
+///   (`web.service`), as fleet names its units; a target is a `virtual`
+///   unit. Templates (`name@.service`) are skipped with a warning: nothing
+///   instantiates them here.
 ///
 /// A file that could not be read, is larger than 1 MiB, or is not UTF-8 is
 /// a [`Diagnostic`] like any other problem of that file; a directory is a
@@ -118,7 +118,10 @@ fn load_file(file: &str, read: FileRead) -> ParsedUnit {
         Err(not) => return *not,
     };
     let name = file.rsplit('/').next().unwrap_or(file);
-    match name.strip_suffix(".service") {
+    let systemd = name
+        .strip_suffix(".service")
+        .or_else(|| name.strip_suffix(".target"));
+    match systemd {
         Some(unit) if unit.ends_with('@') => skipped(file, TEMPLATE_NOT_LOADED),
         Some(_) => crate::systemd::translate_file(file, name, &text),
         None => parse_yaml(file, &text),
@@ -142,7 +145,14 @@ mod tests {
 
     #[test]
     fn unit_file_names() {
-        for yes in ["a.yaml", "b.yml", "web.service", "t@.service", "x.y.yaml"] {
+        for yes in [
+            "a.yaml",
+            "b.yml",
+            "web.service",
+            "t@.service",
+            "x.y.yaml",
+            "multi-user.target",
+        ] {
             assert!(is_unit_file_name(yes), "{yes}");
         }
         for no in [

@@ -529,4 +529,31 @@ impl<'n> Unit<'_, 'n, '_> {
             }
         }
     }
+
+    /// A key read in systemd's syntax (a trigger's setting, a condition):
+    /// one value (a string, number or boolean) or a list of them, each
+    /// handed in order to `apply`, whose error is reported at the value.
+    pub(super) fn systemd_values(
+        &mut self,
+        e: &Entry<'n>,
+        mut apply: impl FnMut(&str) -> Result<(), String>,
+    ) {
+        let items: Vec<&Node> = match &e.value.value {
+            Value::Seq(items) => items.iter().collect(),
+            _ => vec![e.value],
+        };
+        for item in items {
+            let Some(text) = item.text() else {
+                self.type_error(
+                    item,
+                    &format!("a value for `{}` (a string, or a list of them)", e.key),
+                );
+                continue;
+            };
+            if let Err(why) = apply(&text) {
+                self.sink
+                    .error(item.pos, format!("bad value for `{}`: {why}", e.key));
+            }
+        }
+    }
 }

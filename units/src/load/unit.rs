@@ -135,12 +135,13 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         let kind = self.kind();
         let mut spec = UnitSpec::new(name.clone().unwrap_or_default(), kind.unwrap_or_default());
         let start = self.origin.pos;
+        let spec_kind = spec.kind;
         *self.origin.positions_mut(TargetList::Provides) = vec![start];
         for key in KEYS {
             let Some(e) = self.get(key.name) else {
                 continue;
             };
-            self.read(e, (key.slot)(&mut spec));
+            self.read(e, (key.slot)(&mut spec), spec_kind);
         }
         for e in self.found {
             if let Some(k) = crate::keys::context_key(e.key) {
@@ -156,7 +157,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
     }
 
     /// Reads the value of entry `e` into its field.
-    fn read(&mut self, e: &Entry<'n>, slot: Slot<'_>) {
+    fn read(&mut self, e: &Entry<'n>, slot: Slot<'_>, kind: UnitType) {
         match slot {
             // Read first, by `name` and `kind`.
             Slot::Name(_) | Slot::Type(_) => {}
@@ -191,6 +192,18 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             Slot::EnvironmentFiles(f) => *f = self.environment_files(e),
             Slot::Bool(f) => *f = self.boolean(e),
             Slot::ExitSet(f) => *f = self.exit_set(e),
+            Slot::Trigger(f, key) => {
+                self.systemd_values(e, |v| crate::trigger::set(f, kind, key, v));
+            }
+            Slot::Condition(list, ckind, assert) => {
+                self.systemd_values(e, |v| {
+                    match crate::systemd::parse_condition(ckind, assert, v)? {
+                        Some(c) => list.push(c),
+                        None => list.clear(),
+                    }
+                    Ok(())
+                });
+            }
         }
     }
 
@@ -320,9 +333,9 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             if applies_to.contains(&kind) {
                 continue;
             }
-            let problem = if kind == UnitType::Virtual {
+            let problem = if !kind.runs_processes() && applies_to == crate::keys::PROCESS {
                 format!(
-                    "`{}` does not apply to a `virtual` unit (it runs no process)",
+                    "`{}` does not apply to a `{t}` unit (it runs no process)",
                     e.key
                 )
             } else {
@@ -381,6 +394,12 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                 }
                 _ => {}
             }
+        }
+        // A trigger's settings as a whole (the keys one by one are read
+        // above, where their values are).
+        for (key, why) in crate::trigger::problems(spec) {
+            let pos = self.get(key).map_or(type_pos, |e| e.key_pos);
+            self.sink.error(pos, why);
         }
         if kind == UnitType::BackgroundScripted && self.get("exec-stop").is_none() {
             self.sink.warning(

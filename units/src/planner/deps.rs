@@ -26,6 +26,7 @@ impl ProviderFlags {
     const TO_STOP: u8 = 8;
     const DEGRADED: u8 = 16;
     const BLOCKED: u8 = 32;
+    const REQUIRED: u8 = 64;
 
     pub fn of(u: &Unit) -> ProviderFlags {
         let bit = |on: bool, b: u8| if on { b } else { 0 };
@@ -35,7 +36,8 @@ impl ProviderFlags {
                 | bit(u.state == UnitState::Waiting, Self::WAITING)
                 | bit(u.to_stop, Self::TO_STOP)
                 | bit(u.degraded, Self::DEGRADED)
-                | bit(u.blocked, Self::BLOCKED),
+                | bit(u.blocked, Self::BLOCKED)
+                | bit(u.required, Self::REQUIRED),
         )
     }
 
@@ -61,6 +63,10 @@ impl ProviderFlags {
 
     fn blocked(self) -> bool {
         self.0 & Self::BLOCKED != 0
+    }
+
+    fn required(self) -> bool {
+        self.0 & Self::REQUIRED != 0
     }
 }
 
@@ -125,6 +131,20 @@ impl DepCounts {
     pub fn edge(kind: DepKind, flags: Option<ProviderFlags>) -> DepCounts {
         let hard = matches!(kind, DepKind::DependsOn | DepKind::DependsMs);
         let hold = kind == DepKind::DependsOn;
+        if kind == DepKind::After {
+            // Ordering only: a missing unit, or one that is not required,
+            // is nothing to wait for; one that is required is waited for
+            // until it is settled, as for `waits-for`. It never degrades
+            // nor blocks.
+            let waits = flags.is_some_and(|f| {
+                f.required() && !(f.active() || f.failed() || (f.waiting() && f.blocked()))
+            });
+            return DepCounts {
+                waits_bad: u32::from(waits),
+                waited: u32::from(waits),
+                ..DepCounts::default()
+            };
+        }
         let Some(f) = flags else {
             return if hard {
                 DepCounts {
@@ -155,12 +175,15 @@ impl DepCounts {
             let bad = !f.active() || f.to_stop();
             c.hard_bad = u32::from(bad);
             c.hold_bad = u32::from(bad && hold);
-            c.blocking = u32::from(bad && (f.failed() || f.blocked()));
+            // A provider that is not required lost to a conflict: it will
+            // not start, so the dependent is blocked by it.
+            c.blocking = u32::from(bad && (f.failed() || f.blocked() || !f.required()));
             c.waited = u32::from(bad);
         } else {
             // Settled: active, failed, or blocked (waiting on a failed or
-            // missing hard dependency: for ordering, that is a failure).
-            let settled = f.active() || f.failed() || (f.waiting() && f.blocked());
+            // missing hard dependency: for ordering, that is a failure), or
+            // not required (it lost to a conflict: it will not start).
+            let settled = f.active() || f.failed() || (f.waiting() && f.blocked()) || !f.required();
             c.waits_bad = u32::from(!settled || f.to_stop());
             c.waited = c.waits_bad;
             c.inactive = u32::from(!f.active());
@@ -250,6 +273,7 @@ impl Planner {
                 Some(TargetMode::Group) => NodeKind::Group,
                 Some(TargetMode::Alternative) => NodeKind::Alternative,
             };
+            u.required = self.required.get(id.index()).copied().unwrap_or(false);
         }
         self.index = DepIndex::new(&self.graph, &self.units);
     }
@@ -267,6 +291,26 @@ impl Planner {
         }
         if let Some(b) = self.index.blocked_from.get_mut(i) {
             *b = 0;
+        }
+    }
+
+    /// Takes `req` as the required set, telling the units ordered after
+    /// the units that joined or left it (before any of them is evaluated,
+    /// so that none reads a stale flag).
+    pub(super) fn set_required(&mut self, req: Vec<bool>) {
+        for (i, (&new, &old)) in req.iter().zip(&self.required).enumerate() {
+            if new != old {
+                self.work.push(UnitId(i as u32));
+            }
+        }
+        self.required = req;
+        for i in 0..self.units.len() {
+            let new = self.required.get(i).copied().unwrap_or(false);
+            if self.units[i].required != new {
+                self.units[i].required = new;
+                self.tell_dependents(UnitId(i as u32));
+                self.push_neighbours(UnitId(i as u32), false);
+            }
         }
     }
 

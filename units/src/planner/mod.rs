@@ -118,6 +118,111 @@
 //!   target, a dependency, a want or a restart), provides nothing, and
 //!   what hard-depends on a target only it provides waits with
 //!   `blocked_by` `masked`.
+//! # Triggers, ordering, conflicts and conditions
+//!
+//! A `timer`, `socket` or `path` unit is a **trigger**: it has no process
+//! of its own, and it names one unit it **triggers** (`triggers`,
+//! systemd's `Unit=` or `Service=`). A trigger never pulls its unit into
+//! R: `triggers` is not a dependency.
+//!
+//! **The trigger's own states.** A trigger in R starts by the start rule
+//! like any unit and is then up, with no process: a timer at once
+//! (`running`, its status the next elapse); a socket once the init has
+//! bound its sockets (`starting` until then; the sockets are bound once, at
+//! this start, and kept while the socket unit is up: across every restart
+//! of its service and across reloads that leave the socket unit
+//! unchanged); a path unit once the init watches its paths. While it
+//! waits it is `running`; it **fires** when its event comes (the elapse,
+//! a connection on one of its sockets, a change of a watched path), and
+//! stays `running`, counting (`last trigger`, accepted connections). A
+//! timer with no elapse left becomes `exited` (`elapsed`). A trigger that
+//! leaves R stops at once (sockets closed, watches removed, its deadline
+//! dropped) and is `disabled`; a trigger outside R never fires. A trigger
+//! whose sockets cannot be bound (or paths watched) is `failed`.
+//!
+//! **The triggered unit.** When a trigger fires, its unit U joins the
+//! *triggered set* T, and the **effective required set** is R plus T plus
+//! everything reachable from T over the three dependency kinds; every rule
+//! below and above reads "required" as this set (`initctl status` says
+//! which trigger a unit is required by). U is **required from its trigger
+//! until it settles**, and leaves T when it does:
+//!
+//! - a `oneshot` settles when it is idle again: `exited` (status 0),
+//!   skipped (a condition failed, below), or `failed` with no restart
+//!   pending;
+//! - a long-running service settles only when its main process has ended
+//!   by itself (it exited, or failed for good): while it runs it stays
+//!   required, whatever its trigger does next;
+//! - a socket-activated service that exits (on an idle time-out, as many
+//!   do) settles then; its socket keeps listening, and the next connection
+//!   triggers it again. With `accept: yes` each connection triggers a new
+//!   instance of the socket's template (`svc@N-LOCAL-PEER.service`),
+//!   which settles when its process ends and is then removed;
+//! - a unit that cannot start settles too: blocked (a hard dependency
+//!   failed or is missing), or refused by a conflict (below);
+//! - a `virtual` unit has nothing to end: it stays triggered while its
+//!   trigger is active.
+//!
+//! U also leaves T when its trigger stops (the trigger left R, or the
+//! system shuts down): what the trigger started goes with it. A settled U
+//! outside R is `disabled`, except when it failed: it stays `failed`,
+//! showing why, until its trigger fires again (or the target, a restart or
+//! a reload gives it a fresh start). A trigger that fires while U is up
+//! changes nothing; while U is `exited` (required by R, or settled in T)
+//! or `failed`, U starts again from scratch. A trigger holds off its next
+//! event while U is triggered: a socket (with `accept: no`) is not watched
+//! while its service is triggered or up (the service accepts), and a path
+//! unit checks its paths again when U settles, firing again if they still
+//! match. Each unit is ordered after its trigger (below), so a service
+//! that R requires anyway starts once its sockets are bound and is handed
+//! them (`LISTEN_FDS`).
+//!
+//! **Ordering** (`after`, `before`; systemd's `After=`, `Before=`). `A
+//! after B` (or `B before A`) relates two units that are required anyway
+//! and never pulls either in: when both are in the effective required set,
+//! A starts only once B is settled (active, failed, or blocked, as for
+//! `waits-for`), and when both are to stop, A stops first (it counts as a
+//! dependent of B for the stop rule). When B is not required, A does not
+//! wait for it. `depends-on`, `depends-ms` and `waits-for` order as before;
+//! an ordering cycle is a cycle.
+//!
+//! **Conflicts** (`conflicts`, systemd's `Conflicts=`, symmetric). When A
+//! is in R and B conflicts with it, the unit the target requires wins: B
+//! counts as not required (it stops if it is up, and a trigger firing for
+//! it is refused and noted), its status says `conflicts with A`. When both
+//! are in R, neither can win: both wait, blocked by the conflict, and
+//! `init --check` reports it as an error for that target. When neither is
+//! in R (both triggered), the later trigger wins and the other leaves T.
+//!
+//! **Conditions** (`condition-…`, `assert-…`; systemd's `Condition…=` and
+//! `Assert…=`). A unit with any is checked by the init at the moment it
+//! would start, after its dependencies are settled and before any process
+//! runs: the planner asks ([`Action::CheckConditions`]) and the unit is
+//! `starting` (`checking conditions`) until the answer, which the init
+//! gives at once. Everything holds: the start goes on. A condition failed:
+//! the unit is **skipped**: no process runs, it is settled and not failed
+//! (`exited`, an active state, so that its dependents proceed as under
+//! systemd, where a failed condition does not fail the start), its status
+//! says which condition (`skipped: ConditionPathExists=/x was not met`)
+//! and `initctl status --json` has `"skipped": true` until its next start.
+//! An assertion failed: the unit is `failed` (no restart). The check runs
+//! again at each start: a trigger, a restart, a changed definition, the
+//! unit leaving and re-entering R.
+//!
+//! Added to the table of events:
+//!
+//! | event (fact)                       | in phase   | effect |
+//! |------------------------------------|------------|--------|
+//! | start rule holds, unit with conditions | Idle   | `Check`: ask the init; `starting` |
+//! | conditions hold                    | Check      | `Pre` or `Main`, as a start without conditions |
+//! | a condition failed                 | Check      | `Idle`, `exited`, skipped |
+//! | an assertion failed                | Check      | `Idle`, `failed`, no restart |
+//! | start rule holds (`timer`)         | Idle       | `Up`, `running` (or `exited` when nothing is left to fire); its deadline set |
+//! | start rule holds (`socket`, `path`)| Idle       | `Main`, `starting`: ask the init to bind the sockets, watch the paths |
+//! | sockets bound / paths watched      | Main       | `Up`, `running` |
+//! | binding or watching failed         | Main       | failure |
+//! | the trigger fires                  | Up         | its unit joins T (or is refused: a conflict) |
+//! | stop rule holds (trigger)          | Up, Main   | `Idle` at once: sockets closed, watches removed |
 //!
 //! # The planner
 //!

@@ -113,6 +113,8 @@ pub(super) struct Unit {
     pub masked: bool,
     /// A unit, or a declared target's node.
     pub kind: NodeKind,
+    /// In the required set (what an `after` edge on it reads).
+    pub required: bool,
 }
 
 impl Unit {
@@ -133,6 +135,7 @@ impl Unit {
             is_virtual: false,
             masked: false,
             kind: NodeKind::Unit,
+            required: false,
         }
     }
 

@@ -59,9 +59,11 @@ impl Planner {
                 Some((map.get(n.index()).copied()??, map.get(m.index()).copied()??))
             })
             .collect();
-        self.index_graph();
         self.prune_wants(false);
+        // The index reads each unit's `required` flag (an `after` edge on
+        // a unit counts only while it is required): the set comes first.
         self.required = self.required_now();
+        self.index_graph();
         self.push_all();
         self.run();
         Ok((applied, map))

@@ -112,11 +112,6 @@ impl Planner {
     /// changes are evaluated.
     pub(super) fn update_required(&mut self) {
         let req = self.required_now();
-        for (i, (&new, &old)) in req.iter().zip(&self.required).enumerate() {
-            if new != old {
-                self.work.push(UnitId(i as u32));
-            }
-        }
-        self.required = req;
+        self.set_required(req);
     }
 }

@@ -91,6 +91,7 @@ impl MergedUnit {
             .map(|o| Joined::shift(self.joined.base(o.file), o.pos))
             .collect();
         let mut parsed = super::translate::translate_at(
+            &super::SpecifierContext::default(),
             unit_file,
             unit_name,
             &self.unit_options(),

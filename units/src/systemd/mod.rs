@@ -53,8 +53,8 @@ mod unit_path;
 pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
 pub use condition::{
-    check as check_conditions, fnmatch, version_cmp, Condition, ConditionError, ConditionFacts,
-    Conditions, Verdict, CONDITION_KINDS,
+    check as check_conditions, condition_kind, fnmatch, parse_value as parse_condition,
+    version_cmp, Condition, ConditionError, ConditionFacts, Conditions, Verdict, CONDITION_KINDS,
 };
 pub use dropin::{cat_text, MergedUnit, SourcedOption};
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
@@ -67,7 +67,9 @@ pub use name::{
 };
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
 pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
-pub use timer::{TimerClock, TimerError, TimerNext, TimerSettings};
+pub use timer::{
+    wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,
+};
 pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
 pub use translate::{translatable, translate, translate_file};
 pub(crate) use unit_path::absolute as link_target;

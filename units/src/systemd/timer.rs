@@ -23,22 +23,30 @@ use super::calendar::CalendarSpec;
 use super::parse::UnitFile;
 use super::timespan::parse_timespan;
 use crate::time::Instant;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// A `[Timer]` section.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A `[Timer]` section (the unit it starts is the unit's `triggers`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
 pub struct TimerSettings {
     /// `OnActiveSec=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub on_active: Vec<Duration>,
     /// `OnBootSec=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub on_boot: Vec<Duration>,
     /// `OnStartupSec=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub on_startup: Vec<Duration>,
     /// `OnUnitActiveSec=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub on_unit_active: Vec<Duration>,
     /// `OnUnitInactiveSec=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub on_unit_inactive: Vec<Duration>,
     /// `OnCalendar=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub on_calendar: Vec<CalendarSpec>,
     /// `Persistent=`: keep the last trigger across restarts of the init.
     pub persistent: bool,
@@ -46,12 +54,48 @@ pub struct TimerSettings {
     pub accuracy: Duration,
     /// `RandomizedDelaySec=` (default 0).
     pub randomized_delay: Duration,
+    /// `FixedRandomDelay=`: the random delay is the same on every boot.
+    pub fixed_random_delay: bool,
     /// `RemainAfterElapse=` (default yes).
     pub remain_after_elapse: bool,
-    /// `Unit=`: the unit to start (default: the timer's name with
-    /// `.service`).
-    pub unit: String,
 }
+
+impl Default for TimerSettings {
+    fn default() -> TimerSettings {
+        TimerSettings {
+            on_active: Vec::new(),
+            on_boot: Vec::new(),
+            on_startup: Vec::new(),
+            on_unit_active: Vec::new(),
+            on_unit_inactive: Vec::new(),
+            on_calendar: Vec::new(),
+            persistent: false,
+            accuracy: DEFAULT_ACCURACY,
+            randomized_delay: Duration::ZERO,
+            fixed_random_delay: false,
+            remain_after_elapse: true,
+        }
+    }
+}
+
+/// systemd's default `AccuracySec=`.
+pub const DEFAULT_ACCURACY: Duration = Duration::from_secs(60);
+
+/// The `[Timer]` keys [`TimerSettings::set`] reads (`Unit=` is the unit's
+/// `triggers`).
+pub const TIMER_KEYS: [&str; 11] = [
+    "OnActiveSec",
+    "OnBootSec",
+    "OnStartupSec",
+    "OnUnitActiveSec",
+    "OnUnitInactiveSec",
+    "OnCalendar",
+    "Persistent",
+    "AccuracySec",
+    "RandomizedDelaySec",
+    "FixedRandomDelay",
+    "RemainAfterElapse",
+];
 
 /// A `[Timer]` setting that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -123,92 +167,85 @@ fn micros(d: Duration) -> u64 {
 
 impl TimerSettings {
     /// Reads the `[Timer]` section of a timer named `timer_name`
-    /// (`backup.timer`): every value in order, an empty assignment
-    /// emptying the list (`OnCalendar=`) or resetting the setting.
-    /// Unknown keys are for the caller's key table; errors name the key,
-    /// the value and the option's index.
+    /// (`backup.timer`): every value in order ([`TimerSettings::set`]), then
+    /// [`TimerSettings::check`]. Other keys (`Unit=` among them) are for the
+    /// caller; errors name the key, the value and the option's index.
     pub fn from_unit_file(timer_name: &str, file: &UnitFile) -> Result<TimerSettings, TimerError> {
-        let stem = timer_name.strip_suffix(".timer").unwrap_or(timer_name);
-        let mut t = TimerSettings {
-            on_active: Vec::new(),
-            on_boot: Vec::new(),
-            on_startup: Vec::new(),
-            on_unit_active: Vec::new(),
-            on_unit_inactive: Vec::new(),
-            on_calendar: Vec::new(),
-            persistent: false,
-            accuracy: Duration::from_secs(60),
-            randomized_delay: Duration::ZERO,
-            remain_after_elapse: true,
-            unit: format!("{stem}.service"),
-        };
+        let mut t = TimerSettings::default();
         for (i, o) in file.options.iter().enumerate() {
             if o.section != "Timer" {
                 continue;
             }
-            let v = o.value.trim();
-            let err = |reason: String| TimerError {
+            t.set(&o.name, &o.value).map_err(|reason| TimerError {
                 key: o.name.clone(),
                 value: o.value.clone(),
                 reason,
                 option: i,
-            };
-            let span = || parse_timespan(v).map_err(&err);
-            let boolean =
-                || super::parse_bool(v).ok_or_else(|| err("not a boolean (yes/no)".to_string()));
-            let list = match o.name.as_str() {
-                "OnActiveSec" => Some(&mut t.on_active),
-                "OnBootSec" => Some(&mut t.on_boot),
-                "OnStartupSec" => Some(&mut t.on_startup),
-                "OnUnitActiveSec" => Some(&mut t.on_unit_active),
-                "OnUnitInactiveSec" => Some(&mut t.on_unit_inactive),
-                _ => None,
-            };
-            if let Some(list) = list {
-                if v.is_empty() {
-                    list.clear();
-                } else {
-                    list.push(span()?);
-                }
-                continue;
-            }
-            match o.name.as_str() {
-                "OnCalendar" if v.is_empty() => t.on_calendar.clear(),
-                "OnCalendar" => t
-                    .on_calendar
-                    .push(CalendarSpec::parse(v).map_err(|e| err(e.to_string()))?),
-                "Persistent" => t.persistent = v.is_empty() || boolean()?,
-                "AccuracySec" if v.is_empty() => t.accuracy = Duration::from_secs(60),
-                "AccuracySec" => t.accuracy = span()?.max(Duration::from_micros(1)),
-                "RandomizedDelaySec" if v.is_empty() => t.randomized_delay = Duration::ZERO,
-                "RandomizedDelaySec" => t.randomized_delay = span()?,
-                "RemainAfterElapse" => t.remain_after_elapse = v.is_empty() || boolean()?,
-                "Unit" if v.is_empty() => t.unit = format!("{stem}.service"),
-                "Unit" => {
-                    super::validate_unit_name(v).map_err(err)?;
-                    if v.ends_with(".timer") {
-                        return Err(err("a timer cannot trigger a timer".to_string()));
-                    }
-                    t.unit = v.to_string();
-                }
-                _ => {}
-            }
+            })?;
         }
-        if t.on_active.is_empty()
-            && t.on_boot.is_empty()
-            && t.on_startup.is_empty()
-            && t.on_unit_active.is_empty()
-            && t.on_unit_inactive.is_empty()
-            && t.on_calendar.is_empty()
-        {
-            return Err(TimerError {
-                key: "Timer".to_string(),
-                value: String::new(),
-                reason: format!("{timer_name} has no OnActiveSec=, OnBootSec=, OnStartupSec=, OnUnitActiveSec=, OnUnitInactiveSec= or OnCalendar= setting"),
-                option: 0,
-            });
-        }
+        t.check(timer_name).map_err(|reason| TimerError {
+            key: "Timer".to_string(),
+            value: String::new(),
+            reason,
+            option: 0,
+        })?;
         Ok(t)
+    }
+
+    /// One `[Timer]` assignment in systemd's syntax, as systemd applies it:
+    /// a list grows with each value and an empty one empties it
+    /// (`OnCalendar=`); an empty value resets any other setting. Returns
+    /// whether `key` is one of [`TIMER_KEYS`]; the error says what is wrong
+    /// with the value.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<bool, String> {
+        let v = value.trim();
+        let span = || parse_timespan(v);
+        let boolean = || super::parse_bool(v).ok_or_else(|| "not a boolean (yes/no)".to_string());
+        let list = match key {
+            "OnActiveSec" => Some(&mut self.on_active),
+            "OnBootSec" => Some(&mut self.on_boot),
+            "OnStartupSec" => Some(&mut self.on_startup),
+            "OnUnitActiveSec" => Some(&mut self.on_unit_active),
+            "OnUnitInactiveSec" => Some(&mut self.on_unit_inactive),
+            _ => None,
+        };
+        if let Some(list) = list {
+            if v.is_empty() {
+                list.clear();
+            } else {
+                list.push(span()?);
+            }
+            return Ok(true);
+        }
+        match key {
+            "OnCalendar" if v.is_empty() => self.on_calendar.clear(),
+            "OnCalendar" => self
+                .on_calendar
+                .push(CalendarSpec::parse(v).map_err(|e| e.to_string())?),
+            "Persistent" => self.persistent = !v.is_empty() && boolean()?,
+            "AccuracySec" if v.is_empty() => self.accuracy = DEFAULT_ACCURACY,
+            "AccuracySec" => self.accuracy = span()?.max(Duration::from_micros(1)),
+            "RandomizedDelaySec" if v.is_empty() => self.randomized_delay = Duration::ZERO,
+            "RandomizedDelaySec" => self.randomized_delay = span()?,
+            "FixedRandomDelay" => self.fixed_random_delay = !v.is_empty() && boolean()?,
+            "RemainAfterElapse" => self.remain_after_elapse = v.is_empty() || boolean()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// What a timer needs: something to elapse on.
+    pub fn check(&self, timer_name: &str) -> Result<(), String> {
+        if self.on_active.is_empty()
+            && self.on_boot.is_empty()
+            && self.on_startup.is_empty()
+            && self.on_unit_active.is_empty()
+            && self.on_unit_inactive.is_empty()
+            && self.on_calendar.is_empty()
+        {
+            return Err(format!("{timer_name} has no OnActiveSec=, OnBootSec=, OnStartupSec=, OnUnitActiveSec=, OnUnitInactiveSec= or OnCalendar= setting"));
+        }
+        Ok(())
     }
 
     /// The next elapse of an active timer. `zone` is the zone of
@@ -304,6 +341,30 @@ impl TimerSettings {
     }
 }
 
+/// When to wake for something due at `a` that may wait until `b` (both
+/// in microseconds on one clock): systemd's `sleep_between` (sd-event),
+/// so that timers coalesce: the same spot of every minute if there is one
+/// in the window (`perturb`, below a minute, picks the spot; systemd draws
+/// it from the boot ID), else of every 10 s, second or 250 ms, else `b`.
+pub fn wake_between(a: u64, b: u64, perturb: u64) -> u64 {
+    if b <= a.saturating_add(1) {
+        return a;
+    }
+    for step in [60_000_000, 10_000_000, 1_000_000, 250_000] {
+        let mut c = (b / step) * step + perturb % step;
+        if c >= b {
+            if c < step {
+                return b;
+            }
+            c -= step;
+        }
+        if c >= a {
+            return c;
+        }
+    }
+    b
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Base {
     Active,
@@ -353,12 +414,7 @@ mod tests {
         assert!(t.persistent);
         assert_eq!(t.accuracy, Duration::from_secs(60));
         assert_eq!(t.randomized_delay, Duration::from_secs(3600));
-        assert_eq!(t.unit, "backup.service");
         assert!(t.remain_after_elapse);
-        assert_eq!(
-            timer("[Timer]\nOnActiveSec=1\nUnit=x.service\n").unit,
-            "x.service"
-        );
     }
 
     #[test]
@@ -379,12 +435,42 @@ mod tests {
             e("[Timer]\nOnBootSec=1\nPersistent=maybe\n"),
             "Persistent=maybe: not a boolean (yes/no)"
         );
-        assert_eq!(
-            e("[Timer]\nOnBootSec=1\nUnit=a.timer\n"),
-            "Unit=a.timer: a timer cannot trigger a timer"
-        );
         assert!(e("[Timer]\nPersistent=yes\n").contains("b.timer has no OnActiveSec="));
         assert!(e("[Timer]\nOnCalendar=daily\nOnCalendar=\n").contains("has no"));
+    }
+
+    #[test]
+    fn wake_between_prefers_a_shared_spot_late_in_the_window() {
+        const M: u64 = 60_000_000;
+        // The minute's spot (perturb 7 s) when the window holds one.
+        assert_eq!(wake_between(10 * M, 12 * M, 7 * S), 11 * M + 7 * S);
+        // A window shorter than the spot: every 10 s, then every second.
+        assert_eq!(
+            wake_between(10 * M, 10 * M + 15 * S, 20 * S),
+            10 * M + 10 * S
+        );
+        assert_eq!(
+            wake_between(10 * M + 2 * S, 10 * M + 3_500_000, 0),
+            10 * M + 3 * S
+        );
+        // Nothing fits: the end; an empty window: its start.
+        assert_eq!(wake_between(10 * M + 1, 10 * M + 100, 0), 10 * M + 100);
+        assert_eq!(wake_between(5, 5, 0), 5);
+        assert_eq!(wake_between(5, 6, 0), 5);
+    }
+
+    #[test]
+    fn settings_round_trip_through_json() {
+        let t = timer("[Timer]\nOnCalendar=Mon..Fri 09:30 Europe/Berlin\nOnCalendar=@1700000000\nOnBootSec=5min\nPersistent=yes\nAccuracySec=1s\n");
+        let json = serde_json::to_string(&t).unwrap();
+        let back: TimerSettings = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, t);
+        assert!(
+            json.contains("Mon..Fri *-*-* 09:30:00 Europe/Berlin"),
+            "{json}"
+        );
+        let bad = serde_json::from_str::<TimerSettings>(r#"{"on-calendar":["someday"]}"#);
+        assert!(bad.unwrap_err().to_string().contains("invalid calendar"));
     }
 
     #[test]

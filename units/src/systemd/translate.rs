@@ -3,8 +3,9 @@
 
 use super::exec::{parse_environment, parse_exec};
 use super::fleet::parse_bool;
-use super::name::{expand_specifiers_noting, validate_unit_name, UnitName};
+use super::name::{validate_unit_name, UnitName};
 use super::parse::parse_checked;
+use super::specifier::{replace_specifiers, SpecifierContext};
 use super::timespan::{parse_timespan, TIMESPAN_INFINITY};
 use super::UnitOption;
 use crate::diag::{Diagnostic, Pos};
@@ -38,8 +39,22 @@ const SYSTEMD_DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 /// assert_eq!(spec.provides, ["web.service"]);
 /// ```
 pub fn translate_file(file: &str, unit_name: &str, text: &str) -> ParsedUnit {
+    translate_file_with(&SpecifierContext::default(), file, unit_name, text)
+}
+
+/// [`translate_file`] with the machine's facts for the specifiers (`%H`,
+/// `%m`, `%b` …): `facts` is a [`SpecifierContext`] whose unit is set
+/// here (to `unit_name`, and `%y` to `file`). A specifier whose fact is
+/// not known is left as written, with a warning.
+pub fn translate_file_with(
+    facts: &SpecifierContext,
+    file: &str,
+    unit_name: &str,
+    text: &str,
+) -> ParsedUnit {
     let (unit, mut diags) = parse_checked(file, text);
     let mut parsed = translate_at(
+        facts,
         file,
         unit_name,
         &unit.options,
@@ -61,7 +76,14 @@ pub fn translate_file(file: &str, unit_name: &str, text: &str) -> ParsedUnit {
 /// section (which `initctl enable` reads for a local unit) means nothing
 /// there, and says so once.
 pub fn translate(file: &str, unit_name: &str, options: &[UnitOption]) -> ParsedUnit {
-    let mut parsed = translate_at(file, unit_name, options, &[], Pos::default());
+    let mut parsed = translate_at(
+        &SpecifierContext::default(),
+        file,
+        unit_name,
+        options,
+        &[],
+        Pos::default(),
+    );
     if options.iter().any(|o| o.section == "Install") {
         parsed.diagnostics.push(Diagnostic::warning(
             file,
@@ -72,11 +94,14 @@ pub fn translate(file: &str, unit_name: &str, options: &[UnitOption]) -> ParsedU
     parsed
 }
 
-/// Whether the translator makes a unit of this kind (by the name's
-/// suffix): the unit search path loads only these and lists the others as
-/// not supported.
+/// Whether the unit search path loads units of this kind (by the name's
+/// suffix): services and targets; the others (timers, sockets, paths,
+/// which the init does not run yet) are listed as not supported.
 pub fn translatable(unit_name: &str) -> bool {
-    UnitName::split(unit_name).suffix == "service"
+    matches!(
+        UnitName::split(unit_name).suffix.as_str(),
+        "service" | "target"
+    )
 }
 
 /// The systemd keys the translator reads by a rule of its own: their value
@@ -85,13 +110,11 @@ pub fn translatable(unit_name: &str) -> bool {
 /// twin of a YAML key in [`keys::KEYS`], read by the kind of its value
 /// ([`Tr::twin`]); any key that is neither gets the generic "is not
 /// supported" warning.
-const SPECIAL: [(&str, &str); 17] = [
+const SPECIAL: [(&str, &str); 15] = [
     ("Unit", "Documentation"),
     ("Unit", "Requires"),
     ("Unit", "BindsTo"),
     ("Unit", "Wants"),
-    ("Unit", "After"),
-    ("Unit", "Before"),
     ("Unit", "DefaultDependencies"),
     ("Service", "Type"),
     ("Service", "ExecStart"),
@@ -122,13 +145,18 @@ fn timeout(v: &str) -> Result<Duration, String> {
 struct Dep {
     name: String,
     pos: Pos,
-    key: &'static str,
 }
 
 struct Tr<'a> {
     file: &'a str,
     unit: &'a str,
+    /// The unit's type.
+    kind: UnitType,
+    /// What specifiers resolve to for this unit.
+    specifiers: SpecifierContext,
     diags: Vec<Diagnostic>,
+    /// The positions of the entries of the unit's lists of targets.
+    origin: Origin,
 }
 
 impl Tr<'_> {
@@ -145,19 +173,27 @@ impl Tr<'_> {
     /// specifiers expanded (unsupported ones warned about).
     fn value(&mut self, pos: Pos, key: &str, raw: &str) -> String {
         let joined = raw.replace("\\\n", " ");
-        let mut unknown: Vec<char> = Vec::new();
-        let v = expand_specifiers_noting(joined.trim(), self.unit, &mut |c| {
-            if !unknown.contains(&c) {
-                unknown.push(c)
-            }
-        });
-        for c in unknown {
-            self.warn(
-                pos,
-                format!("{key}=: specifier %{c} is not supported, left as is (supported: %n %N %p %P %i %I %%)"),
-            );
+        let mut problems: Vec<String> = Vec::new();
+        let expanded: Result<String, std::convert::Infallible> =
+            replace_specifiers(joined.trim(), |c| {
+                Ok(match self.specifiers.resolve(c) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let e = e.to_string();
+                        if !problems.contains(&e) {
+                            problems.push(e);
+                        }
+                        std::borrow::Cow::Owned(format!("%{c}"))
+                    }
+                })
+            });
+        for e in problems {
+            self.warn(pos, format!("{key}=: {e}; left as is"));
         }
-        v
+        match expanded {
+            Ok(v) => v,
+            Err(never) => match never {},
+        }
     }
 
     fn commands(&mut self, pos: Pos, key: &str, value: &str) -> Vec<Command> {
@@ -186,7 +222,6 @@ impl Tr<'_> {
                 out.push(Dep {
                     name: name.to_string(),
                     pos,
-                    key,
                 });
             }
         }
@@ -335,11 +370,21 @@ impl Tr<'_> {
                     }
                 }
             }
+            Slot::Targets(list, which) => self.targets(list, which, p, key, v),
+            Slot::Trigger(f, name) => {
+                if let Err(why) = crate::trigger::set(f, self.kind, name, v) {
+                    self.error(p, format!("invalid {key}={v}: {why}"));
+                }
+            }
+            Slot::Condition(list, kind, assert) => match super::parse_condition(kind, assert, v) {
+                Ok(Some(c)) => list.push(c),
+                Ok(None) => list.clear(),
+                Err(why) => self.error(p, format!("invalid {key}={v}: {why}")),
+            },
             // These kinds have no systemd twin read this way (their keys
             // are in SPECIAL).
             Slot::Name(_)
             | Slot::Type(_)
-            | Slot::Targets(..)
             | Slot::Duration(_)
             | Slot::Timeout(_)
             | Slot::Regex(_)
@@ -347,6 +392,38 @@ impl Tr<'_> {
             | Slot::Integer(_) => {
                 let (sec, _) = twin.systemd.first().copied().unwrap_or(("Service", key));
                 self.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
+            }
+        }
+    }
+
+    /// `key=v` naming units (`After=`, `Before=`, `Conflicts=`; a
+    /// trigger's `Unit=` or `Service=`): names separated by blanks, added
+    /// to the list (a trigger's one unit is replaced), each with its
+    /// position. A name the unit's own is ignored.
+    fn targets(&mut self, list: &mut Vec<String>, which: TargetList, p: Pos, key: &str, v: &str) {
+        if which == TargetList::Triggers {
+            list.clear();
+            self.origin.positions_mut(which).clear();
+            if v.split_whitespace().count() > 1 {
+                self.error(p, format!("invalid {key}={v}: one unit name"));
+                return;
+            }
+            if let Err(e) = validate_unit_name(v) {
+                self.error(p, format!("invalid {key}={v}: {e}"));
+                return;
+            }
+        }
+        for name in v.split_whitespace() {
+            if !valid_name(name) {
+                self.error(p, format!("invalid unit name {name:?} in {key}="));
+            } else if name == self.unit {
+                // Ordering against itself is meaningless; systemd ignores it.
+                if which != TargetList::After && which != TargetList::Before {
+                    self.warn(p, format!("{key}={name}: the unit itself, ignored"));
+                }
+            } else if !list.iter().any(|n| n == name) {
+                list.push(name.to_string());
+                self.origin.positions_mut(which).push(p);
             }
         }
     }
@@ -403,41 +480,71 @@ impl Tr<'_> {
     }
 }
 
+/// The unit types a suffix translates to (a `.service`'s is its
+/// `Type=`'s), and the suffixes that translate.
+fn suffix_kind(suffix: &str) -> Option<UnitType> {
+    match suffix {
+        "service" => Some(UnitType::ForegroundSupervised),
+        "target" => Some(UnitType::Virtual),
+        "timer" => Some(UnitType::Timer),
+        "socket" => Some(UnitType::Socket),
+        "path" => Some(UnitType::Path),
+        _ => None,
+    }
+}
+
+/// The suffixes of the unit files flotilla reads.
+pub const TRANSLATED_SUFFIXES: [&str; 5] = ["service", "target", "timer", "socket", "path"];
+
 pub(crate) fn translate_at(
+    facts: &SpecifierContext,
     file: &str,
     unit_name: &str,
     options: &[UnitOption],
     positions: &[Pos],
     origin_pos: Pos,
 ) -> ParsedUnit {
+    let mut specifiers = facts.clone();
+    specifiers.unit = unit_name.to_string();
+    if positions.is_empty() {
+        specifiers.fragment_path = None;
+    } else {
+        specifiers.fragment_path = Some(file.to_string());
+    }
     let mut t = Tr {
         file,
         unit: unit_name,
+        kind: UnitType::ForegroundSupervised,
+        specifiers,
         diags: Vec::new(),
+        origin: Origin::at(file, origin_pos),
     };
     let pos = |i: usize| positions.get(i).copied().unwrap_or_default();
     let nowhere = Pos::default();
 
-    // The name: a valid fleet name, a service, not a template.
+    // The name: a valid fleet name of a kind flotilla reads, not a template.
+    let n = UnitName::split(unit_name);
+    let mut suffix_type = suffix_kind(&n.suffix);
     match validate_unit_name(unit_name) {
         Err(e) => t.error(nowhere, format!("invalid unit name: {e}")),
-        Ok(()) => {
-            let n = UnitName::split(unit_name);
-            if !translatable(unit_name) {
-                t.error(
-                    nowhere,
-                    format!("only .service units can be translated, not {unit_name}"),
-                );
-            } else if n.is_template() {
-                t.error(
-                    nowhere,
-                    format!(
-                        "{unit_name} is a template: run an instance such as {}@NAME.service",
-                        n.prefix
-                    ),
-                );
-            }
+        Ok(()) if suffix_type.is_none() => {
+            t.error(
+                nowhere,
+                format!(
+                    "only .{} units can be translated, not {unit_name}",
+                    TRANSLATED_SUFFIXES.join(", .")
+                ),
+            );
+            suffix_type = Some(UnitType::Virtual);
         }
+        Ok(()) if n.is_template() => t.error(
+            nowhere,
+            format!(
+                "{unit_name} is a template: run an instance such as {}@NAME.{}",
+                n.prefix, n.suffix
+            ),
+        ),
+        Ok(()) => {}
     }
 
     // The type first: other keys depend on it. The last Type= wins.
@@ -447,12 +554,16 @@ pub(crate) fn translate_at(
     let type_value = type_index
         .map(|i| options[i].value.trim().to_string())
         .unwrap_or_default();
-    let kind = match type_value.as_str() {
-        "notify" | "notify-reload" => UnitType::ForegroundNotified,
-        "forking" => UnitType::BackgroundPidfile,
-        "oneshot" => UnitType::Oneshot,
-        _ => UnitType::ForegroundSupervised,
+    let kind = match (suffix_type, type_value.as_str()) {
+        (Some(UnitType::ForegroundSupervised), "notify" | "notify-reload") => {
+            UnitType::ForegroundNotified
+        }
+        (Some(UnitType::ForegroundSupervised), "forking") => UnitType::BackgroundPidfile,
+        (Some(UnitType::ForegroundSupervised), "oneshot") => UnitType::Oneshot,
+        (Some(k), _) => k,
+        (None, _) => UnitType::ForegroundSupervised,
     };
+    t.kind = kind;
     let mut spec = UnitSpec::new(unit_name, kind);
     spec.restart = RestartPolicy::No;
     spec.remain_after_exit = Some(false);
@@ -464,12 +575,12 @@ pub(crate) fn translate_at(
         SYSTEMD_DEFAULT_TIMEOUT
     };
     spec.start_timeout = start_default;
+    spec.activation = crate::trigger::Activation::of_type(kind).map(Box::new);
 
     let mut exec_start: Vec<(Command, Pos)> = Vec::new();
     let mut singles: Singles = Vec::new();
     let mut requires: Vec<Dep> = Vec::new();
     let mut wants: Vec<Dep> = Vec::new();
-    let mut after: Vec<Dep> = Vec::new();
     let mut pidfile: Option<PathBuf> = None;
     let mut restart_sec: Option<Duration> = None;
     let mut restart_at: Option<(String, Pos)> = None;
@@ -493,6 +604,18 @@ pub(crate) fn translate_at(
             t.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
             continue;
         }
+        if twin.is_some_and(|k| !k.applies(kind))
+            || (special && sec == "Service" && !kind.runs_processes())
+        {
+            t.warn(
+                p,
+                format!(
+                    "[{sec}] {key}= does not apply to a .{} unit, ignored",
+                    n.suffix
+                ),
+            );
+            continue;
+        }
         let v = t.value(p, key, &o.value);
         let v = v.as_str();
         if let Some(twin) = twin {
@@ -510,11 +633,6 @@ pub(crate) fn translate_at(
             ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
             ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
             ("Unit", "Wants") => t.deps(&mut wants, p, "Wants", v),
-            ("Unit", "After") => t.deps(&mut after, p, "After", v),
-            ("Unit", "Before") => t.warn(
-                p,
-                "[Unit] Before= is not supported, ignored (give the other unit After= and Wants= or Requires=)",
-            ),
             ("Unit", "DefaultDependencies") => match sd_bool(v) {
                 Some(false) => {}
                 Some(true) => t.warn(
@@ -676,9 +794,24 @@ pub(crate) fn translate_at(
         spec.restart_max_delay = d.max(defaults::RESTART_MAX_DELAY);
     }
 
-    // Dependencies: Requires=/BindsTo= are hard, Wants= orders and pulls in;
-    // After= of one of them is implied, any other After= cannot be honoured.
-    let mut origin = Origin::at(file, origin_pos);
+    // A trigger's unit, when it names none: the unit of its own name
+    // (`backup.timer` starts `backup.service`), a template with Accept=yes.
+    if kind.is_trigger() && spec.triggers.is_empty() {
+        let accept = spec
+            .activation
+            .as_deref()
+            .and_then(crate::trigger::Activation::socket)
+            .is_some_and(|s| s.accept);
+        let at = if accept { "@" } else { "" };
+        spec.triggers = vec![format!("{}{at}.service", n.name)];
+    }
+    for (key, why) in crate::trigger::problems(&spec) {
+        let _ = key;
+        t.error(nowhere, format!("{unit_name}: {why}"));
+    }
+
+    // Dependencies: Requires=/BindsTo= are hard, Wants= orders and pulls in.
+    let mut origin = std::mem::take(&mut t.origin);
     for d in &requires {
         if !spec.depends_on.contains(&d.name) {
             spec.depends_on.push(d.name.clone());
@@ -689,17 +822,6 @@ pub(crate) fn translate_at(
         if !spec.depends_on.contains(&d.name) && !spec.waits_for.contains(&d.name) {
             spec.waits_for.push(d.name.clone());
             origin.positions_mut(TargetList::WaitsFor).push(d.pos);
-        }
-    }
-    for d in &after {
-        if !spec.depends_on.contains(&d.name) && !spec.waits_for.contains(&d.name) {
-            t.warn(
-                d.pos,
-                format!(
-                    "{}={} is ignored: flotilla orders only after dependencies (add Wants={} or Requires={})",
-                    d.key, d.name, d.name, d.name
-                ),
-            );
         }
     }
 

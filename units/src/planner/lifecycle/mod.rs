@@ -265,6 +265,8 @@ impl Planner {
         self.records[u.index()]
             .running_spec
             .as_ref()
+            // A trigger is not run yet: its failure says so, once.
+            .filter(|s| !s.kind.is_trigger())
             .map_or(RestartPolicy::No, |s| s.restart)
     }
 }

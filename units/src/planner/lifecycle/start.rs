@@ -59,12 +59,15 @@ impl Planner {
 
     /// The pre commands are done: the main process.
     fn start_main(&mut self, u: UnitId) {
-        let has_main = self.spec_of(u).exec_start.is_some();
+        let (kind, has_main) = (self.spec_of(u).kind, self.spec_of(u).exec_start.is_some());
         self.units[u.index()].phase = Phase::Main;
         self.records[u.index()].helper = None;
         self.set_state(u, UnitState::Starting, "starting");
         if has_main {
             self.spawn(u, Role::Main);
+        } else if kind.is_trigger() {
+            let why = format!("`{}` units are not run by this init yet", kind.as_str());
+            self.fail(u, why);
         } else {
             self.fail(u, "no exec-start".to_string());
         }

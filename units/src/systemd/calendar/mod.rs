@@ -687,6 +687,20 @@ impl Cursor<'_> {
     }
 }
 
+/// A spec is carried (in a unit's JSON form) as its normalized text.
+impl serde::Serialize for CalendarSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CalendarSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CalendarSpec, D::Error> {
+        let text = String::deserialize(d)?;
+        CalendarSpec::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for CalendarSpec {
     /// The normalized form, as `systemd-analyze calendar` prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -9,6 +9,7 @@
 //! condition skips the unit; a failed assertion fails it.
 
 use super::parse::UnitFile;
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 
 /// The kinds of condition systemd 252 knows (each `Condition…=` has an
@@ -200,58 +201,130 @@ impl Conditions {
             } else {
                 continue;
             };
-            let err = |reason: String| ConditionError {
-                key: o.name.clone(),
-                value: o.value.clone(),
-                reason,
-                option: i,
-            };
             let kind = CONDITION_KINDS
                 .iter()
                 .find(|k| **k == rest)
-                .ok_or_else(|| {
-                    err(format!(
-                        "unknown condition (known: {})",
-                        CONDITION_KINDS.join(", ")
-                    ))
+                .copied()
+                .ok_or_else(|| ConditionError {
+                    key: o.name.clone(),
+                    value: o.value.clone(),
+                    reason: format!("unknown condition (known: {})", CONDITION_KINDS.join(", ")),
+                    option: i,
                 })?;
             let list = if assert {
                 &mut out.asserts
             } else {
                 &mut out.conditions
             };
-            let mut v = o.value.trim();
-            if v.is_empty() {
-                list.clear();
-                continue;
+            match parse_value(kind, assert, &o.value) {
+                Ok(None) => list.clear(),
+                Ok(Some(mut c)) => {
+                    c.option = i;
+                    list.push(c);
+                }
+                Err(reason) => {
+                    return Err(ConditionError {
+                        key: o.name.clone(),
+                        value: o.value.clone(),
+                        reason,
+                        option: i,
+                    })
+                }
             }
-            let trigger = v.starts_with('|');
-            if trigger {
-                v = v[1..].trim_start();
-            }
-            let negate = v.starts_with('!');
-            if negate {
-                v = v[1..].trim_start();
-            }
-            if v.is_empty() {
-                return Err(err("nothing to check after the '|' or '!'".to_string()));
-            }
-            if PATH_KINDS.contains(kind) && !v.starts_with('/') {
-                return Err(err(format!("path {v:?} is not absolute")));
-            }
-            if matches!(*kind, "ACPower" | "FirstBoot") && super::parse_bool(v).is_none() {
-                return Err(err(format!("{v:?} is not a boolean (yes/no)")));
-            }
-            list.push(Condition {
-                kind,
-                assert,
-                trigger,
-                negate,
-                param: v.to_string(),
-                option: i,
-            });
         }
         Ok(out)
+    }
+}
+
+/// One value of `Condition{kind}=` (or `Assert{kind}=`): `None` for an
+/// empty value (which resets the list), else the condition, or what is
+/// wrong: a relative path, a parameter that is not a boolean where one is
+/// needed, nothing after `|` or `!`.
+pub fn parse_value(
+    kind: &'static str,
+    assert: bool,
+    value: &str,
+) -> Result<Option<Condition>, String> {
+    let mut v = value.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let trigger = v.starts_with('|');
+    if trigger {
+        v = v[1..].trim_start();
+    }
+    let negate = v.starts_with('!');
+    if negate {
+        v = v[1..].trim_start();
+    }
+    if v.is_empty() {
+        return Err("nothing to check after the '|' or '!'".to_string());
+    }
+    if PATH_KINDS.contains(&kind) && !v.starts_with('/') {
+        return Err(format!("path {v:?} is not absolute"));
+    }
+    if matches!(kind, "ACPower" | "FirstBoot") && super::parse_bool(v).is_none() {
+        return Err(format!("{v:?} is not a boolean (yes/no)"));
+    }
+    Ok(Some(Condition {
+        kind,
+        assert,
+        trigger,
+        negate,
+        param: v.to_string(),
+        option: 0,
+    }))
+}
+
+/// The kind of `Condition{kind}=`/`Assert{kind}=` given without its
+/// prefix (`PathExists`), as the `'static` name of [`CONDITION_KINDS`].
+pub fn condition_kind(name: &str) -> Option<&'static str> {
+    CONDITION_KINDS.iter().find(|k| **k == name).copied()
+}
+
+/// A condition in a unit's JSON form: its kind, the flags and the
+/// parameter (not the option's index, which only places diagnostics).
+#[derive(Serialize, Deserialize)]
+struct ConditionJson {
+    kind: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    assert: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    trigger: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    negate: bool,
+    param: String,
+}
+
+impl Serialize for Condition {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ConditionJson {
+            kind: self.kind.to_string(),
+            assert: self.assert,
+            trigger: self.trigger,
+            negate: self.negate,
+            param: self.param.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Condition {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Condition, D::Error> {
+        let j = ConditionJson::deserialize(d)?;
+        let kind = condition_kind(&j.kind)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown condition {:?}", j.kind)))?;
+        let mut value = String::new();
+        if j.trigger {
+            value.push('|');
+        }
+        if j.negate {
+            value.push('!');
+        }
+        value.push_str(&j.param);
+        parse_value(kind, j.assert, &value)
+            .map_err(serde::de::Error::custom)?
+            .ok_or_else(|| serde::de::Error::custom("a condition with nothing to check"))
     }
 }
 
