@@ -4,9 +4,10 @@
 
 use super::reports::log_replies;
 use super::{kind_name, Runtime};
-use crate::control::{BadRequest, ConnId, Incoming, Watch};
+use crate::control::{ConnId, Incoming, Watch};
 use crate::sys::Sys;
 use flotilla_units::planner::{ReloadError, RestartError};
+use flotilla_units::protocol::BadRequest;
 use flotilla_units::protocol::{AnalyzeData, Edge, ErrorCode, Reply, Request, UnitTiming};
 
 impl<S: Sys> Runtime<S> {

@@ -666,11 +666,32 @@ fn translate_at(
         }
     }
 
+    // The unit also passes the table's own checks, the ones a transient
+    // unit gets, so that no reader lets through what another refuses (a NUL
+    // in a Description= would otherwise reach `status`).
+    let spec = if t.diags.iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        match keys::validate(spec) {
+            Ok(valid) => Some(valid),
+            Err(problems) => {
+                for problem in problems {
+                    let twins = keys::key(problem.key).map_or(&[][..], |k| k.systemd);
+                    let at = options
+                        .iter()
+                        .rposition(|o| twins.contains(&(o.section.as_str(), o.name.as_str())))
+                        .map_or(origin_pos, pos);
+                    t.error(at, problem.to_string());
+                }
+                None
+            }
+        }
+    };
+
     let mut diags = t.diags;
     diags.sort_by_key(|d| d.pos);
-    let ok = !diags.iter().any(Diagnostic::is_error);
     ParsedUnit {
-        spec: ok.then_some(spec),
+        spec,
         origin,
         diagnostics: diags,
     }
