@@ -1,7 +1,8 @@
 //! The async client (`tokio` feature), for `clusterd`: one connection per
-//! request, and a long-lived `subscribe` stream. Lines are written and read
-//! as the blocking [`crate::Connection`] does ([`crate::request_line`],
-//! [`crate::parse_reply`]).
+//! request, a connection kept for many requests (the agent's: one
+//! connection, not one per change), and a long-lived `subscribe` stream.
+//! Lines are written and read as the blocking [`crate::Connection`] does
+//! ([`crate::request_line`], [`crate::parse_reply`]).
 
 use crate::{parse_reply, request_line, Error};
 use flotilla_units::protocol::{Reply, Request};
@@ -10,25 +11,26 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 
-/// Connects and sends `request`; the halves of the connection.
-async fn open(
-    path: &Path,
-    request: Request,
-) -> Result<(Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf), Error> {
+/// Connects; the halves of the connection.
+async fn connect(path: &Path) -> Result<(Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf), Error> {
     let stream = UnixStream::connect(path)
         .await
         .map_err(|source| Error::Unreachable {
             path: path.to_path_buf(),
             source,
         })?;
-    let (r, mut w) = stream.into_split();
+    let (r, w) = stream.into_split();
+    Ok((BufReader::new(r).lines(), w))
+}
+
+/// Writes one request line.
+async fn send(w: &mut OwnedWriteHalf, path: &Path, request: Request) -> Result<(), Error> {
     w.write_all(&request_line(request))
         .await
         .map_err(|source| Error::Send {
             path: path.to_path_buf(),
             source,
-        })?;
-    Ok((BufReader::new(r).lines(), w))
+        })
 }
 
 /// The next reply of a stream, blank lines skipped; `None` at its end.
@@ -51,17 +53,58 @@ async fn next_reply(
 
 /// Sends one request on a new connection and returns its final reply.
 pub async fn request(path: &Path, req: Request) -> Result<Reply, Error> {
-    let (mut lines, _w) = open(path, req).await?;
-    loop {
-        match next_reply(&mut lines, path).await? {
-            Some(reply) if reply.is_final() => return Ok(reply),
-            Some(_) => continue,
-            None => {
+    Connection::open(path).await?.request(req).await
+}
+
+/// Sends one request on a new connection and reads every reply up to the
+/// final one (the lines of `logs`, then `log-end`).
+pub async fn request_all(path: &Path, req: Request) -> Result<Vec<Reply>, Error> {
+    Connection::open(path).await?.request_all(req).await
+}
+
+/// A connection kept for many requests, one after the other.
+#[derive(Debug)]
+pub struct Connection {
+    path: PathBuf,
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    w: OwnedWriteHalf,
+}
+
+impl Connection {
+    /// Connects to the init.
+    pub async fn open(path: &Path) -> Result<Connection, Error> {
+        let (lines, w) = connect(path).await?;
+        Ok(Connection {
+            path: path.to_path_buf(),
+            lines,
+            w,
+        })
+    }
+
+    /// Sends one request and reads every reply up to the final one.
+    pub async fn request_all(&mut self, req: Request) -> Result<Vec<Reply>, Error> {
+        send(&mut self.w, &self.path, req).await?;
+        let mut out = Vec::new();
+        loop {
+            let Some(reply) = next_reply(&mut self.lines, &self.path).await? else {
                 return Err(Error::Closed {
-                    path: path.to_path_buf(),
-                })
+                    path: self.path.clone(),
+                });
+            };
+            let last = reply.is_final();
+            out.push(reply);
+            if last {
+                return Ok(out);
             }
         }
+    }
+
+    /// Sends one request and reads its final reply.
+    pub async fn request(&mut self, req: Request) -> Result<Reply, Error> {
+        let mut all = self.request_all(req).await?;
+        all.pop().ok_or(Error::Closed {
+            path: self.path.clone(),
+        })
     }
 }
 
@@ -83,7 +126,8 @@ impl Subscription {
 
 /// Opens a `subscribe` stream.
 pub async fn subscribe(path: &Path) -> Result<Subscription, Error> {
-    let (lines, w) = open(path, Request::Subscribe).await?;
+    let (lines, mut w) = connect(path).await?;
+    send(&mut w, path, Request::Subscribe).await?;
     Ok(Subscription {
         path: path.to_path_buf(),
         lines,
@@ -121,6 +165,41 @@ mod tests {
         let reply = request(&dir.path().join("s"), Request::List).await.unwrap();
         assert_eq!(reply, Reply::LogEnd);
         assert_eq!(server.await.unwrap(), b"{\"v\":1,\"op\":\"list\"}\n");
+    }
+
+    #[tokio::test]
+    async fn a_kept_connection_carries_one_request_after_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = tokio::net::UnixListener::bind(dir.path().join("s")).unwrap();
+        let server = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            let (r, mut w) = s.into_split();
+            let mut lines = BufReader::new(r).lines();
+            let mut got = Vec::new();
+            while got.len() < 2 {
+                let Some(l) = lines.next_line().await.unwrap() else {
+                    break;
+                };
+                got.push(l);
+                w.write_all(
+                    b"{\"reply\":\"log\",\"time\":\"t\",\"stream\":\"stdout\",\"line\":\"x\"}\n{\"reply\":\"log-end\"}\n",
+                )
+                .await
+                .unwrap();
+            }
+            got
+        });
+        let mut c = Connection::open(&dir.path().join("s")).await.unwrap();
+        assert_eq!(c.request_all(Request::List).await.unwrap().len(), 2);
+        assert_eq!(c.request(Request::List).await.unwrap(), Reply::LogEnd);
+        assert_eq!(server.await.unwrap().len(), 2);
+        // The init gone, the next request fails; it is never answered by
+        // an empty reply.
+        let e = c.request(Request::List).await.unwrap_err();
+        assert!(
+            matches!(e, Error::Closed { .. } | Error::Send { .. }),
+            "{e:?}"
+        );
     }
 
     #[tokio::test]

@@ -1,188 +1,472 @@
-//! Benchmark: N units (default 1000) submitted through the fleet API and
-//! launched across 3 machines on one real etcd.
+//! Benchmark of the cluster at scale: N units submitted through the fleet
+//! API and launched across M machines on one real etcd, then a listing of
+//! everything, a global unit, an idle spell and a lost machine.
 //!
 //! Each machine is a real `clusterd` (from the same target dir) with a
-//! stand-in of the local init's control socket that accepts the transient
-//! set and marks launched units running without running processes, so the
-//! figure is clusterd's and etcd's cost, not process start-up. Prints the
-//! time from the first PUT to all units `launched`, etcd requests per unit
-//! (from etcd's `grpc_server_handled_total`), and each clusterd's CPU time
-//! and RSS.
+//! stand-in of its init (`bench/standin.rs`: the control protocol without
+//! processes), so the figures are clusterd's and etcd's, not process
+//! start-up. Figures printed for each run:
 //!
-//! `cargo build --release -p flotilla-cluster --examples && target/release/examples/bench_launch [N]`
+//! - submit: the PUTs (C client threads, kept connections), and first PUT
+//!   to every unit `launched` in the API;
+//! - etcd gRPC messages and bytes (both ways) per unit during the launch,
+//!   from etcd's own metrics;
+//! - CPU of the engine's leader, of the clusterd serving the API, and of
+//!   the other agents (min/median/max), and their RSS;
+//! - `GET /fleet/v1/units` and `/fleet/v1/state` over all pages;
+//! - CPU of every clusterd over 10 s when nothing changes;
+//! - a global unit: PUT to running on every machine;
+//! - a machine killed (clusterd SIGKILL, its stand-in gone): time until
+//!   each of its units runs on another machine, once, and is `launched`
+//!   there in the API (the target: within 2x the agent TTL).
+//!
+//! ```text
+//! cargo build --release -p flotilla-cluster --bins --examples
+//! target/release/examples/bench_launch [--units N] [--machines M] [--clients C] [--ttl SECS]
+//! target/release/examples/bench_launch --matrix     # 1k and 10k units on 3, 30 and 100 machines
+//! ```
 
 #[path = "../../tests/src/etcd.rs"]
 #[allow(dead_code)]
 mod etcd;
+#[path = "../../tests/tests/cluster_support/http.rs"]
+mod http;
+#[path = "bench/standin.rs"]
+mod standin;
 
-use flotilla_units::protocol::{Applied, Envelope, Reply, Request, UnitStatus};
-use flotilla_units::state::UnitState;
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
+use http::Conn;
+use standin::StandIn;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-struct Kill(Child);
-impl Drop for Kill {
+/// Every process the benchmark started, killed even when it panics (the
+/// release profile aborts on panic: no destructor runs, the hook does).
+static PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn kill_all_started() {
+    for p in PIDS.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        // SAFETY: kill(2) on a PID this process started.
+        unsafe { libc::kill(p as i32, libc::SIGKILL) };
+    }
+}
+
+struct Proc(Child);
+impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
 
-type Subs = Arc<Mutex<(BTreeMap<String, UnitStatus>, Vec<UnixStream>)>>;
-
-fn stand_in(path: &Path) {
-    let _ = std::fs::remove_file(path);
-    let l = UnixListener::bind(path).expect("bind");
-    let st: Subs = Arc::default();
-    std::thread::spawn(move || {
-        for c in l.incoming().flatten() {
-            let st = st.clone();
-            std::thread::spawn(move || {
-                let Ok(mut w) = c.try_clone() else { return };
-                for line in BufReader::new(c).lines() {
-                    let Ok(line) = line else { return };
-                    let Ok(env) = serde_json::from_str::<Envelope>(&line) else {
-                        return;
-                    };
-                    let reply = match env.request {
-                        Request::TransientApply { units, .. } => {
-                            let launched: Vec<String> = units
-                                .iter()
-                                .find(|u| u.name == "cluster")
-                                .map(|u| u.waits_for.clone())
-                                .unwrap_or_default();
-                            let mut g = st.lock().unwrap();
-                            let mut changed = Vec::new();
-                            let mut next = BTreeMap::new();
-                            for u in &units {
-                                let state = if u.name == "cluster" || launched.contains(&u.name) {
-                                    UnitState::Running
-                                } else {
-                                    UnitState::Disabled
-                                };
-                                let s = UnitStatus {
-                                    unit: u.name.clone(),
-                                    kind: u.kind,
-                                    state,
-                                    degraded: false,
-                                    pid: None,
-                                    provides: u.provides.clone(),
-                                    coincidental: vec![],
-                                    restarts: 0,
-                                    blocked_by: None,
-                                    status: String::new(),
-                                    since: String::new(),
-                                    description: None,
-                                    required: state == UnitState::Running,
-                                    source: "transient:cluster".into(),
-                                    restart_in_ms: None,
-                                };
-                                if g.0.get(&u.name).map(|o| o.state) != Some(state) {
-                                    changed.push(s.clone());
-                                }
-                                next.insert(u.name.clone(), s);
-                            }
-                            g.0 = next;
-                            let mut subs = std::mem::take(&mut g.1);
-                            subs.retain_mut(|s| {
-                                changed.iter().all(|c| {
-                                    let mut l =
-                                        serde_json::to_string(&Reply::Changed(c.clone())).unwrap();
-                                    l.push('\n');
-                                    s.write_all(l.as_bytes()).is_ok()
-                                })
-                            });
-                            g.1 = subs;
-                            Reply::Applied(Applied::default())
-                        }
-                        Request::List => Reply::List {
-                            units: st.lock().unwrap().0.values().cloned().collect(),
-                        },
-                        Request::Subscribe => {
-                            if let Ok(c) = w.try_clone() {
-                                st.lock().unwrap().1.push(c);
-                            }
-                            continue;
-                        }
-                        _ => Reply::Accepted {
-                            message: String::new(),
-                        },
-                    };
-                    let mut l = serde_json::to_string(&reply).unwrap();
-                    l.push('\n');
-                    if w.write_all(l.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
+#[derive(Clone, Copy)]
+struct Config {
+    units: usize,
+    machines: usize,
+    clients: usize,
+    ttl: u64,
 }
 
-fn http(sock: &Path, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-    let mut s = UnixStream::connect(sock).expect("connect API");
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: domain-sock\r\nConnection: close\r\n");
-    match body {
-        Some(b) => req.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
-            b.len()
-        )),
-        None => req.push_str("\r\n"),
-    }
-    s.write_all(req.as_bytes()).expect("write");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    let code = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = out
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (code, body)
+/// The figures of one run.
+#[derive(Default, Clone)]
+struct Figures {
+    units: usize,
+    machines: usize,
+    submit: Duration,
+    launched: Duration,
+    msgs_per_unit: f64,
+    bytes_per_unit: f64,
+    leader_cpu: f64,
+    api_cpu: f64,
+    etcd_cpu: f64,
+    etcd_idle_cpu: f64,
+    bench_cpu: f64,
+    agent_cpu: (f64, f64, f64),
+    agent_rss: (u64, u64, u64),
+    list_units: Duration,
+    list_states: Duration,
+    idle_cpu_total: f64,
+    idle_cpu_max: f64,
+    global: Duration,
+    moved: Duration,
+    moved_units: usize,
 }
 
-fn grpc_handled(e: &etcd::Etcd) -> f64 {
-    let Ok(mut s) = std::net::TcpStream::connect(e.url().trim_start_matches("http://")) else {
-        return 0.0;
-    };
-    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out.lines()
-        .filter(|l| l.starts_with("grpc_server_msg_received_total{"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
-fn proc_cpu_rss(pid: u32) -> (f64, u64) {
+fn proc_cpu(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let f: Vec<&str> = after.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-    // Fields 14 and 15 (utime, stime) are at 11 and 12 after the command.
-    let cpu = (ticks(11) + ticks(12)) / 100.0;
+    // utime and stime are fields 14 and 15, 11 and 12 after the command.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn proc_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let rss = status
+    status
         .lines()
         .find(|l| l.starts_with("VmRSS:"))
         .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0);
-    (cpu, rss)
+        .unwrap_or(0)
+}
+
+/// (gRPC messages received, bytes received + sent) from etcd's metrics.
+fn etcd_traffic(e: &etcd::Etcd) -> (f64, f64) {
+    let Ok(mut s) = std::net::TcpStream::connect(e.url().trim_start_matches("http://")) else {
+        return (0.0, 0.0);
+    };
+    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let sum = |prefix: &str| -> f64 {
+        out.lines()
+            .filter(|l| l.starts_with(prefix))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    (
+        sum("grpc_server_msg_received_total{"),
+        sum("etcd_network_client_grpc_received_bytes_total")
+            + sum("etcd_network_client_grpc_sent_bytes_total"),
+    )
+}
+
+fn spread<T: Copy + PartialOrd>(mut v: Vec<T>) -> (T, T, T) {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    (v[0], v[v.len() / 2], v[v.len() - 1])
+}
+
+/// The machine whose clusterd last said it leads.
+fn leader(dir: &Path, ids: &[String]) -> Option<usize> {
+    ids.iter().position(|id| {
+        let log = std::fs::read_to_string(dir.join(format!("{id}.log"))).unwrap_or_default();
+        let lead = log.rfind("engine: leading");
+        let down = log.rfind("engine: stepping down");
+        lead.is_some() && lead > down
+    })
+}
+
+fn unit_body(i: usize, extra: &str) -> String {
+    format!(
+        "{{\"desiredState\":\"launched\",\"options\":[{{\"section\":\"Service\",\"name\":\"ExecStart\",\"value\":\"/bin/sleep {i}\"}}{extra}]}}\n"
+    )
+}
+
+fn run(clusterd: &Path, cfg: Config) -> Figures {
+    let etcd = etcd::Etcd::start();
+    if let Some(p) = etcd.pid() {
+        PIDS.lock().unwrap().push(p);
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "flotilla-bench-{}-{}",
+        std::process::id(),
+        cfg.units
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let ids: Vec<String> = (0..cfg.machines).map(|i| format!("bench{i:03}")).collect();
+    let changed = Arc::new((Mutex::new(0u64), Condvar::new()));
+    let mut standins = Vec::new();
+    let mut procs = Vec::new();
+    for id in &ids {
+        let ctl = dir.join(format!("{id}.init.sock"));
+        standins.push(StandIn::start(&ctl, changed.clone()));
+        let log = std::fs::File::create(dir.join(format!("{id}.log"))).expect("log");
+        let child = Command::new(clusterd)
+            .args(["--etcd", &etcd.url(), "--machine-id", id])
+            .args(["--agent-ttl", &format!("{}s", cfg.ttl), "--control"])
+            .arg(&ctl)
+            .arg("--api-listen")
+            .arg(format!(
+                "unix://{}",
+                dir.join(format!("{id}.sock")).display()
+            ))
+            .stdin(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("clusterd");
+        PIDS.lock().unwrap().push(child.id());
+        procs.push(Proc(child));
+    }
+    let pids: Vec<u32> = procs.iter().map(|p| p.0.id()).collect();
+    let sock = dir.join(format!("{}.sock", ids[0]));
+    let mut api = Conn::new(&sock);
+    let up = Instant::now();
+    loop {
+        let (c, b) = api.request("GET", "/fleet/v1/machines", None);
+        if c == 200 && b.matches("\"id\"").count() == cfg.machines {
+            break;
+        }
+        assert!(
+            up.elapsed() < Duration::from_secs(60),
+            "the cluster did not come up: {c} {b}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut f = Figures {
+        units: cfg.units,
+        machines: cfg.machines,
+        ..Figures::default()
+    };
+
+    // 1. Submit and launch.
+    let cpu0: Vec<f64> = pids.iter().map(|p| proc_cpu(*p)).collect();
+    let etcd_pid = etcd.pid().unwrap_or(0);
+    let etcd0 = proc_cpu(etcd_pid);
+    let me = std::process::id();
+    let bench0 = proc_cpu(me);
+    let traffic0 = etcd_traffic(&etcd);
+    let t0 = Instant::now();
+    let per = cfg.units.div_ceil(cfg.clients);
+    let threads: Vec<_> = (0..cfg.clients)
+        .map(|t| {
+            let sock = sock.clone();
+            let n = cfg.units;
+            std::thread::spawn(move || {
+                let mut c = Conn::new(&sock);
+                for i in (t * per)..((t + 1) * per).min(n) {
+                    let path = format!("/fleet/v1/units/bench-{i:05}.service");
+                    let (code, b) = c.request("PUT", &path, Some(&unit_body(i, "")));
+                    assert_eq!(code, 201, "PUT {path}: {b}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("client thread");
+    }
+    f.submit = t0.elapsed();
+    let total = || standins.iter().map(StandIn::running_count).sum::<usize>();
+    assert!(
+        StandIn::wait_until(&standins, Duration::from_secs(600), || total() >= cfg.units),
+        "only {}/{} units running after 600 s",
+        total(),
+        cfg.units
+    );
+    loop {
+        let (units, _) = http::all_units(&mut api);
+        let launched = units
+            .iter()
+            .filter(|u| u.current_state.as_deref() == Some("launched"))
+            .count();
+        if launched == cfg.units {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "{launched}/{} launched",
+            cfg.units
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f.launched = t0.elapsed();
+    let traffic1 = etcd_traffic(&etcd);
+    f.etcd_cpu = proc_cpu(etcd_pid) - etcd0;
+    f.bench_cpu = proc_cpu(me) - bench0;
+    f.msgs_per_unit = (traffic1.0 - traffic0.0) / cfg.units as f64;
+    f.bytes_per_unit = (traffic1.1 - traffic0.1) / cfg.units as f64;
+    let lead = leader(&dir, &ids).unwrap_or(0);
+    let cpu: Vec<f64> = pids
+        .iter()
+        .zip(&cpu0)
+        .map(|(p, c0)| proc_cpu(*p) - c0)
+        .collect();
+    f.leader_cpu = cpu[lead];
+    f.api_cpu = cpu[0];
+    let others: Vec<usize> = (0..cfg.machines)
+        .filter(|i| *i != lead && *i != 0)
+        .collect();
+    let pick = |v: &[usize]| if v.is_empty() { vec![0] } else { v.to_vec() };
+    let others = pick(&others);
+    f.agent_cpu = spread(others.iter().map(|i| cpu[*i]).collect());
+    f.agent_rss = spread(pids.iter().map(|p| proc_rss_kib(*p)).collect());
+
+    // 2. Listing everything, page by page.
+    let t = Instant::now();
+    let (units, pages) = http::all_units(&mut api);
+    f.list_units = t.elapsed();
+    assert_eq!((units.len(), pages), (cfg.units, cfg.units.div_ceil(100)));
+    let t = Instant::now();
+    let (states, _) = http::all_states(&mut api);
+    f.list_states = t.elapsed();
+    assert_eq!(states.len(), cfg.units);
+
+    // 3. Nothing changes for 10 s.
+    std::thread::sleep(Duration::from_secs(2));
+    let idle0: Vec<f64> = pids.iter().map(|p| proc_cpu(*p)).collect();
+    let etcd_idle0 = proc_cpu(etcd_pid);
+    std::thread::sleep(Duration::from_secs(10));
+    f.etcd_idle_cpu = proc_cpu(etcd_pid) - etcd_idle0;
+    let idle: Vec<f64> = pids
+        .iter()
+        .zip(&idle0)
+        .map(|(p, c0)| proc_cpu(*p) - c0)
+        .collect();
+    f.idle_cpu_total = idle.iter().sum();
+    f.idle_cpu_max = idle.iter().cloned().fold(0.0, f64::max);
+
+    // 4. A global unit on every machine.
+    let t = Instant::now();
+    let g = ",{\"section\":\"X-Fleet\",\"name\":\"Global\",\"value\":\"true\"}";
+    let (code, b) = api.request(
+        "PUT",
+        "/fleet/v1/units/global.service",
+        Some(&unit_body(0, g)),
+    );
+    assert_eq!(code, 201, "{b}");
+    let everywhere = || {
+        standins
+            .iter()
+            .all(|s| s.running().iter().any(|u| u == "global.service"))
+    };
+    assert!(
+        StandIn::wait_until(&standins, Duration::from_secs(120), everywhere),
+        "global unit"
+    );
+    loop {
+        let (c, b) = api.request("GET", "/fleet/v1/state?unitName=global.service", None);
+        if c == 200 && b.matches("\"active\"").count() == cfg.machines {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "global states: {b}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f.global = t.elapsed();
+
+    // 5. A machine dies (neither the leader nor the one serving the API).
+    let victim = (0..cfg.machines)
+        .rev()
+        .find(|i| *i != lead && *i != 0)
+        .unwrap_or(cfg.machines - 1);
+    let lost: BTreeSet<String> = standins[victim]
+        .running()
+        .into_iter()
+        .filter(|u| u != "global.service")
+        .collect();
+    f.moved_units = lost.len();
+    let t = Instant::now();
+    drop(procs.remove(victim));
+    standins[victim].kill();
+    let once_elsewhere = || {
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, s) in standins.iter().enumerate() {
+            if i == victim {
+                continue;
+            }
+            for u in s.running() {
+                if lost.contains(&u) {
+                    *count.entry(u).or_default() += 1;
+                }
+            }
+        }
+        count.len() == lost.len() && count.values().all(|c| *c == 1)
+    };
+    assert!(
+        StandIn::wait_until(&standins, Duration::from_secs(10 * cfg.ttl), once_elsewhere),
+        "the lost machine's units did not run elsewhere"
+    );
+    loop {
+        let (units, _) = http::all_units(&mut api);
+        let moved = units.iter().filter(|u| lost.contains(&u.name)).all(|u| {
+            u.current_state.as_deref() == Some("launched")
+                && u.machine_id.as_deref() != Some(&ids[victim])
+        });
+        if moved {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10 * cfg.ttl),
+            "moved in the API"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f.moved = t.elapsed();
+
+    drop(procs);
+    drop(etcd);
+    PIDS.lock().unwrap().clear();
+    for s in &standins {
+        s.kill();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    f
+}
+
+fn print(f: &Figures, ttl: u64) {
+    println!("== {} units on {} machines, one etcd", f.units, f.machines);
+    println!("submitted (PUT): {:.2?}", f.submit);
+    println!("first PUT to all launched: {:.2?}", f.launched);
+    println!(
+        "etcd per unit: {:.2} gRPC messages, {:.0} bytes",
+        f.msgs_per_unit, f.bytes_per_unit
+    );
+    println!(
+        "CPU during the launch: leader {:.2} s, API {:.2} s, other agents {:.2}/{:.2}/{:.2} s (min/median/max), etcd {:.2} s; the benchmark's clients and stand-ins {:.2} s",
+        f.leader_cpu, f.api_cpu, f.agent_cpu.0, f.agent_cpu.1, f.agent_cpu.2, f.etcd_cpu, f.bench_cpu
+    );
+    println!(
+        "RSS of the clusterds: {}/{}/{} KiB (min/median/max)",
+        f.agent_rss.0, f.agent_rss.1, f.agent_rss.2
+    );
+    println!(
+        "GET /fleet/v1/units, all {} pages: {:.2?}; /fleet/v1/state: {:.2?}",
+        f.units.div_ceil(100),
+        f.list_units,
+        f.list_states
+    );
+    println!(
+        "idle 10 s: CPU of all {} clusterds {:.2} s in all, {:.2} s at most for one; etcd {:.2} s",
+        f.machines, f.idle_cpu_total, f.idle_cpu_max, f.etcd_idle_cpu
+    );
+    println!(
+        "global unit running on all {} machines after {:.2?}",
+        f.machines, f.global
+    );
+    println!(
+        "machine killed: its {} units launched elsewhere after {:.2?} (TTL {ttl} s, target {} s)",
+        f.moved_units,
+        f.moved,
+        2 * ttl
+    );
 }
 
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000);
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("bench_launch: {info}");
+        kill_all_started();
+    }));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut cfg = Config {
+        units: 1000,
+        machines: 3,
+        clients: 16,
+        ttl: 10,
+    };
+    let mut matrix = false;
+    let mut i = 0;
+    while i < args.len() {
+        let v = || {
+            args.get(i + 1)
+                .and_then(|v| v.parse().ok())
+                .expect("a number after the flag")
+        };
+        match args[i].as_str() {
+            "--units" => cfg.units = v(),
+            "--machines" => cfg.machines = v(),
+            "--clients" => cfg.clients = v(),
+            "--ttl" => cfg.ttl = v() as u64,
+            "--matrix" => {
+                matrix = true;
+                i += 1;
+                continue;
+            }
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
     let exe = std::env::current_exe().expect("exe");
     let clusterd: PathBuf = exe
         .parent()
@@ -194,118 +478,36 @@ fn main() {
         "build clusterd first: {}",
         clusterd.display()
     );
-    let etcd = etcd::Etcd::start();
-    let dir = std::env::temp_dir().join(format!("flotilla-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let ids = ["aaaaaaaa0001", "bbbbbbbb0002", "cccccccc0003"];
-    let mut procs = Vec::new();
-    for id in ids {
-        let ctl = dir.join(format!("{id}.init.sock"));
-        stand_in(&ctl);
-        let log = std::fs::File::create(dir.join(format!("{id}.log"))).expect("log");
-        let child = Command::new(&clusterd)
-            .args([
-                "--etcd",
-                &etcd.url(),
-                "--machine-id",
-                id,
-                "--agent-ttl",
-                "10s",
-                "--control",
-            ])
-            .arg(&ctl)
-            .arg("--api-listen")
-            .arg(format!(
-                "unix://{}",
-                dir.join(format!("{id}.sock")).display()
-            ))
-            .stdin(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("clusterd");
-        procs.push(Kill(child));
-    }
-    let sock = dir.join(format!("{}.sock", ids[0]));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ok = UnixStream::connect(&sock).is_ok() && {
-            let (c, b) = http(&sock, "GET", "/fleet/v1/machines", None);
-            c == 200 && b.matches("\"id\"").count() == 3
-        };
-        if ok {
-            break;
-        }
-        assert!(Instant::now() < deadline, "cluster did not come up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let cpu0: Vec<f64> = procs.iter().map(|p| proc_cpu_rss(p.0.id()).0).collect();
-    let req0 = grpc_handled(&etcd);
-    let t0 = Instant::now();
-    // Four client threads, as a deploy script would.
-    let per = n.div_ceil(4);
-    let threads: Vec<_> = (0..4)
-        .map(|t| {
-            let sock = sock.clone();
-            std::thread::spawn(move || {
-                for i in (t * per)..((t + 1) * per).min(n) {
-                    let body = format!(
-                        "{{\"desiredState\":\"launched\",\"options\":[{{\"section\":\"Service\",\"name\":\"ExecStart\",\"value\":\"/bin/sleep {i}\"}}]}}\n"
-                    );
-                    let (c, b) = http(&sock, "PUT", &format!("/fleet/v1/units/bench-{i:05}.service"), Some(&body));
-                    assert_eq!(c, 201, "{b}");
-                }
+    let runs: Vec<Config> = if matrix {
+        [1000, 10_000]
+            .into_iter()
+            .flat_map(|units| {
+                [3, 30, 100].into_iter().map(move |machines| Config {
+                    units,
+                    machines,
+                    ..cfg
+                })
             })
-        })
-        .collect();
-    for t in threads {
-        t.join().expect("client thread");
+            .collect()
+    } else {
+        vec![cfg]
+    };
+    let mut all = Vec::new();
+    for c in runs {
+        let f = run(&clusterd, c);
+        print(&f, c.ttl);
+        all.push(f);
     }
-    let submitted = t0.elapsed();
-    let mut polls = 0;
-    loop {
-        polls += 1;
-        let mut launched = 0;
-        let mut path = "/fleet/v1/units".to_string();
-        loop {
-            let (_, b) = http(&sock, "GET", &path, None);
-            let v: serde_json::Value = serde_json::from_str(&b).unwrap_or_default();
-            launched += v["units"]
-                .as_array()
-                .map(|a| a.iter().filter(|u| u["currentState"] == "launched").count())
-                .unwrap_or(0);
-            match v["nextPageToken"].as_str() {
-                Some(t) => path = format!("/fleet/v1/units?nextPageToken={t}"),
-                None => break,
-            }
+    if all.len() > 1 {
+        println!("\n| units | machines | PUTs | to all launched | etcd msgs/unit | bytes/unit | leader CPU | agent CPU (median) | list units | list states | idle CPU (all) | global | lost machine |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for f in &all {
+            println!(
+                "| {} | {} | {:.2?} | {:.2?} | {:.2} | {:.0} | {:.2} s | {:.2} s | {:.0?} | {:.0?} | {:.2} s | {:.2?} | {:.2?} ({} units) |",
+                f.units, f.machines, f.submit, f.launched, f.msgs_per_unit, f.bytes_per_unit,
+                f.leader_cpu, f.agent_cpu.1, f.list_units, f.list_states, f.idle_cpu_total,
+                f.global, f.moved, f.moved_units
+            );
         }
-        if launched == n {
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "only {launched}/{n} launched after 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
     }
-    let all = t0.elapsed();
-    let req1 = grpc_handled(&etcd);
-    println!("units: {n} on 3 machines, one etcd");
-    println!("submitted (PUT, 4 client threads): {submitted:.2?}");
-    println!("time to all launched: {all:.2?} ({polls} list polls)");
-    println!(
-        "etcd gRPC messages received: {:.0} total, {:.2} per unit (API reads of the polling client included)",
-        req1 - req0,
-        (req1 - req0) / n as f64
-    );
-    for (i, p) in procs.iter().enumerate() {
-        let (cpu, rss) = proc_cpu_rss(p.0.id());
-        println!(
-            "clusterd {}: CPU {:.2} s during the run, RSS {} KiB",
-            ids[i],
-            cpu - cpu0[i],
-            rss
-        );
-    }
-    drop(procs);
-    let _ = std::fs::remove_dir_all(&dir);
 }

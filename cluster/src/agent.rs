@@ -1,42 +1,53 @@
 //! The agent: keeps this machine present in etcd, runs the units the engine
 //! assigned to it by handing them to the local init, and reports their
-//! states.
+//! states. Its work is proportional to what changed for this machine.
 //!
 //! - Presence: `machines/<id>` bound to a lease of `--agent-ttl`, kept alive
-//!   every third of the TTL. A restarted clusterd finds its key and reuses the
-//!   lease while it lives, so a crash-and-restart never looks like a lost
-//!   machine and nothing is rescheduled.
+//!   by its own task ([`crate::lease`]). A restarted clusterd finds its key
+//!   and reuses the lease while it lives, so a crash-and-restart never looks
+//!   like a lost machine and nothing is rescheduled.
 //! - Work: it watches only `schedule/<id>/` (the engine copies each unit's
-//!   options and desired state there) and `metadata/<id>` (API-set
-//!   metadata). Translated units are cached by hash.
-//! - The local init gets the whole set as the transient set `cluster`: every
-//!   assigned unit provides its own name, and a virtual unit `cluster`
-//!   `waits-for` every launched one; loaded units are in the set but not
-//!   required, so they stay `disabled`.
-//! - Nothing is applied before the schedule has been read from etcd once, so
-//!   a restarted agent reconciles before it starts anything, and an etcd
-//!   outage changes nothing locally: units keep running, and the agent
-//!   re-reads everything when etcd is back.
-//! - States (`state/<id>/<unit>`, bound to the lease) are written after the
-//!   init accepted the set and whenever the init reports a change; the
-//!   `currentState` in them is what was really applied.
+//!   options and desired state there), `metadata/<id>` (API-set metadata)
+//!   and `logreq/<id>/` (log requests, [`logs`]). A changed key marks that
+//!   unit; only marked units are translated (cached by hash), sent to the
+//!   init and reported.
+//! - The local init holds the units as the transient set `cluster`
+//!   ([`local`]): each assigned unit provides its own name, and a virtual
+//!   unit `cluster` `waits-for` every launched one; loaded units are in the
+//!   set but not required, so they stay `disabled`. Changes go as
+//!   `transient-patch` differences.
+//! - Reconcile before acting: nothing is applied before the schedule has
+//!   been read from etcd, so a restarted agent learns what the cluster wants
+//!   first. When the presence lease is lost (a machine frozen past its TTL,
+//!   whose units the engine has moved), the agent reads its schedule again
+//!   and applies it, stopping its stale copies, before it registers again.
+//!   An etcd outage changes nothing locally: units keep running, and the
+//!   agent re-reads when etcd is back.
+//! - States (`state/<id>/<unit>`, bound to the lease) are written for the
+//!   marked units after the init took them and when the init reports a
+//!   change (`subscribe`), in batches; `currentState` is what was really
+//!   applied.
 
+mod local;
+mod logs;
+
+pub use local::{systemd_states, SET};
+pub use logs::MAX_LINES as MAX_LOG_LINES;
+
+use crate::batch::Op;
 use crate::control;
 use crate::keys::Key;
-use crate::model::{ApiUnitState, Assignment, ClusterState, Machine, StoredState};
-use crate::registry::{decode, Registry, RegistryError};
-use etcd_client::{EventType, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse, WatchOptions};
-use flotilla_units::protocol::{Reply, Request, UnitStatus};
-use flotilla_units::spec::{UnitSpec, UnitType};
-use flotilla_units::state::UnitState;
-use std::collections::BTreeMap;
+use crate::lease::Keeper;
+use crate::model::{ApiUnitState, Assignment, ClusterState, LogRequest, Machine, StoredState};
+use crate::registry::{decode, decode_value, Registry, RegistryError};
+use etcd_client::{EventType, WatchOptions};
+use flotilla_units::protocol::{Reply, UnitStatus};
+use local::Local;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-
-/// The name of the transient set and of the virtual target unit.
-pub const SET: &str = "cluster";
 
 /// The agent's settings.
 #[derive(Debug, Clone)]
@@ -53,23 +64,23 @@ pub struct AgentConfig {
     pub control: PathBuf,
 }
 
-/// systemd's (LOAD, ACTIVE, SUB) for a local state (SPEC §7).
-pub fn systemd_states(state: Option<UnitState>) -> (&'static str, &'static str, &'static str) {
-    match state {
-        None => ("not-found", "inactive", "dead"),
-        Some(UnitState::Running) => ("loaded", "active", "running"),
-        Some(UnitState::Reloading) => ("loaded", "active", "reload"),
-        Some(UnitState::Exited) => ("loaded", "active", "exited"),
-        Some(UnitState::Starting) | Some(UnitState::Waiting) => ("loaded", "activating", "start"),
-        Some(UnitState::Stopping) => ("loaded", "deactivating", "stop"),
-        Some(UnitState::Failed) => ("loaded", "failed", "failed"),
-        Some(UnitState::Disabled) => ("loaded", "inactive", "dead"),
-    }
-}
+/// How long the agent gathers events after the first of a step: a burst
+/// of changes (a deploy) becomes a few patches and state writes, not one
+/// per unit.
+const GATHER: Duration = Duration::from_millis(10);
+
+/// States are written at most this often: a lone change is written at
+/// once, a burst (a unit a few milliseconds apart for ten seconds) in a
+/// few writes instead of one per unit; etcd's work at 100 machines was
+/// mostly these writes.
+const PUBLISH_EVERY: Duration = Duration::from_millis(200);
+
+/// A change of one watched key: key, value, deleted.
+type Change = (String, Vec<u8>, bool);
 
 enum Ev {
     /// Events of watch session `n`.
-    Etcd(u64, Vec<(KeyValue, bool)>),
+    Etcd(u64, Vec<Change>),
     /// Watch session `n` broke.
     EtcdDown(u64, String),
     /// The init reported a change.
@@ -85,21 +96,28 @@ struct Agent {
     cfg: AgentConfig,
     tx: mpsc::Sender<Ev>,
     lease: Option<i64>,
-    keeper: Option<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream)>,
+    keeper: Option<Keeper>,
     published_machine: Option<(Machine, i64)>,
     session: u64,
     session_ok: bool,
-    watch_tasks: Vec<tokio::task::JoinHandle<()>>,
+    watch_task: Option<tokio::task::JoinHandle<()>>,
+    /// The schedule has been read from etcd at least once.
     synced: bool,
     assignments: BTreeMap<String, Assignment>,
     overrides: BTreeMap<String, Option<String>>,
-    cache: BTreeMap<String, (String, Result<UnitSpec, String>)>,
-    applied: Option<BTreeMap<String, (String, ClusterState)>>,
-    excluded: BTreeMap<String, String>,
+    /// Units whose assignment changed since the init last took them.
+    dirty: BTreeSet<String>,
+    local: Local,
     init_up: bool,
-    local: BTreeMap<String, UnitStatus>,
     published: BTreeMap<String, StoredState>,
-    dirty: bool,
+    /// Units whose reported state may have changed.
+    unreported: BTreeSet<String>,
+    /// When states were last written.
+    last_publish: Instant,
+    /// When the states held back are due.
+    publish_at: Option<Instant>,
+    /// Something is left to do (a retry is due).
+    again: bool,
 }
 
 /// Runs the agent forever.
@@ -115,20 +133,21 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         published_machine: None,
         session: 0,
         session_ok: false,
-        watch_tasks: Vec::new(),
+        watch_task: None,
         synced: false,
         assignments: BTreeMap::new(),
         overrides: BTreeMap::new(),
-        cache: BTreeMap::new(),
-        applied: None,
-        excluded: BTreeMap::new(),
+        dirty: BTreeSet::new(),
+        local: Local::default(),
         init_up: false,
-        local: BTreeMap::new(),
         published: BTreeMap::new(),
-        dirty: true,
+        unreported: BTreeSet::new(),
+        last_publish: Instant::now()
+            .checked_sub(PUBLISH_EVERY)
+            .unwrap_or_else(Instant::now),
+        publish_at: None,
+        again: true,
     };
-    let keepalive_every = (a.cfg.ttl / 3).max(Duration::from_millis(300));
-    let mut next_keepalive = Instant::now();
     let mut retry_at: Option<Instant> = Some(Instant::now());
     loop {
         let retry = async {
@@ -137,27 +156,36 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
                 None => std::future::pending().await,
             }
         };
+        let lost = async {
+            match a.keeper.as_mut() {
+                Some(k) => k.lost().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             ev = rx.recv() => {
                 let Some(ev) = ev else { return };
                 a.handle(ev);
+                // What else arrives meanwhile goes in the same step.
+                tokio::time::sleep(GATHER).await;
                 while let Ok(ev) = rx.try_recv() {
                     a.handle(ev);
                 }
             }
-            _ = tokio::time::sleep_until(next_keepalive) => {
-                next_keepalive = Instant::now() + keepalive_every;
-                if let Err(e) = a.keep_alive().await {
-                    eprintln!("clusterd: agent: presence: {e}");
-                    a.lease_lost();
-                }
+            why = lost => {
+                eprintln!("clusterd: agent: presence lease lost ({why}); reading the schedule again");
+                a.lease_lost();
             }
             _ = retry => { retry_at = None; }
         }
         match a.step().await {
             Ok(()) => {
-                if a.dirty {
+                if a.again {
                     retry_at = Some(Instant::now() + Duration::from_millis(500));
+                }
+                // States held back by the publishing pace.
+                if let Some(t) = a.publish_at {
+                    retry_at = Some(retry_at.map_or(t, |r| r.min(t)));
                 }
             }
             Err(e) => {
@@ -209,31 +237,62 @@ async fn follow_init(path: PathBuf, tx: mpsc::Sender<Ev>) {
     }
 }
 
+/// Follows this machine's keys from `rev` on one watch stream.
+async fn follow_etcd(reg: Registry, me: String, rev: i64, n: u64, tx: mpsc::Sender<Ev>) {
+    let k = reg.keys().clone();
+    let from = |prefix: bool| {
+        let o = WatchOptions::new().with_start_revision(rev + 1);
+        if prefix {
+            o.with_prefix()
+        } else {
+            o
+        }
+    };
+    let why = async {
+        let mut stream = reg
+            .watch_client()
+            .watch(k.schedule_of(&me), Some(from(true)))
+            .await?;
+        stream.watch(k.metadata(&me), Some(from(false))).await?;
+        stream
+            .watch(k.log_requests_of(&me), Some(from(true)))
+            .await?;
+        loop {
+            let Some(r) = stream.message().await? else {
+                return Ok::<String, etcd_client::Error>("ended".into());
+            };
+            if r.canceled() {
+                return Ok(format!("canceled: {}", r.cancel_reason()));
+            }
+            let batch: Vec<Change> = r
+                .events()
+                .iter()
+                .filter_map(|e| {
+                    let kv = e.kv()?;
+                    Some((
+                        kv.key_str().ok()?.to_string(),
+                        kv.value().to_vec(),
+                        e.event_type() == EventType::Delete,
+                    ))
+                })
+                .collect();
+            if !batch.is_empty() && tx.send(Ev::Etcd(n, batch)).await.is_err() {
+                return Ok("agent gone".into());
+            }
+        }
+    }
+    .await
+    .unwrap_or_else(|e| e.to_string());
+    let _ = tx.send(Ev::EtcdDown(n, why)).await;
+}
+
 impl Agent {
     fn handle(&mut self, ev: Ev) {
-        self.dirty = true;
+        self.again = true;
         match ev {
             Ev::Etcd(n, batch) if n == self.session => {
-                let k = self.reg.keys().clone();
-                for (kv, deleted) in batch {
-                    let Ok(key) = kv.key_str() else { continue };
-                    match k.parse(key) {
-                        Key::Schedule(m, u) if m == self.cfg.machine_id => {
-                            if deleted {
-                                self.assignments.remove(u);
-                            } else if let Some(a) = decode::<Assignment>(&kv) {
-                                self.assignments.insert(u.to_string(), a);
-                            }
-                        }
-                        Key::Metadata(m) if m == self.cfg.machine_id => {
-                            self.overrides = if deleted {
-                                BTreeMap::new()
-                            } else {
-                                decode(&kv).unwrap_or_default()
-                            };
-                        }
-                        _ => {}
-                    }
+                for (key, value, deleted) in batch {
+                    self.absorb(&key, &value, deleted);
                 }
             }
             Ev::EtcdDown(n, why) if n == self.session => {
@@ -242,14 +301,56 @@ impl Agent {
             }
             Ev::Etcd(..) | Ev::EtcdDown(..) => {}
             Ev::Changed(st) => {
-                self.local.insert(st.unit.clone(), *st);
+                if self.local.observe(&st) {
+                    self.unreported.insert(st.unit.clone());
+                }
             }
             Ev::InitUp => {
                 self.init_up = true;
-                // The init may have restarted without our set: apply again.
-                self.applied = None;
+                // The init may have restarted without our set: list it.
+                self.local.reset();
             }
             Ev::InitDown => self.init_up = false,
+        }
+    }
+
+    /// One changed key of this machine.
+    fn absorb(&mut self, key: &str, value: &[u8], deleted: bool) {
+        let me = self.cfg.machine_id.clone();
+        match self.reg.keys().parse(key) {
+            Key::Schedule(m, u) if m == me => {
+                if deleted {
+                    self.assignments.remove(u);
+                } else if let Some(a) = decode_value::<Assignment>(key.as_bytes(), value) {
+                    self.assignments.insert(u.to_string(), a);
+                }
+                self.dirty.insert(u.to_string());
+            }
+            Key::Metadata(m) if m == me => {
+                self.overrides = if deleted {
+                    BTreeMap::new()
+                } else {
+                    decode_value(key.as_bytes(), value).unwrap_or_default()
+                };
+            }
+            Key::LogRequest(m, u) if m == me && !deleted => {
+                let (Some(req), Some(lease)) = (
+                    decode_value::<LogRequest>(key.as_bytes(), value),
+                    self.lease,
+                ) else {
+                    return;
+                };
+                tokio::spawn(logs::answer(
+                    self.reg.clone(),
+                    self.cfg.control.clone(),
+                    me.clone(),
+                    u.to_string(),
+                    req,
+                    self.assignments.contains_key(u),
+                    lease,
+                ));
+            }
+            _ => {}
         }
     }
 
@@ -257,20 +358,9 @@ impl Agent {
         self.lease = None;
         self.keeper = None;
         self.published_machine = None;
-    }
-
-    async fn keep_alive(&mut self) -> Result<(), RegistryError> {
-        let Some((keeper, acks)) = self.keeper.as_mut() else {
-            return Ok(());
-        };
-        keeper.keep_alive().await?;
-        match tokio::time::timeout(self.cfg.ttl, acks.message()).await {
-            Ok(Ok(Some(a))) if a.ttl() > 0 => Ok(()),
-            Ok(Ok(Some(_))) => Err(RegistryError("presence lease expired".into())),
-            Ok(Ok(None)) => Err(RegistryError("keep-alive stream ended".into())),
-            Ok(Err(e)) => Err(e.into()),
-            Err(_) => Err(RegistryError("keep-alive timed out".into())),
-        }
+        // What the engine did meanwhile is read afresh and applied before
+        // this machine registers again.
+        self.session_ok = false;
     }
 
     fn machine(&self) -> Machine {
@@ -289,134 +379,139 @@ impl Agent {
     }
 
     async fn step(&mut self) -> Result<(), RegistryError> {
-        self.dirty = false;
+        self.again = false;
+        // 1. Read this machine's part of etcd, and follow it.
+        if !self.session_ok {
+            self.again = true;
+            self.resync().await?;
+            self.again = false;
+        }
+        // 2. Hand the changes to the init: a machine that lost its lease
+        // stops its stale copies here, before it registers again.
+        if self.synced && self.init_up {
+            let dirty = std::mem::take(&mut self.dirty);
+            match self
+                .local
+                .reconcile(&self.cfg.control, &self.assignments, &dirty)
+                .await
+            {
+                Ok(touched) => self.unreported.extend(touched),
+                Err(e) => {
+                    eprintln!("clusterd: agent: applying to the init: {e}");
+                    self.dirty.extend(dirty);
+                    self.local.reset();
+                    self.again = true;
+                }
+            }
+        }
+        // 3. Presence, with merged metadata.
+        let lease = self.presence().await?;
+        // 4. Report states.
+        self.publish(lease).await
+    }
+
+    /// Reads the schedule, metadata and reported states of this machine at
+    /// one revision and follows them from the next.
+    async fn resync(&mut self) -> Result<(), RegistryError> {
+        let me = self.cfg.machine_id.clone();
+        let k = self.reg.keys().clone();
+        if let Some(t) = self.watch_task.take() {
+            t.abort();
+        }
+        self.session += 1;
+        let (rev, kvs) = self
+            .reg
+            .read_prefixes(&[k.schedule_of(&me), k.metadata(&me), k.states_of(&me)])
+            .await?;
+        let mut assignments = BTreeMap::new();
+        let mut overrides = BTreeMap::new();
+        let mut published = BTreeMap::new();
+        for kv in &kvs {
+            let Ok(key) = kv.key_str() else { continue };
+            match k.parse(key) {
+                Key::Schedule(m, u) if m == me => {
+                    if let Some(a) = decode::<Assignment>(kv) {
+                        assignments.insert(u.to_string(), a);
+                    }
+                }
+                Key::Metadata(m) if m == me => overrides = decode(kv).unwrap_or_default(),
+                Key::State(m, u) if m == me => {
+                    // A state under another lease is rewritten under ours.
+                    let s = decode::<StoredState>(kv)
+                        .filter(|_| Some(kv.lease()) == self.lease)
+                        .unwrap_or(StoredState {
+                            state: ApiUnitState::default(),
+                            current: ClusterState::Inactive,
+                        });
+                    published.insert(u.to_string(), s);
+                }
+                _ => {}
+            }
+        }
+        // The units whose assignment differs from what we knew.
+        for (n, a) in &assignments {
+            if self.assignments.get(n) != Some(a) {
+                self.dirty.insert(n.clone());
+            }
+        }
+        for n in self.assignments.keys() {
+            if !assignments.contains_key(n) {
+                self.dirty.insert(n.clone());
+            }
+        }
+        self.unreported.extend(published.keys().cloned());
+        self.unreported.extend(assignments.keys().cloned());
+        self.assignments = assignments;
+        self.overrides = overrides;
+        self.published = published;
+        self.watch_task = Some(tokio::spawn(follow_etcd(
+            self.reg.clone(),
+            me,
+            rev,
+            self.session,
+            self.tx.clone(),
+        )));
+        self.session_ok = true;
+        self.synced = true;
+        Ok(())
+    }
+
+    /// Keeps the presence key and its lease; returns the lease.
+    async fn presence(&mut self) -> Result<i64, RegistryError> {
         let me = self.cfg.machine_id.clone();
         let k = self.reg.keys().clone();
         let mut c = self.reg.client();
-
-        // 1. Presence lease: reuse the one our machine key is bound to.
-        if self.lease.is_none() {
-            self.dirty = true;
-            let resp = c.get(k.machine(&me), None).await?;
-            let old = resp.kvs().first().map(|kv| kv.lease()).filter(|l| *l != 0);
-            let mut lease = None;
-            if let Some(l) = old {
-                if c.lease_time_to_live(l, None).await?.ttl() > 0 {
-                    lease = Some(l);
+        let lease = match self.lease {
+            Some(l) => l,
+            None => {
+                self.again = true;
+                // Reuse the lease our machine key is bound to while it lives.
+                let resp = c.get(k.machine(&me), None).await?;
+                let old = resp.kvs().first().map(|kv| kv.lease()).filter(|l| *l != 0);
+                let mut lease = None;
+                if let Some(l) = old {
+                    if c.lease_time_to_live(l, None).await?.ttl() > 0 {
+                        lease = Some(l);
+                    }
                 }
+                let lease = match lease {
+                    Some(l) => l,
+                    None => c
+                        .lease_grant(self.cfg.ttl.as_secs().max(1) as i64, None)
+                        .await?
+                        .id(),
+                };
+                self.keeper = Some(Keeper::start(c.clone(), lease, self.cfg.ttl));
+                self.lease = Some(lease);
+                if old != Some(lease) {
+                    // States under an old lease are gone (or going).
+                    self.unreported.extend(self.published.keys().cloned());
+                    self.published.clear();
+                }
+                self.again = false;
+                lease
             }
-            let lease = match lease {
-                Some(l) => l,
-                None => c
-                    .lease_grant(self.cfg.ttl.as_secs().max(1) as i64, None)
-                    .await?
-                    .id(),
-            };
-            let (mut keeper, acks) = c.lease_keep_alive(lease).await?;
-            keeper.keep_alive().await?;
-            self.keeper = Some((keeper, acks));
-            self.lease = Some(lease);
-            if old != Some(lease) {
-                // States under an old lease are gone (or going).
-                self.published.clear();
-            }
-            self.dirty = false;
-        }
-        let Some(lease) = self.lease else {
-            return Ok(());
         };
-
-        // 2. Read our part of etcd and watch it.
-        if !self.session_ok {
-            self.dirty = true;
-            for t in self.watch_tasks.drain(..) {
-                t.abort();
-            }
-            self.session += 1;
-            let ops = vec![
-                TxnOp::get(k.schedule_of(&me), Some(GetOptions::new().with_prefix())),
-                TxnOp::get(k.metadata(&me), None),
-                TxnOp::get(k.states_of(&me), Some(GetOptions::new().with_prefix())),
-            ];
-            let resp = c.txn(Txn::new().and_then(ops)).await?;
-            let rev = resp.header().map(|h| h.revision()).unwrap_or(0);
-            let mut assignments = BTreeMap::new();
-            let mut overrides = BTreeMap::new();
-            let mut published = BTreeMap::new();
-            for op in resp.op_responses() {
-                let TxnOpResponse::Get(g) = op else { continue };
-                for kv in g.kvs() {
-                    let Ok(key) = kv.key_str() else { continue };
-                    match k.parse(key) {
-                        Key::Schedule(_, u) => {
-                            if let Some(a) = decode::<Assignment>(kv) {
-                                assignments.insert(u.to_string(), a);
-                            }
-                        }
-                        Key::Metadata(_) => overrides = decode(kv).unwrap_or_default(),
-                        Key::State(_, u) if kv.lease() == lease => {
-                            if let Some(s) = decode::<StoredState>(kv) {
-                                published.insert(u.to_string(), s);
-                            }
-                        }
-                        Key::State(_, u) => {
-                            // Under another lease: rewrite it under ours.
-                            published.insert(
-                                u.to_string(),
-                                StoredState {
-                                    state: ApiUnitState::default(),
-                                    current: ClusterState::Inactive,
-                                },
-                            );
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            self.assignments = assignments;
-            self.overrides = overrides;
-            self.published = published;
-            for (p, prefix) in [(k.schedule_of(&me), true), (k.metadata(&me), false)] {
-                let opts = WatchOptions::new().with_start_revision(rev + 1);
-                let opts = if prefix { opts.with_prefix() } else { opts };
-                let mut stream = c.watch(p.as_str(), Some(opts)).await?;
-                let tx = self.tx.clone();
-                let n = self.session;
-                self.watch_tasks.push(tokio::spawn(async move {
-                    loop {
-                        let why = match stream.message().await {
-                            Ok(Some(r)) if r.canceled() => {
-                                format!("canceled: {}", r.cancel_reason())
-                            }
-                            Ok(Some(r)) => {
-                                let b: Vec<(KeyValue, bool)> = r
-                                    .events()
-                                    .iter()
-                                    .filter_map(|e| {
-                                        e.kv().map(|kv| {
-                                            (kv.clone(), e.event_type() == EventType::Delete)
-                                        })
-                                    })
-                                    .collect();
-                                if !b.is_empty() && tx.send(Ev::Etcd(n, b)).await.is_err() {
-                                    return;
-                                }
-                                continue;
-                            }
-                            Ok(None) => "ended".to_string(),
-                            Err(e) => e.to_string(),
-                        };
-                        let _ = tx.send(Ev::EtcdDown(n, why)).await;
-                        return;
-                    }
-                }));
-            }
-            self.session_ok = true;
-            self.synced = true;
-            self.dirty = false;
-        }
-
-        // 3. Presence key, with merged metadata.
         let machine = self.machine();
         if self.published_machine.as_ref() != Some(&(machine.clone(), lease)) {
             c.put(
@@ -427,192 +522,75 @@ impl Agent {
             .await?;
             self.published_machine = Some((machine, lease));
         }
-
-        // 4. Hand the set to the init.
-        if self.synced && self.init_up {
-            if let Err(e) = self.apply().await {
-                eprintln!("clusterd: agent: applying to the init: {e}");
-                self.dirty = true;
-            }
-        }
-
-        // 5. Report states.
-        self.publish(lease).await
+        Ok(lease)
     }
 
-    /// Translates (cached by hash) every assignment.
-    fn translated(&mut self, name: &str, a: &Assignment) -> Result<UnitSpec, String> {
-        if let Some((h, r)) = self.cache.get(name) {
-            if *h == a.hash {
-                return r.clone();
-            }
-        }
-        let parsed = flotilla_units::systemd::translate(&format!("fleet:{name}"), name, &a.options);
-        let r = match parsed.spec {
-            Some(mut spec) => {
-                if !spec.provides.iter().any(|p| p == name) {
-                    spec.provides.push(name.to_string());
-                }
-                Ok(spec)
-            }
-            None => Err(parsed
-                .diagnostics
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")),
+    /// What to report for `name`: `None` to leave the stored state as it
+    /// is (the init has not taken the unit yet), `Some(None)` to delete it.
+    fn record(&self, name: &str) -> Option<Option<StoredState>> {
+        let Some(a) = self.assignments.get(name) else {
+            return Some(None);
         };
-        self.cache
-            .insert(name.to_string(), (a.hash.clone(), r.clone()));
-        r
-    }
-
-    async fn apply(&mut self) -> std::io::Result<()> {
-        let assignments = self.assignments.clone();
-        self.cache.retain(|n, _| assignments.contains_key(n));
-        let want: BTreeMap<String, (String, ClusterState)> = assignments
-            .iter()
-            .map(|(n, a)| (n.clone(), (a.hash.clone(), a.desired)))
-            .collect();
-        if self.applied.as_ref() == Some(&want) {
-            return Ok(());
-        }
-        let mut excluded: BTreeMap<String, String> = BTreeMap::new();
-        for _attempt in 0..4 {
-            let mut units = Vec::new();
-            let mut launched = Vec::new();
-            for (n, a) in &assignments {
-                if excluded.contains_key(n) {
-                    continue;
-                }
-                match self.translated(n, a) {
-                    Ok(spec) => {
-                        if a.desired == ClusterState::Launched {
-                            launched.push(n.clone());
-                        }
-                        units.push(spec);
-                    }
-                    Err(e) => {
-                        excluded.insert(n.clone(), e);
-                    }
-                }
-            }
-            let mut target = UnitSpec::new(SET, UnitType::Virtual);
-            target.description = Some("fleet units launched on this machine".into());
-            target.waits_for = launched;
-            units.push(target);
-            match control::request(
-                &self.cfg.control,
-                Request::TransientApply {
-                    set: SET.into(),
-                    units,
-                },
-            )
-            .await?
-            {
-                Reply::Applied(_) => {
-                    self.applied = Some(want);
-                    self.excluded = excluded;
-                    self.refresh_local().await?;
-                    return Ok(());
-                }
-                Reply::Error {
-                    message, details, ..
-                } => {
-                    // Leave out the units the init names, and try again.
-                    let mut named = false;
-                    for n in assignments.keys() {
-                        if !excluded.contains_key(n)
-                            && details
-                                .iter()
-                                .chain([&message])
-                                .any(|d| d.contains(n.as_str()))
-                        {
-                            excluded.insert(
-                                n.clone(),
-                                format!("refused by the init: {message} {}", details.join("; ")),
-                            );
-                            named = true;
-                        }
-                    }
-                    if !named {
-                        return Err(std::io::Error::other(format!(
-                            "init refused the set: {message} {}",
-                            details.join("; ")
-                        )));
-                    }
-                }
-                other => return Err(std::io::Error::other(format!("unexpected reply {other:?}"))),
-            }
-        }
-        Err(std::io::Error::other("init kept refusing the set"))
-    }
-
-    async fn refresh_local(&mut self) -> std::io::Result<()> {
-        if let Reply::List { units } = control::request(&self.cfg.control, Request::List).await? {
-            self.local = units.into_iter().map(|u| (u.unit.clone(), u)).collect();
-        }
-        Ok(())
-    }
-
-    fn records(&self) -> BTreeMap<String, StoredState> {
-        let mut out = BTreeMap::new();
-        let Some(applied) = &self.applied else {
-            // Nothing applied yet in this process: keep what was published.
-            return self.published.clone();
-        };
-        for (n, (hash, desired)) in applied {
-            let (load, active, sub, current) = match self.excluded.get(n) {
-                Some(_) => ("error", "inactive", "dead", ClusterState::Inactive),
-                None => {
-                    let (l, a, s) = systemd_states(self.local.get(n).map(|u| u.state));
-                    (l, a, s, *desired)
-                }
-            };
-            out.insert(
-                n.clone(),
-                StoredState {
-                    state: ApiUnitState {
-                        hash: hash.clone(),
-                        machine_id: self.cfg.machine_id.clone(),
-                        name: n.clone(),
-                        active_state: active.into(),
-                        load_state: load.into(),
-                        sub_state: sub.into(),
-                    },
-                    current,
-                },
-            );
-        }
-        out
+        let (load, active, sub, current) = self.local.report(name)?;
+        Some(Some(StoredState {
+            state: ApiUnitState {
+                hash: a.hash.clone(),
+                machine_id: self.cfg.machine_id.clone(),
+                name: name.to_string(),
+                active_state: active.into(),
+                load_state: load.into(),
+                sub_state: sub.into(),
+            },
+            current,
+        }))
     }
 
     async fn publish(&mut self, lease: i64) -> Result<(), RegistryError> {
-        let k = self.reg.keys().clone();
-        let want = self.records();
-        let mut ops = Vec::new();
-        for (n, s) in &want {
-            if self.published.get(n) != Some(s) {
-                ops.push(Registry::put_leased(
-                    k.state(&self.cfg.machine_id, n),
-                    Registry::encode(s),
-                    lease,
-                ));
-            }
-        }
-        for n in self.published.keys() {
-            if !want.contains_key(n) {
-                ops.push(TxnOp::delete(k.state(&self.cfg.machine_id, n), None));
-            }
-        }
-        if ops.is_empty() {
+        if self.unreported.is_empty() {
+            self.publish_at = None;
             return Ok(());
         }
-        if let Err(e) = self.reg.write_batched(&[], ops).await {
-            self.dirty = true;
-            return Err(e);
+        let due = self.last_publish + PUBLISH_EVERY;
+        if Instant::now() < due {
+            self.publish_at = Some(due);
+            return Ok(());
         }
-        self.published = want;
+        self.publish_at = None;
+        let k = self.reg.keys().clone();
+        let me = &self.cfg.machine_id;
+        let mut groups = Vec::new();
+        let mut next: Vec<(String, Option<StoredState>)> = Vec::new();
+        for n in &self.unreported {
+            let Some(want) = self.record(n) else { continue };
+            if self.published.get(n) == want.as_ref() {
+                continue;
+            }
+            groups.push(vec![match &want {
+                Some(s) => Op::put_leased(k.state(me, n), Registry::encode(s), lease),
+                None => Op::delete(k.state(me, n)),
+            }]);
+            next.push((n.clone(), want));
+        }
+        if !groups.is_empty() {
+            self.last_publish = Instant::now();
+            if !self.reg.write_groups(&[], groups).await? {
+                return Err(RegistryError("state write refused".into()));
+            }
+        }
+        // Units the init has not taken yet stay marked.
+        let mut left = BTreeSet::new();
+        for n in std::mem::take(&mut self.unreported) {
+            if self.record(&n).is_none() {
+                left.insert(n);
+            }
+        }
+        self.unreported = left;
+        for (n, s) in next {
+            match s {
+                Some(s) => self.published.insert(n, s),
+                None => self.published.remove(&n),
+            };
+        }
         Ok(())
     }
 }

@@ -1,12 +1,16 @@
 //! fleet API v1 over HTTP (axum): `/fleet/v1/units`, `/units/<name>`,
-//! `/state`, `/state/<name>`, `/machines` (GET, PATCH) and `/discovery`.
+//! `/state`, `/state/<name>`, `/machines` (GET, PATCH) and `/discovery`;
+//! and the dashboard ([`crate::ui`]) at `/ui/` on the same listener.
 //!
 //! Status codes, JSON shapes, the order of PUT checks and pagination follow
 //! FLEET-NOTES; the pure checks live in [`crate::validate`]. Unknown query
 //! parameters (fleetctl's `?alt=json`) are ignored. Any etcd failure is a
 //! 503. Handlers never panic on input: every body is decoded into typed
-//! values and every failure becomes a JSON error entity.
+//! values and every failure becomes a JSON error entity. Listings are
+//! served from the live view ([`crate::view`]), pages keyed by the last
+//! item served; single units are read from etcd.
 
+use crate::creates::Creates;
 use crate::model::{MachinePage, StatePage, UnitPage};
 use crate::registry::{Registry, RegistryError};
 use crate::requirements::Requirements;
@@ -14,15 +18,18 @@ use crate::validate::{
     check_replaces, decide_put, page_token, parse_page_token, parse_patch, parse_put, ApiError,
     PutAction,
 };
+use crate::view::Views;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use flotilla_units::fleet_api::ErrorBody;
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::Arc;
-use tokio_rustls::rustls::ServerConfig;
 
 /// Items per page.
 pub const PAGE_SIZE: usize = 100;
@@ -31,6 +38,26 @@ pub const PAGE_SIZE: usize = 100;
 pub struct Api {
     /// The registry.
     pub registry: Registry,
+    /// The live view behind listings and the dashboard.
+    pub views: Views,
+    /// Creations, sent to etcd in groups.
+    pub creates: Creates,
+    /// Refuse `Host` names other than IP addresses and `localhost` (a
+    /// plain-HTTP TCP listen: [`crate::serve::guard`]).
+    pub check_host: bool,
+}
+
+impl Api {
+    /// The API's state for a registry (starts its tasks: call it inside
+    /// the runtime).
+    pub fn new(registry: Registry, check_host: bool) -> Api {
+        Api {
+            views: Views::new(registry.clone()),
+            creates: Creates::start(registry.clone()),
+            registry,
+            check_host,
+        }
+    }
 }
 
 impl From<RegistryError> for ApiError {
@@ -42,16 +69,13 @@ impl From<RegistryError> for ApiError {
 /// An error entity response.
 pub fn error_response(e: &ApiError) -> Response {
     let code = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = serde_json::json!({"error": {"code": e.code, "message": e.message}});
-    (
-        code,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    let body =
+        serde_json::to_string(&ErrorBody::new(e.code, e.message.clone())).unwrap_or_default();
+    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-fn json_response<T: serde::Serialize>(v: &T) -> Response {
+/// A JSON response with status 200.
+pub fn json_response<T: serde::Serialize>(v: &T) -> Response {
     match serde_json::to_string(v) {
         Ok(s) => (
             StatusCode::OK,
@@ -70,7 +94,13 @@ fn reply(r: Result<Response, ApiError>) -> Response {
     r.unwrap_or_else(|e| error_response(&e))
 }
 
-/// The router for `/fleet/v1/...`.
+/// A request body, or why it could not be read (413 past the limit).
+fn body_of(b: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    b.map_err(|e| ApiError::new(e.status().as_u16(), e.body_text()))
+}
+
+/// The router: the fleet API, the dashboard, and `/` sending to `/ui/`,
+/// behind the connection's limits ([`crate::serve::guard`]).
 pub fn router(api: Arc<Api>) -> Router {
     Router::new()
         .route(
@@ -106,7 +136,13 @@ pub fn router(api: Arc<Api>) -> Router {
                 .patch(patch_machines)
                 .fallback(method_not_allowed),
         )
+        .merge(crate::ui::routes())
         .fallback(not_found)
+        .layer(DefaultBodyLimit::max(crate::serve::MAX_BODY))
+        .layer(axum::middleware::from_fn_with_state(
+            api.clone(),
+            crate::serve::guard,
+        ))
         .with_state(api)
 }
 
@@ -114,36 +150,50 @@ async fn not_found() -> Response {
     error_response(&ApiError::new(404, "not found"))
 }
 
-async fn method_not_allowed() -> Response {
+/// The 405 answer.
+pub async fn method_not_allowed() -> Response {
     error_response(&ApiError::new(405, "method not allowed"))
 }
 
-fn page_of<T: Clone>(
+/// Where a page starts: after the key its token names.
+fn page_start(kind: &str, q: &HashMap<String, String>) -> Result<Option<String>, ApiError> {
+    q.get("nextPageToken")
+        .map(|t| parse_page_token(kind, t))
+        .transpose()
+}
+
+/// Up to [`PAGE_SIZE`] items from `items` and the token of the next page
+/// (`key` gives the key an item is paged by).
+fn page<T>(
     kind: &str,
-    items: &[T],
-    q: &HashMap<String, String>,
-) -> Result<(Vec<T>, Option<String>), ApiError> {
-    let start = match q.get("nextPageToken") {
-        Some(t) => parse_page_token(kind, t)?,
-        None => 0,
+    items: impl Iterator<Item = T>,
+    key: impl Fn(&T) -> String,
+) -> (Vec<T>, Option<String>) {
+    let mut items = items.peekable();
+    let out: Vec<T> = items.by_ref().take(PAGE_SIZE).collect();
+    let next = match (items.peek(), out.last()) {
+        (Some(_), Some(last)) => Some(page_token(kind, &key(last))),
+        _ => None,
     };
-    if start > items.len() {
-        return Err(ApiError::new(
-            400,
-            "invalid value of nextPageToken query parameter",
-        ));
+    (out, next)
+}
+
+fn after<K: Ord>(start: Option<K>) -> (Bound<K>, Bound<K>) {
+    match start {
+        Some(k) => (Bound::Excluded(k), Bound::Unbounded),
+        None => (Bound::Unbounded, Bound::Unbounded),
     }
-    let end = (start + PAGE_SIZE).min(items.len());
-    let next = (end < items.len()).then(|| page_token(kind, end));
-    Ok((items[start..end].to_vec(), next))
 }
 
 async fn list_units(State(api): Shared, Query(q): Q) -> Response {
     reply(
         async {
-            let snap = api.registry.snapshot().await?;
-            let all: Vec<_> = snap.units.keys().filter_map(|n| snap.api_unit(n)).collect();
-            let (units, next_page_token) = page_of("units", &all, &q)?;
+            let start = page_start("units", &q)?;
+            let fresh = api.views.fresh().await?;
+            let v = fresh.view.read().unwrap_or_else(|e| e.into_inner());
+            let names = v.units.range::<String, _>(after(start)).map(|(n, _)| n);
+            let (names, next_page_token) = page("units", names, |n| n.to_string());
+            let units = names.into_iter().filter_map(|n| v.api_unit(n)).collect();
             Ok(json_response(&UnitPage {
                 units,
                 next_page_token,
@@ -170,17 +220,37 @@ async fn put_unit(
     State(api): Shared,
     Path(name): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     reply(
         async {
+            let body = body_of(body)?;
             let ct = headers
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok());
             let body = parse_put(&name, ct, &body)?;
+            // A body that would create the unit is tried as a creation
+            // first: one request when the unit is new (the common case of
+            // a deploy), and its records when it is not. A unit with
+            // `Replaces=` is checked against the stored ones first.
+            let mut known = None;
+            if let Ok(PutAction::Create { unit, desired }) = decide_put(&name, &body, None) {
+                if Requirements::from_options(&name, &unit.options)
+                    .replaces
+                    .is_empty()
+                {
+                    match api.creates.create(unit, desired).await? {
+                        None => return Ok(StatusCode::CREATED.into_response()),
+                        Some(rec) => known = Some(rec),
+                    }
+                }
+            }
             // Compare-and-swap on the unit's revision; retry when someone else won.
             for _ in 0..20 {
-                let rec = api.registry.unit(&name).await?;
+                let rec = match known.take() {
+                    Some(r) => r,
+                    None => api.registry.unit(&name).await?,
+                };
                 let action = decide_put(&name, &body, rec.unit.as_ref())?;
                 if let PutAction::Create { unit, .. } | PutAction::Replace { unit, .. } = &action {
                     if !Requirements::from_options(&name, &unit.options)
@@ -195,6 +265,7 @@ async fn put_unit(
                         .registry
                         .create_unit(&unit, desired)
                         .await?
+                        .is_none()
                         .then_some(StatusCode::CREATED),
                     PutAction::Replace { unit, desired } => api
                         .registry
@@ -236,19 +307,29 @@ async fn delete_unit(State(api): Shared, Path(name): Path<String>) -> Response {
 async fn list_states(State(api): Shared, Query(q): Q) -> Response {
     reply(
         async {
-            let snap = api.registry.snapshot().await?;
+            let start = page_start("states", &q)?
+                .map(|t| match t.split_once('/') {
+                    Some((u, m)) => Ok((u.to_string(), m.to_string())),
+                    None => Err(ApiError::new(
+                        400,
+                        "invalid value of nextPageToken query parameter",
+                    )),
+                })
+                .transpose()?;
             let machine = q.get("machineID").filter(|s| !s.is_empty());
             let unit = q.get("unitName").filter(|s| !s.is_empty());
-            let all: Vec<_> = snap
-                .api_states()
-                .filter(|s| {
-                    machine.is_none_or(|m| &s.machine_id == m) && unit.is_none_or(|u| &s.name == u)
+            let fresh = api.views.fresh().await?;
+            let v = fresh.view.read().unwrap_or_else(|e| e.into_inner());
+            let all = v
+                .states
+                .range::<(String, String), _>(after(start))
+                .filter(|((u, m), _)| {
+                    machine.is_none_or(|want| m == want) && unit.is_none_or(|want| u == want)
                 })
-                .cloned()
-                .collect();
-            let (states, next_page_token) = page_of("states", &all, &q)?;
+                .map(|((u, m), s)| (u, m, s.state.clone()));
+            let (items, next_page_token) = page("states", all, |(u, m, _)| format!("{u}/{m}"));
             Ok(json_response(&StatePage {
-                states,
+                states: items.into_iter().map(|(_, _, s)| s).collect(),
                 next_page_token,
             }))
         }
@@ -265,23 +346,16 @@ async fn get_state(State(api): Shared, Path(name): Path<String>) -> Response {
             let placed = snap
                 .placement
                 .get(&name)
-                .and_then(|m| snap.states.get(&(name.clone(), m.clone())));
-            let any = || {
-                snap.states
-                    .iter()
-                    .find(|((n, _), _)| n == &name)
-                    .map(|(_, s)| s)
-            };
-            let st = match placed.or_else(any) {
-                Some(s) => Some(s.state.clone()),
-                None => api
-                    .registry
-                    .snapshot()
-                    .await?
-                    .states
-                    .into_iter()
-                    .find(|((n, _), _)| n == &name)
-                    .map(|(_, s)| s.state),
+                .and_then(|m| snap.states.get(&(name.clone(), m.clone())))
+                .map(|s| s.state.clone());
+            let st = match placed {
+                Some(s) => Some(s),
+                None => {
+                    let fresh = api.views.fresh().await?;
+                    let v = fresh.view.read().unwrap_or_else(|e| e.into_inner());
+                    let any = v.unit_states(&name).next().cloned();
+                    any
+                }
             };
             match st {
                 Some(s) => Ok(json_response(&s)),
@@ -295,9 +369,14 @@ async fn get_state(State(api): Shared, Path(name): Path<String>) -> Response {
 async fn list_machines(State(api): Shared, Query(q): Q) -> Response {
     reply(
         async {
-            let snap = api.registry.snapshot().await?;
-            let all: Vec<_> = snap.machines.values().cloned().collect();
-            let (machines, next_page_token) = page_of("machines", &all, &q)?;
+            let start = page_start("machines", &q)?;
+            let fresh = api.views.fresh().await?;
+            let v = fresh.view.read().unwrap_or_else(|e| e.into_inner());
+            let all = v
+                .machines
+                .range::<String, _>(after(start))
+                .map(|(_, m)| m.clone());
+            let (machines, next_page_token) = page("machines", all, |m| m.id.clone());
             Ok(json_response(&MachinePage {
                 machines,
                 next_page_token,
@@ -307,10 +386,10 @@ async fn list_machines(State(api): Shared, Query(q): Q) -> Response {
     )
 }
 
-async fn patch_machines(State(api): Shared, body: Bytes) -> Response {
+async fn patch_machines(State(api): Shared, body: Result<Bytes, BytesRejection>) -> Response {
     reply(
         async {
-            let changes = parse_patch(&body)?;
+            let changes = parse_patch(&body_of(body)?)?;
             api.registry.apply_metadata(&changes).await?;
             Ok(StatusCode::NO_CONTENT.into_response())
         }
@@ -410,258 +489,22 @@ pub const DISCOVERY: &str = r##"{
 }
 "##;
 
-/// Where the API listens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Listen {
-    /// A unix socket path.
-    Unix(std::path::PathBuf),
-    /// A TCP address: plain HTTP on loopback, or TLS with client
-    /// certificates ([`ApiTls`]) on any address.
-    Tcp(std::net::SocketAddr),
-}
-
-/// The API's TLS settings (PEM files): its certificate chain and key, and
-/// the CA that client certificates must chain to. Every client must present
-/// one (there is no anonymous access over TLS).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiTls {
-    /// The server's certificate chain (`--api-cert`).
-    pub cert: std::path::PathBuf,
-    /// Its private key (`--api-key`).
-    pub key: std::path::PathBuf,
-    /// The CA client certificates are checked against (`--api-client-ca`).
-    pub client_ca: std::path::PathBuf,
-}
-
-/// Parses `unix:///path` or `tcp://HOST:PORT`. Plain HTTP (`tls` false)
-/// is refused off loopback; TLS applies to TCP only.
-pub fn parse_listen(s: &str, tls: bool) -> Result<Listen, String> {
-    if let Some(p) = s.strip_prefix("unix://") {
-        if !p.starts_with('/') {
-            return Err(format!(
-                "--api-listen {s}: a unix socket needs an absolute path (unix:///run/x.sock)"
-            ));
-        }
-        if tls {
-            return Err(format!(
-                "--api-listen {s}: --api-cert, --api-key and --api-client-ca apply to a tcp:// listen only"
-            ));
-        }
-        return Ok(Listen::Unix(p.into()));
-    }
-    if let Some(a) = s.strip_prefix("tcp://") {
-        let addr: std::net::SocketAddr = match a.parse() {
-            Ok(x) => x,
-            Err(_) => {
-                let (host, port) = a
-                    .rsplit_once(':')
-                    .ok_or_else(|| format!("--api-listen {s}: expected tcp://HOST:PORT"))?;
-                let port: u16 = port
-                    .parse()
-                    .map_err(|_| format!("--api-listen {s}: bad port"))?;
-                if host == "localhost" {
-                    std::net::SocketAddr::from(([127, 0, 0, 1], port))
-                } else {
-                    return Err(format!(
-                        "--api-listen {s}: HOST must be an IP address or localhost"
-                    ));
-                }
-            }
-        };
-        if !addr.ip().is_loopback() && !tls {
-            return Err(format!(
-                "--api-listen {s}: refusing plain HTTP on a non-loopback address; listen on loopback \
-                 or the unix socket, or give --api-cert, --api-key and --api-client-ca (TLS with \
-                 client certificates)"
-            ));
-        }
-        return Ok(Listen::Tcp(addr));
-    }
-    Err(format!(
-        "--api-listen {s}: expected unix:///PATH or tcp://HOST:PORT"
-    ))
-}
-
-/// Builds the API's TLS configuration: TLS 1.2 and 1.3 (rustls with
-/// *ring*), HTTP/1.1, and a client certificate that chains to the client CA
-/// required of every connection.
-pub fn tls_server_config(t: &ApiTls) -> anyhow::Result<std::sync::Arc<ServerConfig>> {
-    use anyhow::Context;
-    use tokio_rustls::rustls::pki_types::pem::PemObject;
-    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    use tokio_rustls::rustls::server::WebPkiClientVerifier;
-    use tokio_rustls::rustls::RootCertStore;
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&t.cert)
-        .and_then(|it| it.collect::<Result<_, _>>())
-        .with_context(|| format!("--api-cert {}", t.cert.display()))?;
-    anyhow::ensure!(
-        !certs.is_empty(),
-        "--api-cert {}: no certificate in it",
-        t.cert.display()
-    );
-    let key = PrivateKeyDer::from_pem_file(&t.key)
-        .with_context(|| format!("--api-key {}", t.key.display()))?;
-    let mut roots = RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(&t.client_ca)
-        .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?
-    {
-        let c = c.with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
-        roots
-            .add(c)
-            .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
-    }
-    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .build()
-        .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
-    let mut cfg = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .context("TLS versions")?
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(certs, key)
-        .context("--api-cert and --api-key do not go together")?;
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(cfg))
-}
-
-/// Connections that completed their TLS handshake, for `axum::serve`.
-/// Handshakes run in their own tasks (at most 10 s each), so a slow or
-/// hostile client never holds up the others.
-struct TlsListener {
-    rx: tokio::sync::mpsc::Receiver<(
-        tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
-        std::net::SocketAddr,
-    )>,
-    local: std::net::SocketAddr,
-}
-
-impl TlsListener {
-    fn new(tcp: tokio::net::TcpListener, cfg: Arc<ServerConfig>) -> std::io::Result<TlsListener> {
-        let local = tcp.local_addr()?;
-        let (tx, rx) = tokio::sync::mpsc::channel(64);
-        let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
-        tokio::spawn(async move {
-            loop {
-                let (sock, peer) = match tcp.accept().await {
-                    Ok(x) => x,
-                    Err(e) => {
-                        eprintln!("clusterd: API: accept: {e}");
-                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                        continue;
-                    }
-                };
-                if tx.is_closed() {
-                    return;
-                }
-                let acceptor = acceptor.clone();
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let hs = tokio::time::timeout(
-                        std::time::Duration::from_secs(10),
-                        acceptor.accept(sock),
-                    )
-                    .await;
-                    match hs {
-                        Ok(Ok(tls)) => {
-                            let _ = tx.send((tls, peer)).await;
-                        }
-                        Ok(Err(e)) => eprintln!("clusterd: API: TLS handshake with {peer}: {e}"),
-                        Err(_) => eprintln!("clusterd: API: TLS handshake with {peer} timed out"),
-                    }
-                });
-            }
-        });
-        Ok(TlsListener { rx, local })
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.rx.recv().await {
-            Some(x) => x,
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.local)
-    }
-}
-
-/// Serves the API until the task is dropped: on a unix socket, on TCP in
-/// plain HTTP, or on TCP with TLS when `tls` is given.
-pub async fn serve(listen: &Listen, tls: Option<&ApiTls>, api: Arc<Api>) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let app = router(api);
-    match listen {
-        Listen::Unix(path) => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-            }
-            let _ = std::fs::remove_file(path);
-            let l = tokio::net::UnixListener::bind(path)
-                .with_context(|| format!("binding {}", path.display()))?;
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o660));
-            axum::serve(l, app).await.context("serving the API")?;
-        }
-        Listen::Tcp(addr) => {
-            let l = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("binding {addr}"))?;
-            match tls {
-                None => axum::serve(l, app).await.context("serving the API")?,
-                Some(t) => {
-                    let l = TlsListener::new(l, tls_server_config(t)?)?;
-                    axum::serve(l, app).await.context("serving the API")?
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn listen_addresses() {
-        assert_eq!(
-            parse_listen("unix:///run/x.sock", false),
-            Ok(Listen::Unix("/run/x.sock".into()))
-        );
-        assert!(matches!(
-            parse_listen("tcp://127.0.0.1:8080", false),
-            Ok(Listen::Tcp(_))
-        ));
-        assert!(matches!(
-            parse_listen("tcp://localhost:8080", false),
-            Ok(Listen::Tcp(_))
-        ));
-        assert!(matches!(
-            parse_listen("tcp://[::1]:8080", false),
-            Ok(Listen::Tcp(_))
-        ));
-        assert!(parse_listen("tcp://0.0.0.0:8080", false).is_err());
-        assert!(parse_listen("tcp://10.0.0.1:8080", false).is_err());
-        assert!(parse_listen("http://127.0.0.1:1", false).is_err());
-        assert!(parse_listen("unix://rel.sock", false).is_err());
-        // With TLS: any TCP address, never a unix socket.
-        assert!(matches!(
-            parse_listen("tcp://10.0.0.1:8080", true),
-            Ok(Listen::Tcp(_))
-        ));
-        assert!(matches!(
-            parse_listen("tcp://127.0.0.1:8080", true),
-            Ok(Listen::Tcp(_))
-        ));
-        assert!(parse_listen("unix:///run/x.sock", true).is_err());
+    fn discovery_is_json() {
         let v: serde_json::Value = serde_json::from_str(DISCOVERY).unwrap();
         assert_eq!(v["kind"], "discovery#restDescription");
+    }
+
+    #[test]
+    fn pages_are_keyed_by_the_last_item() {
+        let (p, next) = page("units", 0..250, |i| format!("{i:03}"));
+        assert_eq!(p.len(), PAGE_SIZE);
+        assert_eq!(parse_page_token("units", &next.unwrap()), Ok("099".into()));
+        let (p, next) = page("units", 0..100, |i| i.to_string());
+        assert_eq!((p.len(), next), (100, None));
     }
 }

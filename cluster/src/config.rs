@@ -14,8 +14,8 @@
 //! Parsing is pure: [`parse_args`] takes the arguments and the contents of
 //! `/etc/machine-id` (read by the caller) and returns settings or a message.
 
-use crate::api::{parse_listen, ApiTls, Listen};
 use crate::keys::valid_machine_id;
+use crate::serve::{parse_listen, ApiTls, Listen};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,8 +1,9 @@
 //! The local init's control socket, through the shared client
-//! (`flotilla_client`): one connection per request, and a long-lived
-//! `subscribe` stream.
+//! (`flotilla_client`): one connection per request, a connection kept for
+//! many requests (the agent's: one connection, not one per change), and a
+//! long-lived `subscribe` stream.
 
-pub use flotilla_client::tokio::{request, subscribe, Subscription};
+pub use flotilla_client::tokio::{request, request_all, subscribe, Connection, Subscription};
 use flotilla_units::protocol::SYSTEM_CONTROL_SOCKET;
 use std::path::PathBuf;
 

@@ -1,180 +1,239 @@
-//! The engine: leader election on an etcd lease and watch-driven
-//! scheduling.
+//! The engine: leader election on an etcd lease and watch-driven,
+//! incremental scheduling.
 //!
 //! Every clusterd runs [`run`]. One of them holds `engine/leader` (a key
-//! bound to its own lease); the others wait on a watch of that key. The
-//! leader reads units, desired states, machines and the schedule once, then
-//! follows one watch of the whole prefix (in etcd's revision order) for
-//! `units/`, `desired/`, `machines/` and its own leader key: each batch of
-//! events updates its in-memory model and runs the pure
-//! [`crate::scheduler::schedule`]; the difference with the stored schedule is
-//! written in transactions guarded by "the leader key is still mine". There
-//! is no polling timer; the only periodic work is the lease keep-alive. A
-//! restarted clusterd whose leader key is still alive resumes leadership on
-//! the same lease.
+//! bound to its own lease, kept alive by its own task, [`crate::lease`]);
+//! the others wait on a watch of that key. The leader reads units, desired
+//! states, machines and the stored schedule once (paged, at one revision),
+//! then follows one watch of the whole prefix (in etcd's revision order)
+//! for `units/`, `desired/`, `machines/` and its own leader key. Each batch
+//! of events is given to the [`Scheduler`] change by change; only the units
+//! the batch concerns (or whose placement the scheduler changed) are
+//! compared with what is stored, and only their differences are written:
+//! each unit's keys in one transaction (never on two machines at once),
+//! transactions packed within etcd's limits ([`crate::batch`]) and guarded
+//! by "the leader key is still mine". There is no polling timer. A restarted
+//! clusterd whose leader key is still alive resumes leadership on the same
+//! lease.
 
-use crate::keys::Key;
+use crate::batch::Op;
+use crate::keys::{Key, Keys};
+use crate::lease::Keeper;
 use crate::model::{Assignment, ClusterState, Machine, StoredUnit};
-use crate::registry::{decode, decode_desired, Registry, RegistryError};
+use crate::registry::{decode_desired, decode_value, Registry, RegistryError};
 use crate::requirements::Requirements;
-use crate::scheduler::{schedule, MachineInfo, Placement, UnitInfo};
-use etcd_client::{
-    Compare, CompareOp, EventType, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse, WatchOptions,
-};
+use crate::scheduler::{Placement, Scheduler};
+use etcd_client::{Compare, CompareOp, EventType, KeyValue, Txn, WatchOptions};
 use flotilla_units::systemd::is_template;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// The engine's in-memory model of the cluster.
-#[derive(Debug, Default)]
+/// How long the leader gathers events after the first of a batch: a burst
+/// of submissions is scheduled and written in a few transactions.
+const GATHER: Duration = Duration::from_millis(10);
+
+/// What is stored for one unit: its machine (non-global units) and its
+/// schedule keys with what they say (the options are not kept: the hash
+/// stands for them).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Stored {
+    placement: Option<String>,
+    schedule: BTreeMap<String, (ClusterState, String, bool)>,
+}
+
+/// The leader's model of the cluster and of what it has written.
+#[derive(Debug)]
 pub struct Model {
+    keys: Keys,
     units: BTreeMap<String, (StoredUnit, Requirements)>,
     desired: BTreeMap<String, ClusterState>,
     machines: BTreeMap<String, Machine>,
-    /// What is stored under `schedule/`: (machine, unit) -> assignment.
-    schedule: BTreeMap<(String, String), Assignment>,
-    /// What is stored under `placement/`.
-    placement: BTreeMap<String, String>,
+    sched: Scheduler,
+    stored: BTreeMap<String, Stored>,
+    /// Units whose stored keys may differ from what they should be.
+    touched: BTreeSet<String>,
 }
 
 impl Model {
-    /// Applies one key's new value (`None`: deleted).
-    pub fn apply(&mut self, reg: &Registry, kv: &KeyValue, deleted: bool) {
-        let Ok(key) = kv.key_str() else { return };
-        match reg.keys().parse(key) {
+    /// An empty model for the keys of `keys`.
+    pub fn new(keys: Keys) -> Model {
+        Model {
+            keys,
+            units: BTreeMap::new(),
+            desired: BTreeMap::new(),
+            machines: BTreeMap::new(),
+            sched: Scheduler::new(),
+            stored: BTreeMap::new(),
+            touched: BTreeSet::new(),
+        }
+    }
+
+    fn wanted(&self, name: &str) -> bool {
+        !is_template(name)
+            && self
+                .desired
+                .get(name)
+                .is_some_and(|d| *d != ClusterState::Inactive)
+    }
+
+    fn reschedule(&mut self, name: &str) {
+        self.touched.insert(name.to_string());
+        let wanted = self.wanted(name);
+        if let Some((_, req)) = self.units.get(name) {
+            let req = req.clone();
+            self.sched.set_unit(name, wanted, &req);
+        }
+    }
+
+    /// Applies one key's new value (`deleted`: it is gone).
+    pub fn apply(&mut self, kv: &KeyValue, deleted: bool) {
+        if let Ok(key) = kv.key_str() {
+            self.apply_value(key, kv.value(), deleted);
+        }
+    }
+
+    fn apply_value(&mut self, key: &str, value: &[u8], deleted: bool) {
+        let raw = key.as_bytes();
+        match self.keys.parse(key) {
             Key::Unit(n) => {
                 if deleted {
                     self.units.remove(n);
-                } else if let Some(u) = decode::<StoredUnit>(kv) {
+                    self.sched.remove_unit(n);
+                    self.touched.insert(n.to_string());
+                } else if let Some(u) = decode_value::<StoredUnit>(raw, value) {
                     let r = Requirements::from_options(n, &u.options);
                     self.units.insert(n.to_string(), (u, r));
+                    self.reschedule(n);
                 }
             }
             Key::Desired(n) => {
                 if deleted {
                     self.desired.remove(n);
-                } else if let Some(d) = decode_desired(kv) {
+                } else if let Some(d) = decode_desired(raw, value) {
                     self.desired.insert(n.to_string(), d);
                 }
+                self.reschedule(n);
             }
             Key::Machine(m) => {
                 if deleted {
                     self.machines.remove(m);
-                } else if let Some(mut mach) = decode::<Machine>(kv) {
+                    self.sched.remove_machine(m);
+                } else if let Some(mut mach) = decode_value::<Machine>(raw, value) {
                     mach.id = m.to_string();
+                    self.sched.set_machine(m, &mach.metadata);
                     self.machines.insert(m.to_string(), mach);
                 }
             }
-            Key::Schedule(m, u) => {
-                if deleted {
-                    self.schedule.remove(&(m.to_string(), u.to_string()));
-                } else if let Some(a) = decode::<Assignment>(kv) {
-                    self.schedule.insert((m.to_string(), u.to_string()), a);
+            Key::Schedule(m, u) if !deleted => {
+                if let Some(a) = decode_value::<Assignment>(raw, value) {
+                    self.stored
+                        .entry(u.to_string())
+                        .or_default()
+                        .schedule
+                        .insert(m.to_string(), (a.desired, a.hash, a.global));
                 }
             }
-            Key::Placement(u) => {
-                if deleted {
-                    self.placement.remove(u);
-                } else if let Ok(m) = std::str::from_utf8(kv.value()) {
-                    self.placement.insert(u.to_string(), m.to_string());
+            Key::Placement(u) if !deleted => {
+                if let Ok(m) = std::str::from_utf8(value) {
+                    self.stored.entry(u.to_string()).or_default().placement = Some(m.to_string());
                 }
             }
             _ => {}
         }
     }
 
-    /// The operations that bring the stored schedule to what the scheduler
-    /// decides now; the model is updated as if they succeeded.
-    pub fn plan(&mut self, reg: &Registry) -> Vec<TxnOp> {
-        let k = reg.keys();
+    /// After the first read: the scheduler starts from what is stored, and
+    /// every unit is compared with it once.
+    pub fn resume(&mut self) {
         let mut current = Placement::default();
-        for ((m, u), a) in &self.schedule {
-            if a.global {
-                current
-                    .global
-                    .entry(u.clone())
-                    .or_default()
-                    .insert(m.clone());
-            } else {
-                current.units.insert(u.clone(), m.clone());
+        for (u, st) in &self.stored {
+            for (m, (_, _, global)) in &st.schedule {
+                if *global {
+                    current
+                        .global
+                        .entry(u.clone())
+                        .or_default()
+                        .insert(m.clone());
+                } else {
+                    current.units.insert(u.clone(), m.clone());
+                }
             }
         }
-        let machines: Vec<MachineInfo> = self
-            .machines
-            .values()
-            .map(|m| MachineInfo {
-                id: m.id.clone(),
-                metadata: m.metadata.clone(),
-            })
-            .collect();
-        let units: Vec<UnitInfo> = self
+        self.sched.resume(&current);
+        self.sched.take_changed();
+        self.touched = self
             .units
-            .iter()
-            .map(|(n, (_, r))| UnitInfo {
-                name: n.clone(),
-                wanted: !is_template(n)
-                    && self
-                        .desired
-                        .get(n)
-                        .copied()
-                        .unwrap_or(ClusterState::Inactive)
-                        != ClusterState::Inactive,
-                req: r.clone(),
-            })
+            .keys()
+            .chain(self.stored.keys())
+            .cloned()
             .collect();
-        let next = schedule(&machines, &units, &current);
-        let mut want: BTreeMap<(String, String), Assignment> = BTreeMap::new();
-        for (m, u) in next.pairs() {
-            let Some((su, r)) = self.units.get(&u) else {
-                continue;
-            };
-            let desired = self
-                .desired
-                .get(&u)
-                .copied()
-                .unwrap_or(ClusterState::Inactive);
-            want.insert(
-                (m, u),
-                Assignment {
+    }
+
+    /// Schedules and returns the writes that bring the stored keys of the
+    /// units concerned to what they should be, one group per unit; the
+    /// model takes them as written.
+    pub fn plan(&mut self) -> Vec<Vec<Op>> {
+        self.sched.run();
+        self.touched.extend(self.sched.take_changed());
+        let k = self.keys.clone();
+        let mut groups = Vec::new();
+        for u in std::mem::take(&mut self.touched) {
+            let mut want = Stored::default();
+            let mut assignment = None;
+            if let Some((su, r)) = self.units.get(&u) {
+                let desired = self
+                    .desired
+                    .get(&u)
+                    .copied()
+                    .unwrap_or(ClusterState::Inactive);
+                for m in self.sched.placed_on(&u) {
+                    want.schedule
+                        .insert(m.clone(), (desired, su.hash.clone(), r.global));
+                    if !r.global {
+                        want.placement = Some(m.clone());
+                    }
+                }
+                assignment = Some(Assignment {
                     desired,
                     hash: su.hash.clone(),
                     options: su.options.clone(),
                     global: r.global,
-                },
-            );
-        }
-        let mut ops = Vec::new();
-        for (mu, a) in &want {
-            let same = self.schedule.get(mu).is_some_and(|o| {
-                o.desired == a.desired && o.hash == a.hash && o.global == a.global
-            });
-            if !same {
-                ops.push(TxnOp::put(
-                    k.schedule(&mu.0, &mu.1),
-                    Registry::encode(a),
-                    None,
-                ));
+                });
             }
-        }
-        for mu in self.schedule.keys() {
-            if !want.contains_key(mu) {
-                ops.push(TxnOp::delete(k.schedule(&mu.0, &mu.1), None));
+            let have = self.stored.get(&u).cloned().unwrap_or_default();
+            if have == want {
+                continue;
             }
-        }
-        for (u, m) in &next.units {
-            if self.placement.get(u) != Some(m) {
-                ops.push(TxnOp::put(k.placement(u), m.as_str(), None));
+            let mut ops = Vec::new();
+            for m in have.schedule.keys() {
+                if !want.schedule.contains_key(m) {
+                    ops.push(Op::delete(k.schedule(m, &u)));
+                }
             }
-        }
-        for u in self.placement.keys() {
-            if !next.units.contains_key(u) {
-                ops.push(TxnOp::delete(k.placement(u), None));
+            if let Some(a) = &assignment {
+                let value = Registry::encode(a);
+                for (m, w) in &want.schedule {
+                    if have.schedule.get(m) != Some(w) {
+                        ops.push(Op::put(k.schedule(m, &u), value.clone()));
+                    }
+                }
             }
+            match (&have.placement, &want.placement) {
+                (Some(_), None) => ops.push(Op::delete(k.placement(&u))),
+                (h, Some(m)) if h.as_ref() != Some(m) => {
+                    ops.push(Op::put(k.placement(&u), m.as_str()))
+                }
+                _ => {}
+            }
+            if want == Stored::default() {
+                self.stored.remove(&u);
+            } else {
+                self.stored.insert(u, want);
+            }
+            groups.push(ops);
         }
-        self.schedule = want;
-        self.placement = next.units;
-        ops
+        groups
     }
 }
 
@@ -244,11 +303,7 @@ async fn campaign(reg: &Registry, me: &str, ttl: Duration) -> Result<i64, Regist
         let lease = c.lease_grant(ttl.as_secs().max(1) as i64, None).await?.id();
         let txn = Txn::new()
             .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
-            .and_then([Registry::put_leased(
-                key.clone(),
-                me.as_bytes().to_vec(),
-                lease,
-            )]);
+            .and_then([Op::put_leased(key.clone(), me.as_bytes(), lease).to_txn_op()]);
         if c.txn(txn).await?.succeeded() {
             return Ok(lease);
         }
@@ -262,17 +317,70 @@ enum Event {
     Failed(String),
 }
 
+/// Forwards the events of one watch of the whole prefix from `rev` that
+/// the engine uses (units, desired states, machines; the loss of the
+/// leader key); everything else is dropped before decoding.
+async fn follow(reg: Registry, rev: i64, tx: mpsc::Sender<Event>) {
+    let keys = reg.keys().clone();
+    let opts = WatchOptions::new()
+        .with_prefix()
+        .with_start_revision(rev + 1);
+    let mut stream = match reg.watch_client().watch(keys.prefix(), Some(opts)).await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = tx.send(Event::Failed(e.to_string())).await;
+            return;
+        }
+    };
+    loop {
+        let r = match stream.message().await {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                let _ = tx.send(Event::Failed("watch ended".into())).await;
+                return;
+            }
+            Err(e) => {
+                let _ = tx.send(Event::Failed(e.to_string())).await;
+                return;
+            }
+        };
+        if r.canceled() {
+            let why = format!("watch canceled: {}", r.cancel_reason());
+            let _ = tx.send(Event::Failed(why)).await;
+            return;
+        }
+        let mut batch: Vec<(KeyValue, bool)> = Vec::new();
+        let mut leader_gone = false;
+        for e in r.events() {
+            let Some(kv) = e.kv() else { continue };
+            let deleted = e.event_type() == EventType::Delete;
+            match kv.key_str().map(|key| keys.parse(key)) {
+                Ok(Key::Unit(_) | Key::Desired(_) | Key::Machine(_)) => {
+                    batch.push((kv.clone(), deleted))
+                }
+                Ok(Key::Leader) if deleted => leader_gone = true,
+                _ => {}
+            }
+        }
+        if !batch.is_empty() && tx.send(Event::Batch(batch)).await.is_err() {
+            return;
+        }
+        if leader_gone {
+            let _ = tx.send(Event::LeaderGone).await;
+            return;
+        }
+    }
+}
+
 async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(), RegistryError> {
     let k = reg.keys().clone();
-    let mut c = reg.client();
     let guard = [
         Compare::value(k.leader(), CompareOp::Equal, me.as_bytes().to_vec()),
         Compare::lease(k.leader(), CompareOp::Equal, lease),
     ];
-    let (mut keeper, mut acks) = c.lease_keep_alive(lease).await?;
-    keeper.keep_alive().await?;
+    let mut keeper = Keeper::start(reg.client(), lease, ttl);
 
-    // Snapshot at one revision.
+    // Everything at one revision, then the watch from the next one.
     let prefixes = [
         k.units(),
         k.desireds(),
@@ -280,132 +388,218 @@ async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(),
         k.schedules(),
         k.placements(),
     ];
-    let ops: Vec<TxnOp> = prefixes
-        .iter()
-        .map(|p| TxnOp::get(p.as_str(), Some(GetOptions::new().with_prefix())))
-        .collect();
-    let resp = c.txn(Txn::new().and_then(ops)).await?;
-    let rev = resp.header().map(|h| h.revision()).unwrap_or(0);
-    let mut model = Model::default();
-    for op in resp.op_responses() {
-        if let TxnOpResponse::Get(g) = op {
-            for kv in g.kvs() {
-                model.apply(reg, kv, false);
-            }
-        }
+    let (rev, kvs) = reg.read_prefixes(&prefixes).await?;
+    let mut model = Model::new(k.clone());
+    for kv in &kvs {
+        model.apply(kv, false);
     }
-
-    // One watch of the whole prefix from the next revision, so that events
-    // come in etcd's revision order across units, desired states, machines
-    // and the leader key: a unit never reaches the scheduler before a
-    // machine that joined before it (separate watches per prefix give no
-    // such order). Only those keys are forwarded; the agents' state
-    // reports and the engine's own schedule writes are dropped in the
-    // watch task without being decoded.
+    drop(kvs);
+    model.resume();
     let (tx, mut rx) = mpsc::channel::<Event>(256);
-    let mut tasks = Vec::new();
-    {
-        let mut stream = c
-            .watch(
-                k.prefix(),
-                Some(
-                    WatchOptions::new()
-                        .with_prefix()
-                        .with_start_revision(rev + 1),
-                ),
-            )
-            .await?;
-        let tx = tx.clone();
-        let keys = k.clone();
-        tasks.push(tokio::spawn(async move {
-            loop {
-                match stream.message().await {
-                    Ok(Some(r)) => {
-                        if r.canceled() {
-                            let _ = tx
-                                .send(Event::Failed(format!(
-                                    "watch canceled: {}",
-                                    r.cancel_reason()
-                                )))
-                                .await;
-                            return;
-                        }
-                        let mut batch: Vec<(KeyValue, bool)> = Vec::new();
-                        let mut leader_gone = false;
-                        for e in r.events() {
-                            let Some(kv) = e.kv() else { continue };
-                            let deleted = e.event_type() == EventType::Delete;
-                            match kv.key_str().map(|key| keys.parse(key)) {
-                                Ok(Key::Unit(_) | Key::Desired(_) | Key::Machine(_)) => {
-                                    batch.push((kv.clone(), deleted))
-                                }
-                                Ok(Key::Leader) if deleted => leader_gone = true,
-                                _ => {}
-                            }
-                        }
-                        if !batch.is_empty() && tx.send(Event::Batch(batch)).await.is_err() {
-                            return;
-                        }
-                        if leader_gone {
-                            let _ = tx.send(Event::LeaderGone).await;
-                            return;
-                        }
-                    }
-                    Ok(None) => {
-                        let _ = tx.send(Event::Failed("watch ended".into())).await;
-                        return;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Event::Failed(e.to_string())).await;
-                        return;
-                    }
-                }
-            }
-        }));
-    }
-    drop(tx);
-    let abort_all = |tasks: &Vec<tokio::task::JoinHandle<()>>| tasks.iter().for_each(|t| t.abort());
+    let watch = tokio::spawn(follow(reg.clone(), rev, tx));
 
     let result = async {
-        let ops = model.plan(reg);
-        if !ops.is_empty() && !reg.write_batched(&guard, ops).await? {
+        let groups = model.plan();
+        if !reg.write_groups(&guard, groups).await? {
             return Err(RegistryError("lost the leader key".into()));
         }
-        let mut tick = tokio::time::interval((ttl / 3).max(Duration::from_millis(300)));
-        tick.tick().await;
         loop {
             tokio::select! {
                 ev = rx.recv() => {
-                    let mut evs = vec![ev.ok_or_else(|| RegistryError("watches ended".into()))?];
+                    let mut evs = vec![ev.ok_or_else(|| RegistryError("watch ended".into()))?];
+                    // What else arrives meanwhile goes in the same plan.
+                    tokio::time::sleep(GATHER).await;
                     while let Ok(e) = rx.try_recv() {
                         evs.push(e);
                     }
                     for e in evs {
                         match e {
-                            Event::Batch(b) => b.iter().for_each(|(kv, del)| model.apply(reg, kv, *del)),
+                            Event::Batch(b) => b.iter().for_each(|(kv, del)| model.apply(kv, *del)),
                             Event::LeaderGone => return Err(RegistryError("leader key deleted".into())),
                             Event::Failed(m) => return Err(RegistryError(m)),
                         }
                     }
-                    let ops = model.plan(reg);
-                    if !ops.is_empty() && !reg.write_batched(&guard, ops).await? {
+                    let groups = model.plan();
+                    if !reg.write_groups(&guard, groups).await? {
                         return Err(RegistryError("lost the leader key".into()));
                     }
                 }
-                _ = tick.tick() => {
-                    keeper.keep_alive().await?;
-                    match tokio::time::timeout(ttl, acks.message()).await {
-                        Ok(Ok(Some(a))) if a.ttl() > 0 => {}
-                        Ok(Ok(Some(_))) => return Err(RegistryError("leader lease expired".into())),
-                        Ok(Ok(None)) => return Err(RegistryError("keep-alive stream ended".into())),
-                        Ok(Err(e)) => return Err(e.into()),
-                        Err(_) => return Err(RegistryError("keep-alive timed out".into())),
-                    }
-                }
+                why = keeper.lost() => return Err(RegistryError(format!("leader lease: {why}"))),
             }
         }
     }
     .await;
-    abort_all(&tasks);
+    watch.abort();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &str = "/f/";
+
+    fn unit(m: &mut Model, name: &str, desired: &str, xfleet: &[(&str, &str)]) {
+        let mut options = vec![flotilla_units::systemd::UnitOption {
+            section: "Service".into(),
+            name: "ExecStart".into(),
+            value: format!("/bin/sleep {}", name.len()),
+        }];
+        for (k, v) in xfleet {
+            options.push(flotilla_units::systemd::UnitOption {
+                section: "X-Fleet".into(),
+                name: k.to_string(),
+                value: v.to_string(),
+            });
+        }
+        let u = StoredUnit {
+            name: name.into(),
+            hash: flotilla_units::systemd::unit_hash(&options),
+            options,
+        };
+        let k = Keys::new(P);
+        m.apply_value(&k.unit(name), &serde_json::to_vec(&u).unwrap(), false);
+        m.apply_value(&k.desired(name), desired.as_bytes(), false);
+    }
+
+    fn machine(m: &mut Model, id: &str, present: bool) {
+        let mach = Machine {
+            id: id.into(),
+            ..Default::default()
+        };
+        let k = Keys::new(P);
+        m.apply_value(
+            &k.machine(id),
+            &serde_json::to_vec(&mach).unwrap(),
+            !present,
+        );
+    }
+
+    /// The keys each group writes, as `put KEY` / `del KEY`, without the prefix.
+    fn keys(groups: &[Vec<Op>]) -> Vec<Vec<String>> {
+        groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|op| match op {
+                        Op::Put { key, .. } => format!("put {}", &key[P.len()..]),
+                        Op::Delete { key } => format!("del {}", &key[P.len()..]),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn writes_only_what_changed_one_group_per_unit() {
+        let mut m = Model::new(Keys::new(P));
+        m.resume();
+        machine(&mut m, "m1", true);
+        machine(&mut m, "m2", true);
+        unit(&mut m, "a.service", "launched", &[]);
+        unit(&mut m, "b.service", "launched", &[]);
+        unit(&mut m, "t@.service", "inactive", &[]);
+        assert_eq!(
+            keys(&m.plan()),
+            vec![
+                vec!["put schedule/m1/a.service", "put placement/a.service"],
+                vec!["put schedule/m2/b.service", "put placement/b.service"],
+            ]
+        );
+        // Nothing changed: nothing written.
+        assert!(m.plan().is_empty());
+        // One more unit: only its keys.
+        unit(&mut m, "c.service", "loaded", &[]);
+        assert_eq!(
+            keys(&m.plan()),
+            vec![vec!["put schedule/m1/c.service", "put placement/c.service"]]
+        );
+        // A desired-state change rewrites that unit's schedule key only.
+        m.apply_value(&Keys::new(P).desired("c.service"), b"launched", false);
+        assert_eq!(keys(&m.plan()), vec![vec!["put schedule/m1/c.service"]]);
+        // A lost machine: its units move, each in one transaction (the old
+        // key deleted with the new one put).
+        machine(&mut m, "m1", false);
+        assert_eq!(
+            keys(&m.plan()),
+            vec![
+                vec![
+                    "del schedule/m1/a.service",
+                    "put schedule/m2/a.service",
+                    "put placement/a.service"
+                ],
+                vec![
+                    "del schedule/m1/c.service",
+                    "put schedule/m2/c.service",
+                    "put placement/c.service"
+                ],
+            ]
+        );
+        // Inactive: unscheduled.
+        m.apply_value(&Keys::new(P).desired("b.service"), b"inactive", false);
+        assert_eq!(
+            keys(&m.plan()),
+            vec![vec!["del schedule/m2/b.service", "del placement/b.service"]]
+        );
+        // A global unit: one key per machine, no placement.
+        unit(&mut m, "g.service", "launched", &[("Global", "true")]);
+        machine(&mut m, "m3", true);
+        assert_eq!(
+            keys(&m.plan()),
+            vec![vec![
+                "put schedule/m2/g.service",
+                "put schedule/m3/g.service"
+            ]]
+        );
+        // Destroyed: every key of it goes.
+        m.apply_value(&Keys::new(P).unit("g.service"), b"", true);
+        assert_eq!(
+            keys(&m.plan()),
+            vec![vec![
+                "del schedule/m2/g.service",
+                "del schedule/m3/g.service"
+            ]]
+        );
+    }
+
+    #[test]
+    fn a_new_leader_resumes_what_is_stored() {
+        let k = Keys::new(P);
+        let mut m = Model::new(k.clone());
+        machine(&mut m, "m1", true);
+        machine(&mut m, "m2", true);
+        unit(&mut m, "a.service", "launched", &[]);
+        unit(&mut m, "b.service", "launched", &[]);
+        // Stored by the previous leader: a on m2 (kept), b on a machine
+        // that is gone (moved), and a half-written c (placement only).
+        let a = |u: &str| {
+            let (su, _) = &m.units[u];
+            serde_json::to_vec(&Assignment {
+                desired: ClusterState::Launched,
+                hash: su.hash.clone(),
+                options: su.options.clone(),
+                global: false,
+            })
+            .unwrap()
+        };
+        let (va, vb) = (a("a.service"), a("b.service"));
+        m.apply_value(&k.schedule("m2", "a.service"), &va, false);
+        m.apply_value(&k.placement("a.service"), b"m2", false);
+        m.apply_value(&k.schedule("gone", "b.service"), &vb, false);
+        m.apply_value(&k.placement("b.service"), b"gone", false);
+        m.apply_value(&k.placement("c.service"), b"m1", false);
+        m.resume();
+        assert_eq!(
+            keys(&m.plan()),
+            vec![
+                vec![
+                    "del schedule/gone/b.service",
+                    "put schedule/m1/b.service",
+                    "put placement/b.service"
+                ],
+                vec!["del placement/c.service"],
+            ]
+        );
+        assert!(m.plan().is_empty());
+    }
 }

@@ -12,9 +12,11 @@
 //! | `machines/<machine>` | [`crate::model::Machine`] JSON | agent, API (metadata) | agent's |
 //! | `metadata/<machine>` | API-set metadata JSON (`{"k":"v","gone":null}`) | API | none |
 //! | `engine/leader` | machine ID of the leader | engine | leader's |
+//! | `logreq/<machine>/<unit>` | [`crate::model::LogRequest`] JSON | API | none |
+//! | `logs/<machine>/<unit>` | [`crate::model::LogAnswer`] JSON | agent | agent's |
 //!
-//! Each agent watches only `schedule/<its machine>/` and `metadata/<its
-//! machine>`; the engine's leader watches the whole prefix (for etcd's
+//! Each agent watches only `schedule/<its machine>/`, `metadata/<its
+//! machine>` and `logreq/<its machine>/`; the engine's leader watches the whole prefix (for etcd's
 //! revision order) and keeps `units/`, `desired/`, `machines/` and
 //! `engine/leader`, and reads `schedule/` when it becomes leader.
 
@@ -103,6 +105,18 @@ impl Keys {
     pub fn leader(&self) -> String {
         format!("{}engine/leader", self.prefix)
     }
+    /// One machine's log requests prefix.
+    pub fn log_requests_of(&self, machine: &str) -> String {
+        format!("{}logreq/{machine}/", self.prefix)
+    }
+    /// A request for a unit's log lines from one machine.
+    pub fn log_request(&self, machine: &str, name: &str) -> String {
+        format!("{}logreq/{machine}/{name}", self.prefix)
+    }
+    /// A machine's answer to a log request.
+    pub fn log_answer(&self, machine: &str, name: &str) -> String {
+        format!("{}logs/{machine}/{name}", self.prefix)
+    }
 
     /// Classifies a key read from etcd.
     pub fn parse<'a>(&self, key: &'a str) -> Key<'a> {
@@ -125,6 +139,8 @@ impl Keys {
             "metadata" => one().map(Key::Metadata),
             "schedule" => two().map(|(m, u)| Key::Schedule(m, u)),
             "state" => two().map(|(m, u)| Key::State(m, u)),
+            "logreq" => two().map(|(m, u)| Key::LogRequest(m, u)),
+            "logs" => two().map(|(m, u)| Key::LogAnswer(m, u)),
             "engine" if rest == "leader" => Some(Key::Leader),
             _ => None,
         }
@@ -151,6 +167,10 @@ pub enum Key<'a> {
     Metadata(&'a str),
     /// `engine/leader`.
     Leader,
+    /// `logreq/<machine>/<unit>`.
+    LogRequest(&'a str, &'a str),
+    /// `logs/<machine>/<unit>`.
+    LogAnswer(&'a str, &'a str),
     /// Anything else (ignored).
     Other,
 }
@@ -188,6 +208,14 @@ mod tests {
             (k.machine("m1"), Key::Machine("m1")),
             (k.leader(), Key::Leader),
             (k.metadata("m1"), Key::Metadata("m1")),
+            (
+                k.log_request("m1", "a.service"),
+                Key::LogRequest("m1", "a.service"),
+            ),
+            (
+                k.log_answer("m1", "a.service"),
+                Key::LogAnswer("m1", "a.service"),
+            ),
             ("/flotilla/units/".to_string(), Key::Other),
             ("/flotilla/state/m1".to_string(), Key::Other),
             ("/other/units/a.service".to_string(), Key::Other),

@@ -9,14 +9,20 @@
 
 pub mod agent;
 pub mod api;
+pub mod batch;
 pub mod config;
 pub mod control;
+pub mod creates;
 pub mod engine;
 pub mod glob;
 pub mod keys;
+pub mod lease;
 pub mod model;
 pub mod registry;
 pub mod requirements;
 pub mod scheduler;
+pub mod serve;
+pub mod ui;
 mod unitfile;
 pub mod validate;
+pub mod view;

@@ -9,6 +9,7 @@
 use flotilla_cluster::api::{self, Api};
 use flotilla_cluster::config::{parse_args, Parsed};
 use flotilla_cluster::registry::{EtcdConfig, Registry};
+use flotilla_cluster::serve::{self, Listen};
 use flotilla_cluster::{agent, control, engine};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,8 +28,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: clusterd's work is waiting on etcd, the init and its
+    // clients; a second worker only added wake-ups between threads (an
+    // agent of 100 units spent most of its CPU in them).
+    let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -71,13 +74,12 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         reg.keys().prefix(),
         cfg.api
     );
-    let api_state = Arc::new(Api {
-        registry: reg.clone(),
-    });
+    let plain_tcp = matches!(cfg.api, Listen::Tcp(_)) && cfg.api_tls.is_none();
+    let app = api::router(Arc::new(Api::new(reg.clone(), plain_tcp)));
     let listen = cfg.api.clone();
     let api_tls = cfg.api_tls.clone();
     let mut api_task =
-        tokio::spawn(async move { api::serve(&listen, api_tls.as_ref(), api_state).await });
+        tokio::spawn(async move { serve::serve(&listen, api_tls.as_ref(), app).await });
     tokio::spawn(engine::run(
         reg.clone(),
         cfg.machine_id.clone(),

@@ -2,20 +2,26 @@
 //! [`crate::keys::Keys`]. Values written by others that do not decode are
 //! skipped with a message, never trusted and never fatal.
 
-use crate::keys::{Key, Keys};
-use crate::model::{ApiUnit, ApiUnitState, ClusterState, Machine, StoredState, StoredUnit};
-use crate::requirements::Requirements;
+use crate::batch::{chunks, Op};
+use crate::keys::Keys;
+use crate::model::{ClusterState, StoredUnit};
 use crate::validate::MetadataChange;
+use crate::view::View;
 use etcd_client::{
     Certificate, Client, Compare, CompareOp, ConnectOptions, GetOptions, Identity, KeyValue,
-    PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
+    KvClient, TlsOptions, Txn, TxnOp, TxnOpResponse, WatchClient,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Largest number of operations put in one etcd transaction (etcd's
-/// default `--max-txn-ops` is 128).
-pub const MAX_TXN_OPS: usize = 120;
+/// Keys read per request when reading a whole prefix: a page stays far
+/// under the message limit below even with unit files at their largest.
+pub const READ_PAGE: i64 = 500;
+
+/// Largest message clusterd accepts from etcd (gRPC's default is 4 MiB; a
+/// watch response carries a whole transaction of up to
+/// [`crate::batch::MAX_TXN_BYTES`], a read page up to [`READ_PAGE`] keys).
+pub const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 
 /// How to reach etcd.
 #[derive(Debug, Clone, Default)]
@@ -35,7 +41,7 @@ pub struct EtcdConfig {
 }
 
 /// A registry error: etcd is unreachable or refused the request.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RegistryError(pub String);
 
 impl std::fmt::Display for RegistryError {
@@ -59,17 +65,24 @@ pub type Result<T> = std::result::Result<T, RegistryError>;
 #[derive(Clone)]
 pub struct Registry {
     client: Client,
+    kv: KvClient,
+    watch: WatchClient,
     keys: Keys,
 }
 
 /// Decodes a JSON value, or says why it was skipped.
 pub fn decode<T: serde::de::DeserializeOwned>(kv: &KeyValue) -> Option<T> {
-    match serde_json::from_slice(kv.value()) {
+    decode_value(kv.key(), kv.value())
+}
+
+/// Decodes the JSON value of `key`, or says why it was skipped.
+pub fn decode_value<T: serde::de::DeserializeOwned>(key: &[u8], value: &[u8]) -> Option<T> {
+    match serde_json::from_slice(value) {
         Ok(v) => Some(v),
         Err(e) => {
             eprintln!(
                 "clusterd: ignoring undecodable value at {}: {e}",
-                String::from_utf8_lossy(kv.key())
+                String::from_utf8_lossy(key)
             );
             None
         }
@@ -77,103 +90,16 @@ pub fn decode<T: serde::de::DeserializeOwned>(kv: &KeyValue) -> Option<T> {
 }
 
 /// Decodes a desired-state value.
-pub fn decode_desired(kv: &KeyValue) -> Option<ClusterState> {
-    let s = std::str::from_utf8(kv.value()).ok()?;
+pub fn decode_desired(key: &[u8], value: &[u8]) -> Option<ClusterState> {
+    let s = std::str::from_utf8(value).ok()?;
     let d = ClusterState::parse(s.trim());
     if d.is_none() {
         eprintln!(
             "clusterd: ignoring bad desired state at {}",
-            String::from_utf8_lossy(kv.key())
+            String::from_utf8_lossy(key)
         );
     }
     d
-}
-
-/// Everything the API needs, read at one revision.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    /// The revision read.
-    pub revision: i64,
-    /// Unit files.
-    pub units: BTreeMap<String, StoredUnit>,
-    /// Desired states.
-    pub desired: BTreeMap<String, ClusterState>,
-    /// Non-global unit -> machine.
-    pub placement: BTreeMap<String, String>,
-    /// (unit, machine) -> reported state.
-    pub states: BTreeMap<(String, String), StoredState>,
-    /// Present machines.
-    pub machines: BTreeMap<String, Machine>,
-}
-
-impl Snapshot {
-    /// Adds one key-value pair.
-    pub fn absorb(&mut self, keys: &Keys, kv: &KeyValue) {
-        let Ok(key) = kv.key_str() else { return };
-        match keys.parse(key) {
-            Key::Unit(n) => {
-                if let Some(u) = decode::<StoredUnit>(kv) {
-                    self.units.insert(n.to_string(), u);
-                }
-            }
-            Key::Desired(n) => {
-                if let Some(d) = decode_desired(kv) {
-                    self.desired.insert(n.to_string(), d);
-                }
-            }
-            Key::Placement(n) => {
-                if let Ok(m) = std::str::from_utf8(kv.value()) {
-                    self.placement.insert(n.to_string(), m.to_string());
-                }
-            }
-            Key::State(m, n) => {
-                if let Some(s) = decode::<StoredState>(kv) {
-                    self.states.insert((n.to_string(), m.to_string()), s);
-                }
-            }
-            Key::Machine(m) => {
-                if let Some(mut mach) = decode::<Machine>(kv) {
-                    mach.id = m.to_string();
-                    self.machines.insert(m.to_string(), mach);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The API's view of one unit.
-    pub fn api_unit(&self, name: &str) -> Option<ApiUnit> {
-        let u = self.units.get(name)?;
-        let desired = self
-            .desired
-            .get(name)
-            .copied()
-            .unwrap_or(ClusterState::Inactive);
-        let global = Requirements::from_options(name, &u.options).global;
-        let (current, machine) = if global {
-            (None, None)
-        } else {
-            let machine = self.placement.get(name).cloned();
-            let cur = machine
-                .as_ref()
-                .and_then(|m| self.states.get(&(name.to_string(), m.clone())))
-                .map(|s| s.current)
-                .unwrap_or(ClusterState::Inactive);
-            (Some(cur.as_str().to_string()), machine)
-        };
-        Some(ApiUnit {
-            current_state: current,
-            desired_state: Some(desired.as_str().to_string()),
-            machine_id: machine,
-            name: name.to_string(),
-            options: u.options.iter().map(Into::into).collect(),
-        })
-    }
-
-    /// Every unit state, sorted by unit then machine.
-    pub fn api_states(&self) -> impl Iterator<Item = &ApiUnitState> {
-        self.states.values().map(|s| &s.state)
-    }
 }
 
 /// One unit's records.
@@ -183,8 +109,8 @@ pub struct UnitRecord {
     pub unit: Option<StoredUnit>,
     /// Its mod revision (0 when absent).
     pub mod_revision: i64,
-    /// The snapshot of this unit (for [`Snapshot::api_unit`]).
-    pub snapshot: Snapshot,
+    /// This unit's keys (for [`View::api_unit`]).
+    pub snapshot: View,
 }
 
 impl Registry {
@@ -200,6 +126,8 @@ impl Registry {
         }
         let client = Client::connect(&cfg.endpoints, Some(opts)).await?;
         Ok(Registry {
+            kv: client.kv_client().max_decoding_message_size(MAX_MESSAGE),
+            watch: client.watch_client().max_decoding_message_size(MAX_MESSAGE),
             client,
             keys: Keys::new(&cfg.prefix),
         })
@@ -210,87 +138,125 @@ impl Registry {
         &self.keys
     }
 
-    /// The raw client (for watches and leases).
+    /// The raw client (for leases).
     pub fn client(&self) -> Client {
         self.client.clone()
     }
 
-    /// Reads the API's whole view at one revision (one request).
-    pub async fn snapshot(&self) -> Result<Snapshot> {
-        let k = &self.keys;
-        let prefixes = [
-            k.units(),
-            k.desireds(),
-            k.placements(),
-            k.states(),
-            k.machines(),
-        ];
-        let ops: Vec<TxnOp> = prefixes
-            .iter()
-            .map(|p| TxnOp::get(p.as_str(), Some(GetOptions::new().with_prefix())))
-            .collect();
-        let resp = self.client.clone().txn(Txn::new().and_then(ops)).await?;
-        let mut snap = Snapshot {
-            revision: resp.header().map(|h| h.revision()).unwrap_or(0),
-            ..Default::default()
-        };
-        for op in resp.op_responses() {
-            if let TxnOpResponse::Get(g) = op {
-                for kv in g.kvs() {
-                    snap.absorb(k, kv);
+    /// A watch client that takes messages up to [`MAX_MESSAGE`].
+    pub fn watch_client(&self) -> WatchClient {
+        self.watch.clone()
+    }
+
+    /// The current revision of the store (a linearizable read of one key's
+    /// count: one small request).
+    pub async fn revision(&self) -> Result<i64> {
+        let resp = self
+            .kv
+            .clone()
+            .get(
+                self.keys.leader(),
+                Some(GetOptions::new().with_count_only()),
+            )
+            .await?;
+        Ok(resp.header().map(|h| h.revision()).unwrap_or(0))
+    }
+
+    /// Every key under each of `prefixes`, all at one revision, read in
+    /// pages of [`READ_PAGE`] keys; returns the revision and the keys.
+    pub async fn read_prefixes(&self, prefixes: &[String]) -> Result<(i64, Vec<KeyValue>)> {
+        let mut kv = self.kv.clone();
+        let mut rev = 0;
+        let mut out = Vec::new();
+        for p in prefixes {
+            let end = prefix_end(p.as_bytes());
+            let mut from = p.as_bytes().to_vec();
+            loop {
+                let mut opts = GetOptions::new()
+                    .with_range(end.clone())
+                    .with_limit(READ_PAGE);
+                if rev != 0 {
+                    opts = opts.with_revision(rev);
+                }
+                let mut resp = kv.get(from.clone(), Some(opts)).await?;
+                if rev == 0 {
+                    rev = resp.header().map(|h| h.revision()).unwrap_or(0);
+                }
+                let more = resp.more();
+                let kvs = resp.take_kvs();
+                let Some(last) = kvs.last() else { break };
+                from = last.key().to_vec();
+                from.push(0);
+                out.extend(kvs);
+                if !more {
+                    break;
                 }
             }
         }
-        Ok(snap)
+        Ok((rev, out))
     }
 
-    /// Reads every unit file (one request).
+    /// Reads every unit file.
     pub async fn units(&self) -> Result<BTreeMap<String, StoredUnit>> {
-        let resp = self
-            .client
-            .clone()
-            .get(self.keys.units(), Some(GetOptions::new().with_prefix()))
-            .await?;
-        let mut snap = Snapshot::default();
-        for kv in resp.kvs() {
-            snap.absorb(&self.keys, kv);
+        let (_, kvs) = self.read_prefixes(&[self.keys.units()]).await?;
+        let mut v = View::default();
+        for kv in &kvs {
+            v.absorb(&self.keys, kv);
         }
-        Ok(snap.units)
+        Ok(v.units)
     }
 
     /// Reads one unit with its desired state and placement (one request),
     /// then the state its machine reports (a second one, when placed).
     pub async fn unit(&self, name: &str) -> Result<UnitRecord> {
+        let resp = self
+            .kv
+            .clone()
+            .txn(Txn::new().and_then(self.unit_reads(name)))
+            .await?;
+        let mut rec = self.unit_record(name, resp.op_responses());
+        if let Some(m) = rec.snapshot.placement.get(name).cloned() {
+            let resp = self.kv.clone().get(self.keys.state(&m, name), None).await?;
+            for kv in resp.kvs() {
+                rec.snapshot.absorb(&self.keys, kv);
+            }
+        }
+        Ok(rec)
+    }
+
+    fn unit_reads(&self, name: &str) -> Vec<TxnOp> {
         let k = &self.keys;
-        let ops = vec![
+        vec![
             TxnOp::get(k.unit(name), None),
             TxnOp::get(k.desired(name), None),
             TxnOp::get(k.placement(name), None),
-        ];
-        let resp = self.client.clone().txn(Txn::new().and_then(ops)).await?;
+        ]
+    }
+
+    fn unit_record(&self, name: &str, ops: Vec<TxnOpResponse>) -> UnitRecord {
         let mut rec = UnitRecord::default();
-        for (i, op) in resp.op_responses().into_iter().enumerate() {
+        for (i, op) in ops.into_iter().enumerate() {
             if let TxnOpResponse::Get(g) = op {
                 for kv in g.kvs() {
                     if i == 0 {
                         rec.mod_revision = kv.mod_revision();
                     }
-                    rec.snapshot.absorb(k, kv);
+                    rec.snapshot.absorb(&self.keys, kv);
                 }
             }
         }
-        if let Some(m) = rec.snapshot.placement.get(name).cloned() {
-            let resp = self.client.clone().get(k.state(&m, name), None).await?;
-            for kv in resp.kvs() {
-                rec.snapshot.absorb(k, kv);
-            }
-        }
         rec.unit = rec.snapshot.units.get(name).cloned();
-        Ok(rec)
+        rec
     }
 
-    /// Creates a unit if it does not exist; false if it appeared meanwhile.
-    pub async fn create_unit(&self, unit: &StoredUnit, desired: ClusterState) -> Result<bool> {
+    /// Creates a unit if it does not exist (one request); when it does, the
+    /// same request reads its records (without its reported state), which
+    /// are returned.
+    pub async fn create_unit(
+        &self,
+        unit: &StoredUnit,
+        desired: ClusterState,
+    ) -> Result<Option<UnitRecord>> {
         let k = &self.keys;
         let body = serde_json::to_vec(unit).map_err(|e| RegistryError(e.to_string()))?;
         let txn = Txn::new()
@@ -302,8 +268,37 @@ impl Registry {
             .and_then([
                 TxnOp::put(k.unit(&unit.name), body, None),
                 TxnOp::put(k.desired(&unit.name), desired.as_str(), None),
-            ]);
-        Ok(self.client.clone().txn(txn).await?.succeeded())
+            ])
+            .or_else(self.unit_reads(&unit.name));
+        let resp = self.kv.clone().txn(txn).await?;
+        if resp.succeeded() {
+            return Ok(None);
+        }
+        Ok(Some(self.unit_record(&unit.name, resp.op_responses())))
+    }
+
+    /// Creates units that none of exists yet, in one transaction; false
+    /// (and nothing written) when one of them exists.
+    pub async fn create_units(&self, units: &[(&StoredUnit, ClusterState)]) -> Result<bool> {
+        let k = &self.keys;
+        let mut cmp = Vec::new();
+        let mut ops = Vec::new();
+        for (u, desired) in units {
+            let body = serde_json::to_vec(u).map_err(|e| RegistryError(e.to_string()))?;
+            cmp.push(Compare::create_revision(
+                k.unit(&u.name),
+                CompareOp::Equal,
+                0,
+            ));
+            ops.push(TxnOp::put(k.unit(&u.name), body, None));
+            ops.push(TxnOp::put(k.desired(&u.name), desired.as_str(), None));
+        }
+        let resp = self
+            .kv
+            .clone()
+            .txn(Txn::new().when(cmp).and_then(ops))
+            .await?;
+        Ok(resp.succeeded())
     }
 
     /// Replaces a unit's file (and maybe its desired state) if it is still
@@ -327,7 +322,7 @@ impl Registry {
                 mod_revision,
             )])
             .and_then(ops);
-        Ok(self.client.clone().txn(txn).await?.succeeded())
+        Ok(self.kv.clone().txn(txn).await?.succeeded())
     }
 
     /// Sets a unit's desired state if the unit is still at `mod_revision`.
@@ -345,7 +340,7 @@ impl Registry {
                 mod_revision,
             )])
             .and_then([TxnOp::put(k.desired(name), desired.as_str(), None)]);
-        Ok(self.client.clone().txn(txn).await?.succeeded())
+        Ok(self.kv.clone().txn(txn).await?.succeeded())
     }
 
     /// Removes a unit; false if there was none.
@@ -357,7 +352,7 @@ impl Registry {
                 TxnOp::delete(k.unit(name), None),
                 TxnOp::delete(k.desired(name), None),
             ]);
-        Ok(self.client.clone().txn(txn).await?.succeeded())
+        Ok(self.kv.clone().txn(txn).await?.succeeded())
     }
 
     /// Applies validated metadata changes (API `PATCH /machines`).
@@ -370,7 +365,7 @@ impl Registry {
             let key = self.keys.metadata(machine);
             // Read-modify-write with a compare on the revision read, retried.
             for _ in 0..10 {
-                let resp = self.client.clone().get(key.as_str(), None).await?;
+                let resp = self.kv.clone().get(key.as_str(), None).await?;
                 let (mut map, rev) = match resp.kvs().first() {
                     Some(kv) => (
                         decode::<BTreeMap<String, Option<String>>>(kv).unwrap_or_default(),
@@ -390,7 +385,7 @@ impl Registry {
                 let txn = Txn::new()
                     .when([cmp])
                     .and_then([TxnOp::put(key.as_str(), body, None)]);
-                if self.client.clone().txn(txn).await?.succeeded() {
+                if self.kv.clone().txn(txn).await?.succeeded() {
                     break;
                 }
             }
@@ -398,30 +393,36 @@ impl Registry {
         Ok(())
     }
 
-    /// Runs `ops` in transactions of at most [`MAX_TXN_OPS`], each guarded by
-    /// `guard`; false as soon as a guard fails.
-    pub async fn write_batched(&self, guard: &[Compare], ops: Vec<TxnOp>) -> Result<bool> {
-        let mut ops = ops;
-        while !ops.is_empty() {
-            let rest = ops.split_off(ops.len().min(MAX_TXN_OPS));
-            let chunk = std::mem::replace(&mut ops, rest);
-            let txn = Txn::new().when(guard.to_vec()).and_then(chunk);
-            if !self.client.clone().txn(txn).await?.succeeded() {
+    /// Writes groups of operations ([`crate::batch`]: each group lands in
+    /// one revision), in as few transactions as etcd's limits allow, each
+    /// guarded by `guard`; false as soon as a guard fails.
+    pub async fn write_groups(&self, guard: &[Compare], groups: Vec<Vec<Op>>) -> Result<bool> {
+        for chunk in chunks(groups) {
+            let ops: Vec<TxnOp> = chunk.iter().map(Op::to_txn_op).collect();
+            let txn = Txn::new().when(guard.to_vec()).and_then(ops);
+            if !self.kv.clone().txn(txn).await?.succeeded() {
                 return Ok(false);
             }
         }
         Ok(true)
     }
 
-    /// A put bound to a lease.
-    pub fn put_leased(key: String, value: Vec<u8>, lease: i64) -> TxnOp {
-        TxnOp::put(key, value, Some(PutOptions::new().with_lease(lease)))
-    }
-
     /// Encodes an assignment.
     pub fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
         serde_json::to_vec(v).unwrap_or_default()
     }
+}
+
+/// The end of the range of keys starting with `prefix`.
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
 }
 
 /// TLS to etcd with a client certificate: the CA that signed etcd's

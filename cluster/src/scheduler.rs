@@ -1,27 +1,41 @@
-//! fleet's scheduler as a pure function: (machines, units, current
-//! placement) -> next placement.
+//! fleet's scheduler, kept up to date change by change.
 //!
 //! The rules are FLEET-NOTES "Scheduling as fleet did it":
 //!
-//! 1. *Keep.* Units are taken in name order. A unit that should run (desired
-//!    state not `inactive`) and is placed on a machine that is still present
-//!    stays there if it may still run there, checked against what was kept
-//!    before it. A unit that lands where a unit it `Replaces` is evicts that
-//!    unit, which is then placed afresh.
-//! 2. *Place.* Units are taken in name order again. A global unit goes to
-//!    every machine where it may run. Any other unplaced unit goes to the
-//!    least-loaded machine where it may run (load = units placed there,
+//! 1. *Keep.* A unit that should run (desired state not `inactive`) stays
+//!    on its machine while it may still run there. A unit that lands where
+//!    a unit it `Replaces` is evicts that unit, which is then placed afresh.
+//! 2. *Place.* Units waiting for a machine are taken in name order. A global
+//!    unit goes to every machine where it may run. Any other unit goes to
+//!    the least-loaded machine where it may run (load = units placed there,
 //!    global ones included; ties by machine ID); the load is updated after
-//!    each decision. This pass repeats until nothing changes, so that a
-//!    `MachineOf` follower whose peer sorts after it is placed in the same
-//!    call.
+//!    each decision. A pass repeats for the units that an earlier decision
+//!    made placeable (a `MachineOf` follower whose peer sorts after it, a
+//!    unit whose obstacle was evicted), as fleet's repeated passes did.
 //!
 //! "May run on M" checks, in order: `MachineID`, `MachineMetadata`, every
 //! `MachineOf` peer already on M, `Conflicts` globs in both directions
-//! against the units on M, and no unit on M `Replaces` this one.
+//! against the units on M, no unit on M `Replaces` this one, and this one
+//! does not replace a unit on M that it follows (through its peers).
+//! A unit evicted by `Replaces=` takes its followers with it.
+//!
+//! [`Scheduler`] holds the placement and the indexes the checks need, and
+//! takes changes one by one ([`Scheduler::set_machine`],
+//! [`Scheduler::set_unit`], ...); [`Scheduler::run`] then does only the work
+//! those changes call for: the placed units they concern are checked again,
+//! and only units waiting for a machine are placed. A unit that cannot be
+//! placed is not tried again until something happens that could make room
+//! for it (a machine appears or changes, a unit leaves a machine, a unit's
+//! requirements change, its `MachineOf` peer is placed). Work per change is
+//! proportional to what it concerns, not to the number of units: 10,000
+//! units arriving one by one cost 10,000 placements, not 10,000 passes.
+//!
+//! When a change makes two units on one machine incompatible, the unit that
+//! changed is the one that moves. [`schedule`] computes a placement from
+//! scratch, keeping what may stay in name order, then placing the rest.
 
 use crate::requirements::Requirements;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A machine that is present (its presence key is alive).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,413 +81,538 @@ impl Placement {
     }
 }
 
-struct State<'a> {
-    machines: Vec<&'a MachineInfo>,
-    reqs: BTreeMap<&'a str, &'a Requirements>,
-    on: Vec<BTreeSet<String>>,
+/// One machine: its metadata and what is placed on it.
+#[derive(Debug, Default)]
+struct Slot {
+    metadata: BTreeMap<String, String>,
+    /// Every unit placed here.
+    on: BTreeSet<String>,
+    /// The units placed here that have `Conflicts=` or `Replaces=`: the only
+    /// ones a unit arriving here must be checked against from their side.
+    ruled: BTreeSet<String>,
 }
 
-impl State<'_> {
-    fn may_run(&self, u: &UnitInfo, m: usize) -> bool {
-        let machine = self.machines[m];
-        if !u.req.id_matches(&machine.id) || !u.req.metadata_matches(&machine.metadata) {
-            return false;
+/// One known unit.
+#[derive(Debug)]
+struct Entry {
+    wanted: bool,
+    req: Requirements,
+    /// The machines it is on (at most one unless global).
+    on: BTreeSet<String>,
+}
+
+impl Entry {
+    fn ruled(&self) -> bool {
+        !self.req.conflicts.is_empty() || !self.req.replaces.is_empty()
+    }
+}
+
+/// fleet's scheduler with its state; see the module documentation.
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    machines: BTreeMap<String, Slot>,
+    /// (load, machine ID), for least-loaded choices.
+    by_load: BTreeSet<(usize, String)>,
+    units: BTreeMap<String, Entry>,
+    /// `MachineOf` peer -> the units that follow it.
+    followers: HashMap<String, BTreeSet<String>>,
+    /// Wanted units to place (or, for global units, to spread further).
+    pending: BTreeSet<String>,
+    /// Wanted units that could not be placed (or spread to every machine)
+    /// and wait for a change that could make room.
+    blocked: BTreeSet<String>,
+    /// Placed units whose placement must be checked again.
+    recheck: BTreeSet<String>,
+    /// Units whose placement changed since [`Scheduler::take_changed`].
+    changed: BTreeSet<String>,
+}
+
+impl Scheduler {
+    /// An empty scheduler.
+    pub fn new() -> Scheduler {
+        Scheduler::default()
+    }
+
+    /// Adds a machine or changes its metadata.
+    pub fn set_machine(&mut self, id: &str, metadata: &BTreeMap<String, String>) {
+        match self.machines.get_mut(id) {
+            Some(slot) if &slot.metadata == metadata => return,
+            Some(slot) => {
+                slot.metadata = metadata.clone();
+                self.recheck.extend(slot.on.iter().cloned());
+            }
+            None => {
+                self.machines.insert(
+                    id.to_string(),
+                    Slot {
+                        metadata: metadata.clone(),
+                        ..Slot::default()
+                    },
+                );
+                self.by_load.insert((0, id.to_string()));
+            }
         }
-        if !u
-            .req
-            .machine_of
+        self.unblock_all();
+        // Global units may go there now.
+        let globals: Vec<String> = self
+            .units
             .iter()
-            .all(|peer| self.on[m].contains(peer))
-        {
-            return false;
-        }
-        for other in &self.on[m] {
-            if other == &u.name {
-                continue;
-            }
-            if u.req.conflicts_with(other) {
-                return false;
-            }
-            if let Some(r) = self.reqs.get(other.as_str()) {
-                if r.conflicts_with(&u.name) || r.replaces_unit(&u.name) {
-                    return false;
+            .filter(|(_, e)| e.wanted && e.req.global)
+            .map(|(n, _)| n.clone())
+            .collect();
+        self.pending.extend(globals);
+    }
+
+    /// Removes a machine (its presence expired): its units wait for another.
+    pub fn remove_machine(&mut self, id: &str) {
+        let Some(slot) = self.machines.remove(id) else {
+            return;
+        };
+        self.by_load.remove(&(slot.on.len(), id.to_string()));
+        for u in &slot.on {
+            if let Some(e) = self.units.get_mut(u) {
+                e.on.remove(id);
+                self.changed.insert(u.clone());
+                if e.wanted && !e.req.global {
+                    self.pending.insert(u.clone());
                 }
             }
         }
-        true
+        self.unblock_all();
     }
 
-    /// Units on `m` that `u` replaces.
-    fn replaced_by(&self, u: &UnitInfo, m: usize) -> Vec<String> {
-        if u.req.replaces.is_empty() {
-            return Vec::new();
-        }
-        self.on[m]
-            .iter()
-            .filter(|o| *o != &u.name && u.req.replaces_unit(o))
-            .cloned()
-            .collect()
-    }
-}
-
-/// Computes the next placement. Deterministic: the same input gives the same
-/// output whatever the order of `machines` and `units`.
-pub fn schedule(machines: &[MachineInfo], units: &[UnitInfo], current: &Placement) -> Placement {
-    let mut ms: Vec<&MachineInfo> = machines.iter().collect();
-    ms.sort_by(|a, b| a.id.cmp(&b.id));
-    ms.dedup_by(|a, b| a.id == b.id);
-    let index: BTreeMap<&str, usize> = ms
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.id.as_str(), i))
-        .collect();
-    let mut us: Vec<&UnitInfo> = units.iter().filter(|u| u.wanted).collect();
-    us.sort_by(|a, b| a.name.cmp(&b.name));
-    us.dedup_by(|a, b| a.name == b.name);
-    let mut st = State {
-        reqs: us.iter().map(|u| (u.name.as_str(), &u.req)).collect(),
-        on: vec![BTreeSet::new(); ms.len()],
-        machines: ms,
-    };
-    let mut next = Placement::default();
-
-    // 1. Keep what may stay.
-    for u in &us {
-        let kept_on: Vec<usize> = if u.req.global {
-            current
-                .global
-                .get(&u.name)
-                .into_iter()
-                .flatten()
-                .filter_map(|m| index.get(m.as_str()).copied())
-                .collect()
-        } else {
-            current
-                .units
-                .get(&u.name)
-                .and_then(|m| index.get(m.as_str()).copied())
-                .into_iter()
-                .collect()
-        };
-        for m in kept_on {
-            if st.may_run(u, m) {
-                place(&mut st, &mut next, u, m);
+    /// Adds a unit or changes it (its desired state or requirements).
+    pub fn set_unit(&mut self, name: &str, wanted: bool, req: &Requirements) {
+        if let Some(e) = self.units.get(name) {
+            if e.wanted == wanted && &e.req == req {
+                return;
             }
-        }
-    }
-
-    // 2. Place the rest, until nothing changes.
-    for _round in 0..=us.len() + 1 {
-        let mut progress = false;
-        for u in &us {
-            if u.req.global {
-                for m in 0..st.machines.len() {
-                    if !st.on[m].contains(&u.name) && st.may_run(u, m) {
-                        place(&mut st, &mut next, u, m);
-                        progress = true;
+            let was_on: Vec<String> = e.on.iter().cloned().collect();
+            let old_peers = e.req.machine_of.clone();
+            let kind_changed = e.req.global != req.global;
+            // Re-index its rules and its peers.
+            for m in &was_on {
+                if let Some(slot) = self.machines.get_mut(m) {
+                    slot.ruled.remove(name);
+                }
+            }
+            self.unfollow(name, &old_peers);
+            let e = self.units.get_mut(name).expect("present");
+            e.wanted = wanted;
+            e.req = req.clone();
+            let ruled = e.ruled();
+            for m in &was_on {
+                if let Some(slot) = self.machines.get_mut(m) {
+                    if ruled {
+                        slot.ruled.insert(name.to_string());
                     }
                 }
-            } else if !next.units.contains_key(&u.name) {
-                let mut order: Vec<usize> = (0..st.machines.len()).collect();
-                order.sort_by(|&a, &b| {
-                    st.on[a]
-                        .len()
-                        .cmp(&st.on[b].len())
-                        .then(st.machines[a].id.cmp(&st.machines[b].id))
-                });
-                if let Some(m) = order.into_iter().find(|&m| st.may_run(u, m)) {
-                    place(&mut st, &mut next, u, m);
-                    progress = true;
+            }
+            self.follow(name, req);
+            self.blocked.remove(name);
+            if kind_changed {
+                // Global to one machine or back: placed afresh.
+                self.unplace_everywhere(name);
+                if wanted {
+                    self.pending.insert(name.to_string());
+                }
+            } else if wanted {
+                // Check where it is; place it (or spread it) afresh.
+                if was_on.is_empty() || req.global {
+                    self.pending.insert(name.to_string());
+                }
+                if !was_on.is_empty() {
+                    self.recheck.insert(name.to_string());
+                }
+            } else {
+                self.pending.remove(name);
+                self.unplace_everywhere(name);
+            }
+            // Its old requirements may have kept others away.
+            self.unblock_all();
+            return;
+        }
+        self.units.insert(
+            name.to_string(),
+            Entry {
+                wanted,
+                req: req.clone(),
+                on: BTreeSet::new(),
+            },
+        );
+        self.follow(name, req);
+        if wanted {
+            self.pending.insert(name.to_string());
+        }
+    }
+
+    /// Removes a unit (destroyed).
+    pub fn remove_unit(&mut self, name: &str) {
+        if !self.units.contains_key(name) {
+            return;
+        }
+        self.unplace_everywhere(name);
+        if let Some(e) = self.units.remove(name) {
+            self.unfollow(name, &e.req.machine_of);
+        }
+        self.pending.remove(name);
+        self.blocked.remove(name);
+        self.recheck.remove(name);
+        self.unblock_all();
+    }
+
+    /// Places a unit where it already is (a stored placement, when the
+    /// engine starts), if it may run there; in name order, as [`schedule`].
+    fn keep(&mut self, name: &str, machine: &str) {
+        let Some(e) = self.units.get(name) else {
+            return;
+        };
+        if !e.wanted || e.on.contains(machine) || (!e.req.global && !e.on.is_empty()) {
+            return;
+        }
+        if self.may_run(name, machine) {
+            self.place(name, machine);
+        }
+    }
+
+    /// Does what the changes since the last call call for.
+    pub fn run(&mut self) {
+        // 1. Placed units whose machine or neighbours changed.
+        self.settle();
+        // 2. Units waiting for a machine, in name order, in passes.
+        let mut todo = std::mem::take(&mut self.pending);
+        let mut passes = 0;
+        while !todo.is_empty() && passes <= self.units.len() + 1 {
+            passes += 1;
+            let mut next = BTreeSet::new();
+            while let Some(u) = todo.pop_first() {
+                self.try_place(&u);
+                // A unit this decision evicted leaves its followers behind.
+                self.settle();
+                // What this decision made placeable (an evicted unit, units
+                // it made room for, followers of a placed peer): later names
+                // in this pass, earlier ones in the next, as fleet's passes.
+                for r in std::mem::take(&mut self.pending) {
+                    if r > u {
+                        todo.insert(r);
+                    } else {
+                        next.insert(r);
+                    }
+                }
+            }
+            todo = next;
+        }
+        // Anything left after the bound waits for the next change.
+        self.blocked.extend(todo);
+    }
+
+    /// Takes the units to check again off machines where they may no
+    /// longer run; they wait for a machine.
+    fn settle(&mut self) {
+        while let Some(u) = self.recheck.pop_first() {
+            let on: Vec<String> = match self.units.get(&u) {
+                Some(e) if e.wanted => e.on.iter().cloned().collect(),
+                _ => continue,
+            };
+            for m in on {
+                if self.may_run(&u, &m) {
+                    // It stays, and what it replaces (now) leaves.
+                    self.evict_replaced(&u, &m);
+                } else {
+                    self.unplace(&u, &m);
+                    self.pending.insert(u.clone());
                 }
             }
         }
-        if !progress {
-            break;
+    }
+
+    /// Moves the units that `u` replaces off `m`; they wait for a machine.
+    fn evict_replaced(&mut self, u: &str, m: &str) {
+        let Some(e) = self.units.get(u).filter(|e| !e.req.replaces.is_empty()) else {
+            return;
+        };
+        let evicted: Vec<String> = self
+            .machines
+            .get(m)
+            .into_iter()
+            .flat_map(|slot| slot.on.iter())
+            .filter(|o| *o != u && e.req.replaces_unit(o))
+            .cloned()
+            .collect();
+        for o in evicted {
+            self.unplace(&o, m);
+            self.pending.insert(o);
         }
     }
-    next
+
+    /// The units whose placement changed since the last call.
+    pub fn take_changed(&mut self) -> BTreeSet<String> {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// The machines a unit is placed on.
+    pub fn placed_on(&self, name: &str) -> impl Iterator<Item = &String> {
+        self.units.get(name).into_iter().flat_map(|e| e.on.iter())
+    }
+
+    /// The number of units placed on a machine (global ones included).
+    pub fn load(&self, machine: &str) -> usize {
+        self.machines.get(machine).map_or(0, |s| s.on.len())
+    }
+
+    /// The whole placement.
+    pub fn placement(&self) -> Placement {
+        let mut p = Placement::default();
+        for (n, e) in &self.units {
+            if e.req.global {
+                if !e.on.is_empty() {
+                    p.global.insert(n.clone(), e.on.clone());
+                }
+            } else if let Some(m) = e.on.first() {
+                p.units.insert(n.clone(), m.clone());
+            }
+        }
+        p
+    }
+
+    fn try_place(&mut self, u: &str) {
+        let Some(e) = self.units.get(u) else { return };
+        if !e.wanted {
+            return;
+        }
+        if e.req.global {
+            let missing: Vec<String> = self
+                .machines
+                .keys()
+                .filter(|m| !e.on.contains(*m))
+                .cloned()
+                .collect();
+            let mut complete = true;
+            for m in missing {
+                if self.may_run(u, &m) {
+                    self.place(u, &m);
+                } else {
+                    complete = false;
+                }
+            }
+            if !complete {
+                self.blocked.insert(u.to_string());
+            }
+            return;
+        }
+        if !e.on.is_empty() {
+            return;
+        }
+        let choice = self
+            .by_load
+            .iter()
+            .map(|(_, m)| m)
+            .find(|m| self.may_run(u, m))
+            .cloned();
+        match choice {
+            Some(m) => self.place(u, &m),
+            None => {
+                self.blocked.insert(u.to_string());
+            }
+        }
+    }
+
+    fn may_run(&self, u: &str, m: &str) -> bool {
+        let (Some(e), Some(slot)) = (self.units.get(u), self.machines.get(m)) else {
+            return false;
+        };
+        let r = &e.req;
+        if !r.id_matches(m) || !r.metadata_matches(&slot.metadata) {
+            return false;
+        }
+        if !r.machine_of.iter().all(|peer| slot.on.contains(peer)) {
+            return false;
+        }
+        if !r.conflicts.is_empty() && slot.on.iter().any(|o| o != u && r.conflicts_with(o)) {
+            return false;
+        }
+        if slot.ruled.iter().any(|o| {
+            o != u
+                && self
+                    .units
+                    .get(o)
+                    .is_some_and(|oe| oe.req.conflicts_with(u) || oe.req.replaces_unit(u))
+        }) {
+            return false;
+        }
+        // Landing here must not evict a unit it follows (through its peers):
+        // it would have to leave with it.
+        r.replaces.is_empty() || {
+            let peers = self.peers_of(u);
+            !slot
+                .on
+                .iter()
+                .any(|o| o != u && r.replaces_unit(o) && peers.contains(o))
+        }
+    }
+
+    /// The units `u` must share a machine with: its `MachineOf` peers,
+    /// theirs, and so on.
+    fn peers_of(&self, u: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut todo = vec![u.to_string()];
+        while let Some(n) = todo.pop() {
+            for p in self
+                .units
+                .get(&n)
+                .map(|e| &e.req.machine_of)
+                .into_iter()
+                .flatten()
+            {
+                if out.insert(p.clone()) {
+                    todo.push(p.clone());
+                }
+            }
+        }
+        out
+    }
+
+    fn place(&mut self, u: &str, m: &str) {
+        self.evict_replaced(u, m);
+        let Some(e) = self.units.get_mut(u) else {
+            return;
+        };
+        e.on.insert(m.to_string());
+        let ruled = e.ruled();
+        self.blocked.remove(u);
+        let slot = self
+            .machines
+            .get_mut(m)
+            .expect("placing on a known machine");
+        let load = slot.on.len();
+        slot.on.insert(u.to_string());
+        if ruled {
+            slot.ruled.insert(u.to_string());
+        }
+        self.by_load.remove(&(load, m.to_string()));
+        self.by_load.insert((load + 1, m.to_string()));
+        self.changed.insert(u.to_string());
+        // Its followers that wait may follow it now.
+        if let Some(f) = self.followers.get(u) {
+            let waiting: Vec<String> = f
+                .iter()
+                .filter(|n| self.blocked.contains(*n))
+                .cloned()
+                .collect();
+            for n in waiting {
+                self.blocked.remove(&n);
+                self.pending.insert(n);
+            }
+        }
+    }
+
+    /// Takes `u` off `m`. Its followers there are checked again, and units
+    /// that waited may find room.
+    fn unplace(&mut self, u: &str, m: &str) {
+        if let Some(e) = self.units.get_mut(u) {
+            e.on.remove(m);
+        }
+        if let Some(slot) = self.machines.get_mut(m) {
+            if slot.on.remove(u) {
+                let load = slot.on.len();
+                self.by_load.remove(&(load + 1, m.to_string()));
+                self.by_load.insert((load, m.to_string()));
+            }
+            slot.ruled.remove(u);
+            if let Some(f) = self.followers.get(u) {
+                self.recheck
+                    .extend(f.iter().filter(|n| slot.on.contains(*n)).cloned());
+            }
+        }
+        self.changed.insert(u.to_string());
+        self.unblock_all();
+    }
+
+    fn unplace_everywhere(&mut self, u: &str) {
+        let on: Vec<String> = self.placed_on(u).cloned().collect();
+        for m in on {
+            self.unplace(u, &m);
+        }
+    }
+
+    fn unblock_all(&mut self) {
+        let b = std::mem::take(&mut self.blocked);
+        self.pending.extend(b);
+    }
+
+    fn follow(&mut self, name: &str, req: &Requirements) {
+        for p in &req.machine_of {
+            self.followers
+                .entry(p.clone())
+                .or_default()
+                .insert(name.to_string());
+        }
+    }
+
+    fn unfollow(&mut self, name: &str, peers: &[String]) {
+        for p in peers {
+            if let Some(f) = self.followers.get_mut(p) {
+                f.remove(name);
+                if f.is_empty() {
+                    self.followers.remove(p);
+                }
+            }
+        }
+    }
 }
 
-fn place(st: &mut State<'_>, next: &mut Placement, u: &UnitInfo, m: usize) {
-    for evicted in st.replaced_by(u, m) {
-        st.on[m].remove(&evicted);
-        next.units.remove(&evicted);
+/// Computes a placement from scratch: what may stay of `current` stays
+/// (checked in name order), the rest is placed. Deterministic: the same
+/// input gives the same output whatever the order of `machines` and
+/// `units`.
+pub fn schedule(machines: &[MachineInfo], units: &[UnitInfo], current: &Placement) -> Placement {
+    let mut s = Scheduler::new();
+    for m in machines {
+        s.set_machine(&m.id, &m.metadata);
     }
-    let id = st.machines[m].id.clone();
-    st.on[m].insert(u.name.clone());
-    if u.req.global {
-        next.global.entry(u.name.clone()).or_default().insert(id);
-    } else {
-        next.units.insert(u.name.clone(), id);
+    for u in units {
+        s.set_unit(&u.name, u.wanted, &u.req);
+    }
+    s.resume(current);
+    s.placement()
+}
+
+impl Scheduler {
+    /// Starts from a stored placement (the engine's leader taking over):
+    /// given the machines and units already, keeps what may stay of
+    /// `current` (checked in name order) and places the rest, as
+    /// [`schedule`] does.
+    pub fn resume(&mut self, current: &Placement) {
+        self.pending.clear();
+        let names: Vec<String> = self.units.keys().cloned().collect();
+        for n in &names {
+            let on: Vec<String> = match self.units.get(n) {
+                Some(e) if e.req.global => current
+                    .global
+                    .get(n)
+                    .into_iter()
+                    .flatten()
+                    .cloned()
+                    .collect(),
+                _ => current.units.get(n).cloned().into_iter().collect(),
+            };
+            for m in on {
+                self.keep(n, &m);
+            }
+        }
+        // Every wanted unit gets its turn in the first pass (placed ones,
+        // and global ones already everywhere, are passed over).
+        self.recheck.clear();
+        self.blocked.clear();
+        self.pending = self
+            .units
+            .iter()
+            .filter(|(_, e)| e.wanted)
+            .map(|(n, _)| n.clone())
+            .collect();
+        self.run();
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::requirements::Requirements;
-    use flotilla_units::systemd::UnitOption;
-
-    fn m(id: &str, md: &[(&str, &str)]) -> MachineInfo {
-        MachineInfo {
-            id: id.into(),
-            metadata: md
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        }
-    }
-
-    fn u(name: &str, xfleet: &[(&str, &str)]) -> UnitInfo {
-        let opts: Vec<UnitOption> = xfleet
-            .iter()
-            .map(|(k, v)| UnitOption {
-                section: "X-Fleet".into(),
-                name: k.to_string(),
-                value: v.to_string(),
-            })
-            .collect();
-        UnitInfo {
-            name: name.into(),
-            wanted: true,
-            req: Requirements::from_options(name, &opts),
-        }
-    }
-
-    fn run(
-        machines: &[MachineInfo],
-        units: &[UnitInfo],
-        cur: &Placement,
-    ) -> BTreeMap<String, String> {
-        schedule(machines, units, cur).units
-    }
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn least_loaded_in_name_order_ties_by_id() {
-        let ms = [m("c", &[]), m("a", &[]), m("b", &[])];
-        let us = [
-            u("u4.service", &[]),
-            u("u1.service", &[]),
-            u("u3.service", &[]),
-            u("u2.service", &[]),
-        ];
-        let got = run(&ms, &us, &Placement::default());
-        assert_eq!(
-            got,
-            map(&[
-                ("u1.service", "a"),
-                ("u2.service", "b"),
-                ("u3.service", "c"),
-                ("u4.service", "a")
-            ])
-        );
-    }
-
-    #[test]
-    fn table_of_requirements() {
-        let ms = [
-            m("aaaaaaaa1111", &[("region", "east")]),
-            m("bbbbbbbb2222", &[("region", "west"), ("disk", "ssd")]),
-        ];
-        struct Case {
-            units: Vec<UnitInfo>,
-            want: &'static [(&'static str, &'static str)],
-        }
-        let cases = vec![
-            Case {
-                units: vec![u("x.service", &[("MachineID", "bbbbbbbb2222")])],
-                want: &[("x.service", "bbbbbbbb2222")],
-            },
-            Case {
-                units: vec![u("x.service", &[("MachineID", "bbbbbbbb")])],
-                want: &[("x.service", "bbbbbbbb2222")],
-            },
-            Case {
-                units: vec![u("x.service", &[("MachineID", "bbbbbbb")])],
-                want: &[],
-            },
-            Case {
-                units: vec![u(
-                    "x.service",
-                    &[("MachineMetadata", "\"region=west\" \"disk=ssd\"")],
-                )],
-                want: &[("x.service", "bbbbbbbb2222")],
-            },
-            Case {
-                units: vec![u("x.service", &[("MachineMetadata", "region=north")])],
-                want: &[],
-            },
-            Case {
-                units: vec![u(
-                    "x.service",
-                    &[
-                        ("MachineMetadata", "region=north"),
-                        ("MachineMetadata", "region=west"),
-                    ],
-                )],
-                want: &[("x.service", "bbbbbbbb2222")],
-            },
-            // MachineOf: follower sorts before its peer and still lands with it.
-            Case {
-                units: vec![
-                    u("a.service", &[("MachineOf", "z.service")]),
-                    u("z.service", &[("MachineID", "bbbbbbbb")]),
-                ],
-                want: &[("a.service", "bbbbbbbb2222"), ("z.service", "bbbbbbbb2222")],
-            },
-            // MachineOf a unit that does not exist: unschedulable.
-            Case {
-                units: vec![u("a.service", &[("MachineOf", "nope.service")])],
-                want: &[],
-            },
-            // Conflicts, forward.
-            Case {
-                units: vec![
-                    u("a.service", &[]),
-                    u("b.service", &[("Conflicts", "a.*")]),
-                    u("c.service", &[("Conflicts", "[ab].service")]),
-                ],
-                want: &[("a.service", "aaaaaaaa1111"), ("b.service", "bbbbbbbb2222")],
-            },
-            // Conflicts, backward: a forbids b next to it.
-            Case {
-                units: vec![
-                    u("a.service", &[("Conflicts", "b.service")]),
-                    u("b.service", &[("MachineMetadata", "region=east")]),
-                ],
-                want: &[("a.service", "aaaaaaaa1111")],
-            },
-        ];
-        for (i, c) in cases.iter().enumerate() {
-            assert_eq!(
-                run(&ms, &c.units, &Placement::default()),
-                map(c.want),
-                "case {i}"
-            );
-        }
-    }
-
-    #[test]
-    fn keeps_existing_placements_and_unschedules_inactive_and_lost() {
-        let ms = [m("a", &[]), m("b", &[])];
-        let mut us = vec![
-            u("u1.service", &[]),
-            u("u2.service", &[]),
-            u("u3.service", &[]),
-        ];
-        let cur = Placement {
-            units: map(&[
-                ("u1.service", "b"),
-                ("u2.service", "b"),
-                ("u3.service", "gone"),
-            ]),
-            ..Default::default()
-        };
-        assert_eq!(
-            run(&ms, &us, &cur),
-            map(&[
-                ("u1.service", "b"),
-                ("u2.service", "b"),
-                ("u3.service", "a")
-            ])
-        );
-        us[0].wanted = false;
-        assert_eq!(
-            run(&ms, &us, &cur),
-            map(&[("u2.service", "b"), ("u3.service", "a")])
-        );
-    }
-
-    #[test]
-    fn replaces_moves_the_replaced_unit() {
-        let ms = [m("a", &[("role", "x")]), m("b", &[])];
-        let us = [
-            u("old.service", &[]),
-            u(
-                "new.service",
-                &[("Replaces", "old.service"), ("MachineMetadata", "role=x")],
-            ),
-        ];
-        let cur = Placement {
-            units: map(&[("old.service", "a")]),
-            ..Default::default()
-        };
-        assert_eq!(
-            run(&ms, &us, &cur),
-            map(&[("new.service", "a"), ("old.service", "b")])
-        );
-        // From scratch: the same result.
-        assert_eq!(
-            run(&ms, &us, &Placement::default()),
-            map(&[("new.service", "a"), ("old.service", "b")])
-        );
-        // With nowhere else to go, the replaced unit is unscheduled.
-        let one = [m("a", &[("role", "x")])];
-        assert_eq!(run(&one, &us, &cur), map(&[("new.service", "a")]));
-    }
-
-    #[test]
-    fn global_units_go_everywhere_they_may() {
-        let ms = [
-            m("a", &[("disk", "ssd")]),
-            m("b", &[]),
-            m("c", &[("disk", "ssd")]),
-        ];
-        let us = [
-            u("a-x.service", &[("MachineID", "c")]),
-            u(
-                "g.service",
-                &[
-                    ("Global", "true"),
-                    ("MachineMetadata", "disk=ssd"),
-                    ("Conflicts", "a-x.service"),
-                ],
-            ),
-            u("y.service", &[("Conflicts", "g.service")]),
-        ];
-        let p = schedule(&ms, &us, &Placement::default());
-        assert_eq!(
-            p.global["g.service"],
-            ["a".to_string()].into_iter().collect()
-        );
-        assert_eq!(p.units, map(&[("a-x.service", "c"), ("y.service", "b")]));
-        // A global unit placed first keeps a conflicting unit off its machines.
-        let us = [
-            u(
-                "g.service",
-                &[("Global", "true"), ("Conflicts", "x.service")],
-            ),
-            u("x.service", &[("MachineID", "c")]),
-        ];
-        let p = schedule(&ms, &us, &Placement::default());
-        assert_eq!(p.global["g.service"].len(), 3);
-        assert!(p.units.is_empty());
-        // Global units count toward load.
-        let ms = [m("a", &[]), m("b", &[])];
-        let us = [
-            u("g.service", &[("Global", "1")]),
-            u("h.service", &[("MachineID", "a")]),
-            u("z.service", &[]),
-        ];
-        let p = schedule(&ms, &us, &Placement::default());
-        assert_eq!(p.units, map(&[("h.service", "a"), ("z.service", "b")]));
-    }
-
-    #[test]
-    fn many_global_machines() {
-        let ms: Vec<MachineInfo> = (0..700).map(|i| m(&format!("m{i:04}"), &[])).collect();
-        let p = schedule(
-            &ms,
-            &[u("g.service", &[("Global", "true")])],
-            &Placement::default(),
-        );
-        assert_eq!(p.global["g.service"].len(), 700);
-    }
-}
+mod tests;

@@ -4,9 +4,31 @@
 
 use crate::model::{ClusterState, StoredUnit};
 use crate::requirements::{replaces_cycle, validate_options, Requirements};
-use flotilla_units::systemd::{is_template, unit_hash, validate_unit_name, UnitOption};
-use serde::Deserialize;
+use flotilla_units::fleet_api;
+use flotilla_units::systemd::{
+    canonical_text, is_template, unit_hash, validate_unit_name, UnitOption,
+};
 use std::collections::BTreeMap;
+
+/// The largest unit file accepted (its canonical text). A unit's file is
+/// copied into the schedule key of every machine it runs on and read by
+/// the engine and the API in pages: it must stay small.
+pub const MAX_UNIT_BYTES: usize = 64 * 1024;
+
+/// The options' own checks ([`validate_options`]), after their size.
+fn check_unit(name: &str, options: &[UnitOption]) -> Result<(), ApiError> {
+    let size = canonical_text(options).len();
+    if size > MAX_UNIT_BYTES {
+        return Err(ApiError::new(
+            400,
+            format!(
+                "invalid unit options: the unit file is {size} bytes long; the limit is {MAX_UNIT_BYTES}"
+            ),
+        ));
+    }
+    validate_options(name, options)
+        .map_err(|e| ApiError::new(400, format!("invalid unit options: {e}")))
+}
 
 /// An API error: the HTTP status and the message for `{"error":{...}}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,17 +49,13 @@ impl ApiError {
     }
 }
 
-/// The body of a PUT: a partial Unit entity.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// A decoded PUT body ([`flotilla_units::fleet_api::PutBody`] on the wire),
+/// its options as the unit-file model holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PutBody {
-    /// Must equal the URL's name when given.
-    #[serde(default)]
-    pub name: Option<String>,
     /// The desired state, any string (checked later).
-    #[serde(rename = "desiredState", default)]
     pub desired_state: Option<String>,
     /// The unit file.
-    #[serde(default)]
     pub options: Option<Vec<UnitOption>>,
 }
 
@@ -75,7 +93,7 @@ pub fn parse_put(
     if !ct_ok {
         return Err(ApiError::new(415, "expected Content-Type application/json"));
     }
-    let body: PutBody = serde_json::from_slice(body)
+    let body: fleet_api::PutBody = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(400, format!("unable to decode body: {e}")))?;
     if let Some(n) = &body.name {
         if !n.is_empty() && n != url_name {
@@ -86,7 +104,12 @@ pub fn parse_put(
         }
     }
     validate_unit_name(url_name).map_err(|e| ApiError::new(400, e))?;
-    Ok(body)
+    Ok(PutBody {
+        desired_state: body.desired_state,
+        options: body
+            .options
+            .map(|o| o.iter().map(UnitOption::from).collect()),
+    })
 }
 
 fn parse_desired(s: &str) -> Result<ClusterState, ApiError> {
@@ -124,8 +147,7 @@ pub fn decide_put(
                 "unit does not exist and options field is empty",
             ));
         }
-        validate_options(name, options)
-            .map_err(|e| ApiError::new(400, format!("invalid unit options: {e}")))?;
+        check_unit(name, options)?;
         let desired = match &body.desired_state {
             Some(s) => parse_desired(s)?,
             None => ClusterState::Inactive,
@@ -141,8 +163,7 @@ pub fn decide_put(
     if !options.is_empty() {
         let hash = unit_hash(options);
         if hash != existing.hash {
-            validate_options(name, options)
-                .map_err(|e| ApiError::new(400, format!("invalid unit options: {e}")))?;
+            check_unit(name, options)?;
             let desired = match &body.desired_state {
                 Some(s) => {
                     let d = parse_desired(s)?;
@@ -195,20 +216,27 @@ pub fn check_replaces(
     }
 }
 
-const TOKEN_PREFIX: &str = "flotilla-page-v1:";
+const TOKEN_PREFIX: &str = "flotilla-page-v2:";
 
-/// An opaque page token for the item at `offset` of listing `kind`.
-pub fn page_token(kind: &str, offset: usize) -> String {
-    format!("{TOKEN_PREFIX}{kind}:{offset}")
+/// The longest page token accepted (hex of the prefix, the kind and the
+/// longest key: a 256-character unit name and a 128-character machine ID).
+const MAX_TOKEN: usize = 1024;
+
+/// An opaque page token of listing `kind`: the next page starts after the
+/// item whose key is `last`. Keys, not offsets, so that a page never
+/// repeats or skips an item when others are added or removed meanwhile.
+pub fn page_token(kind: &str, last: &str) -> String {
+    format!("{TOKEN_PREFIX}{kind}:{last}")
         .bytes()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
 
-/// Reads a page token of listing `kind`; a bad one is a 400.
-pub fn parse_page_token(kind: &str, token: &str) -> Result<usize, ApiError> {
+/// Reads a page token of listing `kind` (the key of the last item served);
+/// a bad one is a 400.
+pub fn parse_page_token(kind: &str, token: &str) -> Result<String, ApiError> {
     let bad = || ApiError::new(400, "invalid value of nextPageToken query parameter");
-    if !token.len().is_multiple_of(2) || token.len() > 128 {
+    if !token.len().is_multiple_of(2) || token.len() > MAX_TOKEN {
         return Err(bad());
     }
     let bytes: Option<Vec<u8>> = (0..token.len())
@@ -217,23 +245,11 @@ pub fn parse_page_token(kind: &str, token: &str) -> Result<usize, ApiError> {
         .collect();
     let text = String::from_utf8(bytes.ok_or_else(bad)?).map_err(|_| bad())?;
     let rest = text.strip_prefix(TOKEN_PREFIX).ok_or_else(bad)?;
-    let (k, off) = rest.split_once(':').ok_or_else(bad)?;
-    if k != kind {
+    let (k, last) = rest.split_once(':').ok_or_else(bad)?;
+    if k != kind || last.is_empty() {
         return Err(bad());
     }
-    off.parse().map_err(|_| bad())
-}
-
-/// One `PATCH /fleet/v1/machines` operation as sent.
-#[derive(Debug, Clone, Deserialize)]
-pub struct MetadataOp {
-    /// `add`, `remove` or `replace`.
-    pub op: String,
-    /// `/<machineID>/metadata/<key>`.
-    pub path: String,
-    /// `{"value": "<v>"}`.
-    #[serde(default)]
-    pub value: Option<BTreeMap<String, String>>,
+    Ok(last.to_string())
 }
 
 /// A validated metadata change.
@@ -249,7 +265,7 @@ pub struct MetadataChange {
 
 /// Validates every operation before any is applied.
 pub fn parse_patch(body: &[u8]) -> Result<Vec<MetadataChange>, ApiError> {
-    let ops: Vec<MetadataOp> = serde_json::from_slice(body)
+    let ops: Vec<fleet_api::MetadataOp> = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(400, format!("unable to decode body: {e}")))?;
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
@@ -514,10 +530,14 @@ mod tests {
 
     #[test]
     fn tokens() {
-        let t = page_token("units", 100);
-        assert_eq!(parse_page_token("units", &t), Ok(100));
+        let t = page_token("units", "web@1.service");
+        assert_eq!(parse_page_token("units", &t), Ok("web@1.service".into()));
         assert!(parse_page_token("states", &t).is_err());
-        for bad in ["", "zz", "abc", "00", &"ab".repeat(100)] {
+        let long = format!("{}/{}", "u".repeat(256), "m".repeat(128));
+        let t = page_token("states", &long);
+        assert_eq!(parse_page_token("states", &t), Ok(long));
+        let empty = page_token("units", "");
+        for bad in ["", "zz", "abc", "00", &"ab".repeat(600), &empty] {
             assert_eq!(
                 parse_page_token("units", bad).map_err(|e| e.code),
                 Err(400),

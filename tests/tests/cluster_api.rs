@@ -303,31 +303,33 @@ fn every_status_code_over_the_unix_socket() {
     );
 }
 
-#[test]
-fn pagination_past_100_units_over_tcp() {
-    let etcd = Etcd::start();
-    let dir = tempdir();
+/// A clusterd alone (no init) serving the API on a free loopback port, up.
+fn tcp_clusterd(etcd: &Etcd, dir: &std::path::Path, id: &str) -> (Clusterd, u16) {
     let port = free_port();
     let args = vec![
         "--etcd".to_string(),
         etcd.url(),
         "--machine-id".into(),
-        "pager0001".into(),
+        id.into(),
         "--control".into(),
-        dir.path().join("no-init.sock").display().to_string(),
+        dir.join("no-init.sock").display().to_string(),
         "--api-listen".into(),
         format!("tcp://127.0.0.1:{port}"),
     ];
-    let _cd = Clusterd::start_args(
-        args,
-        dir.path().join("cd.log"),
-        "pager0001",
-        dir.path().join("unused"),
-    );
+    let cd = Clusterd::start_args(args, dir.join("cd.log"), id, dir.join("unused"));
     let base = format!("http://127.0.0.1:{port}");
     wait_for(Duration::from_secs(20), "TCP API", || {
         (http_tcp(&base, "GET", "/fleet/v1/units", None, None).0 == 200).then_some(())
     });
+    (cd, port)
+}
+
+#[test]
+fn pagination_past_100_units_over_tcp() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let (_cd, port) = tcp_clusterd(&etcd, dir.path(), "pager0001");
+    let base = format!("http://127.0.0.1:{port}");
     for i in 0..250 {
         let body = unit_body("inactive", "/bin/true", &[]);
         let (c, b) = http_tcp(
@@ -536,4 +538,198 @@ fn fleetctl_request_sequences() {
     wait_for(Duration::from_secs(10), "destroyed unit stopped", || {
         loaded().is_empty().then_some(())
     });
+}
+
+/// Sends `head` (request line and headers, without the blank line) and
+/// then `body` from another thread (the server may answer, and close,
+/// before reading it), and reads the answer: (status, Content-Type, body),
+/// status 0 when the connection ended without one.
+fn raw(addr: &str, head: &str, body: Vec<u8>) -> (u16, String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(format!("{head}\r\n\r\n").as_bytes()).unwrap();
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        for chunk in body.chunks(64 * 1024) {
+            if w.write_all(chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let _ = writer.join();
+    let text = String::from_utf8_lossy(&out).to_string();
+    let (h, b) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = h
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let ctype = h
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-type:")
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    // A chunked body's data is between its size lines.
+    let body = match b.split_once("\r\n") {
+        Some((size, rest))
+            if usize::from_str_radix(size.trim(), 16).is_ok() && h.contains("chunked") =>
+        {
+            rest.split("\r\n").next().unwrap_or("").to_string()
+        }
+        _ => b.to_string(),
+    };
+    (status, ctype, body)
+}
+
+#[test]
+fn floods_and_slow_clients_get_clear_answers() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let (_cd, port) = tcp_clusterd(&etcd, dir.path(), "limits0001");
+    let addr = format!("127.0.0.1:{port}");
+    let base = format!("http://{addr}");
+    let put = |len: usize| {
+        format!("PUT /fleet/v1/units/big.service HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\nConnection: close")
+    };
+    let is_413 = |(code, ctype, body): (u16, String, String)| {
+        assert_eq!(code, 413, "{body}");
+        assert_eq!(ctype, "application/json");
+        assert_eq!(error_code(&body), 413, "{body}");
+        assert!(body.contains("too large"), "{body}");
+    };
+
+    // A Content-Length of 1 GB is refused from the headers alone: no body
+    // is sent, and the answer comes at once.
+    let t = std::time::Instant::now();
+    is_413(raw(&addr, &put(1 << 30), Vec::new()));
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+
+    // 100,000 options, and an ExecStart of 10 MB: a 413 with the error
+    // entity, not a dropped connection.
+    let opts: Vec<String> = (0..100_000)
+        .map(|i| {
+            format!("{{\"section\":\"Service\",\"name\":\"Environment\",\"value\":\"V{i}=1\"}}")
+        })
+        .collect();
+    let many = format!(
+        "{{\"desiredState\":\"launched\",\"options\":[{}]}}",
+        opts.join(",")
+    );
+    is_413(raw(&addr, &put(many.len()), many.into_bytes()));
+    let exec = format!("/bin/echo {}", "x".repeat(10 << 20));
+    let huge = unit_body("launched", &exec, &[]);
+    is_413(raw(&addr, &put(huge.len()), huge.into_bytes()));
+    // The same without a length (chunked): refused once past the limit.
+    let (code, _, body) = {
+        let h = format!("PUT /fleet/v1/units/big.service HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close");
+        let mut chunked = Vec::new();
+        for part in unit_body("launched", &exec, &[]).as_bytes().chunks(1 << 16) {
+            chunked.extend(format!("{:x}\r\n", part.len()).as_bytes());
+            chunked.extend(part);
+            chunked.extend(b"\r\n");
+        }
+        chunked.extend(b"0\r\n\r\n");
+        raw(&addr, &h, chunked)
+    };
+    assert_eq!((code, error_code(&body)), (413, 413), "{body}");
+    // Under the body limit but over what a unit file may be: 400, saying so.
+    let small: Vec<String> = (0..5_000)
+        .map(|i| format!("{{\"section\":\"Service\",\"name\":\"Environment\",\"value\":\"VARIABLE_{i}=0123456789\"}}"))
+        .collect();
+    let body = format!(
+        "{{\"desiredState\":\"launched\",\"options\":[{}]}}",
+        small.join(",")
+    );
+    let (c, _, b) = raw(&addr, &put(body.len()), body.into_bytes());
+    assert_eq!((c, error_code(&b)), (400, 400), "{b}");
+    assert!(b.contains("the limit is 65536"), "{b}");
+    // A 100 kB ExecStart line: fleet's line limit, a 400.
+    let long = unit_body(
+        "launched",
+        &format!("/bin/echo {}", "y".repeat(100_000)),
+        &[],
+    );
+    let (c, _, b) = raw(&addr, &put(long.len()), long.into_bytes());
+    assert_eq!((c, error_code(&b)), (400, 400), "{b}");
+
+    // Slow clients are dropped: one that never finishes its headers, one
+    // that never finishes its body (408 and the error entity); meanwhile
+    // the API answers everyone else at once.
+    let slow_head = {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(40))).unwrap();
+            let t = std::time::Instant::now();
+            s.write_all(b"GET /fleet/v1/units HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            let mut out = Vec::new();
+            let _ = s.read_to_end(&mut out);
+            (t.elapsed(), String::from_utf8_lossy(&out).to_string())
+        })
+    };
+    let slow_body = {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(40))).unwrap();
+            let t = std::time::Instant::now();
+            let head = format!("PUT /fleet/v1/units/slow.service HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"desired");
+            s.write_all(head.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            let _ = s.read_to_end(&mut out);
+            (t.elapsed(), String::from_utf8_lossy(&out).to_string())
+        })
+    };
+    for _ in 0..10 {
+        let t = std::time::Instant::now();
+        assert_eq!(
+            http_tcp(&base, "GET", "/fleet/v1/machines", None, None).0,
+            200
+        );
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let (took, out) = slow_head.join().unwrap();
+    assert!(
+        took >= Duration::from_secs(9) && took < Duration::from_secs(25),
+        "headers not finished: dropped after {took:?}: {out}"
+    );
+    let (took, out) = slow_body.join().unwrap();
+    assert!(
+        took >= Duration::from_secs(14) && took < Duration::from_secs(30),
+        "body not finished: answered after {took:?}: {out}"
+    );
+    assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+    assert!(out.contains("\"code\":408"), "{out}");
+
+    // On a plain-HTTP TCP listen a Host name other than localhost is
+    // refused (DNS rebinding); addresses and localhost are served.
+    let host = |h: &str| {
+        raw(
+            &addr,
+            &format!("GET /fleet/v1/machines HTTP/1.1\r\nHost: {h}\r\nConnection: close"),
+            Vec::new(),
+        )
+        .0
+    };
+    assert_eq!(host("evil.example"), 403);
+    assert_eq!(host(&format!("evil.example:{port}")), 403);
+    assert_eq!(host(&addr), 200);
+    assert_eq!(host(&format!("localhost:{port}")), 200);
+    // `/` leads to the dashboard.
+    let (code, _, _) = raw(
+        &addr,
+        &format!("GET / HTTP/1.1\r\nHost: {addr}\r\nConnection: close"),
+        Vec::new(),
+    );
+    assert_eq!(code, 303);
 }

@@ -10,6 +10,7 @@
 mod cluster_support;
 
 use cluster_support::etcd::{free_port, Etcd, EtcdTls};
+use cluster_support::tls::{Netns, Pki};
 use cluster_support::*;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -16,6 +16,7 @@
 //! - [`planner`]: the state model and the deterministic planner
 //!   `(graph, target, observed facts, time) -> (states, actions)`;
 //! - [`protocol`]: the types of the init's control protocol.
+//! - [`fleet_api`]: the JSON shapes of fleet's API v1 (clusterd and its clients).
 //!
 //! Time enters as arguments ([`time::Instant`] is a plain number of
 //! nanoseconds on the caller's monotonic clock), never from a clock read here.
@@ -26,6 +27,7 @@ pub mod config;
 pub mod context;
 pub mod diag;
 pub mod duration;
+pub mod fleet_api;
 pub mod graph;
 pub mod keys;
 pub mod load;

@@ -18,9 +18,12 @@
 
 mod http;
 
+use flotilla_units::fleet_api::{
+    ApiUnit, ApiUnitState, ClusterState, ErrorBody, Machine, MachinePage, PutBody, StatePage,
+    UnitPage, WireOption,
+};
 use flotilla_units::systemd::{UnitOption, UNIT_SUFFIXES};
 use http::{parse_endpoint, request, Endpoint, Failure};
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -126,10 +129,10 @@ pub fn run(args: &[String]) -> i32 {
     }
     let r = match verb.as_str() {
         "submit" => submit(&o, names).map(|_| ()),
-        "load" => change(&o, names, "loaded"),
-        "start" => change(&o, names, "launched"),
-        "stop" => stop_unload(&o, names, "loaded"),
-        "unload" => stop_unload(&o, names, "inactive"),
+        "load" => change(&o, names, ClusterState::Loaded),
+        "start" => change(&o, names, ClusterState::Launched),
+        "stop" => stop_unload(&o, names, ClusterState::Loaded),
+        "unload" => stop_unload(&o, names, ClusterState::Inactive),
         "destroy" => destroy(&o, names),
         "cat" => cat(&o, names),
         "status" => status(&o, names),
@@ -166,70 +169,83 @@ fn unit_name(arg: &str) -> String {
     }
 }
 
-fn api(o: &Opts, method: &str, path: &str, body: Option<&str>) -> Result<(u16, Value)> {
+/// One request; the status and the body (empty when there is none).
+fn api(o: &Opts, method: &str, path: &str, body: Option<&str>) -> Result<(u16, Vec<u8>)> {
     let r = request(&o.ep, method, path, body)?;
-    let v = if r.body.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&r.body).unwrap_or(Value::Null)
-    };
-    Ok((r.status, v))
+    Ok((r.status, r.body))
 }
 
-fn api_error(v: &Value, status: u16) -> String {
-    match v["error"]["message"].as_str() {
-        Some(m) => format!("{m} (HTTP {status})"),
-        None => format!("HTTP {status}"),
+/// Decodes a body the API sent with a 2xx status.
+fn decode<T: serde::de::DeserializeOwned>(what: &str, body: &[u8]) -> Result<T> {
+    serde_json::from_slice(body)
+        .map_err(|e| Failure::failed(format!("the fleet API sent a bad {what}: {e}")))
+}
+
+/// The message of an error entity, with the status.
+fn api_error(body: &[u8], status: u16) -> String {
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(e) => format!("{} (HTTP {status})", e.error.message),
+        Err(_) => format!("HTTP {status}"),
     }
 }
 
-fn get_unit(o: &Opts, name: &str) -> Result<Option<Value>> {
+fn get_unit(o: &Opts, name: &str) -> Result<Option<ApiUnit>> {
     match api(o, "GET", &format!("units/{name}"), None)? {
-        (200, v) => Ok(Some(v)),
+        (200, b) => decode("unit", &b).map(Some),
         (404, _) => Ok(None),
-        (s, v) => Err(Failure::failed(api_error(&v, s))),
+        (s, b) => Err(Failure::failed(api_error(&b, s))),
     }
 }
 
-/// Every item of a paged listing: `path` (may carry a query), items under `field`.
-fn list_all(o: &Opts, path: &str, field: &str) -> Result<Vec<Value>> {
+/// A page of a listing: its items and the token of the next page.
+trait Page: serde::de::DeserializeOwned {
+    type Item;
+    fn split(self) -> (Vec<Self::Item>, Option<String>);
+}
+
+impl Page for UnitPage {
+    type Item = ApiUnit;
+    fn split(self) -> (Vec<ApiUnit>, Option<String>) {
+        (self.units, self.next_page_token)
+    }
+}
+
+impl Page for StatePage {
+    type Item = ApiUnitState;
+    fn split(self) -> (Vec<ApiUnitState>, Option<String>) {
+        (self.states, self.next_page_token)
+    }
+}
+
+impl Page for MachinePage {
+    type Item = Machine;
+    fn split(self) -> (Vec<Machine>, Option<String>) {
+        (self.machines, self.next_page_token)
+    }
+}
+
+/// Every item of a paged listing (`path` may carry a query).
+fn list_all<P: Page>(o: &Opts, path: &str) -> Result<Vec<P::Item>> {
     let mut out = Vec::new();
     let mut next = path.to_string();
     let sep = if path.contains('?') { '&' } else { '?' };
     loop {
-        let (s, v) = api(o, "GET", &next, None)?;
+        let (s, b) = api(o, "GET", &next, None)?;
         if s != 200 {
-            return Err(Failure::failed(api_error(&v, s)));
+            return Err(Failure::failed(api_error(&b, s)));
         }
-        out.extend(v[field].as_array().cloned().unwrap_or_default());
-        match v["nextPageToken"].as_str() {
+        let (items, token) = decode::<P>("page", &b)?.split();
+        out.extend(items);
+        match token {
             Some(t) => next = format!("{path}{sep}nextPageToken={t}"),
             None => return Ok(out),
         }
     }
 }
 
-fn options_json(opts: &[UnitOption]) -> Value {
-    Value::Array(
-        opts.iter()
-            .map(|o| json!({"section": o.section, "name": o.name, "value": o.value}))
-            .collect(),
-    )
-}
-
-fn options_from(v: &Value) -> Vec<UnitOption> {
-    v["options"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|o| UnitOption {
-                    section: o["section"].as_str().unwrap_or("").into(),
-                    name: o["name"].as_str().unwrap_or("").into(),
-                    value: o["value"].as_str().unwrap_or("").into(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+fn body_of(put: &PutBody) -> String {
+    // A PutBody always encodes; fleetctl ends its bodies with a newline.
+    serde_json::to_string(put).unwrap_or_default() + "\n"
 }
 
 /// Finds a unit's file: the path given, or for an instance its template
@@ -244,8 +260,8 @@ fn unit_options(o: &Opts, arg: &str, name: &str) -> Result<Vec<UnitOption>> {
         if let Ok(text) = std::fs::read_to_string(&local) {
             return Ok(flotilla_units::systemd::parse(&text).options);
         }
-        if let Some(v) = get_unit(o, &t)? {
-            return Ok(options_from(&v));
+        if let Some(u) = get_unit(o, &t)? {
+            return Ok(u.unit_options());
         }
     }
     Err(Failure::failed(format!(
@@ -260,14 +276,16 @@ fn submit(o: &Opts, args: &[String]) -> Result<Vec<String>> {
         let name = unit_name(arg);
         if get_unit(o, &name)?.is_none() {
             let opts = unit_options(o, arg, &name)?;
-            let body = json!({"desiredState": "inactive", "options": options_json(&opts)})
-                .to_string()
-                + "\n";
-            let (s, v) = api(o, "PUT", &format!("units/{name}"), Some(&body))?;
+            let body = body_of(&PutBody {
+                desired_state: Some(ClusterState::Inactive.as_str().into()),
+                options: Some(opts.iter().map(WireOption::from).collect()),
+                ..Default::default()
+            });
+            let (s, b) = api(o, "PUT", &format!("units/{name}"), Some(&body))?;
             if s != 201 && s != 204 {
                 return Err(Failure::failed(format!(
                     "error creating unit {name}: {}",
-                    api_error(&v, s)
+                    api_error(&b, s)
                 )));
             }
         }
@@ -277,14 +295,9 @@ fn submit(o: &Opts, args: &[String]) -> Result<Vec<String>> {
 }
 
 fn machines(o: &Opts) -> Result<BTreeMap<String, String>> {
-    Ok(list_all(o, "machines", "machines")?
-        .iter()
-        .map(|m| {
-            (
-                m["id"].as_str().unwrap_or("").to_string(),
-                m["primaryIP"].as_str().unwrap_or("").to_string(),
-            )
-        })
+    Ok(list_all::<MachinePage>(o, "machines")?
+        .into_iter()
+        .map(|m| (m.id, m.primary_ip))
         .collect())
 }
 
@@ -304,16 +317,6 @@ fn machine_label(o: &Opts, id: &str, ips: &BTreeMap<String, String>) -> String {
         Some(ip) => format!("{short}/{ip}"),
         None => short,
     }
-}
-
-fn is_global(v: &Value) -> bool {
-    let mut g = false;
-    for opt in options_from(v) {
-        if opt.section == "X-Fleet" && opt.name == "Global" {
-            g = flotilla_units::systemd::parse_bool(&opt.value).unwrap_or(false);
-        }
-    }
-    g
 }
 
 /// Polls until `done` holds for every unit; honours `--no-block` and `--block-attempts`.
@@ -345,29 +348,37 @@ fn wait_all(o: &Opts, names: &[String], mut done: impl FnMut(&str) -> Result<boo
     }
 }
 
-fn set_desired(o: &Opts, name: &str, desired: &str) -> Result<()> {
-    let body = json!({"desiredState": desired}).to_string() + "\n";
+fn set_desired(o: &Opts, name: &str, desired: ClusterState) -> Result<()> {
+    let body = body_of(&PutBody {
+        desired_state: Some(desired.as_str().into()),
+        ..Default::default()
+    });
     match api(o, "PUT", &format!("units/{name}"), Some(&body))? {
         (204, _) | (201, _) => Ok(()),
-        (s, v) => Err(Failure::failed(format!(
-            "error setting {name} to {desired}: {}",
-            api_error(&v, s)
+        (s, b) => Err(Failure::failed(format!(
+            "error setting {name} to {}: {}",
+            desired.as_str(),
+            api_error(&b, s)
         ))),
     }
 }
 
 /// `load` and `start`: submit, set the desired state, wait for it.
-fn change(o: &Opts, args: &[String], goal: &str) -> Result<()> {
+fn change(o: &Opts, args: &[String], goal: ClusterState) -> Result<()> {
     let names = submit(o, args)?;
     let mut global = Vec::new();
     for n in &names {
         set_desired(o, n, goal)?;
-        if let Some(v) = get_unit(o, n)? {
-            if is_global(&v) {
+        if let Some(u) = get_unit(o, n)? {
+            if u.is_global() {
                 global.push(n.clone());
                 println!(
                     "Triggered global unit {n} {}",
-                    if goal == "launched" { "start" } else { "load" }
+                    if goal == ClusterState::Launched {
+                        "start"
+                    } else {
+                        "load"
+                    }
                 );
             }
         }
@@ -379,35 +390,38 @@ fn change(o: &Opts, args: &[String], goal: &str) -> Result<()> {
         .collect();
     let ips = machines(o)?;
     wait_all(o, &local, |n| {
-        let Some(v) = get_unit(o, n)? else {
+        let Some(u) = get_unit(o, n)? else {
             return Err(Failure::failed(format!("unit {n} disappeared")));
         };
-        if v["currentState"] != goal {
+        if u.current_state.as_deref() != Some(goal.as_str()) {
             return Ok(false);
         }
-        let m = v["machineID"].as_str().unwrap_or("");
-        println!("Unit {n} {goal} on {}", machine_label(o, m, &ips));
+        let m = u.machine_id.as_deref().unwrap_or("");
+        println!(
+            "Unit {n} {} on {}",
+            goal.as_str(),
+            machine_label(o, m, &ips)
+        );
         Ok(true)
     })?;
-    if goal == "launched" {
+    if goal == ClusterState::Launched {
         wait_all(o, &local, |n| {
-            let (s, v) = api(o, "GET", &format!("state/{n}"), None)?;
-            Ok(
-                s == 200
-                    && v["systemdActiveState"] == "active"
-                    && v["systemdLoadState"] == "loaded",
-            )
+            let (s, b) = api(o, "GET", &format!("state/{n}"), None)?;
+            if s != 200 {
+                return Ok(false);
+            }
+            let st: ApiUnitState = decode("unit state", &b)?;
+            Ok(st.active_state == "active" && st.load_state == "loaded")
         })?;
     }
     Ok(())
 }
 
 /// `stop` (to `loaded`) and `unload` (to `inactive`).
-fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<()> {
-    let all = list_all(o, "units", "units")?;
-    let known: BTreeMap<String, &Value> = all
-        .iter()
-        .map(|u| (u["name"].as_str().unwrap_or("").to_string(), u))
+fn stop_unload(o: &Opts, args: &[String], goal: ClusterState) -> Result<()> {
+    let known: BTreeMap<String, ApiUnit> = list_all::<UnitPage>(o, "units")?
+        .into_iter()
+        .map(|u| (u.name.clone(), u))
         .collect();
     let mut names = Vec::new();
     let mut failed = false;
@@ -419,7 +433,9 @@ fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<()> {
                 failed = true;
             }
             Some(u) => {
-                if goal == "loaded" && u["desiredState"] == "inactive" {
+                if goal == ClusterState::Loaded
+                    && u.desired_state.as_deref() == Some(ClusterState::Inactive.as_str())
+                {
                     say(&format!("Unable to stop unit {n} in state inactive"));
                     failed = true;
                     continue;
@@ -431,21 +447,21 @@ fn stop_unload(o: &Opts, args: &[String], goal: &str) -> Result<()> {
     }
     let ips = machines(o)?;
     wait_all(o, &names, |n| {
-        let Some(v) = get_unit(o, n)? else {
+        let Some(u) = get_unit(o, n)? else {
             return Ok(true);
         };
-        if is_global(&v) {
+        if u.is_global() {
             return Ok(true);
         }
-        if v["currentState"] != goal {
+        if u.current_state.as_deref() != Some(goal.as_str()) {
             return Ok(false);
         }
-        if goal == "inactive" {
+        if goal == ClusterState::Inactive {
             println!("Unit {n} inactive");
         } else {
             println!(
                 "Unit {n} loaded on {}",
-                machine_label(o, v["machineID"].as_str().unwrap_or(""), &ips)
+                machine_label(o, u.machine_id.as_deref().unwrap_or(""), &ips)
             );
         }
         Ok(true)
@@ -464,10 +480,10 @@ fn destroy(o: &Opts, args: &[String]) -> Result<()> {
         match api(o, "DELETE", &format!("units/{n}"), None)? {
             (204, _) => println!("Destroyed {n}"),
             (404, _) => {}
-            (s, v) => {
+            (s, b) => {
                 return Err(Failure::failed(format!(
                     "error destroying {n}: {}",
-                    api_error(&v, s)
+                    api_error(&b, s)
                 )))
             }
         }
@@ -478,12 +494,12 @@ fn destroy(o: &Opts, args: &[String]) -> Result<()> {
 
 fn cat(o: &Opts, args: &[String]) -> Result<()> {
     let n = unit_name(&args[0]);
-    let Some(v) = get_unit(o, &n)? else {
+    let Some(u) = get_unit(o, &n)? else {
         return Err(Failure::failed(format!("Unit {n} not found")));
     };
     print!(
         "{}",
-        flotilla_units::systemd::canonical_text(&options_from(&v))
+        flotilla_units::systemd::canonical_text(&u.unit_options())
     );
     Ok(())
 }
@@ -498,26 +514,22 @@ fn status(o: &Opts, args: &[String]) -> Result<()> {
             failed = true;
             continue;
         }
-        let states = list_all(o, &format!("state?unitName={n}"), "states")?;
-        let mine: Vec<&Value> = states.iter().filter(|s| s["name"] == n.as_str()).collect();
+        let states = list_all::<StatePage>(o, &format!("state?unitName={n}"))?;
+        let mine: Vec<&ApiUnitState> = states.iter().filter(|s| s.name == n).collect();
         if mine.is_empty() {
             say(&format!("Unit {n} does not appear to be running."));
             failed = true;
             continue;
         }
         for s in mine {
-            let m = s["machineID"].as_str().unwrap_or("");
-            println!("● {n} on {}", machine_label(o, m, &ips));
-            println!(
-                "   Loaded: {}",
-                s["systemdLoadState"].as_str().unwrap_or("-")
-            );
+            println!("● {n} on {}", machine_label(o, &s.machine_id, &ips));
+            println!("   Loaded: {}", dash(&s.load_state));
             println!(
                 "   Active: {} ({})",
-                s["systemdActiveState"].as_str().unwrap_or("-"),
-                s["systemdSubState"].as_str().unwrap_or("-")
+                dash(&s.active_state),
+                dash(&s.sub_state)
             );
-            println!("     Hash: {}", s["hash"].as_str().unwrap_or("-"));
+            println!("     Hash: {}", dash(&s.hash));
         }
     }
     if failed {
@@ -536,36 +548,30 @@ fn table(o: &Opts, header: &[&str], rows: Vec<Vec<String>>) {
     }
 }
 
-fn field(v: &Value, k: &str) -> String {
-    v[k].as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("-")
-        .to_string()
+/// A value as the tables show it: `-` when missing.
+fn dash(v: &str) -> String {
+    if v.is_empty() {
+        "-".to_string()
+    } else {
+        v.to_string()
+    }
 }
 
 fn list_machines(o: &Opts) -> Result<()> {
-    let ms = list_all(o, "machines", "machines")?;
+    let ms = list_all::<MachinePage>(o, "machines")?;
     let rows = ms
         .iter()
         .map(|m| {
-            let id = short_id(o, m["id"].as_str().unwrap_or(""));
-            let md: BTreeMap<String, String> = m["metadata"]
-                .as_object()
-                .map(|o| {
-                    o.iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let md = if md.is_empty() {
+            let md = if m.metadata.is_empty() {
                 "-".to_string()
             } else {
-                md.iter()
+                m.metadata
+                    .iter()
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect::<Vec<_>>()
                     .join(",")
             };
-            vec![id, field(m, "primaryIP"), md]
+            vec![short_id(o, &m.id), dash(&m.primary_ip), md]
         })
         .collect();
     table(o, &["MACHINE", "IP", "METADATA"], rows);
@@ -574,21 +580,20 @@ fn list_machines(o: &Opts) -> Result<()> {
 
 fn list_units(o: &Opts) -> Result<()> {
     let ips = machines(o)?;
-    let states = list_all(o, "state", "states")?;
+    let states = list_all::<StatePage>(o, "state")?;
     let rows = states
         .iter()
         .map(|s| {
-            let m = s["machineID"].as_str().unwrap_or("");
-            let label = if m.is_empty() {
+            let label = if s.machine_id.is_empty() {
                 "-".to_string()
             } else {
-                machine_label(o, m, &ips)
+                machine_label(o, &s.machine_id, &ips)
             };
             vec![
-                field(s, "name"),
+                dash(&s.name),
                 label,
-                field(s, "systemdActiveState"),
-                field(s, "systemdSubState"),
+                dash(&s.active_state),
+                dash(&s.sub_state),
             ]
         })
         .collect();
@@ -598,33 +603,29 @@ fn list_units(o: &Opts) -> Result<()> {
 
 fn list_unit_files(o: &Opts) -> Result<()> {
     let ips = machines(o)?;
-    let units = list_all(o, "units", "units")?;
+    let units = list_all::<UnitPage>(o, "units")?;
     let rows = units
         .iter()
         .map(|u| {
-            let hash = flotilla_units::systemd::unit_hash(&options_from(u));
+            let hash = flotilla_units::systemd::unit_hash(&u.unit_options());
             let hash = if o.full {
                 hash
             } else {
                 hash.chars().take(7).collect()
             };
-            let (state, target) = if is_global(u) {
+            let (state, target) = if u.is_global() {
                 ("-".to_string(), "global".to_string())
             } else {
-                let m = u["machineID"].as_str().unwrap_or("");
-                (
-                    field(u, "currentState"),
-                    if m.is_empty() {
-                        "-".into()
-                    } else {
-                        machine_label(o, m, &ips)
-                    },
-                )
+                let target = match u.machine_id.as_deref() {
+                    None | Some("") => "-".to_string(),
+                    Some(m) => machine_label(o, m, &ips),
+                };
+                (dash(u.current_state.as_deref().unwrap_or("")), target)
             };
             vec![
-                field(u, "name"),
+                dash(&u.name),
                 hash,
-                field(u, "desiredState"),
+                dash(u.desired_state.as_deref().unwrap_or("")),
                 state,
                 target,
             ]
