@@ -12,7 +12,7 @@
 //! other than root and the init's own.
 
 use crate::sys::{Accepted, FileId, Interest, Sys, SysError, Token};
-use flotilla_units::protocol::{Envelope, Reply, MAX_REQUEST_LINE, PROTOCOL_VERSION};
+use flotilla_units::protocol::{decode_request, BadRequest, Envelope, Reply, MAX_REQUEST_LINE};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -70,18 +70,6 @@ pub struct Conn {
     pub watch: Watch,
     /// Close once the output is flushed.
     pub closing: bool,
-}
-
-/// Why a request line is not a request.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadRequest {
-    /// Its protocol version is not this init's.
-    #[error("unsupported protocol version {0} (this init speaks {PROTOCOL_VERSION})")]
-    UnsupportedVersion(u64),
-    /// Anything else: not JSON, no version, an unknown or malformed request,
-    /// a line too long.
-    #[error("{0}")]
-    Malformed(String),
 }
 
 /// A request read from a connection.
@@ -218,7 +206,7 @@ impl Control {
                         }
                         out.push(Incoming {
                             conn: id,
-                            request: decode(text),
+                            request: decode_request(text),
                         });
                     }
                     if conn.rbuf.len() > MAX_REQUEST_LINE {
@@ -376,55 +364,5 @@ impl Control {
     /// Removes the socket file (at exit), if it is still ours.
     pub fn remove_socket(&self, sys: &dyn Sys) {
         sys.remove_socket(&self.path, self.id);
-    }
-}
-
-/// Decodes one request line.
-fn decode(line: &[u8]) -> Result<Envelope, BadRequest> {
-    let v: serde_json::Value = serde_json::from_slice(line)
-        .map_err(|e| BadRequest::Malformed(format!("not JSON: {e}")))?;
-    match v.get("v").and_then(serde_json::Value::as_u64) {
-        None => {
-            return Err(BadRequest::Malformed(
-                "missing protocol version `v`".to_string(),
-            ))
-        }
-        Some(x) if x != u64::from(PROTOCOL_VERSION) => {
-            return Err(BadRequest::UnsupportedVersion(x))
-        }
-        Some(_) => {}
-    }
-    serde_json::from_value(v).map_err(|e| BadRequest::Malformed(format!("bad request: {e}")))
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
-mod tests {
-    use super::*;
-    use flotilla_units::protocol::Request;
-
-    #[test]
-    fn decode_requests_and_errors() {
-        let text = |r: Result<Envelope, BadRequest>| r.map(|e| e.request).unwrap_err().to_string();
-        assert_eq!(
-            decode(br#"{"v":1,"op":"list"}"#).map(|e| e.request),
-            Ok(Request::List)
-        );
-        assert_eq!(text(decode(b"nope")).split(':').next(), Some("not JSON"));
-        assert_eq!(
-            decode(br#"{"op":"list"}"#).unwrap_err(),
-            BadRequest::Malformed("missing protocol version `v`".into())
-        );
-        assert_eq!(
-            decode(br#"{"v":2,"op":"list"}"#).unwrap_err(),
-            BadRequest::UnsupportedVersion(2)
-        );
-        assert_eq!(
-            text(decode(br#"{"v":2,"op":"list"}"#)),
-            "unsupported protocol version 2 (this init speaks 1)"
-        );
-        assert!(text(decode(br#"{"v":1,"op":"explode"}"#))
-            .starts_with("bad request: unknown variant `explode`"));
-        assert!(text(decode(br#"{"v":1,"op":"restart"}"#)).contains("missing field `unit`"));
     }
 }

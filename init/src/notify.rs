@@ -30,7 +30,7 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixCredentials};
 
-use crate::sys::{FileId, Os, Pid, Sys, SysError};
+use crate::sys::{Credentials, FileId, FileOwner, Os, Pid, Sys, SysError};
 
 /// The longest datagram read whole (systemd uses the same bound).
 pub const MAX_DATAGRAM: usize = 4096;
@@ -177,6 +177,46 @@ pub struct Received {
     pub datagrams: Vec<Datagram>,
     /// More may be waiting: [`MAX_PER_CALL`] were read. Call again.
     pub more: bool,
+}
+
+/// The first directory on the way to `socket` that a process running as
+/// `creds` may not search, with its owner and mode; `None` when every one
+/// can be searched, when the process runs as root (who may search
+/// anything) or when a directory cannot be read. Without this a unit whose
+/// user cannot reach its socket sits in `starting` until its time-out, its
+/// `sd_notify` failing with `EACCES` where the init cannot see it. Access
+/// control lists are not read: the mode bits decide.
+pub fn unreachable_dir(
+    sys: &dyn Sys,
+    socket: &Path,
+    creds: &Credentials,
+) -> Option<(PathBuf, FileOwner)> {
+    let uid = creds.uid.filter(|&u| u != 0)?;
+    let gid = creds.gid.unwrap_or(0);
+    let groups = creds.groups.as_deref().unwrap_or(&[]);
+    let mut dirs: Vec<&Path> = socket.ancestors().skip(1).collect();
+    dirs.reverse();
+    for dir in dirs {
+        let owner = sys.owner_and_mode(dir).ok()?;
+        if !may_search(&owner, uid, gid, groups) {
+            return Some((dir.to_path_buf(), owner));
+        }
+    }
+    None
+}
+
+/// The search (execute) bit of the one class of `owner`'s mode that
+/// applies to the user: owner, else group, else others (the kernel does
+/// not fall through from one class to the next).
+fn may_search(owner: &FileOwner, uid: u32, gid: u32, groups: &[u32]) -> bool {
+    let bit = if owner.uid == uid {
+        0o100
+    } else if owner.gid == gid || groups.contains(&owner.gid) {
+        0o010
+    } else {
+        0o001
+    };
+    owner.mode & bit != 0
 }
 
 /// A bound notify socket. See the module documentation.
@@ -533,5 +573,22 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
         // SAFETY: a valid descriptor we own.
         let flags = unsafe { libc::fcntl(sock.as_raw_fd(), libc::F_GETFD) };
         assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+    }
+
+    /// The one class of the mode that applies decides, as in the kernel:
+    /// the owner, else a group of the user's, else others.
+    #[test]
+    fn search_permission_by_class() {
+        let dir = |uid, gid, mode| FileOwner { uid, gid, mode };
+        // Owner: only the owner's bit counts, even when others may.
+        assert!(may_search(&dir(1000, 0, 0o700), 1000, 1000, &[]));
+        assert!(!may_search(&dir(1000, 0, 0o011), 1000, 1000, &[]));
+        // Group, primary or supplementary.
+        assert!(may_search(&dir(0, 1000, 0o710), 1000, 1000, &[]));
+        assert!(may_search(&dir(0, 27, 0o710), 1000, 1000, &[1000, 27]));
+        assert!(!may_search(&dir(0, 27, 0o701), 1000, 1000, &[27]));
+        // Others.
+        assert!(may_search(&dir(0, 0, 0o711), 1000, 1000, &[]));
+        assert!(!may_search(&dir(0, 0, 0o770), 1000, 1000, &[]));
     }
 }

@@ -742,3 +742,54 @@ fn hanging_exec_stop_times_out() {
     assert!(!procs::alive(main));
     assert!(!procs::alive(stop));
 }
+
+/// A `user:` unit of type `foreground-notified` whose user may not reach
+/// its notify socket (the directory above it is private): the init says so
+/// at the spawn, in the unit's log, naming the unit, the socket and the
+/// directory, rather than leaving it `starting` with no word why. Once the
+/// directory lets the user through, the same unit becomes ready.
+#[test]
+fn notify_socket_out_of_reach_is_reported_at_spawn() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TestDir::new();
+    dir.unit(
+        "svc",
+        // The main process itself sends READY=1 (it stays `starting` when
+        // the send is refused), so that no helper process that is gone by
+        // the time the init reads the datagram is in the way.
+        "unit: svc\ntype: foreground-notified\nuser: nobody\nrestart: no\n\
+         exec-start: [/usr/bin/python3, -c, \"import os, socket, time\\n\
+         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\\n\
+         try: s.sendto(b'READY=1', os.environ['NOTIFY_SOCKET'])\\n\
+         except OSError: pass\\n\
+         time.sleep(100)\"]\n",
+    );
+    default_on(&dir, "depends-on", "svc");
+    let private =
+        |mode| std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+    private(0o700);
+    let init = dir.start("default");
+    let d = dir.path().display();
+    let want = format!(
+        "svc: notify socket {d}/notify/1 is out of reach of user nobody: it may not search {d} \
+         (owner 0:0, mode 0700), so READY=1 cannot arrive and the start will time out"
+    );
+    wait_for(WAIT, "the note in the unit's log", || {
+        init.ctl(&["logs", "svc"])
+            .stdout
+            .contains(&want)
+            .then_some(())
+    });
+    assert_eq!(
+        init.unit("svc").state,
+        UnitState::Starting,
+        "{}",
+        init.ctl(&["logs", "svc"]).stdout
+    );
+
+    private(0o755);
+    init.ctl(&["restart", "svc"]);
+    init.wait_state("svc", UnitState::Running);
+    let notes = init.ctl(&["logs", "svc"]).stdout;
+    assert_eq!(notes.matches("out of reach").count(), 1, "{notes}");
+}

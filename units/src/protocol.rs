@@ -68,6 +68,37 @@ impl Envelope {
     }
 }
 
+/// Why a request line is not a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRequest {
+    /// Its protocol version is not this crate's.
+    #[error("unsupported protocol version {0} (this init speaks {PROTOCOL_VERSION})")]
+    UnsupportedVersion(u64),
+    /// Anything else: not JSON, no version, an unknown or malformed request.
+    #[error("{0}")]
+    Malformed(String),
+}
+
+/// Decodes one request line (without its newline). The version is checked
+/// before the request, so that a newer client's unknown request is answered
+/// with [`BadRequest::UnsupportedVersion`] rather than a parse error.
+pub fn decode_request(line: &[u8]) -> Result<Envelope, BadRequest> {
+    let v: serde_json::Value = serde_json::from_slice(line)
+        .map_err(|e| BadRequest::Malformed(format!("not JSON: {e}")))?;
+    match v.get("v").and_then(serde_json::Value::as_u64) {
+        None => {
+            return Err(BadRequest::Malformed(
+                "missing protocol version `v`".to_string(),
+            ))
+        }
+        Some(x) if x != u64::from(PROTOCOL_VERSION) => {
+            return Err(BadRequest::UnsupportedVersion(x))
+        }
+        Some(_) => {}
+    }
+    serde_json::from_value(v).map_err(|e| BadRequest::Malformed(format!("bad request: {e}")))
+}
+
 /// How to end the system (or, not as PID 1, the supervisor).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -889,5 +920,33 @@ mod tests {
         );
         assert_eq!(control_socket_path(None, false, None), None);
         assert_eq!(control_socket_path(os(""), false, os("")), None);
+    }
+
+    #[test]
+    fn decode_requests_and_errors() {
+        let text = |r: Result<Envelope, BadRequest>| r.map(|e| e.request).unwrap_err().to_string();
+        assert_eq!(
+            decode_request(br#"{"v":1,"op":"list"}"#).map(|e| e.request),
+            Ok(Request::List)
+        );
+        assert_eq!(
+            text(decode_request(b"nope")).split(':').next(),
+            Some("not JSON")
+        );
+        assert_eq!(
+            decode_request(br#"{"op":"list"}"#).unwrap_err(),
+            BadRequest::Malformed("missing protocol version `v`".into())
+        );
+        assert_eq!(
+            decode_request(br#"{"v":2,"op":"list"}"#).unwrap_err(),
+            BadRequest::UnsupportedVersion(2)
+        );
+        assert_eq!(
+            text(decode_request(br#"{"v":2,"op":"list"}"#)),
+            "unsupported protocol version 2 (this init speaks 1)"
+        );
+        assert!(text(decode_request(br#"{"v":1,"op":"explode"}"#))
+            .starts_with("bad request: unknown variant `explode`"));
+        assert!(text(decode_request(br#"{"v":1,"op":"restart"}"#)).contains("missing field `unit`"));
     }
 }

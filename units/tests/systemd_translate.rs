@@ -1027,3 +1027,16 @@ fn ignored_keys_are_not_expanded() {
         &["u/web.service:3:1: warning: [Service] SyslogIdentifier= is not supported, ignored"],
     );
 }
+
+/// A value the key table refuses is refused from a unit file too, at the
+/// option's line (found by the fuzzer: a NUL byte in `Description=`).
+#[test]
+fn values_pass_the_key_tables_checks() {
+    let p = tr("[Unit]\nDescription=a\0b\n[Service]\nExecStart=/bin/true\n");
+    assert!(p.spec.is_none());
+    let d = diags(&p);
+    assert_eq!(
+        d,
+        ["u/web.service:2:1: web.service: `description`: it contains a NUL character"]
+    );
+}

@@ -6,7 +6,7 @@
 use super::slots::{Source, UnitIo};
 use super::Runtime;
 use crate::logbuf::LogBuf;
-use crate::notify::NotifySocket;
+use crate::notify::{unreachable_dir, NotifySocket};
 use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
 use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Stdio, Sys, SysError};
@@ -208,6 +208,22 @@ impl<S: Sys> Runtime<S> {
         let watchdog = spec.watchdog();
         if role == Role::Main && (spec.kind == UnitType::ForegroundNotified || watchdog.is_some()) {
             let path = self.notify_socket(unit, spec)?;
+            if let Some((dir, owner)) = unreachable_dir(&self.sys, &path, &creds) {
+                let who = spec.extras.user.as_deref().unwrap_or_default();
+                let note = format!(
+                    "{}: notify socket {} is out of reach of user {who}: it may not search {} \
+                     (owner {}:{}, mode {:04o}), so READY=1 cannot arrive and the start will \
+                     time out",
+                    spec.name,
+                    path.display(),
+                    dir.display(),
+                    owner.uid,
+                    owner.gid,
+                    owner.mode
+                );
+                self.sys.console(&format!("init: {note}"));
+                self.unit_note(unit, &note);
+            }
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;
         }

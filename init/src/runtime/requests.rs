@@ -4,11 +4,11 @@
 
 use super::reports::log_replies;
 use super::{kind_name, Runtime};
-use crate::control::{BadRequest, ConnId, Incoming, Watch};
+use crate::control::{ConnId, Incoming, Watch};
 use crate::sys::Sys;
 use flotilla_units::planner::{ReloadError, RestartError};
 use flotilla_units::protocol::{
-    AnalyzeData, Edge, ErrorCode, LogSource, Reply, Request, UnitTiming,
+    AnalyzeData, BadRequest, Edge, ErrorCode, LogSource, Reply, Request, UnitTiming,
 };
 
 impl<S: Sys> Runtime<S> {

@@ -270,6 +270,10 @@ pub trait Sys {
     /// `readlink(2)` (where `/proc/self` points tells whose `/proc` it is).
     fn read_link(&self, path: &Path) -> Result<PathBuf, SysError>;
 
+    /// `stat(2)`'s owner and permission bits of `path` (whether a unit's
+    /// user can reach its notify socket).
+    fn owner_and_mode(&self, path: &Path) -> Result<FileOwner, SysError>;
+
     // ----- this process ----------------------------------------------------
 
     /// `geteuid(2)`.
@@ -481,6 +485,17 @@ impl UserInfo {
             groups: Some(self.groups.clone()),
         }
     }
+}
+
+/// Who owns a file and its permission bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileOwner {
+    /// The owner's user id.
+    pub uid: u32,
+    /// The owner's group id.
+    pub gid: u32,
+    /// The permission bits (`0o7777` of `st_mode`).
+    pub mode: u32,
 }
 
 /// The identity a child switches to before `execve(2)` (`setgroups`,

@@ -22,8 +22,8 @@ use nix::unistd::{Gid, Group, Uid, User};
 
 use super::events::{Event, EventQueue, Interest, Token};
 use super::{
-    sockets, spawn, Accepted, Errno, ExitStatus, FileId, MountRequest, Os, Pid, RebootCmd,
-    SpawnRequest, Sys, SysError, UserInfo, WallTime,
+    sockets, spawn, Accepted, Errno, ExitStatus, FileId, FileOwner, MountRequest, Os, Pid,
+    RebootCmd, SpawnRequest, Sys, SysError, UserInfo, WallTime,
 };
 
 /// The real system. Cheap and copyable: create one at start-up and lend
@@ -434,6 +434,16 @@ impl Sys for RealSys {
 
     fn read_link(&self, path: &Path) -> Result<PathBuf, SysError> {
         std::fs::read_link(path).map_err(|e| file_error("readlink", path, &e))
+    }
+
+    fn owner_and_mode(&self, path: &Path) -> Result<FileOwner, SysError> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).map_err(|e| file_error("stat", path, &e))?;
+        Ok(FileOwner {
+            uid: m.uid(),
+            gid: m.gid(),
+            mode: m.mode() & 0o7777,
+        })
     }
 
     fn geteuid(&self) -> u32 {

@@ -825,11 +825,33 @@ pub(crate) fn translate_at(
         }
     }
 
+    // Every value also passes the table's own checks, the ones a transient
+    // unit gets, so that no reader lets through what another refuses (a NUL
+    // in a Description= would otherwise reach `status`). Which keys a type
+    // takes is the translator's own mapping (`Type=forking` without
+    // `PIDFile=` is fine here), so only the values are checked.
+    let checked = !t.diags.iter().any(Diagnostic::is_error);
+    let invalid = match checked.then(|| keys::validate(spec.clone())) {
+        Some(Err(problems)) => problems
+            .into_iter()
+            .filter(|p| matches!(p.what, keys::What::Invalid(..)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for problem in invalid {
+        let twins = keys::key(problem.key).map_or(&[][..], |k| k.systemd);
+        let at = options
+            .iter()
+            .rposition(|o| twins.contains(&(o.section.as_str(), o.name.as_str())))
+            .map_or(origin_pos, pos);
+        t.error(at, problem.to_string());
+    }
+    let spec = (!t.diags.iter().any(Diagnostic::is_error)).then_some(spec);
+
     let mut diags = t.diags;
     diags.sort_by_key(|d| d.pos);
-    let ok = !diags.iter().any(Diagnostic::is_error);
     ParsedUnit {
-        spec: ok.then_some(spec),
+        spec,
         origin,
         diagnostics: diags,
     }

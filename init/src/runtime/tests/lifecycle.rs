@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::outpipe::READ_BUDGET;
-use crate::sys::{Interest, Token};
+use crate::sys::{FileOwner, Interest, Token, UserInfo};
 use flotilla_units::protocol::ShutdownKind;
 
 const DB: &str = "unit: db\nexec-start: /bin/db\n";
@@ -211,4 +211,76 @@ fn shutdown() {
         .contains(&"init: SIGTERM: stopping every unit (poweroff)".to_string()));
     h.rt.close();
     assert_eq!(h.sys().take_calls(), [Call::RemoveSocket(CONTROL.into())]);
+}
+
+/// A `User=` unit of type `foreground-notified` whose user may not search
+/// a directory on the way to its notify socket: the init says so at the
+/// spawn, on the console and in the unit's log, with the unit, the socket
+/// and the directory (the unit would otherwise sit in `starting` until its
+/// time-out with no word why). A user who may reach it gets no such line.
+#[test]
+fn notify_socket_out_of_reach_is_reported_at_spawn() {
+    let unit = |name: &str| {
+        format!("unit: {name}\ntype: foreground-notified\nexec-start: /bin/{name}\nuser: alice\n")
+    };
+    let sys = fake_with(&[("shut", &unit("shut")), ("open", &unit("open"))]);
+    sys.add_user(UserInfo {
+        name: "alice".into(),
+        uid: 1000,
+        gid: 1000,
+        groups: vec![1000],
+        home: "/home/alice".into(),
+        shell: "/bin/sh".into(),
+    });
+    // Private: owner root, no search for others.
+    let private = FileOwner {
+        uid: 0,
+        gid: 0,
+        mode: 0o700,
+    };
+    sys.set_owner("/run/init", private);
+    // The start would time out and restart, again and again: the test
+    // looks at the first spawn only.
+    sys.hold_clock(true);
+    let mut h = Harness::start(sys, "shut");
+    let socket = h.sys().spawns()[0].env_var("NOTIFY_SOCKET").unwrap();
+    let note = format!(
+        "shut: notify socket {socket} is out of reach of user alice: it may not search /run/init \
+         (owner 0:0, mode 0700), so READY=1 cannot arrive and the start will time out"
+    );
+    assert!(h.sys().console_lines().contains(&format!("init: {note}")));
+    let logged: Vec<String> = h
+        .request(Request::Logs {
+            unit: "shut".into(),
+            lines: None,
+            follow: false,
+            source: false,
+        })
+        .into_iter()
+        .filter_map(|r| match r {
+            Reply::Log(l) => Some(l.line),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logged[0], note);
+
+    // The same unit when its user may pass (the directory searchable by
+    // others): no note.
+    h.sys().set_owner(
+        "/run/init",
+        FileOwner {
+            mode: 0o711,
+            ..private
+        },
+    );
+    h.request(Request::SetTarget {
+        target: "open".into(),
+        wait: false,
+    });
+    h.turn_until("open spawned", |h| h.sys().spawns().len() == 2);
+    assert!(!h
+        .sys()
+        .console_lines()
+        .iter()
+        .any(|l| l.contains("open: notify socket")));
 }

@@ -15,8 +15,8 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollTimeout};
 
 use super::super::events::epoll_flags;
 use super::super::{
-    sockets, Accepted, Errno, Event, ExitStatus, FileId, Interest, MountRequest, Os, Pid,
-    RebootCmd, SpawnRequest, Stdio, Sys, SysError, Token, UserInfo, WallTime,
+    sockets, Accepted, Errno, Event, ExitStatus, FileId, FileOwner, Interest, MountRequest, Os,
+    Pid, RebootCmd, SpawnRequest, Stdio, Sys, SysError, Token, UserInfo, WallTime,
 };
 use super::{Call, FakeSys, Op, SpawnRecord};
 
@@ -456,6 +456,16 @@ impl Sys for FakeSys {
                 gid,
             },
         )
+    }
+
+    fn owner_and_mode(&self, path: &Path) -> Result<FileOwner, SysError> {
+        self.record(None, Call::Stat(path.to_owned()))?;
+        let st = self.state.borrow();
+        Ok(st.owners.get(path).copied().unwrap_or(FileOwner {
+            uid: 0,
+            gid: 0,
+            mode: 0o755,
+        }))
     }
 
     fn read_link(&self, path: &Path) -> Result<PathBuf, SysError> {

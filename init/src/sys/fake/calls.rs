@@ -157,6 +157,8 @@ pub enum Call {
     },
     /// [`super::Sys::read_link`].
     ReadLink(PathBuf),
+    /// [`super::Sys::owner_and_mode`].
+    Stat(PathBuf),
     /// [`super::Sys::release_free_memory`].
     ReleaseFreeMemory,
     /// [`super::Sys::open_console`].

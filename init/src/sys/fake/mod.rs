@@ -48,7 +48,7 @@ use std::time::Duration;
 use flotilla_units::time::Instant;
 use nix::sys::epoll::Epoll;
 
-use super::{Errno, ExitStatus, Os, Pid, Sys, SysError, Token, UserInfo, WallTime};
+use super::{Errno, ExitStatus, FileOwner, Os, Pid, Sys, SysError, Token, UserInfo, WallTime};
 
 mod answers;
 mod calls;
@@ -73,6 +73,8 @@ struct State {
     files: HashMap<PathBuf, Vec<u8>>,
     dirs: HashSet<PathBuf>,
     links: HashMap<PathBuf, PathBuf>,
+    /// Owners and modes set by a test; any other path is root's, 0755.
+    owners: HashMap<PathBuf, FileOwner>,
     users: HashMap<String, UserInfo>,
     groups: HashMap<String, u32>,
     monotonic: u64,
@@ -154,6 +156,7 @@ impl FakeSys {
                 files: HashMap::new(),
                 dirs: HashSet::new(),
                 links: HashMap::new(),
+                owners: HashMap::new(),
                 users,
                 groups,
                 monotonic: 0,
@@ -300,6 +303,12 @@ impl FakeSys {
             .borrow_mut()
             .links
             .insert(path.into(), target.into());
+    }
+
+    /// Gives `path` an owner and permission bits (what
+    /// [`Sys::owner_and_mode`] answers; other paths are root's, 0755).
+    pub fn set_owner(&self, path: impl Into<PathBuf>, owner: FileOwner) {
+        self.state.borrow_mut().owners.insert(path.into(), owner);
     }
 
     /// Adds a user to the passwd database (by its name and its number).
