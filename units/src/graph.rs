@@ -331,9 +331,15 @@ impl Graph {
             if cycles.is_empty() {
                 break;
             }
-            rejected = true;
             let mut out = vec![false; kept.len()];
             for cycle in cycles {
+                // An ordering edge on the cycle is dropped, as systemd
+                // breaks an ordering cycle, and the units stay.
+                if let Some(warning) = break_ordering(&g, &cycle, &mut kept) {
+                    diags.push(warning);
+                    continue;
+                }
+                rejected = true;
                 let first = cycle[0];
                 let node = g.node(first);
                 let mut path = String::new();
@@ -828,6 +834,59 @@ fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 4] {
     ]
 }
 
+/// Drops the first ordering edge (`after`, or the other side's `before`)
+/// on `cycle` from the units in `kept`, and says so; `None` when the cycle
+/// has none (a cycle of dependencies, which leaves its units out).
+fn break_ordering(
+    g: &Graph,
+    cycle: &[UnitId],
+    kept: &mut [(UnitSpec, Origin)],
+) -> Option<Diagnostic> {
+    for (n, &id) in cycle.iter().enumerate() {
+        let next = cycle[(n + 1) % cycle.len()];
+        let Some(j) = g
+            .deps(id)
+            .iter()
+            .position(|e| e.provider == Some(next) && e.kind == DepKind::After)
+        else {
+            continue;
+        };
+        let target = g.dep_target(id, j as u32).to_string();
+        let unit = g.node(id);
+        let other = g.node(next);
+        let own = kept
+            .iter_mut()
+            .find(|(s, _)| s.name == unit.spec.name)
+            .filter(|(s, _)| s.after.contains(&target));
+        let dropped = if let Some((s, _)) = own {
+            s.after.retain(|t| *t != target);
+            format!("`{}` after {target}", unit.spec.name)
+        } else {
+            let (s, _) = kept.iter_mut().find(|(s, _)| s.name == other.spec.name)?;
+            let before = s.before.len();
+            s.before.retain(|t| !unit.spec.provides.contains(t));
+            if s.before.len() == before {
+                // Nothing to drop: leave the cycle to the caller (no loop).
+                return None;
+            }
+            format!("`{}` before {}", other.spec.name, unit.spec.name)
+        };
+        let names: Vec<&str> = cycle
+            .iter()
+            .map(|&u| g.node(u).spec.name.as_str())
+            .collect();
+        return Some(Diagnostic::warning(
+            unit.origin.file.clone(),
+            unit.origin.pos,
+            format!(
+                "ordering cycle through {}: dropped {dropped}",
+                names.join(", ")
+            ),
+        ));
+    }
+    None
+}
+
 /// Whether the unit -> provider edges of `units` have a cycle (the first
 /// unit providing a target is its provider, as in [`Graph::assemble`]; a
 /// declared target leads to every one of its providers, whichever is
@@ -861,12 +920,19 @@ fn has_cycle(units: &[(UnitSpec, Origin)], shape: &Shape) -> bool {
             .iter()
             .chain(&spec.depends_ms)
             .chain(&spec.waits_for)
+            .chain(&spec.after)
         {
             if let Some(&p) = providers.get(t.as_str()) {
                 g.add_edge((i as u32).into(), p.into(), ());
             }
             for &p in declared.get(t.as_str()).into_iter().flatten() {
                 g.add_edge((i as u32).into(), p.into(), ());
+            }
+        }
+        // `before` is the other side's `after`: an edge the other way.
+        for t in &spec.before {
+            if let Some(&p) = providers.get(t.as_str()) {
+                g.add_edge(p.into(), (i as u32).into(), ());
             }
         }
     }
@@ -1029,6 +1095,25 @@ mod tests {
         assert!(d
             .iter()
             .any(|x| !x.is_error() && x.message.contains("depends-on `a`: no unit provides")));
+    }
+
+    /// An ordering cycle (`b` waits for `net`, whose provider is `before`
+    /// it, systemd's `Wants=` + `Before=` pattern) is broken by dropping the
+    /// ordering, with a warning, as systemd breaks one; both units stay.
+    #[test]
+    fn an_ordering_cycle_drops_the_ordering_and_keeps_the_units() {
+        let mut b = unit("b", &[], &[], &[], &["net"]);
+        b.0.before = vec!["net".into()];
+        let (g, d) = Graph::build(vec![b, unit("net", &[], &[], &[], &[])]);
+        assert!(g.unit("b").is_some() && g.unit("net").is_some());
+        let msgs: Vec<String> = d.iter().map(|x| x.to_string()).collect();
+        assert!(d.iter().all(|x| !x.is_error()), "{msgs:?}");
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("ordering cycle through")
+                    && m.contains("dropped `b` before net")),
+            "{msgs:?}"
+        );
     }
 
     #[test]
