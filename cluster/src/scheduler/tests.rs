@@ -615,6 +615,16 @@ mod properties {
                         ms.remove(IDS[i]);
                     }
                     Change::Unit(u) => {
+                        // The API refuses a unit whose Replaces= closes a
+                        // cycle (400, FLEET-NOTES): no placement satisfies
+                        // one, and the scheduler is never given one.
+                        let others = us
+                            .values()
+                            .filter(|o| o.name != u.name)
+                            .map(|o| (o.name.as_str(), &o.req));
+                        if crate::requirements::replaces_cycle(&u.name, &u.req, others).is_some() {
+                            continue;
+                        }
                         s.set_unit(&u.name, u.wanted, &u.req);
                         us.insert(u.name.clone(), u);
                     }
