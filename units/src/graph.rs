@@ -741,7 +741,8 @@ impl Graph {
     fn conflicts(&self) -> HashMap<UnitId, Vec<UnitId>> {
         let mut out: HashMap<UnitId, Vec<UnitId>> = HashMap::new();
         for (id, n) in self.ids().zip(&self.nodes) {
-            if n.ghost {
+            // A masked unit is absent, as for its dependencies.
+            if !n.provides_targets() {
                 continue;
             }
             for other in n.spec.conflicts.iter().filter_map(|t| self.provider(t)) {
