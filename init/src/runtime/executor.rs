@@ -207,23 +207,7 @@ impl<S: Sys> Runtime<S> {
         let creds = self.credentials(spec)?;
         let watchdog = spec.watchdog();
         if role == Role::Main && (spec.kind == UnitType::ForegroundNotified || watchdog.is_some()) {
-            let path = self.notify_socket(unit, spec)?;
-            if let Some((dir, owner)) = unreachable_dir(&self.sys, &path, &creds) {
-                let who = spec.extras.user.as_deref().unwrap_or_default();
-                let note = format!(
-                    "{}: notify socket {} is out of reach of user {who}: it may not search {} \
-                     (owner {}:{}, mode {:04o}), so READY=1 cannot arrive and the start will \
-                     time out",
-                    spec.name,
-                    path.display(),
-                    dir.display(),
-                    owner.uid,
-                    owner.gid,
-                    owner.mode
-                );
-                self.sys.console(&format!("init: {note}"));
-                self.unit_note(unit, &note);
-            }
+            let path = self.notify_socket(unit, spec, &creds)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;
         }
@@ -369,8 +353,14 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The unit's notify socket, bound at its first use; owned by the
-    /// unit's user, who must be able to send to it.
-    fn notify_socket(&mut self, unit: UnitId, spec: &UnitSpec) -> Result<PathBuf, String> {
+    /// unit's user, who must be able to send to it. A user who may not
+    /// reach it is told once, at the bind (a restart reuses the socket).
+    fn notify_socket(
+        &mut self,
+        unit: UnitId,
+        spec: &UnitSpec,
+        creds: &Credentials,
+    ) -> Result<PathBuf, String> {
         if let Some((sock, _)) = self.slots.io(unit).and_then(|io| io.notify.as_deref()) {
             return Ok(sock.path().to_path_buf());
         }
@@ -394,6 +384,22 @@ impl<S: Sys> Runtime<S> {
                 self.slots.free_token(token);
                 return Err("unit i/o vanished".to_string());
             }
+        }
+        if let Some((dir, owner)) = unreachable_dir(&self.sys, &path, creds) {
+            let who = spec.extras.user.as_deref().unwrap_or_default();
+            let note = format!(
+                "{}: notify socket {} is out of reach of user {who}: it may not search {} \
+                 (owner {}:{}, mode {:04o}), so READY=1 cannot arrive and the start will \
+                 time out",
+                spec.name,
+                path.display(),
+                dir.display(),
+                owner.uid,
+                owner.gid,
+                owner.mode
+            );
+            self.sys.console(&format!("init: {note}"));
+            self.unit_note(unit, &note);
         }
         Ok(path)
     }
