@@ -466,6 +466,65 @@ fn a_log_directory_that_hangs() {
     });
 }
 
+/// A unit's output file on a disk that hangs (`standard-output:
+/// append:` into a `scripts/slowfs` directory whose gate is shut): the
+/// unit's own process opens it, after the spawn handed it off, so the init
+/// does not wait with it. The unit is `running` (its process is there,
+/// stuck in `open`), a target switch starts another unit and settles, and
+/// `initctl status` answers; once the disk answers, the line is in the
+/// file.
+#[test]
+fn a_units_output_file_on_a_disk_that_hangs() {
+    let dir = TestDir::new();
+    let mnt = dir.join("slow");
+    let backing = dir.join("backing");
+    std::fs::create_dir(&backing).expect("mkdir");
+    let gate = dir.join("gate");
+    mkfifo(&gate);
+    let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
+    dir.unit(
+        "stuck",
+        &format!(
+            "unit: stuck\nexec-start: [sh, -c, 'echo hello; exec sleep 100']\n\
+             standard-output: append:{}/out.log\n",
+            mnt.display()
+        ),
+    );
+    dir.unit("other", "unit: other\nexec-start: sleep 100\n");
+    virtual_unit(&dir, "default", "depends-on: stuck\n");
+    virtual_unit(&dir, "more", "depends-on: default, other\n");
+    let init = dir
+        .init()
+        .in_mount_namespace(&format!(
+            "mkdir -p {m}; {} {} {m} --delay-ms 0 --gate {} & \
+             for i in $(seq 1000); do mountpoint -q {m} && break; sleep 0.01; done; \
+             mountpoint -q {m}",
+            slowfs.display(),
+            backing.display(),
+            gate.display(),
+            m = mnt.display(),
+        ))
+        .target("default")
+        .start();
+    init.wait_state("stuck", UnitState::Running);
+    init.ctl(&["set-target", "more", "--wait"]).expect(0);
+    assert_eq!(init.unit("other").state, UnitState::Running);
+    assert_eq!(init.unit("stuck").state, UnitState::Running);
+    assert!(!backing.join("out.log").exists());
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&gate)
+            .expect("open the gate (is slowfs running?)"),
+    );
+    wait_for(WAIT, "the unit's line in its file", || {
+        std::fs::read_to_string(backing.join("out.log"))
+            .ok()
+            .filter(|t| t == "hello\n")
+    });
+}
+
 /// A unit's own output rate limit: the lines past `log-rate-limit-burst`
 /// in a `log-rate-limit-interval-sec` window are dropped, and the first
 /// line kept after the window is preceded by their count.
