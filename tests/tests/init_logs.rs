@@ -405,6 +405,35 @@ fn a_read_only_log_directory() {
         .all(|u| u.state != UnitState::Failed));
 }
 
+/// The shell lines that mount `backing` at `mnt` through `scripts/slowfs`
+/// with its gate `gate` shut (a disk that hangs until the test opens the
+/// gate), for [`flotilla_tests::init::InitBuilder::in_mount_namespace`]:
+/// the FUSE daemon runs in the init's mount namespace (it goes with it),
+/// carrying the test's mark (killed at the end).
+fn hanging_disk(backing: &Path, mnt: &Path, gate: &Path) -> String {
+    let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
+    format!(
+        "mkdir -p {m}; {} {} {m} --delay-ms 0 --gate {} & \
+         for i in $(seq 1000); do mountpoint -q {m} && break; sleep 0.01; done; \
+         mountpoint -q {m}",
+        slowfs.display(),
+        backing.display(),
+        gate.display(),
+        m = mnt.display(),
+    )
+}
+
+/// Lets a [`hanging_disk`] answer.
+fn open_gate(gate: &Path) {
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(gate)
+            .expect("open the gate (is slowfs running?)"),
+    );
+}
+
 /// The log directory on a disk that hangs: a FUSE directory whose every
 /// change waits until the test lets it go (`scripts/slowfs --gate`). The
 /// writer is stuck in its first write; the init is not: it reads the
@@ -419,22 +448,12 @@ fn a_log_directory_that_hangs() {
     std::fs::create_dir(&backing).expect("mkdir");
     let gate = dir.join("gate");
     mkfifo(&gate);
-    let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
     let fifo = talker_and_writer(&dir, "");
     dir.unit("other", "unit: other\nexec-start: sleep 100\n");
     virtual_unit(&dir, "more", "depends-on: default, other\n");
-    // The FUSE daemon runs in the init's mount namespace (it goes with
-    // it), carrying the test's mark (killed at the end).
     let init = dir
         .init()
-        .in_mount_namespace(&format!(
-            "mkdir -p {logs}; {} {} {logs} --delay-ms 0 --gate {} & \
-             for i in $(seq 1000); do mountpoint -q {logs} && break; sleep 0.01; done; \
-             mountpoint -q {logs}",
-            slowfs.display(),
-            backing.display(),
-            gate.display()
-        ))
+        .in_mount_namespace(&hanging_disk(&backing, Path::new(&logs), &gate))
         .target("default")
         .start();
     init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
@@ -450,13 +469,7 @@ fn a_log_directory_that_hangs() {
     );
     assert!(numbers_in(&backing, "talker").is_empty());
     // The disk answers.
-    drop(
-        std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&gate)
-            .expect("open the gate (is slowfs running?)"),
-    );
+    open_gate(&gate);
     wait_for(WAIT, "line 20 of talker in the files", || {
         numbers_in(&backing, "talker").contains(&20).then_some(())
     });
@@ -481,7 +494,6 @@ fn a_units_output_file_on_a_disk_that_hangs() {
     std::fs::create_dir(&backing).expect("mkdir");
     let gate = dir.join("gate");
     mkfifo(&gate);
-    let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
     dir.unit(
         "stuck",
         &format!(
@@ -495,15 +507,7 @@ fn a_units_output_file_on_a_disk_that_hangs() {
     virtual_unit(&dir, "more", "depends-on: default, other\n");
     let init = dir
         .init()
-        .in_mount_namespace(&format!(
-            "mkdir -p {m}; {} {} {m} --delay-ms 0 --gate {} & \
-             for i in $(seq 1000); do mountpoint -q {m} && break; sleep 0.01; done; \
-             mountpoint -q {m}",
-            slowfs.display(),
-            backing.display(),
-            gate.display(),
-            m = mnt.display(),
-        ))
+        .in_mount_namespace(&hanging_disk(&backing, &mnt, &gate))
         .target("default")
         .start();
     init.wait_state("stuck", UnitState::Running);
@@ -511,13 +515,7 @@ fn a_units_output_file_on_a_disk_that_hangs() {
     assert_eq!(init.unit("other").state, UnitState::Running);
     assert_eq!(init.unit("stuck").state, UnitState::Running);
     assert!(!backing.join("out.log").exists());
-    drop(
-        std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&gate)
-            .expect("open the gate (is slowfs running?)"),
-    );
+    open_gate(&gate);
     wait_for(WAIT, "the unit's line in its file", || {
         std::fs::read_to_string(backing.join("out.log"))
             .ok()
