@@ -234,3 +234,35 @@ fn cron_from_debians_unit_file() {
     let pid = process(&init, "/usr/sbin/cron");
     assert_eq!(procs::cmdline(pid), "/usr/sbin/cron -f");
 }
+
+#[test]
+fn openssh_from_debians_unit_file() {
+    let dir = TestDir::new();
+    install_debians(&dir, "ssh.service");
+    let init = NsInit::start(&dir, "ssh.service");
+    // Type=notify (Debian's sshd says READY=1), an ExecStartPre= check,
+    // `$SSHD_OPTS` from an optional EnvironmentFile=, RuntimeDirectory=
+    // (made by sshd's own process, handed off), KillMode=process.
+    let keys = wait_for(WAIT, "sshd answers ssh-keyscan", || {
+        init.run_in(&["ssh-keyscan", "-T", "5", "-t", "ed25519", "127.0.0.1"])
+            .filter(|o| o.contains("ssh-ed25519"))
+    });
+    let host = std::fs::read_to_string("/etc/ssh/ssh_host_ed25519_key.pub").expect("host key");
+    let material = host.split_whitespace().nth(1).expect("key material");
+    assert!(keys.contains(material), "the machine's host key: {keys}");
+    let pid = process(&init, "sshd: /usr/sbin/sshd -D");
+    assert_eq!(procs::uid(pid), Some(0));
+    // READY=1 arrived: running, not starting.
+    wait_for(WAIT, "ssh.service running", || {
+        let out = dir.ctl(&["status", "ssh.service"]);
+        out.stdout
+            .lines()
+            .any(|l| l.trim().starts_with("State: running"))
+            .then_some(())
+    });
+    let run = std::fs::metadata("/run/sshd").expect("RuntimeDirectory=sshd");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(run.permissions().mode() & 0o7777, 0o755);
+    let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    assert!(cg.contains("/ssh.service"), "in its own cgroup: {cg}");
+}
