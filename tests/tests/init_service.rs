@@ -304,3 +304,40 @@ fn a_daemon_that_stops_pinging_its_watchdog_fails() {
     let st = init.wait_state("dog", UnitState::Failed);
     assert!(st.status.contains("watchdog timeout"), "{st:?}");
 }
+
+#[test]
+fn status_shows_what_a_units_cgroup_uses() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let script = dir.script(
+        "busy.sh",
+        &format!(
+            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\ntouch {}\nexec sleep 1000\n",
+            dir.join("done").display()
+        ),
+    );
+    dir.unit(
+        "busy",
+        &format!("unit: busy\nexec-start: /bin/sh {}\n", script.display()),
+    );
+    let init = dir.start("busy");
+    wait_for(WAIT, "the busy loop done", || {
+        dir.join("done").exists().then_some(())
+    });
+    // The cgroup's CPU time (cpu.stat is in every cgroup2 directory; memory
+    // and tasks only where their controllers are enabled, as in the VM).
+    let usage = init
+        .unit("busy")
+        .usage
+        .expect("usage from the unit's cgroup");
+    let cpu = usage.cpu_usec.expect("cpu.stat's usage_usec");
+    assert!(cpu >= 1_000, "{usage:?}");
+    let text = init.ctl(&["status", "busy"]).expect(0).stdout.clone();
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("CPU: ")),
+        "{text}"
+    );
+    // The whole system's status reads no cgroup.
+    let all = init.status().units;
+    assert!(all.iter().all(|u| u.usage.is_none()), "{all:?}");
+}

@@ -210,6 +210,17 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
         rows.push(("Restart in", format_ms(ms)));
     }
     rows.push(("PID", pid_cell(u.pid)));
+    if let Some(use_) = &u.usage {
+        if let Some(t) = use_.tasks {
+            rows.push(("Tasks", t.to_string()));
+        }
+        if let Some(m) = use_.memory_bytes {
+            rows.push(("Memory", format_bytes(m)));
+        }
+        if let Some(c) = use_.cpu_usec {
+            rows.push(("CPU", format_ms(c / 1000)));
+        }
+    }
     let mut provides = if u.provides.is_empty() {
         "-".to_string()
     } else {
@@ -237,6 +248,25 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
     out
 }
 
+/// Bytes as systemctl prints them: `512B`, `4.2K`, `118.5M`, `1.2G`
+/// (powers of 1024, one decimal).
+fn format_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["K", "M", "G", "T", "P"];
+    if n < 1024 {
+        return format!("{n}B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    format!("{v:.1}{unit}")
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -262,6 +292,7 @@ pub(crate) mod tests {
             restart_in_ms: None,
             masked: false,
             providers: None,
+            usage: None,
         }
     }
 
@@ -361,6 +392,40 @@ maddy - Mail server
     Source: /etc/init/units/maddy.yaml
 "
         );
+    }
+
+    #[test]
+    fn unit_block_with_its_cgroups_usage() {
+        let mut u = system().units.remove(0);
+        u.usage = Some(flotilla_units::protocol::Usage {
+            memory_bytes: Some(4_404_019),
+            cpu_usec: Some(1_234_567),
+            tasks: Some(3),
+        });
+        let now = timestamp::parse_rfc3339("2026-11-22T04:05:03Z");
+        let text = render_unit(&u, Some("maddy"), now);
+        assert!(
+            text.contains("       PID: 123\n     Tasks: 3\n    Memory: 4.2M\n       CPU: 1.234s\n"),
+            "{text}"
+        );
+        // A field the cgroup does not have (its controller is off) is left out.
+        u.usage = Some(flotilla_units::protocol::Usage {
+            cpu_usec: Some(12_000),
+            ..Default::default()
+        });
+        let text = render_unit(&u, Some("maddy"), now);
+        assert!(
+            text.contains("       PID: 123\n       CPU: 12ms\n  Provides"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn bytes_as_systemctl_prints_them() {
+        assert_eq!(super::format_bytes(512), "512B");
+        assert_eq!(super::format_bytes(4_300), "4.2K");
+        assert_eq!(super::format_bytes(124_256_256), "118.5M");
+        assert_eq!(super::format_bytes(3 << 30), "3.0G");
     }
 
     #[test]

@@ -112,7 +112,20 @@ impl<S: Sys> Runtime<S> {
                     why: t.why,
                 }
             }),
+            usage: None,
         })
+    }
+
+    /// The status of unit `id` with what it uses now (its cgroup's
+    /// counters: a few reads of kernel memory, for one unit when asked).
+    pub(super) fn unit_status_with_usage(&self, id: UnitId) -> Option<UnitStatus> {
+        let mut st = self.unit_status(id)?;
+        st.usage = self
+            .slots
+            .get(id)
+            .and_then(|s| s.run.as_deref())
+            .and_then(|run| self.sys.unit_usage(run));
+        Some(st)
     }
 
     /// Every unit, and the ghosts (removed units) still stopping.

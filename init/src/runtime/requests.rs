@@ -63,7 +63,7 @@ impl<S: Sys> Runtime<S> {
                     .unit(&n)
                     .filter(|&i| !g.node(i).ghost)
                     .or_else(|| g.provider(&n));
-                let r = match id.and_then(|i| self.unit_status(i)) {
+                let r = match id.and_then(|i| self.unit_status_with_usage(i)) {
                     Some(s) => Reply::Unit(s),
                     None => Reply::error(
                         ErrorCode::UnknownUnit,

@@ -323,6 +323,9 @@ pub trait Sys {
     /// The processes of the run's cgroup (none without a cgroup).
     fn unit_pids(&self, run: &unitrun::UnitRun) -> Vec<Pid>;
 
+    /// What the run's cgroup uses now (`None` without a cgroup).
+    fn unit_usage(&self, run: &unitrun::UnitRun) -> Option<flotilla_units::protocol::Usage>;
+
     /// Sends `signal` to every process of the run's cgroup; returns how
     /// many got it (0 without a cgroup).
     fn signal_unit(&self, run: &unitrun::UnitRun, signal: i32) -> usize;

@@ -530,6 +530,10 @@ impl Sys for RealSys {
         super::unitrun::pids(run)
     }
 
+    fn unit_usage(&self, run: &super::unitrun::UnitRun) -> Option<flotilla_units::protocol::Usage> {
+        super::unitrun::usage(run)
+    }
+
     fn signal_unit(&self, run: &super::unitrun::UnitRun, signal: i32) -> usize {
         super::unitrun::signal(run, signal)
     }

@@ -277,6 +277,16 @@ pub fn pids(run: &UnitRun) -> Vec<super::Pid> {
     run.cgroup.as_ref().map_or_else(Vec::new, UnitCgroup::pids)
 }
 
+/// What the run's cgroup uses now.
+pub fn usage(run: &UnitRun) -> Option<flotilla_units::protocol::Usage> {
+    let stats = run.cgroup.as_ref()?.stats();
+    Some(flotilla_units::protocol::Usage {
+        memory_bytes: stats.memory,
+        cpu_usec: stats.cpu_usec,
+        tasks: stats.tasks,
+    })
+}
+
 /// Sends `signal` to every process of the run's cgroup; how many got it
 /// (0 without a cgroup).
 pub fn signal(run: &UnitRun, signal: i32) -> usize {

@@ -337,6 +337,26 @@ pub struct UnitStatus {
     /// providers and, for an alternative, which one runs and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub providers: Option<TargetProviders>,
+    /// What the unit's processes use now, from its cgroup: in the answer
+    /// to `status` of one unit, when it has a cgroup (not in lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// A unit's use of the machine, read from its cgroup when asked; a field
+/// is absent when its controller is not enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Memory in use (`memory.current`), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// CPU time used since the unit started (`cpu.stat` `usage_usec`),
+    /// microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_usec: Option<u64>,
+    /// Processes and threads (`pids.current`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<u64>,
 }
 
 /// The providers of a declared target, as [`UnitStatus::providers`] shows

@@ -546,6 +546,13 @@ impl Sys for FakeSys {
         Vec::new()
     }
 
+    fn unit_usage(
+        &self,
+        _run: &crate::sys::unitrun::UnitRun,
+    ) -> Option<flotilla_units::protocol::Usage> {
+        None
+    }
+
     fn signal_unit(&self, _run: &crate::sys::unitrun::UnitRun, _signal: i32) -> usize {
         0
     }
