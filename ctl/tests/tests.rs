@@ -35,6 +35,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         restart_in_ms: None,
         masked: false,
         providers: None,
+        skipped: false,
     }
 }
 

@@ -53,6 +53,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         restart_in_ms: None,
         masked: false,
         providers: None,
+        skipped: false,
     }
 }
 

@@ -262,6 +262,7 @@ pub(crate) mod tests {
             restart_in_ms: None,
             masked: false,
             providers: None,
+            skipped: false,
         }
     }
 

@@ -112,6 +112,7 @@ impl<S: Sys> Runtime<S> {
                     why: t.why,
                 }
             }),
+            skipped: v.skipped,
         })
     }
 

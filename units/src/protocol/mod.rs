@@ -337,6 +337,10 @@ pub struct UnitStatus {
     /// providers and, for an alternative, which one runs and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub providers: Option<TargetProviders>,
+    /// A condition failed at its last start: nothing ran (`exited`, the
+    /// status says which condition).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 /// The providers of a declared target, as [`UnitStatus::providers`] shows
