@@ -36,6 +36,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         masked: false,
         providers: None,
         usage: None,
+        skipped: false,
     }
 }
 

@@ -651,3 +651,111 @@ fn a_target_file_pulls_in_its_wants_and_requires() {
     );
     assert_eq!(init.unit("c.service").state, UnitState::Disabled);
 }
+
+/// Conditions and assertions at start: a YAML unit and a systemd unit
+/// whose `ConditionPathExists=` fails are skipped (`exited`, nothing runs,
+/// `"skipped": true`), a unit whose `AssertPathExists=` fails is `failed`
+/// and does not restart, a unit whose condition holds runs; and Debian's
+/// own `rc-local.service` (`ConditionFileIsExecutable=/etc/rc.local`),
+/// unchanged, is skipped on a machine without `/etc/rc.local`.
+#[test]
+fn conditions_skip_and_assertions_fail_at_start() {
+    let rc_local = std::path::Path::new("/etc/rc.local");
+    assert!(
+        !rc_local.exists(),
+        "this test expects a machine without /etc/rc.local (Debian's default)"
+    );
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    dir.file("present", "");
+    dir.unit(
+        "yaml-skipped",
+        &format!(
+            "unit: yaml-skipped\ntype: oneshot\n\
+             exec-start: [touch, {d}/yaml-ran]\n\
+             condition-path-exists: {d}/absent\n"
+        ),
+    );
+    dir.file(
+        "units/skipped.service",
+        &format!(
+            "[Unit]\nConditionPathExists={d}/absent\n\
+             [Service]\nExecStart=/bin/touch {d}/skipped-ran\n\
+             ExecStopPost=/bin/touch {d}/skipped-stop-post\n"
+        ),
+    );
+    dir.file(
+        "units/asserted.service",
+        &format!(
+            "[Unit]\nAssertPathExists={d}/absent\n\
+             [Service]\nExecStart=/bin/touch {d}/asserted-ran\nRestart=always\n"
+        ),
+    );
+    dir.file(
+        "units/holds.service",
+        &format!(
+            "[Unit]\nConditionPathExists={d}/present\nConditionPathExists=!{d}/absent\n\
+             [Service]\nExecStart=/bin/sleep 100\n"
+        ),
+    );
+    let debian = std::fs::read_to_string("/lib/systemd/system/rc-local.service")
+        .expect("systemd's rc-local.service");
+    dir.file("units/rc-local.service", &debian);
+    virtual_unit(
+        &dir,
+        "default",
+        "depends-on: [yaml-skipped, skipped.service, holds.service, rc-local.service]\n\
+         waits-for: asserted.service\n",
+    );
+    let init = dir.start("default");
+    init.wait_all(&["default", "holds.service"], UnitState::Running);
+    for (name, what) in [
+        ("yaml-skipped", format!("ConditionPathExists={d}/absent")),
+        ("skipped.service", format!("ConditionPathExists={d}/absent")),
+        (
+            "rc-local.service",
+            "ConditionFileIsExecutable=/etc/rc.local".to_string(),
+        ),
+    ] {
+        let u = init.unit(name);
+        assert_eq!(u.state, UnitState::Exited, "{u:?}");
+        assert!(u.skipped, "{u:?}");
+        assert_eq!(u.status, format!("skipped: {what} was not met"));
+    }
+    let asserted = init.unit("asserted.service");
+    assert_eq!(asserted.state, UnitState::Failed);
+    assert!(!asserted.skipped);
+    assert_eq!(
+        asserted.status,
+        format!("assertion failed: AssertPathExists={d}/absent was not met")
+    );
+    assert_eq!(
+        asserted.restart_in_ms, None,
+        "an assertion does not restart"
+    );
+    assert!(!init.unit("holds.service").skipped);
+    // Nothing of the skipped or failed units ran.
+    for f in [
+        "yaml-ran",
+        "skipped-ran",
+        "skipped-stop-post",
+        "asserted-ran",
+    ] {
+        assert!(!dir.join(f).exists(), "{f} ran");
+    }
+    // The JSON of `initctl status` says it.
+    let out = init.ctl(&["status", "skipped.service", "--json"]);
+    out.expect(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(v["skipped"], true, "{v}");
+    assert_eq!(v["state"], "exited", "{v}");
+
+    // Once the path exists, a restart checks again and the unit runs.
+    dir.file("absent", "");
+    init.ctl(&["restart", "skipped.service"]).expect(0);
+    wait_for(WAIT, "skipped.service ran", || {
+        dir.join("skipped-ran").exists().then_some(())
+    });
+    let u = init.wait_state("skipped.service", UnitState::Exited);
+    assert!(!u.skipped, "{u:?}");
+}

@@ -207,6 +207,10 @@ impl World {
                 Action::Kill { whom, signal, .. } => {
                     self.exit(p, whom.pid(), ExitStatus::Signal(signal.0));
                 }
+                Action::CheckConditions { unit, .. } => {
+                    let outcome = flotilla_units::planner::CheckOutcome::Hold;
+                    self.feed(p, Fact::Checked { unit, outcome });
+                }
                 Action::ReadPidfile { unit, .. } | Action::GuessMainPid { unit } => {
                     self.feed(
                         p,

@@ -3,9 +3,12 @@
 
 use flotilla_units::diag::Pos;
 use flotilla_units::graph::{Graph, UnitId};
-use flotilla_units::planner::{Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role};
+use flotilla_units::planner::{
+    check_unit, Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role,
+};
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
+use flotilla_units::systemd::{parse_condition, ScriptedFacts, ScriptedPath};
 use flotilla_units::time::Instant;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -40,6 +43,8 @@ struct World {
     states: Vec<UnitState>,
     /// Invariant checks run on each spawn of a main or pre process.
     check_starts: bool,
+    /// The machine conditions are checked against.
+    machine: ScriptedFacts,
 }
 
 fn spec(name: &str, kind: UnitType) -> UnitSpec {
@@ -77,6 +82,7 @@ impl World {
             events: Vec::new(),
             states: vec![UnitState::Disabled; n],
             check_starts: true,
+            machine: ScriptedFacts::default().with_path("/etc/present", ScriptedPath::File),
         };
         w.settle();
         w
@@ -217,6 +223,10 @@ impl World {
                 if self.procs.contains_key(&pid) && (!hang || signal.0 == 9) {
                     self.exit(pid, ExitStatus::Signal(signal.0));
                 }
+            }
+            Action::CheckConditions { unit, spec } => {
+                let outcome = check_unit(&spec, &self.machine);
+                self.feed(Fact::Checked { unit, outcome });
             }
             Action::ReadPidfile { unit, .. } | Action::GuessMainPid { unit } => {
                 let pid = self.next_pid;
@@ -1145,4 +1155,60 @@ fn a_trigger_unit_fails_once_saying_it_is_not_run_yet() {
     );
     w.advance(Duration::from_secs(120));
     assert_eq!(w.starts(), Vec::<String>::new());
+}
+
+/// Conditions at start against a scripted machine: a unit whose condition
+/// holds runs; one whose condition fails is skipped (`exited`, and what
+/// depends on it starts); one whose assertion fails is `failed` and
+/// blocks what depends on it; nothing of the last two runs.
+#[test]
+fn conditions_run_skip_or_fail_a_unit_at_its_start() {
+    let cond = |name: &str, assert: bool, path: &str| {
+        with(spec(name, UnitType::Oneshot), |s| {
+            s.conditions = vec![parse_condition("PathExists", assert, path)
+                .unwrap()
+                .unwrap()];
+        })
+    };
+    let top = with(spec("top", UnitType::Virtual), |s| {
+        s.depends_on = v(&["holds", "skipped"]);
+        s.waits_for = v(&["needs-asserted"]);
+    });
+    let needs = with(spec("needs-asserted", UnitType::Oneshot), |s| {
+        s.depends_on = v(&["asserted"]);
+    });
+    let w = World::new(
+        vec![
+            top,
+            needs,
+            cond("holds", false, "/etc/present"),
+            cond("skipped", false, "/etc/absent"),
+            cond("asserted", true, "/etc/absent"),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("holds"), UnitState::Exited);
+    assert_eq!(w.state("skipped"), UnitState::Exited);
+    assert_eq!(w.state("asserted"), UnitState::Failed);
+    assert_eq!(w.state("needs-asserted"), UnitState::Waiting);
+    assert_eq!(w.state("top"), UnitState::Running);
+    let started: Vec<&Event> = w
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Start(_)))
+        .collect();
+    assert_eq!(started, [&Event::Start("holds".into())]);
+    let skipped = w.p.view(w.id("skipped")).unwrap();
+    assert!(skipped.skipped);
+    assert_eq!(
+        skipped.status,
+        "skipped: ConditionPathExists=/etc/absent was not met"
+    );
+    let asserted = w.p.view(w.id("asserted")).unwrap();
+    assert!(!asserted.skipped);
+    assert_eq!(
+        asserted.status,
+        "assertion failed: AssertPathExists=/etc/absent was not met"
+    );
 }

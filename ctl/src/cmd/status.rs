@@ -293,6 +293,7 @@ pub(crate) mod tests {
             masked: false,
             providers: None,
             usage: None,
+            skipped: false,
         }
     }
 

@@ -12,7 +12,7 @@ use crate::ratelimit::RateLimit;
 use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Stdio, Sys, SysError};
 use flotilla_units::context::process::{KillMode, Output};
 use flotilla_units::graph::UnitId;
-use flotilla_units::planner::{Action, Fact, Role, Whom};
+use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
 use flotilla_units::spec::{Privileges, Signal, UnitSpec, UnitType};
 use flotilla_units::systemd::expand_env;
 use std::os::fd::AsRawFd;
@@ -46,6 +46,15 @@ impl<S: Sys> Runtime<S> {
             Action::GuessMainPid { unit } => {
                 let result = self.guess_main_pid(unit);
                 self.fact(Fact::Pidfile { unit, result });
+            }
+            Action::CheckConditions { unit, spec } => {
+                let outcome = self.sys.check_conditions(&spec);
+                if let CheckOutcome::ConditionFailed(why) | CheckOutcome::AssertFailed(why) =
+                    &outcome
+                {
+                    self.unit_note(unit, why);
+                }
+                self.fact(Fact::Checked { unit, outcome });
             }
         }
     }

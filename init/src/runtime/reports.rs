@@ -113,6 +113,7 @@ impl<S: Sys> Runtime<S> {
                 }
             }),
             usage: None,
+            skipped: v.skipped,
         })
     }
 

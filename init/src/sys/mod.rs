@@ -50,6 +50,7 @@
 
 pub mod cgroup;
 mod clone3;
+pub mod conditions;
 pub mod context;
 #[cfg(test)]
 mod context_tests;
@@ -347,6 +348,15 @@ pub trait Sys {
         let text = self.read_file_limited(Path::new("/proc/self/mountinfo"), MOUNTINFO_MAX)?;
         Ok(mountinfo::is_mount_point(&text, path))
     }
+
+    /// Checks a unit's `Condition…=` and `Assert…=` against this machine
+    /// (the file system, `/proc`, `/sys`, `/etc`: [`conditions::Machine`]),
+    /// at the unit's start; why that I/O is acceptable in the loop is
+    /// said there.
+    fn check_conditions(
+        &self,
+        spec: &flotilla_units::spec::UnitSpec,
+    ) -> flotilla_units::planner::CheckOutcome;
 }
 
 /// A file's identity (device and inode), to tell whether a path still

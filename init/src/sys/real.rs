@@ -545,4 +545,11 @@ impl Sys for RealSys {
     fn teardown_cgroups(&self) {
         super::unitrun::teardown()
     }
+
+    fn check_conditions(
+        &self,
+        spec: &flotilla_units::spec::UnitSpec,
+    ) -> flotilla_units::planner::CheckOutcome {
+        flotilla_units::planner::check_unit(spec, &super::conditions::Machine)
+    }
 }

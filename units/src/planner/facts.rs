@@ -153,6 +153,13 @@ pub enum Fact {
         /// The unit.
         unit: UnitId,
     },
+    /// A [`Action::CheckConditions`] was carried out.
+    Checked {
+        /// The unit.
+        unit: UnitId,
+        /// What the check found.
+        outcome: super::CheckOutcome,
+    },
     /// A [`Action::ReadPidfile`] was carried out.
     Pidfile {
         /// The unit.
@@ -189,6 +196,15 @@ pub enum Action {
         whom: Whom,
         /// The signal.
         signal: Signal,
+    },
+    /// Check the unit's conditions and assertions (`spec.conditions`)
+    /// against the machine, at once ([`super::check_unit`]); answer with
+    /// [`Fact::Checked`].
+    CheckConditions {
+        /// The unit.
+        unit: UnitId,
+        /// The definition it starts with.
+        spec: Arc<UnitSpec>,
     },
     /// Read the unit's pidfile; answer with [`Fact::Pidfile`].
     ReadPidfile {

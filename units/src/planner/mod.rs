@@ -243,7 +243,8 @@
 //!   to, kept current as providers move;
 //! - `rules.rs`: the rules above, one unit at a time, and the work list;
 //! - `lifecycle/`: the phase × event table of the first section, and its
-//!   cells (`start.rs`, `stop.rs`);
+//!   cells (`start.rs`, `check.rs`, `stop.rs`);
+//! - `conditions.rs`: the check of conditions the init answers with;
 //! - `replace.rs`: a new unit set (reload, transient units);
 //! - `targets.rs`: what moves an alternative's choice, and what a status
 //!   says of a declared target;
@@ -258,6 +259,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
+mod conditions;
 mod deps;
 mod facts;
 mod lifecycle;
@@ -272,6 +274,7 @@ mod targets_tests;
 mod views;
 mod wants;
 
+pub use conditions::{check_unit, CheckOutcome};
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
 pub use targets::{AlternativeError, TargetView};
 pub use views::UnitView;
@@ -545,6 +548,7 @@ impl Planner {
             Fact::Notify { unit, msg } => self.notify(unit, msg),
             Fact::ReadyLine { unit } => self.step(unit, Event::ReadyLine),
             Fact::Pidfile { unit, result } => self.step(unit, Event::Pidfile(result)),
+            Fact::Checked { unit, outcome } => self.step(unit, Event::Checked(outcome)),
         }
         self.run();
     }

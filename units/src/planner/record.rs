@@ -15,6 +15,8 @@ use std::sync::Arc;
 pub(super) enum Phase {
     /// None.
     Idle,
+    /// None yet: the init checks the unit's conditions.
+    Check,
     /// `exec-start-pre` number `n`.
     Pre(u16),
     /// The main process (or start script), not yet ready.
@@ -30,17 +32,17 @@ pub(super) enum Phase {
 }
 
 impl Phase {
-    /// Pre, Main, Up or Reloading: the unit is up.
+    /// Check, Pre, Main, Up or Reloading: the unit is up.
     pub fn up(self) -> bool {
         matches!(
             self,
-            Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading
+            Phase::Check | Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading
         )
     }
 
-    /// Pre or Main: the unit takes a start slot.
+    /// Check, Pre or Main: the unit takes a start slot.
     pub fn starting(self) -> bool {
-        matches!(self, Phase::Pre(_) | Phase::Main)
+        matches!(self, Phase::Check | Phase::Pre(_) | Phase::Main)
     }
 
     /// Stopping or StopPost: on its way down.
@@ -215,6 +217,8 @@ pub(super) struct Rare {
     /// The start-timeout deadline while the pidfile is awaited (the retry
     /// timer takes the unit's one timer).
     pub pidfile_deadline: Option<Instant>,
+    /// A condition failed at the last start: the unit was skipped.
+    pub skipped: bool,
 }
 
 /// What [`Record::rare`] reads when a unit has no rare part.
@@ -224,6 +228,7 @@ static NO_RARE: Rare = Rare {
     script_group: None,
     pidfile_tries: 0,
     pidfile_deadline: None,
+    skipped: false,
 };
 
 /// A unit's status text, kept unformatted: most are fixed texts, and the

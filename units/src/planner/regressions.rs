@@ -8,6 +8,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn planner(units: Vec<UnitSpec>) -> Planner {
+    planner_reaching(units, "svc")
+}
+
+/// A planner for `units` (each from `NAME.yaml`) reaching `target`.
+pub(super) fn planner_reaching(units: Vec<UnitSpec>, target: &str) -> Planner {
     let (g, diags) = Graph::build(
         units
             .into_iter()
@@ -18,7 +23,7 @@ fn planner(units: Vec<UnitSpec>) -> Planner {
             .collect(),
     );
     assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
-    Planner::new(g, "svc", Instant(0), PlannerOptions::default())
+    Planner::new(g, target, Instant(0), PlannerOptions::default())
 }
 
 fn unit(kind: UnitType) -> UnitSpec {

@@ -218,6 +218,7 @@ impl Planner {
                 let (Action::Spawn { unit, .. }
                 | Action::Kill { unit, .. }
                 | Action::ReadPidfile { unit, .. }
+                | Action::CheckConditions { unit, .. }
                 | Action::GuessMainPid { unit }) = &mut a;
                 *unit = new_id(*unit)?;
                 Some(a)

@@ -164,7 +164,7 @@ impl Planner {
                 changed |= moved;
                 blocked_moved = blocked;
             }
-            Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading => {
+            Phase::Check | Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading => {
                 // Dependents stop first.
                 if to_stop && !self.dependents_block_stop(u) {
                     let unit = &self.units[i];

@@ -36,6 +36,8 @@ pub struct UnitView {
     pub active_at: Option<Instant>,
     /// When it last stopped or failed.
     pub end_at: Option<Instant>,
+    /// A condition failed at its last start: it was skipped.
+    pub skipped: bool,
 }
 
 impl Planner {
@@ -96,6 +98,7 @@ impl Planner {
             start_at: rec.start_at,
             active_at: rec.active_at,
             end_at: rec.end_at,
+            skipped: rec.rare().skipped,
         })
     }
 

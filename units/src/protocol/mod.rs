@@ -341,6 +341,10 @@ pub struct UnitStatus {
     /// to `status` of one unit, when it has a cgroup (not in lists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// A condition failed at its last start: nothing ran (`exited`, the
+    /// status says which condition).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 /// A unit's use of the machine, read from its cgroup when asked; a field

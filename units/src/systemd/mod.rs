@@ -54,7 +54,8 @@ pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
 pub use condition::{
     check as check_conditions, condition_kind, fnmatch, parse_value as parse_condition,
-    version_cmp, Condition, ConditionError, ConditionFacts, Conditions, Verdict, CONDITION_KINDS,
+    version_cmp, Condition, ConditionError, ConditionFacts, Conditions, ScriptedFacts,
+    ScriptedPath, Verdict, CONDITION_KINDS,
 };
 pub use dropin::{cat_text, MergedUnit, SourcedOption};
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};

@@ -560,4 +560,12 @@ impl Sys for FakeSys {
     fn end_unit(&self, _run: &crate::sys::unitrun::UnitRun, _keep_runtime: bool) {}
 
     fn teardown_cgroups(&self) {}
+
+    fn check_conditions(
+        &self,
+        spec: &flotilla_units::spec::UnitSpec,
+    ) -> flotilla_units::planner::CheckOutcome {
+        let _ = self.record(None, Call::CheckConditions(spec.name.clone()));
+        flotilla_units::planner::check_unit(spec, &self.state.borrow().machine)
+    }
 }

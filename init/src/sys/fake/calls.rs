@@ -161,6 +161,8 @@ pub enum Call {
     Stat(PathBuf),
     /// [`super::Sys::release_free_memory`].
     ReleaseFreeMemory,
+    /// [`super::Sys::check_conditions`], for this unit.
+    CheckConditions(String),
     /// [`super::Sys::open_console`].
     OpenConsole,
     /// [`super::Sys::set_default_path`].

@@ -102,6 +102,8 @@ struct State {
     stdio_open: [bool; 3],
     /// Whether `/dev/console` opens.
     console_ok: bool,
+    /// The machine conditions are checked against.
+    machine: flotilla_units::systemd::ScriptedFacts,
 }
 
 /// The recording fake. See the module documentation.
@@ -177,6 +179,7 @@ impl FakeSys {
                 console: Vec::new(),
                 stdio_open: [true; 3],
                 console_ok: true,
+                machine: flotilla_units::systemd::ScriptedFacts::default(),
             }),
             on_wait: RefCell::new(None),
         }
@@ -271,6 +274,13 @@ impl FakeSys {
     /// something happens.
     pub fn idle(&self) -> bool {
         self.state.borrow().idle
+    }
+
+    /// The machine units' conditions are checked against (by default
+    /// [`flotilla_units::systemd::ScriptedFacts::default`]: a container
+    /// with no paths).
+    pub fn set_machine(&self, machine: flotilla_units::systemd::ScriptedFacts) {
+        self.state.borrow_mut().machine = machine;
     }
 
     /// While held, a wait with nothing to report passes no time and counts

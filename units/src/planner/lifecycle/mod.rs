@@ -5,7 +5,7 @@
 //! not in the table is ignored: a report that comes too late to matter.
 //!
 //! The cells' handlers are in [`start`] (from `Idle` to `Up`, and
-//! reloading) and [`stop`] (from any phase back to `Idle`, failures and
+//! reloading), [`check`] (conditions, before a start) and [`stop`] (from any phase back to `Idle`, failures and
 //! restarts); each cell has a test in `tests.rs`.
 
 use super::facts::{spawn_argv, Action, ExitStatus, Role, Whom};
@@ -17,6 +17,9 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod check;
+#[cfg(test)]
+mod check_tests;
 #[cfg(test)]
 mod exit_tests;
 mod start;
@@ -51,6 +54,8 @@ pub(super) enum Event {
     Pidfile(Result<i32, String>),
     /// The unit's timer fired.
     Timer(Timer),
+    /// The init checked the unit's conditions.
+    Checked(super::CheckOutcome),
 }
 
 impl Planner {
@@ -65,7 +70,12 @@ impl Planner {
         match (unit.phase, event) {
             // Idle: a start, the stop of an exited unit, a restart's turn.
             (P::Idle, E::Start) => self.begin_start(u),
+            (P::Idle, E::Stop(why)) if rec.rare().skipped => self.stop_skipped(u, why),
             (P::Idle, E::Stop(why)) => self.stop_exited(u, why),
+
+            // Checking conditions.
+            (P::Check, E::Checked(outcome)) => self.checked(u, outcome),
+            (P::Check, E::Stop(why)) => self.stop_check(u, why),
             (P::Idle, E::Timer(Timer::Restart)) => self.restart_due(u),
 
             // Starting: pre commands, then the main process until ready.

@@ -14,11 +14,7 @@ impl Planner {
     pub(super) fn begin_start(&mut self, u: UnitId) {
         let i = u.index();
         let spec = self.graph.node(u).spec.clone();
-        let (kind, start_timeout, has_pre) = (
-            spec.kind,
-            spec.start_timeout,
-            !spec.exec_start_pre.is_empty(),
-        );
+        let has_conditions = !spec.conditions.is_empty();
         let unit = &mut self.units[i];
         let rec = &mut self.records[i];
         if unit.restarting() {
@@ -33,6 +29,7 @@ impl Planner {
             r.script_group = None;
             r.pidfile_tries = 0;
             r.pidfile_deadline = None;
+            r.skipped = false;
         });
         rec.notify_status = None;
         rec.exit_ok = false;
@@ -41,6 +38,24 @@ impl Planner {
         rec.start_at = Some(self.now);
         rec.main_pid = None;
         self.clear_timer(u);
+        if has_conditions {
+            self.begin_check(u);
+            return;
+        }
+        self.run_start(u);
+    }
+
+    /// The start, once the conditions hold (or there are none): a
+    /// `virtual` unit is up at once; any other runs its pre commands or
+    /// its main process, bounded by `start-timeout`.
+    pub(super) fn run_start(&mut self, u: UnitId) {
+        let i = u.index();
+        let spec = self.spec_of(u);
+        let (kind, start_timeout, has_pre) = (
+            spec.kind,
+            spec.start_timeout,
+            !spec.exec_start_pre.is_empty(),
+        );
         if kind == UnitType::Virtual {
             self.units[i].phase = Phase::Up;
             self.set_state(u, UnitState::Running, "active");

@@ -609,5 +609,8 @@ pub fn fnmatch(pattern: &str, s: &str) -> bool {
     go(&p, &s)
 }
 
+mod scripted;
 #[cfg(test)]
 mod tests;
+
+pub use scripted::{ScriptedFacts, ScriptedPath};
