@@ -200,6 +200,8 @@ pub enum Topic {
     SetAlternative,
     /// `run`, `add`, `stop-transient`.
     Transient,
+    /// `start`, `stop`.
+    Start,
 }
 
 impl Topic {
@@ -222,6 +224,7 @@ impl Topic {
             "mask" | "unmask" => Topic::Mask,
             "set-alternative" => Topic::SetAlternative,
             "run" | "add" | "stop-transient" => Topic::Transient,
+            "start" | "stop" => Topic::Start,
             "help" => Topic::Main,
             _ => return None,
         })
@@ -446,6 +449,17 @@ where
             let unit = p.required("a unit name")?;
             p.none()?;
             Command::SetAlternative { target, unit }
+        }
+        "start" | "stop" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let mut units = vec![p.required("a unit name")?];
+            units.extend(std::mem::take(&mut p.positionals));
+            Command::Systemctl(if verb == "start" {
+                crate::systemctl::Systemctl::Start(units)
+            } else {
+                crate::systemctl::Systemctl::Stop(units)
+            })
         }
         "restart" => {
             p.scan(&[], |_, _, _| Ok(false))?;

@@ -24,7 +24,8 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
     };
     print_origins(&loaded);
     let mut diags = loaded.diagnostics;
-    let (shape, problems) = flotilla_init::shape::load(sys, settings);
+    let (mut shape, problems) = flotilla_init::shape::load(sys, settings);
+    flotilla_init::shape::set_unit_file_masks(&mut shape, &loaded.masked);
     for p in &problems {
         println!("warning: {p}");
     }

@@ -9,6 +9,9 @@
 //! - `alternatives/TARGET`: the unit the alternative `TARGET` runs, one
 //!   line; it takes the place of the config's `choose`.
 //!
+//! A unit file that is a link to `/dev/null` (or empty) is a mask too
+//! ([`set_unit_file_masks`], at start and at each reload).
+//!
 //! The rules of masks and alternatives are `units/`'s ([`crate::args`]
 //! gives the state directory; the runtime writes these files).
 
@@ -77,6 +80,24 @@ pub fn load(sys: &dyn Sys, settings: &Settings) -> (Shape, Vec<String>) {
         }
     }
     (shape, problems)
+}
+
+/// Makes the unit files that are masks (a link to `/dev/null`, or an
+/// empty file: `masked`, each name with its path, as the search path's
+/// loader found them) the shape's masks of that source, in place of those
+/// it had: the same masks as `initctl mask`'s, for every rule. A name
+/// masked by `initctl mask` too keeps that mask.
+pub fn set_unit_file_masks(shape: &mut Shape, masked: &[(String, String)]) {
+    let mut masks = Masks::new();
+    for (name, source) in shape.masks.iter() {
+        if matches!(source, MaskSource::State(_)) {
+            masks.insert(name, source.clone());
+        }
+    }
+    for (name, path) in masked {
+        masks.insert(name.clone(), MaskSource::DevNull(PathBuf::from(path)));
+    }
+    shape.masks = masks;
 }
 
 /// The valid unit names of the files in `dir` (none when it does not

@@ -350,6 +350,10 @@ pub struct UnitSpec {
     /// starts. With `accept: yes`, a template (`svc@.service`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<String>,
+    /// The targets whose `TARGET.wants/` `initctl enable` links the unit
+    /// into (`[Install] WantedBy=` of a YAML unit); nothing at run time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wanted_by: Vec<String>,
     /// `Condition…=` and `Assert…=`, checked at each start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::systemd::Condition>,
@@ -635,6 +639,7 @@ impl UnitSpec {
             before: Vec::new(),
             conflicts: Vec::new(),
             triggers: Vec::new(),
+            wanted_by: Vec::new(),
             conditions: Vec::new(),
             activation: None,
             extras: Extras::default(),
@@ -684,6 +689,8 @@ pub struct Origin {
     conflicts: Vec<crate::diag::Pos>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     triggers: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    wanted_by: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -705,6 +712,8 @@ pub enum TargetList {
     Conflicts,
     /// `triggers`.
     Triggers,
+    /// `wanted-by`.
+    WantedBy,
 }
 
 impl Origin {
@@ -753,6 +762,7 @@ impl Origin {
             TargetList::Before => &self.before,
             TargetList::Conflicts => &self.conflicts,
             TargetList::Triggers => &self.triggers,
+            TargetList::WantedBy => &self.wanted_by,
         }
     }
 
@@ -767,6 +777,7 @@ impl Origin {
             TargetList::Before => &mut self.before,
             TargetList::Conflicts => &mut self.conflicts,
             TargetList::Triggers => &mut self.triggers,
+            TargetList::WantedBy => &mut self.wanted_by,
         }
     }
 

@@ -199,6 +199,17 @@ fn other_verbs() {
         Command::Restart { unit: "db".into() }
     );
     assert_eq!(
+        cmd(&["start", "db", "web.service"]),
+        Command::Systemctl(crate::systemctl::Systemctl::Start(vec![
+            "db".into(),
+            "web.service".into()
+        ]))
+    );
+    assert_eq!(
+        cmd(&["stop", "db"]),
+        Command::Systemctl(crate::systemctl::Systemctl::Stop(vec!["db".into()]))
+    );
+    assert_eq!(
         cmd(&["poweroff"]),
         Command::Shutdown(ShutdownKind::Poweroff)
     );
@@ -413,6 +424,9 @@ fn bad_command_lines() {
             Topic::Reload,
         ),
         (&["restart"], "'restart' needs a unit name", Topic::Restart),
+        (&["start"], "'start' needs a unit name", Topic::Start),
+        (&["stop", "--now", "db"], "unknown option '--now' for 'stop'", Topic::Start),
+        (&["stop", "--json", "db"], "--json does not apply to 'stop'", Topic::Start),
         (
             &["restart", "a", "b"],
             "unexpected argument 'b'",

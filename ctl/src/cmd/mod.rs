@@ -18,6 +18,8 @@ pub mod status;
 pub mod systemctl;
 pub mod transient;
 pub mod unit_files;
+pub mod want;
+pub mod yaml_install;
 
 use crate::client::{self, Connection};
 use crate::error::CtlError;

@@ -1,6 +1,7 @@
 //! The unit files of the init's search path, as systemctl handles them
 //! (SPEC §3c): `enable`, `disable`, `is-enabled`, `cat`, `show`,
-//! `list-unit-files`.
+//! `list-unit-files` (a YAML unit's `enable`, `disable` and `is-enabled`:
+//! `super::yaml_install`).
 //!
 //! The init says its search path (`status`'s `units_path`); `initctl`
 //! lists the directories and reads the files itself, as `systemctl
@@ -31,7 +32,9 @@ pub fn run(ctx: &mut Ctx<'_>, what: UnitFiles) -> Result<i32, CtlError> {
             let mut any = false;
             let mut code = EXIT_OK;
             for u in &units {
-                match is_enabled(&dirs, u, &install_of(&dirs, u).unwrap_or_default()) {
+                let state = is_enabled(&dirs, u, &install_of(&dirs, u).unwrap_or_default())
+                    .or_else(|| super::yaml_install::is_enabled(&dirs, u));
+                match state {
                     Some(state) => {
                         any |= ENABLED.contains(&state);
                         if !quiet {
@@ -243,6 +246,13 @@ fn change(
         let r = resolve_unit(dirs, u);
         match &r.definition {
             Definition::NotFound => {
+                if let Some(yaml) = super::yaml_install::links(dirs, &config, u, on) {
+                    match yaml {
+                        Ok(l) => links.extend(l),
+                        Err(code) => return Ok(code),
+                    }
+                    continue;
+                }
                 eprint_line(&format!(
                     "Failed to {verb} unit: Unit file {u} does not exist."
                 ));

@@ -61,7 +61,7 @@ impl<S: Sys> Runtime<S> {
                 let g = self.planner.graph();
                 let id = g
                     .unit(&n)
-                    .filter(|&i| !g.node(i).ghost)
+                    .filter(|&i| !g.node(i).ghost || g.node(i).masked)
                     .or_else(|| g.provider(&n));
                 let r = match id.and_then(|i| self.unit_status(i)) {
                     Some(s) => Reply::Unit(s),

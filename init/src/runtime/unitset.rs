@@ -17,15 +17,30 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Loads the unit search path at start: the units that loaded and every
-/// problem (a directory that cannot be read is one problem, and no unit).
-pub(super) fn load_dir(sys: &dyn Sys, dirs: &[PathBuf]) -> (Vec<(UnitSpec, Origin)>, Vec<String>) {
+/// The units of the search path at start.
+pub(super) struct AtStart {
+    /// The units that loaded.
+    pub units: Vec<(UnitSpec, Origin)>,
+    /// The unit files that are masks (name, path).
+    pub masked: Vec<(String, String)>,
+    /// Every problem (a directory that cannot be read is one problem, and
+    /// no unit).
+    pub errors: Vec<String>,
+}
+
+/// Loads the unit search path at start.
+pub(super) fn load_dir(sys: &dyn Sys, dirs: &[PathBuf]) -> AtStart {
     match unitdir::load_search_path(sys, dirs) {
-        Ok(l) => (
-            l.units,
-            l.diagnostics.iter().map(ToString::to_string).collect(),
-        ),
-        Err(e) => (Vec::new(), vec![e.to_string()]),
+        Ok(l) => AtStart {
+            units: l.units,
+            masked: l.masked,
+            errors: l.diagnostics.iter().map(ToString::to_string).collect(),
+        },
+        Err(e) => AtStart {
+            units: Vec::new(),
+            masked: Vec::new(),
+            errors: vec![e.to_string()],
+        },
     }
 }
 
@@ -274,7 +289,9 @@ impl<S: Sys> Runtime<S> {
         }
         let mut all = loaded.units.clone();
         all.extend(self.units.transient_specs());
-        match self.replace(all) {
+        let mut shape = (**self.planner.graph().shape()).clone();
+        crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
+        match self.replace_with(all, Some(shape)) {
             Ok(mut applied) => {
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
                 applied
