@@ -153,6 +153,8 @@ pub enum UnitFiles {
     },
     /// `list-unit-files`.
     List,
+    /// `preset UNIT...`: enable or disable each as the preset files say.
+    Preset(Vec<String>),
 }
 
 /// The `analyze` sub-commands.
@@ -217,7 +219,7 @@ impl Topic {
             "poweroff" | "reboot" | "halt" => Topic::Shutdown,
             "analyze" => Topic::Analyze,
             "cluster" => Topic::Cluster,
-            "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" => {
+            "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
                 Topic::UnitFiles
             }
             "daemon-reload" => Topic::Reload,
@@ -383,7 +385,7 @@ where
             p.none()?;
             Command::Reload { unit: None }
         }
-        "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" => {
+        "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
             Command::UnitFiles(unit_files(&verb, &mut p)?)
         }
         "reload" => {
@@ -599,6 +601,10 @@ fn unit_files(verb: &str, p: &mut VerbArgs) -> Result<UnitFiles, UsageError> {
         "cat" => {
             need(&units)?;
             UnitFiles::Cat(units)
+        }
+        "preset" => {
+            need(&units)?;
+            UnitFiles::Preset(units)
         }
         "show" => {
             need(&units)?;

@@ -20,7 +20,8 @@ Commands:
   is-enabled [--quiet] UNIT...    enabled, disabled, static, masked, alias, ...
   cat UNIT...                     a unit file and its drop-ins
   show [-p KEY]... UNIT           the keys in force after the drop-ins
-  list-unit-files                 every unit file and its state
+  list-unit-files                 every unit file, its state and preset
+  preset UNIT...                  enable or disable as the *.preset files say
   start|stop UNIT...              want a unit until the next set-target, or not
   restart UNIT                    restart one required unit
   logs UNIT [-n N] [-f]           a unit's captured output
@@ -111,6 +112,7 @@ Usage: initctl enable [--now] UNIT...
        initctl cat UNIT...
        initctl show [-p KEY]... UNIT
        initctl list-unit-files
+       initctl preset UNIT...
 
 The unit files of the init's search path, as systemctl handles them. enable
 creates the links the unit's [Install] section names (WantedBy=, RequiredBy=,
@@ -122,6 +124,9 @@ nothing more). is-enabled prints enabled, disabled, static, masked, alias,
 indirect, ... (exit 0 when enabled, static, alias or indirect; 1 otherwise).
 cat prints the file and its drop-ins, each under a '# PATH' line. show prints
 the keys in force after the drop-ins (KEY=VALUE), only KEY with -p.
+preset enables or disables each unit as the *.preset files of the
+system-preset directories say (first matching line; none: enable), and
+list-unit-files shows what they say in its PRESET column.
 
 Exit status: 0; 1 failed (no such unit file, no [Install] rules, a link
 that cannot be made); 2 usage error or no init to talk to.

@@ -381,6 +381,58 @@ fn enable_disable_and_reading_unit_files() {
     assert!(!Path::new(&link).exists());
     init.wait_state("web.service", UnitState::Disabled);
     init.ctl(&["is-enabled", "web.service"]).expect(1);
+
+    // Presets: the vendor's file enables web, a local file of a name that
+    // sorts first disables it; a bad line is a warning.
+    dir.file(
+        "lib/systemd/system-preset/90-vendor.preset",
+        "# vendor policy\nenable web.service\nfrobnicate x\ndisable *\n",
+    );
+    let preset_row = |init: &flotilla_tests::init::Init| {
+        let out = init.ctl(&["list-unit-files"]);
+        out.expect(0);
+        out.stdout
+            .lines()
+            .find(|l| l.starts_with("web.service "))
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(preset_row(&init), ["web.service", "disabled", "enabled"]);
+    let out = init.ctl(&["preset", "web.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}/lib/systemd/system-preset/90-vendor.preset:3: unknown command 'frobnicate'",
+            dir.path().display()
+        )),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains(&format!("Created symlink {link} ")),
+        "{out:?}"
+    );
+    init.wait_state("web.service", UnitState::Running);
+    dir.file(
+        "etc/systemd/system-preset/10-local.preset",
+        "disable web.service\n",
+    );
+    assert_eq!(preset_row(&init), ["web.service", "enabled", "disabled"]);
+    let out = init.ctl(&["preset", "web.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!("Removed \"{link}\".")),
+        "{out:?}"
+    );
+    init.wait_state("web.service", UnitState::Disabled);
+    // systemctl's preset is the same verb.
+    std::fs::remove_file(dir.join("etc/systemd/system-preset/10-local.preset")).expect("rm");
+    let systemctl = dir.join("systemctl");
+    std::os::unix::fs::symlink(flotilla_tests::bins::initctl(), &systemctl).expect("link");
+    let mut cmd = Command::new(&systemctl);
+    cmd.args(["preset", "web"])
+        .env("INIT_CONTROL", dir.control());
+    flotilla_tests::init::run(cmd, std::time::Duration::from_secs(15)).expect(0);
+    init.wait_state("web.service", UnitState::Running);
 }
 
 /// `initctl` run as `systemctl` (a link named so): systemctl's verbs,

@@ -206,6 +206,13 @@ fn other_verbs() {
         ]))
     );
     assert_eq!(
+        cmd(&["preset", "web.service", "db.service"]),
+        Command::UnitFiles(crate::args::UnitFiles::Preset(vec![
+            "web.service".into(),
+            "db.service".into()
+        ]))
+    );
+    assert_eq!(
         cmd(&["stop", "db"]),
         Command::Systemctl(crate::systemctl::Systemctl::Stop(vec!["db".into()]))
     );
@@ -425,6 +432,7 @@ fn bad_command_lines() {
         ),
         (&["restart"], "'restart' needs a unit name", Topic::Restart),
         (&["start"], "'start' needs a unit name", Topic::Start),
+        (&["preset"], "'preset' needs a unit name", Topic::UnitFiles),
         (&["stop", "--now", "db"], "unknown option '--now' for 'stop'", Topic::Start),
         (&["stop", "--json", "db"], "--json does not apply to 'stop'", Topic::Start),
         (

@@ -9,6 +9,7 @@
 pub mod analyze;
 pub mod list;
 pub mod logs;
+pub mod preset;
 pub mod reload;
 pub mod restart;
 pub mod set_target;

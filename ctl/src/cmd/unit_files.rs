@@ -1,6 +1,6 @@
 //! The unit files of the init's search path, as systemctl handles them
 //! (SPEC §3c): `enable`, `disable`, `is-enabled`, `cat`, `show`,
-//! `list-unit-files` (a YAML unit's `enable`, `disable` and `is-enabled`:
+//! `list-unit-files`, `preset` (the preset files: `super::preset`; a YAML unit's `enable`, `disable` and `is-enabled`:
 //! `super::yaml_install`).
 //!
 //! The init says its search path (`status`'s `units_path`); `initctl`
@@ -98,16 +98,34 @@ pub fn run(ctx: &mut Ctx<'_>, what: UnitFiles) -> Result<i32, CtlError> {
             ctx.print(&show_text(&MergedUnit::merge((file, text), &pairs), &keys))?;
             Ok(EXIT_OK)
         }
+        UnitFiles::Preset(units) => {
+            let (enable, disable) = super::preset::split(&super::preset::load(&dirs), &units);
+            let mut code = EXIT_OK;
+            if !enable.is_empty() {
+                code = change(ctx, &dirs, &enable, true)?;
+            }
+            if !disable.is_empty() && code == EXIT_OK {
+                // The first change reloaded: list the path again.
+                let dirs = search_path(ctx)?;
+                code = change(ctx, &dirs, &disable, false)?;
+            }
+            Ok(code)
+        }
         UnitFiles::List => {
-            let mut rows = vec![("UNIT FILE".to_string(), "STATE", "PRESET")];
+            let presets = super::preset::load(&dirs);
+            let mut rows = vec![("UNIT FILE".to_string(), "STATE", "PRESET".to_string())];
             for name in unit_names(&dirs) {
                 let install = install_of(&dirs, &name).unwrap_or_default();
                 let Some(state) = is_enabled(&dirs, &name, &install) else {
                     continue;
                 };
-                // Debian's preset policy is `enable *`: a unit with rules
-                // is enabled by its package; the others have none.
-                let preset = if install.has_rules() { "enabled" } else { "-" };
+                // What the presets say of a unit that can be enabled;
+                // the others have no preset, as in systemctl.
+                let preset = if install.has_rules() {
+                    presets.action(&name).to_string()
+                } else {
+                    "-".to_string()
+                };
                 rows.push((name, state, preset));
             }
             let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
