@@ -17,9 +17,11 @@
 
 use crate::args::Settings;
 use crate::sys::Sys;
+use flotilla_units::config::parse_config;
 use flotilla_units::graph::Shape;
 use flotilla_units::mask::{MaskSource, Masks};
 use flotilla_units::spec::valid_name;
+use flotilla_units::targets::Targets;
 use std::path::{Path, PathBuf};
 
 /// The directory of the mask files.
@@ -80,6 +82,31 @@ pub fn load(sys: &dyn Sys, settings: &Settings) -> (Shape, Vec<String>) {
         }
     }
     (shape, problems)
+}
+
+/// The shape for a reload: the config file's `targets:` read again (the
+/// settings' own when there is no config file), then [`load`] with them;
+/// also the targets, to keep once the reload is applied, and the problems
+/// [`load`] found. `Err`: the config file's errors.
+pub fn reread(
+    sys: &dyn Sys,
+    settings: &Settings,
+) -> Result<(Shape, Targets, Vec<String>), Vec<String>> {
+    let mut next = settings.clone();
+    if let Some(path) = &settings.config_file {
+        next.targets = match crate::args::read_config(sys, path) {
+            Ok(text) => {
+                parse_config(&path.display().to_string(), &text)
+                    .map_err(|ds| ds.iter().map(ToString::to_string).collect::<Vec<_>>())?
+                    .targets
+            }
+            // A config file that is gone declares nothing (as at boot).
+            Err(crate::args::ConfigReadError::NotFound) => Targets::default(),
+            Err(crate::args::ConfigReadError::Unreadable(e)) => return Err(vec![e]),
+        };
+    }
+    let (shape, problems) = load(sys, &next);
+    Ok((shape, next.targets, problems))
 }
 
 /// Makes the unit files that are masks (a link to `/dev/null`, or an

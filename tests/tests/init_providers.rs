@@ -205,3 +205,39 @@ fn check_lists_masks_and_says_which_provider_runs_and_why() {
         out.stdout
     );
 }
+
+/// `initctl reload` reads the config's `targets:` again: a new `choose`
+/// switches the alternative; a config with an error is refused whole.
+#[test]
+fn reload_reads_the_configs_targets_again() {
+    let dir = TestDir::new();
+    let config = machine(&dir);
+    let init = start(&dir, &config);
+    init.wait_all(&["pg", "web", "default"], UnitState::Running);
+
+    // A bad config: refused, nothing changes.
+    dir.file("init.yaml", "targets:\n  db: {mode: sometimes}\n");
+    let out = init.ctl(&["reload"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains(&format!("{}:2:", config.display())),
+        "{out:?}"
+    );
+    assert_eq!(init.unit("pg").state, UnitState::Running);
+
+    dir.file(
+        "init.yaml",
+        "targets:\n  logs: {mode: group}\n  db: {mode: alternative, choose: maria}\n",
+    );
+    init.ctl(&["reload"]).expect(0);
+    init.wait_all(&["maria", "web", "default"], UnitState::Running);
+    init.wait_state("pg", UnitState::Disabled);
+    let p = unit_json(&init, "db").providers.expect("providers");
+    assert_eq!(p.chosen.as_deref(), Some("maria"));
+
+    // Without the declaration, two providers of `db` are the error they
+    // are at boot: refused, nothing changes.
+    dir.file("init.yaml", "targets:\n  logs: {mode: group}\n");
+    init.ctl(&["reload"]).expect(1);
+    assert_eq!(init.unit("maria").state, UnitState::Running);
+}

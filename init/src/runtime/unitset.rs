@@ -257,8 +257,9 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// `initctl reload` (and SIGHUP): read the directory again; refused
-    /// whole on any error.
+    /// `initctl reload` (and SIGHUP): read the directory and the config's
+    /// `targets:` again (with the masks and alternatives of the state
+    /// directory); refused whole on any error.
     pub fn reload(&mut self) -> Reply {
         let dir = self.settings.units_dir.clone();
         let loaded = match unitdir::load_search_path(&self.sys, &self.settings.units_path()) {
@@ -289,10 +290,16 @@ impl<S: Sys> Runtime<S> {
         }
         let mut all = loaded.units.clone();
         all.extend(self.units.transient_specs());
-        let mut shape = (**self.planner.graph().shape()).clone();
+        let (shape, targets, problems) = match crate::shape::reread(&self.sys, &self.settings) {
+            Ok(r) => r,
+            Err(errors) => return refused("the config file has errors; nothing changed", errors),
+        };
+        let mut shape = shape;
         crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
         match self.replace_with(all, Some(shape)) {
             Ok(mut applied) => {
+                self.settings.targets = targets;
+                applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
                 applied
                     .warnings

@@ -43,6 +43,7 @@ fn settings(target: &str) -> Settings {
         max_concurrent_starts: None,
         targets: Default::default(),
         state_dir: None,
+        config_file: None,
     }
 }
 
