@@ -241,3 +241,31 @@ fn reload_reads_the_configs_targets_again() {
     init.ctl(&["reload"]).expect(1);
     assert_eq!(init.unit("maria").state, UnitState::Running);
 }
+
+/// The declared targets are rows of `initctl list`, with their state.
+#[test]
+fn declared_targets_are_listed() {
+    let dir = TestDir::new();
+    let config = machine(&dir);
+    let init = start(&dir, &config);
+    init.wait_all(&["pg", "web", "default"], UnitState::Running);
+    let out = init.ctl(&["list", "--json"]);
+    out.expect(0);
+    let list: serde_json::Value = serde_json::from_str(&out.stdout).expect("list json");
+    let units: Vec<UnitStatus> = serde_json::from_value(list["units"].clone()).expect("list units");
+    for target in ["logs", "db"] {
+        let row = units
+            .iter()
+            .find(|u| u.unit == target)
+            .unwrap_or_else(|| panic!("no row for {target}: {units:?}"));
+        assert_eq!(row.state, UnitState::Running, "{row:?}");
+        assert!(row.providers.is_some(), "{row:?}");
+    }
+    let out = init.ctl(&["list"]);
+    out.expect(0);
+    assert!(
+        out.stdout.lines().any(|l| l.starts_with("db ")),
+        "{}",
+        out.stdout
+    );
+}
