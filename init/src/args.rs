@@ -114,6 +114,9 @@ pub struct Settings {
     /// The config file `initctl reload` reads `targets:` from again;
     /// `None` when none is read.
     pub config_file: Option<PathBuf>,
+    /// The directory of SysV init scripts read as units (`/etc/init.d`
+    /// with the config's `sysv-scripts: true`).
+    pub sysv_dir: Option<PathBuf>,
 }
 
 impl Settings {
@@ -285,6 +288,7 @@ pub fn resolve(
         max_concurrent_starts: config.max_concurrent_starts,
         targets: config.targets,
         config_file: (explicit || ctx.pid1).then_some(config_path),
+        sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
         state_dir,
     })
 }

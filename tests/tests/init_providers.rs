@@ -269,3 +269,47 @@ fn declared_targets_are_listed() {
         out.stdout
     );
 }
+
+/// `sysv-scripts: true`: Debian's init scripts in `/etc/init.d` with LSB
+/// headers are units (`NAME.service`, `background-scripted`) unless a
+/// unit file of that name is on the path; `--check` lists them.
+#[test]
+fn sysv_scripts_are_units_when_the_config_says_so() {
+    let dir = TestDir::new();
+    dir.unit("default", "unit: default\ntype: virtual\n");
+    dir.unit(
+        "nginx.service",
+        "unit: nginx.service\nexec-start: /bin/sleep 100\n",
+    );
+    let units = dir.units().display().to_string();
+    let check = |config: &str| {
+        let cfg = dir.file("init.yaml", config).display().to_string();
+        dir.run_init(&["--check", "--units", &units, "--config", &cfg])
+    };
+    let out = check("sysv-scripts: true\n");
+    out.expect(0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l == "unit cron.service: from /etc/init.d/cron (SysV init script)"),
+        "{}",
+        out.stdout
+    );
+    // A unit file of the same name wins.
+    assert!(
+        !out.stdout.contains("from /etc/init.d/nginx "),
+        "{}",
+        out.stdout
+    );
+    let out = check("sysv-scripts: false\n");
+    out.expect(0);
+    assert!(!out.stdout.contains("SysV"), "{}", out.stdout);
+    // A bad value: the config's error, nothing loaded (exit 2).
+    let out = check("sysv-scripts: sometimes\n");
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("expected `true` or `false` for `sysv-scripts`, found a string"),
+        "{out:?}"
+    );
+}

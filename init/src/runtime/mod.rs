@@ -150,7 +150,7 @@ impl<S: Sys> Runtime<S> {
             units: dir_units,
             masked,
             errors: mut load_errors,
-        } = unitset::load_dir(&sys, &settings.units_path());
+        } = unitset::load_dir(&sys, &settings);
         let (mut shape, problems) = crate::shape::load(&sys, &settings);
         crate::shape::set_unit_file_masks(&mut shape, &masked);
         load_errors.extend(problems);

@@ -14,7 +14,6 @@ use flotilla_units::keys::validate_set;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The units of the search path at start.
@@ -29,8 +28,8 @@ pub(super) struct AtStart {
 }
 
 /// Loads the unit search path at start.
-pub(super) fn load_dir(sys: &dyn Sys, dirs: &[PathBuf]) -> AtStart {
-    match unitdir::load_search_path(sys, dirs) {
+pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtStart {
+    match unitdir::load_units(sys, settings) {
         Ok(l) => AtStart {
             units: l.units,
             masked: l.masked,
@@ -262,7 +261,7 @@ impl<S: Sys> Runtime<S> {
     /// directory); refused whole on any error.
     pub fn reload(&mut self) -> Reply {
         let dir = self.settings.units_dir.clone();
-        let loaded = match unitdir::load_search_path(&self.sys, &self.settings.units_path()) {
+        let loaded = match unitdir::load_units(&self.sys, &self.settings) {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };

@@ -44,6 +44,7 @@ fn settings(target: &str) -> Settings {
         targets: Default::default(),
         state_dir: None,
         config_file: None,
+        sysv_dir: None,
     }
 }
 
