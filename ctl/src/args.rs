@@ -153,6 +153,8 @@ pub enum UnitFiles {
     },
     /// `list-unit-files`.
     List,
+    /// `preset UNIT...`: enable or disable each as the preset files say.
+    Preset(Vec<String>),
 }
 
 /// The `analyze` sub-commands.
@@ -200,6 +202,8 @@ pub enum Topic {
     SetAlternative,
     /// `run`, `add`, `stop-transient`.
     Transient,
+    /// `start`, `stop`.
+    Start,
 }
 
 impl Topic {
@@ -215,13 +219,14 @@ impl Topic {
             "poweroff" | "reboot" | "halt" => Topic::Shutdown,
             "analyze" => Topic::Analyze,
             "cluster" => Topic::Cluster,
-            "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" => {
+            "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
                 Topic::UnitFiles
             }
             "daemon-reload" => Topic::Reload,
             "mask" | "unmask" => Topic::Mask,
             "set-alternative" => Topic::SetAlternative,
             "run" | "add" | "stop-transient" => Topic::Transient,
+            "start" | "stop" => Topic::Start,
             "help" => Topic::Main,
             _ => return None,
         })
@@ -380,7 +385,7 @@ where
             p.none()?;
             Command::Reload { unit: None }
         }
-        "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" => {
+        "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
             Command::UnitFiles(unit_files(&verb, &mut p)?)
         }
         "reload" => {
@@ -446,6 +451,17 @@ where
             let unit = p.required("a unit name")?;
             p.none()?;
             Command::SetAlternative { target, unit }
+        }
+        "start" | "stop" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            let mut units = vec![p.required("a unit name")?];
+            units.extend(std::mem::take(&mut p.positionals));
+            Command::Systemctl(if verb == "start" {
+                crate::systemctl::Systemctl::Start(units)
+            } else {
+                crate::systemctl::Systemctl::Stop(units)
+            })
         }
         "restart" => {
             p.scan(&[], |_, _, _| Ok(false))?;
@@ -585,6 +601,10 @@ fn unit_files(verb: &str, p: &mut VerbArgs) -> Result<UnitFiles, UsageError> {
         "cat" => {
             need(&units)?;
             UnitFiles::Cat(units)
+        }
+        "preset" => {
+            need(&units)?;
+            UnitFiles::Preset(units)
         }
         "show" => {
             need(&units)?;

@@ -20,7 +20,9 @@ Commands:
   is-enabled [--quiet] UNIT...    enabled, disabled, static, masked, alias, ...
   cat UNIT...                     a unit file and its drop-ins
   show [-p KEY]... UNIT           the keys in force after the drop-ins
-  list-unit-files                 every unit file and its state
+  list-unit-files                 every unit file, its state and preset
+  preset UNIT...                  enable or disable as the *.preset files say
+  start|stop UNIT...              want a unit until the next set-target, or not
   restart UNIT                    restart one required unit
   logs UNIT [-n N] [-f]           a unit's captured output
   poweroff | reboot | halt        orderly shutdown
@@ -110,6 +112,7 @@ Usage: initctl enable [--now] UNIT...
        initctl cat UNIT...
        initctl show [-p KEY]... UNIT
        initctl list-unit-files
+       initctl preset UNIT...
 
 The unit files of the init's search path, as systemctl handles them. enable
 creates the links the unit's [Install] section names (WantedBy=, RequiredBy=,
@@ -121,6 +124,9 @@ nothing more). is-enabled prints enabled, disabled, static, masked, alias,
 indirect, ... (exit 0 when enabled, static, alias or indirect; 1 otherwise).
 cat prints the file and its drop-ins, each under a '# PATH' line. show prints
 the keys in force after the drop-ins (KEY=VALUE), only KEY with -p.
+preset enables or disables each unit as the *.preset files of the
+system-preset directories say (first matching line; none: enable), and
+list-unit-files shows what they say in its PRESET column.
 
 Exit status: 0; 1 failed (no such unit file, no [Install] rules, a link
 that cannot be made); 2 usage error or no init to talk to.
@@ -134,6 +140,21 @@ Restart one unit that the current target requires.
 Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
 ";
 
+const START: &str = "\
+Usage: initctl start UNIT...
+       initctl stop UNIT...
+
+start: a unit the current target does not require is wanted besides it
+(started, with what it depends on) until the next set-target; a failed one is
+restarted. stop: such a want is dropped and the unit stops. A unit the target
+requires is not stopped: mask it, disable it or switch targets. Both wait
+until the unit is active or failed (start) or stopped (stop). A name without
+a suffix is NAME.service if there is one, else the unit NAME.
+
+Exit status: 0; 1 failed or refused (masked, required by the target); 5 unknown
+unit (as systemctl).
+";
+
 const MASK: &str = "\
 Usage: initctl mask UNIT
        initctl unmask UNIT
@@ -142,6 +163,8 @@ mask: the unit never starts, by any path (as the target, a dependency or a
 restart); a running one stops. What hard-depends on a target only it
 provides waits, blocked by `masked`. Kept across reboots as the file
 masked/UNIT in the config file's directory. unmask takes the mask away.
+A systemd unit (NAME.service, ...) is masked as systemctl masks it: a link
+to /dev/null in /etc/systemd/system (or the search path's first directory).
 
 Exit status: 0 applied; 1 not possible (already masked, not masked, no
 config directory); 4 unknown unit.
@@ -255,6 +278,7 @@ pub fn help(topic: Topic) -> &'static str {
         Topic::Mask => MASK,
         Topic::SetAlternative => SET_ALTERNATIVE,
         Topic::Transient => TRANSIENT,
+        Topic::Start => START,
     }
 }
 
@@ -266,10 +290,10 @@ pub fn usage(topic: Topic) -> String {
         Topic::Main => {
             out.push_str("Usage: initctl [--control PATH] COMMAND [ARGS...]\n");
             out.push_str(
-                "Commands: status, list, set-target, reload, restart, logs, poweroff, reboot,\n",
+                "Commands: status, list, set-target, reload, start, stop, restart, logs, poweroff,\n",
             );
             out.push_str(
-                "          halt, analyze, cluster, enable, disable, is-enabled, cat, show,\n",
+                "          reboot, halt, analyze, cluster, enable, disable, is-enabled, cat, show,\n",
             );
             out.push_str(
                 "          list-unit-files, daemon-reload, mask, unmask, set-alternative, run,\n",
@@ -294,7 +318,7 @@ pub fn usage(topic: Topic) -> String {
 mod tests {
     use super::*;
 
-    const ALL: [Topic; 14] = [
+    const ALL: [Topic; 15] = [
         Topic::Main,
         Topic::Status,
         Topic::List,
@@ -309,6 +333,7 @@ mod tests {
         Topic::Mask,
         Topic::SetAlternative,
         Topic::Transient,
+        Topic::Start,
     ];
 
     #[test]

@@ -129,7 +129,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
                 },
             }
         }
-        "enable" | "disable" | "is-enabled" | "cat" | "show" => {
+        "enable" | "disable" | "is-enabled" | "cat" | "show" | "preset" => {
             need(&units)?;
             let units: Vec<String> = services(units);
             Command::UnitFiles(match verb.as_str() {
@@ -137,6 +137,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
                 "disable" => UnitFiles::Disable { units, now },
                 "is-enabled" => UnitFiles::IsEnabled { units, quiet },
                 "cat" => UnitFiles::Cat(units),
+                "preset" => UnitFiles::Preset(units),
                 _ => UnitFiles::Show {
                     unit: units.into_iter().next().unwrap_or_default(),
                     keys: props,
@@ -230,6 +231,10 @@ mod tests {
                 unit: "web.service".into(),
                 keys: vec!["ExecStart".into()]
             })
+        );
+        assert_eq!(
+            cmd(&["preset", "nginx"]),
+            Command::UnitFiles(UnitFiles::Preset(vec!["nginx.service".into()]))
         );
         assert_eq!(cmd(&["daemon-reload"]), Command::Reload { unit: None });
         assert_eq!(

@@ -455,6 +455,34 @@ fn restart_codes() {
     assert_eq!(r.stderr, "initctl: unit 'old' is not required\n");
 }
 
+// ---- start, stop ---------------------------------------------------------
+
+#[test]
+fn start_and_stop_that_change_nothing() {
+    // stop of a unit the target does not require: stopped already.
+    let mut idle = unit("db", UnitState::Disabled);
+    idle.required = false;
+    let init = FakeInit::replying(vec![Reply::Unit(idle)]);
+    let r = run(&init, &["stop", "db"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert_eq!(
+        init.request(),
+        json!({"v": 1, "op": "status", "name": "db.service"})
+    );
+    // start of a masked unit: systemctl's words, exit 1.
+    let mut masked = unit("db", UnitState::Disabled);
+    masked.masked = true;
+    let init = FakeInit::replying(vec![Reply::Unit(masked)]);
+    let r = run(&init, &["start", "db"]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (1, "Failed to start db: Unit db is masked.\n")
+    );
+    // start of a required unit that is running: nothing to do.
+    let init = FakeInit::replying(vec![Reply::Unit(unit("db", UnitState::Running))]);
+    assert_eq!(run(&init, &["start", "db"]).code, 0);
+}
+
 #[test]
 fn permission_denied_exits_3() {
     let init = FakeInit::replying(vec![error(
@@ -861,6 +889,11 @@ fn usage_errors_exit_2_with_usage() {
             &["restart"],
             "initctl: 'restart' needs a unit name\n",
             "Usage: initctl restart UNIT",
+        ),
+        (
+            &["start"],
+            "initctl: 'start' needs a unit name\n",
+            "Usage: initctl start UNIT...",
         ),
         (
             &["analyze"],

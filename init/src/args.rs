@@ -111,6 +111,12 @@ pub struct Settings {
     /// Where the init keeps what `initctl mask` and `set-alternative` set
     /// (the config file's directory); `None` without a config file.
     pub state_dir: Option<PathBuf>,
+    /// The config file `initctl reload` reads `targets:` from again;
+    /// `None` when none is read.
+    pub config_file: Option<PathBuf>,
+    /// The directory of SysV init scripts read as units (`/etc/init.d`
+    /// with the config's `sysv-scripts: true`).
+    pub sysv_dir: Option<PathBuf>,
 }
 
 impl Settings {
@@ -281,6 +287,8 @@ pub fn resolve(
         log_dir: args.log_dir.clone().or_else(|| config.log_dir.clone()),
         max_concurrent_starts: config.max_concurrent_starts,
         targets: config.targets,
+        config_file: (explicit || ctx.pid1).then_some(config_path),
+        sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
         state_dir,
     })
 }

@@ -7,7 +7,7 @@
 
 use flotilla_init::args::Settings;
 use flotilla_init::sys::Sys;
-use flotilla_init::unitdir::load_search_path;
+use flotilla_init::unitdir::load_units;
 use flotilla_units::graph::Graph;
 use flotilla_units::load::{LoadedPath, UnitSource};
 use flotilla_units::targets::TargetMode;
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 /// Runs the check and prints its report.
 pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
-    let loaded = match load_search_path(sys, &settings.units_path()) {
+    let loaded = match load_units(sys, settings) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("{e}");
@@ -23,8 +23,19 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
         }
     };
     print_origins(&loaded);
+    if let Some(dir) = &settings.sysv_dir {
+        let prefix = format!("{}/", dir.display());
+        for s in loaded
+            .sources
+            .iter()
+            .filter(|s| s.file.starts_with(&prefix))
+        {
+            println!("unit {}: from {} (SysV init script)", s.name, s.file);
+        }
+    }
     let mut diags = loaded.diagnostics;
-    let (shape, problems) = flotilla_init::shape::load(sys, settings);
+    let (mut shape, problems) = flotilla_init::shape::load(sys, settings);
+    flotilla_init::shape::set_unit_file_masks(&mut shape, &loaded.masked);
     for p in &problems {
         println!("warning: {p}");
     }

@@ -9,14 +9,19 @@
 //! - `alternatives/TARGET`: the unit the alternative `TARGET` runs, one
 //!   line; it takes the place of the config's `choose`.
 //!
+//! A unit file that is a link to `/dev/null` (or empty) is a mask too
+//! ([`set_unit_file_masks`], at start and at each reload).
+//!
 //! The rules of masks and alternatives are `units/`'s ([`crate::args`]
 //! gives the state directory; the runtime writes these files).
 
 use crate::args::Settings;
 use crate::sys::Sys;
+use flotilla_units::config::parse_config;
 use flotilla_units::graph::Shape;
 use flotilla_units::mask::{MaskSource, Masks};
 use flotilla_units::spec::valid_name;
+use flotilla_units::targets::Targets;
 use std::path::{Path, PathBuf};
 
 /// The directory of the mask files.
@@ -77,6 +82,49 @@ pub fn load(sys: &dyn Sys, settings: &Settings) -> (Shape, Vec<String>) {
         }
     }
     (shape, problems)
+}
+
+/// The shape for a reload: the config file's `targets:` read again (the
+/// settings' own when there is no config file), then [`load`] with them;
+/// also the targets, to keep once the reload is applied, and the problems
+/// [`load`] found. `Err`: the config file's errors.
+pub fn reread(
+    sys: &dyn Sys,
+    settings: &Settings,
+) -> Result<(Shape, Targets, Vec<String>), Vec<String>> {
+    let mut next = settings.clone();
+    if let Some(path) = &settings.config_file {
+        next.targets = match crate::args::read_config(sys, path) {
+            Ok(text) => {
+                parse_config(&path.display().to_string(), &text)
+                    .map_err(|ds| ds.iter().map(ToString::to_string).collect::<Vec<_>>())?
+                    .targets
+            }
+            // A config file that is gone declares nothing (as at boot).
+            Err(crate::args::ConfigReadError::NotFound) => Targets::default(),
+            Err(crate::args::ConfigReadError::Unreadable(e)) => return Err(vec![e]),
+        };
+    }
+    let (shape, problems) = load(sys, &next);
+    Ok((shape, next.targets, problems))
+}
+
+/// Makes the unit files that are masks (a link to `/dev/null`, or an
+/// empty file: `masked`, each name with its path, as the search path's
+/// loader found them) the shape's masks of that source, in place of those
+/// it had: the same masks as `initctl mask`'s, for every rule. A name
+/// masked by `initctl mask` too keeps that mask.
+pub fn set_unit_file_masks(shape: &mut Shape, masked: &[(String, String)]) {
+    let mut masks = Masks::new();
+    for (name, source) in shape.masks.iter() {
+        if matches!(source, MaskSource::State(_)) {
+            masks.insert(name, source.clone());
+        }
+    }
+    for (name, path) in masked {
+        masks.insert(name.clone(), MaskSource::DevNull(PathBuf::from(path)));
+    }
+    shape.masks = masks;
 }
 
 /// The valid unit names of the files in `dir` (none when it does not

@@ -14,8 +14,10 @@
 //! that file.
 
 use crate::sys::{Errno, Sys, SysError};
-use flotilla_units::load::{load_path, FileRead, LoadedPath, MAX_FILE_SIZE};
+use flotilla_units::load::{load_path, FileRead, LoadedPath, UnitSource, MAX_FILE_SIZE};
+use flotilla_units::spec::{valid_name, Origin};
 use flotilla_units::systemd::{list_search_dir, SearchDir};
+use flotilla_units::sysv::script_unit;
 use std::path::{Path, PathBuf};
 
 /// Loads the units of the search path `dirs` (SPEC §3c): each directory
@@ -27,6 +29,55 @@ use std::path::{Path, PathBuf};
 pub fn load_search_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<LoadedPath, SysError> {
     let listed = list_path(sys, dirs)?;
     Ok(load_path(&listed, &mut |p: &str| read(sys, Path::new(p))))
+}
+
+/// Loads the units of the settings' search path and, with `sysv-scripts`,
+/// the init scripts of its SysV directory that no unit file hides
+/// (`NAME.service` defined or masked on the path wins, as systemd's
+/// generator lets it).
+pub fn load_units(sys: &dyn Sys, settings: &crate::args::Settings) -> Result<LoadedPath, SysError> {
+    let mut loaded = load_search_path(sys, &settings.units_path())?;
+    if let Some(dir) = &settings.sysv_dir {
+        add_sysv_scripts(sys, dir, &mut loaded);
+    }
+    Ok(loaded)
+}
+
+/// Adds a unit for each init script in `dir` with an LSB header
+/// (`flotilla_units::sysv`) whose `NAME.service` the path does not have.
+fn add_sysv_scripts(sys: &dyn Sys, dir: &Path, loaded: &mut LoadedPath) {
+    let Ok(mut names) = sys.read_dir(dir) else {
+        return;
+    };
+    names.sort();
+    for n in names {
+        let Some(name) = n.to_str().filter(|s| valid_name(s) && !s.starts_with('.')) else {
+            continue;
+        };
+        let unit = format!("{name}.service");
+        let taken = loaded
+            .sources
+            .iter()
+            .any(|s| s.name == unit || s.aliases.contains(&unit))
+            || loaded.masked.iter().any(|(m, _)| *m == unit);
+        if taken {
+            continue;
+        }
+        let path = dir.join(name);
+        let FileRead::Bytes(bytes) = read(sys, &path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let file = path.display().to_string();
+        if let Some(spec) = script_unit(name, &file, &text) {
+            loaded.sources.push(UnitSource {
+                name: unit,
+                file: file.clone(),
+                ..UnitSource::default()
+            });
+            loaded.units.push((spec, Origin::unplaced(file)));
+        }
+    }
 }
 
 /// The listings of the search path's directories.

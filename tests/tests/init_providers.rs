@@ -205,3 +205,111 @@ fn check_lists_masks_and_says_which_provider_runs_and_why() {
         out.stdout
     );
 }
+
+/// `initctl reload` reads the config's `targets:` again: a new `choose`
+/// switches the alternative; a config with an error is refused whole.
+#[test]
+fn reload_reads_the_configs_targets_again() {
+    let dir = TestDir::new();
+    let config = machine(&dir);
+    let init = start(&dir, &config);
+    init.wait_all(&["pg", "web", "default"], UnitState::Running);
+
+    // A bad config: refused, nothing changes.
+    dir.file("init.yaml", "targets:\n  db: {mode: sometimes}\n");
+    let out = init.ctl(&["reload"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains(&format!("{}:2:", config.display())),
+        "{out:?}"
+    );
+    assert_eq!(init.unit("pg").state, UnitState::Running);
+
+    dir.file(
+        "init.yaml",
+        "targets:\n  logs: {mode: group}\n  db: {mode: alternative, choose: maria}\n",
+    );
+    init.ctl(&["reload"]).expect(0);
+    init.wait_all(&["maria", "web", "default"], UnitState::Running);
+    init.wait_state("pg", UnitState::Disabled);
+    let p = unit_json(&init, "db").providers.expect("providers");
+    assert_eq!(p.chosen.as_deref(), Some("maria"));
+
+    // Without the declaration, two providers of `db` are the error they
+    // are at boot: refused, nothing changes.
+    dir.file("init.yaml", "targets:\n  logs: {mode: group}\n");
+    init.ctl(&["reload"]).expect(1);
+    assert_eq!(init.unit("maria").state, UnitState::Running);
+}
+
+/// The declared targets are rows of `initctl list`, with their state.
+#[test]
+fn declared_targets_are_listed() {
+    let dir = TestDir::new();
+    let config = machine(&dir);
+    let init = start(&dir, &config);
+    init.wait_all(&["pg", "web", "default"], UnitState::Running);
+    let out = init.ctl(&["list", "--json"]);
+    out.expect(0);
+    let list: serde_json::Value = serde_json::from_str(&out.stdout).expect("list json");
+    let units: Vec<UnitStatus> = serde_json::from_value(list["units"].clone()).expect("list units");
+    for target in ["logs", "db"] {
+        let row = units
+            .iter()
+            .find(|u| u.unit == target)
+            .unwrap_or_else(|| panic!("no row for {target}: {units:?}"));
+        assert_eq!(row.state, UnitState::Running, "{row:?}");
+        assert!(row.providers.is_some(), "{row:?}");
+    }
+    let out = init.ctl(&["list"]);
+    out.expect(0);
+    assert!(
+        out.stdout.lines().any(|l| l.starts_with("db ")),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `sysv-scripts: true`: Debian's init scripts in `/etc/init.d` with LSB
+/// headers are units (`NAME.service`, `background-scripted`) unless a
+/// unit file of that name is on the path; `--check` lists them.
+#[test]
+fn sysv_scripts_are_units_when_the_config_says_so() {
+    let dir = TestDir::new();
+    dir.unit("default", "unit: default\ntype: virtual\n");
+    dir.unit(
+        "nginx.service",
+        "unit: nginx.service\nexec-start: /bin/sleep 100\n",
+    );
+    let units = dir.units().display().to_string();
+    let check = |config: &str| {
+        let cfg = dir.file("init.yaml", config).display().to_string();
+        dir.run_init(&["--check", "--units", &units, "--config", &cfg])
+    };
+    let out = check("sysv-scripts: true\n");
+    out.expect(0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l == "unit cron.service: from /etc/init.d/cron (SysV init script)"),
+        "{}",
+        out.stdout
+    );
+    // A unit file of the same name wins.
+    assert!(
+        !out.stdout.contains("from /etc/init.d/nginx "),
+        "{}",
+        out.stdout
+    );
+    let out = check("sysv-scripts: false\n");
+    out.expect(0);
+    assert!(!out.stdout.contains("SysV"), "{}", out.stdout);
+    // A bad value: the config's error, nothing loaded (exit 2).
+    let out = check("sysv-scripts: sometimes\n");
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("expected `true` or `false` for `sysv-scripts`, found a string"),
+        "{out:?}"
+    );
+}

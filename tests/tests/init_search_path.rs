@@ -381,6 +381,58 @@ fn enable_disable_and_reading_unit_files() {
     assert!(!Path::new(&link).exists());
     init.wait_state("web.service", UnitState::Disabled);
     init.ctl(&["is-enabled", "web.service"]).expect(1);
+
+    // Presets: the vendor's file enables web, a local file of a name that
+    // sorts first disables it; a bad line is a warning.
+    dir.file(
+        "lib/systemd/system-preset/90-vendor.preset",
+        "# vendor policy\nenable web.service\nfrobnicate x\ndisable *\n",
+    );
+    let preset_row = |init: &flotilla_tests::init::Init| {
+        let out = init.ctl(&["list-unit-files"]);
+        out.expect(0);
+        out.stdout
+            .lines()
+            .find(|l| l.starts_with("web.service "))
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(preset_row(&init), ["web.service", "disabled", "enabled"]);
+    let out = init.ctl(&["preset", "web.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}/lib/systemd/system-preset/90-vendor.preset:3: unknown command 'frobnicate'",
+            dir.path().display()
+        )),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains(&format!("Created symlink {link} ")),
+        "{out:?}"
+    );
+    init.wait_state("web.service", UnitState::Running);
+    dir.file(
+        "etc/systemd/system-preset/10-local.preset",
+        "disable web.service\n",
+    );
+    assert_eq!(preset_row(&init), ["web.service", "enabled", "disabled"]);
+    let out = init.ctl(&["preset", "web.service"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!("Removed \"{link}\".")),
+        "{out:?}"
+    );
+    init.wait_state("web.service", UnitState::Disabled);
+    // systemctl's preset is the same verb.
+    std::fs::remove_file(dir.join("etc/systemd/system-preset/10-local.preset")).expect("rm");
+    let systemctl = dir.join("systemctl");
+    std::os::unix::fs::symlink(flotilla_tests::bins::initctl(), &systemctl).expect("link");
+    let mut cmd = Command::new(&systemctl);
+    cmd.args(["preset", "web"])
+        .env("INIT_CONTROL", dir.control());
+    flotilla_tests::init::run(cmd, std::time::Duration::from_secs(15)).expect(0);
+    init.wait_state("web.service", UnitState::Running);
 }
 
 /// `initctl` run as `systemctl` (a link named so): systemctl's verbs,
@@ -432,27 +484,53 @@ fn initctl_as_systemctl() {
         "Unit nope.service could not be found."
     );
 
-    // start of a unit the target does not want: refused, with what to do.
+    // start of a unit the target does not want: a transient want, until
+    // the next set-target; it waits until the unit runs.
     let out = run(&["start", "extra"]);
-    out.expect(1);
+    out.expect(0);
     assert!(
-        out.stderr.contains("systemctl enable --now extra.service"),
+        out.stderr.contains(
+            "extra.service: wanted besides the target multi-user.target until the next set-target"
+        ),
         "{out:?}"
     );
+    assert_eq!(init.unit("extra.service").state, UnitState::Running);
+    run(&["is-active", "--quiet", "extra"]).expect(0);
+    // stop drops the want and waits until the unit is stopped.
+    run(&["stop", "extra"]).expect(0);
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+    run(&["stop", "extra"]).expect(0);
+    // initctl's own verbs are the same; a target switch ends the want.
+    init.ctl(&["start", "extra.service"]).expect(0);
+    init.ctl(&["set-target", "multi-user.target", "--wait"])
+        .expect(0);
+    init.wait_state("extra.service", UnitState::Disabled);
     let out = run(&["start", "nope"]);
     out.expect(5);
     assert_eq!(
         out.stderr.trim_end(),
         "Failed to start nope.service: Unit nope.service not found."
     );
-    // stop of a unit the target wants: refused, naming the target.
+    // stop of a unit the target requires: refused, naming the target and
+    // initctl mask; it keeps running.
     let out = run(&["stop", "web"]);
     out.expect(1);
     assert!(
-        out.stderr.contains("the target multi-user.target wants it"),
+        out.stderr
+            .contains("the target multi-user.target requires it"),
         "{out:?}"
     );
-    assert!(out.stderr.contains("systemctl mask web"), "{out:?}");
+    assert!(out.stderr.contains("initctl mask web"), "{out:?}");
+    assert_eq!(init.unit("web").state, UnitState::Running);
+    // start of a masked unit: systemctl's words.
+    run(&["mask", "extra"]).expect(0);
+    let out = run(&["start", "extra"]);
+    out.expect(1);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "Failed to start extra.service: Unit extra.service is masked."
+    );
+    run(&["unmask", "extra"]).expect(0);
 
     let before = init.pid_of("web");
     run(&["restart", "web"]).expect(0);
@@ -485,7 +563,8 @@ fn initctl_as_systemctl() {
         out.stdout
     );
 
-    // mask: the /dev/null link where systemctl makes it; the unit is gone.
+    // mask: the /dev/null link where systemctl makes it; the unit is
+    // masked as `initctl mask` masks (stopped, listed as masked).
     let out = run(&["mask", "extra"]);
     out.expect(0);
     let mask = format!("{}/extra.service", etc.display());
@@ -494,14 +573,120 @@ fn initctl_as_systemctl() {
             .contains(&format!("Created symlink {mask} \u{2192} /dev/null.")),
         "{out:?}"
     );
-    run(&["is-enabled", "extra"]).expect(1);
-    init.wait("extra.service gone", |s| {
-        !s.units.iter().any(|u| u.unit == "extra.service")
+    let out = run(&["is-enabled", "extra"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "masked\n");
+    let masked = init.wait("extra.service masked", |s| {
+        s.units
+            .iter()
+            .any(|u| u.unit == "extra.service" && u.masked && u.state == UnitState::Disabled)
     });
+    let row = masked
+        .units
+        .iter()
+        .find(|u| u.unit == "extra.service")
+        .expect("row");
+    assert_eq!(row.source, mask, "{row:?}");
+    let out = init.ctl(&["status", "extra.service"]);
+    assert!(out.stdout.contains("masked"), "{out:?}");
     run(&["unmask", "extra"]).expect(0);
     assert!(std::fs::symlink_metadata(&mask).is_err());
     init.wait_state("extra.service", UnitState::Running);
+    assert!(!init.unit("extra.service").masked);
+
+    // initctl mask of a systemd unit writes the same link; unmask removes it.
+    let out = init.ctl(&["mask", "extra.service"]);
+    out.expect(0);
+    assert_eq!(
+        std::fs::read_link(&mask).expect("mask link"),
+        Path::new("/dev/null")
+    );
+    init.wait("extra.service masked", |s| {
+        s.units
+            .iter()
+            .any(|u| u.unit == "extra.service" && u.masked && u.state == UnitState::Disabled)
+    });
+    let out = init.ctl(&["mask", "extra.service"]);
+    out.expect(1);
+    assert!(out.stderr.contains("masked already"), "{out:?}");
+    init.ctl(&["unmask", "extra.service"]).expect(0);
+    assert!(std::fs::symlink_metadata(&mask).is_err());
+    init.wait_state("extra.service", UnitState::Running);
+    // A name the init does not know: refused, no link made.
+    init.ctl(&["mask", "nope.service"]).expect(4);
+    assert!(std::fs::symlink_metadata(etc.join("nope.service")).is_err());
 
     run(&["daemon-reload"]).expect(0);
     run(&["frobnicate"]).expect(2);
+}
+
+/// A YAML unit's `wanted-by` is its `[Install] WantedBy=`: `initctl
+/// enable`, `disable` and `is-enabled` make, remove and read the same
+/// links as for a systemd unit, and the init follows them.
+#[test]
+fn yaml_units_enabled_through_wanted_by() {
+    let dir = TestDir::new();
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+    let etc = dir.join("etc/systemd/system");
+    std::fs::create_dir_all(&etc).expect("etc");
+    let web = dir.file(
+        "lib/systemd/system/web.yaml",
+        "unit: web\nexec-start: /bin/sleep 1000\nwanted-by: [multi-user.target]\n",
+    );
+    dir.file(
+        "lib/systemd/system/helper.yaml",
+        "unit: helper\nexec-start: /bin/sleep 1000\n",
+    );
+    let init = dir
+        .init()
+        .target("multi-user.target")
+        .more_units(etc.clone())
+        .more_units(dir.join("lib/systemd/system"))
+        .start();
+    init.wait_state("multi-user.target", UnitState::Running);
+    assert_eq!(init.unit("web").state, UnitState::Disabled);
+
+    let out = init.ctl(&["is-enabled", "web"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "disabled\n");
+    let out = init.ctl(&["is-enabled", "helper"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "static\n");
+
+    // Without wanted-by: said, nothing made.
+    let out = init.ctl(&["enable", "helper"]);
+    out.expect(0);
+    assert!(out.stderr.contains("has no wanted-by key"), "{out:?}");
+    assert!(!etc.join("multi-user.target.wants").exists());
+
+    let out = init.ctl(&["enable", "web"]);
+    out.expect(0);
+    let link = etc.join("multi-user.target.wants/web");
+    assert!(
+        out.stderr.contains(&format!(
+            "Created symlink {} \u{2192} {}.",
+            link.display(),
+            web.display()
+        )),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_link(&link).expect("link"), web);
+    init.wait_state("web", UnitState::Running);
+    let out = init.ctl(&["is-enabled", "web"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "enabled\n");
+
+    let out = init.ctl(&["disable", "web"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains(&format!("Removed \"{}\".", link.display())),
+        "{out:?}"
+    );
+    assert!(std::fs::symlink_metadata(&link).is_err());
+    init.wait_state("web", UnitState::Disabled);
+    init.ctl(&["is-enabled", "web"]).expect(1);
 }

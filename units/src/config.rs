@@ -29,6 +29,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "log-dir",
     "control-socket",
     "targets",
+    "sysv-scripts",
 ];
 
 /// The init's configuration as the file gives it; `None` is "not set"
@@ -52,6 +53,9 @@ pub struct Config {
     pub control_socket: Option<PathBuf>,
     /// `targets`: the targets with several providers ([`crate::targets`]).
     pub targets: crate::targets::Targets,
+    /// `sysv-scripts`: read `/etc/init.d` scripts with LSB headers as
+    /// units ([`crate::sysv`]); off by default.
+    pub sysv_scripts: bool,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -102,6 +106,10 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
                 config.max_concurrent_starts = positive(e.key, e.value, &mut sink)
             }
             "targets" => config.targets = crate::targets::parse(file, e.value, &mut sink),
+            "sysv-scripts" => match e.value.value {
+                Value::Bool(b) => config.sysv_scripts = b,
+                _ => expected(&mut sink, e.value, "`true` or `false` for `sysv-scripts`"),
+            },
             _ => {}
         }
     }
@@ -224,6 +232,7 @@ mod tests {
                 control_socket: Some("/run/init/control.sock".into()),
                 more_units_dirs: Vec::new(),
                 targets: Default::default(),
+                sysv_scripts: false,
             }
         );
     }

@@ -42,6 +42,7 @@ pub mod protocol;
 pub mod spec;
 pub mod state;
 pub mod systemd;
+pub mod sysv;
 pub mod targets;
 pub mod time;
 pub mod trigger;

@@ -117,9 +117,10 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    // 35 keys of every unit, `after`, `before`, `conflicts` and
-    // `triggers`, 44 trigger settings, 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 4 + 44 + 66);
+    // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`
+    // and `wanted-by`, 44 trigger settings, 33 conditions and 33
+    // assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 5 + 44 + 66);
     for key in [
         "unit",
         "name",
@@ -139,6 +140,7 @@ fn the_keys_the_docs_list() {
         "restart-force-exit-status",
         "watchdog-sec",
         "preference",
+        "wanted-by",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }
@@ -488,4 +490,27 @@ fn yaml_features_that_work() {
     assert_eq!(s.extras.environment.get("B").map(String::as_str), Some("2"));
     let crlf = spec("y.yaml", "unit: y\r\nexec-start: /bin/y\r\n");
     assert_eq!(crlf.exec_start, Some(cmd(&["/bin/y"])));
+}
+
+#[test]
+fn wanted_by_is_a_list_of_target_names() {
+    let s = spec(
+        "web.yaml",
+        "unit: web\nexec-start: /bin/web\nwanted-by: [multi-user.target, default]\n",
+    );
+    assert_eq!(s.wanted_by, ["multi-user.target", "default"]);
+    let s = spec(
+        "web.yaml",
+        "unit: web\nexec-start: /bin/web\nwanted-by: default\n",
+    );
+    assert_eq!(s.wanted_by, ["default"]);
+    // It adds no dependency: it is for `initctl enable`.
+    assert!(s.depends_on.is_empty() && s.waits_for.is_empty());
+    let bad = flotilla_units::load::parse_yaml(
+        "web.yaml",
+        "unit: web\nexec-start: /bin/web\nwanted-by: [\"no/such\"]\n",
+    );
+    assert!(bad.spec.is_none(), "{:?}", bad.spec);
+    let text = bad.diagnostics[0].to_string();
+    assert!(text.starts_with("web.yaml:3:"), "{text}");
 }

@@ -297,3 +297,52 @@ fn a_link_to_a_missing_file() {
     );
     assert!(l.units.is_empty());
 }
+
+#[test]
+fn dropins_for_a_unit_that_is_not_there_are_a_warning() {
+    let mut fs = Fs::new(&[OWN, ETC, LIB]);
+    fs.file(LIB, "nginx.service", "[Service]\nExecStart=/bin/nginx\n")
+        .file(
+            LIB,
+            "getty@.service",
+            "[Service]\nExecStart=/sbin/agetty %I\n",
+        )
+        .file(OWN, "web.yaml", "unit: web\nexec-start: /bin/web\n")
+        // A misspelt unit: the override does nothing, and says so.
+        .file(
+            ETC,
+            "ngnix.service.d/override.conf",
+            "[Service]\nEnvironment=A=1\n",
+        )
+        .file(
+            ETC,
+            "ngnix.service.d/more.conf",
+            "[Service]\nEnvironment=B=1\n",
+        )
+        .file(OWN, "wbe.d/x.yaml", "restart: always\n")
+        // These apply: a unit's, a template's, type-wide and prefix ones.
+        .file(
+            ETC,
+            "nginx.service.d/override.conf",
+            "[Service]\nEnvironment=A=1\n",
+        )
+        .file(
+            ETC,
+            "getty@.service.d/x.conf",
+            "[Service]\nEnvironment=A=1\n",
+        )
+        .file(ETC, "service.d/x.conf", "[Service]\nEnvironment=A=1\n")
+        .file(ETC, "user-.slice.d/x.conf", "[Slice]\nCPUWeight=1\n")
+        .file(OWN, "web.d/x.yaml", "restart: always\n")
+        // A vendor's drop-in for a package that is not installed: normal.
+        .file(LIB, "rc-local.service.d/debian.conf", "[Unit]\nX=1\n");
+    let l = fs.load();
+    assert_eq!(
+        shown(&l),
+        [
+            "/etc/init/units/wbe.d: warning: drop-ins for wbe, which is not on the unit search path; ignored",
+            "/etc/systemd/system/ngnix.service.d: warning: drop-ins for ngnix.service, which is not on the unit search path; ignored",
+        ]
+    );
+    assert_eq!(names(&l), ["nginx.service", "web"]);
+}

@@ -199,6 +199,24 @@ fn other_verbs() {
         Command::Restart { unit: "db".into() }
     );
     assert_eq!(
+        cmd(&["start", "db", "web.service"]),
+        Command::Systemctl(crate::systemctl::Systemctl::Start(vec![
+            "db".into(),
+            "web.service".into()
+        ]))
+    );
+    assert_eq!(
+        cmd(&["preset", "web.service", "db.service"]),
+        Command::UnitFiles(crate::args::UnitFiles::Preset(vec![
+            "web.service".into(),
+            "db.service".into()
+        ]))
+    );
+    assert_eq!(
+        cmd(&["stop", "db"]),
+        Command::Systemctl(crate::systemctl::Systemctl::Stop(vec!["db".into()]))
+    );
+    assert_eq!(
         cmd(&["poweroff"]),
         Command::Shutdown(ShutdownKind::Poweroff)
     );
@@ -413,6 +431,10 @@ fn bad_command_lines() {
             Topic::Reload,
         ),
         (&["restart"], "'restart' needs a unit name", Topic::Restart),
+        (&["start"], "'start' needs a unit name", Topic::Start),
+        (&["preset"], "'preset' needs a unit name", Topic::UnitFiles),
+        (&["stop", "--now", "db"], "unknown option '--now' for 'stop'", Topic::Start),
+        (&["stop", "--json", "db"], "--json does not apply to 'stop'", Topic::Start),
         (
             &["restart", "a", "b"],
             "unexpected argument 'b'",

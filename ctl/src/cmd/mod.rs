@@ -9,6 +9,7 @@
 pub mod analyze;
 pub mod list;
 pub mod logs;
+pub mod preset;
 pub mod reload;
 pub mod restart;
 pub mod set_target;
@@ -18,6 +19,8 @@ pub mod status;
 pub mod systemctl;
 pub mod transient;
 pub mod unit_files;
+pub mod want;
+pub mod yaml_install;
 
 use crate::client::{self, Connection};
 use crate::error::CtlError;

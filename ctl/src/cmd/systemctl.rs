@@ -1,8 +1,8 @@
 //! The systemctl verbs with systemctl's own output and exit codes
 //! (`crate::systemctl` reads the command line). flotilla's model stays
 //! declarative: a unit runs because the current target wants it, so
-//! `start` of a unit the target does not want, and `stop` of one it does,
-//! say so and what to do instead (`enable --now`, `mask`, `isolate`).
+//! `start` and `stop` are transient wants (`super::want`), and `stop` of a
+//! unit the target requires says what to do instead (`mask`, `isolate`).
 
 use super::{eprint_line, Ctx};
 use crate::client::unexpected;
@@ -53,8 +53,8 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             }
             Ok(if any { EXIT_OK } else { EXIT_FAILED })
         }
-        Systemctl::Start(units) => each(ctx, &units, "start", start),
-        Systemctl::Stop(units) => each(ctx, &units, "stop", stop),
+        Systemctl::Start(units) => each(ctx, &units, "start", super::want::start),
+        Systemctl::Stop(units) => each(ctx, &units, "stop", super::want::stop),
         Systemctl::Restart(units) | Systemctl::ReloadOrRestart(units) => {
             each(ctx, &units, "restart", |ctx, s| restart(ctx, s, false))
         }
@@ -138,47 +138,11 @@ fn each(
 }
 
 /// The current target (for messages).
-fn target(ctx: &mut Ctx<'_>) -> Result<String, CtlError> {
+pub(super) fn target(ctx: &mut Ctx<'_>) -> Result<String, CtlError> {
     match ctx.call(Request::Status { name: None })? {
         Reply::Status(s) => Ok(s.target),
         other => Err(unexpected(&other, "status")),
     }
-}
-
-/// `start`: a unit the target wants is started (again, if it failed); one
-/// it does not want is refused with what to do.
-fn start(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
-    if !s.required {
-        let t = target(ctx)?;
-        eprint_line(&format!(
-            "Failed to start {u}: the target {t} does not want it, and flotilla runs what the \
-             target wants. Enable it (systemctl enable --now {u}) or switch targets \
-             (systemctl isolate).",
-            u = s.unit
-        ));
-        return Ok(EXIT_FAILED);
-    }
-    match s.state {
-        UnitState::Failed => restart(ctx, s, false),
-        // Running, or on its way there.
-        _ => Ok(EXIT_OK),
-    }
-}
-
-/// `stop`: a unit the target does not want is stopped already; one it
-/// wants is refused with what to do.
-fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
-    if !s.required {
-        return Ok(EXIT_OK);
-    }
-    let t = target(ctx)?;
-    eprint_line(&format!(
-        "Failed to stop {u}: the target {t} wants it, and flotilla runs what the target \
-         wants. Mask it (systemctl mask {u}, or initctl mask {u}), disable it \
-         (systemctl disable --now {u}) or switch targets (systemctl isolate).",
-        u = s.unit
-    ));
-    Ok(EXIT_FAILED)
 }
 
 /// `restart` (`try-restart`: only an active unit).
@@ -187,7 +151,7 @@ fn restart(ctx: &mut Ctx<'_>, s: &UnitStatus, only_active: bool) -> Result<i32, 
         return Ok(EXIT_OK);
     }
     if !s.required {
-        return start(ctx, s);
+        return super::want::start(ctx, s);
     }
     match ctx.call(Request::Restart {
         unit: s.unit.clone(),

@@ -1,6 +1,7 @@
 //! The unit files of the init's search path, as systemctl handles them
 //! (SPEC §3c): `enable`, `disable`, `is-enabled`, `cat`, `show`,
-//! `list-unit-files`.
+//! `list-unit-files`, `preset` (the preset files: `super::preset`; a YAML unit's `enable`, `disable` and `is-enabled`:
+//! `super::yaml_install`).
 //!
 //! The init says its search path (`status`'s `units_path`); `initctl`
 //! lists the directories and reads the files itself, as `systemctl
@@ -31,7 +32,9 @@ pub fn run(ctx: &mut Ctx<'_>, what: UnitFiles) -> Result<i32, CtlError> {
             let mut any = false;
             let mut code = EXIT_OK;
             for u in &units {
-                match is_enabled(&dirs, u, &install_of(&dirs, u).unwrap_or_default()) {
+                let state = is_enabled(&dirs, u, &install_of(&dirs, u).unwrap_or_default())
+                    .or_else(|| super::yaml_install::is_enabled(&dirs, u));
+                match state {
                     Some(state) => {
                         any |= ENABLED.contains(&state);
                         if !quiet {
@@ -95,16 +98,34 @@ pub fn run(ctx: &mut Ctx<'_>, what: UnitFiles) -> Result<i32, CtlError> {
             ctx.print(&show_text(&MergedUnit::merge((file, text), &pairs), &keys))?;
             Ok(EXIT_OK)
         }
+        UnitFiles::Preset(units) => {
+            let (enable, disable) = super::preset::split(&super::preset::load(&dirs), &units);
+            let mut code = EXIT_OK;
+            if !enable.is_empty() {
+                code = change(ctx, &dirs, &enable, true)?;
+            }
+            if !disable.is_empty() && code == EXIT_OK {
+                // The first change reloaded: list the path again.
+                let dirs = search_path(ctx)?;
+                code = change(ctx, &dirs, &disable, false)?;
+            }
+            Ok(code)
+        }
         UnitFiles::List => {
-            let mut rows = vec![("UNIT FILE".to_string(), "STATE", "PRESET")];
+            let presets = super::preset::load(&dirs);
+            let mut rows = vec![("UNIT FILE".to_string(), "STATE", "PRESET".to_string())];
             for name in unit_names(&dirs) {
                 let install = install_of(&dirs, &name).unwrap_or_default();
                 let Some(state) = is_enabled(&dirs, &name, &install) else {
                     continue;
                 };
-                // Debian's preset policy is `enable *`: a unit with rules
-                // is enabled by its package; the others have none.
-                let preset = if install.has_rules() { "enabled" } else { "-" };
+                // What the presets say of a unit that can be enabled;
+                // the others have no preset, as in systemctl.
+                let preset = if install.has_rules() {
+                    presets.action(&name).to_string()
+                } else {
+                    "-".to_string()
+                };
                 rows.push((name, state, preset));
             }
             let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
@@ -243,6 +264,13 @@ fn change(
         let r = resolve_unit(dirs, u);
         match &r.definition {
             Definition::NotFound => {
+                if let Some(yaml) = super::yaml_install::links(dirs, &config, u, on) {
+                    match yaml {
+                        Ok(l) => links.extend(l),
+                        Err(code) => return Ok(code),
+                    }
+                    continue;
+                }
                 eprint_line(&format!(
                     "Failed to {verb} unit: Unit file {u} does not exist."
                 ));

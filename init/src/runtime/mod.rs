@@ -146,8 +146,13 @@ impl<S: Sys> Runtime<S> {
             wall0.nanos,
             sys.getpid()
         ));
-        let (dir_units, mut load_errors) = unitset::load_dir(&sys, &settings.units_path());
-        let (shape, problems) = crate::shape::load(&sys, &settings);
+        let unitset::AtStart {
+            units: dir_units,
+            masked,
+            errors: mut load_errors,
+        } = unitset::load_dir(&sys, &settings);
+        let (mut shape, problems) = crate::shape::load(&sys, &settings);
+        crate::shape::set_unit_file_masks(&mut shape, &masked);
         load_errors.extend(problems);
         let (graph, diags) = Graph::build_shaped(dir_units.clone(), shape);
         load_errors.extend(diags.iter().map(ToString::to_string));

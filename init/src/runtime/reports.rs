@@ -101,7 +101,11 @@ impl<S: Sys> Runtime<S> {
             since: self.wall_of(v.since),
             description: node.spec.description.clone(),
             required: v.required,
-            source: node.origin.file.clone(),
+            // A ghost is masked by the file that replaced its own.
+            source: match self.planner.graph().shape().masks.get(&node.spec.name) {
+                Some(m) if node.ghost => m.path().display().to_string(),
+                _ => node.origin.file.clone(),
+            },
             restart_in_ms: v.restart_at.map(|t| t.since(now).as_millis() as u64),
             masked: node.masked,
             providers: self.planner.target_view(id).map(|t| {
@@ -129,14 +133,16 @@ impl<S: Sys> Runtime<S> {
         Some(st)
     }
 
-    /// Every unit, and the ghosts (removed units) still stopping.
+    /// Every unit, and the ghosts (removed units) still stopping or
+    /// masked (a unit masked by its file's link to `/dev/null` is gone
+    /// from the unit set, but listed as masked).
     pub(super) fn all_units(&self) -> Vec<UnitStatus> {
         self.planner
             .graph()
             .ids()
             .filter(|&i| {
                 let n = self.planner.graph().node(i);
-                !n.ghost || self.planner.state(i) != UnitState::Disabled
+                !n.ghost || n.masked || self.planner.state(i) != UnitState::Disabled
             })
             .filter_map(|i| self.unit_status(i))
             .collect()

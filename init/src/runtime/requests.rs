@@ -61,7 +61,7 @@ impl<S: Sys> Runtime<S> {
                 let g = self.planner.graph();
                 let id = g
                     .unit(&n)
-                    .filter(|&i| !g.node(i).ghost)
+                    .filter(|&i| !g.node(i).ghost || g.node(i).masked)
                     .or_else(|| g.provider(&n));
                 let r = match id.and_then(|i| self.unit_status_with_usage(i)) {
                     Some(s) => Reply::Unit(s),
@@ -73,7 +73,11 @@ impl<S: Sys> Runtime<S> {
                 self.reply(c, r);
             }
             Request::List => {
-                let units = self.all_units();
+                let mut units = self.all_units();
+                // The declared targets (config `targets:`), each a row too.
+                let g = self.planner.graph();
+                let declared: Vec<_> = g.node_ids().skip(g.unit_count()).collect();
+                units.extend(declared.into_iter().filter_map(|i| self.unit_status(i)));
                 self.reply(c, Reply::List { units });
             }
             Request::SetTarget { target, wait } => self.set_target(c, target, wait),

@@ -14,18 +14,32 @@ use flotilla_units::keys::validate_set;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Loads the unit search path at start: the units that loaded and every
-/// problem (a directory that cannot be read is one problem, and no unit).
-pub(super) fn load_dir(sys: &dyn Sys, dirs: &[PathBuf]) -> (Vec<(UnitSpec, Origin)>, Vec<String>) {
-    match unitdir::load_search_path(sys, dirs) {
-        Ok(l) => (
-            l.units,
-            l.diagnostics.iter().map(ToString::to_string).collect(),
-        ),
-        Err(e) => (Vec::new(), vec![e.to_string()]),
+/// The units of the search path at start.
+pub(super) struct AtStart {
+    /// The units that loaded.
+    pub units: Vec<(UnitSpec, Origin)>,
+    /// The unit files that are masks (name, path).
+    pub masked: Vec<(String, String)>,
+    /// Every problem (a directory that cannot be read is one problem, and
+    /// no unit).
+    pub errors: Vec<String>,
+}
+
+/// Loads the unit search path at start.
+pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtStart {
+    match unitdir::load_units(sys, settings) {
+        Ok(l) => AtStart {
+            units: l.units,
+            masked: l.masked,
+            errors: l.diagnostics.iter().map(ToString::to_string).collect(),
+        },
+        Err(e) => AtStart {
+            units: Vec::new(),
+            masked: Vec::new(),
+            errors: vec![e.to_string()],
+        },
     }
 }
 
@@ -242,11 +256,12 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// `initctl reload` (and SIGHUP): read the directory again; refused
-    /// whole on any error.
+    /// `initctl reload` (and SIGHUP): read the directory and the config's
+    /// `targets:` again (with the masks and alternatives of the state
+    /// directory); refused whole on any error.
     pub fn reload(&mut self) -> Reply {
         let dir = self.settings.units_dir.clone();
-        let loaded = match unitdir::load_search_path(&self.sys, &self.settings.units_path()) {
+        let loaded = match unitdir::load_units(&self.sys, &self.settings) {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };
@@ -274,8 +289,16 @@ impl<S: Sys> Runtime<S> {
         }
         let mut all = loaded.units.clone();
         all.extend(self.units.transient_specs());
-        match self.replace(all) {
+        let (shape, targets, problems) = match crate::shape::reread(&self.sys, &self.settings) {
+            Ok(r) => r,
+            Err(errors) => return refused("the config file has errors; nothing changed", errors),
+        };
+        let mut shape = shape;
+        crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
+        match self.replace_with(all, Some(shape)) {
             Ok(mut applied) => {
+                self.settings.targets = targets;
+                applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
                 applied
                     .warnings

@@ -173,9 +173,12 @@ impl Graph {
         let mut ghost_list: Vec<Node> = ghosts
             .into_iter()
             .filter(|(s, _)| !names.contains(s.name.as_str()))
-            .map(|(s, o)| Node {
-                ghost: true,
-                ..Node::unit(s, o)
+            .map(|(s, o)| {
+                let ghost = Node {
+                    ghost: true,
+                    ..Node::unit(s, o)
+                };
+                masked::mark(ghost, &shape)
             })
             .collect();
         let mut masked_names = masked::unit_less(&shape, |n| {

@@ -155,7 +155,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 38] = [
+const BASE_KEYS: [Key; 39] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -227,6 +227,13 @@ const BASE_KEYS: [Key; 38] = [
         systemd: &[("Timer", "Unit"), ("Path", "Unit"), ("Socket", "Service")],
         applies_to: TRIGGERS,
         slot: |s| Slot::Targets(&mut s.triggers, TargetList::Triggers),
+    },
+    Key {
+        // `[Install] WantedBy=` is read by `initctl enable` itself.
+        name: "wanted-by",
+        systemd: &[],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.wanted_by, TargetList::WantedBy),
     },
     Key {
         name: "exec-start-pre",

@@ -19,6 +19,7 @@ use crate::spec::{Origin, UnitSpec};
 
 mod dir;
 mod dropin;
+mod orphan_dropins;
 mod path;
 mod read;
 mod unit;

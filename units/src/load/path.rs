@@ -87,6 +87,8 @@ pub fn load_path(dirs: &[SearchDir], read: &mut ReadFile<'_>) -> LoadedPath {
     load_yaml_units(dirs, read, &mut out, &mut defined);
     load_systemd_units(dirs, read, &mut out, &mut defined);
     add_edges(dirs, &mut out);
+    let orphans = super::orphan_dropins::warnings(dirs, &out);
+    out.diagnostics.extend(orphans);
     // Each file's problems together, files in path order (a stable sort:
     // each file's own stay in their order).
     out.diagnostics.sort_by(|a, b| a.file.cmp(&b.file));

@@ -356,6 +356,10 @@ pub struct UnitSpec {
     /// starts. With `accept: yes`, a template (`svc@.service`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<String>,
+    /// The targets whose `TARGET.wants/` `initctl enable` links the unit
+    /// into (`[Install] WantedBy=` of a YAML unit); nothing at run time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wanted_by: Vec<String>,
     /// `Condition…=` and `Assert…=`, checked at each start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::systemd::Condition>,
@@ -488,6 +492,7 @@ impl UnitSpec {
             before: Vec::new(),
             conflicts: Vec::new(),
             triggers: Vec::new(),
+            wanted_by: Vec::new(),
             conditions: Vec::new(),
             activation: None,
             extras: Extras::default(),

@@ -30,6 +30,8 @@ pub struct Origin {
     conflicts: Vec<crate::diag::Pos>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     triggers: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    wanted_by: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -51,6 +53,8 @@ pub enum TargetList {
     Conflicts,
     /// `triggers`.
     Triggers,
+    /// `wanted-by`.
+    WantedBy,
 }
 
 impl Origin {
@@ -99,6 +103,7 @@ impl Origin {
             TargetList::Before => &self.before,
             TargetList::Conflicts => &self.conflicts,
             TargetList::Triggers => &self.triggers,
+            TargetList::WantedBy => &self.wanted_by,
         }
     }
 
@@ -113,6 +118,7 @@ impl Origin {
             TargetList::Before => &mut self.before,
             TargetList::Conflicts => &mut self.conflicts,
             TargetList::Triggers => &mut self.triggers,
+            TargetList::WantedBy => &mut self.wanted_by,
         }
     }
 

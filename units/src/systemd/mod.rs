@@ -26,7 +26,9 @@
 //! - [`resolve_unit`] applies the unit search path to directory listings
 //!   ([`SearchDir`]); [`MergedUnit`] merges a unit with its drop-ins;
 //!   [`InstallInfo`], [`enable_links`], [`disable_links`] and [`is_enabled`]
-//!   are `[Install]` and `systemctl enable`/`disable`/`is-enabled`.
+//!   are `[Install]` and `systemctl enable`/`disable`/`is-enabled`;
+//!   [`yaml_enable_links`] and its siblings the same for a YAML unit's
+//!   `wanted-by`; [`Presets`] reads `*.preset` files (`systemctl preset`).
 //!
 //! `docs/systemd-units.md` describes the translation key by key.
 
@@ -41,8 +43,10 @@ mod escape;
 mod exec;
 mod fleet;
 mod install;
+mod install_yaml;
 mod name;
 mod parse;
+mod preset;
 mod specifier;
 mod timer;
 mod timespan;
@@ -62,11 +66,15 @@ pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_p
 pub use exec::expand_env;
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
 pub use install::{disable_links, enable_links, is_enabled, InstallError, InstallInfo, Link};
+pub use install_yaml::{
+    yaml_disable_links, yaml_enable_links, yaml_is_enabled, yaml_unit_file, YamlDefinition,
+};
 pub use name::{
     expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
+pub use preset::{preset_dirs, preset_files, PresetAction, PresetProblem, PresetRule, Presets};
 pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{
     wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,

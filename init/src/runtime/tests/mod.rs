@@ -44,6 +44,8 @@ fn settings(target: &str) -> Settings {
         max_concurrent_starts: None,
         targets: Default::default(),
         state_dir: None,
+        config_file: None,
+        sysv_dir: None,
     }
 }
 

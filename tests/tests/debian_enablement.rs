@@ -1,0 +1,330 @@
+//! Enablement as Debian does it, with the real nginx package: its
+//! postinst enabled it with `deb-systemd-helper` (the link
+//! `/etc/systemd/system/multi-user.target.wants/nginx.service`). Copies of
+//! this machine's `/etc/systemd/system` and `/lib/systemd/system`,
+//! unchanged, are the search path behind a flotilla directory that holds
+//! only `multi-user.target` (a virtual unit) and masks (links to
+//! `/dev/null`, which hide the copies' files as `systemctl mask` would) for
+//! the other units Debian's links pull in, so that nginx is the one daemon
+//! that runs. The init is PID 1 of a PID, mount and network namespace of
+//! its own, with a private `/run`; the test talks to nginx through
+//! `nsenter` and to the init through `systemctl` (a link to `initctl`).
+//!
+//! Every process the test starts carries its mark and is killed when the
+//! test ends, pass or fail.
+
+use flotilla_tests::init::{Out, TestDir};
+use flotilla_tests::{bins, procs, wait_for, WAIT};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The init, PID 1 of new PID, mount and network namespaces (`lo` up, a
+/// tmpfs on `/run`); killed with everything it started on drop.
+struct NsInit {
+    child: Child,
+    mark: String,
+}
+
+impl NsInit {
+    fn start(dir: &TestDir, path: &[&Path]) -> NsInit {
+        let out = std::fs::File::create(dir.join("init.out")).expect("init.out");
+        let mut cmd = Command::new("unshare");
+        cmd.args([
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--kill-child",
+            "--net",
+            "--",
+            "/bin/sh",
+            "-c",
+            "mount -t tmpfs tmpfs /run && ip link set lo up && exec \"$0\" \"$@\"",
+        ])
+        .arg(bins::init());
+        for p in path {
+            cmd.arg("--units").arg(p);
+        }
+        let child = cmd
+            .arg("--control")
+            .arg(dir.control())
+            .args(["--target", "multi-user.target"])
+            .env(procs::MARK_VAR, &dir.mark)
+            .env_remove("NOTIFY_SOCKET")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("dup"))
+            .stderr(out)
+            .spawn()
+            .expect("unshare");
+        NsInit {
+            child,
+            mark: dir.mark.clone(),
+        }
+    }
+
+    /// The HTTP status nginx answers `/` with, if it answers.
+    fn http(&self) -> Option<String> {
+        let out = Command::new("nsenter")
+            .arg(format!("--net=/proc/{}/ns/net", self.child.id()))
+            .args([
+                "--",
+                "curl",
+                "-s",
+                "-m",
+                "2",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "http://127.0.0.1/",
+            ])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let code = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && code != "000").then_some(code)
+    }
+
+    /// nginx's master process below the init, if there is one.
+    fn master(&self) -> Option<i32> {
+        procs::descendants(self.child.id() as i32)
+            .into_iter()
+            .find(|&p| procs::cmdline(p).starts_with("nginx: master process"))
+    }
+}
+
+impl Drop for NsInit {
+    fn drop(&mut self) {
+        procs::kill_all(&procs::descendants(self.child.id() as i32));
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        procs::kill_marked(&self.mark);
+    }
+}
+
+/// Copies `from` to `to` as it is (links stay links).
+fn copy_tree(from: &str, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(st.success(), "cp -a {from} {}", to.display());
+}
+
+/// The units `init --check` says multi-user.target requires.
+fn required(out: &Out) -> Vec<String> {
+    let head = "target multi-user.target requires ";
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(head))
+        .unwrap_or_else(|| panic!("no required set in {}", out.stdout));
+    let (_, names) = line.split_once(": ").unwrap_or(("", ""));
+    names.split_whitespace().map(str::to_string).collect()
+}
+
+/// The units whose files `init --check` finds errors in (flotilla cannot
+/// run them; a reload with them on the path would be refused whole).
+fn unloadable(out: &Out) -> Vec<String> {
+    let mut names: Vec<String> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with('/') && !l.contains(": warning: "))
+        .filter_map(|l| {
+            let file = l.split(':').next()?;
+            let name = file.rsplit('/').next()?;
+            (name.ends_with(".service") || name.ends_with(".target")).then(|| name.to_string())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// `initctl` as `systemctl`, talking to the test's init.
+fn systemctl(dir: &TestDir, args: &[&str]) -> Out {
+    let link = dir.join("bin/systemctl");
+    if !link.exists() {
+        std::fs::create_dir_all(dir.join("bin")).expect("bin");
+        std::os::unix::fs::symlink(bins::initctl(), &link).expect("link");
+    }
+    let mut cmd = Command::new(&link);
+    cmd.args(args).env("INIT_CONTROL", dir.control());
+    flotilla_tests::init::run(cmd, Duration::from_secs(30))
+}
+
+#[test]
+fn nginx_runs_because_debian_enabled_it() {
+    let dir = TestDir::new();
+    let etc = dir.join("etc/systemd/system");
+    let lib = dir.join("lib/systemd/system");
+    std::fs::create_dir_all(dir.join("etc/systemd")).expect("etc");
+    std::fs::create_dir_all(dir.join("lib/systemd")).expect("lib");
+    copy_tree("/etc/systemd/system", &etc);
+    copy_tree("/lib/systemd/system", &lib);
+    let wants = etc.join("multi-user.target.wants/nginx.service");
+    assert_eq!(
+        std::fs::read_link(&wants).expect("nginx's postinst enabled it"),
+        PathBuf::from("/lib/systemd/system/nginx.service")
+    );
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+    let units = dir.units();
+    let path: [&Path; 3] = [&units, &etc, &lib];
+    let check = || {
+        let mut args = vec!["--check".to_string()];
+        for p in path {
+            args.push("--units".into());
+            args.push(p.display().to_string());
+        }
+        args.extend(["--target".into(), "multi-user.target".into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        dir.run_init(&args)
+    };
+    // Mask what else the machine's links pull in (its other daemons,
+    // Debian's getty and logind links): nginx alone runs.
+    let first = check();
+    let masked: Vec<String> = required(&first)
+        .into_iter()
+        .filter(|n| n != "nginx.service" && n != "multi-user.target")
+        .collect();
+    for name in masked.iter().chain(&unloadable(&first)) {
+        std::os::unix::fs::symlink("/dev/null", units.join(name)).expect("mask");
+    }
+    let out = check();
+    assert_eq!(
+        required(&out),
+        ["multi-user.target", "nginx.service"],
+        "nginx is required through its .wants/ link"
+    );
+    assert!(out.stdout.contains(" 0 error(s), "), "{}", out.stdout);
+
+    let init = NsInit::start(&dir, &path);
+    let code = wait_for(WAIT, "nginx answers over HTTP", || {
+        init.http().filter(|c| c == "200")
+    });
+    assert_eq!(code, "200");
+    let out = systemctl(&dir, &["is-active", "--quiet", "nginx"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    let out = systemctl(&dir, &["is-enabled", "nginx"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "enabled\n"), "{out:?}");
+    let first_master = init.master().expect("nginx's master");
+
+    // An override drop-in: its Environment= and ExecStart= take effect at
+    // daemon-reload (nginx restarts, its workers' open-files limit set).
+    dir.file(
+        "etc/systemd/system/nginx.service.d/override.conf",
+        "[Service]\nEnvironment=FILES=4321\nExecStart=\n\
+         ExecStart=/usr/sbin/nginx -g 'daemon on; master_process on; worker_rlimit_nofile ${FILES};'\n",
+    );
+    systemctl(&dir, &["daemon-reload"]).expect(0);
+    let master = wait_for(WAIT, "nginx restarted with the override", || {
+        init.master().filter(|&m| {
+            m != first_master && procs::cmdline(m).contains("worker_rlimit_nofile 4321;")
+        })
+    });
+    let limits = wait_for(WAIT, "a worker with the override's limit", || {
+        procs::descendants(master)
+            .into_iter()
+            .filter(|&p| procs::cmdline(p).starts_with("nginx: worker process"))
+            .find_map(|p| std::fs::read_to_string(format!("/proc/{p}/limits")).ok())
+    });
+    assert!(
+        limits
+            .lines()
+            .any(|l| l.starts_with("Max open files") && l.split_whitespace().nth(3) == Some("4321")),
+        "{limits}"
+    );
+    wait_for(WAIT, "nginx answers again", || {
+        init.http().filter(|c| c == "200")
+    });
+
+    // Bad input changes nothing: each is said, nginx keeps its process.
+    let gone = etc.join("multi-user.target.wants/gone.service");
+    std::os::unix::fs::symlink("/lib/systemd/system/gone.service", &gone).expect("link");
+    let misspelt = dir.file(
+        "etc/systemd/system/ngnix.service.d/override.conf",
+        "[Service]\nEnvironment=X=1\n",
+    );
+    let out = systemctl(&dir, &["daemon-reload"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: warning: multi-user.target wants gone.service, which is not on the unit search \
+             path; ignored",
+            gone.display()
+        )),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: warning: drop-ins for ngnix.service, which is not on the unit search path; \
+             ignored",
+            misspelt.parent().expect("dir").display()
+        )),
+        "{out:?}"
+    );
+    let bad = dir.file(
+        "etc/systemd/system/nginx.service.d/zz-bad.conf",
+        "[Service]\nRestart=sometimes\n",
+    );
+    let out = systemctl(&dir, &["daemon-reload"]);
+    out.expect(1);
+    assert!(
+        out.stderr
+            .contains(&format!("{}:2:1: invalid Restart=sometimes", bad.display())),
+        "{out:?}"
+    );
+    std::fs::remove_file(&bad).expect("rm");
+    if let Some(m) = masked.iter().find(|n| n.ends_with(".service")) {
+        let out = systemctl(&dir, &["enable", m]);
+        out.expect(1);
+        assert!(
+            out.stderr
+                .contains(&format!("Failed to enable unit: Unit file {m} is masked.")),
+            "{out:?}"
+        );
+    }
+    assert_eq!(init.master(), Some(master), "nothing changed");
+
+    // Disabled (the link removed): nginx stops, and systemctl says so.
+    let out = systemctl(&dir, &["disable", "nginx"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains(&format!("Removed \"{}\".", wants.display())),
+        "{out:?}"
+    );
+    wait_for(WAIT, "nginx stopped", || {
+        init.master().is_none().then_some(())
+    });
+    assert_eq!(init.http(), None);
+    let out = systemctl(&dir, &["is-active", "--quiet", "nginx"]);
+    assert_eq!((out.code, out.stdout.as_str()), (3, ""), "{out:?}");
+    let out = systemctl(&dir, &["is-active", "nginx"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (3, "inactive\n"),
+        "{out:?}"
+    );
+    assert_eq!(
+        required(&check()),
+        ["multi-user.target"],
+        "not enabled, not required"
+    );
+
+    // Enabled again: the same link as deb-systemd-helper's, and it runs.
+    systemctl(&dir, &["enable", "nginx"]).expect(0);
+    assert_eq!(
+        std::fs::read_link(&wants).expect("link"),
+        lib.join("nginx.service")
+    );
+    wait_for(WAIT, "nginx answers after enable", || {
+        init.http().filter(|c| c == "200")
+    });
+    systemctl(&dir, &["is-active", "--quiet", "nginx"]).expect(0);
+}
