@@ -216,6 +216,7 @@ impl World {
                         },
                     );
                 }
+                Action::SaveTimerStamp { .. } => {}
             }
             p.drain_actions_into(&mut queue);
         }

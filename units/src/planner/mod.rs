@@ -269,11 +269,16 @@ mod rules;
 mod targets;
 #[cfg(test)]
 mod targets_tests;
+mod timers;
+#[cfg(test)]
+mod timers_tests;
+mod triggered;
 mod views;
 mod wants;
 
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
 pub use targets::{AlternativeError, TargetView};
+pub use timers::TimerEnv;
 pub use views::UnitView;
 pub use wants::{WantError, WantLife};
 
@@ -358,6 +363,10 @@ pub struct Planner {
     failed_over: Vec<(UnitId, UnitId)>,
     /// The wanted units besides the target's set (`wants.rs`).
     wants: Vec<(String, WantLife)>,
+    /// The triggered set T (`triggered.rs`).
+    triggered: Vec<triggered::Triggered>,
+    /// What timers read besides the monotonic clock (`timers.rs`).
+    timer_env: Box<TimerEnv>,
 }
 
 impl Planner {
@@ -365,6 +374,19 @@ impl Planner {
     /// `target` at once if some unit provides it; otherwise every unit stays
     /// `disabled` until [`Planner::set_target`] names a known target.
     pub fn new(graph: Graph, target: &str, now: Instant, opts: PlannerOptions) -> Planner {
+        Planner::with_timer_env(graph, target, now, opts, TimerEnv::default())
+    }
+
+    /// [`Planner::new`], with what timers read besides the monotonic clock
+    /// (the wall clock, zones, persistent last triggers) known from the
+    /// start.
+    pub fn with_timer_env(
+        graph: Graph,
+        target: &str,
+        now: Instant,
+        opts: PlannerOptions,
+        timer_env: TimerEnv,
+    ) -> Planner {
         let n = graph.len();
         let mut p = Planner {
             units: vec![Unit::new(); n],
@@ -391,6 +413,8 @@ impl Planner {
             target_active_at: None,
             failed_over: Vec::new(),
             wants: Vec::new(),
+            triggered: Vec::new(),
+            timer_env: Box::new(timer_env),
         };
         p.index_graph();
         p.push_all();

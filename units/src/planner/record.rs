@@ -68,6 +68,8 @@ pub(super) enum Timer {
     Pidfile,
     /// `watchdog-sec` passed without a `WATCHDOG=1`.
     Watchdog,
+    /// A timer unit's next elapse.
+    Elapse,
 }
 
 /// What a node of the graph is, as the rules see it.
@@ -115,6 +117,9 @@ pub(super) struct Unit {
     pub kind: NodeKind,
     /// In the required set (what an `after` edge on it reads).
     pub required: bool,
+    /// Failed after a trigger started it, and then left the triggered
+    /// set: it stays `failed` outside the required set.
+    pub kept_failed: bool,
 }
 
 impl Unit {
@@ -136,6 +141,7 @@ impl Unit {
             masked: false,
             kind: NodeKind::Unit,
             required: false,
+            kept_failed: false,
         }
     }
 
@@ -215,6 +221,8 @@ pub(super) struct Rare {
     /// The start-timeout deadline while the pidfile is awaited (the retry
     /// timer takes the unit's one timer).
     pub pidfile_deadline: Option<Instant>,
+    /// A timer unit's run, while it is up.
+    pub timer_run: Option<super::timers::TimerRun>,
 }
 
 /// What [`Record::rare`] reads when a unit has no rare part.
@@ -224,6 +232,7 @@ static NO_RARE: Rare = Rare {
     script_group: None,
     pidfile_tries: 0,
     pidfile_deadline: None,
+    timer_run: None,
 };
 
 /// A unit's status text, kept unformatted: most are fixed texts, and the

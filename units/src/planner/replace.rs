@@ -218,7 +218,8 @@ impl Planner {
                 let (Action::Spawn { unit, .. }
                 | Action::Kill { unit, .. }
                 | Action::ReadPidfile { unit, .. }
-                | Action::GuessMainPid { unit }) = &mut a;
+                | Action::GuessMainPid { unit }
+                | Action::SaveTimerStamp { unit, .. }) = &mut a;
                 *unit = new_id(*unit)?;
                 Some(a)
             })

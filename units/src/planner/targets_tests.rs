@@ -120,7 +120,9 @@ impl World {
                             );
                         }
                     }
-                    Action::ReadPidfile { .. } | Action::GuessMainPid { .. } => {}
+                    Action::ReadPidfile { .. }
+                    | Action::GuessMainPid { .. }
+                    | Action::SaveTimerStamp { .. } => {}
                 }
             }
         }

@@ -41,6 +41,11 @@ impl Planner {
         rec.start_at = Some(self.now);
         rec.main_pid = None;
         self.clear_timer(u);
+        self.units[i].kept_failed = false;
+        if kind == UnitType::Timer {
+            self.start_timer(u);
+            return;
+        }
         if kind == UnitType::Virtual {
             self.units[i].phase = Phase::Up;
             self.set_state(u, UnitState::Running, "active");

@@ -118,6 +118,7 @@ fn describe(a: &Action) -> String {
         Action::Kill { whom, signal, .. } => format!("{} to {whom:?}", signal.name()),
         Action::ReadPidfile { .. } => "read pidfile".to_string(),
         Action::GuessMainPid { .. } => "guess the main PID".to_string(),
+        Action::SaveTimerStamp { .. } => "save the timer's stamp".to_string(),
     }
 }
 
