@@ -48,6 +48,9 @@ impl<S: Sys> Runtime<S> {
                 let result = self.guess_main_pid(unit);
                 self.fact(Fact::Pidfile { unit, result });
             }
+            Action::SaveTimerStamp {
+                timer, realtime_us, ..
+            } => self.save_timer_stamp(timer, realtime_us),
         }
     }
 

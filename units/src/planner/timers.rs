@@ -110,7 +110,7 @@ impl Planner {
     /// running timer again by it.
     pub fn set_timer_env(&mut self, env: TimerEnv, now: Instant) {
         self.now = now;
-        self.timer_env = Box::new(env);
+        *self.timer_env = env;
         self.rearm_timers();
         self.run();
     }
