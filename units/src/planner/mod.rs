@@ -248,6 +248,10 @@
 //! - `targets.rs`: what moves an alternative's choice, and what a status
 //!   says of a declared target;
 //! - `wants.rs`: units required besides the target's (transient units);
+//! - `triggered.rs`: the triggered set T (a trigger fires; its unit is
+//!   required until it settles);
+//! - `timers.rs`: timer units (armed on the deadline heap, firing, the
+//!   wall clock and the `Persistent=` stamps the init gives);
 //! - `views.rs`: the queries for status replies.
 
 use crate::graph::{Graph, UnitId};

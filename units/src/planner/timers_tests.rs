@@ -299,6 +299,11 @@ fn a_long_running_service_stays_required_until_it_ends_and_the_timer_stops_with_
     assert_eq!(s.state("job"), UnitState::Running);
     let id = s.p.graph().unit("job").unwrap();
     assert_eq!(s.p.triggered_by(id), Some("tick"));
+    assert!(
+        s.status("job").ends_with("(triggered by tick)"),
+        "{}",
+        s.status("job")
+    );
     // The target goes: the timer stops, and what it started goes with it.
     s.p.shutdown(s.now);
     s.settle();

@@ -85,6 +85,10 @@ impl Planner {
         } else {
             self.status_text(id)
         };
+        let status = match self.triggered_by(id) {
+            Some(by) => format!("{status} (triggered by {by})"),
+            None => status,
+        };
         Some(UnitView {
             state: unit.state,
             since: rec.since,
