@@ -35,7 +35,7 @@
 //! spawned child gets exactly its stdin, stdout and stderr. The spawn path
 //! does not rely on it: the child takes over only the descriptors below a
 //! few slots reserved at start-up and closes those from 3 up
-//! (`close_range(2)`, see `spawn.rs`), which also covers descriptors the
+//! (`close_range(2)`, see `spawn/`), which also covers descriptors the
 //! init inherited from whoever started it (on kernels before 5.9, without
 //! `close_range`, only close-on-exec protects the rest).
 //!

@@ -64,6 +64,7 @@ pub(super) enum Step {
     Execve,
     Unshare,
     OpenNull,
+    HandOff,
 }
 
 impl Step {
@@ -79,6 +80,7 @@ impl Step {
             Step::Chdir,
             Step::Unshare,
             Step::OpenNull,
+            Step::HandOff,
         ]
         .into_iter()
         .find(|s| *s as u32 == v)
@@ -98,6 +100,23 @@ impl Step {
             Step::Execve => "execve",
             Step::Unshare => "unshare the descriptor table",
             Step::OpenNull => "open /dev/null",
+            Step::HandOff => "hand the child off",
+        }
+    }
+
+    /// The exit status of a handed-off child that failed this step:
+    /// systemd's for the same failure (`EXIT_EXEC`, `EXIT_USER` …).
+    fn exit_status(self) -> u8 {
+        match self {
+            Step::Chdir => 200,
+            Step::Execve => 203,
+            Step::Dup2Stdin | Step::OpenNull => 208,
+            Step::Dup2Stdout => 209,
+            Step::Dup2Stderr => 211,
+            Step::Setgroups | Step::Setgid => 216,
+            Step::Setuid => 217,
+            Step::Setsid => 220,
+            Step::Unshare | Step::HandOff => 127,
         }
     }
 
@@ -136,6 +155,13 @@ pub(super) struct Plan {
     /// the context).
     pub(super) step: AtomicU32,
     pub(super) errno: AtomicI32,
+    /// Set by a child that handed off (in the init's memory): the PID of
+    /// the process that goes on in its place.
+    pub(super) handed: AtomicI32,
+    /// Set in the handed-off process (in its own copy of the memory): it
+    /// reports a failure by its exit status and a line on its standard
+    /// error, since the parent no longer waits for it.
+    pub(super) detached: AtomicBool,
 }
 
 /// The child's entry point on its own stack.
@@ -161,12 +187,15 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     if !ranged && libc::unshare(libc::CLONE_FILES) < 0 {
         fail(p, Step::Unshare);
     }
+    let context = p.context.as_ref();
+    if context.is_some_and(ChildContext::detaches) {
+        hand_off(p);
+    }
     if libc::setsid() < 0 {
         fail(p, Step::Setsid);
     }
-    // The context's cgroup, limits, namespaces and mounts, while the child
-    // still has the init's privileges.
-    let context = p.context.as_ref();
+    // The context's directories, output files, cgroup, limits, namespaces
+    // and mounts, while the child still has the init's privileges.
     if let Some(Err((n, errno))) = context.map(|c| c.before_identity()) {
         fail_context(p, n, errno);
     }
@@ -247,18 +276,86 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     fail(p, Step::Execve)
 }
 
-/// Reports `step` and `errno` to the parent and exits 127.
+/// Hands the child off: a process of the init's own (`CLONE_PARENT`,
+/// without `CLONE_VM`: a copy of this memory) goes on with the spawn, and
+/// this one tells the parent its PID and exits, so that the parent, held by
+/// `CLONE_VFORK` until then, is back at once while the new process makes
+/// the unit's directories and opens its files, which may wait on a disk
+/// (`dirs.rs`). The copy costs the init's page tables, for the units that
+/// have such steps only.
+unsafe fn hand_off(p: &Plan) {
+    let pid = libc::syscall(
+        libc::SYS_clone,
+        libc::c_ulong::from(libc::CLONE_PARENT as c_uint | libc::SIGCHLD as c_uint),
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+    );
+    match pid {
+        0 => p.detached.store(true, Ordering::Relaxed),
+        pid if pid < 0 => fail(p, Step::HandOff),
+        pid => {
+            p.handed.store(pid as i32, Ordering::Relaxed);
+            libc::_exit(0)
+        }
+    }
+}
+
+/// Reports `step` and `errno` to the parent and exits 127 (a handed-off
+/// child: says so on its standard error and exits with the step's status).
 pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
-    p.errno.store(Errno::last_raw(), Ordering::Relaxed);
+    let errno = Errno::last_raw();
+    if p.detached.load(Ordering::Relaxed) {
+        report(p, step.name().as_bytes(), errno);
+        libc::_exit(c_int::from(step.exit_status()))
+    }
+    p.errno.store(errno, Ordering::Relaxed);
     p.step.store(step as u32, Ordering::Relaxed);
     libc::_exit(127)
 }
 
 /// Reports step `n` of the context and `errno` to the parent and exits
-/// 127.
+/// 127 (a handed-off child: as [`fail`] says).
 pub(super) unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
+    if p.detached.load(Ordering::Relaxed) {
+        let ctx = p.context.as_ref();
+        report(p, ctx.map_or(b"a context step", |c| c.step_label(n)), errno);
+        libc::_exit(c_int::from(ctx.map_or(127, |c| c.exit_status(n))))
+    }
     p.errno.store(errno, Ordering::Relaxed);
     let code = u32::try_from(n).map_or(u32::MAX, |n| CONTEXT_STEPS.saturating_add(n));
     p.step.store(code, Ordering::Relaxed);
     libc::_exit(127)
+}
+
+/// Writes `flotilla: cannot start: WHAT: ERROR` to the handed-off child's
+/// standard error: its stderr slot while that is open, else descriptor 2
+/// (set up by then, or the init's own). With a buffer on the stack: no
+/// allocation in the child.
+unsafe fn report(p: &Plan, what: &[u8], errno: c_int) {
+    let desc = Errno::from_raw(errno).desc().as_bytes();
+    let mut buf = [0u8; 512];
+    let mut len = 0;
+    for part in [
+        b"flotilla: cannot start: ".as_slice(),
+        what,
+        b": ",
+        desc,
+        b"\n",
+    ] {
+        for &b in part {
+            if let Some(slot) = buf.get_mut(len) {
+                *slot = b;
+                len += 1;
+            }
+        }
+    }
+    let slot = p.stdio[2];
+    let fd = if slot >= 0 && libc::fcntl(slot, libc::F_GETFD) >= 0 {
+        slot
+    } else {
+        2
+    };
+    libc::write(fd, buf.as_ptr().cast(), len);
 }

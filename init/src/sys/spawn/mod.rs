@@ -419,6 +419,8 @@ impl Spawner {
             execing: AtomicBool::new(false),
             step: AtomicU32::new(0),
             errno: AtomicI32::new(0),
+            handed: AtomicI32::new(0),
+            detached: AtomicBool::new(false),
         };
         let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD;
         let all = [u64::MAX; 2];
@@ -467,8 +469,9 @@ impl Spawner {
         if step == 0 && plan.execing.load(Ordering::Relaxed) {
             return Ok(pid);
         }
-        // The child is at `_exit(127)`, or was killed on its way to
-        // `execve`: reap it so that the loop never sees it.
+        let handed = plan.handed.load(Ordering::Relaxed);
+        // The child is at `_exit` (it failed, or handed off), or was killed
+        // on its way to `execve`: reap it so that the loop never sees it.
         let mut status = 0;
         loop {
             // SAFETY: waitpid(2) on our own child.
@@ -476,6 +479,11 @@ impl Spawner {
             if r >= 0 || Errno::last() != Errno::EINTR {
                 break;
             }
+        }
+        if handed > 0 {
+            // The process that goes on in its place is the init's child
+            // too (CLONE_PARENT): the unit's.
+            return Ok(handed);
         }
         if step == 0 {
             return Err(Failure::Killed(libc::WTERMSIG(status)));
