@@ -487,3 +487,51 @@ fn clusterd_sigkill_etcd_outage_and_leader_machine_loss() {
     });
     c.assert_no_duplicates();
 }
+
+/// fleet's pattern of a scheduled job: `backup.service` (a oneshot) on one
+/// machine, and `backup.timer` with `MachineOf=backup.service`, both
+/// submitted through the API. Both reach `launched` on the service's
+/// machine; the timer fires the service there (its status says when).
+#[test]
+fn a_fleet_timer_with_machine_of_fires_its_service_on_that_machine() {
+    let c = Cluster::start();
+    let dir = tempdir();
+    let out = dir.path().join("fired");
+    let service = serde_json::json!({"desiredState": "launched", "options": [
+        {"section": "Service", "name": "Type", "value": "oneshot"},
+        {"section": "Service", "name": "ExecStart",
+         "value": format!("/bin/sh -c 'echo fired >> {}'", out.display())},
+        {"section": "X-Fleet", "name": "MachineID", "value": "bbbbbbbb"},
+    ]});
+    let timer = serde_json::json!({"desiredState": "launched", "options": [
+        {"section": "Timer", "name": "OnActiveSec", "value": "2s"},
+        {"section": "Timer", "name": "AccuracySec", "value": "1ms"},
+        {"section": "X-Fleet", "name": "MachineOf", "value": "backup.service"},
+    ]});
+    for (name, body) in [("backup.service", service), ("backup.timer", timer)] {
+        let (code, b) = c.req(
+            "PUT",
+            &format!("/fleet/v1/units/{name}"),
+            Some(&format!("{body}\n")),
+        );
+        assert_eq!(code, 201, "{name}: {b}");
+    }
+    let placed = c.wait_launched(&["backup.service", "backup.timer"]);
+    assert_eq!(placed["backup.service"], IDS[1]);
+    assert_eq!(placed["backup.timer"], IDS[1]);
+    // Launched, the oneshot ran once; the timer fires it a second time.
+    let line_count = || {
+        std::fs::read_to_string(&out)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    wait_for(LIMIT, "the timer to fire the service", || {
+        (line_count() >= 2).then_some(())
+    });
+    let units = c.machines[1].init.fleet_units();
+    let t = &units["backup.timer"];
+    assert!(t.status.contains("last trigger 20"), "{}", t.status);
+    for m in [&c.machines[0], &c.machines[2]] {
+        assert!(!m.init.fleet_units().contains_key("backup.timer"));
+    }
+}

@@ -220,6 +220,7 @@ impl World {
                         },
                     );
                 }
+                Action::SaveTimerStamp { .. } => {}
             }
             p.drain_actions_into(&mut queue);
         }

@@ -237,6 +237,7 @@ impl World {
                     result: Ok(pid),
                 });
             }
+            Action::SaveTimerStamp { .. } => {}
         }
     }
 
@@ -1136,7 +1137,7 @@ fn after_and_before_order_required_units_and_pull_in_nothing() {
 fn a_trigger_unit_fails_once_saying_it_is_not_run_yet() {
     let mut w = World::new(
         vec![
-            with(spec("tick", UnitType::Timer), |s| {
+            with(spec("tick", UnitType::Path), |s| {
                 s.exec_start = None;
                 s.triggers = v(&["job"]);
             }),

@@ -56,6 +56,9 @@ impl<S: Sys> Runtime<S> {
                 }
                 self.fact(Fact::Checked { unit, outcome });
             }
+            Action::SaveTimerStamp {
+                timer, realtime_us, ..
+            } => self.save_timer_stamp(timer, realtime_us),
         }
     }
 

@@ -19,6 +19,8 @@
 //! - `reports.rs`: state changes to the console, the unit logs and the
 //!   watchers; status views;
 //! - `unitset.rs`: the unit set (the directory, reload, transient sets);
+//! - `timers.rs`: what timer units read besides the monotonic clock, the
+//!   wall-clock watch, the persistent timers' stamps;
 //! - `logfeed.rs`: the log writer's channel (the units' lines to the log
 //!   directory, through a unit of its own: the loop opens no file).
 //!
@@ -36,6 +38,7 @@ mod sources;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 mod tests;
+mod timers;
 mod unitset;
 
 use crate::args::Settings;
@@ -53,6 +56,8 @@ use unitset::UnitSet;
 
 /// The control listener's token.
 const LISTENER_TOKEN: Token = Token(1);
+/// The wall-clock watch's token (`timers.rs`).
+const CLOCK_TOKEN: Token = Token(2);
 /// Tokens of unit sources (output pipes, notify sockets) start here.
 const SOURCE_BASE: usize = 16;
 /// Tokens of control connections start here.
@@ -112,6 +117,8 @@ pub struct Runtime<S: Sys> {
     actions: Vec<Action>,
     /// The buffer of [`Runtime::turn`]'s events, kept the same way.
     events: Vec<Event>,
+    /// Timer units' wall clock and stamps (`timers.rs`).
+    timers: timers::Timers,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -162,7 +169,12 @@ impl<S: Sys> Runtime<S> {
         let opts = PlannerOptions {
             max_concurrent_starts: settings.max_concurrent_starts,
         };
-        let planner = Planner::new(graph, &settings.target, mono0, opts);
+        let (timers, timer_env, problems) =
+            timers::Timers::load(&sys, &settings, &graph, mono0, wall0);
+        for e in &problems {
+            sys.console(&format!("init: {e}"));
+        }
+        let planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
         let units = UnitSet::new(dir_units, planner.graph(), load_errors);
         // Loading the directory's files is the biggest peak there is.
         sys.release_free_memory();
@@ -203,7 +215,9 @@ impl<S: Sys> Runtime<S> {
             failed_at_shutdown: false,
             actions: Vec::new(),
             events: Vec::with_capacity(64),
+            timers,
         };
+        rt.watch_wall_clock();
         rt.drive();
         Ok(rt)
     }
@@ -251,6 +265,7 @@ impl<S: Sys> Runtime<S> {
                     self.on_signal(signo);
                 }
                 Event::Ready(LISTENER_TOKEN) => self.control.accept(&self.sys),
+                Event::Ready(CLOCK_TOKEN) => self.on_wall_clock(),
                 Event::Ready(t) => match self.control.conn_of(t) {
                     Some(c) => self.control.ready(c, &self.sys, &mut incoming),
                     None => self.on_source(t),
@@ -301,6 +316,7 @@ impl<S: Sys> Runtime<S> {
 
     /// Removes the control socket and the notify sockets (at exit).
     pub fn close(&mut self) {
+        self.write_timer_stamps();
         self.control.remove_socket(&self.sys);
         self.slots.close_all(&self.sys);
         self.sys.teardown_cgroups();

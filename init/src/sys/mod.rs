@@ -49,6 +49,7 @@
 //! `SIGPIPE`).
 
 pub mod cgroup;
+mod clock;
 mod clone3;
 pub mod conditions;
 pub mod context;
@@ -220,6 +221,15 @@ pub trait Sys {
 
     /// Stops watching `fd` (before it is closed).
     fn unwatch(&self, fd: RawFd) -> Result<(), SysError>;
+
+    /// A descriptor that becomes readable when the wall clock is set or
+    /// jumps (a `timerfd` with `TFD_TIMER_CANCEL_ON_SET`, see `clock.rs`),
+    /// for the timers' calendar elapses.
+    fn wall_clock_watch(&self) -> Result<OwnedFd, SysError>;
+
+    /// After the watch was readable: whether the wall clock was set; the
+    /// watch is armed again.
+    fn wall_clock_was_set(&self, fd: BorrowedFd<'_>) -> bool;
 
     // ----- sockets ---------------------------------------------------------
 

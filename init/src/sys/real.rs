@@ -357,6 +357,14 @@ impl Sys for RealSys {
         sockets::accept(listener)
     }
 
+    fn wall_clock_watch(&self) -> Result<OwnedFd, SysError> {
+        super::clock::watch()
+    }
+
+    fn wall_clock_was_set(&self, fd: std::os::fd::BorrowedFd<'_>) -> bool {
+        super::clock::was_set(fd)
+    }
+
     fn bind_notify_socket(&self, path: &Path) -> Result<(OwnedFd, FileId), SysError> {
         sockets::bind_datagram(path)
     }

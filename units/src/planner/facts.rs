@@ -220,6 +220,16 @@ pub enum Action {
         /// The unit.
         unit: UnitId,
     },
+    /// A `Persistent=` timer fired: keep its last trigger across restarts
+    /// of the init (given back in [`super::TimerEnv::stamps`]).
+    SaveTimerStamp {
+        /// The timer.
+        unit: UnitId,
+        /// Its name.
+        timer: String,
+        /// The trigger, realtime microseconds.
+        realtime_us: u64,
+    },
 }
 
 /// Whom an [`Action::Kill`] signals.

@@ -249,6 +249,10 @@
 //! - `targets.rs`: what moves an alternative's choice, and what a status
 //!   says of a declared target;
 //! - `wants.rs`: units required besides the target's (transient units);
+//! - `triggered.rs`: the triggered set T (a trigger fires; its unit is
+//!   required until it settles);
+//! - `timers.rs`: timer units (armed on the deadline heap, firing, the
+//!   wall clock and the `Persistent=` stamps the init gives);
 //! - `views.rs`: the queries for status replies.
 
 use crate::graph::{Graph, UnitId};
@@ -271,12 +275,17 @@ mod rules;
 mod targets;
 #[cfg(test)]
 mod targets_tests;
+mod timers;
+#[cfg(test)]
+mod timers_tests;
+mod triggered;
 mod views;
 mod wants;
 
 pub use conditions::{check_unit, CheckOutcome};
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
 pub use targets::{AlternativeError, TargetView};
+pub use timers::TimerEnv;
 pub use views::UnitView;
 pub use wants::{WantError, WantLife};
 
@@ -361,6 +370,10 @@ pub struct Planner {
     failed_over: Vec<(UnitId, UnitId)>,
     /// The wanted units besides the target's set (`wants.rs`).
     wants: Vec<(String, WantLife)>,
+    /// The triggered set T (`triggered.rs`).
+    triggered: Vec<triggered::Triggered>,
+    /// What timers read besides the monotonic clock (`timers.rs`).
+    timer_env: Box<TimerEnv>,
 }
 
 impl Planner {
@@ -368,6 +381,19 @@ impl Planner {
     /// `target` at once if some unit provides it; otherwise every unit stays
     /// `disabled` until [`Planner::set_target`] names a known target.
     pub fn new(graph: Graph, target: &str, now: Instant, opts: PlannerOptions) -> Planner {
+        Planner::with_timer_env(graph, target, now, opts, TimerEnv::default())
+    }
+
+    /// [`Planner::new`], with what timers read besides the monotonic clock
+    /// (the wall clock, zones, persistent last triggers) known from the
+    /// start.
+    pub fn with_timer_env(
+        graph: Graph,
+        target: &str,
+        now: Instant,
+        opts: PlannerOptions,
+        timer_env: TimerEnv,
+    ) -> Planner {
         let n = graph.len();
         let mut p = Planner {
             units: vec![Unit::new(); n],
@@ -394,6 +420,8 @@ impl Planner {
             target_active_at: None,
             failed_over: Vec::new(),
             wants: Vec::new(),
+            triggered: Vec::new(),
+            timer_env: Box::new(timer_env),
         };
         p.index_graph();
         p.push_all();

@@ -70,6 +70,8 @@ pub(super) enum Timer {
     Pidfile,
     /// `watchdog-sec` passed without a `WATCHDOG=1`.
     Watchdog,
+    /// A timer unit's next elapse.
+    Elapse,
 }
 
 /// What a node of the graph is, as the rules see it.
@@ -117,6 +119,9 @@ pub(super) struct Unit {
     pub kind: NodeKind,
     /// In the required set (what an `after` edge on it reads).
     pub required: bool,
+    /// Failed after a trigger started it, and then left the triggered
+    /// set: it stays `failed` outside the required set.
+    pub kept_failed: bool,
 }
 
 impl Unit {
@@ -138,6 +143,7 @@ impl Unit {
             masked: false,
             kind: NodeKind::Unit,
             required: false,
+            kept_failed: false,
         }
     }
 
@@ -219,6 +225,8 @@ pub(super) struct Rare {
     pub pidfile_deadline: Option<Instant>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
+    /// A timer unit's run, while it is up.
+    pub timer_run: Option<super::timers::TimerRun>,
 }
 
 /// What [`Record::rare`] reads when a unit has no rare part.
@@ -229,6 +237,7 @@ static NO_RARE: Rare = Rare {
     pidfile_tries: 0,
     pidfile_deadline: None,
     skipped: false,
+    timer_run: None,
 };
 
 /// A unit's status text, kept unformatted: most are fixed texts, and the

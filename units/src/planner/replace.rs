@@ -219,7 +219,8 @@ impl Planner {
                 | Action::Kill { unit, .. }
                 | Action::ReadPidfile { unit, .. }
                 | Action::CheckConditions { unit, .. }
-                | Action::GuessMainPid { unit }) = &mut a;
+                | Action::GuessMainPid { unit }
+                | Action::SaveTimerStamp { unit, .. }) = &mut a;
                 *unit = new_id(*unit)?;
                 Some(a)
             })

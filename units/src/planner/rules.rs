@@ -110,6 +110,11 @@ impl Planner {
                 self.units[u.index()].queued_turn = false;
             }
             if !progressed && self.work.is_empty() {
+                // Triggered units that settled leave T (which may stop
+                // what they pulled in).
+                if !self.triggered.is_empty() && self.settle_triggered() {
+                    continue;
+                }
                 break;
             }
         }
@@ -223,7 +228,9 @@ impl Planner {
             return (true, false);
         }
         if !required {
-            if state == UnitState::Disabled {
+            if state == UnitState::Disabled
+                || (state == UnitState::Failed && self.units[i].kept_failed)
+            {
                 return (false, false);
             }
             self.clear_timer(u);

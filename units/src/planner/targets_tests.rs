@@ -122,7 +122,8 @@ impl World {
                     }
                     Action::ReadPidfile { .. }
                     | Action::GuessMainPid { .. }
-                    | Action::CheckConditions { .. } => {}
+                    | Action::CheckConditions { .. }
+                    | Action::SaveTimerStamp { .. } => {}
                 }
             }
         }

@@ -79,11 +79,17 @@ impl Planner {
         };
         let status = if let Some(s) = rec.notify_status.as_ref().filter(|_| unit.up()) {
             s.clone()
+        } else if let Some(s) = self.timer_status(id) {
+            s
         } else if let Some(t) = restart_at {
             let d = t.since(self.now);
             format!("{}; restart in {}", self.status_text(id), short(d))
         } else {
             self.status_text(id)
+        };
+        let status = match self.triggered_by(id) {
+            Some(by) => format!("{status} (triggered by {by})"),
+            None => status,
         };
         Some(UnitView {
             state: unit.state,
@@ -203,7 +209,7 @@ impl Planner {
 }
 
 /// `1.5s`, `250ms`, `2m` — short, for status lines.
-fn short(d: Duration) -> String {
+pub(super) fn short(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms}ms")

@@ -105,6 +105,7 @@ impl Planner {
     pub(super) fn required_now(&self) -> Vec<bool> {
         let mut roots = self.want_roots();
         roots.extend(self.target_provider);
+        roots.extend(self.triggered_roots());
         self.graph.reachable(&roots)
     }
 

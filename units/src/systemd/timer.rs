@@ -317,8 +317,10 @@ impl TimerSettings {
                 };
                 let next = base.after(d);
                 // A one-time value that already fired in this activation.
-                if c.last_trigger.is_some()
-                    && next < c.now
+                // (Its elapse is not after the last trigger: a clock read
+                // exactly at the elapse must not fire it twice.)
+                if c.last_trigger
+                    .is_some_and(|(last, _)| next <= last || next < c.now)
                     && matches!(kind, Base::Active | Base::Boot | Base::Startup)
                 {
                     continue;

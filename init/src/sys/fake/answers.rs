@@ -327,6 +327,24 @@ impl Sys for FakeSys {
         }
     }
 
+    /// An `eventfd` nothing writes: the fake's wall clock is never set.
+    fn wall_clock_watch(&self) -> Result<OwnedFd, SysError> {
+        // SAFETY: plain system call; the result is checked.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if raw < 0 {
+            return Err(SysError::Call {
+                call: "eventfd".into(),
+                errno: super::Os(super::Errno::last()),
+            });
+        }
+        // SAFETY: `raw` is a new descriptor that nothing else owns.
+        Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) })
+    }
+
+    fn wall_clock_was_set(&self, _fd: std::os::fd::BorrowedFd<'_>) -> bool {
+        false
+    }
+
     fn bind_notify_socket(&self, path: &Path) -> Result<(OwnedFd, FileId), SysError> {
         sockets::check_socket_path(path)?;
         self.record(

@@ -122,6 +122,10 @@ impl Planner {
             }
             (P::Reloading, E::Timer(Timer::Reload)) => self.reload_timed_out(u),
 
+            // A trigger: a timer's elapse; it stops at once.
+            (P::Up, E::Timer(Timer::Elapse)) => self.timer_elapsed(u),
+            (P::Up, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => self.stop_trigger(u, why),
+
             // Stopping: exec-stop and the kill signal, then stop-post.
             (P::Pre(_) | P::Main | P::Up | P::Reloading, E::Stop(why)) => self.begin_stop(u, why),
             (P::Stopping, E::Exited(Role::Main, _, status)) => {

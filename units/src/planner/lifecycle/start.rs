@@ -38,6 +38,7 @@ impl Planner {
         rec.start_at = Some(self.now);
         rec.main_pid = None;
         self.clear_timer(u);
+        self.units[i].kept_failed = false;
         if has_conditions {
             self.begin_check(u);
             return;
@@ -45,9 +46,9 @@ impl Planner {
         self.run_start(u);
     }
 
-    /// The start, once the conditions hold (or there are none): a
-    /// `virtual` unit is up at once; any other runs its pre commands or
-    /// its main process, bounded by `start-timeout`.
+    /// The start, once the conditions hold (or there are none): a timer
+    /// is armed, a `virtual` unit is up at once; any other runs its pre
+    /// commands or its main process, bounded by `start-timeout`.
     pub(super) fn run_start(&mut self, u: UnitId) {
         let i = u.index();
         let spec = self.spec_of(u);
@@ -56,6 +57,10 @@ impl Planner {
             spec.start_timeout,
             !spec.exec_start_pre.is_empty(),
         );
+        if kind == UnitType::Timer {
+            self.start_timer(u);
+            return;
+        }
         if kind == UnitType::Virtual {
             self.units[i].phase = Phase::Up;
             self.set_state(u, UnitState::Running, "active");

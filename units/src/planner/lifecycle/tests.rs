@@ -119,6 +119,7 @@ fn describe(a: &Action) -> String {
         Action::ReadPidfile { .. } => "read pidfile".to_string(),
         Action::GuessMainPid { .. } => "guess the main PID".to_string(),
         Action::CheckConditions { .. } => "check conditions".to_string(),
+        Action::SaveTimerStamp { .. } => "save the timer's stamp".to_string(),
     }
 }
 

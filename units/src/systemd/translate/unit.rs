@@ -76,7 +76,8 @@ pub(crate) fn translate_at(
     t.kind = kind;
     let mut spec = UnitSpec::new(unit_name, kind);
     spec.restart = RestartPolicy::No;
-    spec.remain_after_exit = Some(false);
+    // A trigger has no process to remain after (the key does not apply).
+    spec.remain_after_exit = (!kind.is_trigger()).then_some(false);
     spec.stop_timeout = SYSTEMD_DEFAULT_TIMEOUT;
     // systemd: a oneshot has no start timeout unless it sets one.
     let start_default = if kind == UnitType::Oneshot {

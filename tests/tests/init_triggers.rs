@@ -1,0 +1,101 @@
+//! System tests of the trigger units (`timer`) through the real `init`
+//! and `initctl` binaries (harness: `tests/src/`): a systemd `.timer`
+//! beside its `.service` in the units directory fires the oneshot, which
+//! writes a file; `initctl status` shows the next elapse and the last
+//! trigger; a `Persistent=` timer's stamp lands in the state directory.
+
+use flotilla_tests::init::TestDir;
+use flotilla_tests::{wait_for, WAIT};
+use flotilla_units::state::UnitState;
+
+/// A root unit `default` (virtual) that depends on `deps`.
+fn default_on(dir: &TestDir, deps: &str) {
+    dir.unit(
+        "default",
+        &format!("unit: default\ntype: virtual\ndepends-on: [{deps}]\n"),
+    );
+}
+
+/// `stamp.timer` (with `timer_keys`) and `stamp.service`, a oneshot that
+/// appends a line to `fired` in the test's directory.
+fn stamp_units(dir: &TestDir, timer_keys: &str) {
+    let out = dir.join("fired");
+    dir.file(
+        "units/stamp.service",
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'echo fired >> {}'\n",
+            out.display()
+        ),
+    );
+    dir.file("units/stamp.timer", &format!("[Timer]\n{timer_keys}"));
+}
+
+#[test]
+fn a_timer_fires_its_oneshot_once_on_active_sec() {
+    let dir = TestDir::new();
+    stamp_units(&dir, "OnActiveSec=1s\nAccuracySec=1ms\n");
+    default_on(&dir, "stamp.timer");
+    let init = dir.start("default");
+    let t = init.wait_state("stamp.timer", UnitState::Running);
+    assert!(
+        t.status.starts_with("next elapse ") && t.status.contains("not triggered yet"),
+        "{}",
+        t.status
+    );
+    assert_eq!(
+        init.unit("stamp.service").state,
+        UnitState::Disabled,
+        "a timer does not pull its unit in before it fires"
+    );
+    let fired = dir.join("fired");
+    wait_for(WAIT, "the timer's oneshot to write its file", || {
+        fired.exists().then_some(())
+    });
+    // Nothing is left to fire: the timer says when it last did.
+    let t = init.wait_unit("stamp.timer", "elapsed", |u| {
+        u.state == UnitState::Exited && u.status.contains("last trigger ")
+    });
+    assert!(
+        t.status.starts_with("elapsed; last trigger 20"),
+        "{}",
+        t.status
+    );
+    // The oneshot settled and left the triggered set.
+    init.wait_state("stamp.service", UnitState::Disabled);
+    assert_eq!(dir.lines("fired"), ["fired"]);
+    let shown = init
+        .ctl(&["status", "stamp.timer"])
+        .expect(0)
+        .stdout
+        .clone();
+    assert!(shown.contains("last trigger"), "{shown}");
+}
+
+#[test]
+fn on_unit_active_sec_repeats_and_a_persistent_stamp_is_kept() {
+    let dir = TestDir::new();
+    stamp_units(
+        &dir,
+        "OnActiveSec=100ms\nOnUnitActiveSec=300ms\nAccuracySec=1ms\nPersistent=yes\nOnCalendar=2000-01-01\n",
+    );
+    default_on(&dir, "stamp.timer");
+    let config = dir.file("init.yaml", "{}\n");
+    let init = dir.init().target("default").config(config).start();
+    wait_for(WAIT, "the oneshot to run three times", || {
+        (dir.join("fired").exists() && dir.lines("fired").len() >= 3).then_some(())
+    });
+    assert_eq!(init.unit("stamp.timer").state, UnitState::Running);
+    // The first trigger is written at once (later ones at most once a
+    // minute, and at exit).
+    let stamps = dir.join("timer-stamps");
+    wait_for(WAIT, "the stamps file", || stamps.exists().then_some(()));
+    let text = dir.read("timer-stamps");
+    let (name, us) = text.trim().split_once(' ').expect("a stamp line");
+    assert_eq!(name, "stamp.timer");
+    let us: u64 = us.parse().expect("microseconds");
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0);
+    assert!(us <= now_us && now_us - us < 60_000_000, "{us} vs {now_us}");
+}
