@@ -10,6 +10,7 @@
 //! - submit: the PUTs (C client threads, kept connections), and first PUT
 //!   to every unit `launched` in the API;
 //! - etcd gRPC messages and bytes (both ways) per unit during the launch,
+//!   and its transactions, reads, WAL syncs and events sent to watchers,
 //!   from etcd's own metrics;
 //! - CPU of the engine's leader, of the clusterd serving the API, and of
 //!   the other agents (min/median/max), and their RSS;
