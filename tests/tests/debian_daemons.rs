@@ -2,7 +2,9 @@
 //! mode, each daemon checked by what it serves and its sandbox checked
 //! from `/proc/PID`. The init runs in a network namespace of its own
 //! (`unshare --net`), so that a daemon's well-known port never meets
-//! another test's; the test talks to it through `nsenter`.
+//! another test's; the test talks to it through `nsenter`. cron's runs in
+//! a mount namespace too, with a private `/etc/cron.d` holding the test's
+//! job.
 //!
 //! Every process the test starts carries its mark and is killed when the
 //! test ends, pass or fail.
@@ -10,6 +12,7 @@
 use flotilla_tests::init::TestDir;
 use flotilla_tests::{bins, procs, wait_for, WAIT};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// The init, started in a new network namespace with `lo` up; killed
 /// with everything it started on drop.
@@ -33,6 +36,12 @@ impl NsInit {
     }
 
     fn start_as(dir: &TestDir, target: &str, unshare: &[&str]) -> NsInit {
+        NsInit::start_with(dir, target, unshare, "true")
+    }
+
+    /// The init with more namespaces (`unshare`'s options) and `setup`, a
+    /// shell command run in them first.
+    fn start_with(dir: &TestDir, target: &str, unshare: &[&str], setup: &str) -> NsInit {
         let out = std::fs::File::create(dir.join("init.out")).expect("init.out");
         let child = Command::new("unshare")
             .args(unshare)
@@ -41,7 +50,7 @@ impl NsInit {
                 "--",
                 "/bin/sh",
                 "-c",
-                "ip link set lo up && exec \"$0\" \"$@\"",
+                &format!("{setup} && ip link set lo up && exec \"$0\" \"$@\""),
             ])
             .arg(bins::init())
             .arg("--units")
@@ -229,8 +238,59 @@ fn nginx_from_debians_unit_file() {
 fn cron_from_debians_unit_file() {
     let dir = TestDir::new();
     install_debians(&dir, "cron.service");
-    let init = NsInit::start(&dir, "cron.service");
+    // A job of the test's own in a private /etc/cron.d (the init runs in a
+    // mount namespace of its own too): cron runs it at the next minute.
+    let crond = dir.join("cron.d");
+    std::fs::create_dir(&crond).expect("mkdir");
+    let ran = dir.join("cron-ran");
+    std::fs::write(
+        crond.join("flotilla-test"),
+        format!("* * * * * root echo ran > {}\n", ran.display()),
+    )
+    .expect("write the job");
+    let init = NsInit::start_with(
+        &dir,
+        "cron.service",
+        &["--mount"],
+        &format!("mount --bind {} /etc/cron.d", crond.display()),
+    );
     // `$EXTRA_OPTS`, unset in /etc/default/cron, expands to no word at all.
     let pid = process(&init, "/usr/sbin/cron");
     assert_eq!(procs::cmdline(pid), "/usr/sbin/cron -f");
+    let text = wait_for(Duration::from_secs(90), "the cron job's file", || {
+        std::fs::read_to_string(&ran).ok()
+    });
+    assert_eq!(text, "ran\n");
+}
+
+#[test]
+fn openssh_from_debians_unit_file() {
+    let dir = TestDir::new();
+    install_debians(&dir, "ssh.service");
+    let init = NsInit::start(&dir, "ssh.service");
+    // Type=notify (Debian's sshd says READY=1), an ExecStartPre= check,
+    // `$SSHD_OPTS` from an optional EnvironmentFile=, RuntimeDirectory=
+    // (made by sshd's own process, handed off), KillMode=process.
+    let keys = wait_for(WAIT, "sshd answers ssh-keyscan", || {
+        init.run_in(&["ssh-keyscan", "-T", "5", "-t", "ed25519", "127.0.0.1"])
+            .filter(|o| o.contains("ssh-ed25519"))
+    });
+    let host = std::fs::read_to_string("/etc/ssh/ssh_host_ed25519_key.pub").expect("host key");
+    let material = host.split_whitespace().nth(1).expect("key material");
+    assert!(keys.contains(material), "the machine's host key: {keys}");
+    let pid = process(&init, "sshd: /usr/sbin/sshd -D");
+    assert_eq!(procs::uid(pid), Some(0));
+    // READY=1 arrived: running, not starting.
+    wait_for(WAIT, "ssh.service running", || {
+        let out = dir.ctl(&["status", "ssh.service"]);
+        out.stdout
+            .lines()
+            .any(|l| l.trim().starts_with("State: running"))
+            .then_some(())
+    });
+    let run = std::fs::metadata("/run/sshd").expect("RuntimeDirectory=sshd");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(run.permissions().mode() & 0o7777, 0o755);
+    let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    assert!(cg.contains("/ssh.service"), "in its own cgroup: {cg}");
 }
