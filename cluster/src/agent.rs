@@ -29,7 +29,8 @@
 //!   applied. A lone change is written at once; while changes keep coming,
 //!   an agent writes at most once per [`publish_pace`], which grows with
 //!   the number of machines so that the whole cluster's state writes stay
-//!   near 100 a second (the agent counts the machines now and then).
+//!   near 100 a second (the agent counts the machines when a write is held
+//!   back, at most every 30 s).
 
 mod local;
 mod logs;
@@ -576,10 +577,21 @@ impl Agent {
             self.publish_at = None;
             return Ok(());
         }
-        let due = self.last_publish + publish_pace(self.machines.0);
+        let mut due = self.last_publish + publish_pace(self.machines.0);
         if Instant::now() < due {
-            self.publish_at = Some(due);
-            return Ok(());
+            // Held back: the pace matters, so the machines are counted (one
+            // small read, only here, where the write waits anyway; when it
+            // fails, the old count stands).
+            if self.machines.1.is_none_or(|t| t.elapsed() > COUNT_FOR) {
+                if let Ok(n) = self.reg.count(&self.reg.keys().machines()).await {
+                    self.machines = (n, Some(Instant::now()));
+                    due = self.last_publish + publish_pace(n);
+                }
+            }
+            if Instant::now() < due {
+                self.publish_at = Some(due);
+                return Ok(());
+            }
         }
         self.publish_at = None;
         let k = self.reg.keys().clone();
@@ -601,14 +613,6 @@ impl Agent {
             self.last_publish = Instant::now();
             if !self.reg.write_groups(&[], groups).await? {
                 return Err(RegistryError("state write refused".into()));
-            }
-            // The pace of the next write (a count is one small read, made
-            // only while states are being written; when it fails, the old
-            // count stands until the next write).
-            if self.machines.1.is_none_or(|t| t.elapsed() > COUNT_FOR) {
-                if let Ok(n) = self.reg.count(&k.machines()).await {
-                    self.machines = (n, Some(Instant::now()));
-                }
             }
         }
         // Units the init has not taken yet stay marked.
