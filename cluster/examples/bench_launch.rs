@@ -10,6 +10,7 @@
 //! - submit: the PUTs (C client threads, kept connections), and first PUT
 //!   to every unit `launched` in the API;
 //! - etcd gRPC messages and bytes (both ways) per unit during the launch,
+//!   and its transactions, reads, WAL syncs and events sent to watchers,
 //!   from etcd's own metrics;
 //! - CPU of the engine's leader, of the clusterd serving the API, and of
 //!   the other agents (min/median/max), and their RSS;
@@ -79,6 +80,8 @@ struct Figures {
     launched: Duration,
     msgs_per_unit: f64,
     bytes_per_unit: f64,
+    /// etcd's counters over the launch.
+    etcd: Traffic,
     leader_cpu: f64,
     api_cpu: f64,
     etcd_cpu: f64,
@@ -113,25 +116,69 @@ fn proc_rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// (gRPC messages received, bytes received + sent) from etcd's metrics.
-fn etcd_traffic(e: &etcd::Etcd) -> (f64, f64) {
+/// What etcd's own metrics count, at one moment.
+#[derive(Default, Clone, Copy)]
+struct Traffic {
+    /// gRPC messages received (requests, watch and keep-alive messages).
+    msgs: f64,
+    /// Bytes received and sent.
+    bytes: f64,
+    /// Transactions, plain puts and range reads handled.
+    txns: f64,
+    puts: f64,
+    ranges: f64,
+    /// WAL syncs (each a disk flush; etcd groups the proposals that
+    /// arrive together into one).
+    fsyncs: f64,
+    /// Events sent to watchers.
+    watch_events: f64,
+}
+
+impl std::ops::Sub for Traffic {
+    type Output = Traffic;
+    fn sub(self, o: Traffic) -> Traffic {
+        Traffic {
+            msgs: self.msgs - o.msgs,
+            bytes: self.bytes - o.bytes,
+            txns: self.txns - o.txns,
+            puts: self.puts - o.puts,
+            ranges: self.ranges - o.ranges,
+            fsyncs: self.fsyncs - o.fsyncs,
+            watch_events: self.watch_events - o.watch_events,
+        }
+    }
+}
+
+/// etcd's counters now, from its `/metrics`.
+fn etcd_traffic(e: &etcd::Etcd) -> Traffic {
     let Ok(mut s) = std::net::TcpStream::connect(e.url().trim_start_matches("http://")) else {
-        return (0.0, 0.0);
+        return Traffic::default();
     };
     let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
-    let sum = |prefix: &str| -> f64 {
+    let sum = |prefix: &str, having: &str| -> f64 {
         out.lines()
-            .filter(|l| l.starts_with(prefix))
+            .filter(|l| l.starts_with(prefix) && l.contains(having))
             .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .sum()
     };
-    (
-        sum("grpc_server_msg_received_total{"),
-        sum("etcd_network_client_grpc_received_bytes_total")
-            + sum("etcd_network_client_grpc_sent_bytes_total"),
-    )
+    let handled = |method: &str| {
+        sum(
+            "grpc_server_handled_total{",
+            &format!("grpc_method=\"{method}\""),
+        )
+    };
+    Traffic {
+        msgs: sum("grpc_server_msg_received_total{", ""),
+        bytes: sum("etcd_network_client_grpc_received_bytes_total", "")
+            + sum("etcd_network_client_grpc_sent_bytes_total", ""),
+        txns: handled("Txn"),
+        puts: handled("Put"),
+        ranges: handled("Range"),
+        fsyncs: sum("etcd_disk_wal_fsync_duration_seconds_count", ""),
+        watch_events: sum("etcd_debugging_mvcc_events_total", ""),
+    }
 }
 
 fn spread<T: Copy + PartialOrd>(mut v: Vec<T>) -> (T, T, T) {
@@ -266,8 +313,9 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let traffic1 = etcd_traffic(&etcd);
     f.etcd_cpu = proc_cpu(etcd_pid) - etcd0;
     f.bench_cpu = proc_cpu(me) - bench0;
-    f.msgs_per_unit = (traffic1.0 - traffic0.0) / cfg.units as f64;
-    f.bytes_per_unit = (traffic1.1 - traffic0.1) / cfg.units as f64;
+    f.etcd = traffic1 - traffic0;
+    f.msgs_per_unit = f.etcd.msgs / cfg.units as f64;
+    f.bytes_per_unit = f.etcd.bytes / cfg.units as f64;
     let lead = leader(&dir, &ids).unwrap_or(0);
     let cpu: Vec<f64> = pids
         .iter()
@@ -402,6 +450,10 @@ fn print(f: &Figures, ttl: u64) {
     println!(
         "etcd per unit: {:.2} gRPC messages, {:.0} bytes",
         f.msgs_per_unit, f.bytes_per_unit
+    );
+    println!(
+        "etcd during the launch: {:.0} transactions, {:.0} puts, {:.0} reads, {:.0} WAL syncs, {:.0} events sent to watchers",
+        f.etcd.txns, f.etcd.puts, f.etcd.ranges, f.etcd.fsyncs, f.etcd.watch_events
     );
     println!(
         "CPU during the launch: leader {:.2} s, API {:.2} s, other agents {:.2}/{:.2}/{:.2} s (min/median/max), etcd {:.2} s; the benchmark's clients and stand-ins {:.2} s",

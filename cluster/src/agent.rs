@@ -26,7 +26,11 @@
 //! - States (`state/<id>/<unit>`, bound to the lease) are written for the
 //!   marked units after the init took them and when the init reports a
 //!   change (`subscribe`), in batches; `currentState` is what was really
-//!   applied.
+//!   applied. A lone change is written at once; while changes keep coming,
+//!   an agent writes at most once per [`publish_pace`], which grows with
+//!   the number of machines so that the whole cluster's state writes stay
+//!   near 100 a second (the agent counts the machines when a write is held
+//!   back, at most every 30 s).
 
 mod local;
 mod logs;
@@ -69,11 +73,30 @@ pub struct AgentConfig {
 /// per unit.
 const GATHER: Duration = Duration::from_millis(10);
 
-/// States are written at most this often: a lone change is written at
-/// once, a burst (a unit a few milliseconds apart for ten seconds) in a
-/// few writes instead of one per unit; etcd's work at 100 machines was
-/// mostly these writes.
+/// The least time between two state writes of one agent: a lone change
+/// is written at once, a burst (a unit a few milliseconds apart for ten
+/// seconds) in a few writes instead of one per unit.
 const PUBLISH_EVERY: Duration = Duration::from_millis(200);
+
+/// The pace grows by this much per machine in the cluster, so that the
+/// agents together write states at most about 100 times a second however
+/// many they are: during a deploy to 100 machines each agent receives a
+/// unit now and then, and one write per unit (etcd's work at 100 machines
+/// was mostly these writes) becomes one per second per agent.
+const PUBLISH_PER_MACHINE: Duration = Duration::from_millis(10);
+
+/// The longest pace, whatever the cluster's size.
+const PUBLISH_MAX: Duration = Duration::from_secs(2);
+
+/// How long the agent trusts its count of the machines.
+const COUNT_FOR: Duration = Duration::from_secs(30);
+
+/// The least time between two state writes of one agent in a cluster of
+/// `machines`.
+pub fn publish_pace(machines: usize) -> Duration {
+    let per = PUBLISH_PER_MACHINE.saturating_mul(u32::try_from(machines).unwrap_or(u32::MAX));
+    per.clamp(PUBLISH_EVERY, PUBLISH_MAX)
+}
 
 /// A change of one watched key: key, value, deleted.
 type Change = (String, Vec<u8>, bool);
@@ -114,6 +137,9 @@ struct Agent {
     unreported: BTreeSet<String>,
     /// When states were last written.
     last_publish: Instant,
+    /// The machines in the cluster (for the pace of state writes) and when
+    /// they were counted.
+    machines: (usize, Option<Instant>),
     /// When the states held back are due.
     publish_at: Option<Instant>,
     /// Something is left to do (a retry is due).
@@ -143,8 +169,9 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         published: BTreeMap::new(),
         unreported: BTreeSet::new(),
         last_publish: Instant::now()
-            .checked_sub(PUBLISH_EVERY)
+            .checked_sub(PUBLISH_MAX)
             .unwrap_or_else(Instant::now),
+        machines: (1, None),
         publish_at: None,
         again: true,
     };
@@ -550,10 +577,21 @@ impl Agent {
             self.publish_at = None;
             return Ok(());
         }
-        let due = self.last_publish + PUBLISH_EVERY;
+        let mut due = self.last_publish + publish_pace(self.machines.0);
         if Instant::now() < due {
-            self.publish_at = Some(due);
-            return Ok(());
+            // Held back: the pace matters, so the machines are counted (one
+            // small read, only here, where the write waits anyway; when it
+            // fails, the old count stands).
+            if self.machines.1.is_none_or(|t| t.elapsed() > COUNT_FOR) {
+                if let Ok(n) = self.reg.count(&self.reg.keys().machines()).await {
+                    self.machines = (n, Some(Instant::now()));
+                    due = self.last_publish + publish_pace(n);
+                }
+            }
+            if Instant::now() < due {
+                self.publish_at = Some(due);
+                return Ok(());
+            }
         }
         self.publish_at = None;
         let k = self.reg.keys().clone();
@@ -592,5 +630,24 @@ impl Agent {
             };
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pace_of_state_writes_grows_with_the_machines() {
+        // Small clusters: the least pace (a lone change still goes at once).
+        assert_eq!(publish_pace(0), PUBLISH_EVERY);
+        assert_eq!(publish_pace(3), PUBLISH_EVERY);
+        assert_eq!(publish_pace(20), PUBLISH_EVERY);
+        // Then 10 ms per machine: 100 agents write about 100 times a second.
+        assert_eq!(publish_pace(30), Duration::from_millis(300));
+        assert_eq!(publish_pace(100), Duration::from_secs(1));
+        // Never slower than the cap.
+        assert_eq!(publish_pace(500), PUBLISH_MAX);
+        assert_eq!(publish_pace(usize::MAX), PUBLISH_MAX);
     }
 }

@@ -5,8 +5,12 @@
 //! bound to its own lease, kept alive by its own task, [`crate::lease`]);
 //! the others wait on a watch of that key. The leader reads units, desired
 //! states, machines and the stored schedule once (paged, at one revision),
-//! then follows one watch of the whole prefix (in etcd's revision order)
-//! for `units/`, `desired/`, `machines/` and its own leader key. Each batch
+//! then follows `units/`, `desired/`, `machines/` and its own leader key
+//! (one watch each, on one stream: etcd sends it none of the schedule,
+//! placement and state writes). Each prefix's events come in revision
+//! order; across prefixes the order does not matter, because the model is
+//! the latest value of every key and each plan compares it with what is
+//! stored. Each batch
 //! of events is given to the [`Scheduler`] change by change; only the units
 //! the batch concerns (or whose placement the scheduler changed) are
 //! compared with what is stored, and only their differences are written:
@@ -317,15 +321,32 @@ enum Event {
     Failed(String),
 }
 
-/// Forwards the events of one watch of the whole prefix from `rev` that
-/// the engine uses (units, desired states, machines; the loss of the
-/// leader key); everything else is dropped before decoding.
+/// Forwards the events the engine uses from `rev` on: units, desired
+/// states, machines and the loss of the leader key, each prefix watched on
+/// its own (on one stream), so that etcd sends the leader none of the
+/// schedule, placement and state writes (three of every unit's five
+/// writes, and the largest).
 async fn follow(reg: Registry, rev: i64, tx: mpsc::Sender<Event>) {
     let keys = reg.keys().clone();
-    let opts = WatchOptions::new()
-        .with_prefix()
-        .with_start_revision(rev + 1);
-    let mut stream = match reg.watch_client().watch(keys.prefix(), Some(opts)).await {
+    let from = |prefix: bool| {
+        let o = WatchOptions::new().with_start_revision(rev + 1);
+        if prefix {
+            o.with_prefix()
+        } else {
+            o
+        }
+    };
+    let started = async {
+        let mut stream = reg
+            .watch_client()
+            .watch(keys.units(), Some(from(true)))
+            .await?;
+        stream.watch(keys.desireds(), Some(from(true))).await?;
+        stream.watch(keys.machines(), Some(from(true))).await?;
+        stream.watch(keys.leader(), Some(from(false))).await?;
+        Ok::<_, etcd_client::Error>(stream)
+    };
+    let mut stream = match started.await {
         Ok(s) => s,
         Err(e) => {
             let _ = tx.send(Event::Failed(e.to_string())).await;

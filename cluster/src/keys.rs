@@ -16,9 +16,10 @@
 //! | `logs/<machine>/<unit>` | [`crate::model::LogAnswer`] JSON | agent | agent's |
 //!
 //! Each agent watches only `schedule/<its machine>/`, `metadata/<its
-//! machine>` and `logreq/<its machine>/`; the engine's leader watches the whole prefix (for etcd's
-//! revision order) and keeps `units/`, `desired/`, `machines/` and
-//! `engine/leader`, and reads `schedule/` when it becomes leader.
+//! machine>` and `logreq/<its machine>/`; the engine's leader watches
+//! `units/`, `desired/`, `machines/` and `engine/leader` (four watches on
+//! one stream), and reads `schedule/` and `placement/` when it becomes
+//! leader.
 
 /// The key builder for one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]

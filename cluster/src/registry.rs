@@ -162,6 +162,19 @@ impl Registry {
         Ok(resp.header().map(|h| h.revision()).unwrap_or(0))
     }
 
+    /// How many keys are under `prefix` (one small read).
+    pub async fn count(&self, prefix: &str) -> Result<usize> {
+        let resp = self
+            .kv
+            .clone()
+            .get(
+                prefix,
+                Some(GetOptions::new().with_prefix().with_count_only()),
+            )
+            .await?;
+        Ok(usize::try_from(resp.count()).unwrap_or(0))
+    }
+
     /// Every key under each of `prefixes`, all at one revision, read in
     /// pages of [`READ_PAGE`] keys; returns the revision and the keys.
     pub async fn read_prefixes(&self, prefixes: &[String]) -> Result<(i64, Vec<KeyValue>)> {
