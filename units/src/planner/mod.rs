@@ -258,6 +258,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
+mod carry;
 mod deps;
 mod facts;
 mod lifecycle;
@@ -365,8 +366,18 @@ impl Planner {
     /// `target` at once if some unit provides it; otherwise every unit stays
     /// `disabled` until [`Planner::set_target`] names a known target.
     pub fn new(graph: Graph, target: &str, now: Instant, opts: PlannerOptions) -> Planner {
+        let mut p = Planner::unstarted(graph, target, now, opts);
+        p.index_graph();
+        p.push_all();
+        p.run();
+        p
+    }
+
+    /// A planner for `graph` whose rules have not run yet (every unit
+    /// idle): [`Planner::new`] runs them; `carry.rs` restores records first.
+    fn unstarted(graph: Graph, target: &str, now: Instant, opts: PlannerOptions) -> Planner {
         let n = graph.len();
-        let mut p = Planner {
+        Planner {
             units: vec![Unit::new(); n],
             records: (0..n).map(|_| Record::new(now)).collect(),
             index: DepIndex::default(),
@@ -391,11 +402,7 @@ impl Planner {
             target_active_at: None,
             failed_over: Vec::new(),
             wants: Vec::new(),
-        };
-        p.index_graph();
-        p.push_all();
-        p.run();
-        p
+        }
     }
 
     /// The earliest pending deadline: the init's poll timeout.
