@@ -318,8 +318,9 @@ pub struct IoCarry {
     /// Its notify socket.
     #[serde(default)]
     pub notify: Option<NotifyCarry>,
-    /// Its log ring.
-    pub log: LogCarry,
+    /// Its log ring (none before its first process).
+    #[serde(default)]
+    pub log: Option<LogCarry>,
     /// It had a run (cgroup, directories) made: made again for it.
     #[serde(default)]
     pub had_run: bool,

@@ -130,7 +130,7 @@ prop_compose! {
             reported,
             pipes,
             notify: notify.map(|(fd, path, dev, ino)| NotifyCarry { fd, path, dev, ino }),
-            log: LogCarry { id: log.0, next_seq: log.1, persisted: log.2, lines: log.3 },
+            log: Some(LogCarry { id: log.0, next_seq: log.1, persisted: log.2, lines: log.3 }),
             had_run,
         }
     }

@@ -541,4 +541,16 @@ impl Sys for RealSys {
     fn teardown_cgroups(&self) {
         super::unitrun::teardown()
     }
+
+    fn reexec(
+        &self,
+        snapshot: &[u8],
+        keep: &[RawFd],
+    ) -> Result<std::convert::Infallible, SysError> {
+        super::reexec::exec(snapshot, keep)
+    }
+
+    fn adopt_fd(&self, fd: RawFd) -> Result<OwnedFd, SysError> {
+        super::reexec::adopt(fd)
+    }
 }

@@ -553,4 +553,30 @@ impl Sys for FakeSys {
     fn end_unit(&self, _run: &crate::sys::unitrun::UnitRun, _keep_runtime: bool) {}
 
     fn teardown_cgroups(&self) {}
+
+    fn reexec(
+        &self,
+        _snapshot: &[u8],
+        keep: &[RawFd],
+    ) -> Result<std::convert::Infallible, SysError> {
+        self.record(
+            None,
+            Call::Reexec {
+                keep: keep.to_vec(),
+            },
+        )?;
+        // The fake never becomes another program: the exec fails as for a
+        // file that is not one.
+        Err(SysError::Call {
+            call: "execve".into(),
+            errno: crate::sys::Os(crate::sys::Errno::ENOEXEC),
+        })
+    }
+
+    fn adopt_fd(&self, fd: RawFd) -> Result<OwnedFd, SysError> {
+        Err(SysError::Call {
+            call: format!("adopt descriptor {fd}"),
+            errno: crate::sys::Os(crate::sys::Errno::EBADF),
+        })
+    }
 }

@@ -93,6 +93,11 @@ pub enum Call {
     },
     /// [`super::Sys::set_child_subreaper`].
     SetChildSubreaper,
+    /// [`super::Sys::reexec`]: the descriptors it was to keep.
+    Reexec {
+        /// The descriptors.
+        keep: Vec<RawFd>,
+    },
     /// [`super::Sys::lookup_user`].
     LookupUser(String),
     /// [`super::Sys::lookup_group`].
