@@ -7,6 +7,7 @@
 mod changes;
 mod lifecycle;
 mod logs;
+mod reexec;
 mod shape;
 
 use super::{Exit, Runtime};

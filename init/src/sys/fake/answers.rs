@@ -556,12 +556,13 @@ impl Sys for FakeSys {
 
     fn reexec(
         &self,
-        _snapshot: &[u8],
+        snapshot: &[u8],
         keep: &[RawFd],
     ) -> Result<std::convert::Infallible, SysError> {
         self.record(
             None,
             Call::Reexec {
+                snapshot: snapshot.to_vec(),
                 keep: keep.to_vec(),
             },
         )?;

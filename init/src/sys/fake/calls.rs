@@ -93,8 +93,11 @@ pub enum Call {
     },
     /// [`super::Sys::set_child_subreaper`].
     SetChildSubreaper,
-    /// [`super::Sys::reexec`]: the descriptors it was to keep.
+    /// [`super::Sys::reexec`]: the snapshot and the descriptors it was
+    /// to keep.
     Reexec {
+        /// The snapshot's bytes.
+        snapshot: Vec<u8>,
         /// The descriptors.
         keep: Vec<RawFd>,
     },
