@@ -139,8 +139,19 @@ fn reexec_twice_and_the_log_writer_keeps_its_streams() {
         children.iter().all(|&c| procs::state(c) != Some('Z')),
         "{children:?}"
     );
-    // The log writer was reconnected; the lines after the re-exec go to
-    // the same stream of the same file, numbered on.
+    // The log writer connected again (it did not fail and restart); the
+    // lines after the re-exec go to the same stream of the same file,
+    // numbered on.
+    let writer = init.wait_unit("flotilla-logd", "connected again", |u| {
+        u.state == UnitState::Running && u.restarts == 0
+    });
+    assert_eq!(writer.restarts, 0);
+    wait_for(WAIT, "the writer connected", || {
+        init.status()
+            .log_writer
+            .is_some_and(|w| w.connected)
+            .then_some(())
+    });
     let next = crash_and_restart(&init, 1);
     let lines = in_file(format!("svc up {next}"));
     let headers = lines.iter().filter(|(n, _)| *n == 0).count();
