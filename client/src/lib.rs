@@ -4,7 +4,7 @@
 //! them — [`Connection`] (blocking, for `initctl` and the tests) and, with
 //! the `tokio` feature, [`tokio`] (for `clusterd`).
 //!
-//! The wire is `units/src/protocol.rs` (`docs/control-protocol.md`): one
+//! The wire is `units/src/protocol/` (`docs/control-protocol.md`): one
 //! JSON line per request, reply lines until one is final
 //! ([`Reply::is_final`]). Failures come as [`Error`], whose variants are
 //! the cases a caller tells apart (no init there, the init hung up, a reply

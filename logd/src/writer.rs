@@ -42,6 +42,12 @@ fn pull(ack: Option<LogAck>, retry: bool, leaving: bool) -> Request {
     }
 }
 
+/// Sends a request; a connection the init closed meanwhile (a re-exec)
+/// is seen by the next read, which connects again.
+fn send(ch: &mut Channel, request: Request) {
+    let _ = ch.send(request);
+}
+
 /// Runs the writer against the init at `control` until the init lets it
 /// go (after a stop signal: `Ok`) or the connection fails.
 pub fn run(control: &Path, rotation: Rotation) -> Result<(), String> {
@@ -102,17 +108,17 @@ pub fn run(control: &Path, rotation: Rotation) -> Result<(), String> {
                     batch: b.batch,
                     failed,
                 };
-                ch.send(pull(Some(ack), false, leaving))?;
+                send(&mut ch, pull(Some(ack), false, leaving));
             }
             Ok(Reply::Error { message, .. }) => return Err(message),
             Ok(other) => return Err(format!("unexpected reply from the init: {other:?}")),
             Err(Event::TimedOut) => {
                 retry_at = None;
-                ch.send(pull(None, true, leaving))?;
+                send(&mut ch, pull(None, true, leaving));
             }
             Err(Event::Stop) if !leaving => {
                 leaving = true;
-                ch.send(pull(None, false, true))?;
+                send(&mut ch, pull(None, false, true));
             }
             Err(Event::Stop | Event::Reply(_)) => {}
             Err(Event::Closed) if leaving => return Ok(()),
@@ -120,7 +126,7 @@ pub fn run(control: &Path, rotation: Rotation) -> Result<(), String> {
                 closes += 1;
                 eprintln!("flotilla-logd: the init closed the connection; connecting again");
                 ch.reconnect()?;
-                ch.send(pull(None, false, false))?;
+                send(&mut ch, pull(None, false, false));
             }
             Err(Event::Closed) => return Err("the init closed the connection".into()),
         }

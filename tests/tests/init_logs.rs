@@ -405,6 +405,35 @@ fn a_read_only_log_directory() {
         .all(|u| u.state != UnitState::Failed));
 }
 
+/// The shell lines that mount `backing` at `mnt` through `scripts/slowfs`
+/// with its gate `gate` shut (a disk that hangs until the test opens the
+/// gate), for [`flotilla_tests::init::InitBuilder::in_mount_namespace`]:
+/// the FUSE daemon runs in the init's mount namespace (it goes with it),
+/// carrying the test's mark (killed at the end).
+fn hanging_disk(backing: &Path, mnt: &Path, gate: &Path) -> String {
+    let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
+    format!(
+        "mkdir -p {m}; {} {} {m} --delay-ms 0 --gate {} & \
+         for i in $(seq 1000); do mountpoint -q {m} && break; sleep 0.01; done; \
+         mountpoint -q {m}",
+        slowfs.display(),
+        backing.display(),
+        gate.display(),
+        m = mnt.display(),
+    )
+}
+
+/// Lets a [`hanging_disk`] answer.
+fn open_gate(gate: &Path) {
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(gate)
+            .expect("open the gate (is slowfs running?)"),
+    );
+}
+
 /// The log directory on a disk that hangs: a FUSE directory whose every
 /// change waits until the test lets it go (`scripts/slowfs --gate`). The
 /// writer is stuck in its first write; the init is not: it reads the
@@ -419,22 +448,12 @@ fn a_log_directory_that_hangs() {
     std::fs::create_dir(&backing).expect("mkdir");
     let gate = dir.join("gate");
     mkfifo(&gate);
-    let slowfs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slowfs");
     let fifo = talker_and_writer(&dir, "");
     dir.unit("other", "unit: other\nexec-start: sleep 100\n");
     virtual_unit(&dir, "more", "depends-on: default, other\n");
-    // The FUSE daemon runs in the init's mount namespace (it goes with
-    // it), carrying the test's mark (killed at the end).
     let init = dir
         .init()
-        .in_mount_namespace(&format!(
-            "mkdir -p {logs}; {} {} {logs} --delay-ms 0 --gate {} & \
-             for i in $(seq 1000); do mountpoint -q {logs} && break; sleep 0.01; done; \
-             mountpoint -q {logs}",
-            slowfs.display(),
-            backing.display(),
-            gate.display()
-        ))
+        .in_mount_namespace(&hanging_disk(&backing, Path::new(&logs), &gate))
         .target("default")
         .start();
     init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
@@ -450,19 +469,57 @@ fn a_log_directory_that_hangs() {
     );
     assert!(numbers_in(&backing, "talker").is_empty());
     // The disk answers.
-    drop(
-        std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&gate)
-            .expect("open the gate (is slowfs running?)"),
-    );
+    open_gate(&gate);
     wait_for(WAIT, "line 20 of talker in the files", || {
         numbers_in(&backing, "talker").contains(&20).then_some(())
     });
     assert_eq!(numbers_in(&backing, "talker"), (1..=20).collect::<Vec<_>>());
     wait_for(WAIT, "no line waiting", || {
         (writer_status(&init).waiting == 0).then_some(())
+    });
+}
+
+/// A unit's output file on a disk that hangs (`standard-output:
+/// append:` into a `scripts/slowfs` directory whose gate is shut): the
+/// unit's own process opens it, after the spawn handed it off, so the init
+/// does not wait with it. The unit is `running` (its process is there,
+/// stuck in `open`), a target switch starts another unit and settles, and
+/// `initctl status` answers; once the disk answers, the line is in the
+/// file.
+#[test]
+fn a_units_output_file_on_a_disk_that_hangs() {
+    let dir = TestDir::new();
+    let mnt = dir.join("slow");
+    let backing = dir.join("backing");
+    std::fs::create_dir(&backing).expect("mkdir");
+    let gate = dir.join("gate");
+    mkfifo(&gate);
+    dir.unit(
+        "stuck",
+        &format!(
+            "unit: stuck\nexec-start: [sh, -c, 'echo hello; exec sleep 100']\n\
+             standard-output: append:{}/out.log\n",
+            mnt.display()
+        ),
+    );
+    dir.unit("other", "unit: other\nexec-start: sleep 100\n");
+    virtual_unit(&dir, "default", "depends-on: stuck\n");
+    virtual_unit(&dir, "more", "depends-on: default, other\n");
+    let init = dir
+        .init()
+        .in_mount_namespace(&hanging_disk(&backing, &mnt, &gate))
+        .target("default")
+        .start();
+    init.wait_state("stuck", UnitState::Running);
+    init.ctl(&["set-target", "more", "--wait"]).expect(0);
+    assert_eq!(init.unit("other").state, UnitState::Running);
+    assert_eq!(init.unit("stuck").state, UnitState::Running);
+    assert!(!backing.join("out.log").exists());
+    open_gate(&gate);
+    wait_for(WAIT, "the unit's line in its file", || {
+        std::fs::read_to_string(backing.join("out.log"))
+            .ok()
+            .filter(|t| t == "hello\n")
     });
 }
 

@@ -50,6 +50,13 @@ fn start(dir: &TestDir) -> (Init, PathBuf) {
 /// Kills svc's process and waits for the restart: its new PID.
 fn crash_and_restart(init: &Init, restarts: u32) -> i32 {
     let pid = init.pid_of("svc");
+    // Running on spawn: its line comes a moment later, and is awaited so
+    // that each process leaves one in the log.
+    wait_for(WAIT, "svc's line", || {
+        log_of(init, "svc")
+            .contains(&format!("svc up {pid}"))
+            .then_some(())
+    });
     procs::signal(pid, libc::SIGKILL);
     let st = init.wait_unit("svc", "restarted after a crash", |u| {
         u.state == UnitState::Running && u.restarts == restarts && u.pid != Some(pid)
@@ -90,7 +97,12 @@ fn reexec_carries_every_unit_over() {
 
     // Still supervised: a crash is seen and the service restarts.
     let third = crash_and_restart(&init, 2);
-    assert!(log_of(&init, "svc").contains(&format!("svc up {third}")));
+    // Running on spawn: its first line comes a moment later.
+    wait_for(WAIT, "the restarted svc's line", || {
+        log_of(&init, "svc")
+            .contains(&format!("svc up {third}"))
+            .then_some(())
+    });
 
     // The oneshot that ran across the re-exec finishes and is recorded.
     std::fs::write(dir.join("go"), "").expect("go");

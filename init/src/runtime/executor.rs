@@ -16,7 +16,6 @@ use flotilla_units::planner::{Action, Fact, Role, Whom};
 use flotilla_units::spec::{Privileges, Signal, UnitSpec, UnitType};
 use flotilla_units::systemd::expand_env;
 use std::os::fd::AsRawFd;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// Bytes of output kept in memory per unit.
@@ -243,15 +242,14 @@ impl<S: Sys> Runtime<S> {
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
         let ctx = &spec.extras.context;
         let res = {
-            let (file_out, file_err) = run.outputs();
-            let stdout = stdio(ctx.standard_output.as_ref(), file_out, out.stdio());
+            let stdout = stdio(ctx.standard_output.as_ref(), out.stdio());
             // Standard error goes where standard output goes by default.
             let stderr = match ctx.standard_error.as_ref() {
                 Some(Output::Inherit) => stdout,
                 None if ctx.standard_output.is_some() => {
-                    stdio(ctx.standard_output.as_ref(), file_out, err.stdio())
+                    stdio(ctx.standard_output.as_ref(), err.stdio())
                 }
-                o => stdio(o, file_err, err.stdio()),
+                o => stdio(o, err.stdio()),
             };
             let mut req = SpawnRequest::new(argv, &env).stdout(stdout).stderr(stderr);
             if privileges == Privileges::Unit {
@@ -420,12 +418,14 @@ fn rate_limit(spec: &UnitSpec) -> RateLimit {
 }
 
 /// Where a standard stream goes: `output` as the unit says (`None`: its
-/// log), `file` the file the run opened for it, `pipe` the log's pipe.
-fn stdio<'a>(output: Option<&Output>, file: Option<&'a OwnedFd>, pipe: Stdio<'a>) -> Stdio<'a> {
-    match (output, file) {
-        (_, Some(f)) => Stdio::Fd(f.as_fd()),
-        (Some(Output::Null), _) => Stdio::Null,
-        (Some(Output::Inherit | Output::Tty), _) => Stdio::Inherit,
+/// log, through `pipe`).
+fn stdio<'a>(output: Option<&Output>, pipe: Stdio<'a>) -> Stdio<'a> {
+    match output {
+        // A file is opened onto the stream by the unit's own process (its
+        // context's first steps, `sys/dirs.rs`), off the loop.
+        Some(Output::File(_) | Output::Append(_) | Output::Truncate(_)) => Stdio::Inherit,
+        Some(Output::Null) => Stdio::Null,
+        Some(Output::Inherit | Output::Tty) => Stdio::Inherit,
         _ => pipe,
     }
 }

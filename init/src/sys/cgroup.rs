@@ -26,7 +26,7 @@
 //! Everything here is a few small reads and writes of kernfs files (no
 //! disk): `mkdir` at a unit's start, one write per limit, `rmdir` once it
 //! is empty. The child joins its cgroup by writing `0` to `cgroup.procs`
-//! before `execve` (see `spawn.rs`).
+//! before `execve` (see `spawn/`).
 
 use std::ffi::CString;
 use std::io::Write;

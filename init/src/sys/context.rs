@@ -145,6 +145,8 @@ pub struct Params<'a> {
     /// The init's directory for the unit's private `/tmp` (holding `tmp`
     /// and `var-tmp`): needed with `PrivateTmp=`.
     pub private_tmp: Option<&'a Path>,
+    /// Who owns the unit's directories (UID, GID): its user and group.
+    pub owner: Option<(u32, u32)>,
 }
 
 /// A key that cannot be honoured (or the unit's cgroup that cannot be
@@ -183,6 +185,8 @@ pub struct ChildContext {
     notes: Vec<String>,
     /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`.
     cgroup: Option<OwnedFd>,
+    /// A step may wait on a disk: the child is handed off first.
+    detaches: bool,
 }
 
 impl ChildContext {
@@ -209,6 +213,25 @@ impl ChildContext {
     /// allows it, one sentence each.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// Whether the child is handed off before its steps, because one of
+    /// them may wait on a disk (`dirs.rs`).
+    pub(crate) fn detaches(&self) -> bool {
+        self.detaches
+    }
+
+    /// The name of step `i` as it is kept, for a handed-off child's
+    /// message (no allocation).
+    pub(crate) fn step_label(&self, i: usize) -> &[u8] {
+        self.names
+            .get(i)
+            .map_or(b"a context step", |n| n.as_bytes())
+    }
+
+    /// The exit status of a handed-off child that failed step `i`.
+    pub(crate) fn exit_status(&self, i: usize) -> u8 {
+        self.steps.get(i).map_or(127, |s| s.op.exit_status())
     }
 
     /// The name of step `i`, for an error.
@@ -382,6 +405,7 @@ pub fn prepare(
         }
     }
     let mut b = Builder::default();
+    file_steps(&mut b, &ctx, params)?;
     let mut cgroup = None;
     if let Some(cg) = params.cgroup {
         cgroup = Some(cg.open_dir().map_err(|e| ContextError {
@@ -526,6 +550,7 @@ pub fn prepare(
     for p in programs.map(|p| p.0).unwrap_or_default() {
         b.push(Op::Seccomp(p), "install the seccomp filter (SystemCallFilter= and the keys that restrict system calls)".into(), OnError::Fail);
     }
+    let detaches = b.steps.iter().any(|s| s.op.may_wait_on_disk());
     Ok(ChildContext {
         steps: b.steps,
         names: b.names,
@@ -534,7 +559,83 @@ pub fn prepare(
         scratch: Scratch::new(),
         notes,
         cgroup,
+        detaches,
     })
+}
+
+/// The file an output goes to and how it is opened, if it is a file.
+fn output_file(o: Option<&Output>) -> Option<(&Path, c_int)> {
+    match o {
+        Some(Output::File(p)) => Some((p, 0)),
+        Some(Output::Append(p)) => Some((p, libc::O_APPEND)),
+        Some(Output::Truncate(p)) => Some((p, libc::O_TRUNC)),
+        _ => None,
+    }
+}
+
+/// The first steps: the unit's directories, then its output files, made
+/// by its own process while it still has the init's privileges and sees
+/// the host's mounts (`dirs.rs`).
+fn file_steps(
+    b: &mut Builder,
+    ctx: &ServiceContext,
+    params: &Params<'_>,
+) -> Result<(), ContextError> {
+    let fail = |key: Key, message: String| ContextError {
+        key: Some(key),
+        message,
+    };
+    for (kind, path, mode) in ctx.directories.paths() {
+        let key = kind.key();
+        let mut parents = Vec::new();
+        let mut at = path.parent();
+        while let Some(p) = at.filter(|p| *p != Path::new("/")) {
+            parents.push(cpath(p).map_err(|e| fail(key, e))?);
+            at = p.parent();
+        }
+        parents.reverse();
+        let owner = params.owner.filter(|_| kind.owned_and_writable());
+        b.push(
+            Op::MakeDir {
+                parents,
+                path: cpath(&path).map_err(|e| fail(key, e))?,
+                mode,
+                owner,
+                status: super::dirs::exit_status(kind),
+            },
+            format!("{key} make {}", path.display()),
+            OnError::Fail,
+        );
+    }
+    // Standard error goes where standard output goes unless it says
+    // otherwise (as the executor decides for pipes and the console).
+    let out = output_file(ctx.standard_output.as_ref());
+    let err_follows = matches!(ctx.standard_error, None | Some(Output::Inherit));
+    let err = if err_follows {
+        None
+    } else {
+        output_file(ctx.standard_error.as_ref())
+    };
+    let outputs = [
+        (out, true, err_follows && out.is_some(), Key::StandardOutput),
+        (err, false, true, Key::StandardError),
+    ];
+    for (target, stdout, stderr, key) in outputs {
+        let Some((path, flags)) = target else {
+            continue;
+        };
+        b.push(
+            Op::OpenOutput {
+                path: cpath(path).map_err(|e| fail(key, e))?,
+                flags,
+                stdout,
+                stderr,
+            },
+            format!("{key} open {}", path.display()),
+            OnError::Fail,
+        );
+    }
+    Ok(())
 }
 
 #[derive(Default)]

@@ -544,3 +544,4 @@ fn a_filter_that_refuses_execve() {
 }
 
 mod cgroups;
+mod files;

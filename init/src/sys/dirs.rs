@@ -1,33 +1,35 @@
 //! The file-system work a unit's context asks for around its start and
-//! stop: its directories (`RuntimeDirectory=` …) and its private `/tmp`.
+//! stop: its directories (`RuntimeDirectory=` …), its output files
+//! (`StandardOutput=file:` …) and its private `/tmp`.
 //!
-//! # How much work, and where
+//! # Where it happens
 //!
-//! All of it happens in the init, at a unit's start or stop, never per
-//! event, and each call is bounded:
+//! The init's loop does no file-system work on a unit's behalf that could
+//! wait on a disk (issue 17's rule):
 //!
-//! - making a directory is `mkdir` of each missing parent, then `mkdir`,
-//!   `chown` and `chmod` of the directory itself: a few metadata calls per
-//!   directory the unit lists. `/run` is a tmpfs; `/var/lib`, `/var/cache`,
-//!   `/var/log` and `/etc` may be on a disk, where such a call can wait for
-//!   the file system (a journal commit) — rarely, and once per start.
+//! - **directories and output files** are made and opened by the unit's
+//!   own process, before it does anything else ([`make_dir`],
+//!   [`open_output`], run as context steps by `sandbox.rs`). A spawn that
+//!   has any hands the child off first (`spawn/child.rs`: the `CLONE_VM`
+//!   child forks a process of the init's with `CLONE_PARENT` and exits),
+//!   so the init is back in its loop at once while that process waits on
+//!   `/var` or an NFS-mounted log file. A failure ends the process with
+//!   systemd's exit status for it (`238` for `StateDirectory=`, `209` for
+//!   an output file …) and a line saying why in the unit's log.
 //!   Unlike systemd, an existing directory is not chowned recursively when
 //!   its owner changed (that walk is unbounded): only the directory itself.
-//! - removing the runtime directories at stop walks them, but they live in
-//!   `/run`, a tmpfs: no disk, and as many calls as the unit left files.
-//! - a private `/tmp` is a tmpfs per unit, mounted below the init's
-//!   private directory (`/run/flotilla/private/UNIT`) at start and
+//! - **removing the runtime directories** at stop walks them, on the loop:
+//!   they live in `/run`, a tmpfs, so no call waits on a disk.
+//! - **a private `/tmp`** is a tmpfs per unit, mounted below the init's
+//!   private directory (`/run/flotilla/private/UNIT`, a tmpfs) at start and
 //!   detached (`umount2(MNT_DETACH)`) at stop: the kernel frees it, however
 //!   much the unit wrote, with no walk at all.
-//!
-//! If the lead moves this off the loop (to a helper process), these are the
-//! calls to move.
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::ffi::{c_int, CStr, CString};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use flotilla_units::context::dirs::{DirKind, Directories};
-use flotilla_units::context::Key;
 
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 
@@ -63,48 +65,11 @@ pub(crate) fn inaccessible_file() -> Result<std::ffi::CString, String> {
     Ok(std::ffi::CString::new(INACCESSIBLE_FILE).unwrap_or_default())
 }
 
-/// Makes every directory `dirs` lists (parents with mode 0755, owned by
-/// root), each with its mode, and owned by `owner` (UID, GID) but for the
-/// configuration ones. Returns the environment the unit gets
-/// (`RUNTIME_DIRECTORY=/run/a:/run/b`, …). The error names the key.
-pub fn create(
-    dirs: &Directories,
-    owner: Option<(u32, u32)>,
-) -> Result<Vec<(&'static str, String)>, (Key, String)> {
+/// The environment a unit with `dirs` gets (`RUNTIME_DIRECTORY=/run/a:/run/b`,
+/// …), in the order of the kinds.
+pub fn environment(dirs: &Directories) -> Vec<(&'static str, String)> {
     let mut env: Vec<(&'static str, String)> = Vec::new();
-    for (kind, path, mode) in dirs.paths() {
-        let key = kind.key();
-        let fail = |what: &str, e: std::io::Error| (key, format!("{what} {}: {e}", path.display()));
-        if let Some(parent) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o755)
-                .create(parent)
-                .map_err(|e| fail("create the parents of", e))?;
-        }
-        match std::fs::DirBuilder::new().mode(mode).create(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let meta = std::fs::symlink_metadata(&path).map_err(|e| fail("look at", e))?;
-                if !meta.is_dir() {
-                    return Err((
-                        key,
-                        format!("{} exists and is not a directory", path.display()),
-                    ));
-                }
-            }
-            Err(e) => return Err(fail("create", e)),
-        }
-        if let (Some((uid, gid)), true) = (owner, kind.owned_and_writable()) {
-            let meta = std::fs::symlink_metadata(&path).map_err(|e| fail("look at", e))?;
-            if meta.uid() != uid || meta.gid() != gid {
-                std::os::unix::fs::lchown(&path, Some(uid), Some(gid))
-                    .map_err(|e| fail("chown", e))?;
-            }
-        }
-        // Exactly the mode asked, whatever the umask was.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| fail("chmod", e))?;
+    for (kind, path, _) in dirs.paths() {
         let var = kind.env_var();
         match env.iter_mut().find(|(v, _)| *v == var) {
             Some((_, list)) => {
@@ -114,7 +79,108 @@ pub fn create(
             None => env.push((var, path.to_string_lossy().into_owned())),
         }
     }
-    Ok(env)
+    env
+}
+
+/// systemd's exit status for a directory of `kind` that could not be
+/// made (`EXIT_RUNTIME_DIRECTORY` …).
+pub(crate) fn exit_status(kind: DirKind) -> u8 {
+    match kind {
+        DirKind::Runtime => 233,
+        DirKind::State => 238,
+        DirKind::Cache => 239,
+        DirKind::Logs => 240,
+        DirKind::Configuration => 241,
+    }
+}
+
+/// systemd's `EXIT_STDOUT`: an output file that could not be opened.
+pub(crate) const EXIT_OUTPUT: u8 = 209;
+
+/// Makes a unit's directory `path`: each missing parent (`parents`,
+/// outermost first) with mode 0755 owned by root, then `path` itself with
+/// `mode`, owned by `owner` if given; an existing `path` must be a
+/// directory, and gets the owner and the exact mode (whatever the umask).
+///
+/// # Safety
+///
+/// In a spawned child (`sandbox.rs`): plain system calls only.
+pub(crate) unsafe fn make_dir(
+    parents: &[CString],
+    path: &CStr,
+    mode: libc::mode_t,
+    owner: Option<(libc::uid_t, libc::gid_t)>,
+) -> Result<(), c_int> {
+    for p in parents {
+        if libc::mkdir(p.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+            return Err(errno());
+        }
+    }
+    if libc::mkdir(path.as_ptr(), mode) < 0 {
+        if errno() != libc::EEXIST {
+            return Err(errno());
+        }
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::lstat(path.as_ptr(), &mut st) < 0 {
+            return Err(errno());
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+            return Err(libc::ENOTDIR);
+        }
+        if let Some((uid, gid)) = owner {
+            if (st.st_uid != uid || st.st_gid != gid) && libc::lchown(path.as_ptr(), uid, gid) < 0 {
+                return Err(errno());
+            }
+        }
+    } else if let Some((uid, gid)) = owner {
+        if libc::lchown(path.as_ptr(), uid, gid) < 0 {
+            return Err(errno());
+        }
+    }
+    if libc::chmod(path.as_ptr(), mode) < 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// Opens an output file with `flags` (on top of write-only, create,
+/// close-on-exec, no controlling terminal, non-blocking: a FIFO does not
+/// wait for its reader) and puts it on standard output, standard error or
+/// both.
+///
+/// # Safety
+///
+/// In a spawned child (`sandbox.rs`): plain system calls only.
+pub(crate) unsafe fn open_output(
+    path: &CStr,
+    flags: c_int,
+    stdout: bool,
+    stderr: bool,
+) -> Result<(), c_int> {
+    let all = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK;
+    let fd = libc::open(path.as_ptr(), all | flags, 0o644 as libc::c_uint);
+    if fd < 0 {
+        return Err(errno());
+    }
+    for (on, target) in [(stdout, 1), (stderr, 2)] {
+        // dup2 onto itself would leave close-on-exec set.
+        if on && fd == target && libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+            return Err(errno());
+        }
+        if on && fd != target && libc::dup2(fd, target) < 0 {
+            let e = errno();
+            libc::close(fd);
+            return Err(e);
+        }
+    }
+    if fd > 2 {
+        libc::close(fd);
+    }
+    Ok(())
+}
+
+fn errno() -> c_int {
+    nix::errno::Errno::last_raw()
 }
 
 /// Removes the runtime directories (at stop, unless

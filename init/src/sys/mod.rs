@@ -35,7 +35,7 @@
 //! spawned child gets exactly its stdin, stdout and stderr. The spawn path
 //! does not rely on it: the child takes over only the descriptors below a
 //! few slots reserved at start-up and closes those from 3 up
-//! (`close_range(2)`, see `spawn.rs`), which also covers descriptors the
+//! (`close_range(2)`, see `spawn/`), which also covers descriptors the
 //! init inherited from whoever started it (on kernels before 5.9, without
 //! `close_range`, only close-on-exec protects the rest).
 //!
@@ -55,6 +55,7 @@ pub mod context;
 mod context_tests;
 pub mod dirs;
 pub mod env;
+mod error;
 pub mod events;
 pub mod fake;
 pub mod mountinfo;
@@ -82,6 +83,7 @@ pub use nix::errno::Errno;
 pub use nix::mount::MsFlags;
 
 pub use env::Env;
+pub use error::{Os, SysError};
 pub use events::{Event, Interest, Token};
 
 /// A process ID, as the kernel and the control protocol spell it.
@@ -649,179 +651,4 @@ impl<'a> SpawnRequest<'a> {
     pub fn program(&self) -> &'a str {
         self.argv.first().map_or("", String::as_str)
     }
-}
-
-/// An `errno` value displayed in lowercase words ("no such file or
-/// directory"), as error messages here are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Os(pub Errno);
-
-impl fmt::Display for Os {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let desc = self.0.desc();
-        let mut chars = desc.chars();
-        if let Some(first) = chars.next() {
-            write!(f, "{}{}", first.to_ascii_lowercase(), chars.as_str())?;
-        }
-        Ok(())
-    }
-}
-
-/// Why a system call failed, with what it was about.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SysError {
-    /// `argv` was empty.
-    #[error("empty command")]
-    EmptyCommand,
-    /// An argument, the working directory or the program path holds a NUL
-    /// byte.
-    #[error("{program}: {what} contains a NUL byte")]
-    Nul {
-        /// `argv[0]`.
-        program: String,
-        /// Which part.
-        what: &'static str,
-    },
-    /// The program was not found (before anything was forked).
-    #[error("{program}: {reason}")]
-    NoProgram {
-        /// `argv[0]`, as written.
-        program: String,
-        /// `no such file`, `not found in PATH`, `is a directory`, …
-        reason: String,
-    },
-    /// Spawning failed in the parent (`clone(2)`, the spawner's reserved
-    /// descriptors or stack).
-    #[error("{program}: spawn: {errno}")]
-    Spawn {
-        /// `argv[0]`.
-        program: String,
-        /// The error.
-        errno: Os,
-    },
-    /// A step of the child failed, `execve(2)` included (or, before the
-    /// clone, opening `/dev/null` or putting a stream in place); the child,
-    /// if there was one, has been reaped.
-    #[error("{program}: {step}: {errno}")]
-    ChildSetup {
-        /// `argv[0]`.
-        program: String,
-        /// `setgroups`, `setgid`, `setuid`, `set up stdout`, `chdir <dir>`,
-        /// `execve`, `open /dev/null`, …
-        step: String,
-        /// The error.
-        errno: Os,
-    },
-    /// The child was killed by a signal before it reached `execve(2)` (a
-    /// seccomp filter of its context refusing a call of its own setup);
-    /// it has been reaped.
-    #[error("{program}: killed by {signal} before execve")]
-    ChildKilled {
-        /// `argv[0]`.
-        program: String,
-        /// The signal's name.
-        signal: String,
-    },
-    /// `kill(2)` or `killpg(3)` failed.
-    #[error("kill {target} signal {signal}: {errno}")]
-    Kill {
-        /// `pid 12`, `process group 12` or `every process`.
-        target: String,
-        /// The signal number.
-        signal: i32,
-        /// The error.
-        errno: Os,
-    },
-    /// `waitpid(2)` failed.
-    #[error("waitpid: {0}")]
-    Wait(Os),
-    /// A file could not be opened or read.
-    #[error("{path}: {errno}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        errno: Os,
-    },
-    /// A file was not a regular file.
-    #[error("{path}: not a regular file")]
-    NotRegular {
-        /// The file.
-        path: PathBuf,
-        /// It is a directory.
-        directory: bool,
-    },
-    /// A file was longer than allowed.
-    #[error("{path}: longer than {max} bytes")]
-    TooLarge {
-        /// The file.
-        path: PathBuf,
-        /// The limit.
-        max: usize,
-    },
-    /// A user name or number is not in the passwd database.
-    #[error("user {0}: no such user")]
-    NoUser(String),
-    /// A group name or number is not in the group database.
-    #[error("group {0}: no such group")]
-    NoGroup(String),
-    /// A passwd or group look-up failed.
-    #[error("{what} {name}: look-up failed: {errno}")]
-    Lookup {
-        /// `user` or `group`.
-        what: &'static str,
-        /// The name.
-        name: String,
-        /// The error.
-        errno: Os,
-    },
-    /// `mount(2)`, `umount2(2)` or a remount failed.
-    #[error("{op} {target}: {errno}")]
-    Mount {
-        /// `mount`, `umount` or `remount read-only`.
-        op: &'static str,
-        /// The mount point.
-        target: PathBuf,
-        /// The error.
-        errno: Os,
-    },
-    /// A socket could not be made, bound or set up.
-    #[error("{path}: {op}: {errno}")]
-    Socket {
-        /// The socket's path.
-        path: PathBuf,
-        /// `bind`, `chmod`, `unlink stale socket`, …
-        op: &'static str,
-        /// The error.
-        errno: Os,
-    },
-    /// A socket path cannot be used (too long, a NUL byte, relative).
-    #[error("{path}: {reason}")]
-    BadSocketPath {
-        /// The path.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// Something other than a socket is where a socket is to be bound.
-    #[error("{0} exists and is not a socket")]
-    NotASocket(PathBuf),
-    /// A directory could not be listed or made, or a file changed owner.
-    #[error("{op} {path}: {errno}")]
-    File {
-        /// `read directory`, `create directory`, `chown`, `readlink`.
-        op: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        errno: Os,
-    },
-    /// Another call failed (`reboot`, `prctl`, `sethostname`, …).
-    #[error("{call}: {errno}")]
-    Call {
-        /// What was called, with its argument.
-        call: String,
-        /// The error.
-        errno: Os,
-    },
 }

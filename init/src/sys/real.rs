@@ -1,7 +1,7 @@
 //! [`RealSys`]: the [`Sys`] trait on the running kernel, through `nix` and
 //! `libc`. Each method is one system call or a short, bounded sequence of
 //! them. What state there is belongs to the process, as the descriptor
-//! table and the signal mask do: the spawner's reserved slots (`spawn.rs`)
+//! table and the signal mask do: the spawner's reserved slots (`spawn/`)
 //! and the event queue ([`super::events::EventQueue`]).
 
 use std::ffi::{CString, OsString};

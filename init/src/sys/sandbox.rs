@@ -3,7 +3,7 @@
 //!
 //! [`super::context::prepare`] turns a unit's context into a list of
 //! [`Op`]s in the parent: every path a C string, every number computed,
-//! every seccomp program compiled. The child (`spawn.rs`, a `CLONE_VM`
+//! every seccomp program compiled. The child (`spawn/`, a `CLONE_VM`
 //! child sharing the init's memory) runs them at three points — before it
 //! changes its identity, right after, and just before `execve(2)` — with
 //! plain system calls only: it allocates nothing, takes no lock, cannot
@@ -37,6 +37,22 @@ use seccompiler::BpfProgram;
 /// One step of the child.
 #[derive(Debug)]
 pub(crate) enum Op {
+    /// Makes one of the unit's directories (`dirs.rs`); `status` is the
+    /// exit status that says which kind failed.
+    MakeDir {
+        parents: Vec<CString>,
+        path: CString,
+        mode: libc::mode_t,
+        owner: Option<(libc::uid_t, libc::gid_t)>,
+        status: u8,
+    },
+    /// Opens an output file onto standard output and/or error (`dirs.rs`).
+    OpenOutput {
+        path: CString,
+        flags: c_int,
+        stdout: bool,
+        stderr: bool,
+    },
     /// Writes `0` to this `cgroup.procs`: the child joins its cgroup.
     JoinCgroup(CString),
     /// Writes this text to `/proc/self/oom_score_adj`.
@@ -86,6 +102,26 @@ pub(crate) enum Op {
     NoNewPrivs,
     /// Installs a seccomp program.
     Seccomp(BpfProgram),
+}
+
+impl Op {
+    /// Whether the op works on the file system outside the init's own
+    /// tmpfs, where a call may wait on a disk: a spawn with such an op
+    /// hands its child off (`spawn/child.rs`) so that the init does not
+    /// wait with it.
+    pub(crate) fn may_wait_on_disk(&self) -> bool {
+        matches!(self, Op::MakeDir { .. } | Op::OpenOutput { .. })
+    }
+
+    /// The exit status of a handed-off child that failed this op: systemd's
+    /// for the same failure where it has one, else 127.
+    pub(crate) fn exit_status(&self) -> u8 {
+        match self {
+            Op::MakeDir { status, .. } => *status,
+            Op::OpenOutput { .. } => super::dirs::EXIT_OUTPUT,
+            _ => 127,
+        }
+    }
 }
 
 /// Where a failed op stands: skip it, or fail the spawn.
@@ -229,6 +265,19 @@ pub(crate) unsafe fn run(
 
 unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int> {
     match op {
+        Op::MakeDir {
+            parents,
+            path,
+            mode,
+            owner,
+            ..
+        } => super::dirs::make_dir(parents, path, *mode, *owner),
+        Op::OpenOutput {
+            path,
+            flags,
+            stdout,
+            stderr,
+        } => super::dirs::open_output(path, *flags, *stdout, *stderr),
         Op::JoinCgroup(_) if scratch.joined.load(Ordering::Relaxed) => Ok(()),
         Op::JoinCgroup(path) => write_file(path, b"0"),
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),

@@ -653,7 +653,7 @@ fn with_credentials_failures_are_errors_and_the_child_is_reaped() {
     assert_eq!(sys.wait_any().unwrap(), None);
 }
 
-// ---- the spawn path itself (spawn.rs) ----
+// ---- the spawn path itself (spawn/) ----
 
 /// The target of `/proc/<pid>/fd/<fd>`.
 fn fd_target(pid: &str, fd: RawFd) -> String {

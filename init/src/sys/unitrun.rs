@@ -15,7 +15,6 @@
 //! so that two inits never share (or kill) a unit's cgroup. The machine's
 //! own PID 1 uses the root.
 
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -150,8 +149,6 @@ pub struct UnitRun {
     private_tmp: Option<PrivateTmp>,
     directories: flotilla_units::context::dirs::Directories,
     kill_mode: KillMode,
-    stdout: Option<OwnedFd>,
-    stderr: Option<OwnedFd>,
     notes: Vec<String>,
 }
 
@@ -169,12 +166,6 @@ impl UnitRun {
     /// The variables the unit's processes get (its directories).
     pub fn env(&self) -> &[(&'static str, String)] {
         &self.env
-    }
-
-    /// The files standard output and standard error go to (`None`: the
-    /// unit's log).
-    pub fn outputs(&self) -> (Option<&OwnedFd>, Option<&OwnedFd>) {
-        (self.stdout.as_ref(), self.stderr.as_ref())
     }
 
     /// Keys left out (`X-SkipUnsupported=`), for the unit's log.
@@ -237,19 +228,18 @@ fn fill(
             );
         }
     }
-    run.env = dirs::create(&ctx.directories, owner).map_err(|(k, e)| format!("{k} {e}"))?;
+    // The directories and output files are made by the unit's process
+    // (the context's first steps): only their names are needed here.
+    run.env = dirs::environment(&ctx.directories);
     if ctx.sandbox.private_tmp {
         run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
     }
-    for (out, output) in [
-        (&mut run.stdout, &ctx.standard_output),
-        (&mut run.stderr, &ctx.standard_error),
-    ] {
-        if let Some(o) = output {
-            if let Some(why) = o.unsupported() {
-                return Err(format!("StandardOutput=/StandardError= {why}"));
-            }
-            *out = context::open_output(o)?;
+    for output in [&ctx.standard_output, &ctx.standard_error]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(why) = output.unsupported() {
+            return Err(format!("StandardOutput=/StandardError= {why}"));
         }
     }
     let probed;
@@ -264,15 +254,21 @@ fn fill(
         uid: owner.map(|(u, _)| u),
         cgroup: run.cgroup.as_ref(),
         private_tmp: run.private_tmp.as_ref().map(PrivateTmp::dir),
+        owner,
     };
     let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
     run.notes = child.notes().to_vec();
     run.child = (!child.is_empty()).then_some(child);
-    if run.cgroup.is_some() {
-        let bare = context::prepare(&ServiceContext::default(), &params, host)
-            .map_err(|e| e.to_string())?;
-        run.bare = (!bare.is_empty()).then_some(bare);
-    }
+    // A `+` command skips the sandbox and the identity, not the cgroup, the
+    // directories or where the output goes (as in systemd).
+    let bare_ctx = ServiceContext {
+        directories: ctx.directories.clone(),
+        standard_output: ctx.standard_output.clone(),
+        standard_error: ctx.standard_error.clone(),
+        ..ServiceContext::default()
+    };
+    let bare = context::prepare(&bare_ctx, &params, host).map_err(|e| e.to_string())?;
+    run.bare = (!bare.is_empty()).then_some(bare);
     Ok(())
 }
 

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 mod calendar;
 mod canon;
-mod civil;
+pub(crate) mod civil;
 mod condition;
 mod dropin;
 mod escape;

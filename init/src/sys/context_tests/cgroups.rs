@@ -1,7 +1,6 @@
 //! The cgroup half of the context tests: membership, kill, signals,
-//! limits without their controller, the directories and outputs made
-//! around a start, and redis-server in the whole sandbox of its Debian
-//! unit. They need a writable cgroup2 (this host's hybrid hierarchy has
+//! limits without their controller, and redis-server in the whole sandbox
+//! of its Debian unit. They need a writable cgroup2 (this host's hybrid hierarchy has
 //! one at `/sys/fs/cgroup/unified`, without controllers: the limits are
 //! checked in the VM, `tests/tests/vm_context.rs`).
 
@@ -160,83 +159,6 @@ fn limits_without_their_controller_name_the_key() {
     std::fs::remove_dir(&dir).unwrap();
 }
 
-#[test]
-fn directories_are_made_with_owner_mode_and_environment() {
-    let name = format!("flotilla-ctx-test-{}", std::process::id());
-    let c = ctx(&[
-        ("RuntimeDirectory", &format!("{name} {name}/sub")),
-        ("RuntimeDirectoryMode", "0750"),
-        ("StateDirectory", &name),
-    ]);
-    let env = dirs::create(&c.directories, Some((65534, 65534))).unwrap();
-    use std::os::unix::fs::MetadataExt;
-    let run_dir = Path::new("/run").join(&name);
-    let meta = std::fs::metadata(&run_dir).unwrap();
-    assert_eq!(
-        (meta.uid(), meta.gid(), meta.mode() & 0o7777),
-        (65534, 65534, 0o750)
-    );
-    let state = Path::new("/var/lib").join(&name);
-    assert_eq!(std::fs::metadata(&state).unwrap().mode() & 0o7777, 0o755);
-    assert_eq!(
-        env,
-        [
-            ("RUNTIME_DIRECTORY", format!("/run/{name}:/run/{name}/sub")),
-            ("STATE_DIRECTORY", format!("/var/lib/{name}")),
-        ]
-    );
-    std::fs::write(run_dir.join("sub/pid"), "1").unwrap();
-    dirs::remove_runtime(&c.directories).unwrap();
-    assert!(!run_dir.exists());
-    assert!(state.exists());
-    std::fs::remove_dir(&state).unwrap();
-    // Something in the way is an error that names the key.
-    let file = Path::new("/run").join(format!("{name}-file"));
-    std::fs::write(&file, "").unwrap();
-    let c = ctx(&[("RuntimeDirectory", &format!("{name}-file"))]);
-    let (key, e) = dirs::create(&c.directories, None).unwrap_err();
-    std::fs::remove_file(&file).unwrap();
-    assert_eq!(key, Key::RuntimeDirectory);
-    assert!(e.ends_with("exists and is not a directory"), "{e}");
-}
-
-#[test]
-fn output_files_are_opened_as_asked() {
-    use flotilla_units::context::process::Output;
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("out.log");
-    std::fs::write(&f, "old content\n").unwrap();
-    let cc = child_context(&ServiceContext::default(), &Params::default());
-    for (output, want) in [
-        (Output::Append(f.clone()), "old content\nnew\n"),
-        (Output::Truncate(f.clone()), "new\n"),
-        (Output::File(f.clone()), "new\n"),
-    ] {
-        let fd = super::context::open_output(&output).unwrap().unwrap();
-        let a = argv(&["/bin/echo", "new"]);
-        let e = env();
-        let sys = RealSys::new();
-        let _g = process_lock();
-        let pid = sys
-            .spawn(
-                &SpawnRequest::new(&a, &e)
-                    .stdout(Stdio::Fd(fd.as_fd()))
-                    .context(&cc),
-            )
-            .unwrap();
-        assert!(wait_for(&sys, pid).success());
-        assert_eq!(std::fs::read_to_string(&f).unwrap(), want, "{output:?}");
-    }
-    assert!(super::context::open_output(&Output::Null)
-        .unwrap()
-        .is_none());
-    let err = super::context::open_output(&Output::File("/nonexistent/x".into())).unwrap_err();
-    assert_eq!(
-        err,
-        "/nonexistent/x: No such file or directory (os error 2)"
-    );
-}
-
 /// The context of Debian's own `redis-server.service` (the package
 /// installs it), every key flotilla has, as the unit file writes them; but
 /// `LimitNOFILE=`, lowered from 65535 (raising the hard limit needs
@@ -270,7 +192,7 @@ fn redis_runs_in_the_sandbox_of_its_debian_unit() {
         .expect("the redis user (apt-get install redis-server)");
     let runtime = format!("flotilla-test-redis-{}", std::process::id());
     let c = redis_context(&runtime);
-    let env_vars = dirs::create(&c.directories, Some((user.uid, user.gid))).unwrap();
+    let env_vars = dirs::environment(&c.directories);
     let run_dir = Path::new("/run").join(&runtime);
     let base = tempfile::tempdir().unwrap();
     let tmp = PrivateTmp::create(base.path(), "redis-server.service").unwrap();
@@ -282,6 +204,7 @@ fn redis_runs_in_the_sandbox_of_its_debian_unit() {
         uid: Some(user.uid),
         cgroup: Some(&cg),
         private_tmp: Some(tmp.dir()),
+        owner: Some((user.uid, user.gid)),
     };
     let cc = child_context(&c, &params);
     let socket = run_dir.join("redis.sock");

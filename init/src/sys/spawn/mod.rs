@@ -93,12 +93,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use nix::sys::stat::{stat, SFlag};
-
 use super::clone3::{self, NotHere};
 use super::context::ChildContext;
-use super::env::DEFAULT_PATH;
-use super::{Credentials, Env, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
+use super::{Credentials, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
+
+mod child;
+mod program;
+
+use child::*;
+pub(crate) use program::{resolve_program, CStrArray};
 
 /// Starts the process `req` describes.
 pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
@@ -170,7 +173,7 @@ pub(crate) fn reserve() {
     }
 }
 
-fn nul(program: &str, what: &'static str) -> SysError {
+pub(super) fn nul(program: &str, what: &'static str) -> SysError {
     SysError::Nul {
         program: program.to_owned(),
         what,
@@ -238,136 +241,6 @@ impl Failure {
 /// current directory: a name with a slash is used as is, a bare name is
 /// searched in `path_var` (or [`DEFAULT_PATH`]). Only regular files with an
 /// execute bit qualify. One `stat(2)` per candidate.
-pub(crate) fn resolve_program(program: &str, path_var: Option<&[u8]>) -> Result<CString, SysError> {
-    let no = |reason: &str| SysError::NoProgram {
-        program: program.to_owned(),
-        reason: reason.to_owned(),
-    };
-    if program.as_bytes().contains(&0) {
-        return Err(nul(program, "the program name"));
-    }
-    let mut buf = Vec::with_capacity(program.len() + 64);
-    if program.contains('/') {
-        buf.extend_from_slice(program.as_bytes());
-        buf.push(0);
-        return match check_executable(&buf) {
-            Ok(()) => Ok(into_cstring(buf)),
-            Err(Errno::ENOENT | Errno::ENOTDIR) => Err(no("no such file")),
-            Err(Errno::EISDIR) => Err(no("is a directory")),
-            Err(Errno::ENOEXEC) => Err(no("not a regular file")),
-            Err(Errno::EACCES) => Err(no("permission denied")),
-            Err(errno) => Err(no(&Os(errno).to_string())),
-        };
-    }
-    let mut denied = false;
-    let path_var = path_var.unwrap_or(DEFAULT_PATH.as_bytes());
-    for dir in path_var.split(|&c| c == b':').filter(|d| !d.is_empty()) {
-        buf.clear();
-        buf.extend_from_slice(dir);
-        if !dir.ends_with(b"/") {
-            buf.push(b'/');
-        }
-        buf.extend_from_slice(program.as_bytes());
-        buf.push(0);
-        match check_executable(&buf) {
-            Ok(()) => return Ok(into_cstring(buf)),
-            Err(Errno::EACCES) => denied = true,
-            Err(_) => {}
-        }
-    }
-    Err(no(if denied {
-        "permission denied"
-    } else {
-        "not found in PATH"
-    }))
-}
-
-/// `buf` is a path with its trailing NUL.
-fn check_executable(buf: &[u8]) -> Result<(), Errno> {
-    let path = CStr::from_bytes_with_nul(buf).map_err(|_| Errno::EINVAL)?;
-    let st = stat(path)?;
-    let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
-    if kind == SFlag::S_IFDIR {
-        Err(Errno::EISDIR)
-    } else if kind != SFlag::S_IFREG {
-        Err(Errno::ENOEXEC)
-    } else if st.st_mode & 0o111 == 0 {
-        Err(Errno::EACCES)
-    } else {
-        Ok(())
-    }
-}
-
-/// `buf` ends with its only NUL (checked by the caller).
-fn into_cstring(mut buf: Vec<u8>) -> CString {
-    buf.pop();
-    // No interior NUL: the program and the PATH entry were checked or split
-    // on NUL-free input; the fallback is never taken.
-    CString::new(buf).unwrap_or_default()
-}
-
-/// A NULL-terminated array of C strings laid out in one buffer, as
-/// `execve(2)` takes `argv` and `envp`.
-pub(crate) struct CStrArray {
-    /// The strings, each followed by NUL. Never touched after `ptrs` is
-    /// built, so the pointers into it stay valid.
-    _buf: Vec<u8>,
-    ptrs: Vec<*mut c_char>,
-}
-
-impl CStrArray {
-    /// `argv`; `None` if an argument holds a NUL byte.
-    pub(crate) fn argv(args: &[String]) -> Option<CStrArray> {
-        if args.iter().any(|a| a.as_bytes().contains(&0)) {
-            return None;
-        }
-        let total = args.iter().map(|a| a.len() + 1).sum();
-        let mut buf = Vec::with_capacity(total);
-        for a in args {
-            buf.extend_from_slice(a.as_bytes());
-            buf.push(0);
-        }
-        Some(CStrArray::index(
-            buf,
-            args.iter().map(|a| a.len() + 1),
-            args.len(),
-        ))
-    }
-
-    /// `envp`: `KEY=VALUE` for each variable ([`Env`] refuses NUL bytes).
-    pub(crate) fn envp(env: &Env) -> CStrArray {
-        let total = env.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
-        let mut buf = Vec::with_capacity(total);
-        for (k, v) in env.iter() {
-            buf.extend_from_slice(k);
-            buf.push(b'=');
-            buf.extend_from_slice(v);
-            buf.push(0);
-        }
-        CStrArray::index(
-            buf,
-            env.iter().map(|(k, v)| k.len() + v.len() + 2),
-            env.len(),
-        )
-    }
-
-    fn index(buf: Vec<u8>, lens: impl Iterator<Item = usize>, n: usize) -> CStrArray {
-        let mut ptrs = Vec::with_capacity(n + 1);
-        let base = buf.as_ptr();
-        let mut off = 0;
-        for len in lens {
-            ptrs.push(base.wrapping_add(off).cast::<c_char>().cast_mut());
-            off += len;
-        }
-        ptrs.push(std::ptr::null_mut());
-        CStrArray { _buf: buf, ptrs }
-    }
-
-    pub(crate) fn as_ptr(&self) -> *const *mut c_char {
-        self.ptrs.as_ptr()
-    }
-}
-
 /// One spawn, prepared in the parent.
 struct Exec<'a> {
     path: &'a CStr,
@@ -546,6 +419,8 @@ impl Spawner {
             execing: AtomicBool::new(false),
             step: AtomicU32::new(0),
             errno: AtomicI32::new(0),
+            handed: AtomicI32::new(0),
+            detached: AtomicBool::new(false),
         };
         let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD;
         let all = [u64::MAX; 2];
@@ -594,8 +469,9 @@ impl Spawner {
         if step == 0 && plan.execing.load(Ordering::Relaxed) {
             return Ok(pid);
         }
-        // The child is at `_exit(127)`, or was killed on its way to
-        // `execve`: reap it so that the loop never sees it.
+        let handed = plan.handed.load(Ordering::Relaxed);
+        // The child is at `_exit` (it failed, or handed off), or was killed
+        // on its way to `execve`: reap it so that the loop never sees it.
         let mut status = 0;
         loop {
             // SAFETY: waitpid(2) on our own child.
@@ -603,6 +479,11 @@ impl Spawner {
             if r >= 0 || Errno::last() != Errno::EINTR {
                 break;
             }
+        }
+        if handed > 0 {
+            // The process that goes on in its place is the init's child
+            // too (CLONE_PARENT): the unit's.
+            return Ok(handed);
         }
         if step == 0 {
             return Err(Failure::Killed(libc::WTERMSIG(status)));
@@ -709,265 +590,6 @@ impl Drop for Stack {
     }
 }
 
-/// Whether the child may try `close_range(2)` (tests turn it off to run
-/// the fall-back).
-#[cfg(not(test))]
-fn close_range_allowed() -> bool {
-    true
-}
-
-#[cfg(test)]
-fn close_range_allowed() -> bool {
-    !tests_support::WITHOUT_CLOSE_RANGE.load(Ordering::Relaxed)
-}
-
-/// `rt_sigprocmask(2)` itself: the C library's wrappers leave out its
-/// internal signals.
-unsafe fn sigprocmask(how: c_int, set: *const u64, old: *mut u64) {
-    libc::syscall(libc::SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_SIZE);
-}
-
-/// `sizeof(sigset_t)` as the kernel counts it (`_NSIG / 8`).
-const KERNEL_SIGSET_SIZE: libc::size_t = if cfg!(any(target_arch = "mips", target_arch = "mips64"))
-{
-    16
-} else {
-    8
-};
-
-/// Identity system calls taking 32-bit IDs (the plain numbers take 16-bit
-/// ones on these architectures).
-#[cfg(any(target_arch = "x86", target_arch = "arm"))]
-mod nr {
-    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups32;
-    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid32;
-    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid32;
-}
-
-#[cfg(not(any(target_arch = "x86", target_arch = "arm")))]
-mod nr {
-    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups;
-    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid;
-    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid;
-}
-
-/// Where the step codes of a context's steps start: step `n` of the
-/// context reports `CONTEXT_STEPS + n`.
-const CONTEXT_STEPS: u32 = 1 << 16;
-
-/// A step, reported with its errno.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    Setsid = 1,
-    Setgroups,
-    Setgid,
-    Setuid,
-    Dup2Stdin,
-    Dup2Stdout,
-    Dup2Stderr,
-    Chdir,
-    Execve,
-    Unshare,
-    OpenNull,
-}
-
-impl Step {
-    fn from_u32(v: u32) -> Step {
-        [
-            Step::Setsid,
-            Step::Setgroups,
-            Step::Setgid,
-            Step::Setuid,
-            Step::Dup2Stdin,
-            Step::Dup2Stdout,
-            Step::Dup2Stderr,
-            Step::Chdir,
-            Step::Unshare,
-            Step::OpenNull,
-        ]
-        .into_iter()
-        .find(|s| *s as u32 == v)
-        .unwrap_or(Step::Execve)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Step::Setsid => "setsid",
-            Step::Setgroups => "setgroups",
-            Step::Setgid => "setgid",
-            Step::Setuid => "setuid",
-            Step::Dup2Stdin => "set up stdin",
-            Step::Dup2Stdout => "set up stdout",
-            Step::Dup2Stderr => "set up stderr",
-            Step::Chdir => "chdir",
-            Step::Execve => "execve",
-            Step::Unshare => "unshare the descriptor table",
-            Step::OpenNull => "open /dev/null",
-        }
-    }
-
-    fn dup2(target: RawFd) -> Step {
-        match target {
-            0 => Step::Dup2Stdin,
-            1 => Step::Dup2Stdout,
-            _ => Step::Dup2Stderr,
-        }
-    }
-}
-
-/// Everything the child reads, prepared in the parent, and where it
-/// reports a failure. Lives in the parent's frame; the child sees it
-/// through the memory they share.
-struct Plan {
-    path: *const c_char,
-    argv: *const *mut c_char,
-    envp: *const *mut c_char,
-    /// NULL: no `chdir`.
-    cwd: *const c_char,
-    /// The slot to `dup2` onto 0, 1, 2, or -1 to inherit.
-    stdio: [RawFd; 3],
-    /// K.
-    limit: c_uint,
-    close_range: bool,
-    groups: Option<(*const libc::gid_t, usize)>,
-    gid: Option<libc::gid_t>,
-    uid: Option<libc::uid_t>,
-    /// The request's context (NULL: none): see `context.rs`.
-    context: *const ChildContext,
-    /// Set by the child right before `execve`: a child that ends without
-    /// it and without a step was killed on the way.
-    execing: AtomicBool,
-    /// The failed [`Step`] (0: none; from [`CONTEXT_STEPS`] up, a step of
-    /// the context).
-    step: AtomicU32,
-    errno: AtomicI32,
-}
-
-/// The child's entry point on its own stack.
-extern "C" fn child_entry(arg: *mut c_void) -> c_int {
-    // SAFETY: `arg` is the parent's `Plan`, alive until clone(2) returns,
-    // which is after this child has exec'd or exited.
-    unsafe { child(&*arg.cast::<Plan>()) }
-}
-
-/// The child. Only async-signal-safe system calls (`signal-safety(7)`), no
-/// allocation, no lock, no panic; never returns. All signals are blocked
-/// on entry (the parent's doing) until the last step before `execve`.
-unsafe fn child(p: &Plan) -> ! {
-    // A table of our own before anything else touches a descriptor: until
-    // then it is the init's.
-    let ranged = p.close_range
-        && libc::syscall(
-            libc::SYS_close_range,
-            libc::c_ulong::from(p.limit),
-            libc::c_ulong::from(c_uint::MAX),
-            libc::c_ulong::from(libc::CLOSE_RANGE_UNSHARE),
-        ) == 0;
-    if !ranged && libc::unshare(libc::CLONE_FILES) < 0 {
-        fail(p, Step::Unshare);
-    }
-    if libc::setsid() < 0 {
-        fail(p, Step::Setsid);
-    }
-    // The context's cgroup, limits, namespaces and mounts, while the child
-    // still has the init's privileges.
-    let context = p.context.as_ref();
-    if let Some(Err((n, errno))) = context.map(|c| c.before_identity()) {
-        fail_context(p, n, errno);
-    }
-    // Raw system calls: the C library's wrappers would apply the change to
-    // every thread of the init (see the module documentation). setgroups
-    // and setresgid need the privilege that setresuid gives up.
-    if let Some((list, len)) = p.groups {
-        if libc::syscall(nr::SETGROUPS, len, list) < 0 {
-            fail(p, Step::Setgroups);
-        }
-    }
-    if let Some(gid) = p.gid {
-        if libc::syscall(nr::SETRESGID, gid, gid, gid) < 0 {
-            fail(p, Step::Setgid);
-        }
-    }
-    if let Some(uid) = p.uid {
-        if libc::syscall(nr::SETRESUID, uid, uid, uid) < 0 {
-            fail(p, Step::Setuid);
-        }
-    }
-    if let Some(Err((n, errno))) = context.map(|c| c.after_identity()) {
-        fail_context(p, n, errno);
-    }
-    // Slots are above 2: dup2 never overwrites a later source and always
-    // clears close-on-exec on the target.
-    for (target, src) in (0..).zip(p.stdio) {
-        if src >= 0 && libc::dup2(src, target) < 0 {
-            fail(p, Step::dup2(target));
-        }
-    }
-    // What is left from 3 up: the slots and whatever else of the init's
-    // lay below K.
-    let last = p.limit.saturating_sub(1);
-    if !ranged
-        || libc::syscall(
-            libc::SYS_close_range,
-            libc::c_ulong::from(3u32),
-            libc::c_ulong::from(last),
-            0 as libc::c_ulong,
-        ) != 0
-    {
-        for fd in 3..p.limit {
-            libc::close(fd as c_int);
-        }
-    }
-    // After the identity change: the unit's user must be able to enter its
-    // directory.
-    if !p.cwd.is_null() && libc::chdir(p.cwd) < 0 {
-        fail(p, Step::Chdir);
-    }
-    // Default dispositions first, then the empty mask, so that a pending
-    // signal cannot run an inherited handler. The raw rt_sigaction(2): the C
-    // library's sigaction(3) refuses its internal signals (32, 33, …), which
-    // may have been inherited ignored. An all-zero kernel `struct
-    // sigaction` is SIG_DFL, no flags, empty mask, whatever the
-    // architecture's field order. The kernel refuses SIGKILL and SIGSTOP,
-    // which are always default anyway.
-    let dfl = [0u64; 4];
-    for sig in 1..=64 {
-        libc::syscall(
-            libc::SYS_rt_sigaction,
-            sig,
-            dfl.as_ptr(),
-            std::ptr::null_mut::<u64>(),
-            KERNEL_SIGSET_SIZE,
-        );
-    }
-    let empty = [0u64; 2];
-    sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut());
-    // Last: no-new-privileges and the seccomp filter, which the child's
-    // own steps must not run under.
-    if let Some(Err((n, errno))) = context.map(|c| c.before_exec()) {
-        fail_context(p, n, errno);
-    }
-    p.execing.store(true, Ordering::Relaxed);
-    libc::execve(p.path, p.argv.cast(), p.envp.cast());
-    fail(p, Step::Execve)
-}
-
-/// Reports `step` and `errno` to the parent and exits 127.
-unsafe fn fail(p: &Plan, step: Step) -> ! {
-    p.errno.store(Errno::last_raw(), Ordering::Relaxed);
-    p.step.store(step as u32, Ordering::Relaxed);
-    libc::_exit(127)
-}
-
-/// Reports step `n` of the context and `errno` to the parent and exits
-/// 127.
-unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
-    p.errno.store(errno, Ordering::Relaxed);
-    let code = u32::try_from(n).map_or(u32::MAX, |n| CONTEXT_STEPS.saturating_add(n));
-    p.step.store(code, Ordering::Relaxed);
-    libc::_exit(127)
-}
-
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 pub(crate) mod tests_support {
@@ -995,99 +617,5 @@ pub(crate) mod tests_support {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
-mod tests {
-    use super::*;
-
-    fn cstrs(a: &CStrArray) -> Vec<String> {
-        let mut out = Vec::new();
-        for &p in &a.ptrs {
-            if p.is_null() {
-                break;
-            }
-            // SAFETY: pointers into `a.buf`, each NUL-terminated.
-            out.push(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
-        }
-        out
-    }
-
-    #[test]
-    fn argv_and_envp_are_laid_out_in_one_buffer() {
-        let args = vec!["prog".to_string(), String::new(), "a b".to_string()];
-        let a = CStrArray::argv(&args).unwrap();
-        assert_eq!(cstrs(&a), args);
-        assert_eq!(a.ptrs.len(), 4);
-        assert!(a.ptrs.last().unwrap().is_null());
-        assert!(CStrArray::argv(&["a\0b".to_string()]).is_none());
-
-        let mut env = Env::new();
-        env.set("B", "2").unwrap();
-        env.set("A", "").unwrap();
-        let e = CStrArray::envp(&env);
-        assert_eq!(cstrs(&e), ["A=", "B=2"]);
-        let none = CStrArray::envp(&Env::new());
-        assert_eq!(none.ptrs.len(), 1);
-    }
-
-    #[test]
-    fn resolve_absolute_and_path_programs() {
-        assert_eq!(
-            resolve_program("/bin/sh", None).unwrap().as_bytes(),
-            b"/bin/sh"
-        );
-        let found = resolve_program("sh", Some(b"/nonexistent::/bin")).unwrap();
-        assert_eq!(found.as_bytes(), b"/bin/sh");
-        let err = resolve_program("/usr/bin/flotilla-missing", None).unwrap_err();
-        assert_eq!(err.to_string(), "/usr/bin/flotilla-missing: no such file");
-        let err = resolve_program("flotilla-missing", Some(b"/bin")).unwrap_err();
-        assert_eq!(err.to_string(), "flotilla-missing: not found in PATH");
-        let err = resolve_program("/tmp", None).unwrap_err();
-        assert_eq!(err.to_string(), "/tmp: is a directory");
-        let err = resolve_program("/dev/null", None).unwrap_err();
-        assert_eq!(err.to_string(), "/dev/null: not a regular file");
-        // The current directory is never searched.
-        let err = resolve_program("spawn.rs", Some(b"")).unwrap_err();
-        assert!(matches!(err, SysError::NoProgram { .. }));
-    }
-
-    #[test]
-    fn non_executable_files_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("script");
-        std::fs::write(&f, "#!/bin/sh\n").unwrap();
-        let err = resolve_program(f.to_str().unwrap(), None).unwrap_err();
-        assert!(err.to_string().ends_with("permission denied"), "{err}");
-        let err = resolve_program("script", Some(dir.path().as_os_str().as_bytes())).unwrap_err();
-        assert!(err.to_string().ends_with("permission denied"), "{err}");
-    }
-
-    #[test]
-    fn step_codes_round_trip() {
-        for s in [
-            Step::Setsid,
-            Step::Setgroups,
-            Step::Setgid,
-            Step::Setuid,
-            Step::Dup2Stdin,
-            Step::Dup2Stdout,
-            Step::Dup2Stderr,
-            Step::Chdir,
-            Step::Execve,
-            Step::Unshare,
-            Step::OpenNull,
-        ] {
-            assert_eq!(Step::from_u32(s as u32), s);
-        }
-        assert_eq!(Step::dup2(1), Step::Dup2Stdout);
-    }
-
-    #[test]
-    fn a_child_killed_before_execve_is_reported_with_its_signal() {
-        let err = Failure::Killed(libc::SIGSYS).into_error("/bin/x", None, None);
-        assert_eq!(err.to_string(), "/bin/x: killed by SIGSYS before execve");
-        let err = Failure::Context(3, Errno::EPERM).into_error("/bin/x", None, None);
-        assert_eq!(
-            err.to_string(),
-            "/bin/x: context step 3: operation not permitted"
-        );
-    }
-}
+#[cfg(test)]
+mod tests;

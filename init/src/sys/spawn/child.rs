@@ -1,0 +1,361 @@
+//! The child's side of a spawn: the [`Plan`] the parent prepares, and
+//! [`child`], which runs on its own stack in the init's memory until
+//! `execve`. Only async-signal-safe system calls here (see the parent
+//! module's documentation for why and how).
+
+use super::*;
+/// Whether the child may try `close_range(2)` (tests turn it off to run
+/// the fall-back).
+#[cfg(not(test))]
+pub(super) fn close_range_allowed() -> bool {
+    true
+}
+
+#[cfg(test)]
+pub(super) fn close_range_allowed() -> bool {
+    !tests_support::WITHOUT_CLOSE_RANGE.load(Ordering::Relaxed)
+}
+
+/// `rt_sigprocmask(2)` itself: the C library's wrappers leave out its
+/// internal signals.
+pub(super) unsafe fn sigprocmask(how: c_int, set: *const u64, old: *mut u64) {
+    libc::syscall(libc::SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_SIZE);
+}
+
+/// `sizeof(sigset_t)` as the kernel counts it (`_NSIG / 8`).
+pub(super) const KERNEL_SIGSET_SIZE: libc::size_t =
+    if cfg!(any(target_arch = "mips", target_arch = "mips64")) {
+        16
+    } else {
+        8
+    };
+
+/// Identity system calls taking 32-bit IDs (the plain numbers take 16-bit
+/// ones on these architectures).
+#[cfg(any(target_arch = "x86", target_arch = "arm"))]
+pub(super) mod nr {
+    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups32;
+    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid32;
+    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid32;
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "arm")))]
+pub(super) mod nr {
+    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups;
+    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid;
+    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid;
+}
+
+/// Where the step codes of a context's steps start: step `n` of the
+/// context reports `CONTEXT_STEPS + n`.
+pub(super) const CONTEXT_STEPS: u32 = 1 << 16;
+
+/// A step, reported with its errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    Setsid = 1,
+    Setgroups,
+    Setgid,
+    Setuid,
+    Dup2Stdin,
+    Dup2Stdout,
+    Dup2Stderr,
+    Chdir,
+    Execve,
+    Unshare,
+    OpenNull,
+    HandOff,
+}
+
+impl Step {
+    pub(super) fn from_u32(v: u32) -> Step {
+        [
+            Step::Setsid,
+            Step::Setgroups,
+            Step::Setgid,
+            Step::Setuid,
+            Step::Dup2Stdin,
+            Step::Dup2Stdout,
+            Step::Dup2Stderr,
+            Step::Chdir,
+            Step::Unshare,
+            Step::OpenNull,
+            Step::HandOff,
+        ]
+        .into_iter()
+        .find(|s| *s as u32 == v)
+        .unwrap_or(Step::Execve)
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Step::Setsid => "setsid",
+            Step::Setgroups => "setgroups",
+            Step::Setgid => "setgid",
+            Step::Setuid => "setuid",
+            Step::Dup2Stdin => "set up stdin",
+            Step::Dup2Stdout => "set up stdout",
+            Step::Dup2Stderr => "set up stderr",
+            Step::Chdir => "chdir",
+            Step::Execve => "execve",
+            Step::Unshare => "unshare the descriptor table",
+            Step::OpenNull => "open /dev/null",
+            Step::HandOff => "hand the child off",
+        }
+    }
+
+    /// The exit status of a handed-off child that failed this step:
+    /// systemd's for the same failure (`EXIT_EXEC`, `EXIT_USER` …).
+    fn exit_status(self) -> u8 {
+        match self {
+            Step::Chdir => 200,
+            Step::Execve => 203,
+            Step::Dup2Stdin | Step::OpenNull => 208,
+            Step::Dup2Stdout => 209,
+            Step::Dup2Stderr => 211,
+            Step::Setgroups | Step::Setgid => 216,
+            Step::Setuid => 217,
+            Step::Setsid => 220,
+            Step::Unshare | Step::HandOff => 127,
+        }
+    }
+
+    pub(super) fn dup2(target: RawFd) -> Step {
+        match target {
+            0 => Step::Dup2Stdin,
+            1 => Step::Dup2Stdout,
+            _ => Step::Dup2Stderr,
+        }
+    }
+}
+
+/// Everything the child reads, prepared in the parent, and where it
+/// reports a failure. Lives in the parent's frame; the child sees it
+/// through the memory they share.
+pub(super) struct Plan {
+    pub(super) path: *const c_char,
+    pub(super) argv: *const *mut c_char,
+    pub(super) envp: *const *mut c_char,
+    /// NULL: no `chdir`.
+    pub(super) cwd: *const c_char,
+    /// The slot to `dup2` onto 0, 1, 2, or -1 to inherit.
+    pub(super) stdio: [RawFd; 3],
+    /// K.
+    pub(super) limit: c_uint,
+    pub(super) close_range: bool,
+    pub(super) groups: Option<(*const libc::gid_t, usize)>,
+    pub(super) gid: Option<libc::gid_t>,
+    pub(super) uid: Option<libc::uid_t>,
+    /// The request's context (NULL: none): see `context.rs`.
+    pub(super) context: *const ChildContext,
+    /// Set by the child right before `execve`: a child that ends without
+    /// it and without a step was killed on the way.
+    pub(super) execing: AtomicBool,
+    /// The failed [`Step`] (0: none; from [`CONTEXT_STEPS`] up, a step of
+    /// the context).
+    pub(super) step: AtomicU32,
+    pub(super) errno: AtomicI32,
+    /// Set by a child that handed off (in the init's memory): the PID of
+    /// the process that goes on in its place.
+    pub(super) handed: AtomicI32,
+    /// Set in the handed-off process (in its own copy of the memory): it
+    /// reports a failure by its exit status and a line on its standard
+    /// error, since the parent no longer waits for it.
+    pub(super) detached: AtomicBool,
+}
+
+/// The child's entry point on its own stack.
+pub(super) extern "C" fn child_entry(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the parent's `Plan`, alive until clone(2) returns,
+    // which is after this child has exec'd or exited.
+    unsafe { child(&*arg.cast::<Plan>()) }
+}
+
+/// The child. Only async-signal-safe system calls (`signal-safety(7)`), no
+/// allocation, no lock, no panic; never returns. All signals are blocked
+/// on entry (the parent's doing) until the last step before `execve`.
+pub(super) unsafe fn child(p: &Plan) -> ! {
+    // A table of our own before anything else touches a descriptor: until
+    // then it is the init's.
+    let ranged = p.close_range
+        && libc::syscall(
+            libc::SYS_close_range,
+            libc::c_ulong::from(p.limit),
+            libc::c_ulong::from(c_uint::MAX),
+            libc::c_ulong::from(libc::CLOSE_RANGE_UNSHARE),
+        ) == 0;
+    if !ranged && libc::unshare(libc::CLONE_FILES) < 0 {
+        fail(p, Step::Unshare);
+    }
+    let context = p.context.as_ref();
+    if context.is_some_and(ChildContext::detaches) {
+        hand_off(p);
+    }
+    if libc::setsid() < 0 {
+        fail(p, Step::Setsid);
+    }
+    // The context's directories, output files, cgroup, limits, namespaces
+    // and mounts, while the child still has the init's privileges.
+    if let Some(Err((n, errno))) = context.map(|c| c.before_identity()) {
+        fail_context(p, n, errno);
+    }
+    // Raw system calls: the C library's wrappers would apply the change to
+    // every thread of the init (see the module documentation). setgroups
+    // and setresgid need the privilege that setresuid gives up.
+    if let Some((list, len)) = p.groups {
+        if libc::syscall(nr::SETGROUPS, len, list) < 0 {
+            fail(p, Step::Setgroups);
+        }
+    }
+    if let Some(gid) = p.gid {
+        if libc::syscall(nr::SETRESGID, gid, gid, gid) < 0 {
+            fail(p, Step::Setgid);
+        }
+    }
+    if let Some(uid) = p.uid {
+        if libc::syscall(nr::SETRESUID, uid, uid, uid) < 0 {
+            fail(p, Step::Setuid);
+        }
+    }
+    if let Some(Err((n, errno))) = context.map(|c| c.after_identity()) {
+        fail_context(p, n, errno);
+    }
+    // Slots are above 2: dup2 never overwrites a later source and always
+    // clears close-on-exec on the target.
+    for (target, src) in (0..).zip(p.stdio) {
+        if src >= 0 && libc::dup2(src, target) < 0 {
+            fail(p, Step::dup2(target));
+        }
+    }
+    // What is left from 3 up: the slots and whatever else of the init's
+    // lay below K.
+    let last = p.limit.saturating_sub(1);
+    if !ranged
+        || libc::syscall(
+            libc::SYS_close_range,
+            libc::c_ulong::from(3u32),
+            libc::c_ulong::from(last),
+            0 as libc::c_ulong,
+        ) != 0
+    {
+        for fd in 3..p.limit {
+            libc::close(fd as c_int);
+        }
+    }
+    // After the identity change: the unit's user must be able to enter its
+    // directory.
+    if !p.cwd.is_null() && libc::chdir(p.cwd) < 0 {
+        fail(p, Step::Chdir);
+    }
+    // Default dispositions first, then the empty mask, so that a pending
+    // signal cannot run an inherited handler. The raw rt_sigaction(2): the C
+    // library's sigaction(3) refuses its internal signals (32, 33, …), which
+    // may have been inherited ignored. An all-zero kernel `struct
+    // sigaction` is SIG_DFL, no flags, empty mask, whatever the
+    // architecture's field order. The kernel refuses SIGKILL and SIGSTOP,
+    // which are always default anyway.
+    let dfl = [0u64; 4];
+    for sig in 1..=64 {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            sig,
+            dfl.as_ptr(),
+            std::ptr::null_mut::<u64>(),
+            KERNEL_SIGSET_SIZE,
+        );
+    }
+    let empty = [0u64; 2];
+    sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut());
+    // Last: no-new-privileges and the seccomp filter, which the child's
+    // own steps must not run under.
+    if let Some(Err((n, errno))) = context.map(|c| c.before_exec()) {
+        fail_context(p, n, errno);
+    }
+    p.execing.store(true, Ordering::Relaxed);
+    libc::execve(p.path, p.argv.cast(), p.envp.cast());
+    fail(p, Step::Execve)
+}
+
+/// Hands the child off: a process of the init's own (`CLONE_PARENT`,
+/// without `CLONE_VM`: a copy of this memory) goes on with the spawn, and
+/// this one tells the parent its PID and exits, so that the parent, held by
+/// `CLONE_VFORK` until then, is back at once while the new process makes
+/// the unit's directories and opens its files, which may wait on a disk
+/// (`dirs.rs`). The copy costs the init's page tables, for the units that
+/// have such steps only.
+unsafe fn hand_off(p: &Plan) {
+    let pid = libc::syscall(
+        libc::SYS_clone,
+        libc::c_ulong::from(libc::CLONE_PARENT as c_uint | libc::SIGCHLD as c_uint),
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+    );
+    match pid {
+        0 => p.detached.store(true, Ordering::Relaxed),
+        pid if pid < 0 => fail(p, Step::HandOff),
+        pid => {
+            p.handed.store(pid as i32, Ordering::Relaxed);
+            libc::_exit(0)
+        }
+    }
+}
+
+/// Reports `step` and `errno` to the parent and exits 127 (a handed-off
+/// child: says so on its standard error and exits with the step's status).
+pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
+    let errno = Errno::last_raw();
+    if p.detached.load(Ordering::Relaxed) {
+        report(p, step.name().as_bytes(), errno);
+        libc::_exit(c_int::from(step.exit_status()))
+    }
+    p.errno.store(errno, Ordering::Relaxed);
+    p.step.store(step as u32, Ordering::Relaxed);
+    libc::_exit(127)
+}
+
+/// Reports step `n` of the context and `errno` to the parent and exits
+/// 127 (a handed-off child: as [`fail`] says).
+pub(super) unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
+    if p.detached.load(Ordering::Relaxed) {
+        let ctx = p.context.as_ref();
+        report(p, ctx.map_or(b"a context step", |c| c.step_label(n)), errno);
+        libc::_exit(c_int::from(ctx.map_or(127, |c| c.exit_status(n))))
+    }
+    p.errno.store(errno, Ordering::Relaxed);
+    let code = u32::try_from(n).map_or(u32::MAX, |n| CONTEXT_STEPS.saturating_add(n));
+    p.step.store(code, Ordering::Relaxed);
+    libc::_exit(127)
+}
+
+/// Writes `flotilla: cannot start: WHAT: ERROR` to the handed-off child's
+/// standard error: its stderr slot while that is open, else descriptor 2
+/// (set up by then, or the init's own). With a buffer on the stack: no
+/// allocation in the child.
+unsafe fn report(p: &Plan, what: &[u8], errno: c_int) {
+    let desc = Errno::from_raw(errno).desc().as_bytes();
+    let mut buf = [0u8; 512];
+    let mut len = 0;
+    for part in [
+        b"flotilla: cannot start: ".as_slice(),
+        what,
+        b": ",
+        desc,
+        b"\n",
+    ] {
+        for &b in part {
+            if let Some(slot) = buf.get_mut(len) {
+                *slot = b;
+                len += 1;
+            }
+        }
+    }
+    let slot = p.stdio[2];
+    let fd = if slot >= 0 && libc::fcntl(slot, libc::F_GETFD) >= 0 {
+        slot
+    } else {
+        2
+    };
+    libc::write(fd, buf.as_ptr().cast(), len);
+}
