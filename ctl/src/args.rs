@@ -64,6 +64,8 @@ pub enum Command {
         /// The unit, if only one unit is reloaded.
         unit: Option<String>,
     },
+    /// `reexec` (`daemon-reexec`): the init executes its binary again.
+    Reexec,
     /// `restart UNIT`.
     Restart {
         /// The unit.
@@ -222,7 +224,7 @@ impl Topic {
             "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
                 Topic::UnitFiles
             }
-            "daemon-reload" => Topic::Reload,
+            "daemon-reload" | "reexec" | "daemon-reexec" => Topic::Reload,
             "mask" | "unmask" => Topic::Mask,
             "set-alternative" => Topic::SetAlternative,
             "run" | "add" | "stop-transient" => Topic::Transient,
@@ -387,6 +389,12 @@ where
         }
         "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
             Command::UnitFiles(unit_files(&verb, &mut p)?)
+        }
+        "reexec" | "daemon-reexec" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            p.none()?;
+            Command::Reexec
         }
         "reload" => {
             p.scan(&[], |_, _, _| Ok(false))?;

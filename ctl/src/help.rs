@@ -16,6 +16,7 @@ Commands:
   set-target NAME [--wait] [--timeout DUR]
                                   switch to another target
   reload | daemon-reload          re-read the unit search path
+  reexec | daemon-reexec          run the init's binary again, every unit kept
   enable|disable [--now] UNIT...  make or remove the links [Install] names
   is-enabled [--quiet] UNIT...    enabled, disabled, static, masked, alias, ...
   cat UNIT...                     a unit file and its drop-ins
@@ -93,6 +94,7 @@ failed or the wait timed out; 4 unknown target.
 
 const RELOAD: &str = "\
 Usage: initctl reload [UNIT]
+       initctl reexec
 
 Re-read the unit directory. Unchanged units keep running, changed running
 units restart, removed ones stop. A set with any error is refused whole:
@@ -101,8 +103,14 @@ every problem is printed on stderr and nothing changes.
 With UNIT: run that running unit's exec-reload ($MAINPID is its main
 process); it is `reloading` until the command exits.
 
-Exit status: 0 applied; 1 refused (or UNIT is not running or has no
-exec-reload); 4 UNIT is unknown.
+reexec (systemctl daemon-reexec): the init executes its binary again (the
+file at the path it was started from: an upgraded one) and carries every unit
+over: processes and PIDs, states, restart counters, timers, logs. The new
+init answers. If the binary cannot be executed, the init goes on as it was
+and the error is printed.
+
+Exit status: 0 applied (re-executed); 1 refused (or UNIT is not running or
+has no exec-reload, or the re-exec failed); 4 UNIT is unknown.
 ";
 
 const UNIT_FILES: &str = "\
@@ -298,7 +306,7 @@ pub fn usage(topic: Topic) -> String {
             out.push_str(
                 "          list-unit-files, daemon-reload, mask, unmask, set-alternative, run,\n",
             );
-            out.push_str("          add, stop-transient, help\n");
+            out.push_str("          add, stop-transient, reexec, help\n");
         }
         _ => {
             for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {

@@ -119,6 +119,7 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
         } => cmd::set_target::run(ctx, target, wait, timeout),
         Command::Reload { unit: None } => cmd::reload::run(ctx),
         Command::Reload { unit: Some(unit) } => cmd::reload::run_unit(ctx, unit),
+        Command::Reexec => cmd::reload::reexec(ctx),
         Command::Restart { unit } => cmd::restart::run(ctx, unit),
         Command::Mask { unit, mask } => cmd::shape::mask(ctx, unit, mask),
         Command::SetAlternative { target, unit } => cmd::shape::set_alternative(ctx, target, unit),

@@ -152,7 +152,8 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
         }),
         "list-timers" => sys(Systemctl::NotLoaded("timer")),
         "list-sockets" => sys(Systemctl::NotLoaded("socket")),
-        "daemon-reload" | "daemon-reexec" => Command::Reload { unit: None },
+        "daemon-reload" => Command::Reload { unit: None },
+        "daemon-reexec" => Command::Reexec,
         "isolate" => Command::SetTarget {
             target: units
                 .first()

@@ -14,7 +14,7 @@
 use crate::sys::{Accepted, FileId, Interest, Sys, SysError, Token};
 use flotilla_units::protocol::{decode_request, BadRequest, Envelope, Reply, MAX_REQUEST_LINE};
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
@@ -108,6 +108,19 @@ impl Control {
             sys.create_dir_all(dir)?;
         }
         let (listener, id) = sys.bind_listener(path)?;
+        Control::adopt(sys, listener, path, id, listener_token, conn_base)
+    }
+
+    /// Takes a listener bound at `path` already (`id`: its file), as one
+    /// carried across a re-exec; watched as [`Control::bind`] does.
+    pub fn adopt(
+        sys: &dyn Sys,
+        listener: UnixListener,
+        path: &Path,
+        id: FileId,
+        listener_token: Token,
+        conn_base: usize,
+    ) -> Result<Control, SysError> {
         sys.watch(listener.as_raw_fd(), listener_token, Interest::Read)?;
         Ok(Control {
             listener,
@@ -117,6 +130,16 @@ impl Control {
             base: conn_base,
             next_serial: 1,
         })
+    }
+
+    /// The listener's descriptor and file, for a re-exec.
+    pub fn listener(&self) -> (RawFd, FileId) {
+        (self.listener.as_raw_fd(), self.id)
+    }
+
+    /// A connection's descriptor, for a re-exec.
+    pub fn conn_fd(&self, id: ConnId) -> Option<RawFd> {
+        self.conn(id).map(|c| c.stream.as_raw_fd())
     }
 
     /// The socket's path.
@@ -137,36 +160,7 @@ impl Control {
         loop {
             match sys.accept(&self.listener) {
                 Ok(Some(Accepted { stream, uid, pid })) => {
-                    let slot = self
-                        .conns
-                        .iter()
-                        .position(Option::is_none)
-                        .unwrap_or(self.conns.len());
-                    let token = Token(self.base + slot);
-                    if sys
-                        .watch(stream.as_raw_fd(), token, Interest::Read)
-                        .is_err()
-                    {
-                        continue;
-                    }
-                    let conn = Conn {
-                        stream,
-                        rbuf: Vec::new(),
-                        wbuf: Vec::new(),
-                        woff: 0,
-                        watching_writes: false,
-                        uid,
-                        pid,
-                        serial: self.next_serial,
-                        watch: Watch::None,
-                        closing: false,
-                    };
-                    self.next_serial += 1;
-                    if slot == self.conns.len() {
-                        self.conns.push(Some(conn));
-                    } else if let Some(s) = self.conns.get_mut(slot) {
-                        *s = Some(conn);
-                    }
+                    let _ = self.insert(sys, stream, uid, pid);
                 }
                 Ok(None) => return,
                 // EMFILE and friends: stop accepting for now; the listener
@@ -174,6 +168,43 @@ impl Control {
                 Err(_) => return,
             }
         }
+    }
+
+    /// Takes a connected stream (accepted, or carried across a re-exec) as
+    /// a connection; `None` if it cannot be watched (it is closed).
+    pub fn insert(
+        &mut self,
+        sys: &dyn Sys,
+        stream: UnixStream,
+        uid: u32,
+        pid: i32,
+    ) -> Option<ConnId> {
+        let slot = self
+            .conns
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or(self.conns.len());
+        let token = Token(self.base + slot);
+        sys.watch(stream.as_raw_fd(), token, Interest::Read).ok()?;
+        let conn = Conn {
+            stream,
+            rbuf: Vec::new(),
+            wbuf: Vec::new(),
+            woff: 0,
+            watching_writes: false,
+            uid,
+            pid,
+            serial: self.next_serial,
+            watch: Watch::None,
+            closing: false,
+        };
+        self.next_serial += 1;
+        if slot == self.conns.len() {
+            self.conns.push(Some(conn));
+        } else if let Some(s) = self.conns.get_mut(slot) {
+            *s = Some(conn);
+        }
+        Some(slot)
     }
 
     /// Handles readiness of a connection: reads requests into `out`,

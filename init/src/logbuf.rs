@@ -128,6 +128,32 @@ impl LogBuf {
         }
     }
 
+    /// A log carried across a re-exec: `lines` (oldest first, numbered
+    /// below `next_seq`) and the writer's cursor; what was handed over
+    /// and not acknowledged is handed over again.
+    pub fn restore(
+        cap_bytes: usize,
+        id: u32,
+        next_seq: u64,
+        persisted: u64,
+        lines: impl IntoIterator<Item = LogLine>,
+    ) -> LogBuf {
+        let mut log = LogBuf::new(cap_bytes, id);
+        for l in lines {
+            log.bytes += l.text.len() + LINE_OVERHEAD;
+            log.lines.push_back(l);
+        }
+        log.next_seq = next_seq.max(log.lines.back().map_or(1, |l| l.seq + 1));
+        log.persisted = persisted.min(log.next_seq - 1);
+        log.sent = log.persisted;
+        log
+    }
+
+    /// Every line in memory, oldest first.
+    pub fn lines(&self) -> vec_deque::Iter<'_, LogLine> {
+        self.lines.iter()
+    }
+
     /// Its number among the logs of this init.
     pub fn id(&self) -> u32 {
         self.id

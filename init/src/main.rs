@@ -9,8 +9,8 @@
 //! own (0, 1, 2, 133: `docs/pid1.md`).
 
 use flotilla_init::args::{self, Args, Context};
-use flotilla_init::runtime::Runtime;
 use flotilla_init::sys::real::RealSys;
+use flotilla_init::sys::reexec;
 use flotilla_init::sys::Sys;
 use std::process::ExitCode;
 
@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let sys = RealSys::new();
+    reexec::remember_exe();
     let ctx = Context::from_env(false, sys.geteuid() == 0, None);
     let settings = match args::resolve(&args, &ctx, |p| args::read_config(&sys, p)) {
         Ok(s) => s,
@@ -51,7 +52,8 @@ fn main() -> ExitCode {
     if args.check {
         return check::run(&sys, &settings);
     }
-    let mut rt = match Runtime::new(sys, settings, false) {
+    let inherited = reexec::inherited();
+    let mut rt = match flotilla_init::runtime::start(sys, settings, false, inherited) {
         Ok(rt) => rt,
         Err(e) => {
             sys.console(&format!("init: {e}"));

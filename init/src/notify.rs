@@ -236,7 +236,13 @@ impl NotifySocket {
     /// [`Sys::bind_notify_socket`]).
     pub fn bind(sys: &dyn Sys, path: &Path) -> Result<NotifySocket, SysError> {
         let (fd, id) = sys.bind_notify_socket(path)?;
-        Ok(NotifySocket {
+        Ok(NotifySocket::adopt(fd, path, id))
+    }
+
+    /// A socket bound at `path` already (`id`: its file), as one carried
+    /// across a re-exec.
+    pub fn adopt(fd: OwnedFd, path: &Path, id: FileId) -> NotifySocket {
+        NotifySocket {
             fd,
             path: path.to_owned(),
             id,
@@ -245,7 +251,12 @@ impl NotifySocket {
             // (SCM_MAX_FD, 253), so the control data is never truncated.
             cmsg: nix::cmsg_space!(UnixCredentials, [RawFd; 253]),
             max_per_call: MAX_PER_CALL,
-        })
+        }
+    }
+
+    /// Its file, to tell it from a newer socket at the same path.
+    pub fn file_id(&self) -> FileId {
+        self.id
     }
 
     /// Closes the socket and removes its path (if it is still this

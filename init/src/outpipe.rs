@@ -146,6 +146,17 @@ impl OutPipe {
         })
     }
 
+    /// The read end of a pipe made by the image before a re-exec (its
+    /// write ends are the unit's; a line it had begun is lost).
+    pub fn adopt(stream: Stream, reader: OwnedFd) -> OutPipe {
+        OutPipe {
+            stream,
+            reader,
+            writer: None,
+            lines: LineSplitter::new(MAX_LINE),
+        }
+    }
+
     /// The stream this pipe captures.
     pub fn stream(&self) -> Stream {
         self.stream

@@ -37,7 +37,7 @@
 //! anything else a machine (the safe side: a machine's PID 1 never exits).
 
 use crate::args::{self, Args, ConfigReadError, Context, Settings};
-use crate::runtime::{Exit, Runtime};
+use crate::runtime::Exit;
 use crate::sys::real::RealSys;
 use crate::sys::{
     mountinfo, Env, Errno, Event, MountRequest, MsFlags, Os, Pid, RebootCmd, SpawnRequest, Stdio,
@@ -621,6 +621,8 @@ pub fn install_panic_hook(place: Place) {
 pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     let sys = RealSys::new();
     let place = boot(&sys);
+    // After the mounts: `/proc` is there.
+    crate::sys::reexec::remember_exe();
     install_panic_hook(place);
     let mut args = match Args::parse(argv) {
         Ok(a) => a,
@@ -645,7 +647,8 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
         settings.units_dir.display(),
         settings.control.display()
     ));
-    let mut rt = match Runtime::new(sys, settings, true) {
+    let inherited = crate::sys::reexec::inherited();
+    let mut rt = match crate::runtime::start(sys, settings, true, inherited) {
         Ok(rt) => rt,
         Err(e) => emergency(&sys, place, &e),
     };

@@ -33,6 +33,16 @@ pub struct Channel {
     buf: Vec<u8>,
 }
 
+fn open(path: &Path) -> Result<UnixStream, String> {
+    UnixStream::connect(path).map_err(|e| {
+        format!(
+            "cannot reach the init at {}: {}",
+            path.display(),
+            crate::store::describe(&e)
+        )
+    })
+}
+
 fn os_error(what: &str) -> String {
     format!(
         "{what}: {}",
@@ -62,19 +72,20 @@ impl Channel {
             }
             OwnedFd::from_raw_fd(fd)
         };
-        let stream = UnixStream::connect(path).map_err(|e| {
-            format!(
-                "cannot reach the init at {}: {}",
-                path.display(),
-                crate::store::describe(&e)
-            )
-        })?;
         Ok(Channel {
             path: path.to_path_buf(),
-            stream,
+            stream: open(path)?,
             signals,
             buf: Vec::new(),
         })
+    }
+
+    /// Connects again (the init closed the connection: it re-executed
+    /// itself, and its socket listens on); what was unread is dropped.
+    pub fn reconnect(&mut self) -> Result<(), String> {
+        self.stream = open(&self.path)?;
+        self.buf.clear();
+        Ok(())
     }
 
     /// Sends a request.

@@ -11,6 +11,13 @@
 //! On SIGTERM, SIGINT or SIGHUP it says it is `leaving`: the init sends
 //! what is left (during a shutdown, until every other unit has stopped)
 //! and a last, empty batch, and the writer exits 0.
+//!
+//! When the init closes the connection (it re-executed itself: `initctl
+//! reexec`; its socket listens on), the writer connects again and pulls
+//! anew: the init hands over again what it had not seen acknowledged.
+//! After [`MAX_RECONNECTS`] closes in a row with no reply between them
+//! (a pull waits for lines, so two re-execs in a row close a connection
+//! that had none) the writer fails.
 
 use crate::channel::{Channel, Event};
 use crate::store::{Rotation, Store};
@@ -23,6 +30,8 @@ use std::time::{Duration, Instant};
 pub const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Connections the init may close in a row, with no reply between.
+pub const MAX_RECONNECTS: u32 = 8;
 
 fn pull(ack: Option<LogAck>, retry: bool, leaving: bool) -> Request {
     Request::LogPull {
@@ -31,6 +40,12 @@ fn pull(ack: Option<LogAck>, retry: bool, leaving: bool) -> Request {
         max_bytes: None,
         leaving,
     }
+}
+
+/// Sends a request; a connection the init closed meanwhile (a re-exec)
+/// is seen by the next read, which connects again.
+fn send(ch: &mut Channel, request: Request) {
+    let _ = ch.send(request);
 }
 
 /// Runs the writer against the init at `control` until the init lets it
@@ -42,10 +57,15 @@ pub fn run(control: &Path, rotation: Rotation) -> Result<(), String> {
     let mut retry_at: Option<Instant> = None;
     let mut backoff = FIRST_BACKOFF;
     let mut told: Option<String> = None;
+    // Connections closed since the last reply.
+    let mut closes = 0;
     ch.send(pull(None, false, false))?;
     loop {
         let event = match ch.next(retry_at)? {
-            Event::Reply(r) => Ok(*r),
+            Event::Reply(r) => {
+                closes = 0;
+                Ok(*r)
+            }
             other => Err(other),
         };
         match event {
@@ -88,20 +108,26 @@ pub fn run(control: &Path, rotation: Rotation) -> Result<(), String> {
                     batch: b.batch,
                     failed,
                 };
-                ch.send(pull(Some(ack), false, leaving))?;
+                send(&mut ch, pull(Some(ack), false, leaving));
             }
             Ok(Reply::Error { message, .. }) => return Err(message),
             Ok(other) => return Err(format!("unexpected reply from the init: {other:?}")),
             Err(Event::TimedOut) => {
                 retry_at = None;
-                ch.send(pull(None, true, leaving))?;
+                send(&mut ch, pull(None, true, leaving));
             }
             Err(Event::Stop) if !leaving => {
                 leaving = true;
-                ch.send(pull(None, false, true))?;
+                send(&mut ch, pull(None, false, true));
             }
             Err(Event::Stop | Event::Reply(_)) => {}
             Err(Event::Closed) if leaving => return Ok(()),
+            Err(Event::Closed) if closes < MAX_RECONNECTS => {
+                closes += 1;
+                eprintln!("flotilla-logd: the init closed the connection; connecting again");
+                ch.reconnect()?;
+                send(&mut ch, pull(None, false, false));
+            }
             Err(Event::Closed) => return Err("the init closed the connection".into()),
         }
     }

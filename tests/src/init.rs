@@ -159,6 +159,7 @@ impl TestDir {
             as_nobody: false,
             mount_setup: None,
             more_units: Vec::new(),
+            binary: None,
         }
     }
 
@@ -269,6 +270,7 @@ pub struct InitBuilder<'a> {
     as_nobody: bool,
     mount_setup: Option<String>,
     more_units: Vec<PathBuf>,
+    binary: Option<PathBuf>,
 }
 
 impl InitBuilder<'_> {
@@ -285,6 +287,13 @@ impl InitBuilder<'_> {
     /// search path).
     pub fn more_units(mut self, dir: PathBuf) -> Self {
         self.more_units.push(dir);
+        self
+    }
+
+    /// Runs `binary` (a copy of the init, which a test may replace)
+    /// instead of the built `init`.
+    pub fn binary(mut self, binary: PathBuf) -> Self {
+        self.binary = Some(binary);
         self
     }
 
@@ -325,20 +334,21 @@ impl InitBuilder<'_> {
         let d = self.dir;
         let out_path = d.join("init.out");
         let out = std::fs::File::create(&out_path).expect("init.out");
+        let init = self.binary.clone().unwrap_or_else(crate::bins::init);
         let mut cmd = if let Some(setup) = &self.mount_setup {
             let mut c = Command::new("unshare");
             c.args(["--mount", "--propagation", "private", "sh", "-c"])
                 .arg(format!("set -e; {setup}; exec \"$0\" \"$@\""))
-                .arg(crate::bins::init());
+                .arg(&init);
             c
         } else if self.as_nobody {
             std::os::unix::fs::chown(d.path(), Some(65534), Some(65534)).expect("chown");
             let mut c = Command::new("setpriv");
             c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
-                .arg(crate::bins::init());
+                .arg(&init);
             c
         } else {
-            Command::new(crate::bins::init())
+            Command::new(&init)
         };
         cmd.arg("--units")
             .arg(d.units())

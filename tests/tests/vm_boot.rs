@@ -4,7 +4,8 @@
 //! (each unit's status line and the marker on the console), the selftest
 //! unit prints `initctl status` and the marker's log as the log writer
 //! wrote it to /var/log/init/ (the marker ran before /var was mounted: its
-//! lines waited in the init's memory), then powers off through the whole
+//! lines waited in the init's memory) and re-executes the init (`initctl
+//! reexec`: the web server keeps its PID), then powers off through the whole
 //! shutdown sequence. The test asserts the order of the console lines and that qemu
 //! exited because the machine powered off (`reboot: Power down`, no
 //! `Kernel panic`), not by time-out. scripts/test installs qemu, the
@@ -140,6 +141,29 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
     assert!(
         file.iter().any(|l| l.contains(" init -- log ")),
         "the file's header: {file:?}"
+    );
+    // The re-exec: PID 1 ran its binary again while the selftest ran, and
+    // the web server kept its PID.
+    out.assert_order(&[
+        "[  OK  ] started default",
+        "init: re-executing",
+        "init: re-executed: target selftest",
+        "re-executed /sbin/init",
+        "flotilla-image: web pid",
+        "[  OK  ] started selftest",
+    ]);
+    let pids: Vec<&str> = all
+        .iter()
+        .find(|l| l.contains("flotilla-image: web pid"))
+        .map(|l| {
+            l.split_whitespace()
+                .filter(|w| w.parse::<u32>().is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        pids.len() == 2 && pids[0] == pids[1],
+        "web's PID before and after the re-exec: {pids:?}"
     );
     // The status table, as initctl printed it inside the VM.
     for (unit, state) in [

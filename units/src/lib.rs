@@ -39,6 +39,7 @@ pub mod load;
 pub mod mask;
 pub mod planner;
 pub mod protocol;
+pub mod snapshot;
 pub mod spec;
 pub mod state;
 pub mod systemd;

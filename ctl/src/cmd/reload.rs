@@ -1,5 +1,6 @@
 //! `initctl reload`: re-read the unit directory and say what changed;
-//! `initctl reload UNIT`: run one running unit's `exec-reload`.
+//! `initctl reload UNIT`: run one running unit's `exec-reload`;
+//! `initctl reexec`: the init executes its binary again (upgrade in place).
 //!
 //! A refused set (`invalid`) prints every problem on stderr and exits 1;
 //! warnings of an applied set go to stderr too, so that stdout is only the
@@ -38,6 +39,19 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<i32, CtlError> {
 /// `initctl reload UNIT`: run the unit's `exec-reload`.
 pub fn run_unit(ctx: &mut Ctx<'_>, unit: String) -> Result<i32, CtlError> {
     match ctx.call(Request::ReloadUnit { unit })? {
+        Reply::Accepted { message } => {
+            ctx.print(&format!("{message}\n"))?;
+            Ok(EXIT_OK)
+        }
+        other => Err(unexpected(&other, "accepted")),
+    }
+}
+
+/// `initctl reexec`: the init executes its binary again, keeping its
+/// state; the new image answers. A failed exec is an error from the old
+/// one, which goes on.
+pub fn reexec(ctx: &mut Ctx<'_>) -> Result<i32, CtlError> {
+    match ctx.call(Request::Reexec)? {
         Reply::Accepted { message } => {
             ctx.print(&format!("{message}\n"))?;
             Ok(EXIT_OK)

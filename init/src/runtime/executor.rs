@@ -19,7 +19,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Bytes of output kept in memory per unit.
-const LOG_RING_BYTES: usize = 64 * 1024;
+pub(super) const LOG_RING_BYTES: usize = 64 * 1024;
 
 impl<S: Sys> Runtime<S> {
     /// Carries out one action.
@@ -164,7 +164,7 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The unit's I/O (log, ready-grep), made at its first spawn.
-    fn io(&mut self, unit: UnitId, spec: &UnitSpec) -> Option<&mut UnitIo> {
+    pub(super) fn io(&mut self, unit: UnitId, spec: &UnitSpec) -> Option<&mut UnitIo> {
         let id = self.slots.ensure(unit);
         if self.slots.slot(id).is_some_and(|s| s.io.is_none()) {
             let log = LogBuf::new(LOG_RING_BYTES, self.feed.new_log_id());
@@ -302,7 +302,7 @@ impl<S: Sys> Runtime<S> {
 
     /// The unit's run (cgroup, directories, prepared context), made at the
     /// first spawn of a start; keys it left out are noted in the log.
-    fn ensure_run(
+    pub(super) fn ensure_run(
         &mut self,
         unit: UnitId,
         spec: &UnitSpec,
@@ -339,7 +339,7 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The identity a unit's processes run with.
-    fn credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
+    pub(super) fn credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
         let group = match &spec.extras.group {
             Some(g) => Some(
                 self.sys

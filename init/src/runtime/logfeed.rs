@@ -117,6 +117,19 @@ impl LogFeed {
         self.stamp.2.clone()
     }
 
+    /// The channel of an init carried across a re-exec: the same
+    /// instance (the writer appends to the same streams), logs numbered on.
+    pub fn resume(instance: String, next_id: u32) -> LogFeed {
+        let mut feed = LogFeed::new(instance);
+        feed.next_id = next_id;
+        feed
+    }
+
+    /// The instance name and the number of the next log.
+    pub fn carry(&self) -> (&str, u32) {
+        (&self.instance, self.next_id)
+    }
+
     /// The id of a new log.
     pub fn new_log_id(&mut self) -> u32 {
         let id = self.next_id;

@@ -29,6 +29,8 @@
 
 mod executor;
 mod logfeed;
+mod reexec;
+pub use reexec::start;
 mod reports;
 mod requests;
 mod runs;
@@ -129,22 +131,7 @@ impl<S: Sys> Runtime<S> {
         sys.open_events().map_err(|e| e.to_string())?;
         let control = Control::bind(&sys, &settings.control, LISTENER_TOKEN, CONN_BASE)
             .map_err(|e| format!("control socket: {e}"))?;
-        let notify_dir = settings
-            .control
-            .parent()
-            .map(|d| d.join("notify"))
-            .unwrap_or_else(|| PathBuf::from("/run/init/notify"));
-        // Made again when first needed (a notify socket's bind), failing
-        // there with a message about the unit. The log directory is the
-        // log writer's to make: the loop touches no file of it.
-        let _ = sys.create_dir_all(&notify_dir);
-        let _ = sys.set_child_subreaper();
-        if let Err(e) = sys.setup_cgroups(pid1) {
-            sys.console(&format!("init: {e}"));
-        }
-        if let Err(e) = sys.raise_nofile_limit() {
-            sys.console(&format!("init: {e}"));
-        }
+        set_up(&sys, &settings, pid1);
         let mono0 = sys.monotonic_now();
         let wall0 = sys.wall_now();
         let feed = LogFeed::new(format!(
@@ -184,11 +171,38 @@ impl<S: Sys> Runtime<S> {
                 settings.target
             ));
         }
+        let clocks = (mono0, wall0);
+        let mut rt = Runtime::assemble(
+            sys, planner, settings, pid1, control, units, feed, clocks, timers,
+        );
+        rt.watch_wall_clock();
+        rt.drive();
+        Ok(rt)
+    }
+
+    /// The runtime made of its parts (`clocks`: the monotonic and wall
+    /// clocks' origin), nothing driven yet (by [`Runtime::new`] and
+    /// [`Runtime::resume`]).
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        sys: S,
+        planner: Planner,
+        settings: Settings,
+        pid1: bool,
+        control: Control,
+        units: UnitSet,
+        feed: LogFeed,
+        clocks: (Instant, WallTime),
+        timers: timers::Timers,
+    ) -> Runtime<S> {
+        let notify_dir = notify_dir(&settings);
         let mut base_env = Env::from_current();
         base_env.remove("NOTIFY_SOCKET");
         base_env.remove("INIT_CONTROL");
         let _ = base_env.set_os("INIT_CONTROL", settings.control.as_os_str());
-        let mut rt = Runtime {
+        Runtime {
+            mono0: clocks.0,
+            wall0: clocks.1,
             sys,
             planner,
             settings,
@@ -197,8 +211,6 @@ impl<S: Sys> Runtime<S> {
             slots: Slots::default(),
             units,
             base_env,
-            mono0,
-            wall0,
             shutdown: None,
             notify_dir,
             notify_seq: 0,
@@ -216,10 +228,7 @@ impl<S: Sys> Runtime<S> {
             actions: Vec::new(),
             events: Vec::with_capacity(64),
             timers,
-        };
-        rt.watch_wall_clock();
-        rt.drive();
-        Ok(rt)
+        }
     }
 
     /// Runs until an orderly shutdown has stopped every unit.
@@ -380,6 +389,32 @@ impl<S: Sys> Runtime<S> {
             || !self.planner.failed_units().is_empty();
         let now = self.now();
         self.planner.shutdown(now);
+    }
+}
+
+/// Where the notify sockets are: `notify/` beside the control socket.
+fn notify_dir(settings: &Settings) -> PathBuf {
+    settings
+        .control
+        .parent()
+        .map(|d| d.join("notify"))
+        .unwrap_or_else(|| PathBuf::from("/run/init/notify"))
+}
+
+/// What the init sets up for itself before its loop, at a boot and after
+/// a re-exec: the notify directory, the subreaper flag, the cgroups, the
+/// descriptor limit.
+fn set_up<S: Sys>(sys: &S, settings: &Settings, pid1: bool) {
+    // Made again when first needed (a notify socket's bind), failing
+    // there with a message about the unit. The log directory is the log
+    // writer's to make: the loop touches no file of it.
+    let _ = sys.create_dir_all(&notify_dir(settings));
+    let _ = sys.set_child_subreaper();
+    if let Err(e) = sys.setup_cgroups(pid1) {
+        sys.console(&format!("init: {e}"));
+    }
+    if let Err(e) = sys.raise_nofile_limit() {
+        sys.console(&format!("init: {e}"));
     }
 }
 

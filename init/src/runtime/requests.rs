@@ -85,6 +85,7 @@ impl<S: Sys> Runtime<S> {
                 let r = self.reload();
                 self.reply(c, r);
             }
+            Request::Reexec => self.reexec(c),
             Request::Restart { unit } => {
                 let r = self.restart(&unit);
                 self.reply(c, r);

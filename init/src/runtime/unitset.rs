@@ -124,6 +124,25 @@ impl UnitSet {
         }
     }
 
+    /// The transient sets by name.
+    pub(super) fn transient_sets(&self) -> &BTreeMap<String, Vec<UnitSpec>> {
+        &self.transient
+    }
+
+    /// The set carried across a re-exec: the directory's units, its
+    /// problems at start and the transient sets.
+    pub(super) fn resumed(
+        dir: Vec<(UnitSpec, Origin)>,
+        graph: &Graph,
+        load_errors: Vec<String>,
+        transient: BTreeMap<String, Vec<UnitSpec>>,
+    ) -> UnitSet {
+        UnitSet {
+            transient,
+            ..UnitSet::new(dir, graph, load_errors)
+        }
+    }
+
     /// Whether the transient set `set` has a unit named `name`.
     pub(super) fn in_transient(&self, set: &str, name: &str) -> bool {
         self.transient
@@ -153,7 +172,7 @@ impl UnitSet {
 }
 
 /// The units of the transient set named `set`, with their origin.
-fn with_origin<'a>(
+pub(super) fn with_origin<'a>(
     set: &'a str,
     units: &'a [UnitSpec],
 ) -> impl Iterator<Item = (UnitSpec, Origin)> + 'a {

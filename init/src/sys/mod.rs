@@ -62,6 +62,7 @@ pub mod events;
 pub mod fake;
 pub mod mountinfo;
 pub mod real;
+pub mod reexec;
 mod sandbox;
 mod seccomp;
 pub mod sockets;
@@ -349,6 +350,15 @@ pub trait Sys {
     /// Removes the cgroup [`Sys::setup_cgroups`] made for the init's units
     /// (at exit, after every unit ended).
     fn teardown_cgroups(&self);
+
+    /// Executes the init's binary again with `snapshot`, keeping exactly
+    /// `keep` open (`reexec.rs`). Returns only on failure, with every
+    /// descriptor as it was.
+    fn reexec(&self, snapshot: &[u8], keep: &[RawFd])
+        -> Result<std::convert::Infallible, SysError>;
+
+    /// Takes a descriptor inherited across a re-exec as the init's own.
+    fn adopt_fd(&self, fd: RawFd) -> Result<OwnedFd, SysError>;
 
     /// Whether `path` is a mount point, from `/proc/self/mountinfo`
     /// (read through [`Sys::read_file_limited`] and parsed by

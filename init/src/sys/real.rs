@@ -560,4 +560,16 @@ impl Sys for RealSys {
     ) -> flotilla_units::planner::CheckOutcome {
         flotilla_units::planner::check_unit(spec, &super::conditions::Machine)
     }
+
+    fn reexec(
+        &self,
+        snapshot: &[u8],
+        keep: &[RawFd],
+    ) -> Result<std::convert::Infallible, SysError> {
+        super::reexec::exec(snapshot, keep)
+    }
+
+    fn adopt_fd(&self, fd: RawFd) -> Result<OwnedFd, SysError> {
+        super::reexec::adopt(fd)
+    }
 }

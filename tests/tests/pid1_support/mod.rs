@@ -212,14 +212,19 @@ impl Pid1 {
 
     /// [`Pid1::start`] with more environment variables.
     pub fn start_env(control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
-        let init = bin("init", "flotilla-init");
+        Pid1::start_binary(&bin("init", "flotilla-init"), control, args, env)
+    }
+
+    /// [`Pid1::start_env`] running the binary `init` (a copy a test may
+    /// replace).
+    pub fn start_binary(init: &Path, control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
         let _ = bin("initctl", "flotilla-ctl");
         // `sh -c 'exec "$@" 2>&1'`: stderr joins stdout (one console), and
         // the PID stays unshare's.
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "exec \"$@\" 2>&1", "sh", "unshare"])
             .args(["--pid", "--fork", "--mount-proc", "--kill-child"])
-            .arg(&init)
+            .arg(init)
             .arg("--control")
             .arg(control)
             .args(args)

@@ -263,6 +263,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
+mod carry;
 mod conditions;
 mod deps;
 mod facts;
@@ -394,8 +395,25 @@ impl Planner {
         opts: PlannerOptions,
         timer_env: TimerEnv,
     ) -> Planner {
+        let mut p = Planner::unstarted(graph, target, now, opts, timer_env);
+        p.index_graph();
+        p.push_all();
+        p.run();
+        p
+    }
+
+    /// A planner for `graph` whose rules have not run yet (every unit
+    /// idle): [`Planner::with_timer_env`] runs them; `carry.rs` restores
+    /// records first.
+    fn unstarted(
+        graph: Graph,
+        target: &str,
+        now: Instant,
+        opts: PlannerOptions,
+        timer_env: TimerEnv,
+    ) -> Planner {
         let n = graph.len();
-        let mut p = Planner {
+        Planner {
             units: vec![Unit::new(); n],
             records: (0..n).map(|_| Record::new(now)).collect(),
             index: DepIndex::default(),
@@ -422,11 +440,7 @@ impl Planner {
             wants: Vec::new(),
             triggered: Vec::new(),
             timer_env: Box::new(timer_env),
-        };
-        p.index_graph();
-        p.push_all();
-        p.run();
-        p
+        }
     }
 
     /// The earliest pending deadline: the init's poll timeout.

@@ -17,6 +17,7 @@ use super::facts::Action;
 use super::record::{Phase, Status, Timer};
 use super::Planner;
 use crate::graph::UnitId;
+use crate::spec::UnitType;
 use crate::state::UnitState;
 use crate::systemd::tz::TimeZone;
 use crate::systemd::{wake_between, TimerClock, TimerNext, TimerSettings};
@@ -128,8 +129,16 @@ impl Planner {
     fn rearm_timers(&mut self) {
         for i in 0..self.units.len() {
             let u = UnitId(i as u32);
-            if self.units[i].phase == Phase::Up && self.records[i].rare().timer_run.is_some() {
+            if self.units[i].phase != Phase::Up || self.spec_of(u).kind != UnitType::Timer {
+                continue;
+            }
+            if self.records[i].rare().timer_run.is_some() {
                 self.arm_timer(u);
+            } else {
+                // Up without a run: carried across a re-exec, which keeps
+                // no timer runs. Armed afresh from now (its persistent
+                // stamp, if any, is in the environment just given).
+                self.start_timer(u);
             }
         }
     }

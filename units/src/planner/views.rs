@@ -109,7 +109,7 @@ impl Planner {
     }
 
     /// The status text of unit `id`, formatted.
-    fn status_text(&self, id: UnitId) -> String {
+    pub(super) fn status_text(&self, id: UnitId) -> String {
         match self.records.get(id.index()).map(|r| &r.status) {
             Some(Status::Fixed(s)) => (*s).to_string(),
             Some(Status::WaitingFor(j)) => {

@@ -134,6 +134,10 @@ pub enum Request {
     },
     /// Re-read the unit directory ([`Reply::Applied`] or an error listing every problem).
     Reload,
+    /// Execute the init's binary again, carrying its state over
+    /// (`docs/operations.md`): [`Reply::Accepted`] from the new image, or
+    /// an error from the old one, which goes on as it was.
+    Reexec,
     /// Restart one required unit ([`Reply::Accepted`]).
     Restart {
         /// The unit's name.
@@ -274,6 +278,7 @@ impl Request {
             self,
             Request::SetTarget { .. }
                 | Request::Reload
+                | Request::Reexec
                 | Request::Restart { .. }
                 | Request::ReloadUnit { .. }
                 | Request::Shutdown { .. }

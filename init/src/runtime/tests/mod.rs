@@ -8,6 +8,7 @@ mod changes;
 mod conditions;
 mod lifecycle;
 mod logs;
+mod reexec;
 mod shape;
 
 use super::{Exit, Runtime};

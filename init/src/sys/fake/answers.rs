@@ -586,4 +586,31 @@ impl Sys for FakeSys {
         let _ = self.record(None, Call::CheckConditions(spec.name.clone()));
         flotilla_units::planner::check_unit(spec, &self.state.borrow().machine)
     }
+
+    fn reexec(
+        &self,
+        snapshot: &[u8],
+        keep: &[RawFd],
+    ) -> Result<std::convert::Infallible, SysError> {
+        self.record(
+            None,
+            Call::Reexec {
+                snapshot: snapshot.to_vec(),
+                keep: keep.to_vec(),
+            },
+        )?;
+        // The fake never becomes another program: the exec fails as for a
+        // file that is not one.
+        Err(SysError::Call {
+            call: "execve".into(),
+            errno: crate::sys::Os(crate::sys::Errno::ENOEXEC),
+        })
+    }
+
+    fn adopt_fd(&self, fd: RawFd) -> Result<OwnedFd, SysError> {
+        Err(SysError::Call {
+            call: format!("adopt descriptor {fd}"),
+            errno: crate::sys::Os(crate::sys::Errno::EBADF),
+        })
+    }
 }

@@ -93,6 +93,14 @@ pub enum Call {
     },
     /// [`super::Sys::set_child_subreaper`].
     SetChildSubreaper,
+    /// [`super::Sys::reexec`]: the snapshot and the descriptors it was
+    /// to keep.
+    Reexec {
+        /// The snapshot's bytes.
+        snapshot: Vec<u8>,
+        /// The descriptors.
+        keep: Vec<RawFd>,
+    },
     /// [`super::Sys::lookup_user`].
     LookupUser(String),
     /// [`super::Sys::lookup_group`].

@@ -1,0 +1,57 @@
+//! `reexec` on the fake: the snapshot the loop writes (every unit, its
+//! processes, its pipes among the descriptors kept) and an `execve` that
+//! fails, which changes nothing.
+
+use super::*;
+use flotilla_units::protocol::ErrorCode;
+use flotilla_units::snapshot::{self, PhaseCarry};
+
+const SVC: &str = "unit: svc\nexec-start: /bin/svc\nrestart: always\n";
+const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: [svc]\n";
+
+#[test]
+fn a_failed_exec_is_reported_and_changes_nothing() {
+    let sys = fake_with(&[("svc", SVC), ("default", DEFAULT)]);
+    let mut h = Harness::start(sys, "default");
+    let pid = h.pid("svc");
+    h.sys().take_calls();
+    let replies = h.request(Request::Reexec);
+    match replies.as_slice() {
+        [Reply::Error { code, message, .. }] => {
+            assert_eq!(*code, ErrorCode::NotPossible);
+            assert_eq!(
+                message,
+                "re-exec failed: execve: exec format error; the init goes on as it was"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let calls = h.sys().take_calls();
+    let Some(Call::Reexec { snapshot, keep }) =
+        calls.iter().find(|c| matches!(c, Call::Reexec { .. }))
+    else {
+        panic!("no reexec in {calls:?}");
+    };
+    // The snapshot names every unit with its process, and the pipes of
+    // svc's process are among the descriptors kept (with the listener
+    // and the requester's connection).
+    let snap = snapshot::decode(snapshot).unwrap();
+    assert_eq!(snap.target, "default");
+    let svc = snap.units.iter().find(|u| u.name == "svc").unwrap();
+    assert_eq!((svc.phase, svc.main_pid), (PhaseCarry::Up, Some(pid)));
+    let io = snap.io.iter().find(|i| i.unit == "svc").unwrap();
+    assert_eq!(io.pipes.len(), 2);
+    assert!(io.pipes.iter().all(|(fd, _)| keep.contains(fd)));
+    assert!(keep.contains(&snap.control.listener));
+    assert_eq!(keep.len(), 4, "{keep:?}");
+    // Nothing changed: svc runs, and is still supervised.
+    assert_eq!(h.state("svc"), UnitState::Running);
+    assert_eq!(h.pid("svc"), pid);
+    h.exit("svc", ExitStatus::Exited(1));
+    h.turn_until("svc restarted", |h| {
+        h.sys()
+            .spawns()
+            .iter()
+            .any(|s| s.argv == ["/bin/svc"] && s.pid.is_some_and(|p| p != pid))
+    });
+}
