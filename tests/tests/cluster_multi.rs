@@ -253,8 +253,12 @@ fn every_xfleet_option_on_real_machines() {
     // one state per machine.
     c.wait_running_on("gl.service", &[IDS[0], IDS[2]]);
     assert!(c.units()["gl.service"].get("machineID").is_none());
-    let (_, b) = c.req("GET", "/fleet/v1/state?unitName=gl.service", None);
-    assert_eq!(json(&b)["states"].as_array().map(Vec::len), Some(2));
+    // The agents write their states paced (at most every 200 ms here):
+    // the API shows both once both have written.
+    wait_for(LIMIT, "one state of gl.service per east machine", || {
+        let (_, b) = c.req("GET", "/fleet/v1/state?unitName=gl.service", None);
+        (json(&b)["states"].as_array().map(Vec::len) == Some(2)).then_some(())
+    });
     // Freeing a2 (unload) lets cf run on the west machine; a2's process ends.
     let a2_pid = c.running()["a2.service"][0].1;
     assert_eq!(
