@@ -4,8 +4,9 @@
 //! after which the unit is not restarted, whatever its `restart`).
 //!
 //! The syntax is systemd's: exit codes (`0` to `255`), the names of
-//! `systemd.exec(5)`'s table for the codes of the LSB (`SUCCESS`,
-//! `FAILURE`, `INVALIDARGUMENT`, …) and signal names (`SIGTERM`, `TERM`),
+//! `systemd.exec(5)`'s table (the LSB's `SUCCESS`, `FAILURE`, …, the BSD
+//! `DATAERR`, `CANTCREAT`, …, systemd's `EXEC`, `STATE_DIRECTORY`, …) and
+//! signal names (`SIGTERM`, `TERM`),
 //! separated by blanks; several assignments add up and an empty one
 //! empties the set.
 
@@ -25,8 +26,10 @@ pub struct ExitSet {
     pub signals: Vec<i32>,
 }
 
-/// The names of the exit codes of the LSB, as `systemd.exec(5)` lists them.
-const NAMES: [(&str, u8); 8] = [
+/// The names of exit codes as `systemd.exec(5)` lists them: the LSB's,
+/// the BSD `sysexits.h` ones, and systemd's own (which flotilla gives the
+/// same meaning where it fails a process for the same reason).
+const NAMES: &[(&str, u8)] = &[
     ("SUCCESS", 0),
     ("FAILURE", 1),
     ("INVALIDARGUMENT", 2),
@@ -35,6 +38,63 @@ const NAMES: [(&str, u8); 8] = [
     ("NOTINSTALLED", 5),
     ("NOTCONFIGURED", 6),
     ("NOTRUNNING", 7),
+    ("USAGE", 64),
+    ("DATAERR", 65),
+    ("NOINPUT", 66),
+    ("NOUSER", 67),
+    ("NOHOST", 68),
+    ("UNAVAILABLE", 69),
+    ("SOFTWARE", 70),
+    ("OSERR", 71),
+    ("OSFILE", 72),
+    ("CANTCREAT", 73),
+    ("IOERR", 74),
+    ("TEMPFAIL", 75),
+    ("PROTOCOL", 76),
+    ("NOPERM", 77),
+    ("CONFIG", 78),
+    ("CHDIR", 200),
+    ("NICE", 201),
+    ("FDS", 202),
+    ("EXEC", 203),
+    ("MEMORY", 204),
+    ("LIMITS", 205),
+    ("OOM_ADJUST", 206),
+    ("SIGNAL_MASK", 207),
+    ("STDIN", 208),
+    ("STDOUT", 209),
+    ("CHROOT", 210),
+    ("IOPRIO", 211),
+    ("TIMERSLACK", 212),
+    ("SECUREBITS", 213),
+    ("SETSCHEDULER", 214),
+    ("CPUAFFINITY", 215),
+    ("GROUP", 216),
+    ("USER", 217),
+    ("CAPABILITIES", 218),
+    ("CGROUP", 219),
+    ("SETSID", 220),
+    ("CONFIRM", 221),
+    ("STDERR", 222),
+    ("PAM", 224),
+    ("NETWORK", 225),
+    ("NAMESPACE", 226),
+    ("NO_NEW_PRIVILEGES", 227),
+    ("SECCOMP", 228),
+    ("SELINUX_CONTEXT", 229),
+    ("PERSONALITY", 230),
+    ("APPARMOR_PROFILE", 231),
+    ("ADDRESS_FAMILIES", 232),
+    ("RUNTIME_DIRECTORY", 233),
+    ("CHOWN", 235),
+    ("SMACK_PROCESS_LABEL", 236),
+    ("KEYRING", 237),
+    ("STATE_DIRECTORY", 238),
+    ("CACHE_DIRECTORY", 239),
+    ("LOGS_DIRECTORY", 240),
+    ("CONFIGURATION_DIRECTORY", 241),
+    ("NUMA_POLICY", 242),
+    ("CREDENTIALS", 243),
 ];
 
 impl ExitSet {
@@ -119,6 +179,17 @@ fn push_new<T: PartialEq>(v: &mut Vec<T>, x: T) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_names_debian_units_use() {
+        // systemd-tmpfiles-setup.service: `SuccessExitStatus=DATAERR CANTCREAT`.
+        let mut s = ExitSet::default();
+        s.assign("DATAERR CANTCREAT").unwrap();
+        assert_eq!(s.codes, [65, 73]);
+        s.assign("STATE_DIRECTORY STDERR").unwrap();
+        assert_eq!(s.codes, [65, 73, 238, 222]);
+        assert!(s.assign("DATAER").is_err());
+    }
 
     #[test]
     fn codes_names_and_signals() {

@@ -112,7 +112,7 @@ impl Step {
             Step::Execve => 203,
             Step::Dup2Stdin | Step::OpenNull => 208,
             Step::Dup2Stdout => 209,
-            Step::Dup2Stderr => 211,
+            Step::Dup2Stderr => 222,
             Step::Setgroups | Step::Setgid => 216,
             Step::Setuid => 217,
             Step::Setsid => 220,
