@@ -17,6 +17,9 @@ fn call_error(call: &str) -> SysError {
 
 /// Arms `fd` at the end of time, cancelled when the clock is set.
 fn arm(fd: BorrowedFd<'_>) -> Result<(), SysError> {
+    // The libc crate marks musl's `time_t` deprecated (a notice of musl
+    // 1.2's 64-bit change, which x86_64 always had): its maximum is meant.
+    #[allow(deprecated)]
     let spec = libc::itimerspec {
         it_interval: libc::timespec {
             tv_sec: 0,
