@@ -258,9 +258,14 @@ fn fill(
     };
     let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
     run.notes = child.notes().to_vec();
-    run.child = (!child.is_empty()).then_some(child);
     // A `+` command skips the sandbox and the identity, not the cgroup, the
-    // directories or where the output goes (as in systemd).
+    // directories or where the output goes (as in systemd); with none of
+    // those, it has no steps.
+    let bare_needed = run.cgroup.is_some() || child.detaches();
+    run.child = (!child.is_empty()).then_some(child);
+    if !bare_needed {
+        return Ok(());
+    }
     let bare_ctx = ServiceContext {
         directories: ctx.directories.clone(),
         standard_output: ctx.standard_output.clone(),

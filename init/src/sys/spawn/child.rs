@@ -68,23 +68,27 @@ pub(super) enum Step {
 }
 
 impl Step {
+    /// Every step, for reading a reported code back.
+    pub(super) const ALL: [Step; 12] = [
+        Step::Setsid,
+        Step::Setgroups,
+        Step::Setgid,
+        Step::Setuid,
+        Step::Dup2Stdin,
+        Step::Dup2Stdout,
+        Step::Dup2Stderr,
+        Step::Chdir,
+        Step::Execve,
+        Step::Unshare,
+        Step::OpenNull,
+        Step::HandOff,
+    ];
+
     pub(super) fn from_u32(v: u32) -> Step {
-        [
-            Step::Setsid,
-            Step::Setgroups,
-            Step::Setgid,
-            Step::Setuid,
-            Step::Dup2Stdin,
-            Step::Dup2Stdout,
-            Step::Dup2Stderr,
-            Step::Chdir,
-            Step::Unshare,
-            Step::OpenNull,
-            Step::HandOff,
-        ]
-        .into_iter()
-        .find(|s| *s as u32 == v)
-        .unwrap_or(Step::Execve)
+        Step::ALL
+            .into_iter()
+            .find(|s| *s as u32 == v)
+            .unwrap_or(Step::Execve)
     }
 
     pub(super) fn name(self) -> &'static str {
