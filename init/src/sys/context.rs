@@ -34,7 +34,7 @@
 
 use std::ffi::{c_int, CString};
 use std::fmt;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::AtomicI32;
@@ -779,38 +779,6 @@ fn mount_steps(
         b.push(op, format!("{k} {what}"), on_error);
     }
     Ok(())
-}
-
-/// Opens the file a `StandardOutput=`/`StandardError=` names (`file:`,
-/// `append:`, `truncate:`), as root, before the spawn; `None` for the
-/// other outputs. Created with mode 0644 if missing. This is a file-system
-/// call per spawn of such a unit (see the module doc of `dirs.rs` on what
-/// the loop may do).
-pub fn open_output(output: &Output) -> Result<Option<OwnedFd>, String> {
-    let (path, extra) = match output {
-        Output::File(p) => (p, 0),
-        Output::Append(p) => (p, libc::O_APPEND),
-        Output::Truncate(p) => (p, libc::O_TRUNC),
-        _ => return Ok(None),
-    };
-    let c = cpath(path)?;
-    let flags = libc::O_WRONLY
-        | libc::O_CREAT
-        | libc::O_CLOEXEC
-        | libc::O_NOCTTY
-        | libc::O_NONBLOCK
-        | extra;
-    // SAFETY: open(2) with a valid C string; the descriptor is new and ours.
-    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o644 as libc::c_uint) };
-    if fd < 0 {
-        return Err(format!(
-            "{}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    // SAFETY: a fresh descriptor.
-    Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
 impl fmt::Display for ChildContext {
