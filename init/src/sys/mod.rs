@@ -321,9 +321,9 @@ pub trait Sys {
     /// are none: the units then run in process groups only.
     fn setup_cgroups(&self, pid1: bool) -> Result<(), String>;
 
-    /// Makes what a run of unit `name` needs: its cgroup, directories,
-    /// private `/tmp`, output files, and its context prepared for the
-    /// child (`unitrun.rs`). `owner`: the unit's user and group. The error
+    /// Makes what a run of unit `name` needs: its cgroup, private `/tmp`,
+    /// and its context prepared for the child, which makes the directories
+    /// and opens the output files itself (`unitrun.rs`). `owner`: the unit's user and group. The error
     /// names the key that cannot be honoured.
     fn start_unit(
         &self,

@@ -1,7 +1,8 @@
 //! What the init makes for one run of a unit, from its start until it has
-//! stopped: its cgroup, its directories, its private `/tmp`, the files its
-//! output goes to, and its context prepared for the child
-//! ([`super::context::prepare`]). [`super::Sys::start_unit`] makes a
+//! stopped: its cgroup, its private `/tmp`, and its context prepared for
+//! the child ([`super::context::prepare`]), whose first steps make its
+//! directories and open its output files in the unit's own process
+//! (`dirs.rs`). [`super::Sys::start_unit`] makes a
 //! [`UnitRun`], every spawn of the unit lends it, a stop signals its
 //! cgroup through it ([`super::Sys::signal_unit`]), and
 //! [`super::Sys::end_unit`] kills what is left in the cgroup and takes it
