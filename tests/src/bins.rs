@@ -104,3 +104,28 @@ pub fn initctl() -> PathBuf {
 pub fn logd() -> PathBuf {
     bin("flotilla-logd", "flotilla-logd", "logd")
 }
+
+/// Puts an executable copy of `from` at `to` with `mode`, written by an
+/// `install` child rather than by the test process: a file this process
+/// writes stays open for writing in any child another test thread forks
+/// meanwhile (until that child execs), and executing it then fails with
+/// ETXTBSY. A file that is already there is replaced by a rename, as an
+/// upgrade replaces a running binary.
+pub fn install(from: &Path, to: &Path, mode: u32) {
+    let new = to.with_extension("installing");
+    let out = Command::new("install")
+        .arg("-m")
+        .arg(format!("{mode:o}"))
+        .arg(from)
+        .arg(&new)
+        .output()
+        .expect("run install");
+    assert!(
+        out.status.success(),
+        "install {} {}: {}",
+        from.display(),
+        new.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&new, to).expect("rename the installed file");
+}

@@ -8,7 +8,6 @@
 use flotilla_tests::init::{Init, TestDir};
 use flotilla_tests::{procs, wait_for, WAIT};
 use flotilla_units::state::UnitState;
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: [svc, job]\n";
@@ -30,7 +29,7 @@ fn job(dir: &TestDir) -> String {
 /// A copy of the built init in the test dir.
 fn init_copy(dir: &TestDir) -> PathBuf {
     let copy = dir.join("init-copy");
-    std::fs::copy(flotilla_tests::bins::init(), &copy).expect("copy init");
+    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
     copy
 }
 
@@ -175,10 +174,9 @@ fn reexec_twice_and_the_log_writer_keeps_its_streams() {
 /// Puts a file that is no program at `path`, as an upgrade does: a new
 /// file renamed over the old (the running binary cannot be written).
 fn replace(path: &std::path::Path, mode: u32) {
-    let new = path.with_extension("new");
-    std::fs::write(&new, "not a program\n").expect("write");
-    std::fs::set_permissions(&new, std::fs::Permissions::from_mode(mode)).expect("chmod");
-    std::fs::rename(&new, path).expect("rename");
+    let text = path.with_extension("text");
+    std::fs::write(&text, "not a program\n").expect("write");
+    flotilla_tests::bins::install(&text, path, mode);
 }
 
 #[test]

@@ -8,7 +8,6 @@
 mod pid1_support;
 
 use pid1_support::{bin, cmdline, procs_in, units_dir, wait_for, Pid1, WAIT};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: [svc, job]\n";
@@ -50,10 +49,14 @@ fn svc_host_pid(p: &Pid1) -> i32 {
 }
 
 fn replace(path: &Path, mode: u32) {
-    let new = path.with_extension("new");
-    std::fs::write(&new, "not a program\n").unwrap();
-    std::fs::set_permissions(&new, std::fs::Permissions::from_mode(mode)).unwrap();
-    std::fs::rename(&new, path).unwrap();
+    let text = path.with_extension("text");
+    std::fs::write(
+        &text,
+        "not a program
+",
+    )
+    .unwrap();
+    flotilla_tests::bins::install(&text, path, mode);
 }
 
 #[test]
@@ -62,7 +65,7 @@ fn pid1_reexec_keeps_its_units_and_a_failed_one_changes_nothing() {
     let go = tmp.path().join("go");
     let dir = units_dir(&[("default", DEFAULT), ("svc", SVC), ("job", &job(&go))]);
     let copy = dir.path().join("init-copy");
-    std::fs::copy(bin("init", "flotilla-init"), &copy).unwrap();
+    flotilla_tests::bins::install(&bin("init", "flotilla-init"), &copy, 0o755);
     let units = dir.path().join("units");
     let mut p = Pid1::start_binary(
         &copy,
