@@ -893,7 +893,7 @@ fn usage_errors_exit_2_with_usage() {
         (
             &["start"],
             "initctl: 'start' needs a unit name\n",
-            "Usage: initctl start UNIT...",
+            "Usage: initctl start [--no-block] UNIT...",
         ),
         (
             &["analyze"],

@@ -453,6 +453,12 @@ fn initctl_as_systemctl() {
         "[Unit]\nDescription=an extra\n[Service]\nExecStart=/bin/sleep 1000\n\
          [Install]\nWantedBy=multi-user.target\n",
     );
+    // Never ready (no READY=1): a blocking start would wait past the
+    // test's 15 s.
+    dir.file(
+        "lib/systemd/system/slow.service",
+        "[Service]\nType=notify\nExecStart=/bin/sleep 1000\nTimeoutStartSec=300\n",
+    );
     let init = dir
         .init()
         .target("multi-user.target")
@@ -505,6 +511,12 @@ fn initctl_as_systemctl() {
     init.ctl(&["set-target", "multi-user.target", "--wait"])
         .expect(0);
     init.wait_state("extra.service", UnitState::Disabled);
+    // --no-block: start returns once the want is taken, the unit still on
+    // its way up; stop returns once the want is dropped.
+    run(&["start", "--no-block", "slow"]).expect(0);
+    assert_eq!(init.unit("slow.service").state, UnitState::Starting);
+    run(&["--no-block", "stop", "slow"]).expect(0);
+    init.wait_state("slow.service", UnitState::Disabled);
     let out = run(&["start", "nope"]);
     out.expect(5);
     assert_eq!(
