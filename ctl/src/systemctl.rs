@@ -45,7 +45,14 @@ pub enum Systemctl {
         /// No header and footer.
         no_legend: bool,
     },
-    /// `list-timers`, `list-sockets`: kinds flotilla does not load yet.
+    /// `list-timers [--all]`.
+    ListTimers {
+        /// Also the timers that are not running.
+        all: bool,
+        /// No header and footer.
+        no_legend: bool,
+    },
+    /// `list-sockets`: a kind flotilla does not load yet.
     NotLoaded(&'static str),
 }
 
@@ -61,6 +68,7 @@ pub type Block = bool;
 pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
     let mut quiet = false;
     let mut block = true;
+    let mut all = false;
     let mut now = false;
     let mut failed = false;
     let mut no_legend = false;
@@ -95,8 +103,8 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
                 props.extend(value("--property")?.split(',').map(str::to_string))
             }
             "--no-block" => block = false,
-            "--no-pager" | "--plain" | "--full" | "-l" | "--system" | "--no-ask-password"
-            | "--all" | "-a" => {}
+            "--all" | "-a" => all = true,
+            "--no-pager" | "--plain" | "--full" | "-l" | "--system" | "--no-ask-password" => {}
             s if s.starts_with('-') && s.len() > 1 => {
                 return Err(usage(Topic::Main, format!("unknown option '{a}'")))
             }
@@ -158,7 +166,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
             kinds,
             no_legend,
         }),
-        "list-timers" => sys(Systemctl::NotLoaded("timer")),
+        "list-timers" => sys(Systemctl::ListTimers { all, no_legend }),
         "list-sockets" => sys(Systemctl::NotLoaded("socket")),
         "daemon-reload" => Command::Reload { unit: None },
         "daemon-reexec" => Command::Reexec,

@@ -17,7 +17,6 @@ use flotilla_tests::init::{Out, TestDir};
 use flotilla_tests::{bins, procs, wait_for, WAIT};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 /// The init, PID 1 of new PID, mount and network namespaces (`lo` up, a
 /// tmpfs on `/run`); killed with everything it started on drop.
@@ -134,18 +133,6 @@ fn errors(out: &Out) -> Vec<&str> {
         .collect()
 }
 
-/// `initctl` as `systemctl`, talking to the test's init.
-fn systemctl(dir: &TestDir, args: &[&str]) -> Out {
-    let link = dir.join("bin/systemctl");
-    if !link.exists() {
-        std::fs::create_dir_all(dir.join("bin")).expect("bin");
-        std::os::unix::fs::symlink(bins::initctl(), &link).expect("link");
-    }
-    let mut cmd = Command::new(&link);
-    cmd.args(args).env("INIT_CONTROL", dir.control());
-    flotilla_tests::init::run(cmd, Duration::from_secs(30))
-}
-
 #[test]
 fn nginx_runs_because_debian_enabled_it() {
     let dir = TestDir::new();
@@ -211,9 +198,9 @@ fn nginx_runs_because_debian_enabled_it() {
         init.http().filter(|c| c == "200")
     });
     assert_eq!(code, "200");
-    let out = systemctl(&dir, &["is-active", "--quiet", "nginx"]);
+    let out = dir.systemctl(&["is-active", "--quiet", "nginx"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
-    let out = systemctl(&dir, &["is-enabled", "nginx"]);
+    let out = dir.systemctl(&["is-enabled", "nginx"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "enabled\n"), "{out:?}");
     let first_master = init.master().expect("nginx's master");
 
@@ -224,7 +211,7 @@ fn nginx_runs_because_debian_enabled_it() {
         "[Service]\nEnvironment=FILES=4321\nExecStart=\n\
          ExecStart=/usr/sbin/nginx -g 'daemon on; master_process on; worker_rlimit_nofile ${FILES};'\n",
     );
-    systemctl(&dir, &["daemon-reload"]).expect(0);
+    dir.systemctl(&["daemon-reload"]).expect(0);
     let master = wait_for(WAIT, "nginx restarted with the override", || {
         init.master().filter(|&m| {
             m != first_master && procs::cmdline(m).contains("worker_rlimit_nofile 4321;")
@@ -253,7 +240,7 @@ fn nginx_runs_because_debian_enabled_it() {
         "etc/systemd/system/ngnix.service.d/override.conf",
         "[Service]\nEnvironment=X=1\n",
     );
-    let out = systemctl(&dir, &["daemon-reload"]);
+    let out = dir.systemctl(&["daemon-reload"]);
     out.expect(0);
     assert!(
         out.stderr.contains(&format!(
@@ -275,7 +262,7 @@ fn nginx_runs_because_debian_enabled_it() {
         "etc/systemd/system/nginx.service.d/zz-bad.conf",
         "[Service]\nRestart=sometimes\n",
     );
-    let out = systemctl(&dir, &["daemon-reload"]);
+    let out = dir.systemctl(&["daemon-reload"]);
     out.expect(1);
     assert!(
         out.stderr
@@ -288,7 +275,7 @@ fn nginx_runs_because_debian_enabled_it() {
     );
     std::fs::remove_file(&bad).expect("rm");
     if let Some(m) = masked.iter().find(|n| n.ends_with(".service")) {
-        let out = systemctl(&dir, &["enable", m]);
+        let out = dir.systemctl(&["enable", m]);
         out.expect(1);
         assert!(
             out.stderr
@@ -299,7 +286,7 @@ fn nginx_runs_because_debian_enabled_it() {
     assert_eq!(init.master(), Some(master), "nothing changed");
 
     // Disabled (the link removed): nginx stops, and systemctl says so.
-    let out = systemctl(&dir, &["disable", "nginx"]);
+    let out = dir.systemctl(&["disable", "nginx"]);
     out.expect(0);
     assert!(
         out.stderr
@@ -310,9 +297,9 @@ fn nginx_runs_because_debian_enabled_it() {
         init.master().is_none().then_some(())
     });
     assert_eq!(init.http(), None);
-    let out = systemctl(&dir, &["is-active", "--quiet", "nginx"]);
+    let out = dir.systemctl(&["is-active", "--quiet", "nginx"]);
     assert_eq!((out.code, out.stdout.as_str()), (3, ""), "{out:?}");
-    let out = systemctl(&dir, &["is-active", "nginx"]);
+    let out = dir.systemctl(&["is-active", "nginx"]);
     assert_eq!(
         (out.code, out.stdout.as_str()),
         (3, "inactive\n"),
@@ -325,7 +312,7 @@ fn nginx_runs_because_debian_enabled_it() {
     );
 
     // Enabled again: the same link as deb-systemd-helper's, and it runs.
-    systemctl(&dir, &["enable", "nginx"]).expect(0);
+    dir.systemctl(&["enable", "nginx"]).expect(0);
     assert_eq!(
         std::fs::read_link(&wants).expect("link"),
         lib.join("nginx.service")
@@ -333,5 +320,5 @@ fn nginx_runs_because_debian_enabled_it() {
     wait_for(WAIT, "nginx answers after enable", || {
         init.http().filter(|c| c == "200")
     });
-    systemctl(&dir, &["is-active", "--quiet", "nginx"]).expect(0);
+    dir.systemctl(&["is-active", "--quiet", "nginx"]).expect(0);
 }

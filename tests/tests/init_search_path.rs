@@ -466,14 +466,7 @@ fn initctl_as_systemctl() {
         .more_units(lib.clone())
         .start();
     init.wait_state("multi-user.target", UnitState::Running);
-    std::fs::create_dir(dir.join("bin")).expect("bin");
-    let systemctl = dir.join("bin/systemctl");
-    std::os::unix::fs::symlink(flotilla_tests::bins::initctl(), &systemctl).expect("link");
-    let run = |args: &[&str]| {
-        let mut cmd = Command::new(&systemctl);
-        cmd.args(args).env("INIT_CONTROL", dir.control());
-        flotilla_tests::init::run(cmd, std::time::Duration::from_secs(15))
-    };
+    let run = |args: &[&str]| dir.systemctl(args);
 
     let out = run(&["is-active", "--quiet", "web"]);
     out.expect(0);

@@ -47,6 +47,22 @@ fn a_timer_fires_its_oneshot_once_on_active_sec() {
         UnitState::Disabled,
         "a timer does not pull its unit in before it fires"
     );
+    // systemctl list-timers: the next elapse within the second, nothing
+    // triggered yet.
+    let out = dir.systemctl(&["list-timers", "--no-pager"]);
+    out.expect(0);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("stamp.timer"))
+        .unwrap_or_else(|| panic!("no row: {out:?}"));
+    assert!(
+        row.contains(" UTC ")
+            && (row.contains("ms left") || row.contains("1s left") || row.contains("0s left"))
+            && row.ends_with("stamp.timer stamp.service"),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("\n1 timer listed.\n"), "{out:?}");
     let fired = dir.join("fired");
     wait_for(WAIT, "the timer's oneshot to write its file", || {
         fired.exists().then_some(())
