@@ -115,3 +115,36 @@ fn on_unit_active_sec_repeats_and_a_persistent_stamp_is_kept() {
         .unwrap_or(0);
     assert!(us <= now_us && now_us - us < 60_000_000, "{us} vs {now_us}");
 }
+
+/// `OnFailure=`: a service that fails for good (no `Restart=`) starts the
+/// unit it names, which runs once; `init --check` takes the key.
+#[test]
+fn on_failure_starts_the_named_unit_once() {
+    let dir = TestDir::new();
+    let alerted = dir.join("alerted");
+    dir.file(
+        "units/alert.service",
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'echo alert >> {}'\n",
+            alerted.display()
+        ),
+    );
+    dir.file(
+        "units/flaky.service",
+        "[Unit]\nOnFailure=alert.service\n[Service]\nExecStart=/bin/sh -c 'exit 3'\n",
+    );
+    default_on(&dir, "flaky.service");
+    let units = dir.units().display().to_string();
+    let out = dir.run_init(&["--check", "--units", &units]);
+    out.expect(0);
+    assert!(!out.stdout.contains("OnFailure"), "{}", out.stdout);
+    let init = dir.start("default");
+    let flaky = init.wait_state("flaky.service", UnitState::Failed);
+    assert_eq!(flaky.status, "exit status 3", "{flaky:?}");
+    wait_for(WAIT, "the OnFailure= unit's line", || {
+        (dir.lines("alerted") == ["alert"]).then_some(())
+    });
+    let alert = init.wait_unit("alert.service", "settled", |u| !u.required);
+    assert_ne!(alert.state, UnitState::Failed, "{alert:?}");
+    assert_eq!(dir.lines("alerted"), ["alert"], "once");
+}
