@@ -265,7 +265,7 @@ impl ChildContext {
 }
 
 /// The keys that need a private mount namespace.
-const MOUNT_KEYS: [Key; 13] = [
+const MOUNT_KEYS: [Key; 15] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -279,6 +279,8 @@ const MOUNT_KEYS: [Key; 13] = [
     Key::ProtectControlGroups,
     Key::ProtectHostname,
     Key::PrivateMounts,
+    Key::ProtectProc,
+    Key::ProcSubset,
 ];
 
 /// The keys that install a seccomp filter.
@@ -772,6 +774,13 @@ fn mount_steps(
                     dirs: std::mem::take(&mut dev_dirs),
                 },
                 "make a private /dev".to_string(),
+            ),
+            MountKind::Proc(options) => (
+                Op::Proc {
+                    path,
+                    options: CString::new(options.as_str()).map_err(|e| (k, e.to_string()))?,
+                },
+                format!("mount a procfs on {shown} ({options})"),
             ),
             MountKind::Keep | MountKind::Bind(_) => {
                 let snapshot = snapshots

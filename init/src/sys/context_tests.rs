@@ -606,3 +606,36 @@ fn private_mounts_alone_is_a_mount_namespace_of_its_own() {
     stop(pid);
     assert_ne!(theirs, ns("self", "mnt"));
 }
+
+#[test]
+fn protect_proc_hides_other_users_processes_and_proc_subset_the_kernels_files() {
+    let _g = process_lock();
+    let nobody = Credentials {
+        uid: Some(65534),
+        gid: Some(65534),
+        groups: Some(vec![]),
+    };
+    let look = "for p in /proc/1 /proc/self /proc/meminfo; do \
+                if [ -e $p ]; then echo \"$p seen\"; else echo \"$p hidden\"; fi; done";
+    // Without the keys, user nobody sees PID 1 and the kernel's files.
+    let (st, out) = run(
+        &["/bin/sh", "-c", look],
+        &child_context(&ServiceContext::default(), &Params::default()),
+        Some(&nobody),
+    );
+    assert!(st.success(), "{st}: {out}");
+    assert!(
+        out.contains("/proc/1 seen") && out.contains("/proc/meminfo seen"),
+        "{out}"
+    );
+    let c = ctx(&[("ProtectProc", "invisible"), ("ProcSubset", "pid")]);
+    let (st, out) = run(
+        &["/bin/sh", "-c", look],
+        &child_context(&c, &Params::default()),
+        Some(&nobody),
+    );
+    assert!(st.success(), "{st}: {out}");
+    assert!(out.contains("/proc/1 hidden"), "{out}");
+    assert!(out.contains("/proc/self seen"), "{out}");
+    assert!(out.contains("/proc/meminfo hidden"), "{out}");
+}

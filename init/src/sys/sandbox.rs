@@ -87,6 +87,9 @@ pub(crate) enum Op {
     /// A new `/dev`; the ops listed hold snapshots of the host's `pts`,
     /// `shm`, `mqueue` (taken before anything was made read-only).
     PrivateDev { dirs: Vec<(&'static CStr, usize)> },
+    /// A new procfs instance at `path` with `options` (`hidepid=`,
+    /// `subset=pid`).
+    Proc { path: CString, options: CString },
     /// `umask(mask)`.
     Umask(libc::mode_t),
     /// `SIGPIPE` back to its default disposition (`IgnoreSIGPIPE=no`; the
@@ -350,6 +353,13 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             options.as_ptr().cast(),
         ),
         Op::PrivateDev { dirs } => private_dev(dirs, steps),
+        Op::Proc { path, options } => mount(
+            c"proc".as_ptr(),
+            path.as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            options.as_ptr().cast(),
+        ),
         Op::Umask(m) => {
             libc::umask(*m);
             Ok(())

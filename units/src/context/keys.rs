@@ -62,6 +62,8 @@ pub enum Key {
     SystemCallErrorNumber,
     RestrictRealtime,
     PrivateMounts,
+    ProtectProc,
+    ProcSubset,
     IgnoreSigpipe,
     /// flotilla's own key: the keys that may be skipped where the kernel
     /// cannot honour them.
@@ -70,7 +72,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 52] = [
+const TABLE: [(Key, &str, &str); 54] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -213,6 +215,8 @@ const TABLE: [(Key, &str, &str); 52] = [
         "restrict-realtime",
     ),
     (Key::PrivateMounts, "PrivateMounts", "private-mounts"),
+    (Key::ProtectProc, "ProtectProc", "protect-proc"),
+    (Key::ProcSubset, "ProcSubset", "proc-subset"),
     (Key::IgnoreSigpipe, "IgnoreSIGPIPE", "ignore-sigpipe"),
     (
         Key::SkipUnsupported,
@@ -333,7 +337,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 52 + 16);
+        assert_eq!(all.len(), 54 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

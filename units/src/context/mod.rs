@@ -52,8 +52,8 @@ use process::{
 };
 use resources::{parse_cpu_quota, parse_memory, parse_tasks, parse_weight, Resources};
 use sandbox::{
-    assign_families, assign_namespaces, assign_paths, parse_protect_home, parse_protect_system,
-    Sandbox,
+    assign_families, assign_namespaces, assign_paths, parse_proc_subset, parse_protect_home,
+    parse_protect_proc, parse_protect_system, Sandbox,
 };
 use value::{parse_bool, words};
 
@@ -245,6 +245,8 @@ impl ServiceContext {
             Key::MemoryDenyWriteExecute => sb.memory_deny_write_execute = flag(value)?,
             Key::RestrictRealtime => sb.restrict_realtime = flag(value)?,
             Key::PrivateMounts => sb.private_mounts = flag(value)?,
+            Key::ProtectProc => sb.protect_proc = or_default(empty, value, parse_protect_proc)?,
+            Key::ProcSubset => sb.proc_subset_pid = !empty && parse_proc_subset(value)?,
             Key::SystemCallFilter => sb.system_call_filter.assign(value)?,
             Key::SystemCallArchitectures => {
                 syscalls::assign_arches(&mut sb.system_call_architectures, value)?
