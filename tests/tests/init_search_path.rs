@@ -430,6 +430,10 @@ fn initctl_as_systemctl() {
         "[Unit]\nDescription=an extra\n[Service]\nExecStart=/bin/sleep 1000\n\
          [Install]\nWantedBy=multi-user.target\n",
     );
+    dir.file(
+        "lib/systemd/system/final.target",
+        "[Unit]\nDescription=Late Shutdown Services\nRefuseManualStart=yes\n",
+    );
     // Never ready (no READY=1): a blocking start would wait past the
     // test's 15 s.
     dir.file(
@@ -487,6 +491,17 @@ fn initctl_as_systemctl() {
     assert_eq!(init.unit("slow.service").state, UnitState::Starting);
     run(&["--no-block", "stop", "slow"]).expect(0);
     init.wait_state("slow.service", UnitState::Disabled);
+    // RefuseManualStart=: refused, saying why; nothing changes.
+    let out = run(&["start", "final.target"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains(
+            "Failed to start final.target: `final.target` may not be started by hand \
+             (RefuseManualStart=)"
+        ),
+        "{out:?}"
+    );
+    assert!(!init.unit("final.target").required);
     let out = run(&["start", "nope"]);
     out.expect(5);
     assert_eq!(

@@ -111,5 +111,9 @@ fn want_error(e: WantError) -> Reply {
         }
         WantError::Masked(u) => Reply::error(ErrorCode::NotPossible, format!("`{u}` is masked")),
         WantError::ShuttingDown => Reply::error(ErrorCode::NotPossible, "shutting down"),
+        WantError::RefusedManualStart(u) => Reply::error(
+            ErrorCode::NotPossible,
+            format!("`{u}` may not be started by hand (RefuseManualStart=); it starts when a target needs it"),
+        ),
     }
 }

@@ -157,7 +157,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 42] = [
+const BASE_KEYS: [Key; 43] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -241,6 +241,12 @@ const BASE_KEYS: [Key; 42] = [
         systemd: &[("Unit", "FailureAction")],
         applies_to: ALL,
         slot: |s| Slot::Action(&mut s.extras.failure_action),
+    },
+    Key {
+        name: "refuse-manual-start",
+        systemd: &[("Unit", "RefuseManualStart")],
+        applies_to: ALL,
+        slot: |s| Slot::Bool(&mut s.extras.refuse_manual_start),
     },
     Key {
         name: "on-failure",

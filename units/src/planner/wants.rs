@@ -29,6 +29,8 @@ pub enum WantError {
     Masked(String),
     /// The system is shutting down.
     ShuttingDown,
+    /// Its unit says it may not be started by hand (`RefuseManualStart=`).
+    RefusedManualStart(String),
 }
 
 impl Planner {
@@ -46,6 +48,11 @@ impl Planner {
         }
         if self.shutting_down {
             return Err(WantError::ShuttingDown);
+        }
+        if life == WantLife::UntilSwitch
+            && self.graph.node(id).spec.extras.refuse_manual_start == Some(true)
+        {
+            return Err(WantError::RefusedManualStart(name.to_string()));
         }
         match self.wants.iter_mut().find(|(n, _)| n == name) {
             Some((_, l)) => {

@@ -32,6 +32,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     on_failure: Vec::new(),
     success_action: None,
     failure_action: None,
+    refuse_manual_start: None,
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.
 ///

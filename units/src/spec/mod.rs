@@ -487,6 +487,10 @@ pub struct ExtraFields {
     /// What the system does when the unit fails for good.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_action: Option<UnitAction>,
+    /// `Some(true)`: `initctl start` of the unit is refused, only a target
+    /// brings it up (a shutdown or early-boot target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refuse_manual_start: Option<bool>,
 }
 
 /// `preference` is left out of a spec's JSON form when it is the default.
