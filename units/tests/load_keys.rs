@@ -117,14 +117,16 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`
-    // and `wanted-by`, 44 trigger settings, 33 conditions and 33
-    // assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 5 + 44 + 66);
+    // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
+    // `wanted-by`, `wants` and `requires`, 44 trigger settings, 33
+    // conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 7 + 44 + 66);
     for key in [
         "unit",
         "name",
         "after",
+        "wants",
+        "requires",
         "on-calendar",
         "listen-stream",
         "condition-path-exists",

@@ -278,7 +278,11 @@ fn wants_and_requires_directories_are_edges() {
     let d = unit(&l, "default");
     assert_eq!(d.depends_on, ["db.service"]);
     assert_eq!(d.waits_for, ["getty@tty1.service", "web.service"]);
-    assert_eq!(unit(&l, "web.service").waits_for, ["db.service"]);
+    // A target is ordered after what it pulls in; a service only where
+    // its After= says so.
+    let web = unit(&l, "web.service");
+    assert_eq!(web.wants, ["db.service"]);
+    assert!(web.waits_for.is_empty());
     assert_eq!(l.instances, ["getty@tty1.service"]);
     assert_eq!(
         shown(&l),

@@ -3,7 +3,7 @@
 
 use flotilla_units::diag::Pos;
 use flotilla_units::load::ParsedUnit;
-use flotilla_units::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
+use flotilla_units::spec::{Command, RestartPolicy, Signal, TargetList, UnitSpec, UnitType};
 use flotilla_units::systemd::{translate, translate_file, UnitOption, TIMESPAN_INFINITY};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -696,6 +696,52 @@ fn kill_mode_and_remain_after_exit() {
     );
 }
 
+/// `Requires=`/`Wants=` order nothing unless `After=` names the unit
+/// (systemd.unit(5)); `Before=` the other way is no ordering after it. A
+/// `.target` is ordered after what it pulls in (its default dependencies)
+/// unless it says `DefaultDependencies=no`.
+#[test]
+fn requires_and_wants_without_after_order_nothing() {
+    let p = tr("[Unit]
+Requires=db.service log.service
+Wants=cache.service
+After=log.service
+Before=db.service
+
+[Service]
+ExecStart=/bin/web
+");
+    assert_eq!(p.origin.positions(TargetList::Requires), [Pos::new(2, 1)]);
+    assert_eq!(p.origin.positions(TargetList::Wants), [Pos::new(3, 1)]);
+    let s = clean(p);
+    assert_eq!(s.requires, ["db.service"]);
+    assert_eq!(s.depends_on, ["log.service"]);
+    assert_eq!(s.wants, ["cache.service"]);
+    assert!(s.waits_for.is_empty());
+    assert_eq!(s.before, ["db.service"]);
+
+    let target = |text: &str| clean(translate_file(F, "multi-user.target", text));
+    let t = target(
+        "[Unit]
+Requires=basic.target
+Wants=web.service
+",
+    );
+    assert_eq!(t.depends_on, ["basic.target"]);
+    assert_eq!(t.waits_for, ["web.service"]);
+    assert!(t.requires.is_empty() && t.wants.is_empty());
+    let t = target(
+        "[Unit]
+DefaultDependencies=no
+Requires=a.service
+Wants=b.service
+After=b.service
+",
+    );
+    assert_eq!(t.requires, ["a.service"]);
+    assert_eq!(t.waits_for, ["b.service"]);
+}
+
 #[test]
 fn unit_section_and_dependencies() {
     let p = tr("[Unit]
@@ -711,15 +757,13 @@ Wants=db.service
 [Service]
 ExecStart=/bin/web
 ");
-    assert_eq!(
-        diags(&p),
-        Vec::<String>::new(),
-        "After= of a dependency is implied"
-    );
+    assert_eq!(diags(&p), Vec::<String>::new());
     assert_eq!(p.origin.depends_on_pos(), [Pos::new(4, 1), Pos::new(7, 1)]);
-    assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1), Pos::new(6, 1)]);
+    assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1)]);
+    assert_eq!(p.origin.positions(TargetList::Wants), [Pos::new(6, 1)]);
     let s = p.spec.unwrap();
     assert_eq!(s.description.as_deref(), Some("The web.service web server"));
+    // Requires= with After= of it, and BindsTo=, are `depends-on`.
     assert_eq!(
         s.depends_on,
         ["db.service", "storage.mount"],
@@ -727,9 +771,12 @@ ExecStart=/bin/web
     );
     assert_eq!(
         s.waits_for,
-        ["network-online.target", "cache.service"],
+        ["network-online.target"],
         "a hard dependency is not also waited for"
     );
+    // No After= names it: pulled in without ordering.
+    assert_eq!(s.wants, ["cache.service"]);
+    assert!(s.requires.is_empty());
 
     let s = warned(
         tr("[Unit]

@@ -20,8 +20,9 @@
 //! ([`Graph::deps`]) and each unit's dependents ([`Graph::dependents`]), in
 //! one array each, so that the planner's walks over them read a few bytes
 //! per edge. A dependency's target name is not copied: it is the entry of
-//! the unit's `depends-on`, `depends-ms` or `waits-for` list
-//! ([`Graph::dep_target`]).
+//! the unit's `depends-on`, `depends-ms`, `waits-for`, `after`, `wants` or
+//! `requires` list ([`Graph::dep_target`]). Only the ordering kinds make a
+//! cycle ([`DepKind::orders`]).
 
 use crate::diag::{Diagnostic, Pos};
 use crate::mask::Masks;
@@ -177,7 +178,8 @@ pub struct Graph {
     /// What the graph was built with.
     shape: Arc<Shape>,
     /// Per unit, its dependencies in the order depends-on, depends-ms,
-    /// waits-for (a ghost has none).
+    /// waits-for, after, wants, requires, then other units' `before` (a
+    /// ghost has none).
     deps: PerUnit<Edge>,
     /// Per unit, the dependencies on it, in the order of the dependents'
     /// ids and then of their dependency lists.
@@ -300,15 +302,15 @@ impl Graph {
     }
 
     /// The required set of `target`: its provider and everything reachable
-    /// from it over all three dependency kinds, as a flag per node. `None` if
+    /// from it over every kind that pulls in, as a flag per node. `None` if
     /// no unit provides the target.
     pub fn required_set(&self, target: &str) -> Option<Vec<bool>> {
         let root = self.provider(target)?;
         Some(self.reachable(&[root]))
     }
 
-    /// `roots` and everything reachable from them over the three dependency
-    /// kinds (not `after`: ordering never pulls a unit in; not over an
+    /// `roots` and everything reachable from them over the dependency kinds
+    /// that pull in (not `after`: ordering never pulls a unit in; not over an
     /// alternative's providers it did not choose), as a flag per node.
     ///
     /// `conflicts` (either side's) decides between two units: the one
@@ -327,10 +329,7 @@ impl Graph {
             }
         }
         while let Some(u) = work.pop_front() {
-            let pulled = self
-                .deps(u)
-                .iter()
-                .filter(|e| !matches!(e.kind, DepKind::After | DepKind::Standby));
+            let pulled = self.deps(u).iter().filter(|e| e.kind.pulls_in());
             for p in pulled.filter_map(|e| e.provider) {
                 let loses = || {
                     conflicts
@@ -365,7 +364,8 @@ impl Graph {
     }
 
     /// The dependencies of `id`, in the order depends-on, depends-ms,
-    /// waits-for (none for a ghost, or an id of another graph).
+    /// waits-for, after, wants, requires, other units' `before` (none for a
+    /// ghost, or an id of another graph).
     pub fn deps(&self, id: UnitId) -> &[Edge] {
         self.deps.of(id.index())
     }

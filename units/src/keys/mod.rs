@@ -155,7 +155,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 39] = [
+const BASE_KEYS: [Key; 41] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -182,7 +182,7 @@ const BASE_KEYS: [Key; 39] = [
     },
     Key {
         name: "depends-on",
-        systemd: &[("Unit", "Requires"), ("Unit", "BindsTo")],
+        systemd: &[("Unit", "BindsTo")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.depends_on, TargetList::DependsOn),
     },
@@ -194,9 +194,21 @@ const BASE_KEYS: [Key; 39] = [
     },
     Key {
         name: "waits-for",
-        systemd: &[("Unit", "Wants")],
+        systemd: &[],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.waits_for, TargetList::WaitsFor),
+    },
+    Key {
+        name: "wants",
+        systemd: &[("Unit", "Wants")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.wants, TargetList::Wants),
+    },
+    Key {
+        name: "requires",
+        systemd: &[("Unit", "Requires")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.requires, TargetList::Requires),
     },
     Key {
         name: "preference",

@@ -14,8 +14,10 @@
 //!   link to another unit's file) is provided by that unit; a masked name
 //!   is no unit; a template is not a unit but the file its instances are
 //!   made from.
-//! - `NAME.wants/` and `NAME.requires/` entries add `waits-for` and
-//!   `depends-on` edges to the unit named `NAME` (YAML or systemd).
+//! - `NAME.wants/` and `NAME.requires/` entries add `Wants=` and
+//!   `Requires=` edges to the unit named `NAME` (YAML or systemd):
+//!   `wants`/`requires`, or `waits-for`/`depends-on` where the unit is
+//!   ordered after the entry (`after` names it, or it is a target).
 //!
 //! A YAML unit and a systemd unit file of the same name: the earlier
 //! directory's wins (a YAML unit in its directory replaces a packaged
@@ -448,16 +450,15 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
         let Some((spec, _)) = out.units.iter_mut().find(|(s, _)| s.name == source.name) else {
             continue;
         };
+        // `Requires=`/`Wants=` edges: ordered only where something orders
+        // them; a target (a virtual unit) after what it pulls in, as
+        // systemd's default dependencies of a target do.
+        let ordered = spec.kind == crate::spec::UnitType::Virtual;
         for w in &source.requires {
-            spec.waits_for.retain(|x| x != w);
-            if !spec.depends_on.contains(w) {
-                spec.depends_on.push(w.clone());
-            }
+            spec.pull(w, true, ordered);
         }
         for w in &source.wants {
-            if !spec.depends_on.contains(w) && !spec.waits_for.contains(w) {
-                spec.waits_for.push(w.clone());
-            }
+            spec.pull(w, false, ordered);
         }
     }
     out.diagnostics.extend(warnings);

@@ -91,7 +91,9 @@ pub(crate) fn translate_at(
     let mut exec_start: Vec<(Command, Pos)> = Vec::new();
     let mut singles: Singles = Vec::new();
     let mut requires: Vec<Dep> = Vec::new();
+    let mut bound: Vec<String> = Vec::new();
     let mut wants: Vec<Dep> = Vec::new();
+    let mut default_dependencies = true;
     let mut pidfile: Option<PathBuf> = None;
     let mut restart_sec: Option<Duration> = None;
     let mut restart_at: Option<(String, Pos)> = None;
@@ -142,10 +144,14 @@ pub(crate) fn translate_at(
         match (sec, key) {
             ("Unit", "Documentation") => {}
             ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
-            ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
+            ("Unit", "BindsTo") => {
+                let from = requires.len();
+                t.deps(&mut requires, p, "BindsTo", v);
+                bound.extend(requires.iter().skip(from).map(|d| d.name.clone()));
+            }
             ("Unit", "Wants") => t.deps(&mut wants, p, "Wants", v),
             ("Unit", "DefaultDependencies") => match sd_bool(v) {
-                Some(false) => {}
+                Some(false) => default_dependencies = false,
                 Some(true) => t.warn(
                     p,
                     "[Unit] DefaultDependencies=yes is ignored: flotilla adds no implicit dependencies",
@@ -321,18 +327,20 @@ pub(crate) fn translate_at(
         t.error(nowhere, format!("{unit_name}: {why}"));
     }
 
-    // Dependencies: Requires=/BindsTo= are hard, Wants= orders and pulls in.
+    // Dependencies: Requires=/BindsTo= are hard, Wants= soft; each orders
+    // the unit after what it pulls in only where After= names it
+    // (`UnitSpec::pull`). BindsTo= stops the unit whenever the other is
+    // not active: `depends-on`, ordered. A target is ordered after what it
+    // pulls in, as systemd's default dependencies of a target add After=.
     let mut origin = std::mem::take(&mut t.origin);
-    for d in &requires {
-        if !spec.depends_on.contains(&d.name) {
-            spec.depends_on.push(d.name.clone());
-            origin.positions_mut(TargetList::DependsOn).push(d.pos);
-        }
-    }
-    for d in &wants {
-        if !spec.depends_on.contains(&d.name) && !spec.waits_for.contains(&d.name) {
-            spec.waits_for.push(d.name.clone());
-            origin.positions_mut(TargetList::WaitsFor).push(d.pos);
+    let target_orders = kind == UnitType::Virtual && default_dependencies;
+    let pulled = (requires
+        .iter()
+        .map(|d| (d, true, target_orders || bound.contains(&d.name))))
+    .chain(wants.iter().map(|d| (d, false, target_orders)));
+    for (d, hard, ordered) in pulled {
+        if let Some(list) = spec.pull(&d.name, hard, ordered) {
+            origin.positions_mut(list).push(d.pos);
         }
     }
 
