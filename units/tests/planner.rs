@@ -125,6 +125,16 @@ impl World {
             if actions.is_empty() {
                 return;
             }
+            // Checked as the planner decided them: acting on one (a
+            // process that exits at once) may move a unit that another
+            // start of the batch does not wait for (`requires`).
+            for a in &actions {
+                if let Action::Spawn { unit, role, .. } = a {
+                    if self.check_starts && matches!(role, Role::Main | Role::Pre(0)) {
+                        self.check_deps_for_start(*unit);
+                    }
+                }
+            }
             for a in actions {
                 self.act(a);
                 self.record_changes();
@@ -208,9 +218,6 @@ impl World {
     fn act(&mut self, a: Action) {
         match a {
             Action::Spawn { unit, role, .. } => {
-                if self.check_starts && matches!(role, Role::Main | Role::Pre(0)) {
-                    self.check_deps_for_start(unit);
-                }
                 let pid = self.next_pid;
                 self.next_pid += 1;
                 let name = self.name(unit);
@@ -1064,6 +1071,39 @@ fn pairs_that_want_or_require_each_other_load_and_run() {
     assert!(at("a") < at("d"), "{starts:?}");
     w.shutdown();
     assert!(w.p.drained());
+}
+
+#[test]
+fn a_unit_that_lost_to_a_conflict_says_so() {
+    let mut w = World::new(
+        vec![
+            with(spec("top", UnitType::Virtual), |s| {
+                s.depends_on = v(&["a"]);
+                s.wants = v(&["b"]);
+            }),
+            spec("a", UnitType::ForegroundSupervised),
+            with(spec("b", UnitType::ForegroundSupervised), |s| {
+                s.conflicts = v(&["a"])
+            }),
+            spec("idle", UnitType::Virtual),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    let (a, b) = (w.id("a"), w.id("b"));
+    assert_eq!(w.state("b"), UnitState::Disabled);
+    assert_eq!(w.p.view(b).unwrap().status, "conflicts with a");
+    assert_eq!(w.p.graph().conflicts_of(a), [b]);
+    let top = w.p.graph().provider("top").unwrap();
+    assert_eq!(w.p.graph().conflict_losers(&[top]), [(b, a)]);
+    // Required alone, b runs, and a is the one that conflicts with a
+    // required unit; with neither required, neither says so.
+    w.set_target("b");
+    assert_eq!(w.state("b"), UnitState::Running);
+    assert_eq!(w.p.view(a).unwrap().status, "conflicts with b");
+    w.set_target("idle");
+    assert_eq!(w.state("a"), UnitState::Disabled);
+    assert!(!w.p.view(a).unwrap().status.contains("conflicts"));
 }
 
 // ----- properties on random graphs ---------------------------------------

@@ -355,6 +355,7 @@ impl Graph {
             shape,
             deps,
             dependents,
+            conflicts: std::sync::OnceLock::new(),
         }
     }
 

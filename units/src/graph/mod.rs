@@ -184,6 +184,8 @@ pub struct Graph {
     /// Per unit, the dependencies on it, in the order of the dependents'
     /// ids and then of their dependency lists.
     dependents: PerUnit<Dependent>,
+    /// Each unit's conflicts, both ways, made on first use.
+    conflicts: std::sync::OnceLock<HashMap<UnitId, Vec<UnitId>>>,
 }
 
 impl Graph {
@@ -317,7 +319,20 @@ impl Graph {
     /// reached first (breadth first, dependencies in order) is required,
     /// the other is not, nor what only it pulls in.
     pub fn reachable(&self, roots: &[UnitId]) -> Vec<bool> {
+        self.reach(roots).0
+    }
+
+    /// The units that `roots` pull in but that lose to a conflict (so are
+    /// not in [`Graph::reachable`]), each with a required unit it
+    /// conflicts with. Empty for most graphs.
+    pub fn conflict_losers(&self, roots: &[UnitId]) -> Vec<(UnitId, UnitId)> {
+        self.reach(roots).1
+    }
+
+    /// [`Graph::reachable`] and [`Graph::conflict_losers`].
+    fn reach(&self, roots: &[UnitId]) -> (Vec<bool>, Vec<(UnitId, UnitId)>) {
         let conflicts = self.conflicts();
+        let mut losers: Vec<(UnitId, UnitId)> = Vec::new();
         let mut req = vec![false; self.nodes.len()];
         let mut work = std::collections::VecDeque::with_capacity(roots.len());
         for &r in roots {
@@ -331,22 +346,37 @@ impl Graph {
         while let Some(u) = work.pop_front() {
             let pulled = self.deps(u).iter().filter(|e| e.kind.pulls_in());
             for p in pulled.filter_map(|e| e.provider) {
-                let loses = || {
-                    conflicts
-                        .get(&p)
-                        .is_some_and(|o| o.iter().any(|o| req[o.index()]))
-                };
-                if !req[p.index()] && !loses() {
-                    req[p.index()] = true;
-                    work.push_back(p);
+                if req[p.index()] {
+                    continue;
+                }
+                let winner = conflicts
+                    .get(&p)
+                    .and_then(|o| o.iter().find(|o| req[o.index()]));
+                match winner {
+                    None => {
+                        req[p.index()] = true;
+                        work.push_back(p);
+                    }
+                    Some(&w) if !losers.iter().any(|&(l, _)| l == p) => losers.push((p, w)),
+                    Some(_) => {}
                 }
             }
         }
-        req
+        (req, losers)
     }
 
-    /// Each unit's conflicts, both ways (empty for most graphs).
-    fn conflicts(&self) -> HashMap<UnitId, Vec<UnitId>> {
+    /// The units `id` conflicts with, both ways (its own `conflicts`, and
+    /// the units whose `conflicts` name a target it provides).
+    pub fn conflicts_of(&self, id: UnitId) -> &[UnitId] {
+        self.conflicts().get(&id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Each unit's conflicts, both ways (empty for most graphs), made once.
+    fn conflicts(&self) -> &HashMap<UnitId, Vec<UnitId>> {
+        self.conflicts.get_or_init(|| self.make_conflicts())
+    }
+
+    fn make_conflicts(&self) -> HashMap<UnitId, Vec<UnitId>> {
         let mut out: HashMap<UnitId, Vec<UnitId>> = HashMap::new();
         for (id, n) in self.ids().zip(&self.nodes) {
             // A masked unit is absent, as for its dependencies.

@@ -89,6 +89,7 @@ pub fn load_path(dirs: &[SearchDir], read: &mut ReadFile<'_>) -> LoadedPath {
     load_yaml_units(dirs, read, &mut out, &mut defined);
     load_systemd_units(dirs, read, &mut out, &mut defined);
     add_edges(dirs, &mut out);
+    super::target_order::unorder_loops(&mut out.units);
     let orphans = super::orphan_dropins::warnings(dirs, &out);
     out.diagnostics.extend(orphans);
     // Each file's problems together, files in path order (a stable sort:
@@ -447,18 +448,26 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                 list.push(w.clone());
             }
         }
-        let Some((spec, _)) = out.units.iter_mut().find(|(s, _)| s.name == source.name) else {
+        let Some(i) = out.units.iter().position(|(s, _)| s.name == source.name) else {
             continue;
         };
         // `Requires=`/`Wants=` edges: ordered only where something orders
         // them; a target (a virtual unit) after what it pulls in, as
-        // systemd's default dependencies of a target do.
-        let ordered = spec.kind == crate::spec::UnitType::Virtual;
-        for w in &source.requires {
-            spec.pull(w, true, ordered);
-        }
-        for w in &source.wants {
-            spec.pull(w, false, ordered);
+        // systemd's default dependencies of a target do, unless that unit
+        // is ordered after the target.
+        let units = &out.units;
+        let (spec, _) = &units[i];
+        let ordered = |w: &String| {
+            spec.kind == crate::spec::UnitType::Virtual
+                && !super::target_order::after_target(units, spec, w)
+        };
+        let pulls: Vec<(bool, bool, String)> = (source.requires.iter().map(|w| (true, w)))
+            .chain(source.wants.iter().map(|w| (false, w)))
+            .map(|(hard, w)| (hard, ordered(w), w.clone()))
+            .collect();
+        let (spec, _) = &mut out.units[i];
+        for (hard, ordered, w) in pulls {
+            spec.pull(&w, hard, ordered);
         }
     }
     out.diagnostics.extend(warnings);

@@ -219,12 +219,17 @@
 //! `After=`): ordered, as described above.
 //!
 //! **Conflicts** (`conflicts`, systemd's `Conflicts=`, symmetric). When A
-//! is in R and B conflicts with it, the unit the target requires wins: B
-//! counts as not required (it stops if it is up, and a trigger firing for
-//! it is refused and noted), its status says `conflicts with A`. When both
-//! are in R, neither can win: both wait, blocked by the conflict, and
-//! `init --check` reports it as an error for that target. When neither is
-//! in R (both triggered), the later trigger wins and the other leaves T.
+//! is in R and B conflicts with it, the unit the target requires wins: of
+//! two units that R would both pull in, the one reached first from the
+//! roots (breadth first, each unit's dependencies in order) is required
+//! and the other is not, nor what only it pulls in
+//! ([`Graph::reachable`]). B counts as not required (it stops if it is
+//! up; what hard-depends on it is blocked by it, and a trigger firing for
+//! it is refused and noted); while it is `disabled` its status says
+//! `conflicts with A` (both directions of `conflicts` count), and `init
+//! --check` warns about each unit a conflict leaves out of the target's
+//! set ([`Graph::conflict_losers`]). When neither is in R (both
+//! triggered), the later trigger wins and the other leaves T.
 //!
 //! **Conditions** (`condition-…`, `assert-…`; systemd's `Condition…=` and
 //! `Assert…=`). A unit with any is checked by the init at the moment it
