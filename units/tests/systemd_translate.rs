@@ -794,7 +794,6 @@ ExecStart=/bin/web
         &[
             "u/web.service:4:1: warning: [Unit] Requisite= is not supported, ignored",
             "u/web.service:5:1: warning: [Unit] PartOf= is not supported, ignored",
-            "u/web.service:7:1: warning: [Unit] OnFailure= is not supported, ignored",
             "u/web.service:9:1: warning: Requires=web.service: a unit cannot depend on itself, ignored",
         ],
     );

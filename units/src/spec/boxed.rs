@@ -29,6 +29,9 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
         signals: Vec::new(),
     },
     watchdog: None,
+    on_failure: Vec::new(),
+    success_action: None,
+    failure_action: None,
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.
 ///

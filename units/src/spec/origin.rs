@@ -36,6 +36,7 @@ pub struct Origin {
     triggers: Vec<crate::diag::Pos>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     wanted_by: Vec<crate::diag::Pos>,
+    on_failure: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -63,6 +64,8 @@ pub enum TargetList {
     Triggers,
     /// `wanted-by`.
     WantedBy,
+    /// `on-failure`.
+    OnFailure,
 }
 
 impl Origin {
@@ -116,6 +119,7 @@ impl Origin {
             TargetList::Conflicts => &self.conflicts,
             TargetList::Triggers => &self.triggers,
             TargetList::WantedBy => &self.wanted_by,
+            TargetList::OnFailure => &self.on_failure,
         }
     }
 
@@ -133,6 +137,7 @@ impl Origin {
             TargetList::Conflicts => &mut self.conflicts,
             TargetList::Triggers => &mut self.triggers,
             TargetList::WantedBy => &mut self.wanted_by,
+            TargetList::OnFailure => &mut self.on_failure,
         }
     }
 
