@@ -410,10 +410,14 @@ pub fn prepare(
     file_steps(&mut b, &ctx, params)?;
     let mut cgroup = None;
     if let Some(cg) = params.cgroup {
-        cgroup = Some(cg.open_dir().map_err(|e| ContextError {
-            key: None,
-            message: e,
-        })?);
+        // A child is born only in a cgroup that was never killed
+        // (cgroup.rs says why); else it joins it itself.
+        if cg.fresh() {
+            cgroup = Some(cg.open_dir().map_err(|e| ContextError {
+                key: None,
+                message: e,
+            })?);
+        }
         b.push(
             Op::JoinCgroup(cg.procs_path().to_owned()),
             format!("join cgroup {}", cg.dir().display()),
