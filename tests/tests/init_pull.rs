@@ -8,11 +8,10 @@
 //! Nothing sleeps for a fixed time: the units meet through files, and the
 //! test awaits states over the control socket.
 
-use flotilla_tests::init::{Out, TestDir};
+use flotilla_tests::init::{copy_tree, Out, TestDir};
 use flotilla_tests::procs;
 use flotilla_units::state::UnitState;
 use std::path::Path;
-use std::process::Command;
 
 /// A service that, before it runs, marks itself started and waits until
 /// `other` has marked itself too: it gets past its `ExecStartPre=` only if
@@ -124,13 +123,7 @@ fn debian_units_have_fewer_ordering_cycles() {
     let now = dir.join("now");
     let before = dir.join("before");
     for to in [&now, &before] {
-        let st = Command::new("cp")
-            .arg("-a")
-            .arg("/lib/systemd/system")
-            .arg(to)
-            .status()
-            .expect("cp");
-        assert!(st.success(), "cp -a /lib/systemd/system {}", to.display());
+        copy_tree("/lib/systemd/system", to);
     }
     let mut rewritten = 0;
     for entry in std::fs::read_dir(&before).expect("list") {
