@@ -257,7 +257,8 @@ Usage: initctl analyze blame
                    long it took to start (ms since the init started)
   plot             an SVG timeline of the units' start-up
   dot              the unit graph in Graphviz dot: depends-on solid,
-                   depends-ms dashed, waits-for dotted; missing targets red
+                   depends-ms dashed, waits-for dotted; missing targets red;
+                   requires and wants with a hollow arrow (no ordering)
 
 Exit status: 0; 4 if NAME is neither a unit nor a target.
 ";

@@ -68,9 +68,10 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
         }
     }
     let errors = diags.iter().filter(|d| d.is_error()).count();
-    let warnings = diags.len() - errors;
+    let mut warnings = diags.len() - errors;
     match graph.required_set(&settings.target) {
         Some(req) => {
+            warnings += print_conflicts(&graph, &settings.target);
             let names: Vec<&str> = graph
                 .ids()
                 .filter(|i| req.get(i.index()).copied().unwrap_or(false))
@@ -97,6 +98,24 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// A warning for each unit that the target would pull in but that a
+/// conflict leaves out (SPEC §3a's `conflicts`): how many.
+fn print_conflicts(graph: &Graph, target: &str) -> usize {
+    let roots: Vec<_> = graph.provider(target).into_iter().collect();
+    let losers = graph.conflict_losers(&roots);
+    for &(loser, winner) in &losers {
+        let (l, w) = (&graph.node(loser).spec, &graph.node(winner).spec);
+        println!(
+            "{}: warning: {} conflicts with {}, which target {target} requires: {} is not started",
+            graph.node(loser).origin.file,
+            l.name,
+            w.name,
+            l.name
+        );
+    }
+    losers.len()
 }
 
 /// One line for each unit that is more than a file of its own, and one for

@@ -613,7 +613,19 @@ fn after_before_and_conflicts() {
     init.wait_all(&["app", "first.service", "default"], UnitState::Running);
     assert_eq!(init.unit("setup").state, UnitState::Exited);
     assert_eq!(init.unit("unrelated").state, UnitState::Disabled);
-    assert_eq!(init.unit("rival").state, UnitState::Disabled);
+    let rival = init.unit("rival");
+    assert_eq!(rival.state, UnitState::Disabled);
+    assert_eq!(rival.status, "conflicts with app");
+    let units = dir.units().display().to_string();
+    let check = dir.run_init(&["--check", "--units", &units, "--target", "default"]);
+    assert!(
+        check.stdout.contains(
+            "rival.yaml: warning: rival conflicts with app, which target default requires: \
+             rival is not started"
+        ),
+        "{}",
+        check.stdout
+    );
     let order = dir.lines("order");
     let at = |n: &str| order.iter().position(|x| x == n).unwrap_or(usize::MAX);
     assert!(at("setup") < at("app"), "{order:?}");

@@ -61,8 +61,9 @@ impl std::fmt::Display for UnitState {
     }
 }
 
-/// The three kinds of dependency (SPEC §4), ordering (`after`), and the
-/// link from an alternative target to a provider it did not choose.
+/// The three kinds of dependency (SPEC §4), ordering (`after`), the link
+/// from an alternative target to a provider it did not choose, and the
+/// two that pull a unit in without ordering (`wants`, `requires`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DepKind {
@@ -80,6 +81,14 @@ pub enum DepKind {
     /// Ordering only, and only when the other unit is required anyway
     /// (`after`, and the other side of `before`): never pulls it in.
     After,
+    /// Pulls the unit in and orders nothing (systemd's `Wants=` without
+    /// `After=`): the two start concurrently, and what becomes of it
+    /// changes nothing for the wanter.
+    Wants,
+    /// Pulls the unit in and orders nothing (systemd's `Requires=` without
+    /// `After=`): the two start concurrently, but the requirer does not
+    /// start, or is stopped, while the unit is failed, blocked or stopping.
+    Requires,
 }
 
 impl DepKind {
@@ -91,6 +100,21 @@ impl DepKind {
             DepKind::WaitsFor => "waits-for",
             DepKind::Standby => "standby",
             DepKind::After => "after",
+            DepKind::Wants => "wants",
+            DepKind::Requires => "requires",
         }
+    }
+
+    /// Whether it pulls its unit into the required set: every kind but
+    /// ordering and `standby`.
+    pub fn pulls_in(self) -> bool {
+        !matches!(self, DepKind::After | DepKind::Standby)
+    }
+
+    /// Whether it orders the two units (the dependent starts after its
+    /// unit and stops before it): every kind but `wants` and `requires`.
+    /// Only these edges make a cycle.
+    pub fn orders(self) -> bool {
+        !matches!(self, DepKind::Wants | DepKind::Requires)
     }
 }

@@ -118,14 +118,16 @@ environment-file: [/etc/default/web, -/etc/web.env]
 #[test]
 fn the_keys_the_docs_list() {
     // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
-    // `wanted-by`, `on-failure`, `success-action`, `failure-action` and
-    // `refuse-manual-start`, 44 trigger settings, 33 conditions and 33
-    // assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 9 + 44 + 66);
+    // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
+    // `refuse-manual-start`, `wants` and `requires`, 44 trigger settings, 33
+    // conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 11 + 44 + 66);
     for key in [
         "unit",
         "name",
         "after",
+        "wants",
+        "requires",
         "on-calendar",
         "listen-stream",
         "condition-path-exists",

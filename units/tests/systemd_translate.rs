@@ -696,6 +696,41 @@ fn kill_mode_and_remain_after_exit() {
     );
 }
 
+/// `Requires=` is `depends-on` and `Wants=` `waits-for`, whether or not
+/// `After=` names the unit (SPEC §4's translator); a `.target` likewise,
+/// `DefaultDependencies=no` or not.
+#[test]
+fn requires_and_wants_are_depends_on_and_waits_for() {
+    let p = tr("[Unit]
+Requires=db.service log.service
+Wants=cache.service
+After=log.service
+Before=db.service
+
+[Service]
+ExecStart=/bin/web
+");
+    assert_eq!(p.origin.depends_on_pos(), [Pos::new(2, 1), Pos::new(2, 1)]);
+    assert_eq!(p.origin.waits_for_pos(), [Pos::new(3, 1)]);
+    let s = clean(p);
+    assert_eq!(s.depends_on, ["db.service", "log.service"]);
+    assert_eq!(s.waits_for, ["cache.service"]);
+    assert!(s.requires.is_empty() && s.wants.is_empty());
+    assert_eq!(s.before, ["db.service"]);
+
+    let target = |text: &str| clean(translate_file(F, "multi-user.target", text));
+    let t = target(
+        "[Unit]
+DefaultDependencies=no
+Requires=a.service
+Wants=b.service
+",
+    );
+    assert_eq!(t.depends_on, ["a.service"]);
+    assert_eq!(t.waits_for, ["b.service"]);
+    assert!(t.requires.is_empty() && t.wants.is_empty());
+}
+
 #[test]
 fn unit_section_and_dependencies() {
     let p = tr("[Unit]
@@ -711,15 +746,12 @@ Wants=db.service
 [Service]
 ExecStart=/bin/web
 ");
-    assert_eq!(
-        diags(&p),
-        Vec::<String>::new(),
-        "After= of a dependency is implied"
-    );
+    assert_eq!(diags(&p), Vec::<String>::new());
     assert_eq!(p.origin.depends_on_pos(), [Pos::new(4, 1), Pos::new(7, 1)]);
     assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1), Pos::new(6, 1)]);
     let s = p.spec.unwrap();
     assert_eq!(s.description.as_deref(), Some("The web.service web server"));
+    // Requires= with After= of it, and BindsTo=, are `depends-on`.
     assert_eq!(
         s.depends_on,
         ["db.service", "storage.mount"],
@@ -730,6 +762,7 @@ ExecStart=/bin/web
         ["network-online.target", "cache.service"],
         "a hard dependency is not also waited for"
     );
+    assert!(s.requires.is_empty() && s.wants.is_empty());
 
     let s = warned(
         tr("[Unit]
@@ -747,7 +780,6 @@ ExecStart=/bin/web
         &[
             "u/web.service:4:1: warning: [Unit] Requisite= is not supported, ignored",
             "u/web.service:5:1: warning: [Unit] PartOf= is not supported, ignored",
-            "u/web.service:7:1: warning: [Unit] OnFailure= is not supported, ignored",
             "u/web.service:9:1: warning: Requires=web.service: a unit cannot depend on itself, ignored",
         ],
     );

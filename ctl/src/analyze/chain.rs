@@ -2,7 +2,8 @@
 //! a unit or target, printed as `systemd-analyze critical-chain` does.
 //!
 //! From the unit (or the provider of the target), follow the dependency, of
-//! any of the three kinds since each gates the start, whose provider became
+//! any kind that gates the start (not `wants`, `requires`: they order
+//! nothing), whose provider became
 //! active last before this unit's start began; stop at a unit none of whose
 //! dependencies became active before it started. Ties go to the harder kind
 //! (`depends-on`, then `depends-ms`, then `waits-for`), then to the name. A
@@ -51,6 +52,7 @@ pub fn critical_chain(data: &AnalyzeData, name: &str) -> Option<Vec<Link>> {
         let next = current
             .deps
             .iter()
+            .filter(|e| e.kind.orders())
             .filter_map(|e| {
                 let p = unit(data, e.provider.as_deref()?)?;
                 let active = p.active_ms.filter(|&a| a <= bound)?;

@@ -4,7 +4,8 @@
 //! the targets they provide; units the current target requires are filled
 //! and bold, the others grey, failed ones red. An edge goes from a unit to
 //! the provider of each target it depends on: `depends-on` solid,
-//! `depends-ms` dashed, `waits-for` dotted, labelled with the target when it
+//! `depends-ms` dashed, `waits-for` dotted (`requires` solid, `wants`
+//! dotted, both with a hollow arrowhead: they order nothing), labelled with the target when it
 //! is not the provider's name. A target no unit provides is a red dashed
 //! placeholder node. Render with `initctl analyze dot | dot -Tsvg > g.svg`.
 
@@ -28,12 +29,13 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-/// The line style of a dependency kind.
+/// The line style of a dependency kind (the kinds that order nothing,
+/// `requires` and `wants`, also get a hollow arrowhead).
 pub fn edge_style(kind: DepKind) -> &'static str {
     match kind {
-        DepKind::DependsOn => "solid",
+        DepKind::DependsOn | DepKind::Requires => "solid",
         DepKind::DependsMs => "dashed",
-        DepKind::WaitsFor | DepKind::Standby | DepKind::After => "dotted",
+        DepKind::WaitsFor | DepKind::Standby | DepKind::After | DepKind::Wants => "dotted",
     }
 }
 
@@ -47,7 +49,8 @@ pub fn dot(data: &AnalyzeData) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "digraph flotilla {{");
     let label = format!(
-        "flotilla units, target {}\nedges: depends-on solid, depends-ms dashed, waits-for dotted",
+        "flotilla units, target {}\nedges: depends-on solid, depends-ms dashed, waits-for dotted; \
+         hollow arrow: requires (solid), wants (dotted), no ordering",
         data.target
     );
     let _ = writeln!(s, "  label={};", quote(&label));
@@ -103,6 +106,9 @@ pub fn dot(data: &AnalyzeData) -> String {
                 }
             };
             let mut attrs = vec![format!("style={}", edge_style(e.kind))];
+            if !e.kind.orders() {
+                attrs.push("arrowhead=empty".into());
+            }
             if let Some(l) = label {
                 attrs.push(format!("label={}", quote(&l)));
             }

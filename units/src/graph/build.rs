@@ -123,7 +123,9 @@ impl Graph {
                 let mut path = String::new();
                 for (n, &id) in cycle.iter().enumerate() {
                     let next = cycle[(n + 1) % cycle.len()];
-                    let dep = g.named_deps(id).find(|d| d.provider == Some(next));
+                    let dep = g
+                        .named_deps(id)
+                        .find(|d| d.provider == Some(next) && d.kind.orders());
                     if let Some(dep) = dep {
                         if g.is_target(id) {
                             path.push_str(&format!(
@@ -147,7 +149,9 @@ impl Graph {
                 let pos = g
                     .deps(first)
                     .iter()
-                    .position(|d| d.provider == cycle.get(1).copied().or(Some(first)))
+                    .position(|d| {
+                        d.kind.orders() && d.provider == cycle.get(1).copied().or(Some(first))
+                    })
                     .map(|i| dep_pos(&node.origin, &node.spec, i))
                     .unwrap_or(node.origin.pos);
                 diags.push(Diagnostic::error(
@@ -200,6 +204,7 @@ impl Graph {
                 if dep.provider.is_none() && dep.kind != DepKind::After {
                     let what = match dep.kind {
                         DepKind::WaitsFor => "counts as settled and makes the unit degraded",
+                        DepKind::Wants => "pulls nothing in",
                         _ => "keeps the unit waiting",
                     };
                     let who = match graph.masked_provider(dep.target) {
@@ -350,6 +355,7 @@ impl Graph {
             shape,
             deps,
             dependents,
+            conflicts: std::sync::OnceLock::new(),
         }
     }
 
@@ -361,7 +367,10 @@ impl Graph {
             DiGraphMap::with_capacity(self.nodes.len(), self.nodes.len());
         for u in self.node_ids() {
             g.add_node(u.0);
-            for p in self.deps(u).iter().filter_map(|e| e.provider) {
+            // Only ordering makes a cycle: `wants` and `requires` pairs
+            // are fine, as in systemd.
+            let ordering = self.deps(u).iter().filter(|e| e.kind.orders());
+            for p in ordering.filter_map(|e| e.provider) {
                 g.add_edge(u.0, p.0, ());
             }
         }
@@ -382,6 +391,7 @@ impl Graph {
                 let next = self
                     .deps(UnitId(cur))
                     .iter()
+                    .filter(|d| d.kind.orders())
                     .filter_map(|d| d.provider.map(|p| p.0))
                     .filter(|p| members.contains(p))
                     .min_by_key(|p| (seen.contains(p) && *p != start, *p));
@@ -404,12 +414,14 @@ impl Graph {
 
 /// A unit's lists of targets, in the order of its dependencies. The edges
 /// of other units' `before` come after these (see [`Graph::assemble`]).
-pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 4] {
+pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 6] {
     [
         (DepKind::DependsOn, &spec.depends_on),
         (DepKind::DependsMs, &spec.depends_ms),
         (DepKind::WaitsFor, &spec.waits_for),
         (DepKind::After, &spec.after),
+        (DepKind::Wants, &spec.wants),
+        (DepKind::Requires, &spec.requires),
     ]
 }
 
@@ -527,20 +539,23 @@ fn place(origin: &Origin, pos: Pos) -> String {
     }
 }
 
-/// The position of the `i`-th dependency (in depends-on, depends-ms,
-/// waits-for order) of a unit.
+/// The position of the `i`-th dependency (in the order of [`dep_lists`])
+/// of a unit.
 fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
-    let a = spec.depends_on.len();
-    let b = a + spec.depends_ms.len();
-    let c = b + spec.waits_for.len();
-    let p = if i < a {
-        origin.depends_on_pos().get(i)
-    } else if i < b {
-        origin.depends_ms_pos().get(i - a)
-    } else if i < c {
-        origin.waits_for_pos().get(i - b)
-    } else {
-        origin.positions(TargetList::After).get(i - c)
-    };
-    p.copied().unwrap_or(origin.pos)
+    let mut i = i;
+    for (kind, targets) in dep_lists(spec) {
+        if i < targets.len() {
+            let list = match kind {
+                DepKind::DependsOn => TargetList::DependsOn,
+                DepKind::DependsMs => TargetList::DependsMs,
+                DepKind::WaitsFor => TargetList::WaitsFor,
+                DepKind::Wants => TargetList::Wants,
+                DepKind::Requires => TargetList::Requires,
+                DepKind::After | DepKind::Standby => TargetList::After,
+            };
+            return origin.positions(list).get(i).copied().unwrap_or(origin.pos);
+        }
+        i -= targets.len();
+    }
+    origin.pos
 }

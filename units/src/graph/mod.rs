@@ -20,8 +20,9 @@
 //! ([`Graph::deps`]) and each unit's dependents ([`Graph::dependents`]), in
 //! one array each, so that the planner's walks over them read a few bytes
 //! per edge. A dependency's target name is not copied: it is the entry of
-//! the unit's `depends-on`, `depends-ms` or `waits-for` list
-//! ([`Graph::dep_target`]).
+//! the unit's `depends-on`, `depends-ms`, `waits-for`, `after`, `wants` or
+//! `requires` list ([`Graph::dep_target`]). Only the ordering kinds make a
+//! cycle ([`DepKind::orders`]).
 
 use crate::diag::{Diagnostic, Pos};
 use crate::mask::Masks;
@@ -177,11 +178,14 @@ pub struct Graph {
     /// What the graph was built with.
     shape: Arc<Shape>,
     /// Per unit, its dependencies in the order depends-on, depends-ms,
-    /// waits-for (a ghost has none).
+    /// waits-for, after, wants, requires, then other units' `before` (a
+    /// ghost has none).
     deps: PerUnit<Edge>,
     /// Per unit, the dependencies on it, in the order of the dependents'
     /// ids and then of their dependency lists.
     dependents: PerUnit<Dependent>,
+    /// Each unit's conflicts, both ways, made on first use.
+    conflicts: std::sync::OnceLock<HashMap<UnitId, Vec<UnitId>>>,
 }
 
 impl Graph {
@@ -300,22 +304,35 @@ impl Graph {
     }
 
     /// The required set of `target`: its provider and everything reachable
-    /// from it over all three dependency kinds, as a flag per node. `None` if
+    /// from it over every kind that pulls in, as a flag per node. `None` if
     /// no unit provides the target.
     pub fn required_set(&self, target: &str) -> Option<Vec<bool>> {
         let root = self.provider(target)?;
         Some(self.reachable(&[root]))
     }
 
-    /// `roots` and everything reachable from them over the three dependency
-    /// kinds (not `after`: ordering never pulls a unit in; not over an
+    /// `roots` and everything reachable from them over the dependency kinds
+    /// that pull in (not `after`: ordering never pulls a unit in; not over an
     /// alternative's providers it did not choose), as a flag per node.
     ///
     /// `conflicts` (either side's) decides between two units: the one
     /// reached first (breadth first, dependencies in order) is required,
     /// the other is not, nor what only it pulls in.
     pub fn reachable(&self, roots: &[UnitId]) -> Vec<bool> {
+        self.reach(roots).0
+    }
+
+    /// The units that `roots` pull in but that lose to a conflict (so are
+    /// not in [`Graph::reachable`]), each with a required unit it
+    /// conflicts with. Empty for most graphs.
+    pub fn conflict_losers(&self, roots: &[UnitId]) -> Vec<(UnitId, UnitId)> {
+        self.reach(roots).1
+    }
+
+    /// [`Graph::reachable`] and [`Graph::conflict_losers`].
+    fn reach(&self, roots: &[UnitId]) -> (Vec<bool>, Vec<(UnitId, UnitId)>) {
         let conflicts = self.conflicts();
+        let mut losers: Vec<(UnitId, UnitId)> = Vec::new();
         let mut req = vec![false; self.nodes.len()];
         let mut work = std::collections::VecDeque::with_capacity(roots.len());
         for &r in roots {
@@ -327,27 +344,39 @@ impl Graph {
             }
         }
         while let Some(u) = work.pop_front() {
-            let pulled = self
-                .deps(u)
-                .iter()
-                .filter(|e| !matches!(e.kind, DepKind::After | DepKind::Standby));
+            let pulled = self.deps(u).iter().filter(|e| e.kind.pulls_in());
             for p in pulled.filter_map(|e| e.provider) {
-                let loses = || {
-                    conflicts
-                        .get(&p)
-                        .is_some_and(|o| o.iter().any(|o| req[o.index()]))
-                };
-                if !req[p.index()] && !loses() {
-                    req[p.index()] = true;
-                    work.push_back(p);
+                if req[p.index()] {
+                    continue;
+                }
+                let winner = conflicts
+                    .get(&p)
+                    .and_then(|o| o.iter().find(|o| req[o.index()]));
+                match winner {
+                    None => {
+                        req[p.index()] = true;
+                        work.push_back(p);
+                    }
+                    Some(&w) if !losers.iter().any(|&(l, _)| l == p) => losers.push((p, w)),
+                    Some(_) => {}
                 }
             }
         }
-        req
+        (req, losers)
     }
 
-    /// Each unit's conflicts, both ways (empty for most graphs).
-    fn conflicts(&self) -> HashMap<UnitId, Vec<UnitId>> {
+    /// The units `id` conflicts with, both ways (its own `conflicts`, and
+    /// the units whose `conflicts` name a target it provides).
+    pub fn conflicts_of(&self, id: UnitId) -> &[UnitId] {
+        self.conflicts().get(&id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Each unit's conflicts, both ways (empty for most graphs), made once.
+    fn conflicts(&self) -> &HashMap<UnitId, Vec<UnitId>> {
+        self.conflicts.get_or_init(|| self.make_conflicts())
+    }
+
+    fn make_conflicts(&self) -> HashMap<UnitId, Vec<UnitId>> {
         let mut out: HashMap<UnitId, Vec<UnitId>> = HashMap::new();
         for (id, n) in self.ids().zip(&self.nodes) {
             // A masked unit is absent, as for its dependencies.
@@ -365,7 +394,8 @@ impl Graph {
     }
 
     /// The dependencies of `id`, in the order depends-on, depends-ms,
-    /// waits-for (none for a ghost, or an id of another graph).
+    /// waits-for, after, wants, requires, other units' `before` (none for a
+    /// ghost, or an id of another graph).
     pub fn deps(&self, id: UnitId) -> &[Edge] {
         self.deps.of(id.index())
     }

@@ -157,7 +157,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 43] = [
+const BASE_KEYS: [Key; 45] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -184,7 +184,7 @@ const BASE_KEYS: [Key; 43] = [
     },
     Key {
         name: "depends-on",
-        systemd: &[("Unit", "Requires"), ("Unit", "BindsTo")],
+        systemd: &[("Unit", "BindsTo")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.depends_on, TargetList::DependsOn),
     },
@@ -196,9 +196,21 @@ const BASE_KEYS: [Key; 43] = [
     },
     Key {
         name: "waits-for",
-        systemd: &[("Unit", "Wants")],
+        systemd: &[],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.waits_for, TargetList::WaitsFor),
+    },
+    Key {
+        name: "wants",
+        systemd: &[("Unit", "Wants")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.wants, TargetList::Wants),
+    },
+    Key {
+        name: "requires",
+        systemd: &[("Unit", "Requires")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.requires, TargetList::Requires),
     },
     Key {
         name: "preference",

@@ -22,6 +22,7 @@ mod dropin;
 mod orphan_dropins;
 mod path;
 mod read;
+mod target_order;
 mod unit;
 mod words;
 pub(crate) mod yaml;

@@ -14,8 +14,10 @@
 //!   link to another unit's file) is provided by that unit; a masked name
 //!   is no unit; a template is not a unit but the file its instances are
 //!   made from.
-//! - `NAME.wants/` and `NAME.requires/` entries add `waits-for` and
-//!   `depends-on` edges to the unit named `NAME` (YAML or systemd).
+//! - `NAME.wants/` and `NAME.requires/` entries add `Wants=` and
+//!   `Requires=` edges to the unit named `NAME` (YAML or systemd):
+//!   `wants`/`requires`, or `waits-for`/`depends-on` where the unit is
+//!   ordered after the entry (`after` names it, or it is a target).
 //!
 //! A YAML unit and a systemd unit file of the same name: the earlier
 //! directory's wins (a YAML unit in its directory replaces a packaged
@@ -87,6 +89,7 @@ pub fn load_path(dirs: &[SearchDir], read: &mut ReadFile<'_>) -> LoadedPath {
     load_yaml_units(dirs, read, &mut out, &mut defined);
     load_systemd_units(dirs, read, &mut out, &mut defined);
     add_edges(dirs, &mut out);
+    super::target_order::unorder_loops(&mut out.units);
     let orphans = super::orphan_dropins::warnings(dirs, &out);
     out.diagnostics.extend(orphans);
     // Each file's problems together, files in path order (a stable sort:
@@ -445,19 +448,25 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                 list.push(w.clone());
             }
         }
-        let Some((spec, _)) = out.units.iter_mut().find(|(s, _)| s.name == source.name) else {
+        let Some(i) = out.units.iter().position(|(s, _)| s.name == source.name) else {
             continue;
         };
-        for w in &source.requires {
-            spec.waits_for.retain(|x| x != w);
-            if !spec.depends_on.contains(w) {
-                spec.depends_on.push(w.clone());
-            }
-        }
-        for w in &source.wants {
-            if !spec.depends_on.contains(w) && !spec.waits_for.contains(w) {
-                spec.waits_for.push(w.clone());
-            }
+        // `Requires=`/`Wants=` edges: ordered (SPEC §4), but a target (a
+        // virtual unit) not after a unit that is ordered after the target,
+        // as systemd's default dependencies of a target skip it.
+        let units = &out.units;
+        let (spec, _) = &units[i];
+        let ordered = |w: &String| {
+            spec.kind != crate::spec::UnitType::Virtual
+                || !super::target_order::after_target(units, spec, w)
+        };
+        let pulls: Vec<(bool, bool, String)> = (source.requires.iter().map(|w| (true, w)))
+            .chain(source.wants.iter().map(|w| (false, w)))
+            .map(|(hard, w)| (hard, ordered(w), w.clone()))
+            .collect();
+        let (spec, _) = &mut out.units[i];
+        for (hard, ordered, w) in pulls {
+            spec.pull(&w, hard, ordered);
         }
     }
     out.diagnostics.extend(warnings);

@@ -104,14 +104,18 @@ impl StopFlags {
 /// of the evaluation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct DepCounts {
-    /// `depends-on`/`depends-ms` whose provider is missing, not active, or to stop.
+    /// `depends-on`/`depends-ms` whose provider is missing, not active, or
+    /// to stop; `requires` whose provider is missing, will not run (failed,
+    /// blocked) or is to stop.
     pub hard_bad: u32,
-    /// The same, `depends-on` only: what keeps a running unit up.
+    /// The same, `depends-on` and `requires` only: what keeps a running
+    /// unit up.
     pub hold_bad: u32,
     /// `waits-for` whose provider is not settled (active, failed or
     /// blocked), or is to stop.
     pub waits_bad: u32,
-    /// Missing `waits-for` targets, and providers not active or degraded.
+    /// Missing `waits-for` targets, and providers not active or degraded
+    /// (not over `wants`, `requires`).
     pub degraded: u32,
     /// Hard dependencies that make the unit blocked: missing, or a bad
     /// provider that is failed or blocked itself.
@@ -131,6 +135,26 @@ impl DepCounts {
     pub fn edge(kind: DepKind, flags: Option<ProviderFlags>) -> DepCounts {
         let hard = matches!(kind, DepKind::DependsOn | DepKind::DependsMs);
         let hold = kind == DepKind::DependsOn;
+        if kind == DepKind::Wants {
+            // Pulled in, nothing else: what becomes of it changes nothing
+            // for the wanter (not even `degraded`).
+            return DepCounts::default();
+        }
+        if kind == DepKind::Requires {
+            // No ordering: only a provider that will not run (missing,
+            // failed, blocked, or not required: it lost to a conflict) or
+            // that is stopping keeps the requirer from starting, and stops
+            // it. Never `degraded`: a requirer is not up without it.
+            let wont_run = flags.is_none_or(|f| f.failed() || f.blocked() || !f.required());
+            let bad = wont_run || flags.is_some_and(ProviderFlags::to_stop);
+            return DepCounts {
+                hard_bad: u32::from(bad),
+                hold_bad: u32::from(bad),
+                blocking: u32::from(wont_run),
+                waited: u32::from(bad && flags.is_some()),
+                ..DepCounts::default()
+            };
+        }
         if kind == DepKind::After {
             // Ordering only: a missing unit, or one that is not required,
             // is nothing to wait for; one that is required is waited for
@@ -397,8 +421,10 @@ impl Planner {
         }
         if was.1.released_by(now.1) {
             // Only a provider on its way down (to stop, or an exited unit
-            // that may leave) waits for its dependents.
-            for p in self.graph.deps(id).iter().filter_map(|e| e.provider) {
+            // that may leave) waits for its dependents, and only for those
+            // ordered after it.
+            let ordered = self.graph.deps(id).iter().filter(|e| e.kind.orders());
+            for p in ordered.filter_map(|e| e.provider) {
                 if self
                     .units
                     .get(p.index())
@@ -469,9 +495,11 @@ impl Planner {
     /// so that `u` must wait: dependents stop before their dependencies.
     /// A dependent's own flag may be stale here (it may be evaluated later),
     /// so this anticipates: hard dependents always go first, and so does
-    /// anything that is no longer required.
+    /// anything that is no longer required. A dependent that is not
+    /// ordered after `u` (`wants`, `requires`) stops alongside it.
     pub(super) fn dependents_block_stop(&self, u: UnitId) -> bool {
-        self.graph.dependents(u).iter().any(|d| {
+        let mut ordered = self.graph.dependents(u).iter().filter(|d| d.kind.orders());
+        ordered.any(|d| {
             let k = d.unit.index();
             let du = &self.units[k];
             let will_stop = du.to_stop

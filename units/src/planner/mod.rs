@@ -4,7 +4,8 @@
 //!
 //! The init satisfies exactly one **target**. The **required set** R is the
 //! provider of that target plus every unit reachable from it over
-//! `depends-on`, `depends-ms` and `waits-for` ([`Graph::required_set`]).
+//! `depends-on`, `depends-ms`, `waits-for`, `wants` and `requires`
+//! ([`Graph::required_set`]).
 //! Everything outside R is driven to `disabled`. Nothing is started or stopped
 //! by command: every start and stop below follows from the graph, the target
 //! and the facts the init reports, by these rules.
@@ -77,7 +78,8 @@
 //!   (any kind) is also to stop: **dependents stop before their
 //!   dependencies**. A unit stopped because of a `depends-on` provider goes
 //!   back to `waiting` and starts again by the start rule once the provider is
-//!   active again; `depends-ms` and `waits-for` do not stop anything.
+//!   active again; `depends-ms`, `waits-for` and `wants` do not stop
+//!   anything (`requires`: below).
 //! - **blocked-by**: a waiting unit whose `depends-on`/`depends-ms` target is
 //!   missing, failed, or itself blocked names the root target. For a
 //!   `waits-for` dependent a blocked unit counts as settled, like a failed
@@ -186,13 +188,48 @@
 //! wait for it. `depends-on`, `depends-ms` and `waits-for` order as before;
 //! an ordering cycle is a cycle.
 //!
+//! **Pulling in without ordering** (`wants`, `requires`; from systemd
+//! units only where a target's default ordering would loop). Both put the
+//! unit into R and order nothing: the two start concurrently, neither
+//! waits for the other to stop, and a cycle of them is no cycle (systemd
+//! loads `Wants=` and `Requires=` pairs too). Neither makes A
+//! `degraded`. `A wants B`: what becomes of B changes nothing for A.
+//! `A requires B`: A does not start while B is failed, blocked
+//! or to stop (or missing: A is blocked, as by a missing `depends-on`);
+//! and an up A is stopped when B fails (at its start or later, by a
+//! crash: once B is `failed`), when B is stopped or restarted (`to
+//! stop`), or when B leaves R (a conflict). A goes back to `waiting` and
+//! starts again, by the start rule, as soon as B is no longer failed or
+//! stopping (B starting again by its restart is enough: no ordering).
+//! Stopping A needs no wait for B, nor the other way round.
+//!
+//! That is stronger than systemd's `Requires=` without `After=`, and on
+//! purpose. systemd.unit(5): with `Requires=` and no `After=`, a failing
+//! start of B fails A's start job only if A's job is still pending (a
+//! race, since nothing orders them), and B deactivating on its own (its
+//! process exits, or crashes) is not propagated to A; only an explicit
+//! stop or restart of B is. `BindsTo=` adds that A stops whenever B
+//! becomes inactive by any means. flotilla has no jobs, so it cannot
+//! reproduce the race; it takes the rule that does not depend on timing:
+//! A runs only while B is not failed (systemd's outcome when B fails
+//! before A started), and B exiting cleanly by itself (`exited`) leaves
+//! A running, as under systemd. Where `After=` also names B, the pair is
+//! `depends-on` (`Requires=` + `After=`; and `BindsTo=` with or without
+//! it, stopping A whenever B is not active) or `waits-for` (`Wants=` +
+//! `After=`): ordered, as described above.
+//!
 //! **Conflicts** (`conflicts`, systemd's `Conflicts=`, symmetric). When A
-//! is in R and B conflicts with it, the unit the target requires wins: B
-//! counts as not required (it stops if it is up, and a trigger firing for
-//! it is refused and noted), its status says `conflicts with A`. When both
-//! are in R, neither can win: both wait, blocked by the conflict, and
-//! `init --check` reports it as an error for that target. When neither is
-//! in R (both triggered), the later trigger wins and the other leaves T.
+//! is in R and B conflicts with it, the unit the target requires wins: of
+//! two units that R would both pull in, the one reached first from the
+//! roots (breadth first, each unit's dependencies in order) is required
+//! and the other is not, nor what only it pulls in
+//! ([`Graph::reachable`]). B counts as not required (it stops if it is
+//! up; what hard-depends on it is blocked by it, and a trigger firing for
+//! it is refused and noted); while it is `disabled` its status says
+//! `conflicts with A` (both directions of `conflicts` count), and `init
+//! --check` warns about each unit a conflict leaves out of the target's
+//! set ([`Graph::conflict_losers`]). When neither is in R (both
+//! triggered), the later trigger wins and the other leaves T.
 //!
 //! **Conditions** (`condition-…`, `assert-…`; systemd's `Condition…=` and
 //! `Assert…=`). A unit with any is checked by the init at the moment it

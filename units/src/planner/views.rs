@@ -84,6 +84,8 @@ impl Planner {
         } else if let Some(t) = restart_at {
             let d = t.since(self.now);
             format!("{}; restart in {}", self.status_text(id), short(d))
+        } else if let Some(w) = self.lost_to(id) {
+            format!("conflicts with {}", self.graph.node(w).spec.name)
         } else {
             self.status_text(id)
         };
@@ -106,6 +108,16 @@ impl Planner {
             end_at: rec.end_at,
             skipped: rec.rare().skipped,
         })
+    }
+
+    /// The required unit that a `disabled` unit `id` conflicts with, if
+    /// any: why it does not run.
+    fn lost_to(&self, id: UnitId) -> Option<UnitId> {
+        if self.state(id) != UnitState::Disabled || self.is_required(id) {
+            return None;
+        }
+        let mut required = self.graph.conflicts_of(id).iter().copied();
+        required.find(|&w| self.is_required(w))
     }
 
     /// The status text of unit `id`, formatted.

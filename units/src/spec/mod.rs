@@ -18,6 +18,7 @@ use std::time::Duration;
 
 mod boxed;
 mod origin;
+mod pull;
 
 pub use boxed::{Context, Extras};
 pub use origin::{Origin, TargetList};
@@ -358,6 +359,15 @@ pub struct UnitSpec {
     /// Ordering only: must be active or failed before this starts.
     #[serde(default)]
     pub waits_for: Vec<String>,
+    /// Pulled in, no ordering: started with this one; what becomes of
+    /// them changes nothing here (systemd's `Wants=` without `After=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wants: Vec<String>,
+    /// Pulled in, no ordering: started with this one, which is stopped
+    /// while one of them is failed, blocked or stopping (systemd's
+    /// `Requires=` without `After=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
     #[serde(default)]
     pub exec_start_pre: Vec<Command>,
@@ -535,6 +545,8 @@ impl UnitSpec {
             depends_on: Vec::new(),
             depends_ms: Vec::new(),
             waits_for: Vec::new(),
+            wants: Vec::new(),
+            requires: Vec::new(),
             exec_start_pre: Vec::new(),
             exec_start: None,
             exec_stop: None,

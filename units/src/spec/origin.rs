@@ -23,6 +23,10 @@ pub struct Origin {
     #[serde(default)]
     waits_for: Vec<crate::diag::Pos>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    wants: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    requires: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     after: Vec<crate::diag::Pos>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     before: Vec<crate::diag::Pos>,
@@ -46,6 +50,10 @@ pub enum TargetList {
     DependsMs,
     /// `waits-for`.
     WaitsFor,
+    /// `wants`.
+    Wants,
+    /// `requires`.
+    Requires,
     /// `after`.
     After,
     /// `before`.
@@ -88,6 +96,8 @@ impl Origin {
             &mut self.depends_on,
             &mut self.depends_ms,
             &mut self.waits_for,
+            &mut self.wants,
+            &mut self.requires,
         ] {
             for p in list.iter_mut().filter(|p| p.line > limit) {
                 *p = own;
@@ -102,6 +112,8 @@ impl Origin {
             TargetList::DependsOn => &self.depends_on,
             TargetList::DependsMs => &self.depends_ms,
             TargetList::WaitsFor => &self.waits_for,
+            TargetList::Wants => &self.wants,
+            TargetList::Requires => &self.requires,
             TargetList::After => &self.after,
             TargetList::Before => &self.before,
             TargetList::Conflicts => &self.conflicts,
@@ -118,6 +130,8 @@ impl Origin {
             TargetList::DependsOn => &mut self.depends_on,
             TargetList::DependsMs => &mut self.depends_ms,
             TargetList::WaitsFor => &mut self.waits_for,
+            TargetList::Wants => &mut self.wants,
+            TargetList::Requires => &mut self.requires,
             TargetList::After => &mut self.after,
             TargetList::Before => &mut self.before,
             TargetList::Conflicts => &mut self.conflicts,

@@ -332,18 +332,18 @@ pub(crate) fn translate_at(
         t.error(nowhere, format!("{unit_name}: {why}"));
     }
 
-    // Dependencies: Requires=/BindsTo= are hard, Wants= orders and pulls in.
+    // Dependencies, as SPEC §4 fixes them: Requires=/BindsTo= are
+    // `depends-on`, Wants= `waits-for`, each ordering the unit after what
+    // it pulls in whether or not After= names it (`UnitSpec::pull`,
+    // ordered). A target's ordering after a unit that is itself ordered
+    // after the target is taken back over the whole set, as systemd's
+    // default target dependencies skip it (`load/target_order.rs`).
     let mut origin = std::mem::take(&mut t.origin);
-    for d in &requires {
-        if !spec.depends_on.contains(&d.name) {
-            spec.depends_on.push(d.name.clone());
-            origin.positions_mut(TargetList::DependsOn).push(d.pos);
-        }
-    }
-    for d in &wants {
-        if !spec.depends_on.contains(&d.name) && !spec.waits_for.contains(&d.name) {
-            spec.waits_for.push(d.name.clone());
-            origin.positions_mut(TargetList::WaitsFor).push(d.pos);
+    let pulled =
+        (requires.iter().map(|d| (d, true, true))).chain(wants.iter().map(|d| (d, false, true)));
+    for (d, hard, ordered) in pulled {
+        if let Some(list) = spec.pull(&d.name, hard, ordered) {
+            origin.positions_mut(list).push(d.pos);
         }
     }
 
