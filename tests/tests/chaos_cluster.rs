@@ -12,10 +12,11 @@
 mod cluster_support;
 
 use cluster_support::etcd::Etcd;
-use cluster_support::fleet::{command, launch_body, name, Fleet, LIMIT};
+use cluster_support::fleet::{command, launch_body, name, Fleet};
 use cluster_support::{signal, wait_for};
 use flotilla_tests::chaos::{self, Rng};
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 const MACHINES: usize = 3;
@@ -37,19 +38,9 @@ fn check_once(fleet: &Fleet, seed: u64) {
 
 /// Sends a request through machine `m`'s API until it is answered (a
 /// clusterd being restarted does not answer, etcd down gets a 503).
-fn request(fleet: &Fleet, m: usize, method: &str, path: &str, body: Option<&str>) {
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        let (code, text) = fleet.machines[m].api(method, path, body);
-        if matches!(code, 200 | 201 | 204) {
-            return;
-        }
-        assert!(
-            matches!(code, 0 | 503) && Instant::now() < deadline,
-            "{method} {path}: {code} {text}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn request(fleet: &Fleet, m: usize, method: &str, path: String, body: Option<String>) {
+    let req = vec![(method.to_string(), path, body)];
+    fleet.send_all(&[m], 1, req, &AtomicUsize::new(0));
 }
 
 #[test]
@@ -88,7 +79,7 @@ fn cluster_chaos_soak() {
             }
             45..=74 => {
                 let path = format!("/fleet/v1/units/{}", name(next));
-                request(&fleet, m, "PUT", &path, Some(&launch_body(next, 0)));
+                request(&fleet, m, "PUT", path, Some(launch_body(next, 0)));
                 live.push(next);
                 next += 1;
                 "launch"
@@ -97,7 +88,7 @@ fn cluster_chaos_soak() {
                 if !live.is_empty() {
                     let i = live.swap_remove(rng.below(live.len()));
                     let path = format!("/fleet/v1/units/{}", name(i));
-                    request(&fleet, m, "DELETE", &path, None);
+                    request(&fleet, m, "DELETE", path, None);
                 }
                 "destroy"
             }

@@ -201,12 +201,12 @@ impl Cgroups {
         }
     }
 
-    /// Creates the cgroup of unit `name` and applies `limits` to it. An
-    /// existing one (from an earlier run whose processes were still
-    /// dying when it ended) is removed and made again, or reused if it is
-    /// still busy (the module documentation says why that matters); `memory` and `tasks` are the machine's
-    /// memory in bytes and task limit, for percentages. The error names the
-    /// key that could not be honoured.
+    /// Creates the cgroup of unit `name` and applies `limits` to it; an
+    /// existing one (from an earlier run whose processes were still dying
+    /// when it ended) is removed and made again, or reused while it is
+    /// busy (the module documentation says why that matters). `memory`
+    /// and `tasks` are the machine's memory in bytes and task limit, for
+    /// percentages. The error names the key that could not be honoured.
     pub fn create(
         &self,
         name: &str,
@@ -221,7 +221,7 @@ impl Cgroups {
         let mut cg = self.unit(name);
         let made = match std::fs::create_dir(&cg.dir) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                // Busy (`EBUSY`): it is reused.
+                // From an earlier run: made afresh, or reused if busy.
                 std::fs::remove_dir(&cg.dir).and_then(|()| std::fs::create_dir(&cg.dir))
             }
             made => made,
