@@ -11,6 +11,7 @@ use crate::sys::Sys;
 use crate::unitdir;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
+use flotilla_units::load::Templates;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -25,6 +26,8 @@ pub(super) struct AtStart {
     /// Every problem (a directory that cannot be read is one problem, and
     /// no unit).
     pub errors: Vec<String>,
+    /// What instances made later read (`instances.rs`).
+    pub templates: Templates,
 }
 
 /// Loads the unit search path at start.
@@ -34,11 +37,13 @@ pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtSta
             units: l.units,
             masked: l.masked,
             errors: l.diagnostics.iter().map(ToString::to_string).collect(),
+            templates: l.template_files,
         },
         Err(e) => AtStart {
             units: Vec::new(),
             masked: Vec::new(),
             errors: vec![e.to_string()],
+            templates: Templates::default(),
         },
     }
 }
@@ -81,6 +86,9 @@ pub(super) struct UnitSet {
     /// The problems of the directory at start (the units left out), until
     /// a reload succeeds.
     load_errors: Vec<String>,
+    /// The search path's templates, for instances made at run time; `None`
+    /// after a re-exec until one is needed (`instances.rs`).
+    pub(super) templates: Option<Templates>,
 }
 
 impl UnitSet {
@@ -91,7 +99,14 @@ impl UnitSet {
             dir: DirUnits::keep(dir, graph),
             transient: BTreeMap::new(),
             load_errors,
+            templates: None,
         }
+    }
+
+    /// The directory's units become `units` (the graph's, when it holds
+    /// them all as they are).
+    pub(super) fn set_dir(&mut self, units: Vec<(UnitSpec, Origin)>, graph: &Graph) {
+        self.dir = DirUnits::keep(units, graph);
     }
 
     /// The problems of the directory at start.
@@ -280,7 +295,8 @@ impl<S: Sys> Runtime<S> {
     /// directory); refused whole on any error.
     pub fn reload(&mut self) -> Reply {
         let dir = self.settings.units_dir.clone();
-        let loaded = match unitdir::load_units(&self.sys, &self.settings) {
+        let named = self.named_instances();
+        let loaded = match unitdir::load_units_naming(&self.sys, &self.settings, &named) {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };
@@ -319,6 +335,7 @@ impl<S: Sys> Runtime<S> {
                 self.settings.targets = targets;
                 applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
+                self.units.templates = Some(loaded.template_files);
                 applied
                     .warnings
                     .extend(loaded.diagnostics.iter().map(ToString::to_string));
