@@ -122,6 +122,10 @@ fn each(
     let mut code = EXIT_OK;
     for u in units {
         let c = match unit(ctx, u)? {
+            // An instance is made from its template when it is started.
+            None if verb == "start" && flotilla_units::systemd::is_instance(u) => {
+                super::want::start_instance(ctx, u, EXIT_NOT_LOADED)?
+            }
             None => {
                 eprint_line(&format!(
                     "Failed to {verb} {}: Unit {} not found.",
