@@ -20,7 +20,8 @@ fn echo_template(dir: &TestDir) {
         dir.units().join("echo@.service"),
         format!(
             "[Unit]\nDescription=echo %I\n[Service]\n\
-             ExecStart=/bin/sh -c 'echo \"%i %I %n %N %p %t %%\" > {out}/out-%i; exec sleep 1000'\n"
+             ExecStart=/bin/sh -c 'echo \"%i %I %n %N %p %t %%\" > {out}/out-%i; exec sleep 1000'\n\
+             [Install]\nWantedBy=app.target\nDefaultInstance=dflt\n"
         ),
     )
     .expect("template");
@@ -47,10 +48,10 @@ fn instances_named_by_a_unit_by_start_and_by_set_target() {
     let dir = TestDir::new();
     echo_template(&dir);
     dir.unit(
-        "app",
-        "unit: app\ntype: virtual\ndepends-on: [echo@web-1.service]\n",
+        "app.target",
+        "unit: app.target\ntype: virtual\ndepends-on: [echo@web-1.service]\n",
     );
-    let init = dir.start("app");
+    let init = dir.start("app.target");
     let web = init.wait_state("echo@web-1.service", UnitState::Running);
     assert_eq!(
         web.description.as_deref(),
@@ -83,12 +84,26 @@ fn instances_named_by_a_unit_by_start_and_by_set_target() {
     assert_ne!(out.code, 0, "{out:?}");
     assert!(out.stderr.contains("contains ' '"), "{out:?}");
 
-    // A reload keeps the instances still named (by `app`, by the want),
+    // A reload keeps the instances still named (by `app.target`, by the want),
     // running as they were.
     dir.ctl(&["reload"]).expect(0);
     assert_eq!(init.unit("echo@extra.service").state, UnitState::Running);
     assert_eq!(init.pid_of("echo@extra.service"), extra_pid);
     assert_eq!(init.unit("echo@web-1.service").state, UnitState::Running);
+
+    // `enable` of the template links its DefaultInstance= where
+    // `[Install]` says; the reload that follows makes and starts it.
+    dir.ctl(&["enable", "echo@.service"]).expect(0);
+    assert!(dir
+        .units()
+        .join("app.target.wants/echo@dflt.service")
+        .symlink_metadata()
+        .is_ok());
+    init.wait_state("echo@dflt.service", UnitState::Running);
+    assert_eq!(
+        written(&dir, "dflt"),
+        "dflt dflt echo@dflt.service echo@dflt echo /run %\n"
+    );
 
     // The target may be an instance too.
     dir.ctl(&["set-target", "echo@t.service"]).expect(0);
