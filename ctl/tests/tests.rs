@@ -37,6 +37,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         providers: None,
         usage: None,
         skipped: false,
+        timer: None,
     }
 }
 
@@ -893,7 +894,7 @@ fn usage_errors_exit_2_with_usage() {
         (
             &["start"],
             "initctl: 'start' needs a unit name\n",
-            "Usage: initctl start UNIT...",
+            "Usage: initctl start [--no-block] UNIT...",
         ),
         (
             &["analyze"],

@@ -134,6 +134,11 @@ fn a_systemd_units_sandbox_from_outside() {
     let init = dir.start("box.service");
     init.wait_state("box.service", UnitState::Running);
     let pid = init.pid_of("box.service");
+    // `running` at the spawn: the process may still be on its way to
+    // execve (its context's last steps, no-new-privileges among them).
+    wait_for(WAIT, "box's sleep to be exec'd", || {
+        (procs::cmdline(pid) == "/bin/sleep 1000").then_some(())
+    });
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
     let field = |k: &str| {
         status

@@ -294,6 +294,7 @@ pub(crate) mod tests {
             providers: None,
             usage: None,
             skipped: false,
+            timer: None,
         }
     }
 

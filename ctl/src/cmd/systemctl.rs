@@ -53,8 +53,25 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             }
             Ok(if any { EXIT_OK } else { EXIT_FAILED })
         }
-        Systemctl::Start(units) => each(ctx, &units, "start", super::want::start),
-        Systemctl::Stop(units) => each(ctx, &units, "stop", super::want::stop),
+        Systemctl::Start(units, block) => {
+            let mut code = EXIT_OK;
+            for u in &units {
+                // An instance the init does not have is made from its
+                // template when it is started.
+                let c = if flotilla_units::systemd::is_instance(u) && unit(ctx, u)?.is_none() {
+                    super::want::start_instance(ctx, u, EXIT_NOT_LOADED, block)?
+                } else {
+                    each(ctx, std::slice::from_ref(u), "start", |ctx, s| {
+                        super::want::start(ctx, s, block)
+                    })?
+                };
+                code = code.max(c);
+            }
+            Ok(code)
+        }
+        Systemctl::Stop(units, block) => each(ctx, &units, "stop", |ctx, s| {
+            super::want::stop(ctx, s, block)
+        }),
         Systemctl::Restart(units) | Systemctl::ReloadOrRestart(units) => {
             each(ctx, &units, "restart", |ctx, s| restart(ctx, s, false))
         }
@@ -68,6 +85,7 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             kinds,
             no_legend,
         } => list_units(ctx, failed, &kinds, no_legend),
+        Systemctl::ListTimers { all, no_legend } => super::timers::run(ctx, all, no_legend),
         Systemctl::NotLoaded(kind) => {
             eprint_line(&format!(
                 "flotilla does not load .{kind} units yet: there is nothing to list"
@@ -122,10 +140,6 @@ fn each(
     let mut code = EXIT_OK;
     for u in units {
         let c = match unit(ctx, u)? {
-            // An instance is made from its template when it is started.
-            None if verb == "start" && flotilla_units::systemd::is_instance(u) => {
-                super::want::start_instance(ctx, u, EXIT_NOT_LOADED)?
-            }
             None => {
                 eprint_line(&format!(
                     "Failed to {verb} {}: Unit {} not found.",
@@ -155,7 +169,7 @@ fn restart(ctx: &mut Ctx<'_>, s: &UnitStatus, only_active: bool) -> Result<i32, 
         return Ok(EXIT_OK);
     }
     if !s.required {
-        return super::want::start(ctx, s);
+        return super::want::start(ctx, s, true);
     }
     match ctx.call(Request::Restart {
         unit: s.unit.clone(),

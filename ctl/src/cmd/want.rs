@@ -30,9 +30,10 @@ fn stopped(state: UnitState) -> bool {
     matches!(state, UnitState::Disabled | UnitState::Failed)
 }
 
-/// `start` of unit `s` (known to the init): 0 once it is active, 1 if it
-/// is masked, refused or fails.
-pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
+/// `start` of unit `s` (known to the init): 0 once it is active (without
+/// `block`: once the init took the request), 1 if it is masked, refused
+/// or fails.
+pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlError> {
     let u = &s.unit;
     if s.masked {
         eprint_line(&format!("Failed to start {u}: Unit {u} is masked."));
@@ -50,25 +51,32 @@ pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
             name: Some(u.clone()),
         }
     };
-    want_and_wait(ctx, u, request, EXIT_FAILED)
+    want_and_wait(ctx, u, request, EXIT_FAILED, block)
 }
 
 /// `start` of `u`, an instance the init does not have yet: wanting it makes
 /// it from its template (`refused` is the exit status when the init cannot,
 /// e.g. no template), then as [`start`].
-pub fn start_instance(ctx: &mut Ctx<'_>, u: &str, refused: i32) -> Result<i32, CtlError> {
+pub fn start_instance(
+    ctx: &mut Ctx<'_>,
+    u: &str,
+    refused: i32,
+    block: bool,
+) -> Result<i32, CtlError> {
     let request = Request::Want {
         unit: u.to_string(),
     };
-    want_and_wait(ctx, u, request, refused)
+    want_and_wait(ctx, u, request, refused, block)
 }
 
-/// Sends `request` for `u` and waits until `u` is active or failed.
+/// Sends `request` for `u` and (with `block`) waits until `u` is active
+/// or failed.
 fn want_and_wait(
     ctx: &mut Ctx<'_>,
     u: &str,
     request: Request,
     refused: i32,
+    block: bool,
 ) -> Result<i32, CtlError> {
     let wanted = matches!(request, Request::Want { .. });
     let mut w = Waiter::subscribe(ctx, u)?;
@@ -87,6 +95,9 @@ fn want_and_wait(
             "{u}: wanted besides the target {target} until the next set-target \
              (to keep it, enable it or make the target depend on it)"
         ));
+    }
+    if !block {
+        return Ok(EXIT_OK);
     }
     match w.until(ctx, started)? {
         Some(state) if state.is_active() => Ok(EXIT_OK),
@@ -107,9 +118,10 @@ fn want_and_wait(
     }
 }
 
-/// `stop` of unit `s` (known to the init): 0 once it is stopped (or if it
-/// was not wanted at all); 1 when the target requires it.
-pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
+/// `stop` of unit `s` (known to the init): 0 once it is stopped (without
+/// `block`: once its want is dropped), or if it was not wanted at all; 1
+/// when the target requires it.
+pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlError> {
     let u = &s.unit;
     if !s.required {
         return Ok(EXIT_OK);
@@ -149,7 +161,7 @@ pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
         ));
         return Ok(EXIT_FAILED);
     }
-    if stopped(now.state) {
+    if !block || stopped(now.state) {
         return Ok(EXIT_OK);
     }
     match w.until(ctx, stopped)? {

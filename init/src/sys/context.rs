@@ -265,7 +265,7 @@ impl ChildContext {
 }
 
 /// The keys that need a private mount namespace.
-const MOUNT_KEYS: [Key; 12] = [
+const MOUNT_KEYS: [Key; 13] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -278,10 +278,11 @@ const MOUNT_KEYS: [Key; 12] = [
     Key::ProtectKernelLogs,
     Key::ProtectControlGroups,
     Key::ProtectHostname,
+    Key::PrivateMounts,
 ];
 
 /// The keys that install a seccomp filter.
-const SECCOMP_KEYS: [Key; 12] = [
+const SECCOMP_KEYS: [Key; 13] = [
     Key::SystemCallFilter,
     Key::SystemCallArchitectures,
     Key::RestrictAddressFamilies,
@@ -294,6 +295,7 @@ const SECCOMP_KEYS: [Key; 12] = [
     Key::ProtectKernelLogs,
     Key::ProtectHostname,
     Key::PrivateDevices,
+    Key::RestrictRealtime,
 ];
 
 /// Whether `key` is set to something other than its default.
@@ -535,6 +537,13 @@ pub fn prepare(
         );
     }
     let exec = b.steps.len();
+    if ctx.keep_sigpipe {
+        b.push(
+            Op::DefaultSigpipe,
+            format!("{}no: SIGPIPE at its default", Key::IgnoreSigpipe),
+            OnError::Fail,
+        );
+    }
     let programs = seccomp::build(sb).map_err(|(key, message)| ContextError {
         key: Some(key),
         message,
@@ -673,10 +682,12 @@ fn mount_steps(
     private_tmp: Option<&Path>,
 ) -> Result<(), (Key, String)> {
     let plan = mounts::plan(ctx, private_tmp);
-    let Some(first) = plan.first() else {
-        return Ok(());
+    let key = match plan.first() {
+        Some(first) => first.key,
+        // `PrivateMounts=` alone: the namespace, nothing mounted in it.
+        None if ctx.sandbox.private_mounts => Key::PrivateMounts,
+        None => return Ok(()),
     };
-    let key = first.key;
     b.push(
         Op::Unshare(libc::CLONE_NEWNS),
         format!("{key} a new mount namespace"),

@@ -89,6 +89,9 @@ pub(crate) enum Op {
     PrivateDev { dirs: Vec<(&'static CStr, usize)> },
     /// `umask(mask)`.
     Umask(libc::mode_t),
+    /// `SIGPIPE` back to its default disposition (`IgnoreSIGPIPE=no`; the
+    /// child ignores it otherwise, as systemd's services do).
+    DefaultSigpipe,
     /// Drops from the bounding set every capability up to `last` that is
     /// not in `keep`.
     DropBounding { keep: u64, last: u32 },
@@ -349,6 +352,12 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
         Op::PrivateDev { dirs } => private_dev(dirs, steps),
         Op::Umask(m) => {
             libc::umask(*m);
+            Ok(())
+        }
+        Op::DefaultSigpipe => {
+            if libc::signal(libc::SIGPIPE, libc::SIG_DFL) == libc::SIG_ERR {
+                return Err(errno());
+            }
             Ok(())
         }
         Op::DropBounding { keep, last } => {

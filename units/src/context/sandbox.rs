@@ -202,6 +202,13 @@ pub struct Sandbox {
     /// `MemoryDenyWriteExecute=`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub memory_deny_write_execute: bool,
+    /// `RestrictRealtime=`: no realtime scheduling policy.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub restrict_realtime: bool,
+    /// `PrivateMounts=`: a mount namespace of its own, the init's mounts
+    /// propagating into it and none of its own out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub private_mounts: bool,
     /// `SystemCallFilter=`.
     #[serde(skip_serializing_if = "SyscallFilter::is_empty")]
     pub system_call_filter: SyscallFilter,
@@ -233,6 +240,7 @@ impl Sandbox {
             || self.protect_kernel_logs
             || self.protect_control_groups
             || self.protect_hostname
+            || self.private_mounts
     }
 }
 

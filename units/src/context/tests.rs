@@ -218,6 +218,9 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("RestrictSUIDSGID", "yes", "x", "`x` is not a boolean"),
     ("LockPersonality", "yes", "x", "`x` is not a boolean"),
     ("MemoryDenyWriteExecute", "yes", "x", "`x` is not a boolean"),
+    ("RestrictRealtime", "yes", "x", "`x` is not a boolean"),
+    ("PrivateMounts", "yes", "x", "`x` is not a boolean"),
+    ("IgnoreSIGPIPE", "no", "maybe", "`maybe` is not a boolean"),
     (
         "SystemCallFilter",
         "@system-service",
