@@ -373,7 +373,7 @@ fn an_instance_is_made_from_its_template_with_every_specifier_expanded() {
     fs.file(
         LIB,
         "pg@.service",
-        "[Unit]\nDescription=cluster %I on %H\nWants=wal@%i.service\n\
+        "[Unit]\nDescription=cluster %I on %H\nWants=wal@%i.service\nOnFailure=alarm@%i.service\n\
          [Service]\nExecStart=/bin/pg %i %I %n %N %p %P %H %m %b %t 100%%\n\
          Environment=STATE=%S/%p-%i\n",
     )
@@ -381,6 +381,11 @@ fn an_instance_is_made_from_its_template_with_every_specifier_expanded() {
         LIB,
         "wal@.service",
         "[Unit]\nAfter=pg@%i.service\n[Service]\nExecStart=/bin/wal %i\n",
+    )
+    .file(
+        LIB,
+        "alarm@.service",
+        "[Service]\nExecStart=/bin/alarm %i\n",
     )
     .file(LIB, "pg@.service.d/10-base.conf", "[Service]\nNice=5\n")
     .file(
@@ -398,7 +403,12 @@ fn an_instance_is_made_from_its_template_with_every_specifier_expanded() {
     assert_eq!(shown(&l), Vec::<String>::new());
     assert_eq!(
         names(&l),
-        ["app", "pg@main-1.service", "wal@main-1.service"],
+        [
+            "alarm@main-1.service",
+            "app",
+            "pg@main-1.service",
+            "wal@main-1.service"
+        ],
         "an instance named by an instance is made too"
     );
     let pg = unit(&l, "pg@main-1.service");

@@ -275,6 +275,7 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
         (&spec.before, TargetList::Before),
         (&spec.conflicts, TargetList::Conflicts),
         (&spec.triggers, TargetList::Triggers),
+        (&spec.extras.on_failure, TargetList::OnFailure),
     ];
     let mut out = Vec::new();
     for (names, list) in lists {
