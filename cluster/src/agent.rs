@@ -150,6 +150,7 @@ struct Agent {
 pub async fn run(reg: Registry, cfg: AgentConfig) {
     let (tx, mut rx) = mpsc::channel::<Ev>(1024);
     tokio::spawn(follow_init(cfg.control.clone(), tx.clone()));
+    let local = Local::on_machine(&cfg.machine_id);
     let mut a = Agent {
         reg,
         cfg,
@@ -164,7 +165,7 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         assignments: BTreeMap::new(),
         overrides: BTreeMap::new(),
         dirty: BTreeSet::new(),
-        local: Local::default(),
+        local,
         init_up: false,
         published: BTreeMap::new(),
         unreported: BTreeSet::new(),

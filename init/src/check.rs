@@ -130,11 +130,15 @@ fn print_origins(loaded: &LoadedPath) {
 }
 
 fn has_more(s: &UnitSource) -> bool {
-    !(s.hides.is_empty()
-        && s.dropins.is_empty()
-        && s.aliases.is_empty()
-        && s.wants.is_empty()
-        && s.requires.is_empty())
+    // An instance made from its template: the file says which.
+    let from_template =
+        flotilla_units::systemd::is_instance(&s.name) && !s.file.ends_with(&format!("/{}", s.name));
+    from_template
+        || !(s.hides.is_empty()
+            && s.dropins.is_empty()
+            && s.aliases.is_empty()
+            && s.wants.is_empty()
+            && s.requires.is_empty())
 }
 
 /// `unit NAME: from FILE; hides …; drop-ins …; aliases …; wants …; requires …`.

@@ -14,9 +14,11 @@
 //! that file.
 
 use crate::sys::{Errno, Sys, SysError};
-use flotilla_units::load::{add_want, load_path, FileRead, LoadedPath, UnitSource, MAX_FILE_SIZE};
+use flotilla_units::load::{
+    add_want, load_path, load_path_with, FileRead, LoadedPath, UnitSource, MAX_FILE_SIZE,
+};
 use flotilla_units::spec::{valid_name, Origin};
-use flotilla_units::systemd::{list_search_dir, SearchDir};
+use flotilla_units::systemd::{list_search_dir, unit_names, SearchDir, SpecifierContext};
 use flotilla_units::sysv::{runlevel_target, script_unit, start_link_script, ENABLING_RUNLEVELS};
 use std::path::{Path, PathBuf};
 
@@ -34,9 +36,31 @@ pub fn load_search_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<LoadedPath, S
 /// Loads the units of the settings' search path and, with `sysv-scripts`,
 /// the init scripts of its SysV directory that no unit file hides
 /// (`NAME.service` defined or masked on the path wins, as systemd's
-/// generator lets it).
+/// generator lets it). The target, when it is an instance, is made from
+/// its template.
 pub fn load_units(sys: &dyn Sys, settings: &crate::args::Settings) -> Result<LoadedPath, SysError> {
-    let mut loaded = load_search_path(sys, &settings.units_path())?;
+    load_units_naming(sys, settings, std::slice::from_ref(&settings.target))
+}
+
+/// [`load_units`], making the instances `named` (the target, the units
+/// `initctl start` wants) from their templates besides those the units
+/// name.
+pub fn load_units_naming(
+    sys: &dyn Sys,
+    settings: &crate::args::Settings,
+    named: &[String],
+) -> Result<LoadedPath, SysError> {
+    let listed = list_path(sys, &settings.units_path())?;
+    // Only systemd unit files have specifiers: a path of YAML units reads
+    // no facts.
+    let facts = if unit_names(&listed).is_empty() {
+        SpecifierContext::system("")
+    } else {
+        specifier_facts(sys)
+    };
+    let mut loaded = load_path_with(&listed, &facts, named, &mut |p: &str| {
+        read(sys, Path::new(p))
+    });
     if let Some(dir) = &settings.sysv_dir {
         add_sysv_scripts(sys, dir, &mut loaded);
     }
@@ -97,6 +121,34 @@ fn add_sysv_scripts(sys: &dyn Sys, dir: &Path, loaded: &mut LoadedPath) {
             }
         }
     }
+}
+
+/// What specifiers resolve to on this machine (`%H`, `%m`, `%b`, `%v`,
+/// `%a`, and the system manager's directories): what cannot be read is
+/// left unknown, and a unit using it is warned about.
+pub fn specifier_facts(sys: &dyn Sys) -> SpecifierContext {
+    let line = |path: &str| {
+        sys.read_file_limited(Path::new(path), 256)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let mut facts = SpecifierContext::system("");
+    facts.hostname = line("/proc/sys/kernel/hostname");
+    facts.machine_id = line("/etc/machine-id");
+    // systemd's %b is the boot ID without dashes, as its %m.
+    facts.boot_id = line("/proc/sys/kernel/random/boot_id").map(|b| b.replace('-', ""));
+    facts.kernel_release = line("/proc/sys/kernel/osrelease");
+    facts.architecture = Some(
+        match std::env::consts::ARCH {
+            "x86_64" => "x86-64",
+            "aarch64" => "arm64",
+            "x86" => "x86",
+            other => other,
+        }
+        .to_string(),
+    );
+    facts
 }
 
 /// The listings of the search path's directories.
@@ -178,15 +230,13 @@ mod tests {
         let loaded = load_dir(&RealSys, &dir).unwrap();
         // `c.yaml` has an error, so it is left out; `.hidden.yaml`,
         // `notes.txt` and `z.yaml~` are not unit files; `t@.service` is a
-        // template.
+        // template, not a unit, and nothing names an instance of it.
         assert_eq!(names(&loaded), ["a", "b", "web.service"]);
         assert_eq!(
             shown(&dir, &loaded),
             [
                 "c.yaml:3:1: unknown key `bogus`",
                 "sub.yaml: warning: a directory, not a unit file; skipped",
-                "t@.service: warning: a template unit (`name@.service`) is not loaded from the \
-                 units directory; copy it to `name@instance.service` to run an instance",
             ]
         );
         for (_, o) in &loaded.units {

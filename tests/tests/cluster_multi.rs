@@ -296,8 +296,13 @@ fn every_xfleet_option_on_real_machines() {
     });
     assert!(c.units()["md.service"].get("machineID").is_none());
 
-    // A template with a specifier; its instance follows `%p-peer.service`.
-    let t = unit_body("inactive", sleep, &[("MachineOf", "%p-peer.service")]);
+    // A template with specifiers; its instance follows `%p-peer.service`
+    // and runs with `%i` expanded.
+    let t = unit_body(
+        "inactive",
+        "/bin/sleep 700%i",
+        &[("MachineOf", "%p-peer.service")],
+    );
     assert_eq!(
         c.req("PUT", "/fleet/v1/units/web@.service", Some(&t)).0,
         201
@@ -317,6 +322,9 @@ fn every_xfleet_option_on_real_machines() {
     assert_eq!(placed["web@1.service"], IDS[1]);
     c.wait_running_on("web@1.service", &[IDS[1]]);
     assert!(c.where_running("web@.service").is_empty());
+    let (_, web1) = c.running()["web@1.service"][0].clone();
+    let cmdline = std::fs::read_to_string(format!("/proc/{web1}/cmdline")).unwrap_or_default();
+    assert_eq!(cmdline, "/bin/sleep\x007001\x00", "%i is the instance");
 
     // Unit replacement: new options (a different hash) for a running unit;
     // its agent restarts it with the new contents, in place.

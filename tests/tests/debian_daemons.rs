@@ -181,6 +181,58 @@ fn redis_from_debians_unit_file_under_pid1() {
     assert_eq!(nspid.split_whitespace().last(), Some("1"), "PID 1: {nspid}");
 }
 
+/// Debian's template `redis-server@.service`, unchanged, run as the
+/// instance `redis-server@6390.service` that the init's target names: the
+/// instance reads `/etc/redis/redis-6390.conf` (`%i`), which the test
+/// writes in a directory of its own bound over `/etc/redis` in the init's
+/// mount namespace. The init is PID 1 of a PID namespace.
+#[test]
+fn redis_instance_from_debians_template_under_pid1() {
+    let dir = TestDir::new();
+    let name = "redis-server@.service";
+    std::fs::copy(
+        format!("/lib/systemd/system/{name}"),
+        dir.units().join(name),
+    )
+    .expect("Debian's redis-server@.service");
+    if !has_sys_resource() {
+        // A drop-in of the template, as an administrator would add one.
+        dir.file(
+            &format!("units/{name}.d/skip.conf"),
+            "[Service]\nX-SkipUnsupported=LimitNOFILE\n",
+        );
+    }
+    dir.file(
+        "etc-redis/redis-6390.conf",
+        "port 6390\nbind 127.0.0.1\nsupervised systemd\ndaemonize no\n\
+         pidfile /run/redis-6390/redis-server.pid\nlogfile \"\"\ndir /var/lib/redis\nsave \"\"\n",
+    );
+    let init = NsInit::start_with(
+        &dir,
+        "redis-server@6390.service",
+        &["--pid", "--fork", "--mount-proc", "--kill-child"],
+        &format!(
+            "mount --bind {} /etc/redis",
+            dir.join("etc-redis").display()
+        ),
+    );
+    let pong = wait_for(WAIT, "the instance answers PING on its port", || {
+        init.run_in(&["redis-cli", "-h", "127.0.0.1", "-p", "6390", "ping"])
+            .filter(|o| o.trim() == "PONG")
+    });
+    assert_eq!(pong.trim(), "PONG");
+    let pid = process(&init, "/usr/bin/redis-server");
+    assert_eq!(procs::uid(pid), Some(uid_of("redis")));
+    assert_eq!(status_field(pid, "NoNewPrivs:"), "1");
+    assert!(
+        std::path::Path::new(&format!("/proc/{pid}/root/run/redis-6390")).is_dir(),
+        "RuntimeDirectory=redis-%i, seen in the daemon's mount namespace"
+    );
+    let pid1 = process(&init, &bins::init().display().to_string());
+    let nspid = status_field(pid1, "NSpid:");
+    assert_eq!(nspid.split_whitespace().last(), Some("1"), "PID 1: {nspid}");
+}
+
 /// redis answers, and its sandbox is what Debian's unit file asks for.
 fn check_redis(init: &NsInit) {
     let pong = wait_for(WAIT, "redis answers PING", || {

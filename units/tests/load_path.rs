@@ -2,8 +2,8 @@
 //! masks, drop-ins (systemd and YAML), `.wants/` and `.requires/` edges,
 //! and what each bad input gets.
 
-use flotilla_units::load::{load_path, FileRead, LoadedPath};
-use flotilla_units::systemd::{DirRole, Entry, EntryKind, SearchDir};
+use flotilla_units::load::{load_path, load_path_with, FileRead, LoadedPath};
+use flotilla_units::systemd::{DirRole, Entry, EntryKind, SearchDir, SpecifierContext};
 use std::collections::BTreeMap;
 
 /// A search path and the files' texts.
@@ -345,4 +345,203 @@ fn dropins_for_a_unit_that_is_not_there_are_a_warning() {
         ]
     );
     assert_eq!(names(&l), ["nginx.service", "web"]);
+}
+
+impl Fs {
+    /// [`Fs::load`] with the machine's facts and names the caller asks for.
+    fn load_naming(&self, named: &[&str]) -> LoadedPath {
+        let mut facts = SpecifierContext::system("");
+        facts.hostname = Some("db1.example.org".into());
+        facts.machine_id = Some("0123abcd".into());
+        facts.boot_id = Some("b007".into());
+        let named: Vec<String> = named.iter().map(|n| n.to_string()).collect();
+        load_path_with(
+            &self.dirs,
+            &facts,
+            &named,
+            &mut |p: &str| match self.files.get(p) {
+                Some(t) => FileRead::Bytes(t.clone().into_bytes()),
+                None => FileRead::Failed("No such file or directory (os error 2)".into()),
+            },
+        )
+    }
+}
+
+#[test]
+fn an_instance_is_made_from_its_template_with_every_specifier_expanded() {
+    let mut fs = Fs::new(&[OWN, ETC, LIB]);
+    fs.file(
+        LIB,
+        "pg@.service",
+        "[Unit]\nDescription=cluster %I on %H\nWants=wal@%i.service\nOnFailure=alarm@%i.service\n\
+         [Service]\nExecStart=/bin/pg %i %I %n %N %p %P %H %m %b %t 100%%\n\
+         Environment=STATE=%S/%p-%i\n",
+    )
+    .file(
+        LIB,
+        "wal@.service",
+        "[Unit]\nAfter=pg@%i.service\n[Service]\nExecStart=/bin/wal %i\n",
+    )
+    .file(
+        LIB,
+        "alarm@.service",
+        "[Service]\nExecStart=/bin/alarm %i\n",
+    )
+    .file(LIB, "pg@.service.d/10-base.conf", "[Service]\nNice=5\n")
+    .file(
+        ETC,
+        "pg@main-1.service.d/30-own.conf",
+        "[Service]\nEnvironment=OWN=%i\n",
+    )
+    .file(ETC, "pg@.service.d/20-own.conf", "[Service]\nNice=7\n")
+    .file(
+        OWN,
+        "app.yaml",
+        "unit: app\nexec-start: /bin/app\ndepends-on: [pg@main-1.service]\n",
+    );
+    let l = fs.load_naming(&[]);
+    assert_eq!(shown(&l), Vec::<String>::new());
+    assert_eq!(
+        names(&l),
+        [
+            "alarm@main-1.service",
+            "app",
+            "pg@main-1.service",
+            "wal@main-1.service"
+        ],
+        "an instance named by an instance is made too"
+    );
+    let pg = unit(&l, "pg@main-1.service");
+    assert_eq!(
+        *pg.exec_start.as_ref().unwrap().argv,
+        [
+            "/bin/pg",
+            "main-1",
+            "main/1",
+            "pg@main-1.service",
+            "pg@main-1",
+            "pg",
+            "pg",
+            "db1.example.org",
+            "0123abcd",
+            "b007",
+            "/run",
+            "100%"
+        ]
+    );
+    assert_eq!(
+        pg.description.as_deref(),
+        Some("cluster main/1 on db1.example.org")
+    );
+    assert_eq!(pg.extras.environment["STATE"], "/var/lib/pg-main-1");
+    assert_eq!(pg.waits_for, ["wal@main-1.service"]);
+    let src = l
+        .sources
+        .iter()
+        .find(|s| s.name == "pg@main-1.service")
+        .unwrap();
+    assert_eq!(src.file, "/lib/systemd/system/pg@.service");
+    // The template's drop-ins and the instance's own, by file name.
+    assert_eq!(
+        src.dropins,
+        [
+            "/lib/systemd/system/pg@.service.d/10-base.conf",
+            "/etc/systemd/system/pg@.service.d/20-own.conf",
+            "/etc/systemd/system/pg@main-1.service.d/30-own.conf"
+        ]
+    );
+    assert_eq!(pg.extras.environment["OWN"], "main-1");
+    assert_eq!(unit(&l, "wal@main-1.service").after, ["pg@main-1.service"]);
+    assert!(l.templates.iter().any(|t| t.name == "pg@.service"));
+}
+
+#[test]
+fn instance_drop_ins_apply_after_the_templates_and_links_name_instances() {
+    let mut fs = Fs::new(&[ETC, LIB]);
+    fs.file(
+        LIB,
+        "getty@.service",
+        "[Service]\nExecStart=/sbin/agetty %I\nEnvironment=A=template B=template\n",
+    )
+    .file(
+        LIB,
+        "getty@.service.d/10-a.conf",
+        "[Service]\nEnvironment=A=template-dropin\n",
+    )
+    .file(
+        ETC,
+        "getty@tty1.service.d/20-b.conf",
+        "[Service]\nEnvironment=B=%i\n",
+    )
+    .file(LIB, "getty.target", "[Unit]\nDescription=gettys\n")
+    .link(
+        ETC,
+        "getty.target.wants/getty@tty1.service",
+        "/lib/systemd/system/getty@.service",
+    )
+    .link(LIB, "autovt@.service", "getty@.service")
+    .file(
+        LIB,
+        "vt.timer",
+        "[Timer]\nOnBootSec=1\nUnit=autovt@tty2.service\n",
+    );
+    let l = fs.load_naming(&[]);
+    assert_eq!(shown(&l), Vec::<String>::new());
+    let tty1 = unit(&l, "getty@tty1.service");
+    assert_eq!(tty1.extras.environment["A"], "template-dropin");
+    assert_eq!(tty1.extras.environment["B"], "tty1");
+    assert_eq!(
+        *tty1.exec_start.as_ref().unwrap().argv,
+        ["/sbin/agetty", "tty1"]
+    );
+    assert_eq!(unit(&l, "getty.target").waits_for, ["getty@tty1.service"]);
+    // A timer's unit, through an alias of the template.
+    let tty2 = unit(&l, "autovt@tty2.service");
+    assert_eq!(
+        *tty2.exec_start.as_ref().unwrap().argv,
+        ["/sbin/agetty", "tty2"]
+    );
+    // What the caller names (the target, a wanted unit) is made too.
+    let l = fs.load_naming(&["getty@tty9.service", "getty@tty1.service"]);
+    assert!(names(&l).contains(&"getty@tty9.service"));
+}
+
+#[test]
+fn each_bad_instance_is_said_in_its_file_and_loses_nothing_else() {
+    let mut fs = Fs::new(&[ETC, LIB]);
+    fs.file(
+        LIB,
+        "bad@.service",
+        "[Service]\nExecStart=/bin/bad %i\nEnvironment=X=%z\n",
+    )
+    .file(LIB, "path@.service", "[Service]\nExecStart=/bin/fsck %f\n")
+    .file(
+        ETC,
+        "app.service",
+        "[Unit]\nWants=bad@1.service path@a--b.service\nRequires=gone@1.service\n\
+         [Service]\nExecStart=/bin/app\n",
+    )
+    .file(ETC, "good.service", "[Service]\nExecStart=/bin/good\n")
+    .link(ETC, "bad@2.service", "/dev/null");
+    let l = fs.load_naming(&["bad@2.service", "nothing@1.service"]);
+    assert_eq!(
+        shown(&l),
+        [
+            "/etc/systemd/system/app.service:3:1: warning: gone@1.service is named here, but \
+             neither a unit file gone@1.service nor its template gone@.service is on the unit \
+             search path",
+            "/lib/systemd/system/bad@.service:3:1: invalid Environment=: unknown specifier %z \
+             (use %% for a literal %) (instance bad@1.service)",
+            "/lib/systemd/system/path@.service:2:1: invalid ExecStart=: specifier %f: \"a--b\" \
+             does not unescape to a normalized absolute path (instance path@a--b.service)",
+        ]
+    );
+    assert_eq!(names(&l), ["app.service", "good.service"]);
+    assert!(l.masked.iter().any(|(n, _)| n == "bad@2.service"));
+    // What the caller named that no template makes is for it to say.
+    let mut l = fs.load_naming(&[]);
+    assert_eq!(
+        l.add_instances(&["nothing@1.service".into()]),
+        ["nothing@1.service"]
+    );
 }

@@ -17,6 +17,7 @@ use crate::model::{Assignment, ClusterState};
 use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
 use flotilla_units::spec::{UnitSpec, UnitType};
 use flotilla_units::state::UnitState;
+use flotilla_units::systemd::SpecifierContext;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -46,12 +47,36 @@ pub struct Local {
     cache: BTreeMap<String, (String, Result<UnitSpec, String>)>,
     /// The connection to the init, kept between changes.
     conn: Option<control::Connection>,
+    /// What specifiers resolve to on this machine (`%m` its ID, `%H` …):
+    /// an instance (`web@1.service`, the template's options under the
+    /// instance's name) is translated with `%i` its instance.
+    facts: SpecifierContext,
 }
 
 /// What one reconciliation did: the units whose reported state may change.
 pub type Touched = BTreeSet<String>;
 
 impl Local {
+    /// The local side of the machine `machine_id` (its ID is `%m`; the
+    /// host name and boot ID are read from `/proc`).
+    pub fn on_machine(machine_id: &str) -> Local {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let mut facts = SpecifierContext::system("");
+        facts.machine_id = Some(machine_id.to_string());
+        facts.hostname = read("/proc/sys/kernel/hostname");
+        facts.boot_id = read("/proc/sys/kernel/random/boot_id").map(|b| b.replace('-', ""));
+        facts.kernel_release = read("/proc/sys/kernel/osrelease");
+        Local {
+            facts,
+            ..Local::default()
+        }
+    }
+
     /// The init (re)connected: what it has is unknown until listed.
     pub fn reset(&mut self) {
         self.conn = None;
@@ -78,7 +103,8 @@ impl Local {
                 return r.clone();
             }
         }
-        let parsed = flotilla_units::systemd::translate(&format!("fleet:{name}"), name, &a.options);
+        let file = format!("fleet:{name}");
+        let parsed = flotilla_units::systemd::translate_with(&self.facts, &file, name, &a.options);
         let r = match parsed.spec {
             Some(mut spec) => {
                 if !spec.provides.iter().any(|p| p == name) {
@@ -367,5 +393,49 @@ pub fn systemd_states(state: Option<UnitState>) -> (&'static str, &'static str, 
         Some(UnitState::Stopping) => ("loaded", "deactivating", "stop"),
         Some(UnitState::Failed) => ("loaded", "failed", "failed"),
         Some(UnitState::Disabled) => ("loaded", "inactive", "dead"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use flotilla_units::systemd::UnitOption;
+
+    fn opt(section: &str, name: &str, value: &str) -> UnitOption {
+        UnitOption {
+            section: section.into(),
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn an_instance_runs_with_its_specifiers_expanded_for_this_machine() {
+        let mut local = Local::on_machine("bbbbbbbb0002");
+        let a = Assignment {
+            desired: ClusterState::Launched,
+            hash: "h".into(),
+            options: vec![
+                opt("Service", "ExecStart", "/usr/bin/web --port 80%i --name %p"),
+                opt("Service", "Environment", "MACHINE=%m UNIT=%n"),
+            ],
+            global: false,
+        };
+        let spec = local.translated("web@81.service", &a).unwrap();
+        assert_eq!(
+            *spec.exec_start.unwrap().argv,
+            ["/usr/bin/web", "--port", "8081", "--name", "web"]
+        );
+        assert_eq!(spec.extras.environment["MACHINE"], "bbbbbbbb0002");
+        assert_eq!(spec.extras.environment["UNIT"], "web@81.service");
+        // A specifier systemd does not know: the unit is left out, said.
+        let bad = Assignment {
+            hash: "h2".into(),
+            options: vec![opt("Service", "ExecStart", "/bin/x %z")],
+            ..a
+        };
+        let err = local.translated("web@82.service", &bad).unwrap_err();
+        assert!(err.contains("unknown specifier %z"), "{err}");
     }
 }

@@ -53,9 +53,22 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             }
             Ok(if any { EXIT_OK } else { EXIT_FAILED })
         }
-        Systemctl::Start(units, block) => each(ctx, &units, "start", |ctx, s| {
-            super::want::start(ctx, s, block)
-        }),
+        Systemctl::Start(units, block) => {
+            let mut code = EXIT_OK;
+            for u in &units {
+                // An instance the init does not have is made from its
+                // template when it is started.
+                let c = if flotilla_units::systemd::is_instance(u) && unit(ctx, u)?.is_none() {
+                    super::want::start_instance(ctx, u, EXIT_NOT_LOADED, block)?
+                } else {
+                    each(ctx, std::slice::from_ref(u), "start", |ctx, s| {
+                        super::want::start(ctx, s, block)
+                    })?
+                };
+                code = code.max(c);
+            }
+            Ok(code)
+        }
         Systemctl::Stop(units, block) => each(ctx, &units, "stop", |ctx, s| {
             super::want::stop(ctx, s, block)
         }),

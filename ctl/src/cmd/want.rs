@@ -51,6 +51,33 @@ pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlE
             name: Some(u.clone()),
         }
     };
+    want_and_wait(ctx, u, request, EXIT_FAILED, block)
+}
+
+/// `start` of `u`, an instance the init does not have yet: wanting it makes
+/// it from its template (`refused` is the exit status when the init cannot,
+/// e.g. no template), then as [`start`].
+pub fn start_instance(
+    ctx: &mut Ctx<'_>,
+    u: &str,
+    refused: i32,
+    block: bool,
+) -> Result<i32, CtlError> {
+    let request = Request::Want {
+        unit: u.to_string(),
+    };
+    want_and_wait(ctx, u, request, refused, block)
+}
+
+/// Sends `request` for `u` and (with `block`) waits until `u` is active
+/// or failed.
+fn want_and_wait(
+    ctx: &mut Ctx<'_>,
+    u: &str,
+    request: Request,
+    refused: i32,
+    block: bool,
+) -> Result<i32, CtlError> {
     let wanted = matches!(request, Request::Want { .. });
     let mut w = Waiter::subscribe(ctx, u)?;
     match w.ask(request)? {
@@ -58,7 +85,7 @@ pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlE
         Reply::Unit(now) => w.last = Some(now.state),
         Reply::Error { message, .. } => {
             eprint_line(&format!("Failed to start {u}: {message}"));
-            return Ok(EXIT_FAILED);
+            return Ok(refused);
         }
         other => return Err(unexpected(&other, "accepted")),
     }

@@ -19,6 +19,7 @@
 //! - `reports.rs`: state changes to the console, the unit logs and the
 //!   watchers; status views;
 //! - `unitset.rs`: the unit set (the directory, reload, transient sets);
+//! - `instances.rs`: instances of templates made at run time;
 //! - `timers.rs`: what timer units read besides the monotonic clock, the
 //!   wall-clock watch, the persistent timers' stamps;
 //! - `logfeed.rs`: the log writer's channel (the units' lines to the log
@@ -28,6 +29,7 @@
 //! unit's log) and the loop carries on.
 
 mod executor;
+mod instances;
 mod logfeed;
 mod reexec;
 pub use reexec::start;
@@ -144,6 +146,7 @@ impl<S: Sys> Runtime<S> {
             units: dir_units,
             masked,
             errors: mut load_errors,
+            templates,
         } = unitset::load_dir(&sys, &settings);
         let (mut shape, problems) = crate::shape::load(&sys, &settings);
         crate::shape::set_unit_file_masks(&mut shape, &masked);
@@ -162,7 +165,8 @@ impl<S: Sys> Runtime<S> {
             sys.console(&format!("init: {e}"));
         }
         let planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
-        let units = UnitSet::new(dir_units, planner.graph(), load_errors);
+        let mut units = UnitSet::new(dir_units, planner.graph(), load_errors);
+        units.templates = Some(templates);
         // Loading the directory's files is the biggest peak there is.
         sys.release_free_memory();
         if planner.graph().provider(&settings.target).is_none() {

@@ -173,6 +173,10 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn set_target(&mut self, c: ConnId, target: String, wait: bool) {
+        if let Err(e) = self.instantiate(&target) {
+            self.reply(c, Reply::error(ErrorCode::UnknownTarget, e));
+            return;
+        }
         let now = self.now();
         if self.planner.set_target(&target, now).is_err() {
             self.reply(

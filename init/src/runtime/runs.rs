@@ -69,6 +69,9 @@ impl<S: Sys> Runtime<S> {
 
     /// `want UNIT`: required until the next target switch.
     pub(super) fn want(&mut self, unit: &str) -> Reply {
+        if let Err(e) = self.instantiate(unit) {
+            return Reply::error(ErrorCode::UnknownUnit, e);
+        }
         let now = self.now();
         match self.planner.want(unit, WantLife::UntilSwitch, now) {
             Ok(_) => Reply::Accepted {

@@ -12,6 +12,7 @@ use crate::unitdir;
 use flotilla_units::diag::Diagnostic;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
+use flotilla_units::load::Templates;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -26,6 +27,8 @@ pub(super) struct AtStart {
     /// Every problem (a directory that cannot be read is one problem, and
     /// no unit).
     pub errors: Vec<String>,
+    /// What instances made later read (`instances.rs`).
+    pub templates: Templates,
 }
 
 /// Loads the unit search path at start.
@@ -35,11 +38,13 @@ pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtSta
             units: l.units,
             masked: l.masked,
             errors: errors_of(sys, &l.diagnostics),
+            templates: l.template_files,
         },
         Err(e) => AtStart {
             units: Vec::new(),
             masked: Vec::new(),
             errors: vec![e.to_string()],
+            templates: Templates::default(),
         },
     }
 }
@@ -98,6 +103,9 @@ pub(super) struct UnitSet {
     /// reload tolerates these (the files are as they were at start, say a
     /// distribution's unit that flotilla cannot run) and refuses any other.
     load_errors: Vec<String>,
+    /// The search path's templates, for instances made at run time; `None`
+    /// after a re-exec until one is needed (`instances.rs`).
+    pub(super) templates: Option<Templates>,
 }
 
 impl UnitSet {
@@ -108,7 +116,14 @@ impl UnitSet {
             dir: DirUnits::keep(dir, graph),
             transient: BTreeMap::new(),
             load_errors,
+            templates: None,
         }
+    }
+
+    /// The directory's units become `units` (the graph's, when it holds
+    /// them all as they are).
+    pub(super) fn set_dir(&mut self, units: Vec<(UnitSpec, Origin)>, graph: &Graph) {
+        self.dir = DirUnits::keep(units, graph);
     }
 
     /// The errors of the unit set in force.
@@ -313,7 +328,8 @@ impl<S: Sys> Runtime<S> {
     /// distribution's hundreds would refuse every reload).
     pub fn reload(&mut self) -> Reply {
         let dir = self.settings.units_dir.clone();
-        let loaded = match unitdir::load_units(&self.sys, &self.settings) {
+        let named = self.named_instances();
+        let loaded = match unitdir::load_units_naming(&self.sys, &self.settings, &named) {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };
@@ -355,6 +371,7 @@ impl<S: Sys> Runtime<S> {
                 self.settings.targets = targets;
                 applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
+                self.units.templates = Some(loaded.template_files);
                 applied.warnings.extend(
                     loaded
                         .diagnostics

@@ -19,6 +19,7 @@ use crate::spec::{Origin, UnitSpec};
 
 mod dir;
 mod dropin;
+mod instances;
 mod orphan_dropins;
 mod path;
 mod read;
@@ -29,7 +30,8 @@ pub(crate) mod yaml;
 
 pub use dir::{is_unit_file_name, load_files, FileRead};
 pub use dropin::parse_yaml_with_dropins;
-pub use path::{add_want, load_path, LoadedPath, ReadFile, UnitSource};
+pub use instances::{Instances, Made, Templates};
+pub use path::{add_want, load_path, load_path_with, LoadedPath, ReadFile, UnitSource};
 pub use unit::{parse_yaml, UNIT_KEYS};
 pub use words::split_command;
 pub use yaml::{MAX_DIAGNOSTICS, MAX_FILE_SIZE};

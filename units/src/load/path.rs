@@ -13,11 +13,12 @@
 //!   `NAME.d/*.conf` drop-ins ([`MergedUnit`]). A name that is an alias (a
 //!   link to another unit's file) is provided by that unit; a masked name
 //!   is no unit; a template is not a unit but the file its instances are
-//!   made from.
-//! - `NAME.wants/` and `NAME.requires/` entries add `Wants=` and
-//!   `Requires=` edges to the unit named `NAME` (YAML or systemd):
-//!   `wants`/`requires`, or `waits-for`/`depends-on` where the unit is
-//!   ordered after the entry (`after` names it, or it is a target).
+//!   made from: each instance something names is made
+//!   ([`super::instances`]).
+//! - `NAME.wants/` and `NAME.requires/` entries add `waits-for` and
+//!   `depends-on` edges to the unit named `NAME` (YAML or systemd); a
+//!   target's edge to a unit ordered after the target is
+//!   `wants`/`requires` instead (`target_order.rs`).
 //!
 //! A YAML unit and a systemd unit file of the same name: the earlier
 //! directory's wins (a YAML unit in its directory replaces a packaged
@@ -25,14 +26,15 @@
 //! reported in [`LoadedPath`] (masks, templates, kinds flotilla does not
 //! run) for `init --check`.
 
-use super::dir::{file_text, TEMPLATE_NOT_LOADED};
+use super::dir::file_text;
 use super::dropin::parse_yaml_with_dropins;
+use super::instances::Templates;
 use super::{FileRead, ParsedUnit};
 use crate::diag::{Diagnostic, Pos};
 use crate::spec::{valid_name, Origin, UnitSpec};
 use crate::systemd::{
     resolve_unit, translatable, unit_names, yaml_dropins, Definition, EntryKind, MergedUnit,
-    SearchDir, UnitName,
+    SearchDir, SpecifierContext, UnitName,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -76,6 +78,9 @@ pub struct LoadedPath {
     /// Unit files of kinds flotilla does not run (`.mount`, `.slice`, …),
     /// with their files; not loaded.
     pub unsupported: Vec<(String, String)>,
+    /// What making more instances later reads (`initctl start
+    /// name@x.service`): the templates' files and drop-ins, kept.
+    pub template_files: Templates,
 }
 
 /// Reads a file: its path in, what reading gave out.
@@ -84,11 +89,26 @@ pub type ReadFile<'a> = dyn FnMut(&str) -> FileRead + 'a;
 /// Loads the units of the search path `dirs` (highest priority first),
 /// reading files with `read`.
 pub fn load_path(dirs: &[SearchDir], read: &mut ReadFile<'_>) -> LoadedPath {
+    load_path_with(dirs, &SpecifierContext::system(""), &[], read)
+}
+
+/// [`load_path`] with the machine's facts for the specifiers (`facts`)
+/// and the names the caller asks for besides the units' own (the target,
+/// wanted units): every instance named is made from its template
+/// ([`LoadedPath::add_instances`]).
+pub fn load_path_with(
+    dirs: &[SearchDir],
+    facts: &SpecifierContext,
+    named: &[String],
+    read: &mut ReadFile<'_>,
+) -> LoadedPath {
     let mut out = LoadedPath::default();
     let mut defined: BTreeMap<String, usize> = BTreeMap::new();
     load_yaml_units(dirs, read, &mut out, &mut defined);
-    load_systemd_units(dirs, read, &mut out, &mut defined);
+    load_systemd_units(dirs, facts, read, &mut out, &mut defined);
     add_edges(dirs, &mut out);
+    out.template_files = Templates::read(dirs, &out.templates, facts, read);
+    out.add_instances(named);
     super::target_order::unorder_loops(&mut out.units);
     let orphans = super::orphan_dropins::warnings(dirs, &out);
     out.diagnostics.extend(orphans);
@@ -282,6 +302,7 @@ fn yaml_unit_name(text: &str) -> Option<String> {
 
 fn load_systemd_units(
     dirs: &[SearchDir],
+    facts: &SpecifierContext,
     read: &mut ReadFile<'_>,
     out: &mut LoadedPath,
     defined: &mut BTreeMap<String, usize>,
@@ -308,15 +329,7 @@ fn load_systemd_units(
             ..UnitSource::default()
         };
         if UnitName::split(&name).is_template() {
-            // In the first directory (flotilla's own) it was put there to
-            // run: say why it does not.
-            if dir_of(dirs, &name) == Some(0) {
-                out.diagnostics.push(Diagnostic::warning(
-                    &file,
-                    Pos::default(),
-                    TEMPLATE_NOT_LOADED,
-                ));
-            }
+            // Not a unit: what its instances are made from.
             out.templates.push(source);
             continue;
         }
@@ -343,7 +356,7 @@ fn load_systemd_units(
             .iter()
             .map(|(p, t)| (p.as_str(), t.as_str()))
             .collect();
-        let parsed = MergedUnit::merge((&file, &unit_text), &pairs).translate(&name);
+        let parsed = MergedUnit::merge((&file, &unit_text), &pairs).translate_with(facts, &name);
         if let Some(i) = take(out, parsed) {
             if let Some((spec, _)) = out.units.get_mut(i) {
                 for a in r.aliases.iter().filter(|a| valid_name(a)) {

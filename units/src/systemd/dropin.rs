@@ -84,6 +84,12 @@ impl MergedUnit {
     /// origin is the unit file; a dependency given in a drop-in has no
     /// position there.
     pub fn translate(&self, unit_name: &str) -> ParsedUnit {
+        self.translate_with(&super::SpecifierContext::system(""), unit_name)
+    }
+
+    /// [`MergedUnit::translate`] with the machine's facts for the
+    /// specifiers (`%H`, `%m`, `%b`, `%t` …; the unit's own are set here).
+    pub fn translate_with(&self, facts: &super::SpecifierContext, unit_name: &str) -> ParsedUnit {
         let unit_file = self.files.first().map_or("", String::as_str);
         let positions: Vec<Pos> = self
             .options
@@ -91,7 +97,7 @@ impl MergedUnit {
             .map(|o| Joined::shift(self.joined.base(o.file), o.pos))
             .collect();
         let mut parsed = super::translate::translate_at(
-            &super::SpecifierContext::default(),
+            facts,
             unit_file,
             unit_name,
             &self.unit_options(),

@@ -108,6 +108,17 @@ impl SpecifierContext {
         }
     }
 
+    /// This context for the unit `unit` (`%n %i` …, and its credentials
+    /// directory, `%d`, when the context has one).
+    pub fn for_unit(&self, unit: &str) -> SpecifierContext {
+        let mut c = self.clone();
+        c.unit = unit.to_string();
+        if c.credentials_dir.is_some() {
+            c.credentials_dir = Some(format!("{}/credentials/{unit}", c.runtime_dir));
+        }
+        c
+    }
+
     fn os(&self, key: &str) -> String {
         // A missing os-release field is empty, as in systemd.
         self.os_release

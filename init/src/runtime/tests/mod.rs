@@ -6,6 +6,7 @@
 
 mod changes;
 mod conditions;
+mod instances;
 mod lifecycle;
 mod logs;
 mod reexec;

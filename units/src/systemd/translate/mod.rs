@@ -5,7 +5,7 @@ use super::exec::{parse_environment, parse_exec};
 use super::fleet::parse_bool;
 use super::name::{validate_unit_name, UnitName};
 use super::parse::parse_checked;
-use super::specifier::{replace_specifiers, SpecifierContext};
+use super::specifier::{replace_specifiers, SpecifierContext, SpecifierError};
 use super::timespan::{parse_timespan, TIMESPAN_INFINITY};
 use super::UnitOption;
 use crate::diag::{Diagnostic, Pos};
@@ -43,7 +43,7 @@ const SYSTEMD_DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 /// assert_eq!(spec.provides, ["web.service"]);
 /// ```
 pub fn translate_file(file: &str, unit_name: &str, text: &str) -> ParsedUnit {
-    translate_file_with(&SpecifierContext::default(), file, unit_name, text)
+    translate_file_with(&SpecifierContext::system(""), file, unit_name, text)
 }
 
 /// [`translate_file`] with the machine's facts for the specifiers (`%H`,
@@ -80,14 +80,18 @@ pub fn translate_file_with(
 /// section (which `initctl enable` reads for a local unit) means nothing
 /// there, and says so once.
 pub fn translate(file: &str, unit_name: &str, options: &[UnitOption]) -> ParsedUnit {
-    let mut parsed = translate_at(
-        &SpecifierContext::default(),
-        file,
-        unit_name,
-        options,
-        &[],
-        Pos::default(),
-    );
+    translate_with(&SpecifierContext::system(""), file, unit_name, options)
+}
+
+/// [`translate`] with the machine's facts for the specifiers (the
+/// machine the unit runs on: `%H`, `%m`, `%b` …).
+pub fn translate_with(
+    facts: &SpecifierContext,
+    file: &str,
+    unit_name: &str,
+    options: &[UnitOption],
+) -> ParsedUnit {
+    let mut parsed = translate_at(facts, file, unit_name, options, &[], Pos::default());
     if options.iter().any(|o| o.section == "Install") {
         parsed.diagnostics.push(Diagnostic::warning(
             file,
@@ -174,16 +178,18 @@ impl Tr<'_> {
 
     /// The value as systemd sees it: continuation lines joined (fleet keeps
     /// `\` and the newline; systemd turns them into a space), trimmed,
-    /// specifiers expanded (unsupported ones warned about).
+    /// specifiers expanded. A specifier whose fact is not known here is
+    /// left as written, with a warning; one systemd does not define, or an
+    /// instance name `%I`/`%P`/`%f` cannot unescape, is an error (the value
+    /// would not be what the file means).
     fn value(&mut self, pos: Pos, key: &str, raw: &str) -> String {
         let joined = raw.replace("\\\n", " ");
-        let mut problems: Vec<String> = Vec::new();
+        let mut problems: Vec<SpecifierError> = Vec::new();
         let expanded: Result<String, std::convert::Infallible> =
             replace_specifiers(joined.trim(), |c| {
                 Ok(match self.specifiers.resolve(c) {
                     Ok(v) => v,
                     Err(e) => {
-                        let e = e.to_string();
                         if !problems.contains(&e) {
                             problems.push(e);
                         }
@@ -192,7 +198,12 @@ impl Tr<'_> {
                 })
             });
         for e in problems {
-            self.warn(pos, format!("{key}=: {e}; left as is"));
+            match e {
+                SpecifierError::Unavailable(..) => {
+                    self.warn(pos, format!("{key}=: {e}; left as is"))
+                }
+                _ => self.error(pos, format!("invalid {key}=: {e}")),
+            }
         }
         match expanded {
             Ok(v) => v,

@@ -14,8 +14,7 @@ pub(crate) fn translate_at(
     positions: &[Pos],
     origin_pos: Pos,
 ) -> ParsedUnit {
-    let mut specifiers = facts.clone();
-    specifiers.unit = unit_name.to_string();
+    let mut specifiers = facts.for_unit(unit_name);
     if positions.is_empty() {
         specifiers.fragment_path = None;
     } else {
