@@ -41,6 +41,7 @@ mod sources;
 #[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 mod tests;
 mod timers;
+mod triggers;
 mod unitset;
 
 use crate::args::Settings;
@@ -121,6 +122,8 @@ pub struct Runtime<S: Sys> {
     events: Vec<Event>,
     /// Timer units' wall clock and stamps (`timers.rs`).
     timers: timers::Timers,
+    /// Socket units with sockets, and those paused (`triggers.rs`).
+    armed: triggers::Armed,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -198,6 +201,9 @@ impl<S: Sys> Runtime<S> {
         let notify_dir = notify_dir(&settings);
         let mut base_env = Env::from_current();
         base_env.remove("NOTIFY_SOCKET");
+        for k in ["LISTEN_FDS", "LISTEN_FDNAMES", "LISTEN_PID"] {
+            base_env.remove(k);
+        }
         base_env.remove("INIT_CONTROL");
         let _ = base_env.set_os("INIT_CONTROL", settings.control.as_os_str());
         Runtime {
@@ -228,6 +234,7 @@ impl<S: Sys> Runtime<S> {
             actions: Vec::new(),
             events: Vec::with_capacity(64),
             timers,
+            armed: triggers::Armed::default(),
         }
     }
 
@@ -350,6 +357,7 @@ impl<S: Sys> Runtime<S> {
             }
         }
         self.actions = actions;
+        self.resume_triggers();
         self.report_changes();
         self.feed_writer();
         // A launch (or a switch) is over: what it freed goes back.

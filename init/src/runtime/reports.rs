@@ -118,6 +118,7 @@ impl<S: Sys> Runtime<S> {
             }),
             usage: None,
             skipped: v.skipped,
+            listening: self.listening(id),
         })
     }
 

@@ -33,6 +33,8 @@ pub(super) enum Source {
     Output(SlotId),
     /// The unit's notify socket.
     Notify(SlotId),
+    /// One of a socket unit's sockets (`triggers.rs`).
+    Trigger(SlotId),
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.
@@ -83,6 +85,8 @@ pub(super) struct Slot {
     /// What the init made for the unit's current run (cgroup, directories,
     /// prepared context): made at its first spawn, ended when it stops.
     pub run: Option<Box<UnitRun>>,
+    /// A socket unit's sockets, while it is up (`triggers.rs`).
+    pub listening: Option<Box<super::triggers::Listening>>,
 }
 
 /// The table. See the module documentation.
@@ -149,6 +153,7 @@ impl Slots {
             reported: UnitState::Disabled,
             io: None,
             run: None,
+            listening: None,
         };
         let id = match self.free_slots.pop() {
             Some(i) => {
@@ -253,6 +258,9 @@ impl Slots {
                         if let Some(run) = gone.run {
                             sys.end_unit(&run, false);
                         }
+                        if let Some(l) = gone.listening {
+                            self.close_listening(*l, sys);
+                        }
                         self.free_slots.push(u32::try_from(i).unwrap_or(NO_SLOT));
                     }
                 }
@@ -277,6 +285,18 @@ impl Slots {
             if let Some(io) = io {
                 self.close_io(*io, sys);
             }
+        }
+    }
+
+    /// Unwatches and closes a socket unit's sockets, removing their files
+    /// with `RemoveOnStop=`.
+    pub fn close_listening(&mut self, l: super::triggers::Listening, sys: &dyn Sys) {
+        for (fd, t) in l.fds {
+            let _ = sys.unwatch(fd.as_raw_fd());
+            self.free_token(t);
+        }
+        for p in &l.remove {
+            let _ = sys.remove_file(p);
         }
     }
 

@@ -373,6 +373,15 @@ impl Sys for RealSys {
         sockets::remove_socket(path, id);
     }
 
+    fn listen(
+        &self,
+        l: &flotilla_units::trigger::Listen,
+        settings: &flotilla_units::trigger::SocketSettings,
+        owner: Option<(u32, u32)>,
+    ) -> Result<OwnedFd, SysError> {
+        super::listen::open(l, settings, owner)
+    }
+
     fn read_dir(&self, dir: &Path) -> Result<Vec<OsString>, SysError> {
         let err = |e: &std::io::Error| file_error("read directory", dir, e);
         let mut names = Vec::new();

@@ -591,6 +591,8 @@ impl Planner {
             Fact::ReadyLine { unit } => self.step(unit, Event::ReadyLine),
             Fact::Pidfile { unit, result } => self.step(unit, Event::Pidfile(result)),
             Fact::Checked { unit, outcome } => self.step(unit, Event::Checked(outcome)),
+            Fact::Armed { unit, result } => self.step(unit, Event::Armed(result)),
+            Fact::Fired { unit } => self.step(unit, Event::Fired),
         }
         self.run();
     }

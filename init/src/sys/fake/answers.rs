@@ -67,6 +67,7 @@ impl Sys for FakeSys {
             stdin: req.stdin.into(),
             stdout: req.stdout.into(),
             stderr: req.stderr.into(),
+            listen_fds: req.listen_fds.len(),
         }));
         match (pid, failure) {
             (Some(pid), _) => Ok(pid),
@@ -372,6 +373,26 @@ impl Sys for FakeSys {
     fn remove_socket(&self, path: &Path, _id: FileId) {
         let _ = self.record(None, Call::RemoveSocket(path.to_owned()));
         self.state.borrow_mut().notify_sockets.remove(path);
+    }
+
+    fn listen(
+        &self,
+        l: &flotilla_units::trigger::Listen,
+        _settings: &flotilla_units::trigger::SocketSettings,
+        _owner: Option<(u32, u32)>,
+    ) -> Result<OwnedFd, SysError> {
+        let line = l.to_string();
+        self.record(Some(Op::Listen), Call::Listen(line.clone()))?;
+        let name = self.socket_name();
+        let sock = SocketAddr::from_abstract_name(&name)
+            .and_then(|addr| UnixListener::bind_addr(&addr))
+            .and_then(|s| s.set_nonblocking(true).map(|()| s))
+            .map_err(|e| SysError::Call {
+                call: format!("listen {line}"),
+                errno: Os(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))),
+            })?;
+        self.state.borrow_mut().listening.insert(line, name);
+        Ok(OwnedFd::from(sock))
     }
 
     fn read_dir(&self, dir: &Path) -> Result<Vec<OsString>, SysError> {

@@ -94,6 +94,9 @@ struct State {
     listener: Option<Vec<u8>>,
     /// The abstract name of each notify socket, by its path.
     notify_sockets: HashMap<PathBuf, Vec<u8>>,
+    /// The sockets of socket units: the line (`stream 127.0.0.1:80`) and
+    /// the abstract name of the stream socket standing for it.
+    listening: HashMap<String, Vec<u8>>,
     peer_uid: u32,
     /// The write ends of each child's output pipes, as the child would
     /// hold them until it dies.
@@ -174,6 +177,7 @@ impl FakeSys {
                 clock_held: false,
                 listener: None,
                 notify_sockets: HashMap::new(),
+                listening: HashMap::new(),
                 peer_uid: 0,
                 child_output: HashMap::new(),
                 console: Vec::new(),
@@ -371,6 +375,20 @@ impl FakeSys {
             .borrow()
             .listener
             .clone()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        UnixStream::connect_addr(&SocketAddr::from_abstract_name(name)?)
+    }
+
+    /// Connects to the socket a socket unit listens on for `line` (as
+    /// status shows it: `stream 127.0.0.1:80`): every line is an abstract
+    /// stream socket under the fake.
+    pub fn connect_listening(&self, line: &str) -> std::io::Result<UnixStream> {
+        let name = self
+            .state
+            .borrow()
+            .listening
+            .get(line)
+            .cloned()
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
         UnixStream::connect_addr(&SocketAddr::from_abstract_name(name)?)
     }

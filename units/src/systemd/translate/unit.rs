@@ -316,6 +316,20 @@ pub(crate) fn translate_at(
         let at = if accept { "@" } else { "" };
         spec.triggers = vec![format!("{}{at}.service", n.name)];
     }
+    // systemd orders a socket's service after the socket (an implicit
+    // `Before=`), so that a service the target requires anyway is handed
+    // its sockets.
+    if kind == UnitType::Socket {
+        if let Some(s) = spec
+            .triggers
+            .first()
+            .filter(|s| !crate::systemd::is_template(s))
+        {
+            if !spec.before.contains(s) {
+                spec.before.push(s.clone());
+            }
+        }
+    }
     for (key, why) in crate::trigger::problems(&spec) {
         let _ = key;
         t.error(nowhere, format!("{unit_name}: {why}"));

@@ -1,0 +1,134 @@
+//! System tests of socket units through the real `init` and `initctl`
+//! binaries (harness: `tests/src/`): the init binds a `.socket`'s sockets
+//! itself when the unit starts, a client connects before the service
+//! runs, and the service — a small Python daemon that takes its sockets
+//! from `LISTEN_FDS` and checks `LISTEN_PID` against its own PID — is
+//! started by that connection and answers it. After the daemon exits the
+//! socket listens again and the next connection starts it anew.
+
+use flotilla_tests::init::TestDir;
+use flotilla_tests::{wait_for, WAIT};
+use flotilla_units::state::UnitState;
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+
+/// The daemon: answers one connection on each of its sockets that has one
+/// pending, with what it was handed, then exits (as an idle time-out
+/// would make it).
+const DAEMON: &str = r#"
+import os, socket, sys
+pid = os.getpid()
+n = int(os.environ.get("LISTEN_FDS", "0"))
+listen_pid = os.environ.get("LISTEN_PID", "")
+names = os.environ.get("LISTEN_FDNAMES", "")
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+stray = [fd for fd in range(3 + n, 256) if is_open(fd)]
+socks = [socket.socket(fileno=3 + i) for i in range(n)]
+for s in socks:
+    s.setblocking(True)
+s = socks[0]
+conn, _ = s.accept()
+conn.recv(16)
+conn.sendall(("pid=%d listen_pid=%s fds=%d names=%s stray=%s\n" % (pid, listen_pid, n, names, stray)).encode())
+conn.close()
+"#;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn ask(port: u16) -> String {
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    c.set_read_timeout(Some(WAIT)).expect("timeout");
+    c.write_all(b"ping\n").expect("write");
+    let mut out = String::new();
+    c.read_to_string(&mut out).expect("an answer");
+    out
+}
+
+#[test]
+fn a_client_connecting_before_the_service_runs_is_answered_by_it() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let daemon = dir.file("daemon.py", DAEMON);
+    let unix = dir.join("run/sub/echo.sock");
+    dir.file(
+        "units/echo.socket",
+        &format!(
+            "[Socket]\nListenStream=127.0.0.1:{port}\nListenStream={}\nSocketMode=0600\n\
+             DirectoryMode=0750\nRemoveOnStop=yes\n",
+            unix.display()
+        ),
+    );
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
+    );
+    let init = dir.start("default");
+    let sock = init.wait_state("echo.socket", UnitState::Running);
+    assert_eq!(
+        sock.listening,
+        [
+            format!("stream 127.0.0.1:{port}"),
+            format!("stream {}", unix.display())
+        ]
+    );
+    assert_eq!(init.unit("echo.service").state, UnitState::Disabled);
+    let mode = std::fs::metadata(&unix)
+        .expect("socket file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let dmode = std::fs::metadata(unix.parent().expect("dir"))
+        .expect("socket dir")
+        .permissions()
+        .mode();
+    assert_eq!(dmode & 0o777, 0o750);
+
+    // The connection is queued on the init's socket and starts the service.
+    let answer = ask(port);
+    let fields: Vec<&str> = answer.split_whitespace().collect();
+    let pid = fields[0].trim_start_matches("pid=");
+    assert_eq!(fields[1], format!("listen_pid={pid}"), "{answer}");
+    assert_eq!(fields[2], "fds=2", "{answer}");
+    assert_eq!(fields[3], "names=echo.socket:echo.socket", "{answer}");
+    assert_eq!(fields[4], "stray=[]", "{answer}");
+
+    // The daemon exited after its answer: the socket listens again, and
+    // the next connection starts it again.
+    init.wait_unit("echo.service", "the service to settle", |u| {
+        u.state != UnitState::Running && u.state != UnitState::Starting
+    });
+    let again = ask(port);
+    assert!(again.starts_with("pid="), "{again}");
+    assert_ne!(again.split_whitespace().next(), Some(fields[0]), "{again}");
+    let shown = init
+        .ctl(&["status", "echo.socket"])
+        .expect(0)
+        .stdout
+        .clone();
+    assert!(shown.contains(&format!("127.0.0.1:{port}")), "{shown}");
+
+    // Stopping the socket unit closes its sockets and removes the file.
+    let mut init = init;
+    init.signal(libc::SIGTERM);
+    assert_eq!(init.wait_exit(), 0);
+    wait_for(WAIT, "the socket file to be removed", || {
+        (!unix.exists()).then_some(())
+    });
+}
