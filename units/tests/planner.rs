@@ -1,7 +1,6 @@
 //! The planner against a simulated world: cell tests for the rules of the
 //! state model, and property tests on random graphs.
 
-use flotilla_units::trigger::Activation;
 use flotilla_units::diag::Pos;
 use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::planner::{
@@ -11,6 +10,7 @@ use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
 use flotilla_units::systemd::{parse_condition, ScriptedFacts, ScriptedPath};
 use flotilla_units::time::Instant;
+use flotilla_units::trigger::Activation;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -1152,7 +1152,10 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
         })
     };
     let mut w = World::new(
-        vec![sock("web.socket"), spec("job", UnitType::ForegroundSupervised)],
+        vec![
+            sock("web.socket"),
+            spec("job", UnitType::ForegroundSupervised),
+        ],
         "web.socket",
         PlannerOptions::default(),
     );
@@ -1197,7 +1200,10 @@ fn a_socket_that_cannot_bind_fails_and_one_that_stops_is_disarmed() {
     let mut p = Planner::new(g, "s.socket", Instant(0), PlannerOptions::default());
     let t = p.graph().unit("s.socket").unwrap();
     let arm = p.take_actions();
-    assert!(matches!(arm[..], [Action::Arm { unit, .. }] if unit == t), "{arm:?}");
+    assert!(
+        matches!(arm[..], [Action::Arm { unit, .. }] if unit == t),
+        "{arm:?}"
+    );
     assert_eq!(p.state(t), UnitState::Starting);
     p.fact(
         Fact::Armed {
@@ -1211,11 +1217,21 @@ fn a_socket_that_cannot_bind_fails_and_one_that_stops_is_disarmed() {
     // Armed this time, then the target leaves it: disarmed at once.
     p.restart("s.socket", Instant(2)).unwrap();
     p.take_actions();
-    p.fact(Fact::Armed { unit: t, result: Ok(()) }, Instant(3));
+    p.fact(
+        Fact::Armed {
+            unit: t,
+            result: Ok(()),
+        },
+        Instant(3),
+    );
     assert_eq!(p.state(t), UnitState::Running);
     p.shutdown(Instant(4));
     let acts = p.take_actions();
-    assert!(acts.iter().any(|a| matches!(a, Action::Disarm { unit } if *unit == t)), "{acts:?}");
+    assert!(
+        acts.iter()
+            .any(|a| matches!(a, Action::Disarm { unit } if *unit == t)),
+        "{acts:?}"
+    );
     assert_eq!(p.state(t), UnitState::Disabled);
 }
 

@@ -10,6 +10,7 @@ mod lifecycle;
 mod logs;
 mod reexec;
 mod shape;
+mod sockets;
 
 use super::{Exit, Runtime};
 use crate::args::Settings;
