@@ -132,3 +132,55 @@ fn a_client_connecting_before_the_service_runs_is_answered_by_it() {
         (!unix.exists()).then_some(())
     });
 }
+
+/// `initctl reexec` carries a socket unit's sockets and its triggered
+/// service: the service, started by a connection and waiting for the
+/// client to speak, goes on across the re-exec and answers; afterwards the
+/// same socket starts it again.
+#[test]
+fn a_reexec_keeps_the_sockets_and_what_waits_in_them() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let daemon = dir.file("daemon.py", DAEMON);
+    dir.file(
+        "units/echo.socket",
+        &format!("[Socket]\nListenStream=127.0.0.1:{port}\n"),
+    );
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
+    );
+    let copy = dir.join("init-copy");
+    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let init = dir.init().target("default").binary(copy).start();
+    init.wait_state("echo.socket", UnitState::Running);
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let pid = init.wait_state("echo.service", UnitState::Running).pid;
+    init.ctl(&["reexec"]).expect(0);
+    assert_eq!(init.unit("echo.service").pid, pid, "still its service");
+    c.set_read_timeout(Some(WAIT)).expect("timeout");
+    c.write_all(b"ping\n").expect("write");
+    let mut out = String::new();
+    c.read_to_string(&mut out).expect("an answer");
+    assert!(
+        out.contains("fds=1 names=echo.socket"),
+        "{out}: {}",
+        init.output()
+    );
+    assert_eq!(
+        init.unit("echo.socket").listening,
+        [format!("stream 127.0.0.1:{port}")]
+    );
+    // And the next, after the daemon exited.
+    init.wait_unit("echo.service", "the service to settle", |u| {
+        u.state != UnitState::Running && u.state != UnitState::Starting
+    });
+    assert!(ask(port).starts_with("pid="));
+}

@@ -11,10 +11,9 @@
 //! `LISTEN_PID` (its own PID, written by the child).
 //!
 //! The sockets live as long as the socket unit is up: across restarts of
-//! its service, and across reloads that leave the socket unit unchanged
-//! (its slot keeps them). A re-exec does not carry them: the new image
-//! binds them again for every socket unit that is up (unix socket files
-//! are replaced), so connections queued at that moment are lost.
+//! its service, across reloads that leave the socket unit unchanged (its
+//! slot keeps them) and across a re-exec (carried as descriptors, taken
+//! back by [`Runtime::restore_listening`]).
 
 use super::slots::{SlotId, Source};
 use super::Runtime;
@@ -82,15 +81,59 @@ impl<S: Sys> Runtime<S> {
                 made.push(p.clone());
             }
         }
+        self.install_listening(unit, spec, settings, fds, true);
+        Ok(())
+    }
+
+    /// After a re-exec: takes back the sockets of socket unit `unit`
+    /// (descriptors `fds`, in the order of its `Listen…=` lines), watched
+    /// unless its service has them now. Sockets that no longer match the
+    /// unit's lines are closed, and the unit's note says so.
+    pub(super) fn restore_listening(&mut self, unit: UnitId, spec: &UnitSpec, fds: &[RawFd]) {
+        let mut owned = Vec::with_capacity(fds.len());
+        for &fd in fds {
+            match self.sys.adopt_fd(fd) {
+                Ok(fd) => owned.push(fd),
+                Err(e) => self.unit_note(unit, &format!("after the re-exec: socket {e}")),
+            }
+        }
+        let settings = spec.activation.as_deref().and_then(|a| a.socket());
+        let Some(settings) = settings.filter(|s| s.listen.len() == owned.len()) else {
+            self.unit_note(
+                unit,
+                "after the re-exec: its sockets no longer match the unit; closed",
+            );
+            return;
+        };
+        let waits = self.planner.trigger_waits(unit);
+        self.install_listening(unit, spec, settings, owned, waits);
+    }
+
+    /// Keeps socket unit `unit`'s sockets `fds` in its slot, watched or
+    /// paused (left to its service).
+    fn install_listening(
+        &mut self,
+        unit: UnitId,
+        spec: &UnitSpec,
+        settings: &SocketSettings,
+        fds: Vec<OwnedFd>,
+        watch: bool,
+    ) {
         let slot = self.slots.ensure(unit);
-        let mut watched = Vec::with_capacity(fds.len());
+        let mut tokens = Vec::with_capacity(fds.len());
         for fd in fds {
             let token = self.slots.alloc_token(Source::Trigger(slot));
-            let _ = self.sys.watch(fd.as_raw_fd(), token, Interest::Read);
-            watched.push((fd, token));
+            if watch {
+                let _ = self.sys.watch(fd.as_raw_fd(), token, Interest::Read);
+            }
+            tokens.push((fd, token));
         }
+        let files = settings.listen.iter().filter_map(|l| match &l.addr {
+            ListenAddr::Path(p) => Some(p.clone()),
+            _ => None,
+        });
         let listening = Listening {
-            fds: watched,
+            fds: tokens,
             lines: settings.listen.iter().map(ToString::to_string).collect(),
             service: spec.triggers.first().cloned().unwrap_or_default(),
             name: settings
@@ -98,17 +141,19 @@ impl<S: Sys> Runtime<S> {
                 .clone()
                 .unwrap_or_else(|| spec.name.clone()),
             remove: if settings.remove_on_stop {
-                made
+                files.collect()
             } else {
                 Vec::new()
             },
-            watched: true,
+            watched: watch,
         };
         if let Some(s) = self.slots.slot_mut(slot) {
             s.listening = Some(Box::new(listening));
         }
         self.armed.sockets.push(slot);
-        Ok(())
+        if !watch {
+            self.armed.paused.push(slot);
+        }
     }
 
     /// The uid and gid of `SocketUser=`/`SocketGroup=` (a user's primary
