@@ -43,6 +43,7 @@ mod tests;
 mod timers;
 mod triggers;
 mod unitset;
+mod watches;
 
 use crate::args::Settings;
 use crate::control::Control;
@@ -349,7 +350,9 @@ impl<S: Sys> Runtime<S> {
         // Bounded: each batch is what the facts of the last one caused.
         for _ in 0..1_000_000 {
             self.planner.drain_actions_into(&mut actions);
-            if actions.is_empty() {
+            // Triggers whose units settled wait again (a path unit may fire
+            // at once: then there is more to do).
+            if actions.is_empty() && !self.resume_triggers() {
                 break;
             }
             for a in actions.drain(..) {
@@ -357,7 +360,6 @@ impl<S: Sys> Runtime<S> {
             }
         }
         self.actions = actions;
-        self.resume_triggers();
         self.report_changes();
         self.feed_writer();
         // A launch (or a switch) is over: what it freed goes back.

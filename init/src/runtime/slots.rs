@@ -33,7 +33,8 @@ pub(super) enum Source {
     Output(SlotId),
     /// The unit's notify socket.
     Notify(SlotId),
-    /// One of a socket unit's sockets (`triggers.rs`).
+    /// One of a socket unit's sockets (`triggers.rs`), or a path unit's
+    /// inotify instance (`watches.rs`).
     Trigger(SlotId),
 }
 
@@ -87,6 +88,8 @@ pub(super) struct Slot {
     pub run: Option<Box<UnitRun>>,
     /// A socket unit's sockets, while it is up (`triggers.rs`).
     pub listening: Option<Box<super::triggers::Listening>>,
+    /// A path unit's watches, while it is up (`watches.rs`).
+    pub watching: Option<Box<super::watches::Watching>>,
 }
 
 /// The table. See the module documentation.
@@ -154,6 +157,7 @@ impl Slots {
             io: None,
             run: None,
             listening: None,
+            watching: None,
         };
         let id = match self.free_slots.pop() {
             Some(i) => {
@@ -261,6 +265,9 @@ impl Slots {
                         if let Some(l) = gone.listening {
                             self.close_listening(*l, sys);
                         }
+                        if let Some(w) = gone.watching {
+                            self.close_watching(*w, sys);
+                        }
                         self.free_slots.push(u32::try_from(i).unwrap_or(NO_SLOT));
                     }
                 }
@@ -298,6 +305,12 @@ impl Slots {
         for p in &l.remove {
             let _ = sys.remove_file(p);
         }
+    }
+
+    /// Closes a path unit's inotify instance.
+    pub fn close_watching(&mut self, w: super::watches::Watching, sys: &dyn Sys) {
+        let t = w.close(sys);
+        self.free_token(t);
     }
 
     /// Every slot.

@@ -1,4 +1,5 @@
-//! Socket units on the init's side: their sockets bound when the unit
+//! Socket units on the init's side (path units' watches are
+//! `watches.rs`'s, paused and resumed here alike): their sockets bound when the unit
 //! starts ([`Action::Arm`], before its service: the service is ordered
 //! after it), kept in the unit's slot and watched in the loop (epoll, one
 //! token per descriptor). The first readiness fires the trigger
@@ -49,12 +50,24 @@ pub(super) struct Armed {
     paused: Vec<SlotId>,
 }
 
+impl Armed {
+    /// The trigger in `slot` is not watched until its unit is idle.
+    pub fn pause(&mut self, slot: SlotId) {
+        if !self.paused.contains(&slot) {
+            self.paused.push(slot);
+        }
+    }
+}
+
 impl<S: Sys> Runtime<S> {
     /// Binds the sockets of socket unit `unit` and watches them; on any
     /// failure what was made is closed again and the error says which
     /// line failed.
     pub(super) fn arm_trigger(&mut self, unit: UnitId, spec: &UnitSpec) -> Result<(), String> {
         self.disarm_trigger(unit);
+        if spec.kind == UnitType::Path {
+            return self.arm_paths(unit, spec);
+        }
         let settings = match spec.activation.as_deref().and_then(|a| a.socket()) {
             Some(s) if spec.kind == UnitType::Socket => s,
             _ => {
@@ -152,7 +165,7 @@ impl<S: Sys> Runtime<S> {
         }
         self.armed.sockets.push(slot);
         if !watch {
-            self.armed.paused.push(slot);
+            self.armed.pause(slot);
         }
     }
 
@@ -181,11 +194,12 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// Closes the sockets of trigger `unit` (removing their files with
-    /// `RemoveOnStop=`), if it has any.
+    /// `RemoveOnStop=`) or its path watches, if it has any.
     pub(super) fn disarm_trigger(&mut self, unit: UnitId) {
         let Some(slot) = self.slots.id_of(unit) else {
             return;
         };
+        self.disarm_paths(unit);
         let taken = self.slots.slot_mut(slot).and_then(|s| s.listening.take());
         if let Some(l) = taken {
             self.slots.close_listening(*l, &self.sys);
@@ -195,11 +209,15 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// A socket of the slot's unit is ready: the trigger fires, and its
-    /// sockets are left to the service until the trigger waits again.
+    /// sockets are left to the service until the trigger waits again. (Or
+    /// the slot's path unit's watches have news.)
     pub(super) fn on_trigger(&mut self, slot: SlotId) {
         let Some(s) = self.slots.slot_mut(slot) else {
             return;
         };
+        if s.watching.is_some() {
+            return self.on_paths(slot);
+        }
         let unit = s.unit;
         let Some(l) = s.listening.as_deref_mut().filter(|l| l.watched) else {
             return;
@@ -208,16 +226,18 @@ impl<S: Sys> Runtime<S> {
         for (fd, _) in &l.fds {
             let _ = self.sys.unwatch(fd.as_raw_fd());
         }
-        self.armed.paused.push(slot);
+        self.armed.pause(slot);
         self.fact(Fact::Fired { unit });
     }
 
-    /// Watches again the sockets of paused triggers whose service is idle
-    /// (after each turn; nothing to do when none is paused).
-    pub(super) fn resume_triggers(&mut self) {
+    /// Watches again the sockets (and paths) of paused triggers whose unit
+    /// is idle (after each batch of actions; nothing to do when none is
+    /// paused). Whether a path unit fired at once.
+    pub(super) fn resume_triggers(&mut self) -> bool {
         if self.armed.paused.is_empty() {
-            return;
+            return false;
         }
+        let mut fired = false;
         let mut i = 0;
         while let Some(&slot) = self.armed.paused.get(i) {
             let Some(s) = self.slots.slot_mut(slot) else {
@@ -228,6 +248,7 @@ impl<S: Sys> Runtime<S> {
                 i += 1;
                 continue;
             }
+            self.armed.paused.swap_remove(i);
             if let Some(l) = s.listening.as_deref_mut() {
                 l.watched = true;
                 for (fd, token) in &l.fds {
@@ -235,9 +256,12 @@ impl<S: Sys> Runtime<S> {
                     // ready at once.
                     let _ = self.sys.watch(fd.as_raw_fd(), *token, Interest::Read);
                 }
+            } else if s.watching.is_some() && self.resume_paths(slot) {
+                self.armed.pause(slot);
+                fired = true;
             }
-            self.armed.paused.swap_remove(i);
         }
+        fired
     }
 
     /// The sockets handed to a main process of `service`: those of every

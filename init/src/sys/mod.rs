@@ -62,6 +62,7 @@ pub mod events;
 pub mod fake;
 pub mod listen;
 pub mod mountinfo;
+pub mod paths;
 pub mod real;
 pub mod reexec;
 mod sandbox;
@@ -262,6 +263,23 @@ pub trait Sys {
         settings: &flotilla_units::trigger::SocketSettings,
         owner: Option<(u32, u32)>,
     ) -> Result<OwnedFd, SysError>;
+
+    /// A new inotify instance for a path unit (`paths.rs`).
+    fn path_watch(&self) -> Result<OwnedFd, SysError>;
+
+    /// Watches `path` (a directory, or the watched file) on instance `fd`;
+    /// its watch descriptor.
+    fn path_watch_add(&self, fd: BorrowedFd<'_>, path: &Path) -> Result<i32, SysError>;
+
+    /// Every event queued on instance `fd`.
+    fn path_events(&self, fd: BorrowedFd<'_>) -> Vec<paths::PathEvent>;
+
+    /// Whether a path unit's level kind (`PathExists=`,
+    /// `PathExistsGlob=`, `DirectoryNotEmpty=`) holds now.
+    fn path_holds(&self, spec: &flotilla_units::trigger::PathSpec) -> bool;
+
+    /// `MakeDirectory=`: `path` and its missing parents, with `mode`.
+    fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError>;
 
     // ----- files and directories -------------------------------------------
 

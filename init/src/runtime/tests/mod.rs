@@ -8,6 +8,7 @@ mod changes;
 mod conditions;
 mod lifecycle;
 mod logs;
+mod paths;
 mod reexec;
 mod shape;
 mod sockets;

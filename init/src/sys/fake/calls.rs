@@ -151,6 +151,8 @@ pub enum Call {
     /// [`super::Sys::listen`], with the `Listen…=` line as status shows
     /// it (`stream 127.0.0.1:80`).
     Listen(String),
+    /// [`super::Sys::path_watch_add`].
+    PathWatch(PathBuf),
     /// [`super::Sys::read_dir`].
     ReadDir(PathBuf),
     /// [`super::Sys::create_dir_all`].

@@ -97,6 +97,10 @@ struct State {
     /// The sockets of socket units: the line (`stream 127.0.0.1:80`) and
     /// the abstract name of the stream socket standing for it.
     listening: HashMap<String, Vec<u8>>,
+    /// Path watches: each instance's eventfd (readable when a test
+    /// touches a path) and each watched path by its watch descriptor.
+    path_instances: Vec<OwnedFd>,
+    path_wds: Vec<PathBuf>,
     peer_uid: u32,
     /// The write ends of each child's output pipes, as the child would
     /// hold them until it dies.
@@ -178,6 +182,8 @@ impl FakeSys {
                 listener: None,
                 notify_sockets: HashMap::new(),
                 listening: HashMap::new(),
+                path_instances: Vec::new(),
+                path_wds: Vec::new(),
                 peer_uid: 0,
                 child_output: HashMap::new(),
                 console: Vec::new(),
@@ -299,6 +305,16 @@ impl FakeSys {
             .borrow_mut()
             .files
             .insert(path.into(), contents.into());
+    }
+
+    /// Makes file `path` (with no contents) and tells every path watch
+    /// of its directory: readable, an `IN_CREATE` event for it.
+    pub fn create_watched(&self, path: &Path) {
+        let mut st = self.state.borrow_mut();
+        st.files.insert(path.to_path_buf(), Vec::new());
+        for fd in &st.path_instances {
+            let _ = nix::unistd::write(fd, &1u64.to_ne_bytes());
+        }
     }
 
     /// Makes `path` missing again.
