@@ -461,14 +461,20 @@ where
             Command::SetAlternative { target, unit }
         }
         "start" | "stop" => {
-            p.scan(&[], |_, _, _| Ok(false))?;
+            let mut block = true;
+            p.scan(&[], |name, _, _| {
+                Ok(name == "--no-block" && {
+                    block = false;
+                    true
+                })
+            })?;
             p.no_json()?;
             let mut units = vec![p.required("a unit name")?];
             units.extend(std::mem::take(&mut p.positionals));
             Command::Systemctl(if verb == "start" {
-                crate::systemctl::Systemctl::Start(units)
+                crate::systemctl::Systemctl::Start(units, block)
             } else {
-                crate::systemctl::Systemctl::Stop(units)
+                crate::systemctl::Systemctl::Stop(units, block)
             })
         }
         "restart" => {

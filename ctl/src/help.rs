@@ -149,15 +149,16 @@ Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
 ";
 
 const START: &str = "\
-Usage: initctl start UNIT...
-       initctl stop UNIT...
+Usage: initctl start [--no-block] UNIT...
+       initctl stop [--no-block] UNIT...
 
 start: a unit the current target does not require is wanted besides it
 (started, with what it depends on) until the next set-target; a failed one is
 restarted. stop: such a want is dropped and the unit stops. A unit the target
 requires is not stopped: mask it, disable it or switch targets. Both wait
-until the unit is active or failed (start) or stopped (stop). A name without
-a suffix is NAME.service if there is one, else the unit NAME.
+until the unit is active or failed (start) or stopped (stop); with --no-block
+they return once the init has taken the request. A name without a suffix is
+NAME.service if there is one, else the unit NAME.
 
 Exit status: 0; 1 failed or refused (masked, required by the target); 5 unknown
 unit (as systemctl).

@@ -7,7 +7,8 @@
 //! (`cmd/systemctl.rs`). A unit named without a suffix is a `.service`, as
 //! systemctl takes it (`cmd/systemctl.rs` also tries the bare name, for
 //! YAML units). Display options (`--no-pager`, `--plain`, `--no-legend`,
-//! `--full`, `--system`, `--no-ask-password`, `--no-block`) are accepted.
+//! `--full`, `--system`, `--no-ask-password`) are accepted; `--no-block`
+//! makes `start` and `stop` return once the init has taken the request.
 
 use crate::args::{usage, Command, Invocation, Topic, UnitFiles, UsageError};
 use flotilla_units::protocol::ShutdownKind;
@@ -21,10 +22,10 @@ pub enum Systemctl {
     IsActive(Vec<String>, Quiet),
     /// `is-failed [--quiet] UNIT...`: exit 0 if one has failed, else 1.
     IsFailed(Vec<String>, Quiet),
-    /// `start UNIT...`.
-    Start(Vec<String>),
-    /// `stop UNIT...`.
-    Stop(Vec<String>),
+    /// `start UNIT...` (with `--no-block`: without waiting).
+    Start(Vec<String>, Block),
+    /// `stop UNIT...` (with `--no-block`: without waiting).
+    Stop(Vec<String>, Block),
     /// `restart UNIT...`.
     Restart(Vec<String>),
     /// `try-restart UNIT...`: restart only those that are active.
@@ -44,16 +45,30 @@ pub enum Systemctl {
         /// No header and footer.
         no_legend: bool,
     },
-    /// `list-timers`, `list-sockets`: kinds flotilla does not load yet.
+    /// `list-timers [--all]`.
+    ListTimers {
+        /// Also the timers that are not running.
+        all: bool,
+        /// No header and footer.
+        no_legend: bool,
+    },
+    /// `list-sockets`: a kind flotilla does not load yet.
     NotLoaded(&'static str),
 }
 
 /// `--quiet`: print nothing, only the exit code.
 pub type Quiet = bool;
 
+/// Whether `start`/`stop` wait until the unit is up or down (systemctl's
+/// job wait): false with `--no-block`, which returns once the init has
+/// taken the request.
+pub type Block = bool;
+
 /// A systemctl command line (the arguments after the program name).
 pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
     let mut quiet = false;
+    let mut block = true;
+    let mut all = false;
     let mut now = false;
     let mut failed = false;
     let mut no_legend = false;
@@ -87,8 +102,9 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
             "-p" | "--property" => {
                 props.extend(value("--property")?.split(',').map(str::to_string))
             }
-            "--no-pager" | "--plain" | "--full" | "-l" | "--system" | "--no-ask-password"
-            | "--no-block" | "--all" | "-a" => {}
+            "--no-block" => block = false,
+            "--all" | "-a" => all = true,
+            "--no-pager" | "--plain" | "--full" | "-l" | "--system" | "--no-ask-password" => {}
             s if s.starts_with('-') && s.len() > 1 => {
                 return Err(usage(Topic::Main, format!("unknown option '{a}'")))
             }
@@ -117,8 +133,8 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
             match verb.as_str() {
                 "is-active" => sys(Systemctl::IsActive(units, quiet)),
                 "is-failed" => sys(Systemctl::IsFailed(units, quiet)),
-                "start" => sys(Systemctl::Start(units)),
-                "stop" => sys(Systemctl::Stop(units)),
+                "start" => sys(Systemctl::Start(units, block)),
+                "stop" => sys(Systemctl::Stop(units, block)),
                 "restart" => sys(Systemctl::Restart(units)),
                 "try-restart" => sys(Systemctl::TryRestart(units)),
                 "reload-or-restart" => sys(Systemctl::ReloadOrRestart(units)),
@@ -150,7 +166,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
             kinds,
             no_legend,
         }),
-        "list-timers" => sys(Systemctl::NotLoaded("timer")),
+        "list-timers" => sys(Systemctl::ListTimers { all, no_legend }),
         "list-sockets" => sys(Systemctl::NotLoaded("socket")),
         "daemon-reload" => Command::Reload { unit: None },
         "daemon-reexec" => Command::Reexec,
@@ -236,6 +252,14 @@ mod tests {
         assert_eq!(
             cmd(&["preset", "nginx"]),
             Command::UnitFiles(UnitFiles::Preset(vec!["nginx.service".into()]))
+        );
+        assert_eq!(
+            cmd(&["start", "--no-block", "nginx"]),
+            Command::Systemctl(Systemctl::Start(vec!["nginx".into()], false))
+        );
+        assert_eq!(
+            cmd(&["stop", "nginx"]),
+            Command::Systemctl(Systemctl::Stop(vec!["nginx".into()], true))
         );
         assert_eq!(cmd(&["daemon-reload"]), Command::Reload { unit: None });
         assert_eq!(

@@ -38,6 +38,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         usage: None,
         skipped: false,
         listening: Vec::new(),
+        timer: None,
     }
 }
 
@@ -894,7 +895,7 @@ fn usage_errors_exit_2_with_usage() {
         (
             &["start"],
             "initctl: 'start' needs a unit name\n",
-            "Usage: initctl start UNIT...",
+            "Usage: initctl start [--no-block] UNIT...",
         ),
         (
             &["analyze"],

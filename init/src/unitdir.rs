@@ -14,10 +14,10 @@
 //! that file.
 
 use crate::sys::{Errno, Sys, SysError};
-use flotilla_units::load::{load_path, FileRead, LoadedPath, UnitSource, MAX_FILE_SIZE};
+use flotilla_units::load::{add_want, load_path, FileRead, LoadedPath, UnitSource, MAX_FILE_SIZE};
 use flotilla_units::spec::{valid_name, Origin};
 use flotilla_units::systemd::{list_search_dir, SearchDir};
-use flotilla_units::sysv::script_unit;
+use flotilla_units::sysv::{runlevel_target, script_unit, start_link_script, ENABLING_RUNLEVELS};
 use std::path::{Path, PathBuf};
 
 /// Loads the units of the search path `dirs` (SPEC §3c): each directory
@@ -44,12 +44,15 @@ pub fn load_units(sys: &dyn Sys, settings: &crate::args::Settings) -> Result<Loa
 }
 
 /// Adds a unit for each init script in `dir` with an LSB header
-/// (`flotilla_units::sysv`) whose `NAME.service` the path does not have.
+/// (`flotilla_units::sysv`) whose `NAME.service` the path does not have,
+/// and the wants of the start links in the `rcN.d` directories beside
+/// `dir` that enable them.
 fn add_sysv_scripts(sys: &dyn Sys, dir: &Path, loaded: &mut LoadedPath) {
     let Ok(mut names) = sys.read_dir(dir) else {
         return;
     };
     names.sort();
+    let mut scripts = Vec::new();
     for n in names {
         let Some(name) = n.to_str().filter(|s| valid_name(s) && !s.starts_with('.')) else {
             continue;
@@ -76,6 +79,22 @@ fn add_sysv_scripts(sys: &dyn Sys, dir: &Path, loaded: &mut LoadedPath) {
                 ..UnitSource::default()
             });
             loaded.units.push((spec, Origin::unplaced(file)));
+            scripts.push(name.to_string());
+        }
+    }
+    let Some(etc) = dir.parent() else { return };
+    for level in ENABLING_RUNLEVELS {
+        let Some(target) = runlevel_target(level) else {
+            continue;
+        };
+        let Ok(links) = sys.read_dir(&etc.join(format!("rc{level}.d"))) else {
+            continue;
+        };
+        for link in &links {
+            let script = link.to_str().and_then(start_link_script);
+            if let Some(script) = script.filter(|s| scripts.iter().any(|x| x == s)) {
+                add_want(loaded, target, &format!("{script}.service"));
+            }
         }
     }
 }

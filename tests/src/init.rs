@@ -183,6 +183,20 @@ impl TestDir {
         run(cmd, Duration::from_secs(15))
     }
 
+    /// Runs `initctl` as `systemctl` (a link named so in the test's
+    /// `bin/`), talking to the test's init through `$INIT_CONTROL`.
+    pub fn systemctl(&self, args: &[&str]) -> Out {
+        let link = self.join("bin/systemctl");
+        if !link.exists() {
+            std::fs::create_dir_all(self.join("bin")).expect("bin");
+            std::os::unix::fs::symlink(crate::bins::initctl(), &link).expect("link");
+        }
+        let mut cmd = Command::new(&link);
+        cmd.args(args).env("INIT_CONTROL", self.control());
+        cmd.env("NO_COLOR", "1");
+        run(cmd, Duration::from_secs(30))
+    }
+
     /// Runs `initctl --control SOCK ARGS...` as the user `nobody`.
     pub fn ctl_as_nobody(&self, args: &[&str]) -> Out {
         let mut cmd = Command::new("setpriv");

@@ -42,6 +42,17 @@ impl NsInit {
     /// The init with more namespaces (`unshare`'s options) and `setup`, a
     /// shell command run in them first.
     fn start_with(dir: &TestDir, target: &str, unshare: &[&str], setup: &str) -> NsInit {
+        NsInit::start_full(dir, target, unshare, setup, &[])
+    }
+
+    /// [`NsInit::start_with`], with more arguments for the init.
+    fn start_full(
+        dir: &TestDir,
+        target: &str,
+        unshare: &[&str],
+        setup: &str,
+        args: &[&str],
+    ) -> NsInit {
         let out = std::fs::File::create(dir.join("init.out")).expect("init.out");
         let child = Command::new("unshare")
             .args(unshare)
@@ -58,6 +69,7 @@ impl NsInit {
             .arg("--control")
             .arg(dir.control())
             .args(["--target", target])
+            .args(args)
             .env(procs::MARK_VAR, &dir.mark)
             .env_remove("NOTIFY_SOCKET")
             .stdin(Stdio::null())
@@ -261,6 +273,87 @@ fn cron_from_debians_unit_file() {
         std::fs::read_to_string(&ran).ok()
     });
     assert_eq!(text, "ran\n");
+}
+
+/// Debian's `/etc/init.d/cron`, a SysV script, as a unit
+/// (`sysv-scripts: true`) where no unit file on the path names cron: its
+/// `S01cron` links in `/etc/rc2.d` … `rc5.d` (which `update-rc.d` made
+/// from its `Default-Start`) make `multi-user.target` want it, as
+/// systemd's generator does. The init runs `cron start`, and `cron stop`
+/// when the target no longer wants it. Its own `/run` (a tmpfs) keeps the
+/// script's pidfile and `/lib/lsb/init-functions`' view of the machine
+/// private.
+#[test]
+fn cron_from_debians_sysv_script_enabled_by_its_runlevel_links() {
+    let dir = TestDir::new();
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+    dir.unit("rescue", "unit: rescue\ntype: virtual\n");
+    // The machine's other enabled scripts are masked: cron alone runs.
+    let mut others = std::collections::BTreeSet::new();
+    for level in 2..=5 {
+        let Ok(entries) = std::fs::read_dir(format!("/etc/rc{level}.d")) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(script) = name.strip_prefix('S').and_then(|n| n.get(2..)) {
+                if script != "cron" {
+                    others.insert(format!("{script}.service"));
+                }
+            }
+        }
+    }
+    for name in &others {
+        std::os::unix::fs::symlink("/dev/null", dir.units().join(name)).expect("mask");
+    }
+    let cfg = dir.file("init.yaml", "sysv-scripts: true\n");
+    let cfg = cfg.to_str().expect("utf-8");
+    let units = dir.units().display().to_string();
+    let out = dir.run_init(&[
+        "--check",
+        "--units",
+        &units,
+        "--config",
+        cfg,
+        "--target",
+        "multi-user.target",
+    ]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("unit cron.service: from /etc/init.d/cron (SysV init script)")
+            && out.stdout.contains(
+                "target multi-user.target requires 2 unit(s): cron.service multi-user.target"
+            ),
+        "{}",
+        out.stdout
+    );
+    let init = NsInit::start_full(
+        &dir,
+        "multi-user.target",
+        &["--mount"],
+        "mount -t tmpfs tmpfs /run",
+        &["--config", cfg],
+    );
+    let pid = process(&init, "/usr/sbin/cron");
+    // Started by the script (start-stop-daemon, no -f): a daemon.
+    assert_eq!(procs::cmdline(pid), "/usr/sbin/cron");
+    let u = wait_for(WAIT, "cron.service running", || {
+        let out = dir.ctl(&["status", "cron.service", "--json"]);
+        let u: serde_json::Value = serde_json::from_str(&out.stdout).ok()?;
+        (u["state"] == "running").then_some(u)
+    });
+    assert_eq!(u["source"], "/etc/init.d/cron", "{u}");
+    assert_eq!(u["type"], "background-scripted", "{u}");
+    // Another target: the script's stop ends the daemon.
+    dir.ctl(&["set-target", "rescue", "--wait"]).expect(0);
+    wait_for(WAIT, "cron stopped by its script", || {
+        (!procs::alive(pid)).then_some(())
+    });
+    drop(init);
 }
 
 #[test]

@@ -367,13 +367,51 @@ fn bad_unit_at_boot_is_left_out() {
 
     // A target that only waits for the blocked unit still comes up,
     // degraded: the bad unit does not hold up the rest of the system.
-    // (A reload would be refused whole while bad.yaml has an error, so
-    // `root` was there from the start.)
     let out = init.ctl(&["set-target", "root", "--wait"]);
     out.expect(0);
     let root = init.unit("root");
     assert_eq!(root.state, UnitState::Running);
     assert!(root.degraded, "{root:?}");
+
+    // A reload tolerates the error the set already had (bad.yaml as it
+    // was: still left out, said as a warning) and takes the new unit.
+    sleeper(&dir, "late", "");
+    let out = init.ctl(&["reload"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains("bad.yaml:3:15") && out.stderr.contains("(as before: left out)"),
+        "{out:?}"
+    );
+    assert!(init.status().units.iter().any(|u| u.unit == "late"));
+    // A new error refuses it whole, naming that error alone.
+    dir.unit(
+        "worse",
+        "unit: worse
+exec-start: sleep 100
+frob: 1
+",
+    );
+    sleeper(&dir, "later", "");
+    let out = init.ctl(&["reload"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains("1 error(s)")
+            && out.stderr.contains("worse.yaml:3:1")
+            && !out.stderr.contains("bad.yaml"),
+        "{out:?}"
+    );
+    assert!(init.status().units.iter().all(|u| u.unit != "later"));
+    // bad.yaml mended (and worse.yaml gone): it joins, the errors are gone.
+    std::fs::remove_file(dir.units().join("worse.yaml")).expect("rm");
+    dir.unit(
+        "bad",
+        "unit: bad
+exec-start: sleep 100
+",
+    );
+    init.ctl(&["reload"]).expect(0);
+    init.wait_state("needs-bad", UnitState::Running);
+    assert!(init.status().load_errors.is_empty());
 }
 
 /// Bad input on the control socket gets a clear error reply, the

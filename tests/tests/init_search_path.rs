@@ -453,6 +453,12 @@ fn initctl_as_systemctl() {
         "[Unit]\nDescription=an extra\n[Service]\nExecStart=/bin/sleep 1000\n\
          [Install]\nWantedBy=multi-user.target\n",
     );
+    // Never ready (no READY=1): a blocking start would wait past the
+    // test's 15 s.
+    dir.file(
+        "lib/systemd/system/slow.service",
+        "[Service]\nType=notify\nExecStart=/bin/sleep 1000\nTimeoutStartSec=300\n",
+    );
     let init = dir
         .init()
         .target("multi-user.target")
@@ -460,14 +466,7 @@ fn initctl_as_systemctl() {
         .more_units(lib.clone())
         .start();
     init.wait_state("multi-user.target", UnitState::Running);
-    std::fs::create_dir(dir.join("bin")).expect("bin");
-    let systemctl = dir.join("bin/systemctl");
-    std::os::unix::fs::symlink(flotilla_tests::bins::initctl(), &systemctl).expect("link");
-    let run = |args: &[&str]| {
-        let mut cmd = Command::new(&systemctl);
-        cmd.args(args).env("INIT_CONTROL", dir.control());
-        flotilla_tests::init::run(cmd, std::time::Duration::from_secs(15))
-    };
+    let run = |args: &[&str]| dir.systemctl(args);
 
     let out = run(&["is-active", "--quiet", "web"]);
     out.expect(0);
@@ -505,6 +504,12 @@ fn initctl_as_systemctl() {
     init.ctl(&["set-target", "multi-user.target", "--wait"])
         .expect(0);
     init.wait_state("extra.service", UnitState::Disabled);
+    // --no-block: start returns once the want is taken, the unit still on
+    // its way up; stop returns once the want is dropped.
+    run(&["start", "--no-block", "slow"]).expect(0);
+    assert_eq!(init.unit("slow.service").state, UnitState::Starting);
+    run(&["--no-block", "stop", "slow"]).expect(0);
+    init.wait_state("slow.service", UnitState::Disabled);
     let out = run(&["start", "nope"]);
     out.expect(5);
     assert_eq!(

@@ -47,6 +47,22 @@ fn a_timer_fires_its_oneshot_once_on_active_sec() {
         UnitState::Disabled,
         "a timer does not pull its unit in before it fires"
     );
+    // systemctl list-timers: the next elapse within the second, nothing
+    // triggered yet.
+    let out = dir.systemctl(&["list-timers", "--no-pager"]);
+    out.expect(0);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("stamp.timer"))
+        .unwrap_or_else(|| panic!("no row: {out:?}"));
+    assert!(
+        row.contains(" UTC ")
+            && (row.contains("ms left") || row.contains("1s left") || row.contains("0s left"))
+            && row.ends_with("stamp.timer stamp.service"),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("\n1 timer listed.\n"), "{out:?}");
     let fired = dir.join("fired");
     wait_for(WAIT, "the timer's oneshot to write its file", || {
         fired.exists().then_some(())
@@ -98,4 +114,37 @@ fn on_unit_active_sec_repeats_and_a_persistent_stamp_is_kept() {
         .map(|d| d.as_micros() as u64)
         .unwrap_or(0);
     assert!(us <= now_us && now_us - us < 60_000_000, "{us} vs {now_us}");
+}
+
+/// `OnFailure=`: a service that fails for good (no `Restart=`) starts the
+/// unit it names, which runs once; `init --check` takes the key.
+#[test]
+fn on_failure_starts_the_named_unit_once() {
+    let dir = TestDir::new();
+    let alerted = dir.join("alerted");
+    dir.file(
+        "units/alert.service",
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'echo alert >> {}'\n",
+            alerted.display()
+        ),
+    );
+    dir.file(
+        "units/flaky.service",
+        "[Unit]\nOnFailure=alert.service\n[Service]\nExecStart=/bin/sh -c 'exit 3'\n",
+    );
+    default_on(&dir, "flaky.service");
+    let units = dir.units().display().to_string();
+    let out = dir.run_init(&["--check", "--units", &units]);
+    out.expect(0);
+    assert!(!out.stdout.contains("OnFailure"), "{}", out.stdout);
+    let init = dir.start("default");
+    let flaky = init.wait_state("flaky.service", UnitState::Failed);
+    assert_eq!(flaky.status, "exit status 3", "{flaky:?}");
+    wait_for(WAIT, "the OnFailure= unit's line", || {
+        (dir.lines("alerted") == ["alert"]).then_some(())
+    });
+    let alert = init.wait_unit("alert.service", "settled", |u| !u.required);
+    assert_ne!(alert.state, UnitState::Failed, "{alert:?}");
+    assert_eq!(dir.lines("alerted"), ["alert"], "once");
 }

@@ -9,8 +9,11 @@
 //! the generator maps them); `X-Start-Before` before; other names in
 //! `Provides` are names it provides too; `Short-Description` is its
 //! description as `LSB: …`. A script without a header is no unit (the
-//! generator needs one to know anything of it). Pure: the caller reads
-//! the files.
+//! generator needs one to know anything of it). A script is enabled as
+//! the generator enables it: an `S` link in `/etc/rc2.d` … `rc5.d` (which
+//! `update-rc.d` makes from `Default-Start`) makes `multi-user.target`
+//! (runlevel 5: `graphical.target`) want it ([`runlevel_target`]). Pure:
+//! the caller reads the files and the directories.
 
 use crate::spec::{Command, UnitSpec, UnitType};
 use std::path::PathBuf;
@@ -104,6 +107,31 @@ pub fn lsb_name(name: &str) -> Option<String> {
     Some(facility.map_or_else(|| format!("{name}.service"), str::to_string))
 }
 
+/// The target that an `S` link in `/etc/rcN.d` makes want its script, by
+/// systemd-sysv-generator's rule: runlevels 2, 3 and 4 are
+/// `multi-user.target`, 5 is `graphical.target`; other runlevels (`S`,
+/// 0, 1, 6) enable nothing.
+pub fn runlevel_target(runlevel: u8) -> Option<&'static str> {
+    match runlevel {
+        2..=4 => Some("multi-user.target"),
+        5 => Some("graphical.target"),
+        _ => None,
+    }
+}
+
+/// The runlevels whose `rcN.d` directories enable scripts.
+pub const ENABLING_RUNLEVELS: [u8; 4] = [2, 3, 4, 5];
+
+/// The script a start link of an `rcN.d` directory names: `S01cron` is
+/// `cron` (`S`, two digits, the name); a kill link (`K01cron`) or another
+/// name is `None`.
+pub fn start_link_script(entry: &str) -> Option<&str> {
+    let rest = entry.strip_prefix('S')?;
+    let digits = rest.get(..2)?;
+    let name = rest.get(2..)?;
+    (digits.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty()).then_some(name)
+}
+
 /// The unit of the init script `path` named `name` (its file name), with
 /// the text `text`; `None` without an LSB header.
 pub fn script_unit(name: &str, path: &str, text: &str) -> Option<UnitSpec> {
@@ -153,6 +181,20 @@ mod tests {
 # Description:       cron is a standard UNIX program that runs user-specified \n\
 #                    programs at periodic scheduled times.\n### END INIT INFO\n\n\
 PATH=/bin:/usr/bin:/sbin:/usr/sbin\n";
+
+    #[test]
+    fn start_links_and_their_runlevels() {
+        assert_eq!(start_link_script("S01cron"), Some("cron"));
+        assert_eq!(start_link_script("S20redis-server"), Some("redis-server"));
+        assert_eq!(start_link_script("K01cron"), None);
+        assert_eq!(start_link_script("S1cron"), None);
+        assert_eq!(start_link_script("S01"), None);
+        assert_eq!(start_link_script("README"), None);
+        assert_eq!(runlevel_target(2), Some("multi-user.target"));
+        assert_eq!(runlevel_target(4), Some("multi-user.target"));
+        assert_eq!(runlevel_target(5), Some("graphical.target"));
+        assert_eq!(runlevel_target(1), None);
+    }
 
     #[test]
     fn debians_cron_header() {

@@ -117,10 +117,10 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`
-    // and `wanted-by`, 44 trigger settings, 33 conditions and 33
-    // assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 5 + 44 + 66);
+    // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
+    // `wanted-by` and `on-failure`, 44 trigger settings, 33 conditions and
+    // 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 6 + 44 + 66);
     for key in [
         "unit",
         "name",
@@ -141,6 +141,7 @@ fn the_keys_the_docs_list() {
         "watchdog-sec",
         "preference",
         "wanted-by",
+        "on-failure",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }

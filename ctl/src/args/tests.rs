@@ -200,10 +200,14 @@ fn other_verbs() {
     );
     assert_eq!(
         cmd(&["start", "db", "web.service"]),
-        Command::Systemctl(crate::systemctl::Systemctl::Start(vec![
-            "db".into(),
-            "web.service".into()
-        ]))
+        Command::Systemctl(crate::systemctl::Systemctl::Start(
+            vec!["db".into(), "web.service".into()],
+            true
+        ))
+    );
+    assert_eq!(
+        cmd(&["start", "--no-block", "db"]),
+        Command::Systemctl(crate::systemctl::Systemctl::Start(vec!["db".into()], false))
     );
     assert_eq!(
         cmd(&["preset", "web.service", "db.service"]),
@@ -214,7 +218,7 @@ fn other_verbs() {
     );
     assert_eq!(
         cmd(&["stop", "db"]),
-        Command::Systemctl(crate::systemctl::Systemctl::Stop(vec!["db".into()]))
+        Command::Systemctl(crate::systemctl::Systemctl::Stop(vec!["db".into()], true))
     );
     assert_eq!(
         cmd(&["poweroff"]),

@@ -17,6 +17,7 @@ pub mod shape;
 pub mod shutdown;
 pub mod status;
 pub mod systemctl;
+pub mod timers;
 pub mod transient;
 pub mod unit_files;
 pub mod want;

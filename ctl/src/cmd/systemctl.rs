@@ -53,8 +53,12 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             }
             Ok(if any { EXIT_OK } else { EXIT_FAILED })
         }
-        Systemctl::Start(units) => each(ctx, &units, "start", super::want::start),
-        Systemctl::Stop(units) => each(ctx, &units, "stop", super::want::stop),
+        Systemctl::Start(units, block) => each(ctx, &units, "start", |ctx, s| {
+            super::want::start(ctx, s, block)
+        }),
+        Systemctl::Stop(units, block) => each(ctx, &units, "stop", |ctx, s| {
+            super::want::stop(ctx, s, block)
+        }),
         Systemctl::Restart(units) | Systemctl::ReloadOrRestart(units) => {
             each(ctx, &units, "restart", |ctx, s| restart(ctx, s, false))
         }
@@ -68,6 +72,7 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             kinds,
             no_legend,
         } => list_units(ctx, failed, &kinds, no_legend),
+        Systemctl::ListTimers { all, no_legend } => super::timers::run(ctx, all, no_legend),
         Systemctl::NotLoaded(kind) => {
             eprint_line(&format!(
                 "flotilla does not load .{kind} units yet: there is nothing to list"
@@ -151,7 +156,7 @@ fn restart(ctx: &mut Ctx<'_>, s: &UnitStatus, only_active: bool) -> Result<i32, 
         return Ok(EXIT_OK);
     }
     if !s.required {
-        return super::want::start(ctx, s);
+        return super::want::start(ctx, s, true);
     }
     match ctx.call(Request::Restart {
         unit: s.unit.clone(),

@@ -30,9 +30,10 @@ fn stopped(state: UnitState) -> bool {
     matches!(state, UnitState::Disabled | UnitState::Failed)
 }
 
-/// `start` of unit `s` (known to the init): 0 once it is active, 1 if it
-/// is masked, refused or fails.
-pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
+/// `start` of unit `s` (known to the init): 0 once it is active (without
+/// `block`: once the init took the request), 1 if it is masked, refused
+/// or fails.
+pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlError> {
     let u = &s.unit;
     if s.masked {
         eprint_line(&format!("Failed to start {u}: Unit {u} is masked."));
@@ -68,6 +69,9 @@ pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
              (to keep it, enable it or make the target depend on it)"
         ));
     }
+    if !block {
+        return Ok(EXIT_OK);
+    }
     match w.until(ctx, started)? {
         Some(state) if state.is_active() => Ok(EXIT_OK),
         Some(_) => {
@@ -87,9 +91,10 @@ pub fn start(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
     }
 }
 
-/// `stop` of unit `s` (known to the init): 0 once it is stopped (or if it
-/// was not wanted at all); 1 when the target requires it.
-pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
+/// `stop` of unit `s` (known to the init): 0 once it is stopped (without
+/// `block`: once its want is dropped), or if it was not wanted at all; 1
+/// when the target requires it.
+pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlError> {
     let u = &s.unit;
     if !s.required {
         return Ok(EXIT_OK);
@@ -129,7 +134,7 @@ pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus) -> Result<i32, CtlError> {
         ));
         return Ok(EXIT_FAILED);
     }
-    if stopped(now.state) {
+    if !block || stopped(now.state) {
         return Ok(EXIT_OK);
     }
     match w.until(ctx, stopped)? {

@@ -153,7 +153,7 @@ impl<S: Sys> Runtime<S> {
         crate::shape::set_unit_file_masks(&mut shape, &masked);
         load_errors.extend(problems);
         let (graph, diags) = Graph::build_shaped(dir_units.clone(), shape);
-        load_errors.extend(diags.iter().map(ToString::to_string));
+        load_errors.extend(unitset::errors_of(&sys, &diags));
         for e in &load_errors {
             sys.console(&format!("init: {e}"));
         }

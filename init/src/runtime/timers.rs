@@ -101,53 +101,9 @@ impl Timers {
             },
             None => BTreeMap::new(),
         };
-        let mut local = None;
-        let mut zones = HashMap::new();
-        let mut seed = mono0.0 ^ u64::from(wall0.nanos);
-        let timers: Vec<_> = graph
-            .units()
-            .filter_map(|(s, _)| s.activation.as_deref().and_then(|a| a.timer()).cloned())
-            .collect();
-        if !timers.is_empty() {
-            if let Ok(b) = sys.read_file_limited(Path::new("/etc/localtime"), FILE_MAX) {
-                match TimeZone::from_tzif("localtime", &b) {
-                    Ok(z) => local = Some(z),
-                    Err(e) => problems.push(format!("/etc/localtime: {e}; timers use UTC")),
-                }
-            }
-            // The same seed on every boot of the machine (systemd draws
-            // `FixedRandomDelay=` from the machine ID too).
-            if let Ok(id) = sys.read_file_limited(Path::new("/etc/machine-id"), 64) {
-                seed = id.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-                });
-            }
-        }
-        for t in &timers {
-            for spec in &t.on_calendar {
-                let CalendarZone::Named(name) = &spec.zone else {
-                    continue;
-                };
-                if zones.contains_key(name) {
-                    continue;
-                }
-                let zone = zone_path(name)
-                    .ok_or_else(|| "not a zone name".to_string())
-                    .and_then(|p| {
-                        sys.read_file_limited(&p, FILE_MAX)
-                            .map_err(|e| e.to_string())
-                    })
-                    .and_then(|b| TimeZone::from_tzif(name, &b).map_err(|e| e.to_string()));
-                match zone {
-                    Ok(z) => {
-                        zones.insert(name.clone(), z);
-                    }
-                    Err(e) => problems.push(format!(
-                        "time zone {name}: {e}; the OnCalendar= specs in it never elapse"
-                    )),
-                }
-            }
-        }
+        let (local, zones, seed, found) =
+            read_zone_files(sys, graph, mono0.0 ^ u64::from(wall0.nanos));
+        problems.extend(found);
         let env = TimerEnv {
             realtime_us: wall_us(wall0),
             at: mono0,
@@ -169,7 +125,100 @@ impl Timers {
     }
 }
 
+/// What the timers of `graph` read from files, if it has any: the local
+/// zone (`/etc/localtime`), the seed of their random delays (from the
+/// machine ID; else `seed`) and each zone an `OnCalendar=` names; and the
+/// problems (for the console).
+fn read_zone_files(
+    sys: &impl Sys,
+    graph: &Graph,
+    mut seed: u64,
+) -> (
+    Option<TimeZone>,
+    HashMap<String, TimeZone>,
+    u64,
+    Vec<String>,
+) {
+    let mut problems = Vec::new();
+    let mut local = None;
+    let mut zones = HashMap::new();
+    let timers: Vec<_> = graph
+        .units()
+        .filter_map(|(s, _)| s.activation.as_deref().and_then(|a| a.timer()).cloned())
+        .collect();
+    if !timers.is_empty() {
+        if let Ok(b) = sys.read_file_limited(Path::new("/etc/localtime"), FILE_MAX) {
+            match TimeZone::from_tzif("localtime", &b) {
+                Ok(z) => local = Some(z),
+                Err(e) => problems.push(format!("/etc/localtime: {e}; timers use UTC")),
+            }
+        }
+        // The same seed on every boot of the machine (systemd draws
+        // `FixedRandomDelay=` from the machine ID too).
+        if let Ok(id) = sys.read_file_limited(Path::new("/etc/machine-id"), 64) {
+            seed = id.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+        }
+    }
+    for t in &timers {
+        for spec in &t.on_calendar {
+            let CalendarZone::Named(name) = &spec.zone else {
+                continue;
+            };
+            if zones.contains_key(name) {
+                continue;
+            }
+            let zone = zone_path(name)
+                .ok_or_else(|| "not a zone name".to_string())
+                .and_then(|p| {
+                    sys.read_file_limited(&p, FILE_MAX)
+                        .map_err(|e| e.to_string())
+                })
+                .and_then(|b| TimeZone::from_tzif(name, &b).map_err(|e| e.to_string()));
+            match zone {
+                Ok(z) => {
+                    zones.insert(name.clone(), z);
+                }
+                Err(e) => problems.push(format!(
+                    "time zone {name}: {e}; the OnCalendar= specs in it never elapse"
+                )),
+            }
+        }
+    }
+    (local, zones, seed, problems)
+}
+
 impl<S: Sys> Runtime<S> {
+    /// After a new unit set: its timers' zone files read again (a reload
+    /// reads files anyway), so that a timer new in the set, or a zone
+    /// first named in it, is armed in its zone rather than in UTC. Nothing
+    /// is read for a set without timers.
+    pub(super) fn reread_timer_zones(&mut self) {
+        let graph = self.planner.graph();
+        if !graph
+            .units()
+            .any(|(s, _)| s.activation.as_deref().and_then(|a| a.timer()).is_some())
+        {
+            return;
+        }
+        let env = self.planner.timer_env().clone();
+        let (local, zones, seed, problems) = read_zone_files(&self.sys, graph, env.seed);
+        for p in &problems {
+            self.sys.console(&format!("init: {p}"));
+        }
+        let now = self.now();
+        self.planner.set_timer_env(
+            TimerEnv {
+                local,
+                zones,
+                seed,
+                ..env
+            },
+            now,
+        );
+    }
+
     /// Watches the wall clock for the timers (said once on the console if
     /// it cannot be: the calendar elapses then do not follow a clock set).
     pub(super) fn watch_wall_clock(&mut self) {

@@ -9,6 +9,7 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
+use flotilla_units::diag::Diagnostic;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
@@ -33,7 +34,7 @@ pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtSta
         Ok(l) => AtStart {
             units: l.units,
             masked: l.masked,
-            errors: l.diagnostics.iter().map(ToString::to_string).collect(),
+            errors: errors_of(sys, &l.diagnostics),
         },
         Err(e) => AtStart {
             units: Vec::new(),
@@ -41,6 +42,21 @@ pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtSta
             errors: vec![e.to_string()],
         },
     }
+}
+
+/// The errors among `diags` (the units they leave out), as lines; the
+/// warnings go to the console only, so that the status of a system booted
+/// from a distribution's units is not headed by hundreds of them.
+pub(super) fn errors_of(sys: &dyn Sys, diags: &[Diagnostic]) -> Vec<String> {
+    let mut errors = Vec::new();
+    for d in diags {
+        if d.is_error() {
+            errors.push(d.to_string());
+        } else {
+            sys.console(&format!("init: {d}"));
+        }
+    }
+    errors
 }
 
 /// The directory's units.
@@ -78,8 +94,9 @@ pub(super) struct UnitSet {
     dir: DirUnits,
     /// The transient sets by name, each unit as it was given.
     transient: BTreeMap<String, Vec<UnitSpec>>,
-    /// The problems of the directory at start (the units left out), until
-    /// a reload succeeds.
+    /// The errors of the unit set in force: the units they leave out. A
+    /// reload tolerates these (the files are as they were at start, say a
+    /// distribution's unit that flotilla cannot run) and refuses any other.
     load_errors: Vec<String>,
 }
 
@@ -94,7 +111,7 @@ impl UnitSet {
         }
     }
 
-    /// The problems of the directory at start.
+    /// The errors of the unit set in force.
     pub fn load_errors(&self) -> &[String] {
         &self.load_errors
     }
@@ -183,8 +200,8 @@ pub(super) fn with_origin<'a>(
 
 /// The errors the graph of `all` would have (cycles, duplicate names or
 /// targets), to report with other problems at once.
-fn graph_errors(all: Vec<(UnitSpec, Origin)>) -> Vec<String> {
-    let (_, diags) = Graph::build(all);
+fn graph_errors(all: Vec<(UnitSpec, Origin)>, shape: &Shape) -> Vec<String> {
+    let (_, diags) = Graph::build_shaped(all, shape.clone());
     diags
         .iter()
         .filter(|d| d.is_error())
@@ -264,7 +281,20 @@ impl<S: Sys> Runtime<S> {
     ) -> Result<Applied, Vec<String>> {
         let now = self.now();
         let shape = shape.map_or_else(|| self.planner.graph().shape().clone(), Arc::new);
-        match self.planner.replace_shaped(all, shape, true, now) {
+        // The set in force may leave units out (errors at start, kept by
+        // a reload): the new set may too, with those errors and no other.
+        let strict = self.units.load_errors.is_empty() || {
+            let errors = graph_errors(all.clone(), &shape);
+            let new: Vec<String> = errors
+                .into_iter()
+                .filter(|e| !self.units.load_errors.contains(e))
+                .collect();
+            if !new.is_empty() {
+                return Err(new);
+            }
+            false
+        };
+        match self.planner.replace_shaped(all, shape, strict, now) {
             Ok((applied, map)) => {
                 let units = self.planner.graph().len();
                 self.slots.renumber(&map, units, &self.sys);
@@ -277,52 +307,66 @@ impl<S: Sys> Runtime<S> {
 
     /// `initctl reload` (and SIGHUP): read the directory and the config's
     /// `targets:` again (with the masks and alternatives of the state
-    /// directory); refused whole on any error.
+    /// directory). Refused whole on any error but those of the set in
+    /// force: a unit that could not be loaded at start and is unchanged
+    /// stays left out, as it was (else one unrunnable file among a
+    /// distribution's hundreds would refuse every reload).
     pub fn reload(&mut self) -> Reply {
         let dir = self.settings.units_dir.clone();
         let loaded = match unitdir::load_units(&self.sys, &self.settings) {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };
-        let mut errors: Vec<String> = loaded
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .map(ToString::to_string)
-            .collect();
-        if !errors.is_empty() {
-            // Every problem at once, as `init --check` reports them: also
-            // the graph's own (cycles, duplicate names or targets) among
-            // the units that did load, with the transient sets.
-            let mut all = loaded.units.clone();
-            all.extend(self.units.transient_specs());
-            errors.extend(graph_errors(all));
-            return refused(
-                format!(
-                    "{} error(s) in {}; nothing changed",
-                    errors.len(),
-                    dir.display()
-                ),
-                errors,
-            );
-        }
-        let mut all = loaded.units.clone();
-        all.extend(self.units.transient_specs());
         let (shape, targets, problems) = match crate::shape::reread(&self.sys, &self.settings) {
             Ok(r) => r,
             Err(errors) => return refused("the config file has errors; nothing changed", errors),
         };
         let mut shape = shape;
         crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
+        let mut all = loaded.units.clone();
+        all.extend(self.units.transient_specs());
+        // Every problem at once, as `init --check` reports them: the
+        // files' and the graph's own (cycles, duplicate names or targets)
+        // among the units that did load, with the transient sets.
+        let mut errors: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(ToString::to_string)
+            .collect();
+        errors.extend(graph_errors(all.clone(), &shape));
+        let new: Vec<String> = errors
+            .iter()
+            .filter(|e| !self.units.load_errors.contains(e))
+            .cloned()
+            .collect();
+        if !new.is_empty() {
+            return refused(
+                format!(
+                    "{} error(s) in {}; nothing changed",
+                    new.len(),
+                    dir.display()
+                ),
+                new,
+            );
+        }
         match self.replace_with(all, Some(shape)) {
             Ok(mut applied) => {
                 self.settings.targets = targets;
                 applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
+                applied.warnings.extend(
+                    loaded
+                        .diagnostics
+                        .iter()
+                        .filter(|d| !d.is_error())
+                        .map(ToString::to_string),
+                );
                 applied
                     .warnings
-                    .extend(loaded.diagnostics.iter().map(ToString::to_string));
-                self.units.load_errors.clear();
+                    .extend(errors.iter().map(|e| format!("{e} (as before: left out)")));
+                self.units.load_errors = errors;
+                self.reread_timer_zones();
                 self.sys.console(&format!(
                     "init: reloaded: {} added, {} changed, {} removed, {} unchanged",
                     applied.added.len(),
@@ -375,7 +419,7 @@ impl<S: Sys> Runtime<S> {
             // cycle), as a reload reports them.
             let mut all = self.units.dir_specs(self.planner.graph());
             all.extend(self.units.transient_specs_with(&set, &units));
-            bad.extend(graph_errors(all));
+            bad.extend(graph_errors(all, self.planner.graph().shape()));
         }
         refused("invalid transient patch; nothing changed", bad)
     }

@@ -155,7 +155,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 39] = [
+const BASE_KEYS: [Key; 40] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -227,6 +227,12 @@ const BASE_KEYS: [Key; 39] = [
         systemd: &[("Timer", "Unit"), ("Path", "Unit"), ("Socket", "Service")],
         applies_to: TRIGGERS,
         slot: |s| Slot::Targets(&mut s.triggers, TargetList::Triggers),
+    },
+    Key {
+        name: "on-failure",
+        systemd: &[("Unit", "OnFailure")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.extras.on_failure, TargetList::OnFailure),
     },
     Key {
         // `[Install] WantedBy=` is read by `initctl enable` itself.

@@ -28,7 +28,7 @@ pub(crate) mod yaml;
 
 pub use dir::{is_unit_file_name, load_files, FileRead};
 pub use dropin::parse_yaml_with_dropins;
-pub use path::{load_path, LoadedPath, ReadFile, UnitSource};
+pub use path::{add_want, load_path, LoadedPath, ReadFile, UnitSource};
 pub use unit::{parse_yaml, UNIT_KEYS};
 pub use words::split_command;
 pub use yaml::{MAX_DIAGNOSTICS, MAX_FILE_SIZE};

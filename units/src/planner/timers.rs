@@ -107,6 +107,11 @@ impl Planner {
         Instant(m.saturating_mul(1000))
     }
 
+    /// What timers read besides the monotonic clock.
+    pub fn timer_env(&self) -> &TimerEnv {
+        &self.timer_env
+    }
+
     /// Sets what timers read besides the monotonic clock, and arms every
     /// running timer again by it.
     pub fn set_timer_env(&mut self, env: TimerEnv, now: Instant) {

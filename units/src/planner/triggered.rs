@@ -1,5 +1,6 @@
 //! The triggered set T of the module documentation: a trigger that fires
-//! puts its unit in T ([`Planner::fire`]); the unit is required from then
+//! puts its unit in T ([`Planner::fire`]), as a unit that failed for good
+//! puts its `on-failure` units ([`Planner::start_on_failure`]); the unit is required from then
 //! until it settles ([`Planner::settle_triggered`]) or its trigger stops
 //! ([`Planner::stop_trigger`]). T holds names, as the wants do, so that it
 //! outlives a new unit set. Socket and path units' own cells are here too:
@@ -29,14 +30,40 @@ impl Planner {
     pub(super) fn fire(&mut self, t: UnitId) -> Option<UnitId> {
         let by = self.spec_of(t).name.clone();
         let name = self.spec_of(t).triggers.first()?.clone();
-        let Some(u) = self.graph.unit(&name).filter(|&i| {
-            let n = self.graph.node(i);
-            !n.ghost && !n.masked
-        }) else {
+        let u = self.pull_in(name.clone(), by);
+        if u.is_none() {
             self.records[t.index()].status = Status::Text(format!("{name} is not a known unit"));
             self.mark_changed(t);
-            return None;
-        };
+        }
+        u
+    }
+
+    /// Unit `u` failed for good (no restart pending): each unit its
+    /// `on-failure` names joins T as a trigger's unit does (systemd's
+    /// `OnFailure=`), put there by `u`; a name the graph does not have (or
+    /// a masked unit) is skipped.
+    pub(in crate::planner) fn start_on_failure(&mut self, u: UnitId) {
+        if self.shutting_down {
+            return;
+        }
+        let spec = self.spec_of(u);
+        if spec.extras.on_failure.is_empty() {
+            return;
+        }
+        let (names, by) = (spec.extras.on_failure.clone(), spec.name.clone());
+        for name in names {
+            self.pull_in(name, by.clone());
+        }
+    }
+
+    /// Unit `name` joins T, put there by `by`, and, if it is idle, starts
+    /// afresh (an `exited` or `failed` unit too); a unit that is up is
+    /// left as it is. Returns the unit, if the graph has it.
+    fn pull_in(&mut self, name: String, by: String) -> Option<UnitId> {
+        let u = self.graph.unit(&name).filter(|&i| {
+            let n = self.graph.node(i);
+            !n.ghost && !n.masked
+        })?;
         let i = u.index();
         if self.units[i].up() {
             return Some(u);
@@ -104,8 +131,12 @@ impl Planner {
                 self.units[u.index()].kept_failed = true;
             }
             self.push(u);
+            // A timer counts `OnUnit…Sec=` from here (an `on-failure`
+            // unit was put in T by a unit that is no trigger).
             if let Some(t) = self.graph.unit(&by) {
-                if self.units[t.index()].phase == Phase::Up {
+                if self.units[t.index()].phase == Phase::Up
+                    && self.spec_of(t).kind == crate::spec::UnitType::Timer
+                {
                     self.arm_timer(t);
                 }
             }

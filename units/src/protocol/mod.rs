@@ -354,6 +354,25 @@ pub struct UnitStatus {
     /// (`stream 127.0.0.1:80`, `datagram /run/x.sock`, `fifo /run/x`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listening: Vec<String>,
+    /// A timer unit's elapses (timer units only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<TimerTimes>,
+}
+
+/// A timer's next elapse and last trigger, in microseconds since the
+/// epoch, as systemd's `NextElapseUSecRealtime` and `LastTriggerUSec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerTimes {
+    /// When it elapses next; absent when it will not (a one-off that
+    /// elapsed, or a timer that is not running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_elapse_usec: Option<u64>,
+    /// When it last triggered its unit (kept across restarts of the init
+    /// for `Persistent=` timers); absent when it has not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_trigger_usec: Option<u64>,
+    /// The unit it triggers.
+    pub activates: String,
 }
 
 /// A unit's use of the machine, read from its cgroup when asked; a field
@@ -758,6 +777,22 @@ impl Reply {
             details: Vec::new(),
         }
     }
+}
+
+/// Formats a Unix time as systemd prints timestamps in UTC,
+/// `Mon 2026-11-23 06:00:00 UTC`.
+pub fn systemd_timestamp(secs: i64) -> String {
+    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = crate::systemd::civil::civil_from_days(days);
+    let wd = DAYS[crate::systemd::civil::weekday(days) as usize % 7];
+    format!(
+        "{wd} {y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
 }
 
 /// Formats a Unix time (seconds and nanoseconds) as RFC 3339 UTC with

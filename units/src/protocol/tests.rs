@@ -189,3 +189,13 @@ fn decode_requests_and_errors() {
         .starts_with("bad request: unknown variant `explode`"));
     assert!(text(decode_request(br#"{"v":1,"op":"restart"}"#)).contains("missing field `unit`"));
 }
+
+#[test]
+fn systemd_timestamps() {
+    assert_eq!(systemd_timestamp(0), "Thu 1970-01-01 00:00:00 UTC");
+    // 2026-11-23 06:00:00 UTC, a Monday.
+    assert_eq!(
+        systemd_timestamp(1_795_413_600),
+        "Mon 2026-11-23 06:00:00 UTC"
+    );
+}

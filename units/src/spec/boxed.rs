@@ -29,6 +29,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
         signals: Vec::new(),
     },
     watchdog: None,
+    on_failure: Vec::new(),
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.
 ///

@@ -425,6 +425,9 @@ pub struct ExtraFields {
     /// the unit is running, as given (`UnitSpec::watchdog` reads it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watchdog: Option<Duration>,
+    /// Units started when this one fails for good (no restart pending).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_failure: Vec<String>,
 }
 
 /// `preference` is left out of a spec's JSON form when it is the default.

@@ -32,6 +32,7 @@ pub struct Origin {
     triggers: Vec<crate::diag::Pos>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     wanted_by: Vec<crate::diag::Pos>,
+    on_failure: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -55,6 +56,8 @@ pub enum TargetList {
     Triggers,
     /// `wanted-by`.
     WantedBy,
+    /// `on-failure`.
+    OnFailure,
 }
 
 impl Origin {
@@ -104,6 +107,7 @@ impl Origin {
             TargetList::Conflicts => &self.conflicts,
             TargetList::Triggers => &self.triggers,
             TargetList::WantedBy => &self.wanted_by,
+            TargetList::OnFailure => &self.on_failure,
         }
     }
 
@@ -119,6 +123,7 @@ impl Origin {
             TargetList::Conflicts => &mut self.conflicts,
             TargetList::Triggers => &mut self.triggers,
             TargetList::WantedBy => &mut self.wanted_by,
+            TargetList::OnFailure => &mut self.on_failure,
         }
     }
 

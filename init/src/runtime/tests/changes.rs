@@ -248,3 +248,54 @@ fn who_may_ask() {
     let r = h.request(Request::Reload);
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
 }
+
+/// A timer first in the set at a reload, in a zone nobody named at start:
+/// its zone file is read at the reload (once), so the timer is armed in
+/// its zone; a reload of a set without timers reads no zone.
+#[test]
+fn a_reload_reads_the_zones_of_its_new_timers() {
+    let sys = fake_with(&[("svc", SVC)]);
+    let berlin = "/usr/share/zoneinfo/Europe/Berlin";
+    sys.set_file(
+        berlin,
+        std::fs::read(berlin).unwrap_or_else(|e| panic!("tzdata's {berlin}: {e}")),
+    );
+    let mut h = Harness::start(sys, "svc");
+    let r = h.request(Request::Reload);
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    let zone_reads = |calls: &[Call]| {
+        calls
+            .iter()
+            .filter(|c| matches!(c, Call::ReadFile { path, .. } if path.starts_with("/usr/share/zoneinfo")))
+            .count()
+    };
+    assert_eq!(zone_reads(&h.sys().take_calls()), 0);
+    h.sys().set_file(
+        format!("{UNITS}/job.yaml"),
+        "unit: job\ntype: oneshot\nexec-start: /bin/true\n",
+    );
+    h.sys().set_file(
+        format!("{UNITS}/tick.yaml"),
+        "unit: tick\ntype: timer\ntriggers: job\non-calendar: \"*-*-* 06:00:00 Europe/Berlin\"\n",
+    );
+    h.sys().set_file(
+        format!("{UNITS}/svc.yaml"),
+        format!("{SVC}depends-on: tick\n"),
+    );
+    let r = h.request(Request::Reload);
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    assert_eq!(zone_reads(&h.sys().take_calls()), 1);
+    let env = h.rt.planner.timer_env();
+    assert!(
+        env.zones.contains_key("Europe/Berlin"),
+        "{:?}",
+        env.zones.keys()
+    );
+    let next =
+        h.rt.planner
+            .graph()
+            .unit("tick")
+            .and_then(|tick| h.rt.planner.timer_times(tick))
+            .and_then(|(next, _)| next);
+    assert!(next.is_some(), "armed in its zone");
+}

@@ -22,6 +22,8 @@ mod check;
 mod check_tests;
 #[cfg(test)]
 mod exit_tests;
+#[cfg(test)]
+mod on_failure_tests;
 mod start;
 mod stop;
 #[cfg(test)]

@@ -312,6 +312,7 @@ impl Planner {
                 self.set_timer(u, delay, Timer::Restart);
             } else {
                 self.set_state(u, UnitState::Failed, why);
+                self.start_on_failure(u);
             }
         } else if rec.exit_ok && !requested && required {
             self.set_state(u, UnitState::Exited, "exit status 0");

@@ -1,0 +1,230 @@
+//! `systemctl list-timers` (`initctl list-timers`): the timer units with
+//! their next elapse and last trigger, in systemctl's columns and words.
+
+use super::Ctx;
+use crate::client::unexpected;
+use crate::error::{CtlError, EXIT_OK};
+use flotilla_units::protocol::{systemd_timestamp, Reply, Request, UnitStatus};
+use flotilla_units::spec::UnitType;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Lists the timers (with `all`, also those that are not running).
+pub fn run(ctx: &mut Ctx<'_>, all: bool, no_legend: bool) -> Result<i32, CtlError> {
+    let units = match ctx.call(Request::List)? {
+        Reply::List { units } => units,
+        other => return Err(unexpected(&other, "list")),
+    };
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    ctx.print(&render(&units, now, all, no_legend))?;
+    Ok(EXIT_OK)
+}
+
+/// The table, as of `now` (microseconds since the epoch): soonest elapse
+/// first, timers that will not elapse last.
+pub fn render(units: &[UnitStatus], now: u64, all: bool, no_legend: bool) -> String {
+    let mut timers: Vec<&UnitStatus> = units
+        .iter()
+        .filter(|u| u.kind == UnitType::Timer)
+        .filter(|u| all || u.state.is_active())
+        .collect();
+    let next = |u: &UnitStatus| u.timer.as_ref().and_then(|t| t.next_elapse_usec);
+    timers.sort_by_key(|u| (next(u).is_none(), next(u), u.unit.clone()));
+    let rows: Vec<[String; 6]> = timers
+        .iter()
+        .map(|u| {
+            let t = u.timer.as_ref();
+            let next = t.and_then(|t| t.next_elapse_usec);
+            let last = t.and_then(|t| t.last_trigger_usec);
+            [
+                next.map_or("-".into(), stamp),
+                next.map_or("-".into(), |n| {
+                    format!("{} left", relative(n.saturating_sub(now)))
+                }),
+                last.map_or("-".into(), stamp),
+                last.map_or("-".into(), |l| {
+                    format!("{} ago", relative(now.saturating_sub(l)))
+                }),
+                u.unit.clone(),
+                t.map_or(String::new(), |t| t.activates.clone()),
+            ]
+        })
+        .collect();
+    let heads = ["NEXT", "LEFT", "LAST", "PASSED", "UNIT", "ACTIVATES"];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].len())
+            .chain([heads[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..5).map(width).collect();
+    let line = |cells: [&str; 6]| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate().take(5) {
+            l.push_str(&format!("{c:<w$} ", w = widths[i]));
+        }
+        l.push_str(cells[5]);
+        l.push('\n');
+        l
+    };
+    let mut out = String::new();
+    if !no_legend {
+        out.push_str(&line(heads));
+    }
+    for r in &rows {
+        out.push_str(&line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]));
+    }
+    if !no_legend {
+        let s = if rows.len() == 1 { "" } else { "s" };
+        out.push_str(&format!("\n{} timer{s} listed.\n", rows.len()));
+        if !all {
+            out.push_str("Pass --all to see loaded but inactive timers, too.\n");
+        }
+    }
+    out
+}
+
+/// Microseconds since the epoch as systemd's timestamp (UTC).
+fn stamp(us: u64) -> String {
+    systemd_timestamp(i64::try_from(us / 1_000_000).unwrap_or(i64::MAX))
+}
+
+/// A span as systemd's relative timestamps word it (`2h 3min`, `1 day
+/// 2h`, `43s`): the largest unit, and the next one below it where systemd
+/// gives it.
+fn relative(us: u64) -> String {
+    const S: u64 = 1_000_000;
+    const MIN: u64 = 60 * S;
+    const H: u64 = 60 * MIN;
+    const DAY: u64 = 24 * H;
+    const WEEK: u64 = 7 * DAY;
+    const MONTH: u64 = 2_629_800 * S;
+    const YEAR: u64 = 31_557_600 * S;
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    if us >= YEAR {
+        format!(
+            "{} {}",
+            plural(us / YEAR, "year", "years"),
+            plural(us % YEAR / MONTH, "month", "months")
+        )
+    } else if us >= MONTH {
+        format!(
+            "{} {}",
+            plural(us / MONTH, "month", "months"),
+            plural(us % MONTH / DAY, "day", "days")
+        )
+    } else if us >= WEEK {
+        format!(
+            "{} {}",
+            plural(us / WEEK, "week", "weeks"),
+            plural(us % WEEK / DAY, "day", "days")
+        )
+    } else if us >= 2 * DAY {
+        plural(us / DAY, "day", "days")
+    } else if us >= 25 * H {
+        format!("1 day {}h", (us - DAY) / H)
+    } else if us >= 6 * H {
+        format!("{}h", us / H)
+    } else if us >= H {
+        format!("{}h {}min", us / H, us % H / MIN)
+    } else if us >= 5 * MIN {
+        format!("{}min", us / MIN)
+    } else if us >= MIN {
+        format!("{}min {}s", us / MIN, us % MIN / S)
+    } else if us >= S {
+        format!("{}s", us / S)
+    } else if us >= 1000 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmd::status::tests::unit;
+    use flotilla_units::protocol::TimerTimes;
+    use flotilla_units::state::UnitState;
+
+    const S: u64 = 1_000_000;
+    /// Mon 2026-11-23 06:00:00 UTC.
+    const NOW: u64 = 1_795_413_600 * S;
+
+    fn timer(name: &str, next: Option<u64>, last: Option<u64>) -> UnitStatus {
+        let mut u = unit(name, UnitType::Timer, UnitState::Running);
+        u.timer = Some(TimerTimes {
+            next_elapse_usec: next,
+            last_trigger_usec: last,
+            activates: name.replace(".timer", ".service"),
+        });
+        u
+    }
+
+    #[test]
+    fn spans_in_systemds_words() {
+        assert_eq!(relative(43 * S + 500_000), "43s");
+        assert_eq!(relative(90 * S), "1min 30s");
+        assert_eq!(relative(7 * 60 * S), "7min");
+        assert_eq!(relative((2 * 3600 + 3 * 60) * S), "2h 3min");
+        assert_eq!(relative(21 * 3600 * S), "21h");
+        assert_eq!(relative(26 * 3600 * S), "1 day 2h");
+        assert_eq!(relative(3 * 86_400 * S), "3 days");
+        assert_eq!(relative(9 * 86_400 * S), "1 week 2 days");
+        assert_eq!(relative(250), "250us");
+    }
+
+    #[test]
+    fn soonest_first_with_systemctls_columns() {
+        let units = vec![
+            timer("backup.timer", None, Some(NOW - 3600 * S)),
+            timer(
+                "apt-daily.timer",
+                Some(NOW + (2 * 3600 + 3 * 60) * S),
+                Some(NOW - 21 * 3600 * S),
+            ),
+            timer("soon.timer", Some(NOW + 43 * S), None),
+            unit(
+                "web.service",
+                UnitType::ForegroundSupervised,
+                UnitState::Running,
+            ),
+            {
+                let mut t = timer("idle.timer", None, None);
+                t.state = UnitState::Disabled;
+                t
+            },
+        ];
+        let out = render(&units, NOW, false, false);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("NEXT "), "{out}");
+        assert!(lines[0].ends_with(" ACTIVATES"), "{out}");
+        assert!(
+            lines[1].starts_with("Mon 2026-11-23 06:00:43 UTC 43s left")
+                && lines[1].contains(" - ")
+                && lines[1].ends_with("soon.timer      soon.service"),
+            "{out}"
+        );
+        assert!(
+            lines[2].starts_with(
+                "Mon 2026-11-23 08:03:00 UTC 2h 3min left Sun 2026-11-22 09:00:00 UTC 21h ago"
+            ) && lines[2].ends_with("apt-daily.service"),
+            "{out}"
+        );
+        assert!(lines[3].starts_with("- "), "{out}");
+        assert!(lines[3].contains("1h 0min ago"), "{out}");
+        assert_eq!(
+            &lines[4..],
+            [
+                "",
+                "3 timers listed.",
+                "Pass --all to see loaded but inactive timers, too."
+            ]
+        );
+        let all = render(&units, NOW, true, true);
+        assert_eq!(all.lines().count(), 4, "{all}");
+        assert!(all.contains("idle.timer"), "{all}");
+    }
+}
