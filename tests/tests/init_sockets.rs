@@ -184,3 +184,66 @@ fn a_reexec_keeps_the_sockets_and_what_waits_in_them() {
     });
     assert!(ask(port).starts_with("pid="));
 }
+
+/// A reload that leaves the socket unit unchanged keeps its sockets (the
+/// same socket file); one that changes it closes them and binds the new
+/// ones.
+#[test]
+fn a_reload_keeps_an_unchanged_socket_and_rebinds_a_changed_one() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = TestDir::new();
+    let daemon = dir.file("daemon.py", DAEMON);
+    let a = dir.join("a.sock");
+    let b = dir.join("b.sock");
+    let socket = |path: &std::path::Path, desc: &str| {
+        dir.file(
+            "units/echo.socket",
+            &format!(
+                "[Unit]\nDescription={desc}\n[Socket]\nListenStream={}\n",
+                path.display()
+            ),
+        );
+    };
+    socket(&a, "one");
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("echo.socket", UnitState::Running);
+    let ino = std::fs::metadata(&a).expect("a.sock").ino();
+    dir.file(
+        "units/other.yaml",
+        "unit: other\nexec-start: /bin/sleep 60\n",
+    );
+    init.ctl(&["reload"]).expect(0);
+    assert_eq!(
+        std::fs::metadata(&a).expect("a.sock").ino(),
+        ino,
+        "the same socket"
+    );
+    assert_eq!(init.unit("echo.socket").state, UnitState::Running);
+
+    socket(&b, "two");
+    init.ctl(&["reload"]).expect(0);
+    let u = init.wait_unit("echo.socket", "listening on b", |u| {
+        u.state == UnitState::Running && u.listening == [format!("stream {}", b.display())]
+    });
+    assert_eq!(u.description.as_deref(), Some("two"));
+    let mut c = std::os::unix::net::UnixStream::connect(&b).expect("connect b");
+    c.write_all(b"ping\n").expect("write");
+    let mut out = String::new();
+    c.read_to_string(&mut out).expect("an answer");
+    assert!(out.starts_with("pid="), "{out}");
+    assert!(
+        std::os::unix::net::UnixStream::connect(&a).is_err(),
+        "nobody listens on a"
+    );
+}
