@@ -77,6 +77,11 @@ impl<S: Sys> Runtime<S> {
                 ))
             }
         };
+        if settings.accept {
+            return Err(
+                "Accept=yes (a service instance per connection) is not run by this init yet".into(),
+            );
+        }
         let owner = self.socket_owner(settings)?;
         let mut fds = Vec::with_capacity(settings.listen.len());
         let mut made: Vec<PathBuf> = Vec::new();

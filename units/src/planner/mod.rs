@@ -138,7 +138,10 @@
 //! timer with no elapse left becomes `exited` (`elapsed`). A trigger that
 //! leaves R stops at once (sockets closed, watches removed, its deadline
 //! dropped) and is `disabled`; a trigger outside R never fires. A trigger
-//! whose sockets cannot be bound (or paths watched) is `failed`.
+//! whose sockets cannot be bound (or paths watched) is `failed`, and so is
+//! a socket or path unit that fires more often than its trigger limit
+//! allows (`TriggerLimitBurst=` in `TriggerLimitIntervalSec=`), its
+//! sockets closed.
 //!
 //! **The triggered unit.** When a trigger fires, its unit U joins the
 //! *triggered set* T, and the **effective required set** is R plus T plus

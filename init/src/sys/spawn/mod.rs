@@ -55,6 +55,15 @@
 //!    with exactly its stdin, stdout and stderr (and whatever of 0, 1, 2 it
 //!    inherits).
 //!
+//! **Handed descriptors** (a socket unit's, for `LISTEN_FDS`): the child
+//! unshares from just above the highest of them instead of from K (so it
+//! copies what lies below: a cost in that descriptor's number, paid by
+//! socket-activated services only), copies each above every target, moves
+//! the copies to 3, 4, … with `dup2` (clearing close-on-exec), writes its
+//! own PID over the value of `LISTEN_PID` in the `envp` the parent laid
+//! out (the child of a hand-off writes its own), and closes everything
+//! from the last of them up.
+//!
 //! The child shares the init's memory, so it makes only async-signal-safe
 //! calls, allocates nothing, takes no lock, formats nothing and cannot
 //! panic; identity changes are **raw system calls**, since the C library's
