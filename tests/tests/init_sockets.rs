@@ -247,3 +247,36 @@ fn a_reload_keeps_an_unchanged_socket_and_rebinds_a_changed_one() {
         "nobody listens on a"
     );
 }
+
+/// A target that requires the service too starts it at once, without a
+/// connection, after its socket (a `.socket` orders its service after
+/// it), and the service is handed the socket all the same.
+#[test]
+fn a_service_the_target_requires_starts_without_a_connection_and_gets_its_socket() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let daemon = dir.file("daemon.py", DAEMON);
+    dir.file(
+        "units/echo.socket",
+        &format!("[Socket]\nListenStream={port}\n"),
+    );
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.service, echo.socket]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("echo.service", UnitState::Running);
+    assert_eq!(
+        init.unit("echo.socket").listening,
+        [format!("stream {port}")]
+    );
+    let answer = ask(port);
+    assert!(answer.contains(" fds=1 names=echo.socket "), "{answer}");
+}
