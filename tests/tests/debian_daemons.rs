@@ -458,3 +458,62 @@ fn dbus_socket_activated_from_debians_unit_files() {
             .then_some(())
     });
 }
+
+/// Debian's `syslog.socket` and `rsyslog.service` (with its alias
+/// `syslog.service`, the link `[Install] Alias=` makes), unchanged, run by
+/// the init as PID 1 of a PID and mount namespace (`/run` and `/var/log`
+/// tmpfs of its own): a line sent to `/run/systemd/journal/syslog` before
+/// any rsyslogd runs starts it through the alias, and reaches
+/// `/var/log/syslog`. rsyslog takes its socket from `LISTEN_FDS` only
+/// where `sd_booted()` says systemd runs (`/run/systemd/system` exists):
+/// the test's `/run` says so; flotilla itself never makes it.
+#[test]
+fn rsyslog_socket_activated_from_debians_unit_files() {
+    let dir = TestDir::new();
+    install_debians(&dir, "syslog.socket");
+    install_debians(&dir, "rsyslog.service");
+    std::os::unix::fs::symlink("rsyslog.service", dir.units().join("syslog.service"))
+        .expect("alias link");
+    let init = NsInit::start_with(
+        &dir,
+        "syslog.socket",
+        &["--pid", "--fork", "--mount-proc", "--kill-child"],
+        "mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd/system \
+         && mount -t tmpfs tmpfs /var/log",
+    );
+    wait_for(WAIT, "syslog.socket listening", || {
+        let out = dir.ctl(&["status", "syslog.socket"]);
+        out.stdout
+            .contains("datagram /run/systemd/journal/syslog")
+            .then_some(())
+    });
+    let mnt = format!("--mount=/proc/{}/ns/mnt", init.child.id());
+    let line = format!("flotilla-test-{}", dir.mark);
+    let sent = Command::new("nsenter")
+        .args([
+            &mnt,
+            "--",
+            "logger",
+            "-u",
+            "/run/systemd/journal/syslog",
+            &line,
+        ])
+        .status()
+        .expect("logger");
+    assert!(sent.success());
+    wait_for(WAIT, "the line in /var/log/syslog", || {
+        let out = Command::new("nsenter")
+            .args([&mnt, "--", "cat", "/var/log/syslog"])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout)
+            .contains(&line)
+            .then_some(())
+    });
+    let st = dir.ctl(&["status", "rsyslog.service"]);
+    assert!(
+        st.stdout.contains("triggered by syslog.socket"),
+        "{}",
+        st.stdout
+    );
+}

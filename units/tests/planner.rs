@@ -1186,6 +1186,32 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
     assert!(!w.p.trigger_waits(t));
 }
 
+/// A trigger whose unit is named by an alias (`syslog.service`, provided
+/// by `rsyslog.service`) starts the unit that provides it, which stays
+/// triggered by its own name until it settles.
+#[test]
+fn a_trigger_naming_an_alias_starts_the_unit_that_provides_it() {
+    let mut w = World::new(
+        vec![
+            with(spec("syslog.socket", UnitType::Socket), |s| {
+                s.exec_start = None;
+                s.triggers = v(&["syslog.service"]);
+            }),
+            with(spec("rsyslog", UnitType::ForegroundSupervised), |s| {
+                s.provides = v(&["rsyslog", "syslog.service"]);
+            }),
+        ],
+        "syslog.socket",
+        PlannerOptions::default(),
+    );
+    let t = w.id("syslog.socket");
+    assert!(w.p.trigger_waits(t));
+    w.feed(Fact::Fired { unit: t });
+    assert_eq!(w.state("rsyslog"), UnitState::Running);
+    assert_eq!(w.p.triggered_by(w.id("rsyslog")), Some("syslog.socket"));
+    assert!(!w.p.trigger_waits(t));
+}
+
 /// A trigger whose sockets cannot be bound is `failed` and says why; one
 /// that leaves the target is disarmed.
 #[test]

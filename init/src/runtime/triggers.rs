@@ -153,7 +153,15 @@ impl<S: Sys> Runtime<S> {
         let listening = Listening {
             fds: tokens,
             lines: settings.listen.iter().map(ToString::to_string).collect(),
-            service: spec.triggers.first().cloned().unwrap_or_default(),
+            // By the unit's own name: `Service=` may name an alias.
+            service: spec
+                .triggers
+                .first()
+                .map(|n| match self.planner.resolve_triggered(n) {
+                    Some(u) => self.planner.graph().node(u).spec.name.clone(),
+                    None => n.clone(),
+                })
+                .unwrap_or_default(),
             name: settings
                 .file_descriptor_name
                 .clone()

@@ -60,10 +60,9 @@ impl Planner {
     /// afresh (an `exited` or `failed` unit too); a unit that is up is
     /// left as it is. Returns the unit, if the graph has it.
     fn pull_in(&mut self, name: String, by: String) -> Option<UnitId> {
-        let u = self.graph.unit(&name).filter(|&i| {
-            let n = self.graph.node(i);
-            !n.ghost && !n.masked
-        })?;
+        let u = self.resolve_triggered(&name)?;
+        // T holds the unit's own name, not an alias of it.
+        let name = self.graph.node(u).spec.name.clone();
         let i = u.index();
         if self.units[i].up() {
             return Some(u);
@@ -198,17 +197,29 @@ impl Planner {
         {
             return false;
         }
-        let Some(name) = spec.triggers.first() else {
+        let Some(u) = spec
+            .triggers
+            .first()
+            .and_then(|n| self.resolve_triggered(n))
+        else {
             return false;
         };
-        let Some(u) = self.graph.unit(name) else {
-            return false;
-        };
-        let n = self.graph.node(u);
-        !n.ghost
-            && !n.masked
-            && self.units[u.index()].phase == Phase::Idle
+        let name = &self.graph.node(u).spec.name;
+        self.units[u.index()].phase == Phase::Idle
             && !self.triggered.iter().any(|x| &x.unit == name)
+    }
+
+    /// The unit a trigger's (or `on-failure`'s) name stands for: the unit
+    /// of that name, else the unit that provides it (an alias, as
+    /// `syslog.service` of `rsyslog.service`); not a ghost or masked.
+    pub fn resolve_triggered(&self, name: &str) -> Option<UnitId> {
+        self.graph
+            .unit(name)
+            .or_else(|| self.graph.provider(name))
+            .filter(|&i| {
+                let n = self.graph.node(i);
+                !n.ghost && !n.masked
+            })
     }
 
     /// Trigger `u` leaves the required set (or the system shuts down): it
