@@ -228,7 +228,32 @@ pub struct Out {
     pub stderr: String,
 }
 
+/// Copies `from` to `to` as it is (`cp -a`: links stay links), e.g. this
+/// machine's `/lib/systemd/system` into a test's directory.
+pub fn copy_tree(from: &str, to: &Path) {
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(st.success(), "cp -a {from} {}", to.display());
+}
+
 impl Out {
+    /// The units `init --check`'s output says `target` requires.
+    #[track_caller]
+    pub fn required(&self, target: &str) -> Vec<String> {
+        let head = format!("target {target} requires ");
+        let line = self
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .unwrap_or_else(|| panic!("no required set in {}", self.stdout));
+        let (_, names) = line.split_once(": ").unwrap_or(("", ""));
+        names.split_whitespace().map(str::to_string).collect()
+    }
+
     /// Panics unless the exit status is `code`.
     #[track_caller]
     pub fn expect(&self, code: i32) -> &Out {

@@ -13,12 +13,14 @@
 //! - [`init`]: a temp dir with a units directory, the real `init` started in
 //!   it with a guard, waits on the init's state driven by its `subscribe`
 //!   stream, and `initctl` run as a subprocess;
-//! - [`etcd`]: a real etcd for the cluster tests.
+//! - [`etcd`]: a real etcd for the cluster tests;
+//! - [`chaos`]: the seeded RNG and settings of the chaos soaks.
 //!
 //! Waiting is always for an event with a deadline, never a fixed sleep: the
 //! deadline only bounds how long a broken test takes to fail.
 
 pub mod bins;
+pub mod chaos;
 pub mod control;
 pub mod etcd;
 pub mod init;

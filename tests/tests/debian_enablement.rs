@@ -101,29 +101,6 @@ impl Drop for NsInit {
     }
 }
 
-/// Copies `from` to `to` as it is (links stay links).
-fn copy_tree(from: &str, to: &Path) {
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .expect("cp");
-    assert!(st.success(), "cp -a {from} {}", to.display());
-}
-
-/// The units `init --check` says multi-user.target requires.
-fn required(out: &Out) -> Vec<String> {
-    let head = "target multi-user.target requires ";
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with(head))
-        .unwrap_or_else(|| panic!("no required set in {}", out.stdout));
-    let (_, names) = line.split_once(": ").unwrap_or(("", ""));
-    names.split_whitespace().map(str::to_string).collect()
-}
-
 /// The lines of `init --check` that are errors (`FILE…: message`, not a
 /// warning).
 fn errors(out: &Out) -> Vec<&str> {
@@ -140,8 +117,8 @@ fn nginx_runs_because_debian_enabled_it() {
     let lib = dir.join("lib/systemd/system");
     std::fs::create_dir_all(dir.join("etc/systemd")).expect("etc");
     std::fs::create_dir_all(dir.join("lib/systemd")).expect("lib");
-    copy_tree("/etc/systemd/system", &etc);
-    copy_tree("/lib/systemd/system", &lib);
+    flotilla_tests::init::copy_tree("/etc/systemd/system", &etc);
+    flotilla_tests::init::copy_tree("/lib/systemd/system", &lib);
     let wants = etc.join("multi-user.target.wants/nginx.service");
     assert_eq!(
         std::fs::read_link(&wants).expect("nginx's postinst enabled it"),
@@ -166,7 +143,8 @@ fn nginx_runs_because_debian_enabled_it() {
     // Mask what else the machine's links pull in (its other daemons,
     // Debian's getty and logind links): nginx alone runs.
     let first = check();
-    let masked: Vec<String> = required(&first)
+    let masked: Vec<String> = first
+        .required("multi-user.target")
         .into_iter()
         .filter(|n| n != "nginx.service" && n != "multi-user.target")
         .collect();
@@ -175,7 +153,7 @@ fn nginx_runs_because_debian_enabled_it() {
     }
     let out = check();
     assert_eq!(
-        required(&out),
+        out.required("multi-user.target"),
         ["multi-user.target", "nginx.service"],
         "nginx is required through its .wants/ link"
     );
@@ -306,7 +284,7 @@ fn nginx_runs_because_debian_enabled_it() {
         "{out:?}"
     );
     assert_eq!(
-        required(&check()),
+        check().required("multi-user.target"),
         ["multi-user.target"],
         "not enabled, not required"
     );

@@ -4,33 +4,10 @@
 //! flotilla units directory, with drop-ins, an alias and a mask added;
 //! YAML units hiding each other across directories with YAML drop-ins.
 
-use flotilla_tests::init::{Out, TestDir};
+use flotilla_tests::init::TestDir;
 use flotilla_units::state::UnitState;
 use std::path::Path;
 use std::process::Command;
-
-/// Copies `from` to `to` as it is (links stay links).
-fn copy_tree(from: &str, to: &Path) {
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .expect("cp");
-    assert!(st.success(), "cp -a {from} {}", to.display());
-}
-
-/// The units `init --check` says the target requires.
-fn required(out: &Out, target: &str) -> Vec<String> {
-    let head = format!("target {target} requires ");
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with(&head))
-        .unwrap_or_else(|| panic!("no required set in {}", out.stdout));
-    let (_, names) = line.split_once(": ").unwrap_or(("", ""));
-    names.split_whitespace().map(str::to_string).collect()
-}
 
 /// The `.service` units that `multi-user.target.wants/` in `etc` and `lib`
 /// name and that `lib` defines by a file of their own.
@@ -58,8 +35,8 @@ fn debian_units_enabled_by_wants_links_with_dropins_aliases_and_masks() {
     let dir = TestDir::new();
     let etc = dir.join("etc");
     let lib = dir.join("lib");
-    copy_tree("/etc/systemd/system", &etc);
-    copy_tree("/lib/systemd/system", &lib);
+    flotilla_tests::init::copy_tree("/etc/systemd/system", &etc);
+    flotilla_tests::init::copy_tree("/lib/systemd/system", &lib);
     // flotilla's own directory comes first: `multi-user.target` is a
     // virtual unit there, and Debian's `.wants/` links give it its edges.
     dir.unit(
@@ -103,7 +80,7 @@ fn debian_units_enabled_by_wants_links_with_dropins_aliases_and_masks() {
         ])
     };
     let out = check();
-    let req = required(&out, "multi-user.target");
+    let req = &out.required("multi-user.target");
     for name in enabled.iter().filter(|n| **n != masked) {
         assert!(
             req.contains(name),
@@ -138,7 +115,7 @@ fn debian_units_enabled_by_wants_links_with_dropins_aliases_and_masks() {
         "[Service]\nNoEquals\nRestart=sometimes\n",
     );
     let out = check();
-    let req = required(&out, "multi-user.target");
+    let req = &out.required("multi-user.target");
     let lines: Vec<&str> = out.stdout.lines().collect();
     let warned = format!(
         "{}:2:1: warning: missing '=', line ignored",
@@ -176,7 +153,7 @@ fn yaml_units_hide_across_directories_and_take_yaml_dropins() {
     );
     let out = dir.run_init(&["--check", "--units", &u, "--units", &v]);
     out.expect(0);
-    assert_eq!(required(&out, "default"), ["default", "web"], "{out:?}");
+    assert_eq!(out.required("default"), ["default", "web"], "{out:?}");
     assert!(
         out.stdout.lines().any(|l| l
             == format!(

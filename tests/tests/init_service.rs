@@ -134,6 +134,11 @@ fn a_systemd_units_sandbox_from_outside() {
     let init = dir.start("box.service");
     init.wait_state("box.service", UnitState::Running);
     let pid = init.pid_of("box.service");
+    // `running` at the spawn: the process may still be on its way to
+    // execve (its context's last steps, no-new-privileges among them).
+    wait_for(WAIT, "box's sleep to be exec'd", || {
+        (procs::cmdline(pid) == "/bin/sleep 1000").then_some(())
+    });
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
     let field = |k: &str| {
         status
@@ -340,4 +345,63 @@ fn status_shows_what_a_units_cgroup_uses() {
     // The whole system's status reads no cgroup.
     let all = init.status().units;
     assert!(all.iter().all(|u| u.usage.is_none()), "{all:?}");
+}
+
+/// The cgroup2 mount point (the checks of the test below write below it).
+fn cgroup2_mount() -> String {
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    mi.lines()
+        .filter(|l| l.contains(" - cgroup2 "))
+        .find_map(|l| l.split(' ').nth(4).map(str::to_string))
+        .expect("a cgroup2 mount")
+}
+
+/// Stops `unit` (a switch to `other`) and starts it again at once (back
+/// to `target`), `times` times, each time awaiting a new main process
+/// that runs in the unit's cgroup.
+fn stop_start_at_once(init: &Init, target: &str, unit: &str, times: usize) {
+    for i in 0..times {
+        init.ctl(&["set-target", "other"]).expect(0);
+        init.wait_state(unit, UnitState::Disabled);
+        init.ctl(&["set-target", target]).expect(0);
+        let st = init.wait_state(unit, UnitState::Running);
+        let pid = st.pid.expect("a main process");
+        let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+        assert!(cg.ends_with(&format!("/{unit}\n")), "start {i}: {cg}");
+    }
+}
+
+#[test]
+fn a_unit_whose_cgroup_was_killed_starts_again_at_once() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    // The start makes a cgroup below its own: its unit's cgroup cannot be
+    // removed when the run ends (it has a child), so the next run starts
+    // in the cgroup the end of the last one killed.
+    let mount = cgroup2_mount();
+    let nest = dir.script(
+        "nest.sh",
+        &format!("mkdir -p {mount}$(sed -n 's/^0:://p' /proc/self/cgroup)/keep\nexec sleep 1000\n"),
+    );
+    dir.unit(
+        "nest",
+        &format!("unit: nest\nexec-start: /bin/sh {}\n", nest.display()),
+    );
+    // A double-fork: each end kills a process that may still be dying
+    // when the next start comes (the cgroup is removed, or reused).
+    let fork = dir.script(
+        "fork.sh",
+        "(setsid sleep 1000 </dev/null >/dev/null 2>&1 &)\nexec sleep 1000\n",
+    );
+    dir.unit(
+        "fork",
+        &format!("unit: fork\nexec-start: /bin/sh {}\n", fork.display()),
+    );
+    other_target(&dir);
+    let init = dir.start("nest");
+    init.wait_state("nest", UnitState::Running);
+    stop_start_at_once(&init, "nest", "nest", 3);
+    init.ctl(&["set-target", "fork"]).expect(0);
+    init.wait_state("fork", UnitState::Running);
+    stop_start_at_once(&init, "fork", "fork", 20);
 }

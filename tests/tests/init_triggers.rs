@@ -148,3 +148,31 @@ fn on_failure_starts_the_named_unit_once() {
     assert_ne!(alert.state, UnitState::Failed, "{alert:?}");
     assert_eq!(dir.lines("alerted"), ["alert"], "once");
 }
+
+/// `SuccessAction=exit`: the job's success shuts the init down (exit 0,
+/// outside PID 1); `FailureAction=poweroff` of a unit that fails for good
+/// does the same, the console naming the unit and the key.
+#[test]
+fn a_units_action_shuts_the_system_down() {
+    for (unit, expect) in [
+        (
+            "[Unit]\nSuccessAction=exit\n[Service]\nType=oneshot\nExecStart=/bin/true\n",
+            "job.service: SuccessAction=exit: stopping every unit",
+        ),
+        (
+            "[Unit]\nFailureAction=poweroff-force\n[Service]\nExecStart=/bin/false\n",
+            "job.service: FailureAction=poweroff: stopping every unit",
+        ),
+    ] {
+        let dir = TestDir::new();
+        dir.file("units/job.service", unit);
+        dir.unit("keep", "unit: keep\nexec-start: sleep 1000\n");
+        default_on(&dir, "job.service, keep");
+        let mut init = dir.start("default");
+        let code = init.wait_exit();
+        let out = init.output();
+        assert!(out.contains(expect), "{out}");
+        assert!(out.contains("stopping keep"), "every unit stopped: {out}");
+        assert_eq!(code, 0, "{out}");
+    }
+}

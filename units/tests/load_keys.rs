@@ -118,9 +118,9 @@ environment-file: [/etc/default/web, -/etc/web.env]
 #[test]
 fn the_keys_the_docs_list() {
     // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
-    // `wanted-by` and `on-failure`, 44 trigger settings, 33 conditions and
-    // 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 6 + 44 + 66);
+    // `wanted-by`, `on-failure`, `success-action` and `failure-action`, 44
+    // trigger settings, 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 8 + 44 + 66);
     for key in [
         "unit",
         "name",
@@ -142,6 +142,8 @@ fn the_keys_the_docs_list() {
         "preference",
         "wanted-by",
         "on-failure",
+        "success-action",
+        "failure-action",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }

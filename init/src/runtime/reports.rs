@@ -14,8 +14,9 @@ use crate::outpipe::Stream;
 use crate::sys::Sys;
 use flotilla_units::graph::UnitId;
 use flotilla_units::protocol::{
-    LogLine, Progress, Reply, SystemStatus, UnitStatus, PROGRESS_NAMES,
+    LogLine, Progress, Reply, ShutdownKind, SystemStatus, UnitStatus, PROGRESS_NAMES,
 };
+use flotilla_units::spec::UnitAction;
 use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
 
@@ -274,6 +275,7 @@ impl<S: Sys> Runtime<S> {
                     UnitState::Exited if !remains() => self.end_run(id, false),
                     _ => {}
                 }
+                self.take_unit_action(id, &st);
             }
             statuses.push(st);
         }
@@ -305,6 +307,28 @@ impl<S: Sys> Runtime<S> {
                 Watch::None | Watch::LogWriter => {}
             }
         }
+    }
+
+    /// The system action (`SuccessAction=`, `FailureAction=`) unit `id`'s
+    /// new state sets off, if any: an orderly shutdown of that kind.
+    fn take_unit_action(&mut self, id: UnitId, st: &UnitStatus) {
+        let action = self
+            .planner
+            .graph()
+            .get(id)
+            .and_then(|n| n.spec.action_on(st.state, st.restart_in_ms.is_some()));
+        let Some(action) = action else { return };
+        let kind = match action {
+            UnitAction::Poweroff | UnitAction::Exit => ShutdownKind::Poweroff,
+            UnitAction::Reboot => ShutdownKind::Reboot,
+            UnitAction::Halt => ShutdownKind::Halt,
+        };
+        let which = if st.state == UnitState::Failed {
+            "FailureAction"
+        } else {
+            "SuccessAction"
+        };
+        self.begin_shutdown(kind, &format!("{}: {which}={}", st.unit, action.name()));
     }
 
     /// Sends a `logs -f` watcher the lines after `next`.

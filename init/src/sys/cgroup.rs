@@ -21,6 +21,22 @@
 //! could clash are escaped: [`cgroup_name`]). A controller the kernel
 //! does not offer there is an error that names the key needing it.
 //!
+//! # A cgroup killed once is never born into again
+//!
+//! A stop kills what is left of a unit with one write to `cgroup.kill`.
+//! On the kernels this project runs on (6.18 here), every child created
+//! *into* a cgroup by `clone3(CLONE_INTO_CGROUP)` after that cgroup was
+//! ever killed is itself killed by the kernel at birth, before it can
+//! `execve` (the kernel compares the kill count of the parent's cgroup
+//! with the target's: they differ for good once the target was killed).
+//! A run's cgroup is therefore made afresh at each start: the last run's
+//! is removed at its end, or, when its killed processes were still dying
+//! then, at the next start ([`Cgroups::create`]). Only if it still holds
+//! processes (still dying, or left by `KillMode=process`) or cgroups of
+//! its own is it reused, and then its children are not born in it but
+//! join it by writing `cgroup.procs` ([`UnitCgroup::fresh`]), which the
+//! kernel lets through: slower for the init (see `clone3.rs`), and rare.
+//!
 //! # Cost
 //!
 //! Everything here is a few small reads and writes of kernfs files (no
@@ -60,6 +76,8 @@ pub struct Cgroups {
 pub struct UnitCgroup {
     dir: PathBuf,
     procs: CString,
+    /// Made by [`Cgroups::create`] for this run, so never killed.
+    fresh: bool,
 }
 
 /// A unit's use of the machine, from its cgroup (`None`: not available,
@@ -176,11 +194,17 @@ impl Cgroups {
         let dir = self.base.join(cgroup_name(name));
         let procs =
             CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).unwrap_or_default();
-        UnitCgroup { dir, procs }
+        UnitCgroup {
+            dir,
+            procs,
+            fresh: false,
+        }
     }
 
-    /// Creates the cgroup of unit `name` (an existing one is reused) and
-    /// applies `limits` to it; `memory` and `tasks` are the machine's
+    /// Creates the cgroup of unit `name` and applies `limits` to it. An
+    /// existing one (from an earlier run whose processes were still
+    /// dying when it ended) is removed and made again, or reused if it is
+    /// still busy (the module documentation says why that matters); `memory` and `tasks` are the machine's
     /// memory in bytes and task limit, for percentages. The error names the
     /// key that could not be honoured.
     pub fn create(
@@ -194,12 +218,19 @@ impl Cgroups {
         if !controllers.is_empty() {
             self.enable(&controllers)?;
         }
-        let cg = self.unit(name);
-        match std::fs::create_dir(&cg.dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        let mut cg = self.unit(name);
+        let made = match std::fs::create_dir(&cg.dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // Busy (`EBUSY`): it is reused.
+                std::fs::remove_dir(&cg.dir).and_then(|()| std::fs::create_dir(&cg.dir))
+            }
+            made => made,
+        };
+        cg.fresh = match made {
+            Ok(()) => true,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => false,
             Err(e) => return Err((None, format!("create cgroup {}: {e}", cg.dir.display()))),
-        }
+        };
         for (file, value, key) in limits.cgroup_files(memory, tasks) {
             let k = Key::from_systemd(key);
             write_file(&cg.dir.join(file), value.as_bytes()).map_err(|e| {
@@ -284,6 +315,13 @@ impl UnitCgroup {
     /// The cgroup's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Whether this run made it, so that its children can be born in it
+    /// (`CLONE_INTO_CGROUP`); one reused from an earlier run may have been
+    /// killed, and its children join it instead (module documentation).
+    pub fn fresh(&self) -> bool {
+        self.fresh
     }
 
     /// Its directory, open (`O_RDONLY | O_DIRECTORY`), for

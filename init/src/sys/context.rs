@@ -265,7 +265,7 @@ impl ChildContext {
 }
 
 /// The keys that need a private mount namespace.
-const MOUNT_KEYS: [Key; 12] = [
+const MOUNT_KEYS: [Key; 15] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -278,10 +278,13 @@ const MOUNT_KEYS: [Key; 12] = [
     Key::ProtectKernelLogs,
     Key::ProtectControlGroups,
     Key::ProtectHostname,
+    Key::PrivateMounts,
+    Key::ProtectProc,
+    Key::ProcSubset,
 ];
 
 /// The keys that install a seccomp filter.
-const SECCOMP_KEYS: [Key; 12] = [
+const SECCOMP_KEYS: [Key; 13] = [
     Key::SystemCallFilter,
     Key::SystemCallArchitectures,
     Key::RestrictAddressFamilies,
@@ -294,6 +297,7 @@ const SECCOMP_KEYS: [Key; 12] = [
     Key::ProtectKernelLogs,
     Key::ProtectHostname,
     Key::PrivateDevices,
+    Key::RestrictRealtime,
 ];
 
 /// Whether `key` is set to something other than its default.
@@ -411,10 +415,14 @@ pub fn prepare(
     file_steps(&mut b, &ctx, params)?;
     let mut cgroup = None;
     if let Some(cg) = params.cgroup {
-        cgroup = Some(cg.open_dir().map_err(|e| ContextError {
-            key: None,
-            message: e,
-        })?);
+        // A child is born only in a cgroup that was never killed
+        // (cgroup.rs says why); else it joins it itself.
+        if cg.fresh() {
+            cgroup = Some(cg.open_dir().map_err(|e| ContextError {
+                key: None,
+                message: e,
+            })?);
+        }
         b.push(
             Op::JoinCgroup(cg.procs_path().to_owned()),
             format!("join cgroup {}", cg.dir().display()),
@@ -538,6 +546,13 @@ pub fn prepare(
         );
     }
     let exec = b.steps.len();
+    if ctx.keep_sigpipe {
+        b.push(
+            Op::DefaultSigpipe,
+            format!("{}no: SIGPIPE at its default", Key::IgnoreSigpipe),
+            OnError::Fail,
+        );
+    }
     let programs = seccomp::build(sb).map_err(|(key, message)| ContextError {
         key: Some(key),
         message,
@@ -676,10 +691,12 @@ fn mount_steps(
     private_tmp: Option<&Path>,
 ) -> Result<(), (Key, String)> {
     let plan = mounts::plan(ctx, private_tmp);
-    let Some(first) = plan.first() else {
-        return Ok(());
+    let key = match plan.first() {
+        Some(first) => first.key,
+        // `PrivateMounts=` alone: the namespace, nothing mounted in it.
+        None if ctx.sandbox.private_mounts => Key::PrivateMounts,
+        None => return Ok(()),
     };
-    let key = first.key;
     b.push(
         Op::Unshare(libc::CLONE_NEWNS),
         format!("{key} a new mount namespace"),
@@ -760,6 +777,13 @@ fn mount_steps(
                     dirs: std::mem::take(&mut dev_dirs),
                 },
                 "make a private /dev".to_string(),
+            ),
+            MountKind::Proc(options) => (
+                Op::Proc {
+                    path,
+                    options: CString::new(options.as_str()).map_err(|e| (k, e.to_string()))?,
+                },
+                format!("mount a procfs on {shown} ({options})"),
             ),
             MountKind::Keep | MountKind::Bind(_) => {
                 let snapshot = snapshots

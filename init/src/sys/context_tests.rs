@@ -572,3 +572,97 @@ fn a_filter_that_refuses_execve() {
 
 mod cgroups;
 mod files;
+
+#[test]
+fn realtime_policies_are_refused_and_sigpipe_is_ignored_unless_kept() {
+    let _g = process_lock();
+    // SCHED_FIFO and SCHED_RR refused, SCHED_BATCH allowed; and SIGPIPE:
+    // ignored by default (a write to a closed pipe gets EPIPE), at its
+    // default with IgnoreSIGPIPE=no (the writer dies of it).
+    let script = "import os, errno\n\
+        for name in ('SCHED_FIFO', 'SCHED_RR', 'SCHED_BATCH'):\n\
+        \x20   p = getattr(os, name)\n\
+        \x20   try:\n\
+        \x20       os.sched_setscheduler(0, p, os.sched_param(1 if p != os.SCHED_BATCH else 0)); print(name, 'ok')\n\
+        \x20   except OSError as e:\n\
+        \x20       print(name, errno.errorcode[e.errno])\n\
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))\n";
+    let c = ctx(&[("RestrictRealtime", "yes")]);
+    let (st, out) = run(
+        &["python3", "-c", script],
+        &child_context(&c, &Params::default()),
+        None,
+    );
+    assert!(st.success(), "{st}: {out}");
+    assert!(out.contains("SCHED_FIFO EPERM"), "{out}");
+    assert!(out.contains("SCHED_RR EPERM"), "{out}");
+    assert!(out.contains("SCHED_BATCH ok"), "{out}");
+    // Python ignores SIGPIPE itself: grep says what it inherited.
+    let (st, out) = run(
+        &["/bin/grep", "SigIgn", "/proc/self/status"],
+        &child_context(&ServiceContext::default(), &Params::default()),
+        None,
+    );
+    assert!(st.success(), "{st}: {out}");
+    let ignored = |out: &str| {
+        let mask = out
+            .lines()
+            .find_map(|l| l.strip_prefix("SigIgn:"))
+            .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+            .unwrap();
+        mask & (1 << (libc::SIGPIPE - 1)) != 0
+    };
+    assert!(ignored(&out), "SIGPIPE ignored by default: {out}");
+    let c = ctx(&[("IgnoreSIGPIPE", "no")]);
+    let (st, out) = run(
+        &["/bin/grep", "SigIgn", "/proc/self/status"],
+        &child_context(&c, &Params::default()),
+        None,
+    );
+    assert!(st.success(), "{st}: {out}");
+    assert!(!ignored(&out), "IgnoreSIGPIPE=no: {out}");
+}
+
+#[test]
+fn private_mounts_alone_is_a_mount_namespace_of_its_own() {
+    let _g = process_lock();
+    let c = ctx(&[("PrivateMounts", "yes")]);
+    let cc = child_context(&c, &Params::default());
+    let pid = sleeper(&cc, None);
+    let theirs = ns(&pid.to_string(), "mnt");
+    stop(pid);
+    assert_ne!(theirs, ns("self", "mnt"));
+}
+
+#[test]
+fn protect_proc_hides_other_users_processes_and_proc_subset_the_kernels_files() {
+    let _g = process_lock();
+    let nobody = Credentials {
+        uid: Some(65534),
+        gid: Some(65534),
+        groups: Some(vec![]),
+    };
+    let look = "for p in /proc/1 /proc/self /proc/meminfo; do \
+                if [ -e $p ]; then echo \"$p seen\"; else echo \"$p hidden\"; fi; done";
+    // Without the keys, user nobody sees PID 1 and the kernel's files.
+    let (st, out) = run(
+        &["/bin/sh", "-c", look],
+        &child_context(&ServiceContext::default(), &Params::default()),
+        Some(&nobody),
+    );
+    assert!(st.success(), "{st}: {out}");
+    assert!(
+        out.contains("/proc/1 seen") && out.contains("/proc/meminfo seen"),
+        "{out}"
+    );
+    let c = ctx(&[("ProtectProc", "invisible"), ("ProcSubset", "pid")]);
+    let (st, out) = run(
+        &["/bin/sh", "-c", look],
+        &child_context(&c, &Params::default()),
+        Some(&nobody),
+    );
+    assert!(st.success(), "{st}: {out}");
+    assert!(out.contains("/proc/1 hidden"), "{out}");
+    assert!(out.contains("/proc/self seen"), "{out}");
+    assert!(out.contains("/proc/meminfo hidden"), "{out}");
+}

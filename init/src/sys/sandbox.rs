@@ -87,8 +87,14 @@ pub(crate) enum Op {
     /// A new `/dev`; the ops listed hold snapshots of the host's `pts`,
     /// `shm`, `mqueue` (taken before anything was made read-only).
     PrivateDev { dirs: Vec<(&'static CStr, usize)> },
+    /// A new procfs instance at `path` with `options` (`hidepid=`,
+    /// `subset=pid`).
+    Proc { path: CString, options: CString },
     /// `umask(mask)`.
     Umask(libc::mode_t),
+    /// `SIGPIPE` back to its default disposition (`IgnoreSIGPIPE=no`; the
+    /// child ignores it otherwise, as systemd's services do).
+    DefaultSigpipe,
     /// Drops from the bounding set every capability up to `last` that is
     /// not in `keep`.
     DropBounding { keep: u64, last: u32 },
@@ -347,8 +353,21 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             options.as_ptr().cast(),
         ),
         Op::PrivateDev { dirs } => private_dev(dirs, steps),
+        Op::Proc { path, options } => mount(
+            c"proc".as_ptr(),
+            path.as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            options.as_ptr().cast(),
+        ),
         Op::Umask(m) => {
             libc::umask(*m);
+            Ok(())
+        }
+        Op::DefaultSigpipe => {
+            if libc::signal(libc::SIGPIPE, libc::SIG_DFL) == libc::SIG_ERR {
+                return Err(errno());
+            }
             Ok(())
         }
         Op::DropBounding { keep, last } => {

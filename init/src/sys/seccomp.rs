@@ -289,6 +289,9 @@ pub(crate) fn build(sb: &Sandbox) -> Result<Option<Programs>, (Key, String)> {
         write_execute(by_action.entry(eperm).or_default())
             .map_err(key(Key::MemoryDenyWriteExecute))?;
     }
+    if sb.restrict_realtime {
+        realtime(by_action.entry(eperm).or_default()).map_err(key(Key::RestrictRealtime))?;
+    }
     for (action, calls) in by_action {
         if calls.0.is_empty() {
             continue;
@@ -397,6 +400,23 @@ fn write_execute(calls: &mut Calls) -> Result<(), String> {
     calls.when(
         nr("shmat"),
         rule(vec![has_bits(2, libc::SHM_EXEC as u64)?])?,
+    );
+    Ok(())
+}
+
+/// `sched_setscheduler(2)`'s policy (its second argument): what systemd
+/// denies for `RestrictRealtime=`, `SCHED_FIFO` (1), `SCHED_RR` (2) and
+/// anything above `SCHED_IDLE` (5: `SCHED_DEADLINE`, and any policy with
+/// `SCHED_RESET_ON_FORK`). `sched_setattr(2)` takes a pointer that a
+/// filter cannot read; systemd leaves it alone too.
+fn realtime(calls: &mut Calls) -> Result<(), String> {
+    let call = nr("sched_setscheduler");
+    for policy in [libc::SCHED_FIFO, libc::SCHED_RR] {
+        calls.when(call, rule(vec![cond(1, SeccompCmpOp::Eq, policy as u64)?])?);
+    }
+    calls.when(
+        call,
+        rule(vec![cond(1, SeccompCmpOp::Gt, libc::SCHED_IDLE as u64)?])?,
     );
     Ok(())
 }

@@ -308,8 +308,9 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
         if matches!(run.kill_mode, KillMode::ControlGroup | KillMode::Mixed) {
             let _ = cg.kill();
         }
-        // Fails while killed processes are still dying: the cgroup is
-        // reused by the next run, or removed at the init's exit.
+        // Fails while killed processes are still dying: the next run's
+        // start removes it then (or reuses it, cgroup.rs), else the
+        // init's exit does.
         let _ = cg.remove();
     }
     if let Some(t) = &run.private_tmp {

@@ -246,15 +246,9 @@ impl Fleet {
         }
     }
 
-    /// The processes say so too: under the inits of `among`, exactly one
-    /// process runs each wanted command (the PID its init reports), and no
-    /// other unit command runs at all.
-    pub fn assert_processes(
-        &self,
-        want: &BTreeMap<String, String>,
-        placed: &BTreeMap<String, (usize, i32)>,
-        among: &[usize],
-    ) {
+    /// The processes of unit commands (`/bin/sleep 2…`) under the inits of
+    /// `among`: command line -> PIDs.
+    pub fn unit_processes(&self, among: &[usize]) -> BTreeMap<String, Vec<i32>> {
         let table = process_table();
         let mut under: Vec<i32> = among
             .iter()
@@ -271,12 +265,25 @@ impl Fleet {
             );
             i += 1;
         }
-        let mut by_cmd: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-        for (pid, _, cmd) in &table {
-            if under.contains(pid) && cmd.starts_with("/bin/sleep 2") {
-                by_cmd.entry(cmd.as_str()).or_default().push(*pid);
+        let mut by_cmd: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        for (pid, _, cmd) in table {
+            if under.contains(&pid) && cmd.starts_with("/bin/sleep 2") {
+                by_cmd.entry(cmd).or_default().push(pid);
             }
         }
+        by_cmd
+    }
+
+    /// The processes say so too: under the inits of `among`, exactly one
+    /// process runs each wanted command (the PID its init reports), and no
+    /// other unit command runs at all.
+    pub fn assert_processes(
+        &self,
+        want: &BTreeMap<String, String>,
+        placed: &BTreeMap<String, (usize, i32)>,
+        among: &[usize],
+    ) {
+        let mut by_cmd = self.unit_processes(among);
         for (u, cmd) in want {
             let pids = by_cmd.remove(cmd.as_str()).unwrap_or_default();
             assert_eq!(

@@ -60,6 +60,11 @@ pub enum Key {
     SystemCallFilter,
     SystemCallArchitectures,
     SystemCallErrorNumber,
+    RestrictRealtime,
+    PrivateMounts,
+    ProtectProc,
+    ProcSubset,
+    IgnoreSigpipe,
     /// flotilla's own key: the keys that may be skipped where the kernel
     /// cannot honour them.
     SkipUnsupported,
@@ -67,7 +72,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 49] = [
+const TABLE: [(Key, &str, &str); 54] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -205,6 +210,15 @@ const TABLE: [(Key, &str, &str); 49] = [
         "system-call-error-number",
     ),
     (
+        Key::RestrictRealtime,
+        "RestrictRealtime",
+        "restrict-realtime",
+    ),
+    (Key::PrivateMounts, "PrivateMounts", "private-mounts"),
+    (Key::ProtectProc, "ProtectProc", "protect-proc"),
+    (Key::ProcSubset, "ProcSubset", "proc-subset"),
+    (Key::IgnoreSigpipe, "IgnoreSIGPIPE", "ignore-sigpipe"),
+    (
         Key::SkipUnsupported,
         "X-SkipUnsupported",
         "skip-unsupported",
@@ -323,7 +337,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 49 + 16);
+        assert_eq!(all.len(), 54 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -52,8 +52,8 @@ use process::{
 };
 use resources::{parse_cpu_quota, parse_memory, parse_tasks, parse_weight, Resources};
 use sandbox::{
-    assign_families, assign_namespaces, assign_paths, parse_protect_home, parse_protect_system,
-    Sandbox,
+    assign_families, assign_namespaces, assign_paths, parse_proc_subset, parse_protect_home,
+    parse_protect_proc, parse_protect_system, Sandbox,
 };
 use value::{parse_bool, words};
 
@@ -87,6 +87,10 @@ pub struct ServiceContext {
     /// `KillMode=`.
     #[serde(skip_serializing_if = "is_default")]
     pub kill_mode: KillMode,
+    /// `IgnoreSIGPIPE=no`: the processes start with `SIGPIPE` at its
+    /// default (death); by default (`yes`, as systemd's) it is ignored.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub keep_sigpipe: bool,
     /// The cgroup limits.
     #[serde(skip_serializing_if = "Resources::is_empty")]
     pub resources: Resources,
@@ -195,6 +199,7 @@ impl ServiceContext {
             Key::StandardOutput => self.standard_output = optional(empty, value, parse_output)?,
             Key::StandardError => self.standard_error = optional(empty, value, parse_output)?,
             Key::KillMode => self.kill_mode = or_default(empty, value, parse_kill_mode)?,
+            Key::IgnoreSigpipe => self.keep_sigpipe = !empty && !parse_bool(value)?,
             Key::Limit(r) => {
                 if empty {
                     self.limits.remove(&r);
@@ -238,6 +243,10 @@ impl ServiceContext {
             Key::RestrictSuidSgid => sb.restrict_suid_sgid = flag(value)?,
             Key::LockPersonality => sb.lock_personality = flag(value)?,
             Key::MemoryDenyWriteExecute => sb.memory_deny_write_execute = flag(value)?,
+            Key::RestrictRealtime => sb.restrict_realtime = flag(value)?,
+            Key::PrivateMounts => sb.private_mounts = flag(value)?,
+            Key::ProtectProc => sb.protect_proc = or_default(empty, value, parse_protect_proc)?,
+            Key::ProcSubset => sb.proc_subset_pid = !empty && parse_proc_subset(value)?,
             Key::SystemCallFilter => sb.system_call_filter.assign(value)?,
             Key::SystemCallArchitectures => {
                 syscalls::assign_arches(&mut sb.system_call_architectures, value)?

@@ -37,6 +37,9 @@ pub enum MountKind {
     PrivateDev,
     /// Bound onto itself and made read-only with everything below it.
     ReadOnly,
+    /// A new procfs instance with these options (`hidepid=…`,
+    /// `subset=pid`: `ProtectProc=`, `ProcSubset=`).
+    Proc(String),
     /// Put back as it was before the plan started.
     Keep,
 }
@@ -46,7 +49,10 @@ impl MountKind {
     fn rank(&self) -> u8 {
         match self {
             MountKind::Inaccessible => 0,
-            MountKind::EmptyTmpfs(_) | MountKind::Bind(_) | MountKind::PrivateDev => 1,
+            MountKind::EmptyTmpfs(_)
+            | MountKind::Bind(_)
+            | MountKind::PrivateDev
+            | MountKind::Proc(_) => 1,
             MountKind::ReadOnly => 2,
             MountKind::Keep => 3,
         }
@@ -137,6 +143,21 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
             ProtectHome::ReadOnly => out.push(entry(p, ReadOnly, true, key)),
             ProtectHome::Tmpfs => out.push(entry(p, EmptyTmpfs(mode), true, key)),
         }
+    }
+    let proc_options: Vec<String> = sb
+        .protect_proc
+        .hidepid()
+        .map(|h| format!("hidepid={h}"))
+        .into_iter()
+        .chain(sb.proc_subset_pid.then(|| "subset=pid".to_string()))
+        .collect();
+    if !proc_options.is_empty() {
+        let key = if sb.protect_proc.hidepid().is_some() {
+            Key::ProtectProc
+        } else {
+            Key::ProcSubset
+        };
+        out.push(entry("/proc", Proc(proc_options.join(",")), false, key));
     }
     if sb.protect_kernel_tunables {
         let key = Key::ProtectKernelTunables;

@@ -43,6 +43,59 @@ pub enum ProtectHome {
     Tmpfs,
 }
 
+/// `ProtectProc=`: who sees other users' processes in `/proc` (procfs's
+/// `hidepid=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProtectProc {
+    /// `/proc` as the init has it.
+    #[default]
+    Default,
+    /// Other users' process directories are there but cannot be read.
+    Noaccess,
+    /// Other users' processes are not listed at all.
+    Invisible,
+    /// Only processes the unit may trace are listed.
+    Ptraceable,
+}
+
+impl ProtectProc {
+    /// procfs's `hidepid=` value.
+    pub fn hidepid(self) -> Option<&'static str> {
+        match self {
+            ProtectProc::Default => None,
+            ProtectProc::Noaccess => Some("noaccess"),
+            ProtectProc::Invisible => Some("invisible"),
+            ProtectProc::Ptraceable => Some("ptraceable"),
+        }
+    }
+}
+
+/// `ProtectProc=`: `default`, `noaccess`, `invisible` or `ptraceable`.
+pub fn parse_protect_proc(value: &str) -> Result<ProtectProc, String> {
+    match value.trim() {
+        "default" => Ok(ProtectProc::Default),
+        "noaccess" => Ok(ProtectProc::Noaccess),
+        "invisible" => Ok(ProtectProc::Invisible),
+        "ptraceable" => Ok(ProtectProc::Ptraceable),
+        v => Err(format!(
+            "`{v}` is not a ProtectProc= value (write default, noaccess, invisible or ptraceable)"
+        )),
+    }
+}
+
+/// `ProcSubset=`: `all` (false) or `pid` (true: only the process
+/// directories, none of the kernel's files).
+pub fn parse_proc_subset(value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "all" => Ok(false),
+        "pid" => Ok(true),
+        v => Err(format!(
+            "`{v}` is not a ProcSubset= value (write all or pid)"
+        )),
+    }
+}
+
 /// A path of `ReadWritePaths=`, `ReadOnlyPaths=` or `InaccessiblePaths=`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PathRule {
@@ -202,6 +255,19 @@ pub struct Sandbox {
     /// `MemoryDenyWriteExecute=`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub memory_deny_write_execute: bool,
+    /// `RestrictRealtime=`: no realtime scheduling policy.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub restrict_realtime: bool,
+    /// `PrivateMounts=`: a mount namespace of its own, the init's mounts
+    /// propagating into it and none of its own out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub private_mounts: bool,
+    /// `ProtectProc=`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub protect_proc: ProtectProc,
+    /// `ProcSubset=pid`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub proc_subset_pid: bool,
     /// `SystemCallFilter=`.
     #[serde(skip_serializing_if = "SyscallFilter::is_empty")]
     pub system_call_filter: SyscallFilter,
@@ -233,6 +299,9 @@ impl Sandbox {
             || self.protect_kernel_logs
             || self.protect_control_groups
             || self.protect_hostname
+            || self.private_mounts
+            || self.protect_proc != ProtectProc::Default
+            || self.proc_subset_pid
     }
 }
 

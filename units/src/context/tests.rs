@@ -218,6 +218,21 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("RestrictSUIDSGID", "yes", "x", "`x` is not a boolean"),
     ("LockPersonality", "yes", "x", "`x` is not a boolean"),
     ("MemoryDenyWriteExecute", "yes", "x", "`x` is not a boolean"),
+    ("RestrictRealtime", "yes", "x", "`x` is not a boolean"),
+    ("PrivateMounts", "yes", "x", "`x` is not a boolean"),
+    (
+        "ProtectProc",
+        "invisible",
+        "hidden",
+        "`hidden` is not a ProtectProc= value",
+    ),
+    (
+        "ProcSubset",
+        "pid",
+        "pids",
+        "`pids` is not a ProcSubset= value",
+    ),
+    ("IgnoreSIGPIPE", "no", "maybe", "`maybe` is not a boolean"),
     (
         "SystemCallFilter",
         "@system-service",

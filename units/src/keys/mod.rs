@@ -15,7 +15,7 @@
 use crate::context;
 use crate::exits::ExitSet;
 pub use crate::spec::TargetList;
-use crate::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
+use crate::spec::{Command, RestartPolicy, Signal, UnitAction, UnitSpec, UnitType};
 use crate::systemd::Condition;
 use crate::trigger::Activation;
 use std::collections::BTreeMap;
@@ -93,6 +93,8 @@ pub enum Slot<'a> {
     Bool(&'a mut Option<bool>),
     /// Exit codes and signals ([`ExitSet`]).
     ExitSet(&'a mut ExitSet),
+    /// A system action ([`UnitAction::parse`]), if given.
+    Action(&'a mut Option<UnitAction>),
     /// A trigger's setting: the systemd key (of `[Timer]`, `[Socket]` or
     /// `[Path]`), its value read in systemd's syntax by
     /// [`crate::trigger::set`].
@@ -155,7 +157,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 40] = [
+const BASE_KEYS: [Key; 42] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -227,6 +229,18 @@ const BASE_KEYS: [Key; 40] = [
         systemd: &[("Timer", "Unit"), ("Path", "Unit"), ("Socket", "Service")],
         applies_to: TRIGGERS,
         slot: |s| Slot::Targets(&mut s.triggers, TargetList::Triggers),
+    },
+    Key {
+        name: "success-action",
+        systemd: &[("Unit", "SuccessAction")],
+        applies_to: ALL,
+        slot: |s| Slot::Action(&mut s.extras.success_action),
+    },
+    Key {
+        name: "failure-action",
+        systemd: &[("Unit", "FailureAction")],
+        applies_to: ALL,
+        slot: |s| Slot::Action(&mut s.extras.failure_action),
     },
     Key {
         name: "on-failure",

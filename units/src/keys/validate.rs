@@ -158,6 +158,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             }
             Slot::Bool(b) => b.is_some(),
             Slot::ExitSet(set) => !set.is_empty(),
+            Slot::Action(a) => a.is_some(),
             // Typed already (their JSON form is read through the same
             // parsers); a trigger's settings are checked as a whole below.
             Slot::Trigger(..) | Slot::Condition(..) => false,

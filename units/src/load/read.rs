@@ -505,6 +505,21 @@ impl<'n> Unit<'_, 'n, '_> {
 
     /// `success-exit-status`, `restart-prevent-exit-status`: exit codes
     /// and signal names, a list or one string of them.
+    pub(super) fn action(&mut self, e: &Entry<'n>) -> Option<crate::spec::UnitAction> {
+        let text = self.text(
+            e,
+            "an action (`poweroff`, `reboot`, `halt`, `exit`, `none`)",
+        )?;
+        match crate::spec::UnitAction::parse(&text) {
+            Ok(a) => a,
+            Err(why) => {
+                self.sink
+                    .error(e.value.pos, format!("invalid `{}`: {why}", e.key));
+                None
+            }
+        }
+    }
+
     pub(super) fn exit_set(&mut self, e: &Entry<'n>) -> ExitSet {
         let mut set = ExitSet::default();
         for (text, pos) in self.scalars(e, "exit statuses (`143`, `SIGTERM`)") {

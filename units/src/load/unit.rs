@@ -192,6 +192,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             Slot::EnvironmentFiles(f) => *f = self.environment_files(e),
             Slot::Bool(f) => *f = self.boolean(e),
             Slot::ExitSet(f) => *f = self.exit_set(e),
+            Slot::Action(f) => *f = self.action(e),
             Slot::Trigger(f, key) => {
                 self.systemd_values(e, |v| crate::trigger::set(f, kind, key, v));
             }

@@ -30,6 +30,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     },
     watchdog: None,
     on_failure: Vec::new(),
+    success_action: None,
+    failure_action: None,
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.
 ///

@@ -123,6 +123,58 @@ impl RestartPolicy {
     }
 }
 
+/// What the whole system does when a unit ends (systemd's
+/// `SuccessAction=` and `FailureAction=`): flotilla's shutdowns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitAction {
+    /// Stop every unit and power off (`poweroff`; not PID 1: exit).
+    Poweroff,
+    /// Stop every unit and reboot (`reboot`).
+    Reboot,
+    /// Stop every unit and halt (`halt`).
+    Halt,
+    /// Stop every unit and exit (`exit`: a container's init; on a machine
+    /// it powers off).
+    Exit,
+}
+
+impl UnitAction {
+    /// systemd's name of the action.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnitAction::Poweroff => "poweroff",
+            UnitAction::Reboot => "reboot",
+            UnitAction::Halt => "halt",
+            UnitAction::Exit => "exit",
+        }
+    }
+
+    /// systemd's value: `none` is no action; the `-force` and
+    /// `-immediate` variants are the same action, since flotilla always
+    /// stops every unit first (an orderly shutdown is never skipped).
+    /// `kexec` and `soft-reboot` are refused: flotilla has neither.
+    pub fn parse(value: &str) -> Result<Option<UnitAction>, String> {
+        let v = value.trim();
+        let base = v
+            .strip_suffix("-force")
+            .or_else(|| v.strip_suffix("-immediate"))
+            .unwrap_or(v);
+        match base {
+            "" | "none" => Ok(None),
+            "poweroff" => Ok(Some(UnitAction::Poweroff)),
+            "reboot" => Ok(Some(UnitAction::Reboot)),
+            "halt" => Ok(Some(UnitAction::Halt)),
+            "exit" if !v.ends_with("-immediate") => Ok(Some(UnitAction::Exit)),
+            "kexec" | "soft-reboot" => Err(format!("`{v}`: flotilla has no {base}")),
+            _ => Err(format!(
+                "`{v}` is not an action (none, exit, poweroff, reboot, halt, each with \
+                 -force; poweroff, reboot, halt with -immediate)"
+            )),
+        }
+    }
+}
+
 /// A command to run: the program and its arguments. No shell is involved.
 ///
 /// The flags are systemd's prefixes of command lines (`-`, `@`, `+`, `!`,
@@ -428,6 +480,13 @@ pub struct ExtraFields {
     /// Units started when this one fails for good (no restart pending).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_failure: Vec<String>,
+    /// What the system does when the unit has done its work: exited with
+    /// success, or (a unit with no process) come up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_action: Option<UnitAction>,
+    /// What the system does when the unit fails for good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_action: Option<UnitAction>,
 }
 
 /// `preference` is left out of a spec's JSON form when it is the default.
@@ -509,6 +568,24 @@ impl UnitSpec {
     pub fn remain_after_exit(&self) -> bool {
         self.remain_after_exit
             .unwrap_or(self.kind == UnitType::Oneshot)
+    }
+
+    /// The system action the unit's new `state` sets off: `success-action`
+    /// once it has done its work (`exited`; a unit with no process: up),
+    /// `failure-action` once it failed for good (`failed`, no restart
+    /// pending).
+    pub fn action_on(
+        &self,
+        state: crate::state::UnitState,
+        restarting: bool,
+    ) -> Option<UnitAction> {
+        use crate::state::UnitState;
+        match state {
+            UnitState::Exited => self.extras.success_action,
+            UnitState::Running if self.kind == UnitType::Virtual => self.extras.success_action,
+            UnitState::Failed if !restarting => self.extras.failure_action,
+            _ => None,
+        }
     }
 
     /// Whether `status` counts as success for the unit's commands: status

@@ -119,6 +119,46 @@ fn without_clone_into_cgroup_the_child_joins_by_writing_cgroup_procs() {
 }
 
 #[test]
+fn a_killed_cgroup_is_made_again_or_joined_never_born_into() {
+    let _g = process_lock();
+    let (cgroups, dir) = test_cgroups("rekill");
+    let make = || {
+        cgroups
+            .create("svc", &Default::default(), 0, 0)
+            .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"))
+    };
+    let cg = make();
+    assert!(cg.fresh());
+    // Killed and empty: the next start removes it and makes it again.
+    cg.kill().unwrap();
+    let cg = make();
+    assert!(cg.fresh());
+    // Killed while it cannot be removed (a cgroup below it, as while
+    // killed processes are still dying): reused, and its child joins it
+    // (one born in it would be killed before its execve: the spawn
+    // would fail).
+    std::fs::create_dir(cg.dir().join("sub")).unwrap();
+    cg.kill().unwrap();
+    let cg = make();
+    assert!(!cg.fresh());
+    let cc = child_context(
+        &ServiceContext::default(),
+        &Params {
+            cgroup: Some(&cg),
+            ..Params::default()
+        },
+    );
+    let pid = sleeper(&cc, None);
+    let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    let name = status(pid, "Name");
+    stop(pid);
+    assert!(own.ends_with("/svc\n"), "{own}");
+    assert_eq!(name, "sleep");
+    std::fs::remove_dir(cg.dir().join("sub")).unwrap();
+    cleanup(&cg, &dir);
+}
+
+#[test]
 fn a_signal_reaches_every_process_of_the_cgroup() {
     let _g = process_lock();
     let (cg, dir, cc) = unit_cgroup("signal", "db");

@@ -286,6 +286,10 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
             KERNEL_SIGSET_SIZE,
         );
     }
+    // SIGPIPE ignored, as systemd starts services (`IgnoreSIGPIPE=yes`,
+    // its default; a context step sets it back for `no`): a daemon that
+    // writes to a closed socket gets EPIPE rather than dying.
+    libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     let empty = [0u64; 2];
     sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut());
     // Last: no-new-privileges and the seccomp filter, which the child's

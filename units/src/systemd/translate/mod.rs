@@ -341,6 +341,10 @@ impl Tr<'_> {
                     self.error(p, format!("invalid {key}={v}: {e}"));
                 }
             }
+            Slot::Action(f) => match crate::spec::UnitAction::parse(v) {
+                Ok(a) => *f = a,
+                Err(e) => self.error(p, format!("invalid {key}={v}: {e}")),
+            },
             Slot::EnvironmentFiles(files) => {
                 if v.is_empty() {
                     files.clear();

@@ -26,3 +26,70 @@ fn handled_keys_are_read() {
         "[Service] IPAddressDeny= is not supported, ignored"
     );
 }
+
+/// `SuccessAction=`/`FailureAction=`: Debian's systemd-poweroff.service
+/// (no `[Service]` at all) is a unit with no process whose coming up
+/// powers off; a oneshot's actions are kept; a bad value is an error.
+#[test]
+fn system_actions() {
+    use crate::spec::UnitAction;
+    use crate::state::UnitState;
+    let p = translate_file(
+        "f",
+        "systemd-poweroff.service",
+        "[Unit]\nDescription=System Power Off\nDefaultDependencies=no\n\
+         Requires=shutdown.target umount.target final.target\n\
+         After=shutdown.target umount.target final.target\nSuccessAction=poweroff-force\n",
+    );
+    let spec = p.spec.expect("loads");
+    assert_eq!(spec.kind, UnitType::Virtual);
+    assert_eq!(spec.extras.success_action, Some(UnitAction::Poweroff));
+    assert_eq!(
+        spec.action_on(UnitState::Running, false),
+        Some(UnitAction::Poweroff)
+    );
+    let p = translate_file(
+        "f",
+        "update.service",
+        "[Unit]\nFailureAction=reboot\nSuccessAction=exit\n[Service]\nType=oneshot\nExecStart=/bin/x\n",
+    );
+    let spec = p.spec.expect("loads");
+    assert_eq!(spec.kind, UnitType::Oneshot);
+    assert_eq!(
+        spec.action_on(UnitState::Exited, false),
+        Some(UnitAction::Exit)
+    );
+    assert_eq!(spec.action_on(UnitState::Running, false), None);
+    assert_eq!(spec.action_on(UnitState::Failed, true), None, "restarting");
+    assert_eq!(
+        spec.action_on(UnitState::Failed, false),
+        Some(UnitAction::Reboot)
+    );
+    for (value, error) in [
+        (
+            "kexec",
+            "invalid SuccessAction=kexec: `kexec`: flotilla has no kexec",
+        ),
+        (
+            "shutdown",
+            "invalid SuccessAction=shutdown: `shutdown` is not an action",
+        ),
+        ("exit-immediate", "`exit-immediate` is not an action"),
+    ] {
+        let p = translate_file(
+            "f",
+            "a.service",
+            &format!("[Unit]\nSuccessAction={value}\n[Service]\nExecStart=/bin/x\n"),
+        );
+        assert!(
+            p.diagnostics.iter().any(|d| d.message.contains(error)),
+            "{value}: {:?}",
+            p.diagnostics
+        );
+    }
+    assert_eq!(UnitAction::parse("none"), Ok(None));
+    assert_eq!(
+        UnitAction::parse("halt-immediate"),
+        Ok(Some(UnitAction::Halt))
+    );
+}

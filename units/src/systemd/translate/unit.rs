@@ -64,7 +64,18 @@ pub(crate) fn translate_at(
     let type_value = type_index
         .map(|i| options[i].value.trim().to_string())
         .unwrap_or_default();
+    // A service with nothing to run but an action (systemd-poweroff.service:
+    // `SuccessAction=poweroff-force`, no `[Service]` at all) is a unit with
+    // no process: up as soon as it starts, its action then taken.
+    let given = |section: &str, name: &str| {
+        options
+            .iter()
+            .any(|o| o.section == section && o.name == name && !o.value.trim().is_empty())
+    };
+    let only_an_action =
+        type_value.is_empty() && !given("Service", "ExecStart") && given("Unit", "SuccessAction");
     let kind = match (suffix_type, type_value.as_str()) {
+        (Some(UnitType::ForegroundSupervised), _) if only_an_action => UnitType::Virtual,
         (Some(UnitType::ForegroundSupervised), "notify" | "notify-reload") => {
             UnitType::ForegroundNotified
         }
