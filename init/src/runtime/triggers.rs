@@ -77,6 +77,13 @@ impl<S: Sys> Runtime<S> {
                 ))
             }
         };
+        if settings.listen.is_empty() {
+            return Err(
+                "no ListenStream=, ListenDatagram=, ListenSequentialPacket= or ListenFIFO= \
+                        this init can make (the unit's other Listen…= kinds are not supported)"
+                    .into(),
+            );
+        }
         if settings.accept {
             return Err(
                 "Accept=yes (a service instance per connection) is not run by this init yet".into(),
