@@ -136,3 +136,25 @@ fn a_path_that_exists_at_start_fires_at_once() {
     init.wait_state("early.service", UnitState::Disabled);
     assert_eq!(init.unit("early.path").state, UnitState::Running);
 }
+
+/// After `initctl reexec` a path unit watches its paths again.
+#[test]
+fn a_path_unit_watches_again_after_a_reexec() {
+    let dir = TestDir::new();
+    let flag = dir.join("flag");
+    path_unit(
+        &dir,
+        "after",
+        &format!("PathExists={}\n", flag.display()),
+        &format!("rm {}", flag.display()),
+    );
+    let copy = dir.join("init-copy");
+    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let init = dir.init().target("after.path").binary(copy).start();
+    init.wait_state("after.path", UnitState::Running);
+    init.ctl(&["reexec"]).expect(0);
+    std::fs::write(&flag, "").expect("flag");
+    wait_for(WAIT, "after.service to run", || {
+        (ran(&dir, "after") == 1).then_some(())
+    });
+}

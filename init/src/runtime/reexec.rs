@@ -230,6 +230,7 @@ impl<S: Sys> Runtime<S> {
         for io in snap.io {
             rt.restore_io(io);
         }
+        rt.rewatch_paths();
         rt.sys.console(&format!(
             "init: re-executed: target {}, {} units",
             rt.planner.target(),

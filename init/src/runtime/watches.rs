@@ -13,7 +13,8 @@
 //! write too. Then, as for a socket, the instance is not watched until the
 //! planner says the trigger waits again (its unit settled); the queued
 //! events are dropped then and the level kinds looked at again, firing at
-//! once if one still holds — as at the unit's start.
+//! once if one still holds — as at the unit's start. A re-exec carries no
+//! instance: the new image watches every path unit that is up afresh.
 
 use super::slots::{SlotId, Source};
 use super::Runtime;
@@ -179,6 +180,24 @@ impl<S: Sys> Runtime<S> {
             self.fact(Fact::Fired { unit });
         }
         fire
+    }
+
+    /// After a re-exec (which carries no inotify instance): every path
+    /// unit that is up watches its paths afresh, looked at again at once.
+    pub(super) fn rewatch_paths(&mut self) {
+        let up: Vec<(UnitId, std::sync::Arc<UnitSpec>)> = self
+            .planner
+            .graph()
+            .node_ids()
+            .filter(|&u| self.planner.state(u) == flotilla_units::state::UnitState::Running)
+            .map(|u| (u, self.planner.graph().node(u).spec.clone()))
+            .filter(|(_, s)| s.kind == flotilla_units::spec::UnitType::Path)
+            .collect();
+        for (u, spec) in up {
+            if let Err(e) = self.arm_paths(u, &spec) {
+                self.unit_note(u, &format!("after the re-exec: {e}"));
+            }
+        }
     }
 
     /// Removes the watches of path unit `unit`, if it has any.
