@@ -439,3 +439,133 @@ fn openssh_from_debians_unit_file() {
     let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
     assert!(cg.contains("/ssh.service"), "in its own cgroup: {cg}");
 }
+
+/// Debian's `dbus.socket` and `dbus.service`, unchanged, run by the init as
+/// PID 1 of a PID and mount namespace (`/run` a tmpfs of its own): the init
+/// binds `/run/dbus/system_bus_socket`, a client's call waits in it before
+/// any dbus-daemon runs, starts `dbus.service` (`--address=systemd:`: the
+/// daemon takes the socket from `LISTEN_FDS`), and is answered.
+#[test]
+fn dbus_socket_activated_from_debians_unit_files() {
+    let dir = TestDir::new();
+    install_debians(&dir, "dbus.socket");
+    install_debians(&dir, "dbus.service");
+    if !has_sys_resource() {
+        // OOMScoreAdjust=-900 lowers the score: CAP_SYS_RESOURCE too.
+        let unit = dir.units().join("dbus.service");
+        let mut text = std::fs::read_to_string(&unit).expect("dbus.service");
+        text.push_str("X-SkipUnsupported=LimitNOFILE OOMScoreAdjust\n");
+        std::fs::write(&unit, text).expect("write unit");
+    }
+    let init = NsInit::start_with(
+        &dir,
+        "dbus.socket",
+        &["--pid", "--fork", "--mount-proc", "--kill-child"],
+        "mount -t tmpfs -o mode=0755 tmpfs /run",
+    );
+    wait_for(WAIT, "dbus.socket listening", || {
+        let out = dir.ctl(&["status", "dbus.socket"]);
+        out.stdout
+            .contains("stream /run/dbus/system_bus_socket")
+            .then_some(())
+    });
+    let service = dir.ctl(&["status", "dbus.service"]);
+    assert!(
+        service
+            .stdout
+            .lines()
+            .any(|l| l.trim().starts_with("State: disabled")),
+        "no daemon before the first call: {}",
+        service.stdout
+    );
+    let mnt = format!("--mount=/proc/{}/ns/mnt", init.child.id());
+    let net = format!("--net=/proc/{}/ns/net", init.child.id());
+    let names = wait_for(WAIT, "dbus-send answered", || {
+        let out = Command::new("nsenter")
+            .args([&mnt, &net, "--"])
+            .args([
+                "dbus-send",
+                "--system",
+                "--print-reply",
+                "--reply-timeout=5000",
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.ListNames",
+            ])
+            .env(procs::MARK_VAR, &dir.mark)
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.success() && text.contains("org.freedesktop.DBus")).then_some(text)
+    });
+    assert!(names.contains("method return"), "{names}");
+    let pid = process(&init, "/usr/bin/dbus-daemon");
+    assert_eq!(procs::uid(pid), Some(uid_of("messagebus")));
+    // Type=notify: dbus-daemon said READY=1 once it had its socket.
+    wait_for(WAIT, "dbus.service running", || {
+        let out = dir.ctl(&["status", "dbus.service"]);
+        out.stdout
+            .lines()
+            .any(|l| l.trim().starts_with("State: running"))
+            .then_some(())
+    });
+}
+
+/// Debian's `syslog.socket` and `rsyslog.service` (with its alias
+/// `syslog.service`, the link `[Install] Alias=` makes), unchanged, run by
+/// the init as PID 1 of a PID and mount namespace (`/run` and `/var/log`
+/// tmpfs of its own): a line sent to `/run/systemd/journal/syslog` before
+/// any rsyslogd runs starts it through the alias, and reaches
+/// `/var/log/syslog`. rsyslog takes its socket from `LISTEN_FDS` only
+/// where `sd_booted()` says systemd runs (`/run/systemd/system` exists):
+/// the test's `/run` says so; flotilla itself never makes it.
+#[test]
+fn rsyslog_socket_activated_from_debians_unit_files() {
+    let dir = TestDir::new();
+    install_debians(&dir, "syslog.socket");
+    install_debians(&dir, "rsyslog.service");
+    std::os::unix::fs::symlink("rsyslog.service", dir.units().join("syslog.service"))
+        .expect("alias link");
+    let init = NsInit::start_with(
+        &dir,
+        "syslog.socket",
+        &["--pid", "--fork", "--mount-proc", "--kill-child"],
+        "mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd/system \
+         && mount -t tmpfs tmpfs /var/log",
+    );
+    wait_for(WAIT, "syslog.socket listening", || {
+        let out = dir.ctl(&["status", "syslog.socket"]);
+        out.stdout
+            .contains("datagram /run/systemd/journal/syslog")
+            .then_some(())
+    });
+    let mnt = format!("--mount=/proc/{}/ns/mnt", init.child.id());
+    let line = format!("flotilla-test-{}", dir.mark);
+    let sent = Command::new("nsenter")
+        .args([
+            &mnt,
+            "--",
+            "logger",
+            "-u",
+            "/run/systemd/journal/syslog",
+            &line,
+        ])
+        .status()
+        .expect("logger");
+    assert!(sent.success());
+    wait_for(WAIT, "the line in /var/log/syslog", || {
+        let out = Command::new("nsenter")
+            .args([&mnt, "--", "cat", "/var/log/syslog"])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout)
+            .contains(&line)
+            .then_some(())
+    });
+    let st = dir.ctl(&["status", "rsyslog.service"]);
+    assert!(
+        st.stdout.contains("triggered by syslog.socket"),
+        "{}",
+        st.stdout
+    );
+}

@@ -220,7 +220,14 @@ impl World {
                         },
                     );
                 }
-                Action::SaveTimerStamp { .. } => {}
+                Action::SaveTimerStamp { .. } | Action::Disarm { .. } => {}
+                Action::Arm { unit, .. } => self.feed(
+                    p,
+                    Fact::Armed {
+                        unit,
+                        result: Ok(()),
+                    },
+                ),
             }
             p.drain_actions_into(&mut queue);
         }

@@ -258,6 +258,10 @@ pub struct UnitCarry {
     /// set's (changed by a reload since they started).
     #[serde(default)]
     pub running_spec: Option<UnitSpec>,
+    /// The trigger that has it in the triggered set (it stays required
+    /// until it settles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triggered_by: Option<String>,
 }
 
 impl UnitCarry {
@@ -292,6 +296,7 @@ impl UnitCarry {
             pidfile_tries: 0,
             pidfile_deadline: None,
             running_spec: None,
+            triggered_by: None,
         }
     }
 
@@ -326,6 +331,9 @@ pub struct IoCarry {
     /// It had a run (cgroup, directories) made: made again for it.
     #[serde(default)]
     pub had_run: bool,
+    /// A socket unit's sockets, in the order of its `Listen…=` lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listening: Vec<i32>,
 }
 
 /// A notify socket.

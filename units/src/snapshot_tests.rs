@@ -76,6 +76,7 @@ prop_compose! {
         times in any::<(Option<u64>, Option<u64>, Option<u64>, Option<u64>)>(),
         groups in any::<(Option<i32>, Option<i32>)>(),
         argv in proptest::option::of("/[a-z/]{1,10}"),
+        triggered_by in proptest::option::of("[a-z]{1,8}\\.timer"),
     ) -> UnitCarry {
         UnitCarry {
             running_spec: argv.map(|a| spec(&name, &a)),
@@ -105,6 +106,7 @@ prop_compose! {
             pidfile_deadline: times.3,
             dead_leader: groups.0,
             script_group: groups.1,
+            triggered_by,
         }
     }
 }
@@ -124,6 +126,7 @@ prop_compose! {
         notify in proptest::option::of((0..4096i32, "/[a-z/]{1,20}", any::<u64>(), any::<u64>())),
         log in (any::<u32>(), any::<u64>(), any::<u64>(), proptest::collection::vec(arb_line(), 0..5)),
         had_run in any::<bool>(),
+        listening in proptest::collection::vec(0..4096i32, 0..3),
     ) -> IoCarry {
         IoCarry {
             unit,
@@ -132,6 +135,7 @@ prop_compose! {
             notify: notify.map(|(fd, path, dev, ino)| NotifyCarry { fd, path, dev, ino }),
             log: Some(LogCarry { id: log.0, next_seq: log.1, persisted: log.2, lines: log.3 }),
             had_run,
+            listening,
         }
     }
 }

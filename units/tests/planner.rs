@@ -10,6 +10,7 @@ use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
 use flotilla_units::systemd::{parse_condition, ScriptedFacts, ScriptedPath};
 use flotilla_units::time::Instant;
+use flotilla_units::trigger::Activation;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -271,7 +272,11 @@ impl World {
                     result: Ok(pid),
                 });
             }
-            Action::SaveTimerStamp { .. } => {}
+            Action::SaveTimerStamp { .. } | Action::Disarm { .. } => {}
+            Action::Arm { unit, .. } => self.feed(Fact::Armed {
+                unit,
+                result: Ok(()),
+            }),
         }
     }
 
@@ -1369,29 +1374,127 @@ fn after_and_before_order_required_units_and_pull_in_nothing() {
     assert!(at("a") < at("b") && at("c") < at("b"), "{order:?}");
 }
 
+/// A socket unit: up once the init armed it; its event starts its service
+/// (a long-running one), during which the trigger does not wait; once the
+/// service settled it waits again. A trigger past its limit fails, and a
+/// trigger that leaves the target is disarmed.
 #[test]
-fn a_trigger_unit_fails_once_saying_it_is_not_run_yet() {
+fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
+    let sock = |name: &str| {
+        with(spec(name, UnitType::Socket), |s| {
+            s.exec_start = None;
+            s.triggers = v(&["job"]);
+            s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
+        })
+    };
     let mut w = World::new(
         vec![
-            with(spec("tick", UnitType::Path), |s| {
-                s.exec_start = None;
-                s.triggers = v(&["job"]);
-            }),
-            spec("job", UnitType::Oneshot),
+            sock("web.socket"),
+            spec("job", UnitType::ForegroundSupervised),
         ],
-        "tick",
+        "web.socket",
         PlannerOptions::default(),
     );
-    assert_eq!(w.state("tick"), UnitState::Failed);
-    let view = w.p.view(w.id("tick")).unwrap();
-    assert_eq!(view.restart_at, None, "no restart loop");
-    assert!(
-        view.status.contains("not run by this init yet"),
-        "{}",
-        view.status
+    w.behaviour.insert("job".into(), Behaviour::Exit(0));
+    let t = w.id("web.socket");
+    assert_eq!(w.state("web.socket"), UnitState::Running);
+    assert_eq!(w.p.view(t).unwrap().status, "listening");
+    assert_eq!(w.state("job"), UnitState::Disabled);
+    assert!(w.p.trigger_waits(t));
+    // Held by a serving job: the trigger does not wait meanwhile.
+    w.behaviour.insert("job".into(), Behaviour::Serve);
+    w.feed(Fact::Fired { unit: t });
+    assert_eq!(w.starts(), ["job"]);
+    assert_eq!(w.state("job"), UnitState::Running, "{:?}", w.events);
+    assert!(!w.p.trigger_waits(t));
+    w.crash("job", ExitStatus::Code(0));
+    assert_eq!(w.state("job"), UnitState::Disabled, "settled, left T");
+    assert!(w.p.trigger_waits(t));
+    // Past the limit (20 in 2 s) the trigger fails.
+    w.behaviour.insert("job".into(), Behaviour::Exit(0));
+    for _ in 0..19 {
+        w.feed(Fact::Fired { unit: t });
+    }
+    assert_eq!(w.state("web.socket"), UnitState::Running);
+    w.feed(Fact::Fired { unit: t });
+    assert_eq!(w.state("web.socket"), UnitState::Failed);
+    assert!(w.p.view(t).unwrap().status.contains("trigger limit hit"));
+    assert!(!w.p.trigger_waits(t));
+}
+
+/// A trigger whose unit is named by an alias (`syslog.service`, provided
+/// by `rsyslog.service`) starts the unit that provides it, which stays
+/// triggered by its own name until it settles.
+#[test]
+fn a_trigger_naming_an_alias_starts_the_unit_that_provides_it() {
+    let mut w = World::new(
+        vec![
+            with(spec("syslog.socket", UnitType::Socket), |s| {
+                s.exec_start = None;
+                s.triggers = v(&["syslog.service"]);
+            }),
+            with(spec("rsyslog", UnitType::ForegroundSupervised), |s| {
+                s.provides = v(&["rsyslog", "syslog.service"]);
+            }),
+        ],
+        "syslog.socket",
+        PlannerOptions::default(),
     );
-    w.advance(Duration::from_secs(120));
-    assert_eq!(w.starts(), Vec::<String>::new());
+    let t = w.id("syslog.socket");
+    assert!(w.p.trigger_waits(t));
+    w.feed(Fact::Fired { unit: t });
+    assert_eq!(w.state("rsyslog"), UnitState::Running);
+    assert_eq!(w.p.triggered_by(w.id("rsyslog")), Some("syslog.socket"));
+    assert!(!w.p.trigger_waits(t));
+}
+
+/// A trigger whose sockets cannot be bound is `failed` and says why; one
+/// that leaves the target is disarmed.
+#[test]
+fn a_socket_that_cannot_bind_fails_and_one_that_stops_is_disarmed() {
+    let (g, _) = Graph::build(vec![(
+        with(spec("s.socket", UnitType::Socket), |s| {
+            s.exec_start = None;
+            s.triggers = v(&["job"]);
+        }),
+        origin("s.socket"),
+    )]);
+    let mut p = Planner::new(g, "s.socket", Instant(0), PlannerOptions::default());
+    let t = p.graph().unit("s.socket").unwrap();
+    let arm = p.take_actions();
+    assert!(
+        matches!(arm[..], [Action::Arm { unit, .. }] if unit == t),
+        "{arm:?}"
+    );
+    assert_eq!(p.state(t), UnitState::Starting);
+    p.fact(
+        Fact::Armed {
+            unit: t,
+            result: Err("ListenStream=80: bind: Address in use".into()),
+        },
+        Instant(1),
+    );
+    assert_eq!(p.state(t), UnitState::Failed);
+    assert!(p.view(t).unwrap().status.contains("Address in use"));
+    // Armed this time, then the target leaves it: disarmed at once.
+    p.restart("s.socket", Instant(2)).unwrap();
+    p.take_actions();
+    p.fact(
+        Fact::Armed {
+            unit: t,
+            result: Ok(()),
+        },
+        Instant(3),
+    );
+    assert_eq!(p.state(t), UnitState::Running);
+    p.shutdown(Instant(4));
+    let acts = p.take_actions();
+    assert!(
+        acts.iter()
+            .any(|a| matches!(a, Action::Disarm { unit } if *unit == t)),
+        "{acts:?}"
+    );
+    assert_eq!(p.state(t), UnitState::Disabled);
 }
 
 /// Conditions at start against a scripted machine: a unit whose condition

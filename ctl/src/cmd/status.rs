@@ -210,6 +210,9 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
         rows.push(("Restart in", format_ms(ms)));
     }
     rows.push(("PID", pid_cell(u.pid)));
+    if !u.listening.is_empty() {
+        rows.push(("Listen", u.listening.join(", ")));
+    }
     if let Some(use_) = &u.usage {
         if let Some(t) = use_.tasks {
             rows.push(("Tasks", t.to_string()));
@@ -294,6 +297,7 @@ pub(crate) mod tests {
             providers: None,
             usage: None,
             skipped: false,
+            listening: Vec::new(),
             timer: None,
         }
     }

@@ -59,6 +59,14 @@ impl<S: Sys> Runtime<S> {
             Action::SaveTimerStamp {
                 timer, realtime_us, ..
             } => self.save_timer_stamp(timer, realtime_us),
+            Action::Arm { unit, spec } => {
+                let result = self.arm_trigger(unit, &spec);
+                if let Err(e) = &result {
+                    self.unit_note(unit, e);
+                }
+                self.fact(Fact::Armed { unit, result });
+            }
+            Action::Disarm { unit } => self.disarm_trigger(unit),
         }
     }
 
@@ -225,6 +233,16 @@ impl<S: Sys> Runtime<S> {
         if let (Role::Main, Some(d)) = (role, watchdog) {
             let _ = env.set("WATCHDOG_USEC", &d.as_micros().to_string());
         }
+        let (listen_fds, names) = match role {
+            Role::Main => self.listen_fds_for(&spec.name),
+            _ => (Vec::new(), String::new()),
+        };
+        if !listen_fds.is_empty() {
+            let _ = env.set("LISTEN_FDS", &listen_fds.len().to_string());
+            let _ = env.set("LISTEN_FDNAMES", &names);
+            // Room for any PID: the child writes its own.
+            let _ = env.set("LISTEN_PID", "0000000000");
+        }
         self.io(unit, spec)
             .ok_or_else(|| "unit i/o vanished".to_string())?;
         self.ensure_run(unit, spec, &creds)?;
@@ -276,6 +294,7 @@ impl<S: Sys> Runtime<S> {
             if let Some(dir) = &spec.extras.working_directory {
                 req = req.cwd(dir);
             }
+            req = req.listen_fds(&listen_fds);
             self.sys.spawn(&req).map_err(|e| e.to_string())
         };
         out.close_writer();

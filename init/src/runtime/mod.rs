@@ -43,7 +43,9 @@ mod sources;
 #[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 mod tests;
 mod timers;
+mod triggers;
 mod unitset;
+mod watches;
 
 use crate::args::Settings;
 use crate::control::Control;
@@ -123,6 +125,8 @@ pub struct Runtime<S: Sys> {
     events: Vec<Event>,
     /// Timer units' wall clock and stamps (`timers.rs`).
     timers: timers::Timers,
+    /// Socket units with sockets, and those paused (`triggers.rs`).
+    armed: triggers::Armed,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -202,6 +206,9 @@ impl<S: Sys> Runtime<S> {
         let notify_dir = notify_dir(&settings);
         let mut base_env = Env::from_current();
         base_env.remove("NOTIFY_SOCKET");
+        for k in ["LISTEN_FDS", "LISTEN_FDNAMES", "LISTEN_PID"] {
+            base_env.remove(k);
+        }
         base_env.remove("INIT_CONTROL");
         let _ = base_env.set_os("INIT_CONTROL", settings.control.as_os_str());
         Runtime {
@@ -232,6 +239,7 @@ impl<S: Sys> Runtime<S> {
             actions: Vec::new(),
             events: Vec::with_capacity(64),
             timers,
+            armed: triggers::Armed::default(),
         }
     }
 
@@ -346,7 +354,9 @@ impl<S: Sys> Runtime<S> {
         // Bounded: each batch is what the facts of the last one caused.
         for _ in 0..1_000_000 {
             self.planner.drain_actions_into(&mut actions);
-            if actions.is_empty() {
+            // Triggers whose units settled wait again (a path unit may fire
+            // at once: then there is more to do).
+            if actions.is_empty() && !self.resume_triggers() {
                 break;
             }
             for a in actions.drain(..) {

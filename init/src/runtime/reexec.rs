@@ -7,8 +7,10 @@
 //! transient sets: the directory is not read again, as a `reload` would),
 //! the target and the wants, each unit's planner record (phase, state,
 //! PIDs, restart counters, the pending timer as the time left), each
-//! unit's output pipes, notify socket and log ring, the log streams' name,
-//! and the control socket's listener. The children are the same processes
+//! unit's output pipes, notify socket and log ring, a socket unit's
+//! sockets (the service keeps accepting on the same ones, and what is
+//! queued in them waits), the log streams' name, and the control socket's
+//! listener. The children are the same processes
 //! with the same PIDs, and the init is still their parent: those that
 //! exited during the `execve` are zombies that the first reap collects.
 //! Client connections other than the one that asked close at the
@@ -89,7 +91,14 @@ impl<S: Sys> Runtime<S> {
                 notify: None,
                 log: None,
                 had_run: slot.run.is_some(),
+                listening: Vec::new(),
             };
+            if let Some(l) = slot.listening.as_deref() {
+                for (fd, _) in &l.fds {
+                    keep.push(fd.as_raw_fd());
+                    carry.listening.push(fd.as_raw_fd());
+                }
+            }
             if let Some(uio) = slot.io.as_deref() {
                 for (p, _) in &uio.pipes {
                     keep.push(p.as_raw_fd());
@@ -221,6 +230,7 @@ impl<S: Sys> Runtime<S> {
         for io in snap.io {
             rt.restore_io(io);
         }
+        rt.rewatch_paths();
         rt.sys.console(&format!(
             "init: re-executed: target {}, {} units",
             rt.planner.target(),
@@ -286,6 +296,9 @@ impl<S: Sys> Runtime<S> {
             }
             self.queue_log(slot);
         }
+        if !io.listening.is_empty() {
+            self.restore_listening(unit, &spec, &io.listening);
+        }
         if io.had_run {
             let made = self
                 .credentials(&spec)
@@ -343,7 +356,8 @@ impl<S: Sys> Runtime<S> {
             .pipes
             .iter()
             .map(|p| p.0)
-            .chain(io.notify.as_ref().map(|n| n.fd));
+            .chain(io.notify.as_ref().map(|n| n.fd))
+            .chain(io.listening.iter().copied());
         for fd in fds {
             drop(self.sys.adopt_fd(fd));
         }

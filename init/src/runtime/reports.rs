@@ -119,6 +119,7 @@ impl<S: Sys> Runtime<S> {
             }),
             usage: None,
             skipped: v.skipped,
+            listening: self.listening(id),
             timer: self.planner.timer_times(id).map(|(next, last)| {
                 flotilla_units::protocol::TimerTimes {
                     next_elapse_usec: next,

@@ -33,6 +33,9 @@ pub(super) enum Source {
     Output(SlotId),
     /// The unit's notify socket.
     Notify(SlotId),
+    /// One of a socket unit's sockets (`triggers.rs`), or a path unit's
+    /// inotify instance (`watches.rs`).
+    Trigger(SlotId),
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.
@@ -83,6 +86,10 @@ pub(super) struct Slot {
     /// What the init made for the unit's current run (cgroup, directories,
     /// prepared context): made at its first spawn, ended when it stops.
     pub run: Option<Box<UnitRun>>,
+    /// A socket unit's sockets, while it is up (`triggers.rs`).
+    pub listening: Option<Box<super::triggers::Listening>>,
+    /// A path unit's watches, while it is up (`watches.rs`).
+    pub watching: Option<Box<super::watches::Watching>>,
 }
 
 /// The table. See the module documentation.
@@ -149,6 +156,8 @@ impl Slots {
             reported: UnitState::Disabled,
             io: None,
             run: None,
+            listening: None,
+            watching: None,
         };
         let id = match self.free_slots.pop() {
             Some(i) => {
@@ -253,6 +262,12 @@ impl Slots {
                         if let Some(run) = gone.run {
                             sys.end_unit(&run, false);
                         }
+                        if let Some(l) = gone.listening {
+                            self.close_listening(*l, sys);
+                        }
+                        if let Some(w) = gone.watching {
+                            self.close_watching(*w, sys);
+                        }
                         self.free_slots.push(u32::try_from(i).unwrap_or(NO_SLOT));
                     }
                 }
@@ -278,6 +293,24 @@ impl Slots {
                 self.close_io(*io, sys);
             }
         }
+    }
+
+    /// Unwatches and closes a socket unit's sockets, removing their files
+    /// with `RemoveOnStop=`.
+    pub fn close_listening(&mut self, l: super::triggers::Listening, sys: &dyn Sys) {
+        for (fd, t) in l.fds {
+            let _ = sys.unwatch(fd.as_raw_fd());
+            self.free_token(t);
+        }
+        for p in &l.remove {
+            let _ = sys.remove_file(p);
+        }
+    }
+
+    /// Closes a path unit's inotify instance.
+    pub fn close_watching(&mut self, w: super::watches::Watching, sys: &dyn Sys) {
+        let t = w.close(sys);
+        self.free_token(t);
     }
 
     /// Every slot.

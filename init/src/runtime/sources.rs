@@ -78,6 +78,7 @@ impl<S: Sys> Runtime<S> {
         match self.slots.source(t) {
             Some(Source::Output(slot)) => self.on_output(slot, t),
             Some(Source::Notify(slot)) => self.on_notify(slot),
+            Some(Source::Trigger(slot)) => self.on_trigger(slot),
             None => {}
         }
     }

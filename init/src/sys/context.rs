@@ -363,6 +363,9 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
                 format!("needs CAP_SYS_RESOURCE to raise the hard limit above the init's ({have}), which the init does not hold")
             })
         }
+        Key::OomScoreAdjust if !host.sys_resource && ctx.oom_score_adjust.is_some_and(|a| a < 0) => {
+            Some("needs CAP_SYS_RESOURCE to lower the OOM score below 0, which the init does not hold".into())
+        }
         Key::CapabilityBoundingSet if !host.setpcap => {
             Some("needs CAP_SETPCAP to drop capabilities (the init does not hold it)".into())
         }

@@ -511,6 +511,33 @@ fn unsupported_keys_are_errors_that_name_them_unless_skippable() {
         err.to_string(),
         "PrivateTmp= the init made no private /tmp for this unit"
     );
+    // Lowering the OOM score needs CAP_SYS_RESOURCE; raising it does not.
+    let mut host = Host::probe();
+    host.sys_resource = false;
+    let err = prepare(
+        &ctx(&[("OOMScoreAdjust", "-900")]),
+        &Params::default(),
+        &host,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "OOMScoreAdjust= needs CAP_SYS_RESOURCE to lower the OOM score below 0, which the init does not hold"
+    );
+    assert!(prepare(
+        &ctx(&[("OOMScoreAdjust", "500")]),
+        &Params::default(),
+        &host
+    )
+    .is_ok());
+    let c = ctx(&[
+        ("OOMScoreAdjust", "-900"),
+        ("X-SkipUnsupported", "OOMScoreAdjust"),
+    ]);
+    assert_eq!(
+        prepare(&c, &Params::default(), &host).unwrap().notes(),
+        ["OOMScoreAdjust= skipped: needs CAP_SYS_RESOURCE to lower the OOM score below 0, which the init does not hold"]
+    );
 }
 
 #[test]

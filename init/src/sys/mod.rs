@@ -60,7 +60,9 @@ pub mod env;
 mod error;
 pub mod events;
 pub mod fake;
+pub mod listen;
 pub mod mountinfo;
+pub mod paths;
 pub mod real;
 pub mod reexec;
 mod sandbox;
@@ -251,6 +253,33 @@ pub trait Sys {
     /// Removes the socket file at `path` if it is still the one bound as
     /// `id` (another init may have bound a new one there since).
     fn remove_socket(&self, path: &Path, id: FileId);
+
+    /// Makes one socket (or FIFO) of a socket unit, bound, listening and
+    /// non-blocking, with the unit's settings (`listen.rs`); `owner`: the
+    /// uid and gid of its `SocketUser=`/`SocketGroup=`.
+    fn listen(
+        &self,
+        l: &flotilla_units::trigger::Listen,
+        settings: &flotilla_units::trigger::SocketSettings,
+        owner: Option<(u32, u32)>,
+    ) -> Result<OwnedFd, SysError>;
+
+    /// A new inotify instance for a path unit (`paths.rs`).
+    fn path_watch(&self) -> Result<OwnedFd, SysError>;
+
+    /// Watches `path` (a directory, or the watched file) on instance `fd`;
+    /// its watch descriptor.
+    fn path_watch_add(&self, fd: BorrowedFd<'_>, path: &Path) -> Result<i32, SysError>;
+
+    /// Every event queued on instance `fd`.
+    fn path_events(&self, fd: BorrowedFd<'_>) -> Vec<paths::PathEvent>;
+
+    /// Whether a path unit's level kind (`PathExists=`,
+    /// `PathExistsGlob=`, `DirectoryNotEmpty=`) holds now.
+    fn path_holds(&self, spec: &flotilla_units::trigger::PathSpec) -> bool;
+
+    /// `MakeDirectory=`: `path` and its missing parents, with `mode`.
+    fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError>;
 
     // ----- files and directories -------------------------------------------
 
@@ -609,6 +638,10 @@ pub struct SpawnRequest<'a> {
     /// `argv[0]` is only the program's path and `argv[1..]` the words it
     /// gets, its own `argv[0]` first (systemd's `@`).
     pub argv0_given: bool,
+    /// Descriptors the child gets as 3, 4, … (a socket unit's, handed to
+    /// its service); with any, `env` must hold `LISTEN_PID`, which the
+    /// child sets to its own PID before `execve`.
+    pub listen_fds: &'a [RawFd],
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -625,7 +658,14 @@ impl<'a> SpawnRequest<'a> {
             stderr: Stdio::Null,
             context: None,
             argv0_given: false,
+            listen_fds: &[],
         }
+    }
+
+    /// Hands the child `fds` as 3, 4, … (`LISTEN_FDS`).
+    pub fn listen_fds(mut self, fds: &'a [RawFd]) -> Self {
+        self.listen_fds = fds;
+        self
     }
 
     /// `argv[1]` is the `argv[0]` the program sees (systemd's `@`).

@@ -373,6 +373,39 @@ impl Sys for RealSys {
         sockets::remove_socket(path, id);
     }
 
+    fn listen(
+        &self,
+        l: &flotilla_units::trigger::Listen,
+        settings: &flotilla_units::trigger::SocketSettings,
+        owner: Option<(u32, u32)>,
+    ) -> Result<OwnedFd, SysError> {
+        super::listen::open(l, settings, owner)
+    }
+
+    fn path_watch(&self) -> Result<OwnedFd, SysError> {
+        super::paths::instance()
+    }
+
+    fn path_watch_add(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        path: &Path,
+    ) -> Result<i32, SysError> {
+        super::paths::add(fd, path)
+    }
+
+    fn path_events(&self, fd: std::os::fd::BorrowedFd<'_>) -> Vec<super::paths::PathEvent> {
+        super::paths::read(fd)
+    }
+
+    fn path_holds(&self, spec: &flotilla_units::trigger::PathSpec) -> bool {
+        super::paths::holds(spec)
+    }
+
+    fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError> {
+        super::paths::make_dir(path, mode)
+    }
+
     fn read_dir(&self, dir: &Path) -> Result<Vec<OsString>, SysError> {
         let err = |e: &std::io::Error| file_error("read directory", dir, e);
         let mut names = Vec::new();

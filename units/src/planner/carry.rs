@@ -91,6 +91,7 @@ impl Planner {
                 .as_ref()
                 .filter(|s| !Arc::ptr_eq(s, &node.spec) && ***s != *node.spec)
                 .map(|s| (**s).clone()),
+            triggered_by: self.triggered_by(id).map(str::to_string),
         }
     }
 
@@ -131,7 +132,15 @@ impl Planner {
         let mut unplaced = Vec::new();
         for c in units {
             match p.graph.unit(&c.name) {
-                Some(id) => p.restore(id, c),
+                Some(id) => {
+                    if let Some(by) = &c.triggered_by {
+                        p.triggered.push(super::triggered::Triggered {
+                            unit: c.name.clone(),
+                            by: by.clone(),
+                        });
+                    }
+                    p.restore(id, c);
+                }
                 None => unplaced.push(c),
             }
         }

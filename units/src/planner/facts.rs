@@ -160,6 +160,21 @@ pub enum Fact {
         /// What the check found.
         outcome: super::CheckOutcome,
     },
+    /// A [`Action::Arm`] was carried out: the trigger's sockets are bound
+    /// (its paths watched), or why not.
+    Armed {
+        /// The trigger.
+        unit: UnitId,
+        /// `Err`: why, for people (what was bound is closed again).
+        result: Result<(), String>,
+    },
+    /// A trigger's event came: a connection or datagram on one of its
+    /// sockets, a change of a watched path. The init watches no more of
+    /// its events until [`super::Planner::trigger_waits`] says so.
+    Fired {
+        /// The trigger.
+        unit: UnitId,
+    },
     /// A [`Action::ReadPidfile`] was carried out.
     Pidfile {
         /// The unit.
@@ -218,6 +233,21 @@ pub enum Action {
     /// not in it; answer with [`Fact::Pidfile`].
     GuessMainPid {
         /// The unit.
+        unit: UnitId,
+    },
+    /// Bind the sockets of socket unit `unit` (listen on them, watch them),
+    /// or watch the paths of path unit `unit`, as `spec` says; answer with
+    /// [`Fact::Armed`].
+    Arm {
+        /// The trigger.
+        unit: UnitId,
+        /// Its definition.
+        spec: Arc<UnitSpec>,
+    },
+    /// The trigger stopped: close its sockets (and remove their files with
+    /// `RemoveOnStop=`), remove its watches. Nothing to answer.
+    Disarm {
+        /// The trigger.
         unit: UnitId,
     },
     /// A `Persistent=` timer fired: keep its last trigger across restarts

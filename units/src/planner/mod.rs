@@ -140,7 +140,10 @@
 //! timer with no elapse left becomes `exited` (`elapsed`). A trigger that
 //! leaves R stops at once (sockets closed, watches removed, its deadline
 //! dropped) and is `disabled`; a trigger outside R never fires. A trigger
-//! whose sockets cannot be bound (or paths watched) is `failed`.
+//! whose sockets cannot be bound (or paths watched) is `failed`, and so is
+//! a socket or path unit that fires more often than its trigger limit
+//! allows (`TriggerLimitBurst=` in `TriggerLimitIntervalSec=`), its
+//! sockets closed.
 //!
 //! **The triggered unit.** When a trigger fires, its unit U joins the
 //! *triggered set* T, and the **effective required set** is R plus T plus
@@ -628,6 +631,8 @@ impl Planner {
             Fact::ReadyLine { unit } => self.step(unit, Event::ReadyLine),
             Fact::Pidfile { unit, result } => self.step(unit, Event::Pidfile(result)),
             Fact::Checked { unit, outcome } => self.step(unit, Event::Checked(outcome)),
+            Fact::Armed { unit, result } => self.step(unit, Event::Armed(result)),
+            Fact::Fired { unit } => self.step(unit, Event::Fired),
         }
         self.run();
     }

@@ -227,6 +227,9 @@ pub(super) struct Rare {
     pub skipped: bool,
     /// A timer unit's run, while it is up.
     pub timer_run: Option<super::timers::TimerRun>,
+    /// A socket or path unit's fires in its trigger limit's window: when
+    /// the window began, how many.
+    pub fires: Option<(Instant, u32)>,
 }
 
 /// What [`Record::rare`] reads when a unit has no rare part.
@@ -238,6 +241,7 @@ static NO_RARE: Rare = Rare {
     pidfile_deadline: None,
     skipped: false,
     timer_run: None,
+    fires: None,
 };
 
 /// A unit's status text, kept unformatted: most are fixed texts, and the

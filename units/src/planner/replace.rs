@@ -220,6 +220,8 @@ impl Planner {
                 | Action::ReadPidfile { unit, .. }
                 | Action::CheckConditions { unit, .. }
                 | Action::GuessMainPid { unit }
+                | Action::Arm { unit, .. }
+                | Action::Disarm { unit }
                 | Action::SaveTimerStamp { unit, .. }) = &mut a;
                 *unit = new_id(*unit)?;
                 Some(a)

@@ -123,7 +123,9 @@ impl World {
                     Action::ReadPidfile { .. }
                     | Action::GuessMainPid { .. }
                     | Action::CheckConditions { .. }
-                    | Action::SaveTimerStamp { .. } => {}
+                    | Action::SaveTimerStamp { .. }
+                    | Action::Arm { .. }
+                    | Action::Disarm { .. } => {}
                 }
             }
         }

@@ -3,12 +3,18 @@
 //! puts its `on-failure` units ([`Planner::start_on_failure`]); the unit is required from then
 //! until it settles ([`Planner::settle_triggered`]) or its trigger stops
 //! ([`Planner::stop_trigger`]). T holds names, as the wants do, so that it
-//! outlives a new unit set.
+//! outlives a new unit set. Socket and path units' own cells are here too:
+//! armed by the init ([`Planner::trigger_armed`]), their events counted
+//! against their trigger limit ([`Planner::event_fired`]), and whether the
+//! init watches for their next event ([`Planner::trigger_waits`]).
 
+use super::facts::Action;
 use super::record::{Phase, Status};
 use super::Planner;
 use crate::graph::UnitId;
+use crate::spec::UnitType;
 use crate::state::UnitState;
+use crate::trigger::{Activation, TriggerLimit};
 
 /// A unit in T, and the trigger that put it there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,10 +60,9 @@ impl Planner {
     /// afresh (an `exited` or `failed` unit too); a unit that is up is
     /// left as it is. Returns the unit, if the graph has it.
     fn pull_in(&mut self, name: String, by: String) -> Option<UnitId> {
-        let u = self.graph.unit(&name).filter(|&i| {
-            let n = self.graph.node(i);
-            !n.ghost && !n.masked
-        })?;
+        let u = self.resolve_triggered(&name)?;
+        // T holds the unit's own name, not an alias of it.
+        let name = self.graph.node(u).spec.name.clone();
         let i = u.index();
         if self.units[i].up() {
             return Some(u);
@@ -138,10 +143,94 @@ impl Planner {
         true
     }
 
+    /// `Main` + the init bound the sockets (watched the paths): `Up`,
+    /// waiting for its event.
+    pub(super) fn trigger_armed(&mut self, u: UnitId) {
+        let status = if self.spec_of(u).kind == UnitType::Socket {
+            "listening"
+        } else {
+            "waiting"
+        };
+        self.records[u.index()].rare_reset(|r| r.fires = None);
+        self.become_up(u, status);
+    }
+
+    /// `Up` + a socket's or path's event: the trigger fires, unless it
+    /// fired more than its limit allows in the window
+    /// (`TriggerLimitBurst=` in `TriggerLimitIntervalSec=`): then it fails,
+    /// as systemd's does, its sockets closed.
+    pub(super) fn event_fired(&mut self, t: UnitId) {
+        let limit = match self.spec_of(t).activation.as_deref() {
+            Some(Activation::Socket(s)) => s.trigger_limit,
+            Some(Activation::Path(p)) => p.trigger_limit,
+            _ => TriggerLimit::default(),
+        };
+        let now = self.now;
+        let rare = self.records[t.index()].rare_mut();
+        let (since, n) = match rare.fires {
+            Some((since, n)) if now < since.after(limit.interval) => (since, n + 1),
+            _ => (now, 1),
+        };
+        rare.fires = Some((since, n));
+        if limit.burst > 0 && n > limit.burst {
+            self.actions.push(Action::Disarm { unit: t });
+            self.fail(t, "trigger limit hit".to_string());
+            return;
+        }
+        self.fire(t);
+    }
+
+    /// Whether the init should watch trigger `t`'s sockets or paths now: it
+    /// is up, and the unit it starts is known, idle and not in T (a socket
+    /// with `accept: no` is the service's while that runs; a path unit
+    /// looks again once its unit settled).
+    pub fn trigger_waits(&self, t: UnitId) -> bool {
+        let Some(node) = self.graph.get(t) else {
+            return false;
+        };
+        let spec = &node.spec;
+        if !matches!(spec.kind, UnitType::Socket | UnitType::Path)
+            || self
+                .units
+                .get(t.index())
+                .is_none_or(|x| x.phase != Phase::Up)
+        {
+            return false;
+        }
+        let Some(u) = spec
+            .triggers
+            .first()
+            .and_then(|n| self.resolve_triggered(n))
+        else {
+            return false;
+        };
+        let name = &self.graph.node(u).spec.name;
+        self.units[u.index()].phase == Phase::Idle
+            && !self.triggered.iter().any(|x| &x.unit == name)
+    }
+
+    /// The unit a trigger's (or `on-failure`'s) name stands for: the unit
+    /// of that name, else the unit that provides it (an alias, as
+    /// `syslog.service` of `rsyslog.service`); not a ghost or masked.
+    pub fn resolve_triggered(&self, name: &str) -> Option<UnitId> {
+        self.graph
+            .unit(name)
+            .or_else(|| self.graph.provider(name))
+            .filter(|&i| {
+                let n = self.graph.node(i);
+                !n.ghost && !n.masked
+            })
+    }
+
     /// Trigger `u` leaves the required set (or the system shuts down): it
-    /// stops at once, and what it triggered leaves T.
+    /// stops at once (a socket's or path unit's sockets closed and watches
+    /// removed), and what it triggered leaves T.
     pub(super) fn stop_trigger(&mut self, u: UnitId, why: &'static str) {
         let i = u.index();
+        if matches!(self.spec_of(u).kind, UnitType::Socket | UnitType::Path) {
+            self.leave_starting(u);
+            self.actions.push(Action::Disarm { unit: u });
+        }
         self.clear_timer(u);
         self.units[i].phase = Phase::Idle;
         self.units[i].to_stop = false;

@@ -350,6 +350,10 @@ pub struct UnitStatus {
     /// status says which condition).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// A socket unit's sockets while it is up, each as `KIND ADDRESS`
+    /// (`stream 127.0.0.1:80`, `datagram /run/x.sock`, `fifo /run/x`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listening: Vec<String>,
     /// A timer unit's elapses (timer units only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerTimes>,

@@ -9,8 +9,10 @@ mod conditions;
 mod instances;
 mod lifecycle;
 mod logs;
+mod paths;
 mod reexec;
 mod shape;
+mod sockets;
 
 use super::{Exit, Runtime};
 use crate::args::Settings;

@@ -67,6 +67,7 @@ impl Sys for FakeSys {
             stdin: req.stdin.into(),
             stdout: req.stdout.into(),
             stderr: req.stderr.into(),
+            listen_fds: req.listen_fds.len(),
         }));
         match (pid, failure) {
             (Some(pid), _) => Ok(pid),
@@ -372,6 +373,98 @@ impl Sys for FakeSys {
     fn remove_socket(&self, path: &Path, _id: FileId) {
         let _ = self.record(None, Call::RemoveSocket(path.to_owned()));
         self.state.borrow_mut().notify_sockets.remove(path);
+    }
+
+    fn listen(
+        &self,
+        l: &flotilla_units::trigger::Listen,
+        _settings: &flotilla_units::trigger::SocketSettings,
+        _owner: Option<(u32, u32)>,
+    ) -> Result<OwnedFd, SysError> {
+        let line = l.to_string();
+        self.record(Some(Op::Listen), Call::Listen(line.clone()))?;
+        let name = self.socket_name();
+        let sock = SocketAddr::from_abstract_name(&name)
+            .and_then(|addr| UnixListener::bind_addr(&addr))
+            .and_then(|s| s.set_nonblocking(true).map(|()| s))
+            .map_err(|e| SysError::Call {
+                call: format!("listen {line}"),
+                errno: Os(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))),
+            })?;
+        self.state.borrow_mut().listening.insert(line, name);
+        Ok(OwnedFd::from(sock))
+    }
+
+    fn path_watch(&self) -> Result<OwnedFd, SysError> {
+        let fd = self.wall_clock_watch()?;
+        let copy = fd.try_clone().map_err(|e| SysError::Call {
+            call: "dup".into(),
+            errno: Os(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))),
+        })?;
+        self.state.borrow_mut().path_instances.push(copy);
+        Ok(fd)
+    }
+
+    fn path_watch_add(
+        &self,
+        _fd: std::os::fd::BorrowedFd<'_>,
+        path: &Path,
+    ) -> Result<i32, SysError> {
+        self.record(None, Call::PathWatch(path.to_owned()))?;
+        let mut st = self.state.borrow_mut();
+        let wd = match st.path_wds.iter().position(|p| p == path) {
+            Some(i) => i,
+            None => {
+                st.path_wds.push(path.to_owned());
+                st.path_wds.len() - 1
+            }
+        };
+        Ok(i32::try_from(wd).unwrap_or(i32::MAX))
+    }
+
+    /// The fake's events say only that something changed: an `IN_CREATE`
+    /// in each watched directory that has a file now (the runtime asks the
+    /// file system what holds).
+    fn path_events(&self, fd: std::os::fd::BorrowedFd<'_>) -> Vec<crate::sys::paths::PathEvent> {
+        let mut b = [0u8; 8];
+        if nix::unistd::read(fd, &mut b).is_err() {
+            return Vec::new();
+        }
+        let st = self.state.borrow();
+        let mut out = Vec::new();
+        for (wd, dir) in st.path_wds.iter().enumerate() {
+            for f in st
+                .files
+                .keys()
+                .filter(|f| f.parent() == Some(dir.as_path()))
+            {
+                out.push(crate::sys::paths::PathEvent {
+                    wd: i32::try_from(wd).unwrap_or(i32::MAX),
+                    mask: libc::IN_CREATE,
+                    name: f.file_name().map(OsString::from),
+                });
+            }
+        }
+        out
+    }
+
+    fn path_holds(&self, spec: &flotilla_units::trigger::PathSpec) -> bool {
+        use flotilla_units::trigger::PathKind;
+        let st = self.state.borrow();
+        match spec.kind {
+            PathKind::Exists => st.files.contains_key(&spec.path) || st.dirs.contains(&spec.path),
+            PathKind::DirectoryNotEmpty => st
+                .files
+                .keys()
+                .any(|f| f.parent() == Some(spec.path.as_path())),
+            PathKind::ExistsGlob | PathKind::Changed | PathKind::Modified => false,
+        }
+    }
+
+    fn make_dir(&self, path: &Path, _mode: u32) -> Result<(), SysError> {
+        self.record(Some(Op::CreateDir), Call::CreateDir(path.to_owned()))?;
+        self.state.borrow_mut().dirs.insert(path.to_owned());
+        Ok(())
     }
 
     fn read_dir(&self, dir: &Path) -> Result<Vec<OsString>, SysError> {

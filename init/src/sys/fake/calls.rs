@@ -47,6 +47,8 @@ pub struct SpawnRecord {
     pub stdout: StdioRecord,
     /// Descriptor 2.
     pub stderr: StdioRecord,
+    /// How many descriptors it was handed as 3, 4, … (`LISTEN_FDS`).
+    pub listen_fds: usize,
 }
 
 impl SpawnRecord {
@@ -146,6 +148,11 @@ pub enum Call {
     BindNotifySocket(PathBuf),
     /// [`super::Sys::remove_socket`].
     RemoveSocket(PathBuf),
+    /// [`super::Sys::listen`], with the `Listen…=` line as status shows
+    /// it (`stream 127.0.0.1:80`).
+    Listen(String),
+    /// [`super::Sys::path_watch_add`].
+    PathWatch(PathBuf),
     /// [`super::Sys::read_dir`].
     ReadDir(PathBuf),
     /// [`super::Sys::create_dir_all`].
@@ -211,6 +218,8 @@ pub enum Op {
     BindListener,
     /// [`super::Sys::bind_notify_socket`].
     BindNotifySocket,
+    /// [`super::Sys::listen`].
+    Listen,
     /// [`super::Sys::create_dir_all`].
     CreateDir,
     /// [`super::Sys::open_console`].

@@ -94,6 +94,13 @@ struct State {
     listener: Option<Vec<u8>>,
     /// The abstract name of each notify socket, by its path.
     notify_sockets: HashMap<PathBuf, Vec<u8>>,
+    /// The sockets of socket units: the line (`stream 127.0.0.1:80`) and
+    /// the abstract name of the stream socket standing for it.
+    listening: HashMap<String, Vec<u8>>,
+    /// Path watches: each instance's eventfd (readable when a test
+    /// touches a path) and each watched path by its watch descriptor.
+    path_instances: Vec<OwnedFd>,
+    path_wds: Vec<PathBuf>,
     peer_uid: u32,
     /// The write ends of each child's output pipes, as the child would
     /// hold them until it dies.
@@ -174,6 +181,9 @@ impl FakeSys {
                 clock_held: false,
                 listener: None,
                 notify_sockets: HashMap::new(),
+                listening: HashMap::new(),
+                path_instances: Vec::new(),
+                path_wds: Vec::new(),
                 peer_uid: 0,
                 child_output: HashMap::new(),
                 console: Vec::new(),
@@ -297,6 +307,16 @@ impl FakeSys {
             .insert(path.into(), contents.into());
     }
 
+    /// Makes file `path` (with no contents) and tells every path watch
+    /// of its directory: readable, an `IN_CREATE` event for it.
+    pub fn create_watched(&self, path: &Path) {
+        let mut st = self.state.borrow_mut();
+        st.files.insert(path.to_path_buf(), Vec::new());
+        for fd in &st.path_instances {
+            let _ = nix::unistd::write(fd, &1u64.to_ne_bytes());
+        }
+    }
+
     /// Makes `path` missing again.
     pub fn remove_file(&self, path: &Path) {
         self.state.borrow_mut().files.remove(path);
@@ -371,6 +391,20 @@ impl FakeSys {
             .borrow()
             .listener
             .clone()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        UnixStream::connect_addr(&SocketAddr::from_abstract_name(name)?)
+    }
+
+    /// Connects to the socket a socket unit listens on for `line` (as
+    /// status shows it: `stream 127.0.0.1:80`): every line is an abstract
+    /// stream socket under the fake.
+    pub fn connect_listening(&self, line: &str) -> std::io::Result<UnixStream> {
+        let name = self
+            .state
+            .borrow()
+            .listening
+            .get(line)
+            .cloned()
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
         UnixStream::connect_addr(&SocketAddr::from_abstract_name(name)?)
     }

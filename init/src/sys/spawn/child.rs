@@ -46,6 +46,10 @@ pub(super) mod nr {
     pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid;
 }
 
+/// The most descriptors a child is handed as 3, 4, … (the parent refuses
+/// more).
+pub(crate) const MAX_LISTEN_FDS: usize = 128;
+
 /// Where the step codes of a context's steps start: step `n` of the
 /// context reports `CONTEXT_STEPS + n`.
 pub(super) const CONTEXT_STEPS: u32 = 1 << 16;
@@ -65,11 +69,12 @@ pub(super) enum Step {
     Unshare,
     OpenNull,
     HandOff,
+    ListenFds,
 }
 
 impl Step {
     /// Every step, for reading a reported code back.
-    pub(super) const ALL: [Step; 12] = [
+    pub(super) const ALL: [Step; 13] = [
         Step::Setsid,
         Step::Setgroups,
         Step::Setgid,
@@ -82,6 +87,7 @@ impl Step {
         Step::Unshare,
         Step::OpenNull,
         Step::HandOff,
+        Step::ListenFds,
     ];
 
     pub(super) fn from_u32(v: u32) -> Step {
@@ -105,6 +111,7 @@ impl Step {
             Step::Unshare => "unshare the descriptor table",
             Step::OpenNull => "open /dev/null",
             Step::HandOff => "hand the child off",
+            Step::ListenFds => "hand over the sockets",
         }
     }
 
@@ -121,6 +128,7 @@ impl Step {
             Step::Setuid => 217,
             Step::Setsid => 220,
             Step::Unshare | Step::HandOff => 127,
+            Step::ListenFds => 214,
         }
     }
 
@@ -146,6 +154,14 @@ pub(super) struct Plan {
     pub(super) stdio: [RawFd; 3],
     /// K.
     pub(super) limit: c_uint,
+    /// The lowest descriptor the child closes as it unshares the table: K,
+    /// or above the highest descriptor it is handed.
+    pub(super) keep_below: c_uint,
+    /// The descriptors handed as 3, 4, … (and how many).
+    pub(super) listen_fds: (*const RawFd, usize),
+    /// Where `LISTEN_PID`'s value lies in `envp` (and its length): the
+    /// child writes its own PID there.
+    pub(super) listen_pid: (*mut u8, usize),
     pub(super) close_range: bool,
     pub(super) groups: Option<(*const libc::gid_t, usize)>,
     pub(super) gid: Option<libc::gid_t>,
@@ -184,7 +200,7 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     let ranged = p.close_range
         && libc::syscall(
             libc::SYS_close_range,
-            libc::c_ulong::from(p.limit),
+            libc::c_ulong::from(p.keep_below),
             libc::c_ulong::from(c_uint::MAX),
             libc::c_ulong::from(libc::CLOSE_RANGE_UNSHARE),
         ) == 0;
@@ -231,18 +247,20 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
             fail(p, Step::dup2(target));
         }
     }
-    // What is left from 3 up: the slots and whatever else of the init's
-    // lay below K.
-    let last = p.limit.saturating_sub(1);
-    if !ranged
+    // The handed descriptors to 3, 4, …; then what is left above them:
+    // the slots and whatever else of the init's lay below K.
+    let (first, top) = hand_listen_fds(p);
+    let last = top.saturating_sub(1);
+    if first > last
+        || !ranged
         || libc::syscall(
             libc::SYS_close_range,
-            libc::c_ulong::from(3u32),
+            libc::c_ulong::from(first),
             libc::c_ulong::from(last),
             0 as libc::c_ulong,
         ) != 0
     {
-        for fd in 3..p.limit {
+        for fd in first..top {
             libc::close(fd as c_int);
         }
     }
@@ -282,6 +300,61 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     p.execing.store(true, Ordering::Relaxed);
     libc::execve(p.path, p.argv.cast(), p.envp.cast());
     fail(p, Step::Execve)
+}
+
+/// Moves the handed descriptors to 3, 4, … (each first copied above every
+/// target, so that no move overwrites a later source; `dup2` clears
+/// close-on-exec on the target) and writes the child's PID into
+/// `LISTEN_PID`. Returns the first descriptor left to close and one past
+/// the last: the slots, the copies, and what else the table kept.
+unsafe fn hand_listen_fds(p: &Plan) -> (c_uint, c_uint) {
+    let (fds, n) = p.listen_fds;
+    if n == 0 || fds.is_null() {
+        return (3, p.limit);
+    }
+    let n = n.min(MAX_LISTEN_FDS);
+    let first = 3 + n as c_uint;
+    let base = p.keep_below.max(first);
+    let mut top = base;
+    // All copied first: a source may lie where an earlier one goes.
+    let mut copies: [c_int; MAX_LISTEN_FDS] = [-1; MAX_LISTEN_FDS];
+    for (i, slot) in copies.iter_mut().enumerate().take(n) {
+        let copy = libc::fcntl(*fds.add(i), libc::F_DUPFD, base as c_int);
+        if copy < 0 {
+            fail(p, Step::ListenFds);
+        }
+        top = top.max(copy as c_uint + 1);
+        *slot = copy;
+    }
+    for (target, &copy) in (3..).zip(copies.iter().take(n)) {
+        if libc::dup2(copy, target) < 0 {
+            fail(p, Step::ListenFds);
+        }
+    }
+    write_pid(p.listen_pid);
+    (first, top.max(p.keep_below))
+}
+
+/// Writes this process's PID in decimal at `at` (a value of `len` bytes in
+/// `envp`), ending it there; left alone if it does not fit.
+unsafe fn write_pid((at, len): (*mut u8, usize)) {
+    if at.is_null() {
+        return;
+    }
+    let pid = libc::syscall(libc::SYS_getpid) as u64;
+    let mut width = 1;
+    while width < 20 && pid / 10u64.pow(width as u32) > 0 {
+        width += 1;
+    }
+    if width >= len {
+        return;
+    }
+    let mut rest = pid;
+    for j in (0..width).rev() {
+        *at.add(j) = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    *at.add(width) = 0;
 }
 
 /// Hands the child off: a process of the init's own (`CLONE_PARENT`,

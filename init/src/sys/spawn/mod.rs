@@ -55,6 +55,15 @@
 //!    with exactly its stdin, stdout and stderr (and whatever of 0, 1, 2 it
 //!    inherits).
 //!
+//! **Handed descriptors** (a socket unit's, for `LISTEN_FDS`): the child
+//! unshares from just above the highest of them instead of from K (so it
+//! copies what lies below: a cost in that descriptor's number, paid by
+//! socket-activated services only), copies each above every target, moves
+//! the copies to 3, 4, … with `dup2` (clearing close-on-exec), writes its
+//! own PID over the value of `LISTEN_PID` in the `envp` the parent laid
+//! out (the child of a hand-off writes its own), and closes everything
+//! from the last of them up.
+//!
 //! The child shares the init's memory, so it makes only async-signal-safe
 //! calls, allocates nothing, takes no lock, formats nothing and cannot
 //! panic; identity changes are **raw system calls**, since the C library's
@@ -130,6 +139,17 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
     };
     let argv = CStrArray::argv(words).ok_or_else(|| nul(program, "an argument"))?;
     let envp = CStrArray::envp(req.env);
+    if req.listen_fds.len() > child::MAX_LISTEN_FDS {
+        return Err(SysError::Spawn {
+            program: program.to_owned(),
+            errno: Os(Errno::EMFILE),
+        });
+    }
+    let listen_pid = if req.listen_fds.is_empty() {
+        None
+    } else {
+        envp.value_slot(b"LISTEN_PID")
+    };
     let cwd = match req.cwd {
         Some(dir) => Some(
             CString::new(dir.as_os_str().as_bytes())
@@ -145,6 +165,8 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         stdio: [req.stdin, req.stdout, req.stderr],
         credentials: req.credentials,
         context: req.context,
+        listen_fds: req.listen_fds,
+        listen_pid,
     };
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
     if spawner.is_none() {
@@ -251,6 +273,10 @@ struct Exec<'a> {
     stdio: [Stdio<'a>; 3],
     credentials: Option<&'a Credentials>,
     context: Option<&'a ChildContext>,
+    /// Handed as 3, 4, ….
+    listen_fds: &'a [RawFd],
+    /// The value of `LISTEN_PID` in `envp`, overwritten by the child.
+    listen_pid: Option<(*mut u8, usize)>,
 }
 
 /// Whether `clone3(2)` with `CLONE_INTO_CGROUP` works here; cleared the
@@ -409,6 +435,16 @@ impl Spawner {
             cwd: exec.cwd.map_or(std::ptr::null(), CStr::as_ptr),
             stdio,
             limit: self.limit,
+            // The child's table keeps what lies below this: the slots, and
+            // the descriptors it is handed.
+            keep_below: exec
+                .listen_fds
+                .iter()
+                .filter_map(|&fd| c_uint::try_from(fd).ok())
+                .map(|fd| fd.saturating_add(1))
+                .fold(self.limit, c_uint::max),
+            listen_fds: (exec.listen_fds.as_ptr(), exec.listen_fds.len()),
+            listen_pid: exec.listen_pid.unwrap_or((std::ptr::null_mut(), 0)),
             close_range: close_range_allowed(),
             groups: creds
                 .and_then(|c| c.groups.as_deref())

@@ -135,6 +135,19 @@ impl CStrArray {
         CStrArray { _buf: buf, ptrs }
     }
 
+    /// Where the value of `key` lies in this `envp`: its first byte and
+    /// length, for the child to overwrite in place (`LISTEN_PID`).
+    pub(crate) fn value_slot(&self, key: &[u8]) -> Option<(*mut u8, usize)> {
+        self.ptrs.iter().filter(|p| !p.is_null()).find_map(|&p| {
+            // SAFETY: every non-null pointer is a NUL-terminated string in
+            // `_buf`, alive as long as `self`.
+            let entry = unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes();
+            let value = entry.strip_prefix(key)?.strip_prefix(b"=")?;
+            let at = entry.len() - value.len();
+            Some((p.cast::<u8>().wrapping_add(at), value.len()))
+        })
+    }
+
     pub(crate) fn as_ptr(&self) -> *const *mut c_char {
         self.ptrs.as_ptr()
     }

@@ -58,6 +58,11 @@ pub(super) enum Event {
     Timer(Timer),
     /// The init checked the unit's conditions.
     Checked(super::CheckOutcome),
+    /// The init bound a trigger's sockets or watched its paths (or why
+    /// not).
+    Armed(Result<(), String>),
+    /// A trigger's socket or path event came.
+    Fired,
 }
 
 impl Planner {
@@ -124,9 +129,15 @@ impl Planner {
             }
             (P::Reloading, E::Timer(Timer::Reload)) => self.reload_timed_out(u),
 
-            // A trigger: a timer's elapse; it stops at once.
+            // A trigger: a timer's elapse, a socket's or path's event; it
+            // stops at once.
             (P::Up, E::Timer(Timer::Elapse)) => self.timer_elapsed(u),
-            (P::Up, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => self.stop_trigger(u, why),
+            (P::Main, E::Armed(Ok(()))) => self.trigger_armed(u),
+            (P::Main, E::Armed(Err(why))) => self.fail(u, why),
+            (P::Up, E::Fired) => self.event_fired(u),
+            (P::Up | P::Main, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => {
+                self.stop_trigger(u, why)
+            }
 
             // Stopping: exec-stop and the kill signal, then stop-post.
             (P::Pre(_) | P::Main | P::Up | P::Reloading, E::Stop(why)) => self.begin_stop(u, why),

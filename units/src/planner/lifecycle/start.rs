@@ -86,15 +86,26 @@ impl Planner {
         if has_main {
             self.spawn(u, Role::Main);
         } else if kind.is_trigger() {
-            let why = format!("`{}` units are not run by this init yet", kind.as_str());
-            self.fail(u, why);
+            // A socket or path unit: the init binds or watches; up at its
+            // answer.
+            let spec = self.records[u.index()]
+                .running_spec
+                .clone()
+                .unwrap_or_else(|| self.graph.node(u).spec.clone());
+            let what = if kind == UnitType::Socket {
+                "binding sockets"
+            } else {
+                "watching paths"
+            };
+            self.set_state(u, UnitState::Starting, what);
+            self.actions.push(Action::Arm { unit: u, spec });
         } else {
             self.fail(u, "no exec-start".to_string());
         }
     }
 
     /// Gives back the start slot, if the unit holds one.
-    pub(super) fn leave_starting(&mut self, u: UnitId) {
+    pub(in crate::planner) fn leave_starting(&mut self, u: UnitId) {
         if self.units[u.index()].phase.starting() {
             self.starting = self.starting.saturating_sub(1);
         }
@@ -102,7 +113,7 @@ impl Planner {
 
     /// `Main` + ready (`READY=1`, `ready-grep`, `ready-wait`, pidfile):
     /// `Up`, running.
-    pub(super) fn become_up(&mut self, u: UnitId, status: &'static str) {
+    pub(in crate::planner) fn become_up(&mut self, u: UnitId, status: &'static str) {
         self.leave_starting(u);
         self.clear_timer(u);
         self.units[u.index()].phase = Phase::Up;

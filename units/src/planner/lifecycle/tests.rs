@@ -120,6 +120,8 @@ fn describe(a: &Action) -> String {
         Action::GuessMainPid { .. } => "guess the main PID".to_string(),
         Action::CheckConditions { .. } => "check conditions".to_string(),
         Action::SaveTimerStamp { .. } => "save the timer's stamp".to_string(),
+        Action::Arm { .. } => "arm".to_string(),
+        Action::Disarm { .. } => "disarm".to_string(),
     }
 }
 

@@ -103,12 +103,12 @@ pub fn translate_with(
 }
 
 /// Whether the unit search path loads units of this kind (by the name's
-/// suffix): services, targets and timers; the others (sockets, paths,
-/// which the init does not run yet) are listed as not supported.
+/// suffix): services, targets, timers, sockets and paths; the others
+/// (mounts, devices, …) are listed as not supported.
 pub fn translatable(unit_name: &str) -> bool {
     matches!(
         UnitName::split(unit_name).suffix.as_str(),
-        "service" | "target" | "timer"
+        "service" | "target" | "timer" | "socket" | "path"
     )
 }
 

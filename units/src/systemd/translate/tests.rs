@@ -93,3 +93,34 @@ fn system_actions() {
         Ok(Some(UnitAction::Halt))
     );
 }
+
+/// A `.socket` orders its service after it; one whose every `Listen…=`
+/// is of a kind flotilla cannot make loads with a warning for each (its
+/// start says why it cannot run); one with no `Listen…=` at all is
+/// refused.
+#[test]
+fn sockets_order_their_service_and_unsupported_listen_kinds_load() {
+    let p = translate_file("f", "web.socket", "[Socket]\nListenStream=80\n");
+    let spec = p.spec.expect("loads");
+    assert_eq!(spec.triggers, ["web.service"]);
+    assert_eq!(spec.before, ["web.service"]);
+    let p = translate_file(
+        "f",
+        "k.socket",
+        "[Socket]\nListenNetlink=kobject-uevent 1\n",
+    );
+    assert!(p.spec.is_some(), "{:?}", p.diagnostics);
+    assert_eq!(
+        p.diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect::<Vec<_>>(),
+        ["[Socket] ListenNetlink= is not supported, ignored"]
+    );
+    let p = translate_file("f", "n.socket", "[Socket]\nBacklog=5\n");
+    assert!(p.spec.is_none());
+    assert!(p
+        .diagnostics
+        .iter()
+        .any(|d| d.message.contains("a socket unit needs ListenStream=")));
+}

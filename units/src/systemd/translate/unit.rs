@@ -326,8 +326,35 @@ pub(crate) fn translate_at(
         let at = if accept { "@" } else { "" };
         spec.triggers = vec![format!("{}{at}.service", n.name)];
     }
+    // systemd orders a socket's service after the socket (an implicit
+    // `Before=`), so that a service the target requires anyway is handed
+    // its sockets.
+    if kind == UnitType::Socket {
+        if let Some(s) = spec
+            .triggers
+            .first()
+            .filter(|s| !crate::systemd::is_template(s))
+        {
+            if !spec.before.contains(s) {
+                spec.before.push(s.clone());
+            }
+        }
+    }
+    // A socket whose every `Listen…=` is of a kind the init cannot make
+    // (`ListenNetlink=`, `ListenSpecial=`, …: each already a warning)
+    // loads, and fails at its start saying so, rather than being refused.
+    let other_listen = spec
+        .activation
+        .as_deref()
+        .and_then(crate::trigger::Activation::socket)
+        .is_some_and(|s| s.listen.is_empty())
+        && options
+            .iter()
+            .any(|o| o.section == "Socket" && o.name.starts_with("Listen"));
     for (key, why) in crate::trigger::problems(&spec) {
-        let _ = key;
+        if key == "listen-stream" && other_listen {
+            continue;
+        }
         t.error(nowhere, format!("{unit_name}: {why}"));
     }
 

@@ -1,0 +1,160 @@
+//! System tests of path units through the real `init` and `initctl`
+//! binaries (harness: `tests/src/`): `.path` files beside their services
+//! in the units directory, the paths watched by inotify in the loop. Each
+//! service is a oneshot that appends a line to a file of the test and
+//! takes away what fired it, so that a level kind waits again.
+
+use flotilla_tests::init::TestDir;
+use flotilla_tests::{wait_for, WAIT};
+use flotilla_units::state::UnitState;
+
+/// `NAME.path` with `keys`, and `NAME.service`, a oneshot running `sh`
+/// `script` then appending NAME to `ran`.
+fn path_unit(dir: &TestDir, name: &str, keys: &str, script: &str) {
+    let ran = dir.join("ran");
+    dir.file(&format!("units/{name}.path"), &format!("[Path]\n{keys}"));
+    dir.file(
+        &format!("units/{name}.service"),
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c '{script}; echo {name} >> {}'\n",
+            ran.display()
+        ),
+    );
+}
+
+fn ran(dir: &TestDir, name: &str) -> usize {
+    if !dir.join("ran").exists() {
+        return 0;
+    }
+    dir.lines("ran").iter().filter(|l| *l == name).count()
+}
+
+#[test]
+fn path_units_fire_their_services_on_what_they_watch() {
+    let dir = TestDir::new();
+    let w = dir.join("w");
+    std::fs::create_dir(&w).expect("mkdir");
+    let flag = w.join("deep/er/flag");
+    path_unit(
+        &dir,
+        "exists",
+        &format!("PathExists={}\n", flag.display()),
+        &format!("rm {}", flag.display()),
+    );
+    let conf = w.join("app.conf");
+    std::fs::write(&conf, "a=1\n").expect("conf");
+    path_unit(
+        &dir,
+        "changed",
+        &format!("PathChanged={}\n", conf.display()),
+        "true",
+    );
+    let spool = w.join("spool");
+    path_unit(
+        &dir,
+        "spool",
+        &format!(
+            "DirectoryNotEmpty={}\nMakeDirectory=yes\nDirectoryMode=0700\n",
+            spool.display()
+        ),
+        &format!("rm -f {}/*", spool.display()),
+    );
+    path_unit(
+        &dir,
+        "glob",
+        &format!("PathExistsGlob={}/*.job\n", w.display()),
+        &format!("rm -f {}/*.job", w.display()),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\n\
+         depends-on: [exists.path, changed.path, spool.path, glob.path]\n",
+    );
+    let init = dir.start("default");
+    for p in ["exists.path", "changed.path", "spool.path", "glob.path"] {
+        let u = init.wait_state(p, UnitState::Running);
+        assert_eq!(u.status, "waiting", "{p}");
+    }
+    // MakeDirectory= made the spool, with its mode.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&spool)
+        .expect("spool")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert_eq!(init.unit("exists.service").state, UnitState::Disabled);
+
+    // A path made below directories that did not exist yet.
+    std::fs::create_dir_all(flag.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&flag, "").expect("flag");
+    wait_for(WAIT, "exists.service to run", || {
+        (ran(&dir, "exists") == 1).then_some(())
+    });
+    // Settled and waiting again: the next flag fires it again.
+    init.wait_state("exists.service", UnitState::Disabled);
+    init.wait_unit("exists.path", "waiting again", |u| u.status == "waiting");
+    std::fs::write(&flag, "").expect("flag");
+    wait_for(WAIT, "exists.service to run again", || {
+        (ran(&dir, "exists") == 2).then_some(())
+    });
+
+    assert_eq!(ran(&dir, "changed"), 0, "nothing changed yet");
+    std::fs::write(&conf, "a=2\n").expect("conf");
+    wait_for(WAIT, "changed.service to run", || {
+        (ran(&dir, "changed") >= 1).then_some(())
+    });
+
+    std::fs::write(spool.join("mail"), "x").expect("spool file");
+    wait_for(WAIT, "spool.service to run", || {
+        (ran(&dir, "spool") == 1).then_some(())
+    });
+
+    std::fs::write(w.join("one.txt"), "").expect("txt");
+    std::fs::write(w.join("a.job"), "").expect("job");
+    wait_for(WAIT, "glob.service to run", || {
+        (ran(&dir, "glob") == 1).then_some(())
+    });
+    assert!(w.join("one.txt").exists());
+}
+
+/// A path that holds when the path unit starts fires it at once.
+#[test]
+fn a_path_that_exists_at_start_fires_at_once() {
+    let dir = TestDir::new();
+    let flag = dir.join("flag");
+    std::fs::write(&flag, "").expect("flag");
+    path_unit(
+        &dir,
+        "early",
+        &format!("PathExists={}\n", flag.display()),
+        &format!("rm {}", flag.display()),
+    );
+    let init = dir.start("early.path");
+    wait_for(WAIT, "early.service to run", || {
+        (ran(&dir, "early") == 1).then_some(())
+    });
+    init.wait_state("early.service", UnitState::Disabled);
+    assert_eq!(init.unit("early.path").state, UnitState::Running);
+}
+
+/// After `initctl reexec` a path unit watches its paths again.
+#[test]
+fn a_path_unit_watches_again_after_a_reexec() {
+    let dir = TestDir::new();
+    let flag = dir.join("flag");
+    path_unit(
+        &dir,
+        "after",
+        &format!("PathExists={}\n", flag.display()),
+        &format!("rm {}", flag.display()),
+    );
+    let copy = dir.join("init-copy");
+    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let init = dir.init().target("after.path").binary(copy).start();
+    init.wait_state("after.path", UnitState::Running);
+    init.ctl(&["reexec"]).expect(0);
+    std::fs::write(&flag, "").expect("flag");
+    wait_for(WAIT, "after.service to run", || {
+        (ran(&dir, "after") == 1).then_some(())
+    });
+}

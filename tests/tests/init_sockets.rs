@@ -1,0 +1,282 @@
+//! System tests of socket units through the real `init` and `initctl`
+//! binaries (harness: `tests/src/`): the init binds a `.socket`'s sockets
+//! itself when the unit starts, a client connects before the service
+//! runs, and the service — a small Python daemon that takes its sockets
+//! from `LISTEN_FDS` and checks `LISTEN_PID` against its own PID — is
+//! started by that connection and answers it. After the daemon exits the
+//! socket listens again and the next connection starts it anew.
+
+use flotilla_tests::init::TestDir;
+use flotilla_tests::{wait_for, WAIT};
+use flotilla_units::state::UnitState;
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+
+/// The daemon: answers one connection on each of its sockets that has one
+/// pending, with what it was handed, then exits (as an idle time-out
+/// would make it).
+const DAEMON: &str = r#"
+import os, socket, sys
+pid = os.getpid()
+n = int(os.environ.get("LISTEN_FDS", "0"))
+listen_pid = os.environ.get("LISTEN_PID", "")
+names = os.environ.get("LISTEN_FDNAMES", "")
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+stray = [fd for fd in range(3 + n, 256) if is_open(fd)]
+socks = [socket.socket(fileno=3 + i) for i in range(n)]
+for s in socks:
+    s.setblocking(True)
+s = socks[0]
+conn, _ = s.accept()
+conn.recv(16)
+conn.sendall(("pid=%d listen_pid=%s fds=%d names=%s stray=%s\n" % (pid, listen_pid, n, names, stray)).encode())
+conn.close()
+"#;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn ask(port: u16) -> String {
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    c.set_read_timeout(Some(WAIT)).expect("timeout");
+    c.write_all(b"ping\n").expect("write");
+    let mut out = String::new();
+    c.read_to_string(&mut out).expect("an answer");
+    out
+}
+
+#[test]
+fn a_client_connecting_before_the_service_runs_is_answered_by_it() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let daemon = dir.file("daemon.py", DAEMON);
+    let unix = dir.join("run/sub/echo.sock");
+    dir.file(
+        "units/echo.socket",
+        &format!(
+            "[Socket]\nListenStream=127.0.0.1:{port}\nListenStream={}\nSocketMode=0600\n\
+             DirectoryMode=0750\nRemoveOnStop=yes\n",
+            unix.display()
+        ),
+    );
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
+    );
+    let init = dir.start("default");
+    let sock = init.wait_state("echo.socket", UnitState::Running);
+    assert_eq!(
+        sock.listening,
+        [
+            format!("stream 127.0.0.1:{port}"),
+            format!("stream {}", unix.display())
+        ]
+    );
+    assert_eq!(init.unit("echo.service").state, UnitState::Disabled);
+    let mode = std::fs::metadata(&unix)
+        .expect("socket file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let dmode = std::fs::metadata(unix.parent().expect("dir"))
+        .expect("socket dir")
+        .permissions()
+        .mode();
+    assert_eq!(dmode & 0o777, 0o750);
+
+    // The connection is queued on the init's socket and starts the service.
+    let answer = ask(port);
+    let fields: Vec<&str> = answer.split_whitespace().collect();
+    let pid = fields[0].trim_start_matches("pid=");
+    assert_eq!(fields[1], format!("listen_pid={pid}"), "{answer}");
+    assert_eq!(fields[2], "fds=2", "{answer}");
+    assert_eq!(fields[3], "names=echo.socket:echo.socket", "{answer}");
+    assert_eq!(fields[4], "stray=[]", "{answer}");
+
+    // The daemon exited after its answer: the socket listens again, and
+    // the next connection starts it again.
+    init.wait_unit("echo.service", "the service to settle", |u| {
+        u.state != UnitState::Running && u.state != UnitState::Starting
+    });
+    let again = ask(port);
+    assert!(again.starts_with("pid="), "{again}");
+    assert_ne!(again.split_whitespace().next(), Some(fields[0]), "{again}");
+    let shown = init
+        .ctl(&["status", "echo.socket"])
+        .expect(0)
+        .stdout
+        .clone();
+    assert!(shown.contains(&format!("127.0.0.1:{port}")), "{shown}");
+
+    // Stopping the socket unit closes its sockets and removes the file.
+    let mut init = init;
+    init.signal(libc::SIGTERM);
+    assert_eq!(init.wait_exit(), 0);
+    wait_for(WAIT, "the socket file to be removed", || {
+        (!unix.exists()).then_some(())
+    });
+}
+
+/// `initctl reexec` carries a socket unit's sockets and its triggered
+/// service: the service, started by a connection and waiting for the
+/// client to speak, goes on across the re-exec and answers; afterwards the
+/// same socket starts it again.
+#[test]
+fn a_reexec_keeps_the_sockets_and_what_waits_in_them() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let daemon = dir.file("daemon.py", DAEMON);
+    dir.file(
+        "units/echo.socket",
+        &format!("[Socket]\nListenStream=127.0.0.1:{port}\n"),
+    );
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
+    );
+    let copy = dir.join("init-copy");
+    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let init = dir.init().target("default").binary(copy).start();
+    init.wait_state("echo.socket", UnitState::Running);
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let pid = init.wait_state("echo.service", UnitState::Running).pid;
+    init.ctl(&["reexec"]).expect(0);
+    assert_eq!(init.unit("echo.service").pid, pid, "still its service");
+    c.set_read_timeout(Some(WAIT)).expect("timeout");
+    c.write_all(b"ping\n").expect("write");
+    let mut out = String::new();
+    c.read_to_string(&mut out).expect("an answer");
+    assert!(
+        out.contains("fds=1 names=echo.socket"),
+        "{out}: {}",
+        init.output()
+    );
+    assert_eq!(
+        init.unit("echo.socket").listening,
+        [format!("stream 127.0.0.1:{port}")]
+    );
+    // And the next, after the daemon exited.
+    init.wait_unit("echo.service", "the service to settle", |u| {
+        u.state != UnitState::Running && u.state != UnitState::Starting
+    });
+    assert!(ask(port).starts_with("pid="));
+}
+
+/// A reload that leaves the socket unit unchanged keeps its sockets (the
+/// same socket file); one that changes it closes them and binds the new
+/// ones.
+#[test]
+fn a_reload_keeps_an_unchanged_socket_and_rebinds_a_changed_one() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = TestDir::new();
+    let daemon = dir.file("daemon.py", DAEMON);
+    let a = dir.join("a.sock");
+    let b = dir.join("b.sock");
+    let socket = |path: &std::path::Path, desc: &str| {
+        dir.file(
+            "units/echo.socket",
+            &format!(
+                "[Unit]\nDescription={desc}\n[Socket]\nListenStream={}\n",
+                path.display()
+            ),
+        );
+    };
+    socket(&a, "one");
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("echo.socket", UnitState::Running);
+    let ino = std::fs::metadata(&a).expect("a.sock").ino();
+    dir.file(
+        "units/other.yaml",
+        "unit: other\nexec-start: /bin/sleep 60\n",
+    );
+    init.ctl(&["reload"]).expect(0);
+    assert_eq!(
+        std::fs::metadata(&a).expect("a.sock").ino(),
+        ino,
+        "the same socket"
+    );
+    assert_eq!(init.unit("echo.socket").state, UnitState::Running);
+
+    socket(&b, "two");
+    init.ctl(&["reload"]).expect(0);
+    let u = init.wait_unit("echo.socket", "listening on b", |u| {
+        u.state == UnitState::Running && u.listening == [format!("stream {}", b.display())]
+    });
+    assert_eq!(u.description.as_deref(), Some("two"));
+    let mut c = std::os::unix::net::UnixStream::connect(&b).expect("connect b");
+    c.write_all(b"ping\n").expect("write");
+    let mut out = String::new();
+    c.read_to_string(&mut out).expect("an answer");
+    assert!(out.starts_with("pid="), "{out}");
+    assert!(
+        std::os::unix::net::UnixStream::connect(&a).is_err(),
+        "nobody listens on a"
+    );
+}
+
+/// A target that requires the service too starts it at once, without a
+/// connection, after its socket (a `.socket` orders its service after
+/// it), and the service is handed the socket all the same.
+#[test]
+fn a_service_the_target_requires_starts_without_a_connection_and_gets_its_socket() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let daemon = dir.file("daemon.py", DAEMON);
+    dir.file(
+        "units/echo.socket",
+        &format!("[Socket]\nListenStream={port}\n"),
+    );
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.service, echo.socket]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("echo.service", UnitState::Running);
+    assert_eq!(
+        init.unit("echo.socket").listening,
+        [format!("stream {port}")]
+    );
+    let answer = ask(port);
+    assert!(answer.contains(" fds=1 names=echo.socket "), "{answer}");
+}
