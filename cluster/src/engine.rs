@@ -651,15 +651,16 @@ mod tests {
         m.apply_value(&k.placement("b.service"), b"gone", false);
         m.apply_value(&k.placement("c.service"), b"m1", false);
         m.resume();
+        // (Removals first: they go to no machine.)
         assert_eq!(
             keys(&m.plan()),
             vec![
+                vec!["del placement/c.service"],
                 vec![
                     "del schedule/gone/b.service",
                     "put schedule/m1/b.service",
                     "put placement/b.service"
                 ],
-                vec!["del placement/c.service"],
             ]
         );
         assert!(m.plan().is_empty());
