@@ -23,8 +23,9 @@
 //!
 //! ```text
 //! cargo build --release -p flotilla-cluster --bins --examples
-//! target/release/examples/bench_launch [--units N] [--machines M] [--clients C] [--ttl SECS]
+//! target/release/examples/bench_launch [--units N] [--machines M] [--clients C] [--ttl SECS] [--repeat R]
 //! target/release/examples/bench_launch --matrix     # 1k and 10k units on 3, 30 and 100 machines
+//! target/release/examples/bench_launch --units 10000 --machines 100 --repeat 3
 //! ```
 
 #[path = "../../tests/src/etcd.rs"]
@@ -80,8 +81,15 @@ struct Figures {
     launched: Duration,
     msgs_per_unit: f64,
     bytes_per_unit: f64,
-    /// etcd's counters over the launch.
+    /// etcd's counters over the launch, and over its two phases: while the
+    /// PUTs go on, and from the last PUT's answer to all launched.
     etcd: Traffic,
+    etcd_submit: Traffic,
+    etcd_settle: Traffic,
+    /// etcd's counters over the idle spell.
+    etcd_idle: Traffic,
+    /// The machine's load average (1 min) when the run started and ended.
+    load: (f64, f64),
     leader_cpu: f64,
     api_cpu: f64,
     etcd_cpu: f64,
@@ -128,8 +136,9 @@ struct Traffic {
     puts: f64,
     ranges: f64,
     /// WAL syncs (each a disk flush; etcd groups the proposals that
-    /// arrive together into one).
+    /// arrive together into one), and the seconds they took.
     fsyncs: f64,
+    fsync_secs: f64,
     /// Events sent to watchers.
     watch_events: f64,
 }
@@ -144,6 +153,7 @@ impl std::ops::Sub for Traffic {
             puts: self.puts - o.puts,
             ranges: self.ranges - o.ranges,
             fsyncs: self.fsyncs - o.fsyncs,
+            fsync_secs: self.fsync_secs - o.fsync_secs,
             watch_events: self.watch_events - o.watch_events,
         }
     }
@@ -177,8 +187,17 @@ fn etcd_traffic(e: &etcd::Etcd) -> Traffic {
         puts: handled("Put"),
         ranges: handled("Range"),
         fsyncs: sum("etcd_disk_wal_fsync_duration_seconds_count", ""),
+        fsync_secs: sum("etcd_disk_wal_fsync_duration_seconds_sum", ""),
         watch_events: sum("etcd_debugging_mvcc_events_total", ""),
     }
+}
+
+/// The load average over the last minute.
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 fn spread<T: Copy + PartialOrd>(mut v: Vec<T>) -> (T, T, T) {
@@ -258,6 +277,7 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         machines: cfg.machines,
         ..Figures::default()
     };
+    let load0 = load_average();
 
     // 1. Submit and launch.
     let cpu0: Vec<f64> = pids.iter().map(|p| proc_cpu(*p)).collect();
@@ -286,6 +306,7 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         t.join().expect("client thread");
     }
     f.submit = t0.elapsed();
+    let traffic_submitted = etcd_traffic(&etcd);
     let total = || standins.iter().map(StandIn::running_count).sum::<usize>();
     assert!(
         StandIn::wait_until(&standins, Duration::from_secs(600), || total() >= cfg.units),
@@ -314,6 +335,8 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     f.etcd_cpu = proc_cpu(etcd_pid) - etcd0;
     f.bench_cpu = proc_cpu(me) - bench0;
     f.etcd = traffic1 - traffic0;
+    f.etcd_submit = traffic_submitted - traffic0;
+    f.etcd_settle = traffic1 - traffic_submitted;
     f.msgs_per_unit = f.etcd.msgs / cfg.units as f64;
     f.bytes_per_unit = f.etcd.bytes / cfg.units as f64;
     let lead = leader(&dir, &ids).unwrap_or(0);
@@ -346,8 +369,10 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     std::thread::sleep(Duration::from_secs(2));
     let idle0: Vec<f64> = pids.iter().map(|p| proc_cpu(*p)).collect();
     let etcd_idle0 = proc_cpu(etcd_pid);
+    let idle_traffic0 = etcd_traffic(&etcd);
     std::thread::sleep(Duration::from_secs(10));
     f.etcd_idle_cpu = proc_cpu(etcd_pid) - etcd_idle0;
+    f.etcd_idle = etcd_traffic(&etcd) - idle_traffic0;
     let idle: Vec<f64> = pids
         .iter()
         .zip(&idle0)
@@ -432,6 +457,7 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         std::thread::sleep(Duration::from_millis(50));
     }
     f.moved = t.elapsed();
+    f.load = (load0, load_average());
 
     drop(procs);
     drop(etcd);
@@ -444,17 +470,27 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
 }
 
 fn print(f: &Figures, ttl: u64) {
-    println!("== {} units on {} machines, one etcd", f.units, f.machines);
+    println!(
+        "== {} units on {} machines, one etcd (load average {:.1} at the start, {:.1} at the end)",
+        f.units, f.machines, f.load.0, f.load.1
+    );
     println!("submitted (PUT): {:.2?}", f.submit);
     println!("first PUT to all launched: {:.2?}", f.launched);
     println!(
         "etcd per unit: {:.2} gRPC messages, {:.0} bytes",
         f.msgs_per_unit, f.bytes_per_unit
     );
-    println!(
-        "etcd during the launch: {:.0} transactions, {:.0} puts, {:.0} reads, {:.0} WAL syncs, {:.0} events sent to watchers",
-        f.etcd.txns, f.etcd.puts, f.etcd.ranges, f.etcd.fsyncs, f.etcd.watch_events
-    );
+    for (phase, t) in [
+        ("during the launch", &f.etcd),
+        ("  while the PUTs went on", &f.etcd_submit),
+        ("  after the last PUT", &f.etcd_settle),
+        ("idle 10 s", &f.etcd_idle),
+    ] {
+        println!(
+            "etcd {phase}: {:.0} gRPC messages, {:.0} KiB, {:.0} transactions, {:.0} puts, {:.0} reads, {:.0} WAL syncs ({:.2} s), {:.0} events sent to watchers",
+            t.msgs, t.bytes / 1024.0, t.txns, t.puts, t.ranges, t.fsyncs, t.fsync_secs, t.watch_events
+        );
+    }
     println!(
         "CPU during the launch: leader {:.2} s, API {:.2} s, other agents {:.2}/{:.2}/{:.2} s (min/median/max), etcd {:.2} s; the benchmark's clients and stand-ins {:.2} s",
         f.leader_cpu, f.api_cpu, f.agent_cpu.0, f.agent_cpu.1, f.agent_cpu.2, f.etcd_cpu, f.bench_cpu
@@ -498,6 +534,7 @@ fn main() {
         ttl: 10,
     };
     let mut matrix = false;
+    let mut repeat = 1;
     let mut i = 0;
     while i < args.len() {
         let v = || {
@@ -510,6 +547,7 @@ fn main() {
             "--machines" => cfg.machines = v(),
             "--clients" => cfg.clients = v(),
             "--ttl" => cfg.ttl = v() as u64,
+            "--repeat" => repeat = v(),
             "--matrix" => {
                 matrix = true;
                 i += 1;
@@ -544,6 +582,10 @@ fn main() {
     } else {
         vec![cfg]
     };
+    let runs: Vec<Config> = runs
+        .into_iter()
+        .flat_map(|c| std::iter::repeat_n(c, repeat))
+        .collect();
     let mut all = Vec::new();
     for c in runs {
         let f = run(&clusterd, c);
@@ -551,14 +593,14 @@ fn main() {
         all.push(f);
     }
     if all.len() > 1 {
-        println!("\n| units | machines | PUTs | to all launched | etcd msgs/unit | bytes/unit | leader CPU | agent CPU (median) | list units | list states | idle CPU (all) | global | lost machine |");
+        println!("\n| units | machines | load | PUTs | to all launched | etcd msgs/unit | bytes/unit | etcd txns | CPU: leader / median agent / etcd | list units / states | idle CPU (all) | global | lost machine |");
         println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         for f in &all {
             println!(
-                "| {} | {} | {:.2?} | {:.2?} | {:.2} | {:.0} | {:.2} s | {:.2} s | {:.0?} | {:.0?} | {:.2} s | {:.2?} | {:.2?} ({} units) |",
-                f.units, f.machines, f.submit, f.launched, f.msgs_per_unit, f.bytes_per_unit,
-                f.leader_cpu, f.agent_cpu.1, f.list_units, f.list_states, f.idle_cpu_total,
-                f.global, f.moved, f.moved_units
+                "| {} | {} | {:.1}–{:.1} | {:.2?} | {:.2?} | {:.2} | {:.0} | {:.0} | {:.2} / {:.2} / {:.2} s | {:.0?} / {:.0?} | {:.2} s | {:.2?} | {:.2?} ({} units) |",
+                f.units, f.machines, f.load.0, f.load.1, f.submit, f.launched, f.msgs_per_unit,
+                f.bytes_per_unit, f.etcd.txns, f.leader_cpu, f.agent_cpu.1, f.etcd_cpu,
+                f.list_units, f.list_states, f.idle_cpu_total, f.global, f.moved, f.moved_units
             );
         }
     }

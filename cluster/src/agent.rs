@@ -29,8 +29,10 @@
 //!   applied. A lone change is written at once; while changes keep coming,
 //!   an agent writes at most once per [`publish_pace`], which grows with
 //!   the number of machines so that the whole cluster's state writes stay
-//!   near 100 a second (the agent counts the machines when a write is held
-//!   back, at most every 30 s).
+//!   near 30 a second (the agent counts the machines before a write, at
+//!   most every 30 s), and as soon as its changes pause for
+//!   [`QUIET`]: the last states of a deploy are written then, not a pace
+//!   later.
 
 mod local;
 mod logs;
@@ -79,14 +81,19 @@ const GATHER: Duration = Duration::from_millis(10);
 const PUBLISH_EVERY: Duration = Duration::from_millis(200);
 
 /// The pace grows by this much per machine in the cluster, so that the
-/// agents together write states at most about 100 times a second however
+/// agents together write states at most about 30 times a second however
 /// many they are: during a deploy to 100 machines each agent receives a
-/// unit now and then, and one write per unit (etcd's work at 100 machines
-/// was mostly these writes) becomes one per second per agent.
-const PUBLISH_PER_MACHINE: Duration = Duration::from_millis(10);
+/// few units four times a second, and one write per batch (each etcd
+/// transaction costs etcd a millisecond or two of CPU) becomes one per
+/// three seconds per agent.
+const PUBLISH_PER_MACHINE: Duration = Duration::from_millis(30);
 
 /// The longest pace, whatever the cluster's size.
-const PUBLISH_MAX: Duration = Duration::from_secs(2);
+const PUBLISH_MAX: Duration = Duration::from_secs(5);
+
+/// Held-back states are written when no change came for this long (twice
+/// the engine's pace: it hands out a deploy's units four times a second).
+pub const QUIET: Duration = Duration::from_millis(500);
 
 /// How long the agent trusts its count of the machines.
 const COUNT_FOR: Duration = Duration::from_secs(30);
@@ -137,6 +144,8 @@ struct Agent {
     unreported: BTreeSet<String>,
     /// When states were last written.
     last_publish: Instant,
+    /// When the last event came (from etcd or the init).
+    last_event: Instant,
     /// The machines in the cluster (for the pace of state writes) and when
     /// they were counted.
     machines: (usize, Option<Instant>),
@@ -172,6 +181,7 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         last_publish: Instant::now()
             .checked_sub(PUBLISH_MAX)
             .unwrap_or_else(Instant::now),
+        last_event: Instant::now(),
         machines: (1, None),
         publish_at: None,
         again: true,
@@ -194,10 +204,18 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
             ev = rx.recv() => {
                 let Some(ev) = ev else { return };
                 a.handle(ev);
-                // What else arrives meanwhile goes in the same step.
-                tokio::time::sleep(GATHER).await;
                 while let Ok(ev) = rx.try_recv() {
                     a.handle(ev);
+                }
+                // What else arrives meanwhile goes in the same step, when
+                // the step will do something now (the init's reports of
+                // units it took, states held back by the pace, need not
+                // wait: each such wake-up costs more than the step).
+                if a.acts_now() {
+                    tokio::time::sleep(GATHER).await;
+                    while let Ok(ev) = rx.try_recv() {
+                        a.handle(ev);
+                    }
                 }
             }
             why = lost => {
@@ -317,6 +335,7 @@ async fn follow_etcd(reg: Registry, me: String, rev: i64, n: u64, tx: mpsc::Send
 impl Agent {
     fn handle(&mut self, ev: Ev) {
         self.again = true;
+        self.last_event = Instant::now();
         match ev {
             Ev::Etcd(n, batch) if n == self.session => {
                 for (key, value, deleted) in batch {
@@ -340,6 +359,20 @@ impl Agent {
             }
             Ev::InitDown => self.init_up = false,
         }
+    }
+
+    /// Whether the next step sends something: changes for the init, a
+    /// resync, or states whose write is not held back.
+    fn acts_now(&self) -> bool {
+        !self.dirty.is_empty()
+            || !self.session_ok
+            || (!self.unreported.is_empty() && self.publish_due() <= Instant::now())
+    }
+
+    /// When the states not written yet may be: a pace after the last
+    /// write, or as soon as the changes pause.
+    fn publish_due(&self) -> Instant {
+        (self.last_publish + publish_pace(self.machines.0)).min(self.last_event + QUIET)
     }
 
     /// One changed key of this machine.
@@ -506,6 +539,12 @@ impl Agent {
 
     /// Keeps the presence key and its lease; returns the lease.
     async fn presence(&mut self) -> Result<i64, RegistryError> {
+        let machine = self.machine();
+        if let (Some(lease), Some((m, l))) = (self.lease, &self.published_machine) {
+            if *m == machine && *l == lease {
+                return Ok(lease);
+            }
+        }
         let me = self.cfg.machine_id.clone();
         let k = self.reg.keys().clone();
         let mut c = self.reg.client();
@@ -540,7 +579,6 @@ impl Agent {
                 lease
             }
         };
-        let machine = self.machine();
         if self.published_machine.as_ref() != Some(&(machine.clone(), lease)) {
             c.put(
                 k.machine(&me),
@@ -578,21 +616,18 @@ impl Agent {
             self.publish_at = None;
             return Ok(());
         }
-        let mut due = self.last_publish + publish_pace(self.machines.0);
+        // The pace depends on the machines: counted before a write, at most
+        // every [`COUNT_FOR`] (one small read; when it fails, the old count
+        // stands).
+        if self.machines.1.is_none_or(|t| t.elapsed() > COUNT_FOR) {
+            if let Ok(n) = self.reg.count(&self.reg.keys().machines()).await {
+                self.machines = (n, Some(Instant::now()));
+            }
+        }
+        let due = self.publish_due();
         if Instant::now() < due {
-            // Held back: the pace matters, so the machines are counted (one
-            // small read, only here, where the write waits anyway; when it
-            // fails, the old count stands).
-            if self.machines.1.is_none_or(|t| t.elapsed() > COUNT_FOR) {
-                if let Ok(n) = self.reg.count(&self.reg.keys().machines()).await {
-                    self.machines = (n, Some(Instant::now()));
-                    due = self.last_publish + publish_pace(n);
-                }
-            }
-            if Instant::now() < due {
-                self.publish_at = Some(due);
-                return Ok(());
-            }
+            self.publish_at = Some(due);
+            return Ok(());
         }
         self.publish_at = None;
         let k = self.reg.keys().clone();
@@ -643,10 +678,11 @@ mod tests {
         // Small clusters: the least pace (a lone change still goes at once).
         assert_eq!(publish_pace(0), PUBLISH_EVERY);
         assert_eq!(publish_pace(3), PUBLISH_EVERY);
-        assert_eq!(publish_pace(20), PUBLISH_EVERY);
-        // Then 10 ms per machine: 100 agents write about 100 times a second.
-        assert_eq!(publish_pace(30), Duration::from_millis(300));
-        assert_eq!(publish_pace(100), Duration::from_secs(1));
+        assert_eq!(publish_pace(6), PUBLISH_EVERY);
+        assert_eq!(publish_pace(20), Duration::from_millis(600));
+        // Then 30 ms per machine: 100 agents write about 30 times a second.
+        assert_eq!(publish_pace(30), Duration::from_millis(900));
+        assert_eq!(publish_pace(100), Duration::from_secs(3));
         // Never slower than the cap.
         assert_eq!(publish_pace(500), PUBLISH_MAX);
         assert_eq!(publish_pace(usize::MAX), PUBLISH_MAX);

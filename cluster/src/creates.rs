@@ -6,7 +6,11 @@
 //! queue up while a transaction is in flight, and the next transaction
 //! carries all of them (each unit's file and desired state, guarded by "no
 //! such unit yet", within etcd's limits, [`crate::batch`]). A lone request
-//! is sent at once: grouping costs no latency. When a group's guard fails
+//! is sent at once: grouping costs no latency. During a burst, the clients
+//! a transaction answers come back with their next unit a moment later:
+//! the next group waits for them (as many requests as the last round
+//! saw, at most [`REGROUP`]), so that C clients make groups of C, not two
+//! alternating halves of C/2 each. When a group's guard fails
 //! (one of its units exists), each of its units is tried alone, and the
 //! one that exists gets its records back, as [`Registry::create_unit`]
 //! gives them.
@@ -15,7 +19,13 @@ use crate::batch::{MAX_TXN_BYTES, MAX_TXN_OPS};
 use crate::model::{ClusterState, StoredUnit};
 use crate::registry::{Registry, RegistryError, UnitRecord};
 use std::collections::BTreeSet;
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+/// How long a group waits, during a burst, for the clients the last
+/// transaction answered (a fraction of a transaction's own time).
+pub const REGROUP: Duration = Duration::from_millis(3);
 
 type Done = oneshot::Sender<Result<Option<UnitRecord>, RegistryError>>;
 
@@ -66,6 +76,9 @@ impl Creates {
 async fn run(reg: Registry, mut rx: mpsc::Receiver<Job>) {
     // Jobs taken from the queue that wait for the next group, oldest last.
     let mut carry: Vec<Job> = Vec::new();
+    // How many requests the last round saw: the group it sent and those
+    // that queued meanwhile (1: no burst, nothing to wait for).
+    let mut expect = 1;
     loop {
         let first = match carry.pop() {
             Some(j) => j,
@@ -74,13 +87,22 @@ async fn run(reg: Registry, mut rx: mpsc::Receiver<Job>) {
                 None => return,
             },
         };
-        // Everything queued meanwhile, within the limits, one job per unit.
+        // Everything queued meanwhile, within the limits, one job per unit;
+        // during a burst, the clients just answered too.
+        let regroup_until = Instant::now() + REGROUP;
         let mut names: BTreeSet<String> = BTreeSet::from([first.unit.name.clone()]);
         let mut bytes = first.bytes;
         let mut group = vec![first];
         let mut later = Vec::new();
         while group.len() * 2 + 2 <= MAX_TXN_OPS {
-            let Some(j) = carry.pop().or_else(|| rx.try_recv().ok()) else {
+            let mut next = carry.pop().or_else(|| rx.try_recv().ok());
+            if next.is_none() && group.len() < expect {
+                next = tokio::time::timeout_at(regroup_until, rx.recv())
+                    .await
+                    .ok()
+                    .flatten();
+            }
+            let Some(j) = next else {
                 break;
             };
             if bytes + j.bytes > MAX_TXN_BYTES {
@@ -96,29 +118,36 @@ async fn run(reg: Registry, mut rx: mpsc::Receiver<Job>) {
             group.push(j);
         }
         carry.extend(later.into_iter().rev());
-        if group.len() > 1 {
-            let all: Vec<(&StoredUnit, ClusterState)> =
-                group.iter().map(|j| (&j.unit, j.desired)).collect();
-            match reg.create_units(&all).await {
-                Ok(true) => {
-                    for j in group {
-                        let _ = j.done.send(Ok(None));
-                    }
-                    continue;
+        let sent = group.len();
+        send(&reg, group).await;
+        expect = sent + carry.len() + rx.len();
+    }
+}
+
+/// Sends one group: in one transaction, or (alone, or when one of its
+/// units exists) one by one.
+async fn send(reg: &Registry, group: Vec<Job>) {
+    if group.len() > 1 {
+        let all: Vec<(&StoredUnit, ClusterState)> =
+            group.iter().map(|j| (&j.unit, j.desired)).collect();
+        match reg.create_units(&all).await {
+            Ok(true) => {
+                for j in group {
+                    let _ = j.done.send(Ok(None));
                 }
-                Ok(false) => {}
-                Err(e) => {
-                    for j in group {
-                        let _ = j.done.send(Err(e.clone()));
-                    }
-                    continue;
+                return;
+            }
+            Ok(false) => {}
+            Err(e) => {
+                for j in group {
+                    let _ = j.done.send(Err(e.clone()));
                 }
+                return;
             }
         }
-        // Alone (or a group one of whose units exists): one by one.
-        for j in group {
-            let r = reg.create_unit(&j.unit, j.desired).await;
-            let _ = j.done.send(r);
-        }
+    }
+    for j in group {
+        let r = reg.create_unit(&j.unit, j.desired).await;
+        let _ = j.done.send(r);
     }
 }

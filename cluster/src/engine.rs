@@ -37,6 +37,14 @@ use tokio::sync::mpsc;
 /// of submissions is scheduled and written in a few transactions.
 const GATHER: Duration = Duration::from_millis(10);
 
+/// The least time from one batch's writes to the next one's: a lone
+/// change is written [`GATHER`] after it arrives, but while changes keep
+/// coming (a deploy of thousands of units) the leader writes four times a
+/// second, in full transactions instead of one per creation, and hands
+/// each agent several of its units at once (an agent's cost is in its
+/// wake-ups: one per batch, not one per unit).
+pub const PACE: Duration = Duration::from_millis(250);
+
 /// What is stored for one unit: its machine (non-global units) and its
 /// schedule keys with what they say (the options are not kept: the hash
 /// stands for them).
@@ -176,7 +184,10 @@ impl Model {
 
     /// Schedules and returns the writes that bring the stored keys of the
     /// units concerned to what they should be, one group per unit; the
-    /// model takes them as written.
+    /// model takes them as written. The groups come by the machine they
+    /// put a unit on, so that a transaction carries the units of a few
+    /// machines: each agent then gets its units of a batch in one watch
+    /// response, one wake-up, however many transactions the batch takes.
     pub fn plan(&mut self) -> Vec<Vec<Op>> {
         self.sched.run();
         self.touched.extend(self.sched.take_changed());
@@ -230,14 +241,18 @@ impl Model {
                 }
                 _ => {}
             }
+            // Units only removed go first (machine "").
+            let machine = want.schedule.keys().next().cloned().unwrap_or_default();
             if want == Stored::default() {
                 self.stored.remove(&u);
             } else {
                 self.stored.insert(u, want);
             }
-            groups.push(ops);
+            groups.push((machine, ops));
         }
-        groups
+        // Stable: by name within a machine.
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        groups.into_iter().map(|(_, ops)| ops).collect()
     }
 }
 
@@ -424,12 +439,14 @@ async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(),
         if !reg.write_groups(&guard, groups).await? {
             return Err(RegistryError("lost the leader key".into()));
         }
+        let mut written = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 ev = rx.recv() => {
                     let mut evs = vec![ev.ok_or_else(|| RegistryError("watch ended".into()))?];
                     // What else arrives meanwhile goes in the same plan.
-                    tokio::time::sleep(GATHER).await;
+                    let now = tokio::time::Instant::now();
+                    tokio::time::sleep_until((now + GATHER).max(written + PACE)).await;
                     while let Ok(e) = rx.try_recv() {
                         evs.push(e);
                     }
@@ -441,6 +458,7 @@ async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(),
                         }
                     }
                     let groups = model.plan();
+                    written = tokio::time::Instant::now();
                     if !reg.write_groups(&guard, groups).await? {
                         return Err(RegistryError("lost the leader key".into()));
                     }
@@ -584,6 +602,29 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_is_written_machine_by_machine() {
+        let mut m = Model::new(Keys::new(P));
+        m.resume();
+        machine(&mut m, "m1", true);
+        machine(&mut m, "m2", true);
+        for u in ["a", "b", "c", "d"] {
+            unit(&mut m, &format!("{u}.service"), "launched", &[]);
+        }
+        // Placed a, c on m1 and b, d on m2 (least loaded, ties by ID):
+        // written m1's first, then m2's.
+        let firsts: Vec<String> = keys(&m.plan()).into_iter().map(|g| g[0].clone()).collect();
+        assert_eq!(
+            firsts,
+            [
+                "put schedule/m1/a.service",
+                "put schedule/m1/c.service",
+                "put schedule/m2/b.service",
+                "put schedule/m2/d.service"
+            ]
+        );
+    }
+
+    #[test]
     fn a_new_leader_resumes_what_is_stored() {
         let k = Keys::new(P);
         let mut m = Model::new(k.clone());
@@ -610,15 +651,16 @@ mod tests {
         m.apply_value(&k.placement("b.service"), b"gone", false);
         m.apply_value(&k.placement("c.service"), b"m1", false);
         m.resume();
+        // (Removals first: they go to no machine.)
         assert_eq!(
             keys(&m.plan()),
             vec![
+                vec!["del placement/c.service"],
                 vec![
                     "del schedule/gone/b.service",
                     "put schedule/m1/b.service",
                     "put placement/b.service"
                 ],
-                vec!["del placement/c.service"],
             ]
         );
         assert!(m.plan().is_empty());
