@@ -52,8 +52,13 @@ pub enum Systemctl {
         /// No header and footer.
         no_legend: bool,
     },
-    /// `list-sockets`: a kind flotilla does not load yet.
-    NotLoaded(&'static str),
+    /// `list-sockets [--all]`.
+    ListSockets {
+        /// Also the socket units that are not listening.
+        all: bool,
+        /// No header and footer.
+        no_legend: bool,
+    },
 }
 
 /// `--quiet`: print nothing, only the exit code.
@@ -167,7 +172,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
             no_legend,
         }),
         "list-timers" => sys(Systemctl::ListTimers { all, no_legend }),
-        "list-sockets" => sys(Systemctl::NotLoaded("socket")),
+        "list-sockets" => sys(Systemctl::ListSockets { all, no_legend }),
         "daemon-reload" => Command::Reload { unit: None },
         "daemon-reexec" => Command::Reexec,
         "isolate" => Command::SetTarget {

@@ -38,6 +38,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         usage: None,
         skipped: false,
         listening: Vec::new(),
+        activates: None,
         timer: None,
     }
 }

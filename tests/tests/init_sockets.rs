@@ -89,6 +89,30 @@ fn a_client_connecting_before_the_service_runs_is_answered_by_it() {
         ]
     );
     assert_eq!(init.unit("echo.service").state, UnitState::Disabled);
+    assert_eq!(sock.activates.as_deref(), Some("echo.service"));
+    // systemctl list-sockets: each address with its unit and service.
+    let out = dir.systemctl(&["list-sockets", "--no-legend"]);
+    out.expect(0);
+    let mut rows: Vec<Vec<String>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    rows.sort();
+    let mut want = vec![
+        vec![
+            format!("127.0.0.1:{port}"),
+            "echo.socket".into(),
+            "echo.service".into(),
+        ],
+        vec![
+            unix.display().to_string(),
+            "echo.socket".into(),
+            "echo.service".into(),
+        ],
+    ];
+    want.sort();
+    assert_eq!(rows, want, "{out:?}");
     let mode = std::fs::metadata(&unix)
         .expect("socket file")
         .permissions()

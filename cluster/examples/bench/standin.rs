@@ -56,6 +56,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         usage: None,
         skipped: false,
         listening: Vec::new(),
+        activates: None,
         timer: None,
     }
 }

@@ -15,6 +15,7 @@ pub mod restart;
 pub mod set_target;
 pub mod shape;
 pub mod shutdown;
+pub mod sockets;
 pub mod status;
 pub mod systemctl;
 pub mod timers;

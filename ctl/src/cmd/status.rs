@@ -298,6 +298,7 @@ pub(crate) mod tests {
             usage: None,
             skipped: false,
             listening: Vec::new(),
+            activates: None,
             timer: None,
         }
     }

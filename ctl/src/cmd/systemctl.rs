@@ -86,12 +86,7 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             no_legend,
         } => list_units(ctx, failed, &kinds, no_legend),
         Systemctl::ListTimers { all, no_legend } => super::timers::run(ctx, all, no_legend),
-        Systemctl::NotLoaded(kind) => {
-            eprint_line(&format!(
-                "flotilla does not load .{kind} units yet: there is nothing to list"
-            ));
-            Ok(EXIT_FAILED)
-        }
+        Systemctl::ListSockets { all, no_legend } => super::sockets::run(ctx, all, no_legend),
     }
 }
 

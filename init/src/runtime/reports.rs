@@ -120,6 +120,12 @@ impl<S: Sys> Runtime<S> {
             usage: None,
             skipped: v.skipped,
             listening: self.listening(id),
+            activates: node
+                .spec
+                .kind
+                .is_trigger()
+                .then(|| node.spec.triggers.first().cloned())
+                .flatten(),
             timer: self.planner.timer_times(id).map(|(next, last)| {
                 flotilla_units::protocol::TimerTimes {
                     next_elapse_usec: next,

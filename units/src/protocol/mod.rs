@@ -354,6 +354,9 @@ pub struct UnitStatus {
     /// (`stream 127.0.0.1:80`, `datagram /run/x.sock`, `fifo /run/x`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listening: Vec<String>,
+    /// A trigger unit's (timer, socket, path) unit: what it activates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activates: Option<String>,
     /// A timer unit's elapses (timer units only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerTimes>,
