@@ -54,11 +54,23 @@ fn ask(port: u16) -> String {
     out
 }
 
+/// `echo.service`: the test daemon ([`DAEMON`]), which `echo.socket`
+/// activates.
+fn echo_service(dir: &TestDir) {
+    let daemon = dir.file("daemon.py", DAEMON);
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+}
+
 #[test]
 fn a_client_connecting_before_the_service_runs_is_answered_by_it() {
     let dir = TestDir::new();
     let port = free_port();
-    let daemon = dir.file("daemon.py", DAEMON);
     let unix = dir.join("run/sub/echo.sock");
     dir.file(
         "units/echo.socket",
@@ -68,13 +80,7 @@ fn a_client_connecting_before_the_service_runs_is_answered_by_it() {
             unix.display()
         ),
     );
-    dir.file(
-        "units/echo.service",
-        &format!(
-            "[Service]\nExecStart=/usr/bin/python3 {}\n",
-            daemon.display()
-        ),
-    );
+    echo_service(&dir);
     dir.unit(
         "default",
         "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
@@ -165,18 +171,11 @@ fn a_client_connecting_before_the_service_runs_is_answered_by_it() {
 fn a_reexec_keeps_the_sockets_and_what_waits_in_them() {
     let dir = TestDir::new();
     let port = free_port();
-    let daemon = dir.file("daemon.py", DAEMON);
     dir.file(
         "units/echo.socket",
         &format!("[Socket]\nListenStream=127.0.0.1:{port}\n"),
     );
-    dir.file(
-        "units/echo.service",
-        &format!(
-            "[Service]\nExecStart=/usr/bin/python3 {}\n",
-            daemon.display()
-        ),
-    );
+    echo_service(&dir);
     dir.unit(
         "default",
         "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
@@ -216,7 +215,6 @@ fn a_reexec_keeps_the_sockets_and_what_waits_in_them() {
 fn a_reload_keeps_an_unchanged_socket_and_rebinds_a_changed_one() {
     use std::os::unix::fs::MetadataExt;
     let dir = TestDir::new();
-    let daemon = dir.file("daemon.py", DAEMON);
     let a = dir.join("a.sock");
     let b = dir.join("b.sock");
     let socket = |path: &std::path::Path, desc: &str| {
@@ -229,13 +227,7 @@ fn a_reload_keeps_an_unchanged_socket_and_rebinds_a_changed_one() {
         );
     };
     socket(&a, "one");
-    dir.file(
-        "units/echo.service",
-        &format!(
-            "[Service]\nExecStart=/usr/bin/python3 {}\n",
-            daemon.display()
-        ),
-    );
+    echo_service(&dir);
     dir.unit(
         "default",
         "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
@@ -279,18 +271,11 @@ fn a_reload_keeps_an_unchanged_socket_and_rebinds_a_changed_one() {
 fn a_service_the_target_requires_starts_without_a_connection_and_gets_its_socket() {
     let dir = TestDir::new();
     let port = free_port();
-    let daemon = dir.file("daemon.py", DAEMON);
     dir.file(
         "units/echo.socket",
         &format!("[Socket]\nListenStream={port}\n"),
     );
-    dir.file(
-        "units/echo.service",
-        &format!(
-            "[Service]\nExecStart=/usr/bin/python3 {}\n",
-            daemon.display()
-        ),
-    );
+    echo_service(&dir);
     dir.unit(
         "default",
         "unit: default\ntype: virtual\ndepends-on: [echo.service, echo.socket]\n",

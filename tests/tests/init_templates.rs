@@ -6,11 +6,9 @@
 //! `getty.target.wants/getty@tty1.service` link names an instance of
 //! Debian's `getty@.service`.
 
-use flotilla_tests::init::{Out, TestDir};
+use flotilla_tests::init::{copy_tree, TestDir};
 use flotilla_tests::{wait_for, WAIT};
 use flotilla_units::state::UnitState;
-use std::path::Path;
-use std::process::Command;
 
 /// A template whose instances write what their specifiers expanded to into
 /// `out-INSTANCE` in the test's directory, then run until stopped.
@@ -117,29 +115,6 @@ fn instances_named_by_a_unit_by_start_and_by_set_target() {
     assert!(out.stderr.contains("no template nope@.service"), "{out:?}");
 }
 
-/// Copies `from` to `to` as it is (links stay links).
-fn copy_tree(from: &str, to: &Path) {
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .expect("cp");
-    assert!(st.success(), "cp -a {from} {}", to.display());
-}
-
-/// The units `init --check` says the target requires.
-fn required(out: &Out, target: &str) -> Vec<String> {
-    let head = format!("target {target} requires ");
-    let line = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with(&head))
-        .unwrap_or_else(|| panic!("no required set in {}", out.stdout));
-    let (_, names) = line.split_once(": ").unwrap_or(("", ""));
-    names.split_whitespace().map(str::to_string).collect()
-}
-
 #[test]
 fn check_over_debians_units_makes_the_instances_its_links_name() {
     let dir = TestDir::new();
@@ -170,7 +145,7 @@ fn check_over_debians_units_makes_the_instances_its_links_name() {
     let out = dir.run_init(&[
         "--check", "--units", &u, "--units", &e, "--units", &l, "--target", "probe",
     ]);
-    let req = required(&out, "probe");
+    let req = out.required("probe");
     assert!(
         req.iter().any(|n| n == "getty@tty1.service"),
         "getty.target wants getty@tty1.service: {req:?}"
