@@ -47,7 +47,7 @@ pub fn render(units: &[UnitStatus], now: u64, all: bool, no_legend: bool) -> Str
                     format!("{} ago", relative(now.saturating_sub(l)))
                 }),
                 u.unit.clone(),
-                t.map_or(String::new(), |t| t.activates.clone()),
+                u.activates.clone().unwrap_or_default(),
             ]
         })
         .collect();
@@ -158,8 +158,8 @@ mod tests {
         u.timer = Some(TimerTimes {
             next_elapse_usec: next,
             last_trigger_usec: last,
-            activates: name.replace(".timer", ".service"),
         });
+        u.activates = Some(name.replace(".timer", ".service"));
         u
     }
 

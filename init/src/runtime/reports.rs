@@ -130,7 +130,6 @@ impl<S: Sys> Runtime<S> {
                 flotilla_units::protocol::TimerTimes {
                     next_elapse_usec: next,
                     last_trigger_usec: last,
-                    activates: node.spec.triggers.first().cloned().unwrap_or_default(),
                 }
             }),
         })

@@ -487,15 +487,14 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
 }
 
 /// Makes the unit `wanter` want `wanted` as a `NAME.wants/` entry does
-/// (an enablement from elsewhere: a SysV script's runlevel link). Nothing
-/// when `wanter` is not loaded.
+/// (an enablement from elsewhere: a SysV script's runlevel link), through
+/// the one pull rule (`UnitSpec::pull`: `waits-for`). Nothing when
+/// `wanter` is not loaded.
 pub fn add_want(out: &mut LoadedPath, wanter: &str, wanted: &str) {
     let Some((spec, _)) = out.units.iter_mut().find(|(s, _)| s.name == wanter) else {
         return;
     };
-    if !spec.depends_on.iter().any(|w| w == wanted) && !spec.waits_for.iter().any(|w| w == wanted) {
-        spec.waits_for.push(wanted.to_string());
-    }
+    spec.pull(wanted, false, true);
     if let Some(source) = out.sources.iter_mut().find(|s| s.name == wanter) {
         if !source.wants.iter().any(|w| w == wanted) {
             source.wants.push(wanted.to_string());

@@ -374,8 +374,6 @@ pub struct TimerTimes {
     /// for `Persistent=` timers); absent when it has not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_trigger_usec: Option<u64>,
-    /// The unit it triggers.
-    pub activates: String,
 }
 
 /// A unit's use of the machine, read from its cgroup when asked; a field
