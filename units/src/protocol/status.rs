@@ -1,0 +1,167 @@
+//! What `status` reports: one unit ([`UnitStatus`]) and the whole system
+//! ([`SystemStatus`]), with the parts they carry.
+
+use crate::state::UnitState;
+use serde::{Deserialize, Serialize};
+
+/// One unit as the protocol reports it (SPEC §5's `--json` shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitStatus {
+    /// The unit's name.
+    pub unit: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: crate::spec::UnitType,
+    /// Its state.
+    pub state: UnitState,
+    /// Active, but some dependency (direct or transitive) is not active.
+    pub degraded: bool,
+    /// The main process, if any.
+    pub pid: Option<i32>,
+    /// The targets it provides.
+    pub provides: Vec<String>,
+    /// The provided targets that are up only because another one is required.
+    pub coincidental: Vec<String>,
+    /// How many times it was restarted after a failure.
+    pub restarts: u32,
+    /// The failed or missing dependency target it waits on, if any.
+    pub blocked_by: Option<String>,
+    /// Free-form status: sd_notify `STATUS=`, or what the init knows
+    /// (`ready`, `exit status 1`, `restart in 2s`, ...).
+    pub status: String,
+    /// When the unit entered its state, RFC 3339 UTC.
+    pub since: String,
+    /// The unit's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether the current target requires it.
+    #[serde(default)]
+    pub required: bool,
+    /// The unit's source (file, or `transient:SET`).
+    #[serde(default)]
+    pub source: String,
+    /// Milliseconds until the next restart attempt, when waiting to restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_in_ms: Option<u64>,
+    /// Masked (`initctl mask`, or a unit file linked to `/dev/null`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub masked: bool,
+    /// A target declared `group` or `alternative` in the config: its
+    /// providers and, for an alternative, which one runs and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<TargetProviders>,
+    /// What the unit's processes use now, from its cgroup: in the answer
+    /// to `status` of one unit, when it has a cgroup (not in lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// A condition failed at its last start: nothing ran (`exited`, the
+    /// status says which condition).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
+    /// A socket unit's sockets while it is up, each as `KIND ADDRESS`
+    /// (`stream 127.0.0.1:80`, `datagram /run/x.sock`, `fifo /run/x`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listening: Vec<String>,
+    /// A trigger unit's (timer, socket, path) unit: what it activates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activates: Option<String>,
+    /// A timer unit's elapses (timer units only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer: Option<TimerTimes>,
+}
+
+/// A timer's next elapse and last trigger, in microseconds since the
+/// epoch, as systemd's `NextElapseUSecRealtime` and `LastTriggerUSec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerTimes {
+    /// When it elapses next; absent when it will not (a one-off that
+    /// elapsed, or a timer that is not running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_elapse_usec: Option<u64>,
+    /// When it last triggered its unit (kept across restarts of the init
+    /// for `Persistent=` timers); absent when it has not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_trigger_usec: Option<u64>,
+}
+
+/// A unit's use of the machine, read from its cgroup when asked; a field
+/// is absent when its controller is not enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Memory in use (`memory.current`), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// CPU time used since the unit started (`cpu.stat` `usage_usec`),
+    /// microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_usec: Option<u64>,
+    /// Processes and threads (`pids.current`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<u64>,
+}
+
+/// The providers of a declared target, as [`UnitStatus::providers`] shows
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetProviders {
+    /// `group` or `alternative`.
+    pub mode: crate::targets::TargetMode,
+    /// Each provider (in the order an alternative takes them) and its state.
+    pub units: Vec<(String, UnitState)>,
+    /// The provider an alternative runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
+    /// Why it runs.
+    pub why: String,
+}
+
+/// The whole system (`initctl status --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemStatus {
+    /// The current target.
+    pub target: String,
+    /// Its state (its provider's).
+    pub target_state: UnitState,
+    /// Whether anything the target needs is not active.
+    pub degraded: bool,
+    /// Every unit, in name order.
+    pub units: Vec<UnitStatus>,
+    /// Running as PID 1.
+    #[serde(default)]
+    pub pid1: bool,
+    /// Shutting down.
+    #[serde(default)]
+    pub shutting_down: bool,
+    /// Problems found when the unit set was loaded (the units left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_errors: Vec<String>,
+    /// The log directory and its writer, when the init has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_writer: Option<LogWriterStatus>,
+    /// The unit search path, first directory first (SPEC §3c): where
+    /// `initctl enable`, `cat` and `list-unit-files` look.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units_path: Vec<String>,
+}
+
+/// How the units' output gets to the log directory (`initctl status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogWriterStatus {
+    /// The log directory (`--log-dir`).
+    pub dir: String,
+    /// Whether a log writer is connected.
+    pub connected: bool,
+    /// The writer's process, while connected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+    /// The unit the writer runs as, if the init knows its process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Lines in memory that the log directory does not have yet.
+    pub waiting: u64,
+    /// Lines that left the init's memory before they were written.
+    pub lost: u64,
+    /// Why the writer could not write, until it writes again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
