@@ -15,6 +15,7 @@ mod cluster_support;
 
 use cluster_support::etcd::Etcd;
 use cluster_support::*;
+use flotilla_units::state::UnitState;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -546,4 +547,63 @@ fn a_fleet_timer_with_machine_of_fires_its_service_on_that_machine() {
     for m in [&c.machines[0], &c.machines[2]] {
         assert!(!m.init.fleet_units().contains_key("backup.timer"));
     }
+}
+
+/// fleet's socket-activated service: `echo.socket` (a loopback port)
+/// launched, and `echo.service`, which takes the listening socket as
+/// descriptor 3 (`LISTEN_FDS`), only loaded, held on the socket's machine
+/// by `MachineOf=`; both submitted through the API. The service does not
+/// run until the first connection, which it answers, on that machine; the
+/// API then reports it active there.
+#[test]
+fn a_fleet_socket_starts_its_loaded_service_on_the_first_connection() {
+    let c = Cluster::start();
+    let port = etcd::free_port();
+    let script = "import os, socket; assert os.environ['LISTEN_FDS'] == '1'; \
+                  s = socket.socket(fileno=3); c, _ = s.accept(); \
+                  c.sendall(b'echo from ' + open('/etc/machine-id', 'rb').read()); \
+                  c.close(); s.close(); import time; time.sleep(3600)";
+    let socket = serde_json::json!({"desiredState": "launched", "options": [
+        {"section": "Socket", "name": "ListenStream", "value": format!("127.0.0.1:{port}")},
+        {"section": "X-Fleet", "name": "MachineID", "value": "cccccccc"},
+    ]});
+    let service = serde_json::json!({"desiredState": "loaded", "options": [
+        {"section": "Service", "name": "ExecStart", "value": format!("/usr/bin/python3 -c \"{script}\"")},
+        {"section": "X-Fleet", "name": "MachineOf", "value": "echo.socket"},
+    ]});
+    for (name, body) in [("echo.socket", socket), ("echo.service", service)] {
+        let (code, b) = c.req(
+            "PUT",
+            &format!("/fleet/v1/units/{name}"),
+            Some(&format!("{body}\n")),
+        );
+        assert_eq!(code, 201, "{name}: {b}");
+    }
+    let placed = c.wait_launched(&["echo.socket"]);
+    assert_eq!(placed["echo.socket"], IDS[2]);
+    let init = &c.machines[2].init;
+    wait_for(
+        LIMIT,
+        "the socket listening, its service loaded there",
+        || {
+            let units = init.fleet_units();
+            let listening = units.get("echo.socket")?.state == UnitState::Running;
+            (listening && units.contains_key("echo.service")).then_some(())
+        },
+    );
+    // Listening, and nothing has started the service yet.
+    assert_ne!(init.fleet_units()["echo.service"].state, UnitState::Running);
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    conn.set_read_timeout(Some(LIMIT)).expect("timeout");
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut conn, &mut answer).expect("read the answer");
+    assert!(answer.starts_with("echo from "), "{answer:?}");
+    c.wait_running_on("echo.service", &[IDS[2]]);
+    wait_for(LIMIT, "the API to report echo.service active", || {
+        let (code, b) = c.req("GET", "/fleet/v1/state?unitName=echo.service", None);
+        let st = json(&b);
+        let s = &st["states"][0];
+        (code == 200 && s["systemdActiveState"] == "active" && s["machineID"] == IDS[2])
+            .then_some(())
+    });
 }
