@@ -110,6 +110,18 @@ impl Cluster {
         assert_eq!(c, 201, "{name}: {b}");
     }
 
+    /// Creates each unit through the API (`PUT`, answered `201`).
+    fn create(&self, units: &[(&str, serde_json::Value)]) {
+        for (name, body) in units {
+            let (code, b) = self.req(
+                "PUT",
+                &format!("/fleet/v1/units/{name}"),
+                Some(&format!("{body}\n")),
+            );
+            assert_eq!(code, 201, "{name}: {b}");
+        }
+    }
+
     fn units(&self) -> BTreeMap<String, serde_json::Value> {
         let (c, b) = self.req("GET", "/fleet/v1/units", None);
         if c != 200 {
@@ -521,14 +533,7 @@ fn a_fleet_timer_with_machine_of_fires_its_service_on_that_machine() {
         {"section": "Timer", "name": "AccuracySec", "value": "1ms"},
         {"section": "X-Fleet", "name": "MachineOf", "value": "backup.service"},
     ]});
-    for (name, body) in [("backup.service", service), ("backup.timer", timer)] {
-        let (code, b) = c.req(
-            "PUT",
-            &format!("/fleet/v1/units/{name}"),
-            Some(&format!("{body}\n")),
-        );
-        assert_eq!(code, 201, "{name}: {b}");
-    }
+    c.create(&[("backup.service", service), ("backup.timer", timer)]);
     let placed = c.wait_launched(&["backup.service", "backup.timer"]);
     assert_eq!(placed["backup.service"], IDS[1]);
     assert_eq!(placed["backup.timer"], IDS[1]);
@@ -571,14 +576,7 @@ fn a_fleet_socket_starts_its_loaded_service_on_the_first_connection() {
         {"section": "Service", "name": "ExecStart", "value": format!("/usr/bin/python3 -c \"{script}\"")},
         {"section": "X-Fleet", "name": "MachineOf", "value": "echo.socket"},
     ]});
-    for (name, body) in [("echo.socket", socket), ("echo.service", service)] {
-        let (code, b) = c.req(
-            "PUT",
-            &format!("/fleet/v1/units/{name}"),
-            Some(&format!("{body}\n")),
-        );
-        assert_eq!(code, 201, "{name}: {b}");
-    }
+    c.create(&[("echo.socket", socket), ("echo.service", service)]);
     let placed = c.wait_launched(&["echo.socket"]);
     assert_eq!(placed["echo.socket"], IDS[2]);
     let init = &c.machines[2].init;
