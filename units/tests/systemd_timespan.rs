@@ -1,6 +1,6 @@
 //! systemd time spans, as `RestartSec=` and the `Timeout…Sec=` keys take them.
 
-use flotilla_units::systemd::{parse_timespan, TIMESPAN_INFINITY};
+use flotilla_units::systemd::{parse_timespan, relative_span, TIMESPAN_INFINITY};
 use std::time::Duration;
 
 #[test]
@@ -80,4 +80,20 @@ fn infinity_is_large_and_safe() {
     assert!(TIMESPAN_INFINITY > Duration::from_secs(100 * 365 * 86400));
     // It can be doubled (restart back-off) without overflow.
     assert!(TIMESPAN_INFINITY.checked_mul(4).is_some());
+}
+
+#[test]
+fn relative_spans_in_systemds_words() {
+    let s = Duration::from_secs;
+    assert_eq!(relative_span(Duration::from_millis(43_500)), "43s");
+    assert_eq!(relative_span(s(90)), "1min 30s");
+    assert_eq!(relative_span(s(7 * 60)), "7min");
+    assert_eq!(relative_span(s(2 * 3600 + 3 * 60)), "2h 3min");
+    assert_eq!(relative_span(s(21 * 3600)), "21h");
+    assert_eq!(relative_span(s(26 * 3600)), "1 day 2h");
+    assert_eq!(relative_span(s(3 * 86_400)), "3 days");
+    assert_eq!(relative_span(s(9 * 86_400)), "1 week 2 days");
+    assert_eq!(relative_span(s(40 * 86_400)), "1 month 9 days");
+    assert_eq!(relative_span(s(400 * 86_400)), "1 year 1 month");
+    assert_eq!(relative_span(Duration::from_micros(250)), "250us");
 }

@@ -6,7 +6,8 @@ use crate::client::unexpected;
 use crate::error::{CtlError, EXIT_OK};
 use flotilla_units::protocol::{systemd_timestamp, Reply, Request, UnitStatus};
 use flotilla_units::spec::UnitType;
-use std::time::{SystemTime, UNIX_EPOCH};
+use flotilla_units::systemd::relative_span;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Lists the timers (with `all`, also those that are not running).
 pub fn run(ctx: &mut Ctx<'_>, all: bool, no_legend: bool) -> Result<i32, CtlError> {
@@ -40,11 +41,17 @@ pub fn render(units: &[UnitStatus], now: u64, all: bool, no_legend: bool) -> Str
             [
                 next.map_or("-".into(), stamp),
                 next.map_or("-".into(), |n| {
-                    format!("{} left", relative(n.saturating_sub(now)))
+                    format!(
+                        "{} left",
+                        relative_span(Duration::from_micros(n.saturating_sub(now)))
+                    )
                 }),
                 last.map_or("-".into(), stamp),
                 last.map_or("-".into(), |l| {
-                    format!("{} ago", relative(now.saturating_sub(l)))
+                    format!(
+                        "{} ago",
+                        relative_span(Duration::from_micros(now.saturating_sub(l)))
+                    )
                 }),
                 u.unit.clone(),
                 u.activates.clone().unwrap_or_default(),
@@ -91,57 +98,6 @@ fn stamp(us: u64) -> String {
     systemd_timestamp(i64::try_from(us / 1_000_000).unwrap_or(i64::MAX))
 }
 
-/// A span as systemd's relative timestamps word it (`2h 3min`, `1 day
-/// 2h`, `43s`): the largest unit, and the next one below it where systemd
-/// gives it.
-fn relative(us: u64) -> String {
-    const S: u64 = 1_000_000;
-    const MIN: u64 = 60 * S;
-    const H: u64 = 60 * MIN;
-    const DAY: u64 = 24 * H;
-    const WEEK: u64 = 7 * DAY;
-    const MONTH: u64 = 2_629_800 * S;
-    const YEAR: u64 = 31_557_600 * S;
-    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    if us >= YEAR {
-        format!(
-            "{} {}",
-            plural(us / YEAR, "year", "years"),
-            plural(us % YEAR / MONTH, "month", "months")
-        )
-    } else if us >= MONTH {
-        format!(
-            "{} {}",
-            plural(us / MONTH, "month", "months"),
-            plural(us % MONTH / DAY, "day", "days")
-        )
-    } else if us >= WEEK {
-        format!(
-            "{} {}",
-            plural(us / WEEK, "week", "weeks"),
-            plural(us % WEEK / DAY, "day", "days")
-        )
-    } else if us >= 2 * DAY {
-        plural(us / DAY, "day", "days")
-    } else if us >= 25 * H {
-        format!("1 day {}h", (us - DAY) / H)
-    } else if us >= 6 * H {
-        format!("{}h", us / H)
-    } else if us >= H {
-        format!("{}h {}min", us / H, us % H / MIN)
-    } else if us >= 5 * MIN {
-        format!("{}min", us / MIN)
-    } else if us >= MIN {
-        format!("{}min {}s", us / MIN, us % MIN / S)
-    } else if us >= S {
-        format!("{}s", us / S)
-    } else if us >= 1000 {
-        format!("{}ms", us / 1000)
-    } else {
-        format!("{us}us")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,19 +117,6 @@ mod tests {
         });
         u.activates = Some(name.replace(".timer", ".service"));
         u
-    }
-
-    #[test]
-    fn spans_in_systemds_words() {
-        assert_eq!(relative(43 * S + 500_000), "43s");
-        assert_eq!(relative(90 * S), "1min 30s");
-        assert_eq!(relative(7 * 60 * S), "7min");
-        assert_eq!(relative((2 * 3600 + 3 * 60) * S), "2h 3min");
-        assert_eq!(relative(21 * 3600 * S), "21h");
-        assert_eq!(relative(26 * 3600 * S), "1 day 2h");
-        assert_eq!(relative(3 * 86_400 * S), "3 days");
-        assert_eq!(relative(9 * 86_400 * S), "1 week 2 days");
-        assert_eq!(relative(250), "250us");
     }
 
     #[test]

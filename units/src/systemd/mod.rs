@@ -79,7 +79,7 @@ pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{
     wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,
 };
-pub use timespan::{parse_timespan, TIMESPAN_INFINITY};
+pub use timespan::{parse_timespan, relative_span, TIMESPAN_INFINITY};
 pub use translate::{translatable, translate, translate_file, translate_file_with, translate_with};
 pub(crate) use unit_path::absolute as link_target;
 pub use unit_path::{

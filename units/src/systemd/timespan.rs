@@ -144,3 +144,45 @@ pub fn parse_timespan(value: &str) -> Result<Duration, String> {
     let nanos = u64::try_from(total).map_err(|_| "time span too large".to_string())?;
     Ok(Duration::from_nanos(nanos))
 }
+
+/// A span as systemd words a relative timestamp (`2h 3min`, `1 day 2h`,
+/// `43s`, as `systemctl list-timers` shows `LEFT` and `PASSED`): the largest
+/// unit, and the next one below it where systemd gives it; a month and a
+/// year are the same averages as in [`parse_timespan`].
+pub fn relative_span(d: Duration) -> String {
+    let ns = d.as_nanos();
+    let plural =
+        |n: u128, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let two = |big: u128, (one, many): (&str, &str), small: u128, (one2, many2): (&str, &str)| {
+        format!(
+            "{} {}",
+            plural(ns / big, one, many),
+            plural(ns % big / small, one2, many2)
+        )
+    };
+    if ns >= YEAR {
+        two(YEAR, ("year", "years"), MONTH, ("month", "months"))
+    } else if ns >= MONTH {
+        two(MONTH, ("month", "months"), DAY, ("day", "days"))
+    } else if ns >= WEEK {
+        two(WEEK, ("week", "weeks"), DAY, ("day", "days"))
+    } else if ns >= 2 * DAY {
+        plural(ns / DAY, "day", "days")
+    } else if ns >= 25 * HOUR {
+        format!("1 day {}h", (ns - DAY) / HOUR)
+    } else if ns >= 6 * HOUR {
+        format!("{}h", ns / HOUR)
+    } else if ns >= HOUR {
+        format!("{}h {}min", ns / HOUR, ns % HOUR / MIN)
+    } else if ns >= 5 * MIN {
+        format!("{}min", ns / MIN)
+    } else if ns >= MIN {
+        format!("{}min {}s", ns / MIN, ns % MIN / SEC)
+    } else if ns >= SEC {
+        format!("{}s", ns / SEC)
+    } else if ns >= MS {
+        format!("{}ms", ns / MS)
+    } else {
+        format!("{}us", ns / US)
+    }
+}
