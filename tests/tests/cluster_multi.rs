@@ -554,31 +554,52 @@ fn a_fleet_timer_with_machine_of_fires_its_service_on_that_machine() {
     }
 }
 
-/// fleet's socket-activated service: `echo.socket` (a loopback port)
-/// launched, and `echo.service`, which takes the listening socket as
-/// descriptor 3 (`LISTEN_FDS`), only loaded, held on the socket's machine
-/// by `MachineOf=`; both submitted through the API. The service does not
-/// run until the first connection, which it answers, on that machine; the
-/// API then reports it active there.
+/// fleet's socket-activated service, through `initctl cluster` as through
+/// fleetctl: `start echo.socket` (a loopback port) and `load echo.service`,
+/// which takes the listening socket as descriptor 3 (`LISTEN_FDS`) and is
+/// held on the socket's machine by `MachineOf=`. The service does not run
+/// until the first connection, which it answers, on that machine; the API
+/// then reports it active there.
 #[test]
 fn a_fleet_socket_starts_its_loaded_service_on_the_first_connection() {
     let c = Cluster::start();
+    let dir = tempdir();
     let port = etcd::free_port();
     let script = "import os, socket; assert os.environ['LISTEN_FDS'] == '1'; \
                   s = socket.socket(fileno=3); c, _ = s.accept(); \
                   c.sendall(b'echo from ' + open('/etc/machine-id', 'rb').read()); \
                   c.close(); s.close(); import time; time.sleep(3600)";
-    let socket = serde_json::json!({"desiredState": "launched", "options": [
-        {"section": "Socket", "name": "ListenStream", "value": format!("127.0.0.1:{port}")},
-        {"section": "X-Fleet", "name": "MachineID", "value": "cccccccc"},
-    ]});
-    let service = serde_json::json!({"desiredState": "loaded", "options": [
-        {"section": "Service", "name": "ExecStart", "value": format!("/usr/bin/python3 -c \"{script}\"")},
-        {"section": "X-Fleet", "name": "MachineOf", "value": "echo.socket"},
-    ]});
-    c.create(&[("echo.socket", socket), ("echo.service", service)]);
-    let placed = c.wait_launched(&["echo.socket"]);
-    assert_eq!(placed["echo.socket"], IDS[2]);
+    let file = |name: &str, text: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write the unit file");
+        p.display().to_string()
+    };
+    let socket = file(
+        "echo.socket",
+        format!("[Socket]\nListenStream=127.0.0.1:{port}\n[X-Fleet]\nMachineID=cccccccc\n"),
+    );
+    let service = file(
+        "echo.service",
+        format!("[Service]\nExecStart=/usr/bin/python3 -c \"{script}\"\n[X-Fleet]\nMachineOf=echo.socket\n"),
+    );
+    let endpoint = format!("unix://{}", c.machines[0].sock.display());
+    let ctl = |args: &[&str]| {
+        let mut a = vec!["cluster", "--endpoint", &endpoint];
+        a.extend_from_slice(args);
+        let o = initctl(&a, &[]);
+        assert_eq!(o.code, 0, "{o:?}");
+        o.stdout
+    };
+    let started = ctl(&["start", &socket]);
+    assert!(
+        started.starts_with("Unit echo.socket launched on cccccccc..."),
+        "{started}"
+    );
+    let loaded = ctl(&["load", &service]);
+    assert!(
+        loaded.starts_with("Unit echo.service loaded on cccccccc..."),
+        "{loaded}"
+    );
     let init = &c.machines[2].init;
     wait_for(
         LIMIT,
