@@ -596,6 +596,66 @@ fn restart_backoff_doubles_up_to_the_max_and_resets_after_60s_active() {
 }
 
 #[test]
+fn a_start_limit_fails_the_unit_for_good_once_it_is_hit() {
+    let mut w = World::new(
+        vec![with(spec("flaky", UnitType::ForegroundSupervised), |s| {
+            s.restart = RestartPolicy::Always;
+            s.restart_delay = Duration::from_secs(1);
+            s.restart_max_delay = Duration::from_secs(1);
+            s.extras.start_limit_burst = Some(3);
+            s.extras.start_limit_interval = Some(Duration::from_secs(10));
+        })],
+        "flaky",
+        PlannerOptions::default(),
+    );
+    // The first start and two restarts are within the limit.
+    for _ in 0..2 {
+        w.crash("flaky", ExitStatus::Code(1));
+        w.advance(Duration::from_secs(1));
+        assert_eq!(w.state("flaky"), UnitState::Running);
+    }
+    w.crash("flaky", ExitStatus::Code(1));
+    let pending = w.p.view(w.id("flaky")).unwrap().restart_at;
+    assert!(
+        pending.is_some(),
+        "the crash itself still schedules a restart"
+    );
+    w.advance(Duration::from_secs(1));
+    // The fourth start in 10 s is refused: failed for good, nothing ran.
+    let v = w.p.view(w.id("flaky")).unwrap();
+    assert_eq!(v.state, UnitState::Failed);
+    assert_eq!(v.status, "start limit hit: more than 3 starts in 10s");
+    assert!(v.restart_at.is_none());
+    let spawns = w.starts().len();
+    w.advance(Duration::from_secs(60));
+    assert_eq!(w.state("flaky"), UnitState::Failed, "not retried by itself");
+    assert_eq!(w.starts().len(), spawns);
+    // Once the window has passed, a restart asked for is a fresh count.
+    w.p.restart("flaky", w.now).expect("restart");
+    w.settle();
+    assert_eq!(w.state("flaky"), UnitState::Running);
+}
+
+#[test]
+fn a_start_limit_of_zero_is_no_limit() {
+    let mut w = World::new(
+        vec![with(spec("flaky", UnitType::ForegroundSupervised), |s| {
+            s.restart = RestartPolicy::Always;
+            s.restart_delay = Duration::from_secs(1);
+            s.restart_max_delay = Duration::from_secs(1);
+            s.extras.start_limit_interval = Some(Duration::ZERO);
+        })],
+        "flaky",
+        PlannerOptions::default(),
+    );
+    for _ in 0..10 {
+        w.crash("flaky", ExitStatus::Code(1));
+        w.advance(Duration::from_secs(1));
+        assert_eq!(w.state("flaky"), UnitState::Running);
+    }
+}
+
+#[test]
 fn restart_no_and_clean_exit() {
     let mut w = World::new(
         vec![

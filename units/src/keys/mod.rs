@@ -157,7 +157,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 45] = [
+const BASE_KEYS: [Key; 47] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -259,6 +259,21 @@ const BASE_KEYS: [Key; 45] = [
         systemd: &[("Unit", "RefuseManualStart")],
         applies_to: ALL,
         slot: |s| Slot::Bool(&mut s.extras.refuse_manual_start),
+    },
+    Key {
+        name: "start-limit-interval-sec",
+        systemd: &[
+            ("Unit", "StartLimitIntervalSec"),
+            ("Service", "StartLimitInterval"),
+        ],
+        applies_to: ALL,
+        slot: |s| Slot::OptionalDuration(&mut s.extras.start_limit_interval),
+    },
+    Key {
+        name: "start-limit-burst",
+        systemd: &[("Unit", "StartLimitBurst"), ("Service", "StartLimitBurst")],
+        applies_to: ALL,
+        slot: |s| Slot::Count(&mut s.extras.start_limit_burst),
     },
     Key {
         name: "on-failure",

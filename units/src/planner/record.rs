@@ -9,6 +9,7 @@ use crate::spec::UnitSpec;
 use crate::state::UnitState;
 use crate::time::Instant;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Which of a unit's processes exist (the module documentation's table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,6 +231,25 @@ pub(super) struct Rare {
     /// A socket or path unit's fires in its trigger limit's window: when
     /// the window began, how many.
     pub fires: Option<(Instant, u32)>,
+    /// The starts in the unit's start limit's window (only for a unit with
+    /// a start limit): when the window began, how many.
+    pub starts: Option<(Instant, u32)>,
+}
+
+/// Counts one more event in a rate limit's `window` (systemd's
+/// ratelimit: a window that began `interval` or longer ago begins again
+/// now) and returns the events in it, this one included.
+pub(super) fn count_in_window(
+    window: &mut Option<(Instant, u32)>,
+    now: Instant,
+    interval: Duration,
+) -> u32 {
+    let (since, n) = match *window {
+        Some((since, n)) if now < since.after(interval) => (since, n.saturating_add(1)),
+        _ => (now, 1),
+    };
+    *window = Some((since, n));
+    n
 }
 
 /// What [`Record::rare`] reads when a unit has no rare part.
@@ -242,6 +262,7 @@ static NO_RARE: Rare = Rare {
     skipped: false,
     timer_run: None,
     fires: None,
+    starts: None,
 };
 
 /// A unit's status text, kept unformatted: most are fixed texts, and the

@@ -9,7 +9,7 @@
 //! init watches for their next event ([`Planner::trigger_waits`]).
 
 use super::facts::Action;
-use super::record::{Phase, Status};
+use super::record::{count_in_window, Phase, Status};
 use super::Planner;
 use crate::graph::UnitId;
 use crate::spec::UnitType;
@@ -166,12 +166,8 @@ impl Planner {
             _ => TriggerLimit::default(),
         };
         let now = self.now;
-        let rare = self.records[t.index()].rare_mut();
-        let (since, n) = match rare.fires {
-            Some((since, n)) if now < since.after(limit.interval) => (since, n + 1),
-            _ => (now, 1),
-        };
-        rare.fires = Some((since, n));
+        let fires = &mut self.records[t.index()].rare_mut().fires;
+        let n = count_in_window(fires, now, limit.interval);
         if limit.burst > 0 && n > limit.burst {
             self.actions.push(Action::Disarm { unit: t });
             self.fail(t, "trigger limit hit".to_string());

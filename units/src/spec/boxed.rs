@@ -33,6 +33,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     success_action: None,
     failure_action: None,
     refuse_manual_start: None,
+    start_limit_interval: None,
+    start_limit_burst: None,
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.
 ///

@@ -501,6 +501,12 @@ pub struct ExtraFields {
     /// brings it up (a shutdown or early-boot target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refuse_manual_start: Option<bool>,
+    /// The start limit's window (`StartLimitIntervalSec=`; zero: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_limit_interval: Option<Duration>,
+    /// Starts allowed in the window (`StartLimitBurst=`; zero: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_limit_burst: Option<u32>,
 }
 
 /// `preference` is left out of a spec's JSON form when it is the default.
@@ -513,6 +519,12 @@ pub mod defaults {
     use std::time::Duration;
     /// `start-timeout`.
     pub const START_TIMEOUT: Duration = Duration::from_secs(90);
+    /// systemd's `DefaultStartLimitIntervalSec=`, for a unit that sets
+    /// only `start-limit-burst`.
+    pub const START_LIMIT_INTERVAL: Duration = Duration::from_secs(10);
+    /// systemd's `DefaultStartLimitBurst=`, for a unit that sets only
+    /// `start-limit-interval-sec`.
+    pub const START_LIMIT_BURST: u32 = 5;
     /// `stop-timeout`.
     pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
     /// `restart-delay`.
@@ -584,6 +596,24 @@ impl UnitSpec {
     pub fn remain_after_exit(&self) -> bool {
         self.remain_after_exit
             .unwrap_or(self.kind == UnitType::Oneshot)
+    }
+
+    /// How many starts the unit may make in how long, if it is limited:
+    /// only when it sets `start-limit-interval-sec` or `start-limit-burst`
+    /// (flotilla backs restarts off instead of limiting them by default),
+    /// the other taking systemd's default (5 in 10 s); either at zero
+    /// means no limit.
+    pub fn start_limit(&self) -> Option<(Duration, u32)> {
+        let (interval, burst) = (
+            self.extras.start_limit_interval,
+            self.extras.start_limit_burst,
+        );
+        if interval.is_none() && burst.is_none() {
+            return None;
+        }
+        let interval = interval.unwrap_or(defaults::START_LIMIT_INTERVAL);
+        let burst = burst.unwrap_or(defaults::START_LIMIT_BURST);
+        (!interval.is_zero() && burst > 0).then_some((interval, burst))
     }
 
     /// The system action the unit's new `state` sets off: `success-action`

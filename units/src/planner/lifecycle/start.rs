@@ -2,7 +2,7 @@
 //! commands and the main process to `Up`, and reloading.
 
 use super::super::facts::{Action, ExitStatus, Role, Whom};
-use super::super::record::{Phase, Status, Timer};
+use super::super::record::{count_in_window, Phase, Status, Timer};
 use super::super::Planner;
 use crate::graph::UnitId;
 use crate::spec::{defaults, Signal, UnitType};
@@ -14,6 +14,14 @@ impl Planner {
     pub(super) fn begin_start(&mut self, u: UnitId) {
         let i = u.index();
         let spec = self.graph.node(u).spec.clone();
+        if let Some((interval, burst)) = spec.start_limit() {
+            let now = self.now;
+            let starts = &mut self.records[i].rare_mut().starts;
+            if count_in_window(starts, now, interval) > burst {
+                self.refuse_start(u, interval, burst);
+                return;
+            }
+        }
         let has_conditions = !spec.conditions.is_empty();
         let unit = &mut self.units[i];
         let rec = &mut self.records[i];
@@ -44,6 +52,31 @@ impl Planner {
             return;
         }
         self.run_start(u);
+    }
+
+    /// `Idle` + start rule past the unit's start limit
+    /// (`start-limit-burst` starts in `start-limit-interval-sec`): nothing
+    /// runs and the unit is `failed` for good, as systemd's
+    /// `start-limit-hit`; `on-failure` units start. A start once the
+    /// window has passed (`initctl restart`, a target, a reload that
+    /// changes the unit) is counted afresh.
+    fn refuse_start(&mut self, u: UnitId, interval: Duration, burst: u32) {
+        let i = u.index();
+        let unit = &mut self.units[i];
+        unit.restart_ready = false;
+        unit.restart_requested = false;
+        unit.spec_changed = false;
+        let rec = &mut self.records[i];
+        rec.restart_due = false;
+        let why = format!(
+            "start limit hit: more than {burst} starts in {}",
+            crate::duration::format_duration(interval)
+        );
+        rec.rare_mut().failure = Some(why.clone());
+        self.set_state(u, UnitState::Failed, why);
+        self.start_on_failure(u);
+        self.tell_dependents(u);
+        self.push_neighbours(u, false);
     }
 
     /// The start, once the conditions hold (or there are none): a timer

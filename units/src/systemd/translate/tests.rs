@@ -94,6 +94,50 @@ fn system_actions() {
     );
 }
 
+/// `StartLimitIntervalSec=`/`StartLimitBurst=` in `[Unit]` (and the old
+/// `[Service]` names): the other half takes systemd's default; `0` is no
+/// limit (Debian's modprobe@.service), without a warning; a bad value is
+/// an error naming the key.
+#[test]
+fn start_limits() {
+    use std::time::Duration;
+    let limit = |text: &str| {
+        let p = translate_file("f", "a.service", text);
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+        p.spec.expect("loads").start_limit()
+    };
+    assert_eq!(
+        limit("[Unit]\nStartLimitBurst=3\n[Service]\nExecStart=/bin/x\n"),
+        Some((Duration::from_secs(10), 3))
+    );
+    assert_eq!(
+        limit("[Unit]\nStartLimitIntervalSec=1min\n[Service]\nExecStart=/bin/x\n"),
+        Some((Duration::from_secs(60), 5))
+    );
+    assert_eq!(
+        limit("[Service]\nStartLimitInterval=5s\nStartLimitBurst=2\nExecStart=/bin/x\n"),
+        Some((Duration::from_secs(5), 2))
+    );
+    assert_eq!(
+        limit("[Unit]\nStartLimitIntervalSec=0\n[Service]\nExecStart=/bin/x\n"),
+        None
+    );
+    assert_eq!(limit("[Service]\nExecStart=/bin/x\n"), None);
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Unit]\nStartLimitBurst=many\n[Service]\nExecStart=/bin/x\n",
+    );
+    assert!(p.spec.is_none());
+    assert!(
+        p.diagnostics[0]
+            .message
+            .starts_with("invalid StartLimitBurst=many: "),
+        "{:?}",
+        p.diagnostics
+    );
+}
+
 /// A `.socket` orders its service after it; one whose every `Listen…=`
 /// is of a kind flotilla cannot make loads with a warning for each (its
 /// start says why it cannot run); one with no `Listen…=` at all is
