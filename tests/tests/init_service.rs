@@ -405,3 +405,42 @@ fn a_unit_whose_cgroup_was_killed_starts_again_at_once() {
     init.wait_state("fork", UnitState::Running);
     stop_start_at_once(&init, "fork", "fork", 20);
 }
+
+/// A crash loop under systemd's start limit, from a `.service` file: the
+/// first start and two restarts run, the next start is refused and the
+/// unit is `failed` for good with the reason; its `OnFailure=` unit runs.
+#[test]
+fn a_crash_loop_hits_its_start_limit() {
+    let dir = TestDir::new();
+    let runs = dir.join("runs");
+    let alerted = dir.join("alerted");
+    dir.file(
+        "units/loop.service",
+        &format!(
+            "[Unit]\nStartLimitIntervalSec=1h\nStartLimitBurst=3\nOnFailure=alert.service\n\
+             [Service]\nExecStart=/bin/sh -c 'echo run >> {}; exit 3'\n\
+             Restart=always\nRestartSec=50ms\n",
+            runs.display()
+        ),
+    );
+    dir.file(
+        "units/alert.service",
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/touch {}\n",
+            alerted.display()
+        ),
+    );
+    let init = dir.start("loop.service");
+    let st = init.wait_unit("loop.service", "failed for good", |u| {
+        u.state == UnitState::Failed && u.restart_in_ms.is_none()
+    });
+    assert_eq!(
+        st.status, "start limit hit: more than 3 starts in 1h",
+        "{st:?}"
+    );
+    let ran = std::fs::read_to_string(&runs).expect("runs");
+    assert_eq!(ran.lines().count(), 3, "{ran}");
+    flotilla_tests::wait_for(std::time::Duration::from_secs(10), "alert ran", || {
+        alerted.exists().then_some(())
+    });
+}
