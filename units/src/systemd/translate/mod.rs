@@ -118,7 +118,7 @@ pub fn translatable(unit_name: &str) -> bool {
 /// twin of a YAML key in [`keys::KEYS`], read by the kind of its value
 /// ([`Tr::twin`]); any key that is neither gets the generic "is not
 /// supported" warning.
-const SPECIAL: [(&str, &str); 15] = [
+const SPECIAL: [(&str, &str); 16] = [
     ("Unit", "Documentation"),
     ("Unit", "Requires"),
     ("Unit", "BindsTo"),
@@ -134,6 +134,7 @@ const SPECIAL: [(&str, &str); 15] = [
     ("Service", "WorkingDirectory"),
     ("Service", "PIDFile"),
     ("Service", "NotifyAccess"),
+    ("Service", "PermissionsStartOnly"),
 ];
 
 /// systemd's booleans: fleet's ([`parse_bool`]) plus `y` and `n`.

@@ -138,6 +138,38 @@ fn start_limits() {
     );
 }
 
+/// `PermissionsStartOnly=true` (Debian's etcd.service): every command but
+/// `ExecStart=` runs with full privileges, as with a `+` prefix; a `!`
+/// prefix keeps its own meaning.
+#[test]
+fn permissions_start_only() {
+    use crate::spec::Privileges;
+    let p = translate_file(
+        "f",
+        "etcd.service",
+        "[Service]\nUser=etcd\nPermissionsStartOnly=true\nExecStartPre=/bin/mkdir -p /run/etcd\n\
+         ExecStartPre=!/bin/chown etcd /run/etcd\nExecStart=/usr/bin/etcd\nExecStop=/bin/kill $MAINPID\n",
+    );
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.expect("loads");
+    let pre: Vec<Privileges> = spec.exec_start_pre.iter().map(|c| c.privileges).collect();
+    assert_eq!(pre, [Privileges::Full, Privileges::NoUserChange]);
+    assert_eq!(spec.exec_stop.map(|c| c.privileges), Some(Privileges::Full));
+    assert_eq!(
+        spec.exec_start.map(|c| c.privileges),
+        Some(Privileges::Unit)
+    );
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nPermissionsStartOnly=maybe\nExecStart=/bin/x\n",
+    );
+    assert_eq!(
+        p.diagnostics[0].message,
+        "invalid PermissionsStartOnly=maybe: not a boolean"
+    );
+}
+
 /// A `.socket` orders its service after it; one whose every `Listen…=`
 /// is of a kind flotilla cannot make loads with a warning for each (its
 /// start says why it cannot run); one with no `Listen…=` at all is

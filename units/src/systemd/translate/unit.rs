@@ -3,6 +3,7 @@
 //! rule or its YAML twin, then the rules across keys).
 
 use super::*;
+use crate::spec::Privileges;
 
 /// Translates the options of one unit file, with the position of each, into
 /// the unit `unit_name`; `facts` are what specifiers resolve to.
@@ -105,6 +106,7 @@ pub(crate) fn translate_at(
     let mut pidfile: Option<PathBuf> = None;
     let mut restart_sec: Option<Duration> = None;
     let mut restart_at: Option<(String, Pos)> = None;
+    let mut permissions_start_only = false;
 
     for (i, o) in options.iter().enumerate() {
         let p = pos(i);
@@ -277,6 +279,10 @@ pub(crate) fn translate_at(
                     pidfile = Some(Path::new("/run").join(v));
                 }
             }
+            ("Service", "PermissionsStartOnly") => match sd_bool(v) {
+                Some(b) => permissions_start_only = b,
+                None => t.error(p, format!("invalid PermissionsStartOnly={v}: not a boolean")),
+            },
             // Not in SPECIAL: read above.
             _ => {}
         }
@@ -304,6 +310,21 @@ pub(crate) fn translate_at(
         }
         if let Slot::Command(f) = (key.slot)(&mut spec) {
             *f = list.into_iter().next().map(|(c, _)| c);
+        }
+    }
+    // systemd's old spelling of `+` on every command but ExecStart=: they
+    // run as root, outside the sandbox.
+    if permissions_start_only {
+        let others = spec
+            .exec_start_pre
+            .iter_mut()
+            .chain(&mut spec.exec_stop_post)
+            .chain(&mut spec.exec_stop)
+            .chain(&mut spec.exec_reload);
+        for c in others {
+            if c.privileges == Privileges::Unit {
+                c.privileges = Privileges::Full;
+            }
         }
     }
     if kind == UnitType::BackgroundPidfile {
