@@ -150,52 +150,102 @@ pub fn validate_options(name: &str, options: &[UnitOption]) -> Result<(), String
 /// fleet: "A circular replacement between multiple units is not allowed."
 /// Looks for a cycle of `Replaces=` through unit `name` (with requirements
 /// `req`) among `others` (every other unit, by name; an entry for `name`
-/// itself is ignored: `req` is its new contents). A unit whose globs match
-/// its own name is not a cycle (the scheduler never evicts a unit for
-/// itself). Returns the cycle as `[name, …, name]` when there is one.
+/// itself is ignored: `req` is its new contents). A unit and its
+/// `MachineOf=` peers share a machine, so they count as one: replacing one
+/// of them replaces the group, and a group that replaces a unit that
+/// (through others) replaces the group is a cycle too; the scheduler could
+/// only move them round for ever. A unit replacing a member of its own
+/// group (or itself, by a glob) is not a cycle: the scheduler never lets
+/// it evict its own. Returns the cycle as `[name, …, name]` when there is
+/// one, each step a replacement or a unit's peer.
 pub fn replaces_cycle<'a>(
     name: &str,
     req: &Requirements,
     others: impl IntoIterator<Item = (&'a str, &'a Requirements)>,
 ) -> Option<Vec<String>> {
-    if req.replaces.is_empty() {
+    if req.replaces.is_empty() && req.machine_of.is_empty() {
         return None;
     }
-    let mut nodes: BTreeMap<&str, &Requirements> = others
-        .into_iter()
-        .filter(|(n, r)| *n != name && !r.replaces.is_empty())
-        .collect();
-    // Units without Replaces are sinks: they cannot be on a cycle, except as
-    // its start, which is `name`.
-    nodes.insert(name, req);
-    // Breadth-first from `name`, remembering how each unit was reached.
-    let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut queue = std::collections::VecDeque::from([name]);
-    while let Some(u) = queue.pop_front() {
-        let ru = nodes[u];
-        for (&v, _) in nodes.iter() {
-            if v == u || !ru.replaces_unit(v) {
-                continue;
-            }
-            if v == name {
-                let mut back = Vec::new();
-                let mut at = u;
-                while at != name {
-                    back.push(at.to_string());
-                    at = came_from[at];
+    let mut units: BTreeMap<&str, &Requirements> =
+        others.into_iter().filter(|(n, _)| *n != name).collect();
+    units.insert(name, req);
+    // The groups: the components of MachineOf, over the units and the
+    // peers they name.
+    let mut near: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (&u, r) in &units {
+        near.entry(u).or_default();
+        for p in &r.machine_of {
+            near.entry(u).or_default().push(p.as_str());
+            near.entry(p.as_str()).or_default().push(u);
+        }
+    }
+    let mut group: BTreeMap<&str, &str> = BTreeMap::new();
+    for &start in near.keys() {
+        if group.contains_key(start) {
+            continue;
+        }
+        let mut todo = vec![start];
+        group.insert(start, start);
+        while let Some(n) = todo.pop() {
+            for &m in &near[n] {
+                if !group.contains_key(m) {
+                    group.insert(m, start);
+                    todo.push(m);
                 }
-                let mut path = vec![name.to_string()];
-                path.extend(back.into_iter().rev());
-                path.push(name.to_string());
-                return Some(path);
             }
-            if !came_from.contains_key(v) {
-                came_from.insert(v, u);
-                queue.push_back(v);
+        }
+    }
+    // Replacement edges between groups: (replacing unit, replaced unit).
+    let mut edges: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for (&u, r) in units.iter().filter(|(_, r)| !r.replaces.is_empty()) {
+        for &v in near.keys() {
+            if v != u && group[v] != group[u] && r.replaces_unit(v) {
+                edges.entry(group[u]).or_default().push((u, v));
+            }
+        }
+    }
+    // Breadth-first from `name`'s group, remembering the edge that reached
+    // each group.
+    let home = group[name];
+    let mut came_by: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([home]);
+    while let Some(g) = queue.pop_front() {
+        for &(u, v) in edges.get(g).into_iter().flatten() {
+            let to = group[v];
+            if to == home {
+                let mut steps = vec![(u, v)];
+                let mut at = g;
+                while at != home {
+                    let e = came_by[at];
+                    steps.push(e);
+                    at = group[e.0];
+                }
+                steps.reverse();
+                return Some(cycle_names(name, &steps));
+            }
+            if to != home && !came_by.contains_key(to) {
+                came_by.insert(to, (u, v));
+                queue.push_back(to);
             }
         }
     }
     None
+}
+
+/// A cycle's steps as names from `name` back to it: each replacement, and
+/// a unit's peer where the next step leaves from another unit of its group.
+fn cycle_names(name: &str, steps: &[(&str, &str)]) -> Vec<String> {
+    let mut out = vec![name.to_string()];
+    for &(u, v) in steps {
+        if out.last().is_some_and(|l| l != u) {
+            out.push(u.to_string());
+        }
+        out.push(v.to_string());
+    }
+    if out.last().is_some_and(|l| l != name) {
+        out.push(name.to_string());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -292,6 +342,54 @@ mod tests {
         assert_eq!(replaces_cycle("a1.service", &c, []), None);
         assert_eq!(
             replaces_cycle("b.service", &none, [("a.service", &a)]),
+            None
+        );
+        // Through a MachineOf group: g replaces a, a replaces f, and h (on
+        // f's machine) replaces g; the API saw none of them close a cycle
+        // by Replaces= alone.
+        let h = Requirements::from_options(
+            "h.service",
+            &xf(&[("MachineOf", "f.service"), ("Replaces", "g.service")]),
+        );
+        let g = r(&["a.service"]);
+        let a_f = r(&["f.service"]);
+        assert_eq!(
+            replaces_cycle(
+                "g.service",
+                &g,
+                [("a.service", &a_f), ("h.service", &h), ("f.service", &none)]
+            ),
+            Some(
+                [
+                    "g.service",
+                    "a.service",
+                    "f.service",
+                    "h.service",
+                    "g.service"
+                ]
+                .map(String::from)
+                .to_vec()
+            )
+        );
+        // A unit with MachineOf= alone can close one.
+        let x = r(&["g.service"]);
+        let joins = Requirements::from_options(
+            "j.service",
+            &xf(&[("MachineOf", "f.service"), ("MachineOf", "x.service")]),
+        );
+        assert!(replaces_cycle(
+            "j.service",
+            &joins,
+            [("a.service", &a_f), ("g.service", &g), ("x.service", &x)]
+        )
+        .is_some());
+        // Replacing its own peer is not a cycle.
+        let own = Requirements::from_options(
+            "k.service",
+            &xf(&[("MachineOf", "f.service"), ("Replaces", "f.service")]),
+        );
+        assert_eq!(
+            replaces_cycle("k.service", &own, [("f.service", &none)]),
             None
         );
         // The stored contents of the unit itself do not count: its new ones do.

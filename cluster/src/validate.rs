@@ -190,14 +190,15 @@ pub fn decide_put(
 
 /// Refuses a unit whose `Replaces=` would close a cycle with the `stored`
 /// units (400, as fleet documents: "A circular replacement between multiple
-/// units is not allowed"). Only units with `Replaces=` can close one, so the
+/// units is not allowed"), counting a unit and its `MachineOf=` peers as
+/// one. Only units with `Replaces=` or `MachineOf=` can close one, so the
 /// API reads the stored units only for those.
 pub fn check_replaces(
     unit: &StoredUnit,
     stored: &BTreeMap<String, StoredUnit>,
 ) -> Result<(), ApiError> {
     let req = Requirements::from_options(&unit.name, &unit.options);
-    if req.replaces.is_empty() {
+    if req.replaces.is_empty() && req.machine_of.is_empty() {
         return Ok(());
     }
     let others: Vec<(&str, Requirements)> = stored

@@ -156,13 +156,13 @@ fn transient_patch_changes_only_the_units_it_names() {
     wait_for(WAIT, "c's process to go", || {
         (!procs::alive(c0.unwrap_or_default())).then_some(())
     });
+    // Awaited: the process the status names may not have exec'd yet.
     let b = pid(&s, "b").unwrap_or_default();
-    assert!(
+    wait_for(WAIT, "b to run its new command", || {
         std::fs::read_to_string(format!("/proc/{b}/cmdline"))
-            .unwrap_or_default()
-            .contains("104"),
-        "b runs its new command"
-    );
+            .ok()
+            .filter(|c| c.contains("104"))
+    });
 
     // Refused whole: nothing changes, every problem is named.
     let mut clash = transient("default", &["sleep", "1"]);
