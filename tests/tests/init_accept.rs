@@ -355,3 +355,54 @@ fn bad_accept_settings_are_clear_errors() {
         assert!(all.contains(&want), "{socket}: want {want}\n{all}");
     }
 }
+
+/// A connection held across `initctl reload` and `initctl reexec`: its
+/// instance goes on (the same process), is served, and is removed when it
+/// ends; the count of accepted connections goes on too.
+#[test]
+fn a_connection_outlives_a_reload_and_a_reexec() {
+    let dir = TestDir::new();
+    let port = free_port();
+    accept_units(
+        &dir,
+        &format!("ListenStream=127.0.0.1:{port}\n"),
+        "",
+        "/bin/sh -c 'read line <&3; echo \"got $line\" >&3'",
+    );
+    let copy = dir.join("init-copy");
+    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let init = dir.init().target("default").binary(copy).start();
+    init.wait_state("echo.socket", UnitState::Running);
+    let mut first = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    assert_eq!(talk(&mut first, "one"), "got one\n");
+    init.wait("the first instance removed", |s| {
+        !s.units.iter().any(|u| u.unit.starts_with("echo@"))
+    });
+    let mut held = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let client_port = held.local_addr().expect("local").port();
+    let name = format!("echo@1-127.0.0.1:{port}-127.0.0.1:{client_port}.service");
+    let pid = init.wait_state(&name, UnitState::Running).pid;
+    init.ctl(&["reload"]).expect(0);
+    assert_eq!(init.unit(&name).pid, pid, "kept by the reload");
+    init.ctl(&["reexec"]).expect(0);
+    let u = init.unit(&name);
+    assert_eq!(
+        (u.state, u.pid),
+        (UnitState::Running, pid),
+        "kept by the re-exec"
+    );
+    let c = init.unit("echo.socket").connections.expect("connections");
+    assert_eq!((c.now, c.accepted), (1, 2));
+    assert_eq!(talk(&mut held, "two"), "got two\n");
+    init.wait(&format!("{name} removed"), |s| {
+        !s.units.iter().any(|u| u.unit == name)
+    });
+    // Numbering goes on.
+    let mut third = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let client_port = third.local_addr().expect("local").port();
+    init.wait_state(
+        &format!("echo@2-127.0.0.1:{port}-127.0.0.1:{client_port}.service"),
+        UnitState::Running,
+    );
+    assert_eq!(talk(&mut third, "three"), "got three\n");
+}

@@ -54,6 +54,18 @@ impl Accepts {
         self.conns.iter().map(|c| c.instance.as_str())
     }
 
+    /// What a re-exec carries of socket unit `socket`: each connection's
+    /// instance and descriptor, and the count of accepted ones.
+    pub fn carry(&self, socket: &str) -> (Vec<(String, RawFd)>, u64) {
+        let conns = self
+            .conns
+            .iter()
+            .filter(|c| c.socket == socket)
+            .map(|c| (c.instance.clone(), c.fd.as_raw_fd()))
+            .collect();
+        (conns, self.accepted.get(socket).copied().unwrap_or(0))
+    }
+
     /// Socket unit `socket`'s connections now, and accepted in all.
     pub fn counts(&self, socket: &str) -> (u32, u64) {
         let now = self.conns.iter().filter(|c| c.socket == socket).count();
@@ -158,6 +170,35 @@ impl<S: Sys> Runtime<S> {
             // Making the instance renumbered the units: the socket by name.
             if let Some(unit) = self.planner.graph().unit(&spec.name) {
                 self.fact(Fact::Accepted { unit, instance });
+            }
+        }
+    }
+
+    /// After a re-exec: socket unit `socket`'s connections (each instance
+    /// and descriptor) and its count of accepted ones, taken back.
+    pub(super) fn restore_connections(
+        &mut self,
+        socket: &str,
+        conns: &[(String, RawFd)],
+        accepted: u64,
+    ) {
+        if accepted > 0 {
+            self.accepts.accepted.insert(socket.to_string(), accepted);
+        }
+        for (instance, fd) in conns {
+            match self.sys.adopt_fd(*fd) {
+                Ok(fd) => {
+                    let peer = self.sys.connection_peer(fd.as_fd());
+                    self.accepts.conns.push(Connection {
+                        instance: instance.clone(),
+                        socket: socket.to_string(),
+                        fd,
+                        peer,
+                    });
+                }
+                Err(e) => self.sys.console(&format!(
+                    "init: after the re-exec: {instance}'s connection: {e}"
+                )),
             }
         }
     }

@@ -12,7 +12,7 @@
 
 use std::ffi::CString;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::Path;
@@ -367,7 +367,7 @@ pub fn accept(fd: BorrowedFd<'_>) -> Result<Option<(OwnedFd, Peer)>, SysError> {
         if raw >= 0 {
             // SAFETY: a new descriptor nobody else owns.
             let conn = unsafe { OwnedFd::from_raw_fd(raw) };
-            let peer = peer_of(&conn);
+            let peer = peer_of(conn.as_fd());
             return Ok(Some((conn, peer)));
         }
         match Errno::last() {
@@ -387,7 +387,7 @@ pub fn accept(fd: BorrowedFd<'_>) -> Result<Option<(OwnedFd, Peer)>, SysError> {
 
 /// Who is at the other end of connection `fd`: the addresses of an IP
 /// connection, the credentials of a unix one.
-fn peer_of(fd: &OwnedFd) -> Peer {
+pub fn peer_of(fd: BorrowedFd<'_>) -> Peer {
     let name = |f: unsafe extern "C" fn(
         libc::c_int,
         *mut libc::sockaddr,
@@ -458,7 +458,6 @@ fn inet_of(st: &libc::sockaddr_storage) -> Option<SocketAddr> {
 mod tests {
     use super::*;
     use std::io::{Read, Write};
-    use std::os::fd::AsFd;
 
     fn listen(kind: ListenKind, addr: &str) -> Listen {
         Listen::parse(kind, addr).unwrap()

@@ -272,6 +272,10 @@ pub trait Sys {
         fd: BorrowedFd<'_>,
     ) -> Result<Option<(OwnedFd, flotilla_units::trigger::Peer)>, SysError>;
 
+    /// Who is at the other end of connection `fd` (after a re-exec, for
+    /// an `Accept=yes` connection carried across it).
+    fn connection_peer(&self, fd: BorrowedFd<'_>) -> flotilla_units::trigger::Peer;
+
     /// A new inotify instance for a path unit (`paths.rs`).
     fn path_watch(&self) -> Result<OwnedFd, SysError>;
 

@@ -389,6 +389,10 @@ impl Sys for RealSys {
         super::listen::accept(fd)
     }
 
+    fn connection_peer(&self, fd: std::os::fd::BorrowedFd<'_>) -> flotilla_units::trigger::Peer {
+        super::listen::peer_of(fd)
+    }
+
     fn path_watch(&self) -> Result<OwnedFd, SysError> {
         super::paths::instance()
     }

@@ -404,6 +404,10 @@ impl Sys for FakeSys {
         crate::sys::listen::accept(fd)
     }
 
+    fn connection_peer(&self, fd: std::os::fd::BorrowedFd<'_>) -> flotilla_units::trigger::Peer {
+        crate::sys::listen::peer_of(fd)
+    }
+
     fn path_watch(&self) -> Result<OwnedFd, SysError> {
         let fd = self.wall_clock_watch()?;
         let copy = fd.try_clone().map_err(|e| SysError::Call {
