@@ -39,6 +39,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         skipped: false,
         listening: Vec::new(),
         activates: None,
+        connections: None,
         timer: None,
     }
 }

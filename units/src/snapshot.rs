@@ -334,6 +334,18 @@ pub struct IoCarry {
     /// A socket unit's sockets, in the order of its `Listen…=` lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listening: Vec<i32>,
+    /// An `Accept=yes` socket unit's connections: each one's instance and
+    /// descriptor.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<(String, i32)>,
+    /// An `Accept=yes` socket unit's count of accepted connections (which
+    /// numbers the next instance).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub accepted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A notify socket.

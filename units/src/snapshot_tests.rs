@@ -127,6 +127,8 @@ prop_compose! {
         log in (any::<u32>(), any::<u64>(), any::<u64>(), proptest::collection::vec(arb_line(), 0..5)),
         had_run in any::<bool>(),
         listening in proptest::collection::vec(0..4096i32, 0..3),
+        connections in proptest::collection::vec(("[a-z@0-9.-]{1,12}", 0..4096i32), 0..3),
+        accepted in any::<u64>(),
     ) -> IoCarry {
         IoCarry {
             unit,
@@ -136,6 +138,8 @@ prop_compose! {
             log: Some(LogCarry { id: log.0, next_seq: log.1, persisted: log.2, lines: log.3 }),
             had_run,
             listening,
+            connections,
+            accepted,
         }
     }
 }

@@ -1489,10 +1489,7 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
 fn a_trigger_naming_an_alias_starts_the_unit_that_provides_it() {
     let mut w = World::new(
         vec![
-            with(spec("syslog.socket", UnitType::Socket), |s| {
-                s.exec_start = None;
-                s.triggers = v(&["syslog.service"]);
-            }),
+            socket_spec("syslog.socket", "syslog.service", false),
             with(spec("rsyslog", UnitType::ForegroundSupervised), |s| {
                 s.provides = v(&["rsyslog", "syslog.service"]);
             }),
@@ -1611,4 +1608,77 @@ fn conditions_run_skip_or_fail_a_unit_at_its_start() {
         asserted.status,
         "assertion failed: AssertPathExists=/etc/absent was not met"
     );
+}
+
+/// An `accept: yes` socket: each connection's instance (made by the init)
+/// joins T, put there by the socket, and runs until it settles; the socket
+/// waits all along (the init accepts every connection itself).
+#[test]
+fn an_accepting_socket_puts_each_connections_instance_in_t() {
+    let mut w = World::new(
+        vec![
+            socket_spec("echo.socket", "echo@.service", true),
+            spec("echo@0.service", UnitType::ForegroundSupervised),
+            spec("echo@1.service", UnitType::ForegroundSupervised),
+        ],
+        "echo.socket",
+        PlannerOptions::default(),
+    );
+    w.behaviour
+        .insert("echo@0.service".into(), Behaviour::Serve);
+    w.behaviour
+        .insert("echo@1.service".into(), Behaviour::Serve);
+    let t = w.id("echo.socket");
+    assert!(w.p.trigger_waits(t));
+    w.feed(Fact::Accepted {
+        unit: t,
+        instance: "echo@0.service".into(),
+    });
+    w.feed(Fact::Accepted {
+        unit: t,
+        instance: "echo@1.service".into(),
+    });
+    assert_eq!(w.state("echo@0.service"), UnitState::Running);
+    assert_eq!(w.state("echo@1.service"), UnitState::Running);
+    assert_eq!(
+        w.p.triggered_by(w.id("echo@0.service")),
+        Some("echo.socket")
+    );
+    assert!(w.p.trigger_waits(t), "still the init's to accept on");
+    w.crash("echo@0.service", ExitStatus::Code(0));
+    assert_eq!(
+        w.state("echo@0.service"),
+        UnitState::Disabled,
+        "settled, left T"
+    );
+    assert!(!w.p.view(w.id("echo@0.service")).unwrap().required);
+    assert_eq!(w.state("echo@1.service"), UnitState::Running);
+    // A name the graph does not have is said on the socket.
+    w.feed(Fact::Accepted {
+        unit: t,
+        instance: "echo@9.service".into(),
+    });
+    assert!(w
+        .p
+        .view(t)
+        .unwrap()
+        .status
+        .contains("echo@9.service is not a known unit"));
+}
+
+/// A socket unit `name` that starts `service`, with `accept` (without it,
+/// no settings of its own: the defaults).
+fn socket_spec(name: &str, service: &str, accept: bool) -> UnitSpec {
+    with(spec(name, UnitType::Socket), |s| {
+        s.exec_start = None;
+        s.triggers = v(&[service]);
+        if accept {
+            s.activation = Some(Box::new(Activation::Socket(
+                flotilla_units::trigger::SocketSettings {
+                    accept: true,
+                    ..Default::default()
+                },
+            )));
+        }
+    })
 }

@@ -57,6 +57,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         skipped: false,
         listening: Vec::new(),
         activates: None,
+        connections: None,
         timer: None,
     }
 }

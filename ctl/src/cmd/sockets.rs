@@ -1,6 +1,7 @@
 //! `systemctl list-sockets` (`initctl list-sockets`): each socket a running
 //! socket unit listens on, with its unit and the unit it activates, in
-//! systemctl's columns.
+//! systemctl's columns; for an `Accept=yes` socket, its template service
+//! and the connections it holds (`echo@.service (2 connections)`).
 
 use super::Ctx;
 use crate::client::unexpected;
@@ -24,7 +25,12 @@ pub fn run(ctx: &mut Ctx<'_>, all: bool, no_legend: bool) -> Result<i32, CtlErro
 pub fn render(units: &[UnitStatus], all: bool, no_legend: bool) -> String {
     let mut rows: Vec<[String; 3]> = Vec::new();
     for u in units.iter().filter(|u| u.kind == UnitType::Socket) {
-        let activates = u.activates.clone().unwrap_or_default();
+        let mut activates = u.activates.clone().unwrap_or_default();
+        // `Accept=yes`: a template, an instance per connection held.
+        if let Some(c) = &u.connections {
+            let s = if c.now == 1 { "" } else { "s" };
+            activates.push_str(&format!(" ({} connection{s})", c.now));
+        }
         if u.listening.is_empty() && all {
             rows.push(["-".into(), u.unit.clone(), activates.clone()]);
         }
@@ -91,6 +97,17 @@ mod tests {
         );
         let all = render(&units, true, true);
         assert!(all.starts_with("-"), "{all}");
+        let mut echo = unit("echo.socket", UnitType::Socket, UnitState::Running);
+        echo.listening = vec!["stream 127.0.0.1:7".into()];
+        echo.activates = Some("echo@.service".into());
+        echo.connections = Some(flotilla_units::protocol::Connections {
+            now: 2,
+            accepted: 5,
+        });
+        assert_eq!(
+            render(&[echo], false, true),
+            "127.0.0.1:7 echo.socket echo@.service (2 connections)\n"
+        );
         assert!(all.contains("idle.socket"), "{all}");
         assert_eq!(all.lines().count(), 4, "{all}");
     }

@@ -213,6 +213,12 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
     if !u.listening.is_empty() {
         rows.push(("Listen", u.listening.join(", ")));
     }
+    if let Some(c) = &u.connections {
+        rows.push((
+            "Connections",
+            format!("{} now, {} accepted", c.now, c.accepted),
+        ));
+    }
     if let Some(use_) = &u.usage {
         if let Some(t) = use_.tasks {
             rows.push(("Tasks", t.to_string()));
@@ -299,6 +305,7 @@ pub(crate) mod tests {
             skipped: false,
             listening: Vec::new(),
             activates: None,
+            connections: None,
             timer: None,
         }
     }

@@ -243,6 +243,11 @@ impl<S: Sys> Runtime<S> {
             // Room for any PID: the child writes its own.
             let _ = env.set("LISTEN_PID", "0000000000");
         }
+        if let (Role::Main, Some((_, Some((addr, port))))) = (role, self.connection_of(&spec.name))
+        {
+            let _ = env.set("REMOTE_ADDR", &addr);
+            let _ = env.set("REMOTE_PORT", &port.to_string());
+        }
         self.io(unit, spec)
             .ok_or_else(|| "unit i/o vanished".to_string())?;
         self.ensure_run(unit, spec, &creds)?;

@@ -79,10 +79,12 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The names a reload makes instances of besides those the units name:
-    /// the target and the wanted units.
+    /// the target, the wanted units and the instances of the connections
+    /// the init holds (`accepts.rs`).
     pub(super) fn named_instances(&self) -> Vec<String> {
         std::iter::once(self.planner.target())
             .chain(self.planner.wants().map(|(n, _)| n))
+            .chain(self.accepts.instances())
             .filter(|n| UnitName::split(n).is_instance())
             .map(str::to_string)
             .collect()

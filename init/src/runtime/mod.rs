@@ -20,6 +20,8 @@
 //!   watchers; status views;
 //! - `unitset.rs`: the unit set (the directory, reload, transient sets);
 //! - `instances.rs`: instances of templates made at run time;
+//! - `triggers.rs`, `watches.rs`, `accepts.rs`: socket and path units'
+//!   sockets and watches, and the connections of `Accept=yes` sockets;
 //! - `timers.rs`: what timer units read besides the monotonic clock, the
 //!   wall-clock watch, the persistent timers' stamps;
 //! - `logfeed.rs`: the log writer's channel (the units' lines to the log
@@ -28,6 +30,7 @@
 //! Nothing here panics: every failure is logged (to the console and the
 //! unit's log) and the loop carries on.
 
+mod accepts;
 mod executor;
 mod instances;
 mod logfeed;
@@ -127,6 +130,8 @@ pub struct Runtime<S: Sys> {
     timers: timers::Timers,
     /// Socket units with sockets, and those paused (`triggers.rs`).
     armed: triggers::Armed,
+    /// The connections of `Accept=yes` socket units (`accepts.rs`).
+    accepts: accepts::Accepts,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -240,6 +245,7 @@ impl<S: Sys> Runtime<S> {
             events: Vec::with_capacity(64),
             timers,
             armed: triggers::Armed::default(),
+            accepts: accepts::Accepts::default(),
         }
     }
 
@@ -355,8 +361,9 @@ impl<S: Sys> Runtime<S> {
         for _ in 0..1_000_000 {
             self.planner.drain_actions_into(&mut actions);
             // Triggers whose units settled wait again (a path unit may fire
-            // at once: then there is more to do).
-            if actions.is_empty() && !self.resume_triggers() {
+            // at once: then there is more to do); connections whose
+            // instance ended close, the instance leaving the set.
+            if actions.is_empty() && !self.resume_triggers() && !self.end_connections() {
                 break;
             }
             for a in actions.drain(..) {

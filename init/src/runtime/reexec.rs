@@ -9,7 +9,8 @@
 //! PIDs, restart counters, the pending timer as the time left), each
 //! unit's output pipes, notify socket and log ring, a socket unit's
 //! sockets (the service keeps accepting on the same ones, and what is
-//! queued in them waits), the log streams' name, and the control socket's
+//! queued in them waits) and an `Accept=yes` socket's connections, the
+//! log streams' name, and the control socket's
 //! listener. The children are the same processes
 //! with the same PIDs, and the init is still their parent: those that
 //! exited during the `execve` are zombies that the first reap collects.
@@ -92,12 +93,16 @@ impl<S: Sys> Runtime<S> {
                 log: None,
                 had_run: slot.run.is_some(),
                 listening: Vec::new(),
+                connections: Vec::new(),
+                accepted: 0,
             };
             if let Some(l) = slot.listening.as_deref() {
                 for (fd, _) in &l.fds {
                     keep.push(fd.as_raw_fd());
                     carry.listening.push(fd.as_raw_fd());
                 }
+                (carry.connections, carry.accepted) = self.accepts.carry(&node.spec.name);
+                keep.extend(carry.connections.iter().map(|c| c.1));
             }
             if let Some(uio) = slot.io.as_deref() {
                 for (p, _) in &uio.pipes {
@@ -299,6 +304,7 @@ impl<S: Sys> Runtime<S> {
         if !io.listening.is_empty() {
             self.restore_listening(unit, &spec, &io.listening);
         }
+        self.restore_connections(&spec.name, &io.connections, io.accepted);
         if io.had_run {
             let made = self
                 .credentials(&spec)
@@ -357,7 +363,8 @@ impl<S: Sys> Runtime<S> {
             .iter()
             .map(|p| p.0)
             .chain(io.notify.as_ref().map(|n| n.fd))
-            .chain(io.listening.iter().copied());
+            .chain(io.listening.iter().copied())
+            .chain(io.connections.iter().map(|c| c.1));
         for fd in fds {
             drop(self.sys.adopt_fd(fd));
         }

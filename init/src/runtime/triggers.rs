@@ -9,7 +9,9 @@
 //! and settled), checked after each turn for the few paused triggers only.
 //! A service's main process is handed the sockets of every socket unit
 //! that triggers it as 3, 4, … with `LISTEN_FDS`, `LISTEN_FDNAMES` and
-//! `LISTEN_PID` (its own PID, written by the child).
+//! `LISTEN_PID` (its own PID, written by the child). A socket with
+//! `Accept=yes` is never paused: the init accepts its connections itself
+//! (`accepts.rs`).
 //!
 //! The sockets live as long as the socket unit is up: across restarts of
 //! its service, across reloads that leave the socket unit unchanged (its
@@ -40,6 +42,8 @@ pub(super) struct Listening {
     pub remove: Vec<PathBuf>,
     /// Whether the sockets are watched now.
     pub watched: bool,
+    /// `Accept=yes`: the init accepts the connections (`accepts.rs`).
+    pub accept: bool,
 }
 
 /// The socket units the loop knows of: those with sockets, and those
@@ -82,11 +86,6 @@ impl<S: Sys> Runtime<S> {
                 "no ListenStream=, ListenDatagram=, ListenSequentialPacket= or ListenFIFO= \
                         this init can make (the unit's other Listen…= kinds are not supported)"
                     .into(),
-            );
-        }
-        if settings.accept {
-            return Err(
-                "Accept=yes (a service instance per connection) is not run by this init yet".into(),
             );
         }
         let owner = self.socket_owner(settings)?;
@@ -179,6 +178,7 @@ impl<S: Sys> Runtime<S> {
                 Vec::new()
             },
             watched: watch,
+            accept: settings.accept,
         };
         if let Some(s) = self.slots.slot_mut(slot) {
             s.listening = Some(Box::new(listening));
@@ -238,6 +238,9 @@ impl<S: Sys> Runtime<S> {
         if s.watching.is_some() {
             return self.on_paths(slot);
         }
+        if s.listening.as_deref().is_some_and(|l| l.accept) {
+            return self.on_accept(slot);
+        }
         let unit = s.unit;
         let Some(l) = s.listening.as_deref_mut().filter(|l| l.watched) else {
             return;
@@ -286,8 +289,13 @@ impl<S: Sys> Runtime<S> {
 
     /// The sockets handed to a main process of `service`: those of every
     /// socket unit that triggers it, in the order they were bound, and
-    /// their `LISTEN_FDNAMES`.
+    /// their `LISTEN_FDNAMES`; for the instance of an `Accept=yes`
+    /// socket's connection, that connection alone (named `connection`, as
+    /// systemd names it).
     pub(super) fn listen_fds_for(&self, service: &str) -> (Vec<RawFd>, String) {
+        if let Some((fd, _)) = self.connection_of(service) {
+            return (vec![fd], "connection".to_string());
+        }
         let mut fds = Vec::new();
         let mut names = String::new();
         for &slot in &self.armed.sockets {

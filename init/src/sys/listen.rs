@@ -12,12 +12,12 @@
 
 use std::ffi::CString;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::Path;
 
-use flotilla_units::trigger::{BindIpv6Only, Listen, ListenAddr, ListenKind, SocketSettings};
+use flotilla_units::trigger::{BindIpv6Only, Listen, ListenAddr, ListenKind, Peer, SocketSettings};
 use nix::sys::socket::{SockaddrLike, UnixAddr};
 
 use super::{Errno, Os, SysError};
@@ -349,6 +349,110 @@ fn fifo(
     Ok(fd)
 }
 
+/// `Accept=yes`: takes one pending connection of listening socket `fd`,
+/// with who is at its other end; `None` when none is pending. The
+/// connection is close-on-exec (the spawn hands it over as 3) and
+/// blocking, as a service reading it expects (the init never reads it).
+pub fn accept(fd: BorrowedFd<'_>) -> Result<Option<(OwnedFd, Peer)>, SysError> {
+    loop {
+        // SAFETY: plain system call; addresses not wanted here.
+        let raw = unsafe {
+            libc::accept4(
+                fd.as_raw_fd(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_CLOEXEC,
+            )
+        };
+        if raw >= 0 {
+            // SAFETY: a new descriptor nobody else owns.
+            let conn = unsafe { OwnedFd::from_raw_fd(raw) };
+            let peer = peer_of(conn.as_fd());
+            return Ok(Some((conn, peer)));
+        }
+        match Errno::last() {
+            Errno::EAGAIN => return Ok(None),
+            // The connection went before it was taken, or a signal: the
+            // next one, if any.
+            Errno::EINTR | Errno::ECONNABORTED | Errno::EPROTO => continue,
+            e => {
+                return Err(SysError::Call {
+                    call: "accept".into(),
+                    errno: Os(e),
+                })
+            }
+        }
+    }
+}
+
+/// Who is at the other end of connection `fd`: the addresses of an IP
+/// connection, the credentials of a unix one.
+pub fn peer_of(fd: BorrowedFd<'_>) -> Peer {
+    let name = |f: unsafe extern "C" fn(
+        libc::c_int,
+        *mut libc::sockaddr,
+        *mut libc::socklen_t,
+    ) -> libc::c_int| {
+        // SAFETY: all-zero is a valid `sockaddr_storage`.
+        let mut st: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: `st` has room for `len` bytes of any socket address.
+        let r = unsafe { f(fd.as_raw_fd(), std::ptr::from_mut(&mut st).cast(), &mut len) };
+        (r == 0).then(|| inet_of(&st)).flatten()
+    };
+    if let (Some(local), Some(remote)) = (name(libc::getsockname), name(libc::getpeername)) {
+        return Peer::Inet { local, remote };
+    }
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` has room for a `ucred`; the length says so.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            std::ptr::from_mut(&mut cred).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 && cred.pid > 0 {
+        Peer::Unix {
+            pid: cred.pid,
+            uid: cred.uid,
+        }
+    } else {
+        Peer::Other
+    }
+}
+
+/// An IP socket address from the kernel's form; `None` for other families.
+fn inet_of(st: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match libc::c_int::from(st.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says it holds a `sockaddr_in`.
+            let sin: libc::sockaddr_in = unsafe { std::ptr::read(std::ptr::from_ref(st).cast()) };
+            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+            Some(SocketAddr::new(IpAddr::V4(ip), u16::from_be(sin.sin_port)))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says it holds a `sockaddr_in6`.
+            let sin6: libc::sockaddr_in6 = unsafe { std::ptr::read(std::ptr::from_ref(st).cast()) };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                ip,
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -382,6 +486,55 @@ mod tests {
         let mut b = [0u8; 1];
         conn.read_exact(&mut b).unwrap();
         assert_eq!(&b, b"x");
+    }
+
+    #[test]
+    fn accept_takes_each_connection_with_its_peer() {
+        let s = SocketSettings::default();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let l = open(
+            &listen(ListenKind::Stream, &format!("127.0.0.1:{port}")),
+            &s,
+            None,
+        )
+        .unwrap();
+        assert!(accept(l.as_fd()).unwrap().is_none());
+        let c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (conn, peer) = accept(l.as_fd()).unwrap().unwrap();
+        let want = Peer::Inet {
+            local: c.peer_addr().unwrap(),
+            remote: c.local_addr().unwrap(),
+        };
+        assert_eq!(peer, want);
+        // Blocking, close-on-exec.
+        // SAFETY: reading flags of our own descriptor.
+        let fl = unsafe { libc::fcntl(conn.as_raw_fd(), libc::F_GETFL) };
+        assert_eq!(fl & libc::O_NONBLOCK, 0);
+        // SAFETY: as above.
+        let fdfl = unsafe { libc::fcntl(conn.as_raw_fd(), libc::F_GETFD) };
+        assert_ne!(fdfl & libc::FD_CLOEXEC, 0);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.sock");
+        let u = open(
+            &listen(ListenKind::Stream, path.to_str().unwrap()),
+            &s,
+            None,
+        )
+        .unwrap();
+        let _c = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        let (_, peer) = accept(u.as_fd()).unwrap().unwrap();
+        assert_eq!(
+            peer,
+            Peer::Unix {
+                pid: std::process::id() as i32,
+                // SAFETY: plain system call.
+                uid: unsafe { libc::geteuid() },
+            }
+        );
     }
 
     #[test]

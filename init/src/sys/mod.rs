@@ -264,6 +264,18 @@ pub trait Sys {
         owner: Option<(u32, u32)>,
     ) -> Result<OwnedFd, SysError>;
 
+    /// `Accept=yes`: takes one pending connection of a socket unit's
+    /// listening socket `fd`, blocking and close-on-exec, with who is at
+    /// its other end; `None` when none is pending (`listen.rs`).
+    fn accept_connection(
+        &self,
+        fd: BorrowedFd<'_>,
+    ) -> Result<Option<(OwnedFd, flotilla_units::trigger::Peer)>, SysError>;
+
+    /// Who is at the other end of connection `fd` (after a re-exec, for
+    /// an `Accept=yes` connection carried across it).
+    fn connection_peer(&self, fd: BorrowedFd<'_>) -> flotilla_units::trigger::Peer;
+
     /// A new inotify instance for a path unit (`paths.rs`).
     fn path_watch(&self) -> Result<OwnedFd, SysError>;
 

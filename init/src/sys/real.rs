@@ -382,6 +382,17 @@ impl Sys for RealSys {
         super::listen::open(l, settings, owner)
     }
 
+    fn accept_connection(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+    ) -> Result<Option<(OwnedFd, flotilla_units::trigger::Peer)>, SysError> {
+        super::listen::accept(fd)
+    }
+
+    fn connection_peer(&self, fd: std::os::fd::BorrowedFd<'_>) -> flotilla_units::trigger::Peer {
+        super::listen::peer_of(fd)
+    }
+
     fn path_watch(&self) -> Result<OwnedFd, SysError> {
         super::paths::instance()
     }

@@ -28,7 +28,7 @@ macro_rules! key {
 }
 
 /// Every trigger key, in the order the docs list them.
-pub const TRIGGER_KEYS: [Key; 44] = [
+pub const TRIGGER_KEYS: [Key; 45] = [
     key!(
         "on-active-sec",
         TIMER,
@@ -115,6 +115,12 @@ pub const TRIGGER_KEYS: [Key; 44] = [
         SOCKET,
         [("Socket", "MaxConnections")],
         "MaxConnections"
+    ),
+    key!(
+        "max-connections-per-source",
+        SOCKET,
+        [("Socket", "MaxConnectionsPerSource")],
+        "MaxConnectionsPerSource"
     ),
     key!("backlog", SOCKET, [("Socket", "Backlog")], "Backlog"),
     key!(

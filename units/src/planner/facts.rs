@@ -175,6 +175,17 @@ pub enum Fact {
         /// The trigger.
         unit: UnitId,
     },
+    /// A socket unit with `accept: yes` accepted a connection and the init
+    /// made `instance` of its template service for it: the instance is
+    /// required until it settles, as a fired trigger's unit is (the
+    /// connection counts against the trigger limit). The socket goes on
+    /// listening.
+    Accepted {
+        /// The socket unit.
+        unit: UnitId,
+        /// The instance made for the connection.
+        instance: String,
+    },
     /// A [`Action::ReadPidfile`] was carried out.
     Pidfile {
         /// The unit.

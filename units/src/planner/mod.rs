@@ -633,6 +633,7 @@ impl Planner {
             Fact::Checked { unit, outcome } => self.step(unit, Event::Checked(outcome)),
             Fact::Armed { unit, result } => self.step(unit, Event::Armed(result)),
             Fact::Fired { unit } => self.step(unit, Event::Fired),
+            Fact::Accepted { unit, instance } => self.step(unit, Event::Accepted(instance)),
         }
         self.run();
     }

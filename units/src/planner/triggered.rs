@@ -160,6 +160,31 @@ impl Planner {
     /// (`TriggerLimitBurst=` in `TriggerLimitIntervalSec=`): then it fails,
     /// as systemd's does, its sockets closed.
     pub(super) fn event_fired(&mut self, t: UnitId) {
+        if self.over_trigger_limit(t) {
+            return;
+        }
+        self.fire(t);
+    }
+
+    /// `Up` + an `accept: yes` socket's connection, for which the init
+    /// made `instance`: the instance joins T (put there by the socket), as
+    /// a fired trigger's unit does, unless the socket is over its trigger
+    /// limit (it fails).
+    pub(super) fn connection_accepted(&mut self, t: UnitId, instance: String) {
+        if self.over_trigger_limit(t) {
+            return;
+        }
+        let by = self.spec_of(t).name.clone();
+        if self.pull_in(instance.clone(), by).is_none() {
+            self.records[t.index()].status =
+                Status::Text(format!("{instance} is not a known unit"));
+            self.mark_changed(t);
+        }
+    }
+
+    /// Counts one event of trigger `t` against its limit; past it, the
+    /// trigger fails and its sockets close (whether it did).
+    fn over_trigger_limit(&mut self, t: UnitId) -> bool {
         let limit = match self.spec_of(t).activation.as_deref() {
             Some(Activation::Socket(s)) => s.trigger_limit,
             Some(Activation::Path(p)) => p.trigger_limit,
@@ -171,15 +196,16 @@ impl Planner {
         if limit.burst > 0 && n > limit.burst {
             self.actions.push(Action::Disarm { unit: t });
             self.fail(t, "trigger limit hit".to_string());
-            return;
+            return true;
         }
-        self.fire(t);
+        false
     }
 
     /// Whether the init should watch trigger `t`'s sockets or paths now: it
     /// is up, and the unit it starts is known, idle and not in T (a socket
-    /// with `accept: no` is the service's while that runs; a path unit
-    /// looks again once its unit settled).
+    /// with `accept: no` is the service's while that runs, one with
+    /// `accept: yes` always the init's; a path unit looks again once its
+    /// unit settled).
     pub fn trigger_waits(&self, t: UnitId) -> bool {
         let Some(node) = self.graph.get(t) else {
             return false;
@@ -192,6 +218,15 @@ impl Planner {
                 .is_none_or(|x| x.phase != Phase::Up)
         {
             return false;
+        }
+        // An `accept: yes` socket accepts every connection itself.
+        if spec
+            .activation
+            .as_deref()
+            .and_then(Activation::socket)
+            .is_some_and(|s| s.accept)
+        {
+            return true;
         }
         let Some(u) = spec
             .triggers

@@ -17,7 +17,9 @@ use crate::state::{DepKind, UnitState};
 use serde::{Deserialize, Serialize};
 
 mod status;
-pub use status::{LogWriterStatus, SystemStatus, TargetProviders, TimerTimes, UnitStatus, Usage};
+pub use status::{
+    Connections, LogWriterStatus, SystemStatus, TargetProviders, TimerTimes, UnitStatus, Usage,
+};
 
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

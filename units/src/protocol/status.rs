@@ -65,9 +65,23 @@ pub struct UnitStatus {
     /// A trigger unit's (timer, socket, path) unit: what it activates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activates: Option<String>,
+    /// A socket unit with `Accept=yes`: the connections it holds now
+    /// (each with its service instance) and has accepted since the init
+    /// started, as systemd's `NConnections` and `NAccepted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Connections>,
     /// A timer unit's elapses (timer units only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerTimes>,
+}
+
+/// A socket unit's connections ([`UnitStatus::connections`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Connections {
+    /// Held now: each has an instance of the socket's service.
+    pub now: u32,
+    /// Accepted in all (those closed over a limit not counted).
+    pub accepted: u64,
 }
 
 /// A timer's next elapse and last trigger, in microseconds since the

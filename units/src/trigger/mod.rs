@@ -5,6 +5,7 @@
 //! planner's (its model is the module doc of [`crate::planner`]); the
 //! timer's arithmetic is [`crate::systemd::TimerSettings`]'s.
 
+pub mod accept;
 pub mod path;
 pub mod socket;
 
@@ -13,6 +14,7 @@ use crate::systemd::{parse_bool, parse_timespan, TimerSettings};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+pub use accept::{instance_name, Peer};
 pub use path::{PathKind, PathSettings, PathSpec};
 pub use socket::{BindIpv6Only, Listen, ListenAddr, ListenKind, SocketSettings};
 

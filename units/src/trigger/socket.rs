@@ -224,6 +224,10 @@ pub struct SocketSettings {
     /// `MaxConnections=`: with `Accept=yes`, at most this many instances at
     /// once (connections beyond are closed at once).
     pub max_connections: u32,
+    /// `MaxConnectionsPerSource=`: with `Accept=yes`, at most this many at
+    /// once from one source (an IP address; a user, on a unix socket); 0:
+    /// no limit of its own.
+    pub max_connections_per_source: u32,
     /// `Backlog=` (default `SOMAXCONN`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backlog: Option<u32>,
@@ -274,6 +278,10 @@ pub struct SocketSettings {
     pub file_descriptor_name: Option<String>,
     /// `TriggerLimitIntervalSec=`, `TriggerLimitBurst=`.
     pub trigger_limit: TriggerLimit,
+    /// Whether `TriggerLimitBurst=` was given: if not, the burst follows
+    /// `Accept=` (20, or 200 with `Accept=yes`), whichever comes first.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trigger_burst_given: bool,
 }
 
 impl Default for SocketSettings {
@@ -282,6 +290,7 @@ impl Default for SocketSettings {
             listen: Vec::new(),
             accept: false,
             max_connections: 64,
+            max_connections_per_source: 0,
             backlog: None,
             socket_user: None,
             socket_group: None,
@@ -302,19 +311,21 @@ impl Default for SocketSettings {
             remove_on_stop: false,
             file_descriptor_name: None,
             trigger_limit: TriggerLimit::SOCKET,
+            trigger_burst_given: false,
         }
     }
 }
 
 /// The `[Socket]` keys [`SocketSettings::set`] reads (`Service=` is the
 /// unit's `triggers`).
-pub const SOCKET_KEYS: [&str; 26] = [
+pub const SOCKET_KEYS: [&str; 27] = [
     "ListenStream",
     "ListenDatagram",
     "ListenSequentialPacket",
     "ListenFIFO",
     "Accept",
     "MaxConnections",
+    "MaxConnectionsPerSource",
     "Backlog",
     "SocketUser",
     "SocketGroup",
@@ -362,9 +373,18 @@ impl SocketSettings {
             return Ok(true);
         }
         match key {
-            "Accept" => self.accept = flag(false)?,
+            "Accept" => {
+                self.accept = flag(false)?;
+                if !self.trigger_burst_given {
+                    self.trigger_limit.burst = TriggerLimit::socket(self.accept).burst;
+                }
+            }
             "MaxConnections" if v.is_empty() => self.max_connections = d.max_connections,
             "MaxConnections" => self.max_connections = u32_value(v, 1)?,
+            "MaxConnectionsPerSource" if v.is_empty() => {
+                self.max_connections_per_source = d.max_connections_per_source
+            }
+            "MaxConnectionsPerSource" => self.max_connections_per_source = u32_value(v, 0)?,
             "Backlog" => self.backlog = (!v.is_empty()).then(|| u32_value(v, 0)).transpose()?,
             "SocketUser" => self.socket_user = account(v)?,
             "SocketGroup" => self.socket_group = account(v)?,
@@ -403,7 +423,10 @@ impl SocketSettings {
             }
             "TriggerLimitIntervalSec" | "TriggerLimitBurst" => {
                 self.trigger_limit
-                    .set(key, v, TriggerLimit::socket(self.accept))?
+                    .set(key, v, TriggerLimit::socket(self.accept))?;
+                if key == "TriggerLimitBurst" {
+                    self.trigger_burst_given = !v.is_empty();
+                }
             }
             _ => return Ok(false),
         }
@@ -494,6 +517,16 @@ mod tests {
         assert_eq!(s.receive_buffer, Some(8 << 20));
         assert!(!s.accept);
         assert_eq!(s.backlog, Some(16));
+        // The trigger limit's burst follows Accept= unless it was given.
+        let mut a = SocketSettings::default();
+        a.set("Accept", "yes").unwrap();
+        assert_eq!(a.trigger_limit.burst, 200);
+        a.set("TriggerLimitBurst", "5").unwrap();
+        a.set("Accept", "no").unwrap();
+        assert_eq!(a.trigger_limit.burst, 5);
+        a.set("MaxConnectionsPerSource", "3").unwrap();
+        assert_eq!(a.max_connections_per_source, 3);
+        assert!(a.set("MaxConnectionsPerSource", "-1").is_err());
         assert!(!s.set("Timestamping", "us").unwrap());
         assert!(s.set("SocketMode", "0999").is_err());
         assert!(s.set("FileDescriptorName", "a:b").is_err());

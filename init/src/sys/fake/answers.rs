@@ -395,6 +395,19 @@ impl Sys for FakeSys {
         Ok(OwnedFd::from(sock))
     }
 
+    /// The fake's listening sockets are real (abstract unix sockets), so
+    /// their connections are taken as the real side takes them.
+    fn accept_connection(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+    ) -> Result<Option<(OwnedFd, flotilla_units::trigger::Peer)>, SysError> {
+        crate::sys::listen::accept(fd)
+    }
+
+    fn connection_peer(&self, fd: std::os::fd::BorrowedFd<'_>) -> flotilla_units::trigger::Peer {
+        crate::sys::listen::peer_of(fd)
+    }
+
     fn path_watch(&self) -> Result<OwnedFd, SysError> {
         let fd = self.wall_clock_watch()?;
         let copy = fd.try_clone().map_err(|e| SysError::Call {

@@ -63,6 +63,9 @@ pub(super) enum Event {
     Armed(Result<(), String>),
     /// A trigger's socket or path event came.
     Fired,
+    /// An `accept: yes` socket accepted a connection; the instance made
+    /// for it.
+    Accepted(String),
 }
 
 impl Planner {
@@ -135,6 +138,7 @@ impl Planner {
             (P::Main, E::Armed(Ok(()))) => self.trigger_armed(u),
             (P::Main, E::Armed(Err(why))) => self.fail(u, why),
             (P::Up, E::Fired) => self.event_fired(u),
+            (P::Up, E::Accepted(instance)) => self.connection_accepted(u, instance),
             (P::Up | P::Main, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => {
                 self.stop_trigger(u, why)
             }
