@@ -60,6 +60,7 @@ pub mod env;
 mod error;
 pub mod events;
 pub mod fake;
+mod host;
 pub mod listen;
 pub mod mountinfo;
 pub mod paths;
