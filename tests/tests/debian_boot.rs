@@ -5,7 +5,8 @@
 //!
 //! 1. flotilla, first boot: the login prompt on the serial console, sshd
 //!    answering through qemu's user-mode forward, an ssh login (a key the
-//!    test makes) running `initctl status`: every unit active, none failed;
+//!    test makes) running `initctl status`: every unit Debian's multi-user.target
+//!    requires active (from Debian's own files), none failed;
 //!    the early-boot units' work (root read-write, swap, /tmp, the kernel
 //!    file systems, a new machine ID, the network, what systemd's helpers
 //!    did: sysctl.d, tmpfiles.d, the random seed, /run/nologin gone);
