@@ -739,7 +739,7 @@ Documentation=man:web(8) https://example.com
 Requires=db.service
 After=db.service network-online.target
 Wants=network-online.target cache.service
-BindsTo=storage.mount
+BindsTo=storage.service
 Requires=db.service
 Wants=db.service
 
@@ -754,7 +754,7 @@ ExecStart=/bin/web
     // Requires= with After= of it, and BindsTo=, are `depends-on`.
     assert_eq!(
         s.depends_on,
-        ["db.service", "storage.mount"],
+        ["db.service", "storage.service"],
         "deduplicated, in order"
     );
     assert_eq!(

@@ -4,18 +4,19 @@
 //! and the one place their outcome goes back to the planner as a fact.
 
 use super::slots::{Source, UnitIo};
+use super::stdio::{streams, Handed};
 use super::Runtime;
 use crate::logbuf::LogBuf;
 use crate::notify::{unreachable_dir, NotifySocket};
 use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
 use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Stdio, Sys, SysError};
-use flotilla_units::context::process::{KillMode, Output};
+use flotilla_units::context::process::KillMode;
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
 use flotilla_units::spec::{Privileges, Signal, UnitSpec, UnitType};
 use flotilla_units::systemd::expand_env;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
 /// Bytes of output kept in memory per unit.
@@ -206,7 +207,13 @@ impl<S: Sys> Runtime<S> {
         spec: &UnitSpec,
         mainpid: Option<i32>,
     ) -> Result<i32, String> {
+        let ctx = &spec.extras.context;
         let mut env = self.base_env.clone();
+        // A process on a terminal gets its type (systemd's default, which
+        // the unit's environment may override).
+        if ctx.uses_tty() {
+            let _ = env.set("TERM", ctx.tty.default_term());
+        }
         for (path, optional) in &spec.extras.environment_files {
             match self.sys.read_file_limited(path, 1 << 20) {
                 Ok(text) => env
@@ -233,13 +240,21 @@ impl<S: Sys> Runtime<S> {
         if let (Role::Main, Some(d)) = (role, watchdog) {
             let _ = env.set("WATCHDOG_USEC", &d.as_micros().to_string());
         }
-        let (listen_fds, names) = match role {
+        let (fds, names) = match role {
             Role::Main => self.listen_fds_for(&spec.name),
             _ => (Vec::new(), String::new()),
         };
+        let handed = Handed { fds, names };
+        // A `socket` stream takes the one socket: none as LISTEN_FDS.
+        let listen_fds: &[i32] = if Handed::socket_stream(ctx) {
+            &[]
+        } else {
+            &handed.fds
+        };
+        let names = &handed.names;
         if !listen_fds.is_empty() {
             let _ = env.set("LISTEN_FDS", &listen_fds.len().to_string());
-            let _ = env.set("LISTEN_FDNAMES", &names);
+            let _ = env.set("LISTEN_FDNAMES", names);
             // Room for any PID: the child writes its own.
             let _ = env.set("LISTEN_PID", "0000000000");
         }
@@ -275,18 +290,19 @@ impl<S: Sys> Runtime<S> {
         // New pipes for this process; the init keeps only the read ends.
         let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
-        let ctx = &spec.extras.context;
+        let data = run.input_data().transpose()?;
         let res = {
-            let stdout = stdio(ctx.standard_output.as_ref(), out.stdio());
-            // Standard error goes where standard output goes by default.
-            let stderr = match ctx.standard_error.as_ref() {
-                Some(Output::Inherit) => stdout,
-                None if ctx.standard_output.is_some() => {
-                    stdio(ctx.standard_output.as_ref(), err.stdio())
-                }
-                o => stdio(o, err.stdio()),
-            };
-            let mut req = SpawnRequest::new(argv, &env).stdout(stdout).stderr(stderr);
+            let [stdin, stdout, stderr] = streams(
+                ctx,
+                &handed,
+                out.stdio(),
+                err.stdio(),
+                data.as_ref().map(|d| Stdio::Fd(d.as_fd())),
+            )?;
+            let mut req = SpawnRequest::new(argv, &env)
+                .stdin(stdin)
+                .stdout(stdout)
+                .stderr(stderr);
             if privileges == Privileges::Unit {
                 req = req.credentials(&creds);
             }
@@ -299,7 +315,7 @@ impl<S: Sys> Runtime<S> {
             if let Some(dir) = &spec.extras.working_directory {
                 req = req.cwd(dir);
             }
-            req = req.listen_fds(&listen_fds);
+            req = req.listen_fds(listen_fds);
             self.sys.spawn(&req).map_err(|e| e.to_string())
         };
         out.close_writer();
@@ -450,18 +466,5 @@ fn rate_limit(spec: &UnitSpec) -> RateLimit {
             .log_rate_limit_interval
             .unwrap_or(default.interval),
         burst: spec.extras.log_rate_limit_burst.unwrap_or(default.burst),
-    }
-}
-
-/// Where a standard stream goes: `output` as the unit says (`None`: its
-/// log, through `pipe`).
-fn stdio<'a>(output: Option<&Output>, pipe: Stdio<'a>) -> Stdio<'a> {
-    match output {
-        // A file is opened onto the stream by the unit's own process (its
-        // context's first steps, `sys/dirs.rs`), off the loop.
-        Some(Output::File(_) | Output::Append(_) | Output::Truncate(_)) => Stdio::Inherit,
-        Some(Output::Null) => Stdio::Null,
-        Some(Output::Inherit | Output::Tty) => Stdio::Inherit,
-        _ => pipe,
     }
 }

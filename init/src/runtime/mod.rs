@@ -42,6 +42,7 @@ mod runs;
 mod shape;
 mod slots;
 mod sources;
+mod stdio;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 mod tests;

@@ -553,6 +553,8 @@ fn file_steps(
         (out, true, err_follows && out.is_some(), Key::StandardOutput),
         (err, false, true, Key::StandardError),
     ];
+    // Standard input, and the outputs that follow it (`terminal.rs`).
+    let stdio = super::terminal::stdio_ops(ctx).map_err(|(key, m)| fail(key, m))?;
     for (target, stdout, stderr, key) in outputs {
         let Some((path, flags)) = target else {
             continue;
@@ -567,6 +569,9 @@ fn file_steps(
             format!("{key} open {}", path.display()),
             OnError::Fail,
         );
+    }
+    for (op, name) in stdio {
+        b.push(op, name, OnError::Fail);
     }
     Ok(())
 }

@@ -572,6 +572,7 @@ fn a_filter_that_refuses_execve() {
 
 mod cgroups;
 mod files;
+mod stdin;
 
 #[test]
 fn realtime_policies_are_refused_and_sigpipe_is_ignored_unless_kept() {

@@ -61,6 +61,7 @@ mod error;
 pub mod events;
 pub mod fake;
 mod host;
+mod input_data;
 pub mod listen;
 pub mod mountinfo;
 pub mod paths;
@@ -70,6 +71,7 @@ mod sandbox;
 mod seccomp;
 pub mod sockets;
 mod spawn;
+mod terminal;
 pub mod unitrun;
 
 pub use spawn::set_clone_into_cgroup;
@@ -607,6 +609,10 @@ pub enum Stdio<'a> {
     /// [`crate::outpipe::OutPipe::writer`]. Any number works, 0 to 2
     /// included; the descriptor stays the init's.
     Fd(BorrowedFd<'a>),
+    /// A socket the unit is handed by its socket unit
+    /// (`StandardInput=socket`, `fd:NAME`), `dup2(2)`-ed into place like
+    /// [`Stdio::Fd`]; the init holds it through the spawn.
+    Socket(RawFd),
 }
 
 impl Stdio<'_> {
@@ -614,6 +620,7 @@ impl Stdio<'_> {
     pub fn raw_fd(&self) -> Option<RawFd> {
         match self {
             Stdio::Fd(fd) => Some(fd.as_raw_fd()),
+            Stdio::Socket(fd) => Some(*fd),
             Stdio::Null | Stdio::Inherit => None,
         }
     }

@@ -53,6 +53,22 @@ pub(crate) enum Op {
         stdout: bool,
         stderr: bool,
     },
+    /// Opens a file onto standard input, and onto output and error when
+    /// they follow it (`terminal.rs`).
+    OpenInput {
+        path: CString,
+        stdout: bool,
+        stderr: bool,
+    },
+    /// Prepares a terminal and opens it onto the standard streams
+    /// `targets` says; `mode`: taken as the controlling terminal, as
+    /// `StandardInput=tty…` says (`terminal.rs`).
+    OpenTty {
+        path: CString,
+        mode: Option<flotilla_units::context::input::TtyMode>,
+        prepare: super::terminal::Prepare,
+        targets: [bool; 3],
+    },
     /// Writes `0` to this `cgroup.procs`: the child joins its cgroup.
     JoinCgroup(CString),
     /// Writes this text to `/proc/self/oom_score_adj`.
@@ -112,11 +128,15 @@ pub(crate) enum Op {
 
 impl Op {
     /// Whether the op works on the file system outside the init's own
-    /// tmpfs, where a call may wait on a disk: a spawn with such an op
+    /// tmpfs, where a call may wait on a disk, or on a terminal, where it
+    /// may wait for a carrier or another session: a spawn with such an op
     /// hands its child off (`spawn/child.rs`) so that the init does not
     /// wait with it.
     pub(crate) fn may_wait_on_disk(&self) -> bool {
-        matches!(self, Op::MakeDir { .. } | Op::OpenOutput { .. })
+        matches!(
+            self,
+            Op::MakeDir { .. } | Op::OpenOutput { .. } | Op::OpenInput { .. } | Op::OpenTty { .. }
+        )
     }
 
     /// The exit status of a handed-off child that failed this op: systemd's
@@ -125,6 +145,9 @@ impl Op {
         match self {
             Op::MakeDir { status, .. } => *status,
             Op::OpenOutput { .. } => super::dirs::EXIT_OUTPUT,
+            Op::OpenInput { .. } => super::terminal::EXIT_STDIN,
+            Op::OpenTty { mode: Some(_), .. } => super::terminal::EXIT_STDIN,
+            Op::OpenTty { mode: None, .. } => super::dirs::EXIT_OUTPUT,
             _ => 127,
         }
     }
@@ -284,6 +307,17 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             stdout,
             stderr,
         } => super::dirs::open_output(path, *flags, *stdout, *stderr),
+        Op::OpenInput {
+            path,
+            stdout,
+            stderr,
+        } => super::terminal::open_input(path, *stdout, *stderr),
+        Op::OpenTty {
+            path,
+            mode,
+            prepare,
+            targets,
+        } => super::terminal::open_tty(path, *mode, *prepare, *targets),
         Op::JoinCgroup(_) if scratch.joined.load(Ordering::Relaxed) => Ok(()),
         Op::JoinCgroup(path) => write_file(path, b"0"),
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use flotilla_units::context::dirs::Preserve;
+use flotilla_units::context::input::Input;
 use flotilla_units::context::process::KillMode;
 use flotilla_units::context::ServiceContext;
 
@@ -151,6 +152,8 @@ pub struct UnitRun {
     directories: flotilla_units::context::dirs::Directories,
     kill_mode: KillMode,
     notes: Vec<String>,
+    /// `StandardInput=data`: the bytes, in a sealed memfd.
+    input: Option<std::os::fd::OwnedFd>,
 }
 
 impl UnitRun {
@@ -182,6 +185,14 @@ impl UnitRun {
     /// Its `KillMode=`.
     pub fn kill_mode(&self) -> KillMode {
         self.kill_mode
+    }
+
+    /// `StandardInput=data`: a new descriptor of the data, read from its
+    /// start (each process reads its own copy: a shared offset would give
+    /// a second process what the first left). `None`: no data.
+    pub fn input_data(&self) -> Option<Result<std::os::fd::OwnedFd, String>> {
+        let fd = self.input.as_ref()?;
+        Some(super::input_data::reopen(fd).map_err(|e| format!("StandardInput=data: {e}")))
     }
 }
 
@@ -235,13 +246,11 @@ fn fill(
     if ctx.sandbox.private_tmp {
         run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
     }
-    for output in [&ctx.standard_output, &ctx.standard_error]
-        .into_iter()
-        .flatten()
-    {
-        if let Some(why) = output.unsupported() {
-            return Err(format!("StandardOutput=/StandardError= {why}"));
-        }
+    if ctx.input() == Input::Data {
+        run.input = Some(
+            super::input_data::sealed(&ctx.input_data)
+                .map_err(|e| format!("StandardInput=data: {e}"))?,
+        );
     }
     let probed;
     let host = match setup {
@@ -269,6 +278,9 @@ fn fill(
     }
     let bare_ctx = ServiceContext {
         directories: ctx.directories.clone(),
+        standard_input: ctx.standard_input.clone(),
+        input_data: ctx.input_data.clone(),
+        tty: ctx.tty.clone(),
         standard_output: ctx.standard_output.clone(),
         standard_error: ctx.standard_error.clone(),
         ..ServiceContext::default()

@@ -24,8 +24,15 @@ pub enum Key {
     UMask,
     Nice,
     OomScoreAdjust,
+    StandardInput,
+    StandardInputText,
+    StandardInputData,
     StandardOutput,
     StandardError,
+    TtyPath,
+    TtyReset,
+    TtyVHangup,
+    TtyVtDisallocate,
     KillMode,
     /// `LimitCPU=` … `LimitRTTIME=`.
     Limit(Rlimit),
@@ -72,7 +79,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 54] = [
+const TABLE: [(Key, &str, &str); 61] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -119,8 +126,27 @@ const TABLE: [(Key, &str, &str); 54] = [
     (Key::UMask, "UMask", "umask"),
     (Key::Nice, "Nice", "nice"),
     (Key::OomScoreAdjust, "OOMScoreAdjust", "oom-score-adjust"),
+    (Key::StandardInput, "StandardInput", "standard-input"),
+    (
+        Key::StandardInputText,
+        "StandardInputText",
+        "standard-input-text",
+    ),
+    (
+        Key::StandardInputData,
+        "StandardInputData",
+        "standard-input-data",
+    ),
     (Key::StandardOutput, "StandardOutput", "standard-output"),
     (Key::StandardError, "StandardError", "standard-error"),
+    (Key::TtyPath, "TTYPath", "tty-path"),
+    (Key::TtyReset, "TTYReset", "tty-reset"),
+    (Key::TtyVHangup, "TTYVHangup", "tty-vhangup"),
+    (
+        Key::TtyVtDisallocate,
+        "TTYVTDisallocate",
+        "tty-vt-disallocate",
+    ),
     (Key::KillMode, "KillMode", "kill-mode"),
     (Key::MemoryMax, "MemoryMax", "memory-max"),
     (Key::MemoryHigh, "MemoryHigh", "memory-high"),
@@ -337,7 +363,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 54 + 16);
+        assert_eq!(all.len(), 61 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -16,6 +16,7 @@
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
 //! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=` |
+//! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
 //! | [`resources`] | `MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`, `TasksMax=`, `IOWeight=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
@@ -32,6 +33,7 @@ use serde::{Deserialize, Serialize};
 pub mod caps;
 pub mod dirs;
 pub mod errno;
+pub mod input;
 pub mod keys;
 pub mod limits;
 pub mod mounts;
@@ -45,6 +47,7 @@ pub mod value;
 pub use keys::Key;
 
 use dirs::{assign_dirs, parse_dir_mode, parse_preserve, DirKind, Directories};
+use input::{Input, Tty};
 use limits::{parse_rlimit, Rlimit, RlimitValue};
 use process::{
     parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output, parse_umask, KillMode,
@@ -78,6 +81,16 @@ pub struct ServiceContext {
     /// `OOMScoreAdjust=`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oom_score_adjust: Option<i32>,
+    /// `StandardInput=`; `None`: `data` when there is data, else `null`
+    /// ([`ServiceContext::input`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standard_input: Option<Input>,
+    /// The bytes of `StandardInputText=` and `StandardInputData=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_data: Vec<u8>,
+    /// `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub tty: Tty,
     /// `StandardOutput=`; `None`: the unit's log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub standard_output: Option<Output>,
@@ -196,6 +209,13 @@ impl ServiceContext {
             Key::OomScoreAdjust => {
                 self.oom_score_adjust = optional(empty, value, parse_oom_score_adjust)?
             }
+            Key::StandardInput => self.standard_input = optional(empty, value, input::parse_input)?,
+            Key::StandardInputText => input::add_text(&mut self.input_data, value)?,
+            Key::StandardInputData => input::add_data(&mut self.input_data, value)?,
+            Key::TtyPath => self.tty.path = optional(empty, value, input::parse_tty_path)?,
+            Key::TtyReset => self.tty.reset = input::parse_flag(value)?,
+            Key::TtyVHangup => self.tty.vhangup = input::parse_flag(value)?,
+            Key::TtyVtDisallocate => self.tty.vt_disallocate = input::parse_flag(value)?,
             Key::StandardOutput => self.standard_output = optional(empty, value, parse_output)?,
             Key::StandardError => self.standard_error = optional(empty, value, parse_output)?,
             Key::KillMode => self.kill_mode = or_default(empty, value, parse_kill_mode)?,
@@ -266,6 +286,63 @@ impl ServiceContext {
             }
         }
         Ok(())
+    }
+
+    /// Where standard input comes from: `StandardInput=`, else `data`
+    /// when `StandardInputText=` or `StandardInputData=` gave some (as
+    /// systemd defaults it), else `null`.
+    pub fn input(&self) -> Input {
+        match &self.standard_input {
+            Some(i) => i.clone(),
+            None if !self.input_data.is_empty() => Input::Data,
+            None => Input::Null,
+        }
+    }
+
+    /// Whether standard output is what standard input is
+    /// ([`input::output_follows_input`]).
+    pub fn output_follows_input(&self) -> bool {
+        input::output_follows_input(&self.input(), self.standard_output.as_ref())
+    }
+
+    /// Whether standard error is what standard input is: it follows
+    /// standard output (unset or `inherit`), which follows the input.
+    pub fn error_follows_input(&self) -> bool {
+        matches!(self.standard_error, None | Some(Output::Inherit)) && self.output_follows_input()
+    }
+
+    /// The streams the terminal of `TTYPath=` is opened onto, in the
+    /// unit's process: standard input for `StandardInput=tty…` (with how
+    /// it is taken), and an output that follows it or is `tty` (which
+    /// without `TTYPath=` or a terminal input is the init's console, as
+    /// inherited). `None`: no stream is a terminal of the unit's.
+    pub fn tty_streams(&self) -> Option<(Option<input::TtyMode>, [bool; 3])> {
+        let mode = match self.input() {
+            Input::Tty(m) => Some(m),
+            _ => None,
+        };
+        let own_tty = mode.is_some() || self.tty.path.is_some();
+        let out = match &self.standard_output {
+            Some(Output::Tty) => own_tty,
+            _ => mode.is_some() && self.output_follows_input(),
+        };
+        let err = match &self.standard_error {
+            None | Some(Output::Inherit) => out,
+            Some(Output::Tty) => own_tty,
+            Some(_) => false,
+        };
+        (mode.is_some() || out || err).then_some((mode, [mode.is_some(), out, err]))
+    }
+
+    /// Whether a process of the unit works on a terminal (its input, or
+    /// an output of `tty`, or a `TTYPath=` given): it gets `$TERM`
+    /// ([`Tty::default_term`]) unless its environment sets one.
+    pub fn uses_tty(&self) -> bool {
+        self.tty.path.is_some()
+            || matches!(self.input(), Input::Tty(_))
+            || [&self.standard_output, &self.standard_error]
+                .into_iter()
+                .any(|o| o == &Some(Output::Tty))
     }
 
     fn set_dir_mode(&mut self, kind: DirKind, value: &str) -> Result<(), String> {

@@ -19,7 +19,8 @@ pub enum Output {
     /// `journal`, `syslog`, `kmsg` and their `+console` forms: the unit's
     /// log (what `initctl logs` shows).
     Log,
-    /// `tty`: the init's console.
+    /// `tty`: the terminal of `TTYPath=`; without one, the init's
+    /// console.
     Tty,
     /// `file:PATH`: the file, written from its start without truncating.
     File(PathBuf),
@@ -27,20 +28,10 @@ pub enum Output {
     Append(PathBuf),
     /// `truncate:PATH`: the file, emptied first.
     Truncate(PathBuf),
-    /// `socket`: the socket the unit was activated with.
+    /// `socket`: the one socket the unit is handed by its socket unit.
     Socket,
-    /// `fd:NAME`: a named descriptor of a socket unit.
+    /// `fd:NAME`: the descriptor of that name the unit is handed.
     Fd(String),
-}
-
-impl Output {
-    /// Why the executor cannot honour this output, if it cannot.
-    pub fn unsupported(&self) -> Option<&'static str> {
-        match self {
-            Output::Socket | Output::Fd(_) => Some("needs socket activation, not supported yet"),
-            _ => None,
-        }
-    }
 }
 
 /// `StandardOutput=`, `StandardError=`.
@@ -57,7 +48,7 @@ pub fn parse_output(value: &str) -> Result<Output, String> {
         return path(p).map(Output::Truncate);
     }
     if let Some(name) = t.strip_prefix("fd:") {
-        return Ok(Output::Fd(name.to_string()));
+        return super::input::valid_fd_name(name).map(|()| Output::Fd(name.to_string()));
     }
     match t {
         "inherit" => Ok(Output::Inherit),
@@ -68,7 +59,7 @@ pub fn parse_output(value: &str) -> Result<Output, String> {
         "tty" => Ok(Output::Tty),
         "socket" => Ok(Output::Socket),
         _ => Err(format!(
-            "`{t}` is not an output (write inherit, null, journal, tty, file:PATH, append:PATH or truncate:PATH)"
+            "`{t}` is not an output (write inherit, null, journal, tty, file:PATH, append:PATH, truncate:PATH, socket or fd:NAME)"
         )),
     }
 }
@@ -145,18 +136,15 @@ mod tests {
             Ok(Output::Truncate("/tmp/t".into()))
         );
         assert_eq!(parse_output("fd:web"), Ok(Output::Fd("web".into())));
-        assert_eq!(
-            parse_output("socket").unwrap().unsupported(),
-            Some("needs socket activation, not supported yet")
-        );
-        assert_eq!(parse_output("null").unwrap().unsupported(), None);
+        assert_eq!(parse_output("socket"), Ok(Output::Socket));
+        assert!(parse_output("fd:").is_err());
         assert_eq!(
             parse_output("file:relative").unwrap_err(),
             "`file:relative`: `relative` is not an absolute path"
         );
         assert_eq!(
             parse_output("printer").unwrap_err(),
-            "`printer` is not an output (write inherit, null, journal, tty, file:PATH, append:PATH or truncate:PATH)"
+            "`printer` is not an output (write inherit, null, journal, tty, file:PATH, append:PATH, truncate:PATH, socket or fd:NAME)"
         );
     }
 

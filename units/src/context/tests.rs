@@ -77,6 +77,28 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("Nice", "-5", "-21", "-21 is out of range"),
     ("OOMScoreAdjust", "-900", "2000", "2000 is out of range"),
     (
+        "StandardInput",
+        "tty-force",
+        "keyboard",
+        "`keyboard` is not an input",
+    ),
+    ("StandardInputText", "hello", r"\q", "invalid escape \\q"),
+    ("StandardInputData", "aGk=", "a*", "not valid Base64"),
+    (
+        "TTYPath",
+        "/dev/ttyS0",
+        "ttyS0",
+        "`ttyS0` is not an absolute path",
+    ),
+    ("TTYReset", "yes", "maybe", "`maybe` is not a boolean"),
+    ("TTYVHangup", "yes", "maybe", "`maybe` is not a boolean"),
+    (
+        "TTYVTDisallocate",
+        "yes",
+        "maybe",
+        "`maybe` is not a boolean",
+    ),
+    (
         "StandardOutput",
         "append:/var/log/a.log",
         "file:a.log",
@@ -394,4 +416,52 @@ fn a_service_section_sets_its_context_keys() {
         ServiceContext::from_service_options(&bad.options).unwrap_err(),
         "Nice=99: 99 is out of range (a nice level is from -20 to 19)"
     );
+}
+
+#[test]
+fn the_streams_of_a_terminal_and_what_follows_standard_input() {
+    use super::input::{Input, TtyMode};
+    let streams = |pairs: &[(&str, &str)]| {
+        let mut c = ServiceContext::default();
+        for (k, v) in pairs {
+            set(&mut c, k, v).unwrap();
+        }
+        c
+    };
+    // serial-getty@.service: the terminal on all three streams.
+    let getty = streams(&[
+        ("StandardInput", "tty"),
+        ("StandardOutput", "tty"),
+        ("TTYPath", "/dev/ttyS0"),
+        ("TTYReset", "yes"),
+        ("TTYVHangup", "yes"),
+    ]);
+    assert_eq!(
+        getty.tty_streams(),
+        Some((Some(TtyMode::Wait), [true, true, true]))
+    );
+    assert!(getty.uses_tty() && getty.tty.prepares());
+    // Output follows a terminal input by default; stderr may go elsewhere.
+    let c = streams(&[("StandardInput", "tty-fail"), ("StandardError", "null")]);
+    assert_eq!(
+        c.tty_streams(),
+        Some((Some(TtyMode::Fail), [true, true, false]))
+    );
+    // Output only: a terminal of TTYPath=, never the controlling one.
+    let c = streams(&[("StandardOutput", "tty"), ("TTYPath", "/dev/tty5")]);
+    assert_eq!(c.tty_streams(), Some((None, [false, true, true])));
+    // `tty` output without TTYPath= is the init's console, inherited.
+    let c = streams(&[("StandardOutput", "tty")]);
+    assert_eq!(c.tty_streams(), None);
+    assert!(c.uses_tty());
+    // Data: StandardInput= defaults to it; output does not follow it.
+    let c = streams(&[("StandardInputText", "x")]);
+    assert_eq!(c.input(), Input::Data);
+    assert!(!c.output_follows_input() && c.tty_streams().is_none());
+    // A socket: both outputs follow it unless told otherwise.
+    let c = streams(&[("StandardInput", "socket"), ("StandardError", "journal")]);
+    assert!(c.output_follows_input() && !c.error_follows_input());
+    let c = streams(&[("StandardInput", "fd:conn")]);
+    assert!(c.error_follows_input());
+    assert_eq!(ServiceContext::default().input(), Input::Null);
 }

@@ -151,6 +151,22 @@ impl Lexer {
     }
 }
 
+/// `s` with its C escapes resolved (`\n`, `\t`, `\xHH`, `\NNN`, … as in
+/// command lines; no quotes, no word splitting): `StandardInputText=`.
+pub fn c_unescape(s: &str) -> Result<String, String> {
+    let mut lx = Lexer::new(s);
+    let mut out = String::with_capacity(s.len());
+    while let Some(c) = lx.peek() {
+        lx.i += 1;
+        if c == '\\' {
+            out.push(lx.unescape()?);
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
 fn valid_env_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())

@@ -63,7 +63,7 @@ pub use condition::{
 };
 pub use dropin::{cat_text, MergedUnit, SourcedOption};
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
-pub use exec::expand_env;
+pub use exec::{c_unescape, expand_env};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
 pub use install::{disable_links, enable_links, is_enabled, InstallError, InstallInfo, Link};
 pub use install_yaml::{

@@ -44,7 +44,7 @@ impl Sys for FakeSys {
                 .iter()
                 .filter_map(|s| match s {
                     Stdio::Fd(fd) => fd.try_clone_to_owned().ok(),
-                    Stdio::Null | Stdio::Inherit => None,
+                    Stdio::Null | Stdio::Inherit | Stdio::Socket(_) => None,
                 })
                 .collect();
             for fd in &output {

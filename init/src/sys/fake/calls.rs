@@ -14,7 +14,7 @@ pub enum StdioRecord {
     Null,
     /// [`Stdio::Inherit`].
     Inherit,
-    /// [`Stdio::Fd`] with this descriptor number.
+    /// [`Stdio::Fd`] or [`Stdio::Socket`] with this descriptor number.
     Fd(RawFd),
 }
 
@@ -23,7 +23,7 @@ impl From<Stdio<'_>> for StdioRecord {
         match s {
             Stdio::Null => StdioRecord::Null,
             Stdio::Inherit => StdioRecord::Inherit,
-            Stdio::Fd(_) => StdioRecord::Fd(s.raw_fd().unwrap_or(-1)),
+            Stdio::Fd(_) | Stdio::Socket(_) => StdioRecord::Fd(s.raw_fd().unwrap_or(-1)),
         }
     }
 }

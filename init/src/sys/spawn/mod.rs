@@ -392,6 +392,7 @@ impl Spawner {
                 // Opened by `spawn` just before.
                 (Stdio::Null, None) => return Err(Failure::Child(Step::OpenNull, Errno::ENOENT)),
                 (Stdio::Fd(fd), _) => (fd.as_raw_fd(), Holds::Handed),
+                (Stdio::Socket(fd), _) => (fd, Holds::Handed),
             };
             // SAFETY: dup3(2) onto a descriptor this spawner owns; `src` is
             // valid (borrowed by the request, or ours).

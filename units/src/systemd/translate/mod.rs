@@ -226,6 +226,14 @@ impl Tr<'_> {
         for name in value.split_whitespace() {
             if !valid_name(name) {
                 self.error(pos, format!("invalid unit name {name:?} in {key}="));
+            } else if let Some(kind) = unrun_kind(name) {
+                // A device, mount, slice … is there without a unit under
+                // flotilla (udev, the kernel, the fstab unit make them): a
+                // dependency on one would wait for a unit that never is.
+                self.warn(
+                    pos,
+                    format!("{key}={name}: flotilla runs no .{kind} units, left out"),
+                );
             } else if name == self.unit {
                 if key == "After" {
                     continue; // ordering against itself: meaningless, as systemd ignores it
@@ -251,6 +259,16 @@ impl Tr<'_> {
             None
         }
     }
+}
+
+/// The kinds of unit flotilla does not run, which a dependency may name
+/// (`BindsTo=dev-ttyS0.device`, `Wants=system.slice`): the suffix of
+/// `name` if it is one of them.
+fn unrun_kind(name: &str) -> Option<&str> {
+    let (_, suffix) = name.rsplit_once('.')?;
+    ["device", "mount", "automount", "swap", "slice", "scope"]
+        .contains(&suffix)
+        .then_some(suffix)
 }
 
 /// The keys of one command (`ExecStop=`, `ExecReload=`): each command

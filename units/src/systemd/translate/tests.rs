@@ -200,3 +200,36 @@ fn sockets_order_their_service_and_unsupported_listen_kinds_load() {
         .iter()
         .any(|d| d.message.contains("a socket unit needs ListenStream=")));
 }
+
+/// A dependency on a kind flotilla does not run (Debian's
+/// serial-getty@.service binds to its device; slices.target wants the
+/// slices) is left out with a warning: nothing would ever provide it.
+#[test]
+fn dependencies_on_devices_mounts_and_slices_are_left_out() {
+    let p = translate_file(
+        "f",
+        "serial-getty@ttyS0.service",
+        "[Unit]\nBindsTo=dev-ttyS0.device\nAfter=dev-ttyS0.device\n\
+         Wants=system.slice tmp.mount getty-pre.target\nRequires=x.swap\n\
+         [Service]\nExecStart=/sbin/agetty - vt220\n",
+    );
+    let spec = p.spec.as_ref().expect("a unit");
+    let all: Vec<&String> = spec
+        .depends_on
+        .iter()
+        .chain(&spec.waits_for)
+        .chain(&spec.wants)
+        .chain(&spec.requires)
+        .collect();
+    assert_eq!(all, ["getty-pre.target"], "{spec:?}");
+    let warnings: Vec<&str> = p.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        warnings,
+        [
+            "BindsTo=dev-ttyS0.device: flotilla runs no .device units, left out",
+            "Wants=system.slice: flotilla runs no .slice units, left out",
+            "Wants=tmp.mount: flotilla runs no .mount units, left out",
+            "Requires=x.swap: flotilla runs no .swap units, left out",
+        ]
+    );
+}
