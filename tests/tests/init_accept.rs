@@ -406,3 +406,34 @@ fn a_connection_outlives_a_reload_and_a_reexec() {
     );
     assert_eq!(talk(&mut third, "three"), "got three\n");
 }
+
+/// inetd's classic form: `StandardInput=socket`, so the connection is the
+/// service's standard input and (following it) its output, and a plain
+/// filter program serves it; no `LISTEN_FDS` is passed then.
+#[test]
+fn standard_input_socket_serves_a_plain_filter() {
+    let dir = TestDir::new();
+    let port = free_port();
+    accept_units(
+        &dir,
+        &format!("ListenStream=127.0.0.1:{port}\n"),
+        "",
+        "/bin/sh -c 'read line; echo \"got $line fds=${LISTEN_FDS:-none}\"'",
+    );
+    dir.file(
+        "units/echo@.service.d/stdin.conf",
+        "[Service]\nStandardInput=socket\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("echo.socket", UnitState::Running);
+    for n in 0..3 {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        assert_eq!(
+            talk(&mut c, &format!("hello {n}")),
+            format!("got hello {n} fds=none\n")
+        );
+    }
+    flotilla_tests::wait_for(WAIT, "the instances to be removed", || {
+        instances(&init).is_empty().then_some(())
+    });
+}
