@@ -8,7 +8,7 @@
 //! Only `std` is used so that any test crate can include this file.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,13 +41,7 @@ pub struct EtcdTls {
     pub client_key: PathBuf,
 }
 
-/// A free loopback TCP port (bound and released).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
+pub use crate::free_port;
 
 fn temp_dir() -> PathBuf {
     let base = std::env::temp_dir();

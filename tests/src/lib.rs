@@ -28,6 +28,14 @@ pub mod procs;
 
 use std::time::{Duration, Instant};
 
+/// A loopback TCP port that is free now (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
 /// How long a wait may take before the test fails. Generous: a passing test
 /// never comes near it; it only bounds how long a broken one hangs.
 pub const WAIT: Duration = Duration::from_secs(10);

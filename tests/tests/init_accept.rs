@@ -34,12 +34,7 @@ c.sendall(("unit=%s fds=%s names=%s pid_ok=%s remote=%s:%s stray=%s line=%s\n" %
 c.close()
 "#;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
+use flotilla_tests::free_port;
 
 /// A TCP connection to 127.0.0.1:`port` from the loopback address `from`.
 fn connect_from(from: [u8; 4], port: u16) -> TcpStream {

@@ -38,12 +38,7 @@ conn.sendall(("pid=%d listen_pid=%s fds=%d names=%s stray=%s\n" % (pid, listen_p
 conn.close()
 "#;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
+use flotilla_tests::free_port;
 
 fn ask(port: u16) -> String {
     let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");

@@ -162,21 +162,7 @@ pub(crate) unsafe fn open_output(
     if fd < 0 {
         return Err(errno());
     }
-    for (on, target) in [(stdout, 1), (stderr, 2)] {
-        // dup2 onto itself would leave close-on-exec set.
-        if on && fd == target && libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
-            return Err(errno());
-        }
-        if on && fd != target && libc::dup2(fd, target) < 0 {
-            let e = errno();
-            libc::close(fd);
-            return Err(e);
-        }
-    }
-    if fd > 2 {
-        libc::close(fd);
-    }
-    Ok(())
+    super::terminal::onto(fd, [false, stdout, stderr])
 }
 
 fn errno() -> c_int {

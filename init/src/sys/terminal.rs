@@ -107,7 +107,7 @@ fn errno() -> c_int {
 /// # Safety
 ///
 /// In the spawned child only.
-unsafe fn onto(fd: c_int, targets: [bool; 3]) -> Result<(), c_int> {
+pub(super) unsafe fn onto(fd: c_int, targets: [bool; 3]) -> Result<(), c_int> {
     for (target, on) in (0..).zip(targets) {
         // dup2 onto itself would leave close-on-exec set.
         let r = if !on {

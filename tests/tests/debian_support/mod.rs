@@ -8,7 +8,7 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
@@ -187,11 +187,7 @@ pub struct Vm {
     pub init: Init,
 }
 
-/// A TCP port on the loopback that is free now.
-pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    l.local_addr().expect("local addr").port()
-}
+pub use flotilla_tests::free_port;
 
 impl Vm {
     /// Boots `m`'s disk with `init`.
