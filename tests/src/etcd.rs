@@ -41,7 +41,13 @@ pub struct EtcdTls {
     pub client_key: PathBuf,
 }
 
-pub use crate::free_port;
+/// A loopback TCP port that is free now (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
 
 fn temp_dir() -> PathBuf {
     let base = std::env::temp_dir();

@@ -28,13 +28,8 @@ pub mod procs;
 
 use std::time::{Duration, Instant};
 
-/// A loopback TCP port that is free now (bound and released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
+// In `etcd.rs`, which the cluster's benchmark also includes by path.
+pub use etcd::free_port;
 
 /// How long a wait may take before the test fails. Generous: a passing test
 /// never comes near it; it only bounds how long a broken one hangs.
