@@ -117,6 +117,14 @@ impl TestDir {
         std::fs::remove_file(self.units().join(format!("{name}.yaml"))).expect("remove unit");
     }
 
+    /// A copy of the built init in the directory (`init-copy`), for a
+    /// test that re-executes the init or replaces its binary.
+    pub fn init_copy(&self) -> PathBuf {
+        let copy = self.join("init-copy");
+        crate::bins::install(&crate::bins::init(), &copy, 0o755);
+        copy
+    }
+
     /// Writes a file (relative to the directory) and returns its path.
     pub fn file(&self, rel: &str, content: &str) -> PathBuf {
         let p = self.root.join(rel);

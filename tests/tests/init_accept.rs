@@ -364,8 +364,7 @@ fn a_connection_outlives_a_reload_and_a_reexec() {
         "",
         "/bin/sh -c 'read line <&3; echo \"got $line\" >&3'",
     );
-    let copy = dir.join("init-copy");
-    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let copy = dir.init_copy();
     let init = dir.init().target("default").binary(copy).start();
     init.wait_state("echo.socket", UnitState::Running);
     let mut first = TcpStream::connect(("127.0.0.1", port)).expect("connect");

@@ -148,8 +148,7 @@ fn a_path_unit_watches_again_after_a_reexec() {
         &format!("PathExists={}\n", flag.display()),
         &format!("rm {}", flag.display()),
     );
-    let copy = dir.join("init-copy");
-    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let copy = dir.init_copy();
     let init = dir.init().target("after.path").binary(copy).start();
     init.wait_state("after.path", UnitState::Running);
     init.ctl(&["reexec"]).expect(0);

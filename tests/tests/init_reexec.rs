@@ -26,20 +26,13 @@ fn job(dir: &TestDir) -> String {
     )
 }
 
-/// A copy of the built init in the test dir.
-fn init_copy(dir: &TestDir) -> PathBuf {
-    let copy = dir.join("init-copy");
-    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
-    copy
-}
-
 /// Starts the init (a copy) with `svc` and `job`; waits until svc runs
 /// and the job is under way.
 fn start(dir: &TestDir) -> (Init, PathBuf) {
     dir.unit("default", DEFAULT);
     dir.unit("svc", SVC);
     dir.unit("job", &job(dir));
-    let copy = init_copy(dir);
+    let copy = dir.init_copy();
     let init = dir.init().target("default").binary(copy.clone()).start();
     init.wait_state("svc", UnitState::Running);
     init.wait_state("job", UnitState::Starting);
@@ -123,7 +116,7 @@ fn reexec_twice_and_the_log_writer_keeps_its_streams() {
         "unit: default\ntype: virtual\ndepends-on: [svc]\nwaits-for: [log-writer]\n",
     );
     dir.unit("svc", SVC);
-    let copy = init_copy(&dir);
+    let copy = dir.init_copy();
     let init = dir.init().target("default").binary(copy).start();
     let pid = init.wait_state("svc", UnitState::Running).pid.expect("pid");
     let in_file = |needle: String| {

@@ -175,8 +175,7 @@ fn a_reexec_keeps_the_sockets_and_what_waits_in_them() {
         "default",
         "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
     );
-    let copy = dir.join("init-copy");
-    flotilla_tests::bins::install(&flotilla_tests::bins::init(), &copy, 0o755);
+    let copy = dir.init_copy();
     let init = dir.init().target("default").binary(copy).start();
     init.wait_state("echo.socket", UnitState::Running);
     let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
