@@ -323,6 +323,18 @@ fn bad_regex_points_into_the_pattern() {
              once compiled (the limit is 1 MiB)"
         ]
     );
+    // Too long to be a readiness pattern: the first character past the
+    // limit (the pattern starts at column 14).
+    let long = "x".repeat(1500);
+    assert_eq!(
+        diags(&format!(
+            "unit: u\nexec-start: /bin/u\nready-grep: '{long}'\n"
+        )),
+        [
+            "u.yaml:3:1038: bad regular expression for `ready-grep`: the expression is 1500 \
+             characters long (the limit is 1024)"
+        ]
+    );
 }
 
 #[test]

@@ -159,9 +159,23 @@ pub fn variable_name(s: &str) -> Result<(), Invalid> {
 /// The most a `ready-grep` expression may take once compiled.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
+/// The longest `ready-grep` expression, in characters. Locating the error
+/// in a bad one compiles each of its prefixes, so its length bounds what a
+/// bad unit file costs the loader (a few milliseconds at this length).
+pub const REGEX_MAX_CHARS: usize = 1024;
+
 /// A `ready-grep` expression, compiled as the init will (`regex-lite`),
 /// with the size limit.
 pub fn regex(pattern: &str) -> Result<(), Invalid> {
+    let chars = pattern.chars().count();
+    if chars > REGEX_MAX_CHARS {
+        return Err(Invalid::Regex {
+            why: format!(
+                "the expression is {chars} characters long (the limit is {REGEX_MAX_CHARS})"
+            ),
+            at: Some(REGEX_MAX_CHARS),
+        });
+    }
     let Err(err) = compile_regex(pattern) else {
         return Ok(());
     };

@@ -567,8 +567,11 @@ pub(crate) fn suggest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str>
         4..=6 => 2,
         _ => 3,
     };
+    // The distance is at least the difference in length: most candidates
+    // are ruled out without filling a table.
     candidates
         .iter()
+        .filter(|c| c.chars().count().abs_diff(w.len()) <= limit)
         .map(|&c| (distance(&w, &norm(c)), c))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)
