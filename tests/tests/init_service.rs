@@ -226,6 +226,10 @@ fn systemd_command_lines_environment_and_output() {
     let dir = TestDir::new();
     let out = dir.join("out.txt");
     dir.file("env", "GREETING=hello world\nWHO=flotilla\n");
+    let show = dir.script(
+        "show.sh",
+        "echo \"${DROP-unset}:$KEEP:$ALSO:${INIT_UNIT-unset}\"\n",
+    );
     // `$GREETING` alone splits into words, `${WHO}` inside one stays
     // whole; `@` gives the program its own argv[0]; the second
     // ExecStart= of a oneshot runs after the first; StandardOutput=
@@ -237,15 +241,51 @@ fn systemd_command_lines_environment_and_output() {
              ExecStart=/bin/sh -c 'echo \"$#:$1:$2:$3\"' sh $GREETING x${{WHO}}y\n\
              ExecStart=@/bin/sh myname -c 'echo \"$0\"'\n\
              ExecStart=-/bin/false\n\
+             ExecStart=/bin/sh {show}\n\
+             Environment=DROP=1 KEEP=2 ALSO=3\n\
+             UnsetEnvironment=DROP ALSO=4 INIT_UNIT\n\
              StandardOutput=append:{out}\n",
             env = dir.join("env").display(),
+            show = show.display(),
             out = out.display()
         ),
     );
     let init = dir.start("multi.service");
     init.wait_state("multi.service", UnitState::Exited);
     let text = std::fs::read_to_string(&out).expect("output file");
-    assert_eq!(text, "3:hello:world:xflotillay\nmyname\n");
+    // UnsetEnvironment= takes out a name, even one the init sets, and an
+    // assignment only with its value.
+    assert_eq!(text, "3:hello:world:xflotillay\nmyname\nunset:2:3:unset\n");
+}
+
+#[test]
+fn send_sighup_follows_the_kill_signal() {
+    let dir = TestDir::new();
+    let log = dir.join("signals");
+    let script = dir.script(
+        "shell.sh",
+        &format!(
+            "trap 'echo TERM >> {log}' TERM\n\
+             trap 'echo HUP >> {log}; exit 0' HUP\n\
+             while :; do sleep 1000 & wait $!; done\n",
+            log = log.display()
+        ),
+    );
+    dir.file(
+        "units/shell.service",
+        &format!(
+            "[Service]\nSendSIGHUP=yes\nExecStart=/bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("shell.service");
+    init.wait_state("shell.service", UnitState::Running);
+    let pid = init.pid_of("shell.service");
+    stop_by_switch(&init, "shell.service");
+    wait_gone(pid, "the shell");
+    let heard = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(heard.contains("HUP"), "the shell heard: {heard:?}");
 }
 
 #[test]

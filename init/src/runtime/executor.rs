@@ -276,6 +276,9 @@ impl<S: Sys> Runtime<S> {
         for (k, v) in run.env() {
             env.set(k, v).map_err(|e| format!("environment {k}: {e}"))?;
         }
+        for entry in &ctx.unset_environment {
+            env.unset(entry);
+        }
         // systemd's `$NAME`/`${NAME}` in a command line, from the
         // environment the process gets; `@`: argv[1] is its argv[0].
         let expanded;

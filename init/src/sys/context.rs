@@ -354,6 +354,23 @@ pub fn prepare(
     if let Some(n) = ctx.nice {
         b.push(Op::Nice(n), format!("{} set {n}", Key::Nice), OnError::Fail);
     }
+    if let Some(cpu) = ctx.scheduling.cpu() {
+        b.push(
+            Op::Scheduler {
+                policy: cpu.policy,
+                priority: cpu.priority,
+            },
+            format!("{} set", Key::CpuSchedulingPolicy),
+            OnError::Fail,
+        );
+    }
+    if let Some(ioprio) = ctx.scheduling.ioprio() {
+        b.push(
+            Op::IoPrio(ioprio),
+            format!("{} set", Key::IoSchedulingClass),
+            OnError::Fail,
+        );
+    }
     for (r, v) in &ctx.limits {
         b.push(
             Op::Rlimit {

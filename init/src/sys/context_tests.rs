@@ -575,6 +575,43 @@ mod files;
 mod stdin;
 
 #[test]
+fn cpu_and_io_scheduling() {
+    let _g = process_lock();
+    // The policy and real-time priority are fields 41 and 40 of stat; the
+    // I/O class and priority are what ioprio_get gives.
+    let ioprio = |pid: Pid| unsafe { libc::syscall(libc::SYS_ioprio_get, 1, pid) };
+    let sched = |pid: Pid| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let after: Vec<String> = stat[stat.rfind(')').unwrap() + 2..]
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        (after[37].clone(), after[38].clone())
+    };
+    let c = ctx(&[
+        ("CPUSchedulingPolicy", "idle"),
+        ("IOSchedulingClass", "idle"),
+    ]);
+    let pid = sleeper(&child_context(&c, &Params::default()), None);
+    let ((rt, policy), io) = (sched(pid), ioprio(pid));
+    stop(pid);
+    assert_eq!((rt.as_str(), policy.as_str()), ("0", "5"), "SCHED_IDLE");
+    assert_eq!(io, 3 << 13, "IOPRIO_CLASS_IDLE");
+    let c = ctx(&[
+        ("CPUSchedulingPolicy", "rr"),
+        ("CPUSchedulingPriority", "20"),
+        ("CPUSchedulingResetOnFork", "yes"),
+        ("IOSchedulingPriority", "6"),
+    ]);
+    let pid = sleeper(&child_context(&c, &Params::default()), None);
+    let ((rt, policy), io) = (sched(pid), ioprio(pid));
+    stop(pid);
+    // SCHED_RESET_ON_FORK does not show in stat's policy field.
+    assert_eq!((rt.as_str(), policy.as_str()), ("20", "2"), "SCHED_RR 20");
+    assert_eq!(io, 2 << 13 | 6, "best-effort 6");
+}
+
+#[test]
 fn realtime_policies_are_refused_and_sigpipe_is_ignored_unless_kept() {
     let _g = process_lock();
     // SCHED_FIFO and SCHED_RR refused, SCHED_BATCH allowed; and SIGPIPE:

@@ -6,7 +6,7 @@
 //! ([`Env::from_current`], captured once), then each environment file
 //! ([`Env::extend_file`]), then the unit's `environment` map, then
 //! `NOTIFY_SOCKET` / `MAINPID` / `INIT_UNIT` — later settings replace
-//! earlier ones. [`crate::sys::Sys::spawn`] turns it into the `envp` block
+//! earlier ones — and last takes out what `UnsetEnvironment=` names. [`crate::sys::Sys::spawn`] turns it into the `envp` block
 //! with two allocations. Nothing here does I/O.
 
 use std::collections::BTreeMap;
@@ -98,6 +98,19 @@ impl Env {
     /// Removes `key`.
     pub fn remove(&mut self, key: &str) {
         self.vars.remove(key.as_bytes());
+    }
+
+    /// `UnsetEnvironment=`'s rule for one entry: `NAME` removes the
+    /// variable; `NAME=value` removes it only if that is its value.
+    pub fn unset(&mut self, entry: &str) {
+        match entry.split_once('=') {
+            Some((name, value)) => {
+                if self.get(name) == Some(value.as_bytes()) {
+                    self.remove(name);
+                }
+            }
+            None => self.remove(entry),
+        }
     }
 
     /// The value of `key`.
@@ -339,6 +352,21 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn unset_takes_out_a_name_or_an_exact_assignment() {
+        let mut env = Env::new();
+        env.set("LANG", "C.UTF-8").unwrap();
+        env.set("LC_ALL", "C").unwrap();
+        env.set("TERM", "vt220").unwrap();
+        env.unset("LANG");
+        env.unset("LC_ALL=POSIX");
+        env.unset("TERM=vt220");
+        env.unset("ABSENT");
+        assert_eq!(env.get("LANG"), None);
+        assert_eq!(env.get("LC_ALL"), Some(&b"C"[..]), "another value stays");
+        assert_eq!(env.get("TERM"), None);
     }
 
     #[test]

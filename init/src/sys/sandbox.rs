@@ -75,6 +75,10 @@ pub(crate) enum Op {
     OomScoreAdj(Vec<u8>),
     /// `setpriority(PRIO_PROCESS, 0, n)`.
     Nice(c_int),
+    /// `sched_setscheduler(0, policy, {priority})`.
+    Scheduler { policy: c_int, priority: c_int },
+    /// `ioprio_set(IOPRIO_WHO_PROCESS, 0, value)`.
+    IoPrio(c_int),
     /// `prlimit(0, resource, {soft, hard})`.
     Rlimit {
         resource: c_uint,
@@ -322,6 +326,16 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
         Op::JoinCgroup(path) => write_file(path, b"0"),
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),
         Op::Nice(n) => check(libc::setpriority(libc::PRIO_PROCESS, 0, *n).into()).map(drop),
+        Op::Scheduler { policy, priority } => {
+            let param = libc::sched_param {
+                sched_priority: *priority,
+            };
+            check(libc::sched_setscheduler(0, *policy, &param).into()).map(drop)
+        }
+        Op::IoPrio(value) => {
+            // IOPRIO_WHO_PROCESS; libc has no wrapper.
+            check(libc::syscall(libc::SYS_ioprio_set, 1, 0, *value)).map(drop)
+        }
         Op::Rlimit {
             resource,
             soft,

@@ -72,6 +72,13 @@ pub enum Key {
     ProtectProc,
     ProcSubset,
     IgnoreSigpipe,
+    CpuSchedulingPolicy,
+    CpuSchedulingPriority,
+    CpuSchedulingResetOnFork,
+    IoSchedulingClass,
+    IoSchedulingPriority,
+    UnsetEnvironment,
+    SendSighup,
     /// flotilla's own key: the keys that may be skipped where the kernel
     /// cannot honour them.
     SkipUnsupported,
@@ -79,7 +86,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 61] = [
+const TABLE: [(Key, &str, &str); 68] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -245,6 +252,37 @@ const TABLE: [(Key, &str, &str); 61] = [
     (Key::ProcSubset, "ProcSubset", "proc-subset"),
     (Key::IgnoreSigpipe, "IgnoreSIGPIPE", "ignore-sigpipe"),
     (
+        Key::CpuSchedulingPolicy,
+        "CPUSchedulingPolicy",
+        "cpu-scheduling-policy",
+    ),
+    (
+        Key::CpuSchedulingPriority,
+        "CPUSchedulingPriority",
+        "cpu-scheduling-priority",
+    ),
+    (
+        Key::CpuSchedulingResetOnFork,
+        "CPUSchedulingResetOnFork",
+        "cpu-scheduling-reset-on-fork",
+    ),
+    (
+        Key::IoSchedulingClass,
+        "IOSchedulingClass",
+        "io-scheduling-class",
+    ),
+    (
+        Key::IoSchedulingPriority,
+        "IOSchedulingPriority",
+        "io-scheduling-priority",
+    ),
+    (
+        Key::UnsetEnvironment,
+        "UnsetEnvironment",
+        "unset-environment",
+    ),
+    (Key::SendSighup, "SendSIGHUP", "send-sighup"),
+    (
         Key::SkipUnsupported,
         "X-SkipUnsupported",
         "skip-unsupported",
@@ -363,7 +401,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 61 + 16);
+        assert_eq!(all.len(), 68 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

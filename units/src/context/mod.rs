@@ -15,7 +15,8 @@
 //! | --- | --- |
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
-//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=` |
+//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `SendSIGHUP=`, `UnsetEnvironment=` |
+//! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
 //! | [`resources`] | `MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`, `TasksMax=`, `IOWeight=` |
@@ -40,6 +41,7 @@ pub mod mounts;
 pub mod process;
 pub mod resources;
 pub mod sandbox;
+pub mod scheduling;
 mod syscall_table;
 pub mod syscalls;
 pub mod value;
@@ -50,13 +52,16 @@ use dirs::{assign_dirs, parse_dir_mode, parse_preserve, DirKind, Directories};
 use input::{Input, Tty};
 use limits::{parse_rlimit, Rlimit, RlimitValue};
 use process::{
-    parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output, parse_umask, KillMode,
-    Output,
+    assign_unset, parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output, parse_umask,
+    KillMode, Output,
 };
 use resources::{parse_cpu_quota, parse_memory, parse_tasks, parse_weight, Resources};
 use sandbox::{
     assign_families, assign_namespaces, assign_paths, parse_proc_subset, parse_protect_home,
     parse_protect_proc, parse_protect_system, Sandbox,
+};
+use scheduling::{
+    parse_cpu_policy, parse_cpu_priority, parse_io_class, parse_io_priority, Scheduling,
 };
 use value::{parse_bool, words};
 
@@ -100,6 +105,17 @@ pub struct ServiceContext {
     /// `KillMode=`.
     #[serde(skip_serializing_if = "is_default")]
     pub kill_mode: KillMode,
+    /// `SendSIGHUP=`: a stop's signal is followed by `SIGHUP` (for shells
+    /// and other programs that take it as the line's end).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub send_sighup: bool,
+    /// `UnsetEnvironment=`: variables (`NAME`) or assignments
+    /// (`NAME=value`) taken out of the environment last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unset_environment: Vec<String>,
+    /// The CPU and I/O scheduling.
+    #[serde(skip_serializing_if = "is_default")]
+    pub scheduling: Scheduling,
     /// `IgnoreSIGPIPE=no`: the processes start with `SIGPIPE` at its
     /// default (death); by default (`yes`, as systemd's) it is ignored.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -220,6 +236,21 @@ impl ServiceContext {
             Key::StandardError => self.standard_error = optional(empty, value, parse_output)?,
             Key::KillMode => self.kill_mode = or_default(empty, value, parse_kill_mode)?,
             Key::IgnoreSigpipe => self.keep_sigpipe = !empty && !parse_bool(value)?,
+            Key::SendSighup => self.send_sighup = flag(value)?,
+            Key::UnsetEnvironment => assign_unset(&mut self.unset_environment, value)?,
+            Key::CpuSchedulingPolicy => {
+                self.scheduling.cpu_policy = optional(empty, value, parse_cpu_policy)?
+            }
+            Key::CpuSchedulingPriority => {
+                self.scheduling.cpu_priority = optional(empty, value, parse_cpu_priority)?
+            }
+            Key::CpuSchedulingResetOnFork => self.scheduling.cpu_reset_on_fork = flag(value)?,
+            Key::IoSchedulingClass => {
+                self.scheduling.io_class = optional(empty, value, parse_io_class)?
+            }
+            Key::IoSchedulingPriority => {
+                self.scheduling.io_priority = optional(empty, value, parse_io_priority)?
+            }
             Key::Limit(r) => {
                 if empty {
                     self.limits.remove(&r);

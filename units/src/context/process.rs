@@ -1,12 +1,13 @@
 //! The per-process keys that are plain values: `UMask=`, `Nice=`,
-//! `OOMScoreAdjust=`, `StandardOutput=`/`StandardError=` and `KillMode=`.
+//! `OOMScoreAdjust=`, `StandardOutput=`/`StandardError=`, `KillMode=` and
+//! `UnsetEnvironment=`.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::sandbox::normal_absolute;
-use super::value::{parse_int_in, parse_mode};
+use super::value::{parse_int_in, parse_mode, words};
 
 /// Where `StandardOutput=` or `StandardError=` sends a stream.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -113,9 +114,43 @@ pub fn parse_oom_score_adjust(value: &str) -> Result<i32, String> {
     parse_int_in(value, -1000, 1000, "an OOM score adjustment").map(|n| n as i32)
 }
 
+/// `UnsetEnvironment=`: names (`LANG`) or assignments (`LANG=C`, taken
+/// out only when the value is that one), added to `list`; an empty value
+/// empties it. A name is not empty and holds no `=` or control character.
+pub fn assign_unset(list: &mut Vec<String>, value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        list.clear();
+        return Ok(());
+    }
+    let entries = words(value)?;
+    for e in &entries {
+        let name = e.split_once('=').map_or(e.as_str(), |(n, _)| n);
+        if name.is_empty() || name.chars().any(char::is_control) {
+            return Err(format!("`{e}` is not a variable name or an assignment"));
+        }
+    }
+    list.extend(entries);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unset_environment_lists() {
+        let mut l = Vec::new();
+        assign_unset(&mut l, "LANG LC_ALL=C").unwrap();
+        assign_unset(&mut l, "TERM").unwrap();
+        assert_eq!(l, ["LANG", "LC_ALL=C", "TERM"]);
+        assert_eq!(
+            assign_unset(&mut l, "=x").unwrap_err(),
+            "`=x` is not a variable name or an assignment"
+        );
+        assert_eq!(l.len(), 3, "nothing changes on error");
+        assign_unset(&mut l, "").unwrap();
+        assert!(l.is_empty());
+    }
 
     #[test]
     fn outputs() {

@@ -256,6 +256,43 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("IgnoreSIGPIPE", "no", "maybe", "`maybe` is not a boolean"),
     (
+        "CPUSchedulingPolicy",
+        "idle",
+        "deadline",
+        "`deadline` is not a scheduling policy (write other, batch, idle, fifo or rr)",
+    ),
+    (
+        "CPUSchedulingPriority",
+        "50",
+        "100",
+        "100 is out of range (a CPU scheduling priority is from 0 to 99)",
+    ),
+    (
+        "CPUSchedulingResetOnFork",
+        "yes",
+        "x",
+        "`x` is not a boolean",
+    ),
+    (
+        "IOSchedulingClass",
+        "idle",
+        "lazy",
+        "`lazy` is not an I/O scheduling class (write realtime, best-effort, idle or none)",
+    ),
+    (
+        "IOSchedulingPriority",
+        "7",
+        "8",
+        "8 is out of range (an I/O scheduling priority is from 0 to 7)",
+    ),
+    (
+        "UnsetEnvironment",
+        "LANG LC_ALL=C",
+        "=C",
+        "`=C` is not a variable name or an assignment",
+    ),
+    ("SendSIGHUP", "yes", "x", "`x` is not a boolean"),
+    (
         "SystemCallFilter",
         "@system-service",
         "@systemd-service",

@@ -279,6 +279,8 @@ impl Signal {
     pub const TERM: Signal = Signal(15);
     /// SIGKILL, what a stop escalates to.
     pub const KILL: Signal = Signal(9);
+    /// SIGHUP, what `SendSIGHUP=` adds to a stop.
+    pub const HUP: Signal = Signal(1);
 
     const NAMES: [(&'static str, i32); 24] = [
         ("HUP", 1),

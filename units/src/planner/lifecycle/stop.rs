@@ -209,17 +209,24 @@ impl Planner {
         self.check_stopped(u);
     }
 
-    /// Sends the unit's kill signal to its main process group.
+    /// Sends the unit's kill signal to its main process group, and then
+    /// `SIGHUP` if `SendSIGHUP=` asks for it (systemd sends none after a
+    /// `SIGKILL` or a `SIGHUP`).
     fn signal_main(&mut self, u: UnitId) {
         let rec = &self.records[u.index()];
-        let signal = rec
+        let (signal, hup) = rec
             .running_spec
             .as_ref()
-            .map_or(Signal::TERM, |s| s.kill_signal);
+            .map_or((Signal::TERM, false), |s| {
+                (s.kill_signal, s.extras.context.send_sighup)
+            });
         // A `background-scripted` unit has no main process once its start
         // script exited: the process group that script left behind gets it.
         if let Some(pid) = rec.main_pid.or(rec.rare().script_group) {
             self.kill_group(u, pid, signal);
+            if hup && signal != Signal::KILL && signal != Signal::HUP {
+                self.kill_group(u, pid, Signal::HUP);
+            }
         }
     }
 

@@ -614,6 +614,31 @@ fn stopping_exec_stop_exit_signals_what_is_left() {
 }
 
 #[test]
+fn stopping_sends_sighup_after_the_kill_signal_when_asked() {
+    let mut t = stopping();
+    // As if `svc` had been started with `SendSIGHUP=yes`.
+    let running = t.p.records[0].running_spec.as_deref().cloned();
+    let mut spec = running.expect("a running spec");
+    spec.extras.context.send_sighup = true;
+    t.p.records[0].running_spec = Some(spec.clone().into());
+    assert_eq!(
+        t.step(Event::Exited(Role::Stop, 12, FAILED)),
+        [
+            "SIGTERM to GroupAndLeader(11)",
+            "SIGHUP to GroupAndLeader(11)"
+        ]
+    );
+    // None after a SIGKILL: nothing is left to hear it.
+    let mut t = stopping();
+    spec.kill_signal = crate::spec::Signal::KILL;
+    t.p.records[0].running_spec = Some(spec.into());
+    assert_eq!(
+        t.step(Event::Exited(Role::Stop, 12, FAILED)),
+        ["SIGKILL to GroupAndLeader(11)"]
+    );
+}
+
+#[test]
 fn stopping_exec_stop_spawn_failed_sends_the_kill_signal() {
     let mut t = stopping_spawn_pending();
     assert_eq!(
