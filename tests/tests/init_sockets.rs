@@ -283,3 +283,71 @@ fn a_service_the_target_requires_starts_without_a_connection_and_gets_its_socket
     let answer = ask(port);
     assert!(answer.contains(" fds=1 names=echo.socket "), "{answer}");
 }
+
+#[test]
+fn netlink_special_files_and_symlinks() {
+    let dir = TestDir::new();
+    let out = dir.join("kinds.out");
+    // The service says what it was handed: fd 3's family, protocol and
+    // groups, and fd 4's file and access mode.
+    let show = dir.script(
+        "show.py",
+        "import os, socket\n\
+         s = socket.socket(fileno=3)\n\
+         _, groups = s.getsockname()\n\
+         info = open('/proc/self/fdinfo/4').read()\n\
+         flags = int(info.split('flags:')[1].split()[0], 8)\n\
+         print(int(s.family), s.proto, groups, os.readlink('/proc/self/fd/4'), flags & 3, \
+               os.environ['LISTEN_FDNAMES'])\n",
+    );
+    dir.file(
+        "units/kinds.socket",
+        "[Socket]\nListenNetlink=kobject-uevent 1\nListenSpecial=/dev/null\nWritable=yes\n\
+         PassCredentials=yes\nReceiveBuffer=1M\n",
+    );
+    dir.file(
+        "units/kinds.service",
+        &format!(
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/bin/python3 {}\n\
+             StandardOutput=file:{}\n",
+            show.display(),
+            out.display()
+        ),
+    );
+    let sock = dir.join("log.sock");
+    let link = dir.join("log.link");
+    dir.file(
+        "units/log.socket",
+        &format!(
+            "[Socket]\nListenDatagram={}\nSymlinks={}\nRemoveOnStop=yes\n",
+            sock.display(),
+            link.display()
+        ),
+    );
+    dir.file(
+        "units/log.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [kinds.socket, kinds.service, log.socket]\n",
+    );
+    dir.unit("other", "unit: other\ntype: virtual\n");
+    let init = dir.start("default");
+    init.wait_state("kinds.service", UnitState::Exited);
+    assert_eq!(
+        init.unit("kinds.socket").listening,
+        ["netlink kobject-uevent 1", "special /dev/null"]
+    );
+    let shown = std::fs::read_to_string(&out).expect("the service's output");
+    // AF_NETLINK 16, NETLINK_KOBJECT_UEVENT 15, group 1; O_RDWR 2.
+    assert_eq!(shown, "16 15 1 /dev/null 2 kinds.socket:kinds.socket\n");
+    init.wait_state("log.socket", UnitState::Running);
+    assert_eq!(std::fs::read_link(&link).expect("the link"), sock);
+    init.ctl(&["set-target", "other"]).expect(0);
+    init.wait_state("log.socket", UnitState::Disabled);
+    assert!(
+        std::fs::symlink_metadata(&sock).is_err() && std::fs::symlink_metadata(&link).is_err(),
+        "RemoveOnStop= removes the socket file and its link"
+    );
+}

@@ -83,8 +83,9 @@ impl<S: Sys> Runtime<S> {
         };
         if settings.listen.is_empty() {
             return Err(
-                "no ListenStream=, ListenDatagram=, ListenSequentialPacket= or ListenFIFO= \
-                        this init can make (the unit's other Listen…= kinds are not supported)"
+                "no ListenStream=, ListenDatagram=, ListenSequentialPacket=, ListenFIFO=, \
+                 ListenNetlink= or ListenSpecial= this init can make (the unit's other \
+                 Listen…= kinds are not supported)"
                     .into(),
             );
         }
@@ -101,8 +102,17 @@ impl<S: Sys> Runtime<S> {
                     return Err(format!("{}={}: {e}", l.kind.key(), l.addr));
                 }
             }
-            if let ListenAddr::Path(p) = &l.addr {
+            if let (ListenAddr::Path(p), true) = (&l.addr, l.kind.makes_file()) {
                 made.push(p.clone());
+            }
+        }
+        // As systemd: a link that cannot be made is said, and the socket
+        // works without it.
+        if let [target] = made.as_slice() {
+            for link in &settings.symlinks {
+                if let Err(e) = self.sys.symlink(target, link) {
+                    self.unit_note(unit, &format!("Symlinks={}: {e}", link.display()));
+                }
             }
         }
         self.install_listening(unit, spec, settings, fds, true);
@@ -153,7 +163,7 @@ impl<S: Sys> Runtime<S> {
             tokens.push((fd, token));
         }
         let files = settings.listen.iter().filter_map(|l| match &l.addr {
-            ListenAddr::Path(p) => Some(p.clone()),
+            ListenAddr::Path(p) if l.kind.makes_file() => Some(p.clone()),
             _ => None,
         });
         let listening = Listening {
@@ -173,7 +183,7 @@ impl<S: Sys> Runtime<S> {
                 .clone()
                 .unwrap_or_else(|| spec.name.clone()),
             remove: if settings.remove_on_stop {
-                files.collect()
+                files.chain(settings.symlinks.iter().cloned()).collect()
             } else {
                 Vec::new()
             },

@@ -17,7 +17,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::Path;
 
-use flotilla_units::trigger::{BindIpv6Only, Listen, ListenAddr, ListenKind, Peer, SocketSettings};
+use flotilla_units::trigger::{
+    BindIpv6Only, Listen, ListenAddr, ListenKind, Peer, SocketSettings, Timestamping,
+};
 use nix::sys::socket::{SockaddrLike, UnixAddr};
 
 use super::{Errno, Os, SysError};
@@ -43,6 +45,8 @@ pub fn open(
 ) -> Result<OwnedFd, SysError> {
     match &l.addr {
         ListenAddr::Path(p) if l.kind == ListenKind::Fifo => fifo(l, p, s, owner),
+        ListenAddr::Path(p) if l.kind == ListenKind::Special => special(l, p, s),
+        ListenAddr::Netlink { family, group } => netlink(l, *family, *group, s),
         ListenAddr::Inet { ip, port } => inet(l, *ip, *port, s),
         ListenAddr::Path(p) => {
             super::sockets::check_socket_path(p)?;
@@ -70,14 +74,19 @@ fn sock_type(kind: ListenKind) -> libc::c_int {
     match kind {
         ListenKind::Datagram => libc::SOCK_DGRAM,
         ListenKind::SequentialPacket => libc::SOCK_SEQPACKET,
-        ListenKind::Stream | ListenKind::Fifo => libc::SOCK_STREAM,
+        ListenKind::Netlink => libc::SOCK_RAW,
+        ListenKind::Stream | ListenKind::Fifo | ListenKind::Special => libc::SOCK_STREAM,
     }
 }
 
 fn new_socket(l: &Listen, family: libc::c_int) -> Result<OwnedFd, SysError> {
+    new_socket_proto(l, family, 0)
+}
+
+fn new_socket_proto(l: &Listen, family: libc::c_int, proto: u32) -> Result<OwnedFd, SysError> {
     let ty = sock_type(l.kind) | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
     // SAFETY: plain system call; the result is checked.
-    let raw = unsafe { libc::socket(family, ty, 0) };
+    let raw = unsafe { libc::socket(family, ty, proto as libc::c_int) };
     if raw < 0 {
         return Err(last(l, "socket"));
     }
@@ -98,9 +107,15 @@ fn set_int(fd: &OwnedFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -
     }
 }
 
-/// The unit's socket options (`name`: for the error).
-fn options(l: &Listen, fd: &OwnedFd, s: &SocketSettings, ip: bool) -> Result<(), SysError> {
+/// The unit's socket options, for a socket of address family `family`.
+fn options(
+    l: &Listen,
+    fd: &OwnedFd,
+    s: &SocketSettings,
+    family: libc::c_int,
+) -> Result<(), SysError> {
     let mut want: Vec<(libc::c_int, libc::c_int, libc::c_int, &str)> = Vec::new();
+    let ip = family == libc::AF_INET || family == libc::AF_INET6;
     if ip {
         want.push((libc::SOL_SOCKET, libc::SO_REUSEADDR, 1, "SO_REUSEADDR"));
         if s.free_bind {
@@ -114,6 +129,26 @@ fn options(l: &Listen, fd: &OwnedFd, s: &SocketSettings, ip: bool) -> Result<(),
         }
     } else if s.pass_credentials {
         want.push((libc::SOL_SOCKET, libc::SO_PASSCRED, 1, "PassCredentials="));
+    }
+    if s.pass_security && !ip {
+        want.push((libc::SOL_SOCKET, libc::SO_PASSSEC, 1, "PassSecurity="));
+    }
+    if s.pass_packet_info {
+        let (level, opt) = match family {
+            libc::AF_INET => (libc::SOL_IP, libc::IP_PKTINFO),
+            libc::AF_INET6 => (libc::SOL_IPV6, libc::IPV6_RECVPKTINFO),
+            libc::AF_NETLINK => (libc::SOL_NETLINK, libc::NETLINK_PKTINFO),
+            // Unix sockets carry no packet information: nothing to ask.
+            _ => (0, 0),
+        };
+        if opt != 0 {
+            want.push((level, opt, 1, "PassPacketInfo="));
+        }
+    }
+    match s.timestamping {
+        Timestamping::Off => {}
+        Timestamping::Us => want.push((libc::SOL_SOCKET, libc::SO_TIMESTAMP, 1, "Timestamping=")),
+        Timestamping::Ns => want.push((libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1, "Timestamping=")),
     }
     if s.reuse_port {
         want.push((libc::SOL_SOCKET, libc::SO_REUSEPORT, 1, "ReusePort="));
@@ -244,7 +279,12 @@ fn inet(
             Err(e) => return Err(e),
         },
     };
-    options(l, &fd, s, true)?;
+    let family = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    options(l, &fd, s, family)?;
     match addr {
         SocketAddr::V4(_) => {
             let (st, len) = sockaddr(addr);
@@ -270,7 +310,7 @@ fn inet(
 
 fn inet_v4(l: &Listen, addr: SocketAddr, s: &SocketSettings) -> Result<OwnedFd, SysError> {
     let fd = new_socket(l, libc::AF_INET)?;
-    options(l, &fd, s, true)?;
+    options(l, &fd, s, libc::AF_INET)?;
     let (st, len) = sockaddr(addr);
     bind_listen(l, &fd, (std::ptr::from_ref(&st).cast(), len), s)?;
     Ok(fd)
@@ -278,7 +318,7 @@ fn inet_v4(l: &Listen, addr: SocketAddr, s: &SocketSettings) -> Result<OwnedFd, 
 
 fn unix(l: &Listen, addr: &UnixAddr, s: &SocketSettings) -> Result<OwnedFd, SysError> {
     let fd = new_socket(l, libc::AF_UNIX)?;
-    options(l, &fd, s, false)?;
+    options(l, &fd, s, libc::AF_UNIX)?;
     bind_listen(l, &fd, (addr.as_ptr().cast(), addr.len()), s)?;
     Ok(fd)
 }
@@ -347,6 +387,44 @@ fn fifo(
     std::fs::set_permissions(path, perms).map_err(|e| io(l, "chmod", &e))?;
     chown(l, path, owner)?;
     Ok(fd)
+}
+
+/// `ListenNetlink=`: a raw netlink socket of protocol `family`, bound to
+/// the multicast groups `group` (the kernel picks the port ID).
+fn netlink(l: &Listen, family: u32, group: u32, s: &SocketSettings) -> Result<OwnedFd, SysError> {
+    let fd = new_socket_proto(l, libc::AF_NETLINK, family)?;
+    options(l, &fd, s, libc::AF_NETLINK)?;
+    // SAFETY: all-zero is a valid sockaddr_nl.
+    let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+    addr.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+    addr.nl_groups = group;
+    let len = std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
+    bind_listen(l, &fd, (std::ptr::from_ref(&addr).cast(), len), s)?;
+    Ok(fd)
+}
+
+/// `ListenSpecial=`: the file opened as systemd opens it, read-only (read
+/// and write with `Writable=`), never becoming the init's terminal.
+fn special(l: &Listen, path: &Path, s: &SocketSettings) -> Result<OwnedFd, SysError> {
+    let c =
+        CString::new(path.as_os_str().as_bytes()).map_err(|_| error(l, "open")(Errno::EINVAL))?;
+    let access = if s.writable {
+        libc::O_RDWR
+    } else {
+        libc::O_RDONLY
+    };
+    // SAFETY: a NUL-terminated path; the result is checked.
+    let raw = unsafe {
+        libc::open(
+            c.as_ptr(),
+            access | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY,
+        )
+    };
+    if raw < 0 {
+        return Err(last(l, "open"));
+    }
+    // SAFETY: a new descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 /// `Accept=yes`: takes one pending connection of listening socket `fd`,

@@ -322,6 +322,10 @@ pub trait Sys {
     /// `unlink(2)`; a file that is not there is not an error.
     fn remove_file(&self, path: &Path) -> Result<(), SysError>;
 
+    /// `symlink(2)`: `link` pointing at `target`, replacing a symbolic
+    /// link already there (anything else there is an error).
+    fn symlink(&self, target: &Path, link: &Path) -> Result<(), SysError>;
+
     /// `chown(2)`.
     fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError>;
 

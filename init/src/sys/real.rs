@@ -479,6 +479,13 @@ impl Sys for RealSys {
         }
     }
 
+    fn symlink(&self, target: &Path, link: &Path) -> Result<(), SysError> {
+        if std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
+            self.remove_file(link)?;
+        }
+        std::os::unix::fs::symlink(target, link).map_err(|e| file_error("symlink", link, &e))
+    }
+
     fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError> {
         std::os::unix::fs::chown(path, Some(uid), Some(gid))
             .map_err(|e| file_error("chown", path, &e))

@@ -28,7 +28,7 @@ macro_rules! key {
 }
 
 /// Every trigger key, in the order the docs list them.
-pub const TRIGGER_KEYS: [Key; 45] = [
+pub const TRIGGER_KEYS: [Key; 52] = [
     key!(
         "on-active-sec",
         TIMER,
@@ -109,6 +109,18 @@ pub const TRIGGER_KEYS: [Key; 45] = [
         [("Socket", "ListenFIFO")],
         "ListenFIFO"
     ),
+    key!(
+        "listen-netlink",
+        SOCKET,
+        [("Socket", "ListenNetlink")],
+        "ListenNetlink"
+    ),
+    key!(
+        "listen-special",
+        SOCKET,
+        [("Socket", "ListenSpecial")],
+        "ListenSpecial"
+    ),
     key!("accept", SOCKET, [("Socket", "Accept")], "Accept"),
     key!(
         "max-connections",
@@ -164,6 +176,26 @@ pub const TRIGGER_KEYS: [Key; 45] = [
         [("Socket", "PassCredentials")],
         "PassCredentials"
     ),
+    key!(
+        "pass-security",
+        SOCKET,
+        [("Socket", "PassSecurity")],
+        "PassSecurity"
+    ),
+    key!(
+        "pass-packet-info",
+        SOCKET,
+        [("Socket", "PassPacketInfo")],
+        "PassPacketInfo"
+    ),
+    key!(
+        "timestamping",
+        SOCKET,
+        [("Socket", "Timestamping")],
+        "Timestamping"
+    ),
+    key!("symlinks", SOCKET, [("Socket", "Symlinks")], "Symlinks"),
+    key!("writable", SOCKET, [("Socket", "Writable")], "Writable"),
     key!(
         "receive-buffer",
         SOCKET,

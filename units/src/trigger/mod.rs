@@ -16,7 +16,7 @@ use std::time::Duration;
 
 pub use accept::{instance_name, Peer};
 pub use path::{PathKind, PathSettings, PathSpec};
-pub use socket::{BindIpv6Only, Listen, ListenAddr, ListenKind, SocketSettings};
+pub use socket::{BindIpv6Only, Listen, ListenAddr, ListenKind, SocketSettings, Timestamping};
 
 /// A trigger unit's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

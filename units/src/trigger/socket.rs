@@ -22,6 +22,12 @@ pub enum ListenKind {
     SequentialPacket,
     /// `ListenFIFO=`: a named pipe.
     Fifo,
+    /// `ListenNetlink=`: a netlink socket of a family, bound to its
+    /// multicast groups.
+    Netlink,
+    /// `ListenSpecial=`: a special file (a character device, a file in
+    /// `/proc` or `/sys`), opened.
+    Special,
 }
 
 impl ListenKind {
@@ -32,7 +38,17 @@ impl ListenKind {
             ListenKind::Datagram => "ListenDatagram",
             ListenKind::SequentialPacket => "ListenSequentialPacket",
             ListenKind::Fifo => "ListenFIFO",
+            ListenKind::Netlink => "ListenNetlink",
+            ListenKind::Special => "ListenSpecial",
         }
+    }
+
+    /// Whether the descriptor is a file the unit's lines name in the file
+    /// system that the init makes (a unix socket or a FIFO, which
+    /// `RemoveOnStop=` and `Symlinks=` are about); a special file is only
+    /// opened.
+    pub fn makes_file(self) -> bool {
+        self != ListenKind::Special
     }
 
     /// Whether the socket listens for connections (`listen(2)`).
@@ -56,6 +72,65 @@ pub enum ListenAddr {
     Path(PathBuf),
     /// `@name`: a unix socket in the abstract namespace.
     Abstract(String),
+    /// `FAMILY GROUP` of `ListenNetlink=`: the protocol (`kobject-uevent`
+    /// is 15) and the multicast group mask.
+    Netlink {
+        /// The netlink protocol number.
+        family: u32,
+        /// The groups (`nl_groups`).
+        group: u32,
+    },
+}
+
+/// systemd's names of the netlink families (`netlink(7)`), by number.
+const NETLINK_FAMILIES: [(&str, u32); 19] = [
+    ("route", 0),
+    ("usersock", 2),
+    ("firewall", 3),
+    ("sock-diag", 4),
+    ("nflog", 5),
+    ("xfrm", 6),
+    ("selinux", 7),
+    ("iscsi", 8),
+    ("audit", 9),
+    ("fib-lookup", 10),
+    ("connector", 11),
+    ("netfilter", 12),
+    ("ip6-fw", 13),
+    ("dnrtmsg", 14),
+    ("kobject-uevent", 15),
+    ("generic", 16),
+    ("scsitransport", 18),
+    ("ecryptfs", 19),
+    ("rdma", 20),
+];
+
+impl ListenAddr {
+    /// `ListenNetlink=`: a family, by name or number (0 to 31), and a
+    /// multicast group mask (0 when left out).
+    pub fn parse_netlink(text: &str) -> Result<ListenAddr, String> {
+        let mut words = text.split_whitespace();
+        let name = words.next().ok_or_else(|| {
+            "a netlink family is needed (route, audit, kobject-uevent …)".to_string()
+        })?;
+        let family = match NETLINK_FAMILIES.iter().find(|(n, _)| *n == name) {
+            Some(&(_, n)) => n,
+            None => match name.parse::<u32>() {
+                Ok(n) if n < 32 => n,
+                _ => return Err(format!("{name:?} is not a netlink family (route, audit, kobject-uevent, generic … or 0 to 31)")),
+            },
+        };
+        let group = match words.next() {
+            Some(g) => g
+                .parse::<u32>()
+                .map_err(|_| format!("{g:?} is not a netlink group (a number)"))?,
+            None => 0,
+        };
+        if let Some(extra) = words.next() {
+            return Err(format!("{extra:?}: a netlink socket is FAMILY GROUP"));
+        }
+        Ok(ListenAddr::Netlink { family, group })
+    }
 }
 
 impl ListenAddr {
@@ -141,6 +216,12 @@ impl fmt::Display for ListenAddr {
             } => write!(f, "{ip}:{port}"),
             ListenAddr::Path(p) => write!(f, "{}", p.display()),
             ListenAddr::Abstract(n) => write!(f, "@{n}"),
+            ListenAddr::Netlink { family, group } => {
+                match NETLINK_FAMILIES.iter().find(|(_, n)| n == family) {
+                    Some((name, _)) => write!(f, "{name} {group}"),
+                    None => write!(f, "{family} {group}"),
+                }
+            }
         }
     }
 }
@@ -157,8 +238,9 @@ impl<'de> Deserialize<'de> for ListenAddr {
     }
 }
 
-/// One `Listen…=` line.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// One `Listen…=` line. It travels as its kind and the address as the
+/// line writes it, read back by [`Listen::parse`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Listen {
     /// The kind of socket.
     pub kind: ListenKind,
@@ -170,10 +252,17 @@ impl Listen {
     /// A `Listen…=` value: the kinds that only exist as unix sockets (or
     /// FIFOs) refuse network addresses.
     pub fn parse(kind: ListenKind, text: &str) -> Result<Listen, String> {
+        if kind == ListenKind::Netlink {
+            let addr = ListenAddr::parse_netlink(text)?;
+            return Ok(Listen { kind, addr });
+        }
         let addr = ListenAddr::parse(text)?;
         match (kind, &addr) {
-            (ListenKind::Fifo, ListenAddr::Path(_)) => {}
+            (ListenKind::Fifo | ListenKind::Special, ListenAddr::Path(_)) => {}
             (ListenKind::Fifo, _) => return Err("a FIFO is an absolute path".to_string()),
+            (ListenKind::Special, _) => {
+                return Err("a special file is an absolute path".to_string())
+            }
             (ListenKind::SequentialPacket, ListenAddr::Inet { .. }) => {
                 return Err(
                     "a sequential-packet socket is a unix socket (/path or @name)".to_string(),
@@ -185,6 +274,18 @@ impl Listen {
     }
 }
 
+impl<'de> Deserialize<'de> for Listen {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Listen, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw {
+            kind: ListenKind,
+            addr: String,
+        }
+        let raw = Raw::deserialize(d)?;
+        Listen::parse(raw.kind, &raw.addr).map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for Listen {
     /// `stream 127.0.0.1:80`, `datagram /run/x.sock`, as status shows it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -193,6 +294,8 @@ impl fmt::Display for Listen {
             ListenKind::Datagram => "datagram",
             ListenKind::SequentialPacket => "seqpacket",
             ListenKind::Fifo => "fifo",
+            ListenKind::Netlink => "netlink",
+            ListenKind::Special => "special",
         };
         write!(f, "{k} {}", self.addr)
     }
@@ -257,6 +360,23 @@ pub struct SocketSettings {
     pub broadcast: bool,
     /// `PassCredentials=` (`SO_PASSCRED`).
     pub pass_credentials: bool,
+    /// `PassSecurity=` (`SO_PASSSEC`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pass_security: bool,
+    /// `PassPacketInfo=` (`IP_PKTINFO`, `IPV6_RECVPKTINFO`,
+    /// `NETLINK_PKTINFO`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pass_packet_info: bool,
+    /// `Timestamping=` (`SO_TIMESTAMP`, `SO_TIMESTAMPNS`).
+    #[serde(skip_serializing_if = "is_off")]
+    pub timestamping: Timestamping,
+    /// `Symlinks=`: links made to the unit's one socket file or FIFO, and
+    /// removed with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symlinks: Vec<PathBuf>,
+    /// `Writable=`: a `ListenSpecial=` file opened for writing too.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub writable: bool,
     /// `ReceiveBuffer=` (`SO_RCVBUF`), bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_buffer: Option<u64>,
@@ -304,6 +424,11 @@ impl Default for SocketSettings {
             no_delay: false,
             broadcast: false,
             pass_credentials: false,
+            pass_security: false,
+            pass_packet_info: false,
+            timestamping: Timestamping::Off,
+            symlinks: Vec::new(),
+            writable: false,
             receive_buffer: None,
             send_buffer: None,
             mark: None,
@@ -316,13 +441,37 @@ impl Default for SocketSettings {
     }
 }
 
+/// `Timestamping=`: the time stamp received datagrams carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Timestamping {
+    /// None.
+    #[default]
+    Off,
+    /// `us`: microseconds (`SO_TIMESTAMP`).
+    Us,
+    /// `ns`: nanoseconds (`SO_TIMESTAMPNS`).
+    Ns,
+}
+
+fn is_off(t: &Timestamping) -> bool {
+    *t == Timestamping::Off
+}
+
 /// The `[Socket]` keys [`SocketSettings::set`] reads (`Service=` is the
 /// unit's `triggers`).
-pub const SOCKET_KEYS: [&str; 27] = [
+pub const SOCKET_KEYS: [&str; 34] = [
     "ListenStream",
     "ListenDatagram",
     "ListenSequentialPacket",
     "ListenFIFO",
+    "ListenNetlink",
+    "ListenSpecial",
+    "PassSecurity",
+    "PassPacketInfo",
+    "Timestamping",
+    "Symlinks",
+    "Writable",
     "Accept",
     "MaxConnections",
     "MaxConnectionsPerSource",
@@ -362,6 +511,8 @@ impl SocketSettings {
             "ListenDatagram" => Some(ListenKind::Datagram),
             "ListenSequentialPacket" => Some(ListenKind::SequentialPacket),
             "ListenFIFO" => Some(ListenKind::Fifo),
+            "ListenNetlink" => Some(ListenKind::Netlink),
+            "ListenSpecial" => Some(ListenKind::Special),
             _ => None,
         };
         if let Some(kind) = kind {
@@ -405,6 +556,26 @@ impl SocketSettings {
             "NoDelay" => self.no_delay = flag(false)?,
             "Broadcast" => self.broadcast = flag(false)?,
             "PassCredentials" => self.pass_credentials = flag(false)?,
+            "PassSecurity" => self.pass_security = flag(false)?,
+            "PassPacketInfo" => self.pass_packet_info = flag(false)?,
+            "Timestamping" => {
+                self.timestamping = match v {
+                    "" | "off" => Timestamping::Off,
+                    "us" | "usec" | "µs" => Timestamping::Us,
+                    "ns" | "nsec" => Timestamping::Ns,
+                    _ => return Err("use off, us or ns".to_string()),
+                }
+            }
+            "Symlinks" => {
+                if v.is_empty() {
+                    self.symlinks.clear();
+                }
+                for w in v.split_whitespace() {
+                    let p = crate::context::sandbox::normal_absolute(w)?;
+                    self.symlinks.push(p);
+                }
+            }
+            "Writable" => self.writable = flag(false)?,
             "ReceiveBuffer" => self.receive_buffer = size(v)?,
             "SendBuffer" => self.send_buffer = size(v)?,
             "Mark" => self.mark = (!v.is_empty()).then(|| u32_value(v, 0)).transpose()?,
@@ -437,7 +608,20 @@ impl SocketSettings {
     /// `Accept=yes` can take.
     pub fn check(&self) -> Result<(), String> {
         if self.listen.is_empty() {
-            return Err("a socket unit needs ListenStream=, ListenDatagram=, ListenSequentialPacket= or ListenFIFO=".to_string());
+            return Err("a socket unit needs ListenStream=, ListenDatagram=, ListenSequentialPacket=, ListenFIFO=, ListenNetlink= or ListenSpecial=".to_string());
+        }
+        if !self.symlinks.is_empty() {
+            let files = self
+                .listen
+                .iter()
+                .filter(|l| l.kind.makes_file() && matches!(l.addr, ListenAddr::Path(_)))
+                .count();
+            if files != 1 || self.listen.len() != 1 {
+                return Err("Symlinks= needs exactly one Listen…= line, a unix socket in the file system or a FIFO".to_string());
+            }
+        }
+        if self.writable && !self.listen.iter().any(|l| l.kind == ListenKind::Special) {
+            return Err("Writable= applies to ListenSpecial= only".to_string());
         }
         if self.accept {
             if let Some(l) = self.listen.iter().find(|l| !l.kind.connects()) {
@@ -527,7 +711,8 @@ mod tests {
         a.set("MaxConnectionsPerSource", "3").unwrap();
         assert_eq!(a.max_connections_per_source, 3);
         assert!(a.set("MaxConnectionsPerSource", "-1").is_err());
-        assert!(!s.set("Timestamping", "us").unwrap());
+        assert!(!s.set("ListenMessageQueue", "/q").unwrap());
+        assert!(s.set("Timestamping", "ms").is_err());
         assert!(s.set("SocketMode", "0999").is_err());
         assert!(s.set("FileDescriptorName", "a:b").is_err());
         s.accept = true;

@@ -571,6 +571,21 @@ impl Sys for FakeSys {
         Ok(())
     }
 
+    fn symlink(&self, target: &Path, link: &Path) -> Result<(), SysError> {
+        self.record(
+            None,
+            Call::Symlink {
+                target: target.to_owned(),
+                link: link.to_owned(),
+            },
+        )?;
+        self.state
+            .borrow_mut()
+            .links
+            .insert(link.to_owned(), target.to_owned());
+        Ok(())
+    }
+
     fn chown(&self, path: &Path, uid: u32, gid: u32) -> Result<(), SysError> {
         self.record(
             None,

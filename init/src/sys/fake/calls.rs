@@ -172,6 +172,13 @@ pub enum Call {
     },
     /// [`super::Sys::read_link`].
     ReadLink(PathBuf),
+    /// `symlink`.
+    Symlink {
+        /// What the link points at.
+        target: PathBuf,
+        /// The link.
+        link: PathBuf,
+    },
     /// [`super::Sys::owner_and_mode`].
     Stat(PathBuf),
     /// [`super::Sys::release_free_memory`].

@@ -180,18 +180,56 @@ fn sockets_order_their_service_and_unsupported_listen_kinds_load() {
     let spec = p.spec.expect("loads");
     assert_eq!(spec.triggers, ["web.service"]);
     assert_eq!(spec.before, ["web.service"]);
-    let p = translate_file(
-        "f",
-        "k.socket",
-        "[Socket]\nListenNetlink=kobject-uevent 1\n",
-    );
+    let p = translate_file("f", "q.socket", "[Socket]\nListenMessageQueue=/q\n");
     assert!(p.spec.is_some(), "{:?}", p.diagnostics);
     assert_eq!(
         p.diagnostics
             .iter()
             .map(|d| d.message.as_str())
             .collect::<Vec<_>>(),
-        ["[Socket] ListenNetlink= is not supported, ignored"]
+        ["[Socket] ListenMessageQueue= is not supported, ignored"]
+    );
+    // Netlink and special files are kinds of their own; Symlinks= wants
+    // one socket file, Writable= a special file.
+    let p = translate_file(
+        "f",
+        "k.socket",
+        "[Socket]\nListenNetlink=kobject-uevent 1\nListenSpecial=/dev/null\nWritable=yes\n\
+         PassPacketInfo=yes\nTimestamping=us\n",
+    );
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.expect("loads");
+    let s = spec.activation.as_deref().and_then(|a| a.socket()).unwrap();
+    let lines: Vec<String> = s.listen.iter().map(ToString::to_string).collect();
+    assert_eq!(lines, ["netlink kobject-uevent 1", "special /dev/null"]);
+    let json = serde_json::to_string(&spec).unwrap();
+    let back: crate::spec::UnitSpec = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, spec, "{json}");
+    let p = translate_file(
+        "f",
+        "l.socket",
+        "[Socket]\nListenStream=/run/a\nListenStream=/run/b\nSymlinks=/dev/log\n",
+    );
+    assert!(p.spec.is_none());
+    assert!(
+        p.diagnostics.iter().any(|d| d.message.contains(
+            "Symlinks= needs exactly one Listen…= line, a unix socket in the file system or a FIFO"
+        )),
+        "{:?}",
+        p.diagnostics
+    );
+    let p = translate_file(
+        "f",
+        "n.socket",
+        "[Socket]\nListenNetlink=kobject-uevents 1\n",
+    );
+    assert!(p.spec.is_none());
+    assert!(
+        p.diagnostics.iter().any(|d| d
+            .message
+            .contains("\"kobject-uevents\" is not a netlink family")),
+        "{:?}",
+        p.diagnostics
     );
     let p = translate_file("f", "n.socket", "[Socket]\nBacklog=5\n");
     assert!(p.spec.is_none());

@@ -362,7 +362,7 @@ pub(crate) fn translate_at(
         }
     }
     // A socket whose every `Listen…=` is of a kind the init cannot make
-    // (`ListenNetlink=`, `ListenSpecial=`, …: each already a warning)
+    // (`ListenMessageQueue=`, `ListenUSBFunction=`: each already a warning)
     // loads, and fails at its start saying so, rather than being refused.
     let other_listen = spec
         .activation
