@@ -484,3 +484,51 @@ fn a_crash_loop_hits_its_start_limit() {
         alerted.exists().then_some(())
     });
 }
+
+#[test]
+fn device_allow_lets_a_unit_open_only_the_devices_it_names() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let out = dir.join("devices.out");
+    // Each line: a device access and whether the kernel allowed it.
+    let probe = dir.script(
+        "probe.sh",
+        "try() { if sh -c \"$2\" 2>/dev/null; then echo \"$1 ok\"; else echo \"$1 denied\"; fi; }\n\
+         try null-w 'echo x > /dev/null'\n\
+         try zero-r 'head -c1 /dev/zero > /dev/null'\n\
+         try kmsg-r ': < /dev/kmsg'\n\
+         try kmsg-w 'echo flotilla-device-test > /dev/kmsg'\n",
+    );
+    let unit = |name: &str, keys: &str| {
+        dir.file(
+            &format!("units/{name}.service"),
+            &format!(
+                "[Service]\nType=oneshot\n{keys}\nExecStart=/bin/sh {}\nStandardOutput=append:{}\n",
+                probe.display(),
+                out.display()
+            ),
+        );
+    };
+    // strict: /dev/null alone. auto with a list is closed: the standard
+    // devices, and here the `mem` driver's devices (/dev/kmsg) read-only.
+    unit("strict", "DevicePolicy=strict\nDeviceAllow=/dev/null rw");
+    unit("closed", "DeviceAllow=char-mem r");
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [strict.service]\n",
+    );
+    dir.unit(
+        "second",
+        "unit: second\ntype: virtual\ndepends-on: [closed.service]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("strict.service", UnitState::Exited);
+    init.ctl(&["set-target", "second"]).expect(0);
+    init.wait_state("closed.service", UnitState::Exited);
+    let text = std::fs::read_to_string(&out).expect("the probes' output");
+    assert_eq!(
+        text,
+        "null-w ok\nzero-r denied\nkmsg-r denied\nkmsg-w denied\n\
+         null-w ok\nzero-r ok\nkmsg-r ok\nkmsg-w denied\n"
+    );
+}

@@ -51,6 +51,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use flotilla_units::context::devices::DeviceNode;
 use flotilla_units::context::resources::{cgroup_name, Resources};
 use flotilla_units::context::Key;
 
@@ -239,6 +240,20 @@ impl Cgroups {
                     format!("write {value} to {}: {e}", cg.dir.join(file).display()),
                 )
             })?;
+        }
+        if let Some(allow) = limits.devices.filter() {
+            // A reused cgroup keeps its earlier program too: both must
+            // allow an access.
+            let groups = allow
+                .iter()
+                .any(|a| matches!(a.node, DeviceNode::Group { .. }));
+            let table = if groups {
+                std::fs::read_to_string("/proc/devices").unwrap_or_default()
+            } else {
+                String::new()
+            };
+            let rules = super::devices::resolve(&allow, &table);
+            super::devices::apply(&cg.dir, &rules).map_err(|e| (Some(Key::DeviceAllow), e))?;
         }
         Ok(cg)
     }

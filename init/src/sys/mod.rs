@@ -55,6 +55,7 @@ pub mod conditions;
 pub mod context;
 #[cfg(test)]
 mod context_tests;
+mod devices;
 pub mod dirs;
 pub mod env;
 mod error;

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use flotilla_units::context::dirs::Preserve;
 use flotilla_units::context::input::Input;
 use flotilla_units::context::process::KillMode;
-use flotilla_units::context::ServiceContext;
+use flotilla_units::context::{Key, ServiceContext};
 
 use super::cgroup::{self, Cgroups, UnitCgroup};
 use super::context::{self, ChildContext, Host, Params};
@@ -223,6 +223,7 @@ fn fill(
     owner: Option<(u32, u32)>,
 ) -> Result<(), String> {
     let setup = SETUP.get();
+    let mut skipped = None;
     if let Some(s) = setup {
         if let Some(cgs) = &s.cgroups {
             let (memory, tasks) = s.machine;
@@ -238,6 +239,13 @@ fn fill(
                 "the unit sets cgroup limits, and there is no writable cgroup2 for the units"
                     .into(),
             );
+        } else if ctx.resources.devices.filter().is_some() {
+            let why = "needs a device program on the unit's cgroup, and there is no writable \
+                       cgroup2 for the units";
+            if !ctx.may_skip(Key::DeviceAllow) {
+                return Err(format!("{} {why}", Key::DeviceAllow));
+            }
+            skipped = Some(format!("{} skipped: {why}", Key::DeviceAllow));
         }
     }
     // The directories and output files are made by the unit's process
@@ -268,6 +276,7 @@ fn fill(
     };
     let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
     run.notes = child.notes().to_vec();
+    run.notes.extend(skipped);
     // A `+` command skips the sandbox and the identity, not the cgroup, the
     // directories or where the output goes (as in systemd); with none of
     // those, it has no steps.

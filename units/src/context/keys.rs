@@ -42,6 +42,8 @@ pub enum Key {
     CpuQuota,
     TasksMax,
     IoWeight,
+    DevicePolicy,
+    DeviceAllow,
     NoNewPrivileges,
     CapabilityBoundingSet,
     AmbientCapabilities,
@@ -86,7 +88,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 68] = [
+const TABLE: [(Key, &str, &str); 70] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -161,6 +163,8 @@ const TABLE: [(Key, &str, &str); 68] = [
     (Key::CpuQuota, "CPUQuota", "cpu-quota"),
     (Key::TasksMax, "TasksMax", "tasks-max"),
     (Key::IoWeight, "IOWeight", "io-weight"),
+    (Key::DevicePolicy, "DevicePolicy", "device-policy"),
+    (Key::DeviceAllow, "DeviceAllow", "device-allow"),
     (Key::NoNewPrivileges, "NoNewPrivileges", "no-new-privileges"),
     (
         Key::CapabilityBoundingSet,
@@ -401,7 +405,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 68 + 16);
+        assert_eq!(all.len(), 70 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -20,6 +20,7 @@
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
 //! | [`resources`] | `MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`, `TasksMax=`, `IOWeight=` |
+//! | [`devices`] | `DevicePolicy=`, `DeviceAllow=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
 //!
@@ -32,6 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 pub mod caps;
+pub mod devices;
 pub mod dirs;
 pub mod errno;
 pub mod input;
@@ -264,6 +266,10 @@ impl ServiceContext {
             Key::CpuQuota => self.resources.cpu_quota = optional(empty, value, parse_cpu_quota)?,
             Key::TasksMax => self.resources.tasks_max = optional(empty, value, parse_tasks)?,
             Key::IoWeight => self.resources.io_weight = optional(empty, value, parse_weight)?,
+            Key::DevicePolicy => {
+                self.resources.devices.policy = or_default(empty, value, devices::parse_policy)?
+            }
+            Key::DeviceAllow => devices::assign_allow(&mut self.resources.devices.allow, value)?,
             Key::NoNewPrivileges => sb.no_new_privileges = flag(value)?,
             Key::CapabilityBoundingSet => caps::assign(&mut sb.capability_bounding_set, value)?,
             Key::AmbientCapabilities => caps::assign(&mut sb.ambient_capabilities, value)?,

@@ -1,10 +1,12 @@
 //! The cgroup v2 limits of `systemd.resource-control(5)` that flotilla
 //! honours (`MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`,
 //! `TasksMax=`, `IOWeight=`), their value syntax, and the text each puts in
-//! its cgroup file.
+//! its cgroup file; and the device list (`devices.rs`), which the cgroup
+//! carries as a program.
 
 use serde::{Deserialize, Serialize};
 
+use super::devices::Devices;
 use super::value::{parse_bytes, parse_int_in, parse_permyriad};
 
 /// A memory or task limit: an amount, a share of what the machine has, or
@@ -59,6 +61,13 @@ pub struct Resources {
     /// `IOWeight=` (`io.weight`), 1 to 10000.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_weight: Option<u32>,
+    /// `DevicePolicy=`, `DeviceAllow=`: a device program on the cgroup.
+    #[serde(skip_serializing_if = "is_default")]
+    pub devices: Devices,
+}
+
+fn is_default(d: &Devices) -> bool {
+    *d == Devices::default()
 }
 
 /// The period of `cpu.max`, as systemd's default `CPUQuotaPeriodSec=`.
@@ -298,6 +307,7 @@ mod tests {
             cpu_quota: Some(2000),
             tasks_max: Some(Amount::Share(1000)),
             io_weight: Some(200),
+            ..Resources::default()
         };
         assert_eq!(
             r.cgroup_files(1 << 30, 4_194_304),

@@ -293,6 +293,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("SendSIGHUP", "yes", "x", "`x` is not a boolean"),
     (
+        "DevicePolicy",
+        "strict",
+        "open",
+        "`open` is not a device policy (write auto, closed or strict)",
+    ),
+    (
+        "DeviceAllow",
+        "/dev/null rw",
+        "/dev/null x",
+        "`x` is not an access (write r, w and m)",
+    ),
+    (
         "SystemCallFilter",
         "@system-service",
         "@systemd-service",
