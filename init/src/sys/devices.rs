@@ -276,6 +276,7 @@ pub fn apply(dir: &Path, rules: &[Rule]) -> Result<(), String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
