@@ -532,3 +532,76 @@ fn device_allow_lets_a_unit_open_only_the_devices_it_names() {
          null-w ok\nzero-r ok\nkmsg-r ok\nkmsg-w denied\n"
     );
 }
+
+#[test]
+fn ip_address_deny_drops_what_ip_address_allow_does_not_name() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    // The test's own listener, outside the units' cgroups: connections
+    // wait in its backlog.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("port").port();
+    let out = dir.join("ip.out");
+    let client = dir.script(
+        "client.py",
+        &format!(
+            "import errno, socket, sys\n\
+             s = socket.socket()\n\
+             s.settimeout(2)\n\
+             try:\n\
+             \x20   s.connect(('127.0.0.1', {port}))\n\
+             \x20   print(sys.argv[1], 'connected')\n\
+             except OSError as e:\n\
+             \x20   print(sys.argv[1], errno.errorcode.get(e.errno, 'timeout'))\n"
+        ),
+    );
+    let unit = |name: &str, keys: &str| {
+        dir.file(
+            &format!("units/{name}.service"),
+            &format!(
+                "[Service]\nType=oneshot\n{keys}\nExecStart=/usr/bin/python3 {} {name}\n\
+                 StandardOutput=append:{}\n",
+                client.display(),
+                out.display()
+            ),
+        );
+    };
+    unit("denied", "IPAddressDeny=any");
+    unit("allowed", "IPAddressDeny=any\nIPAddressAllow=localhost");
+    unit("open", "IPAddressAllow=10.0.0.0/8");
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\nrequires: [denied.service]\n",
+    );
+    dir.unit(
+        "second",
+        "unit: second\ntype: virtual\ndepends-on: [allowed.service]\n",
+    );
+    dir.unit(
+        "third",
+        "unit: third\ntype: virtual\ndepends-on: [open.service]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("denied.service", UnitState::Exited);
+    // Nothing reached the listener.
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(
+        listener
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "a connection got through IPAddressDeny=any"
+    );
+    init.ctl(&["set-target", "second"]).expect(0);
+    init.wait_state("allowed.service", UnitState::Exited);
+    init.ctl(&["set-target", "third"]).expect(0);
+    init.wait_state("open.service", UnitState::Exited);
+    let text = std::fs::read_to_string(&out).expect("the clients' output");
+    // The dropped SYN is sent again until the client gives up (or, on
+    // some kernels, connect(2) fails with EPERM).
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        matches!(lines[0], "denied timeout" | "denied EPERM"),
+        "{text}"
+    );
+    assert_eq!(lines[1..], ["allowed connected", "open connected"]);
+}

@@ -255,6 +255,8 @@ impl Cgroups {
             let rules = super::devices::resolve(&allow, &table);
             super::devices::apply(&cg.dir, &rules).map_err(|e| (Some(Key::DeviceAllow), e))?;
         }
+        super::ipfilter::apply(&cg.dir, &limits.ip_access)
+            .map_err(|e| (Some(Key::IpAddressDeny), e))?;
         Ok(cg)
     }
 

@@ -9,11 +9,12 @@
 //! major and minor from the context, then tests each allowed entry in
 //! turn and returns 1 at the first that matches, 0 after the last.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use flotilla_units::context::devices::{DeviceAllow, DeviceNode, MKNOD, READ, WRITE};
+
+use super::bpf::{self, insn, AND32_IMM, EXIT, JNE_IMM, LDX_W, MOV32_REG, MOV64_IMM, RSH32_IMM};
 
 /// `BPF_DEVCG_DEV_BLOCK`, `BPF_DEVCG_DEV_CHAR`.
 const BLOCK: u32 = 1;
@@ -115,23 +116,6 @@ fn glob(pattern: &str, name: &str) -> bool {
     }
 }
 
-/// One eBPF instruction, as `struct bpf_insn` lays it out.
-fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
-    u64::from(code)
-        | u64::from(dst & 0xf) << 8
-        | u64::from(src & 0xf) << 12
-        | u64::from(off as u16) << 16
-        | u64::from(imm as u32) << 32
-}
-
-const LDX_W: u8 = 0x61; // r_dst = *(u32 *)(r_src + off)
-const MOV32_REG: u8 = 0xbc;
-const AND32_IMM: u8 = 0x54;
-const RSH32_IMM: u8 = 0x74;
-const MOV64_IMM: u8 = 0xb7;
-const JNE_IMM: u8 = 0x55; // if r_dst != imm: pc += off
-const EXIT: u8 = 0x95;
-
 /// The program for `rules`: r2 the type, r3 the access, r4 the major, r5
 /// the minor; each rule a block that jumps past itself on a mismatch.
 pub fn program(rules: &[Rule]) -> Vec<u64> {
@@ -175,104 +159,15 @@ pub fn program(rules: &[Rule]) -> Vec<u64> {
     p
 }
 
-const BPF_PROG_LOAD: libc::c_long = 5;
-const BPF_PROG_ATTACH: libc::c_long = 8;
-const BPF_PROG_TYPE_CGROUP_DEVICE: u32 = 15;
-const BPF_CGROUP_DEVICE: u32 = 6;
-/// Programs of the cgroups above run too, each must allow.
-const BPF_F_ALLOW_MULTI: u32 = 2;
-
-/// The head of `union bpf_attr` for `BPF_PROG_LOAD`; the rest is zero.
-#[repr(C)]
-struct LoadAttr {
-    prog_type: u32,
-    insn_cnt: u32,
-    insns: u64,
-    license: u64,
-    log_level: u32,
-    log_size: u32,
-    log_buf: u64,
-    kern_version: u32,
-    prog_flags: u32,
-    prog_name: [u8; 16],
-    pad: [u8; 64],
-}
-
-/// The head of `union bpf_attr` for `BPF_PROG_ATTACH`.
-#[repr(C)]
-struct AttachAttr {
-    target_fd: u32,
-    attach_bpf_fd: u32,
-    attach_type: u32,
-    attach_flags: u32,
-    replace_bpf_fd: u32,
-    pad: [u8; 44],
-}
-
-/// Loads the program of `rules` and attaches it to the cgroup `dir`
-/// (the program lives as long as the cgroup holds it).
+/// Loads the program of `rules` and attaches it to the cgroup `dir`.
 pub fn apply(dir: &Path, rules: &[Rule]) -> Result<(), String> {
-    let insns = program(rules);
-    let license = c"GPL";
-    let mut name = [0u8; 16];
-    name[..7].copy_from_slice(b"devices");
-    let attr = LoadAttr {
-        prog_type: BPF_PROG_TYPE_CGROUP_DEVICE,
-        insn_cnt: insns.len() as u32,
-        insns: insns.as_ptr() as u64,
-        license: license.as_ptr() as u64,
-        log_level: 0,
-        log_size: 0,
-        log_buf: 0,
-        kern_version: 0,
-        prog_flags: 0,
-        prog_name: name,
-        pad: [0; 64],
-    };
-    // SAFETY: `attr` and what it points at outlive the call; its size is
-    // given.
-    let raw = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_PROG_LOAD,
-            std::ptr::from_ref(&attr),
-            std::mem::size_of::<LoadAttr>(),
-        )
-    };
-    if raw < 0 {
-        return Err(format!(
-            "load a device program: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    // SAFETY: a new descriptor nobody else owns.
-    let prog = unsafe { OwnedFd::from_raw_fd(raw as i32) };
-    let cgroup = std::fs::File::open(dir).map_err(|e| format!("open {}: {e}", dir.display()))?;
-    let attach = AttachAttr {
-        target_fd: cgroup.as_raw_fd() as u32,
-        attach_bpf_fd: prog.as_raw_fd() as u32,
-        attach_type: BPF_CGROUP_DEVICE,
-        attach_flags: BPF_F_ALLOW_MULTI,
-        replace_bpf_fd: 0,
-        pad: [0; 44],
-    };
-    // SAFETY: as above.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_PROG_ATTACH,
-            std::ptr::from_ref(&attach),
-            std::mem::size_of::<AttachAttr>(),
-        )
-    };
-    if r < 0 {
-        return Err(format!(
-            "attach a device program to {}: {}",
-            dir.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(())
+    bpf::attach(
+        dir,
+        bpf::PROG_CGROUP_DEVICE,
+        bpf::ATTACH_DEVICE,
+        &program(rules),
+    )
+    .map_err(|e| format!("the device program: {e}"))
 }
 
 #[cfg(test)]

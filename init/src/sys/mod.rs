@@ -48,6 +48,7 @@
 //! its default, whatever the init blocks or ignores (Rust ignores
 //! `SIGPIPE`).
 
+mod bpf;
 pub mod cgroup;
 mod clock;
 mod clone3;
@@ -63,6 +64,7 @@ pub mod events;
 pub mod fake;
 mod host;
 mod input_data;
+mod ipfilter;
 pub mod listen;
 pub mod mountinfo;
 pub mod paths;

@@ -239,13 +239,23 @@ fn fill(
                 "the unit sets cgroup limits, and there is no writable cgroup2 for the units"
                     .into(),
             );
-        } else if ctx.resources.devices.filter().is_some() {
-            let why = "needs a device program on the unit's cgroup, and there is no writable \
-                       cgroup2 for the units";
-            if !ctx.may_skip(Key::DeviceAllow) {
-                return Err(format!("{} {why}", Key::DeviceAllow));
+        } else {
+            // The device and address lists are programs on the cgroup.
+            let key = if ctx.resources.devices.filter().is_some() {
+                Some(Key::DeviceAllow)
+            } else if ctx.resources.ip_access.filters() {
+                Some(Key::IpAddressDeny)
+            } else {
+                None
+            };
+            if let Some(k) = key {
+                let why = "needs a program on the unit's cgroup, and there is no writable \
+                           cgroup2 for the units";
+                if !ctx.may_skip(k) {
+                    return Err(format!("{k} {why}"));
+                }
+                skipped = Some(format!("{k} skipped: {why}"));
             }
-            skipped = Some(format!("{} skipped: {why}", Key::DeviceAllow));
         }
     }
     // The directories and output files are made by the unit's process

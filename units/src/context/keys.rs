@@ -44,6 +44,8 @@ pub enum Key {
     IoWeight,
     DevicePolicy,
     DeviceAllow,
+    IpAddressAllow,
+    IpAddressDeny,
     NoNewPrivileges,
     CapabilityBoundingSet,
     AmbientCapabilities,
@@ -88,7 +90,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 70] = [
+const TABLE: [(Key, &str, &str); 72] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -165,6 +167,8 @@ const TABLE: [(Key, &str, &str); 70] = [
     (Key::IoWeight, "IOWeight", "io-weight"),
     (Key::DevicePolicy, "DevicePolicy", "device-policy"),
     (Key::DeviceAllow, "DeviceAllow", "device-allow"),
+    (Key::IpAddressAllow, "IPAddressAllow", "ip-address-allow"),
+    (Key::IpAddressDeny, "IPAddressDeny", "ip-address-deny"),
     (Key::NoNewPrivileges, "NoNewPrivileges", "no-new-privileges"),
     (
         Key::CapabilityBoundingSet,
@@ -405,7 +409,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 70 + 16);
+        assert_eq!(all.len(), 72 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -21,6 +21,7 @@
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
 //! | [`resources`] | `MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`, `TasksMax=`, `IOWeight=` |
 //! | [`devices`] | `DevicePolicy=`, `DeviceAllow=` |
+//! | [`ipaccess`] | `IPAddressAllow=`, `IPAddressDeny=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
 //!
@@ -37,6 +38,7 @@ pub mod devices;
 pub mod dirs;
 pub mod errno;
 pub mod input;
+pub mod ipaccess;
 pub mod keys;
 pub mod limits;
 pub mod mounts;
@@ -270,6 +272,8 @@ impl ServiceContext {
                 self.resources.devices.policy = or_default(empty, value, devices::parse_policy)?
             }
             Key::DeviceAllow => devices::assign_allow(&mut self.resources.devices.allow, value)?,
+            Key::IpAddressAllow => ipaccess::assign(&mut self.resources.ip_access.allow, value)?,
+            Key::IpAddressDeny => ipaccess::assign(&mut self.resources.ip_access.deny, value)?,
             Key::NoNewPrivileges => sb.no_new_privileges = flag(value)?,
             Key::CapabilityBoundingSet => caps::assign(&mut sb.capability_bounding_set, value)?,
             Key::AmbientCapabilities => caps::assign(&mut sb.ambient_capabilities, value)?,

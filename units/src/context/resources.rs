@@ -1,12 +1,13 @@
 //! The cgroup v2 limits of `systemd.resource-control(5)` that flotilla
 //! honours (`MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`,
 //! `TasksMax=`, `IOWeight=`), their value syntax, and the text each puts in
-//! its cgroup file; and the device list (`devices.rs`), which the cgroup
-//! carries as a program.
+//! its cgroup file; and the device list (`devices.rs`) and the address
+//! lists (`ipaccess.rs`), which the cgroup carries as programs.
 
 use serde::{Deserialize, Serialize};
 
 use super::devices::Devices;
+use super::ipaccess::IpAccess;
 use super::value::{parse_bytes, parse_int_in, parse_permyriad};
 
 /// A memory or task limit: an amount, a share of what the machine has, or
@@ -64,10 +65,13 @@ pub struct Resources {
     /// `DevicePolicy=`, `DeviceAllow=`: a device program on the cgroup.
     #[serde(skip_serializing_if = "is_default")]
     pub devices: Devices,
+    /// `IPAddressAllow=`, `IPAddressDeny=`: packet programs on the cgroup.
+    #[serde(skip_serializing_if = "is_default")]
+    pub ip_access: IpAccess,
 }
 
-fn is_default(d: &Devices) -> bool {
-    *d == Devices::default()
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// The period of `cpu.max`, as systemd's default `CPUQuotaPeriodSec=`.

@@ -299,6 +299,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`open` is not a device policy (write auto, closed or strict)",
     ),
     (
+        "IPAddressAllow",
+        "localhost",
+        "home",
+        "`home` is not an address, ADDRESS/LENGTH, any, localhost, link-local or multicast",
+    ),
+    (
+        "IPAddressDeny",
+        "any",
+        "10.0.0.0/40",
+        "`10.0.0.0/40`: a prefix of at most 32 bits",
+    ),
+    (
         "DeviceAllow",
         "/dev/null rw",
         "/dev/null x",

@@ -19,11 +19,11 @@ fn handled_keys_are_read() {
     let p = translate_file(
         "f",
         "a.service",
-        "[Service]\nExecStart=/bin/x\nIPAddressDeny=any\n",
+        "[Service]\nExecStart=/bin/x\nFileDescriptorStoreMax=3\n",
     );
     assert_eq!(
         p.diagnostics[0].message,
-        "[Service] IPAddressDeny= is not supported, ignored"
+        "[Service] FileDescriptorStoreMax= is not supported, ignored"
     );
 }
 
