@@ -209,6 +209,21 @@ fn assert_no_slow_unit(blame: &str, least: usize) -> usize {
     n
 }
 
+/// Debian's first-boot wizard (`ConditionFirstBoot=yes`, decided when the
+/// init started: /etc/machine-id was empty in the image) ran on the first
+/// boot, finding everything configured, and is skipped on a later one.
+fn assert_first_boot(json: &str, first: bool) {
+    let u: serde_json::Value = serde_json::from_str(json).expect("initctl status NAME --json");
+    assert_eq!(u["state"], "exited", "{json}");
+    assert_eq!(u["skipped"].as_bool().unwrap_or(false), !first, "{json}");
+    if !first {
+        assert_eq!(
+            u["status"], "skipped: ConditionFirstBoot=yes was not met",
+            "{json}"
+        );
+    }
+}
+
 /// Marks where one command's output ends in a combined ssh call.
 const SPLIT: &str = "\n==flotilla-test==\n";
 
@@ -414,6 +429,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
             "grep -c 'Accepted publickey for root' /var/log/auth.log",
             &format!("echo {token} > /root/flotilla-state && sync"),
             "NO_COLOR=1 initctl analyze blame",
+            "initctl status systemd-firstboot.service --json",
         ],
     );
     let lines: Vec<&str> = facts[0].lines().collect();
@@ -468,6 +484,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "sshd's login is not in /var/log/auth.log"
     );
     assert_no_slow_unit(&facts[4], 40);
+    assert_first_boot(&facts[5], true);
     let out = vm.ssh(&m, "initctl poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -547,6 +564,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
             // The button's input device, which acpid reads (udev loaded
             // the `button` module in the coldplug).
             "cat /sys/class/input/input*/name",
+            "initctl status systemd-firstboot.service --json",
         ],
     );
     let (blame, chain) = (&more[0], &more[1]);
@@ -558,6 +576,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "no power button: {}",
         more[2]
     );
+    assert_first_boot(&more[3], false);
     report(&format!(
         "debian: flotilla's view of its boot:\n{blame}{chain}"
     ));
