@@ -9,8 +9,11 @@
 //!    requires active (from Debian's own files), none failed;
 //!    the early-boot units' work (root read-write, swap, /tmp, the kernel
 //!    file systems, a new machine ID, the network, what systemd's helpers
-//!    did: sysctl.d, tmpfiles.d, the random seed, /run/nologin gone);
-//!    none of flotilla's files is a package's (`dpkg -S`). `initctl
+//!    did: sysctl.d, tmpfiles.d, the random seed, /run/nologin gone), the
+//!    file systems of Debian's `.mount` units mounted; no unit took more
+//!    than 15 s to start (`initctl analyze blame`: a D-Bus call waiting for
+//!    systemd takes 25 s); none of flotilla's files is a package's
+//!    (`dpkg -S`). `initctl
 //!    poweroff`; then the host copies the disk's files out (debugfs) and
 //!    `dpkg --verify` finds every file of every package as shipped.
 //! 2. flotilla again: the state written in boot 1 is there, the root's
@@ -20,7 +23,8 @@
 //! 3. systemd (`init=/lib/systemd/systemd`), the baseline: the same prompt,
 //!    sshd and login, no failed unit, its timing; `poweroff` over ssh.
 //! 4. flotilla, the timing boot beside systemd's; qemu's ACPI power button
-//!    (`system_powerdown` on the monitor) powers it off.
+//!    (`system_powerdown` on the monitor) powers it off; blame checked as
+//!    in 1.
 //!
 //! After every boot, qemu must have exited by itself (the machine powered
 //! off) and the host checks the root file system of the disk: state
@@ -44,6 +48,11 @@ use std::time::{Duration, Instant};
 const BOOT: Duration = Duration::from_secs(300);
 /// Bounds a shutdown.
 const SHUTDOWN: Duration = Duration::from_secs(120);
+/// The longest start `initctl analyze blame` may show for a unit of the
+/// boot: the slowest take 5 to 9 s in the emulated machine while the host
+/// is busy (networking, ssh, modprobe); a D-Bus call that waits for systemd to
+/// join the bus takes 25 s (the client's timeout), the stall this catches.
+const SLOWEST_UNIT: Duration = Duration::from_secs(15);
 
 /// Builds (or finds cached) the image; its directory.
 fn build_image() -> PathBuf {
@@ -157,6 +166,64 @@ fn boot_to_login(vm: &Vm, label: &'static str) -> Timing {
     }
 }
 
+/// A time as `initctl analyze blame` prints it (`75ms`, `7.367s`, `1min
+/// 2.345s`: its words), in milliseconds.
+fn blame_ms(words: &[&str]) -> Option<f64> {
+    let mut total = 0.0;
+    for w in words {
+        let (n, unit) = w
+            .find(|c: char| c.is_ascii_alphabetic())
+            .map(|i| w.split_at(i))?;
+        let n: f64 = n.parse().ok()?;
+        total += n * match unit {
+            "ms" => 1.0,
+            "s" => 1000.0,
+            "min" => 60_000.0,
+            "h" => 3_600_000.0,
+            _ => return None,
+        };
+    }
+    Some(total)
+}
+
+/// Every unit of `initctl analyze blame`'s output started within
+/// [`SLOWEST_UNIT`] and none failed; the units it lists (at least `least`).
+fn assert_no_slow_unit(blame: &str, least: usize) -> usize {
+    let mut slow = Vec::new();
+    let mut n = 0;
+    for line in blame.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(!line.ends_with("(failed)"), "a failed start: {line}");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let (unit, time) = words.split_last().expect("a blame line");
+        let ms = blame_ms(time).unwrap_or_else(|| panic!("blame line {line:?}"));
+        if ms > SLOWEST_UNIT.as_millis() as f64 {
+            slow.push(format!("{unit} took {ms:.0} ms"));
+        }
+        n += 1;
+    }
+    assert!(
+        slow.is_empty(),
+        "units slower than {SLOWEST_UNIT:?}: {slow:?}\n{blame}"
+    );
+    assert!(n >= least, "only {n} units in blame:\n{blame}");
+    n
+}
+
+/// Debian's first-boot wizard (`ConditionFirstBoot=yes`, decided when the
+/// init started: /etc/machine-id was empty in the image) ran on the first
+/// boot, finding everything configured, and is skipped on a later one.
+fn assert_first_boot(json: &str, first: bool) {
+    let u: serde_json::Value = serde_json::from_str(json).expect("initctl status NAME --json");
+    assert_eq!(u["state"], "exited", "{json}");
+    assert_eq!(u["skipped"].as_bool().unwrap_or(false), !first, "{json}");
+    if !first {
+        assert_eq!(
+            u["status"], "skipped: ConditionFirstBoot=yes was not met",
+            "{json}"
+        );
+    }
+}
+
 /// Marks where one command's output ends in a combined ssh call.
 const SPLIT: &str = "\n==flotilla-test==\n";
 
@@ -239,6 +306,11 @@ fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
             "/lib/systemd/system/systemd-udevd.service",
         ),
         ("dbus.service", "/lib/systemd/system/dbus.service"),
+        ("dev-mqueue.mount", "/lib/systemd/system/dev-mqueue.mount"),
+        (
+            "sys-kernel-config.mount",
+            "/lib/systemd/system/sys-kernel-config.mount",
+        ),
         ("sysinit.target", "/lib/systemd/system/sysinit.target"),
         ("multi-user.target", "/lib/systemd/system/multi-user.target"),
     ] {
@@ -348,11 +420,16 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
              swapon --noheadings --show=NAME; ip -4 -o addr show dev eth0; cat /etc/machine-id; \
              hostname; stat -c %F /run/initctl; sysctl -n kernel.pid_max; \
              test -s /var/lib/systemd/random-seed && echo seed-saved; stat -c %G /run/utmp; \
-             test -e /run/nologin || echo no-nologin",
+             test -e /run/nologin || echo no-nologin; \
+             for m in /dev/mqueue /dev/hugepages /sys/kernel/debug /sys/kernel/tracing \
+             /sys/kernel/config /sys/fs/fuse/connections; do findmnt -no FSTYPE $m; done \
+             | paste -sd ' '",
             "dpkg -S /sbin/flotilla /usr/local/bin/initctl \
              $(find /etc/init /usr/local/lib/flotilla -type f -o -type l) 2>&1; true",
             "grep -c 'Accepted publickey for root' /var/log/auth.log",
             &format!("echo {token} > /root/flotilla-state && sync"),
+            "NO_COLOR=1 initctl analyze blame",
+            "initctl status systemd-firstboot.service --json",
         ],
     );
     let lines: Vec<&str> = facts[0].lines().collect();
@@ -373,6 +450,11 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         ("/run/utmp group", "utmp"),
         // systemd-user-sessions removed it.
         ("/run/nologin", "no-nologin"),
+        // Debian's .mount units, by mount(8).
+        (
+            "kernel file systems",
+            "mqueue hugetlbfs debugfs tracefs configfs fusectl",
+        ),
     ];
     assert_eq!(lines.len(), expect.len(), "{}", facts[0]);
     for ((what, want), got) in expect.iter().zip(&lines) {
@@ -401,6 +483,8 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "1",
         "sshd's login is not in /var/log/auth.log"
     );
+    assert_no_slow_unit(&facts[4], 40);
+    assert_first_boot(&facts[5], true);
     let out = vm.ssh(&m, "initctl poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -475,20 +559,27 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         &vm,
         &m,
         &[
-            "NO_COLOR=1 initctl analyze blame; NO_COLOR=1 initctl analyze critical-chain",
+            "NO_COLOR=1 initctl analyze blame",
+            "NO_COLOR=1 initctl analyze critical-chain",
             // The button's input device, which acpid reads (udev loaded
             // the `button` module in the coldplug).
             "cat /sys/class/input/input*/name",
+            "initctl status systemd-firstboot.service --json",
         ],
     );
-    let analyze = &more[0];
-    assert!(analyze.contains("ssh.service"), "{analyze}");
+    let (blame, chain) = (&more[0], &more[1]);
+    assert!(blame.contains("ssh.service"), "{blame}");
+    assert_no_slow_unit(blame, 40);
+    assert!(chain.starts_with("The time when"), "{chain}");
     assert!(
-        more[1].contains("Power Button"),
+        more[2].contains("Power Button"),
         "no power button: {}",
-        more[1]
+        more[2]
     );
-    report(&format!("debian: flotilla's view of its boot:\n{analyze}"));
+    assert_first_boot(&more[3], false);
+    report(&format!(
+        "debian: flotilla's view of its boot:\n{blame}{chain}"
+    ));
     vm.monitor("system_powerdown");
     assert_clean_poweroff(&mut vm, &m, "the ACPI power button");
     drop(vm);

@@ -2,7 +2,7 @@
 //! `/lib/systemd/system` (Debian's own unit files and links, unchanged, of
 //! the packages the test command installs), as one search directory. It
 //! prints, for each kind it reads (`.service`, `.socket`, `.timer`,
-//! `.target`, `.path`), how many files there are, how many are refused
+//! `.target`, `.path`, `.mount`), how many files there are, how many are refused
 //! (an error names the file) and how many load with a key ignored (a
 //! warning `KEY= is not supported, ignored`), and the ignored keys by
 //! count; docs/performance.md records the figure.
@@ -16,7 +16,7 @@ use flotilla_tests::init::{copy_tree, TestDir};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The kinds the loader reads.
-const KINDS: [&str; 5] = ["service", "socket", "timer", "target", "path"];
+const KINDS: [&str; 6] = ["service", "socket", "timer", "target", "path", "mount"];
 
 /// Files refused for what they are: none. (Debian's
 /// `initrd-switch-root.service` and `.target` want each other, the service

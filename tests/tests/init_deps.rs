@@ -771,3 +771,57 @@ fn conditions_skip_and_assertions_fail_at_start() {
     let u = init.wait_state("skipped.service", UnitState::Exited);
     assert!(!u.skipped, "{u:?}");
 }
+
+/// `ConditionFirstBoot=` is decided when the init starts, as systemd
+/// decides it in PID 1: with an empty `/etc/machine-id` (a file of the
+/// test's, bound over it in the init's own mount namespace) this is the
+/// first boot, and it stays so after a unit of the boot writes an ID (as
+/// `systemd-machine-id-setup` does), for the units that start after it.
+#[test]
+fn first_boot_is_decided_at_start() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    let id = dir.file("machine-id", "");
+    dir.unit(
+        "write-id",
+        "unit: write-id\ntype: oneshot\n\
+         exec-start: [sh, -c, 'echo 0123456789abcdef0123456789abcdef > /etc/machine-id']\n",
+    );
+    for (name, want) in [("first", "yes"), ("not-first", "no")] {
+        dir.file(
+            &format!("units/{name}.service"),
+            &format!(
+                "[Unit]\nConditionFirstBoot={want}\nRequires=write-id\n\
+                 [Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/touch {d}/{name}-ran\n"
+            ),
+        );
+    }
+    virtual_unit(
+        &dir,
+        "default",
+        "depends-on: [first.service, not-first.service]\n",
+    );
+    let init = dir
+        .init()
+        .target("default")
+        .in_mount_namespace(&format!("mount --bind {} /etc/machine-id", id.display()))
+        .start();
+    init.wait_state("default", UnitState::Running);
+    assert_eq!(
+        std::fs::read_to_string(&id).expect("the test's machine-id"),
+        "0123456789abcdef0123456789abcdef\n",
+        "write-id ran before both"
+    );
+    assert!(
+        dir.join("first-ran").exists(),
+        "ConditionFirstBoot=yes held"
+    );
+    assert!(!init.unit("first.service").skipped);
+    let not_first = init.unit("not-first.service");
+    assert!(not_first.skipped, "{not_first:?}");
+    assert_eq!(
+        not_first.status,
+        "skipped: ConditionFirstBoot=no was not met"
+    );
+    assert!(!dir.join("not-first-ran").exists());
+}

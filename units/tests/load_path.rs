@@ -101,7 +101,7 @@ fn earlier_directories_hide_later_ones_and_links_are_followed() {
             "/lib/systemd/system/redis-server.service",
         )
         .file(LIB, "cron.service", "")
-        .file(LIB, "tmp.mount", "[Mount]\nWhat=tmpfs\n")
+        .file(LIB, "swapfile.swap", "[Swap]\nWhat=/swapfile\n")
         .file(
             LIB,
             "getty@.service",
@@ -134,7 +134,10 @@ fn earlier_directories_hide_later_ones_and_links_are_followed() {
     );
     assert_eq!(
         l.unsupported,
-        [("tmp.mount".into(), "/lib/systemd/system/tmp.mount".into())]
+        [(
+            "swapfile.swap".into(),
+            "/lib/systemd/system/swapfile.swap".into()
+        )]
     );
     assert_eq!(l.templates[0].name, "getty@.service");
 }

@@ -55,6 +55,21 @@ fn fixed() -> &'static Fixed {
     })
 }
 
+/// Whether this is the machine's first boot, as systemd decides it when
+/// PID 1 starts, before any unit runs: `/etc/machine-id` missing, empty
+/// or `uninitialized`. Read once, by the first call, which
+/// [`super::real::RealSys::new`] makes at start-up: the machine-id unit writes
+/// the file later in that same boot, and every `ConditionFirstBoot=` of
+/// the boot must still see it as the first. (A re-executed init reads it
+/// again.)
+pub fn first_boot_at_start() -> bool {
+    static FIRST: OnceLock<bool> = OnceLock::new();
+    *FIRST.get_or_init(|| {
+        let id = Machine.machine_id();
+        id.is_empty() || id == "uninitialized"
+    })
+}
+
 /// A small file as text (at most [`SMALL_FILE_MAX`] bytes), `None` when it
 /// cannot be read.
 fn read_small(path: impl AsRef<Path>) -> Option<String> {
@@ -332,8 +347,7 @@ impl ConditionFacts for Machine {
     }
 
     fn first_boot(&self) -> bool {
-        let id = self.machine_id();
-        id.is_empty() || id == "uninitialized"
+        first_boot_at_start()
     }
 
     fn environment(&self) -> Vec<(String, String)> {

@@ -41,6 +41,8 @@ impl RealSys {
     /// spawn to report.
     pub fn new() -> RealSys {
         spawn::reserve();
+        // Before any unit can write /etc/machine-id.
+        super::conditions::first_boot_at_start();
         RealSys
     }
 }

@@ -286,9 +286,10 @@ impl Graph {
             let own = dep_lists(&node.spec)
                 .into_iter()
                 .flat_map(|(kind, targets)| {
-                    targets
-                        .iter()
-                        .map(move |t| (kind, resolve.get(t.as_str()).copied()))
+                    targets.iter().map(move |t| {
+                        let provider = resolve.get(t.as_str()).copied();
+                        (met_mount(kind, t, provider), provider)
+                    })
                 });
             let other = befores.get(&UnitId(i as u32)).into_iter().flatten();
             let other = other.map(|&u| (DepKind::After, Some(u)));
@@ -414,6 +415,21 @@ impl Graph {
 
 /// A unit's lists of targets, in the order of its dependencies. The edges
 /// of other units' `before` come after these (see [`Graph::assemble`]).
+/// A dependency on a `.mount` that no unit provides counts as met: its
+/// path is mounted by someone else (the kernel, PID 1, the fstab unit) or
+/// is no mount point at all. systemd has a unit for every mount point of
+/// /proc/self/mountinfo, and `RequiresMountsFor=` names only those that
+/// exist; flotilla has units only for the `.mount` files on its path, so
+/// the edge is kept as an ordering against nothing (which waits for
+/// nothing) and its index stays that of its name in the unit's lists.
+fn met_mount(kind: DepKind, target: &str, provider: Option<UnitId>) -> DepKind {
+    if provider.is_none() && target.ends_with(".mount") {
+        DepKind::After
+    } else {
+        kind
+    }
+}
+
 pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 6] {
     [
         (DepKind::DependsOn, &spec.depends_on),

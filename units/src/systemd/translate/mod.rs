@@ -17,6 +17,7 @@ use crate::spec::{
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod mount;
 mod unit;
 
 pub(crate) use unit::translate_at;
@@ -103,13 +104,10 @@ pub fn translate_with(
 }
 
 /// Whether the unit search path loads units of this kind (by the name's
-/// suffix): services, targets, timers, sockets and paths; the others
-/// (mounts, devices, …) are listed as not supported.
+/// suffix): services, targets, timers, sockets, paths and mounts; the
+/// others (devices, swaps, …) are listed as not supported.
 pub fn translatable(unit_name: &str) -> bool {
-    matches!(
-        UnitName::split(unit_name).suffix.as_str(),
-        "service" | "target" | "timer" | "socket" | "path"
-    )
+    TRANSLATED_SUFFIXES.contains(&UnitName::split(unit_name).suffix.as_str())
 }
 
 /// The systemd keys the translator reads by a rule of its own: their value
@@ -118,8 +116,9 @@ pub fn translatable(unit_name: &str) -> bool {
 /// twin of a YAML key in [`keys::KEYS`], read by the kind of its value
 /// ([`Tr::twin`]); any key that is neither gets the generic "is not
 /// supported" warning.
-const SPECIAL: [(&str, &str); 16] = [
+const SPECIAL: [(&str, &str); 17] = [
     ("Unit", "Documentation"),
+    ("Unit", "RequiresMountsFor"),
     ("Unit", "Requires"),
     ("Unit", "BindsTo"),
     ("Unit", "Wants"),
@@ -263,10 +262,11 @@ impl Tr<'_> {
 
 /// The kinds of unit flotilla does not run, which a dependency may name
 /// (`BindsTo=dev-ttyS0.device`, `Wants=system.slice`): the suffix of
-/// `name` if it is one of them.
+/// `name` if it is one of them. A `.mount` is kept: the graph counts one
+/// that no unit defines as met (`graph/build.rs`).
 fn unrun_kind(name: &str) -> Option<&str> {
     let (_, suffix) = name.rsplit_once('.')?;
-    ["device", "mount", "automount", "swap", "slice", "scope"]
+    ["device", "automount", "swap", "slice", "scope"]
         .contains(&suffix)
         .then_some(suffix)
 }
@@ -527,12 +527,15 @@ fn suffix_kind(suffix: &str) -> Option<UnitType> {
         "timer" => Some(UnitType::Timer),
         "socket" => Some(UnitType::Socket),
         "path" => Some(UnitType::Path),
+        // mount(8) to start, umount(8) to stop (`mount.rs`).
+        "mount" => Some(UnitType::Oneshot),
         _ => None,
     }
 }
 
 /// The suffixes of the unit files flotilla reads.
-pub const TRANSLATED_SUFFIXES: [&str; 5] = ["service", "target", "timer", "socket", "path"];
+pub const TRANSLATED_SUFFIXES: [&str; 6] =
+    ["service", "target", "timer", "socket", "path", "mount"];
 
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 //! [`UnitSpec`] key by key (the name and type first, then every key by its
 //! rule or its YAML twin, then the rules across keys).
 
+use super::mount::{self, MountKeys};
 use super::*;
 use crate::spec::Privileges;
 
@@ -107,6 +108,9 @@ pub(crate) fn translate_at(
     let mut restart_sec: Option<Duration> = None;
     let mut restart_at: Option<(String, Pos)> = None;
     let mut permissions_start_only = false;
+    let is_mount = n.suffix == "mount";
+    let mut mount_keys = is_mount.then(MountKeys::default);
+    let mut default_deps = true;
 
     for (i, o) in options.iter().enumerate() {
         let p = pos(i);
@@ -119,6 +123,26 @@ pub(crate) fn translate_at(
         }
         // What enabling links the unit into: `initctl enable` reads it.
         if sec == "Install" {
+            continue;
+        }
+        // A mount's own section, and a service's, which a mount has not.
+        if sec == "Mount" || (is_mount && sec == "Service") {
+            let v = t.value(p, key, &o.value);
+            match mount_keys.as_mut() {
+                Some(m) if sec == "Mount" && mount::KEYS.contains(&key) => {
+                    m.read(&mut t, p, key, &v)
+                }
+                Some(_) if sec == "Mount" => {
+                    t.warn(p, format!("[{sec}] {key}= is not supported, ignored"))
+                }
+                _ => t.warn(
+                    p,
+                    format!(
+                        "[{sec}] {key}= does not apply to a .{} unit, ignored",
+                        n.suffix
+                    ),
+                ),
+            }
             continue;
         }
         let special = SPECIAL.contains(&(sec, key));
@@ -156,7 +180,18 @@ pub(crate) fn translate_at(
             ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
             ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
             ("Unit", "Wants") => t.deps(&mut wants, p, "Wants", v),
+            ("Unit", "RequiresMountsFor") => {
+                for path in v.split_whitespace() {
+                    if t.absolute(p, key, path).is_none() {
+                        continue;
+                    }
+                    for name in mount::mounts_for(path).into_iter().filter(|m| m != unit_name) {
+                        requires.push(Dep { name, pos: p });
+                    }
+                }
+            }
             ("Unit", "DefaultDependencies") => match sd_bool(v) {
+                Some(b) if is_mount => default_deps = b,
                 Some(false) => {}
                 Some(true) => t.warn(
                     p,
@@ -299,6 +334,9 @@ pub(crate) fn translate_at(
     let mut commands = exec_start.into_iter().map(|(c, _)| c);
     spec.exec_start = commands.next();
     spec.extras.exec_start_then = commands.collect();
+    if let Some(m) = mount_keys {
+        m.finish(&mut t, &mut spec, default_deps);
+    }
     spec.extras.context.normalize();
     // A key of one command: the first one, the others warned about.
     for (key, name, list) in singles {
@@ -330,7 +368,10 @@ pub(crate) fn translate_at(
     if kind == UnitType::BackgroundPidfile {
         spec.pidfile = pidfile;
     }
-    t.rules(&spec, type_index.map(pos), &type_value, &restart_at);
+    // A mount's commands are its own (`mount.rs` said what is missing).
+    if !is_mount {
+        t.rules(&spec, type_index.map(pos), &type_value, &restart_at);
+    }
     if let Some(d) = restart_sec {
         spec.restart_delay = d;
         spec.restart_max_delay = d.max(defaults::RESTART_MAX_DELAY);
