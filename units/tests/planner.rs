@@ -1682,3 +1682,19 @@ fn socket_spec(name: &str, service: &str, accept: bool) -> UnitSpec {
         }
     })
 }
+
+#[test]
+fn a_missing_mount_is_met_for_a_systemd_unit_only() {
+    // A systemd file's `Requires=var.mount` with no such unit: the mount
+    // point is someone else's. A YAML unit's missing target blocks, as
+    // SPEC §4 says for any name.
+    for (file, blocked) in [("a.service", None), ("a.yaml", Some("var.mount"))] {
+        let s = with(spec("a", UnitType::ForegroundSupervised), |s| {
+            s.requires = v(&["var.mount"])
+        });
+        let (g, _) = Graph::build(vec![(s, Origin::at(file.to_string(), Pos::new(1, 1)))]);
+        let p = Planner::new(g, "a", Instant(0), PlannerOptions::default());
+        let a = p.graph().unit("a").expect("a");
+        assert_eq!(p.view(a).unwrap().blocked_by.as_deref(), blocked, "{file}");
+    }
+}

@@ -283,12 +283,18 @@ impl Graph {
             if !node.provides_targets() {
                 continue;
             }
+            let systemd = !is_yaml_file(&node.origin.file);
             let own = dep_lists(&node.spec)
                 .into_iter()
                 .flat_map(|(kind, targets)| {
                     targets.iter().map(move |t| {
                         let provider = resolve.get(t.as_str()).copied();
-                        (met_mount(kind, t, provider), provider)
+                        let kind = if systemd {
+                            met_mount(kind, t, provider)
+                        } else {
+                            kind
+                        };
+                        (kind, provider)
                     })
                 });
             let other = befores.get(&UnitId(i as u32)).into_iter().flatten();
@@ -415,7 +421,14 @@ impl Graph {
 
 /// A unit's lists of targets, in the order of its dependencies. The edges
 /// of other units' `before` come after these (see [`Graph::assemble`]).
-/// A dependency on a `.mount` that no unit provides counts as met: its
+/// Whether a unit comes from a YAML file, whose dependencies follow SPEC
+/// §4 as written (a missing target keeps its dependent waiting).
+fn is_yaml_file(file: &str) -> bool {
+    file.ends_with(".yaml") || file.ends_with(".yml")
+}
+
+/// A systemd unit's dependency on a `.mount` that no unit provides counts
+/// as met: its
 /// path is mounted by someone else (the kernel, PID 1, the fstab unit) or
 /// is no mount point at all. systemd has a unit for every mount point of
 /// /proc/self/mountinfo, and `RequiresMountsFor=` names only those that
