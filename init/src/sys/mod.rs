@@ -55,6 +55,7 @@ pub mod conditions;
 pub mod context;
 #[cfg(test)]
 mod context_tests;
+pub mod credentials;
 pub mod dirs;
 pub mod env;
 mod error;

@@ -30,7 +30,7 @@
 //! or copied out of, a detached tree: kernels before 6.15 refuse both.
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr, CString};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 use seccompiler::BpfProgram;
 
@@ -69,6 +69,30 @@ pub(crate) enum Op {
         prepare: super::terminal::Prepare,
         targets: [bool; 3],
     },
+    /// Makes a new detached tmpfs for the unit's credentials
+    /// (`credentials.rs`), kept in `fd`; `total` counts what is written.
+    CredentialsBegin {
+        base: CString,
+        fd: AtomicI32,
+        total: AtomicU64,
+    },
+    /// Writes one credential into the tmpfs of op `begin`
+    /// (`credentials.rs`).
+    Credential {
+        begin: usize,
+        id: CString,
+        sources: Vec<CString>,
+        fallback: Option<Vec<u8>>,
+        required: bool,
+        owner: Option<(libc::uid_t, libc::gid_t)>,
+    },
+    /// Puts the tmpfs of op `begin`, read-only, on `dir`
+    /// (`credentials.rs`).
+    CredentialsEnd {
+        begin: usize,
+        dir: CString,
+        owner: Option<(libc::uid_t, libc::gid_t)>,
+    },
     /// Writes `0` to this `cgroup.procs`: the child joins its cgroup.
     JoinCgroup(CString),
     /// Writes this text to `/proc/self/oom_score_adj`.
@@ -95,6 +119,10 @@ pub(crate) enum Op {
     /// `path` and everything below it read-only (`path` is `/` itself, or
     /// is bound onto itself first).
     ReadOnly(CString),
+    /// `path` and everything below it not executable (`noexec`) or
+    /// executable again (`path` is `/` itself, or is bound onto itself
+    /// first).
+    Exec { path: CString, noexec: bool },
     /// `path` covered by an empty, mode-000, read-only node; `file` is the
     /// init's empty file, for paths that are not directories.
     Inaccessible { path: CString, file: CString },
@@ -135,7 +163,13 @@ impl Op {
     pub(crate) fn may_wait_on_disk(&self) -> bool {
         matches!(
             self,
-            Op::MakeDir { .. } | Op::OpenOutput { .. } | Op::OpenInput { .. } | Op::OpenTty { .. }
+            Op::MakeDir { .. }
+                | Op::OpenOutput { .. }
+                | Op::OpenInput { .. }
+                | Op::OpenTty { .. }
+                | Op::CredentialsBegin { .. }
+                | Op::Credential { .. }
+                | Op::CredentialsEnd { .. }
         )
     }
 
@@ -148,6 +182,9 @@ impl Op {
             Op::OpenInput { .. } => super::terminal::EXIT_STDIN,
             Op::OpenTty { mode: Some(_), .. } => super::terminal::EXIT_STDIN,
             Op::OpenTty { mode: None, .. } => super::dirs::EXIT_OUTPUT,
+            Op::CredentialsBegin { .. } | Op::Credential { .. } | Op::CredentialsEnd { .. } => {
+                super::credentials::EXIT_CREDENTIALS
+            }
             _ => 127,
         }
     }
@@ -318,6 +355,27 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             prepare,
             targets,
         } => super::terminal::open_tty(path, *mode, *prepare, *targets),
+        Op::CredentialsBegin { base, fd, total } => super::credentials::begin(base, fd, total),
+        Op::Credential {
+            begin,
+            id,
+            sources,
+            fallback,
+            required,
+            owner,
+        } => {
+            let mnt = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
+            super::credentials::write(mnt, id, sources, fallback.as_deref(), *required, *owner)
+        }
+        Op::CredentialsEnd { begin, dir, owner } => {
+            let (mnt, _) = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
+            let r = super::credentials::finish(mnt, dir, *owner);
+            if let Some(Op::CredentialsBegin { fd, .. }) = steps.get(*begin).map(|s| &s.op) {
+                fd.store(-1, Ordering::Relaxed);
+            }
+            libc::close(mnt);
+            r
+        }
         Op::JoinCgroup(_) if scratch.joined.load(Ordering::Relaxed) => Ok(()),
         Op::JoinCgroup(path) => write_file(path, b"0"),
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),
@@ -377,6 +435,17 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
                 k::AT_RECURSIVE,
                 k::MOUNT_ATTR_RDONLY,
             )
+        }
+        Op::Exec { path, noexec } => {
+            if path.to_bytes() != b"/" {
+                bind_self(path)?;
+            }
+            let (set, clr) = if *noexec {
+                (k::MOUNT_ATTR_NOEXEC, 0)
+            } else {
+                (0, k::MOUNT_ATTR_NOEXEC)
+            };
+            change_attr(libc::AT_FDCWD, path.as_ptr(), k::AT_RECURSIVE, set, clr)
         }
         Op::Inaccessible { path, file } => inaccessible(path, file),
         Op::EmptyTmpfs { path, options } => mount(
@@ -485,9 +554,19 @@ unsafe fn bind_self(path: &CStr) -> Result<(), c_int> {
 }
 
 unsafe fn set_attr(dfd: c_int, path: *const c_char, flags: u32, set: u64) -> Result<(), c_int> {
+    change_attr(dfd, path, flags, set, 0)
+}
+
+unsafe fn change_attr(
+    dfd: c_int,
+    path: *const c_char,
+    flags: u32,
+    set: u64,
+    clr: u64,
+) -> Result<(), c_int> {
     let attr = MountAttr {
         set,
-        clr: 0,
+        clr,
         propagation: 0,
         userns_fd: 0,
     };
@@ -524,9 +603,26 @@ unsafe fn move_mount(
     .map(drop)
 }
 
-/// A new detached tmpfs with `options` (one `key=value`), as a mount
-/// descriptor.
-unsafe fn detached_tmpfs(mode: &CStr, attrs: u64) -> Result<c_int, c_int> {
+/// `MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC`.
+pub(crate) const MOUNT_ATTR_NOSUID_NODEV_NOEXEC: u64 =
+    k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NODEV | k::MOUNT_ATTR_NOEXEC;
+
+/// `MOUNT_ATTR_RDONLY`.
+pub(crate) const MOUNT_ATTR_RDONLY: u64 = k::MOUNT_ATTR_RDONLY;
+
+/// Sets `attrs` on the mount `fd` itself (a detached one too).
+pub(crate) unsafe fn set_empty_path_attr(fd: c_int, attrs: u64) -> Result<(), c_int> {
+    set_attr(fd, c"".as_ptr(), libc::AT_EMPTY_PATH as u32, attrs)
+}
+
+/// Attaches the detached tree `fd` at `path`.
+pub(crate) unsafe fn attach(fd: c_int, path: &CStr) -> Result<(), c_int> {
+    move_mount(fd, c"".as_ptr(), libc::AT_FDCWD, path.as_ptr())
+}
+
+/// A new detached tmpfs of mode `mode` with the mount attributes `attrs`,
+/// as a mount descriptor.
+pub(crate) unsafe fn detached_tmpfs(mode: &CStr, attrs: u64) -> Result<c_int, c_int> {
     let fs = check(libc::syscall(
         libc::SYS_fsopen,
         c"tmpfs".as_ptr(),

@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use flotilla_units::context::credentials::Credentials;
 use flotilla_units::context::dirs::Preserve;
 use flotilla_units::context::input::Input;
 use flotilla_units::context::process::KillMode;
@@ -149,6 +150,8 @@ pub struct UnitRun {
     /// `RUNTIME_DIRECTORY=…` and the like.
     env: Vec<(&'static str, String)>,
     private_tmp: Option<PrivateTmp>,
+    /// `/run/credentials/UNIT`, with `LoadCredential=`/`SetCredential=`.
+    credentials: Option<PathBuf>,
     directories: flotilla_units::context::dirs::Directories,
     kill_mode: KillMode,
     notes: Vec<String>,
@@ -243,6 +246,12 @@ fn fill(
     // The directories and output files are made by the unit's process
     // (the context's first steps): only their names are needed here.
     run.env = dirs::environment(&ctx.directories);
+    if !ctx.credentials.is_empty() {
+        let dir = Credentials::dir(name);
+        run.env
+            .push(("CREDENTIALS_DIRECTORY", dir.to_string_lossy().into_owned()));
+        run.credentials = Some(dir);
+    }
     if ctx.sandbox.private_tmp {
         run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
     }
@@ -265,6 +274,7 @@ fn fill(
         cgroup: run.cgroup.as_ref(),
         private_tmp: run.private_tmp.as_ref().map(PrivateTmp::dir),
         owner,
+        credentials: run.credentials.as_deref(),
     };
     let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
     run.notes = child.notes().to_vec();
@@ -283,6 +293,7 @@ fn fill(
         tty: ctx.tty.clone(),
         standard_output: ctx.standard_output.clone(),
         standard_error: ctx.standard_error.clone(),
+        credentials: ctx.credentials.clone(),
         ..ServiceContext::default()
     };
     let bare = context::prepare(&bare_ctx, &params, host).map_err(|e| e.to_string())?;
@@ -327,6 +338,9 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
     }
     if let Some(t) = &run.private_tmp {
         let _ = t.remove();
+    }
+    if let Some(dir) = &run.credentials {
+        let _ = super::credentials::remove(dir);
     }
     let preserve = match run.directories.runtime_preserve {
         Preserve::No => false,

@@ -72,6 +72,15 @@ pub enum Key {
     ProtectProc,
     ProcSubset,
     IgnoreSigpipe,
+    NoExecPaths,
+    ExecPaths,
+    PrivateUsers,
+    RemoveIpc,
+    LoadCredential,
+    LoadCredentialEncrypted,
+    SetCredential,
+    SetCredentialEncrypted,
+    ImportCredential,
     /// flotilla's own key: the keys that may be skipped where the kernel
     /// cannot honour them.
     SkipUnsupported,
@@ -79,7 +88,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 61] = [
+const TABLE: [(Key, &str, &str); 70] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -244,6 +253,27 @@ const TABLE: [(Key, &str, &str); 61] = [
     (Key::ProtectProc, "ProtectProc", "protect-proc"),
     (Key::ProcSubset, "ProcSubset", "proc-subset"),
     (Key::IgnoreSigpipe, "IgnoreSIGPIPE", "ignore-sigpipe"),
+    (Key::NoExecPaths, "NoExecPaths", "no-exec-paths"),
+    (Key::ExecPaths, "ExecPaths", "exec-paths"),
+    (Key::PrivateUsers, "PrivateUsers", "private-users"),
+    (Key::RemoveIpc, "RemoveIPC", "remove-ipc"),
+    (Key::LoadCredential, "LoadCredential", "load-credential"),
+    (
+        Key::LoadCredentialEncrypted,
+        "LoadCredentialEncrypted",
+        "load-credential-encrypted",
+    ),
+    (Key::SetCredential, "SetCredential", "set-credential"),
+    (
+        Key::SetCredentialEncrypted,
+        "SetCredentialEncrypted",
+        "set-credential-encrypted",
+    ),
+    (
+        Key::ImportCredential,
+        "ImportCredential",
+        "import-credential",
+    ),
     (
         Key::SkipUnsupported,
         "X-SkipUnsupported",
@@ -363,7 +393,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 61 + 16);
+        assert_eq!(all.len(), 70 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),
