@@ -270,6 +270,13 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
             "needs a network namespace, which needs CAP_SYS_ADMIN (the init does not hold it)"
                 .into(),
         ),
+        Key::PrivateUsers if !host.user_ns => {
+            Some("needs user namespaces, which this kernel lacks or has turned off (user.max_user_namespaces)".into())
+        }
+        Key::PrivateUsers if !host.setid => Some(
+            "needs CAP_SETUID and CAP_SETGID to map the unit's IDs (the init does not hold them)"
+                .into(),
+        ),
         Key::ProtectHostname if !host.uts_ns => {
             Some("needs a UTS namespace, which this kernel lacks".into())
         }
@@ -404,6 +411,16 @@ pub fn prepare(
         key: Some(key),
         message,
     })?;
+    if ctx.sandbox.private_users {
+        // After the other namespaces (userns.rs says why).
+        let uid = params.owner.map(|(u, _)| u).or(params.uid);
+        let (uid_map, gid_map) = super::userns::maps(uid, params.owner.map(|(_, g)| g));
+        b.push(
+            Op::PrivateUsers { uid_map, gid_map },
+            format!("{} a new user namespace", Key::PrivateUsers),
+            OnError::Fail,
+        );
+    }
     if let Some(m) = ctx.umask {
         b.push(
             Op::Umask(m),

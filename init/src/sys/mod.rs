@@ -66,6 +66,7 @@ mod input_data;
 pub mod listen;
 pub mod mountinfo;
 pub mod paths;
+mod private_dev;
 pub mod real;
 pub mod reexec;
 mod sandbox;
@@ -74,6 +75,7 @@ pub mod sockets;
 mod spawn;
 mod terminal;
 pub mod unitrun;
+mod userns;
 
 pub use spawn::set_clone_into_cgroup;
 #[cfg(test)]

@@ -107,6 +107,8 @@ pub(crate) enum Op {
     },
     /// `unshare(flags)`.
     Unshare(c_int),
+    /// A user namespace of its own with these maps (`userns.rs`).
+    PrivateUsers { uid_map: Vec<u8>, gid_map: Vec<u8> },
     /// Brings the loopback interface of a new network namespace up.
     LoopbackUp,
     /// Every mount a slave: nothing made here propagates back.
@@ -207,30 +209,30 @@ pub(crate) struct Step {
 }
 
 /// Constants of `linux/mount.h`, `linux/capability.h`, `linux/prctl.h`.
-mod k {
+pub(crate) mod k {
     use std::ffi::{c_int, c_uint, c_ulong};
 
-    pub(super) const OPEN_TREE_CLONE: u32 = 1;
-    pub(super) const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
-    pub(super) const AT_RECURSIVE: u32 = 0x8000;
-    pub(super) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
-    pub(super) const FSOPEN_CLOEXEC: u32 = 1;
-    pub(super) const FSCONFIG_SET_STRING: u32 = 1;
-    pub(super) const FSCONFIG_CMD_CREATE: u32 = 6;
-    pub(super) const FSMOUNT_CLOEXEC: u32 = 1;
-    pub(super) const MOUNT_ATTR_RDONLY: u64 = 0x1;
-    pub(super) const MOUNT_ATTR_NOSUID: u64 = 0x2;
-    pub(super) const MOUNT_ATTR_NODEV: u64 = 0x4;
-    pub(super) const MOUNT_ATTR_NOEXEC: u64 = 0x8;
-    pub(super) const PR_SET_KEEPCAPS: c_int = 8;
-    pub(super) const PR_CAPBSET_DROP: c_int = 24;
-    pub(super) const PR_SET_NO_NEW_PRIVS: c_int = 38;
-    pub(super) const PR_CAP_AMBIENT: c_int = 47;
-    pub(super) const PR_CAP_AMBIENT_RAISE: c_int = 2;
-    pub(super) const CAP_V3: u32 = 0x2008_0522;
-    pub(super) const SECCOMP_SET_MODE_FILTER: c_uint = 1;
-    pub(super) const SIOCGIFFLAGS: c_ulong = 0x8913;
-    pub(super) const SIOCSIFFLAGS: c_ulong = 0x8914;
+    pub(crate) const OPEN_TREE_CLONE: u32 = 1;
+    pub(crate) const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
+    pub(crate) const AT_RECURSIVE: u32 = 0x8000;
+    pub(crate) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
+    pub(crate) const FSOPEN_CLOEXEC: u32 = 1;
+    pub(crate) const FSCONFIG_SET_STRING: u32 = 1;
+    pub(crate) const FSCONFIG_CMD_CREATE: u32 = 6;
+    pub(crate) const FSMOUNT_CLOEXEC: u32 = 1;
+    pub(crate) const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    pub(crate) const MOUNT_ATTR_NOSUID: u64 = 0x2;
+    pub(crate) const MOUNT_ATTR_NODEV: u64 = 0x4;
+    pub(crate) const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+    pub(crate) const PR_SET_KEEPCAPS: c_int = 8;
+    pub(crate) const PR_CAPBSET_DROP: c_int = 24;
+    pub(crate) const PR_SET_NO_NEW_PRIVS: c_int = 38;
+    pub(crate) const PR_CAP_AMBIENT: c_int = 47;
+    pub(crate) const PR_CAP_AMBIENT_RAISE: c_int = 2;
+    pub(crate) const CAP_V3: u32 = 0x2008_0522;
+    pub(crate) const SECCOMP_SET_MODE_FILTER: c_uint = 1;
+    pub(crate) const SIOCGIFFLAGS: c_ulong = 0x8913;
+    pub(crate) const SIOCSIFFLAGS: c_ulong = 0x8914;
 }
 
 /// `struct mount_attr`, version 0.
@@ -396,6 +398,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             .map(drop)
         }
         Op::Unshare(flags) => check(libc::syscall(libc::SYS_unshare, *flags)).map(drop),
+        Op::PrivateUsers { uid_map, gid_map } => super::userns::enter(uid_map, gid_map),
         Op::LoopbackUp => loopback_up(),
         Op::MakeSlave => mount(
             std::ptr::null(),
@@ -455,7 +458,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_STRICTATIME,
             options.as_ptr().cast(),
         ),
-        Op::PrivateDev { dirs } => private_dev(dirs, steps),
+        Op::PrivateDev { dirs } => super::private_dev::private_dev(dirs, steps),
         Op::Proc { path, options } => mount(
             c"proc".as_ptr(),
             path.as_ptr(),
@@ -581,12 +584,16 @@ unsafe fn change_attr(
     .map(drop)
 }
 
-unsafe fn open_tree(dfd: c_int, path: *const c_char, flags: u32) -> Result<c_int, c_int> {
+pub(crate) unsafe fn open_tree(
+    dfd: c_int,
+    path: *const c_char,
+    flags: u32,
+) -> Result<c_int, c_int> {
     check(libc::syscall(libc::SYS_open_tree, dfd, path, flags)).map(|fd| fd as c_int)
 }
 
 /// Attaches the detached tree `fd` at `to_path` (relative to `to_dfd`).
-unsafe fn move_mount(
+pub(crate) unsafe fn move_mount(
     fd: c_int,
     empty: *const c_char,
     to_dfd: c_int,
@@ -684,109 +691,6 @@ unsafe fn inaccessible(path: &CStr, file: &CStr) -> Result<(), c_int> {
     let ro =
         k::MOUNT_ATTR_RDONLY | k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NODEV | k::MOUNT_ATTR_NOEXEC;
     set_attr(libc::AT_FDCWD, path.as_ptr(), 0, ro)
-}
-
-/// The device nodes of a private `/dev`, bound from the host's.
-const DEVICES: [(&CStr, &CStr); 7] = [
-    (c"null", c"/dev/null"),
-    (c"zero", c"/dev/zero"),
-    (c"full", c"/dev/full"),
-    (c"random", c"/dev/random"),
-    (c"urandom", c"/dev/urandom"),
-    (c"tty", c"/dev/tty"),
-    (c"ptmx", c"/dev/ptmx"),
-];
-
-/// Links in a private `/dev`.
-const LINKS: [(&CStr, &CStr); 4] = [
-    (c"fd", c"/proc/self/fd"),
-    (c"stdin", c"/proc/self/fd/0"),
-    (c"stdout", c"/proc/self/fd/1"),
-    (c"stderr", c"/proc/self/fd/2"),
-];
-
-unsafe fn private_dev(dirs: &[(&'static CStr, usize)], steps: &[Step]) -> Result<(), c_int> {
-    // Copies of the device nodes first: once the new /dev is attached, the
-    // host's are out of reach.
-    let mut nodes = [-1; DEVICES.len()];
-    let mut r = Ok(());
-    for ((_, source), fd) in DEVICES.iter().zip(nodes.iter_mut()) {
-        match open_tree(
-            libc::AT_FDCWD,
-            source.as_ptr(),
-            k::OPEN_TREE_CLONE | k::OPEN_TREE_CLOEXEC,
-        ) {
-            Ok(t) => *fd = t,
-            // Not every host has every device (a container without a tty).
-            Err(libc::ENOENT | libc::ENXIO) => {}
-            Err(e) => {
-                r = Err(e);
-                break;
-            }
-        }
-    }
-    let r = r.and_then(|()| {
-        let dev = detached_tmpfs(c"0755", k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NOEXEC)?;
-        let r = move_mount(dev, c"".as_ptr(), libc::AT_FDCWD, c"/dev".as_ptr())
-            .and_then(|()| fill_dev(dev, &nodes, dirs, steps));
-        libc::close(dev);
-        r
-    });
-    for fd in nodes {
-        if fd >= 0 {
-            libc::close(fd);
-        }
-    }
-    r
-}
-
-/// Puts the device copies `nodes` (in [`DEVICES`] order; -1 for none), the
-/// snapshots of `dirs` and the links into the new `/dev`, attached and
-/// open as `dev`.
-unsafe fn fill_dev(
-    dev: c_int,
-    nodes: &[c_int],
-    dirs: &[(&'static CStr, usize)],
-    steps: &[Step],
-) -> Result<(), c_int> {
-    for (&(name, _), &t) in DEVICES.iter().zip(nodes) {
-        if t < 0 {
-            continue;
-        }
-        let f = libc::openat(
-            dev,
-            name.as_ptr(),
-            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-            0o666,
-        );
-        if f < 0 {
-            return Err(errno());
-        }
-        libc::close(f);
-        move_mount(t, c"".as_ptr(), dev, name.as_ptr())?;
-    }
-    for &(name, snapshot) in dirs {
-        let fd = match steps.get(snapshot).map(|s| &s.op) {
-            Some(Op::Snapshot { fd, .. }) => fd.swap(-1, Ordering::Relaxed),
-            _ => -1,
-        };
-        if fd < 0 {
-            continue;
-        }
-        let r = if libc::mkdirat(dev, name.as_ptr(), 0o755) < 0 {
-            Err(errno())
-        } else {
-            move_mount(fd, c"".as_ptr(), dev, name.as_ptr())
-        };
-        libc::close(fd);
-        r?;
-    }
-    for (name, target) in LINKS {
-        if libc::symlinkat(target.as_ptr(), dev, name.as_ptr()) < 0 {
-            return Err(errno());
-        }
-    }
-    Ok(())
 }
 
 unsafe fn loopback_up() -> Result<(), c_int> {
