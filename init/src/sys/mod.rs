@@ -63,6 +63,7 @@ pub mod events;
 pub mod fake;
 mod host;
 mod input_data;
+pub mod ipc;
 pub mod listen;
 pub mod mountinfo;
 pub mod paths;

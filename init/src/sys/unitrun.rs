@@ -28,6 +28,7 @@ use flotilla_units::context::ServiceContext;
 use super::cgroup::{self, Cgroups, UnitCgroup};
 use super::context::{self, ChildContext, Host, Params};
 use super::dirs::{self, PrivateTmp};
+use super::ipc;
 
 /// The init's units' cgroups (`None`: no writable cgroup2, process
 /// groups only), the host's abilities and the machine's size, found once.
@@ -157,6 +158,13 @@ pub struct UnitRun {
     notes: Vec<String>,
     /// `StandardInput=data`: the bytes, in a sealed memfd.
     input: Option<std::os::fd::OwnedFd>,
+    /// The user and group counted for `RemoveIPC=` (`ipc.rs`).
+    ipc: ipc::Owner,
+}
+
+thread_local! {
+    /// The users and groups of the running units, for `RemoveIPC=`.
+    static USERS: std::cell::RefCell<ipc::Users> = std::cell::RefCell::default();
 }
 
 impl UnitRun {
@@ -215,8 +223,15 @@ pub fn start(
     let res = fill(&mut run, name, ctx, owner);
     if res.is_err() {
         end(&run, true);
+        return res.map(|()| run);
     }
-    res.map(|()| run)
+    run.ipc = ipc::Owner {
+        uid: owner.map(|(u, _)| u),
+        gid: owner.map(|(_, g)| g),
+        remove: ctx.remove_ipc,
+    };
+    USERS.with(|u| u.borrow_mut().start(run.ipc));
+    Ok(run)
 }
 
 fn fill(
@@ -349,6 +364,10 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
     };
     if !preserve {
         let _ = dirs::remove_runtime(&run.directories);
+    }
+    let (uid, gid) = USERS.with(|u| u.borrow_mut().stop(run.ipc, keep_runtime));
+    if uid.is_some() || gid.is_some() {
+        let _ = ipc::remove(uid, gid);
     }
 }
 
