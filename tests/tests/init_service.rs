@@ -444,3 +444,56 @@ fn a_crash_loop_hits_its_start_limit() {
         alerted.exists().then_some(())
     });
 }
+
+/// `LoadCredential=`/`SetCredential=` through the init: the unit's process
+/// finds its credentials in `$CREDENTIALS_DIRECTORY`, files of its user
+/// that only it may read, and the directory is gone after the stop.
+#[test]
+fn credentials_reach_the_unit_and_go_at_its_stop() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TestDir::new();
+    let name = format!("cred-{}", std::process::id());
+    let key = dir.file("key.pem", "secret\n");
+    // Where the unit, running as nobody, writes what it found.
+    let out = dir.join("out");
+    std::fs::create_dir(&out).expect("mkdir");
+    for (p, mode) in [(dir.path(), 0o711), (out.as_path(), 0o777)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+    let report = out.join("report");
+    let script = dir.script(
+        "show.sh",
+        &format!(
+            "{{ echo \"dir=$CREDENTIALS_DIRECTORY\"; cd \"$CREDENTIALS_DIRECTORY\" && \
+             stat -c '%n %a %U' . key tok && cat key tok && echo; }} > {r}.new\n\
+             mv {r}.new {r}\nexec sleep 1000\n",
+            r = report.display()
+        ),
+    );
+    dir.unit(
+        &name,
+        &format!(
+            "unit: {name}\nuser: nobody\n\
+             load-credential: [\"key:{}\"]\nset-credential: \"tok:abc\"\n\
+             exec-start: /bin/sh {}\n",
+            key.display(),
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start(&name);
+    init.wait_state(&name, UnitState::Running);
+    let creds = std::path::PathBuf::from(format!("/run/credentials/{name}"));
+    let text = wait_for(WAIT, "the unit reported its credentials", || {
+        std::fs::read_to_string(&report).ok()
+    });
+    assert_eq!(
+        text,
+        format!(
+            "dir={}\n. 500 nobody\nkey 400 nobody\ntok 400 nobody\nsecret\nabc\n",
+            creds.display()
+        )
+    );
+    stop_by_switch(&init, &name);
+    assert!(!creds.exists(), "{} left after the stop", creds.display());
+}
