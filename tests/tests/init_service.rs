@@ -497,3 +497,64 @@ fn credentials_reach_the_unit_and_go_at_its_stop() {
     stop_by_switch(&init, &name);
     assert!(!creds.exists(), "{} left after the stop", creds.display());
 }
+
+/// `RemoveIPC=yes` through the init: what the unit's user made in System
+/// V IPC and `/dev/shm` is gone after its stop; root's stays.
+#[test]
+fn remove_ipc_cleans_the_users_objects_at_the_stop() {
+    use std::os::unix::fs::PermissionsExt;
+    // A user no account has, for this test's objects alone.
+    let uid = 61_235;
+    let dir = TestDir::new();
+    let name = format!("ipc-{}", std::process::id());
+    let out = dir.join("out");
+    std::fs::create_dir(&out).expect("mkdir");
+    for (p, mode) in [(dir.path(), 0o711), (out.as_path(), 0o777)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+    let shm_file = format!("/dev/shm/flotilla-{name}");
+    let report = out.join("ids");
+    let script = dir.script(
+        "ipc.sh",
+        &format!(
+            "ipcmk -M 4096 > {r}.new && ipcmk -Q >> {r}.new && echo x > {shm_file} && \
+             mv {r}.new {r}\nexec sleep 1000\n",
+            r = report.display()
+        ),
+    );
+    dir.unit(
+        &name,
+        &format!(
+            "unit: {name}\nuser: \"{uid}\"\ngroup: \"{uid}\"\nremove-ipc: yes\n\
+             exec-start: /bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let roots = format!("/dev/shm/flotilla-{name}-root");
+    std::fs::write(&roots, "x").expect("root's file");
+    let init = dir.start(&name);
+    init.wait_state(&name, UnitState::Running);
+    let text = wait_for(WAIT, "the unit made its IPC objects", || {
+        std::fs::read_to_string(&report).ok()
+    });
+    let ids: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split(':').nth(1).map(|v| v.trim().to_string()))
+        .collect();
+    assert_eq!(ids.len(), 2, "{text}");
+    let listed = |kind: &str, id: &str| {
+        std::fs::read_to_string(format!("/proc/sysvipc/{kind}"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(id))
+    };
+    assert!(listed("shm", &ids[0]) && listed("msg", &ids[1]));
+    assert!(std::path::Path::new(&shm_file).exists());
+    stop_by_switch(&init, &name);
+    assert!(!listed("shm", &ids[0]), "the segment is left");
+    assert!(!listed("msg", &ids[1]), "the queue is left");
+    assert!(!std::path::Path::new(&shm_file).exists());
+    assert!(std::path::Path::new(&roots).exists());
+    std::fs::remove_file(&roots).expect("rm");
+}

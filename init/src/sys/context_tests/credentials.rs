@@ -111,6 +111,15 @@ fn a_missing_credential_file_fails_the_start_with_systemds_status() {
         err.to_string(),
         "LoadCredential= the init gave no credentials directory for this unit"
     );
+    // A kernel without the mount API: an error naming the key.
+    let mut host = context::Host::probe();
+    host.mount_api = false;
+    let c = ctx(&[("SetCredential", "tok:abc")]);
+    let err = context::prepare(&c, &params, &host).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "SetCredential= needs the mount API of Linux 5.12 (fsmount, move_mount), which this kernel lacks"
+    );
 }
 
 #[test]
