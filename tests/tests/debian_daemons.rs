@@ -261,6 +261,23 @@ fn check_redis(init: &NsInit) {
         std::path::Path::new("/run/redis").is_dir(),
         "RuntimeDirectory="
     );
+    // PrivateUsers=true: root and redis mapped, nobody else.
+    let redis = uid_of("redis");
+    let uid_map: Vec<Vec<String>> = std::fs::read_to_string(format!("/proc/{pid}/uid_map"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    let r = redis.to_string();
+    assert_eq!(uid_map, [["0", "0", "1"], [r.as_str(), r.as_str(), "1"]]);
+    // NoExecPaths=/ with ExecPaths=/usr/bin/redis-server /usr/lib /lib.
+    assert!(
+        mount_options(pid, "/").contains("noexec"),
+        "{}",
+        mount_options(pid, "/")
+    );
+    assert!(!mount_options(pid, "/usr/lib").contains("noexec"));
+    assert!(!mount_options(pid, "/usr/bin/redis-server").contains("noexec"));
 }
 
 fn uid_of(user: &str) -> u32 {

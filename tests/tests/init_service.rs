@@ -605,3 +605,117 @@ fn ip_address_deny_drops_what_ip_address_allow_does_not_name() {
     );
     assert_eq!(lines[1..], ["allowed connected", "open connected"]);
 }
+
+/// `LoadCredential=`/`SetCredential=` through the init: the unit's process
+/// finds its credentials in `$CREDENTIALS_DIRECTORY`, files of its user
+/// that only it may read, and the directory is gone after the stop.
+#[test]
+fn credentials_reach_the_unit_and_go_at_its_stop() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TestDir::new();
+    let name = format!("cred-{}", std::process::id());
+    let key = dir.file("key.pem", "secret\n");
+    // Where the unit, running as nobody, writes what it found.
+    let out = dir.join("out");
+    std::fs::create_dir(&out).expect("mkdir");
+    for (p, mode) in [(dir.path(), 0o711), (out.as_path(), 0o777)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+    let report = out.join("report");
+    let script = dir.script(
+        "show.sh",
+        &format!(
+            "{{ echo \"dir=$CREDENTIALS_DIRECTORY\"; cd \"$CREDENTIALS_DIRECTORY\" && \
+             stat -c '%n %a %U' . key tok && cat key tok && echo; }} > {r}.new\n\
+             mv {r}.new {r}\nexec sleep 1000\n",
+            r = report.display()
+        ),
+    );
+    dir.unit(
+        &name,
+        &format!(
+            "unit: {name}\nuser: nobody\n\
+             load-credential: [\"key:{}\"]\nset-credential: \"tok:abc\"\n\
+             exec-start: /bin/sh {}\n",
+            key.display(),
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start(&name);
+    init.wait_state(&name, UnitState::Running);
+    let creds = std::path::PathBuf::from(format!("/run/credentials/{name}"));
+    let text = wait_for(WAIT, "the unit reported its credentials", || {
+        std::fs::read_to_string(&report).ok()
+    });
+    assert_eq!(
+        text,
+        format!(
+            "dir={}\n. 500 nobody\nkey 400 nobody\ntok 400 nobody\nsecret\nabc\n",
+            creds.display()
+        )
+    );
+    stop_by_switch(&init, &name);
+    assert!(!creds.exists(), "{} left after the stop", creds.display());
+}
+
+/// `RemoveIPC=yes` through the init: what the unit's user made in System
+/// V IPC and `/dev/shm` is gone after its stop; root's stays.
+#[test]
+fn remove_ipc_cleans_the_users_objects_at_the_stop() {
+    use std::os::unix::fs::PermissionsExt;
+    // A user no account has, for this test's objects alone.
+    let uid = 61_235;
+    let dir = TestDir::new();
+    let name = format!("ipc-{}", std::process::id());
+    let out = dir.join("out");
+    std::fs::create_dir(&out).expect("mkdir");
+    for (p, mode) in [(dir.path(), 0o711), (out.as_path(), 0o777)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+    let shm_file = format!("/dev/shm/flotilla-{name}");
+    let report = out.join("ids");
+    let script = dir.script(
+        "ipc.sh",
+        &format!(
+            "ipcmk -M 4096 > {r}.new && ipcmk -Q >> {r}.new && echo x > {shm_file} && \
+             mv {r}.new {r}\nexec sleep 1000\n",
+            r = report.display()
+        ),
+    );
+    dir.unit(
+        &name,
+        &format!(
+            "unit: {name}\nuser: \"{uid}\"\ngroup: \"{uid}\"\nremove-ipc: yes\n\
+             exec-start: /bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let roots = format!("/dev/shm/flotilla-{name}-root");
+    std::fs::write(&roots, "x").expect("root's file");
+    let init = dir.start(&name);
+    init.wait_state(&name, UnitState::Running);
+    let text = wait_for(WAIT, "the unit made its IPC objects", || {
+        std::fs::read_to_string(&report).ok()
+    });
+    let ids: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split(':').nth(1).map(|v| v.trim().to_string()))
+        .collect();
+    assert_eq!(ids.len(), 2, "{text}");
+    let listed = |kind: &str, id: &str| {
+        std::fs::read_to_string(format!("/proc/sysvipc/{kind}"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(id))
+    };
+    assert!(listed("shm", &ids[0]) && listed("msg", &ids[1]));
+    assert!(std::path::Path::new(&shm_file).exists());
+    stop_by_switch(&init, &name);
+    assert!(!listed("shm", &ids[0]), "the segment is left");
+    assert!(!listed("msg", &ids[1]), "the queue is left");
+    assert!(!std::path::Path::new(&shm_file).exists());
+    assert!(std::path::Path::new(&roots).exists());
+    std::fs::remove_file(&roots).expect("rm");
+}

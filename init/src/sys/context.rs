@@ -62,6 +62,9 @@ pub struct Params<'a> {
     pub private_tmp: Option<&'a Path>,
     /// Who owns the unit's directories (UID, GID): its user and group.
     pub owner: Option<(u32, u32)>,
+    /// The unit's credentials directory (`/run/credentials/UNIT`): needed
+    /// with `LoadCredential=` or `SetCredential=`.
+    pub credentials: Option<&'a Path>,
 }
 
 /// A key that cannot be honoured (or the unit's cgroup that cannot be
@@ -180,7 +183,7 @@ impl ChildContext {
 }
 
 /// The keys that need a private mount namespace.
-const MOUNT_KEYS: [Key; 15] = [
+const MOUNT_KEYS: [Key; 17] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -188,6 +191,8 @@ const MOUNT_KEYS: [Key; 15] = [
     Key::ReadWritePaths,
     Key::ReadOnlyPaths,
     Key::InaccessiblePaths,
+    Key::NoExecPaths,
+    Key::ExecPaths,
     Key::ProtectKernelTunables,
     Key::ProtectKernelModules,
     Key::ProtectKernelLogs,
@@ -265,6 +270,13 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
             "needs a network namespace, which needs CAP_SYS_ADMIN (the init does not hold it)"
                 .into(),
         ),
+        Key::PrivateUsers if !host.user_ns => {
+            Some("needs user namespaces, which this kernel lacks or has turned off (user.max_user_namespaces)".into())
+        }
+        Key::PrivateUsers if !host.setid => Some(
+            "needs CAP_SETUID and CAP_SETGID to map the unit's IDs (the init does not hold them)"
+                .into(),
+        ),
         Key::ProtectHostname if !host.uts_ns => {
             Some("needs a UTS namespace, which this kernel lacks".into())
         }
@@ -281,6 +293,13 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
         Key::OomScoreAdjust if !host.sys_resource && ctx.oom_score_adjust.is_some_and(|a| a < 0) => {
             Some("needs CAP_SYS_RESOURCE to lower the OOM score below 0, which the init does not hold".into())
         }
+        Key::LoadCredential | Key::SetCredential if !host.mount_api => Some(
+            "needs the mount API of Linux 5.12 (fsmount, move_mount), which this kernel lacks"
+                .into(),
+        ),
+        Key::LoadCredential | Key::SetCredential if !host.sys_admin => Some(
+            "needs CAP_SYS_ADMIN to mount the credentials (the init does not hold it)".into(),
+        ),
         Key::CapabilityBoundingSet if !host.setpcap => {
             Some("needs CAP_SETPCAP to drop capabilities (the init does not hold it)".into())
         }
@@ -409,6 +428,16 @@ pub fn prepare(
         key: Some(key),
         message,
     })?;
+    if ctx.sandbox.private_users {
+        // After the other namespaces (userns.rs says why).
+        let uid = params.owner.map(|(u, _)| u).or(params.uid);
+        let (uid_map, gid_map) = super::userns::maps(uid, params.owner.map(|(_, g)| g));
+        b.push(
+            Op::PrivateUsers { uid_map, gid_map },
+            format!("{} a new user namespace", Key::PrivateUsers),
+            OnError::Fail,
+        );
+    }
     if let Some(m) = ctx.umask {
         b.push(
             Op::Umask(m),
@@ -557,6 +586,24 @@ fn file_steps(
             OnError::Fail,
         );
     }
+    if !ctx.credentials.is_empty() {
+        let key = if ctx.credentials.load.is_empty() {
+            Key::SetCredential
+        } else {
+            Key::LoadCredential
+        };
+        let dir = params.credentials.ok_or_else(|| {
+            fail(
+                key,
+                "the init gave no credentials directory for this unit".into(),
+            )
+        })?;
+        let ops = super::credentials::ops(&ctx.credentials, dir, params.owner, b.steps.len())
+            .map_err(|(k, m)| fail(k, m))?;
+        for (op, name) in ops {
+            b.push(op, name, OnError::Fail);
+        }
+    }
     // Standard error goes where standard output goes unless it says
     // otherwise (as the executor decides for pipes and the console).
     let out = output_file(ctx.standard_output.as_ref());
@@ -692,6 +739,17 @@ fn mount_steps(
         let shown = e.path.display();
         let (op, what) = match &e.kind {
             MountKind::ReadOnly => (Op::ReadOnly(path), format!("make {shown} read-only")),
+            MountKind::NoExec => (
+                Op::Exec { path, noexec: true },
+                format!("make {shown} not executable"),
+            ),
+            MountKind::Exec => (
+                Op::Exec {
+                    path,
+                    noexec: false,
+                },
+                format!("make {shown} executable"),
+            ),
             MountKind::Inaccessible => {
                 let file = inaccessible
                     .get_or_insert_with(super::dirs::inaccessible_file)

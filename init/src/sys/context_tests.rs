@@ -571,6 +571,8 @@ fn a_filter_that_refuses_execve() {
 }
 
 mod cgroups;
+mod credentials;
+mod exec_users;
 mod files;
 mod stdin;
 

@@ -19,6 +19,11 @@ pub struct Host {
     pub net_ns: bool,
     /// UTS namespaces.
     pub uts_ns: bool,
+    /// User namespaces (and `user.max_user_namespaces` above 0).
+    pub user_ns: bool,
+    /// The init holds `CAP_SETUID` and `CAP_SETGID` (another process's
+    /// user namespace maps).
+    pub setid: bool,
     /// Ambient capabilities (Linux 4.3).
     pub ambient: bool,
     /// The init holds `CAP_SYS_ADMIN` (mounts, namespaces).
@@ -83,6 +88,12 @@ impl Host {
             mount_ns: ns("mnt"),
             net_ns: ns("net"),
             uts_ns: ns("uts"),
+            user_ns: ns("user")
+                && std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .is_none_or(|n| n > 0),
+            setid: CapSet(eff).has(6) && CapSet(eff).has(7),
             ambient,
             sys_admin: CapSet(eff).has(cap::SYS_ADMIN),
             setpcap: CapSet(eff).has(8),

@@ -56,6 +56,7 @@ pub mod conditions;
 pub mod context;
 #[cfg(test)]
 mod context_tests;
+pub mod credentials;
 mod devices;
 pub mod dirs;
 pub mod env;
@@ -64,10 +65,12 @@ pub mod events;
 pub mod fake;
 mod host;
 mod input_data;
+pub mod ipc;
 mod ipfilter;
 pub mod listen;
 pub mod mountinfo;
 pub mod paths;
+mod private_dev;
 pub mod real;
 pub mod reexec;
 mod sandbox;
@@ -76,6 +79,7 @@ pub mod sockets;
 mod spawn;
 mod terminal;
 pub mod unitrun;
+mod userns;
 
 pub use spawn::set_clone_into_cgroup;
 #[cfg(test)]

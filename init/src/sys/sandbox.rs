@@ -30,7 +30,7 @@
 //! or copied out of, a detached tree: kernels before 6.15 refuse both.
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr, CString};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 use seccompiler::BpfProgram;
 
@@ -69,6 +69,30 @@ pub(crate) enum Op {
         prepare: super::terminal::Prepare,
         targets: [bool; 3],
     },
+    /// Makes a new detached tmpfs for the unit's credentials
+    /// (`credentials.rs`), kept in `fd`; `total` counts what is written.
+    CredentialsBegin {
+        base: CString,
+        fd: AtomicI32,
+        total: AtomicU64,
+    },
+    /// Writes one credential into the tmpfs of op `begin`
+    /// (`credentials.rs`).
+    Credential {
+        begin: usize,
+        id: CString,
+        sources: Vec<CString>,
+        fallback: Option<Vec<u8>>,
+        required: bool,
+        owner: Option<(libc::uid_t, libc::gid_t)>,
+    },
+    /// Puts the tmpfs of op `begin`, read-only, on `dir`
+    /// (`credentials.rs`).
+    CredentialsEnd {
+        begin: usize,
+        dir: CString,
+        owner: Option<(libc::uid_t, libc::gid_t)>,
+    },
     /// Writes `0` to this `cgroup.procs`: the child joins its cgroup.
     JoinCgroup(CString),
     /// Writes this text to `/proc/self/oom_score_adj`.
@@ -87,6 +111,8 @@ pub(crate) enum Op {
     },
     /// `unshare(flags)`.
     Unshare(c_int),
+    /// A user namespace of its own with these maps (`userns.rs`).
+    PrivateUsers { uid_map: Vec<u8>, gid_map: Vec<u8> },
     /// Brings the loopback interface of a new network namespace up.
     LoopbackUp,
     /// Every mount a slave: nothing made here propagates back.
@@ -99,6 +125,10 @@ pub(crate) enum Op {
     /// `path` and everything below it read-only (`path` is `/` itself, or
     /// is bound onto itself first).
     ReadOnly(CString),
+    /// `path` and everything below it not executable (`noexec`) or
+    /// executable again (`path` is `/` itself, or is bound onto itself
+    /// first).
+    Exec { path: CString, noexec: bool },
     /// `path` covered by an empty, mode-000, read-only node; `file` is the
     /// init's empty file, for paths that are not directories.
     Inaccessible { path: CString, file: CString },
@@ -139,7 +169,13 @@ impl Op {
     pub(crate) fn may_wait_on_disk(&self) -> bool {
         matches!(
             self,
-            Op::MakeDir { .. } | Op::OpenOutput { .. } | Op::OpenInput { .. } | Op::OpenTty { .. }
+            Op::MakeDir { .. }
+                | Op::OpenOutput { .. }
+                | Op::OpenInput { .. }
+                | Op::OpenTty { .. }
+                | Op::CredentialsBegin { .. }
+                | Op::Credential { .. }
+                | Op::CredentialsEnd { .. }
         )
     }
 
@@ -152,6 +188,9 @@ impl Op {
             Op::OpenInput { .. } => super::terminal::EXIT_STDIN,
             Op::OpenTty { mode: Some(_), .. } => super::terminal::EXIT_STDIN,
             Op::OpenTty { mode: None, .. } => super::dirs::EXIT_OUTPUT,
+            Op::CredentialsBegin { .. } | Op::Credential { .. } | Op::CredentialsEnd { .. } => {
+                super::credentials::EXIT_CREDENTIALS
+            }
             _ => 127,
         }
     }
@@ -174,30 +213,30 @@ pub(crate) struct Step {
 }
 
 /// Constants of `linux/mount.h`, `linux/capability.h`, `linux/prctl.h`.
-mod k {
+pub(crate) mod k {
     use std::ffi::{c_int, c_uint, c_ulong};
 
-    pub(super) const OPEN_TREE_CLONE: u32 = 1;
-    pub(super) const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
-    pub(super) const AT_RECURSIVE: u32 = 0x8000;
-    pub(super) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
-    pub(super) const FSOPEN_CLOEXEC: u32 = 1;
-    pub(super) const FSCONFIG_SET_STRING: u32 = 1;
-    pub(super) const FSCONFIG_CMD_CREATE: u32 = 6;
-    pub(super) const FSMOUNT_CLOEXEC: u32 = 1;
-    pub(super) const MOUNT_ATTR_RDONLY: u64 = 0x1;
-    pub(super) const MOUNT_ATTR_NOSUID: u64 = 0x2;
-    pub(super) const MOUNT_ATTR_NODEV: u64 = 0x4;
-    pub(super) const MOUNT_ATTR_NOEXEC: u64 = 0x8;
-    pub(super) const PR_SET_KEEPCAPS: c_int = 8;
-    pub(super) const PR_CAPBSET_DROP: c_int = 24;
-    pub(super) const PR_SET_NO_NEW_PRIVS: c_int = 38;
-    pub(super) const PR_CAP_AMBIENT: c_int = 47;
-    pub(super) const PR_CAP_AMBIENT_RAISE: c_int = 2;
-    pub(super) const CAP_V3: u32 = 0x2008_0522;
-    pub(super) const SECCOMP_SET_MODE_FILTER: c_uint = 1;
-    pub(super) const SIOCGIFFLAGS: c_ulong = 0x8913;
-    pub(super) const SIOCSIFFLAGS: c_ulong = 0x8914;
+    pub(crate) const OPEN_TREE_CLONE: u32 = 1;
+    pub(crate) const OPEN_TREE_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
+    pub(crate) const AT_RECURSIVE: u32 = 0x8000;
+    pub(crate) const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x4;
+    pub(crate) const FSOPEN_CLOEXEC: u32 = 1;
+    pub(crate) const FSCONFIG_SET_STRING: u32 = 1;
+    pub(crate) const FSCONFIG_CMD_CREATE: u32 = 6;
+    pub(crate) const FSMOUNT_CLOEXEC: u32 = 1;
+    pub(crate) const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    pub(crate) const MOUNT_ATTR_NOSUID: u64 = 0x2;
+    pub(crate) const MOUNT_ATTR_NODEV: u64 = 0x4;
+    pub(crate) const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+    pub(crate) const PR_SET_KEEPCAPS: c_int = 8;
+    pub(crate) const PR_CAPBSET_DROP: c_int = 24;
+    pub(crate) const PR_SET_NO_NEW_PRIVS: c_int = 38;
+    pub(crate) const PR_CAP_AMBIENT: c_int = 47;
+    pub(crate) const PR_CAP_AMBIENT_RAISE: c_int = 2;
+    pub(crate) const CAP_V3: u32 = 0x2008_0522;
+    pub(crate) const SECCOMP_SET_MODE_FILTER: c_uint = 1;
+    pub(crate) const SIOCGIFFLAGS: c_ulong = 0x8913;
+    pub(crate) const SIOCSIFFLAGS: c_ulong = 0x8914;
 }
 
 /// `struct mount_attr`, version 0.
@@ -322,6 +361,27 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             prepare,
             targets,
         } => super::terminal::open_tty(path, *mode, *prepare, *targets),
+        Op::CredentialsBegin { base, fd, total } => super::credentials::begin(base, fd, total),
+        Op::Credential {
+            begin,
+            id,
+            sources,
+            fallback,
+            required,
+            owner,
+        } => {
+            let mnt = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
+            super::credentials::write(mnt, id, sources, fallback.as_deref(), *required, *owner)
+        }
+        Op::CredentialsEnd { begin, dir, owner } => {
+            let (mnt, _) = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
+            let r = super::credentials::finish(mnt, dir, *owner);
+            if let Some(Op::CredentialsBegin { fd, .. }) = steps.get(*begin).map(|s| &s.op) {
+                fd.store(-1, Ordering::Relaxed);
+            }
+            libc::close(mnt);
+            r
+        }
         Op::JoinCgroup(_) if scratch.joined.load(Ordering::Relaxed) => Ok(()),
         Op::JoinCgroup(path) => write_file(path, b"0"),
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),
@@ -352,6 +412,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             .map(drop)
         }
         Op::Unshare(flags) => check(libc::syscall(libc::SYS_unshare, *flags)).map(drop),
+        Op::PrivateUsers { uid_map, gid_map } => super::userns::enter(uid_map, gid_map),
         Op::LoopbackUp => loopback_up(),
         Op::MakeSlave => mount(
             std::ptr::null(),
@@ -392,6 +453,17 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
                 k::MOUNT_ATTR_RDONLY,
             )
         }
+        Op::Exec { path, noexec } => {
+            if path.to_bytes() != b"/" {
+                bind_self(path)?;
+            }
+            let (set, clr) = if *noexec {
+                (k::MOUNT_ATTR_NOEXEC, 0)
+            } else {
+                (0, k::MOUNT_ATTR_NOEXEC)
+            };
+            change_attr(libc::AT_FDCWD, path.as_ptr(), k::AT_RECURSIVE, set, clr)
+        }
         Op::Inaccessible { path, file } => inaccessible(path, file),
         Op::EmptyTmpfs { path, options } => mount(
             c"tmpfs".as_ptr(),
@@ -400,7 +472,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_STRICTATIME,
             options.as_ptr().cast(),
         ),
-        Op::PrivateDev { dirs } => private_dev(dirs, steps),
+        Op::PrivateDev { dirs } => super::private_dev::private_dev(dirs, steps),
         Op::Proc { path, options } => mount(
             c"proc".as_ptr(),
             path.as_ptr(),
@@ -499,9 +571,19 @@ unsafe fn bind_self(path: &CStr) -> Result<(), c_int> {
 }
 
 unsafe fn set_attr(dfd: c_int, path: *const c_char, flags: u32, set: u64) -> Result<(), c_int> {
+    change_attr(dfd, path, flags, set, 0)
+}
+
+unsafe fn change_attr(
+    dfd: c_int,
+    path: *const c_char,
+    flags: u32,
+    set: u64,
+    clr: u64,
+) -> Result<(), c_int> {
     let attr = MountAttr {
         set,
-        clr: 0,
+        clr,
         propagation: 0,
         userns_fd: 0,
     };
@@ -516,12 +598,16 @@ unsafe fn set_attr(dfd: c_int, path: *const c_char, flags: u32, set: u64) -> Res
     .map(drop)
 }
 
-unsafe fn open_tree(dfd: c_int, path: *const c_char, flags: u32) -> Result<c_int, c_int> {
+pub(crate) unsafe fn open_tree(
+    dfd: c_int,
+    path: *const c_char,
+    flags: u32,
+) -> Result<c_int, c_int> {
     check(libc::syscall(libc::SYS_open_tree, dfd, path, flags)).map(|fd| fd as c_int)
 }
 
 /// Attaches the detached tree `fd` at `to_path` (relative to `to_dfd`).
-unsafe fn move_mount(
+pub(crate) unsafe fn move_mount(
     fd: c_int,
     empty: *const c_char,
     to_dfd: c_int,
@@ -538,9 +624,26 @@ unsafe fn move_mount(
     .map(drop)
 }
 
-/// A new detached tmpfs with `options` (one `key=value`), as a mount
-/// descriptor.
-unsafe fn detached_tmpfs(mode: &CStr, attrs: u64) -> Result<c_int, c_int> {
+/// `MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC`.
+pub(crate) const MOUNT_ATTR_NOSUID_NODEV_NOEXEC: u64 =
+    k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NODEV | k::MOUNT_ATTR_NOEXEC;
+
+/// `MOUNT_ATTR_RDONLY`.
+pub(crate) const MOUNT_ATTR_RDONLY: u64 = k::MOUNT_ATTR_RDONLY;
+
+/// Sets `attrs` on the mount `fd` itself (a detached one too).
+pub(crate) unsafe fn set_empty_path_attr(fd: c_int, attrs: u64) -> Result<(), c_int> {
+    set_attr(fd, c"".as_ptr(), libc::AT_EMPTY_PATH as u32, attrs)
+}
+
+/// Attaches the detached tree `fd` at `path`.
+pub(crate) unsafe fn attach(fd: c_int, path: &CStr) -> Result<(), c_int> {
+    move_mount(fd, c"".as_ptr(), libc::AT_FDCWD, path.as_ptr())
+}
+
+/// A new detached tmpfs of mode `mode` with the mount attributes `attrs`,
+/// as a mount descriptor.
+pub(crate) unsafe fn detached_tmpfs(mode: &CStr, attrs: u64) -> Result<c_int, c_int> {
     let fs = check(libc::syscall(
         libc::SYS_fsopen,
         c"tmpfs".as_ptr(),
@@ -602,109 +705,6 @@ unsafe fn inaccessible(path: &CStr, file: &CStr) -> Result<(), c_int> {
     let ro =
         k::MOUNT_ATTR_RDONLY | k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NODEV | k::MOUNT_ATTR_NOEXEC;
     set_attr(libc::AT_FDCWD, path.as_ptr(), 0, ro)
-}
-
-/// The device nodes of a private `/dev`, bound from the host's.
-const DEVICES: [(&CStr, &CStr); 7] = [
-    (c"null", c"/dev/null"),
-    (c"zero", c"/dev/zero"),
-    (c"full", c"/dev/full"),
-    (c"random", c"/dev/random"),
-    (c"urandom", c"/dev/urandom"),
-    (c"tty", c"/dev/tty"),
-    (c"ptmx", c"/dev/ptmx"),
-];
-
-/// Links in a private `/dev`.
-const LINKS: [(&CStr, &CStr); 4] = [
-    (c"fd", c"/proc/self/fd"),
-    (c"stdin", c"/proc/self/fd/0"),
-    (c"stdout", c"/proc/self/fd/1"),
-    (c"stderr", c"/proc/self/fd/2"),
-];
-
-unsafe fn private_dev(dirs: &[(&'static CStr, usize)], steps: &[Step]) -> Result<(), c_int> {
-    // Copies of the device nodes first: once the new /dev is attached, the
-    // host's are out of reach.
-    let mut nodes = [-1; DEVICES.len()];
-    let mut r = Ok(());
-    for ((_, source), fd) in DEVICES.iter().zip(nodes.iter_mut()) {
-        match open_tree(
-            libc::AT_FDCWD,
-            source.as_ptr(),
-            k::OPEN_TREE_CLONE | k::OPEN_TREE_CLOEXEC,
-        ) {
-            Ok(t) => *fd = t,
-            // Not every host has every device (a container without a tty).
-            Err(libc::ENOENT | libc::ENXIO) => {}
-            Err(e) => {
-                r = Err(e);
-                break;
-            }
-        }
-    }
-    let r = r.and_then(|()| {
-        let dev = detached_tmpfs(c"0755", k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NOEXEC)?;
-        let r = move_mount(dev, c"".as_ptr(), libc::AT_FDCWD, c"/dev".as_ptr())
-            .and_then(|()| fill_dev(dev, &nodes, dirs, steps));
-        libc::close(dev);
-        r
-    });
-    for fd in nodes {
-        if fd >= 0 {
-            libc::close(fd);
-        }
-    }
-    r
-}
-
-/// Puts the device copies `nodes` (in [`DEVICES`] order; -1 for none), the
-/// snapshots of `dirs` and the links into the new `/dev`, attached and
-/// open as `dev`.
-unsafe fn fill_dev(
-    dev: c_int,
-    nodes: &[c_int],
-    dirs: &[(&'static CStr, usize)],
-    steps: &[Step],
-) -> Result<(), c_int> {
-    for (&(name, _), &t) in DEVICES.iter().zip(nodes) {
-        if t < 0 {
-            continue;
-        }
-        let f = libc::openat(
-            dev,
-            name.as_ptr(),
-            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-            0o666,
-        );
-        if f < 0 {
-            return Err(errno());
-        }
-        libc::close(f);
-        move_mount(t, c"".as_ptr(), dev, name.as_ptr())?;
-    }
-    for &(name, snapshot) in dirs {
-        let fd = match steps.get(snapshot).map(|s| &s.op) {
-            Some(Op::Snapshot { fd, .. }) => fd.swap(-1, Ordering::Relaxed),
-            _ => -1,
-        };
-        if fd < 0 {
-            continue;
-        }
-        let r = if libc::mkdirat(dev, name.as_ptr(), 0o755) < 0 {
-            Err(errno())
-        } else {
-            move_mount(fd, c"".as_ptr(), dev, name.as_ptr())
-        };
-        libc::close(fd);
-        r?;
-    }
-    for (name, target) in LINKS {
-        if libc::symlinkat(target.as_ptr(), dev, name.as_ptr()) < 0 {
-            return Err(errno());
-        }
-    }
-    Ok(())
 }
 
 unsafe fn loopback_up() -> Result<(), c_int> {

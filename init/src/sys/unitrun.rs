@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use flotilla_units::context::credentials::Credentials;
 use flotilla_units::context::dirs::Preserve;
 use flotilla_units::context::input::Input;
 use flotilla_units::context::process::KillMode;
@@ -27,6 +28,7 @@ use flotilla_units::context::{Key, ServiceContext};
 use super::cgroup::{self, Cgroups, UnitCgroup};
 use super::context::{self, ChildContext, Host, Params};
 use super::dirs::{self, PrivateTmp};
+use super::ipc;
 
 /// The init's units' cgroups (`None`: no writable cgroup2, process
 /// groups only), the host's abilities and the machine's size, found once.
@@ -149,11 +151,20 @@ pub struct UnitRun {
     /// `RUNTIME_DIRECTORY=…` and the like.
     env: Vec<(&'static str, String)>,
     private_tmp: Option<PrivateTmp>,
+    /// `/run/credentials/UNIT`, with `LoadCredential=`/`SetCredential=`.
+    credentials: Option<PathBuf>,
     directories: flotilla_units::context::dirs::Directories,
     kill_mode: KillMode,
     notes: Vec<String>,
     /// `StandardInput=data`: the bytes, in a sealed memfd.
     input: Option<std::os::fd::OwnedFd>,
+    /// The user and group counted for `RemoveIPC=` (`ipc.rs`).
+    ipc: ipc::Owner,
+}
+
+thread_local! {
+    /// The users and groups of the running units, for `RemoveIPC=`.
+    static USERS: std::cell::RefCell<ipc::Users> = std::cell::RefCell::default();
 }
 
 impl UnitRun {
@@ -212,8 +223,15 @@ pub fn start(
     let res = fill(&mut run, name, ctx, owner);
     if res.is_err() {
         end(&run, true);
+        return res.map(|()| run);
     }
-    res.map(|()| run)
+    run.ipc = ipc::Owner {
+        uid: owner.map(|(u, _)| u),
+        gid: owner.map(|(_, g)| g),
+        remove: ctx.remove_ipc,
+    };
+    USERS.with(|u| u.borrow_mut().start(run.ipc));
+    Ok(run)
 }
 
 fn fill(
@@ -261,6 +279,12 @@ fn fill(
     // The directories and output files are made by the unit's process
     // (the context's first steps): only their names are needed here.
     run.env = dirs::environment(&ctx.directories);
+    if !ctx.credentials.is_empty() {
+        let dir = Credentials::dir(name);
+        run.env
+            .push(("CREDENTIALS_DIRECTORY", dir.to_string_lossy().into_owned()));
+        run.credentials = Some(dir);
+    }
     if ctx.sandbox.private_tmp {
         run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
     }
@@ -283,6 +307,7 @@ fn fill(
         cgroup: run.cgroup.as_ref(),
         private_tmp: run.private_tmp.as_ref().map(PrivateTmp::dir),
         owner,
+        credentials: run.credentials.as_deref(),
     };
     let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
     run.notes = child.notes().to_vec();
@@ -302,6 +327,7 @@ fn fill(
         tty: ctx.tty.clone(),
         standard_output: ctx.standard_output.clone(),
         standard_error: ctx.standard_error.clone(),
+        credentials: ctx.credentials.clone(),
         ..ServiceContext::default()
     };
     let bare = context::prepare(&bare_ctx, &params, host).map_err(|e| e.to_string())?;
@@ -347,6 +373,9 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
     if let Some(t) = &run.private_tmp {
         let _ = t.remove();
     }
+    if let Some(dir) = &run.credentials {
+        let _ = super::credentials::remove(dir);
+    }
     let preserve = match run.directories.runtime_preserve {
         Preserve::No => false,
         Preserve::Yes => true,
@@ -354,6 +383,10 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
     };
     if !preserve {
         let _ = dirs::remove_runtime(&run.directories);
+    }
+    let (uid, gid) = USERS.with(|u| u.borrow_mut().stop(run.ipc, keep_runtime));
+    if uid.is_some() || gid.is_some() {
+        let _ = ipc::remove(uid, gid);
     }
 }
 

@@ -83,6 +83,15 @@ pub enum Key {
     IoSchedulingPriority,
     UnsetEnvironment,
     SendSighup,
+    NoExecPaths,
+    ExecPaths,
+    PrivateUsers,
+    RemoveIpc,
+    LoadCredential,
+    LoadCredentialEncrypted,
+    SetCredential,
+    SetCredentialEncrypted,
+    ImportCredential,
     /// flotilla's own key: the keys that may be skipped where the kernel
     /// cannot honour them.
     SkipUnsupported,
@@ -90,7 +99,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 72] = [
+const TABLE: [(Key, &str, &str); 81] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -259,6 +268,27 @@ const TABLE: [(Key, &str, &str); 72] = [
     (Key::ProtectProc, "ProtectProc", "protect-proc"),
     (Key::ProcSubset, "ProcSubset", "proc-subset"),
     (Key::IgnoreSigpipe, "IgnoreSIGPIPE", "ignore-sigpipe"),
+    (Key::NoExecPaths, "NoExecPaths", "no-exec-paths"),
+    (Key::ExecPaths, "ExecPaths", "exec-paths"),
+    (Key::PrivateUsers, "PrivateUsers", "private-users"),
+    (Key::RemoveIpc, "RemoveIPC", "remove-ipc"),
+    (Key::LoadCredential, "LoadCredential", "load-credential"),
+    (
+        Key::LoadCredentialEncrypted,
+        "LoadCredentialEncrypted",
+        "load-credential-encrypted",
+    ),
+    (Key::SetCredential, "SetCredential", "set-credential"),
+    (
+        Key::SetCredentialEncrypted,
+        "SetCredentialEncrypted",
+        "set-credential-encrypted",
+    ),
+    (
+        Key::ImportCredential,
+        "ImportCredential",
+        "import-credential",
+    ),
     (
         Key::CpuSchedulingPolicy,
         "CPUSchedulingPolicy",
@@ -409,7 +439,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 72 + 16);
+        assert_eq!(all.len(), 81 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -23,6 +23,7 @@
 //! | [`devices`] | `DevicePolicy=`, `DeviceAllow=` |
 //! | [`ipaccess`] | `IPAddressAllow=`, `IPAddressDeny=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
+//! | [`credentials`] | `LoadCredential=`, `SetCredential=` |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
 //!
 //! `X-SkipUnsupported=` (YAML `skip-unsupported`) lists keys that may be
@@ -34,6 +35,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 pub mod caps;
+pub mod credentials;
 pub mod devices;
 pub mod dirs;
 pub mod errno;
@@ -52,6 +54,7 @@ pub mod value;
 
 pub use keys::Key;
 
+use credentials::Credentials;
 use dirs::{assign_dirs, parse_dir_mode, parse_preserve, DirKind, Directories};
 use input::{Input, Tty};
 use limits::{parse_rlimit, Rlimit, RlimitValue};
@@ -130,6 +133,13 @@ pub struct ServiceContext {
     /// The sandbox.
     #[serde(skip_serializing_if = "is_default")]
     pub sandbox: Sandbox,
+    /// `LoadCredential=`, `SetCredential=`.
+    #[serde(skip_serializing_if = "Credentials::is_empty")]
+    pub credentials: Credentials,
+    /// `RemoveIPC=`: at stop, the System V IPC objects and POSIX message
+    /// queues of the unit's user are removed (not root's).
+    #[serde(rename = "remove-ipc", skip_serializing_if = "std::ops::Not::not")]
+    pub remove_ipc: bool,
     /// `X-SkipUnsupported=`: keys that may be skipped (with a note) where
     /// the kernel cannot honour them.
     #[serde(skip_serializing_if = "BTreeSet::is_empty")]
@@ -291,6 +301,17 @@ impl ServiceContext {
             Key::ReadWritePaths => assign_paths(&mut sb.read_write_paths, value)?,
             Key::ReadOnlyPaths => assign_paths(&mut sb.read_only_paths, value)?,
             Key::InaccessiblePaths => assign_paths(&mut sb.inaccessible_paths, value)?,
+            Key::NoExecPaths => assign_paths(&mut sb.no_exec_paths, value)?,
+            Key::ExecPaths => assign_paths(&mut sb.exec_paths, value)?,
+            Key::PrivateUsers => sb.private_users = flag(value)?,
+            Key::RemoveIpc => self.remove_ipc = flag(value)?,
+            Key::LoadCredential => credentials::assign_load(&mut self.credentials.load, value)?,
+            Key::SetCredential => credentials::assign_set(&mut self.credentials.set, value)?,
+            Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted if !empty => {
+                credentials::refuse_encrypted()?
+            }
+            Key::ImportCredential if !empty => credentials::refuse_import()?,
+            Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted | Key::ImportCredential => {}
             Key::ProtectKernelTunables => sb.protect_kernel_tunables = flag(value)?,
             Key::ProtectKernelModules => sb.protect_kernel_modules = flag(value)?,
             Key::ProtectKernelLogs => sb.protect_kernel_logs = flag(value)?,

@@ -16,6 +16,14 @@
 //! One path named by two entries keeps the more restrictive one:
 //! inaccessible, then replaced (tmpfs, bind, private `/dev`), then
 //! read-only, then kept.
+//!
+//! Whether a path may be executed is a matter of its own: the
+//! [`MountKind::NoExec`] and [`MountKind::Exec`] entries of
+//! `NoExecPaths=` and `ExecPaths=` come after all the others (sorted
+//! likewise, parents first; a path in both lists is not executable) and
+//! change only that, on the path and everything mounted below it, so that
+//! `NoExecPaths=/` reaches a private `/tmp` and `ExecPaths=/usr/lib` under
+//! it makes that tree executable again, read-only or not.
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +50,10 @@ pub enum MountKind {
     Proc(String),
     /// Put back as it was before the plan started.
     Keep,
+    /// Bound onto itself and made not executable with everything below it.
+    NoExec,
+    /// Bound onto itself and made executable with everything below it.
+    Exec,
 }
 
 impl MountKind {
@@ -53,8 +65,8 @@ impl MountKind {
             | MountKind::Bind(_)
             | MountKind::PrivateDev
             | MountKind::Proc(_) => 1,
-            MountKind::ReadOnly => 2,
-            MountKind::Keep => 3,
+            MountKind::ReadOnly | MountKind::NoExec => 2,
+            MountKind::Keep | MountKind::Exec => 3,
         }
     }
 
@@ -243,13 +255,30 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
             });
         }
     }
-    finish(out)
+    let mut out = finish(out);
+    let mut exec = Vec::new();
+    let lists = [
+        (&sb.no_exec_paths, NoExec, Key::NoExecPaths),
+        (&sb.exec_paths, Exec, Key::ExecPaths),
+    ];
+    for (rules, kind, key) in lists {
+        for r in rules {
+            exec.push(MountEntry {
+                path: r.path.clone(),
+                kind: kind.clone(),
+                optional: r.optional,
+                key,
+            });
+        }
+    }
+    sort_dedup(&mut exec);
+    out.extend(exec);
+    out
 }
 
-/// Sorts, keeps the most restrictive entry per path, and drops the
-/// implicit `Keep`s that nothing above them protects (explicit
-/// `ReadWritePaths=` stay, so that a missing path is still reported).
-fn finish(mut out: Vec<MountEntry>) -> Vec<MountEntry> {
+/// Sorts by path, parents first, and keeps the most restrictive entry of
+/// each path (a required one over an optional one).
+fn sort_dedup(out: &mut Vec<MountEntry>) {
     out.sort_by(|a, b| {
         a.path
             .cmp(&b.path)
@@ -257,6 +286,13 @@ fn finish(mut out: Vec<MountEntry>) -> Vec<MountEntry> {
             .then(a.optional.cmp(&b.optional))
     });
     out.dedup_by(|later, first| later.path == first.path);
+}
+
+/// Sorts, keeps the most restrictive entry per path, and drops the
+/// implicit `Keep`s that nothing above them protects (explicit
+/// `ReadWritePaths=` stay, so that a missing path is still reported).
+fn finish(mut out: Vec<MountEntry>) -> Vec<MountEntry> {
+    sort_dedup(&mut out);
     let protected: Vec<PathBuf> = out
         .iter()
         .filter(|e| e.kind.protects())
@@ -422,6 +458,35 @@ mod tests {
         );
         // PrivateTmp without a directory from the init plans nothing for it.
         assert!(plan(&ctx(&[("PrivateTmp", "yes")]), None).is_empty());
+    }
+
+    #[test]
+    fn exec_entries_come_last_and_change_only_execution() {
+        // Debian's redis-server.service.
+        let c = ctx(&[
+            ("ProtectSystem", "full"),
+            ("NoExecPaths", "/"),
+            ("ExecPaths", "/usr/bin/redis-server /usr/lib /lib"),
+            ("ReadOnlyPaths", "/usr/lib"),
+        ]);
+        assert_eq!(
+            show(&plan(&c, None)),
+            [
+                "-/boot ReadOnly",
+                "-/efi ReadOnly",
+                "/etc ReadOnly",
+                "/usr ReadOnly",
+                "/usr/lib ReadOnly",
+                "/ NoExec",
+                "/lib Exec",
+                "/usr/bin/redis-server Exec",
+                "/usr/lib Exec",
+            ]
+        );
+        // A path in both lists is not executable; `-` is kept.
+        let c = ctx(&[("ExecPaths", "-/opt /srv"), ("NoExecPaths", "/srv")]);
+        assert_eq!(show(&plan(&c, None)), ["-/opt Exec", "/srv NoExec"]);
+        assert!(c.sandbox.needs_mount_namespace());
     }
 
     #[test]

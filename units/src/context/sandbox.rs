@@ -218,6 +218,17 @@ pub struct Sandbox {
     /// `InaccessiblePaths=`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inaccessible_paths: Vec<PathRule>,
+    /// `NoExecPaths=`: nothing below these paths can be executed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub no_exec_paths: Vec<PathRule>,
+    /// `ExecPaths=`: these paths can be executed again below a
+    /// `NoExecPaths=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exec_paths: Vec<PathRule>,
+    /// `PrivateUsers=`: a user namespace of its own, in which only root
+    /// and the unit's user and group are mapped (to themselves).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub private_users: bool,
     /// `ProtectKernelTunables=`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub protect_kernel_tunables: bool,
@@ -294,6 +305,8 @@ impl Sandbox {
             || !self.read_write_paths.is_empty()
             || !self.read_only_paths.is_empty()
             || !self.inaccessible_paths.is_empty()
+            || !self.no_exec_paths.is_empty()
+            || !self.exec_paths.is_empty()
             || self.protect_kernel_tunables
             || self.protect_kernel_modules
             || self.protect_kernel_logs

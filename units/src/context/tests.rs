@@ -255,6 +255,32 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`pids` is not a ProcSubset= value",
     ),
     ("IgnoreSIGPIPE", "no", "maybe", "`maybe` is not a boolean"),
+    ("NoExecPaths", "/", "tmp", "`tmp` is not an absolute path"),
+    (
+        "ExecPaths",
+        "/usr/bin/redis-server /usr/lib",
+        "/usr/../lib",
+        "`/usr/../lib` contains `..`",
+    ),
+    (
+        "PrivateUsers",
+        "yes",
+        "identity",
+        "`identity` is not a boolean",
+    ),
+    ("RemoveIPC", "yes", "x", "`x` is not a boolean"),
+    (
+        "LoadCredential",
+        "tls.key:/etc/ssl/private/web.pem",
+        "tls/key:/etc/web.pem",
+        "`tls/key` is not a credential ID",
+    ),
+    (
+        "SetCredential",
+        "user:web",
+        "user",
+        "`user` has no `:` between the ID and the value",
+    ),
     (
         "CPUSchedulingPolicy",
         "idle",
@@ -342,9 +368,40 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The keys that take no value but the empty one, with their error.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "LoadCredentialEncrypted",
+        "encrypted credentials are not supported: flotilla has no TPM2",
+    ),
+    (
+        "SetCredentialEncrypted",
+        "encrypted credentials are not supported: flotilla has no TPM2",
+    ),
+    (
+        "ImportCredential",
+        "importing credentials by pattern is not supported",
+    ),
+];
+
+#[test]
+fn refused_keys_are_errors_that_name_them() {
+    for &(key, error) in REFUSED {
+        let mut c = ServiceContext::default();
+        let err = set(&mut c, key, "x:/etc/x").expect_err(key);
+        assert!(err.starts_with(error), "{key}: {err}");
+        assert!(c.is_empty());
+        set(&mut c, key, "").unwrap();
+    }
+}
+
 #[test]
 fn every_key_takes_a_good_value_and_refuses_a_bad_one() {
-    assert_eq!(CASES.len(), Key::all().count(), "a case per key");
+    assert_eq!(
+        CASES.len() + REFUSED.len(),
+        Key::all().count(),
+        "a case per key"
+    );
     for &(key, good, bad, error) in CASES {
         let mut c = ServiceContext::default();
         set(&mut c, key, good).unwrap_or_else(|e| panic!("{key}={good}: {e}"));

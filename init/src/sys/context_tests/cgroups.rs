@@ -245,6 +245,7 @@ fn redis_runs_in_the_sandbox_of_its_debian_unit() {
         cgroup: Some(&cg),
         private_tmp: Some(tmp.dir()),
         owner: Some((user.uid, user.gid)),
+        credentials: None,
     };
     let cc = child_context(&c, &params);
     let socket = run_dir.join("redis.sock");

@@ -214,18 +214,20 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     if libc::setsid() < 0 {
         fail(p, Step::Setsid);
     }
-    // The context's directories, output files, cgroup, limits, namespaces
-    // and mounts, while the child still has the init's privileges.
-    if let Some(Err((n, errno))) = context.map(|c| c.before_identity()) {
-        fail_context(p, n, errno);
-    }
     // Raw system calls: the C library's wrappers would apply the change to
     // every thread of the init (see the module documentation). setgroups
-    // and setresgid need the privilege that setresuid gives up.
+    // and setresgid need the privilege that setresuid gives up; setgroups
+    // comes before the context's steps, whose user namespace
+    // (`PrivateUsers=`) denies it, and which as root do not depend on it.
     if let Some((list, len)) = p.groups {
         if libc::syscall(nr::SETGROUPS, len, list) < 0 {
             fail(p, Step::Setgroups);
         }
+    }
+    // The context's directories, output files, cgroup, limits, namespaces
+    // and mounts, while the child still has the init's privileges.
+    if let Some(Err((n, errno))) = context.map(|c| c.before_identity()) {
+        fail_context(p, n, errno);
     }
     if let Some(gid) = p.gid {
         if libc::syscall(nr::SETRESGID, gid, gid, gid) < 0 {

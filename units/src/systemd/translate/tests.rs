@@ -272,3 +272,54 @@ fn dependencies_on_devices_and_slices_are_left_out() {
         ]
     );
 }
+
+/// The credential, exec-path, user-namespace and IPC keys of
+/// `systemd.exec(5)` reach the context, from a `.service` file and from
+/// their YAML twins alike; the encrypted credentials are errors.
+#[test]
+fn credentials_exec_paths_private_users_and_remove_ipc() {
+    use crate::context::credentials::Source;
+    let text = "[Service]\nExecStart=/usr/bin/redis-server\nUser=redis\n\
+                LoadCredential=tls.key:/etc/ssl/private/redis.pem\n\
+                LoadCredential=sysctl.extra\nSetCredential=user:redis\n\
+                PrivateUsers=true\nRemoveIPC=true\nNoExecPaths=/\n\
+                ExecPaths=/usr/bin/redis-server /usr/lib /lib\n";
+    let p = translate_file("f", "redis.service", text);
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let from_ini = p.spec.unwrap().extras.context.clone();
+    let yaml = "unit: redis\ntype: foreground-supervised\nexec-start: /usr/bin/redis-server\n\
+                user: redis\n\
+                load-credential: [\"tls.key:/etc/ssl/private/redis.pem\", sysctl.extra]\n\
+                set-credential: \"user:redis\"\nprivate-users: yes\nremove-ipc: yes\n\
+                no-exec-paths: [/]\nexec-paths: [/usr/bin/redis-server, /usr/lib, /lib]\n";
+    let y = crate::load::parse_yaml("redis.yaml", yaml);
+    assert!(y.diagnostics.is_empty(), "{:?}", y.diagnostics);
+    let from_yaml = y.spec.unwrap().extras.context.clone();
+    for c in [&from_ini, &from_yaml] {
+        assert!(c.sandbox.private_users && c.remove_ipc);
+        assert_eq!(c.sandbox.no_exec_paths.len(), 1);
+        assert_eq!(c.sandbox.exec_paths.len(), 3);
+        assert_eq!(
+            c.credentials.load[0].source,
+            Source::Path("/etc/ssl/private/redis.pem".into())
+        );
+        assert_eq!(
+            c.credentials.load[1].source,
+            Source::Name("sysctl.extra".into())
+        );
+        assert_eq!(c.credentials.value_of("user"), Some(b"redis".as_slice()));
+    }
+    assert_eq!(from_ini, from_yaml);
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/x\nLoadCredentialEncrypted=k:/etc/k.cred\n",
+    );
+    assert!(p.spec.is_none());
+    assert_eq!(
+        p.diagnostics[0].to_string(),
+        "f:3:1: invalid LoadCredentialEncrypted=k:/etc/k.cred: encrypted credentials are not \
+         supported: flotilla has no TPM2 or host key to decrypt them (systemd-creds); load the \
+         plain credential with LoadCredential= instead"
+    );
+}
