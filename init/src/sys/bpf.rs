@@ -185,3 +185,62 @@ pub fn attach(dir: &Path, prog_type: u32, attach_type: u32, insns: &[u64]) -> Re
     }
     Ok(())
 }
+
+/// Runs a program as the kernel would, for the tests of the programs
+/// built here: a small interpreter of the instructions above. `ctx` is
+/// the context's 32-bit words (r1 points at it); `packet` is what
+/// `bpf_skb_load_bytes` copies from.
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::panic)]
+pub fn run(p: &[u64], ctx: &[u32], packet: &[u8]) -> u64 {
+    // Pointers are tagged by region: the context, and the stack (r10
+    // points past its 512 bytes).
+    const CTX: u64 = 1 << 40;
+    const STACK: u64 = 2 << 40;
+    let mut stack = [0u8; 512];
+    let mut r = [0u64; 11];
+    r[1] = CTX;
+    r[10] = STACK + 512;
+    let mut pc = 0usize;
+    loop {
+        let i = p[pc];
+        let (code, dst, src) = (i as u8, (i >> 8 & 0xf) as usize, (i >> 12 & 0xf) as usize);
+        let (off, imm) = ((i >> 16) as u16 as i16, (i >> 32) as u32);
+        let simm = imm as i32 as i64 as u64;
+        pc += 1;
+        let target = (pc as i64 + i64::from(off)) as usize;
+        match code {
+            LDX_W => {
+                let at = r[src].wrapping_add(off as i64 as u64);
+                r[dst] = if at >= STACK {
+                    let a = (at - STACK) as usize;
+                    u64::from(u32::from_le_bytes(
+                        stack[a..a + 4].try_into().unwrap_or([0; 4]),
+                    ))
+                } else {
+                    u64::from(ctx[(at - CTX) as usize / 4])
+                };
+            }
+            MOV64_REG => r[dst] = r[src],
+            MOV32_REG => r[dst] = r[src] & 0xffff_ffff,
+            MOV64_IMM => r[dst] = simm,
+            ADD64_IMM => r[dst] = r[dst].wrapping_add(simm),
+            AND32_IMM => r[dst] = u64::from(r[dst] as u32 & imm),
+            RSH32_IMM => r[dst] = u64::from(r[dst] as u32 >> imm),
+            CALL => {
+                // bpf_skb_load_bytes(skb, offset, to, len)
+                let (from, to, len) = (r[2] as usize, (r[3] - STACK) as usize, r[4] as usize);
+                stack[to..to + len].copy_from_slice(&packet[from..from + len]);
+                r[0] = 0;
+            }
+            JA => pc = target,
+            JEQ_IMM if r[dst] == simm => pc = target,
+            JNE_IMM if r[dst] != simm => pc = target,
+            JEQ32_IMM if r[dst] as u32 == imm => pc = target,
+            JNE32_IMM if r[dst] as u32 != imm => pc = target,
+            JEQ_IMM | JNE_IMM | JEQ32_IMM | JNE32_IMM => {}
+            EXIT => return r[0],
+            _ => panic!("instruction {code:#x}"),
+        }
+    }
+}

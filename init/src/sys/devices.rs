@@ -210,29 +210,9 @@ mod tests {
         );
     }
 
-    /// Runs the program as the kernel would, on one access: a small
-    /// interpreter of the few instructions [`program`] uses.
+    /// Runs the program on one access.
     fn run(p: &[u64], kind: u32, access: u32, major: u32, minor: u32) -> u64 {
-        let ctx = [access << 16 | kind, major, minor];
-        let mut r = [0u64; 11];
-        let mut pc = 0usize;
-        loop {
-            let i = p[pc];
-            let (code, dst, src) = (i as u8, (i >> 8 & 0xf) as usize, (i >> 12 & 0xf) as usize);
-            let (off, imm) = ((i >> 16) as u16 as i16, (i >> 32) as u32);
-            pc += 1;
-            match code {
-                LDX_W => r[dst] = u64::from(ctx[off as usize / 4]),
-                MOV32_REG => r[dst] = r[src] & 0xffff_ffff,
-                AND32_IMM => r[dst] = (r[dst] as u32 & imm) as u64,
-                RSH32_IMM => r[dst] = (r[dst] as u32 >> imm) as u64,
-                MOV64_IMM => r[dst] = imm as u64,
-                JNE_IMM if r[dst] != u64::from(imm) => pc = (pc as i64 + off as i64) as usize,
-                JNE_IMM => {}
-                EXIT => return r[0],
-                _ => panic!("instruction {code:#x}"),
-            }
-        }
+        bpf::run(p, &[access << 16 | kind, major, minor], &[])
     }
 
     #[test]

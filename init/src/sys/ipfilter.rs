@@ -192,9 +192,8 @@ mod tests {
     use super::*;
     use flotilla_units::context::ipaccess::assign;
 
-    /// Runs the program on one packet of `proto` whose header holds `addr`
-    /// at the address's offset: a small interpreter of the instructions
-    /// [`program`] uses (`bpf_skb_load_bytes` copies from the header).
+    /// Runs the program on one packet whose header holds `ip` where the
+    /// program reads it.
     fn run(p: &[u64], ip: IpAddr, dir: Direction) -> u64 {
         let (proto, header) = match (ip, dir) {
             (IpAddr::V4(a), d) => {
@@ -210,40 +209,8 @@ mod tests {
                 (PROTO_IPV6, h)
             }
         };
-        let mut r = [0u64; 11];
-        let mut stack = [0u8; 16];
-        let mut pc = 0usize;
-        loop {
-            let i = p[pc];
-            let (code, dst, src) = (i as u8, (i >> 8 & 0xf) as usize, (i >> 12 & 0xf) as usize);
-            let (off, imm) = ((i >> 16) as u16 as i16, (i >> 32) as u32);
-            pc += 1;
-            let jump = |pc: &mut usize| *pc = (*pc as i64 + off as i64) as usize;
-            match code {
-                MOV64_REG => r[dst] = r[src],
-                MOV64_IMM => r[dst] = imm as i32 as i64 as u64,
-                ADD64_IMM => r[dst] = r[dst].wrapping_add(imm as i32 as i64 as u64),
-                AND32_IMM => r[dst] = u64::from(r[dst] as u32 & imm),
-                LDX_W if src == 1 => r[dst] = proto as u32 as u64,
-                LDX_W => {
-                    let at = (16 + off) as usize;
-                    r[dst] = u64::from(u32::from_le_bytes(stack[at..at + 4].try_into().unwrap()));
-                }
-                CALL => {
-                    let (from, len) = (r[2] as usize, r[4] as usize);
-                    stack[..len].copy_from_slice(&header[from..from + len]);
-                    r[0] = 0;
-                }
-                JA => jump(&mut pc),
-                JEQ_IMM if r[dst] == imm as i32 as i64 as u64 => jump(&mut pc),
-                JNE_IMM if r[dst] != imm as i32 as i64 as u64 => jump(&mut pc),
-                JEQ32_IMM if r[dst] as u32 == imm => jump(&mut pc),
-                JNE32_IMM if r[dst] as u32 != imm => jump(&mut pc),
-                JEQ_IMM | JNE_IMM | JEQ32_IMM | JNE32_IMM => {}
-                EXIT => return r[0],
-                _ => panic!("instruction {code:#x}"),
-            }
-        }
+        // `protocol` is the fifth word of `struct __sk_buff`.
+        bpf::run(p, &[0, 0, 0, 0, proto as u32], &header)
     }
 
     fn access(allow: &str, deny: &str) -> IpAccess {
