@@ -387,9 +387,10 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),
         Op::Nice(n) => check(libc::setpriority(libc::PRIO_PROCESS, 0, *n).into()).map(drop),
         Op::Scheduler { policy, priority } => {
-            let param = libc::sched_param {
-                sched_priority: *priority,
-            };
+            // SAFETY: all-zero is a valid sched_param (musl's has more
+            // fields than glibc's).
+            let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+            param.sched_priority = *priority;
             check(libc::sched_setscheduler(0, *policy, &param).into()).map(drop)
         }
         Op::IoPrio(value) => {
