@@ -32,21 +32,19 @@
 //! with a filter that runs as a user other than root gets no-new-privileges
 //! implied, as in systemd (the kernel refuses a filter otherwise).
 
-use std::ffi::{c_int, CString};
+use std::ffi::c_int;
 use std::fmt;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::atomic::AtomicI32;
 
 use flotilla_units::context::caps::{cap, CapSet};
-use flotilla_units::context::mounts::{self, MountKind};
 use flotilla_units::context::process::Output;
 use flotilla_units::context::syscalls::arches_native_only;
 use flotilla_units::context::{Key, ServiceContext};
 
 use super::cgroup::UnitCgroup;
 pub use super::host::Host;
+use super::mount_steps::{cpath, mount_steps};
 use super::sandbox::{self, OnError, Op, Scratch, Step};
 use super::seccomp;
 
@@ -640,167 +638,19 @@ fn file_steps(
     Ok(())
 }
 
+/// The child's steps, each with its name, as [`prepare`] adds them.
 #[derive(Default)]
-struct Builder {
+pub(super) struct Builder {
     steps: Vec<Step>,
     names: Vec<String>,
 }
 
 impl Builder {
-    fn push(&mut self, op: Op, name: String, on_error: OnError) -> usize {
+    pub(super) fn push(&mut self, op: Op, name: String, on_error: OnError) -> usize {
         self.steps.push(Step { op, on_error });
         self.names.push(name);
         self.steps.len() - 1
     }
-}
-
-/// What a missing path means: skipped where the key allows it (`-`).
-fn on_missing(optional: bool) -> OnError {
-    if optional {
-        OnError::SkipMissing
-    } else {
-        OnError::Fail
-    }
-}
-
-fn cpath(p: &Path) -> Result<CString, String> {
-    CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| format!("{}: contains a NUL byte", p.display()))
-}
-
-/// The mount namespace steps of the plan `units/` makes.
-fn mount_steps(
-    b: &mut Builder,
-    ctx: &ServiceContext,
-    private_tmp: Option<&Path>,
-) -> Result<(), (Key, String)> {
-    let plan = mounts::plan(ctx, private_tmp);
-    let key = match plan.first() {
-        Some(first) => first.key,
-        // `PrivateMounts=` alone: the namespace, nothing mounted in it.
-        None if ctx.sandbox.private_mounts => Key::PrivateMounts,
-        None => return Ok(()),
-    };
-    b.push(
-        Op::Unshare(libc::CLONE_NEWNS),
-        format!("{key} a new mount namespace"),
-        OnError::Fail,
-    );
-    b.push(
-        Op::MakeSlave,
-        format!("{key} make the mounts slaves of the init's"),
-        OnError::Fail,
-    );
-    // Every copy is taken before anything changes.
-    let mut snapshots = Vec::new();
-    let mut dev_dirs = Vec::new();
-    let mut inaccessible: Option<Result<CString, String>> = None;
-    for e in &plan {
-        let on_error = on_missing(e.optional);
-        let k = e.key;
-        let source = match &e.kind {
-            MountKind::Keep => e.path.clone(),
-            MountKind::Bind(src) => src.clone(),
-            MountKind::PrivateDev => {
-                for (name, dir) in [
-                    (c"pts", "/dev/pts"),
-                    (c"shm", "/dev/shm"),
-                    (c"mqueue", "/dev/mqueue"),
-                    (c"hugepages", "/dev/hugepages"),
-                ] {
-                    let i = b.push(
-                        Op::Snapshot {
-                            source: cpath(Path::new(dir)).map_err(|m| (k, m))?,
-                            fd: AtomicI32::new(-1),
-                        },
-                        format!("{k} copy {dir}"),
-                        OnError::SkipMissing,
-                    );
-                    dev_dirs.push((name, i));
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        let i = b.push(
-            Op::Snapshot {
-                source: cpath(&source).map_err(|m| (k, m))?,
-                fd: AtomicI32::new(-1),
-            },
-            format!("{k} copy {}", source.display()),
-            on_error,
-        );
-        snapshots.push((e.path.clone(), i));
-    }
-    for e in &plan {
-        let on_error = on_missing(e.optional);
-        let k = e.key;
-        let path = cpath(&e.path).map_err(|m| (k, m))?;
-        let shown = e.path.display();
-        let (op, what) = match &e.kind {
-            MountKind::ReadOnly => (Op::ReadOnly(path), format!("make {shown} read-only")),
-            MountKind::NoExec => (
-                Op::Exec { path, noexec: true },
-                format!("make {shown} not executable"),
-            ),
-            MountKind::Exec => (
-                Op::Exec {
-                    path,
-                    noexec: false,
-                },
-                format!("make {shown} executable"),
-            ),
-            MountKind::Inaccessible => {
-                let file = inaccessible
-                    .get_or_insert_with(super::dirs::inaccessible_file)
-                    .clone()
-                    .map_err(|m| (k, m))?;
-                (
-                    Op::Inaccessible { path, file },
-                    format!("make {shown} inaccessible"),
-                )
-            }
-            MountKind::EmptyTmpfs(mode) => (
-                Op::EmptyTmpfs {
-                    path,
-                    options: CString::new(format!("mode={mode:04o}")).unwrap_or_default(),
-                },
-                format!("mount an empty tmpfs on {shown}"),
-            ),
-            MountKind::PrivateDev => (
-                Op::PrivateDev {
-                    dirs: std::mem::take(&mut dev_dirs),
-                },
-                "make a private /dev".to_string(),
-            ),
-            MountKind::Proc(options) => (
-                Op::Proc {
-                    path,
-                    options: CString::new(options.as_str()).map_err(|e| (k, e.to_string()))?,
-                },
-                format!("mount a procfs on {shown} ({options})"),
-            ),
-            MountKind::Keep | MountKind::Bind(_) => {
-                let snapshot = snapshots
-                    .iter()
-                    .find(|(p, _)| *p == e.path)
-                    .map_or(usize::MAX, |&(_, i)| i);
-                let what = match &e.kind {
-                    MountKind::Bind(src) => format!("bind {} on {shown}", src.display()),
-                    _ => format!("keep {shown} as it was"),
-                };
-                (
-                    Op::Restore {
-                        snapshot,
-                        target: path,
-                    },
-                    what,
-                )
-            }
-        };
-        b.push(op, format!("{k} {what}"), on_error);
-    }
-    Ok(())
 }
 
 impl fmt::Display for ChildContext {

@@ -68,6 +68,7 @@ mod input_data;
 pub mod ipc;
 mod ipfilter;
 pub mod listen;
+mod mount_steps;
 pub mod mountinfo;
 pub mod paths;
 mod private_dev;
