@@ -391,7 +391,15 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             // fields than glibc's).
             let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
             param.sched_priority = *priority;
-            check(libc::sched_setscheduler(0, *policy, &param).into()).map(drop)
+            // The system call itself: musl's wrapper always fails with
+            // ENOSYS (Linux's per-thread policies are not POSIX's).
+            check(libc::syscall(
+                libc::SYS_sched_setscheduler,
+                0,
+                *policy,
+                std::ptr::from_ref(&param),
+            ))
+            .map(drop)
         }
         Op::IoPrio(value) => {
             // IOPRIO_WHO_PROCESS; libc has no wrapper.
