@@ -53,6 +53,11 @@ const SHUTDOWN: Duration = Duration::from_secs(120);
 /// is busy (networking, ssh, modprobe); a D-Bus call that waits for systemd to
 /// join the bus takes 25 s (the client's timeout), the stall this catches.
 const SLOWEST_UNIT: Duration = Duration::from_secs(15);
+/// Units of the boot that Debian runs at `CPUSchedulingPolicy=idle`
+/// (`IOSchedulingClass=idle` too): they get the CPU only when nothing else
+/// wants it, so their start lasts as long as the rest of the boot, by
+/// design; [`SLOWEST_UNIT`] does not bound them.
+const IDLE_CLASS: [&str; 1] = ["e2scrub_reap.service"];
 
 /// Builds (or finds cached) the image; its directory.
 fn build_image() -> PathBuf {
@@ -196,7 +201,7 @@ fn assert_no_slow_unit(blame: &str, least: usize) -> usize {
         let words: Vec<&str> = line.split_whitespace().collect();
         let (unit, time) = words.split_last().expect("a blame line");
         let ms = blame_ms(time).unwrap_or_else(|| panic!("blame line {line:?}"));
-        if ms > SLOWEST_UNIT.as_millis() as f64 {
+        if ms > SLOWEST_UNIT.as_millis() as f64 && !IDLE_CLASS.contains(unit) {
             slow.push(format!("{unit} took {ms:.0} ms"));
         }
         n += 1;
@@ -241,8 +246,13 @@ fn ssh_each(vm: &Vm, m: &Machine, commands: &[&str]) -> Vec<String> {
 /// every required unit active (`initctl status --json`); prints `initctl
 /// status`. Runs `more` in the same ssh session and returns their output.
 fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
+    // The prompt and sshd come before the target is reached (an idle-class
+    // unit may still be starting): wait for it, asking the init once a
+    // second, for at most three minutes.
     let mut commands = vec![
-        "initctl status --json",
+        "for i in $(seq 180); do initctl status --json | tr -d ' ' \
+         | grep -q '\"target_state\":\"running\"' && break; sleep 1; done; \
+         initctl status --json",
         "NO_COLOR=1 initctl status | sed '/^Problems found/,/^$/d'",
     ];
     commands.extend_from_slice(more);
