@@ -122,7 +122,6 @@ fn types() {
         svc("Type=dbus\nBusName=org.x\nExecStart=/bin/x"),
         &[
             "u/web.service:2:1: warning: Type=dbus is run as foreground-supervised: readiness on BusName= is not supported",
-            "u/web.service:3:1: warning: [Service] BusName= is not supported, ignored",
         ],
     );
     assert_eq!(s.kind, UnitType::ForegroundSupervised);
@@ -131,6 +130,32 @@ fn types() {
         &["u/web.service:2:1: warning: Type=notify-reload is run as foreground-notified: reloading by signal is not supported"],
     );
     assert_eq!(s.kind, UnitType::ForegroundNotified);
+}
+
+/// Keys whose meaning flotilla has by its nature are accepted silently
+/// when their value is valid; a value it does not have is a warning, a
+/// malformed one an error.
+#[test]
+fn keys_flotilla_honours_by_nature() {
+    // An unneeded unit is always stopped; an OnFailure= unit is never
+    // cancelled; BusName= of a notify service is a label.
+    clean(tr("[Unit]\nStopWhenUnneeded=yes\nOnFailureJobMode=replace-irreversibly\n\
+         [Service]\nType=notify\nBusName=org.freedesktop.hostname1\nExecStart=/bin/x\n"));
+    clean(tr("[Unit]\nStopWhenUnneeded=no\nOnFailureJobMode=replace\n[Service]\nExecStart=/bin/x\n"));
+    warned(
+        tr("[Unit]\nOnFailureJobMode=isolate\n[Service]\nExecStart=/bin/x\n"),
+        &["u/web.service:2:1: warning: OnFailureJobMode=isolate is run as replace: the OnFailure= units are started"],
+    );
+    refused(
+        tr("[Unit]\nStopWhenUnneeded=sometimes\nOnFailureJobMode=later\n\
+            [Service]\nBusName=org\nExecStart=/bin/x\nBusName=:1.42\n"),
+        &[
+            "u/web.service:2:1: invalid StopWhenUnneeded=sometimes: not a boolean",
+            "u/web.service:3:1: invalid OnFailureJobMode=later (replace, replace-irreversibly, fail, flush, isolate, ignore-dependencies, ignore-requirements)",
+            "u/web.service:5:1: invalid BusName=org: not a D-Bus well-known name",
+            "u/web.service:7:1: invalid BusName=:1.42: not a D-Bus well-known name",
+        ],
+    );
 }
 
 #[test]

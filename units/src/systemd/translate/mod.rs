@@ -116,8 +116,11 @@ pub fn translatable(unit_name: &str) -> bool {
 /// twin of a YAML key in [`keys::KEYS`], read by the kind of its value
 /// ([`Tr::twin`]); any key that is neither gets the generic "is not
 /// supported" warning.
-const SPECIAL: [(&str, &str); 17] = [
+const SPECIAL: [(&str, &str); 20] = [
     ("Unit", "Documentation"),
+    ("Unit", "StopWhenUnneeded"),
+    ("Unit", "OnFailureJobMode"),
+    ("Service", "BusName"),
     ("Unit", "RequiresMountsFor"),
     ("Unit", "Requires"),
     ("Unit", "BindsTo"),
@@ -135,6 +138,17 @@ const SPECIAL: [(&str, &str); 17] = [
     ("Service", "NotifyAccess"),
     ("Service", "PermissionsStartOnly"),
 ];
+
+/// A D-Bus well-known name: at most 255 characters, two or more elements
+/// separated by `.`, each of `[A-Za-z0-9_-]` and not starting with a digit.
+fn valid_bus_name(v: &str) -> bool {
+    let element = |e: &str| {
+        !e.is_empty()
+            && !e.starts_with(|c: char| c.is_ascii_digit())
+            && e.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    v.len() <= 255 && v.split('.').count() >= 2 && v.split('.').all(element)
+}
 
 /// systemd's booleans: fleet's ([`parse_bool`]) plus `y` and `n`.
 fn sd_bool(v: &str) -> Option<bool> {

@@ -177,6 +177,40 @@ pub(crate) fn translate_at(
         }
         match (sec, key) {
             ("Unit", "Documentation") => {}
+            // What flotilla does with every unit: one no target needs
+            // (any more) is stopped.
+            ("Unit", "StopWhenUnneeded") => {
+                if sd_bool(v).is_none() {
+                    t.error(p, format!("invalid StopWhenUnneeded={v}: not a boolean"));
+                }
+            }
+            // flotilla has no job queue: an `OnFailure=` unit is started
+            // and no later request cancels that, as `replace-irreversibly`
+            // asks. Isolating (switching the target) on a failure is not
+            // done.
+            ("Unit", "OnFailureJobMode") => match v {
+                "" | "replace" | "replace-irreversibly" => {}
+                "fail" | "flush" | "isolate" | "ignore-dependencies" | "ignore-requirements" => {
+                    t.warn(
+                        p,
+                        format!("OnFailureJobMode={v} is run as replace: the OnFailure= units are started"),
+                    )
+                }
+                _ => t.error(
+                    p,
+                    format!(
+                        "invalid OnFailureJobMode={v} (replace, replace-irreversibly, fail, flush, isolate, ignore-dependencies, ignore-requirements)"
+                    ),
+                ),
+            },
+            // The name the service takes on D-Bus: for `Type=dbus`, its
+            // readiness (warned about with the type); for any other type
+            // only a label (systemd uses it to map a bus name to the unit).
+            ("Service", "BusName") => {
+                if !v.is_empty() && !valid_bus_name(v) {
+                    t.error(p, format!("invalid BusName={v}: not a D-Bus well-known name"));
+                }
+            }
             ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
             ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
             ("Unit", "Wants") => t.deps(&mut wants, p, "Wants", v),
