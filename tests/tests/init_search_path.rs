@@ -434,6 +434,10 @@ fn initctl_as_systemctl() {
         "lib/systemd/system/final.target",
         "[Unit]\nDescription=Late Shutdown Services\nRefuseManualStart=yes\n",
     );
+    dir.file(
+        "lib/systemd/system/keep.service",
+        "[Unit]\nRefuseManualStop=yes\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
     // Never ready (no READY=1): a blocking start would wait past the
     // test's 15 s.
     dir.file(
@@ -502,6 +506,23 @@ fn initctl_as_systemctl() {
         "{out:?}"
     );
     assert!(!init.unit("final.target").required);
+    // RefuseManualStop=: started by hand, it may not be stopped by hand
+    // (refused, saying why; it keeps running); a switch stops it.
+    run(&["start", "keep"]).expect(0);
+    let out = run(&["stop", "keep"]);
+    out.expect(1);
+    assert!(
+        out.stderr.contains(
+            "Failed to stop keep.service: `keep.service` may not be stopped by hand \
+             (RefuseManualStop=)"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(init.unit("keep.service").state, UnitState::Running);
+    init.ctl(&["stop", "keep.service"]).expect(1);
+    init.ctl(&["set-target", "multi-user.target", "--wait"])
+        .expect(0);
+    init.wait_state("keep.service", UnitState::Disabled);
     let out = run(&["start", "nope"]);
     out.expect(5);
     assert_eq!(

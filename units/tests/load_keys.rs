@@ -119,10 +119,10 @@ environment-file: [/etc/default/web, -/etc/web.env]
 fn the_keys_the_docs_list() {
     // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
-    // `refuse-manual-start`, `start-limit-interval-sec`, `start-limit-burst`,
-    // `wants` and `requires`, 52 trigger settings, 33 conditions and 33
-    // assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 13 + 52 + 66);
+    // `refuse-manual-start`, `refuse-manual-stop`, `start-limit-interval-sec`,
+    // `start-limit-burst`, `wants` and `requires`, 52 trigger settings, 33
+    // conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 14 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -149,6 +149,7 @@ fn the_keys_the_docs_list() {
         "success-action",
         "failure-action",
         "refuse-manual-start",
+        "refuse-manual-stop",
         "start-limit-interval-sec",
         "start-limit-burst",
     ] {

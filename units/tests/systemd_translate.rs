@@ -139,9 +139,13 @@ fn types() {
 fn keys_flotilla_honours_by_nature() {
     // An unneeded unit is always stopped; an OnFailure= unit is never
     // cancelled; BusName= of a notify service is a label.
-    clean(tr("[Unit]\nStopWhenUnneeded=yes\nOnFailureJobMode=replace-irreversibly\n\
-         [Service]\nType=notify\nBusName=org.freedesktop.hostname1\nExecStart=/bin/x\n"));
-    clean(tr("[Unit]\nStopWhenUnneeded=no\nOnFailureJobMode=replace\n[Service]\nExecStart=/bin/x\n"));
+    clean(tr(
+        "[Unit]\nStopWhenUnneeded=yes\nOnFailureJobMode=replace-irreversibly\n\
+         [Service]\nType=notify\nBusName=org.freedesktop.hostname1\nExecStart=/bin/x\n",
+    ));
+    clean(tr(
+        "[Unit]\nStopWhenUnneeded=no\nOnFailureJobMode=replace\n[Service]\nExecStart=/bin/x\n",
+    ));
     warned(
         tr("[Unit]\nOnFailureJobMode=isolate\n[Service]\nExecStart=/bin/x\n"),
         &["u/web.service:2:1: warning: OnFailureJobMode=isolate is run as replace: the OnFailure= units are started"],

@@ -129,6 +129,16 @@ pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlEr
     let mut w = Waiter::subscribe(ctx, u)?;
     let dropped = match w.ask(Request::Unwant { unit: u.clone() })? {
         Reply::Accepted { .. } => true,
+        // The unit's own refusal: its want stays, the init says why.
+        Reply::Error {
+            code: ErrorCode::NotPossible,
+            message,
+            ..
+        } if message.contains("(RefuseManualStop=)") => {
+            eprint_line(&format!("Failed to stop {u}: {message}"));
+            return Ok(EXIT_FAILED);
+        }
+        // Not wanted: is the target what keeps it?
         Reply::Error {
             code: ErrorCode::NotPossible,
             ..

@@ -84,15 +84,11 @@ impl<S: Sys> Runtime<S> {
     /// `unwant UNIT`.
     pub(super) fn unwant(&mut self, unit: &str) -> Reply {
         let now = self.now();
-        if self.planner.unwant(unit, now) {
-            Reply::Accepted {
+        match self.planner.unwant(unit, now) {
+            Ok(()) => Reply::Accepted {
                 message: format!("{unit} is no longer wanted"),
-            }
-        } else {
-            Reply::error(
-                ErrorCode::NotPossible,
-                format!("`{unit}` is not wanted (only the target requires what it requires)"),
-            )
+            },
+            Err(e) => want_error(e),
         }
     }
 
@@ -117,6 +113,14 @@ fn want_error(e: WantError) -> Reply {
         WantError::RefusedManualStart(u) => Reply::error(
             ErrorCode::NotPossible,
             format!("`{u}` may not be started by hand (RefuseManualStart=); it starts when a target needs it"),
+        ),
+        WantError::RefusedManualStop(u) => Reply::error(
+            ErrorCode::NotPossible,
+            format!("`{u}` may not be stopped by hand (RefuseManualStop=); it stops when the target no longer needs it"),
+        ),
+        WantError::NotWanted(u) => Reply::error(
+            ErrorCode::NotPossible,
+            format!("`{u}` is not wanted (only the target requires what it requires)"),
         ),
     }
 }

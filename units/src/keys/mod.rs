@@ -157,7 +157,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 47] = [
+const BASE_KEYS: [Key; 48] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -259,6 +259,12 @@ const BASE_KEYS: [Key; 47] = [
         systemd: &[("Unit", "RefuseManualStart")],
         applies_to: ALL,
         slot: |s| Slot::Bool(&mut s.extras.refuse_manual_start),
+    },
+    Key {
+        name: "refuse-manual-stop",
+        systemd: &[("Unit", "RefuseManualStop")],
+        applies_to: ALL,
+        slot: |s| Slot::Bool(&mut s.extras.refuse_manual_stop),
     },
     Key {
         name: "start-limit-interval-sec",

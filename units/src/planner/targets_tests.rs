@@ -556,8 +556,36 @@ fn a_want_adds_a_unit_to_the_set_for_as_long_as_it_lasts() {
     assert_eq!(w.state("web"), UnitState::Disabled);
     assert_eq!(w.state("db"), UnitState::Disabled);
     assert_eq!(w.state("tool"), UnitState::Running);
-    assert!(w.p.unwant("tool", Instant(w.now)));
+    assert_eq!(w.p.unwant("tool", Instant(w.now)), Ok(()));
     w.settle();
     assert_eq!(w.state("tool"), UnitState::Disabled);
-    assert!(!w.p.unwant("tool", Instant(w.now)));
+    assert_eq!(
+        w.p.unwant("tool", Instant(w.now)),
+        Err(WantError::NotWanted("tool".into()))
+    );
+}
+
+/// `RefuseManualStop=`: the want of such a unit cannot be dropped by hand;
+/// a switch of the target still ends a want that lasts until one.
+#[test]
+fn a_unit_that_refuses_a_manual_stop_keeps_its_want() {
+    let mut tool = svc("tool", &["tool"], 0);
+    tool.extras.refuse_manual_stop = Some(true);
+    let mut w = World::new(
+        vec![default(&[]), app("rescue", &[]), tool],
+        shape(&[], &[]),
+        "default",
+    );
+    w.p.want("tool", WantLife::UntilSwitch, Instant(w.now))
+        .expect("want");
+    w.settle();
+    assert_eq!(
+        w.p.unwant("tool", Instant(w.now)),
+        Err(WantError::RefusedManualStop("tool".into()))
+    );
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Running);
+    w.p.set_target("rescue", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Disabled);
 }

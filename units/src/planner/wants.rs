@@ -31,6 +31,10 @@ pub enum WantError {
     ShuttingDown,
     /// Its unit says it may not be started by hand (`RefuseManualStart=`).
     RefusedManualStart(String),
+    /// Its unit says it may not be stopped by hand (`RefuseManualStop=`).
+    RefusedManualStop(String),
+    /// It is not wanted (only the target requires what it requires).
+    NotWanted(String),
 }
 
 impl Planner {
@@ -67,17 +71,25 @@ impl Planner {
         Ok(id)
     }
 
-    /// Drops the want of unit `name`; whether there was one.
-    pub fn unwant(&mut self, name: &str, now: Instant) -> bool {
+    /// Drops the want of unit `name`: refused when there is none, or when
+    /// its unit may not be stopped by hand (a switch of the target still
+    /// drops it, [`Planner::prune_wants`]).
+    pub fn unwant(&mut self, name: &str, now: Instant) -> Result<(), WantError> {
         self.now = now;
-        let before = self.wants.len();
-        self.wants.retain(|(n, _)| n != name);
-        if self.wants.len() == before {
-            return false;
+        let Some(at) = self.wants.iter().position(|(n, _)| n == name) else {
+            return Err(WantError::NotWanted(name.to_string()));
+        };
+        let refused = self
+            .graph
+            .unit(name)
+            .is_some_and(|i| self.graph.node(i).spec.extras.refuse_manual_stop == Some(true));
+        if refused {
+            return Err(WantError::RefusedManualStop(name.to_string()));
         }
+        self.wants.remove(at);
         self.update_required();
         self.run();
-        true
+        Ok(())
     }
 
     /// The wanted units, by name, with how long each want lasts.

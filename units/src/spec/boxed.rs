@@ -33,6 +33,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     success_action: None,
     failure_action: None,
     refuse_manual_start: None,
+    refuse_manual_stop: None,
     start_limit_interval: None,
     start_limit_burst: None,
 };

@@ -503,6 +503,10 @@ pub struct ExtraFields {
     /// brings it up (a shutdown or early-boot target).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refuse_manual_start: Option<bool>,
+    /// `Some(true)`: `initctl stop` of the unit is refused; only a switch
+    /// of the target stops it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refuse_manual_stop: Option<bool>,
     /// The start limit's window (`StartLimitIntervalSec=`; zero: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_limit_interval: Option<Duration>,

@@ -145,7 +145,8 @@ fn valid_bus_name(v: &str) -> bool {
     let element = |e: &str| {
         !e.is_empty()
             && !e.starts_with(|c: char| c.is_ascii_digit())
-            && e.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            && e.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     };
     v.len() <= 255 && v.split('.').count() >= 2 && v.split('.').all(element)
 }
