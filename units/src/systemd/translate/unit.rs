@@ -179,10 +179,8 @@ pub(crate) fn translate_at(
             ("Unit", "Documentation") => {}
             // What flotilla does with every unit: one no target needs
             // (any more) is stopped.
-            ("Unit", "StopWhenUnneeded") => {
-                if sd_bool(v).is_none() {
-                    t.error(p, format!("invalid StopWhenUnneeded={v}: not a boolean"));
-                }
+            ("Unit", "StopWhenUnneeded") if sd_bool(v).is_none() => {
+                t.error(p, format!("invalid StopWhenUnneeded={v}: not a boolean"));
             }
             // flotilla has no job queue: an `OnFailure=` unit is started
             // and no later request cancels that, as `replace-irreversibly`
@@ -206,10 +204,8 @@ pub(crate) fn translate_at(
             // The name the service takes on D-Bus: for `Type=dbus`, its
             // readiness (warned about with the type); for any other type
             // only a label (systemd uses it to map a bus name to the unit).
-            ("Service", "BusName") => {
-                if !v.is_empty() && !valid_bus_name(v) {
-                    t.error(p, format!("invalid BusName={v}: not a D-Bus well-known name"));
-                }
+            ("Service", "BusName") if !v.is_empty() && !valid_bus_name(v) => {
+                t.error(p, format!("invalid BusName={v}: not a D-Bus well-known name"));
             }
             ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
             ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
