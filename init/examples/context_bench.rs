@@ -104,7 +104,7 @@ fn main() -> Result<(), BoxError> {
     std::fs::create_dir(&base)?;
     let cgroups = Cgroups::at(base.clone())?;
     let cg = cgroups
-        .create("bench.service", &Default::default(), 0, 0)
+        .create("bench.service", &Default::default(), None, 0, 0)
         .map_err(|(_, e)| e)?;
     let private =
         std::env::temp_dir().join(format!("flotilla-bench-private-{}", std::process::id()));

@@ -194,7 +194,7 @@ fn pid1() -> Result<(), BoxError> {
         ("IOWeight", "200"),
     ])?;
     let cg = cgroups
-        .create("limits.service", &limits.resources, 256 << 20, 4096)
+        .create("limits.service", &limits.resources, None, 256 << 20, 4096)
         .map_err(|(k, e)| format!("{k:?}: {e}"))?;
     for (file, want) in [
         ("memory.max", "33554432"),
@@ -221,7 +221,7 @@ fn pid1() -> Result<(), BoxError> {
     // (with no swap to reclaim to) would take a minute to reach the OOM.
     let memory = context(&[("MemoryMax", "32M")])?;
     let mem_cg = cgroups
-        .create("memory.service", &memory.resources, 256 << 20, 4096)
+        .create("memory.service", &memory.resources, None, 256 << 20, 4096)
         .map_err(|(k, e)| format!("{k:?}: {e}"))?;
     let mem_ctx = prepare(
         &ServiceContext::default(),
@@ -247,6 +247,7 @@ fn pid1() -> Result<(), BoxError> {
     );
 
     mem_cg.remove()?;
+    delegated(&cgroups)?;
 
     let pid = start(&sys, &ctx, &["fork", "20"])?;
     let st = wait(&sys, pid)?;
@@ -286,6 +287,58 @@ fn pid1() -> Result<(), BoxError> {
 
     sandboxed(&sys, &host, &cg)?;
     cg.remove()?;
+    Ok(())
+}
+
+/// `Delegate=pids memory` with an owner: the unit's cgroup offers those
+/// controllers for it to enable below, belongs to the owner, and its
+/// removal takes the cgroups made below it.
+fn delegated(cgroups: &Cgroups) -> Result<(), BoxError> {
+    use std::os::unix::fs::MetadataExt;
+    let nobody = 65534;
+    let c = context(&[("Delegate", "pids memory")])?;
+    let cg = cgroups
+        .create(
+            "deleg.service",
+            &c.resources,
+            Some((nobody, nobody)),
+            256 << 20,
+            4096,
+        )
+        .map_err(|(k, e)| format!("{k:?}: {e}"))?;
+    let offered = read(&cg, "cgroup.controllers");
+    check(
+        offered.split_whitespace().any(|c| c == "pids")
+            && offered.split_whitespace().any(|c| c == "memory"),
+        &format!("Delegate=pids memory: the unit's cgroup offers {offered:?}"),
+    );
+    let owned = [
+        "",
+        "cgroup.procs",
+        "cgroup.subtree_control",
+        "cgroup.threads",
+    ]
+    .iter()
+    .all(|f| std::fs::metadata(cg.dir().join(f)).is_ok_and(|m| m.uid() == nobody));
+    check(
+        owned,
+        "Delegate=: the cgroup and its three files belong to the unit's user",
+    );
+    std::fs::create_dir(cg.dir().join("work"))?;
+    std::fs::write(cg.dir().join("cgroup.subtree_control"), "+pids")?;
+    let below = std::fs::read_to_string(cg.dir().join("work/pids.max")).unwrap_or_default();
+    check(
+        below.trim() == "max",
+        &format!(
+            "Delegate=: a cgroup below the unit's has pids.max {:?}",
+            below.trim()
+        ),
+    );
+    cg.remove()?;
+    check(
+        !cg.dir().exists(),
+        "the delegated subtree is removed with the unit's cgroup",
+    );
     Ok(())
 }
 

@@ -446,6 +446,65 @@ fn a_unit_whose_cgroup_was_killed_starts_again_at_once() {
     stop_start_at_once(&init, "fork", "fork", 20);
 }
 
+/// `Delegate=yes` with `User=`: the unit's user may make cgroups below its
+/// unit's and move its processes into them; without it, the same script
+/// as the same user is refused. The stop kills the whole subtree.
+#[test]
+fn a_delegated_unit_manages_the_cgroups_below_its_own() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let out = dir.join("out");
+    std::fs::create_dir(&out).expect("mkdir");
+    for (p, mode) in [(dir.path(), 0o711), (out.as_path(), 0o777)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    }
+    let mount = cgroup2_mount();
+    let script = dir.script(
+        "nest.sh",
+        &format!(
+            "cg={mount}$(sed -n 's/^0:://p' /proc/self/cgroup)\n\
+             if mkdir \"$cg/work\" 2>/dev/null && echo $$ > \"$cg/work/cgroup.procs\"\n\
+             then r=delegated; else r=refused; fi\n\
+             echo $r > {o}/$1.new && mv {o}/$1.new {o}/$1\nexec sleep 1000\n",
+            o = out.display()
+        ),
+    );
+    for (name, delegate) in [("deleg", "Delegate=yes\n"), ("plain", "")] {
+        dir.file(
+            &format!("units/{name}.service"),
+            &format!(
+                "[Service]\nUser=nobody\n{delegate}ExecStart=/bin/sh {} {name}\n",
+                script.display()
+            ),
+        );
+    }
+    dir.unit(
+        "both",
+        "unit: both\ntype: virtual\ndepends-on: [deleg.service, plain.service]\n",
+    );
+    other_target(&dir);
+    let init = dir.start("both");
+    let result = |name: &str| {
+        wait_for(WAIT, &format!("{name} wrote its result"), || {
+            std::fs::read_to_string(out.join(name)).ok()
+        })
+    };
+    assert_eq!(result("deleg"), "delegated\n");
+    assert_eq!(result("plain"), "refused\n");
+    let pid = init
+        .wait_state("deleg.service", UnitState::Running)
+        .pid
+        .expect("a pid");
+    let cg = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    assert!(cg.ends_with("/deleg.service/work\n"), "{cg}");
+    stop_by_switch(&init, "deleg.service");
+    wait_gone(
+        pid,
+        "the process in the delegated cgroup killed by the stop",
+    );
+}
+
 /// A crash loop under systemd's start limit, from a `.service` file: the
 /// first start and two restarts run, the next start is refused and the
 /// unit is `failed` for good with the reason; its `OnFailure=` unit runs.

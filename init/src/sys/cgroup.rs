@@ -31,11 +31,20 @@
 //! with the target's: they differ for good once the target was killed).
 //! A run's cgroup is therefore made afresh at each start: the last run's
 //! is removed at its end, or, when its killed processes were still dying
-//! then, at the next start ([`Cgroups::create`]). Only if it still holds
-//! processes (still dying, or left by `KillMode=process`) or cgroups of
-//! its own is it reused, and then its children are not born in it but
-//! join it by writing `cgroup.procs` ([`UnitCgroup::fresh`]), which the
-//! kernel lets through: slower for the init (see `clone3.rs`), and rare.
+//! then, at the next start ([`Cgroups::create`]); the cgroups the unit
+//! made below its own go first. Only if it still holds processes (still
+//! dying, or left by `KillMode=process`) is it reused, and then its
+//! children are not born in it but join it by writing `cgroup.procs`
+//! ([`UnitCgroup::fresh`]), which the kernel lets through: slower for the
+//! init (see `clone3.rs`), and rare.
+//!
+//! # Delegation
+//!
+//! `Delegate=` gives a unit its cgroup to manage: the controllers it asks
+//! for (all the base offers, for `yes`) are enabled for the units, and
+//! with `User=` the directory and the files a manager of the cgroups
+//! below writes are given to that user. A stop kills and removes the
+//! whole subtree, as for any unit.
 //!
 //! # Cost
 //!
@@ -52,7 +61,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use flotilla_units::context::devices::DeviceNode;
-use flotilla_units::context::resources::{cgroup_name, Resources};
+use flotilla_units::context::resources::{cgroup_name, Delegation, Resources};
 use flotilla_units::context::Key;
 
 use super::{mountinfo, Pid};
@@ -205,13 +214,15 @@ impl Cgroups {
     /// Creates the cgroup of unit `name` and applies `limits` to it; an
     /// existing one (from an earlier run whose processes were still dying
     /// when it ended) is removed and made again, or reused while it is
-    /// busy (the module documentation says why that matters). `memory`
+    /// busy (the module documentation says why that matters). `owner` is
+    /// the unit's user and group, who own a delegated cgroup. `memory`
     /// and `tasks` are the machine's memory in bytes and task limit, for
     /// percentages. The error names the key that could not be honoured.
     pub fn create(
         &self,
         name: &str,
         limits: &Resources,
+        owner: Option<(u32, u32)>,
         memory: u64,
         tasks: u64,
     ) -> Result<UnitCgroup, (Option<Key>, String)> {
@@ -219,10 +230,14 @@ impl Cgroups {
         if !controllers.is_empty() {
             self.enable(&controllers)?;
         }
+        if limits.delegate == Some(Delegation::All) {
+            self.enable_all()?;
+        }
         let mut cg = self.unit(name);
         let made = match std::fs::create_dir(&cg.dir) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 // From an earlier run: made afresh, or reused if busy.
+                remove_below(&cg.dir);
                 std::fs::remove_dir(&cg.dir).and_then(|()| std::fs::create_dir(&cg.dir))
             }
             made => made,
@@ -257,7 +272,21 @@ impl Cgroups {
         }
         super::ipfilter::apply(&cg.dir, &limits.ip_access)
             .map_err(|e| (Some(Key::IpAddressDeny), e))?;
+        if let (Some(_), Some((uid, gid))) = (&limits.delegate, owner) {
+            delegate_to(&cg.dir, uid, gid).map_err(|e| (Some(Key::Delegate), e))?;
+        }
         Ok(cg)
+    }
+
+    /// `Delegate=yes`: enables every controller the base offers.
+    fn enable_all(&self) -> Result<(), (Option<Key>, String)> {
+        let available =
+            std::fs::read_to_string(self.base.join("cgroup.controllers")).unwrap_or_default();
+        let all: Vec<(&str, &str)> = available
+            .split_whitespace()
+            .map(|c| (c, "Delegate"))
+            .collect();
+        self.enable(&all)
     }
 
     /// Enables `controllers` (each with the key that needs it) for the
@@ -313,6 +342,42 @@ impl Cgroups {
         write_file(&leaf.join("cgroup.procs"), me.as_bytes())
             .map_err(|e| format!("move the init into {}: {e}", leaf.display()))
     }
+}
+
+/// The files of a cgroup its owner needs to manage the cgroups below it
+/// (the kernel's `cgroup-v2.rst`, "Delegation Containment"): making
+/// cgroups in it, moving its processes between them, and enabling
+/// controllers for them.
+const DELEGATED_FILES: [&str; 3] = ["cgroup.procs", "cgroup.threads", "cgroup.subtree_control"];
+
+/// Gives the cgroup `dir` to `uid`/`gid`: the directory and
+/// [`DELEGATED_FILES`].
+fn delegate_to(dir: &Path, uid: u32, gid: u32) -> Result<(), String> {
+    let files =
+        std::iter::once(dir.to_path_buf()).chain(DELEGATED_FILES.iter().map(|f| dir.join(f)));
+    for f in files {
+        std::os::unix::fs::chown(&f, Some(uid), Some(gid))
+            .map_err(|e| format!("give {} to {uid}:{gid}: {e}", f.display()))?;
+    }
+    Ok(())
+}
+
+/// Removes the cgroups below `dir`, deepest first (each must be empty; a
+/// busy one stays, and so do those above it).
+fn remove_below(dir: &Path) {
+    if let Ok(list) = std::fs::read_dir(dir) {
+        for e in list.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&e.path());
+            }
+        }
+    }
+}
+
+/// Removes a cgroup and the cgroups below it (each must be empty).
+pub fn remove_tree(dir: &Path) {
+    remove_below(dir);
+    let _ = std::fs::remove_dir(dir);
 }
 
 /// Whether the kernel has `cgroup.kill`: a child cgroup would show it.
@@ -422,9 +487,11 @@ impl UnitCgroup {
         }
     }
 
-    /// Removes it; it must be empty (`EBUSY` otherwise). A missing one is
-    /// fine.
+    /// Removes it and the cgroups the unit made below it (a delegated
+    /// unit's, or a root service's own); they must be empty (`EBUSY`
+    /// otherwise). A missing one is fine.
     pub fn remove(&self) -> Result<(), String> {
+        remove_below(&self.dir);
         match std::fs::remove_dir(&self.dir) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -118,20 +118,8 @@ fn remove_stale(base: &Path) {
         if Path::new("/proc").join(pid).exists() {
             continue;
         }
-        remove_tree(&e.path());
+        cgroup::remove_tree(&e.path());
     }
-}
-
-/// Removes a cgroup and the cgroups below it (each must be empty).
-fn remove_tree(dir: &Path) {
-    if let Ok(list) = std::fs::read_dir(dir) {
-        for e in list.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_tree(&e.path());
-            }
-        }
-    }
-    let _ = std::fs::remove_dir(dir);
 }
 
 /// Whether `dir` is the root of its cgroup2 hierarchy (it has no
@@ -245,12 +233,12 @@ fn fill(
     if let Some(s) = setup {
         if let Some(cgs) = &s.cgroups {
             let (memory, tasks) = s.machine;
-            let cg =
-                cgs.create(name, &ctx.resources, memory, tasks)
-                    .map_err(|(key, e)| match key {
-                        Some(k) => format!("{k} {e}"),
-                        None => e,
-                    })?;
+            let cg = cgs
+                .create(name, &ctx.resources, owner, memory, tasks)
+                .map_err(|(key, e)| match key {
+                    Some(k) => format!("{k} {e}"),
+                    None => e,
+                })?;
             run.cgroup = Some(cg);
         } else if !ctx.resources.controllers().is_empty() {
             return Err(
@@ -260,15 +248,16 @@ fn fill(
         } else {
             // The device and address lists are programs on the cgroup.
             let key = if ctx.resources.devices.filter().is_some() {
-                Some(Key::DeviceAllow)
+                Some((Key::DeviceAllow, "a program on the unit's cgroup"))
             } else if ctx.resources.ip_access.filters() {
-                Some(Key::IpAddressDeny)
+                Some((Key::IpAddressDeny, "a program on the unit's cgroup"))
+            } else if ctx.resources.delegate.is_some() {
+                Some((Key::Delegate, "a cgroup to hand to the unit"))
             } else {
                 None
             };
-            if let Some(k) = key {
-                let why = "needs a program on the unit's cgroup, and there is no writable \
-                           cgroup2 for the units";
+            if let Some((k, what)) = key {
+                let why = format!("needs {what}, and there is no writable cgroup2 for the units");
                 if !ctx.may_skip(k) {
                     return Err(format!("{k} {why}"));
                 }
@@ -394,6 +383,6 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
 /// gone by then).
 pub fn teardown() {
     if let Some(own) = SETUP.get().and_then(|s| s.own.as_ref()) {
-        remove_tree(own);
+        cgroup::remove_tree(own);
     }
 }

@@ -42,6 +42,7 @@ pub enum Key {
     CpuQuota,
     TasksMax,
     IoWeight,
+    Delegate,
     DevicePolicy,
     DeviceAllow,
     IpAddressAllow,
@@ -99,7 +100,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 81] = [
+const TABLE: [(Key, &str, &str); 82] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -174,6 +175,7 @@ const TABLE: [(Key, &str, &str); 81] = [
     (Key::CpuQuota, "CPUQuota", "cpu-quota"),
     (Key::TasksMax, "TasksMax", "tasks-max"),
     (Key::IoWeight, "IOWeight", "io-weight"),
+    (Key::Delegate, "Delegate", "delegate"),
     (Key::DevicePolicy, "DevicePolicy", "device-policy"),
     (Key::DeviceAllow, "DeviceAllow", "device-allow"),
     (Key::IpAddressAllow, "IPAddressAllow", "ip-address-allow"),
@@ -439,7 +441,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 81 + 16);
+        assert_eq!(all.len(), 82 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -278,6 +278,7 @@ impl ServiceContext {
             Key::CpuQuota => self.resources.cpu_quota = optional(empty, value, parse_cpu_quota)?,
             Key::TasksMax => self.resources.tasks_max = optional(empty, value, parse_tasks)?,
             Key::IoWeight => self.resources.io_weight = optional(empty, value, parse_weight)?,
+            Key::Delegate => resources::assign_delegate(&mut self.resources.delegate, value)?,
             Key::DevicePolicy => {
                 self.resources.devices.policy = or_default(empty, value, devices::parse_policy)?
             }

@@ -68,6 +68,22 @@ pub struct Resources {
     /// `IPAddressAllow=`, `IPAddressDeny=`: packet programs on the cgroup.
     #[serde(skip_serializing_if = "is_default")]
     pub ip_access: IpAccess,
+    /// `Delegate=`: the cgroup below the unit's is the unit's to manage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delegate: Option<Delegation>,
+}
+
+/// What `Delegate=` hands to the unit: its cgroup, owned by its user, with
+/// controllers enabled for it to enable further down.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delegation {
+    /// `yes`: every controller the units' parent cgroup offers.
+    All,
+    /// The controllers named, by their cgroup v2 names (`cpuacct` is
+    /// `cpu`, `blkio` is `io`); the names of programs (`devices`, `bpf-…`)
+    /// enable nothing.
+    Controllers(Vec<String>),
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -102,6 +118,15 @@ impl Resources {
         }
         if self.io_weight.is_some() {
             out.push(("io", "IOWeight"));
+        }
+        if let Some(Delegation::Controllers(list)) = &self.delegate {
+            for c in list {
+                if let Some(&ctl) = V2_CONTROLLERS.iter().find(|&&v| v == c) {
+                    if !out.iter().any(|&(o, _)| o == ctl) {
+                        out.push((ctl, "Delegate"));
+                    }
+                }
+            }
         }
         out
     }
@@ -176,6 +201,58 @@ pub fn cgroup_name(unit: &str) -> String {
     } else {
         unit.to_string()
     }
+}
+
+/// The controllers of cgroup v2 a delegation can enable.
+const V2_CONTROLLERS: [&str; 8] = [
+    "cpu", "cpuset", "io", "memory", "pids", "hugetlb", "rdma", "misc",
+];
+
+/// `Delegate=`: a boolean, or the controllers to delegate (systemd's
+/// names: those of cgroup v2, `cpuacct`, `blkio`, and the programs
+/// `devices` and `bpf-…`, which a delegated cgroup may attach itself).
+/// An empty value or `no` is no delegation; lists given one after the
+/// other add up, as in systemd.
+pub fn assign_delegate(delegate: &mut Option<Delegation>, value: &str) -> Result<(), String> {
+    const PROGRAMS: [&str; 6] = [
+        "devices",
+        "bpf-firewall",
+        "bpf-devices",
+        "bpf-foreign",
+        "bpf-socket-bind",
+        "bpf-restrict-network-interfaces",
+    ];
+    if value.trim().is_empty() {
+        *delegate = None;
+        return Ok(());
+    }
+    if let Ok(b) = super::value::parse_bool(value) {
+        *delegate = b.then_some(Delegation::All);
+        return Ok(());
+    }
+    let mut list = match delegate {
+        Some(Delegation::Controllers(l)) => l.clone(),
+        _ => Vec::new(),
+    };
+    for word in value.split_whitespace() {
+        let name = match word {
+            "cpuacct" => "cpu",
+            "blkio" => "io",
+            w if V2_CONTROLLERS.contains(&w) || PROGRAMS.contains(&w) => w,
+            w => {
+                return Err(format!(
+                    "`{w}` is not a controller (yes, no, or of: {}, cpuacct, blkio, {})",
+                    V2_CONTROLLERS.join(", "),
+                    PROGRAMS.join(", ")
+                ))
+            }
+        };
+        if !list.iter().any(|c| c == name) {
+            list.push(name.to_string());
+        }
+    }
+    *delegate = Some(Delegation::Controllers(list));
+    Ok(())
 }
 
 /// `MemoryMax=`, `MemoryHigh=`: bytes (with `K`, `M`, `G`, `T` …), a

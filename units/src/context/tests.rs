@@ -154,6 +154,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("TasksMax", "256", "0", "`0` is not a task limit"),
     ("IOWeight", "500", "0", "0 is out of range"),
     (
+        "Delegate",
+        "pids memory cpuacct",
+        "pids net_cls",
+        "`net_cls` is not a controller (yes, no, or of: cpu, cpuset, io",
+    ),
+    (
         "NoNewPrivileges",
         "yes",
         "perhaps",
@@ -582,4 +588,44 @@ fn the_streams_of_a_terminal_and_what_follows_standard_input() {
     let c = streams(&[("StandardInput", "fd:conn")]);
     assert!(c.error_follows_input());
     assert_eq!(ServiceContext::default().input(), Input::Null);
+}
+
+/// `Delegate=`: `yes` is every controller; lists add up, systemd's v1
+/// names are their v2 controllers, the program names enable nothing; `no`
+/// or an empty value ends the delegation.
+#[test]
+fn delegate_values_and_the_controllers_they_enable() {
+    use super::resources::Delegation;
+    let mut c = ServiceContext::default();
+    set(&mut c, "Delegate", "yes").unwrap();
+    assert_eq!(c.resources.delegate, Some(Delegation::All));
+    assert!(
+        c.resources.controllers().is_empty(),
+        "all: what the parent offers"
+    );
+    set(&mut c, "Delegate", "pids cpuacct").unwrap();
+    set(&mut c, "Delegate", "blkio devices pids").unwrap();
+    assert_eq!(
+        c.resources.delegate,
+        Some(Delegation::Controllers(vec![
+            "pids".into(),
+            "cpu".into(),
+            "io".into(),
+            "devices".into()
+        ]))
+    );
+    set(&mut c, "TasksMax", "20").unwrap();
+    assert_eq!(
+        c.resources.controllers(),
+        [
+            ("pids", "TasksMax"),
+            ("cpu", "Delegate"),
+            ("io", "Delegate")
+        ]
+    );
+    set(&mut c, "Delegate", "no").unwrap();
+    assert_eq!(c.resources.delegate, None);
+    set(&mut c, "Delegate", "memory").unwrap();
+    set(&mut c, "Delegate", "").unwrap();
+    assert_eq!(c.resources.delegate, None);
 }

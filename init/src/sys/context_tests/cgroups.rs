@@ -35,7 +35,7 @@ fn test_cgroups(name: &str) -> (Cgroups, PathBuf) {
 fn unit_cgroup(test: &str, unit: &str) -> (UnitCgroup, PathBuf, ChildContext) {
     let (cgroups, dir) = test_cgroups(test);
     let cg = cgroups
-        .create(unit, &Default::default(), 0, 0)
+        .create(unit, &Default::default(), None, 0, 0)
         .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
     let cc = child_context(
         &ServiceContext::default(),
@@ -124,7 +124,7 @@ fn a_killed_cgroup_is_made_again_or_joined_never_born_into() {
     let (cgroups, dir) = test_cgroups("rekill");
     let make = || {
         cgroups
-            .create("svc", &Default::default(), 0, 0)
+            .create("svc", &Default::default(), None, 0, 0)
             .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"))
     };
     let cg = make();
@@ -133,12 +133,21 @@ fn a_killed_cgroup_is_made_again_or_joined_never_born_into() {
     cg.kill().unwrap();
     let cg = make();
     assert!(cg.fresh());
-    // Killed while it cannot be removed (a cgroup below it, as while
+    // Killed, with an empty cgroup the unit made below it: both removed,
+    // made again.
+    std::fs::create_dir(cg.dir().join("sub")).unwrap();
+    cg.kill().unwrap();
+    let cg = make();
+    assert!(cg.fresh() && !cg.dir().join("sub").exists());
+    // Killed while it cannot be removed (a process below it, as while
     // killed processes are still dying): reused, and its child joins it
     // (one born in it would be killed before its execve: the spawn
     // would fail).
     std::fs::create_dir(cg.dir().join("sub")).unwrap();
     cg.kill().unwrap();
+    let plain = child_context(&ServiceContext::default(), &Params::default());
+    let busy = sleeper(&plain, None);
+    std::fs::write(cg.dir().join("sub/cgroup.procs"), busy.to_string()).unwrap();
     let cg = make();
     assert!(!cg.fresh());
     let cc = child_context(
@@ -152,8 +161,12 @@ fn a_killed_cgroup_is_made_again_or_joined_never_born_into() {
     let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
     let name = status(pid, "Name");
     stop(pid);
+    stop(busy);
     assert!(own.ends_with("/svc\n"), "{own}");
     assert_eq!(name, "sleep");
+    wait_until("the cgroup below to empty", || {
+        std::fs::read_to_string(cg.dir().join("sub/cgroup.procs")).is_ok_and(|p| p.is_empty())
+    });
     std::fs::remove_dir(cg.dir().join("sub")).unwrap();
     cleanup(&cg, &dir);
 }
@@ -183,7 +196,7 @@ fn a_signal_reaches_every_process_of_the_cgroup() {
 fn limits_without_their_controller_name_the_key() {
     let (cgroups, dir) = test_cgroups("limits");
     let c = ctx(&[("MemoryMax", "64M")]);
-    match cgroups.create("mem", &c.resources, 1 << 30, 1000) {
+    match cgroups.create("mem", &c.resources, None, 1 << 30, 1000) {
         // This host's cgroup2 has no controllers: the error names the key.
         Err((key, e)) => {
             assert_eq!(key, Some(Key::MemoryMax));
@@ -238,7 +251,7 @@ fn redis_runs_in_the_sandbox_of_its_debian_unit() {
     let tmp = PrivateTmp::create(base.path(), "redis-server.service").unwrap();
     let (cgroups, cg_dir) = test_cgroups("redis");
     let cg = cgroups
-        .create("redis-server.service", &c.resources, 0, 0)
+        .create("redis-server.service", &c.resources, None, 0, 0)
         .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
     let params = Params {
         uid: Some(user.uid),
