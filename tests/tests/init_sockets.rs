@@ -351,3 +351,47 @@ fn netlink_special_files_and_symlinks() {
         "RemoveOnStop= removes the socket file and its link"
     );
 }
+
+/// `Sockets=`: a service is handed the socket of a socket unit whose
+/// `Service=` names another unit; the line also pulls the socket in and
+/// orders it first, so the target need not name it.
+#[test]
+fn a_service_is_handed_the_sockets_its_sockets_line_names() {
+    let dir = TestDir::new();
+    let out = dir.join("named.out");
+    let sock = dir.join("extra.sock");
+    let show = dir.script(
+        "show.py",
+        "import os, socket\n\
+         s = socket.socket(fileno=3)\n\
+         print(os.environ['LISTEN_FDS'], os.environ['LISTEN_FDNAMES'], s.type == socket.SOCK_DGRAM, \
+               s.getsockname())\n",
+    );
+    dir.file(
+        "units/extra.socket",
+        &format!(
+            "[Socket]\nListenDatagram={}\nService=elsewhere.service\n",
+            sock.display()
+        ),
+    );
+    dir.file(
+        "units/elsewhere.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.file(
+        "units/named.service",
+        &format!(
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nSockets=extra.socket\n\
+             ExecStart=/usr/bin/python3 {}\nStandardOutput=file:{}\n",
+            show.display(),
+            out.display()
+        ),
+    );
+    let init = dir.start("named.service");
+    init.wait_state("named.service", UnitState::Exited);
+    assert_eq!(init.unit("extra.socket").state, UnitState::Running);
+    let shown = std::fs::read_to_string(&out).expect("the service's output");
+    assert_eq!(shown, format!("1 extra.socket True {}\n", sock.display()));
+    // The socket's own service never ran: nothing connected.
+    assert_eq!(init.unit("elsewhere.service").state, UnitState::Disabled);
+}

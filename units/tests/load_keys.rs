@@ -120,9 +120,9 @@ fn the_keys_the_docs_list() {
     // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `start-limit-interval-sec`,
-    // `start-limit-burst`, `wants` and `requires`, 52 trigger settings, 33
-    // conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 14 + 52 + 66);
+    // `start-limit-burst`, `wants`, `requires` and `sockets`, 52 trigger
+    // settings, 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 15 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -150,6 +150,7 @@ fn the_keys_the_docs_list() {
         "failure-action",
         "refuse-manual-start",
         "refuse-manual-stop",
+        "sockets",
         "start-limit-interval-sec",
         "start-limit-burst",
     ] {

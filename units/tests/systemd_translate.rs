@@ -1101,3 +1101,19 @@ fn values_pass_the_key_tables_checks() {
         ["u/web.service:2:1: web.service: `description`: it contains a NUL character"]
     );
 }
+
+/// `Sockets=`: the sockets the service is handed besides those that
+/// trigger it; as in systemd, each is also wanted and ordered before the
+/// service (`waits-for`).
+#[test]
+fn sockets_names_the_sockets_handed_and_waits_for_them() {
+    let s = clean(svc(
+        "ExecStart=/bin/x\nSockets=a.socket b.socket\nSockets=c.socket",
+    ));
+    assert_eq!(s.extras.sockets, ["a.socket", "b.socket", "c.socket"]);
+    assert_eq!(s.waits_for, ["a.socket", "b.socket", "c.socket"]);
+    refused(
+        svc("ExecStart=/bin/x\nSockets=a/b.socket"),
+        &["u/web.service:3:1: invalid unit name \"a/b.socket\" in Sockets="],
+    );
+}

@@ -241,7 +241,7 @@ impl<S: Sys> Runtime<S> {
             let _ = env.set("WATCHDOG_USEC", &d.as_micros().to_string());
         }
         let (fds, names) = match role {
-            Role::Main => self.listen_fds_for(&spec.name),
+            Role::Main => self.listen_fds_for(spec),
             _ => (Vec::new(), String::new()),
         };
         let handed = Handed { fds, names };

@@ -36,6 +36,8 @@ pub(super) struct Listening {
     pub lines: Vec<String>,
     /// The service it hands them to.
     pub service: String,
+    /// The socket unit's own name (a service's `Sockets=` names it).
+    pub unit: String,
     /// The name of each in `LISTEN_FDNAMES`.
     pub name: String,
     /// Files removed when the unit stops (`RemoveOnStop=`).
@@ -178,6 +180,7 @@ impl<S: Sys> Runtime<S> {
                     None => n.clone(),
                 })
                 .unwrap_or_default(),
+            unit: spec.name.clone(),
             name: settings
                 .file_descriptor_name
                 .clone()
@@ -298,11 +301,13 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The sockets handed to a main process of `service`: those of every
-    /// socket unit that triggers it, in the order they were bound, and
-    /// their `LISTEN_FDNAMES`; for the instance of an `Accept=yes`
-    /// socket's connection, that connection alone (named `connection`, as
-    /// systemd names it).
-    pub(super) fn listen_fds_for(&self, service: &str) -> (Vec<RawFd>, String) {
+    /// socket unit that triggers it or that its `Sockets=` names, in the
+    /// order they were bound, and their `LISTEN_FDNAMES`; for the instance
+    /// of an `Accept=yes` socket's connection, that connection alone
+    /// (named `connection`, as systemd names it).
+    pub(super) fn listen_fds_for(&self, service: &UnitSpec) -> (Vec<RawFd>, String) {
+        let named = &service.extras.sockets;
+        let service = service.name.as_str();
         if let Some((fd, _)) = self.connection_of(service) {
             return (vec![fd], "connection".to_string());
         }
@@ -312,7 +317,7 @@ impl<S: Sys> Runtime<S> {
             let Some(l) = self.slots.slot(slot).and_then(|s| s.listening.as_deref()) else {
                 continue;
             };
-            if l.service != service {
+            if l.service != service && !named.contains(&l.unit) {
                 continue;
             }
             for (fd, _) in &l.fds {

@@ -157,7 +157,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 48] = [
+const BASE_KEYS: [Key; 49] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -286,6 +286,12 @@ const BASE_KEYS: [Key; 48] = [
         systemd: &[("Unit", "OnFailure")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.extras.on_failure, TargetList::OnFailure),
+    },
+    Key {
+        name: "sockets",
+        systemd: &[("Service", "Sockets")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Targets(&mut s.extras.sockets, TargetList::Sockets),
     },
     Key {
         // `[Install] WantedBy=` is read by `initctl enable` itself.

@@ -30,6 +30,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     },
     watchdog: None,
     on_failure: Vec::new(),
+    sockets: Vec::new(),
     success_action: None,
     failure_action: None,
     refuse_manual_start: None,

@@ -492,6 +492,10 @@ pub struct ExtraFields {
     /// Units started when this one fails for good (no restart pending).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_failure: Vec<String>,
+    /// Socket units whose sockets the main process is handed besides
+    /// those of the sockets that trigger it (`Sockets=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<String>,
     /// What the system does when the unit has done its work: exited with
     /// success, or (a unit with no process) come up.
     #[serde(default, skip_serializing_if = "Option::is_none")]

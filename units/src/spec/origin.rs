@@ -37,6 +37,7 @@ pub struct Origin {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     wanted_by: Vec<crate::diag::Pos>,
     on_failure: Vec<crate::diag::Pos>,
+    sockets: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -66,6 +67,8 @@ pub enum TargetList {
     WantedBy,
     /// `on-failure`.
     OnFailure,
+    /// `sockets`.
+    Sockets,
 }
 
 impl Origin {
@@ -120,6 +123,7 @@ impl Origin {
             TargetList::Triggers => &self.triggers,
             TargetList::WantedBy => &self.wanted_by,
             TargetList::OnFailure => &self.on_failure,
+            TargetList::Sockets => &self.sockets,
         }
     }
 
@@ -138,6 +142,7 @@ impl Origin {
             TargetList::Triggers => &mut self.triggers,
             TargetList::WantedBy => &mut self.wanted_by,
             TargetList::OnFailure => &mut self.on_failure,
+            TargetList::Sockets => &mut self.sockets,
         }
     }
 

@@ -106,3 +106,38 @@ fn a_socket_that_cannot_be_bound_fails_saying_which_line() {
         _ => panic!("{r:?}"),
     }
 }
+
+/// `sockets` (`Sockets=`): a service is also handed the sockets of the
+/// socket units it names, after those of the sockets that trigger it, in
+/// the order they were bound; a socket that names neither is not handed.
+#[test]
+fn a_service_is_handed_the_sockets_it_names() {
+    let log = "unit: log.socket\ntype: socket\ntriggers: [other]\n\
+               listen-datagram: 127.0.0.1:5514\nfile-descriptor-name: syslog\n";
+    let stray = "unit: stray.socket\ntype: socket\ntriggers: [other]\n\
+                 listen-stream: 127.0.0.1:9000\n";
+    let other = "unit: other\nexec-start: /bin/other\n";
+    let web = "unit: web\nexec-start: /bin/web\nsockets: [log.socket]\n\
+               waits-for: [web.socket, log.socket, stray.socket]\n";
+    let sys = fake_with(&[
+        ("web.socket", SOCKET),
+        ("log.socket", log),
+        ("stray.socket", stray),
+        ("other", other),
+        ("web", web),
+    ]);
+    let mut h = Harness::start(sys, "web");
+    h.turn_until("web runs", |h| h.state("web") == UnitState::Running);
+    let calls = h.sys().calls();
+    let s: Vec<_> = spawns(&calls)
+        .into_iter()
+        .filter(|s| s.argv.first().is_some_and(|a| a == "/bin/web"))
+        .collect();
+    assert_eq!(s.len(), 1, "{calls:?}");
+    assert_eq!(s[0].listen_fds, 2);
+    assert_eq!(s[0].env_var("LISTEN_FDS").as_deref(), Some("2"));
+    let names = s[0].env_var("LISTEN_FDNAMES").unwrap_or_default();
+    let mut names: Vec<&str> = names.split(':').collect();
+    names.sort_unstable();
+    assert_eq!(names, ["syslog", "web.socket"]);
+}

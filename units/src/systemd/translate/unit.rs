@@ -457,6 +457,16 @@ pub(crate) fn translate_at(
     // after the target is taken back over the whole set, as systemd's
     // default target dependencies skip it (`load/target_order.rs`).
     let mut origin = std::mem::take(&mut t.origin);
+    // systemd: `Sockets=` also wants each socket and orders the service
+    // after it (`Wants=` + `After=`).
+    let socket_pos = origin.positions(TargetList::Sockets).to_vec();
+    for (i, name) in spec.extras.sockets.iter().enumerate() {
+        let pos = socket_pos.get(i).copied().unwrap_or(origin_pos);
+        wants.push(Dep {
+            name: name.clone(),
+            pos,
+        });
+    }
     let pulled =
         (requires.iter().map(|d| (d, true, true))).chain(wants.iter().map(|d| (d, false, true)));
     for (d, hard, ordered) in pulled {
