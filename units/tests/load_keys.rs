@@ -119,10 +119,10 @@ environment-file: [/etc/default/web, -/etc/web.env]
 fn the_keys_the_docs_list() {
     // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
-    // `refuse-manual-start`, `refuse-manual-stop`, `start-limit-interval-sec`,
-    // `start-limit-burst`, `wants`, `requires` and `sockets`, 52 trigger
-    // settings, 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 15 + 52 + 66);
+    // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
+    // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`
+    // and `sockets`, 52 trigger settings, 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 16 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -151,6 +151,7 @@ fn the_keys_the_docs_list() {
         "refuse-manual-start",
         "refuse-manual-stop",
         "sockets",
+        "ignore-on-isolate",
         "start-limit-interval-sec",
         "start-limit-burst",
     ] {

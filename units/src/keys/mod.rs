@@ -157,7 +157,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 49] = [
+const BASE_KEYS: [Key; 50] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -265,6 +265,12 @@ const BASE_KEYS: [Key; 49] = [
         systemd: &[("Unit", "RefuseManualStop")],
         applies_to: ALL,
         slot: |s| Slot::Bool(&mut s.extras.refuse_manual_stop),
+    },
+    Key {
+        name: "ignore-on-isolate",
+        systemd: &[("Unit", "IgnoreOnIsolate")],
+        applies_to: ALL,
+        slot: |s| Slot::Bool(&mut s.extras.ignore_on_isolate),
     },
     Key {
         name: "start-limit-interval-sec",

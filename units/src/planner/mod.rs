@@ -530,6 +530,20 @@ impl Planner {
         self.target_provider = Some(provider);
         self.target_set_at = now;
         self.target_active_at = None;
+        // `IgnoreOnIsolate=`: a unit that is up stays, wanted as if started
+        // by hand (until `initctl stop`).
+        let kept: Vec<String> = (0..self.units.len())
+            .filter(|&i| self.units[i].up())
+            .map(|i| &self.graph.node(UnitId(i as u32)).spec)
+            .filter(|s| s.extras.ignore_on_isolate == Some(true))
+            .map(|s| s.name.clone())
+            .collect();
+        for name in kept {
+            match self.wants.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, life)) => *life = WantLife::Kept,
+                None => self.wants.push((name, WantLife::Kept)),
+            }
+        }
         // A fresh start: the failovers are forgotten, and so are the wants
         // that last until a switch.
         self.failed_over.clear();

@@ -589,3 +589,43 @@ fn a_unit_that_refuses_a_manual_stop_keeps_its_want() {
     w.settle();
     assert_eq!(w.state("tool"), UnitState::Disabled);
 }
+
+/// `IgnoreOnIsolate=`: a unit that is up when the target switches stays
+/// up, wanted as if started by hand, until a stop by hand; one that is
+/// not up is not started by the switch, and others stop as usual.
+#[test]
+fn a_unit_ignoring_isolate_survives_a_switch() {
+    let mut getty = svc("getty", &["getty"], 0);
+    getty.extras.ignore_on_isolate = Some(true);
+    let mut shell = svc("shell", &["shell"], 0);
+    shell.extras.ignore_on_isolate = Some(true);
+    let mut w = World::new(
+        vec![
+            app("default", &["getty", "db"]),
+            app("rescue", &[]),
+            svc("db", &["db"], 0),
+            getty,
+            shell,
+        ],
+        shape(&[], &[]),
+        "default",
+    );
+    w.settle();
+    assert_eq!(w.state("getty"), UnitState::Running);
+    assert_eq!(w.state("shell"), UnitState::Disabled);
+    w.p.set_target("rescue", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("getty"), UnitState::Running);
+    assert_eq!(w.state("db"), UnitState::Disabled);
+    assert_eq!(w.state("shell"), UnitState::Disabled);
+    assert_eq!(w.p.wants().collect::<Vec<_>>(), [("getty", WantLife::Kept)]);
+    // Another switch keeps it still; a stop by hand ends it.
+    w.p.set_target("default", Instant(w.now)).expect("switch");
+    w.settle();
+    w.p.set_target("rescue", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("getty"), UnitState::Running);
+    assert_eq!(w.p.unwant("getty", Instant(w.now)), Ok(()));
+    w.settle();
+    assert_eq!(w.state("getty"), UnitState::Disabled);
+}

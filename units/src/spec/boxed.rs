@@ -35,6 +35,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     failure_action: None,
     refuse_manual_start: None,
     refuse_manual_stop: None,
+    ignore_on_isolate: None,
     start_limit_interval: None,
     start_limit_burst: None,
 };

@@ -511,6 +511,10 @@ pub struct ExtraFields {
     /// of the target stops it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refuse_manual_stop: Option<bool>,
+    /// `Some(true)`: a switch of the target leaves the unit running if it
+    /// is up, as if started by hand (`IgnoreOnIsolate=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_on_isolate: Option<bool>,
     /// The start limit's window (`StartLimitIntervalSec=`; zero: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_limit_interval: Option<Duration>,
