@@ -505,6 +505,42 @@ fn a_delegated_unit_manages_the_cgroups_below_its_own() {
     );
 }
 
+/// `RestartKillSignal=`: `initctl restart` stops the unit with it, a
+/// stop by a switch with `KillSignal=`.
+#[test]
+fn a_restart_by_hand_sends_the_restart_kill_signal() {
+    let dir = TestDir::new();
+    let got = dir.join("got");
+    let script = dir.script(
+        "traps.sh",
+        &format!(
+            "trap 'echo usr2 >> {g}; exit 0' USR2\ntrap 'echo term >> {g}; exit 0' TERM\n\
+             echo up >> {g}\nsleep 1000 & wait\n",
+            g = got.display()
+        ),
+    );
+    dir.file(
+        "units/traps.service",
+        &format!(
+            "[Service]\nExecStart=/bin/sh {}\nRestartKillSignal=SIGUSR2\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("traps.service");
+    let lines = |n: usize| {
+        wait_for(WAIT, &format!("{n} lines in {}", got.display()), || {
+            let t = std::fs::read_to_string(&got).unwrap_or_default();
+            (t.lines().count() >= n).then_some(t)
+        })
+    };
+    lines(1);
+    init.ctl(&["restart", "traps.service"]).expect(0);
+    assert_eq!(lines(3), "up\nusr2\nup\n");
+    stop_by_switch(&init, "traps.service");
+    assert_eq!(lines(4), "up\nusr2\nup\nterm\n");
+}
+
 /// A crash loop under systemd's start limit, from a `.service` file: the
 /// first start and two restarts run, the next start is refused and the
 /// unit is `failed` for good with the reason; its `OnFailure=` unit runs.

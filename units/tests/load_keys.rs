@@ -120,9 +120,10 @@ fn the_keys_the_docs_list() {
     // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
-    // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`
-    // and `sockets`, 52 trigger settings, 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 16 + 52 + 66);
+    // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
+    // `sockets` and `restart-kill-signal`, 52 trigger settings, 33
+    // conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 17 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -152,6 +153,7 @@ fn the_keys_the_docs_list() {
         "refuse-manual-stop",
         "sockets",
         "ignore-on-isolate",
+        "restart-kill-signal",
         "start-limit-interval-sec",
         "start-limit-burst",
     ] {

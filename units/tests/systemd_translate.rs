@@ -1117,3 +1117,20 @@ fn sockets_names_the_sockets_handed_and_waits_for_them() {
         &["u/web.service:3:1: invalid unit name \"a/b.socket\" in Sockets="],
     );
 }
+
+/// `RestartKillSignal=`: the signal of the stop that begins a restart by
+/// hand; empty is the kill signal again; a name that is no signal is an
+/// error.
+#[test]
+fn restart_kill_signal() {
+    let s = clean(svc("ExecStart=/bin/x\nRestartKillSignal=SIGUSR2"));
+    assert_eq!(s.extras.restart_kill_signal, Signal::parse("SIGUSR2"));
+    let s = clean(svc(
+        "ExecStart=/bin/x\nRestartKillSignal=SIGUSR2\nRestartKillSignal=",
+    ));
+    assert_eq!(s.extras.restart_kill_signal, None);
+    refused(
+        svc("ExecStart=/bin/x\nRestartKillSignal=SIGNOPE"),
+        &["u/web.service:3:1: invalid RestartKillSignal=SIGNOPE"],
+    );
+}

@@ -81,6 +81,8 @@ pub enum Slot<'a> {
     Restart(&'a mut RestartPolicy),
     /// A signal.
     Signal(&'a mut Signal),
+    /// A signal, if given.
+    OptionalSignal(&'a mut Option<Signal>),
     /// A whole number (negative allowed).
     Integer(&'a mut i32),
     /// A user or group, by name or number.
@@ -157,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 50] = [
+const BASE_KEYS: [Key; 51] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -389,6 +391,12 @@ const BASE_KEYS: [Key; 50] = [
         systemd: &[("Service", "KillSignal")],
         applies_to: PROCESS,
         slot: |s| Slot::Signal(&mut s.kill_signal),
+    },
+    Key {
+        name: "restart-kill-signal",
+        systemd: &[("Service", "RestartKillSignal")],
+        applies_to: PROCESS,
+        slot: |s| Slot::OptionalSignal(&mut s.extras.restart_kill_signal),
     },
     Key {
         name: "remain-after-exit",

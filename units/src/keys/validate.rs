@@ -134,6 +134,12 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
                 }
                 false
             }
+            Slot::OptionalSignal(s) => {
+                if let Some(Err(e)) = s.map(|s| check::signal(s.0)) {
+                    bad(What::Invalid(e, s.map(|s| s.0.to_string())));
+                }
+                s.is_some()
+            }
             Slot::Regex(pattern) => check_given(pattern, check::regex, &mut bad),
             Slot::Path(path) => {
                 if let Some(p) = path {

@@ -186,6 +186,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             Slot::Path(f) => *f = self.path(e),
             Slot::Restart(f) => *f = self.restart(e).unwrap_or(*f),
             Slot::Signal(f) => *f = self.signal(e).unwrap_or(*f),
+            Slot::OptionalSignal(f) => *f = self.signal(e),
             Slot::Integer(f) => *f = self.integer(e).unwrap_or(*f),
             Slot::Account(f) => *f = self.account(e),
             Slot::Environment(f) => *f = self.environment(e),

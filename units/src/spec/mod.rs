@@ -515,6 +515,10 @@ pub struct ExtraFields {
     /// is up, as if started by hand (`IgnoreOnIsolate=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_on_isolate: Option<bool>,
+    /// The signal a stop that is part of a restart (`initctl restart`)
+    /// sends instead of `kill_signal` (`RestartKillSignal=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_kill_signal: Option<Signal>,
     /// The start limit's window (`StartLimitIntervalSec=`; zero: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_limit_interval: Option<Duration>,

@@ -214,11 +214,18 @@ impl Planner {
     /// `SIGKILL` or a `SIGHUP`).
     fn signal_main(&mut self, u: UnitId) {
         let rec = &self.records[u.index()];
+        // `RestartKillSignal=`: a stop that is the first half of a restart
+        // asked for by hand.
+        let restart = self.units[u.index()].restart_requested;
         let (signal, hup) = rec
             .running_spec
             .as_ref()
             .map_or((Signal::TERM, false), |s| {
-                (s.kill_signal, s.extras.context.send_sighup)
+                let signal = match s.extras.restart_kill_signal {
+                    Some(r) if restart => r,
+                    _ => s.kill_signal,
+                };
+                (signal, s.extras.context.send_sighup)
             });
         // A `background-scripted` unit has no main process once its start
         // script exited: the process group that script left behind gets it.

@@ -638,6 +638,28 @@ fn stopping_sends_sighup_after_the_kill_signal_when_asked() {
     );
 }
 
+/// `RestartKillSignal=`: the stop that begins a restart asked for by hand
+/// sends it; any other stop sends the kill signal.
+#[test]
+fn a_restart_by_hand_stops_with_the_restart_kill_signal() {
+    let mut t = stopping();
+    let running = t.p.records[0].running_spec.as_deref().cloned();
+    let mut spec = running.expect("a running spec");
+    spec.extras.restart_kill_signal = crate::spec::Signal::parse("SIGUSR2");
+    t.p.records[0].running_spec = Some(spec.clone().into());
+    assert_eq!(
+        t.step(Event::Exited(Role::Stop, 12, FAILED)),
+        ["SIGTERM to GroupAndLeader(11)"]
+    );
+    let mut t = stopping();
+    t.p.records[0].running_spec = Some(spec.into());
+    t.p.units[0].restart_requested = true;
+    assert_eq!(
+        t.step(Event::Exited(Role::Stop, 12, FAILED)),
+        ["SIGUSR2 to GroupAndLeader(11)"]
+    );
+}
+
 #[test]
 fn stopping_exec_stop_spawn_failed_sends_the_kill_signal() {
     let mut t = stopping_spawn_pending();

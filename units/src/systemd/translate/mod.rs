@@ -351,6 +351,16 @@ impl Tr<'_> {
                     }
                 }
             }
+            Slot::OptionalSignal(f) => {
+                if v.is_empty() {
+                    *f = None;
+                } else {
+                    match Signal::parse(v) {
+                        Some(s) => *f = Some(s),
+                        None => self.error(p, format!("invalid {key}={v}")),
+                    }
+                }
+            }
             Slot::Environment(env) => {
                 if v.is_empty() {
                     env.clear();
