@@ -89,6 +89,10 @@ pub enum DepKind {
     /// `After=`): the two start concurrently, but the requirer does not
     /// start, or is stopped, while the unit is failed, blocked or stopping.
     Requires,
+    /// Needed as `depends-on` needs it, but never pulled in (systemd's
+    /// `Requisite=`): when nothing else requires the unit, the dependent
+    /// does not start.
+    Requisite,
 }
 
 impl DepKind {
@@ -102,13 +106,14 @@ impl DepKind {
             DepKind::After => "after",
             DepKind::Wants => "wants",
             DepKind::Requires => "requires",
+            DepKind::Requisite => "requisite",
         }
     }
 
     /// Whether it pulls its unit into the required set: every kind but
-    /// ordering and `standby`.
+    /// ordering, `standby` and `requisite`.
     pub fn pulls_in(self) -> bool {
-        !matches!(self, DepKind::After | DepKind::Standby)
+        !matches!(self, DepKind::After | DepKind::Standby | DepKind::Requisite)
     }
 
     /// Whether it orders the two units (the dependent starts after its

@@ -121,9 +121,9 @@ fn the_keys_the_docs_list() {
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
-    // `sockets` and `restart-kill-signal`, 52 trigger settings, 33
-    // conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 17 + 52 + 66);
+    // `requisite`, `sockets` and `restart-kill-signal`, 52 trigger
+    // settings, 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 18 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -154,6 +154,7 @@ fn the_keys_the_docs_list() {
         "sockets",
         "ignore-on-isolate",
         "restart-kill-signal",
+        "requisite",
         "start-limit-interval-sec",
         "start-limit-burst",
     ] {

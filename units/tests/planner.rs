@@ -157,7 +157,7 @@ impl World {
             };
             let st = self.p.state(p);
             match d.kind {
-                DepKind::DependsOn | DepKind::DependsMs => assert!(
+                DepKind::DependsOn | DepKind::DependsMs | DepKind::Requisite => assert!(
                     st.is_active(),
                     "{} started while its {} {} is {st}",
                     node.spec.name,

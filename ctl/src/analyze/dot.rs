@@ -33,7 +33,7 @@ pub fn quote(s: &str) -> String {
 /// `requires` and `wants`, also get a hollow arrowhead).
 pub fn edge_style(kind: DepKind) -> &'static str {
     match kind {
-        DepKind::DependsOn | DepKind::Requires => "solid",
+        DepKind::DependsOn | DepKind::Requires | DepKind::Requisite => "solid",
         DepKind::DependsMs => "dashed",
         DepKind::WaitsFor | DepKind::Standby | DepKind::After | DepKind::Wants => "dotted",
     }

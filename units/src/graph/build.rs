@@ -443,7 +443,7 @@ fn met_mount(kind: DepKind, target: &str, provider: Option<UnitId>) -> DepKind {
     }
 }
 
-pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 6] {
+pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 7] {
     [
         (DepKind::DependsOn, &spec.depends_on),
         (DepKind::DependsMs, &spec.depends_ms),
@@ -451,6 +451,7 @@ pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 6] {
         (DepKind::After, &spec.after),
         (DepKind::Wants, &spec.wants),
         (DepKind::Requires, &spec.requires),
+        (DepKind::Requisite, &spec.requisite),
     ]
 }
 
@@ -541,6 +542,7 @@ fn has_cycle(units: &[(UnitSpec, Origin)], shape: &Shape) -> bool {
             .chain(&spec.depends_ms)
             .chain(&spec.waits_for)
             .chain(&spec.after)
+            .chain(&spec.requisite)
         {
             if let Some(&p) = providers.get(t.as_str()) {
                 g.add_edge((i as u32).into(), p.into(), ());
@@ -580,6 +582,7 @@ fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
                 DepKind::WaitsFor => TargetList::WaitsFor,
                 DepKind::Wants => TargetList::Wants,
                 DepKind::Requires => TargetList::Requires,
+                DepKind::Requisite => TargetList::Requisite,
                 DepKind::After | DepKind::Standby => TargetList::After,
             };
             return origin.positions(list).get(i).copied().unwrap_or(origin.pos);

@@ -159,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 51] = [
+const BASE_KEYS: [Key; 52] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -213,6 +213,12 @@ const BASE_KEYS: [Key; 51] = [
         systemd: &[("Unit", "Requires")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.requires, TargetList::Requires),
+    },
+    Key {
+        name: "requisite",
+        systemd: &[("Unit", "Requisite")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.requisite, TargetList::Requisite),
     },
     Key {
         name: "preference",

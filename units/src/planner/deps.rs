@@ -133,6 +133,11 @@ impl DepCounts {
     /// What one dependency of `kind` on a provider with `flags` (or on a
     /// missing target) adds.
     pub fn edge(kind: DepKind, flags: Option<ProviderFlags>) -> DepCounts {
+        if kind == DepKind::Requisite {
+            // `depends-on` on a provider only while something else requires
+            // it; one nothing requires counts as missing: it blocks.
+            return DepCounts::edge(DepKind::DependsOn, flags.filter(|f| f.required()));
+        }
         let hard = matches!(kind, DepKind::DependsOn | DepKind::DependsMs);
         let hold = kind == DepKind::DependsOn;
         if kind == DepKind::Wants {

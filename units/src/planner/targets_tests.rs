@@ -629,3 +629,32 @@ fn a_unit_ignoring_isolate_survives_a_switch() {
     w.settle();
     assert_eq!(w.state("getty"), UnitState::Disabled);
 }
+
+/// `requisite` (`Requisite=`): never pulls its unit in; while nothing
+/// else requires it, the dependent waits, blocked by it; once the target
+/// requires it too, the dependent starts after it, and fails with it.
+#[test]
+fn a_requisite_is_needed_but_never_pulled_in() {
+    let mut web = svc("web", &["web"], 0);
+    web.requisite = vec!["db".into()];
+    let mut w = World::new(
+        vec![
+            default(&["web"]),
+            app("full", &["web", "db"]),
+            web,
+            svc("db", &["db"], 0),
+        ],
+        shape(&[], &[]),
+        "default",
+    );
+    w.settle();
+    assert_eq!(w.state("db"), UnitState::Disabled);
+    assert_eq!(w.state("web"), UnitState::Waiting);
+    assert_eq!(w.view("web").blocked_by.as_deref(), Some("db"));
+    w.p.set_target("full", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("db"), UnitState::Running);
+    assert_eq!(w.state("web"), UnitState::Running);
+    w.fail("db");
+    assert_ne!(w.state("web"), UnitState::Running);
+}

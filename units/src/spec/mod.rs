@@ -370,6 +370,11 @@ pub struct UnitSpec {
     /// `Requires=` without `After=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<String>,
+    /// Targets needed as `depends-on` needs them, but never pulled in: one
+    /// that nothing else requires keeps this unit from starting (systemd's
+    /// `Requisite=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requisite: Vec<String>,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
     #[serde(default)]
     pub exec_start_pre: Vec<Command>,
@@ -577,6 +582,7 @@ impl UnitSpec {
             waits_for: Vec::new(),
             wants: Vec::new(),
             requires: Vec::new(),
+            requisite: Vec::new(),
             exec_start_pre: Vec::new(),
             exec_start: None,
             exec_stop: None,

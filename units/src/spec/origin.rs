@@ -38,6 +38,7 @@ pub struct Origin {
     wanted_by: Vec<crate::diag::Pos>,
     on_failure: Vec<crate::diag::Pos>,
     sockets: Vec<crate::diag::Pos>,
+    requisite: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -69,6 +70,8 @@ pub enum TargetList {
     OnFailure,
     /// `sockets`.
     Sockets,
+    /// `requisite`.
+    Requisite,
 }
 
 impl Origin {
@@ -101,6 +104,7 @@ impl Origin {
             &mut self.waits_for,
             &mut self.wants,
             &mut self.requires,
+            &mut self.requisite,
         ] {
             for p in list.iter_mut().filter(|p| p.line > limit) {
                 *p = own;
@@ -124,6 +128,7 @@ impl Origin {
             TargetList::WantedBy => &self.wanted_by,
             TargetList::OnFailure => &self.on_failure,
             TargetList::Sockets => &self.sockets,
+            TargetList::Requisite => &self.requisite,
         }
     }
 
@@ -143,6 +148,7 @@ impl Origin {
             TargetList::WantedBy => &mut self.wanted_by,
             TargetList::OnFailure => &mut self.on_failure,
             TargetList::Sockets => &mut self.sockets,
+            TargetList::Requisite => &mut self.requisite,
         }
     }
 
