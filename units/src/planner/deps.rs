@@ -460,6 +460,13 @@ impl Planner {
         }
         let (j, e) = found?;
         match e.provider {
+            // A requisite nothing requires: the requisite is what blocks.
+            Some(p)
+                if e.kind == DepKind::Requisite
+                    && !ProviderFlags::of(&self.units[p.index()]).required() =>
+            {
+                Some(self.graph.dep_target(u, j as u32).to_string())
+            }
             Some(p) if self.units[p.index()].state != UnitState::Failed => {
                 self.records[p.index()].rare().blocked_by.clone()
             }
