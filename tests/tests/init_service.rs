@@ -541,6 +541,38 @@ fn a_restart_by_hand_sends_the_restart_kill_signal() {
     assert_eq!(lines(4), "up\nusr2\nup\nterm\n");
 }
 
+/// `WorkingDirectory=-PATH`: a missing directory is no failure, the unit
+/// runs in the init's directory; without the `-`, the start fails naming
+/// the `chdir`.
+#[test]
+fn an_optional_working_directory_may_be_missing() {
+    let dir = TestDir::new();
+    let out = dir.join("pwd");
+    let missing = dir.join("missing");
+    for (name, prefix) in [("optional", "-"), ("required", "")] {
+        dir.file(
+            &format!("units/{name}.service"),
+            &format!(
+                "[Service]\nType=oneshot\nRemainAfterExit=yes\nWorkingDirectory={prefix}{}\n\
+                 ExecStart=/bin/sh -c 'pwd > {}'\n",
+                missing.display(),
+                out.display()
+            ),
+        );
+    }
+    let init = dir.start("optional.service");
+    init.wait_state("optional.service", UnitState::Exited);
+    let pwd = std::fs::read_to_string(&out).expect("the unit ran");
+    assert_ne!(pwd.trim(), missing.display().to_string());
+    init.ctl(&["set-target", "required.service"]).expect(0);
+    let st = init.wait_state("required.service", UnitState::Failed);
+    let why = format!("{st:?}");
+    assert!(
+        why.contains(&format!("chdir {}", missing.display())),
+        "{why}"
+    );
+}
+
 /// A crash loop under systemd's start limit, from a `.service` file: the
 /// first start and two restarts run, the next start is refused and the
 /// unit is `failed` for good with the reason; its `OnFailure=` unit runs.

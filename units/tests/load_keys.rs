@@ -121,9 +121,10 @@ fn the_keys_the_docs_list() {
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
-    // `requisite`, `sockets` and `restart-kill-signal`, 52 trigger
-    // settings, 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 18 + 52 + 66);
+    // `requisite`, `sockets`, `restart-kill-signal` and
+    // `working-directory-optional`, 52 trigger settings, 33 conditions and
+    // 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 35 + 19 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -155,6 +156,7 @@ fn the_keys_the_docs_list() {
         "ignore-on-isolate",
         "restart-kill-signal",
         "requisite",
+        "working-directory-optional",
         "start-limit-interval-sec",
         "start-limit-burst",
     ] {

@@ -675,11 +675,16 @@ fn process_context() {
     ));
     assert_eq!(s.extras.user, None);
     assert_eq!(s.kill_signal, Signal(1));
-    let s = warned(
-        svc("ExecStart=/bin/x\nWorkingDirectory=-/srv/web"),
-        &["u/web.service:3:1: warning: WorkingDirectory=-: a missing directory is not ignored, it fails the start"],
-    );
+    // `-`: a missing directory is no failure; a later line without it
+    // makes it one again.
+    let s = clean(svc("ExecStart=/bin/x\nWorkingDirectory=-/srv/web"));
     assert_eq!(s.extras.working_directory, Some(PathBuf::from("/srv/web")));
+    assert_eq!(s.extras.working_directory_optional, Some(true));
+    let s = clean(svc(
+        "ExecStart=/bin/x\nWorkingDirectory=-/srv/web\nWorkingDirectory=/srv",
+    ));
+    assert_eq!(s.extras.working_directory, Some(PathBuf::from("/srv")));
+    assert_eq!(s.extras.working_directory_optional, None);
     let s = warned(
         svc("ExecStart=/bin/x\nWorkingDirectory=~"),
         &["u/web.service:3:1: warning: WorkingDirectory=~ (the user's home directory) is not supported, ignored"],

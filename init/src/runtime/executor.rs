@@ -316,7 +316,11 @@ impl<S: Sys> Runtime<S> {
                 req = req.argv0_given();
             }
             if let Some(dir) = &spec.extras.working_directory {
-                req = req.cwd(dir);
+                req = if spec.extras.working_directory_optional == Some(true) {
+                    req.optional_cwd(dir)
+                } else {
+                    req.cwd(dir)
+                };
             }
             req = req.listen_fds(listen_fds);
             self.sys.spawn(&req).map_err(|e| e.to_string())

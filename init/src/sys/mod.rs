@@ -656,6 +656,9 @@ pub struct SpawnRequest<'a> {
     pub env: &'a Env,
     /// `chdir(2)` here before `execve(2)` (after the identity change).
     pub cwd: Option<&'a Path>,
+    /// A `cwd` that is missing (or cannot be entered) is no failure: the
+    /// child stays in the init's directory.
+    pub cwd_optional: bool,
     /// The identity to switch to; `None` keeps the init's.
     pub credentials: Option<&'a Credentials>,
     /// Descriptor 0.
@@ -684,6 +687,7 @@ impl<'a> SpawnRequest<'a> {
             argv,
             env,
             cwd: None,
+            cwd_optional: false,
             credentials: None,
             stdin: Stdio::Null,
             stdout: Stdio::Null,
@@ -715,6 +719,13 @@ impl<'a> SpawnRequest<'a> {
     /// Sets the working directory.
     pub fn cwd(mut self, cwd: &'a Path) -> Self {
         self.cwd = Some(cwd);
+        self
+    }
+
+    /// Sets the working directory, which may be missing.
+    pub fn optional_cwd(mut self, cwd: &'a Path) -> Self {
+        self.cwd = Some(cwd);
+        self.cwd_optional = true;
         self
     }
 

@@ -159,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 52] = [
+const BASE_KEYS: [Key; 53] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -451,6 +451,13 @@ const BASE_KEYS: [Key; 52] = [
         systemd: &[("Service", "WorkingDirectory")],
         applies_to: PROCESS,
         slot: |s| Slot::Path(&mut s.extras.working_directory),
+    },
+    Key {
+        // systemd's `WorkingDirectory=-PATH`: the translator's own rule.
+        name: "working-directory-optional",
+        systemd: &[],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.extras.working_directory_optional),
     },
     Key {
         name: "environment",

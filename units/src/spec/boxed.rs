@@ -10,6 +10,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     user: None,
     group: None,
     working_directory: None,
+    working_directory_optional: None,
     environment: BTreeMap::new(),
     environment_files: Vec::new(),
     log_rate_limit_interval: None,

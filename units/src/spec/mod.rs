@@ -460,6 +460,10 @@ pub struct ExtraFields {
     pub group: Option<String>,
     /// Working directory of the unit's processes.
     pub working_directory: Option<PathBuf>,
+    /// `Some(true)`: a working directory that is missing is no failure;
+    /// the processes start in the init's (systemd's `WorkingDirectory=-`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_directory_optional: Option<bool>,
     /// Extra environment variables.
     pub environment: BTreeMap<String, String>,
     /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).

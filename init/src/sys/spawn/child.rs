@@ -150,6 +150,8 @@ pub(super) struct Plan {
     pub(super) envp: *const *mut c_char,
     /// NULL: no `chdir`.
     pub(super) cwd: *const c_char,
+    /// A `chdir` that fails is no failure (systemd's `WorkingDirectory=-`).
+    pub(super) cwd_optional: bool,
     /// The slot to `dup2` onto 0, 1, 2, or -1 to inherit.
     pub(super) stdio: [RawFd; 3],
     /// K.
@@ -268,7 +270,7 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     }
     // After the identity change: the unit's user must be able to enter its
     // directory.
-    if !p.cwd.is_null() && libc::chdir(p.cwd) < 0 {
+    if !p.cwd.is_null() && libc::chdir(p.cwd) < 0 && !p.cwd_optional {
         fail(p, Step::Chdir);
     }
     // Default dispositions first, then the empty mask, so that a pending

@@ -162,6 +162,7 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         argv: &argv,
         envp: &envp,
         cwd: cwd.as_deref(),
+        cwd_optional: req.cwd_optional,
         stdio: [req.stdin, req.stdout, req.stderr],
         credentials: req.credentials,
         context: req.context,
@@ -269,6 +270,7 @@ struct Exec<'a> {
     argv: &'a CStrArray,
     envp: &'a CStrArray,
     cwd: Option<&'a CStr>,
+    cwd_optional: bool,
     /// stdin, stdout, stderr.
     stdio: [Stdio<'a>; 3],
     credentials: Option<&'a Credentials>,
@@ -434,6 +436,7 @@ impl Spawner {
             argv: exec.argv.as_ptr(),
             envp: exec.envp.as_ptr(),
             cwd: exec.cwd.map_or(std::ptr::null(), CStr::as_ptr),
+            cwd_optional: exec.cwd_optional,
             stdio,
             limit: self.limit,
             // The child's table keeps what lies below this: the slots, and

@@ -309,13 +309,9 @@ pub(crate) fn translate_at(
             }
             ("Service", "WorkingDirectory") => {
                 spec.extras.working_directory = None;
-                let path = match v.strip_prefix('-') {
-                    Some(rest) => {
-                        t.warn(p, "WorkingDirectory=-: a missing directory is not ignored, it fails the start");
-                        rest
-                    }
-                    None => v,
-                };
+                let optional = v.starts_with('-');
+                spec.extras.working_directory_optional = optional.then_some(true);
+                let path = v.strip_prefix('-').unwrap_or(v);
                 if path == "~" {
                     t.warn(p, "WorkingDirectory=~ (the user's home directory) is not supported, ignored");
                 } else if !path.is_empty() {
