@@ -495,28 +495,26 @@ fn initctl_as_systemctl() {
     assert_eq!(init.unit("slow.service").state, UnitState::Starting);
     run(&["--no-block", "stop", "slow"]).expect(0);
     init.wait_state("slow.service", UnitState::Disabled);
-    // RefuseManualStart=: refused, saying why; nothing changes.
-    let out = run(&["start", "final.target"]);
-    out.expect(1);
-    assert!(
-        out.stderr.contains(
-            "Failed to start final.target: `final.target` may not be started by hand \
-             (RefuseManualStart=)"
-        ),
-        "{out:?}"
+    // A refusal: exit 1, saying why.
+    let refused = |args: &[&str], why: &str| {
+        let out = run(args);
+        out.expect(1);
+        assert!(out.stderr.contains(why), "{out:?}");
+    };
+    // RefuseManualStart=: refused; nothing changes.
+    refused(
+        &["start", "final.target"],
+        "Failed to start final.target: `final.target` may not be started by hand \
+         (RefuseManualStart=)",
     );
     assert!(!init.unit("final.target").required);
     // RefuseManualStop=: started by hand, it may not be stopped by hand
-    // (refused, saying why; it keeps running); a switch stops it.
+    // (it keeps running); a switch stops it.
     run(&["start", "keep"]).expect(0);
-    let out = run(&["stop", "keep"]);
-    out.expect(1);
-    assert!(
-        out.stderr.contains(
-            "Failed to stop keep.service: `keep.service` may not be stopped by hand \
-             (RefuseManualStop=)"
-        ),
-        "{out:?}"
+    refused(
+        &["stop", "keep"],
+        "Failed to stop keep.service: `keep.service` may not be stopped by hand \
+         (RefuseManualStop=)",
     );
     assert_eq!(init.unit("keep.service").state, UnitState::Running);
     init.ctl(&["stop", "keep.service"]).expect(1);
