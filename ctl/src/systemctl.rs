@@ -36,6 +36,9 @@ pub enum Systemctl {
     Mask(Vec<String>),
     /// `unmask UNIT...`.
     Unmask(Vec<String>),
+    /// `isolate TARGET`: `set-target`, refused for a target whose unit
+    /// does not allow it.
+    Isolate(String),
     /// `list-units [--failed] [--type T]`.
     ListUnits {
         /// Only failed units.
@@ -175,14 +178,11 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
         "list-sockets" => sys(Systemctl::ListSockets { all, no_legend }),
         "daemon-reload" => Command::Reload { unit: None },
         "daemon-reexec" => Command::Reexec,
-        "isolate" => Command::SetTarget {
-            target: units
-                .first()
-                .cloned()
-                .ok_or_else(|| usage(Topic::Main, "'isolate' needs a target"))?,
-            wait: false,
-            timeout: None,
-        },
+        "isolate" => {
+            sys(Systemctl::Isolate(units.first().cloned().ok_or_else(
+                || usage(Topic::Main, "'isolate' needs a target"),
+            )?))
+        }
         "poweroff" => Command::Shutdown(ShutdownKind::Poweroff),
         "reboot" => Command::Shutdown(ShutdownKind::Reboot),
         "halt" => Command::Shutdown(ShutdownKind::Halt),
@@ -269,11 +269,7 @@ mod tests {
         assert_eq!(cmd(&["daemon-reload"]), Command::Reload { unit: None });
         assert_eq!(
             cmd(&["isolate", "rescue.target"]),
-            Command::SetTarget {
-                target: "rescue.target".into(),
-                wait: false,
-                timeout: None
-            }
+            Command::Systemctl(Systemctl::Isolate("rescue.target".into()))
         );
         assert_eq!(
             cmd(&[

@@ -609,6 +609,7 @@ fn init_round(
     ctl.send(Request::SetTarget {
         target: "all".into(),
         wait,
+        isolate: false,
     })?;
     let launch = if wait {
         loop {

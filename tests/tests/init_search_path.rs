@@ -435,6 +435,10 @@ fn initctl_as_systemctl() {
         "[Unit]\nDescription=Late Shutdown Services\nRefuseManualStart=yes\n",
     );
     dir.file(
+        "lib/systemd/system/rescue.target",
+        "[Unit]\nDescription=Rescue Mode\nAllowIsolate=yes\n",
+    );
+    dir.file(
         "lib/systemd/system/keep.service",
         "[Unit]\nRefuseManualStop=yes\n[Service]\nExecStart=/bin/sleep 1000\n",
     );
@@ -521,6 +525,17 @@ fn initctl_as_systemctl() {
     init.ctl(&["set-target", "multi-user.target", "--wait"])
         .expect(0);
     init.wait_state("keep.service", UnitState::Disabled);
+    // isolate: only to a target whose unit says AllowIsolate=yes (a YAML
+    // one: `allow-isolate: true`); set-target switches to any.
+    refused(
+        &["isolate", "final.target"],
+        "`final.target` may not be isolated (its unit does not say AllowIsolate=yes)",
+    );
+    assert_eq!(init.status().target, "multi-user.target");
+    run(&["isolate", "rescue.target"]).expect(0);
+    init.wait_state("web", UnitState::Disabled);
+    init.ctl(&["set-target", "multi-user.target", "--wait"])
+        .expect(0);
     let out = run(&["start", "nope"]);
     out.expect(5);
     assert_eq!(

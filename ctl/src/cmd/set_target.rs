@@ -33,6 +33,7 @@ pub fn run(
         return match ctx.call(Request::SetTarget {
             target: target.clone(),
             wait: false,
+            isolate: false,
         })? {
             Reply::Accepted { message } => {
                 let text = if message.is_empty() {
@@ -50,6 +51,7 @@ pub fn run(
     conn.send(Request::SetTarget {
         target: target.clone(),
         wait: true,
+        isolate: false,
     })?;
     conn.set_deadline(timeout.map(|t| started + t));
     let width = if ctx.tty {

@@ -78,6 +78,17 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
         Systemctl::TryRestart(units) => {
             each(ctx, &units, "try-restart", |ctx, s| restart(ctx, s, true))
         }
+        Systemctl::Isolate(target) => {
+            let request = Request::SetTarget {
+                target,
+                wait: false,
+                isolate: true,
+            };
+            match ctx.call(request)? {
+                Reply::Accepted { .. } => Ok(EXIT_OK),
+                other => Err(unexpected(&other, "accepted")),
+            }
+        }
         Systemctl::Mask(units) => super::unit_files::mask(ctx, &units, true),
         Systemctl::Unmask(units) => super::unit_files::mask(ctx, &units, false),
         Systemctl::ListUnits {

@@ -80,7 +80,11 @@ impl<S: Sys> Runtime<S> {
                 units.extend(declared.into_iter().filter_map(|i| self.unit_status(i)));
                 self.reply(c, Reply::List { units });
             }
-            Request::SetTarget { target, wait } => self.set_target(c, target, wait),
+            Request::SetTarget {
+                target,
+                wait,
+                isolate,
+            } => self.set_target(c, target, wait, isolate),
             Request::Reload => {
                 let r = self.reload();
                 self.reply(c, r);
@@ -172,9 +176,21 @@ impl<S: Sys> Runtime<S> {
         self.control.send(c, &r, &self.sys);
     }
 
-    fn set_target(&mut self, c: ConnId, target: String, wait: bool) {
+    fn set_target(&mut self, c: ConnId, target: String, wait: bool, isolate: bool) {
         if let Err(e) = self.instantiate(&target) {
             self.reply(c, Reply::error(ErrorCode::UnknownTarget, e));
+            return;
+        }
+        let g = self.planner.graph();
+        let allowed = g
+            .provider(&target)
+            .is_none_or(|p| g.node(p).spec.extras.allow_isolate == Some(true));
+        if isolate && !allowed {
+            let why = format!(
+                "`{target}` may not be isolated (its unit does not say AllowIsolate=yes); \
+                 `initctl set-target {target}` switches to it"
+            );
+            self.reply(c, Reply::error(ErrorCode::NotPossible, why));
             return;
         }
         let now = self.now();

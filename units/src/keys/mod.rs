@@ -159,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 53] = [
+const BASE_KEYS: [Key; 54] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -279,6 +279,12 @@ const BASE_KEYS: [Key; 53] = [
         systemd: &[("Unit", "IgnoreOnIsolate")],
         applies_to: ALL,
         slot: |s| Slot::Bool(&mut s.extras.ignore_on_isolate),
+    },
+    Key {
+        name: "allow-isolate",
+        systemd: &[("Unit", "AllowIsolate")],
+        applies_to: ALL,
+        slot: |s| Slot::Bool(&mut s.extras.allow_isolate),
     },
     Key {
         name: "start-limit-interval-sec",

@@ -136,6 +136,10 @@ pub enum Request {
         /// Stream progress until the target is active or failed.
         #[serde(default)]
         wait: bool,
+        /// `systemctl isolate`: refused unless the target's unit allows it
+        /// (`allow-isolate`, systemd's `AllowIsolate=`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        isolate: bool,
     },
     /// Re-read the unit directory ([`Reply::Applied`] or an error listing every problem).
     Reload,

@@ -15,6 +15,7 @@ fn request_wire_shape() {
     let e = Envelope::new(Request::SetTarget {
         target: "default".into(),
         wait: true,
+        isolate: false,
     });
     let s = serde_json::to_string(&e).unwrap();
     assert_eq!(

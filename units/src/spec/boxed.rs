@@ -37,6 +37,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     refuse_manual_start: None,
     refuse_manual_stop: None,
     ignore_on_isolate: None,
+    allow_isolate: None,
     restart_kill_signal: None,
     start_limit_interval: None,
     start_limit_burst: None,

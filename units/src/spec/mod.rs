@@ -524,6 +524,10 @@ pub struct ExtraFields {
     /// is up, as if started by hand (`IgnoreOnIsolate=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_on_isolate: Option<bool>,
+    /// `Some(true)`: `systemctl isolate` may switch to this unit's target
+    /// (`AllowIsolate=`); `initctl set-target` switches to any target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_isolate: Option<bool>,
     /// The signal a stop that is part of a restart (`initctl restart`)
     /// sends instead of `kill_signal` (`RestartKillSignal=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -40,6 +40,7 @@ fn a_switch_settles_when_the_old_units_have_stopped() {
     c.send(&Request::SetTarget {
         target: "rescue".into(),
         wait: true,
+        isolate: false,
     });
     h.turn_until("slow's stop command running", |h| {
         h.sys()

@@ -79,6 +79,7 @@ fn start_and_set_target_make_instances_and_a_reload_keeps_them() {
     let r = h.request(Request::SetTarget {
         target: "echo@t.service".into(),
         wait: false,
+        isolate: false,
     });
     assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
     h.settle();
@@ -86,6 +87,7 @@ fn start_and_set_target_make_instances_and_a_reload_keeps_them() {
     let r = h.request(Request::SetTarget {
         target: "nope@2.service".into(),
         wait: false,
+        isolate: false,
     });
     assert!(
         matches!(

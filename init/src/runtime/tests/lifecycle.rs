@@ -276,6 +276,7 @@ fn notify_socket_out_of_reach_is_reported_at_spawn() {
     h.request(Request::SetTarget {
         target: "open".into(),
         wait: false,
+        isolate: false,
     });
     h.turn_until("open spawned", |h| h.sys().spawns().len() == 2);
     assert!(!h
