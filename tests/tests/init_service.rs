@@ -573,6 +573,47 @@ fn an_optional_working_directory_may_be_missing() {
     );
 }
 
+/// `PartOf=`: `initctl restart` of the unit restarts the one that is part
+/// of it; a crash of the unit does not.
+#[test]
+fn a_unit_part_of_another_restarts_with_it() {
+    let dir = TestDir::new();
+    dir.file(
+        "units/web.service",
+        "[Service]\nExecStart=/bin/sleep 1000\nRestart=always\nRestartSec=50ms\n",
+    );
+    dir.file(
+        "units/worker.service",
+        "[Unit]\nPartOf=web.service\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.unit(
+        "both",
+        "unit: both\ntype: virtual\ndepends-on: [web.service, worker.service]\n",
+    );
+    let init = dir.start("both");
+    let worker = init.wait_state("worker.service", UnitState::Running).pid;
+    let web = init.wait_state("web.service", UnitState::Running).pid;
+    init.ctl(&["restart", "web.service"]).expect(0);
+    init.wait("web and worker restarted", |s| {
+        let running = |n: &str, old| {
+            s.units
+                .iter()
+                .any(|u| u.unit == n && u.state == UnitState::Running && u.pid != old)
+        };
+        running("web.service", web) && running("worker.service", worker)
+    });
+    let worker = init.unit("worker.service").pid;
+    let web = init.unit("web.service").pid.expect("web runs");
+    // SAFETY: kill(2) on the test's own unit's process.
+    unsafe { libc::kill(web, libc::SIGKILL) };
+    init.wait("web back after its crash", |s| {
+        s.units
+            .iter()
+            .any(|u| u.unit == "web.service" && u.state == UnitState::Running && u.pid != Some(web))
+    });
+    assert_eq!(init.unit("worker.service").pid, worker);
+}
+
 /// A crash loop under systemd's start limit, from a `.service` file: the
 /// first start and two restarts run, the next start is refused and the
 /// unit is `failed` for good with the reason; its `OnFailure=` unit runs.

@@ -93,6 +93,10 @@ pub enum DepKind {
     /// `Requisite=`): when nothing else requires the unit, the dependent
     /// does not start.
     Requisite,
+    /// Follows the unit's stop and restart, nothing else: never pulls it
+    /// in, orders nothing, and its failure changes nothing (systemd's
+    /// `PartOf=`).
+    PartOf,
 }
 
 impl DepKind {
@@ -107,19 +111,23 @@ impl DepKind {
             DepKind::Wants => "wants",
             DepKind::Requires => "requires",
             DepKind::Requisite => "requisite",
+            DepKind::PartOf => "part-of",
         }
     }
 
     /// Whether it pulls its unit into the required set: every kind but
-    /// ordering, `standby` and `requisite`.
+    /// ordering, `standby`, `requisite` and `part-of`.
     pub fn pulls_in(self) -> bool {
-        !matches!(self, DepKind::After | DepKind::Standby | DepKind::Requisite)
+        !matches!(
+            self,
+            DepKind::After | DepKind::Standby | DepKind::Requisite | DepKind::PartOf
+        )
     }
 
     /// Whether it orders the two units (the dependent starts after its
-    /// unit and stops before it): every kind but `wants` and `requires`.
-    /// Only these edges make a cycle.
+    /// unit and stops before it): every kind but `wants`, `requires` and
+    /// `part-of`. Only these edges make a cycle.
     pub fn orders(self) -> bool {
-        !matches!(self, DepKind::Wants | DepKind::Requires)
+        !matches!(self, DepKind::Wants | DepKind::Requires | DepKind::PartOf)
     }
 }

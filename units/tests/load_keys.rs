@@ -121,10 +121,10 @@ fn the_keys_the_docs_list() {
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
-    // `requisite`, `sockets`, `restart-kill-signal`,
+    // `requisite`, `part-of`, `sockets`, `restart-kill-signal`,
     // `working-directory-optional` and `allow-isolate`, 52 trigger settings,
     // 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 20 + 52 + 66);
+    assert_eq!(UNIT_KEYS.len(), 35 + 21 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -158,6 +158,7 @@ fn the_keys_the_docs_list() {
         "requisite",
         "working-directory-optional",
         "allow-isolate",
+        "part-of",
         "start-limit-interval-sec",
         "start-limit-burst",
     ] {

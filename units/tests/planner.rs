@@ -149,7 +149,10 @@ impl World {
         for d in self.p.graph().named_deps(u) {
             let Some(p) = d.provider else {
                 assert!(
-                    matches!(d.kind, DepKind::WaitsFor | DepKind::After | DepKind::Wants),
+                    matches!(
+                        d.kind,
+                        DepKind::WaitsFor | DepKind::After | DepKind::Wants | DepKind::PartOf
+                    ),
                     "{} started with missing hard target",
                     node.spec.name
                 );
@@ -175,7 +178,7 @@ impl World {
                 ),
                 // No ordering: what a unit requires may fail while it
                 // starts (checked once settled: `check_requires`).
-                DepKind::Standby | DepKind::Wants | DepKind::Requires => {}
+                DepKind::Standby | DepKind::Wants | DepKind::Requires | DepKind::PartOf => {}
                 DepKind::After => assert!(
                     self.p.view(p).is_some_and(|v| {
                         !v.required

@@ -812,13 +812,13 @@ Requires=web.service
 ExecStart=/bin/web
 "),
         &[
-            "u/web.service:5:1: warning: [Unit] PartOf= is not supported, ignored",
             "u/web.service:9:1: warning: Requires=web.service: a unit cannot depend on itself, ignored",
         ],
     );
     assert!(s.depends_on.is_empty());
     // Ordering, requisites, conflicts and conditions are honoured.
     assert_eq!(s.requisite, ["a.service"]);
+    assert_eq!(s.part_of, ["b.service"]);
     assert_eq!(s.after, ["syslog.target"]);
     assert_eq!(s.before, ["other.service"]);
     assert_eq!(s.conflicts, ["c.service"]);

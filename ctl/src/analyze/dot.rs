@@ -35,7 +35,11 @@ pub fn edge_style(kind: DepKind) -> &'static str {
     match kind {
         DepKind::DependsOn | DepKind::Requires | DepKind::Requisite => "solid",
         DepKind::DependsMs => "dashed",
-        DepKind::WaitsFor | DepKind::Standby | DepKind::After | DepKind::Wants => "dotted",
+        DepKind::WaitsFor
+        | DepKind::Standby
+        | DepKind::After
+        | DepKind::Wants
+        | DepKind::PartOf => "dotted",
     }
 }
 

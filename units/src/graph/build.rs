@@ -201,7 +201,7 @@ impl Graph {
             for (i, dep) in graph.named_deps(id).enumerate() {
                 // Ordering against a unit that does not exist is no
                 // problem: there is nothing to wait for (as in systemd).
-                if dep.provider.is_none() && dep.kind != DepKind::After {
+                if dep.provider.is_none() && !matches!(dep.kind, DepKind::After | DepKind::PartOf) {
                     let what = match dep.kind {
                         DepKind::WaitsFor => "counts as settled and makes the unit degraded",
                         DepKind::Wants => "pulls nothing in",
@@ -443,7 +443,7 @@ fn met_mount(kind: DepKind, target: &str, provider: Option<UnitId>) -> DepKind {
     }
 }
 
-pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 7] {
+pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 8] {
     [
         (DepKind::DependsOn, &spec.depends_on),
         (DepKind::DependsMs, &spec.depends_ms),
@@ -452,6 +452,7 @@ pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 7] {
         (DepKind::Wants, &spec.wants),
         (DepKind::Requires, &spec.requires),
         (DepKind::Requisite, &spec.requisite),
+        (DepKind::PartOf, &spec.part_of),
     ]
 }
 
@@ -583,6 +584,7 @@ fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
                 DepKind::Wants => TargetList::Wants,
                 DepKind::Requires => TargetList::Requires,
                 DepKind::Requisite => TargetList::Requisite,
+                DepKind::PartOf => TargetList::PartOf,
                 DepKind::After | DepKind::Standby => TargetList::After,
             };
             return origin.positions(list).get(i).copied().unwrap_or(origin.pos);

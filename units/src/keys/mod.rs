@@ -159,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 54] = [
+const BASE_KEYS: [Key; 55] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -219,6 +219,12 @@ const BASE_KEYS: [Key; 54] = [
         systemd: &[("Unit", "Requisite")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.requisite, TargetList::Requisite),
+    },
+    Key {
+        name: "part-of",
+        systemd: &[("Unit", "PartOf")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.part_of, TargetList::PartOf),
     },
     Key {
         name: "preference",

@@ -138,6 +138,17 @@ impl DepCounts {
             // it; one nothing requires counts as missing: it blocks.
             return DepCounts::edge(DepKind::DependsOn, flags.filter(|f| f.required()));
         }
+        if kind == DepKind::PartOf {
+            // Only the unit's stop (a restart's too) reaches the dependent:
+            // it stops, and does not start until the unit is down.
+            let stopping = u32::from(flags.is_some_and(ProviderFlags::to_stop));
+            return DepCounts {
+                hard_bad: stopping,
+                hold_bad: stopping,
+                waited: stopping,
+                ..DepCounts::default()
+            };
+        }
         let hard = matches!(kind, DepKind::DependsOn | DepKind::DependsMs);
         let hold = kind == DepKind::DependsOn;
         if kind == DepKind::Wants {
@@ -515,7 +526,7 @@ impl Planner {
             let k = d.unit.index();
             let du = &self.units[k];
             let will_stop = du.to_stop
-                || d.kind == DepKind::DependsOn
+                || matches!(d.kind, DepKind::DependsOn | DepKind::Requisite)
                 || !self.required[k]
                 || self.shutting_down;
             ((du.up() || du.state.is_active()) && will_stop) || du.phase.stopping()

@@ -658,3 +658,37 @@ fn a_requisite_is_needed_but_never_pulled_in() {
     w.fail("db");
     assert_ne!(w.state("web"), UnitState::Running);
 }
+
+/// `part-of` (`PartOf=`): a restart of the unit by hand restarts the
+/// dependent too; its crash does not; it is never pulled in.
+#[test]
+fn a_part_of_unit_follows_the_restart_of_its_unit() {
+    let mut worker = svc("worker", &["worker"], 0);
+    worker.part_of = vec!["web".into()];
+    let mut w = World::new(
+        vec![
+            default(&["web", "worker"]),
+            app("alone", &["worker"]),
+            svc("web", &["web"], 0),
+            worker,
+        ],
+        shape(&[], &[]),
+        "default",
+    );
+    w.settle();
+    let before = w.view("worker").pid.expect("worker runs");
+    w.p.restart("web", Instant(w.now)).expect("restart");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(w.state("worker"), UnitState::Running);
+    let after = w.view("worker").pid.expect("worker runs");
+    assert_ne!(before, after, "worker restarted with web");
+    // A crash of web is no stop: worker keeps running.
+    w.fail("web");
+    assert_eq!(w.view("worker").pid, Some(after));
+    // Not pulled in: a target with worker alone runs no web.
+    w.p.set_target("alone", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    assert_eq!(w.state("worker"), UnitState::Running);
+}

@@ -375,6 +375,10 @@ pub struct UnitSpec {
     /// `Requisite=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requisite: Vec<String>,
+    /// Targets whose stop or restart this unit follows; never pulled in,
+    /// not ordered (systemd's `PartOf=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub part_of: Vec<String>,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
     #[serde(default)]
     pub exec_start_pre: Vec<Command>,
@@ -591,6 +595,7 @@ impl UnitSpec {
             wants: Vec::new(),
             requires: Vec::new(),
             requisite: Vec::new(),
+            part_of: Vec::new(),
             exec_start_pre: Vec::new(),
             exec_start: None,
             exec_stop: None,

@@ -39,6 +39,7 @@ pub struct Origin {
     on_failure: Vec<crate::diag::Pos>,
     sockets: Vec<crate::diag::Pos>,
     requisite: Vec<crate::diag::Pos>,
+    part_of: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -72,6 +73,8 @@ pub enum TargetList {
     Sockets,
     /// `requisite`.
     Requisite,
+    /// `part-of`.
+    PartOf,
 }
 
 impl Origin {
@@ -105,6 +108,7 @@ impl Origin {
             &mut self.wants,
             &mut self.requires,
             &mut self.requisite,
+            &mut self.part_of,
         ] {
             for p in list.iter_mut().filter(|p| p.line > limit) {
                 *p = own;
@@ -129,6 +133,7 @@ impl Origin {
             TargetList::OnFailure => &self.on_failure,
             TargetList::Sockets => &self.sockets,
             TargetList::Requisite => &self.requisite,
+            TargetList::PartOf => &self.part_of,
         }
     }
 
@@ -149,6 +154,7 @@ impl Origin {
             TargetList::OnFailure => &mut self.on_failure,
             TargetList::Sockets => &mut self.sockets,
             TargetList::Requisite => &mut self.requisite,
+            TargetList::PartOf => &mut self.part_of,
         }
     }
 
