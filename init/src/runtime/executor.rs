@@ -10,7 +10,7 @@ use crate::logbuf::LogBuf;
 use crate::notify::{unreachable_dir, NotifySocket};
 use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
-use crate::sys::{Credentials, Errno, Interest, Os, SpawnRequest, Stdio, Sys, SysError};
+use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio, Sys, SysError};
 use flotilla_units::context::process::KillMode;
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
@@ -92,20 +92,38 @@ impl<S: Sys> Runtime<S> {
             Whom::Group(p) | Whom::GroupAndLeader(p) if !whole => Whom::Process(p),
             w => w,
         };
-        if whole {
-            if let Some(run) = run {
-                self.sys.signal_unit(run, signal.0);
-            }
-        }
-        let res = match whom {
-            Whom::Process(pid) => self.sys.kill(pid, signal.0),
-            Whom::Group(pgid) => self.sys.killpg(pgid, signal.0),
+        let (res, reached) = match whom {
+            Whom::Process(pid) => (
+                self.sys.kill(pid, signal.0),
+                Reached {
+                    group: None,
+                    process: Some(pid),
+                },
+            ),
+            Whom::Group(pgid) => (
+                self.sys.killpg(pgid, signal.0),
+                Reached {
+                    group: Some(pgid),
+                    process: None,
+                },
+            ),
             Whom::GroupAndLeader(pid) => {
                 let group = self.sys.killpg(pid, signal.0);
                 let leader = self.sys.kill(pid, signal.0);
-                group.or(leader)
+                let reached = Reached {
+                    group: Some(pid),
+                    process: Some(pid),
+                };
+                (group.or(leader), reached)
             }
         };
+        // The rest of the cgroup: what left the group. Each process gets
+        // the signal once.
+        if whole {
+            if let Some(run) = run {
+                self.sys.signal_unit(run, signal.0, reached);
+            }
+        }
         match res {
             // Gone already: what the signal was for has happened.
             Ok(())

@@ -64,7 +64,7 @@ use flotilla_units::context::devices::DeviceNode;
 use flotilla_units::context::resources::{cgroup_name, Delegation, Resources};
 use flotilla_units::context::Key;
 
-use super::{mountinfo, Pid};
+use super::{mountinfo, Pid, Reached};
 
 /// The leaf the init moves itself into in supervisor mode.
 const INIT_LEAF: &str = "init.scope";
@@ -440,8 +440,17 @@ impl UnitCgroup {
 
     /// Sends `signal` to every process in it; returns how many got it.
     pub fn signal(&self, signal: i32) -> usize {
+        self.signal_but(signal, Reached::default())
+    }
+
+    /// Sends `signal` to every process in it that `reached` has not
+    /// reached already; returns how many got it. A process is signalled
+    /// once: a daemon may take a second `SIGTERM` (or `SIGINT`) as "stop
+    /// now".
+    pub fn signal_but(&self, signal: i32, reached: Reached) -> usize {
         self.pids()
             .into_iter()
+            .filter(|&p| !reached.covers(p))
             // SAFETY: kill(2) takes no pointers.
             .filter(|&p| unsafe { libc::kill(p, signal) } == 0)
             .count()

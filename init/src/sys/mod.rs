@@ -104,6 +104,29 @@ pub use events::{Event, Interest, Token};
 /// A process ID, as the kernel and the control protocol spell it.
 pub type Pid = i32;
 
+/// The processes a signal has reached already, by process group and by
+/// PID: [`Sys::signal_unit`] spares them, so that no process gets one
+/// signal twice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reached {
+    /// Every process of this process group.
+    pub group: Option<Pid>,
+    /// This process.
+    pub process: Option<Pid>,
+}
+
+impl Reached {
+    /// Whether `pid` was reached (its process group is asked of the
+    /// kernel only when a group was signalled).
+    pub fn covers(self, pid: Pid) -> bool {
+        // SAFETY: getpgid(2) takes no pointers.
+        self.process == Some(pid)
+            || self
+                .group
+                .is_some_and(|g| unsafe { libc::getpgid(pid) } == g)
+    }
+}
+
 /// The largest `/proc/self/mountinfo` that [`Sys::is_mounted`] reads.
 pub const MOUNTINFO_MAX: usize = 4 << 20;
 
@@ -394,9 +417,10 @@ pub trait Sys {
     /// What the run's cgroup uses now (`None` without a cgroup).
     fn unit_usage(&self, run: &unitrun::UnitRun) -> Option<flotilla_units::protocol::Usage>;
 
-    /// Sends `signal` to every process of the run's cgroup; returns how
-    /// many got it (0 without a cgroup).
-    fn signal_unit(&self, run: &unitrun::UnitRun, signal: i32) -> usize;
+    /// Sends `signal` to every process of the run's cgroup that `reached`
+    /// has not reached already; returns how many got it (0 without a
+    /// cgroup).
+    fn signal_unit(&self, run: &unitrun::UnitRun, signal: i32, reached: Reached) -> usize;
 
     /// Kills what is left of a run (by its `KillMode=`) and removes what
     /// [`Sys::start_unit`] made (`keep_runtime`: the runtime directories

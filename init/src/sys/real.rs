@@ -595,8 +595,13 @@ impl Sys for RealSys {
         super::unitrun::usage(run)
     }
 
-    fn signal_unit(&self, run: &super::unitrun::UnitRun, signal: i32) -> usize {
-        super::unitrun::signal(run, signal)
+    fn signal_unit(
+        &self,
+        run: &super::unitrun::UnitRun,
+        signal: i32,
+        reached: super::Reached,
+    ) -> usize {
+        super::unitrun::signal(run, signal, reached)
     }
 
     fn end_unit(&self, run: &super::unitrun::UnitRun, keep_runtime: bool) {

@@ -339,10 +339,12 @@ pub fn usage(run: &UnitRun) -> Option<flotilla_units::protocol::Usage> {
     })
 }
 
-/// Sends `signal` to every process of the run's cgroup; how many got it
-/// (0 without a cgroup).
-pub fn signal(run: &UnitRun, signal: i32) -> usize {
-    run.cgroup.as_ref().map_or(0, |cg| cg.signal(signal))
+/// Sends `signal` to every process of the run's cgroup but those
+/// `reached` already; how many got it (0 without a cgroup).
+pub fn signal(run: &UnitRun, signal: i32, reached: super::Reached) -> usize {
+    run.cgroup
+        .as_ref()
+        .map_or(0, |cg| cg.signal_but(signal, reached))
 }
 
 /// Kills what is left in the run's cgroup (unless `KillMode=none` or

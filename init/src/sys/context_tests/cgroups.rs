@@ -192,6 +192,40 @@ fn a_signal_reaches_every_process_of_the_cgroup() {
     cleanup(&cg, &dir);
 }
 
+/// What a group or leader kill reached already is spared: no process of
+/// the unit gets one signal twice (a daemon may take a second `SIGTERM`
+/// as "stop now").
+#[test]
+fn a_signal_spares_what_the_group_kill_reached() {
+    let _g = process_lock();
+    let (cg, dir, cc) = unit_cgroup("spare", "db");
+    let sys = RealSys::new();
+    let a = argv(&["/bin/sh", "-c", "sleep 600 & setsid sleep 600 & wait"]);
+    let e = env();
+    let pid = sys.spawn(&SpawnRequest::new(&a, &e).context(&cc)).unwrap();
+    wait_until("three processes in the cgroup", || cg.pids().len() == 3);
+    // The shell leads its own group; the setsid sleep left it.
+    let group = Reached {
+        group: Some(pid),
+        process: None,
+    };
+    assert_eq!(
+        cg.signal_but(0, group),
+        1,
+        "only the one that left the group"
+    );
+    let leader = Reached {
+        group: None,
+        process: Some(pid),
+    };
+    assert_eq!(cg.signal_but(0, leader), 2);
+    assert_eq!(cg.signal_but(0, Reached::default()), 3);
+    assert_eq!(cg.signal(libc::SIGKILL), 3);
+    wait_for(&sys, pid);
+    wait_until("the cgroup to empty", || !cg.populated());
+    cleanup(&cg, &dir);
+}
+
 #[test]
 fn limits_without_their_controller_name_the_key() {
     let (cgroups, dir) = test_cgroups("limits");

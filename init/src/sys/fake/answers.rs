@@ -692,7 +692,12 @@ impl Sys for FakeSys {
         None
     }
 
-    fn signal_unit(&self, _run: &crate::sys::unitrun::UnitRun, _signal: i32) -> usize {
+    fn signal_unit(
+        &self,
+        _run: &crate::sys::unitrun::UnitRun,
+        _signal: i32,
+        _reached: crate::sys::Reached,
+    ) -> usize {
         0
     }
 
