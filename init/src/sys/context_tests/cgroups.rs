@@ -203,8 +203,18 @@ fn a_signal_spares_what_the_group_kill_reached() {
     let a = argv(&["/bin/sh", "-c", "sleep 600 & setsid sleep 600 & wait"]);
     let e = env();
     let pid = sys.spawn(&SpawnRequest::new(&a, &e).context(&cc)).unwrap();
-    wait_until("three processes in the cgroup", || cg.pids().len() == 3);
-    // The shell leads its own group; the setsid sleep left it.
+    // The shell leads its own group; the setsid sleep leaves it once
+    // `setsid` has run.
+    // SAFETY: getpgid(2) takes no pointers.
+    let outside = || {
+        cg.pids()
+            .into_iter()
+            .filter(|&p| unsafe { libc::getpgid(p) } != pid)
+            .count()
+    };
+    wait_until("three processes, one outside the group", || {
+        cg.pids().len() == 3 && outside() == 1
+    });
     let group = Reached {
         group: Some(pid),
         process: None,
