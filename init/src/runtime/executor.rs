@@ -92,36 +92,26 @@ impl<S: Sys> Runtime<S> {
             Whom::Group(p) | Whom::GroupAndLeader(p) if !whole => Whom::Process(p),
             w => w,
         };
-        let (res, reached) = match whom {
-            Whom::Process(pid) => (
-                self.sys.kill(pid, signal.0),
-                Reached {
-                    group: None,
-                    process: Some(pid),
-                },
-            ),
-            Whom::Group(pgid) => (
-                self.sys.killpg(pgid, signal.0),
-                Reached {
-                    group: Some(pgid),
-                    process: None,
-                },
-            ),
+        let res = match whom {
+            Whom::Process(pid) => self.sys.kill(pid, signal.0),
+            Whom::Group(pgid) => self.sys.killpg(pgid, signal.0),
             Whom::GroupAndLeader(pid) => {
                 let group = self.sys.killpg(pid, signal.0);
                 let leader = self.sys.kill(pid, signal.0);
-                let reached = Reached {
-                    group: Some(pid),
-                    process: Some(pid),
-                };
-                (group.or(leader), reached)
+                group.or(leader)
             }
         };
         // The rest of the cgroup: what left the group. Each process gets
         // the signal once.
         if whole {
             if let Some(run) = run {
-                self.sys.signal_unit(run, signal.0, reached);
+                let (group, process) = match whom {
+                    Whom::Process(p) => (None, Some(p)),
+                    Whom::Group(g) => (Some(g), None),
+                    Whom::GroupAndLeader(p) => (Some(p), Some(p)),
+                };
+                self.sys
+                    .signal_unit(run, signal.0, Reached { group, process });
             }
         }
         match res {
