@@ -539,10 +539,7 @@ impl Planner {
             .map(|s| s.name.clone())
             .collect();
         for name in kept {
-            match self.wants.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, life)) => *life = WantLife::Kept,
-                None => self.wants.push((name, WantLife::Kept)),
-            }
+            self.add_want(&name, WantLife::Kept);
         }
         // A fresh start: the failovers are forgotten, and so are the wants
         // that last until a switch.

@@ -58,6 +58,15 @@ impl Planner {
         {
             return Err(WantError::RefusedManualStart(name.to_string()));
         }
+        self.add_want(name, life);
+        self.update_required();
+        self.run();
+        Ok(id)
+    }
+
+    /// Records a want of `name` for `life`; a unit wanted already keeps
+    /// the longer of the two lives.
+    pub(super) fn add_want(&mut self, name: &str, life: WantLife) {
         match self.wants.iter_mut().find(|(n, _)| n == name) {
             Some((_, l)) => {
                 if life == WantLife::Kept {
@@ -66,9 +75,6 @@ impl Planner {
             }
             None => self.wants.push((name.to_string(), life)),
         }
-        self.update_required();
-        self.run();
-        Ok(id)
     }
 
     /// Drops the want of unit `name`: refused when there is none, or when
