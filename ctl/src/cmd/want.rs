@@ -12,7 +12,7 @@
 use super::{eprint_line, Ctx};
 use crate::client::{unexpected, Connection, Received};
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
-use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
+use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus, REFUSED_MANUAL_STOP};
 use flotilla_units::state::UnitState;
 use std::time::{Duration, Instant};
 
@@ -134,7 +134,7 @@ pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlEr
             code: ErrorCode::NotPossible,
             message,
             ..
-        } if message.contains("(RefuseManualStop=)") => {
+        } if message.contains(REFUSED_MANUAL_STOP) => {
             eprint_line(&format!("Failed to stop {u}: {message}"));
             return Ok(EXIT_FAILED);
         }
