@@ -31,7 +31,7 @@
 #[path = "../../tests/src/etcd.rs"]
 #[allow(dead_code)]
 mod etcd;
-#[path = "../../tests/tests/cluster_support/http.rs"]
+#[path = "../../tests/tests/cluster/support/http.rs"]
 mod http;
 #[path = "bench/standin.rs"]
 mod standin;

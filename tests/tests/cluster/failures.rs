@@ -15,14 +15,12 @@
 //! - a burst of 1,000 API writes (creations, desired-state changes, new
 //!   unit files, deletions) from 10 clients through 10 machines at once.
 
-mod cluster_support;
-
-use cluster_support::etcd::Etcd;
-use cluster_support::etcd3::Etcd3;
-use cluster_support::fleet::{
+use crate::support::etcd::Etcd;
+use crate::support::etcd3::Etcd3;
+use crate::support::fleet::{
     command, launch_body, launch_requests, name, wait_all_launched, Fleet,
 };
-use cluster_support::*;
+use crate::support::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

@@ -11,10 +11,8 @@
 //! No stand-in: every fault here is one the real processes can be given
 //! (SIGKILL of clusterd, of a whole machine, etcd killed).
 
-mod cluster_support;
-
-use cluster_support::etcd::Etcd;
-use cluster_support::*;
+use crate::support::etcd::Etcd;
+use crate::support::*;
 use flotilla_units::state::UnitState;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -17,11 +17,9 @@
 //! clusterd runs alone here (no init: its agent waits for one), and units
 //! are submitted `inactive`, so the only transactions are the API's.
 
-mod cluster_support;
-
-use cluster_support::etcd::Etcd;
-use cluster_support::http::Conn;
-use cluster_support::*;
+use crate::support::etcd::Etcd;
+use crate::support::http::Conn;
+use crate::support::*;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;

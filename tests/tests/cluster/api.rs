@@ -4,10 +4,8 @@
 //! request sequences (fleetctl itself cannot be installed here; the
 //! sequences are those FLEET-NOTES "What fleetctl depends on" lists).
 
-mod cluster_support;
-
-use cluster_support::etcd::{free_port, Etcd};
-use cluster_support::*;
+use crate::support::etcd::{free_port, Etcd};
+use crate::support::*;
 use std::time::Duration;
 
 const JSON: Option<&str> = Some("application/json");

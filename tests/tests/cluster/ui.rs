@@ -8,12 +8,10 @@
 //! submitted meanwhile appears, and a stopped one changes, without a
 //! reload. Screenshots are kept under the target dir in `ui-screenshots/`.
 
-mod cluster_support;
-
-use cluster_support::browser::Browser;
-use cluster_support::etcd::{free_port, Etcd};
-use cluster_support::fleet::wait_all_launched;
-use cluster_support::*;
+use crate::support::browser::Browser;
+use crate::support::etcd::{free_port, Etcd};
+use crate::support::fleet::wait_all_launched;
+use crate::support::*;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -5,10 +5,8 @@
 //! `unix://` and `http://` endpoints, `--no-block`, `--block-attempts`, and
 //! the exit codes; what runs is checked on the inits.
 
-mod cluster_support;
-
-use cluster_support::etcd::{free_port, Etcd};
-use cluster_support::*;
+use crate::support::etcd::{free_port, Etcd};
+use crate::support::*;
 use flotilla_units::systemd::{canonical_text, parse, unit_hash};
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -7,11 +7,9 @@
 //! made in the test with the `openssl` command. Needs root (for the
 //! namespace); without it the test says so and does nothing.
 
-mod cluster_support;
-
-use cluster_support::etcd::{free_port, Etcd, EtcdTls};
-use cluster_support::tls::{Netns, Pki};
-use cluster_support::*;
+use crate::support::etcd::{free_port, Etcd, EtcdTls};
+use crate::support::tls::{Netns, Pki};
+use crate::support::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;

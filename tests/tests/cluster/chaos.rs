@@ -9,11 +9,9 @@
 //! chaos stops and every unit launched and not destroyed must run exactly
 //! once (`docs/chaos.md`).
 
-mod cluster_support;
-
-use cluster_support::etcd::Etcd;
-use cluster_support::fleet::{command, launch_body, name, Fleet};
-use cluster_support::{signal, wait_for};
+use crate::support::etcd::Etcd;
+use crate::support::fleet::{command, launch_body, name, Fleet};
+use crate::support::{signal, wait_for};
 use flotilla_tests::chaos::{self, Rng};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicUsize;

@@ -1,0 +1,15 @@
+//! The cluster system tests in one binary: a real etcd, real `clusterd`
+//! and `init` processes, the fleet API over HTTP, `initctl cluster`, TLS in
+//! a network namespace, the dashboard in a real browser, and the chaos soak.
+//! `support` is their shared harness; each other module is one area.
+
+mod support;
+
+mod api;
+mod batch;
+mod chaos;
+mod ctl;
+mod failures;
+mod multi;
+mod tls;
+mod ui;

@@ -1,0 +1,21 @@
+//! The system tests of the local init in one binary: the real `init` in
+//! supervisor mode in a temp dir, driven by the real `initctl` and its control
+//! socket. Each module is one area (logs, services, sockets, templates …).
+
+mod accept;
+mod changes;
+mod control;
+mod deps;
+mod logs;
+mod mounts;
+mod paths;
+mod providers;
+mod pull;
+mod reexec;
+mod search_path;
+mod service;
+mod sockets;
+mod templates;
+mod transient;
+mod triggers;
+mod units;
