@@ -14,7 +14,7 @@ use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio,
 use flotilla_units::context::process::KillMode;
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
-use flotilla_units::spec::{Privileges, Signal, UnitSpec, UnitType};
+use flotilla_units::spec::{Privileges, Ready, Signal, UnitSpec};
 use flotilla_units::systemd::expand_env;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
@@ -240,7 +240,8 @@ impl<S: Sys> Runtime<S> {
         let _ = env.set("INIT_UNIT", &spec.name);
         let creds = self.credentials(spec)?;
         let watchdog = spec.watchdog();
-        if role == Role::Main && (spec.kind == UnitType::ForegroundNotified || watchdog.is_some()) {
+        let notified = spec.kind.row().ready == Ready::Notified;
+        if role == Role::Main && (notified || watchdog.is_some()) {
             let path = self.notify_socket(unit, spec, &creds)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;

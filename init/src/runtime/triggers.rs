@@ -23,7 +23,7 @@ use super::Runtime;
 use crate::sys::{Interest, Sys, Token};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::Fact;
-use flotilla_units::spec::{UnitSpec, UnitType};
+use flotilla_units::spec::{Arm, Ready, UnitSpec};
 use flotilla_units::trigger::{ListenAddr, SocketSettings};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
@@ -71,17 +71,24 @@ impl<S: Sys> Runtime<S> {
     /// line failed.
     pub(super) fn arm_trigger(&mut self, unit: UnitId, spec: &UnitSpec) -> Result<(), String> {
         self.disarm_trigger(unit);
-        if spec.kind == UnitType::Path {
-            return self.arm_paths(unit, spec);
-        }
-        let settings = match spec.activation.as_deref().and_then(|a| a.socket()) {
-            Some(s) if spec.kind == UnitType::Socket => s,
-            _ => {
+        match spec.kind.row().ready {
+            Ready::Armed(Arm::Paths) => return self.arm_paths(unit, spec),
+            Ready::Armed(Arm::Sockets) => {}
+            Ready::AtOnce
+            | Ready::Clock
+            | Ready::Spawned
+            | Ready::Notified
+            | Ready::Pidfile
+            | Ready::ScriptExited
+            | Ready::Exited => {
                 return Err(format!(
-                    "`{}` units are not run by this init yet",
+                    "`{}` units are not armed by the init",
                     spec.kind.as_str()
                 ))
             }
+        }
+        let Some(settings) = spec.activation.as_deref().and_then(|a| a.socket()) else {
+            return Err("a socket unit without its socket settings".to_string());
         };
         if settings.listen.is_empty() {
             return Err(

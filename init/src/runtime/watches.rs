@@ -191,7 +191,10 @@ impl<S: Sys> Runtime<S> {
             .node_ids()
             .filter(|&u| self.planner.state(u) == flotilla_units::state::UnitState::Running)
             .map(|u| (u, self.planner.graph().node(u).spec.clone()))
-            .filter(|(_, s)| s.kind == flotilla_units::spec::UnitType::Path)
+            .filter(|(_, s)| {
+                use flotilla_units::spec::{Arm, Ready};
+                s.kind.row().ready == Ready::Armed(Arm::Paths)
+            })
             .collect();
         for (u, spec) in up {
             if let Err(e) = self.arm_paths(u, &spec) {

@@ -5,7 +5,7 @@
 
 use super::check::{self, Invalid};
 use super::{Rule, Slot, KEYS};
-use crate::spec::{RestartPolicy, UnitSpec, UnitType};
+use crate::spec::{Ready, RestartPolicy, UnitSpec, UnitType};
 use std::fmt;
 
 /// A problem of a unit given whole.
@@ -194,7 +194,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             bad("exec-start", What::Invalid(e, None));
         }
     }
-    if !spec.extras.exec_start_then.is_empty() && kind != UnitType::Oneshot {
+    if !spec.extras.exec_start_then.is_empty() && kind.row().ready != Ready::Exited {
         bad("exec_start_then", What::DoesNotApply(kind));
     }
     for rule in super::RULES {

@@ -8,7 +8,7 @@ use crate::diag::Pos;
 use crate::duration::format_duration;
 use crate::keys::check;
 use crate::keys::{Rule, Slot, KEYS, NAME_ALIAS, RULES};
-use crate::spec::{Origin, TargetList, UnitSpec, UnitType};
+use crate::spec::{Origin, Ready, TargetList, UnitSpec, UnitType};
 use std::path::Path;
 
 /// The keys of [`KEYS`] a YAML unit file may have, in the order the docs
@@ -341,7 +341,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                     e.key
                 )
             } else {
-                let why = if kind == UnitType::ForegroundNotified && READINESS.contains(&e.key) {
+                let why = if kind.row().ready == Ready::Notified && READINESS.contains(&e.key) {
                     " (it is ready when it sends `READY=1`)"
                 } else {
                     ""
@@ -403,7 +403,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             let pos = self.get(key).map_or(type_pos, |e| e.key_pos);
             self.sink.error(pos, why);
         }
-        if kind == UnitType::BackgroundScripted && self.get("exec-stop").is_none() {
+        if kind.row().ready == Ready::ScriptExited && self.get("exec-stop").is_none() {
             self.sink.warning(
                 type_pos,
                 "a `background-scripted` unit without `exec-stop` is stopped by sending \

@@ -307,7 +307,7 @@ impl Planner {
             let node = self.graph.node(id);
             u.ghost = node.ghost;
             u.masked = node.masked;
-            u.is_virtual = node.spec.kind == crate::spec::UnitType::Virtual;
+            u.is_virtual = node.spec.kind.row().runs == crate::spec::Runs::Nothing;
             u.kind = match self.graph.target_info(id).map(|t| t.mode) {
                 None => NodeKind::Unit,
                 Some(TargetMode::Group) => NodeKind::Group,

@@ -17,7 +17,7 @@ use super::facts::Action;
 use super::record::{Phase, Status, Timer};
 use super::Planner;
 use crate::graph::UnitId;
-use crate::spec::UnitType;
+use crate::spec::Ready;
 use crate::state::UnitState;
 use crate::systemd::tz::TimeZone;
 use crate::systemd::{wake_between, TimerClock, TimerNext, TimerSettings};
@@ -134,7 +134,8 @@ impl Planner {
     fn rearm_timers(&mut self) {
         for i in 0..self.units.len() {
             let u = UnitId(i as u32);
-            if self.units[i].phase != Phase::Up || self.spec_of(u).kind != UnitType::Timer {
+            if self.units[i].phase != Phase::Up || self.spec_of(u).kind.row().ready != Ready::Clock
+            {
                 continue;
             }
             if self.records[i].rare().timer_run.is_some() {

@@ -12,7 +12,7 @@ use super::facts::Action;
 use super::record::{count_in_window, Phase, Status};
 use super::Planner;
 use crate::graph::UnitId;
-use crate::spec::UnitType;
+use crate::spec::Ready;
 use crate::state::UnitState;
 use crate::trigger::{Activation, TriggerLimit};
 
@@ -134,7 +134,7 @@ impl Planner {
             // unit was put in T by a unit that is no trigger).
             if let Some(t) = self.graph.unit(&by) {
                 if self.units[t.index()].phase == Phase::Up
-                    && self.spec_of(t).kind == crate::spec::UnitType::Timer
+                    && self.spec_of(t).kind.row().ready == Ready::Clock
                 {
                     self.arm_timer(t);
                 }
@@ -146,10 +146,9 @@ impl Planner {
     /// `Main` + the init bound the sockets (watched the paths): `Up`,
     /// waiting for its event.
     pub(super) fn trigger_armed(&mut self, u: UnitId) {
-        let status = if self.spec_of(u).kind == UnitType::Socket {
-            "listening"
-        } else {
-            "waiting"
+        let status = match self.spec_of(u).kind.row().ready {
+            Ready::Armed(arm) => arm.armed_status(),
+            _ => "waiting",
         };
         self.records[u.index()].rare_reset(|r| r.fires = None);
         self.become_up(u, status);
@@ -211,7 +210,7 @@ impl Planner {
             return false;
         };
         let spec = &node.spec;
-        if !matches!(spec.kind, UnitType::Socket | UnitType::Path)
+        if !matches!(spec.kind.row().ready, Ready::Armed(_))
             || self
                 .units
                 .get(t.index())
@@ -258,7 +257,7 @@ impl Planner {
     /// removed), and what it triggered leaves T.
     pub(super) fn stop_trigger(&mut self, u: UnitId, why: &'static str) {
         let i = u.index();
-        if matches!(self.spec_of(u).kind, UnitType::Socket | UnitType::Path) {
+        if matches!(self.spec_of(u).kind.row().ready, Ready::Armed(_)) {
             self.leave_starting(u);
             self.actions.push(Action::Disarm { unit: u });
         }

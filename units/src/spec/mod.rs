@@ -19,9 +19,11 @@ use std::time::Duration;
 mod boxed;
 mod origin;
 mod pull;
+mod types;
 
 pub use boxed::{Context, Extras};
 pub use origin::{Origin, TargetList};
+pub use types::{Arm, Ready, Runs, TypeRow};
 
 /// The kind of process a unit runs and how its readiness is known.
 #[derive(
@@ -57,17 +59,7 @@ pub enum UnitType {
 impl UnitType {
     /// The name used in unit files and in the protocol.
     pub fn as_str(self) -> &'static str {
-        match self {
-            UnitType::ForegroundNotified => "foreground-notified",
-            UnitType::ForegroundSupervised => "foreground-supervised",
-            UnitType::BackgroundPidfile => "background-pidfile",
-            UnitType::BackgroundScripted => "background-scripted",
-            UnitType::Oneshot => "oneshot",
-            UnitType::Virtual => "virtual",
-            UnitType::Timer => "timer",
-            UnitType::Socket => "socket",
-            UnitType::Path => "path",
-        }
+        self.row().name
     }
 
     /// Every type, in the order the docs list them.
@@ -86,13 +78,13 @@ impl UnitType {
     /// A trigger: a `timer`, `socket` or `path` unit, which has no process
     /// and starts the unit it `triggers`.
     pub fn is_trigger(self) -> bool {
-        matches!(self, UnitType::Timer | UnitType::Socket | UnitType::Path)
+        self.row().runs == Runs::Trigger
     }
 
     /// Whether units of this type run processes (every type but `virtual`
     /// and the triggers).
     pub fn runs_processes(self) -> bool {
-        !matches!(self, UnitType::Virtual) && !self.is_trigger()
+        self.row().runs == Runs::Process
     }
 
     /// Parses a type name as written in a unit file.
@@ -606,11 +598,7 @@ impl UnitSpec {
             pidfile: None,
             start_timeout: defaults::START_TIMEOUT,
             stop_timeout: defaults::STOP_TIMEOUT,
-            restart: if kind == UnitType::Oneshot {
-                RestartPolicy::No
-            } else {
-                RestartPolicy::OnFailure
-            },
+            restart: kind.row().default_restart,
             restart_delay: defaults::RESTART_DELAY,
             restart_max_delay: defaults::RESTART_MAX_DELAY,
             kill_signal: Signal::TERM,
@@ -632,7 +620,7 @@ impl UnitSpec {
     /// `exited` state has always meant) and no for the other types.
     pub fn remain_after_exit(&self) -> bool {
         self.remain_after_exit
-            .unwrap_or(self.kind == UnitType::Oneshot)
+            .unwrap_or(self.kind.row().remains_after_exit)
     }
 
     /// How many starts the unit may make in how long, if it is limited:
@@ -665,7 +653,9 @@ impl UnitSpec {
         use crate::state::UnitState;
         match state {
             UnitState::Exited => self.extras.success_action,
-            UnitState::Running if self.kind == UnitType::Virtual => self.extras.success_action,
+            UnitState::Running if self.kind.row().runs == Runs::Nothing => {
+                self.extras.success_action
+            }
             UnitState::Failed if !restarting => self.extras.failure_action,
             _ => None,
         }

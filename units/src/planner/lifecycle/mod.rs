@@ -12,7 +12,7 @@ use super::facts::{spawn_argv, Action, ExitStatus, Role, Whom};
 use super::record::{Phase, Record, Timer};
 use super::Planner;
 use crate::graph::{Graph, UnitId};
-use crate::spec::{RestartPolicy, Signal, UnitSpec, UnitType};
+use crate::spec::{Ready, RestartPolicy, Signal, UnitSpec};
 use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::Duration;
@@ -102,7 +102,7 @@ impl Planner {
             (P::Main, E::Spawned(Role::Main, pid)) if rec.main_pid.is_none() => {
                 self.main_spawned(u, pid)
             }
-            (P::Main, E::Ready) if self.spec_of(u).kind == UnitType::ForegroundNotified => {
+            (P::Main, E::Ready) if self.spec_of(u).kind.row().ready == Ready::Notified => {
                 self.become_up(u, "ready")
             }
             (P::Main, E::ReadyLine) => self.become_up(u, "ready (output matched)"),
@@ -212,10 +212,7 @@ impl Planner {
         rec.main_pid = None;
         let hands_over = self.units[i].phase == Phase::Main
             && status.success()
-            && matches!(
-                kind,
-                UnitType::Oneshot | UnitType::BackgroundScripted | UnitType::BackgroundPidfile
-            );
+            && kind.row().ready.start_command_hands_over();
         if !hands_over {
             rec.dead_leader = Some(pid);
         }

@@ -5,7 +5,7 @@ use super::super::facts::{Action, ExitStatus, Role, Whom};
 use super::super::record::{count_in_window, Phase, Status, Timer};
 use super::super::Planner;
 use crate::graph::UnitId;
-use crate::spec::{defaults, Signal, UnitType};
+use crate::spec::{defaults, Ready, Runs, Signal};
 use crate::state::UnitState;
 use std::time::Duration;
 
@@ -90,11 +90,11 @@ impl Planner {
             spec.start_timeout,
             !spec.exec_start_pre.is_empty(),
         );
-        if kind == UnitType::Timer {
+        if kind.row().ready == Ready::Clock {
             self.start_timer(u);
             return;
         }
-        if kind == UnitType::Virtual {
+        if kind.row().runs == Runs::Nothing {
             self.units[i].phase = Phase::Up;
             self.set_state(u, UnitState::Running, "active");
             return;
@@ -118,19 +118,14 @@ impl Planner {
         self.set_state(u, UnitState::Starting, "starting");
         if has_main {
             self.spawn(u, Role::Main);
-        } else if kind.is_trigger() {
+        } else if let Ready::Armed(arm) = kind.row().ready {
             // A socket or path unit: the init binds or watches; up at its
             // answer.
             let spec = self.records[u.index()]
                 .running_spec
                 .clone()
                 .unwrap_or_else(|| self.graph.node(u).spec.clone());
-            let what = if kind == UnitType::Socket {
-                "binding sockets"
-            } else {
-                "watching paths"
-            };
-            self.set_state(u, UnitState::Starting, what);
+            self.set_state(u, UnitState::Starting, arm.arming_status());
             self.actions.push(Action::Arm { unit: u, spec });
         } else {
             self.fail(u, "no exec-start".to_string());
@@ -196,7 +191,7 @@ impl Planner {
         let spec = self.spec_of(u);
         let (kind, ready_wait, ready_grep) =
             (spec.kind, spec.ready_wait, spec.ready_grep.is_some());
-        if kind == UnitType::ForegroundSupervised {
+        if kind.row().ready == Ready::Spawned {
             if let Some(w) = ready_wait {
                 // One timer per unit: a ready-wait that would end after the
                 // start timeout leaves the start timeout in place (the start
@@ -231,23 +226,29 @@ impl Planner {
     pub(super) fn start_command_exited(&mut self, u: UnitId, pid: i32, status: ExitStatus) {
         let i = u.index();
         let ok = self.main_ok(u, status);
-        let kind = self.spec_of(u).kind;
-        match kind {
-            UnitType::Oneshot if ok && self.spawn_then(u, 0) => {}
-            UnitType::Oneshot if ok => {
+        match self.spec_of(u).kind.row().ready {
+            Ready::Exited if ok && self.spawn_then(u, 0) => {}
+            Ready::Exited if ok => {
                 self.leave_starting(u);
                 self.clear_timer(u);
                 self.units[i].phase = Phase::Idle;
                 self.records[i].attempt = 0;
                 self.set_state(u, UnitState::Exited, "exit status 0");
             }
-            UnitType::BackgroundScripted if ok => {
+            Ready::ScriptExited if ok => {
                 self.records[i].rare_mut().script_group = Some(pid);
                 self.become_up(u, "started");
             }
-            UnitType::BackgroundPidfile if ok => self.read_pidfile(u),
-            UnitType::Oneshot => self.fail_exit(u, status, status.describe()),
-            _ => {
+            Ready::Pidfile if ok => self.read_pidfile(u),
+            Ready::Exited => self.fail_exit(u, status, status.describe()),
+            // Exited before it was ready, or a start command that failed.
+            Ready::ScriptExited
+            | Ready::Pidfile
+            | Ready::Spawned
+            | Ready::Notified
+            | Ready::AtOnce
+            | Ready::Clock
+            | Ready::Armed(_) => {
                 let what = format!("{} before it was ready", status.describe());
                 self.fail_exit(u, status, what);
             }

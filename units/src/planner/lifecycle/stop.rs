@@ -7,7 +7,7 @@ use super::super::facts::{ExitStatus, Role};
 use super::super::record::{Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
 use crate::graph::UnitId;
-use crate::spec::{defaults, RestartPolicy, Signal, UnitType};
+use crate::spec::{defaults, RestartPolicy, Runs, Signal};
 use crate::state::UnitState;
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ impl Planner {
         let (kind, stop_timeout, has_stop) =
             (spec.kind, spec.stop_timeout, spec.exec_stop.is_some());
         let was = self.units[i].phase;
-        if kind == UnitType::Virtual {
+        if kind.row().runs == Runs::Nothing {
             self.units[i].phase = Phase::Idle;
             self.after_stop(u);
             return;

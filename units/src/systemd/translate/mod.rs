@@ -546,16 +546,7 @@ impl Tr<'_> {
 /// The unit types a suffix translates to (a `.service`'s is its
 /// `Type=`'s), and the suffixes that translate.
 fn suffix_kind(suffix: &str) -> Option<UnitType> {
-    match suffix {
-        "service" => Some(UnitType::ForegroundSupervised),
-        "target" => Some(UnitType::Virtual),
-        "timer" => Some(UnitType::Timer),
-        "socket" => Some(UnitType::Socket),
-        "path" => Some(UnitType::Path),
-        // mount(8) to start, umount(8) to stop (`mount.rs`).
-        "mount" => Some(UnitType::Oneshot),
-        _ => None,
-    }
+    UnitType::of_systemd_suffix(suffix)
 }
 
 /// The suffixes of the unit files flotilla reads.

@@ -323,3 +323,16 @@ fn credentials_exec_paths_private_users_and_remove_ipc() {
          plain credential with LoadCredential= instead"
     );
 }
+
+/// The suffixes read are exactly those the type table maps onto a type.
+#[test]
+fn translated_suffixes_are_the_type_tables() {
+    let mut from_rows: Vec<&str> = UnitType::ALL
+        .iter()
+        .flat_map(|t| t.row().systemd_suffixes.iter().copied())
+        .collect();
+    let mut listed = TRANSLATED_SUFFIXES.to_vec();
+    from_rows.sort();
+    listed.sort();
+    assert_eq!(from_rows, listed);
+}

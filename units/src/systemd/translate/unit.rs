@@ -4,7 +4,7 @@
 
 use super::mount::{self, MountKeys};
 use super::*;
-use crate::spec::Privileges;
+use crate::spec::{Arm, Privileges, Ready};
 
 /// Translates the options of one unit file, with the position of each, into
 /// the unit `unit_name`; `facts` are what specifiers resolve to.
@@ -77,11 +77,11 @@ pub(crate) fn translate_at(
         type_value.is_empty() && !given("Service", "ExecStart") && given("Unit", "SuccessAction");
     let kind = match (suffix_type, type_value.as_str()) {
         (Some(UnitType::ForegroundSupervised), _) if only_an_action => UnitType::Virtual,
-        (Some(UnitType::ForegroundSupervised), "notify" | "notify-reload") => {
-            UnitType::ForegroundNotified
+        // A service's type is its `Type=`'s (an invalid one is an error
+        // below, and the default meanwhile).
+        (Some(UnitType::ForegroundSupervised), v) => {
+            UnitType::of_systemd_type(v).unwrap_or(UnitType::ForegroundSupervised)
         }
-        (Some(UnitType::ForegroundSupervised), "forking") => UnitType::BackgroundPidfile,
-        (Some(UnitType::ForegroundSupervised), "oneshot") => UnitType::Oneshot,
         (Some(k), _) => k,
         (None, _) => UnitType::ForegroundSupervised,
     };
@@ -92,7 +92,7 @@ pub(crate) fn translate_at(
     spec.remain_after_exit = (!kind.is_trigger()).then_some(false);
     spec.stop_timeout = SYSTEMD_DEFAULT_TIMEOUT;
     // systemd: a oneshot has no start timeout unless it sets one.
-    let start_default = if kind == UnitType::Oneshot {
+    let start_default = if kind.row().ready == Ready::Exited {
         TIMESPAN_INFINITY
     } else {
         SYSTEMD_DEFAULT_TIMEOUT
@@ -329,7 +329,7 @@ pub(crate) fn translate_at(
                 _ => t.error(p, format!("invalid NotifyAccess={v} (none, main, exec, all)")),
             },
             ("Service", "PIDFile") => {
-                if kind != UnitType::BackgroundPidfile {
+                if kind.row().ready != Ready::Pidfile {
                     t.warn(p, "PIDFile= is used only with Type=forking, ignored");
                 } else if v.is_empty() {
                     pidfile = None;
@@ -351,7 +351,7 @@ pub(crate) fn translate_at(
 
     // The main command (none: [`Tr::rules`]); a oneshot's others run
     // after it, in order.
-    if exec_start.len() > 1 && kind != UnitType::Oneshot {
+    if exec_start.len() > 1 && kind.row().ready != Ready::Exited {
         t.error(
             exec_start[1].1,
             "more than one ExecStart= command: only Type=oneshot may have several",
@@ -391,7 +391,7 @@ pub(crate) fn translate_at(
             }
         }
     }
-    if kind == UnitType::BackgroundPidfile {
+    if kind.row().ready == Ready::Pidfile {
         spec.pidfile = pidfile;
     }
     // A mount's commands are its own (`mount.rs` said what is missing).
@@ -417,7 +417,7 @@ pub(crate) fn translate_at(
     // systemd orders a socket's service after the socket (an implicit
     // `Before=`), so that a service the target requires anyway is handed
     // its sockets.
-    if kind == UnitType::Socket {
+    if kind.row().ready == Ready::Armed(Arm::Sockets) {
         if let Some(s) = spec
             .triggers
             .first()

@@ -1,0 +1,299 @@
+//! The table of unit types: for each [`UnitType`], what it runs, when it is
+//! up, the systemd names that become it and its defaults, in one row
+//! ([`UnitType::row`]). The rest of the code asks the row, never compares
+//! types: a new type is a variant, its row (the `match` in `row` does not
+//! compile without it) and the cells the compiler then asks for, such as
+//! the `match`es on [`Ready`] in the planner's lifecycle
+//! (`docs/design.md`, "Where a change goes").
+
+use super::{RestartPolicy, UnitType};
+
+/// What a unit of a type runs while it is active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// No process: the unit exists for the dependency graph (`virtual`,
+    /// systemd's `.target`).
+    Nothing,
+    /// No process of its own: the init arms a timer, binds sockets or
+    /// watches paths, and starts the unit it `triggers`.
+    Trigger,
+    /// Processes: `exec-start` (and the `exec-*` commands around it).
+    Process,
+}
+
+/// When a unit of a type is up (`running`, or `exited` for a `oneshot`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ready {
+    /// As soon as it starts: nothing to wait for.
+    AtOnce,
+    /// Once the planner armed its timer (its elapse is the planner's own
+    /// clock).
+    Clock,
+    /// Once the init bound its sockets or watches its paths.
+    Armed(Arm),
+    /// When the main process is spawned, or after `ready-wait`, or at a
+    /// `ready-grep` match.
+    Spawned,
+    /// At sd_notify `READY=1` from the main process.
+    Notified,
+    /// When the start command exits 0 and the pidfile names the daemon it
+    /// left behind.
+    Pidfile,
+    /// When the start script exits 0, leaving its service running.
+    ScriptExited,
+    /// When the command exits 0: the unit is then `exited`, its work done.
+    Exited,
+}
+
+impl Ready {
+    /// Whether the start command ends by handing over (a oneshot's work is
+    /// done, a start script or a forking daemon left the service running):
+    /// its exit 0 is no failure, and its process group is not killed.
+    pub fn start_command_hands_over(self) -> bool {
+        match self {
+            Ready::Pidfile | Ready::ScriptExited | Ready::Exited => true,
+            Ready::AtOnce | Ready::Clock | Ready::Armed(_) | Ready::Spawned | Ready::Notified => {
+                false
+            }
+        }
+    }
+}
+
+/// What the init arms for a trigger that waits for an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arm {
+    /// Binds sockets and listens (`.socket`).
+    Sockets,
+    /// Watches paths with inotify (`.path`).
+    Paths,
+}
+
+impl Arm {
+    /// The unit's status while the init arms it.
+    pub fn arming_status(self) -> &'static str {
+        match self {
+            Arm::Sockets => "binding sockets",
+            Arm::Paths => "watching paths",
+        }
+    }
+
+    /// The unit's status once armed, waiting for its event.
+    pub fn armed_status(self) -> &'static str {
+        match self {
+            Arm::Sockets => "listening",
+            Arm::Paths => "waiting",
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeRow {
+    /// Its name in unit files and the control protocol.
+    pub name: &'static str,
+    /// What it runs.
+    pub runs: Runs,
+    /// When it is up.
+    pub ready: Ready,
+    /// The systemd unit-file suffixes that become this type (a `.service`
+    /// becomes one of the process types by its `Type=`).
+    pub systemd_suffixes: &'static [&'static str],
+    /// The values of a `.service`'s `Type=` that become this type.
+    pub systemd_types: &'static [&'static str],
+    /// `restart` when the unit file does not say.
+    pub default_restart: RestartPolicy,
+    /// Whether the unit stays `exited` after its main process exits with
+    /// success, when `remain-after-exit` is not given.
+    pub remains_after_exit: bool,
+}
+
+impl UnitType {
+    /// The type's row of the table.
+    pub const fn row(self) -> &'static TypeRow {
+        match self {
+            UnitType::ForegroundNotified => &TypeRow {
+                name: "foreground-notified",
+                runs: Runs::Process,
+                ready: Ready::Notified,
+                systemd_suffixes: &[],
+                systemd_types: &["notify", "notify-reload"],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            UnitType::ForegroundSupervised => &TypeRow {
+                name: "foreground-supervised",
+                runs: Runs::Process,
+                ready: Ready::Spawned,
+                systemd_suffixes: &["service"],
+                systemd_types: &["", "simple", "exec", "idle"],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            UnitType::BackgroundPidfile => &TypeRow {
+                name: "background-pidfile",
+                runs: Runs::Process,
+                ready: Ready::Pidfile,
+                systemd_suffixes: &[],
+                systemd_types: &["forking"],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            UnitType::BackgroundScripted => &TypeRow {
+                name: "background-scripted",
+                runs: Runs::Process,
+                ready: Ready::ScriptExited,
+                systemd_suffixes: &[],
+                systemd_types: &[],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            UnitType::Oneshot => &TypeRow {
+                name: "oneshot",
+                runs: Runs::Process,
+                ready: Ready::Exited,
+                // mount(8) to start, umount(8) to stop
+                // (`systemd/translate/mount.rs`).
+                systemd_suffixes: &["mount"],
+                systemd_types: &["oneshot"],
+                default_restart: RestartPolicy::No,
+                remains_after_exit: true,
+            },
+            UnitType::Virtual => &TypeRow {
+                name: "virtual",
+                runs: Runs::Nothing,
+                ready: Ready::AtOnce,
+                systemd_suffixes: &["target"],
+                systemd_types: &[],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            UnitType::Timer => &TypeRow {
+                name: "timer",
+                runs: Runs::Trigger,
+                ready: Ready::Clock,
+                systemd_suffixes: &["timer"],
+                systemd_types: &[],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            UnitType::Socket => &TypeRow {
+                name: "socket",
+                runs: Runs::Trigger,
+                ready: Ready::Armed(Arm::Sockets),
+                systemd_suffixes: &["socket"],
+                systemd_types: &[],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            UnitType::Path => &TypeRow {
+                name: "path",
+                runs: Runs::Trigger,
+                ready: Ready::Armed(Arm::Paths),
+                systemd_suffixes: &["path"],
+                systemd_types: &[],
+                default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+        }
+    }
+
+    /// The type a systemd unit file of this suffix becomes before its
+    /// `Type=` is read (a `.service` is then one of the process types).
+    pub fn of_systemd_suffix(suffix: &str) -> Option<UnitType> {
+        UnitType::ALL
+            .into_iter()
+            .find(|t| t.row().systemd_suffixes.contains(&suffix))
+    }
+
+    /// The type a `.service`'s `Type=` value becomes.
+    pub fn of_systemd_type(value: &str) -> Option<UnitType> {
+        UnitType::ALL
+            .into_iter()
+            .find(|t| t.row().systemd_types.contains(&value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_is_in_all_once_with_a_name_of_its_own() {
+        for (i, t) in UnitType::ALL.iter().enumerate() {
+            assert_eq!(UnitType::parse(t.row().name), Some(*t));
+            assert!(UnitType::ALL[..i]
+                .iter()
+                .all(|o| o.row().name != t.row().name));
+        }
+    }
+
+    #[test]
+    fn each_systemd_name_becomes_one_type() {
+        let mut suffixes: Vec<&str> = Vec::new();
+        let mut types: Vec<&str> = Vec::new();
+        for t in UnitType::ALL {
+            suffixes.extend(t.row().systemd_suffixes);
+            types.extend(t.row().systemd_types);
+        }
+        let (n, m) = (suffixes.len(), types.len());
+        suffixes.sort();
+        suffixes.dedup();
+        types.sort();
+        types.dedup();
+        assert_eq!((suffixes.len(), types.len()), (n, m));
+        assert_eq!(
+            UnitType::of_systemd_suffix("service"),
+            Some(UnitType::ForegroundSupervised)
+        );
+        assert_eq!(
+            UnitType::of_systemd_type("forking"),
+            Some(UnitType::BackgroundPidfile)
+        );
+        assert_eq!(UnitType::of_systemd_type("dbus"), None);
+    }
+
+    #[test]
+    fn a_type_is_up_as_what_it_runs_allows() {
+        for t in UnitType::ALL {
+            let row = t.row();
+            let ok = match row.runs {
+                Runs::Nothing => row.ready == Ready::AtOnce,
+                Runs::Trigger => matches!(row.ready, Ready::Clock | Ready::Armed(_)),
+                Runs::Process => {
+                    !matches!(row.ready, Ready::AtOnce | Ready::Clock | Ready::Armed(_))
+                }
+            };
+            assert!(
+                ok,
+                "{}: {:?} cannot be up {:?}",
+                row.name, row.runs, row.ready
+            );
+        }
+    }
+
+    /// The key table's lists of types agree with the rows.
+    #[test]
+    fn the_key_tables_type_lists_are_the_rows() {
+        let with = |runs: Runs| -> Vec<UnitType> {
+            UnitType::ALL
+                .into_iter()
+                .filter(|t| t.row().runs == runs)
+                .collect()
+        };
+        assert_eq!(crate::keys::PROCESS, with(Runs::Process));
+        assert_eq!(crate::keys::TRIGGERS, with(Runs::Trigger));
+    }
+
+    /// Every type has its entry in the units reference, under its name.
+    #[test]
+    fn every_type_is_documented() {
+        let doc = include_str!("../../../docs/units.md");
+        for t in UnitType::ALL {
+            let entry = format!("`{}`", t.row().name);
+            assert!(
+                doc.contains(&entry),
+                "docs/units.md has no entry for {entry}"
+            );
+        }
+    }
+}
