@@ -162,7 +162,145 @@ impl Planner {
             (_, E::Spawned(Role::Main, pid)) => self.kill_group(u, pid, Signal::KILL),
             (_, E::Spawned(role, pid)) => self.helper_spawned(u, role, pid),
             (_, E::Pidfile(Ok(pid))) => self.kill_stray_daemon(u, pid),
-            _ => {}
+
+            // The cells where an event changes nothing, phase by phase, so
+            // that a new phase or event does not compile until its cells
+            // are decided. A report that reaches a phase which does not
+            // wait for it is stale (the unit moved on: a timer set by an
+            // earlier phase, the end of a process already forgotten, a
+            // trigger's event after it stopped); a request the phase
+            // already answers (a start while starting, a stop while
+            // stopping) is what it is doing.
+            (
+                P::Idle,
+                E::Reload
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::Reloading
+                | E::Stopping
+                | E::ReadyLine
+                | E::Pidfile(Err(_))
+                | E::Timer(_)
+                | E::Checked(_)
+                | E::Armed(_)
+                | E::Fired
+                | E::Accepted(_),
+            ) => {}
+            (
+                P::Check,
+                E::Start
+                | E::Reload
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::Reloading
+                | E::Stopping
+                | E::ReadyLine
+                | E::Pidfile(Err(_))
+                | E::Timer(_)
+                | E::Armed(_)
+                | E::Fired
+                | E::Accepted(_),
+            ) => {}
+            (
+                P::Pre(_),
+                E::Start
+                | E::Reload
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::Reloading
+                | E::Stopping
+                | E::ReadyLine
+                | E::Pidfile(Err(_))
+                | E::Timer(_)
+                | E::Checked(_)
+                | E::Armed(_)
+                | E::Fired
+                | E::Accepted(_),
+            ) => {}
+            // `READY=1` of a unit that is not `foreground-notified`, too.
+            (
+                P::Main,
+                E::Start
+                | E::Reload
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::Reloading
+                | E::Stopping
+                | E::Timer(_)
+                | E::Checked(_)
+                | E::Fired
+                | E::Accepted(_),
+            ) => {}
+            (
+                P::Up,
+                E::Start
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::ReadyLine
+                | E::Pidfile(Err(_))
+                | E::Timer(_)
+                | E::Checked(_)
+                | E::Armed(_),
+            ) => {}
+            // `READY=1` while `exec-reload` still runs, too: its exit ends
+            // the reload.
+            (
+                P::Reloading,
+                E::Start
+                | E::Reload
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::Reloading
+                | E::ReadyLine
+                | E::Pidfile(Err(_))
+                | E::Timer(_)
+                | E::Checked(_)
+                | E::Armed(_)
+                | E::Fired
+                | E::Accepted(_),
+            ) => {}
+            (
+                P::Stopping,
+                E::Start
+                | E::Stop(_)
+                | E::Reload
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::Reloading
+                | E::Stopping
+                | E::ReadyLine
+                | E::Pidfile(Err(_))
+                | E::Timer(_)
+                | E::Checked(_)
+                | E::Armed(_)
+                | E::Fired
+                | E::Accepted(_),
+            ) => {}
+            (
+                P::StopPost(_),
+                E::Start
+                | E::Stop(_)
+                | E::Reload
+                | E::SpawnFailed(..)
+                | E::Exited(..)
+                | E::Ready
+                | E::Reloading
+                | E::Stopping
+                | E::ReadyLine
+                | E::Pidfile(Err(_))
+                | E::Timer(_)
+                | E::Checked(_)
+                | E::Armed(_)
+                | E::Fired
+                | E::Accepted(_),
+            ) => {}
         }
     }
 
