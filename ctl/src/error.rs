@@ -91,9 +91,10 @@ impl CtlError {
                     code_name(code)
                 ))
             }
-            ErrorCode::Invalid | ErrorCode::NotPossible | ErrorCode::Failed => {
-                CtlError::Failed(message)
-            }
+            ErrorCode::Invalid
+            | ErrorCode::NotPossible
+            | ErrorCode::Refused
+            | ErrorCode::Failed => CtlError::Failed(message),
         }
     }
 
@@ -113,6 +114,7 @@ pub fn code_name(code: ErrorCode) -> &'static str {
         ErrorCode::UnknownTarget => "unknown-target",
         ErrorCode::Invalid => "invalid",
         ErrorCode::NotPossible => "not-possible",
+        ErrorCode::Refused => "refused",
         ErrorCode::Failed => "failed",
         ErrorCode::Internal => "internal",
     }

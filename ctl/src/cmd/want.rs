@@ -12,7 +12,7 @@
 use super::{eprint_line, Ctx};
 use crate::client::{unexpected, Connection, Received};
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
-use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus, REFUSED_MANUAL_STOP};
+use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::time::{Duration, Instant};
 
@@ -131,10 +131,10 @@ pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlEr
         Reply::Accepted { .. } => true,
         // The unit's own refusal: its want stays, the init says why.
         Reply::Error {
-            code: ErrorCode::NotPossible,
+            code: ErrorCode::Refused,
             message,
             ..
-        } if message.contains(REFUSED_MANUAL_STOP) => {
+        } => {
             eprint_line(&format!("Failed to stop {u}: {message}"));
             return Ok(EXIT_FAILED);
         }

@@ -9,7 +9,7 @@
 use super::Runtime;
 use crate::sys::Sys;
 use flotilla_units::planner::{WantError, WantLife};
-use flotilla_units::protocol::{ErrorCode, Reply, REFUSED_MANUAL_STOP};
+use flotilla_units::protocol::{ErrorCode, Reply};
 use flotilla_units::spec::UnitSpec;
 
 /// The transient set of `initctl run` and `initctl add`.
@@ -111,12 +111,12 @@ fn want_error(e: WantError) -> Reply {
         WantError::Masked(u) => Reply::error(ErrorCode::NotPossible, format!("`{u}` is masked")),
         WantError::ShuttingDown => Reply::error(ErrorCode::NotPossible, "shutting down"),
         WantError::RefusedManualStart(u) => Reply::error(
-            ErrorCode::NotPossible,
+            ErrorCode::Refused,
             format!("`{u}` may not be started by hand (RefuseManualStart=); it starts when a target needs it"),
         ),
         WantError::RefusedManualStop(u) => Reply::error(
-            ErrorCode::NotPossible,
-            format!("`{u}` may not be stopped by hand {REFUSED_MANUAL_STOP}; it stops when the target no longer needs it"),
+            ErrorCode::Refused,
+            format!("`{u}` may not be stopped by hand (RefuseManualStop=); it stops when the target no longer needs it"),
         ),
         WantError::NotWanted(u) => Reply::error(
             ErrorCode::NotPossible,

@@ -30,11 +30,6 @@ pub const MAX_REQUEST_LINE: usize = 4 * 1024 * 1024;
 /// The control socket of a system init (root, or PID 1).
 pub const SYSTEM_CONTROL_SOCKET: &str = "/run/init/control.sock";
 
-/// What the `not-possible` error of an `unwant` says when the unit itself
-/// refuses a stop by hand: `initctl stop` tells it apart from "not wanted"
-/// by it.
-pub const REFUSED_MANUAL_STOP: &str = "(RefuseManualStop=)";
-
 /// Where the control socket is when no flag or config names it (SPEC §2):
 /// `$INIT_CONTROL` (`init_control`), else [`SYSTEM_CONTROL_SOCKET`] for
 /// the system (`system`: the effective user is root, or the init is PID 1),
@@ -549,6 +544,9 @@ pub enum ErrorCode {
     /// The request cannot be done in the current state (e.g. restarting a unit
     /// that is not required, or anything while shutting down).
     NotPossible,
+    /// The unit itself refuses a start or stop by hand
+    /// (`refuse-manual-start`, `refuse-manual-stop`).
+    Refused,
     /// The target failed or a wait timed out.
     Failed,
     /// Something went wrong inside the init (the message says what).
