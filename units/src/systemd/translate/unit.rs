@@ -379,6 +379,7 @@ pub(crate) fn translate_at(
         let others = spec
             .exec_start_pre
             .iter_mut()
+            .chain(&mut spec.extras.exec_start_post)
             .chain(&mut spec.exec_stop_post)
             .chain(&mut spec.exec_stop)
             .chain(&mut spec.exec_reload);
