@@ -136,6 +136,8 @@ pub enum RoleCarry {
     Main,
     /// A oneshot's further `exec-start` number `n`.
     Then(u16),
+    /// `exec-start-post` number `n`.
+    Post(u16),
     /// `exec-stop`.
     Stop,
     /// `exec-stop-post` number `n`.

@@ -68,6 +68,9 @@ impl<S: Sys> Runtime<S> {
         }
         let mut dir = self.units.dir_specs(g);
         dir.extend(found.units);
+        // Its default dependencies, against the set it joins (the others
+        // have theirs: nothing changes for them).
+        flotilla_units::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
         self.replace_with(all, None)

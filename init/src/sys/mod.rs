@@ -391,8 +391,8 @@ pub trait Sys {
     /// kernel threads descends from it, so `false` means none is left.
     fn children_left(&self) -> bool;
 
-    /// Sets `PATH` to [`env::DEFAULT_PATH`] when it is unset (the kernel
-    /// starts init without one).
+    /// Sets `PATH` to [`env::DEFAULT_PATH`], systemd's default for every
+    /// unit, whatever the kernel or an initramfs left (PID 1 only).
     fn set_default_path(&self);
 
     /// Finds the cgroups for the units, once, at start (`pid1`: the

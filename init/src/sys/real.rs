@@ -569,9 +569,10 @@ impl Sys for RealSys {
     }
 
     fn set_default_path(&self) {
-        if std::env::var_os("PATH").is_none() {
-            std::env::set_var("PATH", super::env::DEFAULT_PATH);
-        }
+        // Always, as systemd's system manager: whatever PATH the kernel
+        // or an initramfs left (Debian's lacks /usr/local) is not the
+        // units'.
+        std::env::set_var("PATH", super::env::DEFAULT_PATH);
     }
 
     fn setup_cgroups(&self, pid1: bool) -> Result<(), String> {

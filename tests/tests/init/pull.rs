@@ -1,8 +1,9 @@
 //! System tests of the dependencies that pull a unit in without ordering
-//! it (YAML `wants`, `requires`), through the real `init`: units that
-//! require each other start concurrently, and a required unit that fails
-//! stops its requirer. (systemd's `Requires=` and `Wants=` are
-//! `depends-on` and `waits-for`, ordered, as SPEC §4 fixes them.)
+//! it (YAML `wants`, `requires`; systemd's `Requires=`, `Wants=`,
+//! `BindsTo=` without `After=`), through the real `init`: units that
+//! require each other start concurrently, a required unit that fails
+//! stops its requirer, and a `.service` that `Requires=` another starts
+//! at once, not after the other is up, unless `After=` orders them.
 //!
 //! Nothing sleeps for a fixed time: the units meet through files, and the
 //! test awaits states over the control socket.
@@ -60,4 +61,62 @@ fn units_that_require_each_other_start_concurrently() {
     });
     assert_eq!(a.pid, None);
     assert!(!procs::alive(a0), "a's process was stopped");
+}
+
+/// A pair of systemd services in the units directory: `a.service` (its
+/// `[Unit]` section `a_unit`) appends `a` to `order` and runs; `b.service`,
+/// a oneshot, stays starting until the file `go` exists, then appends `b`.
+/// `default.target` wants `a.service`.
+fn systemd_pair(dir: &TestDir, a_unit: &str) {
+    let d = dir.path().display();
+    dir.file(
+        "units/a.service",
+        &format!(
+            "[Unit]\n{a_unit}\n[Service]\n\
+             ExecStart=/bin/sh -c 'echo a >> {d}/order; exec sleep 100'\n"
+        ),
+    );
+    dir.file(
+        "units/b.service",
+        &format!(
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\n\
+             ExecStart=/bin/sh -c 'until [ -e {d}/go ]; do sleep 0.02; done; echo b >> {d}/order'\n"
+        ),
+    );
+    dir.file("units/default.target", "[Unit]\nWants=a.service\n");
+}
+
+/// `Requires=` without `After=` (systemd.unit(5)): both start at once; `a`
+/// runs while `b` is still starting, and does not wait for it.
+#[test]
+fn a_service_that_requires_another_without_after_does_not_wait_for_it() {
+    let dir = TestDir::new();
+    systemd_pair(&dir, "Requires=b.service");
+    let init = dir.start("default.target");
+    let s = init.wait("a running while b is still starting", |s| {
+        let state = |n: &str| s.units.iter().find(|u| u.unit == n).map(|u| u.state);
+        state("a.service") == Some(UnitState::Running)
+            && state("b.service") == Some(UnitState::Starting)
+    });
+    assert!(s.load_errors.is_empty(), "{:?}", s.load_errors);
+    dir.file("go", "");
+    init.wait_state("b.service", UnitState::Exited);
+    assert_eq!(dir.lines("order"), ["a", "b"]);
+}
+
+/// `Requires=` with `After=`: `a` waits until `b` is up (`depends-on`).
+#[test]
+fn a_service_that_requires_another_after_it_waits_for_it() {
+    let dir = TestDir::new();
+    systemd_pair(&dir, "Requires=b.service\nAfter=b.service");
+    let init = dir.start("default.target");
+    init.wait("b starting, a waiting for it", |s| {
+        let state = |n: &str| s.units.iter().find(|u| u.unit == n).map(|u| u.state);
+        state("a.service") == Some(UnitState::Waiting)
+            && state("b.service") == Some(UnitState::Starting)
+    });
+    assert!(!dir.join("order").exists(), "a started before b was up");
+    dir.file("go", "");
+    init.wait_state("a.service", UnitState::Running);
+    assert_eq!(dir.lines("order"), ["b", "a"]);
 }

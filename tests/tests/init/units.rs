@@ -793,3 +793,42 @@ fn notify_socket_out_of_reach_is_reported_at_spawn() {
     let notes = init.ctl(&["logs", "svc"]).stdout;
     assert_eq!(notes.matches("out of reach").count(), 1, "{notes}");
 }
+
+/// `ExecStartPost=` (YAML `exec-start-post`): runs once the main process
+/// is up, the unit `starting` until it is done, and sees the main PID;
+/// then the unit is running. One that fails fails the start and stops the
+/// main process.
+#[test]
+fn exec_start_post_runs_after_the_main_process_is_up() {
+    let dir = TestDir::new();
+    let d = dir.path().display();
+    dir.file(
+        "units/web.service",
+        &format!(
+            "[Service]\nExecStart=/bin/sleep 100\n\
+             ExecStartPost=/bin/sh -c 'echo $MAINPID > {d}/post; until [ -e {d}/go ]; do sleep 0.02; done'\n"
+        ),
+    );
+    dir.file(
+        "units/bad.service",
+        "[Service]\nExecStart=/bin/sleep 100\nExecStartPost=/bin/false\n",
+    );
+    dir.file(
+        "units/default.target",
+        "[Unit]\nWants=web.service bad.service\n",
+    );
+    let init = dir.start("default.target");
+    let web = init.wait_unit("web.service", "running its post command", |u| {
+        u.state == UnitState::Starting && u.status == "running exec-start-post"
+    });
+    let post = wait_for(WAIT, "the post command's file", || {
+        let text = std::fs::read_to_string(dir.join("post")).ok()?;
+        text.ends_with('\n').then_some(text)
+    });
+    assert_eq!(post.trim(), web.pid.expect("main pid").to_string());
+    touch(&dir, "go");
+    init.wait_state("web.service", UnitState::Running);
+    let bad = init.wait_state("bad.service", UnitState::Failed);
+    assert!(bad.status.contains("exec-start-post"), "{bad:?}");
+    assert_eq!(bad.pid, None);
+}

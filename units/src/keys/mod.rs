@@ -159,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 55] = [
+const BASE_KEYS: [Key; 56] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -343,6 +343,12 @@ const BASE_KEYS: [Key; 55] = [
         systemd: &[("Service", "ExecStop")],
         applies_to: PROCESS,
         slot: |s| Slot::Command(&mut s.exec_stop),
+    },
+    Key {
+        name: "exec-start-post",
+        systemd: &[("Service", "ExecStartPost")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Commands(&mut s.extras.exec_start_post),
     },
     Key {
         name: "exec-stop-post",

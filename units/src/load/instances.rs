@@ -271,6 +271,10 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
         (&spec.depends_on, TargetList::DependsOn),
         (&spec.depends_ms, TargetList::DependsMs),
         (&spec.waits_for, TargetList::WaitsFor),
+        (&spec.wants, TargetList::Wants),
+        (&spec.requires, TargetList::Requires),
+        (&spec.requisite, TargetList::Requisite),
+        (&spec.part_of, TargetList::PartOf),
         (&spec.after, TargetList::After),
         (&spec.before, TargetList::Before),
         (&spec.conflicts, TargetList::Conflicts),
@@ -290,15 +294,15 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
 }
 
 /// The `.wants/` and `.requires/` edges of an instance's source on its
-/// spec: `depends-on` for what it requires, `waits-for` for what it wants
-/// (`UnitSpec::pull`, ordered; a target instance's loops are taken back
-/// over the whole set by `target_order.rs`).
+/// spec: `requires` and `wants`, ordered only where an `After=` orders
+/// them (`UnitSpec::pull`; a target's default ordering is added over the
+/// whole set by `default_deps.rs`).
 pub(super) fn add_link_edges(spec: &mut UnitSpec, source: &UnitSource) {
     for w in &source.requires {
-        spec.pull(w, true, true);
+        spec.pull(w, true, false);
     }
     for w in &source.wants {
-        spec.pull(w, false, true);
+        spec.pull(w, false, false);
     }
 }
 

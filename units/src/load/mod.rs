@@ -17,6 +17,7 @@
 use crate::diag::Diagnostic;
 use crate::spec::{Origin, UnitSpec};
 
+mod default_deps;
 mod dir;
 mod dropin;
 mod instances;
@@ -28,6 +29,7 @@ mod unit;
 mod words;
 pub(crate) mod yaml;
 
+pub use default_deps::add_default_dependencies;
 pub use dir::{is_unit_file_name, load_files, FileRead};
 pub use dropin::parse_yaml_with_dropins;
 pub use instances::{Instances, Made, Templates};

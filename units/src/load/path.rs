@@ -15,10 +15,11 @@
 //!   is no unit; a template is not a unit but the file its instances are
 //!   made from: each instance something names is made
 //!   ([`super::instances`]).
-//! - `NAME.wants/` and `NAME.requires/` entries add `waits-for` and
-//!   `depends-on` edges to the unit named `NAME` (YAML or systemd); a
-//!   target's edge to a unit ordered after the target is
-//!   `wants`/`requires` instead (`target_order.rs`).
+//! - `NAME.wants/` and `NAME.requires/` entries add `Wants=` and
+//!   `Requires=` edges to the unit named `NAME` (YAML or systemd): `wants`
+//!   and `requires`, which order nothing, unless an `After=` orders them;
+//!   a target's default ordering after them is added over the whole set
+//!   (`default_deps.rs`, `target_order.rs`).
 //!
 //! A YAML unit and a systemd unit file of the same name: the earlier
 //! directory's wins (a YAML unit in its directory replaces a packaged
@@ -109,7 +110,7 @@ pub fn load_path_with(
     add_edges(dirs, &mut out);
     out.template_files = Templates::read(dirs, &out.templates, facts, read);
     out.add_instances(named);
-    super::target_order::unorder_loops(&mut out.units);
+    super::default_deps::add_default_dependencies(&mut out.units);
     let orphans = super::orphan_dropins::warnings(dirs, &out);
     out.diagnostics.extend(orphans);
     // Each file's problems together, files in path order (a stable sort:
@@ -464,15 +465,18 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
         let Some(i) = out.units.iter().position(|(s, _)| s.name == source.name) else {
             continue;
         };
-        // `Requires=`/`Wants=` edges: ordered (SPEC §4), but a target (a
-        // virtual unit) not after a unit that is ordered after the target,
-        // as systemd's default dependencies of a target skip it.
+        // `Requires=`/`Wants=` edges, which order nothing (an `After=`
+        // does: `UnitSpec::pull`). A systemd target's ordering after them
+        // is its default dependencies' (`default_deps.rs`); a YAML
+        // virtual unit (its own kind of target) is ordered after its
+        // links by the same rule, unless the other unit is ordered after
+        // it (`target_order.rs`).
         let units = &out.units;
-        let (spec, _) = &units[i];
-        let ordered = |w: &String| {
-            spec.kind != crate::spec::UnitType::Virtual
-                || !super::target_order::after_target(units, spec, w)
-        };
+        let (spec, origin) = &units[i];
+        let yaml_target = spec.kind.row().runs == crate::spec::Runs::Nothing
+            && (origin.file.ends_with(".yaml") || origin.file.ends_with(".yml"));
+        let ordered =
+            |w: &String| yaml_target && !super::target_order::after_target(units, spec, w);
         let pulls: Vec<(bool, bool, String)> = (source.requires.iter().map(|w| (true, w)))
             .chain(source.wants.iter().map(|w| (false, w)))
             .map(|(hard, w)| (hard, ordered(w), w.clone()))

@@ -1,14 +1,16 @@
-//! A target's default dependencies, as systemd adds them: a target is
-//! ordered after what it wants or requires, except where the other unit
-//! is ordered after the target (its `After=` names the target, or the
-//! target's `Before=` names it), which would make a loop (systemd's
-//! `unit_add_default_target_dependency`). The translator orders a
-//! `.target` file after its `Wants=`/`Requires=` (unless
-//! `DefaultDependencies=no`), and the `.wants/`/`.requires/` links of a
-//! virtual unit are ordered the same way; what the translator cannot see,
-//! the other unit's ordering, is read here, over the whole unit set.
+//! A target's default dependencies on what it pulls in, as systemd adds
+//! them (`unit_add_default_target_dependency`): a `.target` is ordered
+//! after each unit it wants or requires (`Wants=`, `Requires=`,
+//! `BindsTo=`, its `.wants/`/`.requires/` links), unless either side says
+//! `DefaultDependencies=no`, or the other unit is ordered after the target
+//! (its `After=` names the target, or the target's `Before=` names it),
+//! which would make a loop. A YAML unit the target pulls in counts as one
+//! with default dependencies (it has no way to say otherwise). What the
+//! translator cannot see, the other unit, is read here, over the whole
+//! unit set; a YAML virtual unit's own links are ordered by the same rule
+//! where they are added (`path.rs`).
 
-use crate::spec::{Origin, TargetList, UnitSpec, UnitType};
+use crate::spec::{Origin, TargetList, UnitSpec};
 
 /// Whether the unit providing `name` in `units` is ordered after
 /// `target`: then the target is not ordered after it.
@@ -20,23 +22,39 @@ pub(super) fn after_target(units: &[(UnitSpec, Origin)], target: &UnitSpec, name
             .any(|(s, _)| s.after.iter().any(|a| target.provides.contains(a)))
 }
 
-/// Takes back the default ordering of each `.target` file after a unit
-/// that is ordered after the target: its `depends-on`/`waits-for` on that
-/// unit that no `After=` of its own asked for becomes `requires`/`wants`.
-pub(super) fn unorder_loops(units: &mut [(UnitSpec, Origin)]) {
+/// Whether the unit providing `name` takes default dependencies: a YAML
+/// unit, or a systemd unit without `DefaultDependencies=no`. A name no
+/// unit provides: no (systemd orders only against loaded units).
+fn takes_defaults(units: &[(UnitSpec, Origin)], name: &str) -> bool {
+    units
+        .iter()
+        .find(|(s, _)| s.provides.iter().any(|p| p == name))
+        .is_some_and(|(_, o)| o.default_dependencies || is_yaml_file(&o.file))
+}
+
+/// Whether a unit came from a YAML file.
+fn is_yaml_file(file: &str) -> bool {
+    file.ends_with(".yaml") || file.ends_with(".yml")
+}
+
+/// Orders each `.target` file that has default dependencies after what
+/// it pulls in without ordering (its `requires`/`wants` become
+/// `depends-on`/`waits-for`), by the rule above.
+pub(super) fn order_targets(units: &mut [(UnitSpec, Origin)]) {
     let mut moves: Vec<(usize, TargetList, String)> = Vec::new();
     for (i, (t, o)) in units.iter().enumerate() {
-        if t.kind != UnitType::Virtual || !o.file.ends_with(".target") {
+        if !o.default_dependencies || !t.name.ends_with(".target") {
             continue;
         }
         let lists = [
-            (TargetList::DependsOn, &t.depends_on),
-            (TargetList::WaitsFor, &t.waits_for),
+            (TargetList::Requires, &t.requires),
+            (TargetList::Wants, &t.wants),
         ];
         for (list, names) in lists {
-            let implicit = names.iter().filter(|n| !t.after.contains(n));
-            for n in implicit.filter(|n| after_target(units, t, n)) {
-                moves.push((i, list, n.clone()));
+            for n in names {
+                if takes_defaults(units, n) && !after_target(units, t, n) {
+                    moves.push((i, list, n.clone()));
+                }
             }
         }
     }
@@ -44,9 +62,9 @@ pub(super) fn unorder_loops(units: &mut [(UnitSpec, Origin)]) {
         let Some((spec, origin)) = units.get_mut(i) else {
             continue;
         };
-        let (names, to) = match from {
-            TargetList::DependsOn => (&mut spec.depends_on, TargetList::Requires),
-            _ => (&mut spec.waits_for, TargetList::Wants),
+        let (names, to, ordered) = match from {
+            TargetList::Requires => (&mut spec.requires, TargetList::DependsOn, true),
+            _ => (&mut spec.wants, TargetList::WaitsFor, false),
         };
         let Some(k) = names.iter().position(|n| *n == name) else {
             continue;
@@ -54,9 +72,16 @@ pub(super) fn unorder_loops(units: &mut [(UnitSpec, Origin)]) {
         names.remove(k);
         let pos = origin.positions_mut(from);
         let at = (k < pos.len()).then(|| pos.remove(k));
-        let hard = to == TargetList::Requires;
-        if spec.pull(&name, hard, false).is_some() {
-            origin.positions_mut(to).extend(at);
+        let len = if ordered {
+            spec.depends_on.len()
+        } else {
+            spec.waits_for.len()
+        };
+        if spec.pull(&name, ordered, true).is_some() {
+            let own = origin.pos;
+            let pos = origin.positions_mut(to);
+            pos.resize(len, own);
+            pos.push(at.unwrap_or(own));
         }
     }
 }
@@ -67,44 +92,55 @@ mod tests {
 
     fn unit(name: &str, file: &str, f: impl FnOnce(&mut UnitSpec)) -> (UnitSpec, Origin) {
         let kind = if name.ends_with(".target") {
-            UnitType::Virtual
+            crate::spec::UnitType::Virtual
         } else {
-            UnitType::ForegroundSupervised
+            crate::spec::UnitType::ForegroundSupervised
         };
         let mut s = UnitSpec::new(name, kind);
         f(&mut s);
-        (s, Origin::unplaced(file))
+        let mut o = Origin::unplaced(file);
+        o.default_dependencies = !file.ends_with(".yaml") && !file.contains("nodefault");
+        (s, o)
     }
 
     #[test]
-    fn a_target_is_not_ordered_after_what_is_ordered_after_it() {
+    fn a_target_is_ordered_after_what_it_pulls_in_but_never_into_a_loop() {
         let mut units = vec![
             unit("multi-user.target", "/lib/multi-user.target", |s| {
                 s.provides.push("runlevel2.target".into());
-                s.waits_for = vec!["utmp.service".into(), "web.service".into()];
-                s.depends_on = vec!["basic.target".into(), "late.service".into()];
+                s.wants = vec![
+                    "utmp.service".into(),
+                    "web.service".into(),
+                    "early.service".into(),
+                    "own.service".into(),
+                ];
+                s.requires = vec!["basic.target".into(), "late.service".into()];
                 s.before = vec!["late.service".into()];
             }),
             unit("utmp.service", "/lib/utmp.service", |s| {
                 s.after = vec!["runlevel2.target".into()];
             }),
             unit("web.service", "/lib/web.service", |_| {}),
+            unit("early.service", "/lib/nodefault/early.service", |_| {}),
+            unit("own.service", "/etc/own.yaml", |_| {}),
             unit("late.service", "/lib/late.service", |_| {}),
             unit("basic.target", "/lib/basic.target", |_| {}),
-            // A YAML virtual unit's lists are as written.
-            unit("own.target", "/etc/own.target.yaml", |s| {
-                s.waits_for = vec!["utmp2.service".into()];
-            }),
-            unit("utmp2.service", "/lib/utmp2.service", |s| {
-                s.after = vec!["own.target".into()];
+            // DefaultDependencies=no on the target: nothing is ordered.
+            unit("net.target", "/lib/nodefault/net.target", |s| {
+                s.wants = vec!["web.service".into()];
             }),
         ];
-        unorder_loops(&mut units);
+        order_targets(&mut units);
         let t = &units[0].0;
-        assert_eq!(t.waits_for, ["web.service"]);
-        assert_eq!(t.wants, ["utmp.service"]);
+        assert_eq!(t.waits_for, ["web.service", "own.service"]);
+        assert_eq!(t.wants, ["utmp.service", "early.service"]);
         assert_eq!(t.depends_on, ["basic.target"]);
         assert_eq!(t.requires, ["late.service"]);
-        assert_eq!(units[5].0.waits_for, ["utmp2.service"]);
+        assert_eq!(units[7].0.wants, ["web.service"]);
+        assert!(units[7].0.waits_for.is_empty());
+        // Twice: nothing more.
+        let once = units.clone();
+        order_targets(&mut units);
+        assert_eq!(once, units);
     }
 }

@@ -18,6 +18,8 @@ pub enum Role {
     /// A oneshot's further `exec-start` command number `n` (systemd's
     /// second and later `ExecStart=` lines).
     Then(u16),
+    /// `exec-start-post` number `n`.
+    Post(u16),
     /// `exec-stop`.
     Stop,
     /// `exec-stop-post` number `n`.
@@ -33,6 +35,7 @@ impl Role {
             Role::Pre(n) => spec.exec_start_pre.get(n as usize),
             Role::Main => spec.exec_start.as_ref(),
             Role::Then(n) => spec.extras.exec_start_then.get(n as usize),
+            Role::Post(n) => spec.extras.exec_start_post.get(n as usize),
             Role::Stop => spec.exec_stop.as_ref(),
             Role::StopPost(n) => spec.exec_stop_post.get(n as usize),
             Role::Reload => spec.exec_reload.as_ref(),
@@ -44,6 +47,7 @@ impl Role {
         match self {
             Role::Pre(_) => "exec-start-pre",
             Role::Main | Role::Then(_) => "exec-start",
+            Role::Post(_) => "exec-start-post",
             Role::Stop => "exec-stop",
             Role::StopPost(_) => "exec-stop-post",
             Role::Reload => "exec-reload",

@@ -17,6 +17,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     log_rate_limit_burst: None,
     context: Context(None),
     exec_start_then: Vec::new(),
+    exec_start_post: Vec::new(),
     success_exit_status: ExitSet {
         codes: Vec::new(),
         signals: Vec::new(),

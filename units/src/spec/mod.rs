@@ -480,6 +480,11 @@ pub struct ExtraFields {
     /// success.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exec_start_then: Vec<Command>,
+    /// Commands run in order once the main process is up (ready, or a
+    /// oneshot's commands done): the unit is up when they are done; one
+    /// failing (not ignored) fails the start (systemd's `ExecStartPost=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exec_start_post: Vec<Command>,
     /// Exit statuses that count as success besides 0.
     #[serde(skip_serializing_if = "ExitSet::is_empty")]
     pub success_exit_status: ExitSet,

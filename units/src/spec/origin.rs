@@ -38,6 +38,11 @@ pub struct Origin {
     wanted_by: Vec<crate::diag::Pos>,
     on_failure: Vec<crate::diag::Pos>,
     sockets: Vec<crate::diag::Pos>,
+    /// Whether systemd's default dependencies apply to the unit: a
+    /// systemd unit file that does not say `DefaultDependencies=no`;
+    /// `false` for every other unit (`load/default_deps.rs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default_dependencies: bool,
     requisite: Vec<crate::diag::Pos>,
     part_of: Vec<crate::diag::Pos>,
 }

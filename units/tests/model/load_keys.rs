@@ -117,14 +117,14 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    // 35 keys of every unit, `after`, `before`, `conflicts`, `triggers`,
+    // 36 keys of every unit (with `exec-start-post`), `after`, `before`, `conflicts`, `triggers`,
     // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
     // `requisite`, `part-of`, `sockets`, `restart-kill-signal`,
     // `working-directory-optional` and `allow-isolate`, 52 trigger settings,
     // 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 35 + 21 + 52 + 66);
+    assert_eq!(UNIT_KEYS.len(), 36 + 21 + 52 + 66);
     for key in [
         "unit",
         "name",

@@ -281,7 +281,9 @@ fn wants_and_requires_directories_are_edges() {
     let d = unit(&l, "default");
     assert_eq!(d.depends_on, ["db.service"]);
     assert_eq!(d.waits_for, ["getty@tty1.service", "web.service"]);
-    assert_eq!(unit(&l, "web.service").waits_for, ["db.service"]);
+    // A service's link orders nothing (systemd's `Wants=`).
+    assert_eq!(unit(&l, "web.service").wants, ["db.service"]);
+    assert!(unit(&l, "web.service").waits_for.is_empty());
     assert_eq!(l.instances, ["getty@tty1.service"]);
     assert_eq!(
         shown(&l),
@@ -437,7 +439,7 @@ fn an_instance_is_made_from_its_template_with_every_specifier_expanded() {
         Some("cluster main/1 on db1.example.org")
     );
     assert_eq!(pg.extras.environment["STATE"], "/var/lib/pg-main-1");
-    assert_eq!(pg.waits_for, ["wal@main-1.service"]);
+    assert_eq!(pg.wants, ["wal@main-1.service"]);
     let src = l
         .sources
         .iter()

@@ -3,7 +3,7 @@
 
 use flotilla_units::diag::Pos;
 use flotilla_units::load::ParsedUnit;
-use flotilla_units::spec::{Command, RestartPolicy, Signal, UnitSpec, UnitType};
+use flotilla_units::spec::{Command, RestartPolicy, Signal, TargetList, UnitSpec, UnitType};
 use flotilla_units::systemd::{translate, translate_file, UnitOption, TIMESPAN_INFINITY};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -730,11 +730,14 @@ fn kill_mode_and_remain_after_exit() {
     );
 }
 
-/// `Requires=` is `depends-on` and `Wants=` `waits-for`, whether or not
-/// `After=` names the unit (SPEC §4's translator); a `.target` likewise,
-/// `DefaultDependencies=no` or not.
+/// `Requires=`, `BindsTo=` and `Wants=` order nothing unless `After=`
+/// names the unit (systemd.unit(5)): `requires`/`wants` without it,
+/// `depends-on`/`waits-for` with it; `Before=` the other way is no
+/// ordering after it. A `.target` is translated the same way: its
+/// ordering after what it pulls in is a default dependency, added over
+/// the whole unit set (`load/default_deps.rs`).
 #[test]
-fn requires_and_wants_are_depends_on_and_waits_for() {
+fn requires_and_wants_without_after_order_nothing() {
     let p = tr("[Unit]
 Requires=db.service log.service
 Wants=cache.service
@@ -744,25 +747,53 @@ Before=db.service
 [Service]
 ExecStart=/bin/web
 ");
-    assert_eq!(p.origin.depends_on_pos(), [Pos::new(2, 1), Pos::new(2, 1)]);
-    assert_eq!(p.origin.waits_for_pos(), [Pos::new(3, 1)]);
+    assert_eq!(p.origin.positions(TargetList::Requires), [Pos::new(2, 1)]);
+    assert_eq!(p.origin.depends_on_pos(), [Pos::new(2, 1)]);
+    assert_eq!(p.origin.positions(TargetList::Wants), [Pos::new(3, 1)]);
+    assert!(p.origin.default_dependencies);
     let s = clean(p);
-    assert_eq!(s.depends_on, ["db.service", "log.service"]);
-    assert_eq!(s.waits_for, ["cache.service"]);
-    assert!(s.requires.is_empty() && s.wants.is_empty());
+    assert_eq!(s.requires, ["db.service"]);
+    assert_eq!(s.depends_on, ["log.service"]);
+    assert_eq!(s.wants, ["cache.service"]);
+    assert!(s.waits_for.is_empty());
     assert_eq!(s.before, ["db.service"]);
 
-    let target = |text: &str| clean(translate_file(F, "multi-user.target", text));
-    let t = target(
+    // BindsTo= as Requires=: unordered without After=.
+    let s = clean(tr(
+        "[Unit]\nBindsTo=dev.service\nBindsTo=sto.service\nAfter=sto.service\n[Service]\nExecStart=/bin/web\n",
+    ));
+    assert_eq!(s.requires, ["dev.service"]);
+    assert_eq!(s.depends_on, ["sto.service"]);
+    // Wants= with After= is `waits-for`.
+    let s = clean(tr(
+        "[Unit]\nWants=w.service\nAfter=w.service\n[Service]\nExecStart=/bin/web\n",
+    ));
+    assert_eq!(s.waits_for, ["w.service"]);
+    assert!(s.wants.is_empty());
+
+    let target = |text: &str| translate_file(F, "multi-user.target", text);
+    let p = target(
+        "[Unit]
+Requires=basic.target
+Wants=web.service
+",
+    );
+    assert!(p.origin.default_dependencies);
+    let t = clean(p);
+    assert_eq!(t.requires, ["basic.target"]);
+    assert_eq!(t.wants, ["web.service"]);
+    let p = target(
         "[Unit]
 DefaultDependencies=no
 Requires=a.service
 Wants=b.service
+After=b.service
 ",
     );
-    assert_eq!(t.depends_on, ["a.service"]);
+    assert!(!p.origin.default_dependencies);
+    let t = clean(p);
+    assert_eq!(t.requires, ["a.service"]);
     assert_eq!(t.waits_for, ["b.service"]);
-    assert!(t.requires.is_empty() && t.wants.is_empty());
 }
 
 #[test]
@@ -781,22 +812,23 @@ Wants=db.service
 ExecStart=/bin/web
 ");
     assert_eq!(diags(&p), Vec::<String>::new());
-    assert_eq!(p.origin.depends_on_pos(), [Pos::new(4, 1), Pos::new(7, 1)]);
-    assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1), Pos::new(6, 1)]);
+    assert_eq!(p.origin.depends_on_pos(), [Pos::new(4, 1)]);
+    assert_eq!(p.origin.waits_for_pos(), [Pos::new(6, 1)]);
+    assert_eq!(p.origin.positions(TargetList::Requires), [Pos::new(7, 1)]);
+    assert_eq!(p.origin.positions(TargetList::Wants), [Pos::new(6, 1)]);
     let s = p.spec.unwrap();
     assert_eq!(s.description.as_deref(), Some("The web.service web server"));
-    // Requires= with After= of it, and BindsTo=, are `depends-on`.
-    assert_eq!(
-        s.depends_on,
-        ["db.service", "storage.service"],
-        "deduplicated, in order"
-    );
+    // Requires= with After= of it is `depends-on`, deduplicated; BindsTo=
+    // without After= pulls in unordered.
+    assert_eq!(s.depends_on, ["db.service"]);
+    assert_eq!(s.requires, ["storage.service"]);
     assert_eq!(
         s.waits_for,
-        ["network-online.target", "cache.service"],
+        ["network-online.target"],
         "a hard dependency is not also waited for"
     );
-    assert!(s.requires.is_empty() && s.wants.is_empty());
+    // No After= names it: pulled in without ordering.
+    assert_eq!(s.wants, ["cache.service"]);
 
     let s = warned(
         tr("[Unit]
@@ -838,14 +870,14 @@ ExecStart=/bin/web
         tr("[Unit]\nRequires=dev-disk-by\\x2duuid.device\n[Service]\nExecStart=/bin/web\n"),
         &["u/web.service:2:1: invalid unit name \"dev-disk-by\\\\x2duuid.device\" in Requires="],
     );
-    // DefaultDependencies=: flotilla has no implicit dependencies.
-    clean(tr(
-        "[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/bin/web\n",
-    ));
-    warned(
-        tr("[Unit]\nDefaultDependencies=yes\n[Service]\nExecStart=/bin/web\n"),
-        &["u/web.service:2:1: warning: [Unit] DefaultDependencies=yes is ignored: flotilla adds no implicit dependencies"],
-    );
+    // DefaultDependencies=: said on the origin, the dependencies added
+    // over the whole set (`load/default_deps.rs`).
+    let p = tr("[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/bin/web\n");
+    assert!(!p.origin.default_dependencies);
+    clean(p);
+    let p = tr("[Unit]\nDefaultDependencies=yes\n[Service]\nExecStart=/bin/web\n");
+    assert!(p.origin.default_dependencies);
+    clean(p);
     refused(
         tr("[Unit]\nDefaultDependencies=maybe\n[Service]\nExecStart=/bin/web\n"),
         &["u/web.service:2:1: invalid DefaultDependencies=maybe: not a boolean"],
@@ -867,7 +899,7 @@ X-Custom=ignored by design
 [Service]
 ExecStart=/bin/web
 PrivateTmp=yes
-ExecStartPost=/bin/notify
+ExecCondition=/bin/notify
 Requires=misplaced.service
 
 [Install]
@@ -885,7 +917,7 @@ Anything=goes
 ListenStream=80
 "),
         &[
-            "u/web.service:8:1: warning: [Service] ExecStartPost= is not supported, ignored",
+            "u/web.service:8:1: warning: [Service] ExecCondition= is not supported, ignored",
             "u/web.service:9:1: warning: [Service] Requires= is not supported, ignored",
             "u/web.service:23:1: warning: [Socket] ListenStream= does not apply to a .service unit, ignored",
         ],

@@ -1,6 +1,7 @@
 //! The exit statuses a unit names (`success-exit-status`,
-//! `restart-prevent-exit-status`, `restart-force-exit-status`) and a
-//! oneshot's further commands, through the planner's public facts.
+//! `restart-prevent-exit-status`, `restart-force-exit-status`), a
+//! oneshot's further commands and `exec-start-post`, through the
+//! planner's public facts.
 
 use super::super::facts::{Action, ExitStatus, Fact, Role};
 use super::super::{Planner, PlannerOptions};
@@ -132,6 +133,62 @@ fn a_oneshots_commands_run_in_order() {
     assert_eq!(role, Role::Then(1));
     t.exit(pid, ExitStatus::Code(2));
     assert_eq!(t.state(), UnitState::Failed);
+}
+
+/// `exec-start-post` (systemd's `ExecStartPost=`): run in order once the
+/// main process is up, the unit `starting` until they are done.
+#[test]
+fn start_post_commands_run_once_the_main_process_is_up() {
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.extras.exec_start_post = vec![Command::new(["/bin/p1"]), Command::new(["/bin/p2"])];
+    let mut t = T::new(s.clone());
+    let (role, _main) = t.spawn();
+    assert_eq!(role, Role::Main);
+    // Up at spawn (no ready-*): the first post command, still starting.
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Post(0));
+    assert_eq!(t.state(), UnitState::Starting);
+    t.exit(pid, ExitStatus::Code(0));
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Post(1));
+    assert_eq!(t.state(), UnitState::Starting);
+    t.exit(pid, ExitStatus::Code(0));
+    assert_eq!(t.state(), UnitState::Running);
+
+    // One failing (no `-`): the start fails, the main process is stopped.
+    s.extras.exec_start_post[1].ignore_failure = true;
+    let mut t = T::new(s.clone());
+    let (_, main) = t.spawn();
+    let (_, pid) = t.spawn();
+    t.exit(pid, ExitStatus::Code(1));
+    assert_eq!(t.state(), UnitState::Stopping);
+    t.exit(main, ExitStatus::Signal(15));
+    assert_eq!(t.state(), UnitState::Failed);
+
+    // With `-`, a failure is no failure.
+    s.extras.exec_start_post.remove(0);
+    let mut t = T::new(s);
+    t.spawn();
+    let (_, pid) = t.spawn();
+    t.exit(pid, ExitStatus::Code(1));
+    assert_eq!(t.state(), UnitState::Running);
+}
+
+/// A oneshot's `exec-start-post` runs after its commands, before `exited`.
+#[test]
+fn a_oneshots_start_post_runs_after_its_commands() {
+    let mut s = unit(UnitType::Oneshot);
+    s.restart = RestartPolicy::No;
+    s.extras.exec_start_post = vec![Command::new(["/bin/post"])];
+    let mut t = T::new(s);
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Main);
+    t.exit(pid, ExitStatus::Code(0));
+    assert_eq!(t.state(), UnitState::Starting);
+    let (role, pid) = t.spawn();
+    assert_eq!(role, Role::Post(0));
+    t.exit(pid, ExitStatus::Code(0));
+    assert_eq!(t.state(), UnitState::Exited);
 }
 
 #[test]

@@ -113,7 +113,8 @@ impl Planner {
                 self.start_command_exited(u, pid, status)
             }
             (P::Main, E::Exited(Role::Then(n), _, status)) => self.then_exited(u, n, status),
-            (P::Main, E::SpawnFailed(role @ Role::Then(_), error)) => {
+            (P::Main, E::Exited(Role::Post(n), _, status)) => self.post_exited(u, n, status),
+            (P::Main, E::SpawnFailed(role @ (Role::Then(_) | Role::Post(_)), error)) => {
                 self.fail(u, format!("{}: {error}", role.key()))
             }
             (P::Main, E::Pidfile(result)) => self.pidfile_read(u, result),

@@ -140,8 +140,25 @@ impl Planner {
     }
 
     /// `Main` + ready (`READY=1`, `ready-grep`, `ready-wait`, pidfile):
-    /// `Up`, running.
+    /// the `exec-start-post` commands, if any (still starting, the start
+    /// timeout running), else `Up`, running. Ready again while they run:
+    /// nothing more.
     pub(in crate::planner) fn become_up(&mut self, u: UnitId, status: &'static str) {
+        if self.units[u.index()].phase == Phase::Main {
+            if matches!(self.records[u.index()].helper_role(), Some(Role::Post(_))) {
+                return;
+            }
+            if !self.spec_of(u).extras.exec_start_post.is_empty() {
+                self.set_state(u, UnitState::Starting, "running exec-start-post");
+                self.spawn(u, Role::Post(0));
+                return;
+            }
+        }
+        self.up_now(u, status);
+    }
+
+    /// `Up`, running, at once.
+    fn up_now(&mut self, u: UnitId, status: &'static str) {
         self.leave_starting(u);
         self.clear_timer(u);
         self.units[u.index()].phase = Phase::Up;
@@ -228,13 +245,7 @@ impl Planner {
         let ok = self.main_ok(u, status);
         match self.spec_of(u).kind.row().ready {
             Ready::Exited if ok && self.spawn_then(u, 0) => {}
-            Ready::Exited if ok => {
-                self.leave_starting(u);
-                self.clear_timer(u);
-                self.units[i].phase = Phase::Idle;
-                self.records[i].attempt = 0;
-                self.set_state(u, UnitState::Exited, "exit status 0");
-            }
+            Ready::Exited if ok => self.oneshot_done(u),
             Ready::ScriptExited if ok => {
                 self.records[i].rare_mut().script_group = Some(pid);
                 self.become_up(u, "started");
@@ -286,12 +297,53 @@ impl Planner {
             return;
         }
         if !self.spawn_then(u, n + 1) {
-            let i = u.index();
-            self.leave_starting(u);
-            self.clear_timer(u);
-            self.units[i].phase = Phase::Idle;
-            self.records[i].attempt = 0;
-            self.set_state(u, UnitState::Exited, "exit status 0");
+            self.oneshot_done(u);
+        }
+    }
+
+    /// A oneshot's commands are done: its `exec-start-post` commands, if
+    /// any, else `exited`.
+    fn oneshot_done(&mut self, u: UnitId) {
+        if !self.spec_of(u).extras.exec_start_post.is_empty() {
+            self.set_state(u, UnitState::Starting, "running exec-start-post");
+            self.spawn(u, Role::Post(0));
+            return;
+        }
+        self.oneshot_exited(u);
+    }
+
+    /// A oneshot is `exited`, its work done.
+    fn oneshot_exited(&mut self, u: UnitId) {
+        let i = u.index();
+        self.leave_starting(u);
+        self.clear_timer(u);
+        self.units[i].phase = Phase::Idle;
+        self.records[i].attempt = 0;
+        self.set_state(u, UnitState::Exited, "exit status 0");
+    }
+
+    /// `Main` + `exec-start-post` number `n` exited: the next one, or the
+    /// unit is up (a oneshot `exited`); a failure that is not ignored
+    /// fails the start, as systemd's.
+    pub(super) fn post_exited(&mut self, u: UnitId, n: u16, status: ExitStatus) {
+        let (ignore, posts) = {
+            let post = &self.spec_of(u).extras.exec_start_post;
+            (
+                post.get(n as usize).is_some_and(|c| c.ignore_failure),
+                post.len(),
+            )
+        };
+        if !status.success() && !ignore {
+            self.fail(u, format!("exec-start-post: {}", status.describe()));
+            return;
+        }
+        let next = n + 1;
+        if (next as usize) < posts {
+            self.spawn(u, Role::Post(next));
+        } else if self.spec_of(u).kind.row().ready == Ready::Exited {
+            self.oneshot_exited(u);
+        } else {
+            self.up_now(u, "running");
         }
     }
 

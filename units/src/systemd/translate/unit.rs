@@ -104,6 +104,8 @@ pub(crate) fn translate_at(
     let mut singles: Singles = Vec::new();
     let mut requires: Vec<Dep> = Vec::new();
     let mut wants: Vec<Dep> = Vec::new();
+    // `RequiresMountsFor=`: `Requires=` and `After=` of each mount.
+    let mut mounts_for: Vec<Dep> = Vec::new();
     let mut pidfile: Option<PathBuf> = None;
     let mut restart_sec: Option<Duration> = None;
     let mut restart_at: Option<(String, Pos)> = None;
@@ -216,17 +218,12 @@ pub(crate) fn translate_at(
                         continue;
                     }
                     for name in mount::mounts_for(path).into_iter().filter(|m| m != unit_name) {
-                        requires.push(Dep { name, pos: p });
+                        mounts_for.push(Dep { name, pos: p });
                     }
                 }
             }
             ("Unit", "DefaultDependencies") => match sd_bool(v) {
-                Some(b) if is_mount => default_deps = b,
-                Some(false) => {}
-                Some(true) => t.warn(
-                    p,
-                    "[Unit] DefaultDependencies=yes is ignored: flotilla adds no implicit dependencies",
-                ),
+                Some(b) => default_deps = b,
                 None => t.error(p, format!("invalid DefaultDependencies={v}: not a boolean")),
             },
             ("Service", "Type") => match v {
@@ -382,6 +379,7 @@ pub(crate) fn translate_at(
         let others = spec
             .exec_start_pre
             .iter_mut()
+            .chain(&mut spec.extras.exec_start_post)
             .chain(&mut spec.exec_stop_post)
             .chain(&mut spec.exec_stop)
             .chain(&mut spec.exec_reload);
@@ -446,13 +444,14 @@ pub(crate) fn translate_at(
         t.error(nowhere, format!("{unit_name}: {why}"));
     }
 
-    // Dependencies, as SPEC §4 fixes them: Requires=/BindsTo= are
-    // `depends-on`, Wants= `waits-for`, each ordering the unit after what
-    // it pulls in whether or not After= names it (`UnitSpec::pull`,
-    // ordered). A target's ordering after a unit that is itself ordered
-    // after the target is taken back over the whole set, as systemd's
-    // default target dependencies skip it (`load/target_order.rs`).
+    // Dependencies as systemd's: Requires=/BindsTo= pull in and fail
+    // with, Wants= pulls in, and none of them orders anything; only
+    // After= does (`UnitSpec::pull`: `depends-on`/`waits-for` where After=
+    // names the unit, else `requires`/`wants`). The default dependencies
+    // (DefaultDependencies=, a target's ordering after what it pulls in)
+    // are added over the whole unit set (`load/default_deps.rs`).
     let mut origin = std::mem::take(&mut t.origin);
+    origin.default_dependencies = default_deps;
     // systemd: `Sockets=` also wants each socket and orders the service
     // after it (`Wants=` + `After=`).
     let socket_pos = origin.positions(TargetList::Sockets).to_vec();
@@ -463,8 +462,15 @@ pub(crate) fn translate_at(
             pos,
         });
     }
-    let pulled =
-        (requires.iter().map(|d| (d, true, true))).chain(wants.iter().map(|d| (d, false, true)));
+    let sockets = wants.len().saturating_sub(spec.extras.sockets.len());
+    let pulled = (requires.iter().map(|d| (d, true, false)))
+        .chain(mounts_for.iter().map(|d| (d, true, true)))
+        .chain(
+            wants
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d, false, i >= sockets)),
+        );
     for (d, hard, ordered) in pulled {
         if let Some(list) = spec.pull(&d.name, hard, ordered) {
             origin.positions_mut(list).push(d.pos);
