@@ -7,6 +7,9 @@
 
 use crate::sys::{Errno, Os, Sys, SysError};
 use flotilla_units::config::{parse_config, Config};
+use flotilla_units::load::generators::{
+    is_systemd_unit_dir, place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT, GENERATOR_DIRS,
+};
 use flotilla_units::protocol::control_socket_path;
 use std::path::{Path, PathBuf};
 
@@ -117,15 +120,65 @@ pub struct Settings {
     /// The directory of SysV init scripts read as units (`/etc/init.d`
     /// with the config's `sysv-scripts: true`).
     pub sysv_dir: Option<PathBuf>,
+    /// systemd's generators, when they run (docs/generators.md).
+    pub generators: Option<Generators>,
+}
+
+/// Where the generators are, where their output goes, how long they may
+/// take (config `generators`, `generator-output`, `generator-timeout`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generators {
+    /// The directories the generators are taken from, first first.
+    pub dirs: Vec<PathBuf>,
+    /// Where the three output directories are made.
+    pub output: PathBuf,
+    /// The time all of one run may take together.
+    pub timeout: std::time::Duration,
+}
+
+impl Generators {
+    /// The three output directories.
+    pub fn outputs(&self) -> Outputs {
+        Outputs::under(&self.output)
+    }
 }
 
 impl Settings {
-    /// The unit search path: the units directory, then the others.
+    /// The unit search path: the units directory, then the others, with
+    /// the generators' output directories at systemd's places when they
+    /// run.
     pub fn units_path(&self) -> Vec<PathBuf> {
-        std::iter::once(self.units_dir.clone())
+        let path: Vec<PathBuf> = std::iter::once(self.units_dir.clone())
             .chain(self.more_units_dirs.iter().cloned())
-            .collect()
+            .collect();
+        match &self.generators {
+            Some(g) => place_outputs(&path, &g.outputs()),
+            None => path,
+        }
     }
+}
+
+/// The generators' settings from the config: its `generators` (a list of
+/// directories, or none), else on as PID 1 when the search path holds one
+/// of systemd's unit directories (the unit files they write for are then
+/// read), off otherwise.
+fn generators_of(config: &Config, pid1: bool, path: &[PathBuf]) -> Option<Generators> {
+    let dirs = match &config.generators {
+        Some(dirs) if dirs.is_empty() => return None,
+        Some(dirs) => dirs.clone(),
+        None if pid1 && path.iter().any(|d| is_systemd_unit_dir(d)) => {
+            GENERATOR_DIRS.iter().map(PathBuf::from).collect()
+        }
+        None => return None,
+    };
+    Some(Generators {
+        dirs,
+        output: config
+            .generator_output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_OUTPUT)),
+        timeout: config.generator_timeout.unwrap_or(DEFAULT_TIMEOUT),
+    })
 }
 
 /// The facts about the environment that settings depend on.
@@ -279,7 +332,12 @@ pub fn resolve(
             None => (PathBuf::from(DEFAULT_UNITS), Vec::new()),
         },
     };
+    let path: Vec<PathBuf> = std::iter::once(units_dir.clone())
+        .chain(more_units_dirs.iter().cloned())
+        .collect();
+    let generators = generators_of(&config, ctx.pid1, &path);
     Ok(Settings {
+        generators,
         units_dir,
         more_units_dirs,
         target,
@@ -320,6 +378,46 @@ mod tests {
             parse(&["--target="]),
             Err("--target needs a value".to_string())
         );
+    }
+
+    #[test]
+    fn generators_run_as_pid1_on_systemd_units() {
+        let ctx = |pid1| Context {
+            pid1,
+            root: true,
+            ..Context::default()
+        };
+        let read = |text: &'static str| move |_: &Path| Ok(text.to_string());
+        let debian = "units-dir: [/etc/init/units, /etc/systemd/system, /lib/systemd/system]\n";
+        let s = resolve(&Args::default(), &ctx(true), read(debian)).unwrap();
+        let g = s.generators.clone().unwrap();
+        assert_eq!(g.output, Path::new("/run/systemd"));
+        assert_eq!(g.timeout, std::time::Duration::from_secs(90));
+        assert_eq!(
+            s.units_path(),
+            [
+                "/etc/init/units",
+                "/run/systemd/generator.early",
+                "/etc/systemd/system",
+                "/run/systemd/generator",
+                "/lib/systemd/system",
+                "/run/systemd/generator.late"
+            ]
+            .map(PathBuf::from)
+        );
+        // Only YAML units, or `generators: false`: none.
+        let s = resolve(&Args::default(), &ctx(true), read("units-dir: /srv/u\n")).unwrap();
+        assert_eq!(s.generators, None);
+        let off = "units-dir: /lib/systemd/system\ngenerators: false\n";
+        let s = resolve(&Args::default(), &ctx(true), read(off)).unwrap();
+        assert_eq!(s.generators, None);
+        // A supervisor runs them only when its config asks.
+        let mut a = Args::default();
+        a.config = Some(PathBuf::from("/x/init.yaml"));
+        let s = resolve(&a, &ctx(false), read(debian)).unwrap();
+        assert_eq!(s.generators, None);
+        let s = resolve(&a, &ctx(false), read("generators: [/g]\n")).unwrap();
+        assert_eq!(s.generators.unwrap().dirs, [PathBuf::from("/g")]);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::spec::{Origin, UnitSpec};
 
 mod dir;
 mod dropin;
+pub mod generators;
 mod instances;
 mod orphan_dropins;
 mod path;
