@@ -412,8 +412,10 @@ mod tests {
         let s = resolve(&Args::default(), &ctx(true), read(off)).unwrap();
         assert_eq!(s.generators, None);
         // A supervisor runs them only when its config asks.
-        let mut a = Args::default();
-        a.config = Some(PathBuf::from("/x/init.yaml"));
+        let a = Args {
+            config: Some(PathBuf::from("/x/init.yaml")),
+            ..Args::default()
+        };
         let s = resolve(&a, &ctx(false), read(debian)).unwrap();
         assert_eq!(s.generators, None);
         let s = resolve(&a, &ctx(false), read("generators: [/g]\n")).unwrap();

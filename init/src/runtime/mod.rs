@@ -149,6 +149,7 @@ impl<S: Sys> Runtime<S> {
             .map_err(|e| format!("control socket: {e}"))?;
         set_up(&sys, &settings, pid1);
         // The generators write units the load below reads.
+        let settings_had_generators = settings.generators.is_some();
         let early_signals = match &settings.generators {
             Some(g) => generators::boot(&sys, g),
             None => Vec::new(),
@@ -199,8 +200,14 @@ impl<S: Sys> Runtime<S> {
             sys, planner, settings, pid1, control, units, feed, clocks, timers,
         );
         rt.watch_wall_clock();
-        for s in early_signals {
-            rt.on_signal(s);
+        if settings_had_generators {
+            // The events the generators' wait took: the signals, and the
+            // clients that connected meanwhile (the listener's readiness
+            // was taken with them).
+            rt.control.accept(&rt.sys);
+            for s in early_signals {
+                rt.on_signal(s);
+            }
         }
         rt.drive();
         Ok(rt)
