@@ -7,9 +7,7 @@
 
 use crate::sys::{Errno, Os, Sys, SysError};
 use flotilla_units::config::{parse_config, Config};
-use flotilla_units::load::generators::{
-    is_systemd_unit_dir, place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT, GENERATOR_DIRS,
-};
+use flotilla_units::load::generators::{place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
 use flotilla_units::protocol::control_socket_path;
 use std::path::{Path, PathBuf};
 
@@ -158,19 +156,13 @@ impl Settings {
     }
 }
 
-/// The generators' settings from the config: its `generators` (a list of
-/// directories, or none), else on as PID 1 when the search path holds one
-/// of systemd's unit directories (the unit files they write for are then
-/// read), off otherwise.
-fn generators_of(config: &Config, pid1: bool, path: &[PathBuf]) -> Option<Generators> {
-    let dirs = match &config.generators {
-        Some(dirs) if dirs.is_empty() => return None,
-        Some(dirs) => dirs.clone(),
-        None if pid1 && path.iter().any(|d| is_systemd_unit_dir(d)) => {
-            GENERATOR_DIRS.iter().map(PathBuf::from).collect()
-        }
-        None => return None,
-    };
+/// The generators' settings from the config: `generators: true` (systemd's
+/// directories) or a list of directories turns them on; without the key
+/// none run (docs/generators.md: a unit set that was not written for them,
+/// say one that stands in for them with links of its own, is not changed
+/// behind its back).
+fn generators_of(config: &Config) -> Option<Generators> {
+    let dirs = config.generators.clone().filter(|d| !d.is_empty())?;
     Some(Generators {
         dirs,
         output: config
@@ -332,10 +324,7 @@ pub fn resolve(
             None => (PathBuf::from(DEFAULT_UNITS), Vec::new()),
         },
     };
-    let path: Vec<PathBuf> = std::iter::once(units_dir.clone())
-        .chain(more_units_dirs.iter().cloned())
-        .collect();
-    let generators = generators_of(&config, ctx.pid1, &path);
+    let generators = generators_of(&config);
     Ok(Settings {
         generators,
         units_dir,
@@ -381,18 +370,20 @@ mod tests {
     }
 
     #[test]
-    fn generators_run_as_pid1_on_systemd_units() {
+    fn generators_run_when_the_config_asks() {
         let ctx = |pid1| Context {
             pid1,
             root: true,
             ..Context::default()
         };
         let read = |text: &'static str| move |_: &Path| Ok(text.to_string());
-        let debian = "units-dir: [/etc/init/units, /etc/systemd/system, /lib/systemd/system]\n";
+        let debian = "units-dir: [/etc/init/units, /etc/systemd/system, /lib/systemd/system]\n\
+                      generators: true\n";
         let s = resolve(&Args::default(), &ctx(true), read(debian)).unwrap();
         let g = s.generators.clone().unwrap();
         assert_eq!(g.output, Path::new("/run/systemd"));
         assert_eq!(g.timeout, std::time::Duration::from_secs(90));
+        assert_eq!(g.dirs.len(), 5);
         assert_eq!(
             s.units_path(),
             [
@@ -405,19 +396,18 @@ mod tests {
             ]
             .map(PathBuf::from)
         );
-        // Only YAML units, or `generators: false`: none.
-        let s = resolve(&Args::default(), &ctx(true), read("units-dir: /srv/u\n")).unwrap();
+        // Without the key, or with `false`: none, and the path as given.
+        let plain = "units-dir: [/etc/init/units, /lib/systemd/system]\n";
+        let s = resolve(&Args::default(), &ctx(true), read(plain)).unwrap();
         assert_eq!(s.generators, None);
+        assert_eq!(s.units_path().len(), 2);
         let off = "units-dir: /lib/systemd/system\ngenerators: false\n";
         let s = resolve(&Args::default(), &ctx(true), read(off)).unwrap();
         assert_eq!(s.generators, None);
-        // A supervisor runs them only when its config asks.
         let a = Args {
             config: Some(PathBuf::from("/x/init.yaml")),
             ..Args::default()
         };
-        let s = resolve(&a, &ctx(false), read(debian)).unwrap();
-        assert_eq!(s.generators, None);
         let s = resolve(&a, &ctx(false), read("generators: [/g]\n")).unwrap();
         assert_eq!(s.generators.unwrap().dirs, [PathBuf::from("/g")]);
     }

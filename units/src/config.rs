@@ -60,9 +60,8 @@ pub struct Config {
     /// units ([`crate::sysv`]); off by default.
     pub sysv_scripts: bool,
     /// `generators`: run systemd's generators (`true`: from systemd's
-    /// directories; a list: from these directories; `false`: none). Not
-    /// set: as PID 1 with one of systemd's unit directories on the search
-    /// path (docs/generators.md).
+    /// directories; a list: from these directories; `false` or not set:
+    /// none; docs/generators.md).
     pub generators: Option<Vec<PathBuf>>,
     /// `generator-output`: where the generators' three output directories
     /// are made (default `/run/systemd`).

@@ -98,13 +98,6 @@ impl Outputs {
     }
 }
 
-/// Whether `dir` is one of systemd's system unit directories.
-pub fn is_systemd_unit_dir(dir: &Path) -> bool {
-    SYSTEM_PATH
-        .iter()
-        .any(|p| matches!(p, Place::Dir(d) if Path::new(d) == dir))
-}
-
 /// The search path `path` (the config's, highest priority first) with the
 /// output directories put in at systemd's places: each one just before
 /// the first of systemd's directories that systemd ranks after it, the
@@ -402,11 +395,5 @@ mod tests {
             "container:docker".to_string()
         )));
         assert!(!e.iter().any(|(k, _)| k == "SYSTEMD_FIRST_BOOT"));
-    }
-
-    #[test]
-    fn systemd_unit_dirs() {
-        assert!(is_systemd_unit_dir(Path::new("/lib/systemd/system")));
-        assert!(!is_systemd_unit_dir(Path::new("/etc/init/units")));
     }
 }
