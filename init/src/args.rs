@@ -7,6 +7,7 @@
 
 use crate::sys::{Errno, Os, Sys, SysError};
 use flotilla_units::config::{parse_config, Config};
+use flotilla_units::load::generators::{place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
 use flotilla_units::protocol::control_socket_path;
 use std::path::{Path, PathBuf};
 
@@ -117,15 +118,59 @@ pub struct Settings {
     /// The directory of SysV init scripts read as units (`/etc/init.d`
     /// with the config's `sysv-scripts: true`).
     pub sysv_dir: Option<PathBuf>,
+    /// systemd's generators, when they run (docs/generators.md).
+    pub generators: Option<Generators>,
+}
+
+/// Where the generators are, where their output goes, how long they may
+/// take (config `generators`, `generator-output`, `generator-timeout`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generators {
+    /// The directories the generators are taken from, first first.
+    pub dirs: Vec<PathBuf>,
+    /// Where the three output directories are made.
+    pub output: PathBuf,
+    /// The time all of one run may take together.
+    pub timeout: std::time::Duration,
+}
+
+impl Generators {
+    /// The three output directories.
+    pub fn outputs(&self) -> Outputs {
+        Outputs::under(&self.output)
+    }
 }
 
 impl Settings {
-    /// The unit search path: the units directory, then the others.
+    /// The unit search path: the units directory, then the others, with
+    /// the generators' output directories at systemd's places when they
+    /// run.
     pub fn units_path(&self) -> Vec<PathBuf> {
-        std::iter::once(self.units_dir.clone())
+        let path: Vec<PathBuf> = std::iter::once(self.units_dir.clone())
             .chain(self.more_units_dirs.iter().cloned())
-            .collect()
+            .collect();
+        match &self.generators {
+            Some(g) => place_outputs(&path, &g.outputs()),
+            None => path,
+        }
     }
+}
+
+/// The generators' settings from the config: `generators: true` (systemd's
+/// directories) or a list of directories turns them on; without the key
+/// none run (docs/generators.md: a unit set that was not written for them,
+/// say one that stands in for them with links of its own, is not changed
+/// behind its back).
+fn generators_of(config: &Config) -> Option<Generators> {
+    let dirs = config.generators.clone().filter(|d| !d.is_empty())?;
+    Some(Generators {
+        dirs,
+        output: config
+            .generator_output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_OUTPUT)),
+        timeout: config.generator_timeout.unwrap_or(DEFAULT_TIMEOUT),
+    })
 }
 
 /// The facts about the environment that settings depend on.
@@ -279,7 +324,9 @@ pub fn resolve(
             None => (PathBuf::from(DEFAULT_UNITS), Vec::new()),
         },
     };
+    let generators = generators_of(&config);
     Ok(Settings {
+        generators,
         units_dir,
         more_units_dirs,
         target,
@@ -320,6 +367,49 @@ mod tests {
             parse(&["--target="]),
             Err("--target needs a value".to_string())
         );
+    }
+
+    #[test]
+    fn generators_run_when_the_config_asks() {
+        let ctx = |pid1| Context {
+            pid1,
+            root: true,
+            ..Context::default()
+        };
+        let read = |text: &'static str| move |_: &Path| Ok(text.to_string());
+        let debian = "units-dir: [/etc/init/units, /etc/systemd/system, /lib/systemd/system]\n\
+                      generators: true\n";
+        let s = resolve(&Args::default(), &ctx(true), read(debian)).unwrap();
+        let g = s.generators.clone().unwrap();
+        assert_eq!(g.output, Path::new("/run/systemd"));
+        assert_eq!(g.timeout, std::time::Duration::from_secs(90));
+        assert_eq!(g.dirs.len(), 5);
+        assert_eq!(
+            s.units_path(),
+            [
+                "/etc/init/units",
+                "/run/systemd/generator.early",
+                "/etc/systemd/system",
+                "/run/systemd/generator",
+                "/lib/systemd/system",
+                "/run/systemd/generator.late"
+            ]
+            .map(PathBuf::from)
+        );
+        // Without the key, or with `false`: none, and the path as given.
+        let plain = "units-dir: [/etc/init/units, /lib/systemd/system]\n";
+        let s = resolve(&Args::default(), &ctx(true), read(plain)).unwrap();
+        assert_eq!(s.generators, None);
+        assert_eq!(s.units_path().len(), 2);
+        let off = "units-dir: /lib/systemd/system\ngenerators: false\n";
+        let s = resolve(&Args::default(), &ctx(true), read(off)).unwrap();
+        assert_eq!(s.generators, None);
+        let a = Args {
+            config: Some(PathBuf::from("/x/init.yaml")),
+            ..Args::default()
+        };
+        let s = resolve(&a, &ctx(false), read("generators: [/g]\n")).unwrap();
+        assert_eq!(s.generators.unwrap().dirs, [PathBuf::from("/g")]);
     }
 
     #[test]

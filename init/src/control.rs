@@ -47,6 +47,9 @@ pub enum Watch {
     Changes,
     /// `log-pull`: the log writer (`runtime/logfeed.rs` answers it).
     LogWriter,
+    /// `reload` while the generators run: the reply comes when they end
+    /// (`runtime/generators.rs`).
+    Reload,
 }
 
 /// One client connection.
@@ -221,7 +224,7 @@ impl Control {
                 Ok(0) => {
                     // The client closed its side: finish what it asked, then close.
                     conn.closing = true;
-                    if conn.watch != Watch::None {
+                    if conn.watch != Watch::None && conn.watch != Watch::Reload {
                         drop_it = true;
                     }
                     break;

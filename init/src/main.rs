@@ -10,8 +10,8 @@
 
 use flotilla_init::args::{self, Args, Context};
 use flotilla_init::sys::real::RealSys;
-use flotilla_init::sys::reexec;
 use flotilla_init::sys::Sys;
+use flotilla_init::sys::{generators, reexec};
 use std::process::ExitCode;
 
 mod check;
@@ -22,7 +22,18 @@ fn main() -> ExitCode {
     if RealSys::new().getpid() == 1 {
         return flotilla_init::pid1::main(std::env::args().skip(1));
     }
-    let args = match Args::parse(std::env::args().skip(1)) {
+    // The generator runner: a child the init starts (docs/generators.md).
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some(generators::RUN_FLAG) {
+        return match generators::Run::parse(argv.get(1..).unwrap_or_default()) {
+            Some(run) => ExitCode::from(generators::main(&run)),
+            None => {
+                eprintln!("init: {} OUTPUT TIMEOUT_MS DIR...", generators::RUN_FLAG);
+                ExitCode::from(2)
+            }
+        };
+    }
+    let args = match Args::parse(argv) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("init: {e}\n{}", args::USAGE);

@@ -168,6 +168,7 @@ impl TestDir {
             mount_setup: None,
             more_units: Vec::new(),
             binary: None,
+            env: Vec::new(),
         }
     }
 
@@ -318,9 +319,16 @@ pub struct InitBuilder<'a> {
     mount_setup: Option<String>,
     more_units: Vec<PathBuf>,
     binary: Option<PathBuf>,
+    env: Vec<(String, String)>,
 }
 
 impl InitBuilder<'_> {
+    /// Sets `key=value` in the init's environment.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
     /// Runs the init in a mount namespace of its own (`unshare --mount`),
     /// after the shell commands `setup` (e.g. a small tmpfs on the log
     /// directory): what it mounts is seen by the init and its units only.
@@ -413,6 +421,7 @@ impl InitBuilder<'_> {
         if let Some(c) = &self.config {
             cmd.arg("--config").arg(c);
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.current_dir(d.path())
             .env(procs::MARK_VAR, &d.mark)
             .env_remove("NOTIFY_SOCKET")

@@ -30,6 +30,9 @@ pub const CONFIG_KEYS: &[&str] = &[
     "control-socket",
     "targets",
     "sysv-scripts",
+    "generators",
+    "generator-output",
+    "generator-timeout",
 ];
 
 /// The init's configuration as the file gives it; `None` is "not set"
@@ -56,6 +59,16 @@ pub struct Config {
     /// `sysv-scripts`: read `/etc/init.d` scripts with LSB headers as
     /// units ([`crate::sysv`]); off by default.
     pub sysv_scripts: bool,
+    /// `generators`: run systemd's generators (`true`: from systemd's
+    /// directories; a list: from these directories; `false` or not set:
+    /// none; docs/generators.md).
+    pub generators: Option<Vec<PathBuf>>,
+    /// `generator-output`: where the generators' three output directories
+    /// are made (default `/run/systemd`).
+    pub generator_output: Option<PathBuf>,
+    /// `generator-timeout`: the time all generators of one run may take
+    /// together (default 90 s, systemd's).
+    pub generator_timeout: Option<std::time::Duration>,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -109,6 +122,31 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
             "sysv-scripts" => match e.value.value {
                 Value::Bool(b) => config.sysv_scripts = b,
                 _ => expected(&mut sink, e.value, "`true` or `false` for `sysv-scripts`"),
+            },
+            "generators" => match &e.value.value {
+                Value::Bool(true) => {
+                    config.generators = Some(
+                        crate::load::generators::GENERATOR_DIRS
+                            .iter()
+                            .map(PathBuf::from)
+                            .collect(),
+                    )
+                }
+                Value::Bool(false) => config.generators = Some(Vec::new()),
+                Value::Seq(_) => config.generators = Some(paths(e.key, e.value, &mut sink)),
+                _ => expected(
+                    &mut sink,
+                    e.value,
+                    "`true`, `false` or a list of directories for `generators`",
+                ),
+            },
+            "generator-output" => config.generator_output = path(e.key, e.value, &mut sink),
+            "generator-timeout" => match e.value.string_or_number() {
+                Some(t) => match crate::duration::parse_duration(&t) {
+                    Ok(d) => config.generator_timeout = Some(d),
+                    Err(why) => sink.error(e.value.pos, format!("`generator-timeout`: {why}")),
+                },
+                None => expected(&mut sink, e.value, "a duration for `generator-timeout`"),
             },
             _ => {}
         }
@@ -233,7 +271,36 @@ mod tests {
                 more_units_dirs: Vec::new(),
                 targets: Default::default(),
                 sysv_scripts: false,
+                generators: None,
+                generator_output: None,
+                generator_timeout: None,
             }
+        );
+    }
+
+    #[test]
+    fn generators_keys() {
+        let c = parse_config(
+            "init.yaml",
+            "generators: [/srv/gens]\ngenerator-output: /tmp/out\ngenerator-timeout: 2s\n",
+        )
+        .unwrap();
+        assert_eq!(c.generators, Some(vec![PathBuf::from("/srv/gens")]));
+        assert_eq!(c.generator_output, Some(PathBuf::from("/tmp/out")));
+        assert_eq!(c.generator_timeout, Some(std::time::Duration::from_secs(2)));
+        let c = parse_config("init.yaml", "generators: true\n").unwrap();
+        assert_eq!(
+            c.generators.unwrap()[1],
+            PathBuf::from("/etc/systemd/system-generators")
+        );
+        let c = parse_config("init.yaml", "generators: false\n").unwrap();
+        assert_eq!(c.generators, Some(Vec::new()));
+        assert_eq!(
+            errors("generators: 3\n"),
+            [
+                "init.yaml:1:13: expected `true`, `false` or a list of directories for \
+              `generators`, found a number"
+            ]
         );
     }
 

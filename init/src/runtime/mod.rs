@@ -32,6 +32,7 @@
 
 mod accepts;
 mod executor;
+mod generators;
 mod instances;
 mod logfeed;
 mod reexec;
@@ -133,6 +134,9 @@ pub struct Runtime<S: Sys> {
     armed: triggers::Armed,
     /// The connections of `Accept=yes` socket units (`accepts.rs`).
     accepts: accepts::Accepts,
+    /// The generators' run of a reload, while it is under way
+    /// (`generators.rs`).
+    gens: Option<generators::Pending>,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -144,6 +148,12 @@ impl<S: Sys> Runtime<S> {
         let control = Control::bind(&sys, &settings.control, LISTENER_TOKEN, CONN_BASE)
             .map_err(|e| format!("control socket: {e}"))?;
         set_up(&sys, &settings, pid1);
+        // The generators write units the load below reads.
+        let settings_had_generators = settings.generators.is_some();
+        let early_signals = match &settings.generators {
+            Some(g) => generators::boot(&sys, g),
+            None => Vec::new(),
+        };
         let mono0 = sys.monotonic_now();
         let wall0 = sys.wall_now();
         let feed = LogFeed::new(format!(
@@ -190,6 +200,15 @@ impl<S: Sys> Runtime<S> {
             sys, planner, settings, pid1, control, units, feed, clocks, timers,
         );
         rt.watch_wall_clock();
+        if settings_had_generators {
+            // The events the generators' wait took: the signals, and the
+            // clients that connected meanwhile (the listener's readiness
+            // was taken with them).
+            rt.control.accept(&rt.sys);
+            for s in early_signals {
+                rt.on_signal(s);
+            }
+        }
         rt.drive();
         Ok(rt)
     }
@@ -247,6 +266,7 @@ impl<S: Sys> Runtime<S> {
             timers,
             armed: triggers::Armed::default(),
             accepts: accepts::Accepts::default(),
+            gens: None,
         }
     }
 

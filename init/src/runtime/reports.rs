@@ -319,7 +319,7 @@ impl<S: Sys> Runtime<S> {
                     self.settle_if_done(c, &t);
                 }
                 Watch::Logs { unit, next } => self.follow_logs(c, unit, next),
-                Watch::None | Watch::LogWriter => {}
+                Watch::None | Watch::LogWriter | Watch::Reload => {}
             }
         }
     }

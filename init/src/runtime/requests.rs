@@ -86,8 +86,9 @@ impl<S: Sys> Runtime<S> {
                 isolate,
             } => self.set_target(c, target, wait, isolate),
             Request::Reload => {
-                let r = self.reload();
-                self.reply(c, r);
+                if let Some(r) = self.reload_with_generators(Some(c)) {
+                    self.reply(c, r);
+                }
             }
             Request::Reexec => self.reexec(c),
             Request::Restart { unit } => {

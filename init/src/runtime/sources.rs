@@ -22,9 +22,9 @@ impl<S: Sys> Runtime<S> {
             libc::SIGPWR => self.begin_shutdown(ShutdownKind::Poweroff, "SIGPWR"),
             libc::SIGINT => self.begin_shutdown(self.sigint, "SIGINT"),
             libc::SIGHUP => {
-                if let Reply::Error {
+                if let Some(Reply::Error {
                     message, details, ..
-                } = self.reload()
+                }) = self.reload_with_generators(None)
                 {
                     self.sys
                         .console(&format!("init: reload refused: {message}"));
@@ -50,6 +50,9 @@ impl<S: Sys> Runtime<S> {
                 SysExit::Exited(c) => ExitStatus::Code(c),
                 SysExit::Signaled { signal, .. } => ExitStatus::Signal(signal),
             };
+            if self.generators_done(pid) {
+                continue;
+            }
             if let Some((unit, role)) = self.planner.owner(pid) {
                 // Its last words are logged before its exit.
                 self.drain_unit(unit);

@@ -63,6 +63,7 @@ pub mod env;
 mod error;
 pub mod events;
 pub mod fake;
+pub mod generators;
 mod host;
 mod input_data;
 pub mod ipc;

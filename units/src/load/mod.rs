@@ -20,6 +20,7 @@ use crate::spec::{Origin, UnitSpec};
 mod default_deps;
 mod dir;
 mod dropin;
+pub mod generators;
 mod instances;
 mod orphan_dropins;
 mod path;
