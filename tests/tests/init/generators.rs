@@ -179,7 +179,9 @@ fn debian_getty_and_fstab_generators_feed_the_init() {
     let dot = dir.ctl(&["analyze", "dot"]).stdout;
     for edge in [
         format!("\"getty.target\" -> \"{getty}\" [style=dotted, tooltip=\"getty.target waits-for"),
-        "\"local-fs.target\" -> \"srv-data.mount\" [style=solid, tooltip=\"local-fs.target depends-on"
+        // Requires= orders nothing (docs/systemd-units.md): the mount's
+        // own `Before=local-fs.target` orders it, checked below.
+        "\"local-fs.target\" -> \"srv-data.mount\" [style=solid, arrowhead=empty, tooltip=\"local-fs.target requires"
             .to_string(),
         "\"local-fs.target\" -> \"systemd-remount-fs.service\" [style=dotted".to_string(),
     ] {
@@ -187,6 +189,7 @@ fn debian_getty_and_fstab_generators_feed_the_init() {
     }
     let mount = dir.ctl(&["cat", "srv-data.mount"]).stdout;
     assert!(mount.contains("What=/dev/vdz1"), "{mount}");
+    assert!(mount.contains("Before=local-fs.target"), "{mount}");
     // Nothing of Debian's started: the target is `default`.
     assert_eq!(init.unit(getty).state, UnitState::Disabled);
 }
