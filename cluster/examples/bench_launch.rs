@@ -215,6 +215,39 @@ fn leader(dir: &Path, ids: &[String]) -> Option<usize> {
     })
 }
 
+/// How many items of the listing at `path` (every page; their array is
+/// `key`) satisfy `pred`; `None` when a page is not a 200.
+fn listed(
+    api: &mut Conn,
+    path: &str,
+    key: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> Option<usize> {
+    let mut n = 0;
+    let mut token = String::new();
+    loop {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let url = if token.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}{sep}nextPageToken={token}")
+        };
+        let (c, b) = api.request("GET", &url, None);
+        if c != 200 {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(&b).ok()?;
+        n += v[key]
+            .as_array()
+            .map(|a| a.iter().filter(|i| pred(i)).count())
+            .unwrap_or(0);
+        match v["nextPageToken"].as_str() {
+            Some(t) if !t.is_empty() => token = t.to_string(),
+            _ => return Some(n),
+        }
+    }
+}
+
 fn unit_body(i: usize, extra: &str) -> String {
     format!(
         "{{\"desiredState\":\"launched\",\"options\":[{{\"section\":\"Service\",\"name\":\"ExecStart\",\"value\":\"/bin/sleep {i}\"}}{extra}]}}\n"
@@ -261,16 +294,18 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let sock = dir.join(format!("{}.sock", ids[0]));
     let mut api = Conn::new(&sock);
     let up = Instant::now();
+    // A minute, and longer for a large cluster starting on a small machine.
+    let up_limit = Duration::from_secs(60) + Duration::from_millis(200) * cfg.machines as u32;
     loop {
-        let (c, b) = api.request("GET", "/fleet/v1/machines", None);
-        if c == 200 && b.matches("\"id\"").count() == cfg.machines {
+        let n = listed(&mut api, "/fleet/v1/machines", "machines", |_| true);
+        if n == Some(cfg.machines) {
             break;
         }
         assert!(
-            up.elapsed() < Duration::from_secs(60),
-            "the cluster did not come up: {c} {b}"
+            up.elapsed() < up_limit,
+            "the cluster did not come up: {n:?} machines"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(200));
     }
     let mut f = Figures {
         units: cfg.units,
@@ -400,11 +435,19 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         "global unit"
     );
     loop {
-        let (c, b) = api.request("GET", "/fleet/v1/state?unitName=global.service", None);
-        if c == 200 && b.matches("\"active\"").count() == cfg.machines {
+        let active = listed(
+            &mut api,
+            "/fleet/v1/state?unitName=global.service",
+            "states",
+            |s| s["systemdActiveState"] == "active",
+        );
+        if active == Some(cfg.machines) {
             break;
         }
-        assert!(t.elapsed() < Duration::from_secs(120), "global states: {b}");
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "global states: {active:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     f.global = t.elapsed();

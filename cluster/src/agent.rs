@@ -30,9 +30,9 @@
 //!   an agent writes at most once per [`publish_pace`], which grows with
 //!   the number of machines so that the whole cluster's state writes stay
 //!   near 30 a second (the agent counts the machines before a write, at
-//!   most every 30 s), and as soon as its changes pause for
-//!   [`QUIET`]: the last states of a deploy are written then, not a pace
-//!   later.
+//!   most every 30 s), and as soon as its changes pause for [`quiet`]
+//!   (half a second, 2 ms per machine from 250 machines, 2 s at most):
+//!   the last states of a deploy are written then, not a pace later.
 
 mod local;
 mod logs;
@@ -92,8 +92,26 @@ const PUBLISH_PER_MACHINE: Duration = Duration::from_millis(30);
 const PUBLISH_MAX: Duration = Duration::from_secs(5);
 
 /// Held-back states are written when no change came for this long (twice
-/// the engine's pace: it hands out a deploy's units four times a second).
+/// the engine's pace: it hands out a deploy's units four times a second),
+/// or longer in a larger cluster ([`quiet`]).
 pub const QUIET: Duration = Duration::from_millis(500);
+
+/// The pause grows by this much per machine in the cluster: a deploy to
+/// 1,000 machines hands each agent a unit every second or two, and a pause
+/// of half a second between them would make every unit a write of its
+/// own (as many agent transactions as the users' creations, measured in
+/// `docs/performance.md`).
+const QUIET_PER_MACHINE: Duration = Duration::from_millis(2);
+
+/// The longest pause.
+const QUIET_MAX: Duration = Duration::from_secs(2);
+
+/// How long an agent's changes must pause before its held-back states are
+/// written, in a cluster of `machines`.
+pub fn quiet(machines: usize) -> Duration {
+    let per = QUIET_PER_MACHINE.saturating_mul(u32::try_from(machines).unwrap_or(u32::MAX));
+    per.clamp(QUIET, QUIET_MAX)
+}
 
 /// How long the agent trusts its count of the machines.
 const COUNT_FOR: Duration = Duration::from_secs(30);
@@ -372,7 +390,8 @@ impl Agent {
     /// When the states not written yet may be: a pace after the last
     /// write, or as soon as the changes pause.
     fn publish_due(&self) -> Instant {
-        (self.last_publish + publish_pace(self.machines.0)).min(self.last_event + QUIET)
+        let machines = self.machines.0;
+        (self.last_publish + publish_pace(machines)).min(self.last_event + quiet(machines))
     }
 
     /// One changed key of this machine.
@@ -686,5 +705,15 @@ mod tests {
         // Never slower than the cap.
         assert_eq!(publish_pace(500), PUBLISH_MAX);
         assert_eq!(publish_pace(usize::MAX), PUBLISH_MAX);
+    }
+
+    #[test]
+    fn the_pause_before_held_back_states_grows_from_250_machines() {
+        assert_eq!(quiet(0), QUIET);
+        assert_eq!(quiet(100), QUIET);
+        assert_eq!(quiet(250), QUIET);
+        assert_eq!(quiet(500), Duration::from_secs(1));
+        assert_eq!(quiet(1000), QUIET_MAX);
+        assert_eq!(quiet(usize::MAX), QUIET_MAX);
     }
 }

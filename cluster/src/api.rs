@@ -10,13 +10,13 @@
 //! served from the live view ([`crate::view`]), pages keyed by the last
 //! item served; single units are read from etcd.
 
-use crate::creates::Creates;
-use crate::model::{MachinePage, StatePage, UnitPage};
+use crate::commit::{Change, Commits, Guard, Outcome, Write};
+use crate::model::{ClusterState, MachinePage, StatePage, StoredUnit, UnitPage};
 use crate::registry::{Registry, RegistryError};
 use crate::requirements::Requirements;
 use crate::validate::{
-    check_replaces, decide_put, page_token, parse_page_token, parse_patch, parse_put, ApiError,
-    PutAction,
+    check_replaces, decide_put, page_token, parse_page_token, parse_patch, parse_put,
+    set_desired_only, ApiError, PutAction,
 };
 use crate::view::Views;
 use axum::body::Bytes;
@@ -40,8 +40,8 @@ pub struct Api {
     pub registry: Registry,
     /// The live view behind listings and the dashboard.
     pub views: Views,
-    /// Creations, sent to etcd in groups.
-    pub creates: Creates,
+    /// The units' writes, sent to etcd in groups.
+    pub commits: Commits,
     /// Refuse `Host` names other than IP addresses and `localhost` (a
     /// plain-HTTP TCP listen: [`crate::serve::guard`]).
     pub check_host: bool,
@@ -53,7 +53,7 @@ impl Api {
     pub fn new(registry: Registry, check_host: bool) -> Api {
         Api {
             views: Views::new(registry.clone()),
-            creates: Creates::start(registry.clone()),
+            commits: Commits::start(registry.clone()),
             registry,
             check_host,
         }
@@ -229,27 +229,41 @@ async fn put_unit(
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok());
             let body = parse_put(&name, ct, &body)?;
-            // A body that would create the unit is tried as a creation
-            // first: one request when the unit is new (the common case of
-            // a deploy), and its records when it is not. A unit with
+            // The common requests go to etcd without a read first: a body
+            // that would create the unit is tried as a creation (one
+            // request when the unit is new, the common case of a deploy),
+            // a body with only a desired state as a change of an existing
+            // unit's. When the unit is not as assumed, the refusal carries
+            // its file, and the request is decided from that. A unit with
             // `Replaces=` is checked against the stored ones first.
             let mut known = None;
-            if let Ok(PutAction::Create { unit, desired }) = decide_put(&name, &body, None) {
-                if Requirements::from_options(&name, &unit.options)
-                    .replaces
-                    .is_empty()
+            let first = match decide_put(&name, &body, None) {
+                Ok(PutAction::Create { unit, desired })
+                    if Requirements::from_options(&name, &unit.options)
+                        .replaces
+                        .is_empty() =>
                 {
-                    match api.creates.create(unit, desired).await? {
-                        None => return Ok(StatusCode::CREATED.into_response()),
-                        Some(rec) => known = Some(rec),
-                    }
+                    Some((create(unit, desired), StatusCode::CREATED))
+                }
+                _ => set_desired_only(&name, &body).map(|d| {
+                    (
+                        set_desired(&name, Guard::Present, d),
+                        StatusCode::NO_CONTENT,
+                    )
+                }),
+            };
+            if let Some((write, code)) = first {
+                match api.commits.write(write).await? {
+                    Outcome::Written => return Ok(code.into_response()),
+                    Outcome::Refused(rec) => known = Some(*rec),
                 }
             }
-            // Compare-and-swap on the unit's revision; retry when someone else won.
+            // Decided from the stored file, written if it is still the
+            // same; decided again from the new one when it changed.
             for _ in 0..20 {
                 let rec = match known.take() {
                     Some(r) => r,
-                    None => api.registry.unit(&name).await?,
+                    None => api.registry.unit_file(&name).await?,
                 };
                 let action = decide_put(&name, &body, rec.unit.as_ref())?;
                 if let PutAction::Create { unit, .. } | PutAction::Replace { unit, .. } = &action {
@@ -260,26 +274,27 @@ async fn put_unit(
                         check_replaces(unit, &api.registry.units().await?)?;
                     }
                 }
-                let done = match action {
-                    PutAction::Create { unit, desired } => api
-                        .registry
-                        .create_unit(&unit, desired)
-                        .await?
-                        .is_none()
-                        .then_some(StatusCode::CREATED),
-                    PutAction::Replace { unit, desired } => api
-                        .registry
-                        .replace_unit(&unit, desired, rec.mod_revision)
-                        .await?
-                        .then_some(StatusCode::CREATED),
-                    PutAction::SetDesired(d) => api
-                        .registry
-                        .set_desired(&name, d, rec.mod_revision)
-                        .await?
-                        .then_some(StatusCode::NO_CONTENT),
+                let at = Guard::At(rec.mod_revision);
+                let (write, code) = match action {
+                    PutAction::Create { unit, desired } => {
+                        (create(unit, desired), StatusCode::CREATED)
+                    }
+                    PutAction::Replace { unit, desired } => (
+                        Write {
+                            name: name.clone(),
+                            guard: at,
+                            change: Change::Put {
+                                unit: Some(unit),
+                                desired,
+                            },
+                        },
+                        StatusCode::CREATED,
+                    ),
+                    PutAction::SetDesired(d) => (set_desired(&name, at, d), StatusCode::NO_CONTENT),
                 };
-                if let Some(code) = done {
-                    return Ok(code.into_response());
+                match api.commits.write(write).await? {
+                    Outcome::Written => return Ok(code.into_response()),
+                    Outcome::Refused(rec) => known = Some(*rec),
                 }
             }
             Err(ApiError::new(
@@ -291,10 +306,39 @@ async fn put_unit(
     )
 }
 
+/// The write that creates a unit.
+fn create(unit: StoredUnit, desired: ClusterState) -> Write {
+    Write {
+        name: unit.name.clone(),
+        guard: Guard::Absent,
+        change: Change::Put {
+            unit: Some(unit),
+            desired: Some(desired),
+        },
+    }
+}
+
+/// The write that sets a unit's desired state.
+fn set_desired(name: &str, guard: Guard, desired: ClusterState) -> Write {
+    Write {
+        name: name.to_string(),
+        guard,
+        change: Change::Put {
+            unit: None,
+            desired: Some(desired),
+        },
+    }
+}
+
 async fn delete_unit(State(api): Shared, Path(name): Path<String>) -> Response {
     reply(
         async {
-            if api.registry.destroy_unit(&name).await? {
+            let write = Write {
+                name: name.clone(),
+                guard: Guard::Present,
+                change: Change::Delete,
+            };
+            if let Outcome::Written = api.commits.write(write).await? {
                 Ok(StatusCode::NO_CONTENT.into_response())
             } else {
                 Err(ApiError::new(404, format!("unit {name} does not exist")))

@@ -10,9 +10,9 @@
 pub mod agent;
 pub mod api;
 pub mod batch;
+pub mod commit;
 pub mod config;
 pub mod control;
-pub mod creates;
 pub mod engine;
 pub mod glob;
 pub mod keys;

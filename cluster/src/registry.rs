@@ -3,6 +3,7 @@
 //! skipped with a message, never trusted and never fatal.
 
 use crate::batch::{chunks, Op};
+use crate::commit::{Change, Guard, Write};
 use crate::keys::Keys;
 use crate::model::{ClusterState, StoredUnit};
 use crate::validate::MetadataChange;
@@ -262,110 +263,71 @@ impl Registry {
         rec
     }
 
-    /// Creates a unit if it does not exist (one request); when it does, the
-    /// same request reads its records (without its reported state), which
-    /// are returned.
-    pub async fn create_unit(
-        &self,
-        unit: &StoredUnit,
-        desired: ClusterState,
-    ) -> Result<Option<UnitRecord>> {
+    /// Reads one unit's file and its mod revision (one request): what a
+    /// `PUT` decides from.
+    pub async fn unit_file(&self, name: &str) -> Result<UnitRecord> {
+        let resp = self.kv.clone().get(self.keys.unit(name), None).await?;
+        let mut rec = UnitRecord::default();
+        for kv in resp.kvs() {
+            rec.mod_revision = kv.mod_revision();
+            rec.snapshot.absorb(&self.keys, kv);
+        }
+        rec.unit = rec.snapshot.units.get(name).cloned();
+        Ok(rec)
+    }
+
+    /// Applies `writes` ([`crate::commit`]) in one transaction if every
+    /// guard holds: `None`. When one does not, nothing is written and the
+    /// same transaction reads each write's unit file: its record as it was
+    /// then, in the order of `writes`.
+    pub async fn commit(&self, writes: &[&Write]) -> Result<Option<Vec<UnitRecord>>> {
         let k = &self.keys;
-        let body = serde_json::to_vec(unit).map_err(|e| RegistryError(e.to_string()))?;
-        let txn = Txn::new()
-            .when([Compare::create_revision(
-                k.unit(&unit.name),
-                CompareOp::Equal,
-                0,
-            )])
-            .and_then([
-                TxnOp::put(k.unit(&unit.name), body, None),
-                TxnOp::put(k.desired(&unit.name), desired.as_str(), None),
-            ])
-            .or_else(self.unit_reads(&unit.name));
+        let mut cmp = Vec::with_capacity(writes.len());
+        let mut ops = Vec::new();
+        let mut reads = Vec::with_capacity(writes.len());
+        for w in writes {
+            let key = k.unit(&w.name);
+            cmp.push(match w.guard {
+                Guard::Absent => Compare::create_revision(key.as_str(), CompareOp::Equal, 0),
+                Guard::Present => Compare::version(key.as_str(), CompareOp::Greater, 0),
+                Guard::At(r) => Compare::mod_revision(key.as_str(), CompareOp::Equal, r),
+            });
+            match &w.change {
+                Change::Put { unit, desired } => {
+                    if let Some(u) = unit {
+                        let body =
+                            serde_json::to_vec(u).map_err(|e| RegistryError(e.to_string()))?;
+                        ops.push(TxnOp::put(key.as_str(), body, None));
+                    }
+                    if let Some(d) = desired {
+                        ops.push(TxnOp::put(k.desired(&w.name), d.as_str(), None));
+                    }
+                }
+                Change::Delete => {
+                    ops.push(TxnOp::delete(key.as_str(), None));
+                    ops.push(TxnOp::delete(k.desired(&w.name), None));
+                }
+            }
+            reads.push(TxnOp::get(key, None));
+        }
+        let txn = Txn::new().when(cmp).and_then(ops).or_else(reads);
         let resp = self.kv.clone().txn(txn).await?;
         if resp.succeeded() {
             return Ok(None);
         }
-        Ok(Some(self.unit_record(&unit.name, resp.op_responses())))
-    }
-
-    /// Creates units that none of exists yet, in one transaction; false
-    /// (and nothing written) when one of them exists.
-    pub async fn create_units(&self, units: &[(&StoredUnit, ClusterState)]) -> Result<bool> {
-        let k = &self.keys;
-        let mut cmp = Vec::new();
-        let mut ops = Vec::new();
-        for (u, desired) in units {
-            let body = serde_json::to_vec(u).map_err(|e| RegistryError(e.to_string()))?;
-            cmp.push(Compare::create_revision(
-                k.unit(&u.name),
-                CompareOp::Equal,
-                0,
-            ));
-            ops.push(TxnOp::put(k.unit(&u.name), body, None));
-            ops.push(TxnOp::put(k.desired(&u.name), desired.as_str(), None));
+        let mut found = Vec::with_capacity(writes.len());
+        for (w, op) in writes.iter().zip(resp.op_responses()) {
+            let mut rec = UnitRecord::default();
+            if let TxnOpResponse::Get(g) = op {
+                for kv in g.kvs() {
+                    rec.mod_revision = kv.mod_revision();
+                    rec.snapshot.absorb(&self.keys, kv);
+                }
+            }
+            rec.unit = rec.snapshot.units.get(&w.name).cloned();
+            found.push(rec);
         }
-        let resp = self
-            .kv
-            .clone()
-            .txn(Txn::new().when(cmp).and_then(ops))
-            .await?;
-        Ok(resp.succeeded())
-    }
-
-    /// Replaces a unit's file (and maybe its desired state) if it is still
-    /// at `mod_revision`; false otherwise.
-    pub async fn replace_unit(
-        &self,
-        unit: &StoredUnit,
-        desired: Option<ClusterState>,
-        mod_revision: i64,
-    ) -> Result<bool> {
-        let k = &self.keys;
-        let body = serde_json::to_vec(unit).map_err(|e| RegistryError(e.to_string()))?;
-        let mut ops = vec![TxnOp::put(k.unit(&unit.name), body, None)];
-        if let Some(d) = desired {
-            ops.push(TxnOp::put(k.desired(&unit.name), d.as_str(), None));
-        }
-        let txn = Txn::new()
-            .when([Compare::mod_revision(
-                k.unit(&unit.name),
-                CompareOp::Equal,
-                mod_revision,
-            )])
-            .and_then(ops);
-        Ok(self.kv.clone().txn(txn).await?.succeeded())
-    }
-
-    /// Sets a unit's desired state if the unit is still at `mod_revision`.
-    pub async fn set_desired(
-        &self,
-        name: &str,
-        desired: ClusterState,
-        mod_revision: i64,
-    ) -> Result<bool> {
-        let k = &self.keys;
-        let txn = Txn::new()
-            .when([Compare::mod_revision(
-                k.unit(name),
-                CompareOp::Equal,
-                mod_revision,
-            )])
-            .and_then([TxnOp::put(k.desired(name), desired.as_str(), None)]);
-        Ok(self.kv.clone().txn(txn).await?.succeeded())
-    }
-
-    /// Removes a unit; false if there was none.
-    pub async fn destroy_unit(&self, name: &str) -> Result<bool> {
-        let k = &self.keys;
-        let txn = Txn::new()
-            .when([Compare::version(k.unit(name), CompareOp::Greater, 0)])
-            .and_then([
-                TxnOp::delete(k.unit(name), None),
-                TxnOp::delete(k.desired(name), None),
-            ]);
-        Ok(self.kv.clone().txn(txn).await?.succeeded())
+        Ok(Some(found))
     }
 
     /// Applies validated metadata changes (API `PATCH /machines`).

@@ -188,6 +188,21 @@ pub fn decide_put(
     Ok(PutAction::SetDesired(desired))
 }
 
+/// The desired state a PUT sets when its answer does not depend on the
+/// stored unit beyond its existence: no options, and a valid desired state
+/// that activates no template. Such a PUT is `204` if the unit exists and
+/// `409` (no options for a new unit) if not, so the API writes it guarded
+/// by "the unit exists" without reading it first. `None` for any other
+/// body ([`decide_put`] with the stored unit decides those).
+pub fn set_desired_only(name: &str, body: &PutBody) -> Option<ClusterState> {
+    if body.options.as_ref().is_some_and(|o| !o.is_empty()) {
+        return None;
+    }
+    let desired = parse_desired(body.desired_state.as_deref()?).ok()?;
+    check_template(name, desired).ok()?;
+    Some(desired)
+}
+
 /// Refuses a unit whose `Replaces=` would close a cycle with the `stored`
 /// units (400, as fleet documents: "A circular replacement between multiple
 /// units is not allowed"), counting a unit and its `MachineOf=` peers as
@@ -346,6 +361,48 @@ mod tests {
             Ok(PutAction::SetDesired(_)) => 204,
             Err(c) => c,
         }
+    }
+
+    /// A PUT written without reading the unit gets the answer it would
+    /// get with the unit read: 204 with the same desired state when the
+    /// unit exists, 409 when it does not.
+    #[test]
+    fn set_desired_only_agrees_with_decide_put() {
+        let opts = r#"[{"section":"Service","name":"ExecStart","value":"/bin/sleep 100"}]"#;
+        let bodies = [
+            "{}".to_string(),
+            r#"{"desiredState":"launched"}"#.into(),
+            r#"{"desiredState":"loaded"}"#.into(),
+            r#"{"desiredState":"inactive"}"#.into(),
+            r#"{"desiredState":"bogus"}"#.into(),
+            r#"{"desiredState":"launched","options":[]}"#.into(),
+            format!(r#"{{"desiredState":"launched","options":{opts}}}"#),
+            format!(r#"{{"options":{opts}}}"#),
+        ];
+        let mut fast = 0;
+        for name in ["a.service", "t@.service", "t@1.service"] {
+            let stored = stored(name, "/bin/sleep 100");
+            for body in &bodies {
+                let b = parse_put(name, JSON, body.as_bytes()).expect("parses");
+                let Some(d) = set_desired_only(name, &b) else {
+                    continue;
+                };
+                fast += 1;
+                assert_eq!(
+                    decide_put(name, &b, Some(&stored)),
+                    Ok(PutAction::SetDesired(d)),
+                    "{name} {body}"
+                );
+                assert_eq!(
+                    decide_put(name, &b, None).map_err(|e| e.code),
+                    Err(409),
+                    "{name} {body}"
+                );
+            }
+        }
+        // launched, loaded, inactive and launched with empty options on
+        // the unit and the instance; only inactive on the template.
+        assert_eq!(fast, 2 * 4 + 1);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The API's grouped creations against a real etcd and a real clusterd:
 //! PUTs of new units that arrive while a transaction is in flight go to
-//! etcd together (`cluster/src/creates.rs`), and each request still gets
+//! etcd together (`cluster/src/commit.rs`), and each request still gets
 //! its own answer, as fleet's API gives one PUT.
 //!
 //! - concurrent PUTs from many clients with bad requests among the good

@@ -9,6 +9,7 @@ mod api;
 mod batch;
 mod chaos;
 mod ctl;
+mod durable;
 mod failures;
 mod multi;
 mod tls;
