@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use flotilla_units::context::caps;
 use flotilla_units::systemd::{
-    detect_container, fnmatch, in_user_namespace, ConditionFacts, ContainerSigns,
+    detect_container, fnmatch, in_user_namespace, ConditionFacts, ContainerSigns, CONTAINER_NAMES,
 };
 use nix::sys::statvfs::{statvfs, FsFlags};
 use nix::unistd::{getegid, geteuid, getgroups, Gid, Group, User};
@@ -55,6 +55,16 @@ fn fixed() -> &'static Fixed {
             .map(|s| s.trim().to_string())
             .unwrap_or_default(),
     })
+}
+
+/// Whether the init runs in a container, by systemd-detect-virt's answer
+/// (what systemd's timers ask for `OnBootSec=`: in a container it counts
+/// from the init's start, not the kernel's).
+pub fn in_container() -> bool {
+    fixed()
+        .virtualization
+        .as_deref()
+        .is_some_and(|v| CONTAINER_NAMES.contains(&v))
 }
 
 /// Whether this is the machine's first boot, as systemd decides it when
