@@ -40,10 +40,14 @@ const STOP_TIMEOUT: u64 = 30;
 /// privilege that podman's default set lacks (`OOMScoreAdjust=` below 0,
 /// `LoadCredential=`'s mount), which systemd skips in a container and
 /// flotilla refuses until issue 27's degradation lands (then this list
-/// is emptied); dbus.socket fails after dbus.service's refusals.
-const AWAITING_DEGRADATION: [(&str, &str); 5] = [
+/// is emptied); dbus.socket fails after dbus.service's refusals, and
+/// systemd-update-utmp, which asks the bus for the boot time, fails when
+/// its connection breaks (`Failed to get D-Bus connection: Broken pipe`)
+/// rather than finds no bus, depending on when it asks.
+const AWAITING_DEGRADATION: [(&str, &str); 6] = [
     ("dbus.service", "needs CAP_SYS_RESOURCE"),
     ("dbus.socket", "trigger limit hit"),
+    ("systemd-update-utmp.service", "exit status 1"),
     ("systemd-tmpfiles-setup.service", "needs CAP_SYS_ADMIN"),
     ("systemd-tmpfiles-setup-dev.service", "needs CAP_SYS_ADMIN"),
     ("systemd-firstboot.service", "needs CAP_SYS_ADMIN"),
