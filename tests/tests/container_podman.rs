@@ -12,7 +12,8 @@
 //!    their own conditions (`ConditionVirtualization=!container`,
 //!    `ConditionPathIsReadWrite=/sys`); no failed unit but those that wait
 //!    for a missing privilege to be degraded as systemd does
-//!    ([`AWAITING_DEGRADATION`]); `podman exec CTR systemctl status`.
+//!    ([`AWAITING_DEGRADATION`]); `podman exec CTR systemctl status`;
+//!    `/run/systemd/container` says `podman`, as systemd's PID 1 writes it.
 //! 2. `podman stop`: every unit stopped in reverse order (ssh before the
 //!    network target, rsyslog before its socket), the init's own exit well
 //!    within the engine's timeout, and the exit status docs/pid1.md gives
@@ -269,6 +270,13 @@ fn debian_system_container_boots_and_stops_under_podman() {
     assert!(out.contains("multi-user.target"), "{out}");
     let (ok, out, _) = podman(&["exec", &ctr, "systemctl", "is-active", "ssh.service"]);
     assert!(ok && out.trim() == "active", "systemctl is-active: {out}");
+    // What systemd's PID 1 leaves for processes that cannot read its
+    // environment.
+    let (ok, out, err) = podman(&["exec", &ctr, "cat", "/run/systemd/container"]);
+    assert!(
+        ok && out == "podman",
+        "/run/systemd/container: {out:?} {err}"
+    );
     let rss = pid1_rss_kib(&ctr);
 
     // 2. The stop: within the timeout, in order, the documented status.

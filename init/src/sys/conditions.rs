@@ -67,6 +67,22 @@ pub fn in_container() -> bool {
         .is_some_and(|v| CONTAINER_NAMES.contains(&v))
 }
 
+/// Does what systemd's PID 1 does for the other processes of a container
+/// (`write_container_id()`): its `container=` variable, which only
+/// processes allowed to read `/proc/1/environ` see, is written to
+/// `/run/systemd/container`, which systemd-detect-virt reads before that.
+/// Nothing when the variable is unset or empty. The error, as a line.
+pub fn publish_container_id() -> Result<(), String> {
+    let Some(c) = std::env::var_os("container").filter(|c| !c.is_empty()) else {
+        return Ok(());
+    };
+    let path = "/run/systemd/container";
+    fs::create_dir_all("/run/systemd")
+        .and_then(|()| fs::write(path, c.as_encoded_bytes()))
+        .and_then(|()| fs::set_permissions(path, fs::Permissions::from_mode(0o644)))
+        .map_err(|e| format!("{path}: {e}"))
+}
+
 /// Whether this is the machine's first boot, as systemd decides it when
 /// PID 1 starts, before any unit runs: `/etc/machine-id` missing, empty
 /// or `uninitialized`. Read once, by the first call, which
