@@ -621,8 +621,11 @@ pub fn install_panic_hook(place: Place) {
 pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     let sys = RealSys::new();
     let place = boot(&sys);
-    // After the mounts: `/proc` is there.
+    // After the mounts: `/proc` is there, and `/run`.
     crate::sys::reexec::remember_exe();
+    if let Err(e) = crate::sys::conditions::publish_container_id() {
+        sys.console(&format!("init: {e}"));
+    }
     install_panic_hook(place);
     let mut args = match Args::parse(argv) {
         Ok(a) => a,

@@ -110,7 +110,7 @@ impl Timers {
             local,
             zones,
             init_start: mono0,
-            in_container: std::env::var_os("container").is_some(),
+            in_container: crate::sys::conditions::in_container(),
             seed,
             stamps: stamps.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         };

@@ -26,7 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use flotilla_units::context::caps;
-use flotilla_units::systemd::{fnmatch, ConditionFacts};
+use flotilla_units::systemd::{
+    detect_container, fnmatch, in_user_namespace, ConditionFacts, ContainerSigns, CONTAINER_NAMES,
+};
 use nix::sys::statvfs::{statvfs, FsFlags};
 use nix::unistd::{getegid, geteuid, getgroups, Gid, Group, User};
 
@@ -53,6 +55,32 @@ fn fixed() -> &'static Fixed {
             .map(|s| s.trim().to_string())
             .unwrap_or_default(),
     })
+}
+
+/// Whether the init runs in a container, by systemd-detect-virt's answer
+/// (what systemd's timers ask for `OnBootSec=`: in a container it counts
+/// from the init's start, not the kernel's).
+pub fn in_container() -> bool {
+    fixed()
+        .virtualization
+        .as_deref()
+        .is_some_and(|v| CONTAINER_NAMES.contains(&v))
+}
+
+/// Does what systemd's PID 1 does for the other processes of a container
+/// (`write_container_id()`): its `container=` variable, which only
+/// processes allowed to read `/proc/1/environ` see, is written to
+/// `/run/systemd/container`, which systemd-detect-virt reads before that.
+/// Nothing when the variable is unset or empty. The error, as a line.
+pub fn publish_container_id() -> Result<(), String> {
+    let Some(c) = std::env::var_os("container").filter(|c| !c.is_empty()) else {
+        return Ok(());
+    };
+    let path = "/run/systemd/container";
+    fs::create_dir_all("/run/systemd")
+        .and_then(|()| fs::write(path, c.as_encoded_bytes()))
+        .and_then(|()| fs::set_permissions(path, fs::Permissions::from_mode(0o644)))
+        .map_err(|e| format!("{path}: {e}"))
 }
 
 /// Whether this is the machine's first boot, as systemd decides it when
@@ -91,34 +119,14 @@ fn exists_as(path: &str, f: impl FnOnce(&fs::Metadata) -> bool) -> Result<bool, 
     }
 }
 
-/// systemd-detect-virt's answer, from what a container manager leaves
-/// (`/run/systemd/container`, `container=` in PID 1's environment, the
-/// marker files of docker and podman) and what a hypervisor shows (DMI
-/// vendor and product, the CPU's `hypervisor` flag).
+/// systemd-detect-virt's answer: a container first, by the signs a
+/// container manager leaves (read here, weighed by
+/// [`flotilla_units::systemd::detect_container`] in systemd's order), then
+/// what a hypervisor shows (DMI vendor and product, the CPU's
+/// `hypervisor` flag).
 fn detect_virtualization() -> Option<String> {
-    if let Some(c) = read_small("/run/systemd/container") {
-        let c = c.trim();
-        if !c.is_empty() {
-            return Some(container_name(c));
-        }
-    }
-    if let Ok(env) = fs::read("/proc/1/environ") {
-        for var in env.split(|&b| b == 0) {
-            if let Some(v) = var.strip_prefix(b"container=") {
-                if !v.is_empty() {
-                    return Some(container_name(&String::from_utf8_lossy(v)));
-                }
-            }
-        }
-    }
-    if Path::new("/.dockerenv").exists() {
-        return Some("docker".to_string());
-    }
-    if Path::new("/run/.containerenv").exists() {
-        return Some("podman".to_string());
-    }
-    if read_small("/proc/sys/kernel/osrelease").is_some_and(|r| r.contains("microsoft")) {
-        return Some("wsl".to_string());
+    if let Some(c) = detect_container(&container_signs()) {
+        return Some(c);
     }
     let dmi = |f: &str| read_small(format!("/sys/class/dmi/id/{f}")).unwrap_or_default();
     let (vendor, product) = (dmi("sys_vendor"), dmi("product_name"));
@@ -151,11 +159,69 @@ fn detect_virtualization() -> Option<String> {
     flagged.then(|| "vm-other".to_string())
 }
 
-/// A container manager's name as systemd-detect-virt spells it.
-fn container_name(c: &str) -> String {
-    match c {
-        "oci" => "container-other".to_string(),
-        c => c.to_string(),
+/// What [`detect_container`] weighs, read from this system.
+fn container_signs() -> ContainerSigns {
+    let exists = |p: &str| Path::new(p).exists();
+    let first_line = |p: &str| {
+        read_small(p)
+            .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
+            .filter(|l| !l.is_empty())
+    };
+    let pid1 = std::process::id() == 1;
+    let tracer = read_small("/proc/self/status")
+        .and_then(|st| {
+            st.lines()
+                .find_map(|l| l.strip_prefix("TracerPid:"))
+                .map(|v| v.trim().to_string())
+        })
+        .filter(|pid| pid != "0")
+        .and_then(|pid| first_line(&format!("/proc/{pid}/comm")));
+    // PID 1's environment needs CAP_SYS_PTRACE to read when it is not
+    // this process; unreadable counts as unset, as in systemd.
+    let pid1_container_env = if pid1 {
+        None
+    } else {
+        fs::read("/proc/1/environ").ok().and_then(|env| {
+            env.split(|&b| b == 0).find_map(|var| {
+                var.strip_prefix(b"container=")
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            })
+        })
+    };
+    ContainerSigns {
+        openvz: exists("/proc/vz") && !exists("/proc/bc"),
+        os_release: read_small("/proc/sys/kernel/osrelease").unwrap_or_default(),
+        tracer,
+        host_container_manager: first_line("/run/host/container-manager"),
+        pid1,
+        own_container_env: if pid1 {
+            std::env::var_os("container").map(|v| v.to_string_lossy().into_owned())
+        } else {
+            None
+        },
+        run_systemd_container: first_line("/run/systemd/container"),
+        pid1_container_env,
+        containerenv: exists("/run/.containerenv"),
+        dockerenv: exists("/.dockerenv"),
+        cgroupns: in_cgroup_namespace(),
+    }
+}
+
+/// systemd's `running_in_cgroupns()`: a cgroup namespace of its own shows
+/// as a root that is not the hierarchy's (with cgroup v2, a
+/// `cgroup.events` and, on kernels that have it, `cgroup.type`, which only
+/// a nested group has; with v1, the named systemd hierarchy without the
+/// root's `release_agent`).
+fn in_cgroup_namespace() -> bool {
+    let exists = |p: &str| Path::new(p).exists();
+    if !exists("/proc/self/ns/cgroup") {
+        return false;
+    }
+    if exists("/sys/fs/cgroup/cgroup.controllers") {
+        exists("/sys/fs/cgroup/cgroup.events")
+            && (exists("/sys/fs/cgroup/cgroup.type") || !exists("/sys/kernel/cgroup/features"))
+    } else {
+        exists("/sys/fs/cgroup/systemd") && !exists("/sys/fs/cgroup/systemd/release_agent")
     }
 }
 
@@ -277,6 +343,14 @@ impl ConditionFacts for Machine {
 
     fn virtualization(&self) -> Option<String> {
         fixed().virtualization.clone()
+    }
+
+    fn in_user_namespace(&self) -> bool {
+        in_user_namespace(
+            read_small("/proc/self/uid_map").as_deref(),
+            read_small("/proc/self/gid_map").as_deref(),
+            read_small("/proc/self/setgroups").as_deref(),
+        )
     }
 
     fn kernel_command_line(&self) -> String {

@@ -228,8 +228,10 @@ impl Planner {
             return (true, false);
         }
         if !required {
+            // A triggered unit that failed keeps showing so, but not
+            // through a shutdown, which ends with every unit disabled.
             if state == UnitState::Disabled
-                || (state == UnitState::Failed && self.units[i].kept_failed)
+                || (state == UnitState::Failed && self.units[i].kept_failed && !self.shutting_down)
             {
                 return (false, false);
             }

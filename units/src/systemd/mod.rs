@@ -38,6 +38,7 @@ mod calendar;
 mod canon;
 pub(crate) mod civil;
 mod condition;
+mod detect_virt;
 mod dropin;
 mod escape;
 mod exec;
@@ -61,6 +62,7 @@ pub use condition::{
     version_cmp, Condition, ConditionError, ConditionFacts, Conditions, ScriptedFacts,
     ScriptedPath, Verdict, CONDITION_KINDS,
 };
+pub use detect_virt::{detect_container, in_user_namespace, ContainerSigns, CONTAINER_NAMES};
 pub use dropin::{cat_text, MergedUnit, SourcedOption};
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
 pub use exec::{c_unescape, expand_env};

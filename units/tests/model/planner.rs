@@ -1485,6 +1485,38 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
     assert!(!w.p.trigger_waits(t));
 }
 
+/// A unit that a socket started and that failed stays `failed` outside
+/// the target, but a shutdown still disables it: it used to stay failed,
+/// and the shutdown never ended (a Debian container whose `dbus.service`
+/// failed hung in `podman stop` until the engine's SIGKILL).
+#[test]
+fn a_failed_triggered_unit_does_not_hold_up_the_shutdown() {
+    let sock = with(spec("bus.socket", UnitType::Socket), |s| {
+        s.exec_start = None;
+        s.triggers = v(&["bus"]);
+        s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
+    });
+    let mut w = World::new(
+        vec![
+            sock,
+            with(spec("bus", UnitType::ForegroundSupervised), |s| {
+                s.restart = RestartPolicy::No;
+            }),
+        ],
+        "bus.socket",
+        PlannerOptions::default(),
+    );
+    w.behaviour.insert("bus".into(), Behaviour::Exit(1));
+    let t = w.id("bus.socket");
+    w.feed(Fact::Fired { unit: t });
+    assert_eq!(w.starts(), ["bus"]);
+    assert_eq!(w.state("bus"), UnitState::Failed, "{:?}", w.events);
+    assert_eq!(w.p.triggered_by(w.id("bus")), None, "settled, left T");
+    w.shutdown();
+    assert_eq!(w.state("bus"), UnitState::Disabled);
+    assert!(w.p.drained());
+}
+
 /// A trigger whose unit is named by an alias (`syslog.service`, provided
 /// by `rsyslog.service`) starts the unit that provides it, which stays
 /// triggered by its own name until it settles.

@@ -123,6 +123,10 @@ pub trait ConditionFacts {
     /// The detected virtualization (`systemd-detect-virt`'s names:
     /// `kvm`, `qemu`, `docker`, `lxc` …), `None` on bare metal.
     fn virtualization(&self) -> Option<String>;
+    /// In a user namespace (`ConditionVirtualization=private-users`).
+    fn in_user_namespace(&self) -> bool {
+        false
+    }
     /// `/proc/cmdline`.
     fn kernel_command_line(&self) -> String;
     /// `uname -r`.
@@ -375,7 +379,7 @@ fn test(c: &Condition, f: &dyn ConditionFacts) -> Result<bool, String> {
         "DirectoryNotEmpty" => f.directory_not_empty(p)?,
         "FileNotEmpty" => f.file_not_empty(p)?,
         "FileIsExecutable" => f.file_is_executable(p)?,
-        "Virtualization" => virtualization(p, f.virtualization()),
+        "Virtualization" => virtualization(p, f.virtualization(), f.in_user_namespace()),
         "KernelCommandLine" => {
             let line = f.kernel_command_line();
             line.split_whitespace().any(|w| {
@@ -453,24 +457,15 @@ fn test(c: &Condition, f: &dyn ConditionFacts) -> Result<bool, String> {
     })
 }
 
-/// `systemd-detect-virt`'s container names; any other detected name is a VM.
-const CONTAINERS: [&str; 11] = [
-    "openvz",
-    "lxc",
-    "lxc-libvirt",
-    "systemd-nspawn",
-    "docker",
-    "podman",
-    "rkt",
-    "wsl",
-    "proot",
-    "pouch",
-    "container-other",
-];
-
-fn virtualization(p: &str, detected: Option<String>) -> bool {
-    let is_container = detected.as_deref().is_some_and(|d| CONTAINERS.contains(&d));
+/// `ConditionVirtualization=` as systemd tests it: `private-users` (a
+/// user namespace), a boolean (any virtualization), `vm`, `container`, or
+/// the detected name.
+fn virtualization(p: &str, detected: Option<String>, private_users: bool) -> bool {
+    let is_container = detected
+        .as_deref()
+        .is_some_and(|d| super::CONTAINER_NAMES.contains(&d));
     match p {
+        "private-users" => private_users,
         "vm" => detected.is_some() && !is_container,
         "container" => is_container,
         _ => match super::parse_bool(p) {

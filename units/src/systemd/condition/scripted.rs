@@ -32,6 +32,8 @@ pub struct ScriptedFacts {
     pub paths: Vec<(String, ScriptedPath)>,
     /// `systemd-detect-virt`'s answer (`None`: bare metal).
     pub virtualization: Option<String>,
+    /// In a user namespace.
+    pub private_users: bool,
     /// `/proc/cmdline`.
     pub kernel_command_line: String,
     /// `uname -r`.
@@ -55,6 +57,7 @@ impl Default for ScriptedFacts {
         ScriptedFacts {
             paths: Vec::new(),
             virtualization: Some("docker".to_string()),
+            private_users: false,
             kernel_command_line: "quiet".to_string(),
             kernel_release: "6.1.0".to_string(),
             architecture: "x86-64".to_string(),
@@ -114,6 +117,10 @@ impl ConditionFacts for ScriptedFacts {
     }
     fn virtualization(&self) -> Option<String> {
         self.virtualization.clone()
+    }
+
+    fn in_user_namespace(&self) -> bool {
+        self.private_users
     }
     fn kernel_command_line(&self) -> String {
         self.kernel_command_line.clone()

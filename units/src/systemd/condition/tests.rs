@@ -151,6 +151,8 @@ fn each_kind_holds_and_fails() {
         ("ConditionVirtualization=vm", false),
         ("ConditionVirtualization=docker", true),
         ("ConditionVirtualization=!kvm", true),
+        ("ConditionVirtualization=private-users", false),
+        ("ConditionVirtualization=!private-users", true),
         ("ConditionKernelCommandLine=quiet", true),
         ("ConditionKernelCommandLine=root", true),
         ("ConditionKernelCommandLine=root=/dev/vda1", true),
@@ -193,6 +195,21 @@ fn each_kind_holds_and_fails() {
     for (line, want) in cases {
         assert_eq!(holds(line), *want, "{line}");
     }
+}
+
+/// `private-users` asks for a user namespace, not for a virtualization:
+/// a rootless container skips `sys-fs-fuse-connections.mount` by it.
+#[test]
+fn private_users_is_the_user_namespace() {
+    let line = "[Unit]\nConditionVirtualization=!private-users\n";
+    let c = Conditions::from_unit_file(&parse(line)).expect("conditions");
+    let rootful = crate::systemd::ScriptedFacts::default();
+    assert!(check(&c.conditions, &rootful).ok);
+    let rootless = crate::systemd::ScriptedFacts {
+        private_users: true,
+        ..rootful
+    };
+    assert!(!check(&c.conditions, &rootless).ok);
 }
 
 #[test]
