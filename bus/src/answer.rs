@@ -2,7 +2,6 @@
 //! that dispatch stays one function and the reply is written in one
 //! place ([`Answer::send`]).
 
-use std::collections::HashMap;
 use zbus::message::Header;
 use zbus::zvariant::{OwnedObjectPath, Value};
 
@@ -44,7 +43,7 @@ pub enum Answer {
     /// `v`.
     Var(Value<'static>),
     /// `a{sv}`.
-    Dict(HashMap<String, Value<'static>>),
+    Dict(crate::props::Dict),
     /// `a(ssssssouso)`.
     Units(Vec<UnitRow>),
     /// `a(usssoo)`.

@@ -22,13 +22,25 @@ fn cmdline(pid: u32) -> String {
         .join(" ")
 }
 
+/// Where the cgroup2 tree is mounted (`/sys/fs/cgroup`, or
+/// `/sys/fs/cgroup/unified` on a hybrid host), from `/proc/self/mountinfo`.
+fn cgroup2_root() -> String {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .find(|l| l.contains(" - cgroup2 "))
+        .and_then(|l| l.split(' ').nth(4))
+        .unwrap_or("/sys/fs/cgroup")
+        .to_string()
+}
+
 /// The processes of a cgroup and its children, as `GetUnitProcesses`
 /// gives them: `(cgroup, pid, command line)`.
 pub fn processes(cgroup: &str) -> Vec<(String, u32, String)> {
     let mut out = Vec::new();
+    let mount = cgroup2_root();
     let mut dirs = vec![cgroup.to_string()];
     while let Some(cg) = dirs.pop() {
-        let root = format!("/sys/fs/cgroup{cg}");
+        let root = format!("{mount}{cg}");
         if let Ok(text) = std::fs::read_to_string(format!("{root}/cgroup.procs")) {
             for pid in text.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
                 out.push((cg.clone(), pid, cmdline(pid)));

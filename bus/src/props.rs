@@ -323,9 +323,30 @@ pub fn job(id: u32, unit: &str, kind: &str) -> Props {
     ]
 }
 
+/// Properties as `a{sv}` in the order given: `systemctl show` prints
+/// them in the order of the reply, as systemd's (the type interface's,
+/// then the unit's).
+pub struct Dict(pub Props);
+
+impl zbus::zvariant::Type for Dict {
+    const SIGNATURE: &'static zbus::zvariant::Signature =
+        <HashMap<String, Value<'static>> as zbus::zvariant::Type>::SIGNATURE;
+}
+
+impl serde::Serialize for Dict {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = ser.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 /// The properties as `a{sv}`.
-pub fn dict(props: Props) -> HashMap<String, Value<'static>> {
-    props.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+pub fn dict(props: Props) -> Dict {
+    Dict(props)
 }
 
 #[cfg(test)]

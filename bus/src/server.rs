@@ -199,9 +199,10 @@ impl Object {
             Object::Unit(name, None) => vec![(UNIT, props::not_found(name))],
             Object::Unit(_, Some(s)) => {
                 let job = hub.job_of(&systemd_name(s)).map(|(id, _)| id);
+                // systemd's order: the type interface's, then the unit's.
                 vec![
-                    (UNIT, props::unit(s, job)),
                     (props::type_interface(s.kind), props::type_props(s)),
+                    (UNIT, props::unit(s, job)),
                 ]
             }
             Object::Job(id, j) => vec![(JOB, props::job(*id, &j.unit, j.kind))],

@@ -1,0 +1,301 @@
+//! System tests of `flotilla-busd`, systemd's D-Bus interface beside the
+//! init (`docs/dbus.md`), with Debian's own programs: the init in
+//! supervisor mode with a few units, `flotilla-busd` on a socket in the
+//! test's directory, `busctl --address=unix:path=SOCK`, and the real
+//! `/bin/systemctl`, which talks to `/run/systemd/private` once
+//! `/run/systemd/system/` exists: it runs in a mount namespace of its own
+//! with a tmpfs over `/run` and the test's socket bound there, so the
+//! host's `/run` is untouched (harness: `tests/src/`).
+
+use flotilla_tests::init::{run, Init, Out, TestDir};
+use flotilla_tests::{bins, procs, wait_for, WAIT};
+use flotilla_units::state::UnitState;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `flotilla-busd`, killed by PID when dropped.
+struct Busd {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Busd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `flotilla-busd` on `DIR/private` for the test's init, and waits
+/// until the socket takes connections.
+fn busd(dir: &TestDir) -> Busd {
+    let socket = dir.join("private");
+    let out = std::fs::File::create(dir.join("busd.out")).expect("busd.out");
+    let child = Command::new(bins::busd())
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--control")
+        .arg(dir.control())
+        .arg("--no-system-bus")
+        .env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().expect("dup"))
+        .stderr(out)
+        .spawn()
+        .expect("start flotilla-busd");
+    wait_for(WAIT, "flotilla-busd's socket", || {
+        UnixStream::connect(&socket).ok().map(|_| ())
+    });
+    Busd { child, socket }
+}
+
+/// Debian's `/bin/systemctl ARGS` against the bus side: in a private mount
+/// namespace whose `/run` is a tmpfs with `/run/systemd/system/` (what
+/// `sd_booted()` checks) and the test's socket as `/run/systemd/private`.
+fn systemctl(bus: &Busd, args: &[&str]) -> Out {
+    let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+                  touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
+                  exec /bin/systemctl --no-pager \"$@\"";
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c", script])
+        .arg(&bus.socket)
+        .args(args)
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C");
+    run(cmd, Duration::from_secs(30))
+}
+
+/// `busctl --address=unix:path=SOCK ARGS`, as `user` when given.
+fn busctl(bus: &Busd, user: Option<&str>, args: &[&str]) -> Out {
+    let address = format!("unix:path={}", bus.socket.display());
+    let mut cmd = match user {
+        Some(u) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={u}"))
+                .args(["--regid=nogroup", "--clear-groups", "busctl"]);
+            c
+        }
+        None => Command::new("busctl"),
+    };
+    cmd.arg(format!("--address={address}")).args(args);
+    run(cmd, Duration::from_secs(15))
+}
+
+/// The units: `web` (YAML) that the target `default` requires, `extra`
+/// (a systemd unit file the target does not require) and `bad`, whose
+/// start fails.
+fn units(dir: &TestDir) {
+    dir.unit("web", "unit: web\nexec-start: sleep 1000\nprovides: webd\n");
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: webd\n",
+    );
+    dir.file(
+        "units/extra.service",
+        "[Unit]\nDescription=An extra service\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.file(
+        "units/bad.service",
+        "[Service]\nType=oneshot\nExecStart=/bin/false\n",
+    );
+}
+
+fn started(dir: &TestDir) -> Init {
+    units(dir);
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    init
+}
+
+#[test]
+fn debians_systemctl_reads_starts_and_stops_units() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let pid = init.pid_of("web");
+
+    let out = systemctl(&bus, &["status", "-n0", "web.service"]);
+    out.expect(0);
+    assert!(out.stdout.contains("web.service"), "{out:?}");
+    assert!(out.stdout.contains("Active: active (running)"), "{out:?}");
+    assert!(out.stdout.contains(&format!("Main PID: {pid}")), "{out:?}");
+
+    let out = systemctl(&bus, &["show", "-p", "MainPID", "-p", "ActiveState", "web"]);
+    out.expect(0);
+    assert_eq!(out.stdout, format!("MainPID={pid}\nActiveState=active\n"));
+
+    let out = systemctl(&bus, &["is-active", "extra.service"]);
+    out.expect(3);
+    assert_eq!(out.stdout, "inactive\n");
+
+    // `start` waits for the job's JobRemoved: the unit is up when it
+    // returns, with no wait of the test's own.
+    systemctl(&bus, &["start", "extra.service"]).expect(0);
+    assert_eq!(init.unit("extra.service").state, UnitState::Running);
+    let out = systemctl(&bus, &["is-active", "extra"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "active\n");
+
+    let out = systemctl(&bus, &["list-units", "--no-legend"]);
+    out.expect(0);
+    let line = |name: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" "))
+    };
+    assert_eq!(
+        line("extra.service").as_deref(),
+        Some("extra.service loaded active running"),
+        "{out:?}"
+    );
+    assert_eq!(
+        line("web.service").as_deref(),
+        Some("web.service loaded active running"),
+        "{out:?}"
+    );
+
+    systemctl(&bus, &["stop", "extra.service"]).expect(0);
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+    systemctl(&bus, &["is-active", "extra.service"]).expect(3);
+
+    // The target requires web: the stop is refused, saying why.
+    let out = systemctl(&bus, &["stop", "web"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("the target default requires it"),
+        "{out:?}"
+    );
+    assert_eq!(init.unit("web").state, UnitState::Running);
+
+    let out = systemctl(&bus, &["start", "bad.service"]);
+    out.expect(1);
+    assert!(out.stderr.contains("Job for bad.service failed"), "{out:?}");
+
+    let out = systemctl(&bus, &["status", "nothere.service"]);
+    out.expect(4);
+    assert!(
+        out.stderr
+            .contains("Unit nothere.service could not be found."),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn busctl_introspects_and_calls_the_manager() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+
+    let out = busctl(
+        &bus,
+        None,
+        &[
+            "introspect",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+        ],
+    );
+    out.expect(0);
+    for member in [".StartUnit", ".JobRemoved", ".ListUnits", ".SystemState"] {
+        assert!(out.stdout.contains(member), "{member}: {out:?}");
+    }
+
+    let out = busctl(
+        &bus,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "GetUnit",
+            "s",
+            "web.service",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        "o \"/org/freedesktop/systemd1/unit/web_2eservice\"\n"
+    );
+
+    let out = busctl(
+        &bus,
+        None,
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/web_2eservice",
+            "org.freedesktop.systemd1.Unit",
+            "ActiveState",
+            "SubState",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "s \"active\"\ns \"running\"\n");
+
+    // What flotilla cannot do is an error that says what and why.
+    let out = busctl(
+        &bus,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "KillUnit",
+            "ssi",
+            "web.service",
+            "all",
+            "15",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("KillUnit is not supported by flotilla: the control protocol has no request"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_caller_other_than_root_reads_and_is_refused_a_change() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+
+    let out = busctl(
+        &bus,
+        Some("nobody"),
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/extra_2eservice",
+            "org.freedesktop.systemd1.Unit",
+            "ActiveState",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "s \"inactive\"\n");
+
+    let out = busctl(
+        &bus,
+        Some("nobody"),
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "StartUnit",
+            "ss",
+            "extra.service",
+            "replace",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("Access denied"), "{out:?}");
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+}
