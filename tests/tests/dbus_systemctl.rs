@@ -11,7 +11,7 @@ use flotilla_tests::init::{run, Init, Out, TestDir};
 use flotilla_tests::{bins, procs, wait_for, WAIT};
 use flotilla_units::state::UnitState;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -55,12 +55,13 @@ fn busd(dir: &TestDir) -> Busd {
 /// namespace whose `/run` is a tmpfs with `/run/systemd/system/` (what
 /// `sd_booted()` checks) and the test's socket as `/run/systemd/private`.
 fn systemctl(bus: &Busd, args: &[&str]) -> Out {
+    let socket = &bus.socket;
     let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
                   touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
                   exec /bin/systemctl --no-pager \"$@\"";
     let mut cmd = Command::new("unshare");
     cmd.args(["--mount", "--propagation", "private", "sh", "-c", script])
-        .arg(&bus.socket)
+        .arg(socket)
         .args(args)
         .env("SYSTEMD_COLORS", "0")
         .env("LC_ALL", "C");
@@ -68,8 +69,8 @@ fn systemctl(bus: &Busd, args: &[&str]) -> Out {
 }
 
 /// `busctl --address=unix:path=SOCK ARGS`, as `user` when given.
-fn busctl(bus: &Busd, user: Option<&str>, args: &[&str]) -> Out {
-    let address = format!("unix:path={}", bus.socket.display());
+fn busctl(socket: &Path, user: Option<&str>, args: &[&str]) -> Out {
+    let address = format!("unix:path={}", socket.display());
     let mut cmd = match user {
         Some(u) => {
             let mut c = Command::new("setpriv");
@@ -190,7 +191,7 @@ fn busctl_introspects_and_calls_the_manager() {
     let bus = busd(&dir);
 
     let out = busctl(
-        &bus,
+        &bus.socket,
         None,
         &[
             "introspect",
@@ -204,7 +205,7 @@ fn busctl_introspects_and_calls_the_manager() {
     }
 
     let out = busctl(
-        &bus,
+        &bus.socket,
         None,
         &[
             "call",
@@ -223,7 +224,7 @@ fn busctl_introspects_and_calls_the_manager() {
     );
 
     let out = busctl(
-        &bus,
+        &bus.socket,
         None,
         &[
             "get-property",
@@ -239,7 +240,7 @@ fn busctl_introspects_and_calls_the_manager() {
 
     // What flotilla cannot do is an error that says what and why.
     let out = busctl(
-        &bus,
+        &bus.socket,
         None,
         &[
             "call",
@@ -268,7 +269,7 @@ fn a_caller_other_than_root_reads_and_is_refused_a_change() {
     let bus = busd(&dir);
 
     let out = busctl(
-        &bus,
+        &bus.socket,
         Some("nobody"),
         &[
             "get-property",
@@ -282,7 +283,7 @@ fn a_caller_other_than_root_reads_and_is_refused_a_change() {
     assert_eq!(out.stdout, "s \"inactive\"\n");
 
     let out = busctl(
-        &bus,
+        &bus.socket,
         Some("nobody"),
         &[
             "call",
@@ -298,4 +299,60 @@ fn a_caller_other_than_root_reads_and_is_refused_a_change() {
     assert_ne!(out.code, 0, "{out:?}");
     assert!(out.stderr.contains("Access denied"), "{out:?}");
     assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+}
+
+/// The init binds the socket (`flotilla-busd.socket`, as
+/// `contrib/units/` has it) and hands it to `flotilla-busd` as fd 3
+/// (`LISTEN_FDS`); when `flotilla-busd` dies the init starts it again
+/// with the same socket, which answers as before.
+#[test]
+fn the_init_hands_its_socket_to_busd_and_restarts_it() {
+    let dir = TestDir::new();
+    let socket = dir.join("run/systemd/private");
+    dir.file(
+        "units/flotilla-busd.socket",
+        &format!(
+            "[Socket]\nListenStream={}\nSocketMode=0666\n",
+            socket.display()
+        ),
+    );
+    dir.file(
+        "units/flotilla-busd.service",
+        &format!(
+            "[Unit]\nRequires=flotilla-busd.socket\n[Service]\nExecStart={} --control {} \
+             --no-system-bus\nRestart=always\nRestartSec=100ms\n",
+            bins::busd().display(),
+            dir.control().display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [flotilla-busd.socket, flotilla-busd.service]\n",
+    );
+    let init = dir.start("default");
+    let first = init.wait_state("flotilla-busd.service", UnitState::Running);
+    let state = |socket: &Path| {
+        let out = busctl(
+            socket,
+            None,
+            &[
+                "get-property",
+                "org.freedesktop.systemd1",
+                "/org/freedesktop/systemd1/unit/flotilla_2dbusd_2eservice",
+                "org.freedesktop.systemd1.Unit",
+                "ActiveState",
+            ],
+        );
+        out.expect(0);
+        out.stdout
+    };
+    assert_eq!(state(&socket), "s \"active\"\n");
+
+    let old = first.pid.expect("busd's pid");
+    procs::signal(old, libc::SIGKILL);
+    let again = init.wait_unit("flotilla-busd.service", "restarted", |u| {
+        u.state == UnitState::Running && u.pid.is_some_and(|p| p != old)
+    });
+    assert_eq!(again.restarts, 1);
+    assert_eq!(state(&socket), "s \"active\"\n");
 }
