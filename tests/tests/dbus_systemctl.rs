@@ -31,14 +31,26 @@ impl Drop for Busd {
 /// Starts `flotilla-busd` on `DIR/private` for the test's init, and waits
 /// until the socket takes connections.
 fn busd(dir: &TestDir) -> Busd {
+    busd_on(dir, None)
+}
+
+/// [`busd`], also on the system bus at `system_bus` when given.
+fn busd_on(dir: &TestDir, system_bus: Option<&Path>) -> Busd {
     let socket = dir.join("private");
     let out = std::fs::File::create(dir.join("busd.out")).expect("busd.out");
-    let child = Command::new(bins::busd())
-        .arg("--socket")
+    let mut cmd = Command::new(bins::busd());
+    cmd.arg("--socket")
         .arg(&socket)
         .arg("--control")
-        .arg(dir.control())
-        .arg("--no-system-bus")
+        .arg(dir.control());
+    match system_bus {
+        Some(bus) => cmd.env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.display()),
+        ),
+        None => cmd.arg("--no-system-bus"),
+    };
+    let child = cmd
         .env(procs::MARK_VAR, &dir.mark)
         .stdin(Stdio::null())
         .stdout(out.try_clone().expect("dup"))
@@ -355,4 +367,100 @@ fn the_init_hands_its_socket_to_busd_and_restarts_it() {
     });
     assert_eq!(again.restarts, 1);
     assert_eq!(state(&socket), "s \"active\"\n");
+}
+
+/// A real `dbus-daemon` as the system bus, at `DIR/bus`, that lets every
+/// user connect (the stock system policy has no rule for the test's
+/// names); killed by PID when dropped.
+struct DbusDaemon {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for DbusDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dbus_daemon(dir: &TestDir) -> DbusDaemon {
+    let socket = dir.join("bus");
+    let config = dir.file(
+        "bus.conf",
+        &format!(
+            "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n \
+             \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n<busconfig>\n\
+             <type>system</type>\n<listen>unix:path={}</listen>\n<auth>EXTERNAL</auth>\n\
+             <policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>\
+             <allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy>\n</busconfig>\n",
+            socket.display()
+        ),
+    );
+    let child = Command::new("dbus-daemon")
+        .arg(format!("--config-file={}", config.display()))
+        .arg("--nofork")
+        .env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dbus-daemon");
+    wait_for(WAIT, "dbus-daemon's socket", || {
+        UnixStream::connect(&socket).ok().map(|_| ())
+    });
+    DbusDaemon { child, socket }
+}
+
+/// With a system bus, `flotilla-busd` takes the name
+/// `org.freedesktop.systemd1` there; Debian's `systemctl` run by a user
+/// other than root goes through the bus (not the private socket), reads,
+/// and is refused a start.
+#[test]
+fn on_the_system_bus_a_user_reads_and_is_refused_a_change() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(&bus.socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+    let as_nobody = |args: &[&str]| {
+        let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+                      exec setpriv --reuid=nobody --regid=nogroup --clear-groups \
+                      /bin/systemctl --no-pager \"$@\"";
+        let mut cmd = Command::new("unshare");
+        cmd.args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .args(args)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.socket.display()),
+        )
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C");
+        run(cmd, Duration::from_secs(30))
+    };
+    let out = as_nobody(&["is-active", "web.service"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "active\n");
+    let out = as_nobody(&["start", "extra.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("Failed to start extra.service: Access denied"),
+        "{out:?}"
+    );
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
 }
