@@ -97,9 +97,39 @@ pub async fn accept(
     }
 }
 
+/// The units whose coming up means the system bus may be there now.
+const BUS_UNITS: [&str; 2] = ["dbus.service", "dbus.socket"];
+
+/// Serves the system bus: at once if it runs, else once `dbus.service` or
+/// `dbus.socket` becomes active (the init's changes say so: no polling),
+/// and again after the bus went away and came back.
+pub async fn system_bus_when_up(hub: Arc<Hub>) {
+    let mut changes = hub.changes();
+    loop {
+        if let Some(conn) = system_bus(hub.clone()).await {
+            conn.closed().await;
+            eprintln!("flotilla-busd: the system bus went away");
+        }
+        // Wait for the bus's units to come (back) up.
+        loop {
+            match changes.recv().await {
+                Ok(crate::hub::Event::Changed(s)) => {
+                    let name = crate::model::systemd_name(&s);
+                    if BUS_UNITS.contains(&name.as_str()) && s.state.is_active() {
+                        break;
+                    }
+                }
+                Ok(crate::hub::Event::Resync) => break,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => break,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+}
+
 /// Takes the name `org.freedesktop.systemd1` on the system bus and serves
-/// it, if the bus runs; `false` when it does not (yet).
-pub async fn system_bus(hub: Arc<Hub>) -> bool {
+/// it, if the bus runs; `None` when it does not (yet).
+pub async fn system_bus(hub: Arc<Hub>) -> Option<zbus::Connection> {
     let built = async {
         zbus::connection::Builder::system()?
             .name("org.freedesktop.systemd1")?
@@ -109,9 +139,13 @@ pub async fn system_bus(hub: Arc<Hub>) -> bool {
     .await;
     match built {
         Ok(conn) => {
-            tokio::spawn(serve(hub, conn, Caller::Bus));
-            true
+            eprintln!("flotilla-busd: serving org.freedesktop.systemd1 on the system bus");
+            tokio::spawn(serve(hub, conn.clone(), Caller::Bus));
+            Some(conn)
         }
-        Err(_) => false,
+        Err(e) => {
+            eprintln!("flotilla-busd: no system bus yet ({e}); serving the peer-to-peer socket");
+            None
+        }
     }
 }

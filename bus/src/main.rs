@@ -77,8 +77,8 @@ fn main() -> ExitCode {
     let result = rt.block_on(async move {
         let hub = Hub::new(control);
         tokio::spawn(hub.clone().follow());
-        if args.system_bus && !listen::system_bus(hub.clone()).await {
-            eprintln!("flotilla-busd: no system bus yet; serving the peer-to-peer socket only");
+        if args.system_bus {
+            tokio::spawn(listen::system_bus_when_up(hub.clone()));
         }
         listen::accept(hub, listener).await
     });

@@ -384,7 +384,9 @@ impl Drop for DbusDaemon {
     }
 }
 
-fn dbus_daemon(dir: &TestDir) -> DbusDaemon {
+/// A system bus configuration at `DIR/bus.conf` for a bus at `DIR/bus`
+/// that every user may connect to: the file and the socket.
+fn bus_config(dir: &TestDir) -> (PathBuf, PathBuf) {
     let socket = dir.join("bus");
     let config = dir.file(
         "bus.conf",
@@ -397,6 +399,11 @@ fn dbus_daemon(dir: &TestDir) -> DbusDaemon {
             socket.display()
         ),
     );
+    (config, socket)
+}
+
+fn dbus_daemon(dir: &TestDir) -> DbusDaemon {
+    let (config, socket) = bus_config(dir);
     let child = Command::new("dbus-daemon")
         .arg(format!("--config-file={}", config.display()))
         .arg("--nofork")
@@ -463,4 +470,46 @@ fn on_the_system_bus_a_user_reads_and_is_refused_a_change() {
         "{out:?}"
     );
     assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+}
+
+/// `flotilla-busd` started before the system bus takes the name once the
+/// bus's unit, `dbus.service`, is up: here started through the bus side
+/// itself (Debian's `systemctl start` over the private socket).
+#[test]
+fn the_name_is_taken_once_dbus_comes_up() {
+    let dir = TestDir::new();
+    units(&dir);
+    let (config, socket) = bus_config(&dir);
+    dir.file(
+        "units/dbus.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/dbus-daemon --config-file={} --nofork\n",
+            config.display()
+        ),
+    );
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd_on(&dir, Some(&socket));
+    systemctl(&bus, &["start", "dbus.service"]).expect(0);
+    assert_eq!(init.unit("dbus.service").state, UnitState::Running);
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(&socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+    let out = busctl(
+        &socket,
+        None,
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/dbus_2eservice",
+            "org.freedesktop.systemd1.Unit",
+            "ActiveState",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "s \"active\"\n");
 }
