@@ -100,13 +100,12 @@ impl Hub {
     }
 
     /// The unit a client's name (`cron.service`, `web`) means, if the init
-    /// has it. A target's name answers its provider only when the
-    /// provider is the unit asked for, so `web.target` is not `web`.
+    /// has it ([`crate::model::means`]: the init's `status` of a target
+    /// answers its provider, which is not the unit asked for).
     pub async fn find(&self, name: &str) -> Result<Option<UnitStatus>, BusError> {
         for n in candidates(name) {
             if let Some(s) = self.status(&n).await? {
-                if systemd_name(&s) == name || s.unit == name || candidates(name).contains(&s.unit)
-                {
+                if crate::model::means(name, &s) {
                     return Ok(Some(s));
                 }
             }

@@ -62,6 +62,14 @@ pub fn candidates(name: &str) -> Vec<String> {
     vec![format!("{name}.service"), name.to_string()]
 }
 
+/// Whether a client's `name` means the unit `s`: its systemd name, its
+/// own name, or (for a name without a suffix, which systemctl takes as a
+/// `.service`) the service of that name.
+pub fn means(name: &str, s: &UnitStatus) -> bool {
+    let sysname = systemd_name(s);
+    sysname == name || s.unit == name || (!has_suffix(name) && sysname == format!("{name}.service"))
+}
+
 /// systemd's `ActiveState` of a flotilla state.
 pub fn active_state(state: UnitState) -> &'static str {
     match state {

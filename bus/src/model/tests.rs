@@ -46,6 +46,13 @@ fn names_as_systemd_has_them() {
     assert_eq!(candidates("web.service"), ["web.service", "web"]);
     assert_eq!(candidates("web"), ["web.service", "web"]);
     assert_eq!(candidates(".service"), [".service"]);
+    assert!(means("web.service", &web));
+    assert!(means("web", &web));
+    // The init answers a target's provider: `web.target` is not `web`.
+    assert!(!means("web.target", &web));
+    assert!(!means("webd", &web));
+    assert!(means("net.target", &net));
+    assert!(means("cron", &cron));
 }
 
 #[test]
