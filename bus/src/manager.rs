@@ -237,6 +237,11 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         }
         "GetUnitProcesses" => {
             let (name,): (String,) = args(msg)?;
+            // The root slice is every process (`systemctl status` of the
+            // system asks for it).
+            if name == "-.slice" {
+                return a(Answer::Processes(crate::procs::processes("/")));
+            }
             let s = hub
                 .find(&name)
                 .await?

@@ -12,14 +12,21 @@ pub fn cgroup_of(pid: i32) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A process's command line, its arguments joined by spaces.
+/// A process's command line, its arguments joined by spaces; a kernel
+/// thread, which has none, as `[comm]` (as systemd shows it).
 fn cmdline(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    raw.split(|b| *b == 0)
+    let line = raw
+        .split(|b| *b == 0)
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    if line.is_empty() {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        return format!("[{}]", comm.trim());
+    }
+    line
 }
 
 /// Where the cgroup2 tree is mounted (`/sys/fs/cgroup`, or

@@ -187,6 +187,20 @@ fn debians_systemctl_reads_starts_and_stops_units() {
     out.expect(1);
     assert!(out.stderr.contains("Job for bad.service failed"), "{out:?}");
 
+    // The system as a whole, from the manager's properties: degraded,
+    // with bad.service failed.
+    let out = systemctl(&bus, &["is-system-running"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "degraded\n");
+    let out = systemctl(&bus, &["get-default"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "default.target\n");
+    let out = systemctl(&bus, &["status"]);
+    out.expect(0);
+    assert!(out.stdout.contains("Failed: 1 units"), "{out:?}");
+    assert!(out.stdout.contains("State: degraded"), "{out:?}");
+    assert!(!out.stderr.contains("Failed"), "{out:?}");
+
     let out = systemctl(&bus, &["status", "nothere.service"]);
     out.expect(4);
     assert!(
