@@ -264,6 +264,30 @@ fn busctl_introspects_and_calls_the_manager() {
     out.expect(0);
     assert_eq!(out.stdout, "s \"active\"\ns \"running\"\n");
 
+    // Bad input is an error naming it; the bus side goes on.
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "StartUnit",
+            "u",
+            "7",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("bad arguments"), "{out:?}");
+    let out = busctl(
+        &bus.socket,
+        None,
+        &["introspect", "org.freedesktop.systemd1", "/nowhere"],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("Unknown object '/nowhere'"), "{out:?}");
+
     // What flotilla cannot do is an error that says what and why.
     let out = busctl(
         &bus.socket,
