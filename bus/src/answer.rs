@@ -50,6 +50,8 @@ pub enum Answer {
     Jobs(Vec<JobRow>),
     /// `a(sss)`.
     Changes(Vec<Change>),
+    /// `a(ss)`: unit file, state.
+    Files(Vec<(String, String)>),
     /// `a(sus)`: cgroup, PID, command line.
     Processes(Vec<(String, u32, String)>),
 }
@@ -74,6 +76,7 @@ impl Answer {
             Answer::Jobs(j) => conn.reply(call, &j).await,
             Answer::Changes(c) => conn.reply(call, &c).await,
             Answer::Processes(p) => conn.reply(call, &p).await,
+            Answer::Files(f) => conn.reply(call, &f).await,
         }
     }
 }

@@ -17,4 +17,5 @@ pub mod model;
 pub mod procs;
 pub mod props;
 pub mod server;
+pub mod unit_files;
 pub mod units_ops;

@@ -297,6 +297,15 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         "PowerOff" => shutdown(hub, ShutdownKind::Poweroff).await,
         "Reboot" => shutdown(hub, ShutdownKind::Reboot).await,
         "Halt" => shutdown(hub, ShutdownKind::Halt).await,
+        "GetUnitFileState" => {
+            let (name,): (String,) = args(msg)?;
+            a(crate::unit_files::get_state(hub, &name).await?)
+        }
+        "ListUnitFiles" => a(crate::unit_files::list(hub, &[], &[]).await?),
+        "ListUnitFilesByPatterns" => {
+            let (states, patterns): (Vec<String>, Vec<String>) = args(msg)?;
+            a(crate::unit_files::list(hub, &states, &patterns).await?)
+        }
         "MaskUnitFiles" => mask(hub, msg, true).await,
         "UnmaskUnitFiles" => mask(hub, msg, false).await,
         "GetDefaultTarget" => {
@@ -380,9 +389,6 @@ pub fn unmapped(member: &str) -> BusError {
             "transient units and scopes from D-Bus are not served yet (initctl run makes a transient service)"
         }
         "CancelJob" => "a job is the unit's own settling, which cannot be called back",
-        "ListUnitFiles" | "ListUnitFilesByPatterns" | "GetUnitFileState" => {
-            "unit files are read by initctl (systemctl list-unit-files, is-enabled), not over D-Bus yet"
-        }
         "EnableUnitFiles" | "DisableUnitFiles" | "EnableUnitFilesWithFlags"
         | "DisableUnitFilesWithFlags" | "SetDefaultTarget" => {
             "enablement links are made by initctl enable/disable (/usr/local/bin/systemctl), not over D-Bus yet"

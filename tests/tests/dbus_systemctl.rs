@@ -187,6 +187,19 @@ fn debians_systemctl_reads_starts_and_stops_units() {
     out.expect(1);
     assert!(out.stderr.contains("Job for bad.service failed"), "{out:?}");
 
+    // Unit files, read on the init's unit path.
+    let out = systemctl(&bus, &["is-enabled", "extra.service"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "static\n");
+    let out = systemctl(&bus, &["list-unit-files", "--no-legend", "*.service"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.split_whitespace().take(2).eq(["extra.service", "static"])),
+        "{out:?}"
+    );
+
     // The system as a whole, from the manager's properties: degraded,
     // with bad.service failed.
     let out = systemctl(&bus, &["is-system-running"]);
