@@ -50,6 +50,9 @@ pub enum Answer {
     Jobs(Vec<JobRow>),
     /// `a(sss)`.
     Changes(Vec<Change>),
+    /// `ba(sss)`: whether the units had an `[Install]` section, and the
+    /// changes.
+    Enabled(bool, Vec<Change>),
     /// `a(ss)`: unit file, state.
     Files(Vec<(String, String)>),
     /// `a(sus)`: cgroup, PID, command line.
@@ -77,6 +80,7 @@ impl Answer {
             Answer::Changes(c) => conn.reply(call, &c).await,
             Answer::Processes(p) => conn.reply(call, &p).await,
             Answer::Files(f) => conn.reply(call, &f).await,
+            Answer::Enabled(b, c) => conn.reply(call, &(b, c)).await,
         }
     }
 }

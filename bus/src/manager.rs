@@ -306,6 +306,23 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (states, patterns): (Vec<String>, Vec<String>) = args(msg)?;
             a(crate::unit_files::list(hub, &states, &patterns).await?)
         }
+        "EnableUnitFiles" => {
+            let (names, runtime, _force): (Vec<String>, bool, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            a(crate::unit_files::enable(hub, &names, true).await?)
+        }
+        "DisableUnitFiles" => {
+            let (names, runtime): (Vec<String>, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            a(crate::unit_files::enable(hub, &names, false).await?)
+        }
+        "EnableUnitFilesWithFlags" | "DisableUnitFilesWithFlags" => {
+            let (names, flags): (Vec<String>, u64) = args(msg)?;
+            // systemd's UNIT_FILE_RUNTIME is bit 0.
+            no_runtime(flags & 1 != 0)?;
+            let on = member.starts_with("Enable");
+            a(crate::unit_files::enable(hub, &names, on).await?)
+        }
         "MaskUnitFiles" => mask(hub, msg, true).await,
         "UnmaskUnitFiles" => mask(hub, msg, false).await,
         "GetDefaultTarget" => {
@@ -376,6 +393,18 @@ async fn isolate(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     }
 }
 
+/// `--runtime` enablement (links under `/run`, gone at the next boot) is
+/// not one flotilla makes.
+fn no_runtime(runtime: bool) -> Result<(), BusError> {
+    if runtime {
+        return Err(BusError::not_supported(
+            "Runtime enablement (--runtime)",
+            "flotilla's unit path has no runtime directory; enable without --runtime",
+        ));
+    }
+    Ok(())
+}
+
 /// Why each method flotilla does not map is not mapped.
 pub fn unmapped(member: &str) -> BusError {
     let why = match member {
@@ -389,9 +418,8 @@ pub fn unmapped(member: &str) -> BusError {
             "transient units and scopes from D-Bus are not served yet (initctl run makes a transient service)"
         }
         "CancelJob" => "a job is the unit's own settling, which cannot be called back",
-        "EnableUnitFiles" | "DisableUnitFiles" | "EnableUnitFilesWithFlags"
-        | "DisableUnitFilesWithFlags" | "SetDefaultTarget" => {
-            "enablement links are made by initctl enable/disable (/usr/local/bin/systemctl), not over D-Bus yet"
+        "SetDefaultTarget" => {
+            "the target is the init's (initctl set-target, the config's target), not a default.target link"
         }
         "SetUnitProperties" => "a unit's settings come from its unit file; flotilla has no run-time overrides",
         _ => "this method is not part of what flotilla serves",

@@ -92,3 +92,99 @@ pub async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<A
         .collect();
     Ok(Answer::Files(rows))
 }
+
+/// The directory enablement links go to: `/etc/systemd/system` when it is
+/// on the path, else the first directory.
+fn config_dir(dirs: &[SearchDir]) -> String {
+    dirs.iter()
+        .find(|d| d.path.ends_with("/etc/systemd/system"))
+        .or_else(|| dirs.first())
+        .map(|d| d.path.clone())
+        .unwrap_or_default()
+}
+
+/// The `[Install]` section of the file that defines `name`.
+fn install_of(dirs: &[SearchDir], name: &str) -> Option<InstallInfo> {
+    let r = resolve_unit(dirs, name);
+    let Definition::File(p) = &r.definition else {
+        return None;
+    };
+    let text = std::fs::read_to_string(p).ok()?;
+    InstallInfo::from_unit_file(&r.id, &parse(&text)).ok()
+}
+
+/// `EnableUnitFiles` (`on`) and `DisableUnitFiles`: the links of each
+/// unit's `[Install]` made or removed, as `initctl enable` makes them.
+/// The init is not reloaded here: `systemctl` asks for `Reload` after, as
+/// it does of systemd. The answer says whether the units had anything to
+/// install (for enable) and each link made (`symlink`) or removed
+/// (`unlink`).
+pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusError> {
+    use flotilla_units::systemd::{disable_links, enable_links};
+    let dirs = search_path(hub).await?;
+    let config = config_dir(&dirs);
+    let install = |n: &str| install_of(&dirs, n);
+    let mut links = Vec::new();
+    let mut carries = false;
+    for u in names {
+        let r = resolve_unit(&dirs, u);
+        match &r.definition {
+            Definition::NotFound => {
+                return Err(BusError {
+                    name: "org.freedesktop.DBus.Error.FileNotFound",
+                    message: format!("Unit file {u} does not exist."),
+                })
+            }
+            Definition::Masked(_) if on => return Err(BusError::masked(u)),
+            _ => {}
+        }
+        if on {
+            let info = install(u).unwrap_or_default();
+            if !info.has_rules() && info.also.is_empty() {
+                continue;
+            }
+            carries = true;
+            links.extend(
+                enable_links(&dirs, &config, u, &install)
+                    .map_err(|e| BusError::failed(e.to_string()))?,
+            );
+        } else {
+            links.extend(disable_links(&dirs, u, &install));
+        }
+    }
+    links.sort();
+    links.dedup();
+    let mut changes = Vec::new();
+    for l in &links {
+        let done = if on { make_link(l) } else { remove_link(l) };
+        done.map_err(|e| BusError::failed(format!("{}: {e}", l.path)))?;
+        changes.push(if on {
+            ("symlink".to_string(), l.path.clone(), l.target.clone())
+        } else {
+            ("unlink".to_string(), l.path.clone(), String::new())
+        });
+    }
+    Ok(if on {
+        Answer::Enabled(carries, changes)
+    } else {
+        Answer::Changes(changes)
+    })
+}
+
+fn make_link(l: &flotilla_units::systemd::Link) -> io::Result<()> {
+    if std::fs::symlink_metadata(&l.path).is_ok() {
+        // Already there (systemd says nothing of a link it finds).
+        return Ok(());
+    }
+    if let Some(parent) = std::path::Path::new(&l.path).parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::os::unix::fs::symlink(&l.target, &l.path)
+}
+
+fn remove_link(l: &flotilla_units::systemd::Link) -> io::Result<()> {
+    match std::fs::remove_file(&l.path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}

@@ -110,6 +110,10 @@ fn units(dir: &TestDir) {
         "[Unit]\nDescription=An extra service\n[Service]\nExecStart=/bin/sleep 1000\n",
     );
     dir.file(
+        "units/inst.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n[Install]\nWantedBy=multi-user.target\n",
+    );
+    dir.file(
         "units/bad.service",
         "[Service]\nType=oneshot\nExecStart=/bin/false\n",
     );
@@ -199,6 +203,26 @@ fn debians_systemctl_reads_starts_and_stops_units() {
             .any(|l| l.split_whitespace().take(2).eq(["extra.service", "static"])),
         "{out:?}"
     );
+
+    // enable --now: the [Install] links made over D-Bus, the init
+    // reloaded (systemctl asks), the unit started; disable --now undoes it.
+    let link = dir.join("units/multi-user.target.wants/inst.service");
+    let out = systemctl(&bus, &["enable", "--now", "inst.service"]);
+    out.expect(0);
+    assert!(out.stderr.contains("Created symlink"), "{out:?}");
+    assert_eq!(
+        std::fs::read_link(&link).expect("the link"),
+        dir.join("units/inst.service")
+    );
+    assert_eq!(init.unit("inst.service").state, UnitState::Running);
+    systemctl(&bus, &["is-enabled", "inst.service"]).expect(0);
+    let out = systemctl(&bus, &["disable", "--now", "inst.service"]);
+    out.expect(0);
+    assert!(std::fs::symlink_metadata(&link).is_err(), "{out:?}");
+    assert_eq!(init.unit("inst.service").state, UnitState::Disabled);
+    let out = systemctl(&bus, &["is-enabled", "inst.service"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "disabled\n");
 
     // The system as a whole, from the manager's properties: degraded,
     // with bad.service failed.
