@@ -105,10 +105,24 @@ const BUS_UNITS: [&str; 2] = ["dbus.service", "dbus.socket"];
 /// and again after the bus went away and came back.
 pub async fn system_bus_when_up(hub: Arc<Hub>) {
     let mut changes = hub.changes();
+    let mut first = true;
     loop {
-        if let Some(conn) = system_bus(hub.clone()).await {
-            conn.closed().await;
-            eprintln!("flotilla-busd: the system bus went away");
+        // A bus unit that is up may not have bound its socket yet (a
+        // simple service is active once it runs): after its change, a few
+        // tries over about ten seconds.
+        let tries = if first { 1 } else { 12 };
+        first = false;
+        let mut delay = std::time::Duration::from_millis(50);
+        for n in 0..tries {
+            if n > 0 {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(2));
+            }
+            if let Some(conn) = system_bus(hub.clone(), n + 1 == tries).await {
+                conn.closed().await;
+                eprintln!("flotilla-busd: the system bus went away");
+                break;
+            }
         }
         // Wait for the bus's units to come (back) up.
         loop {
@@ -128,8 +142,8 @@ pub async fn system_bus_when_up(hub: Arc<Hub>) {
 }
 
 /// Takes the name `org.freedesktop.systemd1` on the system bus and serves
-/// it, if the bus runs; `None` when it does not (yet).
-pub async fn system_bus(hub: Arc<Hub>) -> Option<zbus::Connection> {
+/// it, if the bus runs; `None` when it does not (yet: said when `say`).
+pub async fn system_bus(hub: Arc<Hub>, say: bool) -> Option<zbus::Connection> {
     let built = async {
         zbus::connection::Builder::system()?
             .name("org.freedesktop.systemd1")?
@@ -144,7 +158,11 @@ pub async fn system_bus(hub: Arc<Hub>) -> Option<zbus::Connection> {
             Some(conn)
         }
         Err(e) => {
-            eprintln!("flotilla-busd: no system bus yet ({e}); serving the peer-to-peer socket");
+            if say {
+                eprintln!(
+                    "flotilla-busd: no system bus yet ({e}); serving the peer-to-peer socket"
+                );
+            }
             None
         }
     }
