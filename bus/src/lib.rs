@@ -17,5 +17,6 @@ pub mod model;
 pub mod procs;
 pub mod props;
 pub mod server;
+pub mod transient;
 pub mod unit_files;
 pub mod units_ops;

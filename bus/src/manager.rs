@@ -323,6 +323,7 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let on = member.starts_with("Enable");
             a(crate::unit_files::enable(hub, &names, on).await?)
         }
+        "StartTransientUnit" => crate::transient::start(hub, msg).await,
         "MaskUnitFiles" => mask(hub, msg, true).await,
         "UnmaskUnitFiles" => mask(hub, msg, false).await,
         "GetDefaultTarget" => {
@@ -414,9 +415,7 @@ pub fn unmapped(member: &str) -> BusError {
         "ResetFailed" | "ResetFailedUnit" => {
             "a failed unit stays failed until it starts again; flotilla keeps no separate failed mark to reset"
         }
-        "StartTransientUnit" | "AbandonScope" => {
-            "transient units and scopes from D-Bus are not served yet (initctl run makes a transient service)"
-        }
+        "AbandonScope" => "flotilla makes no scopes: it supervises only what it starts",
         "CancelJob" => "a job is the unit's own settling, which cannot be called back",
         "SetDefaultTarget" => {
             "the target is the init's (initctl set-target, the config's target), not a default.target link"

@@ -43,6 +43,27 @@ struct PendingParts {
     changes: tokio::sync::broadcast::Receiver<crate::hub::Event>,
 }
 
+/// A job on `unit` (flotilla's name; `name` systemd's) that ends when it
+/// reaches `goal`, following `changes` (subscribed before the request).
+pub fn job_for(
+    hub: &Hub,
+    unit: &str,
+    name: &str,
+    goal: Goal,
+    changes: tokio::sync::broadcast::Receiver<crate::hub::Event>,
+    kind: &'static str,
+) -> Outcome {
+    let parts = PendingParts {
+        unit: unit.to_string(),
+        name: name.to_string(),
+        goal,
+        fresh: false,
+        already: None,
+        changes,
+    };
+    job(hub, parts, kind)
+}
+
 /// Sends a request that answers `accepted` (or `applied`).
 async fn accepted(hub: &Hub, req: Request, what: &str) -> Result<(), BusError> {
     match hub.ask(req).await? {

@@ -67,12 +67,20 @@ fn busd_on(dir: &TestDir, system_bus: Option<&Path>) -> Busd {
 /// namespace whose `/run` is a tmpfs with `/run/systemd/system/` (what
 /// `sd_booted()` checks) and the test's socket as `/run/systemd/private`.
 fn systemctl(bus: &Busd, args: &[&str]) -> Out {
+    debian_tool(bus, "/bin/systemctl --no-pager", args)
+}
+
+/// Debian's `PROGRAM ARGS` (`systemctl`, `systemd-run`) against the bus
+/// side, as [`systemctl`] runs it.
+fn debian_tool(bus: &Busd, program: &str, args: &[&str]) -> Out {
     let socket = &bus.socket;
-    let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
-                  touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
-                  exec /bin/systemctl --no-pager \"$@\"";
+    let script = format!(
+        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
+         exec {program} \"$@\""
+    );
     let mut cmd = Command::new("unshare");
-    cmd.args(["--mount", "--propagation", "private", "sh", "-c", script])
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script])
         .arg(socket)
         .args(args)
         .env("SYSTEMD_COLORS", "0")
@@ -587,4 +595,46 @@ fn the_name_is_taken_once_dbus_comes_up() {
     );
     out.expect(0);
     assert_eq!(out.stdout, "s \"active\"\n");
+}
+
+/// `systemd-run --unit NAME CMD` makes a transient service of the init's
+/// and starts it; a scope, and a property flotilla does not take, are
+/// refused, saying why.
+#[test]
+fn systemd_run_makes_a_transient_service() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["--unit", "x", "/bin/sleep", "300"],
+    );
+    out.expect(0);
+    assert!(out.stderr.contains("Running as unit: x.service"), "{out:?}");
+    let x = init.unit("x.service");
+    assert_eq!(x.state, UnitState::Running);
+    let pid = x.pid.expect("x's pid");
+    assert_eq!(procs::cmdline(pid), "/bin/sleep 300");
+    let out = systemctl(&bus, &["show", "-p", "MainPID", "x"]);
+    assert_eq!(out.stdout, format!("MainPID={pid}\n"));
+
+    let out = debian_tool(&bus, "/usr/bin/systemd-run", &["--scope", "/bin/true"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("flotilla supervises only what it starts"),
+        "{out:?}"
+    );
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["-p", "MemoryMax=1M", "--unit", "y", "/bin/true"],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("StartTransientUnit with MemoryMax is not supported by flotilla"),
+        "{out:?}"
+    );
 }
