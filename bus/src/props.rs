@@ -243,9 +243,13 @@ pub fn not_found(name: &str) -> Props {
             )),
         ),
         ("Job", Value::from((0u32, path("/")))),
+        ("Following", Value::from("")),
+        ("Triggers", strs(vec![])),
+        ("TriggeredBy", strs(vec![])),
+        ("DropInPaths", strs(vec![])),
+        ("NeedDaemonReload", Value::from(false)),
         ("CanStart", Value::from(false)),
         ("CanStop", Value::from(false)),
-        ("NeedDaemonReload", Value::from(false)),
     ]
 }
 

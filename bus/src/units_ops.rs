@@ -16,6 +16,9 @@ use flotilla_units::protocol::{ErrorCode, Reply, Request, REFUSED_MANUAL_STOP};
 use flotilla_units::state::UnitState;
 use std::sync::Arc;
 
+/// The `source` of the transient units `transient-add` makes.
+const TRANSIENT_SOURCE: &str = "transient:initctl";
+
 /// An answer and the job to follow after it.
 pub type Outcome = (Answer, Option<Pending>);
 
@@ -123,7 +126,19 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
         .ok_or_else(|| BusError::no_such_unit(name))?;
     let sysname = systemd_name(&s);
     let mut already = None;
-    if !s.required {
+    if s.source == TRANSIENT_SOURCE {
+        // A transient service (systemd-run, initctl run) stops by leaving
+        // the unit set, as systemd lets a stopped transient unit go.
+        match hub
+            .ask(Request::StopTransient {
+                name: s.unit.clone(),
+            })
+            .await?
+        {
+            Reply::Applied(_) => {}
+            other => return Err(BusError::from_init(&other, "stop")),
+        }
+    } else if !s.required {
         if s.state != UnitState::Stopping {
             already = Some("done");
         }

@@ -618,6 +618,15 @@ fn systemd_run_makes_a_transient_service() {
     assert_eq!(procs::cmdline(pid), "/bin/sleep 300");
     let out = systemctl(&bus, &["show", "-p", "MainPID", "x"]);
     assert_eq!(out.stdout, format!("MainPID={pid}\n"));
+    // Stopped, a transient service leaves the unit set.
+    let out = systemctl(&bus, &["stop", "x.service"]);
+    out.expect(0);
+    assert_eq!(out.stderr, "");
+    assert!(
+        !procs::alive(pid) || procs::state(pid) == Some('Z'),
+        "{out:?}"
+    );
+    assert!(init.status().units.iter().all(|u| u.unit != "x.service"));
 
     let out = debian_tool(&bus, "/usr/bin/systemd-run", &["--scope", "/bin/true"]);
     assert_ne!(out.code, 0, "{out:?}");
