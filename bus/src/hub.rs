@@ -185,6 +185,7 @@ impl Hub {
     /// a lost stream is opened again (the init re-executing closes it).
     pub async fn follow(self: Arc<Hub>) {
         let mut first = true;
+        let mut said = false;
         loop {
             match flotilla_client::tokio::subscribe(&self.control).await {
                 Ok(mut sub) => {
@@ -192,6 +193,7 @@ impl Hub {
                         let _ = self.changes.send(Event::Resync);
                     }
                     first = false;
+                    said = false;
                     while let Ok(Some(reply)) = sub.next().await {
                         if let Reply::Changed(s) = reply {
                             self.properties_changed(&s).await;
@@ -199,7 +201,12 @@ impl Hub {
                         }
                     }
                 }
-                Err(e) => eprintln!("flotilla-busd: cannot follow the init's changes: {e}"),
+                // Said once per outage, not at every try.
+                Err(e) if !said => {
+                    eprintln!("flotilla-busd: cannot follow the init's changes: {e}");
+                    said = true;
+                }
+                Err(_) => {}
             }
             // The init is away (re-executing, or not up yet): try again
             // shortly rather than spin.
