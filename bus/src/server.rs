@@ -178,7 +178,10 @@ impl Object {
                 None => Err(BusError::no_such_job(id)),
             };
         }
-        if MANAGER_PATH.starts_with(path) || path == "/org/freedesktop/systemd1/unit" {
+        if MANAGER_PATH.starts_with(path)
+            || path == "/org/freedesktop/systemd1/unit"
+            || path == "/org/freedesktop/systemd1/job"
+        {
             return Ok(Object::Root(path.to_string()));
         }
         Err(BusError {
@@ -235,6 +238,9 @@ impl Object {
                 .iter()
                 .map(|s| crate::escape::escape(&systemd_name(s)))
                 .collect(),
+            Object::Root(p) if p == "/org/freedesktop/systemd1/job" => {
+                hub.jobs().iter().map(|(id, _)| id.to_string()).collect()
+            }
             Object::Root(p) => {
                 let rest = MANAGER_PATH.strip_prefix(p.as_str()).unwrap_or("");
                 let rest = rest.trim_start_matches('/');

@@ -309,6 +309,34 @@ fn busctl_introspects_and_calls_the_manager() {
     out.expect(0);
     assert_eq!(out.stdout, "s \"active\"\ns \"running\"\n");
 
+    // The object tree, as busctl walks it, and GLib's reading of a unit.
+    let out = busctl(&bus.socket, None, &["tree", "org.freedesktop.systemd1"]);
+    out.expect(0);
+    for node in [
+        "/org/freedesktop/systemd1/job",
+        "/org/freedesktop/systemd1/unit/web_2eservice",
+        "/org/freedesktop/systemd1/unit/extra_2eservice",
+    ] {
+        assert!(out.stdout.contains(node), "{node}: {out:?}");
+    }
+    let mut gdbus = Command::new("gdbus");
+    gdbus
+        .arg("introspect")
+        .arg("--address")
+        .arg(format!("unix:path={}", bus.socket.display()))
+        .args(["--dest", "org.freedesktop.systemd1", "--object-path"])
+        .arg("/org/freedesktop/systemd1/unit/web_2eservice");
+    let out = run(gdbus, Duration::from_secs(15));
+    out.expect(0);
+    for line in [
+        "interface org.freedesktop.systemd1.Unit {",
+        "interface org.freedesktop.systemd1.Service {",
+        "readonly s ActiveState = 'active';",
+        "readonly (uo) Job = (0, '/');",
+    ] {
+        assert!(out.stdout.contains(line), "{line}: {out:?}");
+    }
+
     // Bad input is an error naming it; the bus side goes on.
     let out = busctl(
         &bus.socket,
