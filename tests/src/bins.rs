@@ -100,6 +100,11 @@ pub fn initctl() -> PathBuf {
     bin("initctl", "flotilla-ctl", "ctl")
 }
 
+/// The `flotilla-busd` binary (systemd's D-Bus interface).
+pub fn busd() -> PathBuf {
+    bin("flotilla-busd", "flotilla-bus", "bus")
+}
+
 /// The `flotilla-logd` binary (the log writer).
 pub fn logd() -> PathBuf {
     bin("flotilla-logd", "flotilla-logd", "logd")

@@ -1,0 +1,231 @@
+//! What every connection shares: the way to the init (one control
+//! connection per question, `flotilla-client`), the one `subscribe`
+//! stream whose changes are fanned out to jobs and turned into
+//! `PropertiesChanged`, the jobs under way, and the connections signals
+//! go to (on the peer-to-peer socket systemd sends its signals to every
+//! connection, subscribed or not).
+
+use crate::error::BusError;
+use crate::escape::unit_path;
+use crate::model::{candidates, systemd_name};
+use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::broadcast;
+
+/// A change the subscription saw.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A unit changed state.
+    Changed(Box<UnitStatus>),
+    /// The stream was lost and is back: changes may have been missed.
+    Resync,
+}
+
+/// A job under way.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The unit's systemd name.
+    pub unit: String,
+    /// `start`, `stop`, `restart`, `reload`.
+    pub kind: &'static str,
+}
+
+/// The shared state.
+pub struct Hub {
+    control: PathBuf,
+    next_job: AtomicU32,
+    jobs: Mutex<HashMap<u32, Job>>,
+    peers: Mutex<Vec<zbus::Connection>>,
+    changes: broadcast::Sender<Event>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Hub {
+    /// A hub that asks the init at `control`.
+    pub fn new(control: PathBuf) -> Arc<Hub> {
+        let (changes, _) = broadcast::channel(1024);
+        Arc::new(Hub {
+            control,
+            next_job: AtomicU32::new(1),
+            jobs: Mutex::new(HashMap::new()),
+            peers: Mutex::new(Vec::new()),
+            changes,
+        })
+    }
+
+    /// Asks the init; its final reply.
+    pub async fn ask(&self, req: Request) -> Result<Reply, BusError> {
+        Ok(flotilla_client::tokio::request(&self.control, req).await?)
+    }
+
+    /// The whole system's status.
+    pub async fn system(&self) -> Result<SystemStatus, BusError> {
+        match self.ask(Request::Status { name: None }).await? {
+            Reply::Status(s) => Ok(s),
+            other => Err(BusError::from_init(&other, "status")),
+        }
+    }
+
+    /// Every unit.
+    pub async fn list(&self) -> Result<Vec<UnitStatus>, BusError> {
+        match self.ask(Request::List).await? {
+            Reply::List { units } => Ok(units),
+            other => Err(BusError::from_init(&other, "list")),
+        }
+    }
+
+    /// One unit by flotilla's exact name.
+    pub async fn status(&self, name: &str) -> Result<Option<UnitStatus>, BusError> {
+        match self
+            .ask(Request::Status {
+                name: Some(name.to_string()),
+            })
+            .await?
+        {
+            Reply::Unit(s) => Ok(Some(s)),
+            Reply::Error {
+                code:
+                    flotilla_units::protocol::ErrorCode::UnknownUnit
+                    | flotilla_units::protocol::ErrorCode::UnknownTarget,
+                ..
+            } => Ok(None),
+            other => Err(BusError::from_init(&other, "status")),
+        }
+    }
+
+    /// The unit a client's name (`cron.service`, `web`) means, if the init
+    /// has it ([`crate::model::means`]: the init's `status` of a target
+    /// answers its provider, which is not the unit asked for).
+    pub async fn find(&self, name: &str) -> Result<Option<UnitStatus>, BusError> {
+        for n in candidates(name) {
+            if let Some(s) = self.status(&n).await? {
+                if crate::model::means(name, &s) {
+                    return Ok(Some(s));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// A receiver of the changes from now on.
+    pub fn changes(&self) -> broadcast::Receiver<Event> {
+        self.changes.subscribe()
+    }
+
+    /// A new job on `unit`: its number.
+    pub fn add_job(&self, unit: &str, kind: &'static str) -> u32 {
+        let id = self.next_job.fetch_add(1, Ordering::Relaxed);
+        lock(&self.jobs).insert(
+            id,
+            Job {
+                unit: unit.to_string(),
+                kind,
+            },
+        );
+        id
+    }
+
+    /// Ends a job.
+    pub fn end_job(&self, id: u32) {
+        lock(&self.jobs).remove(&id);
+    }
+
+    /// A job by number.
+    pub fn job(&self, id: u32) -> Option<Job> {
+        lock(&self.jobs).get(&id).cloned()
+    }
+
+    /// Every job, by number.
+    pub fn jobs(&self) -> Vec<(u32, Job)> {
+        let mut all: Vec<(u32, Job)> = lock(&self.jobs)
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        all.sort_by_key(|(k, _)| *k);
+        all
+    }
+
+    /// The job under way on a unit (its systemd name), if any.
+    pub fn job_of(&self, unit: &str) -> Option<(u32, Job)> {
+        self.jobs().into_iter().find(|(_, j)| j.unit == unit)
+    }
+
+    /// A connection that gets the signals.
+    pub fn add_peer(&self, c: zbus::Connection) {
+        lock(&self.peers).push(c);
+    }
+
+    /// Sends a signal from `path` to every connection.
+    pub async fn emit<B>(&self, path: &str, iface: &str, member: &str, body: &B)
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+    {
+        let peers: Vec<zbus::Connection> = {
+            let mut all = lock(&self.peers);
+            all.retain(|c| !c.is_closed());
+            all.clone()
+        };
+        for c in peers {
+            // A peer that went away misses the signal; it is dropped on
+            // the next emit.
+            let _ = c
+                .emit_signal(None::<zbus::names::BusName<'_>>, path, iface, member, body)
+                .await;
+        }
+    }
+
+    /// Follows the init's `subscribe` stream for as long as the process
+    /// lives: each change goes to the jobs and out as `PropertiesChanged`;
+    /// a lost stream is opened again (the init re-executing closes it).
+    pub async fn follow(self: Arc<Hub>) {
+        let mut first = true;
+        let mut said = false;
+        loop {
+            match flotilla_client::tokio::subscribe(&self.control).await {
+                Ok(mut sub) => {
+                    if !first {
+                        let _ = self.changes.send(Event::Resync);
+                    }
+                    first = false;
+                    said = false;
+                    while let Ok(Some(reply)) = sub.next().await {
+                        if let Reply::Changed(s) = reply {
+                            self.properties_changed(&s).await;
+                            let _ = self.changes.send(Event::Changed(Box::new(s)));
+                        }
+                    }
+                }
+                // Said once per outage, not at every try.
+                Err(e) if !said => {
+                    eprintln!("flotilla-busd: cannot follow the init's changes: {e}");
+                    said = true;
+                }
+                Err(_) => {}
+            }
+            // The init is away (re-executing, or not up yet): try again
+            // shortly rather than spin.
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    /// `PropertiesChanged` of a unit's `Unit` interface.
+    async fn properties_changed(&self, s: &UnitStatus) {
+        let name = systemd_name(s);
+        let job = self.job_of(&name).map(|(id, _)| id);
+        let props = crate::props::dict(crate::props::unit(s, job));
+        let none: Vec<String> = Vec::new();
+        self.emit(
+            &unit_path(&name),
+            "org.freedesktop.DBus.Properties",
+            "PropertiesChanged",
+            &(crate::props::UNIT, props, none),
+        )
+        .await;
+    }
+}

@@ -1,0 +1,107 @@
+//! systemd's jobs over flotilla's model: a start, stop, restart or reload
+//! asked over D-Bus becomes a job (`/org/freedesktop/systemd1/job/N`,
+//! `JobNew`) whose end (`JobRemoved` with systemd's result word) is the
+//! unit's real settling, read off the init's `subscribe` stream:
+//! `done` once the unit is active (or stopped), `failed`, `dependency`
+//! when a failed or missing dependency holds it back, `timeout` when
+//! nothing settles within [`JOB_TIMEOUT`], `canceled` when the bus side
+//! loses its way to the init. `systemctl start` waits for it.
+
+use crate::escape::{job_path, unit_path};
+use crate::hub::{Event, Hub};
+use crate::model::{settled, Goal};
+use crate::props::MANAGER;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::{error::RecvError, Receiver};
+
+/// How long a job waits for its unit (a unit's own start and stop
+/// timeouts end its attempts well before, by default).
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A job to follow once its method has been answered.
+pub struct Pending {
+    /// Its number.
+    pub id: u32,
+    /// flotilla's name of the unit.
+    pub unit: String,
+    /// systemd's name of the unit.
+    pub name: String,
+    /// What settles it.
+    pub goal: Goal,
+    /// The state the unit is in now says nothing yet (a restart or reload
+    /// of an active unit): only a change from the stream counts.
+    pub fresh: bool,
+    /// Settled before it began (a start of an active unit): the result.
+    pub already: Option<&'static str>,
+    /// The changes, subscribed to before the request was sent.
+    pub changes: Receiver<Event>,
+}
+
+/// Announces the job and follows it to its end.
+pub async fn follow(hub: Arc<Hub>, mut p: Pending) {
+    let path = job_path(p.id);
+    hub.emit(
+        crate::escape::MANAGER_PATH,
+        MANAGER,
+        "JobNew",
+        &(p.id, as_path(&path), p.name.as_str()),
+    )
+    .await;
+    let result = match p.already {
+        Some(r) => r,
+        None => wait(&hub, &mut p).await,
+    };
+    hub.end_job(p.id);
+    hub.emit(
+        crate::escape::MANAGER_PATH,
+        MANAGER,
+        "JobRemoved",
+        &(p.id, as_path(&path), p.name.as_str(), result),
+    )
+    .await;
+    // The unit's Job property is back to none.
+    if let Ok(Some(s)) = hub.status(&p.unit).await {
+        let props = crate::props::dict(crate::props::unit(&s, None));
+        let none: Vec<String> = Vec::new();
+        hub.emit(
+            &unit_path(&p.name),
+            "org.freedesktop.DBus.Properties",
+            "PropertiesChanged",
+            &(crate::props::UNIT, props, none),
+        )
+        .await;
+    }
+}
+
+async fn wait(hub: &Hub, p: &mut Pending) -> &'static str {
+    let deadline = tokio::time::Instant::now() + JOB_TIMEOUT;
+    let mut now = if p.fresh {
+        None
+    } else {
+        hub.status(&p.unit).await.ok().flatten()
+    };
+    loop {
+        if let Some(r) = now.as_ref().and_then(|s| settled(p.goal, s)) {
+            return r;
+        }
+        match tokio::time::timeout_at(deadline, p.changes.recv()).await {
+            Err(_) => return "timeout",
+            Ok(Ok(Event::Changed(s))) => {
+                if s.unit == p.unit {
+                    now = Some(*s);
+                }
+            }
+            Ok(Ok(Event::Resync)) | Ok(Err(RecvError::Lagged(_))) => {
+                now = hub.status(&p.unit).await.ok().flatten();
+            }
+            Ok(Err(RecvError::Closed)) => return "canceled",
+        }
+    }
+}
+
+/// An object path of ours (always valid: made by `escape`).
+pub fn as_path(p: &str) -> zbus::zvariant::ObjectPath<'_> {
+    zbus::zvariant::ObjectPath::try_from(p)
+        .unwrap_or_else(|_| zbus::zvariant::ObjectPath::from_static_str_unchecked("/"))
+}

@@ -1,0 +1,22 @@
+//! flotilla's D-Bus side (`flotilla-busd`): systemd's interface
+//! `org.freedesktop.systemd1` served beside the init, outside PID 1
+//! (`docs/dbus.md`). It answers on a peer-to-peer socket it is handed
+//! (`/run/systemd/private`) and, when the system bus runs, under the name
+//! `org.freedesktop.systemd1` there; every question and change goes to the
+//! init over the control protocol (`flotilla-client`).
+
+pub mod answer;
+pub mod error;
+pub mod escape;
+pub mod hub;
+pub mod introspect;
+pub mod jobs;
+pub mod listen;
+pub mod manager;
+pub mod model;
+pub mod procs;
+pub mod props;
+pub mod server;
+pub mod transient;
+pub mod unit_files;
+pub mod units_ops;

@@ -1,0 +1,455 @@
+//! `org.freedesktop.systemd1.Manager`'s methods over the control protocol
+//! (`docs/dbus.md` has the table): a method reads its arguments, asks the
+//! init, and answers with systemd's types; a unit start, stop, restart or
+//! reload is a job (`crate::units_ops`). What flotilla's model cannot do
+//! is `NotSupported`, naming what and why.
+
+use crate::answer::{owned_path, Answer, UnitRow};
+use crate::error::BusError;
+use crate::escape::{job_path, unit_path, MANAGER_PATH};
+use crate::hub::Hub;
+use crate::model::{self, systemd_name};
+use crate::props::MANAGER;
+use crate::units_ops::{self, Outcome};
+use flotilla_units::protocol::{Reply, Request, ShutdownKind, UnitStatus};
+use std::sync::Arc;
+use zbus::message::Message;
+
+/// The methods that change the system: root only.
+pub const MUTATING: &[&str] = &[
+    "StartUnit",
+    "StopUnit",
+    "RestartUnit",
+    "ReloadUnit",
+    "TryRestartUnit",
+    "ReloadOrRestartUnit",
+    "ReloadOrTryRestartUnit",
+    "KillUnit",
+    "ResetFailed",
+    "ResetFailedUnit",
+    "StartTransientUnit",
+    "AbandonScope",
+    "CancelJob",
+    "Reload",
+    "Reexecute",
+    "PowerOff",
+    "Reboot",
+    "Halt",
+    "EnableUnitFiles",
+    "DisableUnitFiles",
+    "EnableUnitFilesWithFlags",
+    "DisableUnitFilesWithFlags",
+    "MaskUnitFiles",
+    "UnmaskUnitFiles",
+    "SetDefaultTarget",
+    "SetUnitProperties",
+    "Start",
+    "Stop",
+    "Restart",
+    "TryRestart",
+    "ReloadOrRestart",
+    "ReloadOrTryRestart",
+    "Kill",
+];
+
+fn args<T>(msg: &Message) -> Result<T, BusError>
+where
+    T: for<'d> serde::Deserialize<'d> + zbus::zvariant::Type,
+{
+    msg.body()
+        .deserialize::<T>()
+        .map_err(|e| BusError::invalid_args(format!("bad arguments: {e}")))
+}
+
+fn plain(a: Answer) -> Outcome {
+    (a, None)
+}
+
+/// A `ListUnits` row of a unit.
+pub fn row(hub: &Hub, s: &UnitStatus) -> UnitRow {
+    let name = systemd_name(s);
+    let (job_id, job_kind, job) = match hub.job_of(&name) {
+        Some((id, j)) => (id, j.kind.to_string(), job_path(id)),
+        None => (0, String::new(), "/".to_string()),
+    };
+    (
+        name.clone(),
+        s.description.clone().unwrap_or_else(|| name.clone()),
+        if s.masked { "masked" } else { "loaded" }.to_string(),
+        model::active_state(s.state).to_string(),
+        model::sub_state(s.kind, s.state).to_string(),
+        String::new(),
+        owned_path(&unit_path(&name)),
+        job_id,
+        job_kind,
+        owned_path(&job),
+    )
+}
+
+/// Whether `name` matches a shell glob (`*`, `?`, `[...]` as systemctl's
+/// patterns use them).
+pub fn glob(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => {
+                go(p.get(1..).unwrap_or(&[]), n)
+                    || (!n.is_empty() && go(p, n.get(1..).unwrap_or(&[])))
+            }
+            (Some(b'?'), Some(_)) => go(p.get(1..).unwrap_or(&[]), n.get(1..).unwrap_or(&[])),
+            (Some(b'['), Some(c)) => {
+                let Some(end) = p.iter().position(|&b| b == b']') else {
+                    return false;
+                };
+                let set = p.get(1..end).unwrap_or(&[]);
+                set.contains(c) && go(p.get(end + 1..).unwrap_or(&[]), n.get(1..).unwrap_or(&[]))
+            }
+            (Some(a), Some(b)) if a == b => {
+                go(p.get(1..).unwrap_or(&[]), n.get(1..).unwrap_or(&[]))
+            }
+            _ => false,
+        }
+    }
+    go(pattern.as_bytes(), name.as_bytes())
+}
+
+/// The units, filtered by active or sub state (`states`) and name
+/// patterns, as `ListUnits` rows.
+async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answer, BusError> {
+    let units = hub.list().await?;
+    let rows = units
+        .iter()
+        .filter(|s| {
+            let name = systemd_name(s);
+            let load = if s.masked { "masked" } else { "loaded" };
+            (states.is_empty()
+                || states.iter().any(|st| {
+                    st == model::active_state(s.state)
+                        || st == model::sub_state(s.kind, s.state)
+                        || st == load
+                }))
+                && (patterns.is_empty() || patterns.iter().any(|p| glob(p, &name)))
+        })
+        .map(|s| row(hub, s))
+        .collect();
+    Ok(Answer::Units(rows))
+}
+
+async fn shutdown(hub: &Hub, kind: ShutdownKind) -> Result<Outcome, BusError> {
+    match hub.ask(Request::Shutdown { kind }).await? {
+        Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
+        other => Err(BusError::from_init(&other, "shutdown")),
+    }
+}
+
+/// `MaskUnitFiles` / `UnmaskUnitFiles`: the protocol's `mask` and
+/// `unmask` of each unit.
+async fn mask(hub: &Hub, msg: &Message, on: bool) -> Result<Outcome, BusError> {
+    let names: Vec<String> = if on {
+        args::<(Vec<String>, bool, bool)>(msg)?.0
+    } else {
+        args::<(Vec<String>, bool)>(msg)?.0
+    };
+    for n in names {
+        let unit = match hub.find(&n).await? {
+            Some(s) => s.unit,
+            None => return Err(BusError::no_such_unit(&n)),
+        };
+        let req = if on {
+            Request::Mask { unit }
+        } else {
+            Request::Unmask { unit }
+        };
+        match hub.ask(req).await? {
+            Reply::Applied(_) | Reply::Accepted { .. } => {}
+            other => return Err(BusError::from_init(&other, "mask")),
+        }
+    }
+    // flotilla keeps a mask in its own state, not as a link in a unit
+    // directory: there is no file change to report.
+    Ok(plain(Answer::Changes(Vec::new())))
+}
+
+/// Answers a `Manager` method.
+pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome, BusError> {
+    let a = |x: Answer| Ok(plain(x));
+    match member {
+        "GetUnit" => {
+            let (name,): (String,) = args(msg)?;
+            match hub.find(&name).await? {
+                Some(s) => a(Answer::Path(owned_path(&unit_path(&systemd_name(&s))))),
+                None => Err(BusError {
+                    name: "org.freedesktop.systemd1.NoSuchUnit",
+                    message: format!("Unit {name} not loaded."),
+                }),
+            }
+        }
+        "LoadUnit" => {
+            let (name,): (String,) = args(msg)?;
+            let path = match hub.find(&name).await? {
+                Some(s) => unit_path(&systemd_name(&s)),
+                None => unit_path(&name),
+            };
+            a(Answer::Path(owned_path(&path)))
+        }
+        "GetUnitByPID" => {
+            let (pid,): (u32,) = args(msg)?;
+            let units = hub.list().await?;
+            let found = units
+                .iter()
+                .find(|s| s.pid.and_then(|p| u32::try_from(p).ok()) == Some(pid));
+            match found {
+                Some(s) => a(Answer::Path(owned_path(&unit_path(&systemd_name(s))))),
+                None => Err(BusError {
+                    name: "org.freedesktop.systemd1.NoUnitForPID",
+                    message: format!("PID {pid} does not belong to any loaded unit."),
+                }),
+            }
+        }
+        "ListUnits" => a(list(hub, &[], &[]).await?),
+        "ListUnitsFiltered" => {
+            let (states,): (Vec<String>,) = args(msg)?;
+            a(list(hub, &states, &[]).await?)
+        }
+        "ListUnitsByPatterns" => {
+            let (states, patterns): (Vec<String>, Vec<String>) = args(msg)?;
+            a(list(hub, &states, &patterns).await?)
+        }
+        "ListUnitsByNames" => {
+            let (names,): (Vec<String>,) = args(msg)?;
+            let mut rows = Vec::new();
+            for n in names {
+                if let Some(s) = hub.find(&n).await? {
+                    rows.push(row(hub, &s));
+                }
+            }
+            a(Answer::Units(rows))
+        }
+        "StartUnit"
+        | "StopUnit"
+        | "RestartUnit"
+        | "ReloadUnit"
+        | "TryRestartUnit"
+        | "ReloadOrRestartUnit"
+        | "ReloadOrTryRestartUnit" => {
+            let (name, mode): (String, String) = args(msg)?;
+            unit_job(hub, member.trim_end_matches("Unit"), &name, &mode).await
+        }
+        "GetUnitProcesses" => {
+            let (name,): (String,) = args(msg)?;
+            // The root slice is every process (`systemctl status` of the
+            // system asks for it).
+            if name == "-.slice" {
+                return a(Answer::Processes(crate::procs::processes("/")));
+            }
+            let s = hub
+                .find(&name)
+                .await?
+                .ok_or_else(|| BusError::no_such_unit(&name))?;
+            let cg = crate::props::control_group(&s);
+            let procs = if cg.is_empty() {
+                Vec::new()
+            } else {
+                crate::procs::processes(&cg)
+            };
+            a(Answer::Processes(procs))
+        }
+        "GetJob" => {
+            let (id,): (u32,) = args(msg)?;
+            match hub.job(id) {
+                Some(_) => a(Answer::Path(owned_path(&job_path(id)))),
+                None => Err(BusError::no_such_job(id)),
+            }
+        }
+        "ListJobs" => {
+            let rows = hub
+                .jobs()
+                .into_iter()
+                .map(|(id, j)| {
+                    (
+                        id,
+                        j.unit.clone(),
+                        j.kind.to_string(),
+                        "running".to_string(),
+                        owned_path(&job_path(id)),
+                        owned_path(&unit_path(&j.unit)),
+                    )
+                })
+                .collect();
+            a(Answer::Jobs(rows))
+        }
+        // On the peer-to-peer socket every connection gets the signals.
+        "Subscribe" | "Unsubscribe" => a(Answer::Empty),
+        "Reload" => {
+            hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(true,)).await;
+            let r = hub.ask(Request::Reload).await;
+            hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(false,))
+                .await;
+            match r? {
+                Reply::Applied(_) => a(Answer::Empty),
+                other => Err(BusError::from_init(&other, "reload")),
+            }
+        }
+        "Reexecute" => match hub.ask(Request::Reexec).await? {
+            Reply::Accepted { .. } => a(Answer::Empty),
+            other => Err(BusError::from_init(&other, "reexec")),
+        },
+        "PowerOff" => shutdown(hub, ShutdownKind::Poweroff).await,
+        "Reboot" => shutdown(hub, ShutdownKind::Reboot).await,
+        "Halt" => shutdown(hub, ShutdownKind::Halt).await,
+        "GetUnitFileState" => {
+            let (name,): (String,) = args(msg)?;
+            a(crate::unit_files::get_state(hub, &name).await?)
+        }
+        "ListUnitFiles" => a(crate::unit_files::list(hub, &[], &[]).await?),
+        "ListUnitFilesByPatterns" => {
+            let (states, patterns): (Vec<String>, Vec<String>) = args(msg)?;
+            a(crate::unit_files::list(hub, &states, &patterns).await?)
+        }
+        "EnableUnitFiles" => {
+            let (names, runtime, _force): (Vec<String>, bool, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            a(crate::unit_files::enable(hub, &names, true).await?)
+        }
+        "DisableUnitFiles" => {
+            let (names, runtime): (Vec<String>, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            a(crate::unit_files::enable(hub, &names, false).await?)
+        }
+        "EnableUnitFilesWithFlags" | "DisableUnitFilesWithFlags" => {
+            let (names, flags): (Vec<String>, u64) = args(msg)?;
+            // systemd's UNIT_FILE_RUNTIME is bit 0.
+            no_runtime(flags & 1 != 0)?;
+            let on = member.starts_with("Enable");
+            a(crate::unit_files::enable(hub, &names, on).await?)
+        }
+        "StartTransientUnit" => crate::transient::start(hub, msg).await,
+        "MaskUnitFiles" => mask(hub, msg, true).await,
+        "UnmaskUnitFiles" => mask(hub, msg, false).await,
+        "GetDefaultTarget" => {
+            let t = hub.system().await?.target;
+            let t = if model::has_suffix(&t) {
+                t
+            } else {
+                format!("{t}.target")
+            };
+            a(Answer::Str(t))
+        }
+        other => Err(unmapped(other)),
+    }
+}
+
+/// Start, stop, restart or reload of a unit by name (`mode` is systemd's
+/// job mode: `replace`, `fail`, `isolate`, …; flotilla has one way to do
+/// each, and `isolate` is `SetTarget`'s business, refused here).
+pub async fn unit_job(
+    hub: &Arc<Hub>,
+    verb: &str,
+    name: &str,
+    mode: &str,
+) -> Result<Outcome, BusError> {
+    if mode == "isolate" {
+        return isolate(hub, name).await;
+    }
+    match verb {
+        "Start" => units_ops::start(hub, name).await,
+        "Stop" => units_ops::stop(hub, name).await,
+        "Restart" => units_ops::restart(hub, name, false).await,
+        "TryRestart" => units_ops::restart(hub, name, true).await,
+        "Reload" => units_ops::reload(hub, name, false, false).await,
+        "ReloadOrRestart" => units_ops::reload(hub, name, true, false).await,
+        "ReloadOrTryRestart" => units_ops::reload(hub, name, true, true).await,
+        other => Err(unmapped(other)),
+    }
+}
+
+/// `StartUnit(TARGET, "isolate")`: the protocol's `set-target` with
+/// `isolate`, refused unless the target's unit allows it.
+async fn isolate(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    let target = name.strip_suffix(".target").unwrap_or(name).to_string();
+    let req = Request::SetTarget {
+        target: name.to_string(),
+        wait: false,
+        isolate: true,
+    };
+    let reply = match hub.ask(req).await? {
+        Reply::Error { .. } => {
+            hub.ask(Request::SetTarget {
+                target,
+                wait: false,
+                isolate: true,
+            })
+            .await?
+        }
+        r => r,
+    };
+    match reply {
+        // The switch is under way; its end is not followed as a job yet.
+        Reply::Accepted { .. } => {
+            let id = hub.add_job(name, "start");
+            hub.end_job(id);
+            Ok(plain(Answer::Path(owned_path(&job_path(id)))))
+        }
+        other => Err(BusError::from_init(&other, "isolate")),
+    }
+}
+
+/// `--runtime` enablement (links under `/run`, gone at the next boot) is
+/// not one flotilla makes.
+fn no_runtime(runtime: bool) -> Result<(), BusError> {
+    if runtime {
+        return Err(BusError::not_supported(
+            "Runtime enablement (--runtime)",
+            "flotilla's unit path has no runtime directory; enable without --runtime",
+        ));
+    }
+    Ok(())
+}
+
+/// Why each method flotilla does not map is not mapped.
+pub fn unmapped(member: &str) -> BusError {
+    let why = match member {
+        "KillUnit" | "Kill" => {
+            "the control protocol has no request to signal a unit's processes; use initctl restart or stop"
+        }
+        "ResetFailed" | "ResetFailedUnit" => {
+            "a failed unit stays failed until it starts again; flotilla keeps no separate failed mark to reset"
+        }
+        "AbandonScope" => "flotilla makes no scopes: it supervises only what it starts",
+        "CancelJob" => "a job is the unit's own settling, which cannot be called back",
+        "SetDefaultTarget" => {
+            "the target is the init's (initctl set-target, the config's target), not a default.target link"
+        }
+        "SetUnitProperties" => "a unit's settings come from its unit file; flotilla has no run-time overrides",
+        _ => "this method is not part of what flotilla serves",
+    };
+    BusError::not_supported(member, why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("*.service", "cron.service"));
+        assert!(glob("cron*", "cron.service"));
+        assert!(glob("c?on.service", "cron.service"));
+        assert!(glob("[bc]ron.service", "cron.service"));
+        assert!(!glob("*.timer", "cron.service"));
+        assert!(glob("cron.service", "cron.service"));
+        assert!(!glob("cron", "cron.service"));
+    }
+
+    #[test]
+    fn unmapped_methods_say_why() {
+        let e = unmapped("KillUnit");
+        assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
+        assert!(
+            e.message
+                .starts_with("KillUnit is not supported by flotilla: "),
+            "{}",
+            e.message
+        );
+    }
+}

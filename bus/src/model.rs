@@ -1,0 +1,226 @@
+//! flotilla's unit, as systemd names and describes it: the unit's systemd
+//! name ([`systemd_name`]), its `ActiveState`, `SubState`, `LoadState`
+//! and `Result` ([`View`]), the timestamps systemd reports, and whether a
+//! job on it has settled ([`settled`]). Pure: the bus side reads a unit
+//! from the init (`status`) and shows it through this.
+
+use flotilla_units::protocol::UnitStatus;
+use flotilla_units::spec::UnitType;
+use flotilla_units::state::UnitState;
+
+/// The unit-type suffixes systemd knows.
+pub const SUFFIXES: [&str; 11] = [
+    ".service",
+    ".target",
+    ".socket",
+    ".timer",
+    ".path",
+    ".mount",
+    ".slice",
+    ".scope",
+    ".device",
+    ".swap",
+    ".automount",
+];
+
+/// Whether `name` ends in one of systemd's unit suffixes.
+pub fn has_suffix(name: &str) -> bool {
+    SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// The suffix systemd gives a unit of this type.
+pub fn suffix_of(kind: UnitType) -> &'static str {
+    match kind {
+        UnitType::Virtual => ".target",
+        UnitType::Timer => ".timer",
+        UnitType::Socket => ".socket",
+        UnitType::Path => ".path",
+        _ => ".service",
+    }
+}
+
+/// A unit's name as systemd has it: flotilla's YAML units are named
+/// without a suffix (`web`); systemd's are not (`web.service`).
+pub fn systemd_name(s: &UnitStatus) -> String {
+    if has_suffix(&s.unit) {
+        s.unit.clone()
+    } else {
+        format!("{}{}", s.unit, suffix_of(s.kind))
+    }
+}
+
+/// The names flotilla may have for what a client calls `name`: the name
+/// itself, then, for `web.service` (or any suffix), the YAML unit `web`;
+/// a name without a suffix is systemd's `.service`, as systemctl takes it.
+pub fn candidates(name: &str) -> Vec<String> {
+    if let Some(bare) = SUFFIXES.iter().find_map(|s| name.strip_suffix(s)) {
+        if bare.is_empty() {
+            return vec![name.to_string()];
+        }
+        return vec![name.to_string(), bare.to_string()];
+    }
+    vec![format!("{name}.service"), name.to_string()]
+}
+
+/// Whether a client's `name` means the unit `s`: its systemd name, its
+/// own name, or (for a name without a suffix, which systemctl takes as a
+/// `.service`) the service of that name.
+pub fn means(name: &str, s: &UnitStatus) -> bool {
+    let sysname = systemd_name(s);
+    sysname == name || s.unit == name || (!has_suffix(name) && sysname == format!("{name}.service"))
+}
+
+/// systemd's `ActiveState` of a flotilla state.
+pub fn active_state(state: UnitState) -> &'static str {
+    match state {
+        UnitState::Running | UnitState::Exited => "active",
+        UnitState::Reloading => "reloading",
+        UnitState::Starting => "activating",
+        UnitState::Stopping => "deactivating",
+        UnitState::Failed => "failed",
+        UnitState::Disabled | UnitState::Waiting => "inactive",
+    }
+}
+
+/// systemd's `SubState` of a flotilla state, in the words of the unit's
+/// type (a target is `active`, a timer `waiting`, a socket `listening`).
+pub fn sub_state(kind: UnitType, state: UnitState) -> &'static str {
+    let up = state.is_active();
+    match kind {
+        UnitType::Virtual if up => "active",
+        UnitType::Timer | UnitType::Path if up => "waiting",
+        UnitType::Socket if up => "listening",
+        _ => match state {
+            UnitState::Running => "running",
+            UnitState::Exited => "exited",
+            UnitState::Reloading => "reload",
+            UnitState::Starting => "start",
+            UnitState::Stopping => "stop",
+            UnitState::Failed => "failed",
+            UnitState::Disabled | UnitState::Waiting => "dead",
+        },
+    }
+}
+
+/// systemd's `Result` of a unit: `success`, or why it failed, read off
+/// the init's status words.
+pub fn result(s: &UnitStatus) -> &'static str {
+    if s.state != UnitState::Failed {
+        return "success";
+    }
+    let words = s.status.to_ascii_lowercase();
+    if words.contains("timed out") || words.contains("timeout") {
+        "timeout"
+    } else if words.contains("signal") || words.contains("killed") {
+        "signal"
+    } else if words.contains("exit status") || words.contains("exit code") {
+        "exit-code"
+    } else {
+        "resources"
+    }
+}
+
+/// The main process's exit status, read off `exit status N` in the init's
+/// status words (0 when there is none).
+pub fn exit_status(s: &UnitStatus) -> i32 {
+    s.status
+        .split("exit status ")
+        .nth(1)
+        .and_then(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// Microseconds since the epoch of an RFC 3339 UTC time as the init
+/// writes it (`2026-11-22T04:00:00.123Z`); `None` when it is not one.
+pub fn usec_of_rfc3339(t: &str) -> Option<u64> {
+    let (date, time) = t.strip_suffix('Z')?.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let mut h = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (hh, mm, ss) = (h.next()??, h.next()??, h.next()??);
+    let digits: String = frac.chars().take(6).collect();
+    let width = u32::try_from(digits.len()).ok()?;
+    let micros = digits.parse::<i64>().ok()? * 10_i64.pow(6 - width);
+    let secs = days_from_civil(y, m, day) * 86_400 + hh * 3600 + mm * 60 + ss;
+    u64::try_from(secs * 1_000_000 + micros).ok()
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The four timestamps systemd keeps of a unit's state changes, as far as
+/// the init's one `since` tells them: the moment the unit entered its
+/// present state is the matching timestamp; the others are 0 (unknown).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stamps {
+    /// `InactiveExitTimestamp`: the start began.
+    pub inactive_exit: u64,
+    /// `ActiveEnterTimestamp`.
+    pub active_enter: u64,
+    /// `ActiveExitTimestamp`: the stop began.
+    pub active_exit: u64,
+    /// `InactiveEnterTimestamp`.
+    pub inactive_enter: u64,
+    /// `StateChangeTimestamp`.
+    pub state_change: u64,
+}
+
+/// [`Stamps`] of a unit.
+pub fn stamps(s: &UnitStatus) -> Stamps {
+    let t = usec_of_rfc3339(&s.since).unwrap_or(0);
+    let mut out = Stamps {
+        state_change: t,
+        ..Stamps::default()
+    };
+    match s.state {
+        UnitState::Running | UnitState::Exited | UnitState::Reloading => out.active_enter = t,
+        UnitState::Starting => out.inactive_exit = t,
+        UnitState::Stopping => out.active_exit = t,
+        UnitState::Failed | UnitState::Disabled | UnitState::Waiting => out.inactive_enter = t,
+    }
+    out
+}
+
+/// What a job waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Goal {
+    /// The unit active (a start, restart, reload).
+    Up,
+    /// The unit stopped.
+    Down,
+}
+
+/// systemd's result of a job on a unit now in `s`, or `None` while it has
+/// not settled: `done`, `failed`, or `dependency` for a unit held back by
+/// a failed or missing dependency.
+pub fn settled(goal: Goal, s: &UnitStatus) -> Option<&'static str> {
+    match goal {
+        Goal::Up => match s.state {
+            st if st.is_active() => Some("done"),
+            UnitState::Failed => Some("failed"),
+            UnitState::Waiting if s.blocked_by.is_some() => Some("dependency"),
+            _ => None,
+        },
+        Goal::Down => match s.state {
+            UnitState::Disabled | UnitState::Failed => Some("done"),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

@@ -1,0 +1,135 @@
+//! Tests of the systemd view of a unit.
+
+use super::*;
+
+fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatus {
+    UnitStatus {
+        unit: name.into(),
+        kind,
+        state,
+        degraded: false,
+        pid: None,
+        provides: vec![],
+        coincidental: vec![],
+        restarts: 0,
+        blocked_by: None,
+        status: status.into(),
+        since: "2026-11-22T04:00:00.123Z".into(),
+        description: None,
+        required: true,
+        source: String::new(),
+        restart_in_ms: None,
+        masked: false,
+        providers: None,
+        usage: None,
+        skipped: false,
+        listening: vec![],
+        activates: None,
+        connections: None,
+        timer: None,
+    }
+}
+
+#[test]
+fn names_as_systemd_has_them() {
+    let web = unit(
+        "web",
+        UnitType::ForegroundSupervised,
+        UnitState::Running,
+        "",
+    );
+    assert_eq!(systemd_name(&web), "web.service");
+    let net = unit("net", UnitType::Virtual, UnitState::Running, "");
+    assert_eq!(systemd_name(&net), "net.target");
+    let cron = unit("cron.service", UnitType::Oneshot, UnitState::Running, "");
+    assert_eq!(systemd_name(&cron), "cron.service");
+    assert_eq!(candidates("web.service"), ["web.service", "web"]);
+    assert_eq!(candidates("web"), ["web.service", "web"]);
+    assert_eq!(candidates(".service"), [".service"]);
+    assert!(means("web.service", &web));
+    assert!(means("web", &web));
+    // The init answers a target's provider: `web.target` is not `web`.
+    assert!(!means("web.target", &web));
+    assert!(!means("webd", &web));
+    assert!(means("net.target", &net));
+    assert!(means("cron", &cron));
+}
+
+#[test]
+fn states_in_systemds_words() {
+    use UnitState::*;
+    let cases = [
+        (Running, "active", "running"),
+        (Exited, "active", "exited"),
+        (Reloading, "reloading", "reload"),
+        (Starting, "activating", "start"),
+        (Stopping, "deactivating", "stop"),
+        (Failed, "failed", "failed"),
+        (Disabled, "inactive", "dead"),
+        (Waiting, "inactive", "dead"),
+    ];
+    for (st, active, sub) in cases {
+        assert_eq!(active_state(st), active);
+        assert_eq!(sub_state(UnitType::Oneshot, st), sub);
+    }
+    assert_eq!(sub_state(UnitType::Virtual, Running), "active");
+    assert_eq!(sub_state(UnitType::Timer, Running), "waiting");
+    assert_eq!(sub_state(UnitType::Socket, Running), "listening");
+    assert_eq!(sub_state(UnitType::Socket, Disabled), "dead");
+}
+
+#[test]
+fn results_and_exit_statuses() {
+    let t = UnitType::ForegroundSupervised;
+    let failed = unit("x", t, UnitState::Failed, "exit status 3");
+    assert_eq!(result(&failed), "exit-code");
+    assert_eq!(exit_status(&failed), 3);
+    let timeout = unit(
+        "x",
+        t,
+        UnitState::Failed,
+        "start timed out; restart in 2.0s",
+    );
+    assert_eq!(result(&timeout), "timeout");
+    let killed = unit("x", t, UnitState::Failed, "killed by signal 9");
+    assert_eq!(result(&killed), "signal");
+    let fine = unit("x", t, UnitState::Running, "ready");
+    assert_eq!(result(&fine), "success");
+    assert_eq!(exit_status(&fine), 0);
+}
+
+#[test]
+fn rfc3339_to_microseconds() {
+    assert_eq!(usec_of_rfc3339("1970-01-01T00:00:00.000Z"), Some(0));
+    assert_eq!(
+        usec_of_rfc3339("2026-11-22T04:00:00.123Z"),
+        Some(1_795_320_000_123_000)
+    );
+    assert_eq!(
+        usec_of_rfc3339("2000-03-01T00:00:01Z"),
+        Some(951_868_801_000_000)
+    );
+    assert_eq!(usec_of_rfc3339("yesterday"), None);
+    assert_eq!(usec_of_rfc3339(""), None);
+    let s = stamps(&unit("x", UnitType::Oneshot, UnitState::Running, ""));
+    assert_eq!(s.active_enter, 1_795_320_000_123_000);
+    assert_eq!(s.inactive_enter, 0);
+}
+
+#[test]
+fn jobs_settle() {
+    let t = UnitType::ForegroundSupervised;
+    let mut u = unit("x", t, UnitState::Starting, "");
+    assert_eq!(settled(Goal::Up, &u), None);
+    u.state = UnitState::Running;
+    assert_eq!(settled(Goal::Up, &u), Some("done"));
+    assert_eq!(settled(Goal::Down, &u), None);
+    u.state = UnitState::Failed;
+    assert_eq!(settled(Goal::Up, &u), Some("failed"));
+    u.state = UnitState::Waiting;
+    assert_eq!(settled(Goal::Up, &u), None);
+    u.blocked_by = Some("db".into());
+    assert_eq!(settled(Goal::Up, &u), Some("dependency"));
+    u.state = UnitState::Disabled;
+    assert_eq!(settled(Goal::Down, &u), Some("done"));
+}

@@ -1,0 +1,377 @@
+//! The properties of systemd's objects, with systemd's names and D-Bus
+//! types (`org.freedesktop.systemd1(5)`): the manager's
+//! ([`manager`]), a unit's `org.freedesktop.systemd1.Unit` ([`unit`]) and
+//! its type interface (`Service`, `Socket`, `Timer`, `Path`, `Target`:
+//! [`type_interface`]), and a job's ([`job`]). Each is read from what the
+//! init reports (`status`); a property flotilla has no fact for has
+//! systemd's value for "none" (0, "", an empty list), never a made-up one.
+
+use crate::escape::{job_path, unit_path};
+use crate::model::{self, systemd_name};
+use flotilla_units::protocol::{SystemStatus, UnitStatus};
+use flotilla_units::spec::UnitType;
+use flotilla_units::state::UnitState;
+use std::collections::HashMap;
+use zbus::zvariant::{ObjectPath, OwnedObjectPath, Value};
+
+/// One interface's properties.
+pub type Props = Vec<(&'static str, Value<'static>)>;
+
+/// systemd's `UINT64_MAX`: "not known" for the cgroup figures.
+const UNKNOWN: u64 = u64::MAX;
+
+/// The unit interface.
+pub const UNIT: &str = "org.freedesktop.systemd1.Unit";
+/// The manager interface.
+pub const MANAGER: &str = "org.freedesktop.systemd1.Manager";
+/// The job interface.
+pub const JOB: &str = "org.freedesktop.systemd1.Job";
+
+/// An object path (`/` for one that is not valid, which the callers'
+/// escaped names never are not).
+fn path(p: &str) -> ObjectPath<'static> {
+    OwnedObjectPath::try_from(p.to_string())
+        .map(OwnedObjectPath::into_inner)
+        .unwrap_or_else(|_| ObjectPath::from_static_str_unchecked("/"))
+}
+
+fn strs(v: Vec<String>) -> Value<'static> {
+    Value::from(v)
+}
+
+/// The type interface of a unit (`org.freedesktop.systemd1.Service`, …).
+pub fn type_interface(kind: UnitType) -> &'static str {
+    match kind {
+        UnitType::Virtual => "org.freedesktop.systemd1.Target",
+        UnitType::Timer => "org.freedesktop.systemd1.Timer",
+        UnitType::Socket => "org.freedesktop.systemd1.Socket",
+        UnitType::Path => "org.freedesktop.systemd1.Path",
+        _ => "org.freedesktop.systemd1.Service",
+    }
+}
+
+/// The unit's `ControlGroup`: the cgroup its main process is in (the
+/// init gives each unit its own), "" without one.
+pub fn control_group(s: &UnitStatus) -> String {
+    s.pid.and_then(crate::procs::cgroup_of).unwrap_or_default()
+}
+
+/// `org.freedesktop.systemd1.Unit` of a unit the init has.
+pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
+    let id = systemd_name(s);
+    let mut names = vec![id.clone()];
+    if s.unit != id {
+        names.push(s.unit.clone());
+    }
+    let st = model::stamps(s);
+    let load = if s.masked { "masked" } else { "loaded" };
+    let file_state = if s.masked { "masked" } else { "" };
+    let source = if s.source.starts_with('/') {
+        s.source.clone()
+    } else {
+        String::new()
+    };
+    let job_value = match job {
+        Some(n) => Value::from((n, path(&job_path(n)))),
+        None => Value::from((0u32, path("/"))),
+    };
+    let triggers: Vec<String> = s.activates.iter().cloned().collect();
+    vec![
+        ("Id", Value::from(id.clone())),
+        ("Names", strs(names)),
+        ("Following", Value::from("")),
+        ("Requires", strs(vec![])),
+        ("Wants", strs(vec![])),
+        ("After", strs(vec![])),
+        ("Before", strs(vec![])),
+        ("Conflicts", strs(vec![])),
+        ("Triggers", strs(triggers)),
+        ("TriggeredBy", strs(vec![])),
+        ("Documentation", strs(vec![])),
+        (
+            "Description",
+            Value::from(s.description.clone().unwrap_or(id)),
+        ),
+        ("LoadState", Value::from(load)),
+        ("ActiveState", Value::from(model::active_state(s.state))),
+        ("FreezerState", Value::from("running")),
+        ("SubState", Value::from(model::sub_state(s.kind, s.state))),
+        ("FragmentPath", Value::from(source)),
+        ("SourcePath", Value::from("")),
+        ("DropInPaths", strs(vec![])),
+        ("UnitFileState", Value::from(file_state)),
+        ("UnitFilePreset", Value::from("")),
+        ("StateChangeTimestamp", Value::from(st.state_change)),
+        ("StateChangeTimestampMonotonic", Value::from(0u64)),
+        ("InactiveExitTimestamp", Value::from(st.inactive_exit)),
+        ("InactiveExitTimestampMonotonic", Value::from(0u64)),
+        ("ActiveEnterTimestamp", Value::from(st.active_enter)),
+        ("ActiveEnterTimestampMonotonic", Value::from(0u64)),
+        ("ActiveExitTimestamp", Value::from(st.active_exit)),
+        ("ActiveExitTimestampMonotonic", Value::from(0u64)),
+        ("InactiveEnterTimestamp", Value::from(st.inactive_enter)),
+        ("InactiveEnterTimestampMonotonic", Value::from(0u64)),
+        ("CanStart", Value::from(!s.masked)),
+        ("CanStop", Value::from(true)),
+        ("CanReload", Value::from(s.kind != UnitType::Virtual)),
+        ("CanIsolate", Value::from(s.kind == UnitType::Virtual)),
+        ("Job", job_value),
+        ("NeedDaemonReload", Value::from(false)),
+        ("ConditionResult", Value::from(!s.skipped)),
+        ("AssertResult", Value::from(true)),
+        ("ConditionTimestamp", Value::from(0u64)),
+        ("AssertTimestamp", Value::from(0u64)),
+        ("LoadError", Value::from(("", ""))),
+        ("Transient", Value::from(s.source.starts_with("transient"))),
+        ("Perpetual", Value::from(false)),
+    ]
+}
+
+/// The type interface's properties of a unit.
+pub fn type_props(s: &UnitStatus) -> Props {
+    let mut out: Props = Vec::new();
+    let cgroup = control_group(s);
+    match s.kind {
+        UnitType::Virtual => {}
+        UnitType::Timer => {
+            let t = s.timer.clone();
+            let next = t.as_ref().and_then(|t| t.next_elapse_usec).unwrap_or(0);
+            let last = t.as_ref().and_then(|t| t.last_trigger_usec).unwrap_or(0);
+            out.push(("Unit", Value::from(s.activates.clone().unwrap_or_default())));
+            out.push(("NextElapseUSecRealtime", Value::from(next)));
+            out.push(("NextElapseUSecMonotonic", Value::from(0u64)));
+            out.push(("LastTriggerUSec", Value::from(last)));
+            out.push(("LastTriggerUSecMonotonic", Value::from(0u64)));
+            out.push(("Result", Value::from(model::result(s))));
+        }
+        UnitType::Socket => {
+            let listen: Vec<(String, String)> = s
+                .listening
+                .iter()
+                .map(|l| {
+                    let (kind, addr) = l.split_once(' ').unwrap_or(("stream", l));
+                    let kind = match kind {
+                        "stream" => "Stream",
+                        "datagram" => "Datagram",
+                        "seqpacket" => "SequentialPacket",
+                        "fifo" => "FIFO",
+                        other => other,
+                    };
+                    (kind.to_string(), addr.to_string())
+                })
+                .collect();
+            let c = s.connections;
+            out.push(("Listen", Value::from(listen)));
+            out.push(("Accept", Value::from(c.is_some())));
+            out.push(("NConnections", Value::from(c.map_or(0, |c| c.now))));
+            out.push((
+                "NAccepted",
+                Value::from(c.map_or(0u32, |c| u32::try_from(c.accepted).unwrap_or(u32::MAX))),
+            ));
+            out.push(("NRefused", Value::from(0u32)));
+            out.push(("Result", Value::from(model::result(s))));
+            out.push(("ControlGroup", Value::from(cgroup)));
+        }
+        UnitType::Path => {
+            out.push(("Unit", Value::from(s.activates.clone().unwrap_or_default())));
+            out.push(("Result", Value::from(model::result(s))));
+        }
+        _ => {
+            let pid = s.pid.and_then(|p| u32::try_from(p).ok()).unwrap_or(0);
+            let st = model::stamps(s);
+            let code = if s.state == UnitState::Failed { 1 } else { 0 };
+            let usage = s.usage.unwrap_or_default();
+            let service_type = match s.kind {
+                UnitType::ForegroundNotified => "notify",
+                UnitType::BackgroundPidfile => "forking",
+                UnitType::Oneshot | UnitType::BackgroundScripted => "oneshot",
+                _ => "simple",
+            };
+            let status_text = if s.status.is_empty() { "" } else { &s.status };
+            out.extend([
+                ("Type", Value::from(service_type)),
+                ("MainPID", Value::from(pid)),
+                ("ControlPID", Value::from(0u32)),
+                ("ExecMainPID", Value::from(pid)),
+                ("ExecMainStartTimestamp", Value::from(st.active_enter)),
+                ("ExecMainStartTimestampMonotonic", Value::from(0u64)),
+                ("ExecMainExitTimestamp", Value::from(st.inactive_enter)),
+                ("ExecMainExitTimestampMonotonic", Value::from(0u64)),
+                ("ExecMainCode", Value::from(code)),
+                ("ExecMainStatus", Value::from(model::exit_status(s))),
+                ("StatusText", Value::from(status_text.to_string())),
+                ("StatusErrno", Value::from(0i32)),
+                ("Result", Value::from(model::result(s))),
+                ("ReloadResult", Value::from("success")),
+                ("NRestarts", Value::from(s.restarts)),
+                ("PIDFile", Value::from("")),
+                ("ControlGroup", Value::from(cgroup)),
+                (
+                    "MemoryCurrent",
+                    Value::from(usage.memory_bytes.unwrap_or(UNKNOWN)),
+                ),
+                ("TasksCurrent", Value::from(usage.tasks.unwrap_or(UNKNOWN))),
+                (
+                    "CPUUsageNSec",
+                    Value::from(usage.cpu_usec.map_or(UNKNOWN, |u| u.saturating_mul(1000))),
+                ),
+            ]);
+        }
+    }
+    out
+}
+
+/// `org.freedesktop.systemd1.Unit` of a name the init does not have:
+/// what systemd answers for a unit it cannot load (`not-found`,
+/// `inactive`), so that `systemctl status` says "could not be found".
+pub fn not_found(name: &str) -> Props {
+    vec![
+        ("Id", Value::from(name.to_string())),
+        ("Names", strs(vec![name.to_string()])),
+        ("Description", Value::from(name.to_string())),
+        ("LoadState", Value::from("not-found")),
+        ("ActiveState", Value::from("inactive")),
+        ("FreezerState", Value::from("running")),
+        ("SubState", Value::from("dead")),
+        ("FragmentPath", Value::from("")),
+        ("UnitFileState", Value::from("")),
+        (
+            "LoadError",
+            Value::from((
+                "org.freedesktop.systemd1.NoSuchUnit",
+                format!("Unit {name} not found."),
+            )),
+        ),
+        ("Job", Value::from((0u32, path("/")))),
+        ("Following", Value::from("")),
+        ("Triggers", strs(vec![])),
+        ("TriggeredBy", strs(vec![])),
+        ("DropInPaths", strs(vec![])),
+        ("NeedDaemonReload", Value::from(false)),
+        ("CanStart", Value::from(false)),
+        ("CanStop", Value::from(false)),
+    ]
+}
+
+/// The manager's properties.
+pub fn manager(sys: &SystemStatus, jobs: u32) -> Props {
+    let failed = sys
+        .units
+        .iter()
+        .filter(|u| u.state == UnitState::Failed)
+        .count();
+    let state = if sys.shutting_down {
+        "stopping"
+    } else if !sys.target_state.is_active() {
+        "starting"
+    } else if failed > 0 || sys.degraded {
+        "degraded"
+    } else {
+        "running"
+    };
+    let environment: Vec<String> = std::env::vars()
+        .filter(|(k, _)| k == "PATH" || k == "LANG")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    vec![
+        (
+            "Version",
+            Value::from(format!("flotilla {}", env!("CARGO_PKG_VERSION"))),
+        ),
+        ("Features", Value::from("")),
+        ("Virtualization", Value::from("")),
+        ("ConfidentialVirtualization", Value::from("")),
+        ("Architecture", Value::from(std::env::consts::ARCH)),
+        ("Tainted", Value::from("")),
+        ("SystemState", Value::from(state)),
+        (
+            "NNames",
+            Value::from(u32::try_from(sys.units.len()).unwrap_or(u32::MAX)),
+        ),
+        (
+            "NFailedUnits",
+            Value::from(u32::try_from(failed).unwrap_or(u32::MAX)),
+        ),
+        ("NJobs", Value::from(jobs)),
+        ("NInstalledJobs", Value::from(jobs)),
+        ("NFailedJobs", Value::from(0u32)),
+        ("Progress", Value::from(1.0f64)),
+        ("Environment", strs(environment)),
+        ("ControlGroup", Value::from("")),
+        ("DefaultStandardOutput", Value::from("inherit")),
+        ("DefaultStandardError", Value::from("inherit")),
+        ("ShowStatus", Value::from(false)),
+        ("LogLevel", Value::from("info")),
+        ("LogTarget", Value::from("console")),
+        ("UserspaceTimestamp", Value::from(0u64)),
+        ("UserspaceTimestampMonotonic", Value::from(0u64)),
+        ("FinishTimestamp", Value::from(0u64)),
+        ("FinishTimestampMonotonic", Value::from(0u64)),
+        ("KernelTimestamp", Value::from(0u64)),
+        ("FirmwareTimestamp", Value::from(0u64)),
+        ("LoaderTimestamp", Value::from(0u64)),
+        ("InitRDTimestamp", Value::from(0u64)),
+    ]
+}
+
+/// A job's properties.
+pub fn job(id: u32, unit: &str, kind: &str) -> Props {
+    vec![
+        ("Id", Value::from(id)),
+        (
+            "Unit",
+            Value::from((unit.to_string(), path(&unit_path(unit)))),
+        ),
+        ("JobType", Value::from(kind.to_string())),
+        ("State", Value::from("running")),
+    ]
+}
+
+/// Properties as `a{sv}` in the order given: `systemctl show` prints
+/// them in the order of the reply, as systemd's (the type interface's,
+/// then the unit's).
+pub struct Dict(pub Props);
+
+impl zbus::zvariant::Type for Dict {
+    const SIGNATURE: &'static zbus::zvariant::Signature =
+        <HashMap<String, Value<'static>> as zbus::zvariant::Type>::SIGNATURE;
+}
+
+impl serde::Serialize for Dict {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = ser.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// The properties as `a{sv}`.
+pub fn dict(props: Props) -> Dict {
+    Dict(props)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_are_systemds() {
+        let sig = |props: &Props, name: &str| {
+            props
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.value_signature().to_string())
+                .unwrap()
+        };
+        let p = not_found("x.service");
+        assert_eq!(sig(&p, "LoadError"), "(ss)");
+        assert_eq!(sig(&p, "Job"), "(uo)");
+        assert_eq!(sig(&p, "Names"), "as");
+        let j = job(3, "x.service", "start");
+        assert_eq!(sig(&j, "Unit"), "(so)");
+    }
+}

@@ -1,0 +1,298 @@
+//! One D-Bus connection: its method calls are read off the connection
+//! and each answered in a task of its own, by the object it names —
+//! the manager (`/org/freedesktop/systemd1`), a unit
+//! (`…/unit/ESCAPED`, for any name: one the init does not have answers
+//! as systemd's `not-found`), a job (`…/job/N`) — with
+//! `org.freedesktop.DBus.Properties`, `Introspectable` and `Peer` on each.
+//! A change is allowed to root only ([`Caller`]).
+
+use crate::answer::Answer;
+use crate::error::BusError;
+use crate::escape::{job_of_path, unit_of_path, MANAGER_PATH};
+use crate::hub::Hub;
+use crate::introspect::{self, Interface, UNIT_METHODS};
+use crate::manager::{self, MUTATING};
+use crate::model::systemd_name;
+use crate::props::{self, Props, JOB, MANAGER, UNIT};
+use crate::units_ops::Outcome;
+use std::sync::Arc;
+use tokio_stream::StreamExt;
+use zbus::message::{Message, Type};
+
+/// Who is calling.
+#[derive(Debug, Clone, Copy)]
+pub enum Caller {
+    /// A peer-to-peer connection: its user, from `SO_PEERCRED`.
+    Peer(u32),
+    /// The system bus: the user is asked of the bus per message.
+    Bus,
+}
+
+/// Serves a connection until it closes.
+pub async fn serve(hub: Arc<Hub>, conn: zbus::Connection, caller: Caller) {
+    hub.add_peer(conn.clone());
+    let mut stream = zbus::MessageStream::from(&conn);
+    while let Some(msg) = stream.next().await {
+        let Ok(msg) = msg else { continue };
+        if msg.message_type() != Type::MethodCall {
+            continue;
+        }
+        let (hub, conn) = (hub.clone(), conn.clone());
+        tokio::spawn(async move { handle(hub, conn, msg, caller).await });
+    }
+}
+
+async fn uid_of(conn: &zbus::Connection, msg: &Message, caller: Caller) -> Option<u32> {
+    match caller {
+        Caller::Peer(uid) => Some(uid),
+        Caller::Bus => {
+            let header = msg.header();
+            let sender = header.sender()?.to_string();
+            let reply = conn
+                .call_method(
+                    Some("org.freedesktop.DBus"),
+                    "/org/freedesktop/DBus",
+                    Some("org.freedesktop.DBus"),
+                    "GetConnectionUnixUser",
+                    &(sender,),
+                )
+                .await
+                .ok()?;
+            reply.body().deserialize::<u32>().ok()
+        }
+    }
+}
+
+async fn handle(hub: Arc<Hub>, conn: zbus::Connection, msg: Message, caller: Caller) {
+    let header = msg.header();
+    let path = header.path().map(|p| p.to_string()).unwrap_or_default();
+    let iface = header
+        .interface()
+        .map(|i| i.to_string())
+        .unwrap_or_default();
+    let member = header.member().map(|m| m.to_string()).unwrap_or_default();
+    let outcome = async {
+        if MUTATING.contains(&member.as_str()) && iface != "org.freedesktop.DBus.Properties" {
+            let uid = uid_of(&conn, &msg, caller).await.unwrap_or(u32::MAX);
+            if uid != 0 {
+                return Err(BusError::access_denied(&member, uid));
+            }
+        }
+        dispatch(&hub, &path, &iface, &member, &msg).await
+    }
+    .await;
+    match outcome {
+        Ok((answer, pending)) => {
+            // The answer goes out before the job is followed, so that the
+            // caller knows the job's path before its JobRemoved.
+            let _ = answer.send(&conn, &header).await;
+            if let Some(p) = pending {
+                tokio::spawn(crate::jobs::follow(hub, p));
+            }
+        }
+        Err(e) => {
+            let _ = conn.reply_error(&header, e.name, &(e.message,)).await;
+        }
+    }
+}
+
+fn plain(a: Answer) -> Result<Outcome, BusError> {
+    Ok((a, None))
+}
+
+async fn dispatch(
+    hub: &Arc<Hub>,
+    path: &str,
+    iface: &str,
+    member: &str,
+    msg: &Message,
+) -> Result<Outcome, BusError> {
+    match (iface, member) {
+        ("org.freedesktop.DBus.Peer", "Ping") => return plain(Answer::Empty),
+        ("org.freedesktop.DBus.Peer", "GetMachineId") => {
+            let id = std::fs::read_to_string("/etc/machine-id").unwrap_or_default();
+            return plain(Answer::Str(id.trim().to_string()));
+        }
+        // A client that takes the socket for a bus (busctl) says hello
+        // and adds matches; a peer-to-peer socket has no bus to do it.
+        ("org.freedesktop.DBus", "Hello") => return plain(Answer::Str(":1.1".into())),
+        ("org.freedesktop.DBus", "AddMatch" | "RemoveMatch") => return plain(Answer::Empty),
+        _ => {}
+    }
+    let object = Object::of(hub, path).await?;
+    match (iface, member) {
+        ("org.freedesktop.DBus.Introspectable", "Introspect") => {
+            plain(Answer::Str(object.introspect(hub).await?))
+        }
+        ("org.freedesktop.DBus.Properties", "Get") => {
+            let (i, name): (String, String) = msg
+                .body()
+                .deserialize()
+                .map_err(|e| BusError::invalid_args(e.to_string()))?;
+            let all = object.props(hub, &i).await?;
+            match all.into_iter().find(|(n, _)| *n == name) {
+                Some((_, v)) => plain(Answer::Var(v)),
+                None => Err(BusError {
+                    name: "org.freedesktop.DBus.Error.UnknownProperty",
+                    message: format!("Unknown property or interface: {i}.{name}"),
+                }),
+            }
+        }
+        ("org.freedesktop.DBus.Properties", "GetAll") => {
+            let (i,): (String,) = msg
+                .body()
+                .deserialize()
+                .map_err(|e| BusError::invalid_args(e.to_string()))?;
+            plain(Answer::Dict(props::dict(object.props(hub, &i).await?)))
+        }
+        ("org.freedesktop.DBus.Properties", "Set") => Err(BusError {
+            name: "org.freedesktop.DBus.Error.PropertyReadOnly",
+            message:
+                "flotilla's properties are read-only: a unit's settings come from its unit file"
+                    .into(),
+        }),
+        _ => object.call(hub, iface, member, msg).await,
+    }
+}
+
+/// The object a path names.
+enum Object {
+    Root(String),
+    Manager,
+    Unit(String, Option<Box<flotilla_units::protocol::UnitStatus>>),
+    Job(u32, crate::hub::Job),
+}
+
+impl Object {
+    async fn of(hub: &Hub, path: &str) -> Result<Object, BusError> {
+        if path == MANAGER_PATH {
+            return Ok(Object::Manager);
+        }
+        if let Some(name) = unit_of_path(path) {
+            let s = hub.find(&name).await?;
+            return Ok(Object::Unit(name, s.map(Box::new)));
+        }
+        if let Some(id) = job_of_path(path) {
+            return match hub.job(id) {
+                Some(j) => Ok(Object::Job(id, j)),
+                None => Err(BusError::no_such_job(id)),
+            };
+        }
+        if MANAGER_PATH.starts_with(path)
+            || path == "/org/freedesktop/systemd1/unit"
+            || path == "/org/freedesktop/systemd1/job"
+        {
+            return Ok(Object::Root(path.to_string()));
+        }
+        Err(BusError {
+            name: "org.freedesktop.DBus.Error.UnknownObject",
+            message: format!("Unknown object '{path}'."),
+        })
+    }
+
+    /// The interfaces and their properties.
+    async fn interfaces(&self, hub: &Hub) -> Result<Vec<(&'static str, Props)>, BusError> {
+        Ok(match self {
+            Object::Root(_) => vec![],
+            Object::Manager => {
+                let sys = hub.system().await?;
+                let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
+                vec![(MANAGER, props::manager(&sys, jobs))]
+            }
+            Object::Unit(name, None) => vec![(UNIT, props::not_found(name))],
+            Object::Unit(_, Some(s)) => {
+                let job = hub.job_of(&systemd_name(s)).map(|(id, _)| id);
+                // systemd's order: the type interface's, then the unit's.
+                vec![
+                    (props::type_interface(s.kind), props::type_props(s)),
+                    (UNIT, props::unit(s, job)),
+                ]
+            }
+            Object::Job(id, j) => vec![(JOB, props::job(*id, &j.unit, j.kind))],
+        })
+    }
+
+    /// The properties of interface `i` (`""`: of every interface).
+    async fn props(&self, hub: &Hub, i: &str) -> Result<Props, BusError> {
+        let all = self.interfaces(hub).await?;
+        let known = all.iter().any(|(n, _)| *n == i);
+        if !i.is_empty() && !known {
+            return Err(BusError {
+                name: "org.freedesktop.DBus.Error.UnknownInterface",
+                message: format!("Unknown interface {i}."),
+            });
+        }
+        Ok(all
+            .into_iter()
+            .filter(|(n, _)| i.is_empty() || *n == i)
+            .flat_map(|(_, p)| p)
+            .collect())
+    }
+
+    async fn introspect(&self, hub: &Hub) -> Result<String, BusError> {
+        let ifaces = self.interfaces(hub).await?;
+        let children: Vec<String> = match self {
+            Object::Root(p) if p == "/org/freedesktop/systemd1/unit" => hub
+                .list()
+                .await?
+                .iter()
+                .map(|s| crate::escape::escape(&systemd_name(s)))
+                .collect(),
+            Object::Root(p) if p == "/org/freedesktop/systemd1/job" => {
+                hub.jobs().iter().map(|(id, _)| id.to_string()).collect()
+            }
+            Object::Root(p) => {
+                let rest = MANAGER_PATH.strip_prefix(p.as_str()).unwrap_or("");
+                let rest = rest.trim_start_matches('/');
+                rest.split('/')
+                    .next()
+                    .map(str::to_string)
+                    .into_iter()
+                    .collect()
+            }
+            Object::Manager => vec!["unit".into(), "job".into()],
+            _ => vec![],
+        };
+        let list: Vec<Interface<'_>> = ifaces
+            .into_iter()
+            .map(|(name, p)| Interface {
+                name,
+                methods: match name {
+                    MANAGER => introspect::MANAGER_METHODS,
+                    UNIT => UNIT_METHODS,
+                    _ => &[],
+                },
+                manager_signals: name == MANAGER,
+                props: p,
+            })
+            .collect();
+        Ok(introspect::xml(&list, &children))
+    }
+
+    async fn call(
+        &self,
+        hub: &Arc<Hub>,
+        iface: &str,
+        member: &str,
+        msg: &Message,
+    ) -> Result<Outcome, BusError> {
+        match (self, iface) {
+            (Object::Manager, MANAGER | "") => manager::call(hub, member, msg).await,
+            (Object::Unit(name, _), UNIT | "") => match member {
+                "Start" | "Stop" | "Restart" | "Reload" | "TryRestart" | "ReloadOrRestart"
+                | "ReloadOrTryRestart" => {
+                    let (mode,): (String,) = msg
+                        .body()
+                        .deserialize()
+                        .map_err(|e| BusError::invalid_args(e.to_string()))?;
+                    manager::unit_job(hub, member, name, &mode).await
+                }
+                other => Err(manager::unmapped(other)),
+            },
+            _ => Err(BusError {
+                name: "org.freedesktop.DBus.Error.UnknownMethod",
+                message: format!("Unknown method {iface}.{member}."),
+            }),
+        }
+    }
+}

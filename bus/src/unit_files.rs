@@ -1,0 +1,190 @@
+//! The unit files on the init's search path, read as `initctl`'s
+//! systemctl verbs read them (`flotilla_units::systemd`): `GetUnitFileState`
+//! (`systemctl is-enabled`), `ListUnitFiles` and `ListUnitFilesByPatterns`
+//! (`systemctl list-unit-files`). The path is the init's own
+//! (`units_path` of its `status`); the files are read here, outside PID 1.
+
+use crate::answer::Answer;
+use crate::error::BusError;
+use crate::hub::Hub;
+use flotilla_units::systemd::{
+    is_enabled, list_search_dir, parse, resolve_unit, unit_names, Definition, EntryKind,
+    InstallInfo, SearchDir,
+};
+use std::io;
+
+/// The init's search path, listed.
+async fn search_path(hub: &Hub) -> Result<Vec<SearchDir>, BusError> {
+    let mut dirs = Vec::new();
+    for p in hub.system().await?.units_path {
+        match list_search_dir(&p, &mut list_dir) {
+            Ok(d) => dirs.push(d),
+            // systemd leaves out the directories a system does not have.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(BusError::failed(format!("cannot list {p}: {e}"))),
+        }
+    }
+    Ok(dirs)
+}
+
+/// One directory's entries with their kinds (links read, not followed).
+fn list_dir(path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(path)? {
+        let e = e?;
+        let t = e.file_type()?;
+        let kind = if t.is_dir() {
+            EntryKind::Dir
+        } else if t.is_symlink() {
+            EntryKind::Symlink {
+                target: std::fs::read_link(e.path())?.to_string_lossy().into_owned(),
+            }
+        } else {
+            EntryKind::File {
+                empty: t.is_file() && e.metadata()?.len() == 0,
+            }
+        };
+        out.push((e.file_name().to_string_lossy().into_owned(), kind));
+    }
+    Ok(out)
+}
+
+/// A unit file's path and enablement state, `None` when the path has no
+/// file of that name.
+fn file_state(dirs: &[SearchDir], name: &str) -> Option<(String, &'static str)> {
+    let r = resolve_unit(dirs, name);
+    let path = match &r.definition {
+        Definition::File(p) | Definition::Masked(p) => p.clone(),
+        Definition::NotFound => return None,
+    };
+    let install = match &r.definition {
+        Definition::File(p) => std::fs::read_to_string(p)
+            .ok()
+            .and_then(|text| InstallInfo::from_unit_file(&r.id, &parse(&text)).ok())
+            .unwrap_or_default(),
+        _ => InstallInfo::default(),
+    };
+    is_enabled(dirs, name, &install).map(|state| (path, state))
+}
+
+/// `GetUnitFileState`.
+pub async fn get_state(hub: &Hub, name: &str) -> Result<Answer, BusError> {
+    let dirs = search_path(hub).await?;
+    match file_state(&dirs, name) {
+        Some((_, state)) => Ok(Answer::Str(state.to_string())),
+        None => Err(BusError {
+            name: "org.freedesktop.DBus.Error.FileNotFound",
+            message: format!("No such file or directory: no unit file {name} on the unit path"),
+        }),
+    }
+}
+
+/// `ListUnitFiles` (`states` and `patterns` empty) and
+/// `ListUnitFilesByPatterns`.
+pub async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answer, BusError> {
+    let dirs = search_path(hub).await?;
+    let rows = unit_names(&dirs)
+        .into_iter()
+        .filter(|n| patterns.is_empty() || patterns.iter().any(|p| crate::manager::glob(p, n)))
+        .filter_map(|n| file_state(&dirs, &n))
+        .filter(|(_, st)| states.is_empty() || states.iter().any(|s| s == st))
+        .map(|(p, st)| (p, st.to_string()))
+        .collect();
+    Ok(Answer::Files(rows))
+}
+
+/// The directory enablement links go to: `/etc/systemd/system` when it is
+/// on the path, else the first directory.
+fn config_dir(dirs: &[SearchDir]) -> String {
+    dirs.iter()
+        .find(|d| d.path.ends_with("/etc/systemd/system"))
+        .or_else(|| dirs.first())
+        .map(|d| d.path.clone())
+        .unwrap_or_default()
+}
+
+/// The `[Install]` section of the file that defines `name`.
+fn install_of(dirs: &[SearchDir], name: &str) -> Option<InstallInfo> {
+    let r = resolve_unit(dirs, name);
+    let Definition::File(p) = &r.definition else {
+        return None;
+    };
+    let text = std::fs::read_to_string(p).ok()?;
+    InstallInfo::from_unit_file(&r.id, &parse(&text)).ok()
+}
+
+/// `EnableUnitFiles` (`on`) and `DisableUnitFiles`: the links of each
+/// unit's `[Install]` made or removed, as `initctl enable` makes them.
+/// The init is not reloaded here: `systemctl` asks for `Reload` after, as
+/// it does of systemd. The answer says whether the units had anything to
+/// install (for enable) and each link made (`symlink`) or removed
+/// (`unlink`).
+pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusError> {
+    use flotilla_units::systemd::{disable_links, enable_links};
+    let dirs = search_path(hub).await?;
+    let config = config_dir(&dirs);
+    let install = |n: &str| install_of(&dirs, n);
+    let mut links = Vec::new();
+    let mut carries = false;
+    for u in names {
+        let r = resolve_unit(&dirs, u);
+        match &r.definition {
+            Definition::NotFound => {
+                return Err(BusError {
+                    name: "org.freedesktop.DBus.Error.FileNotFound",
+                    message: format!("Unit file {u} does not exist."),
+                })
+            }
+            Definition::Masked(_) if on => return Err(BusError::masked(u)),
+            _ => {}
+        }
+        if on {
+            let info = install(u).unwrap_or_default();
+            if !info.has_rules() && info.also.is_empty() {
+                continue;
+            }
+            carries = true;
+            links.extend(
+                enable_links(&dirs, &config, u, &install)
+                    .map_err(|e| BusError::failed(e.to_string()))?,
+            );
+        } else {
+            links.extend(disable_links(&dirs, u, &install));
+        }
+    }
+    links.sort();
+    links.dedup();
+    let mut changes = Vec::new();
+    for l in &links {
+        let done = if on { make_link(l) } else { remove_link(l) };
+        done.map_err(|e| BusError::failed(format!("{}: {e}", l.path)))?;
+        changes.push(if on {
+            ("symlink".to_string(), l.path.clone(), l.target.clone())
+        } else {
+            ("unlink".to_string(), l.path.clone(), String::new())
+        });
+    }
+    Ok(if on {
+        Answer::Enabled(carries, changes)
+    } else {
+        Answer::Changes(changes)
+    })
+}
+
+fn make_link(l: &flotilla_units::systemd::Link) -> io::Result<()> {
+    if std::fs::symlink_metadata(&l.path).is_ok() {
+        // Already there (systemd says nothing of a link it finds).
+        return Ok(());
+    }
+    if let Some(parent) = std::path::Path::new(&l.path).parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::os::unix::fs::symlink(&l.target, &l.path)
+}
+
+fn remove_link(l: &flotilla_units::systemd::Link) -> io::Result<()> {
+    match std::fs::remove_file(&l.path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}

@@ -1,0 +1,285 @@
+//! Start, stop, restart and reload of one unit in flotilla's declarative
+//! model, each a job ([`crate::jobs`]), as `initctl`'s systemctl verbs
+//! map them (`docs/dbus.md`): `start` of a unit the target does not
+//! require wants it (the protocol's `want`, until the next target
+//! switch), of a failed one restarts it; `stop` drops such a want, and a
+//! unit the target requires is not stopped: that is refused, naming the
+//! target and what does stop it.
+
+use crate::answer::{owned_path, Answer};
+use crate::error::BusError;
+use crate::escape::job_path;
+use crate::hub::Hub;
+use crate::jobs::Pending;
+use crate::model::{systemd_name, Goal};
+use flotilla_units::protocol::{ErrorCode, Reply, Request, REFUSED_MANUAL_STOP};
+use flotilla_units::state::UnitState;
+use std::sync::Arc;
+
+/// The `source` of the transient units `transient-add` makes.
+const TRANSIENT_SOURCE: &str = "transient:initctl";
+
+/// An answer and the job to follow after it.
+pub type Outcome = (Answer, Option<Pending>);
+
+/// A job's answer: its path, and the job.
+fn job(hub: &Hub, p: PendingParts, kind: &'static str) -> Outcome {
+    let id = hub.add_job(&p.name, kind);
+    let pending = Pending {
+        id,
+        unit: p.unit,
+        name: p.name,
+        goal: p.goal,
+        fresh: p.fresh,
+        already: p.already,
+        changes: p.changes,
+    };
+    (Answer::Path(owned_path(&job_path(id))), Some(pending))
+}
+
+struct PendingParts {
+    unit: String,
+    name: String,
+    goal: Goal,
+    fresh: bool,
+    already: Option<&'static str>,
+    changes: tokio::sync::broadcast::Receiver<crate::hub::Event>,
+}
+
+/// A job on `unit` (flotilla's name; `name` systemd's) that ends when it
+/// reaches `goal`, following `changes` (subscribed before the request).
+pub fn job_for(
+    hub: &Hub,
+    unit: &str,
+    name: &str,
+    goal: Goal,
+    changes: tokio::sync::broadcast::Receiver<crate::hub::Event>,
+    kind: &'static str,
+) -> Outcome {
+    let parts = PendingParts {
+        unit: unit.to_string(),
+        name: name.to_string(),
+        goal,
+        fresh: false,
+        already: None,
+        changes,
+    };
+    job(hub, parts, kind)
+}
+
+/// Sends a request that answers `accepted` (or `applied`).
+async fn accepted(hub: &Hub, req: Request, what: &str) -> Result<(), BusError> {
+    match hub.ask(req).await? {
+        Reply::Accepted { .. } | Reply::Applied(_) => Ok(()),
+        other => Err(BusError::from_init(&other, what)),
+    }
+}
+
+/// `StartUnit` (and `Start` on the unit).
+pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    let changes = hub.changes();
+    let s = hub.find(name).await?;
+    let (unit, sysname, req, fresh, already) = match s {
+        None if flotilla_units::systemd::is_instance(name) => {
+            // Made from its template when it is wanted.
+            let req = Request::Want {
+                unit: name.to_string(),
+            };
+            (name.to_string(), name.to_string(), Some(req), false, None)
+        }
+        None => return Err(BusError::no_such_unit(name)),
+        Some(s) if s.masked => return Err(BusError::masked(&systemd_name(&s))),
+        Some(s) => {
+            let n = systemd_name(&s);
+            let u = s.unit.clone();
+            if !s.required {
+                (u.clone(), n, Some(Request::Want { unit: u }), false, None)
+            } else if s.state == UnitState::Failed {
+                (u.clone(), n, Some(Request::Restart { unit: u }), true, None)
+            } else if s.state.is_active() {
+                (u, n, None, false, Some("done"))
+            } else {
+                (u, n, None, false, None)
+            }
+        }
+    };
+    if let Some(req) = req {
+        accepted(hub, req, &format!("start {sysname}")).await?;
+    }
+    let parts = PendingParts {
+        unit,
+        name: sysname,
+        goal: Goal::Up,
+        fresh,
+        already,
+        changes,
+    };
+    Ok(job(hub, parts, "start"))
+}
+
+/// `StopUnit` (and `Stop` on the unit).
+pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    let changes = hub.changes();
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    let sysname = systemd_name(&s);
+    let mut already = None;
+    if s.source == TRANSIENT_SOURCE {
+        // A transient service (systemd-run, initctl run) stops by leaving
+        // the unit set, as systemd lets a stopped transient unit go.
+        match hub
+            .ask(Request::StopTransient {
+                name: s.unit.clone(),
+            })
+            .await?
+        {
+            Reply::Applied(_) => {}
+            other => return Err(BusError::from_init(&other, "stop")),
+        }
+    } else if !s.required {
+        if s.state != UnitState::Stopping {
+            already = Some("done");
+        }
+    } else {
+        match hub
+            .ask(Request::Unwant {
+                unit: s.unit.clone(),
+            })
+            .await?
+        {
+            Reply::Accepted { .. } => {}
+            Reply::Error {
+                code: ErrorCode::NotPossible,
+                message,
+                ..
+            } if message.contains(REFUSED_MANUAL_STOP) => {
+                return Err(BusError {
+                    name: "org.freedesktop.systemd1.OnlyByDependency",
+                    message,
+                })
+            }
+            // Not wanted: is it the target that keeps it?
+            Reply::Error {
+                code: ErrorCode::NotPossible,
+                ..
+            } => {}
+            other => return Err(BusError::from_init(&other, "stop")),
+        }
+        let now = hub
+            .status(&s.unit)
+            .await?
+            .ok_or_else(|| BusError::no_such_unit(name))?;
+        if now.required {
+            let target = hub.system().await?.target;
+            return Err(BusError::not_supported(
+                &format!("Stopping {sysname}"),
+                &format!(
+                    "the target {target} requires it, and flotilla runs what the target \
+                     requires; mask it (systemctl mask {sysname}), disable it (systemctl disable \
+                     --now {sysname}) or switch targets (systemctl isolate)"
+                ),
+            ));
+        }
+    }
+    let parts = PendingParts {
+        unit: s.unit,
+        name: sysname,
+        goal: Goal::Down,
+        fresh: false,
+        already,
+        changes,
+    };
+    Ok(job(hub, parts, "stop"))
+}
+
+/// `RestartUnit` (`TryRestartUnit` with `only_active`: a unit that is not
+/// active is left alone).
+pub async fn restart(hub: &Arc<Hub>, name: &str, only_active: bool) -> Result<Outcome, BusError> {
+    let changes = hub.changes();
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    let sysname = systemd_name(&s);
+    if only_active && !s.state.is_active() {
+        let parts = PendingParts {
+            unit: s.unit,
+            name: sysname,
+            goal: Goal::Up,
+            fresh: false,
+            already: Some("done"),
+            changes,
+        };
+        return Ok(job(hub, parts, "restart"));
+    }
+    if !s.required {
+        return start(hub, name).await;
+    }
+    if s.masked {
+        return Err(BusError::masked(&sysname));
+    }
+    accepted(
+        hub,
+        Request::Restart {
+            unit: s.unit.clone(),
+        },
+        &format!("restart {sysname}"),
+    )
+    .await?;
+    let parts = PendingParts {
+        unit: s.unit,
+        name: sysname,
+        goal: Goal::Up,
+        fresh: true,
+        already: None,
+        changes,
+    };
+    Ok(job(hub, parts, "restart"))
+}
+
+/// `ReloadUnit`; with `or_restart`, a unit that cannot be reloaded is
+/// restarted (`ReloadOrRestartUnit`; with `only_active` too,
+/// `ReloadOrTryRestartUnit`).
+pub async fn reload(
+    hub: &Arc<Hub>,
+    name: &str,
+    or_restart: bool,
+    only_active: bool,
+) -> Result<Outcome, BusError> {
+    let changes = hub.changes();
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    let sysname = systemd_name(&s);
+    if !s.state.is_active() {
+        if or_restart {
+            return restart(hub, name, only_active).await;
+        }
+        return Err(BusError {
+            name: "org.freedesktop.systemd1.UnitInactive",
+            message: format!("Unit {sysname} cannot be reloaded because it is inactive."),
+        });
+    }
+    match hub
+        .ask(Request::ReloadUnit {
+            unit: s.unit.clone(),
+        })
+        .await?
+    {
+        Reply::Accepted { .. } => {}
+        _ if or_restart => return restart(hub, name, false).await,
+        other => return Err(BusError::from_init(&other, &format!("reload {sysname}"))),
+    }
+    let parts = PendingParts {
+        unit: s.unit,
+        name: sysname,
+        goal: Goal::Up,
+        fresh: true,
+        already: None,
+        changes,
+    };
+    Ok(job(hub, parts, "reload"))
+}

@@ -1,0 +1,677 @@
+//! System tests of `flotilla-busd`, systemd's D-Bus interface beside the
+//! init (`docs/dbus.md`), with Debian's own programs: the init in
+//! supervisor mode with a few units, `flotilla-busd` on a socket in the
+//! test's directory, `busctl --address=unix:path=SOCK`, and the real
+//! `/bin/systemctl`, which talks to `/run/systemd/private` once
+//! `/run/systemd/system/` exists: it runs in a mount namespace of its own
+//! with a tmpfs over `/run` and the test's socket bound there, so the
+//! host's `/run` is untouched (harness: `tests/src/`).
+
+use flotilla_tests::init::{run, Init, Out, TestDir};
+use flotilla_tests::{bins, procs, wait_for, WAIT};
+use flotilla_units::state::UnitState;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `flotilla-busd`, killed by PID when dropped.
+struct Busd {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Busd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `flotilla-busd` on `DIR/private` for the test's init, and waits
+/// until the socket takes connections.
+fn busd(dir: &TestDir) -> Busd {
+    busd_on(dir, None)
+}
+
+/// [`busd`], also on the system bus at `system_bus` when given.
+fn busd_on(dir: &TestDir, system_bus: Option<&Path>) -> Busd {
+    let socket = dir.join("private");
+    let out = std::fs::File::create(dir.join("busd.out")).expect("busd.out");
+    let mut cmd = Command::new(bins::busd());
+    cmd.arg("--socket")
+        .arg(&socket)
+        .arg("--control")
+        .arg(dir.control());
+    match system_bus {
+        Some(bus) => cmd.env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.display()),
+        ),
+        None => cmd.arg("--no-system-bus"),
+    };
+    let child = cmd
+        .env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().expect("dup"))
+        .stderr(out)
+        .spawn()
+        .expect("start flotilla-busd");
+    wait_for(WAIT, "flotilla-busd's socket", || {
+        UnixStream::connect(&socket).ok().map(|_| ())
+    });
+    Busd { child, socket }
+}
+
+/// Debian's `/bin/systemctl ARGS` against the bus side: in a private mount
+/// namespace whose `/run` is a tmpfs with `/run/systemd/system/` (what
+/// `sd_booted()` checks) and the test's socket as `/run/systemd/private`.
+fn systemctl(bus: &Busd, args: &[&str]) -> Out {
+    debian_tool(bus, "/bin/systemctl --no-pager", args)
+}
+
+/// Debian's `PROGRAM ARGS` (`systemctl`, `systemd-run`) against the bus
+/// side, as [`systemctl`] runs it.
+fn debian_tool(bus: &Busd, program: &str, args: &[&str]) -> Out {
+    let socket = &bus.socket;
+    let script = format!(
+        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
+         exec {program} \"$@\""
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .arg(socket)
+        .args(args)
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C");
+    run(cmd, Duration::from_secs(30))
+}
+
+/// `busctl --address=unix:path=SOCK ARGS`, as `user` when given.
+fn busctl(socket: &Path, user: Option<&str>, args: &[&str]) -> Out {
+    let address = format!("unix:path={}", socket.display());
+    let mut cmd = match user {
+        Some(u) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={u}"))
+                .args(["--regid=nogroup", "--clear-groups", "busctl"]);
+            c
+        }
+        None => Command::new("busctl"),
+    };
+    cmd.arg(format!("--address={address}")).args(args);
+    run(cmd, Duration::from_secs(15))
+}
+
+/// The units: `web` (YAML) that the target `default` requires, `extra`
+/// (a systemd unit file the target does not require) and `bad`, whose
+/// start fails.
+fn units(dir: &TestDir) {
+    dir.unit("web", "unit: web\nexec-start: sleep 1000\nprovides: webd\n");
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: webd\n",
+    );
+    dir.file(
+        "units/extra.service",
+        "[Unit]\nDescription=An extra service\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.file(
+        "units/inst.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n[Install]\nWantedBy=multi-user.target\n",
+    );
+    dir.file(
+        "units/bad.service",
+        "[Service]\nType=oneshot\nExecStart=/bin/false\n",
+    );
+}
+
+fn started(dir: &TestDir) -> Init {
+    units(dir);
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    init
+}
+
+#[test]
+fn debians_systemctl_reads_starts_and_stops_units() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let pid = init.pid_of("web");
+
+    let out = systemctl(&bus, &["status", "-n0", "web.service"]);
+    out.expect(0);
+    assert!(out.stdout.contains("web.service"), "{out:?}");
+    assert!(out.stdout.contains("Active: active (running)"), "{out:?}");
+    assert!(out.stdout.contains(&format!("Main PID: {pid}")), "{out:?}");
+
+    let out = systemctl(&bus, &["show", "-p", "MainPID", "-p", "ActiveState", "web"]);
+    out.expect(0);
+    assert_eq!(out.stdout, format!("MainPID={pid}\nActiveState=active\n"));
+
+    let out = systemctl(&bus, &["is-active", "extra.service"]);
+    out.expect(3);
+    assert_eq!(out.stdout, "inactive\n");
+
+    // `start` waits for the job's JobRemoved: the unit is up when it
+    // returns, with no wait of the test's own.
+    systemctl(&bus, &["start", "extra.service"]).expect(0);
+    assert_eq!(init.unit("extra.service").state, UnitState::Running);
+    let out = systemctl(&bus, &["is-active", "extra"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "active\n");
+
+    let out = systemctl(&bus, &["list-units", "--no-legend"]);
+    out.expect(0);
+    let line = |name: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>().join(" "))
+    };
+    assert_eq!(
+        line("extra.service").as_deref(),
+        Some("extra.service loaded active running"),
+        "{out:?}"
+    );
+    assert_eq!(
+        line("web.service").as_deref(),
+        Some("web.service loaded active running"),
+        "{out:?}"
+    );
+
+    systemctl(&bus, &["stop", "extra.service"]).expect(0);
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+    systemctl(&bus, &["is-active", "extra.service"]).expect(3);
+
+    // The target requires web: the stop is refused, saying why.
+    let out = systemctl(&bus, &["stop", "web"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("the target default requires it"),
+        "{out:?}"
+    );
+    assert_eq!(init.unit("web").state, UnitState::Running);
+
+    let out = systemctl(&bus, &["start", "bad.service"]);
+    out.expect(1);
+    assert!(out.stderr.contains("Job for bad.service failed"), "{out:?}");
+
+    // Unit files, read on the init's unit path.
+    let out = systemctl(&bus, &["is-enabled", "extra.service"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "static\n");
+    let out = systemctl(&bus, &["list-unit-files", "--no-legend", "*.service"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.split_whitespace().take(2).eq(["extra.service", "static"])),
+        "{out:?}"
+    );
+
+    // enable --now: the [Install] links made over D-Bus, the init
+    // reloaded (systemctl asks), the unit started; disable --now undoes it.
+    let link = dir.join("units/multi-user.target.wants/inst.service");
+    let out = systemctl(&bus, &["enable", "--now", "inst.service"]);
+    out.expect(0);
+    assert!(out.stderr.contains("Created symlink"), "{out:?}");
+    assert_eq!(
+        std::fs::read_link(&link).expect("the link"),
+        dir.join("units/inst.service")
+    );
+    assert_eq!(init.unit("inst.service").state, UnitState::Running);
+    systemctl(&bus, &["is-enabled", "inst.service"]).expect(0);
+    let out = systemctl(&bus, &["disable", "--now", "inst.service"]);
+    out.expect(0);
+    assert!(std::fs::symlink_metadata(&link).is_err(), "{out:?}");
+    assert_eq!(init.unit("inst.service").state, UnitState::Disabled);
+    let out = systemctl(&bus, &["is-enabled", "inst.service"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "disabled\n");
+
+    // The system as a whole, from the manager's properties: degraded,
+    // with bad.service failed.
+    let out = systemctl(&bus, &["is-system-running"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "degraded\n");
+    let out = systemctl(&bus, &["get-default"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "default.target\n");
+    let out = systemctl(&bus, &["status"]);
+    out.expect(0);
+    assert!(out.stdout.contains("Failed: 1 units"), "{out:?}");
+    assert!(out.stdout.contains("State: degraded"), "{out:?}");
+    assert!(!out.stderr.contains("Failed"), "{out:?}");
+
+    let out = systemctl(&bus, &["status", "nothere.service"]);
+    out.expect(4);
+    assert!(
+        out.stderr
+            .contains("Unit nothere.service could not be found."),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn busctl_introspects_and_calls_the_manager() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "introspect",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+        ],
+    );
+    out.expect(0);
+    for member in [".StartUnit", ".JobRemoved", ".ListUnits", ".SystemState"] {
+        assert!(out.stdout.contains(member), "{member}: {out:?}");
+    }
+
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "GetUnit",
+            "s",
+            "web.service",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        "o \"/org/freedesktop/systemd1/unit/web_2eservice\"\n"
+    );
+
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/web_2eservice",
+            "org.freedesktop.systemd1.Unit",
+            "ActiveState",
+            "SubState",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "s \"active\"\ns \"running\"\n");
+
+    // The object tree, as busctl walks it, and GLib's reading of a unit.
+    let out = busctl(&bus.socket, None, &["tree", "org.freedesktop.systemd1"]);
+    out.expect(0);
+    for node in [
+        "/org/freedesktop/systemd1/job",
+        "/org/freedesktop/systemd1/unit/web_2eservice",
+        "/org/freedesktop/systemd1/unit/extra_2eservice",
+    ] {
+        assert!(out.stdout.contains(node), "{node}: {out:?}");
+    }
+    let mut gdbus = Command::new("gdbus");
+    gdbus
+        .arg("introspect")
+        .arg("--address")
+        .arg(format!("unix:path={}", bus.socket.display()))
+        .args(["--dest", "org.freedesktop.systemd1", "--object-path"])
+        .arg("/org/freedesktop/systemd1/unit/web_2eservice");
+    let out = run(gdbus, Duration::from_secs(15));
+    out.expect(0);
+    for line in [
+        "interface org.freedesktop.systemd1.Unit {",
+        "interface org.freedesktop.systemd1.Service {",
+        "readonly s ActiveState = 'active';",
+        "readonly (uo) Job = (0, '/');",
+    ] {
+        assert!(out.stdout.contains(line), "{line}: {out:?}");
+    }
+
+    // Bad input is an error naming it; the bus side goes on.
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "StartUnit",
+            "u",
+            "7",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("bad arguments"), "{out:?}");
+    let out = busctl(
+        &bus.socket,
+        None,
+        &["introspect", "org.freedesktop.systemd1", "/nowhere"],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("Unknown object '/nowhere'"), "{out:?}");
+
+    // What flotilla cannot do is an error that says what and why.
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "KillUnit",
+            "ssi",
+            "web.service",
+            "all",
+            "15",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("KillUnit is not supported by flotilla: the control protocol has no request"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_caller_other_than_root_reads_and_is_refused_a_change() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+
+    let out = busctl(
+        &bus.socket,
+        Some("nobody"),
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/extra_2eservice",
+            "org.freedesktop.systemd1.Unit",
+            "ActiveState",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "s \"inactive\"\n");
+
+    let out = busctl(
+        &bus.socket,
+        Some("nobody"),
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "StartUnit",
+            "ss",
+            "extra.service",
+            "replace",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("Access denied"), "{out:?}");
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+}
+
+/// The init binds the socket (`flotilla-busd.socket`, as
+/// `contrib/units/` has it) and hands it to `flotilla-busd` as fd 3
+/// (`LISTEN_FDS`); when `flotilla-busd` dies the init starts it again
+/// with the same socket, which answers as before.
+#[test]
+fn the_init_hands_its_socket_to_busd_and_restarts_it() {
+    let dir = TestDir::new();
+    let socket = dir.join("run/systemd/private");
+    dir.file(
+        "units/flotilla-busd.socket",
+        &format!(
+            "[Socket]\nListenStream={}\nSocketMode=0666\n",
+            socket.display()
+        ),
+    );
+    dir.file(
+        "units/flotilla-busd.service",
+        &format!(
+            "[Unit]\nRequires=flotilla-busd.socket\n[Service]\nExecStart={} --control {} \
+             --no-system-bus\nRestart=always\nRestartSec=100ms\n",
+            bins::busd().display(),
+            dir.control().display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [flotilla-busd.socket, flotilla-busd.service]\n",
+    );
+    let init = dir.start("default");
+    let first = init.wait_state("flotilla-busd.service", UnitState::Running);
+    let state = |socket: &Path| {
+        let out = busctl(
+            socket,
+            None,
+            &[
+                "get-property",
+                "org.freedesktop.systemd1",
+                "/org/freedesktop/systemd1/unit/flotilla_2dbusd_2eservice",
+                "org.freedesktop.systemd1.Unit",
+                "ActiveState",
+            ],
+        );
+        out.expect(0);
+        out.stdout
+    };
+    assert_eq!(state(&socket), "s \"active\"\n");
+
+    let old = first.pid.expect("busd's pid");
+    procs::signal(old, libc::SIGKILL);
+    let again = init.wait_unit("flotilla-busd.service", "restarted", |u| {
+        u.state == UnitState::Running && u.pid.is_some_and(|p| p != old)
+    });
+    assert_eq!(again.restarts, 1);
+    assert_eq!(state(&socket), "s \"active\"\n");
+}
+
+/// A real `dbus-daemon` as the system bus, at `DIR/bus`, that lets every
+/// user connect (the stock system policy has no rule for the test's
+/// names); killed by PID when dropped.
+struct DbusDaemon {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for DbusDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A system bus configuration at `DIR/bus.conf` for a bus at `DIR/bus`
+/// that every user may connect to: the file and the socket.
+fn bus_config(dir: &TestDir) -> (PathBuf, PathBuf) {
+    let socket = dir.join("bus");
+    let config = dir.file(
+        "bus.conf",
+        &format!(
+            "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n \
+             \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n<busconfig>\n\
+             <type>system</type>\n<listen>unix:path={}</listen>\n<auth>EXTERNAL</auth>\n\
+             <policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>\
+             <allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy>\n</busconfig>\n",
+            socket.display()
+        ),
+    );
+    (config, socket)
+}
+
+fn dbus_daemon(dir: &TestDir) -> DbusDaemon {
+    let (config, socket) = bus_config(dir);
+    let child = Command::new("dbus-daemon")
+        .arg(format!("--config-file={}", config.display()))
+        .arg("--nofork")
+        .env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dbus-daemon");
+    wait_for(WAIT, "dbus-daemon's socket", || {
+        UnixStream::connect(&socket).ok().map(|_| ())
+    });
+    DbusDaemon { child, socket }
+}
+
+/// With a system bus, `flotilla-busd` takes the name
+/// `org.freedesktop.systemd1` there; Debian's `systemctl` run by a user
+/// other than root goes through the bus (not the private socket), reads,
+/// and is refused a start.
+#[test]
+fn on_the_system_bus_a_user_reads_and_is_refused_a_change() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(&bus.socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+    let as_nobody = |args: &[&str]| {
+        let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+                      exec setpriv --reuid=nobody --regid=nogroup --clear-groups \
+                      /bin/systemctl --no-pager \"$@\"";
+        let mut cmd = Command::new("unshare");
+        cmd.args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .args(args)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.socket.display()),
+        )
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C");
+        run(cmd, Duration::from_secs(30))
+    };
+    let out = as_nobody(&["is-active", "web.service"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "active\n");
+    let out = as_nobody(&["start", "extra.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("Failed to start extra.service: Access denied"),
+        "{out:?}"
+    );
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+}
+
+/// `flotilla-busd` started before the system bus takes the name once the
+/// bus's unit, `dbus.service`, is up: here started through the bus side
+/// itself (Debian's `systemctl start` over the private socket).
+#[test]
+fn the_name_is_taken_once_dbus_comes_up() {
+    let dir = TestDir::new();
+    units(&dir);
+    let (config, socket) = bus_config(&dir);
+    dir.file(
+        "units/dbus.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/dbus-daemon --config-file={} --nofork\n",
+            config.display()
+        ),
+    );
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd_on(&dir, Some(&socket));
+    systemctl(&bus, &["start", "dbus.service"]).expect(0);
+    assert_eq!(init.unit("dbus.service").state, UnitState::Running);
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(&socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+    let out = busctl(
+        &socket,
+        None,
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/dbus_2eservice",
+            "org.freedesktop.systemd1.Unit",
+            "ActiveState",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "s \"active\"\n");
+}
+
+/// `systemd-run --unit NAME CMD` makes a transient service of the init's
+/// and starts it; a scope, and a property flotilla does not take, are
+/// refused, saying why.
+#[test]
+fn systemd_run_makes_a_transient_service() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["--unit", "x", "/bin/sleep", "300"],
+    );
+    out.expect(0);
+    assert!(out.stderr.contains("Running as unit: x.service"), "{out:?}");
+    let x = init.unit("x.service");
+    assert_eq!(x.state, UnitState::Running);
+    let pid = x.pid.expect("x's pid");
+    assert_eq!(procs::cmdline(pid), "/bin/sleep 300");
+    let out = systemctl(&bus, &["show", "-p", "MainPID", "x"]);
+    assert_eq!(out.stdout, format!("MainPID={pid}\n"));
+    // Stopped, a transient service leaves the unit set.
+    let out = systemctl(&bus, &["stop", "x.service"]);
+    out.expect(0);
+    assert_eq!(out.stderr, "");
+    assert!(
+        !procs::alive(pid) || procs::state(pid) == Some('Z'),
+        "{out:?}"
+    );
+    assert!(init.status().units.iter().all(|u| u.unit != "x.service"));
+
+    let out = debian_tool(&bus, "/usr/bin/systemd-run", &["--scope", "/bin/true"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("flotilla supervises only what it starts"),
+        "{out:?}"
+    );
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["-p", "MemoryMax=1M", "--unit", "y", "/bin/true"],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("StartTransientUnit with MemoryMax is not supported by flotilla"),
+        "{out:?}"
+    );
+}
