@@ -95,6 +95,8 @@ impl BusError {
                     ErrorCode::BadRequest | ErrorCode::Invalid => {
                         "org.freedesktop.DBus.Error.InvalidArgs"
                     }
+                    // RefuseManualStart=/RefuseManualStop=, as systemd says it.
+                    ErrorCode::Refused => "org.freedesktop.systemd1.OnlyByDependency",
                     _ => "org.freedesktop.DBus.Error.Failed",
                 };
                 BusError {

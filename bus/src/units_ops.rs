@@ -12,7 +12,7 @@ use crate::escape::job_path;
 use crate::hub::Hub;
 use crate::jobs::Pending;
 use crate::model::{systemd_name, Goal};
-use flotilla_units::protocol::{ErrorCode, Reply, Request, REFUSED_MANUAL_STOP};
+use flotilla_units::protocol::{ErrorCode, Reply, Request};
 use flotilla_units::state::UnitState;
 use std::sync::Arc;
 
@@ -151,10 +151,10 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
         {
             Reply::Accepted { .. } => {}
             Reply::Error {
-                code: ErrorCode::NotPossible,
+                code: ErrorCode::Refused,
                 message,
                 ..
-            } if message.contains(REFUSED_MANUAL_STOP) => {
+            } => {
                 return Err(BusError {
                     name: "org.freedesktop.systemd1.OnlyByDependency",
                     message,
