@@ -3,8 +3,9 @@
 //! over the set (`load::add_default_dependencies`), the graph built, and
 //! the planner asked what to start. `Requires=` without `After=` starts
 //! both units at once; with `After=` the requirer waits; `BindsTo=` stops
-//! the unit with the one it is bound to; a service's default dependencies
-//! order it after `sysinit.target`, and `DefaultDependencies=no` does not.
+//! the unit with the one it is bound to; `Upholds=` pulls in and restarts;
+//! a service's default dependencies order it after `sysinit.target`, and
+//! `DefaultDependencies=no` does not.
 
 use flotilla_units::graph::Graph;
 use flotilla_units::load::add_default_dependencies;
@@ -222,4 +223,38 @@ fn a_target_waits_for_what_it_wants_unless_that_unit_opts_out() {
     let spec = &w.g.node(target).spec;
     assert_eq!(spec.waits_for, ["a.service"]);
     assert_eq!(spec.wants, ["b.service"]);
+}
+
+/// `Upholds=`: pulls the unit in, and starts it again whenever it ends
+/// while the upholding unit is active, whatever its own `Restart=`.
+#[test]
+fn upholds_pulls_in_and_restarts() {
+    let a = "[Unit]\nUpholds=b.service\n[Service]\nExecStart=/bin/a\n";
+    let mut w = World::new(&[
+        ("a.service", a),
+        ("b.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert!(w.started("a.service") && w.started("b.service"));
+    // A clean exit, Restart=no: started again all the same.
+    w.exit("b.service", ExitStatus::Code(0));
+    let starts = |w: &World| w.pids.iter().filter(|(n, _)| n == "b.service").count();
+    assert_eq!(starts(&w), 1);
+    let mut now = Instant(2);
+    while starts(&w) == 1 {
+        let t = w.p.next_deadline().expect("a restart is due");
+        assert!(t.0 < 60_000_000_000, "no restart within a minute");
+        now = t.max(now);
+        w.p.tick(now);
+        w.answer();
+    }
+    assert_eq!(w.state("b.service"), UnitState::Running);
+    // Without Upholds=, the same exit leaves b exited.
+    let mut w = World::new(&[
+        ("a.service", SERVICE),
+        ("b.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service b.service\n"),
+    ]);
+    w.exit("b.service", ExitStatus::Code(0));
+    assert_eq!(w.state("b.service"), UnitState::Exited);
 }
