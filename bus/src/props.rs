@@ -9,7 +9,7 @@
 use crate::escape::{job_path, unit_path};
 use crate::model::{self, systemd_name};
 use flotilla_units::protocol::{SystemStatus, UnitStatus};
-use flotilla_units::spec::UnitType;
+use flotilla_units::spec::{Runs, UnitType};
 use flotilla_units::state::UnitState;
 use std::collections::HashMap;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, Value};
@@ -113,8 +113,11 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         ("InactiveEnterTimestampMonotonic", Value::from(0u64)),
         ("CanStart", Value::from(!s.masked)),
         ("CanStop", Value::from(true)),
-        ("CanReload", Value::from(s.kind != UnitType::Virtual)),
-        ("CanIsolate", Value::from(s.kind == UnitType::Virtual)),
+        ("CanReload", Value::from(s.kind.row().runs != Runs::Nothing)),
+        (
+            "CanIsolate",
+            Value::from(s.kind.row().runs == Runs::Nothing),
+        ),
         ("Job", job_value),
         ("NeedDaemonReload", Value::from(false)),
         ("ConditionResult", Value::from(!s.skipped)),

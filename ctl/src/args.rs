@@ -38,10 +38,10 @@ pub enum Command {
     Help(Topic),
     /// Print the version.
     Version,
-    /// `status [NAME] [--json]`.
+    /// `status [NAME...] [--json]`.
     Status {
-        /// A unit or target.
-        name: Option<String>,
+        /// Units or targets (none: the whole system).
+        names: Vec<String>,
         /// Print JSON.
         json: bool,
     },
@@ -346,9 +346,11 @@ where
     let command = match verb.as_str() {
         "status" => {
             p.scan(&[], |_, _, _| Ok(false))?;
-            let name = p.optional();
-            p.none()?;
-            Command::Status { name, json: p.json }
+            let names = std::mem::take(&mut p.positionals);
+            Command::Status {
+                names,
+                json: p.json,
+            }
         }
         "list" => {
             p.scan(&[], |_, _, _| Ok(false))?;

@@ -11,7 +11,7 @@ initctl: control the flotilla init
 Usage: initctl [--control PATH] COMMAND [ARGS...]
 
 Commands:
-  status [NAME] [--json]          the target and every unit, or one unit/target
+  status [NAME...] [--json]       the target and every unit, or units/targets
   list [--json]                   every unit: name, type, state, pid, provides
   set-target NAME [--wait] [--timeout DUR]
                                   switch to another target
@@ -53,17 +53,19 @@ refused, error from the init); 2 usage error or no init to talk to;
 ";
 
 const STATUS: &str = "\
-Usage: initctl status [NAME] [--json]
+Usage: initctl status [NAME...] [--json]
 
 Without NAME: the current target, its state, whether it is degraded, whether
 the init runs as PID 1, and a table of every unit (UNIT TYPE STATE PID
 PROVIDES STATUS). With NAME (a unit, or a target: its provider): a detailed
-block for that unit.
+block for that unit; with several, one block each, in order, an unknown
+name reported on stderr and the others still shown.
 
 Options:
-  --json   print the status object as JSON (one unit's object with NAME)
+  --json   print the status object as JSON (one unit's object with one NAME,
+           an array of them with several)
 
-Exit status: 0; 4 if NAME is neither a unit nor a target.
+Exit status: 0; 4 if a NAME is neither a unit nor a target.
 ";
 
 const LIST: &str = "\

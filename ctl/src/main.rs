@@ -110,7 +110,7 @@ fn run() -> i32 {
 /// Runs a command that talks to the init.
 fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
     match command {
-        Command::Status { name, json } => cmd::status::run(ctx, name, json),
+        Command::Status { names, json } => cmd::status::run_names(ctx, &names, json),
         Command::List { json } => cmd::list::run(ctx, json),
         Command::SetTarget {
             target,

@@ -17,7 +17,7 @@ use flotilla_units::protocol::ShutdownKind;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Systemctl {
     /// `status [UNIT]`: exit 0 active, 3 not active, 4 unknown.
-    Status(Option<String>),
+    Status(Vec<String>),
     /// `is-active [--quiet] UNIT...`: exit 0 if all are active, else 3.
     IsActive(Vec<String>, Quiet),
     /// `is-failed [--quiet] UNIT...`: exit 0 if one has failed, else 1.
@@ -134,7 +134,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
     let services = |units: Vec<String>| units.into_iter().map(|u| service(&u)).collect();
     let sys = |s: Systemctl| Command::Systemctl(s);
     let command = match verb.as_str() {
-        "status" => sys(Systemctl::Status(units.first().cloned())),
+        "status" => sys(Systemctl::Status(units)),
         "is-active" | "is-failed" | "start" | "stop" | "restart" | "try-restart"
         | "reload-or-restart" | "mask" | "unmask" | "reload" => {
             need(&units)?;

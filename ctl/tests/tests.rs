@@ -937,7 +937,7 @@ fn help_goes_to_stdout_and_exits_0() {
     for (args, first) in [
         (
             &["status", "--help"][..],
-            "Usage: initctl status [NAME] [--json]",
+            "Usage: initctl status [NAME...] [--json]",
         ),
         (
             &["help", "set-target"],

@@ -276,7 +276,7 @@ pub fn boot(sys: &dyn Sys) -> Place {
             Err(e) => sys.console(&format!("init: {e}")),
         }
     }
-    sys.set_default_path();
+    sys.set_default_path(place == Place::Machine);
     place
 }
 

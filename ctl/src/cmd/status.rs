@@ -1,16 +1,65 @@
-//! `initctl status [NAME] [--json]`: the target and every unit, or one unit
-//! or target in detail.
+//! `initctl status [NAME...] [--json]`: the target and every unit, or units
+//! and targets in detail (several as `systemctl status a b` shows them: a
+//! block each, an unknown one said on stderr, exit 4 if any is unknown).
 //!
 //! `--json` prints the server's [`SystemStatus`] (or, with NAME, its
-//! [`UnitStatus`]) through a serde round trip, so the shape is SPEC §5's.
+//! [`UnitStatus`]; with several, an array of them) through a serde round
+//! trip, so the shape is SPEC §5's.
 
 use super::Ctx;
 use crate::client::unexpected;
 use crate::duration::{format_coarse, format_ms};
-use crate::error::{CtlError, EXIT_OK};
+use crate::error::{CtlError, EXIT_OK, EXIT_UNKNOWN};
 use crate::table::{state_color, Table};
 use crate::timestamp;
 use flotilla_units::protocol::{LogWriterStatus, Reply, Request, SystemStatus, UnitStatus};
+
+/// Runs the command for `names`: none is the whole system, one is
+/// [`run`]'s; with several, each known one is shown (blocks separated by
+/// an empty line, or a JSON array), each unknown one is reported on
+/// stderr, and the exit code is 4 if any is unknown.
+pub fn run_names(ctx: &mut Ctx<'_>, names: &[String], json: bool) -> Result<i32, CtlError> {
+    if names.len() < 2 {
+        return run(ctx, names.first().cloned(), json);
+    }
+    let now = Some(timestamp::now_ms());
+    let mut code = EXIT_OK;
+    let mut units: Vec<UnitStatus> = Vec::new();
+    let mut text = String::new();
+    for name in names {
+        let reply = ctx.call(Request::Status {
+            name: Some(name.clone()),
+        });
+        // The init's error answer, as the one-name command reads it.
+        let reply = match reply {
+            Ok(Reply::Unit(unit)) => Ok(unit),
+            Ok(other) => Err(unexpected(&other, "status")),
+            Err(e) => Err(e),
+        };
+        match reply {
+            Ok(unit) => {
+                if !json {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&render_unit(&unit, Some(name), now));
+                }
+                units.push(unit);
+            }
+            Err(e @ CtlError::Unknown(_)) => {
+                super::eprint_line(&format!("initctl: {e}"));
+                code = EXIT_UNKNOWN;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if json {
+        ctx.print_json(&units)?;
+    } else {
+        ctx.print(&text)?;
+    }
+    Ok(code)
+}
 
 /// Runs the command.
 pub fn run(ctx: &mut Ctx<'_>, name: Option<String>, json: bool) -> Result<i32, CtlError> {

@@ -19,18 +19,38 @@ const EXIT_NOT_LOADED: i32 = 5;
 /// Runs the command.
 pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
     match what {
-        Systemctl::Status(None) => super::status::run(ctx, None, false),
-        Systemctl::Status(Some(u)) => match unit(ctx, &u)? {
-            None => {
-                eprint_line(&format!("Unit {} could not be found.", service(&u)));
-                Ok(EXIT_UNKNOWN)
+        Systemctl::Status(units) if units.is_empty() => super::status::run(ctx, None, false),
+        // Each unit's block, in order, an empty line between them; the
+        // exit code is the first unit's that is not 0, as systemctl's.
+        Systemctl::Status(units) => {
+            let mut code = EXIT_OK;
+            let mut shown = false;
+            for u in &units {
+                let c = match unit(ctx, u)? {
+                    None => {
+                        eprint_line(&format!("Unit {} could not be found.", service(u)));
+                        EXIT_UNKNOWN
+                    }
+                    Some(s) => {
+                        let active = s.state.is_active();
+                        if shown {
+                            ctx.print("\n")?;
+                        }
+                        super::status::run(ctx, Some(s.unit), false)?;
+                        shown = true;
+                        if active {
+                            EXIT_OK
+                        } else {
+                            EXIT_NOT_ACTIVE
+                        }
+                    }
+                };
+                if code == EXIT_OK {
+                    code = c;
+                }
             }
-            Some(s) => {
-                let active = s.state.is_active();
-                super::status::run(ctx, Some(s.unit), false)?;
-                Ok(if active { EXIT_OK } else { EXIT_NOT_ACTIVE })
-            }
-        },
+            Ok(code)
+        }
         Systemctl::IsActive(units, quiet) => {
             let mut all = true;
             for u in &units {

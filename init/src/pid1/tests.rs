@@ -162,7 +162,7 @@ fn boot_on_a_machine() {
     assert_eq!(calls[1], Call::SetCadDisabled);
     assert_eq!(calls.iter().filter(|c| **c == Call::OpenConsole).count(), 2);
     assert!(calls.contains(&Call::Sethostname("flotilla-vm".into())));
-    assert_eq!(calls.last(), Some(&Call::SetDefaultPath));
+    assert_eq!(calls.last(), Some(&Call::SetDefaultPath(true)));
 }
 
 #[test]

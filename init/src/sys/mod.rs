@@ -393,8 +393,10 @@ pub trait Sys {
     fn children_left(&self) -> bool;
 
     /// Sets `PATH` to [`env::DEFAULT_PATH`], systemd's default for every
-    /// unit, whatever the kernel or an initramfs left (PID 1 only).
-    fn set_default_path(&self);
+    /// unit: when unset, or with `replace` whatever the kernel or an
+    /// initramfs left (PID 1 on a machine; a container's `PATH` is its
+    /// image's).
+    fn set_default_path(&self, replace: bool);
 
     /// Finds the cgroups for the units, once, at start (`pid1`: the
     /// init's cgroup is the hierarchy's root). The error says why there

@@ -568,11 +568,13 @@ impl Sys for RealSys {
         !matches!(waitid(Id::All, flags), Err(Errno::ECHILD))
     }
 
-    fn set_default_path(&self) {
-        // Always, as systemd's system manager: whatever PATH the kernel
-        // or an initramfs left (Debian's lacks /usr/local) is not the
-        // units'.
-        std::env::set_var("PATH", super::env::DEFAULT_PATH);
+    fn set_default_path(&self, replace: bool) {
+        // On a machine, as systemd's system manager: whatever PATH the
+        // kernel or an initramfs left (Debian's lacks /usr/local) is not
+        // the units'.
+        if replace || std::env::var_os("PATH").is_none() {
+            std::env::set_var("PATH", super::env::DEFAULT_PATH);
+        }
     }
 
     fn setup_cgroups(&self, pid1: bool) -> Result<(), String> {

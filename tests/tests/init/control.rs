@@ -159,6 +159,50 @@ fn unknown_names_and_no_init() {
         assert_eq!(out.code, 4, "{args:?}: {out:?}");
         assert!(out.stderr.contains("nosuch"), "{args:?}: {out:?}");
     }
+
+    // Several names, as `systemctl status a b`: a block each, an unknown
+    // one said on stderr and exit 4; as `systemctl`, the first code that
+    // is not 0 (here: the unknown one's).
+    sleeper(&dir, "b", "");
+    init.ctl(&["reload"]).expect(0);
+    init.wait_state("default", UnitState::Running);
+    let out = init.ctl(&["status", "default", "b"]);
+    out.expect(0);
+    let firsts: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+        .collect();
+    assert_eq!(firsts.len(), 2, "{out:?}");
+    assert!(
+        firsts[0].starts_with("default") && firsts[1].starts_with("b"),
+        "{out:?}"
+    );
+    let out = init.ctl(&["status", "default", "nosuch", "b"]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(out.stderr.contains("nosuch"), "{out:?}");
+    assert!(
+        out.stdout.starts_with("default") && out.stdout.contains("\nb"),
+        "{out:?}"
+    );
+    let out = init.ctl(&["status", "default", "b", "--json"]);
+    out.expect(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let names: Vec<&str> = v
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|u| u["unit"].as_str())
+        .collect();
+    assert_eq!(names, ["default", "b"]);
+    let out = dir.systemctl(&["status", "nosuch", "default"]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("Unit nosuch.service could not be found."),
+        "{out:?}"
+    );
+    assert!(out.stdout.starts_with("default"), "{out:?}");
     drop(init);
 
     let other = TestDir::new();

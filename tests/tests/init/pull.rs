@@ -9,7 +9,7 @@
 //! test awaits states over the control socket.
 
 use flotilla_tests::init::TestDir;
-use flotilla_tests::procs;
+use flotilla_tests::{procs, wait_for, WAIT};
 use flotilla_units::state::UnitState;
 
 /// A service that, before it runs, marks itself started and waits until
@@ -63,6 +63,13 @@ fn units_that_require_each_other_start_concurrently() {
     assert!(!procs::alive(a0), "a's process was stopped");
 }
 
+/// The lines of the file `order` so far (none while it does not exist).
+fn order(dir: &TestDir) -> Vec<String> {
+    std::fs::read_to_string(dir.join("order"))
+        .map(|t| t.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
 /// A pair of systemd services in the units directory: `a.service` (its
 /// `[Unit]` section `a_unit`) appends `a` to `order` and runs; `b.service`,
 /// a oneshot, stays starting until the file `go` exists, then appends `b`.
@@ -99,9 +106,12 @@ fn a_service_that_requires_another_without_after_does_not_wait_for_it() {
             && state("b.service") == Some(UnitState::Starting)
     });
     assert!(s.load_errors.is_empty(), "{:?}", s.load_errors);
+    // a's process has run while b is still starting.
+    wait_for(WAIT, "a's line", || (order(&dir) == ["a"]).then_some(()));
+    assert_eq!(init.unit("b.service").state, UnitState::Starting);
     dir.file("go", "");
     init.wait_state("b.service", UnitState::Exited);
-    assert_eq!(dir.lines("order"), ["a", "b"]);
+    assert_eq!(order(&dir), ["a", "b"]);
 }
 
 /// `Requires=` with `After=`: `a` waits until `b` is up (`depends-on`).
@@ -118,5 +128,8 @@ fn a_service_that_requires_another_after_it_waits_for_it() {
     assert!(!dir.join("order").exists(), "a started before b was up");
     dir.file("go", "");
     init.wait_state("a.service", UnitState::Running);
-    assert_eq!(dir.lines("order"), ["b", "a"]);
+    wait_for(WAIT, "a's line after b's", || {
+        (order(&dir).len() == 2).then_some(())
+    });
+    assert_eq!(order(&dir), ["b", "a"]);
 }

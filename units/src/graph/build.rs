@@ -443,7 +443,22 @@ fn met_mount(kind: DepKind, target: &str, provider: Option<UnitId>) -> DepKind {
     }
 }
 
-pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 8] {
+/// The list each entry of [`dep_lists`] comes from, in the same order.
+const DEP_LISTS: [TargetList; 9] = [
+    TargetList::DependsOn,
+    TargetList::DependsMs,
+    TargetList::WaitsFor,
+    TargetList::After,
+    TargetList::Wants,
+    TargetList::Requires,
+    TargetList::Requisite,
+    TargetList::PartOf,
+    TargetList::Upholds,
+];
+
+/// `upholds` pulls its units in as `wants` does (the planner restarts
+/// them: `Planner::upheld`).
+pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 9] {
     [
         (DepKind::DependsOn, &spec.depends_on),
         (DepKind::DependsMs, &spec.depends_ms),
@@ -453,6 +468,7 @@ pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 8] {
         (DepKind::Requires, &spec.requires),
         (DepKind::Requisite, &spec.requisite),
         (DepKind::PartOf, &spec.part_of),
+        (DepKind::Wants, &spec.upholds),
     ]
 }
 
@@ -575,18 +591,8 @@ fn place(origin: &Origin, pos: Pos) -> String {
 /// of a unit.
 fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
     let mut i = i;
-    for (kind, targets) in dep_lists(spec) {
+    for ((_, targets), list) in dep_lists(spec).into_iter().zip(DEP_LISTS) {
         if i < targets.len() {
-            let list = match kind {
-                DepKind::DependsOn => TargetList::DependsOn,
-                DepKind::DependsMs => TargetList::DependsMs,
-                DepKind::WaitsFor => TargetList::WaitsFor,
-                DepKind::Wants => TargetList::Wants,
-                DepKind::Requires => TargetList::Requires,
-                DepKind::Requisite => TargetList::Requisite,
-                DepKind::PartOf => TargetList::PartOf,
-                DepKind::After | DepKind::Standby => TargetList::After,
-            };
             return origin.positions(list).get(i).copied().unwrap_or(origin.pos);
         }
         i -= targets.len();

@@ -159,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 56] = [
+const BASE_KEYS: [Key; 57] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -225,6 +225,12 @@ const BASE_KEYS: [Key; 56] = [
         systemd: &[("Unit", "PartOf")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.part_of, TargetList::PartOf),
+    },
+    Key {
+        name: "upholds",
+        systemd: &[("Unit", "Upholds")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.upholds, TargetList::Upholds),
     },
     Key {
         name: "preference",

@@ -275,6 +275,7 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
         (&spec.requires, TargetList::Requires),
         (&spec.requisite, TargetList::Requisite),
         (&spec.part_of, TargetList::PartOf),
+        (&spec.upholds, TargetList::Upholds),
         (&spec.after, TargetList::After),
         (&spec.before, TargetList::Before),
         (&spec.conflicts, TargetList::Conflicts),

@@ -371,6 +371,11 @@ pub struct UnitSpec {
     /// not ordered (systemd's `PartOf=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub part_of: Vec<String>,
+    /// Targets pulled in as `wants` pulls them, and started again whenever
+    /// they stop or fail while this unit is active, as if they said
+    /// `restart: always` (systemd's `Upholds=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upholds: Vec<String>,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
     #[serde(default)]
     pub exec_start_pre: Vec<Command>,
@@ -593,6 +598,7 @@ impl UnitSpec {
             requires: Vec::new(),
             requisite: Vec::new(),
             part_of: Vec::new(),
+            upholds: Vec::new(),
             exec_start_pre: Vec::new(),
             exec_start: None,
             exec_stop: None,

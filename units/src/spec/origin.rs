@@ -45,6 +45,8 @@ pub struct Origin {
     pub default_dependencies: bool,
     requisite: Vec<crate::diag::Pos>,
     part_of: Vec<crate::diag::Pos>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    upholds: Vec<crate::diag::Pos>,
 }
 
 /// The lists of target names of a unit.
@@ -80,6 +82,8 @@ pub enum TargetList {
     Requisite,
     /// `part-of`.
     PartOf,
+    /// `upholds`.
+    Upholds,
 }
 
 impl Origin {
@@ -114,6 +118,7 @@ impl Origin {
             &mut self.requires,
             &mut self.requisite,
             &mut self.part_of,
+            &mut self.upholds,
         ] {
             for p in list.iter_mut().filter(|p| p.line > limit) {
                 *p = own;
@@ -139,6 +144,7 @@ impl Origin {
             TargetList::Sockets => &self.sockets,
             TargetList::Requisite => &self.requisite,
             TargetList::PartOf => &self.part_of,
+            TargetList::Upholds => &self.upholds,
         }
     }
 
@@ -160,6 +166,7 @@ impl Origin {
             TargetList::Sockets => &mut self.sockets,
             TargetList::Requisite => &mut self.requisite,
             TargetList::PartOf => &mut self.part_of,
+            TargetList::Upholds => &mut self.upholds,
         }
     }
 

@@ -1,9 +1,11 @@
 //! The one rule for adding a dependency that pulls a unit in (systemd's
 //! `Requires=` and `Wants=`, and the `NAME.requires/` and `NAME.wants/`
 //! links): ordered (`depends-on`, `waits-for`) when the caller says so or
-//! something orders them already, `requires`/`wants` (no ordering)
-//! otherwise. The translator and the links always ask for ordered pulls
-//! (SPEC §4); `load/target_order.rs` takes a target's back where it loops.
+//! something orders them already (an `After=`), `requires`/`wants` (no
+//! ordering) otherwise, as in systemd. The translator and the links ask
+//! for unordered pulls; systemd's default dependencies
+//! (`load/default_deps.rs`, a target's in `load/target_order.rs`) and
+//! `RequiresMountsFor=`, `Sockets=` ask for ordered ones.
 
 use super::{TargetList, UnitSpec};
 

@@ -13,6 +13,7 @@ mod load_split_shell;
 mod planner;
 mod systemd_calendar;
 mod systemd_canon;
+mod systemd_deps;
 mod systemd_escape;
 mod systemd_names;
 mod systemd_parse;

@@ -662,8 +662,8 @@ impl Sys for FakeSys {
         !st.live.is_empty() || !st.exits.is_empty()
     }
 
-    fn set_default_path(&self) {
-        let _ = self.record(None, Call::SetDefaultPath);
+    fn set_default_path(&self, replace: bool) {
+        let _ = self.record(None, Call::SetDefaultPath(replace));
     }
 
     // The fake has no cgroups: a unit's run holds nothing, and a stop

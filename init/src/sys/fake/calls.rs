@@ -187,8 +187,8 @@ pub enum Call {
     CheckConditions(String),
     /// [`super::Sys::open_console`].
     OpenConsole,
-    /// [`super::Sys::set_default_path`].
-    SetDefaultPath,
+    /// [`super::Sys::set_default_path`]: whether it replaces a `PATH`.
+    SetDefaultPath(bool),
 }
 
 /// A method whose next call can be made to fail

@@ -429,12 +429,36 @@ impl Planner {
 
     /// The restart policy the unit runs with.
     fn restart_policy(&self, u: UnitId) -> RestartPolicy {
-        self.records[u.index()]
+        let own = self.records[u.index()]
             .running_spec
             .as_ref()
             // A trigger is not run yet: its failure says so, once.
             .filter(|s| !s.kind.is_trigger())
-            .map_or(RestartPolicy::No, |s| s.restart)
+            .map_or(RestartPolicy::No, |s| s.restart);
+        if own != RestartPolicy::Always && self.upheld(u) {
+            return RestartPolicy::Always;
+        }
+        own
+    }
+
+    /// Whether an active unit upholds `u` (`upholds`, systemd's
+    /// `Upholds=`): then `u` restarts whenever it ends, as with `restart:
+    /// always`. Read at an exit or a failure, over `u`'s dependents only.
+    pub(super) fn upheld(&self, u: UnitId) -> bool {
+        if self.spec_of(u).kind.is_trigger() {
+            return false;
+        }
+        self.graph.dependents(u).iter().any(|d| {
+            d.kind == crate::state::DepKind::Wants
+                && self.units[d.unit.index()].state.is_active()
+                && self
+                    .graph
+                    .node(d.unit)
+                    .spec
+                    .upholds
+                    .iter()
+                    .any(|t| t == self.graph.dep_target(d.unit, d.index))
+        })
     }
 }
 

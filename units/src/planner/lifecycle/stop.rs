@@ -109,7 +109,7 @@ impl Planner {
     /// else is a failure.
     pub(super) fn main_exited(&mut self, u: UnitId, status: ExitStatus) {
         let i = u.index();
-        if self.main_ok(u, status) && self.spec_of(u).restart != RestartPolicy::Always {
+        if self.main_ok(u, status) && self.restart_policy(u) != RestartPolicy::Always {
             let rec = &mut self.records[i];
             rec.rare_reset(|r| r.failure = None);
             rec.exit_ok = true;
@@ -141,7 +141,7 @@ impl Planner {
     /// `exited`, anything else a failure); as a stop the init asked for,
     /// it would go back to `waiting` and start again at once.
     pub(super) fn main_exited_while_stopping(&mut self, u: UnitId, status: ExitStatus) {
-        let restart = self.spec_of(u).restart;
+        let restart = self.restart_policy(u);
         let ok = self.main_ok(u, status);
         let rec = &mut self.records[u.index()];
         if std::mem::take(&mut rec.self_stop) {

@@ -1,0 +1,260 @@
+//! systemd's dependency semantics, from unit files to the planner's
+//! actions: the files translated, systemd's default dependencies added
+//! over the set (`load::add_default_dependencies`), the graph built, and
+//! the planner asked what to start. `Requires=` without `After=` starts
+//! both units at once; with `After=` the requirer waits; `BindsTo=` stops
+//! the unit with the one it is bound to; `Upholds=` pulls in and restarts;
+//! a service's default dependencies order it after `sysinit.target`, and
+//! `DefaultDependencies=no` does not.
+
+use flotilla_units::graph::Graph;
+use flotilla_units::load::add_default_dependencies;
+use flotilla_units::planner::{Action, ExitStatus, Fact, Planner, PlannerOptions, Role};
+use flotilla_units::state::UnitState;
+use flotilla_units::systemd::translate_file;
+use flotilla_units::time::Instant;
+
+/// A planner on the units of `files` (name, text) for `default.target`.
+struct World {
+    p: Planner,
+    g: Graph,
+    next_pid: i32,
+    /// Each unit's main PID, by name.
+    pids: Vec<(String, i32)>,
+    /// The units signalled, in order.
+    killed: Vec<String>,
+}
+
+impl World {
+    fn new(files: &[(&str, &str)]) -> World {
+        let mut units = Vec::new();
+        for (name, text) in files {
+            let p = translate_file(&format!("/lib/systemd/system/{name}"), name, text);
+            let errors: Vec<_> = p.diagnostics.iter().filter(|d| d.is_error()).collect();
+            assert!(errors.is_empty(), "{name}: {errors:?}");
+            units.push((p.spec.expect("a unit"), p.origin));
+        }
+        add_default_dependencies(&mut units);
+        let (g, diags) = Graph::build(units);
+        assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+        let p = Planner::new(
+            g.clone(),
+            "default.target",
+            Instant(0),
+            PlannerOptions::default(),
+        );
+        let mut w = World {
+            p,
+            g,
+            next_pid: 100,
+            pids: Vec::new(),
+            killed: Vec::new(),
+        };
+        w.answer();
+        w
+    }
+
+    /// Answers every spawn asked for with a PID, until the planner asks
+    /// for no more; notes the units signalled.
+    fn answer(&mut self) {
+        loop {
+            let actions = self.p.take_actions();
+            let mut spawned = false;
+            for a in actions {
+                match a {
+                    Action::Spawn { unit, role, .. } => {
+                        spawned = true;
+                        let pid = self.next_pid;
+                        self.next_pid += 1;
+                        let name = self.g.node(unit).spec.name.clone();
+                        if role == Role::Main {
+                            self.pids.push((name, pid));
+                        }
+                        self.p.fact(Fact::Spawned { unit, role, pid }, Instant(1));
+                    }
+                    Action::Kill { unit, .. } => {
+                        self.killed.push(self.g.node(unit).spec.name.clone());
+                    }
+                    _ => {}
+                }
+            }
+            if !spawned {
+                return;
+            }
+        }
+    }
+
+    fn state(&self, name: &str) -> UnitState {
+        self.p.state(self.g.unit(name).expect(name))
+    }
+
+    fn started(&self, name: &str) -> bool {
+        self.pids.iter().any(|(n, _)| n == name)
+    }
+
+    fn exit(&mut self, name: &str, status: ExitStatus) {
+        let pid = self
+            .pids
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| *p)
+            .expect(name);
+        self.p.fact(Fact::Exited { pid, status }, Instant(2));
+        self.answer();
+    }
+}
+
+/// A oneshot that runs until the test says it exited.
+const ONESHOT: &str = "[Service]\nType=oneshot\nExecStart=/bin/work\n";
+/// A service that runs.
+const SERVICE: &str = "[Service]\nExecStart=/bin/serve\n";
+
+#[test]
+fn requires_without_after_starts_both_at_once() {
+    let a = "[Unit]\nRequires=b.service\n[Service]\nExecStart=/bin/a\n";
+    let w = World::new(&[
+        ("a.service", a),
+        ("b.service", ONESHOT),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert!(w.started("a.service") && w.started("b.service"));
+    assert_eq!(w.state("a.service"), UnitState::Running);
+    assert_eq!(w.state("b.service"), UnitState::Starting);
+}
+
+#[test]
+fn requires_with_after_orders() {
+    let a = "[Unit]\nRequires=b.service\nAfter=b.service\n[Service]\nExecStart=/bin/a\n";
+    let mut w = World::new(&[
+        ("a.service", a),
+        ("b.service", ONESHOT),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert!(w.started("b.service") && !w.started("a.service"));
+    assert_eq!(w.state("a.service"), UnitState::Waiting);
+    w.exit("b.service", ExitStatus::Code(0));
+    assert_eq!(w.state("b.service"), UnitState::Exited);
+    assert!(w.started("a.service"));
+    // Wants= with After= orders as well; a failure does not hold it back.
+    let a = "[Unit]\nWants=b.service\nAfter=b.service\n[Service]\nExecStart=/bin/a\n";
+    let mut w = World::new(&[
+        ("a.service", a),
+        ("b.service", ONESHOT),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert!(!w.started("a.service"));
+    w.exit("b.service", ExitStatus::Code(1));
+    assert_eq!(w.state("b.service"), UnitState::Failed);
+    assert!(w.started("a.service"));
+}
+
+#[test]
+fn binds_to_stops_with_the_unit_it_is_bound_to() {
+    let a = "[Unit]\nBindsTo=b.service\n[Service]\nExecStart=/bin/a\n";
+    let mut w = World::new(&[
+        ("a.service", a),
+        ("b.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert!(w.started("a.service") && w.started("b.service"));
+    assert_eq!(w.state("a.service"), UnitState::Running);
+    w.exit("b.service", ExitStatus::Code(1));
+    assert_eq!(w.state("b.service"), UnitState::Failed);
+    // (b's own group is cleaned up too.)
+    assert!(w.killed.iter().any(|k| k == "a.service"), "{:?}", w.killed);
+    assert_eq!(w.state("a.service"), UnitState::Stopping);
+}
+
+/// The special targets of systemd.special(7) the tests need.
+const SYSINIT: (&str, &str) = (
+    "sysinit.target",
+    "[Unit]\nDefaultDependencies=no\nWants=early.service\nAfter=early.service\n",
+);
+const EARLY: (&str, &str) = (
+    "early.service",
+    "[Unit]\nDefaultDependencies=no\n[Service]\nType=oneshot\nExecStart=/bin/early\n",
+);
+
+#[test]
+fn a_service_waits_for_sysinit_unless_default_dependencies_no() {
+    let mut w = World::new(&[
+        SYSINIT,
+        EARLY,
+        ("a.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    // a requires sysinit.target (pulled in) and is ordered after it.
+    assert!(w.started("early.service") && !w.started("a.service"));
+    assert_eq!(w.state("a.service"), UnitState::Waiting);
+    w.exit("early.service", ExitStatus::Code(0));
+    assert_eq!(w.state("sysinit.target"), UnitState::Running);
+    assert!(w.started("a.service"));
+
+    let w = World::new(&[
+        SYSINIT,
+        EARLY,
+        (
+            "a.service",
+            "[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/bin/a\n",
+        ),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert!(w.started("a.service"));
+    // Nothing pulled sysinit.target in: its unit did not run.
+    assert!(!w.started("early.service"));
+}
+
+#[test]
+fn a_target_waits_for_what_it_wants_unless_that_unit_opts_out() {
+    let w = World::new(&[
+        ("a.service", ONESHOT),
+        (
+            "b.service",
+            "[Unit]\nDefaultDependencies=no\n[Service]\nType=oneshot\nExecStart=/bin/b\n",
+        ),
+        ("default.target", "[Unit]\nWants=a.service b.service\n"),
+    ]);
+    // Both oneshots still starting: the target waits for a (ordered
+    // after it by default), not for b (DefaultDependencies=no).
+    assert!(w.started("a.service") && w.started("b.service"));
+    assert_eq!(w.state("default.target"), UnitState::Waiting);
+    let target = w.g.unit("default.target").expect("target");
+    let spec = &w.g.node(target).spec;
+    assert_eq!(spec.waits_for, ["a.service"]);
+    assert_eq!(spec.wants, ["b.service"]);
+}
+
+/// `Upholds=`: pulls the unit in, and starts it again whenever it ends
+/// while the upholding unit is active, whatever its own `Restart=`.
+#[test]
+fn upholds_pulls_in_and_restarts() {
+    let a = "[Unit]\nUpholds=b.service\n[Service]\nExecStart=/bin/a\n";
+    let mut w = World::new(&[
+        ("a.service", a),
+        ("b.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert!(w.started("a.service") && w.started("b.service"));
+    // A clean exit, Restart=no: started again all the same.
+    w.exit("b.service", ExitStatus::Code(0));
+    let starts = |w: &World| w.pids.iter().filter(|(n, _)| n == "b.service").count();
+    assert_eq!(starts(&w), 1);
+    let mut now = Instant(2);
+    while starts(&w) == 1 {
+        let t = w.p.next_deadline().expect("a restart is due");
+        assert!(t.0 < 60_000_000_000, "no restart within a minute");
+        now = t.max(now);
+        w.p.tick(now);
+        w.answer();
+    }
+    assert_eq!(w.state("b.service"), UnitState::Running);
+    // Without Upholds=, the same exit leaves b exited.
+    let mut w = World::new(&[
+        ("a.service", SERVICE),
+        ("b.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service b.service\n"),
+    ]);
+    w.exit("b.service", ExitStatus::Code(0));
+    assert_eq!(w.state("b.service"), UnitState::Exited);
+}
