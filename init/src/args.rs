@@ -117,6 +117,9 @@ pub struct Settings {
     /// The directory of SysV init scripts read as units (`/etc/init.d`
     /// with the config's `sysv-scripts: true`).
     pub sysv_dir: Option<PathBuf>,
+    /// The config's `sandbox`: what a setting the init lacks the privilege
+    /// to apply does, where a unit does not say.
+    pub sandbox: flotilla_units::context::policy::SandboxPolicy,
 }
 
 impl Settings {
@@ -289,6 +292,7 @@ pub fn resolve(
         targets: config.targets,
         config_file: (explicit || ctx.pid1).then_some(config_path),
         sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
+        sandbox: config.sandbox,
         state_dir,
     })
 }

@@ -30,6 +30,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "control-socket",
     "targets",
     "sysv-scripts",
+    "sandbox",
 ];
 
 /// The init's configuration as the file gives it; `None` is "not set"
@@ -56,6 +57,9 @@ pub struct Config {
     /// `sysv-scripts`: read `/etc/init.d` scripts with LSB headers as
     /// units ([`crate::sysv`]); off by default.
     pub sysv_scripts: bool,
+    /// `sandbox`: what a unit's setting that the init lacks the privilege
+    /// to apply does, where the unit does not say (default `as-systemd`).
+    pub sandbox: crate::context::policy::SandboxPolicy,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -109,6 +113,15 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
             "sysv-scripts" => match e.value.value {
                 Value::Bool(b) => config.sysv_scripts = b,
                 _ => expected(&mut sink, e.value, "`true` or `false` for `sysv-scripts`"),
+            },
+            "sandbox" => match &e.value.value {
+                Value::Str(v) => match crate::context::policy::SandboxPolicy::parse(v) {
+                    Ok(p) => config.sandbox = p,
+                    Err(_) => {
+                        expected(&mut sink, e.value, "`as-systemd` or `strict` for `sandbox`")
+                    }
+                },
+                _ => expected(&mut sink, e.value, "`as-systemd` or `strict` for `sandbox`"),
             },
             _ => {}
         }
@@ -233,7 +246,21 @@ mod tests {
                 more_units_dirs: Vec::new(),
                 targets: Default::default(),
                 sysv_scripts: false,
+                sandbox: Default::default(),
             }
+        );
+    }
+
+    #[test]
+    fn sandbox_policy() {
+        use crate::context::policy::SandboxPolicy;
+        let c = parse_config("init.yaml", "sandbox: strict\n").unwrap();
+        assert_eq!(c.sandbox, SandboxPolicy::Strict);
+        let e = parse_config("init.yaml", "sandbox: loose\n").unwrap_err();
+        assert!(
+            e[0].to_string().contains("`as-systemd` or `strict`"),
+            "{}",
+            e[0]
         );
     }
 

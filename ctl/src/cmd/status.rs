@@ -307,6 +307,7 @@ pub(crate) mod tests {
             activates: None,
             connections: None,
             timer: None,
+            not_applied: Vec::new(),
         }
     }
 
