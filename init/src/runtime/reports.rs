@@ -203,18 +203,19 @@ impl<S: Sys> Runtime<S> {
         };
         match name {
             Some(n) => match g.unit(n).filter(|&i| !g.node(i).ghost).and_then(one) {
-                Some(d) => Reply::Security(vec![d]),
+                Some(d) => Reply::Security { units: vec![d] },
                 None => Reply::error(
                     flotilla_units::protocol::ErrorCode::UnknownUnit,
                     format!("no unit named `{n}`"),
                 ),
             },
-            None => Reply::Security(
-                g.ids()
+            None => Reply::Security {
+                units: g
+                    .ids()
                     .filter(|&i| self.planner.view(i).is_some_and(|v| v.pid.is_some()))
                     .filter_map(one)
                     .collect(),
-            ),
+            },
         }
     }
 

@@ -627,7 +627,10 @@ pub enum Reply {
     /// `analyze` data.
     Analyze(AnalyzeData),
     /// `analyze security` data: one entry per unit asked for.
-    Security(Vec<SecurityData>),
+    Security {
+        /// The units.
+        units: Vec<SecurityData>,
+    },
     /// A unit changed state (for `subscribe`; not final).
     Changed(UnitStatus),
     /// The request failed.
@@ -694,3 +697,6 @@ pub fn rfc3339(secs: i64, nanos: u32) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests_security;
