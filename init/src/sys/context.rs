@@ -347,29 +347,31 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
     }
 }
 
-/// Prepares `ctx` for a spawn: checks every key against `host`, leaves out
-/// the ones that cannot be honoured and may be skipped (with a note), and
-/// builds the child's steps.
-pub fn prepare(
-    ctx: &ServiceContext,
-    params: &Params<'_>,
-    host: &Host,
-) -> Result<ChildContext, ContextError> {
-    let mut ctx = ctx.clone();
+/// What [`check_keys`] found.
+struct Checked {
+    strict: bool,
+    degraded: super::degrade::Degraded,
+    notes: Vec<String>,
+}
+
+/// Checks every key of `ctx` against `host`: degrades it as the policy
+/// says (`degrade.rs`), leaves out what the unit allows to be skipped, and
+/// refuses the rest.
+fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checked, ContextError> {
     let mut notes = Vec::new();
-    let strict = super::degrade::policy(&ctx) == SandboxPolicy::Strict;
+    let strict = super::degrade::policy(ctx) == SandboxPolicy::Strict;
     let degraded = if strict {
         super::degrade::Degraded::default()
     } else {
-        super::degrade::degrade(&mut ctx, host, is_set)
+        super::degrade::degrade(ctx, host, is_set)
     };
     for key in Key::all() {
-        if !is_set(&ctx, key) {
+        if !is_set(ctx, key) {
             continue;
         }
         let left_out = (degraded.no_mount_ns && MOUNT_KEYS.contains(&key))
             || (degraded.no_uts_ns && key == Key::ProtectHostname);
-        if let Some(why) = unsupported(&ctx, key, host).filter(|_| !left_out) {
+        if let Some(why) = unsupported(ctx, key, host).filter(|_| !left_out) {
             if !ctx.may_skip(key) {
                 return Err(ContextError {
                     key: Some(key),
@@ -381,9 +383,43 @@ pub fn prepare(
                 });
             }
             notes.push(format!("{key} skipped: {why}"));
-            reset(&mut ctx, key);
+            reset(ctx, key);
         }
     }
+    Ok(Checked {
+        strict,
+        degraded,
+        notes,
+    })
+}
+
+/// What a start of `ctx` would not apply on this machine, or why it would
+/// fail, said in advance (`init --check`).
+pub fn predict(ctx: &ServiceContext, host: &Host) -> Result<Vec<NotApplied>, ContextError> {
+    let mut ctx = ctx.clone();
+    let c = check_keys(&mut ctx, host)?;
+    let mut all = c.degraded.not_applied;
+    all.extend(c.notes.into_iter().map(|n| NotApplied {
+        setting: n.split('=').next().unwrap_or("").to_owned(),
+        reason: n,
+    }));
+    Ok(all)
+}
+
+/// Prepares `ctx` for a spawn: checks every key against `host`, leaves out
+/// the ones that cannot be honoured and may be skipped (with a note), and
+/// builds the child's steps.
+pub fn prepare(
+    ctx: &ServiceContext,
+    params: &Params<'_>,
+    host: &Host,
+) -> Result<ChildContext, ContextError> {
+    let mut ctx = ctx.clone();
+    let Checked {
+        strict,
+        degraded,
+        notes,
+    } = check_keys(&mut ctx, host)?;
     let mut b = Builder::default();
     file_steps(&mut b, &ctx, params)?;
     let mut cgroup = None;
