@@ -368,7 +368,7 @@ mod tests {
                 .lines()
                 .filter(|l| l.contains("initctl analyze"))
                 .count(),
-            4
+            5
         );
     }
 

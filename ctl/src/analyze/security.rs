@@ -413,7 +413,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         1000,
     );
     let km_cap = !has(seen.cap_bnd, cap::SYS_MODULE);
-    let km_files = seen.hidden("/usr/lib/modules") != Some(false);
+    let km_files = seen.hidden("/usr/lib/modules") == Some(true);
     let km = both(km_cap && seen.seccomp_filter, km_files);
     row(
         "ProtectKernelModules",

@@ -142,7 +142,9 @@ pub(super) fn degrade(
                     continue;
                 }
                 d.no_mount_ns = true;
-                let what = if PARTLY_MOUNTS.contains(&key) {
+                let what = if key == Key::ProtectHostname {
+                    "applied in part: its mounts and its UTS namespace left out (its system call filter kept)"
+                } else if PARTLY_MOUNTS.contains(&key) {
                     "applied in part: its mounts left out (its system call filter and capabilities kept)"
                 } else {
                     "not applied"

@@ -50,6 +50,7 @@ fn settings(target: &str) -> Settings {
         state_dir: None,
         config_file: None,
         sysv_dir: None,
+        sandbox: Default::default(),
     }
 }
 
