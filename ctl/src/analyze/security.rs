@@ -179,17 +179,20 @@ fn word<T: Serialize>(v: &T) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// Assesses unit `d` against what was seen of its main process.
-pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
-    let sb = &d.context.sandbox;
-    let mut rows = Vec::new();
-    let mut row = |setting: &str,
-                   declared: String,
-                   achieved: Achieved,
-                   detail: String,
-                   weight: u32,
-                   badness: f64| {
-        rows.push(Row {
+/// The rows of a report, as [`assess`] adds them.
+struct Rows(Vec<Row>);
+
+impl Rows {
+    fn add(
+        &mut self,
+        setting: &str,
+        declared: String,
+        achieved: Achieved,
+        detail: String,
+        weight: u32,
+        badness: f64,
+    ) {
+        self.0.push(Row {
             setting: setting.into(),
             declared,
             achieved,
@@ -197,25 +200,29 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
             weight,
             badness,
         });
-    };
-    let bool_row = |row: &mut dyn FnMut(&str, String, Achieved, String, u32, f64),
-                    setting: &str,
-                    declared: bool,
-                    got: bool,
-                    detail: String,
-                    weight: u32| {
-        row(
+    }
+
+    /// A yes/no setting: in place or not.
+    fn flag(&mut self, setting: &str, declared: bool, got: bool, detail: String, weight: u32) {
+        let badness = if got { 0.0 } else { 1.0 };
+        self.add(
             setting,
             yes_no(declared),
             Achieved::of(got),
             detail,
             weight,
-            if got { 0.0 } else { 1.0 },
+            badness,
         );
-    };
+    }
+}
+
+/// Assesses unit `d` against what was seen of its main process.
+pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
+    let sb = &d.context.sandbox;
+    let mut rows = Rows(Vec::new());
     // User=: root is systemd's worst (10 of 10).
     let user = d.user.clone().unwrap_or_else(|| "root".into());
-    row(
+    rows.add(
         "User",
         user,
         Achieved::of(seen.uid != 0),
@@ -253,7 +260,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
     } else {
         1.0
     };
-    row(
+    rows.add(
         "ProtectSystem",
         word(&sb.protect_system),
         if sb.protect_system == ProtectSystem::No {
@@ -294,7 +301,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
             if home_ro || home_hidden { 0.5 } else { 1.0 },
         ),
     };
-    row(
+    rows.add(
         "ProtectHome",
         word(&sb.protect_home),
         Achieved::of(ph_ok),
@@ -306,8 +313,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         1000,
         ph_bad,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "PrivateTmp",
         sb.private_tmp,
         seen.private_tmp,
@@ -327,7 +333,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         (false, false) => Achieved::No,
         _ => Achieved::Partial,
     };
-    row(
+    rows.add(
         "PrivateDevices",
         yes_no(sb.private_devices),
         pd,
@@ -343,8 +349,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         1000,
         badness(pd),
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "PrivateNetwork",
         sb.private_network,
         seen.own_net_ns,
@@ -358,8 +363,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         ),
         2500,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "PrivateUsers",
         sb.private_users,
         seen.own_user_ns,
@@ -373,8 +377,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         ),
         1000,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "PrivateMounts",
         sb.private_mounts || sb.needs_mount_namespace(),
         seen.own_mount_ns,
@@ -388,8 +391,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         ),
         1000,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "ProtectKernelTunables",
         sb.protect_kernel_tunables,
         seen.ro("/proc/sys") == Some(true),
@@ -400,8 +402,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         1000,
     );
     let cg_ro = seen.ro("/sys/fs/cgroup") == Some(true);
-    bool_row(
-        &mut row,
+    rows.flag(
         "ProtectControlGroups",
         sb.protect_control_groups,
         cg_ro,
@@ -415,7 +416,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
     let km_cap = !has(seen.cap_bnd, cap::SYS_MODULE);
     let km_files = seen.hidden("/usr/lib/modules") == Some(true);
     let km = both(km_cap && seen.seccomp_filter, km_files);
-    row(
+    rows.add(
         "ProtectKernelModules",
         yes_no(sb.protect_kernel_modules),
         km,
@@ -428,7 +429,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         badness(km),
     );
     let kl = Achieved::of(!has(seen.cap_bnd, cap::SYSLOG) && seen.seccomp_filter);
-    row(
+    rows.add(
         "ProtectKernelLogs",
         yes_no(sb.protect_kernel_logs),
         kl,
@@ -437,7 +438,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         badness(kl),
     );
     let clock = Achieved::of(!has(seen.cap_bnd, cap::SYS_TIME) && seen.seccomp_filter);
-    row(
+    rows.add(
         "ProtectClock",
         yes_no(sb.protect_clock),
         clock,
@@ -450,7 +451,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         (false, false) => Achieved::No,
         _ => Achieved::Partial,
     };
-    row(
+    rows.add(
         "ProtectHostname",
         yes_no(sb.protect_hostname),
         host,
@@ -466,7 +467,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         badness(host),
     );
     let pp = sb.protect_proc != ProtectProc::Default;
-    row(
+    rows.add(
         "ProtectProc",
         word(&sb.protect_proc),
         Achieved::of(seen.proc_hidepid),
@@ -475,8 +476,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         if seen.proc_hidepid { 0.0 } else { 1.0 },
     );
     let _ = pp;
-    bool_row(
-        &mut row,
+    rows.flag(
         "NoNewPrivileges",
         sb.no_new_privileges,
         seen.no_new_privs,
@@ -484,64 +484,56 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
         1000,
     );
     let filter = format!("Seccomp: {}", if seen.seccomp_filter { 2 } else { 0 });
-    bool_row(
-        &mut row,
+    rows.flag(
         "SystemCallFilter",
         !sb.system_call_filter.is_empty(),
         seen.seccomp_filter,
         filter.clone(),
         1000,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "SystemCallArchitectures",
         !sb.system_call_architectures.is_empty(),
         seen.seccomp_filter,
         filter.clone(),
         1000,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "RestrictAddressFamilies",
         sb.restrict_address_families.is_some(),
         seen.seccomp_filter,
         filter.clone(),
         1500,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "RestrictNamespaces",
         sb.restrict_namespaces.is_some(),
         seen.seccomp_filter,
         filter.clone(),
         3500,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "RestrictRealtime",
         sb.restrict_realtime,
         seen.seccomp_filter,
         filter.clone(),
         500,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "RestrictSUIDSGID",
         sb.restrict_suid_sgid,
         seen.seccomp_filter,
         filter.clone(),
         1000,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "LockPersonality",
         sb.lock_personality,
         seen.seccomp_filter,
         filter.clone(),
         100,
     );
-    bool_row(
-        &mut row,
+    rows.flag(
         "MemoryDenyWriteExecute",
         sb.memory_deny_write_execute,
         seen.seccomp_filter,
@@ -577,7 +569,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
     } else {
         Achieved::Partial
     };
-    row(
+    rows.add(
         "CapabilityBoundingSet",
         declared,
         if sb.capability_bounding_set.is_none() {
@@ -600,7 +592,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
     );
     let mut weight = 0.0;
     let mut bad = 0.0;
-    for r in &rows {
+    for r in &rows.0 {
         weight += f64::from(r.weight);
         bad += f64::from(r.weight) * r.badness;
     }
@@ -612,7 +604,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
     Report {
         unit: d.unit.clone(),
         exposure,
-        settings: rows,
+        settings: rows.0,
     }
 }
 
