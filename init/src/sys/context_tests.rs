@@ -764,3 +764,35 @@ fn as_systemd_clamps_limits_and_leaves_a_restricting_mount_sandbox_out() {
     );
     assert!(err.to_string().ends_with("(sandbox: strict)"), "{err}");
 }
+
+/// A refusal the parent did not foresee (here: the host is told it holds
+/// `CAP_SYS_RESOURCE`, which this process may lack) is skipped by the
+/// child and reported back through the memory it shares with the init.
+#[test]
+fn a_refused_oom_score_is_skipped_by_the_child_and_reported() {
+    let _g = process_lock();
+    let eff = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("CapEff:")
+                .map(|v| u64::from_str_radix(v.trim(), 16).unwrap())
+        })
+        .unwrap();
+    let mut host = Host::probe();
+    host.sys_resource = true;
+    let c = ctx(&[("OOMScoreAdjust", "-900")]);
+    let cc = prepare(&c, &Params::default(), &host).unwrap();
+    assert!(cc.not_applied().is_empty());
+    let (st, _) = run(&["/bin/true"], &cc, None);
+    assert!(st.success());
+    let na = cc.not_applied();
+    if eff & (1 << 24) != 0 {
+        // With the privilege the kernel accepts it: nothing to report.
+        assert!(na.is_empty(), "{na:?}");
+    } else {
+        assert_eq!(na.len(), 1, "{na:?}");
+        assert_eq!(na[0].setting, "OOMScoreAdjust");
+        assert!(na[0].reason.contains("denied by the kernel"), "{na:?}");
+    }
+}
