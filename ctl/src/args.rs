@@ -45,10 +45,12 @@ pub enum Command {
         /// Print JSON.
         json: bool,
     },
-    /// `list [--json]`.
+    /// `list [--json] [--degraded]`.
     List {
         /// Print JSON.
         json: bool,
+        /// Only the units some of whose settings were not applied.
+        degraded: bool,
     },
     /// `set-target NAME [--wait] [--timeout DUR]`.
     SetTarget {
@@ -171,6 +173,9 @@ pub enum Analyze {
     Plot,
     /// The graph in Graphviz dot.
     Dot,
+    /// Declared confinement against what the running processes have: one
+    /// unit or every running one; `--json`.
+    Security(Option<String>, bool),
 }
 
 /// What a help text or usage line is about.
@@ -353,9 +358,19 @@ where
             }
         }
         "list" => {
-            p.scan(&[], |_, _, _| Ok(false))?;
+            let mut degraded = false;
+            p.scan(&[], |name, _, _| {
+                if name == "--degraded" {
+                    degraded = true;
+                    return Ok(true);
+                }
+                Ok(false)
+            })?;
             p.none()?;
-            Command::List { json: p.json }
+            Command::List {
+                json: p.json,
+                degraded,
+            }
         }
         "set-target" => {
             let mut wait = false;
@@ -536,23 +551,26 @@ where
         }
         "analyze" => {
             p.scan(&[], |_, _, _| Ok(false))?;
-            p.no_json()?;
             let Some(sub) = p.optional() else {
                 return Err(usage(
                     Topic::Analyze,
-                    "'analyze' needs one of: blame, critical-chain, plot, dot",
+                    "'analyze' needs one of: blame, critical-chain, plot, dot, security",
                 ));
             };
+            if sub != "security" {
+                p.no_json()?;
+            }
             let analyze = match sub.as_str() {
                 "blame" => Analyze::Blame,
                 "critical-chain" => Analyze::CriticalChain(p.optional()),
                 "plot" => Analyze::Plot,
                 "dot" => Analyze::Dot,
+                "security" => Analyze::Security(p.optional(), p.json),
                 other => {
                     return Err(usage(
                         Topic::Analyze,
                         format!(
-                            "unknown analyze command '{other}' (use blame, critical-chain, plot or dot)"
+                            "unknown analyze command '{other}' (use blame, critical-chain, plot, dot or security)"
                         ),
                     ))
                 }

@@ -12,7 +12,7 @@ Usage: initctl [--control PATH] COMMAND [ARGS...]
 
 Commands:
   status [NAME...] [--json]       the target and every unit, or units/targets
-  list [--json]                   every unit: name, type, state, pid, provides
+  list [--json] [--degraded]      every unit: name, type, state, pid, provides
   set-target NAME [--wait] [--timeout DUR]
                                   switch to another target
   reload | daemon-reload          re-read the unit search path
@@ -31,6 +31,8 @@ Commands:
   analyze critical-chain [NAME]   the chain of units that delayed a target
   analyze plot                    an SVG timeline of the start-up (on stdout)
   analyze dot                     the unit graph in Graphviz dot (on stdout)
+  analyze security [UNIT] [--json]
+                                  declared confinement against what runs
   cluster ...                     the cluster (fleet API)
   mask UNIT, unmask UNIT          keep a unit from starting by any path
   set-alternative TARGET UNIT     choose the provider an alternative runs
@@ -69,12 +71,14 @@ Exit status: 0; 4 if a NAME is neither a unit nor a target.
 ";
 
 const LIST: &str = "\
-Usage: initctl list [--json]
+Usage: initctl list [--json] [--degraded]
 
 Every unit: name, type, state, main PID and the targets it provides.
 
 Options:
-  --json   print {\"units\": [...]} as JSON
+  --json       print {\"units\": [...]} as JSON
+  --degraded   only the units some of whose settings the init could not
+               apply (a missing privilege), and which
 
 Exit status: 0.
 ";
@@ -250,6 +254,7 @@ Usage: initctl analyze blame
        initctl analyze critical-chain [NAME]
        initctl analyze plot > boot.svg
        initctl analyze dot | dot -Tsvg > graph.svg
+       initctl analyze security [UNIT] [--json]
 
   blame            every unit by the time it took from starting to active,
                    slowest first
@@ -261,8 +266,13 @@ Usage: initctl analyze blame
   dot              the unit graph in Graphviz dot: depends-on solid,
                    depends-ms dashed, waits-for dotted; missing targets red;
                    requires and wants with a hollow arrow (no ordering)
+  security         per running unit (or UNIT), each confinement setting
+                   declared against what its main process has, read from
+                   /proc as root; an exposure score on systemd-analyze
+                   security's 0-10 scale. --json: one object for UNIT, an
+                   array without
 
-Exit status: 0; 4 if NAME is neither a unit nor a target.
+Exit status: 0; 4 if NAME is neither a unit nor a target (UNIT unknown).
 ";
 
 const CLUSTER: &str = "\
@@ -360,7 +370,7 @@ mod tests {
                 .lines()
                 .filter(|l| l.contains("initctl analyze"))
                 .count(),
-            4
+            5
         );
     }
 

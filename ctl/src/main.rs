@@ -111,7 +111,7 @@ fn run() -> i32 {
 fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
     match command {
         Command::Status { names, json } => cmd::status::run_names(ctx, &names, json),
-        Command::List { json } => cmd::list::run(ctx, json),
+        Command::List { json, degraded } => cmd::list::run(ctx, json, degraded),
         Command::SetTarget {
             target,
             wait,

@@ -120,6 +120,9 @@ pub struct Settings {
     pub sysv_dir: Option<PathBuf>,
     /// systemd's generators, when they run (docs/generators.md).
     pub generators: Option<Generators>,
+    /// The config's `sandbox`: what a setting the init lacks the privilege
+    /// to apply does, where a unit does not say.
+    pub sandbox: flotilla_units::context::policy::SandboxPolicy,
 }
 
 /// Where the generators are, where their output goes, how long they may
@@ -336,6 +339,7 @@ pub fn resolve(
         targets: config.targets,
         config_file: (explicit || ctx.pid1).then_some(config_path),
         sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
+        sandbox: config.sandbox,
         state_dir,
     })
 }

@@ -83,6 +83,7 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
                 names.len(),
                 names.join(" ")
             );
+            warnings += print_not_applied(&graph, &req, settings);
         }
         None => {
             println!("error: no unit provides the target `{}`", settings.target);
@@ -98,6 +99,44 @@ pub fn run(sys: &dyn Sys, settings: &Settings) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// What this machine will not apply of each required unit's settings
+/// (the init lacks a privilege: docs/service-context.md), said in
+/// advance: a warning per unit.
+fn print_not_applied(graph: &Graph, req: &[bool], settings: &Settings) -> usize {
+    use flotilla_init::sys::context::{predict, set_default_policy, Host};
+    set_default_policy(settings.sandbox);
+    let host = Host::probe();
+    let mut warnings = 0;
+    for i in graph.ids() {
+        if !req.get(i.index()).copied().unwrap_or(false) {
+            continue;
+        }
+        let node = graph.node(i);
+        if node.spec.extras.context.is_empty() {
+            continue;
+        }
+        match predict(&node.spec.extras.context, &host) {
+            Ok(list) => {
+                for n in &list {
+                    println!(
+                        "{}: warning: {}: not applied on this machine: {}: {}",
+                        node.origin.file, node.spec.name, n.setting, n.reason
+                    );
+                }
+                warnings += usize::from(!list.is_empty());
+            }
+            Err(e) => {
+                println!(
+                    "{}: warning: {}: will fail to start on this machine: {e}",
+                    node.origin.file, node.spec.name
+                );
+                warnings += 1;
+            }
+        }
+    }
+    warnings
 }
 
 /// A warning for each unit that the target would pull in but that a

@@ -53,6 +53,26 @@ impl NsInit {
         setup: &str,
         args: &[&str],
     ) -> NsInit {
+        NsInit::start_wrapped(dir, target, unshare, setup, args, "")
+    }
+
+    /// The init holding only Docker's default capabilities, as PID 1 of a
+    /// container started by Docker or podman would (`setpriv` limits the
+    /// bounding set, so the init, root, execs with only those).
+    fn start_docker(dir: &TestDir, target: &str, args: &[&str]) -> NsInit {
+        let wrap = format!("setpriv --bounding-set {DOCKER_CAPS} --");
+        NsInit::start_wrapped(dir, target, &[], "true", args, &wrap)
+    }
+
+    /// [`NsInit::start_full`], the init's command run by `wrap` (words).
+    fn start_wrapped(
+        dir: &TestDir,
+        target: &str,
+        unshare: &[&str],
+        setup: &str,
+        args: &[&str],
+        wrap: &str,
+    ) -> NsInit {
         let out = std::fs::File::create(dir.join("init.out")).expect("init.out");
         let child = Command::new("unshare")
             .args(unshare)
@@ -61,7 +81,7 @@ impl NsInit {
                 "--",
                 "/bin/sh",
                 "-c",
-                &format!("{setup} && ip link set lo up && exec \"$0\" \"$@\""),
+                &format!("{setup} && ip link set lo up && exec {wrap} \"$0\" \"$@\""),
             ])
             .arg(bins::init())
             .arg("--units")
@@ -108,6 +128,12 @@ impl Drop for NsInit {
         procs::kill_marked(&self.mark);
     }
 }
+
+/// Docker's default capability set (moby's `oci/caps/defaults.go`), as
+/// `setpriv --bounding-set` takes it.
+const DOCKER_CAPS: &str = "-all,+chown,+dac_override,+fsetid,+fowner,+mknod,+net_raw,+setgid,\
+                           +setuid,+setfcap,+setpcap,+net_bind_service,+sys_chroot,+kill,\
+                           +audit_write";
 
 /// Whether this process holds `CAP_SYS_RESOURCE` (which the init needs
 /// to raise a hard limit above its own, as in `LimitNOFILE=65535`).
@@ -584,5 +610,216 @@ fn rsyslog_socket_activated_from_debians_unit_files() {
         st.stdout.contains("triggered by syslog.socket"),
         "{}",
         st.stdout
+    );
+}
+
+/// Copies Debian's unit file `name` into the units directory, unchanged.
+fn install_unchanged(dir: &TestDir, name: &str) {
+    std::fs::copy(
+        format!("/lib/systemd/system/{name}"),
+        dir.units().join(name),
+    )
+    .unwrap_or_else(|e| panic!("Debian's {name}: {e}"));
+}
+
+/// `initctl status UNIT --json`, parsed.
+fn unit_json(dir: &TestDir, unit: &str) -> serde_json::Value {
+    let out = dir.ctl(&["status", unit, "--json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    serde_json::from_str(&out.stdout).expect("status JSON")
+}
+
+/// The settings named in a unit's `not_applied`.
+fn not_applied(v: &serde_json::Value) -> Vec<String> {
+    v["not_applied"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n["setting"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `initctl analyze security UNIT --json`: the row of `setting`.
+fn security_row(dir: &TestDir, unit: &str, setting: &str) -> serde_json::Value {
+    let out = dir.ctl(&["analyze", "security", unit, "--json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("security JSON");
+    let e = v["exposure"].as_f64().expect("exposure");
+    assert!((0.0..=10.0).contains(&e), "{v}");
+    v["settings"]
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["setting"] == setting).cloned())
+        .unwrap_or_else(|| panic!("no {setting} in {v}"))
+}
+
+/// A field of `/proc/PID/limits` (`Max open files`): soft and hard.
+fn limit_of(pid: i32, name: &str) -> (String, String) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("limits");
+    let line = text.lines().find(|l| l.starts_with(name)).expect("limit");
+    let f: Vec<&str> = line[name.len()..].split_whitespace().collect();
+    (f[0].to_string(), f[1].to_string())
+}
+
+/// Debian's unchanged `redis-server.service` under an init that holds
+/// only Docker's default capabilities: no `CAP_SYS_ADMIN` (no mount
+/// namespace: `ProtectSystem=`, `PrivateTmp=` … left out, as systemd
+/// leaves a sandbox out that only restricts), no `CAP_SYS_RESOURCE`
+/// (`LimitNOFILE=65535` set to the hard limit held). redis answers; the
+/// status names each setting not applied; `analyze security` says what
+/// `/proc` says.
+#[test]
+fn redis_under_dockers_default_capabilities_names_what_was_not_applied() {
+    let dir = TestDir::new();
+    install_unchanged(&dir, "redis-server.service");
+    let init = NsInit::start_docker(&dir, "redis-server.service", &[]);
+    let pong = wait_for(WAIT, "redis answers PING", || {
+        init.run_in(&["redis-cli", "-h", "127.0.0.1", "ping"])
+            .filter(|o| o.trim() == "PONG")
+    });
+    assert_eq!(pong.trim(), "PONG");
+    let pid = process(&init, "/usr/bin/redis-server");
+    let v = unit_json(&dir, "redis-server.service");
+    assert_eq!(v["state"], "running", "{v}");
+    let names = not_applied(&v);
+    for s in [
+        "ProtectSystem",
+        "PrivateTmp",
+        "ProtectHome",
+        "PrivateDevices",
+    ] {
+        assert!(names.iter().any(|n| n == s), "{s} not named: {v}");
+    }
+    // The hard limit held by the init (this machine's, or infinity).
+    let held =
+        std::fs::read_to_string(format!("/proc/{}/limits", std::process::id())).expect("limits");
+    let held = held
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .expect("hard")
+        .to_string();
+    let (soft, hard) = limit_of(pid, "Max open files");
+    if held == "unlimited" || held.parse::<u64>().is_ok_and(|h| h >= 65535) {
+        assert_eq!((soft.as_str(), hard.as_str()), ("65535", "65535"));
+    } else {
+        assert_eq!((soft, hard), (held.clone(), held.clone()), "clamped");
+        assert!(names.iter().any(|n| n == "LimitNOFILE"), "{v}");
+    }
+    // The plain status and the degraded list name them too.
+    let plain = dir.ctl(&["status", "redis-server.service"]).stdout;
+    assert!(
+        plain.contains("Not applied: ProtectSystem: not applied"),
+        "{plain}"
+    );
+    let list = dir.ctl(&["list", "--degraded"]).stdout;
+    assert!(
+        list.contains("redis-server.service") && list.contains("ProtectSystem"),
+        "{list}"
+    );
+    let log = std::fs::read_to_string(dir.join("init.out")).unwrap_or_default();
+    assert!(
+        log.contains("started redis-server.service (not applied: "),
+        "{log}"
+    );
+    // What was kept: seccomp, no-new-privileges, no capabilities, its user.
+    assert_eq!(status_field(pid, "NoNewPrivs:"), "1");
+    assert_eq!(status_field(pid, "Seccomp:"), "2");
+    assert_eq!(status_field(pid, "CapBnd:"), "0000000000000000");
+    assert_eq!(procs::uid(pid), Some(uid_of("redis")));
+    // analyze security against /proc: no mount namespace of its own, so
+    // ProtectSystem=strict is declared and not achieved; NoNewPrivileges=
+    // is achieved.
+    let own = std::fs::read_link(format!("/proc/{pid}/ns/mnt")).expect("ns");
+    let mine = std::fs::read_link("/proc/self/ns/mnt").expect("ns");
+    assert_eq!(own, mine, "no mount namespace without CAP_SYS_ADMIN");
+    assert!(!mount_options(pid, "/").starts_with("ro"));
+    let ps = security_row(&dir, "redis-server.service", "ProtectSystem");
+    assert_eq!(
+        (ps["declared"].as_str(), ps["achieved"].as_bool()),
+        (Some("strict"), Some(false)),
+        "{ps}"
+    );
+    let nnp = security_row(&dir, "redis-server.service", "NoNewPrivileges");
+    assert_eq!(nnp["achieved"], true, "{nnp}");
+    let cb = security_row(&dir, "redis-server.service", "CapabilityBoundingSet");
+    assert_eq!(cb["achieved"], true, "{cb}");
+    assert!(
+        cb["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("CapBnd: 0000000000000000"),
+        "{cb}"
+    );
+    let out = dir.ctl(&["analyze", "security", "no-such.service"]);
+    assert_eq!(out.code, 4, "{}{}", out.stdout, out.stderr);
+}
+
+/// The same unit under `sandbox: strict` (the config's) fails to start,
+/// and says which setting and why.
+#[test]
+fn redis_under_dockers_default_capabilities_fails_under_sandbox_strict() {
+    let dir = TestDir::new();
+    install_unchanged(&dir, "redis-server.service");
+    dir.file("init.yaml", "sandbox: strict\n");
+    let config = dir.join("init.yaml").display().to_string();
+    let _init = NsInit::start_docker(&dir, "redis-server.service", &["--config", &config]);
+    let v = wait_for(WAIT, "redis-server.service fails", || {
+        let out = dir.ctl(&["status", "redis-server.service", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).ok()?;
+        (v["state"] == "failed").then_some(v)
+    });
+    let status = v["status"].as_str().unwrap_or("");
+    assert!(status.contains("(sandbox: strict)"), "{v}");
+    assert!(status.contains("CAP_SYS_"), "{v}");
+    assert!(not_applied(&v).is_empty(), "{v}");
+}
+
+/// Debian's unchanged `postgresql@.service`, as `postgresql@15-main`,
+/// under Docker's default capabilities: `OOMScoreAdjust=-900` needs
+/// `CAP_SYS_RESOURCE`, so it is skipped, as systemd skips it in a
+/// container, and named; the cluster answers `psql`.
+#[test]
+fn postgresql_under_dockers_default_capabilities_answers_and_names_oom_score() {
+    let cluster = std::fs::read_dir("/etc/postgresql")
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .expect("a PostgreSQL cluster (the postgresql package makes one)");
+    let dir = TestDir::new();
+    install_unchanged(&dir, "postgresql@.service");
+    let unit = format!("postgresql@{cluster}-main.service");
+    let _init = NsInit::start_docker(&dir, &unit, &[]);
+    let v = wait_for(Duration::from_secs(60), "postgresql is running", || {
+        let out = dir.ctl(&["status", &unit, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).ok()?;
+        (v["state"] == "running").then_some(v)
+    });
+    assert!(not_applied(&v).iter().any(|n| n == "OOMScoreAdjust"), "{v}");
+    let pid = v["pid"].as_i64().expect("pid") as i32;
+    assert_eq!(
+        std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"))
+            .unwrap_or_default()
+            .trim(),
+        "0",
+        "left at the init's"
+    );
+    let answer = wait_for(WAIT, "psql answers", || {
+        let out = Command::new("runuser")
+            .args(["-u", "postgres", "--", "psql", "-At", "-c", "select 40 + 2"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    });
+    assert_eq!(answer, "42");
+    let plain = dir.ctl(&["status", &unit]).stdout;
+    assert!(
+        plain.contains("Not applied: OOMScoreAdjust: OOMScoreAdjust=-900 skipped"),
+        "{plain}"
     );
 }

@@ -33,6 +33,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "generators",
     "generator-output",
     "generator-timeout",
+    "sandbox",
 ];
 
 /// The init's configuration as the file gives it; `None` is "not set"
@@ -69,6 +70,9 @@ pub struct Config {
     /// `generator-timeout`: the time all generators of one run may take
     /// together (default 90 s, systemd's).
     pub generator_timeout: Option<std::time::Duration>,
+    /// `sandbox`: what a unit's setting that the init lacks the privilege
+    /// to apply does, where the unit does not say (default `as-systemd`).
+    pub sandbox: crate::context::policy::SandboxPolicy,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -147,6 +151,15 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
                     Err(why) => sink.error(e.value.pos, format!("`generator-timeout`: {why}")),
                 },
                 None => expected(&mut sink, e.value, "a duration for `generator-timeout`"),
+            },
+            "sandbox" => match &e.value.value {
+                Value::Str(v) => match crate::context::policy::SandboxPolicy::parse(v) {
+                    Ok(p) => config.sandbox = p,
+                    Err(_) => {
+                        expected(&mut sink, e.value, "`as-systemd` or `strict` for `sandbox`")
+                    }
+                },
+                _ => expected(&mut sink, e.value, "`as-systemd` or `strict` for `sandbox`"),
             },
             _ => {}
         }
@@ -274,6 +287,7 @@ mod tests {
                 generators: None,
                 generator_output: None,
                 generator_timeout: None,
+                sandbox: Default::default(),
             }
         );
     }
@@ -301,6 +315,19 @@ mod tests {
                 "init.yaml:1:13: expected `true`, `false` or a list of directories for \
               `generators`, found a number"
             ]
+        );
+    }
+
+    #[test]
+    fn sandbox_policy() {
+        use crate::context::policy::SandboxPolicy;
+        let c = parse_config("init.yaml", "sandbox: strict\n").unwrap();
+        assert_eq!(c.sandbox, SandboxPolicy::Strict);
+        let e = parse_config("init.yaml", "sandbox: loose\n").unwrap_err();
+        assert!(
+            e[0].to_string().contains("`as-systemd` or `strict`"),
+            "{}",
+            e[0]
         );
     }
 

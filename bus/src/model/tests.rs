@@ -27,6 +27,7 @@ fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatu
         activates: None,
         connections: None,
         timer: None,
+        not_applied: vec![],
     }
 }
 

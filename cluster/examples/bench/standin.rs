@@ -59,6 +59,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         activates: None,
         connections: None,
         timer: None,
+        not_applied: Vec::new(),
     }
 }
 

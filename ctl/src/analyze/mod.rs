@@ -9,11 +9,13 @@
 //! - [`chain`]: the chain of units that delayed a unit or target.
 //! - [`plot`]: an SVG timeline.
 //! - [`dot`]: the graph in Graphviz dot.
+//! - [`security`]: declared confinement against what a running process has.
 
 pub mod blame;
 pub mod chain;
 pub mod dot;
 pub mod plot;
+pub mod security;
 
 use flotilla_units::protocol::{AnalyzeData, UnitTiming};
 

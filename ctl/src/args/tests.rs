@@ -68,8 +68,31 @@ fn status_and_list() {
             json: true
         }
     );
-    assert_eq!(cmd(&["list"]), Command::List { json: false });
-    assert_eq!(cmd(&["list", "--json"]), Command::List { json: true });
+    assert_eq!(
+        cmd(&["list"]),
+        Command::List {
+            json: false,
+            degraded: false
+        }
+    );
+    assert_eq!(
+        cmd(&["list", "--json"]),
+        Command::List {
+            json: true,
+            degraded: false
+        }
+    );
+    assert_eq!(
+        cmd(&["list", "--degraded"]),
+        Command::List {
+            json: false,
+            degraded: true
+        }
+    );
+    assert_eq!(
+        cmd(&["analyze", "security", "redis", "--json"]),
+        Command::Analyze(crate::args::Analyze::Security(Some("redis".into()), true))
+    );
 }
 
 #[test]

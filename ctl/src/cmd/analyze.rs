@@ -1,4 +1,5 @@
-//! `initctl analyze blame | critical-chain [NAME] | plot | dot`: asks the
+//! `initctl analyze blame | critical-chain [NAME] | plot | dot` (and
+//! `security`, in `security.rs`): asks the
 //! init for its timing and graph data and prints one view of it (the views
 //! are computed in `analyze/`).
 
@@ -11,6 +12,9 @@ use flotilla_units::protocol::{Reply, Request};
 
 /// Runs the command.
 pub fn run(ctx: &mut Ctx<'_>, what: Analyze) -> Result<i32, CtlError> {
+    if let Analyze::Security(unit, json) = what {
+        return super::security::run(ctx, unit, json);
+    }
     let data = match ctx.call(Request::Analyze)? {
         Reply::Analyze(data) => data,
         other => return Err(unexpected(&other, "analyze")),
@@ -25,6 +29,7 @@ pub fn run(ctx: &mut Ctx<'_>, what: Analyze) -> Result<i32, CtlError> {
         }
         Analyze::Plot => plot::plot(&data),
         Analyze::Dot => dot::dot(&data),
+        Analyze::Security(..) => String::new(),
     };
     ctx.print(&text)?;
     Ok(EXIT_OK)

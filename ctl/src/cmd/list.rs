@@ -1,5 +1,6 @@
-//! `initctl list [--json]`: every unit with its type, state, main PID and
-//! the targets it provides.
+//! `initctl list [--json] [--degraded]`: every unit with its type, state,
+//! main PID and the targets it provides; with `--degraded`, only the units
+//! some of whose settings the init could not apply, and which.
 
 use super::status::{pid_cell, provides_cell};
 use super::Ctx;
@@ -16,8 +17,16 @@ struct Units<'a> {
 }
 
 /// Runs the command.
-pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<i32, CtlError> {
+pub fn run(ctx: &mut Ctx<'_>, json: bool, degraded: bool) -> Result<i32, CtlError> {
     match ctx.call(Request::List)? {
+        Reply::List { mut units } if degraded => {
+            units.retain(|u| !u.not_applied.is_empty());
+            if json {
+                ctx.print_json(&Units { units: &units })?;
+            } else {
+                ctx.print(&render_degraded(&units, ctx.color))?;
+            }
+        }
         Reply::List { units } if json => ctx.print_json(&Units { units: &units })?,
         Reply::List { units } => {
             let text = render(&units, ctx.color);
@@ -40,6 +49,16 @@ pub fn render(units: &[UnitStatus], color: bool) -> String {
             provides_cell(u),
         ]);
         table.color_last(2, state_color(u.state));
+    }
+    table.render(color)
+}
+
+/// The units some of whose settings were not applied, and which.
+pub fn render_degraded(units: &[UnitStatus], color: bool) -> String {
+    let mut table = Table::new(&["UNIT", "STATE", "NOT APPLIED"]);
+    for u in units {
+        let names: Vec<&str> = u.not_applied.iter().map(|n| n.setting.as_str()).collect();
+        table.row(vec![u.unit.clone(), u.state.to_string(), names.join(",")]);
     }
     table.render(color)
 }

@@ -12,6 +12,7 @@ pub mod logs;
 pub mod preset;
 pub mod reload;
 pub mod restart;
+pub mod security;
 pub mod set_target;
 pub mod shape;
 pub mod shutdown;

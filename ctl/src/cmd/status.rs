@@ -299,6 +299,10 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
     if !u.source.is_empty() {
         rows.push(("Source", u.source.clone()));
     }
+    // Never silently: each setting the init could not apply.
+    for n in &u.not_applied {
+        rows.push(("Not applied", format!("{}: {}", n.setting, n.reason)));
+    }
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (k, v) in rows {
         out.push_str(&format!("  {k:>width$}: {v}\n"));
@@ -356,6 +360,7 @@ pub(crate) mod tests {
             activates: None,
             connections: None,
             timer: None,
+            not_applied: Vec::new(),
         }
     }
 

@@ -377,6 +377,11 @@ impl<S: Sys> Runtime<S> {
         for n in run.notes() {
             self.unit_note(unit, n);
         }
+        // Never silently: each setting not applied, in the unit's log (the
+        // console line of the start names them: `reports.rs`).
+        for n in run.not_applied() {
+            self.unit_note(unit, &format!("not applied: {}: {}", n.setting, n.reason));
+        }
         let id = self.slots.ensure(unit);
         if let Some(s) = self.slots.slot_mut(id) {
             s.run = Some(Box::new(run));

@@ -419,6 +419,7 @@ pub fn start<S: Sys + Clone>(
     pid1: bool,
     inherited: Option<Result<Vec<u8>, String>>,
 ) -> Result<Runtime<S>, String> {
+    crate::sys::context::set_default_policy(settings.sandbox);
     let snap = match inherited {
         None => return Runtime::new(sys, settings, pid1),
         Some(bytes) => bytes.and_then(|b| snapshot::decode(&b).map_err(|e| e.to_string())),

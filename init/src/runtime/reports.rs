@@ -25,7 +25,15 @@ use flotilla_units::time::Instant;
 fn console_line(unit: &str, last: UnitState, st: &UnitStatus) -> Option<String> {
     match st.state {
         UnitState::Running | UnitState::Exited if !last.is_active() => {
-            Some(format!("[  OK  ] started {unit}"))
+            if st.not_applied.is_empty() {
+                Some(format!("[  OK  ] started {unit}"))
+            } else {
+                let names: Vec<&str> = st.not_applied.iter().map(|n| n.setting.as_str()).collect();
+                Some(format!(
+                    "[  OK  ] started {unit} (not applied: {}; see initctl status {unit})",
+                    names.join(", ")
+                ))
+            }
         }
         UnitState::Failed => Some(format!("[FAILED] {unit}: {}", st.status)),
         UnitState::Stopping if last.is_active() || last == UnitState::Starting => {
@@ -142,6 +150,11 @@ impl<S: Sys> Runtime<S> {
                     last_trigger_usec: last,
                 }
             }),
+            not_applied: self
+                .slots
+                .get(id)
+                .and_then(|s| s.run.as_deref())
+                .map_or_else(Vec::new, |r| r.not_applied()),
         })
     }
 
@@ -170,6 +183,40 @@ impl<S: Sys> Runtime<S> {
             })
             .filter_map(|i| self.unit_status(i))
             .collect()
+    }
+
+    /// What `analyze security` reads: the declared context and main PID
+    /// of unit `name`, or of every unit with a main process. The reading
+    /// of `/proc` is initctl's (docs/initctl.md says why).
+    pub(super) fn security(&self, name: Option<&str>) -> Reply {
+        let g = self.planner.graph();
+        let one = |i| {
+            let node = g.get(i)?;
+            let st = self.unit_status(i)?;
+            Some(flotilla_units::protocol::SecurityData {
+                unit: st.unit,
+                pid: st.pid,
+                user: node.spec.extras.user.clone(),
+                context: (*node.spec.extras.context).clone(),
+                not_applied: st.not_applied,
+            })
+        };
+        match name {
+            Some(n) => match g.unit(n).filter(|&i| !g.node(i).ghost).and_then(one) {
+                Some(d) => Reply::Security { units: vec![d] },
+                None => Reply::error(
+                    flotilla_units::protocol::ErrorCode::UnknownUnit,
+                    format!("no unit named `{n}`"),
+                ),
+            },
+            None => Reply::Security {
+                units: g
+                    .ids()
+                    .filter(|&i| self.planner.view(i).is_some_and(|v| v.pid.is_some()))
+                    .filter_map(one)
+                    .collect(),
+            },
+        }
     }
 
     /// The whole system.

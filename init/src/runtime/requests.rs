@@ -118,6 +118,10 @@ impl<S: Sys> Runtime<S> {
                 let a = self.analyze();
                 self.reply(c, Reply::Analyze(a));
             }
+            Request::Security { name } => {
+                let r = self.security(name.as_deref());
+                self.reply(c, r);
+            }
             Request::TransientApply { set, units } => {
                 let r = self.apply_transient(set, units);
                 self.reply(c, r);

@@ -38,11 +38,14 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
 use flotilla_units::context::caps::{cap, CapSet};
+use flotilla_units::context::policy::SandboxPolicy;
 use flotilla_units::context::process::Output;
 use flotilla_units::context::syscalls::arches_native_only;
 use flotilla_units::context::{Key, ServiceContext};
+use flotilla_units::protocol::NotApplied;
 
 use super::cgroup::UnitCgroup;
+pub use super::degrade::set_default_policy;
 pub use super::host::Host;
 use super::mount_steps::{cpath, mount_steps};
 use super::sandbox::{self, OnError, Op, Scratch, Step};
@@ -99,6 +102,9 @@ pub struct ChildContext {
     exec: usize,
     scratch: Scratch,
     notes: Vec<String>,
+    /// The settings left out or changed because the init lacks a
+    /// privilege (`degrade.rs`).
+    not_applied: Vec<NotApplied>,
     /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`.
     cgroup: Option<OwnedFd>,
     /// A step may wait on a disk: the child is handed off first.
@@ -129,6 +135,35 @@ impl ChildContext {
     /// allows it, one sentence each.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// The settings left out or changed because the init lacks a
+    /// privilege, as prepared, and those a child found denied
+    /// ([`OnError::SkipDenied`]) since.
+    pub fn not_applied(&self) -> Vec<NotApplied> {
+        let mut all = self.not_applied.clone();
+        let denied = self
+            .scratch
+            .denied
+            .load(std::sync::atomic::Ordering::Relaxed);
+        for (i, name) in self.names.iter().enumerate().take(64) {
+            if denied & (1u64 << i) != 0 {
+                let setting = name.split('=').next().unwrap_or(name).to_owned();
+                all.push(NotApplied {
+                    setting,
+                    reason: format!("{name}: denied by the kernel (EPERM or EACCES), skipped as systemd skips it (assuming containerized execution)"),
+                });
+            }
+        }
+        all
+    }
+
+    /// The steps a child skipped as denied, one bit each (read in a
+    /// handed-off child, which reports them itself).
+    pub(crate) fn denied(&self) -> u64 {
+        self.scratch
+            .denied
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the child is handed off before its steps, because one of
@@ -278,12 +313,19 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
         Key::ProtectHostname if !host.uts_ns => {
             Some("needs a UTS namespace, which this kernel lacks".into())
         }
+        Key::ProtectHostname if !host.sys_admin => Some(
+            "needs a UTS namespace, which needs CAP_SYS_ADMIN (the init does not hold it)".into(),
+        ),
+        Key::Nice if !host.sys_nice && ctx.nice.is_some_and(|n| n < 0) => Some(
+            "needs CAP_SYS_NICE to lower the nice level below 0, which the init does not hold"
+                .into(),
+        ),
         Key::AmbientCapabilities if !host.ambient => {
             Some("needs ambient capabilities (Linux 4.3), which this kernel lacks".into())
         }
         Key::Limit(r) if !host.sys_resource => {
             let want = ctx.limits.get(&r).map_or(0, |v| v.hard);
-            let have = hard_limit(r.number());
+            let have = super::degrade::hard_limit(r.number());
             (want > have).then(|| {
                 format!("needs CAP_SYS_RESOURCE to raise the hard limit above the init's ({have}), which the init does not hold")
             })
@@ -305,17 +347,63 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
     }
 }
 
-/// The init's own hard limit of `resource` (infinity if unknown).
-fn hard_limit(resource: u32) -> u64 {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
+/// What [`check_keys`] found.
+struct Checked {
+    strict: bool,
+    degraded: super::degrade::Degraded,
+    notes: Vec<String>,
+}
+
+/// Checks every key of `ctx` against `host`: degrades it as the policy
+/// says (`degrade.rs`), leaves out what the unit allows to be skipped, and
+/// refuses the rest.
+fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checked, ContextError> {
+    let mut notes = Vec::new();
+    let strict = super::degrade::policy(ctx) == SandboxPolicy::Strict;
+    let degraded = if strict {
+        super::degrade::Degraded::default()
+    } else {
+        super::degrade::degrade(ctx, host, is_set)
     };
-    // SAFETY: getrlimit(2) writes the struct it is given.
-    if unsafe { libc::getrlimit(resource as _, &mut r) } != 0 {
-        return u64::MAX;
+    for key in Key::all() {
+        if !is_set(ctx, key) {
+            continue;
+        }
+        let left_out = (degraded.no_mount_ns && MOUNT_KEYS.contains(&key))
+            || (degraded.no_uts_ns && key == Key::ProtectHostname);
+        if let Some(why) = unsupported(ctx, key, host).filter(|_| !left_out) {
+            if !ctx.may_skip(key) {
+                return Err(ContextError {
+                    key: Some(key),
+                    message: if strict {
+                        format!("{why} (sandbox: strict)")
+                    } else {
+                        why
+                    },
+                });
+            }
+            notes.push(format!("{key} skipped: {why}"));
+            reset(ctx, key);
+        }
     }
-    r.rlim_max
+    Ok(Checked {
+        strict,
+        degraded,
+        notes,
+    })
+}
+
+/// What a start of `ctx` would not apply on this machine, or why it would
+/// fail, said in advance (`init --check`).
+pub fn predict(ctx: &ServiceContext, host: &Host) -> Result<Vec<NotApplied>, ContextError> {
+    let mut ctx = ctx.clone();
+    let c = check_keys(&mut ctx, host)?;
+    let mut all = c.degraded.not_applied;
+    all.extend(c.notes.into_iter().map(|n| NotApplied {
+        setting: n.split('=').next().unwrap_or("").to_owned(),
+        reason: n,
+    }));
+    Ok(all)
 }
 
 /// Prepares `ctx` for a spawn: checks every key against `host`, leaves out
@@ -327,22 +415,11 @@ pub fn prepare(
     host: &Host,
 ) -> Result<ChildContext, ContextError> {
     let mut ctx = ctx.clone();
-    let mut notes = Vec::new();
-    for key in Key::all() {
-        if !is_set(&ctx, key) {
-            continue;
-        }
-        if let Some(why) = unsupported(&ctx, key, host) {
-            if !ctx.may_skip(key) {
-                return Err(ContextError {
-                    key: Some(key),
-                    message: why,
-                });
-            }
-            notes.push(format!("{key} skipped: {why}"));
-            reset(&mut ctx, key);
-        }
-    }
+    let Checked {
+        strict,
+        degraded,
+        notes,
+    } = check_keys(&mut ctx, host)?;
     let mut b = Builder::default();
     file_steps(&mut b, &ctx, params)?;
     let mut cgroup = None;
@@ -365,7 +442,11 @@ pub fn prepare(
         b.push(
             Op::OomScoreAdj(adj.to_string().into_bytes()),
             format!("{} set {adj}", Key::OomScoreAdjust),
-            OnError::Fail,
+            if strict {
+                OnError::Fail
+            } else {
+                OnError::SkipDenied
+            },
         );
     }
     if let Some(n) = ctx.nice {
@@ -409,23 +490,25 @@ pub fn prepare(
         );
         b.push(Op::LoopbackUp, format!("{k} bring lo up"), OnError::Fail);
     }
-    if sb.protect_hostname {
+    if sb.protect_hostname && !degraded.no_uts_ns {
         b.push(
             Op::Unshare(libc::CLONE_NEWUTS),
             format!("{} a new UTS namespace", Key::ProtectHostname),
             OnError::Fail,
         );
     }
-    if sb.private_tmp && params.private_tmp.is_none() {
+    if sb.private_tmp && params.private_tmp.is_none() && !degraded.no_mount_ns {
         return Err(ContextError {
             key: Some(Key::PrivateTmp),
             message: "the init made no private /tmp for this unit".into(),
         });
     }
-    mount_steps(&mut b, &ctx, params.private_tmp).map_err(|(key, message)| ContextError {
-        key: Some(key),
-        message,
-    })?;
+    if !degraded.no_mount_ns {
+        mount_steps(&mut b, &ctx, params.private_tmp).map_err(|(key, message)| ContextError {
+            key: Some(key),
+            message,
+        })?;
+    }
     if ctx.sandbox.private_users {
         // After the other namespaces (userns.rs says why).
         let uid = params.owner.map(|(u, _)| u).or(params.uid);
@@ -535,6 +618,7 @@ pub fn prepare(
         exec,
         scratch: Scratch::new(),
         notes,
+        not_applied: degraded.not_applied,
         cgroup,
         detaches,
     })

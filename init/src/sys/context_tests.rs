@@ -515,15 +515,27 @@ fn unsupported_keys_are_errors_that_name_them_unless_skippable() {
     let mut host = Host::probe();
     host.sys_resource = false;
     let err = prepare(
-        &ctx(&[("OOMScoreAdjust", "-900")]),
+        &ctx(&[("OOMScoreAdjust", "-900"), ("X-Sandbox", "strict")]),
         &Params::default(),
         &host,
     )
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "OOMScoreAdjust= needs CAP_SYS_RESOURCE to lower the OOM score below 0, which the init does not hold"
+        "OOMScoreAdjust= needs CAP_SYS_RESOURCE to lower the OOM score below 0, which the init does not hold (sandbox: strict)"
     );
+    // As systemd does (the default policy): skipped, and named.
+    let cc = prepare(
+        &ctx(&[("OOMScoreAdjust", "-900")]),
+        &Params::default(),
+        &host,
+    )
+    .unwrap();
+    let na = cc.not_applied();
+    assert_eq!(na.len(), 1, "{na:?}");
+    assert_eq!(na[0].setting, "OOMScoreAdjust");
+    assert!(na[0].reason.contains("CAP_SYS_RESOURCE"), "{na:?}");
+    assert!(cc.is_empty());
     assert!(prepare(
         &ctx(&[("OOMScoreAdjust", "500")]),
         &Params::default(),
@@ -533,6 +545,7 @@ fn unsupported_keys_are_errors_that_name_them_unless_skippable() {
     let c = ctx(&[
         ("OOMScoreAdjust", "-900"),
         ("X-SkipUnsupported", "OOMScoreAdjust"),
+        ("X-Sandbox", "strict"),
     ]);
     assert_eq!(
         prepare(&c, &Params::default(), &host).unwrap().notes(),
@@ -705,4 +718,81 @@ fn protect_proc_hides_other_users_processes_and_proc_subset_the_kernels_files() 
     assert!(out.contains("/proc/1 hidden"), "{out}");
     assert!(out.contains("/proc/self seen"), "{out}");
     assert!(out.contains("/proc/meminfo hidden"), "{out}");
+}
+
+#[test]
+fn as_systemd_clamps_limits_and_leaves_a_restricting_mount_sandbox_out() {
+    let mut host = Host::probe();
+    host.sys_resource = false;
+    host.sys_admin = false;
+    let held = super::degrade::hard_limit(libc::RLIMIT_NOFILE);
+    let want = held.saturating_add(1000);
+    let c = ctx(&[
+        ("LimitNOFILE", &want.to_string()),
+        ("ProtectSystem", "strict"),
+        ("PrivateTmp", "yes"),
+        ("ProtectKernelModules", "yes"),
+    ]);
+    let cc = prepare(&c, &Params::default(), &host).unwrap();
+    let na = cc.not_applied();
+    let names: Vec<&str> = na.iter().map(|n| n.setting.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "LimitNOFILE",
+            "PrivateTmp",
+            "ProtectSystem",
+            "ProtectKernelModules"
+        ]
+    );
+    assert!(
+        na[0].reason.contains(&format!("set to {held}:{held}")),
+        "{na:?}"
+    );
+    assert!(na[3].reason.starts_with("applied in part"), "{na:?}");
+    // No mount namespace step; the limit is set to the hard limit held.
+    let text = cc.to_string();
+    assert!(!text.contains("mount namespace"), "{text}");
+    assert!(text.contains("LimitNOFILE= set the limit"), "{text}");
+    // Strict: the same unit is refused, naming the first key.
+    let c = ctx(&[("LimitNOFILE", &want.to_string()), ("X-Sandbox", "strict")]);
+    let err = prepare(&c, &Params::default(), &host).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("LimitNOFILE= needs CAP_SYS_RESOURCE"),
+        "{err}"
+    );
+    assert!(err.to_string().ends_with("(sandbox: strict)"), "{err}");
+}
+
+/// A refusal the parent did not foresee (here: the host is told it holds
+/// `CAP_SYS_RESOURCE`, which this process may lack) is skipped by the
+/// child and reported back through the memory it shares with the init.
+#[test]
+fn a_refused_oom_score_is_skipped_by_the_child_and_reported() {
+    let _g = process_lock();
+    let eff = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("CapEff:")
+                .map(|v| u64::from_str_radix(v.trim(), 16).unwrap())
+        })
+        .unwrap();
+    let mut host = Host::probe();
+    host.sys_resource = true;
+    let c = ctx(&[("OOMScoreAdjust", "-900")]);
+    let cc = prepare(&c, &Params::default(), &host).unwrap();
+    assert!(cc.not_applied().is_empty());
+    let (st, _) = run(&["/bin/true"], &cc, None);
+    assert!(st.success());
+    let na = cc.not_applied();
+    if eff & (1 << 24) != 0 {
+        // With the privilege the kernel accepts it: nothing to report.
+        assert!(na.is_empty(), "{na:?}");
+    } else {
+        assert_eq!(na.len(), 1, "{na:?}");
+        assert_eq!(na[0].setting, "OOMScoreAdjust");
+        assert!(na[0].reason.contains("denied by the kernel"), "{na:?}");
+    }
 }

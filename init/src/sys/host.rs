@@ -32,6 +32,8 @@ pub struct Host {
     pub setpcap: bool,
     /// The init holds `CAP_SYS_RESOURCE` (a hard limit above its own).
     pub sys_resource: bool,
+    /// The init holds `CAP_SYS_NICE` (a nice level below its own).
+    pub sys_nice: bool,
     /// The highest capability number this kernel knows.
     pub cap_last_cap: u32,
 }
@@ -98,6 +100,7 @@ impl Host {
             sys_admin: CapSet(eff).has(cap::SYS_ADMIN),
             setpcap: CapSet(eff).has(8),
             sys_resource: CapSet(eff).has(24),
+            sys_nice: CapSet(eff).has(23),
             cap_last_cap,
         }
     }

@@ -57,6 +57,7 @@ pub mod context;
 #[cfg(test)]
 mod context_tests;
 pub mod credentials;
+mod degrade;
 mod devices;
 pub mod dirs;
 pub mod env;

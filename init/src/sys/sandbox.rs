@@ -203,6 +203,10 @@ pub(crate) enum OnError {
     Fail,
     /// A missing path (`ENOENT`) is skipped (systemd's `-`).
     SkipMissing,
+    /// A refusal (`EPERM`, `EACCES`) is skipped and recorded in
+    /// [`Scratch::denied`], as systemd skips `OOMScoreAdjust=` in a
+    /// container (`degrade.rs`).
+    SkipDenied,
 }
 
 /// An op and what a failure of it means.
@@ -286,12 +290,15 @@ pub(crate) struct Scratch {
     /// The child was created in its cgroup (`CLONE_INTO_CGROUP`), so
     /// [`Op::JoinCgroup`] has nothing to do.
     pub(crate) joined: AtomicBool,
+    /// Bit `i`: step `i` was skipped as denied ([`OnError::SkipDenied`]).
+    pub(crate) denied: AtomicU64,
 }
 
 impl Scratch {
     pub(crate) fn new() -> Scratch {
         Scratch {
             joined: AtomicBool::new(false),
+            denied: AtomicU64::new(0),
         }
     }
 }
@@ -329,6 +336,11 @@ pub(crate) unsafe fn run(
         match apply(&step.op, steps, scratch) {
             Ok(()) => {}
             Err(libc::ENOENT) if step.on_error == OnError::SkipMissing => {}
+            Err(libc::EPERM | libc::EACCES) if step.on_error == OnError::SkipDenied => {
+                if i < 64 {
+                    scratch.denied.fetch_or(1u64 << i, Ordering::Relaxed);
+                }
+            }
             Err(e) => return Err((i, e)),
         }
     }

@@ -176,6 +176,14 @@ impl UnitRun {
         &self.notes
     }
 
+    /// The settings of this run not applied, or applied in part, because
+    /// the init lacks a privilege (`degrade.rs`).
+    pub fn not_applied(&self) -> Vec<flotilla_units::protocol::NotApplied> {
+        self.child
+            .as_ref()
+            .map_or_else(Vec::new, ChildContext::not_applied)
+    }
+
     /// Whether the unit's processes are in a cgroup of their own.
     pub fn has_cgroup(&self) -> bool {
         self.cgroup.is_some()
@@ -274,9 +282,6 @@ fn fill(
             .push(("CREDENTIALS_DIRECTORY", dir.to_string_lossy().into_owned()));
         run.credentials = Some(dir);
     }
-    if ctx.sandbox.private_tmp {
-        run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
-    }
     if ctx.input() == Input::Data {
         run.input = Some(
             super::input_data::sealed(&ctx.input_data)
@@ -291,6 +296,12 @@ fn fill(
             &probed
         }
     };
+    // Without CAP_SYS_ADMIN there is no mount namespace to bind it in:
+    // under `as-systemd` the sandbox is left out (`degrade.rs`), and
+    // under `strict` the start fails on the key, naming it.
+    if ctx.sandbox.private_tmp && host.sys_admin {
+        run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
+    }
     let params = Params {
         uid: owner.map(|(u, _)| u),
         cgroup: run.cgroup.as_ref(),

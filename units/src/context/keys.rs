@@ -96,11 +96,14 @@ pub enum Key {
     /// flotilla's own key: the keys that may be skipped where the kernel
     /// cannot honour them.
     SkipUnsupported,
+    /// flotilla's own key: `as-systemd` or `strict`, for settings the init
+    /// lacks the privilege to apply.
+    SandboxPolicy,
 }
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 82] = [
+const TABLE: [(Key, &str, &str); 83] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -327,6 +330,7 @@ const TABLE: [(Key, &str, &str); 82] = [
         "X-SkipUnsupported",
         "skip-unsupported",
     ),
+    (Key::SandboxPolicy, "X-Sandbox", "sandbox"),
 ];
 
 /// Older systemd names that still work, and the key each stands for.
@@ -441,7 +445,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 82 + 16);
+        assert_eq!(all.len(), 83 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -25,6 +25,7 @@
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
 //! | [`credentials`] | `LoadCredential=`, `SetCredential=` |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
+//! | [`policy`] | `X-Sandbox=` (YAML `sandbox`): degrade as systemd, or fail |
 //!
 //! `X-SkipUnsupported=` (YAML `skip-unsupported`) lists keys that may be
 //! skipped where the kernel cannot honour them; any other key that cannot
@@ -44,6 +45,7 @@ pub mod ipaccess;
 pub mod keys;
 pub mod limits;
 pub mod mounts;
+pub mod policy;
 pub mod process;
 pub mod resources;
 pub mod sandbox;
@@ -144,6 +146,10 @@ pub struct ServiceContext {
     /// the kernel cannot honour them.
     #[serde(skip_serializing_if = "BTreeSet::is_empty")]
     pub skip_unsupported: BTreeSet<Key>,
+    /// `X-Sandbox=` (YAML `sandbox`): what a setting that cannot be
+    /// applied does; `None`: the init's config decides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox_policy: Option<policy::SandboxPolicy>,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -336,6 +342,13 @@ impl ServiceContext {
             }
             Key::SystemCallErrorNumber => {
                 sb.system_call_error_number = optional(empty, value, syscalls::parse_deny)?
+            }
+            Key::SandboxPolicy => {
+                self.sandbox_policy = if empty {
+                    None
+                } else {
+                    Some(policy::SandboxPolicy::parse(value)?)
+                }
             }
             Key::SkipUnsupported => {
                 if empty {

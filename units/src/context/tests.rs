@@ -372,6 +372,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "ProtectEverything",
         "`ProtectEverything` is not a key of the service context",
     ),
+    (
+        "X-Sandbox",
+        "strict",
+        "loose",
+        "`loose` is not a sandbox policy: `as-systemd` or `strict`",
+    ),
 ];
 
 /// The keys that take no value but the empty one, with their error.

@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 mod status;
 pub use status::{
-    Connections, LogWriterStatus, SystemStatus, TargetProviders, TimerTimes, UnitStatus, Usage,
+    Connections, LogWriterStatus, NotApplied, SystemStatus, TargetProviders, TimerTimes,
+    UnitStatus, Usage,
 };
 
 /// The protocol version this crate speaks.
@@ -182,6 +183,14 @@ pub enum Request {
     },
     /// Timing and graph data for `initctl analyze` ([`Reply::Analyze`]).
     Analyze,
+    /// What `initctl analyze security` compares with `/proc`: the declared
+    /// context and main PID of one unit, or of every running unit
+    /// ([`Reply::Security`]; an unknown unit is `unknown-unit`).
+    Security {
+        /// The unit; `None`: every running unit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
     /// Replace the transient unit set named `set` with `units` (an empty list
     /// removes it). Units that did not change keep running; changed running
     /// ones restart; removed ones stop. [`Reply::Applied`], or an error with
@@ -509,6 +518,24 @@ pub struct AnalyzeData {
     pub units: Vec<UnitTiming>,
 }
 
+/// One unit as `initctl analyze security` needs it ([`Reply::Security`]):
+/// what it declared, and the process to read the achieved state from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecurityData {
+    /// The unit's name.
+    pub unit: String,
+    /// Its main process, if it has one now.
+    pub pid: Option<i32>,
+    /// `User=`, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Its declared service context.
+    pub context: crate::context::ServiceContext,
+    /// What its start did not apply ([`UnitStatus::not_applied`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<NotApplied>,
+}
+
 /// What a reload or transient apply changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Applied {
@@ -597,6 +624,11 @@ pub enum Reply {
     LogEnd,
     /// `analyze` data.
     Analyze(AnalyzeData),
+    /// `analyze security` data: one entry per unit asked for.
+    Security {
+        /// The units.
+        units: Vec<SecurityData>,
+    },
     /// A unit changed state (for `subscribe`; not final).
     Changed(UnitStatus),
     /// The request failed.
@@ -663,3 +695,6 @@ pub fn rfc3339(secs: i64, nanos: u32) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests_security;

@@ -73,6 +73,20 @@ pub struct UnitStatus {
     /// A timer unit's elapses (timer units only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerTimes>,
+    /// The settings of the unit's current (or last) start that the init
+    /// lacked the privilege to apply, or applied only in part, each with
+    /// why (docs/service-context.md, "Where a privilege is missing").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<NotApplied>,
+}
+
+/// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotApplied {
+    /// systemd's name of the setting: `LimitNOFILE`, `ProtectSystem`.
+    pub setting: String,
+    /// What was done instead and why.
+    pub reason: String,
 }
 
 /// A socket unit's connections ([`UnitStatus::connections`]).

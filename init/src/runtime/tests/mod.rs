@@ -51,6 +51,7 @@ fn settings(target: &str) -> Settings {
         config_file: None,
         sysv_dir: None,
         generators: None,
+        sandbox: Default::default(),
     }
 }
 

@@ -231,6 +231,16 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     if let Some(Err((n, errno))) = context.map(|c| c.before_identity()) {
         fail_context(p, n, errno);
     }
+    // A handed-off child's skipped steps cannot reach the parent's
+    // memory: they go to its standard error, in the unit's log.
+    if let Some(c) = context.filter(|_| p.detached.load(Ordering::Relaxed)) {
+        let denied = c.denied();
+        for i in 0..64usize {
+            if denied & (1u64 << i) != 0 {
+                report(p, b"flotilla: not applied: ", c.step_label(i), libc::EPERM);
+            }
+        }
+    }
     if let Some(gid) = p.gid {
         if libc::syscall(nr::SETRESGID, gid, gid, gid) < 0 {
             fail(p, Step::Setgid);
@@ -392,7 +402,12 @@ unsafe fn hand_off(p: &Plan) {
 pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
     let errno = Errno::last_raw();
     if p.detached.load(Ordering::Relaxed) {
-        report(p, step.name().as_bytes(), errno);
+        report(
+            p,
+            b"flotilla: cannot start: ",
+            step.name().as_bytes(),
+            errno,
+        );
         libc::_exit(c_int::from(step.exit_status()))
     }
     p.errno.store(errno, Ordering::Relaxed);
@@ -405,7 +420,12 @@ pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
 pub(super) unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
     if p.detached.load(Ordering::Relaxed) {
         let ctx = p.context.as_ref();
-        report(p, ctx.map_or(b"a context step", |c| c.step_label(n)), errno);
+        report(
+            p,
+            b"flotilla: cannot start: ",
+            ctx.map_or(b"a context step", |c| c.step_label(n)),
+            errno,
+        );
         libc::_exit(c_int::from(ctx.map_or(127, |c| c.exit_status(n))))
     }
     p.errno.store(errno, Ordering::Relaxed);
@@ -414,21 +434,15 @@ pub(super) unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
     libc::_exit(127)
 }
 
-/// Writes `flotilla: cannot start: WHAT: ERROR` to the handed-off child's
+/// Writes `PREFIX WHAT: ERROR` (`flotilla: cannot start: …`) to the handed-off child's
 /// standard error: its stderr slot while that is open, else descriptor 2
 /// (set up by then, or the init's own). With a buffer on the stack: no
 /// allocation in the child.
-unsafe fn report(p: &Plan, what: &[u8], errno: c_int) {
+unsafe fn report(p: &Plan, prefix: &[u8], what: &[u8], errno: c_int) {
     let desc = Errno::from_raw(errno).desc().as_bytes();
     let mut buf = [0u8; 512];
     let mut len = 0;
-    for part in [
-        b"flotilla: cannot start: ".as_slice(),
-        what,
-        b": ",
-        desc,
-        b"\n",
-    ] {
+    for part in [prefix, what, b": ", desc, b"\n"] {
         for &b in part {
             if let Some(slot) = buf.get_mut(len) {
                 *slot = b;
