@@ -80,7 +80,7 @@ impl From<Error> for io::Error {
     }
 }
 
-/// The control socket: `flag` (`--control PATH`) if given, else SPEC §2's
+/// The control socket: `flag` (`--control PATH`) if given, else docs/contract.md §2's
 /// rule on this process's environment and effective user
 /// ([`control_socket_path`]: `$INIT_CONTROL`, the system socket for root,
 /// `$XDG_RUNTIME_DIR/init/control.sock`). `None` when no rule applies.

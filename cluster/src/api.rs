@@ -3,7 +3,7 @@
 //! and the dashboard ([`crate::ui`]) at `/ui/` on the same listener.
 //!
 //! Status codes, JSON shapes, the order of PUT checks and pagination follow
-//! FLEET-NOTES; the pure checks live in [`crate::validate`]. Unknown query
+//! docs/fleet-compat.md; the pure checks live in [`crate::validate`]. Unknown query
 //! parameters (fleetctl's `?alt=json`) are ignored. Any etcd failure is a
 //! 503. Handlers never panic on input: every body is decoded into typed
 //! values and every failure becomes a JSON error entity. Listings are

@@ -1,4 +1,4 @@
-//! clusterd's command line (SPEC §7):
+//! clusterd's command line (docs/contract.md §7):
 //!
 //! ```text
 //! clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
@@ -7,9 +7,9 @@
 //!          [--api-cert FILE --api-key FILE --api-client-ca FILE]
 //! ```
 //!
-//! The last three are flotilla's addition to SPEC §7's synopsis: the API
+//! The last three are flotilla's addition to docs/contract.md §7's synopsis: the API
 //! over TCP off loopback must use TLS with client certificates
-//! (FLEET-NOTES, docs/cluster.md "Security"), and these name the files.
+//! (docs/fleet-compat.md, docs/cluster.md "Security"), and these name the files.
 //!
 //! Parsing is pure: [`parse_args`] takes the arguments and the contents of
 //! `/etc/machine-id` (read by the caller) and returns settings or a message.

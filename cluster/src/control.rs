@@ -7,7 +7,7 @@ pub use flotilla_client::tokio::{request, request_all, subscribe, Connection, Su
 use flotilla_units::protocol::SYSTEM_CONTROL_SOCKET;
 use std::path::PathBuf;
 
-/// The init's control socket as `initctl` resolves it (SPEC §2); the system
+/// The init's control socket as `initctl` resolves it (docs/contract.md §2); the system
 /// socket when no rule applies (a non-root `clusterd` without
 /// `$XDG_RUNTIME_DIR`: under the init, `$INIT_CONTROL` is always set).
 pub fn default_control_path() -> PathBuf {

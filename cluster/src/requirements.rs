@@ -1,5 +1,5 @@
 //! The `[X-Fleet]` requirements of a unit: parsing, specifier expansion and
-//! the option checks that make a unit invalid (FLEET-NOTES "Option checks").
+//! the option checks that make a unit invalid (docs/fleet-compat.md "Option checks").
 //!
 //! The deprecated names of fleet <= 0.8 (`X-ConditionMachineID`,
 //! `X-ConditionMachineOf`, `X-ConditionMachineMetadata`, `X-Conflicts`) are

@@ -1,6 +1,6 @@
 //! fleet's scheduler, kept up to date change by change.
 //!
-//! The rules are FLEET-NOTES "Scheduling as fleet did it":
+//! The rules are docs/fleet-compat.md "Scheduling as fleet did it":
 //!
 //! 1. *Keep.* A unit that should run (desired state not `inactive`) stays
 //!    on its machine while it may still run there. A unit that lands where

@@ -6,7 +6,7 @@
 //! booleans, the option checks of the API). clusterd's API, engine and
 //! agent all use it, so they agree with `initctl cluster` and with the local
 //! translator byte for byte. This module only holds the tests of the
-//! behaviours clusterd depends on (FLEET-NOTES "Unit files"), so that a
+//! behaviours clusterd depends on (docs/fleet-compat.md "Unit files"), so that a
 //! change there that would break fleet compatibility fails here too.
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! API request validation as pure functions: the exact order of checks of
-//! `PUT /fleet/v1/units/<name>` (FLEET-NOTES), page tokens, and
+//! `PUT /fleet/v1/units/<name>` (docs/fleet-compat.md), page tokens, and
 //! `PATCH /fleet/v1/machines` operations.
 
 use crate::model::{ClusterState, StoredUnit};

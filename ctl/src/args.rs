@@ -115,7 +115,7 @@ pub enum Command {
         unit: String,
     },
     /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`:
-    /// the unit files of the search path (SPEC §3c).
+    /// the unit files of the search path (docs/contract.md §3c).
     UnitFiles(UnitFiles),
     /// A systemctl verb with systemctl's own behaviour (`initctl` run as
     /// `systemctl`).

@@ -1,6 +1,6 @@
 //! Durations: parsing `--timeout` values and printing spans of time.
 //!
-//! The accepted forms are the unit files' (SPEC §3), parsed by the same
+//! The accepted forms are the unit files' (docs/contract.md §3), parsed by the same
 //! function: `500ms`, `2s`, `1m`, `1h`, or a bare number of seconds, with
 //! systemd's extensions (`1m30s`, `1.5s`). Printing follows systemd-analyze:
 //! `512ms`, `1.234s`, `1min 2.345s`, `1h 2min 3.456s`.

@@ -1,6 +1,6 @@
 //! What can go wrong in `initctl`, and the exit code each failure maps to.
 //!
-//! The exit codes are part of the interface (SPEC §5, `docs/initctl.md`):
+//! The exit codes are part of the interface (docs/contract.md §5, `docs/initctl.md`):
 //!
 //! | code | meaning |
 //! | --- | --- |

@@ -1,4 +1,4 @@
-//! `initctl` run under the name `systemctl` (SPEC §3c): systemctl's common
+//! `initctl` run under the name `systemctl` (docs/contract.md §3c): systemctl's common
 //! verbs and options read into flotilla's commands. Verbs that are the
 //! same request (`restart`, `reload`, `daemon-reload`, `enable`, `cat`,
 //! `isolate`, `poweroff`, …) become the [`Command`] `initctl` runs; the

@@ -1,8 +1,8 @@
-//! Command-line flags and the settings they resolve to (SPEC §2).
+//! Command-line flags and the settings they resolve to (docs/contract.md §2).
 //!
 //! Raw flags ([`Args`]) and resolved settings ([`Settings`]) are two types:
 //! parsing the flags does no I/O; resolving reads the config file, the
-//! kernel command line (as PID 1) and the environment, in the order SPEC §2
+//! kernel command line (as PID 1) and the environment, in the order docs/contract.md §2
 //! gives: flags, then the config file, then the defaults.
 
 use crate::sys::{Errno, Os, Sys, SysError};
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// `--units DIR` (the first one).
     pub units: Option<PathBuf>,
-    /// Every further `--units DIR`, in order: the search path (SPEC §3c).
+    /// Every further `--units DIR`, in order: the search path (docs/contract.md §3c).
     pub more_units: Vec<PathBuf>,
     /// `--target NAME`.
     pub target: Option<String>,
@@ -97,7 +97,7 @@ impl Args {
 pub struct Settings {
     /// The units directory (the first of the search path).
     pub units_dir: PathBuf,
-    /// The rest of the unit search path, in order (SPEC §3c).
+    /// The rest of the unit search path, in order (docs/contract.md §3c).
     pub more_units_dirs: Vec<PathBuf>,
     /// The target.
     pub target: String,
@@ -252,7 +252,7 @@ pub fn cmdline_target(cmdline: &str) -> Option<String> {
 }
 
 /// The control socket path without a flag or config: the one rule of
-/// SPEC §2 ([`control_socket_path`]), the system socket for PID 1 too.
+/// docs/contract.md §2 ([`control_socket_path`]), the system socket for PID 1 too.
 pub fn default_control(ctx: &Context) -> Result<PathBuf, String> {
     control_socket_path(
         ctx.env_control.as_deref().map(Path::as_os_str),

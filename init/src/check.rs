@@ -140,7 +140,7 @@ fn print_not_applied(graph: &Graph, req: &[bool], settings: &Settings) -> usize 
 }
 
 /// A warning for each unit that the target would pull in but that a
-/// conflict leaves out (SPEC §3a's `conflicts`): how many.
+/// conflict leaves out (docs/contract.md §3a's `conflicts`): how many.
 fn print_conflicts(graph: &Graph, target: &str) -> usize {
     let roots: Vec<_> = graph.provider(target).into_iter().collect();
     let losers = graph.conflict_losers(&roots);

@@ -1,5 +1,5 @@
 //! The `sd_notify` protocol (`sd_notify(3)`): one datagram socket per
-//! `foreground-notified` unit, and the parser of its messages (SPEC §4).
+//! `foreground-notified` unit, and the parser of its messages (docs/contract.md §4).
 //!
 //! How the loop uses it:
 //!

@@ -1,4 +1,4 @@
-//! PID 1's own duties (SPEC §6): what the init does before the event loop
+//! PID 1's own duties (docs/contract.md §6): what the init does before the event loop
 //! starts and after it returns, when it runs as process 1 of a machine or
 //! of a container's PID namespace.
 //!

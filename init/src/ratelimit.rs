@@ -1,4 +1,4 @@
-//! The output rate limit of a unit (SPEC §4): at most `burst` lines in each
+//! The output rate limit of a unit (docs/contract.md §4): at most `burst` lines in each
 //! window of `interval` (journald's `RateLimitIntervalSec=` and
 //! `RateLimitBurst=`, a unit's `LogRateLimitIntervalSec=` and
 //! `LogRateLimitBurst=`, with journald's defaults); the lines past it are

@@ -1,4 +1,4 @@
-//! What the graph is built with besides the units (SPEC §3b): the config's
+//! What the graph is built with besides the units (docs/contract.md §3b): the config's
 //! declared targets, the alternatives chosen with `initctl set-alternative`
 //! and the masks of `initctl mask`, the last two kept as files under the
 //! state directory (the config file's directory) so that they outlive a

@@ -22,7 +22,7 @@ use flotilla_units::systemd::{list_search_dir, unit_names, SearchDir, SpecifierC
 use flotilla_units::sysv::{runlevel_target, script_unit, start_link_script, ENABLING_RUNLEVELS};
 use std::path::{Path, PathBuf};
 
-/// Loads the units of the search path `dirs` (SPEC §3c): each directory
+/// Loads the units of the search path `dirs` (docs/contract.md §3c): each directory
 /// listed with its `NAME.wants/`, `NAME.requires/` and `NAME.d/`
 /// subdirectories, files read through `sys`. The first directory must be
 /// listable (as a lone units directory must); a later one that does not

@@ -26,6 +26,8 @@ pub mod etcd;
 pub mod init;
 pub mod procs;
 
+mod house;
+
 use std::time::{Duration, Instant};
 
 // In `etcd.rs`, which the cluster's benchmark also includes by path.

@@ -1,4 +1,4 @@
-//! The init's config file (SPEC §2), `/etc/init/init.yaml` by default.
+//! The init's config file (docs/contract.md §2), `/etc/init/init.yaml` by default.
 //!
 //! ```yaml
 //! units-dir: /etc/init/units
@@ -6,7 +6,7 @@
 //! max-concurrent-starts: 8
 //! log-dir: /var/log/init
 //! control-socket: /run/init/control.sock
-//! targets:                      # targets with several providers (SPEC §3b)
+//! targets:                      # targets with several providers (docs/contract.md §3b)
 //!   logs: {mode: group}
 //!   db: {mode: alternative, choose: postgres, failover: true}
 //! ```
@@ -43,7 +43,7 @@ pub struct Config {
     /// `units-dir`: the units directory (default `/etc/init/units`), or
     /// the first directory of the search path when it is a list.
     pub units_dir: Option<PathBuf>,
-    /// The rest of a `units-dir` list, in order (SPEC §3c).
+    /// The rest of a `units-dir` list, in order (docs/contract.md §3c).
     pub more_units_dirs: Vec<PathBuf>,
     /// `default-target`: the target when the kernel command line names none
     /// (default `default`).

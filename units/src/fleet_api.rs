@@ -4,13 +4,13 @@
 //! Field names and their order are fleet's (Go's JSON encoder wrote them in
 //! struct order, which was alphabetical); empty fields are omitted, and
 //! unknown fields are ignored when reading. `docs/cluster.md` describes the
-//! API; FLEET-NOTES what fleet did.
+//! API; docs/fleet-compat.md what fleet did.
 
 use crate::systemd::UnitOption;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A unit's cluster-level state (seed 000).
+/// A unit's cluster-level state (docs/contract.md §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClusterState {

@@ -1,4 +1,4 @@
-//! Masks (SPEC §3b): a masked unit is treated as absent — it provides no
+//! Masks (docs/contract.md §3b): a masked unit is treated as absent — it provides no
 //! target and depends on nothing, so what hard-depends on it waits
 //! (`blocked_by` says `masked`) — but it is still shown, as masked.
 //!

@@ -1,11 +1,11 @@
-//! The states of units and targets as the world sees them (SPEC §4).
+//! The states of units and targets as the world sees them (docs/contract.md §4).
 //!
 //! The planner ([`crate::planner`]) moves units between these states; the
 //! control protocol reports them.
 
 use serde::{Deserialize, Serialize};
 
-/// A unit's state (SPEC §4). A target's state is its provider's.
+/// A unit's state (docs/contract.md §4). A target's state is its provider's.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
 )]
@@ -61,7 +61,7 @@ impl std::fmt::Display for UnitState {
     }
 }
 
-/// The three kinds of dependency (SPEC §4), ordering (`after`), the link
+/// The three kinds of dependency (docs/contract.md §4), ordering (`after`), the link
 /// from an alternative target to a provider it did not choose, and the
 /// two that pull a unit in without ordering (`wants`, `requires`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -1,4 +1,4 @@
-//! Targets with several providers (SPEC §3b).
+//! Targets with several providers (docs/contract.md §3b).
 //!
 //! Two units providing one target are an error, unless the init's config
 //! declares the target in its `targets:` map:

@@ -382,7 +382,7 @@ fn refusal(message: &str, details: &[String]) -> String {
     }
 }
 
-/// systemd's (LOAD, ACTIVE, SUB) for a local state (SPEC §7).
+/// systemd's (LOAD, ACTIVE, SUB) for a local state (docs/contract.md §7).
 pub fn systemd_states(state: Option<UnitState>) -> (&'static str, &'static str, &'static str) {
     match state {
         None => ("not-found", "inactive", "dead"),

@@ -541,7 +541,7 @@ mod properties {
         ]
     }
 
-    /// "May run" against a placement, as FLEET-NOTES states it.
+    /// "May run" against a placement, as docs/fleet-compat.md states it.
     fn may_run(
         ms: &BTreeMap<String, BTreeMap<String, String>>,
         us: &BTreeMap<String, UnitInfo>,
@@ -616,7 +616,7 @@ mod properties {
                     }
                     Change::Unit(u) => {
                         // The API refuses a unit whose Replaces= closes a
-                        // cycle (400, FLEET-NOTES): no placement satisfies
+                        // cycle (400, docs/fleet-compat.md): no placement satisfies
                         // one, and the scheduler is never given one.
                         let others = us
                             .values()

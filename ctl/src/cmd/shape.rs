@@ -1,5 +1,5 @@
 //! `initctl mask UNIT`, `unmask UNIT` and `set-alternative TARGET UNIT`:
-//! what the graph is built with besides the units (SPEC §3b).
+//! what the graph is built with besides the units (docs/contract.md §3b).
 //!
 //! A systemd unit (a name with a systemd suffix, `web.service`) is masked
 //! as `systemctl mask` masks it: a link to `/dev/null` in the first

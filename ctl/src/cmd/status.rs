@@ -4,7 +4,7 @@
 //!
 //! `--json` prints the server's [`SystemStatus`] (or, with NAME, its
 //! [`UnitStatus`]; with several, an array of them) through a serde round
-//! trip, so the shape is SPEC §5's.
+//! trip, so the shape is docs/contract.md §5's.
 
 use super::Ctx;
 use crate::client::unexpected;

@@ -1,5 +1,5 @@
 //! `initctl run`, `initctl add` and `initctl stop-transient`: transient
-//! units for debugging (SPEC §3b), kept by the init in its transient set
+//! units for debugging (docs/contract.md §3b), kept by the init in its transient set
 //! `initctl` until stopped or a reboot. `add` reads and checks the unit
 //! file here, with the loaders the init uses, and sends the unit.
 

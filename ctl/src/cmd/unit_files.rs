@@ -1,5 +1,5 @@
 //! The unit files of the init's search path, as systemctl handles them
-//! (SPEC §3c): `enable`, `disable`, `is-enabled`, `cat`, `show`,
+//! (docs/contract.md §3c): `enable`, `disable`, `is-enabled`, `cat`, `show`,
 //! `list-unit-files`, `preset` (the preset files: `super::preset`; a YAML unit's `enable`, `disable` and `is-enabled`:
 //! `super::yaml_install`).
 //!

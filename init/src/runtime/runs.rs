@@ -1,4 +1,4 @@
-//! Transient units for debugging (SPEC §3b): `initctl run` and `initctl
+//! Transient units for debugging (docs/contract.md §3b): `initctl run` and `initctl
 //! add` put one unit into the transient set [`RUN_SET`] and want it (it is
 //! required besides the target's set, across target switches) until
 //! `initctl stop-transient` takes it out or the machine reboots; and the

@@ -1,4 +1,4 @@
-//! The requests that change the graph's shape (SPEC §3b): `mask`,
+//! The requests that change the graph's shape (docs/contract.md §3b): `mask`,
 //! `unmask` and `set-alternative`. Each writes its file under the state
 //! directory first ([`crate::shape`]), then changes the planner; a write
 //! that fails changes nothing. A mask or unmask rebuilds the graph with the

@@ -1,5 +1,5 @@
 //! A child's environment: an ordered set of `KEY=VALUE` variables, and the
-//! parser for environment files (SPEC §3 `environment-files`, systemd's
+//! parser for environment files (docs/contract.md §3 `environment-files`, systemd's
 //! `EnvironmentFile=`).
 //!
 //! The loop builds one [`Env`] per start: the init's own environment

@@ -184,7 +184,7 @@ pub trait Sys {
     fn read_file_limited(&self, path: &Path, max: usize) -> Result<Vec<u8>, SysError>;
 
     /// `prctl(PR_SET_CHILD_SUBREAPER)`: orphans below the init are
-    /// re-parented to it (the supervisor mode of SPEC §2).
+    /// re-parented to it (the supervisor mode of docs/contract.md §2).
     fn set_child_subreaper(&self) -> Result<(), SysError>;
 
     /// `getpid(2)`: 1 when the init is PID 1.
@@ -201,7 +201,7 @@ pub trait Sys {
     /// soft limit of 1024.
     fn raise_nofile_limit(&self) -> Result<u64, SysError>;
 
-    /// Resolves a user given by name or number (SPEC §3 `user`) through
+    /// Resolves a user given by name or number (docs/contract.md §3 `user`) through
     /// the passwd and group databases: UID, primary GID, supplementary
     /// groups (`getgrouplist(3)`), home and shell. This reads files (NSS);
     /// do it once per start, not per event.

@@ -2,7 +2,7 @@
 //! client (curl) over the unix socket and over loopback TCP: every status
 //! code, the error entity, pagination past 100 units, and fleetctl's own
 //! request sequences (fleetctl itself cannot be installed here; the
-//! sequences are those FLEET-NOTES "What fleetctl depends on" lists).
+//! sequences are those docs/fleet-compat.md "What fleetctl depends on" lists).
 
 use crate::support::etcd::{free_port, Etcd};
 use crate::support::*;

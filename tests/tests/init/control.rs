@@ -1,8 +1,8 @@
 //! System tests of the local init, part 3: the interfaces. `initctl`'s
-//! commands, outputs and exit codes (SPEC §5), `init --check` and bad flags
-//! (SPEC §2), the control socket under bad input, reload (refused whole;
+//! commands, outputs and exit codes (docs/contract.md §5), `init --check` and bad flags
+//! (docs/contract.md §2), the control socket under bad input, reload (refused whole;
 //! unchanged units keep their PID), SIGHUP, log capture (`logs -n`, `-f`,
-//! a flooding unit, the log files), transient units (SPEC §7's `cluster`
+//! a flooding unit, the log files), transient units (docs/contract.md §7's `cluster`
 //! pattern) and orderly shutdown (SIGTERM, `initctl poweroff`), through the
 //! real `init` and `initctl` binaries.
 
@@ -70,7 +70,7 @@ const UNIT_KEYS: [&str; 11] = [
     "since",
 ];
 
-/// `status --json`, `status NAME --json` and `list --json` have SPEC §5's
+/// `status --json`, `status NAME --json` and `list --json` have docs/contract.md §5's
 /// keys and value types.
 #[test]
 fn json_shapes() {
@@ -799,7 +799,7 @@ fn apply(init: &Init, set: &str, units: Vec<UnitSpec>) -> Reply {
     })
 }
 
-/// Transient units (SPEC §7): a set `cluster` with fleet-like units and a
+/// Transient units (docs/contract.md §7): a set `cluster` with fleet-like units and a
 /// virtual `cluster` target that waits for them; the machine's target
 /// waits for `cluster`. Add, replace (unchanged keep their PID, changed
 /// restart), refuse a bad set whole, remove the set.

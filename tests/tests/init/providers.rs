@@ -1,4 +1,4 @@
-//! System tests of SPEC §3b through the real `init` and `initctl`: targets
+//! System tests of docs/contract.md §3b through the real `init` and `initctl`: targets
 //! with several providers (a group runs all of them; an alternative runs
 //! one, chosen by preference or `initctl set-alternative`, kept across a
 //! restart of the init), and masks (`initctl mask`/`unmask`, kept across a

@@ -1,4 +1,4 @@
-//! The unit search path through the real `init` binary (SPEC §3c): copies
+//! The unit search path through the real `init` binary (docs/contract.md §3c): copies
 //! of this machine's `/etc/systemd/system` and `/lib/systemd/system`
 //! (Debian's own unit files and enablement links, unchanged) behind a
 //! flotilla units directory, with drop-ins, an alias and a mask added;

@@ -1,4 +1,4 @@
-//! System tests of transient units (SPEC §3b) through the real `init` and
+//! System tests of transient units (docs/contract.md §3b) through the real `init` and
 //! `initctl`: `initctl run` and `initctl add` put a unit into the transient
 //! set `initctl`, required across target switches until `initctl
 //! stop-transient`; its output is captured like any unit's. And the plain

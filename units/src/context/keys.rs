@@ -1,5 +1,5 @@
 //! The keys of a service's context: one [`Key`] per systemd key, with its
-//! systemd name and its YAML twin (SPEC §3a: the systemd key in lower
+//! systemd name and its YAML twin (docs/contract.md §3a: the systemd key in lower
 //! kebab case), in one table.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -193,7 +193,7 @@ impl Graph {
         all.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         let graph = Graph::assemble(all, shape.clone());
 
-        // Missing targets: a warning (SPEC §4 says what they do).
+        // Missing targets: a warning (docs/contract.md §4 says what they do).
         for (id, node) in graph.ids().zip(&graph.nodes) {
             if !node.provides_targets() {
                 continue;

@@ -11,7 +11,7 @@
 //! [`Graph::build_strict`] refuses the whole set on any error (reload).
 //!
 //! Besides the units, a graph is built with a [`Shape`]: the targets the
-//! config declares (`group` or `alternative`, SPEC §3b), whose provider is
+//! config declares (`group` or `alternative`, docs/contract.md §3b), whose provider is
 //! a node of its own after the units (`targets.rs`), and the masks: a
 //! masked unit stays in the arena, to be shown, but provides nothing and
 //! depends on nothing (`masked.rs`).

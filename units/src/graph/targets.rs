@@ -1,4 +1,4 @@
-//! The nodes of declared targets (SPEC §3b). A target that the config
+//! The nodes of declared targets (docs/contract.md §3b). A target that the config
 //! declares a `group` or an `alternative` (and that some unit provides)
 //! gets a node of its own, after the units: dependencies on the target are
 //! edges to that node, and the node has an edge to each provider.

@@ -6,7 +6,7 @@
 //! ([`validate()`]) all go through it, with the checks of [`check`].
 //!
 //! A new key is one entry here (its name: the systemd key in lower kebab
-//! case, SPEC §3a), its field in `spec/mod.rs`, and what it does (in the
+//! case, docs/contract.md §3a), its field in `spec/mod.rs`, and what it does (in the
 //! planner or the init). A new kind of value is a [`Slot`] variant, read in
 //! `load/read.rs` (YAML) and `systemd/translate/` (INI) and checked in
 //! `validate.rs`. A new unit type is a [`UnitType`] variant, the slices of

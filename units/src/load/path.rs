@@ -1,4 +1,4 @@
-//! The units of a unit search path (SPEC §3c): the directories in order,
+//! The units of a unit search path (docs/contract.md §3c): the directories in order,
 //! listed by the caller ([`SearchDir`]), their files read through a
 //! callback (the init reads them through its `Sys`), turned into units.
 //!

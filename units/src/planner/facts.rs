@@ -96,7 +96,7 @@ impl ExitStatus {
     }
 }
 
-/// An sd_notify message (SPEC §4).
+/// An sd_notify message (docs/contract.md §4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notify {
     /// `READY=1`.

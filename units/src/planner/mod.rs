@@ -93,7 +93,7 @@
 //!   set again, the unit is restarted, or its definition changes.
 //! - **Shutdown**: every unit is to stop; everything drains to `disabled`.
 //!
-//! ## Declared targets and masks (SPEC §3b)
+//! ## Declared targets and masks (docs/contract.md §3b)
 //!
 //! A target the config declares (`targets:`) has a node of its own, a
 //! `virtual` unit named after it that depends on its providers

@@ -1,4 +1,4 @@
-//! Declared targets in the planner (SPEC §3b): what moves an alternative's
+//! Declared targets in the planner (docs/contract.md §3b): what moves an alternative's
 //! choice — `initctl set-alternative` ([`Planner::set_alternative`]) and
 //! failover ([`Planner::failover`]) — and what a status says of a declared
 //! target ([`Planner::target_view`]). A switch of the choice flips two

@@ -1,4 +1,4 @@
-//! Tests of declared targets and masks in the planner (SPEC §3b): groups,
+//! Tests of declared targets and masks in the planner (docs/contract.md §3b): groups,
 //! alternatives (preference, `choose`, `set-alternative`, failover), and
 //! masked units, each against a small simulated world that answers every
 //! spawn and kill at once.

@@ -31,7 +31,7 @@ pub const MAX_REQUEST_LINE: usize = 4 * 1024 * 1024;
 /// The control socket of a system init (root, or PID 1).
 pub const SYSTEM_CONTROL_SOCKET: &str = "/run/init/control.sock";
 
-/// Where the control socket is when no flag or config names it (SPEC §2):
+/// Where the control socket is when no flag or config names it (docs/contract.md §2):
 /// `$INIT_CONTROL` (`init_control`), else [`SYSTEM_CONTROL_SOCKET`] for
 /// the system (`system`: the effective user is root, or the init is PID 1),
 /// else `init/control.sock` under `$XDG_RUNTIME_DIR` (`xdg_runtime_dir`).

@@ -4,7 +4,7 @@
 use crate::state::UnitState;
 use serde::{Deserialize, Serialize};
 
-/// One unit as the protocol reports it (SPEC §5's `--json` shape).
+/// One unit as the protocol reports it (docs/contract.md §5's `--json` shape).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnitStatus {
     /// The unit's name.
@@ -166,7 +166,7 @@ pub struct SystemStatus {
     /// The log directory and its writer, when the init has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_writer: Option<LogWriterStatus>,
-    /// The unit search path, first directory first (SPEC §3c): where
+    /// The unit search path, first directory first (docs/contract.md §3c): where
     /// `initctl enable`, `cat` and `list-unit-files` look.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub units_path: Vec<String>,

@@ -341,7 +341,7 @@ pub struct UnitSpec {
     /// Targets this unit provides (at least one; the unit's name by default).
     pub provides: Vec<String>,
     /// Among the providers of an `alternative` target, the higher runs
-    /// (ties by name) unless the config chooses one (SPEC §3b).
+    /// (ties by name) unless the config chooses one (docs/contract.md §3b).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub preference: i32,
     /// Hard dependencies: must be active to start and to stay up.
@@ -551,7 +551,7 @@ fn is_zero(n: &i32) -> bool {
     *n == 0
 }
 
-/// Defaults of SPEC §3.
+/// Defaults of docs/contract.md §3.
 pub mod defaults {
     use std::time::Duration;
     /// `start-timeout`.
@@ -581,7 +581,7 @@ impl UnitSpec {
             .filter(|d| !d.is_zero() && *d != crate::systemd::TIMESPAN_INFINITY)
     }
 
-    /// A unit of `kind` named `name` with every default of SPEC §3:
+    /// A unit of `kind` named `name` with every default of docs/contract.md §3:
     /// it provides its own name, depends on nothing, has no command.
     pub fn new(name: impl Into<String>, kind: UnitType) -> UnitSpec {
         let name = name.into();

@@ -14,7 +14,7 @@
 //!   `[X-Fleet]` values as fleet did.
 //! - [`translate_file`] and [`translate`] turn a `.service` unit into a
 //!   [`crate::spec::UnitSpec`], reporting every key that cannot be honoured
-//!   as a warning (SPEC §7); [`parse_timespan`] reads systemd time spans.
+//!   as a warning (docs/contract.md §7); [`parse_timespan`] reads systemd time spans.
 //! - [`CalendarSpec`] reads `OnCalendar=` events, prints them as
 //!   `systemd-analyze calendar` does and finds their next elapse in a
 //!   [`tz::TimeZone`] read from TZif bytes; [`TimerSettings`] computes a

@@ -23,7 +23,7 @@ pub const TEMPLATE_SUFFIXES: [&str; 5] = ["path", "service", "socket", "target",
 /// The longest unit name fleet accepts, in characters.
 pub const MAX_UNIT_NAME_LEN: usize = 256;
 
-/// Checks a unit name with fleet's rules (seed 001, FLEET-NOTES): not empty,
+/// Checks a unit name with fleet's rules (`docs/fleet-compat.md`): not empty,
 /// at most [`MAX_UNIT_NAME_LEN`] characters, only `[0-9A-Za-z:_.@-]`, not
 /// starting with `@`, a non-empty name before a `.suffix` that is one of
 /// [`UNIT_SUFFIXES`], not ending in `.`, and a name with `@` must have one

@@ -1,5 +1,5 @@
 //! Every key of a YAML unit file, both forms of target lists and commands,
-//! and every default (SPEC §3).
+//! and every default (docs/contract.md §3).
 
 use flotilla_units::diag::Pos;
 use flotilla_units::load::{parse_yaml, ParsedUnit, UNIT_KEYS};

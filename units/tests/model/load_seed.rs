@@ -1,6 +1,6 @@
-//! The seed's example units (seeds/004: maddy, network-online, dhcpcd,
-//! netif, unbound, inspircd, irc-bot) load from
-//! `tests/fixtures/yaml/seed/`, with what the seed says about each.
+//! The design's example units (maddy, network-online, dhcpcd, netif,
+//! unbound, inspircd, irc-bot; `contrib/seed/` has them as a unit set) load
+//! from `tests/fixtures/yaml/seed/`, with what the design says of each.
 
 use flotilla_units::load::{is_unit_file_name, load_files, parse_yaml, FileRead, LoadedDir};
 use flotilla_units::spec::{Command, RestartPolicy, UnitSpec, UnitType};
@@ -131,7 +131,7 @@ fn irc_bot_uses_name_and_waits_for() {
 }
 
 /// The seed's irc-bot, verbatim, is `foreground-notified` with a
-/// `ready-grep`, which SPEC §3 allows on `foreground-supervised` units only:
+/// `ready-grep`, which docs/contract.md §3 allows on `foreground-supervised` units only:
 /// exactly one error, at the key, saying why.
 #[test]
 fn the_verbatim_seed_irc_bot_gets_one_clear_error() {

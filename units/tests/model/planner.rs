@@ -1722,7 +1722,7 @@ fn socket_spec(name: &str, service: &str, accept: bool) -> UnitSpec {
 fn a_missing_mount_is_met_for_a_systemd_unit_only() {
     // A systemd file's `Requires=var.mount` with no such unit: the mount
     // point is someone else's. A YAML unit's missing target blocks, as
-    // SPEC §4 says for any name.
+    // docs/contract.md §4 says for any name.
     for (file, blocked) in [("a.service", None), ("a.yaml", Some("var.mount"))] {
         let s = with(spec("a", UnitType::ForegroundSupervised), |s| {
             s.requires = v(&["var.mount"])

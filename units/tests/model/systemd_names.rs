@@ -1,4 +1,4 @@
-//! Unit names (seed 001, FLEET-NOTES), templates and instances, specifiers,
+//! Unit names (`docs/fleet-compat.md`), templates and instances, specifiers,
 //! `[X-Fleet]` values and booleans.
 
 use flotilla_units::systemd::{

@@ -1,4 +1,4 @@
-//! The unit-file parser: fleet's rules (FLEET-NOTES "Unit files"), positions
+//! The unit-file parser: fleet's rules (docs/fleet-compat.md "Unit files"), positions
 //! and the diagnostics of `parse_checked`.
 
 use flotilla_units::diag::Pos;

@@ -1,4 +1,4 @@
-//! The systemd unit translator (SPEC §7): every key it honours, every
+//! The systemd unit translator (docs/contract.md §7): every key it honours, every
 //! warning and every error, with the exact diagnostic text.
 
 use flotilla_units::diag::Pos;
