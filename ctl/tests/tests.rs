@@ -41,6 +41,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         activates: None,
         connections: None,
         timer: None,
+        dropping_lines: None,
     }
 }
 

@@ -729,3 +729,71 @@ fn shutdown_stops_the_inits_own_writer_last() {
     let writer = out.find("stopped flotilla-logd").expect("writer stopped");
     assert!(talker < writer, "{out}");
 }
+
+/// A `yes` flood past the rate limit is named while it happens: `initctl
+/// status UNIT` (plain and `--json`) says lines are being dropped and how
+/// many so far; stopped inside the window, the count is in `initctl logs`.
+#[test]
+fn a_flood_is_named_while_it_happens_and_counted_when_it_stops() {
+    let dir = TestDir::new();
+    dir.unit(
+        "flood",
+        "unit: flood\nexec-start: yes flooding\nlog-rate-limit-burst: 100\n\
+         log-rate-limit-interval-sec: 1h\n",
+    );
+    virtual_unit(&dir, "default", "");
+    let init = dir.start("default");
+    init.ctl(&["start", "flood"]).expect(0);
+    init.wait_state("flood", UnitState::Running);
+    let first = init.wait_unit("flood", "dropping lines", |u| {
+        u.dropping_lines.is_some_and(|n| n > 0)
+    });
+    let json = init
+        .ctl(&["status", "flood", "--json"])
+        .expect(0)
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let n = v["dropping_lines"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{json}"));
+    assert!(
+        n >= first.dropping_lines.unwrap(),
+        "so far, growing: {json}"
+    );
+    let plain = init.ctl(&["status", "flood"]).expect(0).stdout.clone();
+    assert!(
+        plain.contains("Output: over its rate limit: ") && plain.contains(" lines dropped so far"),
+        "{plain}"
+    );
+    assert!(!init
+        .ctl(&["logs", "flood"])
+        .stdout
+        .contains("-- rate limit"));
+
+    // Stopped an hour before the window ends: the count is told now.
+    init.ctl(&["stop", "flood"]).expect(0);
+    init.wait_state("flood", UnitState::Disabled);
+    let out = wait_for(WAIT, "the count in the log", || {
+        let out = init.ctl(&["logs", "flood"]).stdout.clone();
+        out.contains("-- rate limit: ").then_some(out)
+    });
+    let lines: Vec<&str> = out.lines().collect();
+    let kept = lines.iter().filter(|l| **l == "flooding").count();
+    assert_eq!(kept, 100, "the burst");
+    let note = lines
+        .iter()
+        .find(|l| l.starts_with("-- rate limit: "))
+        .unwrap();
+    let dropped: u64 = note
+        .strip_prefix("-- rate limit: ")
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!(dropped >= n, "{note} after {n} so far");
+    assert!(
+        note.ends_with(" lines dropped (more than 100 in 1h) --"),
+        "{note}"
+    );
+    assert_eq!(init.unit("flood").dropping_lines, None, "{note}");
+}

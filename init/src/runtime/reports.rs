@@ -142,6 +142,11 @@ impl<S: Sys> Runtime<S> {
                     last_trigger_usec: last,
                 }
             }),
+            dropping_lines: self
+                .slots
+                .get(id)
+                .and_then(|s| s.io.as_deref())
+                .and_then(|io| io.limiter.dropping(now, io.limit)),
         })
     }
 

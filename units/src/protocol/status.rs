@@ -73,6 +73,11 @@ pub struct UnitStatus {
     /// A timer unit's elapses (timer units only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer: Option<TimerTimes>,
+    /// While the unit's output is over its rate limit: the lines dropped
+    /// so far in the window (`initctl logs` gets a line with the count
+    /// when the window ends or the output does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropping_lines: Option<u64>,
 }
 
 /// A socket unit's connections ([`UnitStatus::connections`]).
