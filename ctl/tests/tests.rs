@@ -42,6 +42,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         connections: None,
         timer: None,
         not_applied: Vec::new(),
+        dropping_lines: None,
     }
 }
 

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod logbuf;
+pub mod logwriter;
 pub mod notify;
 pub mod outpipe;
 pub mod pidfile;

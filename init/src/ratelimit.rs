@@ -99,6 +99,12 @@ impl Limiter {
         !limit.is_off() && !self.ended(now, limit) && self.kept >= limit.burst
     }
 
+    /// While the unit is over its limit and has dropped lines in this
+    /// window: how many so far (for `status`).
+    pub fn dropping(&self, now: Instant, limit: RateLimit) -> Option<u64> {
+        (self.dropped > 0 && self.over(now, limit)).then_some(self.dropped)
+    }
+
     /// While the unit is over its limit: when its pipes may be read again,
     /// if not yet at `now` ([`THROTTLE`] after the last read).
     pub fn read_due(&self, now: Instant, limit: RateLimit) -> Option<Instant> {
@@ -172,9 +178,12 @@ mod tests {
         l.note_read(at(3));
         assert_eq!(l.read_due(at(4), LIMIT), Some(at(53)));
         assert_eq!(l.read_due(at(53), LIMIT), None);
+        assert_eq!(l.dropping(at(3), LIMIT), None, "over, nothing dropped yet");
         for i in 3..10 {
             assert!(!l.admit(at(i), LIMIT).keep);
         }
+        assert_eq!(l.dropping(at(10), LIMIT), Some(7), "status says so");
+        assert_eq!(l.dropping(at(1000), LIMIT), None, "the window ended");
         assert_eq!(l.ended_with_drops(at(999), LIMIT), None, "not over yet");
         assert!(!l.over(at(1000), LIMIT), "the window ended");
         // The first line of the next window brings the count.

@@ -37,7 +37,8 @@ pub fn load_search_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<LoadedPath, S
 /// the init scripts of its SysV directory that no unit file hides
 /// (`NAME.service` defined or masked on the path wins, as systemd's
 /// generator lets it). The target, when it is an instance, is made from
-/// its template.
+/// its template. With a log directory and no writer on the path, the
+/// init's own writer is one of the units (`logwriter.rs`).
 pub fn load_units(sys: &dyn Sys, settings: &crate::args::Settings) -> Result<LoadedPath, SysError> {
     load_units_naming(sys, settings, std::slice::from_ref(&settings.target))
 }
@@ -64,6 +65,7 @@ pub fn load_units_naming(
     if let Some(dir) = &settings.sysv_dir {
         add_sysv_scripts(sys, dir, &mut loaded);
     }
+    crate::logwriter::add_builtin(sys, settings, &mut loaded);
     Ok(loaded)
 }
 

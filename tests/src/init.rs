@@ -163,7 +163,7 @@ impl TestDir {
             dir: self,
             target: Some("default".to_string()),
             config: None,
-            log_dir: true,
+            log_dir: None,
             as_nobody: false,
             mount_setup: None,
             more_units: Vec::new(),
@@ -314,7 +314,10 @@ pub struct InitBuilder<'a> {
     dir: &'a TestDir,
     target: Option<String>,
     config: Option<PathBuf>,
-    log_dir: bool,
+    /// `--log-dir`: by default only when the test wrote a log writer's
+    /// unit (with a log directory alone the init runs a writer of its
+    /// own, one more process in every test).
+    log_dir: Option<bool>,
     as_nobody: bool,
     mount_setup: Option<String>,
     more_units: Vec<PathBuf>,
@@ -372,7 +375,13 @@ impl InitBuilder<'_> {
 
     /// No `--log-dir`.
     pub fn no_log_dir(mut self) -> Self {
-        self.log_dir = false;
+        self.log_dir = Some(false);
+        self
+    }
+
+    /// `--log-dir` (the test's `logs/`), with or without a writer's unit.
+    pub fn log_dir(mut self) -> Self {
+        self.log_dir = Some(true);
         self
     }
 
@@ -412,7 +421,8 @@ impl InitBuilder<'_> {
         for dir in &self.more_units {
             cmd.arg("--units").arg(dir);
         }
-        if self.log_dir {
+        let wrote_writer = d.units().join("flotilla-logd.yaml").exists();
+        if self.log_dir.unwrap_or(wrote_writer) {
             cmd.arg("--log-dir").arg(d.logs());
         }
         if let Some(t) = &self.target {

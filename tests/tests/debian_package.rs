@@ -121,7 +121,7 @@ fn the_package_installs_beside_systemd_and_removes_cleanly() {
     for path in [
         "/sbin/flotilla",
         "/usr/local/bin/initctl",
-        "/usr/local/bin/flotilla-logd",
+        "/sbin/flotilla-logd",
         "/usr/local/bin/systemctl",
         "/etc/init/init.yaml",
         "/etc/init/units/MASKED",

@@ -28,6 +28,7 @@ fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatu
         connections: None,
         timer: None,
         not_applied: vec![],
+        dropping_lines: None,
     }
 }
 

@@ -60,6 +60,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         connections: None,
         timer: None,
         not_applied: Vec::new(),
+        dropping_lines: None,
     }
 }
 

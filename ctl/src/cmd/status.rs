@@ -279,6 +279,12 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
             rows.push(("CPU", format_ms(c / 1000)));
         }
     }
+    if let Some(n) = u.dropping_lines {
+        rows.push((
+            "Output",
+            format!("over its rate limit: {n} lines dropped so far in this window"),
+        ));
+    }
     let mut provides = if u.provides.is_empty() {
         "-".to_string()
     } else {
@@ -361,6 +367,7 @@ pub(crate) mod tests {
             connections: None,
             timer: None,
             not_applied: Vec::new(),
+            dropping_lines: None,
         }
     }
 
@@ -459,6 +466,19 @@ maddy - Mail server
     Status: ready
     Source: /etc/init/units/maddy.yaml
 "
+        );
+    }
+
+    #[test]
+    fn unit_block_of_a_unit_over_its_rate_limit() {
+        let mut u = system().units.remove(0);
+        u.dropping_lines = Some(4521);
+        let text = render_unit(&u, Some("maddy"), None);
+        assert!(
+            text.contains(
+                "    Output: over its rate limit: 4521 lines dropped so far in this window\n"
+            ),
+            "{text}"
         );
     }
 

@@ -184,7 +184,8 @@ impl<S: Sys> Runtime<S> {
         for e in &problems {
             sys.console(&format!("init: {e}"));
         }
-        let planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
+        let mut planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
+        unitset::want_builtin_writer(&mut planner, mono0);
         let mut units = UnitSet::new(dir_units, planner.graph(), load_errors);
         units.templates = Some(templates);
         // Loading the directory's files is the biggest peak there is.

@@ -155,6 +155,11 @@ impl<S: Sys> Runtime<S> {
                 .get(id)
                 .and_then(|s| s.run.as_deref())
                 .map_or_else(Vec::new, |r| r.not_applied()),
+            dropping_lines: self
+                .slots
+                .get(id)
+                .and_then(|s| s.io.as_deref())
+                .and_then(|io| io.limiter.dropping(now, io.limit)),
         })
     }
 

@@ -13,8 +13,10 @@ use flotilla_units::diag::Diagnostic;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
 use flotilla_units::load::Templates;
+use flotilla_units::planner::{Planner, WantLife};
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
+use flotilla_units::time::Instant;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -46,6 +48,19 @@ pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtSta
             errors: vec![e.to_string()],
             templates: Templates::default(),
         },
+    }
+}
+
+/// Wants the init's own log writer when the set has it (`logwriter.rs`):
+/// for as long as it is in the set, whatever the target.
+pub(super) fn want_builtin_writer(planner: &mut Planner, now: Instant) {
+    let g = planner.graph();
+    let builtin = g
+        .unit(crate::logwriter::NAME)
+        .is_some_and(|i| crate::logwriter::is_builtin(&g.node(i).origin));
+    if builtin {
+        // Only a shutdown refuses it, and then nothing is to start.
+        let _ = planner.want(crate::logwriter::NAME, WantLife::Kept, now);
     }
 }
 
@@ -368,6 +383,8 @@ impl<S: Sys> Runtime<S> {
         }
         match self.replace_with(all, Some(shape)) {
             Ok(mut applied) => {
+                let now = self.now();
+                want_builtin_writer(&mut self.planner, now);
                 self.settings.targets = targets;
                 applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());

@@ -567,3 +567,233 @@ fn a_units_own_rate_limit() {
         "{out}"
     );
 }
+
+/// The `talker` of [`fifo_talker`] and a `default` target of it, no
+/// writer's unit: `--log-dir` alone. The init with both running, its own
+/// writer among them; the FIFO.
+fn talker_and_log_dir_alone(dir: &TestDir) -> (Init, PathBuf) {
+    let fifo = fifo_talker(dir, "talker");
+    virtual_unit(dir, "default", "depends-on: talker\n");
+    let init = dir.init().log_dir().start();
+    init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
+    (init, fifo)
+}
+
+/// `--log-dir` alone: the init runs its own writer, shown by `initctl
+/// status`, and a unit's lines reach `DIR/UNIT.log`.
+#[test]
+fn the_log_dir_alone_writes_the_files() {
+    let dir = TestDir::new();
+    let (init, fifo) = talker_and_log_dir_alone(&dir);
+    let mut w = mouth(&fifo);
+    say(&mut w, 1, 20);
+    wait_in_files(&dir, "talker", 20);
+    assert_eq!(file_numbers(&dir, "talker"), (1..=20).collect::<Vec<_>>());
+    let st = writer_status(&init);
+    assert!(
+        st.connected && st.unit.as_deref() == Some("flotilla-logd"),
+        "{st:?}"
+    );
+    let out = init.ctl(&["status"]).expect(0).stdout.clone();
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("flotilla-logd "))
+        .unwrap_or_else(|| panic!("no writer in the status:\n{out}"));
+    assert!(
+        row.contains("running") && row.contains("log-writer"),
+        "{row}"
+    );
+    assert!(!row.contains("log-writer*"), "not coincidental: {row}");
+}
+
+/// The init's own writer, killed, is restarted; no line is lost or
+/// written twice.
+#[test]
+fn the_inits_own_writer_is_restarted() {
+    let dir = TestDir::new();
+    let (init, fifo) = talker_and_log_dir_alone(&dir);
+    let mut w = mouth(&fifo);
+    say(&mut w, 1, 50);
+    wait_in_files(&dir, "talker", 50);
+    let writer = init.pid_of("flotilla-logd");
+    procs::signal(writer, libc::SIGKILL);
+    say(&mut w, 51, 100);
+    init.wait_unit("flotilla-logd", "a new writer", |u| {
+        u.state == UnitState::Running && u.pid.is_some_and(|p| p != writer)
+    });
+    wait_in_files(&dir, "talker", 100);
+    assert_eq!(file_numbers(&dir, "talker"), (1..=100).collect::<Vec<_>>());
+    assert_eq!(assert_complete(&dir, "talker"), 0);
+    assert_eq!(writer_status(&init).lost, 0);
+}
+
+/// A unit of the user's providing `log-writer` replaces the init's own:
+/// at start, and when a reload brings it.
+#[test]
+fn a_users_writer_replaces_the_inits_own() {
+    let dir = TestDir::new();
+    let (init, fifo) = talker_and_log_dir_alone(&dir);
+    let mut w = mouth(&fifo);
+    say(&mut w, 1, 10);
+    wait_in_files(&dir, "talker", 10);
+    let builtin = init.pid_of("flotilla-logd");
+
+    dir.unit(
+        "my-writer",
+        &format!(
+            "unit: my-writer\nprovides: log-writer\nexec-start: {}\n",
+            flotilla_tests::bins::logd().display()
+        ),
+    );
+    virtual_unit(
+        &dir,
+        "default",
+        "depends-on: talker\nwaits-for: log-writer\n",
+    );
+    init.ctl(&["reload"]).expect(0);
+    init.wait("the user's writer alone", |s| {
+        s.units.iter().all(|u| u.unit != "flotilla-logd")
+            && s.units
+                .iter()
+                .any(|u| u.unit == "my-writer" && u.state == UnitState::Running)
+    });
+    wait_for(WAIT, "the init's own writer gone", || {
+        (!procs::alive(builtin)).then_some(())
+    });
+    say(&mut w, 11, 20);
+    wait_in_files(&dir, "talker", 20);
+    assert_eq!(
+        writer_status(&init).unit.as_deref(),
+        Some("my-writer"),
+        "the user's writer writes"
+    );
+    assert_eq!(file_numbers(&dir, "talker"), (1..=20).collect::<Vec<_>>());
+    drop(w);
+
+    // At start: the user's writer only.
+    let dir = TestDir::new();
+    fifo_talker(&dir, "talker");
+    dir.unit(
+        "my-writer",
+        &format!(
+            "unit: my-writer\nprovides: log-writer\nexec-start: {}\n",
+            flotilla_tests::bins::logd().display()
+        ),
+    );
+    virtual_unit(
+        &dir,
+        "default",
+        "depends-on: talker\nwaits-for: log-writer\n",
+    );
+    let init = dir.init().log_dir().start();
+    init.wait_all(&["talker", "my-writer"], UnitState::Running);
+    assert!(
+        init.status()
+            .units
+            .iter()
+            .all(|u| u.unit != "flotilla-logd"),
+        "{}",
+        init.ctl(&["status"]).stdout
+    );
+}
+
+/// At a shutdown the init's own writer stops last: the line a unit prints
+/// as it stops is in the files.
+#[test]
+fn shutdown_stops_the_inits_own_writer_last() {
+    let dir = TestDir::new();
+    dir.unit(
+        "talker",
+        "unit: talker\nexec-start: [sh, -c, \"trap 'sleep 0.3; echo last words; exit 0' TERM; \
+         echo up; while :; do sleep 0.1; done\"]\n",
+    );
+    virtual_unit(&dir, "default", "depends-on: talker\n");
+    let mut init = dir.init().log_dir().start();
+    init.wait_all(&["talker", "flotilla-logd"], UnitState::Running);
+    wait_for(WAIT, "up in the file", || {
+        log_file_lines_in(&dir.logs(), "talker")
+            .iter()
+            .any(|(_, t)| t == "up")
+            .then_some(())
+    });
+    init.ctl(&["poweroff"]).expect(0);
+    assert_eq!(init.wait_exit(), 0, "{}", init.output());
+    let lines = log_file_lines_in(&dir.logs(), "talker");
+    assert!(
+        lines.iter().any(|(_, t)| t == "last words"),
+        "{lines:?}\n{}",
+        init.output()
+    );
+    let out = init.output();
+    let talker = out.find("stopped talker").expect("talker stopped");
+    let writer = out.find("stopped flotilla-logd").expect("writer stopped");
+    assert!(talker < writer, "{out}");
+}
+
+/// A `yes` flood past the rate limit is named while it happens: `initctl
+/// status UNIT` (plain and `--json`) says lines are being dropped and how
+/// many so far; stopped inside the window, the count is in `initctl logs`.
+#[test]
+fn a_flood_is_named_while_it_happens_and_counted_when_it_stops() {
+    let dir = TestDir::new();
+    dir.unit(
+        "flood",
+        "unit: flood\nexec-start: yes flooding\nlog-rate-limit-burst: 100\n\
+         log-rate-limit-interval-sec: 1h\n",
+    );
+    virtual_unit(&dir, "default", "");
+    let init = dir.start("default");
+    init.ctl(&["start", "flood"]).expect(0);
+    init.wait_state("flood", UnitState::Running);
+    let first = init.wait_unit("flood", "dropping lines", |u| {
+        u.dropping_lines.is_some_and(|n| n > 0)
+    });
+    let json = init
+        .ctl(&["status", "flood", "--json"])
+        .expect(0)
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let n = v["dropping_lines"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{json}"));
+    assert!(
+        n >= first.dropping_lines.unwrap(),
+        "so far, growing: {json}"
+    );
+    let plain = init.ctl(&["status", "flood"]).expect(0).stdout.clone();
+    assert!(
+        plain.contains("Output: over its rate limit: ") && plain.contains(" lines dropped so far"),
+        "{plain}"
+    );
+    assert!(!init
+        .ctl(&["logs", "flood"])
+        .stdout
+        .contains("-- rate limit"));
+
+    // Stopped an hour before the window ends: the count is told now.
+    init.ctl(&["stop", "flood"]).expect(0);
+    init.wait_state("flood", UnitState::Disabled);
+    let out = wait_for(WAIT, "the count in the log", || {
+        let out = init.ctl(&["logs", "flood"]).stdout.clone();
+        out.contains("-- rate limit: ").then_some(out)
+    });
+    let lines: Vec<&str> = out.lines().collect();
+    let kept = lines.iter().filter(|l| **l == "flooding").count();
+    assert_eq!(kept, 100, "the burst");
+    let note = lines
+        .iter()
+        .find(|l| l.starts_with("-- rate limit: "))
+        .unwrap();
+    let dropped: u64 = note
+        .strip_prefix("-- rate limit: ")
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!(dropped >= n, "{note} after {n} so far");
+    assert!(
+        note.ends_with(" lines dropped (more than 100 in 1h) --"),
+        "{note}"
+    );
+    assert_eq!(init.unit("flood").dropping_lines, None, "{note}");
+}

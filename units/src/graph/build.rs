@@ -466,9 +466,9 @@ pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 9] {
         (DepKind::After, &spec.after),
         (DepKind::Wants, &spec.wants),
         (DepKind::Requires, &spec.requires),
-        (DepKind::Requisite, &spec.requisite),
-        (DepKind::PartOf, &spec.part_of),
-        (DepKind::Wants, &spec.upholds),
+        (DepKind::Requisite, &spec.extras.requisite),
+        (DepKind::PartOf, &spec.extras.part_of),
+        (DepKind::Wants, &spec.extras.upholds),
     ]
 }
 
@@ -559,7 +559,7 @@ fn has_cycle(units: &[(UnitSpec, Origin)], shape: &Shape) -> bool {
             .chain(&spec.depends_ms)
             .chain(&spec.waits_for)
             .chain(&spec.after)
-            .chain(&spec.requisite)
+            .chain(&spec.extras.requisite)
         {
             if let Some(&p) = providers.get(t.as_str()) {
                 g.add_edge((i as u32).into(), p.into(), ());

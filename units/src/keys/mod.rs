@@ -218,19 +218,19 @@ const BASE_KEYS: [Key; 57] = [
         name: "requisite",
         systemd: &[("Unit", "Requisite")],
         applies_to: ALL,
-        slot: |s| Slot::Targets(&mut s.requisite, TargetList::Requisite),
+        slot: |s| Slot::Targets(&mut s.extras.requisite, TargetList::Requisite),
     },
     Key {
         name: "part-of",
         systemd: &[("Unit", "PartOf")],
         applies_to: ALL,
-        slot: |s| Slot::Targets(&mut s.part_of, TargetList::PartOf),
+        slot: |s| Slot::Targets(&mut s.extras.part_of, TargetList::PartOf),
     },
     Key {
         name: "upholds",
         systemd: &[("Unit", "Upholds")],
         applies_to: ALL,
-        slot: |s| Slot::Targets(&mut s.upholds, TargetList::Upholds),
+        slot: |s| Slot::Targets(&mut s.extras.upholds, TargetList::Upholds),
     },
     Key {
         name: "preference",

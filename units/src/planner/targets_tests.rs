@@ -636,7 +636,7 @@ fn a_unit_ignoring_isolate_survives_a_switch() {
 #[test]
 fn a_requisite_is_needed_but_never_pulled_in() {
     let mut web = svc("web", &["web"], 0);
-    web.requisite = vec!["db".into()];
+    web.extras.requisite = vec!["db".into()];
     let mut w = World::new(
         vec![
             default(&["web"]),
@@ -664,7 +664,7 @@ fn a_requisite_is_needed_but_never_pulled_in() {
 #[test]
 fn a_part_of_unit_follows_the_restart_of_its_unit() {
     let mut worker = svc("worker", &["worker"], 0);
-    worker.part_of = vec!["web".into()];
+    worker.extras.part_of = vec!["web".into()];
     let mut w = World::new(
         vec![
             default(&["web", "worker"]),

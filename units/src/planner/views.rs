@@ -161,7 +161,9 @@ impl Planner {
         let Some(node) = self.graph.get(id) else {
             return Vec::new();
         };
-        if self.state(id) == UnitState::Disabled || node.ghost {
+        // A unit wanted by name is up for itself, not for a target.
+        let wanted = self.wants.iter().any(|(n, _)| *n == node.spec.name);
+        if self.state(id) == UnitState::Disabled || node.ghost || wanted {
             return Vec::new();
         }
         node.spec

@@ -78,6 +78,11 @@ pub struct UnitStatus {
     /// why (docs/service-context.md, "Where a privilege is missing").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_applied: Vec<NotApplied>,
+    /// While the unit's output is over its rate limit: the lines dropped
+    /// so far in the window (`initctl logs` gets a line with the count
+    /// when the window ends or the output does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropping_lines: Option<u64>,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).

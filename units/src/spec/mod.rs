@@ -362,20 +362,6 @@ pub struct UnitSpec {
     /// `Requires=` without `After=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<String>,
-    /// Targets needed as `depends-on` needs them, but never pulled in: one
-    /// that nothing else requires keeps this unit from starting (systemd's
-    /// `Requisite=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub requisite: Vec<String>,
-    /// Targets whose stop or restart this unit follows; never pulled in,
-    /// not ordered (systemd's `PartOf=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub part_of: Vec<String>,
-    /// Targets pulled in as `wants` pulls them, and started again whenever
-    /// they stop or fail while this unit is active, as if they said
-    /// `restart: always` (systemd's `Upholds=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub upholds: Vec<String>,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
     #[serde(default)]
     pub exec_start_pre: Vec<Command>,
@@ -511,6 +497,20 @@ pub struct ExtraFields {
     /// those of the sockets that trigger it (`Sockets=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sockets: Vec<String>,
+    /// Targets needed as `depends-on` needs them, but never pulled in: one
+    /// that nothing else requires keeps this unit from starting (systemd's
+    /// `Requisite=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requisite: Vec<String>,
+    /// Targets whose stop or restart this unit follows; never pulled in,
+    /// not ordered (systemd's `PartOf=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub part_of: Vec<String>,
+    /// Targets pulled in as `wants` pulls them, and started again whenever
+    /// they stop or fail while this unit is active, as if they said
+    /// `restart: always` (systemd's `Upholds=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upholds: Vec<String>,
     /// What the system does when the unit has done its work: exited with
     /// success, or (a unit with no process) come up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -596,9 +596,6 @@ impl UnitSpec {
             waits_for: Vec::new(),
             wants: Vec::new(),
             requires: Vec::new(),
-            requisite: Vec::new(),
-            part_of: Vec::new(),
-            upholds: Vec::new(),
             exec_start_pre: Vec::new(),
             exec_start: None,
             exec_stop: None,

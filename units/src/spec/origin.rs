@@ -3,54 +3,94 @@
 //! specs compare equal whatever file position they were read at.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 /// Where a unit came from: the file and the positions of what cross-unit
 /// checks (duplicate names and targets, cycles, missing targets) point at.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+///
+/// Every graph node keeps one, so only the lists a unit has take room:
+/// one vector of `(list, positions)` rather than a field per list (which
+/// cost every unit 15 vectors, 360 bytes, mostly empty). Its JSON form (in
+/// the re-exec snapshot) is unchanged: a key per list, every list present.
+#[derive(Debug, Clone, Eq, Serialize, Deserialize, Default)]
+#[serde(from = "OriginWire", into = "OriginWire")]
 pub struct Origin {
     /// The file, or a description such as `transient:cluster`.
     pub file: String,
     /// The position of the unit's name (or of the start of the unit).
     pub pos: crate::diag::Pos,
-    /// The position of each entry of each list of targets (a list may be
-    /// shorter than its entries when a position is not known; then `pos`
-    /// is used).
-    #[serde(default)]
-    provides: Vec<crate::diag::Pos>,
-    #[serde(default)]
-    depends_on: Vec<crate::diag::Pos>,
-    #[serde(default)]
-    depends_ms: Vec<crate::diag::Pos>,
-    #[serde(default)]
-    waits_for: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    wants: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    requires: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    after: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    before: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    conflicts: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    triggers: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    wanted_by: Vec<crate::diag::Pos>,
-    on_failure: Vec<crate::diag::Pos>,
-    sockets: Vec<crate::diag::Pos>,
+    /// The position of each entry of each list of targets the unit has (a
+    /// list may be shorter than its entries when a position is not known;
+    /// then `pos` is used).
+    lists: Vec<(TargetList, Vec<crate::diag::Pos>)>,
     /// Whether systemd's default dependencies apply to the unit: a
     /// systemd unit file that does not say `DefaultDependencies=no`;
     /// `false` for every other unit (`load/default_deps.rs`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub default_dependencies: bool,
-    requisite: Vec<crate::diag::Pos>,
-    part_of: Vec<crate::diag::Pos>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    upholds: Vec<crate::diag::Pos>,
+}
+
+/// The same file and positions, whatever order the lists were set in.
+impl PartialEq for Origin {
+    fn eq(&self, other: &Origin) -> bool {
+        self.file == other.file
+            && self.pos == other.pos
+            && self.default_dependencies == other.default_dependencies
+            && TargetList::ALL
+                .iter()
+                .all(|&l| self.positions(l) == other.positions(l))
+    }
+}
+
+/// [`Origin`] as JSON: the file, the position, and a key per list.
+#[derive(Serialize, Deserialize)]
+struct OriginWire {
+    file: String,
+    #[serde(default)]
+    pos: crate::diag::Pos,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    default_dependencies: bool,
+    #[serde(flatten)]
+    lists: BTreeMap<String, Vec<crate::diag::Pos>>,
+}
+
+impl From<OriginWire> for Origin {
+    fn from(w: OriginWire) -> Origin {
+        let lists = TargetList::ALL
+            .iter()
+            .filter_map(|&l| {
+                w.lists
+                    .get(l.key())
+                    .filter(|p| !p.is_empty())
+                    .map(|p| (l, p.clone()))
+            })
+            .collect();
+        Origin {
+            file: w.file,
+            pos: w.pos,
+            lists,
+            default_dependencies: w.default_dependencies,
+        }
+    }
+}
+
+impl From<Origin> for OriginWire {
+    fn from(o: Origin) -> OriginWire {
+        // Every list, empty or not: an init of before this form reads
+        // some of them without a default.
+        let lists = TargetList::ALL
+            .iter()
+            .map(|&l| (l.key().to_string(), o.positions(l).to_vec()))
+            .collect();
+        OriginWire {
+            file: o.file,
+            pos: o.pos,
+            default_dependencies: o.default_dependencies,
+            lists,
+        }
+    }
 }
 
 /// The lists of target names of a unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TargetList {
     /// `provides`.
     Provides,
@@ -86,6 +126,50 @@ pub enum TargetList {
     Upholds,
 }
 
+impl TargetList {
+    /// Every list, in the order of its JSON keys.
+    pub const ALL: [TargetList; 16] = [
+        TargetList::Provides,
+        TargetList::DependsOn,
+        TargetList::DependsMs,
+        TargetList::WaitsFor,
+        TargetList::Wants,
+        TargetList::Requires,
+        TargetList::After,
+        TargetList::Before,
+        TargetList::Conflicts,
+        TargetList::Triggers,
+        TargetList::WantedBy,
+        TargetList::OnFailure,
+        TargetList::Sockets,
+        TargetList::Requisite,
+        TargetList::PartOf,
+        TargetList::Upholds,
+    ];
+
+    /// Its key in [`Origin`]'s JSON form.
+    pub fn key(self) -> &'static str {
+        match self {
+            TargetList::Provides => "provides",
+            TargetList::DependsOn => "depends_on",
+            TargetList::DependsMs => "depends_ms",
+            TargetList::WaitsFor => "waits_for",
+            TargetList::Wants => "wants",
+            TargetList::Requires => "requires",
+            TargetList::After => "after",
+            TargetList::Before => "before",
+            TargetList::Conflicts => "conflicts",
+            TargetList::Triggers => "triggers",
+            TargetList::WantedBy => "wanted_by",
+            TargetList::OnFailure => "on_failure",
+            TargetList::Sockets => "sockets",
+            TargetList::Requisite => "requisite",
+            TargetList::PartOf => "part_of",
+            TargetList::Upholds => "upholds",
+        }
+    }
+}
+
 impl Origin {
     /// An origin with no positions, e.g. for transient units.
     pub fn unplaced(file: impl Into<String>) -> Origin {
@@ -108,19 +192,13 @@ impl Origin {
     /// after the unit file's) become the unit's own: the origin names one
     /// file.
     pub fn keep_positions_below(&mut self, limit: u32) {
+        use TargetList::*;
         let own = self.pos;
-        for list in [
-            &mut self.provides,
-            &mut self.depends_on,
-            &mut self.depends_ms,
-            &mut self.waits_for,
-            &mut self.wants,
-            &mut self.requires,
-            &mut self.requisite,
-            &mut self.part_of,
-            &mut self.upholds,
-        ] {
-            for p in list.iter_mut().filter(|p| p.line > limit) {
+        let lists = [
+            Provides, DependsOn, DependsMs, WaitsFor, Wants, Requires, Requisite, PartOf, Upholds,
+        ];
+        for (_, positions) in self.lists.iter_mut().filter(|(l, _)| lists.contains(l)) {
+            for p in positions.iter_mut().filter(|p| p.line > limit) {
                 *p = own;
             }
         }
@@ -128,65 +206,67 @@ impl Origin {
 
     /// The positions of the entries of `list`, in order.
     pub fn positions(&self, list: TargetList) -> &[crate::diag::Pos] {
-        match list {
-            TargetList::Provides => &self.provides,
-            TargetList::DependsOn => &self.depends_on,
-            TargetList::DependsMs => &self.depends_ms,
-            TargetList::WaitsFor => &self.waits_for,
-            TargetList::Wants => &self.wants,
-            TargetList::Requires => &self.requires,
-            TargetList::After => &self.after,
-            TargetList::Before => &self.before,
-            TargetList::Conflicts => &self.conflicts,
-            TargetList::Triggers => &self.triggers,
-            TargetList::WantedBy => &self.wanted_by,
-            TargetList::OnFailure => &self.on_failure,
-            TargetList::Sockets => &self.sockets,
-            TargetList::Requisite => &self.requisite,
-            TargetList::PartOf => &self.part_of,
-            TargetList::Upholds => &self.upholds,
-        }
+        self.lists
+            .iter()
+            .find(|(l, _)| *l == list)
+            .map_or(&[], |(_, p)| p.as_slice())
     }
 
     /// The positions of the entries of `list`, to set.
     pub fn positions_mut(&mut self, list: TargetList) -> &mut Vec<crate::diag::Pos> {
-        match list {
-            TargetList::Provides => &mut self.provides,
-            TargetList::DependsOn => &mut self.depends_on,
-            TargetList::DependsMs => &mut self.depends_ms,
-            TargetList::WaitsFor => &mut self.waits_for,
-            TargetList::Wants => &mut self.wants,
-            TargetList::Requires => &mut self.requires,
-            TargetList::After => &mut self.after,
-            TargetList::Before => &mut self.before,
-            TargetList::Conflicts => &mut self.conflicts,
-            TargetList::Triggers => &mut self.triggers,
-            TargetList::WantedBy => &mut self.wanted_by,
-            TargetList::OnFailure => &mut self.on_failure,
-            TargetList::Sockets => &mut self.sockets,
-            TargetList::Requisite => &mut self.requisite,
-            TargetList::PartOf => &mut self.part_of,
-            TargetList::Upholds => &mut self.upholds,
-        }
+        let at = match self.lists.iter().position(|(l, _)| *l == list) {
+            Some(at) => at,
+            None => {
+                self.lists.push((list, Vec::new()));
+                self.lists.len() - 1
+            }
+        };
+        &mut self.lists[at].1
     }
 
     /// The position of each `provides` entry.
     pub fn provides_pos(&self) -> &[crate::diag::Pos] {
-        &self.provides
+        self.positions(TargetList::Provides)
     }
 
     /// The position of each `depends-on` entry.
     pub fn depends_on_pos(&self) -> &[crate::diag::Pos] {
-        &self.depends_on
+        self.positions(TargetList::DependsOn)
     }
 
     /// The position of each `depends-ms` entry.
     pub fn depends_ms_pos(&self) -> &[crate::diag::Pos] {
-        &self.depends_ms
+        self.positions(TargetList::DependsMs)
     }
 
     /// The position of each `waits-for` entry.
     pub fn waits_for_pos(&self) -> &[crate::diag::Pos] {
-        &self.waits_for
+        self.positions(TargetList::WaitsFor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Pos;
+
+    #[test]
+    fn only_the_lists_a_unit_has_take_room_and_the_json_keeps_every_key() {
+        let mut o = Origin::at("/u/a.yaml", Pos::new(1, 1));
+        o.positions_mut(TargetList::DependsOn).push(Pos::new(3, 13));
+        assert_eq!(o.lists.len(), 1);
+        assert_eq!(o.depends_on_pos(), [Pos::new(3, 13)]);
+        assert!(o.provides_pos().is_empty());
+        let json = serde_json::to_value(&o).unwrap();
+        for l in TargetList::ALL {
+            assert!(json.get(l.key()).is_some(), "{} in {json}", l.key());
+        }
+        let back: Origin = serde_json::from_value(json).unwrap();
+        assert_eq!(back, o);
+        // The order the lists were set in does not matter.
+        let mut p = Origin::at("/u/a.yaml", Pos::new(1, 1));
+        p.positions_mut(TargetList::Provides);
+        p.positions_mut(TargetList::DependsOn).push(Pos::new(3, 13));
+        assert_eq!(p, o);
     }
 }

@@ -849,8 +849,8 @@ ExecStart=/bin/web
     );
     assert!(s.depends_on.is_empty());
     // Ordering, requisites, conflicts and conditions are honoured.
-    assert_eq!(s.requisite, ["a.service"]);
-    assert_eq!(s.part_of, ["b.service"]);
+    assert_eq!(s.extras.requisite, ["a.service"]);
+    assert_eq!(s.extras.part_of, ["b.service"]);
     assert_eq!(s.after, ["syslog.target"]);
     assert_eq!(s.before, ["other.service"]);
     assert_eq!(s.conflicts, ["c.service"]);

@@ -29,8 +29,13 @@ fn pull(ack: Option<(u64, Vec<LogFailure>)>, retry: bool) -> Request {
     }
 }
 
+/// A unit providing `log-writer` that nothing starts: these tests' writer
+/// is the test's own connection, so the init runs no writer of its own.
+const IDLE_WRITER: &str = "unit: idle-writer\nprovides: log-writer\nexec-start: /bin/w\n";
+
 impl Harness {
     fn start_logging(sys: FakeSys, target: &str) -> Harness {
+        sys.set_file(format!("{UNITS}/idle-writer.yaml"), IDLE_WRITER);
         let rt = Runtime::new(sys, with_logs(target), false).unwrap_or_else(|e| panic!("{e}"));
         let mut h = Harness { rt };
         h.settle();
@@ -342,6 +347,26 @@ fn a_flood_past_the_rate_limit() {
         .calls()
         .iter()
         .any(|c| matches!(c, Call::CreateDir(_))));
+}
+
+/// With a log directory and no unit providing `log-writer`, the init runs
+/// its own, `flotilla-logd`, whatever the target.
+#[test]
+fn the_log_dir_alone_runs_the_inits_own_writer() {
+    let sys = fake_with(&[("talker", TALKER)]);
+    let rt = Runtime::new(sys, with_logs("talker"), false).unwrap_or_else(|e| panic!("{e}"));
+    let mut h = Harness { rt };
+    h.settle();
+    assert_eq!(h.state("flotilla-logd"), UnitState::Running);
+    let argv: Vec<Vec<String>> = h.sys().spawns().into_iter().map(|s| s.argv).collect();
+    assert!(
+        argv.contains(&vec![
+            "flotilla-logd".to_string(),
+            "--control".to_string(),
+            CONTROL.to_string()
+        ]),
+        "{argv:?}"
+    );
 }
 
 /// A writer told to stop during a shutdown gets the other units' last

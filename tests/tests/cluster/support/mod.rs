@@ -346,7 +346,9 @@ pub fn control_request(path: &Path, req: Request) -> std::io::Result<Reply> {
 
 /// The real `init` in supervisor mode, in its own directory: `units/`
 /// (with a virtual `default` that waits for `cluster`, plus what the caller
-/// adds), `logs/` (`--log-dir`), `control.sock` and `init.out`. Dropping it
+/// adds), `control.sock` and `init.out`; no `--log-dir` (the units' lines
+/// stay in the init's memory; with one the init would run its own log
+/// writer). Dropping it
 /// kills the init and every process under it by PID, even when the test
 /// fails.
 pub struct RealInit {
@@ -365,7 +367,6 @@ impl RealInit {
         let root = dir.join(name);
         let udir = root.join("units");
         std::fs::create_dir_all(&udir).expect("units dir");
-        std::fs::create_dir_all(root.join("logs")).expect("logs dir");
         std::fs::write(
             udir.join("default.yaml"),
             format!("unit: default\ntype: virtual\nprovides: default\nwaits-for: {waits_for}\n"),
@@ -381,8 +382,6 @@ impl RealInit {
             .arg(&udir)
             .arg("--control")
             .arg(&control)
-            .arg("--log-dir")
-            .arg(root.join("logs"))
             .arg("--target")
             .arg("default")
             .env_remove("INIT_CONTROL")

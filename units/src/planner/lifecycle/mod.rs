@@ -455,6 +455,7 @@ impl Planner {
                     .graph
                     .node(d.unit)
                     .spec
+                    .extras
                     .upholds
                     .iter()
                     .any(|t| t == self.graph.dep_target(d.unit, d.index))
