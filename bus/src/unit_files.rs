@@ -7,46 +7,15 @@
 use crate::answer::Answer;
 use crate::error::BusError;
 use crate::hub::Hub;
+use flotilla_client::unit_dirs::{make_link, remove_link};
 use flotilla_units::systemd::{
-    is_enabled, list_search_dir, parse, resolve_unit, unit_names, Definition, EntryKind,
-    InstallInfo, SearchDir,
+    is_enabled, parse, resolve_unit, unit_names, Definition, InstallInfo, SearchDir,
 };
-use std::io;
 
 /// The init's search path, listed.
 async fn search_path(hub: &Hub) -> Result<Vec<SearchDir>, BusError> {
-    let mut dirs = Vec::new();
-    for p in hub.system().await?.units_path {
-        match list_search_dir(&p, &mut list_dir) {
-            Ok(d) => dirs.push(d),
-            // systemd leaves out the directories a system does not have.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(BusError::failed(format!("cannot list {p}: {e}"))),
-        }
-    }
-    Ok(dirs)
-}
-
-/// One directory's entries with their kinds (links read, not followed).
-fn list_dir(path: &str) -> io::Result<Vec<(String, EntryKind)>> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(path)? {
-        let e = e?;
-        let t = e.file_type()?;
-        let kind = if t.is_dir() {
-            EntryKind::Dir
-        } else if t.is_symlink() {
-            EntryKind::Symlink {
-                target: std::fs::read_link(e.path())?.to_string_lossy().into_owned(),
-            }
-        } else {
-            EntryKind::File {
-                empty: t.is_file() && e.metadata()?.len() == 0,
-            }
-        };
-        out.push((e.file_name().to_string_lossy().into_owned(), kind));
-    }
-    Ok(out)
+    flotilla_client::unit_dirs::list_search_path(hub.system().await?.units_path)
+        .map_err(|(p, e)| BusError::failed(format!("cannot list {p}: {e}")))
 }
 
 /// A unit file's path and enablement state, `None` when the path has no
@@ -169,22 +138,4 @@ pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, Bus
     } else {
         Answer::Changes(changes)
     })
-}
-
-fn make_link(l: &flotilla_units::systemd::Link) -> io::Result<()> {
-    if std::fs::symlink_metadata(&l.path).is_ok() {
-        // Already there (systemd says nothing of a link it finds).
-        return Ok(());
-    }
-    if let Some(parent) = std::path::Path::new(&l.path).parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::os::unix::fs::symlink(&l.target, &l.path)
-}
-
-fn remove_link(l: &flotilla_units::systemd::Link) -> io::Result<()> {
-    match std::fs::remove_file(&l.path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
 }

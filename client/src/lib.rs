@@ -2,7 +2,8 @@
 //! is ([`control_path`]), how a request line is written and a reply line
 //! read ([`request_line`], [`parse_reply`]), and a connection that speaks
 //! them — [`Connection`] (blocking, for `initctl` and the tests) and, with
-//! the `tokio` feature, [`tokio`] (for `clusterd`).
+//! the `tokio` feature, [`tokio`] (for `clusterd`); and [`unit_dirs`], the
+//! unit search path the init names, listed as the tools beside it read it.
 //!
 //! The wire is `units/src/protocol/` (`docs/control-protocol.md`): one
 //! JSON line per request, reply lines until one is final
@@ -13,6 +14,7 @@
 mod blocking;
 #[cfg(feature = "tokio")]
 pub mod tokio;
+pub mod unit_dirs;
 
 pub use blocking::{call, Connection};
 

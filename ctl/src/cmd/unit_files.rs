@@ -15,12 +15,12 @@ use super::{eprint_line, Ctx};
 use crate::args::UnitFiles;
 use crate::client::unexpected;
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
+use flotilla_client::unit_dirs::{make_link, remove_link};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::systemd::{
-    cat_text, disable_links, enable_links, is_enabled, list_search_dir, parse, resolve_unit,
-    unit_names, Definition, EntryKind, InstallError, InstallInfo, Link, MergedUnit, SearchDir,
+    cat_text, disable_links, enable_links, is_enabled, parse, resolve_unit, unit_names, Definition,
+    InstallError, InstallInfo, Link, MergedUnit, SearchDir,
 };
-use std::io;
 
 /// Runs the command.
 pub fn run(ctx: &mut Ctx<'_>, what: UnitFiles) -> Result<i32, CtlError> {
@@ -158,38 +158,8 @@ fn search_path(ctx: &mut Ctx<'_>) -> Result<Vec<SearchDir>, CtlError> {
         Reply::Status(s) => s.units_path,
         other => return Err(unexpected(&other, "status")),
     };
-    let mut dirs = Vec::new();
-    for p in paths {
-        match list_search_dir(&p, &mut list_dir) {
-            Ok(d) => dirs.push(d),
-            // systemd leaves out the directories a system does not have.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(CtlError::Failed(format!("cannot list {p}: {e}"))),
-        }
-    }
-    Ok(dirs)
-}
-
-/// One directory's entries with their kinds (links read, not followed).
-fn list_dir(path: &str) -> io::Result<Vec<(String, EntryKind)>> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(path)? {
-        let e = e?;
-        let t = e.file_type()?;
-        let kind = if t.is_dir() {
-            EntryKind::Dir
-        } else if t.is_symlink() {
-            EntryKind::Symlink {
-                target: std::fs::read_link(e.path())?.to_string_lossy().into_owned(),
-            }
-        } else {
-            EntryKind::File {
-                empty: t.is_file() && e.metadata()?.len() == 0,
-            }
-        };
-        out.push((e.file_name().to_string_lossy().into_owned(), kind));
-    }
-    Ok(out)
+    flotilla_client::unit_dirs::list_search_path(paths)
+        .map_err(|(p, e)| CtlError::Failed(format!("cannot list {p}: {e}")))
 }
 
 /// The `[Install]` section of the file that defines `name`.
@@ -400,20 +370,6 @@ fn apply(ctx: &mut Ctx<'_>, links: &[Link], on: bool, verb: &str) -> Result<i32,
             EXIT_FAILED
         }
     })
-}
-
-fn make_link(l: &Link) -> io::Result<()> {
-    if let Some(parent) = std::path::Path::new(&l.path).parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::os::unix::fs::symlink(&l.target, &l.path)
-}
-
-fn remove_link(l: &Link) -> io::Result<()> {
-    match std::fs::remove_file(&l.path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
 }
 
 /// What systemctl says when a unit has nothing to enable.

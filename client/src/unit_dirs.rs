@@ -1,0 +1,131 @@
+//! The unit search path as the tools beside the init read it (`initctl`'s
+//! `list-unit-files`, `enable`, `cat`; `flotilla-busd`'s unit-file methods):
+//! each directory the init names listed with its entries' kinds, the way
+//! `units/src/systemd/unit_path.rs` takes them, and a directory the machine
+//! does not have left out, as systemd leaves it out; and the links that
+//! `enable`, `disable` and `mask` make and remove in it.
+
+use flotilla_units::systemd::{list_search_dir, EntryKind, Link, SearchDir};
+use std::io;
+
+/// The directories of `paths` (the init's `units_path`), in order, those
+/// that do not exist left out; the first that cannot be read is the error,
+/// with its path.
+pub fn list_search_path(
+    paths: impl IntoIterator<Item = String>,
+) -> Result<Vec<SearchDir>, (String, io::Error)> {
+    let mut dirs = Vec::new();
+    for p in paths {
+        match list_search_dir(&p, &mut list_dir) {
+            Ok(d) => dirs.push(d),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err((p, e)),
+        }
+    }
+    Ok(dirs)
+}
+
+/// One directory's entries with their kinds (links read, not followed).
+fn list_dir(path: &str) -> io::Result<Vec<(String, EntryKind)>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(path)? {
+        let e = e?;
+        let t = e.file_type()?;
+        let kind = if t.is_dir() {
+            EntryKind::Dir
+        } else if t.is_symlink() {
+            EntryKind::Symlink {
+                target: std::fs::read_link(e.path())?.to_string_lossy().into_owned(),
+            }
+        } else {
+            EntryKind::File {
+                empty: t.is_file() && e.metadata()?.len() == 0,
+            }
+        };
+        out.push((e.file_name().to_string_lossy().into_owned(), kind));
+    }
+    Ok(out)
+}
+
+/// Makes the symbolic link `l` (and its directory); one already there is
+/// left as it is, as systemd says nothing of a link it finds.
+pub fn make_link(l: &Link) -> io::Result<()> {
+    if std::fs::symlink_metadata(&l.path).is_ok() {
+        return Ok(());
+    }
+    if let Some(parent) = std::path::Path::new(&l.path).parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::os::unix::fs::symlink(&l.target, &l.path)
+}
+
+/// Removes the link `l`; one already gone is no error.
+pub fn remove_link(l: &Link) -> io::Result<()> {
+    match std::fs::remove_file(&l.path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_are_listed_in_order_and_missing_ones_left_out() {
+        let a = tempfile::tempdir().unwrap();
+        std::fs::write(
+            a.path().join("x.service"),
+            "[Service]\nExecStart=/bin/true\n",
+        )
+        .unwrap();
+        std::fs::write(a.path().join("masked.service"), "").unwrap();
+        std::os::unix::fs::symlink("/dev/null", a.path().join("gone.service")).unwrap();
+        let a_path = a.path().to_string_lossy().into_owned();
+        let dirs = list_search_path([a_path.clone(), "/nonexistent/flotilla".to_string()]).unwrap();
+        assert_eq!(dirs.len(), 1);
+        let kinds: Vec<(&str, &EntryKind)> = dirs[0]
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), &e.kind))
+            .collect();
+        assert!(kinds.contains(&("x.service", &EntryKind::File { empty: false })));
+        assert!(kinds.contains(&("masked.service", &EntryKind::File { empty: true })));
+        assert!(kinds.contains(&(
+            "gone.service",
+            &EntryKind::Symlink {
+                target: "/dev/null".into()
+            }
+        )));
+    }
+
+    #[test]
+    fn an_unreadable_path_is_the_error_with_its_path() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let p = f.path().to_string_lossy().into_owned();
+        let (path, _) = list_search_path([p.clone()]).unwrap_err();
+        assert_eq!(path, p);
+    }
+
+    #[test]
+    fn links_are_made_once_and_removed_once() {
+        let d = tempfile::tempdir().unwrap();
+        let l = Link {
+            path: d
+                .path()
+                .join("multi-user.target.wants/x.service")
+                .to_string_lossy()
+                .into_owned(),
+            target: "/lib/systemd/system/x.service".into(),
+        };
+        make_link(&l).unwrap();
+        make_link(&l).unwrap();
+        assert_eq!(
+            std::fs::read_link(&l.path).unwrap().to_string_lossy(),
+            l.target
+        );
+        remove_link(&l).unwrap();
+        remove_link(&l).unwrap();
+        assert!(std::fs::symlink_metadata(&l.path).is_err());
+    }
+}
