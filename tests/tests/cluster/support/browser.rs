@@ -105,13 +105,20 @@ impl Browser {
     }
 
     fn cmd(&self, method: &str, what: &str, body: Option<Value>) -> Value {
+        self.try_cmd(method, what, body)
+            .unwrap_or_else(|e| panic!("webdriver {method} {what}: {e}"))
+    }
+
+    /// A command whose WebDriver error the caller may handle: `Err` holds
+    /// the error's value (`{"error": …, "message": …}`).
+    fn try_cmd(&self, method: &str, what: &str, body: Option<Value>) -> Result<Value, Value> {
         let path = format!("/session/{}{what}", self.session);
         let v = call(self.port, method, &path, body.as_ref())
             .unwrap_or_else(|| panic!("webdriver {method} {what}: no answer"));
         if v["value"]["error"].is_string() {
-            panic!("webdriver {method} {what}: {}", v["value"]);
+            return Err(v["value"].clone());
         }
-        v["value"].clone()
+        Ok(v["value"].clone())
     }
 
     /// Opens `url`.
@@ -158,10 +165,22 @@ impl Browser {
             .to_string()
     }
 
-    /// Clicks the element `css`, as a person would.
+    /// Clicks the element `css`, as a person would. The dashboard redraws
+    /// its tables as the cluster changes, so the element found may be
+    /// replaced before the click reaches it ("stale element reference"):
+    /// then it is found again, until the deadline.
     pub fn click(&self, css: &str) {
-        let e = self.element(css);
-        self.cmd("POST", &format!("/element/{e}/click"), Some(json!({})));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let e = self.element(css);
+            match self.try_cmd("POST", &format!("/element/{e}/click"), Some(json!({}))) {
+                Ok(_) => return,
+                Err(v) if v["error"] == "stale element reference" && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(v) => panic!("webdriver click {css}: {v}"),
+            }
+        }
     }
 
     /// Types `text` into the element `css` (after clearing it).
