@@ -145,6 +145,31 @@ impl Generators {
 }
 
 impl Settings {
+    /// The settings of an init given only its units directory, target and
+    /// control socket: no config file, nothing else set. What the tests
+    /// start from, so that a new setting is added here and in the flags'
+    /// resolution, not in every test.
+    pub fn new(
+        units_dir: impl Into<PathBuf>,
+        target: &str,
+        control: impl Into<PathBuf>,
+    ) -> Settings {
+        Settings {
+            units_dir: units_dir.into(),
+            more_units_dirs: Vec::new(),
+            target: target.to_string(),
+            control: control.into(),
+            log_dir: None,
+            max_concurrent_starts: None,
+            targets: Default::default(),
+            state_dir: None,
+            config_file: None,
+            sysv_dir: None,
+            generators: None,
+            sandbox: Default::default(),
+        }
+    }
+
     /// The unit search path: the units directory, then the others, with
     /// the generators' output directories at systemd's places when they
     /// run.

@@ -95,18 +95,8 @@ mod tests {
 
     fn settings(log_dir: Option<&str>) -> Settings {
         Settings {
-            units_dir: PathBuf::from("/units"),
-            more_units_dirs: Vec::new(),
-            target: "default".to_string(),
-            control: PathBuf::from("/run/init/control.sock"),
             log_dir: log_dir.map(PathBuf::from),
-            max_concurrent_starts: None,
-            targets: Default::default(),
-            state_dir: None,
-            config_file: None,
-            sysv_dir: None,
-            generators: None,
-            sandbox: Default::default(),
+            ..Settings::new("/units", "default", "/run/init/control.sock")
         }
     }
 

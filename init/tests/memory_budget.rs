@@ -19,7 +19,6 @@ use flotilla_init::sys::fake::FakeSys;
 use flotilla_units::protocol::{Envelope, Request};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 /// Heap kept per loaded unit (its spec, graph node, planner record, slot),
@@ -75,20 +74,7 @@ fn live() -> isize {
 }
 
 fn settings(target: &str) -> Settings {
-    Settings {
-        units_dir: PathBuf::from(DIR),
-        more_units_dirs: Vec::new(),
-        target: target.to_string(),
-        control: PathBuf::from(CONTROL),
-        log_dir: None,
-        max_concurrent_starts: None,
-        targets: Default::default(),
-        state_dir: None,
-        config_file: None,
-        sysv_dir: None,
-        generators: None,
-        sandbox: Default::default(),
-    }
+    Settings::new(DIR, target, CONTROL)
 }
 
 /// A fake holding `units` sleep units, `idle` (needs none) and `all`

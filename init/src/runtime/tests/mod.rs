@@ -39,20 +39,7 @@ struct Harness {
 }
 
 fn settings(target: &str) -> Settings {
-    Settings {
-        units_dir: PathBuf::from(UNITS),
-        more_units_dirs: Vec::new(),
-        target: target.to_string(),
-        control: PathBuf::from(CONTROL),
-        log_dir: None,
-        max_concurrent_starts: None,
-        targets: Default::default(),
-        state_dir: None,
-        config_file: None,
-        sysv_dir: None,
-        generators: None,
-        sandbox: Default::default(),
-    }
+    Settings::new(UNITS, target, CONTROL)
 }
 
 /// A fake with these unit files (name, YAML) in [`UNITS`].
