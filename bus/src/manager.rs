@@ -12,6 +12,7 @@ use crate::model::{self, systemd_name};
 use crate::props::MANAGER;
 use crate::units_ops::{self, Outcome};
 use flotilla_units::protocol::{Reply, Request, ShutdownKind, UnitStatus};
+use flotilla_units::systemd::fnmatch;
 use std::sync::Arc;
 use zbus::message::Message;
 
@@ -86,33 +87,6 @@ pub fn row(hub: &Hub, s: &UnitStatus) -> UnitRow {
     )
 }
 
-/// Whether `name` matches a shell glob (`*`, `?`, `[...]` as systemctl's
-/// patterns use them).
-pub fn glob(pattern: &str, name: &str) -> bool {
-    fn go(p: &[u8], n: &[u8]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => {
-                go(p.get(1..).unwrap_or(&[]), n)
-                    || (!n.is_empty() && go(p, n.get(1..).unwrap_or(&[])))
-            }
-            (Some(b'?'), Some(_)) => go(p.get(1..).unwrap_or(&[]), n.get(1..).unwrap_or(&[])),
-            (Some(b'['), Some(c)) => {
-                let Some(end) = p.iter().position(|&b| b == b']') else {
-                    return false;
-                };
-                let set = p.get(1..end).unwrap_or(&[]);
-                set.contains(c) && go(p.get(end + 1..).unwrap_or(&[]), n.get(1..).unwrap_or(&[]))
-            }
-            (Some(a), Some(b)) if a == b => {
-                go(p.get(1..).unwrap_or(&[]), n.get(1..).unwrap_or(&[]))
-            }
-            _ => false,
-        }
-    }
-    go(pattern.as_bytes(), name.as_bytes())
-}
-
 /// The units, filtered by active or sub state (`states`) and name
 /// patterns, as `ListUnits` rows.
 async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answer, BusError> {
@@ -128,7 +102,7 @@ async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answe
                         || st == model::sub_state(s.kind, s.state)
                         || st == load
                 }))
-                && (patterns.is_empty() || patterns.iter().any(|p| glob(p, &name)))
+                && (patterns.is_empty() || patterns.iter().any(|p| fnmatch(p, &name)))
         })
         .map(|s| row(hub, s))
         .collect();
@@ -430,15 +404,17 @@ pub fn unmapped(member: &str) -> BusError {
 mod tests {
     use super::*;
 
+    /// systemctl's patterns, as `ListUnitsByPatterns` and
+    /// `ListUnitFilesByPatterns` match them (fnmatch(3), as systemd).
     #[test]
     fn globs() {
-        assert!(glob("*.service", "cron.service"));
-        assert!(glob("cron*", "cron.service"));
-        assert!(glob("c?on.service", "cron.service"));
-        assert!(glob("[bc]ron.service", "cron.service"));
-        assert!(!glob("*.timer", "cron.service"));
-        assert!(glob("cron.service", "cron.service"));
-        assert!(!glob("cron", "cron.service"));
+        assert!(fnmatch("*.service", "cron.service"));
+        assert!(fnmatch("cron*", "cron.service"));
+        assert!(fnmatch("c?on.service", "cron.service"));
+        assert!(fnmatch("[bc]ron.service", "cron.service"));
+        assert!(!fnmatch("*.timer", "cron.service"));
+        assert!(fnmatch("cron.service", "cron.service"));
+        assert!(!fnmatch("cron", "cron.service"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::error::BusError;
 use crate::hub::Hub;
 use flotilla_client::unit_dirs::{make_link, remove_link};
 use flotilla_units::systemd::{
-    is_enabled, parse, resolve_unit, unit_names, Definition, InstallInfo, SearchDir,
+    fnmatch, is_enabled, parse, resolve_unit, unit_names, Definition, InstallInfo, SearchDir,
 };
 
 /// The init's search path, listed.
@@ -54,7 +54,7 @@ pub async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<A
     let dirs = search_path(hub).await?;
     let rows = unit_names(&dirs)
         .into_iter()
-        .filter(|n| patterns.is_empty() || patterns.iter().any(|p| crate::manager::glob(p, n)))
+        .filter(|n| patterns.is_empty() || patterns.iter().any(|p| fnmatch(p, n)))
         .filter_map(|n| file_state(&dirs, &n))
         .filter(|(_, st)| states.is_empty() || states.iter().any(|s| s == st))
         .map(|(p, st)| (p, st.to_string()))
