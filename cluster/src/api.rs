@@ -1,32 +1,34 @@
 //! fleet API v1 over HTTP (axum): `/fleet/v1/units`, `/units/<name>`,
 //! `/state`, `/state/<name>`, `/machines` (GET, PATCH) and `/discovery`;
-//! and the dashboard ([`crate::ui`]) at `/ui/` on the same listener.
+//! the application around it (the dashboard, the limits) is [`crate::app`].
 //!
 //! Status codes, JSON shapes, the order of PUT checks and pagination follow
 //! docs/fleet-compat.md; the pure checks live in [`crate::validate`]. Unknown query
 //! parameters (fleetctl's `?alt=json`) are ignored. Any etcd failure is a
 //! 503. Handlers never panic on input: every body is decoded into typed
 //! values and every failure becomes a JSON error entity. Listings are
-//! served from the live view ([`crate::view`]), pages keyed by the last
+//! served from the live view ([`crate::live`]), pages keyed by the last
 //! item served; single units are read from etcd.
 
-use crate::commit::{Change, Commits, Guard, Outcome, Write};
+use crate::commit::{Commits, Outcome};
+use crate::live::Views;
 use crate::model::{ClusterState, MachinePage, StatePage, StoredUnit, UnitPage};
-use crate::registry::{Registry, RegistryError};
+use crate::registry::Registry;
 use crate::requirements::Requirements;
+use crate::respond::{error_response, json_response, method_not_allowed};
+use crate::stored::RegistryError;
 use crate::validate::{
     check_replaces, decide_put, page_token, parse_page_token, parse_patch, parse_put,
     set_desired_only, ApiError, PutAction,
 };
-use crate::view::Views;
+use crate::write::{Change, Guard, Write};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use flotilla_units::fleet_api::ErrorBody;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -66,27 +68,6 @@ impl From<RegistryError> for ApiError {
     }
 }
 
-/// An error entity response.
-pub fn error_response(e: &ApiError) -> Response {
-    let code = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body =
-        serde_json::to_string(&ErrorBody::new(e.code, e.message.clone())).unwrap_or_default();
-    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-/// A JSON response with status 200.
-pub fn json_response<T: serde::Serialize>(v: &T) -> Response {
-    match serde_json::to_string(v) {
-        Ok(s) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            s,
-        )
-            .into_response(),
-        Err(e) => error_response(&ApiError::new(500, format!("encoding: {e}"))),
-    }
-}
-
 type Shared = State<Arc<Api>>;
 type Q = Query<HashMap<String, String>>;
 
@@ -99,9 +80,8 @@ fn body_of(b: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
     b.map_err(|e| ApiError::new(e.status().as_u16(), e.body_text()))
 }
 
-/// The router: the fleet API, the dashboard, and `/` sending to `/ui/`,
-/// behind the connection's limits ([`crate::serve::guard`]).
-pub fn router(api: Arc<Api>) -> Router {
+/// The fleet API's routes (the application is put together in [`crate::app`]).
+pub fn routes() -> Router<Arc<Api>> {
     Router::new()
         .route(
             "/fleet/v1/discovery",
@@ -136,23 +116,6 @@ pub fn router(api: Arc<Api>) -> Router {
                 .patch(patch_machines)
                 .fallback(method_not_allowed),
         )
-        .merge(crate::ui::routes())
-        .fallback(not_found)
-        .layer(DefaultBodyLimit::max(crate::serve::MAX_BODY))
-        .layer(axum::middleware::from_fn_with_state(
-            api.clone(),
-            crate::serve::guard,
-        ))
-        .with_state(api)
-}
-
-async fn not_found() -> Response {
-    error_response(&ApiError::new(404, "not found"))
-}
-
-/// The 405 answer.
-pub async fn method_not_allowed() -> Response {
-    error_response(&ApiError::new(405, "method not allowed"))
 }
 
 /// Where a page starts: after the key its token names.

@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod api;
+pub mod app;
 pub mod batch;
 pub mod commit;
 pub mod config;
@@ -17,12 +18,16 @@ pub mod engine;
 pub mod glob;
 pub mod keys;
 pub mod lease;
+pub mod live;
 pub mod model;
 pub mod registry;
 pub mod requirements;
+pub mod respond;
 pub mod scheduler;
 pub mod serve;
+pub mod stored;
 pub mod ui;
 mod unitfile;
 pub mod validate;
 pub mod view;
+pub mod write;

@@ -6,11 +6,11 @@
 //! listen. Stopping clusterd never stops the units it placed: the presence
 //! lease is left to expire (or to be picked up again by the next clusterd).
 
-use flotilla_cluster::api::{self, Api};
+use flotilla_cluster::api::Api;
 use flotilla_cluster::config::{parse_args, Parsed};
 use flotilla_cluster::registry::{EtcdConfig, Registry};
 use flotilla_cluster::serve::{self, Listen};
-use flotilla_cluster::{agent, control, engine};
+use flotilla_cluster::{agent, app, control, engine};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,7 +75,7 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         cfg.api
     );
     let plain_tcp = matches!(cfg.api, Listen::Tcp(_)) && cfg.api_tls.is_none();
-    let app = api::router(Arc::new(Api::new(reg.clone(), plain_tcp)));
+    let app = app::router(Arc::new(Api::new(reg.clone(), plain_tcp)));
     let listen = cfg.api.clone();
     let api_tls = cfg.api_tls.clone();
     let mut api_task =

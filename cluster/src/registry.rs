@@ -3,11 +3,12 @@
 //! skipped with a message, never trusted and never fatal.
 
 use crate::batch::{chunks, Op};
-use crate::commit::{Change, Guard, Write};
 use crate::keys::Keys;
-use crate::model::{ClusterState, StoredUnit};
+use crate::model::StoredUnit;
+use crate::stored::{decode, RegistryError, Result};
 use crate::validate::MetadataChange;
 use crate::view::View;
+use crate::write::{Change, Guard, Write};
 use etcd_client::{
     Certificate, Client, Compare, CompareOp, ConnectOptions, GetOptions, Identity, KeyValue,
     KvClient, TlsOptions, Txn, TxnOp, TxnOpResponse, WatchClient,
@@ -41,27 +42,6 @@ pub struct EtcdConfig {
     pub timeout: Option<Duration>,
 }
 
-/// A registry error: etcd is unreachable or refused the request.
-#[derive(Debug, Clone)]
-pub struct RegistryError(pub String);
-
-impl std::fmt::Display for RegistryError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "etcd: {}", self.0)
-    }
-}
-
-impl std::error::Error for RegistryError {}
-
-impl From<etcd_client::Error> for RegistryError {
-    fn from(e: etcd_client::Error) -> Self {
-        RegistryError(e.to_string())
-    }
-}
-
-/// Result of registry calls.
-pub type Result<T> = std::result::Result<T, RegistryError>;
-
 /// A handle on etcd with clusterd's key layout. Cheap to clone.
 #[derive(Clone)]
 pub struct Registry {
@@ -69,38 +49,6 @@ pub struct Registry {
     kv: KvClient,
     watch: WatchClient,
     keys: Keys,
-}
-
-/// Decodes a JSON value, or says why it was skipped.
-pub fn decode<T: serde::de::DeserializeOwned>(kv: &KeyValue) -> Option<T> {
-    decode_value(kv.key(), kv.value())
-}
-
-/// Decodes the JSON value of `key`, or says why it was skipped.
-pub fn decode_value<T: serde::de::DeserializeOwned>(key: &[u8], value: &[u8]) -> Option<T> {
-    match serde_json::from_slice(value) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            eprintln!(
-                "clusterd: ignoring undecodable value at {}: {e}",
-                String::from_utf8_lossy(key)
-            );
-            None
-        }
-    }
-}
-
-/// Decodes a desired-state value.
-pub fn decode_desired(key: &[u8], value: &[u8]) -> Option<ClusterState> {
-    let s = std::str::from_utf8(value).ok()?;
-    let d = ClusterState::parse(s.trim());
-    if d.is_none() {
-        eprintln!(
-            "clusterd: ignoring bad desired state at {}",
-            String::from_utf8_lossy(key)
-        );
-    }
-    d
 }
 
 /// One unit's records.

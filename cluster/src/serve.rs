@@ -19,7 +19,8 @@
 //! whose name resolves to 127.0.0.1 (DNS rebinding) cannot drive the API
 //! from a browser on this machine.
 
-use crate::api::{error_response, Api};
+use crate::api::Api;
+use crate::respond::error_response;
 use crate::validate::ApiError;
 use axum::extract::{Request, State};
 use axum::http::header;

@@ -8,7 +8,7 @@
 //! - `GET /ui/events` is an event stream: first a `snapshot` (every machine
 //!   with its metadata and load, every unit with its desired and current
 //!   state, machine and reported states; unit files are left out), then a
-//!   `delta` whenever the live view ([`crate::view`]) changes: the rows of
+//!   `delta` whenever the live view ([`crate::live`]) changes: the rows of
 //!   the units and machines that changed, and the names of those gone.
 //!   Changes are gathered for [`COALESCE`] before a delta is sent, so a
 //!   deploy of 10,000 units is a few dozen events, not 30,000. A stream
@@ -21,10 +21,11 @@
 //!
 //! The page asks the fleet API (`/fleet/v1/units/<name>`) for a unit's file.
 
-use crate::api::{error_response, json_response, method_not_allowed, Api};
+use crate::api::Api;
 use crate::keys::valid_machine_id;
 use crate::model::{ClusterState, LogAnswer, LogRequest};
-use crate::registry::decode_value;
+use crate::respond::{error_response, json_response, method_not_allowed};
+use crate::stored::decode_value;
 use crate::validate::ApiError;
 use crate::view::{Delta, View};
 use axum::extract::{Path, Query, State};
@@ -356,7 +357,7 @@ async fn ask_logs(
     let mut c = reg.client();
     if c.get(k.machine(machine), None)
         .await
-        .map_err(crate::registry::RegistryError::from)?
+        .map_err(crate::stored::RegistryError::from)?
         .kvs()
         .is_empty()
     {
@@ -381,7 +382,7 @@ async fn ask_logs(
     let put = c
         .put(k.log_request(machine, unit), req, None)
         .await
-        .map_err(crate::registry::RegistryError::from)?;
+        .map_err(crate::stored::RegistryError::from)?;
     let rev = put.header().map(|h| h.revision()).unwrap_or(0);
     let wait = async {
         let mut stream = reg
@@ -419,6 +420,6 @@ async fn ask_logs(
                 format!("machine {machine} did not answer within {LOG_WAIT:?}"),
             ))
         }
-        Ok(Err(e)) => Err(crate::registry::RegistryError::from(e).into()),
+        Ok(Err(e)) => Err(crate::stored::RegistryError::from(e).into()),
     }
 }

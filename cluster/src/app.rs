@@ -1,0 +1,21 @@
+//! The HTTP application clusterd serves on its listener: the fleet API
+//! ([`crate::api`]), the dashboard ([`crate::ui`]) and `/` sending to
+//! `/ui/`, behind the connection's limits ([`crate::serve::guard`]) and the
+//! body limit; anything else is fleet's 404 error entity.
+
+use crate::api::{self, Api};
+use crate::respond::not_found;
+use crate::serve::{guard, MAX_BODY};
+use axum::extract::DefaultBodyLimit;
+use axum::Router;
+use std::sync::Arc;
+
+/// The whole application, with `api` as its state.
+pub fn router(api: Arc<Api>) -> Router {
+    api::routes()
+        .merge(crate::ui::routes())
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn_with_state(api.clone(), guard))
+        .with_state(api)
+}
