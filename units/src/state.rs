@@ -100,6 +100,19 @@ pub enum DepKind {
 }
 
 impl DepKind {
+    /// Every kind, for the tests that hold each to its key and its doc.
+    pub const ALL: [DepKind; 9] = [
+        DepKind::DependsOn,
+        DepKind::DependsMs,
+        DepKind::WaitsFor,
+        DepKind::Standby,
+        DepKind::After,
+        DepKind::Wants,
+        DepKind::Requires,
+        DepKind::Requisite,
+        DepKind::PartOf,
+    ];
+
     /// The unit-file key (`standby` has none: it is its name here).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -129,5 +142,49 @@ impl DepKind {
     /// `part-of`. Only these edges make a cycle.
     pub fn orders(self) -> bool {
         !matches!(self, DepKind::Wants | DepKind::Requires | DepKind::PartOf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DepKind;
+
+    /// `ALL` lists every kind: a new variant fails this match until it is
+    /// given its place in `ALL`.
+    #[test]
+    fn all_lists_every_dependency_kind() {
+        for (i, k) in DepKind::ALL.into_iter().enumerate() {
+            let at = match k {
+                DepKind::DependsOn => 0,
+                DepKind::DependsMs => 1,
+                DepKind::WaitsFor => 2,
+                DepKind::Standby => 3,
+                DepKind::After => 4,
+                DepKind::Wants => 5,
+                DepKind::Requires => 6,
+                DepKind::Requisite => 7,
+                DepKind::PartOf => 8,
+            };
+            assert_eq!(i, at, "{k:?} is out of its place in DepKind::ALL");
+        }
+    }
+
+    /// Every kind a unit file can name is a key of the table and has its
+    /// entry in the units reference (`standby` is the graph's own link).
+    #[test]
+    fn every_dependency_kind_is_a_key_and_documented() {
+        let doc = include_str!("../../docs/units.md");
+        for k in DepKind::ALL.into_iter().filter(|k| *k != DepKind::Standby) {
+            assert!(
+                crate::keys::key(k.as_str()).is_some(),
+                "no row in keys::KEYS for {}",
+                k.as_str()
+            );
+            let entry = format!("`{}`", k.as_str());
+            assert!(
+                doc.contains(&entry),
+                "docs/units.md has no entry for {entry}"
+            );
+        }
     }
 }
