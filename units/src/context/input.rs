@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::process::Output;
 use super::sandbox::normal_absolute;
-use super::value::parse_bool;
+use super::value::{parse_bool, valid_fd_name};
 
 /// The most bytes `StandardInputText=` and `StandardInputData=` add up to
 /// (systemd's `EXEC_STDIN_DATA_MAX`).
@@ -116,22 +116,6 @@ pub fn parse_input(value: &str) -> Result<Input, String> {
             "`{t}` is not an input (write null, tty, tty-force, tty-fail, data, file:PATH, socket or fd:NAME)"
         )),
     }
-}
-
-/// A descriptor name as `FileDescriptorName=` allows it: 1 to 255
-/// printable ASCII characters, no `:`.
-pub fn valid_fd_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 255 {
-        return Err(format!(
-            "`{name}` is not a descriptor name (1 to 255 characters)"
-        ));
-    }
-    if !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
-        return Err(format!(
-            "`{name}` is not a descriptor name (printable characters, no `:`)"
-        ));
-    }
-    Ok(())
 }
 
 /// `TTYPath=`: an absolute path.

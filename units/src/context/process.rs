@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::sandbox::normal_absolute;
-use super::value::{parse_int_in, parse_mode, words};
+use super::value::{parse_int_in, parse_mode, valid_fd_name, words};
 
 /// Where `StandardOutput=` or `StandardError=` sends a stream.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -49,7 +49,7 @@ pub fn parse_output(value: &str) -> Result<Output, String> {
         return path(p).map(Output::Truncate);
     }
     if let Some(name) = t.strip_prefix("fd:") {
-        return super::input::valid_fd_name(name).map(|()| Output::Fd(name.to_string()));
+        return valid_fd_name(name).map(|()| Output::Fd(name.to_string()));
     }
     match t {
         "inherit" => Ok(Output::Inherit),

@@ -1,6 +1,7 @@
 //! The value syntax the context keys share, as `systemd.exec(5)` and
 //! `systemd.resource-control(5)` write it: booleans, octal modes, sizes
-//! with binary suffixes, percentages, bounded integers and lists of words.
+//! with binary suffixes, percentages, bounded integers, lists of words and
+//! descriptor names.
 //!
 //! Every parser returns the value or a sentence fragment that says what is
 //! wrong with it (``` `12x` is not a size … ```), for the caller to prefix
@@ -194,6 +195,22 @@ pub fn inverted(value: &str) -> (bool, &str) {
         Some(rest) => (true, rest),
         None => (false, t),
     }
+}
+
+/// A descriptor name as `FileDescriptorName=` allows it: 1 to 255
+/// printable ASCII characters, no `:`.
+pub fn valid_fd_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 255 {
+        return Err(format!(
+            "`{name}` is not a descriptor name (1 to 255 characters)"
+        ));
+    }
+    if !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+        return Err(format!(
+            "`{name}` is not a descriptor name (printable characters, no `:`)"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
