@@ -227,13 +227,26 @@ pub(super) struct Rare {
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
     /// A timer unit's run, while it is up.
-    pub timer_run: Option<super::timers::TimerRun>,
+    pub timer_run: Option<TimerRun>,
     /// A socket or path unit's fires in its trigger limit's window: when
     /// the window began, how many.
     pub fires: Option<(Instant, u32)>,
     /// The starts in the unit's start limit's window (only for a unit with
     /// a start limit): when the window began, how many.
     pub starts: Option<(Instant, u32)>,
+}
+
+/// A timer unit's run: when it was activated, its last trigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TimerRun {
+    /// When the timer was activated (monotonic).
+    pub activated: Instant,
+    /// The last trigger in this activation (monotonic, realtime µs).
+    pub last_trigger: Option<(Instant, u64)>,
+    /// The next elapse (monotonic deadline, realtime µs), if armed.
+    pub next: Option<(Instant, u64)>,
+    /// How many times it fired in this activation.
+    pub fired: u64,
 }
 
 /// Counts one more event in a rate limit's `window` (systemd's

@@ -14,7 +14,7 @@
 //! [`TimerEnv::stamps`].
 
 use super::facts::Action;
-use super::record::{Phase, Status, Timer};
+use super::record::{Phase, Status, Timer, TimerRun};
 use super::Planner;
 use crate::graph::UnitId;
 use crate::spec::Ready;
@@ -49,19 +49,6 @@ pub struct TimerEnv {
     /// Each persistent timer's last trigger, realtime microseconds, by
     /// the timer's name.
     pub stamps: HashMap<String, u64>,
-}
-
-/// A timer unit's run: when it was activated, its last trigger.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct TimerRun {
-    /// When the timer was activated (monotonic).
-    pub activated: Instant,
-    /// The last trigger in this activation (monotonic, realtime µs).
-    pub last_trigger: Option<(Instant, u64)>,
-    /// The next elapse (monotonic deadline, realtime µs), if armed.
-    pub next: Option<(Instant, u64)>,
-    /// How many times it fired in this activation.
-    pub fired: u64,
 }
 
 fn micros(d: Duration) -> u64 {
