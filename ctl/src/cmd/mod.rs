@@ -55,6 +55,14 @@ impl Ctx<'_> {
         client::call(self.socket, request)
     }
 
+    /// The init's current target (for messages).
+    pub fn current_target(&self) -> Result<String, CtlError> {
+        match self.call(Request::Status { name: None })? {
+            Reply::Status(s) => Ok(s.target),
+            other => Err(client::unexpected(&other, "status")),
+        }
+    }
+
     /// Writes `text` to stdout.
     pub fn print(&mut self, text: &str) -> Result<(), CtlError> {
         self.out

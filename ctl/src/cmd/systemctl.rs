@@ -181,14 +181,6 @@ fn each(
     Ok(code)
 }
 
-/// The current target (for messages).
-pub(super) fn target(ctx: &mut Ctx<'_>) -> Result<String, CtlError> {
-    match ctx.call(Request::Status { name: None })? {
-        Reply::Status(s) => Ok(s.target),
-        other => Err(unexpected(&other, "status")),
-    }
-}
-
 /// `restart` (`try-restart`: only an active unit).
 fn restart(ctx: &mut Ctx<'_>, s: &UnitStatus, only_active: bool) -> Result<i32, CtlError> {
     if only_active && !s.state.is_active() {

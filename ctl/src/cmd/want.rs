@@ -90,7 +90,7 @@ fn want_and_wait(
         other => return Err(unexpected(&other, "accepted")),
     }
     if wanted {
-        let target = super::systemctl::target(ctx)?;
+        let target = ctx.current_target()?;
         eprint_line(&format!(
             "{u}: wanted besides the target {target} until the next set-target \
              (to keep it, enable it or make the target depend on it)"
@@ -157,7 +157,7 @@ pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlEr
         other => return Err(unexpected(&other, "unit")),
     };
     if now.required {
-        let t = super::systemctl::target(ctx)?;
+        let t = ctx.current_target()?;
         let also = if dropped {
             " (its transient want is dropped)"
         } else {
