@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod mount;
+mod rules;
 mod unit;
 
 pub(crate) use unit::translate_at;
@@ -109,35 +110,6 @@ pub fn translate_with(
 pub fn translatable(unit_name: &str) -> bool {
     TRANSLATED_SUFFIXES.contains(&UnitName::split(unit_name).suffix.as_str())
 }
-
-/// The systemd keys the translator reads by a rule of its own: their value
-/// means something else than the YAML key they feed (if any), or they feed
-/// none and are warned about specifically. Every other key it reads is the
-/// twin of a YAML key in [`keys::KEYS`], read by the kind of its value
-/// ([`Tr::twin`]); any key that is neither gets the generic "is not
-/// supported" warning.
-const SPECIAL: [(&str, &str); 20] = [
-    ("Unit", "Documentation"),
-    ("Unit", "StopWhenUnneeded"),
-    ("Unit", "OnFailureJobMode"),
-    ("Service", "BusName"),
-    ("Unit", "RequiresMountsFor"),
-    ("Unit", "Requires"),
-    ("Unit", "BindsTo"),
-    ("Unit", "Wants"),
-    ("Unit", "DefaultDependencies"),
-    ("Service", "Type"),
-    ("Service", "ExecStart"),
-    ("Service", "Restart"),
-    ("Service", "RestartSec"),
-    ("Service", "TimeoutStartSec"),
-    ("Service", "TimeoutStopSec"),
-    ("Service", "TimeoutSec"),
-    ("Service", "WorkingDirectory"),
-    ("Service", "PIDFile"),
-    ("Service", "NotifyAccess"),
-    ("Service", "PermissionsStartOnly"),
-];
 
 /// A D-Bus well-known name: at most 255 characters, two or more elements
 /// separated by `.`, each of `[A-Za-z0-9_-]` and not starting with a digit.
@@ -236,7 +208,7 @@ impl Tr<'_> {
         }
     }
 
-    fn deps(&mut self, out: &mut Vec<Dep>, pos: Pos, key: &'static str, value: &str) {
+    fn deps(&mut self, out: &mut Vec<Dep>, pos: Pos, key: &str, value: &str) {
         for name in value.split_whitespace() {
             if !valid_name(name) {
                 self.error(pos, format!("invalid unit name {name:?} in {key}="));
@@ -445,7 +417,7 @@ impl Tr<'_> {
                 Err(why) => self.error(p, format!("invalid {key}={v}: {why}")),
             },
             // These kinds have no systemd twin read this way (their keys
-            // are in SPECIAL).
+            // are read by rules of their own, `rules::OWN`).
             Slot::Name(_)
             | Slot::Type(_)
             | Slot::Duration(_)
@@ -537,7 +509,11 @@ impl Tr<'_> {
                         );
                     }
                 }
-                _ => {}
+                // The rule is not this unit's (another type, another
+                // policy) or not about a missing key.
+                Rule::Needs(..) | Rule::NoRestart(..) => {}
+                // YAML's two ways of readiness; no systemd key feeds both.
+                Rule::Exclusive(..) => {}
             }
         }
     }

@@ -47,18 +47,65 @@ pub(super) struct MountKeys {
     timeout: Option<Duration>,
 }
 
-/// The keys [`MountKeys::read`] takes (for `SPECIAL`).
-pub(super) const KEYS: [&str; 9] = [
-    "What",
-    "Where",
-    "Type",
-    "Options",
-    "SloppyOptions",
-    "LazyUnmount",
-    "ForceUnmount",
-    "DirectoryMode",
-    "TimeoutSec",
+/// A `[Mount]` key's reader: the mount's keys so far, the translator, the
+/// key's position, its name and its value (an empty value resets the key).
+pub(super) type Read = fn(&mut MountKeys, &mut Tr<'_>, Pos, &str, &str);
+
+/// The reader of a `[Mount]` key flotilla supports.
+pub(super) fn read_of(key: &str) -> Option<Read> {
+    READ.iter().find(|(k, _)| *k == key).map(|&(_, read)| read)
+}
+
+/// The `[Mount]` keys, each with its reader.
+const READ: [(&str, Read); 9] = [
+    ("What", |m, _, _, _, v| m.what = text(v)),
+    ("Where", |m, _, p, _, v| m.where_ = text(v).map(|w| (w, p))),
+    ("Type", |m, _, _, _, v| m.fstype = text(v)),
+    ("Options", |m, _, _, _, v| m.options = text(v)),
+    ("SloppyOptions", |m, t, p, key, v| {
+        m.sloppy = flag(t, p, key, v)
+    }),
+    ("LazyUnmount", |m, t, p, key, v| m.lazy = flag(t, p, key, v)),
+    ("ForceUnmount", |m, t, p, key, v| {
+        m.force = flag(t, p, key, v)
+    }),
+    ("DirectoryMode", directory_mode),
+    ("TimeoutSec", timeout_sec),
 ];
+
+fn text(v: &str) -> Option<String> {
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+fn flag(t: &mut Tr<'_>, p: Pos, key: &str, v: &str) -> bool {
+    match v {
+        "" => false,
+        _ => sd_bool(v).unwrap_or_else(|| {
+            t.error(p, format!("invalid {key}={v}: not a boolean"));
+            false
+        }),
+    }
+}
+
+fn directory_mode(m: &mut MountKeys, t: &mut Tr<'_>, p: Pos, _: &str, v: &str) {
+    m.directory_mode = None;
+    if !v.is_empty() {
+        match u32::from_str_radix(v, 8) {
+            Ok(mode) if mode <= 0o7777 => m.directory_mode = Some(mode),
+            _ => t.error(p, format!("invalid DirectoryMode={v}: not an octal mode")),
+        }
+    }
+}
+
+fn timeout_sec(m: &mut MountKeys, t: &mut Tr<'_>, p: Pos, _: &str, v: &str) {
+    m.timeout = None;
+    if !v.is_empty() {
+        match timeout(v) {
+            Ok(d) => m.timeout = Some(d),
+            Err(e) => t.error(p, format!("invalid TimeoutSec={v}: {e}")),
+        }
+    }
+}
 
 /// The mount unit names of `path` and of each directory above it, `/`
 /// (`-.mount`) first: what `RequiresMountsFor=PATH` pulls in. A path that
@@ -80,46 +127,6 @@ pub(super) fn mounts_for(path: &str) -> Vec<String> {
 }
 
 impl MountKeys {
-    /// `[Mount] key=v`; an empty value resets the key.
-    pub(super) fn read(&mut self, t: &mut Tr<'_>, p: Pos, key: &str, v: &str) {
-        let text = (!v.is_empty()).then(|| v.to_string());
-        let flag = |t: &mut Tr<'_>| match v {
-            "" => false,
-            _ => sd_bool(v).unwrap_or_else(|| {
-                t.error(p, format!("invalid {key}={v}: not a boolean"));
-                false
-            }),
-        };
-        match key {
-            "What" => self.what = text,
-            "Where" => self.where_ = text.map(|w| (w, p)),
-            "Type" => self.fstype = text,
-            "Options" => self.options = text,
-            "SloppyOptions" => self.sloppy = flag(t),
-            "LazyUnmount" => self.lazy = flag(t),
-            "ForceUnmount" => self.force = flag(t),
-            "DirectoryMode" => {
-                self.directory_mode = None;
-                if !v.is_empty() {
-                    match u32::from_str_radix(v, 8) {
-                        Ok(m) if m <= 0o7777 => self.directory_mode = Some(m),
-                        _ => t.error(p, format!("invalid DirectoryMode={v}: not an octal mode")),
-                    }
-                }
-            }
-            "TimeoutSec" => {
-                self.timeout = None;
-                if !v.is_empty() {
-                    match timeout(v) {
-                        Ok(d) => self.timeout = Some(d),
-                        Err(e) => t.error(p, format!("invalid TimeoutSec={v}: {e}")),
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// Makes `spec` the mount: the commands, the timeouts, the start
     /// skipped when the path is a mount point already (systemd reads
     /// /proc/self/mountinfo and counts such a unit active), the mount

@@ -2,7 +2,8 @@
 //! [`UnitSpec`] key by key (the name and type first, then every key by its
 //! rule or its YAML twin, then the rules across keys).
 
-use super::mount::{self, MountKeys};
+use super::mount::MountKeys;
+use super::rules::{self, Reading, Rule};
 use super::*;
 use crate::spec::{Arm, Privileges, Ready};
 
@@ -100,251 +101,41 @@ pub(crate) fn translate_at(
     spec.start_timeout = start_default;
     spec.activation = crate::trigger::Activation::of_type(kind).map(Box::new);
 
-    let mut exec_start: Vec<(Command, Pos)> = Vec::new();
-    let mut singles: Singles = Vec::new();
-    let mut requires: Vec<Dep> = Vec::new();
-    let mut wants: Vec<Dep> = Vec::new();
-    // `RequiresMountsFor=`: `Requires=` and `After=` of each mount.
-    let mut mounts_for: Vec<Dep> = Vec::new();
-    let mut pidfile: Option<PathBuf> = None;
-    let mut restart_sec: Option<Duration> = None;
-    let mut restart_at: Option<(String, Pos)> = None;
-    let mut permissions_start_only = false;
     let is_mount = n.suffix == "mount";
-    let mut mount_keys = is_mount.then(MountKeys::default);
-    let mut default_deps = true;
+    let mut r = Reading {
+        t,
+        spec,
+        start_default,
+        exec_start: Vec::new(),
+        singles: Vec::new(),
+        requires: Vec::new(),
+        wants: Vec::new(),
+        mounts_for: Vec::new(),
+        pidfile: None,
+        restart_sec: None,
+        restart_at: None,
+        permissions_start_only: false,
+        default_deps: true,
+        mount_keys: is_mount.then(MountKeys::default),
+    };
 
-    for (i, o) in options.iter().enumerate() {
-        let p = pos(i);
-        let (sec, key) = (o.section.as_str(), o.name.as_str());
-        let context_key = keys::systemd_context_key(sec, key);
-        // systemd ignores X- sections and keys by design; [X-Fleet] is the
-        // cluster's. flotilla's own X-SkipUnsupported= is a context key.
-        if (sec.starts_with("X-") || key.starts_with("X-")) && context_key.is_none() {
-            continue;
-        }
-        // What enabling links the unit into: `initctl enable` reads it.
-        if sec == "Install" {
-            continue;
-        }
-        // A mount's own section, and a service's, which a mount has not.
-        if sec == "Mount" || (is_mount && sec == "Service") {
-            let v = t.value(p, key, &o.value);
-            match mount_keys.as_mut() {
-                Some(m) if sec == "Mount" && mount::KEYS.contains(&key) => {
-                    m.read(&mut t, p, key, &v)
-                }
-                Some(_) if sec == "Mount" => {
-                    t.warn(p, format!("[{sec}] {key}= is not supported, ignored"))
-                }
-                _ => t.warn(
-                    p,
-                    format!(
-                        "[{sec}] {key}= does not apply to a .{} unit, ignored",
-                        n.suffix
-                    ),
-                ),
-            }
-            continue;
-        }
-        let special = SPECIAL.contains(&(sec, key));
-        let twin = keys::systemd_twin(sec, key).filter(|_| !special);
-        if !special && twin.is_none() && context_key.is_none() {
-            t.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
-            continue;
-        }
-        if twin.is_some_and(|k| !k.applies(kind))
-            || (special && sec == "Service" && !kind.runs_processes())
-        {
-            t.warn(
-                p,
-                format!(
-                    "[{sec}] {key}= does not apply to a .{} unit, ignored",
-                    n.suffix
-                ),
-            );
-            continue;
-        }
-        let v = t.value(p, key, &o.value);
-        let v = v.as_str();
-        if let Some(twin) = twin {
-            t.twin(&mut spec, &mut singles, twin, p, key, v);
-            continue;
-        }
-        if let Some(k) = context_key {
-            if let Err(e) = spec.extras.context.set(k, v) {
-                t.error(p, format!("invalid {key}={v}: {e}"));
-            }
-            continue;
-        }
-        match (sec, key) {
-            ("Unit", "Documentation") => {}
-            // What flotilla does with every unit: one no target needs
-            // (any more) is stopped.
-            ("Unit", "StopWhenUnneeded") if sd_bool(v).is_none() => {
-                t.error(p, format!("invalid StopWhenUnneeded={v}: not a boolean"));
-            }
-            // flotilla has no job queue: an `OnFailure=` unit is started
-            // and no later request cancels that, as `replace-irreversibly`
-            // asks. Isolating (switching the target) on a failure is not
-            // done.
-            ("Unit", "OnFailureJobMode") => match v {
-                "" | "replace" | "replace-irreversibly" => {}
-                "fail" | "flush" | "isolate" | "ignore-dependencies" | "ignore-requirements" => {
-                    t.warn(
-                        p,
-                        format!("OnFailureJobMode={v} is run as replace: the OnFailure= units are started"),
-                    )
-                }
-                _ => t.error(
-                    p,
-                    format!(
-                        "invalid OnFailureJobMode={v} (replace, replace-irreversibly, fail, flush, isolate, ignore-dependencies, ignore-requirements)"
-                    ),
-                ),
-            },
-            // The name the service takes on D-Bus: for `Type=dbus`, its
-            // readiness (warned about with the type); for any other type
-            // only a label (systemd uses it to map a bus name to the unit).
-            ("Service", "BusName") if !v.is_empty() && !valid_bus_name(v) => {
-                t.error(p, format!("invalid BusName={v}: not a D-Bus well-known name"));
-            }
-            ("Unit", "Requires") => t.deps(&mut requires, p, "Requires", v),
-            ("Unit", "BindsTo") => t.deps(&mut requires, p, "BindsTo", v),
-            ("Unit", "Wants") => t.deps(&mut wants, p, "Wants", v),
-            ("Unit", "RequiresMountsFor") => {
-                for path in v.split_whitespace() {
-                    if t.absolute(p, key, path).is_none() {
-                        continue;
-                    }
-                    for name in mount::mounts_for(path).into_iter().filter(|m| m != unit_name) {
-                        mounts_for.push(Dep { name, pos: p });
-                    }
-                }
-            }
-            ("Unit", "DefaultDependencies") => match sd_bool(v) {
-                Some(b) => default_deps = b,
-                None => t.error(p, format!("invalid DefaultDependencies={v}: not a boolean")),
-            },
-            ("Service", "Type") => match v {
-                "" | "simple" | "exec" | "idle" | "notify" | "forking" | "oneshot" => {}
-                "dbus" => t.warn(
-                    p,
-                    "Type=dbus is run as foreground-supervised: readiness on BusName= is not supported",
-                ),
-                "notify-reload" => t.warn(
-                    p,
-                    "Type=notify-reload is run as foreground-notified: reloading by signal is not supported",
-                ),
-                _ => t.error(p, format!("invalid Type={v} (simple, exec, notify, forking, oneshot, idle)")),
-            },
-            ("Service", "ExecStart") => {
-                if v.is_empty() {
-                    exec_start.clear();
-                }
-                for c in t.commands(p, key, v) {
-                    exec_start.push((c, p));
-                }
-            }
-            ("Service", "Restart") => {
-                let policy = match v {
-                    "" | "no" => Some(RestartPolicy::No),
-                    "on-failure" => Some(RestartPolicy::OnFailure),
-                    "on-abnormal" | "on-abort" | "on-watchdog" => {
-                        t.warn(p, format!("Restart={v} is run as on-failure (restart after any failure)"));
-                        Some(RestartPolicy::OnFailure)
-                    }
-                    "always" => Some(RestartPolicy::Always),
-                    "on-success" => {
-                        t.warn(p, "Restart=on-success is run as always (restart after any exit)");
-                        Some(RestartPolicy::Always)
-                    }
-                    _ => {
-                        t.error(
-                            p,
-                            format!(
-                                "invalid Restart={v} (no, on-success, on-failure, on-abnormal, on-watchdog, on-abort, always)"
-                            ),
-                        );
-                        None
-                    }
-                };
-                if let Some(policy) = policy {
-                    spec.restart = policy;
-                    restart_at = Some((v.to_string(), p));
-                }
-            }
-            ("Service", "RestartSec") => {
-                if v.is_empty() {
-                    restart_sec = None;
-                } else {
-                    match parse_timespan(v) {
-                        Ok(d) => restart_sec = Some(d),
-                        Err(e) => t.error(p, format!("invalid RestartSec={v}: {e}")),
-                    }
-                }
-            }
-            ("Service", "TimeoutStartSec" | "TimeoutStopSec" | "TimeoutSec") => {
-                // Empty: back to the defaults; 0 or infinity: no timeout.
-                let (start, stop) = if v.is_empty() {
-                    (start_default, SYSTEMD_DEFAULT_TIMEOUT)
-                } else {
-                    match timeout(v) {
-                        Ok(d) => (d, d),
-                        Err(e) => {
-                            t.error(p, format!("invalid {key}={v}: {e}"));
-                            continue;
-                        }
-                    }
-                };
-                if key != "TimeoutStopSec" {
-                    spec.start_timeout = start;
-                }
-                if key != "TimeoutStartSec" {
-                    spec.stop_timeout = stop;
-                }
-            }
-            ("Service", "WorkingDirectory") => {
-                spec.extras.working_directory = None;
-                let optional = v.starts_with('-');
-                spec.extras.working_directory_optional = optional.then_some(true);
-                let path = v.strip_prefix('-').unwrap_or(v);
-                if path == "~" {
-                    t.warn(p, "WorkingDirectory=~ (the user's home directory) is not supported, ignored");
-                } else if !path.is_empty() {
-                    spec.extras.working_directory = t.absolute(p, key, path);
-                }
-            }
-            // flotilla takes a notify message from the main process and
-            // the processes of the session it leads (`docs/units.md`).
-            ("Service", "NotifyAccess") => match v {
-                "" | "main" | "exec" | "all" => {}
-                "none" => t.warn(
-                    p,
-                    "NotifyAccess=none is not supported: messages from the main process and its session are taken",
-                ),
-                _ => t.error(p, format!("invalid NotifyAccess={v} (none, main, exec, all)")),
-            },
-            ("Service", "PIDFile") => {
-                if kind.row().ready != Ready::Pidfile {
-                    t.warn(p, "PIDFile= is used only with Type=forking, ignored");
-                } else if v.is_empty() {
-                    pidfile = None;
-                } else if Path::new(v).is_absolute() {
-                    pidfile = Some(PathBuf::from(v));
-                } else {
-                    // systemd: a relative PIDFile= is under /run.
-                    pidfile = Some(Path::new("/run").join(v));
-                }
-            }
-            ("Service", "PermissionsStartOnly") => match sd_bool(v) {
-                Some(b) => permissions_start_only = b,
-                None => t.error(p, format!("invalid PermissionsStartOnly={v}: not a boolean")),
-            },
-            // Not in SPECIAL: read above.
-            _ => {}
-        }
-    }
+    read_keys(&mut r, options, positions, &n.suffix);
+    let Reading {
+        mut t,
+        mut spec,
+        exec_start,
+        singles,
+        requires,
+        mut wants,
+        mounts_for,
+        pidfile,
+        restart_sec,
+        restart_at,
+        permissions_start_only,
+        default_deps,
+        mount_keys,
+        ..
+    } = r;
 
     // The main command (none: [`Tr::rules`]); a oneshot's others run
     // after it, in order.
@@ -506,5 +297,59 @@ pub(crate) fn translate_at(
         spec,
         origin,
         diagnostics: diags,
+    }
+}
+
+/// Every key of the file, in order, read by its rule ([`rules::rule_of`]);
+/// `suffix` is the unit's (`service`, `mount` …).
+fn read_keys(r: &mut Reading<'_>, options: &[UnitOption], positions: &[Pos], suffix: &str) {
+    let is_mount = suffix == "mount";
+    for (i, o) in options.iter().enumerate() {
+        let p = positions.get(i).copied().unwrap_or_default();
+        let (sec, key) = (o.section.as_str(), o.name.as_str());
+        let rule = rules::rule_of(sec, key, r.t.kind, is_mount);
+        let not_here = || {
+            format!(
+                "[{sec}] {key}= does not apply to a .{} unit, ignored",
+                suffix
+            )
+        };
+        match rule {
+            Rule::Ignored => {}
+            Rule::Unsupported => {
+                r.t.warn(p, format!("[{sec}] {key}= is not supported, ignored"))
+            }
+            Rule::NotThisType => r.t.warn(p, not_here()),
+            // A mount's section is read with its value expanded first, as
+            // systemd does, whatever then becomes of it.
+            Rule::Mount(read) => {
+                let v = r.t.value(p, key, &o.value);
+                if let Some(m) = r.mount_keys.as_mut() {
+                    read(m, &mut r.t, p, key, &v);
+                }
+            }
+            Rule::MountUnsupported => {
+                r.t.value(p, key, &o.value);
+                r.t.warn(p, format!("[{sec}] {key}= is not supported, ignored"));
+            }
+            Rule::OtherSection => {
+                r.t.value(p, key, &o.value);
+                r.t.warn(p, not_here());
+            }
+            Rule::Twin(twin) => {
+                let v = r.t.value(p, key, &o.value);
+                r.t.twin(&mut r.spec, &mut r.singles, twin, p, key, &v);
+            }
+            Rule::Context(k) => {
+                let v = r.t.value(p, key, &o.value);
+                if let Err(e) = r.spec.extras.context.set(k, &v) {
+                    r.t.error(p, format!("invalid {key}={v}: {e}"));
+                }
+            }
+            Rule::Own(read) => {
+                let v = r.t.value(p, key, &o.value);
+                read(r, p, key, &v);
+            }
+        }
     }
 }
