@@ -6,7 +6,7 @@
 
 use flotilla_units::protocol::UnitStatus;
 use flotilla_units::spec::UnitType;
-use flotilla_units::state::UnitState;
+use flotilla_units::state::{FailureKind, UnitState};
 
 /// The unit-type suffixes systemd knows.
 pub const SUFFIXES: [&str; 11] = [
@@ -102,35 +102,16 @@ pub fn sub_state(kind: UnitType, state: UnitState) -> &'static str {
     }
 }
 
-/// systemd's `Result` of a unit: `success`, or why it failed, read off
-/// the init's status words.
+/// systemd's `Result` of a unit: `success`, or why it failed, as the
+/// init says it (`result` in the unit's status).
 pub fn result(s: &UnitStatus) -> &'static str {
-    if s.state != UnitState::Failed {
-        return "success";
-    }
-    let words = s.status.to_ascii_lowercase();
-    if words.contains("timed out") || words.contains("timeout") {
-        "timeout"
-    } else if words.contains("signal") || words.contains("killed") {
-        "signal"
-    } else if words.contains("exit status") || words.contains("exit code") {
-        "exit-code"
-    } else {
-        "resources"
-    }
+    s.result.map_or("success", FailureKind::as_str)
 }
 
-/// The main process's exit status, read off `exit status N` in the init's
-/// status words (0 when there is none).
+/// The exit status (or killing signal) of the process whose end failed
+/// the unit, as the init says it; 0 when there is none.
 pub fn exit_status(s: &UnitStatus) -> i32 {
-    s.status
-        .split("exit status ")
-        .nth(1)
-        .and_then(|rest| {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse().ok()
-        })
-        .unwrap_or(0)
+    s.exit_status.unwrap_or(0)
 }
 
 /// Microseconds since the epoch of an RFC 3339 UTC time as the init

@@ -43,6 +43,8 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         timer: None,
         not_applied: Vec::new(),
         dropping_lines: None,
+        result: None,
+        exit_status: None,
     }
 }
 

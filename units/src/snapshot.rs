@@ -244,6 +244,13 @@ pub struct UnitCarry {
     /// Why the current stop happens, when it is a failure.
     #[serde(default)]
     pub failure: Option<String>,
+    /// The failure's kind, in systemd's words (absent: from a snapshot
+    /// written before the kind was kept; read as `resources`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<crate::state::FailureKind>,
+    /// The failure's exit status or signal number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_exit: Option<i32>,
     /// The target a waiting unit is blocked by.
     #[serde(default)]
     pub blocked_by: Option<String>,
@@ -293,6 +300,8 @@ impl UnitCarry {
             self_stop: false,
             dead_leader: None,
             failure: None,
+            failure_kind: None,
+            failure_exit: None,
             blocked_by: None,
             script_group: None,
             pidfile_tries: 0,

@@ -99,6 +99,8 @@ prop_compose! {
             status: texts.0,
             notify_status: texts.1,
             failure: texts.2,
+            failure_kind: None,
+            failure_exit: None,
             blocked_by: None,
             start_at: times.0,
             active_at: times.1,

@@ -61,6 +61,50 @@ impl std::fmt::Display for UnitState {
     }
 }
 
+/// Why a unit failed, in systemd's words for a unit's `Result=` (what
+/// `systemctl show -p Result` prints and the D-Bus interface serves), so
+/// that no reader has to guess it from the status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// A process exited with a status other than success.
+    ExitCode,
+    /// A signal killed a process.
+    Signal,
+    /// A start or stop took longer than its timeout.
+    Timeout,
+    /// The service stopped pinging its watchdog.
+    Watchdog,
+    /// More starts than the start limit allows in its interval.
+    StartLimitHit,
+    /// A socket or path unit fired more often than its trigger limit.
+    TriggerLimitHit,
+    /// The daemon did not say where it runs (no usable PID file).
+    Protocol,
+    /// Something the unit needs could not be made: a process not spawned,
+    /// a socket not bound, a command missing.
+    Resources,
+    /// An `Assert…=` did not hold.
+    Assert,
+}
+
+impl FailureKind {
+    /// systemd's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::ExitCode => "exit-code",
+            FailureKind::Signal => "signal",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Watchdog => "watchdog",
+            FailureKind::StartLimitHit => "start-limit-hit",
+            FailureKind::TriggerLimitHit => "trigger-limit-hit",
+            FailureKind::Protocol => "protocol",
+            FailureKind::Resources => "resources",
+            FailureKind::Assert => "assert",
+        }
+    }
+}
+
 /// The three kinds of dependency (docs/contract.md §4), ordering (`after`), the link
 /// from an alternative target to a provider it did not choose, and the
 /// two that pull a unit in without ordering (`wants`, `requires`).

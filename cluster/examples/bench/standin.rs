@@ -61,6 +61,8 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         timer: None,
         not_applied: Vec::new(),
         dropping_lines: None,
+        result: None,
+        exit_status: None,
     }
 }
 

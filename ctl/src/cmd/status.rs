@@ -368,6 +368,8 @@ pub(crate) mod tests {
             timer: None,
             not_applied: Vec::new(),
             dropping_lines: None,
+            result: None,
+            exit_status: None,
         }
     }
 

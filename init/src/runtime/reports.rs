@@ -160,6 +160,8 @@ impl<S: Sys> Runtime<S> {
                 .get(id)
                 .and_then(|s| s.io.as_deref())
                 .and_then(|io| io.limiter.dropping(now, io.limit)),
+            result: v.failure.map(|(kind, _)| kind),
+            exit_status: v.failure.and_then(|(_, exit)| exit),
         })
     }
 

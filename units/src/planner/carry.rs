@@ -10,11 +10,12 @@
 //! A unit that is up stays up and keeps its PIDs: the rules see it as they
 //! saw it before the re-exec.
 
-use super::record::{Phase, Status, Timer};
+use super::record::{Failure, Phase, Status, Timer};
 use super::wants::WantLife;
 use super::{Planner, PlannerOptions, Role};
 use crate::graph::{Graph, UnitId};
 use crate::snapshot::{PhaseCarry, RoleCarry, TimerCarry, TimerKind, UnitCarry, WantCarry};
+use crate::state::FailureKind;
 use crate::time::Instant;
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,7 +82,9 @@ impl Planner {
             exit_ok: r.exit_ok,
             self_stop: r.self_stop,
             dead_leader: r.dead_leader,
-            failure: rare.failure.clone(),
+            failure: rare.failure.as_ref().map(|f| f.why.clone()),
+            failure_kind: rare.failure.as_ref().map(|f| f.kind),
+            failure_exit: rare.failure.as_ref().and_then(|f| f.exit),
             blocked_by: rare.blocked_by.clone(),
             script_group: rare.script_group,
             pidfile_tries: rare.pidfile_tries,
@@ -192,7 +195,11 @@ impl Planner {
             || c.pidfile_deadline.is_some()
         {
             let rare = r.rare_mut();
-            rare.failure = c.failure;
+            rare.failure = c.failure.map(|why| Failure {
+                kind: c.failure_kind.unwrap_or(FailureKind::Resources),
+                exit: c.failure_exit,
+                why,
+            });
             rare.blocked_by = c.blocked_by;
             rare.script_group = c.script_group;
             rare.pidfile_tries = c.pidfile_tries;

@@ -4,9 +4,9 @@
 //! a few bytes per unit; and [`Record`], the rest (processes, timer, restart
 //! count, times, status text), written on transitions and read for views.
 
-use super::facts::Role;
+use super::facts::{ExitStatus, Role};
 use crate::spec::UnitSpec;
-use crate::state::UnitState;
+use crate::state::{FailureKind, UnitState};
 use crate::time::Instant;
 use std::sync::Arc;
 use std::time::Duration;
@@ -206,13 +206,52 @@ pub(super) struct Record {
     pub rare: Option<Box<Rare>>,
 }
 
+/// A unit's failure: what kind it is, the exit status or signal of the
+/// process whose end it was, and the words of the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    /// systemd's word for it.
+    pub kind: FailureKind,
+    /// The exit status, or the number of the signal that killed it.
+    pub exit: Option<i32>,
+    /// What the status line says.
+    pub why: String,
+}
+
+impl Failure {
+    /// A failure with no process status.
+    pub fn new(kind: FailureKind, why: String) -> Failure {
+        Failure {
+            kind,
+            exit: None,
+            why,
+        }
+    }
+
+    /// A process's end that is a failure, with `why` as its words. A
+    /// clean exit is one only by when it came (before the service said it
+    /// was ready): systemd calls that `protocol`.
+    pub fn of_exit(status: ExitStatus, why: String) -> Failure {
+        let (kind, exit) = match status {
+            ExitStatus::Code(0) => (FailureKind::Protocol, 0),
+            ExitStatus::Code(c) => (FailureKind::ExitCode, c),
+            ExitStatus::Signal(s) => (FailureKind::Signal, s),
+        };
+        Failure {
+            kind,
+            exit: Some(exit),
+            why,
+        }
+    }
+}
+
 /// The part of a [`Record`] that is seldom set (after a failure, while
 /// blocked, for a `background-scripted` unit, for a pidfile read again),
 /// boxed so that the record every unit has stays small.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Rare {
     /// Why the current stop happens, when it is a failure.
-    pub failure: Option<String>,
+    pub failure: Option<Failure>,
     /// The failed or missing target a waiting unit is blocked by.
     pub blocked_by: Option<String>,
     /// The process group a `background-scripted` start script left behind

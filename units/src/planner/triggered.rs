@@ -13,7 +13,7 @@ use super::record::{count_in_window, Phase, Status};
 use super::Planner;
 use crate::graph::UnitId;
 use crate::spec::Ready;
-use crate::state::UnitState;
+use crate::state::{FailureKind, UnitState};
 use crate::trigger::{Activation, TriggerLimit};
 
 /// A unit in T, and the trigger that put it there.
@@ -194,7 +194,11 @@ impl Planner {
         let n = count_in_window(fires, now, limit.interval);
         if limit.burst > 0 && n > limit.burst {
             self.actions.push(Action::Disarm { unit: t });
-            self.fail(t, "trigger limit hit".to_string());
+            self.fail(
+                t,
+                FailureKind::TriggerLimitHit,
+                "trigger limit hit".to_string(),
+            );
             return true;
         }
         false

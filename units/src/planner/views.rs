@@ -5,7 +5,7 @@ use super::facts::Role;
 use super::record::{Phase, Status, Timer};
 use super::Planner;
 use crate::graph::{Graph, UnitId};
-use crate::state::UnitState;
+use crate::state::{FailureKind, UnitState};
 use crate::time::Instant;
 use std::time::Duration;
 
@@ -38,6 +38,9 @@ pub struct UnitView {
     pub end_at: Option<Instant>,
     /// A condition failed at its last start: it was skipped.
     pub skipped: bool,
+    /// While it is failed: why, in systemd's words, and the exit status
+    /// or signal of the process whose end it was.
+    pub failure: Option<(FailureKind, Option<i32>)>,
 }
 
 impl Planner {
@@ -107,6 +110,9 @@ impl Planner {
             active_at: rec.active_at,
             end_at: rec.end_at,
             skipped: rec.rare().skipped,
+            failure: (unit.state == UnitState::Failed)
+                .then(|| rec.rare().failure.as_ref().map(|f| (f.kind, f.exit)))
+                .flatten(),
         })
     }
 

@@ -83,6 +83,14 @@ pub struct UnitStatus {
     /// when the window ends or the output does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropping_lines: Option<u64>,
+    /// While the unit is failed: why, in systemd's words (`exit-code`,
+    /// `signal`, `timeout`, `watchdog`, `start-limit-hit`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<crate::state::FailureKind>,
+    /// With `result`: the exit status of the process whose end was the
+    /// failure, or the number of the signal that killed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).

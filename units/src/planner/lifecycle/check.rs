@@ -5,10 +5,10 @@
 
 use super::super::conditions::CheckOutcome;
 use super::super::facts::Action;
-use super::super::record::{Phase, Status};
+use super::super::record::{Failure, Phase, Status};
 use super::super::Planner;
 use crate::graph::UnitId;
-use crate::state::UnitState;
+use crate::state::{FailureKind, UnitState};
 
 impl Planner {
     /// `Idle` + start rule, for a unit with conditions: `Check`, the init
@@ -49,7 +49,7 @@ impl Planner {
                 rec.running_spec = None;
                 rec.restart_due = false;
                 let why = format!("assertion failed: {why}");
-                rec.rare_mut().failure = Some(why.clone());
+                rec.rare_mut().failure = Some(Failure::new(FailureKind::Assert, why.clone()));
                 self.set_state(u, UnitState::Failed, why);
             }
         }

@@ -13,6 +13,7 @@ use super::record::{Phase, Record, Timer};
 use super::Planner;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Ready, RestartPolicy, Signal, UnitSpec};
+use crate::state::FailureKind;
 use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,11 +94,13 @@ impl Planner {
                 self.pre_exited(u, n, status)
             }
             (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
-            | (P::Main, E::SpawnFailed(role @ Role::Main, error)) => {
-                self.fail(u, format!("{}: {error}", role.key()))
-            }
+            | (P::Main, E::SpawnFailed(role @ Role::Main, error)) => self.fail(
+                u,
+                FailureKind::Resources,
+                format!("{}: {error}", role.key()),
+            ),
             (P::Pre(_) | P::Main, E::Timer(Timer::Start)) => {
-                self.fail(u, "start timed out".to_string())
+                self.fail(u, FailureKind::Timeout, "start timed out".to_string())
             }
             (P::Main, E::Spawned(Role::Main, pid)) if rec.main_pid.is_none() => {
                 self.main_spawned(u, pid)
@@ -114,15 +117,19 @@ impl Planner {
             }
             (P::Main, E::Exited(Role::Then(n), _, status)) => self.then_exited(u, n, status),
             (P::Main, E::Exited(Role::Post(n), _, status)) => self.post_exited(u, n, status),
-            (P::Main, E::SpawnFailed(role @ (Role::Then(_) | Role::Post(_)), error)) => {
-                self.fail(u, format!("{}: {error}", role.key()))
-            }
+            (P::Main, E::SpawnFailed(role @ (Role::Then(_) | Role::Post(_)), error)) => self.fail(
+                u,
+                FailureKind::Resources,
+                format!("{}: {error}", role.key()),
+            ),
             (P::Main, E::Pidfile(result)) => self.pidfile_read(u, result),
             (P::Main, E::Timer(Timer::Pidfile)) => self.read_pidfile(u),
 
             // Up, and reloading.
             (P::Up, E::Reload) => self.begin_reload(u),
-            (P::Up, E::Timer(Timer::Watchdog)) => self.fail(u, "watchdog timeout".to_string()),
+            (P::Up, E::Timer(Timer::Watchdog)) => {
+                self.fail(u, FailureKind::Watchdog, "watchdog timeout".to_string())
+            }
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
             (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
             (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),
@@ -137,7 +144,7 @@ impl Planner {
             // stops at once.
             (P::Up, E::Timer(Timer::Elapse)) => self.timer_elapsed(u),
             (P::Main, E::Armed(Ok(()))) => self.trigger_armed(u),
-            (P::Main, E::Armed(Err(why))) => self.fail(u, why),
+            (P::Main, E::Armed(Err(why))) => self.fail(u, FailureKind::Resources, why),
             (P::Up, E::Fired) => self.event_fired(u),
             (P::Up, E::Accepted(instance)) => self.connection_accepted(u, instance),
             (P::Up | P::Main, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => {

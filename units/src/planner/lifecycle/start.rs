@@ -2,11 +2,11 @@
 //! commands and the main process to `Up`, and reloading.
 
 use super::super::facts::{Action, ExitStatus, Role, Whom};
-use super::super::record::{count_in_window, Phase, Status, Timer};
+use super::super::record::{count_in_window, Failure, Phase, Status, Timer};
 use super::super::Planner;
 use crate::graph::UnitId;
 use crate::spec::{defaults, Ready, Runs, Signal};
-use crate::state::UnitState;
+use crate::state::{FailureKind, UnitState};
 use std::time::Duration;
 
 impl Planner {
@@ -72,7 +72,7 @@ impl Planner {
             "start limit hit: more than {burst} starts in {}",
             crate::duration::format_duration(interval)
         );
-        rec.rare_mut().failure = Some(why.clone());
+        rec.rare_mut().failure = Some(Failure::new(FailureKind::StartLimitHit, why.clone()));
         self.set_state(u, UnitState::Failed, why);
         self.start_on_failure(u);
         self.tell_dependents(u);
@@ -128,7 +128,7 @@ impl Planner {
             self.set_state(u, UnitState::Starting, arm.arming_status());
             self.actions.push(Action::Arm { unit: u, spec });
         } else {
-            self.fail(u, "no exec-start".to_string());
+            self.fail(u, FailureKind::Resources, "no exec-start".to_string());
         }
     }
 
@@ -189,7 +189,7 @@ impl Planner {
             )
         };
         if !status.success() && !ignore {
-            self.fail(u, format!("exec-start-pre: {}", status.describe()));
+            self.fail_status(u, status, format!("exec-start-pre: {}", status.describe()));
             return;
         }
         let next = n + 1;
@@ -334,7 +334,7 @@ impl Planner {
             )
         };
         if !status.success() && !ignore {
-            self.fail(u, format!("exec-start-post: {}", status.describe()));
+            self.fail_status(u, status, format!("exec-start-post: {}", status.describe()));
             return;
         }
         let next = n + 1;
@@ -379,7 +379,11 @@ impl Planner {
             (None, _) => self.now,
         };
         if self.now >= deadline {
-            self.fail(u, format!("pidfile: {e} (start timed out)"));
+            self.fail(
+                u,
+                FailureKind::Protocol,
+                format!("pidfile: {e} (start timed out)"),
+            );
             return;
         }
         let rare = self.records[i].rare_mut();

@@ -4,11 +4,11 @@
 //! `disabled`.
 
 use super::super::facts::{ExitStatus, Role};
-use super::super::record::{Phase, Status, Timer};
+use super::super::record::{Failure, Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
 use crate::graph::UnitId;
 use crate::spec::{defaults, RestartPolicy, Runs, Signal};
-use crate::state::UnitState;
+use crate::state::{FailureKind, UnitState};
 use std::time::Duration;
 
 impl Planner {
@@ -17,9 +17,16 @@ impl Planner {
     /// signal, timeout, spawn or pidfile error) counts for `on-failure`;
     /// `always` also restarts after a clean exit, which reaches here from
     /// [`Planner::main_exited`].
-    pub(in crate::planner) fn fail(&mut self, u: UnitId, why: String) {
+    pub(in crate::planner) fn fail(&mut self, u: UnitId, kind: FailureKind, why: String) {
         let restart = self.restart_policy(u) != RestartPolicy::No;
-        self.fail_restarting(u, why, restart);
+        self.fail_restarting(u, Failure::new(kind, why), restart);
+    }
+
+    /// A failure by a helper's exit (`exec-start-pre`, `exec-start-post`):
+    /// as [`Self::fail`], of that exit's kind.
+    pub(super) fn fail_status(&mut self, u: UnitId, status: ExitStatus, why: String) {
+        let restart = self.restart_policy(u) != RestartPolicy::No;
+        self.fail_restarting(u, Failure::of_exit(status, why), restart);
     }
 
     /// A failure by an exit status of the main process: as [`Self::fail`],
@@ -33,13 +40,14 @@ impl Planner {
             extras.restart_force_exit_status.contains(status)
                 || self.restart_policy(u) != RestartPolicy::No
         };
-        self.fail_restarting(u, why, restart);
+        self.fail_restarting(u, Failure::of_exit(status, why), restart);
     }
 
-    fn fail_restarting(&mut self, u: UnitId, why: String, restart: bool) {
+    fn fail_restarting(&mut self, u: UnitId, failure: Failure, restart: bool) {
         let i = u.index();
         self.records[i].restart_due = restart;
-        self.records[i].rare_mut().failure = Some(why.clone());
+        let why = failure.why.clone();
+        self.records[i].rare_mut().failure = Some(failure);
         if self.units[i].up() {
             let rec = &self.records[i];
             if rec.main_pid.is_some() || rec.helper.is_some() {
@@ -151,7 +159,7 @@ impl Planner {
                 rec.status = Status::Fixed("exit status 0");
             } else {
                 rec.restart_due = restart != RestartPolicy::No;
-                rec.rare_mut().failure = Some(status.describe());
+                rec.rare_mut().failure = Some(Failure::of_exit(status, status.describe()));
             }
         }
         self.check_stopped(u);
@@ -314,7 +322,7 @@ impl Planner {
         rec.running_spec = None;
         let required = self.is_required(u) && !self.shutting_down;
         let rec = &mut self.records[i];
-        if let Some(why) = rec.rare().failure.clone() {
+        if let Some(why) = rec.rare().failure.as_ref().map(|f| f.why.clone()) {
             if was_active_long {
                 rec.attempt = 0;
             }

@@ -5,12 +5,12 @@
 //! checks the phase, the state and the actions it asked for.
 
 use super::super::facts::{Action, ExitStatus, Fact, Notify, Role};
-use super::super::record::{Phase, Timer};
+use super::super::record::{Failure, Phase, Timer};
 use super::super::{Planner, PlannerOptions};
 use super::Event;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
-use crate::state::UnitState;
+use crate::state::{FailureKind, UnitState};
 use crate::time::Instant;
 
 const U: UnitId = UnitId(0);
@@ -290,8 +290,11 @@ fn pre_spawn_failed_fails_the_start() {
     assert_eq!(a, ["spawn StopPost(0)"]);
     assert_eq!(t.phase(), Phase::StopPost(0));
     assert_eq!(
-        t.p.records[0].rare().failure.as_deref(),
-        Some("exec-start-pre: no such file")
+        t.p.records[0].rare().failure,
+        Some(Failure::new(
+            FailureKind::Resources,
+            "exec-start-pre: no such file".into()
+        ))
     );
 }
 
@@ -391,8 +394,15 @@ fn main_exit_before_ready_is_a_failure_or_hands_over() {
     let a = t.step(Event::Exited(Role::Main, 11, OK));
     assert_eq!(a, ["SIGKILL to Group(11)", "spawn StopPost(0)"]);
     assert_eq!(
-        t.p.records[0].rare().failure.as_deref(),
-        Some("exit status 0 before it was ready")
+        t.p.records[0].rare().failure,
+        Some(Failure::of_exit(
+            OK,
+            "exit status 0 before it was ready".into()
+        ))
+    );
+    assert_eq!(
+        t.p.records[0].rare().failure.as_ref().map(|f| f.kind),
+        Some(FailureKind::Protocol)
     );
 
     // A oneshot's exit 0 is `exited`.
@@ -478,8 +488,12 @@ fn up_main_exit_is_exited_or_a_failure() {
     let a = t.step(Event::Exited(Role::Main, 11, ExitStatus::Signal(9)));
     assert_eq!(a, ["SIGKILL to Group(11)", "spawn StopPost(0)"]);
     assert_eq!(
-        t.p.records[0].rare().failure.as_deref(),
-        Some("killed by SIGKILL")
+        t.p.records[0].rare().failure,
+        Some(Failure {
+            kind: FailureKind::Signal,
+            exit: Some(9),
+            why: "killed by SIGKILL".into()
+        })
     );
 }
 
