@@ -353,6 +353,11 @@ fn a_daemon_that_stops_pinging_its_watchdog_fails() {
     std::fs::remove_file(&ping).expect("rm ping");
     let st = init.wait_state("dog", UnitState::Failed);
     assert!(st.status.contains("watchdog timeout"), "{st:?}");
+    assert_eq!(
+        st.result,
+        Some(flotilla_units::state::FailureKind::Watchdog),
+        "{st:?}"
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@
 
 use flotilla_tests::init::TestDir;
 use flotilla_tests::{procs, wait_for, WAIT};
-use flotilla_units::state::UnitState;
+use flotilla_units::state::{FailureKind, UnitState};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -465,6 +465,8 @@ fn oneshot_exit_codes() {
     init.wait_state("ok", UnitState::Starting);
     let b = init.wait_state("bad", UnitState::Failed);
     assert!(b.status.contains("exit status 3"), "{b:?}");
+    assert_eq!(b.result, Some(FailureKind::ExitCode), "{b:?}");
+    assert_eq!(b.exit_status, Some(3), "{b:?}");
     assert_eq!(b.restarts, 0);
     touch(&dir, "go");
     let u = init.wait_state("ok", UnitState::Exited);
