@@ -55,40 +55,53 @@ supervisor; SIGTERM, SIGINT or `initctl poweroff` stop every unit and exit 0.
 ";
 
 impl Args {
-    /// Parses the arguments after the program name.
+    /// Parses the arguments after the program name (`lexopt`: `--flag
+    /// VALUE` and `--flag=VALUE`, `-h`, `-V`).
     pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
+        use lexopt::Arg::{Long, Short, Value};
         let mut a = Args::default();
-        let mut it = args.into_iter();
-        while let Some(arg) = it.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-                _ => (arg.clone(), None),
+        let mut p = lexopt::Parser::from_args(args);
+        while let Some(arg) = p.next().map_err(usage_error)? {
+            let flag = match arg {
+                Long(name) => format!("--{name}"),
+                Short(c) => format!("-{c}"),
+                Value(v) => return Err(format!("unknown argument `{}`", v.to_string_lossy())),
             };
-            let mut value = |name: &str| -> Result<String, String> {
-                match inline.clone().or_else(|| it.next()) {
-                    Some(v) if !v.is_empty() => Ok(v),
-                    _ => Err(format!("{name} needs a value")),
+            let mut value = || -> Result<String, String> {
+                match p.value().map(|v| v.into_string()) {
+                    Ok(Ok(v)) if !v.is_empty() => Ok(v),
+                    Ok(Err(_)) => Err(format!("{flag}: the value is not UTF-8")),
+                    _ => Err(format!("{flag} needs a value")),
                 }
             };
             match flag.as_str() {
                 "--units" => {
-                    let dir = PathBuf::from(value("--units")?);
+                    let dir = PathBuf::from(value()?);
                     match a.units {
                         None => a.units = Some(dir),
                         Some(_) => a.more_units.push(dir),
                     }
                 }
-                "--target" => a.target = Some(value("--target")?),
-                "--control" => a.control = Some(PathBuf::from(value("--control")?)),
-                "--config" => a.config = Some(PathBuf::from(value("--config")?)),
-                "--log-dir" => a.log_dir = Some(PathBuf::from(value("--log-dir")?)),
+                "--target" => a.target = Some(value()?),
+                "--control" => a.control = Some(PathBuf::from(value()?)),
+                "--config" => a.config = Some(PathBuf::from(value()?)),
+                "--log-dir" => a.log_dir = Some(PathBuf::from(value()?)),
                 "--check" => a.check = true,
                 "-h" | "--help" => a.help = true,
                 "-V" | "--version" => a.version = true,
-                other => return Err(format!("unknown argument `{other}`")),
+                _ => return Err(format!("unknown argument `{flag}`")),
             }
         }
         Ok(a)
+    }
+}
+
+/// lexopt's own errors in the words of the init's: a flag given a value
+/// it does not take (`--check=yes`).
+fn usage_error(e: lexopt::Error) -> String {
+    match e {
+        lexopt::Error::UnexpectedValue { option, .. } => format!("{option} takes no value"),
+        other => other.to_string(),
     }
 }
 
@@ -396,6 +409,22 @@ mod tests {
             parse(&["--target="]),
             Err("--target needs a value".to_string())
         );
+        assert_eq!(
+            parse(&["--bogus=1"]),
+            Err("unknown argument `--bogus`".to_string())
+        );
+        assert_eq!(
+            parse(&["/etc/units"]),
+            Err("unknown argument `/etc/units`".to_string())
+        );
+        assert_eq!(
+            parse(&["--check=yes"]),
+            Err("--check takes no value".to_string())
+        );
+        // A value may start with a dash; short flags may be grouped.
+        let a = parse(&["--target", "-x", "-hV"]).unwrap_or_default();
+        assert_eq!(a.target.as_deref(), Some("-x"));
+        assert!(a.help && a.version);
     }
 
     #[test]
