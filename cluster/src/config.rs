@@ -104,36 +104,36 @@ pub fn parse_args(
         "--api-key",
         "--api-client-ca",
     ];
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if a == "-h" || a == "--help" {
-            return Ok(Parsed::Print(USAGE.to_string()));
-        }
-        if a == "--version" {
-            return Ok(Parsed::Print(format!(
-                "clusterd {}",
-                env!("CARGO_PKG_VERSION")
-            )));
-        }
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (a, None),
-        };
-        let Some(flag) = known.iter().find(|k| **k == name) else {
-            return Err(format!("unknown argument {a:?}\n{USAGE}"));
-        };
-        let value = match inline {
-            Some(v) => v,
-            None => {
-                i += 1;
-                args.get(i)
-                    .cloned()
-                    .ok_or_else(|| format!("{flag} needs a value"))?
+    let mut p = lexopt::Parser::from_args(args);
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        let given = match arg {
+            lexopt::Arg::Short('h') | lexopt::Arg::Long("help") => {
+                return Ok(Parsed::Print(USAGE.to_string()))
             }
+            lexopt::Arg::Long("version") => {
+                return Ok(Parsed::Print(format!(
+                    "clusterd {}",
+                    env!("CARGO_PKG_VERSION")
+                )))
+            }
+            lexopt::Arg::Long(name) => format!("--{name}"),
+            lexopt::Arg::Short(c) => format!("-{c}"),
+            lexopt::Arg::Value(v) => v.to_string_lossy().into_owned(),
         };
+        let Some(flag) = known.iter().find(|k| **k == given) else {
+            // The argument as it was written, `=VALUE` included.
+            let written = match p.optional_value() {
+                Some(v) => format!("{given}={}", v.to_string_lossy()),
+                None => given,
+            };
+            return Err(format!("unknown argument {written:?}\n{USAGE}"));
+        };
+        let value = p
+            .value()
+            .map_err(|_| format!("{flag} needs a value"))?
+            .into_string()
+            .map_err(|_| format!("{flag}: the value is not UTF-8"))?;
         flags.insert(flag, value);
-        i += 1;
     }
     let etcd: Vec<String> = flags
         .get("--etcd")
@@ -278,6 +278,21 @@ mod tests {
         assert!(run("--etcd http://x:1 --machine-id m --etcd-ca x", None).is_err());
         assert!(run("--etcd http://x:1 --machine-id m --metadata nokey", None).is_err());
         assert!(run("--etcd http://x:1 --bogus", None).is_err());
+        // The usage errors, word for word.
+        let err = |s: &str| run(s, Some("m")).err().unwrap_or_default();
+        assert_eq!(
+            err("--bogus=1"),
+            format!("unknown argument \"--bogus=1\"\n{USAGE}")
+        );
+        assert_eq!(err("stray"), format!("unknown argument \"stray\"\n{USAGE}"));
+        assert_eq!(err("--etcd"), "--etcd needs a value");
+        assert_eq!(err("--help --bogus"), USAGE);
+        assert_eq!(
+            err("--version"),
+            format!("clusterd {}", env!("CARGO_PKG_VERSION"))
+        );
+        // A value may be empty.
+        assert!(run("--etcd http://x:1 --metadata=", Some("m")).is_ok());
         // TLS to etcd: all three files, https:// endpoints.
         let c = run(
             "--etcd https://127.0.0.1:1 --machine-id m --etcd-ca a --etcd-cert b --etcd-key c",
