@@ -6,6 +6,7 @@
 //! gives: flags, then the config file, then the defaults.
 
 use crate::sys::{Errno, Os, Sys, SysError};
+use flotilla_units::cli;
 use flotilla_units::config::{parse_config, Config};
 use flotilla_units::load::generators::{place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
 use flotilla_units::protocol::control_socket_path;
@@ -58,22 +59,12 @@ impl Args {
     /// Parses the arguments after the program name (`lexopt`: `--flag
     /// VALUE` and `--flag=VALUE`, `-h`, `-V`).
     pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
-        use lexopt::Arg::{Long, Short, Value};
         let mut a = Args::default();
-        let mut p = lexopt::Parser::from_args(args);
-        while let Some(arg) = p.next().map_err(usage_error)? {
-            let flag = match arg {
-                Long(name) => format!("--{name}"),
-                Short(c) => format!("-{c}"),
-                Value(v) => return Err(format!("unknown argument `{}`", v.to_string_lossy())),
-            };
-            let mut value = || -> Result<String, String> {
-                match p.value().map(|v| v.into_string()) {
-                    Ok(Ok(v)) if !v.is_empty() => Ok(v),
-                    Ok(Err(_)) => Err(format!("{flag}: the value is not UTF-8")),
-                    _ => Err(format!("{flag} needs a value")),
-                }
-            };
+        let mut p = cli::parser(args);
+        while let Some(arg) = p.next().map_err(cli::usage_error)? {
+            let flag = cli::flag(arg)?;
+
+            let mut value = || cli::value(&mut p, &flag);
             match flag.as_str() {
                 "--units" => {
                     let dir = PathBuf::from(value()?);
@@ -93,15 +84,6 @@ impl Args {
             }
         }
         Ok(a)
-    }
-}
-
-/// lexopt's own errors in the words of the init's: a flag given a value
-/// it does not take (`--check=yes`).
-fn usage_error(e: lexopt::Error) -> String {
-    match e {
-        lexopt::Error::UnexpectedValue { option, .. } => format!("{option} takes no value"),
-        other => other.to_string(),
     }
 }
 

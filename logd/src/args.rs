@@ -1,6 +1,7 @@
 //! `flotilla-logd`'s flags. Parsing does no I/O.
 
 use crate::store::Rotation;
+use flotilla_units::cli;
 use std::path::PathBuf;
 
 /// The usage text.
@@ -32,40 +33,32 @@ pub struct Args {
 /// Parses the arguments after the program name.
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
     let mut a = Args::default();
-    let mut it = args.into_iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &str| -> Result<String, String> {
-            match inline.clone().or_else(|| it.next()) {
-                Some(v) if !v.is_empty() => Ok(v),
-                _ => Err(format!("{name} needs a value")),
-            }
-        };
+    let mut p = cli::parser(args);
+    while let Some(arg) = p.next().map_err(cli::usage_error)? {
+        let flag = cli::flag(arg)?;
+
+        let mut value = || cli::value(&mut p, &flag);
         match flag.as_str() {
-            "--control" => a.control = Some(PathBuf::from(value("--control")?)),
+            "--control" => a.control = Some(PathBuf::from(value()?)),
             "--max-size" => {
-                let v = value("--max-size")?;
+                let v = value()?;
                 a.rotation.max_size =
                     size(&v).ok_or_else(|| format!("--max-size: invalid size `{v}`"))?;
             }
             "--max-files" => {
-                let v = value("--max-files")?;
+                let v = value()?;
                 a.rotation.max_files =
                     v.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
                         format!("--max-files: expected a number from 1, got `{v}`")
                     })?;
             }
             "-h" | "--help" => a.help = true,
-            other => return Err(format!("unknown argument `{other}`")),
+            _ => return Err(format!("unknown argument `{flag}`")),
         }
     }
     Ok(a)
 }
 
-/// `4096`, `512K`, `8M`, `1G` (powers of 1024); at least 1 byte.
 fn size(s: &str) -> Option<u64> {
     let (digits, shift) = match s.char_indices().last()? {
         (i, 'k' | 'K') => (s.get(..i)?, 10),
@@ -134,5 +127,12 @@ mod tests {
         );
         assert_eq!(p(&["--control"]), Err("--control needs a value".into()));
         assert_eq!(p(&["--bogus"]), Err("unknown argument `--bogus`".into()));
+        assert_eq!(p(&["--bogus=1"]), Err("unknown argument `--bogus`".into()));
+        assert_eq!(p(&["x.log"]), Err("unknown argument `x.log`".into()));
+        assert_eq!(
+            p(&["--max-files="]),
+            Err("--max-files needs a value".into())
+        );
+        assert_eq!(p(&["--help=yes"]), Err("--help takes no value".into()));
     }
 }
