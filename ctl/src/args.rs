@@ -15,256 +15,16 @@
 //! value accept it as the next argument or after `=` (`--timeout=2s`, or
 //! `-n5` for short ones); short flags without a value may be bundled (`-fn 5`).
 
+use crate::command::{
+    lexopt_error, usage, Analyze, Command, Invocation, Systemctl, Topic, UnitFiles, UsageError,
+};
 use crate::duration;
 use flotilla_units::protocol::ShutdownKind;
 use std::collections::VecDeque;
-use std::fmt;
 use std::path::PathBuf;
-use std::time::Duration;
 use unit_files::unit_files;
 
 mod unit_files;
-
-/// A parsed command line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Invocation {
-    /// `--control PATH`, if given.
-    pub control: Option<PathBuf>,
-    /// What to do.
-    pub command: Command,
-}
-
-/// What `initctl` was asked to do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// Print help for a topic on stdout.
-    Help(Topic),
-    /// Print the version.
-    Version,
-    /// `status [NAME...] [--json]`.
-    Status {
-        /// Units or targets (none: the whole system).
-        names: Vec<String>,
-        /// Print JSON.
-        json: bool,
-    },
-    /// `list [--json] [--degraded]`.
-    List {
-        /// Print JSON.
-        json: bool,
-        /// Only the units some of whose settings were not applied.
-        degraded: bool,
-    },
-    /// `set-target NAME [--wait] [--timeout DUR]`.
-    SetTarget {
-        /// The target.
-        target: String,
-        /// Wait until it is active or failed.
-        wait: bool,
-        /// Give up waiting after this long (implies `wait`).
-        timeout: Option<Duration>,
-    },
-    /// `reload [UNIT]`: the unit directory, or one unit's `exec-reload`.
-    Reload {
-        /// The unit, if only one unit is reloaded.
-        unit: Option<String>,
-    },
-    /// `reexec` (`daemon-reexec`): the init executes its binary again.
-    Reexec,
-    /// `restart UNIT`.
-    Restart {
-        /// The unit.
-        unit: String,
-    },
-    /// `logs UNIT [-n N] [--since TIME] [-f] [--verbose]`.
-    Logs(crate::cmd::logs::Ask),
-    /// `poweroff`, `reboot`, `halt`.
-    Shutdown(ShutdownKind),
-    /// `analyze ...`.
-    Analyze(Analyze),
-    /// `cluster ...`: the arguments after `cluster`, untouched.
-    Cluster(Vec<String>),
-    /// `mask UNIT` (`mask: true`) or `unmask UNIT`.
-    Mask {
-        /// The unit.
-        unit: String,
-        /// Mask, or unmask.
-        mask: bool,
-    },
-    /// `run [--name N] [--depends-on T]... -- COMMAND...`.
-    Run {
-        /// `--name`.
-        name: Option<String>,
-        /// `--depends-on`, in order.
-        depends_on: Vec<String>,
-        /// The command's words.
-        argv: Vec<String>,
-    },
-    /// `add FILE`.
-    Add {
-        /// The unit file.
-        file: PathBuf,
-    },
-    /// `stop-transient NAME`.
-    StopTransient {
-        /// The transient unit.
-        name: String,
-    },
-    /// `set-alternative TARGET UNIT`.
-    SetAlternative {
-        /// The target.
-        target: String,
-        /// The provider to run.
-        unit: String,
-    },
-    /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`:
-    /// the unit files of the search path (docs/contract.md §3c).
-    UnitFiles(UnitFiles),
-    /// A systemctl verb with systemctl's own behaviour (`initctl` run as
-    /// `systemctl`).
-    Systemctl(crate::systemctl::Systemctl),
-}
-
-/// The unit-file commands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UnitFiles {
-    /// `enable [--now] UNIT...`.
-    Enable {
-        /// The units.
-        units: Vec<String>,
-        /// `--now`.
-        now: bool,
-    },
-    /// `disable [--now] UNIT...`.
-    Disable {
-        /// The units.
-        units: Vec<String>,
-        /// `--now`.
-        now: bool,
-    },
-    /// `is-enabled [--quiet] UNIT...`.
-    IsEnabled {
-        /// The units.
-        units: Vec<String>,
-        /// Print nothing, only the exit status.
-        quiet: bool,
-    },
-    /// `cat UNIT...`.
-    Cat(Vec<String>),
-    /// `show [-p KEY]... UNIT`.
-    Show {
-        /// The unit.
-        unit: String,
-        /// Only these keys.
-        keys: Vec<String>,
-    },
-    /// `list-unit-files`.
-    List,
-    /// `preset UNIT...`: enable or disable each as the preset files say.
-    Preset(Vec<String>),
-}
-
-/// The `analyze` sub-commands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Analyze {
-    /// Units by the time they took to start.
-    Blame,
-    /// The chain of units that delayed a unit or target (default: the
-    /// current target).
-    CriticalChain(Option<String>),
-    /// An SVG timeline.
-    Plot,
-    /// The graph in Graphviz dot.
-    Dot,
-    /// Declared confinement against what the running processes have: one
-    /// unit or every running one; `--json`.
-    Security(Option<String>, bool),
-}
-
-/// What a help text or usage line is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Topic {
-    /// `initctl` as a whole.
-    Main,
-    /// `status`.
-    Status,
-    /// `list`.
-    List,
-    /// `set-target`.
-    SetTarget,
-    /// `reload`.
-    Reload,
-    /// `restart`.
-    Restart,
-    /// `logs`.
-    Logs,
-    /// `poweroff`, `reboot`, `halt`.
-    Shutdown,
-    /// `analyze`.
-    Analyze,
-    /// `cluster`.
-    Cluster,
-    /// `enable`, `disable`, `is-enabled`, `cat`, `show`, `list-unit-files`.
-    UnitFiles,
-    /// `mask`, `unmask`.
-    Mask,
-    /// `set-alternative`.
-    SetAlternative,
-    /// `run`, `add`, `stop-transient`.
-    Transient,
-    /// `start`, `stop`.
-    Start,
-}
-
-impl Topic {
-    /// The topic of a verb, as typed.
-    pub fn of_verb(verb: &str) -> Option<Topic> {
-        Some(match verb {
-            "status" => Topic::Status,
-            "list" => Topic::List,
-            "set-target" => Topic::SetTarget,
-            "reload" => Topic::Reload,
-            "restart" => Topic::Restart,
-            "logs" => Topic::Logs,
-            "poweroff" | "reboot" | "halt" => Topic::Shutdown,
-            "analyze" => Topic::Analyze,
-            "cluster" => Topic::Cluster,
-            "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
-                Topic::UnitFiles
-            }
-            "daemon-reload" | "reexec" | "daemon-reexec" => Topic::Reload,
-            "mask" | "unmask" => Topic::Mask,
-            "set-alternative" => Topic::SetAlternative,
-            "run" | "add" | "stop-transient" => Topic::Transient,
-            "start" | "stop" => Topic::Start,
-            "help" => Topic::Main,
-            _ => return None,
-        })
-    }
-}
-
-/// A command line that cannot be run; `main` prints the message and the
-/// topic's usage on stderr and exits 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError {
-    /// What is wrong.
-    pub message: String,
-    /// Whose usage to show.
-    pub topic: Topic,
-}
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-pub(crate) fn usage(topic: Topic, message: impl Into<String>) -> UsageError {
-    UsageError {
-        message: message.into(),
-        topic,
-    }
-}
 
 /// Parses the arguments after the program name.
 pub fn parse<I, S>(args: I) -> Result<Invocation, UsageError>
@@ -272,26 +32,23 @@ where
     I: IntoIterator<Item = S>,
     S: Into<String>,
 {
-    let mut args: VecDeque<String> = args.into_iter().map(Into::into).collect();
+    let mut g = lexopt::Parser::from_args(args.into_iter().map(Into::<String>::into));
     let mut control = None;
     let mut json = false;
 
     // Global options, up to the verb.
     let verb = loop {
-        let Some(arg) = args.pop_front() else {
-            return Err(usage(Topic::Main, "missing command"));
+        let arg = match g.next() {
+            Ok(Some(arg)) => arg,
+            Ok(None) => return Err(usage(Topic::Main, "missing command")),
+            Err(e) => return Err(lexopt_error(Topic::Main, e)),
         };
-        if arg == "--" {
-            match args.pop_front() {
-                Some(verb) => break verb,
-                None => return Err(usage(Topic::Main, "missing command")),
-            }
-        }
-        if !arg.starts_with('-') || arg == "-" {
-            break arg;
-        }
-        let (name, inline) = split_long(&arg);
-        match name {
+        let name = match arg {
+            lexopt::Arg::Value(verb) => break verb.to_string_lossy().into_owned(),
+            lexopt::Arg::Long(n) => format!("--{n}"),
+            lexopt::Arg::Short(c) => format!("-{c}"),
+        };
+        match name.as_str() {
             "-h" | "--help" => return Ok(help(control, Topic::Main)),
             "-V" | "--version" => {
                 return Ok(Invocation {
@@ -299,15 +56,26 @@ where
                     command: Command::Version,
                 })
             }
-            "--control" => {
-                control = Some(PathBuf::from(value(Topic::Main, name, inline, &mut args)?))
+            "--control" => control = Some(PathBuf::from(value(Topic::Main, &name, &mut g)?)),
+            "--json" => json = true,
+            _ => {
+                // The option as it was written, `=VALUE` or the rest of a
+                // bundle included.
+                let rest = g.optional_value().map(|v| v.to_string_lossy().into_owned());
+                let sep = if rest.is_some() && name.starts_with("--") {
+                    "="
+                } else {
+                    ""
+                };
+                let written = format!("{name}{sep}{}", rest.unwrap_or_default());
+                return Err(usage(Topic::Main, format!("unknown option '{written}'")));
             }
-            "--json" => {
-                no_value(Topic::Main, name, inline)?;
-                json = true;
-            }
-            _ => return Err(usage(Topic::Main, format!("unknown option '{arg}'"))),
         }
+    };
+    // What follows the verb is the verb's: taken as written.
+    let mut args: VecDeque<String> = match g.raw_args() {
+        Ok(raw) => raw.map(|a| a.to_string_lossy().into_owned()).collect(),
+        Err(e) => return Err(lexopt_error(Topic::Main, e)),
     };
 
     let Some(topic) = Topic::of_verb(&verb) else {
@@ -492,9 +260,9 @@ where
             let mut units = vec![p.required("a unit name")?];
             units.extend(std::mem::take(&mut p.positionals));
             Command::Systemctl(if verb == "start" {
-                crate::systemctl::Systemctl::Start(units, block)
+                Systemctl::Start(units, block)
             } else {
-                crate::systemctl::Systemctl::Stop(units, block)
+                Systemctl::Stop(units, block)
             })
         }
         "restart" => {
@@ -596,39 +364,11 @@ fn help(control: Option<PathBuf>, topic: Topic) -> Invocation {
     }
 }
 
-/// `--name=value` -> (`--name`, `value`); `-n5` -> (`-n`, `5`); others whole.
-fn split_long(arg: &str) -> (&str, Option<&str>) {
-    if arg.starts_with("--") {
-        match arg.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (arg, None),
-        }
-    } else if arg.starts_with('-') && arg.len() > 2 && arg.is_char_boundary(2) {
-        (&arg[..2], Some(&arg[2..]))
-    } else {
-        (arg, None)
-    }
-}
-
-/// The value of an option: inline, or the next argument.
-fn value(
-    topic: Topic,
-    name: &str,
-    inline: Option<&str>,
-    args: &mut VecDeque<String>,
-) -> Result<String, UsageError> {
-    match inline {
-        Some(v) => Ok(v.to_string()),
-        None => args
-            .pop_front()
-            .ok_or_else(|| usage(topic, format!("option '{name}' needs a value"))),
-    }
-}
-
-fn no_value(topic: Topic, name: &str, inline: Option<&str>) -> Result<(), UsageError> {
-    match inline {
-        Some(_) => Err(usage(topic, format!("option '{name}' takes no value"))),
-        None => Ok(()),
+/// The value of option `name` (`--name VALUE`, `--name=VALUE`, `-n5`).
+fn value(topic: Topic, name: &str, p: &mut lexopt::Parser) -> Result<String, UsageError> {
+    match p.value() {
+        Ok(v) => Ok(v.to_string_lossy().into_owned()),
+        Err(_) => Err(usage(topic, format!("option '{name}' needs a value"))),
     }
 }
 
@@ -650,28 +390,25 @@ impl VerbArgs {
     where
         F: FnMut(&str, Option<String>, Topic) -> Result<bool, UsageError>,
     {
-        while let Some(arg) = self.args.pop_front() {
-            if arg == "--" {
-                self.positionals.extend(self.args.drain(..));
-                break;
-            }
-            if !arg.starts_with('-') || arg == "-" {
-                self.positionals.push(arg);
-                continue;
-            }
-            let (name, inline) = split_long(&arg);
-            let (name, mut inline) = (name.to_string(), inline.map(str::to_string));
-            let takes_value = name == "--control" || with_value.contains(&name.as_str());
-            // A short flag without a value followed by more letters: a bundle.
-            if !takes_value && !name.starts_with("--") {
-                if let Some(rest) = inline.take() {
-                    self.args.push_front(format!("-{rest}"));
+        let mut p = lexopt::Parser::from_args(std::mem::take(&mut self.args));
+        loop {
+            let arg = match p.next() {
+                Ok(Some(arg)) => arg,
+                Ok(None) => break,
+                Err(e) => return Err(lexopt_error(self.topic, e)),
+            };
+            let name = match arg {
+                lexopt::Arg::Value(v) => {
+                    self.positionals.push(v.to_string_lossy().into_owned());
+                    continue;
                 }
-            }
+                lexopt::Arg::Long(n) => format!("--{n}"),
+                lexopt::Arg::Short(c) => format!("-{c}"),
+            };
+            let takes_value = name == "--control" || with_value.contains(&name.as_str());
             let v = if takes_value {
-                Some(value(self.topic, &name, inline.as_deref(), &mut self.args)?)
+                Some(value(self.topic, &name, &mut p)?)
             } else {
-                no_value(self.topic, &name, inline.as_deref())?;
                 None
             };
             match name.as_str() {

@@ -3,7 +3,7 @@
 //! `initctl -h`, `initctl help VERB` and `initctl VERB -h` print [`help`] on
 //! stdout; a usage error prints the message, then [`usage`] on stderr.
 
-use crate::args::Topic;
+use crate::command::Topic;
 
 const MAIN: &str = "\
 initctl: control the flotilla init

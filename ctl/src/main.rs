@@ -11,6 +11,7 @@ mod args;
 mod client;
 mod cluster;
 mod cmd;
+mod command;
 mod duration;
 mod error;
 mod help;
@@ -21,8 +22,8 @@ mod table;
 mod term;
 mod timestamp;
 
-use args::{Command, Invocation};
 use cmd::{eprint_line, Ctx};
+use command::{Command, Invocation};
 use error::{CtlError, EXIT_OK, EXIT_USAGE};
 use std::io::{self, BufWriter, Write};
 

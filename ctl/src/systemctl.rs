@@ -10,67 +10,10 @@
 //! `--full`, `--system`, `--no-ask-password`) are accepted; `--no-block`
 //! makes `start` and `stop` return once the init has taken the request.
 
-use crate::args::{usage, Command, Invocation, Topic, UnitFiles, UsageError};
+use crate::command::{
+    lexopt_error, usage, Command, Invocation, Systemctl, Topic, UnitFiles, UsageError,
+};
 use flotilla_units::protocol::ShutdownKind;
-
-/// The systemctl verbs with systemctl's own behaviour.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Systemctl {
-    /// `status [UNIT]`: exit 0 active, 3 not active, 4 unknown.
-    Status(Vec<String>),
-    /// `is-active [--quiet] UNIT...`: exit 0 if all are active, else 3.
-    IsActive(Vec<String>, Quiet),
-    /// `is-failed [--quiet] UNIT...`: exit 0 if one has failed, else 1.
-    IsFailed(Vec<String>, Quiet),
-    /// `start UNIT...` (with `--no-block`: without waiting).
-    Start(Vec<String>, Block),
-    /// `stop UNIT...` (with `--no-block`: without waiting).
-    Stop(Vec<String>, Block),
-    /// `restart UNIT...`.
-    Restart(Vec<String>),
-    /// `try-restart UNIT...`: restart only those that are active.
-    TryRestart(Vec<String>),
-    /// `reload-or-restart UNIT...`.
-    ReloadOrRestart(Vec<String>),
-    /// `mask UNIT...`: a link to `/dev/null` where systemctl makes it.
-    Mask(Vec<String>),
-    /// `unmask UNIT...`.
-    Unmask(Vec<String>),
-    /// `isolate TARGET`: `set-target`, refused for a target whose unit
-    /// does not allow it.
-    Isolate(String),
-    /// `list-units [--failed] [--type T]`.
-    ListUnits {
-        /// Only failed units.
-        failed: bool,
-        /// Only units of these kinds (`service`, `target`, …).
-        kinds: Vec<String>,
-        /// No header and footer.
-        no_legend: bool,
-    },
-    /// `list-timers [--all]`.
-    ListTimers {
-        /// Also the timers that are not running.
-        all: bool,
-        /// No header and footer.
-        no_legend: bool,
-    },
-    /// `list-sockets [--all]`.
-    ListSockets {
-        /// Also the socket units that are not listening.
-        all: bool,
-        /// No header and footer.
-        no_legend: bool,
-    },
-}
-
-/// `--quiet`: print nothing, only the exit code.
-pub type Quiet = bool;
-
-/// Whether `start`/`stop` wait until the unit is up or down (systemctl's
-/// job wait): false with `--no-block`, which returns once the init has
-/// taken the request.
-pub type Block = bool;
 
 /// A systemctl command line (the arguments after the program name).
 pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
@@ -83,17 +26,24 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
     let mut kinds = Vec::new();
     let mut props = Vec::new();
     let mut words = Vec::new();
-    let mut it = raw.into_iter();
-    while let Some(a) = it.next() {
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
+    let mut p = lexopt::Parser::from_args(raw);
+    loop {
+        let arg = match p.next() {
+            Ok(Some(arg)) => arg,
+            Ok(None) => break,
+            Err(e) => return Err(lexopt_error(Topic::Main, e)),
         };
-        let mut value = |what: &str| {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| usage(Topic::Main, format!("{what} needs a value")))
+        let name = match arg {
+            lexopt::Arg::Value(word) => {
+                words.push(word.to_string_lossy().into_owned());
+                continue;
+            }
+            lexopt::Arg::Long(n) => format!("--{n}"),
+            lexopt::Arg::Short(c) => format!("-{c}"),
+        };
+        let mut value = |what: &str| match p.value() {
+            Ok(v) => Ok(v.to_string_lossy().into_owned()),
+            Err(_) => Err(usage(Topic::Main, format!("{what} needs a value"))),
         };
         match name.as_str() {
             "-h" | "--help" => {
@@ -113,10 +63,15 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
             "--no-block" => block = false,
             "--all" | "-a" => all = true,
             "--no-pager" | "--plain" | "--full" | "-l" | "--system" | "--no-ask-password" => {}
-            s if s.starts_with('-') && s.len() > 1 => {
-                return Err(usage(Topic::Main, format!("unknown option '{a}'")))
+            _ => {
+                // The option as it was written, `=VALUE` included.
+                let written = match p.optional_value() {
+                    Some(v) if name.starts_with("--") => format!("{name}={}", v.to_string_lossy()),
+                    Some(v) => format!("{name}{}", v.to_string_lossy()),
+                    None => name,
+                };
+                return Err(usage(Topic::Main, format!("unknown option '{written}'")));
             }
-            _ => words.push(a),
         }
     }
     let mut words = words.into_iter();
@@ -298,5 +253,34 @@ mod tests {
         assert_eq!(err(&["start"]), "'start' needs a unit name");
         assert_eq!(err(&["--bogus", "status"]), "unknown option '--bogus'");
         assert!(err(&["frobnicate"]).starts_with("unknown command 'frobnicate'"));
+        assert_eq!(err(&["--bogus=1", "status"]), "unknown option '--bogus=1'");
+        assert_eq!(err(&["-x", "status"]), "unknown option '-x'");
+        assert_eq!(err(&["show", "x", "-p"]), "--property needs a value");
+        assert_eq!(
+            err(&["--quiet=yes", "is-active", "x"]),
+            "option '--quiet' takes no value"
+        );
+    }
+
+    /// systemctl's own ways of writing options: bundled short flags, a
+    /// short option's value attached, `--` before names that look like
+    /// options.
+    #[test]
+    fn options_as_systemctl_takes_them() {
+        assert_eq!(
+            cmd(&["-aq", "is-active", "x"]),
+            Command::Systemctl(Systemctl::IsActive(vec!["x".into()], true))
+        );
+        assert_eq!(
+            cmd(&["show", "-pMainPID", "x"]),
+            Command::UnitFiles(UnitFiles::Show {
+                unit: "x.service".into(),
+                keys: vec!["MainPID".into()]
+            })
+        );
+        assert_eq!(
+            cmd(&["is-active", "--", "-x"]),
+            Command::Systemctl(Systemctl::IsActive(vec!["-x".into()], false))
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Every accepted and refused command line.
 
 use super::*;
+use std::time::Duration;
 
 fn ok(args: &[&str]) -> Invocation {
     parse(args.iter().copied()).unwrap_or_else(|e| panic!("{args:?}: {e}"))
@@ -91,7 +92,10 @@ fn status_and_list() {
     );
     assert_eq!(
         cmd(&["analyze", "security", "redis", "--json"]),
-        Command::Analyze(crate::args::Analyze::Security(Some("redis".into()), true))
+        Command::Analyze(crate::command::Analyze::Security(
+            Some("redis".into()),
+            true
+        ))
     );
 }
 
@@ -230,25 +234,25 @@ fn other_verbs() {
     );
     assert_eq!(
         cmd(&["start", "db", "web.service"]),
-        Command::Systemctl(crate::systemctl::Systemctl::Start(
+        Command::Systemctl(crate::command::Systemctl::Start(
             vec!["db".into(), "web.service".into()],
             true
         ))
     );
     assert_eq!(
         cmd(&["start", "--no-block", "db"]),
-        Command::Systemctl(crate::systemctl::Systemctl::Start(vec!["db".into()], false))
+        Command::Systemctl(crate::command::Systemctl::Start(vec!["db".into()], false))
     );
     assert_eq!(
         cmd(&["preset", "web.service", "db.service"]),
-        Command::UnitFiles(crate::args::UnitFiles::Preset(vec![
+        Command::UnitFiles(crate::command::UnitFiles::Preset(vec![
             "web.service".into(),
             "db.service".into()
         ]))
     );
     assert_eq!(
         cmd(&["stop", "db"]),
-        Command::Systemctl(crate::systemctl::Systemctl::Stop(vec!["db".into()], true))
+        Command::Systemctl(crate::command::Systemctl::Stop(vec!["db".into()], true))
     );
     assert_eq!(
         cmd(&["poweroff"]),

@@ -5,8 +5,8 @@
 
 use super::Ctx;
 use crate::analyze::{blame, chain, dot, plot};
-use crate::args::Analyze;
 use crate::client::unexpected;
+use crate::command::Analyze;
 use crate::error::{CtlError, EXIT_OK};
 use flotilla_units::protocol::{Reply, Request};
 

@@ -6,8 +6,9 @@
 
 use super::{eprint_line, Ctx};
 use crate::client::unexpected;
+use crate::command::Systemctl;
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK, EXIT_UNKNOWN};
-use crate::systemctl::{service, Systemctl};
+use crate::systemctl::service;
 use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
 use flotilla_units::state::UnitState;
 

@@ -12,8 +12,8 @@
 //! what it no longer wants.
 
 use super::{eprint_line, Ctx};
-use crate::args::UnitFiles;
 use crate::client::unexpected;
+use crate::command::UnitFiles;
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
 use flotilla_client::unit_dirs::{make_link, remove_link};
 use flotilla_units::protocol::{Reply, Request};
