@@ -33,6 +33,7 @@
 mod accepts;
 mod executor;
 mod generators;
+mod held;
 mod instances;
 mod logfeed;
 mod reexec;

@@ -87,9 +87,9 @@ pub(super) struct Slot {
     /// prepared context): made at its first spawn, ended when it stops.
     pub run: Option<Box<UnitRun>>,
     /// A socket unit's sockets, while it is up (`triggers.rs`).
-    pub listening: Option<Box<super::triggers::Listening>>,
+    pub listening: Option<Box<super::held::Listening>>,
     /// A path unit's watches, while it is up (`watches.rs`).
-    pub watching: Option<Box<super::watches::Watching>>,
+    pub watching: Option<Box<super::held::Watching>>,
 }
 
 /// The table. See the module documentation.
@@ -297,7 +297,7 @@ impl Slots {
 
     /// Unwatches and closes a socket unit's sockets, removing their files
     /// with `RemoveOnStop=`.
-    pub fn close_listening(&mut self, l: super::triggers::Listening, sys: &dyn Sys) {
+    pub fn close_listening(&mut self, l: super::held::Listening, sys: &dyn Sys) {
         for (fd, t) in l.fds {
             let _ = sys.unwatch(fd.as_raw_fd());
             self.free_token(t);
@@ -308,7 +308,7 @@ impl Slots {
     }
 
     /// Closes a path unit's inotify instance.
-    pub fn close_watching(&mut self, w: super::watches::Watching, sys: &dyn Sys) {
+    pub fn close_watching(&mut self, w: super::held::Watching, sys: &dyn Sys) {
         let t = w.close(sys);
         self.free_token(t);
     }

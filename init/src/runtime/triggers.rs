@@ -18,35 +18,16 @@
 //! slot keeps them) and across a re-exec (carried as descriptors, taken
 //! back by [`Runtime::restore_listening`]).
 
+use super::held::Listening;
 use super::slots::{SlotId, Source};
 use super::Runtime;
-use crate::sys::{Interest, Sys, Token};
+use crate::sys::{Interest, Sys};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::Fact;
 use flotilla_units::spec::{Arm, Ready, UnitSpec};
 use flotilla_units::trigger::{ListenAddr, SocketSettings};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-
-/// A socket unit's sockets, while it is up.
-pub(super) struct Listening {
-    /// Each socket and its token, in the order of the `Listen…=` lines.
-    pub fds: Vec<(OwnedFd, Token)>,
-    /// Each, as status shows it (`stream 127.0.0.1:80`).
-    pub lines: Vec<String>,
-    /// The service it hands them to.
-    pub service: String,
-    /// The socket unit's own name (a service's `Sockets=` names it).
-    pub unit: String,
-    /// The name of each in `LISTEN_FDNAMES`.
-    pub name: String,
-    /// Files removed when the unit stops (`RemoveOnStop=`).
-    pub remove: Vec<PathBuf>,
-    /// Whether the sockets are watched now.
-    pub watched: bool,
-    /// `Accept=yes`: the init accepts the connections (`accepts.rs`).
-    pub accept: bool,
-}
 
 /// The socket units the loop knows of: those with sockets, and those
 /// paused (fired, not watched until their service is idle again).

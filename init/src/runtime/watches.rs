@@ -16,27 +16,17 @@
 //! once if one still holds — as at the unit's start. A re-exec carries no
 //! instance: the new image watches every path unit that is up afresh.
 
+use super::held::Watching;
 use super::slots::{SlotId, Source};
 use super::Runtime;
 use crate::sys::paths::PathEvent;
-use crate::sys::{Interest, Sys, Token};
+use crate::sys::{Interest, Sys};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::Fact;
 use flotilla_units::spec::UnitSpec;
 use flotilla_units::trigger::{PathKind, PathSpec};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
-
-/// A path unit's watches, while it is up.
-pub(super) struct Watching {
-    fd: OwnedFd,
-    token: Token,
-    specs: Vec<PathSpec>,
-    /// Each watch descriptor and what it watches.
-    wds: Vec<(i32, PathBuf)>,
-    /// Whether the instance is watched now.
-    pub watched: bool,
-}
+use std::os::fd::{AsFd, AsRawFd};
+use std::path::Path;
 
 /// Whether an event `mask` on `touched` fires a `PathChanged=` or
 /// `PathModified=` spec: it is the spec's path, or an entry of it.
@@ -212,17 +202,6 @@ impl<S: Sys> Runtime<S> {
         if let Some(w) = taken {
             self.slots.close_watching(*w, &self.sys);
         }
-    }
-}
-
-impl Watching {
-    /// Unwatches and closes the instance (its watches go with it); the
-    /// token to give back.
-    pub fn close(self, sys: &dyn Sys) -> Token {
-        if self.watched {
-            let _ = sys.unwatch(self.fd.as_raw_fd());
-        }
-        self.token
     }
 }
 

@@ -1,0 +1,54 @@
+//! What a trigger unit holds while it is up, kept in its slot
+//! (`slots.rs`): a socket unit's sockets ([`Listening`], bound and watched
+//! by `triggers.rs`) and a path unit's inotify instance ([`Watching`],
+//! `watches.rs`), and how each is let go of.
+
+use crate::sys::{Sys, Token};
+use flotilla_units::trigger::PathSpec;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+
+/// A socket unit's sockets, while it is up.
+pub(super) struct Listening {
+    /// Each socket and its token, in the order of the `Listen…=` lines.
+    pub fds: Vec<(OwnedFd, Token)>,
+    /// Each, as status shows it (`stream 127.0.0.1:80`).
+    pub lines: Vec<String>,
+    /// The service it hands them to.
+    pub service: String,
+    /// The socket unit's own name (a service's `Sockets=` names it).
+    pub unit: String,
+    /// The name of each in `LISTEN_FDNAMES`.
+    pub name: String,
+    /// Files removed when the unit stops (`RemoveOnStop=`).
+    pub remove: Vec<PathBuf>,
+    /// Whether the sockets are watched now.
+    pub watched: bool,
+    /// `Accept=yes`: the init accepts the connections (`accepts.rs`).
+    pub accept: bool,
+}
+
+/// A path unit's watches, while it is up.
+pub(super) struct Watching {
+    /// The inotify instance.
+    pub fd: OwnedFd,
+    /// Its token in the loop.
+    pub token: Token,
+    /// What the unit watches.
+    pub specs: Vec<PathSpec>,
+    /// Each watch descriptor and what it watches.
+    pub wds: Vec<(i32, PathBuf)>,
+    /// Whether the instance is watched now.
+    pub watched: bool,
+}
+
+impl Watching {
+    /// Unwatches and closes the instance (its watches go with it); the
+    /// token to give back.
+    pub fn close(self, sys: &dyn Sys) -> Token {
+        if self.watched {
+            let _ = sys.unwatch(self.fd.as_raw_fd());
+        }
+        self.token
+    }
+}
