@@ -48,8 +48,9 @@ use super::cgroup::UnitCgroup;
 pub use super::degrade::set_default_policy;
 pub use super::host::Host;
 use super::mount_steps::{cpath, mount_steps};
-use super::sandbox::{self, OnError, Op, Scratch, Step};
+use super::sandbox;
 use super::seccomp;
+use super::steps::{Builder, OnError, Op, Scratch, Step};
 
 /// Who the child becomes, and what the init made for it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -720,21 +721,6 @@ fn file_steps(
         b.push(op, name, OnError::Fail);
     }
     Ok(())
-}
-
-/// The child's steps, each with its name, as [`prepare`] adds them.
-#[derive(Default)]
-pub(super) struct Builder {
-    steps: Vec<Step>,
-    names: Vec<String>,
-}
-
-impl Builder {
-    pub(super) fn push(&mut self, op: Op, name: String, on_error: OnError) -> usize {
-        self.steps.push(Step { op, on_error });
-        self.names.push(name);
-        self.steps.len() - 1
-    }
 }
 
 impl fmt::Display for ChildContext {

@@ -32,10 +32,8 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use flotilla_units::context::credentials::{Credentials, Source, BASE, STORE, TOTAL_MAX};
 use flotilla_units::context::Key;
 
-use super::sandbox::Op;
-
-/// systemd's `EXIT_CREDENTIALS`: a credential that could not be set up.
-pub(crate) const EXIT_CREDENTIALS: u8 = 243;
+use super::mount_api;
+use super::steps::{Op, Step};
 
 /// The ops that set up `creds` on `dir`, each with its name, the first
 /// to be step `first` of the child's steps. `owner`: the unit's user and
@@ -129,8 +127,8 @@ pub(crate) unsafe fn begin(base: &CStr, fd: &AtomicI32, total: &AtomicU64) -> Re
     if libc::mkdir(base.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
         return Err(errno());
     }
-    let attrs = super::sandbox::MOUNT_ATTR_NOSUID_NODEV_NOEXEC;
-    let t = super::sandbox::detached_tmpfs(c"0500", attrs)?;
+    let attrs = mount_api::MOUNT_ATTR_NOSUID_NODEV_NOEXEC;
+    let t = mount_api::detached_tmpfs(c"0500", attrs)?;
     fd.store(t, Ordering::Relaxed);
     Ok(())
 }
@@ -269,7 +267,7 @@ pub(crate) unsafe fn finish(
             return Err(errno());
         }
     }
-    super::sandbox::set_empty_path_attr(mnt, super::sandbox::MOUNT_ATTR_RDONLY)?;
+    mount_api::set_empty_path_attr(mnt, mount_api::MOUNT_ATTR_RDONLY)?;
     if libc::mkdir(dir.as_ptr(), 0o700) < 0 && errno() != libc::EEXIST {
         return Err(errno());
     }
@@ -280,14 +278,11 @@ pub(crate) unsafe fn finish(
             break;
         }
     }
-    super::sandbox::attach(mnt, dir)
+    mount_api::attach(mnt, dir)
 }
 
 /// The tmpfs that [`Op::CredentialsBegin`] number `begin` of `steps` made.
-pub(crate) fn mount_of(
-    steps: &[super::sandbox::Step],
-    begin: usize,
-) -> Option<(c_int, &AtomicU64)> {
+pub(crate) fn mount_of(steps: &[Step], begin: usize) -> Option<(c_int, &AtomicU64)> {
     match steps.get(begin).map(|s| &s.op) {
         Some(Op::CredentialsBegin { fd, total, .. }) => {
             let fd = fd.load(Ordering::Relaxed);

@@ -94,9 +94,6 @@ pub(crate) fn exit_status(kind: DirKind) -> u8 {
     }
 }
 
-/// systemd's `EXIT_STDOUT`: an output file that could not be opened.
-pub(crate) const EXIT_OUTPUT: u8 = 209;
-
 /// Makes a unit's directory `path`: each missing parent (`parents`,
 /// outermost first) with mode 0755 owned by root, then `path` itself with
 /// `mode`, owned by `owner` if given; an existing `path` must be a

@@ -10,8 +10,7 @@ use std::sync::atomic::AtomicI32;
 use flotilla_units::context::mounts::{self, MountKind};
 use flotilla_units::context::{Key, ServiceContext};
 
-use super::context::Builder;
-use super::sandbox::{OnError, Op};
+use super::steps::{Builder, OnError, Op};
 
 /// What a missing path means: skipped where the key allows it (`-`).
 fn on_missing(optional: bool) -> OnError {

@@ -7,7 +7,9 @@
 use std::ffi::{c_int, CStr};
 use std::sync::atomic::Ordering;
 
-use super::sandbox::{detached_tmpfs, k, move_mount, open_tree, Op, Step};
+use super::kernel::k;
+use super::mount_api::{detached_tmpfs, move_mount, open_tree};
+use super::steps::{Op, Step};
 
 fn errno() -> c_int {
     nix::errno::Errno::last_raw()

@@ -27,24 +27,12 @@ use std::os::unix::ffi::OsStrExt;
 use flotilla_units::context::input::{Input, TtyMode};
 use flotilla_units::context::{Key, ServiceContext};
 
-use super::sandbox::Op;
-
-/// systemd's exit status when standard input cannot be set up.
-pub(crate) const EXIT_STDIN: u8 = 208;
+use super::steps::{Op, TtyPrepare};
 
 /// `TIOCVHANGUP` (not in the libc crate for every target).
 const TIOCVHANGUP: libc::c_ulong = 0x5437;
 /// `VT_DISALLOCATE`.
 const VT_DISALLOCATE: libc::c_ulong = 0x5608;
-
-/// What is done to the terminal before it is opened for the process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Prepare {
-    pub reset: bool,
-    pub vhangup: bool,
-    /// `TTYVTDisallocate=` of the virtual console N.
-    pub vt: Option<u32>,
-}
 
 /// The steps that open a unit's standard input (and the outputs that
 /// follow it), each with its name: a file, or a terminal.
@@ -58,7 +46,7 @@ pub(crate) fn stdio_ops(ctx: &ServiceContext) -> Result<Vec<(Op, String)>, (Key,
             Key::StandardOutput
         };
         let cpath = cstring(path.as_os_str().as_bytes()).map_err(|e| (key, e))?;
-        let prepare = Prepare {
+        let prepare = TtyPrepare {
             reset: ctx.tty.reset,
             vhangup: ctx.tty.vhangup,
             vt: ctx.tty.vt_number().filter(|_| ctx.tty.vt_disallocate),
@@ -157,7 +145,7 @@ pub(crate) unsafe fn open_input(path: &CString, stdout: bool, stderr: bool) -> R
 pub(crate) unsafe fn open_tty(
     path: &CString,
     mode: Option<TtyMode>,
-    prepare: Prepare,
+    prepare: TtyPrepare,
     targets: [bool; 3],
 ) -> Result<(), c_int> {
     prepare_tty(path, prepare);
@@ -229,7 +217,7 @@ pub(crate) unsafe fn open_tty(
 
 /// `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=`; what fails is left
 /// as it is.
-unsafe fn prepare_tty(path: &CString, p: Prepare) {
+unsafe fn prepare_tty(path: &CString, p: TtyPrepare) {
     if p.reset || p.vhangup {
         let fd = libc::open(
             path.as_ptr(),
