@@ -55,9 +55,7 @@
 
 use std::ffi::CString;
 use std::io::Write;
-use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use flotilla_units::context::devices::DeviceNode;
@@ -404,17 +402,6 @@ impl UnitCgroup {
     /// killed, and its children join it instead (module documentation).
     pub fn fresh(&self) -> bool {
         self.fresh
-    }
-
-    /// Its directory, open (`O_RDONLY | O_DIRECTORY`), for
-    /// `CLONE_INTO_CGROUP`.
-    pub fn open_dir(&self) -> Result<OwnedFd, String> {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-            .open(&self.dir)
-            .map(OwnedFd::from)
-            .map_err(|e| format!("open cgroup {}: {e}", self.dir.display()))
     }
 
     /// Its `cgroup.procs`, for the child to join.

@@ -32,9 +32,8 @@
 //! with a filter that runs as a user other than root gets no-new-privileges
 //! implied, as in systemd (the kernel refuses a filter otherwise).
 
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr, CString};
 use std::fmt;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
 use flotilla_units::context::caps::{cap, CapSet};
@@ -106,16 +105,17 @@ pub struct ChildContext {
     /// The settings left out or changed because the init lacks a
     /// privilege (`degrade.rs`).
     not_applied: Vec<NotApplied>,
-    /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`.
-    cgroup: Option<OwnedFd>,
+    /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`: opened by
+    /// each spawn, so that a running unit holds no descriptor of it.
+    cgroup: Option<CString>,
     /// A step may wait on a disk: the child is handed off first.
     detaches: bool,
 }
 
 impl ChildContext {
-    /// The unit's cgroup directory, open, if the child goes into one.
-    pub(crate) fn cgroup_fd(&self) -> Option<RawFd> {
-        self.cgroup.as_ref().map(AsRawFd::as_raw_fd)
+    /// The unit's cgroup directory, if the child is born in it.
+    pub(crate) fn cgroup_dir(&self) -> Option<&CStr> {
+        self.cgroup.as_deref()
     }
 
     /// Tells the child whether it was born in its cgroup (set before each
@@ -438,10 +438,7 @@ pub fn prepare(
         // A child is born only in a cgroup that was never killed
         // (cgroup.rs says why); else it joins it itself.
         if cg.fresh() {
-            cgroup = Some(cg.open_dir().map_err(|e| ContextError {
-                key: None,
-                message: e,
-            })?);
+            cgroup = Some(cpath(cg.dir()).map_err(|message| ContextError { key: None, message })?);
         }
         b.push(
             Op::JoinCgroup(cg.procs_path().to_owned()),

@@ -630,9 +630,12 @@ impl Sys for FakeSys {
     }
 
     fn console(&self, line: &str) {
+        let mut st = self.state.borrow_mut();
         // Also on the test's own output, which the harness shows on failure.
-        println!("{line}");
-        self.state.borrow_mut().console.push(line.to_owned());
+        if st.echo {
+            println!("{line}");
+        }
+        st.console.push(line.to_owned());
     }
 
     fn stdio_open(&self, fd: i32) -> bool {

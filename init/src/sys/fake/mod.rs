@@ -106,6 +106,10 @@ struct State {
     /// hold them until it dies.
     child_output: HashMap<Pid, Vec<OwnedFd>>,
     console: Vec<String>,
+    /// Whether console lines are also printed (the harness shows them on
+    /// a failure; a test that counts the heap turns this off, since the
+    /// harness's capture of them is heap too).
+    echo: bool,
     stdio_open: [bool; 3],
     /// Whether `/dev/console` opens.
     console_ok: bool,
@@ -187,6 +191,7 @@ impl FakeSys {
                 peer_uid: 0,
                 child_output: HashMap::new(),
                 console: Vec::new(),
+                echo: true,
                 stdio_open: [true; 3],
                 console_ok: true,
                 machine: flotilla_units::systemd::ScriptedFacts::default(),
@@ -361,6 +366,11 @@ impl FakeSys {
     /// Sets the user id the next accepted control connections come from.
     pub fn set_peer_uid(&self, uid: u32) {
         self.state.borrow_mut().peer_uid = uid;
+    }
+
+    /// Sets whether console lines are also printed (on by default).
+    pub fn set_echo(&self, on: bool) {
+        self.state.borrow_mut().echo = on;
     }
 
     /// Sets which of descriptors 0 to 2 are open.

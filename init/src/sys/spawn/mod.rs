@@ -473,11 +473,17 @@ impl Spawner {
         let arg: *mut c_void = std::ptr::addr_of!(plan).cast_mut().cast();
         // A unit with a cgroup: its child is born there (clone3.rs says
         // why), else it joins it itself.
-        let cgroup = exec.context.and_then(ChildContext::cgroup_fd);
+        // Its directory is opened for this spawn only; when it cannot be,
+        // the child joins it itself.
+        let cgroup = exec
+            .context
+            .and_then(ChildContext::cgroup_dir)
+            .and_then(open_dir);
+        let cgroup_fd = cgroup.as_ref().map(AsRawFd::as_raw_fd);
         let (pid, errno) = unsafe {
             sigprocmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr());
             let mut born = None;
-            if let (Some(ctx), Some(fd)) = (exec.context, cgroup) {
+            if let (Some(ctx), Some(fd)) = (exec.context, cgroup_fd) {
                 if CLONE3.load(Ordering::Relaxed) {
                     ctx.set_joined(true);
                     let size = STACK_SIZE;
@@ -555,6 +561,20 @@ fn dup_above_stdio(fd: &OwnedFd) -> Result<OwnedFd, Errno> {
     }
     // SAFETY: `copy` is a fresh descriptor owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+}
+
+/// A cgroup's directory, opened for `CLONE_INTO_CGROUP` (`None`: it
+/// cannot be; the child then joins the cgroup itself).
+fn open_dir(dir: &CStr) -> Option<OwnedFd> {
+    // SAFETY: `dir` is a C string; the descriptor returned is ours.
+    let fd = unsafe {
+        libc::open(
+            dir.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    // SAFETY: a descriptor open(2) just returned, owned by nothing else.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 fn open_null() -> Result<OwnedFd, Errno> {
