@@ -381,7 +381,9 @@ fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checked, ContextE
             continue;
         }
         let left_out = (degraded.no_mount_ns && MOUNT_KEYS.contains(&key))
-            || (degraded.no_uts_ns && key == Key::ProtectHostname);
+            || (degraded.no_uts_ns && key == Key::ProtectHostname)
+            || (degraded.plain_credentials
+                && matches!(key, Key::LoadCredential | Key::SetCredential));
         if let Some(why) = unsupported(ctx, key, host).filter(|_| !left_out) {
             if !ctx.may_skip(key) {
                 return Err(ContextError {
@@ -432,7 +434,7 @@ pub fn prepare(
         notes,
     } = check_keys(&mut ctx, host)?;
     let mut b = Builder::default();
-    file_steps(&mut b, &ctx, params)?;
+    file_steps(&mut b, &ctx, params, degraded.plain_credentials)?;
     let mut cgroup = None;
     if let Some(cg) = params.cgroup {
         // A child is born only in a cgroup that was never killed
@@ -649,6 +651,7 @@ fn file_steps(
     b: &mut Builder,
     ctx: &ServiceContext,
     params: &Params<'_>,
+    plain_credentials: bool,
 ) -> Result<(), ContextError> {
     let fail = |key: Key, message: String| ContextError {
         key: Some(key),
@@ -688,8 +691,15 @@ fn file_steps(
                 "the init gave no credentials directory for this unit".into(),
             )
         })?;
-        let ops = super::credentials::ops(&ctx.credentials, dir, params.owner, b.steps.len())
-            .map_err(|(k, m)| fail(k, m))?;
+        let first = b.steps.len();
+        let ops = super::credentials::ops(
+            &ctx.credentials,
+            dir,
+            params.owner,
+            first,
+            plain_credentials,
+        )
+        .map_err(|(k, m)| fail(k, m))?;
         for (op, name) in ops {
             b.push(op, name, OnError::Fail);
         }

@@ -37,12 +37,14 @@ use super::steps::{Op, Step};
 
 /// The ops that set up `creds` on `dir`, each with its name, the first
 /// to be step `first` of the child's steps. `owner`: the unit's user and
-/// group.
+/// group. `plain`: in `dir` itself, a plain directory (the init cannot
+/// mount).
 pub(crate) fn ops(
     creds: &Credentials,
     dir: &Path,
     owner: Option<(u32, u32)>,
     first: usize,
+    plain: bool,
 ) -> Result<Vec<(Op, String)>, (Key, String)> {
     let key = if creds.load.is_empty() {
         Key::SetCredential
@@ -56,6 +58,7 @@ pub(crate) fn ops(
     let mut out = vec![(
         Op::CredentialsBegin {
             base: c(Path::new(BASE))?,
+            plain: plain.then(|| c(dir)).transpose()?,
             fd: AtomicI32::new(-1),
             total: AtomicU64::new(0),
         },
@@ -105,6 +108,7 @@ pub(crate) fn ops(
             begin: first,
             dir: c(dir)?,
             owner,
+            plain,
         },
         format!("{key} put the credentials on {}", dir.display()),
     ));
@@ -116,16 +120,43 @@ fn errno() -> c_int {
 }
 
 /// [`Op::CredentialsBegin`]: makes `/run/credentials` if missing and a new
-/// detached tmpfs, kept in `fd`.
+/// detached tmpfs, kept in `fd`; with `plain`, the unit's directory
+/// itself (mode 0700 until [`finish`]), opened.
 ///
 /// # Safety
 ///
 /// In a spawned child (`sandbox.rs`): plain system calls only.
-pub(crate) unsafe fn begin(base: &CStr, fd: &AtomicI32, total: &AtomicU64) -> Result<(), c_int> {
+pub(crate) unsafe fn begin(
+    base: &CStr,
+    plain: Option<&CStr>,
+    fd: &AtomicI32,
+    total: &AtomicU64,
+) -> Result<(), c_int> {
     fd.store(-1, Ordering::Relaxed);
     total.store(0, Ordering::Relaxed);
     if libc::mkdir(base.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
         return Err(errno());
+    }
+    if let Some(dir) = plain {
+        if libc::mkdir(dir.as_ptr(), 0o700) < 0 && errno() != libc::EEXIST {
+            return Err(errno());
+        }
+        let d = libc::open(
+            dir.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        );
+        if d < 0 {
+            return Err(errno());
+        }
+        // Back to 0700 while it is written (an earlier process's left it
+        // 0500).
+        if libc::fchmod(d, 0o700) < 0 {
+            let e = errno();
+            libc::close(d);
+            return Err(e);
+        }
+        fd.store(d, Ordering::Relaxed);
+        return Ok(());
     }
     let attrs = mount_api::MOUNT_ATTR_NOSUID_NODEV_NOEXEC;
     let t = mount_api::detached_tmpfs(c"0500", attrs)?;
@@ -179,12 +210,16 @@ pub(crate) unsafe fn write(
     }
 }
 
-/// A new file `id` of mode 0400 in the tmpfs `mnt`, `owner`'s.
+/// A new file `id` of mode 0400 in the tmpfs (or plain directory) `mnt`,
+/// `owner`'s, in place of an earlier process's.
 unsafe fn create(
     mnt: c_int,
     id: &CStr,
     owner: Option<(libc::uid_t, libc::gid_t)>,
 ) -> Result<c_int, c_int> {
+    if libc::unlinkat(mnt, id.as_ptr(), 0) < 0 && errno() != libc::ENOENT {
+        return Err(errno());
+    }
     let fd = libc::openat(
         mnt,
         id.as_ptr(),
@@ -252,7 +287,9 @@ unsafe fn write_all(fd: c_int, mut data: &[u8]) -> Result<(), c_int> {
     Ok(())
 }
 
-/// [`Op::CredentialsEnd`]: the root of the tmpfs `mnt` to `owner`, the tmpfs read-only, and onto `dir` in place of what is there.
+/// [`Op::CredentialsEnd`]: the root of the tmpfs `mnt` to `owner`, the
+/// tmpfs read-only, and onto `dir` in place of what is there; a plain
+/// directory (`plain`) is only given to `owner`, mode 0500.
 ///
 /// # Safety
 ///
@@ -261,11 +298,19 @@ pub(crate) unsafe fn finish(
     mnt: c_int,
     dir: &CStr,
     owner: Option<(libc::uid_t, libc::gid_t)>,
+    plain: bool,
 ) -> Result<(), c_int> {
     if let Some((uid, gid)) = owner {
         if libc::fchownat(mnt, c"".as_ptr(), uid, gid, libc::AT_EMPTY_PATH) < 0 {
             return Err(errno());
         }
+    }
+    if plain {
+        return if libc::fchmod(mnt, 0o500) < 0 {
+            Err(errno())
+        } else {
+            Ok(())
+        };
     }
     mount_api::set_empty_path_attr(mnt, mount_api::MOUNT_ATTR_RDONLY)?;
     if libc::mkdir(dir.as_ptr(), 0o700) < 0 && errno() != libc::EEXIST {
@@ -303,7 +348,8 @@ pub fn remove(dir: &Path) -> Result<(), String> {
             Err(e) => return Err(format!("umount {}: {}", dir.display(), super::Os(e))),
         }
     }
-    match std::fs::remove_dir(dir) {
+    // A plain directory (the init could not mount) holds the files.
+    match std::fs::remove_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("remove {}: {e}", dir.display())),

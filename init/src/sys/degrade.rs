@@ -42,6 +42,9 @@ pub(super) struct Degraded {
     pub(super) no_mount_ns: bool,
     /// No UTS namespace for `ProtectHostname=`.
     pub(super) no_uts_ns: bool,
+    /// The credentials go into a plain directory, not a file system of
+    /// their own.
+    pub(super) plain_credentials: bool,
 }
 
 impl Degraded {
@@ -151,6 +154,15 @@ pub(super) fn degrade(
                 };
                 d.note(key, format!("{what}: a private mount namespace needs CAP_SYS_ADMIN, which the init does not hold; skipped as systemd skips a sandbox that only restricts"));
             }
+        }
+        if !ctx.credentials.is_empty() {
+            d.plain_credentials = true;
+            let key = if ctx.credentials.load.is_empty() {
+                Key::SetCredential
+            } else {
+                Key::LoadCredential
+            };
+            d.note(key, "applied in part: the credentials are in a plain directory, not a read-only file system of their own: mounting one needs CAP_SYS_ADMIN, which the init does not hold; systemd falls back so".into());
         }
         if ctx.sandbox.private_network {
             d.note(Key::PrivateNetwork, "not applied: a network namespace needs CAP_SYS_ADMIN, which the init does not hold; the service shares the init's network, as systemd proceeds".into());

@@ -94,7 +94,12 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             prepare,
             targets,
         } => super::terminal::open_tty(path, *mode, *prepare, *targets),
-        Op::CredentialsBegin { base, fd, total } => super::credentials::begin(base, fd, total),
+        Op::CredentialsBegin {
+            base,
+            plain,
+            fd,
+            total,
+        } => super::credentials::begin(base, plain.as_deref(), fd, total),
         Op::Credential {
             begin,
             id,
@@ -106,9 +111,14 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             let mnt = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
             super::credentials::write(mnt, id, sources, fallback.as_deref(), *required, *owner)
         }
-        Op::CredentialsEnd { begin, dir, owner } => {
+        Op::CredentialsEnd {
+            begin,
+            dir,
+            owner,
+            plain,
+        } => {
             let (mnt, _) = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
-            let r = super::credentials::finish(mnt, dir, *owner);
+            let r = super::credentials::finish(mnt, dir, *owner, *plain);
             if let Some(Op::CredentialsBegin { fd, .. }) = steps.get(*begin).map(|s| &s.op) {
                 fd.store(-1, Ordering::Relaxed);
             }

@@ -48,6 +48,8 @@ pub(crate) enum Op {
     /// (`credentials.rs`), kept in `fd`; `total` counts what is written.
     CredentialsBegin {
         base: CString,
+        /// In the unit's directory itself, a plain one (no mount).
+        plain: Option<CString>,
         fd: AtomicI32,
         total: AtomicU64,
     },
@@ -67,6 +69,8 @@ pub(crate) enum Op {
         begin: usize,
         dir: CString,
         owner: Option<(libc::uid_t, libc::gid_t)>,
+        /// The credentials were written into `dir` itself.
+        plain: bool,
     },
     /// Writes `0` to this `cgroup.procs`: the child joins its cgroup.
     JoinCgroup(CString),

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use flotilla_units::context::credentials::Credentials as UnitCredentials;
 
-use super::super::context::Params;
+use super::super::context::{prepare, Host, Params};
 use super::super::credentials;
 use super::super::tests::process_lock;
 use super::super::*;
@@ -139,4 +139,55 @@ fn credentials_over_a_mebibyte_fail_the_start() {
     credentials::remove(&dir).unwrap();
     assert_eq!(st, ExitStatus::Exited(243), "{out}");
     assert!(out.ends_with(": File too large\n"), "{out}");
+}
+
+/// An init without `CAP_SYS_ADMIN` (a container's) cannot mount the
+/// credentials' file system: as systemd does, it writes them into a plain
+/// directory instead, mode 0500, the same files of mode 0400, and says
+/// so; `sandbox: strict` refuses.
+#[test]
+fn without_cap_sys_admin_the_credentials_are_a_plain_directory() {
+    let _g = process_lock();
+    let unit = format!("flotilla-cred-plain-{}.service", std::process::id());
+    let dir = UnitCredentials::dir(&unit);
+    let mut host = Host::probe();
+    host.sys_admin = false;
+    let c = ctx(&[("SetCredential", "token:one")]);
+    let params = Params {
+        uid: Some(NOBODY),
+        owner: Some((NOBODY, NOBODY)),
+        credentials: Some(&dir),
+        ..Params::default()
+    };
+    let cc = prepare(&c, &params, &host).unwrap();
+    let na = cc.not_applied();
+    assert_eq!(na.len(), 1, "{na:?}");
+    assert_eq!(na[0].setting, "SetCredential");
+    assert!(na[0].reason.contains("plain directory"), "{na:?}");
+    let script = format!(
+        "cd {d} && cat token && echo && stat -c '%n %a %u %g' . token && id -u",
+        d = dir.display()
+    );
+    let (st, out) = run(&["/bin/sh", "-c", &script], &cc, Some(&nobody()));
+    assert!(st.success(), "{st}: {out}");
+    assert_eq!(
+        out,
+        "one\n. 500 65534 65534\ntoken 400 65534 65534\n65534\n"
+    );
+    assert!(!mounted(&dir));
+    // A second process of the unit gets them again, in place of the
+    // first one's.
+    let (st, out) = run(
+        &["/bin/cat", &format!("{}/token", dir.display())],
+        &cc,
+        None,
+    );
+    assert!(st.success(), "{st}: {out}");
+    assert_eq!(out, "one");
+    credentials::remove(&dir).unwrap();
+    assert!(!dir.exists());
+    // Strict: refused.
+    let c = ctx(&[("SetCredential", "token:one"), ("X-Sandbox", "strict")]);
+    let err = prepare(&c, &params, &host).unwrap_err();
+    assert!(err.to_string().contains("CAP_SYS_ADMIN"), "{err}");
 }
