@@ -5,7 +5,7 @@
 #![no_main]
 
 use flotilla_cluster::model::{Assignment, LogAnswer, Machine, StoredState, StoredUnit};
-use flotilla_cluster::registry::{decode_desired, decode_value};
+use flotilla_cluster::stored::{decode_desired, decode_value};
 use libfuzzer_sys::fuzz_target;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
