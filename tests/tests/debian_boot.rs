@@ -215,7 +215,7 @@ fn assert_no_slow_unit(blame: &str, least: usize) -> usize {
 }
 
 /// Debian's first-boot wizard (`ConditionFirstBoot=yes`, decided when the
-/// init started: /etc/machine-id was empty in the image) ran on the first
+/// init started: /etc/machine-id said `uninitialized` in the image) ran on the first
 /// boot, finding everything configured, and is skipped on a later one.
 fn assert_first_boot(json: &str, first: bool) {
     let u: serde_json::Value = serde_json::from_str(json).expect("initctl status NAME --json");

@@ -84,17 +84,18 @@ pub fn publish_container_id() -> Result<(), String> {
 }
 
 /// Whether this is the machine's first boot, as systemd decides it when
-/// PID 1 starts, before any unit runs: `/etc/machine-id` missing, empty
-/// or `uninitialized`. Read once, by the first call, which
+/// PID 1 starts, before any unit runs (machine-id(5)): `/etc/machine-id`
+/// missing or `uninitialized`; an empty one is not a first boot (an image
+/// made to run many times, a container's). Read once, by the first call, which
 /// [`super::real::RealSys::new`] makes at start-up: the machine-id unit writes
 /// the file later in that same boot, and every `ConditionFirstBoot=` of
 /// the boot must still see it as the first. (A re-executed init reads it
 /// again.)
 pub fn first_boot_at_start() -> bool {
     static FIRST: OnceLock<bool> = OnceLock::new();
-    *FIRST.get_or_init(|| {
-        let id = Machine.machine_id();
-        id.is_empty() || id == "uninitialized"
+    *FIRST.get_or_init(|| match read_small("/etc/machine-id") {
+        None => !Path::new("/etc/machine-id").exists(),
+        Some(id) => id.trim() == "uninitialized",
     })
 }
 

@@ -773,15 +773,15 @@ fn conditions_skip_and_assertions_fail_at_start() {
 }
 
 /// `ConditionFirstBoot=` is decided when the init starts, as systemd
-/// decides it in PID 1: with an empty `/etc/machine-id` (a file of the
-/// test's, bound over it in the init's own mount namespace) this is the
-/// first boot, and it stays so after a unit of the boot writes an ID (as
+/// decides it in PID 1: with `/etc/machine-id` saying `uninitialized` (a
+/// file of the test's, bound over it in the init's own mount namespace)
+/// this is the first boot, and it stays so after a unit of the boot writes an ID (as
 /// `systemd-machine-id-setup` does), for the units that start after it.
 #[test]
 fn first_boot_is_decided_at_start() {
     let dir = TestDir::new();
     let d = dir.path().display().to_string();
-    let id = dir.file("machine-id", "");
+    let id = dir.file("machine-id", "uninitialized\n");
     dir.unit(
         "write-id",
         "unit: write-id\ntype: oneshot\n\
