@@ -378,6 +378,9 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// Carries out actions until there are none, then reports changes.
+    /// A report may set more off (a unit's `SuccessAction=` or
+    /// `FailureAction=` begins the shutdown): those are carried out in the
+    /// same turn, not left for an event that may never come.
     fn drive(&mut self) {
         let mut actions = std::mem::take(&mut self.actions);
         // Bounded: each batch is what the facts of the last one caused.
@@ -387,14 +390,17 @@ impl<S: Sys> Runtime<S> {
             // at once: then there is more to do); connections whose
             // instance ended close, the instance leaving the set.
             if actions.is_empty() && !self.resume_triggers() && !self.end_connections() {
-                break;
+                self.report_changes();
+                self.planner.drain_actions_into(&mut actions);
+                if actions.is_empty() {
+                    break;
+                }
             }
             for a in actions.drain(..) {
                 self.act(a);
             }
         }
         self.actions = actions;
-        self.report_changes();
         self.feed_writer();
         // A launch (or a switch) is over: what it freed goes back.
         let settled = self.planner.target_settled().is_some();
