@@ -16,6 +16,7 @@
 
 use crate::keys::valid_machine_id;
 use crate::serve::{parse_listen, ApiTls, Listen};
+use flotilla_units::cli::{self, Word};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -104,28 +105,23 @@ pub fn parse_args(
         "--api-key",
         "--api-client-ca",
     ];
-    let mut p = lexopt::Parser::from_args(args);
+    let mut p = cli::parser(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        let given = match arg {
-            lexopt::Arg::Short('h') | lexopt::Arg::Long("help") => {
+        let given = match cli::word(arg) {
+            Word::Flag(f) if f == "-h" || f == "--help" => {
                 return Ok(Parsed::Print(USAGE.to_string()))
             }
-            lexopt::Arg::Long("version") => {
+            Word::Flag(f) if f == "--version" => {
                 return Ok(Parsed::Print(format!(
                     "clusterd {}",
                     env!("CARGO_PKG_VERSION")
                 )))
             }
-            lexopt::Arg::Long(name) => format!("--{name}"),
-            lexopt::Arg::Short(c) => format!("-{c}"),
-            lexopt::Arg::Value(v) => v.to_string_lossy().into_owned(),
+            Word::Flag(f) => f,
+            Word::Value(v) => return Err(format!("unknown argument {v:?}\n{USAGE}")),
         };
         let Some(flag) = known.iter().find(|k| **k == given) else {
-            // The argument as it was written, `=VALUE` included.
-            let written = match p.optional_value() {
-                Some(v) => format!("{given}={}", v.to_string_lossy()),
-                None => given,
-            };
+            let written = cli::as_written(&given, &mut p);
             return Err(format!("unknown argument {written:?}\n{USAGE}"));
         };
         let value = p
@@ -285,6 +281,12 @@ mod tests {
             format!("unknown argument \"--bogus=1\"\n{USAGE}")
         );
         assert_eq!(err("stray"), format!("unknown argument \"stray\"\n{USAGE}"));
+        assert_eq!(err("-xyz"), format!("unknown argument \"-xyz\"\n{USAGE}"));
+        // After `--` nothing is a flag.
+        assert_eq!(
+            err("-- --etcd http://x:1"),
+            format!("unknown argument \"--etcd\"\n{USAGE}")
+        );
         assert_eq!(err("--etcd"), "--etcd needs a value");
         assert_eq!(err("--help --bogus"), USAGE);
         assert_eq!(

@@ -19,6 +19,7 @@ use crate::command::{
     lexopt_error, usage, Analyze, Command, Invocation, Systemctl, Topic, UnitFiles, UsageError,
 };
 use crate::duration;
+use flotilla_units::cli::{self, Word};
 use flotilla_units::protocol::ShutdownKind;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -32,7 +33,7 @@ where
     I: IntoIterator<Item = S>,
     S: Into<String>,
 {
-    let mut g = lexopt::Parser::from_args(args.into_iter().map(Into::<String>::into));
+    let mut g = cli::parser(args.into_iter().map(Into::<String>::into));
     let mut control = None;
     let mut json = false;
 
@@ -43,10 +44,9 @@ where
             Ok(None) => return Err(usage(Topic::Main, "missing command")),
             Err(e) => return Err(lexopt_error(Topic::Main, e)),
         };
-        let name = match arg {
-            lexopt::Arg::Value(verb) => break verb.to_string_lossy().into_owned(),
-            lexopt::Arg::Long(n) => format!("--{n}"),
-            lexopt::Arg::Short(c) => format!("-{c}"),
+        let name = match cli::word(arg) {
+            Word::Value(verb) => break verb,
+            Word::Flag(name) => name,
         };
         match name.as_str() {
             "-h" | "--help" => return Ok(help(control, Topic::Main)),
@@ -59,15 +59,7 @@ where
             "--control" => control = Some(PathBuf::from(value(Topic::Main, &name, &mut g)?)),
             "--json" => json = true,
             _ => {
-                // The option as it was written, `=VALUE` or the rest of a
-                // bundle included.
-                let rest = g.optional_value().map(|v| v.to_string_lossy().into_owned());
-                let sep = if rest.is_some() && name.starts_with("--") {
-                    "="
-                } else {
-                    ""
-                };
-                let written = format!("{name}{sep}{}", rest.unwrap_or_default());
+                let written = cli::as_written(&name, &mut g);
                 return Err(usage(Topic::Main, format!("unknown option '{written}'")));
             }
         }
@@ -390,20 +382,19 @@ impl VerbArgs {
     where
         F: FnMut(&str, Option<String>, Topic) -> Result<bool, UsageError>,
     {
-        let mut p = lexopt::Parser::from_args(std::mem::take(&mut self.args));
+        let mut p = cli::parser(std::mem::take(&mut self.args));
         loop {
             let arg = match p.next() {
                 Ok(Some(arg)) => arg,
                 Ok(None) => break,
                 Err(e) => return Err(lexopt_error(self.topic, e)),
             };
-            let name = match arg {
-                lexopt::Arg::Value(v) => {
-                    self.positionals.push(v.to_string_lossy().into_owned());
+            let name = match cli::word(arg) {
+                Word::Value(v) => {
+                    self.positionals.push(v);
                     continue;
                 }
-                lexopt::Arg::Long(n) => format!("--{n}"),
-                lexopt::Arg::Short(c) => format!("-{c}"),
+                Word::Flag(name) => name,
             };
             let takes_value = name == "--control" || with_value.contains(&name.as_str());
             let v = if takes_value {

@@ -13,6 +13,7 @@
 use crate::command::{
     lexopt_error, usage, Command, Invocation, Systemctl, Topic, UnitFiles, UsageError,
 };
+use flotilla_units::cli::{self, Word};
 use flotilla_units::protocol::ShutdownKind;
 
 /// A systemctl command line (the arguments after the program name).
@@ -26,20 +27,19 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
     let mut kinds = Vec::new();
     let mut props = Vec::new();
     let mut words = Vec::new();
-    let mut p = lexopt::Parser::from_args(raw);
+    let mut p = cli::parser(raw);
     loop {
         let arg = match p.next() {
             Ok(Some(arg)) => arg,
             Ok(None) => break,
             Err(e) => return Err(lexopt_error(Topic::Main, e)),
         };
-        let name = match arg {
-            lexopt::Arg::Value(word) => {
-                words.push(word.to_string_lossy().into_owned());
+        let name = match cli::word(arg) {
+            Word::Value(word) => {
+                words.push(word);
                 continue;
             }
-            lexopt::Arg::Long(n) => format!("--{n}"),
-            lexopt::Arg::Short(c) => format!("-{c}"),
+            Word::Flag(name) => name,
         };
         let mut value = |what: &str| match p.value() {
             Ok(v) => Ok(v.to_string_lossy().into_owned()),
@@ -64,12 +64,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
             "--all" | "-a" => all = true,
             "--no-pager" | "--plain" | "--full" | "-l" | "--system" | "--no-ask-password" => {}
             _ => {
-                // The option as it was written, `=VALUE` included.
-                let written = match p.optional_value() {
-                    Some(v) if name.starts_with("--") => format!("{name}={}", v.to_string_lossy()),
-                    Some(v) => format!("{name}{}", v.to_string_lossy()),
-                    None => name,
-                };
+                let written = cli::as_written(&name, &mut p);
                 return Err(usage(Topic::Main, format!("unknown option '{written}'")));
             }
         }
