@@ -63,7 +63,6 @@ impl Args {
         let mut p = cli::parser(args);
         while let Some(arg) = p.next().map_err(cli::usage_error)? {
             let flag = cli::flag(arg)?;
-
             let mut value = || cli::value(&mut p, &flag);
             match flag.as_str() {
                 "--units" => {

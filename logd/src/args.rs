@@ -36,7 +36,6 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
     let mut p = cli::parser(args);
     while let Some(arg) = p.next().map_err(cli::usage_error)? {
         let flag = cli::flag(arg)?;
-
         let mut value = || cli::value(&mut p, &flag);
         match flag.as_str() {
             "--control" => a.control = Some(PathBuf::from(value()?)),
@@ -59,6 +58,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
     Ok(a)
 }
 
+/// `4096`, `512K`, `8M`, `1G` (powers of 1024); at least 1 byte.
 fn size(s: &str) -> Option<u64> {
     let (digits, shift) = match s.char_indices().last()? {
         (i, 'k' | 'K') => (s.get(..i)?, 10),

@@ -108,7 +108,6 @@ pub(crate) fn ops(
             begin: first,
             dir: c(dir)?,
             owner,
-            plain,
         },
         format!("{key} put the credentials on {}", dir.display()),
     ));
@@ -326,7 +325,8 @@ pub(crate) unsafe fn finish(
     mount_api::attach(mnt, dir)
 }
 
-/// The tmpfs that [`Op::CredentialsBegin`] number `begin` of `steps` made.
+/// The tmpfs (or plain directory) that [`Op::CredentialsBegin`] number
+/// `begin` of `steps` made, and its byte count.
 pub(crate) fn mount_of(steps: &[Step], begin: usize) -> Option<(c_int, &AtomicU64)> {
     match steps.get(begin).map(|s| &s.op) {
         Some(Op::CredentialsBegin { fd, total, .. }) => {
@@ -335,6 +335,15 @@ pub(crate) fn mount_of(steps: &[Step], begin: usize) -> Option<(c_int, &AtomicU6
         }
         _ => None,
     }
+}
+
+/// Whether [`Op::CredentialsBegin`] number `begin` of `steps` writes into
+/// the unit's directory itself, a plain one.
+pub(crate) fn is_plain(steps: &[Step], begin: usize) -> bool {
+    matches!(
+        steps.get(begin).map(|s| &s.op),
+        Some(Op::CredentialsBegin { plain: Some(_), .. })
+    )
 }
 
 /// Takes a unit's credentials down at its stop: whatever is mounted on

@@ -111,14 +111,10 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             let mnt = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
             super::credentials::write(mnt, id, sources, fallback.as_deref(), *required, *owner)
         }
-        Op::CredentialsEnd {
-            begin,
-            dir,
-            owner,
-            plain,
-        } => {
+        Op::CredentialsEnd { begin, dir, owner } => {
             let (mnt, _) = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
-            let r = super::credentials::finish(mnt, dir, *owner, *plain);
+            let plain = super::credentials::is_plain(steps, *begin);
+            let r = super::credentials::finish(mnt, dir, *owner, plain);
             if let Some(Op::CredentialsBegin { fd, .. }) = steps.get(*begin).map(|s| &s.op) {
                 fd.store(-1, Ordering::Relaxed);
             }

@@ -63,14 +63,13 @@ pub(crate) enum Op {
         required: bool,
         owner: Option<(libc::uid_t, libc::gid_t)>,
     },
-    /// Puts the tmpfs of op `begin`, read-only, on `dir`
+    /// Puts the tmpfs of op `begin`, read-only, on `dir`; or, when op
+    /// `begin` wrote into `dir` itself, makes it read-only
     /// (`credentials.rs`).
     CredentialsEnd {
         begin: usize,
         dir: CString,
         owner: Option<(libc::uid_t, libc::gid_t)>,
-        /// The credentials were written into `dir` itself.
-        plain: bool,
     },
     /// Writes `0` to this `cgroup.procs`: the child joins its cgroup.
     JoinCgroup(CString),

@@ -472,9 +472,8 @@ impl Spawner {
         // returns and only makes async-signal-safe calls.
         let arg: *mut c_void = std::ptr::addr_of!(plan).cast_mut().cast();
         // A unit with a cgroup: its child is born there (clone3.rs says
-        // why), else it joins it itself.
-        // Its directory is opened for this spawn only; when it cannot be,
-        // the child joins it itself.
+        // why), its directory opened for this spawn only; else (or when
+        // that cannot be opened) the child joins it itself.
         let cgroup = exec
             .context
             .and_then(ChildContext::cgroup_dir)
