@@ -680,11 +680,7 @@ fn file_steps(
         );
     }
     if !ctx.credentials.is_empty() {
-        let key = if ctx.credentials.load.is_empty() {
-            Key::SetCredential
-        } else {
-            Key::LoadCredential
-        };
+        let key = ctx.credentials.key();
         let dir = params.credentials.ok_or_else(|| {
             fail(
                 key,

@@ -46,11 +46,7 @@ pub(crate) fn ops(
     first: usize,
     plain: bool,
 ) -> Result<Vec<(Op, String)>, (Key, String)> {
-    let key = if creds.load.is_empty() {
-        Key::SetCredential
-    } else {
-        Key::LoadCredential
-    };
+    let key = creds.key();
     let c = |p: &Path| {
         CString::new(p.as_os_str().as_bytes())
             .map_err(|_| (key, format!("{}: contains a NUL byte", p.display())))

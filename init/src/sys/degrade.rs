@@ -157,12 +157,7 @@ pub(super) fn degrade(
         }
         if !ctx.credentials.is_empty() {
             d.plain_credentials = true;
-            let key = if ctx.credentials.load.is_empty() {
-                Key::SetCredential
-            } else {
-                Key::LoadCredential
-            };
-            d.note(key, "applied in part: the credentials are in a plain directory, not a read-only file system of their own: mounting one needs CAP_SYS_ADMIN, which the init does not hold; systemd falls back so".into());
+            d.note(ctx.credentials.key(), "applied in part: the credentials are in a plain directory, not a read-only file system of their own: mounting one needs CAP_SYS_ADMIN, which the init does not hold; systemd falls back so".into());
         }
         if ctx.sandbox.private_network {
             d.note(Key::PrivateNetwork, "not applied: a network namespace needs CAP_SYS_ADMIN, which the init does not hold; the service shares the init's network, as systemd proceeds".into());

@@ -75,6 +75,16 @@ impl Credentials {
         self.load.is_empty() && self.set.is_empty()
     }
 
+    /// The key a message about them names: `LoadCredential=` when the
+    /// unit loads any, else `SetCredential=`.
+    pub fn key(&self) -> super::Key {
+        if self.load.is_empty() {
+            super::Key::SetCredential
+        } else {
+            super::Key::LoadCredential
+        }
+    }
+
     /// Every ID, once, sorted.
     pub fn ids(&self) -> BTreeSet<&str> {
         self.load

@@ -320,8 +320,8 @@ fn read_keys(r: &mut Reading<'_>, options: &[UnitOption], positions: &[Pos], suf
                 r.t.warn(p, format!("[{sec}] {key}= is not supported, ignored"))
             }
             Rule::NotThisType => r.t.warn(p, not_here()),
-            // A mount's section is read with its value expanded first, as
-            // systemd does, whatever then becomes of it.
+            // A mount's section: its value is expanded first (a specifier
+            // problem is reported), whatever then becomes of it.
             Rule::Mount(read) => {
                 let v = r.t.value(p, key, &o.value);
                 if let Some(m) = r.mount_keys.as_mut() {
