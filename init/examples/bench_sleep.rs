@@ -54,11 +54,26 @@
 //! 4. **shutdown**: SIGTERM to the init until it has exited (every unit
 //!    stopped, dependents first).
 //!
-//! The floor loop runs between the init's rounds: 1000 x
+//! The floor loop runs in the same rounds: 1000 x
 //! `posix_spawn("/usr/bin/sleep", ["sleep", "3600"])` with
 //! `POSIX_SPAWN_SETSID` (the init's children lead their own session too),
 //! argv and envp prepared once, nothing else; the processes are killed and
 //! reaped untimed. Every figure is the median over the rounds.
+//!
+//! `BENCH_DINIT=PATH` (a `dinit` binary, `dinitctl` beside it;
+//! `scripts/dinit` builds them) adds dinit to each round: the same graph as
+//! dinit services in a directory of their own (each unit a `process` service
+//! with the same command and `depends-on` the same two; `all` an `internal`
+//! service depending on layer 9, `idle` one with no dependency), a fresh
+//! `dinit -u -d DIR -p SOCK -q idle` per round, its descriptions loaded
+//! (`dinitctl unpin all`, which starts nothing: the init has loaded its
+//! units before `set-target` too), then timed from running `dinitctl start
+//! all` until it returns (it waits until `all` has started, that is every
+//! service's process has exec'd); its `VmRSS` with the 1000 running, the
+//! services counted with `dinitctl list`; and `dinitctl shutdown` until it
+//! has exited. The init, the floor and dinit run in turn in each round,
+//! the one first rotating from round to round; the summary gives the
+//! init's launch over dinit's, of the medians and round by round.
 
 use std::ffi::{c_char, CString};
 use std::io::{BufRead, BufReader, Write};
@@ -131,6 +146,10 @@ fn main() -> Result<(), BoxError> {
     if log_dir.is_some() {
         write_units(&plain, None)?;
     }
+    let dinit = match std::env::var_os("BENCH_DINIT") {
+        Some(p) => Some(Dinit::new(PathBuf::from(p), dir.path())?),
+        None => None,
+    };
     // (without, with) a log directory, per round: launch as the client
     // saw it, and on the init's own clock.
     let mut pairs: Vec<(Duration, Duration, Duration, Duration)> = Vec::new();
@@ -149,6 +168,13 @@ fn main() -> Result<(), BoxError> {
         ),
         None => println!("no log directory"),
     }
+    if let Some(d) = &dinit {
+        println!(
+            "and {} ({}): the same graph as process services, `dinitctl start all` timed",
+            d.bin.display(),
+            d.version
+        );
+    }
 
     let mut floor = Vec::new();
     let mut launch_poll = Vec::new();
@@ -157,11 +183,14 @@ fn main() -> Result<(), BoxError> {
     let mut restarts = Vec::new();
     let mut shutdowns = Vec::new();
     let mut mem: Vec<(Mem, Mem)> = Vec::new();
+    // The init's CPU over the launch, each round.
+    let mut init_cpu = Vec::new();
+    let mut dinit_rounds: Vec<DinitRound> = Vec::new();
+    // Per round: the init's launch (as the client saw it) over dinit's.
+    let mut over_dinit: Vec<f64> = Vec::new();
     // Warm-up: page the binaries in.
     spawn_floor(20)?;
     for round in 0..rounds {
-        let f = spawn_floor(n)?;
-        floor.push(f);
         let logs = log_dir.as_ref().map(|d| d.join(format!("round-{round}")));
         // Which goes first alternates: each launch then follows the other
         // as often, and whatever the one before leaves (exits to reap,
@@ -178,21 +207,40 @@ fn main() -> Result<(), BoxError> {
             .map(Some),
             None => Ok(None),
         };
-        let mut without = None;
-        if round % 2 == 0 {
-            without = plain_round(&init)?;
+        // The init, the floor and dinit in each round, in turn first: the
+        // order rotates from one round to the next, for the same reason.
+        let (mut f, mut res, mut without, mut dr) = (None, None, None, None);
+        for slot in 0..3 {
+            match (round + slot) % 3 {
+                0 => {
+                    if round % 2 == 0 {
+                        without = plain_round(&init)?;
+                    }
+                    res = Some(init_round(
+                        &init,
+                        dir.path(),
+                        &units,
+                        logs.as_deref(),
+                        round,
+                        round % 2 == 1,
+                    )?);
+                    if round % 2 == 1 {
+                        without = plain_round(&init)?;
+                    }
+                }
+                1 => f = Some(spawn_floor(n)?),
+                _ => {
+                    if let Some(d) = &dinit {
+                        dr = Some(dinit_round(d, dir.path(), round)?);
+                    }
+                }
+            }
         }
-        let r = init_round(
-            &init,
-            dir.path(),
-            &units,
-            logs.as_deref(),
-            round,
-            round % 2 == 1,
-        )?;
-        if round % 2 == 1 {
-            without = plain_round(&init)?;
-        }
+        let (f, r) = match (f, res) {
+            (Some(f), Some(r)) => (f, r),
+            _ => return Err("a round without the floor or the init".into()),
+        };
+        floor.push(f);
         if let Some(w) = &without {
             pairs.push((w.launch, r.launch, w.inside, r.inside));
             cpus.push((w.cpu, r.cpu));
@@ -213,8 +261,21 @@ fn main() -> Result<(), BoxError> {
         restarts.extend(r.restarts);
         shutdowns.push(r.shutdown);
         mem.push((r.idle, r.running));
+        init_cpu.push(r.cpu);
+        let dinit_line = match &dr {
+            Some(d) => {
+                over_dinit.push(r.launch.as_secs_f64() / d.launch.as_secs_f64());
+                format!(
+                    "; dinit {:.0} ms, RSS {} KiB running",
+                    ms(d.launch),
+                    d.running.rss_kib
+                )
+            }
+            None => String::new(),
+        };
+        dinit_rounds.extend(dr);
         println!(
-            "  round {round}: floor {:.0} ms, init {:.0} ms ({}; init's own clock {:.0} ms), RSS {} KiB running, shutdown {:.0} ms",
+            "  round {round}: floor {:.0} ms, init {:.0} ms ({}; init's own clock {:.0} ms), RSS {} KiB running, shutdown {:.0} ms{dinit_line}",
             ms(f),
             ms(r.launch),
             if round % 2 == 1 { "set-target --wait" } else { "status polled" },
@@ -225,27 +286,65 @@ fn main() -> Result<(), BoxError> {
     }
     let fl = median(&floor);
     let lp = median(&launch_poll);
+    let dl = (!dinit_rounds.is_empty())
+        .then(|| median(&dinit_rounds.iter().map(|d| d.launch).collect::<Vec<_>>()));
+    // "N.NNx the floor", and ", N.NNx dinit" with dinit measured.
+    let ratios = |d: Duration| {
+        let mut r = format!("{:.2}x the floor", d.as_secs_f64() / fl.as_secs_f64());
+        if let Some(dl) = dl {
+            r.push_str(&format!(
+                ", {:.2}x dinit",
+                d.as_secs_f64() / dl.as_secs_f64()
+            ));
+        }
+        r
+    };
     println!();
     println!("launch (set-target -> all {n} running), median of {rounds} rounds:");
     println!("  floor (posix_spawn loop)       {:>8.1} ms", ms(fl));
     println!(
-        "  init, status polled            {:>8.1} ms   {:.2}x the floor",
+        "  init, status polled            {:>8.1} ms   {}",
         ms(lp),
-        lp.as_secs_f64() / fl.as_secs_f64()
+        ratios(lp)
     );
     if !launch_wait.is_empty() {
         let lw = median(&launch_wait);
         println!(
-            "  init, set-target --wait        {:>8.1} ms   {:.2}x the floor",
+            "  init, set-target --wait        {:>8.1} ms   {}",
             ms(lw),
-            lw.as_secs_f64() / fl.as_secs_f64()
+            ratios(lw)
         );
     }
     println!(
-        "  init's own clock (analyze)     {:>8.1} ms   {:.2}x the floor",
+        "  init's own clock (analyze)     {:>8.1} ms   {}",
         ms(median(&inside)),
-        median(&inside).as_secs_f64() / fl.as_secs_f64()
+        ratios(median(&inside))
     );
+    if let (Some(dl), Some(d)) = (dl, &dinit) {
+        println!(
+            "  dinit, dinitctl start all      {:>8.1} ms   {:.2}x the floor ({})",
+            ms(dl),
+            dl.as_secs_f64() / fl.as_secs_f64(),
+            d.version
+        );
+        over_dinit.sort_by(f64::total_cmp);
+        println!(
+            "  init (as the client saw it) / dinit, per round: median {:.2} (from {:.2} to {:.2})",
+            over_dinit.get(over_dinit.len() / 2).copied().unwrap_or(0.0),
+            over_dinit.first().copied().unwrap_or(0.0),
+            over_dinit.last().copied().unwrap_or(0.0)
+        );
+        println!(
+            "  CPU over the launch: init {:.0} ms, dinit {:.0} ms; dinit's load of the descriptions (dinitctl unpin all, untimed above) {:.1} ms (medians)",
+            ms(median(&init_cpu)),
+            ms(median(
+                &dinit_rounds.iter().map(|d| d.cpu).collect::<Vec<_>>()
+            )),
+            ms(median(
+                &dinit_rounds.iter().map(|d| d.load).collect::<Vec<_>>()
+            ))
+        );
+    }
     let pick = |f: fn(&(Mem, Mem)) -> u64| {
         let mut v: Vec<u64> = mem.iter().map(f).collect();
         v.sort_unstable();
@@ -286,6 +385,29 @@ fn main() -> Result<(), BoxError> {
         "shutdown (SIGTERM -> init exited, {n} units stopped): median {:.1} ms",
         ms(median(&shutdowns))
     );
+    if !dinit_rounds.is_empty() {
+        let pick = |f: fn(&DinitRound) -> u64| {
+            let mut v: Vec<u64> = dinit_rounds.iter().map(f).collect();
+            v.sort_unstable();
+            v.get(v.len() / 2).copied().unwrap_or(0)
+        };
+        println!("dinit memory, median of {rounds} rounds:");
+        println!(
+            "  idle (nothing loaded): VmRSS {} KiB; {n} running: VmRSS {} KiB, VmHWM {} KiB, RssAnon {} KiB, RssFile {} KiB, {} fds",
+            pick(|d| d.idle.rss_kib),
+            pick(|d| d.running.rss_kib),
+            pick(|d| d.running.hwm_kib),
+            pick(|d| d.running.anon_kib),
+            pick(|d| d.running.file_kib),
+            pick(|d| d.running.fds)
+        );
+        println!(
+            "dinit shutdown (dinitctl shutdown -> dinit exited, {n} services stopped): median {:.1} ms",
+            ms(median(
+                &dinit_rounds.iter().map(|d| d.shutdown).collect::<Vec<_>>()
+            ))
+        );
+    }
     if !pairs.is_empty() {
         let pick = |f: fn(&(Duration, Duration, Duration, Duration)) -> Duration| {
             median(&pairs.iter().map(f).collect::<Vec<_>>())
@@ -334,8 +456,10 @@ fn name(layer: usize, i: usize) -> String {
 
 /// The unit files; with `logd`, the log writer's unit too, which both
 /// targets wait for.
-fn write_units(dir: &Path, logd: Option<&Path>) -> Result<(), BoxError> {
-    std::fs::create_dir_all(dir)?;
+/// The graph, layer by layer: each unit's name and, above layer 0, the two
+/// units of the layer below it depends on (the one with its own number and a
+/// random other one); the same on every run.
+fn graph() -> Vec<(String, Option<[String; 2]>)> {
     let mut seed = 0x5eed_u64;
     let mut rand = |n: usize| {
         seed = seed
@@ -343,25 +467,30 @@ fn write_units(dir: &Path, logd: Option<&Path>) -> Result<(), BoxError> {
             .wrapping_add(1_442_695_040_888_963_407);
         ((seed >> 33) % n as u64) as usize
     };
+    let mut units = Vec::with_capacity(LAYERS * WIDTH);
     for layer in 0..LAYERS {
         for i in 0..WIDTH {
-            let mut text = format!(
-                "unit: {}\nexec-start: {SLEEP} 3600\nrestart-delay: 0s\n",
-                name(layer, i)
-            );
-            if layer > 0 {
+            let providers = (layer > 0).then(|| {
                 let mut other = rand(WIDTH - 1);
                 if other >= i {
                     other += 1;
                 }
-                text.push_str(&format!(
-                    "depends-on: [{}, {}]\n",
-                    name(layer - 1, i),
-                    name(layer - 1, other)
-                ));
-            }
-            std::fs::write(dir.join(format!("{}.yaml", name(layer, i))), text)?;
+                [name(layer - 1, i), name(layer - 1, other)]
+            });
+            units.push((name(layer, i), providers));
         }
+    }
+    units
+}
+
+fn write_units(dir: &Path, logd: Option<&Path>) -> Result<(), BoxError> {
+    std::fs::create_dir_all(dir)?;
+    for (unit, providers) in graph() {
+        let mut text = format!("unit: {unit}\nexec-start: {SLEEP} 3600\nrestart-delay: 0s\n");
+        if let Some([own, other]) = providers {
+            text.push_str(&format!("depends-on: [{own}, {other}]\n"));
+        }
+        std::fs::write(dir.join(format!("{unit}.yaml")), text)?;
     }
     let top: Vec<String> = (0..WIDTH).map(|i| name(LAYERS - 1, i)).collect();
     let writer = match logd {
@@ -715,6 +844,234 @@ fn init_round(
         idle,
         running,
         restarts,
+        shutdown,
+    })
+}
+
+/// dinit, measured beside the init when `BENCH_DINIT` names its binary.
+struct Dinit {
+    bin: PathBuf,
+    /// `dinitctl`, beside `dinit`.
+    ctl: PathBuf,
+    /// The first line of `dinit --version`.
+    version: String,
+    /// The service directory: the same graph as the units.
+    services: PathBuf,
+}
+
+struct DinitRound {
+    /// `dinitctl unpin all`: the 1002 descriptions loaded, none started.
+    load: Duration,
+    /// `dinitctl start all` until it returns: all 1000 started.
+    launch: Duration,
+    /// dinit's CPU time (user + system) over the launch.
+    cpu: Duration,
+    idle: Mem,
+    running: Mem,
+    /// `dinitctl shutdown` until dinit has exited.
+    shutdown: Duration,
+}
+
+impl Dinit {
+    fn new(bin: PathBuf, dir: &Path) -> Result<Dinit, BoxError> {
+        let ctl = bin.with_file_name("dinitctl");
+        if !bin.exists() || !ctl.exists() {
+            return Err(format!(
+                "{} or dinitctl beside it not found: scripts/dinit builds them",
+                bin.display()
+            )
+            .into());
+        }
+        let out = Command::new(&bin).arg("--version").output()?;
+        let version = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("dinit, version unknown")
+            .trim_end_matches('.')
+            .to_string();
+        let services = dir.join("dinit.d");
+        write_dinit_services(&services)?;
+        Ok(Dinit {
+            bin,
+            ctl,
+            version,
+            services,
+        })
+    }
+
+    /// `dinitctl --quiet -p SOCK ARGS`, its output discarded.
+    fn ctl(&self, sock: &Path, args: &[&str]) -> Result<bool, BoxError> {
+        Ok(Command::new(&self.ctl)
+            .arg("--quiet")
+            .arg("-p")
+            .arg(sock)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?
+            .success())
+    }
+}
+
+/// The units' graph as dinit services: each unit a `process` service
+/// running the same command, with `depends-on` the same two services;
+/// `all` (internal) depends on the layer-9 services, `idle` on nothing.
+fn write_dinit_services(dir: &Path) -> Result<(), BoxError> {
+    std::fs::create_dir_all(dir)?;
+    for (unit, providers) in graph() {
+        let mut text = format!("type = process\ncommand = {SLEEP} 3600\nrestart = yes\n");
+        for p in providers.iter().flatten() {
+            text.push_str(&format!("depends-on = {p}\n"));
+        }
+        std::fs::write(dir.join(unit), text)?;
+    }
+    let mut all = "type = internal\n".to_string();
+    for i in 0..WIDTH {
+        all.push_str(&format!("depends-on = {}\n", name(LAYERS - 1, i)));
+    }
+    std::fs::write(dir.join("all"), all)?;
+    std::fs::write(dir.join("idle"), "type = internal\n")?;
+    Ok(())
+}
+
+/// Polls `done` every millisecond until it says yes or `limit` has passed.
+fn poll_until(
+    limit: Duration,
+    what: &str,
+    mut done: impl FnMut() -> Result<bool, BoxError>,
+) -> Result<(), BoxError> {
+    let deadline = Instant::now() + limit;
+    while !done()? {
+        if Instant::now() > deadline {
+            return Err(format!("{what}: not within {limit:?}").into());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
+
+/// Stops dinit at the end of a round, also when the round failed (SIGTERM:
+/// it stops its services and exits; SIGKILL if it has not within 10 s),
+/// then kills any of its services' processes still there.
+struct DinitGuard {
+    child: Child,
+    /// The services' main processes, from `dinitctl list`.
+    pids: Vec<i32>,
+}
+
+impl Drop for DinitGuard {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            // SAFETY: kill(2) of our own child, not yet reaped.
+            unsafe {
+                libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+            }
+            let exited = poll_until(Duration::from_secs(10), "dinit exit", || {
+                Ok(self.child.try_wait()?.is_some())
+            });
+            if exited.is_err() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+        let sleep_cmd = format!("{SLEEP}\x003600\x00");
+        for &pid in &self.pids {
+            // Only if that PID is still one of our `sleep`s (not a zombie).
+            let ours = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c == sleep_cmd);
+            if ours {
+                // SAFETY: kill(2) of a process the benchmark had dinit start.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+}
+
+fn dinit_round(d: &Dinit, dir: &Path, round: usize) -> Result<DinitRound, BoxError> {
+    let sock = dir.join(format!("dinit-{round}.sock"));
+    let child = Command::new(&d.bin)
+        .arg("-u")
+        .arg("-d")
+        .arg(&d.services)
+        .arg("-p")
+        .arg(&sock)
+        .args(["-q", "idle"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut guard = DinitGuard {
+        child,
+        pids: Vec::new(),
+    };
+    let pid = guard.child.id();
+    poll_until(Duration::from_secs(30), "dinit: idle started", || {
+        if guard.child.try_wait()?.is_some() {
+            return Err("dinit exited at start".into());
+        }
+        Ok(sock.exists() && d.ctl(&sock, &["is-started", "idle"])?)
+    })?;
+    let idle = mem_of(pid)?;
+    // Loaded first, as the init loads its units before `set-target`:
+    // dinit loads a service's description (and its dependencies') when it
+    // is first named; `unpin` names it and starts nothing.
+    let t = Instant::now();
+    if !d.ctl(&sock, &["unpin", "all"])? {
+        return Err("dinitctl unpin all failed".into());
+    }
+    let load = t.elapsed();
+
+    // Launch: `dinitctl start` returns once `all` has started.
+    let cpu0 = cpu::cpu_time(pid)?;
+    let start = Instant::now();
+    if !d.ctl(&sock, &["start", "all"])? {
+        return Err("dinitctl start all failed".into());
+    }
+    let launch = start.elapsed();
+    let cpu = cpu::cpu_time(pid)?.saturating_sub(cpu0);
+    let running = mem_of(pid)?;
+
+    // Every service started, each with its process.
+    let out = Command::new(&d.ctl)
+        .arg("-p")
+        .arg(&sock)
+        .arg("list")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()?;
+    guard.pids = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("{+}"))
+        .filter_map(|l| l.split_once("(pid: "))
+        .filter_map(|(_, p)| p.trim_end_matches(')').parse().ok())
+        .collect();
+    if guard.pids.len() != LAYERS * WIDTH {
+        return Err(format!(
+            "dinit: {} services started with a process, not {}",
+            guard.pids.len(),
+            LAYERS * WIDTH
+        )
+        .into());
+    }
+
+    // Shutdown.
+    let t = Instant::now();
+    if !d.ctl(&sock, &["shutdown"])? {
+        return Err("dinitctl shutdown failed".into());
+    }
+    poll_until(Duration::from_secs(30), "dinit exit", || {
+        Ok(guard.child.try_wait()?.is_some())
+    })?;
+    let shutdown = t.elapsed();
+    Ok(DinitRound {
+        load,
+        launch,
+        cpu,
+        idle,
+        running,
         shutdown,
     })
 }
