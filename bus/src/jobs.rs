@@ -38,8 +38,8 @@ pub struct Pending {
     pub changes: Receiver<Event>,
 }
 
-/// Announces the job and follows it to its end.
-pub async fn follow(hub: Arc<Hub>, mut p: Pending) {
+/// Announces the job and follows it to its end; its result word.
+pub async fn follow(hub: Arc<Hub>, mut p: Pending) -> &'static str {
     let path = job_path(p.id);
     hub.emit(
         crate::escape::MANAGER_PATH,
@@ -72,6 +72,7 @@ pub async fn follow(hub: Arc<Hub>, mut p: Pending) {
         )
         .await;
     }
+    result
 }
 
 async fn wait(hub: &Hub, p: &mut Pending) -> &'static str {

@@ -5,6 +5,7 @@
 //! `org.freedesktop.systemd1` there; every question and change goes to the
 //! init over the control protocol (`flotilla-client`).
 
+pub mod activation;
 pub mod answer;
 pub mod error;
 pub mod escape;

@@ -322,6 +322,9 @@ pub async fn unit_job(
     name: &str,
     mode: &str,
 ) -> Result<Outcome, BusError> {
+    if let (Some(kind), "Start") = (shutdown_target(name), verb) {
+        return shutdown_job(hub, name, kind).await;
+    }
     if mode == "isolate" {
         return isolate(hub, name).await;
     }
@@ -335,6 +338,32 @@ pub async fn unit_job(
         "ReloadOrTryRestart" => units_ops::reload(hub, name, true, true).await,
         other => Err(unmapped(other)),
     }
+}
+
+/// systemd's targets whose start is the system's shutdown, and its kind.
+/// Debian's `poweroff`, `reboot` and `halt` (systemctl) ask for them when
+/// logind does not answer (`StartUnit("poweroff.target",
+/// "replace-irreversibly")`), as does `systemctl start reboot.target`;
+/// under systemd the job pulls in `systemd-poweroff.service`, which asks
+/// the manager for `PowerOff`. flotilla's shutdown is the init's own
+/// (`docs/pid1.md`), so the start asks for it directly.
+fn shutdown_target(name: &str) -> Option<ShutdownKind> {
+    match name {
+        "poweroff.target" => Some(ShutdownKind::Poweroff),
+        // Debian links ctrl-alt-del.target to reboot.target.
+        "reboot.target" | "ctrl-alt-del.target" => Some(ShutdownKind::Reboot),
+        "halt.target" => Some(ShutdownKind::Halt),
+        _ => None,
+    }
+}
+
+/// The start of a shutdown target: the shutdown, answered with a job that
+/// is done once the init has taken it (the system is on its way down).
+async fn shutdown_job(hub: &Hub, name: &str, kind: ShutdownKind) -> Result<Outcome, BusError> {
+    shutdown(hub, kind).await?;
+    let id = hub.add_job(name, "start");
+    hub.end_job(id);
+    Ok(plain(Answer::Path(owned_path(&job_path(id)))))
 }
 
 /// `StartUnit(TARGET, "isolate")`: the protocol's `set-target` with
@@ -406,6 +435,23 @@ mod tests {
 
     /// systemctl's patterns, as `ListUnitsByPatterns` and
     /// `ListUnitFilesByPatterns` match them (fnmatch(3), as systemd).
+    /// The targets whose start is a shutdown, and no other.
+    #[test]
+    fn shutdown_targets() {
+        let kind = shutdown_target;
+        assert_eq!(kind("poweroff.target"), Some(ShutdownKind::Poweroff));
+        assert_eq!(kind("ctrl-alt-del.target"), Some(ShutdownKind::Reboot));
+        assert_eq!(kind("halt.target"), Some(ShutdownKind::Halt));
+        for other in [
+            "multi-user.target",
+            "poweroff",
+            "kexec.target",
+            "shutdown.target",
+        ] {
+            assert!(shutdown_target(other).is_none(), "{other}");
+        }
+    }
+
     #[test]
     fn globs() {
         assert!(fnmatch("*.service", "cron.service"));

@@ -63,11 +63,23 @@ pub fn candidates(name: &str) -> Vec<String> {
 }
 
 /// Whether a client's `name` means the unit `s`: its systemd name, its
-/// own name, or (for a name without a suffix, which systemctl takes as a
-/// `.service`) the service of that name.
+/// own name, an alias of it, or (for a name without a suffix, which
+/// systemctl takes as a `.service`) the service of that name.
 pub fn means(name: &str, s: &UnitStatus) -> bool {
     let sysname = systemd_name(s);
-    sysname == name || s.unit == name || (!has_suffix(name) && sysname == format!("{name}.service"))
+    sysname == name
+        || s.unit == name
+        || is_alias(name, &sysname, s)
+        || (!has_suffix(name) && sysname == format!("{name}.service"))
+}
+
+/// An alias is a link to the unit's file under another name of the same
+/// type, which the unit provides (`dbus-org.freedesktop.hostname1.service`
+/// is `systemd-hostnamed.service`, what D-Bus activation asks for). A
+/// target the unit provides under another type's name is not one.
+fn is_alias(name: &str, sysname: &str, s: &UnitStatus) -> bool {
+    let suffix = SUFFIXES.iter().find(|x| sysname.ends_with(*x));
+    suffix.is_some_and(|x| name.ends_with(x)) && s.provides.iter().any(|p| p == name)
 }
 
 /// systemd's `ActiveState` of a flotilla state.

@@ -4,7 +4,8 @@
 //! (`…/unit/ESCAPED`, for any name: one the init does not have answers
 //! as systemd's `not-found`), a job (`…/job/N`) — with
 //! `org.freedesktop.DBus.Properties`, `Introspectable` and `Peer` on each.
-//! A change is allowed to root only ([`Caller`]).
+//! A change is allowed to root only ([`Caller`]). On the system bus, the
+//! bus's own activation requests are served too (`crate::activation`).
 
 use crate::answer::Answer;
 use crate::error::BusError;
@@ -34,6 +35,10 @@ pub async fn serve(hub: Arc<Hub>, conn: zbus::Connection, caller: Caller) {
     let mut stream = zbus::MessageStream::from(&conn);
     while let Some(msg) = stream.next().await {
         let Ok(msg) = msg else { continue };
+        if let (Caller::Bus, Some(unit)) = (caller, crate::activation::request(&msg)) {
+            tokio::spawn(crate::activation::activate(hub.clone(), conn.clone(), unit));
+            continue;
+        }
         if msg.message_type() != Type::MethodCall {
             continue;
         }

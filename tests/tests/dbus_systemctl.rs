@@ -498,13 +498,18 @@ impl Drop for DbusDaemon {
 /// A system bus configuration at `DIR/bus.conf` for a bus at `DIR/bus`
 /// that every user may connect to: the file and the socket.
 fn bus_config(dir: &TestDir) -> (PathBuf, PathBuf) {
+    bus_config_with(dir, "")
+}
+
+/// [`bus_config`] with `more` (XML elements) in the configuration.
+fn bus_config_with(dir: &TestDir, more: &str) -> (PathBuf, PathBuf) {
     let socket = dir.join("bus");
     let config = dir.file(
         "bus.conf",
         &format!(
             "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n \
              \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n<busconfig>\n\
-             <type>system</type>\n<listen>unix:path={}</listen>\n<auth>EXTERNAL</auth>\n\
+             <type>system</type>\n<listen>unix:path={}</listen>\n<auth>EXTERNAL</auth>\n{more}\n\
              <policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>\
              <allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy>\n</busconfig>\n",
             socket.display()
@@ -514,10 +519,17 @@ fn bus_config(dir: &TestDir) -> (PathBuf, PathBuf) {
 }
 
 fn dbus_daemon(dir: &TestDir) -> DbusDaemon {
-    let (config, socket) = bus_config(dir);
+    let (config, _) = bus_config(dir);
+    dbus_daemon_with(dir, &config, &[])
+}
+
+/// A `dbus-daemon` with `config` and the flags `more`.
+fn dbus_daemon_with(dir: &TestDir, config: &Path, more: &[&str]) -> DbusDaemon {
+    let socket = dir.join("bus");
     let child = Command::new("dbus-daemon")
         .arg(format!("--config-file={}", config.display()))
         .arg("--nofork")
+        .args(more)
         .env(procs::MARK_VAR, &dir.mark)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -623,6 +635,104 @@ fn the_name_is_taken_once_dbus_comes_up() {
     );
     out.expect(0);
     assert_eq!(out.stdout, "s \"active\"\n");
+}
+
+/// D-Bus activation through the manager: a `dbus-daemon
+/// --systemd-activation` whose service file for `org.flotilla.Echo` says
+/// `SystemdService=dbus-org.flotilla.Echo.service` (an alias, a link to
+/// `echo-name.service`, as Debian's hostnamed and timedated are reached)
+/// asks `flotilla-busd` for the unit when a client calls the name; the
+/// init starts it, `dbus-test-tool` takes the name and answers the parked
+/// call. A name whose unit does
+/// not exist fails at once with systemd's error, not at the client's
+/// timeout.
+#[test]
+fn a_bus_name_is_activated_through_the_manager() {
+    let dir = TestDir::new();
+    let services = dir.join("services");
+    std::fs::create_dir_all(&services).expect("services dir");
+    for (name, unit) in [
+        ("org.flotilla.Echo", "dbus-org.flotilla.Echo.service"),
+        ("org.flotilla.Nothere", "nothere.service"),
+    ] {
+        dir.file(
+            &format!("services/{name}.service"),
+            &format!(
+                "[D-BUS Service]\nName={name}\nExec=/bin/false\nUser=root\nSystemdService={unit}\n"
+            ),
+        );
+    }
+    let (config, socket) = bus_config_with(
+        &dir,
+        &format!("<servicedir>{}</servicedir>", services.display()),
+    );
+    dir.file(
+        "units/echo-name.service",
+        &format!(
+            "[Service]\nType=dbus\nBusName=org.flotilla.Echo\n\
+             Environment=DBUS_SYSTEM_BUS_ADDRESS=unix:path={}\n\
+             ExecStart=/usr/bin/dbus-test-tool echo --system --name=org.flotilla.Echo\n",
+            socket.display()
+        ),
+    );
+    std::os::unix::fs::symlink(
+        "echo-name.service",
+        dir.join("units/dbus-org.flotilla.Echo.service"),
+    )
+    .expect("alias link");
+    let init = started(&dir);
+    let bus = dbus_daemon_with(&dir, &config, &["--systemd-activation"]);
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(&bus.socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+    assert_eq!(init.unit("echo-name.service").state, UnitState::Disabled);
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "call",
+            "org.flotilla.Echo",
+            "/",
+            "org.flotilla.Echo",
+            "Hello",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(init.unit("echo-name.service").state, UnitState::Running);
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "--timeout=20",
+            "call",
+            "org.flotilla.Nothere",
+            "/",
+            "org.flotilla.Nothere",
+            "Hello",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("Unit nothere.service not found"),
+        "not systemd's NoSuchUnit: {out:?}"
+    );
+}
+
+/// Debian's `poweroff` is `systemctl poweroff`: with no logind to ask, it
+/// starts `poweroff.target` over the private socket, which is the init's
+/// shutdown (in supervisor mode: every unit stopped, exit 0).
+#[test]
+fn debians_poweroff_starts_the_shutdown() {
+    let dir = TestDir::new();
+    let mut init = started(&dir);
+    let bus = busd(&dir);
+    systemctl(&bus, &["poweroff"]).expect(0);
+    assert_eq!(init.wait_exit(), 0);
 }
 
 /// `systemd-run --unit NAME CMD` makes a transient service of the init's

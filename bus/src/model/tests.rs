@@ -57,6 +57,22 @@ fn names_as_systemd_has_them() {
     assert!(!means("webd", &web));
     assert!(means("net.target", &net));
     assert!(means("cron", &cron));
+    // An alias (a link to the file under another name of its type) is the
+    // unit; a target it provides under another type's name is not.
+    let mut hostnamed = unit(
+        "systemd-hostnamed.service",
+        UnitType::ForegroundSupervised,
+        UnitState::Running,
+        "",
+    );
+    hostnamed.provides = vec![
+        "systemd-hostnamed.service".into(),
+        "dbus-org.freedesktop.hostname1.service".into(),
+        "hostnames.target".into(),
+    ];
+    assert!(means("dbus-org.freedesktop.hostname1.service", &hostnamed));
+    assert!(!means("hostnames.target", &hostnamed));
+    assert!(!means("other.service", &hostnamed));
 }
 
 #[test]
