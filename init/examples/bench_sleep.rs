@@ -628,6 +628,41 @@ impl Conn {
     }
 }
 
+/// What keeps `all` from running: the units' states counted, and the first
+/// few units not running.
+fn stuck(conn: &mut Conn) -> Result<String, BoxError> {
+    let s = match conn.ask(Request::Status { name: None })? {
+        Reply::Status(s) => s,
+        other => return Err(format!("status: {other:?}").into()),
+    };
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for u in &s.units {
+        let state = format!("{:?}", u.state);
+        match counts.iter_mut().find(|(k, _)| *k == state) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((state, 1)),
+        }
+    }
+    let first: Vec<String> = s
+        .units
+        .iter()
+        .filter(|u| u.state != UnitState::Running)
+        .take(5)
+        .map(|u| {
+            format!(
+                "{} {:?} ({}; blocked by {:?}; {} restarts)",
+                u.unit, u.state, u.status, u.blocked_by, u.restarts
+            )
+        })
+        .collect();
+    Ok(format!(
+        "target {} {:?}, units by state {counts:?}; not running: {}",
+        s.target,
+        s.target_state,
+        first.join(", ")
+    ))
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Mem {
     rss_kib: u64,
@@ -758,7 +793,9 @@ fn init_round(
                 break start.elapsed();
             }
             if start.elapsed() > Duration::from_secs(120) {
-                return Err("all did not start within 120 s".into());
+                return Err(
+                    format!("all did not start within 120 s: {}", stuck(&mut poll)?).into(),
+                );
             }
             std::thread::sleep(Duration::from_millis(1));
         }
