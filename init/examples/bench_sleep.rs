@@ -897,7 +897,8 @@ struct Dinit {
 }
 
 struct DinitRound {
-    /// `dinitctl unpin all`: the 1002 descriptions loaded, none started.
+    /// `dinitctl unpin all`: the 1001 descriptions `all` needs loaded, none
+    /// started.
     load: Duration,
     /// `dinitctl start all` until it returns: all 1000 started.
     launch: Duration,
