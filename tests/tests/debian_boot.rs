@@ -8,7 +8,9 @@
 //!    test makes) running `initctl status`: every unit Debian's multi-user.target
 //!    requires active (from Debian's own files), none failed;
 //!    the early-boot units' work (root read-write, swap, /tmp, the kernel
-//!    file systems, a new machine ID, the network, what systemd's helpers
+//!    file systems, a new machine ID, the network (brought up by udev's
+//!    hotplug helper asking Debian's systemctl for `ifup@eth0.service`,
+//!    as under systemd), what systemd's helpers
 //!    did: sysctl.d, tmpfiles.d, the random seed, /run/nologin gone), the
 //!    file systems of Debian's `.mount` units mounted; no unit took more
 //!    than 15 s to start (`initctl analyze blame`: a D-Bus call waiting for
@@ -19,12 +21,16 @@
 //! 2. flotilla again: the state written in boot 1 is there, the root's
 //!    check says `clean`, a login on the serial console with the password,
 //!    `poweroff` typed in that shell (Debian's systemctl reaching flotilla
-//!    through /run/initctl).
+//!    over D-Bus, through flotilla-busd).
 //! 3. systemd (`init=/lib/systemd/systemd`), the baseline: the same prompt,
-//!    sshd and login, no failed unit, its timing; `poweroff` over ssh.
-//! 4. flotilla, the timing boot beside systemd's; qemu's ACPI power button
-//!    (`system_powerdown` on the monitor) powers it off; blame checked as
-//!    in 1.
+//!    sshd and login, no failed unit, its timing, Debian's `systemctl`
+//!    (`status`, `show -p`, `daemon-reload`, `start` of a oneshot,
+//!    `is-system-running`) timed; `poweroff` over ssh.
+//! 4. flotilla, the timing boot beside systemd's, with the same
+//!    `systemctl` commands answering the same way (no wrapper on the
+//!    PATH: Debian's own systemctl, over `/run/systemd/private`); qemu's
+//!    ACPI power button (`system_powerdown` on the monitor) powers it
+//!    off; blame checked as in 1.
 //!
 //! After every boot, qemu must have exited by itself (the machine powered
 //! off) and the host checks the root file system of the disk: state
@@ -337,6 +343,99 @@ fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
     rest
 }
 
+/// A oneshot that Debian's `systemctl` starts in [`systemctl_as_debian`].
+const ONESHOT: &str = "printf '[Unit]\\nDescription=flotilla test oneshot\\n[Service]\\n\
+     Type=oneshot\\nExecStart=/bin/sh -c \"echo ran > /run/flotilla-oneshot\"\\n' \
+     > /etc/systemd/system/flotilla-oneshot.service";
+
+/// What a sysadmin types, with Debian's own `/bin/systemctl` (no wrapper
+/// on the PATH: under flotilla it goes over `/run/systemd/private` to
+/// flotilla-busd): `status ssh` (exit 0, active), `show -p`, a new
+/// oneshot's file read by `daemon-reload` and run by `start`,
+/// `is-system-running`, `hostnamectl` and `timedatectl` (their daemons
+/// started by D-Bus activation through the manager), and sshd's logins in
+/// `journalctl -u ssh` and in rsyslog's `/var/log/auth.log`. The same assertions hold under either init; the
+/// times of `systemctl status ssh` (median of five) and of the oneshot's
+/// `systemctl start`, in ms.
+fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
+    let out = ssh_each(
+        vm,
+        m,
+        &[
+            "readlink -f \"$(command -v systemctl)\"",
+            "systemctl status ssh --no-pager; echo \"exit $?\"",
+            "systemctl show -p MainPID -p ActiveState ssh",
+            &format!(
+                "{ONESHOT} && systemctl daemon-reload && \
+                 for i in 1 2 3 4 5; do a=$(date +%s%N); systemctl status ssh --no-pager \
+                 >/dev/null; b=$(date +%s%N); echo $(( (b - a) / 1000000 )); done | sort -n \
+                 | sed -n 3p; a=$(date +%s%N); systemctl start flotilla-oneshot.service; \
+                 echo \"exit $?\"; b=$(date +%s%N); echo $(( (b - a) / 1000000 )); \
+                 cat /run/flotilla-oneshot; rm /etc/systemd/system/flotilla-oneshot.service; \
+                 systemctl daemon-reload"
+            ),
+            "systemctl is-system-running",
+            // Their daemons are D-Bus-activated through the manager.
+            "hostnamectl status; echo \"exit $?\"",
+            "timedatectl status; echo \"exit $?\"",
+            // sshd logs through syslog(3): journald (from /dev/log, the
+            // unit found by the process's cgroup), then rsyslog.
+            "journalctl -u ssh --no-pager | grep -c 'Accepted publickey for root'; \
+             grep -c 'Accepted publickey for root' /var/log/auth.log",
+        ],
+    );
+    let init = vm.init.name();
+    assert!(
+        out[0].trim().ends_with("/bin/systemctl") && !out[0].contains("/local/"),
+        "{init}: systemctl is {:?}, not Debian's",
+        out[0]
+    );
+    assert!(
+        out[1].contains("Active: active (running)") && out[1].trim_end().ends_with("exit 0"),
+        "{init}: systemctl status ssh:\n{}",
+        out[1]
+    );
+    let show: Vec<&str> = out[2].lines().collect();
+    let pid = show
+        .iter()
+        .find_map(|l| l.strip_prefix("MainPID="))
+        .and_then(|p| p.parse::<u32>().ok());
+    assert!(
+        pid.is_some_and(|p| p > 1) && show.contains(&"ActiveState=active"),
+        "{init}: systemctl show -p MainPID -p ActiveState ssh: {:?}",
+        out[2]
+    );
+    let lines: Vec<&str> = out[3].lines().collect();
+    assert!(
+        lines.len() == 4 && lines[1] == "exit 0" && lines[3] == "ran",
+        "{init}: the oneshot's daemon-reload and start: {:?}",
+        out[3]
+    );
+    assert_eq!(out[4].trim(), "running", "{init}: is-system-running");
+    assert!(
+        out[5].contains("Static hostname: flotilla-debian")
+            && out[5].trim_end().ends_with("exit 0"),
+        "{init}: hostnamectl:\n{}",
+        out[5]
+    );
+    assert!(
+        out[6].contains("Time zone: ") && out[6].trim_end().ends_with("exit 0"),
+        "{init}: timedatectl:\n{}",
+        out[6]
+    );
+    let logged: Vec<u32> = out[7]
+        .lines()
+        .map(|l| l.trim().parse().unwrap_or(0))
+        .collect();
+    assert!(
+        logged.len() == 2 && logged.iter().all(|n| *n >= 1),
+        "{init}: sshd's logins in journalctl -u ssh and in /var/log/auth.log: {:?}",
+        out[7]
+    );
+    let ms = |s: &str| s.parse::<u64>().unwrap_or_else(|_| panic!("a time: {s:?}"));
+    (ms(lines[0]), ms(lines[2]))
+}
+
 /// Installing flotilla and booting it changed no file of a Debian package:
 /// the disk's files, copied out with debugfs once qemu has exited, checked
 /// by the host's `dpkg --root DIR --verify` against the image's package
@@ -440,8 +539,15 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
             &format!("echo {token} > /root/flotilla-state && sync"),
             "NO_COLOR=1 initctl analyze blame",
             "initctl status systemd-firstboot.service --json",
+            "initctl status ifup@eth0.service --json",
         ],
     );
+    // udev's hotplug helper saw /run/systemd/system (flotilla-busd's) and
+    // asked for ifup@eth0.service with Debian's systemctl, as under
+    // systemd: the interface was brought up by a unit of its own.
+    let ifup: serde_json::Value =
+        serde_json::from_str(&facts[6]).expect("initctl status ifup@eth0.service --json");
+    assert_eq!(ifup["state"], "exited", "ifup@eth0.service: {}", facts[6]);
     let lines: Vec<&str> = facts[0].lines().collect();
     let expect = [
         ("root mount options", "rw,"),
@@ -555,6 +661,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "debian: systemd's view of its boot:\n{}",
         sd_out[3]
     ));
+    let sd_ctl = systemctl_as_debian(&vm, &m);
     let out = vm.ssh(&m, "poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -589,6 +696,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         more[2]
     );
     assert_first_boot(&more[3], false);
+    let fl_ctl = systemctl_as_debian(&vm, &m);
     report(&format!(
         "debian: flotilla's view of its boot:\n{blame}{chain}"
     ));
@@ -607,4 +715,9 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         table.push('\n');
     }
     report(&table);
+    report(&format!(
+        "debian: Debian's /bin/systemctl in the guest, ms: `systemctl status ssh` (median of 5) \
+         systemd {} flotilla {}; `systemctl start` of a oneshot: systemd {} flotilla {}",
+        sd_ctl.0, fl_ctl.0, sd_ctl.1, fl_ctl.1
+    ));
 }

@@ -122,7 +122,10 @@ fn the_package_installs_beside_systemd_and_removes_cleanly() {
         "/sbin/flotilla",
         "/usr/local/bin/initctl",
         "/sbin/flotilla-logd",
-        "/usr/local/bin/systemctl",
+        "/sbin/flotilla-busd",
+        "/etc/init/units/flotilla-busd.socket",
+        "/etc/init/units/flotilla-busd.service",
+        "/etc/init/units/sysinit.target.wants/flotilla-busd.service",
         "/etc/init/init.yaml",
         "/etc/init/units/MASKED",
         "/etc/grub.d/42_flotilla",
@@ -174,7 +177,7 @@ fn the_package_installs_beside_systemd_and_removes_cleanly() {
     for gone in [
         "sbin/flotilla",
         "usr/local/bin/initctl",
-        "usr/local/bin/systemctl",
+        "sbin/flotilla-busd",
         "usr/local/lib/flotilla/initctl-fifo",
         "etc/init/units/getty.target.wants",
     ] {
