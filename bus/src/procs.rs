@@ -84,3 +84,36 @@ mod tests {
         assert_eq!(cgroup_of(-1), None);
     }
 }
+
+/// When the init started, in µs: (`CLOCK_REALTIME`, `CLOCK_MONOTONIC`),
+/// systemd's `UserspaceTimestamp` (what `systemctl status` shows as
+/// "Since:"). The init is this process's parent: it spawns busd as one of
+/// its units. Read from `/proc/PPID/stat` (its start in clock ticks after
+/// the boot) and `/proc/stat` (`btime`, the boot in seconds of the epoch);
+/// `(0, 0)`, systemd's "unknown", when either cannot be read.
+pub fn init_started() -> (u64, u64) {
+    // SAFETY: getppid(2) and sysconf(3) take no pointers.
+    let (ppid, ticks) = unsafe { (libc::getppid(), libc::sysconf(libc::_SC_CLK_TCK)) };
+    let Ok(ticks) = u64::try_from(ticks) else {
+        return (0, 0);
+    };
+    let stat = std::fs::read_to_string(format!("/proc/{ppid}/stat")).unwrap_or_default();
+    // The fields after the command (which may hold spaces) start at the
+    // state, field 3; the start time is field 22.
+    let start = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(19))
+        .and_then(|v| v.parse::<u64>().ok());
+    let btime = std::fs::read_to_string("/proc/stat")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match (start, btime) {
+        (Some(start), Some(btime)) if ticks > 0 => {
+            let mono = start.saturating_mul(1_000_000) / ticks;
+            (btime.saturating_mul(1_000_000).saturating_add(mono), mono)
+        }
+        _ => (0, 0),
+    }
+}

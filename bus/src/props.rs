@@ -257,7 +257,8 @@ pub fn not_found(name: &str) -> Props {
 }
 
 /// The manager's properties.
-pub fn manager(sys: &SystemStatus, jobs: u32) -> Props {
+/// `started`: when the init started ([`crate::procs::init_started`]).
+pub fn manager(sys: &SystemStatus, jobs: u32, started: (u64, u64)) -> Props {
     let failed = sys
         .units
         .iter()
@@ -306,8 +307,8 @@ pub fn manager(sys: &SystemStatus, jobs: u32) -> Props {
         ("ShowStatus", Value::from(false)),
         ("LogLevel", Value::from("info")),
         ("LogTarget", Value::from("console")),
-        ("UserspaceTimestamp", Value::from(0u64)),
-        ("UserspaceTimestampMonotonic", Value::from(0u64)),
+        ("UserspaceTimestamp", Value::from(started.0)),
+        ("UserspaceTimestampMonotonic", Value::from(started.1)),
         ("FinishTimestamp", Value::from(0u64)),
         ("FinishTimestampMonotonic", Value::from(0u64)),
         ("KernelTimestamp", Value::from(0u64)),

@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 use flotilla_units::context::credentials::Credentials;
 use flotilla_units::context::dirs::Preserve;
 use flotilla_units::context::input::Input;
+use flotilla_units::context::policy::SandboxPolicy;
 use flotilla_units::context::process::KillMode;
 use flotilla_units::context::{Key, ServiceContext};
 
@@ -144,6 +145,9 @@ pub struct UnitRun {
     directories: flotilla_units::context::dirs::Directories,
     kill_mode: KillMode,
     notes: Vec<String>,
+    /// The settings that need a cgroup of the unit's own, left out for
+    /// want of one (`as-systemd`).
+    uncgrouped: Vec<flotilla_units::protocol::NotApplied>,
     /// `StandardInput=data`: the bytes, in a sealed memfd.
     input: Option<std::os::fd::OwnedFd>,
     /// The user and group counted for `RemoveIPC=` (`ipc.rs`).
@@ -179,9 +183,11 @@ impl UnitRun {
     /// The settings of this run not applied, or applied in part, because
     /// the init lacks a privilege (`degrade.rs`).
     pub fn not_applied(&self) -> Vec<flotilla_units::protocol::NotApplied> {
-        self.child
-            .as_ref()
-            .map_or_else(Vec::new, ChildContext::not_applied)
+        let mut all = self.uncgrouped.clone();
+        if let Some(c) = &self.child {
+            all.extend(c.not_applied());
+        }
+        all
     }
 
     /// Whether the unit's processes are in a cgroup of their own.
@@ -230,6 +236,53 @@ pub fn start(
     Ok(run)
 }
 
+/// The settings of `ctx` that need a cgroup of the unit's own, where
+/// there is none: each is left out as systemd leaves it out where it
+/// cannot write the cgroup (a container without one delegated: its
+/// attribute writes fail and are logged, the device and address programs
+/// are not attached, the service runs), and named; under `strict`, or for
+/// a key the unit lets be skipped, as they say.
+fn without_cgroup(
+    run: &mut UnitRun,
+    ctx: &ServiceContext,
+    skipped: &mut Vec<String>,
+) -> Result<(), String> {
+    let mut needs: Vec<(&str, &str)> = ctx
+        .resources
+        .controllers()
+        .into_iter()
+        .map(|(_, key)| (key, "its cgroup controller"))
+        .collect();
+    if ctx.resources.devices.filter().is_some() {
+        needs.push(("DeviceAllow", "a program on the unit's cgroup"));
+    }
+    if ctx.resources.ip_access.filters() {
+        needs.push(("IPAddressDeny", "a program on the unit's cgroup"));
+    }
+    if ctx.resources.delegate.is_some() {
+        needs.push(("Delegate", "a cgroup to hand to the unit"));
+    }
+    needs.sort_unstable();
+    needs.dedup_by_key(|n| n.0);
+    let strict = super::degrade::policy(ctx) == SandboxPolicy::Strict;
+    for (setting, what) in needs {
+        let why = format!("needs {what}, and there is no writable cgroup2 for the units");
+        if Key::from_systemd(setting).is_some_and(|k| ctx.may_skip(k)) {
+            skipped.push(format!("{setting} skipped: {why}"));
+        } else if strict {
+            return Err(format!("{setting} {why} (sandbox: strict)"));
+        } else {
+            run.uncgrouped.push(flotilla_units::protocol::NotApplied {
+                setting: setting.to_owned(),
+                reason: format!(
+                    "not applied: {why}; the service runs without it, as under systemd"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn fill(
     run: &mut UnitRun,
     name: &str,
@@ -237,7 +290,7 @@ fn fill(
     owner: Option<(u32, u32)>,
 ) -> Result<(), String> {
     let setup = SETUP.get();
-    let mut skipped = None;
+    let mut skipped = Vec::new();
     if let Some(s) = setup {
         if let Some(cgs) = &s.cgroups {
             let (memory, tasks) = s.machine;
@@ -248,29 +301,8 @@ fn fill(
                     None => e,
                 })?;
             run.cgroup = Some(cg);
-        } else if !ctx.resources.controllers().is_empty() {
-            return Err(
-                "the unit sets cgroup limits, and there is no writable cgroup2 for the units"
-                    .into(),
-            );
         } else {
-            // The device and address lists are programs on the cgroup.
-            let key = if ctx.resources.devices.filter().is_some() {
-                Some((Key::DeviceAllow, "a program on the unit's cgroup"))
-            } else if ctx.resources.ip_access.filters() {
-                Some((Key::IpAddressDeny, "a program on the unit's cgroup"))
-            } else if ctx.resources.delegate.is_some() {
-                Some((Key::Delegate, "a cgroup to hand to the unit"))
-            } else {
-                None
-            };
-            if let Some((k, what)) = key {
-                let why = format!("needs {what}, and there is no writable cgroup2 for the units");
-                if !ctx.may_skip(k) {
-                    return Err(format!("{k} {why}"));
-                }
-                skipped = Some(format!("{k} skipped: {why}"));
-            }
+            without_cgroup(run, ctx, &mut skipped)?;
         }
     }
     // The directories and output files are made by the unit's process
