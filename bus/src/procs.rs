@@ -64,27 +64,6 @@ pub fn processes(cgroup: &str) -> Vec<(String, u32, String)> {
     out
 }
 
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn this_process_is_in_its_cgroup() {
-        let me = i32::try_from(std::process::id()).unwrap();
-        let cg = cgroup_of(me).unwrap();
-        assert!(cg.starts_with('/'), "{cg}");
-        let procs = processes(&cg);
-        assert!(
-            procs
-                .iter()
-                .any(|(_, p, cmd)| *p == std::process::id() && !cmd.is_empty()),
-            "{procs:?}"
-        );
-        assert_eq!(cgroup_of(-1), None);
-    }
-}
-
 /// When the init started, in µs: (`CLOCK_REALTIME`, `CLOCK_MONOTONIC`),
 /// systemd's `UserspaceTimestamp` (what `systemctl status` shows as
 /// "Since:"). The init is this process's parent: it spawns busd as one of
@@ -115,5 +94,37 @@ pub fn init_started() -> (u64, u64) {
             (btime.saturating_mul(1_000_000).saturating_add(mono), mono)
         }
         _ => (0, 0),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_in_its_cgroup() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        let cg = cgroup_of(me).unwrap();
+        assert!(cg.starts_with('/'), "{cg}");
+        let procs = processes(&cg);
+        assert!(
+            procs
+                .iter()
+                .any(|(_, p, cmd)| *p == std::process::id() && !cmd.is_empty()),
+            "{procs:?}"
+        );
+        assert_eq!(cgroup_of(-1), None);
+    }
+
+    #[test]
+    fn the_parents_start_is_after_the_boot_and_before_now() {
+        let (real, mono) = init_started();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros();
+        assert!(mono > 0 && real > mono, "{real} {mono}");
+        assert!(u128::from(real) <= now, "{real} {now}");
     }
 }
