@@ -97,20 +97,30 @@ pub async fn accept(
     }
 }
 
-/// The units whose coming up means the system bus may be there now.
-const BUS_UNITS: [&str; 2] = ["dbus.service", "dbus.socket"];
+/// The unit whose coming up means the system bus may be there now.
+const BUS_SERVICE: &str = "dbus.service";
+/// The bus's socket unit: while the init holds it and the bus does not
+/// run, a connection would start the bus (systemd connects only once
+/// `dbus.service` is up, so a socket-activated bus starts on its first
+/// client's call, not on the manager's).
+const BUS_SOCKET: &str = "dbus.socket";
 
-/// Serves the system bus: at once if it runs, else once `dbus.service` or
-/// `dbus.socket` becomes active (the init's changes say so: no polling),
-/// and again after the bus went away and came back.
+/// Serves the system bus: at once if it runs (unless a connection would
+/// only start it: see [`BUS_SOCKET`]), else once `dbus.service` becomes
+/// active (the init's changes say so: no polling), and again after the
+/// bus went away and came back.
 pub async fn system_bus_when_up(hub: Arc<Hub>) {
     let mut changes = hub.changes();
     let mut first = true;
     loop {
-        // A bus unit that is up may not have bound its socket yet (a
-        // simple service is active once it runs): after its change, a few
-        // tries over about ten seconds.
-        let tries = if first { 1 } else { 12 };
+        // The bus's service that is up may not have bound its socket yet
+        // (a simple service is active once it runs): after its change, a
+        // few tries over about ten seconds.
+        let tries = if first {
+            usize::from(!would_activate(&hub).await)
+        } else {
+            12
+        };
         first = false;
         let mut delay = std::time::Duration::from_millis(50);
         for n in 0..tries {
@@ -129,7 +139,7 @@ pub async fn system_bus_when_up(hub: Arc<Hub>) {
             match changes.recv().await {
                 Ok(crate::hub::Event::Changed(s)) => {
                     let name = crate::model::systemd_name(&s);
-                    if BUS_UNITS.contains(&name.as_str()) && s.state.is_active() {
+                    if name == BUS_SERVICE && s.state.is_active() {
                         break;
                     }
                 }
@@ -139,6 +149,20 @@ pub async fn system_bus_when_up(hub: Arc<Hub>) {
             }
         }
     }
+}
+
+/// Whether a connection to the system bus now would only start it: the
+/// init holds its socket and its service is not up.
+async fn would_activate(hub: &Hub) -> bool {
+    let Ok(units) = hub.list().await else {
+        return false;
+    };
+    let active = |name: &str| {
+        units
+            .iter()
+            .any(|u| crate::model::systemd_name(u) == name && u.state.is_active())
+    };
+    active(BUS_SOCKET) && !active(BUS_SERVICE)
 }
 
 /// Takes the name `org.freedesktop.systemd1` on the system bus and serves
