@@ -117,6 +117,9 @@ pub struct Settings {
     /// The config's `sandbox`: what a setting the init lacks the privilege
     /// to apply does, where a unit does not say.
     pub sandbox: flotilla_units::context::policy::SandboxPolicy,
+    /// Serve systemd's D-Bus interface (`systemd_bus.rs`): the config's
+    /// `systemd-bus`, on by default as PID 1.
+    pub systemd_bus: bool,
 }
 
 /// Where the generators are, where their output goes, how long they may
@@ -161,6 +164,7 @@ impl Settings {
             sysv_dir: None,
             generators: None,
             sandbox: Default::default(),
+            systemd_bus: false,
         }
     }
 
@@ -347,6 +351,14 @@ pub fn resolve(
         },
     };
     let generators = generators_of(&config);
+    let systemd_bus = config.systemd_bus.unwrap_or(ctx.pid1);
+    if systemd_bus && !(ctx.root || ctx.pid1) {
+        return Err(vec![format!(
+            "{}: `systemd-bus: true` needs root: /run/systemd/private and /run/systemd/system/ \
+             are the machine's",
+            config_path.display()
+        )]);
+    }
     Ok(Settings {
         generators,
         units_dir,
@@ -359,6 +371,7 @@ pub fn resolve(
         config_file: (explicit || ctx.pid1).then_some(config_path),
         sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
         sandbox: config.sandbox,
+        systemd_bus,
         state_dir,
     })
 }
@@ -406,6 +419,45 @@ mod tests {
         let a = parse(&["--target", "-x", "-hV"]).unwrap_or_default();
         assert_eq!(a.target.as_deref(), Some("-x"));
         assert!(a.help && a.version);
+    }
+
+    #[test]
+    fn systemd_bus_is_on_as_pid1_and_where_the_config_says() {
+        let ctx = |pid1, root| Context {
+            pid1,
+            root,
+            ..Context::default()
+        };
+        let read = |text: &'static str| move |_: &Path| Ok(text.to_string());
+        let with_config = Args {
+            config: Some(PathBuf::from("/x/init.yaml")),
+            control: Some(PathBuf::from("/x/c.sock")),
+            ..Args::default()
+        };
+        let on = |a: &Args, c: Context, text: &'static str| {
+            resolve(a, &c, read(text)).map(|s| s.systemd_bus)
+        };
+        assert_eq!(on(&Args::default(), ctx(true, true), ""), Ok(true));
+        assert_eq!(on(&with_config, ctx(false, true), ""), Ok(false));
+        let off = "systemd-bus: false\n";
+        assert_eq!(on(&Args::default(), ctx(true, true), off), Ok(false));
+        let yes = "systemd-bus: true\n";
+        assert_eq!(on(&with_config, ctx(false, true), yes), Ok(true));
+        assert_eq!(
+            on(&with_config, ctx(false, false), yes),
+            Err(vec![
+                "/x/init.yaml: `systemd-bus: true` needs root: /run/systemd/private and \
+                 /run/systemd/system/ are the machine's"
+                    .to_string()
+            ])
+        );
+        assert_eq!(
+            on(&with_config, ctx(false, true), "systemd-bus: 1\n"),
+            Err(vec![
+                "/x/init.yaml:1:14: expected `true` or `false` for `systemd-bus`, found a number"
+                    .to_string()
+            ])
+        );
     }
 
     #[test]

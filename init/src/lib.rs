@@ -24,6 +24,7 @@ pub mod outpipe;
 pub mod pidfile;
 pub mod ratelimit;
 pub mod sys;
+pub mod systemd_bus;
 pub mod unitdir;
 
 pub mod args;

@@ -82,10 +82,16 @@ fn unit(binary: &str, settings: &Settings, local_fs: bool) -> UnitSpec {
 /// `flotilla-logd` beside the init's binary when it is there, else the
 /// bare name (looked up on `PATH` at each start).
 fn binary(sys: &dyn Sys) -> String {
-    let beside: Option<PathBuf> = crate::sys::reexec::exe()
-        .and_then(|exe| exe.parent().map(|d| d.join(NAME)))
-        .filter(|p| sys.owner_and_mode(p).is_ok());
-    beside.map_or_else(|| NAME.to_string(), |p| p.display().to_string())
+    beside_init(sys, NAME).map_or_else(|| NAME.to_string(), |p| p.display().to_string())
+}
+
+/// The program `name` in the init's binary's directory, if it is there:
+/// the init's companions (`flotilla-logd`, `flotilla-busd`) are installed
+/// beside it.
+pub(crate) fn beside_init(sys: &dyn Sys, name: &str) -> Option<PathBuf> {
+    crate::sys::reexec::exe()
+        .and_then(|exe| exe.parent().map(|d| d.join(name)))
+        .filter(|p| sys.owner_and_mode(p).is_ok())
 }
 
 #[cfg(test)]

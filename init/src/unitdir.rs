@@ -38,7 +38,9 @@ pub fn load_search_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<LoadedPath, S
 /// (`NAME.service` defined or masked on the path wins, as systemd's
 /// generator lets it). The target, when it is an instance, is made from
 /// its template. With a log directory and no writer on the path, the
-/// init's own writer is one of the units (`logwriter.rs`).
+/// init's own writer is one of the units (`logwriter.rs`); with the
+/// setting `systemd-bus`, so is systemd's D-Bus interface
+/// (`systemd_bus.rs`).
 pub fn load_units(sys: &dyn Sys, settings: &crate::args::Settings) -> Result<LoadedPath, SysError> {
     load_units_naming(sys, settings, std::slice::from_ref(&settings.target))
 }
@@ -66,6 +68,7 @@ pub fn load_units_naming(
         add_sysv_scripts(sys, dir, &mut loaded);
     }
     crate::logwriter::add_builtin(sys, settings, &mut loaded);
+    crate::systemd_bus::add_builtin(sys, settings, &mut loaded);
     Ok(loaded)
 }
 

@@ -785,3 +785,41 @@ fn systemd_run_makes_a_transient_service() {
         "{out:?}"
     );
 }
+
+/// In supervisor mode the config's `systemd-bus: true` serves the
+/// interface as PID 1 does: the init's own socket and service units, with
+/// no unit file of the test's, answer Debian's systemctl on
+/// /run/systemd/private (a tmpfs /run of the init's mount namespace).
+#[test]
+fn the_config_serves_the_bus_in_supervisor_mode() {
+    let dir = TestDir::new();
+    units(&dir);
+    let _ = bins::busd();
+    let config = dir.file("init.yaml", "systemd-bus: true\n");
+    let init = dir
+        .init()
+        .in_mount_namespace("mount -t tmpfs -o mode=0755 tmpfs /run")
+        .config(config)
+        .target("default")
+        .start();
+    init.wait_state("flotilla-busd.service", UnitState::Running);
+    assert_eq!(init.unit("flotilla-busd.socket").state, UnitState::Running);
+    let pid = init.pid_of("web");
+    let in_mounts = |args: &[&str]| {
+        let mut cmd = Command::new("nsenter");
+        cmd.arg("-t")
+            .arg(init.pid.to_string())
+            .args(["-m", "--", "/bin/systemctl", "--no-pager"])
+            .args(args)
+            .env("SYSTEMD_COLORS", "0")
+            .env("LC_ALL", "C");
+        run(cmd, Duration::from_secs(30))
+    };
+    let out = in_mounts(&["show", "-p", "MainPID", "-p", "ActiveState", "web"]);
+    out.expect(0);
+    assert_eq!(out.stdout, format!("MainPID={pid}\nActiveState=active\n"));
+    in_mounts(&["start", "extra.service"]).expect(0);
+    assert_eq!(init.unit("extra.service").state, UnitState::Running);
+    let out = in_mounts(&["is-system-running"]);
+    assert_eq!(out.stdout, "running\n", "{out:?}");
+}

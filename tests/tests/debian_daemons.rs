@@ -21,17 +21,23 @@ struct NsInit {
     mark: String,
 }
 
+/// A /run of the namespace's own (the setup of an init as PID 1).
+const PRIVATE_RUN: &str = "mount -t tmpfs -o mode=0755 tmpfs /run";
+
 impl NsInit {
     fn start(dir: &TestDir, target: &str) -> NsInit {
         NsInit::start_as(dir, target, &[])
     }
 
-    /// The init as PID 1 of a PID and mount namespace of its own too.
+    /// The init as PID 1 of a PID and mount namespace of its own too, with
+    /// a /run of its own: as PID 1 it serves systemd's D-Bus interface,
+    /// whose /run/systemd/ must not reach the host's.
     fn start_pid1(dir: &TestDir, target: &str) -> NsInit {
-        NsInit::start_as(
+        NsInit::start_with(
             dir,
             target,
             &["--pid", "--fork", "--mount-proc", "--kill-child"],
+            PRIVATE_RUN,
         )
     }
 
@@ -238,7 +244,7 @@ fn redis_instance_from_debians_template_under_pid1() {
         "redis-server@6390.service",
         &["--pid", "--fork", "--mount-proc", "--kill-child"],
         &format!(
-            "mount --bind {} /etc/redis",
+            "{PRIVATE_RUN} && mount --bind {} /etc/redis",
             dir.join("etc-redis").display()
         ),
     );
@@ -504,7 +510,7 @@ fn dbus_socket_activated_from_debians_unit_files() {
         &dir,
         "dbus.socket",
         &["--pid", "--fork", "--mount-proc", "--kill-child"],
-        "mount -t tmpfs -o mode=0755 tmpfs /run",
+        PRIVATE_RUN,
     );
     wait_for(WAIT, "dbus.socket listening", || {
         let out = dir.ctl(&["status", "dbus.socket"]);
@@ -573,8 +579,7 @@ fn rsyslog_socket_activated_from_debians_unit_files() {
         &dir,
         "syslog.socket",
         &["--pid", "--fork", "--mount-proc", "--kill-child"],
-        "mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd/system \
-         && mount -t tmpfs tmpfs /var/log",
+        &format!("{PRIVATE_RUN} && mkdir -p /run/systemd/system && mount -t tmpfs tmpfs /var/log"),
     );
     wait_for(WAIT, "syslog.socket listening", || {
         let out = dir.ctl(&["status", "syslog.socket"]);

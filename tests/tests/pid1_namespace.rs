@@ -59,7 +59,12 @@ fn target_reached_then_initctl_poweroff_exits_0_with_no_process_left() {
     assert_eq!(unit(&s, "marker")["state"], "exited");
     let ns = p.ns();
     let procs = procs_in(&ns);
-    assert_eq!(procs.len(), 3, "init, svc's sleep, the orphan: {procs:?}");
+    assert_eq!(unit(&s, "flotilla-busd.service")["state"], "running");
+    assert_eq!(
+        procs.len(),
+        4,
+        "init, flotilla-busd, svc's sleep, the orphan: {procs:?}"
+    );
     assert!(procs.iter().all(|&(_, st)| st != 'Z'), "{procs:?}");
 
     let t = Instant::now();
@@ -153,10 +158,11 @@ fn a_burst_of_orphans_is_reaped_and_never_taken_for_a_units_process() {
     let forked = t0.elapsed();
     let t = Instant::now();
     let ns = p.ns();
-    // Every orphan ends and is reaped: only the init and svc's sleep stay.
+    // Every orphan ends and is reaped: only the init, flotilla-busd and
+    // svc's sleep stay.
     let left = wait_for(Duration::from_secs(30), "the orphans to be reaped", || {
         let procs = procs_in(&ns);
-        (procs.len() == 2).then_some(procs)
+        (procs.len() == 3).then_some(procs)
     });
     let reaped = t.elapsed();
     assert!(left.iter().all(|&(_, st)| st != 'Z'), "{left:?}");
@@ -302,4 +308,89 @@ fn a_job_container_exits_with_the_jobs_outcome() {
         );
         assert_eq!(p.wait_exit(WAIT).code(), Some(want), "{:#?}", p.out.all());
     }
+}
+
+/// `program ARGS` in the init's mount and PID namespaces (its /run, its
+/// processes), as root.
+fn in_mounts(p: &Pid1, program: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("nsenter")
+        .arg("-t")
+        .arg(p.host_pid().to_string())
+        .args(["-m", "-p", "--", program])
+        .args(args)
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C")
+        .output()
+        .expect("nsenter")
+}
+
+#[test]
+fn as_pid1_it_serves_systemds_bus_to_debians_systemctl() {
+    let def = "unit: default\ntype: virtual\ndepends-on: svc\n";
+    let dir = units_dir(&[("default", def), ("svc", SVC)]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[  OK  ] started default", WAIT);
+    // The unit set has no bus unit of its own: the init's are added,
+    // listed, and running.
+    let s = status_json(&p);
+    for name in ["flotilla-busd.socket", "flotilla-busd.service"] {
+        assert_eq!(unit(&s, name)["state"], "running", "{name}: {s}");
+    }
+    let svc_pid = unit(&s, "svc")["pid"].as_i64().unwrap();
+    let out = in_mounts(&p, "test", &["-d", "/run/systemd/system"]);
+    assert!(out.status.success(), "/run/systemd/system/ is missing");
+
+    // Debian's own systemctl, as a program run on the machine would call
+    // it: over /run/systemd/private.
+    let out = in_mounts(&p, "/bin/systemctl", &["is-system-running"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "running\n", "{out:?}");
+    let out = in_mounts(
+        &p,
+        "/bin/systemctl",
+        &["show", "-p", "MainPID", "-p", "ActiveState", "svc.service"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("MainPID={svc_pid}\nActiveState=active\n")
+    );
+    let out = in_mounts(&p, "/bin/systemctl", &["stop", "svc.service"]);
+    assert!(!out.status.success(), "the target requires svc: {out:?}");
+
+    // Killed, it comes back: the socket stays bound by the init.
+    let busd = unit(&s, "flotilla-busd.service")["pid"].as_i64().unwrap();
+    // SAFETY: kill(2) takes no pointers.
+    unsafe { libc::kill(host_pid_of(&p, busd as i32), libc::SIGKILL) };
+    wait_for(WAIT, "flotilla-busd restarted", || {
+        let s = status_json(&p);
+        let u = unit(&s, "flotilla-busd.service");
+        (u["state"] == "running" && u["pid"].as_i64() != Some(busd)).then_some(())
+    });
+    let out = in_mounts(&p, "/bin/systemctl", &["is-active", "svc.service"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "active\n", "{out:?}");
+
+    p.signal(libc::SIGTERM);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(0));
+}
+
+/// The host's PID of the process the namespace calls `pid`.
+fn host_pid_of(p: &Pid1, pid: i32) -> i32 {
+    let ns = p.ns();
+    pid1_support::all_pids()
+        .into_iter()
+        .find(|&h| {
+            std::fs::read_link(format!("/proc/{h}/ns/pid"))
+                .is_ok_and(|l| l.display().to_string() == ns)
+                && std::fs::read_to_string(format!("/proc/{h}/status")).is_ok_and(|st| {
+                    st.lines()
+                        .find(|l| l.starts_with("NSpid:"))
+                        .and_then(|l| l.split_whitespace().last())
+                        == Some(pid.to_string().as_str())
+                })
+        })
+        .expect("the process in the namespace")
 }

@@ -34,6 +34,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "generator-output",
     "generator-timeout",
     "sandbox",
+    "systemd-bus",
 ];
 
 /// The init's configuration as the file gives it; `None` is "not set"
@@ -73,6 +74,9 @@ pub struct Config {
     /// `sandbox`: what a unit's setting that the init lacks the privilege
     /// to apply does, where the unit does not say (default `as-systemd`).
     pub sandbox: crate::context::policy::SandboxPolicy,
+    /// `systemd-bus`: serve systemd's D-Bus interface (`None`: the
+    /// default, on as PID 1 and off in supervisor mode).
+    pub systemd_bus: Option<bool>,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -126,6 +130,10 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
             "sysv-scripts" => match e.value.value {
                 Value::Bool(b) => config.sysv_scripts = b,
                 _ => expected(&mut sink, e.value, "`true` or `false` for `sysv-scripts`"),
+            },
+            "systemd-bus" => match e.value.value {
+                Value::Bool(b) => config.systemd_bus = Some(b),
+                _ => expected(&mut sink, e.value, "`true` or `false` for `systemd-bus`"),
             },
             "generators" => match &e.value.value {
                 Value::Bool(true) => {
@@ -288,6 +296,7 @@ mod tests {
                 generator_output: None,
                 generator_timeout: None,
                 sandbox: Default::default(),
+                systemd_bus: None,
             }
         );
     }

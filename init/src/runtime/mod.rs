@@ -186,7 +186,7 @@ impl<S: Sys> Runtime<S> {
             sys.console(&format!("init: {e}"));
         }
         let mut planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
-        unitset::want_builtin_writer(&mut planner, mono0);
+        unitset::want_builtins(&mut planner, mono0);
         let mut units = UnitSet::new(dir_units, planner.graph(), load_errors);
         units.templates = Some(templates);
         // Loading the directory's files is the biggest peak there is.

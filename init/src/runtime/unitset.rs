@@ -51,16 +51,19 @@ pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtSta
     }
 }
 
-/// Wants the init's own log writer when the set has it (`logwriter.rs`):
-/// for as long as it is in the set, whatever the target.
-pub(super) fn want_builtin_writer(planner: &mut Planner, now: Instant) {
+/// Wants the init's own units when the set has them: its log writer
+/// (`logwriter.rs`) and systemd's D-Bus interface (`systemd_bus.rs`), for
+/// as long as they are in the set, whatever the target.
+pub(super) fn want_builtins(planner: &mut Planner, now: Instant) {
     let g = planner.graph();
-    let builtin = g
-        .unit(crate::logwriter::NAME)
-        .is_some_and(|i| crate::logwriter::is_builtin(&g.node(i).origin));
-    if builtin {
+    let own = |o: &Origin| crate::logwriter::is_builtin(o) || crate::systemd_bus::is_builtin(o);
+    let wanted: Vec<&str> = [crate::logwriter::NAME, crate::systemd_bus::SERVICE]
+        .into_iter()
+        .filter(|name| g.unit(name).is_some_and(|i| own(&g.node(i).origin)))
+        .collect();
+    for name in wanted {
         // Only a shutdown refuses it, and then nothing is to start.
-        let _ = planner.want(crate::logwriter::NAME, WantLife::Kept, now);
+        let _ = planner.want(name, WantLife::Kept, now);
     }
 }
 
@@ -384,7 +387,7 @@ impl<S: Sys> Runtime<S> {
         match self.replace_with(all, Some(shape)) {
             Ok(mut applied) => {
                 let now = self.now();
-                want_builtin_writer(&mut self.planner, now);
+                want_builtins(&mut self.planner, now);
                 self.settings.targets = targets;
                 applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());

@@ -219,11 +219,21 @@ impl Pid1 {
     /// replace).
     pub fn start_binary(init: &Path, control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
         let _ = bin("initctl", "flotilla-ctl");
+        // Beside the init, so that PID 1 serves systemd's D-Bus interface.
+        let _ = bin("flotilla-busd", "flotilla-bus");
         // `sh -c 'exec "$@" 2>&1'`: stderr joins stdout (one console), and
         // the PID stays unshare's.
+        // A /run of its own: as PID 1 the init serves systemd's D-Bus
+        // interface, binding /run/systemd/private and making
+        // /run/systemd/system/, which must not reach the host's /run.
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "exec \"$@\" 2>&1", "sh", "unshare"])
             .args(["--pid", "--fork", "--mount-proc", "--kill-child"])
+            .args([
+                "sh",
+                "-c",
+                "mount -t tmpfs -o mode=0755 tmpfs /run && exec \"$0\" \"$@\"",
+            ])
             .arg(init)
             .arg("--control")
             .arg(control)
