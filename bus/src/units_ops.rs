@@ -12,7 +12,7 @@ use crate::escape::job_path;
 use crate::hub::Hub;
 use crate::jobs::Pending;
 use crate::model::{systemd_name, Goal};
-use flotilla_units::protocol::{ErrorCode, Reply, Request};
+use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::sync::Arc;
 
@@ -239,6 +239,32 @@ pub async fn restart(hub: &Arc<Hub>, name: &str, only_active: bool) -> Result<Ou
     Ok(job(hub, parts, "restart"))
 }
 
+/// `s` once it is neither starting nor reloading, read off `changes`
+/// (or as it is after [`crate::jobs::JOB_TIMEOUT`], or when the stream
+/// ends).
+async fn after_transition(
+    hub: &Hub,
+    changes: &mut tokio::sync::broadcast::Receiver<crate::hub::Event>,
+    mut s: UnitStatus,
+) -> UnitStatus {
+    use tokio::sync::broadcast::error::RecvError;
+    let deadline = tokio::time::Instant::now() + crate::jobs::JOB_TIMEOUT;
+    while matches!(s.state, UnitState::Starting | UnitState::Reloading) {
+        match tokio::time::timeout_at(deadline, changes.recv()).await {
+            Ok(Ok(crate::hub::Event::Changed(c))) if c.unit == s.unit => s = *c,
+            Ok(Ok(crate::hub::Event::Changed(_))) => {}
+            Ok(Ok(crate::hub::Event::Resync)) | Ok(Err(RecvError::Lagged(_))) => {
+                match hub.status(&s.unit).await {
+                    Ok(Some(now)) => s = now,
+                    _ => return s,
+                }
+            }
+            Err(_) | Ok(Err(RecvError::Closed)) => return s,
+        }
+    }
+    s
+}
+
 /// `ReloadUnit`; with `or_restart`, a unit that cannot be reloaded is
 /// restarted (`ReloadOrRestartUnit`; with `only_active` too,
 /// `ReloadOrTryRestartUnit`).
@@ -248,11 +274,14 @@ pub async fn reload(
     or_restart: bool,
     only_active: bool,
 ) -> Result<Outcome, BusError> {
-    let changes = hub.changes();
+    let mut changes = hub.changes();
     let s = hub
         .find(name)
         .await?
         .ok_or_else(|| BusError::no_such_unit(name))?;
+    // A reload asked while the unit starts or reloads waits for that to
+    // end, as systemd queues the reload job after the running one.
+    let s = after_transition(hub, &mut changes, s).await;
     let sysname = systemd_name(&s);
     if !s.state.is_active() {
         if or_restart {

@@ -823,3 +823,32 @@ fn the_config_serves_the_bus_in_supervisor_mode() {
     let out = in_mounts(&["is-system-running"]);
     assert_eq!(out.stdout, "running\n", "{out:?}");
 }
+
+/// A reload asked while the unit is still starting waits for the start
+/// and then reloads, as systemd queues the reload job after the start
+/// job: what a package's trigger does right after its postinst started
+/// the service (nginx's "Triggering nginx reload").
+#[test]
+fn a_reload_during_the_start_waits_for_it() {
+    let dir = TestDir::new();
+    units(&dir);
+    let marker = dir.join("reloaded");
+    dir.file(
+        "units/slow.service",
+        &format!(
+            "[Service]\nExecStartPre=/bin/sleep 1\nExecStart=/bin/sleep 1000\n\
+             ExecReload=/bin/touch {}\n",
+            marker.display()
+        ),
+    );
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    systemctl(&bus, &["start", "--no-block", "slow.service"]).expect(0);
+    assert_eq!(init.unit("slow.service").state, UnitState::Starting);
+    systemctl(&bus, &["reload", "slow.service"]).expect(0);
+    assert_eq!(init.unit("slow.service").state, UnitState::Running);
+    wait_for(WAIT, "the reload command's file", || {
+        marker.exists().then_some(())
+    });
+}
