@@ -344,7 +344,8 @@ fn nginx_conf(d: &str, port: u16, body: &str) -> String {
 /// background-pidfile with nginx (`daemon on; pid ...;`) on a loopback
 /// port: it serves HTTP while running; `initctl reload nginx` runs its
 /// exec-reload with `$MAINPID` (SIGHUP: new configuration, same master);
-/// a SIGKILL of the daemon is a failure the init notices (restart: no keeps
+/// its binary upgrade moves it to a new master, which the init follows
+/// through the pidfile; a SIGKILL of the daemon is a failure the init notices (restart: no keeps
 /// it failed), and the workers it left are killed with it.
 #[test]
 fn pidfile_nginx_with_reload() {
@@ -359,7 +360,7 @@ fn pidfile_nginx_with_reload() {
         "nginx",
         &format!(
             "unit: nginx\ntype: background-pidfile\npidfile: {d}/nginx.pid\n\
-             exec-start: [nginx, -p, {d}, -e, {d}/logs/error.log, -c, {d}/nginx.conf]\n\
+             exec-start: [/usr/sbin/nginx, -p, {d}, -e, {d}/logs/error.log, -c, {d}/nginx.conf]\n\
              exec-reload: /bin/kill -HUP $MAINPID\nrestart: no\n"
         ),
     );
@@ -386,7 +387,23 @@ fn pidfile_nginx_with_reload() {
         http_get(port).contains("reloaded nginx").then_some(())
     });
 
-    procs::signal(pid, libc::SIGKILL);
+    // nginx's binary upgrade (what Debian's `invoke-rc.d nginx upgrade`
+    // does after a package upgrade): SIGUSR2 starts a new master, which
+    // writes the pidfile (the old one's becomes nginx.pid.oldbin); SIGQUIT
+    // ends the old master. As systemd does, the init reads the pidfile when
+    // the main process exits and follows the new master: no restart.
+    procs::signal(pid, libc::SIGUSR2);
+    let new = wait_for(WAIT, "the new master's pidfile", || {
+        procs::pidfile_alive(&dir.join("nginx.pid")).filter(|&p| p != pid)
+    });
+    procs::signal(pid, libc::SIGQUIT);
+    let u = init.wait_unit("nginx", "the new master as the main process", |u| {
+        u.pid == Some(new)
+    });
+    assert_eq!((u.state, u.restarts), (UnitState::Running, 0), "{u:?}");
+    assert!(http_get(port).contains("reloaded nginx"));
+
+    procs::signal(new, libc::SIGKILL);
     let u = init.wait_state("nginx", UnitState::Failed);
     assert!(u.status.contains("SIGKILL"), "{u:?}");
     // Its workers went with it: the group got the kill signal.

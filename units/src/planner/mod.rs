@@ -44,6 +44,7 @@
 //! | pidfile read: PID                  | Main       | `Up`, the PID is the main process |
 //! | pidfile unreadable (not yet written, or its PID is not running) | Main | read again (10 ms doubling to 250 ms) until `start-timeout`, then failure |
 //! | main exits                         | Main       | failure (it never became ready) |
+//! | main exits (`background-pidfile`)  | Up, Reloading | read the pidfile: another running PID is the main process now; else the exit counts (below) |
 //! | main exits 0                       | Up         | `restart: always`: failure path with a restart; else stop-post, then `exited` |
 //! | main exits non-zero / by a signal  | Up, Reloading | failure (what it left in its process group gets SIGKILL) |
 //! | `exec-reload` exits                | Reloading  | `Up` |

@@ -263,6 +263,10 @@ pub(super) struct Rare {
     /// The start-timeout deadline while the pidfile is awaited (the retry
     /// timer takes the unit's one timer).
     pub pidfile_deadline: Option<Instant>,
+    /// A forking daemon's main process exited while up, with this status,
+    /// and its pidfile is being read again for a new main process
+    /// (`lifecycle/stop.rs`, `main_exited`).
+    pub following: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
     /// A timer unit's run, while it is up.
@@ -311,6 +315,7 @@ static NO_RARE: Rare = Rare {
     script_group: None,
     pidfile_tries: 0,
     pidfile_deadline: None,
+    following: None,
     skipped: false,
     timer_run: None,
     fires: None,

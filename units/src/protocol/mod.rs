@@ -160,6 +160,20 @@ pub enum Request {
         /// The unit's name.
         unit: String,
     },
+    /// Send a signal to a unit's processes, as systemd's `KillUnit`
+    /// (`systemctl kill`) does ([`Reply::Accepted`]): to its main process,
+    /// and unless `main_only` to every process of its process group and
+    /// cgroup, whatever its `kill-mode`. Nothing else changes: what the
+    /// processes do with it is theirs.
+    KillUnit {
+        /// The unit's name.
+        unit: String,
+        /// The signal's number.
+        signal: i32,
+        /// Only the main process.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        main_only: bool,
+    },
     /// A unit's captured output ([`Reply::Log`] lines, then [`Reply::LogEnd`]
     /// unless `follow`).
     Logs {
@@ -299,6 +313,7 @@ impl Request {
                 | Request::Reexec
                 | Request::Restart { .. }
                 | Request::ReloadUnit { .. }
+                | Request::KillUnit { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }

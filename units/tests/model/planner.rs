@@ -266,6 +266,19 @@ impl World {
                 let outcome = check_unit(&spec, &self.machine);
                 self.feed(Fact::Checked { unit, outcome });
             }
+            // A read while the unit is up (its main process exited) finds
+            // no other daemon: this world's daemons never move.
+            Action::ReadPidfile { unit, .. } | Action::GuessMainPid { unit }
+                if self
+                    .p
+                    .view(unit)
+                    .is_some_and(|v| v.state != UnitState::Starting) =>
+            {
+                self.feed(Fact::Pidfile {
+                    unit,
+                    result: Err("the PID it names is not running".into()),
+                });
+            }
             Action::ReadPidfile { unit, .. } | Action::GuessMainPid { unit } => {
                 let pid = self.next_pid;
                 self.next_pid += 1;

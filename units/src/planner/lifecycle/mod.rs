@@ -132,6 +132,9 @@ impl Planner {
             }
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
             (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
+            (P::Up | P::Reloading, E::Pidfile(result)) if rec.rare().following.is_some() => {
+                self.pidfile_followed(u, result)
+            }
             (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),
             (P::Reloading, E::Ready) if rec.helper.is_none() => self.reloaded(u, "reloaded".into()),
             (P::Reloading, E::Exited(Role::Reload, _, status)) => self.reload_exited(u, status),

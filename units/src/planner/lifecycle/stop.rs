@@ -3,11 +3,12 @@
 //! to `Idle` as `failed` (with the restart back-off), `exited`, `waiting` or
 //! `disabled`.
 
+use super::super::facts::Action;
 use super::super::facts::{ExitStatus, Role};
 use super::super::record::{Failure, Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
 use crate::graph::UnitId;
-use crate::spec::{defaults, RestartPolicy, Runs, Signal};
+use crate::spec::{defaults, Ready, RestartPolicy, Runs, Signal};
 use crate::state::{FailureKind, UnitState};
 use std::time::Duration;
 
@@ -115,7 +116,51 @@ impl Planner {
     /// `Up`/`Reloading` + the main process exited by itself: a clean exit
     /// (unless `restart: always`) is `exited` after stop-post; anything
     /// else is a failure.
+    ///
+    /// A forking daemon with a pidfile may have moved to a new main
+    /// process (nginx's binary upgrade: the new master writes the pidfile,
+    /// then the old one exits): as systemd does, the pidfile is read first,
+    /// and only a file that names no other running process makes this
+    /// exit the end of the main process ([`Planner::pidfile_followed`]).
     pub(super) fn main_exited(&mut self, u: UnitId, status: ExitStatus) {
+        let spec = self.spec_of(u);
+        if let Some(path) = spec
+            .pidfile
+            .clone()
+            .filter(|_| spec.kind.row().ready == Ready::Pidfile)
+        {
+            self.records[u.index()].rare_mut().following = Some(status);
+            self.actions.push(Action::ReadPidfile { unit: u, path });
+            return;
+        }
+        self.main_ended(u, status);
+    }
+
+    /// `Up`/`Reloading` + the pidfile read again after the main process
+    /// exited: a running process other than the one that exited is the
+    /// main process now; else the exit stands.
+    pub(super) fn pidfile_followed(&mut self, u: UnitId, result: Result<i32, String>) {
+        let rec = &mut self.records[u.index()];
+        let Some(status) = rec.rare().following else {
+            return;
+        };
+        rec.rare_reset(|r| r.following = None);
+        match result {
+            Ok(pid) if rec.main_pid != Some(pid) => {
+                rec.main_pid = Some(pid);
+                rec.status = Status::Text(format!(
+                    "running (main process now {pid}, from the pidfile)"
+                ));
+                self.pids.insert(pid, (u, Role::Main));
+                self.mark_changed(u);
+            }
+            _ => self.main_ended(u, status),
+        }
+    }
+
+    /// The main process's end while up: a clean exit is `exited`, unless
+    /// the unit restarts always; anything else a failure.
+    fn main_ended(&mut self, u: UnitId, status: ExitStatus) {
         let i = u.index();
         if self.main_ok(u, status) && self.restart_policy(u) != RestartPolicy::Always {
             let rec = &mut self.records[i];

@@ -439,6 +439,45 @@ fn main_pidfile_read_is_up_or_read_again() {
     assert!(matches!(t.p.records[0].timer, Some((_, Timer::Pidfile))));
 }
 
+/// systemd's rule for a forking daemon that moves to a new main process
+/// (nginx's binary upgrade): when the main process exits while up, the
+/// pidfile is read again; a new running PID is the main process, and only
+/// a file that names none makes the exit count.
+#[test]
+fn up_pidfile_daemon_follows_its_pidfile_when_the_main_exits() {
+    let mut t = main(UnitType::BackgroundPidfile);
+    t.exited(11, OK);
+    assert!(t.step(Event::Pidfile(Ok(42))).is_empty());
+    assert_eq!(t.phase(), Phase::Up);
+
+    // The old master exits; the pidfile names the new one.
+    assert_eq!(t.step(Event::Exited(Role::Main, 42, OK)), ["read pidfile"]);
+    assert!(t.step(Event::Pidfile(Ok(43))).is_empty());
+    assert_eq!((t.phase(), t.state()), (Phase::Up, UnitState::Running));
+    assert_eq!(t.p.records[0].main_pid, Some(43));
+    assert_eq!(
+        t.status(),
+        "running (main process now 43, from the pidfile)"
+    );
+    assert!(t.p.records[0].rare().following.is_none());
+
+    // Then it dies, and the pidfile names nobody running: a failure.
+    assert_eq!(
+        t.step(Event::Exited(Role::Main, 43, FAILED)),
+        ["read pidfile"]
+    );
+    t.step(Event::Pidfile(Err("PID 43 is not running".into())));
+    assert_eq!(t.state(), UnitState::Stopping, "what it left is stopped");
+    assert_eq!(
+        t.p.records[0]
+            .rare()
+            .failure
+            .as_ref()
+            .map(|f| f.why.as_str()),
+        Some("exit status 1")
+    );
+}
+
 #[test]
 fn main_pidfile_timer_reads_it_again() {
     let mut t = main(UnitType::BackgroundPidfile);
