@@ -209,6 +209,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (name, mode): (String, String) = args(msg)?;
             unit_job(hub, member.trim_end_matches("Unit"), &name, &mode).await
         }
+        "KillUnit" => {
+            let (name, whom, signal): (String, String, i32) = args(msg)?;
+            kill(hub, &name, &whom, signal).await
+        }
         "GetUnitProcesses" => {
             let (name,): (String,) = args(msg)?;
             // The root slice is every process (`systemctl status` of the
@@ -340,6 +344,49 @@ pub async fn unit_job(
     }
 }
 
+/// `KillUnit` (and `Kill` on the unit): `signal` to the unit's processes,
+/// `whom` in systemd's words: `all` (and empty, systemctl's default) every
+/// process of the unit, `main` its main process; flotilla tells no control
+/// process apart (`control`, `main-fail` …: refused).
+pub async fn kill(
+    hub: &Arc<Hub>,
+    name: &str,
+    whom: &str,
+    signal: i32,
+) -> Result<Outcome, BusError> {
+    let main_only = match whom {
+        "" | "all" | "all-fail" => false,
+        "main" => true,
+        other => {
+            return Err(BusError::not_supported(
+                "KillUnit",
+                &format!(
+                    "whom `{other}`: flotilla tells no control process apart from the unit's \
+                     others; use `main` or `all`"
+                ),
+            ))
+        }
+    };
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    match hub
+        .ask(Request::KillUnit {
+            unit: s.unit.clone(),
+            signal,
+            main_only,
+        })
+        .await?
+    {
+        Reply::Accepted { .. } => Ok((Answer::Empty, None)),
+        other => Err(BusError::from_init(
+            &other,
+            &format!("kill {}", model::systemd_name(&s)),
+        )),
+    }
+}
+
 /// systemd's targets whose start is the system's shutdown, and its kind.
 /// Debian's `poweroff`, `reboot` and `halt` (systemctl) ask for them when
 /// logind does not answer (`StartUnit("poweroff.target",
@@ -412,9 +459,6 @@ fn no_runtime(runtime: bool) -> Result<(), BusError> {
 /// Why each method flotilla does not map is not mapped.
 pub fn unmapped(member: &str) -> BusError {
     let why = match member {
-        "KillUnit" | "Kill" => {
-            "the control protocol has no request to signal a unit's processes; use initctl restart or stop"
-        }
         "ResetFailed" | "ResetFailedUnit" => {
             "a failed unit stays failed until it starts again; flotilla keeps no separate failed mark to reset"
         }
@@ -465,11 +509,11 @@ mod tests {
 
     #[test]
     fn unmapped_methods_say_why() {
-        let e = unmapped("KillUnit");
+        let e = unmapped("ResetFailed");
         assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
         assert!(
             e.message
-                .starts_with("KillUnit is not supported by flotilla: "),
+                .starts_with("ResetFailed is not supported by flotilla: "),
             "{}",
             e.message
         );

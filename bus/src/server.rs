@@ -295,6 +295,13 @@ impl Object {
                         .map_err(|e| BusError::invalid_args(e.to_string()))?;
                     manager::unit_job(hub, member, name, &mode).await
                 }
+                "Kill" => {
+                    let (whom, signal): (String, i32) = msg
+                        .body()
+                        .deserialize()
+                        .map_err(|e| BusError::invalid_args(e.to_string()))?;
+                    manager::kill(hub, name, &whom, signal).await
+                }
                 other => Err(manager::unmapped(other)),
             },
             _ => Err(BusError {

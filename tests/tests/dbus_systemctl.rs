@@ -852,3 +852,58 @@ fn a_reload_during_the_start_waits_for_it() {
         marker.exists().then_some(())
     });
 }
+
+/// `systemctl kill`: the signal reaches the unit's processes and nothing
+/// else changes (Debian's rsyslog-rotate sends `systemctl kill -s HUP
+/// rsyslog.service` after logrotate). `--kill-whom=main` reaches the main
+/// process alone; `control` is refused, saying why.
+#[test]
+fn systemctl_kill_signals_the_units_processes() {
+    let dir = TestDir::new();
+    units(&dir);
+    let main_log = dir.join("main.hup");
+    let child_log = dir.join("child.hup");
+    // The main process and a child of its own, each counting its HUPs.
+    dir.file(
+        "units/hup.service",
+        &format!(
+            "[Service]\nExecStart=/bin/sh -c '\
+             sh -c \"trap \\\\\"echo hup >> {child}\\\\\" HUP; while :; do sleep 1 & wait; done\" & \
+             trap \"echo hup >> {main}\" HUP; while :; do sleep 1 & wait; done'\n",
+            child = child_log.display(),
+            main = main_log.display()
+        ),
+    );
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    systemctl(&bus, &["start", "hup.service"]).expect(0);
+    let pid = init.pid_of("hup.service");
+    let count = |p: &Path| {
+        std::fs::read_to_string(p)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+
+    systemctl(&bus, &["kill", "-s", "HUP", "hup.service"]).expect(0);
+    wait_for(WAIT, "both processes' HUP", || {
+        (count(&main_log) == 1 && count(&child_log) == 1).then_some(())
+    });
+    systemctl(
+        &bus,
+        &["kill", "--kill-whom=main", "-s", "HUP", "hup.service"],
+    )
+    .expect(0);
+    wait_for(WAIT, "the main process's second HUP", || {
+        (count(&main_log) == 2).then_some(())
+    });
+    assert_eq!(count(&child_log), 1, "the child got the main-only signal");
+    let s = init.unit("hup.service");
+    assert_eq!((s.state, s.pid), (UnitState::Running, Some(pid)));
+
+    let out = systemctl(&bus, &["kill", "--kill-whom=control", "hup.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("no control process"), "{out:?}");
+    let out = systemctl(&bus, &["kill", "-s", "HUP", "nosuch.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
+}

@@ -71,6 +71,35 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
+    /// A request's signal (`KillUnit`): to the unit's main process, and
+    /// unless `main_only` to its process group and every process of its
+    /// cgroup, whatever its `KillMode=` (as systemd's `kill`). Whether a
+    /// process was there to get it.
+    pub(super) fn kill_processes(
+        &mut self,
+        unit: UnitId,
+        main: Option<i32>,
+        signal: Signal,
+        main_only: bool,
+    ) -> bool {
+        if main_only {
+            return main.is_some_and(|pid| self.sys.kill(pid, signal.0).is_ok());
+        }
+        // Each process once: the group the main process leads (which holds
+        // it), else the main process alone; then the rest of the cgroup.
+        let group = main.filter(|&pid| self.sys.killpg(pid, signal.0).is_ok());
+        let mut reached =
+            group.is_some() || main.is_some_and(|pid| self.sys.kill(pid, signal.0).is_ok());
+        if let Some(run) = self.slots.get(unit).and_then(|s| s.run.as_deref()) {
+            let already = Reached {
+                group,
+                process: main,
+            };
+            reached |= self.sys.signal_unit(run, signal.0, already) > 0;
+        }
+        reached
+    }
+
     /// Sends `signal` to whom the planner named: a process, a process
     /// group, or a group and its leader (a daemon that left its group).
     /// A group stands for the whole unit: with a cgroup, every process of

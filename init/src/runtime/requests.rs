@@ -10,6 +10,7 @@ use flotilla_units::planner::{ReloadError, RestartError};
 use flotilla_units::protocol::{
     AnalyzeData, BadRequest, Edge, ErrorCode, LogSource, Reply, Request, UnitTiming,
 };
+use flotilla_units::spec::Signal;
 
 impl<S: Sys> Runtime<S> {
     /// Answers one request.
@@ -97,6 +98,14 @@ impl<S: Sys> Runtime<S> {
             }
             Request::ReloadUnit { unit } => {
                 let r = self.reload_unit(&unit);
+                self.reply(c, r);
+            }
+            Request::KillUnit {
+                unit,
+                signal,
+                main_only,
+            } => {
+                let r = self.kill_unit(&unit, signal, main_only);
                 self.reply(c, r);
             }
             Request::Logs {
@@ -266,6 +275,30 @@ impl<S: Sys> Runtime<S> {
             Err(ReloadError::NoReloadCommand(u)) => {
                 Reply::error(ErrorCode::NotPossible, format!("`{u}` has no exec-reload"))
             }
+        }
+    }
+
+    fn kill_unit(&mut self, unit: &str, signal: i32, main_only: bool) -> Reply {
+        let Some(id) = self.planner.graph().unit(unit) else {
+            return Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{unit}`"));
+        };
+        if !(1..=64).contains(&signal) {
+            return Reply::error(
+                ErrorCode::Invalid,
+                format!("{signal} is not a signal number"),
+            );
+        }
+        let signal = Signal(signal);
+        let main = self.planner.view(id).and_then(|v| v.pid);
+        if self.kill_processes(id, main, signal, main_only) {
+            Reply::Accepted {
+                message: format!("sent {} to {unit}", signal.name()),
+            }
+        } else {
+            Reply::error(
+                ErrorCode::NotPossible,
+                format!("`{unit}` has no process to send {} to", signal.name()),
+            )
         }
     }
 
