@@ -25,12 +25,18 @@
 //! 3. systemd (`init=/lib/systemd/systemd`), the baseline: the same prompt,
 //!    sshd and login, no failed unit, its timing, Debian's `systemctl`
 //!    (`status`, `show -p`, `daemon-reload`, `start` of a oneshot,
-//!    `is-system-running`) timed; `poweroff` over ssh.
+//!    `is-system-running`) timed, `hostnamectl`, `timedatectl`,
+//!    `journalctl -u ssh`, and rsyslog's logrotate hook (`systemctl kill
+//!    -s HUP rsyslog.service`); `poweroff` over ssh.
 //! 4. flotilla, the timing boot beside systemd's, with the same
 //!    `systemctl` commands answering the same way (no wrapper on the
 //!    PATH: Debian's own systemctl, over `/run/systemd/private`); qemu's
 //!    ACPI power button (`system_powerdown` on the monitor) powers it
-//!    off; blame checked as in 1.
+//!    off; blame checked as in 1. Before that, `apt-get install
+//!    nginx-light` (the packages downloaded by the host's apt, copied in
+//!    with scp): its maintainer scripts start and enable nginx through
+//!    Debian's systemctl (`invoke-rc.d`, `deb-systemd-invoke`), it
+//!    answers on port 80, and `apt-get remove` stops it.
 //!
 //! After every boot, qemu must have exited by itself (the machine powered
 //! off) and the host checks the root file system of the disk: state
@@ -382,6 +388,12 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
             // unit found by the process's cgroup), then rsyslog.
             "journalctl -u ssh --no-pager | grep -c 'Accepted publickey for root'; \
              grep -c 'Accepted publickey for root' /var/log/auth.log",
+            // What logrotate runs for rsyslog: `systemctl kill -s HUP
+            // rsyslog.service`, which must reach rsyslogd and leave it up.
+            "p=$(systemctl show -p MainPID --value rsyslog); \
+             /usr/lib/rsyslog/rsyslog-rotate; echo \"exit $?\"; \
+             systemctl is-active rsyslog; \
+             test \"$(systemctl show -p MainPID --value rsyslog)\" = \"$p\" && echo same-pid",
         ],
     );
     let init = vm.init.name();
@@ -432,8 +444,94 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
         "{init}: sshd's logins in journalctl -u ssh and in /var/log/auth.log: {:?}",
         out[7]
     );
+    assert_eq!(
+        out[8].lines().collect::<Vec<_>>(),
+        ["exit 0", "active", "same-pid"],
+        "{init}: rsyslog-rotate (systemctl kill -s HUP rsyslog.service)"
+    );
     let ms = |s: &str| s.parse::<u64>().unwrap_or_else(|_| panic!("a time: {s:?}"));
     (ms(lines[0]), ms(lines[2]))
+}
+
+/// nginx-light and what the image lacks of its dependencies, as Debian's
+/// archive has them today, downloaded by the host's apt (the guest has no
+/// package lists to resolve them from).
+const NGINX: [&str; 4] = [
+    "nginx-light",
+    "nginx",
+    "nginx-common",
+    "libnginx-mod-http-echo",
+];
+
+/// The packages of [`NGINX`] in `dir`, downloaded by the host's apt.
+fn download_nginx(dir: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).expect("mkdir debs");
+    let (ok, out) = host(
+        Command::new("apt-get")
+            .arg("download")
+            .args(NGINX)
+            .current_dir(dir),
+    );
+    assert!(ok, "apt-get download {NGINX:?}: {out}");
+    let mut debs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read debs")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "deb"))
+        .collect();
+    debs.sort();
+    assert_eq!(debs.len(), NGINX.len(), "{debs:?}");
+    debs
+}
+
+/// `apt-get install nginx-light` in the guest: the maintainer scripts
+/// (nginx's `invoke-rc.d nginx start`, nginx-common's `deb-systemd-helper
+/// enable` and `deb-systemd-invoke`) start and enable it through Debian's
+/// systemctl, and it answers on port 80; `apt-get remove` stops it. The
+/// install's time in ms.
+fn apt_installs_and_removes_nginx(vm: &Vm, m: &Machine, debs: &[PathBuf]) -> u64 {
+    vm.copy_in(m, debs, "/root/debs");
+    let out = ssh_each(
+        vm,
+        m,
+        &[
+            "a=$(date +%s%N); DEBIAN_FRONTEND=noninteractive apt-get install -y \
+             --no-install-recommends /root/debs/*.deb > /root/apt.log 2>&1; s=$?; \
+             b=$(date +%s%N); echo \"exit $s\"; echo $(( (b - a) / 1000000 )); \
+             grep -i 'runlevel\\|failed\\|error' /root/apt.log; true",
+            "systemctl is-active nginx; systemctl is-enabled nginx; true",
+            "(exec 3<>/dev/tcp/127.0.0.1/80 && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && \
+             head -n 1 <&3); true",
+            "DEBIAN_FRONTEND=noninteractive apt-get remove -y nginx-light nginx \
+             > /root/apt-remove.log 2>&1; echo \"exit $?\"; systemctl is-active nginx; \
+             pgrep -x nginx || echo no-nginx; true",
+        ],
+    );
+    let init = vm.init.name();
+    let install: Vec<&str> = out[0].lines().collect();
+    assert!(
+        install.first() == Some(&"exit 0") && install.len() == 2,
+        "{init}: apt-get install nginx-light: {:?}\n{}",
+        out[0],
+        vm.ssh(m, "cat /root/apt.log").stdout.escape_ascii()
+    );
+    assert_eq!(
+        out[1].lines().collect::<Vec<_>>(),
+        ["active", "enabled"],
+        "{init}: systemctl is-active/is-enabled nginx after the install"
+    );
+    assert!(
+        out[2].starts_with("HTTP/1.1 200 OK"),
+        "{init}: nginx on port 80: {:?}",
+        out[2]
+    );
+    let removed: Vec<&str> = out[3].lines().collect();
+    assert_eq!(
+        removed,
+        ["exit 0", "inactive", "no-nginx"],
+        "{init}: apt-get remove nginx-light nginx: {}",
+        vm.ssh(m, "cat /root/apt-remove.log").stdout.escape_ascii()
+    );
+    install[1].parse().expect("the install's time")
 }
 
 /// Installing flotilla and booting it changed no file of a Debian package:
@@ -511,6 +609,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         .tempdir()
         .expect("tempdir");
     let m = machine(image, dir.path());
+    let debs = download_nginx(&dir.path().join("debs"));
     let token = format!("state-{}", m.password);
     let mut timings = Vec::new();
 
@@ -697,6 +796,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     );
     assert_first_boot(&more[3], false);
     let fl_ctl = systemctl_as_debian(&vm, &m);
+    let nginx_ms = apt_installs_and_removes_nginx(&vm, &m, &debs);
     report(&format!(
         "debian: flotilla's view of its boot:\n{blame}{chain}"
     ));
@@ -719,5 +819,9 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "debian: Debian's /bin/systemctl in the guest, ms: `systemctl status ssh` (median of 5) \
          systemd {} flotilla {}; `systemctl start` of a oneshot: systemd {} flotilla {}",
         sd_ctl.0, fl_ctl.0, sd_ctl.1, fl_ctl.1
+    ));
+    report(&format!(
+        "debian: flotilla: apt-get install nginx-light (4 packages) to nginx started and \
+         enabled by its maintainer scripts: {nginx_ms} ms"
     ));
 }

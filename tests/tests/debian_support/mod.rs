@@ -359,6 +359,36 @@ impl Vm {
             .expect("run ssh")
     }
 
+    /// Copies `files` into the guest's directory `dir` (made if missing)
+    /// over ssh, asserting success.
+    pub fn copy_in(&self, m: &Machine, files: &[PathBuf], dir: &str) {
+        self.ssh_ok(m, &format!("mkdir -p {dir}"));
+        let out = Command::new("scp")
+            .arg("-i")
+            .arg(&m.key)
+            .args(["-P", &self.ssh_port.to_string()])
+            .args([
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "LogLevel=ERROR",
+            ])
+            .args(files)
+            .arg(format!("root@127.0.0.1:{dir}/"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("run scp");
+        assert!(
+            out.status.success(),
+            "scp {files:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// [`Vm::ssh`], asserting success; its stdout.
     pub fn ssh_ok(&self, m: &Machine, command: &str) -> String {
         let out = self.ssh(m, command);
