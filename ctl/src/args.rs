@@ -21,6 +21,7 @@ use crate::command::{
 use crate::duration;
 use flotilla_units::cli::{self, Word};
 use flotilla_units::protocol::ShutdownKind;
+use flotilla_units::spec::Signal;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use unit_files::unit_files;
@@ -239,6 +240,25 @@ where
             let unit = p.required("a unit name")?;
             p.none()?;
             Command::SetAlternative { target, unit }
+        }
+        "kill" => {
+            let (mut signal, mut main_only) = (Signal::TERM, false);
+            p.scan(&["-s", "--signal", "--kill-whom"], |name, value, topic| {
+                let value = value.unwrap_or_default();
+                match name {
+                    "-s" | "--signal" => signal = crate::cmd::kill::signal(&value, topic)?,
+                    _ => main_only = crate::cmd::kill::main_only(&value, topic)?,
+                }
+                Ok(true)
+            })?;
+            p.no_json()?;
+            let mut units = vec![p.required("a unit name")?];
+            units.extend(std::mem::take(&mut p.positionals));
+            Command::Kill {
+                units,
+                signal: signal.0,
+                main_only,
+            }
         }
         "start" | "stop" => {
             let mut block = true;

@@ -59,6 +59,15 @@ pub enum Command {
         /// The unit.
         unit: String,
     },
+    /// `kill [-s SIGNAL] [--kill-whom=all|main] UNIT...`.
+    Kill {
+        /// The units.
+        units: Vec<String>,
+        /// The signal's number.
+        signal: i32,
+        /// Only each unit's main process.
+        main_only: bool,
+    },
     /// `logs UNIT [-n N] [--since TIME] [-f] [--verbose]`.
     Logs(crate::cmd::logs::Ask),
     /// `poweroff`, `reboot`, `halt`.
@@ -179,6 +188,8 @@ pub enum Topic {
     Reload,
     /// `restart`.
     Restart,
+    /// `kill`.
+    Kill,
     /// `logs`.
     Logs,
     /// `poweroff`, `reboot`, `halt`.
@@ -208,6 +219,7 @@ impl Topic {
             "set-target" => Topic::SetTarget,
             "reload" => Topic::Reload,
             "restart" => Topic::Restart,
+            "kill" => Topic::Kill,
             "logs" => Topic::Logs,
             "poweroff" | "reboot" | "halt" => Topic::Shutdown,
             "analyze" => Topic::Analyze,

@@ -25,6 +25,7 @@ Commands:
   preset UNIT...                  enable or disable as the *.preset files say
   start|stop UNIT...              want a unit until the next set-target, or not
   restart UNIT                    restart one required unit
+  kill [-s SIGNAL] UNIT...        send a signal to a unit's processes
   logs UNIT [-n N] [-f]           a unit's captured output
   poweroff | reboot | halt        orderly shutdown
   analyze blame                   units by the time they took to start
@@ -152,6 +153,17 @@ Usage: initctl restart UNIT
 Restart one unit that the current target requires.
 
 Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
+";
+
+const KILL: &str = "\
+Usage: initctl kill [-s SIGNAL] [--kill-whom=all|main] UNIT...
+
+Send SIGNAL (a name such as HUP or SIGHUP, or a number; default TERM) to every
+process of each unit: its process group and its cgroup, whatever its
+kill-mode (--kill-whom=all), or to its main process alone (main). Nothing else
+changes: what a process does with the signal is its own affair.
+
+Exit status: 0; 1 no process of the unit got it; 4 unknown unit.
 ";
 
 const START: &str = "\
@@ -292,6 +304,7 @@ pub fn help(topic: Topic) -> &'static str {
         Topic::SetTarget => SET_TARGET,
         Topic::Reload => RELOAD,
         Topic::Restart => RESTART,
+        Topic::Kill => KILL,
         Topic::Logs => LOGS,
         Topic::Shutdown => SHUTDOWN,
         Topic::Analyze => ANALYZE,
@@ -312,15 +325,13 @@ pub fn usage(topic: Topic) -> String {
         Topic::Main => {
             out.push_str("Usage: initctl [--control PATH] COMMAND [ARGS...]\n");
             out.push_str(
-                "Commands: status, list, set-target, reload, start, stop, restart, logs, poweroff,\n",
+                "Commands: status, list, set-target, reload, start, stop, restart, kill, logs,\n",
             );
             out.push_str(
-                "          reboot, halt, analyze, cluster, enable, disable, is-enabled, cat, show,\n",
+                "          poweroff, reboot, halt, analyze, cluster, enable, disable, is-enabled,\n",
             );
-            out.push_str(
-                "          list-unit-files, daemon-reload, mask, unmask, set-alternative, run,\n",
-            );
-            out.push_str("          add, stop-transient, reexec, help\n");
+            out.push_str("          cat, show, list-unit-files, daemon-reload, mask, unmask,\n");
+            out.push_str("          set-alternative, run, add, stop-transient, reexec, help\n");
         }
         _ => {
             for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {
@@ -340,13 +351,14 @@ pub fn usage(topic: Topic) -> String {
 mod tests {
     use super::*;
 
-    const ALL: [Topic; 15] = [
+    const ALL: [Topic; 16] = [
         Topic::Main,
         Topic::Status,
         Topic::List,
         Topic::SetTarget,
         Topic::Reload,
         Topic::Restart,
+        Topic::Kill,
         Topic::Logs,
         Topic::Shutdown,
         Topic::Analyze,
@@ -382,6 +394,7 @@ mod tests {
             "set-target",
             "reload",
             "restart",
+            "kill",
             "logs",
             "poweroff",
             "reboot",

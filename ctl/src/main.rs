@@ -122,6 +122,11 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
         Command::Reload { unit: Some(unit) } => cmd::reload::run_unit(ctx, unit),
         Command::Reexec => cmd::reload::reexec(ctx),
         Command::Restart { unit } => cmd::restart::run(ctx, unit),
+        Command::Kill {
+            units,
+            signal,
+            main_only,
+        } => cmd::kill::run(ctx, units, signal, main_only),
         Command::Mask { unit, mask } => cmd::shape::mask(ctx, unit, mask),
         Command::SetAlternative { target, unit } => cmd::shape::set_alternative(ctx, target, unit),
         Command::Run {

@@ -15,6 +15,7 @@ use crate::command::{
 };
 use flotilla_units::cli::{self, Word};
 use flotilla_units::protocol::ShutdownKind;
+use flotilla_units::spec::Signal;
 
 /// A systemctl command line (the arguments after the program name).
 pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
@@ -26,6 +27,8 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
     let mut no_legend = false;
     let mut kinds = Vec::new();
     let mut props = Vec::new();
+    let mut signal = Signal::TERM;
+    let mut main_only = false;
     let mut words = Vec::new();
     let mut p = cli::parser(raw);
     loop {
@@ -53,6 +56,12 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
                 })
             }
             "-q" | "--quiet" => quiet = true,
+            "-s" | "--signal" => {
+                signal = crate::cmd::kill::signal(&value("--signal")?, Topic::Kill)?
+            }
+            "--kill-whom" | "--kill-who" => {
+                main_only = crate::cmd::kill::main_only(&value("--kill-whom")?, Topic::Kill)?
+            }
             "--now" => now = true,
             "--failed" => failed = true,
             "--no-legend" => no_legend = true,
@@ -118,6 +127,14 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
                 },
             })
         }
+        "kill" => {
+            need(&units)?;
+            Command::Kill {
+                units: services(units),
+                signal: signal.0,
+                main_only,
+            }
+        }
         "list-unit-files" => Command::UnitFiles(UnitFiles::List),
         "list-units" => sys(Systemctl::ListUnits {
             failed,
@@ -182,6 +199,31 @@ mod tests {
         parse(args.iter().map(|a| a.to_string()).collect())
             .unwrap()
             .command
+    }
+
+    #[test]
+    fn kill_takes_systemctls_options() {
+        assert_eq!(
+            cmd(&["kill", "-s", "HUP", "rsyslog"]),
+            Command::Kill {
+                units: vec!["rsyslog.service".into()],
+                signal: 1,
+                main_only: false
+            }
+        );
+        assert_eq!(
+            cmd(&[
+                "kill",
+                "--kill-whom=main",
+                "--signal=SIGUSR1",
+                "web.service"
+            ]),
+            Command::Kill {
+                units: vec!["web.service".into()],
+                signal: 10,
+                main_only: true
+            }
+        );
     }
 
     #[test]

@@ -565,3 +565,32 @@ fn bad_command_lines() {
         assert_eq!(e.topic, *topic, "{args:?}");
     }
 }
+
+#[test]
+fn kill() {
+    assert_eq!(
+        cmd(&["kill", "web"]),
+        Command::Kill {
+            units: vec!["web".into()],
+            signal: 15,
+            main_only: false
+        }
+    );
+    assert_eq!(
+        cmd(&["kill", "-s", "HUP", "--kill-whom=main", "a", "b"]),
+        Command::Kill {
+            units: vec!["a".into(), "b".into()],
+            signal: 1,
+            main_only: true
+        }
+    );
+    assert_eq!(err(&["kill"]).message, "'kill' needs a unit name");
+    assert_eq!(
+        err(&["kill", "-s", "NOPE", "web"]).message,
+        "'NOPE' is not a signal"
+    );
+    assert_eq!(
+        err(&["kill", "--kill-whom=control", "web"]).topic,
+        Topic::Kill
+    );
+}

@@ -7,6 +7,7 @@
 //! [`CtlError`] that `main` reports.
 
 pub mod analyze;
+pub mod kill;
 pub mod list;
 pub mod logs;
 pub mod preset;

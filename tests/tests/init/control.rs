@@ -1041,3 +1041,41 @@ fn sigint_shuts_down() {
     assert_eq!(init.wait_exit(), 0, "{}", init.output());
     assert!(!procs::alive(pid));
 }
+
+/// `initctl kill`: the signal reaches the unit's processes (a trap counts
+/// it) and the unit stays as it was; `--kill-whom=main` and a signal
+/// number are taken; an unknown unit is 4, a unit with no process 1.
+#[test]
+fn kill_signals_a_units_processes() {
+    let dir = TestDir::new();
+    let d = dir.path().display().to_string();
+    dir.unit(
+        "trap",
+        &format!(
+            "unit: trap\nexec-start: [sh, -c, 'trap \"echo hup >> {d}/hups\" HUP; \
+             while :; do sleep 1 & wait; done']\n"
+        ),
+    );
+    virtual_unit(&dir, "idle", "");
+    virtual_unit(&dir, "default", "depends-on: trap, idle\n");
+    let init = dir.start("default");
+    let pid = init.wait_state("trap", UnitState::Running).pid;
+    let hups = || {
+        std::fs::read_to_string(dir.join("hups"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    init.ctl(&["kill", "-s", "HUP", "trap"]).expect(0);
+    wait_for(WAIT, "the first HUP", || (hups() == 1).then_some(()));
+    init.ctl(&["kill", "--kill-whom=main", "--signal", "1", "trap"])
+        .expect(0);
+    wait_for(WAIT, "the second HUP", || (hups() == 2).then_some(()));
+    let u = init.unit("trap");
+    assert_eq!((u.state, u.pid), (UnitState::Running, pid));
+
+    let out = init.ctl(&["kill", "nosuch"]);
+    out.expect(4);
+    let out = init.ctl(&["kill", "-s", "HUP", "idle"]);
+    out.expect(1);
+    assert!(out.stderr.contains("has no process"), "{out:?}");
+}
