@@ -143,6 +143,9 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
             already = Some("done");
         }
     } else {
+        // The stop by hand: the unit's want is dropped, and a unit the
+        // target requires is held stopped until it is started again or the
+        // target switches (docs/dbus.md).
         match hub
             .ask(Request::Unwant {
                 unit: s.unit.clone(),
@@ -160,27 +163,7 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
                     message,
                 })
             }
-            // Not wanted: is it the target that keeps it?
-            Reply::Error {
-                code: ErrorCode::NotPossible,
-                ..
-            } => {}
             other => return Err(BusError::from_init(&other, "stop")),
-        }
-        let now = hub
-            .status(&s.unit)
-            .await?
-            .ok_or_else(|| BusError::no_such_unit(name))?;
-        if now.required {
-            let target = hub.system().await?.target;
-            return Err(BusError::not_supported(
-                &format!("Stopping {sysname}"),
-                &format!(
-                    "the target {target} requires it, and flotilla runs what the target \
-                     requires; mask it (systemctl mask {sysname}), disable it (systemctl disable \
-                     --now {sysname}) or switch targets (systemctl isolate)"
-                ),
-            ));
         }
     }
     let parts = PendingParts {

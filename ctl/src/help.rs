@@ -172,8 +172,9 @@ Usage: initctl start [--no-block] UNIT...
 
 start: a unit the current target does not require is wanted besides it
 (started, with what it depends on) until the next set-target; a failed one is
-restarted. stop: such a want is dropped and the unit stops. A unit the target
-requires is not stopped: mask it, disable it or switch targets. Both wait
+restarted. stop: such a want is dropped and the unit stops; a unit the target
+requires stops too and stays stopped until it is started again or the target
+switches. Both wait
 until the unit is active or failed (start) or stopped (stop); with --no-block
 they return once the init has taken the request. A name without a suffix is
 NAME.service if there is one, else the unit NAME.

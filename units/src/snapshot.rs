@@ -60,6 +60,9 @@ pub struct Snapshot {
     /// Units wanted besides the target's (`initctl run`, `want`).
     #[serde(default)]
     pub wants: Vec<WantCarry>,
+    /// Units stopped by hand, held out of the required set.
+    #[serde(default)]
+    pub held: Vec<String>,
     /// The planner's record of each unit (by name).
     pub units: Vec<UnitCarry>,
     /// Each unit's I/O: pipes, notify socket, log ring.

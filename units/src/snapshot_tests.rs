@@ -172,6 +172,7 @@ prop_compose! {
                 .map(|(set, us)| (set, us.iter().map(|(n, a)| spec(n, a)).collect()))
                 .collect(),
             wants: wants.into_iter().map(|(unit, kept)| WantCarry { unit, kept }).collect(),
+            held: Vec::new(),
             units,
             io,
             control: ControlCarry {
@@ -210,6 +211,7 @@ fn minimal() -> Snapshot {
         load_errors: Vec::new(),
         transient: BTreeMap::new(),
         wants: Vec::new(),
+        held: Vec::new(),
         units: vec![UnitCarry::idle("a")],
         io: Vec::new(),
         control: ControlCarry {

@@ -12,7 +12,7 @@
 use super::{eprint_line, Ctx};
 use crate::client::{unexpected, Connection, Received};
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
-use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
+use flotilla_units::protocol::{Reply, Request, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::time::{Duration, Instant};
 
@@ -119,58 +119,30 @@ fn want_and_wait(
 }
 
 /// `stop` of unit `s` (known to the init): 0 once it is stopped (without
-/// `block`: once its want is dropped), or if it was not wanted at all; 1
-/// when the target requires it.
+/// `block`: once the init has taken the stop), or if it was not required
+/// at all; 1 when its unit refuses a stop by hand. A unit the target
+/// requires is held stopped until it is started again or the target
+/// switches.
 pub fn stop(ctx: &mut Ctx<'_>, s: &UnitStatus, block: bool) -> Result<i32, CtlError> {
     let u = &s.unit;
     if !s.required {
         return Ok(EXIT_OK);
     }
     let mut w = Waiter::subscribe(ctx, u)?;
-    let dropped = match w.ask(Request::Unwant { unit: u.clone() })? {
-        Reply::Accepted { .. } => true,
-        // The unit's own refusal: its want stays, the init says why.
-        Reply::Error {
-            code: ErrorCode::Refused,
-            message,
-            ..
-        } => {
-            eprint_line(&format!("Failed to stop {u}: {message}"));
-            return Ok(EXIT_FAILED);
-        }
-        // Not wanted: is the target what keeps it?
-        Reply::Error {
-            code: ErrorCode::NotPossible,
-            ..
-        } => false,
+    match w.ask(Request::Unwant { unit: u.clone() })? {
+        Reply::Accepted { .. } => {}
         Reply::Error { message, .. } => {
             eprint_line(&format!("Failed to stop {u}: {message}"));
             return Ok(EXIT_FAILED);
         }
         other => return Err(unexpected(&other, "accepted")),
-    };
-    // The want is gone (if there was one); is the unit still required?
+    }
     let now = match ctx.call(Request::Status {
         name: Some(u.clone()),
     })? {
         Reply::Unit(now) => now,
         other => return Err(unexpected(&other, "unit")),
     };
-    if now.required {
-        let t = ctx.current_target()?;
-        let also = if dropped {
-            " (its transient want is dropped)"
-        } else {
-            ""
-        };
-        eprint_line(&format!(
-            "Failed to stop {u}: the target {t} requires it{also}, and flotilla runs what the \
-             target requires. Mask it (initctl mask {u}, or systemctl mask {u}), disable it \
-             (systemctl disable --now {u}) or switch targets (initctl set-target, systemctl \
-             isolate)."
-        ));
-        return Ok(EXIT_FAILED);
-    }
     if !block || stopped(now.state) {
         return Ok(EXIT_OK);
     }

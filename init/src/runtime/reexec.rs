@@ -134,6 +134,7 @@ impl<S: Sys> Runtime<S> {
             load_errors: self.units.load_errors().to_vec(),
             transient: self.units.transient_sets().clone(),
             wants: self.planner.carry_wants(),
+            held: self.planner.held().map(str::to_string).collect(),
             units: self.planner.carry(now),
             io,
             control: ControlCarry {
@@ -192,8 +193,15 @@ impl<S: Sys> Runtime<S> {
             max_concurrent_starts: settings.max_concurrent_starts,
         };
         let now = sys.monotonic_now();
-        let (planner, unplaced) =
-            Planner::resume(graph, &snap.target, now, opts, snap.units, &snap.wants);
+        let (planner, unplaced) = Planner::resume(
+            graph,
+            &snap.target,
+            now,
+            opts,
+            snap.units,
+            &snap.wants,
+            &snap.held,
+        );
         for u in &unplaced {
             let pids: Vec<String> = u.pids().map(|p| p.to_string()).collect();
             if !pids.is_empty() {

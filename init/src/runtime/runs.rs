@@ -86,7 +86,7 @@ impl<S: Sys> Runtime<S> {
         let now = self.now();
         match self.planner.unwant(unit, now) {
             Ok(()) => Reply::Accepted {
-                message: format!("{unit} is no longer wanted"),
+                message: format!("stopping {unit}"),
             },
             Err(e) => want_error(e),
         }
@@ -117,10 +117,6 @@ fn want_error(e: WantError) -> Reply {
         WantError::RefusedManualStop(u) => Reply::error(
             ErrorCode::Refused,
             format!("`{u}` may not be stopped by hand (RefuseManualStop=); it stops when the target no longer needs it"),
-        ),
-        WantError::NotWanted(u) => Reply::error(
-            ErrorCode::NotPossible,
-            format!("`{u}` is not wanted (only the target requires what it requires)"),
         ),
     }
 }

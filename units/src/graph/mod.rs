@@ -319,25 +319,38 @@ impl Graph {
     /// reached first (breadth first, dependencies in order) is required,
     /// the other is not, nor what only it pulls in.
     pub fn reachable(&self, roots: &[UnitId]) -> Vec<bool> {
-        self.reach(roots).0
+        self.reach(roots, &[]).0
+    }
+
+    /// [`Graph::reachable`] with the units `barred` left out, and what
+    /// only they pull in.
+    pub fn reachable_except(&self, roots: &[UnitId], barred: &[UnitId]) -> Vec<bool> {
+        self.reach(roots, barred).0
     }
 
     /// The units that `roots` pull in but that lose to a conflict (so are
     /// not in [`Graph::reachable`]), each with a required unit it
     /// conflicts with. Empty for most graphs.
     pub fn conflict_losers(&self, roots: &[UnitId]) -> Vec<(UnitId, UnitId)> {
-        self.reach(roots).1
+        self.reach(roots, &[]).1
     }
 
     /// [`Graph::reachable`] and [`Graph::conflict_losers`].
-    fn reach(&self, roots: &[UnitId]) -> (Vec<bool>, Vec<(UnitId, UnitId)>) {
+    fn reach(&self, roots: &[UnitId], barred: &[UnitId]) -> (Vec<bool>, Vec<(UnitId, UnitId)>) {
         let conflicts = self.conflicts();
         let mut losers: Vec<(UnitId, UnitId)> = Vec::new();
         let mut req = vec![false; self.nodes.len()];
+        // A barred unit is never taken, nor followed.
+        let mut skip = vec![false; self.nodes.len()];
+        for b in barred {
+            if let Some(s) = skip.get_mut(b.index()) {
+                *s = true;
+            }
+        }
         let mut work = std::collections::VecDeque::with_capacity(roots.len());
         for &r in roots {
             if let Some(f) = req.get_mut(r.index()) {
-                if !*f {
+                if !*f && !skip[r.index()] {
                     *f = true;
                     work.push_back(r);
                 }
@@ -346,7 +359,7 @@ impl Graph {
         while let Some(u) = work.pop_front() {
             let pulled = self.deps(u).iter().filter(|e| e.kind.pulls_in());
             for p in pulled.filter_map(|e| e.provider) {
-                if req[p.index()] {
+                if req[p.index()] || skip[p.index()] {
                     continue;
                 }
                 let winner = conflicts

@@ -109,8 +109,9 @@ impl Planner {
             .collect()
     }
 
-    /// A planner for `graph` with the records of `units` (by name) and the
-    /// `wants` restored, its rules run. Returns it with the records that
+    /// A planner for `graph` with the records of `units` (by name), the
+    /// `wants` and the units `held` (stopped by hand) restored, its rules
+    /// run. Returns it with the records that
     /// name no unit of `graph` (their processes are the caller's to deal
     /// with: the planner does not track them).
     pub fn resume(
@@ -120,6 +121,7 @@ impl Planner {
         opts: PlannerOptions,
         units: Vec<UnitCarry>,
         wants: &[WantCarry],
+        held: &[String],
     ) -> (Planner, Vec<UnitCarry>) {
         let mut p = Planner::unstarted(graph, target, now, opts, super::TimerEnv::default());
         for w in wants {
@@ -132,6 +134,11 @@ impl Planner {
                 p.wants.push((w.unit.clone(), life));
             }
         }
+        p.held = held
+            .iter()
+            .filter(|n| p.graph.unit(n).is_some())
+            .cloned()
+            .collect();
         let mut unplaced = Vec::new();
         for c in units {
             match p.graph.unit(&c.name) {
@@ -368,6 +375,7 @@ mod tests {
             PlannerOptions::default(),
             before.clone(),
             &wants,
+            &[],
         );
         assert!(unplaced.is_empty());
         assert!(q.take_actions().is_empty(), "a resume starts nothing");
@@ -383,8 +391,15 @@ mod tests {
         spawn_all(&mut p, t0, &mut pid);
         let before = p.carry(t0);
         assert!(before.iter().all(|u| u.state == UnitState::Running));
-        let (mut q, _) =
-            Planner::resume(graph(), "web", t0, PlannerOptions::default(), before, &[]);
+        let (mut q, _) = Planner::resume(
+            graph(),
+            "web",
+            t0,
+            PlannerOptions::default(),
+            before,
+            &[],
+            &[],
+        );
         let web = q.graph().unit("web").unwrap();
         let web_pid = q.carry(t0)[1].main_pid.unwrap();
         q.fact(
@@ -413,6 +428,7 @@ mod tests {
             Instant(0),
             PlannerOptions::default(),
             vec![gone.clone()],
+            &[],
             &[],
         );
         assert_eq!(unplaced, [gone]);

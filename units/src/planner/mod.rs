@@ -412,6 +412,9 @@ pub struct Planner {
     failed_over: Vec<(UnitId, UnitId)>,
     /// The wanted units besides the target's set (`wants.rs`).
     wants: Vec<(String, WantLife)>,
+    /// The units stopped by hand, left out of the required set until they
+    /// are started again or the target switches (`wants.rs`).
+    held: Vec<String>,
     /// The triggered set T (`triggered.rs`).
     triggered: Vec<triggered::Triggered>,
     /// What timers read besides the monotonic clock (`timers.rs`).
@@ -479,6 +482,7 @@ impl Planner {
             target_active_at: None,
             failed_over: Vec::new(),
             wants: Vec::new(),
+            held: Vec::new(),
             triggered: Vec::new(),
             timer_env: Box::new(timer_env),
         }

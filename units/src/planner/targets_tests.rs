@@ -559,10 +559,54 @@ fn a_want_adds_a_unit_to_the_set_for_as_long_as_it_lasts() {
     assert_eq!(w.p.unwant("tool", Instant(w.now)), Ok(()));
     w.settle();
     assert_eq!(w.state("tool"), UnitState::Disabled);
-    assert_eq!(
-        w.p.unwant("tool", Instant(w.now)),
-        Err(WantError::NotWanted("tool".into()))
+    // Stopping a unit that is not running changes nothing.
+    assert_eq!(w.p.unwant("tool", Instant(w.now)), Ok(()));
+    assert_eq!(w.p.held().count(), 0);
+}
+
+/// A stop by hand of a unit the target requires (`systemctl stop`): it is
+/// held out of the required set, with the units that depend on it waiting,
+/// until it is started again or the target switches; the target stays up.
+#[test]
+fn a_unit_stopped_by_hand_stays_stopped_until_started_or_a_switch() {
+    let mut def = default(&[]);
+    def.waits_for = vec!["web".into(), "app".into()];
+    let mut w = World::new(
+        vec![
+            def,
+            app("rescue", &[]),
+            svc("web", &["web"], 0),
+            app("app", &["web"]),
+        ],
+        shape(&[], &[]),
+        "default",
     );
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(w.p.unwant("web", Instant(w.now)), Ok(()));
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    assert_eq!(w.state("app"), UnitState::Waiting);
+    assert_eq!(w.state("default"), UnitState::Running);
+    assert_eq!(w.p.held().collect::<Vec<_>>(), ["web"]);
+
+    // A start by hand ends the hold.
+    w.p.want("web", WantLife::UntilSwitch, Instant(w.now))
+        .expect("want");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(w.state("app"), UnitState::Running);
+    assert_eq!(w.p.held().count(), 0);
+
+    // So does a switch: what the new target needs runs.
+    assert_eq!(w.p.unwant("web", Instant(w.now)), Ok(()));
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    w.p.set_target("rescue", Instant(w.now)).expect("switch");
+    w.settle();
+    w.p.set_target("default", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(w.p.held().count(), 0);
 }
 
 /// `RefuseManualStop=`: the want of such a unit cannot be dropped by hand;

@@ -33,8 +33,6 @@ pub enum WantError {
     RefusedManualStart(String),
     /// Its unit says it may not be stopped by hand (`RefuseManualStop=`).
     RefusedManualStop(String),
-    /// It is not wanted (only the target requires what it requires).
-    NotWanted(String),
 }
 
 impl Planner {
@@ -58,6 +56,8 @@ impl Planner {
         {
             return Err(WantError::RefusedManualStart(name.to_string()));
         }
+        // A start by hand ends a stop by hand.
+        self.held.retain(|n| n != name);
         self.add_want(name, life);
         self.update_required();
         self.run();
@@ -77,25 +77,37 @@ impl Planner {
         }
     }
 
-    /// Drops the want of unit `name`: refused when there is none, or when
-    /// its unit may not be stopped by hand (a switch of the target still
-    /// drops it, [`Planner::prune_wants`]).
+    /// Stops unit `name` by hand (`systemctl stop`): its want is dropped,
+    /// and if the required set still holds it (the target's, another
+    /// want's), it is held out of that set, with what only it pulls in,
+    /// until it is started again ([`Planner::want`]) or the target
+    /// switches, as systemd leaves a unit it was told to stop stopped.
+    /// Units that depend on it stop with it and wait. Refused when its unit
+    /// may not be stopped by hand (a switch of the target still drops its
+    /// want, [`Planner::prune_wants`]).
     pub fn unwant(&mut self, name: &str, now: Instant) -> Result<(), WantError> {
         self.now = now;
-        let Some(at) = self.wants.iter().position(|(n, _)| n == name) else {
-            return Err(WantError::NotWanted(name.to_string()));
-        };
-        let refused = self
+        let id = self
             .graph
             .unit(name)
-            .is_some_and(|i| self.graph.node(i).spec.extras.refuse_manual_stop == Some(true));
-        if refused {
+            .filter(|&i| !self.graph.node(i).ghost)
+            .ok_or_else(|| WantError::UnknownUnit(name.to_string()))?;
+        if self.graph.node(id).spec.extras.refuse_manual_stop == Some(true) {
             return Err(WantError::RefusedManualStop(name.to_string()));
         }
-        self.wants.remove(at);
+        self.wants.retain(|(n, _)| n != name);
         self.update_required();
+        if self.is_required(id) && !self.held.iter().any(|n| n == name) {
+            self.held.push(name.to_string());
+            self.update_required();
+        }
         self.run();
         Ok(())
+    }
+
+    /// The units stopped by hand and held out of the required set.
+    pub fn held(&self) -> impl Iterator<Item = &str> {
+        self.held.iter().map(String::as_str)
     }
 
     /// The wanted units, by name, with how long each want lasts.
@@ -120,10 +132,11 @@ impl Planner {
     /// set) and those that last until a switch (at a switch).
     pub(super) fn prune_wants(&mut self, switching: bool) {
         let graph = &self.graph;
-        self.wants.retain(|(n, life)| {
-            let present = graph.unit(n).is_some_and(|i| !graph.node(i).ghost);
-            present && !(switching && *life == WantLife::UntilSwitch)
-        });
+        let present = |n: &str| graph.unit(n).is_some_and(|i| !graph.node(i).ghost);
+        self.wants
+            .retain(|(n, life)| present(n) && !(switching && *life == WantLife::UntilSwitch));
+        // A switch is a fresh start: what was stopped by hand may run again.
+        self.held.retain(|n| present(n) && !switching);
     }
 
     /// The required set as it is now: the target's and the wants'.
@@ -131,7 +144,12 @@ impl Planner {
         let mut roots = self.want_roots();
         roots.extend(self.target_provider);
         roots.extend(self.triggered_roots());
-        self.graph.reachable(&roots)
+        let held: Vec<UnitId> = self
+            .held
+            .iter()
+            .filter_map(|n| self.graph.unit(n))
+            .collect();
+        self.graph.reachable_except(&roots, &held)
     }
 
     /// Moves to the required set as it is now: the units whose flag
