@@ -23,7 +23,7 @@ Commands:
   show [-p KEY]... UNIT           the keys in force after the drop-ins
   list-unit-files                 every unit file, its state and preset
   preset UNIT...                  enable or disable as the *.preset files say
-  start|stop UNIT...              want a unit until the next set-target, or not
+  start|stop UNIT...              start a unit (until set-target), or stop it
   restart UNIT                    restart one required unit
   kill [-s SIGNAL] UNIT...        send a signal to a unit's processes
   logs UNIT [-n N] [-f]           a unit's captured output

@@ -336,10 +336,19 @@ impl Vm {
     }
 
     fn ssh_once(&self, m: &Machine, command: &str) -> Output {
-        Command::new("ssh")
-            .arg("-i")
+        self.to_guest(m, "ssh", "-p")
+            .args(["-o", "ConnectTimeout=20", "root@127.0.0.1", command])
+            .output()
+            .expect("run ssh")
+    }
+
+    /// `program` (ssh or scp, whose port flags differ) with the test's key
+    /// and the guest's forwarded port, asking nothing.
+    fn to_guest(&self, m: &Machine, program: &str, port_flag: &str) -> Command {
+        let mut c = Command::new(program);
+        c.arg("-i")
             .arg(&m.key)
-            .args(["-p", &self.ssh_port.to_string()])
+            .args([port_flag, &self.ssh_port.to_string()])
             .args([
                 "-o",
                 "StrictHostKeyChecking=no",
@@ -348,38 +357,20 @@ impl Vm {
                 "-o",
                 "BatchMode=yes",
                 "-o",
-                "ConnectTimeout=20",
-                "-o",
                 "LogLevel=ERROR",
-                "root@127.0.0.1",
-                command,
             ])
-            .stdin(Stdio::null())
-            .output()
-            .expect("run ssh")
+            .stdin(Stdio::null());
+        c
     }
 
     /// Copies `files` into the guest's directory `dir` (made if missing)
     /// over ssh, asserting success.
     pub fn copy_in(&self, m: &Machine, files: &[PathBuf], dir: &str) {
         self.ssh_ok(m, &format!("mkdir -p {dir}"));
-        let out = Command::new("scp")
-            .arg("-i")
-            .arg(&m.key)
-            .args(["-P", &self.ssh_port.to_string()])
-            .args([
-                "-o",
-                "StrictHostKeyChecking=no",
-                "-o",
-                "UserKnownHostsFile=/dev/null",
-                "-o",
-                "BatchMode=yes",
-                "-o",
-                "LogLevel=ERROR",
-            ])
+        let out = self
+            .to_guest(m, "scp", "-P")
             .args(files)
             .arg(format!("root@127.0.0.1:{dir}/"))
-            .stdin(Stdio::null())
             .output()
             .expect("run scp");
         assert!(
