@@ -209,6 +209,11 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (name, mode): (String, String) = args(msg)?;
             unit_job(hub, member.trim_end_matches("Unit"), &name, &mode).await
         }
+        "ResetFailed" => reset_failed(hub, None).await,
+        "ResetFailedUnit" => {
+            let (name,): (String,) = args(msg)?;
+            reset_failed_unit(hub, &name).await
+        }
         "KillUnit" => {
             let (name, whom, signal): (String, String, i32) = args(msg)?;
             kill(hub, &name, &whom, signal).await
@@ -344,6 +349,24 @@ pub async fn unit_job(
     }
 }
 
+/// `ResetFailedUnit` (and `ResetFailed` on the unit): the init's
+/// `reset-failed` of the unit `name` (systemd's name or flotilla's).
+pub async fn reset_failed_unit(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    reset_failed(hub, Some(s.unit)).await
+}
+
+/// `ResetFailed`: the init's `reset-failed` of `unit`, or of every unit.
+async fn reset_failed(hub: &Arc<Hub>, unit: Option<String>) -> Result<Outcome, BusError> {
+    match hub.ask(Request::ResetFailed { unit }).await? {
+        Reply::Accepted { .. } => Ok((Answer::Empty, None)),
+        other => Err(BusError::from_init(&other, "reset-failed")),
+    }
+}
+
 /// `KillUnit` (and `Kill` on the unit): `signal` to the unit's processes,
 /// `whom` in systemd's words: `all` (and empty, systemctl's default) every
 /// process of the unit, `main` its main process; flotilla tells no control
@@ -459,9 +482,6 @@ fn no_runtime(runtime: bool) -> Result<(), BusError> {
 /// Why each method flotilla does not map is not mapped.
 pub fn unmapped(member: &str) -> BusError {
     let why = match member {
-        "ResetFailed" | "ResetFailedUnit" => {
-            "a failed unit stays failed until it starts again; flotilla keeps no separate failed mark to reset"
-        }
         "AbandonScope" => "flotilla makes no scopes: it supervises only what it starts",
         "CancelJob" => "a job is the unit's own settling, which cannot be called back",
         "SetDefaultTarget" => {
@@ -509,11 +529,11 @@ mod tests {
 
     #[test]
     fn unmapped_methods_say_why() {
-        let e = unmapped("ResetFailed");
+        let e = unmapped("AbandonScope");
         assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
         assert!(
             e.message
-                .starts_with("ResetFailed is not supported by flotilla: "),
+                .starts_with("AbandonScope is not supported by flotilla: "),
             "{}",
             e.message
         );

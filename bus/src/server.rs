@@ -295,6 +295,7 @@ impl Object {
                         .map_err(|e| BusError::invalid_args(e.to_string()))?;
                     manager::unit_job(hub, member, name, &mode).await
                 }
+                "ResetFailed" => manager::reset_failed_unit(hub, name).await,
                 "Kill" => {
                     let (whom, signal): (String, i32) = msg
                         .body()

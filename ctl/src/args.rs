@@ -241,6 +241,11 @@ where
             p.none()?;
             Command::SetAlternative { target, unit }
         }
+        "reset-failed" => {
+            p.scan(&[], |_, _, _| Ok(false))?;
+            p.no_json()?;
+            Command::ResetFailed(std::mem::take(&mut p.positionals))
+        }
         "kill" => {
             let (mut signal, mut main_only) = (Signal::TERM, false);
             p.scan(&["-s", "--signal", "--kill-whom"], |name, value, topic| {

@@ -59,6 +59,9 @@ pub enum Command {
         /// The unit.
         unit: String,
     },
+    /// `reset-failed [UNIT...]`: the failures of these units, or of every
+    /// unit, forgotten.
+    ResetFailed(Vec<String>),
     /// `kill [-s SIGNAL] [--kill-whom=all|main] UNIT...`.
     Kill {
         /// The units.
@@ -188,7 +191,7 @@ pub enum Topic {
     Reload,
     /// `restart`.
     Restart,
-    /// `kill`.
+    /// `kill`, `reset-failed`.
     Kill,
     /// `logs`.
     Logs,
@@ -219,7 +222,7 @@ impl Topic {
             "set-target" => Topic::SetTarget,
             "reload" => Topic::Reload,
             "restart" => Topic::Restart,
-            "kill" => Topic::Kill,
+            "kill" | "reset-failed" => Topic::Kill,
             "logs" => Topic::Logs,
             "poweroff" | "reboot" | "halt" => Topic::Shutdown,
             "analyze" => Topic::Analyze,

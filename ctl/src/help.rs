@@ -26,6 +26,7 @@ Commands:
   start|stop UNIT...              start a unit (until set-target), or stop it
   restart UNIT                    restart one required unit
   kill [-s SIGNAL] UNIT...        send a signal to a unit's processes
+  reset-failed [UNIT...]          forget failures (a required unit starts again)
   logs UNIT [-n N] [-f]           a unit's captured output
   poweroff | reboot | halt        orderly shutdown
   analyze blame                   units by the time they took to start
@@ -157,11 +158,16 @@ Exit status: 0; 1 not possible (e.g. the unit is not required); 4 unknown unit.
 
 const KILL: &str = "\
 Usage: initctl kill [-s SIGNAL] [--kill-whom=all|main] UNIT...
+       initctl reset-failed [UNIT...]
 
 Send SIGNAL (a name such as HUP or SIGHUP, or a number; default TERM) to every
 process of each unit: its process group and its cgroup, whatever its
 kill-mode (--kill-whom=all), or to its main process alone (main). Nothing else
 changes: what a process does with the signal is its own affair.
+
+reset-failed: each failed unit (every failed unit without a name) forgets its
+failure, its restart attempts and its start limit's count: one the target
+does not require is then disabled, one it requires starts again.
 
 Exit status: 0; 1 no process of the unit got it; 4 unknown unit.
 ";
@@ -396,6 +402,7 @@ mod tests {
             "reload",
             "restart",
             "kill",
+            "reset-failed",
             "logs",
             "poweroff",
             "reboot",

@@ -127,6 +127,7 @@ pub fn parse(raw: Vec<String>) -> Result<Invocation, UsageError> {
                 },
             })
         }
+        "reset-failed" => Command::ResetFailed(services(units)),
         "kill" => {
             need(&units)?;
             Command::Kill {

@@ -252,6 +252,17 @@ fn debians_systemctl_reads_starts_and_stops_units() {
             .contains("Unit nothere.service could not be found."),
         "{out:?}"
     );
+
+    // reset-failed: the failure forgotten, the unit inactive, not run again.
+    systemctl(&bus, &["is-failed", "bad.service"]).expect(0);
+    systemctl(&bus, &["reset-failed", "bad.service"]).expect(0);
+    let out = systemctl(&bus, &["is-failed", "bad.service"]);
+    out.expect(1);
+    assert_eq!(out.stdout, "inactive\n");
+    assert_eq!(init.unit("bad.service").state, UnitState::Disabled);
+    let out = systemctl(&bus, &["is-system-running"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "running\n");
 }
 
 #[test]
@@ -369,15 +380,15 @@ fn busctl_introspects_and_calls_the_manager() {
             "org.freedesktop.systemd1",
             "/org/freedesktop/systemd1",
             "org.freedesktop.systemd1.Manager",
-            "ResetFailedUnit",
+            "AbandonScope",
             "s",
-            "web.service",
+            "session-1.scope",
         ],
     );
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
         out.stderr
-            .contains("ResetFailedUnit is not supported by flotilla: a failed unit stays failed"),
+            .contains("AbandonScope is not supported by flotilla: flotilla makes no scopes"),
         "{out:?}"
     );
 }

@@ -594,3 +594,13 @@ fn kill() {
         Topic::Kill
     );
 }
+
+#[test]
+fn reset_failed() {
+    assert_eq!(cmd(&["reset-failed"]), Command::ResetFailed(vec![]));
+    assert_eq!(
+        cmd(&["reset-failed", "web", "db"]),
+        Command::ResetFailed(vec!["web".into(), "db".into()])
+    );
+    assert_eq!(err(&["reset-failed", "--now"]).topic, Topic::Kill);
+}

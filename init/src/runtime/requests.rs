@@ -100,6 +100,10 @@ impl<S: Sys> Runtime<S> {
                 let r = self.reload_unit(&unit);
                 self.reply(c, r);
             }
+            Request::ResetFailed { unit } => {
+                let r = self.reset_failed(unit.as_deref());
+                self.reply(c, r);
+            }
             Request::KillUnit {
                 unit,
                 signal,
@@ -275,6 +279,19 @@ impl<S: Sys> Runtime<S> {
             Err(ReloadError::NoReloadCommand(u)) => {
                 Reply::error(ErrorCode::NotPossible, format!("`{u}` has no exec-reload"))
             }
+        }
+    }
+
+    fn reset_failed(&mut self, unit: Option<&str>) -> Reply {
+        let now = self.now();
+        match self.planner.reset_failed_units(unit, now) {
+            Some(n) => Reply::Accepted {
+                message: format!("{n} failed unit(s) reset"),
+            },
+            None => Reply::error(
+                ErrorCode::UnknownUnit,
+                format!("no unit named `{}`", unit.unwrap_or_default()),
+            ),
         }
     }
 

@@ -591,6 +591,45 @@ impl Planner {
         Ok(id)
     }
 
+    /// `systemctl reset-failed`: unit `name` (or, without one, every unit)
+    /// that failed and is idle forgets its failure: its restart attempts, a
+    /// pending restart, its start limit's count, and the want of a start by
+    /// hand that failed (`systemctl start`: the failed start is over). One
+    /// the target does not require is then `disabled`; one it requires
+    /// gets a fresh start, as at a switch of the target (flotilla runs what
+    /// the target requires). Returns how many were reset; `None` when there
+    /// is no unit `name`.
+    pub fn reset_failed_units(&mut self, name: Option<&str>, now: Instant) -> Option<usize> {
+        self.now = now;
+        let ids: Vec<UnitId> = match name {
+            Some(n) => vec![self.graph.unit(n)?],
+            None => self.graph.ids().collect(),
+        };
+        let failed: Vec<UnitId> = ids
+            .into_iter()
+            .filter(|id| {
+                let u = &self.units[id.index()];
+                u.state == UnitState::Failed && u.phase == Phase::Idle
+            })
+            .collect();
+        let graph = &self.graph;
+        self.wants.retain(|(n, life)| {
+            *life != WantLife::UntilSwitch || !graph.unit(n).is_some_and(|i| failed.contains(&i))
+        });
+        self.update_required();
+        let reset = failed.len();
+        for id in failed {
+            self.reset_failed(id);
+            self.records[id.index()].rare_reset(|r| r.starts = None);
+            if !self.is_required(id) || self.shutting_down {
+                self.set_state(id, UnitState::Disabled, "reset");
+            }
+            self.push(id);
+        }
+        self.run();
+        Some(reset)
+    }
+
     /// Runs a running unit's `exec-reload`: the unit is `reloading` until
     /// the command exits (a `foreground-notified` unit that sends
     /// `RELOADING=1` stays so until `READY=1`), bounded by `start-timeout`.

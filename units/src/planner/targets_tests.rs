@@ -609,6 +609,35 @@ fn a_unit_stopped_by_hand_stays_stopped_until_started_or_a_switch() {
     assert_eq!(w.p.held().count(), 0);
 }
 
+/// `systemctl reset-failed`: a failed unit started by hand forgets its
+/// failure and its want, and is `disabled`; one the target requires starts
+/// again; an unknown name is `None`.
+#[test]
+fn reset_failed_forgets_a_failure() {
+    let mut def = default(&[]);
+    def.waits_for = vec!["web".into()];
+    let mut w = World::new(
+        vec![def, svc("web", &["web"], 0), svc("tool", &["tool"], 0)],
+        shape(&[], &[]),
+        "default",
+    );
+    w.p.want("tool", WantLife::UntilSwitch, Instant(w.now))
+        .expect("want");
+    w.settle();
+    w.fail("web");
+    w.fail("tool");
+    assert_eq!(w.state("web"), UnitState::Failed);
+    assert_eq!(w.state("tool"), UnitState::Failed);
+
+    assert_eq!(w.p.reset_failed_units(Some("nosuch"), Instant(w.now)), None);
+    assert_eq!(w.p.reset_failed_units(None, Instant(w.now)), Some(2));
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Disabled);
+    assert_eq!(w.p.wants().count(), 0);
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(w.p.reset_failed_units(None, Instant(w.now)), Some(0));
+}
+
 /// `RefuseManualStop=`: the want of such a unit cannot be dropped by hand;
 /// a switch of the target still ends a want that lasts until one.
 #[test]

@@ -160,6 +160,14 @@ pub enum Request {
         /// The unit's name.
         unit: String,
     },
+    /// Forget the failure of a failed unit, or of every failed unit, as
+    /// systemd's `ResetFailed` (`systemctl reset-failed`) does
+    /// ([`Reply::Accepted`], saying how many).
+    ResetFailed {
+        /// The unit (none: every unit).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+    },
     /// Send a signal to a unit's processes, as systemd's `KillUnit`
     /// (`systemctl kill`) does ([`Reply::Accepted`]): to its main process,
     /// and unless `main_only` to every process of its process group and
@@ -314,6 +322,7 @@ impl Request {
                 | Request::Restart { .. }
                 | Request::ReloadUnit { .. }
                 | Request::KillUnit { .. }
+                | Request::ResetFailed { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }
