@@ -609,6 +609,31 @@ fn a_unit_stopped_by_hand_stays_stopped_until_started_or_a_switch() {
     assert_eq!(w.p.held().count(), 0);
 }
 
+/// A trigger (here `on-failure`; a socket's connection or a timer's
+/// elapse alike) starts a unit that was stopped by hand, as systemd's do.
+#[test]
+fn a_trigger_ends_a_stop_by_hand() {
+    let mut def = default(&[]);
+    def.waits_for = vec!["web".into()];
+    let mut bad = svc("bad", &["bad"], 0);
+    bad.restart = crate::spec::RestartPolicy::No;
+    bad.extras.on_failure = vec!["web".into()];
+    let mut w = World::new(
+        vec![def, svc("web", &["web"], 0), bad],
+        shape(&[], &[]),
+        "default",
+    );
+    w.p.want("bad", WantLife::UntilSwitch, Instant(w.now))
+        .expect("want");
+    w.settle();
+    w.p.unwant("web", Instant(w.now)).expect("stop");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    w.fail("bad");
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(w.p.held().count(), 0);
+}
+
 /// `systemctl reset-failed`: a failed unit started by hand forgets its
 /// failure and its want, and is `disabled`; one the target requires starts
 /// again; an unknown name is `None`.

@@ -67,6 +67,9 @@ impl Planner {
         if self.units[i].up() {
             return Some(u);
         }
+        // A trigger ends a stop by hand, as systemd's socket or timer
+        // starts a unit that was told to stop.
+        self.held.retain(|n| *n != name);
         if !self.triggered.iter().any(|x| x.unit == name) {
             self.triggered.push(super::triggered::Triggered {
                 unit: name,

@@ -80,8 +80,9 @@ impl Planner {
     /// Stops unit `name` by hand (`systemctl stop`): its want is dropped,
     /// and if the required set still holds it (the target's, another
     /// want's), it is held out of that set, with what only it pulls in,
-    /// until it is started again ([`Planner::want`]) or the target
-    /// switches, as systemd leaves a unit it was told to stop stopped.
+    /// until it is started again ([`Planner::want`], or a trigger's
+    /// firing) or the target switches, as systemd leaves a unit it was
+    /// told to stop stopped.
     /// Units that depend on it stop with it and wait. Refused when its unit
     /// may not be stopped by hand (a switch of the target still drops its
     /// want, [`Planner::prune_wants`]).
