@@ -93,13 +93,7 @@ pub fn is_builtin(origin: &Origin) -> bool {
 
 /// `flotilla-busd` beside the init's binary, else on `PATH`.
 fn locate(sys: &dyn Sys) -> Option<PathBuf> {
-    crate::logwriter::beside_init(sys, BINARY).or_else(|| {
-        let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path)
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join(BINARY))
-            .find(|p| sys.owner_and_mode(p).is_ok_and(|o| o.mode & 0o111 != 0))
-    })
+    crate::logwriter::beside_init(sys, BINARY).or_else(|| crate::sys::program_on_path(BINARY))
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ mod terminal;
 pub mod unitrun;
 mod userns;
 
-pub use spawn::set_clone_into_cgroup;
+pub use spawn::{program_on_path, set_clone_into_cgroup};
 #[cfg(test)]
 mod tests;
 

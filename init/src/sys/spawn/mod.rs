@@ -110,6 +110,7 @@ mod child;
 mod program;
 
 use child::*;
+pub use program::program_on_path;
 pub(crate) use program::{resolve_program, CStrArray};
 
 /// Starts the process `req` describes.

@@ -54,6 +54,15 @@ pub(crate) fn resolve_program(program: &str, path_var: Option<&[u8]>) -> Result<
     }))
 }
 
+/// Where the init's own `PATH` (else the default one) finds `program`, as
+/// a spawn would look for it (the init's companions, `systemd_bus.rs`).
+pub fn program_on_path(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let path = std::env::var_os("PATH");
+    let found = resolve_program(program, path.as_ref().map(|p| p.as_bytes())).ok()?;
+    Some(std::ffi::OsString::from_vec(found.into_bytes()).into())
+}
+
 /// `buf` is a path with its trailing NUL.
 pub(super) fn check_executable(buf: &[u8]) -> Result<(), Errno> {
     let path = CStr::from_bytes_with_nul(buf).map_err(|_| Errno::EINVAL)?;
