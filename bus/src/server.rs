@@ -168,6 +168,14 @@ enum Object {
     Job(u32, crate::hub::Job),
 }
 
+/// When the init started ([`crate::procs::init_started`]), read once: it
+/// does not change while busd runs, and every read of the manager's
+/// properties (each `systemctl status`) would read `/proc` again.
+fn init_started() -> (u64, u64) {
+    static STARTED: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+    *STARTED.get_or_init(crate::procs::init_started)
+}
+
 impl Object {
     async fn of(hub: &Hub, path: &str) -> Result<Object, BusError> {
         if path == MANAGER_PATH {
@@ -204,7 +212,7 @@ impl Object {
                 let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
                 vec![(
                     MANAGER,
-                    props::manager(&sys, jobs, crate::procs::init_started()),
+                    props::manager(&sys, jobs, init_started()),
                 )]
             }
             Object::Unit(name, None) => vec![(UNIT, props::not_found(name))],
