@@ -412,8 +412,9 @@ pub struct Planner {
     failed_over: Vec<(UnitId, UnitId)>,
     /// The wanted units besides the target's set (`wants.rs`).
     wants: Vec<(String, WantLife)>,
-    /// The units stopped by hand, left out of the required set until they
-    /// are started again or the target switches (`wants.rs`).
+    /// The units stopped by hand (by their own names), left out of the
+    /// required set until they are started again, a trigger fires for
+    /// them or the target switches (`wants.rs`).
     held: Vec<String>,
     /// The triggered set T (`triggered.rs`).
     triggered: Vec<triggered::Triggered>,

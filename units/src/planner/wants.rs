@@ -56,8 +56,10 @@ impl Planner {
         {
             return Err(WantError::RefusedManualStart(name.to_string()));
         }
-        // A start by hand ends a stop by hand.
-        self.held.retain(|n| n != name);
+        // A start by hand ends a stop by hand (held by the unit's own name,
+        // as T holds it, whatever name the stop or start used).
+        let own = &self.graph.node(id).spec.name;
+        self.held.retain(|n| n != own);
         self.add_want(name, life);
         self.update_required();
         self.run();
@@ -98,8 +100,9 @@ impl Planner {
         }
         self.wants.retain(|(n, _)| n != name);
         self.update_required();
-        if self.is_required(id) && !self.held.iter().any(|n| n == name) {
-            self.held.push(name.to_string());
+        let own = &self.graph.node(id).spec.name;
+        if self.is_required(id) && !self.held.iter().any(|n| n == own) {
+            self.held.push(own.clone());
             self.update_required();
         }
         self.run();
