@@ -210,10 +210,7 @@ impl Object {
             Object::Manager => {
                 let sys = hub.system().await?;
                 let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
-                vec![(
-                    MANAGER,
-                    props::manager(&sys, jobs, init_started()),
-                )]
+                vec![(MANAGER, props::manager(&sys, jobs, init_started()))]
             }
             Object::Unit(name, None) => vec![(UNIT, props::not_found(name))],
             Object::Unit(_, Some(s)) => {

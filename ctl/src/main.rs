@@ -127,7 +127,7 @@ fn dispatch(ctx: &mut Ctx<'_>, command: Command) -> Result<i32, CtlError> {
             signal,
             main_only,
         } => cmd::kill::run(ctx, units, signal, main_only),
-        Command::ResetFailed(units) => cmd::kill::reset_failed(ctx, units),
+        Command::ResetFailed(units) => cmd::reset_failed::run(ctx, units),
         Command::Mask { unit, mask } => cmd::shape::mask(ctx, unit, mask),
         Command::SetAlternative { target, unit } => cmd::shape::set_alternative(ctx, target, unit),
         Command::Run {

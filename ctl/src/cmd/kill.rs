@@ -1,9 +1,7 @@
 //! `initctl kill [-s SIGNAL] [--kill-whom=all|main] UNIT...` (and
 //! systemctl's `kill`): a signal to each unit's processes, through the
 //! init (`kill-unit`), which knows them: every process of the unit's
-//! group and cgroup, or its main process. And `reset-failed [UNIT...]`:
-//! the other of systemctl's verbs for a unit that misbehaves, which makes
-//! the init forget a failure (`reset-failed`).
+//! group and cgroup, or its main process.
 
 use super::Ctx;
 use crate::client::unexpected;
@@ -25,23 +23,6 @@ pub fn run(
             signal,
             main_only,
         })? {
-            Reply::Accepted { .. } => {}
-            other => return Err(unexpected(&other, "accepted")),
-        }
-    }
-    Ok(EXIT_OK)
-}
-
-/// `reset-failed [UNIT...]`: each unit's failure forgotten, or every
-/// unit's without one.
-pub fn reset_failed(ctx: &mut Ctx<'_>, units: Vec<String>) -> Result<i32, CtlError> {
-    let asks: Vec<Option<String>> = if units.is_empty() {
-        vec![None]
-    } else {
-        units.into_iter().map(Some).collect()
-    };
-    for unit in asks {
-        match ctx.call(Request::ResetFailed { unit })? {
             Reply::Accepted { .. } => {}
             other => return Err(unexpected(&other, "accepted")),
         }

@@ -12,6 +12,7 @@ pub mod list;
 pub mod logs;
 pub mod preset;
 pub mod reload;
+pub mod reset_failed;
 pub mod restart;
 pub mod security;
 pub mod set_target;
