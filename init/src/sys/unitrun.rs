@@ -145,9 +145,11 @@ pub struct UnitRun {
     directories: flotilla_units::context::dirs::Directories,
     kill_mode: KillMode,
     notes: Vec<String>,
-    /// The settings that need a cgroup of the unit's own, left out for
-    /// want of one (`as-systemd`).
-    uncgrouped: Vec<flotilla_units::protocol::NotApplied>,
+    /// The settings not applied that no child context holds: those that
+    /// need a cgroup of the unit's own, left out for want of one
+    /// (`as-systemd`), and those of a context left with no step to take
+    /// (every key it set was left out), which is not kept.
+    left_out: Vec<flotilla_units::protocol::NotApplied>,
     /// `StandardInput=data`: the bytes, in a sealed memfd.
     input: Option<std::os::fd::OwnedFd>,
     /// The user and group counted for `RemoveIPC=` (`ipc.rs`).
@@ -183,7 +185,7 @@ impl UnitRun {
     /// The settings of this run not applied, or applied in part, because
     /// the init lacks a privilege (`degrade.rs`).
     pub fn not_applied(&self) -> Vec<flotilla_units::protocol::NotApplied> {
-        let mut all = self.uncgrouped.clone();
+        let mut all = self.left_out.clone();
         if let Some(c) = &self.child {
             all.extend(c.not_applied());
         }
@@ -272,7 +274,7 @@ fn without_cgroup(
         } else if strict {
             return Err(format!("{setting} {why} (sandbox: strict)"));
         } else {
-            run.uncgrouped.push(flotilla_units::protocol::NotApplied {
+            run.left_out.push(flotilla_units::protocol::NotApplied {
                 setting: setting.to_owned(),
                 reason: format!(
                     "not applied: {why}; the service runs without it, as under systemd"
@@ -348,7 +350,11 @@ fn fill(
     // directories or where the output goes (as in systemd); with none of
     // those, it has no steps.
     let bare_needed = run.cgroup.is_some() || child.detaches();
-    run.child = (!child.is_empty()).then_some(child);
+    if child.is_empty() {
+        run.left_out.extend(child.not_applied());
+    } else {
+        run.child = Some(child);
+    }
     if !bare_needed {
         return Ok(());
     }
