@@ -7,8 +7,10 @@
 //!
 //! One container, its whole life:
 //! 1. `podman start`; `podman exec CTR initctl status --json` until
-//!    multi-user.target is up, from Debian's own units: ssh, cron and
-//!    rsyslog running; the units systemd skips in a container skipped by
+//!    multi-user.target is up, from Debian's own units: ssh, cron,
+//!    rsyslog, and redis and PostgreSQL installed from Debian's packages
+//!    (their `postgresql@15-main.service` wanted by Debian's postgresql
+//!    generator) running and answering; the units systemd skips in a container skipped by
 //!    their own conditions (`ConditionVirtualization=!container`,
 //!    `ConditionPathIsReadWrite=/sys`); no failed unit (what podman's
 //!    capability set withholds is degraded as systemd degrades it, and
@@ -157,6 +159,51 @@ fn line_of(lines: &[&str], needle: &str) -> usize {
         .unwrap_or_else(|| panic!("no line with {needle:?} in the container's log"))
 }
 
+/// Debian's redis and PostgreSQL, from their packages' own units, as the
+/// container runs them: both answer, and what podman's capability set
+/// withholds from them is named (redis's `LimitNOFILE=65535` above the
+/// hard limit the engine gives, PostgreSQL's `OOMScoreAdjust=-900`, which
+/// needs `CAP_SYS_RESOURCE`).
+fn check_databases(ctr: &str, st: &Value) {
+    let named = |u: &Value, setting: &str| {
+        u["not_applied"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|n| n["setting"] == setting))
+    };
+    let redis = unit(st, "redis-server.service");
+    assert_eq!(redis["state"], "running", "{redis}");
+    assert!(named(redis, "LimitNOFILE"), "{redis}");
+    let (ok, pong, err) = podman(&["exec", ctr, "redis-cli", "ping"]);
+    assert!(ok && pong.trim() == "PONG", "redis-cli ping: {pong} {err}");
+    // The cluster the package made, started by the instance Debian's
+    // generator wants.
+    let (ok, version, err) = podman(&["exec", ctr, "ls", "/etc/postgresql"]);
+    assert!(ok, "ls /etc/postgresql: {err}");
+    let name = format!("postgresql@{}-main.service", version.trim());
+    let pg = wait_for(Duration::from_secs(60), "postgresql running", || {
+        status(ctr)
+            .map(|s| unit(&s, &name).clone())
+            .filter(|u| u["state"] == "running")
+    });
+    assert!(named(&pg, "OOMScoreAdjust"), "{pg}");
+    let answer = wait_for(Duration::from_secs(30), "psql answers", || {
+        let (ok, out, _) = podman(&[
+            "exec",
+            ctr,
+            "runuser",
+            "-u",
+            "postgres",
+            "--",
+            "psql",
+            "-At",
+            "-c",
+            "select 40 + 2",
+        ]);
+        ok.then(|| out.trim().to_string())
+    });
+    assert_eq!(answer, "42");
+}
+
 #[test]
 fn debian_system_container_boots_and_stops_under_podman() {
     let id = std::process::id();
@@ -176,6 +223,7 @@ fn debian_system_container_boots_and_stops_under_podman() {
         .arg("--cache")
         .arg(target.join("debian"))
         .args(["--tag", &image])
+        .args(["--packages", "redis-server,postgresql"])
         .env("CARGO_TARGET_DIR", target.join("image-build"))
         .stderr(Stdio::inherit())
         .output()
@@ -221,6 +269,7 @@ fn debian_system_container_boots_and_stops_under_podman() {
     for name in ["ssh.service", "cron.service", "rsyslog.service"] {
         assert_eq!(unit(&st, name)["state"], "running", "{name}");
     }
+    check_databases(&ctr, &st);
     // Skipped by Debian's own conditions, as systemd does in a container.
     for (name, why) in [
         ("acpid.service", "ConditionVirtualization=!container"),
@@ -258,6 +307,15 @@ fn debian_system_container_boots_and_stops_under_podman() {
             .as_array()
             .is_some_and(|l| l.iter().any(|n| n["setting"] == "DeviceAllow")),
         "{journald}"
+    );
+    // dbus's only setting the container withholds: named too, though it
+    // leaves the service nothing else to set up.
+    let dbus = unit(&st, "dbus.service");
+    assert!(
+        dbus["not_applied"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|n| n["setting"] == "OOMScoreAdjust")),
+        "{dbus}"
     );
     let (ok, out, err) = podman(&["exec", &ctr, "systemctl", "status"]);
     assert!(ok, "systemctl status: {err}");
