@@ -22,6 +22,13 @@
 //!    unit had failed).
 //! 3. `podman logs`: the boot and the stop.
 //!
+//! 4. Rootless: the same image, moved with `podman save`/`podman load`
+//!    to an unprivileged user's storage (the test's user
+//!    `flotilla-rootless`, made if missing with a range in `/etc/subuid`
+//!    and `/etc/subgid`), boots under that user's podman in a user
+//!    namespace to multi-user.target with no failed unit, and stops with
+//!    status 0.
+//!
 //! Then the same image with Debian's `tini` as PID 1 running sshd alone,
 //! for the figures printed: time from `podman start` to sshd listening
 //! (and to multi-user.target), PID 1's resident memory. The containers and
@@ -53,10 +60,82 @@ fn podman(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// Removes the test's containers and image when dropped.
+/// The unprivileged user of the rootless run.
+const ROOTLESS_USER: &str = "flotilla-rootless";
+
+/// Runs podman as [`ROOTLESS_USER`], in its own runtime directory (there
+/// may be no logind to make one); success, stdout, stderr.
+fn podman_rootless(args: &[&str]) -> (bool, String, String) {
+    let uid = user_id(ROOTLESS_USER).expect("the rootless user");
+    let out = Command::new("runuser")
+        .args(["-u", ROOTLESS_USER, "--", "env"])
+        .arg(format!("XDG_RUNTIME_DIR=/run/user/{uid}"))
+        .arg(format!("HOME=/home/{ROOTLESS_USER}"))
+        .arg("podman")
+        .args(args)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run podman as the rootless user");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn user_id(name: &str) -> Option<u32> {
+    let out = Command::new("id").args(["-u", name]).output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// Makes [`ROOTLESS_USER`] if missing: a home, a range of 65,536
+/// subordinate IDs above every other range, a runtime directory.
+fn ensure_rootless_user() {
+    if user_id(ROOTLESS_USER).is_none() {
+        let ok = Command::new("useradd")
+            .args(["--create-home", "--shell", "/bin/sh", ROOTLESS_USER])
+            .status()
+            .expect("run useradd")
+            .success();
+        assert!(ok, "useradd {ROOTLESS_USER}");
+    }
+    for file in ["/etc/subuid", "/etc/subgid"] {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        if text
+            .lines()
+            .any(|l| l.starts_with(&format!("{ROOTLESS_USER}:")))
+        {
+            continue;
+        }
+        let start = text
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split(':').skip(1);
+                Some(f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?)
+            })
+            .fold(200_000, u64::max);
+        let line = format!("{ROOTLESS_USER}:{start}:65536\n");
+        std::fs::write(file, text + &line).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+    let uid = user_id(ROOTLESS_USER).expect("the rootless user");
+    let run = format!("/run/user/{uid}");
+    std::fs::create_dir_all(&run).expect("runtime directory");
+    let ok = Command::new("chown")
+        .args([&format!("{ROOTLESS_USER}:"), run.as_str()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "chown {run}");
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod runtime directory");
+}
+
+/// Removes the test's containers and image when dropped, the rootless
+/// user's too.
 struct Cleanup {
     containers: Vec<String>,
     image: String,
+    rootless: bool,
 }
 
 impl Drop for Cleanup {
@@ -65,6 +144,12 @@ impl Drop for Cleanup {
             podman(&["rm", "--force", "--time", "0", c]);
         }
         podman(&["rmi", "--force", &self.image]);
+        if self.rootless {
+            for c in &self.containers {
+                podman_rootless(&["rm", "--force", "--time", "0", c]);
+            }
+            podman_rootless(&["rmi", "--force", &self.image]);
+        }
     }
 }
 
@@ -204,15 +289,95 @@ fn check_databases(ctr: &str, st: &Value) {
     assert_eq!(answer, "42");
 }
 
+/// The image under the rootless user's podman: moved to its storage,
+/// booted in a user namespace to multi-user.target with no failed unit,
+/// stopped with status 0. The time to the target and the stop's.
+fn boot_rootless(image: &str, ctr: &str) -> (Duration, Duration) {
+    let mut save = Command::new("podman")
+        .args(["save", image])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("podman save");
+    let uid = user_id(ROOTLESS_USER).expect("the rootless user");
+    let load = Command::new("runuser")
+        .args(["-u", ROOTLESS_USER, "--", "env"])
+        .arg(format!("XDG_RUNTIME_DIR=/run/user/{uid}"))
+        .arg(format!("HOME=/home/{ROOTLESS_USER}"))
+        .args(["podman", "load"])
+        .current_dir("/")
+        .stdin(save.stdout.take().expect("save's output"))
+        .output()
+        .expect("podman load");
+    assert!(save.wait().is_ok_and(|s| s.success()), "podman save");
+    assert!(
+        load.status.success(),
+        "podman load as {ROOTLESS_USER}: {}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    let stop_timeout = STOP_TIMEOUT.to_string();
+    let limits = ulimits();
+    let mut create = vec![
+        "create",
+        "--name",
+        ctr,
+        "--runtime",
+        "runc",
+        "--systemd=always",
+        "--stop-timeout",
+        &stop_timeout,
+    ];
+    create.extend(limits.iter().map(String::as_str));
+    create.push(image);
+    let (ok, _, err) = podman_rootless(&create);
+    assert!(ok, "podman create (rootless): {err}");
+    let t0 = Instant::now();
+    let (ok, _, err) = podman_rootless(&["start", ctr]);
+    assert!(ok, "podman start (rootless): {err}");
+    let st = wait_for(BOOT, "multi-user.target up (rootless)", || {
+        let (ok, out, _) = podman_rootless(&["exec", ctr, "initctl", "status", "--json"]);
+        let st: Value = serde_json::from_str(&out).ok().filter(|_| ok)?;
+        (unit(&st, "multi-user.target")["state"] == "running").then_some(st)
+    });
+    let up = t0.elapsed();
+    let failed: Vec<String> = st["units"]
+        .as_array()
+        .expect("units")
+        .iter()
+        .filter(|u| u["state"] == "failed")
+        .map(|u| format!("{} {}", u["unit"], u["status"]))
+        .collect();
+    assert!(failed.is_empty(), "failed units (rootless): {failed:?}");
+    // In a user namespace: root inside is the user's subordinate range.
+    let (ok, map, err) = podman_rootless(&["exec", ctr, "cat", "/proc/1/uid_map"]);
+    assert!(ok, "uid_map: {err}");
+    let first = map.split_whitespace().take(3).collect::<Vec<_>>();
+    assert_eq!(first.first(), Some(&"0"), "{map}");
+    assert_ne!(first.get(1), Some(&"0"), "not in a user namespace: {map}");
+    let (ok, out, err) = podman_rootless(&["exec", ctr, "systemctl", "is-system-running"]);
+    assert!(
+        ok && out.trim() == "running",
+        "is-system-running: {out} {err}"
+    );
+    let t = Instant::now();
+    let (ok, _, err) = podman_rootless(&["stop", "--time", &stop_timeout, ctr]);
+    assert!(ok, "podman stop (rootless): {err}");
+    let stop = t.elapsed();
+    let (ok, code, err) = podman_rootless(&["inspect", "--format", "{{.State.ExitCode}}", ctr]);
+    assert!(ok, "podman inspect (rootless): {err}");
+    assert_eq!(code.trim(), "0", "the init's exit status (rootless)");
+    (up, stop)
+}
+
 #[test]
 fn debian_system_container_boots_and_stops_under_podman() {
     let id = std::process::id();
     let image = format!("localhost/flotilla-test-{id}:latest");
     let ctr = format!("flotilla-test-{id}");
     let tini_ctr = format!("flotilla-tini-{id}");
-    let _cleanup = Cleanup {
+    let mut cleanup = Cleanup {
         containers: vec![ctr.clone(), tini_ctr.clone()],
         image: image.clone(),
+        rootless: false,
     };
 
     // The image: the shared Debian root plus flotilla (the musl build of
@@ -369,6 +534,11 @@ fn debian_system_container_boots_and_stops_under_podman() {
     assert!(term < end);
     at("init: exiting with status 0");
 
+    // 4. Rootless.
+    ensure_rootless_user();
+    cleanup.rootless = true;
+    let rootless = boot_rootless(&image, &ctr);
+
     // The same image with tini as PID 1 and sshd its one child.
     let mut create = vec![
         "create",
@@ -407,6 +577,11 @@ fn debian_system_container_boots_and_stops_under_podman() {
         st["units"].as_array().map_or(0, Vec::len),
         rss,
         stop.as_secs_f64()
+    ));
+    report(&format!(
+        "container: rootless: multi-user.target {:.2} s after podman start, stop {:.2} s",
+        rootless.0.as_secs_f64(),
+        rootless.1.as_secs_f64()
     ));
     report(&format!(
         "container: tini + sshd: sshd listening {:.2} s after podman start, PID 1 RSS {} KiB",
