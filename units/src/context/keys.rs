@@ -84,6 +84,9 @@ pub enum Key {
     IoSchedulingPriority,
     UnsetEnvironment,
     SendSighup,
+    SyslogIdentifier,
+    SyslogLevel,
+    SyslogLevelPrefix,
     NoExecPaths,
     ExecPaths,
     PrivateUsers,
@@ -103,7 +106,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 83] = [
+const TABLE: [(Key, &str, &str); 86] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -326,6 +329,17 @@ const TABLE: [(Key, &str, &str); 83] = [
     ),
     (Key::SendSighup, "SendSIGHUP", "send-sighup"),
     (
+        Key::SyslogIdentifier,
+        "SyslogIdentifier",
+        "syslog-identifier",
+    ),
+    (Key::SyslogLevel, "SyslogLevel", "syslog-level"),
+    (
+        Key::SyslogLevelPrefix,
+        "SyslogLevelPrefix",
+        "syslog-level-prefix",
+    ),
+    (
         Key::SkipUnsupported,
         "X-SkipUnsupported",
         "skip-unsupported",
@@ -445,7 +459,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 83 + 16);
+        assert_eq!(all.len(), 86 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

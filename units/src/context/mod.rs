@@ -16,6 +16,7 @@
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
 //! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `SendSIGHUP=`, `UnsetEnvironment=` |
+//! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
@@ -42,6 +43,7 @@ pub mod dirs;
 pub mod errno;
 pub mod input;
 pub mod ipaccess;
+pub mod journal;
 pub mod keys;
 pub mod limits;
 pub mod mounts;
@@ -59,6 +61,7 @@ pub use keys::Key;
 use credentials::Credentials;
 use dirs::{assign_dirs, parse_dir_mode, parse_preserve, DirKind, Directories};
 use input::{Input, Tty};
+use journal::Syslog;
 use limits::{parse_rlimit, Rlimit, RlimitValue};
 use process::{
     assign_unset, parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output, parse_umask,
@@ -111,6 +114,10 @@ pub struct ServiceContext {
     /// `StandardError=`; `None`: where stdout goes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub standard_error: Option<Output>,
+    /// `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`: how
+    /// the output looks in the journal.
+    #[serde(skip_serializing_if = "is_default")]
+    pub syslog: Syslog,
     /// `KillMode=`.
     #[serde(skip_serializing_if = "is_default")]
     pub kill_mode: KillMode,
@@ -257,6 +264,13 @@ impl ServiceContext {
             Key::KillMode => self.kill_mode = or_default(empty, value, parse_kill_mode)?,
             Key::IgnoreSigpipe => self.keep_sigpipe = !empty && !parse_bool(value)?,
             Key::SendSighup => self.send_sighup = flag(value)?,
+            Key::SyslogIdentifier => {
+                self.syslog.identifier = optional(empty, value, journal::parse_identifier)?
+            }
+            Key::SyslogLevel => self.syslog.level = optional(empty, value, journal::parse_level)?,
+            Key::SyslogLevelPrefix => {
+                self.syslog.level_prefix = optional(empty, value, parse_bool)?
+            }
             Key::UnsetEnvironment => assign_unset(&mut self.unset_environment, value)?,
             Key::CpuSchedulingPolicy => {
                 self.scheduling.cpu_policy = optional(empty, value, parse_cpu_policy)?

@@ -325,6 +325,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("SendSIGHUP", "yes", "x", "`x` is not a boolean"),
     (
+        "SyslogIdentifier",
+        "nginx",
+        "a\nb",
+        "an identifier is one line",
+    ),
+    (
+        "SyslogLevel",
+        "warning",
+        "loud",
+        "`loud` is not a log level (write emerg, alert, crit, err, warning, notice, info, debug)",
+    ),
+    ("SyslogLevelPrefix", "no", "x", "`x` is not a boolean"),
+    (
         "DevicePolicy",
         "strict",
         "open",

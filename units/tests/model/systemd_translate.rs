@@ -1121,8 +1121,8 @@ fn ignored_keys_are_not_expanded() {
     // One warning for the key, none for the specifiers in a value that is
     // not used anyway.
     warned(
-        svc("ExecStart=/bin/x\nSyslogIdentifier=%H-%m"),
-        &["u/web.service:3:1: warning: [Service] SyslogIdentifier= is not supported, ignored"],
+        svc("ExecStart=/bin/x\nUtmpIdentifier=%H-%m"),
+        &["u/web.service:3:1: warning: [Service] UtmpIdentifier= is not supported, ignored"],
     );
 }
 

@@ -292,7 +292,8 @@ fn credentials_exec_paths_private_users_and_remove_ipc() {
                 user: redis\n\
                 load-credential: [\"tls.key:/etc/ssl/private/redis.pem\", sysctl.extra]\n\
                 set-credential: \"user:redis\"\nprivate-users: yes\nremove-ipc: yes\n\
-                no-exec-paths: [/]\nexec-paths: [/usr/bin/redis-server, /usr/lib, /lib]\n";
+                no-exec-paths: [/]\nexec-paths: [/usr/bin/redis-server, /usr/lib, /lib]\n\
+                standard-output: journal\n";
     let y = crate::load::parse_yaml("redis.yaml", yaml);
     assert!(y.diagnostics.is_empty(), "{:?}", y.diagnostics);
     let from_yaml = y.spec.unwrap().extras.context.clone();

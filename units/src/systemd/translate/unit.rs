@@ -151,6 +151,16 @@ pub(crate) fn translate_at(
     if let Some(m) = mount_keys {
         m.finish(&mut t, &mut spec, default_deps);
     }
+    // systemd's `DefaultStandardOutput=journal`: a service's output goes
+    // to the journal unless it says otherwise or follows its input (a
+    // terminal, a socket). `Output::Log` is the journal where the init runs
+    // journald, the unit's log elsewhere (docs/service-context.md).
+    if crate::keys::CONTEXT_APPLIES_TO.contains(&spec.kind)
+        && spec.extras.context.standard_output.is_none()
+        && !spec.extras.context.output_follows_input()
+    {
+        spec.extras.context.standard_output = Some(crate::context::process::Output::Log);
+    }
     spec.extras.context.normalize();
     // A key of one command: the first one, the others warned about.
     for (key, name, list) in singles {
