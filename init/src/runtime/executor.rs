@@ -4,20 +4,26 @@
 //! and the one place their outcome goes back to the planner as a fact.
 
 use super::slots::{Source, UnitIo};
-use super::stdio::{streams, Handed};
+use super::stdio::{journal_targets, streams, Handed};
 use super::Runtime;
 use crate::logbuf::LogBuf;
 use crate::notify::{unreachable_dir, NotifySocket};
 use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
+use crate::sys::journal::{JournalStream, STDOUT_SOCKET};
 use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio, Sys, SysError};
 use flotilla_units::context::process::KillMode;
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
 use flotilla_units::spec::{Privileges, Ready, Signal, UnitSpec};
+use flotilla_units::state::UnitState;
 use flotilla_units::systemd::expand_env;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
+
+/// journald's units: its service, and the socket that says it is there.
+const JOURNALD: &str = "systemd-journald";
+const JOURNALD_SOCKET: &str = "systemd-journald.socket";
 
 /// Bytes of output kept in memory per unit.
 pub(super) const LOG_RING_BYTES: usize = 64 * 1024;
@@ -332,6 +338,7 @@ impl<S: Sys> Runtime<S> {
         let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
         let data = run.input_data().transpose()?;
+        let journal = self.journal_stream(spec, argv.first().map_or("", String::as_str));
         let res = {
             let [stdin, stdout, stderr] = streams(
                 ctx,
@@ -361,11 +368,20 @@ impl<S: Sys> Runtime<S> {
                 };
             }
             req = req.listen_fds(listen_fds);
+            if let Some(j) = &journal {
+                req = req.journal(j);
+            }
             self.sys.spawn(&req).map_err(|e| e.to_string())
         };
         out.close_writer();
         err.close_writer();
         let pid = res?;
+        if role == Role::Main && journal.as_ref().is_some_and(JournalStream::connected) {
+            self.unit_note(
+                unit,
+                &format!("output to the journal: journalctl -u {}", spec.name),
+            );
+        }
         // Watched after the spawn: what the child wrote meanwhile makes the
         // read end ready at once (epoll reports a descriptor that is ready
         // when it is added).
@@ -383,6 +399,24 @@ impl<S: Sys> Runtime<S> {
             }
         }
         Ok(pid)
+    }
+
+    /// The journal stream for a process of `spec` running `program`, when
+    /// its output goes to the journal and the init runs journald (its
+    /// `systemd-journald.socket` is listening); never for journald itself,
+    /// whose output would come back to it.
+    fn journal_stream(&self, spec: &UnitSpec, program: &str) -> Option<JournalStream> {
+        let ctx = &spec.extras.context;
+        let [out, err] = journal_targets(ctx);
+        if !(out || err) || spec.name.starts_with(JOURNALD) {
+            return None;
+        }
+        let socket = self.planner.graph().unit(JOURNALD_SOCKET)?;
+        if self.planner.state(socket) != UnitState::Running {
+            return None;
+        }
+        let header = ctx.syslog.stream_header(&spec.name, program);
+        JournalStream::new(Path::new(STDOUT_SOCKET), header, out, err)
     }
 
     /// The unit's run (cgroup, directories, prepared context), made at the

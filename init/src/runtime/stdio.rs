@@ -105,6 +105,26 @@ pub(super) fn streams<'a>(
     Ok([input, stdout, stderr])
 }
 
+/// Which of standard output and standard error go to the journal where
+/// the init runs journald: those that `journal` (`Output::Log`, systemd's
+/// default for its units) sends to the unit's log, by itself or by
+/// following the other stream. Their pipes are given too: the child keeps
+/// them if it cannot connect (`sys/journal.rs`).
+pub(super) fn journal_targets(ctx: &ServiceContext) -> [bool; 2] {
+    let terminal = ctx.tty_streams().map_or([false; 3], |(_, on)| on);
+    let out =
+        !terminal[1] && !ctx.output_follows_input() && ctx.standard_output == Some(Output::Log);
+    let err = !terminal[2]
+        && match ctx.standard_error.as_ref() {
+            // Where standard output goes (by default, a pipe of its own
+            // into the same log).
+            None | Some(Output::Inherit) => out,
+            Some(Output::Log) => true,
+            Some(_) => false,
+        };
+    [out, err]
+}
+
 /// Where an output goes: `output` as the unit says (`None`: its log,
 /// through `pipe`).
 fn output<'a>(
@@ -240,5 +260,34 @@ mod tests {
             "n i i"
         );
         assert_eq!(shown(&[("StandardError", "null")], &none).unwrap(), "n i n");
+    }
+
+    #[test]
+    fn the_journal_takes_what_journal_sends_to_the_log() {
+        let t = |pairs: &[(&str, &str)]| journal_targets(&ctx(pairs));
+        // systemd's default for its units, as the translator sets it.
+        assert_eq!(t(&[("StandardOutput", "journal")]), [true, true]);
+        assert_eq!(
+            t(&[("StandardOutput", "journal"), ("StandardError", "null")]),
+            [true, false]
+        );
+        assert_eq!(
+            t(&[("StandardOutput", "null"), ("StandardError", "journal")]),
+            [false, true]
+        );
+        // Unset (a YAML unit): the unit's log, not the journal.
+        assert_eq!(t(&[]), [false, false]);
+        // A terminal, a file, the input's socket: theirs.
+        assert_eq!(
+            t(&[("StandardInput", "tty"), ("StandardOutput", "inherit")]),
+            [false, false]
+        );
+        assert_eq!(
+            t(&[
+                ("StandardOutput", "journal"),
+                ("StandardError", "file:/tmp/e")
+            ]),
+            [true, false]
+        );
     }
 }

@@ -69,6 +69,7 @@ mod host;
 mod input_data;
 pub mod ipc;
 mod ipfilter;
+pub mod journal;
 mod kernel;
 pub mod listen;
 mod mount_api;
@@ -708,6 +709,9 @@ pub struct SpawnRequest<'a> {
     /// its service); with any, `env` must hold `LISTEN_PID`, which the
     /// child sets to its own PID before `execve`.
     pub listen_fds: &'a [RawFd],
+    /// Standard output and/or error on journald's stream socket, when the
+    /// child can connect; else they stay as given above.
+    pub journal: Option<&'a journal::JournalStream>,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -726,7 +730,14 @@ impl<'a> SpawnRequest<'a> {
             context: None,
             argv0_given: false,
             listen_fds: &[],
+            journal: None,
         }
+    }
+
+    /// Puts standard output and/or error on the journal, if it answers.
+    pub fn journal(mut self, stream: &'a journal::JournalStream) -> Self {
+        self.journal = Some(stream);
+        self
     }
 
     /// Hands the child `fds` as 3, 4, … (`LISTEN_FDS`).

@@ -170,6 +170,9 @@ pub(super) struct Plan {
     pub(super) uid: Option<libc::uid_t>,
     /// The request's context (NULL: none): see `context.rs`.
     pub(super) context: *const ChildContext,
+    /// The journal's stream to put on the output (NULL: none):
+    /// `journal.rs`.
+    pub(super) journal: *const JournalStream,
     /// Set by the child right before `execve`: a child that ends without
     /// it and without a step was killed on the way.
     pub(super) execing: AtomicBool,
@@ -216,6 +219,10 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     if libc::setsid() < 0 {
         fail(p, Step::Setsid);
     }
+    // With the init's identity and mounts, before any of the context's
+    // namespaces.
+    let journal = p.journal.as_ref();
+    let journal_fd = journal.map_or(-1, |j| j.connect());
     // Raw system calls: the C library's wrappers would apply the change to
     // every thread of the init (see the module documentation). setgroups
     // and setresgid need the privilege that setresuid gives up; setgroups
@@ -260,6 +267,10 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
         if src >= 0 && libc::dup2(src, target) < 0 {
             fail(p, Step::dup2(target));
         }
+    }
+    // Before the handed descriptors move to 3, 4, …, where it may lie.
+    if let Some(j) = journal {
+        j.attach(journal_fd);
     }
     // The handed descriptors to 3, 4, …; then what is left above them:
     // the slots and whatever else of the init's lay below K.

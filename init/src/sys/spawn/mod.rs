@@ -104,6 +104,7 @@ use std::sync::{Mutex, PoisonError};
 
 use super::clone3::{self, NotHere};
 use super::context::ChildContext;
+use super::journal::JournalStream;
 use super::{Credentials, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
 
 mod child;
@@ -169,6 +170,7 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         context: req.context,
         listen_fds: req.listen_fds,
         listen_pid,
+        journal: req.journal,
     };
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
     if spawner.is_none() {
@@ -280,6 +282,7 @@ struct Exec<'a> {
     listen_fds: &'a [RawFd],
     /// The value of `LISTEN_PID` in `envp`, overwritten by the child.
     listen_pid: Option<(*mut u8, usize)>,
+    journal: Option<&'a JournalStream>,
 }
 
 /// Whether `clone3(2)` with `CLONE_INTO_CGROUP` works here; cleared the
@@ -457,6 +460,7 @@ impl Spawner {
             gid: creds.and_then(|c| c.gid),
             uid: creds.and_then(|c| c.uid),
             context: exec.context.map_or(std::ptr::null(), std::ptr::from_ref),
+            journal: exec.journal.map_or(std::ptr::null(), std::ptr::from_ref),
             execing: AtomicBool::new(false),
             step: AtomicU32::new(0),
             errno: AtomicI32::new(0),

@@ -1,0 +1,255 @@
+//! A service's output on journald's stream socket, as systemd connects it
+//! for `StandardOutput=journal` (docs/service-context.md, "The journal").
+//!
+//! The child connects before it changes its identity (journald believes
+//! the unit's name in the header only from a peer with UID 0, and reads
+//! the sender's PID, cgroup and command from the connection), writes the
+//! header, and puts the socket on its standard output and/or error. When
+//! any of that fails (journald's socket is gone, its backlog full), the
+//! streams stay on the unit's log pipes: the lines are kept, in the init's
+//! ring. The connection is non-blocking until the header is written, so
+//! that a journald that does not accept can never hold the init (which
+//! waits for the child's exec) up.
+
+use std::ffi::c_int;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// journald's stream socket.
+pub const STDOUT_SOCKET: &str = "/run/systemd/journal/stdout";
+
+/// journald's own default for a stream's send buffer (systemd's
+/// `SNDBUF_SIZE`): a burst of output does not block the service at once.
+const SEND_BUFFER: c_int = 8 << 20;
+
+/// One spawn's connection to the journal, prepared by the parent.
+#[derive(Debug)]
+pub struct JournalStream {
+    addr: libc::sockaddr_un,
+    addr_len: libc::socklen_t,
+    header: Vec<u8>,
+    /// Standard output, standard error.
+    targets: [bool; 2],
+    /// Set by the child once the socket is on its streams.
+    connected: AtomicBool,
+}
+
+impl JournalStream {
+    /// A stream to the socket at `path` (journald's: [`STDOUT_SOCKET`])
+    /// with `header` (`flotilla_units::context::journal`) onto standard
+    /// output and/or standard error; `None` if the path does not fit in a
+    /// socket address.
+    pub fn new(path: &Path, header: Vec<u8>, stdout: bool, stderr: bool) -> Option<JournalStream> {
+        // SAFETY: sockaddr_un is plain data; all zeros is a valid value.
+        let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
+            return None;
+        }
+        for (dst, src) in addr.sun_path.iter_mut().zip(bytes) {
+            *dst = *src as libc::c_char;
+        }
+        let addr_len =
+            (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t;
+        Some(JournalStream {
+            addr,
+            addr_len,
+            header,
+            targets: [stdout, stderr],
+            connected: AtomicBool::new(false),
+        })
+    }
+
+    /// Whether the child's output went to the journal (read after the
+    /// spawn returned).
+    pub fn connected(&self) -> bool {
+        self.connected.load(Ordering::Relaxed)
+    }
+
+    /// In the child: the socket, connected and past its header, at a
+    /// descriptor above 2; -1 if it cannot be had. Only system calls.
+    ///
+    /// # Safety
+    /// Called by the spawned child, which owns its descriptor table.
+    pub(super) unsafe fn connect(&self) -> c_int {
+        let fd = libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        );
+        if fd < 0 {
+            return -1;
+        }
+        // Above the standard streams, which the child fills afterwards.
+        let fd = if fd < 3 {
+            let moved = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3);
+            libc::close(fd);
+            if moved < 0 {
+                return -1;
+            }
+            moved
+        } else {
+            fd
+        };
+        let addr = std::ptr::addr_of!(self.addr).cast::<libc::sockaddr>();
+        if libc::connect(fd, addr, self.addr_len) < 0 {
+            libc::close(fd);
+            return -1;
+        }
+        libc::shutdown(fd, libc::SHUT_RD);
+        let size = SEND_BUFFER;
+        let len = std::mem::size_of::<c_int>() as libc::socklen_t;
+        let size_ptr = std::ptr::addr_of!(size).cast();
+        if libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, size_ptr, len) < 0 {
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, size_ptr, len);
+        }
+        let mut rest: &[u8] = &self.header;
+        while !rest.is_empty() {
+            let n = libc::write(fd, rest.as_ptr().cast(), rest.len());
+            if n <= 0 {
+                libc::close(fd);
+                return -1;
+            }
+            rest = rest.get(n as usize..).unwrap_or_default();
+        }
+        // The service writes as to any stream: blocking.
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+            libc::close(fd);
+            return -1;
+        }
+        fd
+    }
+
+    /// In the child, once its standard streams are in place: the socket
+    /// `fd` (from [`JournalStream::connect`]) onto them, then closed.
+    ///
+    /// # Safety
+    /// As for [`JournalStream::connect`].
+    pub(super) unsafe fn attach(&self, fd: c_int) {
+        if fd < 0 {
+            return;
+        }
+        let mut ok = true;
+        for (target, on) in (1..).zip(self.targets) {
+            if on && libc::dup2(fd, target) < 0 {
+                ok = false;
+            }
+        }
+        libc::close(fd);
+        if ok {
+            self.connected.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::sys::real::RealSys;
+    use crate::sys::tests::{process_lock, wait_for};
+    use crate::sys::{Env, SpawnRequest, Stdio, Sys};
+    use std::io::Read;
+    use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+    use std::os::unix::net::UnixListener;
+
+    const HEADER: &[u8] = b"sh\nt.service\n6\n1\n0\n0\n0\n";
+
+    fn env() -> Env {
+        let mut env = Env::new();
+        env.set("PATH", "/usr/bin:/bin").unwrap();
+        env
+    }
+
+    /// A blocking pipe: (read end, write end).
+    fn pipe() -> (std::fs::File, OwnedFd) {
+        let (r, w) = nix::unistd::pipe().unwrap();
+        (std::fs::File::from(r), w)
+    }
+
+    /// Runs `script` with both streams on a pipe and on `stream`; what
+    /// the pipe got, and the PID.
+    fn run(sys: &RealSys, script: &str, stream: &JournalStream) -> (String, i32) {
+        let argv = vec!["/bin/sh".to_string(), "-c".into(), script.into()];
+        let env = env();
+        let (mut r, w) = pipe();
+        let req = SpawnRequest::new(&argv, &env)
+            .stdout(Stdio::Fd(w.as_fd()))
+            .stderr(Stdio::Fd(w.as_fd()))
+            .journal(stream);
+        let pid = sys.spawn(&req).unwrap();
+        drop(w);
+        let mut got = String::new();
+        r.read_to_string(&mut got).unwrap();
+        wait_for(sys, pid);
+        (got, pid)
+    }
+
+    #[test]
+    fn the_output_goes_to_the_stream_after_its_header() {
+        let _g = process_lock();
+        let sys = RealSys::new();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stdout");
+        let listener = UnixListener::bind(&path).unwrap();
+        let stream = JournalStream::new(&path, HEADER.to_vec(), true, true).unwrap();
+        let (piped, pid) = run(&sys, "echo out; echo err >&2", &stream);
+        assert!(stream.connected());
+        assert_eq!(piped, "", "nothing on the unit's log pipe");
+        let (mut conn, _) = listener.accept().unwrap();
+        // journald reads the sender from the connection: the service's own
+        // process (it connected before its exec), as root.
+        let cred = nix::sys::socket::getsockopt(&conn, nix::sys::socket::sockopt::PeerCredentials)
+            .unwrap();
+        assert_eq!((cred.pid(), cred.uid()), (pid, 0));
+        let mut got = Vec::new();
+        conn.read_to_end(&mut got).unwrap();
+        let mut want = HEADER.to_vec();
+        want.extend_from_slice(b"out\nerr\n");
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want)
+        );
+    }
+
+    #[test]
+    fn without_the_socket_the_output_stays_on_the_pipe() {
+        let _g = process_lock();
+        let sys = RealSys::new();
+        let dir = tempfile::tempdir().unwrap();
+        let stream =
+            JournalStream::new(&dir.path().join("none"), HEADER.to_vec(), true, false).unwrap();
+        let (piped, _) = run(&sys, "echo out; echo err >&2", &stream);
+        assert!(!stream.connected());
+        assert_eq!(piped, "out\nerr\n");
+    }
+
+    /// A journald that does not accept (its backlog full) never holds the
+    /// spawn up: the child's connect does not wait, the output stays on
+    /// the pipe.
+    #[test]
+    fn a_full_backlog_leaves_the_output_on_the_pipe() {
+        let _g = process_lock();
+        let sys = RealSys::new();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stdout");
+        let listener = UnixListener::bind(&path).unwrap();
+        // SAFETY: listen(2) on our socket: a backlog of one pending
+        // connection, which the first client takes.
+        assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
+        let _pending = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        let stream = JournalStream::new(&path, HEADER.to_vec(), true, true).unwrap();
+        let (piped, _) = run(&sys, "echo out", &stream);
+        assert!(!stream.connected());
+        assert_eq!(piped, "out\n");
+    }
+
+    #[test]
+    fn a_path_too_long_for_a_socket_is_refused() {
+        let long = std::path::PathBuf::from(format!("/{}", "x".repeat(200)));
+        assert!(JournalStream::new(&long, Vec::new(), true, true).is_none());
+    }
+}
