@@ -351,8 +351,19 @@ fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
 
 /// A oneshot that Debian's `systemctl` starts in [`systemctl_as_debian`].
 const ONESHOT: &str = "printf '[Unit]\\nDescription=flotilla test oneshot\\n[Service]\\n\
-     Type=oneshot\\nExecStart=/bin/sh -c \"echo ran > /run/flotilla-oneshot\"\\n' \
+     Type=oneshot\\nExecStart=/bin/sh -c \"echo ran > /run/flotilla-oneshot; \
+     echo flotilla-oneshot-said-hello\"\\n' \
      > /etc/systemd/system/flotilla-oneshot.service";
+
+/// The oneshot's line in the journal (its standard output, systemd's
+/// default `StandardOutput=journal`), as journald recorded it: the fields
+/// that say whose it is. Polled: journald reads the stream on its own.
+const ONESHOT_JOURNAL: &str = "for i in $(seq 100); do \
+     journalctl -b -u flotilla-oneshot.service -o verbose --no-pager 2>/dev/null \
+     | grep -q 'MESSAGE=flotilla-oneshot-said-hello' && break; sleep 0.1; done; \
+     journalctl -b -u flotilla-oneshot.service -o verbose --no-pager \
+     | grep -E '^ *(MESSAGE=flotilla-oneshot|_SYSTEMD_UNIT=|SYSLOG_IDENTIFIER=|_TRANSPORT=)' \
+     | sed 's/^ *//' | LC_ALL=C sort -u";
 
 /// What a sysadmin types, with Debian's own `/bin/systemctl` (no wrapper
 /// on the PATH: under flotilla it goes over `/run/systemd/private` to
@@ -380,6 +391,7 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
                  cat /run/flotilla-oneshot; rm /etc/systemd/system/flotilla-oneshot.service; \
                  systemctl daemon-reload"
             ),
+            ONESHOT_JOURNAL,
             "systemctl is-system-running",
             // Their daemons are D-Bus-activated through the manager.
             "hostnamectl status; echo \"exit $?\"",
@@ -423,29 +435,39 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
         "{init}: the oneshot's daemon-reload and start: {:?}",
         out[3]
     );
-    assert_eq!(out[4].trim(), "running", "{init}: is-system-running");
-    assert!(
-        out[5].contains("Static hostname: flotilla-debian")
-            && out[5].trim_end().ends_with("exit 0"),
-        "{init}: hostnamectl:\n{}",
-        out[5]
+    assert_eq!(
+        out[4].lines().collect::<Vec<_>>(),
+        [
+            "MESSAGE=flotilla-oneshot-said-hello",
+            "SYSLOG_IDENTIFIER=sh",
+            "_SYSTEMD_UNIT=flotilla-oneshot.service",
+            "_TRANSPORT=stdout",
+        ],
+        "{init}: the oneshot's output in the journal"
     );
+    assert_eq!(out[5].trim(), "running", "{init}: is-system-running");
     assert!(
-        out[6].contains("Time zone: ") && out[6].trim_end().ends_with("exit 0"),
-        "{init}: timedatectl:\n{}",
+        out[6].contains("Static hostname: flotilla-debian")
+            && out[6].trim_end().ends_with("exit 0"),
+        "{init}: hostnamectl:\n{}",
         out[6]
     );
-    let logged: Vec<u32> = out[7]
+    assert!(
+        out[7].contains("Time zone: ") && out[7].trim_end().ends_with("exit 0"),
+        "{init}: timedatectl:\n{}",
+        out[7]
+    );
+    let logged: Vec<u32> = out[8]
         .lines()
         .map(|l| l.trim().parse().unwrap_or(0))
         .collect();
     assert!(
         logged.len() == 2 && logged.iter().all(|n| *n >= 1),
         "{init}: sshd's logins in journalctl -u ssh and in /var/log/auth.log: {:?}",
-        out[7]
+        out[8]
     );
     assert_eq!(
-        out[8].lines().collect::<Vec<_>>(),
+        out[9].lines().collect::<Vec<_>>(),
         ["exit 0", "active", "same-pid"],
         "{init}: rsyslog-rotate (systemctl kill -s HUP rsyslog.service)"
     );
@@ -724,7 +746,8 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     // The root's check (systemd-fsck in the fsck-root unit) found it clean.
     vm.type_in(
         "echo \"kept: $(cat /root/flotilla-state) fsck-clean: \
-         $(initctl logs systemd-fsck-root.service | grep -c ': clean,')\"\n",
+         $({ initctl logs systemd-fsck-root.service; journalctl -b -o cat \
+         -u systemd-fsck-root.service; } | grep -c ': clean,')\"\n",
     );
     vm.console
         .wait_from(shell, &format!("kept: {token} fsck-clean: 1"), BOOT);
