@@ -361,8 +361,8 @@ const ONESHOT: &str = "printf '[Unit]\\nDescription=flotilla test oneshot\\n[Ser
 const ONESHOT_JOURNAL: &str = "for i in $(seq 100); do \
      journalctl -b -u flotilla-oneshot.service -o verbose --no-pager 2>/dev/null \
      | grep -q 'MESSAGE=flotilla-oneshot-said-hello' && break; sleep 0.1; done; \
-     journalctl -b -u flotilla-oneshot.service -o verbose --no-pager \
-     | grep -E '^ *(MESSAGE=flotilla-oneshot|_SYSTEMD_UNIT=|SYSLOG_IDENTIFIER=|_TRANSPORT=)' \
+     journalctl -b -u flotilla-oneshot.service MESSAGE=flotilla-oneshot-said-hello -o verbose \
+     --no-pager | grep -E '^ *(MESSAGE=flotilla-oneshot|_SYSTEMD_UNIT=|SYSLOG_IDENTIFIER=|_TRANSPORT=)' \
      | sed 's/^ *//' | LC_ALL=C sort -u";
 
 /// What a sysadmin types, with Debian's own `/bin/systemctl` (no wrapper
