@@ -352,7 +352,7 @@ fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
 /// A oneshot that Debian's `systemctl` starts in [`systemctl_as_debian`].
 const ONESHOT: &str = "printf '[Unit]\\nDescription=flotilla test oneshot\\n[Service]\\n\
      Type=oneshot\\nExecStart=/bin/sh -c \"echo ran > /run/flotilla-oneshot; \
-     echo flotilla-oneshot-said-hello\"\\n' \
+     echo flotilla-oneshot-said-hello; echo flotilla-oneshot-stream=$${JOURNAL_STREAM:+set}\"\\n' \
      > /etc/systemd/system/flotilla-oneshot.service";
 
 /// The oneshot's line in the journal (its standard output, systemd's
@@ -360,10 +360,11 @@ const ONESHOT: &str = "printf '[Unit]\\nDescription=flotilla test oneshot\\n[Ser
 /// that say whose it is. Polled: journald reads the stream on its own.
 const ONESHOT_JOURNAL: &str = "for i in $(seq 100); do \
      journalctl -b -u flotilla-oneshot.service -o verbose --no-pager 2>/dev/null \
-     | grep -q 'MESSAGE=flotilla-oneshot-said-hello' && break; sleep 0.1; done; \
+     | grep -q 'MESSAGE=flotilla-oneshot-stream=' && break; sleep 0.1; done; \
      journalctl -b -u flotilla-oneshot.service MESSAGE=flotilla-oneshot-said-hello -o verbose \
      --no-pager | grep -E '^ *(MESSAGE=flotilla-oneshot|_SYSTEMD_UNIT=|SYSLOG_IDENTIFIER=|_TRANSPORT=)' \
-     | sed 's/^ *//' | LC_ALL=C sort -u";
+     | sed 's/^ *//' | LC_ALL=C sort -u; \
+     journalctl -b -u flotilla-oneshot.service -o cat --no-pager | grep -x 'flotilla-oneshot-stream=.*'";
 
 /// What a sysadmin types, with Debian's own `/bin/systemctl` (no wrapper
 /// on the PATH: under flotilla it goes over `/run/systemd/private` to
@@ -442,6 +443,9 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
             "SYSLOG_IDENTIFIER=sh",
             "_SYSTEMD_UNIT=flotilla-oneshot.service",
             "_TRANSPORT=stdout",
+            // JOURNAL_STREAM was set: the program knew its output is on
+            // the journal.
+            "flotilla-oneshot-stream=set",
         ],
         "{init}: the oneshot's output in the journal"
     );

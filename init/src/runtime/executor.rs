@@ -339,6 +339,10 @@ impl<S: Sys> Runtime<S> {
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
         let data = run.input_data().transpose()?;
         let journal = self.journal_stream(spec, argv.first().map_or("", String::as_str));
+        if journal.is_some() {
+            // Room for the stream's `DEV:INO`, which the child writes.
+            let _ = env.set("JOURNAL_STREAM", &"0".repeat(41));
+        }
         let res = {
             let [stdin, stdout, stderr] = streams(
                 ctx,

@@ -124,29 +124,35 @@ impl JournalStream {
     }
 
     /// In the child, once its standard streams are in place: the socket
-    /// `fd` (from [`JournalStream::connect`]) onto them, then closed.
+    /// `fd` (from [`JournalStream::connect`]) onto them, then closed. The
+    /// stream's device and inode (systemd's `JOURNAL_STREAM`, by which a
+    /// program knows its output is on the journal), once it is on them.
     ///
     /// # Safety
     /// As for [`JournalStream::connect`].
-    pub(super) unsafe fn attach(&self, fd: c_int) {
+    pub(super) unsafe fn attach(&self, fd: c_int) -> Option<(u64, u64)> {
         if fd < 0 {
-            return;
+            return None;
         }
-        let mut ok = true;
+        // SAFETY: all zeros is a valid `stat`; fstat(2) fills it.
+        let mut st: libc::stat = std::mem::zeroed();
+        let mut ok = libc::fstat(fd, &mut st) == 0;
         for (target, on) in (1..).zip(self.targets) {
             if on && libc::dup2(fd, target) < 0 {
                 ok = false;
             }
         }
         libc::close(fd);
-        if ok {
-            self.connected.store(true, Ordering::Relaxed);
+        if !ok {
+            return None;
         }
+        self.connected.store(true, Ordering::Relaxed);
+        Some((st.st_dev, st.st_ino))
     }
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 mod tests {
     use super::*;
     use crate::sys::real::RealSys;
@@ -158,9 +164,11 @@ mod tests {
 
     const HEADER: &[u8] = b"sh\nt.service\n6\n1\n0\n0\n0\n";
 
+    /// The environment with the room the init makes for `JOURNAL_STREAM`.
     fn env() -> Env {
         let mut env = Env::new();
         env.set("PATH", "/usr/bin:/bin").unwrap();
+        env.set("JOURNAL_STREAM", &"0".repeat(41)).unwrap();
         env
     }
 
@@ -196,7 +204,9 @@ mod tests {
         let path = dir.path().join("stdout");
         let listener = UnixListener::bind(&path).unwrap();
         let stream = JournalStream::new(&path, HEADER.to_vec(), true, true).unwrap();
-        let (piped, pid) = run(&sys, "echo out; echo err >&2", &stream);
+        let script = "echo out; echo err >&2; \
+                      echo \"$JOURNAL_STREAM $(stat -L -c %d:%i /proc/$$/fd/1)\"";
+        let (piped, pid) = run(&sys, script, &stream);
         assert!(stream.connected());
         assert_eq!(piped, "", "nothing on the unit's log pipe");
         let (mut conn, _) = listener.accept().unwrap();
@@ -207,12 +217,15 @@ mod tests {
         assert_eq!((cred.pid(), cred.uid()), (pid, 0));
         let mut got = Vec::new();
         conn.read_to_end(&mut got).unwrap();
-        let mut want = HEADER.to_vec();
-        want.extend_from_slice(b"out\nerr\n");
-        assert_eq!(
-            String::from_utf8_lossy(&got),
-            String::from_utf8_lossy(&want)
-        );
+        let got = String::from_utf8_lossy(&got);
+        let body = got
+            .strip_prefix(std::str::from_utf8(HEADER).unwrap())
+            .unwrap_or_else(|| panic!("no header: {got:?}"));
+        let lines: Vec<&str> = body.lines().collect();
+        assert_eq!(lines[..2], ["out", "err"]);
+        // JOURNAL_STREAM names the stream the output is on, as systemd's.
+        let (said, actual) = lines[2].split_once(' ').unwrap();
+        assert_eq!(said, actual, "{body}");
     }
 
     #[test]
@@ -222,9 +235,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stream =
             JournalStream::new(&dir.path().join("none"), HEADER.to_vec(), true, false).unwrap();
-        let (piped, _) = run(&sys, "echo out; echo err >&2", &stream);
+        let script = "echo out; echo err >&2; echo \"[$JOURNAL_STREAM]\"";
+        let (piped, _) = run(&sys, script, &stream);
         assert!(!stream.connected());
-        assert_eq!(piped, "out\nerr\n");
+        assert_eq!(
+            piped, "out\nerr\n[]\n",
+            "no stream, no JOURNAL_STREAM value"
+        );
     }
 
     /// A journald that does not accept (its backlog full) never holds the

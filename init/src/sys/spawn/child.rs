@@ -173,6 +173,9 @@ pub(super) struct Plan {
     /// The journal's stream to put on the output (NULL: none):
     /// `journal.rs`.
     pub(super) journal: *const JournalStream,
+    /// Where `JOURNAL_STREAM`'s value lies in `envp` (and its length): the
+    /// child writes the stream's `dev:ino` there, or empties it.
+    pub(super) journal_env: (*mut u8, usize),
     /// Set by the child right before `execve`: a child that ends without
     /// it and without a step was killed on the way.
     pub(super) execing: AtomicBool,
@@ -270,7 +273,8 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     }
     // Before the handed descriptors move to 3, 4, …, where it may lie.
     if let Some(j) = journal {
-        j.attach(journal_fd);
+        let id = j.attach(journal_fd);
+        write_journal_stream(p.journal_env, id);
     }
     // The handed descriptors to 3, 4, …; then what is left above them:
     // the slots and whatever else of the init's lay below K.
@@ -367,19 +371,47 @@ unsafe fn write_pid((at, len): (*mut u8, usize)) {
         return;
     }
     let pid = libc::syscall(libc::SYS_getpid) as u64;
+    if let Some(end) = write_decimal(at, len, pid) {
+        *at.add(end) = 0;
+    }
+}
+
+/// Writes `JOURNAL_STREAM`'s value, systemd's `DEV:INO` of the stream
+/// on the output, at `at` (a value of `len` bytes in `envp`); with no
+/// stream, or if it does not fit, an empty value (which no program takes
+/// for a stream).
+unsafe fn write_journal_stream((at, len): (*mut u8, usize), id: Option<(u64, u64)>) {
+    if at.is_null() || len == 0 {
+        return;
+    }
+    let end = id.and_then(|(dev, ino)| {
+        let colon = write_decimal(at, len, dev)?;
+        if colon + 1 >= len {
+            return None;
+        }
+        *at.add(colon) = b':';
+        let rest = at.add(colon + 1);
+        write_decimal(rest, len - colon - 1, ino).map(|n| colon + 1 + n)
+    });
+    *at.add(end.unwrap_or(0)) = 0;
+}
+
+/// `value` in decimal at `at`, if it fits in `len` bytes with room for a
+/// byte after it; the number of digits.
+unsafe fn write_decimal(at: *mut u8, len: usize, value: u64) -> Option<usize> {
     let mut width = 1;
-    while width < 20 && pid / 10u64.pow(width as u32) > 0 {
+    while width < 20 && value / 10u64.pow(width as u32) > 0 {
         width += 1;
     }
     if width >= len {
-        return;
+        return None;
     }
-    let mut rest = pid;
+    let mut rest = value;
     for j in (0..width).rev() {
         *at.add(j) = b'0' + (rest % 10) as u8;
         rest /= 10;
     }
-    *at.add(width) = 0;
+    Some(width)
 }
 
 /// Hands the child off: a process of the init's own (`CLONE_PARENT`,

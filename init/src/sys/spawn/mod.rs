@@ -147,6 +147,11 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
             errno: Os(Errno::EMFILE),
         });
     }
+    // The journal's `dev:ino`, written by the child once connected.
+    let journal_env = req
+        .journal
+        .and_then(|_| envp.value_slot(b"JOURNAL_STREAM"))
+        .unwrap_or((std::ptr::null_mut(), 0));
     let listen_pid = if req.listen_fds.is_empty() {
         None
     } else {
@@ -171,6 +176,7 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         listen_fds: req.listen_fds,
         listen_pid,
         journal: req.journal,
+        journal_env,
     };
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
     if spawner.is_none() {
@@ -283,6 +289,8 @@ struct Exec<'a> {
     /// The value of `LISTEN_PID` in `envp`, overwritten by the child.
     listen_pid: Option<(*mut u8, usize)>,
     journal: Option<&'a JournalStream>,
+    /// The value of `JOURNAL_STREAM` in `envp`, written by the child.
+    journal_env: (*mut u8, usize),
 }
 
 /// Whether `clone3(2)` with `CLONE_INTO_CGROUP` works here; cleared the
@@ -461,6 +469,7 @@ impl Spawner {
             uid: creds.and_then(|c| c.uid),
             context: exec.context.map_or(std::ptr::null(), std::ptr::from_ref),
             journal: exec.journal.map_or(std::ptr::null(), std::ptr::from_ref),
+            journal_env: exec.journal_env,
             execing: AtomicBool::new(false),
             step: AtomicU32::new(0),
             errno: AtomicI32::new(0),
