@@ -48,11 +48,17 @@ const BOOT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: u64 = 30;
 /// Runs podman; success, stdout, stderr.
 fn podman(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new("podman")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run podman");
+    outcome(
+        Command::new("podman")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run podman"),
+    )
+}
+
+/// Success, stdout, stderr.
+fn outcome(out: std::process::Output) -> (bool, String, String) {
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -63,24 +69,27 @@ fn podman(args: &[&str]) -> (bool, String, String) {
 /// The unprivileged user of the rootless run.
 const ROOTLESS_USER: &str = "flotilla-rootless";
 
-/// Runs podman as [`ROOTLESS_USER`], in its own runtime directory (there
-/// may be no logind to make one); success, stdout, stderr.
-fn podman_rootless(args: &[&str]) -> (bool, String, String) {
+/// podman run as [`ROOTLESS_USER`], in its own runtime directory (there
+/// may be no logind to make one): add the arguments.
+fn rootless_podman() -> Command {
     let uid = user_id(ROOTLESS_USER).expect("the rootless user");
-    let out = Command::new("runuser")
-        .args(["-u", ROOTLESS_USER, "--", "env"])
+    let mut c = Command::new("runuser");
+    c.args(["-u", ROOTLESS_USER, "--", "env"])
         .arg(format!("XDG_RUNTIME_DIR=/run/user/{uid}"))
         .arg(format!("HOME=/home/{ROOTLESS_USER}"))
         .arg("podman")
-        .args(args)
-        .current_dir("/")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run podman as the rootless user");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        .current_dir("/");
+    c
+}
+
+/// Runs podman as [`ROOTLESS_USER`]; success, stdout, stderr.
+fn podman_rootless(args: &[&str]) -> (bool, String, String) {
+    outcome(
+        rootless_podman()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run podman as the rootless user"),
     )
 }
 
@@ -298,13 +307,8 @@ fn boot_rootless(image: &str, ctr: &str) -> (Duration, Duration) {
         .stdout(Stdio::piped())
         .spawn()
         .expect("podman save");
-    let uid = user_id(ROOTLESS_USER).expect("the rootless user");
-    let load = Command::new("runuser")
-        .args(["-u", ROOTLESS_USER, "--", "env"])
-        .arg(format!("XDG_RUNTIME_DIR=/run/user/{uid}"))
-        .arg(format!("HOME=/home/{ROOTLESS_USER}"))
-        .args(["podman", "load"])
-        .current_dir("/")
+    let load = rootless_podman()
+        .arg("load")
         .stdin(save.stdout.take().expect("save's output"))
         .output()
         .expect("podman load");
