@@ -296,6 +296,21 @@ fn check_databases(ctr: &str, st: &Value) {
         ok.then(|| out.trim().to_string())
     });
     assert_eq!(answer, "42");
+    // What an administrator does after editing pg_hba.conf: Debian's
+    // systemctl reloads postgresql.service, whose reload the cluster's
+    // unit takes too (its `ReloadPropagatedFrom=postgresql.service`).
+    let (ok, out, err) = podman(&["exec", ctr, "systemctl", "reload", "postgresql"]);
+    assert!(ok, "systemctl reload postgresql: {out} {err}");
+    let pg = wait_for(Duration::from_secs(30), "the cluster reloaded", || {
+        status(ctr)
+            .map(|s| unit(&s, &name).clone())
+            .filter(|u| u["state"] == "running" && u["status"] == "reloaded")
+    });
+    assert_eq!(
+        pg["pid"],
+        unit(st, &name)["pid"],
+        "a reload keeps the process"
+    );
 }
 
 /// The image under the rootless user's podman: moved to its storage,

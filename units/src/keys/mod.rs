@@ -159,7 +159,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 57] = [
+const BASE_KEYS: [Key; 59] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -231,6 +231,28 @@ const BASE_KEYS: [Key; 57] = [
         systemd: &[("Unit", "Upholds")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.extras.upholds, TargetList::Upholds),
+    },
+    Key {
+        name: "reload-propagated-from",
+        systemd: &[("Unit", "ReloadPropagatedFrom")],
+        applies_to: ALL,
+        slot: |s| {
+            Slot::Targets(
+                &mut s.extras.reload_propagated_from,
+                TargetList::ReloadPropagatedFrom,
+            )
+        },
+    },
+    Key {
+        name: "propagates-reload-to",
+        systemd: &[("Unit", "PropagatesReloadTo")],
+        applies_to: ALL,
+        slot: |s| {
+            Slot::Targets(
+                &mut s.extras.propagates_reload_to,
+                TargetList::PropagatesReloadTo,
+            )
+        },
     },
     Key {
         name: "preference",

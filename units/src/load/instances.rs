@@ -281,6 +281,14 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
         (&spec.conflicts, TargetList::Conflicts),
         (&spec.triggers, TargetList::Triggers),
         (&spec.extras.on_failure, TargetList::OnFailure),
+        (
+            &spec.extras.reload_propagated_from,
+            TargetList::ReloadPropagatedFrom,
+        ),
+        (
+            &spec.extras.propagates_reload_to,
+            TargetList::PropagatesReloadTo,
+        ),
     ];
     let mut out = Vec::new();
     for (names, list) in lists {

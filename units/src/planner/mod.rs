@@ -312,6 +312,7 @@ mod lifecycle;
 mod record;
 #[cfg(test)]
 mod regressions;
+mod reload;
 mod replace;
 mod rules;
 mod targets;
@@ -629,28 +630,6 @@ impl Planner {
         }
         self.run();
         Some(reset)
-    }
-
-    /// Runs a running unit's `exec-reload`: the unit is `reloading` until
-    /// the command exits (a `foreground-notified` unit that sends
-    /// `RELOADING=1` stays so until `READY=1`), bounded by `start-timeout`.
-    pub fn reload_unit(&mut self, name: &str, now: Instant) -> Result<UnitId, ReloadError> {
-        self.now = now;
-        let id = self
-            .graph
-            .unit(name)
-            .filter(|&i| !self.graph.node(i).ghost)
-            .ok_or_else(|| ReloadError::UnknownUnit(name.to_string()))?;
-        let u = &self.units[id.index()];
-        if u.phase != Phase::Up || u.to_stop {
-            return Err(ReloadError::NotRunning(name.to_string()));
-        }
-        if self.spec_of(id).exec_reload.is_none() {
-            return Err(ReloadError::NoReloadCommand(name.to_string()));
-        }
-        self.step(id, Event::Reload);
-        self.run();
-        Ok(id)
     }
 
     /// Begins an orderly shutdown: every unit stops, dependents first.

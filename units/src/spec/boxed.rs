@@ -36,6 +36,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     requisite: Vec::new(),
     part_of: Vec::new(),
     upholds: Vec::new(),
+    reload_propagated_from: Vec::new(),
+    propagates_reload_to: Vec::new(),
     success_action: None,
     failure_action: None,
     refuse_manual_start: None,

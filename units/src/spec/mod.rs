@@ -511,6 +511,14 @@ pub struct ExtraFields {
     /// `restart: always` (systemd's `Upholds=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upholds: Vec<String>,
+    /// Units whose reload reloads this unit too, when it is up (systemd's
+    /// `ReloadPropagatedFrom=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reload_propagated_from: Vec<String>,
+    /// Units reloaded, when they are up, whenever this unit is (systemd's
+    /// `PropagatesReloadTo=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub propagates_reload_to: Vec<String>,
     /// What the system does when the unit has done its work: exited with
     /// success, or (a unit with no process) come up.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -124,11 +124,15 @@ pub enum TargetList {
     PartOf,
     /// `upholds`.
     Upholds,
+    /// `reload-propagated-from`.
+    ReloadPropagatedFrom,
+    /// `propagates-reload-to`.
+    PropagatesReloadTo,
 }
 
 impl TargetList {
     /// Every list, in the order of its JSON keys.
-    pub const ALL: [TargetList; 16] = [
+    pub const ALL: [TargetList; 18] = [
         TargetList::Provides,
         TargetList::DependsOn,
         TargetList::DependsMs,
@@ -145,6 +149,8 @@ impl TargetList {
         TargetList::Requisite,
         TargetList::PartOf,
         TargetList::Upholds,
+        TargetList::ReloadPropagatedFrom,
+        TargetList::PropagatesReloadTo,
     ];
 
     /// Its key in [`Origin`]'s JSON form.
@@ -166,6 +172,8 @@ impl TargetList {
             TargetList::Requisite => "requisite",
             TargetList::PartOf => "part_of",
             TargetList::Upholds => "upholds",
+            TargetList::ReloadPropagatedFrom => "reload_propagated_from",
+            TargetList::PropagatesReloadTo => "propagates_reload_to",
         }
     }
 }

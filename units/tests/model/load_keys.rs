@@ -122,9 +122,10 @@ fn the_keys_the_docs_list() {
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
     // `requisite`, `part-of`, `upholds`, `sockets`, `restart-kill-signal`,
-    // `working-directory-optional` and `allow-isolate` (22), 52 trigger settings,
-    // 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 22 + 52 + 66);
+    // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`
+    // and `propagates-reload-to` (24), 52 trigger settings, 33 conditions
+    // and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 36 + 24 + 52 + 66);
     for key in [
         "unit",
         "name",

@@ -1339,6 +1339,82 @@ proptest! {
     }
 }
 
+/// `systemctl reload postgresql`: Debian's clusters say
+/// `ReloadPropagatedFrom=postgresql.service`, and a unit may name those it
+/// reloads (`PropagatesReloadTo=`). Each that is up with a reload command
+/// reloads; one that is not up, or has none, is left alone.
+#[test]
+fn a_reload_propagates_to_the_units_that_ask_for_it() {
+    let reloadable = |name: &str| {
+        with(spec(name, UnitType::ForegroundSupervised), |s| {
+            s.exec_reload = Some(Command::new(["/bin/true"]));
+        })
+    };
+    let mut w = World::new(
+        vec![
+            with(spec("postgresql", UnitType::Oneshot), |s| {
+                s.exec_reload = Some(Command::new(["/bin/true"]));
+                s.extras.propagates_reload_to = v(&["pushed"]);
+            }),
+            with(reloadable("cluster-a"), |s| {
+                s.extras.reload_propagated_from = v(&["postgresql"])
+            }),
+            with(reloadable("cluster-b"), |s| {
+                s.extras.reload_propagated_from = v(&["postgresql", "elsewhere"])
+            }),
+            reloadable("pushed"),
+            with(spec("cluster-c", UnitType::ForegroundSupervised), |s| {
+                s.extras.reload_propagated_from = v(&["postgresql"])
+            }),
+            reloadable("bystander"),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.depends_on = v(&[
+                    "postgresql",
+                    "cluster-a",
+                    "cluster-b",
+                    "pushed",
+                    "cluster-c",
+                    "bystander",
+                ])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    w.p.reload_unit("postgresql", w.now).unwrap();
+    let actions = w.p.take_actions();
+    let mut reloaded: Vec<String> = actions
+        .iter()
+        .filter_map(|a| match *a {
+            Action::Spawn {
+                unit,
+                role: Role::Reload,
+                ..
+            } => Some(w.p.graph().node(unit).spec.name.clone()),
+            _ => None,
+        })
+        .collect();
+    reloaded.sort();
+    assert_eq!(reloaded, ["cluster-a", "cluster-b", "postgresql", "pushed"]);
+    for name in ["cluster-a", "cluster-b", "pushed"] {
+        assert_eq!(w.state(name), UnitState::Reloading, "{name}");
+    }
+    assert_eq!(
+        w.state("cluster-c"),
+        UnitState::Running,
+        "no reload command"
+    );
+    assert_eq!(w.state("bystander"), UnitState::Running);
+    // The oneshot reloads from `exited`, and is `exited` again after.
+    assert_eq!(w.state("postgresql"), UnitState::Reloading);
+    for a in actions {
+        w.act(a);
+    }
+    w.settle();
+    assert_eq!(w.state("postgresql"), UnitState::Exited);
+    assert_eq!(w.state("cluster-a"), UnitState::Running);
+}
+
 #[test]
 fn reload_unit_runs_exec_reload_with_mainpid() {
     use flotilla_units::planner::ReloadError;

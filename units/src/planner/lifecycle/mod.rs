@@ -127,6 +127,11 @@ impl Planner {
 
             // Up, and reloading.
             (P::Up, E::Reload) => self.begin_reload(u),
+            (P::Idle, E::Reload)
+                if self.units[u.index()].state == crate::state::UnitState::Exited =>
+            {
+                self.begin_reload(u)
+            }
             (P::Up, E::Timer(Timer::Watchdog)) => {
                 self.fail(u, FailureKind::Watchdog, "watchdog timeout".to_string())
             }

@@ -413,7 +413,8 @@ impl Planner {
         });
     }
 
-    /// `Up` + reload asked for: `exec-reload`, bounded by `start-timeout`.
+    /// `Up` (or a oneshot `exited`) + reload asked for: `exec-reload`,
+    /// bounded by `start-timeout`.
     pub(super) fn begin_reload(&mut self, u: UnitId) {
         let start_timeout = self.spec_of(u).start_timeout;
         self.units[u.index()].phase = Phase::Reloading;
@@ -436,9 +437,21 @@ impl Planner {
     /// `Reloading` + done: `Up` again.
     pub(super) fn reloaded(&mut self, u: UnitId, status: Status) {
         self.clear_timer(u);
-        self.units[u.index()].phase = Phase::Up;
-        self.set_state(u, UnitState::Running, status);
+        self.end_reload(u, status);
         self.arm_watchdog(u);
+    }
+
+    /// Back to where the reload began: running, or a oneshot (which has
+    /// no main process) `exited`, as systemd's `RemainAfterExit=` oneshot
+    /// stays active through a reload.
+    fn end_reload(&mut self, u: UnitId, status: impl Into<Status>) {
+        if self.spec_of(u).kind.row().ready == Ready::Exited {
+            self.units[u.index()].phase = Phase::Idle;
+            self.set_state(u, UnitState::Exited, status);
+        } else {
+            self.units[u.index()].phase = Phase::Up;
+            self.set_state(u, UnitState::Running, status);
+        }
     }
 
     /// `Reloading` + `exec-reload` exited.
@@ -457,16 +470,14 @@ impl Planner {
             self.kill_group(u, pid, Signal::KILL);
         }
         self.records[u.index()].helper = None;
-        self.units[u.index()].phase = Phase::Up;
-        self.set_state(u, UnitState::Running, "reload timed out");
+        self.end_reload(u, "reload timed out");
     }
 
     /// `Reloading` + `exec-reload` could not be spawned: still running,
     /// saying why.
     pub(super) fn reload_spawn_failed(&mut self, u: UnitId, error: String) {
-        self.units[u.index()].phase = Phase::Up;
         let msg = format!("{}: {error}", Role::Reload.key());
-        self.set_state(u, UnitState::Running, msg);
+        self.end_reload(u, msg);
     }
 
     /// `Idle` + the restart timer: a failed unit may start again.
