@@ -47,7 +47,7 @@ const BOOT: Duration = Duration::from_secs(120);
 /// `podman stop -t`: the engine's SIGKILL comes after this.
 const STOP_TIMEOUT: u64 = 30;
 /// Runs podman; success, stdout, stderr.
-fn podman(args: &[&str]) -> (bool, String, String) {
+fn podman(args: &[impl AsRef<std::ffi::OsStr>]) -> (bool, String, String) {
     outcome(
         Command::new("podman")
             .args(args)
@@ -83,7 +83,7 @@ fn rootless_podman() -> Command {
 }
 
 /// Runs podman as [`ROOTLESS_USER`]; success, stdout, stderr.
-fn podman_rootless(args: &[&str]) -> (bool, String, String) {
+fn podman_rootless(args: &[impl AsRef<std::ffi::OsStr>]) -> (bool, String, String) {
     outcome(
         rootless_podman()
             .args(args)
@@ -182,6 +182,26 @@ fn ulimits() -> Vec<String> {
         "--ulimit".into(),
         "nproc=4096:4096".into(),
     ]
+}
+
+/// `podman create` of the system container `ctr` from `image`: runc,
+/// `--systemd=always`, the stop timeout, the limits of [`ulimits`].
+fn create_args(ctr: &str, image: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "create",
+        "--name",
+        ctr,
+        "--runtime",
+        "runc",
+        "--systemd=always",
+        "--stop-timeout",
+        &STOP_TIMEOUT.to_string(),
+    ]
+    .map(String::from)
+    .into();
+    args.extend(ulimits());
+    args.push(image.to_string());
+    args
 }
 
 /// Seconds since the epoch of a time as the init prints it
@@ -334,20 +354,7 @@ fn boot_rootless(image: &str, ctr: &str) -> (Duration, Duration) {
         String::from_utf8_lossy(&load.stderr)
     );
     let stop_timeout = STOP_TIMEOUT.to_string();
-    let limits = ulimits();
-    let mut create = vec![
-        "create",
-        "--name",
-        ctr,
-        "--runtime",
-        "runc",
-        "--systemd=always",
-        "--stop-timeout",
-        &stop_timeout,
-    ];
-    create.extend(limits.iter().map(String::as_str));
-    create.push(image);
-    let (ok, _, err) = podman_rootless(&create);
+    let (ok, _, err) = podman_rootless(&create_args(ctr, image));
     assert!(ok, "podman create (rootless): {err}");
     let t0 = Instant::now();
     let (ok, _, err) = podman_rootless(&["start", ctr]);
@@ -420,19 +427,7 @@ fn debian_system_container_boots_and_stops_under_podman() {
 
     let limits = ulimits();
     let stop_timeout = STOP_TIMEOUT.to_string();
-    let mut create = vec![
-        "create",
-        "--name",
-        &ctr,
-        "--runtime",
-        "runc",
-        "--systemd=always",
-        "--stop-timeout",
-        &stop_timeout,
-    ];
-    create.extend(limits.iter().map(String::as_str));
-    create.push(&image);
-    let (ok, _, err) = podman(&create);
+    let (ok, _, err) = podman(&create_args(&ctr, &image));
     assert!(ok, "podman create: {err}");
 
     // 1. The boot.
