@@ -148,7 +148,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                 self.context_key(e, k, &mut spec.extras.context);
             }
         }
-        spec.extras.context.normalize();
+        spec.extras.normalize();
         self.check_delays(&spec);
         if let Some(kind) = kind {
             self.fits_type(kind, &spec);

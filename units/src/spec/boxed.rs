@@ -134,6 +134,18 @@ impl Extras {
             Extras(Some(Box::new(fields)))
         }
     }
+
+    /// Drops the boxes a loader allocated but left unset: the context's,
+    /// then this one when nothing is set. Never allocates (a loader calls
+    /// it for every unit, most of which set nothing here).
+    pub fn normalize(&mut self) {
+        if let Some(fields) = self.0.as_deref_mut() {
+            fields.context.normalize();
+            if *fields == NO_EXTRAS {
+                self.0 = None;
+            }
+        }
+    }
 }
 
 impl std::ops::Deref for Extras {

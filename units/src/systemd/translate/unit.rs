@@ -161,7 +161,7 @@ pub(crate) fn translate_at(
     {
         spec.extras.context.standard_output = Some(crate::context::process::Output::Log);
     }
-    spec.extras.context.normalize();
+    spec.extras.normalize();
     // A key of one command: the first one, the others warned about.
     for (key, name, list) in singles {
         for (_, p) in list.iter().skip(1) {
