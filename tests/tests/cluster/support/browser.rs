@@ -153,16 +153,22 @@ impl Browser {
     }
 
     fn element(&self, css: &str) -> String {
-        let v = self.cmd(
+        self.try_element(css)
+            .unwrap_or_else(|e| panic!("webdriver POST /element {css}: {e}"))
+    }
+
+    /// The element `css` finds, or WebDriver's error (`no such element`).
+    fn try_element(&self, css: &str) -> Result<String, Value> {
+        let v = self.try_cmd(
             "POST",
             "/element",
             Some(json!({"using": "css selector", "value": css})),
-        );
-        v.as_object()
+        )?;
+        Ok(v.as_object()
             .and_then(|o| o.values().next())
             .and_then(Value::as_str)
             .unwrap_or_else(|| panic!("no element {css}"))
-            .to_string()
+            .to_string())
     }
 
     /// Clicks the element `css`, as a person would. The dashboard redraws
@@ -172,10 +178,18 @@ impl Browser {
     pub fn click(&self, css: &str) {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let e = self.element(css);
-            match self.try_cmd("POST", &format!("/element/{e}/click"), Some(json!({}))) {
+            // The page re-renders a list whole: between two renders the
+            // element may be gone, or the one found replaced.
+            let clicked = self.try_element(css).and_then(|e| {
+                self.try_cmd("POST", &format!("/element/{e}/click"), Some(json!({})))
+            });
+            match clicked {
                 Ok(_) => return,
-                Err(v) if v["error"] == "stale element reference" && Instant::now() < deadline => {
+                Err(v)
+                    if (v["error"] == "stale element reference"
+                        || v["error"] == "no such element")
+                        && Instant::now() < deadline =>
+                {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(v) => panic!("webdriver click {css}: {v}"),
