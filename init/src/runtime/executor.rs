@@ -10,7 +10,7 @@ use crate::logbuf::LogBuf;
 use crate::notify::{unreachable_dir, NotifySocket};
 use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
-use crate::sys::journal::{JournalStream, STDOUT_SOCKET};
+use crate::sys::journal::{JournalStream, STDOUT_SOCKET, STREAM_ID_ROOM};
 use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio, Sys, SysError};
 use flotilla_units::context::process::KillMode;
 use flotilla_units::graph::UnitId;
@@ -341,7 +341,7 @@ impl<S: Sys> Runtime<S> {
         let journal = self.journal_stream(spec, argv.first().map_or("", String::as_str));
         if journal.is_some() {
             // Room for the stream's `DEV:INO`, which the child writes.
-            let _ = env.set("JOURNAL_STREAM", &"0".repeat(41));
+            let _ = env.set("JOURNAL_STREAM", &"0".repeat(STREAM_ID_ROOM));
         }
         let res = {
             let [stdin, stdout, stderr] = streams(

@@ -12,12 +12,18 @@
 //! waits for the child's exec) up.
 
 use std::ffi::c_int;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use nix::sys::socket::{SockaddrLike, UnixAddr};
+
 /// journald's stream socket.
 pub const STDOUT_SOCKET: &str = "/run/systemd/journal/stdout";
+
+/// The room the parent leaves for `JOURNAL_STREAM`'s value in the
+/// child's environment: the child writes `DEV:INO` there, two 64-bit
+/// numbers in decimal (at most 20 digits each) and a colon.
+pub const STREAM_ID_ROOM: usize = 20 + 1 + 20;
 
 /// journald's own default for a stream's send buffer (systemd's
 /// `SNDBUF_SIZE`): a burst of output does not block the service at once.
@@ -26,8 +32,7 @@ const SEND_BUFFER: c_int = 8 << 20;
 /// One spawn's connection to the journal, prepared by the parent.
 #[derive(Debug)]
 pub struct JournalStream {
-    addr: libc::sockaddr_un,
-    addr_len: libc::socklen_t,
+    addr: UnixAddr,
     header: Vec<u8>,
     /// Standard output, standard error.
     targets: [bool; 2],
@@ -41,21 +46,8 @@ impl JournalStream {
     /// output and/or standard error; `None` if the path does not fit in a
     /// socket address.
     pub fn new(path: &Path, header: Vec<u8>, stdout: bool, stderr: bool) -> Option<JournalStream> {
-        // SAFETY: sockaddr_un is plain data; all zeros is a valid value.
-        let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-        let bytes = path.as_os_str().as_bytes();
-        if bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
-            return None;
-        }
-        for (dst, src) in addr.sun_path.iter_mut().zip(bytes) {
-            *dst = *src as libc::c_char;
-        }
-        let addr_len =
-            (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t;
         Some(JournalStream {
-            addr,
-            addr_len,
+            addr: UnixAddr::new(path).ok()?,
             header,
             targets: [stdout, stderr],
             connected: AtomicBool::new(false),
@@ -93,8 +85,7 @@ impl JournalStream {
         } else {
             fd
         };
-        let addr = std::ptr::addr_of!(self.addr).cast::<libc::sockaddr>();
-        if libc::connect(fd, addr, self.addr_len) < 0 {
+        if libc::connect(fd, SockaddrLike::as_ptr(&self.addr), self.addr.len()) < 0 {
             libc::close(fd);
             return -1;
         }
@@ -168,7 +159,8 @@ mod tests {
     fn env() -> Env {
         let mut env = Env::new();
         env.set("PATH", "/usr/bin:/bin").unwrap();
-        env.set("JOURNAL_STREAM", &"0".repeat(41)).unwrap();
+        env.set("JOURNAL_STREAM", &"0".repeat(STREAM_ID_ROOM))
+            .unwrap();
         env
     }
 
