@@ -51,14 +51,18 @@ impl Planner {
     /// unit set, paid by a reload only.
     fn reloads_propagated_from(&self, id: UnitId) -> Vec<UnitId> {
         let g = &self.graph;
-        let names =
-            |list: &[String]| -> Vec<UnitId> { list.iter().filter_map(|n| g.unit(n)).collect() };
-        let mut out = names(&self.spec_of(id).extras.propagates_reload_to);
-        for other in g.ids().filter(|&o| o != id && !g.node(o).ghost) {
-            if names(&self.spec_of(other).extras.reload_propagated_from).contains(&id) {
-                out.push(other);
-            }
-        }
+        let names_id = |list: &[String]| list.iter().any(|n| g.unit(n) == Some(id));
+        let mut out: Vec<UnitId> = self
+            .spec_of(id)
+            .extras
+            .propagates_reload_to
+            .iter()
+            .filter_map(|n| g.unit(n))
+            .collect();
+        out.extend(
+            g.ids()
+                .filter(|&o| names_id(&self.spec_of(o).extras.reload_propagated_from)),
+        );
         out.retain(|&o| o != id && !g.node(o).ghost);
         out.sort_unstable();
         out.dedup();
