@@ -76,8 +76,8 @@ pub async fn accept(
                 continue;
             }
         };
-        let uid = match stream.peer_cred() {
-            Ok(c) => c.uid(),
+        let (uid, pid) = match stream.peer_cred() {
+            Ok(c) => (c.uid(), c.pid().unwrap_or(0)),
             Err(e) => {
                 eprintln!("flotilla-busd: peer credentials: {e}");
                 continue;
@@ -90,7 +90,7 @@ pub async fn accept(
                 Err(e) => Err(e),
             };
             match built {
-                Ok(conn) => serve(hub, conn, Caller::Peer(uid)).await,
+                Ok(conn) => serve(hub, conn, Caller::Peer(uid, pid)).await,
                 Err(e) => eprintln!("flotilla-busd: a client's handshake failed: {e}"),
             }
         });

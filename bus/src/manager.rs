@@ -12,6 +12,7 @@ use crate::model::{self, systemd_name};
 use crate::props::MANAGER;
 use crate::units_ops::{self, Outcome};
 use flotilla_units::protocol::{Reply, Request, ShutdownKind, UnitStatus};
+use flotilla_units::spec::UnitType;
 use flotilla_units::systemd::fnmatch;
 use std::sync::Arc;
 use zbus::message::Message;
@@ -168,12 +169,9 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         }
         "GetUnitByPID" => {
             let (pid,): (u32,) = args(msg)?;
-            let units = hub.list().await?;
-            let found = units
-                .iter()
-                .find(|s| s.pid.and_then(|p| u32::try_from(p).ok()) == Some(pid));
-            match found {
-                Some(s) => a(Answer::Path(owned_path(&unit_path(&systemd_name(s))))),
+            let pid = i32::try_from(pid).unwrap_or(0);
+            match unit_of_pid(hub, pid).await {
+                Some(s) => a(Answer::Path(owned_path(&unit_path(&systemd_name(&s))))),
                 None => Err(BusError {
                     name: "org.freedesktop.systemd1.NoUnitForPID",
                     message: format!("PID {pid} does not belong to any loaded unit."),
@@ -213,6 +211,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         "ResetFailedUnit" => {
             let (name,): (String,) = args(msg)?;
             reset_failed_unit(hub, &name).await
+        }
+        "AbandonScope" => {
+            let (name,): (String,) = args(msg)?;
+            abandon_scope(hub, &name).await
         }
         "KillUnit" => {
             let (name, whom, signal): (String, String, i32) = args(msg)?;
@@ -359,6 +361,49 @@ pub async fn reset_failed_unit(hub: &Arc<Hub>, name: &str) -> Result<Outcome, Bu
     reset_failed(hub, Some(s.unit)).await
 }
 
+/// The unit process `pid` belongs to: the one it is the main process
+/// of, else the one whose cgroup it is in (a scope's or a service's other
+/// processes: flotilla names each unit's cgroup after the unit).
+pub async fn unit_of_pid(hub: &Hub, pid: i32) -> Option<UnitStatus> {
+    if pid <= 0 {
+        return None;
+    }
+    let units = hub.list().await.ok()?;
+    if let Some(s) = units.iter().find(|s| s.pid == Some(pid)) {
+        return Some(s.clone());
+    }
+    let cgroup = crate::procs::cgroup_of(pid)?;
+    let leaf = cgroup.rsplit('/').next()?;
+    units
+        .into_iter()
+        .find(|s| s.pid.is_some() && (s.unit == leaf || systemd_name(s) == leaf))
+}
+
+/// `AbandonScope` (logind's at a logout that leaves the user's processes
+/// running): systemd stops calling the scope's controller, and the scope
+/// lasts until its last process ends, which is how flotilla's scopes
+/// always last; so an active scope is answered, anything else refused as
+/// systemd refuses it.
+async fn abandon_scope(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    if s.kind != UnitType::Scope {
+        return Err(BusError {
+            name: "org.freedesktop.systemd1.NotOfType",
+            message: format!("Unit {name} is not a scope."),
+        });
+    }
+    if !s.state.is_active() {
+        return Err(BusError {
+            name: "org.freedesktop.systemd1.ScopeNotRunning",
+            message: format!("Scope {name} is not running, cannot abandon."),
+        });
+    }
+    Ok((Answer::Empty, None))
+}
+
 /// `ResetFailed`: the init's `reset-failed` of `unit`, or of every unit.
 async fn reset_failed(hub: &Arc<Hub>, unit: Option<String>) -> Result<Outcome, BusError> {
     match hub.ask(Request::ResetFailed { unit }).await? {
@@ -482,7 +527,6 @@ fn no_runtime(runtime: bool) -> Result<(), BusError> {
 /// Why each method flotilla does not map is not mapped.
 pub fn unmapped(member: &str) -> BusError {
     let why = match member {
-        "AbandonScope" => "flotilla makes no scopes: it supervises only what it starts",
         "CancelJob" => "a job is the unit's own settling, which cannot be called back",
         "SetDefaultTarget" => {
             "the target is the init's (initctl set-target, the config's target), not a default.target link"
@@ -529,11 +573,11 @@ mod tests {
 
     #[test]
     fn unmapped_methods_say_why() {
-        let e = unmapped("AbandonScope");
+        let e = unmapped("CancelJob");
         assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
         assert!(
             e.message
-                .starts_with("AbandonScope is not supported by flotilla: "),
+                .starts_with("CancelJob is not supported by flotilla: "),
             "{}",
             e.message
         );

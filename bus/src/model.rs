@@ -187,6 +187,45 @@ pub fn stamps(s: &UnitStatus) -> Stamps {
     out
 }
 
+/// `InvocationID`: systemd draws 16 random bytes at each activation;
+/// flotilla keeps none, so the bytes are derived from what tells one
+/// activation from the next: the unit's name and its main process (or,
+/// for a unit without one, when its state last changed). Stable while the
+/// activation lasts, different for the next (a restart is a new process);
+/// empty for a unit that is not active, as systemd's before a start.
+pub fn invocation_id(s: &UnitStatus) -> Vec<u8> {
+    use std::hash::{Hash, Hasher};
+    if !s.state.is_active() && s.state != UnitState::Stopping {
+        return Vec::new();
+    }
+    let half = |salt: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (salt, &s.unit, s.pid, s.pid.is_none().then_some(&s.since)).hash(&mut h);
+        h.finish().to_be_bytes()
+    };
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = half(0);
+    let [b0, b1, b2, b3, b4, b5, b6, b7] = half(1);
+    // A version-4, variant-1 UUID, as systemd's are.
+    vec![
+        a0,
+        a1,
+        a2,
+        a3,
+        a4,
+        a5,
+        (a6 & 0x0f) | 0x40,
+        a7,
+        (b0 & 0x3f) | 0x80,
+        b1,
+        b2,
+        b3,
+        b4,
+        b5,
+        b6,
+        b7,
+    ]
+}
+
 /// What a job waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Goal {

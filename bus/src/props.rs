@@ -46,6 +46,7 @@ pub fn type_interface(kind: UnitType) -> &'static str {
         UnitType::Timer => "org.freedesktop.systemd1.Timer",
         UnitType::Socket => "org.freedesktop.systemd1.Socket",
         UnitType::Path => "org.freedesktop.systemd1.Path",
+        UnitType::Scope => "org.freedesktop.systemd1.Scope",
         _ => "org.freedesktop.systemd1.Service",
     }
 }
@@ -126,6 +127,7 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         ("AssertTimestamp", Value::from(0u64)),
         ("LoadError", Value::from(("", ""))),
         ("Transient", Value::from(s.source.starts_with("transient"))),
+        ("InvocationID", Value::from(model::invocation_id(s))),
         ("Perpetual", Value::from(false)),
     ]
 }
@@ -253,6 +255,7 @@ pub fn not_found(name: &str) -> Props {
         ("NeedDaemonReload", Value::from(false)),
         ("CanStart", Value::from(false)),
         ("CanStop", Value::from(false)),
+        ("InvocationID", Value::from(Vec::<u8>::new())),
     ]
 }
 

@@ -17,14 +17,18 @@ use crate::model::systemd_name;
 use crate::props::{self, Props, JOB, MANAGER, UNIT};
 use crate::units_ops::Outcome;
 use std::sync::Arc;
+
+/// The object that stands for the caller's own unit.
+const SELF_PATH: &str = "/org/freedesktop/systemd1/unit/self";
 use tokio_stream::StreamExt;
 use zbus::message::{Message, Type};
 
 /// Who is calling.
 #[derive(Debug, Clone, Copy)]
 pub enum Caller {
-    /// A peer-to-peer connection: its user, from `SO_PEERCRED`.
-    Peer(u32),
+    /// A peer-to-peer connection: its user and process, from
+    /// `SO_PEERCRED`.
+    Peer(u32, i32),
     /// The system bus: the user is asked of the bus per message.
     Bus,
 }
@@ -49,28 +53,50 @@ pub async fn serve(hub: Arc<Hub>, conn: zbus::Connection, caller: Caller) {
 
 async fn uid_of(conn: &zbus::Connection, msg: &Message, caller: Caller) -> Option<u32> {
     match caller {
-        Caller::Peer(uid) => Some(uid),
-        Caller::Bus => {
-            let header = msg.header();
-            let sender = header.sender()?.to_string();
-            let reply = conn
-                .call_method(
-                    Some("org.freedesktop.DBus"),
-                    "/org/freedesktop/DBus",
-                    Some("org.freedesktop.DBus"),
-                    "GetConnectionUnixUser",
-                    &(sender,),
-                )
-                .await
-                .ok()?;
-            reply.body().deserialize::<u32>().ok()
-        }
+        Caller::Peer(uid, _) => Some(uid),
+        Caller::Bus => ask_bus(conn, msg, "GetConnectionUnixUser").await,
     }
+}
+
+/// The caller's process (`/org/freedesktop/systemd1/unit/self` is its
+/// unit).
+async fn pid_of(conn: &zbus::Connection, msg: &Message, caller: Caller) -> Option<i32> {
+    match caller {
+        Caller::Peer(_, pid) => Some(pid).filter(|&p| p > 0),
+        Caller::Bus => ask_bus(conn, msg, "GetConnectionUnixProcessID")
+            .await
+            .and_then(|p| i32::try_from(p).ok()),
+    }
+}
+
+/// What the bus says of the message's sender (`member`: its user or its
+/// process).
+async fn ask_bus(conn: &zbus::Connection, msg: &Message, member: &str) -> Option<u32> {
+    let header = msg.header();
+    let sender = header.sender()?.to_string();
+    let reply = conn
+        .call_method(
+            Some("org.freedesktop.DBus"),
+            "/org/freedesktop/DBus",
+            Some("org.freedesktop.DBus"),
+            member,
+            &(sender,),
+        )
+        .await
+        .ok()?;
+    reply.body().deserialize::<u32>().ok()
 }
 
 async fn handle(hub: Arc<Hub>, conn: zbus::Connection, msg: Message, caller: Caller) {
     let header = msg.header();
-    let path = header.path().map(|p| p.to_string()).unwrap_or_default();
+    let mut path = header.path().map(|p| p.to_string()).unwrap_or_default();
+    if path == SELF_PATH {
+        // The caller's own unit, as systemd resolves it.
+        let pid = pid_of(&conn, &msg, caller).await;
+        if let Some(s) = crate::manager::unit_of_pid(&hub, pid.unwrap_or(0)).await {
+            path = crate::escape::unit_path(&systemd_name(&s));
+        }
+    }
     let iface = header
         .interface()
         .map(|i| i.to_string())

@@ -1,9 +1,10 @@
-//! `StartTransientUnit` (what `systemd-run --unit NAME CMD` sends): a
-//! service made from the properties given, added to the init's transient
-//! units (the protocol's `transient-add`, as `initctl run`), and started
-//! as a job. A property flotilla does not take, and a scope (a unit made
-//! of processes someone else started, which the init cannot adopt), are
-//! refused, naming them.
+//! `StartTransientUnit`: what `systemd-run --unit NAME CMD` sends (a
+//! service made from the properties given), and what logind and
+//! `systemd-run --scope` send (a scope: the processes they name, adopted
+//! by the init into a unit of their own). The unit is added to the init's
+//! transient units (the protocol's `transient-add`, as `initctl run`) and
+//! started as a job. A property flotilla does not take is refused,
+//! naming it.
 
 use crate::error::BusError;
 use crate::hub::Hub;
@@ -27,6 +28,9 @@ fn service(name: &str, props: Props) -> Result<UnitSpec, BusError> {
     unit.restart = RestartPolicy::No;
     let mut refused = Vec::new();
     for (key, value) in props {
+        if dependency(&mut unit, &key, &value)? {
+            continue;
+        }
         match key.as_str() {
             "ExecStart" => {
                 let cmds = <Vec<(String, Vec<String>, bool)>>::try_from(value)
@@ -66,7 +70,8 @@ fn service(name: &str, props: Props) -> Result<UnitSpec, BusError> {
         return Err(BusError::not_supported(
             &format!("StartTransientUnit with {}", refused.join(", ")),
             "a transient service from D-Bus takes ExecStart, Description, Type \
-             (simple, exec, notify, oneshot) and RemainAfterExit",
+             (simple, exec, notify, oneshot), RemainAfterExit and the dependency \
+             properties (Wants, Requires, BindsTo, After, Before, Conflicts)",
         ));
     }
     if unit.exec_start.is_none() {
@@ -75,23 +80,138 @@ fn service(name: &str, props: Props) -> Result<UnitSpec, BusError> {
     Ok(unit)
 }
 
+/// The dependency and ordering properties a transient unit of either
+/// type takes, as systemd's keys of the same names; whether `key` was one.
+fn dependency(unit: &mut UnitSpec, key: &str, value: &OwnedValue) -> Result<bool, BusError> {
+    let list = match key {
+        "Wants" => &mut unit.wants,
+        "Requires" | "BindsTo" => &mut unit.requires,
+        "After" => &mut unit.after,
+        "Before" => &mut unit.before,
+        "Conflicts" => &mut unit.conflicts,
+        _ => return Ok(false),
+    };
+    let names = <Vec<String>>::try_from(value.try_clone().map_err(|e| bad(key, e))?)
+        .map_err(|e| bad(key, e))?;
+    list.extend(names);
+    Ok(true)
+}
+
+/// A scope: the unit, the processes it adopts, and the mount units of
+/// `RequiresMountsFor=` (pulled in only where they exist, as systemd's).
+struct Scope {
+    unit: UnitSpec,
+    pids: Vec<i32>,
+    mounts: Vec<String>,
+}
+
+/// The scope `props` describe.
+fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
+    let mut unit = UnitSpec::new(name, UnitType::Scope);
+    unit.restart = RestartPolicy::No;
+    let mut pids = Vec::new();
+    let mut mounts = Vec::new();
+    let mut refused = Vec::new();
+    for (key, value) in props {
+        if dependency(&mut unit, &key, &value)? {
+            continue;
+        }
+        match key.as_str() {
+            // What logind gives a session: the user's home mounted first.
+            "RequiresMountsFor" => {
+                let paths = <Vec<String>>::try_from(value).map_err(|e| bad(&key, e))?;
+                for p in paths {
+                    if !p.starts_with('/') {
+                        return Err(bad(&key, format!("{p}: not an absolute path")));
+                    }
+                    mounts.extend(flotilla_units::systemd::mounts_for(&p));
+                }
+            }
+            // What becomes of the scope when the kernel's OOM killer kills
+            // one of its processes: flotilla does not watch for that, so
+            // the scope goes on, which is `continue`.
+            "OOMPolicy" => {
+                let v = String::try_from(value).map_err(|e| bad(&key, e))?;
+                if v != "continue" {
+                    return Err(BusError::not_supported(
+                        &format!("OOMPolicy={v}"),
+                        "flotilla does not watch the OOM killer's kills: a unit goes on \
+                         (OOMPolicy=continue)",
+                    ));
+                }
+            }
+            "PIDs" => {
+                let given = <Vec<u32>>::try_from(value).map_err(|e| bad(&key, e))?;
+                for pid in given {
+                    let pid = i32::try_from(pid).map_err(|_| bad(&key, "not a PID"))?;
+                    pids.push(pid);
+                }
+            }
+            // systemd 255's logind sends pidfds first, and PIDs when the
+            // manager answers that it does not know the property.
+            "PIDFDs" => {
+                return Err(BusError {
+                    name: "org.freedesktop.DBus.Error.UnknownProperty",
+                    message: "PIDFDs: give the scope's processes as PIDs".to_string(),
+                })
+            }
+            "Description" => {
+                unit.description = Some(String::try_from(value).map_err(|e| bad(&key, e))?);
+            }
+            "TimeoutStopUSec" => {
+                let us = u64::try_from(value).map_err(|e| bad(&key, e))?;
+                if us > 0 && us != u64::MAX {
+                    unit.stop_timeout = std::time::Duration::from_micros(us);
+                }
+            }
+            "SendSIGHUP" => {
+                unit.extras.context.send_sighup =
+                    bool::try_from(value).map_err(|e| bad(&key, e))?;
+            }
+            "TasksMax" => {
+                let n = u64::try_from(value).map_err(|e| bad(&key, e))?;
+                let v = if n == u64::MAX {
+                    "infinity".to_string()
+                } else {
+                    n.to_string()
+                };
+                if let Some(Err(e)) = unit.extras.context.set_systemd("TasksMax", &v) {
+                    return Err(bad(&key, e));
+                }
+            }
+            // flotilla has no slices: every unit's cgroup is right below
+            // the init's (docs/dbus.md). What systemd-run adds for its own
+            // bookkeeping.
+            "Slice" | "AddRef" | "CollectMode" => {}
+            other => refused.push(other.to_string()),
+        }
+    }
+    if !refused.is_empty() {
+        return Err(BusError::not_supported(
+            &format!("StartTransientUnit with {}", refused.join(", ")),
+            "a transient scope from D-Bus takes PIDs, Description, Slice, TimeoutStopUSec, \
+             SendSIGHUP, TasksMax, OOMPolicy=continue, RequiresMountsFor and the dependency \
+             properties (Wants, Requires, BindsTo, After, Before, Conflicts)",
+        ));
+    }
+    if pids.is_empty() {
+        return Err(BusError::invalid_args(format!(
+            "{name}: a scope is made of running processes, and PIDs names none"
+        )));
+    }
+    Ok(Scope { unit, pids, mounts })
+}
+
 /// `StartTransientUnit(name, mode, properties, auxiliary units)`.
 pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outcome, BusError> {
     let (name, _mode, props, aux): (String, String, Props, Aux) = msg
         .body()
         .deserialize()
         .map_err(|e| BusError::invalid_args(format!("bad arguments: {e}")))?;
-    if name.ends_with(".scope") {
-        return Err(BusError::not_supported(
-            &format!("The scope {name}"),
-            "a scope is made of processes someone else started, and flotilla supervises only \
-             what it starts: run the command as a service (systemd-run without --scope)",
-        ));
-    }
-    if !name.ends_with(".service") {
+    if !name.ends_with(".service") && !name.ends_with(".scope") {
         return Err(BusError::not_supported(
             &format!("The transient unit {name}"),
-            "flotilla makes transient services only",
+            "flotilla makes transient services and scopes only",
         ));
     }
     if !aux.is_empty() {
@@ -100,11 +220,26 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
             "flotilla makes one transient service per call",
         ));
     }
-    let unit = service(&name, props)?;
+    let (unit, adopt) = if name.ends_with(".scope") {
+        let Scope {
+            mut unit,
+            pids,
+            mounts,
+        } = scope(&name, props)?;
+        for m in mounts {
+            if hub.find(&m).await?.is_some() {
+                unit.pull(&m, true, true);
+            }
+        }
+        (unit, pids)
+    } else {
+        (service(&name, props)?, Vec::new())
+    };
     let changes = hub.changes();
     match hub
         .ask(Request::TransientAdd {
             unit: Box::new(unit),
+            adopt,
         })
         .await?
     {

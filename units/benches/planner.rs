@@ -220,7 +220,7 @@ impl World {
                         },
                     );
                 }
-                Action::SaveTimerStamp { .. } | Action::Disarm { .. } => {}
+                Action::SaveTimerStamp { .. } | Action::Disarm { .. } | Action::Adopt { .. } => {}
                 Action::Arm { unit, .. } => self.feed(
                     p,
                     Fact::Armed {

@@ -72,6 +72,7 @@ pub fn add(ctx: &mut Ctx<'_>, file: &Path) -> Result<i32, CtlError> {
 fn send(ctx: &mut Ctx<'_>, unit: UnitSpec) -> Result<i32, CtlError> {
     match ctx.call(Request::TransientAdd {
         unit: Box::new(unit),
+        adopt: Vec::new(),
     })? {
         Reply::Applied(a) => {
             for w in &a.warnings {

@@ -74,6 +74,21 @@ impl<S: Sys> Runtime<S> {
                 self.fact(Fact::Armed { unit, result });
             }
             Action::Disarm { unit } => self.disarm_trigger(unit),
+            Action::Adopt { unit, spec } => match self.adopt(unit, &spec) {
+                Ok(pid) => self.fact(Fact::Spawned {
+                    unit,
+                    role: Role::Main,
+                    pid,
+                }),
+                Err(error) => {
+                    self.unit_note(unit, &format!("adopt: {error}"));
+                    self.fact(Fact::SpawnFailed {
+                        unit,
+                        role: Role::Main,
+                        error,
+                    });
+                }
+            },
         }
     }
 
@@ -114,6 +129,10 @@ impl<S: Sys> Runtime<S> {
     /// `process` signals the leader alone, `mixed` the leader alone but
     /// for `SIGKILL`, `none` nobody.
     fn signal(&mut self, unit: UnitId, whom: Whom, signal: Signal) {
+        // A scope's processes are not in process groups of the init's
+        // making: its leader's group may reach beyond it. Its cgroup (or,
+        // without one, each of its processes) stands for it.
+        let scope = self.signal_scope(unit, signal.0);
         let run = self.slots.get(unit).and_then(|s| s.run.as_deref());
         let mode = run.map_or(KillMode::ControlGroup, |r| r.kill_mode());
         let whole = match (mode, whom) {
@@ -124,7 +143,7 @@ impl<S: Sys> Runtime<S> {
             (KillMode::ControlGroup, _) => true,
         };
         let whom = match whom {
-            Whom::Group(p) | Whom::GroupAndLeader(p) if !whole => Whom::Process(p),
+            Whom::Group(p) | Whom::GroupAndLeader(p) if !whole || scope => Whom::Process(p),
             w => w,
         };
         let res = match whom {

@@ -1,7 +1,8 @@
 //! What a trigger unit holds while it is up, kept in its slot
 //! (`slots.rs`): a socket unit's sockets ([`Listening`], bound and watched
 //! by `triggers.rs`) and a path unit's inotify instance ([`Watching`],
-//! `watches.rs`), and how each is let go of.
+//! `watches.rs`), and how each is let go of; and a scope's processes
+//! ([`Adopted`], `scopes.rs`), which are not the init's children.
 
 use crate::sys::{Sys, Token};
 use flotilla_units::trigger::PathSpec;
@@ -51,4 +52,15 @@ impl Watching {
         }
         self.token
     }
+}
+
+/// A scope's processes, while it is up.
+pub(super) struct Adopted {
+    /// What watches them.
+    pub adoption: crate::sys::adopt::Adoption,
+    /// Each watched descriptor and its token.
+    pub fds: Vec<(std::os::fd::RawFd, Token)>,
+    /// The first process given: the scope's main PID, whose exit the
+    /// planner is told once none of them is left.
+    pub leader: i32,
 }

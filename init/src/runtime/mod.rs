@@ -22,6 +22,7 @@
 //! - `instances.rs`: instances of templates made at run time;
 //! - `triggers.rs`, `watches.rs`, `accepts.rs`: socket and path units'
 //!   sockets and watches, and the connections of `Accept=yes` sockets;
+//! - `scopes.rs`: scopes' processes, adopted and watched;
 //! - `timers.rs`: what timer units read besides the monotonic clock, the
 //!   wall-clock watch, the persistent timers' stamps;
 //! - `logfeed.rs`: the log writer's channel (the units' lines to the log
@@ -41,6 +42,7 @@ pub use reexec::start;
 mod reports;
 mod requests;
 mod runs;
+mod scopes;
 mod shape;
 mod slots;
 mod sources;
@@ -133,6 +135,8 @@ pub struct Runtime<S: Sys> {
     timers: timers::Timers,
     /// Socket units with sockets, and those paused (`triggers.rs`).
     armed: triggers::Armed,
+    /// Scopes' processes, before and after their start (`scopes.rs`).
+    scopes: scopes::Scopes,
     /// The connections of `Accept=yes` socket units (`accepts.rs`).
     accepts: accepts::Accepts,
     /// The generators' run of a reload, while it is under way
@@ -267,6 +271,7 @@ impl<S: Sys> Runtime<S> {
             events: Vec::with_capacity(64),
             timers,
             armed: triggers::Armed::default(),
+            scopes: scopes::Scopes::default(),
             accepts: accepts::Accepts::default(),
             gens: None,
         }
@@ -389,7 +394,11 @@ impl<S: Sys> Runtime<S> {
             // Triggers whose units settled wait again (a path unit may fire
             // at once: then there is more to do); connections whose
             // instance ended close, the instance leaving the set.
-            if actions.is_empty() && !self.resume_triggers() && !self.end_connections() {
+            if actions.is_empty()
+                && !self.resume_triggers()
+                && !self.end_connections()
+                && !self.collect_scopes()
+            {
                 self.report_changes();
                 self.planner.drain_actions_into(&mut actions);
                 if actions.is_empty() {

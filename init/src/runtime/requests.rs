@@ -155,8 +155,8 @@ impl<S: Sys> Runtime<S> {
                 let r = self.unmask(&unit);
                 self.reply(c, r);
             }
-            Request::TransientAdd { unit } => {
-                let r = self.add_transient(*unit);
+            Request::TransientAdd { unit, adopt } => {
+                let r = self.add_transient(*unit, adopt);
                 self.reply(c, r);
             }
             Request::StopTransient { name } => {

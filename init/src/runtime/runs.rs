@@ -1,5 +1,6 @@
 //! Transient units for debugging (docs/contract.md §3b): `initctl run` and `initctl
-//! add` put one unit into the transient set [`RUN_SET`] and want it (it is
+//! add` (and D-Bus's `StartTransientUnit`, scopes included: `scopes.rs`)
+//! put one unit into the transient set [`RUN_SET`] and want it (it is
 //! required besides the target's set, across target switches) until
 //! `initctl stop-transient` takes it out or the machine reboots; and the
 //! plain wants of `systemctl start` (until the next target switch).
@@ -17,7 +18,10 @@ pub(super) const RUN_SET: &str = "initctl";
 
 impl<S: Sys> Runtime<S> {
     /// `transient-add`: one unit into [`RUN_SET`], wanted.
-    pub(super) fn add_transient(&mut self, mut unit: UnitSpec) -> Reply {
+    pub(super) fn add_transient(&mut self, mut unit: UnitSpec, adopt: Vec<i32>) -> Reply {
+        if let Err(e) = super::scopes::Scopes::check(&unit, &adopt) {
+            return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed"));
+        }
         if unit.name.is_empty() {
             unit.name = self.fresh_run_name();
             unit.provides.retain(|t| !t.is_empty());
@@ -45,6 +49,7 @@ impl<S: Sys> Runtime<S> {
         if !matches!(r, Reply::Applied(_)) {
             return r;
         }
+        self.scopes.expect(&name, adopt);
         let now = self.now();
         match self.planner.want(&name, WantLife::Kept, now) {
             Ok(_) => r,

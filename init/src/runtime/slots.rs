@@ -36,6 +36,8 @@ pub(super) enum Source {
     /// One of a socket unit's sockets (`triggers.rs`), or a path unit's
     /// inotify instance (`watches.rs`).
     Trigger(SlotId),
+    /// What watches a scope's processes (`scopes.rs`).
+    Scope(SlotId),
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.
@@ -90,6 +92,8 @@ pub(super) struct Slot {
     pub listening: Option<Box<super::held::Listening>>,
     /// A path unit's watches, while it is up (`watches.rs`).
     pub watching: Option<Box<super::held::Watching>>,
+    /// A scope's processes, while it is up (`scopes.rs`).
+    pub adopted: Option<Box<super::held::Adopted>>,
 }
 
 /// The table. See the module documentation.
@@ -158,6 +162,7 @@ impl Slots {
             run: None,
             listening: None,
             watching: None,
+            adopted: None,
         };
         let id = match self.free_slots.pop() {
             Some(i) => {
@@ -268,6 +273,9 @@ impl Slots {
                         if let Some(w) = gone.watching {
                             self.close_watching(*w, sys);
                         }
+                        if let Some(a) = gone.adopted {
+                            self.close_adopted(*a, sys);
+                        }
                         self.free_slots.push(u32::try_from(i).unwrap_or(NO_SLOT));
                     }
                 }
@@ -311,6 +319,14 @@ impl Slots {
     pub fn close_watching(&mut self, w: super::held::Watching, sys: &dyn Sys) {
         let t = w.close(sys);
         self.free_token(t);
+    }
+
+    /// Stops watching a scope's processes.
+    pub fn close_adopted(&mut self, a: super::held::Adopted, sys: &dyn Sys) {
+        for (fd, t) in a.fds {
+            let _ = sys.unwatch(fd);
+            self.free_token(t);
+        }
     }
 
     /// Every slot.

@@ -54,6 +54,11 @@ impl<S: Sys> Runtime<S> {
                 continue;
             }
             if let Some((unit, role)) = self.planner.owner(pid) {
+                // A scope's process, reparented to the init: the scope
+                // lasts while any of its processes does (`scopes.rs`).
+                if self.slots.get(unit).is_some_and(|s| s.adopted.is_some()) {
+                    continue;
+                }
                 // Its last words are logged before its exit.
                 self.drain_unit(unit);
                 if role == Role::Main && !status.success() {
@@ -82,6 +87,7 @@ impl<S: Sys> Runtime<S> {
             Some(Source::Output(slot)) => self.on_output(slot, t),
             Some(Source::Notify(slot)) => self.on_notify(slot),
             Some(Source::Trigger(slot)) => self.on_trigger(slot),
+            Some(Source::Scope(slot)) => self.on_scope(slot, t),
             None => {}
         }
     }

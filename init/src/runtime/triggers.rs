@@ -61,6 +61,7 @@ impl<S: Sys> Runtime<S> {
             | Ready::Notified
             | Ready::Pidfile
             | Ready::ScriptExited
+            | Ready::Adopted
             | Ready::Exited => {
                 return Err(format!(
                     "`{}` units are not armed by the init",

@@ -418,6 +418,17 @@ impl UnitCgroup {
             .collect()
     }
 
+    /// Moves process `pid` (someone else's: a scope's) into it.
+    pub fn join(&self, pid: Pid) -> std::io::Result<()> {
+        write_file(&self.dir.join("cgroup.procs"), pid.to_string().as_bytes())
+    }
+
+    /// Its `cgroup.events`, which the kernel modifies when `populated`
+    /// changes.
+    pub fn events_path(&self) -> PathBuf {
+        self.dir.join("cgroup.events")
+    }
+
     /// Whether any process is in it or below it (`cgroup.events`).
     pub fn populated(&self) -> bool {
         std::fs::read_to_string(self.dir.join("cgroup.events"))

@@ -48,6 +48,7 @@
 //! its default, whatever the init blocks or ignores (Rust ignores
 //! `SIGPIPE`).
 
+pub mod adopt;
 mod bpf;
 pub mod cgroup;
 mod clock;
@@ -429,6 +430,20 @@ pub trait Sys {
     /// has not reached already; returns how many got it (0 without a
     /// cgroup).
     fn signal_unit(&self, run: &unitrun::UnitRun, signal: i32, reached: Reached) -> usize;
+
+    /// Moves a scope's processes `pids` (not the init's children) into the
+    /// run's cgroup, and watches them (`adopt.rs`). The error names the
+    /// process that could not be adopted.
+    fn adopt(&self, run: &unitrun::UnitRun, pids: &[Pid]) -> Result<adopt::Adoption, String>;
+
+    /// Whether any of the adoption's processes is left: now (`None`), or
+    /// after descriptor `fd` of it became readable.
+    fn adopted_left(&self, adoption: &mut adopt::Adoption, fd: Option<RawFd>) -> bool;
+
+    /// Sends `signal` to the processes of an adoption without a cgroup
+    /// but `but` (with one, [`Sys::signal_unit`] reaches them); how many
+    /// got it.
+    fn signal_adopted(&self, adoption: &adopt::Adoption, signal: i32, but: Pid) -> usize;
 
     /// Kills what is left of a run (by its `KillMode=`) and removes what
     /// [`Sys::start_unit`] made (`keep_runtime`: the runtime directories

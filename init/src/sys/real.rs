@@ -607,6 +607,31 @@ impl Sys for RealSys {
         super::unitrun::signal(run, signal, reached)
     }
 
+    fn adopt(
+        &self,
+        run: &super::unitrun::UnitRun,
+        pids: &[super::Pid],
+    ) -> Result<super::adopt::Adoption, String> {
+        let a = super::adopt::adopt(run, pids)?;
+        Ok(a)
+    }
+
+    fn adopted_left(&self, adoption: &mut super::adopt::Adoption, fd: Option<RawFd>) -> bool {
+        match fd {
+            Some(fd) => super::adopt::any_left(adoption, fd),
+            None => super::adopt::left_now(adoption),
+        }
+    }
+
+    fn signal_adopted(
+        &self,
+        adoption: &super::adopt::Adoption,
+        signal: i32,
+        but: super::Pid,
+    ) -> usize {
+        super::adopt::signal(adoption, signal, but)
+    }
+
     fn end_unit(&self, run: &super::unitrun::UnitRun, keep_runtime: bool) {
         super::unitrun::end(run, keep_runtime)
     }

@@ -197,6 +197,11 @@ impl UnitRun {
         self.cgroup.is_some()
     }
 
+    /// Its cgroup, if it has one.
+    pub fn cgroup(&self) -> Option<&super::cgroup::UnitCgroup> {
+        self.cgroup.as_ref()
+    }
+
     /// Its `KillMode=`.
     pub fn kill_mode(&self) -> KillMode {
         self.kill_mode

@@ -120,6 +120,17 @@ pub const PROCESS: &[UnitType] = &[
     UnitType::BackgroundPidfile,
     UnitType::BackgroundScripted,
     UnitType::Oneshot,
+    UnitType::Scope,
+];
+
+/// The process types that start a command of their own (a `scope`
+/// adopts processes instead).
+pub const SPAWNING: &[UnitType] = &[
+    UnitType::ForegroundNotified,
+    UnitType::ForegroundSupervised,
+    UnitType::BackgroundPidfile,
+    UnitType::BackgroundScripted,
+    UnitType::Oneshot,
 ];
 
 /// `foreground-supervised`: readiness from the process's output or a delay.
@@ -600,7 +611,7 @@ pub enum Rule {
 
 /// The rules across keys, by type.
 pub const RULES: &[Rule] = &[
-    Rule::Needs(PROCESS, "exec-start", "a command to run"),
+    Rule::Needs(SPAWNING, "exec-start", "a command to run"),
     Rule::Needs(TRIGGERS, "triggers", "the unit it starts"),
     Rule::Needs(PIDFILE, "pidfile", "where the daemon writes its PID"),
     Rule::Exclusive("ready-wait", "ready-grep"),

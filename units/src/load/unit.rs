@@ -294,7 +294,12 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         if let Some(t) = UnitType::parse(&text) {
             return Some(t);
         }
-        let names: Vec<&str> = UnitType::ALL.iter().map(|t| t.as_str()).collect();
+        // A scope is made over D-Bus, not written (docs/units.md).
+        let names: Vec<&str> = UnitType::ALL
+            .iter()
+            .filter(|t| **t != UnitType::Scope)
+            .map(|t| t.as_str())
+            .collect();
         let systemd = match text.as_str() {
             "simple" | "exec" | "idle" => Some(UnitType::ForegroundSupervised),
             "notify" | "notify-reload" => Some(UnitType::ForegroundNotified),
@@ -362,7 +367,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                 {
                     // A key every process needs is missing from the unit;
                     // one a type needs is missing from the type.
-                    if types == crate::keys::PROCESS {
+                    if types == crate::keys::SPAWNING {
                         self.sink.error(
                             self.start,
                             format!("missing `{name}` (a `{t}` unit needs {why})"),

@@ -259,6 +259,17 @@ pub enum Action {
         /// Its definition.
         spec: Arc<UnitSpec>,
     },
+    /// Move the processes given for scope `unit` (when it was made) into
+    /// it and watch them, as `spec` says (its kill mode); answer with
+    /// [`Fact::Spawned`] of its [`Role::Main`] (the first process) or
+    /// [`Fact::SpawnFailed`]. Its end comes as [`Fact::Exited`] of that
+    /// process once none of them is left.
+    Adopt {
+        /// The scope.
+        unit: UnitId,
+        /// Its definition.
+        spec: Arc<UnitSpec>,
+    },
     /// The trigger stopped: close its sockets (and remove their files with
     /// `RemoveOnStop=`), remove its watches. Nothing to answer.
     Disarm {

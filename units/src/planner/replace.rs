@@ -221,6 +221,7 @@ impl Planner {
                 | Action::CheckConditions { unit, .. }
                 | Action::GuessMainPid { unit }
                 | Action::Arm { unit, .. }
+                | Action::Adopt { unit, .. }
                 | Action::Disarm { unit }
                 | Action::SaveTimerStamp { unit, .. }) = &mut a;
                 *unit = new_id(*unit)?;

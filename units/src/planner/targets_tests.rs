@@ -125,6 +125,7 @@ impl World {
                     | Action::CheckConditions { .. }
                     | Action::SaveTimerStamp { .. }
                     | Action::Arm { .. }
+                    | Action::Adopt { .. }
                     | Action::Disarm { .. } => {}
                 }
             }

@@ -281,6 +281,10 @@ pub enum Request {
     TransientAdd {
         /// The unit (boxed: a request is small otherwise).
         unit: Box<UnitSpec>,
+        /// A `scope`'s processes, which its start moves into it (the
+        /// first is its main PID); empty for any other type.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        adopt: Vec<i32>,
     },
     /// Stop a transient unit of `initctl run`/`add` and take it out of
     /// the unit set ([`Reply::Applied`]).

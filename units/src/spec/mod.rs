@@ -54,6 +54,10 @@ pub enum UnitType {
     /// No process: starts its unit when watched paths change (systemd's
     /// `.path`).
     Path,
+    /// Processes someone else started, adopted by the init at the unit's
+    /// start (systemd's `.scope`, made over D-Bus by `StartTransientUnit`:
+    /// logind's sessions, `systemd-run --scope`).
+    Scope,
 }
 
 impl UnitType {
@@ -63,7 +67,7 @@ impl UnitType {
     }
 
     /// Every type, in the order the docs list them.
-    pub const ALL: [UnitType; 9] = [
+    pub const ALL: [UnitType; 10] = [
         UnitType::ForegroundNotified,
         UnitType::ForegroundSupervised,
         UnitType::BackgroundPidfile,
@@ -73,6 +77,7 @@ impl UnitType {
         UnitType::Timer,
         UnitType::Socket,
         UnitType::Path,
+        UnitType::Scope,
     ];
 
     /// A trigger: a `timer`, `socket` or `path` unit, which has no process

@@ -43,6 +43,10 @@ pub enum Ready {
     ScriptExited,
     /// When the command exits 0: the unit is then `exited`, its work done.
     Exited,
+    /// When the init moved the processes it was given into the unit (a
+    /// `scope`); it is up while any of them (or, with a cgroup, any
+    /// process in its cgroup) is alive.
+    Adopted,
 }
 
 impl Ready {
@@ -52,9 +56,12 @@ impl Ready {
     pub fn start_command_hands_over(self) -> bool {
         match self {
             Ready::Pidfile | Ready::ScriptExited | Ready::Exited => true,
-            Ready::AtOnce | Ready::Clock | Ready::Armed(_) | Ready::Spawned | Ready::Notified => {
-                false
-            }
+            Ready::AtOnce
+            | Ready::Clock
+            | Ready::Armed(_)
+            | Ready::Spawned
+            | Ready::Notified
+            | Ready::Adopted => false,
         }
     }
 }
@@ -192,6 +199,16 @@ impl UnitType {
                 systemd_suffixes: &["path"],
                 systemd_types: &[],
                 default_restart: RestartPolicy::OnFailure,
+                remains_after_exit: false,
+            },
+            // Never from a file: systemd loads no `.scope` file either.
+            UnitType::Scope => &TypeRow {
+                name: "scope",
+                runs: Runs::Process,
+                ready: Ready::Adopted,
+                systemd_suffixes: &[],
+                systemd_types: &[],
+                default_restart: RestartPolicy::No,
                 remains_after_exit: false,
             },
         }

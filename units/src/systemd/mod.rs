@@ -82,7 +82,9 @@ pub use timer::{
     wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,
 };
 pub use timespan::{parse_timespan, relative_span, TIMESPAN_INFINITY};
-pub use translate::{translatable, translate, translate_file, translate_file_with, translate_with};
+pub use translate::{
+    mounts_for, translatable, translate, translate_file, translate_file_with, translate_with,
+};
 pub(crate) use unit_path::absolute as link_target;
 pub use unit_path::{
     dropin_dir_names, is_listed_subdir, list_search_dir, resolve as resolve_unit, unit_names,

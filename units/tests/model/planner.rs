@@ -293,6 +293,17 @@ impl World {
                 unit,
                 result: Ok(()),
             }),
+            // The scope's first process, which someone else started.
+            Action::Adopt { unit, .. } => {
+                let pid = self.next_pid;
+                self.next_pid += 1;
+                self.procs.insert(pid, (unit, Role::Main));
+                self.feed(Fact::Spawned {
+                    unit,
+                    role: Role::Main,
+                    pid,
+                });
+            }
         }
     }
 

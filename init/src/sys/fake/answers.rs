@@ -704,6 +704,31 @@ impl Sys for FakeSys {
         0
     }
 
+    fn adopt(
+        &self,
+        _run: &crate::sys::unitrun::UnitRun,
+        _pids: &[Pid],
+    ) -> Result<crate::sys::adopt::Adoption, String> {
+        Err("the fake system adopts no process".to_string())
+    }
+
+    fn adopted_left(
+        &self,
+        _adoption: &mut crate::sys::adopt::Adoption,
+        _fd: Option<RawFd>,
+    ) -> bool {
+        false
+    }
+
+    fn signal_adopted(
+        &self,
+        _adoption: &crate::sys::adopt::Adoption,
+        _signal: i32,
+        _but: Pid,
+    ) -> usize {
+        0
+    }
+
     fn end_unit(&self, _run: &crate::sys::unitrun::UnitRun, _keep_runtime: bool) {}
 
     fn teardown_cgroups(&self) {}

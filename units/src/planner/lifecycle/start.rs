@@ -118,6 +118,12 @@ impl Planner {
         self.set_state(u, UnitState::Starting, "starting");
         if has_main {
             self.spawn(u, Role::Main);
+        } else if kind.row().ready == Ready::Adopted {
+            let spec = self.records[u.index()]
+                .running_spec
+                .clone()
+                .unwrap_or_else(|| self.graph.node(u).spec.clone());
+            self.actions.push(Action::Adopt { unit: u, spec });
         } else if let Ready::Armed(arm) = kind.row().ready {
             // A socket or path unit: the init binds or watches; up at its
             // answer.
@@ -208,7 +214,9 @@ impl Planner {
         let spec = self.spec_of(u);
         let (kind, ready_wait, ready_grep) =
             (spec.kind, spec.ready_wait, spec.ready_grep.is_some());
-        if kind.row().ready == Ready::Spawned {
+        if kind.row().ready == Ready::Adopted {
+            self.become_up(u, "running");
+        } else if kind.row().ready == Ready::Spawned {
             if let Some(w) = ready_wait {
                 // One timer per unit: a ready-wait that would end after the
                 // start timeout leaves the start timeout in place (the start
@@ -257,6 +265,7 @@ impl Planner {
             | Ready::Pidfile
             | Ready::Spawned
             | Ready::Notified
+            | Ready::Adopted
             | Ready::AtOnce
             | Ready::Clock
             | Ready::Armed(_) => {

@@ -121,6 +121,7 @@ fn describe(a: &Action) -> String {
         Action::CheckConditions { .. } => "check conditions".to_string(),
         Action::SaveTimerStamp { .. } => "save the timer's stamp".to_string(),
         Action::Arm { .. } => "arm".to_string(),
+        Action::Adopt { .. } => "adopt".to_string(),
         Action::Disarm { .. } => "disarm".to_string(),
     }
 }
@@ -976,4 +977,82 @@ fn unlisted_pairs_change_nothing() {
             assert_eq!(before, after, "{what}: nothing changes");
         }
     }
+}
+
+// ----- a scope: processes adopted, not spawned -----------------------------
+
+/// A scope as logind makes one over D-Bus: no command, its processes
+/// given.
+fn scope() -> T {
+    let mut s = UnitSpec::new("svc", UnitType::Scope);
+    s.restart = RestartPolicy::No;
+    s.extras.context.send_sighup = true;
+    T::new(s)
+}
+
+/// Its start asks the init to adopt its processes, and it is up once the
+/// first of them is reported as its main process; their end (the init
+/// reports the main process's exit once none is left) ends it without a
+/// failure.
+#[test]
+fn a_scope_is_adopted_up_at_once_and_ends_with_its_processes() {
+    let mut t = scope();
+    let a = t.p.take_actions();
+    assert_eq!(a.iter().map(describe).collect::<Vec<_>>(), ["adopt"]);
+    assert_eq!(t.phase(), Phase::Main);
+    assert_eq!(t.state(), UnitState::Starting);
+    let pid = 4242;
+    t.p.fact(
+        Fact::Spawned {
+            unit: U,
+            role: Role::Main,
+            pid,
+        },
+        t.now,
+    );
+    assert_eq!(t.phase(), Phase::Up);
+    assert_eq!(t.state(), UnitState::Running);
+    t.exited(pid, ExitStatus::Code(0));
+    assert_eq!(t.phase(), Phase::Idle);
+    assert_ne!(t.state(), UnitState::Failed);
+}
+
+/// A scope whose processes cannot be adopted (gone already) fails.
+#[test]
+fn a_scope_that_cannot_adopt_fails() {
+    let mut t = scope();
+    t.p.take_actions();
+    t.p.fact(
+        Fact::SpawnFailed {
+            unit: U,
+            role: Role::Main,
+            error: "process 4242: no such process".into(),
+        },
+        t.now,
+    );
+    assert_eq!(t.state(), UnitState::Failed);
+}
+
+/// Its stop signals its processes (the kill signal, then SIGHUP as
+/// `SendSIGHUP=` asks), and it stops once they are gone.
+#[test]
+fn a_scope_stops_by_signalling_its_processes() {
+    let mut t = scope();
+    t.p.take_actions();
+    let pid = 4242;
+    t.p.fact(
+        Fact::Spawned {
+            unit: U,
+            role: Role::Main,
+            pid,
+        },
+        t.now,
+    );
+    t.p.shutdown(t.now);
+    assert_eq!(t.phase(), Phase::Stopping);
+    let kills: Vec<String> = t.p.take_actions().iter().map(describe).collect();
+    assert!(kills.iter().any(|k| k.contains("SIGTERM")), "{kills:?}");
+    assert!(kills.iter().any(|k| k.contains("SIGHUP")), "{kills:?}");
+    t.exited(pid, ExitStatus::Signal(15));
+    assert_eq!(t.phase(), Phase::Idle);
 }

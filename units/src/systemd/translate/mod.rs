@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod mount;
+pub use mount::mounts_for;
 mod rules;
 mod unit;
 
@@ -492,7 +493,7 @@ impl Tr<'_> {
                     if given {
                         continue;
                     }
-                    if types == keys::PROCESS {
+                    if types == keys::SPAWNING {
                         self.error(Pos::default(), format!("[{sec}] has no {sd}="));
                     } else {
                         self.error(

@@ -111,7 +111,7 @@ fn timeout_sec(m: &mut MountKeys, t: &mut Tr<'_>, p: Pos, _: &str, v: &str) {
 /// (`-.mount`) first: what `RequiresMountsFor=PATH` pulls in. A path that
 /// cannot be escaped (a `..` in it) gives none; a name with an escape in
 /// it (`\x2d`) is left out: no unit of flotilla's can have it.
-pub(super) fn mounts_for(path: &str) -> Vec<String> {
+pub fn mounts_for(path: &str) -> Vec<String> {
     let mut out = vec!["-.mount".to_string()];
     let mut prefix = String::new();
     for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
