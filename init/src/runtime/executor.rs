@@ -129,11 +129,12 @@ impl<S: Sys> Runtime<S> {
     /// `process` signals the leader alone, `mixed` the leader alone but
     /// for `SIGKILL`, `none` nobody.
     fn signal(&mut self, unit: UnitId, whom: Whom, signal: Signal) {
+        let slot = self.slots.get(unit);
+        let run = slot.and_then(|s| s.run.as_deref());
         // A scope's processes are not in process groups of the init's
         // making: its leader's group may reach beyond it. Its cgroup (or,
         // without one, each of its processes) stands for it.
-        let scope = self.signal_scope(unit, signal.0);
-        let run = self.slots.get(unit).and_then(|s| s.run.as_deref());
+        let adopted = slot.and_then(|s| s.adopted.as_deref());
         let mode = run.map_or(KillMode::ControlGroup, |r| r.kill_mode());
         let whole = match (mode, whom) {
             (_, Whom::Process(_)) => false,
@@ -143,7 +144,9 @@ impl<S: Sys> Runtime<S> {
             (KillMode::ControlGroup, _) => true,
         };
         let whom = match whom {
-            Whom::Group(p) | Whom::GroupAndLeader(p) if !whole || scope => Whom::Process(p),
+            Whom::Group(p) | Whom::GroupAndLeader(p) if !whole || adopted.is_some() => {
+                Whom::Process(p)
+            }
             w => w,
         };
         let res = match whom {
@@ -166,6 +169,9 @@ impl<S: Sys> Runtime<S> {
                 };
                 self.sys
                     .signal_unit(run, signal.0, Reached { group, process });
+            }
+            if let Some(a) = adopted {
+                self.sys.signal_adopted(&a.adoption, signal.0, a.leader);
             }
         }
         match res {

@@ -148,7 +148,7 @@ impl<S: Sys> Runtime<S> {
             return;
         }
         // A pidfd that fired is done with.
-        if a.adoption.fds().contains(&fd) {
+        if a.adoption.holds(fd) {
             return;
         }
         a.fds.retain(|(f, _)| *f != fd);
@@ -168,19 +168,6 @@ impl<S: Sys> Runtime<S> {
             pid,
             status: ExitStatus::Code(0),
         });
-    }
-
-    /// Signals the processes of scope `unit` but its main one when it
-    /// has no cgroup to reach them; whether it is a scope holding
-    /// processes at all.
-    pub(super) fn signal_scope(&mut self, unit: UnitId, signal: i32) -> bool {
-        match self.slots.get(unit).and_then(|s| s.adopted.as_deref()) {
-            Some(a) => {
-                self.sys.signal_adopted(&a.adoption, signal, a.leader);
-                true
-            }
-            None => false,
-        }
     }
 
     /// Takes the scopes that ended out of the unit set (after each batch

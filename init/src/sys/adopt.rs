@@ -42,6 +42,16 @@ impl Adoption {
             Adoption::Pids(p) => p.iter().map(|(_, fd)| fd.as_raw_fd()).collect(),
         }
     }
+
+    /// Whether `fd` is still one of its descriptors (the cgroup's inotify
+    /// instance stays; a pidfd whose process ended is dropped by
+    /// [`any_left`]).
+    pub fn holds(&self, fd: RawFd) -> bool {
+        match self {
+            Adoption::Cgroup { inotify, .. } => inotify.as_raw_fd() == fd,
+            Adoption::Pids(p) => p.iter().any(|(_, f)| f.as_raw_fd() == fd),
+        }
+    }
 }
 
 /// Moves `pids` into the run's cgroup (if it has one) and watches them.
