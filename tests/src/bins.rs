@@ -105,6 +105,11 @@ pub fn busd() -> PathBuf {
     bin("flotilla-busd", "flotilla-bus", "bus")
 }
 
+/// The `flotilla-pam` binary (the PAM session of `PAMName=`).
+pub fn pam() -> PathBuf {
+    bin("flotilla-pam", "flotilla-pam", "pam")
+}
+
 /// The `flotilla-logd` binary (the log writer).
 pub fn logd() -> PathBuf {
     bin("flotilla-logd", "flotilla-logd", "logd")

@@ -358,7 +358,7 @@ impl<S: Sys> Runtime<S> {
             });
             argv = &expanded;
         }
-        let argv0 = command.is_some_and(|c| c.argv0);
+        let mut argv0 = command.is_some_and(|c| c.argv0);
         // New pipes for this process; the init keeps only the read ends.
         let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
@@ -367,6 +367,18 @@ impl<S: Sys> Runtime<S> {
         if journal.is_some() {
             // Room for the stream's `DEV:INO`, which the child writes.
             let _ = env.set("JOURNAL_STREAM", &"0".repeat(STREAM_ID_ROOM));
+        }
+        // PAMName= with User=: the helper opens the session and changes
+        // the identity (`sys/pam.rs`).
+        let session;
+        let mut own_identity = privileges == Privileges::Unit;
+        if let (true, Some(service)) = (own_identity, &ctx.pam_name) {
+            session = self.pam_command(service, &creds, ctx, argv, argv0, env.get("PATH"))?;
+            if let Some(command) = &session {
+                argv = command;
+                argv0 = false;
+                own_identity = false;
+            }
         }
         let res = {
             let [stdin, stdout, stderr] = streams(
@@ -380,7 +392,7 @@ impl<S: Sys> Runtime<S> {
                 .stdin(stdin)
                 .stdout(stdout)
                 .stderr(stderr);
-            if privileges == Privileges::Unit {
+            if own_identity {
                 req = req.credentials(&creds);
             }
             if let Some(c) = run.child(privileges == Privileges::Full) {

@@ -37,6 +37,7 @@ mod generators;
 mod held;
 mod instances;
 mod logfeed;
+mod pam;
 mod reexec;
 pub use reexec::start;
 mod reports;

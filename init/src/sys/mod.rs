@@ -76,6 +76,7 @@ pub mod listen;
 mod mount_api;
 mod mount_steps;
 pub mod mountinfo;
+pub mod pam;
 pub mod paths;
 mod private_dev;
 pub mod real;

@@ -9,6 +9,7 @@ mod deps;
 mod generators;
 mod logs;
 mod mounts;
+mod pam;
 mod paths;
 mod providers;
 mod pull;

@@ -84,6 +84,7 @@ pub enum Key {
     IoSchedulingPriority,
     UnsetEnvironment,
     SendSighup,
+    PamName,
     SyslogIdentifier,
     SyslogLevel,
     SyslogLevelPrefix,
@@ -106,7 +107,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 86] = [
+const TABLE: [(Key, &str, &str); 87] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -328,6 +329,7 @@ const TABLE: [(Key, &str, &str); 86] = [
         "unset-environment",
     ),
     (Key::SendSighup, "SendSIGHUP", "send-sighup"),
+    (Key::PamName, "PAMName", "pam-name"),
     (
         Key::SyslogIdentifier,
         "SyslogIdentifier",

@@ -15,7 +15,7 @@
 //! | --- | --- |
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
-//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `SendSIGHUP=`, `UnsetEnvironment=` |
+//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `SendSIGHUP=`, `UnsetEnvironment=`, `PAMName=` |
 //! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
@@ -64,8 +64,8 @@ use input::{Input, Tty};
 use journal::Syslog;
 use limits::{parse_rlimit, Rlimit, RlimitValue};
 use process::{
-    assign_unset, parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output, parse_umask,
-    KillMode, Output,
+    assign_unset, parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output,
+    parse_pam_name, parse_umask, KillMode, Output,
 };
 use resources::{parse_cpu_quota, parse_memory, parse_tasks, parse_weight, Resources};
 use sandbox::{
@@ -125,6 +125,10 @@ pub struct ServiceContext {
     /// and other programs that take it as the line's end).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub send_sighup: bool,
+    /// `PAMName=`: with `User=`, the processes run inside a session of
+    /// this PAM service (`flotilla-pam`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pam_name: Option<String>,
     /// `UnsetEnvironment=`: variables (`NAME`) or assignments
     /// (`NAME=value`) taken out of the environment last.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -264,6 +268,7 @@ impl ServiceContext {
             Key::KillMode => self.kill_mode = or_default(empty, value, parse_kill_mode)?,
             Key::IgnoreSigpipe => self.keep_sigpipe = !empty && !parse_bool(value)?,
             Key::SendSighup => self.send_sighup = flag(value)?,
+            Key::PamName => self.pam_name = optional(empty, value, parse_pam_name)?,
             Key::SyslogIdentifier => {
                 self.syslog.identifier = optional(empty, value, journal::parse_identifier)?
             }

@@ -1,6 +1,6 @@
 //! The per-process keys that are plain values: `UMask=`, `Nice=`,
-//! `OOMScoreAdjust=`, `StandardOutput=`/`StandardError=`, `KillMode=` and
-//! `UnsetEnvironment=`.
+//! `OOMScoreAdjust=`, `StandardOutput=`/`StandardError=`, `KillMode=`,
+//! `UnsetEnvironment=` and `PAMName=`.
 
 use std::path::PathBuf;
 
@@ -131,6 +131,21 @@ pub fn assign_unset(list: &mut Vec<String>, value: &str) -> Result<(), String> {
     }
     list.extend(entries);
     Ok(())
+}
+
+/// `PAMName=`: a PAM service, the name of a file in `/etc/pam.d`.
+pub(crate) fn parse_pam_name(v: &str) -> Result<String, String> {
+    if v == "."
+        || v == ".."
+        || v.contains('/')
+        || v.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(format!(
+            "`{}` is not a PAM service (the name of a file in /etc/pam.d)",
+            v.escape_debug()
+        ));
+    }
+    Ok(v.to_string())
 }
 
 #[cfg(test)]

@@ -325,6 +325,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("SendSIGHUP", "yes", "x", "`x` is not a boolean"),
     (
+        "PAMName",
+        "systemd-user",
+        "../shadow",
+        "`../shadow` is not a PAM service (the name of a file in /etc/pam.d)",
+    ),
+    (
         "SyslogIdentifier",
         "nginx",
         "a\nb",
