@@ -7,6 +7,7 @@
 
 pub mod activation;
 pub mod answer;
+pub mod bus_names;
 pub mod error;
 pub mod escape;
 pub mod hub;

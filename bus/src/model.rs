@@ -82,9 +82,12 @@ fn is_alias(name: &str, sysname: &str, s: &UnitStatus) -> bool {
     suffix.is_some_and(|x| name.ends_with(x)) && s.provides.iter().any(|p| p == name)
 }
 
-/// systemd's `ActiveState` of a flotilla state.
-pub fn active_state(state: UnitState) -> &'static str {
+/// systemd's `ActiveState` of a flotilla state of a unit of `kind`.
+pub fn active_state(kind: UnitType, state: UnitState) -> &'static str {
     match state {
+        // A scope whose processes have all ended is over, as systemd's
+        // (`inactive`); it then leaves the unit set.
+        UnitState::Exited if kind == UnitType::Scope => "inactive",
         UnitState::Running | UnitState::Exited => "active",
         UnitState::Reloading => "reloading",
         UnitState::Starting => "activating",
@@ -102,6 +105,7 @@ pub fn sub_state(kind: UnitType, state: UnitState) -> &'static str {
         UnitType::Virtual if up => "active",
         UnitType::Timer | UnitType::Path if up => "waiting",
         UnitType::Socket if up => "listening",
+        UnitType::Scope if state == UnitState::Exited => "dead",
         _ => match state {
             UnitState::Running => "running",
             UnitState::Exited => "exited",

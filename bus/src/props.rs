@@ -94,7 +94,10 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
             Value::from(s.description.clone().unwrap_or(id)),
         ),
         ("LoadState", Value::from(load)),
-        ("ActiveState", Value::from(model::active_state(s.state))),
+        (
+            "ActiveState",
+            Value::from(model::active_state(s.kind, s.state)),
+        ),
         ("FreezerState", Value::from("running")),
         ("SubState", Value::from(model::sub_state(s.kind, s.state))),
         ("FragmentPath", Value::from(source)),
@@ -224,6 +227,32 @@ pub fn type_props(s: &UnitStatus) -> Props {
         }
     }
     out
+}
+
+/// The type interface of a name the init does not have, by its suffix, as
+/// systemd serves it for a unit it cannot load (`loginctl session-status`
+/// asks a scope that has ended for its `ControlGroup`): systemd's values
+/// for "none". `None` for a suffix systemd has no interface for.
+pub fn not_found_type(name: &str) -> Option<(&'static str, Props)> {
+    let suffix = name.rsplit_once('.').map_or("", |(_, s)| s);
+    let iface = match suffix {
+        "service" => "org.freedesktop.systemd1.Service",
+        "socket" => "org.freedesktop.systemd1.Socket",
+        "timer" => "org.freedesktop.systemd1.Timer",
+        "path" => "org.freedesktop.systemd1.Path",
+        "scope" => "org.freedesktop.systemd1.Scope",
+        "slice" => "org.freedesktop.systemd1.Slice",
+        "mount" => "org.freedesktop.systemd1.Mount",
+        "target" => return Some(("org.freedesktop.systemd1.Target", Vec::new())),
+        _ => return None,
+    };
+    Some((
+        iface,
+        vec![
+            ("ControlGroup", Value::from("")),
+            ("Result", Value::from("success")),
+        ],
+    ))
 }
 
 /// `org.freedesktop.systemd1.Unit` of a name the init does not have:

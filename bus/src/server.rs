@@ -5,7 +5,8 @@
 //! as systemd's `not-found`), a job (`…/job/N`) — with
 //! `org.freedesktop.DBus.Properties`, `Introspectable` and `Peer` on each.
 //! A change is allowed to root only ([`Caller`]). On the system bus, the
-//! bus's own activation requests are served too (`crate::activation`).
+//! bus's own activation requests are served too (`crate::activation`), and
+//! its name changes told to the init (`crate::bus_names`).
 
 use crate::answer::Answer;
 use crate::error::BusError;
@@ -37,10 +38,19 @@ pub enum Caller {
 pub async fn serve(hub: Arc<Hub>, conn: zbus::Connection, caller: Caller) {
     hub.add_peer(conn.clone());
     let mut stream = zbus::MessageStream::from(&conn);
+    if let Caller::Bus = caller {
+        crate::bus_names::start(&hub, &conn).await;
+    }
     while let Some(msg) = stream.next().await {
         let Ok(msg) = msg else { continue };
         if let (Caller::Bus, Some(unit)) = (caller, crate::activation::request(&msg)) {
             tokio::spawn(crate::activation::activate(hub.clone(), conn.clone(), unit));
+            continue;
+        }
+        // In order, here: a name taken and given up again must reach the
+        // init in that order.
+        if let (Caller::Bus, Some((name, owned))) = (caller, crate::bus_names::change(&msg)) {
+            crate::bus_names::changed(&hub, name, owned).await;
             continue;
         }
         if msg.message_type() != Type::MethodCall {
@@ -238,7 +248,10 @@ impl Object {
                 let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
                 vec![(MANAGER, props::manager(&sys, jobs, init_started()))]
             }
-            Object::Unit(name, None) => vec![(UNIT, props::not_found(name))],
+            Object::Unit(name, None) => props::not_found_type(name)
+                .into_iter()
+                .chain([(UNIT, props::not_found(name))])
+                .collect(),
             Object::Unit(_, Some(s)) => {
                 let job = hub.job_of(&systemd_name(s)).map(|(id, _)| id);
                 // systemd's order: the type interface's, then the unit's.

@@ -285,6 +285,23 @@ fn busctl_introspects_and_calls_the_manager() {
         assert!(out.stdout.contains(member), "{member}: {out:?}");
     }
 
+    // A unit the init does not have (a session's scope that has ended)
+    // still has its type's interface, with systemd's "none" values:
+    // `loginctl session-status` reads its `ControlGroup`.
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/session_2d9_2escope",
+            "org.freedesktop.systemd1.Scope",
+            "ControlGroup",
+        ],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "s \"\"\n");
+
     let out = busctl(
         &bus.socket,
         None,
@@ -710,7 +727,8 @@ fn a_bus_name_is_activated_through_the_manager() {
         ],
     );
     out.expect(0);
-    assert_eq!(init.unit("echo-name.service").state, UnitState::Running);
+    // Type=dbus: running once the bus's name change reached the init.
+    init.wait_state("echo-name.service", UnitState::Running);
     let out = busctl(
         &bus.socket,
         None,
@@ -728,6 +746,55 @@ fn a_bus_name_is_activated_through_the_manager() {
         out.stderr.contains("Unit nothere.service not found"),
         "not systemd's NoSuchUnit: {out:?}"
     );
+}
+
+/// `Type=dbus`: the unit is `starting` until its process takes its
+/// `BusName=` on the system bus (busd tells the init the bus's names), and
+/// then `running`; a unit whose name is already owned when it starts is
+/// running at once.
+#[test]
+fn a_dbus_service_is_ready_when_it_takes_its_name() {
+    let dir = TestDir::new();
+    let socket = dir.join("bus");
+    let fifo = dir.join("go");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    // Takes its name once the test writes to the FIFO.
+    dir.file(
+        "units/late.service",
+        &format!(
+            "[Service]\nType=dbus\nBusName=org.flotilla.Late\n\
+             Environment=DBUS_SYSTEM_BUS_ADDRESS=unix:path={}\n\
+             ExecStart=/bin/sh -c 'read x < {}; exec /usr/bin/dbus-test-tool echo --system \
+             --name=org.flotilla.Late'\n",
+            socket.display(),
+            fifo.display()
+        ),
+    );
+    let init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(&bus.socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+    init.ctl(&["start", "--no-block", "late.service"]).expect(0);
+    let st = init.wait_state("late.service", UnitState::Starting);
+    assert!(st.pid.is_some(), "{st:?}");
+    std::fs::write(&fifo, "go\n").expect("write the FIFO");
+    let st = init.wait_state("late.service", UnitState::Running);
+    assert_eq!(st.status, "ready (its D-Bus name is taken)");
+    // Another unit for the same name, owned already: up at once.
+    dir.file(
+        "units/again.service",
+        "[Service]\nType=dbus\nBusName=org.flotilla.Late\nExecStart=/bin/sleep 1000\n",
+    );
+    init.ctl(&["reload"]).expect(0);
+    init.ctl(&["start", "again.service"]).expect(0);
+    init.wait_state("again.service", UnitState::Running);
 }
 
 /// Debian's `poweroff` is `systemctl poweroff`: with no logind to ask, it
@@ -847,8 +914,14 @@ fn systemd_run_scope_adopts_the_command() {
     if cgroup(web).contains("/web") {
         assert!(cgroup(pid).contains("/probe.scope"), "{}", cgroup(pid));
     }
-    // Its last process ends: so does the scope, which leaves the set.
+    // Its last process ends: so does the scope, which leaves the set. Its
+    // end is reported first (logind learns that a session is over from the
+    // scope's `PropertiesChanged`, which busd sends for each change).
+    let mut changes = init.subscribe();
     procs::signal(pid, libc::SIGTERM);
+    changes.until("the scope's end", |u| {
+        u.unit == "probe.scope" && u.state != UnitState::Running
+    });
     wait_for(WAIT, "the ended scope to leave the unit set", || {
         init.status()
             .units

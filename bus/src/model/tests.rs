@@ -89,13 +89,17 @@ fn states_in_systemds_words() {
         (Waiting, "inactive", "dead"),
     ];
     for (st, active, sub) in cases {
-        assert_eq!(active_state(st), active);
+        assert_eq!(active_state(UnitType::Oneshot, st), active);
         assert_eq!(sub_state(UnitType::Oneshot, st), sub);
     }
     assert_eq!(sub_state(UnitType::Virtual, Running), "active");
     assert_eq!(sub_state(UnitType::Timer, Running), "waiting");
     assert_eq!(sub_state(UnitType::Socket, Running), "listening");
     assert_eq!(sub_state(UnitType::Socket, Disabled), "dead");
+    // A scope whose processes have ended is over.
+    assert_eq!(active_state(UnitType::Scope, Exited), "inactive");
+    assert_eq!(sub_state(UnitType::Scope, Exited), "dead");
+    assert_eq!(active_state(UnitType::Scope, Running), "active");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::reports::log_replies;
 use super::{kind_name, Runtime};
 use crate::control::{ConnId, Incoming, Watch};
 use crate::sys::Sys;
-use flotilla_units::planner::{ReloadError, RestartError};
+use flotilla_units::planner::{Fact, ReloadError, RestartError};
 use flotilla_units::protocol::{
     AnalyzeData, BadRequest, Edge, ErrorCode, LogSource, Reply, Request, UnitTiming,
 };
@@ -111,6 +111,23 @@ impl<S: Sys> Runtime<S> {
             } => {
                 let r = self.kill_unit(&unit, signal, main_only);
                 self.reply(c, r);
+            }
+            Request::BusNames {
+                owned,
+                released,
+                whole,
+            } => {
+                let message = format!(
+                    "{} bus names owned, {} released",
+                    owned.len(),
+                    released.len()
+                );
+                self.fact(Fact::BusNames {
+                    owned,
+                    released,
+                    whole,
+                });
+                self.reply(c, Reply::Accepted { message });
             }
             Request::Logs {
                 unit,

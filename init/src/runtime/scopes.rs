@@ -202,6 +202,10 @@ impl<S: Sys> Runtime<S> {
         if gone.is_empty() {
             return false;
         }
+        // Their end reaches the watchers before they leave the set (after
+        // it they have no status to report): logind learns of a session's
+        // end from the scope's change (`PropertiesChanged`, busd).
+        self.report_changes();
         let r = self.patch_transient(RUN_SET.to_string(), Vec::new(), gone);
         matches!(r, flotilla_units::protocol::Reply::Applied(_))
     }

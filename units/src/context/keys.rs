@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 86 + 16);
+        assert_eq!(all.len(), 87 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -45,6 +45,8 @@ pub enum Invalid {
     /// An environment variable name that is empty, or has `=`, blanks or
     /// control characters.
     VariableName,
+    /// Not a D-Bus well-known name.
+    BusName,
 }
 
 impl fmt::Display for Invalid {
@@ -66,6 +68,7 @@ impl fmt::Display for Invalid {
                 f,
                 "a variable name has no `=`, blanks or control characters"
             ),
+            Invalid::BusName => write!(f, "not a D-Bus well-known name"),
         }
     }
 }
@@ -76,6 +79,22 @@ pub fn name(s: &str) -> Result<(), Invalid> {
         Ok(())
     } else {
         Err(Invalid::Name)
+    }
+}
+
+/// A D-Bus well-known name: at most 255 characters, two or more elements
+/// separated by `.`, each of `[A-Za-z0-9_-]` and not starting with a digit.
+pub fn bus_name(v: &str) -> Result<(), Invalid> {
+    let element = |e: &str| {
+        !e.is_empty()
+            && !e.starts_with(|c: char| c.is_ascii_digit())
+            && e.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    if v.len() <= 255 && v.split('.').count() >= 2 && v.split('.').all(element) {
+        Ok(())
+    } else {
+        Err(Invalid::BusName)
     }
 }
 

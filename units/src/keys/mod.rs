@@ -75,6 +75,8 @@ pub enum Slot<'a> {
     Timeout(&'a mut Duration),
     /// A regular expression.
     Regex(&'a mut Option<String>),
+    /// A D-Bus well-known name ([`check::bus_name`]).
+    BusName(&'a mut Option<String>),
     /// An absolute path.
     Path(&'a mut Option<PathBuf>),
     /// A restart policy.
@@ -170,7 +172,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 59] = [
+const BASE_KEYS: [Key; 60] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -414,6 +416,13 @@ const BASE_KEYS: [Key; 59] = [
         slot: |s| Slot::Regex(&mut s.ready_grep),
     },
     Key {
+        name: "ready-bus-name",
+        // Read from `BusName=` only with `Type=dbus` (`rules::OWN`).
+        systemd: &[],
+        applies_to: SUPERVISED,
+        slot: |s| Slot::BusName(&mut s.extras.ready_bus_name),
+    },
+    Key {
         name: "pidfile",
         systemd: &[("Service", "PIDFile")],
         applies_to: PIDFILE,
@@ -615,6 +624,8 @@ pub const RULES: &[Rule] = &[
     Rule::Needs(TRIGGERS, "triggers", "the unit it starts"),
     Rule::Needs(PIDFILE, "pidfile", "where the daemon writes its PID"),
     Rule::Exclusive("ready-wait", "ready-grep"),
+    Rule::Exclusive("ready-wait", "ready-bus-name"),
+    Rule::Exclusive("ready-grep", "ready-bus-name"),
     // It would run again every time it finishes.
     Rule::NoRestart(UnitType::Oneshot, RestartPolicy::Always),
 ];

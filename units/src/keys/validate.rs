@@ -141,6 +141,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
                 s.is_some()
             }
             Slot::Regex(pattern) => check_given(pattern, check::regex, &mut bad),
+            Slot::BusName(name) => check_given(name, check::bus_name, &mut bad),
             Slot::Path(path) => {
                 if let Some(p) = path {
                     check_path(p, &mut bad);

@@ -267,6 +267,18 @@ impl<'n> Unit<'_, 'n, '_> {
         }
     }
 
+    pub(super) fn bus_name(&mut self, e: &Entry<'n>) -> Option<String> {
+        let name = self.text(e, "a D-Bus name")?;
+        match check::bus_name(&name) {
+            Ok(()) => Some(name),
+            Err(why) => {
+                self.sink
+                    .error(e.value.pos, format!("`{}`: `{name}` is {why}", e.key));
+                None
+            }
+        }
+    }
+
     pub(super) fn restart(&mut self, e: &Entry<'n>) -> Option<RestartPolicy> {
         let policies = ["no", "on-failure", "always"];
         let text = match &e.value.value {

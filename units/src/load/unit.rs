@@ -183,6 +183,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             Slot::Duration(f) => *f = self.duration(e).unwrap_or(*f),
             Slot::Timeout(f) => *f = self.positive_duration(e).unwrap_or(*f),
             Slot::Regex(f) => *f = self.regex(e),
+            Slot::BusName(f) => *f = self.bus_name(e),
             Slot::Path(f) => *f = self.path(e),
             Slot::Restart(f) => *f = self.restart(e).unwrap_or(*f),
             Slot::Signal(f) => *f = self.signal(e).unwrap_or(*f),

@@ -153,6 +153,18 @@ pub enum Fact {
         msg: Notify,
     },
     /// A line of the unit's output matched `ready-grep`.
+    /// D-Bus names taken or given up on the system bus (`flotilla-busd`
+    /// reports them); `whole`: `owned` is every name owned, any other is
+    /// not.
+    BusNames {
+        /// Names now owned.
+        owned: Vec<String>,
+        /// Names no longer owned.
+        released: Vec<String>,
+        /// `owned` is the whole list.
+        whole: bool,
+    },
+    /// A line of output matched `ready-grep`.
     ReadyLine {
         /// The unit.
         unit: UnitId,

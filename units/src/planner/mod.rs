@@ -304,6 +304,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
+mod bus_names;
 mod carry;
 mod conditions;
 mod deps;
@@ -421,6 +422,8 @@ pub struct Planner {
     triggered: Vec<triggered::Triggered>,
     /// What timers read besides the monotonic clock (`timers.rs`).
     timer_env: Box<TimerEnv>,
+    /// The D-Bus names owned on the system bus (`bus_names.rs`).
+    bus_names: BTreeSet<String>,
 }
 
 impl Planner {
@@ -487,6 +490,7 @@ impl Planner {
             held: Vec::new(),
             triggered: Vec::new(),
             timer_env: Box::new(timer_env),
+            bus_names: BTreeSet::new(),
         }
     }
 
@@ -664,6 +668,11 @@ impl Planner {
             }
             Fact::Notify { unit, msg } => self.notify(unit, msg),
             Fact::ReadyLine { unit } => self.step(unit, Event::ReadyLine),
+            Fact::BusNames {
+                owned,
+                released,
+                whole,
+            } => self.bus_names(owned, released, whole),
             Fact::Pidfile { unit, result } => self.step(unit, Event::Pidfile(result)),
             Fact::Checked { unit, outcome } => self.step(unit, Event::Checked(outcome)),
             Fact::Armed { unit, result } => self.step(unit, Event::Armed(result)),

@@ -182,6 +182,21 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         main_only: bool,
     },
+    /// D-Bus names taken or given up on the system bus, as
+    /// `flotilla-busd` sees them ([`Reply::Accepted`]): a unit with
+    /// `ready-bus-name` (systemd's `Type=dbus`) is ready once its name is
+    /// owned. `whole`: `owned` lists every name owned now.
+    BusNames {
+        /// Names now owned.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        owned: Vec<String>,
+        /// Names no longer owned.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        released: Vec<String>,
+        /// `owned` is the whole list.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        whole: bool,
+    },
     /// A unit's captured output ([`Reply::Log`] lines, then [`Reply::LogEnd`]
     /// unless `follow`).
     Logs {
@@ -326,6 +341,7 @@ impl Request {
                 | Request::Restart { .. }
                 | Request::ReloadUnit { .. }
                 | Request::KillUnit { .. }
+                | Request::BusNames { .. }
                 | Request::ResetFailed { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }

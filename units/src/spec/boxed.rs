@@ -32,6 +32,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     },
     watchdog: None,
     on_failure: Vec::new(),
+    ready_bus_name: None,
     sockets: Vec::new(),
     requisite: Vec::new(),
     part_of: Vec::new(),

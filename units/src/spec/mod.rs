@@ -498,6 +498,11 @@ pub struct ExtraFields {
     /// Units started when this one fails for good (no restart pending).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_failure: Vec<String>,
+    /// The D-Bus name whose taking makes the unit ready (systemd's
+    /// `Type=dbus` with `BusName=`): a `foreground-supervised` unit with
+    /// it is `starting` until `flotilla-busd` reports the name owned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_bus_name: Option<String>,
     /// Socket units whose sockets the main process is handed besides
     /// those of the sockets that trigger it (`Sockets=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -122,10 +122,10 @@ fn the_keys_the_docs_list() {
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
     // `requisite`, `part-of`, `upholds`, `sockets`, `restart-kill-signal`,
-    // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`
-    // and `propagates-reload-to` (24), 52 trigger settings, 33 conditions
-    // and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 24 + 52 + 66);
+    // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
+    // `propagates-reload-to` and `ready-bus-name` (25), 52 trigger settings,
+    // 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 36 + 25 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -162,6 +162,7 @@ fn the_keys_the_docs_list() {
         "part-of",
         "start-limit-interval-sec",
         "start-limit-burst",
+        "ready-bus-name",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }

@@ -117,14 +117,32 @@ fn types() {
     // The last Type= wins.
     let s = clean(svc("Type=forking\nType=simple\nExecStart=/bin/x"));
     assert_eq!(s.kind, UnitType::ForegroundSupervised);
-    // Types run as the nearest flotilla type, with a warning.
-    let s = warned(
-        svc("Type=dbus\nBusName=org.x\nExecStart=/bin/x"),
-        &[
-            "u/web.service:2:1: warning: Type=dbus is run as foreground-supervised: readiness on BusName= is not supported",
-        ],
+    // Type=dbus: ready once BusName= is owned, whichever key comes first;
+    // for any other type BusName= is only a label.
+    for text in [
+        "Type=dbus\nBusName=org.x.Web\nExecStart=/bin/x",
+        "BusName=org.x.Web\nType=dbus\nExecStart=/bin/x",
+    ] {
+        let s = clean(svc(text));
+        assert_eq!(s.kind, UnitType::ForegroundSupervised);
+        assert_eq!(s.extras.ready_bus_name.as_deref(), Some("org.x.Web"));
+    }
+    let s = clean(svc("BusName=org.x.Web\nExecStart=/bin/x"));
+    assert_eq!(s.extras.ready_bus_name, None);
+    let p = svc("Type=dbus\nExecStart=/bin/x");
+    assert_eq!(
+        diags(&p),
+        ["u/web.service:2:1: Type=dbus needs BusName= (the name whose taking makes it ready)"]
     );
-    assert_eq!(s.kind, UnitType::ForegroundSupervised);
+    let p = svc("Type=dbus\nBusName=org.x.1\nExecStart=/bin/x");
+    assert!(
+        diags(&p)
+            .iter()
+            .any(|d| d.ends_with("invalid BusName=org.x.1: not a D-Bus well-known name")),
+        "{:?}",
+        diags(&p)
+    );
+    // Types run as the nearest flotilla type, with a warning.
     let s = warned(
         svc("Type=notify-reload\nExecStart=/bin/x"),
         &["u/web.service:2:1: warning: Type=notify-reload is run as foreground-notified: reloading by signal is not supported"],

@@ -53,6 +53,8 @@ pub(super) enum Event {
     Stopping,
     /// A line of output matched `ready-grep`.
     ReadyLine,
+    /// The unit's `ready-bus-name` is owned on the system bus.
+    BusName,
     /// The pidfile was read: the PID, or why there is none.
     Pidfile(Result<i32, String>),
     /// The unit's timer fired.
@@ -109,6 +111,7 @@ impl Planner {
                 self.become_up(u, "ready")
             }
             (P::Main, E::ReadyLine) => self.become_up(u, "ready (output matched)"),
+            (P::Main, E::BusName) => self.become_up(u, "ready (its D-Bus name is taken)"),
             (P::Main, E::Timer(Timer::ReadyWait)) => {
                 self.become_up(u, "running (ready-wait elapsed)")
             }
@@ -196,6 +199,7 @@ impl Planner {
                 | E::Reloading
                 | E::Stopping
                 | E::ReadyLine
+                | E::BusName
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -213,6 +217,7 @@ impl Planner {
                 | E::Reloading
                 | E::Stopping
                 | E::ReadyLine
+                | E::BusName
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Armed(_)
@@ -229,6 +234,7 @@ impl Planner {
                 | E::Reloading
                 | E::Stopping
                 | E::ReadyLine
+                | E::BusName
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -258,6 +264,7 @@ impl Planner {
                 | E::Exited(..)
                 | E::Ready
                 | E::ReadyLine
+                | E::BusName
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -274,6 +281,7 @@ impl Planner {
                 | E::Ready
                 | E::Reloading
                 | E::ReadyLine
+                | E::BusName
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -292,6 +300,7 @@ impl Planner {
                 | E::Reloading
                 | E::Stopping
                 | E::ReadyLine
+                | E::BusName
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -310,6 +319,7 @@ impl Planner {
                 | E::Reloading
                 | E::Stopping
                 | E::ReadyLine
+                | E::BusName
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)

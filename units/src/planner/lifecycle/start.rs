@@ -212,8 +212,12 @@ impl Planner {
     pub(super) fn main_spawned(&mut self, u: UnitId, pid: i32) {
         self.records[u.index()].main_pid = Some(pid);
         let spec = self.spec_of(u);
-        let (kind, ready_wait, ready_grep) =
-            (spec.kind, spec.ready_wait, spec.ready_grep.is_some());
+        let (kind, ready_wait, ready_grep, ready_bus) = (
+            spec.kind,
+            spec.ready_wait,
+            spec.ready_grep.is_some(),
+            spec.extras.ready_bus_name.is_some(),
+        );
         if kind.row().ready == Ready::Adopted {
             self.become_up(u, "running");
         } else if kind.row().ready == Ready::Spawned {
@@ -227,6 +231,12 @@ impl Planner {
                 };
                 if start_left.is_none_or(|left| w < left) {
                     self.set_timer(u, w, Timer::ReadyWait);
+                }
+            } else if ready_bus {
+                // Already owned (a name another process held, or taken
+                // before the spawn was reported): up at once.
+                if self.bus_name_owned(u) {
+                    self.step(u, super::Event::BusName);
                 }
             } else if !ready_grep {
                 self.become_up(u, "running");

@@ -367,6 +367,51 @@ fn main_ready_line_is_up() {
 }
 
 #[test]
+fn main_with_a_bus_name_waits_for_it() {
+    let mut spec = svc(UnitType::ForegroundSupervised);
+    spec.extras.ready_bus_name = Some("org.example.Svc".into());
+    let mut t = T::new(spec.clone());
+    t.spawned(Role::Pre(0));
+    t.exited(10, OK);
+    t.spawned(Role::Main);
+    assert_eq!((t.phase(), t.state()), (Phase::Main, UnitState::Starting));
+    // Another name, or the name given up, changes nothing.
+    let names = |owned: &[&str], released: &[&str], whole| Fact::BusNames {
+        owned: owned.iter().map(|n| n.to_string()).collect(),
+        released: released.iter().map(|n| n.to_string()).collect(),
+        whole,
+    };
+    t.p.fact(
+        names(&["org.example.Other"], &["org.example.Svc"], false),
+        t.now,
+    );
+    assert_eq!(t.phase(), Phase::Main);
+    t.p.fact(names(&["org.example.Svc"], &[], false), t.now);
+    assert_eq!(
+        (t.phase(), t.status()),
+        (Phase::Up, "ready (its D-Bus name is taken)".into())
+    );
+    // Given up while up: the unit stays up (systemd does not watch it then).
+    t.p.fact(names(&[], &["org.example.Svc"], false), t.now);
+    assert_eq!(t.phase(), Phase::Up);
+
+    // A name already owned (the whole list) when the main process starts:
+    // up at once.
+    let mut t = T::new(spec);
+    t.p.fact(
+        names(&["org.example.Svc", "org.example.Other"], &[], true),
+        t.now,
+    );
+    t.spawned(Role::Pre(0));
+    t.exited(10, OK);
+    t.spawned(Role::Main);
+    assert_eq!(t.phase(), Phase::Up);
+    // A whole list without it: forgotten.
+    t.p.fact(names(&["org.example.Other"], &[], true), t.now);
+    assert!(!t.p.bus_name_owned(U));
+}
+
+#[test]
 fn main_ready_wait_is_up() {
     let mut t = main(UnitType::ForegroundNotified);
     assert!(t.step(Event::Timer(Timer::ReadyWait)).is_empty());
@@ -834,6 +879,7 @@ fn unlisted_pairs_change_nothing() {
                 exited(Role::Stop),
                 E::Ready,
                 E::ReadyLine,
+                E::BusName,
                 E::Reloading,
                 E::Stopping,
                 E::Pidfile(Err("x".into())),
@@ -857,6 +903,7 @@ fn unlisted_pairs_change_nothing() {
                     exited(Role::Reload),
                     E::Ready,
                     E::ReadyLine,
+                    E::BusName,
                     timer(Timer::ReadyWait),
                     timer(Timer::Stop),
                     timer(Timer::Abandon),
@@ -895,6 +942,7 @@ fn unlisted_pairs_change_nothing() {
                 exited(Role::StopPost(0)),
                 E::Ready,
                 E::ReadyLine,
+                E::BusName,
                 E::Pidfile(Err("x".into())),
                 timer(Timer::Start),
                 timer(Timer::ReadyWait),
@@ -913,6 +961,7 @@ fn unlisted_pairs_change_nothing() {
                 E::Reload,
                 E::Ready,
                 E::ReadyLine,
+                E::BusName,
                 E::Reloading,
                 exited(Role::Stop),
                 E::Pidfile(Err("x".into())),
@@ -931,6 +980,7 @@ fn unlisted_pairs_change_nothing() {
                 E::Reload,
                 E::Ready,
                 E::ReadyLine,
+                E::BusName,
                 exited(Role::Reload),
                 timer(Timer::Start),
                 timer(Timer::ReadyWait),
@@ -950,6 +1000,7 @@ fn unlisted_pairs_change_nothing() {
                 E::Reload,
                 E::Ready,
                 E::ReadyLine,
+                E::BusName,
                 exited(Role::Main),
                 exited(Role::StopPost(1)),
                 timer(Timer::Start),

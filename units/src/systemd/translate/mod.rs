@@ -112,18 +112,6 @@ pub fn translatable(unit_name: &str) -> bool {
     TRANSLATED_SUFFIXES.contains(&UnitName::split(unit_name).suffix.as_str())
 }
 
-/// A D-Bus well-known name: at most 255 characters, two or more elements
-/// separated by `.`, each of `[A-Za-z0-9_-]` and not starting with a digit.
-fn valid_bus_name(v: &str) -> bool {
-    let element = |e: &str| {
-        !e.is_empty()
-            && !e.starts_with(|c: char| c.is_ascii_digit())
-            && e.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    };
-    v.len() <= 255 && v.split('.').count() >= 2 && v.split('.').all(element)
-}
-
 /// systemd's booleans: fleet's ([`parse_bool`]) plus `y` and `n`.
 fn sd_bool(v: &str) -> Option<bool> {
     match v.to_ascii_lowercase().as_str() {
@@ -424,6 +412,7 @@ impl Tr<'_> {
             | Slot::Duration(_)
             | Slot::Timeout(_)
             | Slot::Regex(_)
+            | Slot::BusName(_)
             | Slot::Restart(_)
             | Slot::Integer(_) => {
                 let (sec, _) = twin.systemd.first().copied().unwrap_or(("Service", key));

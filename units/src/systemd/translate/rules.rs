@@ -42,6 +42,8 @@ pub(super) struct Reading<'a> {
     pub default_deps: bool,
     /// A mount's `[Mount]` keys (`None` for other units).
     pub mount_keys: Option<MountKeys>,
+    /// `Type=dbus`: `BusName=` is the unit's readiness.
+    pub bus_readiness: bool,
 }
 
 /// A key's reader: the reading, the key's position, its name and its
@@ -175,14 +177,15 @@ fn on_failure_job_mode(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
 }
 
 /// The name the service takes on D-Bus: for `Type=dbus`, its readiness
-/// (warned about with the type); for any other type only a label (systemd
-/// uses it to map a bus name to the unit).
+/// (`ready-bus-name`); for any other type only a label (systemd uses it to
+/// map a bus name to the unit).
 fn bus_name(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
-    if !v.is_empty() && !valid_bus_name(v) {
-        r.t.error(
-            p,
-            format!("invalid BusName={v}: not a D-Bus well-known name"),
-        );
+    if v.is_empty() {
+        r.spec.extras.ready_bus_name = None;
+    } else if let Err(why) = crate::keys::check::bus_name(v) {
+        r.t.error(p, format!("invalid BusName={v}: {why}"));
+    } else if r.bus_readiness {
+        r.spec.extras.ready_bus_name = Some(v.to_string());
     }
 }
 
@@ -212,11 +215,7 @@ fn default_dependencies(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
 /// and what is run differently is said.
 fn service_type(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
     match v {
-        "" | "simple" | "exec" | "idle" | "notify" | "forking" | "oneshot" => {}
-        "dbus" => r.t.warn(
-            p,
-            "Type=dbus is run as foreground-supervised: readiness on BusName= is not supported",
-        ),
+        "" | "simple" | "exec" | "idle" | "notify" | "forking" | "oneshot" | "dbus" => {}
         "notify-reload" => r.t.warn(
             p,
             "Type=notify-reload is run as foreground-notified: reloading by signal is not supported",

@@ -117,6 +117,7 @@ pub(crate) fn translate_at(
         permissions_start_only: false,
         default_deps: true,
         mount_keys: is_mount.then(MountKeys::default),
+        bus_readiness: type_value == "dbus",
     };
 
     read_keys(&mut r, options, positions, &n.suffix);
@@ -196,6 +197,13 @@ pub(crate) fn translate_at(
     // A mount's commands are its own (`mount.rs` said what is missing).
     if !is_mount {
         t.rules(&spec, type_index.map(pos), &type_value, &restart_at);
+    }
+    // systemd refuses a D-Bus service it cannot tell ready.
+    if type_value == "dbus" && spec.extras.ready_bus_name.is_none() {
+        t.error(
+            type_index.map(pos).unwrap_or_default(),
+            "Type=dbus needs BusName= (the name whose taking makes it ready)",
+        );
     }
     if let Some(d) = restart_sec {
         spec.restart_delay = d;

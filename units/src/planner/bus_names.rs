@@ -1,0 +1,57 @@
+//! `ready-bus-name` (systemd's `Type=dbus`): the D-Bus names owned on the
+//! system bus, as `flotilla-busd` reports them, and the units whose start
+//! waits for theirs. The init cannot watch the bus itself (the D-Bus side
+//! is busd's, docs/dbus.md); it keeps the names it was told, so that a unit
+//! whose name is already owned when its main process starts is up at once,
+//! as systemd checks the name's owner at that moment.
+
+use super::lifecycle::Event;
+use super::record::Phase;
+use super::Planner;
+use crate::graph::UnitId;
+
+impl Planner {
+    /// Takes a report of names owned and released; each unit waiting for
+    /// a name now owned is ready.
+    pub(super) fn bus_names(&mut self, owned: Vec<String>, released: Vec<String>, whole: bool) {
+        if whole {
+            self.bus_names.clear();
+        }
+        for name in &released {
+            self.bus_names.remove(name);
+        }
+        let mut taken = Vec::new();
+        for name in owned {
+            if self.bus_names.insert(name.clone()) || whole {
+                taken.push(name);
+            }
+        }
+        if taken.is_empty() {
+            return;
+        }
+        let waiting: Vec<UnitId> = self
+            .graph
+            .ids()
+            .filter(|u| self.units[u.index()].phase == Phase::Main)
+            .filter(|&u| {
+                self.spec_of(u)
+                    .extras
+                    .ready_bus_name
+                    .as_ref()
+                    .is_some_and(|n| taken.contains(n))
+            })
+            .collect();
+        for u in waiting {
+            self.step(u, Event::BusName);
+        }
+    }
+
+    /// Whether unit `u`'s `ready-bus-name` is owned now.
+    pub(super) fn bus_name_owned(&self, u: UnitId) -> bool {
+        self.spec_of(u)
+            .extras
+            .ready_bus_name
+            .as_ref()
+            .is_some_and(|n| self.bus_names.contains(n))
+    }
+}
