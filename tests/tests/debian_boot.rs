@@ -349,6 +349,54 @@ fn assert_flotilla_settled(vm: &Vm, m: &Machine, more: &[&str]) -> Vec<String> {
     rest
 }
 
+/// logind's session of an ssh login, the same under either init: the
+/// login is a session (`loginctl`) whose scope holds the login's processes
+/// (`/proc/self/cgroup`: `…/session-N.scope`), the user's runtime
+/// directory is a tmpfs (`user-runtime-dir@0.service`, which logind's
+/// start of `user@0.service` pulls in), the user manager runs (its PAM
+/// session opened by `flotilla-pam` under flotilla), and the sessions of
+/// earlier logins, all ended, are gone (logind closes a session when its
+/// scope's end is reported). Polls the guest for the last, at most 30 s.
+fn assert_login_session(vm: &Vm, m: &Machine, init: &str) {
+    let out = ssh_each(
+        vm,
+        m,
+        &[
+            "cat /proc/self/cgroup",
+            "for i in $(seq 150); do [ \"$(loginctl list-sessions --no-legend | wc -l)\" = 1 ] \
+             && break; sleep 0.2; done; loginctl list-sessions --no-legend",
+            "echo $XDG_RUNTIME_DIR; findmnt -no FSTYPE /run/user/0; stat -c %U /run/user/0",
+            "systemctl is-active user@0.service user-runtime-dir@0.service",
+        ],
+    );
+    let scope = out[0]
+        .lines()
+        .find_map(|l| l.rsplit('/').next().filter(|s| s.starts_with("session-")))
+        .unwrap_or_else(|| panic!("{init}: the login is in no session scope: {}", out[0]));
+    let id = scope
+        .trim_start_matches("session-")
+        .trim_end_matches(".scope");
+    let sessions: Vec<&str> = out[1].lines().collect();
+    assert_eq!(
+        sessions.len(),
+        1,
+        "{init}: the ended logins' sessions are still listed: {}",
+        out[1]
+    );
+    let words: Vec<&str> = sessions[0].split_whitespace().collect();
+    assert_eq!(
+        (words.first().copied(), words.get(2).copied()),
+        (Some(id), Some("root")),
+        "{init}: loginctl: {}",
+        out[1]
+    );
+    assert_eq!(
+        out[2], "/run/user/0\ntmpfs\nroot\n",
+        "{init}: the runtime directory"
+    );
+    assert_eq!(out[3], "active\nactive\n", "{init}: the user manager");
+}
+
 /// A oneshot that Debian's `systemctl` starts in [`systemctl_as_debian`].
 const ONESHOT: &str = "printf '[Unit]\\nDescription=flotilla test oneshot\\n[Service]\\n\
      Type=oneshot\\nExecStart=/bin/sh -c \"echo ran > /run/flotilla-oneshot; \
@@ -728,6 +776,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     );
     assert_no_slow_unit(&facts[4], 40);
     assert_first_boot(&facts[5], true);
+    assert_login_session(&vm, &m, "flotilla");
     let out = vm.ssh(&m, "initctl poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -787,6 +836,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "debian: systemd's view of its boot:\n{}",
         sd_out[3]
     ));
+    assert_login_session(&vm, &m, "systemd");
     let sd_ctl = systemctl_as_debian(&vm, &m);
     let out = vm.ssh(&m, "poweroff");
     assert!(

@@ -285,3 +285,32 @@ fn notify_socket_out_of_reach_is_reported_at_spawn() {
         .iter()
         .any(|l| l.contains("open: notify socket")));
 }
+
+/// `ready-bus-name` (systemd's `Type=dbus`): the unit stays `starting`
+/// until `flotilla-busd` reports its name owned (`bus-names`); a report of
+/// other names changes nothing.
+#[test]
+fn a_unit_with_a_bus_name_is_up_when_busd_reports_it_owned() {
+    let sys = fake_with(&[(
+        "web",
+        "unit: web\nexec-start: /bin/web\nready-bus-name: org.example.Web\n",
+    )]);
+    // Not settled: the start timeout is the only deadline left, and it
+    // would fail the start.
+    let rt = Runtime::new(sys, settings("web"), false).unwrap_or_else(|e| panic!("{e}"));
+    let mut h = Harness { rt };
+    h.turn_until("web starting", |h| h.state("web") == UnitState::Starting);
+    let names = |owned: &[&str], whole| Request::BusNames {
+        owned: owned.iter().map(|n| n.to_string()).collect(),
+        released: Vec::new(),
+        whole,
+    };
+    let r = h.request(names(&["org.example.Other"], true));
+    assert!(
+        matches!(r.last(), Some(Reply::Accepted { message }) if message == "1 bus names owned, 0 released"),
+        "{r:?}"
+    );
+    assert_eq!(h.state("web"), UnitState::Starting);
+    h.request(names(&["org.example.Web"], false));
+    h.turn_until("web running", |h| h.state("web") == UnitState::Running);
+}
