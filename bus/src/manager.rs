@@ -117,32 +117,53 @@ async fn shutdown(hub: &Hub, kind: ShutdownKind) -> Result<Outcome, BusError> {
     }
 }
 
-/// `MaskUnitFiles` / `UnmaskUnitFiles`: the protocol's `mask` and
-/// `unmask` of each unit.
+/// `MaskUnitFiles` / `UnmaskUnitFiles`: for a unit file's name, the links
+/// systemd makes (`unit_files::mask`); for a YAML unit (named without a
+/// suffix, reached by its systemd name), the protocol's `mask` and
+/// `unmask`, as `initctl mask` does. An unmask also drops a mask the init
+/// keeps in its own state.
 async fn mask(hub: &Hub, msg: &Message, on: bool) -> Result<Outcome, BusError> {
-    let names: Vec<String> = if on {
-        args::<(Vec<String>, bool, bool)>(msg)?.0
+    let (names, runtime) = if on {
+        let (names, runtime, _force) = args::<(Vec<String>, bool, bool)>(msg)?;
+        (names, runtime)
     } else {
-        args::<(Vec<String>, bool)>(msg)?.0
+        args::<(Vec<String>, bool)>(msg)?
     };
+    if runtime {
+        return Err(BusError::not_supported(
+            "--runtime",
+            "flotilla's unit path has no runtime directory of systemctl's",
+        ));
+    }
+    let mut files = Vec::new();
     for n in names {
-        let unit = match hub.find(&n).await? {
-            Some(s) => s.unit,
-            None => return Err(BusError::no_such_unit(&n)),
-        };
-        let req = if on {
-            Request::Mask { unit }
-        } else {
-            Request::Unmask { unit }
-        };
-        match hub.ask(req).await? {
-            Reply::Applied(_) | Reply::Accepted { .. } => {}
-            other => return Err(BusError::from_init(&other, "mask")),
+        let known = hub.find(&n).await?;
+        match known {
+            // A YAML unit: no file of that name to link.
+            Some(s) if s.unit != n => state_mask(hub, s.unit, on).await?,
+            Some(s) if !on && s.masked => {
+                // Masked in the init's state maybe (an earlier `initctl
+                // mask`): its own unmask; a link is removed below.
+                let _ = hub.ask(Request::Unmask { unit: s.unit }).await;
+                files.push(n);
+            }
+            _ => files.push(n),
         }
     }
-    // flotilla keeps a mask in its own state, not as a link in a unit
-    // directory: there is no file change to report.
-    Ok(plain(Answer::Changes(Vec::new())))
+    Ok(plain(crate::unit_files::mask(hub, &files, on).await?))
+}
+
+/// The init's own mask of a unit (`mask`, `unmask`).
+async fn state_mask(hub: &Hub, unit: String, on: bool) -> Result<(), BusError> {
+    let req = if on {
+        Request::Mask { unit }
+    } else {
+        Request::Unmask { unit }
+    };
+    match hub.ask(req).await? {
+        Reply::Applied(_) | Reply::Accepted { .. } => Ok(()),
+        other => Err(BusError::from_init(&other, "mask")),
+    }
 }
 
 /// Answers a `Manager` method.

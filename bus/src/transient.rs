@@ -15,8 +15,23 @@ use flotilla_units::spec::{Command, RestartPolicy, UnitSpec, UnitType};
 use std::sync::Arc;
 use zbus::zvariant::OwnedValue;
 
-type Props = Vec<(String, OwnedValue)>;
-type Aux = Vec<(String, Props)>;
+/// A transient unit's properties, as `StartTransientUnit` carries them.
+pub type Props = Vec<(String, OwnedValue)>;
+/// Its auxiliary units (refused).
+pub type Aux = Vec<(String, Props)>;
+
+/// What a `StartTransientUnit` asks for, read with no I/O: the unit, the
+/// processes a scope adopts, and the mount units its
+/// `RequiresMountsFor=` names (pulled in only where the init has them).
+#[derive(Debug)]
+pub struct Asked {
+    /// The unit to add.
+    pub unit: UnitSpec,
+    /// A scope's processes (none for a service).
+    pub adopt: Vec<i32>,
+    /// Mount units to pull in, where they exist.
+    pub mounts: Vec<String>,
+}
 
 fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
     BusError::invalid_args(format!("property {name}: {e}"))
@@ -202,12 +217,9 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
     Ok(Scope { unit, pids, mounts })
 }
 
-/// `StartTransientUnit(name, mode, properties, auxiliary units)`.
-pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outcome, BusError> {
-    let (name, _mode, props, aux): (String, String, Props, Aux) = msg
-        .body()
-        .deserialize()
-        .map_err(|e| BusError::invalid_args(format!("bad arguments: {e}")))?;
+/// The unit a `StartTransientUnit(name, mode, properties, auxiliary
+/// units)` asks for, or why it is refused (fuzzed: `fuzz/`, docs/fuzzing.md).
+pub fn asked(name: &str, props: Props, aux: &Aux) -> Result<Asked, BusError> {
     if !name.ends_with(".service") && !name.ends_with(".scope") {
         return Err(BusError::not_supported(
             &format!("The transient unit {name}"),
@@ -220,21 +232,46 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
             "flotilla makes one transient service per call",
         ));
     }
-    let (unit, adopt) = if name.ends_with(".scope") {
-        let Scope {
-            mut unit,
-            pids,
+    let asked = if name.ends_with(".scope") {
+        let Scope { unit, pids, mounts } = scope(name, props)?;
+        Asked {
+            unit,
+            adopt: pids,
             mounts,
-        } = scope(&name, props)?;
-        for m in mounts {
-            if hub.find(&m).await?.is_some() {
-                unit.pull(&m, true, true);
-            }
         }
-        (unit, pids)
     } else {
-        (service(&name, props)?, Vec::new())
+        Asked {
+            unit: service(name, props)?,
+            adopt: Vec::new(),
+            mounts: Vec::new(),
+        }
     };
+    // The init's own check of a unit given whole, here, so that a value it
+    // would refuse (an empty program, a name with a blank) is the caller's
+    // `InvalidArgs`, naming the property's key.
+    let unit = flotilla_units::keys::validate(asked.unit).map_err(|problems| {
+        let why: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        BusError::invalid_args(why.join("; "))
+    })?;
+    Ok(Asked { unit, ..asked })
+}
+
+/// `StartTransientUnit(name, mode, properties, auxiliary units)`.
+pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outcome, BusError> {
+    let (name, _mode, props, aux): (String, String, Props, Aux) = msg
+        .body()
+        .deserialize()
+        .map_err(|e| BusError::invalid_args(format!("bad arguments: {e}")))?;
+    let Asked {
+        mut unit,
+        adopt,
+        mounts,
+    } = asked(&name, props, &aux)?;
+    for m in mounts {
+        if hub.find(&m).await?.is_some() {
+            unit.pull(&m, true, true);
+        }
+    }
     let changes = hub.changes();
     match hub
         .ask(Request::TransientAdd {
@@ -254,4 +291,63 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
         changes,
         "start",
     ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+mod tests {
+    use super::*;
+    use zbus::zvariant::serialized::{Context, Data};
+    use zbus::zvariant::LE;
+
+    /// A seed of the fuzz target (`fuzz/seeds/dbus_transient/`): a body
+    /// as `systemd-run` and logind send it, in D-Bus's wire format.
+    fn seed(name: &str) -> Result<Asked, BusError> {
+        let path = format!(
+            "{}/../fuzz/seeds/dbus_transient/{name}.bin",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let data = Data::new(&bytes[..], Context::new_dbus(LE, 0));
+        let ((name, _mode, props, aux), _) =
+            data.deserialize::<(String, String, Props, Aux)>().unwrap();
+        asked(&name, props, &aux)
+    }
+
+    #[test]
+    fn what_systemd_run_and_logind_send() {
+        let a = seed("service").unwrap();
+        assert_eq!(a.unit.name, "run-u7.service");
+        assert_eq!(a.unit.kind, UnitType::Oneshot);
+        let argv = &a.unit.exec_start.as_ref().unwrap().argv;
+        assert_eq!(argv.to_vec(), ["/bin/sleep", "300"]);
+        assert!(a.adopt.is_empty());
+
+        let a = seed("scope").unwrap();
+        assert_eq!(a.unit.kind, UnitType::Scope);
+        assert_eq!(a.adopt, [1234]);
+        assert_eq!(a.mounts, ["-.mount", "root.mount"]);
+        assert!(a.unit.wants.contains(&"user@0.service".to_string()));
+    }
+
+    #[test]
+    fn what_flotilla_cannot_take_is_named() {
+        let e = seed("refused").unwrap_err();
+        assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
+        assert!(
+            e.message.contains("StartTransientUnit with MemoryMax"),
+            "{}",
+            e.message
+        );
+        let e = seed("aux").unwrap_err();
+        assert!(
+            e.message.contains("Auxiliary transient units"),
+            "{}",
+            e.message
+        );
+        // The init's own check, at the bus: an empty program.
+        let e = seed("empty-program").unwrap_err();
+        assert_eq!(e.name, "org.freedesktop.DBus.Error.InvalidArgs");
+        assert!(e.message.contains("exec-start"), "{}", e.message);
+    }
 }

@@ -7,7 +7,7 @@
 use crate::answer::Answer;
 use crate::error::BusError;
 use crate::hub::Hub;
-use flotilla_client::unit_dirs::{make_link, remove_link};
+use flotilla_client::unit_dirs::{config_dir, make_link, mask_links, remove_link};
 use flotilla_units::systemd::{
     fnmatch, is_enabled, parse, resolve_unit, unit_names, Definition, InstallInfo, SearchDir,
 };
@@ -60,16 +60,6 @@ pub async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<A
         .map(|(p, st)| (p, st.to_string()))
         .collect();
     Ok(Answer::Files(rows))
-}
-
-/// The directory enablement links go to: `/etc/systemd/system` when it is
-/// on the path, else the first directory.
-fn config_dir(dirs: &[SearchDir]) -> String {
-    dirs.iter()
-        .find(|d| d.path.ends_with("/etc/systemd/system"))
-        .or_else(|| dirs.first())
-        .map(|d| d.path.clone())
-        .unwrap_or_default()
 }
 
 /// The `[Install]` section of the file that defines `name`.
@@ -138,4 +128,34 @@ pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, Bus
     } else {
         Answer::Changes(changes)
     })
+}
+
+/// `MaskUnitFiles` (`on`) and `UnmaskUnitFiles`, as systemd's: a link to
+/// `/dev/null` named like each unit in the configuration directory (any
+/// name: systemd masks a unit it does not have too), or every such link of
+/// the configuration and runtime directories removed; the answer lists
+/// each. The init is not reloaded here: `systemctl` asks for `Reload`
+/// after, and the init then reads each link as a mask.
+pub async fn mask(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusError> {
+    if let Some(bad) = names
+        .iter()
+        .find(|n| n.is_empty() || n.contains('/') || *n == "." || *n == "..")
+    {
+        return Err(BusError::invalid_args(format!(
+            "Unit name {bad} is not valid."
+        )));
+    }
+    let dirs = search_path(hub).await?;
+    let links = mask_links(&dirs, names, on).map_err(BusError::failed)?;
+    let mut changes = Vec::new();
+    for l in &links {
+        let done = if on { make_link(l) } else { remove_link(l) };
+        done.map_err(|e| BusError::failed(format!("{}: {e}", l.path)))?;
+        changes.push(if on {
+            ("symlink".to_string(), l.path.clone(), l.target.clone())
+        } else {
+            ("unlink".to_string(), l.path.clone(), String::new())
+        });
+    }
+    Ok(Answer::Changes(changes))
 }

@@ -47,6 +47,64 @@ fn list_dir(path: &str) -> io::Result<Vec<(String, EntryKind)>> {
     Ok(out)
 }
 
+/// The directory `enable` and `mask` put links in: `/etc/systemd/system`
+/// when it is on the path, else the first directory.
+pub fn config_dir(dirs: &[SearchDir]) -> String {
+    dirs.iter()
+        .find(|d| d.path.ends_with("/etc/systemd/system"))
+        .or_else(|| dirs.first())
+        .map(|d| d.path.clone())
+        .unwrap_or_default()
+}
+
+/// The links `systemctl mask` (`on`) or `unmask` of `units` makes or
+/// removes, as systemd's: for a mask, a link to `/dev/null` named like the
+/// unit in the configuration directory (none when one is there already;
+/// another link of that name is replaced); for an unmask, every such link
+/// in the configuration and runtime directories. A mask refused: the
+/// regular file in the way, as systemctl says it (`File PATH already
+/// exists.`).
+pub fn mask_links(dirs: &[SearchDir], units: &[String], on: bool) -> Result<Vec<Link>, String> {
+    use flotilla_units::systemd::DirRole;
+    let null = std::path::Path::new("/dev/null");
+    let to_null = |path: &str| std::fs::read_link(path).is_ok_and(|t| t == null);
+    let config = config_dir(dirs);
+    let mut links = Vec::new();
+    for u in units {
+        if on {
+            let path = format!("{config}/{u}");
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if !m.file_type().is_symlink() => {
+                    return Err(format!("File {path} already exists."));
+                }
+                Ok(_) if to_null(&path) => continue,
+                Ok(_) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(_) => {}
+            }
+            links.push(Link {
+                path,
+                target: "/dev/null".to_string(),
+            });
+        } else {
+            for d in dirs
+                .iter()
+                .filter(|d| matches!(d.role, DirRole::Config | DirRole::Runtime))
+            {
+                let path = format!("{}/{u}", d.path);
+                if to_null(&path) {
+                    links.push(Link {
+                        path,
+                        target: "/dev/null".to_string(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(links)
+}
+
 /// Makes the symbolic link `l` (and its directory); one already there is
 /// left as it is, as systemd says nothing of a link it finds.
 pub fn make_link(l: &Link) -> io::Result<()> {

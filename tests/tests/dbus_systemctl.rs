@@ -748,6 +748,58 @@ fn a_bus_name_is_activated_through_the_manager() {
     );
 }
 
+/// `systemctl mask` and `unmask` as under systemd: a link to `/dev/null`
+/// in the unit path's configuration directory (here the test's units
+/// directory, the first), said as systemctl says it, read by the init at
+/// the reload systemctl asks for; a masked unit refuses a start; a file in
+/// the way is refused, naming it.
+#[test]
+fn systemctl_masks_with_a_link_as_systemd_does() {
+    let dir = TestDir::new();
+    units(&dir);
+    let vendor = dir.join("vendor");
+    std::fs::create_dir_all(&vendor).expect("vendor dir");
+    dir.file(
+        "vendor/vendored.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    let init = dir.init().target("default").more_units(vendor).start();
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    let link = dir.join("units/vendored.service");
+    let out = systemctl(&bus, &["mask", "vendored.service"]);
+    out.expect(0);
+    assert_eq!(
+        out.stderr,
+        format!("Created symlink {} -> /dev/null.\n", link.display())
+    );
+    assert_eq!(std::fs::read_link(&link).ok(), Some("/dev/null".into()));
+    let out = systemctl(&bus, &["is-enabled", "vendored.service"]);
+    assert_eq!((out.code, out.stdout.as_str()), (1, "masked\n"), "{out:?}");
+    assert!(init.unit("vendored.service").masked);
+    let out = systemctl(&bus, &["start", "vendored.service"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("Unit vendored.service is masked."),
+        "{out:?}"
+    );
+    let out = systemctl(&bus, &["unmask", "vendored.service"]);
+    out.expect(0);
+    assert_eq!(out.stderr, format!("Removed \"{}\".\n", link.display()));
+    assert!(!init.unit("vendored.service").masked);
+    systemctl(&bus, &["start", "vendored.service"]).expect(0);
+    // The unit's own file where the link would go.
+    let out = systemctl(&bus, &["mask", "extra.service"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Failed to mask unit: File {} already exists.\n",
+            dir.join("units/extra.service").display()
+        )
+    );
+}
+
 /// `Type=dbus`: the unit is `starting` until its process takes its
 /// `BusName=` on the system bus (busd tells the init the bus's names), and
 /// then `running`; a unit whose name is already owned when it starts is

@@ -15,7 +15,7 @@ use super::{eprint_line, Ctx};
 use crate::client::unexpected;
 use crate::command::UnitFiles;
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
-use flotilla_client::unit_dirs::{make_link, remove_link};
+use flotilla_client::unit_dirs::{config_dir, make_link, mask_links, remove_link};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::systemd::{
     cat_text, disable_links, enable_links, is_enabled, parse, resolve_unit, unit_names, Definition,
@@ -287,62 +287,13 @@ fn change(
 pub fn mask(ctx: &mut Ctx<'_>, units: &[String], on: bool) -> Result<i32, CtlError> {
     let dirs = search_path(ctx)?;
     let verb = if on { "mask" } else { "unmask" };
-    let config = config_dir(&dirs);
-    let mut links = Vec::new();
-    for u in units {
-        if on {
-            let path = format!("{config}/{u}");
-            match std::fs::symlink_metadata(&path) {
-                Ok(m) if !m.file_type().is_symlink() => {
-                    eprint_line(&format!(
-                        "Failed to {verb} unit: File {path} already exists."
-                    ));
-                    return Ok(EXIT_FAILED);
-                }
-                Ok(_)
-                    if std::fs::read_link(&path)
-                        .is_ok_and(|t| t == std::path::Path::new("/dev/null")) =>
-                {
-                    continue
-                }
-                Ok(_) => {
-                    let _ = std::fs::remove_file(&path);
-                }
-                Err(_) => {}
-            }
-            links.push(Link {
-                path,
-                target: "/dev/null".to_string(),
-            });
-        } else {
-            for d in dirs.iter().filter(|d| {
-                matches!(
-                    d.role,
-                    flotilla_units::systemd::DirRole::Config
-                        | flotilla_units::systemd::DirRole::Runtime
-                )
-            }) {
-                let path = format!("{}/{u}", d.path);
-                if std::fs::read_link(&path).is_ok_and(|t| t == std::path::Path::new("/dev/null")) {
-                    links.push(Link {
-                        path,
-                        target: "/dev/null".to_string(),
-                    });
-                }
-            }
+    match mask_links(&dirs, units, on) {
+        Ok(links) => apply(ctx, &links, on, verb),
+        Err(why) => {
+            eprint_line(&format!("Failed to {verb} unit: {why}"));
+            Ok(EXIT_FAILED)
         }
     }
-    apply(ctx, &links, on, verb)
-}
-
-/// Where `enable` and `mask` put links: `/etc/systemd/system` when it is on
-/// the path, else the first directory.
-fn config_dir(dirs: &[SearchDir]) -> String {
-    dirs.iter()
-        .find(|d| d.path.ends_with("/etc/systemd/system"))
-        .or_else(|| dirs.first())
-        .map(|d| d.path.clone())
-        .unwrap_or_default()
 }
 
 /// Makes (`on`) or removes `links`, each said as systemctl says it, then
