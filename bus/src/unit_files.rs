@@ -113,16 +113,7 @@ pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, Bus
     }
     links.sort();
     links.dedup();
-    let mut changes = Vec::new();
-    for l in &links {
-        let done = if on { make_link(l) } else { remove_link(l) };
-        done.map_err(|e| BusError::failed(format!("{}: {e}", l.path)))?;
-        changes.push(if on {
-            ("symlink".to_string(), l.path.clone(), l.target.clone())
-        } else {
-            ("unlink".to_string(), l.path.clone(), String::new())
-        });
-    }
+    let changes = apply(&links, on)?;
     Ok(if on {
         Answer::Enabled(carries, changes)
     } else {
@@ -147,8 +138,17 @@ pub async fn mask(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusEr
     }
     let dirs = search_path(hub).await?;
     let links = mask_links(&dirs, names, on).map_err(BusError::failed)?;
+    Ok(Answer::Changes(apply(&links, on)?))
+}
+
+/// Makes (`on`) or removes `links`; the changes as systemd lists them
+/// (`symlink` with its target, `unlink`).
+fn apply(
+    links: &[flotilla_units::systemd::Link],
+    on: bool,
+) -> Result<Vec<(String, String, String)>, BusError> {
     let mut changes = Vec::new();
-    for l in &links {
+    for l in links {
         let done = if on { make_link(l) } else { remove_link(l) };
         done.map_err(|e| BusError::failed(format!("{}: {e}", l.path)))?;
         changes.push(if on {
@@ -157,5 +157,5 @@ pub async fn mask(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusEr
             ("unlink".to_string(), l.path.clone(), String::new())
         });
     }
-    Ok(Answer::Changes(changes))
+    Ok(changes)
 }

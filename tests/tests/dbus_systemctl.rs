@@ -566,6 +566,18 @@ fn dbus_daemon_with(dir: &TestDir, config: &Path, more: &[&str]) -> DbusDaemon {
     DbusDaemon { child, socket }
 }
 
+/// Waits until `flotilla-busd` has taken `org.freedesktop.systemd1` on the
+/// bus at `socket`.
+fn on_the_bus(socket: &Path) {
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+}
+
 /// With a system bus, `flotilla-busd` takes the name
 /// `org.freedesktop.systemd1` there; Debian's `systemctl` run by a user
 /// other than root goes through the bus (not the private socket), reads,
@@ -576,13 +588,7 @@ fn on_the_system_bus_a_user_reads_and_is_refused_a_change() {
     let init = started(&dir);
     let bus = dbus_daemon(&dir);
     let _busd = busd_on(&dir, Some(&bus.socket));
-    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
-        let out = busctl(&bus.socket, None, &["list", "--no-legend"]);
-        out.stdout
-            .lines()
-            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
-            .then_some(())
-    });
+    on_the_bus(&bus.socket);
     let as_nobody = |args: &[&str]| {
         let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
                       exec setpriv --reuid=nobody --regid=nogroup --clear-groups \
@@ -639,13 +645,7 @@ fn the_name_is_taken_once_dbus_comes_up() {
     let bus = busd_on(&dir, Some(&socket));
     systemctl(&bus, &["start", "dbus.service"]).expect(0);
     assert_eq!(init.unit("dbus.service").state, UnitState::Running);
-    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
-        let out = busctl(&socket, None, &["list", "--no-legend"]);
-        out.stdout
-            .lines()
-            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
-            .then_some(())
-    });
+    on_the_bus(&socket);
     let out = busctl(
         &socket,
         None,
@@ -707,13 +707,7 @@ fn a_bus_name_is_activated_through_the_manager() {
     let init = started(&dir);
     let bus = dbus_daemon_with(&dir, &config, &["--systemd-activation"]);
     let _busd = busd_on(&dir, Some(&bus.socket));
-    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
-        let out = busctl(&bus.socket, None, &["list", "--no-legend"]);
-        out.stdout
-            .lines()
-            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
-            .then_some(())
-    });
+    on_the_bus(&bus.socket);
     assert_eq!(init.unit("echo-name.service").state, UnitState::Disabled);
     let out = busctl(
         &bus.socket,
@@ -826,13 +820,7 @@ fn a_dbus_service_is_ready_when_it_takes_its_name() {
     let init = started(&dir);
     let bus = dbus_daemon(&dir);
     let _busd = busd_on(&dir, Some(&bus.socket));
-    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
-        let out = busctl(&bus.socket, None, &["list", "--no-legend"]);
-        out.stdout
-            .lines()
-            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
-            .then_some(())
-    });
+    on_the_bus(&bus.socket);
     init.ctl(&["start", "--no-block", "late.service"]).expect(0);
     let st = init.wait_state("late.service", UnitState::Starting);
     assert!(st.pid.is_some(), "{st:?}");

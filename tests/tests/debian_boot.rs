@@ -12,7 +12,9 @@
 //!    hotplug helper asking Debian's systemctl for `ifup@eth0.service`,
 //!    as under systemd), what systemd's helpers
 //!    did: sysctl.d, tmpfiles.d, the random seed, /run/nologin gone), the
-//!    file systems of Debian's `.mount` units mounted; no unit took more
+//!    file systems of Debian's `.mount` units mounted; logind's session of
+//!    the ssh login (its scope, `/run/user/0`, `user@0.service` in its PAM
+//!    session, the ended logins' sessions gone); no unit took more
 //!    than 15 s to start (`initctl analyze blame`: a D-Bus call waiting for
 //!    systemd takes 25 s); none of flotilla's files is another package's
 //!    (`dpkg -S`: the flotilla package's only). `initctl
@@ -27,10 +29,13 @@
 //!    (`status`, `show -p`, `daemon-reload`, `start` of a oneshot,
 //!    `is-system-running`) timed, `hostnamectl`, `timedatectl`,
 //!    `journalctl -u ssh`, and rsyslog's logrotate hook (`systemctl kill
-//!    -s HUP rsyslog.service`); `poweroff` over ssh.
+//!    -s HUP rsyslog.service`); logind's session as in 1; Debian's
+//!    systemctl verbs and `systemd-run` (their lines kept for boot 4);
+//!    `poweroff` over ssh.
 //! 4. flotilla, the timing boot beside systemd's, with the same
 //!    `systemctl` commands answering the same way (no wrapper on the
-//!    PATH: Debian's own systemctl, over `/run/systemd/private`); qemu's
+//!    PATH: Debian's own systemctl, over `/run/systemd/private`), the
+//!    verbs' lines equal to systemd's; qemu's
 //!    ACPI power button (`system_powerdown` on the monitor) powers it
 //!    off; blame checked as in 1. Before that, `apt-get install
 //!    nginx-light` (the packages downloaded by the host's apt, copied in
@@ -527,6 +532,64 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
     (ms(lines[0]), ms(lines[2]))
 }
 
+/// A unit of the test's with an `[Install]` section, for `enable --now`
+/// and `disable --now`.
+const VERB_UNIT: &str = "printf '[Unit]\\nDescription=flotilla verb test\\n[Service]\\n\
+     ExecStart=/bin/sleep 1000\\n[Install]\\nWantedBy=multi-user.target\\n' \
+     > /etc/systemd/system/flotilla-verb.service && systemctl daemon-reload";
+
+/// Debian's `/bin/systemctl` verbs a sysadmin types, each with its exit
+/// status, their output made comparable across boots (no PIDs, times or
+/// sizes): the same lines must come under systemd and under flotilla on
+/// the same image. Leaves the machine as it found it.
+fn systemctl_verbs(vm: &Vm, m: &Machine) -> Vec<String> {
+    // `mask` of a unit that is not running: systemd's mask leaves a
+    // running unit running, flotilla's takes it out of the graph at the
+    // reload.
+    let verbs = [
+        "systemctl stop cron; echo rc=$?; systemctl is-active cron; echo rc=$?",
+        "systemctl start cron; echo rc=$?; systemctl is-active cron; echo rc=$?",
+        "systemctl restart cron; echo rc=$?; systemctl is-active cron",
+        "systemctl reload ssh; echo rc=$?; systemctl is-active ssh",
+        "systemctl is-enabled ssh cron; echo rc=$?",
+        "systemctl is-failed ssh; echo rc=$?",
+        "systemctl is-active nothere.service; echo rc=$?",
+        "systemctl status nothere.service 2>&1; echo rc=$?",
+        "systemctl cat cron.service > /tmp/cat; echo rc=$?; head -n 1 /tmp/cat",
+        "systemctl show -p Id -p LoadState -p ActiveState -p SubState -p Type \
+         -p FragmentPath cron",
+        "systemctl list-units --no-legend --plain cron.service ssh.service \
+         | awk '{print $1, $2, $3, $4}'; echo rc=$?",
+        "systemctl list-unit-files --no-legend cron.service ssh.service \
+         | awk '{print $1, $2}'; echo rc=$?",
+        "systemctl list-timers --all --no-legend | awk '{print $(NF-1), $NF}' | sort; echo rc=$?",
+        VERB_UNIT,
+        "systemctl enable --now flotilla-verb.service 2>&1; echo rc=$?; \
+         systemctl is-active flotilla-verb; systemctl is-enabled flotilla-verb",
+        "systemctl disable --now flotilla-verb.service 2>&1; echo rc=$?; \
+         systemctl is-active flotilla-verb; systemctl is-enabled flotilla-verb",
+        // Its file is where the mask would go: refused, naming it.
+        "systemctl mask flotilla-verb.service 2>&1; echo rc=$?",
+        "systemctl mask systemd-tmpfiles-clean.service 2>&1; echo rc=$?; \
+         systemctl is-enabled systemd-tmpfiles-clean.service; echo rc=$?; \
+         systemctl start systemd-tmpfiles-clean.service 2>&1; echo rc=$?",
+        "systemctl unmask systemd-tmpfiles-clean.service 2>&1; echo rc=$?; \
+         systemctl is-enabled systemd-tmpfiles-clean.service; echo rc=$?",
+        "rm /etc/systemd/system/flotilla-verb.service; systemctl daemon-reload; echo rc=$?",
+        "systemctl isolate multi-user.target; echo rc=$?; systemctl is-active ssh cron",
+        "systemd-run --unit flotilla-run /bin/sleep 300 2>&1; echo rc=$?; \
+         systemctl is-active flotilla-run; systemctl stop flotilla-run; echo rc=$?",
+        "systemd-run --scope /bin/sh -c 'grep -c \"/run-.*\\.scope$\" /proc/self/cgroup' 2>&1 \
+         | sed 's/run-[a-z0-9]*\\.scope/run-N.scope/'; echo rc=$?",
+    ];
+    let out = ssh_each(vm, m, &verbs);
+    verbs
+        .iter()
+        .zip(out)
+        .map(|(v, o)| format!("$ {v}\n{o}"))
+        .collect()
+}
+
 /// nginx-light and what the image lacks of its dependencies, as Debian's
 /// archive has them today, downloaded by the host's apt (the guest has no
 /// package lists to resolve them from).
@@ -838,6 +901,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     ));
     assert_login_session(&vm, &m, "systemd");
     let sd_ctl = systemctl_as_debian(&vm, &m);
+    let sd_verbs = systemctl_verbs(&vm, &m);
     let out = vm.ssh(&m, "poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -873,6 +937,18 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     );
     assert_first_boot(&more[3], false);
     let fl_ctl = systemctl_as_debian(&vm, &m);
+    // The same verbs, the same lines as under systemd on this disk.
+    let fl_verbs = systemctl_verbs(&vm, &m);
+    for (sd, fl) in sd_verbs.iter().zip(&fl_verbs) {
+        assert_eq!(
+            fl, sd,
+            "Debian's systemctl under flotilla and under systemd"
+        );
+    }
+    report(&format!(
+        "debian: Debian's systemctl verbs, the same under both inits:\n{}",
+        fl_verbs.join("\n")
+    ));
     let nginx_ms = apt_installs_and_removes_nginx(&vm, &m, &debs);
     report(&format!(
         "debian: flotilla's view of its boot:\n{blame}{chain}"
