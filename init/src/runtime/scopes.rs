@@ -23,7 +23,7 @@ use super::slots::{SlotId, Source};
 use super::Runtime;
 use crate::sys::{Credentials, Interest, Sys};
 use flotilla_units::graph::UnitId;
-use flotilla_units::planner::{ExitStatus, Fact};
+use flotilla_units::planner::Fact;
 use flotilla_units::spec::{UnitSpec, UnitType};
 use flotilla_units::state::UnitState;
 
@@ -159,15 +159,15 @@ impl<S: Sys> Runtime<S> {
     /// None of the slot's scope's processes is left: the watch goes, and
     /// the planner learns that the main process exited.
     fn scope_ended(&mut self, slot: SlotId) {
-        let Some(a) = self.slots.slot_mut(slot).and_then(|s| s.adopted.take()) else {
+        let Some(s) = self.slots.slot_mut(slot) else {
             return;
         };
-        let pid = a.leader;
+        let unit = s.unit;
+        let Some(a) = s.adopted.take() else {
+            return;
+        };
         self.slots.close_adopted(*a, &self.sys);
-        self.fact(Fact::Exited {
-            pid,
-            status: ExitStatus::Code(0),
-        });
+        self.fact(Fact::ScopeEnded { unit });
     }
 
     /// Takes the scopes that ended out of the unit set (after each batch

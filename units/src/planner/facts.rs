@@ -153,6 +153,15 @@ pub enum Fact {
         msg: Notify,
     },
     /// A line of the unit's output matched `ready-grep`.
+    /// The last process of scope `unit` (or of its cgroup) ended: its main
+    /// process counts as exited with 0. Told by unit, not by PID: the
+    /// scope's first process may be another unit's (logind's session of a
+    /// console login adopts the getty's `login`), whose own exit is that
+    /// unit's.
+    ScopeEnded {
+        /// The scope.
+        unit: UnitId,
+    },
     /// D-Bus names taken or given up on the system bus (`flotilla-busd`
     /// reports them); `whole`: `owned` is every name owned, any other is
     /// not.

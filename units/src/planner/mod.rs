@@ -650,7 +650,15 @@ impl Planner {
         match fact {
             Fact::Spawned { unit, role, pid } => {
                 if unit.index() < self.units.len() {
-                    self.pids.insert(pid, (unit, role));
+                    // A scope's adopted process that is another unit's
+                    // stays that unit's: its exit is reaped as theirs, the
+                    // scope's end comes as `ScopeEnded`.
+                    let adopted =
+                        self.spec_of(unit).kind.row().ready == crate::spec::Ready::Adopted;
+                    let theirs = self.pids.get(&pid).is_some_and(|&(u, _)| u != unit);
+                    if !(adopted && theirs) {
+                        self.pids.insert(pid, (unit, role));
+                    }
                     self.step(unit, Event::Spawned(role, pid));
                 }
             }
@@ -663,6 +671,18 @@ impl Planner {
                 if let Some((unit, role)) = self.pids.remove(&pid) {
                     if self.forget_process(unit, role, pid, status) {
                         self.step(unit, Event::Exited(role, pid, status));
+                    }
+                }
+            }
+            Fact::ScopeEnded { unit } => {
+                let main = self.records.get(unit.index()).and_then(|r| r.main_pid);
+                if let Some(pid) = main {
+                    if self.pids.get(&pid) == Some(&(unit, Role::Main)) {
+                        self.pids.remove(&pid);
+                    }
+                    let status = ExitStatus::Code(0);
+                    if self.forget_process(unit, Role::Main, pid, status) {
+                        self.step(unit, Event::Exited(Role::Main, pid, status));
                     }
                 }
             }

@@ -1063,9 +1063,53 @@ fn a_scope_is_adopted_up_at_once_and_ends_with_its_processes() {
     );
     assert_eq!(t.phase(), Phase::Up);
     assert_eq!(t.state(), UnitState::Running);
-    t.exited(pid, ExitStatus::Code(0));
+    t.p.fact(Fact::ScopeEnded { unit: U }, t.now);
     assert_eq!(t.phase(), Phase::Idle);
     assert_ne!(t.state(), UnitState::Failed);
+}
+
+/// logind's session of a console login adopts the getty's `login`, the
+/// getty's main process: its exit stays the getty's, and the scope ends
+/// when the init says its processes are gone (`ScopeEnded`), not at that
+/// exit.
+#[test]
+fn a_scope_adopting_another_units_process_leaves_its_exit_to_that_unit() {
+    let mut getty = UnitSpec::new("getty", UnitType::ForegroundSupervised);
+    getty.exec_start = Some(Command::new(["/sbin/agetty"]));
+    let mut session = UnitSpec::new("session", UnitType::Scope);
+    session.restart = RestartPolicy::No;
+    let mut all = UnitSpec::new("all", UnitType::Virtual);
+    all.depends_on = vec!["getty".into(), "session".into()];
+    let units = [getty, session, all].map(|s| (s, Origin::unplaced("u.yaml")));
+    let (g, d) = Graph::build(units.into());
+    assert!(d.is_empty(), "{d:?}");
+    let id = |n: &str| g.unit(n).expect(n);
+    let (getty, session) = (id("getty"), id("session"));
+    let mut p = Planner::new(g, "all", Instant(0), PlannerOptions::default());
+    p.take_actions();
+    let now = Instant(1);
+    let login = 500;
+    for unit in [getty, session] {
+        let role = Role::Main;
+        p.fact(
+            Fact::Spawned {
+                unit,
+                role,
+                pid: login,
+            },
+            now,
+        );
+    }
+    assert_eq!(p.state(getty), UnitState::Running);
+    assert_eq!(p.state(session), UnitState::Running);
+    // The scope's processes end: the scope ends, the getty runs on.
+    p.fact(Fact::ScopeEnded { unit: session }, now);
+    assert_ne!(p.state(session), UnitState::Running);
+    assert_eq!(p.state(getty), UnitState::Running);
+    // `login` exits: the getty's main process.
+    let status = ExitStatus::Code(0);
+    p.fact(Fact::Exited { pid: login, status }, now);
+    assert_ne!(p.state(getty), UnitState::Running);
 }
 
 /// A scope whose processes cannot be adopted (gone already) fails.
