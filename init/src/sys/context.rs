@@ -92,10 +92,12 @@ impl std::error::Error for ContextError {}
 /// The steps a spawned child takes to enter its context.
 #[derive(Debug)]
 pub struct ChildContext {
-    steps: Vec<Step>,
+    /// Fixed once prepared, kept as long as the unit runs: boxed slices,
+    /// not the builder's vectors with their room to grow.
+    steps: Box<[Step]>,
     /// For each step, the key and what it does ("ProtectSystem=: make /
     /// read-only").
-    names: Vec<String>,
+    names: Box<[String]>,
     /// `steps[..identity]` run before the identity change,
     /// `steps[identity..exec]` after it, `steps[exec..]` before `execve`.
     identity: usize,
@@ -622,8 +624,8 @@ pub fn prepare(
     }
     let detaches = b.steps.iter().any(|s| s.op.may_wait_on_disk());
     Ok(ChildContext {
-        steps: b.steps,
-        names: b.names,
+        steps: b.steps.into_boxed_slice(),
+        names: b.names.into_boxed_slice(),
         identity,
         exec,
         scratch: Scratch::new(),
