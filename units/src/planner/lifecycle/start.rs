@@ -22,7 +22,7 @@ impl Planner {
                 return;
             }
         }
-        let has_conditions = !spec.conditions.is_empty();
+        let has_conditions = !spec.extras.conditions.is_empty();
         let unit = &mut self.units[i];
         let rec = &mut self.records[i];
         if unit.restarting() {
@@ -212,8 +212,11 @@ impl Planner {
     pub(super) fn main_spawned(&mut self, u: UnitId, pid: i32) {
         self.records[u.index()].main_pid = Some(pid);
         let spec = self.spec_of(u);
-        let (kind, ready_wait, ready_grep) =
-            (spec.kind, spec.ready_wait, spec.ready_grep.is_some());
+        let (kind, ready_wait, ready_grep) = (
+            spec.kind,
+            spec.extras.ready_wait,
+            spec.extras.ready_grep.is_some(),
+        );
         if kind.row().ready == Ready::Adopted {
             self.become_up(u, "running");
         } else if kind.row().ready == Ready::Spawned {
@@ -359,7 +362,7 @@ impl Planner {
     /// Asks for the pidfile to be read, or, for a systemd `Type=forking`
     /// unit without one, for the main PID to be guessed.
     pub(super) fn read_pidfile(&mut self, u: UnitId) {
-        match self.spec_of(u).pidfile.clone() {
+        match self.spec_of(u).extras.pidfile.clone() {
             Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
             None => self.actions.push(Action::GuessMainPid { unit: u }),
         }
