@@ -32,9 +32,10 @@
 //! with a filter that runs as a user other than root gets no-new-privileges
 //! implied, as in systemd (the kernel refuses a filter otherwise).
 
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::{c_int, CStr};
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use flotilla_units::context::caps::{cap, CapSet};
 use flotilla_units::context::policy::SandboxPolicy;
@@ -108,8 +109,9 @@ pub struct ChildContext {
     /// privilege (`degrade.rs`).
     not_applied: Vec<NotApplied>,
     /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`: opened by
-    /// each spawn, so that a running unit holds no descriptor of it.
-    cgroup: Option<CString>,
+    /// each spawn, so that a running unit holds no descriptor of it; the
+    /// cgroup's own path, shared.
+    cgroup: Option<Arc<CStr>>,
     /// A step may wait on a disk: the child is handed off first.
     detaches: bool,
 }
@@ -442,10 +444,10 @@ pub fn prepare(
         // A child is born only in a cgroup that was never killed
         // (cgroup.rs says why); else it joins it itself.
         if cg.fresh() {
-            cgroup = Some(cpath(cg.dir()).map_err(|message| ContextError { key: None, message })?);
+            cgroup = Some(cg.dir_c());
         }
         b.push(
-            Op::JoinCgroup(cg.procs_path().to_owned()),
+            Op::JoinCgroup(cg.procs_path()),
             format!("join cgroup {}", cg.dir().display()),
             OnError::Fail,
         );
