@@ -133,7 +133,7 @@ fn is_hierarchy_root(dir: &Path) -> bool {
 ///
 /// What every run has is kept inline; what only a unit whose context asks
 /// for it has (its directories, private `/tmp`, credentials, input data) is
-/// in one box, [`Made`], allocated only then: a thousand plain units
+/// in one box, `Made`, allocated only then: a thousand plain units
 /// running keep none (`docs/performance.md`, "Init memory").
 #[derive(Debug, Default)]
 pub struct UnitRun {
