@@ -150,8 +150,8 @@ pub fn script_unit(name: &str, path: &str, text: &str) -> Option<UnitSpec> {
     }
     spec.exec_start = Some(Command::new([path, "start"]));
     spec.exec_stop = Some(Command::new([path, "stop"]));
-    spec.exec_reload = Some(Command::new([path, "reload"]));
-    spec.pidfile = h.pidfile.as_deref().map(PathBuf::from);
+    spec.extras.exec_reload = Some(Command::new([path, "reload"]));
+    spec.extras.pidfile = h.pidfile.as_deref().map(PathBuf::from);
     for n in h.required_start.iter().chain(&h.should_start) {
         if let Some(u) = lsb_name(n).filter(|u| *u != unit && !spec.after.contains(u)) {
             spec.after.push(u);
@@ -253,7 +253,7 @@ PATH=/bin:/usr/bin:/sbin:/usr/sbin\n";
 # Provides: food food-compat\n# X-Start-Before: nginx $network\n### END INIT INFO\n";
         let s = script_unit("food", "/etc/init.d/food", text).unwrap();
         assert_eq!(s.provides, ["food.service", "food-compat.service"]);
-        assert_eq!(s.pidfile, Some(PathBuf::from("/run/food.pid")));
+        assert_eq!(s.extras.pidfile, Some(PathBuf::from("/run/food.pid")));
         assert_eq!(s.before, ["nginx.service", "network.target"]);
         assert_eq!(s.description.as_deref(), Some("LSB: food"));
     }

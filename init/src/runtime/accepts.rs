@@ -111,7 +111,7 @@ impl<S: Sys> Runtime<S> {
         let Some(settings) = spec.activation.as_deref().and_then(|a| a.socket()) else {
             return;
         };
-        let template = spec.triggers.first().cloned().unwrap_or_default();
+        let template = spec.extras.triggers.first().cloned().unwrap_or_default();
         for (fd, peer) in taken {
             let (now, _) = self.accepts.counts(&spec.name);
             let from = peer.source();

@@ -254,8 +254,8 @@ impl<S: Sys> Runtime<S> {
         // Compiled at the first spawn and again only when the spec's
         // pattern changed (a reload), not at every spawn.
         let current = io.grep.as_deref().map(regex_lite::Regex::as_str);
-        if current != spec.ready_grep.as_deref() {
-            io.grep = match &spec.ready_grep {
+        if current != spec.extras.ready_grep.as_deref() {
+            io.grep = match &spec.extras.ready_grep {
                 Some(src) => regex_lite::Regex::new(src).ok().map(Box::new),
                 None => None,
             };

@@ -132,7 +132,7 @@ impl<S: Sys> Runtime<S> {
                 .spec
                 .kind
                 .is_trigger()
-                .then(|| node.spec.triggers.first().cloned())
+                .then(|| node.spec.extras.triggers.first().cloned())
                 .flatten(),
             connections: node
                 .spec

@@ -162,6 +162,7 @@ impl<S: Sys> Runtime<S> {
             lines: settings.listen.iter().map(ToString::to_string).collect(),
             // By the unit's own name: `Service=` may name an alias.
             service: spec
+                .extras
                 .triggers
                 .first()
                 .map(|n| match self.planner.resolve_triggered(n) {

@@ -53,10 +53,11 @@
 //! is empty. The child joins its cgroup by writing `0` to `cgroup.procs`
 //! before `execve` (see `spawn/`).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use flotilla_units::context::devices::DeviceNode;
 use flotilla_units::context::resources::{cgroup_name, Delegation, Resources};
@@ -80,10 +81,14 @@ pub struct Cgroups {
 }
 
 /// A unit's cgroup.
+///
+/// Its two paths are C strings shared with the unit's prepared context
+/// (`context.rs`: the directory a child is born in, the file it joins
+/// through), which a running unit keeps: one copy each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitCgroup {
-    dir: PathBuf,
-    procs: CString,
+    dir: Arc<CStr>,
+    procs: Arc<CStr>,
     /// Made by [`Cgroups::create`] for this run, so never killed.
     fresh: bool,
 }
@@ -200,11 +205,10 @@ impl Cgroups {
     /// The cgroup of unit `name` (not created).
     pub fn unit(&self, name: &str) -> UnitCgroup {
         let dir = self.base.join(cgroup_name(name));
-        let procs =
-            CString::new(dir.join("cgroup.procs").as_os_str().as_bytes()).unwrap_or_default();
+        let c = |p: &Path| Arc::from(CString::new(p.as_os_str().as_bytes()).unwrap_or_default());
         UnitCgroup {
-            dir,
-            procs,
+            procs: c(&dir.join("cgroup.procs")),
+            dir: c(&dir),
             fresh: false,
         }
     }
@@ -232,25 +236,25 @@ impl Cgroups {
             self.enable_all()?;
         }
         let mut cg = self.unit(name);
-        let made = match std::fs::create_dir(&cg.dir) {
+        let made = match std::fs::create_dir(cg.dir()) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 // From an earlier run: made afresh, or reused if busy.
-                remove_below(&cg.dir);
-                std::fs::remove_dir(&cg.dir).and_then(|()| std::fs::create_dir(&cg.dir))
+                remove_below(cg.dir());
+                std::fs::remove_dir(cg.dir()).and_then(|()| std::fs::create_dir(cg.dir()))
             }
             made => made,
         };
         cg.fresh = match made {
             Ok(()) => true,
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => false,
-            Err(e) => return Err((None, format!("create cgroup {}: {e}", cg.dir.display()))),
+            Err(e) => return Err((None, format!("create cgroup {}: {e}", cg.dir().display()))),
         };
         for (file, value, key) in limits.cgroup_files(memory, tasks) {
             let k = Key::from_systemd(key);
-            write_file(&cg.dir.join(file), value.as_bytes()).map_err(|e| {
+            write_file(&cg.dir().join(file), value.as_bytes()).map_err(|e| {
                 (
                     k,
-                    format!("write {value} to {}: {e}", cg.dir.join(file).display()),
+                    format!("write {value} to {}: {e}", cg.dir().join(file).display()),
                 )
             })?;
         }
@@ -266,12 +270,12 @@ impl Cgroups {
                 String::new()
             };
             let rules = super::devices::resolve(&allow, &table);
-            super::devices::apply(&cg.dir, &rules).map_err(|e| (Some(Key::DeviceAllow), e))?;
+            super::devices::apply(cg.dir(), &rules).map_err(|e| (Some(Key::DeviceAllow), e))?;
         }
-        super::ipfilter::apply(&cg.dir, &limits.ip_access)
+        super::ipfilter::apply(cg.dir(), &limits.ip_access)
             .map_err(|e| (Some(Key::IpAddressDeny), e))?;
         if let (Some(_), Some((uid, gid))) = (&limits.delegate, owner) {
-            delegate_to(&cg.dir, uid, gid).map_err(|e| (Some(Key::Delegate), e))?;
+            delegate_to(cg.dir(), uid, gid).map_err(|e| (Some(Key::Delegate), e))?;
         }
         Ok(cg)
     }
@@ -394,7 +398,12 @@ fn write_file(path: &Path, data: &[u8]) -> std::io::Result<()> {
 impl UnitCgroup {
     /// The cgroup's directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        Path::new(std::ffi::OsStr::from_bytes(self.dir.to_bytes()))
+    }
+
+    /// The cgroup's directory, shared (for `CLONE_INTO_CGROUP`).
+    pub(crate) fn dir_c(&self) -> Arc<CStr> {
+        Arc::clone(&self.dir)
     }
 
     /// Whether this run made it, so that its children can be born in it
@@ -404,14 +413,14 @@ impl UnitCgroup {
         self.fresh
     }
 
-    /// Its `cgroup.procs`, for the child to join.
-    pub fn procs_path(&self) -> &std::ffi::CStr {
-        &self.procs
+    /// Its `cgroup.procs`, for the child to join, shared.
+    pub(crate) fn procs_path(&self) -> Arc<CStr> {
+        Arc::clone(&self.procs)
     }
 
     /// The processes in it.
     pub fn pids(&self) -> Vec<Pid> {
-        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+        std::fs::read_to_string(self.dir().join("cgroup.procs"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.trim().parse().ok())
@@ -420,18 +429,18 @@ impl UnitCgroup {
 
     /// Moves process `pid` (someone else's: a scope's) into it.
     pub fn join(&self, pid: Pid) -> std::io::Result<()> {
-        write_file(&self.dir.join("cgroup.procs"), pid.to_string().as_bytes())
+        write_file(&self.dir().join("cgroup.procs"), pid.to_string().as_bytes())
     }
 
     /// Its `cgroup.events`, which the kernel modifies when `populated`
     /// changes.
     pub fn events_path(&self) -> PathBuf {
-        self.dir.join("cgroup.events")
+        self.dir().join("cgroup.events")
     }
 
     /// Whether any process is in it or below it (`cgroup.events`).
     pub fn populated(&self) -> bool {
-        std::fs::read_to_string(self.dir.join("cgroup.events"))
+        std::fs::read_to_string(self.dir().join("cgroup.events"))
             .map(|t| t.lines().any(|l| l == "populated 1"))
             .unwrap_or(false)
     }
@@ -459,12 +468,12 @@ impl UnitCgroup {
     /// nothing forks meanwhile), each process gets `SIGKILL`, and it is
     /// thawed again.
     pub fn kill(&self) -> Result<(), String> {
-        let kill = self.dir.join("cgroup.kill");
+        let kill = self.dir().join("cgroup.kill");
         if kill.exists() {
             return write_file(&kill, b"1")
                 .map_err(|e| format!("write 1 to {}: {e}", kill.display()));
         }
-        let freeze = self.dir.join("cgroup.freeze");
+        let freeze = self.dir().join("cgroup.freeze");
         let frozen = write_file(&freeze, b"1").is_ok();
         self.signal(libc::SIGKILL);
         if frozen {
@@ -476,11 +485,11 @@ impl UnitCgroup {
     /// Memory, CPU time and task count.
     pub fn stats(&self) -> CgroupStats {
         let read_u64 = |f: &str| {
-            std::fs::read_to_string(self.dir.join(f))
+            std::fs::read_to_string(self.dir().join(f))
                 .ok()
                 .and_then(|t| t.trim().parse().ok())
         };
-        let cpu_usec = std::fs::read_to_string(self.dir.join("cpu.stat"))
+        let cpu_usec = std::fs::read_to_string(self.dir().join("cpu.stat"))
             .ok()
             .and_then(|t| {
                 t.lines()
@@ -498,11 +507,11 @@ impl UnitCgroup {
     /// unit's, or a root service's own); they must be empty (`EBUSY`
     /// otherwise). A missing one is fine.
     pub fn remove(&self) -> Result<(), String> {
-        remove_below(&self.dir);
-        match std::fs::remove_dir(&self.dir) {
+        remove_below(self.dir());
+        match std::fs::remove_dir(self.dir()) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(format!("remove cgroup {}: {e}", self.dir.display())),
+            Err(e) => Err(format!("remove cgroup {}: {e}", self.dir().display())),
         }
     }
 }

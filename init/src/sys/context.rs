@@ -32,9 +32,10 @@
 //! with a filter that runs as a user other than root gets no-new-privileges
 //! implied, as in systemd (the kernel refuses a filter otherwise).
 
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::{c_int, CStr};
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use flotilla_units::context::caps::{cap, CapSet};
 use flotilla_units::context::policy::SandboxPolicy;
@@ -92,10 +93,12 @@ impl std::error::Error for ContextError {}
 /// The steps a spawned child takes to enter its context.
 #[derive(Debug)]
 pub struct ChildContext {
-    steps: Vec<Step>,
+    /// Fixed once prepared, kept as long as the unit runs: boxed slices,
+    /// not the builder's vectors with their room to grow.
+    steps: Box<[Step]>,
     /// For each step, the key and what it does ("ProtectSystem=: make /
     /// read-only").
-    names: Vec<String>,
+    names: Box<[String]>,
     /// `steps[..identity]` run before the identity change,
     /// `steps[identity..exec]` after it, `steps[exec..]` before `execve`.
     identity: usize,
@@ -106,8 +109,9 @@ pub struct ChildContext {
     /// privilege (`degrade.rs`).
     not_applied: Vec<NotApplied>,
     /// The unit's cgroup directory, for `CLONE_INTO_CGROUP`: opened by
-    /// each spawn, so that a running unit holds no descriptor of it.
-    cgroup: Option<CString>,
+    /// each spawn, so that a running unit holds no descriptor of it; the
+    /// cgroup's own path, shared.
+    cgroup: Option<Arc<CStr>>,
     /// A step may wait on a disk: the child is handed off first.
     detaches: bool,
 }
@@ -440,10 +444,10 @@ pub fn prepare(
         // A child is born only in a cgroup that was never killed
         // (cgroup.rs says why); else it joins it itself.
         if cg.fresh() {
-            cgroup = Some(cpath(cg.dir()).map_err(|message| ContextError { key: None, message })?);
+            cgroup = Some(cg.dir_c());
         }
         b.push(
-            Op::JoinCgroup(cg.procs_path().to_owned()),
+            Op::JoinCgroup(cg.procs_path()),
             format!("join cgroup {}", cg.dir().display()),
             OnError::Fail,
         );
@@ -622,8 +626,8 @@ pub fn prepare(
     }
     let detaches = b.steps.iter().any(|s| s.op.may_wait_on_disk());
     Ok(ChildContext {
-        steps: b.steps,
-        names: b.names,
+        steps: b.steps.into_boxed_slice(),
+        names: b.names.into_boxed_slice(),
         identity,
         exec,
         scratch: Scratch::new(),

@@ -514,13 +514,20 @@ impl Sys for RealSys {
     /// glibc's `malloc` keeps the pages of what was freed inside its heap
     /// (only the top is given back on its own): after loading 1000 unit
     /// files that is 0.6 MiB. `malloc_trim(3)` walks the free chunks and
-    /// gives back their whole pages. musl's allocator gives back free
-    /// groups as it goes: nothing to do there.
+    /// gives back their whole pages. Its thresholds are fixed too: left
+    /// to itself, glibc raises them to the largest block freed, so that a
+    /// status reply of 1000 units (half a megabyte, and its list) is kept
+    /// in the heap after it was sent rather than mapped on its own and
+    /// unmapped. musl's allocator maps big blocks on their own and gives
+    /// back free groups as it goes: nothing to do there.
     fn release_free_memory(&self) {
         #[cfg(target_env = "gnu")]
-        // SAFETY: malloc_trim(3) takes no pointers and only gives back
-        // pages that the allocator holds free; the init has one thread.
+        // SAFETY: mallopt(3) and malloc_trim(3) take no pointers; the
+        // first sets thresholds, the second only gives back pages that the
+        // allocator holds free; the init has one thread.
         unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
             libc::malloc_trim(0);
         }
     }

@@ -130,19 +130,18 @@ fn is_hierarchy_root(dir: &Path) -> bool {
 }
 
 /// One run of a unit: see the module documentation.
+///
+/// What every run has is kept inline; what only a unit whose context asks
+/// for it has (its directories, private `/tmp`, credentials, input data) is
+/// in one box, `Made`, allocated only then: a thousand plain units
+/// running keep none (`docs/performance.md`, "Init memory").
 #[derive(Debug, Default)]
 pub struct UnitRun {
     cgroup: Option<UnitCgroup>,
     /// The steps of a process that runs with the unit's context.
-    child: Option<ChildContext>,
-    /// The steps of a `+` command: its cgroup alone.
-    bare: Option<ChildContext>,
-    /// `RUNTIME_DIRECTORY=…` and the like.
-    env: Vec<(&'static str, String)>,
-    private_tmp: Option<PrivateTmp>,
-    /// `/run/credentials/UNIT`, with `LoadCredential=`/`SetCredential=`.
-    credentials: Option<PathBuf>,
-    directories: flotilla_units::context::dirs::Directories,
+    child: Option<Box<ChildContext>>,
+    /// The steps of a `+` command.
+    bare: Bare,
     kill_mode: KillMode,
     notes: Vec<String>,
     /// The settings not applied that no child context holds: those that
@@ -150,10 +149,55 @@ pub struct UnitRun {
     /// (`as-systemd`), and those of a context left with no step to take
     /// (every key it set was left out), which is not kept.
     left_out: Vec<flotilla_units::protocol::NotApplied>,
-    /// `StandardInput=data`: the bytes, in a sealed memfd.
-    input: Option<std::os::fd::OwnedFd>,
     /// The user and group counted for `RemoveIPC=` (`ipc.rs`).
     ipc: ipc::Owner,
+    made: Option<Box<Made>>,
+}
+
+/// The steps of a `+` command: its cgroup, directories, input and output
+/// (as in systemd, it skips the sandbox and the identity, not those).
+#[derive(Debug, Default)]
+enum Bare {
+    /// None to take.
+    #[default]
+    None,
+    /// The same as the unit's own: its context sets nothing a `+` command
+    /// skips (as most units', whose only step is joining their cgroup), so
+    /// one prepared context serves both.
+    Child,
+    /// Steps of their own.
+    Own(Box<ChildContext>),
+}
+
+/// What a run makes for a context that asks for it.
+#[derive(Debug, Default)]
+struct Made {
+    /// `RUNTIME_DIRECTORY=…` and the like.
+    env: Vec<(&'static str, String)>,
+    private_tmp: Option<PrivateTmp>,
+    /// `/run/credentials/UNIT`, with `LoadCredential=`/`SetCredential=`.
+    credentials: Option<PathBuf>,
+    directories: flotilla_units::context::dirs::Directories,
+    /// `StandardInput=data`: the bytes, in a sealed memfd.
+    input: Option<std::os::fd::OwnedFd>,
+}
+
+impl Made {
+    /// Whether nothing was made (no box is kept then).
+    fn is_empty(&self) -> bool {
+        let Made {
+            env,
+            private_tmp,
+            credentials,
+            directories,
+            input,
+        } = self;
+        env.is_empty()
+            && private_tmp.is_none()
+            && credentials.is_none()
+            && input.is_none()
+            && *directories == flotilla_units::context::dirs::Directories::default()
+    }
 }
 
 thread_local! {
@@ -165,16 +209,16 @@ impl UnitRun {
     /// The steps a child takes: with the unit's whole context, or (`+`)
     /// its cgroup only.
     pub fn child(&self, full_privileges: bool) -> Option<&ChildContext> {
-        if full_privileges {
-            self.bare.as_ref()
-        } else {
-            self.child.as_ref()
+        match (full_privileges, &self.bare) {
+            (false, _) | (true, Bare::Child) => self.child.as_deref(),
+            (true, Bare::Own(c)) => Some(c),
+            (true, Bare::None) => None,
         }
     }
 
     /// The variables the unit's processes get (its directories).
     pub fn env(&self) -> &[(&'static str, String)] {
-        &self.env
+        self.made.as_ref().map_or(&[], |m| &m.env)
     }
 
     /// Keys left out (`X-SkipUnsupported=`), for the unit's log.
@@ -211,7 +255,7 @@ impl UnitRun {
     /// start (each process reads its own copy: a shared offset would give
     /// a second process what the first left). `None`: no data.
     pub fn input_data(&self) -> Option<Result<std::os::fd::OwnedFd, String>> {
-        let fd = self.input.as_ref()?;
+        let fd = self.made.as_ref()?.input.as_ref()?;
         Some(super::input_data::reopen(fd).map_err(|e| format!("StandardInput=data: {e}")))
     }
 }
@@ -225,11 +269,17 @@ pub fn start(
     owner: Option<(u32, u32)>,
 ) -> Result<UnitRun, String> {
     let mut run = UnitRun {
-        directories: ctx.directories.clone(),
         kill_mode: ctx.kill_mode,
         ..UnitRun::default()
     };
-    let res = fill(&mut run, name, ctx, owner);
+    let mut made = Made {
+        directories: ctx.directories.clone(),
+        ..Made::default()
+    };
+    let res = fill(&mut run, &mut made, name, ctx, owner);
+    if !made.is_empty() {
+        run.made = Some(Box::new(made));
+    }
     if res.is_err() {
         end(&run, true);
         return res.map(|()| run);
@@ -292,6 +342,7 @@ fn without_cgroup(
 
 fn fill(
     run: &mut UnitRun,
+    made: &mut Made,
     name: &str,
     ctx: &ServiceContext,
     owner: Option<(u32, u32)>,
@@ -314,15 +365,15 @@ fn fill(
     }
     // The directories and output files are made by the unit's process
     // (the context's first steps): only their names are needed here.
-    run.env = dirs::environment(&ctx.directories);
+    made.env = dirs::environment(&ctx.directories);
     if !ctx.credentials.is_empty() {
         let dir = Credentials::dir(name);
-        run.env
+        made.env
             .push(("CREDENTIALS_DIRECTORY", dir.to_string_lossy().into_owned()));
-        run.credentials = Some(dir);
+        made.credentials = Some(dir);
     }
     if ctx.input() == Input::Data {
-        run.input = Some(
+        made.input = Some(
             super::input_data::sealed(&ctx.input_data)
                 .map_err(|e| format!("StandardInput=data: {e}"))?,
         );
@@ -339,14 +390,14 @@ fn fill(
     // under `as-systemd` the sandbox is left out (`degrade.rs`), and
     // under `strict` the start fails on the key, naming it.
     if ctx.sandbox.private_tmp && host.sys_admin {
-        run.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
+        made.private_tmp = Some(PrivateTmp::create(Path::new(dirs::PRIVATE_DIR), name)?);
     }
     let params = Params {
         uid: owner.map(|(u, _)| u),
         cgroup: run.cgroup.as_ref(),
-        private_tmp: run.private_tmp.as_ref().map(PrivateTmp::dir),
+        private_tmp: made.private_tmp.as_ref().map(PrivateTmp::dir),
         owner,
-        credentials: run.credentials.as_deref(),
+        credentials: made.credentials.as_deref(),
     };
     let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
     run.notes = child.notes().to_vec();
@@ -358,7 +409,7 @@ fn fill(
     if child.is_empty() {
         run.left_out.extend(child.not_applied());
     } else {
-        run.child = Some(child);
+        run.child = Some(Box::new(child));
     }
     if !bare_needed {
         return Ok(());
@@ -373,8 +424,14 @@ fn fill(
         credentials: ctx.credentials.clone(),
         ..ServiceContext::default()
     };
+    if bare_ctx == *ctx {
+        run.bare = Bare::Child;
+        return Ok(());
+    }
     let bare = context::prepare(&bare_ctx, &params, host).map_err(|e| e.to_string())?;
-    run.bare = (!bare.is_empty()).then_some(bare);
+    if !bare.is_empty() {
+        run.bare = Bare::Own(Box::new(bare));
+    }
     Ok(())
 }
 
@@ -415,19 +472,21 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
         // init's exit does.
         let _ = cg.remove();
     }
-    if let Some(t) = &run.private_tmp {
-        let _ = t.remove();
-    }
-    if let Some(dir) = &run.credentials {
-        let _ = super::credentials::remove(dir);
-    }
-    let preserve = match run.directories.runtime_preserve {
-        Preserve::No => false,
-        Preserve::Yes => true,
-        Preserve::Restart => keep_runtime,
-    };
-    if !preserve {
-        let _ = dirs::remove_runtime(&run.directories);
+    if let Some(made) = &run.made {
+        if let Some(t) = &made.private_tmp {
+            let _ = t.remove();
+        }
+        if let Some(dir) = &made.credentials {
+            let _ = super::credentials::remove(dir);
+        }
+        let preserve = match made.directories.runtime_preserve {
+            Preserve::No => false,
+            Preserve::Yes => true,
+            Preserve::Restart => keep_runtime,
+        };
+        if !preserve {
+            let _ = dirs::remove_runtime(&made.directories);
+        }
     }
     let (uid, gid) = USERS.with(|u| u.borrow_mut().stop(run.ipc, keep_runtime));
     if uid.is_some() || gid.is_some() {
@@ -440,5 +499,60 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
 pub fn teardown() {
     if let Some(own) = SETUP.get().and_then(|s| s.own.as_ref()) {
         cgroup::remove_tree(own);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn context(keys: &[(Key, &str)]) -> ServiceContext {
+        let mut ctx = ServiceContext::default();
+        for (k, v) in keys {
+            ctx.set(*k, v).unwrap_or_else(|e| panic!("{k}: {e}"));
+        }
+        ctx
+    }
+
+    fn run_of(ctx: &ServiceContext) -> UnitRun {
+        start("memory-test", ctx, None).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_unit_that_sets_nothing_keeps_no_context_and_no_box() {
+        let run = run_of(&ServiceContext::default());
+        assert!(run.child(false).is_none());
+        assert!(run.child(true).is_none());
+        assert!(run.made.is_none());
+        assert!(run.env().is_empty());
+    }
+
+    #[test]
+    fn a_plus_command_shares_the_steps_of_a_context_that_sets_nothing_it_skips() {
+        let run = run_of(&context(&[(Key::RuntimeDirectory, "memory-test")]));
+        let (own, plus) = (run.child(false), run.child(true));
+        assert!(own.is_some_and(|c| !c.is_empty()));
+        assert!(matches!((own, plus), (Some(a), Some(b)) if std::ptr::eq(a, b)));
+        assert_eq!(
+            run.env(),
+            [("RUNTIME_DIRECTORY", "/run/memory-test".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_plus_command_skips_the_sandbox_with_steps_of_its_own() {
+        let run = run_of(&context(&[
+            (Key::RuntimeDirectory, "memory-test"),
+            (Key::NoNewPrivileges, "yes"),
+        ]));
+        let own = run
+            .child(false)
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let plus = run.child(true).map(ToString::to_string).unwrap_or_default();
+        assert!(own.contains("no-new-privileges"), "{own}");
+        assert!(!plus.contains("no-new-privileges"), "{plus}");
+        assert!(plus.contains("memory-test"), "{plus}");
     }
 }

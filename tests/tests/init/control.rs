@@ -884,7 +884,7 @@ fn transient_sets() {
     );
     // An invalid field is an error naming the unit and the field.
     let mut grep = transient("grep.service", &["true"]);
-    grep.ready_grep = Some("a(b".into());
+    grep.extras.ready_grep = Some("a(b".into());
     match apply(&init, "cluster", vec![grep]) {
         Reply::Error { code, details, .. } => {
             assert_eq!(code, ErrorCode::Invalid);

@@ -13,7 +13,7 @@ macro_rules! cond {
             name: $yaml,
             systemd: &[("Unit", $sd)],
             applies_to: ALL,
-            slot: |s| Slot::Condition(&mut s.conditions, $kind, $assert),
+            slot: |s| Slot::Condition(&mut s.extras.conditions, $kind, $assert),
         }
     };
 }

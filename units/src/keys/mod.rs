@@ -295,7 +295,7 @@ const BASE_KEYS: [Key; 60] = [
         name: "triggers",
         systemd: &[("Timer", "Unit"), ("Path", "Unit"), ("Socket", "Service")],
         applies_to: TRIGGERS,
-        slot: |s| Slot::Targets(&mut s.triggers, TargetList::Triggers),
+        slot: |s| Slot::Targets(&mut s.extras.triggers, TargetList::Triggers),
     },
     Key {
         name: "success-action",
@@ -365,7 +365,7 @@ const BASE_KEYS: [Key; 60] = [
         name: "wanted-by",
         systemd: &[],
         applies_to: ALL,
-        slot: |s| Slot::Targets(&mut s.wanted_by, TargetList::WantedBy),
+        slot: |s| Slot::Targets(&mut s.extras.wanted_by, TargetList::WantedBy),
     },
     Key {
         name: "exec-start-pre",
@@ -395,25 +395,25 @@ const BASE_KEYS: [Key; 60] = [
         name: "exec-stop-post",
         systemd: &[("Service", "ExecStopPost")],
         applies_to: PROCESS,
-        slot: |s| Slot::Commands(&mut s.exec_stop_post),
+        slot: |s| Slot::Commands(&mut s.extras.exec_stop_post),
     },
     Key {
         name: "exec-reload",
         systemd: &[("Service", "ExecReload")],
         applies_to: PROCESS,
-        slot: |s| Slot::Command(&mut s.exec_reload),
+        slot: |s| Slot::Command(&mut s.extras.exec_reload),
     },
     Key {
         name: "ready-wait",
         systemd: &[],
         applies_to: SUPERVISED,
-        slot: |s| Slot::OptionalDuration(&mut s.ready_wait),
+        slot: |s| Slot::OptionalDuration(&mut s.extras.ready_wait),
     },
     Key {
         name: "ready-grep",
         systemd: &[],
         applies_to: SUPERVISED,
-        slot: |s| Slot::Regex(&mut s.ready_grep),
+        slot: |s| Slot::Regex(&mut s.extras.ready_grep),
     },
     Key {
         name: "ready-bus-name",
@@ -426,7 +426,7 @@ const BASE_KEYS: [Key; 60] = [
         name: "pidfile",
         systemd: &[("Service", "PIDFile")],
         applies_to: PIDFILE,
-        slot: |s| Slot::Path(&mut s.pidfile),
+        slot: |s| Slot::Path(&mut s.extras.pidfile),
     },
     Key {
         name: "start-timeout",

@@ -315,7 +315,7 @@ mod tests {
     #[test]
     fn a_valid_unit_is_returned_as_it_is() {
         let mut s = web();
-        s.ready_grep = Some("listening on .*".into());
+        s.extras.ready_grep = Some("listening on .*".into());
         s.extras.environment.insert("PORT".into(), "80".into());
         assert_eq!(validate(s.clone()), Ok(s));
         let v = UnitSpec::new("all", UnitType::Virtual);
@@ -325,9 +325,9 @@ mod tests {
     #[test]
     fn each_bad_field_is_named_with_its_unit() {
         let mut s = web();
-        s.ready_grep = Some("a(b".into());
+        s.extras.ready_grep = Some("a(b".into());
         s.depends_on = vec!["bad name".into()];
-        s.pidfile = Some("run/web.pid".into());
+        s.extras.pidfile = Some("run/web.pid".into());
         s.extras.user = Some("a:b".into());
         s.stop_timeout = std::time::Duration::ZERO;
         s.kill_signal = Signal(0);
@@ -389,8 +389,8 @@ mod tests {
             ]
         );
         let mut s = web();
-        s.ready_wait = Some(std::time::Duration::from_secs(1));
-        s.ready_grep = Some("up".into());
+        s.extras.ready_wait = Some(std::time::Duration::from_secs(1));
+        s.extras.ready_grep = Some("up".into());
         assert_eq!(
             problems(s),
             ["web: `ready-grep`: cannot be used together with `ready-wait`"]

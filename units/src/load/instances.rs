@@ -279,7 +279,7 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
         (&spec.after, TargetList::After),
         (&spec.before, TargetList::Before),
         (&spec.conflicts, TargetList::Conflicts),
-        (&spec.triggers, TargetList::Triggers),
+        (&spec.extras.triggers, TargetList::Triggers),
         (&spec.extras.on_failure, TargetList::OnFailure),
         (
             &spec.extras.reload_propagated_from,

@@ -24,7 +24,8 @@ pub enum CheckOutcome {
 /// assertions say.
 pub fn check_unit(spec: &UnitSpec, facts: &dyn ConditionFacts) -> CheckOutcome {
     let split = |assert: bool| -> Vec<Condition> {
-        spec.conditions
+        spec.extras
+            .conditions
             .iter()
             .filter(|c| c.assert == assert)
             .cloned()

@@ -37,8 +37,8 @@ impl Role {
             Role::Then(n) => spec.extras.exec_start_then.get(n as usize),
             Role::Post(n) => spec.extras.exec_start_post.get(n as usize),
             Role::Stop => spec.exec_stop.as_ref(),
-            Role::StopPost(n) => spec.exec_stop_post.get(n as usize),
-            Role::Reload => spec.exec_reload.as_ref(),
+            Role::StopPost(n) => spec.extras.exec_stop_post.get(n as usize),
+            Role::Reload => spec.extras.exec_reload.as_ref(),
         }
     }
 

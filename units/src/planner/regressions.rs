@@ -145,7 +145,7 @@ fn leftovers_of_a_dead_main_process_are_killed() {
 #[test]
 fn pidfile_is_read_again_until_start_timeout() {
     let mut u = unit(UnitType::BackgroundPidfile);
-    u.pidfile = Some(PathBuf::from("/run/svc.pid"));
+    u.extras.pidfile = Some(PathBuf::from("/run/svc.pid"));
     u.start_timeout = Duration::from_secs(1);
     let mut p = planner(vec![u]);
     let id = UnitId(0);
@@ -184,7 +184,7 @@ fn pidfile_is_read_again_until_start_timeout() {
 
     // Never written: failed at the start-timeout.
     let mut u = unit(UnitType::BackgroundPidfile);
-    u.pidfile = Some(PathBuf::from("/run/svc.pid"));
+    u.extras.pidfile = Some(PathBuf::from("/run/svc.pid"));
     u.start_timeout = Duration::from_millis(100);
     u.restart = RestartPolicy::No;
     let mut p = planner(vec![u]);

@@ -22,14 +22,14 @@ impl Planner {
         if !self.reloadable(id) {
             return Err(ReloadError::NotRunning(name.to_string()));
         }
-        if self.spec_of(id).exec_reload.is_none() {
+        if self.spec_of(id).extras.exec_reload.is_none() {
             return Err(ReloadError::NoReloadCommand(name.to_string()));
         }
         self.step(id, Event::Reload);
         // systemd's try-reload of the units the reload propagates to: those
         // up, with a reload command.
         for other in self.reloads_propagated_from(id) {
-            if self.reloadable(other) && self.spec_of(other).exec_reload.is_some() {
+            if self.reloadable(other) && self.spec_of(other).extras.exec_reload.is_some() {
                 self.step(other, Event::Reload);
             }
         }

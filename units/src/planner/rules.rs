@@ -216,7 +216,7 @@ impl Planner {
         // (the spec is not read on every evaluation).
         if leaving_exited && {
             let spec = self.spec_of(u);
-            spec.exec_stop.is_some() || !spec.exec_stop_post.is_empty()
+            spec.exec_stop.is_some() || !spec.extras.exec_stop_post.is_empty()
         } {
             // An exited oneshot with stop commands: "stopping" runs them.
             let why = if required {

@@ -171,6 +171,7 @@ impl Planner {
         let name = self.spec_of(u).name.clone();
         let unit = self
             .spec_of(u)
+            .extras
             .triggers
             .first()
             .and_then(|n| self.graph.unit(n));

@@ -38,7 +38,7 @@ fn units(keys: &[(&str, &str)], triggered: UnitType) -> Vec<UnitSpec> {
     let mut sys = UnitSpec::new("sys", UnitType::Virtual);
     sys.depends_on = vec!["tick".into()];
     let mut tick = UnitSpec::new("tick", UnitType::Timer);
-    tick.triggers = vec!["job".into()];
+    tick.extras.triggers = vec!["job".into()];
     for (k, v) in keys {
         trigger::set(&mut tick.activation, UnitType::Timer, k, v).unwrap();
     }

@@ -29,7 +29,7 @@ impl Planner {
     /// left as it is. Returns the unit, if the graph has it.
     pub(super) fn fire(&mut self, t: UnitId) -> Option<UnitId> {
         let by = self.spec_of(t).name.clone();
-        let name = self.spec_of(t).triggers.first()?.clone();
+        let name = self.spec_of(t).extras.triggers.first()?.clone();
         let u = self.pull_in(name.clone(), by);
         if u.is_none() {
             self.records[t.index()].status = Status::Text(format!("{name} is not a known unit"));
@@ -235,6 +235,7 @@ impl Planner {
             return true;
         }
         let Some(u) = spec
+            .extras
             .triggers
             .first()
             .and_then(|n| self.resolve_triggered(n))

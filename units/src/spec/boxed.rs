@@ -48,6 +48,14 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     restart_kill_signal: None,
     start_limit_interval: None,
     start_limit_burst: None,
+    exec_stop_post: Vec::new(),
+    exec_reload: None,
+    ready_wait: None,
+    ready_grep: None,
+    pidfile: None,
+    triggers: Vec::new(),
+    wanted_by: Vec::new(),
+    conditions: Vec::new(),
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.
 ///

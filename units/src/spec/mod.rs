@@ -376,21 +376,6 @@ pub struct UnitSpec {
     /// How to stop; `None` sends `kill_signal` to the process group.
     #[serde(default)]
     pub exec_stop: Option<Command>,
-    /// Commands run after the unit stopped, failures logged.
-    #[serde(default)]
-    pub exec_stop_post: Vec<Command>,
-    /// How to reload the configuration; `None` means reload restarts.
-    #[serde(default)]
-    pub exec_reload: Option<Command>,
-    /// `foreground-supervised`: ready this long after spawn.
-    #[serde(default)]
-    pub ready_wait: Option<Duration>,
-    /// `foreground-supervised`: ready when a stdout/stderr line matches.
-    #[serde(default)]
-    pub ready_grep: Option<String>,
-    /// `background-pidfile`: where the daemon writes its PID.
-    #[serde(default)]
-    pub pidfile: Option<PathBuf>,
     /// How long `starting` may last.
     pub start_timeout: Duration,
     /// How long `stopping` may last before SIGKILL.
@@ -413,17 +398,6 @@ pub struct UnitSpec {
     /// Units that cannot run together with this one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
-    /// A trigger's unit (one name): what a `timer`, `socket` or `path`
-    /// starts. With `accept: yes`, a template (`svc@.service`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub triggers: Vec<String>,
-    /// The targets whose `TARGET.wants/` `initctl enable` links the unit
-    /// into (`[Install] WantedBy=` of a YAML unit); nothing at run time.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub wanted_by: Vec<String>,
-    /// `Condition…=` and `Assert…=`, checked at each start.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<crate::systemd::Condition>,
     /// A trigger's settings (its timer, sockets or paths).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation: Option<Box<crate::trigger::Activation>>,
@@ -434,15 +408,17 @@ pub struct UnitSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remain_after_exit: Option<bool>,
     /// The fields that are seldom set (user, group, working directory,
-    /// environment, the service context, exit statuses, the watchdog):
-    /// out of line, and not allocated at all when every one of them is
-    /// unset, as for most units.
+    /// environment, the service context, exit statuses, the watchdog, the
+    /// rarer commands and lists, a type's own settings): out of line, and
+    /// not allocated at all when every one of them is unset, as for most
+    /// units.
     #[serde(flatten)]
     pub extras: Extras,
 }
 
-/// The fields of a [`UnitSpec`] that are seldom set. The first five are
-/// always in its JSON form; the others only when set.
+/// The fields of a [`UnitSpec`] that are seldom set. The first five, and
+/// `exec_stop_post`, `exec_reload`, `ready_wait`, `ready_grep` and
+/// `pidfile`, are always in its JSON form; the others only when set.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ExtraFields {
@@ -562,6 +538,32 @@ pub struct ExtraFields {
     /// Starts allowed in the window (`StartLimitBurst=`; zero: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_limit_burst: Option<u32>,
+    /// Commands run after the unit stopped, failures logged.
+    #[serde(default)]
+    pub exec_stop_post: Vec<Command>,
+    /// How to reload the configuration; `None` means reload restarts.
+    #[serde(default)]
+    pub exec_reload: Option<Command>,
+    /// `foreground-supervised`: ready this long after spawn.
+    #[serde(default)]
+    pub ready_wait: Option<Duration>,
+    /// `foreground-supervised`: ready when a stdout/stderr line matches.
+    #[serde(default)]
+    pub ready_grep: Option<String>,
+    /// `background-pidfile`: where the daemon writes its PID.
+    #[serde(default)]
+    pub pidfile: Option<PathBuf>,
+    /// A trigger's unit (one name): what a `timer`, `socket` or `path`
+    /// starts. With `accept: yes`, a template (`svc@.service`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<String>,
+    /// The targets whose `TARGET.wants/` `initctl enable` links the unit
+    /// into (`[Install] WantedBy=` of a YAML unit); nothing at run time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wanted_by: Vec<String>,
+    /// `Condition…=` and `Assert…=`, checked at each start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<crate::systemd::Condition>,
 }
 
 /// `preference` is left out of a spec's JSON form when it is the default.
@@ -617,11 +619,6 @@ impl UnitSpec {
             exec_start_pre: Vec::new(),
             exec_start: None,
             exec_stop: None,
-            exec_stop_post: Vec::new(),
-            exec_reload: None,
-            ready_wait: None,
-            ready_grep: None,
-            pidfile: None,
             start_timeout: defaults::START_TIMEOUT,
             stop_timeout: defaults::STOP_TIMEOUT,
             restart: kind.row().default_restart,
@@ -632,9 +629,6 @@ impl UnitSpec {
             after: Vec::new(),
             before: Vec::new(),
             conflicts: Vec::new(),
-            triggers: Vec::new(),
-            wanted_by: Vec::new(),
-            conditions: Vec::new(),
             activation: None,
             extras: Extras::default(),
         }

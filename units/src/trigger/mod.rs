@@ -141,7 +141,7 @@ pub fn problems(spec: &UnitSpec) -> Vec<(&'static str, String)> {
         .and_then(Activation::socket)
         .is_some_and(|s| s.accept);
     // None at all is the rule `Needs` of the key table.
-    match spec.triggers.as_slice() {
+    match spec.extras.triggers.as_slice() {
         [] => {}
         [one] => {
             let template = crate::systemd::is_template(one);
@@ -276,7 +276,7 @@ mod tests {
 
     fn trigger(kind: UnitType, triggers: &[&str], keys: &[(&str, &str)]) -> UnitSpec {
         let mut s = UnitSpec::new("t", kind);
-        s.triggers = triggers.iter().map(|t| t.to_string()).collect();
+        s.extras.triggers = triggers.iter().map(|t| t.to_string()).collect();
         for (k, v) in keys {
             set(&mut s.activation, kind, k, v).unwrap();
         }

@@ -257,7 +257,7 @@ fn case() -> impl Strategy<Value = Case> {
                     spec.exec_stop = Some(Command::new(["/etc/rc.d/x", "stop"]));
                 }
                 if kind == UnitType::BackgroundPidfile {
-                    spec.pidfile = Some("/run/x.pid".into());
+                    spec.extras.pidfile = Some("/run/x.pid".into());
                 }
                 Case {
                     spec,
@@ -336,7 +336,7 @@ fn render(c: &Case) -> String {
     if let Some(stop) = &s.exec_stop {
         y.push_str(&format!("exec-stop: {}\n", stop.argv.join(" ")));
     }
-    if let Some(p) = &s.pidfile {
+    if let Some(p) = &s.extras.pidfile {
         y.push_str(&format!("pidfile: {}\n", p.display()));
     }
     y

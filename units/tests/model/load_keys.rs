@@ -83,9 +83,9 @@ environment-file: [/etc/default/web, -/etc/web.env]
     ];
     expected.exec_start = Some(cmd(&["/usr/bin/web", "--port", "80", "--name", "my site"]));
     expected.exec_stop = Some(cmd(&["/bin/kill", "-TERM", "$MAINPID"]));
-    expected.exec_stop_post = vec![ignoring(&["/bin/rm", "-rf", "/run/web"])];
-    expected.exec_reload = Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]));
-    expected.ready_grep = Some("^listening on".into());
+    expected.extras.exec_stop_post = vec![ignoring(&["/bin/rm", "-rf", "/run/web"])];
+    expected.extras.exec_reload = Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]));
+    expected.extras.ready_grep = Some("^listening on".into());
     expected.start_timeout = Duration::from_secs(30);
     expected.stop_timeout = Duration::from_secs(90);
     expected.restart = RestartPolicy::Always;
@@ -174,13 +174,13 @@ fn ready_wait_and_pidfile() {
         "slow.yaml",
         "unit: slow\nexec-start: /bin/slow\nready-wait: 1.5\n",
     );
-    assert_eq!(s.ready_wait, Some(Duration::from_millis(1500)));
+    assert_eq!(s.extras.ready_wait, Some(Duration::from_millis(1500)));
     let s = spec(
         "sshd.yaml",
         "unit: sshd\ntype: background-pidfile\npidfile: /run/sshd.pid\nexec-start: /usr/sbin/sshd\n",
     );
     assert_eq!(s.kind, UnitType::BackgroundPidfile);
-    assert_eq!(s.pidfile, Some(PathBuf::from("/run/sshd.pid")));
+    assert_eq!(s.extras.pidfile, Some(PathBuf::from("/run/sshd.pid")));
 }
 
 #[test]
@@ -216,11 +216,11 @@ fn defaults_of_spec_section_3() {
     assert!(s.depends_on.is_empty() && s.depends_ms.is_empty() && s.waits_for.is_empty());
     assert_eq!(s.description, None);
     assert_eq!(s.exec_stop, None);
-    assert_eq!(s.exec_reload, None);
-    assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());
-    assert_eq!(s.ready_wait, None);
-    assert_eq!(s.ready_grep, None);
-    assert_eq!(s.pidfile, None);
+    assert_eq!(s.extras.exec_reload, None);
+    assert!(s.exec_start_pre.is_empty() && s.extras.exec_stop_post.is_empty());
+    assert_eq!(s.extras.ready_wait, None);
+    assert_eq!(s.extras.ready_grep, None);
+    assert_eq!(s.extras.pidfile, None);
     assert_eq!(s.start_timeout, Duration::from_secs(90));
     assert_eq!(s.stop_timeout, Duration::from_secs(10));
     assert_eq!(s.restart, RestartPolicy::OnFailure);
@@ -345,7 +345,7 @@ fn pre_and_post_commands() {
     );
     assert_eq!(s.exec_start_pre, [cmd(&["/bin/prepare", "--all"])]);
     assert_eq!(
-        s.exec_stop_post,
+        s.extras.exec_stop_post,
         [
             ignoring(&["/bin/cleanup"]),
             ignoring(&["/bin/rm", "-f", "/run/p"]),
@@ -507,7 +507,7 @@ fn yaml_features_that_work() {
         "\u{feff}%YAML 1.2\n---\n\"unit\": y # the name\nexec-start: &cmd [/bin/y, --flag]\n\
          exec-reload: *cmd\nenvironment: {<<: {A: 1}, B: 2}\n...\n",
     );
-    assert_eq!(s.exec_reload, s.exec_start);
+    assert_eq!(s.extras.exec_reload, s.exec_start);
     assert_eq!(s.extras.environment.get("A").map(String::as_str), Some("1"));
     assert_eq!(s.extras.environment.get("B").map(String::as_str), Some("2"));
     let crlf = spec("y.yaml", "unit: y\r\nexec-start: /bin/y\r\n");
@@ -520,12 +520,12 @@ fn wanted_by_is_a_list_of_target_names() {
         "web.yaml",
         "unit: web\nexec-start: /bin/web\nwanted-by: [multi-user.target, default]\n",
     );
-    assert_eq!(s.wanted_by, ["multi-user.target", "default"]);
+    assert_eq!(s.extras.wanted_by, ["multi-user.target", "default"]);
     let s = spec(
         "web.yaml",
         "unit: web\nexec-start: /bin/web\nwanted-by: default\n",
     );
-    assert_eq!(s.wanted_by, ["default"]);
+    assert_eq!(s.extras.wanted_by, ["default"]);
     // It adds no dependency: it is for `initctl enable`.
     assert!(s.depends_on.is_empty() && s.waits_for.is_empty());
     let bad = flotilla_units::load::parse_yaml(

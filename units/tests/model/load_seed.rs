@@ -68,7 +68,7 @@ fn maddy() {
     assert_eq!(u.depends_ms, ["network-online"]);
     assert_eq!(u.exec_start, Some(Command::new(["/usr/bin/maddy", "run"])));
     assert_eq!(
-        u.exec_reload,
+        u.extras.exec_reload,
         Some(Command::new(["/bin/kill", "-USR1", "$MAINPID"]))
     );
     assert_eq!(
@@ -119,7 +119,7 @@ fn irc_bot_uses_name_and_waits_for() {
     assert_eq!(u.provides, ["irc-bot"]);
     assert_eq!(u.depends_ms, ["network-online"]);
     assert_eq!(u.waits_for, ["ircd"]);
-    assert_eq!(u.ready_grep.as_deref(), Some("^connected to"));
+    assert_eq!(u.extras.ready_grep.as_deref(), Some("^connected to"));
     assert_eq!(
         u.exec_start,
         Some(Command::new([

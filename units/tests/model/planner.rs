@@ -750,10 +750,10 @@ fn ready_wait_and_ready_grep() {
     let mut w = World::new(
         vec![
             with(spec("waiter", UnitType::ForegroundSupervised), |s| {
-                s.ready_wait = Some(Duration::from_millis(500))
+                s.extras.ready_wait = Some(Duration::from_millis(500))
             }),
             with(spec("grepper", UnitType::ForegroundSupervised), |s| {
-                s.ready_grep = Some("^connected".into())
+                s.extras.ready_grep = Some("^connected".into())
             }),
             with(spec("top", UnitType::Virtual), |s| {
                 s.depends_on = v(&["waiter", "grepper"])
@@ -779,7 +779,7 @@ fn ready_wait_and_ready_grep() {
 fn pidfile_daemon_is_supervised_through_its_pid() {
     let mut w = World::new(
         vec![with(spec("d", UnitType::BackgroundPidfile), |s| {
-            s.pidfile = Some("/run/d.pid".into())
+            s.extras.pidfile = Some("/run/d.pid".into())
         })],
         "d",
         PlannerOptions::default(),
@@ -812,7 +812,7 @@ fn pre_commands_run_in_order_and_a_failure_fails_the_start() {
     let mut w = World::new(
         vec![with(spec("app", UnitType::ForegroundSupervised), |s| {
             s.exec_start_pre = vec![Command::new(["/bin/a"]), Command::new(["/bin/b"])];
-            s.exec_stop_post = vec![Command::new(["/bin/cleanup"])];
+            s.extras.exec_stop_post = vec![Command::new(["/bin/cleanup"])];
         })],
         "app",
         PlannerOptions::default(),
@@ -1358,13 +1358,13 @@ proptest! {
 fn a_reload_propagates_to_the_units_that_ask_for_it() {
     let reloadable = |name: &str| {
         with(spec(name, UnitType::ForegroundSupervised), |s| {
-            s.exec_reload = Some(Command::new(["/bin/true"]));
+            s.extras.exec_reload = Some(Command::new(["/bin/true"]));
         })
     };
     let mut w = World::new(
         vec![
             with(spec("postgresql", UnitType::Oneshot), |s| {
-                s.exec_reload = Some(Command::new(["/bin/true"]));
+                s.extras.exec_reload = Some(Command::new(["/bin/true"]));
                 s.extras.propagates_reload_to = v(&["pushed"]);
             }),
             with(reloadable("cluster-a"), |s| {
@@ -1432,7 +1432,7 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
     let mut w = World::new(
         vec![
             with(spec("web", UnitType::ForegroundSupervised), |s| {
-                s.exec_reload = Some(Command::new(["/bin/kill", "-HUP", "$MAINPID"]));
+                s.extras.exec_reload = Some(Command::new(["/bin/kill", "-HUP", "$MAINPID"]));
             }),
             spec("plain", UnitType::ForegroundSupervised),
             with(spec("top", UnitType::Virtual), |s| {
@@ -1546,7 +1546,7 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
     let sock = |name: &str| {
         with(spec(name, UnitType::Socket), |s| {
             s.exec_start = None;
-            s.triggers = v(&["job"]);
+            s.extras.triggers = v(&["job"]);
             s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
         })
     };
@@ -1593,7 +1593,7 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
 fn a_failed_triggered_unit_does_not_hold_up_the_shutdown() {
     let sock = with(spec("bus.socket", UnitType::Socket), |s| {
         s.exec_start = None;
-        s.triggers = v(&["bus"]);
+        s.extras.triggers = v(&["bus"]);
         s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
     });
     let mut w = World::new(
@@ -1647,7 +1647,7 @@ fn a_socket_that_cannot_bind_fails_and_one_that_stops_is_disarmed() {
     let (g, _) = Graph::build(vec![(
         with(spec("s.socket", UnitType::Socket), |s| {
             s.exec_start = None;
-            s.triggers = v(&["job"]);
+            s.extras.triggers = v(&["job"]);
         }),
         origin("s.socket"),
     )]);
@@ -1697,7 +1697,7 @@ fn a_socket_that_cannot_bind_fails_and_one_that_stops_is_disarmed() {
 fn conditions_run_skip_or_fail_a_unit_at_its_start() {
     let cond = |name: &str, assert: bool, path: &str| {
         with(spec(name, UnitType::Oneshot), |s| {
-            s.conditions = vec![parse_condition("PathExists", assert, path)
+            s.extras.conditions = vec![parse_condition("PathExists", assert, path)
                 .unwrap()
                 .unwrap()];
         })
@@ -1806,7 +1806,7 @@ fn an_accepting_socket_puts_each_connections_instance_in_t() {
 fn socket_spec(name: &str, service: &str, accept: bool) -> UnitSpec {
     with(spec(name, UnitType::Socket), |s| {
         s.exec_start = None;
-        s.triggers = v(&[service]);
+        s.extras.triggers = v(&[service]);
         if accept {
             s.activation = Some(Box::new(Activation::Socket(
                 flotilla_units::trigger::SocketSettings {

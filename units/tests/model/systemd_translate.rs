@@ -74,8 +74,11 @@ fn minimal_unit_gets_systemds_defaults() {
     assert_eq!(s.kill_signal, Signal::TERM);
     assert_eq!(s.description, None);
     assert!(s.depends_on.is_empty() && s.waits_for.is_empty() && s.depends_ms.is_empty());
-    assert!(s.exec_start_pre.is_empty() && s.exec_stop_post.is_empty());
-    assert_eq!((s.exec_stop, s.exec_reload, s.pidfile), (None, None, None));
+    assert!(s.exec_start_pre.is_empty() && s.extras.exec_stop_post.is_empty());
+    assert_eq!(
+        (&s.exec_stop, &s.extras.exec_reload, &s.extras.pidfile),
+        (&None, &None, &None)
+    );
     assert_eq!(
         (
             s.extras.user.as_deref(),
@@ -109,11 +112,11 @@ fn types() {
         "Type=forking\nPIDFile=/run/web.pid\nExecStart=/usr/sbin/web -d",
     ));
     assert_eq!(s.kind, UnitType::BackgroundPidfile);
-    assert_eq!(s.pidfile, Some(PathBuf::from("/run/web.pid")));
+    assert_eq!(s.extras.pidfile, Some(PathBuf::from("/run/web.pid")));
     let s = clean(svc(
         "Type=forking\nPIDFile=web/web.pid\nExecStart=/usr/sbin/web -d",
     ));
-    assert_eq!(s.pidfile, Some(PathBuf::from("/run/web/web.pid")));
+    assert_eq!(s.extras.pidfile, Some(PathBuf::from("/run/web/web.pid")));
     // The last Type= wins.
     let s = clean(svc("Type=forking\nType=simple\nExecStart=/bin/x"));
     assert_eq!(s.kind, UnitType::ForegroundSupervised);
@@ -190,18 +193,21 @@ fn type_errors() {
     // forking without PIDFile=: the main PID is guessed from the unit's
     // cgroup at run time, as systemd does.
     let s = clean(svc("Type=forking\nExecStart=/usr/sbin/web -d"));
-    assert_eq!((s.kind, s.pidfile), (UnitType::BackgroundPidfile, None));
+    assert_eq!(
+        (s.kind, &s.extras.pidfile),
+        (UnitType::BackgroundPidfile, &None)
+    );
     // PIDFile= emptied again counts as none.
     let s = clean(svc(
         "Type=forking\nPIDFile=/run/a.pid\nPIDFile=\nExecStart=/usr/sbin/web -d",
     ));
-    assert_eq!(s.pidfile, None);
+    assert_eq!(s.extras.pidfile, None);
     // PIDFile= on another type: ignored with a warning.
     let s = warned(
         svc("PIDFile=/run/web.pid\nExecStart=/bin/x"),
         &["u/web.service:2:1: warning: PIDFile= is used only with Type=forking, ignored"],
     );
-    assert_eq!(s.pidfile, None);
+    assert_eq!(s.extras.pidfile, None);
 }
 
 #[test]
@@ -394,7 +400,10 @@ fn environment_variables_in_commands() {
     );
     // $MAINPID is kept for the init to replace; a $ inside a word is literal in systemd too.
     let s = clean(svc("ExecStart=/bin/web --x=$FOO\nExecReload=/bin/kill -HUP $MAINPID\nExecStop=/bin/kill ${MAINPID}"));
-    assert_eq!(s.exec_reload, Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"])));
+    assert_eq!(
+        s.extras.exec_reload,
+        Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]))
+    );
     assert_eq!(s.exec_stop, Some(cmd(&["/bin/kill", "${MAINPID}"])));
 }
 
@@ -411,11 +420,14 @@ fn pre_and_post_commands() {
             ignored(&["/bin/rm", "-f", "/run/x"])
         ]
     );
-    assert_eq!(s.exec_stop_post, [cmd(&["/bin/a"]), ignored(&["/bin/b"])]);
+    assert_eq!(
+        s.extras.exec_stop_post,
+        [cmd(&["/bin/a"]), ignored(&["/bin/b"])]
+    );
     // Empty values clear the lists.
     let s = clean(svc("ExecStartPre=/bin/a\nExecStartPre=\nExecStartPre=/bin/b\nExecStart=/bin/web\nExecStopPost=/bin/c\nExecStopPost="));
     assert_eq!(s.exec_start_pre, [cmd(&["/bin/b"])]);
-    assert!(s.exec_stop_post.is_empty());
+    assert!(s.extras.exec_stop_post.is_empty());
     // A bad one is an error.
     refused(
         svc("ExecStartPre=/bin/a 'x\nExecStart=/bin/web"),
@@ -429,7 +441,10 @@ fn stop_and_reload() {
         "ExecStart=/bin/web\nExecStop=/bin/web stop\nExecReload=/bin/kill -HUP $MAINPID",
     ));
     assert_eq!(s.exec_stop, Some(cmd(&["/bin/web", "stop"])));
-    assert_eq!(s.exec_reload, Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"])));
+    assert_eq!(
+        s.extras.exec_reload,
+        Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]))
+    );
     // Only the first command of each is used.
     let s = warned(
         svc("ExecStart=/bin/web\nExecStop=/bin/a\nExecStop=/bin/b\nExecReload=/bin/c ; /bin/d"),
@@ -439,7 +454,7 @@ fn stop_and_reload() {
         ],
     );
     assert_eq!(s.exec_stop, Some(cmd(&["/bin/a"])));
-    assert_eq!(s.exec_reload, Some(cmd(&["/bin/c"])));
+    assert_eq!(s.extras.exec_reload, Some(cmd(&["/bin/c"])));
     let s = clean(svc("ExecStart=/bin/web\nExecStop=/bin/a\nExecStop="));
     assert_eq!(s.exec_stop, None);
 }
@@ -872,7 +887,7 @@ ExecStart=/bin/web
     assert_eq!(s.after, ["syslog.target"]);
     assert_eq!(s.before, ["other.service"]);
     assert_eq!(s.conflicts, ["c.service"]);
-    assert_eq!(s.conditions.len(), 1);
+    assert_eq!(s.extras.conditions.len(), 1);
     // Ordering against itself is meaningless and silently ignored.
     clean(tr(
         "[Unit]\nAfter=web.service\n[Service]\nExecStart=/bin/web\n",
@@ -953,7 +968,7 @@ fn unit_names() {
         "[Socket]\nListenStream=80\n",
     ));
     assert_eq!(s.kind, UnitType::Socket);
-    assert_eq!(s.triggers, ["web.service"]);
+    assert_eq!(s.extras.triggers, ["web.service"]);
     let p = translate_file("u/web.timer", "web.timer", text);
     assert!(p.spec.is_none(), "a timer with no setting: {:?}", diags(&p));
     refused(
@@ -1094,11 +1109,11 @@ fn fixture_forking_daemon() {
         &[],
     );
     assert_eq!(s.kind, UnitType::BackgroundPidfile);
-    assert_eq!(s.pidfile, Some(PathBuf::from("/run/nginx.pid")));
+    assert_eq!(s.extras.pidfile, Some(PathBuf::from("/run/nginx.pid")));
     assert_eq!(s.exec_start_pre, [cmd(&["/usr/sbin/nginx", "-t"])]);
     assert_eq!(s.exec_start, Some(cmd(&["/usr/sbin/nginx"])));
     assert_eq!(
-        s.exec_reload,
+        s.extras.exec_reload,
         Some(cmd(&["/usr/sbin/nginx", "-s", "reload"]))
     );
     assert_eq!(

@@ -20,7 +20,7 @@ fn cond(assert: bool) -> UnitSpec {
     s.exec_start = Some(Command::new(["/bin/cond"]));
     s.exec_stop = Some(Command::new(["/bin/stop"]));
     s.restart = RestartPolicy::OnFailure;
-    s.conditions.push(
+    s.extras.conditions.push(
         parse_condition("PathExists", assert, "/etc/cond")
             .unwrap()
             .unwrap(),
@@ -217,7 +217,7 @@ fn a_stop_while_checking_goes_back_to_idle_and_a_late_answer_is_ignored() {
 #[test]
 fn check_unit_reads_conditions_before_assertions() {
     let mut spec = cond(true);
-    spec.conditions.push(
+    spec.extras.conditions.push(
         parse_condition("Virtualization", false, "vm")
             .unwrap()
             .unwrap(),

@@ -22,7 +22,7 @@ impl Planner {
                 return;
             }
         }
-        let has_conditions = !spec.conditions.is_empty();
+        let has_conditions = !spec.extras.conditions.is_empty();
         let unit = &mut self.units[i];
         let rec = &mut self.records[i];
         if unit.restarting() {
@@ -214,8 +214,8 @@ impl Planner {
         let spec = self.spec_of(u);
         let (kind, ready_wait, ready_grep, ready_bus) = (
             spec.kind,
-            spec.ready_wait,
-            spec.ready_grep.is_some(),
+            spec.extras.ready_wait,
+            spec.extras.ready_grep.is_some(),
             spec.extras.ready_bus_name.is_some(),
         );
         if kind.row().ready == Ready::Adopted {
@@ -369,7 +369,7 @@ impl Planner {
     /// Asks for the pidfile to be read, or, for a systemd `Type=forking`
     /// unit without one, for the main PID to be guessed.
     pub(super) fn read_pidfile(&mut self, u: UnitId) {
-        match self.spec_of(u).pidfile.clone() {
+        match self.spec_of(u).extras.pidfile.clone() {
             Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
             None => self.actions.push(Action::GuessMainPid { unit: u }),
         }

@@ -125,6 +125,7 @@ impl Planner {
     pub(super) fn main_exited(&mut self, u: UnitId, status: ExitStatus) {
         let spec = self.spec_of(u);
         if let Some(path) = spec
+            .extras
             .pidfile
             .clone()
             .filter(|_| spec.kind.row().ready == Ready::Pidfile)
@@ -324,7 +325,10 @@ impl Planner {
     pub(super) fn stop_post(&mut self, u: UnitId, n: u16) {
         let i = u.index();
         let spec = self.spec_of(u);
-        let (has_cmd, stop_timeout) = ((n as usize) < spec.exec_stop_post.len(), spec.stop_timeout);
+        let (has_cmd, stop_timeout) = (
+            (n as usize) < spec.extras.exec_stop_post.len(),
+            spec.stop_timeout,
+        );
         if !has_cmd {
             self.units[i].phase = Phase::Idle;
             self.after_stop(u);

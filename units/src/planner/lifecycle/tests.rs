@@ -22,11 +22,11 @@ fn svc(kind: UnitType) -> UnitSpec {
     s.exec_start_pre = vec![Command::new(["/bin/pre"])];
     s.exec_start = Some(Command::new(["/bin/svc"]));
     s.exec_stop = Some(Command::new(["/bin/stop"]));
-    s.exec_stop_post = vec![Command::new(["/bin/post0"]), Command::new(["/bin/post1"])];
-    s.exec_reload = Some(Command::new(["/bin/reload"]));
+    s.extras.exec_stop_post = vec![Command::new(["/bin/post0"]), Command::new(["/bin/post1"])];
+    s.extras.exec_reload = Some(Command::new(["/bin/reload"]));
     s.restart = RestartPolicy::OnFailure;
     if kind == UnitType::BackgroundPidfile {
-        s.pidfile = Some("/run/svc.pid".into());
+        s.extras.pidfile = Some("/run/svc.pid".into());
     }
     s
 }

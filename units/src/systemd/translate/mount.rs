@@ -193,7 +193,7 @@ impl MountKeys {
         spec.start_timeout = limit;
         spec.stop_timeout = limit;
         match super::super::parse_condition("PathIsMountPoint", false, &format!("!{place}")) {
-            Ok(Some(c)) => spec.conditions.push(c),
+            Ok(Some(c)) => spec.extras.conditions.push(c),
             Ok(None) => {}
             Err(why) => t.error(at, format!("invalid Where={place}: {why}")),
         }

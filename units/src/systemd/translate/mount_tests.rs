@@ -41,7 +41,7 @@ fn debian_dev_mqueue_mount() {
         ]
     );
     assert_eq!(words(&spec.exec_stop), ["/bin/umount", "/dev/mqueue"]);
-    let settings: Vec<String> = spec.conditions.iter().map(|c| c.setting()).collect();
+    let settings: Vec<String> = spec.extras.conditions.iter().map(|c| c.setting()).collect();
     assert_eq!(
         settings,
         [

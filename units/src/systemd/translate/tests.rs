@@ -179,7 +179,7 @@ fn permissions_start_only() {
 fn sockets_order_their_service_and_unsupported_listen_kinds_load() {
     let p = translate_file("f", "web.socket", "[Socket]\nListenStream=80\n");
     let spec = p.spec.expect("loads");
-    assert_eq!(spec.triggers, ["web.service"]);
+    assert_eq!(spec.extras.triggers, ["web.service"]);
     assert_eq!(spec.before, ["web.service"]);
     let p = translate_file("f", "q.socket", "[Socket]\nListenMessageQueue=/q\n");
     assert!(p.spec.is_some(), "{:?}", p.diagnostics);

@@ -178,13 +178,14 @@ pub(crate) fn translate_at(
     // systemd's old spelling of `+` on every command but ExecStart=: they
     // run as root, outside the sandbox.
     if permissions_start_only {
+        let extras = &mut *spec.extras;
         let others = spec
             .exec_start_pre
             .iter_mut()
-            .chain(&mut spec.extras.exec_start_post)
-            .chain(&mut spec.exec_stop_post)
+            .chain(&mut extras.exec_start_post)
+            .chain(&mut extras.exec_stop_post)
             .chain(&mut spec.exec_stop)
-            .chain(&mut spec.exec_reload);
+            .chain(&mut extras.exec_reload);
         for c in others {
             if c.privileges == Privileges::Unit {
                 c.privileges = Privileges::Full;
@@ -192,7 +193,7 @@ pub(crate) fn translate_at(
         }
     }
     if kind.row().ready == Ready::Pidfile {
-        spec.pidfile = pidfile;
+        spec.extras.pidfile = pidfile;
     }
     // A mount's commands are its own (`mount.rs` said what is missing).
     if !is_mount {
@@ -212,20 +213,21 @@ pub(crate) fn translate_at(
 
     // A trigger's unit, when it names none: the unit of its own name
     // (`backup.timer` starts `backup.service`), a template with Accept=yes.
-    if kind.is_trigger() && spec.triggers.is_empty() {
+    if kind.is_trigger() && spec.extras.triggers.is_empty() {
         let accept = spec
             .activation
             .as_deref()
             .and_then(crate::trigger::Activation::socket)
             .is_some_and(|s| s.accept);
         let at = if accept { "@" } else { "" };
-        spec.triggers = vec![format!("{}{at}.service", n.name)];
+        spec.extras.triggers = vec![format!("{}{at}.service", n.name)];
     }
     // systemd orders a socket's service after the socket (an implicit
     // `Before=`), so that a service the target requires anyway is handed
     // its sockets.
     if kind.row().ready == Ready::Armed(Arm::Sockets) {
         if let Some(s) = spec
+            .extras
             .triggers
             .first()
             .filter(|s| !crate::systemd::is_template(s))
