@@ -11,6 +11,8 @@
 //! - this file: the [`Runtime`], its start, the turn and its tokens;
 //! - `executor.rs`: carrying out the planner's actions (spawn, signal,
 //!   read a pidfile);
+//! - `execs.rs`: spawns whose `execve` is not seen yet, their facts
+//!   given once it is;
 //! - `slots.rs`: the one per-unit table (I/O, last state reported) and
 //!   the tokens of the unit's descriptors;
 //! - `sources.rs`: signals, children's exits, unit output and notify
@@ -32,6 +34,7 @@
 //! unit's log) and the loop carries on.
 
 mod accepts;
+mod execs;
 mod executor;
 mod generators;
 mod held;
@@ -109,6 +112,8 @@ pub struct Runtime<S: Sys> {
     /// Sources with data left after their read budget: read again at the
     /// next turn, which then does not wait.
     redrain: Vec<Token>,
+    /// Forked children whose `execve` is not seen yet (`execs.rs`).
+    execs: Vec<execs::PendingExec>,
     /// Output pipes of units over their rate limit: read again at
     /// `throttle_at`, not before (see `ratelimit.rs`).
     throttled: Vec<Token>,
@@ -257,6 +262,7 @@ impl<S: Sys> Runtime<S> {
             notify_dir,
             notify_seq: 0,
             redrain: Vec::new(),
+            execs: Vec::new(),
             throttled: Vec::new(),
             throttle_at: None,
             feed,

@@ -46,6 +46,11 @@ impl<S: Sys> Runtime<S> {
             let Ok(Some((pid, status))) = self.sys.wait_any() else {
                 break;
             };
+            // A child that failed before `execve` is a spawn's failure,
+            // not an exit; one that exec'd is the planner's from here.
+            if self.exec_reaped(pid, &status) {
+                continue;
+            }
             let status = match status {
                 SysExit::Exited(c) => ExitStatus::Code(c),
                 SysExit::Signaled { signal, .. } => ExitStatus::Signal(signal),
@@ -88,6 +93,7 @@ impl<S: Sys> Runtime<S> {
             Some(Source::Notify(slot)) => self.on_notify(slot),
             Some(Source::Trigger(slot)) => self.on_trigger(slot),
             Some(Source::Scope(slot)) => self.on_scope(slot, t),
+            Some(Source::Exec(_)) => self.on_exec(t),
             None => {}
         }
     }

@@ -167,6 +167,14 @@ impl ChildContext {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Adds the steps a forked child reports it skipped as denied: its
+    /// copy of [`Scratch::denied`] is not the init's.
+    pub fn add_denied(&self, bits: u64) {
+        self.scratch
+            .denied
+            .fetch_or(bits, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Whether the child is handed off before its steps, because one of
     /// them may wait on a disk (`dirs.rs`).
     pub(crate) fn detaches(&self) -> bool {
