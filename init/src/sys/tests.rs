@@ -1142,78 +1142,134 @@ fn the_control_listener() {
     ));
 }
 
-/// [`Sys::spawn_started`] forks and returns; the report, read when its
+/// [`Sys::spawn_started`] returns at once; the report, read when its
 /// descriptor is ready or once the child is reaped, says what
 /// [`Sys::spawn`] would have returned, and a child that failed is reaped
-/// by the reading (the loop never sees it).
+/// by the reading (the loop never sees it). Both ways: a child in flight
+/// (`CLONE_VM`, a plain request) and a forked one (a request with handed
+/// descriptors).
 #[test]
-fn a_forked_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
+fn a_started_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
     let _g = process_lock();
     let sys = RealSys::new();
-    let env = base_env();
-    let started = |req: &SpawnRequest<'_>| {
-        let (pid, watch) = sys.spawn_started(req).unwrap();
-        let watch = watch.expect("a plain spawn is forked");
-        assert_eq!(watch.pid(), pid);
-        (pid, watch)
-    };
-    let expect_failed = |outcome: ExecOutcome, expected: &SysError| match outcome {
-        ExecOutcome::Failed(e) => assert_eq!(&e, expected),
-        other => panic!("{other:?}, not {expected:?}"),
-    };
+    let mut env = base_env();
+    env.set("LISTEN_PID", "0000000000").unwrap();
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let handed = [null.as_raw_fd()];
+    for fds in [&[][..], &handed[..]] {
+        let started = |req: SpawnRequest<'_>| {
+            let req = req.listen_fds(fds);
+            let (pid, watch) = sys.spawn_started(&req).unwrap();
+            let watch = watch.expect("a spawn without journal or hand-off is started");
+            assert_eq!(watch.pid(), pid);
+            (pid, watch)
+        };
+        let expect_failed = |outcome: ExecOutcome, expected: &SysError| match outcome {
+            ExecOutcome::Failed(e) => assert_eq!(&e, expected),
+            other => panic!("{other:?}, not {expected:?}"),
+        };
 
-    // Exec'd: read on the pipe, then after the reap.
-    let truth = args(&["/bin/true"]);
-    let (pid, mut watch) = started(&SpawnRequest::new(&truth, &env));
-    let outcome = watch.wait(None);
-    assert!(
-        matches!(outcome, ExecOutcome::Execed { denied: 0 }),
-        "{outcome:?}"
-    );
+        // Exec'd: read on the pipe, then after the reap.
+        let truth = args(&["/bin/true"]);
+        let (pid, mut watch) = started(SpawnRequest::new(&truth, &env));
+        let outcome = watch.wait(None);
+        assert!(
+            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+            "{outcome:?}"
+        );
+        assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+        let (pid, mut watch) = started(SpawnRequest::new(&truth, &env));
+        let status = wait_for(&sys, pid);
+        let outcome = watch.read(Some(&status), None);
+        assert!(
+            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+            "{outcome:?}"
+        );
+
+        // A step that fails: the chdir.
+        let dir = Path::new("/flotilla/no/such/dir");
+        let expected = sys
+            .spawn(&SpawnRequest::new(&truth, &env).cwd(dir).listen_fds(fds))
+            .unwrap_err();
+        assert_eq!(
+            expected.to_string(),
+            "/bin/true: chdir /flotilla/no/such/dir: no such file or directory"
+        );
+        let (_, mut watch) = started(SpawnRequest::new(&truth, &env).cwd(dir));
+        expect_failed(watch.wait(None), &expected);
+        assert_eq!(sys.wait_any().unwrap(), None);
+
+        // execve itself, read on the pipe and after the reap.
+        let tmp = tempfile::tempdir().unwrap();
+        let prog = tmp.path().join("garbage");
+        std::fs::write(&prog, [0u8, 1, 2, 3, 4, 5, 6, 7]).unwrap();
+        std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let garbage = args(&[prog.to_str().unwrap()]);
+        let expected = sys
+            .spawn(&SpawnRequest::new(&garbage, &env).listen_fds(fds))
+            .unwrap_err();
+        assert_eq!(
+            expected,
+            SysError::ChildSetup {
+                program: prog.display().to_string(),
+                step: "execve".into(),
+                errno: Os(Errno::ENOEXEC),
+            }
+        );
+        let (_, mut watch) = started(SpawnRequest::new(&garbage, &env));
+        expect_failed(watch.wait(None), &expected);
+        assert_eq!(sys.wait_any().unwrap(), None);
+        let (pid, mut watch) = started(SpawnRequest::new(&garbage, &env));
+        let status = wait_for(&sys, pid);
+        assert_eq!(status, ExitStatus::Exited(127));
+        expect_failed(watch.read(Some(&status), None), &expected);
+        assert_eq!(sys.wait_any().unwrap(), None);
+    }
+}
+
+/// A forked child (handed descriptors) gets them as 3, 4, … and its own
+/// PID as `LISTEN_PID`, its report descriptor kept out of their way.
+#[test]
+fn a_forked_child_gets_its_handed_descriptors() {
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let mut env = base_env();
+    env.set("LISTEN_PID", "0000000000").unwrap();
+    let mut handed = OutPipe::new(Stream::Stdout).unwrap();
+    let mut out = OutPipe::new(Stream::Stdout).unwrap();
+    let fds = [handed.writer().unwrap().as_raw_fd()];
+    let argv = args(&[
+        "/bin/sh",
+        "-c",
+        "echo handed >&3; echo \"$LISTEN_PID $$\"; ls /proc/self/fd | wc -l",
+    ]);
+    let req = SpawnRequest::new(&argv, &env)
+        .stdout(out.stdio())
+        .listen_fds(&fds);
+    let (pid, watch) = sys.spawn_started(&req).unwrap();
+    handed.close_writer();
+    out.close_writer();
+    let outcome = watch.expect("started").wait(None);
+    assert!(matches!(outcome, ExecOutcome::Execed { .. }), "{outcome:?}");
     assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
-    let (pid, mut watch) = started(&SpawnRequest::new(&truth, &env));
-    let status = wait_for(&sys, pid);
-    let outcome = watch.read(Some(&status), None);
-    assert!(
-        matches!(outcome, ExecOutcome::Execed { denied: 0 }),
-        "{outcome:?}"
-    );
-
-    // A step that fails: the chdir.
-    let req = SpawnRequest::new(&truth, &env).cwd(Path::new("/flotilla/no/such/dir"));
-    let expected = sys.spawn(&req).unwrap_err();
-    assert_eq!(
-        expected.to_string(),
-        "/bin/true: chdir /flotilla/no/such/dir: no such file or directory"
-    );
-    let (_, mut watch) = started(&req);
-    expect_failed(watch.wait(None), &expected);
-    assert_eq!(sys.wait_any().unwrap(), None);
-
-    // execve itself, read on the pipe and after the reap.
-    let dir = tempfile::tempdir().unwrap();
-    let prog = dir.path().join("garbage");
-    std::fs::write(&prog, [0u8, 1, 2, 3, 4, 5, 6, 7]).unwrap();
-    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let garbage = args(&[prog.to_str().unwrap()]);
-    let req = SpawnRequest::new(&garbage, &env);
-    let expected = sys.spawn(&req).unwrap_err();
-    assert_eq!(
-        expected,
-        SysError::ChildSetup {
-            program: prog.display().to_string(),
-            step: "execve".into(),
-            errno: Os(Errno::ENOEXEC),
+    let read_all = |pipe: &mut OutPipe| {
+        let mut lines = Vec::new();
+        loop {
+            let d = pipe
+                .drain(|l| lines.push(String::from_utf8_lossy(l.text).into_owned()))
+                .unwrap();
+            if matches!(d, Drained::Closed) {
+                return lines;
+            }
         }
+    };
+    assert_eq!(read_all(&mut handed), ["handed"]);
+    // `ls` sees 0, 1, 2, 3 and the directory it reads.
+    assert_eq!(
+        read_all(&mut out),
+        [format!("{pid} {pid}"), "5".to_string()]
     );
-    let (_, mut watch) = started(&req);
-    expect_failed(watch.wait(None), &expected);
-    assert_eq!(sys.wait_any().unwrap(), None);
-    let (pid, mut watch) = started(&req);
-    let status = wait_for(&sys, pid);
-    assert_eq!(status, ExitStatus::Exited(127));
-    expect_failed(watch.read(Some(&status), None), &expected);
-    assert_eq!(sys.wait_any().unwrap(), None);
 }
 
 /// Forked children write their output to the pipes they were given, and

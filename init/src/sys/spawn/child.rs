@@ -34,16 +34,16 @@ pub(super) const KERNEL_SIGSET_SIZE: libc::size_t =
 /// ones on these architectures).
 #[cfg(any(target_arch = "x86", target_arch = "arm"))]
 pub(super) mod nr {
-    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups32;
-    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid32;
-    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid32;
+    pub(crate) const SETGROUPS: libc::c_long = libc::SYS_setgroups32;
+    pub(crate) const SETRESGID: libc::c_long = libc::SYS_setresgid32;
+    pub(crate) const SETRESUID: libc::c_long = libc::SYS_setresuid32;
 }
 
 #[cfg(not(any(target_arch = "x86", target_arch = "arm")))]
 pub(super) mod nr {
-    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups;
-    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid;
-    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid;
+    pub(crate) const SETGROUPS: libc::c_long = libc::SYS_setgroups;
+    pub(crate) const SETRESGID: libc::c_long = libc::SYS_setresgid;
+    pub(crate) const SETRESUID: libc::c_long = libc::SYS_setresuid;
 }
 
 /// The most descriptors a child is handed as 3, 4, … (the parent refuses

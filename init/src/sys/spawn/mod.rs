@@ -108,6 +108,7 @@ use super::journal::JournalStream;
 use super::{Credentials, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
 
 mod child;
+mod flight;
 mod program;
 mod watch;
 
@@ -154,8 +155,8 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
         Some((_, rest)) if req.argv0_given && !rest.is_empty() => rest,
         _ => req.argv,
     };
-    let argv = CStrArray::argv(words).ok_or_else(|| nul(program, "an argument"))?;
-    let envp = CStrArray::envp(req.env);
+    let mut argv = CStrArray::argv(words).ok_or_else(|| nul(program, "an argument"))?;
+    let mut envp = CStrArray::envp(req.env);
     if req.listen_fds.len() > child::MAX_LISTEN_FDS {
         return Err(SysError::Spawn {
             program: program.to_owned(),
@@ -172,13 +173,29 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
     } else {
         envp.value_slot(b"LISTEN_PID")
     };
-    let cwd = match req.cwd {
+    let mut cwd = match req.cwd {
         Some(dir) => Some(
             CString::new(dir.as_os_str().as_bytes())
                 .map_err(|_| nul(program, "the working directory"))?,
         ),
         None => None,
     };
+    let mut path = path;
+    if forked && flight::eligible(req) {
+        let owned = flight::Owned {
+            path,
+            argv,
+            envp,
+            cwd,
+        };
+        match flight::fly(owned, req, program) {
+            Ok(started) => return started,
+            Err(back) => {
+                let back = *back;
+                (path, argv, envp, cwd) = (back.path, back.argv, back.envp, back.cwd);
+            }
+        }
+    }
     let exec = Exec {
         path: &path,
         argv: &argv,
@@ -565,7 +582,8 @@ impl Spawner {
                     ctx.set_joined(true);
                     let size = STACK_SIZE;
                     let bottom = self.stack.top.cast::<u8>().wrapping_sub(size).cast();
-                    born = match clone3::clone_into(flags, fd, bottom, size, child_entry, arg) {
+                    born = match clone3::clone_into(flags, Some(fd), bottom, size, child_entry, arg)
+                    {
                         Ok(pid) => Some((pid, Errno::UnknownErrno)),
                         Err(NotHere::Failed(e)) => Some((-1, Errno::from_raw(e))),
                         Err(NotHere::Unsupported) => {

@@ -17,6 +17,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use super::child::Step;
+use super::flight::Flight;
 use super::Failure;
 use crate::sys::context::ChildContext;
 use crate::sys::{Errno, ExitStatus, Pid, SysError};
@@ -34,6 +35,11 @@ pub struct ExecWatch {
     /// For the error, as a synchronous spawn names it.
     program: String,
     cwd: Option<PathBuf>,
+    /// The memory of a child in flight (`flight.rs`), kept until the
+    /// report has ended.
+    flight: Option<Box<Flight>>,
+    /// The report has ended (end of file, or a read error).
+    ended: bool,
 }
 
 /// What a report says.
@@ -61,7 +67,15 @@ impl ExecWatch {
             len: 0,
             program: program.to_owned(),
             cwd: cwd.map(Path::to_path_buf),
+            flight: None,
+            ended: false,
         }
+    }
+
+    /// Keeps `flight` until the report has ended.
+    pub(super) fn flying(mut self, flight: Box<Flight>) -> ExecWatch {
+        self.flight = Some(flight);
+        self
     }
 
     /// The read end, for the loop to watch.
@@ -91,6 +105,12 @@ impl ExecWatch {
     /// Waits until the report has ended (for a re-exec, which must not
     /// leave a child of unknown fate behind).
     pub fn wait(&mut self, context: Option<&ChildContext>) -> ExecOutcome {
+        self.wait_end();
+        self.outcome(None, context)
+    }
+
+    /// Reads until the report has ended.
+    fn wait_end(&mut self) {
         while !self.drain() {
             let mut pfd = libc::pollfd {
                 fd: self.fd(),
@@ -101,12 +121,14 @@ impl ExecWatch {
             // for the next read to report as the end.
             unsafe { libc::poll(&mut pfd, 1, -1) };
         }
-        self.outcome(None, context)
     }
 
     /// Reads until the pipe is empty; whether the report has ended (end of
     /// file, or a read error, which no more data will follow).
     fn drain(&mut self) -> bool {
+        if self.ended {
+            return true;
+        }
         let mut spill = [0u8; ROOM];
         let fd = self.fd.as_raw_fd();
         loop {
@@ -118,7 +140,10 @@ impl ExecWatch {
             // SAFETY: read(2) into a buffer of `room.len()` bytes.
             let n = unsafe { libc::read(fd, room.as_mut_ptr().cast(), room.len()) };
             match n {
-                0 => return true,
+                0 => {
+                    self.ended = true;
+                    return true;
+                }
                 n if n > 0 => {
                     if self.len < ROOM {
                         self.len = (self.len + n as usize).min(ROOM);
@@ -127,7 +152,10 @@ impl ExecWatch {
                 _ => match Errno::last() {
                     Errno::EINTR => {}
                     Errno::EAGAIN => return false,
-                    _ => return true,
+                    _ => {
+                        self.ended = true;
+                        return true;
+                    }
                 },
             }
         }
@@ -187,6 +215,17 @@ impl ExecWatch {
             if Errno::last() != Errno::EINTR {
                 return None;
             }
+        }
+    }
+}
+
+impl Drop for ExecWatch {
+    /// A child in flight may still be using its flight's memory until its
+    /// report has ended: wait for that before the memory goes (at most
+    /// until the child's `execve` or exit).
+    fn drop(&mut self) {
+        if self.flight.is_some() && !self.ended {
+            self.wait_end();
         }
     }
 }
