@@ -522,6 +522,8 @@ impl Sys for RealSys {
     /// gives back their whole pages. musl's allocator gives back free
     /// groups as it goes: nothing to do there.
     fn release_free_memory(&self) {
+        // The stacks of the children a launch had in flight at once.
+        spawn::trim_stacks();
         #[cfg(target_env = "gnu")]
         // SAFETY: malloc_trim(3) takes no pointers and only gives back
         // pages that the allocator holds free; the init has one thread.

@@ -109,9 +109,25 @@ impl Drop for Pooled {
 }
 
 /// The stacks kept for the next flights: a layer of units in flight at
-/// once needs as many, but each costs the pages its child touched.
-const POOL: usize = 16;
+/// once needs as many, and a stack made and unmapped per spawn cost the
+/// init a tenth of its time over a launch (the unmapping flushes the TLB of
+/// every core a child in flight runs on). Each kept stack costs the pages
+/// its children touched: [`trim_stacks`] gives them back when the loop has
+/// settled.
+const POOL: usize = 128;
+/// What [`trim_stacks`] keeps.
+const KEPT: usize = 4;
 static STACKS: Mutex<Vec<Stack>> = Mutex::new(Vec::new());
+
+/// Unmaps the pooled stacks beyond a few.
+pub(crate) fn trim_stacks() {
+    let extra = {
+        let mut pool = STACKS.lock().unwrap_or_else(PoisonError::into_inner);
+        let keep = pool.len().min(KEPT);
+        pool.split_off(keep)
+    };
+    drop(extra);
+}
 
 fn take_stack() -> Result<Stack, Errno> {
     let pooled = STACKS.lock().unwrap_or_else(PoisonError::into_inner).pop();

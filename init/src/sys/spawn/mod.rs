@@ -113,6 +113,7 @@ mod program;
 mod watch;
 
 use child::*;
+pub(crate) use flight::trim_stacks;
 pub use program::program_on_path;
 pub(crate) use program::{resolve_program, CStrArray};
 pub use watch::{ExecOutcome, ExecWatch};
