@@ -1,15 +1,18 @@
-//! Spawns whose `execve` has not been seen yet: the executor forks a
+//! Spawns whose `execve` has not been seen yet: the executor starts a
 //! unit's process and goes on (`Sys::spawn_started`), and the planner
 //! hears [`Fact::Spawned`] or [`Fact::SpawnFailed`] once the child's report
 //! pipe says which (`sys/spawn/watch.rs`), as it would have at once from a
 //! spawn that waited. So a layer's children exec side by side while the
-//! init forks the next one.
+//! init starts the next one.
 //!
 //! The report ends when its descriptor is readable, or at the latest when
 //! the child is reaped (its write end is closed by then): `reap` asks here
 //! first, so that the planner never hears of the end of a process before
-//! its start. A reload or a re-exec first waits for every report, so that
-//! no spawn straddles a renumbering of the units or a snapshot.
+//! its start; so do the unit's output and notify socket, since nothing
+//! writes there before the `execve`. The start is then reported at once
+//! (console, unit log, watchers), before the exit or the output that came
+//! in the same turn. A reload or a re-exec first waits for every report,
+//! so that no spawn straddles a renumbering of the units or a snapshot.
 
 use super::slots::Source;
 use super::Runtime;
@@ -69,9 +72,40 @@ impl<S: Sys> Runtime<S> {
         match self.execs.iter().position(|p| p.watch.pid() == pid) {
             Some(at) => {
                 let pending = self.execs.swap_remove(at);
-                !self.settle_exec(pending, Some(status), false)
+                let execed = self.settle_exec(pending, Some(status), false);
+                self.tell_started();
+                !execed
             }
             None => false,
+        }
+    }
+
+    /// Before `unit`'s output or notify message is read: what wrote it has
+    /// exec'd (a child writes neither before), so its report has ended,
+    /// and the planner hears of the start first (a `ready-grep` line or a
+    /// `READY=1` is the started process's, not that of a unit with no
+    /// PID yet).
+    pub(super) fn settle_unit_execs(&mut self, unit: UnitId) {
+        if !self.execs.iter().any(|p| p.unit == unit) {
+            return;
+        }
+        let (mine, rest): (Vec<PendingExec>, Vec<PendingExec>) = std::mem::take(&mut self.execs)
+            .into_iter()
+            .partition(|p| p.unit == unit);
+        self.execs = rest;
+        for pending in mine {
+            self.settle_exec(pending, None, false);
+        }
+    }
+
+    /// Reports the starts told to the planner in this turn and not
+    /// reported yet, now: before an exit or output that came in the same
+    /// turn, as when they came in two (else a process that exits at once
+    /// would never be seen `running`, and a unit's first lines would come
+    /// before the note of its start).
+    pub(super) fn tell_started(&mut self) {
+        if std::mem::take(&mut self.started_untold) {
+            self.report_changes();
         }
     }
 
@@ -115,6 +149,7 @@ impl<S: Sys> Runtime<S> {
                     c.add_denied(denied);
                 }
                 self.fact(Fact::Spawned { unit, role, pid });
+                self.started_untold = true;
                 true
             }
             ExecOutcome::Failed(e) => {

@@ -114,6 +114,9 @@ pub struct Runtime<S: Sys> {
     redrain: Vec<Token>,
     /// Forked children whose `execve` is not seen yet (`execs.rs`).
     execs: Vec<execs::PendingExec>,
+    /// A start was told to the planner in this turn and not reported yet
+    /// (`execs.rs`).
+    started_untold: bool,
     /// Output pipes of units over their rate limit: read again at
     /// `throttle_at`, not before (see `ratelimit.rs`).
     throttled: Vec<Token>,
@@ -263,6 +266,7 @@ impl<S: Sys> Runtime<S> {
             notify_seq: 0,
             redrain: Vec::new(),
             execs: Vec::new(),
+            started_untold: false,
             throttled: Vec::new(),
             throttle_at: None,
             feed,
@@ -439,6 +443,9 @@ impl<S: Sys> Runtime<S> {
         if self.shutdown.is_some() {
             return;
         }
+        // Every process started is the planner's before it stops them all
+        // (`execs.rs`).
+        self.settle_execs();
         self.sys.console(&format!(
             "init: {why}: stopping every unit ({})",
             kind_name(kind)

@@ -41,6 +41,7 @@ impl<S: Sys> Runtime<S> {
 
     /// Reaps every terminated child and tells the planner.
     pub(super) fn reap(&mut self) {
+        self.tell_started();
         // Bounded: a process table holds at most PID_MAX_LIMIT entries.
         for _ in 0..(1 << 22) {
             let Ok(Some((pid, status))) = self.sys.wait_any() else {
@@ -105,6 +106,10 @@ impl<S: Sys> Runtime<S> {
     /// pipes are read at most once every [`THROTTLE`]: an event for a
     /// pipe read less than that ago is left for the timer.
     fn on_output(&mut self, slot: SlotId, t: Token) {
+        if let Some(unit) = self.slots.slot(slot).map(|s| s.unit) {
+            self.settle_unit_execs(unit);
+        }
+        self.tell_started();
         let wall = self.sys.wall_now();
         let now = self.now();
         let Some(s) = self.slots.slot_mut(slot) else {
@@ -194,6 +199,10 @@ impl<S: Sys> Runtime<S> {
     /// Reads the unit's notify socket and passes on what its own processes
     /// sent.
     fn on_notify(&mut self, slot: SlotId) {
+        if let Some(unit) = self.slots.slot(slot).map(|s| s.unit) {
+            self.settle_unit_execs(unit);
+        }
+        self.tell_started();
         let Some(s) = self.slots.slot_mut(slot) else {
             return;
         };
