@@ -163,6 +163,11 @@ impl<S: Sys> Runtime<S> {
             let _ = self.sys.unwatch(pending.watch.fd());
             self.slots.free_token(pending.token);
         }
+        // A launch's layer held a hundred at once: the room goes back with
+        // the last (the heap per running unit has a budget).
+        if self.execs.is_empty() {
+            self.execs = Vec::new();
+        }
         execed
     }
 }
