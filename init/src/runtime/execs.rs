@@ -9,10 +9,12 @@
 //! the child is reaped (its write end is closed by then): `reap` asks here
 //! first, so that the planner never hears of the end of a process before
 //! its start; so do the unit's output and notify socket, since nothing
-//! writes there before the `execve`. The start is then reported at once
-//! (console, unit log, watchers), before the exit or the output that came
-//! in the same turn. A reload or a re-exec first waits for every report,
-//! so that no spawn straddles a renumbering of the units or a snapshot.
+//! writes there before the `execve`. The exit, output or notify message
+//! of a unit whose start was told in the same turn waits for the next
+//! turn, after the start has been reported (console, unit log,
+//! watchers). A reload, a re-exec or a shutdown first waits for every
+//! report, so that no spawn straddles a renumbering of the units, a
+//! snapshot or the stop of everything.
 
 use super::slots::Source;
 use super::Runtime;
@@ -72,9 +74,7 @@ impl<S: Sys> Runtime<S> {
         match self.execs.iter().position(|p| p.watch.pid() == pid) {
             Some(at) => {
                 let pending = self.execs.swap_remove(at);
-                let execed = self.settle_exec(pending, Some(status), false);
-                self.tell_started();
-                !execed
+                !self.settle_exec(pending, Some(status), false)
             }
             None => false,
         }
@@ -98,15 +98,15 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// Reports the starts told to the planner in this turn and not
-    /// reported yet, now: before an exit or output that came in the same
-    /// turn, as when they came in two (else a process that exits at once
-    /// would never be seen `running`, and a unit's first lines would come
-    /// before the note of its start).
-    pub(super) fn tell_started(&mut self) {
-        if std::mem::take(&mut self.started_untold) {
-            self.report_changes();
-        }
+    /// Whether `unit`'s start was told to the planner in this turn and is
+    /// not reported yet: what it did next (its exit, its output, a notify
+    /// message) waits for the next turn, as when the start and that came
+    /// in two (else a process that exits at once would never be seen
+    /// `running`, and a unit's first lines would come before the note of
+    /// its start). A report in the middle of the turn would do too, but
+    /// would report the turn's other changes twice.
+    pub(super) fn started_untold(&self, unit: UnitId) -> bool {
+        self.untold.contains(&unit)
     }
 
     /// Waits for every pending report (before a reload or a re-exec),
@@ -149,7 +149,7 @@ impl<S: Sys> Runtime<S> {
                     c.add_denied(denied);
                 }
                 self.fact(Fact::Spawned { unit, role, pid });
-                self.started_untold = true;
+                self.untold.push(unit);
                 true
             }
             ExecOutcome::Failed(e) => {

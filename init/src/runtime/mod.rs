@@ -60,8 +60,8 @@ mod watches;
 
 use crate::args::Settings;
 use crate::control::Control;
-use crate::sys::{Env, Event, Sys, Token, WallTime};
-use flotilla_units::graph::Graph;
+use crate::sys::{Env, Event, ExitStatus as SysExitStatus, Pid, Sys, Token, WallTime};
+use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::planner::{Action, Fact, Planner, PlannerOptions};
 use flotilla_units::protocol::ShutdownKind;
 use flotilla_units::time::Instant;
@@ -114,9 +114,11 @@ pub struct Runtime<S: Sys> {
     redrain: Vec<Token>,
     /// Forked children whose `execve` is not seen yet (`execs.rs`).
     execs: Vec<execs::PendingExec>,
-    /// A start was told to the planner in this turn and not reported yet
-    /// (`execs.rs`).
-    started_untold: bool,
+    /// Units whose start was told to the planner in this turn and is not
+    /// reported yet (`execs.rs`).
+    untold: Vec<UnitId>,
+    /// Exits of such units, for the next turn (`sources.rs`).
+    exits: Vec<(Pid, SysExitStatus)>,
     /// Output pipes of units over their rate limit: read again at
     /// `throttle_at`, not before (see `ratelimit.rs`).
     throttled: Vec<Token>,
@@ -266,7 +268,8 @@ impl<S: Sys> Runtime<S> {
             notify_seq: 0,
             redrain: Vec::new(),
             execs: Vec::new(),
-            started_untold: false,
+            untold: Vec::new(),
+            exits: Vec::new(),
             throttled: Vec::new(),
             throttle_at: None,
             feed,
@@ -307,7 +310,7 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let now = self.now();
-        let timeout = if self.redrain.is_empty() {
+        let timeout = if self.redrain.is_empty() && self.exits.is_empty() {
             let deadline = match (self.planner.next_deadline(), self.throttle_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -320,6 +323,10 @@ impl<S: Sys> Runtime<S> {
         events.clear();
         if let Err(e) = self.sys.wait(&mut events, timeout) {
             self.sys.console(&format!("init: {e}"));
+        }
+        // Exits held back by the last turn (`sources.rs`).
+        for (pid, status) in std::mem::take(&mut self.exits) {
+            self.exited(pid, status);
         }
         let mut incoming = Vec::new();
         let mut signalled = false;
