@@ -403,7 +403,16 @@ impl<S: Sys> Runtime<S> {
             if let Some(j) = &journal {
                 req = req.journal(j);
             }
-            self.sys.spawn_started(&req).map_err(|e| e.to_string())
+            // A unit's main process does not wait for its exec
+            // (`execs.rs`); its helpers (pre, post, reload, stop) do, as
+            // they did: the order in which they run is what the planner's
+            // order of actions gave it (a dependent's exec-stop was under
+            // way before its dependency's began).
+            match role {
+                Role::Main => self.sys.spawn_started(&req),
+                _ => self.sys.spawn(&req).map(|pid| (pid, None)),
+            }
+            .map_err(|e| e.to_string())
         };
         out.close_writer();
         err.close_writer();
