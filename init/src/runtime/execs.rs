@@ -1,5 +1,5 @@
 //! Spawns whose `execve` has not been seen yet: the executor starts a
-//! unit's process and goes on (`Sys::spawn_started`), and the planner
+//! unit's main process and goes on (`Sys::spawn_started`), and the planner
 //! hears [`Fact::Spawned`] or [`Fact::SpawnFailed`] once the child's report
 //! pipe says which (`sys/spawn/watch.rs`), as it would have at once from a
 //! spawn that waited. So a layer's children exec side by side while the
