@@ -22,7 +22,7 @@ use crate::sys::{ExecOutcome, ExecWatch, ExitStatus, Interest, Pid, Sys, Token};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Fact, Role};
 
-/// A forked child whose report has not ended.
+/// A started child (in flight or forked) whose report has not ended.
 #[derive(Debug)]
 pub(super) struct PendingExec {
     unit: UnitId,
@@ -35,7 +35,7 @@ pub(super) struct PendingExec {
 }
 
 impl<S: Sys> Runtime<S> {
-    /// Watches the report of a child just forked for `unit`. If its
+    /// Watches the report of a child just started for `unit`. If its
     /// descriptor cannot be watched, the report is waited for now.
     pub(super) fn pending_exec(&mut self, unit: UnitId, role: Role, full: bool, watch: ExecWatch) {
         let slot = self.slots.ensure(unit);
