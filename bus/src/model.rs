@@ -233,8 +233,11 @@ pub fn invocation_id(s: &UnitStatus) -> Vec<u8> {
 /// What a job waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Goal {
-    /// The unit active (a start, restart, reload).
+    /// The unit active (a start, restart).
     Up,
+    /// The unit active and done reloading (a reload: systemd's reload job
+    /// ends with the reload command, not at its start).
+    Reloaded,
     /// The unit stopped.
     Down,
 }
@@ -249,6 +252,10 @@ pub fn settled(goal: Goal, s: &UnitStatus) -> Option<&'static str> {
             UnitState::Failed => Some("failed"),
             UnitState::Waiting if s.blocked_by.is_some() => Some("dependency"),
             _ => None,
+        },
+        Goal::Reloaded => match s.state {
+            UnitState::Reloading => None,
+            _ => settled(Goal::Up, s),
         },
         Goal::Down => match s.state {
             UnitState::Disabled | UnitState::Failed => Some("done"),

@@ -288,7 +288,7 @@ pub async fn reload(
     let parts = PendingParts {
         unit: s.unit,
         name: sysname,
-        goal: Goal::Up,
+        goal: Goal::Reloaded,
         fresh: true,
         already: None,
         changes,

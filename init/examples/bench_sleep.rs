@@ -28,7 +28,7 @@
 //! measured.
 //!
 //! The graph: layers 0..9 of 100 units each, `l<L>-<NN>`, type
-//! `foreground-supervised` (running once spawned), `exec-start: /usr/bin/sleep
+//! `foreground-supervised` (running once its process has exec'd), `exec-start: /usr/bin/sleep
 //! 3600` (the program named by its path, as in the floor loop),
 //! `restart-delay: 0s`. Each unit of layer L > 0 `depends-on` two units of
 //! layer L-1: the one with its own number (so every unit is required) and a

@@ -1026,7 +1026,9 @@ fn the_config_serves_the_bus_in_supervisor_mode() {
         .start();
     init.wait_state("flotilla-busd.service", UnitState::Running);
     assert_eq!(init.unit("flotilla-busd.socket").state, UnitState::Running);
-    let pid = init.pid_of("web");
+    // Running (its PID known) once its process has exec'd, which may
+    // come after busd's.
+    let pid = init.wait_state("web", UnitState::Running).pid.unwrap_or(0);
     let in_mounts = |args: &[&str]| {
         let mut cmd = Command::new("nsenter");
         cmd.arg("-t")

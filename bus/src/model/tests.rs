@@ -154,4 +154,14 @@ fn jobs_settle() {
     assert_eq!(settled(Goal::Up, &u), Some("dependency"));
     u.state = UnitState::Disabled;
     assert_eq!(settled(Goal::Down, &u), Some("done"));
+    // A reload job waits for the reload command, not only for an active
+    // state.
+    u.blocked_by = None;
+    u.state = UnitState::Reloading;
+    assert_eq!(settled(Goal::Up, &u), Some("done"));
+    assert_eq!(settled(Goal::Reloaded, &u), None);
+    u.state = UnitState::Running;
+    assert_eq!(settled(Goal::Reloaded, &u), Some("done"));
+    u.state = UnitState::Failed;
+    assert_eq!(settled(Goal::Reloaded, &u), Some("failed"));
 }

@@ -39,7 +39,9 @@ impl<S: Sys> Runtime<S> {
                 spec,
                 mainpid,
             } => match self.spawn(unit, role, &argv, &spec, mainpid) {
-                Ok(pid) => self.fact(Fact::Spawned { unit, role, pid }),
+                Ok(Some(pid)) => self.fact(Fact::Spawned { unit, role, pid }),
+                // Its fact comes with its report (`execs.rs`).
+                Ok(None) => {}
                 Err(error) => {
                     self.unit_note(unit, &format!("{}: {error}", role.key()));
                     self.fact(Fact::SpawnFailed { unit, role, error });
@@ -266,7 +268,8 @@ impl<S: Sys> Runtime<S> {
     /// Starts one process of `unit`: its environment, identity and working
     /// directory from `spec`, its stdout and stderr on new pipes watched
     /// for the unit's log, its notify socket for a main process of a
-    /// `foreground-notified` unit.
+    /// `foreground-notified` unit. The PID once the child has exec'd;
+    /// `None` when it was forked and its report is pending (`execs.rs`).
     fn spawn(
         &mut self,
         unit: UnitId,
@@ -274,7 +277,7 @@ impl<S: Sys> Runtime<S> {
         argv: &[String],
         spec: &UnitSpec,
         mainpid: Option<i32>,
-    ) -> Result<i32, String> {
+    ) -> Result<Option<i32>, String> {
         let ctx = &spec.extras.context;
         let mut env = self.base_env.clone();
         // A process on a terminal gets its type (systemd's default, which
@@ -412,11 +415,20 @@ impl<S: Sys> Runtime<S> {
             if let Some(j) = &journal {
                 req = req.journal(j);
             }
-            self.sys.spawn(&req).map_err(|e| e.to_string())
+            // A unit's main process does not wait for its exec
+            // (`execs.rs`); its helpers (pre, post, reload, stop) do, as
+            // they did: the order in which they run is what the planner's
+            // order of actions gave it (a dependent's exec-stop was under
+            // way before its dependency's began).
+            match role {
+                Role::Main => self.sys.spawn_started(&req),
+                _ => self.sys.spawn(&req).map(|pid| (pid, None)),
+            }
+            .map_err(|e| e.to_string())
         };
         out.close_writer();
         err.close_writer();
-        let pid = res?;
+        let (pid, pending) = res?;
         if role == Role::Main && journal.as_ref().is_some_and(JournalStream::connected) {
             self.unit_note(
                 unit,
@@ -439,7 +451,13 @@ impl<S: Sys> Runtime<S> {
                 self.slots.free_token(token);
             }
         }
-        Ok(pid)
+        match pending {
+            Some(watch) => {
+                self.pending_exec(unit, role, privileges == Privileges::Full, watch);
+                Ok(None)
+            }
+            None => Ok(Some(pid)),
+        }
     }
 
     /// The journal stream for a process of `spec` running `program`, when

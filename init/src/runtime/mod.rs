@@ -11,6 +11,8 @@
 //! - this file: the [`Runtime`], its start, the turn and its tokens;
 //! - `executor.rs`: carrying out the planner's actions (spawn, signal,
 //!   read a pidfile);
+//! - `execs.rs`: spawns whose `execve` is not seen yet, their facts
+//!   given once it is;
 //! - `slots.rs`: the one per-unit table (I/O, last state reported) and
 //!   the tokens of the unit's descriptors;
 //! - `sources.rs`: signals, children's exits, unit output and notify
@@ -32,6 +34,7 @@
 //! unit's log) and the loop carries on.
 
 mod accepts;
+mod execs;
 mod executor;
 mod generators;
 mod held;
@@ -58,8 +61,8 @@ mod watches;
 
 use crate::args::Settings;
 use crate::control::Control;
-use crate::sys::{Env, Event, Sys, Token, WallTime};
-use flotilla_units::graph::Graph;
+use crate::sys::{Env, Event, ExitStatus as SysExitStatus, Pid, Sys, Token, WallTime};
+use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::planner::{Action, Fact, Planner, PlannerOptions};
 use flotilla_units::protocol::ShutdownKind;
 use flotilla_units::time::Instant;
@@ -110,6 +113,13 @@ pub struct Runtime<S: Sys> {
     /// Sources with data left after their read budget: read again at the
     /// next turn, which then does not wait.
     redrain: Vec<Token>,
+    /// Forked children whose `execve` is not seen yet (`execs.rs`).
+    execs: Vec<execs::PendingExec>,
+    /// Units whose start was told to the planner in this turn and is not
+    /// reported yet (`execs.rs`).
+    untold: Vec<UnitId>,
+    /// Exits of such units, for the next turn (`sources.rs`).
+    exits: Vec<(Pid, SysExitStatus)>,
     /// Output pipes of units over their rate limit: read again at
     /// `throttle_at`, not before (see `ratelimit.rs`).
     throttled: Vec<Token>,
@@ -258,6 +268,9 @@ impl<S: Sys> Runtime<S> {
             notify_dir,
             notify_seq: 0,
             redrain: Vec::new(),
+            execs: Vec::new(),
+            untold: Vec::new(),
+            exits: Vec::new(),
             throttled: Vec::new(),
             throttle_at: None,
             feed,
@@ -298,7 +311,7 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let now = self.now();
-        let timeout = if self.redrain.is_empty() {
+        let timeout = if self.redrain.is_empty() && self.exits.is_empty() {
             let deadline = match (self.planner.next_deadline(), self.throttle_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -311,6 +324,10 @@ impl<S: Sys> Runtime<S> {
         events.clear();
         if let Err(e) = self.sys.wait(&mut events, timeout) {
             self.sys.console(&format!("init: {e}"));
+        }
+        // Exits held back by the last turn (`sources.rs`).
+        for (pid, status) in std::mem::take(&mut self.exits) {
+            self.exited(pid, status);
         }
         let mut incoming = Vec::new();
         let mut signalled = false;
@@ -434,6 +451,9 @@ impl<S: Sys> Runtime<S> {
         if self.shutdown.is_some() {
             return;
         }
+        // Every process started is the planner's before it stops them all
+        // (`execs.rs`).
+        self.settle_execs();
         self.sys.console(&format!(
             "init: {why}: stopping every unit ({})",
             kind_name(kind)

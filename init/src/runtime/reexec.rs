@@ -53,6 +53,8 @@ impl<S: Sys> Runtime<S> {
             );
             return;
         }
+        // Every spawn's fate known before the snapshot (`execs.rs`).
+        self.settle_execs();
         let (snap, keep) = self.snapshot(c);
         let bytes = snapshot::encode(&snap);
         self.sys.console(&format!(

@@ -311,6 +311,7 @@ impl<S: Sys> Runtime<S> {
 
     /// Prints, notes and sends what changed since the last turn.
     pub(super) fn report_changes(&mut self) {
+        self.untold.clear();
         let changed = self.planner.take_changed();
         let watchers = self.control.watchers();
         if changed.is_empty() && watchers.is_empty() {

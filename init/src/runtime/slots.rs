@@ -38,6 +38,9 @@ pub(super) enum Source {
     Trigger(SlotId),
     /// What watches a scope's processes (`scopes.rs`).
     Scope(SlotId),
+    /// The report pipe of a process forked for the unit, until it exec'd
+    /// (`execs.rs`).
+    Exec(SlotId),
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.

@@ -7,7 +7,7 @@ use super::Runtime;
 use crate::notify::NotifyMsg;
 use crate::outpipe::{Drained, Stream};
 use crate::ratelimit::{dropped_note, THROTTLE};
-use crate::sys::{ExitStatus as SysExit, Sys, Token};
+use crate::sys::{ExitStatus as SysExit, Pid, Sys, Token};
 use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
 use flotilla_units::protocol::{Reply, ShutdownKind};
 use flotilla_units::state::UnitState;
@@ -46,27 +46,46 @@ impl<S: Sys> Runtime<S> {
             let Ok(Some((pid, status))) = self.sys.wait_any() else {
                 break;
             };
-            let status = match status {
-                SysExit::Exited(c) => ExitStatus::Code(c),
-                SysExit::Signaled { signal, .. } => ExitStatus::Signal(signal),
-            };
-            if self.generators_done(pid) {
+            // A child that failed before `execve` is a spawn's failure,
+            // not an exit; one that exec'd is the planner's from here.
+            if self.exec_reaped(pid, &status) {
                 continue;
             }
-            if let Some((unit, role)) = self.planner.owner(pid) {
-                // A scope's process, reparented to the init: the scope
-                // lasts while any of its processes does (`scopes.rs`).
-                if self.slots.get(unit).is_some_and(|s| s.adopted.is_some()) {
-                    continue;
-                }
-                // Its last words are logged before its exit.
-                self.drain_unit(unit);
-                if role == Role::Main && !status.success() {
-                    self.unit_note(unit, &format!("process {pid} {}", status.describe()));
-                }
+            // Started in this turn: its end in the next (`execs.rs`).
+            if self
+                .planner
+                .owner(pid)
+                .is_some_and(|(unit, _)| self.started_untold(unit))
+            {
+                self.exits.push((pid, status));
+                continue;
             }
-            self.fact(Fact::Exited { pid, status });
+            self.exited(pid, status);
         }
+    }
+
+    /// Tells the planner of one reaped child's end.
+    pub(super) fn exited(&mut self, pid: Pid, status: SysExit) {
+        let status = match status {
+            SysExit::Exited(c) => ExitStatus::Code(c),
+            SysExit::Signaled { signal, .. } => ExitStatus::Signal(signal),
+        };
+        if self.generators_done(pid) {
+            return;
+        }
+        if let Some((unit, role)) = self.planner.owner(pid) {
+            // A scope's process, reparented to the init: the scope
+            // lasts while any of its processes does (`scopes.rs`).
+            if self.slots.get(unit).is_some_and(|s| s.adopted.is_some()) {
+                return;
+            }
+            // Its last words are logged before its exit.
+            self.drain_unit(unit);
+            if role == Role::Main && !status.success() {
+                self.unit_note(unit, &format!("process {pid} {}", status.describe()));
+            }
+        }
+        self.fact(Fact::Exited { pid, status });
     }
 
     /// Reads what a unit's pipes hold now.
@@ -88,6 +107,7 @@ impl<S: Sys> Runtime<S> {
             Some(Source::Notify(slot)) => self.on_notify(slot),
             Some(Source::Trigger(slot)) => self.on_trigger(slot),
             Some(Source::Scope(slot)) => self.on_scope(slot, t),
+            Some(Source::Exec(_)) => self.on_exec(t),
             None => {}
         }
     }
@@ -99,6 +119,14 @@ impl<S: Sys> Runtime<S> {
     /// pipes are read at most once every [`THROTTLE`]: an event for a
     /// pipe read less than that ago is left for the timer.
     fn on_output(&mut self, slot: SlotId, t: Token) {
+        if let Some(unit) = self.slots.slot(slot).map(|s| s.unit) {
+            self.settle_unit_execs(unit);
+            // Its start is reported first (`execs.rs`).
+            if self.started_untold(unit) {
+                self.redrain.push(t);
+                return;
+            }
+        }
         let wall = self.sys.wall_now();
         let now = self.now();
         let Some(s) = self.slots.slot_mut(slot) else {
@@ -188,6 +216,21 @@ impl<S: Sys> Runtime<S> {
     /// Reads the unit's notify socket and passes on what its own processes
     /// sent.
     fn on_notify(&mut self, slot: SlotId) {
+        if let Some(unit) = self.slots.slot(slot).map(|s| s.unit) {
+            self.settle_unit_execs(unit);
+            // Its start is reported first (`execs.rs`).
+            if self.started_untold(unit) {
+                let token = self
+                    .slots
+                    .io(unit)
+                    .and_then(|io| io.notify.as_deref())
+                    .map(|(_, t)| *t);
+                if let Some(t) = token {
+                    self.redrain.push(t);
+                }
+                return;
+            }
+        }
         let Some(s) = self.slots.slot_mut(slot) else {
             return;
         };

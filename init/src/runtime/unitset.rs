@@ -312,6 +312,8 @@ impl<S: Sys> Runtime<S> {
         all: Vec<(UnitSpec, Origin)>,
         shape: Option<Shape>,
     ) -> Result<Applied, Vec<String>> {
+        // No spawn straddles the renumbering (`execs.rs`).
+        self.settle_execs();
         let now = self.now();
         let shape = shape.map_or_else(|| self.planner.graph().shape().clone(), Arc::new);
         // The set in force may leave units out (errors at start, kept by

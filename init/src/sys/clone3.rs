@@ -56,8 +56,9 @@ pub(crate) enum NotHere {
 
 /// Starts `entry(arg)` in a child on the stack `[stack, stack + size)`,
 /// with `flags` (`CLONE_VM | CLONE_VFORK | …`) and `SIGCHLD` as its exit
-/// signal, in the cgroup whose directory `cgroup` is open. Returns the
-/// child's PID (after it exec'd or exited, with `CLONE_VFORK`).
+/// signal, in the cgroup whose directory `cgroup` is open (`None`: the
+/// parent's). Returns the child's PID (after it exec'd or exited, with
+/// `CLONE_VFORK`).
 ///
 /// # Safety
 ///
@@ -68,14 +69,14 @@ pub(crate) enum NotHere {
 #[cfg(target_arch = "x86_64")]
 pub(crate) unsafe fn clone_into(
     flags: c_int,
-    cgroup: RawFd,
+    cgroup: Option<RawFd>,
     stack: *mut c_void,
     size: usize,
     entry: extern "C" fn(*mut c_void) -> c_int,
     arg: *mut c_void,
 ) -> Result<libc::pid_t, NotHere> {
     let args = CloneArgs {
-        flags: (flags as u32 as u64 & !0xff) | CLONE_INTO_CGROUP,
+        flags: (flags as u32 as u64 & !0xff) | cgroup.map_or(0, |_| CLONE_INTO_CGROUP),
         pidfd: 0,
         child_tid: 0,
         parent_tid: 0,
@@ -85,7 +86,7 @@ pub(crate) unsafe fn clone_into(
         tls: 0,
         set_tid: 0,
         set_tid_size: 0,
-        cgroup: cgroup as u64,
+        cgroup: cgroup.map_or(0, |fd| fd as u64),
     };
     let ret: libc::c_long;
     // The child returns from the system call with 0 in rax, the registers
@@ -133,7 +134,7 @@ pub(crate) unsafe fn clone_into(
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) unsafe fn clone_into(
     _flags: c_int,
-    _cgroup: RawFd,
+    _cgroup: Option<RawFd>,
     _stack: *mut c_void,
     _size: usize,
     _entry: extern "C" fn(*mut c_void) -> c_int,

@@ -171,6 +171,26 @@ impl ChildContext {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Adds the steps a forked child reports it skipped as denied: its
+    /// copy of [`Scratch::denied`] is not the init's.
+    pub fn add_denied(&self, bits: u64) {
+        self.scratch
+            .denied
+            .fetch_or(bits, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the child has no step to take once born in its cgroup
+    /// (none at all, or only the join, with a cgroup to be born in): a
+    /// child in flight (`spawn/flight.rs`) takes none.
+    pub(crate) fn only_joins_cgroup(&self) -> bool {
+        self.steps.is_empty()
+            || (self.cgroup.is_some()
+                && self
+                    .steps
+                    .iter()
+                    .all(|s| matches!(s.op, super::steps::Op::JoinCgroup(_))))
+    }
+
     /// Whether the child is handed off before its steps, because one of
     /// them may wait on a disk (`dirs.rs`).
     pub(crate) fn detaches(&self) -> bool {

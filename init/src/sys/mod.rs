@@ -90,7 +90,7 @@ mod terminal;
 pub mod unitrun;
 mod userns;
 
-pub use spawn::{program_on_path, set_clone_into_cgroup};
+pub use spawn::{program_on_path, set_clone_into_cgroup, ExecOutcome, ExecWatch};
 #[cfg(test)]
 mod tests;
 
@@ -160,6 +160,18 @@ pub trait Sys {
     /// the init holds, and its failures before `execve(2)` (and that of
     /// `execve` itself) come back as errors here, the child reaped.
     fn spawn(&self, req: &SpawnRequest<'_>) -> Result<Pid, SysError>;
+
+    /// As [`Sys::spawn`], but returns without waiting for the child's
+    /// `execve(2)` when it can: the child is then forked (a copy of the
+    /// init's memory and descriptor table, as `fork(2)`), and the
+    /// [`ExecWatch`] returned tells, once its descriptor is readable or the
+    /// child reaped, whether it exec'd or the error [`Sys::spawn`] would
+    /// have returned. Without one, the child has exec'd already (a spawn
+    /// whose child reports back through shared memory: a journal stream,
+    /// a hand-off; or a `Sys` that starts nothing).
+    fn spawn_started(&self, req: &SpawnRequest<'_>) -> Result<(Pid, Option<ExecWatch>), SysError> {
+        self.spawn(req).map(|pid| (pid, None))
+    }
 
     /// `kill(2)`: sends `signal` (0 checks that `pid` exists) to one process.
     fn kill(&self, pid: Pid, signal: i32) -> Result<(), SysError>;

@@ -21,6 +21,7 @@ use nix::time::{clock_gettime, ClockId};
 use nix::unistd::{Gid, Group, Uid, User};
 
 use super::events::{Event, EventQueue, Interest, Token};
+use super::ExecWatch;
 use super::{
     sockets, spawn, Accepted, Errno, ExitStatus, FileId, FileOwner, MountRequest, Os, Pid,
     RebootCmd, SpawnRequest, Sys, SysError, UserInfo, WallTime,
@@ -73,6 +74,10 @@ fn file_error(op: &'static str, path: &Path, e: &std::io::Error) -> SysError {
 impl Sys for RealSys {
     fn spawn(&self, req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         spawn::spawn(req)
+    }
+
+    fn spawn_started(&self, req: &SpawnRequest<'_>) -> Result<(Pid, Option<ExecWatch>), SysError> {
+        spawn::spawn_started(req)
     }
 
     /// Refuses `pid <= 0` (`EINVAL`): those would signal a whole group or
@@ -521,6 +526,8 @@ impl Sys for RealSys {
     /// unmapped. musl's allocator maps big blocks on their own and gives
     /// back free groups as it goes: nothing to do there.
     fn release_free_memory(&self) {
+        // The stacks of the children a launch had in flight at once.
+        spawn::trim_stacks();
         #[cfg(target_env = "gnu")]
         // SAFETY: mallopt(3) and malloc_trim(3) take no pointers; the
         // first sets thresholds, the second only gives back pages that the

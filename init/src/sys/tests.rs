@@ -690,8 +690,9 @@ fn exec_fds(pid: Pid) -> Vec<RawFd> {
 /// Spawns `sleep 30` with stdout and stderr on a pipe while this process
 /// holds 1000 close-on-exec descriptors (and, if `leaky`, one without
 /// close-on-exec far up, at 3000), checks that the child has exactly 0, 1 and 2
-/// open, on /dev/null and the pipe, then kills and reaps it.
-fn check_child_has_only_stdio(creds: Option<&Credentials>, leaky: bool) {
+/// open, on /dev/null and the pipe, then kills and reaps it. `forked`:
+/// with [`Sys::spawn_started`], its report read to the end first.
+fn check_child_has_only_stdio(creds: Option<&Credentials>, leaky: bool, forked: bool) {
     let sys = RealSys::new();
     // 1000 descriptors and one at 3000, or less under a low limit.
     let limit = i32::try_from(sys.raise_nofile_limit().unwrap()).unwrap_or(i32::MAX);
@@ -714,7 +715,19 @@ fn check_child_has_only_stdio(creds: Option<&Credentials>, leaky: bool) {
         .stdout(pipe.stdio())
         .stderr(pipe.stdio());
     req.credentials = creds;
-    let pid = sys.spawn(&req).unwrap();
+    let pid = match forked {
+        false => sys.spawn(&req).unwrap(),
+        true => {
+            let (pid, watch) = sys.spawn_started(&req).unwrap();
+            let mut watch = watch.expect("a plain spawn is forked");
+            let outcome = watch.wait(None);
+            assert!(
+                matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+                "{outcome:?}"
+            );
+            pid
+        }
+    };
     let pipe_name = fd_target("self", pipe.writer().unwrap().as_raw_fd());
     pipe.close_writer();
     let fds = exec_fds(pid);
@@ -747,14 +760,16 @@ fn check_child_has_only_stdio(creds: Option<&Credentials>, leaky: bool) {
 #[test]
 fn the_child_has_exactly_its_stdio_open() {
     let _g = process_lock();
-    check_child_has_only_stdio(None, true);
-    if is_root() {
-        let creds = Credentials {
-            uid: Some(65534),
-            gid: Some(65534),
-            groups: Some(vec![]),
-        };
-        check_child_has_only_stdio(Some(&creds), true);
+    for forked in [false, true] {
+        check_child_has_only_stdio(None, true, forked);
+        if is_root() {
+            let creds = Credentials {
+                uid: Some(65534),
+                gid: Some(65534),
+                groups: Some(vec![]),
+            };
+            check_child_has_only_stdio(Some(&creds), true, forked);
+        }
     }
 }
 
@@ -778,7 +793,8 @@ fn without_close_range_the_child_unshares_the_whole_table() {
     let _g = process_lock();
     without_close_range(|| {
         // Close-on-exec descriptors only: one without would leak there.
-        check_child_has_only_stdio(None, false);
+        check_child_has_only_stdio(None, false, false);
+        check_child_has_only_stdio(None, false, true);
         let o = run(
             &RealSys::new(),
             &["/bin/sh", "-c", "echo out; echo err >&2"],
@@ -1124,4 +1140,169 @@ fn the_control_listener() {
         sys.bind_listener(&long),
         Err(SysError::BadSocketPath { .. })
     ));
+}
+
+/// [`Sys::spawn_started`] returns at once; the report, read when its
+/// descriptor is ready or once the child is reaped, says what
+/// [`Sys::spawn`] would have returned, and a child that failed is reaped
+/// by the reading (the loop never sees it). Both ways: a child in flight
+/// (`CLONE_VM`, a plain request) and a forked one (a request with handed
+/// descriptors).
+#[test]
+fn a_started_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let mut env = base_env();
+    env.set("LISTEN_PID", "0000000000").unwrap();
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let handed = [null.as_raw_fd()];
+    for fds in [&[][..], &handed[..]] {
+        let started = |req: SpawnRequest<'_>| {
+            let req = req.listen_fds(fds);
+            let (pid, watch) = sys.spawn_started(&req).unwrap();
+            let watch = watch.expect("a spawn without journal or hand-off is started");
+            assert_eq!(watch.pid(), pid);
+            (pid, watch)
+        };
+        let expect_failed = |outcome: ExecOutcome, expected: &SysError| match outcome {
+            ExecOutcome::Failed(e) => assert_eq!(&e, expected),
+            other => panic!("{other:?}, not {expected:?}"),
+        };
+
+        // Exec'd: read on the pipe, then after the reap.
+        let truth = args(&["/bin/true"]);
+        let (pid, mut watch) = started(SpawnRequest::new(&truth, &env));
+        let outcome = watch.wait(None);
+        assert!(
+            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+            "{outcome:?}"
+        );
+        assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+        let (pid, mut watch) = started(SpawnRequest::new(&truth, &env));
+        let status = wait_for(&sys, pid);
+        let outcome = watch.read(Some(&status), None);
+        assert!(
+            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+            "{outcome:?}"
+        );
+
+        // A step that fails: the chdir.
+        let dir = Path::new("/flotilla/no/such/dir");
+        let expected = sys
+            .spawn(&SpawnRequest::new(&truth, &env).cwd(dir).listen_fds(fds))
+            .unwrap_err();
+        assert_eq!(
+            expected.to_string(),
+            "/bin/true: chdir /flotilla/no/such/dir: no such file or directory"
+        );
+        let (_, mut watch) = started(SpawnRequest::new(&truth, &env).cwd(dir));
+        expect_failed(watch.wait(None), &expected);
+        assert_eq!(sys.wait_any().unwrap(), None);
+
+        // execve itself, read on the pipe and after the reap.
+        let tmp = tempfile::tempdir().unwrap();
+        let prog = tmp.path().join("garbage");
+        std::fs::write(&prog, [0u8, 1, 2, 3, 4, 5, 6, 7]).unwrap();
+        std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let garbage = args(&[prog.to_str().unwrap()]);
+        let expected = sys
+            .spawn(&SpawnRequest::new(&garbage, &env).listen_fds(fds))
+            .unwrap_err();
+        assert_eq!(
+            expected,
+            SysError::ChildSetup {
+                program: prog.display().to_string(),
+                step: "execve".into(),
+                errno: Os(Errno::ENOEXEC),
+            }
+        );
+        let (_, mut watch) = started(SpawnRequest::new(&garbage, &env));
+        expect_failed(watch.wait(None), &expected);
+        assert_eq!(sys.wait_any().unwrap(), None);
+        let (pid, mut watch) = started(SpawnRequest::new(&garbage, &env));
+        let status = wait_for(&sys, pid);
+        assert_eq!(status, ExitStatus::Exited(127));
+        expect_failed(watch.read(Some(&status), None), &expected);
+        assert_eq!(sys.wait_any().unwrap(), None);
+    }
+}
+
+/// A forked child (handed descriptors) gets them as 3, 4, … and its own
+/// PID as `LISTEN_PID`, its report descriptor kept out of their way.
+#[test]
+fn a_forked_child_gets_its_handed_descriptors() {
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let mut env = base_env();
+    env.set("LISTEN_PID", "0000000000").unwrap();
+    let mut handed = OutPipe::new(Stream::Stdout).unwrap();
+    let mut out = OutPipe::new(Stream::Stdout).unwrap();
+    let fds = [handed.writer().unwrap().as_raw_fd()];
+    let argv = args(&[
+        "/bin/sh",
+        "-c",
+        "echo handed >&3; echo \"$LISTEN_PID $$\"; ls /proc/self/fd | wc -l",
+    ]);
+    let req = SpawnRequest::new(&argv, &env)
+        .stdout(out.stdio())
+        .listen_fds(&fds);
+    let (pid, watch) = sys.spawn_started(&req).unwrap();
+    handed.close_writer();
+    out.close_writer();
+    let outcome = watch.expect("started").wait(None);
+    assert!(matches!(outcome, ExecOutcome::Execed { .. }), "{outcome:?}");
+    assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+    let read_all = |pipe: &mut OutPipe| {
+        let mut lines = Vec::new();
+        loop {
+            let d = pipe
+                .drain(|l| lines.push(String::from_utf8_lossy(l.text).into_owned()))
+                .unwrap();
+            if matches!(d, Drained::Closed) {
+                return lines;
+            }
+        }
+    };
+    assert_eq!(read_all(&mut handed), ["handed"]);
+    // `ls` sees 0, 1, 2, 3 and the directory it reads.
+    assert_eq!(
+        read_all(&mut out),
+        [format!("{pid} {pid}"), "5".to_string()]
+    );
+}
+
+/// Forked children write their output to the pipes they were given, and
+/// the init's slots hold `/dev/null` again after each spawn.
+#[test]
+fn a_forked_child_gets_its_streams() {
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let env = base_env();
+    let argv = args(&["/bin/sh", "-c", "echo out; echo err >&2"]);
+    let mut out = OutPipe::new(Stream::Stdout).unwrap();
+    let mut err = OutPipe::new(Stream::Stderr).unwrap();
+    let req = SpawnRequest::new(&argv, &env)
+        .stdout(out.stdio())
+        .stderr(err.stdio());
+    let (pid, watch) = sys.spawn_started(&req).unwrap();
+    out.close_writer();
+    err.close_writer();
+    assert_slots_hold_null();
+    let outcome = watch.expect("forked").wait(None);
+    assert!(matches!(outcome, ExecOutcome::Execed { .. }), "{outcome:?}");
+    assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+    let read_all = |pipe: &mut OutPipe| {
+        let mut lines = Vec::new();
+        loop {
+            let d = pipe
+                .drain(|l| lines.push(String::from_utf8_lossy(l.text).into_owned()))
+                .unwrap();
+            if matches!(d, Drained::Closed) {
+                return lines;
+            }
+        }
+    };
+    assert_eq!(read_all(&mut out), ["out"]);
+    assert_eq!(read_all(&mut err), ["err"]);
 }

@@ -198,7 +198,13 @@ fn notified_without_ready_fails_at_start_timeout() {
     );
     default_on(&dir, "waits-for", "mute");
     let init = dir.start("default");
-    let pid = init.wait_state("mute", UnitState::Starting).pid.unwrap();
+    // Starting from the start's decision; with a PID once it has exec'd.
+    let pid = init
+        .wait_unit("mute", "starting with a PID", |u| {
+            u.state == UnitState::Starting && u.pid.is_some()
+        })
+        .pid
+        .unwrap();
     let t0 = Instant::now();
     let u = init.wait_state("mute", UnitState::Failed);
     assert!(t0.elapsed() >= Duration::from_millis(200));

@@ -34,16 +34,16 @@ pub(super) const KERNEL_SIGSET_SIZE: libc::size_t =
 /// ones on these architectures).
 #[cfg(any(target_arch = "x86", target_arch = "arm"))]
 pub(super) mod nr {
-    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups32;
-    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid32;
-    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid32;
+    pub(crate) const SETGROUPS: libc::c_long = libc::SYS_setgroups32;
+    pub(crate) const SETRESGID: libc::c_long = libc::SYS_setresgid32;
+    pub(crate) const SETRESUID: libc::c_long = libc::SYS_setresuid32;
 }
 
 #[cfg(not(any(target_arch = "x86", target_arch = "arm")))]
 pub(super) mod nr {
-    pub(super) const SETGROUPS: libc::c_long = libc::SYS_setgroups;
-    pub(super) const SETRESGID: libc::c_long = libc::SYS_setresgid;
-    pub(super) const SETRESUID: libc::c_long = libc::SYS_setresuid;
+    pub(crate) const SETGROUPS: libc::c_long = libc::SYS_setgroups;
+    pub(crate) const SETRESGID: libc::c_long = libc::SYS_setresgid;
+    pub(crate) const SETRESUID: libc::c_long = libc::SYS_setresuid;
 }
 
 /// The most descriptors a child is handed as 3, 4, … (the parent refuses
@@ -70,11 +70,12 @@ pub(super) enum Step {
     OpenNull,
     HandOff,
     ListenFds,
+    Report,
 }
 
 impl Step {
     /// Every step, for reading a reported code back.
-    pub(super) const ALL: [Step; 13] = [
+    pub(super) const ALL: [Step; 14] = [
         Step::Setsid,
         Step::Setgroups,
         Step::Setgid,
@@ -88,6 +89,7 @@ impl Step {
         Step::OpenNull,
         Step::HandOff,
         Step::ListenFds,
+        Step::Report,
     ];
 
     pub(super) fn from_u32(v: u32) -> Step {
@@ -112,6 +114,7 @@ impl Step {
             Step::OpenNull => "open /dev/null",
             Step::HandOff => "hand the child off",
             Step::ListenFds => "hand over the sockets",
+            Step::Report => "keep the descriptor that reports to the init",
         }
     }
 
@@ -127,7 +130,7 @@ impl Step {
             Step::Setgroups | Step::Setgid => 216,
             Step::Setuid => 217,
             Step::Setsid => 220,
-            Step::Unshare | Step::HandOff => 127,
+            Step::Unshare | Step::HandOff | Step::Report => 127,
             Step::ListenFds => 214,
         }
     }
@@ -142,8 +145,9 @@ impl Step {
 }
 
 /// Everything the child reads, prepared in the parent, and where it
-/// reports a failure. Lives in the parent's frame; the child sees it
-/// through the memory they share.
+/// reports a failure. Lives in the parent's frame; a `CLONE_VM` child
+/// sees it through the memory they share, a forked one (`report` set)
+/// has its own copy and reports through the pipe instead.
 pub(super) struct Plan {
     pub(super) path: *const c_char,
     pub(super) argv: *const *mut c_char,
@@ -190,6 +194,12 @@ pub(super) struct Plan {
     /// reports a failure by its exit status and a line on its standard
     /// error, since the parent no longer waits for it.
     pub(super) detached: AtomicBool,
+    /// A forked child's end of its report pipe (close-on-exec, so that
+    /// the parent reads end of file at `execve`), where it writes the
+    /// messages `watch.rs` reads; -1 for a `CLONE_VM` child, which
+    /// reports in this plan. The child moves it (in its own copy) above
+    /// every descriptor it keeps or is handed.
+    pub(super) report: AtomicI32,
 }
 
 /// The child's entry point on its own stack.
@@ -203,18 +213,27 @@ pub(super) extern "C" fn child_entry(arg: *mut c_void) -> c_int {
 /// allocation, no lock, no panic; never returns. All signals are blocked
 /// on entry (the parent's doing) until the last step before `execve`.
 pub(super) unsafe fn child(p: &Plan) -> ! {
-    // A table of our own before anything else touches a descriptor: until
-    // then it is the init's.
-    let ranged = p.close_range
-        && libc::syscall(
-            libc::SYS_close_range,
-            libc::c_ulong::from(p.keep_below),
-            libc::c_ulong::from(c_uint::MAX),
-            libc::c_ulong::from(libc::CLOSE_RANGE_UNSHARE),
-        ) == 0;
-    if !ranged && libc::unshare(libc::CLONE_FILES) < 0 {
-        fail(p, Step::Unshare);
-    }
+    let forked = p.report.load(Ordering::Relaxed) >= 0;
+    let ranged = if forked {
+        // A forked child's table is already its own (a copy): what it
+        // does not keep is closed here, on its own core, not the init's.
+        let report = keep_report(p);
+        p.close_range && close_except(p.keep_below, c_uint::MAX, report)
+    } else {
+        // A table of our own before anything else touches a descriptor:
+        // until then it is the init's.
+        let ranged = p.close_range
+            && libc::syscall(
+                libc::SYS_close_range,
+                libc::c_ulong::from(p.keep_below),
+                libc::c_ulong::from(c_uint::MAX),
+                libc::c_ulong::from(libc::CLOSE_RANGE_UNSHARE),
+            ) == 0;
+        if !ranged && libc::unshare(libc::CLONE_FILES) < 0 {
+            fail(p, Step::Unshare);
+        }
+        ranged
+    };
     let context = p.context.as_ref();
     if context.is_some_and(ChildContext::detaches) {
         hand_off(p);
@@ -279,18 +298,12 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     // The handed descriptors to 3, 4, …; then what is left above them:
     // the slots and whatever else of the init's lay below K.
     let (first, top) = hand_listen_fds(p);
-    let last = top.saturating_sub(1);
-    if first > last
-        || !ranged
-        || libc::syscall(
-            libc::SYS_close_range,
-            libc::c_ulong::from(first),
-            libc::c_ulong::from(last),
-            0 as libc::c_ulong,
-        ) != 0
-    {
+    let report = p.report.load(Ordering::Relaxed);
+    if !ranged || !close_except(first, top.saturating_sub(1), report) {
         for fd in first..top {
-            libc::close(fd as c_int);
+            if fd as c_int != report {
+                libc::close(fd as c_int);
+            }
         }
     }
     // After the identity change: the unit's user must be able to enter its
@@ -327,8 +340,80 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
         fail_context(p, n, errno);
     }
     p.execing.store(true, Ordering::Relaxed);
+    if forked {
+        // The steps skipped as denied, which the parent's copy of the
+        // context does not see.
+        let denied = context.map_or(0, ChildContext::denied);
+        send(p, b'E', &denied.to_le_bytes());
+    }
     libc::execve(p.path, p.argv.cast(), p.envp.cast());
     fail(p, Step::Execve)
+}
+
+/// A forked child's report descriptor, moved (if it is not already)
+/// above everything the child keeps (below `keep_below`) and every
+/// target of the handed descriptors (3, 4, …), so that no `dup2` and no
+/// close of the child's own steps reaches it. A child that cannot move
+/// it cannot report, so it exits with the errno as its status, which
+/// the parent reads as a failure of [`Step::Report`].
+unsafe fn keep_report(p: &Plan) -> c_int {
+    let fd = p.report.load(Ordering::Relaxed);
+    let handed = 3 + p.listen_fds.1.min(MAX_LISTEN_FDS) as c_uint;
+    let base = p.keep_below.max(handed);
+    if fd as c_uint >= base {
+        return fd;
+    }
+    let moved = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, base as c_int);
+    if moved < 0 {
+        libc::_exit(Errno::last_raw().clamp(1, 126));
+    }
+    libc::close(fd);
+    p.report.store(moved, Ordering::Relaxed);
+    moved
+}
+
+/// `close_range(2)` over `[first, last]` but for `keep`; whether it
+/// worked (an empty range does).
+unsafe fn close_except(first: c_uint, last: c_uint, keep: c_int) -> bool {
+    let range = |lo: c_uint, hi: c_uint| {
+        lo > hi
+            || libc::syscall(
+                libc::SYS_close_range,
+                libc::c_ulong::from(lo),
+                libc::c_ulong::from(hi),
+                0 as libc::c_ulong,
+            ) == 0
+    };
+    match c_uint::try_from(keep) {
+        Ok(k) if (first..=last).contains(&k) => {
+            (k == first || range(first, k - 1)) && (k == last || range(k + 1, last))
+        }
+        _ => range(first, last),
+    }
+}
+
+/// Writes one message to a forked child's report pipe: its kind, then
+/// `body` (`watch.rs` reads it). One `write(2)` of fewer than `PIPE_BUF`
+/// bytes to a pipe that holds at most another such message: whole, and
+/// never blocking.
+unsafe fn send(p: &Plan, kind: u8, body: &[u8; 8]) {
+    let mut msg = [kind; 9];
+    for (to, from) in msg.iter_mut().skip(1).zip(body) {
+        *to = *from;
+    }
+    libc::write(
+        p.report.load(Ordering::Relaxed),
+        msg.as_ptr().cast(),
+        msg.len(),
+    );
+}
+
+/// A failure as [`send`] writes it: the step's code and the errno.
+unsafe fn send_failure(p: &Plan, code: u32, errno: c_int) -> ! {
+    let [a, b, c, d] = code.to_le_bytes();
+    let [e, f, g, h] = errno.to_le_bytes();
+    send(p, b'F', &[a, b, c, d, e, f, g, h]);
+    libc::_exit(127)
 }
 
 /// Moves the handed descriptors to 3, 4, … (each first copied above every
@@ -453,6 +538,9 @@ pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
         );
         libc::_exit(c_int::from(step.exit_status()))
     }
+    if p.report.load(Ordering::Relaxed) >= 0 {
+        send_failure(p, step as u32, errno);
+    }
     p.errno.store(errno, Ordering::Relaxed);
     p.step.store(step as u32, Ordering::Relaxed);
     libc::_exit(127)
@@ -471,8 +559,11 @@ pub(super) unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
         );
         libc::_exit(c_int::from(ctx.map_or(127, |c| c.exit_status(n))))
     }
-    p.errno.store(errno, Ordering::Relaxed);
     let code = u32::try_from(n).map_or(u32::MAX, |n| CONTEXT_STEPS.saturating_add(n));
+    if p.report.load(Ordering::Relaxed) >= 0 {
+        send_failure(p, code, errno);
+    }
+    p.errno.store(errno, Ordering::Relaxed);
     p.step.store(code, Ordering::Relaxed);
     libc::_exit(127)
 }

@@ -108,14 +108,31 @@ use super::journal::JournalStream;
 use super::{Credentials, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
 
 mod child;
+mod flight;
 mod program;
+mod watch;
 
 use child::*;
+pub(crate) use flight::trim_stacks;
 pub use program::program_on_path;
 pub(crate) use program::{resolve_program, CStrArray};
+pub use watch::{ExecOutcome, ExecWatch};
 
-/// Starts the process `req` describes.
+/// Starts the process `req` describes; returns once it has exec'd.
 pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
+    start(req, false).map(|(pid, _)| pid)
+}
+
+/// Starts the process `req` describes and returns at once: with an
+/// [`ExecWatch`] that tells whether it exec'd, for a child that was
+/// forked; without one for a child that needs the shared memory of a
+/// `CLONE_VM` child (a journal stream, a hand-off), which has exec'd
+/// already. See the module documentation.
+pub(crate) fn spawn_started(req: &SpawnRequest<'_>) -> Result<(Pid, Option<ExecWatch>), SysError> {
+    start(req, true)
+}
+
+fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>), SysError> {
     let program = req.program();
     if program.is_empty() {
         return Err(SysError::EmptyCommand);
@@ -139,8 +156,8 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         Some((_, rest)) if req.argv0_given && !rest.is_empty() => rest,
         _ => req.argv,
     };
-    let argv = CStrArray::argv(words).ok_or_else(|| nul(program, "an argument"))?;
-    let envp = CStrArray::envp(req.env);
+    let mut argv = CStrArray::argv(words).ok_or_else(|| nul(program, "an argument"))?;
+    let mut envp = CStrArray::envp(req.env);
     if req.listen_fds.len() > child::MAX_LISTEN_FDS {
         return Err(SysError::Spawn {
             program: program.to_owned(),
@@ -157,13 +174,29 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
     } else {
         envp.value_slot(b"LISTEN_PID")
     };
-    let cwd = match req.cwd {
+    let mut cwd = match req.cwd {
         Some(dir) => Some(
             CString::new(dir.as_os_str().as_bytes())
                 .map_err(|_| nul(program, "the working directory"))?,
         ),
         None => None,
     };
+    let mut path = path;
+    if forked && flight::eligible(req) {
+        let owned = flight::Owned {
+            path,
+            argv,
+            envp,
+            cwd,
+        };
+        match flight::fly(owned, req, program) {
+            Ok(started) => return started,
+            Err(back) => {
+                let back = *back;
+                (path, argv, envp, cwd) = (back.path, back.argv, back.envp, back.cwd);
+            }
+        }
+    }
     let exec = Exec {
         path: &path,
         argv: &argv,
@@ -178,6 +211,21 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
         journal: req.journal,
         journal_env,
     };
+    // The journal's `connected` and a hand-off's PID come back through
+    // the memory a `CLONE_VM` child shares: those children are not forked.
+    let forked =
+        forked && req.journal.is_none() && !req.context.is_some_and(ChildContext::detaches);
+    let report = if forked {
+        let (read, write) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+                .map_err(|errno| SysError::Spawn {
+                    program: program.to_owned(),
+                    errno: Os(errno),
+                })?;
+        Some((read, write))
+    } else {
+        None
+    };
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
     if spawner.is_none() {
         *spawner = Some(Spawner::new().map_err(|errno| SysError::Spawn {
@@ -185,12 +233,20 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
             errno: Os(errno),
         })?);
     }
-    match spawner.as_mut() {
-        Some(s) => s.spawn(&exec),
+    let write = report.as_ref().map(|(_, w)| w.as_raw_fd());
+    let pid = match spawner.as_mut() {
+        Some(s) => s.spawn(&exec, write),
         // Set just above.
         None => Err(Failure::Spawn(Errno::EAGAIN)),
     }
-    .map_err(|failure| failure.into_error(program, req.cwd, req.context))
+    .map_err(|failure| failure.into_error(program, req.cwd, req.context))?;
+    drop(spawner);
+    // The write end is the child's alone now: end of file comes at its
+    // `execve` or its exit.
+    Ok((
+        pid,
+        report.map(|(read, _)| ExecWatch::new(read, pid, program, req.cwd)),
+    ))
 }
 
 /// Sets the slots and the child's stack aside now, if not done yet, while
@@ -226,6 +282,15 @@ enum Failure {
 }
 
 impl Failure {
+    /// A step's failure as the child reports it: its code (from
+    /// [`CONTEXT_STEPS`] up, a step of the context) and errno.
+    fn of_step(step: u32, errno: Errno) -> Failure {
+        match step.checked_sub(CONTEXT_STEPS) {
+            Some(n) => Failure::Context(n as usize, errno),
+            None => Failure::Child(Step::from_u32(step), errno),
+        }
+    }
+
     fn into_error(
         self,
         program: &str,
@@ -375,13 +440,15 @@ impl Spawner {
         Ok(spawner)
     }
 
-    fn spawn(&mut self, exec: &Exec<'_>) -> Result<Pid, Failure> {
+    /// `report`: the write end of a forked child's report pipe (`None`:
+    /// a `CLONE_VM` child).
+    fn spawn(&mut self, exec: &Exec<'_>, report: Option<RawFd>) -> Result<Pid, Failure> {
         if self.null.is_none() && exec.stdio.iter().any(|s| matches!(s, Stdio::Null)) {
             self.null = Some(open_null().map_err(|errno| Failure::Child(Step::OpenNull, errno))?);
         }
         let result = self
             .fill_slots(&exec.stdio)
-            .and_then(|stdio| self.clone_exec(exec, stdio));
+            .and_then(|stdio| self.clone_exec(exec, stdio, report));
         self.restore();
         result
     }
@@ -441,7 +508,12 @@ impl Spawner {
     }
 
     /// The clone itself: see the module documentation.
-    fn clone_exec(&self, exec: &Exec<'_>, stdio: [RawFd; 3]) -> Result<Pid, Failure> {
+    fn clone_exec(
+        &self,
+        exec: &Exec<'_>,
+        stdio: [RawFd; 3],
+        report: Option<RawFd>,
+    ) -> Result<Pid, Failure> {
         let creds = exec.credentials;
         let plan = Plan {
             path: exec.path.as_ptr(),
@@ -475,15 +547,25 @@ impl Spawner {
             errno: AtomicI32::new(0),
             handed: AtomicI32::new(0),
             detached: AtomicBool::new(false),
+            report: AtomicI32::new(report.unwrap_or(-1)),
         };
-        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD;
+        // Forked: a copy of the init's memory and descriptor table, and
+        // the parent goes on at once. Else shared, and the parent sleeps
+        // until the child has exec'd or exited.
+        let flags = match report {
+            Some(_) => libc::SIGCHLD,
+            None => libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD,
+        };
         let all = [u64::MAX; 2];
         let mut old = [0u64; 2];
         // SAFETY: the masks are valid for KERNEL_SIGSET_SIZE bytes. The
         // stack is ours and unused (the lock is held); `plan` outlives the
-        // child's use of it, which ends before clone(2) returns
-        // (CLONE_VFORK: at its execve or its exit); `child_entry` never
-        // returns and only makes async-signal-safe calls.
+        // child's use of it: a `CLONE_VM` child's ends before clone(2)
+        // returns (CLONE_VFORK: at its execve or its exit), a forked
+        // child uses its own copy of the plan, of what it points to and
+        // of the stack, whatever the parent does with them afterwards;
+        // `child_entry` never returns and only makes async-signal-safe
+        // calls.
         let arg: *mut c_void = std::ptr::addr_of!(plan).cast_mut().cast();
         // A unit with a cgroup: its child is born there (clone3.rs says
         // why), its directory opened for this spawn only; else (or when
@@ -501,7 +583,8 @@ impl Spawner {
                     ctx.set_joined(true);
                     let size = STACK_SIZE;
                     let bottom = self.stack.top.cast::<u8>().wrapping_sub(size).cast();
-                    born = match clone3::clone_into(flags, fd, bottom, size, child_entry, arg) {
+                    born = match clone3::clone_into(flags, Some(fd), bottom, size, child_entry, arg)
+                    {
                         Ok(pid) => Some((pid, Errno::UnknownErrno)),
                         Err(NotHere::Failed(e)) => Some((-1, Errno::from_raw(e))),
                         Err(NotHere::Unsupported) => {
@@ -523,6 +606,9 @@ impl Spawner {
         };
         if pid < 0 {
             return Err(Failure::Spawn(errno));
+        }
+        if report.is_some() {
+            return Ok(pid);
         }
         let step = plan.step.load(Ordering::Relaxed);
         if step == 0 && plan.execing.load(Ordering::Relaxed) {
@@ -548,10 +634,7 @@ impl Spawner {
             return Err(Failure::Killed(libc::WTERMSIG(status)));
         }
         let errno = Errno::from_raw(plan.errno.load(Ordering::Relaxed));
-        if let Some(n) = step.checked_sub(CONTEXT_STEPS) {
-            return Err(Failure::Context(n as usize, errno));
-        }
-        Err(Failure::Child(Step::from_u32(step), errno))
+        Err(Failure::of_step(step, errno))
     }
 }
 

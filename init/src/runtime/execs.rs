@@ -1,0 +1,173 @@
+//! Spawns whose `execve` has not been seen yet: the executor starts a
+//! unit's main process and goes on (`Sys::spawn_started`), and the planner
+//! hears [`Fact::Spawned`] or [`Fact::SpawnFailed`] once the child's report
+//! pipe says which (`sys/spawn/watch.rs`), as it would have at once from a
+//! spawn that waited. So a layer's children exec side by side while the
+//! init starts the next one.
+//!
+//! The report ends when its descriptor is readable, or at the latest when
+//! the child is reaped (its write end is closed by then): `reap` asks here
+//! first, so that the planner never hears of the end of a process before
+//! its start; so do the unit's output and notify socket, since nothing
+//! writes there before the `execve`. The exit, output or notify message
+//! of a unit whose start was told in the same turn waits for the next
+//! turn, after the start has been reported (console, unit log,
+//! watchers). A reload, a re-exec or a shutdown first waits for every
+//! report, so that no spawn straddles a renumbering of the units, a
+//! snapshot or the stop of everything.
+
+use super::slots::Source;
+use super::Runtime;
+use crate::sys::{ExecOutcome, ExecWatch, ExitStatus, Interest, Pid, Sys, Token};
+use flotilla_units::graph::UnitId;
+use flotilla_units::planner::{Fact, Role};
+
+/// A started child (in flight or forked) whose report has not ended.
+#[derive(Debug)]
+pub(super) struct PendingExec {
+    unit: UnitId,
+    role: Role,
+    /// Whether it runs with the full privileges (`+`): which of the run's
+    /// contexts names its steps.
+    full: bool,
+    watch: ExecWatch,
+    token: Token,
+}
+
+impl<S: Sys> Runtime<S> {
+    /// Watches the report of a child just started for `unit`. If its
+    /// descriptor cannot be watched, the report is waited for now.
+    pub(super) fn pending_exec(&mut self, unit: UnitId, role: Role, full: bool, watch: ExecWatch) {
+        let slot = self.slots.ensure(unit);
+        let token = self.slots.alloc_token(Source::Exec(slot));
+        let pending = PendingExec {
+            unit,
+            role,
+            full,
+            watch,
+            token,
+        };
+        if self
+            .sys
+            .watch(pending.watch.fd(), token, Interest::Read)
+            .is_ok()
+        {
+            self.execs.push(pending);
+        } else {
+            self.slots.free_token(token);
+            self.settle_exec(pending, None, true);
+        }
+    }
+
+    /// A report's descriptor is readable.
+    pub(super) fn on_exec(&mut self, t: Token) {
+        if let Some(at) = self.execs.iter().position(|p| p.token == t) {
+            let pending = self.execs.swap_remove(at);
+            self.settle_exec(pending, None, false);
+        }
+    }
+
+    /// `pid` was reaped: if its report was pending, the planner hears it
+    /// now. Whether the process was a child that failed before `execve`
+    /// (whose end is no fact of its own).
+    pub(super) fn exec_reaped(&mut self, pid: Pid, status: &ExitStatus) -> bool {
+        match self.execs.iter().position(|p| p.watch.pid() == pid) {
+            Some(at) => {
+                let pending = self.execs.swap_remove(at);
+                !self.settle_exec(pending, Some(status), false)
+            }
+            None => false,
+        }
+    }
+
+    /// Before `unit`'s output or notify message is read: what wrote it has
+    /// exec'd (a child writes neither before), so its report has ended,
+    /// and the planner hears of the start first (a `ready-grep` line or a
+    /// `READY=1` is the started process's, not that of a unit with no
+    /// PID yet).
+    pub(super) fn settle_unit_execs(&mut self, unit: UnitId) {
+        if !self.execs.iter().any(|p| p.unit == unit) {
+            return;
+        }
+        let (mine, rest): (Vec<PendingExec>, Vec<PendingExec>) = std::mem::take(&mut self.execs)
+            .into_iter()
+            .partition(|p| p.unit == unit);
+        self.execs = rest;
+        for pending in mine {
+            self.settle_exec(pending, None, false);
+        }
+    }
+
+    /// Whether `unit`'s start was told to the planner in this turn and is
+    /// not reported yet: what it did next (its exit, its output, a notify
+    /// message) waits for the next turn, as when the start and that came
+    /// in two (else a process that exits at once would never be seen
+    /// `running`, and a unit's first lines would come before the note of
+    /// its start). A report in the middle of the turn would do too, but
+    /// would report the turn's other changes twice.
+    pub(super) fn started_untold(&self, unit: UnitId) -> bool {
+        self.untold.contains(&unit)
+    }
+
+    /// Waits for every pending report (before a reload or a re-exec),
+    /// including those of spawns their facts lead to.
+    pub(super) fn settle_execs(&mut self) {
+        while let Some(pending) = self.execs.pop() {
+            self.settle_exec(pending, None, true);
+        }
+    }
+
+    /// Reads `pending`'s report (to its end if `wait`) and, once it has
+    /// ended, tells the planner. Whether the child exec'd (a report not
+    /// ended yet goes back to the list, and counts as exec'd).
+    fn settle_exec(
+        &mut self,
+        mut pending: PendingExec,
+        exited: Option<&ExitStatus>,
+        wait: bool,
+    ) -> bool {
+        let context = self
+            .slots
+            .get(pending.unit)
+            .and_then(|s| s.run.as_deref())
+            .and_then(|r| r.child(pending.full));
+        let outcome = match wait {
+            true => pending.watch.wait(context),
+            false => pending.watch.read(exited, context),
+        };
+        let PendingExec {
+            unit, role, watch, ..
+        } = &pending;
+        let (unit, role, pid) = (*unit, *role, watch.pid());
+        let execed = match outcome {
+            ExecOutcome::Pending => {
+                self.execs.push(pending);
+                return true;
+            }
+            ExecOutcome::Execed { denied } => {
+                if let Some(c) = context.filter(|_| denied != 0) {
+                    c.add_denied(denied);
+                }
+                self.fact(Fact::Spawned { unit, role, pid });
+                self.untold.push(unit);
+                true
+            }
+            ExecOutcome::Failed(e) => {
+                let error = e.to_string();
+                self.unit_note(unit, &format!("{}: {error}", role.key()));
+                self.fact(Fact::SpawnFailed { unit, role, error });
+                false
+            }
+        };
+        if self.slots.source(pending.token).is_some() {
+            let _ = self.sys.unwatch(pending.watch.fd());
+            self.slots.free_token(pending.token);
+        }
+        // A launch's layer held a hundred at once: the room goes back with
+        // the last (the heap per running unit has a budget).
+        if self.execs.is_empty() {
+            self.execs = Vec::new();
+        }
+        execed
+    }
+}

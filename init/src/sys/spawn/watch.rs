@@ -1,0 +1,231 @@
+//! The parent's side of a forked child's report pipe: whether the child
+//! exec'd, learnt after the spawn has returned.
+//!
+//! The child holds the pipe's write end, close-on-exec, from its `clone`
+//! to its `execve`; the parent holds only the read end, non-blocking,
+//! which the loop watches. The child writes at most two messages of nine
+//! bytes, a kind and eight bytes: `E` and the steps skipped as denied
+//! (a bit each, `Scratch::denied`) right before `execve`; `F`, a step's
+//! code and the errno when a step (or `execve` itself) failed, before
+//! `_exit(127)`. End of file ends the report: `E` alone means it exec'd;
+//! an `F` that a step failed; nothing that the child died before
+//! `execve` (a signal, or it could not keep the pipe: its exit status is
+//! the errno).
+
+use std::ffi::c_int;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+use super::child::Step;
+use super::flight::Flight;
+use super::Failure;
+use crate::sys::context::ChildContext;
+use crate::sys::{Errno, ExitStatus, Pid, SysError};
+
+/// Room for both messages.
+const ROOM: usize = 32;
+
+/// A forked child that may not have exec'd yet, and its report so far.
+#[derive(Debug)]
+pub struct ExecWatch {
+    fd: OwnedFd,
+    pid: Pid,
+    got: [u8; ROOM],
+    len: usize,
+    /// For the error, as a synchronous spawn names it.
+    program: String,
+    cwd: Option<PathBuf>,
+    /// The memory of a child in flight (`flight.rs`), kept until the
+    /// report has ended.
+    flight: Option<Box<Flight>>,
+    /// The report has ended (end of file, or a read error).
+    ended: bool,
+}
+
+/// What a report says.
+#[derive(Debug)]
+pub enum ExecOutcome {
+    /// Not ended yet: watch the descriptor again.
+    Pending,
+    /// The child exec'd; these steps of its context were skipped as
+    /// denied (a bit each, for `ChildContext::add_denied`).
+    Execed {
+        /// The bits.
+        denied: u64,
+    },
+    /// The child failed before its program ran, and has been reaped; the
+    /// same error a synchronous spawn returns.
+    Failed(SysError),
+}
+
+impl ExecWatch {
+    pub(super) fn new(fd: OwnedFd, pid: Pid, program: &str, cwd: Option<&Path>) -> ExecWatch {
+        ExecWatch {
+            fd,
+            pid,
+            got: [0; ROOM],
+            len: 0,
+            program: program.to_owned(),
+            cwd: cwd.map(Path::to_path_buf),
+            flight: None,
+            ended: false,
+        }
+    }
+
+    /// Keeps `flight` until the report has ended.
+    pub(super) fn flying(mut self, flight: Box<Flight>) -> ExecWatch {
+        self.flight = Some(flight);
+        self
+    }
+
+    /// The read end, for the loop to watch.
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// The child.
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// Reads what the child has written. `exited`: the child has been
+    /// reaped with this status (its write end is closed, so the report is
+    /// whole). `context`: the request's, to name a failed step of it.
+    pub fn read(
+        &mut self,
+        exited: Option<&ExitStatus>,
+        context: Option<&ChildContext>,
+    ) -> ExecOutcome {
+        if !self.drain() && exited.is_none() {
+            return ExecOutcome::Pending;
+        }
+        self.outcome(exited, context)
+    }
+
+    /// Waits until the report has ended (for a re-exec, which must not
+    /// leave a child of unknown fate behind).
+    pub fn wait(&mut self, context: Option<&ChildContext>) -> ExecOutcome {
+        self.wait_end();
+        self.outcome(None, context)
+    }
+
+    /// Reads until the report has ended.
+    fn wait_end(&mut self) {
+        while !self.drain() {
+            let mut pfd = libc::pollfd {
+                fd: self.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd. A failure other than EINTR is left
+            // for the next read to report as the end.
+            unsafe { libc::poll(&mut pfd, 1, -1) };
+        }
+    }
+
+    /// Reads until the pipe is empty; whether the report has ended (end of
+    /// file, or a read error, which no more data will follow).
+    fn drain(&mut self) -> bool {
+        if self.ended {
+            return true;
+        }
+        let mut spill = [0u8; ROOM];
+        let fd = self.fd.as_raw_fd();
+        loop {
+            let room = match self.got.get_mut(self.len..) {
+                Some(rest) if !rest.is_empty() => rest,
+                // More than the child writes: read and dropped.
+                _ => &mut spill[..],
+            };
+            // SAFETY: read(2) into a buffer of `room.len()` bytes.
+            let n = unsafe { libc::read(fd, room.as_mut_ptr().cast(), room.len()) };
+            match n {
+                0 => {
+                    self.ended = true;
+                    return true;
+                }
+                n if n > 0 => {
+                    if self.len < ROOM {
+                        self.len = (self.len + n as usize).min(ROOM);
+                    }
+                }
+                _ => match Errno::last() {
+                    Errno::EINTR => {}
+                    Errno::EAGAIN => return false,
+                    _ => {
+                        self.ended = true;
+                        return true;
+                    }
+                },
+            }
+        }
+    }
+
+    /// The ended report's meaning.
+    fn outcome(&self, exited: Option<&ExitStatus>, context: Option<&ChildContext>) -> ExecOutcome {
+        let mut rest = self.got.get(..self.len).unwrap_or_default();
+        let mut denied = None;
+        let mut failure = None;
+        while let (Some((&kind, tail)), Some(body)) = (
+            rest.split_first(),
+            rest.get(1..9).and_then(|b| <[u8; 8]>::try_from(b).ok()),
+        ) {
+            rest = tail.get(8..).unwrap_or_default();
+            let [a, b, c, d, e, f, g, h] = body;
+            match kind {
+                b'E' => denied = Some(u64::from_le_bytes(body)),
+                b'F' => {
+                    let step = u32::from_le_bytes([a, b, c, d]);
+                    let errno = Errno::from_raw(c_int::from_le_bytes([e, f, g, h]));
+                    failure = Some(Failure::of_step(step, errno));
+                }
+                _ => break,
+            }
+        }
+        let failure = match (failure, denied) {
+            (Some(f), _) => {
+                if exited.is_none() {
+                    self.reap();
+                }
+                f
+            }
+            (None, Some(denied)) => return ExecOutcome::Execed { denied },
+            (None, None) => match exited.copied().or_else(|| self.reap()) {
+                Some(ExitStatus::Signaled { signal, .. }) => Failure::Killed(signal),
+                Some(ExitStatus::Exited(code)) => {
+                    Failure::Child(Step::Report, Errno::from_raw(code))
+                }
+                None => Failure::Child(Step::Report, Errno::ECHILD),
+            },
+        };
+        ExecOutcome::Failed(failure.into_error(&self.program, self.cwd.as_deref(), context))
+    }
+
+    /// Reaps the child, which has ended its report by failing: it is at
+    /// `_exit`, so this waits no longer than it takes to get there. The
+    /// loop never sees it.
+    fn reap(&self) -> Option<ExitStatus> {
+        let mut status = 0;
+        loop {
+            // SAFETY: waitpid(2) on our own child.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            if r >= 0 {
+                return ExitStatus::from_raw(status);
+            }
+            if Errno::last() != Errno::EINTR {
+                return None;
+            }
+        }
+    }
+}
+
+impl Drop for ExecWatch {
+    /// A child in flight may still be using its flight's memory until its
+    /// report has ended: wait for that before the memory goes (at most
+    /// until the child's `execve` or exit).
+    fn drop(&mut self) {
+        if self.flight.is_some() && !self.ended {
+            self.wait_end();
+        }
+    }
+}
