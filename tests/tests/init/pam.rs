@@ -76,7 +76,12 @@ fn the_process_runs_as_its_user_inside_the_session_until_it_stops() {
     dir.file(
         "units/pam.service",
         &format!(
-            "[Service]\nUser=nobody\nPAMName={}\nExecStart=/bin/sh {}\n",
+            // KillMode=process: the holder is left to close the session
+            // on its own. With the cgroup's modes flotilla kills what is
+            // left of the unit once its main process is gone, where
+            // systemd waits for the cgroup to empty first (service-context.md
+            // says so): the holder may be killed before it closes.
+            "[Service]\nUser=nobody\nPAMName={}\nKillMode=process\nExecStart=/bin/sh {}\n",
             pam.name,
             script.display()
         ),
