@@ -331,8 +331,10 @@ impl ServiceContext {
             Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted if !empty => {
                 credentials::refuse_encrypted()?
             }
-            Key::ImportCredential if !empty => credentials::refuse_import()?,
-            Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted | Key::ImportCredential => {}
+            Key::ImportCredential => {
+                credentials::assign_import(&mut self.credentials.import, value)?
+            }
+            Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted => {}
             Key::ProtectKernelTunables => sb.protect_kernel_tunables = flag(value)?,
             Key::ProtectKernelModules => sb.protect_kernel_modules = flag(value)?,
             Key::ProtectKernelLogs => sb.protect_kernel_logs = flag(value)?,

@@ -288,6 +288,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`user` has no `:` between the ID and the value",
     ),
     (
+        "ImportCredential",
+        "tty.serial.ttyS0.agetty.*:agetty.",
+        "agetty.?x:y.",
+        "`agetty.?x` does not end in `*`",
+    ),
+    (
         "CPUSchedulingPolicy",
         "idle",
         "deadline",
@@ -402,10 +408,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "SetCredentialEncrypted",
         "encrypted credentials are not supported: flotilla has no TPM2",
-    ),
-    (
-        "ImportCredential",
-        "importing credentials by pattern is not supported",
     ),
 ];
 
