@@ -15,6 +15,9 @@
 //!   `is-system-running` says `running`;
 //! - no ordering cycle on either console;
 //! - sshd's login in `journalctl -u ssh` (journald, under both inits);
+//! - on the first boot of each, a oneshot's `LogLevelMax=info` and
+//!   `LogExtraFields=` applied by journald (its debug line dropped, its
+//!   info line with the fields);
 //! - a clean file system after `systemctl poweroff` (Debian's systemctl:
 //!   under flotilla, over D-Bus through flotilla-busd): the superblock
 //!   `clean`, `e2fsck -fn` finding nothing.
@@ -186,6 +189,50 @@ fn systemd_boot(vm: &Vm, m: &Machine, timing: Timing) -> Sample {
     }
 }
 
+/// A oneshot with `LogLevelMax=info` and `LogExtraFields=`, whose output
+/// has a debug and an info line (`<N>` prefixes, `SyslogLevelPrefix=`'s
+/// default).
+const LOG_UNIT: &str = "[Service]
+Type=oneshot
+LogLevelMax=info
+LogExtraFields=FLOTILLA_TEST=extra \"FLOTILLA_SPACED=a b\"
+ExecStart=/bin/sh -c 'echo \"<7>flotilla-debug-line\"; echo \"<6>flotilla-info-line\"; sleep 2'
+";
+
+/// Installs [`LOG_UNIT`], starts it, waits for its info line in the
+/// journal (journald reads the stream on its own), prints the fields
+/// that matter of its lines, removes it.
+fn log_unit_script() -> String {
+    format!(
+        "cat > /etc/systemd/system/flotilla-log.service <<'EOF'\n{LOG_UNIT}EOF\n\
+         systemctl daemon-reload && systemctl start flotilla-log.service; \
+         for i in $(seq 100); do journalctl -b -u flotilla-log.service -o cat --no-pager \
+         | grep -q flotilla-info-line && break; sleep 0.1; done; \
+         journalctl -b -u flotilla-log.service -o verbose --no-pager \
+         | grep -E '^ *(MESSAGE=flotilla|FLOTILLA_|PRIORITY=)' | sed 's/^ *//' | LC_ALL=C sort; \
+         rm /etc/systemd/system/flotilla-log.service; systemctl daemon-reload"
+    )
+}
+
+/// `LogLevelMax=` and `LogExtraFields=` reach journald (files under
+/// `/run/systemd/units/` that it reads for the unit): the debug line is
+/// dropped, the info line carries the extra fields. The same under both
+/// inits.
+fn assert_log_settings(vm: &Vm, m: &Machine, init: Init) {
+    let out = vm.ssh_ok(m, &log_unit_script());
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "FLOTILLA_SPACED=a b",
+            "FLOTILLA_TEST=extra",
+            "MESSAGE=flotilla-info-line",
+            "PRIORITY=6"
+        ],
+        "{}: LogLevelMax=info and LogExtraFields= in the journal",
+        init.name()
+    );
+}
+
 /// The median of `v` (the mean of the middle two for an even count).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -226,6 +273,9 @@ fn trixie_boots_with_flotilla_as_with_systemd() {
                     flotilla.push(s);
                 }
                 Init::Systemd => systemd.push(systemd_boot(&vm, &m, timing)),
+            }
+            if round == 0 {
+                assert_log_settings(&vm, &m, init);
             }
             let cycles: Vec<String> = vm
                 .console

@@ -463,9 +463,22 @@ impl<S: Sys> Runtime<S> {
             (None, None) => None,
             (uid, gid) => Some((uid.unwrap_or(0), gid.unwrap_or(0))),
         };
-        let run = self
+        let mut run = self
             .sys
             .start_unit(&spec.name, &spec.extras.context, owner)?;
+        // journald reads the unit's LogLevelMax= and LogExtraFields= from
+        // systemd's files, when it is the init's journald (never of
+        // journald itself, as for its output).
+        let syslog = &spec.extras.context.syslog;
+        let for_journald = syslog.level_max.is_some() || !syslog.extra_fields.is_empty();
+        if for_journald
+            && !spec.name.starts_with(JOURNALD)
+            && self.planner.graph().unit(JOURNALD_SOCKET).is_some()
+        {
+            if let Err(e) = self.sys.export_unit_state(&mut run, &spec.name, syslog) {
+                self.unit_note(unit, &format!("not applied: {e}"));
+            }
+        }
         for n in run.notes() {
             self.unit_note(unit, n);
         }

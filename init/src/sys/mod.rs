@@ -86,6 +86,7 @@ pub mod sockets;
 mod spawn;
 mod steps;
 mod terminal;
+pub mod unit_state;
 pub mod unitrun;
 mod userns;
 
@@ -419,6 +420,17 @@ pub trait Sys {
         ctx: &flotilla_units::context::ServiceContext,
         owner: Option<(u32, u32)>,
     ) -> Result<unitrun::UnitRun, String>;
+
+    /// Tells journald the unit's `LogLevelMax=` and `LogExtraFields=` as
+    /// systemd does, in files under `/run/systemd/units/`
+    /// (`unit_state.rs`), which the run's end removes. The error says
+    /// what could not be written.
+    fn export_unit_state(
+        &self,
+        run: &mut unitrun::UnitRun,
+        name: &str,
+        syslog: &flotilla_units::context::journal::Syslog,
+    ) -> Result<(), String>;
 
     /// The processes of the run's cgroup (none without a cgroup).
     fn unit_pids(&self, run: &unitrun::UnitRun) -> Vec<Pid>;

@@ -590,6 +590,18 @@ impl Sys for RealSys {
         super::unitrun::start(name, ctx, owner)
     }
 
+    fn export_unit_state(
+        &self,
+        run: &mut super::unitrun::UnitRun,
+        name: &str,
+        syslog: &flotilla_units::context::journal::Syslog,
+    ) -> Result<(), String> {
+        let (paths, r) =
+            super::unit_state::export(std::path::Path::new(super::unit_state::DIR), name, syslog);
+        run.keep_state_files(paths);
+        r
+    }
+
     fn unit_pids(&self, run: &super::unitrun::UnitRun) -> Vec<Pid> {
         super::unitrun::pids(run)
     }

@@ -87,6 +87,8 @@ pub enum Key {
     SyslogIdentifier,
     SyslogLevel,
     SyslogLevelPrefix,
+    LogLevelMax,
+    LogExtraFields,
     NoExecPaths,
     ExecPaths,
     PrivateUsers,
@@ -106,7 +108,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 86] = [
+const TABLE: [(Key, &str, &str); 88] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -339,6 +341,8 @@ const TABLE: [(Key, &str, &str); 86] = [
         "SyslogLevelPrefix",
         "syslog-level-prefix",
     ),
+    (Key::LogLevelMax, "LogLevelMax", "log-level-max"),
+    (Key::LogExtraFields, "LogExtraFields", "log-extra-fields"),
     (
         Key::SkipUnsupported,
         "X-SkipUnsupported",
@@ -459,7 +463,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 86 + 16);
+        assert_eq!(all.len(), 88 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -16,7 +16,7 @@
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
 //! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `SendSIGHUP=`, `UnsetEnvironment=` |
-//! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header |
+//! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header; `LogLevelMax=`, `LogExtraFields=` |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
@@ -270,6 +270,12 @@ impl ServiceContext {
             Key::SyslogLevel => self.syslog.level = optional(empty, value, journal::parse_level)?,
             Key::SyslogLevelPrefix => {
                 self.syslog.level_prefix = optional(empty, value, parse_bool)?
+            }
+            Key::LogLevelMax => {
+                self.syslog.level_max = optional(empty, value, journal::parse_level_max)?
+            }
+            Key::LogExtraFields => {
+                journal::assign_extra_fields(&mut self.syslog.extra_fields, value)?
             }
             Key::UnsetEnvironment => assign_unset(&mut self.unset_environment, value)?,
             Key::CpuSchedulingPolicy => {

@@ -287,6 +287,13 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "user",
         "`user` has no `:` between the ID and the value",
     ),
+    ("LogLevelMax", "info", "loud", "`loud` is not a log level"),
+    (
+        "LogExtraFields",
+        "FOO=bar",
+        "_PID=1",
+        "`_PID` is not a journal field a unit may set",
+    ),
     (
         "ImportCredential",
         "tty.serial.ttyS0.agetty.*:agetty.",

@@ -684,6 +684,15 @@ impl Sys for FakeSys {
         Ok(crate::sys::unitrun::UnitRun::default())
     }
 
+    fn export_unit_state(
+        &self,
+        _run: &mut crate::sys::unitrun::UnitRun,
+        _name: &str,
+        _syslog: &flotilla_units::context::journal::Syslog,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
     fn unit_pids(&self, _run: &crate::sys::unitrun::UnitRun) -> Vec<Pid> {
         Vec::new()
     }
