@@ -201,15 +201,17 @@ ExecStart=/bin/sh -c 'echo \"<7>flotilla-debug-line\"; echo \"<6>flotilla-info-l
 
 /// Installs [`LOG_UNIT`], starts it, waits for its info line in the
 /// journal (journald reads the stream on its own), prints the fields
-/// that matter of its lines, removes it.
+/// that matter of its output's lines (systemd's own messages about the
+/// unit carry the extra fields too, under systemd only: they are left
+/// out), removes it.
 fn log_unit_script() -> String {
     format!(
         "cat > /etc/systemd/system/flotilla-log.service <<'EOF'\n{LOG_UNIT}EOF\n\
          systemctl daemon-reload && systemctl start flotilla-log.service; \
          for i in $(seq 100); do journalctl -b -u flotilla-log.service -o cat --no-pager \
          | grep -q flotilla-info-line && break; sleep 0.1; done; \
-         journalctl -b -u flotilla-log.service -o verbose --no-pager \
-         | grep -E '^ *(MESSAGE=flotilla|FLOTILLA_|PRIORITY=)' | sed 's/^ *//' | LC_ALL=C sort; \
+         journalctl -b _SYSTEMD_UNIT=flotilla-log.service _TRANSPORT=stdout -o verbose \
+         --no-pager | grep -E '^ *(MESSAGE=flotilla|FLOTILLA_|PRIORITY=)' | sed 's/^ *//' | LC_ALL=C sort; \
          rm /etc/systemd/system/flotilla-log.service; systemctl daemon-reload"
     )
 }
