@@ -463,7 +463,7 @@ impl<S: Sys> Runtime<S> {
             (None, None) => None,
             (uid, gid) => Some((uid.unwrap_or(0), gid.unwrap_or(0))),
         };
-        let mut run = self
+        let run = self
             .sys
             .start_unit(&spec.name, &spec.extras.context, owner)?;
         // journald reads the unit's LogLevelMax= and LogExtraFields= from
@@ -475,7 +475,7 @@ impl<S: Sys> Runtime<S> {
             && !spec.name.starts_with(JOURNALD)
             && self.planner.graph().unit(JOURNALD_SOCKET).is_some()
         {
-            if let Err(e) = self.sys.export_unit_state(&mut run, &spec.name, syslog) {
+            if let Err(e) = self.sys.export_unit_state(&spec.name, syslog) {
                 self.unit_note(unit, &format!("not applied: {e}"));
             }
         }
@@ -501,6 +501,13 @@ impl<S: Sys> Runtime<S> {
         let run = self.slots.get_mut(unit).and_then(|s| s.run.take());
         if let Some(run) = run {
             self.sys.end_unit(&run, keep_runtime);
+            // What journald read of the unit goes with the run (nothing
+            // is kept in the run for it: a running unit's memory is
+            // budgeted, docs/performance.md).
+            let graph = self.planner.graph();
+            if let (Some(_), Some(node)) = (graph.unit(JOURNALD_SOCKET), graph.get(unit)) {
+                self.sys.remove_unit_state(&node.spec.name);
+            }
         }
     }
 

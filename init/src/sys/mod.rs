@@ -423,14 +423,15 @@ pub trait Sys {
 
     /// Tells journald the unit's `LogLevelMax=` and `LogExtraFields=` as
     /// systemd does, in files under `/run/systemd/units/`
-    /// (`unit_state.rs`), which the run's end removes. The error says
-    /// what could not be written.
+    /// (`unit_state.rs`). The error says what could not be written.
     fn export_unit_state(
         &self,
-        run: &mut unitrun::UnitRun,
         name: &str,
         syslog: &flotilla_units::context::journal::Syslog,
     ) -> Result<(), String>;
+
+    /// Removes what [`Sys::export_unit_state`] wrote for the unit.
+    fn remove_unit_state(&self, name: &str);
 
     /// The processes of the run's cgroup (none without a cgroup).
     fn unit_pids(&self, run: &unitrun::UnitRun) -> Vec<Pid>;

@@ -592,14 +592,14 @@ impl Sys for RealSys {
 
     fn export_unit_state(
         &self,
-        run: &mut super::unitrun::UnitRun,
         name: &str,
         syslog: &flotilla_units::context::journal::Syslog,
     ) -> Result<(), String> {
-        let (paths, r) =
-            super::unit_state::export(std::path::Path::new(super::unit_state::DIR), name, syslog);
-        run.keep_state_files(paths);
-        r
+        super::unit_state::export(std::path::Path::new(super::unit_state::DIR), name, syslog)
+    }
+
+    fn remove_unit_state(&self, name: &str) {
+        super::unit_state::remove(std::path::Path::new(super::unit_state::DIR), name)
     }
 
     fn unit_pids(&self, run: &super::unitrun::UnitRun) -> Vec<Pid> {

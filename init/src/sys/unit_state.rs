@@ -5,7 +5,7 @@
 //! 64-bit little-endian length and `FIELD=value`. journald finds a
 //! message's unit from its sender's cgroup and reads them for it. Each is
 //! made under a temporary name and renamed into place, so that journald
-//! never reads half of one; the run's end removes them. All of it is on
+//! never reads half of one; the end of the unit's run removes them. All of it is on
 //! `/run`, a memory file system: no call waits on a disk.
 
 use std::io::Write;
@@ -17,21 +17,9 @@ use flotilla_units::context::journal::Syslog;
 /// Where systemd keeps its units' state for other daemons.
 pub const DIR: &str = "/run/systemd/units";
 
-/// Writes the files of `unit` that `syslog` calls for under `dir`; the
-/// paths written. The error names what failed; what was written before it
-/// is in the list it returns with it.
-pub fn export(dir: &Path, unit: &str, syslog: &Syslog) -> (Vec<PathBuf>, Result<(), String>) {
-    let mut written = Vec::new();
-    let r = export_into(dir, unit, syslog, &mut written);
-    (written, r)
-}
-
-fn export_into(
-    dir: &Path,
-    unit: &str,
-    syslog: &Syslog,
-    written: &mut Vec<PathBuf>,
-) -> Result<(), String> {
+/// Writes the files of `unit` that `syslog` calls for under `dir` (none
+/// when it sets neither key). The error names what failed.
+pub fn export(dir: &Path, unit: &str, syslog: &Syslog) -> Result<(), String> {
     let level = syslog.level_max_link();
     let fields = syslog.extra_fields_file();
     if level.is_none() && fields.is_none() {
@@ -53,7 +41,6 @@ fn export_into(
                 let _ = std::fs::remove_file(&tmp);
                 format!("LogLevelMax= {}: {e}", path.display())
             })?;
-        written.push(path);
     }
     if let Some(bytes) = fields {
         let path = dir.join(format!("log-extra-fields:{unit}"));
@@ -70,15 +57,16 @@ fn export_into(
                 let _ = std::fs::remove_file(&tmp);
                 format!("LogExtraFields= {}: {e}", path.display())
             })?;
-        written.push(path);
     }
     Ok(())
 }
 
-/// Removes what [`export`] wrote (gone already is fine).
-pub fn remove(paths: &[PathBuf]) {
-    for p in paths {
-        let _ = std::fs::remove_file(p);
+/// Removes the files of `unit` under `dir` (gone already is fine): at
+/// the end of every run of a unit, whatever its settings are now (a
+/// reload may have dropped the keys since the start).
+pub fn remove(dir: &Path, unit: &str) {
+    for kind in ["log-level-max", "log-extra-fields"] {
+        let _ = std::fs::remove_file(dir.join(format!("{kind}:{unit}")));
     }
 }
 
@@ -92,22 +80,15 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let units = dir.path().join("units");
         let mut s = Syslog::default();
-        let (none, r) = export(&units, "web.service", &s);
-        assert!(
-            none.is_empty() && r.is_ok() && !units.exists(),
-            "nothing to say"
-        );
+        assert_eq!(export(&units, "web.service", &s), Ok(()));
+        assert!(!units.exists(), "nothing to say, nothing made");
         s.level_max = Some(6);
         s.extra_fields = vec!["FOO=bar".into(), "N=".into()];
-        let (paths, r) = export(&units, "web.service", &s);
-        assert_eq!(r, Ok(()));
-        assert_eq!(
-            paths,
-            [
-                units.join("log-level-max:web.service"),
-                units.join("log-extra-fields:web.service")
-            ]
-        );
+        assert_eq!(export(&units, "web.service", &s), Ok(()));
+        let paths = [
+            units.join("log-level-max:web.service"),
+            units.join("log-extra-fields:web.service"),
+        ];
         assert_eq!(
             std::fs::read_link(&paths[0]).expect("the link"),
             PathBuf::from("6")
@@ -131,11 +112,12 @@ mod tests {
         assert_eq!(mode & 0o777, 0o644);
         // A second start replaces them (the rename), leaving no temporary.
         s.level_max = Some(3);
-        let (again, r) = export(&units, "web.service", &s);
-        assert_eq!((again.len(), r), (2, Ok(())));
-        assert_eq!(std::fs::read_link(&again[0]).ok(), Some(PathBuf::from("3")));
+        assert_eq!(export(&units, "web.service", &s), Ok(()));
+        assert_eq!(std::fs::read_link(&paths[0]).ok(), Some(PathBuf::from("3")));
         assert_eq!(std::fs::read_dir(&units).expect("ls").count(), 2);
-        remove(&again);
+        remove(&units, "other.service");
+        assert_eq!(std::fs::read_dir(&units).expect("ls").count(), 2);
+        remove(&units, "web.service");
         assert_eq!(std::fs::read_dir(&units).expect("ls").count(), 0);
     }
 }

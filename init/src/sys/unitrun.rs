@@ -154,9 +154,6 @@ pub struct UnitRun {
     input: Option<std::os::fd::OwnedFd>,
     /// The user and group counted for `RemoveIPC=` (`ipc.rs`).
     ipc: ipc::Owner,
-    /// What journald reads of the unit under `/run/systemd/units/`
-    /// (`unit_state.rs`), removed at the end.
-    state_files: Vec<PathBuf>,
 }
 
 thread_local! {
@@ -208,11 +205,6 @@ impl UnitRun {
     /// Its `KillMode=`.
     pub fn kill_mode(&self) -> KillMode {
         self.kill_mode
-    }
-
-    /// Keeps the files of `unit_state::export` for the end to remove.
-    pub fn keep_state_files(&mut self, paths: Vec<PathBuf>) {
-        self.state_files.extend(paths);
     }
 
     /// `StandardInput=data`: a new descriptor of the data, read from its
@@ -429,7 +421,6 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
     if let Some(dir) = &run.credentials {
         let _ = super::credentials::remove(dir);
     }
-    super::unit_state::remove(&run.state_files);
     let preserve = match run.directories.runtime_preserve {
         Preserve::No => false,
         Preserve::Yes => true,

@@ -686,12 +686,13 @@ impl Sys for FakeSys {
 
     fn export_unit_state(
         &self,
-        _run: &mut crate::sys::unitrun::UnitRun,
         _name: &str,
         _syslog: &flotilla_units::context::journal::Syslog,
     ) -> Result<(), String> {
         Ok(())
     }
+
+    fn remove_unit_state(&self, _name: &str) {}
 
     fn unit_pids(&self, _run: &crate::sys::unitrun::UnitRun) -> Vec<Pid> {
         Vec::new()
