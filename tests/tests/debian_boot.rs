@@ -55,16 +55,15 @@
 mod debian_support;
 mod pid1_support;
 
-use debian_support::{fs_state, host, Init, Machine, Vm};
-use pid1_support::{bin_dir, report, workspace};
+use debian_support::{
+    assert_clean_poweroff, blame_ms, boot_to_login, build_image, host, machine, root_fs, ssh_each,
+    Init, Machine, Vm, BOOT, PROMPT,
+};
+use pid1_support::report;
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Bounds a broken boot; a working one takes a fraction of it.
-const BOOT: Duration = Duration::from_secs(300);
-/// Bounds a shutdown.
-const SHUTDOWN: Duration = Duration::from_secs(120);
 /// The longest start `initctl analyze blame` may show for a unit of the
 /// boot: the slowest take 5 to 9 s in the emulated machine while the host
 /// is busy (networking, ssh, modprobe); a D-Bus call that waits for systemd to
@@ -75,138 +74,6 @@ const SLOWEST_UNIT: Duration = Duration::from_secs(15);
 /// wants it, so their start lasts as long as the rest of the boot, by
 /// design; [`SLOWEST_UNIT`] does not bound them.
 const IDLE_CLASS: [&str; 1] = ["e2scrub_reap.service"];
-
-/// Builds (or finds cached) the image; its directory.
-fn build_image() -> PathBuf {
-    let target = bin_dir().parent().expect("target dir").to_path_buf();
-    let t = Instant::now();
-    let out = Command::new(workspace().join("contrib/debian/build"))
-        .arg("--cache")
-        .arg(target.join("debian"))
-        // The musl build of contrib/image's test: the same binaries, and
-        // not the lock of the build that runs this test.
-        .env("CARGO_TARGET_DIR", target.join("image-build"))
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .expect("run contrib/debian/build");
-    let text = String::from_utf8_lossy(&out.stdout);
-    eprint!("{text}");
-    assert!(out.status.success(), "contrib/debian/build failed");
-    let dir = PathBuf::from(text.lines().last().expect("the image's directory").trim());
-    report(&format!(
-        "debian: image ready in {:.1} s: {}",
-        t.elapsed().as_secs_f64(),
-        dir.display()
-    ));
-    dir
-}
-
-/// A copy of the image's disks with the test's ssh key and a password.
-fn machine(image: PathBuf, dir: &std::path::Path) -> Machine {
-    let disk = dir.join("disk.raw");
-    let swap = dir.join("swap.raw");
-    for (from, to) in [("disk.raw", &disk), ("swap.raw", &swap)] {
-        let (ok, text) = host(
-            Command::new("cp")
-                .arg("--sparse=always")
-                .arg(image.join(from))
-                .arg(to),
-        );
-        assert!(ok, "copy {from}: {text}");
-    }
-    let key = dir.join("id_ed25519");
-    let (ok, text) = host(
-        Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-C", "flotilla-test", "-f"])
-            .arg(&key),
-    );
-    assert!(ok, "ssh-keygen: {text}");
-    let mut rand = [0u8; 9];
-    use std::io::Read;
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut rand))
-        .expect("read /dev/urandom");
-    let password: String = rand.iter().map(|b| format!("{b:02x}")).collect();
-    let (ok, text) = host(
-        Command::new(workspace().join("contrib/debian/personalize"))
-            .arg(&disk)
-            .arg("--ssh-key")
-            .arg(key.with_extension("pub"))
-            .args(["--root-password", &password]),
-    );
-    assert!(ok, "personalize: {text}");
-    Machine {
-        image,
-        dir: dir.to_path_buf(),
-        disk,
-        swap,
-        key,
-        password,
-    }
-}
-
-/// When the boot reached its milestones, from qemu's start.
-struct Timing {
-    init: Init,
-    label: &'static str,
-    handover: Duration,
-    prompt: Duration,
-    sshd: Duration,
-}
-
-impl Timing {
-    fn line(&self) -> String {
-        let s = |d: Duration| format!("{:>12}", format!("{:.2} s", d.as_secs_f64()));
-        format!(
-            "  {:<24}{}  {}  {}",
-            format!("{} ({})", self.init.name(), self.label),
-            s(self.handover),
-            s(self.prompt - self.handover),
-            s(self.sshd - self.handover),
-        )
-    }
-}
-
-/// agetty's prompt (`flotilla-debian login: `, no line end). The kernel's
-/// own messages may land in the middle of it (`flotilla-debian[  20.7]
-/// SCSI …` then ` login: `): its end is what is looked for.
-const PROMPT: &str = " login: ";
-
-/// Waits for the kernel's hand-over, the login prompt and sshd; the times.
-fn boot_to_login(vm: &Vm, label: &'static str) -> Timing {
-    let handover = vm
-        .console
-        .wait(&format!("Run {} as init process", vm.init.path()), BOOT);
-    let prompt = vm.console.wait(PROMPT, BOOT);
-    let sshd = vm.wait_sshd(BOOT);
-    Timing {
-        init: vm.init,
-        label,
-        handover: handover - vm.started,
-        prompt: prompt - vm.started,
-        sshd: sshd - vm.started,
-    }
-}
-
-/// A time as `initctl analyze blame` prints it (`75ms`, `7.367s`, `1min
-/// 2.345s`: its words), in milliseconds.
-fn blame_ms(words: &[&str]) -> Option<f64> {
-    let mut total = 0.0;
-    for w in words {
-        let (n, unit) = w
-            .find(|c: char| c.is_ascii_alphabetic())
-            .map(|i| w.split_at(i))?;
-        let n: f64 = n.parse().ok()?;
-        total += n * match unit {
-            "ms" => 1.0,
-            "s" => 1000.0,
-            "min" => 60_000.0,
-            "h" => 3_600_000.0,
-            _ => return None,
-        };
-    }
-    Some(total)
-}
 
 /// Every unit of `initctl analyze blame`'s output started within
 /// [`SLOWEST_UNIT`] and none failed; the units it lists (at least `least`).
@@ -244,19 +111,6 @@ fn assert_first_boot(json: &str, first: bool) {
             "{json}"
         );
     }
-}
-
-/// Marks where one command's output ends in a combined ssh call.
-const SPLIT: &str = "\n==flotilla-test==\n";
-
-/// Runs `commands` in one ssh session (each costs seconds in an emulated
-/// machine); each one's stdout.
-fn ssh_each(vm: &Vm, m: &Machine, commands: &[&str]) -> Vec<String> {
-    let script = commands.join(&format!("; printf '{}'; ", SPLIT.replace('\n', "\\n")));
-    let out = vm.ssh_ok(m, &script);
-    let parts: Vec<String> = out.split(SPLIT).map(str::to_string).collect();
-    assert_eq!(parts.len(), commands.len(), "{out}");
-    parts
 }
 
 /// The state of flotilla after boot: the target running, not degraded,
@@ -682,7 +536,7 @@ fn assert_packages_intact(m: &Machine) {
         Command::new("debugfs")
             .arg("-R")
             .arg(format!("rdump / {}", tree.display()))
-            .arg(&m.disk),
+            .arg(root_fs(&m.disk)),
     );
     assert!(ok, "debugfs rdump: {text}");
     let (ok, text) = host(
@@ -695,52 +549,9 @@ fn assert_packages_intact(m: &Machine) {
     std::fs::remove_dir_all(&tree).expect("remove the copy");
 }
 
-/// qemu exits on its own (the machine powered off); the console shows the
-/// orderly end; the root file system is clean.
-fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
-    let st = vm.wait_exit(SHUTDOWN);
-    assert!(st.success(), "qemu after {how}: {st:?}");
-    let all = vm.console.all();
-    for bad in ["Kernel panic", "EMERGENCY", "internal error"] {
-        assert!(
-            !all.iter().any(|l| l.contains(bad)),
-            "{bad:?} on the console after {how}"
-        );
-    }
-    assert!(
-        all.iter().any(|l| l.contains("reboot: Power down")),
-        "no power down after {how}"
-    );
-    if vm.init == Init::Flotilla {
-        assert!(
-            !all.iter().any(|l| l.contains("[FAILED]")),
-            "a unit failed ([FAILED] on the console) by {how}"
-        );
-        for line in [
-            "init: requested: stopping every unit (poweroff)",
-            "init: every unit stopped",
-            "init: remounted / read-only",
-            "init: powering off",
-        ] {
-            assert!(
-                all.iter().any(|l| l.contains(line)),
-                "{line:?} missing on the console after {how}"
-            );
-        }
-    }
-    let (state, ok, check) = fs_state(&m.disk);
-    assert_eq!(state, "clean", "root file system after {how}: {check}");
-    assert!(ok, "e2fsck -fn after {how}: {check}");
-    report(&format!(
-        "debian: {} ended by {how}, clean, after {:.1} s of qemu",
-        vm.init.name(),
-        vm.started.elapsed().as_secs_f64()
-    ));
-}
-
 #[test]
 fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
-    let image = build_image();
+    let image = build_image("bookworm");
     let dir = tempfile::Builder::new()
         .prefix("flotilla-debian-")
         .tempdir()

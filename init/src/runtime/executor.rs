@@ -496,6 +496,19 @@ impl<S: Sys> Runtime<S> {
         let run = self
             .sys
             .start_unit(&spec.name, &spec.extras.context, owner)?;
+        // journald reads the unit's LogLevelMax= and LogExtraFields= from
+        // systemd's files, when it is the init's journald (never of
+        // journald itself, as for its output).
+        let syslog = &spec.extras.context.syslog;
+        let for_journald = syslog.level_max.is_some() || !syslog.extra_fields.is_empty();
+        if for_journald
+            && !spec.name.starts_with(JOURNALD)
+            && self.planner.graph().unit(JOURNALD_SOCKET).is_some()
+        {
+            if let Err(e) = self.sys.export_unit_state(&spec.name, syslog) {
+                self.unit_note(unit, &format!("not applied: {e}"));
+            }
+        }
         for n in run.notes() {
             self.unit_note(unit, n);
         }
@@ -518,6 +531,13 @@ impl<S: Sys> Runtime<S> {
         let run = self.slots.get_mut(unit).and_then(|s| s.run.take());
         if let Some(run) = run {
             self.sys.end_unit(&run, keep_runtime);
+            // What journald read of the unit goes with the run (nothing
+            // is kept in the run for it: a running unit's memory is
+            // budgeted, docs/performance.md).
+            let graph = self.planner.graph();
+            if let (Some(_), Some(node)) = (graph.unit(JOURNALD_SOCKET), graph.get(unit)) {
+                self.sys.remove_unit_state(&node.spec.name);
+            }
         }
     }
 

@@ -1,4 +1,5 @@
-//! A unit's credentials (`LoadCredential=`, `SetCredential=`): a
+//! A unit's credentials (`LoadCredential=`, `ImportCredential=`,
+//! `SetCredential=`): a
 //! read-only tmpfs on `/run/credentials/UNIT`, owned by the unit's user
 //! (mode 0500), one file of mode 0400 per credential, which the unit's
 //! processes find through `$CREDENTIALS_DIRECTORY`.
@@ -23,6 +24,18 @@
 //! stands in; one named without a path is looked for in the init's own
 //! `$CREDENTIALS_DIRECTORY`, then in `/etc/credstore`, `/run/credstore` and
 //! `/usr/lib/credstore`, and skipped when none has it (as systemd does).
+//!
+//! `ImportCredential=GLOB[:RENAME]` ([`Op::ImportCredentials`]) lists the
+//! same directories in the same order and takes every regular file whose
+//! name matches the glob (`fnmatch(3)`) and whose ID is not taken yet: a
+//! `LoadCredential=` of the ID is written before the imports and wins, an
+//! earlier directory wins over a later one, and a `SetCredential=` of an
+//! ID that no `LoadCredential=` names is written after them, only when
+//! none brought it (systemd's order). None found is no error: Debian 13's
+//! units import optional credentials this way (`agetty.*`, `sysctl.*`).
+//! Each process gets a credential directory of its own (a new tmpfs; a
+//! plain directory is emptied first), so an ID already there was written
+//! by this process.
 
 use std::ffi::{c_int, CStr, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -61,7 +74,21 @@ pub(crate) fn ops(
         format!("{key} make the credentials of {}", dir.display()),
     )];
     let own = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
-    for id in creds.ids() {
+    let stores = || own.iter().cloned().chain(STORE.iter().map(PathBuf::from));
+    // The IDs a `LoadCredential=` names first, the imports, then the IDs
+    // only a `SetCredential=` gives (each written only when no import
+    // brought it).
+    let loaded = creds.load.iter().map(|l| l.id.as_str());
+    let set_only = creds
+        .ids()
+        .into_iter()
+        .filter(|id| !creds.load.iter().any(|l| l.id == *id));
+    let mut imports_at = None;
+    for id in loaded.map(Some).chain([None]).chain(set_only.map(Some)) {
+        let Some(id) = id else {
+            imports_at = Some(out.len());
+            continue;
+        };
         let fallback = creds.value_of(id).map(<[u8]>::to_vec);
         let load = creds.load.iter().find(|l| l.id == id);
         let (sources, required, what) = match load.map(|l| &l.source) {
@@ -70,17 +97,14 @@ pub(crate) fn ops(
                 fallback.is_none(),
                 format!("{} load {id} from {}", Key::LoadCredential, p.display()),
             ),
-            Some(Source::Name(n)) => {
-                let dirs = own.iter().cloned().chain(STORE.iter().map(PathBuf::from));
-                (
-                    dirs.map(|d| c(&d.join(n))).collect::<Result<_, _>>()?,
-                    false,
-                    format!(
-                        "{} load {id} from the credential store ({n})",
-                        Key::LoadCredential
-                    ),
-                )
-            }
+            Some(Source::Name(n)) => (
+                stores().map(|d| c(&d.join(n))).collect::<Result<_, _>>()?,
+                false,
+                format!(
+                    "{} load {id} from the credential store ({n})",
+                    Key::LoadCredential
+                ),
+            ),
             None => (
                 Vec::new(),
                 false,
@@ -99,6 +123,24 @@ pub(crate) fn ops(
             what,
         ));
     }
+    let dirs: Vec<CString> = stores().map(|d| c(&d)).collect::<Result<_, _>>()?;
+    let imports = creds.import.iter().map(|i| {
+        (
+            Op::ImportCredentials {
+                begin: first,
+                import: i.clone(),
+                dirs: dirs.clone(),
+                owner,
+            },
+            format!(
+                "{} import {} from the credential store",
+                Key::ImportCredential,
+                i.glob
+            ),
+        )
+    });
+    let at = imports_at.unwrap_or(out.len());
+    out.splice(at..at, imports);
     out.push((
         Op::CredentialsEnd {
             begin: first,
@@ -112,6 +154,14 @@ pub(crate) fn ops(
 
 fn errno() -> c_int {
     nix::errno::Errno::last_raw()
+}
+
+fn check(r: c_int) -> Result<(), c_int> {
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
 }
 
 /// [`Op::CredentialsBegin`]: makes `/run/credentials` if missing and a new
@@ -144,9 +194,8 @@ pub(crate) unsafe fn begin(
             return Err(errno());
         }
         // Back to 0700 while it is written (an earlier process's left it
-        // 0500).
-        if libc::fchmod(d, 0o700) < 0 {
-            let e = errno();
+        // 0500), and emptied of what that process got.
+        if let Err(e) = check(libc::fchmod(d, 0o700)).and_then(|()| empty_dir(d)) {
             libc::close(d);
             return Err(e);
         }
@@ -194,6 +243,9 @@ pub(crate) unsafe fn write(
         return r;
     }
     match fallback {
+        // A `SetCredential=` alone gives way to an import that brought
+        // the ID (written before it, by this process).
+        Some(_) if sources.is_empty() && exists(mnt, id) => Ok(()),
         Some(bytes) => {
             let out = create(mnt, id, owner)?;
             let r = add(total, bytes.len() as u64).and_then(|()| write_all(out, bytes));
@@ -203,6 +255,160 @@ pub(crate) unsafe fn write(
         None if required => Err(libc::ENOENT),
         None => Ok(()),
     }
+}
+
+/// Whether `mnt` holds an entry `id`.
+unsafe fn exists(mnt: c_int, id: &CStr) -> bool {
+    libc::faccessat(mnt, id.as_ptr(), libc::F_OK, libc::AT_SYMLINK_NOFOLLOW) == 0
+}
+
+/// The room for one `getdents64` batch, 8-byte aligned as its records are.
+const DIRENT_ROOM: usize = 512;
+
+/// Calls `each` with the name of every entry of the directory `dir` but
+/// `.` and `..`, read with `getdents64` into a buffer on the stack.
+unsafe fn each_entry(
+    dir: c_int,
+    mut each: impl FnMut(&CStr) -> Result<(), c_int>,
+) -> Result<(), c_int> {
+    let mut buf = [0u64; DIRENT_ROOM];
+    loop {
+        let n = libc::syscall(
+            libc::SYS_getdents64,
+            dir,
+            buf.as_mut_ptr(),
+            std::mem::size_of_val(&buf),
+        );
+        if n < 0 {
+            return Err(errno());
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let bytes = std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize);
+        let mut at = 0;
+        // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
+        // d_type (1), d_name (NUL-terminated).
+        while let Some(rec) = bytes.get(at..) {
+            let Some(len) = rec
+                .get(16..18)
+                .and_then(|l| <[u8; 2]>::try_from(l).ok())
+                .map(|l| u16::from_ne_bytes(l) as usize)
+            else {
+                break;
+            };
+            if len == 0 {
+                break;
+            }
+            let name = rec
+                .get(19..len.min(rec.len()))
+                .and_then(|n| CStr::from_bytes_until_nul(n).ok());
+            if let Some(name) = name {
+                let b = name.to_bytes();
+                if b != b"." && b != b".." {
+                    each(name)?;
+                }
+            }
+            at += len;
+        }
+    }
+}
+
+/// [`Op::ImportCredentials`]: every regular file of `dirs` whose name
+/// matches the glob of `import`, written into the tmpfs of `begin` under the ID
+/// `import` gives it, unless that ID is there already (an earlier
+/// directory's, or a `LoadCredential=`'s). A directory that is missing is
+/// skipped.
+///
+/// # Safety
+///
+/// In a spawned child (`sandbox.rs`): plain system calls only.
+pub(crate) unsafe fn import(
+    (mnt, total): (c_int, &AtomicU64),
+    import: &flotilla_units::context::credentials::Import,
+    dirs: &[CString],
+    owner: Option<(libc::uid_t, libc::gid_t)>,
+) -> Result<(), c_int> {
+    for d in dirs {
+        let dir = libc::open(
+            d.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if dir < 0 {
+            if matches!(errno(), libc::ENOENT | libc::ENOTDIR) {
+                continue;
+            }
+            return Err(errno());
+        }
+        let r = each_entry(dir, |name| {
+            // The ID, NUL-terminated, on the stack.
+            let mut buf = [0u8; 257];
+            let Some(len) = import.id_into(name.to_bytes(), &mut buf) else {
+                return Ok(());
+            };
+            let Some(id) = buf
+                .get(..=len)
+                .and_then(|b| CStr::from_bytes_with_nul(b).ok())
+            else {
+                return Ok(());
+            };
+            if exists(mnt, id) {
+                return Ok(());
+            }
+            let fd = libc::openat(
+                dir,
+                name.as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK,
+            );
+            if fd < 0 {
+                return if errno() == libc::ENOENT {
+                    Ok(())
+                } else {
+                    Err(errno())
+                };
+            }
+            let mut st: libc::stat = std::mem::zeroed();
+            let r = if libc::fstat(fd, &mut st) < 0 {
+                Err(errno())
+            } else if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+                Ok(())
+            } else {
+                create(mnt, id, owner).and_then(|out| {
+                    let r = copy(fd, out, total);
+                    libc::close(out);
+                    r
+                })
+            };
+            libc::close(fd);
+            r
+        });
+        libc::close(dir);
+        r?;
+    }
+    Ok(())
+}
+
+/// Removes every entry of the directory `dir` (a plain credential
+/// directory: its files, written by an earlier process of the unit).
+unsafe fn empty_dir(dir: c_int) -> Result<(), c_int> {
+    // Unlinking while listing may skip entries: list again until none.
+    for _ in 0..64 {
+        let mut any = false;
+        each_entry(dir, |name| {
+            any = true;
+            if libc::unlinkat(dir, name.as_ptr(), 0) < 0 && errno() != libc::ENOENT {
+                return Err(errno());
+            }
+            Ok(())
+        })?;
+        if !any {
+            return Ok(());
+        }
+        if libc::lseek(dir, 0, libc::SEEK_SET) < 0 {
+            return Err(errno());
+        }
+    }
+    Err(libc::ENOTEMPTY)
 }
 
 /// A new file `id` of mode 0400 in the tmpfs (or plain directory) `mnt`,

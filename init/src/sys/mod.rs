@@ -87,6 +87,7 @@ pub mod sockets;
 mod spawn;
 mod steps;
 mod terminal;
+pub mod unit_state;
 pub mod unitrun;
 mod userns;
 
@@ -432,6 +433,18 @@ pub trait Sys {
         ctx: &flotilla_units::context::ServiceContext,
         owner: Option<(u32, u32)>,
     ) -> Result<unitrun::UnitRun, String>;
+
+    /// Tells journald the unit's `LogLevelMax=` and `LogExtraFields=` as
+    /// systemd does, in files under `/run/systemd/units/`
+    /// (`unit_state.rs`). The error says what could not be written.
+    fn export_unit_state(
+        &self,
+        name: &str,
+        syslog: &flotilla_units::context::journal::Syslog,
+    ) -> Result<(), String>;
+
+    /// Removes what [`Sys::export_unit_state`] wrote for the unit.
+    fn remove_unit_state(&self, name: &str);
 
     /// The processes of the run's cgroup (none without a cgroup).
     fn unit_pids(&self, run: &unitrun::UnitRun) -> Vec<Pid>;

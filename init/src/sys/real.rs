@@ -604,6 +604,18 @@ impl Sys for RealSys {
         super::unitrun::start(name, ctx, owner)
     }
 
+    fn export_unit_state(
+        &self,
+        name: &str,
+        syslog: &flotilla_units::context::journal::Syslog,
+    ) -> Result<(), String> {
+        super::unit_state::export(std::path::Path::new(super::unit_state::DIR), name, syslog)
+    }
+
+    fn remove_unit_state(&self, name: &str) {
+        super::unit_state::remove(std::path::Path::new(super::unit_state::DIR), name)
+    }
+
     fn unit_pids(&self, run: &super::unitrun::UnitRun) -> Vec<Pid> {
         super::unitrun::pids(run)
     }

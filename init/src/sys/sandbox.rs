@@ -111,6 +111,15 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             let mnt = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
             super::credentials::write(mnt, id, sources, fallback.as_deref(), *required, *owner)
         }
+        Op::ImportCredentials {
+            begin,
+            import,
+            dirs,
+            owner,
+        } => {
+            let mnt = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
+            super::credentials::import(mnt, import, dirs, *owner)
+        }
         Op::CredentialsEnd { begin, dir, owner } => {
             let (mnt, _) = super::credentials::mount_of(steps, *begin).ok_or(libc::EBADF)?;
             let plain = super::credentials::is_plain(steps, *begin);

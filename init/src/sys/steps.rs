@@ -63,6 +63,14 @@ pub(crate) enum Op {
         required: bool,
         owner: Option<(libc::uid_t, libc::gid_t)>,
     },
+    /// Writes every credential of `dirs` that `import` matches into the
+    /// tmpfs of op `begin` (`credentials.rs`).
+    ImportCredentials {
+        begin: usize,
+        import: flotilla_units::context::credentials::Import,
+        dirs: Vec<CString>,
+        owner: Option<(libc::uid_t, libc::gid_t)>,
+    },
     /// Puts the tmpfs of op `begin`, read-only, on `dir`; or, when op
     /// `begin` wrote into `dir` itself, makes it read-only
     /// (`credentials.rs`).
@@ -154,6 +162,7 @@ impl Op {
                 | Op::OpenTty { .. }
                 | Op::CredentialsBegin { .. }
                 | Op::Credential { .. }
+                | Op::ImportCredentials { .. }
                 | Op::CredentialsEnd { .. }
         )
     }
@@ -167,9 +176,10 @@ impl Op {
             Op::OpenInput { .. } => EXIT_STDIN,
             Op::OpenTty { mode: Some(_), .. } => EXIT_STDIN,
             Op::OpenTty { mode: None, .. } => EXIT_OUTPUT,
-            Op::CredentialsBegin { .. } | Op::Credential { .. } | Op::CredentialsEnd { .. } => {
-                EXIT_CREDENTIALS
-            }
+            Op::CredentialsBegin { .. }
+            | Op::Credential { .. }
+            | Op::ImportCredentials { .. }
+            | Op::CredentialsEnd { .. } => EXIT_CREDENTIALS,
             _ => 127,
         }
     }

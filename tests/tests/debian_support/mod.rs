@@ -414,17 +414,229 @@ pub fn host(cmd: &mut Command) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// The root file system of `disk` as e2fsprogs name it: partition 1 of
+/// the disk's GPT, at its offset (`DISK?offset=BYTES`, an io option of
+/// their file names), read from `sfdisk -d`.
+pub fn root_fs(disk: &Path) -> PathBuf {
+    let (ok, table) = host(Command::new("sfdisk").arg("-d").arg(disk));
+    assert!(ok, "sfdisk -d {}: {table}", disk.display());
+    let start: u64 = table
+        .lines()
+        .find(|l| l.contains(" : start="))
+        .and_then(|l| l.split("start=").nth(1))
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no partition 1 in {}: {table}", disk.display()));
+    PathBuf::from(format!("{}?offset={}", disk.display(), start * 512))
+}
+
 /// The root file system of `disk` as the host sees it once qemu exited:
 /// the superblock's state (`clean` after an unmount or a read-only
 /// remount) and a forced read-only check (`e2fsck -fn`: exit 0 when there
 /// is nothing to fix).
 pub fn fs_state(disk: &Path) -> (String, bool, String) {
-    let (_, header) = host(Command::new("dumpe2fs").arg("-h").arg(disk));
+    let fs = root_fs(disk);
+    let (_, header) = host(Command::new("dumpe2fs").arg("-h").arg(&fs));
     let state = header
         .lines()
         .find_map(|l| l.strip_prefix("Filesystem state:"))
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
-    let (ok, check) = host(Command::new("e2fsck").arg("-fn").arg(disk));
+    let (ok, check) = host(Command::new("e2fsck").arg("-fn").arg(&fs));
     (state, ok, check)
+}
+
+/// Bounds a broken boot; a working one takes a fraction of it.
+pub const BOOT: Duration = Duration::from_secs(300);
+/// Bounds a shutdown.
+pub const SHUTDOWN: Duration = Duration::from_secs(120);
+/// Builds (or finds cached) the image of `suite` (`bookworm`, `trixie`);
+/// its directory.
+pub fn build_image(suite: &str) -> PathBuf {
+    let target = crate::pid1_support::bin_dir()
+        .parent()
+        .expect("target dir")
+        .to_path_buf();
+    let t = Instant::now();
+    let out = Command::new(crate::pid1_support::workspace().join("contrib/debian/build"))
+        .args(["--suite", suite, "--cache"])
+        .arg(target.join("debian"))
+        // The musl build of contrib/image's test: the same binaries, and
+        // not the lock of the build that runs this test.
+        .env("CARGO_TARGET_DIR", target.join("image-build"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("run contrib/debian/build");
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprint!("{text}");
+    assert!(out.status.success(), "contrib/debian/build failed");
+    let dir = PathBuf::from(text.lines().last().expect("the image's directory").trim());
+    crate::pid1_support::report(&format!(
+        "debian {suite}: image ready in {:.1} s: {}",
+        t.elapsed().as_secs_f64(),
+        dir.display()
+    ));
+    dir
+}
+
+/// A copy of the image's disks with the test's ssh key and a password.
+pub fn machine(image: PathBuf, dir: &Path) -> Machine {
+    let disk = dir.join("disk.raw");
+    let swap = dir.join("swap.raw");
+    for (from, to) in [("disk.raw", &disk), ("swap.raw", &swap)] {
+        let (ok, text) = host(
+            Command::new("cp")
+                .arg("--sparse=always")
+                .arg(image.join(from))
+                .arg(to),
+        );
+        assert!(ok, "copy {from}: {text}");
+    }
+    let key = dir.join("id_ed25519");
+    let (ok, text) = host(
+        Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "flotilla-test", "-f"])
+            .arg(&key),
+    );
+    assert!(ok, "ssh-keygen: {text}");
+    let mut rand = [0u8; 9];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut rand))
+        .expect("read /dev/urandom");
+    let password: String = rand.iter().map(|b| format!("{b:02x}")).collect();
+    let (ok, text) = host(
+        Command::new(crate::pid1_support::workspace().join("contrib/debian/personalize"))
+            .arg(&disk)
+            .arg("--ssh-key")
+            .arg(key.with_extension("pub"))
+            .args(["--root-password", &password]),
+    );
+    assert!(ok, "personalize: {text}");
+    Machine {
+        image,
+        dir: dir.to_path_buf(),
+        disk,
+        swap,
+        key,
+        password,
+    }
+}
+
+/// When the boot reached its milestones, from qemu's start.
+pub struct Timing {
+    pub init: Init,
+    pub label: &'static str,
+    pub handover: Duration,
+    pub prompt: Duration,
+    pub sshd: Duration,
+}
+
+impl Timing {
+    pub fn line(&self) -> String {
+        let s = |d: Duration| format!("{:>12}", format!("{:.2} s", d.as_secs_f64()));
+        format!(
+            "  {:<24}{}  {}  {}",
+            format!("{} ({})", self.init.name(), self.label),
+            s(self.handover),
+            s(self.prompt - self.handover),
+            s(self.sshd - self.handover),
+        )
+    }
+}
+
+/// agetty's prompt (`flotilla-debian login: `, no line end). The kernel's
+/// own messages may land in the middle of it (`flotilla-debian[  20.7]
+/// SCSI …` then ` login: `): its end is what is looked for.
+pub const PROMPT: &str = " login: ";
+
+/// Waits for the kernel's hand-over, the login prompt and sshd; the times.
+pub fn boot_to_login(vm: &Vm, label: &'static str) -> Timing {
+    let handover = vm
+        .console
+        .wait(&format!("Run {} as init process", vm.init.path()), BOOT);
+    let prompt = vm.console.wait(PROMPT, BOOT);
+    let sshd = vm.wait_sshd(BOOT);
+    Timing {
+        init: vm.init,
+        label,
+        handover: handover - vm.started,
+        prompt: prompt - vm.started,
+        sshd: sshd - vm.started,
+    }
+}
+
+/// Marks where one command's output ends in a combined ssh call.
+pub const SPLIT: &str = "\n==flotilla-test==\n";
+
+/// Runs `commands` in one ssh session (each costs seconds in an emulated
+/// machine); each one's stdout.
+pub fn ssh_each(vm: &Vm, m: &Machine, commands: &[&str]) -> Vec<String> {
+    let script = commands.join(&format!("; printf '{}'; ", SPLIT.replace('\n', "\\n")));
+    let out = vm.ssh_ok(m, &script);
+    let parts: Vec<String> = out.split(SPLIT).map(str::to_string).collect();
+    assert_eq!(parts.len(), commands.len(), "{out}");
+    parts
+}
+
+/// qemu exits on its own (the machine powered off); the console shows the
+/// orderly end; the root file system is clean.
+pub fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
+    let st = vm.wait_exit(SHUTDOWN);
+    assert!(st.success(), "qemu after {how}: {st:?}");
+    let all = vm.console.all();
+    for bad in ["Kernel panic", "EMERGENCY", "internal error"] {
+        assert!(
+            !all.iter().any(|l| l.contains(bad)),
+            "{bad:?} on the console after {how}"
+        );
+    }
+    assert!(
+        all.iter().any(|l| l.contains("reboot: Power down")),
+        "no power down after {how}"
+    );
+    if vm.init == Init::Flotilla {
+        assert!(
+            !all.iter().any(|l| l.contains("[FAILED]")),
+            "a unit failed ([FAILED] on the console) by {how}"
+        );
+        for line in [
+            "init: requested: stopping every unit (poweroff)",
+            "init: every unit stopped",
+            "init: remounted / read-only",
+            "init: powering off",
+        ] {
+            assert!(
+                all.iter().any(|l| l.contains(line)),
+                "{line:?} missing on the console after {how}"
+            );
+        }
+    }
+    let (state, ok, check) = fs_state(&m.disk);
+    assert_eq!(state, "clean", "root file system after {how}: {check}");
+    assert!(ok, "e2fsck -fn after {how}: {check}");
+    crate::pid1_support::report(&format!(
+        "debian: {} ended by {how}, clean, after {:.1} s of qemu",
+        vm.init.name(),
+        vm.started.elapsed().as_secs_f64()
+    ));
+}
+
+/// A time as `initctl analyze blame` prints it (`75ms`, `7.367s`, `1min
+/// 2.345s`: its words), in milliseconds.
+pub fn blame_ms(words: &[&str]) -> Option<f64> {
+    let mut total = 0.0;
+    for w in words {
+        let (n, unit) = w
+            .find(|c: char| c.is_ascii_alphabetic())
+            .map(|i| w.split_at(i))?;
+        let n: f64 = n.parse().ok()?;
+        total += n * match unit {
+            "ms" => 1.0,
+            "s" => 1000.0,
+            "min" => 60_000.0,
+            "h" => 3_600_000.0,
+            _ => return None,
+        };
+    }
+    Some(total)
 }

@@ -837,6 +837,70 @@ fn credentials_reach_the_unit_and_go_at_its_stop() {
     assert!(!creds.exists(), "{} left after the stop", creds.display());
 }
 
+/// `ImportCredential=` through the init, from a systemd unit file as
+/// Debian 13 writes them: every credential of the init's own
+/// `$CREDENTIALS_DIRECTORY` whose name matches a glob, renamed by
+/// `GLOB:RENAME`; a `LoadCredential=` of the same ID wins; a
+/// `SetCredential=` stands in only for what no import brought; what
+/// matches nothing is no error.
+#[test]
+fn import_credential_takes_what_matches_from_the_store() {
+    let dir = TestDir::new();
+    let name = format!("import-{}.service", std::process::id());
+    // The init's own credentials (what a container manager passes it).
+    let store = dir.join("store");
+    std::fs::create_dir(&store).expect("mkdir store");
+    for (f, text) in [
+        ("agetty.autologin", "root"),
+        ("agetty.other", "from-store"),
+        ("tty.serial.ttyS0.agetty.baud", "115200"),
+        ("tty.serial.ttyS1.agetty.baud", "9600"),
+        ("login.motd", "hello"),
+        ("unrelated", "no"),
+    ] {
+        std::fs::write(store.join(f), text).expect("a credential");
+    }
+    let other = dir.file("other.txt", "from-load");
+    let report = dir.join("report");
+    dir.file(
+        &format!("units/{name}"),
+        &format!(
+            "[Service]\nImportCredential=agetty.*\n\
+             ImportCredential=tty.serial.ttyS0.agetty.*:agetty.\n\
+             ImportCredential=nothing.matches.*\n\
+             LoadCredential=agetty.other:{}\n\
+             SetCredential=login.motd:fallback\nSetCredential=login.issue:fallback\n\
+             ExecStart=/bin/sh -c 'cd \"$CREDENTIALS_DIRECTORY\" && \
+             for f in *; do echo \"$f=$(cat $f)\"; done > {r}.new; mv {r}.new {r}; \
+             exec sleep 1000'\n",
+            other.display(),
+            r = report.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir
+        .init()
+        .target(&name)
+        .env("CREDENTIALS_DIRECTORY", &store.display().to_string())
+        .start();
+    init.wait_state(&name, UnitState::Running);
+    let text = wait_for(WAIT, "the unit listed its credentials", || {
+        std::fs::read_to_string(&report).ok()
+    });
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "agetty.autologin=root",
+            "agetty.baud=115200",
+            "agetty.other=from-load",
+            "login.issue=fallback",
+            "login.motd=fallback",
+        ],
+        "{text}"
+    );
+    stop_by_switch(&init, &name);
+}
+
 /// `RemoveIPC=yes` through the init: what the unit's user made in System
 /// V IPC and `/dev/shm` is gone after its stop; root's stays.
 #[test]

@@ -1,12 +1,15 @@
-//! `LoadCredential=` and `SetCredential=`: the credentials a unit's
-//! processes find in `$CREDENTIALS_DIRECTORY` (`/run/credentials/UNIT`),
-//! as systemd reads the keys (`systemd.exec(5)`, "Credentials").
+//! `LoadCredential=`, `ImportCredential=` and `SetCredential=`: the
+//! credentials a unit's processes find in `$CREDENTIALS_DIRECTORY`
+//! (`/run/credentials/UNIT`), as systemd reads the keys (`systemd.exec(5)`,
+//! "Credentials").
 //!
 //! The encrypted kinds (`LoadCredentialEncrypted=`,
-//! `SetCredentialEncrypted=`) and `ImportCredential=` are errors: flotilla
-//! has neither the TPM2 nor the host key that `systemd-creds` encrypts
-//! with, and a unit started without the secret it asks for would run
-//! wrong rather than fail.
+//! `SetCredentialEncrypted=`) are errors: flotilla has neither the TPM2
+//! nor the host key that `systemd-creds` encrypts with, and a unit started
+//! without the secret it asks for would run wrong rather than fail.
+//! `ImportCredential=` takes what the plain stores hold; the encrypted
+//! stores (`/etc/credstore.encrypted`, …) are not searched, for the same
+//! reason (docs/service-context.md).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -47,6 +50,128 @@ pub struct Load {
     pub source: Source,
 }
 
+/// One `ImportCredential=GLOB[:RENAME]` (systemd 257): every credential
+/// of the stores whose name matches `glob` (shell globbing), under its own
+/// name or, with `rename`, with the glob's fixed prefix (before its final
+/// `*`) replaced by `rename`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Import {
+    /// The pattern, matched against the names in each store.
+    pub glob: String,
+    /// What replaces the glob's prefix in the credential's ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rename: Option<String>,
+}
+
+impl Import {
+    /// The ID that the store's credential `name` gets, written into `out`
+    /// (its length returned), when `name` matches the glob and the ID is
+    /// a valid one that fits. Allocates nothing: a spawned child calls it.
+    pub fn id_into(&self, name: &[u8], out: &mut [u8]) -> Option<usize> {
+        if !glob_matches(self.glob.as_bytes(), name) {
+            return None;
+        }
+        let (head, tail): (&[u8], &[u8]) = match &self.rename {
+            None => (b"", name),
+            Some(r) => {
+                let prefix = self.glob.strip_suffix('*').unwrap_or(&self.glob);
+                (r.as_bytes(), name.strip_prefix(prefix.as_bytes())?)
+            }
+        };
+        let len = head.len() + tail.len();
+        out.get_mut(..head.len())?.copy_from_slice(head);
+        out.get_mut(head.len()..len)?.copy_from_slice(tail);
+        let id = out.get(..len)?;
+        let ok = !id.is_empty()
+            && len <= 255
+            && id != b"."
+            && id != b".."
+            && id
+                .iter()
+                .all(|b| (b' '..=b'~').contains(b) && *b != b'/' && *b != b':');
+        ok.then_some(len)
+    }
+
+    /// [`Import::id_into`] as a string.
+    pub fn id_of(&self, name: &str) -> Option<String> {
+        let mut buf = [0u8; 256];
+        let n = self.id_into(name.as_bytes(), &mut buf)?;
+        buf.get(..n)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    }
+}
+
+/// Whether `name` matches the shell glob `glob` (`*`, `?`, `[…]` with
+/// ranges and `!`/`^` negation; an unclosed `[` is itself), as
+/// `fnmatch(3)` without flags matches a credential's name. Allocates
+/// nothing.
+pub fn glob_matches(glob: &[u8], name: &[u8]) -> bool {
+    let (mut g, mut n) = (0, 0);
+    // Where to resume after the last `*`: the glob just past it, and the
+    // name position it has swallowed up to.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        let step = match glob.get(g) {
+            Some(b'*') => {
+                star = Some((g + 1, n));
+                g += 1;
+                continue;
+            }
+            Some(b'?') => Some(g + 1),
+            Some(b'[') => match class(glob, g, name[n]) {
+                Some((true, end)) => Some(end),
+                Some((false, _)) => None,
+                None => (name[n] == b'[').then_some(g + 1),
+            },
+            Some(c) => (*c == name[n]).then_some(g + 1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                g = next;
+                n += 1;
+            }
+            (None, Some((sg, sn))) => {
+                g = sg;
+                n = sn + 1;
+                star = Some((sg, sn + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    glob.get(g..)
+        .is_some_and(|rest| rest.iter().all(|c| *c == b'*'))
+}
+
+/// The bracket expression at `glob[at]` (`[`) against `c`: whether it
+/// matches and the index past its `]`; `None` when it is not closed.
+fn class(glob: &[u8], at: usize, c: u8) -> Option<(bool, usize)> {
+    let mut i = at + 1;
+    let negate = matches!(glob.get(i), Some(b'!') | Some(b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut hit = false;
+    let mut first = true;
+    loop {
+        let lo = *glob.get(i)?;
+        if lo == b']' && !first {
+            return Some((hit != negate, i + 1));
+        }
+        first = false;
+        match (glob.get(i + 1), glob.get(i + 2)) {
+            (Some(b'-'), Some(hi)) if *hi != b']' => {
+                hit |= (lo..=*hi).contains(&c);
+                i += 3;
+            }
+            _ => {
+                hit |= lo == c;
+                i += 1;
+            }
+        }
+    }
+}
+
 /// One `SetCredential=`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Set {
@@ -67,21 +192,28 @@ pub struct Credentials {
     /// wins, and this is its fallback.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub set: Vec<Set>,
+    /// `ImportCredential=`, in order, each once; a `LoadCredential=` of
+    /// the same ID wins, and a `SetCredential=` is the fallback.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub import: Vec<Import>,
 }
 
 impl Credentials {
     /// Whether the unit has none.
     pub fn is_empty(&self) -> bool {
-        self.load.is_empty() && self.set.is_empty()
+        self.load.is_empty() && self.set.is_empty() && self.import.is_empty()
     }
 
     /// The key a message about them names: `LoadCredential=` when the
-    /// unit loads any, else `SetCredential=`.
+    /// unit loads any, else `ImportCredential=` when it imports, else
+    /// `SetCredential=`.
     pub fn key(&self) -> super::Key {
-        if self.load.is_empty() {
-            super::Key::SetCredential
-        } else {
+        if !self.load.is_empty() {
             super::Key::LoadCredential
+        } else if !self.import.is_empty() {
+            super::Key::ImportCredential
+        } else {
+            super::Key::SetCredential
         }
     }
 
@@ -189,20 +321,50 @@ pub fn assign_set(list: &mut Vec<Set>, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Applies one `ImportCredential=GLOB[:RENAME]` (an empty value forgets
+/// every `ImportCredential=` before it). With `RENAME`, the glob must end
+/// in `*` (systemd's rule: the fixed part before it is what is renamed).
+pub fn assign_import(list: &mut Vec<Import>, value: &str) -> Result<(), String> {
+    let value = value.trim();
+    if value.is_empty() {
+        list.clear();
+        return Ok(());
+    }
+    let (glob, rename) = match value.split_once(':') {
+        Some((g, r)) => (g, Some(r)),
+        None => (value, None),
+    };
+    // A glob's own characters (`*`, `?`, `[`, `]`) are an ID's too.
+    if !valid_id(glob) {
+        return Err(format!(
+            "`{glob}` is not a credential name or glob (1 to 255 printable ASCII characters, no `/` or `:`)"
+        ));
+    }
+    if let Some(r) = rename {
+        if !glob.ends_with('*') {
+            return Err(format!(
+                "`{glob}` does not end in `*`: a renamed import replaces the part before it"
+            ));
+        }
+        if !valid_id(r) {
+            return Err(format!("`{r}` is not a credential name prefix"));
+        }
+    }
+    let import = Import {
+        glob: glob.to_string(),
+        rename: rename.map(str::to_string),
+    };
+    if !list.contains(&import) {
+        list.push(import);
+    }
+    Ok(())
+}
+
 /// The error of `LoadCredentialEncrypted=` and `SetCredentialEncrypted=`.
 pub fn refuse_encrypted() -> Result<(), String> {
     Err(
         "encrypted credentials are not supported: flotilla has no TPM2 or host key to decrypt \
          them (systemd-creds); load the plain credential with LoadCredential= instead"
-            .into(),
-    )
-}
-
-/// The error of `ImportCredential=`.
-pub fn refuse_import() -> Result<(), String> {
-    Err(
-        "importing credentials by pattern is not supported: name each with \
-         LoadCredential=ID instead"
             .into(),
     )
 }
@@ -274,5 +436,94 @@ mod tests {
             Credentials::dir("web.service"),
             PathBuf::from("/run/credentials/web.service")
         );
+    }
+
+    #[test]
+    fn globs_match_as_fnmatch() {
+        for (glob, name, want) in [
+            ("agetty.*", "agetty.autologin", true),
+            ("agetty.*", "agetty.", true),
+            ("agetty.*", "agetty", false),
+            ("agetty.*", "xagetty.a", false),
+            ("*", "", true),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "axxbyy", false),
+            ("a*bc", "abcbc", true),
+            ("?x", "ax", true),
+            ("?x", "x", false),
+            ("[ab]x", "bx", true),
+            ("[!ab]x", "bx", false),
+            ("[^ab]x", "cx", true),
+            ("[a-c]", "b", true),
+            ("[a-c]", "d", false),
+            ("[]]", "]", true),
+            ("[a-]", "-", true),
+            ("[ab", "[ab", true),
+            (
+                "passwd.hashed-password.root",
+                "passwd.hashed-password.root",
+                true,
+            ),
+            (
+                "passwd.hashed-password.root",
+                "passwd.hashed-password.roots",
+                false,
+            ),
+        ] {
+            assert_eq!(
+                glob_matches(glob.as_bytes(), name.as_bytes()),
+                want,
+                "{glob} against {name}"
+            );
+        }
+    }
+
+    #[test]
+    fn import_credential_globs_and_renames() {
+        let mut c = Credentials::default();
+        // Debian 13's serial-getty@ttyS0.service, its specifier expanded.
+        assign_import(&mut c.import, "agetty.*").unwrap();
+        assign_import(&mut c.import, "tty.serial.ttyS0.agetty.*:agetty.").unwrap();
+        assign_import(&mut c.import, "agetty.*").unwrap();
+        assert_eq!(c.import.len(), 2, "the same line twice is one import");
+        assert_eq!(c.key(), crate::context::Key::ImportCredential);
+        assert!(!c.is_empty());
+        let plain = &c.import[0];
+        assert_eq!(
+            plain.id_of("agetty.autologin").as_deref(),
+            Some("agetty.autologin")
+        );
+        let renamed = &c.import[1];
+        assert_eq!(
+            renamed
+                .id_of("tty.serial.ttyS0.agetty.autologin")
+                .as_deref(),
+            Some("agetty.autologin")
+        );
+        assert_eq!(renamed.id_of("other.name"), None);
+        assert_eq!(plain.id_of("login.motd"), None, "not matched");
+        let mut small = [0u8; 4];
+        assert_eq!(plain.id_into(b"agetty.x", &mut small), None, "no room");
+        assert_eq!(
+            assign_import(&mut c.import, "a*b:x.").unwrap_err(),
+            "`a*b` does not end in `*`: a renamed import replaces the part before it"
+        );
+        assert_eq!(
+            assign_import(&mut c.import, "a/b*").unwrap_err(),
+            "`a/b*` is not a credential name or glob (1 to 255 printable ASCII characters, no \
+             `/` or `:`)"
+        );
+        assert_eq!(
+            assign_import(&mut c.import, "x.*:a/b").unwrap_err(),
+            "`a/b` is not a credential name prefix"
+        );
+        assert_eq!(c.import.len(), 2, "a bad line loses nothing");
+        assert_eq!(
+            assign_import(&mut c.import, "login.*:").unwrap_err(),
+            "`` is not a credential name prefix"
+        );
+        assign_import(&mut c.import, "").unwrap();
+        assert!(c.import.is_empty());
+        assert!(c.is_empty());
     }
 }

@@ -88,6 +88,8 @@ pub enum Key {
     SyslogIdentifier,
     SyslogLevel,
     SyslogLevelPrefix,
+    LogLevelMax,
+    LogExtraFields,
     NoExecPaths,
     ExecPaths,
     PrivateUsers,
@@ -107,7 +109,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 87] = [
+const TABLE: [(Key, &str, &str); 89] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -341,6 +343,8 @@ const TABLE: [(Key, &str, &str); 87] = [
         "SyslogLevelPrefix",
         "syslog-level-prefix",
     ),
+    (Key::LogLevelMax, "LogLevelMax", "log-level-max"),
+    (Key::LogExtraFields, "LogExtraFields", "log-extra-fields"),
     (
         Key::SkipUnsupported,
         "X-SkipUnsupported",
@@ -461,7 +465,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 87 + 16);
+        assert_eq!(all.len(), 89 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -16,7 +16,7 @@
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
 //! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `SendSIGHUP=`, `UnsetEnvironment=`, `PAMName=` |
-//! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header |
+//! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header; `LogLevelMax=`, `LogExtraFields=` |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
@@ -276,6 +276,12 @@ impl ServiceContext {
             Key::SyslogLevelPrefix => {
                 self.syslog.level_prefix = optional(empty, value, parse_bool)?
             }
+            Key::LogLevelMax => {
+                self.syslog.level_max = optional(empty, value, journal::parse_level_max)?
+            }
+            Key::LogExtraFields => {
+                journal::assign_extra_fields(&mut self.syslog.extra_fields, value)?
+            }
             Key::UnsetEnvironment => assign_unset(&mut self.unset_environment, value)?,
             Key::CpuSchedulingPolicy => {
                 self.scheduling.cpu_policy = optional(empty, value, parse_cpu_policy)?
@@ -336,8 +342,10 @@ impl ServiceContext {
             Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted if !empty => {
                 credentials::refuse_encrypted()?
             }
-            Key::ImportCredential if !empty => credentials::refuse_import()?,
-            Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted | Key::ImportCredential => {}
+            Key::ImportCredential => {
+                credentials::assign_import(&mut self.credentials.import, value)?
+            }
+            Key::LoadCredentialEncrypted | Key::SetCredentialEncrypted => {}
             Key::ProtectKernelTunables => sb.protect_kernel_tunables = flag(value)?,
             Key::ProtectKernelModules => sb.protect_kernel_modules = flag(value)?,
             Key::ProtectKernelLogs => sb.protect_kernel_logs = flag(value)?,

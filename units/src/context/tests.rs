@@ -287,6 +287,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "user",
         "`user` has no `:` between the ID and the value",
     ),
+    ("LogLevelMax", "info", "loud", "`loud` is not a log level"),
+    (
+        "LogExtraFields",
+        "FOO=bar",
+        "_PID=1",
+        "`_PID` is not a journal field a unit may set",
+    ),
+    (
+        "ImportCredential",
+        "tty.serial.ttyS0.agetty.*:agetty.",
+        "agetty.?x:y.",
+        "`agetty.?x` does not end in `*`",
+    ),
     (
         "CPUSchedulingPolicy",
         "idle",
@@ -408,10 +421,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "SetCredentialEncrypted",
         "encrypted credentials are not supported: flotilla has no TPM2",
-    ),
-    (
-        "ImportCredential",
-        "importing credentials by pattern is not supported",
     ),
 ];
 

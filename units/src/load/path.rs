@@ -428,6 +428,16 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
         .collect();
     let masked: BTreeSet<&str> = out.masked.iter().map(|(n, _)| n.as_str()).collect();
     let templates: BTreeSet<&str> = out.templates.iter().map(|t| t.name.as_str()).collect();
+    // Names that have a file on the path whose unit did not load (an
+    // error in it, reported at the file): the entry is no edge, and its
+    // warning says why rather than that the unit is nowhere.
+    let broken: BTreeSet<String> = out
+        .sources
+        .iter()
+        .flat_map(|s| std::iter::once(&s.name).chain(&s.aliases))
+        .filter(|n| !provided.contains(*n))
+        .cloned()
+        .collect();
     let mut instances = BTreeSet::new();
     let mut warnings = Vec::new();
     for source in &mut out.sources {
@@ -444,13 +454,15 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                 } else if masked.contains(w.as_str()) {
                     continue;
                 } else if !provided.contains(w) {
+                    let why = if broken.contains(w) {
+                        "which could not be loaded (its error is reported at its file)"
+                    } else {
+                        "which is not on the unit search path"
+                    };
                     warnings.push(Diagnostic::warning(
                         link_path(dirs, &source.name, kind, w),
                         Pos::default(),
-                        format!(
-                            "{} {kind} {w}, which is not on the unit search path; ignored",
-                            source.name
-                        ),
+                        format!("{} {kind} {w}, {why}; ignored", source.name),
                     ));
                     continue;
                 }

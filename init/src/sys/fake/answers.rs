@@ -684,6 +684,16 @@ impl Sys for FakeSys {
         Ok(crate::sys::unitrun::UnitRun::default())
     }
 
+    fn export_unit_state(
+        &self,
+        _name: &str,
+        _syslog: &flotilla_units::context::journal::Syslog,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn remove_unit_state(&self, _name: &str) {}
+
     fn unit_pids(&self, _run: &crate::sys::unitrun::UnitRun) -> Vec<Pid> {
         Vec::new()
     }
