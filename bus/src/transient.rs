@@ -124,6 +124,9 @@ struct Scope {
 fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
     let mut unit = UnitSpec::new(name, UnitType::Scope);
     unit.restart = RestartPolicy::No;
+    // As systemd's scopes: `systemctl isolate` leaves them (a login's
+    // session survives a switch of the target).
+    unit.extras.ignore_on_isolate = Some(true);
     let mut pids = Vec::new();
     let mut mounts = Vec::new();
     let mut refused = Vec::new();
@@ -328,6 +331,7 @@ mod tests {
         assert_eq!(a.adopt, [1234]);
         assert_eq!(a.mounts, ["-.mount", "root.mount"]);
         assert!(a.unit.wants.contains(&"user@0.service".to_string()));
+        assert_eq!(a.unit.extras.ignore_on_isolate, Some(true));
     }
 
     #[test]
