@@ -543,8 +543,10 @@ impl Planner {
         self.target_active_at = None;
         // `IgnoreOnIsolate=`: a unit that is up stays, wanted as if started
         // by hand (until `initctl stop`).
+        // Up: starting, running, or exited with its work kept (a oneshot
+        // with `RemainAfterExit=`, Debian's `ifup@eth0.service`).
         let kept: Vec<String> = (0..self.units.len())
-            .filter(|&i| self.units[i].up())
+            .filter(|&i| self.units[i].up() || self.units[i].state.is_active())
             .map(|i| &self.graph.node(UnitId(i as u32)).spec)
             .filter(|s| s.extras.ignore_on_isolate == Some(true))
             .map(|s| s.name.clone())

@@ -729,6 +729,44 @@ fn a_unit_ignoring_isolate_survives_a_switch() {
     assert_eq!(w.state("getty"), UnitState::Disabled);
 }
 
+/// A oneshot whose work is kept (`RemainAfterExit=`) and ignores isolate
+/// (Debian's `ifup@eth0.service`, started by udev's hotplug helper) is up
+/// while `exited`: a switch leaves it so, its `ExecStop=` not run.
+#[test]
+fn an_exited_oneshot_ignoring_isolate_survives_a_switch() {
+    let mut ifup = UnitSpec::new("ifup", UnitType::Oneshot);
+    ifup.exec_start = Some(Command::new(["/sbin/ifup"]));
+    ifup.remain_after_exit = Some(true);
+    ifup.extras.ignore_on_isolate = Some(true);
+    let mut w = World::new(
+        vec![app("default", &[]), app("rescue", &[]), ifup],
+        shape(&[], &[]),
+        "default",
+    );
+    w.settle();
+    w.p.want("ifup", WantLife::UntilSwitch, Instant(w.now))
+        .expect("want");
+    w.settle();
+    let pid =
+        w.p.view(w.p.graph().unit("ifup").expect("ifup"))
+            .and_then(|v| v.pid);
+    if let Some(pid) = pid {
+        w.p.fact(
+            Fact::Exited {
+                pid,
+                status: ExitStatus::Code(0),
+            },
+            Instant(w.now),
+        );
+        w.settle();
+    }
+    assert_eq!(w.state("ifup"), UnitState::Exited);
+    w.p.set_target("rescue", Instant(w.now)).expect("switch");
+    w.settle();
+    assert_eq!(w.state("ifup"), UnitState::Exited);
+    assert_eq!(w.p.wants().collect::<Vec<_>>(), [("ifup", WantLife::Kept)]);
+}
+
 /// `requisite` (`Requisite=`): never pulls its unit in; while nothing
 /// else requires it, the dependent waits, blocked by it; once the target
 /// requires it too, the dependent starts after it, and fails with it.
