@@ -93,6 +93,9 @@ pub const UNIT_METHODS: &[(&str, &str, &str)] = &[
     ("ResetFailed", "", ""),
 ];
 
+/// A scope's interface's methods.
+pub const SCOPE_METHODS: &[(&str, &str, &str)] = &[("Abandon", "", "")];
+
 /// Splits a signature into its complete types.
 fn split(sig: &str) -> Vec<String> {
     let mut out = Vec::new();

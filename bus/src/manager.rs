@@ -405,7 +405,7 @@ pub async fn unit_of_pid(hub: &Hub, pid: i32) -> Option<UnitStatus> {
 /// lasts until its last process ends, which is how flotilla's scopes
 /// always last; so an active scope is answered, anything else refused as
 /// systemd refuses it.
-async fn abandon_scope(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+pub async fn abandon_scope(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     let s = hub
         .find(name)
         .await?
@@ -497,9 +497,7 @@ fn shutdown_target(name: &str) -> Option<ShutdownKind> {
 /// is done once the init has taken it (the system is on its way down).
 async fn shutdown_job(hub: &Hub, name: &str, kind: ShutdownKind) -> Result<Outcome, BusError> {
     shutdown(hub, kind).await?;
-    let id = hub.add_job(name, "start");
-    hub.end_job(id);
-    Ok(plain(Answer::Path(owned_path(&job_path(id)))))
+    Ok(crate::units_ops::done_job(hub, name, "start"))
 }
 
 /// `StartUnit(TARGET, "isolate")`: the protocol's `set-target` with
@@ -523,12 +521,9 @@ async fn isolate(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
         r => r,
     };
     match reply {
-        // The switch is under way; its end is not followed as a job yet.
-        Reply::Accepted { .. } => {
-            let id = hub.add_job(name, "start");
-            hub.end_job(id);
-            Ok(plain(Answer::Path(owned_path(&job_path(id)))))
-        }
+        // The switch is under way; its end is not followed as a job yet:
+        // the job is done once answered.
+        Reply::Accepted { .. } => Ok(crate::units_ops::done_job(hub, name, "start")),
         other => Err(BusError::from_init(&other, "isolate")),
     }
 }

@@ -19,6 +19,9 @@ use crate::props::{self, Props, JOB, MANAGER, UNIT};
 use crate::units_ops::Outcome;
 use std::sync::Arc;
 
+/// A scope's type interface.
+const SCOPE: &str = "org.freedesktop.systemd1.Scope";
+
 /// The object that stands for the caller's own unit.
 const SELF_PATH: &str = "/org/freedesktop/systemd1/unit/self";
 use tokio_stream::StreamExt;
@@ -312,6 +315,7 @@ impl Object {
                 methods: match name {
                     MANAGER => introspect::MANAGER_METHODS,
                     UNIT => UNIT_METHODS,
+                    SCOPE => introspect::SCOPE_METHODS,
                     _ => &[],
                 },
                 manager_signals: name == MANAGER,
@@ -349,6 +353,10 @@ impl Object {
                 }
                 other => Err(manager::unmapped(other)),
             },
+            // What logind calls on a session's scope at its logout.
+            (Object::Unit(name, _), SCOPE) if member == "Abandon" => {
+                manager::abandon_scope(hub, name).await
+            }
             _ => Err(BusError {
                 name: "org.freedesktop.DBus.Error.UnknownMethod",
                 message: format!("Unknown method {iface}.{member}."),

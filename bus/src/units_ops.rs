@@ -67,6 +67,21 @@ pub fn job_for(
     job(hub, parts, kind)
 }
 
+/// A job on `name` that is done as soon as it is answered: `JobNew`, then
+/// `JobRemoved` with `done` after the method's reply, which `systemctl`
+/// waits for (a job ended before the reply is never seen ending).
+pub fn done_job(hub: &Hub, name: &str, kind: &'static str) -> Outcome {
+    let parts = PendingParts {
+        unit: name.to_string(),
+        name: name.to_string(),
+        goal: Goal::Up,
+        fresh: false,
+        already: Some("done"),
+        changes: hub.changes(),
+    };
+    job(hub, parts, kind)
+}
+
 /// Sends a request that answers `accepted` (or `applied`).
 async fn accepted(hub: &Hub, req: Request, what: &str) -> Result<(), BusError> {
     match hub.ask(req).await? {

@@ -794,6 +794,24 @@ fn systemctl_masks_with_a_link_as_systemd_does() {
     );
 }
 
+/// `systemctl isolate` of a target that allows it: the switch, answered
+/// with a job that ends (systemctl returns); what the new target does not
+/// require stops.
+#[test]
+fn systemctl_isolate_switches_the_target_and_returns() {
+    let dir = TestDir::new();
+    dir.file(
+        "units/rescue-test.target",
+        "[Unit]\nDescription=Isolated\nAllowIsolate=yes\n",
+    );
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let out = systemctl(&bus, &["isolate", "rescue-test.target"]);
+    out.expect(0);
+    init.wait_state("web", UnitState::Disabled);
+    assert_eq!(init.status().target, "rescue-test.target");
+}
+
 /// `Type=dbus`: the unit is `starting` until its process takes its
 /// `BusName=` on the system bus (busd tells the init the bus's names), and
 /// then `running`; a unit whose name is already owned when it starts is
@@ -969,6 +987,27 @@ fn systemd_run_scope_adopts_the_command() {
             .all(|u| u.unit != "probe.scope")
             .then_some(())
     });
+
+    // logind's call at a logout, on the scope's own object.
+    let sleeper3 = Killed(debian_tool_spawn(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["--scope", "--unit", "probe3", "/bin/sleep", "300"],
+    ));
+    init.wait_state("probe3.scope", UnitState::Running);
+    busctl(
+        &bus.socket,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/probe3_2escope",
+            "org.freedesktop.systemd1.Scope",
+            "Abandon",
+        ],
+    )
+    .expect(0);
+    drop(sleeper3);
 
     // Stopped over D-Bus: its processes get SIGTERM.
     let sleeper = Killed(debian_tool_spawn(
