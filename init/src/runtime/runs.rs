@@ -72,6 +72,17 @@ impl<S: Sys> Runtime<S> {
         self.patch_transient(RUN_SET.to_string(), Vec::new(), vec![name.to_string()])
     }
 
+    /// Whether `name` is a unit of the set (`initctl run`, `add`, and the
+    /// scopes and services made over D-Bus).
+    pub(super) fn is_run(&self, name: &str) -> bool {
+        self.units.in_transient(RUN_SET, name)
+    }
+
+    /// Takes units of the set out of it (scopes that ended).
+    pub(super) fn drop_runs(&mut self, names: Vec<String>) -> Reply {
+        self.patch_transient(RUN_SET.to_string(), Vec::new(), names)
+    }
+
     /// `want UNIT`: required until the next target switch.
     pub(super) fn want(&mut self, unit: &str) -> Reply {
         if let Err(e) = self.instantiate(unit) {

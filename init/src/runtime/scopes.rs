@@ -18,7 +18,6 @@
 //! [`Action::Adopt`]: flotilla_units::planner::Action::Adopt
 
 use super::held::Adopted;
-use super::runs::RUN_SET;
 use super::slots::{SlotId, Source};
 use super::Runtime;
 use crate::sys::{Credentials, Interest, Sys};
@@ -195,10 +194,7 @@ impl<S: Sys> Runtime<S> {
             return false;
         }
         self.scopes.started.retain(|n| !ended.contains(n));
-        let gone: Vec<String> = ended
-            .into_iter()
-            .filter(|n| self.units.in_transient(RUN_SET, n))
-            .collect();
+        let gone: Vec<String> = ended.into_iter().filter(|n| self.is_run(n)).collect();
         if gone.is_empty() {
             return false;
         }
@@ -206,7 +202,7 @@ impl<S: Sys> Runtime<S> {
         // it they have no status to report): logind learns of a session's
         // end from the scope's change (`PropertiesChanged`, busd).
         self.report_changes();
-        let r = self.patch_transient(RUN_SET.to_string(), Vec::new(), gone);
+        let r = self.drop_runs(gone);
         matches!(r, flotilla_units::protocol::Reply::Applied(_))
     }
 }
