@@ -94,7 +94,11 @@ fn the_package_installs_beside_systemd_and_removes_cleanly() {
     ]));
     assert_eq!(
         fields,
-        format!("Package: flotilla\nVersion: {version}\nArchitecture: amd64\n")
+        // The C library, for flotilla-pam (the init and the rest are
+        // static).
+        format!(
+            "Package: flotilla\nVersion: {version}\nArchitecture: amd64\nDepends: libc6 (>= 2.34)\n"
+        )
     );
 
     // A copy of the root: hard links, but the files apt and dpkg rewrite
