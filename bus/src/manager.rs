@@ -160,10 +160,7 @@ async fn state_mask(hub: &Hub, unit: String, on: bool) -> Result<(), BusError> {
     } else {
         Request::Unmask { unit }
     };
-    match hub.ask(req).await? {
-        Reply::Applied(_) | Reply::Accepted { .. } => Ok(()),
-        other => Err(BusError::from_init(&other, "mask")),
-    }
+    crate::units_ops::accepted(hub, req, "mask").await
 }
 
 /// Answers a `Manager` method.

@@ -83,7 +83,7 @@ pub fn done_job(hub: &Hub, name: &str, kind: &'static str) -> Outcome {
 }
 
 /// Sends a request that answers `accepted` (or `applied`).
-async fn accepted(hub: &Hub, req: Request, what: &str) -> Result<(), BusError> {
+pub(crate) async fn accepted(hub: &Hub, req: Request, what: &str) -> Result<(), BusError> {
     match hub.ask(req).await? {
         Reply::Accepted { .. } | Reply::Applied(_) => Ok(()),
         other => Err(BusError::from_init(&other, what)),

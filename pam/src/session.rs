@@ -165,10 +165,7 @@ fn hold(pam: Pam, a: &Args) -> Result<(), Failure> {
     match unsafe { libc::fork() } {
         -1 => {
             let err = std::io::Error::last_os_error();
-            let mut pam = pam;
-            let _ = pam.close_session(libpam::SILENT);
-            let _ = pam.setcred(libpam::DELETE_CRED | libpam::SILENT);
-            pam.end(libpam::SUCCESS);
+            close(pam);
             Err(fail(EXIT_PAM, format!("fork the session's holder: {err}")))
         }
         0 => holder(pam, parent, &term, a),
@@ -185,7 +182,7 @@ fn hold(pam: Pam, a: &Args) -> Result<(), Failure> {
 
 /// The holder: waits for the program's process to end, then closes the
 /// session and exits.
-fn holder(mut pam: Pam, parent: libc::pid_t, term: &libc::sigset_t, a: &Args) -> ! {
+fn holder(pam: Pam, parent: libc::pid_t, term: &libc::sigset_t, a: &Args) -> ! {
     // SAFETY: plain system calls on the holder's own process.
     unsafe {
         libc::prctl(libc::PR_SET_NAME, c"(flotilla-pam)".as_ptr());
@@ -212,12 +209,17 @@ fn holder(mut pam: Pam, parent: libc::pid_t, term: &libc::sigset_t, a: &Args) ->
             while libc::sigwait(term, &mut sig) != 0 {}
         }
     }
-    let flags = libpam::SILENT;
-    let _ = pam.close_session(flags);
-    let _ = pam.setcred(libpam::DELETE_CRED | flags);
-    pam.end(libpam::SUCCESS);
+    close(pam);
     // SAFETY: ends the holder without running the program's exit handlers.
     unsafe { libc::_exit(0) }
+}
+
+/// Closes the session and ends the transaction, its modules' cleanup
+/// included (what the holder does; nothing is left to report to).
+fn close(mut pam: Pam) {
+    let _ = pam.close_session(libpam::SILENT);
+    let _ = pam.setcred(libpam::DELETE_CRED | libpam::SILENT);
+    pam.end(libpam::SUCCESS);
 }
 
 /// The unit's identity: groups first, as they need the privilege the user

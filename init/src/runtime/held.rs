@@ -60,7 +60,7 @@ pub(super) struct Adopted {
     pub adoption: crate::sys::adopt::Adoption,
     /// Each watched descriptor and its token.
     pub fds: Vec<(std::os::fd::RawFd, Token)>,
-    /// The first process given: the scope's main PID, whose exit the
-    /// planner is told once none of them is left.
+    /// The first process given: the scope's main PID (signalled first at
+    /// a stop); the scope's end is told by unit once none is left.
     pub leader: i32,
 }
