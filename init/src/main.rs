@@ -11,7 +11,7 @@
 use flotilla_init::args::{self, Args, Context};
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::sys::Sys;
-use flotilla_init::sys::{generators, reexec};
+use flotilla_init::sys::{generators, loader, reexec};
 use std::process::ExitCode;
 
 mod check;
@@ -29,6 +29,16 @@ fn main() -> ExitCode {
             Some(run) => ExitCode::from(generators::main(&run)),
             None => {
                 eprintln!("init: {} OUTPUT TIMEOUT_MS DIR...", generators::RUN_FLAG);
+                ExitCode::from(2)
+            }
+        };
+    }
+    // The unit loader: a child the init starts (docs/pid1.md).
+    if argv.first().map(String::as_str) == Some(loader::RUN_FLAG) {
+        return match argv.get(1..) {
+            Some([job]) => ExitCode::from(loader::main(job)),
+            _ => {
+                eprintln!("init: {} JOB", loader::RUN_FLAG);
                 ExitCode::from(2)
             }
         };

@@ -34,14 +34,17 @@
 //! unit's log) and the loop carries on.
 
 mod accepts;
+mod childwait;
 mod execs;
 mod executor;
 mod generators;
 mod held;
 mod instances;
+mod loading;
 mod logfeed;
 mod pam;
 mod reexec;
+mod reloading;
 pub use reexec::start;
 mod reports;
 mod requests;
@@ -150,9 +153,8 @@ pub struct Runtime<S: Sys> {
     scopes: scopes::Scopes,
     /// The connections of `Accept=yes` socket units (`accepts.rs`).
     accepts: accepts::Accepts,
-    /// The generators' run of a reload, while it is under way
-    /// (`generators.rs`).
-    gens: Option<generators::Pending>,
+    /// A reload while its generators or its loader run (`reloading.rs`).
+    reloading: Option<reloading::Pending>,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -165,11 +167,13 @@ impl<S: Sys> Runtime<S> {
             .map_err(|e| format!("control socket: {e}"))?;
         set_up(&sys, &settings, pid1);
         // The generators write units the load below reads.
-        let settings_had_generators = settings.generators.is_some();
-        let early_signals = match &settings.generators {
+        let mut early_signals = match &settings.generators {
             Some(g) => generators::boot(&sys, g),
             None => Vec::new(),
         };
+        let (loaded, signals) = loading::at_boot(&sys, &settings);
+        early_signals.extend(signals);
+        let waited = settings.generators.is_some() || crate::sys::reexec::exe().is_some();
         let mono0 = sys.monotonic_now();
         let wall0 = sys.wall_now();
         let feed = LogFeed::new(format!(
@@ -183,7 +187,7 @@ impl<S: Sys> Runtime<S> {
             masked,
             errors: mut load_errors,
             templates,
-        } = unitset::load_dir(&sys, &settings);
+        } = unitset::at_start(&sys, loaded);
         let (mut shape, problems) = crate::shape::load(&sys, &settings);
         crate::shape::set_unit_file_masks(&mut shape, &masked);
         load_errors.extend(problems);
@@ -217,10 +221,10 @@ impl<S: Sys> Runtime<S> {
             sys, planner, settings, pid1, control, units, feed, clocks, timers,
         );
         rt.watch_wall_clock();
-        if settings_had_generators {
-            // The events the generators' wait took: the signals, and the
-            // clients that connected meanwhile (the listener's readiness
-            // was taken with them).
+        if waited {
+            // The events the wait for the generators and the loader took:
+            // the signals, and the clients that connected meanwhile (the
+            // listener's readiness was taken with them).
             rt.control.accept(&rt.sys);
             for s in early_signals {
                 rt.on_signal(s);
@@ -287,7 +291,7 @@ impl<S: Sys> Runtime<S> {
             armed: triggers::Armed::default(),
             scopes: scopes::Scopes::default(),
             accepts: accepts::Accepts::default(),
-            gens: None,
+            reloading: None,
         }
     }
 

@@ -87,7 +87,7 @@ impl<S: Sys> Runtime<S> {
                 isolate,
             } => self.set_target(c, target, wait, isolate),
             Request::Reload => {
-                if let Some(r) = self.reload_with_generators(Some(c)) {
+                if let Some(r) = self.begin_reload(Some(c)) {
                     self.reply(c, r);
                 }
             }

@@ -24,7 +24,7 @@ impl<S: Sys> Runtime<S> {
             libc::SIGHUP => {
                 if let Some(Reply::Error {
                     message, details, ..
-                }) = self.reload_with_generators(None)
+                }) = self.begin_reload(None)
                 {
                     self.sys
                         .console(&format!("init: reload refused: {message}"));
@@ -66,13 +66,13 @@ impl<S: Sys> Runtime<S> {
 
     /// Tells the planner of one reaped child's end.
     pub(super) fn exited(&mut self, pid: Pid, status: SysExit) {
+        if self.reload_child_ended(pid, status) {
+            return;
+        }
         let status = match status {
             SysExit::Exited(c) => ExitStatus::Code(c),
             SysExit::Signaled { signal, .. } => ExitStatus::Signal(signal),
         };
-        if self.generators_done(pid) {
-            return;
-        }
         if let Some((unit, role)) = self.planner.owner(pid) {
             // A scope's process, reparented to the init: the scope
             // lasts while any of its processes does (`scopes.rs`).

@@ -8,11 +8,10 @@
 
 use super::Runtime;
 use crate::sys::Sys;
-use crate::unitdir;
 use flotilla_units::diag::Diagnostic;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
-use flotilla_units::load::Templates;
+use flotilla_units::load::{LoadedPath, Templates};
 use flotilla_units::planner::{Planner, WantLife};
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
@@ -33,9 +32,10 @@ pub(super) struct AtStart {
     pub templates: Templates,
 }
 
-/// Loads the unit search path at start.
-pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtStart {
-    match unitdir::load_units(sys, settings) {
+/// The unit search path at start, as loaded (`loading.rs`): a load that
+/// failed is one error and no unit.
+pub(super) fn at_start(sys: &dyn Sys, loaded: Result<LoadedPath, String>) -> AtStart {
+    match loaded {
         Ok(l) => AtStart {
             units: l.units,
             masked: l.masked,
@@ -45,7 +45,7 @@ pub(super) fn load_dir(sys: &dyn Sys, settings: &crate::args::Settings) -> AtSta
         Err(e) => AtStart {
             units: Vec::new(),
             masked: Vec::new(),
-            errors: vec![e.to_string()],
+            errors: vec![e],
             templates: Templates::default(),
         },
     }
@@ -340,16 +340,16 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// `initctl reload` (and SIGHUP): read the directory and the config's
+    /// `initctl reload` (and SIGHUP) once the search path is loaded again
+    /// (`reloading.rs`): take the units `loaded` and read the config's
     /// `targets:` again (with the masks and alternatives of the state
     /// directory). Refused whole on any error but those of the set in
     /// force: a unit that could not be loaded at start and is unchanged
     /// stays left out, as it was (else one unrunnable file among a
     /// distribution's hundreds would refuse every reload).
-    pub fn reload(&mut self) -> Reply {
+    pub(super) fn reload_from(&mut self, loaded: Result<LoadedPath, String>) -> Reply {
         let dir = self.settings.units_dir.clone();
-        let named = self.named_instances();
-        let loaded = match unitdir::load_units_naming(&self.sys, &self.settings, &named) {
+        let loaded = match loaded {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };

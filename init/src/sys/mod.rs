@@ -73,6 +73,7 @@ mod ipfilter;
 pub mod journal;
 mod kernel;
 pub mod listen;
+pub mod loader;
 mod mount_api;
 mod mount_steps;
 pub mod mountinfo;

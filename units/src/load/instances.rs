@@ -24,10 +24,11 @@ use crate::systemd::{
     resolve_unit, translatable, validate_unit_name, Definition, EntryKind, MergedUnit, SearchDir,
     SpecifierContext, UnitName,
 };
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What instantiating templates reads, kept from when the path was loaded.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Templates {
     /// The search path's entries that instances read: those of templates
     /// and instances (files, links, `.d/`, `.wants/`, `.requires/`) and

@@ -37,10 +37,11 @@ use crate::systemd::{
     resolve_unit, translatable, unit_names, yaml_dropins, Definition, EntryKind, MergedUnit,
     SearchDir, SpecifierContext, UnitName,
 };
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where one unit came from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct UnitSource {
     /// The unit's name.
     pub name: String,
@@ -59,7 +60,7 @@ pub struct UnitSource {
 }
 
 /// The units of a search path, and what the path holds besides.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LoadedPath {
     /// Every valid unit.
     pub units: Vec<(UnitSpec, Origin)>,

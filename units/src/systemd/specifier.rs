@@ -4,6 +4,7 @@
 
 use super::escape::{unescape, unescape_path, EscapeError};
 use super::UnitName;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 /// Why a value's specifiers cannot be expanded.
@@ -22,7 +23,7 @@ pub enum SpecifierError {
 
 /// The user the service manager runs as (`%u %U %g %G %h %s`): root for
 /// the system manager.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManagerUser {
     /// `%u`.
     pub name: String,
@@ -40,7 +41,7 @@ pub struct ManagerUser {
 
 /// What specifiers resolve to. [`SpecifierContext::system`] fills the
 /// system manager's directories; the caller adds the machine's facts.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SpecifierContext {
     /// The unit's full name (`getty@tty1.service`): `%n %N %p %P %i %I %j
     /// %J %f`.

@@ -6,10 +6,11 @@
 //! hides the same name in a later one.
 
 use super::UnitName;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// What a directory entry is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EntryKind {
     /// A regular file, and whether it is empty (an empty unit file is a mask).
     File {
@@ -27,7 +28,7 @@ pub enum EntryKind {
 
 /// One entry of a search directory, by its path relative to the directory:
 /// `web.service`, `web.service.d/10-x.conf`, `multi-user.target.wants/web.service`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     /// The path relative to the directory (at most one `/`).
     pub path: String,
@@ -36,7 +37,7 @@ pub struct Entry {
 }
 
 /// What a search directory is for (systemctl's states depend on it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DirRole {
     /// Administrator configuration (`/etc/systemd/system`, flotilla's units directory).
     Config,
@@ -116,7 +117,7 @@ pub fn list_search_dir<E>(path: &str, list: &mut ListDir<'_, E>) -> Result<Searc
 }
 
 /// One directory of the search path with its listing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchDir {
     /// The directory's absolute path, without a trailing `/`.
     pub path: String,

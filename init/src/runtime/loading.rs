@@ -1,0 +1,86 @@
+//! Where the units are loaded (docs/pid1.md, "Loading the units"): in the
+//! unit loader, a child of the init (`crate::sys::loader`), when the init
+//! knows its own binary; in process otherwise (the runtime's tests on the
+//! fake system, which has no binary to run). At boot the init waits for
+//! the child before the loop runs ([`at_boot`]); at a reload the loop goes
+//! on and the child's exit, reaped like any child's, hands the units over
+//! (`reloading.rs`).
+
+use super::childwait;
+use crate::args::Settings;
+use crate::sys::env::Env;
+use crate::sys::loader::{self, Job, Loading, LIMIT};
+use crate::sys::{ExitStatus, Sys};
+use crate::unitdir;
+use flotilla_units::load::LoadedPath;
+use std::time::Duration;
+
+/// How long past the loader's own limit the init waits for it at boot
+/// before it kills it.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Starts the loader child for `settings`, making the instances `named`;
+/// `None` when the init's binary is not known (then the caller loads in
+/// process).
+pub(super) fn start(
+    sys: &dyn Sys,
+    settings: &Settings,
+    named: &[String],
+) -> Option<Result<Loading, String>> {
+    let exe = crate::sys::reexec::exe()?;
+    let job = Job::new(settings, named);
+    Some(loader::spawn(sys, &exe, &job, &Env::from_current()))
+}
+
+/// The units the loader `l` handed over, given how it ended (`None`: it
+/// did not end within its limit and was killed).
+pub(super) fn finish(l: Loading, status: Option<ExitStatus>) -> Result<LoadedPath, String> {
+    match status {
+        None => Err(format!(
+            "the unit loader did not finish within {} s; killed",
+            (LIMIT + GRACE).as_secs()
+        )),
+        Some(ExitStatus::Signaled {
+            signal: libc::SIGALRM,
+            ..
+        }) => Err(format!(
+            "the unit loader did not finish within {} s; it ended itself",
+            LIMIT.as_secs()
+        )),
+        Some(s) if !s.success() => Err(format!("the unit loader {s}")),
+        Some(_) => l.output.read(),
+    }
+}
+
+/// Loads in process, as the child does.
+pub(super) fn in_process(
+    sys: &dyn Sys,
+    settings: &Settings,
+    named: &[String],
+) -> Result<LoadedPath, String> {
+    unitdir::load_units_naming(sys, settings, named).map_err(|e| e.to_string())
+}
+
+/// The units of the search path at boot, the target made when it is an
+/// instance, and the signals that arrived while the init waited for the
+/// loader. A loader that cannot be started is said on the console and the
+/// units are loaded in process; one that fails or hangs is a failed load
+/// (no unit, as for a units directory that cannot be read), which the init
+/// survives.
+pub(super) fn at_boot(
+    sys: &dyn Sys,
+    settings: &Settings,
+) -> (Result<LoadedPath, String>, Vec<i32>) {
+    let named = [settings.target.clone()];
+    match start(sys, settings, &named) {
+        None => (in_process(sys, settings, &named), Vec::new()),
+        Some(Err(e)) => {
+            sys.console(&format!("init: {e}; loading in process"));
+            (in_process(sys, settings, &named), Vec::new())
+        }
+        Some(Ok(l)) => {
+            let waited = childwait::wait_for(sys, l.pid, LIMIT + GRACE);
+            (finish(l, waited.status), waited.signals)
+        }
+    }
+}
