@@ -47,7 +47,7 @@ pub(super) fn finish(l: Loading, status: Option<ExitStatus>) -> Result<LoadedPat
             "the unit loader did not finish within {} s; it ended itself",
             LIMIT.as_secs()
         )),
-        Some(s) if !s.success() => Err(format!("the unit loader {s}")),
+        Some(s) if !s.success() => Err(format!("the unit loader failed: {s}")),
         Some(_) => l.output.read(),
     }
 }
@@ -81,6 +81,52 @@ pub(super) fn at_boot(
         Some(Ok(l)) => {
             let waited = childwait::wait_for(sys, l.pid, LIMIT + GRACE);
             (finish(l, waited.status), waited.signals)
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sys::loader::{write, Output};
+
+    fn wrote(loaded: &Result<LoadedPath, String>) -> Loading {
+        let output = Output::new().unwrap();
+        write(output.try_clone_file().unwrap(), loaded).unwrap();
+        Loading { pid: 4242, output }
+    }
+
+    #[test]
+    fn how_the_loader_ended_decides() {
+        let ok = Ok(LoadedPath::default());
+        assert_eq!(finish(wrote(&ok), Some(ExitStatus::Exited(0))), ok);
+        let failed = Err("cannot list /u: No such file or directory".to_string());
+        assert_eq!(finish(wrote(&failed), Some(ExitStatus::Exited(0))), failed);
+        // What a loader that did not end well wrote is not read.
+        let cases = [
+            (None, "the unit loader did not finish within 65 s; killed"),
+            (
+                Some(ExitStatus::Signaled {
+                    signal: libc::SIGALRM,
+                    core_dumped: false,
+                }),
+                "the unit loader did not finish within 60 s; it ended itself",
+            ),
+            (
+                Some(ExitStatus::Signaled {
+                    signal: libc::SIGSEGV,
+                    core_dumped: true,
+                }),
+                "the unit loader failed: killed by SIGSEGV (core dumped)",
+            ),
+            (
+                Some(ExitStatus::Exited(1)),
+                "the unit loader failed: exited with status 1",
+            ),
+        ];
+        for (status, said) in cases {
+            assert_eq!(finish(wrote(&ok), status), Err(said.to_string()));
         }
     }
 }

@@ -187,6 +187,12 @@ impl Output {
         })))
     }
 
+    /// Another descriptor of the file, for a child started by
+    /// `std::process::Command` (the tests).
+    pub fn try_clone_file(&self) -> std::io::Result<std::fs::File> {
+        self.0.try_clone()
+    }
+
     /// The loaded units the child wrote (call once it has exited).
     pub fn read(mut self) -> Result<LoadedPath, String> {
         read(&mut self.0)

@@ -1,0 +1,90 @@
+//! The unit loader as the init runs it (`init/src/sys/loader.rs`,
+//! docs/pid1.md "Loading the units"): the real binary started as
+//! `init --load-units JOB` with its standard output on a memory file, as
+//! the init starts it, and what the init reads back compared with the same
+//! load in process. Each child is waited for by its PID.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use flotilla_init::sys::loader::{self, Job, Output};
+use flotilla_init::sys::real::RealSys;
+use flotilla_init::unitdir;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(p)
+}
+
+/// Runs the loader for `job` and returns what the init reads back, with
+/// what the child printed on its standard error.
+fn run(job: &Job) -> (Result<flotilla_units::load::LoadedPath, String>, String) {
+    let out = Output::new().unwrap();
+    let json = serde_json::to_string(job).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_init"))
+        .args([loader::RUN_FLAG, &json])
+        .stdin(Stdio::null())
+        .stdout(out.try_clone_file().unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // wait_with_output waits for this child's PID only.
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{:?}", done.status);
+    (
+        out.read(),
+        String::from_utf8_lossy(&done.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_child_hands_over_what_the_init_would_load() {
+    let dirs = [
+        repo("contrib/debian/tree/etc/init/units"),
+        repo("init/tests/fixtures/unitdir-mixed"),
+        repo("units/tests/fixtures/systemd"),
+    ];
+    let job = Job {
+        path: dirs.to_vec(),
+        sysv_dir: None,
+        log_dir: Some(PathBuf::from("/var/log/units")),
+        control: PathBuf::from("/run/init/control.sock"),
+        systemd_bus: false,
+        named: vec!["web@x.service".to_string()],
+    };
+    let (back, stderr) = run(&job);
+    let back = back.unwrap();
+    let here = unitdir::load_units_naming(&RealSys::new(), &job.settings(), &job.named).unwrap();
+    assert_eq!(back, here);
+    assert!(back.units.iter().any(|(u, _)| u.name == "web@x.service"));
+    assert!(back.units.iter().any(|(u, _)| u.name == "flotilla-logd"));
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn a_search_path_that_cannot_be_read_is_the_loads_error() {
+    let job = Job {
+        path: vec![PathBuf::from("/nonexistent/flotilla/units")],
+        sysv_dir: None,
+        log_dir: None,
+        control: PathBuf::from("/run/init/control.sock"),
+        systemd_bus: false,
+        named: Vec::new(),
+    };
+    let (back, _) = run(&job);
+    let e = back.unwrap_err();
+    assert!(e.contains("/nonexistent/flotilla/units"), "{e}");
+}
+
+#[test]
+fn a_bad_job_is_refused() {
+    let out = Output::new().unwrap();
+    let done = Command::new(env!("CARGO_BIN_EXE_init"))
+        .args([loader::RUN_FLAG, "{not json"])
+        .stdout(out.try_clone_file().unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&done.stderr).contains("bad job"));
+    assert_eq!(out.read(), Err("the loader wrote nothing".to_string()));
+}
