@@ -5,8 +5,8 @@
 //! does in process (the YAML reader, systemd's translator, SysV scripts,
 //! the init's built-in units) and writes the [`LoadedPath`] (or why the
 //! path could not be read) as JSON to its standard output, which is a
-//! memory file the init made ([`Output`]); the init reads it once the
-//! child's exit is reaped.
+//! memory file the init made ([`Output`]); the init maps and parses it
+//! once the child's exit is reaped.
 //!
 //! Why a child: the code and the heap only loading uses stay out of PID 1
 //! (the load touched 1.8 MiB of the binary's pages and left the
@@ -18,16 +18,16 @@
 //! Why a memory file and not a pipe: the child writes all of it and exits
 //! without waiting for the init to read (a pipe holds 64 KiB; a Debian
 //! system's units are a few hundred KiB of JSON), so the init never reads
-//! a pipe in turns, and it reads the file with a streaming reader: the
-//! text is never whole in PID 1's heap.
+//! a pipe in turns, and it parses the file mapped: the text is never in
+//! PID 1's heap.
 
 use crate::args::Settings;
 use crate::sys::env::Env;
 use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
 use flotilla_units::load::LoadedPath;
 use serde::{Deserialize, Serialize};
-use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::io::{BufWriter, Write};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -131,12 +131,15 @@ pub fn write(file: impl Write, loaded: &Result<LoadedPath, String>) -> std::io::
     w.flush()
 }
 
-/// Reads back what [`write`] wrote, from the start of `file`, streaming.
-pub fn read(file: &mut std::fs::File) -> Result<LoadedPath, String> {
+/// Reads back what [`write`] wrote to `file`, mapped rather than copied
+/// (the text is never in PID 1's heap) and parsed by the same reader as the
+/// re-exec snapshot (`serde_json::from_slice`), whose code for the specs the
+/// binary has anyway.
+pub fn read(file: &std::fs::File) -> Result<LoadedPath, String> {
     let len = file
-        .seek(SeekFrom::End(0))
-        .and_then(|len| file.seek(SeekFrom::Start(0)).map(|_| len))
-        .map_err(|e| format!("cannot read the loader's output: {e}"))?;
+        .metadata()
+        .map_err(|e| format!("cannot read the loader's output: {e}"))?
+        .len();
     if len == 0 {
         return Err("the loader wrote nothing".to_string());
     }
@@ -145,9 +148,57 @@ pub fn read(file: &mut std::fs::File) -> Result<LoadedPath, String> {
             "the loader wrote {len} bytes, more than {MAX_OUTPUT}; not read"
         ));
     }
-    let r: Result<LoadedPath, String> = serde_json::from_reader(BufReader::new(file))
+    let map = Mapped::new(file, len)?;
+    let r: Result<LoadedPath, String> = serde_json::from_slice(map.bytes())
         .map_err(|e| format!("the loader's output does not parse: {e}"))?;
     r
+}
+
+/// A file mapped read-only, unmapped when dropped.
+struct Mapped {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapped {
+    /// Maps the first `len` bytes of `file`.
+    fn new(file: &std::fs::File, len: u64) -> Result<Mapped, String> {
+        let len = usize::try_from(len).map_err(|e| e.to_string())?;
+        // SAFETY: a new private read-only mapping of an open descriptor;
+        // the kernel checks the arguments.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(format!(
+                "cannot map the loader's output: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(Mapped { ptr, len })
+    }
+
+    /// The mapped bytes.
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` maps `len` readable bytes until `self` is dropped;
+        // the memory file is the init's, and the child that wrote it has
+        // exited.
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
 }
 
 /// The child's standard output as a descriptor of its own, with
@@ -194,8 +245,8 @@ impl Output {
     }
 
     /// The loaded units the child wrote (call once it has exited).
-    pub fn read(mut self) -> Result<LoadedPath, String> {
-        read(&mut self.0)
+    pub fn read(self) -> Result<LoadedPath, String> {
+        read(&self.0)
     }
 }
 
