@@ -1,19 +1,19 @@
-//! The unit loader as a child of the init (docs/performance.md, "The
-//! loader out of PID 1"; docs/pid1.md, "Loading the units"): the init's own
-//! binary run as `init --load-units JOB`, where `JOB` is a [`Job`] as JSON.
-//! The child reads the unit search path as [`crate::unitdir::load_units_naming`]
-//! does in process (the YAML reader, systemd's translator, SysV scripts,
-//! the init's built-in units) and writes the [`LoadedPath`] (or why the
-//! path could not be read) as JSON to its standard output, which is a
-//! memory file the init made ([`Output`]); the init maps and parses it
-//! once the child's exit is reaped.
+//! The unit loader as a child of the init (docs/pid1.md, "Loading the
+//! units"): the init's own binary run as `init --load-units JOB`, where
+//! `JOB` is a [`Job`] as JSON. The child reads the unit search path as
+//! [`crate::unitdir::load_units_naming`] does in process (the YAML reader,
+//! systemd's translator, SysV scripts, the init's built-in units) and
+//! writes the [`LoadedPath`] (or why the path could not be read) as JSON to
+//! its standard output, which is a memory file the init made ([`Output`]);
+//! the init maps and parses it once the child's exit is reaped.
 //!
-//! Why a child: the code and the heap only loading uses stay out of PID 1
-//! (the load touched 1.8 MiB of the binary's pages and left the
-//! allocator's groups of its peak resident), and a parser bug or a hostile
-//! unit file crashes or hangs the child, not PID 1. The child limits
-//! itself with `alarm(2)` ([`LIMIT`]): the kernel ends it with `SIGALRM`
-//! whatever it is doing, and the init sees a failed load.
+//! Why a child: a parser bug or a hostile unit file crashes or hangs the
+//! child, not PID 1; and the files' texts, their parse and the code that
+//! reads them run in the child's memory, not PID 1's (what that saves, and
+//! why it is less than expected: docs/performance.md, "Init memory with
+//! 1000 units running"). The child limits itself with `alarm(2)`
+//! ([`LIMIT`]): the kernel ends it with `SIGALRM` whatever it is doing, and
+//! the init sees a failed load.
 //!
 //! Why a memory file and not a pipe: the child writes all of it and exits
 //! without waiting for the init to read (a pipe holds 64 KiB; a Debian
