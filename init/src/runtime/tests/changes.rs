@@ -300,3 +300,37 @@ fn a_reload_reads_the_zones_of_its_new_timers() {
             .and_then(|(next, _)| next);
     assert!(next.is_some(), "armed in its zone");
 }
+
+/// A reload whose loader failed (crashed, killed at its limit, wrote what
+/// does not parse: `loading.rs`) changes nothing: the reply says why, the
+/// units in force stay, and the one running keeps its process.
+#[test]
+fn a_failed_load_keeps_the_set_in_force() {
+    let sys = fake_with(&[("svc", SVC)]);
+    let mut h = Harness::start(sys, "svc");
+    h.settle();
+    let pid = spawned(h.sys(), "/bin/svc");
+    h.sys().set_file(
+        format!("{UNITS}/other.yaml"),
+        "unit: other\nexec-start: /bin/other\n",
+    );
+    let r =
+        h.rt.reload_from(Err("the unit loader failed: killed by SIGSEGV".to_string()));
+    assert!(
+        matches!(
+            &r,
+            Reply::Error { code: ErrorCode::Invalid, message, .. }
+                if message == "the unit loader failed: killed by SIGSEGV; nothing changed"
+        ),
+        "{r:?}"
+    );
+    h.settle();
+    let g = h.rt.planner.graph();
+    assert!(g.unit("svc").is_some());
+    assert!(g.unit("other").is_none());
+    assert_eq!(spawned(h.sys(), "/bin/svc"), pid);
+    // The next reload that loads takes the files as they are.
+    let r = h.request(Request::Reload);
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    assert!(h.rt.planner.graph().unit("other").is_some());
+}
