@@ -238,9 +238,16 @@ pub(super) fn fly(
     // what lies below the lane (`lanes.rs`); with none free, it copies
     // the table, its streams in the spawner's slots.
     let null = s.null.as_ref().map(AsRawFd::as_raw_fd);
-    let (lane, filled) = match s.lanes.take() {
+    let laned = matches!(req.stdin, super::Stdio::Null | super::Stdio::Inherit);
+    let taken = match laned {
+        true => s.lanes.take(),
+        false => None,
+    };
+    let (lane, filled) = match taken {
         Some((i, lane)) => {
-            let filled = super::fill_slots(&mut lane.slots, null, &stdio).and_then(|fds| {
+            let [out, err] = &mut lane.slots;
+            let slots = [None, Some(out), Some(err)];
+            let filled = super::fill_slots(slots, null, &stdio).and_then(|fds| {
                 let slot = lane.report.fd.as_raw_fd();
                 // SAFETY: dup3(2) onto a descriptor the spawner owns, from
                 // the report's write end, open.

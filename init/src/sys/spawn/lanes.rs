@@ -19,9 +19,10 @@
 //! What such a child needs (its stdin, stdout and stderr sources and its
 //! report's write end) must therefore lie below `top`, and stay where it
 //! is until the child has unshared, although the parent goes on at once.
-//! A lane is four descriptors reserved with the spawner, while the process
-//! holds few, so that they are low: three slots for the streams and one
-//! for the report. Between flights they hold `/dev/null` (or the
+//! A lane is three descriptors reserved with the spawner, while the
+//! process holds few, so that they are low: slots for stdout, stderr and
+//! the report (stdin, when it is `/dev/null`, is the spawner's own, below
+//! every lane; a child whose stdin is another descriptor takes no lane). Between flights they hold `/dev/null` (or the
 //! placeholder): references to one file, cheap to copy and to close. A
 //! flight takes the lowest free lane (so that `top`, one more than the
 //! lane's highest descriptor, stays as low as the load allows), copies its
@@ -38,15 +39,17 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use super::{dup_above_stdio, Errno, Holds, Slot};
 
 /// How many lanes a spawner reserves: a launch's layer of a hundred units
-/// has as many children in flight at once.
-pub(super) const LANES: usize = 128;
+/// has up to as many children in flight at once. 288 descriptors, held
+/// for the process's life (what the suite's bound on the init's
+/// descriptors, 400, leaves room for).
+pub(super) const LANES: usize = 96;
 
-/// One lane: the slots of stdin, stdout and stderr, and the report's.
+/// One lane: the slots of stdout and stderr, and the report's.
 #[derive(Debug)]
 pub(super) struct Lane {
-    pub(super) slots: [Slot; 3],
+    pub(super) slots: [Slot; 2],
     pub(super) report: Slot,
-    /// One more than the highest of the four: the child keeps what lies
+    /// One more than the highest of the three: the child keeps what lies
     /// below as it unshares.
     pub(super) top: c_uint,
 }
@@ -66,7 +69,7 @@ impl Lanes {
         let mut lanes = Vec::with_capacity(LANES);
         let slot = || dup_above_stdio(fill).map(|fd| Slot { fd, holds });
         let lane = || -> Result<Lane, Errno> {
-            let slots = [slot()?, slot()?, slot()?];
+            let slots = [slot()?, slot()?];
             let report = slot()?;
             let top = slots
                 .iter()
@@ -87,6 +90,7 @@ impl Lanes {
             n if n >= 128 => u128::MAX,
             n => (1u128 << n) - 1,
         };
+        const { assert!(LANES <= 128) };
         Lanes { lanes, free }
     }
 

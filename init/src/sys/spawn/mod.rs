@@ -477,7 +477,8 @@ impl Spawner {
     /// 2, the slot to `dup2` from in the child, or -1 to inherit.
     fn fill_slots(&mut self, stdio: &[Stdio<'_>; 3]) -> Result<[RawFd; 3], Failure> {
         let null = self.null.as_ref().map(AsRawFd::as_raw_fd);
-        fill_slots(&mut self.slots, null, stdio)
+        let [a, b, c] = &mut self.slots;
+        fill_slots([Some(a), Some(b), Some(c)], null, stdio)
     }
 
     /// Gives every slot that holds a caller's descriptor (or the
@@ -630,18 +631,19 @@ impl Spawner {
 
 /// Puts each stream's source into its slot of `slots` (`null`: the
 /// spawner's `/dev/null`); returns, for each of 0, 1, 2, the slot to
-/// `dup2` from in the child, or -1 to inherit.
+/// `dup2` from in the child, or -1 to inherit. A stream without a slot
+/// (`None`) takes `/dev/null` itself, and can be nothing else.
 fn fill_slots(
-    slots: &mut [Slot; 3],
+    slots: [Option<&mut Slot>; 3],
     null: Option<RawFd>,
     stdio: &[Stdio<'_>; 3],
 ) -> Result<[RawFd; 3], Failure> {
     let mut fds = [-1; 3];
-    for (((target, slot), s), out) in (0..).zip(slots.iter_mut()).zip(stdio).zip(fds.iter_mut()) {
+    for (((target, slot), s), out) in (0..).zip(slots).zip(stdio).zip(fds.iter_mut()) {
         let (src, holds) = match (*s, null) {
             (Stdio::Inherit, _) => continue,
-            (Stdio::Null, _) if slot.holds == Holds::Null => {
-                *out = slot.fd.as_raw_fd();
+            (Stdio::Null, _) if slot.as_ref().is_some_and(|s| s.holds == Holds::Null) => {
+                *out = slot.map_or(-1, |s| s.fd.as_raw_fd());
                 continue;
             }
             (Stdio::Null, Some(null)) => (null, Holds::Null),
@@ -649,6 +651,13 @@ fn fill_slots(
             (Stdio::Null, None) => return Err(Failure::Child(Step::OpenNull, Errno::ENOENT)),
             (Stdio::Fd(fd), _) => (fd.as_raw_fd(), Holds::Handed),
             (Stdio::Socket(fd), _) => (fd, Holds::Handed),
+        };
+        let Some(slot) = slot else {
+            if holds != Holds::Null {
+                return Err(Failure::Child(Step::dup2(target), Errno::EBADF));
+            }
+            *out = src;
+            continue;
         };
         // SAFETY: dup3(2) onto a descriptor this spawner owns; `src` is
         // valid (borrowed by the request, or ours).
