@@ -2,8 +2,11 @@
 //! exec'd, learnt after the spawn has returned.
 //!
 //! The child holds the pipe's write end, close-on-exec, from its `clone`
-//! to its `execve`; the parent holds only the read end, non-blocking,
-//! which the loop watches. The child writes at most two messages of nine
+//! to its `execve`; the parent holds the read end, non-blocking, which the
+//! loop watches, and, for a child in flight that shares the table through
+//! a lane (`lanes.rs`), a copy of the write end in the lane until the
+//! child's first message or its end (the watch gives the lane back then).
+//! The child writes at most two messages of nine
 //! bytes, a kind and eight bytes: `E` and the steps skipped as denied
 //! (a bit each, `Scratch::denied`) right before `execve`; `F`, a step's
 //! code and the errno when a step (or `execve` itself) failed, before
