@@ -183,6 +183,9 @@ mod tests {
     /// Without a cgroup: a pidfd per process, which says when it ended.
     #[test]
     fn processes_without_a_cgroup_are_watched_by_pidfd() {
+        // Its children must not be reaped by another test's wait for any
+        // child, nor it reap theirs.
+        let _g = crate::sys::tests::process_lock();
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()

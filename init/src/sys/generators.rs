@@ -252,6 +252,9 @@ mod tests {
 
     #[test]
     fn runs_them_and_reports_failures() {
+        // Its children must not be reaped by another test's wait for any
+        // child, nor it reap theirs.
+        let _g = crate::sys::tests::process_lock();
         let tmp = tempfile::tempdir().unwrap();
         let gens = tmp.path().join("gens");
         std::fs::create_dir(&gens).unwrap();

@@ -303,6 +303,9 @@ mod tests {
         };
         let settings = job.settings();
         assert_eq!(settings.units_path(), job.path);
+        // RealSys::new() makes the process's spawner, which the tests of
+        // spawning look at under this lock.
+        let _g = crate::sys::tests::process_lock();
         let loaded = crate::unitdir::load_units_naming(&RealSys::new(), &settings, &job.named);
         let loaded = loaded.unwrap();
         let back = round_trip(&Ok(loaded.clone())).unwrap();
