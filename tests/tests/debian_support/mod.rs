@@ -33,10 +33,13 @@ pub struct Console {
 
 impl Console {
     /// Starts a thread that reads `r` until EOF, echoing each finished line
-    /// to stderr after `echo`.
+    /// to stderr after `echo` and the seconds since the reader started
+    /// (qemu's start: a console line's time on the host, to set beside the
+    /// kernel's own stamps and across the inits).
     pub fn follow(mut r: impl Read + Send + 'static, echo: &'static str) -> Console {
         let console = Console::default();
         let c = console.clone();
+        let start = Instant::now();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             loop {
@@ -54,8 +57,9 @@ impl Console {
                     if b == b'\n' {
                         let line =
                             crate::pid1_support::plain(&String::from_utf8_lossy(&st.partial));
-                        eprintln!("{echo}{line}");
                         let since = st.partial_since.take().unwrap_or(now);
+                        let at = since.duration_since(start).as_secs_f64();
+                        eprintln!("{echo}{at:7.2} {line}");
                         st.lines.push((since, line));
                         st.partial.clear();
                     } else {
