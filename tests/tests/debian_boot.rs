@@ -56,8 +56,8 @@ mod debian_support;
 mod pid1_support;
 
 use debian_support::{
-    assert_clean_poweroff, blame_ms, boot_to_login, build_image, host, machine, root_fs, ssh_each,
-    Init, Machine, Vm, BOOT, PROMPT,
+    assert_clean_poweroff, blame_ms, boot_to_login, build_image, host, machine, median, reached_ms,
+    root_fs, rss_kib, ssh_each, Init, Machine, Timing, Vm, BOOT, PROMPT,
 };
 use pid1_support::report;
 use std::path::PathBuf;
@@ -587,7 +587,13 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
             "NO_COLOR=1 initctl analyze blame",
             "initctl status systemd-firstboot.service --json",
             "initctl status ifup@eth0.service --json",
+            "NO_COLOR=1 initctl analyze critical-chain multi-user.target",
+            "grep VmRSS /proc/1/status",
         ],
+    );
+    let first_sample = (
+        reached_ms(&facts[7], "multi-user.target"),
+        rss_kib(&facts[8]),
     );
     // udev's hotplug helper saw /run/systemd/system (flotilla-busd's) and
     // asked for ifup@eth0.service with Debian's systemctl, as under
@@ -694,7 +700,12 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
             "cat /root/flotilla-state",
             "systemd-analyze time; systemd-analyze blame | head -n 12; \
              systemd-analyze critical-chain",
+            "grep VmRSS /proc/1/status",
         ],
+    );
+    let sd_sample = (
+        reached_ms(&sd_out[3], "multi-user.target"),
+        rss_kib(&sd_out[4]),
     );
     assert_eq!(sd_out[0].trim(), "running", "systemd: {}", sd_out[1]);
     assert!(
@@ -735,8 +746,10 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
             // the `button` module in the coldplug).
             "cat /sys/class/input/input*/name",
             "initctl status systemd-firstboot.service --json",
+            "grep VmRSS /proc/1/status",
         ],
     );
+    let fl_sample = (reached_ms(&more[1], "multi-user.target"), rss_kib(&more[4]));
     let (blame, chain) = (&more[0], &more[1]);
     assert!(blame.contains("ssh.service"), "{blame}");
     assert_no_slow_unit(blame, 40);
@@ -779,6 +792,29 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         table.push('\n');
     }
     report(&table);
+    // timings: flotilla's first boot, its timing boot, systemd's.
+    let row = |name: &str, t: &[&Timing], s: &[(f64, u64)]| {
+        let med = |f: &dyn Fn(usize) -> f64| median((0..t.len()).map(f).collect());
+        format!(
+            "  {name:<10}{:>10.2} s{:>10.2} s{:>14.2} s{:>10.0} KiB\n",
+            med(&|i| (t[i].prompt - t[i].handover).as_secs_f64()),
+            med(&|i| (t[i].sshd - t[i].handover).as_secs_f64()),
+            med(&|i| s[i].0 / 1000.0),
+            med(&|i| s[i].1 as f64),
+        )
+    };
+    report(&format!(
+        "debian: medians (flotilla: its first and its timing boot; systemd: its boot; prompt \
+         and ssh from the hand-over; multi-user.target from PID 1's start, as its analyze \
+         says; PID 1's VmRSS with the target reached):\n  init          prompt       ssh  \
+         multi-user.target    PID 1 RSS\n{}{}",
+        row(
+            "flotilla",
+            &[&timings[0], &timings[1]],
+            &[first_sample, fl_sample]
+        ),
+        row("systemd", &[&timings[2]], &[sd_sample])
+    ));
     report(&format!(
         "debian: Debian's /bin/systemctl in the guest, ms: `systemctl status ssh` (median of 5) \
          systemd {} flotilla {}; `systemctl start` of a oneshot: systemd {} flotilla {}",

@@ -33,8 +33,8 @@ mod debian_support;
 mod pid1_support;
 
 use debian_support::{
-    assert_clean_poweroff, blame_ms, boot_to_login, build_image, machine, ssh_each, Init, Machine,
-    Timing, Vm,
+    assert_clean_poweroff, boot_to_login, build_image, machine, median, reached_ms, rss_kib,
+    ssh_each, Init, Machine, Timing, Vm,
 };
 use pid1_support::report;
 
@@ -45,34 +45,6 @@ struct Sample {
     multi_user_ms: f64,
     /// PID 1's resident memory, KiB.
     rss_kib: u64,
-}
-
-/// The time after `@` on the line of `unit` in a critical chain
-/// (`multi-user.target @43.895s`, as `initctl analyze critical-chain` and
-/// `systemd-analyze critical-chain` print it), in ms.
-fn reached_ms(chain: &str, unit: &str) -> f64 {
-    chain
-        .lines()
-        .map(|l| l.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()))
-        .find(|l| l.starts_with(&format!("{unit} @")))
-        .and_then(|l| l.split_once('@'))
-        .and_then(|(_, rest)| {
-            let words: Vec<&str> = rest
-                .split_whitespace()
-                .take_while(|w| !w.starts_with('+') && !w.starts_with('('))
-                .collect();
-            blame_ms(&words)
-        })
-        .unwrap_or_else(|| panic!("no {unit} @TIME in:\n{chain}"))
-}
-
-/// PID 1's `VmRSS:` line of `/proc/1/status`, in KiB.
-fn rss_kib(status: &str) -> u64 {
-    status
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("VmRSS of PID 1: {status:?}"))
 }
 
 /// sshd's logins in `journalctl -u ssh`: at least one.
@@ -233,17 +205,6 @@ fn assert_log_settings(vm: &Vm, m: &Machine, init: Init) {
         "{}: LogLevelMax=info and LogExtraFields= in the journal",
         init.name()
     );
-}
-
-/// The median of `v` (the mean of the middle two for an even count).
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 #[test]

@@ -165,6 +165,31 @@ fn boot_on_a_machine() {
     assert_eq!(calls.last(), Some(&Call::SetDefaultPath(true)));
 }
 
+/// The unix datagram queue is raised to systemd's 512 before any socket
+/// is made, never lowered, and left when `/proc` does not say.
+#[test]
+fn boot_raises_the_unix_datagram_queue() {
+    let qlen = "/proc/sys/net/unix/max_dgram_qlen";
+    let sys = FakeSys::pid1();
+    sys.set_file("/proc/self/mountinfo", MOUNTINFO);
+    sys.set_file(qlen, "10\n");
+    boot(&sys);
+    let want = Call::WriteSysctl(qlen.into(), "512\n".into());
+    assert!(sys.calls().contains(&want), "{:?}", sys.calls());
+    assert_eq!(raised_dgram_qlen(b"10\n"), Some(512));
+    assert_eq!(raised_dgram_qlen(b"512"), None);
+    assert_eq!(raised_dgram_qlen(b"4096\n"), None);
+    assert_eq!(raised_dgram_qlen(b"x"), None);
+    let sys = FakeSys::pid1();
+    sys.set_file("/proc/self/mountinfo", MOUNTINFO);
+    sys.set_file(qlen, "1024\n");
+    boot(&sys);
+    assert!(!sys
+        .calls()
+        .iter()
+        .any(|c| matches!(c, Call::WriteSysctl(..))));
+}
+
 #[test]
 fn boot_in_a_container_leaves_the_hostname() {
     let sys = FakeSys::pid1();

@@ -107,6 +107,53 @@ fn set_int(fd: &OwnedFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -
     }
 }
 
+fn get_int(fd: &OwnedFd, level: libc::c_int, opt: libc::c_int) -> Option<libc::c_int> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: the value and its length outlive the call and match.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            level,
+            opt,
+            std::ptr::from_mut(&mut v).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && len as usize == std::mem::size_of::<libc::c_int>()).then_some(v)
+}
+
+/// `ReceiveBuffer=` or `SendBuffer=` as systemd applies it: `SO_RCVBUF`
+/// (`SO_SNDBUF`), which the kernel caps at `net.core.rmem_max`
+/// (`wmem_max`, 208 KiB by default), then, when the buffer read back is
+/// not the size asked for (the kernel doubles it for its bookkeeping),
+/// the `…FORCE` option, which a privileged caller may set past the cap.
+/// udev's kernel socket asks for 128 MiB: the coldplug's events wait
+/// there until udevd reads them, and a capped buffer drops what does not
+/// fit.
+fn buffer(
+    l: &Listen,
+    fd: &OwnedFd,
+    opt: libc::c_int,
+    force: libc::c_int,
+    size: libc::c_int,
+    name: &str,
+) -> Result<(), SysError> {
+    let enough = |fd: &OwnedFd| {
+        get_int(fd, libc::SOL_SOCKET, opt)
+            .is_some_and(|v| i64::from(v) == 2 * i64::from(size) || v == libc::c_int::MAX)
+    };
+    if !set_int(fd, libc::SOL_SOCKET, opt, size) {
+        return Err(last(l, &format!("setsockopt {name}")));
+    }
+    if !enough(fd) {
+        // Without the privilege (a container without CAP_NET_ADMIN) this
+        // fails and the capped size stands: systemd warns and goes on.
+        let _ = set_int(fd, libc::SOL_SOCKET, force, size);
+    }
+    Ok(())
+}
+
 /// The unit's socket options, for a socket of address family `family`.
 fn options(
     l: &Listen,
@@ -160,17 +207,6 @@ fn options(
         want.push((libc::SOL_SOCKET, libc::SO_BROADCAST, 1, "Broadcast="));
     }
     let clamp = |b: u64| libc::c_int::try_from(b).unwrap_or(libc::c_int::MAX);
-    if let Some(b) = s.receive_buffer {
-        want.push((
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            clamp(b),
-            "ReceiveBuffer=",
-        ));
-    }
-    if let Some(b) = s.send_buffer {
-        want.push((libc::SOL_SOCKET, libc::SO_SNDBUF, clamp(b), "SendBuffer="));
-    }
     if let Some(m) = s.mark {
         want.push((libc::SOL_SOCKET, libc::SO_MARK, m as libc::c_int, "Mark="));
     }
@@ -178,6 +214,14 @@ fn options(
         if !set_int(fd, level, opt, v) {
             return Err(last(l, &format!("setsockopt {name}")));
         }
+    }
+    if let Some(b) = s.receive_buffer {
+        let (opt, force) = (libc::SO_RCVBUF, libc::SO_RCVBUFFORCE);
+        buffer(l, fd, opt, force, clamp(b), "ReceiveBuffer=")?;
+    }
+    if let Some(b) = s.send_buffer {
+        let (opt, force) = (libc::SO_SNDBUF, libc::SO_SNDBUFFORCE);
+        buffer(l, fd, opt, force, clamp(b), "SendBuffer=")?;
     }
     if let Some(dev) = &s.bind_to_device {
         // SAFETY: the name's bytes outlive the call; the length is theirs.
@@ -613,6 +657,42 @@ mod tests {
                 uid: unsafe { libc::geteuid() },
             }
         );
+    }
+
+    /// `ReceiveBuffer=` past `net.core.rmem_max` (udev's kernel socket asks
+    /// for 128 MiB): with the privilege (`SO_RCVBUFFORCE`, as root) the
+    /// buffer is the size asked for, doubled by the kernel as systemd's
+    /// would be; without it, the capped size, and no error.
+    #[test]
+    fn a_buffer_past_the_kernel_cap_is_forced_when_privileged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.sock");
+        let want: libc::c_int = 64 << 20;
+        let s = SocketSettings {
+            receive_buffer: Some(want as u64),
+            send_buffer: Some(want as u64),
+            ..SocketSettings::default()
+        };
+        let fd = open(
+            &listen(ListenKind::Datagram, path.to_str().unwrap()),
+            &s,
+            None,
+        )
+        .unwrap();
+        let cap: i64 = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let got = get_int(&fd, libc::SOL_SOCKET, libc::SO_RCVBUF).unwrap();
+        let sent = get_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUF).unwrap();
+        // SAFETY: plain system call.
+        if unsafe { libc::geteuid() } == 0 {
+            assert_eq!(got, 2 * want);
+            assert_eq!(sent, 2 * want);
+        } else {
+            assert!(i64::from(got) <= 2 * cap.max(i64::from(want)), "{got}");
+        }
     }
 
     #[test]

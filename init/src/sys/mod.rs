@@ -257,6 +257,9 @@ pub trait Sys {
     /// `sethostname(2)`.
     fn sethostname(&self, name: &str) -> Result<(), SysError>;
 
+    /// Writes a kernel setting under `/proc/sys` in place (`sysctl -w`).
+    fn write_sysctl(&self, path: &Path, value: &str) -> Result<(), SysError>;
+
     // ----- events ----------------------------------------------------------
 
     /// Makes the event queue ready: blocks [`events::HANDLED_SIGNALS`] so

@@ -336,6 +336,15 @@ impl Sys for RealSys {
         nix::unistd::sethostname(name).map_err(|e| call_error(format!("sethostname {name}"), e))
     }
 
+    fn write_sysctl(&self, path: &Path, value: &str) -> Result<(), SysError> {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(value.as_bytes()))
+            .map_err(|e| file_error("write", path, &e))
+    }
+
     fn open_events(&self) -> Result<(), SysError> {
         EventQueue::get().map(|_| ())
     }

@@ -33,10 +33,13 @@ pub struct Console {
 
 impl Console {
     /// Starts a thread that reads `r` until EOF, echoing each finished line
-    /// to stderr after `echo`.
+    /// to stderr after `echo` and the seconds since the reader started
+    /// (qemu's start: a console line's time on the host, to set beside the
+    /// kernel's own stamps and across the inits).
     pub fn follow(mut r: impl Read + Send + 'static, echo: &'static str) -> Console {
         let console = Console::default();
         let c = console.clone();
+        let start = Instant::now();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             loop {
@@ -54,8 +57,9 @@ impl Console {
                     if b == b'\n' {
                         let line =
                             crate::pid1_support::plain(&String::from_utf8_lossy(&st.partial));
-                        eprintln!("{echo}{line}");
                         let since = st.partial_since.take().unwrap_or(now);
+                        let at = since.duration_since(start).as_secs_f64();
+                        eprintln!("{echo}{at:7.2} {line}");
                         st.lines.push((since, line));
                         st.partial.clear();
                     } else {
@@ -578,10 +582,19 @@ pub fn ssh_each(vm: &Vm, m: &Machine, commands: &[&str]) -> Vec<String> {
     parts
 }
 
+/// Bounds flotilla's shutdown, from the request to qemu's exit: a unit
+/// that waits for its stop timeout (90 s by default) fails the test; a
+/// shutdown takes seconds.
+pub const FLOTILLA_SHUTDOWN: Duration = Duration::from_secs(60);
+
 /// qemu exits on its own (the machine powered off); the console shows the
-/// orderly end; the root file system is clean.
+/// orderly end; the root file system is clean. Prints how long the
+/// shutdown took (from the call, made once the request is sent, to qemu's
+/// exit); under flotilla it must end within [`FLOTILLA_SHUTDOWN`].
 pub fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
+    let asked = Instant::now();
     let st = vm.wait_exit(SHUTDOWN);
+    let took = asked.elapsed();
     assert!(st.success(), "qemu after {how}: {st:?}");
     let all = vm.console.all();
     for bad in ["Kernel panic", "EMERGENCY", "internal error"] {
@@ -615,10 +628,17 @@ pub fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
     assert_eq!(state, "clean", "root file system after {how}: {check}");
     assert!(ok, "e2fsck -fn after {how}: {check}");
     crate::pid1_support::report(&format!(
-        "debian: {} ended by {how}, clean, after {:.1} s of qemu",
+        "debian: {} ended by {how}, clean, shut down in {:.1} s, after {:.1} s of qemu",
         vm.init.name(),
+        took.as_secs_f64(),
         vm.started.elapsed().as_secs_f64()
     ));
+    if vm.init == Init::Flotilla {
+        assert!(
+            took < FLOTILLA_SHUTDOWN,
+            "flotilla's shutdown by {how} took {took:?}: a unit waited for its stop timeout"
+        );
+    }
 }
 
 /// A time as `initctl analyze blame` prints it (`75ms`, `7.367s`, `1min
@@ -639,4 +659,43 @@ pub fn blame_ms(words: &[&str]) -> Option<f64> {
         };
     }
     Some(total)
+}
+
+/// The time after `@` on the line of `unit` in a critical chain
+/// (`multi-user.target @43.895s`, as `initctl analyze critical-chain` and
+/// `systemd-analyze critical-chain` print it), in ms.
+pub fn reached_ms(chain: &str, unit: &str) -> f64 {
+    chain
+        .lines()
+        .map(|l| l.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()))
+        .find(|l| l.starts_with(&format!("{unit} @")))
+        .and_then(|l| l.split_once('@'))
+        .and_then(|(_, rest)| {
+            let words: Vec<&str> = rest
+                .split_whitespace()
+                .take_while(|w| !w.starts_with('+') && !w.starts_with('('))
+                .collect();
+            blame_ms(&words)
+        })
+        .unwrap_or_else(|| panic!("no {unit} @TIME in:\n{chain}"))
+}
+
+/// PID 1's `VmRSS:` line of `/proc/1/status`, in KiB.
+pub fn rss_kib(status: &str) -> u64 {
+    status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("VmRSS of PID 1: {status:?}"))
+}
+
+/// The median of `v` (the mean of the middle two for an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }

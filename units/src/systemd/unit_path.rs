@@ -288,12 +288,30 @@ pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
 }
 
 /// Names whose winning entry is a symlink to `id` (under another name).
+/// Called for every unit loaded: only a top-level link whose target may
+/// end in `id` is looked at further (its target made absolute, and no
+/// earlier directory holding the name), so that a unit costs a pass over
+/// the listings without an allocation per entry.
 fn aliases_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
     let mut out = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    for d in dirs {
+    for (i, d) in dirs.iter().enumerate() {
         for e in &d.entries {
-            if e.path.contains('/') || !seen.insert(e.path.clone()) {
+            let EntryKind::Symlink { target } = &e.kind else {
+                continue;
+            };
+            // `.` and `..` at the end fold away: the name is known only
+            // once the target is made absolute.
+            let last = basename(target);
+            let maybe = last == id || last.is_empty() || last == "." || last == "..";
+            if !maybe || e.path.contains('/') || e.path == id {
+                continue;
+            }
+            let hidden = dirs
+                .get(..i)
+                .unwrap_or(&[])
+                .iter()
+                .any(|h| h.top(&e.path).is_some());
+            if hidden {
                 continue;
             }
             if let Some(Found::Alias(to, _)) = classify(d, e, &e.path) {

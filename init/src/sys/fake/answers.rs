@@ -219,6 +219,13 @@ impl Sys for FakeSys {
         self.record(Some(Op::Sethostname), Call::Sethostname(name.to_owned()))
     }
 
+    fn write_sysctl(&self, path: &Path, value: &str) -> Result<(), SysError> {
+        self.record(
+            Some(Op::WriteSysctl),
+            Call::WriteSysctl(path.to_owned(), value.to_owned()),
+        )
+    }
+
     fn open_events(&self) -> Result<(), SysError> {
         if self.state.borrow().epoll.is_some() {
             return Ok(());

@@ -132,6 +132,8 @@ pub enum Call {
     SetCadDisabled,
     /// [`super::Sys::sethostname`].
     Sethostname(String),
+    /// [`super::Sys::write_sysctl`]: the setting's path and value.
+    WriteSysctl(PathBuf, String),
     /// [`super::Sys::open_events`] (the first time only: it is idempotent).
     OpenEvents,
     /// [`super::Sys::wait`], with its time-out.
@@ -219,6 +221,8 @@ pub enum Op {
     SetCadDisabled,
     /// [`super::Sys::sethostname`].
     Sethostname,
+    /// [`super::Sys::write_sysctl`].
+    WriteSysctl,
     /// [`super::Sys::open_events`].
     OpenEvents,
     /// [`super::Sys::bind_listener`].
