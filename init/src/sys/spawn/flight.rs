@@ -47,7 +47,7 @@ use std::sync::{Mutex, PoisonError};
 
 use super::child::{Step, KERNEL_SIGSET_SIZE};
 use super::clone3::{self, NotHere};
-use super::{open_dir, CStrArray, ExecWatch, Failure, Spawner, Stack, SPAWNER};
+use super::{open_dir, open_null, CStrArray, ExecWatch, Failure, Spawner, Stack, SPAWNER};
 use super::{ChildContext, Errno, Os, Pid, SpawnRequest, SysError, STACK_SIZE};
 
 /// Whether `req` can be flown: nothing for the child to do but the basics.
@@ -225,10 +225,13 @@ pub(super) fn fly(
         return Ok(Err(error(Errno::EAGAIN)));
     };
     let stdio = [req.stdin, req.stdout, req.stderr];
-    if stdio.iter().any(|x| matches!(x, super::Stdio::Null)) {
-        if let Err(errno) = s.open_null() {
-            let f = Failure::Child(Step::OpenNull, errno);
-            return Ok(Err(f.into_error(program, req.cwd, req.context)));
+    if s.null.is_none() && stdio.iter().any(|x| matches!(x, super::Stdio::Null)) {
+        match open_null() {
+            Ok(null) => s.null = Some(null),
+            Err(errno) => {
+                let f = Failure::Child(Step::OpenNull, errno);
+                return Ok(Err(f.into_error(program, req.cwd, req.context)));
+            }
         }
     }
     // The lowest free lane: the child shares the table and copies only

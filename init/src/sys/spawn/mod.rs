@@ -416,10 +416,6 @@ struct Spawner {
     placeholder: OwnedFd,
     /// `/dev/null`, read-write, once it could be opened.
     null: Option<OwnedFd>,
-    /// While `/dev/null` cannot be opened: a descriptor below every lane
-    /// that it takes once it can. A child in flight keeps only what lies
-    /// below its lane, and its stdin, when null, is this one.
-    null_place: Option<OwnedFd>,
     stack: Stack,
     /// For children in flight that share the table (`lanes.rs`).
     lanes: lanes::Lanes,
@@ -448,10 +444,6 @@ impl Spawner {
             holds: Holds::Placeholder,
         };
         let null = open_null().ok();
-        let null_place = match null {
-            Some(_) => None,
-            None => Some(dup_above_stdio(&first)?),
-        };
         let lanes = match &null {
             Some(null) => lanes::Lanes::reserve(null, Holds::Null),
             None => lanes::Lanes::reserve(&placeholder, Holds::Placeholder),
@@ -461,7 +453,6 @@ impl Spawner {
             limit,
             placeholder,
             null,
-            null_place,
             stack: Stack::new()?,
             lanes,
         };
@@ -469,37 +460,11 @@ impl Spawner {
         Ok(spawner)
     }
 
-    /// Opens `/dev/null` if it is not open yet (PID 1 starts before
-    /// devtmpfs is mounted), at the place kept for it below the lanes.
-    fn open_null(&mut self) -> Result<(), Errno> {
-        if self.null.is_some() {
-            return Ok(());
-        }
-        let opened = open_null()?;
-        self.null = Some(match self.null_place.take() {
-            Some(place) => {
-                // SAFETY: dup3(2) onto a descriptor this spawner owns; the
-                // OwnedFd `place` then holds `/dev/null`.
-                let r =
-                    unsafe { libc::dup3(opened.as_raw_fd(), place.as_raw_fd(), libc::O_CLOEXEC) };
-                if r < 0 {
-                    let errno = Errno::last();
-                    self.null_place = Some(place);
-                    return Err(errno);
-                }
-                place
-            }
-            None => opened,
-        });
-        Ok(())
-    }
-
     /// `report`: the write end of a forked child's report pipe (`None`:
     /// a `CLONE_VM` child).
     fn spawn(&mut self, exec: &Exec<'_>, report: Option<RawFd>) -> Result<Pid, Failure> {
-        if exec.stdio.iter().any(|s| matches!(s, Stdio::Null)) {
-            self.open_null()
-                .map_err(|errno| Failure::Child(Step::OpenNull, errno))?;
+        if self.null.is_none() && exec.stdio.iter().any(|s| matches!(s, Stdio::Null)) {
+            self.null = Some(open_null().map_err(|errno| Failure::Child(Step::OpenNull, errno))?);
         }
         let result = self
             .fill_slots(&exec.stdio)
