@@ -5,23 +5,11 @@
 //! data from its start whatever another one has read.
 
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// A memfd holding `data`, sealed against any change.
 pub fn sealed(data: &[u8]) -> std::io::Result<OwnedFd> {
-    // SAFETY: memfd_create(2) with a static name; the descriptor it
-    // returns is new and ours.
-    let fd = unsafe {
-        let fd = libc::memfd_create(
-            c"flotilla-stdin".as_ptr(),
-            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
-        );
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        OwnedFd::from_raw_fd(fd)
-    };
-    let mut file = std::fs::File::from(fd);
+    let mut file = super::memfd::create(c"flotilla-stdin", libc::MFD_ALLOW_SEALING)?;
     file.write_all(data)?;
     let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
     // SAFETY: fcntl(2) on a descriptor we own.

@@ -226,16 +226,9 @@ impl Output {
     /// A new, empty memory file (close-on-exec: only the child's
     /// descriptor 1, put there by the spawn, survives its `execve`).
     pub fn new() -> Result<Output, String> {
-        // SAFETY: memfd_create takes a NUL-terminated name and flags, and
-        // returns a new descriptor (or -1) that is ours alone.
-        let raw = unsafe { libc::memfd_create(c"flotilla-units".as_ptr(), libc::MFD_CLOEXEC) };
-        if raw < 0 {
-            return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
-        }
-        // SAFETY: a descriptor memfd_create just returned.
-        Ok(Output(std::fs::File::from(unsafe {
-            OwnedFd::from_raw_fd(raw)
-        })))
+        super::memfd::create(c"flotilla-units", 0)
+            .map(Output)
+            .map_err(|e| format!("memfd_create: {e}"))
     }
 
     /// Another descriptor of the file, for a child started by

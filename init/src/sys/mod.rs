@@ -74,6 +74,7 @@ pub mod journal;
 mod kernel;
 pub mod listen;
 pub mod loader;
+mod memfd;
 mod mount_api;
 mod mount_steps;
 pub mod mountinfo;

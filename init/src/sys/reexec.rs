@@ -97,15 +97,12 @@ pub fn exec(snapshot: &[u8], keep: &[RawFd]) -> Result<Infallible, SysError> {
     let exe = exe().ok_or_else(|| err("readlink /proc/self/exe", Errno::ENOENT))?;
     let path = CString::new(exe.as_os_str().as_bytes())
         .map_err(|_| err(format!("execve {}", exe.display()), Errno::EINVAL))?;
-    // SAFETY: memfd_create takes a NUL-terminated name and flags, and
-    // returns a new descriptor (or -1) that is ours alone.
-    let raw = unsafe { libc::memfd_create(c"flotilla-reexec".as_ptr(), libc::MFD_CLOEXEC) };
-    if raw < 0 {
-        return Err(err("memfd_create", Errno::last()));
-    }
-    // SAFETY: a descriptor memfd_create just returned, owned by nobody else.
-    let memfd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut file = std::fs::File::from(memfd);
+    let mut file = super::memfd::create(c"flotilla-reexec", 0).map_err(|e| {
+        err(
+            "memfd_create",
+            Errno::from_raw(e.raw_os_error().unwrap_or(0)),
+        )
+    })?;
     file.write_all(snapshot)
         .and_then(|()| file.seek(SeekFrom::Start(0)).map(drop))
         .map_err(|e| {
