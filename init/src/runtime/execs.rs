@@ -132,8 +132,8 @@ impl<S: Sys> Runtime<S> {
             .and_then(|s| s.run.as_deref())
             .and_then(|r| r.child(pending.full));
         let outcome = match wait {
-            true => pending.watch.wait(context),
-            false => pending.watch.read(exited, context),
+            true => pending.watch.wait(context.as_deref()),
+            false => pending.watch.read(exited, context.as_deref()),
         };
         let PendingExec {
             unit, role, watch, ..

@@ -383,6 +383,7 @@ impl<S: Sys> Runtime<S> {
                 own_identity = false;
             }
         }
+        let context = run.child(privileges == Privileges::Full);
         let res = {
             let [stdin, stdout, stderr] = streams(
                 ctx,
@@ -398,7 +399,7 @@ impl<S: Sys> Runtime<S> {
             if own_identity {
                 req = req.credentials(&creds);
             }
-            if let Some(c) = run.child(privileges == Privileges::Full) {
+            if let Some(c) = &context {
                 req = req.context(c);
             }
             if argv0 {

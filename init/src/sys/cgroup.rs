@@ -55,7 +55,7 @@
 
 use std::ffi::{CStr, CString};
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -82,13 +82,13 @@ pub struct Cgroups {
 
 /// A unit's cgroup.
 ///
-/// Its two paths are C strings shared with the unit's prepared context
-/// (`context.rs`: the directory a child is born in, the file it joins
-/// through), which a running unit keeps: one copy each.
+/// Its directory is a C string shared with the unit's prepared context
+/// (`context.rs`: the directory a child is born in), one copy for both;
+/// the file a child joins through is made from it when a context is
+/// prepared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitCgroup {
     dir: Arc<CStr>,
-    procs: Arc<CStr>,
     /// Made by [`Cgroups::create`] for this run, so never killed.
     fresh: bool,
 }
@@ -205,10 +205,8 @@ impl Cgroups {
     /// The cgroup of unit `name` (not created).
     pub fn unit(&self, name: &str) -> UnitCgroup {
         let dir = self.base.join(cgroup_name(name));
-        let c = |p: &Path| Arc::from(CString::new(p.as_os_str().as_bytes()).unwrap_or_default());
         UnitCgroup {
-            procs: c(&dir.join("cgroup.procs")),
-            dir: c(&dir),
+            dir: Arc::from(CString::new(dir.into_os_string().into_vec()).unwrap_or_default()),
             fresh: false,
         }
     }
@@ -413,9 +411,11 @@ impl UnitCgroup {
         self.fresh
     }
 
-    /// Its `cgroup.procs`, for the child to join, shared.
-    pub(crate) fn procs_path(&self) -> Arc<CStr> {
-        Arc::clone(&self.procs)
+    /// Its `cgroup.procs`, for the child to join.
+    pub(crate) fn procs_path(&self) -> CString {
+        let mut path = self.dir.to_bytes().to_vec();
+        path.extend_from_slice(b"/cgroup.procs");
+        CString::new(path).unwrap_or_default()
     }
 
     /// The processes in it.

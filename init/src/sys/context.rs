@@ -191,6 +191,36 @@ impl ChildContext {
                     .all(|s| matches!(s.op, super::steps::Op::JoinCgroup(_))))
     }
 
+    /// The context of a unit whose context sets nothing, with cgroup
+    /// `cg`: the child joins it, nothing more. Such a context is made for
+    /// each spawn rather than kept for the whole run ([`Self::is_joining`]).
+    pub fn joining(cg: &UnitCgroup) -> ChildContext {
+        let mut b = Builder::default();
+        let cgroup = join(&mut b, cg);
+        let n = b.steps.len();
+        ChildContext {
+            steps: b.steps.into_boxed_slice(),
+            names: b.names.into_boxed_slice(),
+            identity: n,
+            exec: n,
+            scratch: Scratch::new(),
+            notes: Vec::new(),
+            not_applied: Vec::new(),
+            cgroup,
+            detaches: false,
+        }
+    }
+
+    /// Whether this is what [`Self::joining`] makes: nothing that a run
+    /// need keep (a thousand plain units running would keep 300 bytes
+    /// each for it, `docs/performance.md`).
+    pub(crate) fn is_joining(&self) -> bool {
+        matches!(&*self.steps, [s] if matches!(s.op, super::steps::Op::JoinCgroup(_)))
+            && self.notes.is_empty()
+            && self.not_applied.is_empty()
+            && !self.detaches
+    }
+
     /// Whether the child is handed off before its steps, because one of
     /// them may wait on a disk (`dirs.rs`).
     pub(crate) fn detaches(&self) -> bool {
@@ -379,6 +409,18 @@ struct Checked {
     notes: Vec<String>,
 }
 
+/// Adds the step that joins `cg`; returns the directory a child is born
+/// in, which only a cgroup that was never killed is (cgroup.rs says why:
+/// else the child joins it itself).
+fn join(b: &mut Builder, cg: &UnitCgroup) -> Option<Arc<CStr>> {
+    b.push(
+        Op::JoinCgroup(cg.procs_path()),
+        format!("join cgroup {}", cg.dir().display()),
+        OnError::Fail,
+    );
+    cg.fresh().then(|| cg.dir_c())
+}
+
 /// Checks every key of `ctx` against `host`: degrades it as the policy
 /// says (`degrade.rs`), leaves out what the unit allows to be skipped, and
 /// refuses the rest.
@@ -459,19 +501,7 @@ pub fn prepare(
     } = check_keys(&mut ctx, host)?;
     let mut b = Builder::default();
     file_steps(&mut b, &ctx, params, degraded.plain_credentials)?;
-    let mut cgroup = None;
-    if let Some(cg) = params.cgroup {
-        // A child is born only in a cgroup that was never killed
-        // (cgroup.rs says why); else it joins it itself.
-        if cg.fresh() {
-            cgroup = Some(cg.dir_c());
-        }
-        b.push(
-            Op::JoinCgroup(cg.procs_path()),
-            format!("join cgroup {}", cg.dir().display()),
-            OnError::Fail,
-        );
-    }
+    let cgroup = params.cgroup.and_then(|cg| join(&mut b, cg));
     if let Some(adj) = ctx.oom_score_adjust {
         b.push(
             Op::OomScoreAdj(adj.to_string().into_bytes()),

@@ -79,9 +79,8 @@ pub(crate) enum Op {
         dir: CString,
         owner: Option<(libc::uid_t, libc::gid_t)>,
     },
-    /// Writes `0` to this `cgroup.procs`: the child joins its cgroup
-    /// (the path shared with the unit's cgroup).
-    JoinCgroup(std::sync::Arc<CStr>),
+    /// Writes `0` to this `cgroup.procs`: the child joins its cgroup.
+    JoinCgroup(CString),
     /// Writes this text to `/proc/self/oom_score_adj`.
     OomScoreAdj(Vec<u8>),
     /// `setpriority(PRIO_PROCESS, 0, n)`.

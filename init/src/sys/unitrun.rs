@@ -138,9 +138,11 @@ fn is_hierarchy_root(dir: &Path) -> bool {
 #[derive(Debug, Default)]
 pub struct UnitRun {
     cgroup: Option<UnitCgroup>,
-    /// The steps of a process that runs with the unit's context.
+    /// The steps of a process that runs with the unit's context. None with
+    /// a cgroup: the context only joins it, made at each spawn
+    /// ([`ChildContext::joining`]).
     child: Option<Box<ChildContext>>,
-    /// The steps of a `+` command.
+    /// The steps of a `+` command (likewise).
     bare: Bare,
     kill_mode: KillMode,
     notes: Vec<String>,
@@ -162,8 +164,7 @@ enum Bare {
     #[default]
     None,
     /// The same as the unit's own: its context sets nothing a `+` command
-    /// skips (as most units', whose only step is joining their cgroup), so
-    /// one prepared context serves both.
+    /// skips, so one prepared context serves both.
     Child,
     /// Steps of their own.
     Own(Box<ChildContext>),
@@ -205,14 +206,40 @@ thread_local! {
     static USERS: std::cell::RefCell<ipc::Users> = std::cell::RefCell::default();
 }
 
+/// The steps a child of a run takes: kept by the run, or only the join
+/// of its cgroup, made for the spawn.
+#[derive(Debug)]
+pub enum RunContext<'a> {
+    /// Prepared at the start, kept by the run.
+    Kept(&'a ChildContext),
+    /// Made for this spawn.
+    Joining(ChildContext),
+}
+
+impl std::ops::Deref for RunContext<'_> {
+    type Target = ChildContext;
+
+    fn deref(&self) -> &ChildContext {
+        match self {
+            RunContext::Kept(c) => c,
+            RunContext::Joining(c) => c,
+        }
+    }
+}
+
 impl UnitRun {
     /// The steps a child takes: with the unit's whole context, or (`+`)
     /// its cgroup only.
-    pub fn child(&self, full_privileges: bool) -> Option<&ChildContext> {
-        match (full_privileges, &self.bare) {
+    pub fn child(&self, full_privileges: bool) -> Option<RunContext<'_>> {
+        let kept = match (full_privileges, &self.bare) {
             (false, _) | (true, Bare::Child) => self.child.as_deref(),
-            (true, Bare::Own(c)) => Some(c),
+            (true, Bare::Own(c)) => Some(&**c),
             (true, Bare::None) => None,
+        };
+        match (kept, &self.cgroup) {
+            (Some(c), _) => Some(RunContext::Kept(c)),
+            (None, Some(cg)) => Some(RunContext::Joining(ChildContext::joining(cg))),
+            (None, None) => None,
         }
     }
 
@@ -408,7 +435,7 @@ fn fill(
     let bare_needed = run.cgroup.is_some() || child.detaches();
     if child.is_empty() {
         run.left_out.extend(child.not_applied());
-    } else {
+    } else if !child.is_joining() {
         run.child = Some(Box::new(child));
     }
     if !bare_needed {
@@ -429,7 +456,7 @@ fn fill(
         return Ok(());
     }
     let bare = context::prepare(&bare_ctx, &params, host).map_err(|e| e.to_string())?;
-    if !bare.is_empty() {
+    if !bare.is_empty() && !bare.is_joining() {
         run.bare = Bare::Own(Box::new(bare));
     }
     Ok(())
@@ -532,8 +559,9 @@ mod tests {
     fn a_plus_command_shares_the_steps_of_a_context_that_sets_nothing_it_skips() {
         let run = run_of(&context(&[(Key::RuntimeDirectory, "memory-test")]));
         let (own, plus) = (run.child(false), run.child(true));
-        assert!(own.is_some_and(|c| !c.is_empty()));
-        assert!(matches!((own, plus), (Some(a), Some(b)) if std::ptr::eq(a, b)));
+        assert!(own.as_ref().is_some_and(|c| !c.is_empty()));
+        assert!(matches!((&own, &plus),
+            (Some(RunContext::Kept(a)), Some(RunContext::Kept(b))) if std::ptr::eq(*a, *b)));
         assert_eq!(
             run.env(),
             [("RUNTIME_DIRECTORY", "/run/memory-test".to_owned())]
@@ -546,11 +574,8 @@ mod tests {
             (Key::RuntimeDirectory, "memory-test"),
             (Key::NoNewPrivileges, "yes"),
         ]));
-        let own = run
-            .child(false)
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        let plus = run.child(true).map(ToString::to_string).unwrap_or_default();
+        let own = run.child(false).map(|c| c.to_string()).unwrap_or_default();
+        let plus = run.child(true).map(|c| c.to_string()).unwrap_or_default();
         assert!(own.contains("no-new-privileges"), "{own}");
         assert!(!plus.contains("no-new-privileges"), "{plus}");
         assert!(plus.contains("memory-test"), "{plus}");

@@ -119,6 +119,45 @@ fn without_clone_into_cgroup_the_child_joins_by_writing_cgroup_procs() {
 }
 
 #[test]
+fn a_context_that_sets_nothing_is_the_join_made_at_each_spawn() {
+    let _g = process_lock();
+    let (cg, dir, prepared) = unit_cgroup("joining", "plain");
+    // What a unit that sets nothing prepares is what a run makes at each
+    // spawn instead of keeping it (unitrun.rs).
+    assert!(prepared.is_joining());
+    let joining = ChildContext::joining(&cg);
+    assert!(joining.is_joining());
+    assert_eq!(joining.to_string(), prepared.to_string());
+    assert_eq!(joining.cgroup_dir(), prepared.cgroup_dir());
+    assert!(
+        joining.cgroup_dir().is_some(),
+        "a fresh cgroup is born into"
+    );
+    // Born in it, and (without CLONE_INTO_CGROUP) joining it by its own
+    // write.
+    for born in [true, false] {
+        super::set_clone_into_cgroup(born);
+        let pid = sleeper(&ChildContext::joining(&cg), None);
+        let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+        let pids = cg.pids();
+        stop(pid);
+        super::set_clone_into_cgroup(true);
+        assert!(own.contains("/plain"), "{own}");
+        assert_eq!(pids, [pid]);
+    }
+    // A context that sets something is kept whole.
+    let nice = child_context(
+        &ctx(&[("Nice", "5")]),
+        &Params {
+            cgroup: Some(&cg),
+            ..Params::default()
+        },
+    );
+    assert!(!nice.is_joining());
+    cleanup(&cg, &dir);
+}
+
+#[test]
 fn a_killed_cgroup_is_made_again_or_joined_never_born_into() {
     let _g = process_lock();
     let (cgroups, dir) = test_cgroups("rekill");
