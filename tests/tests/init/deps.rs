@@ -791,7 +791,7 @@ fn first_boot_is_decided_at_start() {
         dir.file(
             &format!("units/{name}.service"),
             &format!(
-                "[Unit]\nConditionFirstBoot={want}\nRequires=write-id\n\
+                "[Unit]\nConditionFirstBoot={want}\nRequires=write-id\nAfter=write-id\n\
                  [Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/touch {d}/{name}-ran\n"
             ),
         );
