@@ -283,7 +283,9 @@ impl Graph {
             if !node.provides_targets() {
                 continue;
             }
-            let systemd = !is_yaml_file(&node.origin.file);
+            // A YAML unit's dependencies follow SPEC §4 as written (a
+            // missing target keeps its dependent waiting).
+            let systemd = !node.origin.is_yaml();
             let own = dep_lists(&node.spec)
                 .into_iter()
                 .flat_map(|(kind, targets)| {
@@ -421,12 +423,6 @@ impl Graph {
 
 /// A unit's lists of targets, in the order of its dependencies. The edges
 /// of other units' `before` come after these (see [`Graph::assemble`]).
-/// Whether a unit comes from a YAML file, whose dependencies follow SPEC
-/// §4 as written (a missing target keeps its dependent waiting).
-fn is_yaml_file(file: &str) -> bool {
-    file.ends_with(".yaml") || file.ends_with(".yml")
-}
-
 /// A systemd unit's dependency on a `.mount` that no unit provides counts
 /// as met: its
 /// path is mounted by someone else (the kernel, PID 1, the fstab unit) or

@@ -29,12 +29,7 @@ fn takes_defaults(units: &[(UnitSpec, Origin)], name: &str) -> bool {
     units
         .iter()
         .find(|(s, _)| s.provides.iter().any(|p| p == name))
-        .is_some_and(|(_, o)| o.default_dependencies || is_yaml_file(&o.file))
-}
-
-/// Whether a unit came from a YAML file.
-fn is_yaml_file(file: &str) -> bool {
-    file.ends_with(".yaml") || file.ends_with(".yml")
+        .is_some_and(|(_, o)| o.default_dependencies || o.is_yaml())
 }
 
 /// Orders each `.target` file that has default dependencies after what

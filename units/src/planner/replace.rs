@@ -1,7 +1,9 @@
 //! Replacing the unit set (reload, transient units): a new graph, with each
 //! unit's record carried over by name. Unchanged units keep their
-//! processes; changed ones that are up restart with the new definition;
-//! removed ones that are up stop, as "ghosts" that provide nothing.
+//! processes; changed ones that are up restart with the new definition
+//! (a virtual unit, which runs nothing, takes its new lists without a
+//! restart); removed ones that are up stop, as "ghosts" that provide
+//! nothing.
 
 use super::facts::Action;
 use super::record::{Phase, Record, Status, Unit};
@@ -10,7 +12,7 @@ use super::Planner;
 use crate::diag::Diagnostic;
 use crate::graph::{Graph, Shape, UnitId};
 use crate::protocol::Applied;
-use crate::spec::{Origin, UnitSpec};
+use crate::spec::{Origin, UnitSpec, UnitType};
 use crate::state::UnitState;
 use crate::time::Instant;
 use std::cmp::Reverse;
@@ -151,7 +153,12 @@ impl Planner {
                 } else {
                     applied.changed.push(node.spec.name.clone());
                 }
-                if unit.up() {
+                // A virtual unit (a target) runs nothing to restart: its new
+                // lists apply at once. Restarting it would stop everything
+                // that depends on it for nothing (`systemctl enable` of a
+                // unit adds to `sysinit.target.wants/`, and every service
+                // requires sysinit.target).
+                if unit.up() && node.spec.kind != UnitType::Virtual {
                     unit.spec_changed = true;
                 }
                 rec.attempt = 0;

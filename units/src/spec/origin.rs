@@ -28,6 +28,13 @@ pub struct Origin {
     pub default_dependencies: bool,
 }
 
+impl Origin {
+    /// Whether the unit was read from a YAML file.
+    pub fn is_yaml(&self) -> bool {
+        self.file.ends_with(".yaml") || self.file.ends_with(".yml")
+    }
+}
+
 /// The same file and positions, whatever order the lists were set in.
 impl PartialEq for Origin {
     fn eq(&self, other: &Origin) -> bool {

@@ -62,15 +62,18 @@ fn origin(name: &str) -> Origin {
 
 impl World {
     fn new(units: Vec<UnitSpec>, target: &str, opts: PlannerOptions) -> World {
-        let (g, diags) = Graph::build(
-            units
-                .into_iter()
-                .map(|s| {
-                    let o = origin(&s.name);
-                    (s, o)
-                })
-                .collect(),
-        );
+        let units = units
+            .into_iter()
+            .map(|s| {
+                let o = origin(&s.name);
+                (s, o)
+            })
+            .collect();
+        World::with_origins(units, target, opts)
+    }
+
+    fn with_origins(units: Vec<(UnitSpec, Origin)>, target: &str, opts: PlannerOptions) -> World {
+        let (g, diags) = Graph::build(units);
         assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
         let n = g.len();
         let p = Planner::new(g, target, Instant(0), opts);
@@ -973,6 +976,68 @@ fn reload_keeps_unchanged_restarts_changed_stops_removed() {
             .collect();
     w.p.replace_units(again, true, w.now).unwrap();
     assert!(w.p.graph().unit("gone").is_none());
+}
+
+#[test]
+fn a_changed_target_takes_its_new_lists_without_a_restart() {
+    // `systemctl enable` adds a unit to `sysinit.target.wants/` and
+    // reloads: every service requires sysinit.target, so restarting the
+    // changed target would stop them all (as a console showed on Debian).
+    let file = |name: &str| Origin::at(format!("/lib/systemd/system/{name}"), Pos::new(1, 1));
+    let units = |enabled: bool| {
+        let sysinit = with(spec("sysinit.target", UnitType::Virtual), |s| {
+            if enabled {
+                s.wants = v(&["bootperf.service"]);
+            }
+        });
+        let ssh = with(spec("ssh.service", UnitType::ForegroundSupervised), |s| {
+            s.depends_on = v(&["sysinit.target"]);
+        });
+        let multi = with(spec("multi-user.target", UnitType::Virtual), |s| {
+            s.depends_on = v(&["ssh.service"])
+        });
+        let mut all = vec![
+            (sysinit, file("sysinit.target")),
+            (ssh, file("ssh.service")),
+            (multi, file("multi-user.target")),
+        ];
+        if enabled {
+            let perf = spec("bootperf.service", UnitType::ForegroundSupervised);
+            all.push((perf, file("bootperf.service")));
+        }
+        all
+    };
+    let mut w = World::with_origins(units(false), "multi-user.target", PlannerOptions::default());
+    let ssh_pid = w.p.view(w.id("ssh.service")).unwrap().pid;
+    w.events.clear();
+    let (applied, _map) = w.p.replace_units(units(true), true, w.now).unwrap();
+    w.settle();
+    assert_eq!(applied.added, v(&["bootperf.service"]));
+    assert_eq!(applied.changed, v(&["sysinit.target"]));
+    assert_eq!(w.p.view(w.id("ssh.service")).unwrap().pid, ssh_pid);
+    assert!(
+        !w.events
+            .iter()
+            .any(|e| matches!(e, Event::Signal(..) | Event::State(_, UnitState::Stopping))),
+        "nothing stops: {:?}",
+        w.events
+    );
+    assert_eq!(w.state("sysinit.target"), UnitState::Running);
+    assert_eq!(w.state("multi-user.target"), UnitState::Running);
+    assert_eq!(
+        w.state("bootperf.service"),
+        UnitState::Running,
+        "the new want starts"
+    );
+    // Taken out again, the unit it no longer wants stops; still nothing else.
+    w.events.clear();
+    w.p.replace_units(units(false), true, w.now).unwrap();
+    w.settle();
+    assert!(w
+        .events
+        .contains(&Event::Signal("bootperf.service".into(), 15)));
+    assert_eq!(w.p.view(w.id("ssh.service")).unwrap().pid, ssh_pid);
+    assert_eq!(w.state("sysinit.target"), UnitState::Running);
 }
 
 #[test]
