@@ -840,8 +840,11 @@ fn a_dbus_service_is_ready_when_it_takes_its_name() {
     let _busd = busd_on(&dir, Some(&bus.socket));
     on_the_bus(&bus.socket);
     init.ctl(&["start", "--no-block", "late.service"]).expect(0);
-    let st = init.wait_state("late.service", UnitState::Starting);
-    assert!(st.pid.is_some(), "{st:?}");
+    // Its process is known once it has exec'd (docs/performance.md, "How
+    // a unit's process starts"), which may come after the state.
+    init.wait_unit("late.service", "starting with its process", |u| {
+        u.state == UnitState::Starting && u.pid.is_some()
+    });
     std::fs::write(&fifo, "go\n").expect("write the FIFO");
     let st = init.wait_state("late.service", UnitState::Running);
     assert_eq!(st.status, "ready (its D-Bus name is taken)");
@@ -1131,8 +1134,9 @@ fn systemctl_kill_signals_the_units_processes() {
         "units/hup.service",
         &format!(
             "[Service]\nExecStart=/bin/sh -c '\
-             sh -c \"trap \\\\\"echo hup >> {child}\\\\\" HUP; while :; do sleep 1 & wait; done\" & \
-             trap \"echo hup >> {main}\" HUP; while :; do sleep 1 & wait; done'\n",
+             sh -c \"trap \\\\\"echo hup >> {child}\\\\\" HUP; : > {child}.ready; \
+             while :; do sleep 1 & wait; done\" & \
+             trap \"echo hup >> {main}\" HUP; : > {main}.ready; while :; do sleep 1 & wait; done'\n",
             child = child_log.display(),
             main = main_log.display()
         ),
@@ -1148,6 +1152,13 @@ fn systemctl_kill_signals_the_units_processes() {
             .unwrap_or(0)
     };
 
+    // Running once exec'd: a HUP before a shell's trap would end it.
+    wait_for(WAIT, "both processes' traps", || {
+        [&main_log, &child_log]
+            .iter()
+            .all(|l| l.with_extension("hup.ready").exists())
+            .then_some(())
+    });
     systemctl(&bus, &["kill", "-s", "HUP", "hup.service"]).expect(0);
     wait_for(WAIT, "both processes' HUP", || {
         (count(&main_log) == 1 && count(&child_log) == 1).then_some(())
