@@ -1,8 +1,9 @@
 //! System tests of the local init, part 4: when a target switch is over
 //! (`set-target --wait` waits for the units outside the new set to stop,
 //! as `systemctl isolate` waits for its stop jobs) and `transient-patch`
-//! (some units of a transient set changed, the rest left running), through
-//! the real `init` and `initctl` binaries.
+//! (some units of a transient set changed, the rest left running), a
+//! reload that changes a running target, through the real `init` and
+//! `initctl` binaries.
 
 use flotilla_tests::init::{run_child, TestDir};
 use flotilla_tests::{procs, wait_for, WAIT};
@@ -192,4 +193,50 @@ fn transient_patch_changes_only_the_units_it_names() {
     let s = init.status();
     assert_eq!(pid(&s, "a"), a0, "nothing changed");
     assert_eq!(pid(&s, "b"), Some(b), "nothing changed");
+}
+
+/// `initctl enable` of a unit wanted by `sysinit.target` (a link in its
+/// `.wants/`, then a reload, as `systemctl enable` does): the target takes
+/// the new unit without a restart, so the services that require it go on
+/// with the same PID (a Debian guest's every service requires
+/// sysinit.target, and all of them were stopped and started again).
+#[test]
+fn enabling_a_unit_under_a_running_target_restarts_nothing() {
+    let dir = TestDir::new();
+    dir.file(
+        "units/sysinit.target",
+        "[Unit]\nDescription=System Initialization\n",
+    );
+    dir.file(
+        "units/web.service",
+        "[Unit]\nRequires=sysinit.target\nAfter=sysinit.target\n\
+         [Service]\nExecStart=/bin/sleep 600\n",
+    );
+    dir.file(
+        "units/extra.service",
+        "[Service]\nExecStart=/bin/sleep 600\n[Install]\nWantedBy=sysinit.target\n",
+    );
+    virtual_unit(&dir, "default", "depends-on: [web.service]\n");
+    let init = dir.start("default");
+    init.wait_state("web.service", UnitState::Running);
+    let pid = init.pid_of("web.service");
+    let out = init.ctl(&["enable", "extra.service"]);
+    out.expect(0);
+    assert!(out.stderr.contains("sysinit.target.wants"), "{out:?}");
+    init.wait_state("extra.service", UnitState::Running);
+    assert_eq!(init.pid_of("web.service"), pid, "web went on");
+    assert_eq!(init.unit("sysinit.target").state, UnitState::Running);
+    assert_eq!(init.unit("default").state, UnitState::Running);
+    assert!(
+        !init.output().contains("stopping web.service"),
+        "{}",
+        init.output()
+    );
+    // Disabled again: the unit the target no longer wants stops; web
+    // still goes on.
+    init.ctl(&["disable", "extra.service"]).expect(0);
+    init.wait_unit("extra.service", "extra to stop", |u| {
+        u.state != UnitState::Running
+    });
+    assert_eq!(init.pid_of("web.service"), pid);
 }
