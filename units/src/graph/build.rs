@@ -283,8 +283,9 @@ impl Graph {
             if !node.provides_targets() {
                 continue;
             }
-            // A YAML unit's dependencies follow SPEC §4 as written (a
-            // missing target keeps its dependent waiting).
+            // A YAML unit's dependencies follow the contract's section 4
+            // as written (docs/contract.md: a missing target keeps its
+            // dependent waiting).
             let systemd = !node.origin.is_yaml();
             let own = dep_lists(&node.spec)
                 .into_iter()
