@@ -126,14 +126,18 @@ impl<S: Sys> Runtime<S> {
         exited: Option<&ExitStatus>,
         wait: bool,
     ) -> bool {
-        let context = self
-            .slots
-            .get(pending.unit)
-            .and_then(|s| s.run.as_deref())
-            .and_then(|r| r.child(pending.full));
+        // The unit's context, asked for only to name a failed step or to
+        // count skipped ones: a plain unit's is made for the asking.
+        let (slots, unit, full) = (&self.slots, pending.unit, pending.full);
+        let context = || {
+            slots
+                .get(unit)
+                .and_then(|s| s.run.as_deref())
+                .and_then(|r| r.child(full))
+        };
         let outcome = match wait {
-            true => pending.watch.wait(context.as_deref()),
-            false => pending.watch.read(exited, context.as_deref()),
+            true => pending.watch.wait(context),
+            false => pending.watch.read(exited, context),
         };
         let PendingExec {
             unit, role, watch, ..
@@ -145,8 +149,10 @@ impl<S: Sys> Runtime<S> {
                 return true;
             }
             ExecOutcome::Execed { denied } => {
-                if let Some(c) = context.filter(|_| denied != 0) {
-                    c.add_denied(denied);
+                if denied != 0 {
+                    if let Some(c) = context() {
+                        c.add_denied(denied);
+                    }
                 }
                 self.fact(Fact::Spawned { unit, role, pid });
                 self.untold.push(unit);

@@ -198,16 +198,30 @@ impl ChildContext {
         let mut b = Builder::default();
         let cgroup = join(&mut b, cg);
         let n = b.steps.len();
+        ChildContext::built(b, (n, n), Vec::new(), Vec::new(), cgroup)
+    }
+
+    /// The context of the steps `b` built: `identity` and `exec` where
+    /// the steps after the identity change and right before `execve`
+    /// begin.
+    fn built(
+        b: Builder,
+        (identity, exec): (usize, usize),
+        notes: Vec<String>,
+        not_applied: Vec<NotApplied>,
+        cgroup: Option<Arc<CStr>>,
+    ) -> ChildContext {
+        let detaches = b.steps.iter().any(|s| s.op.may_wait_on_disk());
         ChildContext {
             steps: b.steps.into_boxed_slice(),
             names: b.names.into_boxed_slice(),
-            identity: n,
-            exec: n,
+            identity,
+            exec,
             scratch: Scratch::new(),
-            notes: Vec::new(),
-            not_applied: Vec::new(),
+            notes,
+            not_applied,
             cgroup,
-            detaches: false,
+            detaches,
         }
     }
 
@@ -674,18 +688,13 @@ pub fn prepare(
     for p in programs.map(|p| p.0).unwrap_or_default() {
         b.push(Op::Seccomp(p), "install the seccomp filter (SystemCallFilter= and the keys that restrict system calls)".into(), OnError::Fail);
     }
-    let detaches = b.steps.iter().any(|s| s.op.may_wait_on_disk());
-    Ok(ChildContext {
-        steps: b.steps.into_boxed_slice(),
-        names: b.names.into_boxed_slice(),
-        identity,
-        exec,
-        scratch: Scratch::new(),
+    Ok(ChildContext::built(
+        b,
+        (identity, exec),
         notes,
-        not_applied: degraded.not_applied,
+        degraded.not_applied,
         cgroup,
-        detaches,
-    })
+    ))
 }
 
 /// The file an output goes to and how it is opened, if it is a file.

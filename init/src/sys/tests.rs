@@ -29,6 +29,12 @@ use crate::outpipe::{Drained, OutPipe, Stream};
 
 static PROCESSES: Mutex<()> = Mutex::new(());
 
+/// No context to name a failed step with (an `ExecWatch` of a spawn
+/// without one).
+fn no_context() -> Option<&'static super::context::ChildContext> {
+    None
+}
+
 /// Serialises the tests that start and reap processes.
 pub(crate) fn process_lock() -> MutexGuard<'static, ()> {
     PROCESSES
@@ -720,7 +726,7 @@ fn check_child_has_only_stdio(creds: Option<&Credentials>, leaky: bool, forked: 
         true => {
             let (pid, watch) = sys.spawn_started(&req).unwrap();
             let mut watch = watch.expect("a plain spawn is forked");
-            let outcome = watch.wait(None);
+            let outcome = watch.wait(no_context);
             assert!(
                 matches!(outcome, ExecOutcome::Execed { denied: 0 }),
                 "{outcome:?}"
@@ -1172,7 +1178,7 @@ fn a_started_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
         // Exec'd: read on the pipe, then after the reap.
         let truth = args(&["/bin/true"]);
         let (pid, mut watch) = started(SpawnRequest::new(&truth, &env));
-        let outcome = watch.wait(None);
+        let outcome = watch.wait(no_context);
         assert!(
             matches!(outcome, ExecOutcome::Execed { denied: 0 }),
             "{outcome:?}"
@@ -1180,7 +1186,7 @@ fn a_started_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
         assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
         let (pid, mut watch) = started(SpawnRequest::new(&truth, &env));
         let status = wait_for(&sys, pid);
-        let outcome = watch.read(Some(&status), None);
+        let outcome = watch.read(Some(&status), no_context);
         assert!(
             matches!(outcome, ExecOutcome::Execed { denied: 0 }),
             "{outcome:?}"
@@ -1196,7 +1202,7 @@ fn a_started_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
             "/bin/true: chdir /flotilla/no/such/dir: no such file or directory"
         );
         let (_, mut watch) = started(SpawnRequest::new(&truth, &env).cwd(dir));
-        expect_failed(watch.wait(None), &expected);
+        expect_failed(watch.wait(no_context), &expected);
         assert_eq!(sys.wait_any().unwrap(), None);
 
         // execve itself, read on the pipe and after the reap.
@@ -1218,12 +1224,12 @@ fn a_started_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
             }
         );
         let (_, mut watch) = started(SpawnRequest::new(&garbage, &env));
-        expect_failed(watch.wait(None), &expected);
+        expect_failed(watch.wait(no_context), &expected);
         assert_eq!(sys.wait_any().unwrap(), None);
         let (pid, mut watch) = started(SpawnRequest::new(&garbage, &env));
         let status = wait_for(&sys, pid);
         assert_eq!(status, ExitStatus::Exited(127));
-        expect_failed(watch.read(Some(&status), None), &expected);
+        expect_failed(watch.read(Some(&status), no_context), &expected);
         assert_eq!(sys.wait_any().unwrap(), None);
     }
 }
@@ -1250,7 +1256,7 @@ fn a_forked_child_gets_its_handed_descriptors() {
     let (pid, watch) = sys.spawn_started(&req).unwrap();
     handed.close_writer();
     out.close_writer();
-    let outcome = watch.expect("started").wait(None);
+    let outcome = watch.expect("started").wait(no_context);
     assert!(matches!(outcome, ExecOutcome::Execed { .. }), "{outcome:?}");
     assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
     let read_all = |pipe: &mut OutPipe| {
@@ -1289,7 +1295,7 @@ fn a_forked_child_gets_its_streams() {
     out.close_writer();
     err.close_writer();
     assert_slots_hold_null();
-    let outcome = watch.expect("forked").wait(None);
+    let outcome = watch.expect("forked").wait(no_context);
     assert!(matches!(outcome, ExecOutcome::Execed { .. }), "{outcome:?}");
     assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
     let read_all = |pipe: &mut OutPipe| {

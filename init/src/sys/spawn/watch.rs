@@ -13,6 +13,7 @@
 //! the errno).
 
 use std::ffi::c_int;
+use std::ops::Deref;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
@@ -90,11 +91,13 @@ impl ExecWatch {
 
     /// Reads what the child has written. `exited`: the child has been
     /// reaped with this status (its write end is closed, so the report is
-    /// whole). `context`: the request's, to name a failed step of it.
-    pub fn read(
+    /// whole). `context`: gives the request's, to name a failed step of
+    /// it; asked only then (a unit's context may be made for the asking,
+    /// `unitrun.rs`).
+    pub fn read<C: Deref<Target = ChildContext>>(
         &mut self,
         exited: Option<&ExitStatus>,
-        context: Option<&ChildContext>,
+        context: impl FnOnce() -> Option<C>,
     ) -> ExecOutcome {
         if !self.drain() && exited.is_none() {
             return ExecOutcome::Pending;
@@ -104,7 +107,10 @@ impl ExecWatch {
 
     /// Waits until the report has ended (for a re-exec, which must not
     /// leave a child of unknown fate behind).
-    pub fn wait(&mut self, context: Option<&ChildContext>) -> ExecOutcome {
+    pub fn wait<C: Deref<Target = ChildContext>>(
+        &mut self,
+        context: impl FnOnce() -> Option<C>,
+    ) -> ExecOutcome {
         self.wait_end();
         self.outcome(None, context)
     }
@@ -162,7 +168,11 @@ impl ExecWatch {
     }
 
     /// The ended report's meaning.
-    fn outcome(&self, exited: Option<&ExitStatus>, context: Option<&ChildContext>) -> ExecOutcome {
+    fn outcome<C: Deref<Target = ChildContext>>(
+        &self,
+        exited: Option<&ExitStatus>,
+        context: impl FnOnce() -> Option<C>,
+    ) -> ExecOutcome {
         let mut rest = self.got.get(..self.len).unwrap_or_default();
         let mut denied = None;
         let mut failure = None;
@@ -198,7 +208,12 @@ impl ExecWatch {
                 None => Failure::Child(Step::Report, Errno::ECHILD),
             },
         };
-        ExecOutcome::Failed(failure.into_error(&self.program, self.cwd.as_deref(), context))
+        let context = context();
+        ExecOutcome::Failed(failure.into_error(
+            &self.program,
+            self.cwd.as_deref(),
+            context.as_deref(),
+        ))
     }
 
     /// Reaps the child, which has ended its report by failing: it is at
