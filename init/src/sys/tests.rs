@@ -678,10 +678,18 @@ fn fd_target(pid: &str, fd: RawFd) -> String {
 /// close).
 fn exec_fds(pid: Pid) -> Vec<RawFd> {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default() != "sleep\n" {
+    // Once `sleep` sleeps (in nanosleep or clock_nanosleep): right after
+    // its exec, its dynamic loader and its locale have a file of their own
+    // open for a moment, which is not one the spawn let through.
+    let sleeping = || {
+        let syscall = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default() == "sleep\n"
+            && matches!(syscall.split(' ').next(), Some("35" | "230"))
+    };
+    while !sleeping() {
         assert!(
             std::time::Instant::now() < deadline,
-            "{pid} never exec'd sleep"
+            "{pid} never exec'd sleep and slept"
         );
         std::thread::sleep(Duration::from_millis(2));
     }
