@@ -1,7 +1,7 @@
 //! Boots Debian 13 (trixie: systemd 257, a merged `/usr`, Debian's cloud
 //! kernel 6.12) with flotilla as PID 1 and the same disk with systemd, as
-//! `debian_boot.rs` does Debian 12: the image of `contrib/debian/build
-//! --suite trixie` (mmdebstrap from Debian's archive, flotilla put in by
+//! `main.rs` does Debian 12 (in the same test binary, so both run at
+//! once): the image of `contrib/debian/build --suite trixie` (mmdebstrap from Debian's archive, flotilla put in by
 //! its package, a GPT disk whose root partition the kernel finds by
 //! `root=PARTUUID=`), booted by `contrib/debian/run` in software-emulated
 //! qemu. Four boots of one disk, the inits alternately: flotilla (the
@@ -29,14 +29,11 @@
 //! says), PID 1's RSS once the target is reached; medians of the two
 //! boots of each init.
 
-mod debian_support;
-mod pid1_support;
-
-use debian_support::{
+use crate::debian_support::{
     assert_clean_poweroff, boot_to_login, build_image, machine, median, reached_ms, rss_kib,
     ssh_each, Init, Machine, Timing, Vm,
 };
-use pid1_support::report;
+use crate::pid1_support::report;
 
 /// What one boot measured.
 struct Sample {

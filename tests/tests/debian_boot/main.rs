@@ -51,9 +51,18 @@
 //! and `critical-chain` and systemd-analyze's view. scripts/test installs
 //! qemu, mmdebstrap, openssh-client, e2fsprogs and the musl target; the
 //! image is cached under the target directory (target/debian).
+//!
+//! Debian 13's test (`trixie.rs`) is in this binary, so that the two run
+//! at once: each boot keeps one core busy (qemu's one emulated CPU), and
+//! the machine has two.
 
+#[path = "../debian_support/mod.rs"]
 mod debian_support;
+#[path = "../pid1_support/mod.rs"]
 mod pid1_support;
+// Debian 13's boot, run beside this one: each boot is one emulated CPU,
+// qemu's, and the machine has two.
+mod trixie;
 
 use debian_support::{
     assert_clean_poweroff, blame_ms, boot_to_login, build_image, host, machine, median, reached_ms,
