@@ -13,7 +13,8 @@
 //!
 //! [`Host::probe`] looks once at what this kernel and this init can do:
 //! seccomp, the new mount API, namespaces, ambient capabilities, whether
-//! the init holds `CAP_SYS_ADMIN`. [`prepare`] checks every key against it:
+//! the init holds `CAP_SYS_ADMIN`. [`prepare`] checks every key against it
+//! (`context/check.rs`; the steps that make files are `context/files.rs`):
 //! a key that cannot be honoured is an error that names it
 //! ([`ContextError`]), unless the unit lists it in `X-SkipUnsupported=`
 //! (YAML `skip-unsupported`), in which case the key is left out and a note
@@ -38,16 +39,20 @@ use std::path::Path;
 use std::sync::Arc;
 
 use flotilla_units::context::caps::{cap, CapSet};
-use flotilla_units::context::policy::SandboxPolicy;
-use flotilla_units::context::process::Output;
-use flotilla_units::context::syscalls::arches_native_only;
 use flotilla_units::context::{Key, ServiceContext};
 use flotilla_units::protocol::NotApplied;
+
+mod check;
+mod files;
+
+pub use check::predict;
+use check::{check_keys, Checked};
+use files::file_steps;
 
 use super::cgroup::UnitCgroup;
 pub use super::degrade::set_default_policy;
 pub use super::host::Host;
-use super::mount_steps::{cpath, mount_steps};
+use super::mount_steps::mount_steps;
 use super::sandbox;
 use super::seccomp;
 use super::steps::{Builder, OnError, Op, Scratch, Step};
@@ -284,145 +289,6 @@ impl ChildContext {
     }
 }
 
-/// The keys that need a private mount namespace.
-const MOUNT_KEYS: [Key; 17] = [
-    Key::PrivateTmp,
-    Key::PrivateDevices,
-    Key::ProtectSystem,
-    Key::ProtectHome,
-    Key::ReadWritePaths,
-    Key::ReadOnlyPaths,
-    Key::InaccessiblePaths,
-    Key::NoExecPaths,
-    Key::ExecPaths,
-    Key::ProtectKernelTunables,
-    Key::ProtectKernelModules,
-    Key::ProtectKernelLogs,
-    Key::ProtectControlGroups,
-    Key::ProtectHostname,
-    Key::PrivateMounts,
-    Key::ProtectProc,
-    Key::ProcSubset,
-];
-
-/// The keys that install a seccomp filter.
-const SECCOMP_KEYS: [Key; 13] = [
-    Key::SystemCallFilter,
-    Key::SystemCallArchitectures,
-    Key::RestrictAddressFamilies,
-    Key::RestrictNamespaces,
-    Key::RestrictSuidSgid,
-    Key::LockPersonality,
-    Key::MemoryDenyWriteExecute,
-    Key::ProtectClock,
-    Key::ProtectKernelModules,
-    Key::ProtectKernelLogs,
-    Key::ProtectHostname,
-    Key::PrivateDevices,
-    Key::RestrictRealtime,
-];
-
-/// Whether `key` is set to something other than its default.
-fn is_set(ctx: &ServiceContext, key: Key) -> bool {
-    let mut bare = ctx.clone();
-    reset(&mut bare, key);
-    bare != *ctx
-}
-
-/// `key` back to its default (for a key left out).
-fn reset(ctx: &mut ServiceContext, key: Key) {
-    match key {
-        Key::CapabilityBoundingSet => ctx.sandbox.capability_bounding_set = None,
-        Key::AmbientCapabilities => ctx.sandbox.ambient_capabilities = None,
-        // Every other key's empty value is its default.
-        k => {
-            let _ = ctx.set(k, "");
-        }
-    }
-}
-
-/// Why `key`, which is set, cannot be honoured here, if it cannot.
-fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
-    let sb = &ctx.sandbox;
-    if MOUNT_KEYS.contains(&key) {
-        if !host.mount_ns {
-            return Some("needs a private mount namespace, which this kernel lacks".into());
-        }
-        if !host.mount_api {
-            return Some("needs the mount API of Linux 5.12 (open_tree, mount_setattr), which this kernel lacks".into());
-        }
-        if !host.sys_admin {
-            return Some("needs a private mount namespace, which needs CAP_SYS_ADMIN (the init does not hold it)".into());
-        }
-    }
-    if SECCOMP_KEYS.contains(&key) {
-        if !cfg!(target_arch = "x86_64") {
-            return Some("needs a seccomp filter, which flotilla builds for x86_64 only".into());
-        }
-        if !host.seccomp {
-            return Some("needs seccomp filters, which this kernel lacks".into());
-        }
-    }
-    match key {
-        Key::SystemCallArchitectures => arches_native_only(&sb.system_call_architectures).err(),
-        Key::PrivateNetwork if !host.net_ns => {
-            Some("needs a network namespace, which this kernel lacks".into())
-        }
-        Key::PrivateNetwork if !host.sys_admin => Some(
-            "needs a network namespace, which needs CAP_SYS_ADMIN (the init does not hold it)"
-                .into(),
-        ),
-        Key::PrivateUsers if !host.user_ns => {
-            Some("needs user namespaces, which this kernel lacks or has turned off (user.max_user_namespaces)".into())
-        }
-        Key::PrivateUsers if !host.setid => Some(
-            "needs CAP_SETUID and CAP_SETGID to map the unit's IDs (the init does not hold them)"
-                .into(),
-        ),
-        Key::ProtectHostname if !host.uts_ns => {
-            Some("needs a UTS namespace, which this kernel lacks".into())
-        }
-        Key::ProtectHostname if !host.sys_admin => Some(
-            "needs a UTS namespace, which needs CAP_SYS_ADMIN (the init does not hold it)".into(),
-        ),
-        Key::Nice if !host.sys_nice && ctx.nice.is_some_and(|n| n < 0) => Some(
-            "needs CAP_SYS_NICE to lower the nice level below 0, which the init does not hold"
-                .into(),
-        ),
-        Key::AmbientCapabilities if !host.ambient => {
-            Some("needs ambient capabilities (Linux 4.3), which this kernel lacks".into())
-        }
-        Key::Limit(r) if !host.sys_resource => {
-            let want = ctx.limits.get(&r).map_or(0, |v| v.hard);
-            let have = super::degrade::hard_limit(r.number());
-            (want > have).then(|| {
-                format!("needs CAP_SYS_RESOURCE to raise the hard limit above the init's ({have}), which the init does not hold")
-            })
-        }
-        Key::OomScoreAdjust if !host.sys_resource && ctx.oom_score_adjust.is_some_and(|a| a < 0) => {
-            Some("needs CAP_SYS_RESOURCE to lower the OOM score below 0, which the init does not hold".into())
-        }
-        Key::LoadCredential | Key::SetCredential if !host.mount_api => Some(
-            "needs the mount API of Linux 5.12 (fsmount, move_mount), which this kernel lacks"
-                .into(),
-        ),
-        Key::LoadCredential | Key::SetCredential if !host.sys_admin => Some(
-            "needs CAP_SYS_ADMIN to mount the credentials (the init does not hold it)".into(),
-        ),
-        Key::CapabilityBoundingSet if !host.setpcap => {
-            Some("needs CAP_SETPCAP to drop capabilities (the init does not hold it)".into())
-        }
-        _ => None,
-    }
-}
-
-/// What [`check_keys`] found.
-struct Checked {
-    strict: bool,
-    degraded: super::degrade::Degraded,
-    notes: Vec<String>,
-}
-
 /// Adds the step that joins `cg`; returns the directory a child is born
 /// in, which only a cgroup that was never killed is (cgroup.rs says why:
 /// else the child joins it itself).
@@ -433,70 +299,6 @@ fn join(b: &mut Builder, cg: &UnitCgroup) -> Option<Arc<CStr>> {
         OnError::Fail,
     );
     cg.fresh().then(|| cg.dir_c())
-}
-
-/// Checks every key of `ctx` against `host`: degrades it as the policy
-/// says (`degrade.rs`), leaves out what the unit allows to be skipped, and
-/// refuses the rest.
-fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checked, ContextError> {
-    let mut notes = Vec::new();
-    let strict = super::degrade::policy(ctx) == SandboxPolicy::Strict;
-    // Most units set no context key: nothing to degrade or refuse. The
-    // per-key test below copies the context once per key, which a start of
-    // such a unit need not pay.
-    if *ctx == ServiceContext::default() {
-        return Ok(Checked {
-            strict,
-            degraded: super::degrade::Degraded::default(),
-            notes,
-        });
-    }
-    let degraded = if strict {
-        super::degrade::Degraded::default()
-    } else {
-        super::degrade::degrade(ctx, host, is_set)
-    };
-    for key in Key::all() {
-        if !is_set(ctx, key) {
-            continue;
-        }
-        let left_out = (degraded.no_mount_ns && MOUNT_KEYS.contains(&key))
-            || (degraded.no_uts_ns && key == Key::ProtectHostname)
-            || (degraded.plain_credentials
-                && matches!(key, Key::LoadCredential | Key::SetCredential));
-        if let Some(why) = unsupported(ctx, key, host).filter(|_| !left_out) {
-            if !ctx.may_skip(key) {
-                return Err(ContextError {
-                    key: Some(key),
-                    message: if strict {
-                        format!("{why} (sandbox: strict)")
-                    } else {
-                        why
-                    },
-                });
-            }
-            notes.push(format!("{key} skipped: {why}"));
-            reset(ctx, key);
-        }
-    }
-    Ok(Checked {
-        strict,
-        degraded,
-        notes,
-    })
-}
-
-/// What a start of `ctx` would not apply on this machine, or why it would
-/// fail, said in advance (`init --check`).
-pub fn predict(ctx: &ServiceContext, host: &Host) -> Result<Vec<NotApplied>, ContextError> {
-    let mut ctx = ctx.clone();
-    let c = check_keys(&mut ctx, host)?;
-    let mut all = c.degraded.not_applied;
-    all.extend(c.notes.into_iter().map(|n| NotApplied {
-        setting: n.split('=').next().unwrap_or("").to_owned(),
-        reason: n,
-    }));
-    Ok(all)
 }
 
 /// Prepares `ctx` for a spawn: checks every key against `host`, leaves out
@@ -695,108 +497,6 @@ pub fn prepare(
         degraded.not_applied,
         cgroup,
     ))
-}
-
-/// The file an output goes to and how it is opened, if it is a file.
-fn output_file(o: Option<&Output>) -> Option<(&Path, c_int)> {
-    match o {
-        Some(Output::File(p)) => Some((p, 0)),
-        Some(Output::Append(p)) => Some((p, libc::O_APPEND)),
-        Some(Output::Truncate(p)) => Some((p, libc::O_TRUNC)),
-        _ => None,
-    }
-}
-
-/// The first steps: the unit's directories, then its output files, made
-/// by its own process while it still has the init's privileges and sees
-/// the host's mounts (`dirs.rs`).
-fn file_steps(
-    b: &mut Builder,
-    ctx: &ServiceContext,
-    params: &Params<'_>,
-    plain_credentials: bool,
-) -> Result<(), ContextError> {
-    let fail = |key: Key, message: String| ContextError {
-        key: Some(key),
-        message,
-    };
-    for (kind, path, mode) in ctx.directories.paths() {
-        let key = kind.key();
-        let mut parents = Vec::new();
-        let mut at = path.parent();
-        while let Some(p) = at.filter(|p| *p != Path::new("/")) {
-            parents.push(cpath(p).map_err(|e| fail(key, e))?);
-            at = p.parent();
-        }
-        parents.reverse();
-        let owner = params.owner.filter(|_| kind.owned_and_writable());
-        b.push(
-            Op::MakeDir {
-                parents,
-                path: cpath(&path).map_err(|e| fail(key, e))?,
-                mode,
-                owner,
-                status: super::dirs::exit_status(kind),
-            },
-            format!("{key} make {}", path.display()),
-            OnError::Fail,
-        );
-    }
-    if !ctx.credentials.is_empty() {
-        let key = ctx.credentials.key();
-        let dir = params.credentials.ok_or_else(|| {
-            fail(
-                key,
-                "the init gave no credentials directory for this unit".into(),
-            )
-        })?;
-        let first = b.steps.len();
-        let ops = super::credentials::ops(
-            &ctx.credentials,
-            dir,
-            params.owner,
-            first,
-            plain_credentials,
-        )
-        .map_err(|(k, m)| fail(k, m))?;
-        for (op, name) in ops {
-            b.push(op, name, OnError::Fail);
-        }
-    }
-    // Standard error goes where standard output goes unless it says
-    // otherwise (as the executor decides for pipes and the console).
-    let out = output_file(ctx.standard_output.as_ref());
-    let err_follows = matches!(ctx.standard_error, None | Some(Output::Inherit));
-    let err = if err_follows {
-        None
-    } else {
-        output_file(ctx.standard_error.as_ref())
-    };
-    let outputs = [
-        (out, true, err_follows && out.is_some(), Key::StandardOutput),
-        (err, false, true, Key::StandardError),
-    ];
-    // Standard input, and the outputs that follow it (`terminal.rs`).
-    let stdio = super::terminal::stdio_ops(ctx).map_err(|(key, m)| fail(key, m))?;
-    for (target, stdout, stderr, key) in outputs {
-        let Some((path, flags)) = target else {
-            continue;
-        };
-        b.push(
-            Op::OpenOutput {
-                path: cpath(path).map_err(|e| fail(key, e))?,
-                flags,
-                stdout,
-                stderr,
-            },
-            format!("{key} open {}", path.display()),
-            OnError::Fail,
-        );
-    }
-    for (op, name) in stdio {
-        b.push(op, name, OnError::Fail);
-    }
-    Ok(())
 }
 
 impl fmt::Display for ChildContext {

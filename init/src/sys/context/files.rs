@@ -1,0 +1,116 @@
+//! A context's first steps: the unit's directories, its credentials, its
+//! output files and its standard input, made or opened by the unit's own
+//! process before anything else (`dirs.rs`, `credentials.rs`,
+//! `terminal.rs`).
+
+use std::ffi::c_int;
+use std::path::Path;
+
+use flotilla_units::context::process::Output;
+use flotilla_units::context::{Key, ServiceContext};
+
+use super::{ContextError, Params};
+use crate::sys::mount_steps::cpath;
+use crate::sys::steps::{Builder, OnError, Op};
+
+/// The file an output goes to and how it is opened, if it is a file.
+fn output_file(o: Option<&Output>) -> Option<(&Path, c_int)> {
+    match o {
+        Some(Output::File(p)) => Some((p, 0)),
+        Some(Output::Append(p)) => Some((p, libc::O_APPEND)),
+        Some(Output::Truncate(p)) => Some((p, libc::O_TRUNC)),
+        _ => None,
+    }
+}
+
+/// The first steps: the unit's directories, then its output files, made
+/// by its own process while it still has the init's privileges and sees
+/// the host's mounts (`dirs.rs`).
+pub(super) fn file_steps(
+    b: &mut Builder,
+    ctx: &ServiceContext,
+    params: &Params<'_>,
+    plain_credentials: bool,
+) -> Result<(), ContextError> {
+    let fail = |key: Key, message: String| ContextError {
+        key: Some(key),
+        message,
+    };
+    for (kind, path, mode) in ctx.directories.paths() {
+        let key = kind.key();
+        let mut parents = Vec::new();
+        let mut at = path.parent();
+        while let Some(p) = at.filter(|p| *p != Path::new("/")) {
+            parents.push(cpath(p).map_err(|e| fail(key, e))?);
+            at = p.parent();
+        }
+        parents.reverse();
+        let owner = params.owner.filter(|_| kind.owned_and_writable());
+        b.push(
+            Op::MakeDir {
+                parents,
+                path: cpath(&path).map_err(|e| fail(key, e))?,
+                mode,
+                owner,
+                status: crate::sys::dirs::exit_status(kind),
+            },
+            format!("{key} make {}", path.display()),
+            OnError::Fail,
+        );
+    }
+    if !ctx.credentials.is_empty() {
+        let key = ctx.credentials.key();
+        let dir = params.credentials.ok_or_else(|| {
+            fail(
+                key,
+                "the init gave no credentials directory for this unit".into(),
+            )
+        })?;
+        let first = b.steps.len();
+        let ops = crate::sys::credentials::ops(
+            &ctx.credentials,
+            dir,
+            params.owner,
+            first,
+            plain_credentials,
+        )
+        .map_err(|(k, m)| fail(k, m))?;
+        for (op, name) in ops {
+            b.push(op, name, OnError::Fail);
+        }
+    }
+    // Standard error goes where standard output goes unless it says
+    // otherwise (as the executor decides for pipes and the console).
+    let out = output_file(ctx.standard_output.as_ref());
+    let err_follows = matches!(ctx.standard_error, None | Some(Output::Inherit));
+    let err = if err_follows {
+        None
+    } else {
+        output_file(ctx.standard_error.as_ref())
+    };
+    let outputs = [
+        (out, true, err_follows && out.is_some(), Key::StandardOutput),
+        (err, false, true, Key::StandardError),
+    ];
+    // Standard input, and the outputs that follow it (`terminal.rs`).
+    let stdio = crate::sys::terminal::stdio_ops(ctx).map_err(|(key, m)| fail(key, m))?;
+    for (target, stdout, stderr, key) in outputs {
+        let Some((path, flags)) = target else {
+            continue;
+        };
+        b.push(
+            Op::OpenOutput {
+                path: cpath(path).map_err(|e| fail(key, e))?,
+                flags,
+                stdout,
+                stderr,
+            },
+            format!("{key} open {}", path.display()),
+            OnError::Fail,
+        );
+    }
+    for (op, name) in stdio {
+        b.push(op, name, OnError::Fail);
+    }
+    Ok(())
+}
