@@ -9,7 +9,7 @@
 
 use crate::escape::{job_path, unit_path};
 use crate::hub::{Event, Hub};
-use crate::model::{settled, Goal};
+use crate::model::{settled_or_gone, Goal};
 use crate::props::MANAGER;
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,24 +77,31 @@ pub async fn follow(hub: Arc<Hub>, mut p: Pending) -> &'static str {
 
 async fn wait(hub: &Hub, p: &mut Pending) -> &'static str {
     let deadline = tokio::time::Instant::now() + JOB_TIMEOUT;
+    // `None` while nothing is known; `Some(None)` once the init said the
+    // unit is not in the set.
     let mut now = if p.fresh {
         None
     } else {
-        hub.status(&p.unit).await.ok().flatten()
+        hub.status(&p.unit).await.ok()
     };
     loop {
-        if let Some(r) = now.as_ref().and_then(|s| settled(p.goal, s)) {
+        if let Some(r) = now
+            .as_ref()
+            .and_then(|s| settled_or_gone(p.goal, s.as_ref()))
+        {
             return r;
         }
         match tokio::time::timeout_at(deadline, p.changes.recv()).await {
             Err(_) => return "timeout",
             Ok(Ok(Event::Changed(s))) => {
                 if s.unit == p.unit {
-                    now = Some(*s);
+                    now = Some(Some(*s));
                 }
             }
+            // Changes may have been missed (the stream was lost while the
+            // init re-executed): the unit as it is now.
             Ok(Ok(Event::Resync)) | Ok(Err(RecvError::Lagged(_))) => {
-                now = hub.status(&p.unit).await.ok().flatten();
+                now = hub.status(&p.unit).await.ok();
             }
             Ok(Err(RecvError::Closed)) => return "canceled",
         }

@@ -264,6 +264,18 @@ pub fn settled(goal: Goal, s: &UnitStatus) -> Option<&'static str> {
     }
 }
 
+/// [`settled`] for a unit that may have left the unit set (`None`): a
+/// transient unit or a scope that was stopped or ended is gone, which
+/// settles a stop (its last change may have come while the bus side was
+/// not following, as when the init re-executes).
+pub fn settled_or_gone(goal: Goal, s: Option<&UnitStatus>) -> Option<&'static str> {
+    match s {
+        Some(s) => settled(goal, s),
+        None if goal == Goal::Down => Some("done"),
+        None => None,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;

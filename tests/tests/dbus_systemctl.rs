@@ -944,6 +944,72 @@ impl Drop for Killed {
     }
 }
 
+/// `systemctl daemon-reexec` (Debian's `systemd` package runs it at an
+/// upgrade) keeps the scopes, as logind's sessions need: after the init
+/// executed itself again each scope still runs with its process, the end
+/// of its last process still ends it (it leaves the unit set), and a stop
+/// over D-Bus still signals it.
+#[test]
+fn a_scope_is_carried_across_a_reexec_of_the_init() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let ends = Killed(debian_tool_spawn(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["--scope", "--unit", "ends", "/bin/sleep", "300"],
+    ));
+    let stopped = Killed(debian_tool_spawn(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["--scope", "--unit", "stopped", "/bin/sleep", "300"],
+    ));
+    let (a, b) = (ends.0.id() as i32, stopped.0.id() as i32);
+    init.wait_state("ends.scope", UnitState::Running);
+    init.wait_state("stopped.scope", UnitState::Running);
+    wait_for(WAIT, "systemd-run to become the commands", || {
+        (procs::cmdline(a) == "/bin/sleep 300" && procs::cmdline(b) == "/bin/sleep 300")
+            .then_some(())
+    });
+    let web = init.pid_of("web");
+
+    // Answered by the new image (the control socket is carried).
+    systemctl(&bus, &["daemon-reexec"]).expect(0);
+    assert_eq!(init.pid_of("web"), web);
+    for (scope, pid) in [("ends.scope", a), ("stopped.scope", b)] {
+        let u = init.unit(scope);
+        assert_eq!((u.state, u.pid), (UnitState::Running, Some(pid)), "{u:?}");
+    }
+
+    // Its last process ends: the new image sees it, and the scope goes.
+    procs::signal(a, libc::SIGTERM);
+    wait_for(WAIT, "the ended scope to leave the unit set", || {
+        init.status()
+            .units
+            .iter()
+            .all(|u| u.unit != "ends.scope")
+            .then_some(())
+    });
+    // Stopped over D-Bus: its process gets SIGTERM, and the scope goes
+    // (the stop's job ends though the bus side may have lost the init's
+    // changes while it re-executed).
+    systemctl(&bus, &["stop", "stopped.scope"]).expect(0);
+    let mut stopped = stopped;
+    let status = stopped.0.wait().expect("wait for the scope's command");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM),
+        "{status:?}"
+    );
+    wait_for(WAIT, "the stopped scope to leave the unit set", || {
+        init.status()
+            .units
+            .iter()
+            .all(|u| u.unit != "stopped.scope")
+            .then_some(())
+    });
+}
+
 /// `systemd-run --scope CMD`, what logind does for each login: the init
 /// adopts the caller (which then becomes the command) into a scope unit,
 /// `running` while the command runs; the scope ends with its last process

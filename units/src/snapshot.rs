@@ -84,6 +84,10 @@ pub struct Snapshot {
     /// See `log_instance`.
     #[serde(default)]
     pub next_log_id: u32,
+    /// The scopes made and not started yet, each with the processes its
+    /// start adopts (`docs/dbus.md`, "Scopes").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_scopes: Vec<(String, Vec<i32>)>,
 }
 
 /// A want, as `planner/wants.rs` keeps it.
@@ -356,6 +360,12 @@ pub struct IoCarry {
     /// numbers the next instance).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub accepted: u64,
+    /// A scope that is up: its processes are watched again after the
+    /// exec. Where it has a cgroup, that cgroup's `cgroup.events` (the
+    /// list is empty); where it has none, each process still alive and
+    /// its pidfd's descriptor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted: Option<Vec<(i32, i32)>>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -131,6 +131,7 @@ prop_compose! {
         listening in proptest::collection::vec(0..4096i32, 0..3),
         connections in proptest::collection::vec(("[a-z@0-9.-]{1,12}", 0..4096i32), 0..3),
         accepted in any::<u64>(),
+        adopted in proptest::option::of(proptest::collection::vec((2..1_000_000i32, 3..4096i32), 0..3)),
     ) -> IoCarry {
         IoCarry {
             unit,
@@ -142,6 +143,7 @@ prop_compose! {
             listening,
             connections,
             accepted,
+            adopted,
         }
     }
 }
@@ -157,6 +159,7 @@ prop_compose! {
         control in (0..4096i32, any::<u64>(), any::<u64>(), proptest::option::of(0..4096i32)),
         clocks in any::<(u64, i64, u32, u64, u32)>(),
         log_instance in "[0-9.-]{1,30}",
+        pending_scopes in proptest::collection::vec(("[a-z]{1,8}", proptest::collection::vec(2..1_000_000i32, 1..3)), 0..2),
     ) -> Snapshot {
         Snapshot {
             magic: MAGIC.to_string(),
@@ -186,6 +189,10 @@ prop_compose! {
             notify_seq: clocks.3,
             log_instance,
             next_log_id: clocks.4,
+            pending_scopes: pending_scopes
+                .into_iter()
+                .map(|(n, pids)| (format!("{n}.scope"), pids))
+                .collect(),
         }
     }
 }
@@ -225,6 +232,7 @@ fn minimal() -> Snapshot {
         notify_seq: 0,
         log_instance: "x".into(),
         next_log_id: 0,
+        pending_scopes: Vec::new(),
     }
 }
 

@@ -165,3 +165,12 @@ fn jobs_settle() {
     u.state = UnitState::Failed;
     assert_eq!(settled(Goal::Reloaded, &u), Some("failed"));
 }
+
+#[test]
+fn a_unit_gone_from_the_set_settles_a_stop_only() {
+    let u = unit("x", UnitType::Scope, UnitState::Stopping, "");
+    assert_eq!(settled_or_gone(Goal::Down, Some(&u)), None);
+    assert_eq!(settled_or_gone(Goal::Down, None), Some("done"));
+    assert_eq!(settled_or_gone(Goal::Up, None), None);
+    assert_eq!(settled_or_gone(Goal::Reloaded, None), None);
+}

@@ -9,9 +9,10 @@
 //! PIDs, restart counters, the pending timer as the time left), each
 //! unit's output pipes, notify socket and log ring, a socket unit's
 //! sockets (the service keeps accepting on the same ones, and what is
-//! queued in them waits) and an `Accept=yes` socket's connections, the
-//! log streams' name, and the control socket's
-//! listener. The children are the same processes
+//! queued in them waits) and an `Accept=yes` socket's connections, a
+//! scope's processes (its cgroup watched again, or the pidfds kept where it
+//! has none) and the scopes not started yet, the log streams' name, and
+//! the control socket's listener. The children are the same processes
 //! with the same PIDs, and the init is still their parent: those that
 //! exited during the `execve` are zombies that the first reap collects.
 //! Client connections other than the one that asked close at the
@@ -97,7 +98,13 @@ impl<S: Sys> Runtime<S> {
                 listening: Vec::new(),
                 connections: Vec::new(),
                 accepted: 0,
+                adopted: None,
             };
+            if let Some(a) = slot.adopted.as_deref() {
+                let held = a.adoption.pidfds();
+                keep.extend(held.iter().map(|h| h.1));
+                carry.adopted = Some(held);
+            }
             if let Some(l) = slot.listening.as_deref() {
                 for (fd, _) in &l.fds {
                     keep.push(fd.as_raw_fd());
@@ -150,6 +157,7 @@ impl<S: Sys> Runtime<S> {
             notify_seq: self.notify_seq,
             log_instance: instance.to_string(),
             next_log_id,
+            pending_scopes: self.scopes.carry_pending(),
         };
         (snap, keep)
     }
@@ -242,6 +250,7 @@ impl<S: Sys> Runtime<S> {
         );
         rt.watch_wall_clock();
         rt.notify_seq = snap.notify_seq;
+        rt.scopes.resume_pending(snap.pending_scopes);
         for io in snap.io {
             rt.restore_io(io);
         }
@@ -323,6 +332,9 @@ impl<S: Sys> Runtime<S> {
                 self.unit_note(unit, &format!("after the re-exec: {e}"));
             }
         }
+        if let Some(carried) = io.adopted {
+            self.rewatch_scope(unit, carried);
+        }
     }
 
     fn restore_pipe(&mut self, unit: UnitId, fd: RawFd, stderr: bool) {
@@ -374,7 +386,8 @@ impl<S: Sys> Runtime<S> {
             .map(|p| p.0)
             .chain(io.notify.as_ref().map(|n| n.fd))
             .chain(io.listening.iter().copied())
-            .chain(io.connections.iter().map(|c| c.1));
+            .chain(io.connections.iter().map(|c| c.1))
+            .chain(io.adopted.iter().flatten().map(|a| a.1));
         for fd in fds {
             drop(self.sys.adopt_fd(fd));
         }

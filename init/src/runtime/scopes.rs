@@ -20,6 +20,7 @@
 use super::held::Adopted;
 use super::slots::{SlotId, Source};
 use super::Runtime;
+use crate::sys::adopt::Adoption;
 use crate::sys::{Credentials, Interest, Sys};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::Fact;
@@ -55,6 +56,17 @@ impl Scopes {
                 None => Ok(()),
             },
         }
+    }
+
+    /// The scopes made and not started yet, for a re-exec's snapshot.
+    pub fn carry_pending(&self) -> Vec<(String, Vec<i32>)> {
+        self.pending.clone()
+    }
+
+    /// After a re-exec: the scopes the image before this one had made and
+    /// not started.
+    pub fn resume_pending(&mut self, pending: Vec<(String, Vec<i32>)>) {
+        self.pending = pending;
     }
 
     /// Keeps the processes scope `name` adopts at its start.
@@ -99,6 +111,36 @@ impl<S: Sys> Runtime<S> {
                  start is not followed)",
             );
         }
+        self.watch_scope(unit, name, adoption, leader);
+        Ok(leader)
+    }
+
+    /// After a re-exec (`reexec.rs`): the watch of scope `unit`, which was
+    /// up, made again from what the image before this one carried (the
+    /// pidfds' descriptors where it has no cgroup).
+    pub(super) fn rewatch_scope(&mut self, unit: UnitId, carried: Vec<(i32, i32)>) {
+        let carried: Vec<_> = carried
+            .into_iter()
+            .filter_map(|(pid, fd)| self.sys.adopt_fd(fd).ok().map(|fd| (pid, fd)))
+            .collect();
+        let name = self.planner.graph().node(unit).spec.name.clone();
+        let leader = self.planner.view(unit).and_then(|v| v.pid).unwrap_or(0);
+        let made = match self.slots.get(unit).and_then(|s| s.run.as_deref()) {
+            Some(run) => self.sys.readopt(run, carried),
+            None => Err("no run to watch".to_string()),
+        };
+        match made {
+            Ok(adoption) => self.watch_scope(unit, name, adoption, leader),
+            Err(e) => self.unit_note(
+                unit,
+                &format!("after the re-exec, its processes are not watched: {e}"),
+            ),
+        }
+    }
+
+    /// Scope `unit`'s processes watched (at its start, or again after a
+    /// re-exec); a scope whose processes all ended meanwhile ends now.
+    fn watch_scope(&mut self, unit: UnitId, name: String, adoption: Adoption, leader: i32) {
         let slot = self.slots.ensure(unit);
         let mut fds = Vec::new();
         for fd in adoption.fds() {
@@ -126,7 +168,6 @@ impl<S: Sys> Runtime<S> {
         if ended {
             self.scope_ended(slot);
         }
-        Ok(leader)
     }
 
     /// A descriptor watching the slot's scope is readable: if none of its

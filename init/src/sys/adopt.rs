@@ -43,6 +43,15 @@ impl Adoption {
         }
     }
 
+    /// The processes watched by pidfd, each with its descriptor (none
+    /// where the cgroup is watched): what a re-exec carries.
+    pub fn pidfds(&self) -> Vec<(Pid, RawFd)> {
+        match self {
+            Adoption::Cgroup { .. } => Vec::new(),
+            Adoption::Pids(p) => p.iter().map(|(pid, fd)| (*pid, fd.as_raw_fd())).collect(),
+        }
+    }
+
     /// Whether `fd` is still one of its descriptors (the cgroup's inotify
     /// instance stays; a pidfd whose process ended is dropped by
     /// [`any_left`]).
@@ -97,6 +106,17 @@ pub fn adopt(run: &UnitRun, pids: &[Pid]) -> Result<Adoption, String> {
         ));
     }
     Ok(Adoption::Cgroup { inotify, events })
+}
+
+/// The watch of a scope that was up before a re-exec, made again: its
+/// cgroup's `cgroup.events` where the run has a cgroup (its processes are
+/// in it already), else the pidfds the image before this one held
+/// (`carried`, inherited across the `execve`).
+pub fn resume(run: &UnitRun, carried: Vec<(Pid, OwnedFd)>) -> Result<Adoption, String> {
+    if run.cgroup().is_some() {
+        return adopt(run, &[]);
+    }
+    Ok(Adoption::Pids(carried))
 }
 
 /// After `fd` (one of [`Adoption::fds`]) became readable: consumes what

@@ -467,6 +467,14 @@ pub trait Sys {
     /// process that could not be adopted.
     fn adopt(&self, run: &unitrun::UnitRun, pids: &[Pid]) -> Result<adopt::Adoption, String>;
 
+    /// A scope's watch after a re-exec ([`adopt::resume`]): its cgroup's
+    /// events, or the pidfds `carried` across the `execve`.
+    fn readopt(
+        &self,
+        run: &unitrun::UnitRun,
+        carried: Vec<(Pid, OwnedFd)>,
+    ) -> Result<adopt::Adoption, String>;
+
     /// Whether any of the adoption's processes is left: now (`None`), or
     /// after descriptor `fd` of it became readable.
     fn adopted_left(&self, adoption: &mut adopt::Adoption, fd: Option<RawFd>) -> bool;

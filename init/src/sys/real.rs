@@ -651,6 +651,14 @@ impl Sys for RealSys {
         Ok(a)
     }
 
+    fn readopt(
+        &self,
+        run: &super::unitrun::UnitRun,
+        carried: Vec<(super::Pid, OwnedFd)>,
+    ) -> Result<super::adopt::Adoption, String> {
+        super::adopt::resume(run, carried)
+    }
+
     fn adopted_left(&self, adoption: &mut super::adopt::Adoption, fd: Option<RawFd>) -> bool {
         match fd {
             Some(fd) => super::adopt::any_left(adoption, fd),

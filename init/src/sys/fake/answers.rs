@@ -729,6 +729,14 @@ impl Sys for FakeSys {
         Err("the fake system adopts no process".to_string())
     }
 
+    fn readopt(
+        &self,
+        _run: &crate::sys::unitrun::UnitRun,
+        _carried: Vec<(Pid, std::os::fd::OwnedFd)>,
+    ) -> Result<crate::sys::adopt::Adoption, String> {
+        Err("the fake system adopts no process".to_string())
+    }
+
     fn adopted_left(
         &self,
         _adoption: &mut crate::sys::adopt::Adoption,
