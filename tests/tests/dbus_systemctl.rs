@@ -935,6 +935,34 @@ fn debian_tool_spawn(bus: &Busd, program: &str, args: &[&str]) -> Child {
 }
 
 /// Kills a child by its PID and reaps it, whatever became of it.
+/// Waits until scope `name` has left the unit set (`what`: which one).
+fn wait_scope_gone(init: &Init, name: &str, what: &str) {
+    wait_for(
+        WAIT,
+        &format!("the {what} scope to leave the unit set"),
+        || {
+            init.status()
+                .units
+                .iter()
+                .all(|u| u.unit != name)
+                .then_some(())
+        },
+    );
+}
+
+/// `systemctl stop NAME` of a scope whose one process is `command`: the
+/// process ends by SIGTERM, and the scope leaves the unit set.
+fn stop_scope(init: &Init, bus: &Busd, name: &str, mut command: Killed) {
+    systemctl(bus, &["stop", name]).expect(0);
+    let status = command.0.wait().expect("wait for the scope's command");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM),
+        "{status:?}"
+    );
+    wait_scope_gone(init, name, "stopped");
+}
+
 struct Killed(Child);
 
 impl Drop for Killed {
@@ -983,31 +1011,11 @@ fn a_scope_is_carried_across_a_reexec_of_the_init() {
 
     // Its last process ends: the new image sees it, and the scope goes.
     procs::signal(a, libc::SIGTERM);
-    wait_for(WAIT, "the ended scope to leave the unit set", || {
-        init.status()
-            .units
-            .iter()
-            .all(|u| u.unit != "ends.scope")
-            .then_some(())
-    });
+    wait_scope_gone(&init, "ends.scope", "ended");
     // Stopped over D-Bus: its process gets SIGTERM, and the scope goes
     // (the stop's job ends though the bus side may have lost the init's
     // changes while it re-executed).
-    systemctl(&bus, &["stop", "stopped.scope"]).expect(0);
-    let mut stopped = stopped;
-    let status = stopped.0.wait().expect("wait for the scope's command");
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&status),
-        Some(libc::SIGTERM),
-        "{status:?}"
-    );
-    wait_for(WAIT, "the stopped scope to leave the unit set", || {
-        init.status()
-            .units
-            .iter()
-            .all(|u| u.unit != "stopped.scope")
-            .then_some(())
-    });
+    stop_scope(&init, &bus, "stopped.scope", stopped);
 }
 
 /// `systemd-run --scope CMD`, what logind does for each login: the init
@@ -1049,13 +1057,7 @@ fn systemd_run_scope_adopts_the_command() {
     changes.until("the scope's end", |u| {
         u.unit == "probe.scope" && u.state != UnitState::Running
     });
-    wait_for(WAIT, "the ended scope to leave the unit set", || {
-        init.status()
-            .units
-            .iter()
-            .all(|u| u.unit != "probe.scope")
-            .then_some(())
-    });
+    wait_scope_gone(&init, "probe.scope", "ended");
 
     // logind's call at a logout, on the scope's own object.
     let sleeper3 = Killed(debian_tool_spawn(
@@ -1087,21 +1089,7 @@ fn systemd_run_scope_adopts_the_command() {
     let pid = sleeper.0.id() as i32;
     init.wait_state("probe2.scope", UnitState::Running);
     assert_eq!(init.unit("probe2.scope").pid, Some(pid));
-    systemctl(&bus, &["stop", "probe2.scope"]).expect(0);
-    let mut sleeper = sleeper;
-    let status = sleeper.0.wait().expect("wait for the scope's command");
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&status),
-        Some(libc::SIGTERM),
-        "{status:?}"
-    );
-    wait_for(WAIT, "the stopped scope to leave the unit set", || {
-        init.status()
-            .units
-            .iter()
-            .all(|u| u.unit != "probe2.scope")
-            .then_some(())
-    });
+    stop_scope(&init, &bus, "probe2.scope", sleeper);
 
     let out = debian_tool(
         &bus,
