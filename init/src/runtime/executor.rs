@@ -154,6 +154,13 @@ impl<S: Sys> Runtime<S> {
         let res = match whom {
             Whom::Process(pid) => self.sys.kill(pid, signal.0),
             Whom::Group(pgid) => self.sys.killpg(pgid, signal.0),
+            // The leader is reached through its group unless it left it:
+            // a second signal to a process already running its handler
+            // for the first runs that handler again (systemd, too, signals
+            // each process of a unit once).
+            Whom::GroupAndLeader(pid) if self.sys.pgid(pid) == Some(pid) => {
+                self.sys.killpg(pid, signal.0)
+            }
             Whom::GroupAndLeader(pid) => {
                 let group = self.sys.killpg(pid, signal.0);
                 let leader = self.sys.kill(pid, signal.0);

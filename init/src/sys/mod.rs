@@ -183,6 +183,10 @@ pub trait Sys {
     /// (a unit's main PID, since every child leads its own group).
     fn killpg(&self, pgid: Pid, signal: i32) -> Result<(), SysError>;
 
+    /// `getpgid(2)`: the process group `pid` is in, or `None` when that
+    /// cannot be known (it is gone).
+    fn pgid(&self, pid: Pid) -> Option<Pid>;
+
     /// `kill(-1, signal)`: every process the init may signal except itself
     /// (for PID 1's shutdown). `ESRCH` (nobody left) is not an error.
     fn kill_all(&self, signal: i32) -> Result<(), SysError>;

@@ -114,6 +114,12 @@ impl Sys for RealSys {
         Ok(())
     }
 
+    fn pgid(&self, pid: Pid) -> Option<Pid> {
+        // SAFETY: getpgid(2) takes a number and no pointers.
+        let g = unsafe { libc::getpgid(pid) };
+        (g >= 0).then_some(g)
+    }
+
     fn kill_all(&self, signal: i32) -> Result<(), SysError> {
         // SAFETY: kill(2) has no memory-safety requirements. kill(-1, sig)
         // signals every process we may signal except ourselves and PID 1's

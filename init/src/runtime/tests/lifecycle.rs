@@ -170,6 +170,37 @@ fn a_flooding_unit() {
     assert!(io.log.bytes() <= 64 * 1024);
 }
 
+/// A stop signals the main process's group, which reaches the main
+/// process once; a main process that left its group (`setsid`) is
+/// signalled beside the group.
+#[test]
+fn a_stop_signals_the_main_process_once() {
+    let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
+    let mut h = Harness::start(sys, "default");
+    let (db, web) = (h.pid("db"), h.pid("web"));
+    h.sys().set_pgid(db, 4242);
+    h.sys().take_calls();
+    h.sys().set_kill_exits(true);
+    h.sys().raise(libc::SIGTERM);
+    for _ in 0..100 {
+        if h.turn().is_some() {
+            break;
+        }
+    }
+    let term: Vec<String> = processes_and_waits(&h.sys().take_calls())
+        .into_iter()
+        .filter(|c| c.starts_with("kill") && c.ends_with(&format!(" {}", libc::SIGTERM)))
+        .collect();
+    assert_eq!(
+        term,
+        [
+            format!("killpg {web} {}", libc::SIGTERM),
+            format!("killpg {db} {}", libc::SIGTERM),
+            format!("kill {db} {}", libc::SIGTERM),
+        ]
+    );
+}
+
 /// Shutdown by SIGTERM: dependents stop first (`web` is signalled, exits,
 /// then `db`), the loop ends, and closing removes the control socket.
 #[test]
@@ -195,13 +226,12 @@ fn shutdown() {
     assert_eq!(
         signals,
         [
-            // web first; once it exited, what it left in its group is
-            // killed; then db.
+            // web first (its group, which it leads, so it gets the signal
+            // once); once it exited, what it left in its group is killed;
+            // then db.
             format!("killpg 1001 {}", libc::SIGTERM),
-            format!("kill 1001 {}", libc::SIGTERM),
             format!("killpg 1001 {}", libc::SIGKILL),
             format!("killpg 1000 {}", libc::SIGTERM),
-            format!("kill 1000 {}", libc::SIGTERM),
             format!("killpg 1000 {}", libc::SIGKILL),
         ]
     );

@@ -88,6 +88,10 @@ impl Sys for FakeSys {
         Ok(())
     }
 
+    fn pgid(&self, pid: Pid) -> Option<Pid> {
+        self.pgid_of(pid)
+    }
+
     fn kill_all(&self, signal: i32) -> Result<(), SysError> {
         self.record(Some(Op::KillAll), Call::KillAll { signal })?;
         let live: Vec<Pid> = self.state.borrow().live.iter().copied().collect();

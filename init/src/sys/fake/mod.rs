@@ -68,6 +68,9 @@ struct State {
     pid: Pid,
     euid: u32,
     live: HashSet<Pid>,
+    /// Children that left the group they led (`setsid` in a daemon): each
+    /// one's group now. Every other live child leads its own.
+    left_group: HashMap<Pid, Pid>,
     exits: VecDeque<(Pid, ExitStatus)>,
     failures: HashMap<Op, VecDeque<SysError>>,
     files: HashMap<PathBuf, Vec<u8>>,
@@ -164,6 +167,7 @@ impl FakeSys {
                 pid: 4242,
                 euid: 0,
                 live: HashSet::new(),
+                left_group: HashMap::new(),
                 exits: VecDeque::new(),
                 failures: HashMap::new(),
                 files: HashMap::new(),
@@ -268,6 +272,21 @@ impl FakeSys {
     /// Whether `pid` was spawned and its exit not yet reaped.
     pub fn is_live(&self, pid: Pid) -> bool {
         self.state.borrow().live.contains(&pid)
+    }
+
+    /// Child `pid` left the process group it led, for group `pgid` (as a
+    /// daemon's `setsid`).
+    pub fn set_pgid(&self, pid: Pid, pgid: Pid) {
+        self.state.borrow_mut().left_group.insert(pid, pgid);
+    }
+
+    /// The group of live child `pid`: its own, unless [`FakeSys::set_pgid`]
+    /// moved it.
+    pub(super) fn pgid_of(&self, pid: Pid) -> Option<Pid> {
+        let st = self.state.borrow();
+        st.live
+            .contains(&pid)
+            .then(|| st.left_group.get(&pid).copied().unwrap_or(pid))
     }
 
     /// When on, a `kill` or `killpg` with a non-zero signal to a live child
