@@ -170,43 +170,9 @@ fn a_flooding_unit() {
     assert!(io.log.bytes() <= 64 * 1024);
 }
 
-/// A stop signals the main process's group, which reaches the main
-/// process once; a main process that left its group (`setsid`) is
-/// signalled beside the group.
-#[test]
-fn a_stop_signals_the_main_process_once() {
-    let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
-    let mut h = Harness::start(sys, "default");
-    let (db, web) = (h.pid("db"), h.pid("web"));
-    h.sys().set_pgid(db, 4242);
-    h.sys().take_calls();
-    h.sys().set_kill_exits(true);
-    h.sys().raise(libc::SIGTERM);
-    for _ in 0..100 {
-        if h.turn().is_some() {
-            break;
-        }
-    }
-    let term: Vec<String> = processes_and_waits(&h.sys().take_calls())
-        .into_iter()
-        .filter(|c| c.starts_with("kill") && c.ends_with(&format!(" {}", libc::SIGTERM)))
-        .collect();
-    assert_eq!(
-        term,
-        [
-            format!("killpg {web} {}", libc::SIGTERM),
-            format!("killpg {db} {}", libc::SIGTERM),
-            format!("kill {db} {}", libc::SIGTERM),
-        ]
-    );
-}
-
-/// Shutdown by SIGTERM: dependents stop first (`web` is signalled, exits,
-/// then `db`), the loop ends, and closing removes the control socket.
-#[test]
-fn shutdown() {
-    let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
-    let mut h = Harness::start(sys, "default");
+/// SIGTERM to the init, every signalled child exiting at once, and turns
+/// until the loop ends: how it ended and the signals it sent.
+fn shut_down(h: &mut Harness) -> (Option<Exit>, Vec<String>) {
     h.sys().take_calls();
     h.sys().set_kill_exits(true);
     h.sys().raise(libc::SIGTERM);
@@ -217,12 +183,45 @@ fn shutdown() {
             break;
         }
     }
-    assert_eq!(exit, Some(Exit::Shutdown(ShutdownKind::Poweroff)));
-    let calls = h.sys().take_calls();
-    let signals: Vec<String> = processes_and_waits(&calls)
+    let signals = processes_and_waits(&h.sys().take_calls())
         .into_iter()
         .filter(|c| c.starts_with("kill"))
         .collect();
+    (exit, signals)
+}
+
+/// A stop signals the main process's group, which reaches the main
+/// process once; a main process that left its group (`setsid`) is
+/// signalled beside the group.
+#[test]
+fn a_stop_signals_the_main_process_once() {
+    let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
+    let mut h = Harness::start(sys, "default");
+    let (db, web) = (h.pid("db"), h.pid("web"));
+    h.sys().set_pgid(db, 4242);
+    let (_, signals) = shut_down(&mut h);
+    let term: Vec<&String> = signals
+        .iter()
+        .filter(|c| c.ends_with(&format!(" {}", libc::SIGTERM)))
+        .collect();
+    assert_eq!(
+        term,
+        [
+            &format!("killpg {web} {}", libc::SIGTERM),
+            &format!("killpg {db} {}", libc::SIGTERM),
+            &format!("kill {db} {}", libc::SIGTERM),
+        ]
+    );
+}
+
+/// Shutdown by SIGTERM: dependents stop first (`web` is signalled, exits,
+/// then `db`), the loop ends, and closing removes the control socket.
+#[test]
+fn shutdown() {
+    let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
+    let mut h = Harness::start(sys, "default");
+    let (exit, signals) = shut_down(&mut h);
+    assert_eq!(exit, Some(Exit::Shutdown(ShutdownKind::Poweroff)));
     assert_eq!(
         signals,
         [
