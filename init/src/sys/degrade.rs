@@ -56,20 +56,17 @@ impl Degraded {
     }
 }
 
-/// The mount keys that only restrict what the service sees: systemd
-/// leaves their namespace out when it cannot make it (`ENOANO` from
-/// `setup_namespace`), because none of them adds anything the service
-/// needs. flotilla has none of the keys for which systemd insists
-/// (`BindPaths=`, `TemporaryFileSystem=`, `RootDirectory=`,
-/// `RootImage=`): those are refused when a unit is loaded.
-const RESTRICTING_MOUNT_KEYS: [Key; 15] = [
+/// The keys that need a private mount namespace.
+pub(super) const MOUNT_KEYS: [Key; 17] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
     Key::ProtectHome,
+    Key::ReadWritePaths,
     Key::ReadOnlyPaths,
     Key::InaccessiblePaths,
     Key::NoExecPaths,
+    Key::ExecPaths,
     Key::ProtectKernelTunables,
     Key::ProtectKernelModules,
     Key::ProtectKernelLogs,
@@ -79,6 +76,16 @@ const RESTRICTING_MOUNT_KEYS: [Key; 15] = [
     Key::ProtectProc,
     Key::ProcSubset,
 ];
+
+/// The mount keys that open up what another key closed (a writable or
+/// executable path inside a read-only or `noexec` tree) rather than
+/// restrict. Every other mount key only restricts what the service sees:
+/// systemd leaves their namespace out when it cannot make it (`ENOANO`
+/// from `setup_namespace`), because none of them adds anything the
+/// service needs. flotilla has none of the keys for which systemd insists
+/// (`BindPaths=`, `TemporaryFileSystem=`, `RootDirectory=`,
+/// `RootImage=`): those are refused when a unit is loaded.
+const WIDENING_MOUNT_KEYS: [Key; 2] = [Key::ReadWritePaths, Key::ExecPaths];
 
 /// Keys with a part outside the mount namespace (a system call filter, a
 /// capability dropped) that still applies without it.
@@ -140,8 +147,8 @@ pub(super) fn degrade(
     }
     if !host.sys_admin {
         if host.mount_ns && host.mount_api {
-            for key in RESTRICTING_MOUNT_KEYS {
-                if !is_set(ctx, key) {
+            for key in MOUNT_KEYS {
+                if WIDENING_MOUNT_KEYS.contains(&key) || !is_set(ctx, key) {
                     continue;
                 }
                 d.no_mount_ns = true;

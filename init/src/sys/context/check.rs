@@ -12,27 +12,6 @@ use flotilla_units::protocol::NotApplied;
 use super::{ContextError, Host};
 use crate::sys::degrade;
 
-/// The keys that need a private mount namespace.
-const MOUNT_KEYS: [Key; 17] = [
-    Key::PrivateTmp,
-    Key::PrivateDevices,
-    Key::ProtectSystem,
-    Key::ProtectHome,
-    Key::ReadWritePaths,
-    Key::ReadOnlyPaths,
-    Key::InaccessiblePaths,
-    Key::NoExecPaths,
-    Key::ExecPaths,
-    Key::ProtectKernelTunables,
-    Key::ProtectKernelModules,
-    Key::ProtectKernelLogs,
-    Key::ProtectControlGroups,
-    Key::ProtectHostname,
-    Key::PrivateMounts,
-    Key::ProtectProc,
-    Key::ProcSubset,
-];
-
 /// The keys that install a seccomp filter.
 const SECCOMP_KEYS: [Key; 13] = [
     Key::SystemCallFilter,
@@ -72,7 +51,7 @@ fn reset(ctx: &mut ServiceContext, key: Key) {
 /// Why `key`, which is set, cannot be honoured here, if it cannot.
 fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
     let sb = &ctx.sandbox;
-    if MOUNT_KEYS.contains(&key) {
+    if degrade::MOUNT_KEYS.contains(&key) {
         if !host.mount_ns {
             return Some("needs a private mount namespace, which this kernel lacks".into());
         }
@@ -176,7 +155,7 @@ pub(super) fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checke
         if !is_set(ctx, key) {
             continue;
         }
-        let left_out = (degraded.no_mount_ns && MOUNT_KEYS.contains(&key))
+        let left_out = (degraded.no_mount_ns && degrade::MOUNT_KEYS.contains(&key))
             || (degraded.no_uts_ns && key == Key::ProtectHostname)
             || (degraded.plain_credentials
                 && matches!(key, Key::LoadCredential | Key::SetCredential));
