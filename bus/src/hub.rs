@@ -9,6 +9,7 @@ use crate::error::BusError;
 use crate::escape::unit_path;
 use crate::model::{candidates, systemd_name};
 use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
+use flotilla_units::state::UnitState;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -40,6 +41,9 @@ pub struct Hub {
     jobs: Mutex<HashMap<u32, Job>>,
     peers: Mutex<Vec<zbus::Connection>>,
     changes: broadcast::Sender<Event>,
+    /// Each unit's state as last told (`PropertiesChanged`), by flotilla's
+    /// name: what changed while the stream was away is told from it.
+    told: Mutex<HashMap<String, UnitState>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -56,6 +60,7 @@ impl Hub {
             jobs: Mutex::new(HashMap::new()),
             peers: Mutex::new(Vec::new()),
             changes,
+            told: Mutex::new(HashMap::new()),
         })
     }
 
@@ -182,7 +187,9 @@ impl Hub {
 
     /// Follows the init's `subscribe` stream for as long as the process
     /// lives: each change goes to the jobs and out as `PropertiesChanged`;
-    /// a lost stream is opened again (the init re-executing closes it).
+    /// a lost stream is opened again (the init re-executing closes it),
+    /// and what changed meanwhile is told then, as if it had come through
+    /// the stream (logind ends a session on its scope's change).
     pub async fn follow(self: Arc<Hub>) {
         let mut first = true;
         let mut said = false;
@@ -192,12 +199,15 @@ impl Hub {
                     if !first {
                         let _ = self.changes.send(Event::Resync);
                     }
+                    // Asked once the stream is open, so that nothing falls
+                    // between the two; at the first, only to know the
+                    // states told from now on.
+                    self.catch_up(!first).await;
                     first = false;
                     said = false;
                     while let Ok(Some(reply)) = sub.next().await {
                         if let Reply::Changed(s) = reply {
-                            self.properties_changed(&s).await;
-                            let _ = self.changes.send(Event::Changed(Box::new(s)));
+                            self.tell(s).await;
                         }
                     }
                 }
@@ -211,6 +221,34 @@ impl Hub {
             // The init is away (re-executing, or not up yet): try again
             // shortly rather than spin.
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    /// A change: to the jobs, and out as `PropertiesChanged`.
+    async fn tell(&self, s: UnitStatus) {
+        lock(&self.told).insert(s.unit.clone(), s.state);
+        self.properties_changed(&s).await;
+        let _ = self.changes.send(Event::Changed(Box::new(s)));
+    }
+
+    /// Brings the states told up to the init's units, telling those that
+    /// changed when `tell` (a stream opened again after a gap).
+    async fn catch_up(&self, tell: bool) {
+        let Ok(units) = self.list().await else {
+            // The stream's own changes go on; the next gap catches up.
+            return;
+        };
+        let changed: Vec<UnitStatus> = {
+            let mut told = lock(&self.told);
+            crate::model::catch_up(&mut told, &units)
+                .into_iter()
+                .cloned()
+                .collect()
+        };
+        if tell {
+            for s in changed {
+                self.tell(s).await;
+            }
         }
     }
 

@@ -1,12 +1,14 @@
 //! flotilla's unit, as systemd names and describes it: the unit's systemd
 //! name ([`systemd_name`]), its `ActiveState`, `SubState`, `LoadState`
 //! and `Result` ([`View`]), the timestamps systemd reports, and whether a
-//! job on it has settled ([`settled`]). Pure: the bus side reads a unit
-//! from the init (`status`) and shows it through this.
+//! job on it has settled ([`settled`]), and which states it has not told
+//! yet after a gap in the init's changes ([`catch_up`]). Pure: the bus
+//! side reads a unit from the init (`status`) and shows it through this.
 
 use flotilla_units::protocol::UnitStatus;
 use flotilla_units::spec::UnitType;
 use flotilla_units::state::{FailureKind, UnitState};
+use std::collections::HashMap;
 
 /// The unit-type suffixes systemd knows.
 pub const SUFFIXES: [&str; 11] = [
@@ -274,6 +276,23 @@ pub fn settled_or_gone(goal: Goal, s: Option<&UnitStatus>) -> Option<&'static st
         None if goal == Goal::Down => Some("done"),
         None => None,
     }
+}
+
+/// The states told so far, by flotilla's unit name, brought up to `now`
+/// (every unit the init has): returns the units whose state is not the
+/// one last told (a unit not told before counts as changed). Units gone
+/// from `now` are forgotten: their jobs end by [`settled_or_gone`].
+pub fn catch_up<'a>(
+    told: &mut HashMap<String, UnitState>,
+    now: &'a [UnitStatus],
+) -> Vec<&'a UnitStatus> {
+    let changed = now
+        .iter()
+        .filter(|s| told.get(&s.unit) != Some(&s.state))
+        .collect();
+    told.clear();
+    told.extend(now.iter().map(|s| (s.unit.clone(), s.state)));
+    changed
 }
 
 #[cfg(test)]

@@ -1018,6 +1018,67 @@ fn a_scope_is_carried_across_a_reexec_of_the_init() {
     stop_scope(&init, &bus, "stopped.scope", stopped);
 }
 
+/// A change the init makes while `flotilla-busd` is not following it (the
+/// init re-executing closes its change stream) still goes out as
+/// `PropertiesChanged` once the stream is back: `extra.service` (which
+/// does not restart) killed just after `systemctl daemon-reexec` returned,
+/// seen by Debian's `dbus-monitor` on the system bus.
+#[test]
+fn a_change_during_a_reexec_still_goes_out_as_a_signal() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let busd = busd_on(&dir, Some(&bus.socket));
+    on_the_bus(&bus.socket);
+    let log = dir.join("monitor.out");
+    let out = std::fs::File::create(&log).expect("monitor.out");
+    let _monitor = Killed(
+        Command::new("dbus-monitor")
+            .arg("--address")
+            .arg(format!("unix:path={}", bus.socket.display()))
+            .arg("type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+            .env(procs::MARK_VAR, &dir.mark)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start dbus-monitor"),
+    );
+    let signal_of = |unit: &str, from: usize| {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let head = format!(
+            "path=/org/freedesktop/systemd1/unit/{unit}; \
+             interface=org.freedesktop.DBus.Properties; member=PropertiesChanged"
+        );
+        text.get(from..)
+            .and_then(|t| t.find(&head).map(|at| t[at..].to_string()))
+    };
+    // The monitor is listening once a start's signal reaches it.
+    wait_for(WAIT, "dbus-monitor to see a start's signal", || {
+        let _ = systemctl(&busd, &["start", "extra.service"]);
+        signal_of("extra_2eservice", 0)
+    });
+
+    let extra = init.wait_state("extra.service", UnitState::Running);
+    let pid = extra.pid.expect("extra's PID");
+
+    systemctl(&busd, &["daemon-reexec"]).expect(0);
+    let from = std::fs::metadata(&log)
+        .map(|m| m.len() as usize)
+        .unwrap_or(0);
+    procs::signal(pid, libc::SIGKILL);
+    // dbus-monitor prints the value on the line after the name.
+    let active_state = wait_for(WAIT, "extra's PropertiesChanged after the re-exec", || {
+        let t = signal_of("extra_2eservice", from)?;
+        let mut lines = t.lines().skip_while(|l| !l.contains("\"ActiveState\""));
+        lines.next()?;
+        let value = lines.next()?.trim().to_string();
+        Some(value)
+    });
+    assert_eq!(active_state, "variant             string \"failed\"");
+    assert_eq!(init.unit("extra.service").state, UnitState::Failed);
+}
+
 /// `systemd-run --scope CMD`, what logind does for each login: the init
 /// adopts the caller (which then becomes the command) into a scope unit,
 /// `running` while the command runs; the scope ends with its last process

@@ -174,3 +174,44 @@ fn a_unit_gone_from_the_set_settles_a_stop_only() {
     assert_eq!(settled_or_gone(Goal::Up, None), None);
     assert_eq!(settled_or_gone(Goal::Reloaded, None), None);
 }
+
+/// After a gap in the init's changes: a unit whose state is not the one
+/// last told is told again, one never told counts as changed, and a unit
+/// gone is forgotten (it counts as changed if it comes back).
+#[test]
+fn a_gap_tells_what_changed_in_it() {
+    let mut told = std::collections::HashMap::new();
+    let first = [
+        unit(
+            "web",
+            UnitType::ForegroundSupervised,
+            UnitState::Running,
+            "",
+        ),
+        unit("session-1.scope", UnitType::Scope, UnitState::Running, ""),
+    ];
+    assert_eq!(catch_up(&mut told, &first).len(), 2);
+    assert!(catch_up(&mut told, &first).is_empty());
+    let after = [
+        unit("web", UnitType::ForegroundSupervised, UnitState::Failed, ""),
+        unit(
+            "db",
+            UnitType::ForegroundSupervised,
+            UnitState::Starting,
+            "",
+        ),
+    ];
+    let names: Vec<&str> = catch_up(&mut told, &after)
+        .iter()
+        .map(|s| s.unit.as_str())
+        .collect();
+    assert_eq!(names, ["web", "db"]);
+    assert!(!told.contains_key("session-1.scope"));
+    let back = [unit(
+        "session-1.scope",
+        UnitType::Scope,
+        UnitState::Running,
+        "",
+    )];
+    assert_eq!(catch_up(&mut told, &back).len(), 1);
+}
