@@ -316,10 +316,6 @@ impl Planner {
             u.required = self.required.get(id.index()).copied().unwrap_or(false);
         }
         self.index = DepIndex::new(&self.graph, &self.units);
-        let units = &self.units;
-        self.chains = super::urgency::chains(&self.graph, |u| {
-            units.get(u.index()).is_some_and(|x| !x.is_virtual)
-        });
     }
 
     /// Counts `u`'s dependencies again from scratch (its edges changed:

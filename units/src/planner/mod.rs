@@ -323,7 +323,6 @@ mod timers;
 #[cfg(test)]
 mod timers_tests;
 mod triggered;
-mod urgency;
 mod views;
 mod wants;
 
@@ -385,9 +384,6 @@ pub struct Planner {
     records: Vec<Record>,
     /// Per unit, what its dependencies add up to.
     index: DepIndex,
-    /// Per unit, the longest chain of units ordered after it: a batch's
-    /// actions go in that order (`urgency.rs`).
-    chains: Vec<u32>,
     target: String,
     /// `graph.provider(&target)`, looked up when either changes.
     target_provider: Option<UnitId>,
@@ -470,7 +466,6 @@ impl Planner {
             units: vec![Unit::new(); n],
             records: (0..n).map(|_| Record::new(now)).collect(),
             index: DepIndex::default(),
-            chains: Vec::new(),
             required: graph.required_set(target).unwrap_or_else(|| vec![false; n]),
             target_provider: graph.provider(target),
             graph,
@@ -514,10 +509,8 @@ impl Planner {
         None
     }
 
-    /// Takes the actions decided so far, those of the units heading the
-    /// longest chains first (`urgency.rs`).
+    /// Takes the actions decided so far.
     pub fn take_actions(&mut self) -> Vec<Action> {
-        self.order_batch();
         std::mem::take(&mut self.actions)
     }
 
@@ -525,7 +518,6 @@ impl Planner {
     /// [`Planner::take_actions`] returns, but the planner keeps its buffer
     /// (and its capacity), and so can the caller (no allocation per call).
     pub fn drain_actions_into(&mut self, out: &mut impl Extend<Action>) {
-        self.order_batch();
         out.extend(self.actions.drain(..));
     }
 

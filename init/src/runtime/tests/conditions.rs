@@ -37,12 +37,11 @@ fn a_failed_condition_skips_and_a_failed_assertion_fails_without_a_spawn() {
         .iter()
         .filter(|c| matches!(c, Call::CheckConditions(_)))
         .collect();
-    // `setup` first: `web` is ordered after it (the batch's longest chain).
     assert_eq!(
         checked,
         [
-            &Call::CheckConditions("setup".into()),
-            &Call::CheckConditions("guard".into())
+            &Call::CheckConditions("guard".into()),
+            &Call::CheckConditions("setup".into())
         ]
     );
     // Only `web` ran: `setup` was skipped (and `web` went on), `guard`
