@@ -379,7 +379,7 @@ pub fn assess(d: &SecurityData, seen: &Seen) -> Report {
     );
     rows.flag(
         "PrivateMounts",
-        sb.private_mounts || sb.needs_mount_namespace(),
+        d.context.needs_mount_namespace(),
         seen.own_mount_ns,
         format!(
             "mount namespace: {}",

@@ -11,6 +11,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flotilla_units::context::policy::SandboxPolicy;
+use flotilla_units::context::sandbox::MOUNT_KEYS;
 use flotilla_units::context::{Key, ServiceContext};
 use flotilla_units::protocol::NotApplied;
 
@@ -56,27 +57,6 @@ impl Degraded {
     }
 }
 
-/// The keys that need a private mount namespace.
-pub(super) const MOUNT_KEYS: [Key; 17] = [
-    Key::PrivateTmp,
-    Key::PrivateDevices,
-    Key::ProtectSystem,
-    Key::ProtectHome,
-    Key::ReadWritePaths,
-    Key::ReadOnlyPaths,
-    Key::InaccessiblePaths,
-    Key::NoExecPaths,
-    Key::ExecPaths,
-    Key::ProtectKernelTunables,
-    Key::ProtectKernelModules,
-    Key::ProtectKernelLogs,
-    Key::ProtectControlGroups,
-    Key::ProtectHostname,
-    Key::PrivateMounts,
-    Key::ProtectProc,
-    Key::ProcSubset,
-];
-
 /// The mount keys that open up what another key closed (a writable or
 /// executable path inside a read-only or `noexec` tree) rather than
 /// restrict. Every other mount key only restricts what the service sees:
@@ -96,13 +76,8 @@ const PARTLY_MOUNTS: [Key; 4] = [
     Key::ProtectHostname,
 ];
 
-/// Degrades `ctx` for `host` (the policy is `as-systemd`); `is_set` says
-/// whether a key is set.
-pub(super) fn degrade(
-    ctx: &mut ServiceContext,
-    host: &Host,
-    is_set: impl Fn(&ServiceContext, Key) -> bool,
-) -> Degraded {
+/// Degrades `ctx` for `host` (the policy is `as-systemd`).
+pub(super) fn degrade(ctx: &mut ServiceContext, host: &Host) -> Degraded {
     let mut d = Degraded::default();
     if !host.sys_resource {
         for (r, v) in ctx.limits.iter_mut() {
@@ -148,7 +123,7 @@ pub(super) fn degrade(
     if !host.sys_admin {
         if host.mount_ns && host.mount_api {
             for key in MOUNT_KEYS {
-                if WIDENING_MOUNT_KEYS.contains(&key) || !is_set(ctx, key) {
+                if WIDENING_MOUNT_KEYS.contains(&key) || !ctx.is_set(key) {
                     continue;
                 }
                 d.no_mount_ns = true;

@@ -178,6 +178,32 @@ impl ServiceContext {
         self.skip_unsupported.contains(&key)
     }
 
+    /// Whether `key` is set to something other than its default (a copy
+    /// of the context with the key reset differs).
+    pub fn is_set(&self, key: Key) -> bool {
+        let mut bare = self.clone();
+        bare.reset(key);
+        bare != *self
+    }
+
+    /// `key` back to its default (for a key left out).
+    pub fn reset(&mut self, key: Key) {
+        match key {
+            Key::CapabilityBoundingSet => self.sandbox.capability_bounding_set = None,
+            Key::AmbientCapabilities => self.sandbox.ambient_capabilities = None,
+            // Every other key's empty value is its default.
+            k => {
+                let _ = self.set(k, "");
+            }
+        }
+    }
+
+    /// Whether a key of [`sandbox::MOUNT_KEYS`] is set: the unit's
+    /// processes need a mount namespace of their own.
+    pub fn needs_mount_namespace(&self) -> bool {
+        sandbox::MOUNT_KEYS.iter().any(|&k| self.is_set(k))
+    }
+
     /// Applies one assignment of `key` (one line of a unit file, or one
     /// YAML value) in systemd's syntax. An empty value resets the key to
     /// its default (lists are emptied; `CapabilityBoundingSet=` becomes

@@ -486,7 +486,7 @@ mod tests {
         // A path in both lists is not executable; `-` is kept.
         let c = ctx(&[("ExecPaths", "-/opt /srv"), ("NoExecPaths", "/srv")]);
         assert_eq!(show(&plan(&c, None)), ["-/opt Exec", "/srv NoExec"]);
-        assert!(c.sandbox.needs_mount_namespace());
+        assert!(c.needs_mount_namespace());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::caps::CapSet;
 use super::syscalls::{Deny, SyscallFilter};
 use super::value::{inverted, parse_bool, words};
+use super::Key;
 
 /// `ProtectSystem=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -295,28 +296,28 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 
-impl Sandbox {
-    /// Whether any key needs a private mount namespace.
-    pub fn needs_mount_namespace(&self) -> bool {
-        self.private_tmp
-            || self.private_devices
-            || self.protect_system != ProtectSystem::No
-            || self.protect_home != ProtectHome::No
-            || !self.read_write_paths.is_empty()
-            || !self.read_only_paths.is_empty()
-            || !self.inaccessible_paths.is_empty()
-            || !self.no_exec_paths.is_empty()
-            || !self.exec_paths.is_empty()
-            || self.protect_kernel_tunables
-            || self.protect_kernel_modules
-            || self.protect_kernel_logs
-            || self.protect_control_groups
-            || self.protect_hostname
-            || self.private_mounts
-            || self.protect_proc != ProtectProc::Default
-            || self.proc_subset_pid
-    }
-}
+/// The keys that need a private mount namespace: each is applied by
+/// mounts in the unit's own namespace (a sandbox key that also filters
+/// system calls or drops capabilities has that part apply without it).
+pub const MOUNT_KEYS: [Key; 17] = [
+    Key::PrivateTmp,
+    Key::PrivateDevices,
+    Key::ProtectSystem,
+    Key::ProtectHome,
+    Key::ReadWritePaths,
+    Key::ReadOnlyPaths,
+    Key::InaccessiblePaths,
+    Key::NoExecPaths,
+    Key::ExecPaths,
+    Key::ProtectKernelTunables,
+    Key::ProtectKernelModules,
+    Key::ProtectKernelLogs,
+    Key::ProtectControlGroups,
+    Key::ProtectHostname,
+    Key::PrivateMounts,
+    Key::ProtectProc,
+    Key::ProcSubset,
+];
 
 /// `ProtectSystem=`: a boolean, `full` or `strict`.
 pub fn parse_protect_system(value: &str) -> Result<ProtectSystem, String> {

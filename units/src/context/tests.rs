@@ -663,3 +663,35 @@ fn delegate_values_and_the_controllers_they_enable() {
     set(&mut c, "Delegate", "").unwrap();
     assert_eq!(c.resources.delegate, None);
 }
+
+/// Each key of `MOUNT_KEYS` set alone asks for a mount namespace, and is
+/// reported set; keys outside the list (a limit, a capability set, a
+/// system call filter) do not ask for one.
+#[test]
+fn each_mount_key_alone_needs_a_mount_namespace() {
+    let value = |k: Key| match k {
+        Key::ProtectSystem => "strict",
+        Key::ProtectProc => "invisible",
+        Key::ProcSubset => "pid",
+        Key::ReadWritePaths
+        | Key::ReadOnlyPaths
+        | Key::InaccessiblePaths
+        | Key::NoExecPaths
+        | Key::ExecPaths => "/srv",
+        _ => "yes",
+    };
+    for key in sandbox::MOUNT_KEYS {
+        let mut c = ServiceContext::default();
+        c.set(key, value(key)).unwrap();
+        assert!(c.is_set(key), "{key}");
+        assert!(c.needs_mount_namespace(), "{key}");
+        c.reset(key);
+        assert_eq!(c, ServiceContext::default(), "{key}");
+    }
+    let mut c = ServiceContext::default();
+    c.set(Key::Nice, "5").unwrap();
+    c.set(Key::CapabilityBoundingSet, "CAP_NET_BIND_SERVICE")
+        .unwrap();
+    c.set(Key::SystemCallFilter, "@system-service").unwrap();
+    assert!(!c.needs_mount_namespace());
+}

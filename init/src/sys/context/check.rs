@@ -5,6 +5,7 @@
 //! `init --check`).
 
 use flotilla_units::context::policy::SandboxPolicy;
+use flotilla_units::context::sandbox::MOUNT_KEYS;
 use flotilla_units::context::syscalls::arches_native_only;
 use flotilla_units::context::{Key, ServiceContext};
 use flotilla_units::protocol::NotApplied;
@@ -29,29 +30,10 @@ const SECCOMP_KEYS: [Key; 13] = [
     Key::RestrictRealtime,
 ];
 
-/// Whether `key` is set to something other than its default.
-fn is_set(ctx: &ServiceContext, key: Key) -> bool {
-    let mut bare = ctx.clone();
-    reset(&mut bare, key);
-    bare != *ctx
-}
-
-/// `key` back to its default (for a key left out).
-fn reset(ctx: &mut ServiceContext, key: Key) {
-    match key {
-        Key::CapabilityBoundingSet => ctx.sandbox.capability_bounding_set = None,
-        Key::AmbientCapabilities => ctx.sandbox.ambient_capabilities = None,
-        // Every other key's empty value is its default.
-        k => {
-            let _ = ctx.set(k, "");
-        }
-    }
-}
-
 /// Why `key`, which is set, cannot be honoured here, if it cannot.
 fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
     let sb = &ctx.sandbox;
-    if degrade::MOUNT_KEYS.contains(&key) {
+    if MOUNT_KEYS.contains(&key) {
         if !host.mount_ns {
             return Some("needs a private mount namespace, which this kernel lacks".into());
         }
@@ -149,13 +131,13 @@ pub(super) fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checke
     let degraded = if strict {
         degrade::Degraded::default()
     } else {
-        degrade::degrade(ctx, host, is_set)
+        degrade::degrade(ctx, host)
     };
     for key in Key::all() {
-        if !is_set(ctx, key) {
+        if !ctx.is_set(key) {
             continue;
         }
-        let left_out = (degraded.no_mount_ns && degrade::MOUNT_KEYS.contains(&key))
+        let left_out = (degraded.no_mount_ns && MOUNT_KEYS.contains(&key))
             || (degraded.no_uts_ns && key == Key::ProtectHostname)
             || (degraded.plain_credentials
                 && matches!(key, Key::LoadCredential | Key::SetCredential));
@@ -171,7 +153,7 @@ pub(super) fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checke
                 });
             }
             notes.push(format!("{key} skipped: {why}"));
-            reset(ctx, key);
+            ctx.reset(key);
         }
     }
     Ok(Checked {
