@@ -16,6 +16,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
+/// How long the stream of changes waits before it is asked again when
+/// the init cannot be reached.
+const RETRY: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// A change the subscription saw.
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -194,6 +198,7 @@ impl Hub {
         let mut first = true;
         let mut said = false;
         loop {
+            let opened = std::time::Instant::now();
             match flotilla_client::tokio::subscribe(&self.control).await {
                 Ok(mut sub) => {
                     if !first {
@@ -210,6 +215,12 @@ impl Hub {
                             self.tell(s).await;
                         }
                     }
+                    // A re-exec: the init's socket outlives its image, so
+                    // the next stream opens as soon as the new image takes
+                    // it. A stream lost at once waits, as a failure does.
+                    if opened.elapsed() >= RETRY {
+                        continue;
+                    }
                 }
                 // Said once per outage, not at every try.
                 Err(e) if !said => {
@@ -220,7 +231,7 @@ impl Hub {
             }
             // The init is away (re-executing, or not up yet): try again
             // shortly rather than spin.
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            tokio::time::sleep(RETRY).await;
         }
     }
 
