@@ -12,7 +12,7 @@ use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
@@ -48,6 +48,9 @@ pub struct Hub {
     /// Each unit's state as last told (`PropertiesChanged`), by flotilla's
     /// name: what changed while the stream was away is told from it.
     told: Mutex<HashMap<String, UnitState>>,
+    /// How many `told` may hold before it is brought up to the set again
+    /// ([`crate::model::told_limit`]).
+    told_limit: AtomicUsize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -65,6 +68,7 @@ impl Hub {
             peers: Mutex::new(Vec::new()),
             changes,
             told: Mutex::new(HashMap::new()),
+            told_limit: AtomicUsize::new(crate::model::told_limit(0)),
         })
     }
 
@@ -213,6 +217,11 @@ impl Hub {
                     while let Ok(Some(reply)) = sub.next().await {
                         if let Reply::Changed(s) = reply {
                             self.tell(s).await;
+                            // Units come and go (a scope per login): what
+                            // left the set is forgotten from time to time.
+                            if lock(&self.told).len() > self.told_limit.load(Ordering::Relaxed) {
+                                self.catch_up(true).await;
+                            }
                         }
                     }
                     // A re-exec: the init's socket outlives its image, so
@@ -256,6 +265,8 @@ impl Hub {
                 .cloned()
                 .collect()
         };
+        self.told_limit
+            .store(crate::model::told_limit(units.len()), Ordering::Relaxed);
         if tell {
             for s in changed {
                 self.tell(s).await;

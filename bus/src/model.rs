@@ -295,6 +295,14 @@ pub fn catch_up<'a>(
     changed
 }
 
+/// How many states the bus side may hold, told since it last caught up
+/// with a set of `set` units, before it catches up again: a unit that
+/// left the set (a scope per login, a transient unit) is forgotten then,
+/// so the states stay in proportion to the set however long it runs.
+pub fn told_limit(set: usize) -> usize {
+    2 * set + 64
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;

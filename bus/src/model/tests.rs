@@ -215,3 +215,29 @@ fn a_gap_tells_what_changed_in_it() {
     )];
     assert_eq!(catch_up(&mut told, &back).len(), 1);
 }
+
+/// Scopes that came and went (one per login) stay in the states told only
+/// until they outnumber the limit; catching up then keeps the set alone.
+#[test]
+fn scopes_that_left_are_forgotten_at_the_limit() {
+    let set = [
+        unit(
+            "web",
+            UnitType::ForegroundSupervised,
+            UnitState::Running,
+            "",
+        ),
+        unit("db", UnitType::ForegroundSupervised, UnitState::Running, ""),
+    ];
+    let mut told = std::collections::HashMap::new();
+    catch_up(&mut told, &set);
+    let limit = told_limit(set.len());
+    let mut n = 0;
+    while told.len() <= limit {
+        n += 1;
+        told.insert(format!("session-{n}.scope"), UnitState::Disabled);
+    }
+    assert_eq!(n, limit - set.len() + 1);
+    assert!(catch_up(&mut told, &set).is_empty());
+    assert_eq!(told.len(), set.len());
+}
