@@ -288,28 +288,19 @@ pub fn not_found(name: &str) -> Props {
     ]
 }
 
-/// The manager's properties.
+/// The manager's properties that need the init's whole status (every
+/// unit's state): the others are answered without asking the init.
+pub const MANAGER_FROM_STATUS: [&str; 3] = ["SystemState", "NNames", "NFailedUnits"];
+
+/// The manager's properties, in systemd's order; those of
+/// [`MANAGER_FROM_STATUS`] only when `sys` is given.
 /// `started`: when the init started ([`crate::procs::init_started`]).
-pub fn manager(sys: &SystemStatus, jobs: u32, started: (u64, u64)) -> Props {
-    let failed = sys
-        .units
-        .iter()
-        .filter(|u| u.state == UnitState::Failed)
-        .count();
-    let state = if sys.shutting_down {
-        "stopping"
-    } else if !sys.target_state.is_active() {
-        "starting"
-    } else if failed > 0 || sys.degraded {
-        "degraded"
-    } else {
-        "running"
-    };
+pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Props {
     let environment: Vec<String> = std::env::vars()
         .filter(|(k, _)| k == "PATH" || k == "LANG")
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    vec![
+    let mut props = vec![
         (
             "Version",
             Value::from(format!("flotilla {}", env!("CARGO_PKG_VERSION"))),
@@ -319,15 +310,11 @@ pub fn manager(sys: &SystemStatus, jobs: u32, started: (u64, u64)) -> Props {
         ("ConfidentialVirtualization", Value::from("")),
         ("Architecture", Value::from(std::env::consts::ARCH)),
         ("Tainted", Value::from("")),
-        ("SystemState", Value::from(state)),
-        (
-            "NNames",
-            Value::from(u32::try_from(sys.units.len()).unwrap_or(u32::MAX)),
-        ),
-        (
-            "NFailedUnits",
-            Value::from(u32::try_from(failed).unwrap_or(u32::MAX)),
-        ),
+    ];
+    if let Some(sys) = sys {
+        props.extend(manager_state(sys));
+    }
+    props.extend([
         ("NJobs", Value::from(jobs)),
         ("NInstalledJobs", Value::from(jobs)),
         ("NFailedJobs", Value::from(0u32)),
@@ -347,6 +334,36 @@ pub fn manager(sys: &SystemStatus, jobs: u32, started: (u64, u64)) -> Props {
         ("FirmwareTimestamp", Value::from(0u64)),
         ("LoaderTimestamp", Value::from(0u64)),
         ("InitRDTimestamp", Value::from(0u64)),
+    ]);
+    props
+}
+
+/// [`MANAGER_FROM_STATUS`], from the init's status.
+fn manager_state(sys: &SystemStatus) -> Props {
+    let failed = sys
+        .units
+        .iter()
+        .filter(|u| u.state == UnitState::Failed)
+        .count();
+    let state = if sys.shutting_down {
+        "stopping"
+    } else if !sys.target_state.is_active() {
+        "starting"
+    } else if failed > 0 || sys.degraded {
+        "degraded"
+    } else {
+        "running"
+    };
+    vec![
+        ("SystemState", Value::from(state)),
+        (
+            "NNames",
+            Value::from(u32::try_from(sys.units.len()).unwrap_or(u32::MAX)),
+        ),
+        (
+            "NFailedUnits",
+            Value::from(u32::try_from(failed).unwrap_or(u32::MAX)),
+        ),
     ]
 }
 
@@ -409,5 +426,33 @@ mod tests {
         assert_eq!(sig(&p, "Names"), "as");
         let j = job(3, "x.service", "start");
         assert_eq!(sig(&j, "Unit"), "(so)");
+    }
+
+    /// Without the init's status the manager has every property but those
+    /// that count units, in the same order.
+    #[test]
+    fn the_managers_properties_without_the_status_leave_out_only_the_counts() {
+        let sys = SystemStatus {
+            target: "default".into(),
+            target_state: UnitState::Running,
+            degraded: false,
+            units: Vec::new(),
+            pid1: false,
+            shutting_down: false,
+            load_errors: Vec::new(),
+            log_writer: None,
+            units_path: Vec::new(),
+        };
+        let names = |p: Props| p.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+        let full = names(manager(Some(&sys), 0, (1, 2)));
+        let bare = names(manager(None, 0, (1, 2)));
+        let expected: Vec<&str> = full
+            .iter()
+            .copied()
+            .filter(|n| !MANAGER_FROM_STATUS.contains(n))
+            .collect();
+        assert_eq!(bare, expected);
+        assert_eq!(full.len(), bare.len() + MANAGER_FROM_STATUS.len());
+        assert_eq!(full.get(6..9), Some(&MANAGER_FROM_STATUS[..]));
     }
 }

@@ -173,7 +173,19 @@ async fn dispatch(
                 .body()
                 .deserialize()
                 .map_err(|e| BusError::invalid_args(e.to_string()))?;
-            let all = object.props(hub, &i).await?;
+            // Most of the manager's properties need nothing of the init
+            // (logind, `systemd-update-utmp` and `systemctl` read them
+            // often): the status of every unit is asked only for those
+            // that count units.
+            let all = match object {
+                Object::Manager
+                    if i == MANAGER && !props::MANAGER_FROM_STATUS.contains(&name.as_str()) =>
+                {
+                    let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
+                    props::manager(None, jobs, init_started())
+                }
+                _ => object.props(hub, &i).await?,
+            };
             match all.into_iter().find(|(n, _)| *n == name) {
                 Some((_, v)) => plain(Answer::Var(v)),
                 None => Err(BusError {
@@ -249,7 +261,7 @@ impl Object {
             Object::Manager => {
                 let sys = hub.system().await?;
                 let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
-                vec![(MANAGER, props::manager(&sys, jobs, init_started()))]
+                vec![(MANAGER, props::manager(Some(&sys), jobs, init_started()))]
             }
             Object::Unit(name, None) => props::not_found_type(name)
                 .into_iter()

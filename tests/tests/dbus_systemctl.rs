@@ -268,7 +268,7 @@ fn debians_systemctl_reads_starts_and_stops_units() {
 #[test]
 fn busctl_introspects_and_calls_the_manager() {
     let dir = TestDir::new();
-    let _init = started(&dir);
+    let init = started(&dir);
     let bus = busd(&dir);
 
     let out = busctl(
@@ -335,6 +335,35 @@ fn busctl_introspects_and_calls_the_manager() {
     );
     out.expect(0);
     assert_eq!(out.stdout, "s \"active\"\ns \"running\"\n");
+
+    // The manager's properties: those that count units from the init's
+    // status, the others (what `systemd-update-utmp` reads at boot)
+    // without it.
+    let manager = |props: &[&str]| {
+        let mut args = vec![
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+        ];
+        args.extend_from_slice(props);
+        let out = busctl(&bus.socket, None, &args);
+        out.expect(0);
+        out.stdout
+    };
+    assert_eq!(manager(&["SystemState"]), "s \"running\"\n");
+    let counted = init.status().units.len();
+    assert_eq!(
+        manager(&["NNames", "NFailedUnits"]),
+        format!("u {counted}\nu 0\n")
+    );
+    let stamp = manager(&["UserspaceTimestampMonotonic"]);
+    let usec: u64 = stamp
+        .strip_prefix("t ")
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{stamp:?}"));
+    assert!(usec > 0, "{stamp:?}");
+    assert!(manager(&["Version"]).starts_with("s \"flotilla "));
 
     // The object tree, as busctl walks it, and GLib's reading of a unit.
     let out = busctl(&bus.socket, None, &["tree", "org.freedesktop.systemd1"]);
