@@ -173,19 +173,7 @@ async fn dispatch(
                 .body()
                 .deserialize()
                 .map_err(|e| BusError::invalid_args(e.to_string()))?;
-            // Most of the manager's properties need nothing of the init
-            // (logind, `systemd-update-utmp` and `systemctl` read them
-            // often): the status of every unit is asked only for those
-            // that count units.
-            let all = match object {
-                Object::Manager
-                    if i == MANAGER && !props::MANAGER_FROM_STATUS.contains(&name.as_str()) =>
-                {
-                    let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
-                    props::manager(None, jobs, init_started())
-                }
-                _ => object.props(hub, &i).await?,
-            };
+            let all = object.props(hub, &i, Some(&name)).await?;
             match all.into_iter().find(|(n, _)| *n == name) {
                 Some((_, v)) => plain(Answer::Var(v)),
                 None => Err(BusError {
@@ -199,7 +187,9 @@ async fn dispatch(
                 .body()
                 .deserialize()
                 .map_err(|e| BusError::invalid_args(e.to_string()))?;
-            plain(Answer::Dict(props::dict(object.props(hub, &i).await?)))
+            plain(Answer::Dict(props::dict(
+                object.props(hub, &i, None).await?,
+            )))
         }
         ("org.freedesktop.DBus.Properties", "Set") => Err(BusError {
             name: "org.freedesktop.DBus.Error.PropertyReadOnly",
@@ -254,14 +244,28 @@ impl Object {
         })
     }
 
-    /// The interfaces and their properties.
-    async fn interfaces(&self, hub: &Hub) -> Result<Vec<(&'static str, Props)>, BusError> {
+    /// The interfaces and their properties; `wanted`: the one property
+    /// asked for, when only one is.
+    async fn interfaces(
+        &self,
+        hub: &Hub,
+        wanted: Option<&str>,
+    ) -> Result<Vec<(&'static str, Props)>, BusError> {
         Ok(match self {
             Object::Root(_) => vec![],
             Object::Manager => {
-                let sys = hub.system().await?;
+                // Most of the manager's properties need nothing of the
+                // init (logind, `systemd-update-utmp` and `systemctl` read
+                // them often): every unit's status is asked only for
+                // those that count units.
+                let counts = wanted.is_none_or(|n| props::MANAGER_FROM_STATUS.contains(&n));
+                let sys = if counts {
+                    Some(hub.system().await?)
+                } else {
+                    None
+                };
                 let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
-                vec![(MANAGER, props::manager(Some(&sys), jobs, init_started()))]
+                vec![(MANAGER, props::manager(sys.as_ref(), jobs, init_started()))]
             }
             Object::Unit(name, None) => props::not_found_type(name)
                 .into_iter()
@@ -279,9 +283,10 @@ impl Object {
         })
     }
 
-    /// The properties of interface `i` (`""`: of every interface).
-    async fn props(&self, hub: &Hub, i: &str) -> Result<Props, BusError> {
-        let all = self.interfaces(hub).await?;
+    /// The properties of interface `i` (`""`: of every interface);
+    /// `wanted` as for [`Object::interfaces`].
+    async fn props(&self, hub: &Hub, i: &str, wanted: Option<&str>) -> Result<Props, BusError> {
+        let all = self.interfaces(hub, wanted).await?;
         let known = all.iter().any(|(n, _)| *n == i);
         if !i.is_empty() && !known {
             return Err(BusError {
@@ -297,7 +302,7 @@ impl Object {
     }
 
     async fn introspect(&self, hub: &Hub) -> Result<String, BusError> {
-        let ifaces = self.interfaces(hub).await?;
+        let ifaces = self.interfaces(hub, None).await?;
         let children: Vec<String> = match self {
             Object::Root(p) if p == "/org/freedesktop/systemd1/unit" => hub
                 .list()
