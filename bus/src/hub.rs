@@ -258,15 +258,9 @@ impl Hub {
             // The stream's own changes go on; the next gap catches up.
             return;
         };
-        let changed: Vec<UnitStatus> = {
-            let mut told = lock(&self.told);
-            crate::model::catch_up(&mut told, &units)
-                .into_iter()
-                .cloned()
-                .collect()
-        };
         self.told_limit
             .store(crate::model::told_limit(units.len()), Ordering::Relaxed);
+        let changed = crate::model::catch_up(&mut lock(&self.told), units);
         if tell {
             for s in changed {
                 self.tell(s).await;

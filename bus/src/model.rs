@@ -282,17 +282,12 @@ pub fn settled_or_gone(goal: Goal, s: Option<&UnitStatus>) -> Option<&'static st
 /// (every unit the init has): returns the units whose state is not the
 /// one last told (a unit not told before counts as changed). Units gone
 /// from `now` are forgotten: their jobs end by [`settled_or_gone`].
-pub fn catch_up<'a>(
-    told: &mut HashMap<String, UnitState>,
-    now: &'a [UnitStatus],
-) -> Vec<&'a UnitStatus> {
-    let changed = now
-        .iter()
-        .filter(|s| told.get(&s.unit) != Some(&s.state))
-        .collect();
-    told.clear();
+pub fn catch_up(told: &mut HashMap<String, UnitState>, now: Vec<UnitStatus>) -> Vec<UnitStatus> {
+    let before = std::mem::take(told);
     told.extend(now.iter().map(|s| (s.unit.clone(), s.state)));
-    changed
+    now.into_iter()
+        .filter(|s| before.get(&s.unit) != Some(&s.state))
+        .collect()
 }
 
 /// How many states the bus side may hold, told since it last caught up

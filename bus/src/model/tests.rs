@@ -190,8 +190,8 @@ fn a_gap_tells_what_changed_in_it() {
         ),
         unit("session-1.scope", UnitType::Scope, UnitState::Running, ""),
     ];
-    assert_eq!(catch_up(&mut told, &first).len(), 2);
-    assert!(catch_up(&mut told, &first).is_empty());
+    assert_eq!(catch_up(&mut told, first.to_vec()).len(), 2);
+    assert!(catch_up(&mut told, first.to_vec()).is_empty());
     let after = [
         unit("web", UnitType::ForegroundSupervised, UnitState::Failed, ""),
         unit(
@@ -201,9 +201,9 @@ fn a_gap_tells_what_changed_in_it() {
             "",
         ),
     ];
-    let names: Vec<&str> = catch_up(&mut told, &after)
-        .iter()
-        .map(|s| s.unit.as_str())
+    let names: Vec<String> = catch_up(&mut told, after.to_vec())
+        .into_iter()
+        .map(|s| s.unit)
         .collect();
     assert_eq!(names, ["web", "db"]);
     assert!(!told.contains_key("session-1.scope"));
@@ -213,7 +213,7 @@ fn a_gap_tells_what_changed_in_it() {
         UnitState::Running,
         "",
     )];
-    assert_eq!(catch_up(&mut told, &back).len(), 1);
+    assert_eq!(catch_up(&mut told, back.to_vec()).len(), 1);
 }
 
 /// Scopes that came and went (one per login) stay in the states told only
@@ -230,7 +230,7 @@ fn scopes_that_left_are_forgotten_at_the_limit() {
         unit("db", UnitType::ForegroundSupervised, UnitState::Running, ""),
     ];
     let mut told = std::collections::HashMap::new();
-    catch_up(&mut told, &set);
+    catch_up(&mut told, set.to_vec());
     let limit = told_limit(set.len());
     let mut n = 0;
     while told.len() <= limit {
@@ -238,6 +238,6 @@ fn scopes_that_left_are_forgotten_at_the_limit() {
         told.insert(format!("session-{n}.scope"), UnitState::Disabled);
     }
     assert_eq!(n, limit - set.len() + 1);
-    assert!(catch_up(&mut told, &set).is_empty());
+    assert!(catch_up(&mut told, set.to_vec()).is_empty());
     assert_eq!(told.len(), set.len());
 }
