@@ -62,10 +62,10 @@ pub fn is_builtin(origin: &Origin) -> bool {
 fn unit(binary: &str, settings: &Settings, local_fs: bool) -> UnitSpec {
     let mut u = UnitSpec::new(NAME, UnitType::ForegroundSupervised);
     u.description = Some("writes the units' output to the log directory".to_string());
-    u.provides = vec![PROVIDES.to_string()];
+    u.provides = vec![PROVIDES.to_string()].into();
     // Once the local file systems are mounted, when the set has them.
     if local_fs {
-        u.waits_for = vec!["local-fs".to_string()];
+        u.waits_for = vec!["local-fs".to_string()].into();
     }
     u.exec_start = Some(Command::new([
         binary.to_string(),
@@ -133,7 +133,7 @@ mod tests {
         assert!(u.waits_for.is_empty());
 
         let mut own = UnitSpec::new("my-writer", UnitType::ForegroundSupervised);
-        own.provides = vec![PROVIDES.to_string()];
+        own.provides = vec![PROVIDES.to_string()].into();
         let mut l = loaded(&[own]);
         add_builtin(&sys, &settings(Some("/var/log/init")), &mut l);
         assert_eq!(l.units.len(), 1, "the unit's own writer replaces it");
@@ -143,7 +143,7 @@ mod tests {
     fn waits_for_local_fs_when_the_set_has_it() {
         let sys = crate::sys::fake::FakeSys::new();
         let mut fs = UnitSpec::new("mounts", UnitType::Oneshot);
-        fs.provides = vec!["local-fs".to_string()];
+        fs.provides = vec!["local-fs".to_string()].into();
         let mut l = loaded(&[fs]);
         add_builtin(&sys, &settings(Some("/l")), &mut l);
         assert_eq!(l.units[1].0.waits_for, ["local-fs"]);

@@ -116,9 +116,9 @@ fn make_units(n: usize, seed: u64) -> Vec<(UnitSpec, Origin)> {
         units.push((s, Origin::unplaced(format!("{}.yaml", name(i)))));
     }
     let mut all = UnitSpec::new("zz-default", UnitType::Virtual);
-    all.provides = vec!["default".into()];
+    all.provides = vec!["default".into()].into();
     let mut rescue = UnitSpec::new("zz-rescue", UnitType::Virtual);
-    rescue.provides = vec!["rescue".into()];
+    rescue.provides = vec!["rescue".into()].into();
     for (i, _) in has_dependent.iter().enumerate().filter(|(_, &d)| !d) {
         all.depends_on.push(name(i));
         if i < n / 2 {

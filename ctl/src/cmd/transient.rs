@@ -25,7 +25,7 @@ pub fn run(
     // No name: the init names it `run-N`.
     let mut unit = UnitSpec::new(name.unwrap_or_default(), UnitType::ForegroundSupervised);
     unit.exec_start = Some(Command::new(argv));
-    unit.depends_on = depends_on;
+    unit.depends_on = depends_on.into();
     unit.restart = RestartPolicy::No;
     send(ctx, unit)
 }

@@ -77,5 +77,5 @@ fn wanted_by(file: &str, name: &str) -> Result<Vec<String>, String> {
     if spec.name != name {
         return Err(format!("{file} defines the unit {}, not {name}", spec.name));
     }
-    Ok(spec.extras.wanted_by.clone())
+    Ok(spec.extras.wanted_by.to_vec())
 }

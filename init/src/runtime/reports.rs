@@ -102,7 +102,7 @@ impl<S: Sys> Runtime<S> {
             state: v.state,
             degraded: v.degraded,
             pid: v.pid,
-            provides: node.spec.provides.clone(),
+            provides: node.spec.provides.to_vec(),
             coincidental: self.planner.coincidental(id),
             restarts: v.restarts,
             blocked_by: v.blocked_by,

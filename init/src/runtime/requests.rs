@@ -404,7 +404,7 @@ impl<S: Sys> Runtime<S> {
                     unit: n.spec.name.clone(),
                     kind: n.spec.kind,
                     state: v.state,
-                    provides: n.spec.provides.clone(),
+                    provides: n.spec.provides.to_vec(),
                     deps: g
                         .named_deps(i)
                         .map(|d| Edge {

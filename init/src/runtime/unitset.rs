@@ -544,7 +544,7 @@ mod tests {
     #[test]
     fn transient_units_are_checked() {
         let mut bad = unit("bad name!", "/x");
-        bad.waits_for = vec!["no good".into()];
+        bad.waits_for = vec!["no good".into()].into();
         let mut nocmd = unit("nocmd", "/x");
         nocmd.exec_start = None;
         assert_eq!(

@@ -118,7 +118,7 @@ fn transient_patch_changes_only_the_units_it_names() {
     virtual_unit(&dir, "default", "waits-for: fleet\n");
     let init = dir.start("default");
     let mut fleet = UnitSpec::new("fleet", UnitType::Virtual);
-    fleet.waits_for = vec!["a".into(), "b".into(), "c".into(), "d".into()];
+    fleet.waits_for = vec!["a".into(), "b".into(), "c".into(), "d".into()].into();
     let r = init.client().call(Request::TransientApply {
         set: "cluster".into(),
         units: vec![
@@ -167,7 +167,7 @@ fn transient_patch_changes_only_the_units_it_names() {
 
     // Refused whole: nothing changes, every problem is named.
     let mut clash = transient("default", &["sleep", "1"]);
-    clash.provides = vec!["default".into()];
+    clash.provides = vec!["default".into()].into();
     let r = init.client().call(Request::TransientPatch {
         set: "cluster".into(),
         upsert: vec![clash, transient("a", &["sleep", "106"])],

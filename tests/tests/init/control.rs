@@ -865,7 +865,7 @@ fn transient_sets() {
 
     // A bad set is refused whole: a unit name the directory already uses.
     let mut clash = transient("default", &["sleep", "1"]);
-    clash.provides = vec!["default".into()];
+    clash.provides = vec!["default".into()].into();
     let r = apply(&init, "other", vec![clash]);
     match r {
         Reply::Error { code, details, .. } => {

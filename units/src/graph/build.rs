@@ -3,6 +3,7 @@
 //! checks that span units (duplicates, dependency cycles, ordering cycles).
 
 use super::*;
+use crate::spec::Names;
 
 impl Graph {
     pub(super) fn build_inner(
@@ -455,7 +456,7 @@ const DEP_LISTS: [TargetList; 9] = [
 
 /// `upholds` pulls its units in as `wants` does (the planner restarts
 /// them: `Planner::upheld`).
-pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Vec<String>); 9] {
+pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Names); 9] {
     [
         (DepKind::DependsOn, &spec.depends_on),
         (DepKind::DependsMs, &spec.depends_ms),

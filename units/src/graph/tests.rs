@@ -47,13 +47,13 @@ fn after_pulls_nothing_in_and_conflicts_keep_the_first_reached() {
     };
     let (g, d) = Graph::build(vec![
         with(unit("top", &["default"], &["a"], &[], &["b"]), |s| {
-            s.after = vec!["x".into()];
+            s.after = vec!["x".into()].into();
         }),
         // b conflicts with a, which is reached first (a depends-on
         // edge comes before a waits-for one): b is left out, and so is
         // c, which only b pulls in; x is only ordered against.
         with(unit("b", &[], &["c"], &[], &[]), |s| {
-            s.conflicts = vec!["a".into()];
+            s.conflicts = vec!["a".into()].into();
         }),
         unit("a", &[], &[], &[], &[]),
         unit("c", &[], &[], &[], &[]),
@@ -133,7 +133,7 @@ fn cycles_report_the_whole_path_and_leave_the_units_out() {
 #[test]
 fn an_ordering_cycle_drops_the_ordering_and_keeps_the_units() {
     let mut b = unit("b", &[], &[], &[], &["net"]);
-    b.0.before = vec!["net".into()];
+    b.0.before = vec!["net".into()].into();
     let (g, d) = Graph::build(vec![b, unit("net", &[], &[], &[], &[])]);
     assert!(g.unit("b").is_some() && g.unit("net").is_some());
     let msgs: Vec<String> = d.iter().map(|x| x.to_string()).collect();

@@ -14,6 +14,7 @@
 
 use crate::context;
 use crate::exits::ExitSet;
+use crate::spec::Names;
 pub use crate::spec::TargetList;
 use crate::spec::{Command, RestartPolicy, Signal, UnitAction, UnitSpec, UnitType};
 use crate::systemd::Condition;
@@ -60,7 +61,7 @@ pub enum Slot<'a> {
     Text(&'a mut Option<String>),
     /// Target names, and which of the unit's lists they are (their
     /// positions are kept in [`crate::spec::Origin`]).
-    Targets(&'a mut Vec<String>, TargetList),
+    Targets(&'a mut Names, TargetList),
     /// One command.
     Command(&'a mut Option<Command>),
     /// Commands run in order; a failure may be ignored.

@@ -326,7 +326,7 @@ mod tests {
     fn each_bad_field_is_named_with_its_unit() {
         let mut s = web();
         s.extras.ready_grep = Some("a(b".into());
-        s.depends_on = vec!["bad name".into()];
+        s.depends_on = vec!["bad name".into()].into();
         s.extras.pidfile = Some("run/web.pid".into());
         s.extras.user = Some("a:b".into());
         s.stop_timeout = std::time::Duration::ZERO;

@@ -20,6 +20,7 @@
 //! a template goes through the same pass with the set it joins.
 
 use super::target_order;
+use crate::spec::Names;
 use crate::spec::{Origin, TargetList, UnitSpec};
 use crate::systemd::UnitName;
 use std::collections::BTreeSet;
@@ -119,7 +120,7 @@ fn add_name(spec: &mut UnitSpec, origin: &mut Origin, list: TargetList, name: &s
 }
 
 /// The names of `list` of `spec`, for the lists this pass touches.
-fn names(spec: &UnitSpec, list: TargetList) -> Option<&Vec<String>> {
+fn names(spec: &UnitSpec, list: TargetList) -> Option<&Names> {
     Some(match list {
         TargetList::DependsOn => &spec.depends_on,
         TargetList::Requires => &spec.requires,
@@ -131,7 +132,7 @@ fn names(spec: &UnitSpec, list: TargetList) -> Option<&Vec<String>> {
 }
 
 /// [`names`], to change.
-fn names_mut(spec: &mut UnitSpec, list: TargetList) -> Option<&mut Vec<String>> {
+fn names_mut(spec: &mut UnitSpec, list: TargetList) -> Option<&mut Names> {
     Some(match list {
         TargetList::DependsOn => &mut spec.depends_on,
         TargetList::Requires => &mut spec.requires,

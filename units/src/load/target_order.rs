@@ -108,12 +108,13 @@ mod tests {
                     "web.service".into(),
                     "early.service".into(),
                     "own.service".into(),
-                ];
-                s.requires = vec!["basic.target".into(), "late.service".into()];
-                s.before = vec!["late.service".into()];
+                ]
+                .into();
+                s.requires = vec!["basic.target".into(), "late.service".into()].into();
+                s.before = vec!["late.service".into()].into();
             }),
             unit("utmp.service", "/lib/utmp.service", |s| {
-                s.after = vec!["runlevel2.target".into()];
+                s.after = vec!["runlevel2.target".into()].into();
             }),
             unit("web.service", "/lib/web.service", |_| {}),
             unit("early.service", "/lib/nodefault/early.service", |_| {}),
@@ -122,7 +123,7 @@ mod tests {
             unit("basic.target", "/lib/basic.target", |_| {}),
             // DefaultDependencies=no on the target: nothing is ordered.
             unit("net.target", "/lib/nodefault/net.target", |s| {
-                s.wants = vec!["web.service".into()];
+                s.wants = vec!["web.service".into()].into();
             }),
         ];
         order_targets(&mut units);

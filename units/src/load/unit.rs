@@ -173,7 +173,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                         format!("`{}` needs at least one target", e.key),
                     );
                 }
-                *f = names;
+                *f = names.into();
                 *self.origin.positions_mut(list) = pos;
             }
             Slot::Command(f) => *f = self.command(e),

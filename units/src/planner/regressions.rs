@@ -247,9 +247,9 @@ fn waiting_status_follows_the_dependencies() {
     a.exec_start = Some(Command::new(["/bin/a"]));
     let mut b = a.clone();
     b.name = "b".into();
-    b.provides = vec!["b".into()];
+    b.provides = vec!["b".into()].into();
     let mut top = UnitSpec::new("svc", UnitType::Virtual);
-    top.depends_on = vec!["a".into(), "b".into()];
+    top.depends_on = vec!["a".into(), "b".into()].into();
     let mut p = planner(vec![a, b, top]);
     let id = |p: &Planner, n: &str| p.graph().unit(n).unwrap();
     for (n, pid) in [("a", 10), ("b", 11)] {
@@ -285,7 +285,7 @@ fn becoming_degraded_is_a_change() {
     net.exec_start = Some(Command::new(["/bin/net"]));
     net.restart = RestartPolicy::No;
     let mut top = UnitSpec::new("svc", UnitType::Virtual);
-    top.depends_ms = vec!["net".into()];
+    top.depends_ms = vec!["net".into()].into();
     let mut p = planner(vec![net, top]);
     let net = p.graph().unit("net").unwrap();
     let svc = p.graph().unit("svc").unwrap();

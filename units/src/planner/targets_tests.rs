@@ -571,7 +571,7 @@ fn a_want_adds_a_unit_to_the_set_for_as_long_as_it_lasts() {
 #[test]
 fn a_unit_stopped_by_hand_stays_stopped_until_started_or_a_switch() {
     let mut def = default(&[]);
-    def.waits_for = vec!["web".into(), "app".into()];
+    def.waits_for = vec!["web".into(), "app".into()].into();
     let mut w = World::new(
         vec![
             def,
@@ -615,10 +615,10 @@ fn a_unit_stopped_by_hand_stays_stopped_until_started_or_a_switch() {
 #[test]
 fn a_trigger_ends_a_stop_by_hand() {
     let mut def = default(&[]);
-    def.waits_for = vec!["web".into()];
+    def.waits_for = vec!["web".into()].into();
     let mut bad = svc("bad", &["bad"], 0);
     bad.restart = crate::spec::RestartPolicy::No;
-    bad.extras.on_failure = vec!["web".into()];
+    bad.extras.on_failure = vec!["web".into()].into();
     let mut w = World::new(
         vec![def, svc("web", &["web"], 0), bad],
         shape(&[], &[]),
@@ -641,7 +641,7 @@ fn a_trigger_ends_a_stop_by_hand() {
 #[test]
 fn reset_failed_forgets_a_failure() {
     let mut def = default(&[]);
-    def.waits_for = vec!["web".into()];
+    def.waits_for = vec!["web".into()].into();
     let mut w = World::new(
         vec![def, svc("web", &["web"], 0), svc("tool", &["tool"], 0)],
         shape(&[], &[]),
@@ -773,7 +773,7 @@ fn an_exited_oneshot_ignoring_isolate_survives_a_switch() {
 #[test]
 fn a_requisite_is_needed_but_never_pulled_in() {
     let mut web = svc("web", &["web"], 0);
-    web.extras.requisite = vec!["db".into()];
+    web.extras.requisite = vec!["db".into()].into();
     let mut w = World::new(
         vec![
             default(&["web"]),
@@ -801,7 +801,7 @@ fn a_requisite_is_needed_but_never_pulled_in() {
 #[test]
 fn a_part_of_unit_follows_the_restart_of_its_unit() {
     let mut worker = svc("worker", &["worker"], 0);
-    worker.extras.part_of = vec!["web".into()];
+    worker.extras.part_of = vec!["web".into()].into();
     let mut w = World::new(
         vec![
             default(&["web", "worker"]),

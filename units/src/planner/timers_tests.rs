@@ -36,9 +36,9 @@ struct Sim {
 /// triggering `job`, a oneshot (or `daemon`, a long-running service).
 fn units(keys: &[(&str, &str)], triggered: UnitType) -> Vec<UnitSpec> {
     let mut sys = UnitSpec::new("sys", UnitType::Virtual);
-    sys.depends_on = vec!["tick".into()];
+    sys.depends_on = vec!["tick".into()].into();
     let mut tick = UnitSpec::new("tick", UnitType::Timer);
-    tick.extras.triggers = vec!["job".into()];
+    tick.extras.triggers = vec!["job".into()].into();
     for (k, v) in keys {
         trigger::set(&mut tick.activation, UnitType::Timer, k, v).unwrap();
     }

@@ -4,6 +4,7 @@
 //! empty value when unset and allocates on its first write.
 
 use super::*;
+use crate::spec::Names;
 
 /// Every extra field unset.
 static NO_EXTRAS: ExtraFields = ExtraFields {
@@ -31,14 +32,14 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
         signals: Vec::new(),
     },
     watchdog: None,
-    on_failure: Vec::new(),
+    on_failure: Names::new(),
     ready_bus_name: None,
-    sockets: Vec::new(),
-    requisite: Vec::new(),
-    part_of: Vec::new(),
-    upholds: Vec::new(),
-    reload_propagated_from: Vec::new(),
-    propagates_reload_to: Vec::new(),
+    sockets: Names::new(),
+    requisite: Names::new(),
+    part_of: Names::new(),
+    upholds: Names::new(),
+    reload_propagated_from: Names::new(),
+    propagates_reload_to: Names::new(),
     success_action: None,
     failure_action: None,
     refuse_manual_start: None,
@@ -53,8 +54,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     ready_wait: None,
     ready_grep: None,
     pidfile: None,
-    triggers: Vec::new(),
-    wanted_by: Vec::new(),
+    triggers: Names::new(),
+    wanted_by: Names::new(),
     conditions: Vec::new(),
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.

@@ -329,6 +329,11 @@ impl Signal {
     }
 }
 
+/// A spec's list of target names (`depends-on`, `after`, …): one word
+/// wide in the spec and nothing allocated while empty, as most of a
+/// unit's lists are (a `Vec` is three words in every spec, used or not).
+pub type Names = thin_vec::ThinVec<String>;
+
 /// One validated unit.
 ///
 /// Its JSON form (the control protocol's `transient-apply`) has every field
@@ -344,29 +349,29 @@ pub struct UnitSpec {
     #[serde(rename = "type")]
     pub kind: UnitType,
     /// Targets this unit provides (at least one; the unit's name by default).
-    pub provides: Vec<String>,
+    pub provides: Names,
     /// Among the providers of an `alternative` target, the higher runs
     /// (ties by name) unless the config chooses one (docs/contract.md §3b).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub preference: i32,
     /// Hard dependencies: must be active to start and to stay up.
     #[serde(default)]
-    pub depends_on: Vec<String>,
+    pub depends_on: Names,
     /// Milestone dependencies: must be active to start.
     #[serde(default)]
-    pub depends_ms: Vec<String>,
+    pub depends_ms: Names,
     /// Ordering only: must be active or failed before this starts.
     #[serde(default)]
-    pub waits_for: Vec<String>,
+    pub waits_for: Names,
     /// Pulled in, no ordering: started with this one; what becomes of
     /// them changes nothing here (systemd's `Wants=` without `After=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub wants: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub wants: Names,
     /// Pulled in, no ordering: started with this one, which is stopped
     /// while one of them is failed, blocked or stopping (systemd's
     /// `Requires=` without `After=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub requires: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub requires: Names,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
     #[serde(default)]
     pub exec_start_pre: Vec<Command>,
@@ -390,14 +395,14 @@ pub struct UnitSpec {
     pub kill_signal: Signal,
     /// Ordering only: when both are required, start after these targets'
     /// providers are settled (and stop before them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub after: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub after: Names,
     /// Ordering only: the other side of `after`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub before: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub before: Names,
     /// Units that cannot run together with this one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conflicts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub conflicts: Names,
     /// A trigger's settings (its timer, sockets or paths).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation: Option<Box<crate::trigger::Activation>>,
@@ -472,8 +477,8 @@ pub struct ExtraFields {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watchdog: Option<Duration>,
     /// Units started when this one fails for good (no restart pending).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub on_failure: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub on_failure: Names,
     /// The D-Bus name whose taking makes the unit ready (systemd's
     /// `Type=dbus` with `BusName=`): a `foreground-supervised` unit with
     /// it is `starting` until `flotilla-busd` reports the name owned.
@@ -481,30 +486,30 @@ pub struct ExtraFields {
     pub ready_bus_name: Option<String>,
     /// Socket units whose sockets the main process is handed besides
     /// those of the sockets that trigger it (`Sockets=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sockets: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub sockets: Names,
     /// Targets needed as `depends-on` needs them, but never pulled in: one
     /// that nothing else requires keeps this unit from starting (systemd's
     /// `Requisite=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub requisite: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub requisite: Names,
     /// Targets whose stop or restart this unit follows; never pulled in,
     /// not ordered (systemd's `PartOf=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub part_of: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub part_of: Names,
     /// Targets pulled in as `wants` pulls them, and started again whenever
     /// they stop or fail while this unit is active, as if they said
     /// `restart: always` (systemd's `Upholds=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub upholds: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub upholds: Names,
     /// Units whose reload reloads this unit too, when it is up (systemd's
     /// `ReloadPropagatedFrom=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reload_propagated_from: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub reload_propagated_from: Names,
     /// Units reloaded, when they are up, whenever this unit is (systemd's
     /// `PropagatesReloadTo=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub propagates_reload_to: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub propagates_reload_to: Names,
     /// What the system does when the unit has done its work: exited with
     /// success, or (a unit with no process) come up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -555,12 +560,12 @@ pub struct ExtraFields {
     pub pidfile: Option<PathBuf>,
     /// A trigger's unit (one name): what a `timer`, `socket` or `path`
     /// starts. With `accept: yes`, a template (`svc@.service`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub triggers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub triggers: Names,
     /// The targets whose `TARGET.wants/` `initctl enable` links the unit
     /// into (`[Install] WantedBy=` of a YAML unit); nothing at run time.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub wanted_by: Vec<String>,
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub wanted_by: Names,
     /// `Condition…=` and `Assert…=`, checked at each start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::systemd::Condition>,
@@ -606,16 +611,16 @@ impl UnitSpec {
     pub fn new(name: impl Into<String>, kind: UnitType) -> UnitSpec {
         let name = name.into();
         UnitSpec {
-            provides: vec![name.clone()],
+            provides: thin_vec::thin_vec![name.clone()],
             preference: 0,
             name,
             description: None,
             kind,
-            depends_on: Vec::new(),
-            depends_ms: Vec::new(),
-            waits_for: Vec::new(),
-            wants: Vec::new(),
-            requires: Vec::new(),
+            depends_on: Names::new(),
+            depends_ms: Names::new(),
+            waits_for: Names::new(),
+            wants: Names::new(),
+            requires: Names::new(),
             exec_start_pre: Vec::new(),
             exec_start: None,
             exec_stop: None,
@@ -626,9 +631,9 @@ impl UnitSpec {
             restart_max_delay: defaults::RESTART_MAX_DELAY,
             kill_signal: Signal::TERM,
             remain_after_exit: None,
-            after: Vec::new(),
-            before: Vec::new(),
-            conflicts: Vec::new(),
+            after: Names::new(),
+            before: Names::new(),
+            conflicts: Names::new(),
             activation: None,
             extras: Extras::default(),
         }

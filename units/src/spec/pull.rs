@@ -73,14 +73,14 @@ mod tests {
 
     #[test]
     fn ordered_pulls_are_depends_on_and_waits_for() {
-        let mut s = unit(|s| s.after = vec!["b".into()]);
+        let mut s = unit(|s| s.after = vec!["b".into()].into());
         assert_eq!(s.pull("b", false, false), Some(TargetList::WaitsFor));
         assert_eq!(s.pull("b", true, false), Some(TargetList::DependsOn));
         assert_eq!(s.pull("c", true, true), Some(TargetList::DependsOn));
         assert_eq!(s.depends_on, ["b", "c"]);
         assert!(s.waits_for.is_empty() && s.requires.is_empty() && s.wants.is_empty());
         // An ordered dependency orders what pulls the same unit in later.
-        let mut s = unit(|s| s.waits_for = vec!["d".into()]);
+        let mut s = unit(|s| s.waits_for = vec!["d".into()].into());
         assert_eq!(s.pull("d", true, false), Some(TargetList::DependsOn));
         assert!(s.waits_for.is_empty());
     }

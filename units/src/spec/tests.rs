@@ -4,9 +4,9 @@ use super::*;
 fn specs() -> (UnitSpec, UnitSpec) {
     let mut full = UnitSpec::new("web", UnitType::ForegroundSupervised);
     full.provides.push("http".into());
-    full.depends_on = vec!["db".into()];
-    full.depends_ms = vec!["net".into()];
-    full.waits_for = vec!["log".into()];
+    full.depends_on = vec!["db".into()].into();
+    full.depends_ms = vec!["net".into()].into();
+    full.waits_for = vec!["log".into()].into();
     full.exec_start_pre = vec![Command::new(["/bin/true"])];
     full.exec_start = Some(Command::new(["/bin/web", "--port", "80"]));
     let mut stop = Command::new(["/bin/stop"]);

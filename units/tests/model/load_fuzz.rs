@@ -236,8 +236,10 @@ fn case() -> impl Strategy<Value = Case> {
         .prop_map(
             |(name, kind, provides, deps, (prog, args), durs, (restart, sig), forms)| {
                 let mut spec = UnitSpec::new(name, kind);
-                spec.provides = provides;
-                (spec.depends_on, spec.depends_ms, spec.waits_for) = deps;
+                spec.provides = provides.into();
+                let (on, ms, waits) = deps;
+                (spec.depends_on, spec.depends_ms, spec.waits_for) =
+                    (on.into(), ms.into(), waits.into());
                 if kind != UnitType::Virtual {
                     let mut argv = vec![prog];
                     argv.extend(args);

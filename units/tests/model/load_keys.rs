@@ -73,10 +73,10 @@ environment-file: [/etc/default/web, -/etc/web.env]
     );
     let mut expected = UnitSpec::new("web", UnitType::ForegroundSupervised);
     expected.description = Some("The web server".into());
-    expected.provides = vec!["http".into(), "https".into()];
-    expected.depends_on = vec!["db".into()];
-    expected.depends_ms = vec!["network-online".into()];
-    expected.waits_for = vec!["dns".into(), "ntp".into()];
+    expected.provides = vec!["http".into(), "https".into()].into();
+    expected.depends_on = vec!["db".into()].into();
+    expected.depends_ms = vec!["network-online".into()].into();
+    expected.waits_for = vec!["dns".into(), "ntp".into()].into();
     expected.exec_start_pre = vec![
         cmd(&["/bin/mkdir", "-p", "/run/web"]),
         ignoring(&["/bin/rm", "-f", "/run/web/stale"]),

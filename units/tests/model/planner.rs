@@ -381,6 +381,11 @@ fn v(xs: &[&str]) -> Vec<String> {
     xs.iter().map(|x| x.to_string()).collect()
 }
 
+/// [`v`] as a spec's list of names.
+fn names(xs: &[&str]) -> flotilla_units::spec::Names {
+    xs.iter().map(|x| x.to_string()).collect()
+}
+
 // ----- cells ---------------------------------------------------------------
 
 #[test]
@@ -388,9 +393,9 @@ fn target_pulls_in_exactly_its_required_set() {
     let w = World::new(
         vec![
             with(spec("top", UnitType::Virtual), |s| {
-                s.provides = v(&["default"]);
-                s.depends_on = v(&["a"]);
-                s.waits_for = v(&["b"]);
+                s.provides = names(&["default"]);
+                s.depends_on = names(&["a"]);
+                s.waits_for = names(&["b"]);
             }),
             spec("a", UnitType::ForegroundSupervised),
             spec("b", UnitType::ForegroundNotified),
@@ -450,7 +455,7 @@ fn oneshot_exits_and_dependents_start_after_it() {
     let w = World::new(
         vec![
             with(spec("app", UnitType::ForegroundSupervised), |s| {
-                s.depends_ms = v(&["setup"])
+                s.depends_ms = names(&["setup"])
             }),
             spec("setup", UnitType::Oneshot),
         ],
@@ -469,10 +474,10 @@ fn failed_hard_dependency_blocks_and_names_the_root() {
     let mut w2 = World::new(
         vec![
             with(spec("web", UnitType::ForegroundSupervised), |s| {
-                s.depends_on = v(&["api"])
+                s.depends_on = names(&["api"])
             }),
             with(spec("api", UnitType::ForegroundSupervised), |s| {
-                s.depends_ms = v(&["db"])
+                s.depends_ms = names(&["db"])
             }),
             with(spec("db", UnitType::Oneshot), |s| {
                 s.restart = RestartPolicy::No
@@ -502,13 +507,13 @@ fn missing_targets_block_hard_and_settle_waits_for() {
     let w = World::new(
         vec![
             with(spec("a", UnitType::ForegroundSupervised), |s| {
-                s.waits_for = v(&["nobody"])
+                s.waits_for = names(&["nobody"])
             }),
             with(spec("b", UnitType::ForegroundSupervised), |s| {
-                s.depends_on = v(&["ghost-target"])
+                s.depends_on = names(&["ghost-target"])
             }),
             with(spec("top", UnitType::Virtual), |s| {
-                s.waits_for = v(&["a", "b"])
+                s.waits_for = names(&["a", "b"])
             }),
         ],
         "top",
@@ -535,7 +540,7 @@ fn waits_for_a_failed_unit_counts_as_settled_and_degrades() {
     let mut w = World::new(
         vec![
             with(spec("bot", UnitType::ForegroundSupervised), |s| {
-                s.waits_for = v(&["ircd"])
+                s.waits_for = names(&["ircd"])
             }),
             with(spec("ircd", UnitType::ForegroundSupervised), |s| {
                 s.restart = RestartPolicy::No
@@ -556,16 +561,16 @@ fn depends_on_stops_dependent_and_brings_it_back() {
     let mut w = World::new(
         vec![
             with(spec("web", UnitType::ForegroundSupervised), |s| {
-                s.depends_on = v(&["db"])
+                s.depends_on = names(&["db"])
             }),
             with(spec("db", UnitType::ForegroundSupervised), |s| {
                 s.restart_delay = Duration::from_secs(1);
             }),
             with(spec("cron", UnitType::ForegroundSupervised), |s| {
-                s.depends_ms = v(&["db"])
+                s.depends_ms = names(&["db"])
             }),
             with(spec("top", UnitType::Virtual), |s| {
-                s.waits_for = v(&["web", "cron"])
+                s.waits_for = names(&["web", "cron"])
             }),
         ],
         "top",
@@ -699,7 +704,7 @@ fn restart_no_and_clean_exit() {
                 s.restart = RestartPolicy::Always
             }),
             with(spec("top", UnitType::Virtual), |s| {
-                s.waits_for = v(&["once", "clean", "always"])
+                s.waits_for = names(&["once", "clean", "always"])
             }),
         ],
         "top",
@@ -759,7 +764,7 @@ fn ready_wait_and_ready_grep() {
                 s.extras.ready_grep = Some("^connected".into())
             }),
             with(spec("top", UnitType::Virtual), |s| {
-                s.depends_on = v(&["waiter", "grepper"])
+                s.depends_on = names(&["waiter", "grepper"])
             }),
         ],
         "top",
@@ -869,7 +874,7 @@ fn restart_command_restarts_dependents_around_it() {
     let mut w = World::new(
         vec![
             with(spec("web", UnitType::ForegroundSupervised), |s| {
-                s.depends_on = v(&["db"])
+                s.depends_on = names(&["db"])
             }),
             spec("db", UnitType::ForegroundSupervised),
         ],
@@ -900,10 +905,10 @@ fn coincidental_targets() {
     let w = World::new(
         vec![
             with(spec("maddy", UnitType::ForegroundNotified), |s| {
-                s.provides = v(&["imapd", "smtpd"])
+                s.provides = names(&["imapd", "smtpd"])
             }),
             with(spec("top", UnitType::Virtual), |s| {
-                s.depends_on = v(&["imapd"])
+                s.depends_on = names(&["imapd"])
             }),
         ],
         "top",
@@ -921,7 +926,7 @@ fn reload_keeps_unchanged_restarts_changed_stops_removed() {
             spec("change", UnitType::ForegroundSupervised),
             spec("gone", UnitType::ForegroundSupervised),
             with(spec("top", UnitType::Virtual), |s| {
-                s.waits_for = v(&["keep", "change", "gone"])
+                s.waits_for = names(&["keep", "change", "gone"])
             }),
         ],
         "top",
@@ -936,7 +941,7 @@ fn reload_keeps_unchanged_restarts_changed_stops_removed() {
         }),
         spec("new", UnitType::ForegroundSupervised),
         with(spec("top", UnitType::Virtual), |s| {
-            s.waits_for = v(&["keep", "change", "new"])
+            s.waits_for = names(&["keep", "change", "new"])
         }),
     ]
     .into_iter()
@@ -987,14 +992,14 @@ fn a_changed_target_takes_its_new_lists_without_a_restart() {
     let units = |enabled: bool| {
         let sysinit = with(spec("sysinit.target", UnitType::Virtual), |s| {
             if enabled {
-                s.wants = v(&["bootperf.service"]);
+                s.wants = names(&["bootperf.service"]);
             }
         });
         let ssh = with(spec("ssh.service", UnitType::ForegroundSupervised), |s| {
-            s.depends_on = v(&["sysinit.target"]);
+            s.depends_on = names(&["sysinit.target"]);
         });
         let multi = with(spec("multi-user.target", UnitType::Virtual), |s| {
-            s.depends_on = v(&["ssh.service"])
+            s.depends_on = names(&["ssh.service"])
         });
         let mut all = vec![
             (sysinit, file("sysinit.target")),
@@ -1051,13 +1056,13 @@ fn strict_replace_refuses_a_bad_set_and_changes_nothing() {
     let bad = vec![
         (
             with(spec("a", UnitType::ForegroundSupervised), |s| {
-                s.depends_on = v(&["b"])
+                s.depends_on = names(&["b"])
             }),
             origin("a"),
         ),
         (
             with(spec("b", UnitType::ForegroundSupervised), |s| {
-                s.depends_on = v(&["a"])
+                s.depends_on = names(&["a"])
             }),
             origin("b"),
         ),
@@ -1076,10 +1081,10 @@ fn strict_replace_refuses_a_bad_set_and_changes_nothing() {
 fn pulled_world() -> World {
     let mut w = World::new(
         vec![
-            with(spec("top", UnitType::Virtual), |s| s.wants = v(&["a"])),
+            with(spec("top", UnitType::Virtual), |s| s.wants = names(&["a"])),
             with(spec("a", UnitType::ForegroundSupervised), |s| {
-                s.requires = v(&["b"]);
-                s.wants = v(&["c"]);
+                s.requires = names(&["b"]);
+                s.wants = names(&["c"]);
             }),
             with(spec("b", UnitType::ForegroundNotified), |s| {
                 s.restart_delay = Duration::from_secs(1);
@@ -1164,8 +1169,8 @@ fn a_failing_required_unit_stops_its_requirer_and_a_wanted_one_does_not() {
 fn requires_a_missing_target_blocks() {
     let w = World::new(
         vec![with(spec("a", UnitType::ForegroundSupervised), |s| {
-            s.requires = v(&["nobody"]);
-            s.wants = v(&["nothing"]);
+            s.requires = names(&["nobody"]);
+            s.wants = names(&["nothing"]);
         })],
         "a",
         PlannerOptions::default(),
@@ -1183,13 +1188,13 @@ fn pairs_that_want_or_require_each_other_load_and_run() {
     let ordered = vec![
         (
             with(spec("a", UnitType::ForegroundSupervised), |s| {
-                s.waits_for = v(&["b"])
+                s.waits_for = names(&["b"])
             }),
             origin("a"),
         ),
         (
             with(spec("b", UnitType::ForegroundSupervised), |s| {
-                s.waits_for = v(&["a"])
+                s.waits_for = names(&["a"])
             }),
             origin("b"),
         ),
@@ -1202,19 +1207,21 @@ fn pairs_that_want_or_require_each_other_load_and_run() {
     let mut w = World::new(
         vec![
             with(spec("a", UnitType::ForegroundSupervised), |s| {
-                s.wants = v(&["b"])
+                s.wants = names(&["b"])
             }),
             with(spec("b", UnitType::ForegroundSupervised), |s| {
-                s.wants = v(&["a"])
+                s.wants = names(&["a"])
             }),
             with(spec("c", UnitType::ForegroundSupervised), |s| {
-                s.requires = v(&["d"])
+                s.requires = names(&["d"])
             }),
             with(spec("d", UnitType::ForegroundSupervised), |s| {
-                s.requires = v(&["c"]);
-                s.after = v(&["a"]);
+                s.requires = names(&["c"]);
+                s.after = names(&["a"]);
             }),
-            with(spec("top", UnitType::Virtual), |s| s.wants = v(&["a", "c"])),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.wants = names(&["a", "c"])
+            }),
         ],
         "top",
         PlannerOptions::default(),
@@ -1235,12 +1242,12 @@ fn a_unit_that_lost_to_a_conflict_says_so() {
     let mut w = World::new(
         vec![
             with(spec("top", UnitType::Virtual), |s| {
-                s.depends_on = v(&["a"]);
-                s.wants = v(&["b"]);
+                s.depends_on = names(&["a"]);
+                s.wants = names(&["b"]);
             }),
             spec("a", UnitType::ForegroundSupervised),
             with(spec("b", UnitType::ForegroundSupervised), |s| {
-                s.conflicts = v(&["a"])
+                s.conflicts = names(&["a"])
             }),
             spec("idle", UnitType::Virtual),
         ],
@@ -1430,21 +1437,21 @@ fn a_reload_propagates_to_the_units_that_ask_for_it() {
         vec![
             with(spec("postgresql", UnitType::Oneshot), |s| {
                 s.extras.exec_reload = Some(Command::new(["/bin/true"]));
-                s.extras.propagates_reload_to = v(&["pushed"]);
+                s.extras.propagates_reload_to = names(&["pushed"]);
             }),
             with(reloadable("cluster-a"), |s| {
-                s.extras.reload_propagated_from = v(&["postgresql"])
+                s.extras.reload_propagated_from = names(&["postgresql"])
             }),
             with(reloadable("cluster-b"), |s| {
-                s.extras.reload_propagated_from = v(&["postgresql", "elsewhere"])
+                s.extras.reload_propagated_from = names(&["postgresql", "elsewhere"])
             }),
             reloadable("pushed"),
             with(spec("cluster-c", UnitType::ForegroundSupervised), |s| {
-                s.extras.reload_propagated_from = v(&["postgresql"])
+                s.extras.reload_propagated_from = names(&["postgresql"])
             }),
             reloadable("bystander"),
             with(spec("top", UnitType::Virtual), |s| {
-                s.depends_on = v(&[
+                s.depends_on = names(&[
                     "postgresql",
                     "cluster-a",
                     "cluster-b",
@@ -1501,7 +1508,7 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
             }),
             spec("plain", UnitType::ForegroundSupervised),
             with(spec("top", UnitType::Virtual), |s| {
-                s.waits_for = v(&["web", "plain"])
+                s.waits_for = names(&["web", "plain"])
             }),
         ],
         "top",
@@ -1559,15 +1566,15 @@ fn after_and_before_order_required_units_and_pull_in_nothing() {
     let mut w = World::new(
         vec![
             with(spec("top", UnitType::Virtual), |s| {
-                s.waits_for = v(&["a", "b", "c"]);
+                s.waits_for = names(&["a", "b", "c"]);
             }),
             // a after b, b before c: b first, then a and c; stopped the
             // other way round.
             with(spec("a", UnitType::ForegroundSupervised), |s| {
-                s.after = v(&["b", "unrelated", "missing"]);
+                s.after = names(&["b", "unrelated", "missing"]);
             }),
             with(spec("b", UnitType::Oneshot), |s| {
-                s.before = v(&["c"]);
+                s.before = names(&["c"]);
             }),
             spec("c", UnitType::ForegroundSupervised),
             spec("unrelated", UnitType::ForegroundSupervised),
@@ -1611,7 +1618,7 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
     let sock = |name: &str| {
         with(spec(name, UnitType::Socket), |s| {
             s.exec_start = None;
-            s.extras.triggers = v(&["job"]);
+            s.extras.triggers = names(&["job"]);
             s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
         })
     };
@@ -1658,7 +1665,7 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
 fn a_failed_triggered_unit_does_not_hold_up_the_shutdown() {
     let sock = with(spec("bus.socket", UnitType::Socket), |s| {
         s.exec_start = None;
-        s.extras.triggers = v(&["bus"]);
+        s.extras.triggers = names(&["bus"]);
         s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
     });
     let mut w = World::new(
@@ -1691,7 +1698,7 @@ fn a_trigger_naming_an_alias_starts_the_unit_that_provides_it() {
         vec![
             socket_spec("syslog.socket", "syslog.service", false),
             with(spec("rsyslog", UnitType::ForegroundSupervised), |s| {
-                s.provides = v(&["rsyslog", "syslog.service"]);
+                s.provides = names(&["rsyslog", "syslog.service"]);
             }),
         ],
         "syslog.socket",
@@ -1712,7 +1719,7 @@ fn a_socket_that_cannot_bind_fails_and_one_that_stops_is_disarmed() {
     let (g, _) = Graph::build(vec![(
         with(spec("s.socket", UnitType::Socket), |s| {
             s.exec_start = None;
-            s.extras.triggers = v(&["job"]);
+            s.extras.triggers = names(&["job"]);
         }),
         origin("s.socket"),
     )]);
@@ -1768,11 +1775,11 @@ fn conditions_run_skip_or_fail_a_unit_at_its_start() {
         })
     };
     let top = with(spec("top", UnitType::Virtual), |s| {
-        s.depends_on = v(&["holds", "skipped"]);
-        s.waits_for = v(&["needs-asserted"]);
+        s.depends_on = names(&["holds", "skipped"]);
+        s.waits_for = names(&["needs-asserted"]);
     });
     let needs = with(spec("needs-asserted", UnitType::Oneshot), |s| {
-        s.depends_on = v(&["asserted"]);
+        s.depends_on = names(&["asserted"]);
     });
     let w = World::new(
         vec![
@@ -1871,7 +1878,7 @@ fn an_accepting_socket_puts_each_connections_instance_in_t() {
 fn socket_spec(name: &str, service: &str, accept: bool) -> UnitSpec {
     with(spec(name, UnitType::Socket), |s| {
         s.exec_start = None;
-        s.extras.triggers = v(&[service]);
+        s.extras.triggers = names(&[service]);
         if accept {
             s.activation = Some(Box::new(Activation::Socket(
                 flotilla_units::trigger::SocketSettings {
@@ -1890,7 +1897,7 @@ fn a_missing_mount_is_met_for_a_systemd_unit_only() {
     // docs/contract.md §4 says for any name.
     for (file, blocked) in [("a.service", None), ("a.yaml", Some("var.mount"))] {
         let s = with(spec("a", UnitType::ForegroundSupervised), |s| {
-            s.requires = v(&["var.mount"])
+            s.requires = names(&["var.mount"])
         });
         let (g, _) = Graph::build(vec![(s, Origin::at(file.to_string(), Pos::new(1, 1)))]);
         let p = Planner::new(g, "a", Instant(0), PlannerOptions::default());

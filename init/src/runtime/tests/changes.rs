@@ -200,7 +200,7 @@ fn transient_patches() {
     );
     // A bad patch: every problem, nothing changed.
     let mut clash = transient("all", "/bin/x");
-    clash.provides = vec!["all".into()];
+    clash.provides = vec!["all".into()].into();
     let r = h.request(Request::TransientPatch {
         set: "fleet".into(),
         upsert: vec![clash],

@@ -32,7 +32,7 @@ fn cond(assert: bool) -> UnitSpec {
 fn app() -> UnitSpec {
     let mut s = UnitSpec::new("app", UnitType::ForegroundSupervised);
     s.exec_start = Some(Command::new(["/bin/app"]));
-    s.depends_on = vec!["cond".to_string()];
+    s.depends_on = vec!["cond".to_string()].into();
     s
 }
 

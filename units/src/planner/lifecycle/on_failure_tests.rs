@@ -18,7 +18,7 @@ fn units(restart: RestartPolicy) -> Vec<UnitSpec> {
     let mut svc = UnitSpec::new("svc", UnitType::ForegroundSupervised);
     svc.exec_start = Some(Command::new(["/bin/svc"]));
     svc.restart = restart;
-    svc.extras.on_failure = vec!["alert".into()];
+    svc.extras.on_failure = vec!["alert".into()].into();
     let mut alert = UnitSpec::new("alert", UnitType::Oneshot);
     alert.exec_start = Some(Command::new(["/bin/alert"]));
     vec![svc, alert]

@@ -1079,7 +1079,7 @@ fn a_scope_adopting_another_units_process_leaves_its_exit_to_that_unit() {
     let mut session = UnitSpec::new("session", UnitType::Scope);
     session.restart = RestartPolicy::No;
     let mut all = UnitSpec::new("all", UnitType::Virtual);
-    all.depends_on = vec!["getty".into(), "session".into()];
+    all.depends_on = vec!["getty".into(), "session".into()].into();
     let units = [getty, session, all].map(|s| (s, Origin::unplaced("u.yaml")));
     let (g, d) = Graph::build(units.into());
     assert!(d.is_empty(), "{d:?}");

@@ -425,7 +425,14 @@ impl Tr<'_> {
     /// trigger's `Unit=` or `Service=`): names separated by blanks, added
     /// to the list (a trigger's one unit is replaced), each with its
     /// position. A name the unit's own is ignored.
-    fn targets(&mut self, list: &mut Vec<String>, which: TargetList, p: Pos, key: &str, v: &str) {
+    fn targets(
+        &mut self,
+        list: &mut crate::spec::Names,
+        which: TargetList,
+        p: Pos,
+        key: &str,
+        v: &str,
+    ) {
         if which == TargetList::Triggers {
             list.clear();
             self.origin.positions_mut(which).clear();

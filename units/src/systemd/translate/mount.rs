@@ -4,6 +4,7 @@
 //! default dependencies (systemd.mount(5)).
 
 use super::*;
+use crate::spec::Names;
 use crate::systemd::escape_path;
 
 /// Where systemd finds the two programs (`MOUNT_PATH`, `UMOUNT_PATH`).
@@ -222,7 +223,7 @@ impl MountKeys {
         } else {
             ("local-fs-pre.target", "local-fs.target")
         };
-        let add = |list: &mut Vec<String>, name: &str| {
+        let add = |list: &mut Names, name: &str| {
             if !list.iter().any(|n| n == name) {
                 list.push(name.to_string());
             }

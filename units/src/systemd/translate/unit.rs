@@ -220,7 +220,7 @@ pub(crate) fn translate_at(
             .and_then(crate::trigger::Activation::socket)
             .is_some_and(|s| s.accept);
         let at = if accept { "@" } else { "" };
-        spec.extras.triggers = vec![format!("{}{at}.service", n.name)];
+        spec.extras.triggers = thin_vec::thin_vec![format!("{}{at}.service", n.name)];
     }
     // systemd orders a socket's service after the socket (an implicit
     // `Before=`), so that a service the target requires anyway is handed
