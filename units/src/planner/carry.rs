@@ -75,7 +75,7 @@ impl Planner {
             attempt: r.attempt,
             restarts: r.restarts,
             status: self.status_text(id),
-            notify_status: r.notify_status.clone(),
+            notify_status: r.rare().notify_status.clone(),
             start_at: r.start_at.map(|t| t.0),
             active_at: r.active_at.map(|t| t.0),
             end_at: r.end_at.map(|t| t.0),
@@ -188,7 +188,9 @@ impl Planner {
         } else {
             Status::Text(c.status)
         };
-        r.notify_status = c.notify_status;
+        if let Some(s) = c.notify_status {
+            r.rare_mut().notify_status = Some(s);
+        }
         r.start_at = c.start_at.map(Instant);
         r.active_at = c.active_at.map(Instant);
         r.end_at = c.end_at.map(Instant);

@@ -716,7 +716,7 @@ impl Planner {
             Notify::Reloading => self.step(u, Event::Reloading),
             Notify::Stopping => self.step(u, Event::Stopping),
             Notify::Status(s) => {
-                self.records[i].notify_status = Some(s);
+                self.records[i].rare_mut().notify_status = Some(s);
                 self.mark_changed(u);
             }
             Notify::MainPid(pid) => {

@@ -185,8 +185,6 @@ pub(super) struct Record {
     pub restarts: u32,
     /// The status text, unformatted.
     pub status: Status,
-    /// The last sd_notify `STATUS=`.
-    pub notify_status: Option<String>,
     /// When the last start began.
     pub start_at: Option<Instant>,
     /// When it last became active.
@@ -269,6 +267,8 @@ pub(super) struct Rare {
     pub following: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
+    /// The last sd_notify `STATUS=` (only units that send one).
+    pub notify_status: Option<String>,
     /// A timer unit's run, while it is up.
     pub timer_run: Option<TimerRun>,
     /// A socket or path unit's fires in its trigger limit's window: when
@@ -317,6 +317,7 @@ static NO_RARE: Rare = Rare {
     pidfile_deadline: None,
     following: None,
     skipped: false,
+    notify_status: None,
     timer_run: None,
     fires: None,
     starts: None,
@@ -364,7 +365,6 @@ impl Record {
             attempt: 0,
             restarts: 0,
             status: Status::Fixed(""),
-            notify_status: None,
             start_at: None,
             active_at: None,
             end_at: None,

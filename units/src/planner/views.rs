@@ -80,7 +80,7 @@ impl Planner {
             Some((t, Timer::Restart)) => Some(t),
             _ => None,
         };
-        let status = if let Some(s) = rec.notify_status.as_ref().filter(|_| unit.up()) {
+        let status = if let Some(s) = rec.rare().notify_status.as_ref().filter(|_| unit.up()) {
             s.clone()
         } else if let Some(s) = self.timer_status(id) {
             s

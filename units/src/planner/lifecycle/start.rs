@@ -38,8 +38,8 @@ impl Planner {
             r.pidfile_tries = 0;
             r.pidfile_deadline = None;
             r.skipped = false;
+            r.notify_status = None;
         });
-        rec.notify_status = None;
         rec.exit_ok = false;
         rec.self_stop = false;
         rec.dead_leader = None;

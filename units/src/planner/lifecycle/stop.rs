@@ -353,7 +353,7 @@ impl Planner {
         rec.main_pid = None;
         rec.helper = None;
         unit.to_stop = false;
-        rec.notify_status = None;
+        rec.rare_reset(|r| r.notify_status = None);
         rec.self_stop = false;
         rec.dead_leader = None;
         rec.rare_reset(|r| r.script_group = None);
