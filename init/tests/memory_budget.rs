@@ -33,26 +33,33 @@ const LAYER: usize = 100;
 const DIR: &str = "/etc/init/units";
 const CONTROL: &str = "/run/init/control.sock";
 
-/// Counts the bytes allocated and not yet freed.
+/// Counts the bytes allocated and not yet freed, and the blocks they are
+/// in: the allocator adds its own to every block (musl's: a 4-byte header,
+/// and the block rounded up to a size class), so a figure for how many a
+/// unit keeps is printed beside the bytes.
 struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
+static BLOCKS: AtomicIsize = AtomicIsize::new(0);
 
 // SAFETY: every call is passed to the system allocator unchanged; only a
 // counter is added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        BLOCKS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: as the caller's.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        BLOCKS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: as the caller's.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        BLOCKS.fetch_sub(1, Ordering::Relaxed);
         // SAFETY: as the caller's.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -69,8 +76,18 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
+/// The heap kept: bytes, and blocks.
+#[derive(Clone, Copy)]
+struct Heap {
+    bytes: isize,
+    blocks: isize,
+}
+
+fn live() -> Heap {
+    Heap {
+        bytes: LIVE.load(Ordering::Relaxed),
+        blocks: BLOCKS.load(Ordering::Relaxed),
+    }
 }
 
 fn settings(target: &str) -> Settings {
@@ -147,7 +164,7 @@ fn status(rt: &mut Runtime<FakeSys>) {
 
 /// The heap a loop keeps for `units` units once settled on `target`
 /// (after a `status` request when `ask` is set).
-fn kept(units: usize, target: &str, ask: bool) -> isize {
+fn kept(units: usize, target: &str, ask: bool) -> Heap {
     let sys = fake(units);
     let before = live();
     let mut rt = Runtime::new(sys, settings(target), false).unwrap_or_else(|e| panic!("{e}"));
@@ -158,9 +175,12 @@ fn kept(units: usize, target: &str, ask: bool) -> isize {
     }
     drop(rt.sys().take_calls());
     drop(rt.sys().take_console());
-    let kept = live() - before;
+    let after = live();
     rt.close();
-    kept
+    Heap {
+        bytes: after.bytes - before.bytes,
+        blocks: after.blocks - before.blocks,
+    }
 }
 
 #[test]
@@ -176,11 +196,21 @@ fn heap_per_loaded_and_per_running_unit_within_budget() {
     let loaded = kept(UNITS, "idle", false);
     let running = kept(UNITS, "all", true);
     let n = UNITS as isize;
-    let per_loaded = (loaded - base) / n;
-    let per_running = (running - loaded) / n;
+    let per_loaded = (loaded.bytes - base.bytes) / n;
+    let per_running = (running.bytes - loaded.bytes) / n;
+    // Tenths of a block per unit.
+    let blocks = |more: Heap, less: Heap| (more.blocks - less.blocks) * 10 / n;
+    let (blocks_loaded, blocks_running) = (blocks(loaded, base), blocks(running, loaded));
     println!(
-        "heap: base {base} B; {UNITS} loaded {loaded} B ({per_loaded} B per unit); \
-         running, after a status {running} B ({per_running} B more per unit)"
+        "heap: base {} B; {UNITS} loaded {} B ({per_loaded} B per unit, in {}.{} blocks); \
+         running, after a status {} B ({per_running} B more per unit, in {}.{} blocks)",
+        base.bytes,
+        loaded.bytes,
+        blocks_loaded / 10,
+        blocks_loaded % 10,
+        running.bytes,
+        blocks_running / 10,
+        blocks_running % 10,
     );
     assert!(
         per_loaded <= BUDGET_PER_LOADED_UNIT,
