@@ -92,6 +92,20 @@ fn run(
     cwd: Option<&Path>,
     creds: Option<&Credentials>,
 ) -> Output {
+    run_as(sys, argv, env, cwd, creds, false)
+}
+
+/// [`run`], the child started with [`Sys::spawn_started`] when `started`
+/// (a plain request's child then flies: `spawn/flight.rs`), its report
+/// read to the end first.
+fn run_as(
+    sys: &RealSys,
+    argv: &[&str],
+    env: &Env,
+    cwd: Option<&Path>,
+    creds: Option<&Credentials>,
+    started: bool,
+) -> Output {
     let argv = args(argv);
     let mut out = OutPipe::new(Stream::Stdout).unwrap();
     let mut err = OutPipe::new(Stream::Stderr).unwrap();
@@ -100,7 +114,17 @@ fn run(
         .stderr(err.stdio());
     req.cwd = cwd;
     req.credentials = creds;
-    let pid = sys.spawn(&req).unwrap();
+    let pid = if started {
+        let (pid, watch) = sys.spawn_started(&req).unwrap();
+        let outcome = watch.expect("a plain spawn is started").wait(no_context);
+        assert!(
+            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+            "{outcome:?}"
+        );
+        pid
+    } else {
+        sys.spawn(&req).unwrap()
+    };
     out.close_writer();
     err.close_writer();
 
@@ -210,6 +234,11 @@ fn a_bare_name_is_found_in_path() {
 
 /// `SigBlk` and `SigIgn` of a child, from its `/proc/self/status`.
 fn child_signals(creds: Option<&Credentials>) -> Vec<String> {
+    child_signals_as(creds, false)
+}
+
+/// [`child_signals`], the child started as [`run_as`] says.
+fn child_signals_as(creds: Option<&Credentials>, started: bool) -> Vec<String> {
     // Block SIGUSR1 and SIGTERM in this thread (as the init blocks signals
     // for signalfd); Rust already ignores SIGPIPE process-wide.
     let mut set = nix::sys::signal::SigSet::empty();
@@ -222,7 +251,7 @@ fn child_signals(creds: Option<&Credentials>) -> Vec<String> {
         Some(&mut old),
     )
     .unwrap();
-    let o = run(
+    let o = run_as(
         &RealSys,
         &[
             "/bin/sh",
@@ -232,6 +261,7 @@ fn child_signals(creds: Option<&Credentials>) -> Vec<String> {
         &base_env(),
         None,
         creds,
+        started,
     );
     nix::sys::signal::pthread_sigmask(nix::sys::signal::SigmaskHow::SIG_SETMASK, Some(&old), None)
         .unwrap();
@@ -845,6 +875,9 @@ fn a_signal_the_parent_ignores_or_catches_is_default_in_the_child() {
         SaFlags::empty(),
         SigSet::empty(),
     );
+    // The spawner made first, as in the init, whose dispositions are set
+    // before its first spawn.
+    spawn::tests_support::slots();
     // SAFETY: no test sends SIGUSR2 or SIGWINCH; both are restored below.
     let (old_usr2, old_winch) = unsafe {
         (
@@ -852,13 +885,20 @@ fn a_signal_the_parent_ignores_or_catches_is_default_in_the_child() {
             sigaction(Signal::SIGWINCH, &catch).unwrap(),
         )
     };
-    let got = child_signals(None);
+    // The spawner reads the dispositions once (the init never changes
+    // them after its start): read again after each change here.
+    spawn::tests_support::recount_dispositions();
+    // A waited-for child (`CLONE_VFORK`) and a flying one.
+    let got = [child_signals_as(None, false), child_signals_as(None, true)];
     // SAFETY: as above.
     unsafe {
         sigaction(Signal::SIGUSR2, &old_usr2).unwrap();
         sigaction(Signal::SIGWINCH, &old_winch).unwrap();
     }
-    assert_eq!(got, ["SigBlk:\t0000000000000000", SIGPIPE_ONLY_IGNORED]);
+    spawn::tests_support::recount_dispositions();
+    for g in got {
+        assert_eq!(g, ["SigBlk:\t0000000000000000", SIGPIPE_ONLY_IGNORED]);
+    }
 }
 
 /// Asserts that every reserved slot holds /dev/null again.

@@ -160,6 +160,8 @@ pub(super) struct Plan {
     pub(super) stdio: [RawFd; 3],
     /// K.
     pub(super) limit: c_uint,
+    /// The signals to set back to `SIG_DFL` (`Spawner::altered`).
+    pub(super) reset: u64,
     /// The lowest descriptor the child closes as it unshares the table: K,
     /// or above the highest descriptor it is handed.
     pub(super) keep_below: c_uint,
@@ -312,14 +314,14 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
         fail(p, Step::Chdir);
     }
     // Default dispositions first, then the empty mask, so that a pending
-    // signal cannot run an inherited handler. The raw rt_sigaction(2): the C
-    // library's sigaction(3) refuses its internal signals (32, 33, …), which
-    // may have been inherited ignored. An all-zero kernel `struct
-    // sigaction` is SIG_DFL, no flags, empty mask, whatever the
-    // architecture's field order. The kernel refuses SIGKILL and SIGSTOP,
-    // which are always default anyway.
+    // signal cannot run an inherited handler: those the init has other
+    // than the default (`execve` keeps ignored signals). The raw
+    // rt_sigaction(2): the C library's sigaction(3) refuses its internal
+    // signals (32, 33, …), which may have been inherited ignored. An
+    // all-zero kernel `struct sigaction` is SIG_DFL, no flags, empty mask,
+    // whatever the architecture's field order.
     let dfl = [0u64; 4];
-    for sig in 1..=64 {
+    for sig in (1..=64).filter(|s| p.reset & (1 << (s - 1)) != 0) {
         libc::syscall(
             libc::SYS_rt_sigaction,
             sig,

@@ -58,6 +58,8 @@ struct Plan {
     /// K: the child keeps the descriptors below it until its streams are
     /// in place.
     limit: c_uint,
+    /// The signals to set back to `SIG_DFL` (`Spawner::altered`).
+    reset: u64,
     /// The write end of the report pipe (its number in the child's copy of
     /// the table).
     report: c_int,
@@ -183,6 +185,7 @@ pub(super) fn fly(
             cwd_optional: req.cwd_optional,
             stdio: [-1; 3],
             limit: 0,
+            reset: 0,
             report: write.as_raw_fd(),
             groups: None,
             gid: creds.and_then(|c| c.gid),
@@ -216,6 +219,7 @@ pub(super) fn fly(
     let born = s.fill_slots(&stdio).map(|fds| {
         flight.plan.stdio = fds;
         flight.plan.limit = s.limit;
+        flight.plan.reset = s.altered;
         let plan: *mut c_void = std::ptr::addr_of!(flight.plan).cast_mut().cast();
         let (bottom, size) = match &flight.stack.0 {
             Some(st) => (
@@ -407,11 +411,11 @@ unsafe fn child(p: &Plan) -> ! {
             fail(report, Step::Chdir, r);
         }
     }
-    // Default dispositions, SIGPIPE ignored (as `child.rs` says why), then
-    // the empty mask. Kernel `struct sigaction`s: all zero is SIG_DFL,
-    // a handler of 1 SIG_IGN.
+    // Default dispositions for those the init has other than the default,
+    // SIGPIPE ignored (as `child.rs` says why), then the empty mask. Kernel
+    // `struct sigaction`s: all zero is SIG_DFL, a handler of 1 SIG_IGN.
     let dfl = [0u64; 4];
-    for sig in 1..=64usize {
+    for sig in (1..=64usize).filter(|s| p.reset & (1 << (s - 1)) != 0) {
         sys(
             libc::SYS_rt_sigaction,
             sig,

@@ -49,9 +49,10 @@
 //!    O(descriptors). Then `setsid`, `setgroups`, `setresgid`, `setresuid`,
 //!    `dup2` of the slots onto 0, 1 and 2 (a slot is never below 3, so
 //!    `dup2` always clears close-on-exec and never overwrites a later
-//!    source), `close_range(3, K - 1)`, `chdir`, every disposition back to
-//!    `SIG_DFL` (raw `rt_sigaction`: `execve` keeps ignored signals, and
-//!    Rust ignores `SIGPIPE`), an empty mask, `execve`. The child exec's
+//!    source), `close_range(3, K - 1)`, `chdir`, every disposition the init has other
+//!    than the default back to `SIG_DFL` (raw `rt_sigaction`: `execve` keeps
+//!    ignored signals, and Rust ignores `SIGPIPE`; the init reads which once,
+//!    as it never changes them), an empty mask, `execve`. The child exec's
 //!    with exactly its stdin, stdout and stderr (and whatever of 0, 1, 2 it
 //!    inherits).
 //!
@@ -405,6 +406,14 @@ struct Spawner {
     /// `/dev/null`, read-write, once it could be opened.
     null: Option<OwnedFd>,
     stack: Stack,
+    /// The signals whose disposition is not `SIG_DFL` in the init (bit
+    /// `n - 1` for signal `n`): the only ones a child sets back before it
+    /// unblocks signals, rather than all 64 (a system call each, a
+    /// quarter of the child's own work before `execve`). The init never
+    /// changes a disposition once it runs: these are what it inherited and
+    /// what Rust set at its start (`SIGPIPE` ignored, the stack guard's
+    /// `SIGSEGV` and `SIGBUS` handlers), read when the spawner is made.
+    altered: u64,
 }
 
 impl Spawner {
@@ -435,6 +444,7 @@ impl Spawner {
             placeholder,
             null: open_null().ok(),
             stack: Stack::new()?,
+            altered: altered_dispositions(),
         };
         spawner.restore();
         Ok(spawner)
@@ -523,6 +533,7 @@ impl Spawner {
             cwd_optional: exec.cwd_optional,
             stdio,
             limit: self.limit,
+            reset: self.altered,
             // The child's table keeps what lies below this: the slots, and
             // the descriptors it is handed.
             keep_below: exec
@@ -746,6 +757,32 @@ impl Drop for Stack {
     }
 }
 
+/// The signals whose disposition is not `SIG_DFL` in this process, as a
+/// mask (bit `n - 1` for signal `n`). The raw `rt_sigaction(2)`: the C
+/// library's `sigaction(3)` refuses its internal signals (32, 33, …).
+fn altered_dispositions() -> u64 {
+    let mut altered = 0u64;
+    for sig in 1..=64u32 {
+        // A kernel `struct sigaction`: the handler first (0: SIG_DFL).
+        let mut old = [0u64; 4];
+        // SAFETY: queries only (no new action); `old` is large enough for
+        // the kernel's `struct sigaction`.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                libc::c_long::from(sig),
+                std::ptr::null::<u64>(),
+                old.as_mut_ptr(),
+                child::KERNEL_SIGSET_SIZE,
+            )
+        };
+        if r == 0 && old[0] != 0 {
+            altered |= 1 << (sig - 1);
+        }
+    }
+    altered
+}
+
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 pub(crate) mod tests_support {
@@ -757,6 +794,19 @@ pub(crate) mod tests_support {
     /// on a kernel without `close_range(2)`. Only under the tests' process
     /// lock.
     pub(crate) static WITHOUT_CLOSE_RANGE: AtomicBool = AtomicBool::new(false);
+
+    /// Reads the process's dispositions again (`Spawner::altered`), for a
+    /// test that changes them: the init never does once it runs.
+    pub(crate) fn recount_dispositions() {
+        reserve();
+        if let Some(s) = SPAWNER
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            s.altered = altered_dispositions();
+        }
+    }
 
     /// The reserved slots (reserving them now if needed) and K.
     pub(crate) fn slots() -> ([RawFd; 3], RawFd) {
