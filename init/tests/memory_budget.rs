@@ -83,6 +83,16 @@ struct Heap {
     blocks: isize,
 }
 
+impl std::ops::Sub for Heap {
+    type Output = Heap;
+    fn sub(self, less: Heap) -> Heap {
+        Heap {
+            bytes: self.bytes - less.bytes,
+            blocks: self.blocks - less.blocks,
+        }
+    }
+}
+
 fn live() -> Heap {
     Heap {
         bytes: LIVE.load(Ordering::Relaxed),
@@ -175,12 +185,9 @@ fn kept(units: usize, target: &str, ask: bool) -> Heap {
     }
     drop(rt.sys().take_calls());
     drop(rt.sys().take_console());
-    let after = live();
+    let kept = live() - before;
     rt.close();
-    Heap {
-        bytes: after.bytes - before.bytes,
-        blocks: after.blocks - before.blocks,
-    }
+    kept
 }
 
 #[test]
@@ -196,11 +203,13 @@ fn heap_per_loaded_and_per_running_unit_within_budget() {
     let loaded = kept(UNITS, "idle", false);
     let running = kept(UNITS, "all", true);
     let n = UNITS as isize;
-    let per_loaded = (loaded.bytes - base.bytes) / n;
-    let per_running = (running.bytes - loaded.bytes) / n;
+    let per_loaded = (loaded - base).bytes / n;
+    let per_running = (running - loaded).bytes / n;
     // Tenths of a block per unit.
-    let blocks = |more: Heap, less: Heap| (more.blocks - less.blocks) * 10 / n;
-    let (blocks_loaded, blocks_running) = (blocks(loaded, base), blocks(running, loaded));
+    let (blocks_loaded, blocks_running) = (
+        (loaded - base).blocks * 10 / n,
+        (running - loaded).blocks * 10 / n,
+    );
     println!(
         "heap: base {} B; {UNITS} loaded {} B ({per_loaded} B per unit, in {}.{} blocks); \
          running, after a status {} B ({per_running} B more per unit, in {}.{} blocks)",

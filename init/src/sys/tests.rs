@@ -95,9 +95,7 @@ fn run(
     run_as(sys, argv, env, cwd, creds, false)
 }
 
-/// [`run`], the child started with [`Sys::spawn_started`] when `started`
-/// (a plain request's child then flies: `spawn/flight.rs`), its report
-/// read to the end first.
+/// [`run`], the child started by [`started_and_execed`] when `started`.
 fn run_as(
     sys: &RealSys,
     argv: &[&str],
@@ -115,13 +113,7 @@ fn run_as(
     req.cwd = cwd;
     req.credentials = creds;
     let pid = if started {
-        let (pid, watch) = sys.spawn_started(&req).unwrap();
-        let outcome = watch.expect("a plain spawn is started").wait(no_context);
-        assert!(
-            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
-            "{outcome:?}"
-        );
-        pid
+        started_and_execed(sys, &req)
     } else {
         sys.spawn(&req).unwrap()
     };
@@ -230,6 +222,19 @@ fn a_bare_name_is_found_in_path() {
         (o.status, o.stdout),
         (ExitStatus::Exited(0), vec!["found".to_string()])
     );
+}
+
+/// `req` started with [`Sys::spawn_started`] (a plain request's child
+/// flies: `spawn/flight.rs`), its report read to the end: it exec'd, with
+/// nothing denied.
+fn started_and_execed(sys: &RealSys, req: &SpawnRequest<'_>) -> Pid {
+    let (pid, watch) = sys.spawn_started(req).unwrap();
+    let outcome = watch.expect("a plain spawn is started").wait(no_context);
+    assert!(
+        matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+        "{outcome:?}"
+    );
+    pid
 }
 
 /// `SigBlk` and `SigIgn` of a child, from its `/proc/self/status`.
@@ -761,16 +766,7 @@ fn check_child_has_only_stdio(creds: Option<&Credentials>, leaky: bool, forked: 
     req.credentials = creds;
     let pid = match forked {
         false => sys.spawn(&req).unwrap(),
-        true => {
-            let (pid, watch) = sys.spawn_started(&req).unwrap();
-            let mut watch = watch.expect("a plain spawn is forked");
-            let outcome = watch.wait(no_context);
-            assert!(
-                matches!(outcome, ExecOutcome::Execed { denied: 0 }),
-                "{outcome:?}"
-            );
-            pid
-        }
+        true => started_and_execed(&sys, &req),
     };
     let pipe_name = fd_target("self", pipe.writer().unwrap().as_raw_fd());
     pipe.close_writer();
