@@ -20,8 +20,7 @@
 //! a template goes through the same pass with the set it joins.
 
 use super::target_order;
-use crate::spec::Names;
-use crate::spec::{Origin, TargetList, UnitSpec};
+use crate::spec::{Names, Origin, TargetList, UnitSpec};
 use crate::systemd::UnitName;
 use std::collections::BTreeSet;
 

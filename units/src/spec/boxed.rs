@@ -4,7 +4,6 @@
 //! empty value when unset and allocates on its first write.
 
 use super::*;
-use crate::spec::Names;
 
 /// Every extra field unset.
 static NO_EXTRAS: ExtraFields = ExtraFields {
