@@ -60,11 +60,11 @@ impl Graph {
                             .provides
                             .iter()
                             .position(|x| x == t)
-                            .and_then(|p| oorigin.provides_pos().get(p).copied())
+                            .and_then(|p| oorigin.position(TargetList::Provides, p))
                             .unwrap_or(oorigin.pos);
                         diags.push(Diagnostic::error(
                             origin.file.clone(),
-                            origin.provides_pos().get(j).copied().unwrap_or(origin.pos),
+                            origin.position(TargetList::Provides, j).unwrap_or(origin.pos),
                             format!(
                                 "target `{t}` is provided by both `{}` ({}) and `{}`; `{}` is left out",
                                 other.name,
@@ -591,7 +591,7 @@ fn dep_pos(origin: &Origin, spec: &UnitSpec, i: usize) -> Pos {
     let mut i = i;
     for ((_, targets), list) in dep_lists(spec).into_iter().zip(DEP_LISTS) {
         if i < targets.len() {
-            return origin.positions(list).get(i).copied().unwrap_or(origin.pos);
+            return origin.position(list, i).unwrap_or(origin.pos);
         }
         i -= targets.len();
     }

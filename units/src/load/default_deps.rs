@@ -96,11 +96,11 @@ fn add_name(spec: &mut UnitSpec, origin: &mut Origin, list: TargetList, name: &s
         for l in [TargetList::DependsOn, TargetList::Requires] {
             let len = names(spec, l).map_or(0, |v| v.len());
             let at = origin.pos;
-            origin.positions_mut(l).resize(len, at);
+            origin.resize_positions(l, len, at);
         }
         if let Some(l) = spec.pull(name, true, false) {
             let at = origin.pos;
-            origin.positions_mut(l).push(at);
+            origin.push_position(l, at);
         }
         return;
     }
@@ -113,9 +113,8 @@ fn add_name(spec: &mut UnitSpec, origin: &mut Origin, list: TargetList, name: &s
     }
     names.push(name.to_string());
     let len = names.len();
-    let pos = origin.positions_mut(list);
-    pos.resize(len - 1, at);
-    pos.push(at);
+    origin.resize_positions(list, len - 1, at);
+    origin.push_position(list, at);
 }
 
 /// The names of `list` of `spec`, for the lists this pass touches.

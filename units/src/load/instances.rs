@@ -295,7 +295,7 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
     for (names, list) in lists {
         for (i, n) in names.iter().enumerate() {
             if UnitName::split(n).is_instance() {
-                let pos = origin.positions(list).get(i).copied().unwrap_or(origin.pos);
+                let pos = origin.position(list, i).unwrap_or(origin.pos);
                 out.push((n.clone(), Some((origin.file.clone(), pos))));
             }
         }

@@ -65,8 +65,7 @@ pub(super) fn order_targets(units: &mut [(UnitSpec, Origin)]) {
             continue;
         };
         names.remove(k);
-        let pos = origin.positions_mut(from);
-        let at = (k < pos.len()).then(|| pos.remove(k));
+        let at = origin.remove_position(from, k);
         let len = if ordered {
             spec.depends_on.len()
         } else {
@@ -74,9 +73,8 @@ pub(super) fn order_targets(units: &mut [(UnitSpec, Origin)]) {
         };
         if spec.pull(&name, ordered, true).is_some() {
             let own = origin.pos;
-            let pos = origin.positions_mut(to);
-            pos.resize(len, own);
-            pos.push(at.unwrap_or(own));
+            origin.resize_positions(to, len, own);
+            origin.push_position(to, at.unwrap_or(own));
         }
     }
 }

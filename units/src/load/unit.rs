@@ -136,7 +136,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         let mut spec = UnitSpec::new(name.clone().unwrap_or_default(), kind.unwrap_or_default());
         let start = self.origin.pos;
         let spec_kind = spec.kind;
-        *self.origin.positions_mut(TargetList::Provides) = vec![start];
+        self.origin.set_positions(TargetList::Provides, [start]);
         for key in KEYS {
             let Some(e) = self.get(key.name) else {
                 continue;
@@ -174,7 +174,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                     );
                 }
                 *f = names.into();
-                *self.origin.positions_mut(list) = pos;
+                self.origin.set_positions(list, pos);
             }
             Slot::Command(f) => *f = self.command(e),
             Slot::Commands(f) => *f = self.command_list(e),

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 /// Where a unit came from: the file and the positions of what cross-unit
 /// checks (duplicate names and targets, cycles, missing targets) point at.
 ///
-/// Every graph node keeps one, so only the lists a unit has take room:
-/// one vector of `(list, positions)` rather than a field per list (which
-/// cost every unit 15 vectors, 360 bytes, mostly empty). Its JSON form (in
-/// the re-exec snapshot) is unchanged: a key per list, every list present.
+/// Every graph node keeps one, so only the entries a unit has take room:
+/// one vector of `(list, position)` for the entries of all its lists, in
+/// one block (a field per list cost every unit 15 vectors, 360 bytes,
+/// mostly empty; a vector per list, a block per list). Its JSON form (in
+/// the re-exec snapshot) is a key per list, every list present.
 #[derive(Debug, Clone, Eq, Serialize, Deserialize, Default)]
 #[serde(from = "OriginWire", into = "OriginWire")]
 pub struct Origin {
@@ -18,10 +19,10 @@ pub struct Origin {
     pub file: String,
     /// The position of the unit's name (or of the start of the unit).
     pub pos: crate::diag::Pos,
-    /// The position of each entry of each list of targets the unit has (a
-    /// list may be shorter than its entries when a position is not known;
-    /// then `pos` is used).
-    lists: Vec<(TargetList, Vec<crate::diag::Pos>)>,
+    /// The position of each entry of each list of targets the unit has,
+    /// each list's in its order (a list may have fewer positions than
+    /// entries when a position is not known; then `pos` is used).
+    lists: Vec<(TargetList, crate::diag::Pos)>,
     /// Whether systemd's default dependencies apply to the unit: a
     /// systemd unit file that does not say `DefaultDependencies=no`;
     /// `false` for every other unit (`load/default_deps.rs`).
@@ -41,9 +42,7 @@ impl PartialEq for Origin {
         self.file == other.file
             && self.pos == other.pos
             && self.default_dependencies == other.default_dependencies
-            && TargetList::ALL
-                .iter()
-                .all(|&l| self.positions(l) == other.positions(l))
+            && TargetList::ALL.iter().all(|&l| self.of(l).eq(other.of(l)))
     }
 }
 
@@ -63,11 +62,9 @@ impl From<OriginWire> for Origin {
     fn from(w: OriginWire) -> Origin {
         let lists = TargetList::ALL
             .iter()
-            .filter_map(|&l| {
-                w.lists
-                    .get(l.key())
-                    .filter(|p| !p.is_empty())
-                    .map(|p| (l, p.clone()))
+            .flat_map(|&l| {
+                let positions = w.lists.get(l.key()).map_or(&[][..], Vec::as_slice);
+                positions.iter().map(move |&p| (l, p))
             })
             .collect();
         Origin {
@@ -85,7 +82,7 @@ impl From<Origin> for OriginWire {
         // some of them without a default.
         let lists = TargetList::ALL
             .iter()
-            .map(|&l| (l.key().to_string(), o.positions(l).to_vec()))
+            .map(|&l| (l.key().to_string(), o.positions(l)))
             .collect();
         OriginWire {
             file: o.file,
@@ -212,50 +209,86 @@ impl Origin {
         let lists = [
             Provides, DependsOn, DependsMs, WaitsFor, Wants, Requires, Requisite, PartOf, Upholds,
         ];
-        for (_, positions) in self.lists.iter_mut().filter(|(l, _)| lists.contains(l)) {
-            for p in positions.iter_mut().filter(|p| p.line > limit) {
+        for (l, p) in self.lists.iter_mut() {
+            if lists.contains(l) && p.line > limit {
                 *p = own;
             }
         }
     }
 
     /// The positions of the entries of `list`, in order.
-    pub fn positions(&self, list: TargetList) -> &[crate::diag::Pos] {
-        self.lists
-            .iter()
-            .find(|(l, _)| *l == list)
-            .map_or(&[], |(_, p)| p.as_slice())
+    pub fn positions(&self, list: TargetList) -> Vec<crate::diag::Pos> {
+        self.of(list).collect()
     }
 
-    /// The positions of the entries of `list`, to set.
-    pub fn positions_mut(&mut self, list: TargetList) -> &mut Vec<crate::diag::Pos> {
-        let at = match self.lists.iter().position(|(l, _)| *l == list) {
-            Some(at) => at,
-            None => {
-                self.lists.push((list, Vec::new()));
-                self.lists.len() - 1
+    /// The position of entry `i` of `list`, if known.
+    pub fn position(&self, list: TargetList, i: usize) -> Option<crate::diag::Pos> {
+        self.of(list).nth(i)
+    }
+
+    fn of(&self, list: TargetList) -> impl Iterator<Item = crate::diag::Pos> + '_ {
+        self.lists
+            .iter()
+            .filter(move |(l, _)| *l == list)
+            .map(|&(_, p)| p)
+    }
+
+    /// The positions of the entries of `list` are `positions`.
+    pub fn set_positions(
+        &mut self,
+        list: TargetList,
+        positions: impl IntoIterator<Item = crate::diag::Pos>,
+    ) {
+        self.lists.retain(|(l, _)| *l != list);
+        self.lists.extend(positions.into_iter().map(|p| (list, p)));
+    }
+
+    /// A position for the next entry of `list`.
+    pub fn push_position(&mut self, list: TargetList, pos: crate::diag::Pos) {
+        self.lists.push((list, pos));
+    }
+
+    /// `list` has `len` positions: the last ones dropped, or `at` added.
+    pub fn resize_positions(&mut self, list: TargetList, len: usize, at: crate::diag::Pos) {
+        let mut kept = 0;
+        self.lists.retain(|(l, _)| {
+            if *l != list {
+                return true;
             }
-        };
-        &mut self.lists[at].1
+            kept += 1;
+            kept <= len
+        });
+        for _ in kept..len {
+            self.lists.push((list, at));
+        }
+    }
+
+    /// Removes the position of entry `i` of `list`, returning it.
+    pub fn remove_position(&mut self, list: TargetList, i: usize) -> Option<crate::diag::Pos> {
+        let at = (self.lists.iter().enumerate())
+            .filter(|(_, (l, _))| *l == list)
+            .nth(i)?
+            .0;
+        Some(self.lists.remove(at).1)
     }
 
     /// The position of each `provides` entry.
-    pub fn provides_pos(&self) -> &[crate::diag::Pos] {
+    pub fn provides_pos(&self) -> Vec<crate::diag::Pos> {
         self.positions(TargetList::Provides)
     }
 
     /// The position of each `depends-on` entry.
-    pub fn depends_on_pos(&self) -> &[crate::diag::Pos] {
+    pub fn depends_on_pos(&self) -> Vec<crate::diag::Pos> {
         self.positions(TargetList::DependsOn)
     }
 
     /// The position of each `depends-ms` entry.
-    pub fn depends_ms_pos(&self) -> &[crate::diag::Pos] {
+    pub fn depends_ms_pos(&self) -> Vec<crate::diag::Pos> {
         self.positions(TargetList::DependsMs)
     }
 
     /// The position of each `waits-for` entry.
-    pub fn waits_for_pos(&self) -> &[crate::diag::Pos] {
+    pub fn waits_for_pos(&self) -> Vec<crate::diag::Pos> {
         self.positions(TargetList::WaitsFor)
     }
 }
@@ -268,7 +301,7 @@ mod tests {
     #[test]
     fn only_the_lists_a_unit_has_take_room_and_the_json_keeps_every_key() {
         let mut o = Origin::at("/u/a.yaml", Pos::new(1, 1));
-        o.positions_mut(TargetList::DependsOn).push(Pos::new(3, 13));
+        o.push_position(TargetList::DependsOn, Pos::new(3, 13));
         assert_eq!(o.lists.len(), 1);
         assert_eq!(o.depends_on_pos(), [Pos::new(3, 13)]);
         assert!(o.provides_pos().is_empty());
@@ -280,8 +313,34 @@ mod tests {
         assert_eq!(back, o);
         // The order the lists were set in does not matter.
         let mut p = Origin::at("/u/a.yaml", Pos::new(1, 1));
-        p.positions_mut(TargetList::Provides);
-        p.positions_mut(TargetList::DependsOn).push(Pos::new(3, 13));
+        p.set_positions(TargetList::Provides, []);
+        p.push_position(TargetList::DependsOn, Pos::new(3, 13));
         assert_eq!(p, o);
+    }
+
+    #[test]
+    fn each_list_keeps_its_order_whatever_is_set_around_it() {
+        let (a, b, c, own) = (Pos::new(2, 1), Pos::new(3, 1), Pos::new(4, 1), Pos::new(1, 1));
+        let mut o = Origin::at("/u/a.service", own);
+        o.push_position(TargetList::After, a);
+        o.push_position(TargetList::Wants, c);
+        o.push_position(TargetList::After, b);
+        assert_eq!(o.positions(TargetList::After), [a, b]);
+        assert_eq!(o.position(TargetList::After, 1), Some(b));
+        assert_eq!(o.position(TargetList::After, 2), None);
+        // Longer: the unit's own position added; shorter: the last go.
+        o.resize_positions(TargetList::After, 3, own);
+        assert_eq!(o.positions(TargetList::After), [a, b, own]);
+        o.resize_positions(TargetList::After, 1, own);
+        assert_eq!(o.positions(TargetList::After), [a]);
+        o.push_position(TargetList::After, b);
+        assert_eq!(o.remove_position(TargetList::After, 0), Some(a));
+        assert_eq!(o.remove_position(TargetList::After, 5), None);
+        assert_eq!(o.positions(TargetList::After), [b]);
+        o.set_positions(TargetList::Wants, [a, b]);
+        assert_eq!(o.positions(TargetList::Wants), [a, b]);
+        assert_eq!(o.positions(TargetList::After), [b]);
+        // One block for every list's entries.
+        assert_eq!(o.lists.len(), 3);
     }
 }

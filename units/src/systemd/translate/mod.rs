@@ -435,7 +435,7 @@ impl Tr<'_> {
     ) {
         if which == TargetList::Triggers {
             list.clear();
-            self.origin.positions_mut(which).clear();
+            self.origin.set_positions(which, []);
             if v.split_whitespace().count() > 1 {
                 self.error(p, format!("invalid {key}={v}: one unit name"));
                 return;
@@ -455,7 +455,7 @@ impl Tr<'_> {
                 }
             } else if !list.iter().any(|n| n == name) {
                 list.push(name.to_string());
-                self.origin.positions_mut(which).push(p);
+                self.origin.push_position(which, p);
             }
         }
     }

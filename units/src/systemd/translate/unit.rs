@@ -265,7 +265,7 @@ pub(crate) fn translate_at(
     origin.default_dependencies = default_deps;
     // systemd: `Sockets=` also wants each socket and orders the service
     // after it (`Wants=` + `After=`).
-    let socket_pos = origin.positions(TargetList::Sockets).to_vec();
+    let socket_pos = origin.positions(TargetList::Sockets);
     for (i, name) in spec.extras.sockets.iter().enumerate() {
         let pos = socket_pos.get(i).copied().unwrap_or(origin_pos);
         wants.push(Dep {
@@ -284,7 +284,7 @@ pub(crate) fn translate_at(
         );
     for (d, hard, ordered) in pulled {
         if let Some(list) = spec.pull(&d.name, hard, ordered) {
-            origin.positions_mut(list).push(d.pos);
+            origin.push_position(list, d.pos);
         }
     }
 
