@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 const BUDGET_PER_LOADED_UNIT: isize = 870;
 /// Heap kept per running unit on top of it being loaded (its process,
 /// pipes, log ring, run record), in bytes.
-const BUDGET_PER_RUNNING_UNIT: isize = 800;
+const BUDGET_PER_RUNNING_UNIT: isize = 740;
 
 const UNITS: usize = 1000;
 const LAYER: usize = 100;

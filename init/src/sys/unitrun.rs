@@ -18,6 +18,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use thin_vec::ThinVec;
 
 use flotilla_units::context::credentials::Credentials;
 use flotilla_units::context::dirs::Preserve;
@@ -145,12 +146,15 @@ pub struct UnitRun {
     /// The steps of a `+` command (likewise).
     bare: Bare,
     kill_mode: KillMode,
-    notes: Vec<String>,
+    /// Keys left out (`X-SkipUnsupported=`). This list and the next are
+    /// `ThinVec`s, one word each and nothing allocated while empty, as
+    /// they are in most runs.
+    notes: ThinVec<String>,
     /// The settings not applied that no child context holds: those that
     /// need a cgroup of the unit's own, left out for want of one
     /// (`as-systemd`), and those of a context left with no step to take
     /// (every key it set was left out), which is not kept.
-    left_out: Vec<flotilla_units::protocol::NotApplied>,
+    left_out: ThinVec<flotilla_units::protocol::NotApplied>,
     /// The user and group counted for `RemoveIPC=` (`ipc.rs`).
     ipc: ipc::Owner,
     made: Option<Box<Made>>,
@@ -256,7 +260,7 @@ impl UnitRun {
     /// The settings of this run not applied, or applied in part, because
     /// the init lacks a privilege (`degrade.rs`).
     pub fn not_applied(&self) -> Vec<flotilla_units::protocol::NotApplied> {
-        let mut all = self.left_out.clone();
+        let mut all = self.left_out.to_vec();
         if let Some(c) = &self.child {
             all.extend(c.not_applied());
         }
@@ -427,7 +431,7 @@ fn fill(
         credentials: made.credentials.as_deref(),
     };
     let child = context::prepare(ctx, &params, host).map_err(|e| e.to_string())?;
-    run.notes = child.notes().to_vec();
+    run.notes = child.notes().iter().cloned().collect();
     run.notes.extend(skipped);
     // A `+` command skips the sandbox and the identity, not the cgroup, the
     // directories or where the output goes (as in systemd); with none of

@@ -320,7 +320,12 @@ mod tests {
 
     #[test]
     fn each_list_keeps_its_order_whatever_is_set_around_it() {
-        let (a, b, c, own) = (Pos::new(2, 1), Pos::new(3, 1), Pos::new(4, 1), Pos::new(1, 1));
+        let (a, b, c, own) = (
+            Pos::new(2, 1),
+            Pos::new(3, 1),
+            Pos::new(4, 1),
+            Pos::new(1, 1),
+        );
         let mut o = Origin::at("/u/a.service", own);
         o.push_position(TargetList::After, a);
         o.push_position(TargetList::Wants, c);
