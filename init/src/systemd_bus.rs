@@ -153,7 +153,7 @@ mod tests {
         let (socket, service) = (&l.units[0].0, &l.units[1].0);
         assert_eq!(socket.kind, UnitType::Socket);
         assert_eq!(
-            *service.exec_start.as_ref().unwrap().argv,
+            service.exec_start.as_ref().unwrap().argv,
             ["/usr/sbin/flotilla-busd"]
         );
         assert!(service.depends_on.iter().any(|d| d == SOCKET));

@@ -8,6 +8,7 @@
 use flotilla_init::sys::loader::{self, Job, Output};
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::unitdir;
+use flotilla_units::spec::Words;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -54,7 +55,7 @@ fn writer_by_name(loaded: &mut flotilla_units::load::LoadedPath) {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            c.argv = argv.into();
+            c.argv = Words::new(argv);
         }
     }
 }

@@ -220,11 +220,11 @@ PATH=/bin:/usr/bin:/sbin:/usr/sbin\n";
         );
         assert_eq!(s.provides, ["cron.service"]);
         assert_eq!(
-            s.exec_start.as_ref().unwrap().argv.as_ref(),
+            s.exec_start.as_ref().unwrap().argv.to_vec(),
             ["/etc/init.d/cron", "start"]
         );
         assert_eq!(
-            s.exec_stop.as_ref().unwrap().argv.as_ref(),
+            s.exec_stop.as_ref().unwrap().argv.to_vec(),
             ["/etc/init.d/cron", "stop"]
         );
         // $syslog is nothing; the rest in order, each once.

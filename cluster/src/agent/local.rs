@@ -424,7 +424,7 @@ mod tests {
         };
         let spec = local.translated("web@81.service", &a).unwrap();
         assert_eq!(
-            *spec.exec_start.unwrap().argv,
+            spec.exec_start.unwrap().argv,
             ["/usr/bin/web", "--port", "8081", "--name", "web"]
         );
         assert_eq!(spec.extras.environment["MACHINE"], "bbbbbbbb0002");

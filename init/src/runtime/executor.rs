@@ -38,7 +38,7 @@ impl<S: Sys> Runtime<S> {
                 argv,
                 spec,
                 mainpid,
-            } => match self.spawn(unit, role, &argv, &spec, mainpid) {
+            } => match self.spawn(unit, role, &argv.to_vec(), &spec, mainpid) {
                 Ok(Some(pid)) => self.fact(Fact::Spawned { unit, role, pid }),
                 // Its fact comes with its report (`execs.rs`).
                 Ok(None) => {}

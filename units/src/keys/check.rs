@@ -119,12 +119,15 @@ pub fn path(s: &str) -> Result<(), Invalid> {
 }
 
 /// The words of a command: a program, and no NUL anywhere.
-pub fn command(words: &[String]) -> Result<(), Invalid> {
-    match words.first().map(String::as_str) {
+pub fn command<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<(), Invalid> {
+    let mut words = words.into_iter();
+    match words.next() {
         None => Err(Invalid::EmptyCommand),
         Some("") => Err(Invalid::EmptyProgram),
-        _ if words.iter().any(|w| w.contains('\0')) => Err(Invalid::NulInCommand),
-        _ => Ok(()),
+        Some(program) if program.contains('\0') || words.any(|w| w.contains('\0')) => {
+            Err(Invalid::NulInCommand)
+        }
+        Some(_) => Ok(()),
     }
 }
 

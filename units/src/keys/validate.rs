@@ -103,7 +103,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             }
             Slot::Command(cmd) => {
                 if let Some(c) = cmd {
-                    if let Err(e) = check::command(&c.argv) {
+                    if let Err(e) = check::command(c.argv.iter()) {
                         bad(What::Invalid(e, None));
                     }
                 }
@@ -111,7 +111,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             }
             Slot::Commands(cmds) => {
                 for c in cmds.iter() {
-                    if let Err(e) = check::command(&c.argv) {
+                    if let Err(e) = check::command(c.argv.iter()) {
                         bad(What::Invalid(e, None));
                     }
                 }
@@ -191,7 +191,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
         bad("context", What::DoesNotApply(kind));
     }
     for c in &spec.extras.exec_start_then {
-        if let Err(e) = check::command(&c.argv) {
+        if let Err(e) = check::command(c.argv.iter()) {
             bad("exec-start", What::Invalid(e, None));
         }
     }

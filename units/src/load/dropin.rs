@@ -151,7 +151,7 @@ mod tests {
         );
         assert!(p.diagnostics.is_empty(), "{:?}", shown(&p));
         let s = p.spec.unwrap();
-        assert_eq!(*s.exec_start.unwrap().argv, ["/bin/web", "--b"]);
+        assert_eq!(s.exec_start.unwrap().argv, ["/bin/web", "--b"]);
         assert!(s.depends_on.is_empty());
         assert_eq!(s.restart, crate::spec::RestartPolicy::Always);
     }

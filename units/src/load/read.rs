@@ -185,7 +185,10 @@ impl<'n> Unit<'_, 'n, '_> {
         };
         // A leading `-` is the syntax of an ignored failure (taken off
         // above where it is allowed), not a program.
-        let problem = match (check::command(&words), words.first()) {
+        let problem = match (
+            check::command(words.iter().map(String::as_str)),
+            words.first(),
+        ) {
             (Err(e), _) => Some(e.to_string()),
             (Ok(()), Some(p)) if p.starts_with('-') && !may_ignore => Some(
                 "a leading `-` (ignore failure) only works in `exec-start-pre` and \

@@ -46,7 +46,7 @@ const READINESS: [&str; 2] = ["ready-wait", "ready-grep"];
 ///     provides: imapd, smtpd\nexec-start: /usr/bin/maddy run\n");
 /// let spec = p.spec.unwrap();
 /// assert_eq!(spec.provides, ["imapd", "smtpd"]);
-/// assert_eq!(*spec.exec_start.unwrap().argv, ["/usr/bin/maddy", "run"]);
+/// assert_eq!(spec.exec_start.unwrap().argv, ["/usr/bin/maddy", "run"]);
 ///
 /// let p = parse_yaml("bad.yaml", "unit: bad\ndepend-on: net\nexec-start: /bin/true\n");
 /// assert!(p.spec.is_none());

@@ -3,7 +3,7 @@
 //! complete: the init carries it out without asking the planner anything.
 
 use crate::graph::UnitId;
-use crate::spec::{Command, Signal, UnitSpec};
+use crate::spec::{Command, Signal, UnitSpec, Words};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,14 +59,10 @@ impl Role {
 /// every `$MAINPID` (and `${MAINPID}`) replaced by `mainpid` (or nothing).
 /// Shared with the spec (no copy) when no word mentions it. `None` when the
 /// spec has no such command (the planner asks only for commands it has).
-pub(super) fn spawn_argv(
-    spec: &UnitSpec,
-    role: Role,
-    mainpid: Option<i32>,
-) -> Option<Arc<[String]>> {
+pub(super) fn spawn_argv(spec: &UnitSpec, role: Role, mainpid: Option<i32>) -> Option<Words> {
     let cmd = role.command(spec)?;
     Some(if cmd.mentions_mainpid() {
-        cmd.with_mainpid(mainpid).into()
+        cmd.with_mainpid(mainpid)
     } else {
         cmd.argv.clone()
     })
@@ -233,7 +229,7 @@ pub enum Action {
         /// Which command.
         role: Role,
         /// The command's words, `$MAINPID` already replaced.
-        argv: Arc<[String]>,
+        argv: Words,
         /// The definition the process runs with (user, environment, ...).
         spec: Arc<UnitSpec>,
         /// The unit's main PID, for `$MAINPID` in the environment.

@@ -13,17 +13,18 @@ use crate::exits::ExitSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 mod boxed;
 mod origin;
 mod pull;
 mod types;
+mod words;
 
 pub use boxed::{Context, Extras};
 pub use origin::{Origin, TargetList};
 pub use types::{Arm, Ready, Runs, TypeRow};
+pub use words::Words;
 
 /// The kind of process a unit runs and how its readiness is known.
 #[derive(
@@ -181,9 +182,8 @@ impl UnitAction {
 pub struct Command {
     /// `argv[0]` is the program (a path, or a name looked up in `PATH`).
     /// Shared: the planner hands the same words to every spawn of the
-    /// command (an `Arc` count, not a copy of every word).
-    #[serde(serialize_with = "ser_words", deserialize_with = "de_words")]
-    pub argv: Arc<[String]>,
+    /// command (a count, not a copy of every word).
+    pub argv: Words,
     /// A failure of this command is ignored (systemd's leading `-`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ignore_failure: bool,
@@ -229,10 +229,10 @@ impl Command {
     pub fn new<I, S>(argv: I) -> Command
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: AsRef<str>,
     {
         Command {
-            argv: argv.into_iter().map(Into::into).collect(),
+            argv: Words::new(argv),
             ignore_failure: false,
             expand_env: false,
             argv0: false,
@@ -248,23 +248,13 @@ impl Command {
     }
 
     /// The words with every `$MAINPID` (and `${MAINPID}`) replaced by `pid`.
-    pub fn with_mainpid(&self, pid: Option<i32>) -> Vec<String> {
+    pub fn with_mainpid(&self, pid: Option<i32>) -> Words {
         let p = pid.map(|p| p.to_string()).unwrap_or_default();
         self.argv
             .iter()
             .map(|w| w.replace("${MAINPID}", &p).replace("$MAINPID", &p))
             .collect()
     }
-}
-
-/// [`Command::argv`] is written as a list of words.
-fn ser_words<S: serde::Serializer>(words: &Arc<[String]>, s: S) -> Result<S::Ok, S::Error> {
-    words[..].serialize(s)
-}
-
-/// [`Command::argv`] is read as a list of words.
-fn de_words<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<[String]>, D::Error> {
-    Vec::<String>::deserialize(d).map(Arc::from)
 }
 
 /// A signal, kept by name and number so it prints as written.

@@ -396,19 +396,19 @@ mod tests {
             c.ignore_failure && !c.expand_env,
             "':' turns substitution off"
         );
-        assert_eq!(*c.argv, ["/bin/echo", "$FOO"]);
+        assert_eq!(c.argv, ["/bin/echo", "$FOO"]);
         let c = &parse_exec("@/bin/sh mysh -c true").unwrap()[0];
         assert!(c.argv0);
-        assert_eq!(*c.argv, ["/bin/sh", "mysh", "-c", "true"]);
+        assert_eq!(c.argv, ["/bin/sh", "mysh", "-c", "true"]);
         let c = &parse_exec("!!/bin/true").unwrap()[0];
         assert_eq!(c.privileges, Privileges::NoUserChange);
-        assert_eq!(*c.argv, ["/bin/true"]);
+        assert_eq!(c.argv, ["/bin/true"]);
         let c = &parse_exec("+-/bin/true").unwrap()[0];
         assert_eq!(c.privileges, Privileges::Full);
         assert!(c.ignore_failure);
         // A repeated prefix character is part of the path.
         let c = &parse_exec("--/bin/x").unwrap()[0];
-        assert_eq!(*c.argv, ["-/bin/x"]);
+        assert_eq!(c.argv, ["-/bin/x"]);
     }
 
     #[test]

@@ -310,10 +310,10 @@ fn render(c: &Case) -> String {
     list("waits-for", &s.waits_for, &mut y);
     if let Some(cmd) = &s.exec_start {
         if c.command_as_list {
-            let words: Vec<String> = cmd.argv.iter().map(|w| quoted(w)).collect();
+            let words: Vec<String> = cmd.argv.iter().map(quoted).collect();
             y.push_str(&format!("exec-start: [{}]\n", words.join(", ")));
         } else {
-            let words: Vec<String> = cmd.argv.iter().map(|w| shell_quoted(w)).collect();
+            let words: Vec<String> = cmd.argv.iter().map(shell_quoted).collect();
             y.push_str(&format!("exec-start: {}\n", quoted(&words.join(" "))));
         }
         y.push_str(&format!(

@@ -112,7 +112,7 @@ fn earlier_directories_hide_later_ones_and_links_are_followed() {
     assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
     assert_eq!(names(&l), ["cache", "redis-server.service", "web.service"]);
     assert_eq!(
-        *unit(&l, "web.service").exec_start.as_ref().unwrap().argv,
+        unit(&l, "web.service").exec_start.as_ref().unwrap().argv,
         ["/bin/etc-web"]
     );
     assert_eq!(
@@ -158,7 +158,7 @@ fn a_yaml_unit_replaces_a_packaged_unit_of_its_name() {
     assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
     assert_eq!(names(&l), ["a", "web.service"]);
     assert_eq!(
-        *unit(&l, "web.service").exec_start.as_ref().unwrap().argv,
+        unit(&l, "web.service").exec_start.as_ref().unwrap().argv,
         ["/bin/mine"]
     );
     let a = l.sources.iter().find(|s| s.name == "a").unwrap();
@@ -189,7 +189,7 @@ fn dropins_override_and_reset_with_errors_in_their_own_file() {
     assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
     let n = unit(&l, "nginx.service");
     assert_eq!(
-        *n.exec_start.as_ref().unwrap().argv,
+        n.exec_start.as_ref().unwrap().argv,
         ["/usr/sbin/nginx", "-g", "daemon off;"]
     );
     let env: Vec<(&str, &str)> = n
@@ -235,7 +235,7 @@ fn yaml_dropins() {
     let l = fs.load();
     assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
     let w = unit(&l, "web");
-    assert_eq!(*w.exec_start.as_ref().unwrap().argv, ["/bin/web", "--fast"]);
+    assert_eq!(w.exec_start.as_ref().unwrap().argv, ["/bin/web", "--fast"]);
     assert_eq!(w.extras.environment.get("A").map(String::as_str), Some("1"));
     fs.file(OWN, "web.d/30-bad.yaml", "restart: sometimes\n");
     let l = fs.load();
@@ -443,7 +443,7 @@ fn an_instance_is_made_from_its_template_with_every_specifier_expanded() {
     );
     let pg = unit(&l, "pg@main-1.service");
     assert_eq!(
-        *pg.exec_start.as_ref().unwrap().argv,
+        pg.exec_start.as_ref().unwrap().argv,
         [
             "/bin/pg",
             "main-1",
@@ -521,14 +521,14 @@ fn instance_drop_ins_apply_after_the_templates_and_links_name_instances() {
     assert_eq!(tty1.extras.environment["A"], "template-dropin");
     assert_eq!(tty1.extras.environment["B"], "tty1");
     assert_eq!(
-        *tty1.exec_start.as_ref().unwrap().argv,
+        tty1.exec_start.as_ref().unwrap().argv,
         ["/sbin/agetty", "tty1"]
     );
     assert_eq!(unit(&l, "getty.target").waits_for, ["getty@tty1.service"]);
     // A timer's unit, through an alias of the template.
     let tty2 = unit(&l, "autovt@tty2.service");
     assert_eq!(
-        *tty2.exec_start.as_ref().unwrap().argv,
+        tty2.exec_start.as_ref().unwrap().argv,
         ["/sbin/agetty", "tty2"]
     );
     // What the caller names (the target, a wanted unit) is made too.

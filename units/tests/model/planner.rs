@@ -1525,8 +1525,8 @@ fn reload_unit_runs_exec_reload_with_mainpid() {
             ..
         }] => {
             assert_eq!(
-                &argv[..],
-                &v(&["/bin/kill", "-HUP", &pid.to_string()])[..],
+                argv.to_vec(),
+                v(&["/bin/kill", "-HUP", &pid.to_string()]),
                 "$MAINPID replaced"
             );
         }

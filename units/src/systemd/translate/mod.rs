@@ -41,7 +41,7 @@ const SYSTEMD_DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 /// assert!(p.diagnostics.is_empty());
 /// let spec = p.spec.unwrap();
 /// assert_eq!(spec.kind, UnitType::ForegroundSupervised);
-/// assert_eq!(*spec.exec_start.unwrap().argv, ["/usr/bin/web", "--port", "80"]);
+/// assert_eq!(spec.exec_start.unwrap().argv, ["/usr/bin/web", "--port", "80"]);
 /// assert_eq!(spec.depends_on, ["db.service"]);
 /// assert_eq!(spec.provides, ["web.service"]);
 /// ```

@@ -2,7 +2,7 @@ use super::*;
 
 fn words(c: &Option<Command>) -> Vec<&str> {
     c.as_ref()
-        .map(|c| c.argv.iter().map(String::as_str).collect())
+        .map(|c| c.argv.iter().collect())
         .unwrap_or_default()
 }
 
