@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 /// Heap kept per loaded unit (its spec, graph node, planner record, slot),
 /// in bytes.
-const BUDGET_PER_LOADED_UNIT: isize = 820;
+const BUDGET_PER_LOADED_UNIT: isize = 800;
 /// Heap kept per running unit on top of it being loaded (its process,
 /// pipes, log ring, run record), in bytes.
 const BUDGET_PER_RUNNING_UNIT: isize = 740;

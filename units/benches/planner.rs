@@ -88,7 +88,7 @@ fn make_units(n: usize, seed: u64) -> Vec<(UnitSpec, Origin)> {
         if kind != UnitType::Virtual {
             s.exec_start = Some(Command::new(["/bin/sleep", "infinity"]));
             if rng.chance(5) {
-                s.exec_start_pre = vec![Command::new(["/bin/true"])];
+                s.exec_start_pre = vec![Command::new(["/bin/true"])].into();
             }
         }
         let mut deps: Vec<usize> = Vec::new();

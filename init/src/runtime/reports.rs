@@ -136,6 +136,7 @@ impl<S: Sys> Runtime<S> {
                 .flatten(),
             connections: node
                 .spec
+                .extras
                 .activation
                 .as_deref()
                 .and_then(|a| a.socket())

@@ -65,7 +65,7 @@ pub enum Slot<'a> {
     /// One command.
     Command(&'a mut Option<Command>),
     /// Commands run in order; a failure may be ignored.
-    Commands(&'a mut Vec<Command>),
+    Commands(&'a mut crate::spec::Commands),
     /// A duration, if given.
     OptionalDuration(&'a mut Option<Duration>),
     /// A whole number from 0 to 2^32 - 1, if given.

@@ -22,7 +22,7 @@ macro_rules! key {
             name: $yaml,
             systemd: &[$(($sec, $sd)),+],
             applies_to: $types,
-            slot: |s| Slot::Trigger(&mut s.activation, $name),
+            slot: |s| Slot::Trigger(&mut s.extras.activation, $name),
         }
     };
 }

@@ -75,6 +75,7 @@ fn defaults(spec: &UnitSpec) -> Vec<(TargetList, &'static str)> {
         out.push((TargetList::After, "basic.target"));
     }
     let calendar = spec
+        .extras
         .activation
         .as_deref()
         .and_then(crate::trigger::Activation::timer)

@@ -177,7 +177,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
                 self.origin.set_positions(list, pos);
             }
             Slot::Command(f) => *f = self.command(e),
-            Slot::Commands(f) => *f = self.command_list(e),
+            Slot::Commands(f) => *f = self.command_list(e).into(),
             Slot::OptionalDuration(f) => *f = self.duration(e),
             Slot::Count(f) => *f = self.count(e),
             Slot::Duration(f) => *f = self.duration(e).unwrap_or(*f),

@@ -338,7 +338,7 @@ fn a_start_script_exit_kills_nothing() {
 #[test]
 fn a_pre_command_that_cannot_be_spawned_fails_at_once() {
     let mut u = unit(UnitType::ForegroundSupervised);
-    u.exec_start_pre = vec![Command::new(["/nonexistent"])];
+    u.exec_start_pre = vec![Command::new(["/nonexistent"])].into();
     u.restart = RestartPolicy::No;
     let mut p = planner(vec![u]);
     let a = p.take_actions();

@@ -153,6 +153,7 @@ impl Planner {
     /// never elapse; the unit set refuses such a unit).
     fn timer_settings(&self, u: UnitId) -> TimerSettings {
         self.spec_of(u)
+            .extras
             .activation
             .as_deref()
             .and_then(|a| a.timer())

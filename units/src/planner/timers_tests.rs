@@ -40,7 +40,7 @@ fn units(keys: &[(&str, &str)], triggered: UnitType) -> Vec<UnitSpec> {
     let mut tick = UnitSpec::new("tick", UnitType::Timer);
     tick.extras.triggers = vec!["job".into()].into();
     for (k, v) in keys {
-        trigger::set(&mut tick.activation, UnitType::Timer, k, v).unwrap();
+        trigger::set(&mut tick.extras.activation, UnitType::Timer, k, v).unwrap();
     }
     let mut job = UnitSpec::new("job", triggered);
     job.exec_start = Some(Command::new(["/bin/job"]));

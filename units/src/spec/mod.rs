@@ -324,6 +324,10 @@ impl Signal {
 /// unit's lists are (a `Vec` is three words in every spec, used or not).
 pub type Names = thin_vec::ThinVec<String>;
 
+/// A list of commands (`exec-start-pre`, `exec-stop-post`, …): one word in
+/// the spec, nothing allocated while empty, as most are.
+pub type Commands = thin_vec::ThinVec<Command>;
+
 /// One validated unit.
 ///
 /// Its JSON form (the control protocol's `transient-apply`) has every field
@@ -364,7 +368,7 @@ pub struct UnitSpec {
     pub requires: Names,
     /// Commands run in order before `exec_start`; one failing (not ignored) fails the start.
     #[serde(default)]
-    pub exec_start_pre: Vec<Command>,
+    pub exec_start_pre: Commands,
     /// The main command (`None` only for `virtual`).
     #[serde(default)]
     pub exec_start: Option<Command>,
@@ -393,9 +397,6 @@ pub struct UnitSpec {
     /// Units that cannot run together with this one.
     #[serde(default, skip_serializing_if = "Names::is_empty")]
     pub conflicts: Names,
-    /// A trigger's settings (its timer, sockets or paths).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub activation: Option<Box<crate::trigger::Activation>>,
     /// Whether the unit stays `exited` with what its processes left
     /// running after its main process exits by itself with success
     /// (`RemainAfterExit=`): `None` for its type's default, which
@@ -445,13 +446,16 @@ pub struct ExtraFields {
     /// A `oneshot`'s further commands (systemd's second and later
     /// `ExecStart=` lines), run in order after `exec_start` exits with
     /// success.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub exec_start_then: Vec<Command>,
+    #[serde(skip_serializing_if = "Commands::is_empty")]
+    pub exec_start_then: Commands,
     /// Commands run in order once the main process is up (ready, or a
     /// oneshot's commands done): the unit is up when they are done; one
     /// failing (not ignored) fails the start (systemd's `ExecStartPost=`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub exec_start_post: Vec<Command>,
+    #[serde(default, skip_serializing_if = "Commands::is_empty")]
+    pub exec_start_post: Commands,
+    /// A trigger's settings (its timer, sockets or paths).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<Box<crate::trigger::Activation>>,
     /// Exit statuses that count as success besides 0.
     #[serde(skip_serializing_if = "ExitSet::is_empty")]
     pub success_exit_status: ExitSet,
@@ -535,7 +539,7 @@ pub struct ExtraFields {
     pub start_limit_burst: Option<u32>,
     /// Commands run after the unit stopped, failures logged.
     #[serde(default)]
-    pub exec_stop_post: Vec<Command>,
+    pub exec_stop_post: Commands,
     /// How to reload the configuration; `None` means reload restarts.
     #[serde(default)]
     pub exec_reload: Option<Command>,
@@ -611,7 +615,7 @@ impl UnitSpec {
             waits_for: Names::new(),
             wants: Names::new(),
             requires: Names::new(),
-            exec_start_pre: Vec::new(),
+            exec_start_pre: Commands::new(),
             exec_start: None,
             exec_stop: None,
             start_timeout: defaults::START_TIMEOUT,
@@ -624,7 +628,6 @@ impl UnitSpec {
             after: Names::new(),
             before: Names::new(),
             conflicts: Names::new(),
-            activation: None,
             extras: Extras::default(),
         }
     }

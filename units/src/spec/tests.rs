@@ -7,12 +7,12 @@ fn specs() -> (UnitSpec, UnitSpec) {
     full.depends_on = vec!["db".into()].into();
     full.depends_ms = vec!["net".into()].into();
     full.waits_for = vec!["log".into()].into();
-    full.exec_start_pre = vec![Command::new(["/bin/true"])];
+    full.exec_start_pre = vec![Command::new(["/bin/true"])].into();
     full.exec_start = Some(Command::new(["/bin/web", "--port", "80"]));
     let mut stop = Command::new(["/bin/stop"]);
     stop.ignore_failure = true;
     full.exec_stop = Some(stop);
-    full.extras.exec_stop_post = vec![Command::new(["/bin/post"])];
+    full.extras.exec_stop_post = vec![Command::new(["/bin/post"])].into();
     full.extras.exec_reload = Some(Command::new(["/bin/kill", "-HUP", "$MAINPID"]));
     full.extras.ready_wait = Some(Duration::from_millis(1500));
     full.extras.ready_grep = Some("ready".into());

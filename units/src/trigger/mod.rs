@@ -110,7 +110,7 @@ pub fn set(
 pub fn problems(spec: &UnitSpec) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if !spec.kind.is_trigger() {
-        if spec.activation.is_some() {
+        if spec.extras.activation.is_some() {
             out.push((
                 "type",
                 format!(
@@ -122,6 +122,7 @@ pub fn problems(spec: &UnitSpec) -> Vec<(&'static str, String)> {
         return out;
     }
     let settings = spec
+        .extras
         .activation
         .as_deref()
         .filter(|a| a.kind() == spec.kind)
@@ -278,7 +279,7 @@ mod tests {
         let mut s = UnitSpec::new("t", kind);
         s.extras.triggers = triggers.iter().map(|t| t.to_string()).collect();
         for (k, v) in keys {
-            set(&mut s.activation, kind, k, v).unwrap();
+            set(&mut s.extras.activation, kind, k, v).unwrap();
         }
         s
     }

@@ -80,10 +80,11 @@ environment-file: [/etc/default/web, -/etc/web.env]
     expected.exec_start_pre = vec![
         cmd(&["/bin/mkdir", "-p", "/run/web"]),
         ignoring(&["/bin/rm", "-f", "/run/web/stale"]),
-    ];
+    ]
+    .into();
     expected.exec_start = Some(cmd(&["/usr/bin/web", "--port", "80", "--name", "my site"]));
     expected.exec_stop = Some(cmd(&["/bin/kill", "-TERM", "$MAINPID"]));
-    expected.extras.exec_stop_post = vec![ignoring(&["/bin/rm", "-rf", "/run/web"])];
+    expected.extras.exec_stop_post = vec![ignoring(&["/bin/rm", "-rf", "/run/web"])].into();
     expected.extras.exec_reload = Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]));
     expected.extras.ready_grep = Some("^listening on".into());
     expected.start_timeout = Duration::from_secs(30);

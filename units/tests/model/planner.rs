@@ -819,8 +819,8 @@ fn scripted_unit_runs_its_stop_script() {
 fn pre_commands_run_in_order_and_a_failure_fails_the_start() {
     let mut w = World::new(
         vec![with(spec("app", UnitType::ForegroundSupervised), |s| {
-            s.exec_start_pre = vec![Command::new(["/bin/a"]), Command::new(["/bin/b"])];
-            s.extras.exec_stop_post = vec![Command::new(["/bin/cleanup"])];
+            s.exec_start_pre = vec![Command::new(["/bin/a"]), Command::new(["/bin/b"])].into();
+            s.extras.exec_stop_post = vec![Command::new(["/bin/cleanup"])].into();
         })],
         "app",
         PlannerOptions::default(),
@@ -1619,7 +1619,7 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
         with(spec(name, UnitType::Socket), |s| {
             s.exec_start = None;
             s.extras.triggers = names(&["job"]);
-            s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
+            s.extras.activation = Activation::of_type(UnitType::Socket).map(Box::new);
         })
     };
     let mut w = World::new(
@@ -1666,7 +1666,7 @@ fn a_failed_triggered_unit_does_not_hold_up_the_shutdown() {
     let sock = with(spec("bus.socket", UnitType::Socket), |s| {
         s.exec_start = None;
         s.extras.triggers = names(&["bus"]);
-        s.activation = Activation::of_type(UnitType::Socket).map(Box::new);
+        s.extras.activation = Activation::of_type(UnitType::Socket).map(Box::new);
     });
     let mut w = World::new(
         vec![
@@ -1880,7 +1880,7 @@ fn socket_spec(name: &str, service: &str, accept: bool) -> UnitSpec {
         s.exec_start = None;
         s.extras.triggers = names(&[service]);
         if accept {
-            s.activation = Some(Box::new(Activation::Socket(
+            s.extras.activation = Some(Box::new(Activation::Socket(
                 flotilla_units::trigger::SocketSettings {
                     accept: true,
                     ..Default::default()

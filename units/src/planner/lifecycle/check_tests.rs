@@ -16,7 +16,7 @@ use crate::time::Instant;
 /// policy and `ConditionPathExists=/etc/cond` (or the `Assert…` twin).
 fn cond(assert: bool) -> UnitSpec {
     let mut s = UnitSpec::new("cond", UnitType::Oneshot);
-    s.exec_start_pre = vec![Command::new(["/bin/pre"])];
+    s.exec_start_pre = vec![Command::new(["/bin/pre"])].into();
     s.exec_start = Some(Command::new(["/bin/cond"]));
     s.exec_stop = Some(Command::new(["/bin/stop"]));
     s.restart = RestartPolicy::OnFailure;

@@ -108,7 +108,8 @@ fn restart_prevent_and_force() {
 #[test]
 fn a_oneshots_commands_run_in_order() {
     let mut s = unit(UnitType::Oneshot);
-    s.extras.exec_start_then = vec![Command::new(["/bin/two"]), Command::new(["/bin/three"])];
+    s.extras.exec_start_then =
+        vec![Command::new(["/bin/two"]), Command::new(["/bin/three"])].into();
     let mut t = T::new(s.clone());
     let (role, pid) = t.spawn();
     assert_eq!(role, Role::Main);
@@ -140,7 +141,7 @@ fn a_oneshots_commands_run_in_order() {
 #[test]
 fn start_post_commands_run_once_the_main_process_is_up() {
     let mut s = unit(UnitType::ForegroundSupervised);
-    s.extras.exec_start_post = vec![Command::new(["/bin/p1"]), Command::new(["/bin/p2"])];
+    s.extras.exec_start_post = vec![Command::new(["/bin/p1"]), Command::new(["/bin/p2"])].into();
     let mut t = T::new(s.clone());
     let (role, _main) = t.spawn();
     assert_eq!(role, Role::Main);
@@ -179,7 +180,7 @@ fn start_post_commands_run_once_the_main_process_is_up() {
 fn a_oneshots_start_post_runs_after_its_commands() {
     let mut s = unit(UnitType::Oneshot);
     s.restart = RestartPolicy::No;
-    s.extras.exec_start_post = vec![Command::new(["/bin/post"])];
+    s.extras.exec_start_post = vec![Command::new(["/bin/post"])].into();
     let mut t = T::new(s);
     let (role, pid) = t.spawn();
     assert_eq!(role, Role::Main);

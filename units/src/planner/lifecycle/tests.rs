@@ -19,10 +19,11 @@ const U: UnitId = UnitId(0);
 /// commands, a stop and a reload command (and a pidfile where it needs one).
 fn svc(kind: UnitType) -> UnitSpec {
     let mut s = UnitSpec::new("svc", kind);
-    s.exec_start_pre = vec![Command::new(["/bin/pre"])];
+    s.exec_start_pre = vec![Command::new(["/bin/pre"])].into();
     s.exec_start = Some(Command::new(["/bin/svc"]));
     s.exec_stop = Some(Command::new(["/bin/stop"]));
-    s.extras.exec_stop_post = vec![Command::new(["/bin/post0"]), Command::new(["/bin/post1"])];
+    s.extras.exec_stop_post =
+        vec![Command::new(["/bin/post0"]), Command::new(["/bin/post1"])].into();
     s.extras.exec_reload = Some(Command::new(["/bin/reload"]));
     s.restart = RestartPolicy::OnFailure;
     if kind == UnitType::BackgroundPidfile {

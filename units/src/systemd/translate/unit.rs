@@ -99,7 +99,7 @@ pub(crate) fn translate_at(
         SYSTEMD_DEFAULT_TIMEOUT
     };
     spec.start_timeout = start_default;
-    spec.activation = crate::trigger::Activation::of_type(kind).map(Box::new);
+    spec.extras.activation = crate::trigger::Activation::of_type(kind).map(Box::new);
 
     let is_mount = n.suffix == "mount";
     let mut r = Reading {
@@ -215,6 +215,7 @@ pub(crate) fn translate_at(
     // (`backup.timer` starts `backup.service`), a template with Accept=yes.
     if kind.is_trigger() && spec.extras.triggers.is_empty() {
         let accept = spec
+            .extras
             .activation
             .as_deref()
             .and_then(crate::trigger::Activation::socket)
@@ -241,6 +242,7 @@ pub(crate) fn translate_at(
     // (`ListenMessageQueue=`, `ListenUSBFunction=`: each already a warning)
     // loads, and fails at its start saying so, rather than being refused.
     let other_listen = spec
+        .extras
         .activation
         .as_deref()
         .and_then(crate::trigger::Activation::socket)
