@@ -318,11 +318,23 @@ impl<S: Sys> Runtime<S> {
         if changed.is_empty() && watchers.is_empty() {
             return;
         }
-        let mut statuses = Vec::with_capacity(changed.len());
+        // Each status is sent to those who watch every change as it is
+        // made and then dropped: a target switch changes every unit in one
+        // turn, and a thousand statuses kept to the end of it were the
+        // peak of a launch's heap (docs/performance.md, "Init memory").
+        let to_changes: Vec<ConnId> = (watchers.iter().copied())
+            .filter(|&c| {
+                self.control
+                    .conn(c)
+                    .is_some_and(|x| x.watch == Watch::Changes)
+            })
+            .collect();
+        let mut any = false;
         for id in changed {
             let Some(st) = self.unit_status(id) else {
                 continue;
             };
+            any = true;
             let last = self.slots.reported(id);
             if last != st.state {
                 if let Some(line) = console_line(&st.unit, last, &st) {
@@ -348,7 +360,12 @@ impl<S: Sys> Runtime<S> {
                 }
                 self.take_unit_action(id, &st);
             }
-            statuses.push(st);
+            if let Some((&last, rest)) = to_changes.split_last() {
+                for &c in rest {
+                    self.control.send(c, &Reply::Changed(st.clone()), &self.sys);
+                }
+                self.control.send(last, &Reply::Changed(st), &self.sys);
+            }
         }
         for c in watchers {
             let watch = match self.control.conn(c) {
@@ -356,13 +373,8 @@ impl<S: Sys> Runtime<S> {
                 None => continue,
             };
             match watch {
-                Watch::Changes => {
-                    for st in &statuses {
-                        self.control.send(c, &Reply::Changed(st.clone()), &self.sys);
-                    }
-                }
                 Watch::Target(t) => {
-                    if statuses.is_empty() {
+                    if !any {
                         continue;
                     }
                     if t != self.planner.target() {
@@ -375,6 +387,8 @@ impl<S: Sys> Runtime<S> {
                     self.settle_if_done(c, &t);
                 }
                 Watch::Logs { unit, next } => self.follow_logs(c, unit, next),
+                // Sent above, each change as it was made.
+                Watch::Changes => {}
                 Watch::None | Watch::LogWriter | Watch::Reload => {}
             }
         }
