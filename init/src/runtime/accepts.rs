@@ -108,7 +108,7 @@ impl<S: Sys> Runtime<S> {
             self.redrain.push(t);
         }
         let spec = self.planner.graph().node(unit).spec.clone();
-        let Some(settings) = spec.extras.activation.as_deref().and_then(|a| a.socket()) else {
+        let Some(settings) = spec.socket() else {
             return;
         };
         let template = spec.extras.triggers.first().cloned().unwrap_or_default();

@@ -134,17 +134,10 @@ impl<S: Sys> Runtime<S> {
                 .is_trigger()
                 .then(|| node.spec.extras.triggers.first().cloned())
                 .flatten(),
-            connections: node
-                .spec
-                .extras
-                .activation
-                .as_deref()
-                .and_then(|a| a.socket())
-                .filter(|s| s.accept)
-                .map(|_| {
-                    let (now, accepted) = self.accepts.counts(&node.spec.name);
-                    flotilla_units::protocol::Connections { now, accepted }
-                }),
+            connections: node.spec.socket().filter(|s| s.accept).map(|_| {
+                let (now, accepted) = self.accepts.counts(&node.spec.name);
+                flotilla_units::protocol::Connections { now, accepted }
+            }),
             timer: self.planner.timer_times(id).map(|(next, last)| {
                 flotilla_units::protocol::TimerTimes {
                     next_elapse_usec: next,

@@ -144,13 +144,7 @@ fn read_zone_files(
     let mut zones = HashMap::new();
     let timers: Vec<_> = graph
         .units()
-        .filter_map(|(s, _)| {
-            s.extras
-                .activation
-                .as_deref()
-                .and_then(|a| a.timer())
-                .cloned()
-        })
+        .filter_map(|(s, _)| s.timer().cloned())
         .collect();
     if !timers.is_empty() {
         if let Ok(b) = sys.read_file_limited(Path::new("/etc/localtime"), FILE_MAX) {
@@ -202,13 +196,7 @@ impl<S: Sys> Runtime<S> {
     /// is read for a set without timers.
     pub(super) fn reread_timer_zones(&mut self) {
         let graph = self.planner.graph();
-        if !graph.units().any(|(s, _)| {
-            s.extras
-                .activation
-                .as_deref()
-                .and_then(|a| a.timer())
-                .is_some()
-        }) {
+        if !graph.units().any(|(s, _)| s.timer().is_some()) {
             return;
         }
         let env = self.planner.timer_env().clone();

@@ -69,7 +69,7 @@ impl<S: Sys> Runtime<S> {
                 ))
             }
         }
-        let Some(settings) = spec.extras.activation.as_deref().and_then(|a| a.socket()) else {
+        let Some(settings) = spec.socket() else {
             return Err("a socket unit without its socket settings".to_string());
         };
         if settings.listen.is_empty() {
@@ -122,7 +122,7 @@ impl<S: Sys> Runtime<S> {
                 Err(e) => self.unit_note(unit, &format!("after the re-exec: socket {e}")),
             }
         }
-        let settings = spec.extras.activation.as_deref().and_then(|a| a.socket());
+        let settings = spec.socket();
         let Some(settings) = settings.filter(|s| s.listen.len() == owned.len()) else {
             self.unit_note(
                 unit,

@@ -52,7 +52,7 @@ impl<S: Sys> Runtime<S> {
     /// path unit `unit`; the first look at them is the resumption that
     /// follows (`resume_triggers`), once the unit is up.
     pub(super) fn arm_paths(&mut self, unit: UnitId, spec: &UnitSpec) -> Result<(), String> {
-        let Some(settings) = spec.extras.activation.as_deref().and_then(|a| a.path()) else {
+        let Some(settings) = spec.path() else {
             return Err("a path unit without paths".to_string());
         };
         if settings.make_directory {

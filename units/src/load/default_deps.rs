@@ -74,12 +74,7 @@ fn defaults(spec: &UnitSpec) -> Vec<(TargetList, &'static str)> {
     if suffix == "service" {
         out.push((TargetList::After, "basic.target"));
     }
-    let calendar = spec
-        .extras
-        .activation
-        .as_deref()
-        .and_then(crate::trigger::Activation::timer)
-        .is_some_and(|t| !t.on_calendar.is_empty());
+    let calendar = spec.timer().is_some_and(|t| !t.on_calendar.is_empty());
     if calendar {
         out.push((TargetList::After, "time-set.target"));
         out.push((TargetList::After, "time-sync.target"));

@@ -152,13 +152,7 @@ impl Planner {
     /// The timer's settings (a timer without any has the defaults, which
     /// never elapse; the unit set refuses such a unit).
     fn timer_settings(&self, u: UnitId) -> TimerSettings {
-        self.spec_of(u)
-            .extras
-            .activation
-            .as_deref()
-            .and_then(|a| a.timer())
-            .cloned()
-            .unwrap_or_default()
+        self.spec_of(u).timer().cloned().unwrap_or_default()
     }
 
     /// Computes the next elapse and sets the deadline: `running` with it

@@ -187,7 +187,7 @@ impl Planner {
     /// Counts one event of trigger `t` against its limit; past it, the
     /// trigger fails and its sockets close (whether it did).
     fn over_trigger_limit(&mut self, t: UnitId) -> bool {
-        let limit = match self.spec_of(t).extras.activation.as_deref() {
+        let limit = match self.spec_of(t).activation() {
             Some(Activation::Socket(s)) => s.trigger_limit,
             Some(Activation::Path(p)) => p.trigger_limit,
             _ => TriggerLimit::default(),
@@ -226,13 +226,7 @@ impl Planner {
             return false;
         }
         // An `accept: yes` socket accepts every connection itself.
-        if spec
-            .extras
-            .activation
-            .as_deref()
-            .and_then(Activation::socket)
-            .is_some_and(|s| s.accept)
-        {
+        if spec.socket().is_some_and(|s| s.accept) {
             return true;
         }
         let Some(u) = spec

@@ -592,6 +592,29 @@ pub mod defaults {
 }
 
 impl UnitSpec {
+    /// A trigger's settings (a timer's, socket's or path unit's), which
+    /// live in the extras: what reads them asks here.
+    pub fn activation(&self) -> Option<&crate::trigger::Activation> {
+        self.extras.activation.as_deref()
+    }
+
+    /// A timer's settings, if the unit has them.
+    pub fn timer(&self) -> Option<&crate::systemd::TimerSettings> {
+        self.activation()
+            .and_then(crate::trigger::Activation::timer)
+    }
+
+    /// A socket unit's settings, if the unit has them.
+    pub fn socket(&self) -> Option<&crate::trigger::SocketSettings> {
+        self.activation()
+            .and_then(crate::trigger::Activation::socket)
+    }
+
+    /// A path unit's settings, if the unit has them.
+    pub fn path(&self) -> Option<&crate::trigger::PathSettings> {
+        self.activation().and_then(crate::trigger::Activation::path)
+    }
+
     /// The watchdog's interval: `None` when there is none (no
     /// `watchdog-sec`, or 0 or infinity, which turn it off as in systemd).
     pub fn watchdog(&self) -> Option<Duration> {

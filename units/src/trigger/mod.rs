@@ -110,7 +110,7 @@ pub fn set(
 pub fn problems(spec: &UnitSpec) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if !spec.kind.is_trigger() {
-        if spec.extras.activation.is_some() {
+        if spec.activation().is_some() {
             out.push((
                 "type",
                 format!(
@@ -122,9 +122,7 @@ pub fn problems(spec: &UnitSpec) -> Vec<(&'static str, String)> {
         return out;
     }
     let settings = spec
-        .extras
-        .activation
-        .as_deref()
+        .activation()
         .filter(|a| a.kind() == spec.kind)
         .cloned()
         .or_else(|| Activation::of_type(spec.kind));

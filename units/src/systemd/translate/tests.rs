@@ -200,12 +200,7 @@ fn sockets_order_their_service_and_unsupported_listen_kinds_load() {
     );
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
     let spec = p.spec.expect("loads");
-    let s = spec
-        .extras
-        .activation
-        .as_deref()
-        .and_then(|a| a.socket())
-        .unwrap();
+    let s = spec.socket().unwrap();
     let lines: Vec<String> = s.listen.iter().map(ToString::to_string).collect();
     assert_eq!(lines, ["netlink kobject-uevent 1", "special /dev/null"]);
     let json = serde_json::to_string(&spec).unwrap();

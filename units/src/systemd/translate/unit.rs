@@ -214,12 +214,7 @@ pub(crate) fn translate_at(
     // A trigger's unit, when it names none: the unit of its own name
     // (`backup.timer` starts `backup.service`), a template with Accept=yes.
     if kind.is_trigger() && spec.extras.triggers.is_empty() {
-        let accept = spec
-            .extras
-            .activation
-            .as_deref()
-            .and_then(crate::trigger::Activation::socket)
-            .is_some_and(|s| s.accept);
+        let accept = spec.socket().is_some_and(|s| s.accept);
         let at = if accept { "@" } else { "" };
         spec.extras.triggers = thin_vec::thin_vec![format!("{}{at}.service", n.name)];
     }
@@ -241,12 +236,7 @@ pub(crate) fn translate_at(
     // A socket whose every `Listen…=` is of a kind the init cannot make
     // (`ListenMessageQueue=`, `ListenUSBFunction=`: each already a warning)
     // loads, and fails at its start saying so, rather than being refused.
-    let other_listen = spec
-        .extras
-        .activation
-        .as_deref()
-        .and_then(crate::trigger::Activation::socket)
-        .is_some_and(|s| s.listen.is_empty())
+    let other_listen = spec.socket().is_some_and(|s| s.listen.is_empty())
         && options
             .iter()
             .any(|o| o.section == "Socket" && o.name.starts_with("Listen"));
