@@ -813,6 +813,55 @@ fn the_child_has_exactly_its_stdio_open() {
     }
 }
 
+/// More children in flight at once than the spawner has lanes
+/// (`spawn/lanes.rs`), none of their reports read until all are started,
+/// while this process holds 1000 descriptors: those in a lane share the
+/// table and unshare it, the rest copy it; each exec's with exactly 0, 1
+/// and 2, its output on its own pipe. Then a lane given back serves again.
+#[test]
+fn children_in_flight_beyond_the_lanes_each_have_only_their_stdio() {
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let limit = i32::try_from(sys.raise_nofile_limit().unwrap()).unwrap_or(i32::MAX);
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let held: Vec<OwnedFd> = (0..1000.min(limit / 4))
+        .map(|_| null.as_fd().try_clone_to_owned().unwrap())
+        .collect();
+    let argv = args(&["/bin/sleep", "30"]);
+    let env = base_env();
+    let mut started = Vec::new();
+    for _ in 0..140 {
+        let mut pipe = OutPipe::new(Stream::Stdout).unwrap();
+        let req = SpawnRequest::new(&argv, &env)
+            .stdout(pipe.stdio())
+            .stderr(pipe.stdio());
+        let (pid, watch) = sys.spawn_started(&req).unwrap();
+        let name = fd_target("self", pipe.writer().unwrap().as_raw_fd());
+        pipe.close_writer();
+        started.push((pid, watch.expect("a plain spawn is started"), name, pipe));
+    }
+    for (pid, watch, name, _pipe) in &mut started {
+        let outcome = watch.wait(no_context);
+        assert!(
+            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+            "{outcome:?}"
+        );
+        assert_eq!(exec_fds(*pid), [0, 1, 2]);
+        let p = pid.to_string();
+        assert_eq!(
+            [fd_target(&p, 0), fd_target(&p, 1), fd_target(&p, 2)],
+            ["/dev/null".to_string(), name.clone(), name.clone()]
+        );
+    }
+    for (pid, ..) in &started {
+        sys.kill(*pid, libc::SIGKILL).unwrap();
+        wait_for(&sys, *pid);
+    }
+    drop(started);
+    check_child_has_only_stdio(None, true, true);
+    drop(held);
+}
+
 /// Runs `f` with the child's `close_range(2)` turned off, as on a kernel
 /// older than 5.9 (hold [`process_lock`]).
 fn without_close_range(f: impl FnOnce()) {

@@ -14,13 +14,26 @@
 //! argv, envp, the directory, the groups, and the child's own stack. The
 //! [`ExecWatch`] owns the flight, and lets it go only once the child's
 //! report pipe has reached end of file: the child's write end is
-//! close-on-exec and in no other process (the table is the child's own
-//! copy, `CLONE_FILES` is not set, and the parent closes its end at once),
-//! so end of file comes when the child has exec'd (the kernel closes
-//! close-on-exec descriptors after the new program's memory replaced the
-//! old, `begin_new_exec`) or exited (`do_exit` releases the memory before
-//! the descriptors). Dropping a watch whose report has not ended waits for
-//! it.
+//! close-on-exec and, once the child's table is its own, in no other
+//! process, so end of file comes when the child has exec'd (the kernel
+//! closes close-on-exec descriptors after the new program's memory
+//! replaced the old, `begin_new_exec`) or exited (`do_exit` releases the
+//! memory before the descriptors). Dropping a watch whose report has not
+//! ended waits for it.
+//!
+//! # The descriptor table
+//!
+//! A child that finds a free lane (`lanes.rs`) shares the init's table
+//! too (`CLONE_FILES`), and its first call unshares it keeping only what
+//! lies below its lane: the init's table is not copied, whatever it holds.
+//! Its streams and its report's write end are in the lane, which the
+//! parent leaves alone until the child's first message (written once its
+//! table is its own) or its end; the lane's report slot is the parent's
+//! last reference to the write end until then. With no lane free, the
+//! child gets a copy of the table (`CLONE_FILES` not set: O(descriptors
+//! held)), its streams in the spawner's slots, its report's write end the
+//! pipe's own (the parent closes its end at once), and closes what it
+//! does not keep.
 //!
 //! The child shares the parent's thread-local storage too, `errno`
 //! included, which the parent is using meanwhile: it makes **raw system
@@ -34,7 +47,7 @@ use std::sync::{Mutex, PoisonError};
 
 use super::child::{Step, KERNEL_SIGSET_SIZE};
 use super::clone3::{self, NotHere};
-use super::{open_dir, open_null, CStrArray, ExecWatch, Failure, Spawner, Stack, SPAWNER};
+use super::{lanes, open_dir, CStrArray, ExecWatch, Failure, Spawner, Stack, SPAWNER};
 use super::{ChildContext, Errno, Os, Pid, SpawnRequest, SysError, STACK_SIZE};
 
 /// Whether `req` can be flown: nothing for the child to do but the basics.
@@ -56,10 +69,17 @@ struct Plan {
     /// The slot to `dup2` onto 0, 1, 2, or -1 to inherit.
     stdio: [RawFd; 3],
     /// K: the child keeps the descriptors below it until its streams are
-    /// in place.
+    /// in place. With `share`, what it keeps as it unshares
+    /// (`lanes::keep_below`).
     limit: c_uint,
     /// The signals to set back to `SIG_DFL` (`Spawner::altered`).
     reset: u64,
+    /// The child shares the init's table (`CLONE_FILES`) and unshares it
+    /// first, keeping what lies below `limit`: its lane (`lanes.rs`).
+    share: bool,
+    /// `close_range(2)` may be used to unshare (else `unshare(2)`: a copy
+    /// of the whole table).
+    ranged: bool,
     /// The write end of the report pipe (its number in the child's copy of
     /// the table).
     report: c_int,
@@ -186,6 +206,8 @@ pub(super) fn fly(
             stdio: [-1; 3],
             limit: 0,
             reset: 0,
+            share: false,
+            ranged: super::close_range_allowed(),
             report: write.as_raw_fd(),
             groups: None,
             gid: creds.and_then(|c| c.gid),
@@ -207,18 +229,54 @@ pub(super) fn fly(
         return Ok(Err(error(Errno::EAGAIN)));
     };
     let stdio = [req.stdin, req.stdout, req.stderr];
-    if s.null.is_none() && stdio.iter().any(|x| matches!(x, super::Stdio::Null)) {
-        match open_null() {
-            Ok(null) => s.null = Some(null),
-            Err(errno) => {
-                let f = Failure::Child(Step::OpenNull, errno);
-                return Ok(Err(f.into_error(program, req.cwd, req.context)));
-            }
+    if stdio.iter().any(|x| matches!(x, super::Stdio::Null)) {
+        if let Err(errno) = s.open_null() {
+            let f = Failure::Child(Step::OpenNull, errno);
+            return Ok(Err(f.into_error(program, req.cwd, req.context)));
         }
     }
-    let born = s.fill_slots(&stdio).map(|fds| {
+    // The lowest free lane: the child shares the table and copies only
+    // what lies below the lane (`lanes.rs`); with none free, it copies
+    // the table, its streams in the spawner's slots.
+    let null = s.null.as_ref().map(AsRawFd::as_raw_fd);
+    let laned = matches!(req.stdin, super::Stdio::Null | super::Stdio::Inherit);
+    let taken = match laned {
+        true => s.lanes.take(),
+        false => None,
+    };
+    let (lane, filled) = match taken {
+        Some((i, lane)) => {
+            let [out, err] = &mut lane.slots;
+            let slots = [None, Some(out), Some(err)];
+            let filled = super::fill_slots(slots, null, &stdio).and_then(|fds| {
+                let slot = lane.report.fd.as_raw_fd();
+                // SAFETY: dup3(2) onto a descriptor the spawner owns, from
+                // the report's write end, open.
+                if unsafe { libc::dup3(write.as_raw_fd(), slot, libc::O_CLOEXEC) } < 0 {
+                    return Err(Failure::Child(Step::Report, Errno::last()));
+                }
+                lane.report.holds = super::Holds::Handed;
+                Ok((fds, slot, lanes::keep_below(fds, slot), true))
+            });
+            (Some(i), filled)
+        }
+        None => {
+            let filled = s.fill_slots(&stdio);
+            (
+                None,
+                filled.map(|fds| (fds, write.as_raw_fd(), s.limit, false)),
+            )
+        }
+    };
+    let born = filled.map(|(fds, report, limit, share)| {
         flight.plan.stdio = fds;
-        flight.plan.limit = s.limit;
+        flight.plan.limit = limit;
+        flight.plan.report = report;
+        flight.plan.share = share;
+        let flags = match share {
+            true => libc::CLONE_VM | libc::CLONE_FILES | libc::SIGCHLD,
+            false => libc::CLONE_VM | libc::SIGCHLD,
+        };
         flight.plan.reset = s.altered;
         let plan: *mut c_void = std::ptr::addr_of!(flight.plan).cast_mut().cast();
         let (bottom, size) = match &flight.stack.0 {
@@ -234,11 +292,13 @@ pub(super) fn fly(
         // stack is the flight's alone; the plan and all it points to live
         // in the flight, which the watch keeps until the child is done
         // with it (the module documentation); `flight_entry` never returns
-        // and makes raw system calls only.
+        // and makes raw system calls only. A child sharing the table finds
+        // its lane as it was until the watch gives the lane back, after
+        // the child's first message.
         unsafe {
             super::sigprocmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr());
             let r = clone3::clone_into(
-                libc::CLONE_VM | libc::SIGCHLD,
+                flags,
                 cgroup.as_ref().map(AsRawFd::as_raw_fd),
                 bottom,
                 size,
@@ -250,13 +310,28 @@ pub(super) fn fly(
         }
     });
     s.restore();
+    // No child shares the lane: it is free again at once.
+    let lane = match (lane, &born) {
+        (Some(i), Ok(Ok(_))) => Some(i),
+        (Some(i), _) => {
+            let (src, holds) = s.filler();
+            s.lanes.give_back(i, src, holds);
+            None
+        }
+        (None, _) => None,
+    };
     drop(spawner);
-    // The child has its own copy of the table: end of file at its exec.
+    // The child has its own copy of the table, or the lane's copy of the
+    // write end: end of file at its exec (once the lane is given back).
     drop(write);
     match born {
         Ok(Ok(pid)) => Ok(Ok((
             pid,
-            Some(ExecWatch::new(read, pid, program, req.cwd).flying(flight)),
+            Some(
+                ExecWatch::new(read, pid, program, req.cwd)
+                    .flying(flight)
+                    .in_lane(lane),
+            ),
         ))),
         Ok(Err(NotHere::Unsupported)) => {
             super::CLONE3.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -349,27 +424,53 @@ unsafe fn close_except(first: c_uint, last: c_uint, keep: c_uint) {
 /// The child: what `child.rs` does for a request without context steps,
 /// handed sockets or journal, in raw system calls.
 unsafe fn child(p: &Plan) -> ! {
-    // The report above K, where no dup2 of a stream and no close of the
+    // Sharing the table: unshare it first, keeping the lane (whose report
+    // slot no dup2 of a stream and no close of the slots reaches). Else
+    // the report above K, where no dup2 of a stream and no close of the
     // slots reaches it; everything from K up but it closed (the table is
     // this child's copy). A kernel without close_range(2) leaves them to
     // close-on-exec, as `child.rs` does.
     let mut report = p.report;
-    if (report as c_uint) < p.limit {
-        let moved = sys(
-            libc::SYS_fcntl,
-            report as usize,
-            libc::F_DUPFD_CLOEXEC as usize,
-            p.limit as usize,
-            0,
-        );
-        if moved < 0 {
-            // No report: the parent reads the errno as the exit status.
-            exit((-moved as c_int).clamp(1, 126));
+    if p.share {
+        // The table is still the init's: keep only what lies below the
+        // highest descriptor this child reads, its lane included
+        // (`lanes::keep_below`), in a table of its own. Without
+        // close_range(2), a copy of the whole table.
+        let r = match p.ranged {
+            true => sys(
+                libc::SYS_close_range,
+                p.limit as usize,
+                c_uint::MAX as usize,
+                libc::CLOSE_RANGE_UNSHARE as usize,
+                0,
+            ),
+            false => -(libc::ENOSYS as isize),
+        };
+        if r < 0 {
+            let r = sys(libc::SYS_unshare, libc::CLONE_FILES as usize, 0, 0, 0);
+            if r < 0 {
+                fail(report, Step::Unshare, r);
+            }
+            close_except(p.limit, c_uint::MAX, report as c_uint);
         }
-        sys(libc::SYS_close, report as usize, 0, 0, 0);
-        report = moved as c_int;
+    } else {
+        if (report as c_uint) < p.limit {
+            let moved = sys(
+                libc::SYS_fcntl,
+                report as usize,
+                libc::F_DUPFD_CLOEXEC as usize,
+                p.limit as usize,
+                0,
+            );
+            if moved < 0 {
+                // No report: the parent reads the errno as the exit status.
+                exit((-moved as c_int).clamp(1, 126));
+            }
+            sys(libc::SYS_close, report as usize, 0, 0, 0);
+            report = moved as c_int;
+        }
+        close_except(p.limit, c_uint::MAX, report as c_uint);
     }
-    close_except(p.limit, c_uint::MAX, report as c_uint);
     let r = sys(libc::SYS_setsid, 0, 0, 0, 0);
     if r < 0 {
         fail(report, Step::Setsid, r);

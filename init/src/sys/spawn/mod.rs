@@ -24,9 +24,11 @@
 //!    than the highest, is small (6 when the init starts with only 0, 1 and
 //!    2 open). Between spawns they hold `/dev/null` (or an `O_PATH`
 //!    descriptor of `/` while `/dev/null` cannot be opened, as early in PID
-//!    1's boot). The child's stack (64 KiB and a guard page, `mmap(2)`) is
-//!    made at the same time. All of it lives as long as the process, behind
-//!    one mutex (the init has one thread; tests have several).
+//!    1's boot). Above them, the lanes of the children in flight
+//!    (`lanes.rs`, `flight.rs`), which share the table too. The child's
+//!    stack (64 KiB and a guard page, `mmap(2)`) is made at the same time.
+//!    All of it lives as long as the process, behind one mutex (the init
+//!    has one thread; tests have several).
 //! 2. **In the parent, per spawn**: everything is prepared first (the
 //!    program's path, argv and envp as C arrays, the directory); each of
 //!    stdin, stdout, stderr that is not inherited is `dup3(src, slot,
@@ -110,6 +112,7 @@ use super::{Credentials, Errno, Os, Pid, SpawnRequest, Stdio, SysError};
 
 mod child;
 mod flight;
+mod lanes;
 mod program;
 mod watch;
 
@@ -262,6 +265,16 @@ pub(crate) fn reserve() {
     }
 }
 
+/// Gives lane `i` back to the spawner (`lanes.rs`): its child has
+/// unshared the table, or ended.
+pub(super) fn give_back_lane(i: usize) {
+    let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(s) = spawner.as_mut() {
+        let (src, holds) = s.filler();
+        s.lanes.give_back(i, src, holds);
+    }
+}
+
 pub(super) fn nul(program: &str, what: &'static str) -> SysError {
     SysError::Nul {
         program: program.to_owned(),
@@ -405,6 +418,10 @@ struct Spawner {
     placeholder: OwnedFd,
     /// `/dev/null`, read-write, once it could be opened.
     null: Option<OwnedFd>,
+    /// While `/dev/null` cannot be opened: a descriptor below every lane
+    /// that it takes once it can. A child in flight keeps only what lies
+    /// below its lane, and its stdin, when null, is this one.
+    null_place: Option<OwnedFd>,
     stack: Stack,
     /// The signals whose disposition is not `SIG_DFL` in the init (bit
     /// `n - 1` for signal `n`): the only ones a child sets back before it
@@ -414,6 +431,8 @@ struct Spawner {
     /// what Rust set at its start (`SIGPIPE` ignored, the stack guard's
     /// `SIGSEGV` and `SIGBUS` handlers), read when the spawner is made.
     altered: u64,
+    /// For children in flight that share the table (`lanes.rs`).
+    lanes: lanes::Lanes,
 }
 
 impl Spawner {
@@ -438,23 +457,60 @@ impl Spawner {
             fd,
             holds: Holds::Placeholder,
         };
+        let null = open_null().ok();
+        let null_place = match null {
+            Some(_) => None,
+            None => Some(dup_above_stdio(&first)?),
+        };
+        let lanes = match &null {
+            Some(null) => lanes::Lanes::reserve(null, Holds::Null),
+            None => lanes::Lanes::reserve(&placeholder, Holds::Placeholder),
+        };
         let mut spawner = Spawner {
             slots: [slot(first), slot(second), slot(third)],
             limit,
             placeholder,
-            null: open_null().ok(),
+            null,
+            null_place,
             stack: Stack::new()?,
             altered: altered_dispositions(),
+            lanes,
         };
         spawner.restore();
         Ok(spawner)
     }
 
+    /// Opens `/dev/null` if it is not open yet (PID 1 starts before
+    /// devtmpfs is mounted), at the place kept for it below the lanes.
+    fn open_null(&mut self) -> Result<(), Errno> {
+        if self.null.is_some() {
+            return Ok(());
+        }
+        let opened = open_null()?;
+        self.null = Some(match self.null_place.take() {
+            Some(place) => {
+                // SAFETY: dup3(2) onto a descriptor this spawner owns; the
+                // OwnedFd `place` then holds `/dev/null`.
+                let r =
+                    unsafe { libc::dup3(opened.as_raw_fd(), place.as_raw_fd(), libc::O_CLOEXEC) };
+                if r < 0 {
+                    let errno = Errno::last();
+                    self.null_place = Some(place);
+                    return Err(errno);
+                }
+                place
+            }
+            None => opened,
+        });
+        Ok(())
+    }
+
     /// `report`: the write end of a forked child's report pipe (`None`:
     /// a `CLONE_VM` child).
     fn spawn(&mut self, exec: &Exec<'_>, report: Option<RawFd>) -> Result<Pid, Failure> {
-        if self.null.is_none() && exec.stdio.iter().any(|s| matches!(s, Stdio::Null)) {
-            self.null = Some(open_null().map_err(|errno| Failure::Child(Step::OpenNull, errno))?);
+        if exec.stdio.iter().any(|s| matches!(s, Stdio::Null)) {
+            self.open_null()
+                .map_err(|errno| Failure::Child(Step::OpenNull, errno))?;
         }
         let result = self
             .fill_slots(&exec.stdio)
@@ -467,53 +523,24 @@ impl Spawner {
     /// 2, the slot to `dup2` from in the child, or -1 to inherit.
     fn fill_slots(&mut self, stdio: &[Stdio<'_>; 3]) -> Result<[RawFd; 3], Failure> {
         let null = self.null.as_ref().map(AsRawFd::as_raw_fd);
-        let mut fds = [-1; 3];
-        for (((target, slot), s), out) in (0..)
-            .zip(self.slots.iter_mut())
-            .zip(stdio)
-            .zip(fds.iter_mut())
-        {
-            let (src, holds) = match (*s, null) {
-                (Stdio::Inherit, _) => continue,
-                (Stdio::Null, _) if slot.holds == Holds::Null => {
-                    *out = slot.fd.as_raw_fd();
-                    continue;
-                }
-                (Stdio::Null, Some(null)) => (null, Holds::Null),
-                // Opened by `spawn` just before.
-                (Stdio::Null, None) => return Err(Failure::Child(Step::OpenNull, Errno::ENOENT)),
-                (Stdio::Fd(fd), _) => (fd.as_raw_fd(), Holds::Handed),
-                (Stdio::Socket(fd), _) => (fd, Holds::Handed),
-            };
-            // SAFETY: dup3(2) onto a descriptor this spawner owns; `src` is
-            // valid (borrowed by the request, or ours).
-            if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } < 0 {
-                return Err(Failure::Child(Step::dup2(target), Errno::last()));
-            }
-            slot.holds = holds;
-            *out = slot.fd.as_raw_fd();
-        }
-        Ok(fds)
+        let [a, b, c] = &mut self.slots;
+        fill_slots([Some(a), Some(b), Some(c)], null, stdio)
     }
 
     /// Gives every slot that holds a caller's descriptor (or the
     /// placeholder, once `/dev/null` is open) `/dev/null` back, so that the
     /// init keeps no reference to a child's pipe.
     fn restore(&mut self) {
-        let (src, holds) = match &self.null {
+        let (src, holds) = self.filler();
+        restore_slots(self.slots.iter_mut(), src, holds);
+    }
+
+    /// What a free slot holds: `/dev/null`, or the placeholder until it
+    /// can be opened.
+    fn filler(&self) -> (RawFd, Holds) {
+        match &self.null {
             Some(null) => (null.as_raw_fd(), Holds::Null),
             None => (self.placeholder.as_raw_fd(), Holds::Placeholder),
-        };
-        for slot in &mut self.slots {
-            if slot.holds == holds || slot.holds == Holds::Null {
-                continue;
-            }
-            // SAFETY: dup3(2) between two descriptors this spawner owns. It
-            // cannot fail for two valid, distinct descriptors; if it did,
-            // the slot would be retried after the next spawn.
-            if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } >= 0 {
-                slot.holds = holds;
-            }
         }
     }
 
@@ -646,6 +673,63 @@ impl Spawner {
         }
         let errno = Errno::from_raw(plan.errno.load(Ordering::Relaxed));
         Err(Failure::of_step(step, errno))
+    }
+}
+
+/// Puts each stream's source into its slot of `slots` (`null`: the
+/// spawner's `/dev/null`); returns, for each of 0, 1, 2, the slot to
+/// `dup2` from in the child, or -1 to inherit. A stream without a slot
+/// (`None`) takes `/dev/null` itself, and can be nothing else.
+fn fill_slots(
+    slots: [Option<&mut Slot>; 3],
+    null: Option<RawFd>,
+    stdio: &[Stdio<'_>; 3],
+) -> Result<[RawFd; 3], Failure> {
+    let mut fds = [-1; 3];
+    for (((target, slot), s), out) in (0..).zip(slots).zip(stdio).zip(fds.iter_mut()) {
+        let (src, holds) = match (*s, null) {
+            (Stdio::Inherit, _) => continue,
+            (Stdio::Null, _) if slot.as_ref().is_some_and(|s| s.holds == Holds::Null) => {
+                *out = slot.map_or(-1, |s| s.fd.as_raw_fd());
+                continue;
+            }
+            (Stdio::Null, Some(null)) => (null, Holds::Null),
+            // Opened by `spawn` just before.
+            (Stdio::Null, None) => return Err(Failure::Child(Step::OpenNull, Errno::ENOENT)),
+            (Stdio::Fd(fd), _) => (fd.as_raw_fd(), Holds::Handed),
+            (Stdio::Socket(fd), _) => (fd, Holds::Handed),
+        };
+        let Some(slot) = slot else {
+            if holds != Holds::Null {
+                return Err(Failure::Child(Step::dup2(target), Errno::EBADF));
+            }
+            *out = src;
+            continue;
+        };
+        // SAFETY: dup3(2) onto a descriptor this spawner owns; `src` is
+        // valid (borrowed by the request, or ours).
+        if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } < 0 {
+            return Err(Failure::Child(Step::dup2(target), Errno::last()));
+        }
+        slot.holds = holds;
+        *out = slot.fd.as_raw_fd();
+    }
+    Ok(fds)
+}
+
+/// Gives each of `slots` that holds a caller's descriptor (or the
+/// placeholder, when `src` is `/dev/null`) `src` back.
+fn restore_slots<'a>(slots: impl Iterator<Item = &'a mut Slot>, src: RawFd, holds: Holds) {
+    for slot in slots {
+        if slot.holds == holds || slot.holds == Holds::Null {
+            continue;
+        }
+        // SAFETY: dup3(2) between two descriptors the spawner owns. It
+        // cannot fail for two valid, distinct descriptors; if it did, the
+        // slot would be retried at the next restore.
+        if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } >= 0 {
+            slot.holds = holds;
+        }
     }
 }
 

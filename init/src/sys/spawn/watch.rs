@@ -2,8 +2,11 @@
 //! exec'd, learnt after the spawn has returned.
 //!
 //! The child holds the pipe's write end, close-on-exec, from its `clone`
-//! to its `execve`; the parent holds only the read end, non-blocking,
-//! which the loop watches. The child writes at most two messages of nine
+//! to its `execve`; the parent holds the read end, non-blocking, which the
+//! loop watches, and, for a child in flight that shares the table through
+//! a lane (`lanes.rs`), a copy of the write end in the lane until the
+//! child's first message or its end (the watch gives the lane back then).
+//! The child writes at most two messages of nine
 //! bytes, a kind and eight bytes: `E` and the steps skipped as denied
 //! (a bit each, `Scratch::denied`) right before `execve`; `F`, a step's
 //! code and the errno when a step (or `execve` itself) failed, before
@@ -14,7 +17,7 @@
 
 use std::ffi::c_int;
 use std::ops::Deref;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use super::child::Step;
@@ -41,6 +44,10 @@ pub struct ExecWatch {
     flight: Option<Box<Flight>>,
     /// The report has ended (end of file, or a read error).
     ended: bool,
+    /// The lane a child in flight shares the table through (`lanes.rs`),
+    /// held until the child has unshared it: until its first message, or
+    /// its end.
+    lane: Option<usize>,
 }
 
 /// What a report says.
@@ -70,6 +77,23 @@ impl ExecWatch {
             cwd: cwd.map(Path::to_path_buf),
             flight: None,
             ended: false,
+            lane: None,
+        }
+    }
+
+    /// Holds `lane` until the child's first message.
+    pub(super) fn in_lane(mut self, lane: Option<usize>) -> ExecWatch {
+        self.lane = lane;
+        self
+    }
+
+    /// Gives the lane back: the child no longer shares the table (it has
+    /// written, and it writes only once its table is its own) or has
+    /// ended. The lane's slot was the last write end the init held, so end
+    /// of file comes with the child's `execve` or exit.
+    fn release_lane(&mut self) {
+        if let Some(i) = self.lane.take() {
+            super::give_back_lane(i);
         }
     }
 
@@ -99,6 +123,9 @@ impl ExecWatch {
         exited: Option<&ExitStatus>,
         context: impl FnOnce() -> Option<C>,
     ) -> ExecOutcome {
+        if exited.is_some() {
+            self.release_lane();
+        }
         if !self.drain() && exited.is_none() {
             return ExecOutcome::Pending;
         }
@@ -115,17 +142,42 @@ impl ExecWatch {
         self.outcome(None, context)
     }
 
-    /// Reads until the report has ended.
+    /// Reads until the report has ended. A child still sharing the table
+    /// through its lane is watched too (a pidfd): one that ended without
+    /// a message (killed) ends the lane's hold, so that end of file comes.
     fn wait_end(&mut self) {
         while !self.drain() {
-            let mut pfd = libc::pollfd {
-                fd: self.fd(),
-                events: libc::POLLIN,
-                revents: 0,
+            let pidfd = match self.lane {
+                Some(_) => match pidfd_open(self.pid) {
+                    Some(fd) => Some(fd),
+                    // Gone: it shares nothing any more.
+                    None => {
+                        self.release_lane();
+                        continue;
+                    }
+                },
+                None => None,
             };
-            // SAFETY: one valid pollfd. A failure other than EINTR is left
-            // for the next read to report as the end.
-            unsafe { libc::poll(&mut pfd, 1, -1) };
+            let mut pfds = [
+                libc::pollfd {
+                    fd: self.fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: two pollfds (poll(2) skips a negative descriptor). A
+            // failure other than EINTR is left for the next read to report
+            // as the end.
+            unsafe { libc::poll(pfds.as_mut_ptr(), 2, -1) };
+            let [_, child] = pfds;
+            if child.revents != 0 {
+                self.release_lane();
+            }
         }
     }
 
@@ -148,9 +200,11 @@ impl ExecWatch {
             match n {
                 0 => {
                     self.ended = true;
+                    self.release_lane();
                     return true;
                 }
                 n if n > 0 => {
+                    self.release_lane();
                     if self.len < ROOM {
                         self.len = (self.len + n as usize).min(ROOM);
                     }
@@ -242,5 +296,16 @@ impl Drop for ExecWatch {
         if self.flight.is_some() && !self.ended {
             self.wait_end();
         }
+        self.release_lane();
     }
+}
+
+/// A pidfd of `pid` (`None`: the process is gone, or no pidfd here).
+fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open(2) takes a PID and flags; the descriptor it
+    // returns is new and ours.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: as above.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
