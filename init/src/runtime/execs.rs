@@ -34,6 +34,18 @@ pub(super) struct PendingExec {
     token: Token,
 }
 
+/// How a report is read.
+#[derive(Debug, Clone, Copy)]
+enum Settle {
+    /// What is there (its descriptor was readable, or the child reaped).
+    Read,
+    /// What is there, knowing that a process of the unit has written
+    /// output or a notify message (`ExecWatch::read_after_output`).
+    AfterOutput,
+    /// To its end.
+    Wait,
+}
+
 impl<S: Sys> Runtime<S> {
     /// Watches the report of a child just started for `unit`. If its
     /// descriptor cannot be watched, the report is waited for now.
@@ -55,7 +67,7 @@ impl<S: Sys> Runtime<S> {
             self.execs.push(pending);
         } else {
             self.slots.free_token(token);
-            self.settle_exec(pending, None, true);
+            self.settle_exec(pending, None, Settle::Wait);
         }
     }
 
@@ -63,7 +75,7 @@ impl<S: Sys> Runtime<S> {
     pub(super) fn on_exec(&mut self, t: Token) {
         if let Some(at) = self.execs.iter().position(|p| p.token == t) {
             let pending = self.execs.swap_remove(at);
-            self.settle_exec(pending, None, false);
+            self.settle_exec(pending, None, Settle::Read);
         }
     }
 
@@ -74,15 +86,16 @@ impl<S: Sys> Runtime<S> {
         match self.execs.iter().position(|p| p.watch.pid() == pid) {
             Some(at) => {
                 let pending = self.execs.swap_remove(at);
-                !self.settle_exec(pending, Some(status), false)
+                !self.settle_exec(pending, Some(status), Settle::Read)
             }
             None => false,
         }
     }
 
     /// Before `unit`'s output or notify message is read: what wrote it has
-    /// exec'd (a child writes neither before), so its report has ended,
-    /// and the planner hears of the start first (a `ready-grep` line or a
+    /// exec'd (a child writes neither before), so its report says so even
+    /// if end of file is held back (`ExecWatch::read_after_output`), and
+    /// the planner hears of the start first (a `ready-grep` line or a
     /// `READY=1` is the started process's, not that of a unit with no
     /// PID yet).
     pub(super) fn settle_unit_execs(&mut self, unit: UnitId) {
@@ -94,7 +107,7 @@ impl<S: Sys> Runtime<S> {
             .partition(|p| p.unit == unit);
         self.execs = rest;
         for pending in mine {
-            self.settle_exec(pending, None, false);
+            self.settle_exec(pending, None, Settle::AfterOutput);
         }
     }
 
@@ -113,18 +126,18 @@ impl<S: Sys> Runtime<S> {
     /// including those of spawns their facts lead to.
     pub(super) fn settle_execs(&mut self) {
         while let Some(pending) = self.execs.pop() {
-            self.settle_exec(pending, None, true);
+            self.settle_exec(pending, None, Settle::Wait);
         }
     }
 
-    /// Reads `pending`'s report (to its end if `wait`) and, once it has
-    /// ended, tells the planner. Whether the child exec'd (a report not
-    /// ended yet goes back to the list, and counts as exec'd).
+    /// Reads `pending`'s report as `how` says and, once it has ended,
+    /// tells the planner. Whether the child exec'd (a report not ended yet
+    /// goes back to the list, and counts as exec'd).
     fn settle_exec(
         &mut self,
         mut pending: PendingExec,
         exited: Option<&ExitStatus>,
-        wait: bool,
+        how: Settle,
     ) -> bool {
         // The unit's context, asked for only to name a failed step or to
         // count skipped ones: a plain unit's is made for the asking.
@@ -135,9 +148,10 @@ impl<S: Sys> Runtime<S> {
                 .and_then(|s| s.run.as_deref())
                 .and_then(|r| r.child(full))
         };
-        let outcome = match wait {
-            true => pending.watch.wait(context),
-            false => pending.watch.read(exited, context),
+        let outcome = match how {
+            Settle::Read => pending.watch.read(exited, context),
+            Settle::AfterOutput => pending.watch.read_after_output(context),
+            Settle::Wait => pending.watch.wait(context),
         };
         let PendingExec {
             unit, role, watch, ..

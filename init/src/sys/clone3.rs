@@ -24,6 +24,7 @@
 
 use std::ffi::{c_int, c_void};
 use std::os::fd::RawFd;
+use std::sync::atomic::AtomicU32;
 
 /// `CLONE_INTO_CGROUP`.
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
@@ -57,28 +58,32 @@ pub(crate) enum NotHere {
 /// Starts `entry(arg)` in a child on the stack `[stack, stack + size)`,
 /// with `flags` (`CLONE_VM | CLONE_VFORK | …`) and `SIGCHLD` as its exit
 /// signal, in the cgroup whose directory `cgroup` is open (`None`: the
-/// parent's). Returns the child's PID (after it exec'd or exited, with
-/// `CLONE_VFORK`).
+/// parent's). With `cleared` (and `CLONE_VM`), the kernel writes 0 to
+/// that word and wakes its futex when the child leaves the shared memory:
+/// at its `execve` or its exit (`CLONE_CHILD_CLEARTID`). Returns the
+/// child's PID (after it exec'd or exited, with `CLONE_VFORK`).
 ///
 /// # Safety
 ///
 /// As `clone(2)`: `entry` must never return into the parent's frames
 /// (it runs on its own stack, and must only exit or exec), the stack must
-/// be unused, and everything `arg` points to must outlive the child's use
-/// of it.
+/// be unused, and everything `arg` points to, and `cleared`, must outlive
+/// the child's use of it.
 #[cfg(target_arch = "x86_64")]
 pub(crate) unsafe fn clone_into(
     flags: c_int,
     cgroup: Option<RawFd>,
+    cleared: Option<&AtomicU32>,
     stack: *mut c_void,
     size: usize,
     entry: extern "C" fn(*mut c_void) -> c_int,
     arg: *mut c_void,
 ) -> Result<libc::pid_t, NotHere> {
+    let clear = cleared.map_or(0, |_| libc::CLONE_CHILD_CLEARTID as u32 as u64);
     let args = CloneArgs {
-        flags: (flags as u32 as u64 & !0xff) | cgroup.map_or(0, |_| CLONE_INTO_CGROUP),
+        flags: (flags as u32 as u64 & !0xff) | cgroup.map_or(0, |_| CLONE_INTO_CGROUP) | clear,
         pidfd: 0,
-        child_tid: 0,
+        child_tid: cleared.map_or(0, |w| w.as_ptr() as u64),
         parent_tid: 0,
         exit_signal: libc::SIGCHLD as u64,
         stack: stack as u64,
@@ -135,6 +140,7 @@ pub(crate) unsafe fn clone_into(
 pub(crate) unsafe fn clone_into(
     _flags: c_int,
     _cgroup: Option<RawFd>,
+    _cleared: Option<&AtomicU32>,
     _stack: *mut c_void,
     _size: usize,
     _entry: extern "C" fn(*mut c_void) -> c_int,

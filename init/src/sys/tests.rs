@@ -862,6 +862,108 @@ fn children_in_flight_beyond_the_lanes_each_have_only_their_stdio() {
     drop(held);
 }
 
+/// A process that holds a copy of this process's whole descriptor table
+/// (a fork that only waits) until it is dropped: as a child cloned with a
+/// copy of the init's table holds the report of a child in flight whose
+/// lane it copied.
+struct TableHolder {
+    pid: Pid,
+    release: Option<OwnedFd>,
+}
+
+impl TableHolder {
+    fn fork() -> TableHolder {
+        let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        // SAFETY: the child only reads (until the parent closes the write
+        // end, or for at most 30 s) and exits: async-signal-safe calls.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork: {}", Errno::last());
+        if pid == 0 {
+            let mut pfd = libc::pollfd {
+                fd: read.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: its copy of the write end closed (so that the
+            // parent's close is end of file), one pollfd, then _exit(2).
+            unsafe {
+                libc::close(write.as_raw_fd());
+                libc::poll(&mut pfd, 1, 30_000);
+                libc::_exit(0);
+            }
+        }
+        TableHolder {
+            pid,
+            release: Some(write),
+        }
+    }
+
+    /// Whether it still runs (its copy of the table is still held).
+    fn holds(&self) -> bool {
+        let mut status = 0;
+        // SAFETY: waitpid(2) on our own child, not blocking.
+        unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) == 0 }
+    }
+}
+
+impl Drop for TableHolder {
+    fn drop(&mut self) {
+        drop(self.release.take());
+        let mut status = 0;
+        // SAFETY: waitpid(2) on our own child, which exits now.
+        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+    }
+}
+
+/// A child in flight whose report's write end another process holds a
+/// copy of (so end of file does not come at its `execve`) is still known
+/// to have exec'd, by the word the kernel clears as it leaves this
+/// process's memory (`spawn/flight.rs`): whether the report is waited for
+/// or read as its descriptor becomes readable.
+#[test]
+fn a_report_whose_write_end_another_process_holds_ends_at_the_exec() {
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let argv = args(&["/bin/sleep", "30"]);
+    let env = base_env();
+    for waited in [true, false] {
+        let (pid, watch) = sys.spawn_started(&SpawnRequest::new(&argv, &env)).unwrap();
+        let mut watch = watch.expect("a plain spawn is started");
+        let holder = TableHolder::fork();
+        let outcome = match waited {
+            true => watch.wait(no_context),
+            false => {
+                let deadline = std::time::Instant::now() + Duration::from_secs(20);
+                loop {
+                    let outcome = watch.read(None, no_context);
+                    if !matches!(outcome, ExecOutcome::Pending)
+                        || std::time::Instant::now() > deadline
+                    {
+                        break outcome;
+                    }
+                    // Readable at the `E`; after it, the word is
+                    // looked at again every 50 ms.
+                    let mut pfd = libc::pollfd {
+                        fd: watch.fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one pollfd.
+                    unsafe { libc::poll(&mut pfd, 1, 50) };
+                }
+            }
+        };
+        assert!(
+            matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+            "waited {waited}: {outcome:?}"
+        );
+        assert!(holder.holds(), "end of file could not have come");
+        drop(holder);
+        sys.kill(pid, libc::SIGKILL).unwrap();
+        wait_for(&sys, pid);
+    }
+}
+
 /// Runs `f` with the child's `close_range(2)` turned off, as on a kernel
 /// older than 5.9 (hold [`process_lock`]).
 fn without_close_range(f: impl FnOnce()) {

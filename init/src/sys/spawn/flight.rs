@@ -12,14 +12,17 @@
 //! the parent set aside for it and leaves alone until the child is done:
 //! the [`Flight`], one allocation owning the plan, the program's path,
 //! argv, envp, the directory, the groups, and the child's own stack. The
-//! [`ExecWatch`] owns the flight, and lets it go only once the child's
-//! report pipe has reached end of file: the child's write end is
-//! close-on-exec and, once the child's table is its own, in no other
-//! process, so end of file comes when the child has exec'd (the kernel
-//! closes close-on-exec descriptors after the new program's memory
-//! replaced the old, `begin_new_exec`) or exited (`do_exit` releases the
-//! memory before the descriptors). Dropping a watch whose report has not
-//! ended waits for it.
+//! [`ExecWatch`] owns the flight, and lets it go only once the child has
+//! left the init's memory: the flight holds a word the kernel clears (and
+//! wakes as a futex) when the child releases that memory, at its `execve`
+//! (`exec_mmap`, before the new program runs and before close-on-exec
+//! descriptors are closed) or its exit (`exit_mm`, before the
+//! descriptors): `CLONE_CHILD_CLEARTID`. The report pipe cannot say when:
+//! its end of file comes only once every copy of the write end is closed,
+//! and another child that copied the table (or this child's lane, below)
+//! may hold one a little longer. The watch reads the word before the
+//! pipe, so that a cleared word means the whole report is in the pipe.
+//! Dropping a watch whose child has not landed waits on the word.
 //!
 //! # The descriptor table
 //!
@@ -43,6 +46,7 @@
 
 use std::ffi::{c_char, c_int, c_long, c_uint, c_void, CString};
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use super::child::{Step, KERNEL_SIGSET_SIZE};
@@ -103,6 +107,11 @@ pub struct Flight {
     owned: Owned,
     groups: Option<Vec<libc::gid_t>>,
     stack: Pooled,
+    /// 1 from before the clone; the kernel writes 0 (and wakes its futex)
+    /// once the child has left the init's memory, at its `execve` or its
+    /// exit (`CLONE_CHILD_CLEARTID`). Nothing else holds this word, as any
+    /// process may hold a copy of the report's write end.
+    aboard: AtomicU32,
 }
 
 // SAFETY: the raw pointers of the plan point into `owned` and `groups`,
@@ -216,6 +225,7 @@ pub(super) fn fly(
         groups,
         owned,
         stack: Pooled(Some(stack)),
+        aboard: AtomicU32::new(1),
     });
     flight.plan.groups = flight.groups.as_deref().map(|g| (g.as_ptr(), g.len()));
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
@@ -300,6 +310,7 @@ pub(super) fn fly(
             let r = clone3::clone_into(
                 flags,
                 cgroup.as_ref().map(AsRawFd::as_raw_fd),
+                Some(&flight.aboard),
                 bottom,
                 size,
                 flight_entry,
@@ -340,6 +351,33 @@ pub(super) fn fly(
         }
         Ok(Err(NotHere::Failed(e))) => Ok(Err(error(Errno::from_raw(e)))),
         Err(f) => Ok(Err(f.into_error(program, req.cwd, req.context))),
+    }
+}
+
+impl Flight {
+    /// Whether the child has left the init's memory (exec'd or exited):
+    /// all it wrote to its report is in the pipe then, and the flight may
+    /// go. Read before the pipe.
+    pub(super) fn landed(&self) -> bool {
+        self.aboard.load(Ordering::Acquire) == 0
+    }
+
+    /// Sleeps until the child has left the init's memory (at most until
+    /// its `execve` or exit), or a signal comes.
+    pub(super) fn wait_landed(&self) {
+        // SAFETY: futex(2) FUTEX_WAIT on a word of ours, no timeout: it
+        // returns at once if the word is no longer 1. Shared (not
+        // FUTEX_PRIVATE_FLAG), as the kernel's wake at the child's
+        // release of the memory is.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.aboard.as_ptr(),
+                libc::FUTEX_WAIT,
+                1u32,
+                std::ptr::null::<libc::timespec>(),
+            );
+        }
     }
 }
 
@@ -471,6 +509,20 @@ unsafe fn child(p: &Plan) -> ! {
         }
         close_except(p.limit, c_uint::MAX, report as c_uint);
     }
+    // The streams next, and everything else below K closed at once: what
+    // this child copied of other children's lanes (their reports' write
+    // ends among them) is held no longer than it takes. Slots are above
+    // 2: dup2 never overwrites a later source and always clears
+    // close-on-exec on the target.
+    for (target, src) in (0..).zip(p.stdio) {
+        if src >= 0 {
+            let r = sys(libc::SYS_dup2, src as usize, target as usize, 0, 0);
+            if r < 0 {
+                fail(report, Step::dup2(target), r);
+            }
+        }
+    }
+    close_except(3, p.limit.saturating_sub(1), report as c_uint);
     let r = sys(libc::SYS_setsid, 0, 0, 0, 0);
     if r < 0 {
         fail(report, Step::Setsid, r);
@@ -495,17 +547,6 @@ unsafe fn child(p: &Plan) -> ! {
             fail(report, Step::Setuid, r);
         }
     }
-    // Slots are above 2: dup2 never overwrites a later source and always
-    // clears close-on-exec on the target.
-    for (target, src) in (0..).zip(p.stdio) {
-        if src >= 0 {
-            let r = sys(libc::SYS_dup2, src as usize, target as usize, 0, 0);
-            if r < 0 {
-                fail(report, Step::dup2(target), r);
-            }
-        }
-    }
-    close_except(3, p.limit.saturating_sub(1), report as c_uint);
     if !p.cwd.is_null() {
         let r = sys(libc::SYS_chdir, p.cwd as usize, 0, 0, 0);
         if r < 0 && !p.cwd_optional {

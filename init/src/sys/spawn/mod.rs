@@ -621,8 +621,15 @@ impl Spawner {
                     ctx.set_joined(true);
                     let size = STACK_SIZE;
                     let bottom = self.stack.top.cast::<u8>().wrapping_sub(size).cast();
-                    born = match clone3::clone_into(flags, Some(fd), bottom, size, child_entry, arg)
-                    {
+                    born = match clone3::clone_into(
+                        flags,
+                        Some(fd),
+                        None,
+                        bottom,
+                        size,
+                        child_entry,
+                        arg,
+                    ) {
                         Ok(pid) => Some((pid, Errno::UnknownErrno)),
                         Err(NotHere::Failed(e)) => Some((-1, Errno::from_raw(e))),
                         Err(NotHere::Unsupported) => {

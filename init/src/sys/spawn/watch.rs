@@ -10,14 +10,17 @@
 //! bytes, a kind and eight bytes: `E` and the steps skipped as denied
 //! (a bit each, `Scratch::denied`) right before `execve`; `F`, a step's
 //! code and the errno when a step (or `execve` itself) failed, before
-//! `_exit(127)`. End of file ends the report: `E` alone means it exec'd;
-//! an `F` that a step failed; nothing that the child died before
-//! `execve` (a signal, or it could not keep the pipe: its exit status is
-//! the errno).
+//! `_exit(127)`. The report ends at end of file, or, for a child in
+//! flight, once its word says it has left the init's memory
+//! (`flight.rs`): whichever comes first, since another child that copied
+//! the table may hold a copy of the write end for a moment. `E` alone
+//! means it exec'd; an `F` that a step failed; nothing that the child
+//! died before `execve` (a signal, or it could not keep the pipe: its
+//! exit status is the errno).
 
 use std::ffi::c_int;
 use std::ops::Deref;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use super::child::Step;
@@ -132,6 +135,30 @@ impl ExecWatch {
         self.outcome(exited, context)
     }
 
+    /// Reads what the child has written, after a process of its unit has
+    /// written output or a notify message, which nothing does before its
+    /// `execve`. A child in flight is judged by its word (the writer may
+    /// be another process of the unit). A forked child whose report says
+    /// `E` and no `F` has exec'd even before end of file (held back while
+    /// another child still holds a copy of the write end): an `F` follows
+    /// an `E` only when `execve` fails, and then the child wrote nothing.
+    pub fn read_after_output<C: Deref<Target = ChildContext>>(
+        &mut self,
+        context: impl FnOnce() -> Option<C>,
+    ) -> ExecOutcome {
+        if !self.drain() && (self.flight.is_some() || !self.said(b'E') || self.said(b'F')) {
+            return ExecOutcome::Pending;
+        }
+        self.outcome(None, context)
+    }
+
+    /// Whether a message of `kind` has been read.
+    fn said(&self, kind: u8) -> bool {
+        let got = self.got.get(..self.len).unwrap_or_default();
+        got.chunks(9)
+            .any(|m| m.len() == 9 && m.first() == Some(&kind))
+    }
+
     /// Waits until the report has ended (for a re-exec, which must not
     /// leave a child of unknown fate behind).
     pub fn wait<C: Deref<Target = ChildContext>>(
@@ -142,41 +169,23 @@ impl ExecWatch {
         self.outcome(None, context)
     }
 
-    /// Reads until the report has ended. A child still sharing the table
-    /// through its lane is watched too (a pidfd): one that ended without
-    /// a message (killed) ends the lane's hold, so that end of file comes.
+    /// Reads until the report has ended. A child in flight is waited for
+    /// on its word (`Flight::wait_landed`): a copy of its write end in
+    /// another child, or in its lane, would hold end of file back.
     fn wait_end(&mut self) {
         while !self.drain() {
-            let pidfd = match self.lane {
-                Some(_) => match pidfd_open(self.pid) {
-                    Some(fd) => Some(fd),
-                    // Gone: it shares nothing any more.
-                    None => {
-                        self.release_lane();
-                        continue;
-                    }
-                },
-                None => None,
-            };
-            let mut pfds = [
-                libc::pollfd {
-                    fd: self.fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            // SAFETY: two pollfds (poll(2) skips a negative descriptor). A
-            // failure other than EINTR is left for the next read to report
-            // as the end.
-            unsafe { libc::poll(pfds.as_mut_ptr(), 2, -1) };
-            let [_, child] = pfds;
-            if child.revents != 0 {
-                self.release_lane();
+            match &self.flight {
+                Some(flight) => flight.wait_landed(),
+                None => {
+                    let mut pfd = libc::pollfd {
+                        fd: self.fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one pollfd. A failure other than EINTR is
+                    // left for the next read to report as the end.
+                    unsafe { libc::poll(&mut pfd, 1, -1) };
+                }
             }
         }
     }
@@ -187,6 +196,9 @@ impl ExecWatch {
         if self.ended {
             return true;
         }
+        // Read before the pipe: once a child in flight has landed, all it
+        // wrote is in the pipe, whoever still holds a copy of the write end.
+        let landed = self.flight.as_ref().is_some_and(|f| f.landed());
         let mut spill = [0u8; ROOM];
         let fd = self.fd.as_raw_fd();
         loop {
@@ -211,6 +223,11 @@ impl ExecWatch {
                 }
                 _ => match Errno::last() {
                     Errno::EINTR => {}
+                    Errno::EAGAIN if landed => {
+                        self.ended = true;
+                        self.release_lane();
+                        return true;
+                    }
                     Errno::EAGAIN => return false,
                     _ => {
                         self.ended = true;
@@ -298,14 +315,4 @@ impl Drop for ExecWatch {
         }
         self.release_lane();
     }
-}
-
-/// A pidfd of `pid` (`None`: the process is gone, or no pidfd here).
-fn pidfd_open(pid: Pid) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open(2) takes a PID and flags; the descriptor it
-    // returns is new and ours.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: as above.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
