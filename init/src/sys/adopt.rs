@@ -179,16 +179,7 @@ fn populated(events: &std::path::Path) -> bool {
 }
 
 fn pidfd(pid: Pid) -> Result<OwnedFd, String> {
-    // SAFETY: pidfd_open(2) takes a PID and flags.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if raw < 0 {
-        return Err(format!(
-            "pidfd_open {pid}: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    // SAFETY: a new descriptor, owned from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
+    super::pidfd::open(pid).map_err(|e| format!("pidfd_open {pid}: {}", e.desc()))
 }
 
 fn errno() -> i32 {

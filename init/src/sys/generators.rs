@@ -15,7 +15,7 @@
 //! exit is reaped.
 
 use flotilla_units::load::generators::{pick, Candidate, Outputs};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -183,13 +183,7 @@ fn candidates(dir: &Path) -> Vec<Candidate> {
 /// A pidfd for `pid` (Linux 5.3), to wait for several children with one
 /// `poll(2)`; `None` where the kernel has none (then the wait polls).
 fn pidfd(pid: u32) -> Option<OwnedFd> {
-    let pid = libc::pid_t::try_from(pid).ok()?;
-    // SAFETY: pidfd_open takes a PID and flags and returns a new
-    // descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = i32::try_from(fd).ok().filter(|&fd| fd >= 0)?;
-    // SAFETY: the descriptor was just made and is ours alone.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    super::pidfd::open(libc::pid_t::try_from(pid).ok()?).ok()
 }
 
 /// Waits until one of `running` ends or `left` has passed.

@@ -80,6 +80,7 @@ mod mount_steps;
 pub mod mountinfo;
 pub mod pam;
 pub mod paths;
+mod pidfd;
 mod private_dev;
 pub mod real;
 pub mod reexec;

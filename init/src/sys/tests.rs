@@ -44,11 +44,7 @@ pub(crate) fn process_lock() -> MutexGuard<'static, ()> {
 
 /// Waits (on a pidfd, up to 20 s) for `pid` to terminate, then reaps it.
 pub(crate) fn wait_for(sys: &dyn Sys, pid: Pid) -> ExitStatus {
-    // SAFETY: pidfd_open(2) takes no pointers.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    assert!(raw >= 0, "pidfd_open {pid}: {}", Errno::last());
-    // SAFETY: a fresh descriptor.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+    let fd = super::pidfd::open(pid).unwrap_or_else(|e| panic!("pidfd_open {pid}: {e}"));
     let mut pfd = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,

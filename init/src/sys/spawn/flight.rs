@@ -51,8 +51,9 @@ use std::sync::{Mutex, PoisonError};
 
 use super::child::{Step, KERNEL_SIGSET_SIZE};
 use super::clone3::{self, NotHere};
-use super::{lanes, open_dir, CStrArray, ExecWatch, Failure, Spawner, Stack, SPAWNER};
-use super::{ChildContext, Errno, Os, Pid, SpawnRequest, SysError, STACK_SIZE};
+use super::stack::{Stack, STACK_SIZE};
+use super::{lanes, open_dir, slots, CStrArray, ExecWatch, Failure, Spawner, SPAWNER};
+use super::{ChildContext, Errno, Os, Pid, SpawnRequest, SysError};
 
 /// Whether `req` can be flown: nothing for the child to do but the basics.
 pub(super) fn eligible(req: &SpawnRequest<'_>) -> bool {
@@ -258,14 +259,14 @@ pub(super) fn fly(
         Some((i, lane)) => {
             let [out, err] = &mut lane.slots;
             let slots = [None, Some(out), Some(err)];
-            let filled = super::fill_slots(slots, null, &stdio).and_then(|fds| {
+            let filled = slots::fill_slots(slots, null, &stdio).and_then(|fds| {
                 let slot = lane.report.fd.as_raw_fd();
                 // SAFETY: dup3(2) onto a descriptor the spawner owns, from
                 // the report's write end, open.
                 if unsafe { libc::dup3(write.as_raw_fd(), slot, libc::O_CLOEXEC) } < 0 {
                     return Err(Failure::Child(Step::Report, Errno::last()));
                 }
-                lane.report.holds = super::Holds::Handed;
+                lane.report.holds = slots::Holds::Handed;
                 Ok((fds, slot, lanes::keep_below(fds, slot), true))
             });
             (Some(i), filled)

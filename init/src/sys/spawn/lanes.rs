@@ -40,7 +40,8 @@
 use std::ffi::c_uint;
 use std::os::fd::{OwnedFd, RawFd};
 
-use super::{dup_above_stdio, Errno, Holds, Slot};
+use super::slots::{dup_above_stdio, restore_slots, Holds, Slot};
+use super::Errno;
 
 /// How many lanes a spawner reserves: a launch's layer of a hundred units
 /// has up to as many children in flight at once (the loop reads their
@@ -107,7 +108,7 @@ impl Lanes {
             return;
         };
         let Lane { slots, report } = lane;
-        super::restore_slots(slots.iter_mut().chain(std::iter::once(report)), src, holds);
+        restore_slots(slots.iter_mut().chain(std::iter::once(report)), src, holds);
         self.free |= 1u128 << i;
     }
 }

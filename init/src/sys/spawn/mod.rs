@@ -114,12 +114,16 @@ mod child;
 mod flight;
 mod lanes;
 mod program;
+mod slots;
+mod stack;
 mod watch;
 
 use child::*;
 pub(crate) use flight::trim_stacks;
 pub use program::program_on_path;
 pub(crate) use program::{resolve_program, CStrArray};
+use slots::{above_stdio, dup_above_stdio, fill_slots, open_null, restore_slots, Holds, Slot};
+use stack::{Stack, STACK_SIZE};
 pub use watch::{ExecOutcome, ExecWatch};
 
 /// Starts the process `req` describes; returns once it has exec'd.
@@ -388,23 +392,6 @@ pub fn set_clone_into_cgroup(on: bool) {
 /// process, as the descriptor table is; `None` until [`reserve`] or the
 /// first spawn succeeds.
 static SPAWNER: Mutex<Option<Spawner>> = Mutex::new(None);
-
-/// What a reserved slot holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Holds {
-    /// The `O_PATH` descriptor of `/` (no `/dev/null` yet).
-    Placeholder,
-    /// `/dev/null`.
-    Null,
-    /// A descriptor of the caller's, during a spawn.
-    Handed,
-}
-
-#[derive(Debug)]
-struct Slot {
-    fd: OwnedFd,
-    holds: Holds,
-}
 
 #[derive(Debug)]
 struct Spawner {
@@ -683,84 +670,6 @@ impl Spawner {
     }
 }
 
-/// Puts each stream's source into its slot of `slots` (`null`: the
-/// spawner's `/dev/null`); returns, for each of 0, 1, 2, the slot to
-/// `dup2` from in the child, or -1 to inherit. A stream without a slot
-/// (`None`) takes `/dev/null` itself, and can be nothing else.
-fn fill_slots(
-    slots: [Option<&mut Slot>; 3],
-    null: Option<RawFd>,
-    stdio: &[Stdio<'_>; 3],
-) -> Result<[RawFd; 3], Failure> {
-    let mut fds = [-1; 3];
-    for (((target, slot), s), out) in (0..).zip(slots).zip(stdio).zip(fds.iter_mut()) {
-        let (src, holds) = match (*s, null) {
-            (Stdio::Inherit, _) => continue,
-            (Stdio::Null, _) if slot.as_ref().is_some_and(|s| s.holds == Holds::Null) => {
-                *out = slot.map_or(-1, |s| s.fd.as_raw_fd());
-                continue;
-            }
-            (Stdio::Null, Some(null)) => (null, Holds::Null),
-            // Opened by `spawn` just before.
-            (Stdio::Null, None) => return Err(Failure::Child(Step::OpenNull, Errno::ENOENT)),
-            (Stdio::Fd(fd), _) => (fd.as_raw_fd(), Holds::Handed),
-            (Stdio::Socket(fd), _) => (fd, Holds::Handed),
-        };
-        let Some(slot) = slot else {
-            if holds != Holds::Null {
-                return Err(Failure::Child(Step::dup2(target), Errno::EBADF));
-            }
-            *out = src;
-            continue;
-        };
-        // SAFETY: dup3(2) onto a descriptor this spawner owns; `src` is
-        // valid (borrowed by the request, or ours).
-        if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } < 0 {
-            return Err(Failure::Child(Step::dup2(target), Errno::last()));
-        }
-        slot.holds = holds;
-        *out = slot.fd.as_raw_fd();
-    }
-    Ok(fds)
-}
-
-/// Gives each of `slots` that holds a caller's descriptor (or the
-/// placeholder, when `src` is `/dev/null`) `src` back.
-fn restore_slots<'a>(slots: impl Iterator<Item = &'a mut Slot>, src: RawFd, holds: Holds) {
-    for slot in slots {
-        if slot.holds == holds || slot.holds == Holds::Null {
-            continue;
-        }
-        // SAFETY: dup3(2) between two descriptors the spawner owns. It
-        // cannot fail for two valid, distinct descriptors; if it did, the
-        // slot would be retried at the next restore.
-        if unsafe { libc::dup3(src, slot.fd.as_raw_fd(), libc::O_CLOEXEC) } >= 0 {
-            slot.holds = holds;
-        }
-    }
-}
-
-/// `fd` itself if above 2, else a close-on-exec copy from 3 up (PID 1 may
-/// start with 0, 1, 2 closed, and reopens the console onto them later).
-fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, Errno> {
-    if fd.as_raw_fd() > 2 {
-        Ok(fd)
-    } else {
-        dup_above_stdio(&fd)
-    }
-}
-
-/// A close-on-exec copy of `fd`, the lowest free descriptor from 3 up.
-fn dup_above_stdio(fd: &OwnedFd) -> Result<OwnedFd, Errno> {
-    // SAFETY: fcntl(2) on a descriptor we own; the result is new and ours.
-    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-    if copy < 0 {
-        return Err(Errno::last());
-    }
-    // SAFETY: `copy` is a fresh descriptor owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
-}
-
 /// A cgroup's directory, opened for `CLONE_INTO_CGROUP` (`None`: it
 /// cannot be; the child then joins the cgroup itself).
 fn open_dir(dir: &CStr) -> Option<OwnedFd> {
@@ -773,79 +682,6 @@ fn open_dir(dir: &CStr) -> Option<OwnedFd> {
     };
     // SAFETY: a descriptor open(2) just returned, owned by nothing else.
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn open_null() -> Result<OwnedFd, Errno> {
-    use nix::fcntl::OFlag;
-    let fd = nix::fcntl::open(
-        c"/dev/null",
-        OFlag::O_RDWR | OFlag::O_CLOEXEC | OFlag::O_NOCTTY,
-        nix::sys::stat::Mode::empty(),
-    )?;
-    above_stdio(fd)
-}
-
-/// The size of the child's stack. The child's deepest call chain is a few
-/// frames of its own plus a C library system-call wrapper: well under a
-/// page in release builds, a few in debug builds.
-const STACK_SIZE: usize = 64 << 10;
-
-/// The child's stack: an anonymous mapping with a guard page below it (an
-/// overflow kills the child, whose signals are blocked, instead of writing
-/// over the parent's memory). Only the pages the child touches are ever
-/// backed.
-#[derive(Debug)]
-struct Stack {
-    base: *mut c_void,
-    len: usize,
-    /// The highest address: stacks grow down.
-    top: *mut c_void,
-}
-
-// SAFETY: the mapping belongs to the stack alone; it is only used under the
-// spawner's lock.
-unsafe impl Send for Stack {}
-
-impl Stack {
-    fn new() -> Result<Stack, Errno> {
-        // SAFETY: sysconf(3) has no memory-safety requirements.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-            .unwrap_or(4096)
-            .max(4096);
-        let len = STACK_SIZE + page;
-        // SAFETY: a new private anonymous mapping; nothing else is touched.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(Errno::last());
-        }
-        let stack = Stack {
-            base,
-            len,
-            top: base.cast::<u8>().wrapping_add(len).cast(),
-        };
-        // SAFETY: the lowest page of the mapping just made.
-        if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } < 0 {
-            return Err(Errno::last());
-        }
-        Ok(stack)
-    }
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        // SAFETY: our mapping, unmapped once; no child is running on it
-        // (dropping needs the spawner, which a spawn borrows).
-        unsafe { libc::munmap(self.base, self.len) };
-    }
 }
 
 /// The signals whose disposition is not `SIG_DFL` in this process, as a
