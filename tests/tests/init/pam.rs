@@ -95,10 +95,13 @@ fn the_process_runs_as_its_user_inside_the_session_until_it_stops() {
     assert_eq!(dir.read("seen"), "nobody opened pam.service\n");
     assert_eq!(dir.read("events"), "open_session nobody\n");
     // The main PID is the program's, not a helper's: the helper executed
-    // it in its own process.
+    // it in its own process. The script writes its line, then execs
+    // `sleep`: awaited, as the line may be read between the two.
     let pid = init.pid_of("pam.service");
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).expect("comm");
-    assert_eq!(comm.trim(), "sleep");
+    wait_for(WAIT, "the main process to be sleep", || {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        (comm.trim() == "sleep").then_some(())
+    });
     init.ctl(&["set-target", "other"]).expect(0);
     init.wait_state("pam.service", UnitState::Disabled);
     wait_for(WAIT, "the session's close", || {
