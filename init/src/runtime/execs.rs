@@ -111,6 +111,36 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
+    /// Before `unit` spawns a process of `role`: a child of that role whose
+    /// report is still pending is one the planner has given up, as it
+    /// asks for a new one only once it holds the last gone (a stop of a
+    /// unit whose main process had not yet been told went by without it,
+    /// and killed its cgroup). Told late, its start would be taken for the
+    /// new one's, and its end for the new one's failure: it is killed and
+    /// forgotten, and its end, reaped later, is nobody's.
+    pub(super) fn drop_stale_exec(&mut self, unit: UnitId, role: Role) {
+        while let Some(at) = self
+            .execs
+            .iter()
+            .position(|p| p.unit == unit && p.role == role)
+        {
+            let stale = self.execs.swap_remove(at);
+            let _ = self.sys.kill(stale.watch.pid(), libc::SIGKILL);
+            if self.slots.source(stale.token).is_some() {
+                let _ = self.sys.unwatch(stale.watch.fd());
+                self.slots.free_token(stale.token);
+            }
+            self.unit_note(
+                unit,
+                &format!(
+                    "{}: process {} killed: its start was not told before the unit stopped",
+                    role.key(),
+                    stale.watch.pid()
+                ),
+            );
+        }
+    }
+
     /// Whether `unit`'s start was told to the planner in this turn and is
     /// not reported yet: what it did next (its exit, its output, a notify
     /// message) waits for the next turn, as when the start and that came

@@ -285,6 +285,7 @@ impl<S: Sys> Runtime<S> {
         spec: &UnitSpec,
         mainpid: Option<i32>,
     ) -> Result<Option<i32>, String> {
+        self.drop_stale_exec(unit, role);
         let ctx = &spec.extras.context;
         let mut env = self.base_env.clone();
         // A process on a terminal gets its type (systemd's default, which
