@@ -36,9 +36,10 @@ pub(super) struct PendingExec {
 
 /// How a report is read.
 #[derive(Debug, Clone, Copy)]
-enum Settle {
-    /// What is there (its descriptor was readable, or the child reaped).
-    Read,
+enum Settle<'a> {
+    /// What is there: its descriptor was readable, or the child was
+    /// reaped with this status.
+    Read(Option<&'a ExitStatus>),
     /// What is there, knowing that a process of the unit has written
     /// output or a notify message (`ExecWatch::read_after_output`).
     AfterOutput,
@@ -67,7 +68,7 @@ impl<S: Sys> Runtime<S> {
             self.execs.push(pending);
         } else {
             self.slots.free_token(token);
-            self.settle_exec(pending, None, Settle::Wait);
+            self.settle_exec(pending, Settle::Wait);
         }
     }
 
@@ -75,7 +76,7 @@ impl<S: Sys> Runtime<S> {
     pub(super) fn on_exec(&mut self, t: Token) {
         if let Some(at) = self.execs.iter().position(|p| p.token == t) {
             let pending = self.execs.swap_remove(at);
-            self.settle_exec(pending, None, Settle::Read);
+            self.settle_exec(pending, Settle::Read(None));
         }
     }
 
@@ -86,7 +87,7 @@ impl<S: Sys> Runtime<S> {
         match self.execs.iter().position(|p| p.watch.pid() == pid) {
             Some(at) => {
                 let pending = self.execs.swap_remove(at);
-                !self.settle_exec(pending, Some(status), Settle::Read)
+                !self.settle_exec(pending, Settle::Read(Some(status)))
             }
             None => false,
         }
@@ -107,7 +108,7 @@ impl<S: Sys> Runtime<S> {
             .partition(|p| p.unit == unit);
         self.execs = rest;
         for pending in mine {
-            self.settle_exec(pending, None, Settle::AfterOutput);
+            self.settle_exec(pending, Settle::AfterOutput);
         }
     }
 
@@ -126,10 +127,7 @@ impl<S: Sys> Runtime<S> {
         {
             let stale = self.execs.swap_remove(at);
             let _ = self.sys.kill(stale.watch.pid(), libc::SIGKILL);
-            if self.slots.source(stale.token).is_some() {
-                let _ = self.sys.unwatch(stale.watch.fd());
-                self.slots.free_token(stale.token);
-            }
+            self.forget_exec(&stale);
             self.unit_note(
                 unit,
                 &format!(
@@ -156,19 +154,14 @@ impl<S: Sys> Runtime<S> {
     /// including those of spawns their facts lead to.
     pub(super) fn settle_execs(&mut self) {
         while let Some(pending) = self.execs.pop() {
-            self.settle_exec(pending, None, Settle::Wait);
+            self.settle_exec(pending, Settle::Wait);
         }
     }
 
     /// Reads `pending`'s report as `how` says and, once it has ended,
     /// tells the planner. Whether the child exec'd (a report not ended yet
     /// goes back to the list, and counts as exec'd).
-    fn settle_exec(
-        &mut self,
-        mut pending: PendingExec,
-        exited: Option<&ExitStatus>,
-        how: Settle,
-    ) -> bool {
+    fn settle_exec(&mut self, mut pending: PendingExec, how: Settle<'_>) -> bool {
         // The unit's context, asked for only to name a failed step or to
         // count skipped ones: a plain unit's is made for the asking.
         let (slots, unit, full) = (&self.slots, pending.unit, pending.full);
@@ -179,7 +172,7 @@ impl<S: Sys> Runtime<S> {
                 .and_then(|r| r.child(full))
         };
         let outcome = match how {
-            Settle::Read => pending.watch.read(exited, context),
+            Settle::Read(exited) => pending.watch.read(exited, context),
             Settle::AfterOutput => pending.watch.read_after_output(context),
             Settle::Wait => pending.watch.wait(context),
         };
@@ -209,6 +202,12 @@ impl<S: Sys> Runtime<S> {
                 false
             }
         };
+        self.forget_exec(&pending);
+        execed
+    }
+
+    /// Stops watching `pending`'s report, which is off the list.
+    fn forget_exec(&mut self, pending: &PendingExec) {
         if self.slots.source(pending.token).is_some() {
             let _ = self.sys.unwatch(pending.watch.fd());
             self.slots.free_token(pending.token);
@@ -218,6 +217,5 @@ impl<S: Sys> Runtime<S> {
         if self.execs.is_empty() {
             self.execs = Vec::new();
         }
-        execed
     }
 }

@@ -154,9 +154,16 @@ impl ExecWatch {
 
     /// Whether a message of `kind` has been read.
     fn said(&self, kind: u8) -> bool {
-        let got = self.got.get(..self.len).unwrap_or_default();
-        got.chunks(9)
-            .any(|m| m.len() == 9 && m.first() == Some(&kind))
+        self.messages().any(|(k, _)| k == kind)
+    }
+
+    /// The whole messages read so far: each a kind and its eight bytes.
+    fn messages(&self) -> impl Iterator<Item = (u8, [u8; 8])> + '_ {
+        self.got
+            .get(..self.len)
+            .unwrap_or_default()
+            .chunks_exact(9)
+            .filter_map(|m| Some((*m.first()?, <[u8; 8]>::try_from(m.get(1..)?).ok()?)))
     }
 
     /// Waits until the report has ended (for a re-exec, which must not
@@ -210,11 +217,7 @@ impl ExecWatch {
             // SAFETY: read(2) into a buffer of `room.len()` bytes.
             let n = unsafe { libc::read(fd, room.as_mut_ptr().cast(), room.len()) };
             match n {
-                0 => {
-                    self.ended = true;
-                    self.release_lane();
-                    return true;
-                }
+                0 => return self.end(),
                 n if n > 0 => {
                     self.release_lane();
                     if self.len < ROOM {
@@ -223,11 +226,7 @@ impl ExecWatch {
                 }
                 _ => match Errno::last() {
                     Errno::EINTR => {}
-                    Errno::EAGAIN if landed => {
-                        self.ended = true;
-                        self.release_lane();
-                        return true;
-                    }
+                    Errno::EAGAIN if landed => return self.end(),
                     Errno::EAGAIN => return false,
                     _ => {
                         self.ended = true;
@@ -238,20 +237,23 @@ impl ExecWatch {
         }
     }
 
+    /// The report has ended: nothing more will come, and the child no
+    /// longer shares the table. Returns `true`, for `drain`.
+    fn end(&mut self) -> bool {
+        self.ended = true;
+        self.release_lane();
+        true
+    }
+
     /// The ended report's meaning.
     fn outcome<C: Deref<Target = ChildContext>>(
         &self,
         exited: Option<&ExitStatus>,
         context: impl FnOnce() -> Option<C>,
     ) -> ExecOutcome {
-        let mut rest = self.got.get(..self.len).unwrap_or_default();
         let mut denied = None;
         let mut failure = None;
-        while let (Some((&kind, tail)), Some(body)) = (
-            rest.split_first(),
-            rest.get(1..9).and_then(|b| <[u8; 8]>::try_from(b).ok()),
-        ) {
-            rest = tail.get(8..).unwrap_or_default();
+        for (kind, body) in self.messages() {
             let [a, b, c, d, e, f, g, h] = body;
             match kind {
                 b'E' => denied = Some(u64::from_le_bytes(body)),
