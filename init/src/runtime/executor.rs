@@ -420,7 +420,9 @@ impl<S: Sys> Runtime<S> {
                     req.cwd(dir)
                 };
             }
-            req = req.listen_fds(listen_fds);
+            req = req
+                .listen_fds(listen_fds)
+                .listen_nonblocking(spec.extras.non_blocking == Some(true));
             if let Some(j) = &journal {
                 req = req.journal(j);
             }

@@ -1,7 +1,10 @@
 //! The sockets and FIFOs of socket units, on the kernel: one `Listen…=`
 //! line made into a descriptor the init holds and a service is handed
 //! (`LISTEN_FDS`), as systemd makes it — non-blocking and close-on-exec
-//! (the spawn moves it to 3 and up and clears that), `SO_REUSEADDR` on
+//! while the init holds it (the spawn moves it to 3 and up, which clears
+//! close-on-exec, and hands it over blocking unless the service says
+//! `NonBlocking=yes`, as systemd's `flags_fds()` does: `sys/spawn/`),
+//! `SO_REUSEADDR` on
 //! IP sockets, a port alone on `[::]` taking IPv4 too, the socket
 //! options of the unit, `listen(2)` for stream and sequential-packet
 //! sockets. A unix socket in the file system gets its missing parents

@@ -95,6 +95,9 @@ pub struct SpawnRequest<'a> {
     /// its service); with any, `env` must hold `LISTEN_PID`, which the
     /// child sets to its own PID before `execve`.
     pub listen_fds: &'a [RawFd],
+    /// The handed descriptors keep `O_NONBLOCK` (`NonBlocking=yes`); by
+    /// default they are handed over blocking, as systemd hands them.
+    pub listen_nonblocking: bool,
     /// Standard output and/or error on journald's stream socket, when the
     /// child can connect; else they stay as given above.
     pub journal: Option<&'a journal::JournalStream>,
@@ -116,6 +119,7 @@ impl<'a> SpawnRequest<'a> {
             context: None,
             argv0_given: false,
             listen_fds: &[],
+            listen_nonblocking: false,
             journal: None,
         }
     }
@@ -129,6 +133,12 @@ impl<'a> SpawnRequest<'a> {
     /// Hands the child `fds` as 3, 4, … (`LISTEN_FDS`).
     pub fn listen_fds(mut self, fds: &'a [RawFd]) -> Self {
         self.listen_fds = fds;
+        self
+    }
+
+    /// The handed descriptors keep `O_NONBLOCK` (`NonBlocking=yes`).
+    pub fn listen_nonblocking(mut self, on: bool) -> Self {
+        self.listen_nonblocking = on;
         self
     }
 

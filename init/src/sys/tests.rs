@@ -1469,6 +1469,77 @@ fn a_forked_child_gets_its_handed_descriptors() {
     );
 }
 
+/// systemd's `flags_fds()`: a handed socket reaches the child blocking
+/// unless `NonBlocking=yes` asks for `O_NONBLOCK`, and a socket on a
+/// standard stream alone is blocking whatever the request says. The
+/// child's own view: the `flags:` of its `/proc/self/fdinfo`.
+#[test]
+fn handed_sockets_are_blocking_unless_non_blocking_is_asked() {
+    let _g = process_lock();
+    let sys = RealSys::new();
+    let mut env = base_env();
+    env.set("LISTEN_PID", "0000000000").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let argv = args(&[
+        "/bin/sh",
+        "-c",
+        "for f in \"$@\"; do sed -n 's/^flags:[[:space:]]*//p' /proc/self/fdinfo/$f; done",
+        "sh",
+    ]);
+    // The flags of the child's descriptors `fds`, in octal.
+    let child_flags = |req: SpawnRequest<'_>, fds: &[&str]| -> Vec<libc::c_int> {
+        let mut argv = argv.clone();
+        argv.extend(fds.iter().map(|f| f.to_string()));
+        let mut out = OutPipe::new(Stream::Stdout).unwrap();
+        let req = SpawnRequest { argv: &argv, ..req }.stdout(out.stdio());
+        let pid = sys.spawn(&req).unwrap();
+        out.close_writer();
+        assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+        let mut lines = Vec::new();
+        while !matches!(
+            out.drain(|l| lines.push(String::from_utf8_lossy(l.text).into_owned()))
+                .unwrap(),
+            Drained::Closed
+        ) {}
+        lines
+            .iter()
+            .map(|l| libc::c_int::from_str_radix(l.trim(), 8).unwrap())
+            .collect()
+    };
+    let nonblocking = |f: libc::c_int| f & libc::O_NONBLOCK != 0;
+    let listener = |name: &str, nonblocking: bool| {
+        let l = std::os::unix::net::UnixListener::bind(dir.path().join(name)).unwrap();
+        l.set_nonblocking(nonblocking).unwrap();
+        l
+    };
+
+    // The default: the init's non-blocking socket is handed blocking.
+    let l = listener("a", true);
+    let fds = [l.as_raw_fd()];
+    let req = SpawnRequest::new(&argv, &env).listen_fds(&fds);
+    let flags = child_flags(req, &["3"]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert!(!nonblocking(flags[0]), "fd 3 flags {:o}", flags[0]);
+
+    // NonBlocking=yes: a blocking socket is handed non-blocking.
+    let l = listener("b", false);
+    let fds = [l.as_raw_fd()];
+    let req = SpawnRequest::new(&argv, &env)
+        .listen_fds(&fds)
+        .listen_nonblocking(true);
+    let flags = child_flags(req, &["3"]);
+    assert!(nonblocking(flags[0]), "fd 3 flags {:o}", flags[0]);
+
+    // A socket on standard input alone (`StandardInput=socket`): blocking,
+    // whatever `NonBlocking=` says.
+    let l = listener("c", true);
+    let req = SpawnRequest::new(&argv, &env)
+        .stdin(Stdio::Socket(l.as_raw_fd()))
+        .listen_nonblocking(true);
+    let flags = child_flags(req, &["0"]);
+    assert!(!nonblocking(flags[0]), "fd 0 flags {:o}", flags[0]);
+}
+
 /// Forked children write their output to the pipes they were given, and
 /// the init's slots hold `/dev/null` again after each spawn.
 #[test]

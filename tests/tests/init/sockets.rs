@@ -395,3 +395,83 @@ fn a_service_is_handed_the_sockets_its_sockets_line_names() {
     // The socket's own service never ran: nothing connected.
     assert_eq!(init.unit("elsewhere.service").state, UnitState::Disabled);
 }
+
+/// The usual socket-activated daemon: `socket.socket(fileno=3)` and a
+/// plain `accept()` in a loop. It reports its PID and whether its
+/// descriptor 3 came non-blocking, and answers every connection.
+const LOOP_DAEMON: &str = r#"
+import fcntl, os, socket
+s = socket.socket(fileno=3)
+nb = "yes" if fcntl.fcntl(3, fcntl.F_GETFL) & os.O_NONBLOCK else "no"
+while True:
+    conn, _ = s.accept()
+    conn.recv(16)
+    conn.sendall(("pid=%d nonblock=%s\n" % (os.getpid(), nb)).encode())
+    conn.close()
+"#;
+
+/// The socket-activated `loop.service` ([`LOOP_DAEMON`]) with the extra
+/// `[Service]` lines `extra`, started by `loop.socket` on `port`.
+fn loop_daemon(dir: &TestDir, port: u16, extra: &str) -> flotilla_tests::init::Init {
+    let daemon = dir.file("loop.py", LOOP_DAEMON);
+    dir.file(
+        "units/loop.socket",
+        &format!("[Socket]\nListenStream=127.0.0.1:{port}\n"),
+    );
+    dir.file(
+        "units/loop.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/python3 {}\n{extra}",
+            daemon.display()
+        ),
+    );
+    let init = dir.start("loop.socket");
+    init.wait_state("loop.socket", UnitState::Running);
+    init
+}
+
+/// systemd hands a service its sockets blocking (`NonBlocking=` unset):
+/// one daemon process answers several connections in a row, each
+/// `accept()` waiting for the next client, where a non-blocking socket
+/// would end it with `EAGAIN` at its second `accept()` and have it
+/// started again for every connection.
+#[test]
+fn a_daemon_blocking_in_accept_answers_connections_in_a_row() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let init = loop_daemon(&dir, port, "");
+    let answers: Vec<String> = (0..4).map(|_| ask(port)).collect();
+    let first = &answers[0];
+    assert!(first.ends_with(" nonblock=no\n"), "{answers:?}");
+    for a in &answers {
+        assert_eq!(
+            a,
+            first,
+            "one process answers them all: {answers:?}; loop.service: {:?}\n{}",
+            init.unit("loop.service"),
+            init.output()
+        );
+    }
+    let pid = first
+        .trim_start_matches("pid=")
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse::<i32>().ok());
+    assert_eq!(pid, Some(init.pid_of("loop.service")), "{answers:?}");
+    assert_eq!(init.unit("loop.service").state, UnitState::Running);
+}
+
+/// `NonBlocking=yes`: the service gets its socket with `O_NONBLOCK`.
+#[test]
+fn non_blocking_yes_hands_the_socket_non_blocking() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let init = loop_daemon(&dir, port, "NonBlocking=yes\n");
+    let answer = ask(port);
+    assert!(
+        answer.starts_with("pid=") && answer.ends_with(" nonblock=yes\n"),
+        "{answer:?}; loop.service: {:?}\n{}",
+        init.unit("loop.service"),
+        init.output()
+    );
+}

@@ -173,7 +173,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 60] = [
+const BASE_KEYS: [Key; 61] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -525,6 +525,12 @@ const BASE_KEYS: [Key; 60] = [
         systemd: &[],
         applies_to: PROCESS,
         slot: |s| Slot::Bool(&mut s.extras.working_directory_optional),
+    },
+    Key {
+        name: "non-blocking",
+        systemd: &[("Service", "NonBlocking")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.extras.non_blocking),
     },
     Key {
         name: "environment",

@@ -11,6 +11,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     group: None,
     working_directory: None,
     working_directory_optional: None,
+    non_blocking: None,
     environment: BTreeMap::new(),
     environment_files: Vec::new(),
     log_rate_limit_interval: None,

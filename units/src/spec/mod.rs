@@ -428,6 +428,11 @@ pub struct ExtraFields {
     /// the processes start in the init's (systemd's `WorkingDirectory=-`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub working_directory_optional: Option<bool>,
+    /// `Some(true)`: the sockets handed to the main process as 3, 4, …
+    /// keep `O_NONBLOCK` (systemd's `NonBlocking=`); by default they are
+    /// handed over blocking, as systemd hands them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_blocking: Option<bool>,
     /// Extra environment variables.
     pub environment: BTreeMap<String, String>,
     /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).

@@ -172,6 +172,10 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
             errno: Os(Errno::EMFILE),
         });
     }
+    set_handed_flags(req).map_err(|errno| SysError::Spawn {
+        program: program.to_owned(),
+        errno: Os(errno),
+    })?;
     // The journal's `dev:ino`, written by the child once connected.
     let journal_env = req
         .journal
@@ -277,6 +281,42 @@ pub(super) fn give_back_lane(i: usize) {
         let (src, holds) = s.filler();
         s.lanes.give_back(i, src, holds);
     }
+}
+
+/// systemd's `flags_fds()`: the sockets handed as 3, 4, … get
+/// `O_NONBLOCK` as `NonBlocking=` says (off by default), and a socket put
+/// on a standard stream alone (`StandardInput=socket`) loses it. A daemon
+/// written for systemd calls a plain `accept()` on its descriptor and
+/// expects it to wait. The flag belongs to the open socket, which the
+/// init shares with the child: set here, before the child exists, it is
+/// what the child gets. The init only waits for those sockets to be
+/// readable (an `Accept=yes` socket's listener is never handed).
+fn set_handed_flags(req: &SpawnRequest<'_>) -> Result<(), Errno> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let stdio = [req.stdin, req.stdout, req.stderr]
+        .into_iter()
+        .filter_map(|s| match s {
+            Stdio::Socket(fd) if !req.listen_fds.contains(&fd) => Some((fd, false)),
+            _ => None,
+        });
+    let handed = req
+        .listen_fds
+        .iter()
+        .map(|&fd| (fd, req.listen_nonblocking));
+    for (fd, on) in handed.chain(stdio) {
+        // SAFETY: a descriptor the request borrows for the spawn.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL)?);
+        let want = if on {
+            flags | OFlag::O_NONBLOCK
+        } else {
+            flags - OFlag::O_NONBLOCK
+        };
+        if want != flags {
+            fcntl(fd, FcntlArg::F_SETFL(want))?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn nul(program: &str, what: &'static str) -> SysError {
