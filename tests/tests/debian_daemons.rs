@@ -828,3 +828,70 @@ fn postgresql_under_dockers_default_capabilities_answers_and_names_oom_score() {
         "{plain}"
     );
 }
+
+/// Debian's `systemd-timesyncd.service` (`ExecStart=!!…`, `User=systemd-timesync`,
+/// `AmbientCapabilities=CAP_SYS_TIME`): `!!` is a no-op on a kernel with
+/// ambient capabilities, so the daemon runs as its user holding
+/// `CAP_SYS_TIME` (read as `!` it ran as root and could not drop to its
+/// user). The unit file is Debian's but for an empty
+/// `ConditionVirtualization=`, which resets its conditions: the test
+/// machine may be a container, where `!container` would skip the unit.
+/// The init is PID 1 of namespaces of its own, with `/run` and
+/// `/var/lib/systemd` on tmpfs and only `lo` up, so that the daemon
+/// reaches no time server and leaves the host's clock and state alone.
+/// Its control socket, and so the notify sockets beside it, are in that
+/// `/run`, as a booted init's are: the unit's `PrivateTmp=` hides the
+/// test's directory in `/tmp`.
+#[test]
+fn timesyncd_from_debians_unit_file_runs_as_its_user_with_cap_sys_time() {
+    let dir = TestDir::new();
+    install_unchanged(&dir, "systemd-timesyncd.service");
+    let unit = dir.units().join("systemd-timesyncd.service");
+    let mut text = std::fs::read_to_string(&unit).expect("systemd-timesyncd.service");
+    assert!(text.contains("ExecStart=!!/lib/systemd/systemd-timesyncd"));
+    text.push_str("\n[Unit]\nConditionVirtualization=\n");
+    std::fs::write(&unit, text).expect("write unit");
+    let control = "/run/flotilla-test/control.sock";
+    let init = NsInit::start_full(
+        &dir,
+        "systemd-timesyncd.service",
+        &["--pid", "--fork", "--mount-proc", "--kill-child"],
+        &format!("{PRIVATE_RUN} && mount -t tmpfs tmpfs /var/lib/systemd"),
+        &["--control", control],
+    );
+    // The socket in the init's mount namespace, reached through its root.
+    let control = format!("/proc/{}/root{control}", init.child.id());
+    let status = || {
+        let out = Command::new(bins::initctl())
+            .args(["--control", &control, "status", "systemd-timesyncd.service"])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("initctl");
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    // Type=notify: READY=1 once it runs as its user.
+    let deadline = std::time::Instant::now() + WAIT;
+    let shown = loop {
+        let shown = status();
+        if shown
+            .lines()
+            .any(|l| l.trim().starts_with("State: running"))
+        {
+            break shown;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "systemd-timesyncd.service not running:\n{shown}\n{}",
+            std::fs::read_to_string(dir.join("init.out")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let pid = process(&init, "/lib/systemd/systemd-timesyncd");
+    assert_eq!(procs::uid(pid), Some(uid_of("systemd-timesync")), "{shown}");
+    let ambient = u64::from_str_radix(&status_field(pid, "CapAmb:"), 16).unwrap_or(0);
+    let sys_time = 1u64 << 25;
+    assert_eq!(ambient, sys_time, "CapAmb {ambient:x}: {shown}");
+    let bounding = u64::from_str_radix(&status_field(pid, "CapBnd:"), 16).unwrap_or(0);
+    assert_eq!(bounding, sys_time, "CapBnd {bounding:x}");
+    assert!(shown.contains("Restarts: 0"), "{shown}");
+}

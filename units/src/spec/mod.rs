@@ -209,7 +209,7 @@ pub enum Privileges {
     /// All of it (no prefix).
     #[default]
     Unit,
-    /// Everything but the change of user and group (`!`, `!!`): it runs
+    /// Everything but the change of user and group (`!`): it runs
     /// as the init's user, sandboxed.
     NoUserChange,
     /// Only its cgroup (`+`): no change of user or group, no sandbox, no

@@ -210,9 +210,13 @@ pub(crate) fn parse_exec(value: &str) -> Result<Vec<Command>, String> {
         if at && words.len() < 2 {
             return Err("the @ prefix needs argv[0] after the program".to_string());
         }
+        // `!!` acts as `!` only on a kernel without ambient capabilities
+        // (before Linux 4.3), where `AmbientCapabilities=` could not give
+        // the unit's user what it needs; every kernel flotilla runs on has
+        // them, so the unit's `User=` and `AmbientCapabilities=` apply.
         let privileges = if plus {
             Privileges::Full
-        } else if bang > 0 {
+        } else if bang == 1 {
             Privileges::NoUserChange
         } else {
             Privileges::Unit
@@ -400,9 +404,15 @@ mod tests {
         let c = &parse_exec("@/bin/sh mysh -c true").unwrap()[0];
         assert!(c.argv0);
         assert_eq!(c.argv, ["/bin/sh", "mysh", "-c", "true"]);
-        let c = &parse_exec("!!/bin/true").unwrap()[0];
+        let c = &parse_exec("!/bin/true").unwrap()[0];
         assert_eq!(c.privileges, Privileges::NoUserChange);
         assert_eq!(c.argv, ["/bin/true"]);
+        // `!!`: a no-op where the kernel has ambient capabilities.
+        let c = &parse_exec("!!/bin/true").unwrap()[0];
+        assert_eq!(c.privileges, Privileges::Unit);
+        assert_eq!(c.argv, ["/bin/true"]);
+        let c = &parse_exec("!!!/bin/true").unwrap()[0];
+        assert_eq!(c.argv, ["!/bin/true"]);
         let c = &parse_exec("+-/bin/true").unwrap()[0];
         assert_eq!(c.privileges, Privileges::Full);
         assert!(c.ignore_failure);

@@ -338,3 +338,43 @@ fn translated_suffixes_are_the_type_tables() {
     listed.sort();
     assert_eq!(from_rows, listed);
 }
+
+/// `!!` (Debian's `systemd-timesyncd.service`, read from the system as
+/// the package installs it): a no-op where the kernel has ambient
+/// capabilities, so `User=` and `AmbientCapabilities=` apply; `!` keeps
+/// the init's user.
+#[test]
+fn double_bang_keeps_the_units_user_and_ambient_capabilities() {
+    use crate::context::caps::cap;
+    use crate::spec::Privileges;
+    let path = "/lib/systemd/system/systemd-timesyncd.service";
+    let text = std::fs::read_to_string(path).expect("Debian's systemd-timesyncd.service");
+    assert!(text.contains("ExecStart=!!/lib/systemd/systemd-timesyncd"));
+    let p = translate_file(path, "systemd-timesyncd.service", &text);
+    let spec = p.spec.expect("loads");
+    let start = spec.exec_start.as_ref().expect("ExecStart=");
+    assert_eq!(start.privileges, Privileges::Unit);
+    assert_eq!(start.argv, ["/lib/systemd/systemd-timesyncd"]);
+    assert_eq!(spec.extras.user.as_deref(), Some("systemd-timesync"));
+    let ambient = spec.extras.context.sandbox.ambient_capabilities;
+    assert!(ambient.is_some_and(|a| a.has(cap::SYS_TIME)), "{ambient:?}");
+
+    let p = translate_file("f", "a.service", "[Service]\nExecStart=!/bin/x\n");
+    let start = p.spec.expect("loads").exec_start.expect("ExecStart=");
+    assert_eq!(start.privileges, Privileges::NoUserChange);
+}
+
+/// `NonBlocking=` is the service's (`non-blocking`): unset, `yes`, reset.
+#[test]
+fn non_blocking_is_read() {
+    for (line, want) in [
+        ("", None),
+        ("NonBlocking=yes\n", Some(true)),
+        ("NonBlocking=yes\nNonBlocking=\n", None),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\n{line}");
+        let p = translate_file("f", "a.service", &text);
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+        assert_eq!(p.spec.expect("loads").extras.non_blocking, want, "{line}");
+    }
+}
