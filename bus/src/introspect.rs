@@ -131,8 +131,14 @@ fn methods(xml: &mut String, list: &[(&str, &str, &str)]) {
 
 fn properties(xml: &mut String, props: &Props) {
     for (name, v) in props {
+        // The manager's log settings are the one thing `Set` changes.
+        let access = if matches!(*name, "LogLevel" | "LogTarget") {
+            "readwrite"
+        } else {
+            "read"
+        };
         xml.push_str(&format!(
-            "  <property name=\"{name}\" type=\"{}\" access=\"read\"/>\n",
+            "  <property name=\"{name}\" type=\"{}\" access=\"{access}\"/>\n",
             v.value_signature()
         ));
     }

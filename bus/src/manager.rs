@@ -11,11 +11,13 @@ use crate::hub::Hub;
 use crate::model::{self, systemd_name};
 use crate::props::MANAGER;
 use crate::units_ops::{self, Outcome};
+use flotilla_units::loglevel::{LogLevel, LogTarget};
 use flotilla_units::protocol::{Reply, Request, ShutdownKind, UnitStatus};
 use flotilla_units::spec::UnitType;
 use flotilla_units::systemd::fnmatch;
 use std::sync::Arc;
 use zbus::message::Message;
+use zbus::zvariant::OwnedValue;
 
 /// The methods that change the system: root only.
 pub const MUTATING: &[&str] = &[
@@ -108,6 +110,28 @@ async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answe
         .map(|s| row(hub, s))
         .collect();
     Ok(Answer::Units(rows))
+}
+
+/// `Properties.Set` of the manager's `LogLevel` or `LogTarget`
+/// (`systemd-analyze log-level debug`): the init's `set-log`. A level is
+/// systemd's name or number, a target one of systemd's names.
+pub async fn set_log(hub: &Hub, name: &str, value: OwnedValue) -> Result<Outcome, BusError> {
+    let text = String::try_from(value)
+        .map_err(|e| BusError::invalid_args(format!("{name} takes a string: {e}")))?;
+    let req = match name {
+        "LogLevel" => Request::SetLog {
+            level: Some(LogLevel::parse(&text).map_err(BusError::invalid_args)?),
+            target: None,
+        },
+        _ => Request::SetLog {
+            level: None,
+            target: Some(LogTarget::parse(&text).map_err(BusError::invalid_args)?),
+        },
+    };
+    match hub.ask(req).await? {
+        Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
+        other => Err(BusError::from_init(&other, name)),
+    }
 }
 
 async fn shutdown(hub: &Hub, kind: ShutdownKind) -> Result<Outcome, BusError> {

@@ -24,6 +24,11 @@ const UNKNOWN: u64 = u64::MAX;
 pub const UNIT: &str = "org.freedesktop.systemd1.Unit";
 /// The manager interface.
 pub const MANAGER: &str = "org.freedesktop.systemd1.Manager";
+/// The interface of a service's log settings (systemd's
+/// `org.freedesktop.LogControl1`).
+pub const LOG_CONTROL: &str = "org.freedesktop.LogControl1";
+/// The object that has it.
+pub const LOG_CONTROL_PATH: &str = "/org/freedesktop/LogControl1";
 /// The job interface.
 pub const JOB: &str = "org.freedesktop.systemd1.Job";
 
@@ -290,7 +295,13 @@ pub fn not_found(name: &str) -> Props {
 
 /// The manager's properties that need the init's whole status (every
 /// unit's state): the others are answered without asking the init.
-pub const MANAGER_FROM_STATUS: [&str; 3] = ["SystemState", "NNames", "NFailedUnits"];
+pub const MANAGER_FROM_STATUS: [&str; 5] = [
+    "SystemState",
+    "NNames",
+    "NFailedUnits",
+    "LogLevel",
+    "LogTarget",
+];
 
 /// The manager's properties, in systemd's order; those of
 /// [`MANAGER_FROM_STATUS`] only when `sys` is given.
@@ -324,8 +335,14 @@ pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Pr
         ("DefaultStandardOutput", Value::from("inherit")),
         ("DefaultStandardError", Value::from("inherit")),
         ("ShowStatus", Value::from(false)),
-        ("LogLevel", Value::from("info")),
-        ("LogTarget", Value::from("console")),
+    ]);
+    if let Some(sys) = sys {
+        props.extend([
+            ("LogLevel", Value::from(sys.log.level.as_str())),
+            ("LogTarget", Value::from(sys.log.target.as_str())),
+        ]);
+    }
+    props.extend([
         ("UserspaceTimestamp", Value::from(started.0)),
         ("UserspaceTimestampMonotonic", Value::from(started.1)),
         ("FinishTimestamp", Value::from(0u64)),
@@ -336,6 +353,15 @@ pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Pr
         ("InitRDTimestamp", Value::from(0u64)),
     ]);
     props
+}
+
+/// `org.freedesktop.LogControl1`'s properties: the init's log settings.
+pub fn log_control(log: &flotilla_units::loglevel::LogSettings) -> Props {
+    vec![
+        ("LogLevel", Value::from(log.level.as_str())),
+        ("LogTarget", Value::from(log.target.as_str())),
+        ("SyslogIdentifier", Value::from("init")),
+    ]
 }
 
 /// [`MANAGER_FROM_STATUS`], from the init's status.
@@ -429,7 +455,7 @@ mod tests {
     }
 
     /// Without the init's status the manager has every property but those
-    /// that count units, in the same order.
+    /// that count units and the log settings, in the same order.
     #[test]
     fn the_managers_properties_without_the_status_leave_out_only_the_counts() {
         let sys = SystemStatus {
@@ -442,6 +468,7 @@ mod tests {
             load_errors: Vec::new(),
             log_writer: None,
             units_path: Vec::new(),
+            log: Default::default(),
         };
         let names = |p: Props| p.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
         let full = names(manager(Some(&sys), 0, (1, 2)));
@@ -453,6 +480,7 @@ mod tests {
             .collect();
         assert_eq!(bare, expected);
         assert_eq!(full.len(), bare.len() + MANAGER_FROM_STATUS.len());
-        assert_eq!(full.get(6..9), Some(&MANAGER_FROM_STATUS[..]));
+        assert_eq!(full.get(6..9), Some(&MANAGER_FROM_STATUS[..3]));
+        assert!(full.contains(&"LogLevel") && !bare.contains(&"LogLevel"));
     }
 }

@@ -116,7 +116,8 @@ async fn handle(hub: Arc<Hub>, conn: zbus::Connection, msg: Message, caller: Cal
         .unwrap_or_default();
     let member = header.member().map(|m| m.to_string()).unwrap_or_default();
     let outcome = async {
-        if MUTATING.contains(&member.as_str()) && iface != "org.freedesktop.DBus.Properties" {
+        let properties = iface == "org.freedesktop.DBus.Properties";
+        if (MUTATING.contains(&member.as_str()) && !properties) || (properties && member == "Set") {
             let uid = uid_of(&conn, &msg, caller).await.unwrap_or(u32::MAX);
             if uid != 0 {
                 return Err(BusError::access_denied(&member, uid));
@@ -191,12 +192,26 @@ async fn dispatch(
                 object.props(hub, &i, None).await?,
             )))
         }
-        ("org.freedesktop.DBus.Properties", "Set") => Err(BusError {
-            name: "org.freedesktop.DBus.Error.PropertyReadOnly",
-            message:
-                "flotilla's properties are read-only: a unit's settings come from its unit file"
-                    .into(),
-        }),
+        ("org.freedesktop.DBus.Properties", "Set") => {
+            let (i, name, value): (String, String, zbus::zvariant::OwnedValue) = msg
+                .body()
+                .deserialize()
+                .map_err(|e| BusError::invalid_args(e.to_string()))?;
+            match (&object, i.as_str(), name.as_str()) {
+                (Object::Manager, props::MANAGER, "LogLevel" | "LogTarget")
+                | (Object::LogControl, props::LOG_CONTROL, "LogLevel" | "LogTarget") => {
+                    crate::manager::set_log(hub, &name, value).await
+                }
+                _ => Err(BusError {
+                    name: "org.freedesktop.DBus.Error.PropertyReadOnly",
+                    message: format!(
+                        "{i}.{name} is read-only: flotilla's settable properties are the \
+                         manager's LogLevel and LogTarget (and LogControl1's); a unit's \
+                         settings come from its unit file"
+                    ),
+                }),
+            }
+        }
         _ => object.call(hub, iface, member, msg).await,
     }
 }
@@ -205,6 +220,9 @@ async fn dispatch(
 enum Object {
     Root(String),
     Manager,
+    /// `/org/freedesktop/LogControl1`: the manager's log level and target,
+    /// where `systemd-analyze log-level` reads and sets them.
+    LogControl,
     Unit(String, Option<Box<flotilla_units::protocol::UnitStatus>>),
     Job(u32, crate::hub::Job),
 }
@@ -221,6 +239,9 @@ impl Object {
     async fn of(hub: &Hub, path: &str) -> Result<Object, BusError> {
         if path == MANAGER_PATH {
             return Ok(Object::Manager);
+        }
+        if path == props::LOG_CONTROL_PATH {
+            return Ok(Object::LogControl);
         }
         if let Some(name) = unit_of_path(path) {
             let s = hub.find(&name).await?;
@@ -253,6 +274,10 @@ impl Object {
     ) -> Result<Vec<(&'static str, Props)>, BusError> {
         Ok(match self {
             Object::Root(_) => vec![],
+            Object::LogControl => vec![(
+                props::LOG_CONTROL,
+                props::log_control(&hub.system().await?.log),
+            )],
             Object::Manager => {
                 // Most of the manager's properties need nothing of the
                 // init (logind, `systemd-update-utmp` and `systemctl` read

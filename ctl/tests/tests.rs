@@ -66,6 +66,7 @@ fn system() -> SystemStatus {
         load_errors: vec![],
         log_writer: None,
         units_path: vec![],
+        log: Default::default(),
     }
 }
 

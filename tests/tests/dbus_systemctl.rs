@@ -1325,3 +1325,87 @@ fn systemctl_kill_signals_the_units_processes() {
     let out = systemctl(&bus, &["kill", "-s", "HUP", "nosuch.service"]);
     assert_ne!(out.code, 0, "{out:?}");
 }
+
+/// `systemd-analyze log-level debug` and `log-target`, the first lines of
+/// many of systemd's own tests: Debian's `systemd-analyze` sets the
+/// manager's `LogLevel`/`LogTarget` with `Properties.Set` and reads them
+/// back. At `debug` the init writes each action it carries out for a
+/// unit; at `warning` it leaves out the lines of units starting and
+/// stopping. A bad value is refused, naming the good ones.
+#[test]
+fn systemd_analyze_sets_and_reads_the_log_level_and_target() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let analyze = |args: &[&str]| debian_tool(&bus, "/usr/bin/systemd-analyze", args);
+    assert_eq!(analyze(&["log-level"]).expect(0).stdout, "info\n");
+    assert_eq!(analyze(&["log-target"]).expect(0).stdout, "console\n");
+
+    analyze(&["log-level", "debug"]).expect(0);
+    analyze(&["log-target", "journal"]).expect(0);
+    assert_eq!(analyze(&["log-level"]).expect(0).stdout, "debug\n");
+    assert_eq!(analyze(&["log-target"]).expect(0).stdout, "journal\n");
+    let out = systemctl(&bus, &["show", "-P", "LogLevel"]);
+    assert_eq!(out.expect(0).stdout, "debug\n");
+    assert_eq!(init.status().log.level.as_str(), "debug");
+
+    // At debug: the spawn of extra.service's main process, on the console.
+    systemctl(&bus, &["start", "extra.service"]).expect(0);
+    let line = "init: debug: extra.service: spawn exec-start /bin/sleep 1000";
+    let deadline = std::time::Instant::now() + WAIT;
+    while !init.output().contains(line) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {line:?} in the init's output:\n{}",
+            init.output()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // At warning: no line for a unit stopping or stopped.
+    analyze(&["log-level", "warning"]).expect(0);
+    assert_eq!(analyze(&["log-level"]).expect(0).stdout, "warning\n");
+    systemctl(&bus, &["stop", "extra.service"]).expect(0);
+    init.wait_state("extra.service", UnitState::Disabled);
+    let console = init.output();
+    assert!(
+        console.contains("[  OK  ] started extra.service"),
+        "{console}"
+    );
+    assert!(!console.contains("stopped extra.service"), "{console}");
+    assert!(!console.contains("stopping extra.service"), "{console}");
+
+    // A bad value: refused, nothing changed.
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "set-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "LogLevel",
+            "s",
+            "loud",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("invalid log level"), "{out:?}");
+    // A change: root's only.
+    let out = busctl(
+        &bus.socket,
+        Some("nobody"),
+        &[
+            "set-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/LogControl1",
+            "org.freedesktop.LogControl1",
+            "LogLevel",
+            "s",
+            "debug",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("Access denied"), "{out:?}");
+    assert_eq!(analyze(&["log-level"]).expect(0).stdout, "warning\n");
+}

@@ -37,6 +37,7 @@ pub mod fleet_api;
 pub mod graph;
 pub mod keys;
 pub mod load;
+pub mod loglevel;
 pub mod mask;
 pub mod planner;
 pub mod protocol;

@@ -88,6 +88,9 @@ pub struct Snapshot {
     /// start adopts (`docs/dbus.md`, "Scopes").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_scopes: Vec<(String, Vec<i32>)>,
+    /// The init's log level and target (`set-log`).
+    #[serde(default)]
+    pub log: crate::loglevel::LogSettings,
 }
 
 /// A want, as `planner/wants.rs` keeps it.

@@ -193,6 +193,7 @@ prop_compose! {
                 .into_iter()
                 .map(|(n, pids)| (format!("{n}.scope"), pids))
                 .collect(),
+            log: Default::default(),
         }
     }
 }
@@ -233,6 +234,7 @@ fn minimal() -> Snapshot {
         log_instance: "x".into(),
         next_log_id: 0,
         pending_scopes: Vec::new(),
+        log: Default::default(),
     }
 }
 

@@ -397,6 +397,7 @@ pub(crate) mod tests {
             load_errors: vec![],
             log_writer: None,
             units_path: vec![],
+            log: Default::default(),
         }
     }
 

@@ -31,6 +31,7 @@ pub(super) const LOG_RING_BYTES: usize = 64 * 1024;
 impl<S: Sys> Runtime<S> {
     /// Carries out one action.
     pub(super) fn act(&mut self, a: Action) {
+        self.debug_action(&a);
         match a {
             Action::Spawn {
                 unit,

@@ -41,6 +41,7 @@ mod generators;
 mod held;
 mod instances;
 mod loading;
+mod log_settings;
 mod logfeed;
 mod pam;
 mod reexec;
@@ -66,6 +67,7 @@ use crate::args::Settings;
 use crate::control::Control;
 use crate::sys::{Env, Event, ExitStatus as SysExitStatus, Pid, Sys, Token, WallTime};
 use flotilla_units::graph::{Graph, UnitId};
+use flotilla_units::loglevel::LogSettings;
 use flotilla_units::planner::{Action, Fact, Planner, PlannerOptions};
 use flotilla_units::protocol::ShutdownKind;
 use flotilla_units::time::Instant;
@@ -113,6 +115,9 @@ pub struct Runtime<S: Sys> {
     notify_dir: PathBuf,
     /// Numbers the notify sockets (their file names).
     notify_seq: u64,
+    /// The log level and target (`set-log`): which console lines are
+    /// written (`reports.rs`, `executor.rs`).
+    log: LogSettings,
     /// Sources with data left after their read budget: read again at the
     /// next turn, which then does not wait.
     redrain: Vec<Token>,
@@ -271,6 +276,7 @@ impl<S: Sys> Runtime<S> {
             shutdown: None,
             notify_dir,
             notify_seq: 0,
+            log: LogSettings::default(),
             redrain: Vec::new(),
             execs: Vec::new(),
             untold: Vec::new(),

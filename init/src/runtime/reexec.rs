@@ -158,6 +158,7 @@ impl<S: Sys> Runtime<S> {
             log_instance: instance.to_string(),
             next_log_id,
             pending_scopes: self.scopes.carry_pending(),
+            log: self.log,
         };
         (snap, keep)
     }
@@ -250,6 +251,7 @@ impl<S: Sys> Runtime<S> {
         );
         rt.watch_wall_clock();
         rt.notify_seq = snap.notify_seq;
+        rt.log = snap.log;
         rt.scopes.resume_pending(snap.pending_scopes);
         for io in snap.io {
             rt.restore_io(io);

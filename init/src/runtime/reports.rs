@@ -13,6 +13,7 @@ use crate::logbuf::Tail;
 use crate::outpipe::Stream;
 use crate::sys::Sys;
 use flotilla_units::graph::UnitId;
+use flotilla_units::loglevel::LogLevel;
 use flotilla_units::protocol::{
     LogLine, Progress, Reply, ShutdownKind, SystemStatus, UnitStatus, PROGRESS_NAMES,
 };
@@ -21,9 +22,14 @@ use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
 
 /// The console line for a unit that went from `last` to `now`, if the
-/// change is worth one.
-fn console_line(unit: &str, last: UnitState, st: &UnitStatus) -> Option<String> {
-    match st.state {
+/// change is worth one, with its level: a failure is an error, the rest
+/// is information (written at the default level, `info`).
+fn console_line(unit: &str, last: UnitState, st: &UnitStatus) -> Option<(LogLevel, String)> {
+    let level = match st.state {
+        UnitState::Failed => LogLevel::Err,
+        _ => LogLevel::Info,
+    };
+    let line = match st.state {
         UnitState::Running | UnitState::Exited if !last.is_active() => {
             if st.not_applied.is_empty() {
                 Some(format!("[  OK  ] started {unit}"))
@@ -44,7 +50,8 @@ fn console_line(unit: &str, last: UnitState, st: &UnitStatus) -> Option<String> 
         }
         UnitState::Starting => Some(format!("[  ..  ] starting {unit}")),
         _ => None,
-    }
+    };
+    line.map(|l| (level, l))
 }
 
 /// Whether a unit in `state` has processes (or is about to): anything but
@@ -237,6 +244,7 @@ impl<S: Sys> Runtime<S> {
                 .iter()
                 .map(|d| d.display().to_string())
                 .collect(),
+            log: self.log,
         }
     }
 
@@ -330,8 +338,9 @@ impl<S: Sys> Runtime<S> {
             any = true;
             let last = self.slots.reported(id);
             if last != st.state {
-                if let Some(line) = console_line(&st.unit, last, &st) {
-                    self.sys.console(&line);
+                match console_line(&st.unit, last, &st) {
+                    Some((level, line)) if self.log.writes(level) => self.sys.console(&line),
+                    _ => {}
                 }
                 let note = format!("[init] {}: {}", st.state, st.status);
                 self.unit_note(id, &note);

@@ -192,6 +192,10 @@ impl<S: Sys> Runtime<S> {
                 let r = self.set_alternative(&target, &unit);
                 self.reply(c, r);
             }
+            Request::SetLog { level, target } => {
+                let r = self.set_log(level, target);
+                self.reply(c, r);
+            }
             Request::Subscribe => {
                 if let Some(conn) = self.control.conn_mut(c) {
                     conn.watch = Watch::Changes;

@@ -327,6 +327,17 @@ pub enum Request {
         /// One of its providers.
         unit: String,
     },
+    /// Set the init's log level and/or target (systemd's `LogLevel`,
+    /// `LogTarget`), until it stops or re-executes ([`Reply::Accepted`]);
+    /// [`SystemStatus::log`] reports them.
+    SetLog {
+        /// The new level.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        level: Option<crate::loglevel::LogLevel>,
+        /// The new target.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<crate::loglevel::LogTarget>,
+    },
 }
 
 impl Request {
@@ -350,6 +361,7 @@ impl Request {
                 | Request::Mask { .. }
                 | Request::Unmask { .. }
                 | Request::SetAlternative { .. }
+                | Request::SetLog { .. }
                 | Request::TransientAdd { .. }
                 | Request::StopTransient { .. }
                 | Request::Want { .. }

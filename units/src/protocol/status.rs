@@ -183,6 +183,10 @@ pub struct SystemStatus {
     /// `initctl enable`, `cat` and `list-unit-files` look.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub units_path: Vec<String>,
+    /// The init's log level and target (systemd's `LogLevel`,
+    /// `LogTarget`; `set-log`).
+    #[serde(default)]
+    pub log: crate::loglevel::LogSettings,
 }
 
 /// How the units' output gets to the log directory (`initctl status`).
