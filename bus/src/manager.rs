@@ -13,7 +13,6 @@ use crate::props::MANAGER;
 use crate::units_ops::{self, Outcome};
 use flotilla_units::loglevel::{LogLevel, LogTarget};
 use flotilla_units::protocol::{Reply, Request, ShutdownKind, UnitStatus};
-use flotilla_units::spec::UnitType;
 use flotilla_units::systemd::fnmatch;
 use std::sync::Arc;
 use zbus::message::Message;
@@ -431,7 +430,7 @@ pub async fn abandon_scope(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusErr
         .find(name)
         .await?
         .ok_or_else(|| BusError::no_such_unit(name))?;
-    if s.kind != UnitType::Scope {
+    if !s.kind.row().adopts() {
         return Err(BusError {
             name: "org.freedesktop.systemd1.NotOfType",
             message: format!("Unit {name} is not a scope."),

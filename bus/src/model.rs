@@ -89,7 +89,7 @@ pub fn active_state(kind: UnitType, state: UnitState) -> &'static str {
     match state {
         // A scope whose processes have all ended is over, as systemd's
         // (`inactive`); it then leaves the unit set.
-        UnitState::Exited if kind == UnitType::Scope => "inactive",
+        UnitState::Exited if kind.row().adopts() => "inactive",
         UnitState::Running | UnitState::Exited => "active",
         UnitState::Reloading => "reloading",
         UnitState::Starting => "activating",
@@ -107,7 +107,7 @@ pub fn sub_state(kind: UnitType, state: UnitState) -> &'static str {
         UnitType::Virtual if up => "active",
         UnitType::Timer | UnitType::Path if up => "waiting",
         UnitType::Socket if up => "listening",
-        UnitType::Scope if state == UnitState::Exited => "dead",
+        _ if kind.row().adopts() && state == UnitState::Exited => "dead",
         _ => match state {
             UnitState::Running => "running",
             UnitState::Exited => "exited",

@@ -24,7 +24,7 @@ use crate::sys::adopt::Adoption;
 use crate::sys::{Credentials, Interest, Sys};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::Fact;
-use flotilla_units::spec::{UnitSpec, UnitType};
+use flotilla_units::spec::UnitSpec;
 use flotilla_units::state::UnitState;
 
 /// The scopes the loop knows of.
@@ -40,7 +40,7 @@ impl Scopes {
     /// Checks the processes given with transient unit `spec`: a scope
     /// needs some, another type none.
     pub fn check(spec: &UnitSpec, adopt: &[i32]) -> Result<(), String> {
-        match (spec.kind == UnitType::Scope, adopt.is_empty()) {
+        match (spec.kind.row().adopts(), adopt.is_empty()) {
             (true, true) => Err(format!(
                 "the scope `{}` names no process to adopt (a scope is made of processes \
                  that are already running)",

@@ -298,7 +298,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         // A scope is made over D-Bus, not written (docs/units.md).
         let names: Vec<&str> = UnitType::ALL
             .iter()
-            .filter(|t| **t != UnitType::Scope)
+            .filter(|t| !t.row().adopts())
             .map(|t| t.as_str())
             .collect();
         let systemd = match text.as_str() {

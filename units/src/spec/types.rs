@@ -114,6 +114,17 @@ pub struct TypeRow {
     pub remains_after_exit: bool,
 }
 
+impl TypeRow {
+    /// Whether a unit of the type is made of processes already running,
+    /// handed over when it starts (`Ready::Adopted`, a `scope`): such a
+    /// unit is made over D-Bus (`StartTransientUnit` with its PIDs), never
+    /// written in a unit file; it is over, `inactive` in systemd's words,
+    /// once they have all ended.
+    pub fn adopts(&self) -> bool {
+        self.ready == Ready::Adopted
+    }
+}
+
 impl UnitType {
     /// The type's row of the table.
     pub const fn row(self) -> &'static TypeRow {
@@ -241,6 +252,23 @@ mod tests {
             assert!(UnitType::ALL[..i]
                 .iter()
                 .all(|o| o.row().name != t.row().name));
+        }
+    }
+
+    /// A type that adopts processes runs them and is never read from a
+    /// file: no suffix or `Type=` becomes it, and it restarts nothing.
+    #[test]
+    fn adopting_types_run_processes_and_come_from_no_file() {
+        let adopting: Vec<&TypeRow> = UnitType::ALL
+            .iter()
+            .map(|t| t.row())
+            .filter(|r| r.adopts())
+            .collect();
+        assert!(!adopting.is_empty());
+        for r in adopting {
+            assert_eq!(r.runs, Runs::Process, "{}", r.name);
+            assert!(r.systemd_suffixes.is_empty() && r.systemd_types.is_empty());
+            assert_eq!(r.default_restart, RestartPolicy::No, "{}", r.name);
         }
     }
 
