@@ -294,7 +294,10 @@ impl<S: Sys> Runtime<S> {
     /// socket unit that triggers it or that its `Sockets=` names, in the
     /// order they were bound, and their `LISTEN_FDNAMES`; for the instance
     /// of an `Accept=yes` socket's connection, that connection alone
-    /// (named `connection`, as systemd names it).
+    /// (named `connection`, as systemd names it). The listener of an
+    /// `Accept=yes` socket is never handed: the init accepts on it, and a
+    /// service would take connections from under it, or, handed it
+    /// blocking (`sys/spawn/`), leave the loop's `accept` waiting.
     pub(super) fn listen_fds_for(&self, service: &UnitSpec) -> (Vec<RawFd>, String) {
         let named = &service.extras.sockets;
         let service = service.name.as_str();
@@ -307,7 +310,7 @@ impl<S: Sys> Runtime<S> {
             let Some(l) = self.slots.slot(slot).and_then(|s| s.listening.as_deref()) else {
                 continue;
             };
-            if l.service != service && !named.contains(&l.unit) {
+            if l.accept || (l.service != service && !named.contains(&l.unit)) {
                 continue;
             }
             for (fd, _) in &l.fds {

@@ -431,3 +431,38 @@ fn standard_input_socket_serves_a_plain_filter() {
         instances(&init).is_empty().then_some(())
     });
 }
+
+/// A service whose `Sockets=` names an `Accept=yes` socket is not handed
+/// its listener, which the init accepts on (handed over blocking, as
+/// every handed socket is, a service accepting on it too could leave the
+/// init's `accept` waiting): it gets no `LISTEN_FDS`, and the socket goes
+/// on making an instance for each connection.
+#[test]
+fn an_accept_yes_listener_is_not_handed_to_a_service_naming_it() {
+    let dir = TestDir::new();
+    let port = free_port();
+    let reporter = dir.file("reporter.py", REPORTER);
+    accept_units(
+        &dir,
+        &format!("ListenStream=127.0.0.1:{port}\n"),
+        "",
+        &format!("/usr/bin/python3 {}", reporter.display()),
+    );
+    let out = dir.join("other.out");
+    dir.file(
+        "units/other.service",
+        &format!(
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nSockets=echo.socket\n\
+             ExecStart=/bin/sh -c 'echo \"fds=${{LISTEN_FDS:-none}}\" > {}'\n",
+            out.display()
+        ),
+    );
+    let init = dir.start("other.service");
+    let other = init.wait_state("other.service", UnitState::Exited);
+    assert_eq!(init.unit("echo.socket").state, UnitState::Running);
+    let shown = std::fs::read_to_string(&out).unwrap_or_default();
+    assert_eq!(shown, "fds=none\n", "{other:?}\n{}", init.output());
+    let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let answer = talk(&mut c, "hello");
+    assert!(answer.contains("fds=1 names=connection"), "{answer}");
+}
