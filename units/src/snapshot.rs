@@ -366,6 +366,20 @@ pub struct IoCarry {
     /// its pidfd's descriptor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopted: Option<Vec<(i32, i32)>>,
+    /// A service's descriptor store (`FDSTORE=1`), in the order stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stored: Vec<StoredCarry>,
+}
+
+/// One descriptor of a service's store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredCarry {
+    /// The descriptor.
+    pub fd: i32,
+    /// Its name in `LISTEN_FDNAMES`.
+    pub name: String,
+    /// Watched for hang-up (not stored with `FDPOLL=0`).
+    pub poll: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

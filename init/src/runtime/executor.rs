@@ -312,7 +312,10 @@ impl<S: Sys> Runtime<S> {
         let creds = self.credentials(spec)?;
         let watchdog = spec.watchdog();
         let notified = spec.kind.row().ready == Ready::Notified;
-        if role == Role::Main && (notified || watchdog.is_some()) {
+        // A descriptor store is filled through the notify socket, which a
+        // unit with one gets whatever its type (as systemd gives it).
+        let store = spec.extras.file_descriptor_store_max.unwrap_or(0) > 0;
+        if role == Role::Main && (notified || watchdog.is_some() || store) {
             let path = self.notify_socket(unit, spec, &creds)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;
@@ -324,7 +327,11 @@ impl<S: Sys> Runtime<S> {
             Role::Main => self.listen_fds_for(spec),
             _ => (Vec::new(), String::new()),
         };
-        let handed = Handed { fds, names };
+        let mut handed = Handed { fds, names };
+        // Its stored descriptors after its sockets (`fdstore.rs`).
+        if role == Role::Main && !Handed::socket_stream(ctx) {
+            self.stored_fds(unit, &mut handed.fds, &mut handed.names);
+        }
         // A `socket` stream takes the one socket: none as LISTEN_FDS.
         let listen_fds: &[i32] = if Handed::socket_stream(ctx) {
             &[]

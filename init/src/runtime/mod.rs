@@ -37,6 +37,7 @@ mod accepts;
 mod childwait;
 mod execs;
 mod executor;
+mod fdstore;
 mod generators;
 mod held;
 mod instances;

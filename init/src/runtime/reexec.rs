@@ -99,7 +99,9 @@ impl<S: Sys> Runtime<S> {
                 connections: Vec::new(),
                 accepted: 0,
                 adopted: None,
+                stored: self.carry_store(slot.unit),
             };
+            keep.extend(carry.stored.iter().map(|c| c.fd));
             if let Some(a) = slot.adopted.as_deref() {
                 let held = a.adoption.pidfds();
                 keep.extend(held.iter().map(|h| h.1));
@@ -335,6 +337,9 @@ impl<S: Sys> Runtime<S> {
         if let Some(carried) = io.adopted {
             self.rewatch_scope(unit, carried);
         }
+        if !io.stored.is_empty() {
+            self.restore_store(unit, io.stored);
+        }
     }
 
     fn restore_pipe(&mut self, unit: UnitId, fd: RawFd, stderr: bool) {
@@ -387,7 +392,8 @@ impl<S: Sys> Runtime<S> {
             .chain(io.notify.as_ref().map(|n| n.fd))
             .chain(io.listening.iter().copied())
             .chain(io.connections.iter().map(|c| c.1))
-            .chain(io.adopted.iter().flatten().map(|a| a.1));
+            .chain(io.adopted.iter().flatten().map(|a| a.1))
+            .chain(io.stored.iter().map(|c| c.fd));
         for fd in fds {
             drop(self.sys.adopt_fd(fd));
         }
