@@ -7,7 +7,8 @@
 //! transient sets: the directory is not read again, as a `reload` would),
 //! the target and the wants, each unit's planner record (phase, state,
 //! PIDs, restart counters, the pending timer as the time left), each
-//! unit's output pipes, notify socket and log ring, a socket unit's
+//! unit's output pipes, notify socket and log ring, a service's
+//! descriptor store (`fdstore.rs`: each descriptor and its name), a socket unit's
 //! sockets (the service keeps accepting on the same ones, and what is
 //! queued in them waits) and an `Accept=yes` socket's connections, a
 //! scope's processes (its cgroup watched again, or the pidfds kept where it
