@@ -3,8 +3,9 @@
 //!
 //! The running init writes a [`Snapshot`] to a memory file, keeps open the
 //! descriptors it names (the control socket's listener, the output pipes,
-//! the notify sockets, the sockets and stored descriptors) and executes its binary again; the new image reads
-//! the snapshot back and rebuilds its state from it instead of booting.
+//! the notify sockets, the sockets and stored descriptors) and executes its
+//! binary again; the new image reads the snapshot back and rebuilds its
+//! state from it instead of booting.
 //! This module is the pure part: the types, [`encode`], [`decode`] and the
 //! version rule. The descriptors and the `execve` are the init's
 //! (`init/src/sys/reexec.rs`); the planner's part of a unit is
