@@ -9,6 +9,7 @@
 use flotilla_tests::init::{Init, TestDir};
 use flotilla_tests::{wait_for, WAIT};
 use flotilla_units::state::UnitState;
+use std::io::Write;
 use std::os::unix::net::UnixListener;
 
 /// The service: says what it was handed (`got names=… data=…`), then
@@ -23,6 +24,14 @@ datas = []
 for name, fd in handed:
     if name == "data":
         datas.append(os.pread(fd, 64, 0).decode())
+    if name == "conn":
+        # What the peer wrote while the service was down waits in the
+        # stored socket, as a service's output does in journald's.
+        os.set_blocking(fd, False)
+        try:
+            datas.append("conn:" + os.read(fd, 64).decode().strip())
+        except BlockingIOError:
+            datas.append("conn:")
 print("got fds=%d names=%s data=%s" % (n, names, ",".join(datas)), flush=True)
 addr = os.environ["NOTIFY_SOCKET"]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -166,15 +175,17 @@ fn stored_descriptors_come_back_at_the_next_start_by_name() {
     );
 
     // A restart hands both back, the data first (the order stored), and
-    // storing what came back again keeps one of each.
+    // storing what came back again keeps one of each. What the peer wrote
+    // meanwhile is read by the new process.
+    (&peer).write_all(b"written-meanwhile\n").expect("write");
     let second = restart(&init, &dir, "again\n");
     assert!(
-        second.contains("got fds=2 names=data:conn data=hello"),
+        second.contains("got fds=2 names=data:conn data=hello,conn:written-meanwhile"),
         "{second}"
     );
     let third = restart(&init, &dir, "");
     assert!(
-        third.contains("got fds=2 names=data:conn data=hello"),
+        third.contains("got fds=2 names=data:conn data=hello,conn:"),
         "{third}"
     );
 
