@@ -262,3 +262,112 @@ fn the_store_survives_a_reexec() {
     let third = got_line(&init, 3);
     assert!(third.contains("got fds=1 names=data data=kept"), "{third}");
 }
+
+/// Debian's journald (`/lib/systemd/systemd-journald` and its unit files,
+/// copied unchanged) under the init, in a mount namespace of its own (a
+/// tmpfs `/run`, `/var/log/journal` and `/dev`, so that nothing of the
+/// host's journal or `/dev/log` is touched): a service whose output goes to
+/// the journal keeps writing there across `initctl restart
+/// systemd-journald.service`, because journald keeps each output stream in
+/// its descriptor store and gets it back at its next start. Without the
+/// store the stream ended with the old journald. Takes a few seconds.
+#[test]
+fn journald_keeps_a_services_output_across_its_restart() {
+    let dir = TestDir::new();
+    for f in [
+        "systemd-journald.service",
+        "systemd-journald.socket",
+        "systemd-journald-dev-log.socket",
+        "systemd-journald-audit.socket",
+    ] {
+        let text = std::fs::read_to_string(format!("/lib/systemd/system/{f}")).expect(f);
+        dir.file(&format!("units/{f}"), &text);
+    }
+    let tag = format!("tick-{}", std::process::id());
+    let counter = dir.join("n");
+    dir.file(
+        "units/tick.service",
+        &format!(
+            "[Unit]\nDefaultDependencies=no\nWants=systemd-journald.socket\n\
+             After=systemd-journald.socket\n[Service]\nExecStart=/bin/sh -c 'i=0; while :; do \
+             i=$((i+1)); echo {tag} $i; echo $i > {n}; sleep 0.05; done'\n",
+            n = counter.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [systemd-journald.service, tick.service]\n",
+    );
+    let d = dir.path().display();
+    let init = dir
+        .init()
+        .in_mount_namespace(&format!(
+            "mount -t tmpfs -o mode=0755 tmpfs /run; \
+             mount -t tmpfs -o mode=2755 tmpfs /var/log/journal; \
+             mkdir {d}/host-dev; mount --rbind /dev {d}/host-dev; \
+             mount -t tmpfs -o mode=0755 tmpfs /dev; \
+             for n in null zero full random urandom kmsg tty; do \
+             [ -e {d}/host-dev/$n ] || continue; touch /dev/$n; \
+             mount --bind {d}/host-dev/$n /dev/$n; done"
+        ))
+        .target("default")
+        .start();
+    let journald = init.wait_state("systemd-journald.service", UnitState::Running);
+    init.wait_state("tick.service", UnitState::Running);
+    let journal = || {
+        let mut cmd = std::process::Command::new("nsenter");
+        cmd.arg("-t").arg(init.pid.to_string()).args([
+            "-m",
+            "--",
+            "journalctl",
+            "--no-pager",
+            "-o",
+            "cat",
+        ]);
+        flotilla_tests::init::run(cmd, std::time::Duration::from_secs(30))
+            .stdout
+            .clone()
+    };
+    let count = || -> u64 {
+        std::fs::read_to_string(&counter)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    // The journal has the service's line `tag n` (polled: journalctl
+    // is run each time; on a time-out, the unit's state and log).
+    let await_line = |n: u64, what: &str| {
+        let deadline = std::time::Instant::now() + 3 * WAIT;
+        loop {
+            let text = journal();
+            if text.lines().any(|l| l == format!("{tag} {n}")) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: no `{tag} {n}` in the journal; tick.service {:?}, \
+                 journald {:?}\n{}\n{}\njournal tail:\n{}",
+                init.unit("tick.service").state,
+                init.unit("systemd-journald.service").state,
+                init.ctl(&["logs", "tick.service"]).stdout,
+                init.ctl(&["logs", "systemd-journald.service"]).stdout,
+                text.lines().rev().take(10).collect::<Vec<_>>().join("\n")
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    let before = wait_for(WAIT, "tick to count", || Some(count()).filter(|&n| n > 2));
+    await_line(before, "before the restart");
+
+    init.ctl(&["restart", "systemd-journald.service"]).expect(0);
+    let again = init.wait_unit("systemd-journald.service", "running again", |u| {
+        u.state == UnitState::Running && u.pid.is_some() && u.pid != journald.pid
+    });
+    assert!(again.pid.is_some());
+    // A line written after the new journald is up reaches it, over the
+    // stream the old one had.
+    let after = count() + 5;
+    await_line(after, "after the restart");
+    let tick = init.unit("tick.service");
+    assert_eq!((tick.state, tick.restarts), (UnitState::Running, 0));
+}
