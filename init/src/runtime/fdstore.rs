@@ -16,11 +16,11 @@
 //! - It is carried across a re-exec (`reexec.rs`): the descriptors are
 //!   kept open across the `execve` and taken back with their names.
 
-use super::slots::{SlotId, Source};
+use super::slots::{SlotId, Slots, Source};
 use super::Runtime;
 use crate::sys::kcmp::same_file;
 use crate::sys::{Interest, Sys, Token};
-use flotilla_units::fdstore::{FdStore, Refused, StoreAsk};
+use flotilla_units::fdstore::{Entry, FdStore, Refused, StoreAsk};
 use flotilla_units::graph::UnitId;
 use flotilla_units::snapshot::StoredCarry;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
@@ -36,6 +36,14 @@ pub(super) type Store = FdStore<Held>;
 
 fn same(a: &Held, b: &Held) -> bool {
     same_file(a.fd.as_fd(), b.fd.as_fd())
+}
+
+/// The entry stored last in the store of `slot`.
+fn last_entry(slots: &mut Slots, slot: SlotId) -> Option<&mut Entry<Held>> {
+    slots
+        .slot_mut(slot)
+        .and_then(|s| s.store.as_deref_mut())
+        .and_then(|s| s.last_mut())
 }
 
 impl<S: Sys> Runtime<S> {
@@ -120,26 +128,21 @@ impl<S: Sys> Runtime<S> {
 
     /// Watches the entry just stored for hang-up, if it asks to be.
     fn watch_last(&mut self, slot: SlotId) {
-        let token = self.slots.alloc_token(Source::Stored(slot));
-        let Some(last) = self
-            .slots
-            .slot_mut(slot)
-            .and_then(|s| s.store.as_deref_mut())
-            .and_then(|s| s.last_mut())
+        let Some(fd) = last_entry(&mut self.slots, slot)
+            .filter(|e| e.poll)
+            .map(|e| e.item.fd.as_raw_fd())
         else {
-            self.slots.free_token(token);
             return;
         };
-        // Not watchable (a regular file: EPERM): kept unwatched.
-        if last.poll
-            && self
-                .sys
-                .watch(last.item.fd.as_raw_fd(), token, Interest::Hangup)
-                .is_ok()
-        {
-            last.item.token = Some(token);
-        } else {
+        let token = self.slots.alloc_token(Source::Stored(slot));
+        // Not watchable (a regular file, a memory file: EPERM): kept
+        // unwatched, as systemd keeps it.
+        if self.sys.watch(fd, token, Interest::Hangup).is_err() {
             self.slots.free_token(token);
+            return;
+        }
+        if let Some(e) = last_entry(&mut self.slots, slot) {
+            e.item.token = Some(token);
         }
     }
 
