@@ -69,6 +69,14 @@ for line in todo:
         send("FDSTORE=1\nFDNAME=data\nFDPOLL=0", [fd for name, fd in handed if name == "data"])
     elif words[0] == "remove":
         send("FDSTOREREMOVE=1\nFDNAME=" + words[1])
+    elif words[0] == "remove-unnamed":
+        send("FDSTOREREMOVE=1")
+    elif words[0] in ("bad-name", "plain"):
+        fd = os.memfd_create("x")
+        os.write(fd, words[0].encode())
+        msg = "FDSTORE=1\nFDNAME=a:b\nFDPOLL=0" if words[0] == "bad-name" else "STATUS=plain"
+        send(msg, [fd])
+        os.close(fd)
 print("stored", flush=True)
 send("READY=1")
 import signal
@@ -115,15 +123,18 @@ fn restart(init: &Init, dir: &TestDir, todo: &str) -> String {
     got_line(init, before + 1)
 }
 
-/// The `got …` line of start number `n` (from 1), once it said `stored`;
-/// on a time-out, the unit's state and log.
+/// The `got …` line of start number `n` (from 1), once it said `stored`
+/// and the unit is running: its `READY=1` came after its store messages
+/// on the same socket, so the init has dealt with them. On a time-out,
+/// the unit's state and log.
 fn got_line(init: &Init, n: usize) -> String {
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         let text = log(init);
         let stored = text.lines().filter(|l| l.ends_with("stored")).count();
         let got: Vec<&str> = text.lines().filter(|l| l.contains("got fds=")).collect();
-        if let (true, Some(l)) = (stored >= n, got.get(n - 1)) {
+        let running = init.unit("keeper.service").state == UnitState::Running;
+        if let (true, true, Some(l)) = (running, stored >= n, got.get(n - 1)) {
             return l.to_string();
         }
         assert!(
@@ -233,6 +244,40 @@ fn the_max_is_kept_and_a_stop_empties_the_store() {
     init.wait_state("keeper.service", UnitState::Running);
     let third = got_line(&init, 3);
     assert!(third.contains("got fds=0 names="), "{third}");
+}
+
+/// What the store refuses is closed and said in the unit's log: a name
+/// that cannot be one (stored under `stored`), descriptors sent without
+/// `FDSTORE=1`, `FDSTOREREMOVE=1` without a name; and with
+/// `FileDescriptorStoreMax=0` nothing is kept.
+#[test]
+fn refusals_are_said_in_the_units_log() {
+    let dir = TestDir::new();
+    dir.file("todo", "bad-name\nplain\nremove-unnamed\n");
+    let init = keeper(&dir, 4);
+    got_line(&init, 1);
+    let text = log(&init);
+    for note in [
+        "notify: FDNAME=a:b is not a valid name, stored as `stored`",
+        "notify: 1 descriptor(s) sent without FDSTORE=1, closed",
+        "FDSTOREREMOVE=1 without FDNAME=: nothing removed",
+    ] {
+        assert!(text.contains(note), "{note}\n{text}");
+    }
+    let second = restart(&init, &dir, "");
+    assert!(second.contains("got fds=1 names=stored"), "{second}");
+    drop(init);
+
+    let dir = TestDir::new();
+    dir.file("todo", "store-data x\n");
+    let init = keeper(&dir, 0);
+    got_line(&init, 1);
+    let text = log(&init);
+    let note = "notify: FDSTORE=1 but the unit has no descriptor store \
+                (FileDescriptorStoreMax=0): 1 descriptor(s) closed";
+    assert!(text.contains(note), "{text}");
+    let second = restart(&init, &dir, "");
+    assert!(second.contains("got fds=0 names="), "{second}");
 }
 
 #[test]
