@@ -17,8 +17,10 @@
 //! 3. [`NotifySocket::close`] removes its path (if it is still this
 //!    socket's).
 //!
-//! Descriptors sent along (`FDSTORE=1`) are not supported and are closed on
-//! receipt. Datagrams longer than [`MAX_DATAGRAM`] bytes are cut there;
+//! Descriptors sent along (`SCM_RIGHTS`, received close-on-exec) are
+//! given with their datagram ([`Datagram::fds`]): the loop keeps those of a
+//! `FDSTORE=1` message in the unit's descriptor store
+//! (`runtime/fdstore.rs`) and closes the others. Datagrams longer than [`MAX_DATAGRAM`] bytes are cut there;
 //! their last, incomplete line is dropped and [`Datagram::truncated`] is
 //! set.
 
@@ -65,7 +67,8 @@ pub enum NotifyMsg {
     /// `MONOTONIC_USEC=…`: `CLOCK_MONOTONIC` in microseconds, sent with
     /// `RELOADING=1`.
     MonotonicUsec(u64),
-    /// A key this parser does not know (`FDSTORE`, `BARRIER`, …), kept.
+    /// A key this parser does not know (`BARRIER`, …), or one the loop
+    /// reads as a pair (the store's `FDSTORE`, `FDNAME`, …), kept.
     Unknown {
         /// The key.
         key: String,
@@ -157,7 +160,7 @@ pub enum NotifyError {
 }
 
 /// One datagram received.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Datagram {
     /// The sender's PID, from `SCM_CREDENTIALS` (`None` if the kernel
     /// attached none, which does not happen on Linux with `SO_PASSCRED`).
@@ -168,10 +171,13 @@ pub struct Datagram {
     pub msgs: Vec<NotifyMsg>,
     /// The datagram was longer than [`MAX_DATAGRAM`] (its tail is lost).
     pub truncated: bool,
+    /// The descriptors sent along, in order (close-on-exec); closed when
+    /// dropped.
+    pub fds: Vec<OwnedFd>,
 }
 
 /// What [`NotifySocket::recv_all`] got.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Received {
     /// The datagrams, oldest first.
     pub datagrams: Vec<Datagram>,
@@ -285,7 +291,7 @@ impl NotifySocket {
     }
 
     fn recv_one(&mut self) -> Result<Option<Datagram>, NotifyError> {
-        let (len, truncated, pid, uid) = loop {
+        let (len, truncated, pid, uid, fds) = loop {
             let mut iov = [IoSliceMut::new(&mut self.buf)];
             let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC;
             let msg =
@@ -302,6 +308,7 @@ impl NotifySocket {
                     }
                 };
             let (mut pid, mut uid) = (None, None);
+            let mut fds = Vec::new();
             // `cmsgs` fails only when the control data was truncated, which
             // the buffer's size rules out; the kernel closes what did not fit.
             if let Ok(cmsgs) = msg.cmsgs() {
@@ -311,18 +318,24 @@ impl NotifySocket {
                             pid = Some(cred.pid());
                             uid = Some(cred.uid());
                         }
-                        ControlMessageOwned::ScmRights(fds) => {
-                            for fd in fds {
+                        ControlMessageOwned::ScmRights(got) => {
+                            for fd in got {
                                 // SAFETY: the kernel just installed this
                                 // descriptor for us; nobody else owns it.
-                                drop(unsafe { OwnedFd::from_raw_fd(fd) });
+                                fds.push(unsafe { OwnedFd::from_raw_fd(fd) });
                             }
                         }
                         _ => {}
                     }
                 }
             }
-            break (msg.bytes, msg.flags.contains(MsgFlags::MSG_TRUNC), pid, uid);
+            break (
+                msg.bytes,
+                msg.flags.contains(MsgFlags::MSG_TRUNC),
+                pid,
+                uid,
+                fds,
+            );
         };
         let mut data = self.buf.get(..len).unwrap_or_default();
         if truncated {
@@ -337,6 +350,7 @@ impl NotifySocket {
             uid,
             msgs: parse_notify(data),
             truncated,
+            fds,
         }))
     }
 }
@@ -480,7 +494,8 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
         let mut sock = NotifySocket::bind(&RealSys, &path).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o666);
-        assert_eq!(sock.recv_all().unwrap(), Received::default());
+        let none = sock.recv_all().unwrap();
+        assert!(none.datagrams.is_empty() && !none.more);
         let tx = UnixDatagram::unbound().unwrap();
         tx.send_to(b"READY=1\nSTATUS=up", &path).unwrap();
         tx.send_to(b"WATCHDOG=1", &path).unwrap();
@@ -523,7 +538,7 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
     }
 
     #[test]
-    fn passed_descriptors_are_closed() {
+    fn passed_descriptors_are_received() {
         use nix::sys::socket::{sendmsg, ControlMessage};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("unit");
@@ -553,15 +568,23 @@ EXTEND_TIMEOUT_USEC=5000000\nWATCHDOG=1\nWATCHDOG=trigger\nWATCHDOG_USEC=3000000
                 .count()
         };
         assert_eq!(count(), 2);
-        let got = sock.recv_all().unwrap();
+        let mut got = sock.recv_all().unwrap();
         assert_eq!(got.datagrams.len(), 1);
+        let d = got.datagrams.pop().unwrap();
         assert_eq!(
-            got.datagrams[0].msgs,
+            d.msgs,
             vec![NotifyMsg::Unknown {
                 key: "FDSTORE".into(),
                 value: "1".into()
             }]
         );
+        // Received, close-on-exec, and the same pipe.
+        assert_eq!(d.fds.len(), 1);
+        assert_eq!(count(), 3);
+        // SAFETY: a valid descriptor we own.
+        let flags = unsafe { libc::fcntl(d.fds[0].as_raw_fd(), libc::F_GETFD) };
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        drop(d);
         assert_eq!(count(), 2);
     }
 

@@ -33,6 +33,7 @@ pub mod context;
 pub mod diag;
 pub mod duration;
 pub mod exits;
+pub mod fdstore;
 pub mod fleet_api;
 pub mod graph;
 pub mod keys;

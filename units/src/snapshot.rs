@@ -3,8 +3,9 @@
 //!
 //! The running init writes a [`Snapshot`] to a memory file, keeps open the
 //! descriptors it names (the control socket's listener, the output pipes,
-//! the notify sockets) and executes its binary again; the new image reads
-//! the snapshot back and rebuilds its state from it instead of booting.
+//! the notify sockets, the sockets and stored descriptors) and executes its
+//! binary again; the new image reads the snapshot back and rebuilds its
+//! state from it instead of booting.
 //! This module is the pure part: the types, [`encode`], [`decode`] and the
 //! version rule. The descriptors and the `execve` are the init's
 //! (`init/src/sys/reexec.rs`); the planner's part of a unit is
@@ -369,6 +370,20 @@ pub struct IoCarry {
     /// its pidfd's descriptor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopted: Option<Vec<(i32, i32)>>,
+    /// A service's descriptor store (`FDSTORE=1`), in the order stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stored: Vec<StoredCarry>,
+}
+
+/// One descriptor of a service's store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredCarry {
+    /// The descriptor.
+    pub fd: i32,
+    /// Its name in `LISTEN_FDNAMES`.
+    pub name: String,
+    /// Watched for hang-up (not stored with `FDPOLL=0`).
+    pub poll: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -132,6 +132,7 @@ prop_compose! {
         connections in proptest::collection::vec(("[a-z@0-9.-]{1,12}", 0..4096i32), 0..3),
         accepted in any::<u64>(),
         adopted in proptest::option::of(proptest::collection::vec((2..1_000_000i32, 3..4096i32), 0..3)),
+        stored in proptest::collection::vec((3..4096i32, "[a-z:-]{0,8}", any::<bool>()), 0..3),
     ) -> IoCarry {
         IoCarry {
             unit,
@@ -144,6 +145,10 @@ prop_compose! {
             connections,
             accepted,
             adopted,
+            stored: stored
+                .into_iter()
+                .map(|(fd, name, poll)| StoredCarry { fd, name, poll })
+                .collect(),
         }
     }
 }

@@ -313,10 +313,15 @@ impl<S: Sys> Runtime<S> {
         let creds = self.credentials(spec)?;
         let watchdog = spec.watchdog();
         let notified = spec.kind.row().ready == Ready::Notified;
-        if role == Role::Main && (notified || watchdog.is_some()) {
-            let path = self.notify_socket(unit, spec, &creds)?;
+        // A descriptor store is filled through the notify socket, which a
+        // unit with one gets whatever its type (as systemd gives it).
+        let store = spec.extras.file_descriptor_store_max.unwrap_or(0) > 0;
+        let mut bound = None;
+        if role == Role::Main && (notified || watchdog.is_some() || store) {
+            let (path, fresh) = self.notify_socket(unit, spec, &creds)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;
+            bound = fresh.then_some(path);
         }
         if let (Role::Main, Some(d)) = (role, watchdog) {
             let _ = env.set("WATCHDOG_USEC", &d.as_micros().to_string());
@@ -325,7 +330,13 @@ impl<S: Sys> Runtime<S> {
             Role::Main => self.listen_fds_for(spec),
             _ => (Vec::new(), String::new()),
         };
-        let handed = Handed { fds, names };
+        // The sockets come first: only their O_NONBLOCK is the spawn's.
+        let sockets = fds.len();
+        let mut handed = Handed { fds, names };
+        // Its stored descriptors after its sockets (`fdstore.rs`).
+        if role == Role::Main && !Handed::socket_stream(ctx) {
+            self.stored_fds(unit, &mut handed.fds, &mut handed.names);
+        }
         // A `socket` stream takes the one socket: none as LISTEN_FDS.
         let listen_fds: &[i32] = if Handed::socket_stream(ctx) {
             &[]
@@ -349,6 +360,9 @@ impl<S: Sys> Runtime<S> {
         self.ensure_run(unit, spec, &creds)?;
         let command = role.command(spec);
         let privileges = command.map_or(Privileges::Unit, |c| c.privileges);
+        if let (Some(path), false) = (&bound, privileges == Privileges::Full) {
+            self.report_hidden_notify(unit, spec, path);
+        }
         let run = self
             .slots
             .get(unit)
@@ -423,6 +437,7 @@ impl<S: Sys> Runtime<S> {
             }
             req = req
                 .listen_fds(listen_fds)
+                .listen_sockets(sockets)
                 .listen_nonblocking(spec.extras.non_blocking == Some(true));
             if let Some(j) = &journal {
                 req = req.journal(j);
@@ -577,17 +592,19 @@ impl<S: Sys> Runtime<S> {
         })
     }
 
-    /// The unit's notify socket, bound at its first use; owned by the
-    /// unit's user, who must be able to send to it. A user who may not
-    /// reach it is told once, at the bind (a restart reuses the socket).
+    /// The unit's notify socket, bound at its first use (then `true`);
+    /// owned by the unit's user, who must be able to send to it. A user
+    /// who may not reach it is told once, at the bind (a restart reuses
+    /// the socket); a socket the unit's own mount namespace hides, once
+    /// its run is made ([`Runtime::report_hidden_notify`]).
     fn notify_socket(
         &mut self,
         unit: UnitId,
         spec: &UnitSpec,
         creds: &Credentials,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<(PathBuf, bool), String> {
         if let Some((sock, _)) = self.slots.io(unit).and_then(|io| io.notify.as_deref()) {
-            return Ok(sock.path().to_path_buf());
+            return Ok((sock.path().to_path_buf(), false));
         }
         self.notify_seq += 1;
         let path = self.notify_dir.join(format!("{}", self.notify_seq));
@@ -626,7 +643,41 @@ impl<S: Sys> Runtime<S> {
             self.sys.console(&format!("init: {note}"));
             self.unit_note(unit, &note);
         }
-        Ok(path)
+        Ok((path, true))
+    }
+
+    /// Says so, on the console and in the unit's log, when the unit's
+    /// notify socket at `path` lies where its own mount namespace puts
+    /// something else (`PrivateTmp=` for an init whose control directory
+    /// is under `/tmp`, `InaccessiblePaths=`, `ProtectHome=` …): its
+    /// `sd_notify` would find no socket there, and the unit would sit in
+    /// `starting` until its time-out with no word why. Only what the run
+    /// applied counts (a key left out for want of a privilege hides
+    /// nothing).
+    fn report_hidden_notify(&mut self, unit: UnitId, spec: &UnitSpec, path: &Path) {
+        use flotilla_units::context::mounts;
+        let Some(run) = self.slots.get(unit).and_then(|s| s.run.as_deref()) else {
+            return;
+        };
+        let private = run
+            .has_private_tmp()
+            .then_some(Path::new(crate::sys::dirs::PRIVATE_DIR));
+        let left_out: Vec<String> = run.not_applied().into_iter().map(|n| n.setting).collect();
+        let mut plan = mounts::plan(&spec.extras.context, private);
+        plan.retain(|e| !left_out.iter().any(|s| s == e.key.systemd_name()));
+        let Some(e) = mounts::hidden_by(&plan, path) else {
+            return;
+        };
+        let note = format!(
+            "{}: notify socket {} is out of reach of the unit: its {}= puts something else at \
+             {} in its mount namespace, so READY=1 cannot arrive and the start will time out",
+            spec.name,
+            path.display(),
+            e.key.systemd_name(),
+            e.path.display()
+        );
+        self.sys.console(&format!("init: {note}"));
+        self.unit_note(unit, &note);
     }
 }
 

@@ -22,6 +22,7 @@
 //!   watchers; status views;
 //! - `unitset.rs`: the unit set (the directory, reload, transient sets);
 //! - `instances.rs`: instances of templates made at run time;
+//! - `fdstore.rs`: services' descriptor stores (`FDSTORE=1`);
 //! - `triggers.rs`, `watches.rs`, `accepts.rs`: socket and path units'
 //!   sockets and watches, and the connections of `Accept=yes` sockets;
 //! - `scopes.rs`: scopes' processes, adopted and watched;
@@ -37,6 +38,7 @@ mod accepts;
 mod childwait;
 mod execs;
 mod executor;
+mod fdstore;
 mod generators;
 mod held;
 mod instances;

@@ -7,7 +7,8 @@
 //! transient sets: the directory is not read again, as a `reload` would),
 //! the target and the wants, each unit's planner record (phase, state,
 //! PIDs, restart counters, the pending timer as the time left), each
-//! unit's output pipes, notify socket and log ring, a socket unit's
+//! unit's output pipes, notify socket and log ring, a service's
+//! descriptor store (`fdstore.rs`: each descriptor and its name), a socket unit's
 //! sockets (the service keeps accepting on the same ones, and what is
 //! queued in them waits) and an `Accept=yes` socket's connections, a
 //! scope's processes (its cgroup watched again, or the pidfds kept where it
@@ -99,7 +100,9 @@ impl<S: Sys> Runtime<S> {
                 connections: Vec::new(),
                 accepted: 0,
                 adopted: None,
+                stored: self.carry_store(slot.unit),
             };
+            keep.extend(carry.stored.iter().map(|c| c.fd));
             if let Some(a) = slot.adopted.as_deref() {
                 let held = a.adoption.pidfds();
                 keep.extend(held.iter().map(|h| h.1));
@@ -337,6 +340,9 @@ impl<S: Sys> Runtime<S> {
         if let Some(carried) = io.adopted {
             self.rewatch_scope(unit, carried);
         }
+        if !io.stored.is_empty() {
+            self.restore_store(unit, io.stored);
+        }
     }
 
     fn restore_pipe(&mut self, unit: UnitId, fd: RawFd, stderr: bool) {
@@ -389,7 +395,8 @@ impl<S: Sys> Runtime<S> {
             .chain(io.notify.as_ref().map(|n| n.fd))
             .chain(io.listening.iter().copied())
             .chain(io.connections.iter().map(|c| c.1))
-            .chain(io.adopted.iter().flatten().map(|a| a.1));
+            .chain(io.adopted.iter().flatten().map(|a| a.1))
+            .chain(io.stored.iter().map(|c| c.fd));
         for fd in fds {
             drop(self.sys.adopt_fd(fd));
         }

@@ -362,6 +362,12 @@ impl<S: Sys> Runtime<S> {
                 }
                 self.take_unit_action(id, &st);
             }
+            // Stopped for good (not on its way back): its descriptor store
+            // is emptied (`fdstore.rs`); checked at every change, as a
+            // pending restart given up leaves the state as it was.
+            if flotilla_units::fdstore::released_in(st.state, st.restart_in_ms.is_some()) {
+                self.release_store(id);
+            }
             if let Some((&last, rest)) = to_changes.split_last() {
                 for &c in rest {
                     self.control.send(c, &Reply::Changed(st.clone()), &self.sys);

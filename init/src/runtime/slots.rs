@@ -41,6 +41,9 @@ pub(super) enum Source {
     /// The report pipe of a process forked for the unit, until it exec'd
     /// (`execs.rs`).
     Exec(SlotId),
+    /// A descriptor in the unit's store, watched for hang-up
+    /// (`fdstore.rs`).
+    Stored(SlotId),
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.
@@ -97,6 +100,8 @@ pub(super) struct Slot {
     pub watching: Option<Box<super::held::Watching>>,
     /// A scope's processes, while it is up (`scopes.rs`).
     pub adopted: Option<Box<super::held::Adopted>>,
+    /// A service's descriptor store (`fdstore.rs`), across its restarts.
+    pub store: Option<Box<super::fdstore::Store>>,
 }
 
 /// The table. See the module documentation.
@@ -166,6 +171,7 @@ impl Slots {
             listening: None,
             watching: None,
             adopted: None,
+            store: None,
         };
         let id = match self.free_slots.pop() {
             Some(i) => {
@@ -279,6 +285,9 @@ impl Slots {
                         if let Some(a) = gone.adopted {
                             self.close_adopted(*a, sys);
                         }
+                        if let Some(s) = gone.store {
+                            self.close_store(*s, sys);
+                        }
                         self.free_slots.push(u32::try_from(i).unwrap_or(NO_SLOT));
                     }
                 }
@@ -322,6 +331,16 @@ impl Slots {
     pub fn close_watching(&mut self, w: super::held::Watching, sys: &dyn Sys) {
         let t = w.close(sys);
         self.free_token(t);
+    }
+
+    /// Unwatches and closes a unit's stored descriptors.
+    pub fn close_store(&mut self, mut store: super::fdstore::Store, sys: &dyn Sys) {
+        for e in store.take_all() {
+            if let Some(t) = e.item.token {
+                let _ = sys.unwatch(e.item.fd.as_raw_fd());
+                self.free_token(t);
+            }
+        }
     }
 
     /// Stops watching a scope's processes.

@@ -8,6 +8,7 @@ use crate::notify::NotifyMsg;
 use crate::outpipe::{Drained, Stream};
 use crate::ratelimit::{dropped_note, THROTTLE};
 use crate::sys::{ExitStatus as SysExit, Pid, Sys, Token};
+use flotilla_units::fdstore::StoreAsk;
 use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
 use flotilla_units::protocol::{Reply, ShutdownKind};
 use flotilla_units::state::UnitState;
@@ -108,6 +109,7 @@ impl<S: Sys> Runtime<S> {
             Some(Source::Trigger(slot)) => self.on_trigger(slot),
             Some(Source::Scope(slot)) => self.on_scope(slot, t),
             Some(Source::Exec(_)) => self.on_exec(t),
+            Some(Source::Stored(slot)) => self.on_stored_hangup(slot, t),
             None => {}
         }
     }
@@ -269,6 +271,13 @@ impl<S: Sys> Runtime<S> {
                     &format!("notify message from {who} ignored: not the unit's process"),
                 );
                 continue;
+            }
+            let ask = StoreAsk::of(dg.msgs.iter().filter_map(|m| match m {
+                NotifyMsg::Unknown { key, value } => Some((key.as_str(), value.as_str())),
+                _ => None,
+            }));
+            if ask.any() || !dg.fds.is_empty() {
+                self.store_request(unit, &ask, dg.fds);
             }
             for m in dg.msgs {
                 let msg = match m {

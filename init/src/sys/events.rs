@@ -47,6 +47,10 @@ pub enum Interest {
     Read,
     /// That, or room to write (a connection with output pending).
     ReadWrite,
+    /// Only a hang-up or an error (`EPOLLHUP`, `EPOLLERR`, which epoll
+    /// reports whatever is asked): a stored descriptor whose peer closed
+    /// (`runtime/fdstore.rs`).
+    Hangup,
 }
 
 /// One thing [`super::Sys::wait`] reports.
@@ -90,6 +94,7 @@ pub(crate) fn epoll_flags(interest: Interest) -> EpollFlags {
                 | EpollFlags::EPOLLRDHUP
                 | EpollFlags::EPOLLET
         }
+        Interest::Hangup => EpollFlags::EPOLLET,
     }
 }
 

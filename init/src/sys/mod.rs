@@ -71,6 +71,7 @@ mod input_data;
 pub mod ipc;
 mod ipfilter;
 pub mod journal;
+pub mod kcmp;
 mod kernel;
 pub mod listen;
 pub mod loader;

@@ -95,9 +95,14 @@ pub struct SpawnRequest<'a> {
     /// its service); with any, `env` must hold `LISTEN_PID`, which the
     /// child sets to its own PID before `execve`.
     pub listen_fds: &'a [RawFd],
-    /// The handed descriptors keep `O_NONBLOCK` (`NonBlocking=yes`); by
+    /// The handed sockets keep `O_NONBLOCK` (`NonBlocking=yes`); by
     /// default they are handed over blocking, as systemd hands them.
     pub listen_nonblocking: bool,
+    /// How many of `listen_fds`, from the first, are the socket units'
+    /// sockets, whose `O_NONBLOCK` follows `listen_nonblocking`; the rest
+    /// (the descriptor store's) are handed with the flags their sender
+    /// gave them, as systemd's `flags_fds()` hands them.
+    pub listen_sockets: usize,
     /// Standard output and/or error on journald's stream socket, when the
     /// child can connect; else they stay as given above.
     pub journal: Option<&'a journal::JournalStream>,
@@ -120,6 +125,7 @@ impl<'a> SpawnRequest<'a> {
             argv0_given: false,
             listen_fds: &[],
             listen_nonblocking: false,
+            listen_sockets: 0,
             journal: None,
         }
     }
@@ -130,15 +136,25 @@ impl<'a> SpawnRequest<'a> {
         self
     }
 
-    /// Hands the child `fds` as 3, 4, … (`LISTEN_FDS`).
+    /// Hands the child `fds` as 3, 4, … (`LISTEN_FDS`), all of them
+    /// sockets unless `listen_sockets` says fewer.
     pub fn listen_fds(mut self, fds: &'a [RawFd]) -> Self {
         self.listen_fds = fds;
+        self.listen_sockets = fds.len();
         self
     }
 
-    /// The handed descriptors keep `O_NONBLOCK` (`NonBlocking=yes`).
+    /// The handed sockets keep `O_NONBLOCK` (`NonBlocking=yes`).
     pub fn listen_nonblocking(mut self, on: bool) -> Self {
         self.listen_nonblocking = on;
+        self
+    }
+
+    /// Only the first `n` handed descriptors are sockets whose
+    /// `O_NONBLOCK` the spawn sets; the rest come from the descriptor
+    /// store and keep their flags.
+    pub fn listen_sockets(mut self, n: usize) -> Self {
+        self.listen_sockets = n.min(self.listen_fds.len());
         self
     }
 

@@ -267,6 +267,11 @@ impl UnitRun {
         all
     }
 
+    /// Whether the run made a private `/tmp` (`PrivateTmp=` applied).
+    pub fn has_private_tmp(&self) -> bool {
+        self.made.as_ref().is_some_and(|m| m.private_tmp.is_some())
+    }
+
     /// Whether the unit's processes are in a cgroup of their own.
     pub fn has_cgroup(&self) -> bool {
         self.cgroup.is_some()

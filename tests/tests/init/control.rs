@@ -1018,7 +1018,12 @@ fn reload_unit_errors() {
     );
     virtual_unit(&dir, "default", "depends-on: plain, hup\n");
     let init = dir.start("default");
-    let pid = init.wait_state("hup", UnitState::Running).pid;
+    // Both awaited: `plain` is asked about below, and its start may still
+    // be under way when `hup` is up (a loaded machine), when the answer
+    // would be that it is not running rather than that it has no
+    // exec-reload.
+    let s = init.wait_all(&["hup", "plain"], UnitState::Running);
+    let pid = s.units.iter().find(|u| u.unit == "hup").and_then(|u| u.pid);
     init.ctl(&["reload", "hup"]).expect(0);
     wait_for(WAIT, "the HUP trap", || {
         (dir.lines("hups") == ["hup"]).then_some(())
@@ -1029,6 +1034,7 @@ fn reload_unit_errors() {
     let out = init.ctl(&["reload", "plain"]);
     out.expect(1);
     assert!(out.stderr.contains("exec-reload"), "{out:?}");
+    assert_eq!(init.unit("plain").state, UnitState::Running);
     init.ctl(&["reload", "nosuch"]).expect(4);
 }
 
@@ -1055,13 +1061,15 @@ fn kill_signals_a_units_processes() {
     dir.unit(
         "trap",
         &format!(
-            "unit: trap\nexec-start: [sh, -c, 'trap \"echo hup >> {d}/hups\" HUP; \
-             while :; do sleep 1 & wait; done']\n"
+            "unit: trap\nexec-start: [sh, -c, 'trap \"echo hup >> {d}/hups\" HUP; echo ready; \
+             while :; do sleep 1 & wait; done']\nready-grep: ready\n"
         ),
     );
     virtual_unit(&dir, "idle", "");
     virtual_unit(&dir, "default", "depends-on: trap, idle\n");
     let init = dir.start("default");
+    // Running once it said `ready`, after its trap is set: a HUP sent
+    // earlier (a loaded machine) would end the shell instead.
     let pid = init.wait_state("trap", UnitState::Running).pid;
     let hups = || {
         std::fs::read_to_string(dir.join("hups"))

@@ -6,6 +6,7 @@ mod accept;
 mod changes;
 mod control;
 mod deps;
+mod fdstore;
 mod generators;
 mod logs;
 mod mounts;

@@ -826,6 +826,76 @@ fn notify_socket_out_of_reach_is_reported_at_spawn() {
     assert_eq!(notes.matches("out of reach").count(), 1, "{notes}");
 }
 
+/// A `foreground-notified` unit with `private-tmp` under an init whose
+/// control directory (and so its notify socket) is under `/tmp`: the
+/// unit's private `/tmp` hides the socket, and the init says so at the
+/// spawn, on the console and in the unit's log, as for a socket its user
+/// may not reach, instead of leaving it `starting` until its time-out with
+/// no word why. The same unit without `private-tmp` becomes ready, with no
+/// such note.
+#[test]
+fn notify_socket_hidden_by_private_tmp_is_reported_at_spawn() {
+    let dir = TestDir::new();
+    assert!(dir.path().starts_with("/tmp"), "{}", dir.path().display());
+    let unit = |name: &str, private: bool| {
+        format!(
+            "unit: {name}\ntype: foreground-notified\nprivate-tmp: {private}\nrestart: no\n\
+             exec-start: [/usr/bin/python3, -c, \"import os, socket, time\\n\
+             s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\\n\
+             try: s.sendto(b'READY=1', os.environ['NOTIFY_SOCKET'])\\n\
+             except OSError as e: print('sd_notify:', e.strerror, flush=True)\\n\
+             time.sleep(100)\"]\n"
+        )
+    };
+    dir.unit("hidden", &unit("hidden", true));
+    dir.unit("open", &unit("open", false));
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [hidden, open]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("open", UnitState::Running);
+    let logs = |u: &str| init.ctl(&["logs", u]).stdout;
+    let socket = dir.path().join("notify");
+    let note = wait_for(WAIT, "the note in hidden's log", || {
+        let text = logs("hidden");
+        let note = text.lines().find(|l| l.contains("out of reach"))?;
+        Some(note.to_string())
+    });
+    let path = note
+        .split("notify socket ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .expect("the socket's path");
+    assert!(path.starts_with(&*socket.to_string_lossy()), "{note}");
+    assert!(
+        note.ends_with(&format!(
+            "hidden: notify socket {path} is out of reach of the unit: its PrivateTmp= puts \
+             something else at /tmp in its mount namespace, so READY=1 cannot arrive and the \
+             start will time out"
+        )),
+        "{note}"
+    );
+    assert!(init.output().contains("init: hidden: notify socket "));
+    // The unit's own word: the socket is not there for it.
+    wait_for(WAIT, "hidden's failed send", || {
+        logs("hidden")
+            .contains("sd_notify: No such file or directory")
+            .then_some(())
+    });
+    assert_eq!(
+        init.unit("hidden").state,
+        UnitState::Starting,
+        "{}",
+        logs("hidden")
+    );
+    let open = logs("open");
+    assert!(
+        !open.contains("out of reach") && !open.contains("sd_notify"),
+        "{open}"
+    );
+}
+
 /// `ExecStartPost=` (YAML `exec-start-post`): runs once the main process
 /// is up, the unit `starting` until it is done, and sees the main PID;
 /// then the unit is running. One that fails fails the start and stops the

@@ -308,9 +308,50 @@ fn finish(mut out: Vec<MountEntry>) -> Vec<MountEntry> {
     out
 }
 
+/// The entry of `plan` (as [`plan`] returns it, sorted) under which
+/// `path` is not the host's: covered (inaccessible, an empty tmpfs, a
+/// private `/tmp` or `/dev`, a new procfs) by the deepest entry at or above
+/// it that changes what is there, with no [`MountKind::Keep`] deeper that
+/// puts it back. Read-only and exec entries leave the path where it was. A
+/// notify socket there cannot be reached by the unit (`init`'s executor
+/// says so at the spawn).
+pub fn hidden_by<'a>(plan: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+    plan.iter()
+        .filter(|e| path.starts_with(&e.path))
+        .filter(|e| e.kind.rank() < 2 || e.kind == MountKind::Keep)
+        .max_by_key(|e| e.path.components().count())
+        .filter(|e| e.kind.rank() < 2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_hides_a_path() {
+        let tmp = Some(Path::new("/run/flotilla/private/u"));
+        let p = plan(&ctx(&[("PrivateTmp", "yes")]), tmp);
+        let sock = Path::new("/tmp/flotilla-x/notify/1");
+        assert_eq!(hidden_by(&p, sock).map(|e| e.key), Some(Key::PrivateTmp));
+        assert!(hidden_by(&p, Path::new("/run/init/notify/1")).is_none());
+        assert!(hidden_by(&p, Path::new("/tmpx/notify/1")).is_none());
+        // Read-only is still there; a deeper ReadWritePaths= under an
+        // inaccessible tree puts it back.
+        let p = plan(&ctx(&[("ProtectSystem", "strict")]), None);
+        assert!(hidden_by(&p, sock).is_none());
+        let p = plan(
+            &ctx(&[
+                ("InaccessiblePaths", "/srv"),
+                ("ReadWritePaths", "/srv/run"),
+            ]),
+            None,
+        );
+        assert_eq!(
+            hidden_by(&p, Path::new("/srv/x")).map(|e| e.key),
+            Some(Key::InaccessiblePaths)
+        );
+        assert!(hidden_by(&p, Path::new("/srv/run/notify/1")).is_none());
+    }
 
     fn ctx(pairs: &[(&str, &str)]) -> ServiceContext {
         let mut c = ServiceContext::default();

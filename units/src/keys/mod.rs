@@ -173,7 +173,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 61] = [
+const BASE_KEYS: [Key; 62] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -555,6 +555,12 @@ const BASE_KEYS: [Key; 61] = [
         systemd: &[("Service", "LogRateLimitBurst")],
         applies_to: PROCESS,
         slot: |s| Slot::Count(&mut s.extras.log_rate_limit_burst),
+    },
+    Key {
+        name: "file-descriptor-store-max",
+        systemd: &[("Service", "FileDescriptorStoreMax")],
+        applies_to: SPAWNING,
+        slot: |s| Slot::Count(&mut s.extras.file_descriptor_store_max),
     },
 ];
 

@@ -16,6 +16,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     environment_files: Vec::new(),
     log_rate_limit_interval: None,
     log_rate_limit_burst: None,
+    file_descriptor_store_max: None,
     context: Context(None),
     exec_start_then: Commands::new(),
     exec_start_post: Commands::new(),

@@ -444,6 +444,11 @@ pub struct ExtraFields {
     /// Lines kept per window (none: journald's default; zero: no limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_rate_limit_burst: Option<u32>,
+    /// `FileDescriptorStoreMax=`: how many descriptors the main process
+    /// may hand the init to keep for its next start (`FDSTORE=1`, the
+    /// store of `init/src/runtime/fdstore.rs`); none or zero: no store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_descriptor_store_max: Option<u32>,
     /// The service context: directories, limits, output, kill mode,
     /// cgroup limits, sandbox (`docs/service-context.md`).
     #[serde(skip_serializing_if = "Context::is_empty")]

@@ -124,9 +124,10 @@ fn the_keys_the_docs_list() {
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
     // `requisite`, `part-of`, `upholds`, `sockets`, `restart-kill-signal`,
     // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
-    // `propagates-reload-to` and `ready-bus-name` (25), 52 trigger settings,
-    // 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 25 + 52 + 66);
+    // `propagates-reload-to`, `ready-bus-name`, `file-descriptor-store-max`
+    // and `non-blocking` (27), 52 trigger settings, 33 conditions and 33
+    // assertions.
+    assert_eq!(UNIT_KEYS.len(), 36 + 27 + 52 + 66);
     for key in [
         "unit",
         "name",
@@ -164,6 +165,7 @@ fn the_keys_the_docs_list() {
         "start-limit-interval-sec",
         "start-limit-burst",
         "ready-bus-name",
+        "file-descriptor-store-max",
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }

@@ -47,8 +47,9 @@ pub(super) mod nr {
 }
 
 /// The most descriptors a child is handed as 3, 4, … (the parent refuses
-/// more).
-pub(crate) const MAX_LISTEN_FDS: usize = 128;
+/// more): a socket unit's and a descriptor store's (journald's holds up to
+/// 4224, Debian's `FileDescriptorStoreMax=`).
+pub(crate) const MAX_LISTEN_FDS: usize = 8192;
 
 /// Where the step codes of a context's steps start: step `n` of the
 /// context reports `CONTEXT_STEPS + n`.
@@ -167,6 +168,9 @@ pub(super) struct Plan {
     pub(super) keep_below: c_uint,
     /// The descriptors handed as 3, 4, … (and how many).
     pub(super) listen_fds: (*const RawFd, usize),
+    /// Room for as many descriptors, in the parent's memory (the child's
+    /// stack is too small for a descriptor store's thousands).
+    pub(super) listen_copies: *mut c_int,
     /// Where `LISTEN_PID`'s value lies in `envp` (and its length): the
     /// child writes its own PID there.
     pub(super) listen_pid: (*mut u8, usize),
@@ -425,7 +429,7 @@ unsafe fn send_failure(p: &Plan, code: u32, errno: c_int) -> ! {
 /// the last: the slots, the copies, and what else the table kept.
 unsafe fn hand_listen_fds(p: &Plan) -> (c_uint, c_uint) {
     let (fds, n) = p.listen_fds;
-    if n == 0 || fds.is_null() {
+    if n == 0 || fds.is_null() || p.listen_copies.is_null() {
         return (3, p.limit);
     }
     let n = n.min(MAX_LISTEN_FDS);
@@ -433,17 +437,17 @@ unsafe fn hand_listen_fds(p: &Plan) -> (c_uint, c_uint) {
     let base = p.keep_below.max(first);
     let mut top = base;
     // All copied first: a source may lie where an earlier one goes.
-    let mut copies: [c_int; MAX_LISTEN_FDS] = [-1; MAX_LISTEN_FDS];
-    for (i, slot) in copies.iter_mut().enumerate().take(n) {
+    let copies = p.listen_copies;
+    for i in 0..n {
         let copy = libc::fcntl(*fds.add(i), libc::F_DUPFD, base as c_int);
         if copy < 0 {
             fail(p, Step::ListenFds);
         }
         top = top.max(copy as c_uint + 1);
-        *slot = copy;
+        *copies.add(i) = copy;
     }
-    for (target, &copy) in (3..).zip(copies.iter().take(n)) {
-        if libc::dup2(copy, target) < 0 {
+    for i in 0..n {
+        if libc::dup2(*copies.add(i), 3 + i as c_int) < 0 {
             fail(p, Step::ListenFds);
         }
     }

@@ -209,6 +209,11 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
             }
         }
     }
+    // Where the child copies the handed descriptors before it moves them
+    // to 3, 4, …: its stack is too small for thousands (a descriptor
+    // store's), so the parent lends it this (the child has exec'd or
+    // exited when the spawn returns, or has its own copy when forked).
+    let mut listen_copies: Vec<c_int> = vec![-1; req.listen_fds.len()];
     let exec = Exec {
         path: &path,
         argv: &argv,
@@ -219,6 +224,7 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
         credentials: req.credentials,
         context: req.context,
         listen_fds: req.listen_fds,
+        listen_copies: listen_copies.as_mut_ptr(),
         listen_pid,
         journal: req.journal,
         journal_env,
@@ -302,6 +308,7 @@ fn set_handed_flags(req: &SpawnRequest<'_>) -> Result<(), Errno> {
     let handed = req
         .listen_fds
         .iter()
+        .take(req.listen_sockets)
         .map(|&fd| (fd, req.listen_nonblocking));
     for (fd, on) in handed.chain(stdio) {
         // SAFETY: a descriptor the request borrows for the spawn.
@@ -409,6 +416,8 @@ struct Exec<'a> {
     context: Option<&'a ChildContext>,
     /// Handed as 3, 4, ….
     listen_fds: &'a [RawFd],
+    /// Room for as many descriptors, the child's to write.
+    listen_copies: *mut c_int,
     /// The value of `LISTEN_PID` in `envp`, overwritten by the child.
     listen_pid: Option<(*mut u8, usize)>,
     journal: Option<&'a JournalStream>,
@@ -597,6 +606,7 @@ impl Spawner {
                 .map(|fd| fd.saturating_add(1))
                 .fold(self.limit, c_uint::max),
             listen_fds: (exec.listen_fds.as_ptr(), exec.listen_fds.len()),
+            listen_copies: exec.listen_copies,
             listen_pid: exec.listen_pid.unwrap_or((std::ptr::null_mut(), 0)),
             close_range: close_range_allowed(),
             groups: creds

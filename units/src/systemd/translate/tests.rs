@@ -20,11 +20,11 @@ fn handled_keys_are_read() {
     let p = translate_file(
         "f",
         "a.service",
-        "[Service]\nExecStart=/bin/x\nFileDescriptorStoreMax=3\n",
+        "[Service]\nExecStart=/bin/x\nFileDescriptorStorePreserve=yes\n",
     );
     assert_eq!(
         p.diagnostics[0].message,
-        "[Service] FileDescriptorStoreMax= is not supported, ignored"
+        "[Service] FileDescriptorStorePreserve= is not supported, ignored"
     );
 }
 
