@@ -8,6 +8,7 @@
 //! - [`logbuf`]: the bounded per-unit log in memory, and how far the log
 //!   writer has it;
 //! - [`ratelimit`]: a unit's output rate limit;
+//! - [`signals`]: what each signal to the init asks for;
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
 //! - [`pidfile`]: reading and validating a daemon's pidfile;
 //! - [`unitdir`]: reading a units directory;
@@ -23,6 +24,7 @@ pub mod notify;
 pub mod outpipe;
 pub mod pidfile;
 pub mod ratelimit;
+pub mod signals;
 pub mod sys;
 pub mod systemd_bus;
 pub mod unitdir;

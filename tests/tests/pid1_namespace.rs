@@ -241,7 +241,60 @@ fn in_a_container_sigint_powers_off_and_reboot_exits_133() {
 }
 
 #[test]
-fn an_unusable_control_socket_leaves_pid1_reaping_with_a_shell() {
+fn systemds_signals_end_a_container_in_order_or_at_once() {
+    // systemd's numbers (glibc's SIGRTMIN is 34), as podman sends them.
+    const RTMIN: i32 = 34;
+    // +3: what `podman stop` sends an image whose command is an init.
+    for (plus, code, ordered) in [(3, 0, true), (5, 133, true), (14, 0, false)] {
+        let dir = units_dir(&[
+            ("default", DEFAULT),
+            ("svc", SVC),
+            ("marker", &marker("exit 0")),
+        ]);
+        let units = dir.path().join("units");
+        let mut p = Pid1::start(
+            &dir.path().join("c.sock"),
+            &["--units", units.to_str().unwrap()],
+        );
+        p.out.wait("[  OK  ] started default", WAIT);
+        let ns = p.ns();
+        let t = Instant::now();
+        p.signal(RTMIN + plus);
+        let status = p.wait_exit(WAIT);
+        let took = t.elapsed();
+        assert_eq!(status.code(), Some(code), "+{plus}: {:#?}", p.out.all());
+        let all = p.out.all();
+        if ordered {
+            let kind = if plus == 3 { "halt" } else { "reboot" };
+            p.out.assert_order(&[
+                &format!("init: SIGRTMIN+{plus}: stopping every unit ({kind})"),
+                "[  OK  ] stopped default",
+                "[  OK  ] stopped svc",
+                "init: every unit stopped",
+                &format!("init: exiting with status {code}"),
+            ]);
+        } else {
+            p.out.assert_order(&[
+                "init: SIGRTMIN+14: poweroff at once, the units not stopped one by one",
+                "init: sending SIGTERM to every remaining process",
+                "init: exiting with status 0",
+            ]);
+            assert!(!all.iter().any(|l| l.contains("stopped svc")), "{all:#?}");
+        }
+        assert!(
+            took < Duration::from_secs(2),
+            "+{plus} took {took:?}: {all:#?}"
+        );
+        assert!(procs_in(&ns).is_empty());
+        pid1_support::report(&format!(
+            "pid1 SIGRTMIN+{plus} to exit: {} ms",
+            took.as_millis()
+        ));
+    }
+}
+
+#[test]
+fn an_unusable_control_socket_without_a_terminal_says_why_once_and_exits_2() {
     let dir = units_dir(&[
         ("default", DEFAULT),
         ("svc", SVC),
@@ -250,37 +303,29 @@ fn an_unusable_control_socket_leaves_pid1_reaping_with_a_shell() {
     let units = dir.path().join("units");
     // A regular file where the socket's directory should be.
     std::fs::write(dir.path().join("file"), "").unwrap();
+    // Standard input is a pipe, as in `podman run -d`: no terminal for an
+    // emergency shell, so no shell (which would read end-of-file and be
+    // started again and again): the container ends, status 2.
     let mut p = Pid1::start(
         &dir.path().join("file/c.sock"),
         &["--units", units.to_str().unwrap()],
     );
-    p.out.wait("init: EMERGENCY: control socket", WAIT);
-    p.out.wait("init: emergency shell /bin/sh started", WAIT);
-    let ns = p.ns();
-    // The shell reads the console (our pipe) and runs what we type; the
-    // background sleeps it leaves are orphans when it exits.
-    p.type_in("echo shell-alive-$((6*7)); sleep 0.2 & sleep 0.2 & exit 7\n");
-    p.out.wait("shell-alive-42", WAIT);
-    p.out.wait("exited with status 7", WAIT);
-    // The init survives and reaps: the next shell comes (its stdin is at
-    // EOF now, so it exits at once and the next one backs off), and no
-    // zombie stays.
-    wait_for(WAIT, "the orphans to be reaped", || {
-        let procs = procs_in(&ns);
-        (procs.len() == 1 && procs[0].1 != 'Z').then_some(())
-    });
-    assert!(
-        pid1_support::ppid(p.host_pid()) == Some(p.unshare_pid()),
-        "init alive"
-    );
-    // SIGTERM still shuts down in order; a container then exits 2.
-    p.signal(libc::SIGTERM);
     assert_eq!(p.wait_exit(WAIT).code(), Some(2), "{:#?}", p.out.all());
     p.out.assert_order(&[
-        "init: EMERGENCY",
-        "init: emergency: powering off",
+        "init: EMERGENCY: control socket",
+        "init: emergency mode: standard input is no terminal, so no shell",
         "init: exiting with status 2",
     ]);
+    let all = p.out.all();
+    assert_eq!(
+        all.iter().filter(|l| l.contains("EMERGENCY")).count(),
+        1,
+        "{all:#?}"
+    );
+    assert!(
+        !all.iter().any(|l| l.contains("emergency shell")),
+        "{all:#?}"
+    );
 }
 
 #[test]

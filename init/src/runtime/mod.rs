@@ -110,6 +110,9 @@ pub struct Runtime<S: Sys> {
     mono0: Instant,
     wall0: WallTime,
     shutdown: Option<ShutdownKind>,
+    /// The shutdown is an immediate one (`signals::Asked::Immediate`):
+    /// the loop ends without stopping the units one by one.
+    immediate: bool,
     notify_dir: PathBuf,
     /// Numbers the notify sockets (their file names).
     notify_seq: u64,
@@ -269,6 +272,7 @@ impl<S: Sys> Runtime<S> {
             units,
             base_env,
             shutdown: None,
+            immediate: false,
             notify_dir,
             notify_seq: 0,
             redrain: Vec::new(),
@@ -310,7 +314,7 @@ impl<S: Sys> Runtime<S> {
     /// has stopped every unit.
     pub fn turn(&mut self) -> Option<Exit> {
         if let Some(kind) = self.shutdown {
-            if self.planner.drained() {
+            if self.immediate || self.planner.drained() {
                 return Some(Exit::Shutdown(kind));
             }
         }
@@ -463,16 +467,40 @@ impl<S: Sys> Runtime<S> {
             kind_name(kind)
         ));
         self.shutdown = Some(kind);
-        // PID-1 hook: remember the system's health for the exit status.
-        self.failed_at_shutdown = self.planner.target_settled() == Some(false)
+        self.failed_at_shutdown = self.failed_now();
+        let now = self.now();
+        self.planner.shutdown(now);
+    }
+
+    /// Ends the loop at its next turn without stopping the units one by
+    /// one (systemd's immediate forms, PID 1 only: the final sequence's
+    /// SIGTERM and SIGKILL end every process). Overrides an orderly
+    /// shutdown under way, as systemd's does.
+    pub fn begin_immediate(&mut self, kind: ShutdownKind, why: &str) {
+        if self.immediate {
+            return;
+        }
+        self.sys.console(&format!(
+            "init: {why}: {} at once, the units not stopped one by one",
+            kind_name(kind)
+        ));
+        if self.shutdown.is_none() {
+            self.failed_at_shutdown = self.failed_now();
+        }
+        self.shutdown = Some(kind);
+        self.immediate = true;
+    }
+
+    /// PID-1 hook: the system's health for the exit status, as a shutdown
+    /// begins.
+    fn failed_now(&self) -> bool {
+        self.planner.target_settled() == Some(false)
             || self
                 .planner
                 .graph()
                 .provider(self.planner.target())
                 .is_none()
-            || !self.planner.failed_units().is_empty();
-        let now = self.now();
-        self.planner.shutdown(now);
+            || !self.planner.failed_units().is_empty()
     }
 }
 

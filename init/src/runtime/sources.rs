@@ -7,9 +7,10 @@ use super::Runtime;
 use crate::notify::NotifyMsg;
 use crate::outpipe::{Drained, Stream};
 use crate::ratelimit::{dropped_note, THROTTLE};
+use crate::signals::Asked;
 use crate::sys::{ExitStatus as SysExit, Pid, Sys, Token};
 use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
-use flotilla_units::protocol::{Reply, ShutdownKind};
+use flotilla_units::protocol::Reply;
 use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
 use std::os::fd::AsRawFd;
@@ -17,11 +18,11 @@ use std::os::fd::AsRawFd;
 impl<S: Sys> Runtime<S> {
     /// Handles one signal (children are reaped after every batch).
     pub(super) fn on_signal(&mut self, signo: i32) {
-        match signo {
-            libc::SIGTERM => self.begin_shutdown(ShutdownKind::Poweroff, "SIGTERM"),
-            libc::SIGPWR => self.begin_shutdown(ShutdownKind::Poweroff, "SIGPWR"),
-            libc::SIGINT => self.begin_shutdown(self.sigint, "SIGINT"),
-            libc::SIGHUP => {
+        let why = crate::signals::name(signo);
+        match crate::signals::asked(signo, self.sigint, self.pid1) {
+            Asked::Shutdown(kind) => self.begin_shutdown(kind, &why),
+            Asked::Immediate(kind) => self.begin_immediate(kind, &why),
+            Asked::Reload => {
                 if let Some(Reply::Error {
                     message, details, ..
                 }) = self.begin_reload(None)
@@ -35,7 +36,7 @@ impl<S: Sys> Runtime<S> {
             }
             // SIGCHLD: reaped after the batch. SIGQUIT, SIGUSR1, SIGUSR2,
             // SIGPIPE: documented as ignored.
-            _ => {}
+            Asked::Nothing => {}
         }
     }
 

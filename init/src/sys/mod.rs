@@ -416,6 +416,10 @@ pub trait Sys {
     /// Whether descriptor `fd` (0, 1 or 2) is open.
     fn stdio_open(&self, fd: i32) -> bool;
 
+    /// Whether standard input is a terminal (`isatty(0)`): where the
+    /// emergency shell could be typed into.
+    fn stdin_is_terminal(&self) -> bool;
+
     /// Opens `/dev/console` onto every closed descriptor of 0, 1 and 2.
     fn open_console(&self) -> Result<(), SysError>;
 

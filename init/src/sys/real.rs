@@ -566,6 +566,11 @@ impl Sys for RealSys {
         unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
     }
 
+    fn stdin_is_terminal(&self) -> bool {
+        // SAFETY: isatty(3) only queries the descriptor.
+        unsafe { libc::isatty(0) == 1 }
+    }
+
     fn open_console(&self) -> Result<(), SysError> {
         let path = c"/dev/console";
         // Not close-on-exec: the descriptor becomes 0, 1 or 2, which

@@ -649,6 +649,10 @@ impl Sys for FakeSys {
         st.console.push(line.to_owned());
     }
 
+    fn stdin_is_terminal(&self) -> bool {
+        self.state.borrow().stdin_terminal
+    }
+
     fn stdio_open(&self, fd: i32) -> bool {
         let st = self.state.borrow();
         usize::try_from(fd)

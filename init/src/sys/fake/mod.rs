@@ -114,6 +114,8 @@ struct State {
     /// harness's capture of them is heap too).
     echo: bool,
     stdio_open: [bool; 3],
+    /// Whether standard input is a terminal (by default it is).
+    stdin_terminal: bool,
     /// Whether `/dev/console` opens.
     console_ok: bool,
     /// The machine conditions are checked against.
@@ -197,6 +199,7 @@ impl FakeSys {
                 console: Vec::new(),
                 echo: true,
                 stdio_open: [true; 3],
+                stdin_terminal: true,
                 console_ok: true,
                 machine: flotilla_units::systemd::ScriptedFacts::default(),
             }),
@@ -390,6 +393,11 @@ impl FakeSys {
     /// Sets whether console lines are also printed (on by default).
     pub fn set_echo(&self, on: bool) {
         self.state.borrow_mut().echo = on;
+    }
+
+    /// Sets whether standard input is a terminal.
+    pub fn set_stdin_terminal(&self, on: bool) {
+        self.state.borrow_mut().stdin_terminal = on;
     }
 
     /// Sets which of descriptors 0 to 2 are open.
