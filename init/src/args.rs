@@ -9,7 +9,7 @@ use crate::sys::{Errno, Os, Sys, SysError};
 use flotilla_units::cli;
 use flotilla_units::config::{parse_config, Config};
 use flotilla_units::load::generators::{place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
-use flotilla_units::protocol::control_socket_path;
+use flotilla_units::protocol::{control_socket_path, unprivileged_control_socket};
 use std::path::{Path, PathBuf};
 
 /// The flags as given.
@@ -212,6 +212,11 @@ pub struct Context {
     pub xdg_runtime_dir: Option<PathBuf>,
     /// The kernel command line (PID 1 only).
     pub cmdline: Option<String>,
+    /// The effective uid (a non-root PID 1's socket is named by it).
+    pub uid: u32,
+    /// A non-root PID 1 could make `/run/init` (its control socket goes
+    /// there, else under `/tmp`).
+    pub run_usable: bool,
 }
 
 impl Context {
@@ -230,6 +235,8 @@ impl Context {
             env_control: var("INIT_CONTROL"),
             xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
             cmdline,
+            uid: 0,
+            run_usable: false,
         }
     }
 }
@@ -275,13 +282,18 @@ pub fn cmdline_target(cmdline: &str) -> Option<String> {
 }
 
 /// The control socket path without a flag or config: the one rule of
-/// docs/contract.md §2 ([`control_socket_path`]), the system socket for PID 1 too.
+/// docs/contract.md §2 ([`control_socket_path`]); a non-root PID 1 without
+/// `$XDG_RUNTIME_DIR` takes [`unprivileged_control_socket`].
 pub fn default_control(ctx: &Context) -> Result<PathBuf, String> {
     control_socket_path(
         ctx.env_control.as_deref().map(Path::as_os_str),
-        ctx.root || ctx.pid1,
+        ctx.root,
         ctx.xdg_runtime_dir.as_deref().map(Path::as_os_str),
     )
+    .or_else(|| {
+        ctx.pid1
+            .then(|| unprivileged_control_socket(ctx.uid, ctx.run_usable))
+    })
     .ok_or_else(|| {
         "no control socket: give --control PATH, or set INIT_CONTROL or XDG_RUNTIME_DIR".to_string()
     })
@@ -351,8 +363,10 @@ pub fn resolve(
         },
     };
     let generators = generators_of(&config);
-    let systemd_bus = config.systemd_bus.unwrap_or(ctx.pid1);
-    if systemd_bus && !(ctx.root || ctx.pid1) {
+    // A non-root PID 1 (a container's `--user`) cannot bind the machine's
+    // /run/systemd/private: off unless asked, and refused when asked.
+    let systemd_bus = config.systemd_bus.unwrap_or(ctx.pid1 && ctx.root);
+    if systemd_bus && !ctx.root {
         return Err(vec![format!(
             "{}: `systemd-bus: true` needs root: /run/systemd/private and /run/systemd/system/ \
              are the machine's",
@@ -594,6 +608,36 @@ mod tests {
         };
         assert_eq!(default_control(&env), Ok(PathBuf::from("/tmp/c.sock")));
         assert!(default_control(&Context::default()).is_err());
+        // A non-root PID 1 (`podman run --user 1000`): XDG_RUNTIME_DIR if
+        // set, else /run/init where it could be made, else /tmp.
+        let pid1 = |xdg: Option<&str>, run_usable| Context {
+            pid1: true,
+            uid: 1000,
+            run_usable,
+            xdg_runtime_dir: xdg.map(PathBuf::from),
+            ..Context::default()
+        };
+        assert_eq!(
+            default_control(&pid1(None, true)),
+            Ok(PathBuf::from("/run/init/control.sock"))
+        );
+        assert_eq!(
+            default_control(&pid1(None, false)),
+            Ok(PathBuf::from("/tmp/flotilla-1000/control.sock"))
+        );
+        assert_eq!(
+            default_control(&pid1(Some("/run/user/1000"), false)),
+            Ok(PathBuf::from("/run/user/1000/init/control.sock"))
+        );
+        let root_pid1 = Context {
+            pid1: true,
+            root: true,
+            ..Context::default()
+        };
+        assert_eq!(
+            default_control(&root_pid1),
+            Ok(PathBuf::from("/run/init/control.sock"))
+        );
     }
 
     #[test]

@@ -741,7 +741,12 @@ fn settings(sys: &dyn Sys, args: &Args, place: Place) -> Result<Settings, String
             .map(|b| String::from_utf8_lossy(&b).into_owned()),
         Place::Container => None,
     };
-    let ctx = Context::from_env(true, sys.geteuid() == 0, cmdline);
+    let uid = sys.geteuid();
+    let mut ctx = Context::from_env(true, uid == 0, cmdline);
+    ctx.uid = uid;
+    // A non-root PID 1 (a container's `--user`): its socket in /run/init
+    // if it may make that directory there (a writable /run), else /tmp.
+    ctx.run_usable = uid != 0 && sys.create_dir_all(Path::new("/run/init/notify")).is_ok();
     match args::resolve(args, &ctx, |p| args::read_config(sys, p)) {
         Ok(s) => Ok(s),
         Err(errors) => {

@@ -449,3 +449,79 @@ fn host_pid_of(p: &Pid1, pid: i32) -> i32 {
         })
         .expect("the process in the namespace")
 }
+
+/// `initctl ARGS` in the init's namespaces as user `uid`, with no
+/// `--control` and no `INIT_CONTROL`: it finds the socket itself.
+fn ctl_as(p: &Pid1, uid: u32, args: &[&str]) -> std::process::Output {
+    let id = uid.to_string();
+    std::process::Command::new("nsenter")
+        .arg("-t")
+        .arg(p.host_pid().to_string())
+        .args(["-m", "-p", "-S", &id, "-G", &id, "--"])
+        .arg(pid1_support::bin("initctl", "flotilla-ctl"))
+        .args(args)
+        .env_remove("INIT_CONTROL")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("nsenter initctl")
+}
+
+#[test]
+fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
+    // uid 4242 has no passwd entry; the namespace's /run is root's (0755),
+    // so the socket goes under /tmp, as docs/contract.md §2 says.
+    const UID: u32 = 4242;
+    let sock = std::path::PathBuf::from(format!("/tmp/flotilla-{UID}/control.sock"));
+    let _ = std::fs::remove_dir_all(sock.parent().unwrap());
+    let svc = "unit: svc\nuser: root\nexec-start: [\"/bin/sh\", \"-c\", \"echo uid=$(id -u); exec sleep 1000\"]\n";
+    let dir = units_dir(&[
+        ("default", DEFAULT),
+        ("svc", svc),
+        ("marker", &marker("exit 0")),
+    ]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let units = dir.path().join("units");
+    let mut p = Pid1::start_as_user(UID, &sock, &["--units", units.to_str().unwrap()]);
+    p.out.wait("[  OK  ] started default", WAIT);
+    let all = p.out.all();
+    assert!(!all.iter().any(|l| l.contains("EMERGENCY")), "{all:#?}");
+    assert!(
+        all.iter()
+            .any(|l| l.contains(&format!("control {}", sock.display()))),
+        "{all:#?}"
+    );
+    let out = ctl_as(&p, UID, &["status", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let svc = unit(&s, "svc");
+    assert_eq!(svc["state"], "running", "{s}");
+    let na = svc["not_applied"].as_array().cloned().unwrap_or_default();
+    assert!(
+        na.iter().any(|n| n["setting"] == "User"
+            && n["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("uid 4242, not root")),
+        "{svc}"
+    );
+    // No D-Bus interface for a non-root init: /run/systemd is the machine's.
+    assert!(
+        s["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| u["unit"] != "flotilla-busd.service"),
+        "{s}"
+    );
+    let out = ctl_as(&p, UID, &["logs", "svc"]);
+    let logs = String::from_utf8_lossy(&out.stdout);
+    assert!(logs.contains(&format!("uid={UID}")), "{logs}");
+    let ns = p.ns();
+    p.signal(34 + 3);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(0), "{:#?}", p.out.all());
+    p.out.wait("[  OK  ] stopped svc", WAIT);
+    assert!(procs_in(&ns).is_empty());
+    let _ = std::fs::remove_dir_all(sock.parent().unwrap());
+}
