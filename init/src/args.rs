@@ -33,11 +33,14 @@ pub struct Args {
     pub help: bool,
     /// `--version`.
     pub version: bool,
+    /// The command after `--` (docs/contract.md §2; `cmd.rs`).
+    pub cmd: Vec<String>,
 }
 
 /// The usage text.
 pub const USAGE: &str = "\
 usage: init [--units DIR] [--target NAME] [--control PATH] [--config FILE] [--log-dir DIR]
+            [-- CMD [ARG...]]
        init --check [--units DIR] [--target NAME] [--config FILE]
 
 As PID 1 with no arguments: config /etc/init/init.yaml (if present), units
@@ -53,6 +56,10 @@ supervisor; SIGTERM, SIGINT or `initctl poweroff` stop every unit and exit 0.
   --log-dir DIR    where each unit's output is also written (<unit>.log)
   --check          validate the units directory, print the required set, exit
                    0 if there is no error and 1 otherwise; starts nothing
+  -- CMD [ARG...]  run CMD once the target is reached, with the init's
+                   stdio, environment and directory; when it exits every
+                   unit stops and the init exits with its status (128+N
+                   after signal N)
 ";
 
 impl Args {
@@ -60,6 +67,14 @@ impl Args {
     /// VALUE` and `--flag=VALUE`, `-h`, `-V`).
     pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
         let mut a = Args::default();
+        // Everything after the first `--` is the command, flags or not.
+        let mut args: Vec<String> = args.into_iter().collect();
+        if let Some(at) = args.iter().position(|w| w == "--") {
+            a.cmd = args.split_off(at).split_off(1);
+            if a.cmd.is_empty() {
+                return Err("`--` needs a command after it".to_string());
+            }
+        }
         let mut p = cli::parser(args);
         while let Some(arg) = p.next().map_err(cli::usage_error)? {
             let flag = cli::flag(arg)?;
@@ -118,8 +133,16 @@ pub struct Settings {
     /// to apply does, where a unit does not say.
     pub sandbox: flotilla_units::context::policy::SandboxPolicy,
     /// Serve systemd's D-Bus interface (`systemd_bus.rs`): the config's
-    /// `systemd-bus`, on by default as PID 1.
+    /// `systemd-bus`, on by default as root's PID 1.
     pub systemd_bus: bool,
+    /// The config asked for `systemd-bus: true` itself (a missing binary
+    /// is then worth a warning even for a set with no systemd unit).
+    pub systemd_bus_asked: bool,
+    /// The command after `--` (`cmd.rs`).
+    pub cmd: Option<crate::cmd::CmdLine>,
+    /// Each unit's lines also on the init's standard output (config
+    /// `console-output`; `runtime/mirror.rs`).
+    pub console_output: bool,
 }
 
 /// Where the generators are, where their output goes, how long they may
@@ -165,6 +188,9 @@ impl Settings {
             generators: None,
             sandbox: Default::default(),
             systemd_bus: false,
+            systemd_bus_asked: false,
+            cmd: None,
+            console_output: false,
         }
     }
 
@@ -217,6 +243,10 @@ pub struct Context {
     /// A non-root PID 1 could make `/run/init` (its control socket goes
     /// there, else under `/tmp`).
     pub run_usable: bool,
+    /// PID 1 in a container (its `console-output` default is `all`).
+    pub container: bool,
+    /// The working directory (the `-- CMD`'s).
+    pub cwd: Option<PathBuf>,
 }
 
 impl Context {
@@ -237,6 +267,8 @@ impl Context {
             cmdline,
             uid: 0,
             run_usable: false,
+            container: false,
+            cwd: std::env::current_dir().ok(),
         }
     }
 }
@@ -297,6 +329,13 @@ pub fn default_control(ctx: &Context) -> Result<PathBuf, String> {
     .ok_or_else(|| {
         "no control socket: give --control PATH, or set INIT_CONTROL or XDG_RUNTIME_DIR".to_string()
     })
+}
+
+/// Whether each unit's lines go to the init's standard output too: the
+/// config's `console-output` (`all` or `none`), else `all` in a container
+/// and `none` elsewhere (a machine's console gets status lines only).
+fn console_output(config: Option<bool>, ctx: &Context) -> bool {
+    config.unwrap_or(ctx.container)
 }
 
 /// Resolves flags, the config file and the defaults into settings.
@@ -386,6 +425,12 @@ pub fn resolve(
         sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
         sandbox: config.sandbox,
         systemd_bus,
+        systemd_bus_asked: config.systemd_bus == Some(true),
+        cmd: (!args.cmd.is_empty()).then(|| crate::cmd::CmdLine {
+            argv: args.cmd.clone(),
+            cwd: ctx.cwd.clone(),
+        }),
+        console_output: console_output(config.console_output, ctx),
         state_dir,
     })
 }
@@ -515,6 +560,55 @@ mod tests {
         };
         let s = resolve(&a, &ctx(false), read("generators: [/g]\n")).unwrap();
         assert_eq!(s.generators.unwrap().dirs, [PathBuf::from("/g")]);
+    }
+
+    #[test]
+    fn the_command_after_the_double_dash() {
+        let a = parse(&["--target", "web", "--", "app", "--units", "x"]).unwrap();
+        assert_eq!(a.target.as_deref(), Some("web"));
+        assert_eq!(a.units, None);
+        assert_eq!(a.cmd, ["app", "--units", "x"]);
+        assert_eq!(parse(&["--", "sh"]).unwrap().cmd, ["sh"]);
+        assert_eq!(
+            parse(&["--units", "/u", "--"]),
+            Err("`--` needs a command after it".to_string())
+        );
+        let ctx = Context {
+            root: true,
+            cwd: Some(PathBuf::from("/srv")),
+            ..Context::default()
+        };
+        let s = resolve(&parse(&["--", "app"]).unwrap(), &ctx, |_: &Path| {
+            Err(ConfigReadError::NotFound)
+        })
+        .unwrap();
+        assert_eq!(
+            s.cmd,
+            Some(crate::cmd::CmdLine {
+                argv: vec!["app".into()],
+                cwd: Some(PathBuf::from("/srv"))
+            })
+        );
+    }
+
+    #[test]
+    fn console_output_is_all_in_a_container_unless_the_config_says() {
+        let ctx = |container| Context {
+            pid1: true,
+            root: true,
+            container,
+            ..Context::default()
+        };
+        let read = |text: &'static str| move |_: &Path| Ok(text.to_string());
+        let on = |c, text| {
+            resolve(&Args::default(), &ctx(c), read(text))
+                .unwrap()
+                .console_output
+        };
+        assert!(on(true, ""));
+        assert!(!on(false, ""));
+        assert!(!on(true, "console-output: none\n"));
+        assert!(on(false, "console-output: all\n"));
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! - [`control`]: the control socket's connections and framing;
 //! - [`runtime`]: the event loop;
 //! - [`pid1`]: PID 1's own duties;
-//! - [`args`]: flags and settings.
+//! - [`args`]: flags and settings;
+//! - [`cmd`]: the command after `--`, a unit of the set.
 #![warn(missing_docs)]
 
 pub mod logbuf;
@@ -30,6 +31,7 @@ pub mod systemd_bus;
 pub mod unitdir;
 
 pub mod args;
+pub mod cmd;
 pub mod control;
 pub mod pid1;
 pub mod runtime;

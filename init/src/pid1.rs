@@ -684,6 +684,12 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     install_panic_hook(place);
     let mut args = match Args::parse(argv) {
         Ok(a) => a,
+        // A container's arguments are its image's and its user's, not a
+        // kernel's: a mistake there is a usage error, as for tini.
+        Err(e) if place == Place::Container => {
+            sys.console(&format!("init: {e}\n{}", args::USAGE));
+            return ExitCode::from(EXIT_EMERGENCY);
+        }
         Err(e) => {
             sys.console(&format!("init: ignoring the arguments: {e}"));
             Args::default()
@@ -713,16 +719,23 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     rt.set_sigint(sigint_kind(place));
     let Exit::Shutdown(kind) = rt.run();
     let failed = rt.failed_at_shutdown();
+    let cmd = rt.cmd_status();
     rt.close();
     drop(rt);
     sys.console("init: every unit stopped");
     match final_sequence(&sys, kind, place, GRACE) {
         Ok(()) => {
-            let code = container_exit_status(kind, failed);
-            let why = match (kind, failed) {
-                (ShutdownKind::Reboot, _) => "reboot requested",
-                (_, true) => "the target or a required unit had failed",
-                (_, false) => "orderly shutdown",
+            let (code, why) = match cmd {
+                // The command after `--`: its status is the container's.
+                Some(st) => (crate::cmd::exit_code(st), "the command's"),
+                None => (
+                    container_exit_status(kind, failed),
+                    match (kind, failed) {
+                        (ShutdownKind::Reboot, _) => "reboot requested",
+                        (_, true) => "the target or a required unit had failed",
+                        (_, false) => "orderly shutdown",
+                    },
+                ),
             };
             sys.console(&format!("init: exiting with status {code} ({why})"));
             ExitCode::from(code)
@@ -744,6 +757,7 @@ fn settings(sys: &dyn Sys, args: &Args, place: Place) -> Result<Settings, String
     let uid = sys.geteuid();
     let mut ctx = Context::from_env(true, uid == 0, cmdline);
     ctx.uid = uid;
+    ctx.container = place == Place::Container;
     // A non-root PID 1 (a container's `--user`): its socket in /run/init
     // if it may make that directory there (a writable /run), else /tmp.
     ctx.run_usable = uid != 0 && sys.create_dir_all(Path::new("/run/init/notify")).is_ok();

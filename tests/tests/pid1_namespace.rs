@@ -525,3 +525,73 @@ fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
     assert!(procs_in(&ns).is_empty());
     let _ = std::fs::remove_dir_all(sock.parent().unwrap());
 }
+
+#[test]
+fn the_command_after_the_double_dash_sets_the_containers_status() {
+    let path = format!(
+        "{}:{}",
+        pid1_support::bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let start = |cmd: &[&str]| {
+        let dir = units_dir(&[
+            ("default", DEFAULT),
+            ("svc", SVC),
+            ("marker", &marker("exit 0")),
+        ]);
+        let units = dir.path().join("units");
+        let mut args = vec!["--units", units.to_str().unwrap(), "--"];
+        args.extend_from_slice(cmd);
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let p = Pid1::start_env(
+            &dir.path().join("c.sock"),
+            &args,
+            &[("PATH", &path), ("APP_GREETING", "hello")],
+        );
+        (p, dir)
+    };
+    // Once the target is up, with the init's stdin, stdout and environment;
+    // `initctl status` lists it as the unit `cmd`; its status is the init's.
+    let script = "initctl status cmd | head -n 3; read line; \
+                  echo \"got=$line env=$APP_GREETING cwd=$(pwd)\"; exit 5";
+    let (mut p, _dir) = start(&["sh", "-c", script]);
+    p.out.wait("[  OK  ] started cmd", WAIT);
+    p.type_in("typed\n");
+    let status = p.wait_exit(WAIT);
+    assert_eq!(status.code(), Some(5), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "[  OK  ] started default",
+        "[  OK  ] started cmd",
+        "cmd",
+        "got=typed env=hello cwd=",
+        "init: cmd: FailureAction=exit: stopping every unit (poweroff)",
+        "[  OK  ] stopped cmd",
+        "[  OK  ] stopped svc",
+        "init: every unit stopped",
+        "init: exiting with status 5 (the command's)",
+    ]);
+    // SIGTERM stops the command and the units; the status is still the
+    // command's: 128+15 for a command that SIGTERM ends.
+    let (mut p, _dir) = start(&["sleep", "1000"]);
+    p.out.wait("[  OK  ] started cmd", WAIT);
+    let ns = p.ns();
+    p.signal(libc::SIGTERM);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(143), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "init: SIGTERM: stopping every unit (poweroff)",
+        "[  OK  ] stopped cmd",
+        "[  OK  ] stopped svc",
+        "init: exiting with status 143 (the command's)",
+    ]);
+    assert!(procs_in(&ns).is_empty());
+    // `--` with nothing after it: a usage error, status 2.
+    let dir = units_dir(&[("default", DEFAULT)]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap(), "--"],
+    );
+    assert_eq!(p.wait_exit(WAIT).code(), Some(2), "{:#?}", p.out.all());
+    p.out.wait("init: `--` needs a command after it", WAIT);
+}

@@ -393,14 +393,25 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let context = run.child(privileges == Privileges::Full);
+        // The command after `--` has the container's own streams, its
+        // terminal or its runtime's pipes (`cmd.rs`).
+        let own_stdio = self
+            .planner
+            .graph()
+            .get(unit)
+            .is_some_and(|n| crate::cmd::is_builtin(&n.origin));
         let res = {
-            let [stdin, stdout, stderr] = streams(
-                ctx,
-                &handed,
-                out.stdio(),
-                err.stdio(),
-                data.as_ref().map(|d| Stdio::Fd(d.as_fd())),
-            )?;
+            let [stdin, stdout, stderr] = if own_stdio {
+                [Stdio::Inherit; 3]
+            } else {
+                streams(
+                    ctx,
+                    &handed,
+                    out.stdio(),
+                    err.stdio(),
+                    data.as_ref().map(|d| Stdio::Fd(d.as_fd())),
+                )?
+            };
             let mut req = SpawnRequest::new(argv, &env)
                 .stdin(stdin)
                 .stdout(stdout)

@@ -143,6 +143,8 @@ pub struct Runtime<S: Sys> {
     /// for a container's exit status): whether the target or a required
     /// unit had failed when the shutdown began.
     failed_at_shutdown: bool,
+    /// How the command after `--` ended, once it has (`cmd.rs`).
+    cmd_status: Option<flotilla_units::planner::ExitStatus>,
     /// The buffer [`Runtime::drive`] carries the planner's actions out of,
     /// kept between turns (no allocation per batch).
     actions: Vec<Action>,
@@ -289,6 +291,7 @@ impl<S: Sys> Runtime<S> {
             },
             settled: false,
             failed_at_shutdown: false,
+            cmd_status: None,
             actions: Vec::new(),
             events: Vec::with_capacity(64),
             timers,
@@ -393,6 +396,12 @@ impl<S: Sys> Runtime<S> {
     /// required unit was failed. A container's init exits 1 then.
     pub fn failed_at_shutdown(&self) -> bool {
         self.failed_at_shutdown
+    }
+
+    /// How the command after `--` ended, if it ran and ended: the init
+    /// exits with its status (`cmd::exit_code`).
+    pub fn cmd_status(&self) -> Option<flotilla_units::planner::ExitStatus> {
+        self.cmd_status
     }
 
     /// Removes the control socket and the notify sockets (at exit).

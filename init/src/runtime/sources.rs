@@ -80,6 +80,16 @@ impl<S: Sys> Runtime<S> {
             if self.slots.get(unit).is_some_and(|s| s.adopted.is_some()) {
                 return;
             }
+            // The command after `--`: the init's exit status (`cmd.rs`).
+            if role == Role::Main
+                && self
+                    .planner
+                    .graph()
+                    .get(unit)
+                    .is_some_and(|n| crate::cmd::is_builtin(&n.origin))
+            {
+                self.cmd_status = Some(status);
+            }
             // Its last words are logged before its exit.
             self.drain_unit(unit);
             if role == Role::Main && !status.success() {
