@@ -518,6 +518,9 @@ fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
     let out = ctl_as(&p, UID, &["logs", "svc"]);
     let logs = String::from_utf8_lossy(&out.stdout);
     assert!(logs.contains(&format!("uid={UID}")), "{logs}");
+    // In a container the units' lines are on the init's standard output
+    // too (`console-output: all`), with the unit's name.
+    p.out.wait(&format!("svc: uid={UID}"), WAIT);
     let ns = p.ns();
     p.signal(34 + 3);
     assert_eq!(p.wait_exit(WAIT).code(), Some(0), "{:#?}", p.out.all());

@@ -28,7 +28,9 @@
 //! - `timers.rs`: what timer units read besides the monotonic clock, the
 //!   wall-clock watch, the persistent timers' stamps;
 //! - `logfeed.rs`: the log writer's channel (the units' lines to the log
-//!   directory, through a unit of its own: the loop opens no file).
+//!   directory, through a unit of its own: the loop opens no file);
+//! - `mirror.rs`: the units' lines on the init's standard output
+//!   (`console-output`), never waiting.
 //!
 //! Nothing here panics: every failure is logged (to the console and the
 //! unit's log) and the loop carries on.
@@ -42,6 +44,7 @@ mod held;
 mod instances;
 mod loading;
 mod logfeed;
+mod mirror;
 mod pam;
 mod reexec;
 mod reloading;
@@ -143,6 +146,8 @@ pub struct Runtime<S: Sys> {
     /// for a container's exit status): whether the target or a required
     /// unit had failed when the shutdown began.
     failed_at_shutdown: bool,
+    /// The units' lines on standard output (`console-output`).
+    mirror: Option<mirror::Mirror>,
     /// How the command after `--` ended, once it has (`cmd.rs`).
     cmd_status: Option<flotilla_units::planner::ExitStatus>,
     /// The buffer [`Runtime::drive`] carries the planner's actions out of,
@@ -255,6 +260,10 @@ impl<S: Sys> Runtime<S> {
         timers: timers::Timers,
     ) -> Runtime<S> {
         let notify_dir = notify_dir(&settings);
+        let mirror = match settings.console_output {
+            true => mirror::Mirror::open(&sys),
+            false => None,
+        };
         let mut base_env = Env::from_current();
         base_env.remove("NOTIFY_SOCKET");
         for k in ["LISTEN_FDS", "LISTEN_FDNAMES", "LISTEN_PID"] {
@@ -292,6 +301,7 @@ impl<S: Sys> Runtime<S> {
             settled: false,
             failed_at_shutdown: false,
             cmd_status: None,
+            mirror,
             actions: Vec::new(),
             events: Vec::with_capacity(64),
             timers,

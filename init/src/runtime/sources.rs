@@ -170,6 +170,12 @@ impl<S: Sys> Runtime<S> {
         };
         limiter.note_read(now);
         let mut matched = false;
+        let name = self
+            .planner
+            .graph()
+            .get(unit)
+            .map_or("", |n| n.spec.name.as_str());
+        let mut mirror = self.mirror.as_mut();
         let res = pipe.drain(|line| {
             let verdict = limiter.admit(now, limit);
             if let Some(n) = verdict.dropped {
@@ -181,9 +187,15 @@ impl<S: Sys> Runtime<S> {
                 }
             }
             if verdict.keep {
+                if let Some(m) = mirror.as_deref_mut() {
+                    m.push(name, line.text);
+                }
                 log.push(wall, line);
             }
         });
+        if let Some(m) = mirror {
+            m.flush(&self.sys);
+        }
         match res {
             Ok(Drained::More) if limiter.over(now, limit) => {
                 self.throttle(t, now.after(THROTTLE));
