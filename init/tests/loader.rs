@@ -74,6 +74,7 @@ fn the_child_hands_over_what_the_init_would_load() {
         control: PathBuf::from("/run/init/control.sock"),
         systemd_bus: false,
         named: vec!["web@x.service".to_string()],
+        systemd_bus_asked: false,
         target: "default".to_string(),
         // The command after `--` is a unit of the loaded set.
         cmd: Some(flotilla_init::cmd::CmdLine {
@@ -103,6 +104,7 @@ fn a_search_path_that_cannot_be_read_is_the_loads_error() {
         control: PathBuf::from("/run/init/control.sock"),
         systemd_bus: false,
         named: Vec::new(),
+        systemd_bus_asked: false,
         target: String::new(),
         cmd: None,
     };
