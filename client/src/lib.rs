@@ -18,7 +18,10 @@ pub mod unit_dirs;
 
 pub use blocking::{call, Connection};
 
-use flotilla_units::protocol::{control_socket_path, Envelope, Reply, Request};
+use flotilla_units::protocol::{
+    control_socket_path, unprivileged_control_socket, Envelope, Reply, Request,
+    SYSTEM_CONTROL_SOCKET,
+};
 use std::io;
 use std::path::PathBuf;
 
@@ -85,18 +88,24 @@ impl From<Error> for io::Error {
 /// The control socket: `flag` (`--control PATH`) if given, else docs/contract.md §2's
 /// rule on this process's environment and effective user
 /// ([`control_socket_path`]: `$INIT_CONTROL`, the system socket for root,
-/// `$XDG_RUNTIME_DIR/init/control.sock`). `None` when no rule applies.
+/// `$XDG_RUNTIME_DIR/init/control.sock`), else where a non-root PID 1
+/// puts it ([`unprivileged_control_socket`]: `/run/init/control.sock`
+/// when that socket exists, else `/tmp/flotilla-UID/control.sock`).
 pub fn control_path(flag: Option<PathBuf>) -> Option<PathBuf> {
     if flag.is_some() {
         return flag;
     }
     // SAFETY: geteuid(2) has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
+    let uid = unsafe { libc::geteuid() };
     control_socket_path(
         std::env::var_os("INIT_CONTROL").as_deref(),
-        root,
+        uid == 0,
         std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
     )
+    .or_else(|| {
+        let run = std::path::Path::new(SYSTEM_CONTROL_SOCKET).exists();
+        Some(unprivileged_control_socket(uid, run))
+    })
 }
 
 /// A request as its line on the wire, newline included.

@@ -9,7 +9,7 @@ use crate::sys::{Errno, Os, Sys, SysError};
 use flotilla_units::cli;
 use flotilla_units::config::{parse_config, Config};
 use flotilla_units::load::generators::{place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
-use flotilla_units::protocol::control_socket_path;
+use flotilla_units::protocol::{control_socket_path, unprivileged_control_socket};
 use std::path::{Path, PathBuf};
 
 /// The flags as given.
@@ -33,11 +33,14 @@ pub struct Args {
     pub help: bool,
     /// `--version`.
     pub version: bool,
+    /// The command after `--` (docs/contract.md §2; `cmd.rs`).
+    pub cmd: Vec<String>,
 }
 
 /// The usage text.
 pub const USAGE: &str = "\
 usage: init [--units DIR] [--target NAME] [--control PATH] [--config FILE] [--log-dir DIR]
+            [-- CMD [ARG...]]
        init --check [--units DIR] [--target NAME] [--config FILE]
 
 As PID 1 with no arguments: config /etc/init/init.yaml (if present), units
@@ -53,6 +56,10 @@ supervisor; SIGTERM, SIGINT or `initctl poweroff` stop every unit and exit 0.
   --log-dir DIR    where each unit's output is also written (<unit>.log)
   --check          validate the units directory, print the required set, exit
                    0 if there is no error and 1 otherwise; starts nothing
+  -- CMD [ARG...]  run CMD once the target is reached, with the init's
+                   stdio, environment and directory; when it exits every
+                   unit stops and the init exits with its status (128+N
+                   after signal N)
 ";
 
 impl Args {
@@ -60,6 +67,14 @@ impl Args {
     /// VALUE` and `--flag=VALUE`, `-h`, `-V`).
     pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Args, String> {
         let mut a = Args::default();
+        // Everything after the first `--` is the command, flags or not.
+        let mut args: Vec<String> = args.into_iter().collect();
+        if let Some(at) = args.iter().position(|w| w == "--") {
+            a.cmd = args.split_off(at).split_off(1);
+            if a.cmd.is_empty() {
+                return Err("`--` needs a command after it".to_string());
+            }
+        }
         let mut p = cli::parser(args);
         while let Some(arg) = p.next().map_err(cli::usage_error)? {
             let flag = cli::flag(arg)?;
@@ -118,8 +133,16 @@ pub struct Settings {
     /// to apply does, where a unit does not say.
     pub sandbox: flotilla_units::context::policy::SandboxPolicy,
     /// Serve systemd's D-Bus interface (`systemd_bus.rs`): the config's
-    /// `systemd-bus`, on by default as PID 1.
+    /// `systemd-bus`, on by default as root's PID 1.
     pub systemd_bus: bool,
+    /// The config asked for `systemd-bus: true` itself (a missing binary
+    /// is then worth a warning even for a set with no systemd unit).
+    pub systemd_bus_asked: bool,
+    /// The command after `--` (`cmd.rs`).
+    pub cmd: Option<crate::cmd::CmdLine>,
+    /// Each unit's lines also on the init's standard output (config
+    /// `console-output`; `runtime/mirror.rs`).
+    pub console_output: bool,
 }
 
 /// Where the generators are, where their output goes, how long they may
@@ -165,6 +188,9 @@ impl Settings {
             generators: None,
             sandbox: Default::default(),
             systemd_bus: false,
+            systemd_bus_asked: false,
+            cmd: None,
+            console_output: false,
         }
     }
 
@@ -212,6 +238,15 @@ pub struct Context {
     pub xdg_runtime_dir: Option<PathBuf>,
     /// The kernel command line (PID 1 only).
     pub cmdline: Option<String>,
+    /// The effective uid (a non-root PID 1's socket is named by it).
+    pub uid: u32,
+    /// A non-root PID 1 could make `/run/init` (its control socket goes
+    /// there, else under `/tmp`).
+    pub run_usable: bool,
+    /// PID 1 in a container (its `console-output` default is `all`).
+    pub container: bool,
+    /// The working directory (the `-- CMD`'s).
+    pub cwd: Option<PathBuf>,
 }
 
 impl Context {
@@ -230,6 +265,10 @@ impl Context {
             env_control: var("INIT_CONTROL"),
             xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
             cmdline,
+            uid: 0,
+            run_usable: false,
+            container: false,
+            cwd: std::env::current_dir().ok(),
         }
     }
 }
@@ -275,16 +314,28 @@ pub fn cmdline_target(cmdline: &str) -> Option<String> {
 }
 
 /// The control socket path without a flag or config: the one rule of
-/// docs/contract.md §2 ([`control_socket_path`]), the system socket for PID 1 too.
+/// docs/contract.md §2 ([`control_socket_path`]); a non-root PID 1 without
+/// `$XDG_RUNTIME_DIR` takes [`unprivileged_control_socket`].
 pub fn default_control(ctx: &Context) -> Result<PathBuf, String> {
     control_socket_path(
         ctx.env_control.as_deref().map(Path::as_os_str),
-        ctx.root || ctx.pid1,
+        ctx.root,
         ctx.xdg_runtime_dir.as_deref().map(Path::as_os_str),
     )
+    .or_else(|| {
+        ctx.pid1
+            .then(|| unprivileged_control_socket(ctx.uid, ctx.run_usable))
+    })
     .ok_or_else(|| {
         "no control socket: give --control PATH, or set INIT_CONTROL or XDG_RUNTIME_DIR".to_string()
     })
+}
+
+/// Whether each unit's lines go to the init's standard output too: the
+/// config's `console-output` (`all` or `none`), else `all` in a container
+/// and `none` elsewhere (a machine's console gets status lines only).
+fn console_output(config: Option<bool>, ctx: &Context) -> bool {
+    config.unwrap_or(ctx.container)
 }
 
 /// Resolves flags, the config file and the defaults into settings.
@@ -351,8 +402,10 @@ pub fn resolve(
         },
     };
     let generators = generators_of(&config);
-    let systemd_bus = config.systemd_bus.unwrap_or(ctx.pid1);
-    if systemd_bus && !(ctx.root || ctx.pid1) {
+    // A non-root PID 1 (a container's `--user`) cannot bind the machine's
+    // /run/systemd/private: off unless asked, and refused when asked.
+    let systemd_bus = config.systemd_bus.unwrap_or(ctx.pid1 && ctx.root);
+    if systemd_bus && !ctx.root {
         return Err(vec![format!(
             "{}: `systemd-bus: true` needs root: /run/systemd/private and /run/systemd/system/ \
              are the machine's",
@@ -372,6 +425,12 @@ pub fn resolve(
         sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
         sandbox: config.sandbox,
         systemd_bus,
+        systemd_bus_asked: config.systemd_bus == Some(true),
+        cmd: (!args.cmd.is_empty()).then(|| crate::cmd::CmdLine {
+            argv: args.cmd.clone(),
+            cwd: ctx.cwd.clone(),
+        }),
+        console_output: console_output(config.console_output, ctx),
         state_dir,
     })
 }
@@ -504,6 +563,55 @@ mod tests {
     }
 
     #[test]
+    fn the_command_after_the_double_dash() {
+        let a = parse(&["--target", "web", "--", "app", "--units", "x"]).unwrap();
+        assert_eq!(a.target.as_deref(), Some("web"));
+        assert_eq!(a.units, None);
+        assert_eq!(a.cmd, ["app", "--units", "x"]);
+        assert_eq!(parse(&["--", "sh"]).unwrap().cmd, ["sh"]);
+        assert_eq!(
+            parse(&["--units", "/u", "--"]),
+            Err("`--` needs a command after it".to_string())
+        );
+        let ctx = Context {
+            root: true,
+            cwd: Some(PathBuf::from("/srv")),
+            ..Context::default()
+        };
+        let s = resolve(&parse(&["--", "app"]).unwrap(), &ctx, |_: &Path| {
+            Err(ConfigReadError::NotFound)
+        })
+        .unwrap();
+        assert_eq!(
+            s.cmd,
+            Some(crate::cmd::CmdLine {
+                argv: vec!["app".into()],
+                cwd: Some(PathBuf::from("/srv"))
+            })
+        );
+    }
+
+    #[test]
+    fn console_output_is_all_in_a_container_unless_the_config_says() {
+        let ctx = |container| Context {
+            pid1: true,
+            root: true,
+            container,
+            ..Context::default()
+        };
+        let read = |text: &'static str| move |_: &Path| Ok(text.to_string());
+        let on = |c, text| {
+            resolve(&Args::default(), &ctx(c), read(text))
+                .unwrap()
+                .console_output
+        };
+        assert!(on(true, ""));
+        assert!(!on(false, ""));
+        assert!(!on(true, "console-output: none\n"));
+        assert!(on(false, "console-output: all\n"));
+    }
+
+    #[test]
     fn units_given_again_make_a_search_path() {
         let a = parse(&["--units", "/a", "--units=/b", "--units", "/c"]).unwrap_or_default();
         let ctx = Context {
@@ -594,6 +702,36 @@ mod tests {
         };
         assert_eq!(default_control(&env), Ok(PathBuf::from("/tmp/c.sock")));
         assert!(default_control(&Context::default()).is_err());
+        // A non-root PID 1 (`podman run --user 1000`): XDG_RUNTIME_DIR if
+        // set, else /run/init where it could be made, else /tmp.
+        let pid1 = |xdg: Option<&str>, run_usable| Context {
+            pid1: true,
+            uid: 1000,
+            run_usable,
+            xdg_runtime_dir: xdg.map(PathBuf::from),
+            ..Context::default()
+        };
+        assert_eq!(
+            default_control(&pid1(None, true)),
+            Ok(PathBuf::from("/run/init/control.sock"))
+        );
+        assert_eq!(
+            default_control(&pid1(None, false)),
+            Ok(PathBuf::from("/tmp/flotilla-1000/control.sock"))
+        );
+        assert_eq!(
+            default_control(&pid1(Some("/run/user/1000"), false)),
+            Ok(PathBuf::from("/run/user/1000/init/control.sock"))
+        );
+        let root_pid1 = Context {
+            pid1: true,
+            root: true,
+            ..Context::default()
+        };
+        assert_eq!(
+            default_control(&root_pid1),
+            Ok(PathBuf::from("/run/init/control.sock"))
+        );
     }
 
     #[test]

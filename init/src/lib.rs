@@ -8,13 +8,15 @@
 //! - [`logbuf`]: the bounded per-unit log in memory, and how far the log
 //!   writer has it;
 //! - [`ratelimit`]: a unit's output rate limit;
+//! - [`signals`]: what each signal to the init asks for;
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
 //! - [`pidfile`]: reading and validating a daemon's pidfile;
 //! - [`unitdir`]: reading a units directory;
 //! - [`control`]: the control socket's connections and framing;
 //! - [`runtime`]: the event loop;
 //! - [`pid1`]: PID 1's own duties;
-//! - [`args`]: flags and settings.
+//! - [`args`]: flags and settings;
+//! - [`cmd`]: the command after `--`, a unit of the set.
 #![warn(missing_docs)]
 
 pub mod logbuf;
@@ -23,11 +25,13 @@ pub mod notify;
 pub mod outpipe;
 pub mod pidfile;
 pub mod ratelimit;
+pub mod signals;
 pub mod sys;
 pub mod systemd_bus;
 pub mod unitdir;
 
 pub mod args;
+pub mod cmd;
 pub mod control;
 pub mod pid1;
 pub mod runtime;

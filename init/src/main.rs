@@ -82,7 +82,12 @@ fn main() -> ExitCode {
         }
     };
     let exit = rt.run();
+    let cmd = rt.cmd_status();
     rt.close();
     sys.console(&format!("init: {exit:?}: every unit stopped"));
-    ExitCode::SUCCESS
+    match cmd {
+        // The command after `--`: its status is the init's.
+        Some(st) => ExitCode::from(flotilla_init::cmd::exit_code(st)),
+        None => ExitCode::SUCCESS,
+    }
 }

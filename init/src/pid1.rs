@@ -38,6 +38,7 @@
 
 use crate::args::{self, Args, ConfigReadError, Context, Settings};
 use crate::runtime::Exit;
+use crate::signals::Asked;
 use crate::sys::real::RealSys;
 use crate::sys::{
     mountinfo, Env, Errno, Event, MountRequest, MsFlags, Os, Pid, RebootCmd, SpawnRequest, Stdio,
@@ -524,11 +525,11 @@ impl Emergency {
     /// what to do next.
     pub fn step(&mut self, sys: &dyn Sys, place: Place, signals: &[i32]) -> Step {
         for &s in signals {
-            match s {
-                libc::SIGTERM | libc::SIGPWR => return Step::Shutdown(ShutdownKind::Poweroff),
-                libc::SIGINT => return Step::Shutdown(sigint_kind(place)),
-                // SIGCHLD: reaped below; the rest is ignored.
-                _ => {}
+            // No unit runs: an immediate form is the same shutdown. SIGCHLD
+            // is reaped below; a reload has nothing to load.
+            match crate::signals::asked(s, sigint_kind(place), true) {
+                Asked::Shutdown(kind) | Asked::Immediate(kind) => return Step::Shutdown(kind),
+                Asked::Reload | Asked::Nothing => {}
             }
         }
         let now = sys.monotonic_now();
@@ -579,13 +580,34 @@ impl Emergency {
     }
 }
 
+/// Whether the emergency path offers a shell: on a machine always (its
+/// PID 1 must not exit, and its console is a terminal); in a container
+/// only with a terminal on standard input (`podman run -it`). A container
+/// without one (`podman run -d`, a pipe) would start shell after shell
+/// that reads end-of-file and exits: it ends instead, with
+/// [`EXIT_EMERGENCY`], having said why once.
+pub fn shell_possible(place: Place, stdin_terminal: bool) -> bool {
+    place == Place::Machine || stdin_terminal
+}
+
 /// The emergency path: logs `why`, keeps reaping, offers a shell on the
 /// console, and on SIGTERM/SIGPWR (poweroff) or SIGINT (see
 /// [`sigint_kind`]) runs the final sequence. On a machine it never returns
 /// (if `reboot(2)` fails it carries on as before); in a container it exits
-/// with [`EXIT_EMERGENCY`] after the final sequence.
+/// with [`EXIT_EMERGENCY`] after the final sequence, at once when there is
+/// no terminal for the shell ([`shell_possible`]).
 pub fn emergency(sys: &dyn Sys, place: Place, why: &str) -> ! {
     sys.console(&format!("init: EMERGENCY: {why}"));
+    if !shell_possible(place, sys.stdin_is_terminal()) {
+        sys.console(&format!(
+            "init: emergency mode: standard input is no terminal, so no shell: \
+             ending the container with status {EXIT_EMERGENCY}"
+        ));
+        // The shutdown's own steps; its `Err` is a machine's only.
+        let _ = final_sequence(sys, ShutdownKind::Poweroff, place, GRACE);
+        sys.console(&format!("init: exiting with status {EXIT_EMERGENCY}"));
+        std::process::exit(i32::from(EXIT_EMERGENCY));
+    }
     sys.console(
         "init: emergency mode: reaping orphans, a shell on the console; \
          SIGTERM or SIGPWR powers off, SIGINT reboots (a container exits)",
@@ -662,6 +684,12 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     install_panic_hook(place);
     let mut args = match Args::parse(argv) {
         Ok(a) => a,
+        // A container's arguments are its image's and its user's, not a
+        // kernel's: a mistake there is a usage error, as for tini.
+        Err(e) if place == Place::Container => {
+            sys.console(&format!("init: {e}\n{}", args::USAGE));
+            return ExitCode::from(EXIT_EMERGENCY);
+        }
         Err(e) => {
             sys.console(&format!("init: ignoring the arguments: {e}"));
             Args::default()
@@ -691,16 +719,23 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     rt.set_sigint(sigint_kind(place));
     let Exit::Shutdown(kind) = rt.run();
     let failed = rt.failed_at_shutdown();
+    let cmd = rt.cmd_status();
     rt.close();
     drop(rt);
     sys.console("init: every unit stopped");
     match final_sequence(&sys, kind, place, GRACE) {
         Ok(()) => {
-            let code = container_exit_status(kind, failed);
-            let why = match (kind, failed) {
-                (ShutdownKind::Reboot, _) => "reboot requested",
-                (_, true) => "the target or a required unit had failed",
-                (_, false) => "orderly shutdown",
+            let (code, why) = match cmd {
+                // The command after `--`: its status is the container's.
+                Some(st) => (crate::cmd::exit_code(st), "the command's"),
+                None => (
+                    container_exit_status(kind, failed),
+                    match (kind, failed) {
+                        (ShutdownKind::Reboot, _) => "reboot requested",
+                        (_, true) => "the target or a required unit had failed",
+                        (_, false) => "orderly shutdown",
+                    },
+                ),
             };
             sys.console(&format!("init: exiting with status {code} ({why})"));
             ExitCode::from(code)
@@ -719,7 +754,13 @@ fn settings(sys: &dyn Sys, args: &Args, place: Place) -> Result<Settings, String
             .map(|b| String::from_utf8_lossy(&b).into_owned()),
         Place::Container => None,
     };
-    let ctx = Context::from_env(true, sys.geteuid() == 0, cmdline);
+    let uid = sys.geteuid();
+    let mut ctx = Context::from_env(true, uid == 0, cmdline);
+    ctx.uid = uid;
+    ctx.container = place == Place::Container;
+    // A non-root PID 1 (a container's `--user`): its socket in /run/init
+    // if it may make that directory there (a writable /run), else /tmp.
+    ctx.run_usable = uid != 0 && sys.create_dir_all(Path::new("/run/init/notify")).is_ok();
     match args::resolve(args, &ctx, |p| args::read_config(sys, p)) {
         Ok(s) => Ok(s),
         Err(errors) => {

@@ -62,6 +62,12 @@ fn add(settings: &Settings, loaded: &mut LoadedPath, binary: impl FnOnce() -> Op
         return;
     }
     let Some(binary) = binary() else {
+        // Said only where something may speak D-Bus to the manager: a set
+        // with systemd units, or a config that asked for the interface.
+        // An application container of YAML units needs none.
+        if !(settings.systemd_bus_asked || has_systemd_units(loaded)) {
+            return;
+        }
         loaded.diagnostics.push(Diagnostic::warning(
             ORIGIN,
             Pos::default(),
@@ -84,6 +90,16 @@ fn add(settings: &Settings, loaded: &mut LoadedPath, binary: impl FnOnce() -> Op
         }
         loaded.units.push((spec, Origin::unplaced(ORIGIN)));
     }
+}
+
+/// Whether the set has units read from systemd unit files (or SysV
+/// scripts): anything not YAML and not built in.
+fn has_systemd_units(loaded: &LoadedPath) -> bool {
+    loaded
+        .units
+        .iter()
+        .any(|(_, o)| !o.is_yaml() && !o.file.starts_with("(built in"))
+        || !loaded.templates.is_empty()
 }
 
 /// Whether `origin` is one of the built-in units'.
@@ -124,8 +140,29 @@ mod tests {
         add(&settings(false), &mut l, || panic!("not looked for"));
         assert!(l.units.is_empty() && l.diagnostics.is_empty());
 
+        // Not found, a set of YAML units, not asked for by the config: no
+        // word (an application container).
+        let mut yaml = LoadedPath::default();
+        yaml.units.push((
+            flotilla_units::spec::UnitSpec::new("web", UnitType::ForegroundSupervised),
+            Origin::unplaced("/etc/init/units/web.yaml"),
+        ));
+        add(&settings(true), &mut yaml, || None);
+        assert!(yaml.diagnostics.is_empty(), "{:?}", yaml.diagnostics);
+        // Asked for by the config: said.
+        let asked = Settings {
+            systemd_bus_asked: true,
+            ..settings(true)
+        };
+        add(&asked, &mut yaml, || None);
+        assert_eq!(yaml.diagnostics.len(), 1);
+        // A systemd unit in the set: said.
+        l.units.push((
+            flotilla_units::spec::UnitSpec::new("ssh.service", UnitType::ForegroundSupervised),
+            Origin::unplaced("/lib/systemd/system/ssh.service"),
+        ));
         add(&settings(true), &mut l, || None);
-        assert!(l.units.is_empty());
+        assert_eq!(l.units.len(), 1);
         assert_eq!(l.diagnostics.len(), 1);
         assert!(
             l.diagnostics[0].message.contains("is not served"),

@@ -69,6 +69,7 @@ pub fn load_units_naming(
     }
     crate::logwriter::add_builtin(sys, settings, &mut loaded);
     crate::systemd_bus::add_builtin(sys, settings, &mut loaded);
+    crate::cmd::add_builtin(settings, &mut loaded);
     Ok(loaded)
 }
 

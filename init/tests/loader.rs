@@ -74,6 +74,13 @@ fn the_child_hands_over_what_the_init_would_load() {
         control: PathBuf::from("/run/init/control.sock"),
         systemd_bus: false,
         named: vec!["web@x.service".to_string()],
+        systemd_bus_asked: false,
+        target: "default".to_string(),
+        // The command after `--` is a unit of the loaded set.
+        cmd: Some(flotilla_init::cmd::CmdLine {
+            argv: vec!["app".to_string()],
+            cwd: None,
+        }),
     };
     let (back, stderr) = run(&job);
     let mut back = back.unwrap();
@@ -84,6 +91,7 @@ fn the_child_hands_over_what_the_init_would_load() {
     assert_eq!(back, here);
     assert!(back.units.iter().any(|(u, _)| u.name == "web@x.service"));
     assert!(back.units.iter().any(|(u, _)| u.name == "flotilla-logd"));
+    assert!(back.units.iter().any(|(u, _)| u.name == "cmd"));
     assert_eq!(stderr, "");
 }
 
@@ -96,6 +104,9 @@ fn a_search_path_that_cannot_be_read_is_the_loads_error() {
         control: PathBuf::from("/run/init/control.sock"),
         systemd_bus: false,
         named: Vec::new(),
+        systemd_bus_asked: false,
+        target: String::new(),
+        cmd: None,
     };
     let (back, _) = run(&job);
     let e = back.unwrap_err();

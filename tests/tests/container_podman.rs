@@ -265,6 +265,31 @@ fn pid1_rss_kib(ctr: &str) -> u64 {
         .unwrap_or_else(|| panic!("no VmRSS in {out}"))
 }
 
+/// Every failed unit of the container with its status and its last log
+/// lines (`initctl logs UNIT -n 20`): what a failing check prints, so that
+/// a unit failing on a loaded machine is named with why. Empty when none
+/// failed.
+fn failed_units(ctr: &str) -> String {
+    let Some(st) = status(ctr) else {
+        return "(initctl status --json did not answer)".to_string();
+    };
+    let mut out = String::new();
+    for u in st["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| u["state"] == "failed")
+    {
+        let name = u["unit"].as_str().unwrap_or("?");
+        let (_, log, _) = podman(&["exec", ctr, "initctl", "logs", name, "-n", "20"]);
+        out.push_str(&format!(
+            "{name}: {} (since {})\n{log}\n",
+            u["status"], u["since"]
+        ));
+    }
+    out
+}
+
 /// Where `needle` first shows in the lines, to compare orders.
 fn line_of(lines: &[&str], needle: &str) -> usize {
     lines
@@ -460,23 +485,10 @@ fn debian_system_container_boots_and_stops_under_podman() {
         assert_eq!(u["skipped"], true, "{name}: {u}");
         assert!(u["status"].as_str().unwrap_or("").contains(why), "{u}");
     }
-    let failed: Vec<&Value> = st["units"]
-        .as_array()
-        .expect("units")
-        .iter()
-        .filter(|u| u["state"] == "failed")
-        .collect();
     // No unit fails: what podman's capability set withholds is degraded
     // as systemd degrades it, and named.
-    assert!(
-        failed.is_empty(),
-        "failed units:\n{}",
-        failed
-            .iter()
-            .map(|u| format!("{} {}", u["unit"], u["status"]))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    let failed = failed_units(&ctr);
+    assert!(failed.is_empty(), "failed units:\n{failed}");
     // journald's device list needs a cgroup the container does not give:
     // it runs without it, as under systemd, and says so.
     let journald = unit(&st, "systemd-journald.service");
@@ -500,7 +512,13 @@ fn debian_system_container_boots_and_stops_under_podman() {
     assert!(ok, "systemctl status: {err}");
     // Debian's systemctl, over /run/systemd/private: the machine's state
     // and when its init started.
-    assert!(out.contains("State: running"), "{out}");
+    // A unit that failed after the status above (a timer's service, say)
+    // is named with its last lines.
+    assert!(
+        out.contains("State: running"),
+        "{out}\nfailed units:\n{}",
+        failed_units(&ctr)
+    );
     let since = out.lines().find(|l| l.trim_start().starts_with("Since:"));
     assert!(
         since.is_some_and(|l| !l.contains("(null)")),

@@ -241,7 +241,60 @@ fn in_a_container_sigint_powers_off_and_reboot_exits_133() {
 }
 
 #[test]
-fn an_unusable_control_socket_leaves_pid1_reaping_with_a_shell() {
+fn systemds_signals_end_a_container_in_order_or_at_once() {
+    // systemd's numbers (glibc's SIGRTMIN is 34), as podman sends them.
+    const RTMIN: i32 = 34;
+    // +3: what `podman stop` sends an image whose command is an init.
+    for (plus, code, ordered) in [(3, 0, true), (5, 133, true), (14, 0, false)] {
+        let dir = units_dir(&[
+            ("default", DEFAULT),
+            ("svc", SVC),
+            ("marker", &marker("exit 0")),
+        ]);
+        let units = dir.path().join("units");
+        let mut p = Pid1::start(
+            &dir.path().join("c.sock"),
+            &["--units", units.to_str().unwrap()],
+        );
+        p.out.wait("[  OK  ] started default", WAIT);
+        let ns = p.ns();
+        let t = Instant::now();
+        p.signal(RTMIN + plus);
+        let status = p.wait_exit(WAIT);
+        let took = t.elapsed();
+        assert_eq!(status.code(), Some(code), "+{plus}: {:#?}", p.out.all());
+        let all = p.out.all();
+        if ordered {
+            let kind = if plus == 3 { "halt" } else { "reboot" };
+            p.out.assert_order(&[
+                &format!("init: SIGRTMIN+{plus}: stopping every unit ({kind})"),
+                "[  OK  ] stopped default",
+                "[  OK  ] stopped svc",
+                "init: every unit stopped",
+                &format!("init: exiting with status {code}"),
+            ]);
+        } else {
+            p.out.assert_order(&[
+                "init: SIGRTMIN+14: poweroff at once, the units not stopped one by one",
+                "init: sending SIGTERM to every remaining process",
+                "init: exiting with status 0",
+            ]);
+            assert!(!all.iter().any(|l| l.contains("stopped svc")), "{all:#?}");
+        }
+        assert!(
+            took < Duration::from_secs(2),
+            "+{plus} took {took:?}: {all:#?}"
+        );
+        assert!(procs_in(&ns).is_empty());
+        pid1_support::report(&format!(
+            "pid1 SIGRTMIN+{plus} to exit: {} ms",
+            took.as_millis()
+        ));
+    }
+}
+
+#[test]
+fn an_unusable_control_socket_without_a_terminal_says_why_once_and_exits_2() {
     let dir = units_dir(&[
         ("default", DEFAULT),
         ("svc", SVC),
@@ -250,37 +303,29 @@ fn an_unusable_control_socket_leaves_pid1_reaping_with_a_shell() {
     let units = dir.path().join("units");
     // A regular file where the socket's directory should be.
     std::fs::write(dir.path().join("file"), "").unwrap();
+    // Standard input is a pipe, as in `podman run -d`: no terminal for an
+    // emergency shell, so no shell (which would read end-of-file and be
+    // started again and again): the container ends, status 2.
     let mut p = Pid1::start(
         &dir.path().join("file/c.sock"),
         &["--units", units.to_str().unwrap()],
     );
-    p.out.wait("init: EMERGENCY: control socket", WAIT);
-    p.out.wait("init: emergency shell /bin/sh started", WAIT);
-    let ns = p.ns();
-    // The shell reads the console (our pipe) and runs what we type; the
-    // background sleeps it leaves are orphans when it exits.
-    p.type_in("echo shell-alive-$((6*7)); sleep 0.2 & sleep 0.2 & exit 7\n");
-    p.out.wait("shell-alive-42", WAIT);
-    p.out.wait("exited with status 7", WAIT);
-    // The init survives and reaps: the next shell comes (its stdin is at
-    // EOF now, so it exits at once and the next one backs off), and no
-    // zombie stays.
-    wait_for(WAIT, "the orphans to be reaped", || {
-        let procs = procs_in(&ns);
-        (procs.len() == 1 && procs[0].1 != 'Z').then_some(())
-    });
-    assert!(
-        pid1_support::ppid(p.host_pid()) == Some(p.unshare_pid()),
-        "init alive"
-    );
-    // SIGTERM still shuts down in order; a container then exits 2.
-    p.signal(libc::SIGTERM);
     assert_eq!(p.wait_exit(WAIT).code(), Some(2), "{:#?}", p.out.all());
     p.out.assert_order(&[
-        "init: EMERGENCY",
-        "init: emergency: powering off",
+        "init: EMERGENCY: control socket",
+        "init: emergency mode: standard input is no terminal, so no shell",
         "init: exiting with status 2",
     ]);
+    let all = p.out.all();
+    assert_eq!(
+        all.iter().filter(|l| l.contains("EMERGENCY")).count(),
+        1,
+        "{all:#?}"
+    );
+    assert!(
+        !all.iter().any(|l| l.contains("emergency shell")),
+        "{all:#?}"
+    );
 }
 
 #[test]
@@ -403,4 +448,153 @@ fn host_pid_of(p: &Pid1, pid: i32) -> i32 {
                 })
         })
         .expect("the process in the namespace")
+}
+
+/// `initctl ARGS` in the init's namespaces as user `uid`, with no
+/// `--control` and no `INIT_CONTROL`: it finds the socket itself.
+fn ctl_as(p: &Pid1, uid: u32, args: &[&str]) -> std::process::Output {
+    let id = uid.to_string();
+    std::process::Command::new("nsenter")
+        .arg("-t")
+        .arg(p.host_pid().to_string())
+        .args(["-m", "-p", "-S", &id, "-G", &id, "--"])
+        .arg(pid1_support::bin("initctl", "flotilla-ctl"))
+        .args(args)
+        .env_remove("INIT_CONTROL")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("nsenter initctl")
+}
+
+#[test]
+fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
+    // uid 4242 has no passwd entry; the namespace's /run is root's (0755),
+    // so the socket goes under /tmp, as docs/contract.md §2 says.
+    const UID: u32 = 4242;
+    let sock = std::path::PathBuf::from(format!("/tmp/flotilla-{UID}/control.sock"));
+    let _ = std::fs::remove_dir_all(sock.parent().unwrap());
+    let svc = "unit: svc\nuser: root\nexec-start: [\"/bin/sh\", \"-c\", \"echo uid=$(id -u); exec sleep 1000\"]\n";
+    let dir = units_dir(&[
+        ("default", DEFAULT),
+        ("svc", svc),
+        ("marker", &marker("exit 0")),
+    ]);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let units = dir.path().join("units");
+    let mut p = Pid1::start_as_user(UID, &sock, &["--units", units.to_str().unwrap()]);
+    p.out.wait("[  OK  ] started default", WAIT);
+    let all = p.out.all();
+    assert!(!all.iter().any(|l| l.contains("EMERGENCY")), "{all:#?}");
+    assert!(
+        all.iter()
+            .any(|l| l.contains(&format!("control {}", sock.display()))),
+        "{all:#?}"
+    );
+    let out = ctl_as(&p, UID, &["status", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let svc = unit(&s, "svc");
+    assert_eq!(svc["state"], "running", "{s}");
+    let na = svc["not_applied"].as_array().cloned().unwrap_or_default();
+    assert!(
+        na.iter().any(|n| n["setting"] == "User"
+            && n["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("uid 4242, not root")),
+        "{svc}"
+    );
+    // No D-Bus interface for a non-root init: /run/systemd is the machine's.
+    assert!(
+        s["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| u["unit"] != "flotilla-busd.service"),
+        "{s}"
+    );
+    let out = ctl_as(&p, UID, &["logs", "svc"]);
+    let logs = String::from_utf8_lossy(&out.stdout);
+    assert!(logs.contains(&format!("uid={UID}")), "{logs}");
+    // In a container the units' lines are on the init's standard output
+    // too (`console-output: all`), with the unit's name.
+    p.out.wait(&format!("svc: uid={UID}"), WAIT);
+    let ns = p.ns();
+    p.signal(34 + 3);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(0), "{:#?}", p.out.all());
+    p.out.wait("[  OK  ] stopped svc", WAIT);
+    assert!(procs_in(&ns).is_empty());
+    let _ = std::fs::remove_dir_all(sock.parent().unwrap());
+}
+
+#[test]
+fn the_command_after_the_double_dash_sets_the_containers_status() {
+    let path = format!(
+        "{}:{}",
+        pid1_support::bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let start = |cmd: &[&str]| {
+        let dir = units_dir(&[
+            ("default", DEFAULT),
+            ("svc", SVC),
+            ("marker", &marker("exit 0")),
+        ]);
+        let units = dir.path().join("units");
+        let mut args = vec!["--units", units.to_str().unwrap(), "--"];
+        args.extend_from_slice(cmd);
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let p = Pid1::start_env(
+            &dir.path().join("c.sock"),
+            &args,
+            &[("PATH", &path), ("APP_GREETING", "hello")],
+        );
+        (p, dir)
+    };
+    // Once the target is up, with the init's stdin, stdout and environment;
+    // `initctl status` lists it as the unit `cmd`; its status is the init's.
+    let script = "initctl status cmd | head -n 3; read line; \
+                  echo \"got=$line env=$APP_GREETING cwd=$(pwd)\"; exit 5";
+    let (mut p, _dir) = start(&["sh", "-c", script]);
+    p.out.wait("[  OK  ] started cmd", WAIT);
+    p.type_in("typed\n");
+    let status = p.wait_exit(WAIT);
+    assert_eq!(status.code(), Some(5), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "[  OK  ] started default",
+        "[  OK  ] started cmd",
+        "cmd",
+        "got=typed env=hello cwd=",
+        "init: cmd: FailureAction=exit: stopping every unit (poweroff)",
+        "[  OK  ] stopped cmd",
+        "[  OK  ] stopped svc",
+        "init: every unit stopped",
+        "init: exiting with status 5 (the command's)",
+    ]);
+    // SIGTERM stops the command and the units; the status is still the
+    // command's: 128+15 for a command that SIGTERM ends.
+    let (mut p, _dir) = start(&["sleep", "1000"]);
+    p.out.wait("[  OK  ] started cmd", WAIT);
+    let ns = p.ns();
+    p.signal(libc::SIGTERM);
+    assert_eq!(p.wait_exit(WAIT).code(), Some(143), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "init: SIGTERM: stopping every unit (poweroff)",
+        "[  OK  ] stopped cmd",
+        "[  OK  ] stopped svc",
+        "init: exiting with status 143 (the command's)",
+    ]);
+    assert!(procs_in(&ns).is_empty());
+    // `--` with nothing after it: a usage error, status 2.
+    let dir = units_dir(&[("default", DEFAULT)]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap(), "--"],
+    );
+    assert_eq!(p.wait_exit(WAIT).code(), Some(2), "{:#?}", p.out.all());
+    p.out.wait("init: `--` needs a command after it", WAIT);
 }

@@ -33,6 +33,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "generators",
     "generator-output",
     "generator-timeout",
+    "console-output",
     "sandbox",
     "systemd-bus",
 ];
@@ -77,6 +78,10 @@ pub struct Config {
     /// `systemd-bus`: serve systemd's D-Bus interface (`None`: the
     /// default, on as PID 1 and off in supervisor mode).
     pub systemd_bus: Option<bool>,
+    /// `console-output`: `all` (`true`: each unit's lines also on the
+    /// init's standard output) or `none`; `None`: the default, `all` in a
+    /// container and `none` on a machine.
+    pub console_output: Option<bool>,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -159,6 +164,11 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
                     Err(why) => sink.error(e.value.pos, format!("`generator-timeout`: {why}")),
                 },
                 None => expected(&mut sink, e.value, "a duration for `generator-timeout`"),
+            },
+            "console-output" => match &e.value.value {
+                Value::Str(v) if v == "all" => config.console_output = Some(true),
+                Value::Str(v) if v == "none" => config.console_output = Some(false),
+                _ => expected(&mut sink, e.value, "`all` or `none` for `console-output`"),
             },
             "sandbox" => match &e.value.value {
                 Value::Str(v) => match crate::context::policy::SandboxPolicy::parse(v) {
@@ -297,7 +307,15 @@ mod tests {
                 generator_timeout: None,
                 sandbox: Default::default(),
                 systemd_bus: None,
+                console_output: None,
             }
+        );
+        let c = parse_config("init.yaml", "console-output: none\n").unwrap();
+        assert_eq!(c.console_output, Some(false));
+        let e = parse_config("init.yaml", "console-output: some\n").unwrap_err();
+        assert_eq!(
+            e[0].to_string(),
+            "init.yaml:1:17: expected `all` or `none` for `console-output`, found a string"
         );
     }
 

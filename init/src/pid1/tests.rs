@@ -374,6 +374,14 @@ fn halt_and_a_failed_reboot_is_returned() {
 }
 
 #[test]
+fn a_container_without_a_terminal_gets_no_emergency_shell() {
+    assert!(shell_possible(Place::Machine, false));
+    assert!(shell_possible(Place::Machine, true));
+    assert!(shell_possible(Place::Container, true));
+    assert!(!shell_possible(Place::Container, false));
+}
+
+#[test]
 fn emergency_shell_restarts_with_back_off_and_signals_end_it() {
     let sys = FakeSys::pid1();
     let mut em = Emergency::new(&sys, "/bin/sh");

@@ -15,6 +15,7 @@ use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio,
 use flotilla_units::context::process::KillMode;
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
+use flotilla_units::protocol::NotApplied;
 use flotilla_units::spec::{Privileges, Ready, Signal, UnitSpec};
 use flotilla_units::state::UnitState;
 use flotilla_units::systemd::expand_env;
@@ -407,14 +408,25 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let context = run.child(privileges == Privileges::Full);
+        // The command after `--` has the container's own streams, its
+        // terminal or its runtime's pipes (`cmd.rs`).
+        let own_stdio = self
+            .planner
+            .graph()
+            .get(unit)
+            .is_some_and(|n| crate::cmd::is_builtin(&n.origin));
         let res = {
-            let [stdin, stdout, stderr] = streams(
-                ctx,
-                &handed,
-                out.stdio(),
-                err.stdio(),
-                data.as_ref().map(|d| Stdio::Fd(d.as_fd())),
-            )?;
+            let [stdin, stdout, stderr] = if own_stdio {
+                [Stdio::Inherit; 3]
+            } else {
+                streams(
+                    ctx,
+                    &handed,
+                    out.stdio(),
+                    err.stdio(),
+                    data.as_ref().map(|d| Stdio::Fd(d.as_fd())),
+                )?
+            };
             let mut req = SpawnRequest::new(argv, &env)
                 .stdin(stdin)
                 .stdout(stdout)
@@ -520,7 +532,7 @@ impl<S: Sys> Runtime<S> {
             (None, None) => None,
             (uid, gid) => Some((uid.unwrap_or(0), gid.unwrap_or(0))),
         };
-        let run = self
+        let mut run = self
             .sys
             .start_unit(&spec.name, &spec.extras.context, owner)?;
         // journald reads the unit's LogLevelMax= and LogExtraFields= from
@@ -538,6 +550,9 @@ impl<S: Sys> Runtime<S> {
         }
         for n in run.notes() {
             self.unit_note(unit, n);
+        }
+        for n in self.identity_not_applied(spec) {
+            run.left_out(n);
         }
         // Never silently: each setting not applied, in the unit's log (the
         // console line of the start names them: `reports.rs`).
@@ -568,8 +583,43 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// The identity a unit's processes run with.
+    /// The identity a unit's processes run with: what the unit asks, as
+    /// far as the init's own identity reaches (`Credentials::within_reach`).
     pub(super) fn credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
+        let asked = self.asked_credentials(spec)?;
+        let group_asked = spec.extras.group.is_some();
+        Ok(asked.within_reach(self.sys.geteuid(), group_asked).0)
+    }
+
+    /// The settings of `spec`'s identity a non-root init leaves out, each
+    /// with why (in the unit's `not_applied`).
+    fn identity_not_applied(&self, spec: &UnitSpec) -> Vec<NotApplied> {
+        let euid = self.sys.geteuid();
+        let Ok(asked) = self.asked_credentials(spec) else {
+            return Vec::new();
+        };
+        let (_, refused) = asked.within_reach(euid, spec.extras.group.is_some());
+        refused
+            .into_iter()
+            .map(|setting| {
+                let value = match setting {
+                    "User" => spec.extras.user.as_deref(),
+                    _ => spec.extras.group.as_deref(),
+                };
+                NotApplied {
+                    setting: setting.to_string(),
+                    reason: format!(
+                        "{setting}={} not applied: the init runs as uid {euid}, not root, and \
+                         runs every unit as its own user",
+                        value.unwrap_or_default()
+                    ),
+                }
+            })
+            .collect()
+    }
+
+    /// The identity `spec` asks for, its user and group looked up.
+    fn asked_credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
         let group = match &spec.extras.group {
             Some(g) => Some(
                 self.sys

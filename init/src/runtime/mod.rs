@@ -29,7 +29,9 @@
 //! - `timers.rs`: what timer units read besides the monotonic clock, the
 //!   wall-clock watch, the persistent timers' stamps;
 //! - `logfeed.rs`: the log writer's channel (the units' lines to the log
-//!   directory, through a unit of its own: the loop opens no file).
+//!   directory, through a unit of its own: the loop opens no file);
+//! - `mirror.rs`: the units' lines on the init's standard output
+//!   (`console-output`), never waiting.
 //!
 //! Nothing here panics: every failure is logged (to the console and the
 //! unit's log) and the loop carries on.
@@ -45,6 +47,7 @@ mod instances;
 mod loading;
 mod log_settings;
 mod logfeed;
+mod mirror;
 mod pam;
 mod reexec;
 mod reloading;
@@ -114,6 +117,9 @@ pub struct Runtime<S: Sys> {
     mono0: Instant,
     wall0: WallTime,
     shutdown: Option<ShutdownKind>,
+    /// The shutdown is an immediate one (`signals::Asked::Immediate`):
+    /// the loop ends without stopping the units one by one.
+    immediate: bool,
     notify_dir: PathBuf,
     /// Numbers the notify sockets (their file names).
     notify_seq: u64,
@@ -147,6 +153,10 @@ pub struct Runtime<S: Sys> {
     /// for a container's exit status): whether the target or a required
     /// unit had failed when the shutdown began.
     failed_at_shutdown: bool,
+    /// The units' lines on standard output (`console-output`).
+    mirror: Option<mirror::Mirror>,
+    /// How the command after `--` ended, once it has (`cmd.rs`).
+    cmd_status: Option<flotilla_units::planner::ExitStatus>,
     /// The buffer [`Runtime::drive`] carries the planner's actions out of,
     /// kept between turns (no allocation per batch).
     actions: Vec<Action>,
@@ -257,6 +267,10 @@ impl<S: Sys> Runtime<S> {
         timers: timers::Timers,
     ) -> Runtime<S> {
         let notify_dir = notify_dir(&settings);
+        let mirror = match settings.console_output {
+            true => mirror::Mirror::open(&sys),
+            false => None,
+        };
         let mut base_env = Env::from_current();
         base_env.remove("NOTIFY_SOCKET");
         for k in ["LISTEN_FDS", "LISTEN_FDNAMES", "LISTEN_PID"] {
@@ -276,6 +290,7 @@ impl<S: Sys> Runtime<S> {
             units,
             base_env,
             shutdown: None,
+            immediate: false,
             notify_dir,
             notify_seq: 0,
             log: LogSettings::default(),
@@ -293,6 +308,8 @@ impl<S: Sys> Runtime<S> {
             },
             settled: false,
             failed_at_shutdown: false,
+            cmd_status: None,
+            mirror,
             actions: Vec::new(),
             events: Vec::with_capacity(64),
             timers,
@@ -318,7 +335,7 @@ impl<S: Sys> Runtime<S> {
     /// has stopped every unit.
     pub fn turn(&mut self) -> Option<Exit> {
         if let Some(kind) = self.shutdown {
-            if self.planner.drained() {
+            if self.immediate || self.planner.drained() {
                 return Some(Exit::Shutdown(kind));
             }
         }
@@ -399,6 +416,12 @@ impl<S: Sys> Runtime<S> {
         self.failed_at_shutdown
     }
 
+    /// How the command after `--` ended, if it ran and ended: the init
+    /// exits with its status (`cmd::exit_code`).
+    pub fn cmd_status(&self) -> Option<flotilla_units::planner::ExitStatus> {
+        self.cmd_status
+    }
+
     /// Removes the control socket and the notify sockets (at exit).
     pub fn close(&mut self) {
         self.write_timer_stamps();
@@ -471,16 +494,40 @@ impl<S: Sys> Runtime<S> {
             kind_name(kind)
         ));
         self.shutdown = Some(kind);
-        // PID-1 hook: remember the system's health for the exit status.
-        self.failed_at_shutdown = self.planner.target_settled() == Some(false)
+        self.failed_at_shutdown = self.failed_now();
+        let now = self.now();
+        self.planner.shutdown(now);
+    }
+
+    /// Ends the loop at its next turn without stopping the units one by
+    /// one (systemd's immediate forms, PID 1 only: the final sequence's
+    /// SIGTERM and SIGKILL end every process). Overrides an orderly
+    /// shutdown under way, as systemd's does.
+    pub fn begin_immediate(&mut self, kind: ShutdownKind, why: &str) {
+        if self.immediate {
+            return;
+        }
+        self.sys.console(&format!(
+            "init: {why}: {} at once, the units not stopped one by one",
+            kind_name(kind)
+        ));
+        if self.shutdown.is_none() {
+            self.failed_at_shutdown = self.failed_now();
+        }
+        self.shutdown = Some(kind);
+        self.immediate = true;
+    }
+
+    /// PID-1 hook: the system's health for the exit status, as a shutdown
+    /// begins.
+    fn failed_now(&self) -> bool {
+        self.planner.target_settled() == Some(false)
             || self
                 .planner
                 .graph()
                 .provider(self.planner.target())
                 .is_none()
-            || !self.planner.failed_units().is_empty();
-        let now = self.now();
-        self.planner.shutdown(now);
+            || !self.planner.failed_units().is_empty()
     }
 }
 

@@ -7,10 +7,11 @@ use super::Runtime;
 use crate::notify::NotifyMsg;
 use crate::outpipe::{Drained, Stream};
 use crate::ratelimit::{dropped_note, THROTTLE};
+use crate::signals::Asked;
 use crate::sys::{ExitStatus as SysExit, Pid, Sys, Token};
 use flotilla_units::fdstore::StoreAsk;
 use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
-use flotilla_units::protocol::{Reply, ShutdownKind};
+use flotilla_units::protocol::Reply;
 use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
 use std::os::fd::AsRawFd;
@@ -18,11 +19,11 @@ use std::os::fd::AsRawFd;
 impl<S: Sys> Runtime<S> {
     /// Handles one signal (children are reaped after every batch).
     pub(super) fn on_signal(&mut self, signo: i32) {
-        match signo {
-            libc::SIGTERM => self.begin_shutdown(ShutdownKind::Poweroff, "SIGTERM"),
-            libc::SIGPWR => self.begin_shutdown(ShutdownKind::Poweroff, "SIGPWR"),
-            libc::SIGINT => self.begin_shutdown(self.sigint, "SIGINT"),
-            libc::SIGHUP => {
+        let why = crate::signals::name(signo);
+        match crate::signals::asked(signo, self.sigint, self.pid1) {
+            Asked::Shutdown(kind) => self.begin_shutdown(kind, &why),
+            Asked::Immediate(kind) => self.begin_immediate(kind, &why),
+            Asked::Reload => {
                 if let Some(Reply::Error {
                     message, details, ..
                 }) = self.begin_reload(None)
@@ -36,7 +37,7 @@ impl<S: Sys> Runtime<S> {
             }
             // SIGCHLD: reaped after the batch. SIGQUIT, SIGUSR1, SIGUSR2,
             // SIGPIPE: documented as ignored.
-            _ => {}
+            Asked::Nothing => {}
         }
     }
 
@@ -79,6 +80,16 @@ impl<S: Sys> Runtime<S> {
             // lasts while any of its processes does (`scopes.rs`).
             if self.slots.get(unit).is_some_and(|s| s.adopted.is_some()) {
                 return;
+            }
+            // The command after `--`: the init's exit status (`cmd.rs`).
+            if role == Role::Main
+                && self
+                    .planner
+                    .graph()
+                    .get(unit)
+                    .is_some_and(|n| crate::cmd::is_builtin(&n.origin))
+            {
+                self.cmd_status = Some(status);
             }
             // Its last words are logged before its exit.
             self.drain_unit(unit);
@@ -161,6 +172,12 @@ impl<S: Sys> Runtime<S> {
         };
         limiter.note_read(now);
         let mut matched = false;
+        let name = self
+            .planner
+            .graph()
+            .get(unit)
+            .map_or("", |n| n.spec.name.as_str());
+        let mut mirror = self.mirror.as_mut();
         let res = pipe.drain(|line| {
             let verdict = limiter.admit(now, limit);
             if let Some(n) = verdict.dropped {
@@ -172,9 +189,15 @@ impl<S: Sys> Runtime<S> {
                 }
             }
             if verdict.keep {
+                if let Some(m) = mirror.as_deref_mut() {
+                    m.push(name, line.text);
+                }
                 log.push(wall, line);
             }
         });
+        if let Some(m) = mirror {
+            m.flush(&self.sys);
+        }
         match res {
             Ok(Drained::More) if limiter.over(now, limit) => {
                 self.throttle(t, now.after(THROTTLE));

@@ -56,11 +56,19 @@ pub(super) fn at_start(sys: &dyn Sys, loaded: Result<LoadedPath, String>) -> AtS
 /// as long as they are in the set, whatever the target.
 pub(super) fn want_builtins(planner: &mut Planner, now: Instant) {
     let g = planner.graph();
-    let own = |o: &Origin| crate::logwriter::is_builtin(o) || crate::systemd_bus::is_builtin(o);
-    let wanted: Vec<&str> = [crate::logwriter::NAME, crate::systemd_bus::SERVICE]
-        .into_iter()
-        .filter(|name| g.unit(name).is_some_and(|i| own(&g.node(i).origin)))
-        .collect();
+    let own = |o: &Origin| {
+        crate::logwriter::is_builtin(o)
+            || crate::systemd_bus::is_builtin(o)
+            || crate::cmd::is_builtin(o)
+    };
+    let wanted: Vec<&str> = [
+        crate::logwriter::NAME,
+        crate::systemd_bus::SERVICE,
+        crate::cmd::NAME,
+    ]
+    .into_iter()
+    .filter(|name| g.unit(name).is_some_and(|i| own(&g.node(i).origin)))
+    .collect();
     for name in wanted {
         // Only a shutdown refuses it, and then nothing is to start.
         let _ = planner.want(name, WantLife::Kept, now);

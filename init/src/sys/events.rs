@@ -23,7 +23,8 @@ use super::{Errno, Os, SysError};
 /// The signals the init takes as events (blocked, read from a signalfd):
 /// children, the shutdown and reload requests, and the ones it ignores on
 /// purpose (`SIGQUIT`, `SIGUSR1`, `SIGUSR2`, `SIGPIPE`), which must not
-/// kill PID 1 with their default action.
+/// kill PID 1 with their default action. systemd's real-time signals are
+/// taken too (`crate::signals`).
 pub const HANDLED_SIGNALS: [Signal; 9] = [
     Signal::SIGCHLD,
     Signal::SIGTERM,
@@ -35,6 +36,24 @@ pub const HANDLED_SIGNALS: [Signal; 9] = [
     Signal::SIGPWR,
     Signal::SIGPIPE,
 ];
+
+/// The handled signals as a set to block and read: [`HANDLED_SIGNALS`]
+/// and systemd's real-time ones (`crate::signals::SYSTEMD_SIGNALS`),
+/// which nix's `Signal` cannot name.
+fn handled_set() -> SigSet {
+    let mut set = SigSet::empty();
+    for s in HANDLED_SIGNALS {
+        set.add(s);
+    }
+    let mut raw: libc::sigset_t = *set.as_ref();
+    for (signo, _) in crate::signals::SYSTEMD_SIGNALS {
+        // SAFETY: `raw` is an initialised set and `signo` a real-time
+        // signal's number below `_NSIG` (a failure leaves it out).
+        unsafe { libc::sigaddset(&mut raw, signo) };
+    }
+    // SAFETY: made from a valid set by `sigaddset`.
+    unsafe { SigSet::from_sigset_t_unchecked(raw) }
+}
 
 /// Names a watched descriptor in the events: the caller's choice of number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -113,10 +132,7 @@ impl EventQueue {
         if let Some(q) = QUEUE.get() {
             return Ok(q);
         }
-        let mut set = SigSet::empty();
-        for s in HANDLED_SIGNALS {
-            set.add(s);
-        }
+        let set = handled_set();
         set.thread_block()
             .map_err(|e| call_error("sigprocmask(SIG_BLOCK)", e))?;
         let signals = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)

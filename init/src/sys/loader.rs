@@ -61,6 +61,15 @@ pub struct Job {
     /// The instances to make besides those the units name (the target, the
     /// wanted units).
     pub named: Vec<String>,
+    /// The config asked for systemd's D-Bus interface itself.
+    #[serde(default)]
+    pub systemd_bus_asked: bool,
+    /// The target (the `-- CMD` unit waits for it).
+    #[serde(default)]
+    pub target: String,
+    /// The command after `--`, a unit of the set (`cmd.rs`).
+    #[serde(default)]
+    pub cmd: Option<crate::cmd::CmdLine>,
 }
 
 impl Job {
@@ -73,6 +82,9 @@ impl Job {
             control: settings.control.clone(),
             systemd_bus: settings.systemd_bus,
             named: named.to_vec(),
+            systemd_bus_asked: settings.systemd_bus_asked,
+            target: settings.target.clone(),
+            cmd: settings.cmd.clone(),
         }
     }
 
@@ -89,7 +101,9 @@ impl Job {
             log_dir: self.log_dir.clone(),
             sysv_dir: self.sysv_dir.clone(),
             systemd_bus: self.systemd_bus,
-            ..Settings::new(first, "", self.control.clone())
+            cmd: self.cmd.clone(),
+            systemd_bus_asked: self.systemd_bus_asked,
+            ..Settings::new(first, &self.target, self.control.clone())
         }
     }
 }
@@ -293,6 +307,9 @@ mod tests {
             control: PathBuf::from("/run/init/control.sock"),
             systemd_bus: true,
             named: named.iter().map(|s| s.to_string()).collect(),
+            systemd_bus_asked: false,
+            target: String::new(),
+            cmd: None,
         };
         let settings = job.settings();
         assert_eq!(settings.units_path(), job.path);

@@ -417,6 +417,23 @@ pub trait Sys {
     /// Whether descriptor `fd` (0, 1 or 2) is open.
     fn stdio_open(&self, fd: i32) -> bool;
 
+    /// The init's standard output opened anew for writes that never wait
+    /// (`console-output`, `runtime/mirror.rs`): `/proc/self/fd/1` with
+    /// `O_NONBLOCK` on a file description of its own, so that the units
+    /// and the `-- CMD` sharing descriptor 1 keep theirs blocking; where
+    /// that cannot be opened (a socket; a pipe another user made) a copy
+    /// of descriptor 1, which [`Sys::write_now`] writes with
+    /// `MSG_DONTWAIT` or `RWF_NOWAIT`.
+    fn open_stdout_nonblocking(&self) -> Result<OwnedFd, SysError>;
+
+    /// Writes what `fd` (from [`Sys::open_stdout_nonblocking`]) takes now:
+    /// the bytes written, 0 when it is full. Never waits.
+    fn write_now(&self, fd: RawFd, buf: &[u8]) -> Result<usize, SysError>;
+
+    /// Whether standard input is a terminal (`isatty(0)`): where the
+    /// emergency shell could be typed into.
+    fn stdin_is_terminal(&self) -> bool;
+
     /// Opens `/dev/console` onto every closed descriptor of 0, 1 and 2.
     fn open_console(&self) -> Result<(), SysError>;
 

@@ -6,7 +6,7 @@
 
 use std::ffi::{CString, OsString};
 use std::io::Read;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -564,6 +564,76 @@ impl Sys for RealSys {
     fn stdio_open(&self, fd: i32) -> bool {
         // SAFETY: fcntl(F_GETFD) only queries the descriptor table.
         unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
+    }
+
+    fn open_stdout_nonblocking(&self) -> Result<OwnedFd, SysError> {
+        let flags = libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
+        // SAFETY: a valid NUL-terminated path; the result is checked.
+        let fd = unsafe { libc::open(c"/proc/self/fd/1".as_ptr(), flags) };
+        if fd >= 0 {
+            // SAFETY: a descriptor just opened, ours alone.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        // A socket (ENXIO), or a pipe another user made (EACCES: a
+        // container run with `--user`): a copy, written with
+        // MSG_DONTWAIT or RWF_NOWAIT (`write_now`).
+        // SAFETY: fcntl(F_DUPFD_CLOEXEC) only makes a descriptor.
+        let dup = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
+        if dup < 0 {
+            return Err(SysError::Call {
+                call: "dup standard output".to_owned(),
+                errno: Os(Errno::last()),
+            });
+        }
+        // SAFETY: a descriptor just made, ours alone.
+        Ok(unsafe { OwnedFd::from_raw_fd(dup) })
+    }
+
+    fn write_now(&self, fd: RawFd, buf: &[u8]) -> Result<usize, SysError> {
+        let fail = |call: &str| SysError::Call {
+            call: call.to_owned(),
+            errno: Os(Errno::last()),
+        };
+        // SAFETY (each call below): `buf` is valid for its length, and the
+        // calls only read it.
+        let mut n = unsafe {
+            libc::send(
+                fd,
+                buf.as_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n < 0 && Errno::last() == Errno::ENOTSOCK {
+            // A pipe: RWF_NOWAIT (Linux 5.8 for pipes), whatever the
+            // descriptor's own flag.
+            let iov = libc::iovec {
+                iov_base: buf.as_ptr().cast_mut().cast(),
+                iov_len: buf.len(),
+            };
+            n = unsafe { libc::pwritev2(fd, &iov, 1, -1, libc::RWF_NOWAIT) };
+            if n < 0 && matches!(Errno::last(), Errno::EOPNOTSUPP | Errno::EINVAL) {
+                // A terminal: a plain write, only on a descriptor of our
+                // own that never waits.
+                let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+                if fl < 0 || fl & libc::O_NONBLOCK == 0 {
+                    return Err(fail("write to standard output without waiting"));
+                }
+                n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+            }
+        }
+        match usize::try_from(n) {
+            Ok(n) => Ok(n),
+            Err(_) => match Errno::last() {
+                Errno::EAGAIN | Errno::EINTR => Ok(0),
+                _ => Err(fail("write to standard output")),
+            },
+        }
+    }
+
+    fn stdin_is_terminal(&self) -> bool {
+        // SAFETY: isatty(3) only queries the descriptor.
+        unsafe { libc::isatty(0) == 1 }
     }
 
     fn open_console(&self) -> Result<(), SysError> {

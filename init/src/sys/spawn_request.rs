@@ -25,6 +25,27 @@ impl Credentials {
     pub fn is_empty(&self) -> bool {
         self.uid.is_none() && self.gid.is_none() && self.groups.is_none()
     }
+
+    /// What an init running as `euid` can apply of these: root all of it;
+    /// any other user (a container's `--user`) only its own uid, and no
+    /// group change (`setresgid` and `setgroups` need `CAP_SETGID`). The
+    /// rest is left out and named: `User` when another user was asked,
+    /// `Group` when the unit asked for a group (`group_asked`; a user's
+    /// own primary group goes with `User`), so that the unit runs as the
+    /// init's own user and says what it did not get.
+    pub fn within_reach(self, euid: u32, group_asked: bool) -> (Credentials, Vec<&'static str>) {
+        if euid == 0 {
+            return (self, Vec::new());
+        }
+        let mut refused = Vec::new();
+        if self.uid.is_some_and(|u| u != euid) {
+            refused.push("User");
+        }
+        if group_asked {
+            refused.push("Group");
+        }
+        (Credentials::default(), refused)
+    }
 }
 
 /// Where a child's stdin, stdout or stderr comes from.

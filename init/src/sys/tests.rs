@@ -1574,3 +1574,23 @@ fn a_forked_child_gets_its_streams() {
     assert_eq!(read_all(&mut out), ["out"]);
     assert_eq!(read_all(&mut err), ["err"]);
 }
+
+/// `write_now` on a full pipe whose descriptor is blocking returns 0 at
+/// once (RWF_NOWAIT), never waits: the console mirror's promise.
+#[test]
+fn write_now_never_waits_on_a_full_pipe() {
+    let sys = RealSys::new();
+    let (r, w) = nix::unistd::pipe().unwrap();
+    let chunk = [b'x'; 4096];
+    let mut total = 0;
+    for _ in 0..1000 {
+        let n = sys.write_now(w.as_raw_fd(), &chunk).unwrap();
+        if n == 0 {
+            break;
+        }
+        total += n;
+    }
+    assert!((4096..4096 * 1000).contains(&total), "{total}");
+    assert_eq!(sys.write_now(w.as_raw_fd(), b"more").unwrap(), 0);
+    drop(r);
+}

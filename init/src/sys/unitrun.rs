@@ -257,6 +257,12 @@ impl UnitRun {
         &self.notes
     }
 
+    /// Adds a setting the init left out of this run for lack of a
+    /// privilege (a non-root init's `User=`: `runtime/executor.rs`).
+    pub fn left_out(&mut self, n: flotilla_units::protocol::NotApplied) {
+        self.left_out.push(n);
+    }
+
     /// The settings of this run not applied, or applied in part, because
     /// the init lacks a privilege (`degrade.rs`).
     pub fn not_applied(&self) -> Vec<flotilla_units::protocol::NotApplied> {

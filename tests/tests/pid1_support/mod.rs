@@ -218,6 +218,38 @@ impl Pid1 {
     /// [`Pid1::start_env`] running the binary `init` (a copy a test may
     /// replace).
     pub fn start_binary(init: &Path, control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
+        let mut full = vec!["--control", control.to_str().expect("UTF-8 path")];
+        full.extend_from_slice(args);
+        Pid1::start_wrapped(&[], init, control, &full, env)
+    }
+
+    /// The init as user `uid` (no passwd entry needed), as `podman run
+    /// --user UID` starts it: no `--control`, so that it finds its socket
+    /// itself; `control` is where the test expects it.
+    pub fn start_as_user(uid: u32, control: &Path, args: &[&str]) -> Pid1 {
+        let id = uid.to_string();
+        let wrapper = [
+            "setpriv",
+            "--reuid",
+            &id,
+            "--regid",
+            &id,
+            "--clear-groups",
+            "--",
+        ];
+        let init = bin("init", "flotilla-init");
+        Pid1::start_wrapped(&wrapper, &init, control, args, &[])
+    }
+
+    /// `init ARGS` as PID 1 run by `wrapper` (a command that executes its
+    /// arguments), with `env` added.
+    fn start_wrapped(
+        wrapper: &[&str],
+        init: &Path,
+        control: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Pid1 {
         let _ = bin("initctl", "flotilla-ctl");
         // Beside the init, so that PID 1 serves systemd's D-Bus interface.
         let _ = bin("flotilla-busd", "flotilla-bus");
@@ -234,11 +266,11 @@ impl Pid1 {
                 "-c",
                 "mount -t tmpfs -o mode=0755 tmpfs /run && exec \"$0\" \"$@\"",
             ])
+            .args(wrapper)
             .arg(init)
-            .arg("--control")
-            .arg(control)
             .args(args)
             .env_remove("INIT_CONTROL")
+            .env_remove("XDG_RUNTIME_DIR")
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped());

@@ -54,6 +54,20 @@ pub fn control_socket_path(
         .map(|dir| std::path::Path::new(dir).join("init/control.sock"))
 }
 
+/// The control socket of a non-root PID 1 (a container run with `--user
+/// UID`, with or without a passwd entry) that has no `$XDG_RUNTIME_DIR`,
+/// and what its `initctl` looks for (docs/contract.md §2):
+/// [`SYSTEM_CONTROL_SOCKET`] when `/run/init` is usable (`run_usable`: the
+/// init could make it; its clients find the socket there), else
+/// `/tmp/flotilla-UID/control.sock`.
+pub fn unprivileged_control_socket(uid: u32, run_usable: bool) -> std::path::PathBuf {
+    if run_usable {
+        SYSTEM_CONTROL_SOCKET.into()
+    } else {
+        format!("/tmp/flotilla-{uid}/control.sock").into()
+    }
+}
+
 /// A request line: the version and the operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {

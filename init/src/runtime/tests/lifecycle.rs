@@ -173,9 +173,14 @@ fn a_flooding_unit() {
 /// SIGTERM to the init, every signalled child exiting at once, and turns
 /// until the loop ends: how it ended and the signals it sent.
 fn shut_down(h: &mut Harness) -> (Option<Exit>, Vec<String>) {
+    shut_down_by(h, libc::SIGTERM)
+}
+
+/// [`shut_down`] by `signo`.
+fn shut_down_by(h: &mut Harness, signo: i32) -> (Option<Exit>, Vec<String>) {
     h.sys().take_calls();
     h.sys().set_kill_exits(true);
-    h.sys().raise(libc::SIGTERM);
+    h.sys().raise(signo);
     let mut exit = None;
     for _ in 0..100 {
         exit = h.turn();
@@ -240,6 +245,61 @@ fn shutdown() {
         .contains(&"init: SIGTERM: stopping every unit (poweroff)".to_string()));
     h.rt.close();
     assert_eq!(h.sys().take_calls(), [Call::RemoveSocket(CONTROL.into())]);
+}
+
+/// systemd's signals to PID 1 (`signals.rs`): `SIGRTMIN+3` (what `podman
+/// stop` sends an init) halts with every unit stopped in order, `+5`
+/// reboots so; `+14` powers off at once: the loop ends in its next turn,
+/// no unit signalled (the final sequence ends the processes).
+#[test]
+fn systemds_signals_to_pid1() {
+    let pid1 = || {
+        let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
+        let rt = Runtime::new(sys, settings("default"), true).unwrap_or_else(|e| panic!("{e}"));
+        let mut h = Harness { rt };
+        h.settle();
+        h
+    };
+    let ordered = |h: &Harness| {
+        [
+            format!("killpg {} {}", h.pid("web"), libc::SIGTERM),
+            format!("killpg {} {}", h.pid("web"), libc::SIGKILL),
+            format!("killpg {} {}", h.pid("db"), libc::SIGTERM),
+            format!("killpg {} {}", h.pid("db"), libc::SIGKILL),
+        ]
+    };
+    let rtmin = crate::signals::SYSTEMD_RTMIN;
+    for (plus, kind) in [
+        (3, ShutdownKind::Halt),
+        (4, ShutdownKind::Poweroff),
+        (5, ShutdownKind::Reboot),
+    ] {
+        let mut h = pid1();
+        let want = ordered(&h);
+        let (exit, signals) = shut_down_by(&mut h, rtmin + plus);
+        assert_eq!(exit, Some(Exit::Shutdown(kind)), "+{plus}");
+        assert_eq!(signals, want, "+{plus}");
+        let line = format!("init: SIGRTMIN+{plus}: stopping every unit");
+        assert!(
+            h.sys().console_lines().iter().any(|l| l.starts_with(&line)),
+            "{:?}",
+            h.sys().console_lines()
+        );
+    }
+    let mut h = pid1();
+    h.sys().take_calls();
+    h.sys().raise(rtmin + 14);
+    // The turn that reads the signal, then the one that ends.
+    assert_eq!(h.turn(), None);
+    assert_eq!(h.turn(), Some(Exit::Shutdown(ShutdownKind::Poweroff)));
+    let kills: Vec<String> = processes_and_waits(&h.sys().take_calls())
+        .into_iter()
+        .filter(|c| c.starts_with("kill"))
+        .collect();
+    assert!(kills.is_empty(), "{kills:?}");
+    assert!(h.sys().console_lines().contains(
+        &"init: SIGRTMIN+14: poweroff at once, the units not stopped one by one".to_string()
+    ));
 }
 
 /// A `User=` unit of type `foreground-notified` whose user may not search

@@ -92,6 +92,40 @@ fn chunk_of(b: &LogBatch, unit: &str) -> (Vec<String>, Vec<u64>, u64, u64) {
     )
 }
 
+/// `console-output: all`: each line is also on standard output, with
+/// its unit's name, and still in the unit's log; a full standard output
+/// drops and counts without holding the loop (no wait in the turns).
+#[test]
+fn console_output_copies_the_lines_to_stdout() {
+    let sys = fake_with(&[("talker", TALKER)]);
+    let mut s = settings("talker");
+    s.console_output = true;
+    let rt = Runtime::new(sys, s, false).unwrap_or_else(|e| panic!("{e}"));
+    let mut h = Harness { rt };
+    h.settle();
+    let pid = h.pid("talker");
+    h.sys().write_output(pid, b"one\ntwo\n");
+    h.settle();
+    assert_eq!(h.sys().take_stdout(), "talker: one\ntalker: two\n");
+    h.sys().set_stdout_room(0);
+    h.sys().write_output(pid, b"three\n");
+    h.settle();
+    assert_eq!(h.sys().take_stdout(), "");
+    h.sys().set_stdout_room(usize::MAX);
+    h.sys().write_output(pid, b"four\n");
+    h.settle();
+    assert_eq!(
+        h.sys().take_stdout(),
+        "init: console-output: 1 lines dropped: standard output was full\ntalker: four\n"
+    );
+    let logged: Vec<String> = h
+        .log_texts("talker")
+        .into_iter()
+        .filter(|l| !l.starts_with('['))
+        .collect();
+    assert_eq!(logged, ["one", "two", "three", "four"]);
+}
+
 /// Every line goes to the writer once, in order, numbered; the next
 /// batch waits for the ack; the loop makes no file call for it.
 #[test]

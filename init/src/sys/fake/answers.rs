@@ -649,6 +649,28 @@ impl Sys for FakeSys {
         st.console.push(line.to_owned());
     }
 
+    fn open_stdout_nonblocking(&self) -> Result<OwnedFd, SysError> {
+        std::fs::File::open("/dev/null")
+            .map(OwnedFd::from)
+            .map_err(|e| SysError::Call {
+                call: "open /dev/null".to_owned(),
+                errno: Os(Errno::from_raw(e.raw_os_error().unwrap_or(0))),
+            })
+    }
+
+    fn write_now(&self, _fd: RawFd, buf: &[u8]) -> Result<usize, SysError> {
+        let mut st = self.state.borrow_mut();
+        let n = buf.len().min(st.stdout_room);
+        st.stdout_room -= n;
+        st.stdout
+            .extend_from_slice(buf.get(..n).unwrap_or_default());
+        Ok(n)
+    }
+
+    fn stdin_is_terminal(&self) -> bool {
+        self.state.borrow().stdin_terminal
+    }
+
     fn stdio_open(&self, fd: i32) -> bool {
         let st = self.state.borrow();
         usize::try_from(fd)

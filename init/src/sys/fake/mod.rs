@@ -114,6 +114,11 @@ struct State {
     /// harness's capture of them is heap too).
     echo: bool,
     stdio_open: [bool; 3],
+    /// Whether standard input is a terminal (by default it is).
+    stdin_terminal: bool,
+    /// What [`Sys::write_now`] wrote, and how much more it takes.
+    stdout: Vec<u8>,
+    stdout_room: usize,
     /// Whether `/dev/console` opens.
     console_ok: bool,
     /// The machine conditions are checked against.
@@ -197,6 +202,9 @@ impl FakeSys {
                 console: Vec::new(),
                 echo: true,
                 stdio_open: [true; 3],
+                stdin_terminal: true,
+                stdout: Vec::new(),
+                stdout_room: usize::MAX,
                 console_ok: true,
                 machine: flotilla_units::systemd::ScriptedFacts::default(),
             }),
@@ -390,6 +398,21 @@ impl FakeSys {
     /// Sets whether console lines are also printed (on by default).
     pub fn set_echo(&self, on: bool) {
         self.state.borrow_mut().echo = on;
+    }
+
+    /// What [`Sys::write_now`] wrote, taken.
+    pub fn take_stdout(&self) -> String {
+        String::from_utf8_lossy(&std::mem::take(&mut self.state.borrow_mut().stdout)).into_owned()
+    }
+
+    /// Sets how many more bytes [`Sys::write_now`] takes (a full pipe: 0).
+    pub fn set_stdout_room(&self, room: usize) {
+        self.state.borrow_mut().stdout_room = room;
+    }
+
+    /// Sets whether standard input is a terminal.
+    pub fn set_stdin_terminal(&self, on: bool) {
+        self.state.borrow_mut().stdin_terminal = on;
     }
 
     /// Sets which of descriptors 0 to 2 are open.
