@@ -778,6 +778,14 @@ fn activatable(dir: &TestDir) -> PathBuf {
         dir.join("units/dbus-org.flotilla.Echo.service"),
     )
     .expect("alias link");
+    // Debian's own (systemd's package): with it the bus holds an
+    // activation request while the manager is not on the bus, and hands
+    // it over when the manager takes its name.
+    std::fs::copy(
+        "/usr/share/dbus-1/system-services/org.freedesktop.systemd1.service",
+        services.join("org.freedesktop.systemd1.service"),
+    )
+    .expect("Debian's org.freedesktop.systemd1.service");
     config
 }
 
@@ -861,6 +869,52 @@ fn a_bus_name_is_activated_through_the_manager() {
     // fails, and the parked call with it.
     assert_fails_at_once(&bus.socket, &init, Duration::from_secs(10));
     assert_eq!(init.unit("fails.service").state, UnitState::Failed);
+}
+
+/// A call made while `flotilla-busd` is not on the bus (after the bus
+/// restarted, before busd is back): the bus holds the activation request
+/// for `org.freedesktop.systemd1` and hands it over the moment busd takes
+/// the name, which must not lose it (it would leave the caller waiting
+/// out its timeout, as `loginctl` after `systemctl restart dbus`).
+#[test]
+fn a_request_made_before_busd_joins_the_bus_is_served() {
+    let dir = TestDir::new();
+    let config = activatable(&dir);
+    let init = started(&dir);
+    let bus = dbus_daemon_with(&dir, &config, &["--systemd-activation"]);
+    let names = || {
+        busctl(&bus.socket, None, &["list", "--no-legend", "--unique"])
+            .stdout
+            .lines()
+            .count()
+    };
+    let before = names();
+    let t = std::time::Instant::now();
+    let caller = Command::new("busctl")
+        .arg(format!("--address=unix:path={}", bus.socket.display()))
+        .args([
+            "--timeout=20",
+            "call",
+            "org.flotilla.Echo",
+            "/",
+            "org.flotilla.Echo",
+            "Hello",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start busctl");
+    // The caller is on the bus (its call follows its Hello at once).
+    wait_for(WAIT, "the caller on the bus", || {
+        (names() > before).then_some(())
+    });
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    let out = flotilla_tests::init::run_child(caller, Duration::from_secs(30));
+    let took = t.elapsed();
+    out.expect(0);
+    assert!(took < Duration::from_secs(15), "answered after {took:?}");
+    init.wait_state("echo-name.service", UnitState::Running);
 }
 
 /// `systemctl restart dbus`: the system bus goes away and comes back (here
