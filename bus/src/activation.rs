@@ -39,8 +39,12 @@ pub async fn activate(hub: Arc<Hub>, conn: zbus::Connection, unit: String) {
     let (error, message) = match crate::units_ops::start(&hub, &unit).await {
         Ok((_, Some(job))) => match crate::jobs::follow(hub, job).await {
             "done" => return,
+            // systemd queues the job and reports nothing more (the
+            // caller waits out its timeout): flotilla follows the job and
+            // fails the parked calls at once, with systemd's error name
+            // for a failed job.
             result => (
-                "org.freedesktop.systemd1.UnitFailed",
+                "org.freedesktop.systemd1.JobFailed",
                 format!("Activation of {unit} failed: its start job ended with {result}"),
             ),
         },

@@ -6,7 +6,7 @@
 //! the system bus, once it runs, under the name `org.freedesktop.systemd1`.
 
 use crate::hub::Hub;
-use crate::server::{serve, Caller};
+use crate::server::{serve, serve_stream, Caller};
 use std::os::fd::FromRawFd;
 use std::path::Path;
 use std::sync::Arc;
@@ -168,17 +168,22 @@ async fn would_activate(hub: &Hub) -> bool {
 /// Takes the name `org.freedesktop.systemd1` on the system bus and serves
 /// it, if the bus runs; `None` when it does not (yet: said when `say`).
 pub async fn system_bus(hub: Arc<Hub>, say: bool) -> Option<zbus::Connection> {
+    // The bus hands over the activation requests it held while the name
+    // had no owner (after it restarted, before busd is back) the moment
+    // the name is taken: the connection's message stream must exist by
+    // then, as zbus gives a message only to the streams open when it
+    // comes. So: connect, open the stream, then take the name.
     let built = async {
-        zbus::connection::Builder::system()?
-            .name("org.freedesktop.systemd1")?
-            .build()
-            .await
+        let conn = zbus::connection::Builder::system()?.build().await?;
+        let stream = zbus::MessageStream::from(&conn);
+        conn.request_name("org.freedesktop.systemd1").await?;
+        Ok::<_, zbus::Error>((conn, stream))
     }
     .await;
     match built {
-        Ok(conn) => {
+        Ok((conn, stream)) => {
             eprintln!("flotilla-busd: serving org.freedesktop.systemd1 on the system bus");
-            tokio::spawn(serve(hub, conn.clone(), Caller::Bus));
+            tokio::spawn(serve_stream(hub, conn.clone(), Caller::Bus, stream));
             Some(conn)
         }
         Err(e) => {

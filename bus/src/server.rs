@@ -39,8 +39,20 @@ pub enum Caller {
 
 /// Serves a connection until it closes.
 pub async fn serve(hub: Arc<Hub>, conn: zbus::Connection, caller: Caller) {
+    let stream = zbus::MessageStream::from(&conn);
+    serve_stream(hub, conn, caller, stream).await;
+}
+
+/// [`serve`] with the connection's message stream opened beforehand (on
+/// the system bus: before the name is taken, so that nothing the bus
+/// sends on it is missed).
+pub async fn serve_stream(
+    hub: Arc<Hub>,
+    conn: zbus::Connection,
+    caller: Caller,
+    mut stream: zbus::MessageStream,
+) {
     hub.add_peer(conn.clone());
-    let mut stream = zbus::MessageStream::from(&conn);
     if let Caller::Bus = caller {
         crate::bus_names::start(&hub, &conn).await;
     }

@@ -10,6 +10,7 @@ use crate::error::BusError;
 use crate::hub::Hub;
 use crate::model::Goal;
 use crate::units_ops::{self, Outcome};
+use flotilla_units::context::process::Output;
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::spec::{Command, RestartPolicy, UnitSpec, UnitType};
 use std::sync::Arc;
@@ -92,6 +93,11 @@ fn service(name: &str, props: Props) -> Result<UnitSpec, BusError> {
     if unit.exec_start.is_none() {
         return Err(BusError::invalid_args(format!("{name} has no ExecStart")));
     }
+    // systemd's `DefaultStandardOutput=journal`, as a unit file's service
+    // gets it from the translator: the output goes to the journal where
+    // the init runs journald (`journalctl -u NAME`), to the unit's log
+    // elsewhere (docs/service-context.md).
+    unit.extras.context.standard_output = Some(Output::Log);
     Ok(unit)
 }
 
@@ -325,6 +331,8 @@ mod tests {
         let argv = &a.unit.exec_start.as_ref().unwrap().argv;
         assert_eq!(argv.to_vec(), ["/bin/sleep", "300"]);
         assert!(a.adopt.is_empty());
+        // To the journal, as systemd's DefaultStandardOutput=journal.
+        assert_eq!(a.unit.extras.context.standard_output, Some(Output::Log));
 
         let a = seed("scope").unwrap();
         assert_eq!(a.unit.kind, UnitType::Scope);

@@ -505,16 +505,21 @@ fn the_init_hands_its_socket_to_busd_and_restarts_it() {
         "default",
         "unit: default\ntype: virtual\ndepends-on: [flotilla-busd.socket, flotilla-busd.service]\n",
     );
+    // A start that lasts a few seconds.
+    dir.file(
+        "units/slow.service",
+        "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sleep 3\n",
+    );
     let init = dir.start("default");
     let first = init.wait_state("flotilla-busd.service", UnitState::Running);
-    let state = |socket: &Path| {
+    let state = |socket: &Path, object: &str| {
         let out = busctl(
             socket,
             None,
             &[
                 "get-property",
                 "org.freedesktop.systemd1",
-                "/org/freedesktop/systemd1/unit/flotilla_2dbusd_2eservice",
+                &format!("/org/freedesktop/systemd1/unit/{object}"),
                 "org.freedesktop.systemd1.Unit",
                 "ActiveState",
             ],
@@ -522,7 +527,10 @@ fn the_init_hands_its_socket_to_busd_and_restarts_it() {
         out.expect(0);
         out.stdout
     };
-    assert_eq!(state(&socket), "s \"active\"\n");
+    assert_eq!(
+        state(&socket, "flotilla_2dbusd_2eservice"),
+        "s \"active\"\n"
+    );
 
     let old = first.pid.expect("busd's pid");
     procs::signal(old, libc::SIGKILL);
@@ -530,7 +538,43 @@ fn the_init_hands_its_socket_to_busd_and_restarts_it() {
         u.state == UnitState::Running && u.pid.is_some_and(|p| p != old)
     });
     assert_eq!(again.restarts, 1);
-    assert_eq!(state(&socket), "s \"active\"\n");
+    assert_eq!(
+        state(&socket, "flotilla_2dbusd_2eservice"),
+        "s \"active\"\n"
+    );
+
+    // busd killed while Debian's `systemctl start` waits for a slow
+    // unit's job: the client's connection was to the dead process and
+    // ends, but the init had taken the start, which completes; the next
+    // busd reports the unit active.
+    let client = Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+             touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
+             exec /bin/systemctl start slow.service",
+        ])
+        .arg(&socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start systemctl");
+    init.wait_state("slow.service", UnitState::Starting);
+    let old = again.pid.expect("busd's pid");
+    procs::signal(old, libc::SIGKILL);
+    let out = flotilla_tests::init::run_child(client, Duration::from_secs(30));
+    assert_ne!(out.code, 0, "systemctl's busd died under it: {out:?}");
+    let slow = init.wait_unit("slow.service", "active", |u| u.state.is_active());
+    assert_eq!(slow.restarts, 0, "{slow:?}");
+    init.wait_unit("flotilla-busd.service", "restarted again", |u| {
+        u.state == UnitState::Running && u.pid.is_some_and(|p| p != old)
+    });
+    assert_eq!(state(&socket, "slow_2eservice"), "s \"active\"\n");
 }
 
 /// A real `dbus-daemon` as the system bus, at `DIR/bus`, that lets every
@@ -690,6 +734,86 @@ fn the_name_is_taken_once_dbus_comes_up() {
     assert_eq!(out.stdout, "s \"active\"\n");
 }
 
+/// The activatable names of the tests of D-Bus activation, in the service
+/// directory `DIR/services` of the bus's configuration (returned):
+/// `org.flotilla.Echo` (`SystemdService=dbus-org.flotilla.Echo.service`,
+/// an alias, a link to `echo-name.service`, in which `dbus-test-tool`
+/// takes the name), `org.flotilla.Nothere` (a unit that does not exist)
+/// and `org.flotilla.Fails` (`fails.service`, whose process exits 1
+/// before it takes the name).
+fn activatable(dir: &TestDir) -> PathBuf {
+    let services = dir.join("services");
+    std::fs::create_dir_all(&services).expect("services dir");
+    for (name, unit) in [
+        ("org.flotilla.Echo", "dbus-org.flotilla.Echo.service"),
+        ("org.flotilla.Nothere", "nothere.service"),
+        ("org.flotilla.Fails", "fails.service"),
+    ] {
+        dir.file(
+            &format!("services/{name}.service"),
+            &format!(
+                "[D-BUS Service]\nName={name}\nExec=/bin/false\nUser=root\nSystemdService={unit}\n"
+            ),
+        );
+    }
+    let (config, socket) = bus_config_with(
+        dir,
+        &format!("<servicedir>{}</servicedir>", services.display()),
+    );
+    dir.file(
+        "units/echo-name.service",
+        &format!(
+            "[Service]\nType=dbus\nBusName=org.flotilla.Echo\n\
+             Environment=DBUS_SYSTEM_BUS_ADDRESS=unix:path={}\n\
+             ExecStart=/usr/bin/dbus-test-tool echo --system --name=org.flotilla.Echo\n",
+            socket.display()
+        ),
+    );
+    dir.file(
+        "units/fails.service",
+        "[Service]\nType=dbus\nBusName=org.flotilla.Fails\nExecStart=/bin/false\n",
+    );
+    std::os::unix::fs::symlink(
+        "echo-name.service",
+        dir.join("units/dbus-org.flotilla.Echo.service"),
+    )
+    .expect("alias link");
+    // Debian's own (systemd's package): with it the bus holds an
+    // activation request while the manager is not on the bus, and hands
+    // it over when the manager takes its name.
+    std::fs::copy(
+        "/usr/share/dbus-1/system-services/org.freedesktop.systemd1.service",
+        services.join("org.freedesktop.systemd1.service"),
+    )
+    .expect("Debian's org.freedesktop.systemd1.service");
+    config
+}
+
+/// `busctl call NAME / NAME Hello` on the bus at `socket`, and how long
+/// it took.
+fn call_name(socket: &Path, name: &str) -> (Out, Duration) {
+    let t = std::time::Instant::now();
+    let out = busctl(
+        socket,
+        None,
+        &["--timeout=20", "call", name, "/", name, "Hello"],
+    );
+    (out, t.elapsed())
+}
+
+/// A call to a name whose unit's start fails is answered with an error
+/// within `bound` (the bus's own timeout is 25 s), naming the failed job.
+fn assert_fails_at_once(socket: &Path, init: &Init, bound: Duration) {
+    let (out, took) = call_name(socket, "org.flotilla.Fails");
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("fails.service failed") && took < bound,
+        "not the failed job's error within {bound:?} (took {took:?}): {out:?}; \
+         fails.service: {:?}",
+        init.unit("fails.service")
+    );
+}
+
 /// D-Bus activation through the manager: a `dbus-daemon
 /// --systemd-activation` whose service file for `org.flotilla.Echo` says
 /// `SystemdService=dbus-org.flotilla.Echo.service` (an alias, a link to
@@ -704,35 +828,7 @@ fn a_bus_name_is_activated_through_the_manager() {
     let dir = TestDir::new();
     let services = dir.join("services");
     std::fs::create_dir_all(&services).expect("services dir");
-    for (name, unit) in [
-        ("org.flotilla.Echo", "dbus-org.flotilla.Echo.service"),
-        ("org.flotilla.Nothere", "nothere.service"),
-    ] {
-        dir.file(
-            &format!("services/{name}.service"),
-            &format!(
-                "[D-BUS Service]\nName={name}\nExec=/bin/false\nUser=root\nSystemdService={unit}\n"
-            ),
-        );
-    }
-    let (config, socket) = bus_config_with(
-        &dir,
-        &format!("<servicedir>{}</servicedir>", services.display()),
-    );
-    dir.file(
-        "units/echo-name.service",
-        &format!(
-            "[Service]\nType=dbus\nBusName=org.flotilla.Echo\n\
-             Environment=DBUS_SYSTEM_BUS_ADDRESS=unix:path={}\n\
-             ExecStart=/usr/bin/dbus-test-tool echo --system --name=org.flotilla.Echo\n",
-            socket.display()
-        ),
-    );
-    std::os::unix::fs::symlink(
-        "echo-name.service",
-        dir.join("units/dbus-org.flotilla.Echo.service"),
-    )
-    .expect("alias link");
+    let config = activatable(&dir);
     let init = started(&dir);
     let bus = dbus_daemon_with(&dir, &config, &["--systemd-activation"]);
     let _busd = busd_on(&dir, Some(&bus.socket));
@@ -769,6 +865,100 @@ fn a_bus_name_is_activated_through_the_manager() {
         out.stderr.contains("Unit nothere.service not found"),
         "not systemd's NoSuchUnit: {out:?}"
     );
+    // A unit whose process exits before it takes the name: its start job
+    // fails, and the parked call with it.
+    assert_fails_at_once(&bus.socket, &init, Duration::from_secs(10));
+    assert_eq!(init.unit("fails.service").state, UnitState::Failed);
+}
+
+/// A call made while `flotilla-busd` is not on the bus (after the bus
+/// restarted, before busd is back): the bus holds the activation request
+/// for `org.freedesktop.systemd1` and hands it over the moment busd takes
+/// the name, which must not lose it (it would leave the caller waiting
+/// out its timeout, as `loginctl` after `systemctl restart dbus`).
+#[test]
+fn a_request_made_before_busd_joins_the_bus_is_served() {
+    let dir = TestDir::new();
+    let config = activatable(&dir);
+    let init = started(&dir);
+    let bus = dbus_daemon_with(&dir, &config, &["--systemd-activation"]);
+    let names = || {
+        busctl(&bus.socket, None, &["list", "--no-legend", "--unique"])
+            .stdout
+            .lines()
+            .count()
+    };
+    let before = names();
+    let t = std::time::Instant::now();
+    let caller = Command::new("busctl")
+        .arg(format!("--address=unix:path={}", bus.socket.display()))
+        .args([
+            "--timeout=20",
+            "call",
+            "org.flotilla.Echo",
+            "/",
+            "org.flotilla.Echo",
+            "Hello",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start busctl");
+    // The caller is on the bus (its call follows its Hello at once).
+    wait_for(WAIT, "the caller on the bus", || {
+        (names() > before).then_some(())
+    });
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    let out = flotilla_tests::init::run_child(caller, Duration::from_secs(30));
+    let took = t.elapsed();
+    out.expect(0);
+    assert!(took < Duration::from_secs(15), "answered after {took:?}");
+    init.wait_state("echo-name.service", UnitState::Running);
+}
+
+/// `systemctl restart dbus`: the system bus goes away and comes back (here
+/// `dbus.service`, a unit of the init, restarted through the private
+/// socket); `flotilla-busd` learns it from the init's report that the unit
+/// is up again, takes `org.freedesktop.systemd1` on the new bus within a
+/// few seconds, and serves its activation requests there as before.
+#[test]
+fn the_name_is_taken_again_after_dbus_restarts() {
+    let dir = TestDir::new();
+    let config = activatable(&dir);
+    let socket = dir.join("bus");
+    dir.file(
+        "units/dbus.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/dbus-daemon --config-file={} --nofork \
+             --systemd-activation\n",
+            config.display()
+        ),
+    );
+    let init = started(&dir);
+    let bus = busd_on(&dir, Some(&socket));
+    systemctl(&bus, &["start", "dbus.service"]).expect(0);
+    on_the_bus(&socket);
+    let first = init.pid_of("dbus.service");
+    let t = std::time::Instant::now();
+    systemctl(&bus, &["restart", "dbus.service"]).expect(0);
+    let again = init.pid_of("dbus.service");
+    assert_ne!(first, again, "dbus-daemon was not restarted");
+    on_the_bus(&socket);
+    let took = t.elapsed();
+    eprintln!(
+        "busd back on the restarted bus in {:.2} s",
+        took.as_secs_f64()
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "busd took {took:?} to take its name again"
+    );
+    // Subscribed again: the new bus's activation requests reach it.
+    let (out, _) = call_name(&socket, "org.flotilla.Echo");
+    out.expect(0);
+    init.wait_state("echo-name.service", UnitState::Running);
+    assert_fails_at_once(&socket, &init, Duration::from_secs(10));
 }
 
 /// `systemctl mask` and `unmask` as under systemd: a link to `/dev/null`
