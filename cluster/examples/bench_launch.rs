@@ -29,6 +29,9 @@
 //! target/release/examples/bench_launch --units 10000 --machines 100 --reserve
 //! ```
 //!
+//! `--spread` puts each client on another machine's API (client t on
+//! machine t), instead of all on the first machine's.
+//!
 //! `--reserve` gives every machine `--capacity memory=4096,cores=8` and
 //! every unit `MemoryReservation=32` and `CoresReservation=5`: placement by
 //! fit, with room for all (and for a lost machine's units elsewhere).
@@ -76,6 +79,7 @@ struct Config {
     clients: usize,
     ttl: u64,
     reserve: bool,
+    spread: bool,
 }
 
 /// A unit's reservation with `--reserve`.
@@ -339,7 +343,12 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let per = cfg.units.div_ceil(cfg.clients);
     let threads: Vec<_> = (0..cfg.clients)
         .map(|t| {
-            let sock = sock.clone();
+            // --spread: client t on machine t's API (of the first ones).
+            let sock = if cfg.spread {
+                dir.join(format!("{}.sock", ids[t % ids.len()]))
+            } else {
+                sock.clone()
+            };
             let n = cfg.units;
             std::thread::spawn(move || {
                 let mut c = Conn::new(&sock);
@@ -606,6 +615,7 @@ fn main() {
         clients: 16,
         ttl: 10,
         reserve: false,
+        spread: false,
     };
     let mut matrix = false;
     let mut repeat = 1;
@@ -629,6 +639,11 @@ fn main() {
             }
             "--reserve" => {
                 cfg.reserve = true;
+                i += 1;
+                continue;
+            }
+            "--spread" => {
+                cfg.spread = true;
                 i += 1;
                 continue;
             }
