@@ -1,5 +1,6 @@
-//! `initctl cluster logs UNIT [-n N] [--since TIME] [-f]`: a unit's output
-//! on the machine that runs it, through clusterd's API
+//! `initctl cluster logs UNIT [-n N] [--since TIME] [-f] [--machine ID]`: a
+//! unit's output on the machine that runs it (for a global unit, the one
+//! `--machine` names), through clusterd's API
 //! (`GET /flotilla/v1/logs/<unit>`, docs/cluster.md "Logs"), printed as
 //! `initctl logs` prints a local unit's: one line per line and nothing
 //! else; with `-f` each new line as it comes, until interrupted or the
@@ -23,12 +24,14 @@ pub struct Ask {
     pub since: Option<Since>,
     /// Keep printing new lines.
     pub follow: bool,
+    /// The machine (a global unit runs on several).
+    pub machine: Option<String>,
 }
 
 /// Parses the verb's arguments.
 pub fn parse(args: &[String]) -> Result<Ask, String> {
     let mut unit = None;
-    let (mut lines, mut since, mut follow) = (None, None, false);
+    let (mut lines, mut since, mut follow, mut machine) = (None, None, false, None);
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
@@ -58,6 +61,7 @@ pub fn parse(args: &[String]) -> Result<Ask, String> {
                 since = Some(since::parse(&v).map_err(|e| format!("--since {v}: {e}"))?);
             }
             "-f" | "--follow" => follow = true,
+            "--machine" => machine = Some(value("a machine ID")?),
             _ if a.len() > 1 && a.starts_with('-') => return Err(format!("unknown option {a:?}")),
             _ if unit.is_none() => unit = Some(unit_name(a)),
             _ => return Err("logs takes one unit".to_string()),
@@ -69,6 +73,7 @@ pub fn parse(args: &[String]) -> Result<Ask, String> {
         lines,
         since,
         follow,
+        machine,
     })
 }
 
@@ -85,6 +90,10 @@ pub fn run(ep: &Endpoint, ask: &Ask) -> Result<(), Failure> {
     let want = ask.lines.filter(|_| since.is_none());
     let mut path = format!("flotilla/v1/logs/{}", ask.unit);
     let mut sep = '?';
+    if let Some(m) = &ask.machine {
+        path.push_str(&format!("{sep}machine={m}"));
+        sep = '&';
+    }
     if let Some(n) = want {
         if n == 0 && !ask.follow {
             return Ok(());
@@ -159,7 +168,8 @@ mod tests {
                 unit: "web.service".into(),
                 lines: Some(5),
                 since: None,
-                follow: true
+                follow: true,
+                machine: None,
             })
         );
         assert_eq!(
@@ -167,6 +177,10 @@ mod tests {
             Ok(("db.socket".into(), Some(3)))
         );
         assert!(parse(&args("web --since -5min")).is_ok_and(|a| a.since.is_some()));
+        assert_eq!(
+            parse(&args("g --machine=m1")).map(|a| a.machine),
+            Ok(Some("m1".to_string()))
+        );
         assert_eq!(parse(&args("")), Err("logs needs a unit".into()));
         assert_eq!(parse(&args("a b")), Err("logs takes one unit".into()));
         assert_eq!(parse(&args("a -n x")), Err("-n x: not a number".into()));

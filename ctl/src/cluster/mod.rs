@@ -54,7 +54,7 @@ struct Opts {
 const USAGE: &str = "usage: initctl cluster [--endpoint URL] [--no-legend] [--full] [--block-attempts N] [--no-block] VERB [ARGS...]
 verbs: submit FILE..., load UNIT..., start UNIT..., stop UNIT..., unload UNIT..., destroy UNIT...,
        cat UNIT, status UNIT..., list-units, list-unit-files, list-machines,
-       logs UNIT [-n N] [--since TIME] [-f]";
+       logs UNIT [-n N] [--since TIME] [-f] [--machine ID]";
 
 /// Runs `initctl cluster` with the arguments after `cluster`; returns the exit status.
 pub fn run(args: &[String]) -> i32 {

@@ -435,6 +435,35 @@ fn cluster_logs_follow_a_remote_unit() {
         out.stderr.contains("Unit nothere.service not found"),
         "{out:?}"
     );
+    // A global unit's output: on the machine named.
+    let body = unit_body(
+        "launched",
+        "/bin/sh -c \"echo global here; exec sleep 1000\"",
+        &[("Global", "true")],
+    );
+    put(&a, "everywhere.service", &body);
+    let ep = format!("unix://{}", a.sock.display());
+    wait_for(LIMIT, "the global unit's line from b", || {
+        let out = initctl(
+            &[
+                "cluster",
+                "--endpoint",
+                &ep,
+                "logs",
+                "everywhere",
+                "--machine",
+                "bbbbbbbb0002",
+            ],
+            &[],
+        );
+        (out.code == 0 && out.stdout.contains("global here")).then_some(())
+    });
+    let out = initctl(&["cluster", "--endpoint", &ep, "logs", "everywhere"], &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("is a global unit: give the machine"),
+        "{out:?}"
+    );
 }
 
 /// fleetctl's sequences with the new keys: `submit` (GET 404, PUT inactive
