@@ -126,8 +126,14 @@ impl Subscription {
 
 /// Opens a `subscribe` stream.
 pub async fn subscribe(path: &Path) -> Result<Subscription, Error> {
+    stream(path, Request::Subscribe).await
+}
+
+/// Sends a request whose replies go on until the connection closes (a
+/// `subscribe`, a followed `logs`); read them with [`Subscription::next`].
+pub async fn stream(path: &Path, req: Request) -> Result<Subscription, Error> {
     let (lines, mut w) = connect(path).await?;
-    send(&mut w, path, Request::Subscribe).await?;
+    send(&mut w, path, req).await?;
     Ok(Subscription {
         path: path.to_path_buf(),
         lines,

@@ -26,7 +26,15 @@
 //! target/release/examples/bench_launch [--units N] [--machines M] [--clients C] [--ttl SECS] [--repeat R]
 //! target/release/examples/bench_launch --matrix     # 1k and 10k units on 3, 30 and 100 machines
 //! target/release/examples/bench_launch --units 10000 --machines 100 --repeat 3
+//! target/release/examples/bench_launch --units 10000 --machines 100 --reserve
 //! ```
+//!
+//! `--spread` puts each client on another machine's API (client t on
+//! machine t), instead of all on the first machine's.
+//!
+//! `--reserve` gives every machine `--capacity memory=4096,cores=8` and
+//! every unit `MemoryReservation=32` and `CoresReservation=5`: placement by
+//! fit, with room for all (and for a lost machine's units elsewhere).
 
 #[path = "../../tests/src/etcd.rs"]
 #[allow(dead_code)]
@@ -70,7 +78,12 @@ struct Config {
     machines: usize,
     clients: usize,
     ttl: u64,
+    reserve: bool,
+    spread: bool,
 }
+
+/// A unit's reservation with `--reserve`.
+const RESERVATION: &str = ",{\"section\":\"X-Fleet\",\"name\":\"MemoryReservation\",\"value\":\"32\"},{\"section\":\"X-Fleet\",\"name\":\"CoresReservation\",\"value\":\"5\"}";
 
 /// The figures of one run.
 #[derive(Default, Clone)]
@@ -276,6 +289,11 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         let log = std::fs::File::create(dir.join(format!("{id}.log"))).expect("log");
         let child = Command::new(clusterd)
             .args(["--etcd", &etcd.url(), "--machine-id", id])
+            .args(if cfg.reserve {
+                &["--capacity", "memory=4096,cores=8"][..]
+            } else {
+                &[]
+            })
             .args(["--agent-ttl", &format!("{}s", cfg.ttl), "--control"])
             .arg(&ctl)
             .arg("--api-listen")
@@ -325,13 +343,19 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let per = cfg.units.div_ceil(cfg.clients);
     let threads: Vec<_> = (0..cfg.clients)
         .map(|t| {
-            let sock = sock.clone();
+            // --spread: client t on machine t's API (of the first ones).
+            let sock = if cfg.spread {
+                dir.join(format!("{}.sock", ids[t % ids.len()]))
+            } else {
+                sock.clone()
+            };
             let n = cfg.units;
             std::thread::spawn(move || {
                 let mut c = Conn::new(&sock);
                 for i in (t * per)..((t + 1) * per).min(n) {
                     let path = format!("/fleet/v1/units/bench-{i:05}.service");
-                    let (code, b) = c.request("PUT", &path, Some(&unit_body(i, "")));
+                    let extra = if cfg.reserve { RESERVATION } else { "" };
+                    let (code, b) = c.request("PUT", &path, Some(&unit_body(i, extra)));
                     assert_eq!(code, 201, "PUT {path}: {b}");
                 }
             })
@@ -395,6 +419,21 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let (units, pages) = http::all_units(&mut api);
     f.list_units = t.elapsed();
     assert_eq!((units.len(), pages), (cfg.units, cfg.units.div_ceil(100)));
+    if cfg.reserve {
+        // Nothing overcommitted: 32 MiB and 0.05 cores a unit, in 4096 MiB
+        // and 8 cores a machine.
+        let mut per: BTreeMap<String, u64> = BTreeMap::new();
+        for u in &units {
+            *per.entry(u.machine_id.clone().unwrap_or_default())
+                .or_default() += 1;
+        }
+        for (m, n) in &per {
+            assert!(
+                !m.is_empty() && n * 32 <= 4096 && n * 5 <= 800,
+                "{n} units of 32 MiB on {m:?}"
+            );
+        }
+    }
     let t = Instant::now();
     let (states, _) = http::all_states(&mut api);
     f.list_states = t.elapsed();
@@ -575,6 +614,8 @@ fn main() {
         machines: 3,
         clients: 16,
         ttl: 10,
+        reserve: false,
+        spread: false,
     };
     let mut matrix = false;
     let mut repeat = 1;
@@ -593,6 +634,16 @@ fn main() {
             "--repeat" => repeat = v(),
             "--matrix" => {
                 matrix = true;
+                i += 1;
+                continue;
+            }
+            "--reserve" => {
+                cfg.reserve = true;
+                i += 1;
+                continue;
+            }
+            "--spread" => {
+                cfg.spread = true;
                 i += 1;
                 continue;
             }

@@ -34,6 +34,7 @@
 //!   (half a second, 2 ms per machine from 250 machines, 2 s at most):
 //!   the last states of a deploy are written then, not a pace later.
 
+mod limits;
 mod local;
 mod logs;
 
@@ -44,10 +45,14 @@ use crate::batch::Op;
 use crate::control;
 use crate::keys::Key;
 use crate::lease::Keeper;
-use crate::model::{ApiUnitState, Assignment, ClusterState, LogRequest, Machine, StoredState};
+use crate::model::{
+    ApiUnitState, Assignment, ClusterState, LogFollow, LogRequest, Machine, StoredState,
+};
 use crate::registry::Registry;
+use crate::requirements::Requirements;
 use crate::stored::{decode, decode_value, RegistryError};
 use etcd_client::{EventType, WatchOptions};
+use flotilla_units::fleet_api::Resources;
 use flotilla_units::protocol::{Reply, UnitStatus};
 use local::Local;
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,6 +74,8 @@ pub struct AgentConfig {
     pub ttl: Duration,
     /// The init's control socket.
     pub control: PathBuf,
+    /// What units may reserve here (`totalResources`).
+    pub capacity: Resources,
 }
 
 /// How long the agent gathers events after the first of a step: a burst
@@ -147,6 +154,9 @@ struct Agent {
     lease: Option<i64>,
     keeper: Option<Keeper>,
     published_machine: Option<(Machine, i64)>,
+    /// The sum of the reservations of the units assigned here, as last
+    /// published with the states (`reservedResources`).
+    reserved: Resources,
     session: u64,
     session_ok: bool,
     watch_task: Option<tokio::task::JoinHandle<()>>,
@@ -172,6 +182,8 @@ struct Agent {
     publish_at: Option<Instant>,
     /// Something is left to do (a retry is due).
     again: bool,
+    /// The followed logs it sends.
+    follows: logs::Follows,
 }
 
 /// Runs the agent forever.
@@ -186,6 +198,7 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         lease: None,
         keeper: None,
         published_machine: None,
+        reserved: Resources::ZERO,
         session: 0,
         session_ok: false,
         watch_task: None,
@@ -204,6 +217,7 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         machines: (1, None),
         publish_at: None,
         again: true,
+        follows: logs::Follows::default(),
     };
     let mut retry_at: Option<Instant> = Some(Instant::now());
     loop {
@@ -322,6 +336,9 @@ async fn follow_etcd(reg: Registry, me: String, rev: i64, n: u64, tx: mpsc::Send
         stream
             .watch(k.log_requests_of(&me), Some(from(true)))
             .await?;
+        stream
+            .watch(k.log_follows_of(&me), Some(from(true)))
+            .await?;
         loop {
             let Some(r) = stream.message().await? else {
                 return Ok::<String, etcd_client::Error>("ended".into());
@@ -431,6 +448,20 @@ impl Agent {
                     lease,
                 ));
             }
+            Key::LogFollow(m, id) if m == me => {
+                if deleted {
+                    self.follows.stop(&self.reg, &me, id);
+                    return;
+                }
+                let (Some(req), Some(lease)) =
+                    (decode_value::<LogFollow>(key.as_bytes(), value), self.lease)
+                else {
+                    return;
+                };
+                let assigned = self.assignments.contains_key(&req.unit);
+                self.follows
+                    .start(&self.reg, &self.cfg.control, &me, id, req, assigned, lease);
+            }
             _ => {}
         }
     }
@@ -452,11 +483,23 @@ impl Agent {
                 None => md.remove(k),
             };
         }
+        let total = self.cfg.capacity;
         Machine {
             id: self.cfg.machine_id.clone(),
             metadata: md,
             primary_ip: self.cfg.public_ip.clone(),
+            total_resources: Some(total),
+            reserved_resources: Some(self.reserved),
+            free_resources: Some(total.minus(self.reserved)),
         }
+    }
+
+    /// The sum of the reservations of the units assigned here.
+    fn reservations(&self) -> Resources {
+        self.assignments
+            .iter()
+            .map(|(n, a)| Requirements::from_options(n, &a.options).reservation)
+            .fold(Resources::ZERO, Resources::plus)
     }
 
     async fn step(&mut self) -> Result<(), RegistryError> {
@@ -665,11 +708,33 @@ impl Agent {
             }]);
             next.push((n.clone(), want));
         }
+        // What is reserved here goes with the states (at their pace, not
+        // at every assignment).
+        let reserved = self.reservations();
+        let was_reserved = self.reserved;
+        let mut machine = None;
+        if reserved != self.reserved {
+            self.reserved = reserved;
+            let m = self.machine();
+            groups.push(vec![Op::put_leased(
+                k.machine(me),
+                Registry::encode(&m),
+                lease,
+            )]);
+            machine = Some(m);
+        }
         if !groups.is_empty() {
             self.last_publish = Instant::now();
-            if !self.reg.write_groups(&[], groups).await? {
+            let written = self.reg.write_groups(&[], groups).await;
+            if !matches!(written, Ok(true)) {
+                // Published again with the next states.
+                self.reserved = was_reserved;
+                written?;
                 return Err(RegistryError("state write refused".into()));
             }
+        }
+        if let Some(m) = machine {
+            self.published_machine = Some((m, lease));
         }
         // Units the init has not taken yet stay marked.
         let mut left = BTreeSet::new();

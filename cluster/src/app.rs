@@ -1,5 +1,6 @@
 //! The HTTP application clusterd serves on its listener: the fleet API
-//! ([`crate::api`]), the dashboard ([`crate::ui`]) and `/` sending to
+//! ([`crate::api`]), the dashboard ([`crate::ui`]), remote logs
+//! ([`crate::logs_api`]) and `/` sending to
 //! `/ui/`, behind the connection's limits ([`crate::serve::guard`]) and the
 //! body limit; anything else is fleet's 404 error entity.
 
@@ -14,6 +15,7 @@ use std::sync::Arc;
 pub fn router(api: Arc<Api>) -> Router {
     api::routes()
         .merge(crate::ui::routes())
+        .merge(crate::logs_api::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(api.clone(), guard))

@@ -5,11 +5,14 @@
 //!          [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
 //!          [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
 //!          [--api-cert FILE --api-key FILE --api-client-ca FILE]
+//!          [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]
 //! ```
 //!
-//! The last three are flotilla's addition to docs/contract.md §7's synopsis: the API
+//! The API's TLS flags are flotilla's addition to docs/contract.md §7's synopsis: the API
 //! over TCP off loopback must use TLS with client certificates
 //! (docs/fleet-compat.md, docs/cluster.md "Security"), and these name the files.
+//! `--capacity` and `--reserve` are the machine's resources for placement
+//! by fit (docs/cluster.md "Resources").
 //!
 //! Parsing is pure: [`parse_args`] takes the arguments and the contents of
 //! `/etc/machine-id` (read by the caller) and returns settings or a message.
@@ -17,6 +20,7 @@
 use crate::keys::valid_machine_id;
 use crate::serve::{parse_listen, ApiTls, Listen};
 use flotilla_units::cli::{self, Word};
+use flotilla_units::fleet_api::Resources;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -51,6 +55,80 @@ pub struct Config {
     pub etcd_cert: Option<PathBuf>,
     /// Client key for etcd.
     pub etcd_key: Option<PathBuf>,
+    /// `--capacity`: the memory (MiB) and cores (hundredths) to publish
+    /// instead of the kernel's, each when given.
+    pub capacity: Amounts,
+    /// `--reserve`: what is kept for the system.
+    pub reserve: Resources,
+}
+
+/// Memory (MiB) and cores (hundredths of a core), each when given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Amounts {
+    /// MiB.
+    pub memory: Option<u64>,
+    /// Hundredths of a core.
+    pub cores: Option<u64>,
+}
+
+impl Amounts {
+    /// What units may reserve on a machine whose kernel says `kernel`,
+    /// with `reserve` kept for the system.
+    pub fn capacity(self, kernel: Resources, reserve: Resources) -> Resources {
+        Resources {
+            memory: self.memory.unwrap_or(kernel.memory),
+            cores: self.cores.unwrap_or(kernel.cores),
+        }
+        .minus(reserve)
+    }
+}
+
+/// Parses `memory=MIB,cores=N` (`N` a number of cores with at most two
+/// decimals: `2`, `1.5`, `0.25`), for `flag`.
+pub fn parse_amounts(flag: &str, s: &str) -> Result<Amounts, String> {
+    let mut out = Amounts::default();
+    for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || {
+            format!("{flag}: {pair:?} is not memory=MIB or cores=N (e.g. memory=2048,cores=1.5)")
+        };
+        let (k, v) = pair.split_once('=').ok_or_else(bad)?;
+        let v = v.trim();
+        match k.trim() {
+            "memory" => {
+                out.memory = Some(
+                    v.parse::<u64>()
+                        .ok()
+                        .filter(|n| *n <= 1 << 40)
+                        .ok_or_else(bad)?,
+                )
+            }
+            "cores" => out.cores = Some(parse_cores(v).ok_or_else(bad)?),
+            _ => return Err(bad()),
+        }
+    }
+    Ok(out)
+}
+
+/// `N` cores in hundredths: `2` is 200, `1.5` 150, `0.25` 25.
+fn parse_cores(v: &str) -> Option<u64> {
+    let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
+    if whole.is_empty() && frac.is_empty() || frac.len() > 2 {
+        return None;
+    }
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(frac) {
+        return None;
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let frac: u64 = format!("{frac:0<2}").parse().ok()?;
+    whole
+        .checked_mul(100)?
+        .checked_add(frac)
+        .filter(|n| *n <= 1 << 40)
 }
 
 /// What the command line asks for.
@@ -66,7 +144,8 @@ pub enum Parsed {
 pub const USAGE: &str = "usage: clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
                 [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
                 [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
-                [--api-cert FILE --api-key FILE --api-client-ca FILE]";
+                [--api-cert FILE --api-key FILE --api-client-ca FILE]
+                [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]";
 
 /// Parses `k=v,k=v`.
 pub fn parse_metadata(s: &str) -> Result<BTreeMap<String, String>, String> {
@@ -104,6 +183,8 @@ pub fn parse_args(
         "--api-cert",
         "--api-key",
         "--api-client-ca",
+        "--capacity",
+        "--reserve",
     ];
     let mut p = cli::parser(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
@@ -203,6 +284,18 @@ pub fn parse_args(
     if prefix.is_empty() {
         return Err("--etcd-prefix must not be empty".into());
     }
+    let capacity = parse_amounts(
+        "--capacity",
+        flags.get("--capacity").map(String::as_str).unwrap_or(""),
+    )?;
+    let reserve = parse_amounts(
+        "--reserve",
+        flags.get("--reserve").map(String::as_str).unwrap_or(""),
+    )?;
+    let reserve = Resources {
+        memory: reserve.memory.unwrap_or(0),
+        cores: reserve.cores.unwrap_or(0),
+    };
     Ok(Parsed::Run(Box::new(Config {
         etcd,
         prefix,
@@ -225,6 +318,8 @@ pub fn parse_args(
         etcd_ca: tls[0].clone(),
         etcd_cert: tls[1].clone(),
         etcd_key: tls[2].clone(),
+        capacity,
+        reserve,
     })))
 }
 
@@ -332,5 +427,65 @@ mod tests {
             .is_err(),
             "TLS on the default unix socket"
         );
+    }
+
+    #[test]
+    fn capacity_and_reserve() {
+        let c = run(
+            "--etcd http://x:1 --capacity memory=4096,cores=1.5 --reserve cores=0.25,memory=512",
+            Some("m"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.capacity,
+            Amounts {
+                memory: Some(4096),
+                cores: Some(150)
+            }
+        );
+        let kernel = Resources {
+            memory: 24_000,
+            cores: 200,
+        };
+        assert_eq!(
+            c.capacity.capacity(kernel, c.reserve),
+            Resources {
+                memory: 3584,
+                cores: 125
+            }
+        );
+        // Only one given: the other is the kernel's; more reserved than
+        // there is leaves nothing.
+        let c = run(
+            "--etcd http://x:1 --capacity cores=8 --reserve memory=99999",
+            Some("m"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.capacity.capacity(kernel, c.reserve),
+            Resources {
+                memory: 0,
+                cores: 800
+            }
+        );
+        for (v, cores) in [
+            ("2", 200),
+            ("1.5", 150),
+            ("0.25", 25),
+            (".5", 50),
+            ("3.", 300),
+        ] {
+            assert_eq!(parse_cores(v), Some(cores), "{v}");
+        }
+        for v in ["", ".", "1.255", "-1", "1e3", "x"] {
+            assert_eq!(parse_cores(v), None, "{v:?}");
+        }
+        let err = |s: &str| run(s, Some("m")).err().unwrap_or_default();
+        assert_eq!(
+            err("--etcd http://x:1 --capacity memory=2G"),
+            "--capacity: \"memory=2G\" is not memory=MIB or cores=N (e.g. memory=2048,cores=1.5)"
+        );
+        assert!(err("--etcd http://x:1 --reserve disk=5").starts_with("--reserve: \"disk=5\""));
+        assert!(err("--etcd http://x:1 --capacity cores").starts_with("--capacity: "));
     }
 }

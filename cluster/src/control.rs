@@ -3,7 +3,9 @@
 //! many requests (the agent's: one connection, not one per change), and a
 //! long-lived `subscribe` stream.
 
-pub use flotilla_client::tokio::{request, request_all, subscribe, Connection, Subscription};
+pub use flotilla_client::tokio::{
+    request, request_all, stream, subscribe, Connection, Subscription,
+};
 use flotilla_units::protocol::SYSTEM_CONTROL_SOCKET;
 use std::path::PathBuf;
 

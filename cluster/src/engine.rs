@@ -53,6 +53,8 @@ pub const PACE: Duration = Duration::from_millis(250);
 struct Stored {
     placement: Option<String>,
     schedule: BTreeMap<String, (ClusterState, String, bool)>,
+    /// Why it waits (`unscheduled/<unit>`).
+    unscheduled: Option<String>,
 }
 
 /// The leader's model of the cluster and of what it has written.
@@ -134,7 +136,8 @@ impl Model {
                     self.sched.remove_machine(m);
                 } else if let Some(mut mach) = decode_value::<Machine>(raw, value) {
                     mach.id = m.to_string();
-                    self.sched.set_machine(m, &mach.metadata);
+                    let capacity = mach.total_resources.unwrap_or_default();
+                    self.sched.set_machine(m, &mach.metadata, capacity);
                     self.machines.insert(m.to_string(), mach);
                 }
             }
@@ -151,6 +154,10 @@ impl Model {
                 if let Ok(m) = std::str::from_utf8(value) {
                     self.stored.entry(u.to_string()).or_default().placement = Some(m.to_string());
                 }
+            }
+            Key::Unscheduled(u) if !deleted => {
+                let why = String::from_utf8_lossy(value).into_owned();
+                self.stored.entry(u.to_string()).or_default().unscheduled = Some(why);
             }
             _ => {}
         }
@@ -216,6 +223,7 @@ impl Model {
                     options: su.options.clone(),
                     global: r.global,
                 });
+                want.unscheduled = self.sched.why_unscheduled(&u);
             }
             let have = self.stored.get(&u).cloned().unwrap_or_default();
             if have == want {
@@ -239,6 +247,13 @@ impl Model {
                 (Some(_), None) => ops.push(Op::delete(k.placement(&u))),
                 (h, Some(m)) if h.as_ref() != Some(m) => {
                     ops.push(Op::put(k.placement(&u), m.as_str()))
+                }
+                _ => {}
+            }
+            match (&have.unscheduled, &want.unscheduled) {
+                (Some(_), None) => ops.push(Op::delete(k.unscheduled(&u))),
+                (h, Some(why)) if h.as_ref() != Some(why) => {
+                    ops.push(Op::put(k.unscheduled(&u), why.as_str()))
                 }
                 _ => {}
             }
@@ -424,6 +439,7 @@ async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(),
         k.machines(),
         k.schedules(),
         k.placements(),
+        k.unscheduled_all(),
     ];
     let (rev, kvs) = reg.read_prefixes(&prefixes).await?;
     let mut model = Model::new(k.clone());

@@ -7,6 +7,7 @@
 //! | `units/<unit>` | [`crate::model::StoredUnit`] JSON | API | none |
 //! | `desired/<unit>` | `inactive` / `loaded` / `launched` | API | none |
 //! | `placement/<unit>` | machine ID (non-global units) | engine | none |
+//! | `unscheduled/<unit>` | why a unit that should run is not scheduled (text) | engine | none |
 //! | `schedule/<machine>/<unit>` | [`crate::model::Assignment`] JSON | engine | none |
 //! | `state/<machine>/<unit>` | [`crate::model::StoredState`] JSON | agent | agent's |
 //! | `machines/<machine>` | [`crate::model::Machine`] JSON | agent, API (metadata) | agent's |
@@ -14,12 +15,14 @@
 //! | `engine/leader` | machine ID of the leader | engine | leader's |
 //! | `logreq/<machine>/<unit>` | [`crate::model::LogRequest`] JSON | API | none |
 //! | `logs/<machine>/<unit>` | [`crate::model::LogAnswer`] JSON | agent | agent's |
+//! | `logfollow/<machine>/<id>` | [`crate::model::LogFollow`] JSON | API | the asker's |
+//! | `logtail/<machine>/<id>` | [`crate::model::LogBatch`] JSON | agent | agent's |
 //!
 //! Each agent watches only `schedule/<its machine>/`, `metadata/<its
-//! machine>` and `logreq/<its machine>/`; the engine's leader watches
+//! machine>`, `logreq/<its machine>/` and `logfollow/<its machine>/`; the engine's leader watches
 //! `units/`, `desired/`, `machines/` and `engine/leader` (four watches on
-//! one stream), and reads `schedule/` and `placement/` when it becomes
-//! leader.
+//! one stream), and reads `schedule/`, `placement/` and `unscheduled/`
+//! when it becomes leader.
 
 /// The key builder for one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +68,14 @@ impl Keys {
     /// A non-global unit's machine.
     pub fn placement(&self, name: &str) -> String {
         format!("{}placement/{name}", self.prefix)
+    }
+    /// `unscheduled/` prefix.
+    pub fn unscheduled_all(&self) -> String {
+        format!("{}unscheduled/", self.prefix)
+    }
+    /// Why a unit that should run is not scheduled.
+    pub fn unscheduled(&self, name: &str) -> String {
+        format!("{}unscheduled/{name}", self.prefix)
     }
     /// `schedule/` prefix.
     pub fn schedules(&self) -> String {
@@ -119,6 +130,20 @@ impl Keys {
         format!("{}logs/{machine}/{name}", self.prefix)
     }
 
+    /// One machine's followed-log requests prefix.
+    pub fn log_follows_of(&self, machine: &str) -> String {
+        format!("{}logfollow/{machine}/", self.prefix)
+    }
+    /// A request to follow a unit's log on one machine (bound to the
+    /// asker's lease: it ends when the asker goes).
+    pub fn log_follow(&self, machine: &str, id: &str) -> String {
+        format!("{}logfollow/{machine}/{id}", self.prefix)
+    }
+    /// The lines a machine sends for a followed log, one batch at a time.
+    pub fn log_tail(&self, machine: &str, id: &str) -> String {
+        format!("{}logtail/{machine}/{id}", self.prefix)
+    }
+
     /// Classifies a key read from etcd.
     pub fn parse<'a>(&self, key: &'a str) -> Key<'a> {
         let Some(rest) = key.strip_prefix(self.prefix.as_str()) else {
@@ -136,12 +161,15 @@ impl Keys {
             "units" => one().map(Key::Unit),
             "desired" => one().map(Key::Desired),
             "placement" => one().map(Key::Placement),
+            "unscheduled" => one().map(Key::Unscheduled),
             "machines" => one().map(Key::Machine),
             "metadata" => one().map(Key::Metadata),
             "schedule" => two().map(|(m, u)| Key::Schedule(m, u)),
             "state" => two().map(|(m, u)| Key::State(m, u)),
             "logreq" => two().map(|(m, u)| Key::LogRequest(m, u)),
             "logs" => two().map(|(m, u)| Key::LogAnswer(m, u)),
+            "logfollow" => two().map(|(m, i)| Key::LogFollow(m, i)),
+            "logtail" => two().map(|(m, i)| Key::LogTail(m, i)),
             "engine" if rest == "leader" => Some(Key::Leader),
             _ => None,
         }
@@ -158,6 +186,8 @@ pub enum Key<'a> {
     Desired(&'a str),
     /// `placement/<unit>`.
     Placement(&'a str),
+    /// `unscheduled/<unit>`.
+    Unscheduled(&'a str),
     /// `schedule/<machine>/<unit>`.
     Schedule(&'a str, &'a str),
     /// `state/<machine>/<unit>`.
@@ -172,6 +202,10 @@ pub enum Key<'a> {
     LogRequest(&'a str, &'a str),
     /// `logs/<machine>/<unit>`.
     LogAnswer(&'a str, &'a str),
+    /// `logfollow/<machine>/<id>`.
+    LogFollow(&'a str, &'a str),
+    /// `logtail/<machine>/<id>`.
+    LogTail(&'a str, &'a str),
     /// Anything else (ignored).
     Other,
 }
@@ -201,6 +235,7 @@ mod tests {
             (k.unit("a.service"), Key::Unit("a.service")),
             (k.desired("a.service"), Key::Desired("a.service")),
             (k.placement("a.service"), Key::Placement("a.service")),
+            (k.unscheduled("a.service"), Key::Unscheduled("a.service")),
             (
                 k.schedule("m1", "a.service"),
                 Key::Schedule("m1", "a.service"),
@@ -217,6 +252,8 @@ mod tests {
                 k.log_answer("m1", "a.service"),
                 Key::LogAnswer("m1", "a.service"),
             ),
+            (k.log_follow("m1", "x1"), Key::LogFollow("m1", "x1")),
+            (k.log_tail("m1", "x1"), Key::LogTail("m1", "x1")),
             ("/flotilla/units/".to_string(), Key::Other),
             ("/flotilla/state/m1".to_string(), Key::Other),
             ("/other/units/a.service".to_string(), Key::Other),

@@ -19,6 +19,7 @@ pub mod glob;
 pub mod keys;
 pub mod lease;
 pub mod live;
+pub mod logs_api;
 pub mod model;
 pub mod registry;
 pub mod requirements;

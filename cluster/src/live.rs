@@ -156,6 +156,7 @@ async fn follow(
             k.units(),
             k.desireds(),
             k.placements(),
+            k.unscheduled_all(),
             k.states(),
             k.machines(),
         ];

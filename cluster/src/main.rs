@@ -93,6 +93,7 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
             metadata: cfg.metadata.clone(),
             ttl: cfg.agent_ttl,
             control: cfg.control.clone(),
+            capacity: cfg.capacity.capacity(kernel_resources(), cfg.reserve),
         },
     ));
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -114,4 +115,20 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         _ = term.recv() => 0,
         _ = tokio::signal::ctrl_c() => 0,
     }
+}
+
+/// The machine's memory (`MemTotal` of /proc/meminfo, in MiB) and the CPUs
+/// this process may run on (its affinity and cgroup quota, in hundredths
+/// of a core); zero for what cannot be read.
+fn kernel_resources() -> flotilla_units::fleet_api::Resources {
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024);
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get() as u64 * 100);
+    flotilla_units::fleet_api::Resources { cores, memory }
 }

@@ -66,3 +66,25 @@ pub struct LogAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
+
+/// `logfollow/<machine>/<id>`: the API asks a machine to send a unit's
+/// log lines as they come, until the key is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogFollow {
+    /// The unit.
+    pub unit: String,
+    /// How many of the last lines first.
+    pub lines: usize,
+}
+
+/// `logtail/<machine>/<id>`: one batch of a followed log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogBatch {
+    /// The lines, oldest first.
+    #[serde(default)]
+    pub lines: Vec<LogLine>,
+    /// Why the lines end (the unit is not scheduled there, the init went
+    /// away): the last batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}

@@ -192,6 +192,7 @@ impl Registry {
             TxnOp::get(k.unit(name), None),
             TxnOp::get(k.desired(name), None),
             TxnOp::get(k.placement(name), None),
+            TxnOp::get(k.unscheduled(name), None),
         ]
     }
 

@@ -3,13 +3,19 @@
 //!
 //! The deprecated names of fleet <= 0.8 (`X-ConditionMachineID`,
 //! `X-ConditionMachineOf`, `X-ConditionMachineMetadata`, `X-Conflicts`) are
-//! read as their new names.
+//! read as their new names; so are `X-MemoryReservation` and
+//! `X-CoresReservation`, the names fleet first gave its resource keys.
+//!
+//! `MemoryReservation=` (MiB) and `CoresReservation=` (hundredths of a
+//! core) are flotilla's scheduling by fit (docs/cluster.md "Resources"):
+//! a whole number each, the last value wins.
 //!
 //! Value splitting, specifiers and booleans are `flotilla_units::systemd`'s
 //! (the workspace's one implementation of fleet's unit-file rules); what is
 //! cluster-only is what the values mean for scheduling.
 
 use crate::glob;
+use flotilla_units::fleet_api::Resources;
 use flotilla_units::systemd::{
     check_options, expand_specifiers, fleet_conflicts_values, fleet_values, parse_bool, UnitOption,
 };
@@ -30,6 +36,33 @@ pub struct Requirements {
     pub global: bool,
     /// `Replaces=`: units moved off the machine this unit lands on.
     pub replaces: Vec<String>,
+    /// `MemoryReservation=`, `CoresReservation=`: what it needs of the
+    /// machine's resources (zero when not given, or not a number: the
+    /// API refuses those, [`validate_options`]).
+    pub reservation: Resources,
+}
+
+/// The reservation keys: (name, deprecated name, unit).
+const RESERVATIONS: [(&str, &str, &str); 2] = [
+    ("MemoryReservation", "X-MemoryReservation", "MiB"),
+    (
+        "CoresReservation",
+        "X-CoresReservation",
+        "hundredths of a core",
+    ),
+];
+
+/// A reservation's value: a whole number, at most 2^40 (more than any
+/// machine has, in either unit).
+fn reservation_value(name: &str, unit: &str, value: &str) -> Result<u64, String> {
+    let v = value.trim();
+    match v.parse::<u64>() {
+        Ok(n) if n <= 1 << 40 => Ok(n),
+        _ => Err(format!(
+            "{name}={v} is not a whole number of {unit} (e.g. {name}={})",
+            if name.starts_with('M') { 512 } else { 150 }
+        )),
+    }
 }
 
 impl Requirements {
@@ -65,7 +98,18 @@ impl Requirements {
                 // fleet: anything but a true value is false; the last one wins.
                 "Global" => r.global = parse_bool(&expand_specifiers(&o.value, name)) == Some(true),
                 "Replaces" => r.replaces.extend(values()),
-                _ => {}
+                n => {
+                    for (i, (name, old, unit)) in RESERVATIONS.iter().enumerate() {
+                        if n == *name || n == *old {
+                            let v = reservation_value(name, unit, &o.value).unwrap_or(0);
+                            if i == 0 {
+                                r.reservation.memory = v;
+                            } else {
+                                r.reservation.cores = v;
+                            }
+                        }
+                    }
+                }
             }
         }
         r.machine_id.retain(|v| !v.is_empty());
@@ -109,6 +153,13 @@ impl Requirements {
 /// then the `[X-Fleet]` combinations fleet refused.
 pub fn validate_options(name: &str, options: &[UnitOption]) -> Result<(), String> {
     check_options(options)?;
+    for o in options.iter().filter(|o| o.section == "X-Fleet") {
+        for (key, old, unit) in RESERVATIONS {
+            if o.name == key || o.name == old {
+                reservation_value(key, unit, &o.value)?;
+            }
+        }
+    }
     let r = Requirements::from_options(name, options);
     let has_id = !r.machine_id.is_empty();
     if has_id && !r.machine_of.is_empty() {
@@ -397,6 +448,43 @@ mod tests {
             replaces_cycle("a.service", &a, [("a.service", &b), ("b.service", &none)]),
             None
         );
+    }
+
+    #[test]
+    fn reservations() {
+        let r = Requirements::from_options(
+            "a.service",
+            &xf(&[
+                ("MemoryReservation", "256"),
+                ("MemoryReservation", " 512 "),
+                ("X-CoresReservation", "150"),
+            ]),
+        );
+        assert_eq!(
+            r.reservation,
+            Resources {
+                memory: 512,
+                cores: 150
+            }
+        );
+        assert!(Requirements::from_options("a.service", &xf(&[]))
+            .reservation
+            .is_zero());
+        for (key, bad) in [
+            ("MemoryReservation", "512M"),
+            ("MemoryReservation", "-1"),
+            ("CoresReservation", "1.5"),
+            ("X-CoresReservation", ""),
+            ("CoresReservation", "99999999999999"),
+        ] {
+            let e = validate_options("a.service", &xf(&[(key, bad)])).unwrap_err();
+            assert!(e.contains("is not a whole number of"), "{key}={bad}: {e}");
+        }
+        assert_eq!(
+            validate_options("a.service", &xf(&[("CoresReservation", "1.5")])),
+            Err("CoresReservation=1.5 is not a whole number of hundredths of a core (e.g. CoresReservation=150)".into())
+        );
+        assert!(validate_options("a.service", &xf(&[("MemoryReservation", "0")])).is_ok());
     }
 
     #[test]

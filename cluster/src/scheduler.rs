@@ -7,17 +7,25 @@
 //!    a unit it `Replaces` is evicts that unit, which is then placed afresh.
 //! 2. *Place.* Units waiting for a machine are taken in name order. A global
 //!    unit goes to every machine where it may run. Any other unit goes to
-//!    the least-loaded machine where it may run (load = units placed there,
-//!    global ones included; ties by machine ID); the load is updated after
-//!    each decision. A pass repeats for the units that an earlier decision
-//!    made placeable (a `MachineOf` follower whose peer sorts after it, a
-//!    unit whose obstacle was evicted), as fleet's repeated passes did.
+//!    the machine where it may run with the most room left (the smaller of
+//!    its free shares of memory and cores, [`fit::room`]), then the
+//!    least-loaded (units placed there, global ones included), then the
+//!    lowest machine ID; room and load are updated after each decision.
+//!    Without reservations every machine has the same room, and this is
+//!    fleet's least-loaded rule. A pass repeats for the units that an
+//!    earlier decision made placeable (a `MachineOf` follower whose peer
+//!    sorts after it, a unit whose obstacle was evicted), as fleet's
+//!    repeated passes did.
 //!
 //! "May run on M" checks, in order: `MachineID`, `MachineMetadata`, every
 //! `MachineOf` peer already on M, `Conflicts` globs in both directions
-//! against the units on M, no unit on M `Replaces` this one, and this one
-//! does not replace a unit on M that it follows (through its peers).
-//! A unit evicted by `Replaces=` takes its followers with it.
+//! against the units on M, no unit on M `Replaces` this one, this one
+//! does not replace a unit on M that it follows (through its peers), and
+//! its reservation fits in what M has left (nothing is overcommitted: a
+//! unit that fits nowhere waits, with its reason, [`Scheduler::why_unscheduled`]).
+//! A unit evicted by `Replaces=` takes its followers with it. A machine
+//! whose capacity shrinks keeps its units in name order while they fit;
+//! the rest wait for a machine.
 //!
 //! [`Scheduler`] holds the placement and the indexes the checks need, and
 //! takes changes one by one ([`Scheduler::set_machine`],
@@ -35,7 +43,12 @@
 //! scratch, keeping what may stay in name order, then placing the rest.
 
 use crate::requirements::Requirements;
+use fit::Refusal;
+use flotilla_units::fleet_api::Resources;
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub mod fit;
 
 /// A machine that is present (its presence key is alive).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +57,8 @@ pub struct MachineInfo {
     pub id: String,
     /// Its metadata.
     pub metadata: BTreeMap<String, String>,
+    /// What units may reserve there.
+    pub capacity: Resources,
 }
 
 /// A unit as the scheduler sees it.
@@ -81,10 +96,18 @@ impl Placement {
     }
 }
 
+/// A machine's place in the order of choice: most room, then fewest
+/// units (then its ID, in [`Scheduler::by_room`]).
+type Rank = (Reverse<u64>, usize);
+
 /// One machine: its metadata and what is placed on it.
 #[derive(Debug, Default)]
 struct Slot {
     metadata: BTreeMap<String, String>,
+    /// What units may reserve.
+    capacity: Resources,
+    /// The sum of the reservations of the units placed here.
+    used: Resources,
     /// Every unit placed here.
     on: BTreeSet<String>,
     /// The units placed here that have `Conflicts=` or `Replaces=`: the only
@@ -111,8 +134,8 @@ impl Entry {
 #[derive(Debug, Default)]
 pub struct Scheduler {
     machines: BTreeMap<String, Slot>,
-    /// (load, machine ID), for least-loaded choices.
-    by_load: BTreeSet<(usize, String)>,
+    /// (room, load, machine ID): the order in which machines are chosen.
+    by_room: BTreeSet<(Reverse<u64>, usize, String)>,
     units: BTreeMap<String, Entry>,
     /// `MachineOf` peer -> the units that follow it.
     followers: HashMap<String, BTreeSet<String>>,
@@ -125,6 +148,9 @@ pub struct Scheduler {
     recheck: BTreeSet<String>,
     /// Units whose placement changed since [`Scheduler::take_changed`].
     changed: BTreeSet<String>,
+    /// Units tried since [`Scheduler::take_changed`] (their reason to
+    /// wait may have changed).
+    tried: BTreeSet<String>,
 }
 
 impl Scheduler {
@@ -133,23 +159,39 @@ impl Scheduler {
         Scheduler::default()
     }
 
-    /// Adds a machine or changes its metadata.
-    pub fn set_machine(&mut self, id: &str, metadata: &BTreeMap<String, String>) {
+    /// Adds a machine or changes its metadata or capacity.
+    pub fn set_machine(
+        &mut self,
+        id: &str,
+        metadata: &BTreeMap<String, String>,
+        capacity: Resources,
+    ) {
         match self.machines.get_mut(id) {
-            Some(slot) if &slot.metadata == metadata => return,
+            Some(slot) if &slot.metadata == metadata && slot.capacity == capacity => return,
             Some(slot) => {
-                slot.metadata = metadata.clone();
-                self.recheck.extend(slot.on.iter().cloned());
+                if &slot.metadata != metadata {
+                    slot.metadata = metadata.clone();
+                    self.recheck.extend(slot.on.iter().cloned());
+                }
+                let resized = slot.capacity != capacity;
+                if resized {
+                    let before = self.rank(id);
+                    if let Some(slot) = self.machines.get_mut(id) {
+                        slot.capacity = capacity;
+                    }
+                    self.rerank(id, before);
+                    self.refit(id);
+                }
             }
             None => {
-                self.machines.insert(
-                    id.to_string(),
-                    Slot {
-                        metadata: metadata.clone(),
-                        ..Slot::default()
-                    },
-                );
-                self.by_load.insert((0, id.to_string()));
+                let slot = Slot {
+                    metadata: metadata.clone(),
+                    capacity,
+                    ..Slot::default()
+                };
+                self.machines.insert(id.to_string(), slot);
+                let (room, load) = self.rank(id);
+                self.by_room.insert((room, load, id.to_string()));
             }
         }
         self.unblock_all();
@@ -165,10 +207,11 @@ impl Scheduler {
 
     /// Removes a machine (its presence expired): its units wait for another.
     pub fn remove_machine(&mut self, id: &str) {
+        let (room, load) = self.rank(id);
         let Some(slot) = self.machines.remove(id) else {
             return;
         };
-        self.by_load.remove(&(slot.on.len(), id.to_string()));
+        self.by_room.remove(&(room, load, id.to_string()));
         for u in &slot.on {
             if let Some(e) = self.units.get_mut(u) {
                 e.on.remove(id);
@@ -198,15 +241,21 @@ impl Scheduler {
             }
             self.unfollow(name, &old_peers);
             let e = self.units.get_mut(name).expect("present");
+            let old_need = e.req.reservation;
             e.wanted = wanted;
             e.req = req.clone();
             let ruled = e.ruled();
             for m in &was_on {
+                let before = self.rank(m);
                 if let Some(slot) = self.machines.get_mut(m) {
                     if ruled {
                         slot.ruled.insert(name.to_string());
                     }
+                    // What it reserves there is its new reservation (it is
+                    // checked again below).
+                    slot.used = slot.used.minus(old_need).plus(req.reservation);
                 }
+                self.rerank(m, before);
             }
             self.follow(name, req);
             self.blocked.remove(name);
@@ -345,9 +394,12 @@ impl Scheduler {
         }
     }
 
-    /// The units whose placement changed since the last call.
+    /// The units whose placement changed since the last call, and those
+    /// tried (whose reason to wait may have changed).
     pub fn take_changed(&mut self) -> BTreeSet<String> {
-        std::mem::take(&mut self.changed)
+        let mut out = std::mem::take(&mut self.changed);
+        out.append(&mut self.tried);
+        out
     }
 
     /// The machines a unit is placed on.
@@ -380,6 +432,7 @@ impl Scheduler {
         if !e.wanted {
             return;
         }
+        self.tried.insert(u.to_string());
         if e.req.global {
             let missing: Vec<String> = self
                 .machines
@@ -404,9 +457,9 @@ impl Scheduler {
             return;
         }
         let choice = self
-            .by_load
+            .by_room
             .iter()
-            .map(|(_, m)| m)
+            .map(|(_, _, m)| m)
             .find(|m| self.may_run(u, m))
             .cloned();
         match choice {
@@ -418,18 +471,26 @@ impl Scheduler {
     }
 
     fn may_run(&self, u: &str, m: &str) -> bool {
+        self.refusal(u, m).is_none()
+    }
+
+    /// Why `u` may not run on `m` (the first check that fails), if it may not.
+    fn refusal(&self, u: &str, m: &str) -> Option<Refusal> {
         let (Some(e), Some(slot)) = (self.units.get(u), self.machines.get(m)) else {
-            return false;
+            return Some(Refusal::Gone);
         };
         let r = &e.req;
-        if !r.id_matches(m) || !r.metadata_matches(&slot.metadata) {
-            return false;
+        if !r.id_matches(m) {
+            return Some(Refusal::MachineId);
+        }
+        if !r.metadata_matches(&slot.metadata) {
+            return Some(Refusal::Metadata);
         }
         if !r.machine_of.iter().all(|peer| slot.on.contains(peer)) {
-            return false;
+            return Some(Refusal::Peer);
         }
         if !r.conflicts.is_empty() && slot.on.iter().any(|o| o != u && r.conflicts_with(o)) {
-            return false;
+            return Some(Refusal::Conflicts);
         }
         if slot.ruled.iter().any(|o| {
             o != u
@@ -438,17 +499,115 @@ impl Scheduler {
                     .get(o)
                     .is_some_and(|oe| oe.req.conflicts_with(u) || oe.req.replaces_unit(u))
         }) {
-            return false;
+            return Some(Refusal::Conflicts);
         }
         // Landing here must not evict a unit it follows (through its peers):
         // it would have to leave with it.
-        r.replaces.is_empty() || {
+        if !r.replaces.is_empty() {
             let peers = self.peers_of(u);
-            !slot
+            if slot
                 .on
                 .iter()
                 .any(|o| o != u && r.replaces_unit(o) && peers.contains(o))
+            {
+                return Some(Refusal::EvictsPeer);
+            }
         }
+        // Its reservation fits in what is left (its own counted once when
+        // it is here already).
+        let need = r.reservation;
+        if !need.is_zero() {
+            let others = if e.on.contains(m) {
+                slot.used.minus(need)
+            } else {
+                slot.used
+            };
+            if !slot.capacity.covers(&others.plus(need)) {
+                return Some(Refusal::Room);
+            }
+        }
+        None
+    }
+
+    /// Why a unit that should run is not placed (for a global unit: on
+    /// some machine where only its reservation keeps it away); `None` when
+    /// it is placed, or not wanted.
+    pub fn why_unscheduled(&self, name: &str) -> Option<String> {
+        let e = self.units.get(name).filter(|e| e.wanted)?;
+        if !e.req.global && !e.on.is_empty() {
+            return None;
+        }
+        let mut refusals = Vec::new();
+        for m in self.machines.keys().filter(|m| !e.on.contains(*m)) {
+            match self.refusal(name, m) {
+                Some(r) if e.req.global && r != Refusal::Room => {}
+                Some(r) => refusals.push(r),
+                None => {}
+            }
+        }
+        let unplaced_peers: Vec<&str> = e
+            .req
+            .machine_of
+            .iter()
+            .filter(|p| self.units.get(*p).is_none_or(|pe| pe.on.is_empty()))
+            .map(String::as_str)
+            .collect();
+        fit::reason(
+            e.req.global,
+            self.machines.len(),
+            &refusals,
+            e.req.reservation,
+            &unplaced_peers,
+        )
+    }
+
+    /// A machine's rank now (the room and load of a machine not there are
+    /// none).
+    fn rank(&self, m: &str) -> Rank {
+        self.machines.get(m).map_or((Reverse(0), 0), |s| {
+            (Reverse(fit::room(s.capacity, s.used)), s.on.len())
+        })
+    }
+
+    /// Moves `m` in [`Scheduler::by_room`] from its rank `before`.
+    fn rerank(&mut self, m: &str, before: Rank) {
+        let after = self.rank(m);
+        if after != before {
+            self.by_room.remove(&(before.0, before.1, m.to_string()));
+            self.by_room.insert((after.0, after.1, m.to_string()));
+        }
+    }
+
+    /// After `m`'s capacity changed: its units stay in name order while
+    /// they fit; the rest wait for a machine. More room lets waiting
+    /// units try again.
+    fn refit(&mut self, m: &str) {
+        let Some(slot) = self.machines.get(m) else {
+            return;
+        };
+        let mut sum = Resources::ZERO;
+        let mut out = Vec::new();
+        for u in &slot.on {
+            let need = self
+                .units
+                .get(u)
+                .map_or(Resources::ZERO, |e| e.req.reservation);
+            if need.is_zero() {
+                continue;
+            }
+            if slot.capacity.covers(&sum.plus(need)) {
+                sum = sum.plus(need);
+            } else {
+                out.push(u.clone());
+            }
+        }
+        for u in out {
+            self.unplace(&u, m);
+            if self.units.get(&u).is_some_and(|e| e.wanted) {
+                self.pending.insert(u);
+            }
+        }
+        self.unblock_all();
     }
 
     /// The units `u` must share a machine with: its `MachineOf` peers,
@@ -474,23 +633,25 @@ impl Scheduler {
 
     fn place(&mut self, u: &str, m: &str) {
         self.evict_replaced(u, m);
+        let before = self.rank(m);
         let Some(e) = self.units.get_mut(u) else {
             return;
         };
         e.on.insert(m.to_string());
         let ruled = e.ruled();
+        let need = e.req.reservation;
         self.blocked.remove(u);
         let slot = self
             .machines
             .get_mut(m)
             .expect("placing on a known machine");
-        let load = slot.on.len();
-        slot.on.insert(u.to_string());
+        if slot.on.insert(u.to_string()) {
+            slot.used = slot.used.plus(need);
+        }
         if ruled {
             slot.ruled.insert(u.to_string());
         }
-        self.by_load.remove(&(load, m.to_string()));
-        self.by_load.insert((load + 1, m.to_string()));
+        self.rerank(m, before);
         self.changed.insert(u.to_string());
         // Its followers that wait may follow it now.
         if let Some(f) = self.followers.get(u) {
@@ -509,14 +670,17 @@ impl Scheduler {
     /// Takes `u` off `m`. Its followers there are checked again, and units
     /// that waited may find room.
     fn unplace(&mut self, u: &str, m: &str) {
-        if let Some(e) = self.units.get_mut(u) {
-            e.on.remove(m);
-        }
+        let before = self.rank(m);
+        let need = match self.units.get_mut(u) {
+            Some(e) => {
+                e.on.remove(m);
+                e.req.reservation
+            }
+            None => Resources::ZERO,
+        };
         if let Some(slot) = self.machines.get_mut(m) {
             if slot.on.remove(u) {
-                let load = slot.on.len();
-                self.by_load.remove(&(load + 1, m.to_string()));
-                self.by_load.insert((load, m.to_string()));
+                slot.used = slot.used.minus(need);
             }
             slot.ruled.remove(u);
             if let Some(f) = self.followers.get(u) {
@@ -524,6 +688,7 @@ impl Scheduler {
                     .extend(f.iter().filter(|n| slot.on.contains(*n)).cloned());
             }
         }
+        self.rerank(m, before);
         self.changed.insert(u.to_string());
         self.unblock_all();
     }
@@ -568,7 +733,7 @@ impl Scheduler {
 pub fn schedule(machines: &[MachineInfo], units: &[UnitInfo], current: &Placement) -> Placement {
     let mut s = Scheduler::new();
     for m in machines {
-        s.set_machine(&m.id, &m.metadata);
+        s.set_machine(&m.id, &m.metadata, m.capacity);
     }
     for u in units {
         s.set_unit(&u.name, u.wanted, &u.req);
@@ -614,5 +779,7 @@ impl Scheduler {
     }
 }
 
+#[cfg(test)]
+mod fit_tests;
 #[cfg(test)]
 mod tests;

@@ -35,6 +35,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 use etcd_client::{EventType, WatchOptions};
+use flotilla_units::fleet_api::Resources;
 use flotilla_units::protocol::LogLine;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -106,6 +107,12 @@ struct MachineRow<'a> {
     metadata: &'a BTreeMap<String, String>,
     /// Units placed there (global ones included).
     units: usize,
+    /// What units may reserve there, and what they reserve (as its agent
+    /// publishes them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<Resources>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reserved: Option<Resources>,
 }
 
 /// A state a machine reports for a unit.
@@ -129,6 +136,9 @@ struct UnitRow<'a> {
     global: bool,
     hash: &'a str,
     states: Vec<StateRow<'a>>,
+    /// Why it is not scheduled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unscheduled: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -155,6 +165,8 @@ fn machine_row<'a>(v: &'a View, loads: &BTreeMap<&str, usize>, id: &str) -> Opti
         ip: &m.primary_ip,
         metadata: &m.metadata,
         units: loads.get(id).copied().unwrap_or(0),
+        total: m.total_resources,
+        reserved: m.reserved_resources,
     })
 }
 
@@ -191,6 +203,11 @@ fn unit_row<'a>(v: &'a View, name: &str) -> Option<UnitRow<'a>> {
                 sub: &s.sub_state,
             })
             .collect(),
+        unscheduled: v
+            .unscheduled
+            .get(name)
+            .filter(|_| desired != ClusterState::Inactive)
+            .map(String::as_str),
     })
 }
 
@@ -346,7 +363,7 @@ async fn logs(
 
 /// Asks `machine` for the last `lines` lines of `unit` and waits for the
 /// answer.
-async fn ask_logs(
+pub(crate) async fn ask_logs(
     api: &Api,
     machine: &str,
     unit: &str,

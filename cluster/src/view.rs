@@ -26,6 +26,8 @@ pub struct View {
     pub desired: BTreeMap<String, ClusterState>,
     /// Non-global unit -> machine.
     pub placement: BTreeMap<String, String>,
+    /// Unit -> why it is not scheduled.
+    pub unscheduled: BTreeMap<String, String>,
     /// (unit, machine) -> reported state.
     pub states: BTreeMap<(String, String), StoredState>,
     /// Present machines.
@@ -93,6 +95,15 @@ impl View {
                 }
                 delta.units.insert(n.to_string());
             }
+            Key::Unscheduled(n) => {
+                if deleted {
+                    self.unscheduled.remove(n);
+                } else {
+                    let why = String::from_utf8_lossy(value).into_owned();
+                    self.unscheduled.insert(n.to_string(), why);
+                }
+                delta.units.insert(n.to_string());
+            }
             Key::State(m, n) => {
                 let k = (n.to_string(), m.to_string());
                 if deleted {
@@ -142,6 +153,13 @@ impl View {
             machine_id: machine,
             name: name.to_string(),
             options: u.options.iter().map(Into::into).collect(),
+            // Only while it should run (the engine deletes the key then;
+            // this hides one a stopped unit's change has not reached yet).
+            unscheduled_reason: self
+                .unscheduled
+                .get(name)
+                .filter(|_| desired != ClusterState::Inactive)
+                .cloned(),
         })
     }
 
@@ -203,6 +221,15 @@ mod tests {
         v.apply(&k, &k.unit("a.service"), &unit(false), false, &mut d);
         v.apply(&k, &k.desired("a.service"), b"launched", false, &mut d);
         v.apply(&k, &k.placement("a.service"), b"m1", false, &mut d);
+        v.apply(&k, &k.unscheduled("a.service"), b"no room", false, &mut d);
+        assert_eq!(
+            v.api_unit("a.service")
+                .unwrap()
+                .unscheduled_reason
+                .as_deref(),
+            Some("no room")
+        );
+        v.apply(&k, &k.unscheduled("a.service"), b"", true, &mut d);
         let st = StoredState {
             state: ApiUnitState {
                 name: "a.service".into(),

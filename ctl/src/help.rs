@@ -298,7 +298,8 @@ const CLUSTER: &str = "\
 Usage: initctl cluster [--endpoint URL] [--no-legend] [--full] VERB ...
 
 Talk to the cluster's fleet API with fleetctl's verbs: submit, load, start,
-stop, unload, destroy, cat, status, list-units, list-unit-files, list-machines.
+stop, unload, destroy, cat, status, list-units, list-unit-files, list-machines;
+and logs UNIT [-n N] [--since TIME] [-f], a unit's output on its machine.
 See `initctl cluster --help`.
 ";
 

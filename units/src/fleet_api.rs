@@ -101,6 +101,14 @@ pub struct ApiUnit {
     /// Its unit file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<WireOption>,
+    /// Why a unit that should run is not scheduled (anywhere, or, for a
+    /// global unit, on some machines): flotilla's addition.
+    #[serde(
+        rename = "unscheduledReason",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unscheduled_reason: Option<String>,
 }
 
 impl ApiUnit {
@@ -162,10 +170,67 @@ pub struct ApiUnitState {
     pub sub_state: String,
 }
 
+/// An amount of a machine's resources, or what a unit reserves of them
+/// (`[X-Fleet] MemoryReservation=`, `CoresReservation=`): memory in MiB,
+/// cores in hundredths of a core (150 is 1.5 cores), as fleet's unit keys
+/// count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub struct Resources {
+    /// Hundredths of a core.
+    #[serde(default)]
+    pub cores: u64,
+    /// MiB.
+    #[serde(default)]
+    pub memory: u64,
+}
+
+impl Resources {
+    /// Nothing.
+    pub const ZERO: Resources = Resources {
+        cores: 0,
+        memory: 0,
+    };
+
+    /// Whether both are zero.
+    pub fn is_zero(&self) -> bool {
+        *self == Resources::ZERO
+    }
+
+    /// Both added (saturating).
+    pub fn plus(self, o: Resources) -> Resources {
+        Resources {
+            cores: self.cores.saturating_add(o.cores),
+            memory: self.memory.saturating_add(o.memory),
+        }
+    }
+
+    /// Both taken away (down to zero).
+    pub fn minus(self, o: Resources) -> Resources {
+        Resources {
+            cores: self.cores.saturating_sub(o.cores),
+            memory: self.memory.saturating_sub(o.memory),
+        }
+    }
+
+    /// Whether `o` is at most this in both.
+    pub fn covers(&self, o: &Resources) -> bool {
+        o.cores <= self.cores && o.memory <= self.memory
+    }
+}
+
 /// The Machine entity (`GET /machines`); also the value of a machine's
-/// presence key in etcd.
+/// presence key in etcd. The resources are flotilla's addition (fleet's
+/// client ignores fields it does not know); fields in alphabetical order,
+/// as fleet's encoder wrote them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Machine {
+    /// What is left for units: `totalResources` less `reservedResources`.
+    #[serde(
+        rename = "freeResources",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub free_resources: Option<Resources>,
     /// Machine ID.
     #[serde(default)]
     pub id: String,
@@ -179,6 +244,21 @@ pub struct Machine {
         skip_serializing_if = "String::is_empty"
     )]
     pub primary_ip: String,
+    /// The sum of the reservations of the units scheduled there.
+    #[serde(
+        rename = "reservedResources",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub reserved_resources: Option<Resources>,
+    /// What units may reserve there: the machine's memory and cores (or
+    /// clusterd's `--capacity`) less its `--reserve` for the system.
+    #[serde(
+        rename = "totalResources",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub total_resources: Option<Resources>,
 }
 
 /// A page of units.
@@ -302,6 +382,7 @@ mod tests {
                 section: "Service".into(),
                 value: "/bin/true".into(),
             }],
+            unscheduled_reason: None,
         };
         assert_eq!(
             serde_json::to_string(&u).unwrap(),
@@ -320,6 +401,24 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"id":"m1"}"#);
+        let r = |cores, memory| Some(Resources { cores, memory });
+        let m = Machine {
+            id: "m1".into(),
+            total_resources: r(400, 2048),
+            reserved_resources: r(150, 512),
+            free_resources: r(250, 1536),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            r#"{"freeResources":{"cores":250,"memory":1536},"id":"m1","reservedResources":{"cores":150,"memory":512},"totalResources":{"cores":400,"memory":2048}}"#
+        );
+        let full = Resources {
+            cores: 400,
+            memory: 2048,
+        };
+        assert!(full.covers(&Resources::ZERO) && !Resources::ZERO.covers(&full));
+        assert_eq!(full.minus(full.plus(full)), Resources::ZERO);
         let p: UnitPage = serde_json::from_str(r#"{"units":[],"extra":1}"#).unwrap();
         assert_eq!(p.next_page_token, None);
         assert_eq!(

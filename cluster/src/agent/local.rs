@@ -104,7 +104,8 @@ impl Local {
             }
         }
         let file = format!("fleet:{name}");
-        let parsed = flotilla_units::systemd::translate_with(&self.facts, &file, name, &a.options);
+        let options = super::limits::with_limits(name, &a.options);
+        let parsed = flotilla_units::systemd::translate_with(&self.facts, &file, name, &options);
         let r = match parsed.spec {
             Some(mut spec) => {
                 if !spec.provides.iter().any(|p| p == name) {

@@ -13,6 +13,7 @@ fn m(id: &str, md: &[(&str, &str)]) -> MachineInfo {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        capacity: Resources::ZERO,
     }
 }
 
@@ -503,6 +504,7 @@ mod properties {
                     arb_metadata().prop_map(move |metadata| MachineInfo {
                         id: id.to_string(),
                         metadata,
+                        capacity: Resources::ZERO,
                     })
                 })
                 .collect::<Vec<_>>()
@@ -533,7 +535,7 @@ mod properties {
     fn arb_change() -> impl Strategy<Value = Change> {
         prop_oneof![
             2 => (0..IDS.len(), arb_metadata()).prop_map(|(i, metadata)| Change::Machine(
-                MachineInfo { id: IDS[i].to_string(), metadata }
+                MachineInfo { id: IDS[i].to_string(), metadata, capacity: Resources::ZERO }
             )),
             1 => (0..IDS.len()).prop_map(Change::MachineGone),
             4 => (0..NAMES.len()).prop_flat_map(arb_unit).prop_map(Change::Unit),
@@ -607,7 +609,7 @@ mod properties {
             for c in changes {
                 match c {
                     Change::Machine(m) => {
-                        s.set_machine(&m.id, &m.metadata);
+                        s.set_machine(&m.id, &m.metadata, m.capacity);
                         ms.insert(m.id, m.metadata);
                     }
                     Change::MachineGone(i) => {
@@ -679,7 +681,7 @@ mod properties {
         ) {
             let mut s = Scheduler::new();
             for m in &ms {
-                s.set_machine(&m.id, &m.metadata);
+                s.set_machine(&m.id, &m.metadata, m.capacity);
             }
             let mut later = None;
             for u in &first {

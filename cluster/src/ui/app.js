@@ -6,8 +6,8 @@
 "use strict";
 
 const ROW = 28; // px, as --row in app.css
-const machines = new Map(); // id -> {id, ip, metadata, units}
-const units = new Map(); // name -> {name, desired, current, machine, global, hash, states}
+const machines = new Map(); // id -> {id, ip, metadata, units, total, reserved}
+const units = new Map(); // name -> {name, desired, current, machine, global, hash, states, unscheduled}
 let shown = []; // the filtered, sorted names
 let selected = null; // the unit shown in detail
 let machineFilter = null;
@@ -90,6 +90,8 @@ function drawMachines() {
       el("td", {}, m.ip || "-"),
       el("td", {}, md || "-"),
       el("td", { class: "num" }, String(m.units)),
+      el("td", { class: "num reserved" }, reservedText(m)),
+      el("td", { class: "num free" }, freeText(m)),
     );
     if (machineFilter === id) tr.classList.add("selected");
     tr.onclick = () => {
@@ -101,10 +103,36 @@ function drawMachines() {
   $("machine-count").textContent = "(" + ids.length + ")";
 }
 
+// ---- resources: memory in MiB, cores in hundredths ----
+
+function cores(h) {
+  return (h / 100).toFixed(2);
+}
+
+function share(part, whole) {
+  return whole > 0 ? Math.round((100 * part) / whole) + "%" : "-";
+}
+
+// What its units reserve, as shares of what they may: "25% mem · 50% cpu".
+function reservedText(m) {
+  if (!m.total) return "-";
+  const r = m.reserved || { memory: 0, cores: 0 };
+  return share(r.memory, m.total.memory) + " mem · " + share(r.cores, m.total.cores) + " cpu";
+}
+
+// What is left: "3072 MiB · 2.50 cores".
+function freeText(m) {
+  if (!m.total) return "-";
+  const r = m.reserved || { memory: 0, cores: 0 };
+  const mem = Math.max(0, m.total.memory - r.memory);
+  const cpu = Math.max(0, m.total.cores - r.cores);
+  return mem + " MiB · " + cores(cpu) + " cores";
+}
+
 // ---- units: filter and virtual scrolling ----
 
 function matches(u, words) {
-  const hay = [u.name, u.desired, u.current || "", u.machine || "", u.global ? "global" : "", activeOf(u)]
+  const hay = [u.name, u.desired, u.current || "", u.machine || "", u.global ? "global" : "", u.unscheduled ? "unscheduled" : "", activeOf(u)]
     .join(" ")
     .toLowerCase();
   return words.every((w) => hay.includes(w));
@@ -163,7 +191,9 @@ function drawUnits() {
       el("span", { title: u.name }, u.name),
       el("span", { class: stateClass(u.desired) }, u.desired),
       el("span", { class: stateClass(u.current) }, u.global ? "global" : u.current || "-"),
-      el("span", { title: u.machine || "" }, u.global ? "every match" : u.machine || "-"),
+      u.unscheduled && !u.machine
+        ? el("span", { class: "unscheduled", title: u.unscheduled }, "unscheduled")
+        : el("span", { title: u.machine || "" }, u.global ? "every match" : u.machine || "-"),
       el("span", { class: stateClass(act.split(" ")[0]) }, act || "-"),
     );
     row.style.top = i * ROW + "px";
@@ -194,6 +224,7 @@ function drawDetail(fresh) {
   fact("desired", u.desired);
   fact("current", u.global ? "global (no single machine)" : u.current || "inactive");
   fact("machine", u.global ? "every matching machine" : u.machine || "not scheduled");
+  if (u.unscheduled) fact("unscheduled", u.unscheduled);
   fact("hash", u.hash);
   const body = $("detail-states").tBodies[0];
   body.replaceChildren(

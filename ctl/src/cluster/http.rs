@@ -2,7 +2,7 @@
 //! (Host `domain-sock`, as fleetctl) and `http://host:port[/base]`
 //! endpoints, one connection per request, `Connection: close`.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -82,6 +82,9 @@ pub fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     ))
 }
 
+/// How long an answer may take.
+const ANSWER_WITHIN: Option<Duration> = Some(Duration::from_secs(30));
+
 /// A response.
 #[derive(Debug)]
 pub struct Response {
@@ -143,12 +146,19 @@ pub fn request(
     path: &str,
     body: Option<&str>,
 ) -> Result<Response, Failure> {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let full = format!("fleet/v1/{path}{sep}alt=json");
+    let req = request_text(ep, method, &full, body);
+    exchange(connect(ep, ANSWER_WITHIN)?, req.as_bytes()).map_err(Failure::failed)
+}
+
+/// The request's text, for `path` relative to the endpoint's base.
+fn request_text(ep: &Endpoint, method: &str, path: &str, body: Option<&str>) -> String {
     let (host, base) = match ep {
         Endpoint::Unix(_) => ("domain-sock".to_string(), "/".to_string()),
         Endpoint::Tcp(h, b) => (h.clone(), b.clone()),
     };
-    let sep = if path.contains('?') { '&' } else { '?' };
-    let mut req = format!("{method} {base}fleet/v1/{path}{sep}alt=json HTTP/1.1\r\nHost: {host}\r\nUser-Agent: initctl-cluster\r\nAccept: application/json\r\nConnection: close\r\n");
+    let mut req = format!("{method} {base}{path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: initctl-cluster\r\nAccept: application/json\r\nConnection: close\r\n");
     if let Some(b) = body {
         req.push_str(&format!(
             "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
@@ -157,22 +167,116 @@ pub fn request(
     } else {
         req.push_str("\r\n");
     }
-    let t = Some(Duration::from_secs(30));
+    req
+}
+
+/// A connection to the API, with a read timeout (none: wait as long as it
+/// takes).
+fn connect(ep: &Endpoint, t: Option<Duration>) -> Result<Box<dyn ReadWrite>, Failure> {
     match ep {
         Endpoint::Unix(p) => {
             let s = UnixStream::connect(p).map_err(|e| {
                 Failure::unreachable(format!("cannot reach the fleet API at unix://{p}: {e}"))
             })?;
             let _ = s.set_read_timeout(t);
-            exchange(s, req.as_bytes()).map_err(Failure::failed)
+            Ok(Box::new(s))
         }
         Endpoint::Tcp(h, _) => {
             let s = TcpStream::connect(h).map_err(|e| {
                 Failure::unreachable(format!("cannot reach the fleet API at http://{h}: {e}"))
             })?;
             let _ = s.set_read_timeout(t);
-            exchange(s, req.as_bytes()).map_err(Failure::failed)
+            Ok(Box::new(s))
         }
+    }
+}
+
+/// A socket of either kind.
+pub trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+/// `GET path` (relative to the endpoint's base, outside `fleet/v1/`).
+pub fn get(ep: &Endpoint, path: &str) -> Result<Response, Failure> {
+    let req = request_text(ep, "GET", path, None);
+    exchange(connect(ep, ANSWER_WITHIN)?, req.as_bytes()).map_err(Failure::failed)
+}
+
+/// A body's lines as they come.
+pub type Lines = Box<dyn Iterator<Item = std::io::Result<String>>>;
+
+/// `GET path` whose body goes on while the server has more to say (a
+/// followed log): the status, and the body's lines as they come.
+pub fn get_lines(ep: &Endpoint, path: &str) -> Result<(u16, Lines), Failure> {
+    let req = request_text(ep, "GET", path, None);
+    // Lines come when the unit writes them: no read timeout.
+    let mut s = connect(ep, None)?;
+    s.write_all(req.as_bytes())
+        .map_err(|e| Failure::failed(format!("sending the request: {e}")))?;
+    let mut r = BufReader::new(s);
+    let mut status = 0;
+    let mut chunked = false;
+    loop {
+        let mut l = String::new();
+        let n = r
+            .read_line(&mut l)
+            .map_err(|e| Failure::failed(format!("reading the response: {e}")))?;
+        if n == 0 {
+            return Err(Failure::failed("malformed HTTP response"));
+        }
+        let l = l.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let lower = l.to_ascii_lowercase();
+        if status == 0 {
+            status = l
+                .split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse().ok())
+                .ok_or_else(|| Failure::failed("malformed HTTP status line"))?;
+        } else if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let body: Box<dyn BufRead> = if chunked {
+        Box::new(BufReader::new(Chunked { r, left: 0 }))
+    } else {
+        Box::new(r)
+    };
+    Ok((status, Box::new(body.lines())))
+}
+
+/// A chunked body, read as it comes.
+struct Chunked<R: BufRead> {
+    r: R,
+    /// Bytes left of the current chunk.
+    left: usize,
+}
+
+impl<R: BufRead> Read for Chunked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            let mut size = String::new();
+            self.r.read_line(&mut size)?;
+            if size.trim().is_empty() {
+                // The end of the previous chunk's data.
+                size.clear();
+                self.r.read_line(&mut size)?;
+            }
+            let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+                .map_err(|_| std::io::Error::other("malformed chunk size"))?;
+            if n == 0 {
+                return Ok(0);
+            }
+            self.left = n;
+        }
+        let want = buf.len().min(self.left);
+        let got = self.r.read(&mut buf[..want])?;
+        if got == 0 {
+            return Ok(0);
+        }
+        self.left -= got;
+        Ok(got)
     }
 }
 
@@ -199,5 +303,13 @@ mod tests {
             decode_chunked(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"),
             b"abcde"
         );
+        let mut out = String::new();
+        Chunked {
+            r: &b"4\r\nab\nc\r\n3\r\nd\nx\r\n0\r\n\r\n"[..],
+            left: 0,
+        }
+        .read_to_string(&mut out)
+        .unwrap();
+        assert_eq!(out, "ab\ncd\nx");
     }
 }

@@ -17,6 +17,7 @@
 //! starts with `initctl cluster: `.
 
 mod http;
+mod logs;
 
 use flotilla_units::fleet_api::{
     ApiUnit, ApiUnitState, ClusterState, ErrorBody, Machine, MachinePage, PutBody, StatePage,
@@ -52,7 +53,8 @@ struct Opts {
 
 const USAGE: &str = "usage: initctl cluster [--endpoint URL] [--no-legend] [--full] [--block-attempts N] [--no-block] VERB [ARGS...]
 verbs: submit FILE..., load UNIT..., start UNIT..., stop UNIT..., unload UNIT..., destroy UNIT...,
-       cat UNIT, status UNIT..., list-units, list-unit-files, list-machines";
+       cat UNIT, status UNIT..., list-units, list-unit-files, list-machines,
+       logs UNIT [-n N] [--since TIME] [-f] [--machine ID]";
 
 /// Runs `initctl cluster` with the arguments after `cluster`; returns the exit status.
 pub fn run(args: &[String]) -> i32 {
@@ -64,6 +66,12 @@ pub fn run(args: &[String]) -> i32 {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
+        // The options after `logs` are its own (as `initctl logs`'s).
+        if rest.first().is_some_and(|v: &String| v == "logs") {
+            rest.push(args[i].clone());
+            i += 1;
+            continue;
+        }
         let (name, inline) = match a.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (a, None),
@@ -122,6 +130,18 @@ pub fn run(args: &[String]) -> i32 {
         "list-units" | "list-unit-files" | "list-machines" => {
             names.is_empty().then_some(()).ok_or("takes no arguments")
         }
+        "logs" => match logs::parse(names) {
+            Ok(ask) => {
+                return match logs::run(&o.ep, &ask) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        say(&e.message);
+                        e.code
+                    }
+                }
+            }
+            Err(e) => return usage_error(&e),
+        },
         v => return usage_error(&format!("unknown verb {v:?}")),
     };
     if let Err(e) = arity {
@@ -389,7 +409,7 @@ fn change(o: &Opts, args: &[String], goal: ClusterState) -> Result<()> {
         .cloned()
         .collect();
     let ips = machines(o)?;
-    wait_all(o, &local, |n| {
+    let placed = wait_all(o, &local, |n| {
         let Some(u) = get_unit(o, n)? else {
             return Err(Failure::failed(format!("unit {n} disappeared")));
         };
@@ -403,7 +423,18 @@ fn change(o: &Opts, args: &[String], goal: ClusterState) -> Result<()> {
             machine_label(o, m, &ips)
         );
         Ok(true)
-    })?;
+    });
+    if placed.is_err() {
+        // Say why the units that fit nowhere wait.
+        for n in &local {
+            if let Ok(Some(u)) = get_unit(o, n) {
+                if let Some(why) = u.unscheduled_reason {
+                    say(&format!("Unit {n} is not scheduled: {why}"));
+                }
+            }
+        }
+    }
+    placed?;
     if goal == ClusterState::Launched {
         wait_all(o, &local, |n| {
             let (s, b) = api(o, "GET", &format!("state/{n}"), None)?;
@@ -509,15 +540,18 @@ fn status(o: &Opts, args: &[String]) -> Result<()> {
     let mut failed = false;
     for a in args {
         let n = unit_name(a);
-        if get_unit(o, &n)?.is_none() {
+        let Some(unit) = get_unit(o, &n)? else {
             say(&format!("Unit {n} does not exist."));
             failed = true;
             continue;
-        }
+        };
         let states = list_all::<StatePage>(o, &format!("state?unitName={n}"))?;
         let mine: Vec<&ApiUnitState> = states.iter().filter(|s| s.name == n).collect();
         if mine.is_empty() {
-            say(&format!("Unit {n} does not appear to be running."));
+            match &unit.unscheduled_reason {
+                Some(why) => say(&format!("Unit {n} is not scheduled: {why}")),
+                None => say(&format!("Unit {n} does not appear to be running.")),
+            }
             failed = true;
             continue;
         }
@@ -530,6 +564,10 @@ fn status(o: &Opts, args: &[String]) -> Result<()> {
                 dash(&s.sub_state)
             );
             println!("     Hash: {}", dash(&s.hash));
+        }
+        // A global unit some machines have no room for.
+        if let Some(why) = &unit.unscheduled_reason {
+            println!("  Not scheduled everywhere: {why}");
         }
     }
     if failed {

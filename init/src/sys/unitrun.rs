@@ -382,6 +382,41 @@ fn without_cgroup(
     Ok(())
 }
 
+/// Makes the unit's cgroup with its limits. A limit its cgroup cannot
+/// take (its controller is not available there, its file is refused) that
+/// the unit lets be skipped (`X-SkipUnsupported=`) is left out and named,
+/// as where there is no cgroup at all; any other fails the start, naming
+/// its key. The context is copied only when something is left out.
+fn create_cgroup(
+    cgs: &Cgroups,
+    name: &str,
+    ctx: &ServiceContext,
+    owner: Option<(u32, u32)>,
+    (memory, tasks): (u64, u64),
+    skipped: &mut Vec<String>,
+) -> Result<UnitCgroup, String> {
+    let mut without: Option<ServiceContext> = None;
+    loop {
+        let limits = without.as_ref().map_or(&ctx.resources, |c| &c.resources);
+        match cgs.create(name, limits, owner, memory, tasks) {
+            Ok(cg) => return Ok(cg),
+            Err((Some(k), e)) if ctx.may_skip(k) => {
+                let mut c = without.take().unwrap_or_else(|| ctx.clone());
+                let before = c.resources.clone();
+                c.reset(k);
+                if c.resources == before {
+                    // Nothing left to leave out: the same error again.
+                    return Err(format!("{k} {e}"));
+                }
+                skipped.push(format!("{k} skipped: {e}"));
+                without = Some(c);
+            }
+            Err((Some(k), e)) => return Err(format!("{k} {e}")),
+            Err((None, e)) => return Err(e),
+        }
+    }
+}
+
 fn fill(
     run: &mut UnitRun,
     made: &mut Made,
@@ -394,12 +429,7 @@ fn fill(
     if let Some(s) = setup {
         if let Some(cgs) = &s.cgroups {
             let (memory, tasks) = s.machine;
-            let cg = cgs
-                .create(name, &ctx.resources, owner, memory, tasks)
-                .map_err(|(key, e)| match key {
-                    Some(k) => format!("{k} {e}"),
-                    None => e,
-                })?;
+            let cg = create_cgroup(cgs, name, ctx, owner, (memory, tasks), &mut skipped)?;
             run.cgroup = Some(cg);
         } else {
             without_cgroup(run, ctx, &mut skipped)?;

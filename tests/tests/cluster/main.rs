@@ -11,6 +11,7 @@ mod chaos;
 mod ctl;
 mod durable;
 mod failures;
+mod fit;
 mod multi;
 mod tls;
 mod ui;

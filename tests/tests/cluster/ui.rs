@@ -6,7 +6,9 @@
 //! view are drawn); the filter box finds one; its detail shows its state,
 //! its file and the log lines its process printed on its machine; a unit
 //! submitted meanwhile appears, and a stopped one changes, without a
-//! reload. Screenshots are kept under the target dir in `ui-screenshots/`.
+//! reload; each machine's reserved share and what is free, and a unit that
+//! fits nowhere marked unscheduled with its reason. Screenshots are kept
+//! under the target dir in `ui-screenshots/`.
 
 use crate::support::browser::Browser;
 use crate::support::etcd::{free_port, Etcd};
@@ -39,11 +41,10 @@ fn the_dashboard_in_a_real_browser() {
     let md = ["region=east,disk=ssd", "region=west", "region=east"];
     let machines: Vec<Machine> = (0..3)
         .map(|i| {
-            let extra: Vec<String> = if i == 0 {
-                vec!["--api-listen".into(), format!("tcp://127.0.0.1:{port}")]
-            } else {
-                Vec::new()
-            };
+            let mut extra: Vec<String> = vec!["--capacity".into(), "memory=8192,cores=4".into()];
+            if i == 0 {
+                extra.extend(["--api-listen".into(), format!("tcp://127.0.0.1:{port}")]);
+            }
             Machine::start(
                 &etcd.url(),
                 dir.path(),
@@ -108,8 +109,8 @@ fn the_dashboard_in_a_real_browser() {
     let load: usize = rows
         .iter()
         .map(|r| {
-            r.rsplit('\t')
-                .next()
+            r.split('\t')
+                .nth(3)
                 .unwrap_or("0")
                 .trim()
                 .parse::<usize>()
@@ -181,6 +182,56 @@ fn the_dashboard_in_a_real_browser() {
         (t.starts_with('(') && t.ends_with(&format!(" of {})", UNITS + 1))).then_some(())
     });
     shot(&b, "05-one-machine");
+
+    // Reservations: a unit that takes half of one machine, and one that
+    // fits nowhere.
+    b.click("#clear-filter");
+    let fat = unit_body(
+        "launched",
+        "/bin/sleep 320000",
+        &[
+            ("MachineID", "ui2machine"),
+            ("MemoryReservation", "4096"),
+            ("CoresReservation", "200"),
+        ],
+    );
+    assert_eq!(api("PUT", "/fleet/v1/units/fat.service", Some(&fat)).0, 201);
+    let big = unit_body(
+        "launched",
+        "/bin/sleep 330000",
+        &[("MemoryReservation", "9000")],
+    );
+    assert_eq!(
+        api("PUT", "/fleet/v1/units/toobig.service", Some(&big)).0,
+        201
+    );
+    let row = |b: &Browser, id: &str| b.text(&format!("#machines tbody tr[data-id='{id}']"));
+    b.wait("ui2machine's reserved and free share", LIVE, |b| {
+        let t = row(b, "ui2machine");
+        (t.contains("50% mem · 50% cpu") && t.contains("4096 MiB · 2.00 cores")).then_some(())
+    });
+    let t = row(&b, "ui1machine");
+    assert!(
+        t.contains("0% mem · 0% cpu") && t.contains("8192 MiB · 4.00 cores"),
+        "{t}"
+    );
+    b.type_into("#filter", "unscheduled");
+    b.wait(
+        "the unit that fits nowhere, alone in the filter",
+        LIVE,
+        |b| {
+            let t = b.text(".unit-row[data-name='toobig.service']");
+            (t.contains("unscheduled") && b.text("#unit-count") == format!("(1 of {})", UNITS + 3))
+                .then_some(())
+        },
+    );
+    b.click(".unit-row[data-name='toobig.service']");
+    b.wait("its reason", LIVE, |b| {
+        b.text("#detail-facts")
+            .contains("fits on no machine: 3 machines have too little room left")
+            .then_some(())
+    });
+    shot(&b, "06-reservations");
     drop(b);
     drop(machines);
 }
