@@ -174,14 +174,7 @@ async fn follow(reg: &Registry, ask: Ask) -> Result<Response, ApiError> {
             format!("machine {} is not in the cluster", ask.machine),
         ));
     }
-    let id = format!(
-        "{:x}-{:x}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    );
+    let id = crate::model::log_request_id();
     let lease = c
         .lease_grant(FOLLOW_TTL.as_secs() as i64, None)
         .await

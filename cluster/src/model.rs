@@ -54,6 +54,19 @@ pub struct LogRequest {
     pub lines: usize,
 }
 
+/// An ID for a log request (`LogRequest`, `LogFollow`) that no other
+/// asker's is: this process and the moment it asks.
+pub fn log_request_id() -> String {
+    format!(
+        "{:x}-{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    )
+}
+
 /// `logs/<machine>/<unit>`: a machine's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogAnswer {

@@ -383,14 +383,7 @@ pub(crate) async fn ask_logs(
             format!("machine {machine} is not in the cluster"),
         ));
     }
-    let id = format!(
-        "{:x}-{:x}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    );
+    let id = crate::model::log_request_id();
     let req = crate::registry::Registry::encode(&LogRequest {
         id: id.clone(),
         lines,
