@@ -92,11 +92,11 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "20",
-        "`systemd-analyze log-level debug`: systemd-fixes' item",
+        "`systemd-analyze log-level debug`: systemd-fixes' item; then `systemd-run -p DynamicUser=1` (transient)",
     ),
     (
         "23",
-        "`systemd-analyze log-level debug`: systemd-fixes' item",
+        "`systemd-analyze log-level debug`: systemd-fixes' item; then transient `User=`",
     ),
     (
         "26",
@@ -104,7 +104,7 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "27",
-        "`systemd-analyze log-level debug`: systemd-fixes' item",
+        "`systemd-analyze log-level debug`: systemd-fixes' item; then transient `StandardOutput=file:`",
     ),
     (
         "33",
@@ -113,11 +113,11 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "38",
-        "`systemd-analyze log-level debug`: systemd-fixes' item",
+        "`systemd-analyze log-level debug`: systemd-fixes' item; then a vacuous pass: no /sys/fs/cgroup/system.slice/cgroup.freeze",
     ),
     (
         "39",
-        "`systemd-analyze log-level debug`: systemd-fixes' item",
+        "`systemd-analyze log-level debug`: systemd-fixes' item; then `systemctl reload` of a failing `ExecReload=` succeeds",
     ),
     (
         "40",
