@@ -457,6 +457,12 @@ pub const SHUTDOWN: Duration = Duration::from_secs(120);
 /// Builds (or finds cached) the image of `suite` (`bookworm`, `trixie`);
 /// its directory.
 pub fn build_image(suite: &str) -> PathBuf {
+    build_image_with(suite, None)
+}
+
+/// [`build_image`], of the flavour `with` (`contrib/debian/build --with`,
+/// e.g. `systemd-tests`) when given.
+pub fn build_image_with(suite: &str, with: Option<&str>) -> PathBuf {
     let target = crate::pid1_support::bin_dir()
         .parent()
         .expect("target dir")
@@ -465,6 +471,7 @@ pub fn build_image(suite: &str) -> PathBuf {
     let out = Command::new(crate::pid1_support::workspace().join("contrib/debian/build"))
         .args(["--suite", suite, "--cache"])
         .arg(target.join("debian"))
+        .args(with.map(|w| ["--with", w]).into_iter().flatten())
         // The musl build of contrib/image's test: the same binaries, and
         // not the lock of the build that runs this test.
         .env("CARGO_TARGET_DIR", target.join("image-build"))
