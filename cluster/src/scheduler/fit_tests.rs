@@ -3,7 +3,6 @@
 //! that no machine is overcommitted and no waiting unit would fit.
 
 use super::*;
-use flotilla_units::systemd::UnitOption;
 use proptest::prelude::*;
 
 fn res(memory: u64, cores: u64) -> Resources {
@@ -11,15 +10,7 @@ fn res(memory: u64, cores: u64) -> Resources {
 }
 
 fn req(name: &str, xfleet: &[(&str, &str)]) -> Requirements {
-    let opts: Vec<UnitOption> = xfleet
-        .iter()
-        .map(|(k, v)| UnitOption {
-            section: "X-Fleet".into(),
-            name: k.to_string(),
-            value: v.to_string(),
-        })
-        .collect();
-    Requirements::from_options(name, &opts)
+    Requirements::from_options(name, &super::tests::xfleet_options(xfleet))
 }
 
 /// A unit reserving `memory` MiB and `cores` hundredths, with more keys.

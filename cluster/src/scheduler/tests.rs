@@ -17,15 +17,20 @@ fn m(id: &str, md: &[(&str, &str)]) -> MachineInfo {
     }
 }
 
-fn u(name: &str, xfleet: &[(&str, &str)]) -> UnitInfo {
-    let opts: Vec<UnitOption> = xfleet
+/// `[X-Fleet]` options from key-value pairs.
+pub(super) fn xfleet_options(xfleet: &[(&str, &str)]) -> Vec<UnitOption> {
+    xfleet
         .iter()
         .map(|(k, v)| UnitOption {
             section: "X-Fleet".into(),
             name: k.to_string(),
             value: v.to_string(),
         })
-        .collect();
+        .collect()
+}
+
+fn u(name: &str, xfleet: &[(&str, &str)]) -> UnitInfo {
+    let opts = xfleet_options(xfleet);
     UnitInfo {
         name: name.into(),
         wanted: true,

@@ -591,8 +591,8 @@ fn etcd_count(e: &Etcd, prefix: &str) -> u64 {
     };
     let body = format!(
         "{{\"key\":\"{}\",\"range_end\":\"{}\",\"count_only\":true}}",
-        b64(prefix.as_bytes()),
-        b64(&end)
+        b64_encode(prefix.as_bytes()),
+        b64_encode(&end)
     );
     let v: serde_json::Value =
         serde_json::from_str(&e.gateway("/v3/kv/range", &body)).unwrap_or_default();
@@ -601,25 +601,4 @@ fn etcd_count(e: &Etcd, prefix: &str) -> u64 {
         .and_then(|c| c.parse().ok())
         .or_else(|| v["count"].as_u64())
         .unwrap_or(0)
-}
-
-fn b64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            out.push(if i <= chunk.len() {
-                T[((n >> (18 - 6 * i)) & 63) as usize] as char
-            } else {
-                '='
-            });
-        }
-    }
-    out
 }

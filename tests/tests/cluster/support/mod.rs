@@ -628,7 +628,8 @@ pub fn initctl(args: &[&str], env: &[(&str, &str)]) -> Out {
     }
 }
 
-fn b64_encode(data: &[u8]) -> String {
+/// Encodes standard base64, padded (etcd's JSON gateway takes keys so).
+pub fn b64_encode(data: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in data.chunks(3) {
