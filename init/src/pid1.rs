@@ -6,8 +6,8 @@
 //!   (`/proc`, `/sys`, `/dev`, `/dev/pts`, `/dev/shm`, `/run`), Ctrl-Alt-Del
 //!   as a signal, the hostname, a default `PATH`; and where we run
 //!   ([`Place`]).
-//! - [`final_sequence`]: after the loop stopped every unit: SIGTERM to every
-//!   remaining process, a grace period that ends as soon as none is left,
+//! - [`final_sequence`]: after the loop stopped every unit
+//!   ([`end_processes`]): SIGTERM to every remaining process, a grace period that ends as soon as none is left,
 //!   SIGKILL, `sync`, unmount or remount read-only, `reboot(2)`. In a
 //!   container it stops after the kills: the caller exits with
 //!   [`container_exit_status`].
@@ -428,17 +428,22 @@ pub fn unmount_all(sys: &dyn Sys) -> Vec<String> {
     lines
 }
 
-/// The end of PID 1, after every unit stopped: SIGTERM to every process
-/// left, up to `grace` for them to go, SIGKILL, and on a machine `sync`,
-/// unmounting and `reboot(2)`. In a container it returns `Ok` after the
-/// kills (the caller exits); on a machine it returns only if `reboot(2)`
-/// failed.
+/// The end of PID 1, after every unit stopped: [`end_processes`], and on
+/// a machine `sync`, unmounting and `reboot(2)`. In a container it
+/// returns `Ok` after the kills (the caller exits); on a machine it
+/// returns only if `reboot(2)` failed.
 pub fn final_sequence(
     sys: &dyn Sys,
     kind: ShutdownKind,
     place: Place,
     grace: Duration,
 ) -> Result<(), SysError> {
+    end_processes(sys, grace);
+    power_off(sys, kind, place)
+}
+
+/// SIGTERM to every process left, up to `grace` for them to go, SIGKILL.
+pub fn end_processes(sys: &dyn Sys, grace: Duration) {
     let t0 = sys.monotonic_now();
     reap_all(sys);
     if sys.children_left() {
@@ -470,6 +475,11 @@ pub fn final_sequence(
     } else {
         sys.console("init: no process left");
     }
+}
+
+/// After [`end_processes`]: on a machine `sync`, unmounting and
+/// `reboot(2)` (returns only if that failed); in a container nothing.
+fn power_off(sys: &dyn Sys, kind: ShutdownKind, place: Place) -> Result<(), SysError> {
     if place == Place::Container {
         // The container's mounts and its page cache belong to its runtime
         // and the host kernel: nothing to unmount, and a sync here would
@@ -720,10 +730,16 @@ pub fn main<I: IntoIterator<Item = String>>(argv: I) -> ExitCode {
     let Exit::Shutdown(kind) = rt.run();
     let failed = rt.failed_at_shutdown();
     let cmd = rt.cmd_status();
+    if !rt.immediate() {
+        sys.console("init: every unit stopped");
+    }
+    // Before the units' cgroups are closed: closing kills what is left in
+    // them at once (`cgroup.kill`), and an immediate form's units, still
+    // running, get SIGTERM and the grace first, as under systemd.
+    end_processes(&sys, GRACE);
     rt.close();
     drop(rt);
-    sys.console("init: every unit stopped");
-    match final_sequence(&sys, kind, place, GRACE) {
+    match power_off(&sys, kind, place) {
         Ok(()) => {
             let (code, why) = match cmd {
                 // The command after `--`: its status is the container's.

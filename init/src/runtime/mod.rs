@@ -416,6 +416,12 @@ impl<S: Sys> Runtime<S> {
         self.failed_at_shutdown
     }
 
+    /// PID-1 hook: whether the shutdown is an immediate form (its units
+    /// were not stopped one by one).
+    pub fn immediate(&self) -> bool {
+        self.immediate
+    }
+
     /// How the command after `--` ended, if it ran and ended: the init
     /// exits with its status (`cmd::exit_code`).
     pub fn cmd_status(&self) -> Option<flotilla_units::planner::ExitStatus> {
