@@ -8,7 +8,7 @@
 
 mod pid1_support;
 
-use pid1_support::{procs_in, units_dir, wait_for, Pid1, WAIT};
+use pid1_support::{all_pids, procs_in, units_dir, wait_for, Pid1, WAIT};
 use std::time::{Duration, Instant};
 
 const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: svc, marker\n";
@@ -515,9 +515,14 @@ fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
             .all(|u| u["unit"] != "flotilla-busd.service"),
         "{s}"
     );
-    let out = ctl_as(&p, UID, &["logs", "svc"]);
-    let logs = String::from_utf8_lossy(&out.stdout);
-    assert!(logs.contains(&format!("uid={UID}")), "{logs}");
+    // The unit's first line may still be on its way to the log when the
+    // unit is `running`.
+    wait_for(WAIT, "the line uid=4242 in `initctl logs svc`", || {
+        let out = ctl_as(&p, UID, &["logs", "svc"]);
+        String::from_utf8_lossy(&out.stdout)
+            .contains(&format!("uid={UID}"))
+            .then_some(())
+    });
     // In a container the units' lines are on the init's standard output
     // too (`console-output: all`), with the unit's name.
     p.out.wait(&format!("svc: uid={UID}"), WAIT);
@@ -527,6 +532,50 @@ fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
     p.out.wait("[  OK  ] stopped svc", WAIT);
     assert!(procs_in(&ns).is_empty());
     let _ = std::fs::remove_dir_all(sock.parent().unwrap());
+}
+
+/// `podman run -it IMAGE` with `ENTRYPOINT ["/sbin/init", "--"]`: the
+/// command is the foreground job of the container's terminal, as under
+/// tini: Ctrl-C typed there reaches it (not the init), and the container
+/// ends with its status, 130, the units stopped in order.
+#[test]
+fn the_command_is_the_terminals_foreground_job_and_ctrl_c_reaches_it() {
+    let dir = units_dir(&[
+        ("default", "unit: default\ntype: virtual\ndepends-on: svc\n"),
+        ("svc", SVC),
+    ]);
+    let units = dir.path().join("units");
+    // The fields of /proc/PID/stat: 5 the process group, 7 the terminal,
+    // 8 the terminal's foreground group.
+    let script = "set -- $(cat /proc/$$/stat); \
+                  if [ \"$7\" != 0 ] && [ \"$5\" = \"$8\" ]; then echo job=foreground; \
+                  else echo \"job=pgrp $5 tty $7 tpgid $8\"; fi; exec sleep 999";
+    let mut p = Pid1::start_on_terminal(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap(), "--", "sh", "-c", script],
+        &[],
+    );
+    p.out.wait("job=", WAIT);
+    p.out
+        .assert_order(&["[  OK  ] started cmd", "job=foreground"]);
+    // Ctrl-C, once sleep runs (the shell execs it in the same process).
+    let ns = p.ns();
+    let cmd_pid = wait_for(WAIT, "the command's sleep", || {
+        all_pids().into_iter().find(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c == "sleep\0999\0")
+                && std::fs::read_link(format!("/proc/{pid}/ns/pid"))
+                    .is_ok_and(|l| l.display().to_string() == ns)
+        })
+    });
+    p.type_in("\x03");
+    assert_eq!(p.wait_exit(WAIT).code(), Some(130), "{:#?}", p.out.all());
+    p.out.assert_order(&[
+        "init: cmd: FailureAction=exit: stopping every unit (poweroff)",
+        "[  OK  ] stopped svc",
+        "init: exiting with status 130 (the command's)",
+    ]);
+    assert!(std::fs::metadata(format!("/proc/{cmd_pid}")).is_err());
 }
 
 #[test]

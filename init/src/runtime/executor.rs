@@ -440,6 +440,9 @@ impl<S: Sys> Runtime<S> {
             if argv0 {
                 req = req.argv0_given();
             }
+            if own_stdio {
+                req = req.foreground();
+            }
             if let Some(dir) = &spec.extras.working_directory {
                 req = if spec.extras.working_directory_optional == Some(true) {
                     req.optional_cwd(dir)

@@ -127,6 +127,12 @@ pub struct SpawnRequest<'a> {
     /// Standard output and/or error on journald's stream socket, when the
     /// child can connect; else they stay as given above.
     pub journal: Option<&'a journal::JournalStream>,
+    /// The child stays in the init's session, in a process group of its
+    /// own made the foreground one of the terminal on descriptor 0 when
+    /// that is the session's (the command after `--`: Ctrl-C and job
+    /// control reach it, as under tini); else it gets a session of its
+    /// own (`setsid`), as every unit.
+    pub foreground: bool,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -148,7 +154,15 @@ impl<'a> SpawnRequest<'a> {
             listen_nonblocking: false,
             listen_sockets: 0,
             journal: None,
+            foreground: false,
         }
+    }
+
+    /// Runs the child in the init's session, as the terminal's foreground
+    /// process group ([`SpawnRequest::foreground`]).
+    pub fn foreground(mut self) -> Self {
+        self.foreground = true;
+        self
     }
 
     /// Puts standard output and/or error on the journal, if it answers.

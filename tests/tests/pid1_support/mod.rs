@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -197,7 +197,8 @@ pub struct Pid1 {
     child: Child,
     /// The console (stdout and stderr).
     pub out: Lines,
-    stdin: Option<ChildStdin>,
+    /// The init's standard input: a pipe, or a terminal's master side.
+    stdin: Option<Box<dyn Write + Send>>,
     /// The control socket.
     pub control: PathBuf,
     /// The moment the init was started.
@@ -241,6 +242,39 @@ impl Pid1 {
         Pid1::start_wrapped(&wrapper, &init, control, args, &[])
     }
 
+    /// [`Pid1::start_env`] with a terminal as its standard streams, the
+    /// controlling terminal of its session, as `podman run -it` (runc)
+    /// starts a container's process; [`Pid1::type_in`] types on it.
+    pub fn start_on_terminal(control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
+        let mut full = vec!["--control", control.to_str().expect("UTF-8 path")];
+        full.extend_from_slice(args);
+        let init = bin("init", "flotilla-init");
+        let (mut cmd, started) = Pid1::command(&[], &init, &full, env);
+        let (master, slave) = open_pty();
+        cmd.stdin(slave.try_clone().expect("dup pty"))
+            .stdout(slave.try_clone().expect("dup pty"));
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().expect("spawn unshare");
+        drop(slave);
+        let out = Lines::follow(master.try_clone().expect("dup pty"), "  | ");
+        Pid1 {
+            stdin: Some(Box::new(master)),
+            child,
+            out,
+            control: control.to_path_buf(),
+            started,
+        }
+    }
+
     /// `init ARGS` as PID 1 run by `wrapper` (a command that executes its
     /// arguments), with `env` added.
     fn start_wrapped(
@@ -250,6 +284,30 @@ impl Pid1 {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Pid1 {
+        let (mut cmd, started) = Pid1::command(wrapper, init, args, env);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn unshare");
+        let out = Lines::follow(child.stdout.take().expect("stdout"), "  | ");
+        Pid1 {
+            stdin: child
+                .stdin
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Write + Send>),
+            child,
+            out,
+            control: control.to_path_buf(),
+            started,
+        }
+    }
+
+    /// The command that runs `init ARGS` as PID 1 under `wrapper`, its
+    /// standard streams left to the caller.
+    fn command(
+        wrapper: &[&str],
+        init: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Command, Instant) {
         let _ = bin("initctl", "flotilla-ctl");
         // Beside the init, so that PID 1 serves systemd's D-Bus interface.
         let _ = bin("flotilla-busd", "flotilla-bus");
@@ -271,19 +329,8 @@ impl Pid1 {
             .args(args)
             .env_remove("INIT_CONTROL")
             .env_remove("XDG_RUNTIME_DIR")
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let started = Instant::now();
-        let mut child = cmd.spawn().expect("spawn unshare");
-        let out = Lines::follow(child.stdout.take().expect("stdout"), "  | ");
-        Pid1 {
-            stdin: child.stdin.take(),
-            child,
-            out,
-            control: control.to_path_buf(),
-            started,
-        }
+            .envs(env.iter().copied());
+        (cmd, Instant::now())
     }
 
     /// The `unshare` process's PID.
@@ -346,6 +393,27 @@ impl Drop for Pid1 {
         // SAFETY: kill(2) on the PID of our own child.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGKILL) };
         let _ = self.child.wait();
+    }
+}
+
+/// A new terminal: its master side and its slave side (neither the
+/// caller's controlling terminal).
+fn open_pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain calls on descriptors this function owns.
+    unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        let master = std::fs::File::from_raw_fd(m);
+        assert!(libc::grantpt(m) == 0 && libc::unlockpt(m) == 0, "grantpt");
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
+        let s = libc::open(
+            name.as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        assert!(s >= 0, "open the pty's slave");
+        (master, std::fs::File::from_raw_fd(s))
     }
 }
 

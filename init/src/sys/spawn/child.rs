@@ -157,6 +157,8 @@ pub(super) struct Plan {
     pub(super) cwd: *const c_char,
     /// A `chdir` that fails is no failure (systemd's `WorkingDirectory=-`).
     pub(super) cwd_optional: bool,
+    /// `SpawnRequest::foreground`.
+    pub(super) foreground: bool,
     /// The slot to `dup2` onto 0, 1, 2, or -1 to inherit.
     pub(super) stdio: [RawFd; 3],
     /// K.
@@ -244,7 +246,14 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     if context.is_some_and(ChildContext::detaches) {
         hand_off(p);
     }
-    if libc::setsid() < 0 {
+    if p.foreground {
+        // As in `flight.rs`: signals are blocked, a missing terminal
+        // (ENOTTY) leaves nothing to take.
+        if libc::setpgid(0, 0) < 0 {
+            fail(p, Step::Setsid);
+        }
+        libc::tcsetpgrp(0, libc::getpid());
+    } else if libc::setsid() < 0 {
         fail(p, Step::Setsid);
     }
     // With the init's identity and mounts, before any of the context's

@@ -71,6 +71,8 @@ struct Plan {
     /// NULL: no `chdir`.
     cwd: *const c_char,
     cwd_optional: bool,
+    /// `SpawnRequest::foreground`.
+    foreground: bool,
     /// The slot to `dup2` onto 0, 1, 2, or -1 to inherit.
     stdio: [RawFd; 3],
     /// K: the child keeps the descriptors below it until its streams are
@@ -213,6 +215,7 @@ pub(super) fn fly(
                 .as_deref()
                 .map_or(std::ptr::null(), |c| c.as_ptr()),
             cwd_optional: req.cwd_optional,
+            foreground: req.foreground,
             stdio: [-1; 3],
             limit: 0,
             reset: 0,
@@ -524,9 +527,27 @@ unsafe fn child(p: &Plan) -> ! {
         }
     }
     close_except(3, p.limit.saturating_sub(1), report as c_uint);
-    let r = sys(libc::SYS_setsid, 0, 0, 0, 0);
-    if r < 0 {
-        fail(report, Step::Setsid, r);
+    if p.foreground {
+        // Signals are still blocked: the terminal's SIGTTOU for a
+        // background group's TIOCSPGRP does not stop the child. No
+        // terminal, or not the session's: nothing to take (ENOTTY).
+        let r = sys(libc::SYS_setpgid, 0, 0, 0, 0);
+        if r < 0 {
+            fail(report, Step::Setsid, r);
+        }
+        let pid: libc::pid_t = sys(libc::SYS_getpid, 0, 0, 0, 0) as libc::pid_t;
+        sys(
+            libc::SYS_ioctl,
+            0,
+            libc::TIOCSPGRP as usize,
+            std::ptr::from_ref(&pid) as usize,
+            0,
+        );
+    } else {
+        let r = sys(libc::SYS_setsid, 0, 0, 0, 0);
+        if r < 0 {
+            fail(report, Step::Setsid, r);
+        }
     }
     if let Some((list, len)) = p.groups {
         let r = sys(super::nr::SETGROUPS, len, list as usize, 0, 0);

@@ -220,6 +220,7 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
         envp: &envp,
         cwd: cwd.as_deref(),
         cwd_optional: req.cwd_optional,
+        foreground: req.foreground,
         stdio: [req.stdin, req.stdout, req.stderr],
         credentials: req.credentials,
         context: req.context,
@@ -410,6 +411,7 @@ struct Exec<'a> {
     envp: &'a CStrArray,
     cwd: Option<&'a CStr>,
     cwd_optional: bool,
+    foreground: bool,
     /// stdin, stdout, stderr.
     stdio: [Stdio<'a>; 3],
     credentials: Option<&'a Credentials>,
@@ -594,6 +596,7 @@ impl Spawner {
             envp: exec.envp.as_ptr(),
             cwd: exec.cwd.map_or(std::ptr::null(), CStr::as_ptr),
             cwd_optional: exec.cwd_optional,
+            foreground: exec.foreground,
             stdio,
             limit: self.limit,
             reset: self.altered,
