@@ -474,7 +474,10 @@ fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
     const UID: u32 = 4242;
     let sock = std::path::PathBuf::from(format!("/tmp/flotilla-{UID}/control.sock"));
     let _ = std::fs::remove_dir_all(sock.parent().unwrap());
-    let svc = "unit: svc\nuser: root\nexec-start: [\"/bin/sh\", \"-c\", \"echo uid=$(id -u); exec sleep 1000\"]\n";
+    // It asks for another user and for a capability the init lacks: both
+    // named in `not_applied`, the unit runs.
+    let svc = "unit: svc\nuser: root\nambient-capabilities: CAP_NET_BIND_SERVICE\n\
+               exec-start: [\"/bin/sh\", \"-c\", \"echo uid=$(id -u); exec sleep 1000\"]\n";
     let dir = units_dir(&[
         ("default", DEFAULT),
         ("svc", svc),
@@ -504,6 +507,14 @@ fn as_any_user_without_a_passwd_entry_it_runs_its_units_as_that_user() {
                 .as_str()
                 .unwrap_or("")
                 .contains("uid 4242, not root")),
+        "{svc}"
+    );
+    assert!(
+        na.iter().any(|n| n["setting"] == "AmbientCapabilities"
+            && n["reason"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("CAP_NET_BIND_SERVICE not applied: the init does not hold")),
         "{svc}"
     );
     // No D-Bus interface for a non-root init: /run/systemd is the machine's.

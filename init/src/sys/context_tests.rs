@@ -721,6 +721,33 @@ fn protect_proc_hides_other_users_processes_and_proc_subset_the_kernels_files() 
 }
 
 #[test]
+fn as_systemd_raises_only_the_ambient_capabilities_the_init_holds() {
+    use flotilla_units::context::caps::CapSet;
+    let mut host = Host::probe();
+    host.permitted = CapSet(1 << 10); // CAP_NET_BIND_SERVICE alone
+    let c = ctx(&[("AmbientCapabilities", "CAP_NET_BIND_SERVICE CAP_SYS_TIME")]);
+    let cc = prepare(&c, &Params::default(), &host).unwrap();
+    let na = cc.not_applied();
+    assert_eq!(na.len(), 1, "{na:?}");
+    assert_eq!(na[0].setting, "AmbientCapabilities");
+    assert!(
+        na[0].reason.starts_with("CAP_SYS_TIME not applied")
+            && na[0].reason.ends_with("CAP_NET_BIND_SERVICE kept"),
+        "{na:?}"
+    );
+    let text = cc.to_string();
+    assert!(text.contains("raise CAP_NET_BIND_SERVICE"), "{text}");
+    assert!(!text.contains("CAP_SYS_TIME"), "{text}");
+    // None held: no ambient step at all.
+    host.permitted = CapSet::EMPTY;
+    let cc = prepare(&c, &Params::default(), &host).unwrap();
+    assert!(!cc.to_string().contains("AmbientCapabilities"), "{cc}");
+    assert!(cc.not_applied()[0]
+        .reason
+        .ends_with("the service runs without ambient capabilities"));
+}
+
+#[test]
 fn as_systemd_clamps_limits_and_leaves_a_restricting_mount_sandbox_out() {
     let mut host = Host::probe();
     host.sys_resource = false;

@@ -10,6 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use flotilla_units::context::caps::CapSet;
 use flotilla_units::context::policy::SandboxPolicy;
 use flotilla_units::context::sandbox::MOUNT_KEYS;
 use flotilla_units::context::{Key, ServiceContext};
@@ -104,6 +105,25 @@ pub(super) fn degrade(ctx: &mut ServiceContext, host: &Host) -> Degraded {
                 format!("OOMScoreAdjust={adj} skipped: lowering the OOM score adjustment needs CAP_SYS_RESOURCE, which the init does not hold (systemd assumes containerized execution)"),
             );
             ctx.oom_score_adjust = None;
+        }
+    }
+    if let Some(want) = ctx.sandbox.ambient_capabilities {
+        let lacking = CapSet(want.0 & !host.permitted.0);
+        if lacking != CapSet::EMPTY {
+            let kept = CapSet(want.0 & host.permitted.0);
+            d.note(
+                Key::AmbientCapabilities,
+                format!(
+                    "{} not applied: the init does not hold them (they are not in its permitted set), so no process it starts can; {}",
+                    lacking.names().join(" "),
+                    if kept == CapSet::EMPTY {
+                        "the service runs without ambient capabilities".to_string()
+                    } else {
+                        format!("{} kept", kept.names().join(" "))
+                    }
+                ),
+            );
+            ctx.sandbox.ambient_capabilities = (kept != CapSet::EMPTY).then_some(kept);
         }
     }
     if let Some(n) = ctx.nice {

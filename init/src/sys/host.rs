@@ -36,6 +36,9 @@ pub struct Host {
     pub sys_nice: bool,
     /// The highest capability number this kernel knows.
     pub cap_last_cap: u32,
+    /// The init's permitted capabilities: what a unit's ambient set can
+    /// hold at most.
+    pub permitted: CapSet,
 }
 
 impl Host {
@@ -72,14 +75,15 @@ impl Host {
             (seccomp, mount_api, ambient)
         };
         let ns = |n: &str| Path::new("/proc/self/ns").join(n).exists();
-        let eff = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("CapEff:"))
-                    .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-            })
-            .unwrap_or(0);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let caps = |field: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+                .unwrap_or(0)
+        };
+        let eff = caps("CapEff:");
         let cap_last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
             .ok()
             .and_then(|s| s.trim().parse().ok())
@@ -102,6 +106,7 @@ impl Host {
             sys_resource: CapSet(eff).has(24),
             sys_nice: CapSet(eff).has(23),
             cap_last_cap,
+            permitted: CapSet(caps("CapPrm:")),
         }
     }
 }
