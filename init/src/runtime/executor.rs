@@ -358,6 +358,15 @@ impl<S: Sys> Runtime<S> {
         }
         self.io(unit, spec)
             .ok_or_else(|| "unit i/o vanished".to_string())?;
+        // A start after a reload changed the unit: its run was prepared
+        // from the old definition (its processes are gone: a changed
+        // unit stops before it starts again).
+        if matches!(role, Role::Pre(_) | Role::Main) {
+            if let Some(s) = self.slots.get_mut(unit).filter(|s| s.run_stale) {
+                s.run_stale = false;
+                self.end_run(unit, true);
+            }
+        }
         self.ensure_run(unit, spec, &creds)?;
         let command = role.command(spec);
         let privileges = command.map_or(Privileges::Unit, |c| c.privileges);

@@ -94,6 +94,10 @@ pub(super) struct Slot {
     /// What the init made for the unit's current run (cgroup, directories,
     /// prepared context): made at its first spawn, ended when it stops.
     pub run: Option<Box<UnitRun>>,
+    /// `run` was prepared from a definition a reload has changed since:
+    /// the unit's next start makes a new one (a changed unit restarts
+    /// without passing through `disabled`, where runs end).
+    pub run_stale: bool,
     /// A socket unit's sockets, while it is up (`triggers.rs`).
     pub listening: Option<Box<super::held::Listening>>,
     /// A path unit's watches, while it is up (`watches.rs`).
@@ -168,6 +172,7 @@ impl Slots {
             reported: UnitState::Disabled,
             io: None,
             run: None,
+            run_stale: false,
             listening: None,
             watching: None,
             adopted: None,

@@ -341,6 +341,12 @@ impl<S: Sys> Runtime<S> {
             Ok((applied, map)) => {
                 let units = self.planner.graph().len();
                 self.slots.renumber(&map, units, &self.sys);
+                for name in &applied.changed {
+                    let id = self.planner.graph().unit(name);
+                    if let Some(s) = id.and_then(|id| self.slots.get_mut(id)) {
+                        s.run_stale = s.run.is_some();
+                    }
+                }
                 self.sys.release_free_memory();
                 Ok(applied)
             }

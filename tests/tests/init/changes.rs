@@ -240,3 +240,43 @@ fn enabling_a_unit_under_a_running_target_restarts_nothing() {
     });
     assert_eq!(init.pid_of("web.service"), pid);
 }
+
+/// A reload that changes a running unit's process settings (here its
+/// `limit-nofile`) restarts it with the new ones, not the run prepared for
+/// the old file.
+#[test]
+fn a_reload_restarts_a_changed_unit_with_its_new_settings() {
+    let dir = TestDir::new();
+    let svc = |n: u32| {
+        format!(
+            "unit: svc\nlimit-nofile: {n}\n\
+             exec-start: [sh, -c, 'echo nofile=$(ulimit -n); exec sleep 1000']\n"
+        )
+    };
+    dir.unit("svc", &svc(100));
+    virtual_unit(&dir, "default", "depends-on: svc\n");
+    let init = dir.start("default");
+    init.wait_state("default", UnitState::Running);
+    let first = init.pid_of("svc");
+    dir.unit("svc", &svc(200));
+    dir.ctl(&["reload"]).expect(0);
+    let second = wait_for(WAIT, "svc restarted", || {
+        let s = init.status();
+        pid(&s, "svc").filter(|&p| p != first)
+    });
+    init.wait_state("svc", UnitState::Running);
+    let deadline = std::time::Instant::now() + WAIT;
+    let logs = loop {
+        let text = dir.ctl(&["logs", "svc"]).stdout;
+        if text.contains("nofile=200") {
+            break text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no nofile=200 from the restarted svc; its log:\n{text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(logs.contains("nofile=100"), "{logs}");
+    assert_ne!(second, first);
+}
