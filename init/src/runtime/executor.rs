@@ -310,6 +310,16 @@ impl<S: Sys> Runtime<S> {
         if let Some(pid) = mainpid {
             let _ = env.set("MAINPID", &pid.to_string());
         }
+        // Started by another unit's end (`on-failure`, `on-success`): its
+        // start commands are told how that unit ended, as systemd tells
+        // them (not the `exec-start-post` ones).
+        if matches!(role, Role::Pre(_) | Role::Main | Role::Then(_)) {
+            if let Some(m) = self.planner.monitor(unit) {
+                for (k, v) in m.env() {
+                    let _ = env.set(k, v);
+                }
+            }
+        }
         let _ = env.set("INIT_UNIT", &spec.name);
         let creds = self.credentials(spec)?;
         let watchdog = spec.watchdog();

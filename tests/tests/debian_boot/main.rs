@@ -17,7 +17,9 @@
 //!    session, the ended logins' sessions gone); no unit took more
 //!    than 24 s to start (`initctl analyze blame`: a D-Bus call waiting for
 //!    systemd takes 25 s); none of flotilla's files is another package's
-//!    (`dpkg -S`: the flotilla package's only). `initctl
+//!    (`dpkg -S`: the flotilla package's only). flotilla's package upgraded
+//!    over the running init (`upgrade.rs`: PID 1 re-executes the new
+//!    binary, every service keeps its process). `initctl
 //!    poweroff`; then the host copies the disk's files out (debugfs) and
 //!    `dpkg --verify` finds every file of every package as shipped.
 //! 2. flotilla again: the state written in boot 1 is there, the root's
@@ -63,6 +65,7 @@ mod pid1_support;
 // Debian 13's boot, run beside this one: each boot is one emulated CPU,
 // qemu's, and the machine has two.
 mod trixie;
+mod upgrade;
 
 use debian_support::{
     assert_clean_poweroff, blame_ms, boot_to_login, build_image, host, machine, median, reached_ms,
@@ -680,6 +683,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "the login's scope after daemon-reexec"
     );
     assert_login_session(&vm, &m, "flotilla after daemon-reexec");
+    upgrade::upgrade_in_place(&vm, &m, dir.path());
     let out = vm.ssh(&m, "initctl poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),

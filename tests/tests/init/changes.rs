@@ -258,6 +258,12 @@ fn a_reload_restarts_a_changed_unit_with_its_new_settings() {
     let init = dir.start("default");
     init.wait_state("default", UnitState::Running);
     let first = init.pid_of("svc");
+    wait_for(WAIT, "the first svc's line", || {
+        dir.ctl(&["logs", "svc"])
+            .stdout
+            .contains("nofile=100")
+            .then_some(())
+    });
     dir.unit("svc", &svc(200));
     dir.ctl(&["reload"]).expect(0);
     let second = wait_for(WAIT, "svc restarted", || {
@@ -277,6 +283,6 @@ fn a_reload_restarts_a_changed_unit_with_its_new_settings() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    assert!(logs.contains("nofile=100"), "{logs}");
+    assert_eq!(logs.matches("nofile=").count(), 2, "{logs}");
     assert_ne!(second, first);
 }

@@ -125,7 +125,9 @@ fn on_failure_starts_the_named_unit_once() {
     dir.file(
         "units/alert.service",
         &format!(
-            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'echo alert >> {}'\n",
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'echo alert \
+             $$MONITOR_SERVICE_RESULT $$MONITOR_EXIT_CODE $$MONITOR_EXIT_STATUS \
+             $$MONITOR_UNIT $${{#MONITOR_INVOCATION_ID}} >> {}'\n",
             alerted.display()
         ),
     );
@@ -141,12 +143,44 @@ fn on_failure_starts_the_named_unit_once() {
     let init = dir.start("default");
     let flaky = init.wait_state("flaky.service", UnitState::Failed);
     assert_eq!(flaky.status, "exit status 3", "{flaky:?}");
+    // Told how flaky ended, as systemd tells it (MONITOR_*).
+    let line = "alert exit-code exited 3 flaky.service 32";
     wait_for(WAIT, "the OnFailure= unit's line", || {
-        (dir.lines("alerted") == ["alert"]).then_some(())
+        (dir.lines("alerted") == [line]).then_some(())
     });
     let alert = init.wait_unit("alert.service", "settled", |u| !u.required);
     assert_ne!(alert.state, UnitState::Failed, "{alert:?}");
-    assert_eq!(dir.lines("alerted"), ["alert"], "once");
+    assert_eq!(dir.lines("alerted"), [line], "once");
+}
+
+/// `OnSuccess=`: a oneshot done (without `RemainAfterExit=`, so inactive
+/// as systemd sees it) starts the unit it names, told it succeeded; its
+/// `ExecStartPost=` is not told.
+#[test]
+fn on_success_starts_the_named_unit_with_how_the_unit_ended() {
+    let dir = TestDir::new();
+    let noted = dir.join("noted");
+    let n = noted.display();
+    dir.file(
+        "units/note.service",
+        &format!(
+            "[Service]\nType=oneshot\n\
+             ExecStart=/bin/sh -c 'echo start $$MONITOR_SERVICE_RESULT $$MONITOR_EXIT_CODE \
+             $$MONITOR_EXIT_STATUS $$MONITOR_UNIT >> {n}'\n\
+             ExecStartPost=/bin/sh -c 'echo post $${{MONITOR_UNIT:-none}} >> {n}'\n"
+        ),
+    );
+    dir.file(
+        "units/job.service",
+        "[Unit]\nOnSuccess=note.service\n[Service]\nType=oneshot\nExecStart=/bin/true\n",
+    );
+    default_on(&dir, "job.service");
+    let init = dir.start("default");
+    wait_for(WAIT, "the OnSuccess= unit's lines", || {
+        (dir.lines("noted") == ["start success exited 0 job.service", "post none"]).then_some(())
+    });
+    let note = init.wait_unit("note.service", "settled", |u| !u.required);
+    assert_ne!(note.state, UnitState::Failed, "{note:?}");
 }
 
 /// `SuccessAction=exit`: the job's success shuts the init down (exit 0,

@@ -173,7 +173,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 62] = [
+const BASE_KEYS: [Key; 63] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -354,6 +354,12 @@ const BASE_KEYS: [Key; 62] = [
         systemd: &[("Unit", "OnFailure")],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.extras.on_failure, TargetList::OnFailure),
+    },
+    Key {
+        name: "on-success",
+        systemd: &[("Unit", "OnSuccess")],
+        applies_to: ALL,
+        slot: |s| Slot::Targets(&mut s.extras.on_success, TargetList::OnSuccess),
     },
     Key {
         name: "sockets",

@@ -282,6 +282,7 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
         (&spec.conflicts, TargetList::Conflicts),
         (&spec.extras.triggers, TargetList::Triggers),
         (&spec.extras.on_failure, TargetList::OnFailure),
+        (&spec.extras.on_success, TargetList::OnSuccess),
         (
             &spec.extras.reload_propagated_from,
             TargetList::ReloadPropagatedFrom,

@@ -147,6 +147,7 @@ impl Planner {
                         p.triggered.push(super::triggered::Triggered {
                             unit: c.name.clone(),
                             by: by.clone(),
+                            monitor: None,
                         });
                     }
                     p.restore(id, c);

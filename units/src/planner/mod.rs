@@ -330,6 +330,7 @@ pub use conditions::{check_unit, CheckOutcome};
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
 pub use targets::{AlternativeError, TargetView};
 pub use timers::TimerEnv;
+pub use triggered::Monitor;
 pub use views::UnitView;
 pub use wants::{WantError, WantLife};
 

@@ -239,6 +239,10 @@ impl Planner {
             self.units[i].restart_ready = false;
             self.set_blocked(i, None);
             self.set_state(u, UnitState::Disabled, "not required");
+            // A oneshot that remained active becomes inactive now.
+            if state == UnitState::Exited && self.spec_of(u).remain_after_exit() {
+                self.start_on_success(u);
+            }
             return (true, false);
         }
         if state == UnitState::Exited {

@@ -21,6 +21,40 @@ use crate::trigger::{Activation, TriggerLimit};
 pub(super) struct Triggered {
     pub unit: String,
     pub by: String,
+    /// How `by` ended, when its end put the unit here (`on-failure`,
+    /// `on-success`).
+    pub monitor: Option<Monitor>,
+}
+
+/// How the unit whose end started an `on-failure` or `on-success` unit
+/// ended: what systemd hands that unit's start commands as
+/// `MONITOR_SERVICE_RESULT`, `MONITOR_EXIT_CODE`, `MONITOR_EXIT_STATUS`,
+/// `MONITOR_INVOCATION_ID` and `MONITOR_UNIT` ([`Monitor::env`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Monitor {
+    /// The unit that ended.
+    pub unit: String,
+    /// systemd's `Result`: `success`, `exit-code`, `signal`, ….
+    pub result: &'static str,
+    /// `exited` or `killed`.
+    pub exit_code: &'static str,
+    /// The exit status, or the signal's name without `SIG`.
+    pub exit_status: String,
+    /// 32 hexadecimal digits, one for each end of the unit.
+    pub invocation_id: String,
+}
+
+impl Monitor {
+    /// The variables, in systemd's names.
+    pub fn env(&self) -> [(&'static str, &str); 5] {
+        [
+            ("MONITOR_SERVICE_RESULT", self.result),
+            ("MONITOR_EXIT_CODE", self.exit_code),
+            ("MONITOR_EXIT_STATUS", &self.exit_status),
+            ("MONITOR_INVOCATION_ID", &self.invocation_id),
+            ("MONITOR_UNIT", &self.unit),
+        ]
+    }
 }
 
 impl Planner {
@@ -30,7 +64,7 @@ impl Planner {
     pub(super) fn fire(&mut self, t: UnitId) -> Option<UnitId> {
         let by = self.spec_of(t).name.clone();
         let name = self.spec_of(t).extras.triggers.first()?.clone();
-        let u = self.pull_in(name.clone(), by);
+        let u = self.pull_in(name.clone(), by, None);
         if u.is_none() {
             self.records[t.index()].status = Status::Text(format!("{name} is not a known unit"));
             self.mark_changed(t);
@@ -51,15 +85,77 @@ impl Planner {
             return;
         }
         let (names, by) = (spec.extras.on_failure.clone(), spec.name.clone());
+        let monitor = self.monitor_of_end(u);
         for name in names {
-            self.pull_in(name, by.clone());
+            self.pull_in(name, by.clone(), Some(monitor.clone()));
         }
+    }
+
+    /// Unit `u` became inactive without a failure (stopped, or done and
+    /// not remaining): each unit its `on-success` names joins T, as for
+    /// `on-failure` (systemd's `OnSuccess=`).
+    pub(in crate::planner) fn start_on_success(&mut self, u: UnitId) {
+        if self.shutting_down {
+            return;
+        }
+        let spec = self.spec_of(u);
+        if spec.extras.on_success.is_empty() {
+            return;
+        }
+        let (names, by) = (spec.extras.on_success.clone(), spec.name.clone());
+        let monitor = self.monitor_of_end(u);
+        for name in names {
+            self.pull_in(name, by.clone(), Some(monitor.clone()));
+        }
+    }
+
+    /// How unit `u` just ended, from its record.
+    fn monitor_of_end(&self, u: UnitId) -> Monitor {
+        use std::hash::{Hash, Hasher};
+        let name = &self.spec_of(u).name;
+        let failure = self.records[u.index()].rare().failure.as_ref();
+        let (result, exit_code, exit_status) = match failure {
+            None => ("success", "exited", "0".to_string()),
+            Some(f) => match (f.kind, f.exit) {
+                (crate::state::FailureKind::Signal, Some(s)) => (
+                    f.kind.as_str(),
+                    "killed",
+                    crate::spec::Signal(s)
+                        .name()
+                        .trim_start_matches("SIG")
+                        .to_string(),
+                ),
+                (_, exit) => (f.kind.as_str(), "exited", exit.unwrap_or(1).to_string()),
+            },
+        };
+        let half = |salt: u8| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (salt, name, self.now.0).hash(&mut h);
+            h.finish()
+        };
+        Monitor {
+            unit: name.clone(),
+            result,
+            exit_code,
+            exit_status,
+            invocation_id: format!("{:016x}{:016x}", half(0), half(1)),
+        }
+    }
+
+    /// How the unit whose end started unit `u` ended, while `u` is in T
+    /// for it (its start commands get it: [`Monitor::env`]).
+    pub fn monitor(&self, u: UnitId) -> Option<&Monitor> {
+        let name = &self.spec_of(u).name;
+        self.triggered
+            .iter()
+            .find(|t| &t.unit == name)
+            .and_then(|t| t.monitor.as_ref())
     }
 
     /// Unit `name` joins T, put there by `by`, and, if it is idle, starts
     /// afresh (an `exited` or `failed` unit too); a unit that is up is
     /// left as it is. Returns the unit, if the graph has it.
-    fn pull_in(&mut self, name: String, by: String) -> Option<UnitId> {
+    fn pull_in(&mut self, name: String, by: String, monitor: Option<Monitor>) -> Option<UnitId> {
         let u = self.resolve_triggered(&name)?;
         // T holds the unit's own name, not an alias of it.
         let name = self.graph.node(u).spec.name.clone();
@@ -74,6 +170,7 @@ impl Planner {
             self.triggered.push(super::triggered::Triggered {
                 unit: name,
                 by: by.clone(),
+                monitor,
             });
         }
         self.units[i].kept_failed = false;
@@ -177,7 +274,7 @@ impl Planner {
             return;
         }
         let by = self.spec_of(t).name.clone();
-        if self.pull_in(instance.clone(), by).is_none() {
+        if self.pull_in(instance.clone(), by, None).is_none() {
             self.records[t.index()].status =
                 Status::Text(format!("{instance} is not a known unit"));
             self.mark_changed(t);

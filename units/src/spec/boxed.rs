@@ -35,6 +35,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     },
     watchdog: None,
     on_failure: Names::new(),
+    on_success: Names::new(),
     ready_bus_name: None,
     sockets: Names::new(),
     requisite: Names::new(),

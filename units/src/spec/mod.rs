@@ -483,6 +483,10 @@ pub struct ExtraFields {
     /// Units started when this one fails for good (no restart pending).
     #[serde(default, skip_serializing_if = "Names::is_empty")]
     pub on_failure: Names,
+    /// Units started when this one becomes inactive without a failure
+    /// (stopped, or a oneshot done that does not remain).
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub on_success: Names,
     /// The D-Bus name whose taking makes the unit ready (systemd's
     /// `Type=dbus` with `BusName=`): a `foreground-supervised` unit with
     /// it is `starting` until `flotilla-busd` reports the name owned.

@@ -120,6 +120,8 @@ pub enum TargetList {
     WantedBy,
     /// `on-failure`.
     OnFailure,
+    /// `on-success`.
+    OnSuccess,
     /// `sockets`.
     Sockets,
     /// `requisite`.
@@ -136,7 +138,7 @@ pub enum TargetList {
 
 impl TargetList {
     /// Every list, in the order of its JSON keys.
-    pub const ALL: [TargetList; 18] = [
+    pub const ALL: [TargetList; 19] = [
         TargetList::Provides,
         TargetList::DependsOn,
         TargetList::DependsMs,
@@ -149,6 +151,7 @@ impl TargetList {
         TargetList::Triggers,
         TargetList::WantedBy,
         TargetList::OnFailure,
+        TargetList::OnSuccess,
         TargetList::Sockets,
         TargetList::Requisite,
         TargetList::PartOf,
@@ -172,6 +175,7 @@ impl TargetList {
             TargetList::Triggers => "triggers",
             TargetList::WantedBy => "wanted_by",
             TargetList::OnFailure => "on_failure",
+            TargetList::OnSuccess => "on_success",
             TargetList::Sockets => "sockets",
             TargetList::Requisite => "requisite",
             TargetList::PartOf => "part_of",

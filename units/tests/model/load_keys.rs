@@ -119,15 +119,15 @@ environment-file: [/etc/default/web, -/etc/web.env]
 #[test]
 fn the_keys_the_docs_list() {
     // 36 keys of every unit (with `exec-start-post`), `after`, `before`, `conflicts`, `triggers`,
-    // `wanted-by`, `on-failure`, `success-action`, `failure-action`,
+    // `wanted-by`, `on-failure`, `on-success`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
     // `requisite`, `part-of`, `upholds`, `sockets`, `restart-kill-signal`,
     // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
     // `propagates-reload-to`, `ready-bus-name`, `file-descriptor-store-max`
-    // and `non-blocking` (27), 52 trigger settings, 33 conditions and 33
+    // and `non-blocking` (28), 52 trigger settings, 33 conditions and 33
     // assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 27 + 52 + 66);
+    assert_eq!(UNIT_KEYS.len(), 36 + 28 + 52 + 66);
     for key in [
         "unit",
         "name",

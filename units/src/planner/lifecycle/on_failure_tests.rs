@@ -1,4 +1,4 @@
-//! `on-failure` (systemd's `OnFailure=`): a unit that fails for good puts
+//! `on-failure` and `on-success` (systemd's `OnFailure=`, `OnSuccess=`): a unit that fails for good puts
 //! the units it names in the triggered set; one that will restart does
 //! not, until its restarts give out.
 
@@ -88,4 +88,88 @@ fn a_failure_that_will_restart_starts_nothing() {
     assert_eq!(p.state(SVC), UnitState::Failed);
     assert_eq!(spawned(&mut p, ALERT), 0);
     assert!(!p.is_required(ALERT));
+}
+
+#[test]
+fn the_on_failure_unit_is_told_how_the_unit_ended() {
+    let mut p = planner_reaching(units(RestartPolicy::No), "svc");
+    p.take_actions();
+    fail_svc(&mut p, 10, 1);
+    let m = p
+        .monitor(ALERT)
+        .expect("alert is in T for svc's end")
+        .clone();
+    assert_eq!(
+        (
+            m.unit.as_str(),
+            m.result,
+            m.exit_code,
+            m.exit_status.as_str()
+        ),
+        ("svc", "exit-code", "exited", "1")
+    );
+    assert_eq!(m.invocation_id.len(), 32);
+    assert!(m.invocation_id.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(m.env()[0], ("MONITOR_SERVICE_RESULT", "exit-code"));
+    // Not the unit that ended, nor once the alert has settled.
+    assert!(p.monitor(SVC).is_none());
+    p.fact(
+        Fact::Spawned {
+            unit: ALERT,
+            role: super::super::facts::Role::Main,
+            pid: 20,
+        },
+        Instant(3),
+    );
+    p.fact(
+        Fact::Exited {
+            pid: 20,
+            status: ExitStatus::Code(0),
+        },
+        Instant(4),
+    );
+    assert!(p.monitor(ALERT).is_none());
+}
+
+/// `on-success` (systemd's `OnSuccess=`): a oneshot done (not remaining)
+/// starts its units, told it succeeded; a failure does not.
+#[test]
+fn a_unit_that_ends_without_failing_starts_its_on_success_unit() {
+    let job = |exit: i32| {
+        let mut svc = UnitSpec::new("svc", UnitType::Oneshot);
+        svc.exec_start = Some(Command::new(["/bin/svc"]));
+        svc.extras.on_success = vec!["alert".into()].into();
+        // As a systemd unit without `RemainAfterExit=`: inactive once done.
+        svc.remain_after_exit = Some(false);
+        let mut alert = UnitSpec::new("alert", UnitType::Oneshot);
+        alert.exec_start = Some(Command::new(["/bin/alert"]));
+        let mut p = planner_reaching(vec![svc, alert], "svc");
+        p.take_actions();
+        p.fact(
+            Fact::Spawned {
+                unit: SVC,
+                role: super::super::facts::Role::Main,
+                pid: 10,
+            },
+            Instant(1),
+        );
+        p.fact(
+            Fact::Exited {
+                pid: 10,
+                status: ExitStatus::Code(exit),
+            },
+            Instant(2),
+        );
+        p
+    };
+    let mut p = job(0);
+    assert_eq!(spawned(&mut p, ALERT), 1, "alert started");
+    let m = p.monitor(ALERT).expect("alert in T");
+    assert_eq!(
+        (m.result, m.exit_code, m.exit_status.as_str()),
+        ("success", "exited", "0")
+    );
+    let mut p = job(3);
+    assert_eq!(p.state(SVC), UnitState::Failed);
+    assert_eq!(spawned(&mut p, ALERT), 0);
 }

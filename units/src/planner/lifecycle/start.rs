@@ -339,6 +339,10 @@ impl Planner {
         self.units[i].phase = Phase::Idle;
         self.records[i].attempt = 0;
         self.set_state(u, UnitState::Exited, "exit status 0");
+        // Done and not remaining: inactive, as systemd sees it.
+        if !self.spec_of(u).remain_after_exit() {
+            self.start_on_success(u);
+        }
     }
 
     /// `Main` + `exec-start-post` number `n` exited: the next one, or the

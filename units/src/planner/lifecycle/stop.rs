@@ -387,8 +387,12 @@ impl Planner {
             }
         } else if rec.exit_ok && !requested && required {
             self.set_state(u, UnitState::Exited, "exit status 0");
+            if !self.spec_of(u).remain_after_exit() {
+                self.start_on_success(u);
+            }
         } else if !required {
             self.set_state(u, UnitState::Disabled, "stopped");
+            self.start_on_success(u);
         } else {
             let why = rec.status.clone();
             self.set_state(u, UnitState::Waiting, why);
