@@ -29,9 +29,17 @@
 //!    namespace to multi-user.target with no failed unit, and stops with
 //!    status 0.
 //!
+//! Between 3 and 4, the same image with Debian's systemd as PID 1
+//! (podman's systemd mode, `SIGRTMIN+3` to stop it), for the figures
+//! printed side by side with flotilla's: `podman start` to
+//! multi-user.target and to sshd answering, PID 1's `VmRSS`, `podman
+//! stop`; if systemd cannot run on the host, the output says why (the
+//! container's end, its log, systemd's journal). It runs on the test
+//! machine (hybrid cgroups, runc): docs/pid1.md has the figures.
+//!
 //! Then the same image with Debian's `tini` as PID 1 running sshd alone,
-//! for the figures printed: time from `podman start` to sshd listening
-//! (and to multi-user.target), PID 1's resident memory. The containers and
+//! for the figures printed: time from `podman start` to sshd answering
+//! (its `SSH-` banner read in the container), PID 1's resident memory. The containers and
 //! the image are removed at the end, on failure too (a guard). scripts/test
 //! installs podman, runc and tini.
 
@@ -240,18 +248,37 @@ fn unit<'a>(status: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no unit {name} in the status"))
 }
 
-/// Waits until something in the container listens on TCP port 22; the
-/// time since `t0`.
-fn sshd_listening(ctr: &str, t0: Instant) -> Duration {
-    wait_for(BOOT, "sshd listening on port 22", || {
-        let (ok, out, _) = podman(&["exec", ctr, "cat", "/proc/net/tcp", "/proc/net/tcp6"]);
-        // local_address ends in :0016 (22), state 0A (LISTEN).
-        let listening = out.lines().any(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.len() > 3 && f[1].ends_with(":0016") && f[3] == "0A"
-        });
-        (ok && listening).then(|| t0.elapsed())
+/// Waits until sshd in the container answers on TCP port 22 (its
+/// `SSH-` banner, read by bash's `/dev/tcp` in the container: a socket
+/// listening for a unit that has not started does not count); the time
+/// since `t0`.
+fn sshd_answering(ctr: &str, t0: Instant) -> Duration {
+    wait_for(BOOT, "sshd answering on port 22", || {
+        let (_, out, _) = podman(&[
+            "exec",
+            ctr,
+            "timeout",
+            "5",
+            "bash",
+            "-c",
+            "exec 3<>/dev/tcp/127.0.0.1/22 && head -c 4 <&3",
+        ]);
+        (out == "SSH-").then(|| t0.elapsed())
     })
+}
+
+/// The host's `CLOCK_MONOTONIC` in seconds: the clock of systemd's
+/// `…TimestampMonotonic` properties (a container has no time namespace
+/// of its own under podman).
+fn monotonic_now() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the struct it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// PID 1's resident memory in the container, in KiB.
@@ -419,14 +446,159 @@ fn boot_rootless(image: &str, ctr: &str) -> (Duration, Duration) {
     (up, stop)
 }
 
+/// The same root with Debian's systemd as PID 1, for the figures beside
+/// flotilla's.
+struct SystemdRun {
+    sshd: Duration,
+    to_target: f64,
+    rss: u64,
+    stop: Duration,
+    exit: String,
+    failed: String,
+}
+
+/// The image with Debian's systemd as PID 1 (`--entrypoint
+/// /lib/systemd/systemd` under podman's systemd mode, with systemd's own
+/// stop signal `SIGRTMIN+3`: the image's `SIGTERM` makes systemd re-execute
+/// itself): time to sshd answering and to multi-user.target (systemd's own
+/// `ActiveEnterTimestampMonotonic` of it), PID 1's memory, the stop; or,
+/// when systemd cannot run here, why (the container's end, its log, and
+/// systemd's own account when it still answers).
+fn boot_systemd(image: &str, ctr: &str) -> Result<SystemdRun, String> {
+    let mut args: Vec<String> = [
+        "create",
+        "--name",
+        ctr,
+        "--runtime",
+        "runc",
+        "--systemd=always",
+        "--stop-signal",
+        "RTMIN+3",
+        "--stop-timeout",
+        &STOP_TIMEOUT.to_string(),
+        "--entrypoint",
+        "/lib/systemd/systemd",
+    ]
+    .map(String::from)
+    .into();
+    args.extend(ulimits());
+    args.push(image.to_string());
+    let (ok, _, err) = podman(&args);
+    assert!(ok, "podman create (systemd): {err}");
+    let (t0, m0) = (Instant::now(), monotonic_now());
+    let (ok, _, err) = podman(&["start", ctr]);
+    if !ok {
+        return Err(format!("podman start failed: {err}"));
+    }
+    // Polls `probe` until it answers, while the container runs.
+    let until = |what: &str, probe: &mut dyn FnMut() -> Option<f64>| -> Result<f64, String> {
+        loop {
+            if let Some(v) = probe() {
+                return Ok(v);
+            }
+            let (_, running, _) = podman(&["inspect", "--format", "{{.State.Running}}", ctr]);
+            if running.trim() != "true" || t0.elapsed() > BOOT {
+                return Err(format!("no {what}: {}", why_not(ctr)));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let sshd = until("sshd answering", &mut || {
+        let (_, out, _) = podman(&[
+            "exec",
+            ctr,
+            "timeout",
+            "5",
+            "bash",
+            "-c",
+            "exec 3<>/dev/tcp/127.0.0.1/22 && head -c 4 <&3",
+        ]);
+        (out == "SSH-").then(|| t0.elapsed().as_secs_f64())
+    })?;
+    let to_target = until("multi-user.target", &mut || {
+        let (_, out, _) = podman(&[
+            "exec",
+            ctr,
+            "systemctl",
+            "show",
+            "-P",
+            "ActiveEnterTimestampMonotonic",
+            "multi-user.target",
+        ]);
+        let us: u64 = out.trim().parse().ok().filter(|&us| us > 0)?;
+        Some(us as f64 / 1e6 - m0)
+    })?;
+    let (_, failed, _) = podman(&[
+        "exec",
+        ctr,
+        "systemctl",
+        "list-units",
+        "--failed",
+        "--plain",
+        "--no-legend",
+    ]);
+    let rss = pid1_rss_kib(ctr);
+    let t = Instant::now();
+    let (ok, _, err) = podman(&["stop", "--time", &STOP_TIMEOUT.to_string(), ctr]);
+    assert!(ok, "podman stop (systemd): {err}");
+    let stop = t.elapsed();
+    let (_, exit, _) = podman(&["inspect", "--format", "{{.State.ExitCode}}", ctr]);
+    Ok(SystemdRun {
+        sshd: Duration::from_secs_f64(sshd),
+        to_target,
+        rss,
+        stop,
+        exit: exit.trim().to_string(),
+        failed: failed
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .collect::<Vec<_>>()
+            .join(" "),
+    })
+}
+
+/// Why systemd did not come up in `ctr`: the container's state and exit
+/// status, the end of its log, and, while it runs, systemd's own state
+/// and the warnings of its journal.
+fn why_not(ctr: &str) -> String {
+    let (_, state, _) = podman(&[
+        "inspect",
+        "--format",
+        "{{.State.Status}}, exit status {{.State.ExitCode}} {{.State.Error}}",
+        ctr,
+    ]);
+    let (_, out, err) = podman(&["logs", "--tail", "20", ctr]);
+    let mut why = format!("container {}; its log:\n{out}{err}", state.trim());
+    let (ok, running, _) = podman(&["exec", ctr, "systemctl", "is-system-running"]);
+    if ok || !running.is_empty() {
+        let (_, journal, _) = podman(&[
+            "exec",
+            ctr,
+            "journalctl",
+            "-b",
+            "-p",
+            "warning",
+            "-n",
+            "20",
+            "--no-pager",
+        ]);
+        why.push_str(&format!(
+            "systemctl is-system-running: {}\n{journal}",
+            running.trim()
+        ));
+    }
+    why
+}
+
 #[test]
 fn debian_system_container_boots_and_stops_under_podman() {
     let id = std::process::id();
     let image = format!("localhost/flotilla-test-{id}:latest");
     let ctr = format!("flotilla-test-{id}");
     let tini_ctr = format!("flotilla-tini-{id}");
+    let systemd_ctr = format!("flotilla-systemd-{id}");
     let mut cleanup = Cleanup {
-        containers: vec![ctr.clone(), tini_ctr.clone()],
+        containers: vec![ctr.clone(), tini_ctr.clone(), systemd_ctr.clone()],
         image: image.clone(),
         rootless: false,
     };
@@ -459,7 +631,7 @@ fn debian_system_container_boots_and_stops_under_podman() {
     let (t0, e0) = (Instant::now(), epoch_now());
     let (ok, _, err) = podman(&["start", &ctr]);
     assert!(ok, "podman start: {err}");
-    let sshd = sshd_listening(&ctr, t0);
+    let sshd = sshd_answering(&ctr, t0);
     let st = wait_for(BOOT, "multi-user.target up", || {
         status(&ctr).filter(|s| unit(s, "multi-user.target")["state"] == "running")
     });
@@ -566,6 +738,9 @@ fn debian_system_container_boots_and_stops_under_podman() {
     assert!(term < end);
     at("init: exiting with status 0");
 
+    // The same image with Debian's systemd as PID 1, for the figures.
+    let systemd = boot_systemd(&image, &systemd_ctr);
+
     // 4. Rootless.
     ensure_rootless_user();
     cleanup.rootless = true;
@@ -596,13 +771,13 @@ fn debian_system_container_boots_and_stops_under_podman() {
     let t0 = Instant::now();
     let (ok, _, err) = podman(&["start", &tini_ctr]);
     assert!(ok, "podman start tini: {err}");
-    let tini_sshd = sshd_listening(&tini_ctr, t0);
+    let tini_sshd = sshd_answering(&tini_ctr, t0);
     let tini_rss = pid1_rss_kib(&tini_ctr);
     let (ok, _, err) = podman(&["stop", "--time", "10", &tini_ctr]);
     assert!(ok, "podman stop tini: {err}");
 
     report(&format!(
-        "container: flotilla: sshd listening {:.2} s after podman start, \
+        "container: flotilla: sshd answering {:.2} s after podman start, \
          multi-user.target {:.2} s ({} units), PID 1 RSS {} KiB, stop {:.2} s",
         sshd.as_secs_f64(),
         to_target,
@@ -610,13 +785,48 @@ fn debian_system_container_boots_and_stops_under_podman() {
         rss,
         stop.as_secs_f64()
     ));
+    match &systemd {
+        Ok(s) => {
+            report("container: the same Debian root,   flotilla     systemd 252");
+            report(&format!(
+                "container:   podman start to multi-user.target {:>7.2} s {:>9.2} s",
+                to_target, s.to_target
+            ));
+            report(&format!(
+                "container:   podman start to sshd answering    {:>7.2} s {:>9.2} s  \
+                 (flotilla {:.2}x systemd's; target 0.5x)",
+                sshd.as_secs_f64(),
+                s.sshd.as_secs_f64(),
+                sshd.as_secs_f64() / s.sshd.as_secs_f64()
+            ));
+            report(&format!(
+                "container:   PID 1 VmRSS                  {:>7} KiB {:>7} KiB",
+                rss, s.rss
+            ));
+            report(&format!(
+                "container:   podman stop                     {:>7.2} s {:>9.2} s  \
+                 (systemd's exit status {}; its failed units: {})",
+                stop.as_secs_f64(),
+                s.stop.as_secs_f64(),
+                s.exit,
+                if s.failed.is_empty() {
+                    "none"
+                } else {
+                    &s.failed
+                }
+            ));
+        }
+        Err(why) => report(&format!(
+            "container: Debian's systemd as PID 1 of the same root cannot run here: {why}"
+        )),
+    }
     report(&format!(
         "container: rootless: multi-user.target {:.2} s after podman start, stop {:.2} s",
         rootless.0.as_secs_f64(),
         rootless.1.as_secs_f64()
     ));
     report(&format!(
-        "container: tini + sshd: sshd listening {:.2} s after podman start, PID 1 RSS {} KiB",
+        "container: tini + sshd: sshd answering {:.2} s after podman start, PID 1 RSS {} KiB",
         tini_sshd.as_secs_f64(),
         tini_rss
     ));
