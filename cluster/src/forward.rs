@@ -136,21 +136,6 @@ impl Forwarder {
         let Ok(listen) = crate::serve::parse_listen(&target.url, false) else {
             return Forwarded::Local;
         };
-        let Some(mut send) = self.connection(&target.url, &listen).await else {
-            return Forwarded::Local;
-        };
-        let mut req = Request::builder()
-            .method(method)
-            .uri(unit_path(name))
-            .header(header::HOST, "localhost")
-            .header(FORWARDED, self.me.as_str());
-        if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-            req = req.header(header::CONTENT_TYPE, ct);
-        }
-        let req = match req.body(Body::from(body)) {
-            Ok(r) => r,
-            Err(_) => return Forwarded::Local,
-        };
         let failed = |e: String| {
             Forwarded::Answer(error_response(&ApiError::new(
                 503,
@@ -160,9 +145,39 @@ impl Forwarder {
                 ),
             )))
         };
-        let resp = match send.send_request(req).await {
-            Ok(r) => r,
-            Err(e) => return failed(e.to_string()),
+        // A kept connection the committer closed (its clusterd restarted)
+        // gives the request back unsent: then once more on a new one.
+        let mut sent = None;
+        for pooled in [true, false] {
+            let Some(mut send) = self.connection(&target.url, &listen, pooled).await else {
+                return Forwarded::Local;
+            };
+            let mut req = Request::builder()
+                .method(method.clone())
+                .uri(unit_path(name))
+                .header(header::HOST, "localhost")
+                .header(FORWARDED, self.me.as_str());
+            if let Some(ct) = headers.get(header::CONTENT_TYPE) {
+                req = req.header(header::CONTENT_TYPE, ct);
+            }
+            let Ok(req) = req.body(Body::from(body.clone())) else {
+                return Forwarded::Local;
+            };
+            match send.try_send_request(req).await {
+                Ok(r) => {
+                    sent = Some((r, send));
+                    break;
+                }
+                Err(mut e) => {
+                    if e.take_message().is_none() {
+                        return failed(e.into_error().to_string());
+                    }
+                }
+            }
+        }
+        // Never sent: nothing reached the committer.
+        let Some((resp, send)) = sent else {
+            return Forwarded::Local;
         };
         let (parts, body) = resp.into_parts();
         // The answers are small (an empty body or an error entity): read
@@ -181,16 +196,21 @@ impl Forwarder {
         Forwarded::Answer(resp)
     }
 
-    /// An idle connection to `url`, or a new one; `None` when it cannot
-    /// be reached.
-    async fn connection(&self, url: &str, listen: &Listen) -> Option<SendRequest<Body>> {
+    /// An idle connection to `url` (when `pooled`), or a new one; `None`
+    /// when it cannot be reached.
+    async fn connection(
+        &self,
+        url: &str,
+        listen: &Listen,
+        pooled: bool,
+    ) -> Option<SendRequest<Body>> {
         loop {
-            let idle = {
+            let idle = pooled.then(|| {
                 let mut v = self.idle.lock().unwrap_or_else(|e| e.into_inner());
                 v.retain(|i| i.url == url && i.since.elapsed() < IDLE && !i.send.is_closed());
                 v.pop()
-            };
-            let Some(mut i) = idle else {
+            });
+            let Some(mut i) = idle.flatten() else {
                 break;
             };
             if i.send.ready().await.is_ok() {
