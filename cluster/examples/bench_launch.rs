@@ -30,7 +30,10 @@
 //! ```
 //!
 //! `--spread` puts each client on another machine's API (client t on
-//! machine t), instead of all on the first machine's.
+//! machine t), instead of all on the first machine's. Every clusterd
+//! advertises its API (`--api-advertise`), so that the engine's leader
+//! commits every API's unit writes (`docs/cluster.md`, "One committer");
+//! `--no-committer` leaves that out: each API commits its own writes.
 //!
 //! `--reserve` gives every machine `--capacity memory=4096,cores=8` and
 //! every unit `MemoryReservation=32` and `CoresReservation=5`: placement by
@@ -80,6 +83,7 @@ struct Config {
     ttl: u64,
     reserve: bool,
     spread: bool,
+    committer: bool,
 }
 
 /// A unit's reservation with `--reserve`.
@@ -301,6 +305,14 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
                 "unix://{}",
                 dir.join(format!("{id}.sock")).display()
             ))
+            .args(if cfg.committer {
+                vec![
+                    "--api-advertise".to_string(),
+                    format!("unix://{}", dir.join(format!("{id}.sock")).display()),
+                ]
+            } else {
+                Vec::new()
+            })
             .stdin(Stdio::null())
             .stderr(log)
             .spawn()
@@ -616,6 +628,7 @@ fn main() {
         ttl: 10,
         reserve: false,
         spread: false,
+        committer: true,
     };
     let mut matrix = false;
     let mut repeat = 1;
@@ -644,6 +657,11 @@ fn main() {
             }
             "--spread" => {
                 cfg.spread = true;
+                i += 1;
+                continue;
+            }
+            "--no-committer" => {
+                cfg.committer = false;
                 i += 1;
                 continue;
             }
@@ -683,6 +701,16 @@ fn main() {
     let mut all = Vec::new();
     for c in runs {
         let f = run(&clusterd, c);
+        println!(
+            "clients: {} on {}; unit writes committed by {}",
+            c.clients,
+            if c.spread { "one API each" } else { "one API" },
+            if c.committer {
+                "the engine's leader"
+            } else {
+                "each API"
+            }
+        );
         print(&f, c.ttl);
         all.push(f);
     }

@@ -11,6 +11,7 @@
 //! item served; single units are read from etcd.
 
 use crate::commit::{Commits, Outcome};
+use crate::forward::{committed_by, Forwarded, Forwarder};
 use crate::live::Views;
 use crate::model::{ClusterState, MachinePage, StatePage, StoredUnit, UnitPage};
 use crate::registry::Registry;
@@ -25,7 +26,7 @@ use crate::write::{Change, Guard, Write};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -44,6 +45,8 @@ pub struct Api {
     pub views: Views,
     /// The units' writes, sent to etcd in groups.
     pub commits: Commits,
+    /// The unit writes handed to the cluster's committer.
+    pub forward: Forwarder,
     /// Refuse `Host` names other than IP addresses and `localhost` (a
     /// plain-HTTP TCP listen: [`crate::serve::guard`]).
     pub check_host: bool,
@@ -51,11 +54,18 @@ pub struct Api {
 
 impl Api {
     /// The API's state for a registry (starts its tasks: call it inside
-    /// the runtime).
-    pub fn new(registry: Registry, check_host: bool) -> Api {
+    /// the runtime), on machine `me`, its unit writes sent to the
+    /// committer `committer` names ([`crate::forward`]).
+    pub fn new(
+        registry: Registry,
+        check_host: bool,
+        me: String,
+        committer: tokio::sync::watch::Receiver<Option<crate::forward::Committer>>,
+    ) -> Api {
         Api {
             views: Views::new(registry.clone()),
             commits: Commits::start(registry.clone()),
+            forward: Forwarder::new(me, committer),
             registry,
             check_host,
         }
@@ -185,7 +195,15 @@ async fn put_unit(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    reply(
+    if let Ok(b) = &body {
+        let to = api
+            .forward
+            .unit_write(Method::PUT, &name, &headers, b.clone());
+        if let Forwarded::Answer(r) = to.await {
+            return r;
+        }
+    }
+    let resp = reply(
         async {
             let body = body_of(body)?;
             let ct = headers
@@ -266,7 +284,8 @@ async fn put_unit(
             ))
         }
         .await,
-    )
+    );
+    committed_by(resp, api.forward.me())
 }
 
 /// The write that creates a unit.
@@ -293,8 +312,14 @@ fn set_desired(name: &str, guard: Guard, desired: ClusterState) -> Write {
     }
 }
 
-async fn delete_unit(State(api): Shared, Path(name): Path<String>) -> Response {
-    reply(
+async fn delete_unit(State(api): Shared, Path(name): Path<String>, headers: HeaderMap) -> Response {
+    let to = api
+        .forward
+        .unit_write(Method::DELETE, &name, &headers, Bytes::new());
+    if let Forwarded::Answer(r) = to.await {
+        return r;
+    }
+    let resp = reply(
         async {
             let write = Write {
                 name: name.clone(),
@@ -308,7 +333,8 @@ async fn delete_unit(State(api): Shared, Path(name): Path<String>) -> Response {
             }
         }
         .await,
-    )
+    );
+    committed_by(resp, api.forward.me())
 }
 
 async fn list_states(State(api): Shared, Query(q): Q) -> Response {

@@ -58,16 +58,33 @@ struct Job {
     done: Done,
 }
 
+/// Where a group goes: etcd ([`Registry::commit`]), or a stand-in in the
+/// tests of the grouping.
+pub trait Store: Send + Sync + 'static {
+    /// Writes the group if every guard holds (`None`); else writes nothing
+    /// and returns each write's unit record as found.
+    fn commit(
+        &self,
+        writes: &[&Write],
+    ) -> impl std::future::Future<Output = Result<Option<Vec<UnitRecord>>, RegistryError>> + Send;
+}
+
+impl Store for Registry {
+    async fn commit(&self, writes: &[&Write]) -> Result<Option<Vec<UnitRecord>>, RegistryError> {
+        Registry::commit(self, writes).await
+    }
+}
+
 /// The queue of the API's writes of one clusterd.
 pub struct Commits {
     tx: mpsc::Sender<Job>,
 }
 
 impl Commits {
-    /// Starts the task that sends the queued writes.
-    pub fn start(reg: Registry) -> Commits {
+    /// Starts the task that sends the queued writes to `store`.
+    pub fn start(store: impl Store) -> Commits {
         let (tx, rx) = mpsc::channel(4096);
-        tokio::spawn(run(reg, rx));
+        tokio::spawn(run(store, rx));
         Commits { tx }
     }
 
@@ -84,7 +101,7 @@ impl Commits {
     }
 }
 
-async fn run(reg: Registry, mut rx: mpsc::Receiver<Job>) {
+async fn run(reg: impl Store, mut rx: mpsc::Receiver<Job>) {
     // Jobs taken from the queue that wait for the next group, oldest last.
     let mut carry: Vec<Job> = Vec::new();
     // How many requests the last round saw: the group it sent and those
@@ -141,7 +158,7 @@ async fn run(reg: Registry, mut rx: mpsc::Receiver<Job>) {
 
 /// Sends one group; returns the jobs to send again (their guard held, but
 /// another's did not).
-async fn send(reg: &Registry, group: Vec<Job>) -> Vec<Job> {
+async fn send(reg: &impl Store, group: Vec<Job>) -> Vec<Job> {
     let writes: Vec<&Write> = group.iter().map(|j| &j.write).collect();
     match reg.commit(&writes).await {
         Ok(None) => {
@@ -168,5 +185,160 @@ async fn send(reg: &Registry, group: Vec<Job>) -> Vec<Job> {
             }
             Vec::new()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ClusterState;
+    use crate::write::{Change, Guard};
+    use std::sync::{Arc, Mutex};
+
+    /// A store of unit names with a revision each; records every group.
+    #[derive(Clone, Default)]
+    struct Fake {
+        units: Arc<Mutex<std::collections::BTreeMap<String, i64>>>,
+        groups: Arc<Mutex<Vec<Vec<String>>>>,
+    }
+
+    impl Store for Fake {
+        async fn commit(
+            &self,
+            writes: &[&Write],
+        ) -> Result<Option<Vec<UnitRecord>>, RegistryError> {
+            // A transaction takes a while: the queue fills meanwhile.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            self.groups
+                .lock()
+                .unwrap()
+                .push(writes.iter().map(|w| w.name.clone()).collect());
+            let mut units = self.units.lock().unwrap();
+            let found = |n: &str| units.get(n).copied();
+            if writes.iter().all(|w| w.holds(found(&w.name))) {
+                let rev = units.values().max().copied().unwrap_or(0) + 1;
+                for w in writes {
+                    match w.change {
+                        Change::Delete => units.remove(&w.name),
+                        Change::Put { .. } => units.insert(w.name.clone(), rev),
+                    };
+                }
+                return Ok(None);
+            }
+            Ok(Some(
+                writes
+                    .iter()
+                    .map(|w| UnitRecord {
+                        mod_revision: found(&w.name).unwrap_or(0),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ))
+        }
+    }
+
+    fn create(name: &str) -> Write {
+        Write {
+            name: name.into(),
+            guard: Guard::Absent,
+            change: Change::Put {
+                unit: None,
+                desired: Some(ClusterState::Launched),
+            },
+        }
+    }
+
+    /// Runs `writes` from as many concurrent requests (in that order) on
+    /// one committer; their outcomes (`true`: written) and the groups.
+    fn run_all(fake: &Fake, writes: Vec<Write>) -> (Vec<bool>, Vec<Vec<String>>) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let out = rt.block_on(async {
+            let c = Arc::new(Commits::start(fake.clone()));
+            let tasks: Vec<_> = writes
+                .into_iter()
+                .map(|w| {
+                    let c = c.clone();
+                    tokio::spawn(async move { c.write(w).await })
+                })
+                .collect();
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(matches!(t.await.unwrap().unwrap(), Outcome::Written));
+            }
+            out
+        });
+        (out, fake.groups.lock().unwrap().clone())
+    }
+
+    #[test]
+    fn concurrent_writes_share_one_transaction() {
+        // Ten requests at once (ten APIs' clients forwarded to the one
+        // committer): one transaction.
+        let fake = Fake::default();
+        let names: Vec<String> = (0..10).map(|i| format!("u{i}.service")).collect();
+        let (out, groups) = run_all(&fake, names.iter().map(|n| create(n)).collect());
+        assert_eq!(out, vec![true; 10]);
+        assert_eq!(groups, vec![names]);
+        // Over a transaction's limit: as few groups as the limit allows.
+        let fake = Fake::default();
+        let (out, groups) = run_all(
+            &fake,
+            (0..200).map(|i| create(&format!("v{i:03}"))).collect(),
+        );
+        assert!(out.iter().all(|w| *w));
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        // One operation each (a desired state only): the groups are cut
+        // by etcd's limit on operations.
+        assert_eq!(sizes.iter().sum::<usize>(), 200);
+        assert!(sizes.len() <= 3, "{sizes:?}");
+        assert!(sizes.iter().all(|n| *n <= MAX_TXN_OPS), "{sizes:?}");
+    }
+
+    #[test]
+    fn a_failed_guard_sends_the_others_again() {
+        let fake = Fake::default();
+        fake.units.lock().unwrap().insert("taken.service".into(), 1);
+        let (out, groups) = run_all(
+            &fake,
+            vec![
+                create("a.service"),
+                create("taken.service"),
+                create("b.service"),
+            ],
+        );
+        // The creation of an existing unit is refused; the others are
+        // written by the next transaction, without it.
+        assert_eq!(out, vec![true, false, true]);
+        assert_eq!(
+            groups,
+            vec![
+                vec!["a.service", "taken.service", "b.service"],
+                vec!["a.service", "b.service"],
+            ]
+        );
+        assert!(fake.units.lock().unwrap().contains_key("b.service"));
+    }
+
+    #[test]
+    fn two_writes_of_one_unit_go_in_turn() {
+        let fake = Fake::default();
+        let (out, groups) = run_all(
+            &fake,
+            vec![
+                create("a.service"),
+                create("b.service"),
+                create("a.service"),
+            ],
+        );
+        // The second creation of a waits for the first to be written, and
+        // is then refused (the unit exists).
+        assert_eq!(out, vec![true, true, false]);
+        assert_eq!(
+            groups,
+            vec![vec!["a.service", "b.service"], vec!["a.service"]]
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! ```text
 //! clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
 //!          [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
+//!          [--api-advertise unix:///PATH | tcp://HOST:PORT]
 //!          [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
 //!          [--api-cert FILE --api-key FILE --api-client-ca FILE]
 //!          [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]
@@ -47,6 +48,9 @@ pub struct Config {
     pub api: Listen,
     /// TLS of the API (TCP only), with client certificates.
     pub api_tls: Option<ApiTls>,
+    /// `--api-advertise`: where the other clusterds reach this API to hand
+    /// it their unit writes while this one leads ([`crate::forward`]).
+    pub api_advertise: Option<String>,
     /// Presence lease TTL (whole seconds, at least 1).
     pub agent_ttl: Duration,
     /// TLS files for etcd.
@@ -143,6 +147,7 @@ pub enum Parsed {
 /// The usage text.
 pub const USAGE: &str = "usage: clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
                 [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
+                [--api-advertise unix:///PATH | tcp://HOST:PORT]
                 [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
                 [--api-cert FILE --api-key FILE --api-client-ca FILE]
                 [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]";
@@ -176,6 +181,7 @@ pub fn parse_args(
         "--public-ip",
         "--control",
         "--api-listen",
+        "--api-advertise",
         "--agent-ttl",
         "--etcd-ca",
         "--etcd-cert",
@@ -296,6 +302,18 @@ pub fn parse_args(
         memory: reserve.memory.unwrap_or(0),
         cores: reserve.cores.unwrap_or(0),
     };
+    let api_advertise = match flags.get("--api-advertise") {
+        Some(a) => {
+            parse_listen(a, false).map_err(|e| {
+                format!(
+                    "{}: --api-advertise names a unix socket or a loopback tcp:// address",
+                    e.replace("--api-listen", "--api-advertise")
+                )
+            })?;
+            Some(a.clone())
+        }
+        None => None,
+    };
     Ok(Parsed::Run(Box::new(Config {
         etcd,
         prefix,
@@ -314,6 +332,7 @@ pub fn parse_args(
             api_tls.is_some(),
         )?,
         api_tls,
+        api_advertise,
         agent_ttl: ttl,
         etcd_ca: tls[0].clone(),
         etcd_cert: tls[1].clone(),
@@ -427,6 +446,26 @@ mod tests {
             .is_err(),
             "TLS on the default unix socket"
         );
+    }
+
+    #[test]
+    fn api_advertise() {
+        let c = run("--etcd http://x:1", Some("m")).unwrap();
+        assert_eq!(c.api_advertise, None);
+        for a in ["unix:///run/m1/fleet.sock", "tcp://127.0.0.1:4001"] {
+            let c = run(&format!("--etcd http://x:1 --api-advertise {a}"), Some("m")).unwrap();
+            assert_eq!(c.api_advertise.as_deref(), Some(a));
+        }
+        // Forwarded writes travel in plain HTTP: loopback or a socket only.
+        let err = |a: &str| {
+            run(&format!("--etcd http://x:1 --api-advertise {a}"), Some("m"))
+                .err()
+                .unwrap_or_default()
+        };
+        assert!(err("tcp://10.0.0.1:4001")
+            .starts_with("--api-advertise tcp://10.0.0.1:4001: refusing plain HTTP"));
+        assert!(err("unix://rel.sock").contains("absolute path"));
+        assert!(err("http://127.0.0.1:1").contains("names a unix socket or a loopback"));
     }
 
     #[test]

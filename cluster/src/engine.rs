@@ -273,14 +273,18 @@ impl Model {
 }
 
 /// Runs the engine forever: campaign, lead until the lease is lost, repeat.
-pub async fn run(reg: Registry, machine_id: String, ttl: Duration) {
+///
+/// `advertise` is where the other APIs reach this one's
+/// (`--api-advertise`): while leading, this clusterd publishes it as the
+/// cluster's committer ([`crate::forward`]).
+pub async fn run(reg: Registry, machine_id: String, ttl: Duration, advertise: Option<String>) {
     let mut backoff = Duration::from_millis(200);
     loop {
         match campaign(&reg, &machine_id, ttl).await {
             Ok(lease) => {
                 eprintln!("clusterd: engine: leading (lease {lease:x})");
                 backoff = Duration::from_millis(200);
-                if let Err(e) = lead(&reg, &machine_id, lease, ttl).await {
+                if let Err(e) = lead(&reg, &machine_id, lease, ttl, advertise.as_deref()).await {
                     eprintln!("clusterd: engine: stepping down: {e}");
                 }
             }
@@ -424,13 +428,38 @@ async fn follow(reg: Registry, rev: i64, tx: mpsc::Sender<Event>) {
     }
 }
 
-async fn lead(reg: &Registry, me: &str, lease: i64, ttl: Duration) -> Result<(), RegistryError> {
+async fn lead(
+    reg: &Registry,
+    me: &str,
+    lease: i64,
+    ttl: Duration,
+    advertise: Option<&str>,
+) -> Result<(), RegistryError> {
     let k = reg.keys().clone();
     let guard = [
         Compare::value(k.leader(), CompareOp::Equal, me.as_bytes().to_vec()),
         Compare::lease(k.leader(), CompareOp::Equal, lease),
     ];
     let mut keeper = Keeper::start(reg.client(), lease, ttl);
+
+    // The committer is the leader, on the leader's lease: it goes when the
+    // leader does. A leader without an advertised API leaves every API to
+    // commit its own writes (and removes a committer a previous leader of
+    // a still-live lease left).
+    let committer = match advertise {
+        Some(url) => Op::put_leased(
+            k.committer(),
+            Registry::encode(&crate::forward::Committer {
+                machine: me.to_string(),
+                url: url.to_string(),
+            }),
+            lease,
+        ),
+        None => Op::delete(k.committer()),
+    };
+    if !reg.write_groups(&guard, vec![vec![committer]]).await? {
+        return Err(RegistryError("lost the leader key".into()));
+    }
 
     // Everything at one revision, then the watch from the next one.
     let prefixes = [

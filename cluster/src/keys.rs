@@ -13,6 +13,7 @@
 //! | `machines/<machine>` | [`crate::model::Machine`] JSON | agent, API (metadata) | agent's |
 //! | `metadata/<machine>` | API-set metadata JSON (`{"k":"v","gone":null}`) | API | none |
 //! | `engine/leader` | machine ID of the leader | engine | leader's |
+//! | `engine/committer` | [`crate::forward::Committer`] JSON: the leader's advertised API | engine | leader's |
 //! | `logreq/<machine>/<unit>` | [`crate::model::LogRequest`] JSON | API | none |
 //! | `logs/<machine>/<unit>` | [`crate::model::LogAnswer`] JSON | agent | agent's |
 //! | `logfollow/<machine>/<id>` | [`crate::model::LogFollow`] JSON | API | the asker's |
@@ -116,6 +117,11 @@ impl Keys {
     /// The engine leader key.
     pub fn leader(&self) -> String {
         format!("{}engine/leader", self.prefix)
+    }
+    /// Where the API's unit writes go: the engine leader's advertised API
+    /// (`docs/cluster.md`, "One committer"), bound to the leader's lease.
+    pub fn committer(&self) -> String {
+        format!("{}engine/committer", self.prefix)
     }
     /// One machine's log requests prefix.
     pub fn log_requests_of(&self, machine: &str) -> String {

@@ -15,6 +15,7 @@ pub mod commit;
 pub mod config;
 pub mod control;
 pub mod engine;
+pub mod forward;
 pub mod glob;
 pub mod keys;
 pub mod lease;

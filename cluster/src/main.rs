@@ -10,7 +10,7 @@ use flotilla_cluster::api::Api;
 use flotilla_cluster::config::{parse_args, Parsed};
 use flotilla_cluster::registry::{EtcdConfig, Registry};
 use flotilla_cluster::serve::{self, Listen};
-use flotilla_cluster::{agent, app, control, engine};
+use flotilla_cluster::{agent, app, control, engine, forward};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,7 +75,14 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         cfg.api
     );
     let plain_tcp = matches!(cfg.api, Listen::Tcp(_)) && cfg.api_tls.is_none();
-    let app = app::router(Arc::new(Api::new(reg.clone(), plain_tcp)));
+    let (committer_tx, committer) = tokio::sync::watch::channel(None);
+    tokio::spawn(forward::follow(reg.clone(), committer_tx));
+    let app = app::router(Arc::new(Api::new(
+        reg.clone(),
+        plain_tcp,
+        cfg.machine_id.clone(),
+        committer,
+    )));
     let listen = cfg.api.clone();
     let api_tls = cfg.api_tls.clone();
     let mut api_task =
@@ -84,6 +91,7 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         reg.clone(),
         cfg.machine_id.clone(),
         cfg.agent_ttl,
+        cfg.api_advertise.clone(),
     ));
     tokio::spawn(agent::run(
         reg,

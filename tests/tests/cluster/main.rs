@@ -8,6 +8,7 @@ mod support;
 mod api;
 mod batch;
 mod chaos;
+mod committer;
 mod ctl;
 mod durable;
 mod failures;

@@ -96,6 +96,17 @@ impl Fleet {
     /// Starts `n` machines against `etcd` (comma-separated URLs) with
     /// presence TTL `ttl`, and waits until the API lists them all.
     pub fn start(etcd: &str, n: usize, ttl: Duration) -> Fleet {
+        Fleet::start_with(etcd, n, ttl, |_| Vec::new())
+    }
+
+    /// [`Fleet::start`], machine `m` with the more clusterd flags
+    /// `extra(m's API socket)`.
+    pub fn start_with(
+        etcd: &str,
+        n: usize,
+        ttl: Duration,
+        extra: impl Fn(&std::path::Path) -> Vec<String>,
+    ) -> Fleet {
         let dir = tempdir();
         let ids: Vec<String> = (0..n).map(|i| format!("m{i:02}machine")).collect();
         let machines: Vec<Machine> = ids
@@ -109,7 +120,7 @@ impl Fleet {
                     &format!("rack=r{}", i % 3),
                     &format!("192.0.2.{}", i + 1),
                     &format!("{}s", ttl.as_secs()),
-                    &[],
+                    &extra(&dir.path().join(id).join("fleet.sock")),
                 )
             })
             .collect();

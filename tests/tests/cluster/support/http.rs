@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 pub struct Conn {
     path: PathBuf,
     r: Option<BufReader<UnixStream>>,
+    /// The machine that committed the last unit write answered on this
+    /// connection (its `X-Flotilla-Committed-By` header), if it said.
+    pub committed_by: Option<String>,
 }
 
 impl Conn {
@@ -22,6 +25,7 @@ impl Conn {
         Conn {
             path: path.to_path_buf(),
             r: None,
+            committed_by: None,
         }
     }
 
@@ -63,6 +67,7 @@ impl Conn {
         let mut len = 0usize;
         let mut chunked = false;
         let mut close = false;
+        self.committed_by = None;
         loop {
             let mut h = String::new();
             r.read_line(&mut h).ok()?;
@@ -75,6 +80,7 @@ impl Conn {
                 "content-length" => len = v.trim().parse().ok()?,
                 "transfer-encoding" => chunked = v.to_ascii_lowercase().contains("chunked"),
                 "connection" => close = v.to_ascii_lowercase().contains("close"),
+                "x-flotilla-committed-by" => self.committed_by = Some(v.trim().to_string()),
                 _ => {}
             }
         }
