@@ -401,6 +401,26 @@ mod tests {
             "{}",
             e.message
         );
+        // What systemd's tests 16, 19, 20 and 56 send first: keys flotilla
+        // has not (docs/debian.md), each named with its unit-file key.
+        for (property, value, key) in [
+            ("RuntimeMaxUSec", v(5_000_000u64), "RuntimeMaxSec="),
+            ("DynamicUser", v(true), "DynamicUser="),
+            ("ExitType", v("cgroup"), "ExitType="),
+        ] {
+            let e = service_of(vec![(property, value)]).unwrap_err();
+            assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
+            assert!(
+                e.message
+                    .contains(&format!("StartTransientUnit with {property} "))
+                    && e.message.contains(&format!("{key} is not supported")),
+                "{}",
+                e.message
+            );
+        }
+        // `-p Delegate=yes`, `-p Delegate=` (test 19's): taken.
+        service_of(vec![("Delegate", v(true))]).unwrap();
+        service_of(vec![("DelegateControllers", v(Vec::<String>::new()))]).unwrap();
         // A value the translator finds invalid: the caller's, named.
         let e = service_of(vec![("Type", v("sometimes"))]).unwrap_err();
         assert_eq!(e.name, "org.freedesktop.DBus.Error.InvalidArgs");

@@ -89,18 +89,18 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "16",
-        "`systemd-run -p RuntimeMaxSec=` refused: a transient service takes only ExecStart, \
-         Description, Type, RemainAfterExit and dependencies (bus/src/transient.rs)",
+        "`systemd-run -p RuntimeMaxSec=` refused: flotilla has no `RuntimeMaxSec=` (the \
+         translator ignores it in a unit file, so StartTransientUnit refuses RuntimeMaxUSec)",
     ),
     (
         "19",
-        "`systemd-run -p DynamicUser=1 -p Delegate=` refused (bus/src/transient.rs); its \
+        "`systemd-run -p DynamicUser=1 -p Delegate=` refused: flotilla has no `DynamicUser=`; its \
          checks read /sys/fs/cgroup/system.slice/UNIT, where flotilla has no slices",
     ),
     (
         "20",
-        "`systemd-run -p DynamicUser=1` refused: a transient service takes only ExecStart, \
-         Description, Type, RemainAfterExit and dependencies (bus/src/transient.rs)",
+        "`systemd-run -p DynamicUser=1` refused: flotilla has no `DynamicUser=` (the translator \
+         ignores it in a unit file, so StartTransientUnit refuses it)",
     ),
     (
         "23",
@@ -142,7 +142,8 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "56",
-        "`systemd-run -p ExitType=cgroup` refused: transient `ExitType=` (bus/src/transient.rs)",
+        "`systemd-run -p ExitType=cgroup` refused: flotilla has no `ExitType=` (the translator \
+         ignores it in a unit file, so StartTransientUnit refuses it)",
     ),
     (
         "57",
