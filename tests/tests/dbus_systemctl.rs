@@ -1090,8 +1090,8 @@ fn debians_poweroff_starts_the_shutdown() {
 }
 
 /// `systemd-run --unit NAME CMD` makes a transient service of the init's
-/// and starts it; a property flotilla does not take is refused, saying
-/// why.
+/// and starts it; `-p KEY=VALUE` sets what a unit file's key would; a
+/// property flotilla does not take is refused, saying why.
 #[test]
 fn systemd_run_makes_a_transient_service() {
     let dir = TestDir::new();
@@ -1120,17 +1120,64 @@ fn systemd_run_makes_a_transient_service() {
     );
     assert!(init.status().units.iter().all(|u| u.unit != "x.service"));
 
+    // `-p KEY=VALUE` as a unit file's keys (docs/dbus.md, "Transient
+    // services"): the user, the output to a file, an environment, a
+    // privileged `ExecStartPost=` (sent as `ExecStartPostEx`).
+    let output = dir.path().join("z.out");
+    let post = dir.path().join("z.post");
     let out = debian_tool(
         &bus,
         "/usr/bin/systemd-run",
-        &["-p", "MemoryMax=1M", "--unit", "y", "/bin/true"],
+        &[
+            "--unit",
+            "z",
+            "-p",
+            "Type=oneshot",
+            "-p",
+            "RemainAfterExit=yes",
+            "-p",
+            "User=nobody",
+            "-p",
+            &format!("StandardOutput=file:{}", output.display()),
+            "-p",
+            &format!("ExecStartPost=+/bin/sh -c 'id -un > {}'", post.display()),
+            "--setenv",
+            "GREETING=hello 50%",
+            "/bin/sh",
+            "-c",
+            "echo $(id -un) \"$GREETING\"",
+        ],
+    );
+    out.expect(0);
+    let read = |p: &Path| {
+        std::fs::read_to_string(p)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+    };
+    let said = wait_for(WAIT, "z.service's output file", || read(&output));
+    assert_eq!(said, "nobody hello 50%\n", "{:?}", init.unit("z.service"));
+    let posted = wait_for(WAIT, "z.service's ExecStartPost=", || read(&post));
+    assert_eq!(posted, "root\n", "{:?}", init.unit("z.service"));
+    // RemainAfterExit=yes: up after its process exited.
+    let out = systemctl(&bus, &["is-active", "z"]);
+    assert_eq!(out.stdout, "active\n", "{out:?}");
+
+    // A key flotilla would ignore in a unit file is refused, naming the
+    // property and the key.
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &["-p", "RuntimeMaxSec=5s", "--unit", "y", "/bin/true"],
     );
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
-        out.stderr
-            .contains("StartTransientUnit with MemoryMax is not supported by flotilla"),
+        out.stderr.contains(
+            "StartTransientUnit with RuntimeMaxUSec is not supported by flotilla: \
+             RuntimeMaxUSec: [Service] RuntimeMaxSec= is not supported"
+        ),
         "{out:?}"
     );
+    assert!(init.status().units.iter().all(|u| u.unit != "y.service"));
 }
 
 /// Debian's `systemd-run PROGRAM ARGS` started in the background (as

@@ -83,7 +83,8 @@ pub use timer::{
 };
 pub use timespan::{parse_timespan, relative_span, TIMESPAN_INFINITY};
 pub use translate::{
-    mounts_for, translatable, translate, translate_file, translate_file_with, translate_with,
+    mounts_for, service_section, translatable, translate, translate_file, translate_file_with,
+    translate_with,
 };
 pub(crate) use unit_path::absolute as link_target;
 pub use unit_path::{

@@ -22,6 +22,8 @@ pub use mount::mounts_for;
 mod rules;
 mod unit;
 
+pub use rules::service_section;
+
 pub(crate) use unit::translate_at;
 
 /// systemd's `DefaultTimeoutStartSec=` and `DefaultTimeoutStopSec=`, the

@@ -111,6 +111,18 @@ pub(super) fn rule_of(sec: &str, key: &str, kind: UnitType, is_mount: bool) -> R
     }
 }
 
+/// The section of a service's unit file that a key `key` belongs in:
+/// `Unit` where the translator reads it there (`Description=`, `After=`,
+/// the conditions …), else `Service` (whose rule then says whether it is
+/// taken). What a transient service's properties become
+/// (`bus/src/transient/props.rs`, docs/dbus.md).
+pub fn service_section(key: &str) -> &'static str {
+    match rule_of("Unit", key, UnitType::ForegroundSupervised, false) {
+        Rule::Unsupported => "Service",
+        _ => "Unit",
+    }
+}
+
 /// The reader of a key of the translator's own meaning.
 fn own_of(sec: &str, key: &str) -> Option<Read> {
     OWN.iter()

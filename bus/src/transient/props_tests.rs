@@ -1,0 +1,232 @@
+//! The table: each shape of property systemd-run sends, and the
+//! unit-file line it stands for.
+
+use super::*;
+use zbus::zvariant::Value;
+
+fn v<'a>(x: impl Into<Value<'a>>) -> OwnedValue {
+    OwnedValue::try_from(x.into()).unwrap()
+}
+
+fn one(property: &str, value: OwnedValue) -> Result<Vec<(String, String)>, BusError> {
+    Ok(lines(vec![(property.to_string(), value)])?
+        .into_iter()
+        .map(|l| (l.key, l.value))
+        .collect())
+}
+
+fn line(property: &str, value: OwnedValue) -> String {
+    let got = one(property, value).unwrap();
+    let texts: Vec<String> = got.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    texts.join("\n")
+}
+
+fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn each_shape_is_the_unit_file_line_it_stands_for() {
+    let cases: Vec<(&str, OwnedValue, &str)> = vec![
+        ("User", v("idontexist"), "User=idontexist"),
+        ("Description", v("50% done"), "Description=50%% done"),
+        ("RemainAfterExit", v(true), "RemainAfterExit=yes"),
+        ("DynamicUser", v(false), "DynamicUser=no"),
+        ("RuntimeMaxUSec", v(5_000_000u64), "RuntimeMaxSec=5000000us"),
+        ("TimeoutStopUSec", v(u64::MAX), "TimeoutStopSec=infinity"),
+        ("TasksMax", v(u64::MAX), "TasksMax=infinity"),
+        ("MemoryMax", v(1024u64), "MemoryMax=1024"),
+        ("Nice", v(-5i32), "Nice=-5"),
+        ("UMask", v(0o027u32), "UMask=0027"),
+        ("StateDirectoryMode", v(0o700u32), "StateDirectoryMode=0700"),
+        (
+            "StandardOutputFile",
+            v("/tmp/out"),
+            "StandardOutput=file:/tmp/out",
+        ),
+        (
+            "StandardErrorFileToAppend",
+            v("/tmp/err"),
+            "StandardError=append:/tmp/err",
+        ),
+        (
+            "Environment",
+            v(strings(&["A=1", "B=two words", "C=\"q\""])),
+            "Environment=A=1 \"B=two words\" \"C=\\\"q\\\"\"",
+        ),
+        (
+            "After",
+            v(strings(&["a.service", "b.target"])),
+            "After=a.service b.target",
+        ),
+        (
+            "DelegateControllers",
+            v(strings(&["cpu", "pids"])),
+            "Delegate=cpu pids",
+        ),
+        (
+            "ExecStart",
+            v(vec![(
+                "/bin/sh".to_string(),
+                strings(&["/bin/sh", "-c", "echo $X; exit 0"]),
+                false,
+            )]),
+            "ExecStart=/bin/sh -c \"echo $X; exit 0\"",
+        ),
+        (
+            "ExecStartPre",
+            v(vec![(
+                "/bin/true".to_string(),
+                strings(&["true", ";", "%n"]),
+                true,
+            )]),
+            "ExecStartPre=-@/bin/true true \";\" %%n",
+        ),
+        (
+            "ExecStartPostEx",
+            v(vec![(
+                "/bin/touch".to_string(),
+                strings(&["/bin/touch", "/tmp/a"]),
+                strings(&["ambient", "ignore-failure"]),
+            )]),
+            "ExecStartPost=!!-/bin/touch /tmp/a",
+        ),
+        (
+            "ExecStopPostEx",
+            v(vec![(
+                "/bin/echo".to_string(),
+                strings(&["/bin/echo", "$X"]),
+                strings(&["privileged", "no-env-expand"]),
+            )]),
+            "ExecStopPost=+:/bin/echo $X",
+        ),
+        (
+            "ExecReload",
+            v(Vec::<(String, Vec<String>, bool)>::new()),
+            "ExecReload=",
+        ),
+        (
+            "EnvironmentFiles",
+            v(vec![
+                ("/etc/a".to_string(), true),
+                ("/etc/b".to_string(), false),
+            ]),
+            "EnvironmentFile=-/etc/a\nEnvironmentFile=/etc/b",
+        ),
+        (
+            "SuccessExitStatus",
+            v((vec![0i32, 75], vec![15i32])),
+            "SuccessExitStatus=0 75 SIGTERM",
+        ),
+        ("KillSignal", v(2i32), "KillSignal=2"),
+    ];
+    for (property, value, want) in cases {
+        assert_eq!(line(property, value), want, "{property}");
+    }
+}
+
+#[test]
+fn a_limit_is_its_soft_and_hard_values() {
+    let got = lines(vec![
+        ("LimitNOFILE".to_string(), v(4096u64)),
+        ("LimitNOFILESoft".to_string(), v(1024u64)),
+        ("LimitCORE".to_string(), v(u64::MAX)),
+        ("LimitCORESoft".to_string(), v(u64::MAX)),
+    ])
+    .unwrap();
+    let texts: Vec<String> = got
+        .iter()
+        .map(|l| format!("{}={}", l.key, l.value))
+        .collect();
+    assert_eq!(
+        texts,
+        ["LimitNOFILE=1024:4096", "LimitCORE=infinity:infinity"]
+    );
+    let e = one("LimitNOFILESoft", v(1u64)).unwrap_err();
+    assert!(e.message.contains("LimitNOFILESoft"), "{}", e.message);
+}
+
+#[test]
+fn bookkeeping_is_left_out() {
+    for (p, value) in [
+        ("AddRef", v(true)),
+        ("CollectMode", v("inactive-or-failed")),
+        ("Slice", v("system.slice")),
+    ] {
+        assert_eq!(one(p, value).unwrap(), [], "{p}");
+    }
+}
+
+#[test]
+fn what_is_not_decoded_is_refused_naming_it() {
+    // A capability mask: names systemd's client turned into bits.
+    let e = one("AmbientCapabilities", v(1u64 << 25)).unwrap_err();
+    assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
+    assert!(
+        e.message.contains("AmbientCapabilities (D-Bus type t)"),
+        "{}",
+        e.message
+    );
+    // A shape no row knows: bytes.
+    let e = one("StandardInputData", v(vec![1u8, 2])).unwrap_err();
+    assert!(
+        e.message.contains("StandardInputData (D-Bus type ay)"),
+        "{}",
+        e.message
+    );
+    // Pairs, which no row decodes.
+    let e = one(
+        "LoadCredential",
+        v(vec![("a".to_string(), "/etc/a".to_string())]),
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("LoadCredential (D-Bus type a(ss))"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_value_a_line_cannot_hold_is_invalid() {
+    for bad in ["two\nlines", "trailing\\", "nul\0"] {
+        let e = one("Description", v(bad)).unwrap_err();
+        assert_eq!(e.name, "org.freedesktop.DBus.Error.InvalidArgs", "{bad:?}");
+        assert!(e.message.contains("property Description"), "{}", e.message);
+    }
+    let e = one(
+        "ExecStartEx",
+        v(vec![(
+            "/bin/true".to_string(),
+            strings(&["/bin/true"]),
+            strings(&["sometimes"]),
+        )]),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("sometimes"), "{}", e.message);
+}
+
+#[test]
+fn each_line_goes_to_its_section_and_names_its_property() {
+    let ls = lines(vec![
+        (
+            "ExecStart".to_string(),
+            v(vec![(
+                "/bin/true".to_string(),
+                strings(&["/bin/true"]),
+                false,
+            )]),
+        ),
+        ("Description".to_string(), v("d")),
+        ("RuntimeMaxUSec".to_string(), v(1u64)),
+    ])
+    .unwrap();
+    let (text, by_line) = unit_file(&ls);
+    assert_eq!(
+        text,
+        "[Unit]\nDescription=d\n[Service]\nExecStart=/bin/true\nRuntimeMaxSec=1us\n"
+    );
+    assert_eq!(by_line[2].as_deref(), Some("Description"));
+    assert_eq!(by_line[5].as_deref(), Some("RuntimeMaxUSec"));
+    assert_eq!(by_line[3], None);
+}
