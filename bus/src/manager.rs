@@ -79,8 +79,8 @@ pub fn row(hub: &Hub, s: &UnitStatus) -> UnitRow {
         name.clone(),
         s.description.clone().unwrap_or_else(|| name.clone()),
         if s.masked { "masked" } else { "loaded" }.to_string(),
-        model::active_state(s.kind, s.state).to_string(),
-        model::sub_state(s.kind, s.state).to_string(),
+        model::active_state(s.kind, model::shown(s)).to_string(),
+        model::sub_state(s.kind, model::shown(s)).to_string(),
         String::new(),
         owned_path(&unit_path(&name)),
         job_id,
@@ -100,8 +100,8 @@ async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answe
             let load = if s.masked { "masked" } else { "loaded" };
             (states.is_empty()
                 || states.iter().any(|st| {
-                    st == model::active_state(s.kind, s.state)
-                        || st == model::sub_state(s.kind, s.state)
+                    st == model::active_state(s.kind, model::shown(s))
+                        || st == model::sub_state(s.kind, model::shown(s))
                         || st == load
                 }))
                 && (patterns.is_empty() || patterns.iter().any(|p| fnmatch(p, &name)))

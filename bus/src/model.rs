@@ -84,6 +84,17 @@ fn is_alias(name: &str, sysname: &str, s: &UnitStatus) -> bool {
     suffix.is_some_and(|x| name.ends_with(x)) && s.provides.iter().any(|p| p == name)
 }
 
+/// The state systemd shows of `s`: a unit skipped at its start by a
+/// failed condition is `exited` in flotilla (what needs it goes on, as
+/// under systemd), but systemd never started it: it shows `inactive`
+/// (`dead`), with `Result=success` (docs/dbus.md).
+pub fn shown(s: &UnitStatus) -> UnitState {
+    match s.state {
+        UnitState::Exited if s.skipped => UnitState::Disabled,
+        st => st,
+    }
+}
+
 /// systemd's `ActiveState` of a flotilla state of a unit of `kind`.
 pub fn active_state(kind: UnitType, state: UnitState) -> &'static str {
     match state {
@@ -232,6 +243,12 @@ pub fn invocation_id(s: &UnitStatus) -> Vec<u8> {
     ]
 }
 
+/// systemd's `ReloadResult` of `s`: `success`, or why its last reload
+/// failed (`exit-code`, `signal`, `timeout`, `resources`).
+pub fn reload_result(s: &UnitStatus) -> &'static str {
+    s.reload_result.map_or("success", |k| k.as_str())
+}
+
 /// What a job waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Goal {
@@ -255,8 +272,11 @@ pub fn settled(goal: Goal, s: &UnitStatus) -> Option<&'static str> {
             UnitState::Waiting if s.blocked_by.is_some() => Some("dependency"),
             _ => None,
         },
+        // systemd fails a reload job whose reload failed; the unit stays
+        // active.
         Goal::Reloaded => match s.state {
             UnitState::Reloading => None,
+            st if st.is_active() && s.reload_result.is_some() => Some("failed"),
             _ => settled(Goal::Up, s),
         },
         Goal::Down => match s.state {

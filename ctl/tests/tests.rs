@@ -45,6 +45,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         dropping_lines: None,
         result: None,
         exit_status: None,
+        reload_result: None,
     }
 }
 

@@ -519,6 +519,39 @@ mod tests {
         );
     }
 
+    /// Debian's config (contrib/debian) reads the units of every
+    /// directory systemd reads, in systemd's order, the generators'
+    /// output at systemd's places among them: a unit a program writes into
+    /// /run/systemd/system is found at the next daemon-reload.
+    #[test]
+    fn debians_config_has_systemds_unit_path() {
+        let ctx = Context {
+            pid1: true,
+            root: true,
+            ..Context::default()
+        };
+        let text = include_str!("../../contrib/debian/tree/etc/init/init.yaml");
+        let s = resolve(&Args::default(), &ctx, |_: &Path| Ok(text.to_string())).unwrap();
+        assert_eq!(
+            s.units_path(),
+            [
+                "/etc/init/units",
+                "/etc/systemd/system.control",
+                "/run/systemd/system.control",
+                "/run/systemd/generator.early",
+                "/etc/systemd/system",
+                "/etc/systemd/system.attached",
+                "/run/systemd/system",
+                "/run/systemd/system.attached",
+                "/run/systemd/generator",
+                "/usr/local/lib/systemd/system",
+                "/lib/systemd/system",
+                "/run/systemd/generator.late"
+            ]
+            .map(PathBuf::from)
+        );
+    }
+
     #[test]
     fn generators_run_when_the_config_asks() {
         let ctx = |pid1| Context {

@@ -155,6 +155,8 @@ pub enum RoleCarry {
     StopPost(u16),
     /// `exec-reload`.
     Reload,
+    /// A further `exec-reload` command, number `n`.
+    ReloadThen(u16),
 }
 
 /// What a unit's timer is for (the planner's `Timer`).

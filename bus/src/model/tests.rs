@@ -31,6 +31,7 @@ fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatu
         dropping_lines: None,
         result: None,
         exit_status: None,
+        reload_result: None,
     }
 }
 
@@ -102,6 +103,25 @@ fn states_in_systemds_words() {
     assert_eq!(active_state(UnitType::Scope, Running), "active");
 }
 
+/// A unit whose condition failed at its start (`exited`, skipped) is
+/// shown as systemd shows one: never started, `inactive` and `dead`
+/// (test 63 of systemd's suite starts such a unit by hand).
+#[test]
+fn a_skipped_unit_is_inactive() {
+    let mut u = unit("x", UnitType::Oneshot, UnitState::Exited, "");
+    assert_eq!(shown(&u), UnitState::Exited);
+    u.skipped = true;
+    assert_eq!(shown(&u), UnitState::Disabled);
+    assert_eq!(active_state(u.kind, shown(&u)), "inactive");
+    assert_eq!(sub_state(u.kind, shown(&u)), "dead");
+    assert_eq!(result(&u), "success");
+    // Its start job is done: it did what a start with a failed
+    // condition does.
+    assert_eq!(settled(Goal::Up, &u), Some("done"));
+    u.state = UnitState::Running;
+    assert_eq!(shown(&u), UnitState::Running);
+}
+
 #[test]
 fn results_and_exit_statuses() {
     let t = UnitType::ForegroundSupervised;
@@ -164,6 +184,21 @@ fn jobs_settle() {
     assert_eq!(settled(Goal::Reloaded, &u), Some("done"));
     u.state = UnitState::Failed;
     assert_eq!(settled(Goal::Reloaded, &u), Some("failed"));
+}
+
+#[test]
+fn a_failed_reload_fails_its_job_and_the_unit_stays_active() {
+    let mut u = unit("x", UnitType::ForegroundSupervised, UnitState::Running, "");
+    assert_eq!(reload_result(&u), "success");
+    u.reload_result = Some(FailureKind::ExitCode);
+    assert_eq!(settled(Goal::Reloaded, &u), Some("failed"));
+    assert_eq!(reload_result(&u), "exit-code");
+    // A start or restart job of the same unit is done: it is active.
+    assert_eq!(settled(Goal::Up, &u), Some("done"));
+    u.state = UnitState::Exited;
+    assert_eq!(settled(Goal::Reloaded, &u), Some("failed"));
+    u.reload_result = None;
+    assert_eq!(settled(Goal::Reloaded, &u), Some("done"));
 }
 
 #[test]

@@ -63,6 +63,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         dropping_lines: None,
         result: None,
         exit_status: None,
+        reload_result: None,
     }
 }
 

@@ -370,6 +370,7 @@ pub(crate) mod tests {
             dropping_lines: None,
             result: None,
             exit_status: None,
+            reload_result: None,
         }
     }
 

@@ -163,6 +163,7 @@ impl<S: Sys> Runtime<S> {
                 .and_then(|io| io.limiter.dropping(now, io.limit)),
             result: v.failure.map(|(kind, _)| kind),
             exit_status: v.failure.and_then(|(_, exit)| exit),
+            reload_result: v.reload_failure,
         })
     }
 

@@ -195,6 +195,11 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             bad("exec-start", What::Invalid(e, None));
         }
     }
+    for c in &spec.extras.exec_reload_then {
+        if let Err(e) = check::command(c.argv.iter()) {
+            bad("exec-reload", What::Invalid(e, None));
+        }
+    }
     if !spec.extras.exec_start_then.is_empty() && kind.row().ready != Ready::Exited {
         bad("exec_start_then", What::DoesNotApply(kind));
     }

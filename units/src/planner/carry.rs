@@ -263,6 +263,7 @@ fn role_out(r: Role) -> RoleCarry {
         Role::Stop => RoleCarry::Stop,
         Role::StopPost(n) => RoleCarry::StopPost(n),
         Role::Reload => RoleCarry::Reload,
+        Role::ReloadThen(n) => RoleCarry::ReloadThen(n),
     }
 }
 
@@ -275,6 +276,7 @@ fn role_in(r: RoleCarry) -> Role {
         RoleCarry::Stop => Role::Stop,
         RoleCarry::StopPost(n) => Role::StopPost(n),
         RoleCarry::Reload => Role::Reload,
+        RoleCarry::ReloadThen(n) => Role::ReloadThen(n),
     }
 }
 

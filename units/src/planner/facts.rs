@@ -26,6 +26,9 @@ pub enum Role {
     StopPost(u16),
     /// `exec-reload`.
     Reload,
+    /// A further reload command number `n` (systemd's second and later
+    /// `ExecReload=` lines).
+    ReloadThen(u16),
 }
 
 impl Role {
@@ -39,6 +42,7 @@ impl Role {
             Role::Stop => spec.exec_stop.as_ref(),
             Role::StopPost(n) => spec.extras.exec_stop_post.get(n as usize),
             Role::Reload => spec.extras.exec_reload.as_ref(),
+            Role::ReloadThen(n) => spec.extras.exec_reload_then.get(n as usize),
         }
     }
 
@@ -50,7 +54,7 @@ impl Role {
             Role::Post(_) => "exec-start-post",
             Role::Stop => "exec-stop",
             Role::StopPost(_) => "exec-stop-post",
-            Role::Reload => "exec-reload",
+            Role::Reload | Role::ReloadThen(_) => "exec-reload",
         }
     }
 }

@@ -267,6 +267,9 @@ pub(super) struct Rare {
     pub following: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
+    /// The last reload failed, so: systemd's `ReloadResult` (none while
+    /// it succeeded, or none ran).
+    pub reload_failure: Option<FailureKind>,
     /// The last sd_notify `STATUS=` (only units that send one).
     pub notify_status: Option<String>,
     /// A timer unit's run, while it is up.
@@ -311,6 +314,7 @@ pub(super) fn count_in_window(
 /// What [`Record::rare`] reads when a unit has no rare part.
 static NO_RARE: Rare = Rare {
     failure: None,
+    reload_failure: None,
     blocked_by: None,
     script_group: None,
     pidfile_tries: 0,

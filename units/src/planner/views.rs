@@ -41,6 +41,8 @@ pub struct UnitView {
     /// While it is failed: why, in systemd's words, and the exit status
     /// or signal of the process whose end it was.
     pub failure: Option<(FailureKind, Option<i32>)>,
+    /// The last reload failed, so (systemd's `ReloadResult`).
+    pub reload_failure: Option<FailureKind>,
 }
 
 impl Planner {
@@ -113,6 +115,7 @@ impl Planner {
             failure: (unit.state == UnitState::Failed)
                 .then(|| rec.rare().failure.as_ref().map(|f| (f.kind, f.exit)))
                 .flatten(),
+            reload_failure: rec.rare().reload_failure,
         })
     }
 

@@ -91,6 +91,10 @@ pub struct UnitStatus {
     /// failure, or the number of the signal that killed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_status: Option<i32>,
+    /// The last reload failed, so (systemd's `ReloadResult`); absent
+    /// while it succeeded, or none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload_result: Option<crate::state::FailureKind>,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).

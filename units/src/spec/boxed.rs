@@ -54,6 +54,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     start_limit_burst: None,
     exec_stop_post: Commands::new(),
     exec_reload: None,
+    exec_reload_then: Commands::new(),
     ready_wait: None,
     ready_grep: None,
     pidfile: None,

@@ -557,6 +557,11 @@ pub struct ExtraFields {
     /// How to reload the configuration; `None` means reload restarts.
     #[serde(default)]
     pub exec_reload: Option<Command>,
+    /// Further reload commands (systemd's second and later `ExecReload=`
+    /// lines), run in order after `exec_reload` succeeds; the reload fails
+    /// at the first that fails (not ignored).
+    #[serde(default, skip_serializing_if = "Commands::is_empty")]
+    pub exec_reload_then: Commands,
     /// `foreground-supervised`: ready this long after spawn.
     #[serde(default)]
     pub ready_wait: Option<Duration>,

@@ -446,16 +446,15 @@ fn stop_and_reload() {
         s.extras.exec_reload,
         Some(cmd(&["/bin/kill", "-HUP", "$MAINPID"]))
     );
-    // Only the first command of each is used.
+    // Only the first command of `ExecStop=` is used; every reload command
+    // runs, in order.
     let s = warned(
         svc("ExecStart=/bin/web\nExecStop=/bin/a\nExecStop=/bin/b\nExecReload=/bin/c ; /bin/d"),
-        &[
-            "u/web.service:4:1: warning: ExecStop= ignored: only the first ExecStop= command is used",
-            "u/web.service:5:1: warning: ExecReload= ignored: only the first ExecReload= command is used",
-        ],
+        &["u/web.service:4:1: warning: ExecStop= ignored: only the first ExecStop= command is used"],
     );
     assert_eq!(s.exec_stop, Some(cmd(&["/bin/a"])));
     assert_eq!(s.extras.exec_reload, Some(cmd(&["/bin/c"])));
+    assert_eq!(s.extras.exec_reload_then.to_vec(), [cmd(&["/bin/d"])]);
     let s = clean(svc("ExecStart=/bin/web\nExecStop=/bin/a\nExecStop="));
     assert_eq!(s.exec_stop, None);
 }

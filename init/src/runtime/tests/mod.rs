@@ -11,6 +11,7 @@ mod lifecycle;
 mod logs;
 mod paths;
 mod reexec;
+mod reload;
 mod shape;
 mod sockets;
 

@@ -145,8 +145,10 @@ impl Planner {
             }
             (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),
             (P::Reloading, E::Ready) if rec.helper.is_none() => self.reloaded(u, "reloaded".into()),
-            (P::Reloading, E::Exited(Role::Reload, _, status)) => self.reload_exited(u, status),
-            (P::Reloading, E::SpawnFailed(Role::Reload, error)) => {
+            (P::Reloading, E::Exited(role @ (Role::Reload | Role::ReloadThen(_)), _, status)) => {
+                self.reload_exited(u, role, status)
+            }
+            (P::Reloading, E::SpawnFailed(Role::Reload | Role::ReloadThen(_), error)) => {
                 self.reload_spawn_failed(u, error)
             }
             (P::Reloading, E::Timer(Timer::Reload)) => self.reload_timed_out(u),
@@ -490,6 +492,14 @@ impl Planner {
 
 /// [`Planner::spec_of`], for a caller that holds other fields of the
 /// planner borrowed.
+impl Planner {
+    /// The definition the unit's current processes were spawned with
+    /// (what [`Planner::spawn`] runs).
+    pub(super) fn spawned_spec(&self, u: UnitId) -> &Arc<UnitSpec> {
+        running_spec(&self.records[u.index()], &self.graph, u)
+    }
+}
+
 fn running_spec<'a>(rec: &'a Record, graph: &'a Graph, u: UnitId) -> &'a Arc<UnitSpec> {
     rec.running_spec
         .as_ref()

@@ -440,6 +440,7 @@ impl Planner {
     /// bounded by `start-timeout`.
     pub(super) fn begin_reload(&mut self, u: UnitId) {
         let start_timeout = self.spec_of(u).start_timeout;
+        self.records[u.index()].rare_reset(|r| r.reload_failure = None);
         self.units[u.index()].phase = Phase::Reloading;
         self.set_timer(u, start_timeout, Timer::Reload);
         self.set_state(u, UnitState::Reloading, "reloading");
@@ -452,6 +453,7 @@ impl Planner {
             .running_spec
             .as_ref()
             .map_or(defaults::START_TIMEOUT, |s| s.start_timeout);
+        self.records[u.index()].rare_reset(|r| r.reload_failure = None);
         self.units[u.index()].phase = Phase::Reloading;
         self.set_timer(u, t, Timer::Reload);
         self.set_state(u, UnitState::Reloading, "reloading");
@@ -477,29 +479,55 @@ impl Planner {
         }
     }
 
-    /// `Reloading` + `exec-reload` exited.
-    pub(super) fn reload_exited(&mut self, u: UnitId, status: ExitStatus) {
-        let st = if status.success() {
-            Status::Fixed("reloaded")
-        } else {
-            Status::Text(format!("exec-reload: {}", status.describe()))
+    /// `Reloading` + a reload command (`role`) exited: the next one, or
+    /// the reload is done. A failure (unless the command may fail, `-`)
+    /// ends the reload there, failed: the unit stays up, as systemd's
+    /// service stays active and only the reload job fails.
+    pub(super) fn reload_exited(&mut self, u: UnitId, role: Role, status: ExitStatus) {
+        let next = match role {
+            Role::ReloadThen(n) => n + 1,
+            _ => 0,
         };
-        self.reloaded(u, st);
+        let spec = self.spawned_spec(u);
+        let ignore = role.command(spec).is_some_and(|c| c.ignore_failure);
+        let more = (next as usize) < spec.extras.exec_reload_then.len();
+        if !status.success() && !ignore {
+            let kind = match status {
+                ExitStatus::Signal(_) => FailureKind::Signal,
+                ExitStatus::Code(_) => FailureKind::ExitCode,
+            };
+            self.records[u.index()].rare_mut().reload_failure = Some(kind);
+            self.reloaded(
+                u,
+                Status::Text(format!("exec-reload: {}", status.describe())),
+            );
+            return;
+        }
+        if more {
+            self.spawn(u, Role::ReloadThen(next));
+            return;
+        }
+        self.reloaded(u, Status::Fixed("reloaded"));
     }
 
-    /// `Reloading` + `start-timeout`: the reload command is killed.
+    /// `Reloading` + `start-timeout`: the reload command is killed, the
+    /// reload failed.
     pub(super) fn reload_timed_out(&mut self, u: UnitId) {
-        if let Some((Role::Reload, Some(pid))) = self.records[u.index()].helper {
+        if let Some((Role::Reload | Role::ReloadThen(_), Some(pid))) =
+            self.records[u.index()].helper
+        {
             self.kill_group(u, pid, Signal::KILL);
         }
         self.records[u.index()].helper = None;
+        self.records[u.index()].rare_mut().reload_failure = Some(FailureKind::Timeout);
         self.end_reload(u, "reload timed out");
     }
 
     /// `Reloading` + `exec-reload` could not be spawned: still running,
-    /// saying why.
+    /// saying why; the reload failed.
     pub(super) fn reload_spawn_failed(&mut self, u: UnitId, error: String) {
         let msg = format!("{}: {error}", Role::Reload.key());
+        self.records[u.index()].rare_mut().reload_failure = Some(FailureKind::Resources);
         self.end_reload(u, msg);
     }
 

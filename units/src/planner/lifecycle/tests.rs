@@ -620,11 +620,100 @@ fn reloading_reload_command_exit_is_up() {
     assert!(t.step(Event::Exited(Role::Reload, 12, OK)).is_empty());
     assert_eq!((t.phase(), t.status()), (Phase::Up, "reloaded".into()));
 
+    assert_eq!(t.p.records[0].rare().reload_failure, None);
+
+    // A failed reload: the unit stays up and running, the reload failed
+    // (systemd's `ReloadResult=exit-code`, the job failed).
     let mut t = reloading();
     assert!(t.step(Event::Exited(Role::Reload, 12, FAILED)).is_empty());
     assert_eq!(
-        (t.phase(), t.status()),
-        (Phase::Up, "exec-reload: exit status 1".into())
+        (t.phase(), t.state(), t.status()),
+        (
+            Phase::Up,
+            UnitState::Running,
+            "exec-reload: exit status 1".into()
+        )
+    );
+    assert_eq!(
+        t.p.view(U).and_then(|v| v.reload_failure),
+        Some(FailureKind::ExitCode)
+    );
+    // The next reload starts afresh.
+    assert_eq!(t.step(Event::Reload), ["spawn Reload"]);
+    assert_eq!(t.p.view(U).and_then(|v| v.reload_failure), None);
+}
+
+/// `up` with `svc`'s reload commands replaced by `commands`, the first
+/// one `exec-reload`, the others after it.
+fn up_reloading_with(commands: Vec<Command>) -> T {
+    let mut spec = svc(UnitType::ForegroundNotified);
+    let mut commands = commands.into_iter();
+    spec.extras.exec_reload = commands.next();
+    spec.extras.exec_reload_then = commands.collect::<Vec<_>>().into();
+    let mut t = T::new(spec);
+    t.spawned(Role::Pre(0));
+    t.exited(10, OK);
+    t.spawned(Role::Main);
+    t.notify(Notify::Ready);
+    assert_eq!(t.phase(), Phase::Up);
+    assert_eq!(t.step(Event::Reload), ["spawn Reload"]);
+    t
+}
+
+#[test]
+fn reloading_runs_every_reload_command_until_one_fails() {
+    let c = |w: &str| Command::new([w]);
+    let mut t = up_reloading_with(vec![c("/bin/true"), c("/bin/false"), c("/bin/true")]);
+    assert_eq!(
+        t.step(Event::Exited(Role::Reload, 12, OK)),
+        ["spawn ReloadThen(0)"]
+    );
+    assert_eq!(t.phase(), Phase::Reloading);
+    // The second fails: the third never runs, the unit stays up.
+    assert!(t
+        .step(Event::Exited(Role::ReloadThen(0), 13, FAILED))
+        .is_empty());
+    assert_eq!((t.phase(), t.state()), (Phase::Up, UnitState::Running));
+    assert_eq!(
+        t.p.records[0].rare().reload_failure,
+        Some(FailureKind::ExitCode)
+    );
+
+    // Every one succeeds: reloaded after the last.
+    let mut t = up_reloading_with(vec![c("/bin/a"), c("/bin/b"), c("/bin/c")]);
+    assert_eq!(
+        t.step(Event::Exited(Role::Reload, 12, OK)),
+        ["spawn ReloadThen(0)"]
+    );
+    assert_eq!(
+        t.step(Event::Exited(Role::ReloadThen(0), 13, OK)),
+        ["spawn ReloadThen(1)"]
+    );
+    assert!(t
+        .step(Event::Exited(Role::ReloadThen(1), 14, OK))
+        .is_empty());
+    assert_eq!((t.phase(), t.status()), (Phase::Up, "reloaded".into()));
+    assert_eq!(t.p.records[0].rare().reload_failure, None);
+
+    // A command that may fail (`-`): its failure is not the reload's, and
+    // a signal is a failure of its own kind.
+    let mut may_fail = c("/bin/false");
+    may_fail.ignore_failure = true;
+    let mut t = up_reloading_with(vec![may_fail, c("/bin/b")]);
+    assert_eq!(
+        t.step(Event::Exited(Role::Reload, 12, FAILED)),
+        ["spawn ReloadThen(0)"]
+    );
+    assert!(t
+        .step(Event::Exited(
+            Role::ReloadThen(0),
+            13,
+            ExitStatus::Signal(9)
+        ))
+        .is_empty());
+    assert_eq!(
+        t.p.records[0].rare().reload_failure,
+        Some(FailureKind::Signal)
     );
 }
 
@@ -636,6 +725,10 @@ fn reloading_spawn_failed_is_up() {
     assert_eq!(
         (t.phase(), t.status()),
         (Phase::Up, "exec-reload: no such file".into())
+    );
+    assert_eq!(
+        t.p.records[0].rare().reload_failure,
+        Some(FailureKind::Resources)
     );
 }
 
@@ -649,6 +742,10 @@ fn reloading_timeout_kills_the_reload_command() {
     assert_eq!(
         (t.phase(), t.status()),
         (Phase::Up, "reload timed out".into())
+    );
+    assert_eq!(
+        t.p.records[0].rare().reload_failure,
+        Some(FailureKind::Timeout)
     );
 }
 

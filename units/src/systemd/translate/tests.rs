@@ -378,3 +378,45 @@ fn non_blocking_is_read() {
         assert_eq!(p.spec.expect("loads").extras.non_blocking, want, "{line}");
     }
 }
+
+/// systemd runs every `ExecReload=` line, in order (test 39 of its own
+/// suite reloads with `/bin/true`, `/bin/false`, `/bin/true`): the first
+/// is `exec_reload`, the others follow it, `-` kept; an empty value
+/// resets the list. `ExecStop=` stays one command, the others warned.
+#[test]
+fn every_exec_reload_line_is_kept() {
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/sleep infinity\nExecReload=/bin/true\n\
+         ExecReload=-/bin/false\nExecReload=/bin/true x\nExecStop=/bin/a\nExecStop=/bin/b\n",
+    );
+    let spec = p.spec.expect("loads");
+    let words = |c: &Command| c.argv.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        spec.extras.exec_reload.as_ref().map(words),
+        Some(vec!["/bin/true".into()])
+    );
+    let then: Vec<_> = spec.extras.exec_reload_then.iter().map(words).collect();
+    assert_eq!(then, [vec!["/bin/false"], vec!["/bin/true", "x"]]);
+    assert!(spec.extras.exec_reload_then[0].ignore_failure);
+    assert_eq!(
+        p.diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect::<Vec<_>>(),
+        ["ExecStop= ignored: only the first ExecStop= command is used"]
+    );
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/x\nExecReload=/bin/a\nExecReload=/bin/b\nExecReload=\n\
+         ExecReload=/bin/c\n",
+    );
+    let spec = p.spec.expect("loads");
+    assert_eq!(
+        spec.extras.exec_reload.as_ref().map(words),
+        Some(vec!["/bin/c".into()])
+    );
+    assert!(spec.extras.exec_reload_then.is_empty());
+}

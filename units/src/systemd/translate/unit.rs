@@ -163,16 +163,23 @@ pub(crate) fn translate_at(
         spec.extras.context.standard_output = Some(crate::context::process::Output::Log);
     }
     spec.extras.normalize();
-    // A key of one command: the first one, the others warned about.
+    // A key of one command: the first one, the others warned about; but
+    // systemd runs every `ExecReload=` line, in order.
     for (key, name, list) in singles {
-        for (_, p) in list.iter().skip(1) {
-            t.warn(
-                *p,
-                format!("{name}= ignored: only the first {name}= command is used"),
-            );
+        let mut list = list.into_iter();
+        let first = list.next().map(|(c, _)| c);
+        if key.name == "exec-reload" {
+            spec.extras.exec_reload_then = list.map(|(c, _)| c).collect();
+        } else {
+            for (_, p) in list {
+                t.warn(
+                    p,
+                    format!("{name}= ignored: only the first {name}= command is used"),
+                );
+            }
         }
         if let Slot::Command(f) = (key.slot)(&mut spec) {
-            *f = list.into_iter().next().map(|(c, _)| c);
+            *f = first;
         }
     }
     // systemd's old spelling of `+` on every command but ExecStart=: they
@@ -185,7 +192,8 @@ pub(crate) fn translate_at(
             .chain(&mut extras.exec_start_post)
             .chain(&mut extras.exec_stop_post)
             .chain(&mut spec.exec_stop)
-            .chain(&mut extras.exec_reload);
+            .chain(&mut extras.exec_reload)
+            .chain(&mut extras.exec_reload_then);
         for c in others {
             if c.privileges == Privileges::Unit {
                 c.privileges = Privileges::Full;
