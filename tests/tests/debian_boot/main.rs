@@ -77,13 +77,15 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The longest start `initctl analyze blame` may show for a unit of the
-/// boot. What it catches is a D-Bus call that waits for systemd to join the
-/// bus: the client gives up after 25 s, so a unit making one takes at least
-/// that, and the bound sits just under it. It does not bound how long the
-/// boot's work takes: on the one emulated CPU, shared with udev's coldplug,
-/// `networking.service` (`ifup -a` and its hook scripts) took 12.8 s alone
-/// and 15.6 s with Debian 13's test booting beside it, and systemd's own
-/// `dev-nvme0n1p1.device` 17.5 s on the same disk.
+/// boot without its log being read. What it catches is a D-Bus call that
+/// waits for systemd to join the bus: the client gives up after 25 s, so a
+/// unit making one takes at least that, and the bound sits just under it.
+/// It does not bound how long the boot's work takes: on the one emulated
+/// CPU, shared with udev's coldplug, `networking.service` (`ifup -a` and
+/// its hook scripts) took 12.8 s alone, 15.6 s with Debian 13's test
+/// booting beside it and 25.4 s on a machine loaded by three more VMs, and
+/// systemd's own `dev-nvme0n1p1.device` 17.5 s on the same disk. So a unit
+/// over the bound fails the test only when its log says a call timed out.
 const SLOWEST_UNIT: Duration = Duration::from_secs(24);
 /// Units of the boot that Debian runs at `CPUSchedulingPolicy=idle`
 /// (`IOSchedulingClass=idle` too): they get the CPU only when nothing else
@@ -92,8 +94,9 @@ const SLOWEST_UNIT: Duration = Duration::from_secs(24);
 const IDLE_CLASS: [&str; 1] = ["e2scrub_reap.service"];
 
 /// Every unit of `initctl analyze blame`'s output started within
-/// [`SLOWEST_UNIT`] and none failed; the units it lists (at least `least`).
-fn assert_no_slow_unit(blame: &str, least: usize) -> usize {
+/// [`SLOWEST_UNIT`], or its log (`logs` of its name) says no call timed
+/// out, and none failed; the units it lists (at least `least`).
+fn assert_no_slow_unit(blame: &str, least: usize, logs: impl Fn(&str) -> String) -> usize {
     let mut slow = Vec::new();
     let mut n = 0;
     for line in blame.lines().filter(|l| !l.trim().is_empty()) {
@@ -102,7 +105,14 @@ fn assert_no_slow_unit(blame: &str, least: usize) -> usize {
         let (unit, time) = words.split_last().expect("a blame line");
         let ms = blame_ms(time).unwrap_or_else(|| panic!("blame line {line:?}"));
         if ms > SLOWEST_UNIT.as_millis() as f64 && !IDLE_CLASS.contains(unit) {
-            slow.push(format!("{unit} took {ms:.0} ms"));
+            let log = logs(unit);
+            if log.to_lowercase().contains("timed out") {
+                slow.push(format!("{unit} took {ms:.0} ms; its log:\n{log}"));
+            } else {
+                report(&format!(
+                    "debian: {unit} took {ms:.0} ms (slow machine: its log names no time-out)"
+                ));
+            }
         }
         n += 1;
     }
@@ -112,6 +122,12 @@ fn assert_no_slow_unit(blame: &str, least: usize) -> usize {
     );
     assert!(n >= least, "only {n} units in blame:\n{blame}");
     n
+}
+
+/// The last lines of `unit`'s log in the guest (`initctl logs`).
+fn unit_log(vm: &Vm, m: &Machine, unit: &str) -> String {
+    let out = vm.ssh(m, &format!("initctl logs -n 40 {unit}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Debian's first-boot wizard (`ConditionFirstBoot=yes`, decided when the
@@ -670,7 +686,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "1",
         "sshd's login is not in /var/log/auth.log"
     );
-    assert_no_slow_unit(&facts[4], 40);
+    assert_no_slow_unit(&facts[4], 40, |u| unit_log(&vm, &m, u));
     assert_first_boot(&facts[5], true);
     assert_login_session(&vm, &m, "flotilla");
     // `systemctl daemon-reexec` from a login, as the systemd package's
@@ -779,7 +795,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     let fl_sample = (reached_ms(&more[1], "multi-user.target"), rss_kib(&more[4]));
     let (blame, chain) = (&more[0], &more[1]);
     assert!(blame.contains("ssh.service"), "{blame}");
-    assert_no_slow_unit(blame, 40);
+    assert_no_slow_unit(blame, 40, |u| unit_log(&vm, &m, u));
     assert!(chain.starts_with("The time when"), "{chain}");
     assert!(
         more[2].contains("Power Button"),
