@@ -126,7 +126,7 @@ fn assert_no_slow_unit(blame: &str, least: usize, logs: impl Fn(&str) -> String)
 
 /// The last lines of `unit`'s log in the guest (`initctl logs`).
 fn unit_log(vm: &Vm, m: &Machine, unit: &str) -> String {
-    let out = vm.ssh(m, &format!("initctl logs -n 40 {unit}"));
+    let out = vm.ssh(m, &format!("initctl logs {unit} -n 40"));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
