@@ -86,6 +86,9 @@ pub enum FailureKind {
     Resources,
     /// An `Assert…=` did not hold.
     Assert,
+    /// The kernel's OOM killer killed a process of the unit
+    /// (`OOMPolicy=stop` or `kill`).
+    OomKill,
 }
 
 impl FailureKind {
@@ -101,6 +104,7 @@ impl FailureKind {
             FailureKind::Protocol => "protocol",
             FailureKind::Resources => "resources",
             FailureKind::Assert => "assert",
+            FailureKind::OomKill => "oom-kill",
         }
     }
 }

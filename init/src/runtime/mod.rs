@@ -48,6 +48,7 @@ mod loading;
 mod log_settings;
 mod logfeed;
 mod mirror;
+mod oom;
 mod pam;
 mod reexec;
 mod reloading;

@@ -97,6 +97,9 @@ impl<S: Sys> Runtime<S> {
                 self.unit_note(unit, &format!("process {pid} {}", status.describe()));
             }
         }
+        if status == ExitStatus::Signal(libc::SIGKILL) {
+            self.check_oom(pid);
+        }
         self.fact(Fact::Exited { pid, status });
     }
 

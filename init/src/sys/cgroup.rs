@@ -53,6 +53,7 @@
 //! is empty. The child joins its cgroup by writing `0` to `cgroup.procs`
 //! before `execve` (see `spawn/`).
 
+use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -91,6 +92,9 @@ pub struct UnitCgroup {
     dir: Arc<CStr>,
     /// Made by [`Cgroups::create`] for this run, so never killed.
     fresh: bool,
+    /// The OOM kills in it already seen (`memory.events`'s `oom_kill`):
+    /// those of an earlier run, or reported ([`UnitCgroup::new_oom_kills`]).
+    oom_seen: Cell<u32>,
 }
 
 /// A unit's use of the machine, from its cgroup (`None`: not available,
@@ -205,9 +209,14 @@ impl Cgroups {
     /// The cgroup of unit `name` (not created).
     pub fn unit(&self, name: &str) -> UnitCgroup {
         let dir = self.base.join(cgroup_name(name));
+        // A cgroup left by an earlier run (or the init's before a
+        // re-exec) keeps its counter: only kills after now are news.
+        let seen =
+            oom_kills(&std::fs::read_to_string(dir.join("memory.events")).unwrap_or_default());
         UnitCgroup {
             dir: Arc::from(CString::new(dir.into_os_string().into_vec()).unwrap_or_default()),
             fresh: false,
+            oom_seen: Cell::new(seen),
         }
     }
 
@@ -243,7 +252,10 @@ impl Cgroups {
             made => made,
         };
         cg.fresh = match made {
-            Ok(()) => true,
+            Ok(()) => {
+                cg.oom_seen.set(0);
+                true
+            }
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => false,
             Err(e) => return Err((None, format!("create cgroup {}: {e}", cg.dir().display()))),
         };
@@ -349,6 +361,16 @@ impl Cgroups {
 /// cgroups in it, moving its processes between them, and enabling
 /// controllers for them.
 const DELEGATED_FILES: [&str; 3] = ["cgroup.procs", "cgroup.threads", "cgroup.subtree_control"];
+
+/// The `oom_kill` counter of a `memory.events` file's text (0 when it
+/// has none).
+fn oom_kills(events: &str) -> u32 {
+    events
+        .lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
 
 /// Gives the cgroup `dir` to `uid`/`gid`: the directory and
 /// [`DELEGATED_FILES`].
@@ -482,6 +504,25 @@ impl UnitCgroup {
         Ok(())
     }
 
+    /// Makes the kernel's OOM killer take every process of it at once
+    /// (`memory.oom.group`: `OOMPolicy=kill`).
+    pub fn set_oom_group(&self) -> std::io::Result<()> {
+        write_file(&self.dir().join("memory.oom.group"), b"1")
+    }
+
+    /// How many processes of it the kernel's OOM killer killed since the
+    /// last call (since the run began, at the first): `memory.events`'s
+    /// `oom_kill`, which counts the cgroups below it too. 0 without the
+    /// memory controller. Read when one of the unit's processes is reaped
+    /// killed by `SIGKILL`, as systemd reads it before it handles such an
+    /// exit: no watch, no polling.
+    pub fn new_oom_kills(&self) -> u32 {
+        let text = std::fs::read_to_string(self.dir().join("memory.events")).unwrap_or_default();
+        let now = oom_kills(&text);
+        let seen = self.oom_seen.replace(now.max(self.oom_seen.get()));
+        now.saturating_sub(seen)
+    }
+
     /// Memory, CPU time and task count.
     pub fn stats(&self) -> CgroupStats {
         let read_u64 = |f: &str| {
@@ -561,5 +602,34 @@ mod tests {
             own_cgroup_dir("0::/lxc/c1/init\n", sub.as_bytes()).unwrap(),
             PathBuf::from("/sys/fs/cgroup/init")
         );
+    }
+
+    /// `memory.events` (a plain file here: no cgroup needed) is read for
+    /// the kills since the last look; those before the run are not news.
+    #[test]
+    fn oom_kills_are_counted_once() {
+        let base = tempfile::tempdir().unwrap();
+        let cgroups = Cgroups {
+            base: base.path().to_path_buf(),
+            at_root: false,
+            has_kill: false,
+        };
+        let dir = base.path().join(cgroup_name("web"));
+        std::fs::create_dir(&dir).unwrap();
+        let events = |n: u32| {
+            let text = format!("low 0\nhigh 0\nmax 7\noom {n}\noom_kill {n}\noom_group_kill 0\n");
+            std::fs::write(dir.join("memory.events"), text).unwrap();
+        };
+        events(2);
+        let cg = cgroups.unit("web");
+        assert_eq!(cg.new_oom_kills(), 0, "an earlier run's");
+        events(3);
+        assert_eq!(cg.new_oom_kills(), 1);
+        assert_eq!(cg.new_oom_kills(), 0, "told once");
+        events(6);
+        assert_eq!(cg.new_oom_kills(), 3);
+        std::fs::remove_file(dir.join("memory.events")).unwrap();
+        assert_eq!(cg.new_oom_kills(), 0, "no memory controller");
+        assert_eq!(oom_kills("oom 1\n"), 0);
     }
 }

@@ -482,6 +482,11 @@ pub trait Sys {
     /// What the run's cgroup uses now (`None` without a cgroup).
     fn unit_usage(&self, run: &unitrun::UnitRun) -> Option<flotilla_units::protocol::Usage>;
 
+    /// The processes of the run's cgroup the kernel's OOM killer killed
+    /// since the last call (`memory.events`; 0 without a cgroup or its
+    /// memory controller).
+    fn unit_oom_kills(&self, run: &unitrun::UnitRun) -> u32;
+
     /// Sends `signal` to every process of the run's cgroup that `reached`
     /// has not reached already; returns how many got it (0 without a
     /// cgroup).

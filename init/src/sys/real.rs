@@ -709,6 +709,10 @@ impl Sys for RealSys {
         super::unitrun::usage(run)
     }
 
+    fn unit_oom_kills(&self, run: &super::unitrun::UnitRun) -> u32 {
+        super::unitrun::oom_kills(run)
+    }
+
     fn signal_unit(
         &self,
         run: &super::unitrun::UnitRun,

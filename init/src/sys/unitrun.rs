@@ -24,7 +24,7 @@ use flotilla_units::context::credentials::Credentials;
 use flotilla_units::context::dirs::Preserve;
 use flotilla_units::context::input::Input;
 use flotilla_units::context::policy::SandboxPolicy;
-use flotilla_units::context::process::KillMode;
+use flotilla_units::context::process::{KillMode, OomPolicy};
 use flotilla_units::context::{Key, ServiceContext};
 
 use super::cgroup::{self, Cgroups, UnitCgroup};
@@ -430,6 +430,12 @@ fn fill(
         if let Some(cgs) = &s.cgroups {
             let (memory, tasks) = s.machine;
             let cg = create_cgroup(cgs, name, ctx, owner, (memory, tasks), &mut skipped)?;
+            // `OOMPolicy=kill`: the kernel kills the whole cgroup at once.
+            if ctx.oom_policy == OomPolicy::Kill {
+                if let Err(e) = cg.set_oom_group() {
+                    skipped.push(format!("OOMPolicy=kill: memory.oom.group not set: {e}"));
+                }
+            }
             run.cgroup = Some(cg);
         } else {
             without_cgroup(run, ctx, &mut skipped)?;
@@ -520,6 +526,11 @@ pub fn usage(run: &UnitRun) -> Option<flotilla_units::protocol::Usage> {
         cpu_usec: stats.cpu_usec,
         tasks: stats.tasks,
     })
+}
+
+/// The OOM kills in the run's cgroup since the last look.
+pub fn oom_kills(run: &UnitRun) -> u32 {
+    run.cgroup.as_ref().map_or(0, UnitCgroup::new_oom_kills)
 }
 
 /// Sends `signal` to every process of the run's cgroup but those

@@ -33,11 +33,13 @@
 //!    `journalctl -u ssh`, and rsyslog's logrotate hook (`systemctl kill
 //!    -s HUP rsyslog.service`); logind's session as in 1; Debian's
 //!    systemctl verbs and `systemd-run` (their lines kept for boot 4);
-//!    `poweroff` over ssh.
+//!    memory pressure (`pressure.rs`: `MemoryMax=` OOM kills, `OOMPolicy=`,
+//!    the OOM scores kept for boot 4); `poweroff` over ssh.
 //! 4. flotilla, the timing boot beside systemd's, with the same
 //!    `systemctl` commands answering the same way (no wrapper on the
 //!    PATH: Debian's own systemctl, over `/run/systemd/private`), the
-//!    verbs' lines equal to systemd's; qemu's
+//!    verbs' lines equal to systemd's, memory pressure as under systemd
+//!    (`pressure.rs`); qemu's
 //!    ACPI power button (`system_powerdown` on the monitor) powers it
 //!    off; blame checked as in 1. Before that, `apt-get install
 //!    nginx-light` (the packages downloaded by the host's apt, copied in
@@ -62,6 +64,8 @@
 mod debian_support;
 #[path = "../pid1_support/mod.rs"]
 mod pid1_support;
+// Memory pressure (issue 45), on boots 3 and 4.
+mod pressure;
 // Debian 13's boot, run beside this one: each boot is one emulated CPU,
 // qemu's, and the machine has two.
 mod trixie;
@@ -765,6 +769,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         sd_out[3]
     ));
     assert_login_session(&vm, &m, "systemd");
+    let sd_scores = pressure::check(&vm, &m, None);
     let sd_ctl = systemctl_as_debian(&vm, &m);
     let sd_verbs = systemctl_verbs(&vm, &m);
     let out = vm.ssh(&m, "poweroff");
@@ -803,6 +808,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         more[2]
     );
     assert_first_boot(&more[3], false);
+    pressure::check(&vm, &m, Some(&sd_scores));
     let fl_ctl = systemctl_as_debian(&vm, &m);
     // The same verbs, the same lines as under systemd on this disk.
     let fl_verbs = systemctl_verbs(&vm, &m);

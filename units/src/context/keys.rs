@@ -34,6 +34,7 @@ pub enum Key {
     TtyVHangup,
     TtyVtDisallocate,
     KillMode,
+    OomPolicy,
     /// `LimitCPU=` … `LimitRTTIME=`.
     Limit(Rlimit),
     MemoryMax,
@@ -109,7 +110,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 89] = [
+const TABLE: [(Key, &str, &str); 90] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -178,6 +179,7 @@ const TABLE: [(Key, &str, &str); 89] = [
         "tty-vt-disallocate",
     ),
     (Key::KillMode, "KillMode", "kill-mode"),
+    (Key::OomPolicy, "OOMPolicy", "oom-policy"),
     (Key::MemoryMax, "MemoryMax", "memory-max"),
     (Key::MemoryHigh, "MemoryHigh", "memory-high"),
     (Key::CpuWeight, "CPUWeight", "cpu-weight"),
@@ -465,7 +467,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 89 + 16);
+        assert_eq!(all.len(), 90 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -15,7 +15,7 @@
 //! | --- | --- |
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
-//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `SendSIGHUP=`, `UnsetEnvironment=`, `PAMName=` |
+//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `OOMPolicy=`, `SendSIGHUP=`, `UnsetEnvironment=`, `PAMName=` |
 //! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header; `LogLevelMax=`, `LogExtraFields=` |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
@@ -64,8 +64,8 @@ use input::{Input, Tty};
 use journal::Syslog;
 use limits::{parse_rlimit, Rlimit, RlimitValue};
 use process::{
-    assign_unset, parse_kill_mode, parse_nice, parse_oom_score_adjust, parse_output,
-    parse_pam_name, parse_umask, KillMode, Output,
+    assign_unset, parse_kill_mode, parse_nice, parse_oom_policy, parse_oom_score_adjust,
+    parse_output, parse_pam_name, parse_umask, KillMode, OomPolicy, Output,
 };
 use resources::{parse_cpu_quota, parse_memory, parse_tasks, parse_weight, Resources};
 use sandbox::{
@@ -121,6 +121,9 @@ pub struct ServiceContext {
     /// `KillMode=`.
     #[serde(skip_serializing_if = "is_default")]
     pub kill_mode: KillMode,
+    /// `OOMPolicy=`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub oom_policy: OomPolicy,
     /// `SendSIGHUP=`: a stop's signal is followed by `SIGHUP` (for shells
     /// and other programs that take it as the line's end).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -292,6 +295,7 @@ impl ServiceContext {
             Key::StandardOutput => self.standard_output = optional(empty, value, parse_output)?,
             Key::StandardError => self.standard_error = optional(empty, value, parse_output)?,
             Key::KillMode => self.kill_mode = or_default(empty, value, parse_kill_mode)?,
+            Key::OomPolicy => self.oom_policy = or_default(empty, value, parse_oom_policy)?,
             Key::IgnoreSigpipe => self.keep_sigpipe = !empty && !parse_bool(value)?,
             Key::SendSighup => self.send_sighup = flag(value)?,
             Key::PamName => self.pam_name = optional(empty, value, parse_pam_name)?,

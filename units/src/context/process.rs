@@ -1,5 +1,6 @@
 //! The per-process keys that are plain values: `UMask=`, `Nice=`,
 //! `OOMScoreAdjust=`, `StandardOutput=`/`StandardError=`, `KillMode=`,
+//! `OOMPolicy=`,
 //! `UnsetEnvironment=` and `PAMName=`.
 
 use std::path::PathBuf;
@@ -91,6 +92,46 @@ pub fn parse_kill_mode(value: &str) -> Result<KillMode, String> {
         "none" => Ok(KillMode::None),
         t => Err(format!(
             "`{t}` is not a kill mode (write control-group, mixed, process or none)"
+        )),
+    }
+}
+
+/// `OOMPolicy=`: what the kernel's OOM killer taking one of the unit's
+/// processes does to the unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OomPolicy {
+    /// The unit fails (`oom-kill`) and what is left of it is stopped
+    /// (systemd's default, `DefaultOOMPolicy=stop`).
+    #[default]
+    Stop,
+    /// The unit fails as with `stop`; the kernel is also told to kill the
+    /// whole cgroup at once (`memory.oom.group`).
+    Kill,
+    /// Nothing: the unit goes on (a main process killed ends it as any
+    /// signal does).
+    Continue,
+}
+
+impl OomPolicy {
+    /// systemd's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OomPolicy::Stop => "stop",
+            OomPolicy::Kill => "kill",
+            OomPolicy::Continue => "continue",
+        }
+    }
+}
+
+/// `OOMPolicy=`.
+pub fn parse_oom_policy(value: &str) -> Result<OomPolicy, String> {
+    match value.trim() {
+        "stop" => Ok(OomPolicy::Stop),
+        "kill" => Ok(OomPolicy::Kill),
+        "continue" => Ok(OomPolicy::Continue),
+        t => Err(format!(
+            "`{t}` is not an OOM policy (write stop, kill or continue)"
         )),
     }
 }
@@ -195,6 +236,18 @@ mod tests {
         assert_eq!(
             parse_output("printer").unwrap_err(),
             "`printer` is not an output (write inherit, null, journal, tty, file:PATH, append:PATH, truncate:PATH, socket or fd:NAME)"
+        );
+    }
+
+    #[test]
+    fn oom_policies() {
+        for p in [OomPolicy::Stop, OomPolicy::Kill, OomPolicy::Continue] {
+            assert_eq!(parse_oom_policy(p.as_str()), Ok(p));
+        }
+        assert_eq!(OomPolicy::default(), OomPolicy::Stop);
+        assert_eq!(
+            parse_oom_policy("ignore").unwrap_err(),
+            "`ignore` is not an OOM policy (write stop, kill or continue)"
         );
     }
 

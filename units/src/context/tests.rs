@@ -116,6 +116,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "everything",
         "`everything` is not a kill mode",
     ),
+    (
+        "OOMPolicy",
+        "continue",
+        "ignore",
+        "`ignore` is not an OOM policy",
+    ),
     ("LimitCPU", "10min", "forever", "`forever`: "),
     ("LimitFSIZE", "1G", "1Q", "`1Q` is not a size"),
     ("LimitDATA", "infinity", "lots", "`lots` is not a size"),

@@ -28,7 +28,7 @@ macro_rules! key {
 }
 
 /// Every trigger key, in the order the docs list them.
-pub const TRIGGER_KEYS: [Key; 52] = [
+pub const TRIGGER_KEYS: [Key; 53] = [
     key!(
         "on-active-sec",
         TIMER,
@@ -84,6 +84,12 @@ pub const TRIGGER_KEYS: [Key; 52] = [
         TIMER,
         [("Timer", "RemainAfterElapse")],
         "RemainAfterElapse"
+    ),
+    key!(
+        "on-clock-change",
+        TIMER,
+        [("Timer", "OnClockChange")],
+        "OnClockChange"
     ),
     key!(
         "listen-stream",

@@ -173,6 +173,14 @@ pub enum Fact {
         /// `owned` is the whole list.
         whole: bool,
     },
+    /// The kernel's OOM killer killed a process of `unit`'s cgroup (its
+    /// `memory.events` counts one more `oom_kill`). Told before that
+    /// process's [`Fact::Exited`], as systemd looks before it handles the
+    /// exit, so that the unit's result is `oom-kill`.
+    OomKilled {
+        /// The unit.
+        unit: UnitId,
+    },
     /// A line of output matched `ready-grep`.
     ReadyLine {
         /// The unit.

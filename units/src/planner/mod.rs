@@ -691,6 +691,7 @@ impl Planner {
             }
             Fact::Notify { unit, msg } => self.notify(unit, msg),
             Fact::ReadyLine { unit } => self.step(unit, Event::ReadyLine),
+            Fact::OomKilled { unit } => self.step(unit, Event::OomKilled),
             Fact::BusNames {
                 owned,
                 released,

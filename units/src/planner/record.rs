@@ -287,6 +287,11 @@ pub(super) struct Rare {
 pub(super) struct TimerRun {
     /// When the timer was activated (monotonic).
     pub activated: Instant,
+    /// The wall clock then (realtime µs), as it read then: a later jump
+    /// of the clock does not move it, so that a calendar elapse counted
+    /// from it and jumped over fires (systemd keeps the activation's
+    /// realtime stamp the same way).
+    pub activated_real: u64,
     /// The last trigger in this activation (monotonic, realtime µs).
     pub last_trigger: Option<(Instant, u64)>,
     /// The next elapse (monotonic deadline, realtime µs), if armed.

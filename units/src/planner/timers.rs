@@ -118,6 +118,8 @@ impl Planner {
         self.run();
     }
 
+    /// The wall clock changed: every running timer armed again, and those
+    /// with `OnClockChange=` fire (which arms them again), as systemd's.
     fn rearm_timers(&mut self) {
         for i in 0..self.units.len() {
             let u = UnitId(i as u32);
@@ -126,7 +128,11 @@ impl Planner {
                 continue;
             }
             if self.records[i].rare().timer_run.is_some() {
-                self.arm_timer(u);
+                if self.timer_settings(u).on_clock_change {
+                    self.timer_elapsed(u);
+                } else {
+                    self.arm_timer(u);
+                }
             } else {
                 // Up without a run: carried across a re-exec, which keeps
                 // no timer runs. Armed afresh from now (its persistent
@@ -140,8 +146,10 @@ impl Planner {
     pub(super) fn start_timer(&mut self, u: UnitId) {
         let i = u.index();
         self.units[i].phase = Phase::Up;
+        let activated_real = self.realtime_at(self.now);
         self.records[i].rare_mut().timer_run = Some(TimerRun {
             activated: self.now,
+            activated_real,
             last_trigger: None,
             next: None,
             fired: 0,
@@ -189,7 +197,7 @@ impl Planner {
             now_realtime: self.realtime_at(self.now),
             init_start: env.init_start,
             in_container: env.in_container,
-            timer_activated: Some((run.activated, self.realtime_at(run.activated))),
+            timer_activated: Some((run.activated, run.activated_real)),
             unit_active_since: active_since,
             unit_inactive_since: inactive_since,
             last_trigger: run.last_trigger,
@@ -215,7 +223,17 @@ impl Planner {
                     .map(|r| self.monotonic_at(wake_between(r, r.saturating_add(acc), perturb)));
                 let deadline = match (mono, real) {
                     (Some(a), Some(b)) => a.min(b),
-                    (a, b) => a.or(b).unwrap_or(self.now),
+                    (Some(a), None) | (None, Some(a)) => a,
+                    // `OnClockChange=` alone: nothing to wait for but a
+                    // change of the clock ([`Planner::wall_clock_set`]).
+                    (None, None) => {
+                        self.clear_timer(u);
+                        if let Some(r) = self.records[i].rare_mut().timer_run.as_mut() {
+                            r.next = None;
+                        }
+                        self.set_state(u, UnitState::Running, "waiting for the clock to change");
+                        return;
+                    }
                 };
                 let when = self.realtime_at(deadline);
                 if let Some(r) = self.records[i].rare_mut().timer_run.as_mut() {

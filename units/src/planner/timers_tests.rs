@@ -311,3 +311,47 @@ fn a_long_running_service_stays_required_until_it_ends_and_the_timer_stops_with_
     assert_eq!(s.state("job"), UnitState::Disabled);
     assert!(s.running.is_empty());
 }
+
+#[test]
+fn on_clock_change_fires_at_each_change_of_the_clock_and_only_then() {
+    let mut s = Sim::new(
+        &[("OnClockChange", "yes")],
+        UnitType::Oneshot,
+        TimerEnv::default(),
+    );
+    // Nothing to wait for but the clock: running, no deadline.
+    s.advance_to(secs(10_000));
+    assert!(s.starts.is_empty());
+    assert_eq!(s.state("tick"), UnitState::Running);
+    assert!(s.status("tick").contains("waiting for the clock to change"));
+    // A day ahead, then back: each change fires it once.
+    s.now = secs(10_001);
+    s.p.wall_clock_set(T0 + 86_400 * S, s.now);
+    s.settle();
+    s.advance_to(secs(10_200));
+    s.p.wall_clock_set(T0 + 10_200 * S, s.now);
+    s.settle();
+    s.advance_to(secs(20_000));
+    assert_eq!(s.start_times(), [10_001, 10_200]);
+    assert_eq!(s.state("tick"), UnitState::Running);
+}
+
+#[test]
+fn a_daily_timer_runs_once_when_the_clock_jumps_a_day() {
+    let mut s = Sim::new(
+        &[("OnCalendar", "daily UTC"), ("AccuracySec", "1us")],
+        UnitType::Oneshot,
+        TimerEnv::default(),
+    );
+    s.advance_to(secs(1000));
+    assert!(s.starts.is_empty());
+    // `date -s '+1 day'`: midnight is behind the clock now.
+    s.now = secs(1001);
+    s.p.wall_clock_set(T0 + 86_400 * S + 1001 * S, s.now);
+    s.settle();
+    s.advance_to(secs(5000));
+    assert_eq!(s.start_times(), [1001]);
+    assert!(s
+        .status("tick")
+        .contains("next elapse 2024-01-03T00:00:00.000Z"));
+}

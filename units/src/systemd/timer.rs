@@ -58,6 +58,9 @@ pub struct TimerSettings {
     pub fixed_random_delay: bool,
     /// `RemainAfterElapse=` (default yes).
     pub remain_after_elapse: bool,
+    /// `OnClockChange=`: fire when the wall clock is set or jumps.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_clock_change: bool,
 }
 
 impl Default for TimerSettings {
@@ -74,6 +77,7 @@ impl Default for TimerSettings {
             randomized_delay: Duration::ZERO,
             fixed_random_delay: false,
             remain_after_elapse: true,
+            on_clock_change: false,
         }
     }
 }
@@ -83,7 +87,7 @@ pub const DEFAULT_ACCURACY: Duration = Duration::from_secs(60);
 
 /// The `[Timer]` keys [`TimerSettings::set`] reads (`Unit=` is the unit's
 /// `triggers`).
-pub const TIMER_KEYS: [&str; 11] = [
+pub const TIMER_KEYS: [&str; 12] = [
     "OnActiveSec",
     "OnBootSec",
     "OnStartupSec",
@@ -95,6 +99,7 @@ pub const TIMER_KEYS: [&str; 11] = [
     "RandomizedDelaySec",
     "FixedRandomDelay",
     "RemainAfterElapse",
+    "OnClockChange",
 ];
 
 /// A `[Timer]` setting that cannot be read.
@@ -229,6 +234,7 @@ impl TimerSettings {
             "RandomizedDelaySec" => self.randomized_delay = span()?,
             "FixedRandomDelay" => self.fixed_random_delay = !v.is_empty() && boolean()?,
             "RemainAfterElapse" => self.remain_after_elapse = v.is_empty() || boolean()?,
+            "OnClockChange" => self.on_clock_change = !v.is_empty() && boolean()?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -242,8 +248,9 @@ impl TimerSettings {
             && self.on_unit_active.is_empty()
             && self.on_unit_inactive.is_empty()
             && self.on_calendar.is_empty()
+            && !self.on_clock_change
         {
-            return Err(format!("{timer_name} has no OnActiveSec=, OnBootSec=, OnStartupSec=, OnUnitActiveSec=, OnUnitInactiveSec= or OnCalendar= setting"));
+            return Err(format!("{timer_name} has no OnActiveSec=, OnBootSec=, OnStartupSec=, OnUnitActiveSec=, OnUnitInactiveSec=, OnCalendar= or OnClockChange= setting"));
         }
         Ok(())
     }
@@ -328,7 +335,7 @@ impl TimerSettings {
                 monotonic = Some(monotonic.map_or(next, |m| m.min(next)));
             }
         }
-        if monotonic.is_none() && realtime.is_none() {
+        if monotonic.is_none() && realtime.is_none() && !self.on_clock_change {
             return TimerNext::Elapsed {
                 remain: self.remain_after_elapse || leave_around,
             };

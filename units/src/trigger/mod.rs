@@ -308,7 +308,7 @@ mod tests {
         assert!(p(&ok).is_empty());
         assert_eq!(
             p(&trigger(UnitType::Timer, &[], &[])),
-            ["on-calendar: t has no OnActiveSec=, OnBootSec=, OnStartupSec=, OnUnitActiveSec=, OnUnitInactiveSec= or OnCalendar= setting"]
+            ["on-calendar: t has no OnActiveSec=, OnBootSec=, OnStartupSec=, OnUnitActiveSec=, OnUnitInactiveSec=, OnCalendar= or OnClockChange= setting"]
         );
         let sock = trigger(UnitType::Socket, &["s@.service"], &[("ListenStream", "22")]);
         assert!(p(&sock)[0].contains("is a template"));

@@ -125,9 +125,9 @@ fn the_keys_the_docs_list() {
     // `requisite`, `part-of`, `upholds`, `sockets`, `restart-kill-signal`,
     // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
     // `propagates-reload-to`, `ready-bus-name`, `file-descriptor-store-max`
-    // and `non-blocking` (28), 52 trigger settings, 33 conditions and 33
+    // and `non-blocking` (28), 53 trigger settings, 33 conditions and 33
     // assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 28 + 52 + 66);
+    assert_eq!(UNIT_KEYS.len(), 36 + 28 + 53 + 66);
     for key in [
         "unit",
         "name",

@@ -9,6 +9,7 @@ mod conditions;
 mod instances;
 mod lifecycle;
 mod logs;
+mod oom;
 mod paths;
 mod reexec;
 mod reload;

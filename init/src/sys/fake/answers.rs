@@ -738,6 +738,10 @@ impl Sys for FakeSys {
         None
     }
 
+    fn unit_oom_kills(&self, _run: &crate::sys::unitrun::UnitRun) -> u32 {
+        std::mem::take(&mut self.state.borrow_mut().oom_kills)
+    }
+
     fn signal_unit(
         &self,
         _run: &crate::sys::unitrun::UnitRun,

@@ -119,6 +119,8 @@ struct State {
     /// What [`Sys::write_now`] wrote, and how much more it takes.
     stdout: Vec<u8>,
     stdout_room: usize,
+    /// What the next [`Sys::unit_oom_kills`] answers (then 0).
+    oom_kills: u32,
     /// Whether `/dev/console` opens.
     console_ok: bool,
     /// The machine conditions are checked against.
@@ -205,6 +207,7 @@ impl FakeSys {
                 stdin_terminal: true,
                 stdout: Vec::new(),
                 stdout_room: usize::MAX,
+                oom_kills: 0,
                 console_ok: true,
                 machine: flotilla_units::systemd::ScriptedFacts::default(),
             }),
@@ -403,6 +406,12 @@ impl FakeSys {
     /// What [`Sys::write_now`] wrote, taken.
     pub fn take_stdout(&self) -> String {
         String::from_utf8_lossy(&std::mem::take(&mut self.state.borrow_mut().stdout)).into_owned()
+    }
+
+    /// Makes the next [`Sys::unit_oom_kills`] answer `n`: the kernel's OOM
+    /// killer took that many of a unit's processes.
+    pub fn set_oom_kills(&self, n: u32) {
+        self.state.borrow_mut().oom_kills = n;
     }
 
     /// Sets how many more bytes [`Sys::write_now`] takes (a full pipe: 0).

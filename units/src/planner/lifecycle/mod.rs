@@ -25,6 +25,8 @@ mod check_tests;
 mod exit_tests;
 #[cfg(test)]
 mod on_failure_tests;
+#[cfg(test)]
+mod oom_tests;
 mod start;
 mod stop;
 #[cfg(test)]
@@ -69,6 +71,8 @@ pub(super) enum Event {
     /// An `accept: yes` socket accepted a connection; the instance made
     /// for it.
     Accepted(String),
+    /// The kernel's OOM killer killed a process of the unit's cgroup.
+    OomKilled,
 }
 
 impl Planner {
@@ -160,6 +164,9 @@ impl Planner {
             (P::Main, E::Armed(Err(why))) => self.fail(u, FailureKind::Resources, why),
             (P::Up, E::Fired) => self.event_fired(u),
             (P::Up, E::Accepted(instance)) => self.connection_accepted(u, instance),
+
+            // The OOM killer took one of its processes: `OOMPolicy=`.
+            (P::Pre(_) | P::Main | P::Up | P::Reloading, E::OomKilled) => self.oom_killed(u),
             (P::Up | P::Main, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => {
                 self.stop_trigger(u, why)
             }
@@ -207,7 +214,8 @@ impl Planner {
                 | E::Checked(_)
                 | E::Armed(_)
                 | E::Fired
-                | E::Accepted(_),
+                | E::Accepted(_)
+                | E::OomKilled,
             ) => {}
             (
                 P::Check,
@@ -224,7 +232,8 @@ impl Planner {
                 | E::Timer(_)
                 | E::Armed(_)
                 | E::Fired
-                | E::Accepted(_),
+                | E::Accepted(_)
+                | E::OomKilled,
             ) => {}
             (
                 P::Pre(_),
@@ -308,7 +317,8 @@ impl Planner {
                 | E::Checked(_)
                 | E::Armed(_)
                 | E::Fired
-                | E::Accepted(_),
+                | E::Accepted(_)
+                | E::OomKilled,
             ) => {}
             (
                 P::StopPost(_),
@@ -327,7 +337,8 @@ impl Planner {
                 | E::Checked(_)
                 | E::Armed(_)
                 | E::Fired
-                | E::Accepted(_),
+                | E::Accepted(_)
+                | E::OomKilled,
             ) => {}
         }
     }

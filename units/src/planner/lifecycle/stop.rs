@@ -7,6 +7,7 @@ use super::super::facts::Action;
 use super::super::facts::{ExitStatus, Role};
 use super::super::record::{Failure, Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
+use crate::context::process::OomPolicy;
 use crate::graph::UnitId;
 use crate::spec::{defaults, Ready, RestartPolicy, Runs, Signal};
 use crate::state::{FailureKind, UnitState};
@@ -21,6 +22,23 @@ impl Planner {
     pub(in crate::planner) fn fail(&mut self, u: UnitId, kind: FailureKind, why: String) {
         let restart = self.restart_policy(u) != RestartPolicy::No;
         self.fail_restarting(u, Failure::new(kind, why), restart);
+    }
+
+    /// The kernel's OOM killer killed one of the unit's processes (the
+    /// init tells it before that process's exit, as systemd checks before
+    /// it handles the exit): with `OOMPolicy=stop` or `kill` the unit
+    /// fails with systemd's `oom-kill` and what is left of it is stopped;
+    /// with `continue` it goes on, and a main process's end is judged as
+    /// any other.
+    pub(super) fn oom_killed(&mut self, u: UnitId) {
+        let policy = self.spec_of(u).extras.context.oom_policy;
+        if policy != OomPolicy::Continue {
+            let why = format!(
+                "a process was killed by the OOM killer (OOMPolicy={})",
+                policy.as_str()
+            );
+            self.fail(u, FailureKind::OomKill, why);
+        }
     }
 
     /// A failure by a helper's exit (`exec-start-pre`, `exec-start-post`):
