@@ -31,7 +31,8 @@
 //!    `journalctl -u ssh`, and rsyslog's logrotate hook (`systemctl kill
 //!    -s HUP rsyslog.service`); logind's session as in 1; Debian's
 //!    systemctl verbs and `systemd-run` (their lines kept for boot 4);
-//!    `poweroff` over ssh.
+//!    the restarts of journald, logind and dbus (`life.rs`, its answers
+//!    kept for boot 4); `poweroff` over ssh.
 //! 4. flotilla, the timing boot beside systemd's, with the same
 //!    `systemctl` commands answering the same way (no wrapper on the
 //!    PATH: Debian's own systemctl, over `/run/systemd/private`), the
@@ -41,7 +42,9 @@
 //!    nginx-light` (the packages downloaded by the host's apt, copied in
 //!    with scp): its maintainer scripts start and enable nginx through
 //!    Debian's systemctl (`invoke-rc.d`, `deb-systemd-invoke`), it
-//!    answers on port 80, and `apt-get remove` stops it.
+//!    answers on port 80, and `apt-get remove` stops it; then the
+//!    restarts of `life.rs`, answered as under systemd (dbus's restart: a
+//!    known difference, `life::FLOTILLA_DBUS`).
 //!
 //! After every boot, qemu must have exited by itself (the machine powered
 //! off) and the host checks the root file system of the disk: state
@@ -60,6 +63,9 @@
 mod debian_support;
 #[path = "../pid1_support/mod.rs"]
 mod pid1_support;
+// What the package manager does to a running machine (restarts of
+// journald, logind, dbus) and wtmp's records, under both inits.
+mod life;
 // Debian 13's boot, run beside this one: each boot is one emulated CPU,
 // qemu's, and the machine has two.
 mod trixie;
@@ -747,6 +753,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     assert_login_session(&vm, &m, "systemd");
     let sd_ctl = systemctl_as_debian(&vm, &m);
     let sd_verbs = systemctl_verbs(&vm, &m);
+    let sd_life = life::check(&vm, &m);
     let out = vm.ssh(&m, "poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -797,6 +804,21 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         fl_verbs.join("\n")
     ));
     let nginx_ms = apt_installs_and_removes_nginx(&vm, &m, &debs);
+    let fl_life = life::check(&vm, &m);
+    assert_eq!(
+        fl_life.lines, sd_life.lines,
+        "the restarts' answers under flotilla and under systemd (journald, logind)"
+    );
+    report(&format!(
+        "debian: the restarts' checks (journald, logind, dbus) took {:.1} s under systemd, {:.1} s under flotilla; answering \
+         again after `systemctl restart dbus` (is-system-running, loginctl, hostnamectl), ms: \
+         systemd {:?}, flotilla {:?}; flotilla's answers after it (a known difference): {:?}",
+        sd_life.took.as_secs_f64(),
+        fl_life.took.as_secs_f64(),
+        sd_life.answered_ms,
+        fl_life.answered_ms,
+        fl_life.dbus
+    ));
     report(&format!(
         "debian: flotilla's view of its boot:\n{blame}{chain}"
     ));
