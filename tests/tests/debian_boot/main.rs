@@ -34,7 +34,9 @@
 //!    -s HUP rsyslog.service`); logind's session as in 1; Debian's
 //!    systemctl verbs and `systemd-run` (their lines kept for boot 4);
 //!    memory pressure (`pressure.rs`: `MemoryMax=` OOM kills, `OOMPolicy=`,
-//!    the OOM scores kept for boot 4); `poweroff` over ssh.
+//!    the OOM scores kept for boot 4); the restarts of journald, logind
+//!    and dbus (`life.rs`, its answers kept for boot 4); `poweroff` over
+//!    ssh.
 //! 4. flotilla, the timing boot beside systemd's, with the same
 //!    `systemctl` commands answering the same way (no wrapper on the
 //!    PATH: Debian's own systemctl, over `/run/systemd/private`), the
@@ -45,7 +47,8 @@
 //!    nginx-light` (the packages downloaded by the host's apt, copied in
 //!    with scp): its maintainer scripts start and enable nginx through
 //!    Debian's systemctl (`invoke-rc.d`, `deb-systemd-invoke`), it
-//!    answers on port 80, and `apt-get remove` stops it.
+//!    answers on port 80, and `apt-get remove` stops it; then the
+//!    restarts of `life.rs`, answered as under systemd.
 //!
 //! After every boot, qemu must have exited by itself (the machine powered
 //! off) and the host checks the root file system of the disk: state
@@ -66,6 +69,9 @@ mod debian_support;
 mod pid1_support;
 // Memory pressure (issue 45), on boots 3 and 4.
 mod pressure;
+// What the package manager does to a running machine (restarts of
+// journald, logind, dbus), under both inits.
+mod life;
 // Debian 13's boot, run beside this one: each boot is one emulated CPU,
 // qemu's, and the machine has two.
 mod trixie;
@@ -772,6 +778,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     let sd_scores = pressure::check(&vm, &m, None);
     let sd_ctl = systemctl_as_debian(&vm, &m);
     let sd_verbs = systemctl_verbs(&vm, &m);
+    let sd_life = life::check(&vm, &m);
     let out = vm.ssh(&m, "poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -823,6 +830,21 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         fl_verbs.join("\n")
     ));
     let nginx_ms = apt_installs_and_removes_nginx(&vm, &m, &debs);
+    let fl_life = life::check(&vm, &m);
+    assert_eq!(
+        fl_life.lines, sd_life.lines,
+        "the restarts' answers under flotilla and under systemd (journald, logind)"
+    );
+    report(&format!(
+        "debian: the restarts' checks (journald, logind, dbus) took {:.1} s under systemd, {:.1} s under flotilla; answering \
+         again after `systemctl restart dbus` (is-system-running, loginctl, hostnamectl), ms: \
+         systemd {:?}, flotilla {:?}; flotilla's answers after it: {:?}",
+        sd_life.took.as_secs_f64(),
+        fl_life.took.as_secs_f64(),
+        sd_life.answered_ms,
+        fl_life.answered_ms,
+        fl_life.dbus
+    ));
     report(&format!(
         "debian: flotilla's view of its boot:\n{blame}{chain}"
     ));
