@@ -12,13 +12,40 @@ use crate::graph::UnitId;
 
 impl Planner {
     /// Takes a report of names owned and released; each unit waiting for
-    /// a name now owned is ready.
+    /// a name now owned is ready, each running unit whose name is gone is
+    /// stopped ([`Event::BusNameLost`]). A whole report (busd started, or
+    /// on a new bus) releases every name it does not list.
     pub(super) fn bus_names(&mut self, owned: Vec<String>, released: Vec<String>, whole: bool) {
-        if whole {
-            self.bus_names.clear();
+        let before = if whole {
+            std::mem::take(&mut self.bus_names)
+        } else {
+            Default::default()
+        };
+        let mut lost: Vec<String> = before
+            .into_iter()
+            .filter(|n| !owned.contains(n))
+            .collect();
+        for name in released {
+            if self.bus_names.remove(&name) {
+                lost.push(name);
+            }
         }
-        for name in &released {
-            self.bus_names.remove(name);
+        if !lost.is_empty() {
+            let gone: Vec<UnitId> = self
+                .graph
+                .ids()
+                .filter(|u| self.units[u.index()].phase == Phase::Up)
+                .filter(|&u| {
+                    self.spec_of(u)
+                        .extras
+                        .ready_bus_name
+                        .as_ref()
+                        .is_some_and(|n| lost.contains(n))
+                })
+                .collect();
+            for u in gone {
+                self.step(u, Event::BusNameLost);
+            }
         }
         let mut taken = Vec::new();
         for name in owned {

@@ -57,6 +57,8 @@ pub(super) enum Event {
     ReadyLine,
     /// The unit's `ready-bus-name` is owned on the system bus.
     BusName,
+    /// The unit's `ready-bus-name`, owned before, is not any more.
+    BusNameLost,
     /// The pidfile was read: the PID, or why there is none.
     Pidfile(Result<i32, String>),
     /// The unit's timer fired.
@@ -148,6 +150,7 @@ impl Planner {
                 self.pidfile_followed(u, result)
             }
             (P::Up | P::Reloading, E::Stopping) => self.stopping_by_itself(u),
+            (P::Up, E::BusNameLost) => self.bus_name_lost(u),
             (P::Reloading, E::Ready) if rec.helper.is_none() => self.reloaded(u, "reloaded".into()),
             (P::Reloading, E::Exited(role @ (Role::Reload | Role::ReloadThen(_)), _, status)) => {
                 self.reload_exited(u, role, status)
@@ -209,6 +212,7 @@ impl Planner {
                 | E::Stopping
                 | E::ReadyLine
                 | E::BusName
+                | E::BusNameLost
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -228,6 +232,7 @@ impl Planner {
                 | E::Stopping
                 | E::ReadyLine
                 | E::BusName
+                | E::BusNameLost
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Armed(_)
@@ -246,6 +251,7 @@ impl Planner {
                 | E::Stopping
                 | E::ReadyLine
                 | E::BusName
+                | E::BusNameLost
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -263,6 +269,7 @@ impl Planner {
                 | E::Ready
                 | E::Reloading
                 | E::Stopping
+                | E::BusNameLost
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Fired
@@ -293,6 +300,7 @@ impl Planner {
                 | E::Reloading
                 | E::ReadyLine
                 | E::BusName
+                | E::BusNameLost
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -312,6 +320,7 @@ impl Planner {
                 | E::Stopping
                 | E::ReadyLine
                 | E::BusName
+                | E::BusNameLost
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)
@@ -332,6 +341,7 @@ impl Planner {
                 | E::Stopping
                 | E::ReadyLine
                 | E::BusName
+                | E::BusNameLost
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Checked(_)

@@ -208,6 +208,18 @@ impl Planner {
         self.set_state(u, UnitState::Stopping, "stopping (STOPPING=1)");
     }
 
+    /// `Up` + its `ready-bus-name` released (the daemon left the bus, or
+    /// the bus came back without it: `systemctl restart dbus`): stopped,
+    /// as systemd stops a `Type=dbus` service whose name is gone, and its
+    /// end judged as one it asked for itself, so that `restart: always`
+    /// (logind's) brings it back onto the bus.
+    pub(super) fn bus_name_lost(&mut self, u: UnitId) {
+        self.begin_stop(u, "stopping (its D-Bus name was released)");
+        let rec = &mut self.records[u.index()];
+        rec.rare_reset(|r| r.failure = None);
+        rec.self_stop = true;
+    }
+
     /// `Stopping` + the main process exited. After `STOPPING=1` the unit
     /// ends by itself: the exit is judged as in `Up` (a clean exit is
     /// `exited`, anything else a failure); as a stop the init asked for,

@@ -392,9 +392,17 @@ fn main_with_a_bus_name_waits_for_it() {
         (t.phase(), t.status()),
         (Phase::Up, "ready (its D-Bus name is taken)".into())
     );
-    // Given up while up: the unit stays up (systemd does not watch it then).
+    // Given up while up: stopped, as systemd stops a `Type=dbus` service
+    // whose name is gone (its end then judged as one it asked for).
     t.p.fact(names(&[], &["org.example.Svc"], false), t.now);
-    assert_eq!(t.phase(), Phase::Up);
+    assert_eq!(
+        (t.phase(), t.status()),
+        (
+            Phase::Stopping,
+            "stopping (its D-Bus name was released)".into()
+        )
+    );
+    assert!(t.p.records[0].self_stop);
 
     // A name already owned (the whole list) when the main process starts:
     // up at once.
@@ -407,9 +415,12 @@ fn main_with_a_bus_name_waits_for_it() {
     t.exited(10, OK);
     t.spawned(Role::Main);
     assert_eq!(t.phase(), Phase::Up);
-    // A whole list without it: forgotten.
+    // A whole list without it (busd on a new bus: `systemctl restart
+    // dbus`, and the daemon did not come back onto it): forgotten, and the
+    // unit, up, is stopped.
     t.p.fact(names(&["org.example.Other"], &[], true), t.now);
     assert!(!t.p.bus_name_owned(U));
+    assert_eq!(t.phase(), Phase::Stopping);
 }
 
 #[test]
