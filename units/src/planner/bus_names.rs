@@ -21,10 +21,7 @@ impl Planner {
         } else {
             Default::default()
         };
-        let mut lost: Vec<String> = before
-            .into_iter()
-            .filter(|n| !owned.contains(n))
-            .collect();
+        let mut lost: Vec<String> = before.into_iter().filter(|n| !owned.contains(n)).collect();
         for name in released {
             if self.bus_names.remove(&name) {
                 lost.push(name);
