@@ -254,17 +254,23 @@ fn unit<'a>(status: &'a Value, name: &str) -> &'a Value {
 /// since `t0`.
 fn sshd_answering(ctr: &str, t0: Instant) -> Duration {
     wait_for(BOOT, "sshd answering on port 22", || {
-        let (_, out, _) = podman(&[
-            "exec",
-            ctr,
-            "timeout",
-            "5",
-            "bash",
-            "-c",
-            "exec 3<>/dev/tcp/127.0.0.1/22 && head -c 4 <&3",
-        ]);
-        (out == "SSH-").then(|| t0.elapsed())
+        sshd_banner(ctr).then(|| t0.elapsed())
     })
+}
+
+/// Whether sshd in the container answers on TCP port 22 with its `SSH-`
+/// banner, read by bash's `/dev/tcp` in the container.
+fn sshd_banner(ctr: &str) -> bool {
+    let (_, out, _) = podman(&[
+        "exec",
+        ctr,
+        "timeout",
+        "5",
+        "bash",
+        "-c",
+        "exec 3<>/dev/tcp/127.0.0.1/22 && head -c 4 <&3",
+    ]);
+    out == "SSH-"
 }
 
 /// The host's `CLOCK_MONOTONIC` in seconds: the clock of systemd's
@@ -504,16 +510,7 @@ fn boot_systemd(image: &str, ctr: &str) -> Result<SystemdRun, String> {
         }
     };
     let sshd = until("sshd answering", &mut || {
-        let (_, out, _) = podman(&[
-            "exec",
-            ctr,
-            "timeout",
-            "5",
-            "bash",
-            "-c",
-            "exec 3<>/dev/tcp/127.0.0.1/22 && head -c 4 <&3",
-        ]);
-        (out == "SSH-").then(|| t0.elapsed().as_secs_f64())
+        sshd_banner(ctr).then(|| t0.elapsed().as_secs_f64())
     })?;
     let to_target = until("multi-user.target", &mut || {
         let (_, out, _) = podman(&[

@@ -27,22 +27,8 @@ impl Planner {
                 lost.push(name);
             }
         }
-        if !lost.is_empty() {
-            let gone: Vec<UnitId> = self
-                .graph
-                .ids()
-                .filter(|u| self.units[u.index()].phase == Phase::Up)
-                .filter(|&u| {
-                    self.spec_of(u)
-                        .extras
-                        .ready_bus_name
-                        .as_ref()
-                        .is_some_and(|n| lost.contains(n))
-                })
-                .collect();
-            for u in gone {
-                self.step(u, Event::BusNameLost);
-            }
+        for u in self.units_named(Phase::Up, &lost) {
+            self.step(u, Event::BusNameLost);
         }
         let mut taken = Vec::new();
         for name in owned {
@@ -50,24 +36,27 @@ impl Planner {
                 taken.push(name);
             }
         }
-        if taken.is_empty() {
-            return;
+        for u in self.units_named(Phase::Main, &taken) {
+            self.step(u, Event::BusName);
         }
-        let waiting: Vec<UnitId> = self
-            .graph
+    }
+
+    /// The units in `phase` whose `ready-bus-name` is one of `names`.
+    fn units_named(&self, phase: Phase, names: &[String]) -> Vec<UnitId> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        self.graph
             .ids()
-            .filter(|u| self.units[u.index()].phase == Phase::Main)
+            .filter(|u| self.units[u.index()].phase == phase)
             .filter(|&u| {
                 self.spec_of(u)
                     .extras
                     .ready_bus_name
                     .as_ref()
-                    .is_some_and(|n| taken.contains(n))
+                    .is_some_and(|n| names.contains(n))
             })
-            .collect();
-        for u in waiting {
-            self.step(u, Event::BusName);
-        }
+            .collect()
     }
 
     /// Whether unit `u`'s `ready-bus-name` is owned now.

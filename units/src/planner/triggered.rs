@@ -77,32 +77,24 @@ impl Planner {
     /// `OnFailure=`), put there by `u`; a name the graph does not have (or
     /// a masked unit) is skipped.
     pub(in crate::planner) fn start_on_failure(&mut self, u: UnitId) {
-        if self.shutting_down {
-            return;
-        }
-        let spec = self.spec_of(u);
-        if spec.extras.on_failure.is_empty() {
-            return;
-        }
-        let (names, by) = (spec.extras.on_failure.clone(), spec.name.clone());
-        let monitor = self.monitor_of_end(u);
-        for name in names {
-            self.pull_in(name, by.clone(), Some(monitor.clone()));
-        }
+        let names = self.spec_of(u).extras.on_failure.clone();
+        self.start_on_end(u, names);
     }
 
     /// Unit `u` became inactive without a failure (stopped, or done and
     /// not remaining): each unit its `on-success` names joins T, as for
     /// `on-failure` (systemd's `OnSuccess=`).
     pub(in crate::planner) fn start_on_success(&mut self, u: UnitId) {
-        if self.shutting_down {
+        let names = self.spec_of(u).extras.on_success.clone();
+        self.start_on_end(u, names);
+    }
+
+    /// Puts `names` in T for unit `u`'s end, each told how it ended.
+    fn start_on_end(&mut self, u: UnitId, names: crate::spec::Names) {
+        if self.shutting_down || names.is_empty() {
             return;
         }
-        let spec = self.spec_of(u);
-        if spec.extras.on_success.is_empty() {
-            return;
-        }
-        let (names, by) = (spec.extras.on_success.clone(), spec.name.clone());
+        let by = self.spec_of(u).name.clone();
         let monitor = self.monitor_of_end(u);
         for name in names {
             self.pull_in(name, by.clone(), Some(monitor.clone()));
