@@ -161,6 +161,20 @@ impl Lines {
         }
     }
 
+    /// Waits until the stream has ended (at most `limit`).
+    pub fn wait_eof(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let (m, cv) = &*self.inner;
+        let mut g = m.lock().unwrap();
+        while !g.1 {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            g = cv.wait_timeout(g, deadline - now).unwrap().0;
+        }
+    }
+
     /// The arrival time of the first line containing `needle`.
     pub fn time_of(&self, needle: &str) -> Option<Instant> {
         self.inner
@@ -382,9 +396,13 @@ impl Pid1 {
     /// init's.
     pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
         let child = &mut self.child;
-        wait_for(limit, "the init to exit", || {
+        let status = wait_for(limit, "the init to exit", || {
             child.try_wait().expect("try_wait")
-        })
+        });
+        // Its last lines may still be in the pipe, the reader behind on a
+        // loaded machine: the console is whole once it ends.
+        self.out.wait_eof(limit);
+        status
     }
 }
 
