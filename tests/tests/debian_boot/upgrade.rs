@@ -34,7 +34,8 @@ fn built_package() -> PathBuf {
 
 /// A copy of `deb` whose version is `VERSION+upgrade1`, in `dir`.
 fn newer_package(deb: &std::path::Path, dir: &std::path::Path) -> PathBuf {
-    let tree = dir.join("tree");
+    // Not `tree`: `assert_packages_intact` copies the disk's files there.
+    let tree = dir.join("upgrade-package");
     let (ok, text) = host(Command::new("dpkg-deb").arg("-R").arg(deb).arg(&tree));
     assert!(ok, "dpkg-deb -R: {text}");
     let control = tree.join("DEBIAN/control");
@@ -56,6 +57,7 @@ fn newer_package(deb: &std::path::Path, dir: &std::path::Path) -> PathBuf {
             .arg(&out),
     );
     assert!(ok, "dpkg-deb --build: {text}");
+    std::fs::remove_dir_all(&tree).expect("remove the unpacked package");
     out
 }
 
