@@ -193,8 +193,9 @@ fn ulimits() -> Vec<String> {
 }
 
 /// `podman create` of the system container `ctr` from `image`: runc,
-/// `--systemd=always`, the stop timeout, the limits of [`ulimits`].
-fn create_args(ctr: &str, image: &str) -> Vec<String> {
+/// `--systemd=always`, the stop timeout, `extra`, the limits of
+/// [`ulimits`].
+fn create_args(ctr: &str, image: &str, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = [
         "create",
         "--name",
@@ -207,6 +208,7 @@ fn create_args(ctr: &str, image: &str) -> Vec<String> {
     ]
     .map(String::from)
     .into();
+    args.extend(extra.iter().map(|a| a.to_string()));
     args.extend(ulimits());
     args.push(image.to_string());
     args
@@ -412,7 +414,7 @@ fn boot_rootless(image: &str, ctr: &str) -> (Duration, Duration) {
         String::from_utf8_lossy(&load.stderr)
     );
     let stop_timeout = STOP_TIMEOUT.to_string();
-    let (ok, _, err) = podman_rootless(&create_args(ctr, image));
+    let (ok, _, err) = podman_rootless(&create_args(ctr, image, &[]));
     assert!(ok, "podman create (rootless): {err}");
     let t0 = Instant::now();
     let (ok, _, err) = podman_rootless(&["start", ctr]);
@@ -471,24 +473,16 @@ struct SystemdRun {
 /// when systemd cannot run here, why (the container's end, its log, and
 /// systemd's own account when it still answers).
 fn boot_systemd(image: &str, ctr: &str) -> Result<SystemdRun, String> {
-    let mut args: Vec<String> = [
-        "create",
-        "--name",
+    let args = create_args(
         ctr,
-        "--runtime",
-        "runc",
-        "--systemd=always",
-        "--stop-signal",
-        "RTMIN+3",
-        "--stop-timeout",
-        &STOP_TIMEOUT.to_string(),
-        "--entrypoint",
-        "/lib/systemd/systemd",
-    ]
-    .map(String::from)
-    .into();
-    args.extend(ulimits());
-    args.push(image.to_string());
+        image,
+        &[
+            "--stop-signal",
+            "RTMIN+3",
+            "--entrypoint",
+            "/lib/systemd/systemd",
+        ],
+    );
     let (ok, _, err) = podman(&args);
     assert!(ok, "podman create (systemd): {err}");
     let (t0, m0) = (Instant::now(), monotonic_now());
@@ -621,7 +615,7 @@ fn debian_system_container_boots_and_stops_under_podman() {
 
     let limits = ulimits();
     let stop_timeout = STOP_TIMEOUT.to_string();
-    let (ok, _, err) = podman(&create_args(&ctr, &image));
+    let (ok, _, err) = podman(&create_args(&ctr, &image, &[]));
     assert!(ok, "podman create: {err}");
 
     // 1. The boot.
