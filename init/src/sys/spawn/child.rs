@@ -72,11 +72,14 @@ pub(super) enum Step {
     HandOff,
     ListenFds,
     Report,
+    /// The foreground command's own process group (`init -- CMD` on a
+    /// terminal), where every other child gets a session.
+    Setpgid,
 }
 
 impl Step {
     /// Every step, for reading a reported code back.
-    pub(super) const ALL: [Step; 14] = [
+    pub(super) const ALL: [Step; 15] = [
         Step::Setsid,
         Step::Setgroups,
         Step::Setgid,
@@ -91,6 +94,7 @@ impl Step {
         Step::HandOff,
         Step::ListenFds,
         Step::Report,
+        Step::Setpgid,
     ];
 
     pub(super) fn from_u32(v: u32) -> Step {
@@ -116,6 +120,7 @@ impl Step {
             Step::HandOff => "hand the child off",
             Step::ListenFds => "hand over the sockets",
             Step::Report => "keep the descriptor that reports to the init",
+            Step::Setpgid => "setpgid",
         }
     }
 
@@ -130,7 +135,7 @@ impl Step {
             Step::Dup2Stderr => 222,
             Step::Setgroups | Step::Setgid => 216,
             Step::Setuid => 217,
-            Step::Setsid => 220,
+            Step::Setsid | Step::Setpgid => 220,
             Step::Unshare | Step::HandOff | Step::Report => 127,
             Step::ListenFds => 214,
         }
@@ -250,7 +255,7 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
         // As in `flight.rs`: signals are blocked, a missing terminal
         // (ENOTTY) leaves nothing to take.
         if libc::setpgid(0, 0) < 0 {
-            fail(p, Step::Setsid);
+            fail(p, Step::Setpgid);
         }
         libc::tcsetpgrp(0, libc::getpid());
     } else if libc::setsid() < 0 {

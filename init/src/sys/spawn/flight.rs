@@ -533,7 +533,7 @@ unsafe fn child(p: &Plan) -> ! {
         // terminal, or not the session's: nothing to take (ENOTTY).
         let r = sys(libc::SYS_setpgid, 0, 0, 0, 0);
         if r < 0 {
-            fail(report, Step::Setsid, r);
+            fail(report, Step::Setpgid, r);
         }
         let pid: libc::pid_t = sys(libc::SYS_getpid, 0, 0, 0, 0) as libc::pid_t;
         sys(
