@@ -46,6 +46,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         result: None,
         exit_status: None,
         reload_result: None,
+        activation: Vec::new(),
     }
 }
 
