@@ -41,6 +41,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("TryRestartUnit", "ss", "o"),
     ("ReloadOrRestartUnit", "ss", "o"),
     ("ReloadOrTryRestartUnit", "ss", "o"),
+    ("EnqueueUnitJob", "sss", "uososa(uosos)"),
     ("KillUnit", "ssi", ""),
     ("ResetFailed", "", ""),
     ("ResetFailedUnit", "s", ""),

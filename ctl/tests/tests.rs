@@ -47,6 +47,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         exit_status: None,
         reload_result: None,
         activation: Vec::new(),
+        ended: false,
     }
 }
 

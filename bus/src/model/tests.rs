@@ -33,6 +33,7 @@ fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatu
         exit_status: None,
         reload_result: None,
         activation: Vec::new(),
+        ended: false,
     }
 }
 
@@ -121,6 +122,22 @@ fn a_skipped_unit_is_inactive() {
     assert_eq!(settled(Goal::Up, &u), Some("done"));
     u.state = UnitState::Running;
     assert_eq!(shown(&u), UnitState::Running);
+}
+
+/// A service that ran to its end and does not remain after its exit
+/// (`exited`, `ended`) is `inactive` and `dead`, as systemd shows it:
+/// `systemd-run --wait` waits for that (test 27 of systemd's suite); its
+/// start job was done; one that remains stays `active`, `exited`.
+#[test]
+fn a_service_that_ended_without_remaining_is_inactive() {
+    let mut u = unit("x", UnitType::ForegroundSupervised, UnitState::Exited, "");
+    assert_eq!(active_state(u.kind, shown(&u)), "active");
+    assert_eq!(sub_state(u.kind, shown(&u)), "exited");
+    u.ended = true;
+    assert_eq!(active_state(u.kind, shown(&u)), "inactive");
+    assert_eq!(sub_state(u.kind, shown(&u)), "dead");
+    assert_eq!(result(&u), "success");
+    assert_eq!(settled(Goal::Up, &u), Some("done"));
 }
 
 #[test]

@@ -65,6 +65,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         exit_status: None,
         reload_result: None,
         activation: Vec::new(),
+        ended: false,
     }
 }
 

@@ -372,6 +372,7 @@ pub(crate) mod tests {
             exit_status: None,
             reload_result: None,
             activation: Vec::new(),
+            ended: false,
         }
     }
 

@@ -170,6 +170,11 @@ impl<S: Sys> Runtime<S> {
                     .map(|(k, v)| (k.to_string(), v))
                     .collect()
             }),
+            ended: v.state == flotilla_units::state::UnitState::Exited
+                && node.spec.kind.row().runs != flotilla_units::spec::Runs::Nothing
+                && !node.spec.kind.is_trigger()
+                && !node.spec.kind.row().adopts()
+                && !node.spec.remain_after_exit(),
         })
     }
 
