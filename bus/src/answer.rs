@@ -52,6 +52,8 @@ pub enum Answer {
     Path(OwnedObjectPath),
     /// `s`.
     Str(String),
+    /// `as`.
+    Strs(Vec<String>),
     /// `v`.
     Var(Value<'static>),
     /// `a{sv}`.
@@ -87,6 +89,7 @@ impl Answer {
             Answer::Empty => conn.reply(call, &()).await,
             Answer::Path(p) => conn.reply(call, &p).await,
             Answer::Str(s) => conn.reply(call, &s).await,
+            Answer::Strs(s) => conn.reply(call, &s).await,
             Answer::Var(v) => conn.reply(call, &v).await,
             Answer::Dict(d) => conn.reply(call, &d).await,
             Answer::Units(u) => conn.reply(call, &u).await,

@@ -60,6 +60,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("ListUnitFiles", "", "a(ss)"),
     ("ListUnitFilesByPatterns", "asas", "a(ss)"),
     ("GetUnitFileState", "s", "s"),
+    ("GetUnitFileLinks", "sb", "as"),
     ("EnableUnitFiles", "asbb", "ba(sss)"),
     ("DisableUnitFiles", "asb", "a(sss)"),
     ("EnableUnitFilesWithFlags", "ast", "ba(sss)"),

@@ -332,6 +332,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (name,): (String,) = args(msg)?;
             a(crate::unit_files::get_state(hub, &name).await?)
         }
+        "GetUnitFileLinks" => {
+            let (name, runtime): (String, bool) = args(msg)?;
+            a(crate::unit_files::links(hub, &name, runtime).await?)
+        }
         "ListUnitFiles" => a(crate::unit_files::list(hub, &[], &[]).await?),
         "ListUnitFilesByPatterns" => {
             let (states, patterns): (Vec<String>, Vec<String>) = args(msg)?;

@@ -235,6 +235,14 @@ fn debians_systemctl_reads_starts_and_stops_units() {
     );
     assert_eq!(init.unit("inst.service").state, UnitState::Running);
     systemctl(&bus, &["is-enabled", "inst.service"]).expect(0);
+    // `-l` lists the links too (GetUnitFileLinks).
+    let out = systemctl(&bus, &["is-enabled", "-l", "inst.service"]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!("enabled\n  {}\n", link.display()),
+        "{out:?}"
+    );
     let out = systemctl(&bus, &["disable", "--now", "inst.service"]);
     out.expect(0);
     assert!(std::fs::symlink_metadata(&link).is_err(), "{out:?}");
