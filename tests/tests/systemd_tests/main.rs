@@ -110,7 +110,7 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "26",
-        "`systemctl is-enabled -l`: GetUnitFileLinks is not served (bus/src/manager.rs)",
+        "`systemctl preset`: PresetUnitFiles is not served (bus/src/manager.rs)",
     ),
     (
         "33",
