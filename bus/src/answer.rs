@@ -29,6 +29,18 @@ pub type JobRow = (
     OwnedObjectPath,
 );
 
+/// `EnqueueUnitJob`'s answer: `uososa(uosos)`: the job (id, path), its
+/// unit (name, path), its type, and the other jobs the transaction made
+/// (each id, path, unit name, unit path, type).
+pub type Enqueued = (
+    u32,
+    OwnedObjectPath,
+    String,
+    OwnedObjectPath,
+    String,
+    Vec<(u32, OwnedObjectPath, String, OwnedObjectPath, String)>,
+);
+
 /// A unit-file change: `(sss)` type, file, destination.
 pub type Change = (String, String, String);
 
@@ -40,6 +52,8 @@ pub enum Answer {
     Path(OwnedObjectPath),
     /// `s`.
     Str(String),
+    /// `as`.
+    Strs(Vec<String>),
     /// `v`.
     Var(Value<'static>),
     /// `a{sv}`.
@@ -57,6 +71,8 @@ pub enum Answer {
     Files(Vec<(String, String)>),
     /// `a(sus)`: cgroup, PID, command line.
     Processes(Vec<(String, u32, String)>),
+    /// `uososa(uosos)` ([`Enqueued`]).
+    Enqueued(Enqueued),
 }
 
 /// An owned object path of ours (always valid: made by `escape`).
@@ -73,6 +89,7 @@ impl Answer {
             Answer::Empty => conn.reply(call, &()).await,
             Answer::Path(p) => conn.reply(call, &p).await,
             Answer::Str(s) => conn.reply(call, &s).await,
+            Answer::Strs(s) => conn.reply(call, &s).await,
             Answer::Var(v) => conn.reply(call, &v).await,
             Answer::Dict(d) => conn.reply(call, &d).await,
             Answer::Units(u) => conn.reply(call, &u).await,
@@ -81,6 +98,7 @@ impl Answer {
             Answer::Processes(p) => conn.reply(call, &p).await,
             Answer::Files(f) => conn.reply(call, &f).await,
             Answer::Enabled(b, c) => conn.reply(call, &(b, c)).await,
+            Answer::Enqueued(e) => conn.reply(call, &e).await,
         }
     }
 }

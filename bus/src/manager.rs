@@ -27,6 +27,7 @@ pub const MUTATING: &[&str] = &[
     "TryRestartUnit",
     "ReloadOrRestartUnit",
     "ReloadOrTryRestartUnit",
+    "EnqueueUnitJob",
     "KillUnit",
     "ResetFailed",
     "ResetFailedUnit",
@@ -248,6 +249,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (name, mode): (String, String) = args(msg)?;
             unit_job(hub, member.trim_end_matches("Unit"), &name, &mode).await
         }
+        "EnqueueUnitJob" => {
+            let (name, kind, mode): (String, String, String) = args(msg)?;
+            enqueue(hub, &name, &kind, &mode).await
+        }
         "ResetFailed" => reset_failed(hub, None).await,
         "ResetFailedUnit" => {
             let (name,): (String,) = args(msg)?;
@@ -327,6 +332,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (name,): (String,) = args(msg)?;
             a(crate::unit_files::get_state(hub, &name).await?)
         }
+        "GetUnitFileLinks" => {
+            let (name, runtime): (String, bool) = args(msg)?;
+            a(crate::unit_files::links(hub, &name, runtime).await?)
+        }
         "ListUnitFiles" => a(crate::unit_files::list(hub, &[], &[]).await?),
         "ListUnitFilesByPatterns" => {
             let (states, patterns): (Vec<String>, Vec<String>) = args(msg)?;
@@ -390,6 +399,43 @@ pub async fn unit_job(
         "ReloadOrTryRestart" => units_ops::reload(hub, name, true, true).await,
         other => Err(unmapped(other)),
     }
+}
+
+/// `EnqueueUnitJob` (what `systemctl --show-transaction` calls): the job
+/// of `kind` (systemd's job type) as the `…Unit` method of that verb makes
+/// it, answered with the job, its unit and type; flotilla's jobs are one
+/// per call, so the transaction lists no other job.
+async fn enqueue(hub: &Arc<Hub>, name: &str, kind: &str, mode: &str) -> Result<Outcome, BusError> {
+    let verb = job_verb(kind).ok_or_else(|| BusError {
+        name: "org.freedesktop.DBus.Error.InvalidArgs",
+        message: format!("Job type {kind} invalid."),
+    })?;
+    let (answer, pending) = unit_job(hub, verb, name, mode).await?;
+    let Answer::Path(job) = answer else {
+        return Ok((answer, pending));
+    };
+    let id = pending.as_ref().map_or(0, |p| p.id);
+    let unit = pending
+        .as_ref()
+        .map_or_else(|| name.to_string(), |p| p.name.clone());
+    let unit_obj = owned_path(&unit_path(&unit));
+    let enqueued = (id, job, unit, unit_obj, kind.to_string(), Vec::new());
+    Ok((Answer::Enqueued(enqueued), pending))
+}
+
+/// The `…Unit` method's verb of systemd's job type (`job_type_from_string`'s
+/// names, as `systemctl` sends them).
+fn job_verb(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "start" | "verify-active" => "Start",
+        "stop" => "Stop",
+        "restart" => "Restart",
+        "try-restart" => "TryRestart",
+        "reload" => "Reload",
+        "reload-or-start" | "reload-or-restart" => "ReloadOrRestart",
+        "try-reload" | "reload-or-try-restart" => "ReloadOrTryRestart",
+        _ => return None,
+    })
 }
 
 /// `ResetFailedUnit` (and `ResetFailed` on the unit): the init's

@@ -87,10 +87,12 @@ fn is_alias(name: &str, sysname: &str, s: &UnitStatus) -> bool {
 /// The state systemd shows of `s`: a unit skipped at its start by a
 /// failed condition is `exited` in flotilla (what needs it goes on, as
 /// under systemd), but systemd never started it: it shows `inactive`
-/// (`dead`), with `Result=success` (docs/dbus.md).
+/// (`dead`), with `Result=success` (docs/dbus.md). So does a service that
+/// ran to its end and does not remain after its exit (`ended`): flotilla
+/// keeps it `exited` so that it is not started again while required.
 pub fn shown(s: &UnitStatus) -> UnitState {
     match s.state {
-        UnitState::Exited if s.skipped => UnitState::Disabled,
+        UnitState::Exited if s.skipped || s.ended => UnitState::Disabled,
         st => st,
     }
 }

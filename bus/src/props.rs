@@ -139,6 +139,7 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         ("LoadError", Value::from(("", ""))),
         ("Transient", Value::from(s.source.starts_with("transient"))),
         ("InvocationID", Value::from(model::invocation_id(s))),
+        ("ActivationDetails", Value::from(s.activation.clone())),
         ("Perpetual", Value::from(false)),
     ]
 }
@@ -293,6 +294,10 @@ pub fn not_found(name: &str) -> Props {
         ("CanStart", Value::from(false)),
         ("CanStop", Value::from(false)),
         ("InvocationID", Value::from(Vec::<u8>::new())),
+        (
+            "ActivationDetails",
+            Value::from(Vec::<(String, String)>::new()),
+        ),
     ]
 }
 
@@ -455,6 +460,7 @@ mod tests {
         assert_eq!(sig(&p, "Names"), "as");
         let j = job(3, "x.service", "start");
         assert_eq!(sig(&j, "Unit"), "(so)");
+        assert_eq!(sig(&p, "ActivationDetails"), "a(ss)");
     }
 
     /// Without the init's status the manager has every property but those

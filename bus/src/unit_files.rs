@@ -9,7 +9,8 @@ use crate::error::BusError;
 use crate::hub::Hub;
 use flotilla_client::unit_dirs::{config_dir, make_link, mask_links, remove_link};
 use flotilla_units::systemd::{
-    fnmatch, is_enabled, parse, resolve_unit, unit_names, Definition, InstallInfo, SearchDir,
+    fnmatch, is_enabled, parse, resolve_unit, unit_file_links, unit_names, Definition, InstallInfo,
+    SearchDir,
 };
 
 /// The init's search path, listed.
@@ -60,6 +61,20 @@ pub async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<A
         .map(|(p, st)| (p, st.to_string()))
         .collect();
     Ok(Answer::Files(rows))
+}
+
+/// `GetUnitFileLinks` (`systemctl is-enabled -l`): the links that enable
+/// `name`, in the runtime directories when `runtime`, else in the
+/// configuration ones.
+pub async fn links(hub: &Hub, name: &str, runtime: bool) -> Result<Answer, BusError> {
+    let dirs = search_path(hub).await?;
+    if file_state(&dirs, name).is_none() {
+        return Err(BusError {
+            name: "org.freedesktop.DBus.Error.FileNotFound",
+            message: format!("No such file or directory: no unit file {name} on the unit path"),
+        });
+    }
+    Ok(Answer::Strs(unit_file_links(&dirs, name, runtime)))
 }
 
 /// The `[Install]` section of the file that defines `name`.

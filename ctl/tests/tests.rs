@@ -46,6 +46,8 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         result: None,
         exit_status: None,
         reload_result: None,
+        activation: Vec::new(),
+        ended: false,
     }
 }
 

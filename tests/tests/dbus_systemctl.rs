@@ -186,6 +186,18 @@ fn debians_systemctl_reads_starts_and_stops_units() {
     assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
     systemctl(&bus, &["is-active", "extra.service"]).expect(3);
 
+    // `--show-transaction` asks for the job with EnqueueUnitJob, which
+    // answers the job: systemctl shows it and waits for it as for
+    // StartUnit's.
+    let out = systemctl(&bus, &["start", "--show-transaction", "extra.service"]);
+    out.expect(0);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("Enqueued anchor job "), "{out:?}");
+    assert!(said.contains(" extra.service/start."), "{out:?}");
+    assert_eq!(init.unit("extra.service").state, UnitState::Running);
+    systemctl(&bus, &["stop", "-T", "extra.service"]).expect(0);
+    assert_eq!(init.unit("extra.service").state, UnitState::Disabled);
+
     // The target requires web: it stops all the same, as under systemd,
     // and stays stopped until it is started again.
     systemctl(&bus, &["stop", "web"]).expect(0);
@@ -223,6 +235,14 @@ fn debians_systemctl_reads_starts_and_stops_units() {
     );
     assert_eq!(init.unit("inst.service").state, UnitState::Running);
     systemctl(&bus, &["is-enabled", "inst.service"]).expect(0);
+    // `-l` lists the links too (GetUnitFileLinks).
+    let out = systemctl(&bus, &["is-enabled", "-l", "inst.service"]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!("enabled\n  {}\n", link.display()),
+        "{out:?}"
+    );
     let out = systemctl(&bus, &["disable", "--now", "inst.service"]);
     out.expect(0);
     assert!(std::fs::symlink_metadata(&link).is_err(), "{out:?}");
@@ -1178,6 +1198,70 @@ fn systemd_run_makes_a_transient_service() {
         "{out:?}"
     );
     assert!(init.status().units.iter().all(|u| u.unit != "y.service"));
+}
+
+/// `systemd-run --wait` (over the system bus, which it needs for the
+/// signals it follows) returns once the unit is inactive again, as
+/// systemd's test 27 asks: a service without `RemainAfterExit=` that ran
+/// to its end is `inactive` (`dead`), and its result is systemd-run's
+/// (its exit status for `exit-code`).
+#[test]
+fn systemd_run_wait_returns_when_the_service_ends() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    on_the_bus(&bus.socket);
+    let run_wait = |args: &[&str]| {
+        let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+                      exec /usr/bin/systemd-run --wait \"$@\"";
+        let mut cmd = Command::new("unshare");
+        cmd.args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .args(args)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.socket.display()),
+        )
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C");
+        run(cmd, Duration::from_secs(30))
+    };
+    let out = run_wait(&["--unit", "w", "-p", "Type=exec", "/bin/true"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains("Finished with result: success"),
+        "{out:?}"
+    );
+    let state = busctl(
+        &bus.socket,
+        None,
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1/unit/w_2eservice",
+            "org.freedesktop.systemd1.Unit",
+            "ActiveState",
+            "SubState",
+        ],
+    );
+    assert_eq!(state.stdout, "s \"inactive\"\ns \"dead\"\n", "{state:?}");
+    // It runs a while first: its start job is done once it runs (a unit
+    // that fails before the bus side saw it running fails its start job,
+    // where systemd's job is done at the fork: docs/debian.md, test 23).
+    let out = run_wait(&["--unit", "w3", "/bin/sh", "-c", "sleep 2; exit 3"]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr.contains("Finished with result: exit-code"),
+        "{out:?}"
+    );
 }
 
 /// Debian's `systemd-run PROGRAM ARGS` started in the background (as

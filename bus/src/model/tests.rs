@@ -32,6 +32,8 @@ fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatu
         result: None,
         exit_status: None,
         reload_result: None,
+        activation: Vec::new(),
+        ended: false,
     }
 }
 
@@ -120,6 +122,22 @@ fn a_skipped_unit_is_inactive() {
     assert_eq!(settled(Goal::Up, &u), Some("done"));
     u.state = UnitState::Running;
     assert_eq!(shown(&u), UnitState::Running);
+}
+
+/// A service that ran to its end and does not remain after its exit
+/// (`exited`, `ended`) is `inactive` and `dead`, as systemd shows it:
+/// `systemd-run --wait` waits for that (test 27 of systemd's suite); its
+/// start job was done; one that remains stays `active`, `exited`.
+#[test]
+fn a_service_that_ended_without_remaining_is_inactive() {
+    let mut u = unit("x", UnitType::ForegroundSupervised, UnitState::Exited, "");
+    assert_eq!(active_state(u.kind, shown(&u)), "active");
+    assert_eq!(sub_state(u.kind, shown(&u)), "exited");
+    u.ended = true;
+    assert_eq!(active_state(u.kind, shown(&u)), "inactive");
+    assert_eq!(sub_state(u.kind, shown(&u)), "dead");
+    assert_eq!(result(&u), "success");
+    assert_eq!(settled(Goal::Up, &u), Some("done"));
 }
 
 #[test]
@@ -275,4 +293,29 @@ fn scopes_that_left_are_forgotten_at_the_limit() {
     assert_eq!(n, limit - set.len() + 1);
     assert!(catch_up(&mut told, set.to_vec()).is_empty());
     assert_eq!(told.len(), set.len());
+}
+
+/// A unit that a path unit started shows what it was told as systemd's
+/// `ActivationDetails`, in the init's order; one that was not, an empty
+/// array.
+#[test]
+#[allow(clippy::expect_used)]
+fn activation_details_are_the_inits_pairs() {
+    let mut s = unit("x.service", UnitType::Oneshot, UnitState::Exited, "");
+    let details = |s: &UnitStatus| {
+        let p = crate::props::unit(s, None);
+        let v = p
+            .into_iter()
+            .find(|(n, _)| *n == "ActivationDetails")
+            .expect("ActivationDetails")
+            .1;
+        assert_eq!(v.value_signature().to_string(), "a(ss)");
+        Vec::<(String, String)>::try_from(v).expect("a(ss)")
+    };
+    assert!(details(&s).is_empty());
+    s.activation = vec![
+        ("trigger_unit".into(), "x.path".into()),
+        ("trigger_path".into(), "/tmp/x-foo".into()),
+    ];
+    assert_eq!(details(&s), s.activation);
 }

@@ -64,6 +64,8 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         result: None,
         exit_status: None,
         reload_result: None,
+        activation: Vec::new(),
+        ended: false,
     }
 }
 

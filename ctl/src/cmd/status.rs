@@ -371,6 +371,8 @@ pub(crate) mod tests {
             result: None,
             exit_status: None,
             reload_result: None,
+            activation: Vec::new(),
+            ended: false,
         }
     }
 

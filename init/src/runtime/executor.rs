@@ -320,6 +320,13 @@ impl<S: Sys> Runtime<S> {
                 }
             }
         }
+        // Started by a path unit or a timer: every command of the unit is
+        // told which and what it saw, as systemd tells them.
+        if let Some(a) = self.planner.activated_by(unit) {
+            for (k, v) in a.env() {
+                let _ = env.set(k, &v);
+            }
+        }
         let _ = env.set("INIT_UNIT", &spec.name);
         let creds = self.credentials(spec)?;
         let watchdog = spec.watchdog();

@@ -164,6 +164,17 @@ impl<S: Sys> Runtime<S> {
             result: v.failure.map(|(kind, _)| kind),
             exit_status: v.failure.and_then(|(_, exit)| exit),
             reload_result: v.reload_failure,
+            activation: self.planner.activated_by(id).map_or_else(Vec::new, |a| {
+                a.pairs()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect()
+            }),
+            ended: v.state == flotilla_units::state::UnitState::Exited
+                && node.spec.kind.row().runs != flotilla_units::spec::Runs::Nothing
+                && !node.spec.kind.is_trigger()
+                && !node.spec.kind.row().adopts()
+                && !node.spec.remain_after_exit(),
         })
     }
 

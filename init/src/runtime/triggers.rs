@@ -253,7 +253,7 @@ impl<S: Sys> Runtime<S> {
             let _ = self.sys.unwatch(fd.as_raw_fd());
         }
         self.armed.pause(slot);
-        self.fact(Fact::Fired { unit });
+        self.fact(Fact::Fired { unit, path: None });
     }
 
     /// Watches again the sockets (and paths) of paused triggers whose unit

@@ -26,7 +26,7 @@ use flotilla_units::planner::Fact;
 use flotilla_units::spec::UnitSpec;
 use flotilla_units::trigger::{PathKind, PathSpec};
 use std::os::fd::{AsFd, AsRawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether an event `mask` on `touched` fires a `PathChanged=` or
 /// `PathModified=` spec: it is the spec's path, or an entry of it.
@@ -100,23 +100,29 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// Whether `events` (or, with none, the file system now) fire `w`.
-    fn paths_fire(&self, w: &Watching, events: &[PathEvent]) -> bool {
+    /// Whether `events` (or, with none, the file system now) fire `w`:
+    /// the path that fires it (a level kind's that holds, else the
+    /// `PathChanged=`/`PathModified=` spec's path an event touched), which
+    /// its unit gets as `TRIGGER_PATH`.
+    fn paths_fire(&self, w: &Watching, events: &[PathEvent]) -> Option<PathBuf> {
         let level = w
             .specs
             .iter()
-            .any(|s| s.kind.is_level() && self.sys.path_holds(s));
-        level
-            || events.iter().any(|e| {
-                let Some((_, dir)) = w.wds.iter().find(|(d, _)| *d == e.wd) else {
-                    return false;
-                };
+            .filter(|s| s.kind.is_level())
+            .find_map(|s| self.sys.path_holding(s));
+        level.or_else(|| {
+            events.iter().find_map(|e| {
+                let (_, dir) = w.wds.iter().find(|(d, _)| *d == e.wd)?;
                 let touched = match &e.name {
                     Some(n) => dir.join(n),
                     None => dir.clone(),
                 };
-                w.specs.iter().any(|s| fires(s, &touched, e.mask))
+                w.specs
+                    .iter()
+                    .find(|s| fires(s, &touched, e.mask))
+                    .map(|s| s.path.clone())
             })
+        })
     }
 
     /// The slot's inotify instance is readable: its events read, the
@@ -130,7 +136,12 @@ impl<S: Sys> Runtime<S> {
             return;
         };
         let events = self.sys.path_events(w.fd.as_fd());
-        let fire = w.watched && self.paths_fire(&w, &events);
+        let fired = if w.watched {
+            self.paths_fire(&w, &events)
+        } else {
+            None
+        };
+        let fire = fired.is_some();
         self.add_watches(&mut w);
         if fire {
             w.watched = false;
@@ -141,7 +152,7 @@ impl<S: Sys> Runtime<S> {
             s.watching = Some(w);
         }
         if fire {
-            self.fact(Fact::Fired { unit });
+            self.fact(Fact::Fired { unit, path: fired });
         }
     }
 
@@ -158,7 +169,8 @@ impl<S: Sys> Runtime<S> {
         };
         let _ = self.sys.path_events(w.fd.as_fd());
         self.add_watches(&mut w);
-        let fire = self.paths_fire(&w, &[]);
+        let fired = self.paths_fire(&w, &[]);
+        let fire = fired.is_some();
         if !fire {
             w.watched = true;
             let _ = self.sys.watch(w.fd.as_raw_fd(), w.token, Interest::Read);
@@ -167,7 +179,7 @@ impl<S: Sys> Runtime<S> {
             s.watching = Some(w);
         }
         if fire {
-            self.fact(Fact::Fired { unit });
+            self.fact(Fact::Fired { unit, path: fired });
         }
         fire
     }

@@ -355,8 +355,9 @@ pub trait Sys {
     fn path_events(&self, fd: BorrowedFd<'_>) -> Vec<paths::PathEvent>;
 
     /// Whether a path unit's level kind (`PathExists=`,
-    /// `PathExistsGlob=`, `DirectoryNotEmpty=`) holds now.
-    fn path_holds(&self, spec: &flotilla_units::trigger::PathSpec) -> bool;
+    /// `PathExistsGlob=`, `DirectoryNotEmpty=`) holds now: the path it
+    /// holds for (a glob's first match).
+    fn path_holding(&self, spec: &flotilla_units::trigger::PathSpec) -> Option<PathBuf>;
 
     /// `MakeDirectory=`: `path` and its missing parents, with `mode`.
     fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError>;

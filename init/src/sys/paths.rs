@@ -11,7 +11,7 @@ use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::DirBuilderExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use flotilla_units::trigger::{PathKind, PathSpec};
 
@@ -119,29 +119,41 @@ fn parse(mut bytes: &[u8], out: &mut Vec<PathEvent>) {
     }
 }
 
-/// Whether a level kind's state holds now (`false` for the event kinds).
-pub fn holds(spec: &PathSpec) -> bool {
-    match spec.kind {
+/// Whether a level kind's state holds now (never for the event kinds):
+/// the path it holds for (for `PathExistsGlob=`, the first match), which
+/// the unit it starts gets as `TRIGGER_PATH`.
+pub fn holding(spec: &PathSpec) -> Option<PathBuf> {
+    let holds = match spec.kind {
         PathKind::Exists => std::fs::metadata(&spec.path).is_ok(),
-        PathKind::ExistsGlob => glob_matches(&spec.path),
+        PathKind::ExistsGlob => return first_match(&spec.path),
         PathKind::DirectoryNotEmpty => std::fs::read_dir(&spec.path)
             .map(|mut d| d.next().is_some())
             .unwrap_or(false),
         PathKind::Changed | PathKind::Modified => false,
-    }
+    };
+    holds.then(|| spec.path.clone())
 }
 
-fn glob_matches(pattern: &Path) -> bool {
-    let Ok(c) = CString::new(pattern.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `glob` fills the zeroed struct, freed by `globfree` below.
+/// The first path `pattern` matches, in `glob(3)`'s sorted order.
+fn first_match(pattern: &Path) -> Option<PathBuf> {
+    let c = CString::new(pattern.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `glob` fills the zeroed struct, freed by `globfree` below;
+    // its first path is read (and copied) before that.
     unsafe {
         let mut g: libc::glob_t = std::mem::zeroed();
-        let r = libc::glob(c.as_ptr(), libc::GLOB_NOSORT, None, &mut g);
-        let found = r == 0 && g.gl_pathc > 0;
+        let r = libc::glob(c.as_ptr(), 0, None, &mut g);
+        let first = if r == 0 && g.gl_pathc > 0 && !g.gl_pathv.is_null() {
+            let p = *g.gl_pathv;
+            (!p.is_null()).then(|| {
+                PathBuf::from(std::ffi::OsStr::from_bytes(
+                    std::ffi::CStr::from_ptr(p).to_bytes(),
+                ))
+            })
+        } else {
+            None
+        };
         libc::globfree(&mut g);
-        found
+        first
     }
 }
 
@@ -179,19 +191,28 @@ mod tests {
             kind,
             path: p.to_path_buf(),
         };
-        assert!(holds(&spec(PathKind::Exists, &dir.path().join("a.job"))));
-        assert!(!holds(&spec(PathKind::Exists, &dir.path().join("b"))));
-        assert!(holds(&spec(
-            PathKind::ExistsGlob,
-            &dir.path().join("*.job")
-        )));
-        assert!(!holds(&spec(
-            PathKind::ExistsGlob,
-            &dir.path().join("*.txt")
-        )));
-        assert!(holds(&spec(PathKind::DirectoryNotEmpty, dir.path())));
+        let a = dir.path().join("a.job");
+        assert_eq!(holding(&spec(PathKind::Exists, &a)), Some(a.clone()));
+        assert_eq!(
+            holding(&spec(PathKind::Exists, &dir.path().join("b"))),
+            None
+        );
+        // The first match in sorted order is the path a glob fired for.
+        std::fs::write(dir.path().join("c.job"), b"x").unwrap();
+        assert_eq!(
+            holding(&spec(PathKind::ExistsGlob, &dir.path().join("*.job"))),
+            Some(a.clone())
+        );
+        assert_eq!(
+            holding(&spec(PathKind::ExistsGlob, &dir.path().join("*.txt"))),
+            None
+        );
+        assert_eq!(
+            holding(&spec(PathKind::DirectoryNotEmpty, dir.path())),
+            Some(dir.path().to_path_buf())
+        );
         let empty = dir.path().join("sub/empty");
         make_dir(&empty, 0o700).unwrap();
-        assert!(!holds(&spec(PathKind::DirectoryNotEmpty, &empty)));
+        assert_eq!(holding(&spec(PathKind::DirectoryNotEmpty, &empty)), None);
     }
 }

@@ -431,8 +431,8 @@ impl Sys for RealSys {
         super::paths::read(fd)
     }
 
-    fn path_holds(&self, spec: &flotilla_units::trigger::PathSpec) -> bool {
-        super::paths::holds(spec)
+    fn path_holding(&self, spec: &flotilla_units::trigger::PathSpec) -> Option<PathBuf> {
+        super::paths::holding(spec)
     }
 
     fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError> {

@@ -157,3 +157,65 @@ fn a_path_unit_watches_again_after_a_reexec() {
         (ran(&dir, "after") == 1).then_some(())
     });
 }
+
+/// The service a path unit started is told which path unit and which
+/// path fired it (`TRIGGER_UNIT`, `TRIGGER_PATH`: systemd's; for a glob
+/// the first match), in every command, as systemd's `testsuite-63`'s
+/// service checks in its `ExecStartPre=`; `initctl status` shows the
+/// same as `activation` while the service remains (held up by the path
+/// unit, which does not fire it again meanwhile), and not once the path
+/// unit, and with it the service, is stopped.
+#[test]
+fn a_path_units_service_is_told_the_trigger_and_the_path() {
+    let dir = TestDir::new();
+    let w = dir.join("w");
+    std::fs::create_dir(&w).expect("mkdir");
+    let told = dir.join("told");
+    dir.file(
+        "units/seen.path",
+        &format!("[Path]\nPathExistsGlob={}/seen-*\n", w.display()),
+    );
+    dir.file(
+        "units/seen.service",
+        &format!(
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\n\
+             ExecStartPre=/bin/sh -c 'echo \"pre $TRIGGER_UNIT $TRIGGER_PATH\" >> {t}'\n\
+             ExecStart=/bin/sh -c 'echo \"main $TRIGGER_UNIT $TRIGGER_PATH\" >> {t}'\n",
+            t = told.display()
+        ),
+    );
+    let init = dir.start("seen.path");
+    init.wait_unit("seen.path", "waiting", |u| u.status == "waiting");
+    std::fs::write(w.join("seen-foo"), "").expect("file");
+    std::fs::write(w.join("seen-zzz"), "").expect("file");
+    init.wait_state("seen.service", UnitState::Exited);
+    let first = w.join("seen-foo");
+    assert_eq!(
+        dir.lines("told"),
+        [
+            format!("pre seen.path {}", first.display()),
+            format!("main seen.path {}", first.display()),
+        ]
+    );
+    let pairs = |list: &[(&str, String)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
+    assert_eq!(
+        init.unit("seen.service").activation,
+        pairs(&[
+            ("trigger_unit", "seen.path".into()),
+            ("trigger_path", first.display().to_string()),
+        ])
+    );
+    // It remains: the path unit does not fire it again meanwhile.
+    std::fs::write(w.join("seen-again"), "").expect("file");
+    init.wait_unit("seen.path", "its event seen", |u| {
+        u.state == UnitState::Running
+    });
+    assert_eq!(dir.lines("told").len(), 2, "fired once");
+    init.ctl(&["stop", "seen.path"]).expect(0);
+    init.wait_state("seen.service", UnitState::Disabled);
+    assert_eq!(init.unit("seen.service").activation, pairs(&[]));
+}

@@ -110,13 +110,7 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "26",
-        "`systemctl start --show-transaction`: EnqueueUnitJob is not served (bus/src/manager.rs)",
-    ),
-    (
-        "27",
-        "`systemd-run --wait --unit=test27-one -p StandardOutput=file:… -p Type=exec …` never \
-         returns: the unit's end does not reach systemd-run's wait over D-Bus (the test's \
-         bound ends it)",
+        "`systemctl preset`: PresetUnitFiles is not served (bus/src/manager.rs)",
     ),
     (
         "33",
@@ -149,13 +143,13 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "57",
-        "`OnSuccess=`/`Upholds=`: the test's wait for its units' state never ends (start timeout)",
+        "an upheld unit whose `Requires=` dependency failed waits on it: systemd starts the \
+         upheld unit (and so the failed dependency) again and again, flotilla starts neither",
     ),
     (
         "63",
-        "test63-glob.service never starts: its `ExecStartPre=` checks `$TRIGGER_PATH` and \
-         `$TRIGGER_UNIT`, which flotilla does not set for a unit a path unit starts; then \
-         `ActivationDetails` (not served) and `list-jobs` (as 03)",
+        "`systemctl list-jobs` lacks the start job of test63-issue-24577.service, which its \
+         path unit pulled in and which waits for its `After=` dependency (as 03)",
     ),
 ];
 

@@ -207,6 +207,10 @@ pub enum Fact {
     Fired {
         /// The trigger.
         unit: UnitId,
+        /// A path unit's: the path whose state or change fired it (for
+        /// `PathExistsGlob=`, the first match); its unit gets it as
+        /// `TRIGGER_PATH` ([`super::Planner::activated_by`]).
+        path: Option<std::path::PathBuf>,
     },
     /// A socket unit with `accept: yes` accepted a connection and the init
     /// made `instance` of its template service for it: the instance is

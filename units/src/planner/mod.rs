@@ -304,6 +304,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
+mod activated;
 mod bus_names;
 mod carry;
 mod conditions;
@@ -330,7 +331,7 @@ pub use conditions::{check_unit, CheckOutcome};
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
 pub use targets::{AlternativeError, TargetView};
 pub use timers::TimerEnv;
-pub use triggered::Monitor;
+pub use triggered::{Activated, Monitor};
 pub use views::UnitView;
 pub use wants::{WantError, WantLife};
 
@@ -700,7 +701,7 @@ impl Planner {
             Fact::Pidfile { unit, result } => self.step(unit, Event::Pidfile(result)),
             Fact::Checked { unit, outcome } => self.step(unit, Event::Checked(outcome)),
             Fact::Armed { unit, result } => self.step(unit, Event::Armed(result)),
-            Fact::Fired { unit } => self.step(unit, Event::Fired),
+            Fact::Fired { unit, path } => self.step(unit, Event::Fired(path)),
             Fact::Accepted { unit, instance } => self.step(unit, Event::Accepted(instance)),
         }
         self.run();

@@ -280,6 +280,9 @@ pub(super) struct Rare {
     /// The starts in the unit's start limit's window (only for a unit with
     /// a start limit): when the window began, how many.
     pub starts: Option<(Instant, u32)>,
+    /// A path unit or a timer started the unit: what it saw, kept until
+    /// the unit is inactive again (`disabled`, `failed`).
+    pub activated: Option<super::Activated>,
 }
 
 /// A timer unit's run: when it was activated, its last trigger.
@@ -330,6 +333,7 @@ static NO_RARE: Rare = Rare {
     timer_run: None,
     fires: None,
     starts: None,
+    activated: None,
 };
 
 /// A unit's status text, kept unformatted: most are fixed texts, and the

@@ -392,6 +392,11 @@ impl Planner {
             {
                 rec.end_at = Some(now);
             }
+            // Inactive again: what a trigger told it is over (systemd
+            // drops a unit's activation details so).
+            if matches!(state, UnitState::Failed | UnitState::Disabled) {
+                rec.rare_reset(|r| r.activated = None);
+            }
         }
         unit.state = state;
         rec.status = status.into();

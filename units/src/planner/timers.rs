@@ -276,7 +276,7 @@ impl Planner {
                 realtime_us: real,
             });
         }
-        self.fire(u);
+        self.fire(u, None);
         self.arm_timer(u);
     }
 

@@ -299,6 +299,16 @@ fn a_long_running_service_stays_required_until_it_ends_and_the_timer_stops_with_
     assert_eq!(s.state("job"), UnitState::Running);
     let id = s.p.graph().unit("job").unwrap();
     assert_eq!(s.p.triggered_by(id), Some("tick"));
+    // It is told when the timer elapsed (systemd's TRIGGER_TIMER_*).
+    let told = s.p.activated_by(id).expect("the timer's details").env();
+    assert_eq!(
+        told,
+        [
+            ("TRIGGER_UNIT", "tick".to_string()),
+            ("TRIGGER_TIMER_REALTIME_USEC", (T0 + 101 * S).to_string()),
+            ("TRIGGER_TIMER_MONOTONIC_USEC", (101 * S).to_string()),
+        ]
+    );
     assert!(
         s.status("job").ends_with("(triggered by tick)"),
         "{}",

@@ -15,6 +15,16 @@ use crate::graph::UnitId;
 use crate::spec::Ready;
 use crate::state::{FailureKind, UnitState};
 use crate::trigger::{Activation, TriggerLimit};
+use std::path::PathBuf;
+
+pub use super::activated::Activated;
+
+/// Why a unit joins T: a trigger fired (with what it saw, if anything),
+/// or a unit ended (`on-failure`, `on-success`).
+enum Cause {
+    Fired(Option<Activated>),
+    Ended(Monitor),
+}
 
 /// A unit in T, and the trigger that put it there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,13 +68,15 @@ impl Monitor {
 }
 
 impl Planner {
-    /// Trigger `t` fires: its unit joins T and, if it is idle, starts
-    /// afresh (an `exited` or `failed` unit too); a unit that is up is
-    /// left as it is. Returns the unit, if the graph has it.
-    pub(super) fn fire(&mut self, t: UnitId) -> Option<UnitId> {
+    /// Trigger `t` fires (a path unit: for `path`): its unit joins T and,
+    /// if it is idle, starts afresh (an `exited` or `failed` unit too); a
+    /// unit that is up is left as it is. Returns the unit, if the graph
+    /// has it.
+    pub(super) fn fire(&mut self, t: UnitId, path: Option<PathBuf>) -> Option<UnitId> {
         let by = self.spec_of(t).name.clone();
         let name = self.spec_of(t).extras.triggers.first()?.clone();
-        let u = self.pull_in(name.clone(), by, None);
+        let activated = self.activated(t, path);
+        let u = self.pull_in(name.clone(), by, Cause::Fired(activated));
         if u.is_none() {
             self.records[t.index()].status = Status::Text(format!("{name} is not a known unit"));
             self.mark_changed(t);
@@ -97,8 +109,33 @@ impl Planner {
         let by = self.spec_of(u).name.clone();
         let monitor = self.monitor_of_end(u);
         for name in names {
-            self.pull_in(name, by.clone(), Some(monitor.clone()));
+            self.pull_in(name, by.clone(), Cause::Ended(monitor.clone()));
         }
+    }
+
+    /// What trigger `t` tells the unit it starts: a path unit the path
+    /// that fired it, a timer when it elapsed; a socket nothing.
+    fn activated(&self, t: UnitId, path: Option<PathBuf>) -> Option<Activated> {
+        let timer = match self.spec_of(t).kind.row().ready {
+            Ready::Clock => self.records[t.index()]
+                .rare()
+                .timer_run
+                .and_then(|r| r.last_trigger)
+                .map(|(mono, real)| (real, mono.0 / 1000)),
+            Ready::Armed(crate::spec::Arm::Paths) => None,
+            _ => return None,
+        };
+        Some(Activated {
+            by: self.spec_of(t).name.clone(),
+            path,
+            timer,
+        })
+    }
+
+    /// What the path unit or timer that started unit `u` saw, until `u`
+    /// is inactive again (its commands get it: [`Activated::env`]).
+    pub fn activated_by(&self, u: UnitId) -> Option<&Activated> {
+        self.records.get(u.index())?.rare().activated.as_ref()
     }
 
     /// How unit `u` just ended, from its record.
@@ -147,7 +184,7 @@ impl Planner {
     /// Unit `name` joins T, put there by `by`, and, if it is idle, starts
     /// afresh (an `exited` or `failed` unit too); a unit that is up is
     /// left as it is. Returns the unit, if the graph has it.
-    fn pull_in(&mut self, name: String, by: String, monitor: Option<Monitor>) -> Option<UnitId> {
+    fn pull_in(&mut self, name: String, by: String, cause: Cause) -> Option<UnitId> {
         let u = self.resolve_triggered(&name)?;
         // T holds the unit's own name, not an alias of it.
         let name = self.graph.node(u).spec.name.clone();
@@ -159,6 +196,10 @@ impl Planner {
         // starts a unit that was told to stop.
         self.held.retain(|n| *n != name);
         if !self.triggered.iter().any(|x| x.unit == name) {
+            let monitor = match &cause {
+                Cause::Ended(m) => Some(m.clone()),
+                Cause::Fired(_) => None,
+            };
             self.triggered.push(super::triggered::Triggered {
                 unit: name,
                 by: by.clone(),
@@ -175,24 +216,45 @@ impl Planner {
                 _ => {}
             }
         }
+        // After the state moves above, which drop what an earlier start
+        // was told.
+        if let Cause::Fired(Some(a)) = cause {
+            self.records[i].rare_mut().activated = Some(a);
+        }
         self.update_required();
         self.push(u);
         Some(u)
     }
 
-    /// Whether unit `u` in T has settled: idle and done (`exited`; `failed`
-    /// with no restart pending; blocked).
-    fn has_settled(&self, u: UnitId) -> bool {
+    /// Whether unit `u` in T for trigger `by` has settled: idle and done
+    /// (`exited`, but not while it remains after its exit for a path unit:
+    /// systemd's path unit holds its unit up then; `failed` with no
+    /// restart pending; blocked; stopped by hand).
+    fn has_settled(&self, u: UnitId, by: &str) -> bool {
         let unit = &self.units[u.index()];
         if unit.phase != Phase::Idle {
             return false;
         }
         match unit.state {
-            UnitState::Exited => true,
+            UnitState::Exited => !self.remains_for_path(u, by),
             UnitState::Failed => !self.records[u.index()].restart_due,
             UnitState::Waiting => unit.blocked,
+            UnitState::Disabled => self.held.contains(&self.spec_of(u).name),
             _ => false,
         }
+    }
+
+    /// Whether unit `u`, `exited`, says it remains active after its exit
+    /// (`remain-after-exit: yes`, systemd's `RemainAfterExit=yes`; a YAML
+    /// oneshot that only defaults to it settles, as it always has), was
+    /// not skipped by a condition, and was started by path unit `by`.
+    fn remains_for_path(&self, u: UnitId, by: &str) -> bool {
+        self.spec_of(u).remain_after_exit == Some(true)
+            && !self.records[u.index()].rare().skipped
+            && self
+                .graph
+                .unit(by)
+                .is_some_and(|t| self.spec_of(t).path().is_some())
     }
 
     /// Takes the settled units out of T; whether any left. A settled unit
@@ -206,7 +268,7 @@ impl Planner {
                 self.triggered.swap_remove(i);
                 continue;
             };
-            if self.has_settled(u) {
+            if self.has_settled(u, &self.triggered[i].by) {
                 let t = self.triggered.swap_remove(i);
                 left.push((u, t.by));
             } else {
@@ -250,11 +312,11 @@ impl Planner {
     /// fired more than its limit allows in the window
     /// (`TriggerLimitBurst=` in `TriggerLimitIntervalSec=`): then it fails,
     /// as systemd's does, its sockets closed.
-    pub(super) fn event_fired(&mut self, t: UnitId) {
+    pub(super) fn event_fired(&mut self, t: UnitId, path: Option<PathBuf>) {
         if self.over_trigger_limit(t) {
             return;
         }
-        self.fire(t);
+        self.fire(t, path);
     }
 
     /// `Up` + an `accept: yes` socket's connection, for which the init
@@ -266,7 +328,10 @@ impl Planner {
             return;
         }
         let by = self.spec_of(t).name.clone();
-        if self.pull_in(instance.clone(), by, None).is_none() {
+        if self
+            .pull_in(instance.clone(), by, Cause::Fired(None))
+            .is_none()
+        {
             self.records[t.index()].status =
                 Status::Text(format!("{instance} is not a known unit"));
             self.mark_changed(t);
@@ -300,7 +365,8 @@ impl Planner {
     /// is up, and the unit it starts is known, idle and not in T (a socket
     /// with `accept: no` is the service's while that runs, one with
     /// `accept: yes` always the init's; a path unit looks again once its
-    /// unit settled).
+    /// unit settled and is not active: one that says it remains after its
+    /// exit keeps it from looking until it is stopped).
     pub fn trigger_waits(&self, t: UnitId) -> bool {
         let Some(node) = self.graph.get(t) else {
             return false;
@@ -327,8 +393,15 @@ impl Planner {
             return false;
         };
         let name = &self.graph.node(u).spec.name;
-        self.units[u.index()].phase == Phase::Idle
-            && !self.triggered.iter().any(|x| &x.unit == name)
+        // A path unit looks again only once its unit is inactive, as
+        // systemd's: not while it remains after its exit (one skipped by a
+        // condition is inactive).
+        let unit = &self.units[u.index()];
+        let remains = spec.path().is_some()
+            && unit.state == UnitState::Exited
+            && self.spec_of(u).remain_after_exit == Some(true)
+            && !self.records[u.index()].rare().skipped;
+        unit.phase == Phase::Idle && !remains && !self.triggered.iter().any(|x| &x.unit == name)
     }
 
     /// The unit a trigger's (or `on-failure`'s) name stands for: the unit

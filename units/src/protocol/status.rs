@@ -95,6 +95,17 @@ pub struct UnitStatus {
     /// while it succeeded, or none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reload_result: Option<crate::state::FailureKind>,
+    /// From a path unit's or timer's start of the unit until it is
+    /// inactive again (`disabled`, `failed`): systemd's activation details, as name and value
+    /// pairs (`trigger_unit`, `trigger_path`,
+    /// `trigger_timer_realtime_usec`, `trigger_timer_monotonic_usec`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activation: Vec<(String, String)>,
+    /// `exited`, and the unit does not remain after its exit (a service
+    /// without `remain-after-exit`, systemd's `RemainAfterExit=`): it ran
+    /// to its end, which systemd shows as `inactive` (`dead`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).

@@ -5,7 +5,9 @@
 //! `is-enabled` prints.
 
 use super::parse::UnitFile;
-use super::unit_path::{absolute, resolve, Definition, DirRole, EntryKind, SearchDir};
+use super::unit_path::{
+    absolute, resolve, Definition, DirRole, EntryKind, ResolvedUnit, SearchDir,
+};
 use super::UnitName;
 
 /// A unit's `[Install]` section.
@@ -256,6 +258,66 @@ pub fn disable_links(
     out
 }
 
+/// The links in the configuration and runtime directories that enable
+/// unit `name` (`r` resolved, its file `fragment`): each link's path and
+/// whether it is in a runtime directory. An enablement link is in a
+/// `.wants/` or `.requires/` directory and named like the unit (or an
+/// instance of this template), or an alias link at the top pointing to the
+/// unit's file.
+fn enablement_links(
+    dirs: &[SearchDir],
+    name: &str,
+    r: &ResolvedUnit,
+    fragment: &str,
+) -> Vec<(String, bool)> {
+    let file_name = fragment.rsplit('/').next().unwrap_or("");
+    let mut out = Vec::new();
+    for d in dirs
+        .iter()
+        .filter(|d| matches!(d.role, DirRole::Config | DirRole::Runtime))
+    {
+        for e in &d.entries {
+            let EntryKind::Symlink { target } = &e.kind else {
+                continue;
+            };
+            let target = absolute(&d.path, target);
+            let link_name = e.path.rsplit('/').next().unwrap_or("");
+            let in_deps = e.path.contains(".wants/") || e.path.contains(".requires/");
+            let target_name = target.rsplit('/').next().unwrap_or("");
+            let hit = if in_deps {
+                link_name == r.id
+                    || UnitName::split(link_name).template.as_deref() == Some(r.id.as_str())
+                    || (target_name == file_name && link_name == name)
+            } else {
+                !e.path.contains('/')
+                    && link_name != r.id
+                    && target_name == file_name
+                    && target != "/dev/null"
+            };
+            if hit {
+                out.push((format!("{}/{}", d.path, e.path), d.role == DirRole::Runtime));
+            }
+        }
+    }
+    out
+}
+
+/// `systemctl is-enabled -l`'s links (systemd's `GetUnitFileLinks`): the
+/// paths of the links that enable unit `name`, in the runtime directories
+/// when `runtime`, else in the configuration ones; none for a unit
+/// without a file.
+pub fn unit_file_links(dirs: &[SearchDir], name: &str, runtime: bool) -> Vec<String> {
+    let r = resolve(dirs, name);
+    let Definition::File(fragment) = &r.definition else {
+        return Vec::new();
+    };
+    enablement_links(dirs, name, &r, fragment)
+        .into_iter()
+        .filter(|(_, rt)| *rt == runtime)
+        .map(|(p, _)| p)
+        .collect()
+}
+
 /// `systemctl is-enabled NAME`'s answer: `masked` (`masked-runtime`),
 /// `alias`, `generated`, `transient`, `enabled` (`enabled-runtime`) when a
 /// configuration directory links to it, `linked`, else `disabled` when its
@@ -286,43 +348,15 @@ pub fn is_enabled(dirs: &[SearchDir], name: &str, install: &InstallInfo) -> Opti
         Some(DirRole::Transient) => return Some("transient"),
         _ => {}
     }
-    let file_name = fragment.rsplit('/').next().unwrap_or("").to_string();
     let mut state = None;
-    for d in dirs
-        .iter()
-        .filter(|d| matches!(d.role, DirRole::Config | DirRole::Runtime))
-    {
-        for e in &d.entries {
-            let EntryKind::Symlink { target } = &e.kind else {
-                continue;
-            };
-            let target = absolute(&d.path, target);
-            let link_name = e.path.rsplit('/').next().unwrap_or("");
-            let in_deps = e.path.contains(".wants/") || e.path.contains(".requires/");
-            let target_name = target.rsplit('/').next().unwrap_or("");
-            // An enablement link: in a .wants/.requires directory and named
-            // like the unit (or an instance of this template), or an alias
-            // link at the top pointing to the unit's file.
-            let hit = if in_deps {
-                link_name == r.id
-                    || UnitName::split(link_name).template.as_deref() == Some(r.id.as_str())
-                    || (target_name == file_name && link_name == name)
-            } else {
-                !e.path.contains('/')
-                    && link_name != r.id
-                    && target_name == file_name
-                    && target != "/dev/null"
-            };
-            if hit {
-                let s = if d.role == DirRole::Runtime {
-                    "enabled-runtime"
-                } else {
-                    "enabled"
-                };
-                if state != Some("enabled") {
-                    state = Some(s);
-                }
-            }
+    for (_, runtime) in enablement_links(dirs, name, &r, &fragment) {
+        let s = if runtime {
+            "enabled-runtime"
+        } else {
+            "enabled"
+        };
+        if state != Some("enabled") {
+            state = Some(s);
         }
     }
     if state.is_some() {
@@ -497,6 +531,26 @@ mod tests {
         assert_eq!(state("plain.service"), Some("static"));
         assert_eq!(state("sock.service"), Some("indirect"));
         assert_eq!(state("nope.service"), None);
+    }
+
+    /// `GetUnitFileLinks`: the links that make a unit enabled, those of
+    /// the configuration directories (or with `runtime` of the runtime
+    /// ones); a unit without a file, or not enabled, has none.
+    #[test]
+    fn the_links_that_enable_a_unit() {
+        let d = dirs();
+        assert_eq!(
+            unit_file_links(&d, "web.service", false),
+            ["/etc/systemd/system/multi-user.target.wants/web.service"]
+        );
+        assert!(unit_file_links(&d, "web.service", true).is_empty());
+        assert_eq!(
+            unit_file_links(&d, "xd.service", false),
+            ["/etc/systemd/system/dbus-org.x.service"]
+        );
+        assert!(unit_file_links(&d, "db.service", false).is_empty());
+        assert!(unit_file_links(&d, "old.service", false).is_empty());
+        assert!(unit_file_links(&d, "nope.service", false).is_empty());
     }
 
     #[test]

@@ -67,7 +67,9 @@ pub use dropin::{cat_text, MergedUnit, SourcedOption};
 pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
 pub use exec::{c_unescape, expand_env};
 pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
-pub use install::{disable_links, enable_links, is_enabled, InstallError, InstallInfo, Link};
+pub use install::{
+    disable_links, enable_links, is_enabled, unit_file_links, InstallError, InstallInfo, Link,
+};
 pub use install_yaml::{
     yaml_disable_links, yaml_enable_links, yaml_is_enabled, yaml_unit_file, YamlDefinition,
 };

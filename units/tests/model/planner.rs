@@ -1638,7 +1638,10 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
     assert!(w.p.trigger_waits(t));
     // Held by a serving job: the trigger does not wait meanwhile.
     w.behaviour.insert("job".into(), Behaviour::Serve);
-    w.feed(Fact::Fired { unit: t });
+    w.feed(Fact::Fired {
+        unit: t,
+        path: None,
+    });
     assert_eq!(w.starts(), ["job"]);
     assert_eq!(w.state("job"), UnitState::Running, "{:?}", w.events);
     assert!(!w.p.trigger_waits(t));
@@ -1648,13 +1651,103 @@ fn a_socket_fires_its_service_and_waits_again_once_it_settled() {
     // Past the limit (20 in 2 s) the trigger fails.
     w.behaviour.insert("job".into(), Behaviour::Exit(0));
     for _ in 0..19 {
-        w.feed(Fact::Fired { unit: t });
+        w.feed(Fact::Fired {
+            unit: t,
+            path: None,
+        });
     }
     assert_eq!(w.state("web.socket"), UnitState::Running);
-    w.feed(Fact::Fired { unit: t });
+    w.feed(Fact::Fired {
+        unit: t,
+        path: None,
+    });
     assert_eq!(w.state("web.socket"), UnitState::Failed);
     assert!(w.p.view(t).unwrap().status.contains("trigger limit hit"));
     assert!(!w.p.trigger_waits(t));
+}
+
+/// A path unit's unit is told which trigger and which path fired it
+/// (systemd's `TRIGGER_UNIT`, `TRIGGER_PATH`) from that start; once it
+/// is inactive again it is told nothing more, and the next fire tells it
+/// the new path; a start by hand tells it nothing.
+#[test]
+fn a_path_units_unit_is_told_the_path_that_fired_it_while_triggered() {
+    let path = with(spec("drop.path", UnitType::Path), |s| {
+        s.exec_start = None;
+        s.extras.triggers = names(&["job"]);
+        s.extras.activation = Activation::of_type(UnitType::Path).map(Box::new);
+    });
+    let mut w = World::new(
+        vec![path, spec("job", UnitType::ForegroundSupervised)],
+        "drop.path",
+        PlannerOptions::default(),
+    );
+    w.behaviour.insert("job".into(), Behaviour::Serve);
+    let t = w.id("drop.path");
+    let job = w.id("job");
+    assert_eq!(w.p.activated_by(job), None);
+    w.feed(Fact::Fired {
+        unit: t,
+        path: Some("/tmp/drop-a".into()),
+    });
+    assert_eq!(w.state("job"), UnitState::Running, "{:?}", w.events);
+    let told = |w: &World| w.p.activated_by(job).map(|a| a.pairs());
+    let pairs = |p: &str| {
+        Some(vec![
+            ("trigger_unit", "drop.path".to_string()),
+            ("trigger_path", p.to_string()),
+        ])
+    };
+    assert_eq!(told(&w), pairs("/tmp/drop-a"));
+    assert_eq!(
+        w.p.activated_by(job).unwrap().env()[1],
+        ("TRIGGER_PATH", "/tmp/drop-a".to_string())
+    );
+    w.crash("job", ExitStatus::Code(0));
+    assert_eq!(w.state("job"), UnitState::Disabled, "settled, left T");
+    assert_eq!(told(&w), None);
+    w.feed(Fact::Fired {
+        unit: t,
+        path: Some("/tmp/drop-b".into()),
+    });
+    assert_eq!(told(&w), pairs("/tmp/drop-b"));
+    w.crash("job", ExitStatus::Code(0));
+    assert_eq!(told(&w), None);
+}
+
+/// A path unit's oneshot that remains after its exit stays triggered
+/// (active, told its trigger) and the path unit does not look again until
+/// it is stopped by hand, as systemd's path unit waits for its unit to be
+/// inactive; then it is told nothing more.
+#[test]
+fn a_path_units_remaining_oneshot_holds_the_path_unit_until_stopped() {
+    let path = with(spec("drop.path", UnitType::Path), |s| {
+        s.exec_start = None;
+        s.extras.triggers = names(&["job"]);
+        s.extras.activation = Activation::of_type(UnitType::Path).map(Box::new);
+    });
+    let job = with(spec("job", UnitType::Oneshot), |s| {
+        s.remain_after_exit = Some(true);
+    });
+    let mut w = World::new(vec![path, job], "drop.path", PlannerOptions::default());
+    w.behaviour.insert("job".into(), Behaviour::Exit(0));
+    let t = w.id("drop.path");
+    let job = w.id("job");
+    w.feed(Fact::Fired {
+        unit: t,
+        path: Some("/tmp/drop".into()),
+    });
+    assert_eq!(w.state("job"), UnitState::Exited, "{:?}", w.events);
+    assert_eq!(w.p.triggered_by(job), Some("drop.path"));
+    assert!(w.p.activated_by(job).is_some());
+    assert!(!w.p.trigger_waits(t), "held by its remaining unit");
+    let now = w.now;
+    assert_eq!(w.p.unwant("job", now), Ok(()));
+    w.settle();
+    assert_eq!(w.state("job"), UnitState::Disabled, "{:?}", w.events);
+    assert_eq!(w.p.triggered_by(job), None, "settled once stopped");
+    assert_eq!(w.p.activated_by(job), None);
+    assert!(w.p.trigger_waits(t));
 }
 
 /// A unit that a socket started and that failed stays `failed` outside
@@ -1680,7 +1773,10 @@ fn a_failed_triggered_unit_does_not_hold_up_the_shutdown() {
     );
     w.behaviour.insert("bus".into(), Behaviour::Exit(1));
     let t = w.id("bus.socket");
-    w.feed(Fact::Fired { unit: t });
+    w.feed(Fact::Fired {
+        unit: t,
+        path: None,
+    });
     assert_eq!(w.starts(), ["bus"]);
     assert_eq!(w.state("bus"), UnitState::Failed, "{:?}", w.events);
     assert_eq!(w.p.triggered_by(w.id("bus")), None, "settled, left T");
@@ -1706,9 +1802,14 @@ fn a_trigger_naming_an_alias_starts_the_unit_that_provides_it() {
     );
     let t = w.id("syslog.socket");
     assert!(w.p.trigger_waits(t));
-    w.feed(Fact::Fired { unit: t });
+    w.feed(Fact::Fired {
+        unit: t,
+        path: None,
+    });
     assert_eq!(w.state("rsyslog"), UnitState::Running);
     assert_eq!(w.p.triggered_by(w.id("rsyslog")), Some("syslog.socket"));
+    // A socket's service is told nothing of it (systemd's neither).
+    assert_eq!(w.p.activated_by(w.id("rsyslog")), None);
     assert!(!w.p.trigger_waits(t));
 }
 

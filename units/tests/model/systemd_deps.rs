@@ -258,3 +258,57 @@ fn upholds_pulls_in_and_restarts() {
     w.exit("b.service", ExitStatus::Code(0));
     assert_eq!(w.state("b.service"), UnitState::Exited);
 }
+
+/// systemd's testsuite-57: `OnSuccess=` starts a unit that fails, whose
+/// `OnFailure=` starts one that `Upholds=` a short-lived service with
+/// `StopWhenUnneeded=yes`: that service is started again at each end.
+#[test]
+fn on_success_on_failure_and_upholds_chain() {
+    let mut w = World::new(&[
+        (
+            "success.service",
+            "[Unit]\nOnSuccess=fail.service\n[Service]\nExecStart=/bin/true\n",
+        ),
+        (
+            "fail.service",
+            "[Unit]\nOnFailure=uphold.service\n[Service]\nExecStart=/bin/false\n",
+        ),
+        (
+            "uphold.service",
+            "[Unit]\nUpholds=short.service\n[Service]\nExecStart=/bin/sleep infinity\n",
+        ),
+        (
+            "short.service",
+            "[Unit]\nStopWhenUnneeded=yes\nStartLimitBurst=15\nStartLimitIntervalSec=1h\n\
+             [Service]\nExecStart=/bin/short\n",
+        ),
+        ("default.target", "[Unit]\n"),
+    ]);
+    w.p.want(
+        "success.service",
+        flotilla_units::planner::WantLife::UntilSwitch,
+        Instant(1),
+    )
+    .expect("want");
+    w.answer();
+    assert!(w.started("success.service"));
+    w.exit("success.service", ExitStatus::Code(0));
+    assert!(w.started("fail.service"), "OnSuccess=");
+    w.exit("fail.service", ExitStatus::Code(1));
+    assert!(w.started("uphold.service"), "OnFailure=");
+    assert!(w.started("short.service"), "Upholds= pulls in");
+    let starts = |w: &World| w.pids.iter().filter(|(n, _)| n == "short.service").count();
+    let mut now = Instant(3);
+    for n in 1..=6 {
+        assert_eq!(starts(&w), n);
+        assert_eq!(w.state("short.service"), UnitState::Running);
+        w.exit("short.service", ExitStatus::Code(0));
+        while starts(&w) == n {
+            let t = w.p.next_deadline().expect("a restart is due");
+            assert!(t.0 < 60_000_000_000, "no restart within a minute");
+            now = t.max(now);
+            w.p.tick(now);
+            w.answer();
+        }
+    }
+}

@@ -472,17 +472,18 @@ impl Sys for FakeSys {
         out
     }
 
-    fn path_holds(&self, spec: &flotilla_units::trigger::PathSpec) -> bool {
+    fn path_holding(&self, spec: &flotilla_units::trigger::PathSpec) -> Option<PathBuf> {
         use flotilla_units::trigger::PathKind;
         let st = self.state.borrow();
-        match spec.kind {
+        let holds = match spec.kind {
             PathKind::Exists => st.files.contains_key(&spec.path) || st.dirs.contains(&spec.path),
             PathKind::DirectoryNotEmpty => st
                 .files
                 .keys()
                 .any(|f| f.parent() == Some(spec.path.as_path())),
             PathKind::ExistsGlob | PathKind::Changed | PathKind::Modified => false,
-        }
+        };
+        holds.then(|| spec.path.clone())
     }
 
     fn make_dir(&self, path: &Path, _mode: u32) -> Result<(), SysError> {

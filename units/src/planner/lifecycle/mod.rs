@@ -68,8 +68,9 @@ pub(super) enum Event {
     /// The init bound a trigger's sockets or watched its paths (or why
     /// not).
     Armed(Result<(), String>),
-    /// A trigger's socket or path event came.
-    Fired,
+    /// A trigger's socket or path event came (a path unit's: the path
+    /// that fired it).
+    Fired(Option<std::path::PathBuf>),
     /// An `accept: yes` socket accepted a connection; the instance made
     /// for it.
     Accepted(String),
@@ -165,7 +166,7 @@ impl Planner {
             (P::Up, E::Timer(Timer::Elapse)) => self.timer_elapsed(u),
             (P::Main, E::Armed(Ok(()))) => self.trigger_armed(u),
             (P::Main, E::Armed(Err(why))) => self.fail(u, FailureKind::Resources, why),
-            (P::Up, E::Fired) => self.event_fired(u),
+            (P::Up, E::Fired(path)) => self.event_fired(u, path),
             (P::Up, E::Accepted(instance)) => self.connection_accepted(u, instance),
 
             // The OOM killer took one of its processes: `OOMPolicy=`.
@@ -217,7 +218,7 @@ impl Planner {
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
-                | E::Fired
+                | E::Fired(_)
                 | E::Accepted(_)
                 | E::OomKilled,
             ) => {}
@@ -236,7 +237,7 @@ impl Planner {
                 | E::Pidfile(Err(_))
                 | E::Timer(_)
                 | E::Armed(_)
-                | E::Fired
+                | E::Fired(_)
                 | E::Accepted(_)
                 | E::OomKilled,
             ) => {}
@@ -256,7 +257,7 @@ impl Planner {
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
-                | E::Fired
+                | E::Fired(_)
                 | E::Accepted(_),
             ) => {}
             // `READY=1` of a unit that is not `foreground-notified`, too.
@@ -272,7 +273,7 @@ impl Planner {
                 | E::BusNameLost
                 | E::Timer(_)
                 | E::Checked(_)
-                | E::Fired
+                | E::Fired(_)
                 | E::Accepted(_),
             ) => {}
             (
@@ -305,7 +306,7 @@ impl Planner {
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
-                | E::Fired
+                | E::Fired(_)
                 | E::Accepted(_),
             ) => {}
             (
@@ -325,7 +326,7 @@ impl Planner {
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
-                | E::Fired
+                | E::Fired(_)
                 | E::Accepted(_)
                 | E::OomKilled,
             ) => {}
@@ -346,7 +347,7 @@ impl Planner {
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
-                | E::Fired
+                | E::Fired(_)
                 | E::Accepted(_)
                 | E::OomKilled,
             ) => {}
