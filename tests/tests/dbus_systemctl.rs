@@ -981,6 +981,65 @@ fn the_name_is_taken_again_after_dbus_restarts() {
     assert_fails_at_once(&socket, &init, Duration::from_secs(10));
 }
 
+/// `systemctl restart dbus` with a D-Bus service that stays running off
+/// the bus (as Debian's logind does): its unit (no `Type=`, a `BusName=`:
+/// systemd's `Type=dbus`) is up once its name is owned; the new bus has no
+/// owner for it, and busd's whole list of the new bus's names says so, so
+/// the init stops it as systemd does and `Restart=always` starts it again,
+/// up once it owns its name on the new bus. Its process here is `sleep`;
+/// the name is `dbus-test-tool`'s, a child that leaves with the old bus.
+#[test]
+fn a_name_missing_from_the_restarted_bus_restarts_its_service() {
+    let dir = TestDir::new();
+    let (config, socket) = bus_config(&dir);
+    dir.file(
+        "units/dbus.service",
+        &format!(
+            "[Service]\nExecStart=/usr/bin/dbus-daemon --config-file={} --nofork\n",
+            config.display()
+        ),
+    );
+    dir.file(
+        "units/kept.service",
+        &format!(
+            "[Service]\nBusName=org.flotilla.Kept\nRestart=always\nRestartSec=0\n\
+             Environment=DBUS_SYSTEM_BUS_ADDRESS=unix:path={}\n\
+             ExecStart=/bin/sh -c '/usr/bin/dbus-test-tool echo --system \
+             --name=org.flotilla.Kept & exec sleep 1000'\n",
+            socket.display()
+        ),
+    );
+    let init = started(&dir);
+    let bus = busd_on(&dir, Some(&socket));
+    systemctl(&bus, &["start", "dbus.service"]).expect(0);
+    on_the_bus(&socket);
+    systemctl(&bus, &["start", "kept.service"]).expect(0);
+    let first = init.unit("kept.service");
+    assert_eq!(
+        (first.state, first.status.as_str(), first.restarts),
+        (UnitState::Running, "ready (its D-Bus name is taken)", 0),
+        "{first:?}"
+    );
+    let old = first.pid.expect("kept's pid");
+    let t = std::time::Instant::now();
+    systemctl(&bus, &["restart", "dbus.service"]).expect(0);
+    let again = init.wait_unit("kept.service", "restarted, up on the new bus", |u| {
+        u.restarts == 1 && u.state == UnitState::Running && u.pid.is_some_and(|p| p != old)
+    });
+    eprintln!(
+        "kept.service up again on the restarted bus in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(again.status, "ready (its D-Bus name is taken)", "{again:?}");
+    assert!(
+        !procs::alive(old),
+        "the old process runs on after its name was lost"
+    );
+    // The name answers on the new bus.
+    let (out, _) = call_name(&socket, "org.flotilla.Kept");
+    out.expect(0);
+}
+
 /// `systemctl mask` and `unmask` as under systemd: a link to `/dev/null`
 /// in the unit path's configuration directory (here the test's units
 /// directory, the first), said as systemctl says it, read by the init at

@@ -92,6 +92,10 @@ pub struct Snapshot {
     /// The init's log level and target (`set-log`).
     #[serde(default)]
     pub log: crate::loglevel::LogSettings,
+    /// The D-Bus names owned on the system bus, as busd told them
+    /// (`ready-bus-name`): busd tells the new image only what changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bus_names: Vec<String>,
 }
 
 /// A want, as `planner/wants.rs` keeps it.

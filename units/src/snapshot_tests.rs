@@ -165,6 +165,7 @@ prop_compose! {
         clocks in any::<(u64, i64, u32, u64, u32)>(),
         log_instance in "[0-9.-]{1,30}",
         pending_scopes in proptest::collection::vec(("[a-z]{1,8}", proptest::collection::vec(2..1_000_000i32, 1..3)), 0..2),
+        bus_names in proptest::collection::vec("org\\.[a-z]{1,8}", 0..3),
     ) -> Snapshot {
         Snapshot {
             magic: MAGIC.to_string(),
@@ -199,6 +200,7 @@ prop_compose! {
                 .map(|(n, pids)| (format!("{n}.scope"), pids))
                 .collect(),
             log: Default::default(),
+            bus_names,
         }
     }
 }
@@ -240,6 +242,7 @@ fn minimal() -> Snapshot {
         next_log_id: 0,
         pending_scopes: Vec::new(),
         log: Default::default(),
+        bus_names: Vec::new(),
     }
 }
 

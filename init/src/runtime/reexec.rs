@@ -162,6 +162,7 @@ impl<S: Sys> Runtime<S> {
             next_log_id,
             pending_scopes: self.scopes.carry_pending(),
             log: self.log,
+            bus_names: self.planner.carry_bus_names(),
         };
         (snap, keep)
     }
@@ -249,6 +250,7 @@ impl<S: Sys> Runtime<S> {
         }
         let mut planner = planner;
         planner.set_timer_env(timer_env, now);
+        planner.resume_bus_names(snap.bus_names);
         let mut rt = Runtime::assemble(
             sys, planner, settings, pid1, control, units, feed, clocks, timers,
         );

@@ -14,20 +14,29 @@ impl Planner {
     /// Takes a report of names owned and released; each unit waiting for
     /// a name now owned is ready, each running unit whose name is gone is
     /// stopped ([`Event::BusNameLost`]). A whole report (busd started, or
-    /// on a new bus) releases every name it does not list.
+    /// on a new bus) is every name owned: a running unit whose name it
+    /// leaves out has lost it, whether the init was told of the name
+    /// before or not (a re-exec of an init older than the names' carry).
     pub(super) fn bus_names(&mut self, owned: Vec<String>, released: Vec<String>, whole: bool) {
-        let before = if whole {
-            std::mem::take(&mut self.bus_names)
-        } else {
-            Default::default()
-        };
-        let mut lost: Vec<String> = before.into_iter().filter(|n| !owned.contains(n)).collect();
-        for name in released {
-            if self.bus_names.remove(&name) {
-                lost.push(name);
-            }
+        if whole {
+            self.bus_names.clear();
         }
-        for u in self.units_named(Phase::Up, &lost) {
+        for name in &released {
+            self.bus_names.remove(name);
+        }
+        let lost: Vec<UnitId> = self
+            .graph
+            .ids()
+            .filter(|u| self.units[u.index()].phase == Phase::Up)
+            .filter(|&u| {
+                self.spec_of(u)
+                    .extras
+                    .ready_bus_name
+                    .as_ref()
+                    .is_some_and(|n| released.contains(n) || (whole && !owned.contains(n)))
+            })
+            .collect();
+        for u in lost {
             self.step(u, Event::BusNameLost);
         }
         let mut taken = Vec::new();
@@ -39,6 +48,17 @@ impl Planner {
         for u in self.units_named(Phase::Main, &taken) {
             self.step(u, Event::BusName);
         }
+    }
+
+    /// The names owned, carried across a re-exec (`Snapshot::bus_names`):
+    /// busd tells the new image only what changes afterwards.
+    pub fn carry_bus_names(&self) -> Vec<String> {
+        self.bus_names.iter().cloned().collect()
+    }
+
+    /// The names the image before the re-exec was told.
+    pub fn resume_bus_names(&mut self, names: Vec<String>) {
+        self.bus_names = names.into_iter().collect();
     }
 
     /// The units in `phase` whose `ready-bus-name` is one of `names`.

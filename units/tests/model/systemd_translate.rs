@@ -130,8 +130,27 @@ fn types() {
         assert_eq!(s.kind, UnitType::ForegroundSupervised);
         assert_eq!(s.extras.ready_bus_name.as_deref(), Some("org.x.Web"));
     }
-    let s = clean(svc("BusName=org.x.Web\nExecStart=/bin/x"));
-    assert_eq!(s.extras.ready_bus_name, None);
+    // No Type= (or an empty one): a BusName= makes it Type=dbus, as
+    // systemd's default type is (Debian's systemd-logind.service).
+    for text in [
+        "BusName=org.x.Web\nExecStart=/bin/x",
+        "Type=\nBusName=org.x.Web\nExecStart=/bin/x",
+    ] {
+        let s = clean(svc(text));
+        assert_eq!(s.kind, UnitType::ForegroundSupervised);
+        assert_eq!(
+            s.extras.ready_bus_name.as_deref(),
+            Some("org.x.Web"),
+            "{text}"
+        );
+    }
+    for text in [
+        "Type=simple\nBusName=org.x.Web\nExecStart=/bin/x",
+        "BusName=org.x.Web\nBusName=\nExecStart=/bin/x",
+    ] {
+        let s = clean(svc(text));
+        assert_eq!(s.extras.ready_bus_name, None, "{text}");
+    }
     let p = svc("Type=dbus\nExecStart=/bin/x");
     assert_eq!(
         diags(&p),

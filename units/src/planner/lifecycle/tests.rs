@@ -406,7 +406,7 @@ fn main_with_a_bus_name_waits_for_it() {
 
     // A name already owned (the whole list) when the main process starts:
     // up at once.
-    let mut t = T::new(spec);
+    let mut t = T::new(spec.clone());
     t.p.fact(
         names(&["org.example.Svc", "org.example.Other"], &[], true),
         t.now,
@@ -421,6 +421,27 @@ fn main_with_a_bus_name_waits_for_it() {
     t.p.fact(names(&["org.example.Other"], &[], true), t.now);
     assert!(!t.p.bus_name_owned(U));
     assert_eq!(t.phase(), Phase::Stopping);
+
+    // Carried across a re-exec; and a unit up whose name the planner was
+    // never told (an older image's re-exec) is stopped all the same by a
+    // whole list without it, or by its release.
+    let mut t = T::new(spec.clone());
+    t.p.resume_bus_names(vec!["org.example.Svc".into()]);
+    assert_eq!(t.p.carry_bus_names(), ["org.example.Svc"]);
+    for report in [
+        names(&["org.example.Other"], &[], true),
+        names(&[], &["org.example.Svc"], false),
+    ] {
+        let mut t = T::new(spec.clone());
+        t.p.fact(names(&["org.example.Svc"], &[], true), t.now);
+        t.spawned(Role::Pre(0));
+        t.exited(10, OK);
+        t.spawned(Role::Main);
+        assert_eq!(t.phase(), Phase::Up);
+        t.p.resume_bus_names(Vec::new());
+        t.p.fact(report, t.now);
+        assert_eq!(t.phase(), Phase::Stopping);
+    }
 }
 
 #[test]

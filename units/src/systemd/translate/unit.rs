@@ -63,9 +63,22 @@ pub(crate) fn translate_at(
     let type_index = options
         .iter()
         .rposition(|o| o.section == "Service" && o.name == "Type");
-    let type_value = type_index
-        .map(|i| options[i].value.trim().to_string())
-        .unwrap_or_default();
+    // No `Type=` and a `BusName=`: systemd's default is `dbus`, not
+    // `simple` (Debian's logind, hostnamed, timedated and localed rely on
+    // it: ready once their name is owned, stopped once it is lost).
+    // An invalid one is an error below, and ignored as systemd ignores it.
+    let bus_name_given = options
+        .iter()
+        .rev()
+        .filter(|o| o.section == "Service" && o.name == "BusName")
+        .map(|o| o.value.trim())
+        .find(|v| v.is_empty() || crate::keys::check::bus_name(v).is_ok())
+        .is_some_and(|v| !v.is_empty());
+    let type_value = match type_index.map(|i| options[i].value.trim()) {
+        Some(v) if !v.is_empty() => v.to_string(),
+        _ if bus_name_given => "dbus".to_string(),
+        _ => String::new(),
+    };
     // A service with nothing to run but an action (systemd-poweroff.service:
     // `SuccessAction=poweroff-force`, no `[Service]` at all) is a unit with
     // no process: up as soon as it starts, its action then taken.
