@@ -322,4 +322,4 @@ pub fn told_limit(set: usize) -> usize {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests;
+pub(crate) mod tests;

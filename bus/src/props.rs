@@ -372,7 +372,10 @@ pub fn log_control(log: &flotilla_units::loglevel::LogSettings) -> Props {
     ]
 }
 
-/// [`MANAGER_FROM_STATUS`], from the init's status.
+/// [`MANAGER_FROM_STATUS`], from the init's status. `SystemState` is
+/// systemd's: `degraded` counts failed units only, not flotilla's own
+/// `degraded` (a unit the target wants that is not active, say one
+/// stopped by hand), which `initctl status` shows.
 fn manager_state(sys: &SystemStatus) -> Props {
     let failed = sys
         .units
@@ -383,7 +386,7 @@ fn manager_state(sys: &SystemStatus) -> Props {
         "stopping"
     } else if !sys.target_state.is_active() {
         "starting"
-    } else if failed > 0 || sys.degraded {
+    } else if failed > 0 {
         "degraded"
     } else {
         "running"
@@ -461,6 +464,40 @@ mod tests {
         let j = job(3, "x.service", "start");
         assert_eq!(sig(&j, "Unit"), "(so)");
         assert_eq!(sig(&p, "ActivationDetails"), "a(ss)");
+    }
+
+    fn system_state(sys: &SystemStatus) -> String {
+        let props = manager_state(sys);
+        let (_, v) = props.iter().find(|(n, _)| *n == "SystemState").unwrap();
+        String::try_from(v.try_clone().unwrap()).unwrap()
+    }
+
+    /// systemd's `SystemState`: a wanted unit stopped by hand (flotilla's
+    /// `degraded`) leaves the system `running`; a failed unit degrades it.
+    #[test]
+    fn the_system_state_is_degraded_by_failed_units_only() {
+        let mut sys = SystemStatus {
+            target: "multi-user.target".into(),
+            target_state: UnitState::Running,
+            degraded: true,
+            units: Vec::new(),
+            pid1: true,
+            shutting_down: false,
+            load_errors: Vec::new(),
+            log_writer: None,
+            units_path: Vec::new(),
+            log: Default::default(),
+        };
+        assert_eq!(system_state(&sys), "running");
+        sys.units.push(crate::model::tests::unit(
+            "bad.service",
+            flotilla_units::spec::UnitType::ForegroundSupervised,
+            UnitState::Failed,
+            "",
+        ));
+        assert_eq!(system_state(&sys), "degraded");
+        sys.target_state = UnitState::Starting;
+        assert_eq!(system_state(&sys), "starting");
     }
 
     /// Without the init's status the manager has every property but those

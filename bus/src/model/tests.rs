@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatus {
+pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -> UnitStatus {
     UnitStatus {
         unit: name.into(),
         kind,
