@@ -274,6 +274,13 @@ fn writes_are_forwarded_to_the_leader_over_tls() {
     });
     assert!(log.contains(&format!("machine {lid}")), "{log}");
     assert!(log.contains("TLS handshake"), "{log}");
+    // The leader's listener refused the rogue's certificate.
+    wait_for(LIMIT, "the refusal in the leader's log", || {
+        machines[leader]
+            .log()
+            .contains(&format!("TLS handshake with {ip}:"))
+            .then_some(())
+    });
     let a = client.request(
         "GET",
         &format!("{}/units/{}", base(leader), name(500)),
