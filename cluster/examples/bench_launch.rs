@@ -24,6 +24,7 @@
 //! ```text
 //! cargo build --release -p flotilla-cluster --bins --examples
 //! target/release/examples/bench_launch [--units N] [--machines M] [--clients C] [--ttl SECS] [--repeat R]
+//!     [--spread] [--no-committer] [--tls] [--reserve]
 //! target/release/examples/bench_launch --matrix     # 1k and 10k units on 3, 30 and 100 machines
 //! target/release/examples/bench_launch --units 10000 --machines 100 --repeat 3
 //! target/release/examples/bench_launch --units 10000 --machines 100 --reserve
@@ -34,6 +35,12 @@
 //! advertises its API (`--api-advertise`), so that the engine's leader
 //! commits every API's unit writes (`docs/cluster.md`, "One committer");
 //! `--no-committer` leaves that out: each API commits its own writes.
+//!
+//! `--tls` makes a CA and a certificate for 127.0.0.1 (with the `openssl`
+//! command) and has every API listen on a loopback TCP port with TLS and
+//! client certificates, advertised as `https://127.0.0.1:PORT`: the
+//! clients and the forwarded writes then go over TLS (kept connections),
+//! as between hosts.
 //!
 //! `--reserve` gives every machine `--capacity memory=4096,cores=8` and
 //! every unit `MemoryReservation=32` and `CoresReservation=5`: placement by
@@ -46,6 +53,9 @@ mod etcd;
 mod http;
 #[path = "bench/standin.rs"]
 mod standin;
+#[path = "../../tests/tests/cluster/support/tls.rs"]
+#[allow(dead_code)]
+mod tls;
 
 use http::Conn;
 use standin::StandIn;
@@ -84,6 +94,49 @@ struct Config {
     reserve: bool,
     spread: bool,
     committer: bool,
+    tls: bool,
+}
+
+/// The APIs over TLS (`--tls`): the client's configuration and each
+/// machine's port.
+struct Tls {
+    client: Arc<tokio_rustls::rustls::ClientConfig>,
+    ports: Vec<u16>,
+    cert: PathBuf,
+    key: PathBuf,
+    ca: PathBuf,
+}
+
+impl Tls {
+    fn new(dir: &Path, machines: usize) -> Tls {
+        let pki = tls::Pki::new(&dir.join("pki"), "bench-ca");
+        let (cert, key) = pki.issue("api", &["IP:127.0.0.1"]);
+        let files = flotilla_cluster::serve::ApiTls {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: pki.ca.clone(),
+        };
+        Tls {
+            client: flotilla_cluster::forward::tls_client_config(&files).expect("TLS client"),
+            ports: (0..machines).map(|_| etcd::free_port()).collect(),
+            cert,
+            key,
+            ca: pki.ca,
+        }
+    }
+
+    /// A kept TLS connection to machine `i`'s API.
+    fn conn(&self, i: usize) -> Conn {
+        let (client, port) = (self.client.clone(), self.ports[i]);
+        Conn::with(Box::new(move || {
+            use tokio_rustls::rustls::{pki_types::ServerName, ClientConnection, StreamOwned};
+            let s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+            s.set_nodelay(true)?;
+            let name = ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into());
+            let c = ClientConnection::new(client.clone(), name).map_err(std::io::Error::other)?;
+            Ok(Box::new(StreamOwned::new(c, s)) as Box<dyn http::Stream>)
+        }))
+    }
 }
 
 /// A unit's reservation with `--reserve`.
@@ -287,7 +340,41 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let changed = Arc::new((Mutex::new(0u64), Condvar::new()));
     let mut standins = Vec::new();
     let mut procs = Vec::new();
-    for id in &ids {
+    let tls = cfg.tls.then(|| Tls::new(&dir, cfg.machines));
+    // Where machine i's API listens, and (with a committer) what it
+    // advertises.
+    let api_flags = |i: usize| -> Vec<String> {
+        let sock = format!("unix://{}", dir.join(format!("{}.sock", ids[i])).display());
+        let (listen, advertise) = match &tls {
+            None => (sock.clone(), sock),
+            Some(t) => (
+                format!("tcp://127.0.0.1:{}", t.ports[i]),
+                format!("https://127.0.0.1:{}", t.ports[i]),
+            ),
+        };
+        let mut v = vec!["--api-listen".to_string(), listen];
+        if let Some(t) = &tls {
+            for (flag, file) in [
+                ("--api-cert", &t.cert),
+                ("--api-key", &t.key),
+                ("--api-client-ca", &t.ca),
+            ] {
+                v.push(flag.to_string());
+                v.push(file.display().to_string());
+            }
+        }
+        if cfg.committer {
+            v.push("--api-advertise".to_string());
+            v.push(advertise);
+        }
+        v
+    };
+    // A kept connection to machine i's API.
+    let conn = |i: usize| match &tls {
+        None => Conn::new(&dir.join(format!("{}.sock", ids[i]))),
+        Some(t) => t.conn(i),
+    };
+    for (i, id) in ids.iter().enumerate() {
         let ctl = dir.join(format!("{id}.init.sock"));
         standins.push(StandIn::start(&ctl, changed.clone()));
         let log = std::fs::File::create(dir.join(format!("{id}.log"))).expect("log");
@@ -300,19 +387,7 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
             })
             .args(["--agent-ttl", &format!("{}s", cfg.ttl), "--control"])
             .arg(&ctl)
-            .arg("--api-listen")
-            .arg(format!(
-                "unix://{}",
-                dir.join(format!("{id}.sock")).display()
-            ))
-            .args(if cfg.committer {
-                vec![
-                    "--api-advertise".to_string(),
-                    format!("unix://{}", dir.join(format!("{id}.sock")).display()),
-                ]
-            } else {
-                Vec::new()
-            })
+            .args(api_flags(i))
             .stdin(Stdio::null())
             .stderr(log)
             .spawn()
@@ -321,8 +396,7 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         procs.push(Proc(child));
     }
     let pids: Vec<u32> = procs.iter().map(|p| p.0.id()).collect();
-    let sock = dir.join(format!("{}.sock", ids[0]));
-    let mut api = Conn::new(&sock);
+    let mut api = conn(0);
     let up = Instant::now();
     // A minute, and longer for a large cluster starting on a small machine.
     let up_limit = Duration::from_secs(60) + Duration::from_millis(200) * cfg.machines as u32;
@@ -356,14 +430,9 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let threads: Vec<_> = (0..cfg.clients)
         .map(|t| {
             // --spread: client t on machine t's API (of the first ones).
-            let sock = if cfg.spread {
-                dir.join(format!("{}.sock", ids[t % ids.len()]))
-            } else {
-                sock.clone()
-            };
+            let mut c = conn(if cfg.spread { t % ids.len() } else { 0 });
             let n = cfg.units;
             std::thread::spawn(move || {
-                let mut c = Conn::new(&sock);
                 for i in (t * per)..((t + 1) * per).min(n) {
                     let path = format!("/fleet/v1/units/bench-{i:05}.service");
                     let extra = if cfg.reserve { RESERVATION } else { "" };
@@ -629,6 +698,7 @@ fn main() {
         reserve: false,
         spread: false,
         committer: true,
+        tls: false,
     };
     let mut matrix = false;
     let mut repeat = 1;
@@ -657,6 +727,11 @@ fn main() {
             }
             "--spread" => {
                 cfg.spread = true;
+                i += 1;
+                continue;
+            }
+            "--tls" => {
+                cfg.tls = true;
                 i += 1;
                 continue;
             }
@@ -702,9 +777,10 @@ fn main() {
     for c in runs {
         let f = run(&clusterd, c);
         println!(
-            "clients: {} on {}; unit writes committed by {}",
+            "clients: {} on {}{}; unit writes committed by {}",
             c.clients,
             if c.spread { "one API each" } else { "one API" },
+            if c.tls { " over TLS" } else { "" },
             if c.committer {
                 "the engine's leader"
             } else {

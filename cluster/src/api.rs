@@ -55,17 +55,19 @@ pub struct Api {
 impl Api {
     /// The API's state for a registry (starts its tasks: call it inside
     /// the runtime), on machine `me`, its unit writes sent to the
-    /// committer `committer` names ([`crate::forward`]).
+    /// committer `committer` names ([`crate::forward`]), over TLS with
+    /// `forward_tls` when it is advertised as `https://`.
     pub fn new(
         registry: Registry,
         check_host: bool,
         me: String,
         committer: tokio::sync::watch::Receiver<Option<crate::forward::Committer>>,
+        forward_tls: Option<Arc<tokio_rustls::rustls::ClientConfig>>,
     ) -> Api {
         Api {
             views: Views::new(registry.clone()),
             commits: Commits::start(registry.clone()),
-            forward: Forwarder::new(me, committer),
+            forward: Forwarder::new(me, committer, forward_tls),
             registry,
             check_host,
         }

@@ -3,7 +3,7 @@
 //! ```text
 //! clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
 //!          [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
-//!          [--api-advertise unix:///PATH | tcp://HOST:PORT]
+//!          [--api-advertise unix:///PATH | tcp://HOST:PORT | https://IP:PORT]
 //!          [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
 //!          [--api-cert FILE --api-key FILE --api-client-ca FILE]
 //!          [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]
@@ -147,7 +147,7 @@ pub enum Parsed {
 /// The usage text.
 pub const USAGE: &str = "usage: clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
                 [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
-                [--api-advertise unix:///PATH | tcp://HOST:PORT]
+                [--api-advertise unix:///PATH | tcp://HOST:PORT | https://IP:PORT]
                 [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
                 [--api-cert FILE --api-key FILE --api-client-ca FILE]
                 [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]";
@@ -304,12 +304,7 @@ pub fn parse_args(
     };
     let api_advertise = match flags.get("--api-advertise") {
         Some(a) => {
-            parse_listen(a, false).map_err(|e| {
-                format!(
-                    "{}: --api-advertise names a unix socket or a loopback tcp:// address",
-                    e.replace("--api-listen", "--api-advertise")
-                )
-            })?;
+            crate::forward::check_advertise(a, api_tls.is_some())?;
             Some(a.clone())
         }
         None => None,
@@ -456,16 +451,34 @@ mod tests {
             let c = run(&format!("--etcd http://x:1 --api-advertise {a}"), Some("m")).unwrap();
             assert_eq!(c.api_advertise.as_deref(), Some(a));
         }
-        // Forwarded writes travel in plain HTTP: loopback or a socket only.
+        // Plain HTTP: loopback or a socket only.
         let err = |a: &str| {
             run(&format!("--etcd http://x:1 --api-advertise {a}"), Some("m"))
                 .err()
                 .unwrap_or_default()
         };
-        assert!(err("tcp://10.0.0.1:4001")
-            .starts_with("--api-advertise tcp://10.0.0.1:4001: refusing plain HTTP"));
+        assert!(err("tcp://10.0.0.1:4001").starts_with(
+            "--api-advertise tcp://10.0.0.1:4001: forwarded writes would travel in plain HTTP"
+        ));
         assert!(err("unix://rel.sock").contains("absolute path"));
-        assert!(err("http://127.0.0.1:1").contains("names a unix socket or a loopback"));
+        assert!(err("http://127.0.0.1:1").contains("names unix:///PATH, a loopback"));
+        // https:// with the API's TLS flags (and only so); a TLS API is
+        // advertised as https://.
+        let tls = "--api-listen tcp://10.0.0.1:4001 --api-cert a --api-key b --api-client-ca c";
+        let c = run(
+            &format!("--etcd http://x:1 {tls} --api-advertise https://10.0.0.1:4001"),
+            Some("m"),
+        )
+        .unwrap();
+        assert_eq!(c.api_advertise.as_deref(), Some("https://10.0.0.1:4001"));
+        assert!(err("https://10.0.0.1:4001").contains("needs --api-cert, --api-key"));
+        let e = run(
+            &format!("--etcd http://x:1 {tls} --api-advertise tcp://127.0.0.1:4001"),
+            Some("m"),
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(e.contains("advertise it as https://IP:PORT"), "{e}");
     }
 
     #[test]

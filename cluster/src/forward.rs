@@ -22,9 +22,22 @@
 //! request went out gets a 503, as an etcd failure does (the write may or
 //! may not have been applied; the client may send it again). A forwarded
 //! request is never forwarded again.
+//!
+//! The committer is reached as it advertised itself: a unix socket or a
+//! loopback address in plain HTTP (machines on one host), or
+//! `https://IP:PORT` (machines on different hosts). Over TLS the
+//! forwarding API shows the committer its own certificate (`--api-cert`,
+//! `--api-key`: the committer's TLS listener accepts no connection without
+//! a client certificate of its `--api-client-ca`, as for any other client)
+//! and checks the committer's certificate against its `--api-client-ca`,
+//! the cluster's CA, for the advertised IP address. The forwarding client
+//! speaks TLS 1.2 only: there the client's handshake completes only after
+//! the server has accepted the client's certificate (TLS 1.3 lets the
+//! client send its request before the server has judged it), so a refused
+//! certificate is a write not sent, committed here, never a 503.
 
 use crate::respond::error_response;
-use crate::serve::Listen;
+use crate::serve::{ApiTls, Listen};
 use crate::validate::ApiError;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, Method, Request};
@@ -32,10 +45,13 @@ use axum::response::Response;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use serde::{Deserialize, Serialize};
-use std::sync::Mutex;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tokio_rustls::rustls::ClientConfig;
 
 /// The header that marks a request one API forwarded to the committer.
 pub const FORWARDED: &str = "x-flotilla-forwarded";
@@ -47,6 +63,84 @@ pub const COMMITTED_BY: &str = "x-flotilla-committed-by";
 /// write: well under the API's 10 s header timeout, after which the
 /// committer closes it.
 const IDLE: Duration = Duration::from_secs(4);
+
+/// How long connecting to the committer (TCP and TLS handshake) may take
+/// before the write is committed here instead: nothing was sent yet.
+const CONNECT: Duration = Duration::from_secs(3);
+
+/// Where a committer is reached (`--api-advertise`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `unix:///PATH`: plain HTTP on this host.
+    Unix(PathBuf),
+    /// `tcp://HOST:PORT` on loopback: plain HTTP on this host.
+    Tcp(SocketAddr),
+    /// `https://IP:PORT`: TLS with client certificates, on any address.
+    Tls(SocketAddr),
+}
+
+/// Parses an advertised API: `unix:///PATH`, a loopback `tcp://HOST:PORT`
+/// or `https://IP:PORT`.
+pub fn parse_target(s: &str) -> Result<Target, String> {
+    if let Some(a) = s.strip_prefix("https://") {
+        let a = a.strip_suffix('/').unwrap_or(a);
+        return a.parse::<SocketAddr>().map(Target::Tls).map_err(|_| {
+            format!(
+                "--api-advertise {s}: expected https://IP:PORT (an IP address that the API's \
+                 certificate names)"
+            )
+        });
+    }
+    match crate::serve::parse_listen(s, false) {
+        Ok(Listen::Unix(p)) => Ok(Target::Unix(p)),
+        Ok(Listen::Tcp(a)) => Ok(Target::Tcp(a)),
+        Err(e) if s.starts_with("tcp://") && e.contains("refusing plain HTTP") => Err(format!(
+            "--api-advertise {s}: forwarded writes would travel in plain HTTP off loopback; \
+             advertise https://HOST:PORT (with --api-cert, --api-key and --api-client-ca)"
+        )),
+        Err(e) => Err(format!(
+            "{}; --api-advertise names unix:///PATH, a loopback tcp://HOST:PORT or https://IP:PORT",
+            e.replace("--api-listen", "--api-advertise")
+        )),
+    }
+}
+
+/// Checks `--api-advertise` against the API's own TLS: an API that serves
+/// TLS is advertised as `https://`, and only such an API can be (the
+/// others connect to it with TLS and their own certificates).
+pub fn check_advertise(s: &str, tls: bool) -> Result<Target, String> {
+    let t = parse_target(s)?;
+    match (&t, tls) {
+        (Target::Tls(_), false) => Err(format!(
+            "--api-advertise {s}: an https:// API needs --api-cert, --api-key and \
+             --api-client-ca (the API's TLS listen)"
+        )),
+        (Target::Unix(_) | Target::Tcp(_), true) => Err(format!(
+            "--api-advertise {s}: the API listens with TLS (--api-cert, --api-key, \
+             --api-client-ca); advertise it as https://IP:PORT"
+        )),
+        _ => Ok(t),
+    }
+}
+
+/// The TLS client of the forwarded writes: this API's certificate and key
+/// as its client identity, the committer's certificate checked against
+/// `--api-client-ca`; TLS 1.2 only (see the module's comment).
+pub fn tls_client_config(t: &ApiTls) -> anyhow::Result<Arc<ClientConfig>> {
+    use anyhow::Context;
+    use tokio_rustls::rustls::version::TLS12;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let (certs, key) = crate::serve::pem_identity(t)?;
+    let roots = crate::serve::pem_roots("--api-client-ca", &t.client_ca)?;
+    let mut cfg = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&TLS12])
+        .context("TLS versions")?
+        .with_root_certificates(roots)
+        .with_client_auth_cert(certs, key)
+        .context("--api-cert and --api-key do not go together")?;
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
+}
 
 /// The value of `engine/committer`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,7 +185,10 @@ struct Idle {
 pub struct Forwarder {
     me: String,
     committer: watch::Receiver<Option<Committer>>,
+    tls: Option<Arc<ClientConfig>>,
     idle: Mutex<Vec<Idle>>,
+    /// Why the last write was not forwarded (logged once, not per write).
+    failing: Mutex<Option<String>>,
 }
 
 /// How forwarding a write ended.
@@ -103,12 +200,43 @@ pub enum Forwarded {
 }
 
 impl Forwarder {
-    /// A forwarder for machine `me` following `committer`.
-    pub fn new(me: String, committer: watch::Receiver<Option<Committer>>) -> Forwarder {
+    /// A forwarder for machine `me` following `committer`, with the TLS
+    /// client `tls` for committers advertised as `https://`.
+    pub fn new(
+        me: String,
+        committer: watch::Receiver<Option<Committer>>,
+        tls: Option<Arc<ClientConfig>>,
+    ) -> Forwarder {
         Forwarder {
             me,
             committer,
+            tls,
             idle: Mutex::new(Vec::new()),
+            failing: Mutex::new(None),
+        }
+    }
+
+    /// Logs why writes are committed here instead of by `c`, when the
+    /// reason is new.
+    fn not_forwarded(&self, c: &Committer, why: String) -> Forwarded {
+        let msg = format!(
+            "clusterd: cannot forward unit writes to the committer (machine {} at {}): {why}; \
+             committing them here",
+            c.machine, c.url
+        );
+        let mut last = self.failing.lock().unwrap_or_else(|e| e.into_inner());
+        if last.as_deref() != Some(msg.as_str()) {
+            eprintln!("{msg}");
+            *last = Some(msg);
+        }
+        Forwarded::Local
+    }
+
+    /// A write reached the committer: a later failure is logged again.
+    fn forwarded(&self) {
+        let mut last = self.failing.lock().unwrap_or_else(|e| e.into_inner());
+        if last.take().is_some() {
+            eprintln!("clusterd: forwarding unit writes to the committer again");
         }
     }
 
@@ -133,8 +261,9 @@ impl Forwarder {
                 None => return Forwarded::Local,
             }
         };
-        let Ok(listen) = crate::serve::parse_listen(&target.url, false) else {
-            return Forwarded::Local;
+        let dest = match parse_target(&target.url) {
+            Ok(d) => d,
+            Err(e) => return self.not_forwarded(&target, e),
         };
         let failed = |e: String| {
             Forwarded::Answer(error_response(&ApiError::new(
@@ -149,8 +278,9 @@ impl Forwarder {
         // gives the request back unsent: then once more on a new one.
         let mut sent = None;
         for pooled in [true, false] {
-            let Some(mut send) = self.connection(&target.url, &listen, pooled).await else {
-                return Forwarded::Local;
+            let mut send = match self.connection(&target.url, &dest, pooled).await {
+                Ok(s) => s,
+                Err(e) => return self.not_forwarded(&target, e),
             };
             let mut req = Request::builder()
                 .method(method.clone())
@@ -179,6 +309,7 @@ impl Forwarder {
         let Some((resp, send)) = sent else {
             return Forwarded::Local;
         };
+        self.forwarded();
         let (parts, body) = resp.into_parts();
         // The answers are small (an empty body or an error entity): read
         // whole, so that the connection is free for the next write.
@@ -196,14 +327,14 @@ impl Forwarder {
         Forwarded::Answer(resp)
     }
 
-    /// An idle connection to `url` (when `pooled`), or a new one; `None`
-    /// when it cannot be reached.
+    /// An idle connection to `url` (when `pooled`), or a new one; why not
+    /// when it cannot be reached (nothing was sent).
     async fn connection(
         &self,
         url: &str,
-        listen: &Listen,
+        dest: &Target,
         pooled: bool,
-    ) -> Option<SendRequest<Body>> {
+    ) -> Result<SendRequest<Body>, String> {
         loop {
             let idle = pooled.then(|| {
                 let mut v = self.idle.lock().unwrap_or_else(|e| e.into_inner());
@@ -214,35 +345,66 @@ impl Forwarder {
                 break;
             };
             if i.send.ready().await.is_ok() {
-                return Some(i.send);
+                return Ok(i.send);
             }
         }
-        let send = match listen {
-            Listen::Unix(p) => {
-                let s = tokio::net::UnixStream::connect(p).await.ok()?;
-                let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
+        match tokio::time::timeout(CONNECT, self.connect(dest)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("no connection within {CONNECT:?}")),
+        }
+    }
+
+    /// A new connection to `dest`, its HTTP/1.1 driver spawned.
+    async fn connect(&self, dest: &Target) -> Result<SendRequest<Body>, String> {
+        match dest {
+            Target::Unix(p) => {
+                let s = tokio::net::UnixStream::connect(p)
                     .await
-                    .ok()?;
-                tokio::spawn(conn);
-                send
+                    .map_err(|e| format!("connecting: {e}"))?;
+                http1(s).await
             }
-            Listen::Tcp(a) => {
-                let s = tokio::net::TcpStream::connect(a).await.ok()?;
+            Target::Tcp(a) => {
+                let s = tokio::net::TcpStream::connect(a)
+                    .await
+                    .map_err(|e| format!("connecting: {e}"))?;
                 let _ = s.set_nodelay(true);
-                let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
-                    .await
-                    .ok()?;
-                tokio::spawn(conn);
-                send
+                http1(s).await
             }
-        };
-        Some(send)
+            Target::Tls(a) => {
+                let tls = self.tls.clone().ok_or(
+                    "it is advertised as https:// and this API has no TLS client certificate \
+                     (--api-cert, --api-key, --api-client-ca)",
+                )?;
+                let s = tokio::net::TcpStream::connect(a)
+                    .await
+                    .map_err(|e| format!("connecting: {e}"))?;
+                let _ = s.set_nodelay(true);
+                let name = tokio_rustls::rustls::pki_types::ServerName::IpAddress(a.ip().into());
+                let s = tokio_rustls::TlsConnector::from(tls)
+                    .connect(name, s)
+                    .await
+                    .map_err(|e| format!("TLS handshake: {e}"))?;
+                http1(s).await
+            }
+        }
     }
 
     fn put_back(&self, i: Idle) {
         let mut v = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         v.push(i);
     }
+}
+
+/// Starts HTTP/1.1 on a connected stream.
+async fn http1<S>(s: S) -> Result<SendRequest<Body>, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
+        .await
+        .map_err(|e| format!("HTTP: {e}"))?;
+    tokio::spawn(conn);
+    Ok(send)
 }
 
 /// Marks a unit write this API committed with its machine.
@@ -316,6 +478,102 @@ mod tests {
         assert_eq!(route(Some(&leader), "m2", true), None);
         // No committer published: every API commits its own writes.
         assert_eq!(route(None, "m2", false), None);
+    }
+
+    #[test]
+    fn advertised_addresses() {
+        assert_eq!(
+            parse_target("unix:///run/a.sock"),
+            Ok(Target::Unix("/run/a.sock".into()))
+        );
+        assert_eq!(
+            parse_target("tcp://127.0.0.1:4001"),
+            Ok(Target::Tcp("127.0.0.1:4001".parse().unwrap()))
+        );
+        // TLS on any address, loopback included; IPv6 in brackets.
+        for (s, a) in [
+            ("https://10.1.2.3:4001", "10.1.2.3:4001"),
+            ("https://10.1.2.3:4001/", "10.1.2.3:4001"),
+            ("https://127.0.0.1:9", "127.0.0.1:9"),
+            ("https://[fd00::1]:4001", "[fd00::1]:4001"),
+        ] {
+            assert_eq!(parse_target(s), Ok(Target::Tls(a.parse().unwrap())), "{s}");
+        }
+        let err = |s: &str| parse_target(s).err().unwrap_or_default();
+        // Plain HTTP off loopback: the error says what to do instead.
+        assert_eq!(
+            err("tcp://10.1.2.3:4001"),
+            "--api-advertise tcp://10.1.2.3:4001: forwarded writes would travel in plain HTTP \
+             off loopback; advertise https://HOST:PORT (with --api-cert, --api-key and \
+             --api-client-ca)"
+        );
+        // A name: the certificate is checked for an IP address.
+        assert!(err("https://api.example:4001").contains("expected https://IP:PORT"));
+        assert!(err("https://10.1.2.3").contains("expected https://IP:PORT"));
+        assert!(err("http://10.1.2.3:1").contains("names unix:///PATH"));
+        assert!(err("unix://rel.sock").contains("absolute path"));
+    }
+
+    #[test]
+    fn advertise_matches_the_api_tls() {
+        assert!(check_advertise("https://10.0.0.1:1", true).is_ok());
+        assert!(check_advertise("unix:///a.sock", false).is_ok());
+        assert!(check_advertise("tcp://127.0.0.1:1", false).is_ok());
+        let e = check_advertise("https://10.0.0.1:1", false).unwrap_err();
+        assert!(e.contains("needs --api-cert, --api-key and"), "{e}");
+        for s in ["unix:///a.sock", "tcp://127.0.0.1:1"] {
+            let e = check_advertise(s, true).unwrap_err();
+            assert!(e.contains("advertise it as https://IP:PORT"), "{e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn not_sent_writes_are_committed_here_with_the_reason_logged() {
+        let (tx, rx) = watch::channel(None);
+        let f = Forwarder::new("m2".into(), rx, None);
+        let h = HeaderMap::new();
+        let put = || f.unit_write(Method::PUT, "a.service", &h, Bytes::new());
+        // No committer: here.
+        assert!(matches!(put().await, Forwarded::Local));
+        // An https:// committer, and no TLS client here.
+        let https = Committer {
+            machine: "m1".into(),
+            url: "https://127.0.0.1:9".into(),
+        };
+        tx.send_replace(Some(https));
+        assert!(matches!(put().await, Forwarded::Local));
+        let why = f.failing.lock().unwrap().clone().unwrap();
+        assert!(why.contains("no TLS client certificate"), "{why}");
+        // Nobody listening: refused, here.
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("unix://{}", dir.path().join("none.sock").display());
+        tx.send_replace(Some(Committer {
+            machine: "m1".into(),
+            url,
+        }));
+        assert!(matches!(put().await, Forwarded::Local));
+        let why = f.failing.lock().unwrap().clone().unwrap();
+        assert!(why.contains("connecting: "), "{why}");
+    }
+
+    #[test]
+    fn the_tls_client_needs_readable_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk.pem");
+        std::fs::write(&junk, "not a certificate\n").unwrap();
+        let t = ApiTls {
+            cert: junk.clone(),
+            key: junk.clone(),
+            client_ca: junk,
+        };
+        let e = format!("{:#}", tls_client_config(&t).err().unwrap());
+        assert!(e.starts_with("--api-cert "), "{e}");
+        let t = ApiTls {
+            cert: dir.path().join("missing.pem"),
+            ..t
+        };
+        let e = format!("{:#}", tls_client_config(&t).err().unwrap());
+        assert!(e.contains("missing.pem"), "{e}");
     }
 
     #[test]

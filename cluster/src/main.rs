@@ -74,6 +74,16 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         reg.keys().prefix(),
         cfg.api
     );
+    // The forwarded writes' TLS client: its files are the API's, so that a
+    // bad one stops clusterd here as the API's listen would.
+    let forward_tls = match cfg.api_tls.as_ref().map(forward::tls_client_config) {
+        Some(Ok(c)) => Some(c),
+        Some(Err(e)) => {
+            eprintln!("clusterd: API: {e:#}");
+            return 1;
+        }
+        None => None,
+    };
     let plain_tcp = matches!(cfg.api, Listen::Tcp(_)) && cfg.api_tls.is_none();
     let (committer_tx, committer) = tokio::sync::watch::channel(None);
     tokio::spawn(forward::follow(reg.clone(), committer_tx));
@@ -82,6 +92,7 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         plain_tcp,
         cfg.machine_id.clone(),
         committer,
+        forward_tls,
     )));
     let listen = cfg.api.clone();
     let api_tls = cfg.api_tls.clone();

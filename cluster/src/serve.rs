@@ -117,16 +117,18 @@ pub fn parse_listen(s: &str, tls: bool) -> Result<Listen, String> {
     ))
 }
 
-/// Builds the API's TLS configuration: TLS 1.2 and 1.3 (rustls with
-/// *ring*), HTTP/1.1, and a client certificate that chains to the client CA
-/// required of every connection.
-pub fn tls_server_config(t: &ApiTls) -> anyhow::Result<std::sync::Arc<ServerConfig>> {
+/// The API's certificate chain and key (`--api-cert`, `--api-key`): its
+/// server identity, and its client identity when it forwards writes
+/// ([`crate::forward`]).
+pub fn pem_identity(
+    t: &ApiTls,
+) -> anyhow::Result<(
+    Vec<tokio_rustls::rustls::pki_types::CertificateDer<'static>>,
+    tokio_rustls::rustls::pki_types::PrivateKeyDer<'static>,
+)> {
     use anyhow::Context;
     use tokio_rustls::rustls::pki_types::pem::PemObject;
     use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    use tokio_rustls::rustls::server::WebPkiClientVerifier;
-    use tokio_rustls::rustls::RootCertStore;
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&t.cert)
         .and_then(|it| it.collect::<Result<_, _>>())
         .with_context(|| format!("--api-cert {}", t.cert.display()))?;
@@ -137,15 +139,43 @@ pub fn tls_server_config(t: &ApiTls) -> anyhow::Result<std::sync::Arc<ServerConf
     );
     let key = PrivateKeyDer::from_pem_file(&t.key)
         .with_context(|| format!("--api-key {}", t.key.display()))?;
-    let mut roots = RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(&t.client_ca)
-        .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?
+    Ok((certs, key))
+}
+
+/// The CA certificates of the PEM file `path` (given as `flag`).
+pub fn pem_roots(
+    flag: &str,
+    path: &std::path::Path,
+) -> anyhow::Result<tokio_rustls::rustls::RootCertStore> {
+    use anyhow::Context;
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::CertificateDer;
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    for c in
+        CertificateDer::pem_file_iter(path).with_context(|| format!("{flag} {}", path.display()))?
     {
-        let c = c.with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
+        let c = c.with_context(|| format!("{flag} {}", path.display()))?;
         roots
             .add(c)
-            .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;
+            .with_context(|| format!("{flag} {}", path.display()))?;
     }
+    anyhow::ensure!(
+        !roots.is_empty(),
+        "{flag} {}: no certificate in it",
+        path.display()
+    );
+    Ok(roots)
+}
+
+/// Builds the API's TLS configuration: TLS 1.2 and 1.3 (rustls with
+/// *ring*), HTTP/1.1, and a client certificate that chains to the client CA
+/// required of every connection.
+pub fn tls_server_config(t: &ApiTls) -> anyhow::Result<std::sync::Arc<ServerConfig>> {
+    use anyhow::Context;
+    use tokio_rustls::rustls::server::WebPkiClientVerifier;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let (certs, key) = pem_identity(t)?;
+    let roots = pem_roots("--api-client-ca", &t.client_ca)?;
     let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .with_context(|| format!("--api-client-ca {}", t.client_ca.display()))?;

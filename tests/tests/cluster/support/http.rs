@@ -1,5 +1,6 @@
-//! A minimal HTTP/1.1 client of the fleet API over a unix socket, keeping
-//! its connection as a deploy tool would: for the tests that send
+//! A minimal HTTP/1.1 client of the fleet API over a unix socket (or any
+//! stream its caller connects: the benchmark's TLS), keeping its
+//! connection as a deploy tool would: for the tests that send
 //! thousands of requests (curl per request would cost a process each) and
 //! for the benchmark (`cluster/examples/bench_launch.rs` includes this
 //! file). Only `std`, `serde_json` and `flotilla_units`.
@@ -8,12 +9,19 @@
 use flotilla_units::fleet_api::{StatePage, UnitPage};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+/// A connection's byte stream.
+pub trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
+/// Opens a new connection.
+pub type Connect = Box<dyn Fn() -> std::io::Result<Box<dyn Stream>> + Send>;
 
 /// One kept connection to the API.
 pub struct Conn {
-    path: PathBuf,
-    r: Option<BufReader<UnixStream>>,
+    connect: Connect,
+    r: Option<BufReader<Box<dyn Stream>>>,
     /// The machine that committed the last unit write answered on this
     /// connection (its `X-Flotilla-Committed-By` header), if it said.
     pub committed_by: Option<String>,
@@ -22,8 +30,17 @@ pub struct Conn {
 impl Conn {
     /// A connection to the API's socket (opened on first use).
     pub fn new(path: &Path) -> Conn {
+        let path = path.to_path_buf();
+        Conn::with(Box::new(move || {
+            Ok(Box::new(UnixStream::connect(&path)?) as Box<dyn Stream>)
+        }))
+    }
+
+    /// A connection opened by `connect` (on first use, and again when
+    /// the server closed it).
+    pub fn with(connect: Connect) -> Conn {
         Conn {
-            path: path.to_path_buf(),
+            connect,
             r: None,
             committed_by: None,
         }
@@ -47,7 +64,7 @@ impl Conn {
         body: Option<&str>,
     ) -> Option<(u16, String)> {
         if self.r.is_none() {
-            self.r = Some(BufReader::new(UnixStream::connect(&self.path).ok()?));
+            self.r = Some(BufReader::new((self.connect)().ok()?));
         }
         let r = self.r.as_mut()?;
         let mut req = format!("{method} {path} HTTP/1.1\r\nHost: domain-sock\r\n");
@@ -59,6 +76,7 @@ impl Conn {
             None => req.push_str("\r\n"),
         }
         r.get_mut().write_all(req.as_bytes()).ok()?;
+        r.get_mut().flush().ok()?;
         let mut status_line = String::new();
         if r.read_line(&mut status_line).ok()? == 0 {
             return None;
