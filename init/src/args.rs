@@ -121,6 +121,12 @@ pub struct Settings {
     /// Where the init keeps what `initctl mask` and `set-alternative` set
     /// (the config file's directory); `None` without a config file.
     pub state_dir: Option<PathBuf>,
+    /// Where `Persistent=` timers' stamps are kept (a file
+    /// `stamp-NAME` each, its modification time the last trigger):
+    /// systemd's `/var/lib/systemd/timers` as PID 1, so that both inits of
+    /// one machine share them; `timers/` in the state directory otherwise;
+    /// `None` (in memory only) without either.
+    pub timer_stamps: Option<PathBuf>,
     /// The config file `initctl reload` reads `targets:` from again;
     /// `None` when none is read.
     pub config_file: Option<PathBuf>,
@@ -183,6 +189,7 @@ impl Settings {
             max_concurrent_starts: None,
             targets: Default::default(),
             state_dir: None,
+            timer_stamps: None,
             config_file: None,
             sysv_dir: None,
             generators: None,
@@ -338,6 +345,9 @@ fn console_output(config: Option<bool>, ctx: &Context) -> bool {
     config.unwrap_or(ctx.container)
 }
 
+/// systemd's directory of `Persistent=` timers' stamps (systemd.timer(5)).
+pub const SYSTEMD_TIMER_STAMPS: &str = "/var/lib/systemd/timers";
+
 /// Resolves flags, the config file and the defaults into settings.
 /// `read` reads a file (the config); errors name the file and line.
 pub fn resolve(
@@ -431,6 +441,10 @@ pub fn resolve(
             cwd: ctx.cwd.clone(),
         }),
         console_output: console_output(config.console_output, ctx),
+        timer_stamps: match ctx.pid1 {
+            true => Some(PathBuf::from(SYSTEMD_TIMER_STAMPS)),
+            false => state_dir.as_ref().map(|d| d.join("timers")),
+        },
         state_dir,
     })
 }

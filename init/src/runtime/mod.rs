@@ -431,7 +431,6 @@ impl<S: Sys> Runtime<S> {
 
     /// Removes the control socket and the notify sockets (at exit).
     pub fn close(&mut self) {
-        self.write_timer_stamps();
         self.control.remove_socket(&self.sys);
         self.slots.close_all(&self.sys);
         self.sys.teardown_cgroups();

@@ -4,16 +4,17 @@
 //! (set or jumped: the calendar elapses move), and keeping `Persistent=`
 //! timers' last triggers.
 //!
-//! The stamps live in one small file, `timer-stamps` in the init's state
-//! directory (a line `NAME MICROSECONDS` per timer), read once at start.
-//! A trigger updates the stamps in memory; the file is rewritten at most
-//! once a minute (a trigger within a minute of the last write only marks
-//! the stamps dirty; the next trigger after the minute, or the init's exit,
-//! writes them). So the loop's file writes for timers are bounded by one
-//! small file a minute, whatever the timers do; a crash loses at most a
-//! minute of stamps, and a persistent timer then fires once more at start.
-//! Without a state directory (no config file) the stamps are kept in
-//! memory only.
+//! The stamps are systemd's (systemd.timer(5)): a file `stamp-NAME` per
+//! timer in `/var/lib/systemd/timers` as PID 1 (`timers/` in the state
+//! directory otherwise: `Settings::timer_stamps`), its modification time
+//! the last trigger. So the two inits of one Debian machine share them: a
+//! daily job that ran under one does not run again at the switch to the
+//! other. They are read when the unit set is loaded (at start and at each
+//! reload); a trigger sets the file's time (one `utimensat` a trigger, as
+//! systemd), and a persistent timer started without a stamp makes one with
+//! the time of its start, as systemd does, so that a run missed between
+//! two boots is caught up at the second. Without a directory the stamps
+//! live in memory only.
 //!
 //! The zones are read when the unit set is loaded (at start), which reads
 //! files anyway: `/etc/localtime` and `/usr/share/zoneinfo/NAME` of each
@@ -27,30 +28,20 @@ use flotilla_units::planner::TimerEnv;
 use flotilla_units::systemd::tz::TimeZone;
 use flotilla_units::systemd::CalendarZone;
 use flotilla_units::time::Instant;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-/// The stamps file, in the state directory.
-const STAMPS_FILE: &str = "timer-stamps";
-/// The longest stamps file or zone file read.
+/// The longest zone file read.
 const FILE_MAX: usize = 1 << 20;
-/// At most one write of the stamps file in this time.
-const STAMP_WRITE_GAP: Duration = Duration::from_secs(60);
 
 /// The init's part of the timers.
 #[derive(Debug, Default)]
 pub(super) struct Timers {
     /// The wall-clock watch, once it is watched.
     clock: Option<OwnedFd>,
-    /// The persistent stamps: timer name, realtime microseconds.
-    stamps: BTreeMap<String, u64>,
-    /// Stamps changed since the file was written.
-    dirty: bool,
-    written_at: Option<Instant>,
-    /// The stamps file (`None`: no state directory).
-    path: Option<PathBuf>,
+    /// The directory of the stamps (`None`: in memory only).
+    dir: Option<PathBuf>,
 }
 
 /// Microseconds since the epoch of a wall-clock reading.
@@ -61,12 +52,25 @@ fn wall_us(w: WallTime) -> u64 {
         .saturating_add(u64::from(w.nanos / 1000))
 }
 
-/// The stamps file's lines; a bad line is left out.
-fn parse_stamps(text: &str) -> BTreeMap<String, u64> {
-    text.lines()
-        .filter_map(|l| {
-            let (name, us) = l.trim().split_once(' ')?;
-            Some((name.to_string(), us.trim().parse().ok()?))
+/// A timer's stamp file in `dir` (systemd's name); `None` for a name that
+/// is not one file name.
+fn stamp_path(dir: &Path, timer: &str) -> Option<PathBuf> {
+    let ok = !timer.is_empty() && !timer.contains('/') && timer != "." && timer != "..";
+    ok.then(|| dir.join(format!("stamp-{timer}")))
+}
+
+/// The stamps of `graph`'s persistent timers found in `dir`.
+fn read_stamps(sys: &impl Sys, dir: Option<&Path>, graph: &Graph) -> HashMap<String, u64> {
+    let Some(dir) = dir else {
+        return HashMap::new();
+    };
+    graph
+        .units()
+        .filter(|(s, _)| s.timer().is_some_and(|t| t.persistent))
+        .filter_map(|(s, _)| {
+            let path = stamp_path(dir, &s.name)?;
+            let us = sys.file_mtime_us(&path).ok().flatten()?;
+            Some((s.name.clone(), us))
         })
         .collect()
 }
@@ -93,14 +97,8 @@ impl Timers {
         wall0: WallTime,
     ) -> (Timers, TimerEnv, Vec<String>) {
         let mut problems = Vec::new();
-        let path = settings.state_dir.as_ref().map(|d| d.join(STAMPS_FILE));
-        let stamps = match &path {
-            Some(p) => match sys.read_file_limited(p, FILE_MAX) {
-                Ok(b) => parse_stamps(&String::from_utf8_lossy(&b)),
-                Err(_) => BTreeMap::new(),
-            },
-            None => BTreeMap::new(),
-        };
+        let dir = settings.timer_stamps.clone();
+        let stamps = read_stamps(sys, dir.as_deref(), graph);
         let (local, zones, seed, found) =
             read_zone_files(sys, graph, mono0.0 ^ u64::from(wall0.nanos));
         problems.extend(found);
@@ -112,15 +110,9 @@ impl Timers {
             init_start: mono0,
             in_container: crate::sys::conditions::in_container(),
             seed,
-            stamps: stamps.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        };
-        let timers = Timers {
-            clock: None,
             stamps,
-            dirty: false,
-            written_at: None,
-            path,
         };
+        let timers = Timers { clock: None, dir };
         (timers, env, problems)
     }
 }
@@ -204,12 +196,15 @@ impl<S: Sys> Runtime<S> {
         for p in &problems {
             self.sys.console(&format!("init: {p}"));
         }
+        // A timer new in the set (or made persistent) finds its stamp.
+        let stamps = read_stamps(&self.sys, self.timers.dir.as_deref(), graph);
         let now = self.now();
         self.planner.set_timer_env(
             TimerEnv {
                 local,
                 zones,
                 seed,
+                stamps,
                 ..env
             },
             now,
@@ -245,39 +240,19 @@ impl<S: Sys> Runtime<S> {
         }
     }
 
-    /// A persistent timer fired: its stamp is kept (see the module doc
-    /// for when the file is written).
+    /// A persistent timer fired (or started without a stamp): its stamp
+    /// file gets the time.
     pub(super) fn save_timer_stamp(&mut self, timer: String, realtime_us: u64) {
-        self.timers.stamps.insert(timer, realtime_us);
-        self.timers.dirty = true;
-        let now = self.now();
-        let due = self
+        let Some(path) = self
             .timers
-            .written_at
-            .is_none_or(|t| now.since(t) >= STAMP_WRITE_GAP);
-        if due {
-            self.write_timer_stamps();
-        }
-    }
-
-    /// Writes the stamps file if stamps changed since it was written.
-    pub(super) fn write_timer_stamps(&mut self) {
-        if !self.timers.dirty {
-            return;
-        }
-        let Some(path) = self.timers.path.clone() else {
+            .dir
+            .as_deref()
+            .and_then(|d| stamp_path(d, &timer))
+        else {
             return;
         };
-        let text: String = self
-            .timers
-            .stamps
-            .iter()
-            .map(|(name, us)| format!("{name} {us}\n"))
-            .collect();
-        self.timers.dirty = false;
-        self.timers.written_at = Some(self.now());
-        if let Err(e) = self.sys.write_file(&path, text.as_bytes()) {
-            self.sys.console(&format!("init: timer stamps: {e}"));
+        if let Err(e) = self.sys.touch_at(&path, realtime_us) {
+            self.sys.console(&format!("init: {timer}'s stamp: {e}"));
         }
     }
 }
@@ -288,10 +263,13 @@ mod tests {
 
     #[test]
     fn stamps_and_zone_names() {
-        let s = parse_stamps("a.timer 5\nbad\nb.timer x\nc.timer  7\n");
-        assert_eq!(s.get("a.timer"), Some(&5));
-        assert_eq!(s.get("c.timer"), Some(&7));
-        assert_eq!(s.len(), 2);
+        let d = Path::new("/var/lib/systemd/timers");
+        assert_eq!(
+            stamp_path(d, "apt-daily.timer"),
+            Some(d.join("stamp-apt-daily.timer"))
+        );
+        assert_eq!(stamp_path(d, "a/b.timer"), None);
+        assert_eq!(stamp_path(d, ".."), None);
         assert!(zone_path("Europe/Berlin").is_some());
         assert!(zone_path("../etc/passwd").is_none());
         assert!(zone_path("/etc/passwd").is_none());

@@ -388,6 +388,16 @@ pub trait Sys {
     /// `unlink(2)`; a file that is not there is not an error.
     fn remove_file(&self, path: &Path) -> Result<(), SysError>;
 
+    /// The modification time of `path` in microseconds since the epoch;
+    /// `None` when there is no such file (a timer's stamp, as systemd
+    /// keeps it).
+    fn file_mtime_us(&self, path: &Path) -> Result<Option<u64>, SysError>;
+
+    /// Creates `path` (and its missing parent directories) if it is not
+    /// there and sets its modification time to `realtime_us`: a timer's
+    /// stamp.
+    fn touch_at(&self, path: &Path, realtime_us: u64) -> Result<(), SysError>;
+
     /// `symlink(2)`: `link` pointing at `target`, replacing a symbolic
     /// link already there (anything else there is an error).
     fn symlink(&self, target: &Path, link: &Path) -> Result<(), SysError>;

@@ -501,6 +501,34 @@ impl Sys for RealSys {
         }
     }
 
+    fn file_mtime_us(&self, path: &Path) -> Result<Option<u64>, SysError> {
+        match std::fs::metadata(path) {
+            Ok(m) => {
+                let t = m.modified().map_err(|e| file_error("stat", path, &e))?;
+                let us = t
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+                Ok(Some(us))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(file_error("stat", path, &e)),
+        }
+    }
+
+    fn touch_at(&self, path: &Path, realtime_us: u64) -> Result<(), SysError> {
+        if let Some(dir) = path.parent() {
+            self.create_dir_all(dir)?;
+        }
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| file_error("create", path, &e))?;
+        let t = std::time::UNIX_EPOCH + Duration::from_micros(realtime_us);
+        f.set_modified(t)
+            .map_err(|e| file_error("set the time of", path, &e))
+    }
+
     fn symlink(&self, target: &Path, link: &Path) -> Result<(), SysError> {
         if std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
             self.remove_file(link)?;

@@ -19,11 +19,13 @@
 //!    systemd takes 25 s); none of flotilla's files is another package's
 //!    (`dpkg -S`: the flotilla package's only). flotilla's package upgraded
 //!    over the running init (`upgrade.rs`: PID 1 re-executes the new
-//!    binary, every service keeps its process). `initctl
+//!    binary, every service keeps its process). A persistent timer of
+//!    the test's (`clock.rs`), its stamp set two days back. `initctl
 //!    poweroff`; then the host copies the disk's files out (debugfs) and
 //!    `dpkg --verify` finds every file of every package as shipped.
 //! 2. flotilla again: the state written in boot 1 is there, the root's
 //!    check says `clean`, a login on the serial console with the password,
+//!    the persistent timer's missed run made at boot (`clock.rs`),
 //!    `poweroff` typed in that shell (Debian's systemctl reaching flotilla
 //!    over D-Bus, through flotilla-busd).
 //! 3. systemd (`init=/lib/systemd/systemd`), the baseline: the same prompt,
@@ -34,21 +36,23 @@
 //!    -s HUP rsyslog.service`); logind's session as in 1; Debian's
 //!    systemctl verbs and `systemd-run` (their lines kept for boot 4);
 //!    memory pressure (`pressure.rs`: `MemoryMax=` OOM kills, `OOMPolicy=`,
-//!    the OOM scores kept for boot 4); the restarts of journald, logind
-//!    and dbus (`life.rs`, its answers kept for boot 4); `poweroff` over
-//!    ssh.
+//!    the OOM scores kept for boot 4); timers and the clock (`clock.rs`:
+//!    the persistent timer's missed run at boot, a jump of a day and
+//!    back); the restarts of journald, logind and dbus (`life.rs`, its
+//!    answers kept for boot 4); `poweroff` over ssh.
 //! 4. flotilla, the timing boot beside systemd's, with the same
 //!    `systemctl` commands answering the same way (no wrapper on the
 //!    PATH: Debian's own systemctl, over `/run/systemd/private`), the
 //!    verbs' lines equal to systemd's, memory pressure as under systemd
 //!    (`pressure.rs`); qemu's
 //!    ACPI power button (`system_powerdown` on the monitor) powers it
-//!    off; blame checked as in 1. Before that, the restarts of `life.rs`,
-//!    answered as under systemd; then `apt-get install nginx-light` (the
-//!    packages downloaded by the host's apt, copied in with scp): its
-//!    maintainer scripts start and enable nginx through Debian's
-//!    systemctl (`invoke-rc.d`, `deb-systemd-invoke`), it answers on
-//!    port 80, and `apt-get remove` stops it.
+//!    off; blame checked as in 1. Before that, timers and the clock as
+//!    under systemd (`clock.rs`), the restarts of `life.rs`, answered as
+//!    under systemd; then `apt-get install nginx-light` (the packages
+//!    downloaded by the host's apt, copied in with scp): its maintainer
+//!    scripts start and enable nginx through Debian's systemctl
+//!    (`invoke-rc.d`, `deb-systemd-invoke`), it answers on port 80, and
+//!    `apt-get remove` stops it.
 //!
 //! After every boot, qemu must have exited by itself (the machine powered
 //! off) and the host checks the root file system of the disk: state
@@ -67,6 +71,9 @@
 mod debian_support;
 #[path = "../pid1_support/mod.rs"]
 mod pid1_support;
+// Timers and the wall clock (issue 45): set up in boot 1, a reboot's
+// catch-up checked in boots 2, 3 and 4, clock jumps in boots 3 and 4.
+mod clock;
 // Memory pressure (issue 45), on boots 3 and 4.
 mod pressure;
 // What the package manager does to a running machine (restarts of
@@ -710,6 +717,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     );
     assert_login_session(&vm, &m, "flotilla after daemon-reexec");
     upgrade::upgrade_in_place(&vm, &m, dir.path());
+    clock::install(&vm, &m);
     let out = vm.ssh(&m, "initctl poweroff");
     assert!(
         matches!(out.status.code(), Some(0) | Some(255)),
@@ -737,6 +745,10 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     );
     vm.console
         .wait_from(shell, &format!("kept: {token} fsck-clean: 1"), BOOT);
+    // The persistent timer whose stamp boot 1 set two days back ran at
+    // this boot (`clock.rs`); its stamp set back again for boot 3.
+    vm.type_in(clock::CONSOLE);
+    vm.console.wait_from(shell, clock::CONSOLE_RAN, BOOT);
     vm.type_in("poweroff\n");
     assert_clean_poweroff(&mut vm, &m, "poweroff in a console shell");
     drop(vm);
@@ -778,6 +790,9 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     let sd_scores = pressure::check(&vm, &m, None);
     let sd_ctl = systemctl_as_debian(&vm, &m);
     let sd_verbs = systemctl_verbs(&vm, &m);
+    // Before the restarts: flotilla's answers after dbus's restart are
+    // slow (a known difference, `life.rs`), and each check is by itself.
+    clock::check(&vm, &m);
     let sd_life = life::check(&vm, &m);
     let out = vm.ssh(&m, "poweroff");
     assert!(
@@ -829,11 +844,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         "debian: Debian's systemctl verbs, the same under both inits:\n{}",
         fl_verbs.join("\n")
     ));
-    // Before nginx: `apt-get remove nginx-light nginx` leaves nginx-common's
-    // nginx.service enabled and stopped, which flotilla-busd's
-    // `SystemState` reports as `degraded` (something the target wants is
-    // not active), where systemd counts failed units only
-    // (docs/debian.md, "A machine's life").
+    clock::check(&vm, &m);
     let fl_life = life::check(&vm, &m);
     let nginx_ms = apt_installs_and_removes_nginx(&vm, &m, &debs);
     assert_eq!(

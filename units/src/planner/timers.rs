@@ -104,7 +104,8 @@ impl Planner {
     pub fn set_timer_env(&mut self, env: TimerEnv, now: Instant) {
         self.now = now;
         *self.timer_env = env;
-        self.rearm_timers();
+        // A reload is no change of the clock: `OnClockChange=` stays put.
+        self.rearm_timers(false);
         self.run();
     }
 
@@ -114,13 +115,30 @@ impl Planner {
         self.now = now;
         self.timer_env.realtime_us = realtime_us;
         self.timer_env.at = now;
-        self.rearm_timers();
+        // A last trigger in the future means the clock was set back: it
+        // counts as now, so that the next elapse is the next one from here
+        // (a daily timer that ran while the clock was a day ahead runs
+        // again at the next midnight, not at the one after), as systemd's.
+        for r in self.records.iter_mut() {
+            // (`rare_reset` changes the rare part only where there is one.)
+            r.rare_reset(|rare| {
+                if let Some((_, real)) = rare
+                    .timer_run
+                    .as_mut()
+                    .and_then(|t| t.last_trigger.as_mut())
+                {
+                    *real = (*real).min(realtime_us);
+                }
+            });
+        }
+        self.rearm_timers(true);
         self.run();
     }
 
-    /// The wall clock changed: every running timer armed again, and those
-    /// with `OnClockChange=` fire (which arms them again), as systemd's.
-    fn rearm_timers(&mut self) {
+    /// Every running timer armed again; when the wall clock changed
+    /// (`clock_changed`), those with `OnClockChange=` fire instead (which
+    /// arms them again), as systemd's.
+    fn rearm_timers(&mut self, clock_changed: bool) {
         for i in 0..self.units.len() {
             let u = UnitId(i as u32);
             if self.units[i].phase != Phase::Up || self.spec_of(u).kind.row().ready != Ready::Clock
@@ -128,7 +146,7 @@ impl Planner {
                 continue;
             }
             if self.records[i].rare().timer_run.is_some() {
-                if self.timer_settings(u).on_clock_change {
+                if clock_changed && self.timer_settings(u).on_clock_change {
                     self.timer_elapsed(u);
                 } else {
                     self.arm_timer(u);
@@ -147,10 +165,31 @@ impl Planner {
         let i = u.index();
         self.units[i].phase = Phase::Up;
         let activated_real = self.realtime_at(self.now);
+        // A persistent timer's stamp is its last trigger (when it is not
+        // in the future: the clock would be wrong); one that has none gets
+        // one now, so that the next start counts from this one (systemd's
+        // `timer_start`).
+        let mut last_trigger = None;
+        if self.timer_settings(u).persistent {
+            let name = self.spec_of(u).name.clone();
+            match self.timer_env.stamps.get(&name).copied() {
+                Some(stamp) => {
+                    last_trigger = (stamp < activated_real).then_some((Instant(0), stamp));
+                }
+                None => {
+                    self.timer_env.stamps.insert(name.clone(), activated_real);
+                    self.actions.push(Action::SaveTimerStamp {
+                        unit: u,
+                        timer: name,
+                        realtime_us: activated_real,
+                    });
+                }
+            }
+        }
         self.records[i].rare_mut().timer_run = Some(TimerRun {
             activated: self.now,
             activated_real,
-            last_trigger: None,
+            last_trigger,
             next: None,
             fired: 0,
         });

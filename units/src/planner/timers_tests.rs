@@ -215,14 +215,16 @@ fn on_calendar_fires_on_the_wall_clock_and_follows_a_jump() {
     // 00:02:00 and 00:03:00 are monotonic 120 s and 180 s.
     assert_eq!(s.start_times(), [120, 180]);
     // The wall clock is set back by 30 s at monotonic 200 (from 00:03:20
-    // to 00:02:50): the next minute after the last trigger (00:03:00),
-    // 00:04:00, is now 70 s away.
+    // to 00:02:50): the last trigger (00:03:00) is now in the future, so
+    // it counts as now, and 00:03:00 comes again 10 s later, then 00:04:00
+    // (systemd's `timer_time_change`: "allow the future triggers to happen
+    // again").
     s.p.wall_clock_set(T0 + 170 * S, secs(200));
     s.settle();
-    s.advance_to(secs(269));
+    s.advance_to(secs(209));
     assert_eq!(s.start_times(), [120, 180]);
     s.advance_to(secs(271));
-    assert_eq!(s.start_times(), [120, 180, 270]);
+    assert_eq!(s.start_times(), [120, 180, 210, 270]);
 }
 
 #[test]
@@ -344,6 +346,12 @@ fn on_clock_change_fires_at_each_change_of_the_clock_and_only_then() {
     s.advance_to(secs(20_000));
     assert_eq!(s.start_times(), [10_001, 10_200]);
     assert_eq!(s.state("tick"), UnitState::Running);
+    // A reload gives the timers their environment again (zones, stamps):
+    // no change of the clock, nothing fires.
+    let env = s.p.timer_env().clone();
+    s.p.set_timer_env(env, s.now);
+    s.settle();
+    assert_eq!(s.start_times(), [10_001, 10_200]);
 }
 
 #[test]
@@ -364,4 +372,75 @@ fn a_daily_timer_runs_once_when_the_clock_jumps_a_day() {
     assert!(s
         .status("tick")
         .contains("next elapse 2024-01-03T00:00:00.000Z"));
+}
+
+#[test]
+fn the_clock_set_back_after_a_jump_counts_the_last_trigger_as_now() {
+    let mut s = Sim::new(
+        &[("OnCalendar", "daily UTC"), ("AccuracySec", "1us")],
+        UnitType::Oneshot,
+        TimerEnv::default(),
+    );
+    // A day ahead: it runs once (its last trigger on 2024-01-02).
+    s.now = secs(1001);
+    s.p.wall_clock_set(T0 + 86_400 * S + 1001 * S, s.now);
+    s.settle();
+    s.advance_to(secs(1100));
+    assert_eq!(s.start_times(), [1001]);
+    // Put back: the trigger is in the future, so it counts as now
+    // (2024-01-01 00:18:20) and the next elapse is the coming midnight,
+    // not the one after 2024-01-02, as systemd's `timer_time_change`.
+    s.p.wall_clock_set(T0 + 1100 * S, s.now);
+    s.settle();
+    let status = s.status("tick");
+    assert!(
+        status.contains("next elapse 2024-01-02T00:00:00.000Z")
+            && status.contains("last trigger 2024-01-01T00:18:20.000Z"),
+        "{status}"
+    );
+    s.advance_to(secs(86_400 - 1));
+    assert_eq!(s.start_times(), [1001]);
+    s.advance_to(secs(86_400 + 1));
+    assert_eq!(s.start_times(), [1001, 86_400]);
+}
+
+#[test]
+fn a_persistent_timer_without_a_stamp_makes_one_and_shows_a_kept_one_as_its_last_trigger() {
+    let keys = [
+        ("OnCalendar", "daily UTC"),
+        ("Persistent", "yes"),
+        ("AccuracySec", "1us"),
+    ];
+    // No stamp: the start makes one (its time), nothing runs.
+    let mut s = Sim::new(&keys, UnitType::Oneshot, TimerEnv::default());
+    assert_eq!(s.stamps, [("tick".to_string(), T0 + 100 * S)]);
+    s.advance_to(secs(1000));
+    assert!(s.starts.is_empty());
+    assert!(s.status("tick").ends_with("; not triggered yet"));
+    // The next boot's init, two days later, finds that stamp: a midnight
+    // was missed, so it runs at once, and stamps the run.
+    let mut env = TimerEnv::default();
+    env.stamps
+        .insert("tick".into(), T0 + 100 * S - 2 * 86_400 * S);
+    let mut s = Sim::new(&keys, UnitType::Oneshot, env);
+    s.advance_to(secs(101));
+    assert_eq!(s.start_times(), [100]);
+    assert_eq!(s.stamps, [("tick".to_string(), T0 + 100 * S)]);
+    // A kept stamp that missed nothing is the last trigger (systemd's
+    // `LastTriggerUSec`, `systemctl list-timers`' LAST), and no new one.
+    let mut env = TimerEnv::default();
+    env.stamps.insert("tick".into(), T0 + 50 * S);
+    let s = Sim::new(&keys, UnitType::Oneshot, env);
+    assert!(s.stamps.is_empty());
+    let id = s.p.graph().unit("tick").unwrap();
+    assert_eq!(
+        s.p.timer_times(id),
+        Some((Some(T0 + 86_400 * S), Some(T0 + 50 * S)))
+    );
+    // A stamp in the future is not used (the clock is wrong) nor replaced.
+    let mut env = TimerEnv::default();
+    env.stamps.insert("tick".into(), T0 + 86_400 * S * 3);
+    let s = Sim::new(&keys, UnitType::Oneshot, env);
+    assert!(s.stamps.is_empty());
+    assert!(s.status("tick").ends_with("; not triggered yet"));
 }

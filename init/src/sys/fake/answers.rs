@@ -580,6 +580,21 @@ impl Sys for FakeSys {
     fn remove_file(&self, path: &Path) -> Result<(), SysError> {
         self.record(None, Call::RemoveFile(path.to_owned()))?;
         self.state.borrow_mut().files.remove(path);
+        self.state.borrow_mut().mtimes.remove(path);
+        Ok(())
+    }
+
+    fn file_mtime_us(&self, path: &Path) -> Result<Option<u64>, SysError> {
+        self.record(None, Call::FileMtime(path.to_owned()))?;
+        Ok(self.state.borrow().mtimes.get(path).copied())
+    }
+
+    fn touch_at(&self, path: &Path, realtime_us: u64) -> Result<(), SysError> {
+        self.record(None, Call::Touch(path.to_owned(), realtime_us))?;
+        self.state
+            .borrow_mut()
+            .mtimes
+            .insert(path.to_owned(), realtime_us);
         Ok(())
     }
 

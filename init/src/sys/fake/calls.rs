@@ -163,6 +163,10 @@ pub enum Call {
     WriteFile(PathBuf),
     /// [`super::Sys::remove_file`].
     RemoveFile(PathBuf),
+    /// [`super::Sys::file_mtime_us`].
+    FileMtime(PathBuf),
+    /// [`super::Sys::touch_at`].
+    Touch(PathBuf, u64),
     /// [`super::Sys::chown`].
     Chown {
         /// The file.

@@ -74,6 +74,8 @@ struct State {
     exits: VecDeque<(Pid, ExitStatus)>,
     failures: HashMap<Op, VecDeque<SysError>>,
     files: HashMap<PathBuf, Vec<u8>>,
+    /// Modification times set by [`super::Sys::touch_at`] or a test.
+    mtimes: HashMap<PathBuf, u64>,
     dirs: HashSet<PathBuf>,
     links: HashMap<PathBuf, PathBuf>,
     /// Owners and modes set by a test; any other path is root's, 0755.
@@ -178,6 +180,7 @@ impl FakeSys {
                 exits: VecDeque::new(),
                 failures: HashMap::new(),
                 files: HashMap::new(),
+                mtimes: HashMap::new(),
                 dirs: HashSet::new(),
                 links: HashMap::new(),
                 owners: HashMap::new(),
@@ -340,6 +343,19 @@ impl FakeSys {
             .borrow_mut()
             .files
             .insert(path.into(), contents.into());
+    }
+
+    /// The modification time of `path` (a timer's stamp), if set.
+    pub fn mtime(&self, path: &Path) -> Option<u64> {
+        self.state.borrow().mtimes.get(path).copied()
+    }
+
+    /// Sets the modification time of `path` (a timer's stamp).
+    pub fn set_mtime(&self, path: impl Into<PathBuf>, realtime_us: u64) {
+        self.state
+            .borrow_mut()
+            .mtimes
+            .insert(path.into(), realtime_us);
     }
 
     /// Makes file `path` (with no contents) and tells every path watch
