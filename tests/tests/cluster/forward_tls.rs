@@ -14,7 +14,7 @@
 
 use crate::support::etcd::{free_port, Etcd};
 use crate::support::fleet::{command, launch_body, name};
-use crate::support::tls::{Netns, Pki};
+use crate::support::tls::{curl, Answer, Netns, Pki};
 use crate::support::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,39 +34,10 @@ struct Client<'a> {
     key: PathBuf,
 }
 
-/// An answer: status (0 when no HTTP answer came), the committing
-/// machine (`X-Flotilla-Committed-By`), body.
-struct Answer {
-    code: u16,
-    by: String,
-    body: String,
-}
-
 impl Client<'_> {
     fn request(&self, method: &str, url: &str, body: Option<&str>) -> Answer {
-        let mut cmd = self.ns.command("curl");
-        cmd.args(["-s", "--max-time", "20", "-o", "-", "-X", method])
-            .args(["-w", "\n%header{x-flotilla-committed-by}\n%{http_code}"])
-            .arg("--cacert")
-            .arg(&self.ca)
-            .arg("--cert")
-            .arg(&self.cert)
-            .arg("--key")
-            .arg(&self.key);
-        if let Some(b) = body {
-            cmd.args(["-H", "Content-Type: application/json", "--data-binary", b]);
-        }
-        let out = cmd
-            .arg(url)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run curl");
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let mut parts = text.rsplitn(3, '\n');
-        let code = parts.next().unwrap_or("").trim().parse().unwrap_or(0);
-        let by = parts.next().unwrap_or("").trim().to_string();
-        let body = parts.next().unwrap_or("").to_string();
-        Answer { code, by, body }
+        let client = Some((self.cert.as_path(), self.key.as_path()));
+        curl(self.ns.command("curl"), &self.ca, client, method, url, body)
     }
 }
 

@@ -8,52 +8,13 @@
 //! namespace); without it the test says so and does nothing.
 
 use crate::support::etcd::{free_port, Etcd, EtcdTls};
-use crate::support::tls::{Netns, Pki};
+use crate::support::tls::{curl, Answer, Netns, Pki};
 use crate::support::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-/// curl with a client certificate (or none); returns (HTTP code, body);
-/// code 0 when no HTTP answer came (e.g. the TLS handshake was refused).
-fn curl_tls(
-    mut cmd: Command,
-    ca: &Path,
-    client: Option<(&Path, &Path)>,
-    method: &str,
-    url: &str,
-    body: Option<&str>,
-) -> (u16, String) {
-    cmd.args([
-        "-s",
-        "--max-time",
-        "10",
-        "-o",
-        "-",
-        "-w",
-        "\n%{http_code}",
-        "-X",
-        method,
-    ])
-    .arg("--cacert")
-    .arg(ca);
-    if let Some((cert, key)) = client {
-        cmd.arg("--cert").arg(cert).arg("--key").arg(key);
-    }
-    if let Some(b) = body {
-        cmd.args(["-H", "Content-Type: application/json", "--data-binary", b]);
-    }
-    let out = cmd
-        .arg(url)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run curl");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
-    (code.trim().parse().unwrap_or(0), body.to_string())
-}
 
 #[test]
 fn etcd_and_the_api_over_tls_with_client_certificates() {
@@ -87,11 +48,11 @@ fn etcd_and_the_api_over_tls_with_client_certificates() {
     // etcd itself refuses clients without a certificate of its CA.
     let health = format!("{}/health", etcd.url());
     assert_eq!(
-        curl_tls(Command::new("curl"), &pki.ca, None, "GET", &health, None).0,
+        curl(Command::new("curl"), &pki.ca, None, "GET", &health, None).code,
         0
     );
     assert_eq!(
-        curl_tls(
+        curl(
             Command::new("curl"),
             &pki.ca,
             Some((&rogue_cert, &rogue_key)),
@@ -99,7 +60,7 @@ fn etcd_and_the_api_over_tls_with_client_certificates() {
             &health,
             None
         )
-        .0,
+        .code,
         0
     );
 
@@ -133,7 +94,9 @@ fn etcd_and_the_api_over_tls_with_client_certificates() {
     // From inside the namespace, with a client certificate: the machine is
     // there (its presence went to etcd over TLS).
     let machines = wait_for(LIMIT, "the API over TLS from the namespace", || {
-        let (c, b) = curl_tls(
+        let Answer {
+            code: c, body: b, ..
+        } = curl(
             ns.command("curl"),
             &pki.ca,
             user,
@@ -149,7 +112,9 @@ fn etcd_and_the_api_over_tls_with_client_certificates() {
 
     // A unit submitted over TLS runs on the machine's real init.
     let body = unit_body("launched", "/bin/sleep 1300", &[]);
-    let (c, b) = curl_tls(
+    let Answer {
+        code: c, body: b, ..
+    } = curl(
         ns.command("curl"),
         &pki.ca,
         user,
@@ -165,7 +130,9 @@ fn etcd_and_the_api_over_tls_with_client_certificates() {
             .then_some(())
     });
     wait_for(LIMIT, "its state, over TLS", || {
-        let (c, b) = curl_tls(
+        let Answer {
+            code: c, body: b, ..
+        } = curl(
             ns.command("curl"),
             &pki.ca,
             user,
@@ -178,7 +145,9 @@ fn etcd_and_the_api_over_tls_with_client_certificates() {
 
     // No client certificate, or one from another CA: no HTTP at all.
     for client in [None, Some((rogue_cert.as_path(), rogue_key.as_path()))] {
-        let (c, b) = curl_tls(
+        let Answer {
+            code: c, body: b, ..
+        } = curl(
             ns.command("curl"),
             &pki.ca,
             client,
@@ -249,7 +218,9 @@ fn etcd_and_the_api_over_tls_with_client_certificates() {
         (r.0 != 0).then_some(r)
     });
     assert_eq!(c, 503, "{b}; log: {}", rogue_cd.log_text());
-    let (c, b) = curl_tls(
+    let Answer {
+        code: c, body: b, ..
+    } = curl(
         ns.command("curl"),
         &pki.ca,
         user,

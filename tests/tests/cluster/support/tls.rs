@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A test CA made with the `openssl` command (ECDSA P-256, valid 2 days),
 /// and the certificates it issues, all as PEM files in one directory.
@@ -150,15 +151,21 @@ impl Netns {
     /// Makes the namespace and the link, or `None` (with the reason) when
     /// that is not possible here (not root, no `ip`).
     pub fn new() -> Result<Netns, String> {
+        // Tests of one process run in parallel: each namespace gets the
+        // next number of this process, in its names and its /30.
+        static NEXT: AtomicU32 = AtomicU32::new(0);
         let pid = std::process::id();
-        let (a, b) = ((pid >> 6) % 250, (pid % 64) * 4);
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tag = format!("{pid}x{k}");
+        let slot = pid.wrapping_mul(8).wrapping_add(k) % (250 * 64);
+        let (a, b) = (slot / 64, (slot % 64) * 4);
         let n = Netns {
-            name: format!("flotilla-{pid}"),
-            host_if: format!("flth{pid}"),
+            name: format!("flotilla-{tag}"),
+            host_if: format!("flth{tag}"),
             host_ip: format!("198.18.{a}.{}", b + 1),
             ns_ip: format!("198.18.{a}.{}", b + 2),
         };
-        let peer = format!("fltn{pid}");
+        let peer = format!("fltn{tag}");
         let steps: Vec<Vec<String>> = vec![
             vec!["netns".into(), "add".into(), n.name.clone()],
             vec![
@@ -242,4 +249,46 @@ impl Drop for Netns {
         let _ = ip(&["link", "del", &self.host_if]);
         let _ = ip(&["netns", "del", &self.name]);
     }
+}
+
+/// An answer of [`curl`]: the HTTP status (0 when no HTTP answer came,
+/// e.g. the TLS handshake was refused), the machine that committed the
+/// write (`X-Flotilla-Committed-By`, empty if none) and the body.
+pub struct Answer {
+    pub code: u16,
+    pub by: String,
+    pub body: String,
+}
+
+/// One request with curl (`cmd`: `curl`, or curl inside a namespace)
+/// trusting `ca`, with a client certificate and key or none.
+pub fn curl(
+    mut cmd: Command,
+    ca: &Path,
+    client: Option<(&Path, &Path)>,
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+) -> Answer {
+    cmd.args(["-s", "--max-time", "20", "-o", "-", "-X", method])
+        .args(["-w", "\n%header{x-flotilla-committed-by}\n%{http_code}"])
+        .arg("--cacert")
+        .arg(ca);
+    if let Some((cert, key)) = client {
+        cmd.arg("--cert").arg(cert).arg("--key").arg(key);
+    }
+    if let Some(b) = body {
+        cmd.args(["-H", "Content-Type: application/json", "--data-binary", b]);
+    }
+    let out = cmd
+        .arg(url)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run curl");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut parts = text.rsplitn(3, '\n');
+    let code = parts.next().unwrap_or("").trim().parse().unwrap_or(0);
+    let by = parts.next().unwrap_or("").trim().to_string();
+    let body = parts.next().unwrap_or("").to_string();
+    Answer { code, by, body }
 }
