@@ -76,6 +76,10 @@ pub struct Snapshot {
     pub mono0: u64,
     /// Seconds and nanoseconds of the wall clock at the first start.
     pub wall0: (i64, u32),
+    /// Each later setting of the wall clock (`date -s`): both clocks as
+    /// they read then, the monotonic one first (the last 32).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wall_sets: Vec<(u64, (i64, u32))>,
     /// The numbering of notify sockets' file names.
     #[serde(default)]
     pub notify_seq: u64,

@@ -166,6 +166,7 @@ prop_compose! {
         log_instance in "[0-9.-]{1,30}",
         pending_scopes in proptest::collection::vec(("[a-z]{1,8}", proptest::collection::vec(2..1_000_000i32, 1..3)), 0..2),
         bus_names in proptest::collection::vec("org\\.[a-z]{1,8}", 0..3),
+        wall_sets in proptest::collection::vec(any::<(u64, (i64, u32))>(), 0..3),
     ) -> Snapshot {
         Snapshot {
             magic: MAGIC.to_string(),
@@ -192,6 +193,7 @@ prop_compose! {
             },
             mono0: clocks.0,
             wall0: (clocks.1, clocks.2),
+            wall_sets,
             notify_seq: clocks.3,
             log_instance,
             next_log_id: clocks.4,
@@ -237,6 +239,7 @@ fn minimal() -> Snapshot {
         },
         mono0: 0,
         wall0: (0, 0),
+        wall_sets: Vec::new(),
         notify_seq: 0,
         log_instance: "x".into(),
         next_log_id: 0,

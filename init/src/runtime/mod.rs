@@ -67,11 +67,12 @@ mod tests;
 mod timers;
 mod triggers;
 mod unitset;
+mod wallclock;
 mod watches;
 
 use crate::args::Settings;
 use crate::control::Control;
-use crate::sys::{Env, Event, ExitStatus as SysExitStatus, Pid, Sys, Token, WallTime};
+use crate::sys::{Env, Event, ExitStatus as SysExitStatus, Pid, Sys, Token};
 use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::loglevel::LogSettings;
 use flotilla_units::planner::{Action, Fact, Planner, PlannerOptions};
@@ -82,6 +83,7 @@ use slots::Slots;
 use std::path::PathBuf;
 use std::time::Duration;
 use unitset::UnitSet;
+use wallclock::WallClock;
 
 /// The control listener's token.
 const LISTENER_TOKEN: Token = Token(1);
@@ -113,10 +115,12 @@ pub struct Runtime<S: Sys> {
     units: UnitSet,
     /// The environment every unit starts from.
     base_env: Env,
-    /// The monotonic and the wall clock at start, to show monotonic
-    /// instants as wall time and as milliseconds since start.
+    /// The monotonic clock at start, to show instants as milliseconds
+    /// since start.
     mono0: Instant,
-    wall0: WallTime,
+    /// The wall clock at start and at each setting since, to show
+    /// instants as wall time.
+    wall: WallClock,
     shutdown: Option<ShutdownKind>,
     /// The shutdown is an immediate one (`signals::Asked::Immediate`):
     /// the loop ends without stopping the units one by one.
@@ -217,8 +221,8 @@ impl<S: Sys> Runtime<S> {
         let opts = PlannerOptions {
             max_concurrent_starts: settings.max_concurrent_starts,
         };
-        let (timers, timer_env, problems) =
-            timers::Timers::load(&sys, &settings, &graph, mono0, wall0);
+        let clock = WallClock::new(mono0, wall0);
+        let (timers, timer_env, problems) = timers::Timers::load(&sys, &settings, &graph, &clock);
         for e in &problems {
             sys.console(&format!("init: {e}"));
         }
@@ -234,9 +238,8 @@ impl<S: Sys> Runtime<S> {
                 settings.target
             ));
         }
-        let clocks = (mono0, wall0);
         let mut rt = Runtime::assemble(
-            sys, planner, settings, pid1, control, units, feed, clocks, timers,
+            sys, planner, settings, pid1, control, units, feed, clock, timers,
         );
         rt.watch_wall_clock();
         if waited {
@@ -264,7 +267,7 @@ impl<S: Sys> Runtime<S> {
         control: Control,
         units: UnitSet,
         feed: LogFeed,
-        clocks: (Instant, WallTime),
+        clock: WallClock,
         timers: timers::Timers,
     ) -> Runtime<S> {
         let notify_dir = notify_dir(&settings);
@@ -280,8 +283,8 @@ impl<S: Sys> Runtime<S> {
         base_env.remove("INIT_CONTROL");
         let _ = base_env.set_os("INIT_CONTROL", settings.control.as_os_str());
         Runtime {
-            mono0: clocks.0,
-            wall0: clocks.1,
+            mono0: clock.start().0,
+            wall: clock,
             sys,
             planner,
             settings,

@@ -25,6 +25,7 @@
 
 use super::slots::{Source, UnitIo};
 use super::unitset::{with_origin, UnitSet};
+use super::wallclock::WallClock;
 use super::{LogFeed, Runtime, CONN_BASE, LISTENER_TOKEN};
 use crate::args::Settings;
 use crate::control::{ConnId, Control};
@@ -156,7 +157,13 @@ impl<S: Sys> Runtime<S> {
                 requester,
             },
             mono0: self.mono0.0,
-            wall0: (self.wall0.secs, self.wall0.nanos),
+            wall0: (self.wall.start().1.secs, self.wall.start().1.nanos),
+            wall_sets: self
+                .wall
+                .sets()
+                .iter()
+                .map(|(m, w)| (m.0, (w.secs, w.nanos)))
+                .collect(),
             notify_seq: self.notify_seq,
             log_instance: instance.to_string(),
             next_log_id,
@@ -234,17 +241,18 @@ impl<S: Sys> Runtime<S> {
             snap.transient,
         );
         let feed = LogFeed::resume(snap.log_instance, snap.next_log_id);
-        let clocks = (
-            Instant(snap.mono0),
-            WallTime {
-                secs: snap.wall0.0,
-                nanos: snap.wall0.1,
-            },
+        let wall = |(secs, nanos): (i64, u32)| WallTime { secs, nanos };
+        let clock = WallClock::resumed(
+            (Instant(snap.mono0), wall(snap.wall0)),
+            snap.wall_sets
+                .into_iter()
+                .map(|(m, w)| (Instant(m), wall(w)))
+                .collect(),
         );
         // Timers' zones, seed and stamps read again; a timer that was up is
         // armed afresh (no timer run is carried).
         let (timers, timer_env, problems) =
-            super::timers::Timers::load(&sys, &settings, planner.graph(), clocks.0, clocks.1);
+            super::timers::Timers::load(&sys, &settings, planner.graph(), &clock);
         for e in &problems {
             sys.console(&format!("init: {e}"));
         }
@@ -252,7 +260,7 @@ impl<S: Sys> Runtime<S> {
         planner.set_timer_env(timer_env, now);
         planner.resume_bus_names(snap.bus_names);
         let mut rt = Runtime::assemble(
-            sys, planner, settings, pid1, control, units, feed, clocks, timers,
+            sys, planner, settings, pid1, control, units, feed, clock, timers,
         );
         rt.watch_wall_clock();
         rt.notify_seq = snap.notify_seq;

@@ -66,11 +66,7 @@ pub(super) fn has_processes(state: UnitState) -> bool {
 impl<S: Sys> Runtime<S> {
     /// An instant as RFC 3339 wall time.
     pub(super) fn wall_of(&self, t: Instant) -> String {
-        let d = t.0 as i128 - self.mono0.0 as i128;
-        let total = self.wall0.secs as i128 * 1_000_000_000 + self.wall0.nanos as i128 + d;
-        let secs = total.div_euclid(1_000_000_000) as i64;
-        let nanos = total.rem_euclid(1_000_000_000) as u32;
-        flotilla_units::protocol::rfc3339(secs, nanos)
+        self.wall.wall_of(t).rfc3339()
     }
 
     /// An instant as milliseconds since the init started.

@@ -20,6 +20,7 @@
 //! files anyway: `/etc/localtime` and `/usr/share/zoneinfo/NAME` of each
 //! zone an `OnCalendar=` names.
 
+use super::wallclock::WallClock;
 use super::{Runtime, CLOCK_TOKEN};
 use crate::args::Settings;
 use crate::sys::{Interest, Sys, WallTime};
@@ -27,7 +28,6 @@ use flotilla_units::graph::Graph;
 use flotilla_units::planner::TimerEnv;
 use flotilla_units::systemd::tz::TimeZone;
 use flotilla_units::systemd::CalendarZone;
-use flotilla_units::time::Instant;
 use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -87,15 +87,16 @@ fn zone_path(name: &str) -> Option<PathBuf> {
 
 impl Timers {
     /// Reads the stamps and the zones the units need; returns the planner's
-    /// [`TimerEnv`] as of `mono0`/`wall0`, and the problems (for the
-    /// console).
+    /// [`TimerEnv`] as of the clocks' latest reading, and the problems (for
+    /// the console).
     pub fn load(
         sys: &impl Sys,
         settings: &Settings,
         graph: &Graph,
-        mono0: Instant,
-        wall0: WallTime,
+        clock: &WallClock,
     ) -> (Timers, TimerEnv, Vec<String>) {
+        let (mono0, wall0) = clock.start();
+        let (at, wall) = clock.latest();
         let mut problems = Vec::new();
         let dir = settings.timer_stamps.clone();
         let stamps = read_stamps(sys, dir.as_deref(), graph);
@@ -103,8 +104,8 @@ impl Timers {
             read_zone_files(sys, graph, mono0.0 ^ u64::from(wall0.nanos));
         problems.extend(found);
         let env = TimerEnv {
-            realtime_us: wall_us(wall0),
-            at: mono0,
+            realtime_us: wall_us(wall),
+            at,
             local,
             zones,
             init_start: mono0,
@@ -235,8 +236,9 @@ impl<S: Sys> Runtime<S> {
         };
         if self.sys.wall_clock_was_set(fd.as_fd()) {
             let now = self.now();
-            let wall = wall_us(self.sys.wall_now());
-            self.planner.wall_clock_set(wall, now);
+            let wall = self.sys.wall_now();
+            self.wall.set(now, wall);
+            self.planner.wall_clock_set(wall_us(wall), now);
         }
     }
 

@@ -97,14 +97,6 @@ pub const CONSOLE: &str = "b=$(cat /proc/sys/kernel/random/boot_id); for i in $(
 /// What [`CONSOLE`] prints when the timer ran once in boot 2.
 pub const CONSOLE_RAN: &str = "persist-ran: 1";
 
-/// A known difference: flotilla-busd's unit times (`InactiveEnterTimestamp`
-/// and the others) are the init's monotonic times put on the wall clock as
-/// it read at the init's start, so after `date -s '+1 day'` they are a day
-/// behind systemd's, which reads the wall clock at each change. The timers'
-/// own times (`LastTriggerUSec`, `NextElapseUSecRealtime`) follow the jump
-/// under both. The test fails once flotilla's follow it too.
-const FLOTILLA_UNIT_TIMES: u64 = 86_400;
-
 /// The timers whose times are read (`systemctl show`), before and after.
 const TIMERS: [&str; 6] = [
     "clock-daily.timer",
@@ -279,17 +271,9 @@ pub fn check(vm: &Vm, m: &Machine) {
         }
     }
     let backup_ran = get("ran dpkg-db-backup.service");
-    // Under flotilla the time is on the clock as it read at boot (see
-    // [`FLOTILLA_UNIT_TIMES`]): the jump's moment there is a day earlier.
-    let jump_seen = if vm.init == super::debian_support::Init::Flotilla {
-        if backup_ran >= j - 5 {
-            fail("flotilla-busd's unit times follow the jumped clock now: drop FLOTILLA_UNIT_TIMES and its row in docs/debian.md");
-        }
-        j - FLOTILLA_UNIT_TIMES
-    } else {
-        j
-    };
-    if backup_ran + 5 < jump_seen || backup_ran > jump_seen + 300 {
+    // Its `InactiveEnterTimestamp` is on the jumped clock under both
+    // inits: each reads the wall clock as it was at the change.
+    if backup_ran + 5 < j || backup_ran > j + 300 {
         fail("dpkg-db-backup.service did not run (go inactive again) after the jump");
     }
     // The random delays: ran at the jump, or due within the delay of the
@@ -346,7 +330,7 @@ pub fn check(vm: &Vm, m: &Machine) {
             .find(|l| l.starts_with("at "))
             .unwrap_or("")
             .trim_start_matches("at "),
-        backup_ran.saturating_sub(jump_seen),
+        backup_ran.saturating_sub(j),
         delayed.join(", "),
         t.elapsed().as_secs_f64(),
         out[1]

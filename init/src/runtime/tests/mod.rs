@@ -5,6 +5,7 @@
 //! Each test asserts the system calls the loop made.
 
 mod changes;
+mod clock;
 mod conditions;
 mod instances;
 mod lifecycle;

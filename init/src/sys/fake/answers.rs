@@ -339,7 +339,8 @@ impl Sys for FakeSys {
         }
     }
 
-    /// An `eventfd` nothing writes: the fake's wall clock is never set.
+    /// An `eventfd` nothing writes: a test that sets the fake's wall clock
+    /// ([`FakeSys::jump_wall`]) hands the readiness to the init itself.
     fn wall_clock_watch(&self) -> Result<OwnedFd, SysError> {
         // SAFETY: plain system call; the result is checked.
         let raw = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
@@ -354,7 +355,7 @@ impl Sys for FakeSys {
     }
 
     fn wall_clock_was_set(&self, _fd: std::os::fd::BorrowedFd<'_>) -> bool {
-        false
+        self.take_wall_was_set()
     }
 
     fn bind_notify_socket(&self, path: &Path) -> Result<(OwnedFd, FileId), SysError> {

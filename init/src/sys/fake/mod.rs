@@ -84,6 +84,9 @@ struct State {
     groups: HashMap<String, u32>,
     monotonic: u64,
     wall: WallTime,
+    /// The wall clock was set ([`FakeSys::jump_wall`]) and the init has not
+    /// asked yet.
+    wall_was_set: bool,
     kill_exits: bool,
     /// Signals raised and not yet reported by a wait.
     signals: VecDeque<i32>,
@@ -191,6 +194,7 @@ impl FakeSys {
                     secs: 1_795_320_000,
                     nanos: 0,
                 },
+                wall_was_set: false,
                 kill_exits: false,
                 signals: VecDeque::new(),
                 epoll: None,
@@ -541,6 +545,19 @@ impl FakeSys {
     /// Sets the wall clock.
     pub fn set_wall(&self, now: WallTime) {
         self.state.borrow_mut().wall = now;
+    }
+
+    /// Sets the wall clock as `date -s` does: the next
+    /// `wall_clock_was_set` says so.
+    pub fn jump_wall(&self, now: WallTime) {
+        let mut st = self.state.borrow_mut();
+        st.wall = now;
+        st.wall_was_set = true;
+    }
+
+    /// Whether the wall clock was set since the last call.
+    pub(super) fn take_wall_was_set(&self) -> bool {
+        std::mem::take(&mut self.state.borrow_mut().wall_was_set)
     }
 
     /// Records `call`, then fails if a failure of `op` is queued.
