@@ -292,6 +292,10 @@ pub struct UnitCarry {
     /// until it settles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triggered_by: Option<String>,
+    /// A condition failed at its last start: it was skipped (systemd's
+    /// `inactive`, not `active (exited)`, over D-Bus).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 impl UnitCarry {
@@ -329,6 +333,7 @@ impl UnitCarry {
             pidfile_deadline: None,
             running_spec: None,
             triggered_by: None,
+            skipped: false,
         }
     }
 

@@ -77,6 +77,7 @@ prop_compose! {
         groups in any::<(Option<i32>, Option<i32>)>(),
         argv in proptest::option::of("/[a-z/]{1,10}"),
         triggered_by in proptest::option::of("[a-z]{1,8}\\.timer"),
+        skipped in any::<bool>(),
     ) -> UnitCarry {
         UnitCarry {
             running_spec: argv.map(|a| spec(&name, &a)),
@@ -109,6 +110,7 @@ prop_compose! {
             dead_leader: groups.0,
             script_group: groups.1,
             triggered_by,
+            skipped,
         }
     }
 }

@@ -10,7 +10,12 @@ use flotilla_tests::{procs, wait_for, WAIT};
 use flotilla_units::state::UnitState;
 use std::path::PathBuf;
 
-const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: [svc, job]\n";
+const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: [svc, job, cond]\n";
+
+/// A oneshot whose condition fails: skipped, and still so after a re-exec
+/// (busd shows a skipped unit inactive, as systemd does).
+const COND: &str = "unit: cond\ntype: oneshot\nexec-start: /bin/true\n\
+                    condition-path-exists: /nonexistent/flotilla-test\n";
 
 /// A service that says so at each start and then sleeps.
 const SVC: &str = "unit: svc\nexec-start: /bin/sh -c 'echo svc up $$; exec sleep 1000'\n\
@@ -32,6 +37,7 @@ fn start(dir: &TestDir) -> (Init, PathBuf) {
     dir.unit("default", DEFAULT);
     dir.unit("svc", SVC);
     dir.unit("job", &job(dir));
+    dir.unit("cond", COND);
     let copy = dir.init_copy();
     let init = dir.init().target("default").binary(copy.clone()).start();
     init.wait_state("svc", UnitState::Running);
@@ -69,6 +75,7 @@ fn reexec_carries_every_unit_over() {
     let first = init.pid_of("svc");
     let pid = crash_and_restart(&init, 1);
     let before = init.unit("svc");
+    assert!(init.unit("cond").skipped, "{:?}", init.unit("cond"));
 
     let out = init.ctl(&["reexec"]);
     out.expect(0);
@@ -83,6 +90,8 @@ fn reexec_carries_every_unit_over() {
     assert_eq!(after.restarts, 1);
     assert_eq!(after.since, before.since);
     assert_eq!(init.unit("job").state, UnitState::Starting);
+    let cond = init.unit("cond");
+    assert!(cond.skipped && cond.state == UnitState::Exited, "{cond:?}");
     let log = log_of(&init, "svc");
     assert!(log.contains(&format!("svc up {first}")), "{log}");
     assert!(log.contains(&format!("svc up {pid}")), "{log}");

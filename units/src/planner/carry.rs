@@ -95,6 +95,7 @@ impl Planner {
                 .filter(|s| !Arc::ptr_eq(s, &node.spec) && ***s != *node.spec)
                 .map(|s| (**s).clone()),
             triggered_by: self.triggered_by(id).map(str::to_string),
+            skipped: rare.skipped,
         }
     }
 
@@ -203,6 +204,7 @@ impl Planner {
             || c.script_group.is_some()
             || c.pidfile_tries > 0
             || c.pidfile_deadline.is_some()
+            || c.skipped
         {
             let rare = r.rare_mut();
             rare.failure = c.failure.map(|why| Failure {
@@ -214,6 +216,7 @@ impl Planner {
             rare.script_group = c.script_group;
             rare.pidfile_tries = c.pidfile_tries;
             rare.pidfile_deadline = c.pidfile_deadline.map(Instant);
+            rare.skipped = c.skipped;
         }
         if let Some(pid) = r.main_pid {
             self.pids.insert(pid, (id, Role::Main));
