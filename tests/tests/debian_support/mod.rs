@@ -709,3 +709,31 @@ pub fn median(mut v: Vec<f64>) -> f64 {
         _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
+
+/// Asserts `initctl status --json`'s `degraded` (`json` its text): the
+/// boot's target is the image's `default.target`, `graphical.target`,
+/// which wants `display-manager.service` (ordered after it), a unit this
+/// image has not. Under flotilla's contract (docs/contract.md §4) a
+/// `waits-for` no unit provides makes the unit `degraded`; that is the
+/// one degraded unit, and no unit provides the display manager. systemd
+/// shows nothing of it (`is-system-running` counts failed units, as
+/// flotilla-busd's `SystemState` does: both say `running`).
+pub fn assert_degraded_by_display_manager_only(v: &serde_json::Value, json: &str) {
+    let units = v["units"].as_array().expect("units");
+    let degraded: Vec<&str> = units
+        .iter()
+        .filter(|u| u["degraded"] == true)
+        .filter_map(|u| u["unit"].as_str())
+        .collect();
+    assert_eq!(degraded, ["graphical.target"], "degraded units: {json}");
+    assert_eq!(v["degraded"], true, "{json}");
+    let dm = units.iter().find(|u| {
+        u["provides"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|n| n == "display-manager.service"))
+    });
+    assert!(
+        dm.is_none(),
+        "a unit provides display-manager.service: {dm:?}"
+    );
+}
