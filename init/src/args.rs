@@ -564,6 +564,16 @@ mod tests {
             ]
             .map(PathBuf::from)
         );
+        // The target is systemd's default.target, whatever it links to
+        // (graphical.target on Debian's images), as under systemd.
+        assert_eq!(s.target, "default.target");
+        // The kernel's `init.target=` still picks another.
+        let ctx = Context {
+            cmdline: Some("ro init.target=rescue.target".into()),
+            ..ctx
+        };
+        let s = resolve(&Args::default(), &ctx, |_: &Path| Ok(text.to_string())).unwrap();
+        assert_eq!(s.target, "rescue.target");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Time in Debian 12 under both inits (issue 45, item 4), on boots the
 //! test makes anyway: [`install`] at the end of boot 1 (flotilla),
-//! [`CONSOLE`] typed in boot 2's shell (flotilla), [`check`] in boot 3
+//! [`PERSIST_RAN`] typed in boot 2's shell (flotilla), [`check`] in boot 3
 //! (systemd) and boot 4 (flotilla).
 //!
 //! - **A missed `Persistent=yes` timer runs at boot.** `clock-persist.timer`
@@ -85,16 +85,17 @@ pub fn install(vm: &Vm, m: &Machine) {
     );
 }
 
-/// Typed in boot 2's console shell: waits (at most 2 min) for the
+/// Typed in boot 2's console shell, and run over ssh in each boot after
+/// a reboot on the full disk (`disk.rs`, boots 2 and 3b): waits (at most 2 min) for the
 /// persistent timer's run in this boot, prints `persist-ran: N` (the runs
-/// of this boot), and sets the stamp back for boot 3.
-pub const CONSOLE: &str = "b=$(cat /proc/sys/kernel/random/boot_id); for i in $(seq 120); do \
+/// of this boot), and sets the stamp back for the next boot.
+pub const PERSIST_RAN: &str = "b=$(cat /proc/sys/kernel/random/boot_id); for i in $(seq 120); do \
      grep -q \"^$b \" /var/lib/clock-test/clock-persist && break; sleep 1; done; \
      n=$(grep -c \"^$b \" /var/lib/clock-test/clock-persist); \
      touch -d '2 days ago' /var/lib/systemd/timers/stamp-clock-persist.timer; \
-     echo \"persist-ran: $n\"\n";
+     echo \"persist-ran: $n\"";
 
-/// What [`CONSOLE`] prints when the timer ran once in boot 2.
+/// What [`PERSIST_RAN`] prints when the timer ran once in boot 2.
 pub const CONSOLE_RAN: &str = "persist-ran: 1";
 
 /// The timers whose times are read (`systemctl show`), before and after.

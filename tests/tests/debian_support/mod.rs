@@ -599,6 +599,26 @@ pub const FLOTILLA_SHUTDOWN: Duration = Duration::from_secs(60);
 /// shutdown took (from the call, made once the request is sent, to qemu's
 /// exit); under flotilla it must end within [`FLOTILLA_SHUTDOWN`].
 pub fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
+    assert_clean_end(vm, m, how, End::Poweroff);
+}
+
+/// How a machine ends: powered off, or rebooted. qemu runs with
+/// `-no-reboot` (contrib/debian/run), so a reboot ends qemu too: the
+/// guest went through its whole reboot (the kernel's `reboot: Restarting
+/// system`), and the test boots the disk again with [`Vm::boot`], which
+/// lets the host check the file system in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Poweroff,
+    Reboot,
+}
+
+/// [`assert_clean_poweroff`], for either end.
+pub fn assert_clean_end(vm: &mut Vm, m: &Machine, how: &str, end: End) {
+    let (kernel, kind, verb) = match end {
+        End::Poweroff => ("reboot: Power down", "poweroff", "powering off"),
+        End::Reboot => ("reboot: Restarting system", "reboot", "rebooting"),
+    };
     let asked = Instant::now();
     let st = vm.wait_exit(SHUTDOWN);
     let took = asked.elapsed();
@@ -611,8 +631,8 @@ pub fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
         );
     }
     assert!(
-        all.iter().any(|l| l.contains("reboot: Power down")),
-        "no power down after {how}"
+        all.iter().any(|l| l.contains(kernel)),
+        "no {kernel:?} on the console after {how}"
     );
     if vm.init == Init::Flotilla {
         // The units debian_boot's pressure.rs makes fail on purpose
@@ -623,10 +643,10 @@ pub fn assert_clean_poweroff(vm: &mut Vm, m: &Machine, how: &str) {
             "a unit failed ([FAILED] on the console) by {how}"
         );
         for line in [
-            "init: requested: stopping every unit (poweroff)",
+            &format!("init: requested: stopping every unit ({kind})"),
             "init: every unit stopped",
             "init: remounted / read-only",
-            "init: powering off",
+            &format!("init: {verb}"),
         ] {
             assert!(
                 all.iter().any(|l| l.contains(line)),
@@ -708,4 +728,32 @@ pub fn median(mut v: Vec<f64>) -> f64 {
         _ if n % 2 == 1 => v[n / 2],
         _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
+}
+
+/// Asserts `initctl status --json`'s `degraded` (`json` its text): the
+/// boot's target is the image's `default.target`, `graphical.target`,
+/// which wants `display-manager.service` (ordered after it), a unit this
+/// image has not. Under flotilla's contract (docs/contract.md §4) a
+/// `waits-for` no unit provides makes the unit `degraded`; that is the
+/// one degraded unit, and no unit provides the display manager. systemd
+/// shows nothing of it (`is-system-running` counts failed units, as
+/// flotilla-busd's `SystemState` does: both say `running`).
+pub fn assert_degraded_by_display_manager_only(v: &serde_json::Value, json: &str) {
+    let units = v["units"].as_array().expect("units");
+    let degraded: Vec<&str> = units
+        .iter()
+        .filter(|u| u["degraded"] == true)
+        .filter_map(|u| u["unit"].as_str())
+        .collect();
+    assert_eq!(degraded, ["graphical.target"], "degraded units: {json}");
+    assert_eq!(v["degraded"], true, "{json}");
+    let dm = units.iter().find(|u| {
+        u["provides"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|n| n == "display-manager.service"))
+    });
+    assert!(
+        dm.is_none(),
+        "a unit provides display-manager.service: {dm:?}"
+    );
 }
