@@ -324,6 +324,7 @@ mod timers;
 #[cfg(test)]
 mod timers_tests;
 mod triggered;
+mod uphold;
 mod views;
 mod wants;
 
