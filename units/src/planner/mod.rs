@@ -317,6 +317,7 @@ mod regressions;
 mod reload;
 mod replace;
 mod rules;
+mod stop_propagation;
 mod targets;
 #[cfg(test)]
 mod targets_tests;

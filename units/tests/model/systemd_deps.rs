@@ -443,3 +443,57 @@ fn an_upheld_unit_past_its_start_limit_starts_again() {
     assert!(now.0 > 10 * SEC, "not before the bound's window ended");
     assert_eq!(w.state("b.service"), UnitState::Running);
 }
+
+/// systemd's testsuite-57, its third part: `StopPropagatedFrom=` stops the
+/// unit when the one it names ends by itself (a clean exit too), and
+/// `PropagatesStopTo=` from the other side when it fails; the stopped unit
+/// stays stopped. Without either, it runs on.
+#[test]
+fn stop_propagates_when_a_unit_ends() {
+    let one = "[Unit]\nWants=two.service\nAfter=two.service\nStopPropagatedFrom=two.service\n\
+               [Service]\nExecStart=/bin/sleep infinity\n";
+    let mut w = World::new(&[
+        ("one.service", one),
+        ("two.service", "[Service]\nExecStart=/bin/sleep 1.5\n"),
+        ("default.target", "[Unit]\nWants=one.service\n"),
+    ]);
+    assert!(w.started("one.service") && w.started("two.service"));
+    assert_eq!(w.state("one.service"), UnitState::Running);
+    w.exit("two.service", ExitStatus::Code(0));
+    assert!(
+        w.killed.iter().any(|k| k == "one.service"),
+        "{:?}",
+        w.killed
+    );
+    w.exit("one.service", ExitStatus::Signal(15));
+    assert!(!w.state("one.service").is_active());
+    assert_eq!(w.starts("one.service"), 1, "stays stopped");
+
+    let mut w = World::new(&[
+        (
+            "a.service",
+            "[Unit]\nPropagatesStopTo=b.service\n[Service]\nExecStart=/bin/a\n",
+        ),
+        ("b.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service b.service\n"),
+    ]);
+    w.exit("a.service", ExitStatus::Code(1));
+    assert_eq!(w.state("a.service"), UnitState::Failed);
+    assert!(w.killed.iter().any(|k| k == "b.service"), "{:?}", w.killed);
+
+    let mut w = World::new(&[
+        (
+            "one.service",
+            "[Unit]\nWants=two.service\nAfter=two.service\n[Service]\nExecStart=/bin/a\n",
+        ),
+        ("two.service", "[Service]\nExecStart=/bin/sleep 1.5\n"),
+        ("default.target", "[Unit]\nWants=one.service\n"),
+    ]);
+    w.exit("two.service", ExitStatus::Code(0));
+    assert!(
+        w.killed.iter().all(|k| k != "one.service"),
+        "{:?}",
+        w.killed
+    );
+    assert_eq!(w.state("one.service"), UnitState::Running);
+}
