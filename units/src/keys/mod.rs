@@ -173,7 +173,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 63] = [
+const BASE_KEYS: [Key; 65] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -265,6 +265,28 @@ const BASE_KEYS: [Key; 63] = [
             Slot::Targets(
                 &mut s.extras.propagates_reload_to,
                 TargetList::PropagatesReloadTo,
+            )
+        },
+    },
+    Key {
+        name: "stop-propagated-from",
+        systemd: &[("Unit", "StopPropagatedFrom")],
+        applies_to: ALL,
+        slot: |s| {
+            Slot::Targets(
+                &mut s.extras.stop_propagated_from,
+                TargetList::StopPropagatedFrom,
+            )
+        },
+    },
+    Key {
+        name: "propagates-stop-to",
+        systemd: &[("Unit", "PropagatesStopTo")],
+        applies_to: ALL,
+        slot: |s| {
+            Slot::Targets(
+                &mut s.extras.propagates_stop_to,
+                TargetList::PropagatesStopTo,
             )
         },
     },

@@ -291,6 +291,14 @@ fn named_by(spec: &UnitSpec, origin: &Origin) -> Vec<(String, Option<(String, Po
             &spec.extras.propagates_reload_to,
             TargetList::PropagatesReloadTo,
         ),
+        (
+            &spec.extras.stop_propagated_from,
+            TargetList::StopPropagatedFrom,
+        ),
+        (
+            &spec.extras.propagates_stop_to,
+            TargetList::PropagatesStopTo,
+        ),
     ];
     let mut out = Vec::new();
     for (names, list) in lists {

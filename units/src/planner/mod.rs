@@ -317,6 +317,7 @@ mod regressions;
 mod reload;
 mod replace;
 mod rules;
+mod stop_propagation;
 mod targets;
 #[cfg(test)]
 mod targets_tests;
@@ -324,6 +325,7 @@ mod timers;
 #[cfg(test)]
 mod timers_tests;
 mod triggered;
+mod uphold;
 mod views;
 mod wants;
 

@@ -280,6 +280,9 @@ pub(super) struct Rare {
     /// The starts in the unit's start limit's window (only for a unit with
     /// a start limit): when the window began, how many.
     pub starts: Option<(Instant, u32)>,
+    /// The starts of an upheld unit (or of its failed dependencies) in
+    /// the window of `uphold.rs`'s bound: when it began, how many.
+    pub upholds: Option<(Instant, u32)>,
     /// A path unit or a timer started the unit: what it saw, kept until
     /// the unit is inactive again (`disabled`, `failed`).
     pub activated: Option<super::Activated>,
@@ -333,6 +336,7 @@ static NO_RARE: Rare = Rare {
     timer_run: None,
     fires: None,
     starts: None,
+    upholds: None,
     activated: None,
 };
 

@@ -269,8 +269,9 @@ impl Planner {
             }
         }
         if state == UnitState::Failed && !self.units[i].restart_ready {
-            // Stays failed until its restart timer or a reset.
-            return (false, false);
+            // Stays failed until its restart timer or a reset, unless it
+            // is upheld.
+            return (self.uphold_again(u), false);
         }
         if c.hard_bad == 0 && c.waits_bad == 0 {
             // With a cap, every start goes through the queue so that slots
@@ -291,6 +292,10 @@ impl Planner {
             unit.queued_turn = false;
             self.set_blocked(i, None);
             self.step(u, Event::Start);
+            return (true, false);
+        }
+        if c.blocking > 0 && self.uphold_again(u) {
+            // Upheld: what failed under it starts again.
             return (true, false);
         }
         self.wait(u, state, c)

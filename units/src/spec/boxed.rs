@@ -43,6 +43,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     upholds: Names::new(),
     reload_propagated_from: Names::new(),
     propagates_reload_to: Names::new(),
+    stop_propagated_from: Names::new(),
+    propagates_stop_to: Names::new(),
     success_action: None,
     failure_action: None,
     refuse_manual_start: None,

@@ -518,6 +518,14 @@ pub struct ExtraFields {
     /// `PropagatesReloadTo=`).
     #[serde(default, skip_serializing_if = "Names::is_empty")]
     pub propagates_reload_to: Names,
+    /// Units whose end (a stop, an exit, a failure for good) stops this
+    /// unit too, as a stop by hand (systemd's `StopPropagatedFrom=`).
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub stop_propagated_from: Names,
+    /// Units stopped, as by hand, whenever this unit ends (systemd's
+    /// `PropagatesStopTo=`).
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub propagates_stop_to: Names,
     /// What the system does when the unit has done its work: exited with
     /// success, or (a unit with no process) come up.
     #[serde(default, skip_serializing_if = "Option::is_none")]

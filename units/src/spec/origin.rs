@@ -134,11 +134,15 @@ pub enum TargetList {
     ReloadPropagatedFrom,
     /// `propagates-reload-to`.
     PropagatesReloadTo,
+    /// `stop-propagated-from`.
+    StopPropagatedFrom,
+    /// `propagates-stop-to`.
+    PropagatesStopTo,
 }
 
 impl TargetList {
     /// Every list, in the order of its JSON keys.
-    pub const ALL: [TargetList; 19] = [
+    pub const ALL: [TargetList; 21] = [
         TargetList::Provides,
         TargetList::DependsOn,
         TargetList::DependsMs,
@@ -158,6 +162,8 @@ impl TargetList {
         TargetList::Upholds,
         TargetList::ReloadPropagatedFrom,
         TargetList::PropagatesReloadTo,
+        TargetList::StopPropagatedFrom,
+        TargetList::PropagatesStopTo,
     ];
 
     /// Its key in [`Origin`]'s JSON form.
@@ -182,6 +188,8 @@ impl TargetList {
             TargetList::Upholds => "upholds",
             TargetList::ReloadPropagatedFrom => "reload_propagated_from",
             TargetList::PropagatesReloadTo => "propagates_reload_to",
+            TargetList::StopPropagatedFrom => "stop_propagated_from",
+            TargetList::PropagatesStopTo => "propagates_stop_to",
         }
     }
 }

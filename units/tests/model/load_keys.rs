@@ -124,10 +124,10 @@ fn the_keys_the_docs_list() {
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
     // `requisite`, `part-of`, `upholds`, `sockets`, `restart-kill-signal`,
     // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
-    // `propagates-reload-to`, `ready-bus-name`, `file-descriptor-store-max`
-    // and `non-blocking` (28), 53 trigger settings, 33 conditions and 33
-    // assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 28 + 53 + 66);
+    // `propagates-reload-to`, `stop-propagated-from`, `propagates-stop-to`,
+    // `ready-bus-name`, `file-descriptor-store-max` and `non-blocking` (30),
+    // 53 trigger settings, 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 36 + 30 + 53 + 66);
     for key in [
         "unit",
         "name",

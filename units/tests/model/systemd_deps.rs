@@ -57,6 +57,11 @@ impl World {
     /// Answers every spawn asked for with a PID, until the planner asks
     /// for no more; notes the units signalled.
     fn answer(&mut self) {
+        self.answer_at(Instant(1));
+    }
+
+    /// [`World::answer`], the facts at `now`.
+    fn answer_at(&mut self, now: Instant) {
         loop {
             let actions = self.p.take_actions();
             let mut spawned = false;
@@ -70,7 +75,7 @@ impl World {
                         if role == Role::Main {
                             self.pids.push((name, pid));
                         }
-                        self.p.fact(Fact::Spawned { unit, role, pid }, Instant(1));
+                        self.p.fact(Fact::Spawned { unit, role, pid }, now);
                     }
                     Action::Kill { unit, .. } => {
                         self.killed.push(self.g.node(unit).spec.name.clone());
@@ -93,6 +98,11 @@ impl World {
     }
 
     fn exit(&mut self, name: &str, status: ExitStatus) {
+        self.exit_at(name, status, Instant(2));
+    }
+
+    /// `name`'s last main process exited with `status` at `now`.
+    fn exit_at(&mut self, name: &str, status: ExitStatus, now: Instant) {
         let pid = self
             .pids
             .iter()
@@ -100,8 +110,13 @@ impl World {
             .find(|(n, _)| n == name)
             .map(|(_, p)| *p)
             .expect(name);
-        self.p.fact(Fact::Exited { pid, status }, Instant(2));
-        self.answer();
+        self.p.fact(Fact::Exited { pid, status }, now);
+        self.answer_at(now);
+    }
+
+    /// How many times `name`'s main process was started.
+    fn starts(&self, name: &str) -> usize {
+        self.pids.iter().filter(|(n, _)| n == name).count()
     }
 }
 
@@ -311,4 +326,174 @@ fn on_success_on_failure_and_upholds_chain() {
             w.answer();
         }
     }
+}
+
+const SEC: u64 = 1_000_000_000;
+
+/// systemd's testsuite-57, its second part: an upheld unit whose
+/// `Requires=`/`After=` dependency failed is started again, and the
+/// dependency with it, while the upholding unit is active: at most 16
+/// times in 10 s (systemd's bound on automatic starts), then once more
+/// when the window is over; so it comes up once the dependency succeeds.
+#[test]
+fn an_upheld_unit_starts_its_failed_dependency_again() {
+    let mut w = World::new(&[
+        (
+            "uphold.service",
+            "[Unit]\nUpholds=upheld.service\n[Service]\nExecStart=/bin/sleep infinity\n",
+        ),
+        (
+            "upheld.service",
+            "[Unit]\nRequires=fail.service\nAfter=fail.service\n\
+             [Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/echo ok\n",
+        ),
+        (
+            "fail.service",
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/check\nRestart=no\n",
+        ),
+        ("default.target", "[Unit]\n"),
+    ]);
+    w.p.want(
+        "uphold.service",
+        flotilla_units::planner::WantLife::UntilSwitch,
+        Instant(1),
+    )
+    .expect("want");
+    w.answer();
+    assert_eq!(w.state("uphold.service"), UnitState::Running);
+    assert_eq!(w.starts("fail.service"), 1);
+    assert!(!w.started("upheld.service"));
+    // Each failure: the dependency is started again at once, 16 times.
+    let t0 = 2 * SEC;
+    for n in 1..=16u64 {
+        w.exit_at("fail.service", ExitStatus::Code(1), Instant(t0 + n));
+        assert_eq!(w.starts("fail.service") as u64, n + 1, "retry {n}");
+        assert_eq!(w.state("fail.service"), UnitState::Starting);
+        assert_eq!(w.state("upheld.service"), UnitState::Waiting);
+    }
+    // The 17th failure in the window stays: failed, the upheld unit not
+    // active, until the window (from the first retry) is over.
+    w.exit_at("fail.service", ExitStatus::Code(1), Instant(t0 + 17));
+    assert_eq!(w.starts("fail.service"), 17);
+    assert_eq!(w.state("fail.service"), UnitState::Failed);
+    assert!(!w.state("upheld.service").is_active());
+    let due = w.p.next_deadline().expect("a start again is due");
+    assert_eq!(due, Instant(t0 + 1 + 10 * SEC));
+    w.p.tick(Instant(t0 + 5 * SEC));
+    w.answer_at(Instant(t0 + 5 * SEC));
+    assert_eq!(w.starts("fail.service"), 17, "not before the window ends");
+    w.p.tick(due);
+    w.answer_at(due);
+    assert_eq!(w.starts("fail.service"), 18);
+    // Now it succeeds: the upheld unit starts after it, and is active.
+    w.exit_at("fail.service", ExitStatus::Code(0), due);
+    assert_eq!(w.state("fail.service"), UnitState::Exited);
+    assert!(w.started("upheld.service"));
+    w.exit_at("upheld.service", ExitStatus::Code(0), due);
+    assert!(w.state("upheld.service").is_active());
+
+    // Without Upholds=, the failed dependency is not started again.
+    let mut w = World::new(&[
+        (
+            "a.service",
+            "[Unit]\nRequires=fail.service\nAfter=fail.service\n[Service]\nExecStart=/bin/a\n",
+        ),
+        ("fail.service", ONESHOT),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    w.exit("fail.service", ExitStatus::Code(1));
+    assert_eq!(w.state("fail.service"), UnitState::Failed);
+    assert_eq!(w.starts("fail.service"), 1);
+    assert!(w.p.next_deadline().is_none());
+}
+
+/// An upheld unit that failed for good (its own start limit hit) is
+/// started again while the upholding unit is active, once the bound on
+/// automatic starts lets it, and runs once its start limit's window is
+/// over.
+#[test]
+fn an_upheld_unit_past_its_start_limit_starts_again() {
+    let mut w = World::new(&[
+        (
+            "a.service",
+            "[Unit]\nUpholds=b.service\n[Service]\nExecStart=/bin/a\n",
+        ),
+        (
+            "b.service",
+            "[Unit]\nStartLimitBurst=1\nStartLimitIntervalSec=5s\n[Service]\nExecStart=/bin/b\n",
+        ),
+        ("default.target", "[Unit]\nWants=a.service\n"),
+    ]);
+    assert_eq!(w.starts("b.service"), 1);
+    w.exit_at("b.service", ExitStatus::Code(0), Instant(2));
+    // Its restart (Restart=always, being upheld) is past the start limit:
+    // failed; started again, refused again, until the bound's window (from
+    // that restart) ends; then once more, past the start limit's window:
+    // it runs.
+    let mut now = Instant(2);
+    let mut refused = false;
+    while w.starts("b.service") == 1 {
+        now = w.p.next_deadline().expect("a start again is due").max(now);
+        assert!(now.0 < 12 * SEC, "started again within 12 s");
+        w.p.tick(now);
+        w.answer_at(now);
+        refused |= w.state("b.service") == UnitState::Failed;
+    }
+    assert!(refused, "the restart was refused first");
+    assert!(now.0 > 10 * SEC, "not before the bound's window ended");
+    assert_eq!(w.state("b.service"), UnitState::Running);
+}
+
+/// systemd's testsuite-57, its third part: `StopPropagatedFrom=` stops the
+/// unit when the one it names ends by itself (a clean exit too), and
+/// `PropagatesStopTo=` from the other side when it fails; the stopped unit
+/// stays stopped. Without either, it runs on.
+#[test]
+fn stop_propagates_when_a_unit_ends() {
+    let one = "[Unit]\nWants=two.service\nAfter=two.service\nStopPropagatedFrom=two.service\n\
+               [Service]\nExecStart=/bin/sleep infinity\n";
+    let mut w = World::new(&[
+        ("one.service", one),
+        ("two.service", "[Service]\nExecStart=/bin/sleep 1.5\n"),
+        ("default.target", "[Unit]\nWants=one.service\n"),
+    ]);
+    assert!(w.started("one.service") && w.started("two.service"));
+    assert_eq!(w.state("one.service"), UnitState::Running);
+    w.exit("two.service", ExitStatus::Code(0));
+    assert!(
+        w.killed.iter().any(|k| k == "one.service"),
+        "{:?}",
+        w.killed
+    );
+    w.exit("one.service", ExitStatus::Signal(15));
+    assert!(!w.state("one.service").is_active());
+    assert_eq!(w.starts("one.service"), 1, "stays stopped");
+
+    let mut w = World::new(&[
+        (
+            "a.service",
+            "[Unit]\nPropagatesStopTo=b.service\n[Service]\nExecStart=/bin/a\n",
+        ),
+        ("b.service", SERVICE),
+        ("default.target", "[Unit]\nWants=a.service b.service\n"),
+    ]);
+    w.exit("a.service", ExitStatus::Code(1));
+    assert_eq!(w.state("a.service"), UnitState::Failed);
+    assert!(w.killed.iter().any(|k| k == "b.service"), "{:?}", w.killed);
+
+    let mut w = World::new(&[
+        (
+            "one.service",
+            "[Unit]\nWants=two.service\nAfter=two.service\n[Service]\nExecStart=/bin/a\n",
+        ),
+        ("two.service", "[Service]\nExecStart=/bin/sleep 1.5\n"),
+        ("default.target", "[Unit]\nWants=one.service\n"),
+    ]);
+    w.exit("two.service", ExitStatus::Code(0));
+    assert!(
+        w.killed.iter().all(|k| k != "one.service"),
+        "{:?}",
+        w.killed
+    );
+    assert_eq!(w.state("one.service"), UnitState::Running);
 }

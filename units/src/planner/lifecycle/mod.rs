@@ -492,7 +492,8 @@ impl Planner {
 
     /// Whether an active unit upholds `u` (`upholds`, systemd's
     /// `Upholds=`): then `u` restarts whenever it ends, as with `restart:
-    /// always`. Read at an exit or a failure, over `u`'s dependents only.
+    /// always`. Read at an exit or a failure, over `u`'s dependents only;
+    /// an upheld unit that is not running is `uphold.rs`'s.
     pub(super) fn upheld(&self, u: UnitId) -> bool {
         if self.spec_of(u).kind.is_trigger() {
             return false;

@@ -77,6 +77,9 @@ impl Planner {
         self.start_on_failure(u);
         self.tell_dependents(u);
         self.push_neighbours(u, false);
+        // Failed already (a restart refused): looked at again all the
+        // same, as an upheld unit is started again (`uphold.rs`).
+        self.push(u);
     }
 
     /// The start, once the conditions hold (or there are none): a timer
@@ -531,11 +534,12 @@ impl Planner {
         self.end_reload(u, msg);
     }
 
-    /// `Idle` + the restart timer: a failed unit may start again.
+    /// `Idle` + the restart timer: a failed unit may start again; an
+    /// upheld unit held back by its bound (`uphold.rs`) is looked at again.
     pub(super) fn restart_due(&mut self, u: UnitId) {
         if self.units[u.index()].state == UnitState::Failed {
             self.units[u.index()].restart_ready = true;
-            self.push(u);
         }
+        self.push(u);
     }
 }

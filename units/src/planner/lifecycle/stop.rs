@@ -414,15 +414,18 @@ impl Planner {
             } else {
                 self.set_state(u, UnitState::Failed, why);
                 self.start_on_failure(u);
+                self.propagate_stop(u);
             }
         } else if rec.exit_ok && !requested && required {
             self.set_state(u, UnitState::Exited, "exit status 0");
             if !self.spec_of(u).remain_after_exit() {
                 self.start_on_success(u);
+                self.propagate_stop(u);
             }
         } else if !required {
             self.set_state(u, UnitState::Disabled, "stopped");
             self.start_on_success(u);
+            self.propagate_stop(u);
         } else {
             let why = rec.status.clone();
             self.set_state(u, UnitState::Waiting, why);
