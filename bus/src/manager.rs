@@ -43,6 +43,10 @@ pub const MUTATING: &[&str] = &[
     "DisableUnitFiles",
     "EnableUnitFilesWithFlags",
     "DisableUnitFilesWithFlags",
+    "ReenableUnitFiles",
+    "PresetUnitFiles",
+    "PresetUnitFilesWithMode",
+    "PresetAllUnitFiles",
     "MaskUnitFiles",
     "UnmaskUnitFiles",
     "SetDefaultTarget",
@@ -357,6 +361,29 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             no_runtime(flags & 1 != 0)?;
             let on = member.starts_with("Enable");
             a(crate::unit_files::enable(hub, &names, on).await?)
+        }
+        "ReenableUnitFiles" => {
+            let (names, runtime, _force): (Vec<String>, bool, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            a(crate::unit_files::reenable(hub, &names).await?)
+        }
+        "PresetUnitFiles" => {
+            let (names, runtime, _force): (Vec<String>, bool, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            a(crate::unit_files::preset(hub, Some(&names), "full").await?)
+        }
+        "PresetUnitFilesWithMode" => {
+            let (names, mode, runtime, _force): (Vec<String>, String, bool, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            a(crate::unit_files::preset(hub, Some(&names), &mode).await?)
+        }
+        "PresetAllUnitFiles" => {
+            let (mode, runtime, _force): (String, bool, bool) = args(msg)?;
+            no_runtime(runtime)?;
+            match crate::unit_files::preset(hub, None, &mode).await? {
+                Answer::Enabled(_, changes) => a(Answer::Changes(changes)),
+                other => a(other),
+            }
         }
         "StartTransientUnit" => crate::transient::start(hub, msg).await,
         "MaskUnitFiles" => mask(hub, msg, true).await,

@@ -94,46 +94,115 @@ fn install_of(dirs: &[SearchDir], name: &str) -> Option<InstallInfo> {
 /// install (for enable) and each link made (`symlink`) or removed
 /// (`unlink`).
 pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusError> {
-    use flotilla_units::systemd::{disable_links, enable_links};
     let dirs = search_path(hub).await?;
-    let config = config_dir(&dirs);
-    let install = |n: &str| install_of(&dirs, n);
-    let mut links = Vec::new();
-    let mut carries = false;
-    for u in names {
-        let r = resolve_unit(&dirs, u);
-        match &r.definition {
-            Definition::NotFound => {
-                return Err(BusError {
-                    name: "org.freedesktop.DBus.Error.FileNotFound",
-                    message: format!("Unit file {u} does not exist."),
-                })
-            }
-            Definition::Masked(_) if on => return Err(BusError::masked(u)),
-            _ => {}
-        }
-        if on {
-            let info = install(u).unwrap_or_default();
-            if !info.has_rules() && info.also.is_empty() {
-                continue;
-            }
-            carries = true;
-            links.extend(
-                enable_links(&dirs, &config, u, &install)
-                    .map_err(|e| BusError::failed(e.to_string()))?,
-            );
-        } else {
-            links.extend(disable_links(&dirs, u, &install));
-        }
-    }
-    links.sort();
-    links.dedup();
+    let (carries, links) = change_links(&dirs, names, on)?;
     let changes = apply(&links, on)?;
     Ok(if on {
         Answer::Enabled(carries, changes)
     } else {
         Answer::Changes(changes)
     })
+}
+
+/// `ReenableUnitFiles` (`systemctl reenable`): disabled, then enabled.
+pub async fn reenable(hub: &Hub, names: &[String]) -> Result<Answer, BusError> {
+    let dirs = search_path(hub).await?;
+    let (_, off) = change_links(&dirs, names, false)?;
+    let mut changes = apply(&off, false)?;
+    let dirs = search_path(hub).await?;
+    let (carries, on) = change_links(&dirs, names, true)?;
+    changes.extend(apply(&on, true)?);
+    Ok(Answer::Enabled(carries, changes))
+}
+
+/// `PresetUnitFiles`, `PresetUnitFilesWithMode` (`names`) and
+/// `PresetAllUnitFiles` (`names` `None`: every unit file of the path):
+/// each unit enabled or disabled as the `*.preset` files say
+/// (`flotilla_units::systemd::preset_plan` has systemd's rules), by the
+/// enable and disable code above; disabling first, as systemd does. A bad
+/// preset line is logged and skipped. The answer as `enable`'s.
+pub async fn preset(hub: &Hub, names: Option<&[String]>, mode: &str) -> Result<Answer, BusError> {
+    use flotilla_units::systemd::{preset_plan, PresetMode};
+    let mode = PresetMode::parse(mode).ok_or_else(|| {
+        BusError::invalid_args(format!(
+            "Unknown preset mode '{mode}' (full, enable-only or disable-only)."
+        ))
+    })?;
+    let dirs = search_path(hub).await?;
+    let (presets, warnings) = flotilla_client::unit_dirs::load_presets(&dirs);
+    for w in warnings {
+        eprintln!("flotilla-busd: {w}");
+    }
+    let all = unit_names(&dirs);
+    let plan = preset_plan(
+        &dirs,
+        &presets,
+        names.unwrap_or(&all),
+        mode,
+        names.is_none(),
+    )
+    .map_err(|e| install_error(&e))?;
+    let (_, off) = change_links(&dirs, &plan.disable, false)?;
+    let mut changes = apply(&off, false)?;
+    let dirs = search_path(hub).await?;
+    let (carries, on) = change_links(&dirs, &plan.enable, true)?;
+    changes.extend(apply(&on, true)?);
+    Ok(Answer::Enabled(carries, changes))
+}
+
+/// systemd's error for an install error.
+fn install_error(e: &flotilla_units::systemd::InstallError) -> BusError {
+    use flotilla_units::systemd::InstallError;
+    match e {
+        InstallError::NotFound(u) => BusError {
+            name: "org.freedesktop.DBus.Error.FileNotFound",
+            message: format!("Unit file {u} does not exist."),
+        },
+        InstallError::Masked(u) => BusError::masked(u),
+        other => BusError::failed(other.to_string()),
+    }
+}
+
+/// The links enabling (`on`) or disabling `names` makes or removes, and
+/// (for enable) whether any of the units had something to install.
+fn change_links(
+    dirs: &[SearchDir],
+    names: &[String],
+    on: bool,
+) -> Result<(bool, Vec<flotilla_units::systemd::Link>), BusError> {
+    use flotilla_units::systemd::{disable_links, enable_links};
+    let config = config_dir(dirs);
+    let install = |n: &str| install_of(dirs, n);
+    let mut links = Vec::new();
+    let mut carries = false;
+    for u in names {
+        let r = resolve_unit(dirs, u);
+        match &r.definition {
+            Definition::NotFound => {
+                return Err(install_error(
+                    &flotilla_units::systemd::InstallError::NotFound(u.clone()),
+                ))
+            }
+            Definition::Masked(_) if on => return Err(BusError::masked(u)),
+            _ => {}
+        }
+        if on {
+            let info = install(r.template.as_deref().unwrap_or(u)).unwrap_or_default();
+            if !info.has_rules() && info.also.is_empty() {
+                continue;
+            }
+            carries = true;
+            links.extend(
+                enable_links(dirs, &config, u, &install)
+                    .map_err(|e| BusError::failed(e.to_string()))?,
+            );
+        } else {
+            links.extend(disable_links(dirs, u, &install));
+        }
+    }
+    links.sort();
+    links.dedup();
+    Ok((carries, links))
 }
 
 /// `MaskUnitFiles` (`on`) and `UnmaskUnitFiles`, as systemd's: a link to

@@ -125,6 +125,37 @@ pub fn remove_link(l: &Link) -> io::Result<()> {
     }
 }
 
+/// The presets of the search path `dirs` (`flotilla_units::systemd::Presets`
+/// has systemd's rules), read from the `*.preset` files beside its
+/// `systemd/system` directories, and a warning for each file that cannot
+/// be read and each bad line (skipped, the rest kept, as systemd does).
+pub fn load_presets(dirs: &[SearchDir]) -> (flotilla_units::systemd::Presets, Vec<String>) {
+    use flotilla_units::systemd::{preset_dirs, preset_files, Presets};
+    let paths: Vec<String> = dirs.iter().map(|d| d.path.clone()).collect();
+    let listings: Vec<(String, Vec<String>)> = preset_dirs(&paths)
+        .into_iter()
+        .filter_map(|d| {
+            let names = std::fs::read_dir(&d)
+                .ok()?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            Some((d, names))
+        })
+        .collect();
+    let mut files = Vec::new();
+    let mut warnings = Vec::new();
+    for p in preset_files(&listings) {
+        match std::fs::read_to_string(&p) {
+            Ok(text) => files.push((p, text)),
+            Err(e) => warnings.push(format!("{p}: {e}; skipped")),
+        }
+    }
+    let (presets, problems) = Presets::parse(&files);
+    warnings.extend(problems.iter().map(ToString::to_string));
+    (presets, warnings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

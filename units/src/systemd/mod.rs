@@ -78,7 +78,10 @@ pub use name::{
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
-pub use preset::{preset_dirs, preset_files, PresetAction, PresetProblem, PresetRule, Presets};
+pub use preset::{
+    preset_dirs, preset_files, preset_plan, PresetAction, PresetMode, PresetPlan, PresetProblem,
+    PresetRule, Presets,
+};
 pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{
     wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,
