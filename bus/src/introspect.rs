@@ -69,6 +69,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("PresetUnitFiles", "asbb", "ba(sss)"),
     ("PresetUnitFilesWithMode", "assbb", "ba(sss)"),
     ("PresetAllUnitFiles", "sbb", "a(sss)"),
+    ("RevertUnitFiles", "as", "a(sss)"),
     ("MaskUnitFiles", "asbb", "a(sss)"),
     ("UnmaskUnitFiles", "asb", "a(sss)"),
     ("SetDefaultTarget", "sb", "a(sss)"),

@@ -1098,7 +1098,8 @@ fn systemctl_masks_with_a_link_as_systemd_does() {
 /// removed as `enable` and `disable` make and remove them; a template is
 /// enabled as the instances its line lists; `--preset-mode` keeps one
 /// side; a bad line is logged by flotilla-busd, naming file and line, and
-/// the rest applies.
+/// the rest applies. Then `--runtime` enablement and masks (links in the
+/// runtime directory, on their own side) and `revert`.
 #[test]
 fn systemctl_presets_as_systemd_does() {
     let dir = TestDir::new();
@@ -1112,7 +1113,14 @@ fn systemctl_presets_as_systemd_does() {
         "lib/systemd/system-preset/90-test.preset",
         "# the test's policy\ndisable pre.service\nfrobnicate x\nenable tpl@.service a b\n",
     );
-    let init = dir.init().target("default").more_units(vendor).start();
+    let runtime = dir.join("run/systemd/system");
+    std::fs::create_dir_all(&runtime).expect("runtime dir");
+    let init = dir
+        .init()
+        .target("default")
+        .more_units(runtime)
+        .more_units(vendor)
+        .start();
     init.wait_state("web", UnitState::Running);
     let bus = busd(&dir);
     let wants = dir.join("units/multi-user.target.wants");
@@ -1185,6 +1193,36 @@ fn systemctl_presets_as_systemd_does() {
     assert!(linked(&wants.join("inst.service")), "{out:?}");
     assert!(!linked(&link), "{out:?}");
     systemctl(&bus, &["is-enabled", "inst.service"]).expect(0);
+
+    // --runtime: the link in the runtime directory; `disable` without it
+    // leaves that link, `disable --runtime` removes it.
+    let rt = dir.join("run/systemd/system/multi-user.target.wants/pre.service");
+    systemctl(&bus, &["enable", "--runtime", "pre.service"]).expect(0);
+    assert!(linked(&rt));
+    let is_enabled = || {
+        let out = systemctl(&bus, &["is-enabled", "pre.service"]);
+        (out.code, out.stdout)
+    };
+    assert_eq!(is_enabled(), (0, "enabled-runtime\n".to_string()));
+    systemctl(&bus, &["disable", "pre.service"]).expect(0);
+    assert_eq!(is_enabled(), (0, "enabled-runtime\n".to_string()));
+    systemctl(&bus, &["disable", "--runtime", "pre.service"]).expect(0);
+    assert!(!linked(&rt));
+    assert_eq!(is_enabled(), (1, "disabled\n".to_string()));
+    // mask --runtime: `unmask` without it leaves the mask; revert removes
+    // masks and drop-ins.
+    systemctl(&bus, &["mask", "--runtime", "pre.service"]).expect(0);
+    assert_eq!(is_enabled(), (1, "masked-runtime\n".to_string()));
+    systemctl(&bus, &["unmask", "pre.service"]).expect(0);
+    assert_eq!(is_enabled(), (1, "masked-runtime\n".to_string()));
+    dir.file(
+        "units/pre.service.d/local.conf",
+        "[Unit]\nDescription=local\n",
+    );
+    let out = systemctl(&bus, &["revert", "pre.service"]);
+    out.expect(0);
+    assert_eq!(is_enabled(), (1, "disabled\n".to_string()), "{out:?}");
+    assert!(!dir.join("units/pre.service.d").exists(), "{out:?}");
 }
 
 /// `systemctl isolate` of a target that allows it: the switch, answered

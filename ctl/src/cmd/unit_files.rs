@@ -308,7 +308,7 @@ fn change(
 pub fn mask(ctx: &mut Ctx<'_>, units: &[String], on: bool) -> Result<i32, CtlError> {
     let dirs = search_path(ctx)?;
     let verb = if on { "mask" } else { "unmask" };
-    match mask_links(&dirs, units, on) {
+    match mask_links(&dirs, units, on, false) {
         Ok(links) => apply(ctx, &links, on, verb),
         Err(why) => {
             eprint_line(&format!("Failed to {verb} unit: {why}"));
