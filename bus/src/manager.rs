@@ -43,6 +43,11 @@ pub const MUTATING: &[&str] = &[
     "DisableUnitFiles",
     "EnableUnitFilesWithFlags",
     "DisableUnitFilesWithFlags",
+    "ReenableUnitFiles",
+    "PresetUnitFiles",
+    "PresetUnitFilesWithMode",
+    "PresetAllUnitFiles",
+    "RevertUnitFiles",
     "MaskUnitFiles",
     "UnmaskUnitFiles",
     "SetDefaultTarget",
@@ -153,12 +158,6 @@ async fn mask(hub: &Hub, msg: &Message, on: bool) -> Result<Outcome, BusError> {
     } else {
         args::<(Vec<String>, bool)>(msg)?
     };
-    if runtime {
-        return Err(BusError::not_supported(
-            "--runtime",
-            "flotilla's unit path has no runtime directory of systemctl's",
-        ));
-    }
     let mut files = Vec::new();
     for n in names {
         let known = hub.find(&n).await?;
@@ -174,7 +173,9 @@ async fn mask(hub: &Hub, msg: &Message, on: bool) -> Result<Outcome, BusError> {
             _ => files.push(n),
         }
     }
-    Ok(plain(crate::unit_files::mask(hub, &files, on).await?))
+    Ok(plain(
+        crate::unit_files::mask(hub, &files, on, runtime).await?,
+    ))
 }
 
 /// The init's own mask of a unit (`mask`, `unmask`).
@@ -343,20 +344,40 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         }
         "EnableUnitFiles" => {
             let (names, runtime, _force): (Vec<String>, bool, bool) = args(msg)?;
-            no_runtime(runtime)?;
-            a(crate::unit_files::enable(hub, &names, true).await?)
+            a(crate::unit_files::enable(hub, &names, true, runtime).await?)
         }
         "DisableUnitFiles" => {
             let (names, runtime): (Vec<String>, bool) = args(msg)?;
-            no_runtime(runtime)?;
-            a(crate::unit_files::enable(hub, &names, false).await?)
+            a(crate::unit_files::enable(hub, &names, false, runtime).await?)
         }
         "EnableUnitFilesWithFlags" | "DisableUnitFilesWithFlags" => {
             let (names, flags): (Vec<String>, u64) = args(msg)?;
             // systemd's UNIT_FILE_RUNTIME is bit 0.
-            no_runtime(flags & 1 != 0)?;
             let on = member.starts_with("Enable");
-            a(crate::unit_files::enable(hub, &names, on).await?)
+            a(crate::unit_files::enable(hub, &names, on, flags & 1 != 0).await?)
+        }
+        "ReenableUnitFiles" => {
+            let (names, runtime, _force): (Vec<String>, bool, bool) = args(msg)?;
+            a(crate::unit_files::reenable(hub, &names, runtime).await?)
+        }
+        "PresetUnitFiles" => {
+            let (names, runtime, _force): (Vec<String>, bool, bool) = args(msg)?;
+            a(crate::unit_files::preset(hub, Some(&names), "full", runtime).await?)
+        }
+        "PresetUnitFilesWithMode" => {
+            let (names, mode, runtime, _force): (Vec<String>, String, bool, bool) = args(msg)?;
+            a(crate::unit_files::preset(hub, Some(&names), &mode, runtime).await?)
+        }
+        "RevertUnitFiles" => {
+            let (names,): (Vec<String>,) = args(msg)?;
+            a(crate::unit_files::revert(hub, &names).await?)
+        }
+        "PresetAllUnitFiles" => {
+            let (mode, runtime, _force): (String, bool, bool) = args(msg)?;
+            match crate::unit_files::preset(hub, None, &mode, runtime).await? {
+                Answer::Enabled(_, changes) => a(Answer::Changes(changes)),
+                other => a(other),
+            }
         }
         "StartTransientUnit" => crate::transient::start(hub, msg).await,
         "MaskUnitFiles" => mask(hub, msg, true).await,
@@ -592,18 +613,6 @@ async fn isolate(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
         Reply::Accepted { .. } => Ok(crate::units_ops::done_job(hub, name, "start")),
         other => Err(BusError::from_init(&other, "isolate")),
     }
-}
-
-/// `--runtime` enablement (links under `/run`, gone at the next boot) is
-/// not one flotilla makes.
-fn no_runtime(runtime: bool) -> Result<(), BusError> {
-    if runtime {
-        return Err(BusError::not_supported(
-            "Runtime enablement (--runtime)",
-            "flotilla's unit path has no runtime directory; enable without --runtime",
-        ));
-    }
-    Ok(())
 }
 
 /// Why each method flotilla does not map is not mapped.

@@ -7,7 +7,7 @@
 use crate::answer::Answer;
 use crate::error::BusError;
 use crate::hub::Hub;
-use flotilla_client::unit_dirs::{config_dir, make_link, mask_links, remove_link};
+use flotilla_client::unit_dirs::{link_dir, make_link, mask_links, on_side, remove_link};
 use flotilla_units::systemd::{
     fnmatch, is_enabled, parse, resolve_unit, unit_file_links, unit_names, Definition, InstallInfo,
     SearchDir,
@@ -92,42 +92,17 @@ fn install_of(dirs: &[SearchDir], name: &str) -> Option<InstallInfo> {
 /// The init is not reloaded here: `systemctl` asks for `Reload` after, as
 /// it does of systemd. The answer says whether the units had anything to
 /// install (for enable) and each link made (`symlink`) or removed
-/// (`unlink`).
-pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusError> {
-    use flotilla_units::systemd::{disable_links, enable_links};
+/// (`unlink`). `runtime` (`--runtime`): the links in the runtime
+/// directory (`/run/systemd/system`), else in the configuration one;
+/// disabling removes those of that side only, as systemd does.
+pub async fn enable(
+    hub: &Hub,
+    names: &[String],
+    on: bool,
+    runtime: bool,
+) -> Result<Answer, BusError> {
     let dirs = search_path(hub).await?;
-    let config = config_dir(&dirs);
-    let install = |n: &str| install_of(&dirs, n);
-    let mut links = Vec::new();
-    let mut carries = false;
-    for u in names {
-        let r = resolve_unit(&dirs, u);
-        match &r.definition {
-            Definition::NotFound => {
-                return Err(BusError {
-                    name: "org.freedesktop.DBus.Error.FileNotFound",
-                    message: format!("Unit file {u} does not exist."),
-                })
-            }
-            Definition::Masked(_) if on => return Err(BusError::masked(u)),
-            _ => {}
-        }
-        if on {
-            let info = install(u).unwrap_or_default();
-            if !info.has_rules() && info.also.is_empty() {
-                continue;
-            }
-            carries = true;
-            links.extend(
-                enable_links(&dirs, &config, u, &install)
-                    .map_err(|e| BusError::failed(e.to_string()))?,
-            );
-        } else {
-            links.extend(disable_links(&dirs, u, &install));
-        }
-    }
-    links.sort();
-    links.dedup();
+    let (carries, links) = change_links(&dirs, names, on, runtime)?;
     let changes = apply(&links, on)?;
     Ok(if on {
         Answer::Enabled(carries, changes)
@@ -136,13 +111,157 @@ pub async fn enable(hub: &Hub, names: &[String], on: bool) -> Result<Answer, Bus
     })
 }
 
+/// `ReenableUnitFiles` (`systemctl reenable`): disabled, then enabled.
+pub async fn reenable(hub: &Hub, names: &[String], runtime: bool) -> Result<Answer, BusError> {
+    let dirs = search_path(hub).await?;
+    let (_, off) = change_links(&dirs, names, false, runtime)?;
+    let mut changes = apply(&off, false)?;
+    let dirs = search_path(hub).await?;
+    let (carries, on) = change_links(&dirs, names, true, runtime)?;
+    changes.extend(apply(&on, true)?);
+    Ok(Answer::Enabled(carries, changes))
+}
+
+/// `PresetUnitFiles`, `PresetUnitFilesWithMode` (`names`) and
+/// `PresetAllUnitFiles` (`names` `None`: every unit file of the path):
+/// each unit enabled or disabled as the `*.preset` files say
+/// (`flotilla_units::systemd::preset_plan` has systemd's rules), by the
+/// enable and disable code above; disabling first, as systemd does. A bad
+/// preset line is logged and skipped. The answer as `enable`'s.
+pub async fn preset(
+    hub: &Hub,
+    names: Option<&[String]>,
+    mode: &str,
+    runtime: bool,
+) -> Result<Answer, BusError> {
+    use flotilla_units::systemd::{preset_plan, PresetMode};
+    let mode = PresetMode::parse(mode).ok_or_else(|| {
+        BusError::invalid_args(format!(
+            "Unknown preset mode '{mode}' (full, enable-only or disable-only)."
+        ))
+    })?;
+    let dirs = search_path(hub).await?;
+    let (presets, warnings) = flotilla_client::unit_dirs::load_presets(&dirs);
+    for w in warnings {
+        eprintln!("flotilla-busd: {w}");
+    }
+    let all = unit_names(&dirs);
+    let plan = preset_plan(
+        &dirs,
+        &presets,
+        names.unwrap_or(&all),
+        mode,
+        names.is_none(),
+    )
+    .map_err(|e| install_error(&e))?;
+    let (_, off) = change_links(&dirs, &plan.disable, false, runtime)?;
+    let mut changes = apply(&off, false)?;
+    let dirs = search_path(hub).await?;
+    let (carries, on) = change_links(&dirs, &plan.enable, true, runtime)?;
+    changes.extend(apply(&on, true)?);
+    Ok(Answer::Enabled(carries, changes))
+}
+
+/// systemd's error for an install error.
+fn install_error(e: &flotilla_units::systemd::InstallError) -> BusError {
+    use flotilla_units::systemd::InstallError;
+    match e {
+        InstallError::NotFound(u) => BusError {
+            name: "org.freedesktop.DBus.Error.FileNotFound",
+            message: format!("Unit file {u} does not exist."),
+        },
+        InstallError::Masked(u) => BusError::masked(u),
+        other => BusError::failed(other.to_string()),
+    }
+}
+
+/// The links enabling (`on`) or disabling `names` makes or removes, on
+/// the side `runtime` chooses, and (for enable) whether any of the units
+/// had something to install.
+fn change_links(
+    dirs: &[SearchDir],
+    names: &[String],
+    on: bool,
+    runtime: bool,
+) -> Result<(bool, Vec<flotilla_units::systemd::Link>), BusError> {
+    use flotilla_units::systemd::{disable_links, enable_links};
+    let config = link_dir(dirs, runtime).map_err(BusError::failed)?;
+    let install = |n: &str| install_of(dirs, n);
+    let mut links = Vec::new();
+    let mut carries = false;
+    for u in names {
+        let r = resolve_unit(dirs, u);
+        match &r.definition {
+            Definition::NotFound => {
+                return Err(install_error(
+                    &flotilla_units::systemd::InstallError::NotFound(u.clone()),
+                ))
+            }
+            Definition::Masked(_) if on => return Err(BusError::masked(u)),
+            _ => {}
+        }
+        if on {
+            let info = install(r.template.as_deref().unwrap_or(u)).unwrap_or_default();
+            if !info.has_rules() && info.also.is_empty() {
+                continue;
+            }
+            carries = true;
+            links.extend(
+                enable_links(dirs, &config, u, &install)
+                    .map_err(|e| BusError::failed(e.to_string()))?,
+            );
+        } else {
+            links.extend(
+                disable_links(dirs, u, &install)
+                    .into_iter()
+                    .filter(|l| on_side(dirs, &l.path, runtime)),
+            );
+        }
+    }
+    links.sort();
+    links.dedup();
+    Ok((carries, links))
+}
+
+/// `RevertUnitFiles` (`systemctl revert`): each unit back to its vendor
+/// version (`flotilla_units::systemd::revert_paths` says what goes: drop-ins,
+/// overriding copies and masks in the configuration and runtime
+/// directories); each removal is an `unlink` change. The init is not
+/// reloaded here: `systemctl` asks for `Reload` after.
+pub async fn revert(hub: &Hub, names: &[String]) -> Result<Answer, BusError> {
+    use flotilla_units::systemd::{revert_paths, Reverted};
+    let dirs = search_path(hub).await?;
+    let mut changes = Vec::new();
+    for u in names {
+        for r in revert_paths(&dirs, u) {
+            let (path, done) = match &r {
+                Reverted::File(p) => (p, std::fs::remove_file(p)),
+                Reverted::Dir(p) => (p, std::fs::remove_dir(p)),
+            };
+            match done {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(BusError::failed(format!("{path}: {e}")))
+                }
+                _ => changes.push(("unlink".to_string(), path.clone(), String::new())),
+            }
+        }
+    }
+    Ok(Answer::Changes(changes))
+}
+
 /// `MaskUnitFiles` (`on`) and `UnmaskUnitFiles`, as systemd's: a link to
-/// `/dev/null` named like each unit in the configuration directory (any
+/// `/dev/null` named like each unit in the configuration directory (the
+/// runtime one for `runtime`; any
 /// name: systemd masks a unit it does not have too), or every such link of
 /// the configuration and runtime directories removed; the answer lists
 /// each. The init is not reloaded here: `systemctl` asks for `Reload`
 /// after, and the init then reads each link as a mask.
-pub async fn mask(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusError> {
+pub async fn mask(
+    hub: &Hub,
+    names: &[String],
+    on: bool,
+    runtime: bool,
+) -> Result<Answer, BusError> {
     if let Some(bad) = names
         .iter()
         .find(|n| n.is_empty() || n.contains('/') || *n == "." || *n == "..")
@@ -152,7 +271,7 @@ pub async fn mask(hub: &Hub, names: &[String], on: bool) -> Result<Answer, BusEr
         )));
     }
     let dirs = search_path(hub).await?;
-    let links = mask_links(&dirs, names, on).map_err(BusError::failed)?;
+    let links = mask_links(&dirs, names, on, runtime).map_err(BusError::failed)?;
     Ok(Answer::Changes(apply(&links, on)?))
 }
 

@@ -57,18 +57,59 @@ pub fn config_dir(dirs: &[SearchDir]) -> String {
         .unwrap_or_default()
 }
 
+/// The directory `enable --runtime` and `mask --runtime` put links in:
+/// the runtime one (`/run/systemd/system`), when it is on the path.
+pub fn runtime_dir(dirs: &[SearchDir]) -> Option<String> {
+    use flotilla_units::systemd::DirRole;
+    dirs.iter()
+        .find(|d| d.role == DirRole::Runtime)
+        .map(|d| d.path.clone())
+}
+
+/// The directory links go in for `--runtime` (`runtime`) or not, as
+/// systemd's `config_path`; an error naming what is missing.
+pub fn link_dir(dirs: &[SearchDir], runtime: bool) -> Result<String, String> {
+    if runtime {
+        runtime_dir(dirs).ok_or_else(|| {
+            "--runtime needs a runtime directory (/run/systemd/system) on the unit path".to_string()
+        })
+    } else {
+        Ok(config_dir(dirs))
+    }
+}
+
+/// True when `path` is on the side `--runtime` (`runtime`) chooses: in a
+/// runtime directory, or in a configuration one. systemd's `disable` and
+/// `unmask` remove links on one side only, so that `disable` leaves an
+/// `enable --runtime` alone.
+pub fn on_side(dirs: &[SearchDir], path: &str, runtime: bool) -> bool {
+    use flotilla_units::systemd::DirRole;
+    dirs.iter()
+        .filter(|d| path.starts_with(&format!("{}/", d.path)))
+        .any(|d| match d.role {
+            DirRole::Runtime => runtime,
+            DirRole::Config => !runtime,
+            _ => false,
+        })
+}
+
 /// The links `systemctl mask` (`on`) or `unmask` of `units` makes or
 /// removes, as systemd's: for a mask, a link to `/dev/null` named like the
-/// unit in the configuration directory (none when one is there already;
-/// another link of that name is replaced); for an unmask, every such link
-/// in the configuration and runtime directories. A mask refused: the
+/// unit in the configuration directory (the runtime one for `runtime`;
+/// none when one is there already; another link of that name is
+/// replaced); for an unmask, every such link in the configuration
+/// directories (the runtime ones for `runtime`). A mask refused: the
 /// regular file in the way, as systemctl says it (`File PATH already
 /// exists.`).
-pub fn mask_links(dirs: &[SearchDir], units: &[String], on: bool) -> Result<Vec<Link>, String> {
-    use flotilla_units::systemd::DirRole;
+pub fn mask_links(
+    dirs: &[SearchDir],
+    units: &[String],
+    on: bool,
+    runtime: bool,
+) -> Result<Vec<Link>, String> {
     let null = std::path::Path::new("/dev/null");
     let to_null = |path: &str| std::fs::read_link(path).is_ok_and(|t| t == null);
-    let config = config_dir(dirs);
+    let config = link_dir(dirs, runtime)?;
     let mut links = Vec::new();
     for u in units {
         if on {
@@ -88,12 +129,9 @@ pub fn mask_links(dirs: &[SearchDir], units: &[String], on: bool) -> Result<Vec<
                 target: "/dev/null".to_string(),
             });
         } else {
-            for d in dirs
-                .iter()
-                .filter(|d| matches!(d.role, DirRole::Config | DirRole::Runtime))
-            {
+            for d in dirs {
                 let path = format!("{}/{u}", d.path);
-                if to_null(&path) {
+                if on_side(dirs, &path, runtime) && to_null(&path) {
                     links.push(Link {
                         path,
                         target: "/dev/null".to_string(),
@@ -123,6 +161,37 @@ pub fn remove_link(l: &Link) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         other => other,
     }
+}
+
+/// The presets of the search path `dirs` (`flotilla_units::systemd::Presets`
+/// has systemd's rules), read from the `*.preset` files beside its
+/// `systemd/system` directories, and a warning for each file that cannot
+/// be read and each bad line (skipped, the rest kept, as systemd does).
+pub fn load_presets(dirs: &[SearchDir]) -> (flotilla_units::systemd::Presets, Vec<String>) {
+    use flotilla_units::systemd::{preset_dirs, preset_files, Presets};
+    let paths: Vec<String> = dirs.iter().map(|d| d.path.clone()).collect();
+    let listings: Vec<(String, Vec<String>)> = preset_dirs(&paths)
+        .into_iter()
+        .filter_map(|d| {
+            let names = std::fs::read_dir(&d)
+                .ok()?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            Some((d, names))
+        })
+        .collect();
+    let mut files = Vec::new();
+    let mut warnings = Vec::new();
+    for p in preset_files(&listings) {
+        match std::fs::read_to_string(&p) {
+            Ok(text) => files.push((p, text)),
+            Err(e) => warnings.push(format!("{p}: {e}; skipped")),
+        }
+    }
+    let (presets, problems) = Presets::parse(&files);
+    warnings.extend(problems.iter().map(ToString::to_string));
+    (presets, warnings)
 }
 
 #[cfg(test)]

@@ -1092,6 +1092,139 @@ fn systemctl_masks_with_a_link_as_systemd_does() {
     );
 }
 
+/// `systemctl preset`, `preset-all` and `reenable` as under systemd
+/// (systemd.preset(5)): the `*.preset` files beside the unit path's
+/// `lib/systemd/system` say enable or disable; the links are made and
+/// removed as `enable` and `disable` make and remove them; a template is
+/// enabled as the instances its line lists; `--preset-mode` keeps one
+/// side; a bad line is logged by flotilla-busd, naming file and line, and
+/// the rest applies. Then `--runtime` enablement and masks (links in the
+/// runtime directory, on their own side) and `revert`.
+#[test]
+fn systemctl_presets_as_systemd_does() {
+    let dir = TestDir::new();
+    units(&dir);
+    let vendor = dir.join("lib/systemd/system");
+    std::fs::create_dir_all(&vendor).expect("vendor dir");
+    let wanted = "[Service]\nExecStart=/bin/sleep 1000\n[Install]\nWantedBy=multi-user.target\n";
+    dir.file("lib/systemd/system/pre.service", wanted);
+    dir.file("lib/systemd/system/tpl@.service", wanted);
+    dir.file(
+        "lib/systemd/system-preset/90-test.preset",
+        "# the test's policy\ndisable pre.service\nfrobnicate x\nenable tpl@.service a b\n",
+    );
+    let runtime = dir.join("run/systemd/system");
+    std::fs::create_dir_all(&runtime).expect("runtime dir");
+    let init = dir
+        .init()
+        .target("default")
+        .more_units(runtime)
+        .more_units(vendor)
+        .start();
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    let wants = dir.join("units/multi-user.target.wants");
+    let link = wants.join("pre.service");
+    let linked = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+
+    systemctl(&bus, &["enable", "pre.service"]).expect(0);
+    assert!(linked(&link));
+    // The presets say disable.
+    let out = systemctl(&bus, &["preset", "pre.service"]);
+    out.expect(0);
+    assert_eq!(out.stderr, format!("Removed \"{}\".\n", link.display()));
+    let out = systemctl(&bus, &["is-enabled", "pre.service"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (1, "disabled\n"),
+        "{out:?}"
+    );
+    let busd_log = std::fs::read_to_string(dir.join("busd.out")).unwrap_or_default();
+    assert!(
+        busd_log.contains(&format!(
+            "{}:3: unknown command 'frobnicate' (enable, disable or ignore); line ignored",
+            dir.join("lib/systemd/system-preset/90-test.preset")
+                .display()
+        )),
+        "{busd_log}"
+    );
+    systemctl(&bus, &["reenable", "pre.service"]).expect(0);
+    systemctl(&bus, &["is-enabled", "pre.service"]).expect(0);
+    // enable-only leaves what the presets disable enabled; disable-only
+    // disables it.
+    systemctl(
+        &bus,
+        &["preset", "--preset-mode=enable-only", "pre.service"],
+    )
+    .expect(0);
+    assert!(linked(&link));
+    systemctl(
+        &bus,
+        &["preset", "--preset-mode=disable-only", "pre.service"],
+    )
+    .expect(0);
+    assert!(!linked(&link));
+
+    // A template: the instances its line lists.
+    let out = systemctl(&bus, &["preset", "tpl@.service"]);
+    out.expect(0);
+    for i in ["a", "b"] {
+        let l = wants.join(format!("tpl@{i}.service"));
+        assert_eq!(
+            std::fs::read_link(&l).ok(),
+            Some(dir.join("lib/systemd/system/tpl@.service")),
+            "{out:?}"
+        );
+    }
+    systemctl(&bus, &["is-enabled", "tpl@a.service"]).expect(0);
+
+    let out = systemctl(&bus, &["preset", "nothere.service"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("Unit file nothere.service does not exist."),
+        "{out:?}"
+    );
+
+    // preset-all: inst.service, which no line names, is enabled; pre
+    // stays disabled.
+    let out = systemctl(&bus, &["preset-all"]);
+    out.expect(0);
+    assert!(linked(&wants.join("inst.service")), "{out:?}");
+    assert!(!linked(&link), "{out:?}");
+    systemctl(&bus, &["is-enabled", "inst.service"]).expect(0);
+
+    // --runtime: the link in the runtime directory; `disable` without it
+    // leaves that link, `disable --runtime` removes it.
+    let rt = dir.join("run/systemd/system/multi-user.target.wants/pre.service");
+    systemctl(&bus, &["enable", "--runtime", "pre.service"]).expect(0);
+    assert!(linked(&rt));
+    let is_enabled = || {
+        let out = systemctl(&bus, &["is-enabled", "pre.service"]);
+        (out.code, out.stdout)
+    };
+    assert_eq!(is_enabled(), (0, "enabled-runtime\n".to_string()));
+    systemctl(&bus, &["disable", "pre.service"]).expect(0);
+    assert_eq!(is_enabled(), (0, "enabled-runtime\n".to_string()));
+    systemctl(&bus, &["disable", "--runtime", "pre.service"]).expect(0);
+    assert!(!linked(&rt));
+    assert_eq!(is_enabled(), (1, "disabled\n".to_string()));
+    // mask --runtime: `unmask` without it leaves the mask; revert removes
+    // masks and drop-ins.
+    systemctl(&bus, &["mask", "--runtime", "pre.service"]).expect(0);
+    assert_eq!(is_enabled(), (1, "masked-runtime\n".to_string()));
+    systemctl(&bus, &["unmask", "pre.service"]).expect(0);
+    assert_eq!(is_enabled(), (1, "masked-runtime\n".to_string()));
+    dir.file(
+        "units/pre.service.d/local.conf",
+        "[Unit]\nDescription=local\n",
+    );
+    let out = systemctl(&bus, &["revert", "pre.service"]);
+    out.expect(0);
+    assert_eq!(is_enabled(), (1, "disabled\n".to_string()), "{out:?}");
+    assert!(!dir.join("units/pre.service.d").exists(), "{out:?}");
+}
+
 /// `systemctl isolate` of a target that allows it: the switch, answered
 /// with a job that ends (systemctl returns); what the new target does not
 /// require stops.

@@ -18,8 +18,9 @@ use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
 use flotilla_client::unit_dirs::{config_dir, make_link, mask_links, remove_link};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::systemd::{
-    cat_text, disable_links, enable_links, is_enabled, parse, resolve_unit, unit_names, Definition,
-    InstallError, InstallInfo, Link, MergedUnit, SearchDir,
+    cat_text, disable_links, enable_links, is_enabled, parse, preset_plan, resolve_unit,
+    unit_names, Definition, InstallError, InstallInfo, Link, MergedUnit, PresetAction, PresetMode,
+    SearchDir,
 };
 
 /// Runs the command.
@@ -99,7 +100,27 @@ pub fn run(ctx: &mut Ctx<'_>, what: UnitFiles) -> Result<i32, CtlError> {
             Ok(EXIT_OK)
         }
         UnitFiles::Preset(units) => {
-            let (enable, disable) = super::preset::split(&super::preset::load(&dirs), &units);
+            let presets = super::preset::load(&dirs);
+            // systemd's unit files as systemd presets them; the others
+            // (YAML units) by what the presets say of their names.
+            let (files, others): (Vec<String>, Vec<String>) = units
+                .into_iter()
+                .partition(|u| !matches!(resolve_unit(&dirs, u).definition, Definition::NotFound));
+            let mut plan = match preset_plan(&dirs, &presets, &files, PresetMode::Full, false) {
+                Ok(plan) => plan,
+                Err(e) => {
+                    eprint_line(&format!("Failed to preset: {e}"));
+                    return Ok(EXIT_FAILED);
+                }
+            };
+            for u in others {
+                match presets.action(&u) {
+                    PresetAction::Enable => plan.enable.push(u),
+                    PresetAction::Disable => plan.disable.push(u),
+                    PresetAction::Ignore => {}
+                }
+            }
+            let (enable, disable) = (plan.enable, plan.disable);
             let mut code = EXIT_OK;
             if !enable.is_empty() {
                 code = change(ctx, &dirs, &enable, true)?;
@@ -287,7 +308,7 @@ fn change(
 pub fn mask(ctx: &mut Ctx<'_>, units: &[String], on: bool) -> Result<i32, CtlError> {
     let dirs = search_path(ctx)?;
     let verb = if on { "mask" } else { "unmask" };
-    match mask_links(&dirs, units, on) {
+    match mask_links(&dirs, units, on, false) {
         Ok(links) => apply(ctx, &links, on, verb),
         Err(why) => {
             eprint_line(&format!("Failed to {verb} unit: {why}"));

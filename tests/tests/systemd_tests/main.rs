@@ -110,7 +110,8 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "26",
-        "`systemctl preset`: PresetUnitFiles is not served (bus/src/manager.rs)",
+        "`systemctl add-wants`: AddDependencyUnitFiles is not served (bus/src/manager.rs); \
+         then `show -P Wants`",
     ),
     (
         "33",

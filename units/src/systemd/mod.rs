@@ -28,7 +28,8 @@
 //!   [`InstallInfo`], [`enable_links`], [`disable_links`] and [`is_enabled`]
 //!   are `[Install]` and `systemctl enable`/`disable`/`is-enabled`;
 //!   [`yaml_enable_links`] and its siblings the same for a YAML unit's
-//!   `wanted-by`; [`Presets`] reads `*.preset` files (`systemctl preset`).
+//!   `wanted-by`; [`Presets`] reads `*.preset` files (`systemctl preset`);
+//!   [`revert_paths`] is `systemctl revert`.
 //!
 //! `docs/systemd-units.md` describes the translation key by key.
 
@@ -48,6 +49,7 @@ mod install_yaml;
 mod name;
 mod parse;
 mod preset;
+mod revert;
 mod specifier;
 mod timer;
 mod timespan;
@@ -78,7 +80,11 @@ pub use name::{
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
-pub use preset::{preset_dirs, preset_files, PresetAction, PresetProblem, PresetRule, Presets};
+pub use preset::{
+    preset_dirs, preset_files, preset_plan, PresetAction, PresetMode, PresetPlan, PresetProblem,
+    PresetRule, Presets,
+};
+pub use revert::{revert_paths, Reverted};
 pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{
     wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,

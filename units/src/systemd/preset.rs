@@ -12,13 +12,23 @@
 //! - the files of all directories are read in the order of their file
 //!   names; a file name in an earlier directory hides the same name in
 //!   later ones (a `*.preset` linked to `/dev/null` is that, an empty file);
+//!   (`/usr/lib/...` read beside `/lib/...`, as on a merged-`/usr` system
+//!   they are one);
 //! - each line is `enable PATTERN [INSTANCE...]`, `disable PATTERN` or
 //!   `ignore PATTERN`; `#` and `;` start comments; PATTERN is a shell glob
-//!   of unit names;
+//!   of unit names; instances are for a template (`enable getty@.service
+//!   tty1 tty2`): `preset getty@.service` enables those instances, and the
+//!   rule matches each listed instance by its name;
 //! - the first line that matches a unit decides; a unit no line matches is
-//!   enabled (as when there is no preset file at all).
+//!   enabled (as when there is no preset file at all);
+//! - [`preset_plan`] is what `systemctl preset` and `preset-all` do with
+//!   that: an alias is skipped, the units to enable and to disable are
+//!   listed for the enable and disable code (`super::enable_links`,
+//!   `super::disable_links`), and `--preset-mode` keeps one side.
 
-use super::fnmatch;
+use super::install::InstallError;
+use super::unit_path::{resolve, Definition, SearchDir};
+use super::{fnmatch, UnitName};
 use std::fmt;
 
 /// What the presets say of a unit.
@@ -64,12 +74,21 @@ pub struct Presets {
 /// each once.
 pub fn preset_dirs(search_path: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut add = |p: String| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
     for d in search_path {
         if let Some(base) = d.strip_suffix("/systemd/system") {
-            let p = format!("{base}/systemd/system-preset");
-            if !out.contains(&p) {
-                out.push(p);
+            // systemd reads /usr/lib's presets also where only /lib is
+            // on the unit path (one directory on a merged-/usr system;
+            // same-named files there hide each other anyway).
+            let usr = |r: &&str| r.ends_with("/usr") || r.ends_with("/usr/local");
+            if let Some(root) = base.strip_suffix("/lib").filter(|r| !usr(r)) {
+                add(format!("{root}/usr/lib/systemd/system-preset"));
             }
+            add(format!("{base}/systemd/system-preset"));
         }
     }
     out
@@ -150,11 +169,29 @@ impl Presets {
                     continue;
                 };
                 let instances: Vec<String> = words.map(str::to_string).collect();
-                if !instances.is_empty() && action != PresetAction::Enable {
+                let bad = if instances.is_empty() {
+                    None
+                } else if action != PresetAction::Enable {
+                    Some(format!("'{verb}' takes no instances"))
+                } else if !UnitName::split(pattern).is_template() {
+                    Some(format!(
+                        "instances are for a template (NAME@.TYPE), not {pattern}"
+                    ))
+                } else {
+                    instances
+                        .iter()
+                        .find(|i| {
+                            UnitName::split(pattern)
+                                .instantiate(i)
+                                .is_none_or(|n| super::validate_unit_name(&n).is_err())
+                        })
+                        .map(|i| format!("'{i}' is not a valid instance name"))
+                };
+                if let Some(message) = bad {
                     problems.push(PresetProblem {
                         file: file.clone(),
                         line: i + 1,
-                        message: format!("'{verb}' takes no instances"),
+                        message,
                     });
                     continue;
                 }
@@ -168,9 +205,15 @@ impl Presets {
         (Presets { rules }, problems)
     }
 
-    /// The first rule that matches `unit`, if any.
+    /// The first rule that matches `unit`, if any: its pattern matches the
+    /// name, or (a rule with instances) the name is one of its instances.
     pub fn rule(&self, unit: &str) -> Option<&PresetRule> {
-        self.rules.iter().find(|r| fnmatch(&r.pattern, unit))
+        self.rules.iter().find(|r| {
+            fnmatch(&r.pattern, unit)
+                || r.instances
+                    .iter()
+                    .any(|i| UnitName::split(&r.pattern).instantiate(i).as_deref() == Some(unit))
+        })
     }
 
     /// What the presets say of `unit`: its first matching rule's action;
@@ -178,6 +221,101 @@ impl Presets {
     pub fn action(&self, unit: &str) -> PresetAction {
         self.rule(unit).map_or(PresetAction::Enable, |r| r.action)
     }
+
+    /// The units `preset` enables for `unit` when the presets say
+    /// enable: the instances its rule lists when `unit` is a template the
+    /// rule names, else `unit` itself.
+    pub fn enables(&self, unit: &str) -> Vec<String> {
+        let n = UnitName::split(unit);
+        match self.rule(unit) {
+            Some(r) if n.is_template() && fnmatch(&r.pattern, unit) && !r.instances.is_empty() => r
+                .instances
+                .iter()
+                .filter_map(|i| n.instantiate(i))
+                .collect(),
+            _ => vec![unit.to_string()],
+        }
+    }
+}
+
+/// `systemctl preset --preset-mode=`: which side of the presets applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PresetMode {
+    /// `full` (the default): enable and disable.
+    Full,
+    /// `enable-only`.
+    EnableOnly,
+    /// `disable-only`.
+    DisableOnly,
+}
+
+impl PresetMode {
+    /// systemd's names; the empty string is `full`, as in systemd.
+    pub fn parse(s: &str) -> Option<PresetMode> {
+        match s {
+            "" | "full" => Some(PresetMode::Full),
+            "enable-only" => Some(PresetMode::EnableOnly),
+            "disable-only" => Some(PresetMode::DisableOnly),
+            _ => None,
+        }
+    }
+}
+
+/// What `preset` does: the units to enable and those to disable, each
+/// once, in the order asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PresetPlan {
+    /// Enabled as `systemctl enable` enables them.
+    pub enable: Vec<String>,
+    /// Disabled as `systemctl disable` disables them.
+    pub disable: Vec<String>,
+}
+
+/// `systemctl preset NAMES` (`all`: `preset-all` of every name on the
+/// path) on the search path `dirs`: an alias is skipped (its unit is
+/// preset under its own name); a unit the presets enable is enabled (a
+/// template as the instances its rule lists), one they disable disabled,
+/// an ignored one left alone; `mode` keeps one side. A named unit that is
+/// not on the path, or is masked and to be enabled, is an error, as in
+/// systemd; `preset-all` passes over such units.
+pub fn preset_plan(
+    dirs: &[SearchDir],
+    presets: &Presets,
+    names: &[String],
+    mode: PresetMode,
+    all: bool,
+) -> Result<PresetPlan, InstallError> {
+    let mut plan = PresetPlan::default();
+    for name in names {
+        let r = resolve(dirs, name);
+        let masked = match &r.definition {
+            Definition::NotFound if all => continue,
+            Definition::NotFound => return Err(InstallError::NotFound(name.clone())),
+            Definition::Masked(_) => true,
+            Definition::File(_) => false,
+        };
+        if r.id != *name {
+            continue;
+        }
+        let (list, units) = match presets.action(name) {
+            PresetAction::Ignore => continue,
+            PresetAction::Disable => (&mut plan.disable, vec![name.clone()]),
+            PresetAction::Enable if masked && all => continue,
+            PresetAction::Enable if masked => return Err(InstallError::Masked(name.clone())),
+            PresetAction::Enable => (&mut plan.enable, presets.enables(name)),
+        };
+        for u in units {
+            if !list.contains(&u) {
+                list.push(u);
+            }
+        }
+    }
+    match mode {
+        PresetMode::Full => {}
+        PresetMode::EnableOnly => plan.disable.clear(),
+        PresetMode::DisableOnly => plan.enable.clear(),
+    }
+    Ok(plan)
 }
 
 #[cfg(test)]
@@ -199,6 +337,7 @@ mod tests {
             "/etc/init/units",
             "/etc/systemd/system",
             "/run/systemd/system",
+            "/usr/local/lib/systemd/system",
             "/tmp/x/lib/systemd/system",
         ]
         .map(String::from)
@@ -208,6 +347,8 @@ mod tests {
             [
                 "/etc/systemd/system-preset",
                 "/run/systemd/system-preset",
+                "/usr/local/lib/systemd/system-preset",
+                "/tmp/x/usr/lib/systemd/system-preset",
                 "/tmp/x/lib/systemd/system-preset"
             ]
         );
@@ -281,7 +422,147 @@ mod tests {
                 "/p/x.preset:3: 'disable' takes no instances; line ignored",
             ]
         );
+        let (_, problems) = presets(&[(
+            "/p/y.preset",
+            "enable web.service tty1\nenable getty@.service a/b\n",
+        )]);
+        let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "/p/y.preset:1: instances are for a template (NAME@.TYPE), not web.service; line ignored",
+                "/p/y.preset:2: 'a/b' is not a valid instance name; line ignored",
+            ]
+        );
         assert_eq!(p.action("c.service"), PresetAction::Enable);
         assert_eq!(p.action("b.service"), PresetAction::Enable);
+    }
+
+    #[test]
+    fn a_rules_instances_are_what_it_enables_and_match_by_name() {
+        let (p, _) = presets(&[(
+            "/p/a.preset",
+            "enable getty@.service tty1 tty2\ndisable getty@*.service\nenable web@.service\n",
+        )]);
+        assert_eq!(
+            p.enables("getty@.service"),
+            ["getty@tty1.service", "getty@tty2.service"]
+        );
+        assert_eq!(p.action("getty@tty2.service"), PresetAction::Enable);
+        assert_eq!(p.enables("getty@tty2.service"), ["getty@tty2.service"]);
+        // Not listed: the next rule decides.
+        assert_eq!(p.action("getty@tty5.service"), PresetAction::Disable);
+        assert_eq!(p.enables("web@.service"), ["web@.service"]);
+    }
+
+    fn dirs() -> Vec<SearchDir> {
+        use crate::systemd::unit_path::tests::{f, l};
+        use crate::systemd::DirRole;
+        vec![
+            SearchDir {
+                path: "/etc/systemd/system".into(),
+                role: DirRole::Config,
+                entries: vec![
+                    l("www.service", "/lib/systemd/system/web.service"),
+                    l("gone.service", "/dev/null"),
+                ],
+            },
+            SearchDir {
+                path: "/lib/systemd/system".into(),
+                role: DirRole::Vendor,
+                entries: vec![
+                    f("web.service"),
+                    f("db.service"),
+                    f("cron.service"),
+                    f("getty@.service"),
+                    f("gone.service"),
+                ],
+            },
+        ]
+    }
+
+    #[test]
+    fn the_plan_of_preset_and_preset_all() {
+        let (p, _) = presets(&[(
+            "/p/a.preset",
+            "enable getty@.service tty1\nignore cron.service\ndisable db.service\n",
+        )]);
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let plan = |n: &[&str], mode, all| preset_plan(&dirs(), &p, &names(n), mode, all);
+        // (names, mode, all) -> (enable, disable), or the error.
+        type Row<'a> = (
+            Vec<&'a str>,
+            PresetMode,
+            bool,
+            Result<(Vec<&'a str>, Vec<&'a str>), InstallError>,
+        );
+        let table: Vec<Row> = vec![
+            (
+                vec![
+                    "web.service",
+                    "db.service",
+                    "cron.service",
+                    "getty@.service",
+                ],
+                PresetMode::Full,
+                false,
+                Ok((
+                    vec!["web.service", "getty@tty1.service"],
+                    vec!["db.service"],
+                )),
+            ),
+            // An alias is preset under its unit's name, not its own.
+            (
+                vec!["www.service"],
+                PresetMode::Full,
+                false,
+                Ok((vec![], vec![])),
+            ),
+            (
+                vec!["web.service", "db.service"],
+                PresetMode::EnableOnly,
+                false,
+                Ok((vec!["web.service"], vec![])),
+            ),
+            (
+                vec!["web.service", "db.service"],
+                PresetMode::DisableOnly,
+                false,
+                Ok((vec![], vec!["db.service"])),
+            ),
+            (
+                vec!["nope.service"],
+                PresetMode::Full,
+                false,
+                Err(InstallError::NotFound("nope.service".into())),
+            ),
+            (
+                vec!["gone.service"],
+                PresetMode::Full,
+                false,
+                Err(InstallError::Masked("gone.service".into())),
+            ),
+            // preset-all passes over what cannot be preset.
+            (
+                vec!["nope.service", "gone.service", "web.service"],
+                PresetMode::Full,
+                true,
+                Ok((vec!["web.service"], vec![])),
+            ),
+        ];
+        for (n, mode, all, want) in table {
+            let got = plan(&n, mode, all);
+            let want = want.map(|(e, d)| PresetPlan {
+                enable: names(&e),
+                disable: names(&d),
+            });
+            assert_eq!(got, want, "{n:?} {mode:?} all={all}");
+        }
+        assert_eq!(PresetMode::parse(""), Some(PresetMode::Full));
+        assert_eq!(
+            PresetMode::parse("enable-only"),
+            Some(PresetMode::EnableOnly)
+        );
+        assert_eq!(PresetMode::parse("both"), None);
     }
 }
