@@ -49,6 +49,7 @@ mod name;
 mod parse;
 mod preset;
 mod specifier;
+pub mod system_conf;
 mod timer;
 mod timespan;
 mod translate;
