@@ -51,6 +51,7 @@ mod parse;
 mod preset;
 mod revert;
 mod specifier;
+pub mod system_conf;
 mod timer;
 mod timespan;
 mod translate;
