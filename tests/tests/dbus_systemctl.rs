@@ -1789,3 +1789,76 @@ fn systemd_analyze_sets_and_reads_the_log_level_and_target() {
     assert!(out.stderr.contains("Access denied"), "{out:?}");
     assert_eq!(analyze(&["log-level"]).expect(0).stdout, "warning\n");
 }
+
+/// `systemctl list-jobs` shows the jobs of what a start pulls in, as
+/// systemd's: `after.service` requires and is ordered after `slow.service`,
+/// a oneshot that runs until the test lets it end; a start of `after`
+/// lists `slow`'s start job `running` and `after`'s `waiting`, each with
+/// its number (`GetJob`, the unit's `Job` property), and none once both
+/// are up.
+#[test]
+fn list_jobs_shows_a_start_waiting_for_its_dependency() {
+    let dir = TestDir::new();
+    units(&dir);
+    let go = dir.join("go");
+    dir.file(
+        "units/slow.service",
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'while [ ! -e {} ]; do sleep 0.1; done'\n",
+            go.display()
+        ),
+    );
+    dir.file(
+        "units/after.service",
+        "[Unit]\nRequires=slow.service\nAfter=slow.service\n\
+         [Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    systemctl(&bus, &["start", "--no-block", "after.service"]).expect(0);
+
+    let rows = wait_for(WAIT, "both jobs in list-jobs", || {
+        let out = systemctl(&bus, &["list-jobs", "--no-legend"])
+            .expect(0)
+            .stdout
+            .clone();
+        (out.contains("slow.service") && out.contains("after.service")).then_some(out)
+    });
+    let row = |unit: &str| -> Vec<String> {
+        rows.lines()
+            .find(|l| l.contains(unit))
+            .unwrap_or_else(|| panic!("no {unit} in {rows}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let (slow, after) = (row("slow.service"), row("after.service"));
+    assert_eq!(&slow[1..], ["slow.service", "start", "running"], "{rows}");
+    assert_eq!(&after[1..], ["after.service", "start", "waiting"], "{rows}");
+    assert_eq!(init.unit("after.service").state, UnitState::Waiting);
+    // The job by number, and as the unit's property.
+    let id = &after[0];
+    let shown = systemctl(&bus, &["show", "-P", "Job", "after.service"]);
+    assert_eq!(shown.expect(0).stdout.trim(), id.as_str(), "{rows}");
+    let path = format!("/org/freedesktop/systemd1/job/{id}");
+    let state = busctl(
+        &bus.socket,
+        None,
+        &[
+            "get-property",
+            "org.freedesktop.systemd1",
+            &path,
+            "org.freedesktop.systemd1.Job",
+            "State",
+        ],
+    );
+    assert_eq!(state.expect(0).stdout.trim(), "s \"waiting\"");
+
+    std::fs::write(&go, "").expect("go");
+    init.wait_state("after.service", UnitState::Running);
+    wait_for(WAIT, "no jobs in list-jobs", || {
+        let out = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
+        out.contains("No jobs running.").then_some(())
+    });
+}
