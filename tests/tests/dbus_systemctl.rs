@@ -1862,3 +1862,67 @@ fn list_jobs_shows_a_start_waiting_for_its_dependency() {
         out.contains("No jobs running.").then_some(())
     });
 }
+
+/// systemd's testsuite-03 first reads `list-jobs` after `systemctl start
+/// --no-block hello-after-sleep.target` (its units, as Debian's
+/// systemd-tests ships them, with a sleep the test ends): the target wants
+/// `sleep.service` and `hello.service` and sits between them (`After=`
+/// one, `Before=` the other), so the oneshot's start job is `running` and
+/// the target's and `hello`'s are `waiting`.
+#[test]
+fn list_jobs_shows_what_a_target_pulls_in() {
+    let dir = TestDir::new();
+    units(&dir);
+    let go = dir.join("go");
+    dir.file(
+        "units/hello-after-sleep.target",
+        "[Unit]\nWants=sleep.service hello.service\nAfter=sleep.service\n\
+         Before=hello.service\n",
+    );
+    dir.file(
+        "units/hello.service",
+        "[Service]\nExecStart=/bin/echo \"Hello World\"\n",
+    );
+    dir.file(
+        "units/sleep.service",
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'while [ ! -e {} ]; do sleep 0.1; done'\n",
+            go.display()
+        ),
+    );
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    systemctl(&bus, &["start", "--no-block", "hello-after-sleep.target"]).expect(0);
+    let rows = wait_for(WAIT, "hello.service's job in list-jobs", || {
+        let out = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
+        out.contains("hello.service").then_some(out)
+    });
+    let state = |unit: &str| -> Option<String> {
+        let l = rows.lines().find(|l| l.contains(unit))?;
+        let words: Vec<&str> = l.split_whitespace().collect();
+        Some(format!("{} {}", words.get(2)?, words.get(3)?))
+    };
+    assert_eq!(
+        state("sleep.service").as_deref(),
+        Some("start running"),
+        "{rows}"
+    );
+    assert_eq!(
+        state("hello.service").as_deref(),
+        Some("start waiting"),
+        "{rows}"
+    );
+    assert_eq!(
+        state("hello-after-sleep.target").as_deref(),
+        Some("start waiting"),
+        "{rows}"
+    );
+    assert!(rows.contains("3 jobs listed."), "{rows}");
+
+    std::fs::write(&go, "").expect("go");
+    wait_for(WAIT, "no jobs in list-jobs", || {
+        let out = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
+        out.contains("No jobs running.").then_some(())
+    });
+}
