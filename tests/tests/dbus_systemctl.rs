@@ -1926,3 +1926,53 @@ fn list_jobs_shows_what_a_target_pulls_in() {
         out.contains("No jobs running.").then_some(())
     });
 }
+
+/// testsuite-63's last part: a path unit starts a service that requires
+/// and is ordered after a oneshot that does not end; both have their jobs
+/// in `list-jobs`; `systemctl stop` of the waiting service returns (as
+/// systemd's stop of a unit that is not active yet is done at once), and
+/// the path unit queues its start again while its path exists.
+#[test]
+fn a_stop_of_a_unit_waiting_for_its_dependency_returns() {
+    let dir = TestDir::new();
+    units(&dir);
+    let hoge = dir.join("hoge");
+    dir.file(
+        "units/trig.path",
+        &format!("[Path]\nPathExists={}\n", hoge.display()),
+    );
+    dir.file(
+        "units/trig-dep.service",
+        "[Service]\nType=oneshot\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.file(
+        "units/trig.service",
+        "[Unit]\nRequires=trig-dep.service\nAfter=trig-dep.service\n\
+         [Service]\nType=oneshot\nExecStart=/bin/sleep 1000\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    systemctl(&bus, &["start", "trig.path"]).expect(0);
+    std::fs::write(&hoge, "").expect("hoge");
+    let rows = wait_for(WAIT, "both jobs in list-jobs", || {
+        let out = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
+        (out.contains("trig.service") && out.contains("trig-dep.service")).then_some(out)
+    });
+    assert!(rows.contains("trig.service     start waiting"), "{rows}");
+    // The path unit starts it again at once: its job is listed again.
+    systemctl(&bus, &["stop", "trig.service"]).expect(0);
+    let rows = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
+    assert!(rows.contains("trig.service     start waiting"), "{rows}");
+    // Without the path, the stop ends the service's start. (systemd's
+    // start job of the dependency goes on; flotilla stops the dependency
+    // that nothing requires any more: docs/debian.md, testsuite-63.)
+    std::fs::remove_file(&hoge).expect("rm hoge");
+    systemctl(&bus, &["stop", "trig.service"]).expect(0);
+    wait_for(WAIT, "trig.service's job gone", || {
+        let out = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
+        (!out.contains("trig.service ")).then_some(())
+    });
+    let s = init.unit("trig.service");
+    assert_eq!(s.state, UnitState::Disabled, "{s:?}");
+}
