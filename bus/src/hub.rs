@@ -1,7 +1,9 @@
 //! What every connection shares: the way to the init (one control
 //! connection per question, `flotilla-client`), the one `subscribe`
 //! stream whose changes are fanned out to jobs and turned into
-//! `PropertiesChanged`, the jobs under way, and the connections signals
+//! `PropertiesChanged`, the jobs under way ([`crate::queue`]: those asked
+//! over D-Bus and the init's own, read off the same stream), and the
+//! connections signals
 //! go to (on the peer-to-peer socket systemd sends its signals to every
 //! connection, subscribed or not).
 
@@ -12,7 +14,7 @@ use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
@@ -29,20 +31,13 @@ pub enum Event {
     Resync,
 }
 
-/// A job under way.
-#[derive(Debug, Clone)]
-pub struct Job {
-    /// The unit's systemd name.
-    pub unit: String,
-    /// `start`, `stop`, `restart`, `reload`.
-    pub kind: &'static str,
-}
+pub use crate::queue::Job;
+use crate::queue::{Change, Queue};
 
 /// The shared state.
 pub struct Hub {
     control: PathBuf,
-    next_job: AtomicU32,
-    jobs: Mutex<HashMap<u32, Job>>,
+    jobs: Mutex<Queue>,
     peers: Mutex<Vec<zbus::Connection>>,
     changes: broadcast::Sender<Event>,
     /// Each unit's state as last told (`PropertiesChanged`), by flotilla's
@@ -63,8 +58,7 @@ impl Hub {
         let (changes, _) = broadcast::channel(1024);
         Arc::new(Hub {
             control,
-            next_job: AtomicU32::new(1),
-            jobs: Mutex::new(HashMap::new()),
+            jobs: Mutex::new(Queue::default()),
             peers: Mutex::new(Vec::new()),
             changes,
             told: Mutex::new(HashMap::new()),
@@ -131,42 +125,69 @@ impl Hub {
         self.changes.subscribe()
     }
 
-    /// A new job on `unit`: its number.
-    pub fn add_job(&self, unit: &str, kind: &'static str) -> u32 {
-        let id = self.next_job.fetch_add(1, Ordering::Relaxed);
-        lock(&self.jobs).insert(
-            id,
-            Job {
-                unit: unit.to_string(),
-                kind,
-            },
-        );
-        id
+    /// A job asked over D-Bus on `name` (systemd's name; `unit`
+    /// flotilla's): its number, and whether it still has to be announced
+    /// (`JobNew`): a job the init's own work has on the unit is taken over.
+    pub fn add_job(&self, name: &str, unit: &str, kind: &'static str) -> (u32, bool) {
+        let waiting = lock(&self.told).get(unit) == Some(&UnitState::Waiting);
+        lock(&self.jobs).ask(name, kind, waiting)
     }
 
     /// Ends a job.
     pub fn end_job(&self, id: u32) {
-        lock(&self.jobs).remove(&id);
+        lock(&self.jobs).end(id);
     }
 
     /// A job by number.
     pub fn job(&self, id: u32) -> Option<Job> {
-        lock(&self.jobs).get(&id).cloned()
+        lock(&self.jobs).get(id).cloned()
     }
 
     /// Every job, by number.
     pub fn jobs(&self) -> Vec<(u32, Job)> {
-        let mut all: Vec<(u32, Job)> = lock(&self.jobs)
-            .iter()
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
-        all.sort_by_key(|(k, _)| *k);
-        all
+        lock(&self.jobs).all()
     }
 
     /// The job under way on a unit (its systemd name), if any.
     pub fn job_of(&self, unit: &str) -> Option<(u32, Job)> {
-        self.jobs().into_iter().find(|(_, j)| j.unit == unit)
+        lock(&self.jobs).of(unit).map(|(id, j)| (id, j.clone()))
+    }
+
+    /// `JobNew` and `JobRemoved` of the init's own jobs.
+    async fn announce(&self, changes: Vec<Change>) {
+        for c in changes {
+            match c {
+                Change::New(id, unit) => {
+                    let path = crate::escape::job_path(id);
+                    let body = (id, crate::jobs::as_path(&path), unit.as_str());
+                    self.emit(
+                        crate::escape::MANAGER_PATH,
+                        crate::props::MANAGER,
+                        "JobNew",
+                        &body,
+                    )
+                    .await;
+                }
+                Change::Removed(id, unit, result) => {
+                    let path = crate::escape::job_path(id);
+                    let body = (id, crate::jobs::as_path(&path), unit.as_str(), result);
+                    let member = "JobRemoved";
+                    self.emit(
+                        crate::escape::MANAGER_PATH,
+                        crate::props::MANAGER,
+                        member,
+                        &body,
+                    )
+                    .await;
+                }
+            }
+        }
+    }
+
+    /// The init's own job on `s`'s unit follows its state.
+    async fn sync_job(&self, s: &UnitStatus) {
+        let changes = lock(&self.jobs).changed(&systemd_name(s), s);
+        self.announce(changes).await;
     }
 
     /// A connection that gets the signals.
@@ -247,6 +268,7 @@ impl Hub {
     /// A change: to the jobs, and out as `PropertiesChanged`.
     async fn tell(&self, s: UnitStatus) {
         lock(&self.told).insert(s.unit.clone(), s.state);
+        self.sync_job(&s).await;
         self.properties_changed(&s).await;
         let _ = self.changes.send(Event::Changed(Box::new(s)));
     }
@@ -260,10 +282,17 @@ impl Hub {
         };
         self.told_limit
             .store(crate::model::told_limit(units.len()), Ordering::Relaxed);
+        let names: std::collections::HashSet<String> = units.iter().map(systemd_name).collect();
+        let gone = lock(&self.jobs).forget(|u| names.contains(u));
+        self.announce(gone).await;
         let changed = crate::model::catch_up(&mut lock(&self.told), units);
-        if tell {
-            for s in changed {
+        for s in changed {
+            if tell {
                 self.tell(s).await;
+            } else {
+                // Work the init had under way before the bus side came.
+                lock(&self.told).insert(s.unit.clone(), s.state);
+                self.sync_job(&s).await;
             }
         }
     }

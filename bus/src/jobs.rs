@@ -23,6 +23,9 @@ pub const JOB_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct Pending {
     /// Its number.
     pub id: u32,
+    /// Not announced yet (`JobNew`): a job taken over from the init's own
+    /// work was, when that began.
+    pub announce: bool,
     /// flotilla's name of the unit.
     pub unit: String,
     /// systemd's name of the unit.
@@ -41,13 +44,15 @@ pub struct Pending {
 /// Announces the job and follows it to its end; its result word.
 pub async fn follow(hub: Arc<Hub>, mut p: Pending) -> &'static str {
     let path = job_path(p.id);
-    hub.emit(
-        crate::escape::MANAGER_PATH,
-        MANAGER,
-        "JobNew",
-        &(p.id, as_path(&path), p.name.as_str()),
-    )
-    .await;
+    if p.announce {
+        hub.emit(
+            crate::escape::MANAGER_PATH,
+            MANAGER,
+            "JobNew",
+            &(p.id, as_path(&path), p.name.as_str()),
+        )
+        .await;
+    }
     let result = match p.already {
         Some(r) => r,
         None => wait(&hub, &mut p).await,

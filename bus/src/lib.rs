@@ -18,6 +18,7 @@ pub mod manager;
 pub mod model;
 pub mod procs;
 pub mod props;
+pub mod queue;
 pub mod server;
 pub mod transient;
 pub mod unit_files;

@@ -302,7 +302,7 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
                         id,
                         j.unit.clone(),
                         j.kind.to_string(),
-                        "running".to_string(),
+                        j.state().to_string(),
                         owned_path(&job_path(id)),
                         owned_path(&unit_path(&j.unit)),
                     )

@@ -281,8 +281,12 @@ pub fn settled(goal: Goal, s: &UnitStatus) -> Option<&'static str> {
             st if st.is_active() && s.reload_result.is_some() => Some("failed"),
             _ => settled(Goal::Up, s),
         },
+        // A unit still waiting for its dependencies never started: as
+        // systemd's stop of a unit not active yet, done at once (a start
+        // its trigger queues again is a job of its own: crate::queue).
         Goal::Down => match s.state {
             UnitState::Disabled | UnitState::Failed => Some("done"),
+            UnitState::Waiting => Some("done"),
             _ => None,
         },
     }

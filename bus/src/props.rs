@@ -405,7 +405,7 @@ fn manager_state(sys: &SystemStatus) -> Props {
 }
 
 /// A job's properties.
-pub fn job(id: u32, unit: &str, kind: &str) -> Props {
+pub fn job(id: u32, unit: &str, kind: &str, state: &str) -> Props {
     vec![
         ("Id", Value::from(id)),
         (
@@ -413,7 +413,7 @@ pub fn job(id: u32, unit: &str, kind: &str) -> Props {
             Value::from((unit.to_string(), path(&unit_path(unit)))),
         ),
         ("JobType", Value::from(kind.to_string())),
-        ("State", Value::from("running")),
+        ("State", Value::from(state.to_string())),
     ]
 }
 
@@ -461,7 +461,8 @@ mod tests {
         assert_eq!(sig(&p, "LoadError"), "(ss)");
         assert_eq!(sig(&p, "Job"), "(uo)");
         assert_eq!(sig(&p, "Names"), "as");
-        let j = job(3, "x.service", "start");
+        let j = job(3, "x.service", "start", "waiting");
+        assert_eq!(sig(&j, "State"), "s");
         assert_eq!(sig(&j, "Unit"), "(so)");
         assert_eq!(sig(&p, "ActivationDetails"), "a(ss)");
     }

@@ -316,7 +316,7 @@ impl Object {
                     (UNIT, props::unit(s, job)),
                 ]
             }
-            Object::Job(id, j) => vec![(JOB, props::job(*id, &j.unit, j.kind))],
+            Object::Job(id, j) => vec![(JOB, props::job(*id, &j.unit, j.kind, j.state()))],
         })
     }
 

@@ -24,9 +24,10 @@ pub type Outcome = (Answer, Option<Pending>);
 
 /// A job's answer: its path, and the job.
 fn job(hub: &Hub, p: PendingParts, kind: &'static str) -> Outcome {
-    let id = hub.add_job(&p.name, kind);
+    let (id, announce) = hub.add_job(&p.name, &p.unit, kind);
     let pending = Pending {
         id,
+        announce,
         unit: p.unit,
         name: p.name,
         goal: p.goal,

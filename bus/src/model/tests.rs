@@ -190,6 +190,12 @@ fn jobs_settle() {
     assert_eq!(settled(Goal::Up, &u), None);
     u.blocked_by = Some("db".into());
     assert_eq!(settled(Goal::Up, &u), Some("dependency"));
+    // A stop of a unit that never started is done at once.
+    assert_eq!(settled(Goal::Down, &u), Some("done"));
+    u.blocked_by = None;
+    assert_eq!(settled(Goal::Down, &u), Some("done"));
+    u.state = UnitState::Stopping;
+    assert_eq!(settled(Goal::Down, &u), None);
     u.state = UnitState::Disabled;
     assert_eq!(settled(Goal::Down, &u), Some("done"));
     // A reload job waits for the reload command, not only for an active
