@@ -464,10 +464,17 @@ fn fleetctl_request_sequences() {
         204
     );
     wait_current("launched");
-    let (c, b) = req("GET", "/fleet/v1/state/hello.service?alt=json", None, None);
-    assert_eq!(c, 200, "state must exist once launched");
-    let st = json(&b);
-    assert_eq!(st["systemdActiveState"], "active");
+    // launched says the agent started the unit; its state goes through
+    // activating before active, as fleetctl's own poll expects.
+    let st = wait_for(
+        Duration::from_secs(10),
+        "state active once launched",
+        || {
+            let (c, b) = req("GET", "/fleet/v1/state/hello.service?alt=json", None, None);
+            let st = json(&b);
+            (c == 200 && st["systemdActiveState"] == "active").then_some(st)
+        },
+    );
     assert_eq!(st["systemdSubState"], "running");
     assert_eq!(st["hash"].as_str().map(str::len), Some(40));
     assert_eq!(running(), vec!["hello.service"]);

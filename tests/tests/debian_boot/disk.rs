@@ -250,12 +250,19 @@ const FLOTILLA_OWN: [&str; 9] = [
 /// held there: `/usr` newer than `/etc/.updated`).
 const SYSTEMD_ONLY: [&str; 1] = ["systemd-sysusers.service"];
 
+/// Services that end by themselves once idle, so whether the list shows
+/// them depends on when it was taken, under either init:
+/// `systemd-fsckd.service` is started through its socket by the boot's
+/// file system checks and exits 30 s after its last client.
+const EXIT_WHEN_IDLE: [&str; 1] = ["systemd-fsckd.service"];
+
 /// The active services compared as a user would: every service active
 /// under systemd is active under flotilla, and one active under flotilla
-/// only is one of [`FLOTILLA_OWN`]; the differences, if any.
+/// only is one of [`FLOTILLA_OWN`]; the differences, if any. Those of
+/// [`EXIT_WHEN_IDLE`] are left out of the comparison.
 fn active_differences(sd: &str, fl: &str) -> Vec<String> {
-    let sd: Vec<&str> = sd.lines().collect();
-    let fl: Vec<&str> = fl.lines().collect();
+    let sd: Vec<&str> = sd.lines().filter(|u| !EXIT_WHEN_IDLE.contains(u)).collect();
+    let fl: Vec<&str> = fl.lines().filter(|u| !EXIT_WHEN_IDLE.contains(u)).collect();
     let mut wrong = Vec::new();
     for u in &sd {
         if !fl.contains(u) && !SYSTEMD_ONLY.contains(u) {
