@@ -73,6 +73,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("MaskUnitFiles", "asbb", "a(sss)"),
     ("UnmaskUnitFiles", "asb", "a(sss)"),
     ("SetDefaultTarget", "sb", "a(sss)"),
+    ("AddDependencyUnitFiles", "asssbb", "a(sss)"),
     ("GetDefaultTarget", "", "s"),
     ("SetUnitProperties", "sba(sv)", ""),
 ];

@@ -52,6 +52,7 @@ pub const MUTATING: &[&str] = &[
     "UnmaskUnitFiles",
     "SetDefaultTarget",
     "SetUnitProperties",
+    "AddDependencyUnitFiles",
     "Start",
     "Stop",
     "Restart",
@@ -382,8 +383,16 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         "StartTransientUnit" => crate::transient::start(hub, msg).await,
         "MaskUnitFiles" => mask(hub, msg, true).await,
         "UnmaskUnitFiles" => mask(hub, msg, false).await,
+        "AddDependencyUnitFiles" => {
+            let (files, target, kind, runtime, _force): (Vec<String>, String, String, bool, bool) =
+                args(msg)?;
+            a(crate::unit_files::add_dependency(hub, &files, &target, &kind, runtime).await?)
+        }
         "GetDefaultTarget" => {
             let t = hub.system().await?.target;
+            if t == BOOTS_DEFAULT {
+                return a(crate::unit_files::default_target(hub).await?);
+            }
             let t = if model::has_suffix(&t) {
                 t
             } else {
@@ -615,12 +624,16 @@ async fn isolate(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     }
 }
 
+/// The init's target when it boots what the `default.target` link names
+/// (Debian's config): only then is that link the default target.
+const BOOTS_DEFAULT: &str = "default.target";
+
 /// Why each method flotilla does not map is not mapped.
 pub fn unmapped(member: &str) -> BusError {
     let why = match member {
         "CancelJob" => "a job is the unit's own settling, which cannot be called back",
         "SetDefaultTarget" => {
-            "the target is the init's (initctl set-target, the config's target), not a default.target link"
+            "the init's target is its config's (initctl set-target changes it); a default.target link changed under a running init would switch it at the next reload"
         }
         "SetUnitProperties" => "a unit's settings come from its unit file; flotilla has no run-time overrides",
         _ => "this method is not part of what flotilla serves",

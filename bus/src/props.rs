@@ -82,15 +82,23 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         None => Value::from((0u32, path("/"))),
     };
     let triggers: Vec<String> = s.activates.iter().cloned().collect();
-    vec![
+    let mut props = vec![
         ("Id", Value::from(id.clone())),
         ("Names", strs(names)),
         ("Following", Value::from("")),
-        ("Requires", strs(vec![])),
-        ("Wants", strs(vec![])),
-        ("After", strs(vec![])),
-        ("Before", strs(vec![])),
-        ("Conflicts", strs(vec![])),
+    ];
+    // The init gives them in the status of one unit (GetAll, Get), not in
+    // the changes it streams: a change does not touch them.
+    if let Some(d) = &s.dependencies {
+        props.extend([
+            ("Requires", strs(d.requires.clone())),
+            ("Wants", strs(d.wants.clone())),
+            ("After", strs(d.after.clone())),
+            ("Before", strs(d.before.clone())),
+            ("Conflicts", strs(d.conflicts.clone())),
+        ]);
+    }
+    props.extend([
         ("Triggers", strs(triggers)),
         ("TriggeredBy", strs(vec![])),
         ("Documentation", strs(vec![])),
@@ -141,7 +149,8 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         ("InvocationID", Value::from(model::invocation_id(s))),
         ("ActivationDetails", Value::from(s.activation.clone())),
         ("Perpetual", Value::from(false)),
-    ]
+    ]);
+    props
 }
 
 /// The type interface's properties of a unit.

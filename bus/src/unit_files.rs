@@ -293,3 +293,46 @@ fn apply(
     }
     Ok(changes)
 }
+
+/// `AddDependencyUnitFiles` (`systemctl add-wants TARGET FILE...`,
+/// `add-requires`): each file linked into `TARGET.wants/` (`kind`
+/// `Wants`) or `TARGET.requires/` (`Requires`) of the configuration
+/// directory (the runtime one for `runtime`), as systemd links them. The
+/// init is not reloaded here: `systemctl` asks for `Reload` after, and
+/// the init then reads the link as the dependency. A link already there
+/// is left as it is.
+pub async fn add_dependency(
+    hub: &Hub,
+    files: &[String],
+    target: &str,
+    kind: &str,
+    runtime: bool,
+) -> Result<Answer, BusError> {
+    let hard = match kind {
+        "Wants" => false,
+        "Requires" => true,
+        other => {
+            return Err(BusError::invalid_args(format!(
+                "Invalid dependency type {other}: Wants or Requires"
+            )))
+        }
+    };
+    let dirs = search_path(hub).await?;
+    let config = link_dir(&dirs, runtime).map_err(BusError::failed)?;
+    let links = flotilla_units::systemd::dependency_links(&dirs, &config, target, files, hard)
+        .map_err(|e| install_error(&e))?;
+    Ok(Answer::Changes(apply(&links, true)?))
+}
+
+/// `GetDefaultTarget` when the init boots `default.target` (Debian's
+/// config): the target its link names, as `systemctl get-default` shows
+/// it under systemd.
+pub async fn default_target(hub: &Hub) -> Result<Answer, BusError> {
+    let dirs = search_path(hub).await?;
+    flotilla_units::systemd::default_target(&dirs)
+        .map(Answer::Str)
+        .ok_or_else(|| BusError {
+            name: "org.freedesktop.DBus.Error.FileNotFound",
+            message: "No such file or directory: no default.target on the unit path".into(),
+        })
+}

@@ -36,6 +36,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         masked: false,
         providers: None,
         usage: None,
+        dependencies: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

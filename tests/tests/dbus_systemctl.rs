@@ -1092,6 +1092,131 @@ fn systemctl_masks_with_a_link_as_systemd_does() {
     );
 }
 
+/// `systemctl add-wants` and `add-requires` link a unit into another's
+/// `.wants/` and `.requires/` as systemd links it and, after the reload
+/// `systemctl` asks for, `show -P Wants` and `Requires` name it, as do
+/// `list-dependencies`; `After`, `Before` and `Conflicts` are the unit
+/// file's. A missing unit or a bad dependency type is a clear error.
+#[test]
+fn systemctl_adds_dependencies_and_shows_them() {
+    let dir = TestDir::new();
+    units(&dir);
+    dir.file(
+        "units/dep.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.file(
+        "units/ordered.service",
+        "[Unit]\nAfter=extra.service\nBefore=bad.service\nConflicts=inst.service\n\
+         [Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    let _init = started(&dir);
+    let bus = busd(&dir);
+    let show = |prop: &str, unit: &str| {
+        let out = systemctl(&bus, &["show", "-P", prop, unit]);
+        out.expect(0);
+        out.stdout.trim_end().to_string()
+    };
+    assert_eq!(show("Wants", "extra.service"), "");
+    let out = systemctl(&bus, &["add-wants", "extra.service", "dep.service"]);
+    out.expect(0);
+    let link = dir.join("units/extra.service.wants/dep.service");
+    let file = dir.join("units/dep.service");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Created symlink {} -> {}.\n",
+            link.display(),
+            file.display()
+        )
+    );
+    assert_eq!(std::fs::read_link(&link).ok(), Some(file.clone()));
+    assert_eq!(show("Wants", "extra.service"), "dep.service");
+    let out = systemctl(
+        &bus,
+        &[
+            "list-dependencies",
+            "--plain",
+            "--no-legend",
+            "extra.service",
+        ],
+    );
+    out.expect(0);
+    assert!(out.stdout.contains("dep.service"), "{out:?}");
+    assert_eq!(show("Requires", "ordered.service"), "");
+    systemctl(&bus, &["add-requires", "ordered.service", "dep.service"]).expect(0);
+    assert!(dir
+        .join("units/ordered.service.requires/dep.service")
+        .exists());
+    assert_eq!(show("Requires", "ordered.service"), "dep.service");
+    assert_eq!(show("After", "ordered.service"), "extra.service");
+    assert_eq!(show("Before", "ordered.service"), "bad.service");
+    assert_eq!(show("Conflicts", "ordered.service"), "inst.service");
+    // A YAML unit's dependencies by their target names.
+    assert_eq!(show("Requires", "default.target"), "webd");
+
+    let out = systemctl(&bus, &["add-wants", "extra.service", "nope.service"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("Unit file nope.service does not exist."),
+        "{out:?}"
+    );
+    let out = busctl(
+        &bus.socket,
+        None,
+        &[
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+            "AddDependencyUnitFiles",
+            "asssbb",
+            "1",
+            "dep.service",
+            "extra.service",
+            "Upholds",
+            "false",
+            "false",
+        ],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("Invalid dependency type Upholds: Wants or Requires"),
+        "{out:?}"
+    );
+}
+
+/// `systemctl get-default` under an init that boots `default.target`
+/// (Debian's config) names the target the link points to, as under
+/// systemd; `set-default` is refused, saying why.
+#[test]
+fn systemctl_get_default_reads_the_link() {
+    let dir = TestDir::new();
+    dir.file("units/sub.target", "[Unit]\nDescription=Sub\n");
+    dir.file("units/other.target", "[Unit]\nDescription=Other\n");
+    std::os::unix::fs::symlink("sub.target", dir.join("units/default.target"))
+        .expect("default.target link");
+    let init = dir.start("default.target");
+    init.wait_state("sub.target", UnitState::Running);
+    let bus = busd(&dir);
+    let out = systemctl(&bus, &["get-default"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "sub.target\n");
+    let out = systemctl(&bus, &["set-default", "other.target"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("SetDefaultTarget is not supported by flotilla"),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_link(dir.join("units/default.target")).ok(),
+        Some("sub.target".into())
+    );
+}
+
 /// `systemctl preset`, `preset-all` and `reenable` as under systemd
 /// (systemd.preset(5)): the `*.preset` files beside the unit path's
 /// `lib/systemd/system` say enable or disable; the links are made and

@@ -22,6 +22,7 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         masked: false,
         providers: None,
         usage: None,
+        dependencies: None,
         skipped: false,
         listening: vec![],
         activates: None,

@@ -54,6 +54,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         masked: false,
         providers: None,
         usage: None,
+        dependencies: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

@@ -361,6 +361,7 @@ pub(crate) mod tests {
             masked: false,
             providers: None,
             usage: None,
+            dependencies: None,
             skipped: false,
             listening: Vec::new(),
             activates: None,

@@ -129,6 +129,7 @@ impl<S: Sys> Runtime<S> {
                 }
             }),
             usage: None,
+            dependencies: None,
             skipped: v.skipped,
             listening: self.listening(id),
             activates: node
@@ -175,9 +176,15 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The status of unit `id` with what it uses now (its cgroup's
-    /// counters: a few reads of kernel memory, for one unit when asked).
+    /// counters: a few reads of kernel memory, for one unit when asked)
+    /// and its dependencies (for one unit only: lists stay small).
     pub(super) fn unit_status_with_usage(&self, id: UnitId) -> Option<UnitStatus> {
         let mut st = self.unit_status(id)?;
+        st.dependencies = self
+            .planner
+            .graph()
+            .get(id)
+            .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec));
         st.usage = self
             .slots
             .get(id)

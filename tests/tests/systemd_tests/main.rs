@@ -111,8 +111,8 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "26",
-        "`systemctl add-wants`: AddDependencyUnitFiles is not served (bus/src/manager.rs); \
-         then `show -P Wants`",
+        "`systemctl set-property`: SetUnitProperties is not served (bus/src/manager.rs); \
+         then `clean` (CleanUnit)",
     ),
     (
         "33",

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 mod status;
 pub use status::{
-    Connections, LogWriterStatus, NotApplied, SystemStatus, TargetProviders, TimerTimes,
-    UnitStatus, Usage,
+    Connections, Dependencies, LogWriterStatus, NotApplied, SystemStatus, TargetProviders,
+    TimerTimes, UnitStatus, Usage,
 };
 
 /// The protocol version this crate speaks.

@@ -54,6 +54,11 @@ pub struct UnitStatus {
     /// to `status` of one unit, when it has a cgroup (not in lists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The unit's dependencies as its unit file and the links name them,
+    /// in systemd's terms: in the answer to `status` of one unit (not in
+    /// lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<Dependencies>,
     /// A condition failed at its last start: nothing ran (`exited`, the
     /// status says which condition).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -154,6 +159,58 @@ pub struct Usage {
     /// Processes and threads (`pids.current`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<u64>,
+}
+
+/// What a unit depends on ([`UnitStatus::dependencies`]), by the names
+/// of the targets it names (a systemd unit's are unit names), as
+/// systemd's properties of the same names show them: `requires` the hard
+/// pulls (`depends-on`, `depends-ms`, `Requires=`, `BindsTo=`,
+/// `NAME.requires/`), `wants` the soft ones (`waits-for`, `Wants=`,
+/// `NAME.wants/`), `after` every ordering after (an `After=` and each
+/// ordered dependency), `before` and `conflicts` as written. Each list
+/// sorted, no name twice.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Dependencies {
+    /// Hard pulls.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
+    /// Soft pulls.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wants: Vec<String>,
+    /// Ordered after.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+    /// Ordered before.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<String>,
+    /// Cannot run together with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+}
+
+impl Dependencies {
+    /// The dependencies `spec` declares.
+    pub fn of(spec: &crate::spec::UnitSpec) -> Self {
+        let list = |lists: &[&[String]]| {
+            let mut v: Vec<String> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        Dependencies {
+            requires: list(&[&spec.depends_on, &spec.depends_ms, &spec.requires]),
+            wants: list(&[&spec.waits_for, &spec.wants]),
+            after: list(&[
+                &spec.after,
+                &spec.depends_on,
+                &spec.depends_ms,
+                &spec.waits_for,
+            ]),
+            before: list(&[&spec.before]),
+            conflicts: list(&[&spec.conflicts]),
+        }
+    }
 }
 
 /// The providers of a declared target, as [`UnitStatus::providers`] shows

@@ -200,3 +200,27 @@ fn systemd_timestamps() {
         "Mon 2026-11-23 06:00:00 UTC"
     );
 }
+
+/// A systemd unit's dependencies as systemd's `Requires`, `Wants`,
+/// `After`, `Before` and `Conflicts` show them, whichever list of the
+/// spec the translator put each in (ordered or not).
+#[test]
+fn dependencies_in_systemds_terms() {
+    let p = crate::systemd::translate_file(
+        "u/web.service",
+        "web.service",
+        "[Unit]\nRequires=db.service\nAfter=db.service net.target\nWants=cache.service \
+         log.service\nAfter=log.service\nBindsTo=peer.service\nBefore=multi-user.target\n\
+         Conflicts=old.service\n[Service]\nExecStart=/bin/true\n",
+    );
+    let spec = p.spec.expect("translated");
+    let d = Dependencies::of(&spec);
+    assert_eq!(d.requires, ["db.service", "peer.service"]);
+    assert_eq!(d.wants, ["cache.service", "log.service"]);
+    assert_eq!(d.after, ["db.service", "log.service", "net.target"]);
+    assert_eq!(d.before, ["multi-user.target"]);
+    assert_eq!(d.conflicts, ["old.service"]);
+    // Absent lists are absent from the JSON.
+    let empty = serde_json::to_string(&Dependencies::default()).unwrap();
+    assert_eq!(empty, "{}");
+}

@@ -47,6 +47,7 @@ mod fleet;
 mod install;
 mod install_yaml;
 mod name;
+mod named_links;
 mod parse;
 mod preset;
 mod revert;
@@ -80,6 +81,7 @@ pub use name::{
     expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
+pub use named_links::{default_target, dependency_links};
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
 pub use preset::{
     preset_dirs, preset_files, preset_plan, PresetAction, PresetMode, PresetPlan, PresetProblem,
