@@ -106,6 +106,28 @@ impl Hub {
         }
     }
 
+    /// [`Hub::find`], and when the init has no such unit, the unit loaded
+    /// from the search path if its file was written since the last reload
+    /// (the protocol's `load`), as systemd loads a unit an object path or
+    /// `LoadUnit` names.
+    pub async fn find_or_load(&self, name: &str) -> Result<Option<UnitStatus>, BusError> {
+        if let Some(s) = self.find(name).await? {
+            return Ok(Some(s));
+        }
+        if !crate::model::has_suffix(name) {
+            return Ok(None);
+        }
+        match self
+            .ask(Request::Load {
+                unit: name.to_string(),
+            })
+            .await?
+        {
+            Reply::Accepted { .. } => self.find(name).await,
+            _ => Ok(None),
+        }
+    }
+
     /// The unit a client's name (`cron.service`, `web`) means, if the init
     /// has it ([`crate::model::means`]: the init's `status` of a target
     /// answers its provider, which is not the unit asked for).

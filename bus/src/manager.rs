@@ -205,7 +205,7 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         }
         "LoadUnit" => {
             let (name,): (String,) = args(msg)?;
-            let path = match hub.find(&name).await? {
+            let path = match hub.find_or_load(&name).await? {
                 Some(s) => unit_path(&systemd_name(&s)),
                 None => unit_path(&name),
             };

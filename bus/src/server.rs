@@ -256,7 +256,7 @@ impl Object {
             return Ok(Object::LogControl);
         }
         if let Some(name) = unit_of_path(path) {
-            let s = hub.find(&name).await?;
+            let s = hub.find_or_load(&name).await?;
             return Ok(Object::Unit(name, s.map(Box::new)));
         }
         if let Some(id) = job_of_path(path) {

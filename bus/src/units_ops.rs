@@ -103,7 +103,23 @@ pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
             };
             (name.to_string(), name.to_string(), Some(req), false, None)
         }
-        None => return Err(BusError::no_such_unit(name)),
+        None => {
+            // Read from the search path when it is wanted, if its file
+            // was written since the last reload (a load on demand, as
+            // systemd's); else systemd's answer for an unknown unit.
+            let req = Request::Want {
+                unit: name.to_string(),
+            };
+            match hub.ask(req).await? {
+                Reply::Accepted { .. } | Reply::Applied(_) => {}
+                Reply::Error {
+                    code: flotilla_units::protocol::ErrorCode::UnknownUnit,
+                    ..
+                } => return Err(BusError::no_such_unit(name)),
+                other => return Err(BusError::from_init(&other, &format!("start {name}"))),
+            }
+            (name.to_string(), name.to_string(), None, false, None)
+        }
         Some(s) if s.masked => return Err(BusError::masked(&systemd_name(&s))),
         Some(s) => {
             let n = systemd_name(&s);

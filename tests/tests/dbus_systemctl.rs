@@ -1188,6 +1188,67 @@ fn systemctl_adds_dependencies_and_shows_them() {
     );
 }
 
+/// A unit file written after the last reload is loaded when first asked
+/// for, as systemd loads it (its test 48): `systemctl start` of it, and a
+/// restart of a target that wants it, `systemctl show` of it (test 15);
+/// the rest of the path is not applied
+/// (a unit changed on disk keeps its loaded settings until a reload). A
+/// name the path does not have is `not found`, as under systemd.
+#[test]
+fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    dir.file(
+        "units/late.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    // Changed on disk, not reloaded: stays as loaded.
+    dir.file(
+        "units/extra.service",
+        "[Unit]\nDescription=Changed on disk\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    systemctl(&bus, &["start", "late.service"]).expect(0);
+    init.wait_state("late.service", UnitState::Running);
+    let out = systemctl(&bus, &["is-active", "late.service"]);
+    assert_eq!(out.stdout, "active\n", "{out:?}");
+    let out = systemctl(&bus, &["show", "-P", "Description", "extra.service"]);
+    assert_eq!(out.stdout, "An extra service\n", "{out:?}");
+
+    dir.file("units/late.target", "[Unit]\nWants=later.service\n");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    systemctl(&bus, &["start", "late.target"]).expect(0);
+    dir.file(
+        "units/later.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    systemctl(&bus, &["restart", "late.target"]).expect(0);
+    init.wait_state("later.service", UnitState::Running);
+
+    // `systemctl show` of one (systemd's test 15): its links read too.
+    dir.file(
+        "units/shown.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    std::fs::create_dir_all(dir.join("units/shown.service.wants")).expect("wants dir");
+    std::os::unix::fs::symlink(
+        "../late.service",
+        dir.join("units/shown.service.wants/late.service"),
+    )
+    .expect("wants link");
+    let out = systemctl(&bus, &["show", "-P", "Wants", "shown.service"]);
+    assert_eq!(out.stdout, "late.service\n", "{out:?}");
+    let out = systemctl(&bus, &["show", "-P", "LoadState", "nope.service"]);
+    assert_eq!(out.stdout, "not-found\n", "{out:?}");
+
+    let out = systemctl(&bus, &["start", "nope.service"]);
+    assert_eq!(out.code, 5, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "Failed to start nope.service: Unit nope.service not found.\n"
+    );
+}
+
 /// `systemctl get-default` under an init that boots `default.target`
 /// (Debian's config) names the target the link points to, as under
 /// systemd; `set-default` is refused, saying why.

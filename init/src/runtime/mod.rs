@@ -48,6 +48,7 @@ mod loading;
 mod log_settings;
 mod logfeed;
 mod mirror;
+mod on_demand;
 mod oom;
 mod pam;
 mod reexec;

@@ -180,6 +180,10 @@ impl<S: Sys> Runtime<S> {
                 let r = self.stop_transient(&name);
                 self.reply(c, r);
             }
+            Request::Load { unit } => {
+                let r = self.load(&unit);
+                self.reply(c, r);
+            }
             Request::Want { unit } => {
                 let r = self.want(&unit);
                 self.reply(c, r);
@@ -264,6 +268,12 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn restart(&mut self, unit: &str) -> Reply {
+        // What the restart pulls in that appeared on the path since the
+        // last reload; an error there leaves the unit to the planner's
+        // answer (an unknown name is one).
+        if let Err(e) = self.load_on_demand(unit) {
+            self.sys.console(&format!("init: restart {unit}: {e}"));
+        }
         let now = self.now();
         match self.planner.restart(unit, now) {
             Ok(_) => Reply::Accepted {

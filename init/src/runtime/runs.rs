@@ -85,7 +85,7 @@ impl<S: Sys> Runtime<S> {
 
     /// `want UNIT`: required until the next target switch.
     pub(super) fn want(&mut self, unit: &str) -> Reply {
-        if let Err(e) = self.instantiate(unit) {
+        if let Err(e) = self.load_on_demand(unit) {
             return Reply::error(ErrorCode::UnknownUnit, e);
         }
         let now = self.now();

@@ -132,6 +132,9 @@ pub(super) struct UnitSet {
     /// The search path's templates, for instances made at run time; `None`
     /// after a re-exec until one is needed (`instances.rs`).
     pub(super) templates: Option<Templates>,
+    /// The last read of the search path for a load on demand
+    /// (`on_demand.rs`); `None` until the first.
+    pub(super) last_read: Option<super::on_demand::PathRead>,
 }
 
 impl UnitSet {
@@ -143,6 +146,7 @@ impl UnitSet {
             transient: BTreeMap::new(),
             load_errors,
             templates: None,
+            last_read: None,
         }
     }
 

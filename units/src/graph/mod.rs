@@ -35,6 +35,7 @@ use std::sync::Arc;
 mod build;
 use build::dep_lists;
 mod masked;
+mod missing;
 mod targets;
 
 pub use targets::TargetNode;

@@ -321,6 +321,15 @@ pub enum Request {
         /// The unit's name.
         name: String,
     },
+    /// Load the unit `unit` if no unit has that name and the search path
+    /// defines it now, its file written since the last reload (what
+    /// systemd's `LoadUnit` and a `systemctl show` of it do; docs/units.md,
+    /// "Units loaded when first asked for"): [`Reply::Accepted`] when the
+    /// init has the unit then, an `unknown_unit` error otherwise.
+    Load {
+        /// The unit's name.
+        unit: String,
+    },
     /// Require a unit besides the target's set until the next target
     /// switch (what `systemctl start` means): [`Reply::Accepted`].
     Want {

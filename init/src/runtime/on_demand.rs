@@ -1,0 +1,111 @@
+//! Units loaded when first asked for (docs/units.md, "Units loaded when
+//! first asked for"): a start (`want`, `restart`) of a name no unit has,
+//! or of a unit that pulls in a name no unit has, reads the search path
+//! again and adds the units it defines now that the start needs, as
+//! systemd loads a unit whose file appeared after its last reload when a
+//! job first needs it (`systemctl start NAME` right after writing
+//! `/run/systemd/system/NAME`). Nothing else of the path is applied: the
+//! units already there stay as the last reload left them.
+//!
+//! A start that pulls in a name the path does not have either (Debian's
+//! `graphical.target` wants `display-manager.service`, which exists only
+//! once a display manager is installed) would read every file each time:
+//! the path is read again only when one of its directories changed since
+//! the last read here, or the name was defined then.
+
+use super::Runtime;
+use crate::sys::Sys;
+use crate::unitdir;
+use flotilla_units::protocol::{ErrorCode, Reply};
+use std::collections::HashSet;
+
+/// What the last read of the search path here saw.
+pub(super) struct PathRead {
+    /// Each directory's modification time then, in the path's order.
+    stamp: Vec<Option<u64>>,
+    /// Every name a unit of the path defined or provided then.
+    names: HashSet<String>,
+}
+
+impl<S: Sys> Runtime<S> {
+    /// Adds what a start of `name` needs from the search path: the unit
+    /// made from its template (`instances.rs`), or the units defined now
+    /// for the names it pulls in that no unit provides. `Ok(true)`: units
+    /// were added (the planner has them); `Ok(false)`: nothing to add;
+    /// `Err`: why not, for a reply (nothing changed).
+    pub(super) fn load_on_demand(&mut self, name: &str) -> Result<bool, String> {
+        if self.instantiate(name)? {
+            return Ok(true);
+        }
+        let missing = self.planner.graph().missing_pulls(name);
+        if missing.is_empty() {
+            return Ok(false);
+        }
+        let stamp: Vec<Option<u64>> = self
+            .settings
+            .units_path()
+            .iter()
+            .map(|d| self.sys.file_mtime_us(d).ok().flatten())
+            .collect();
+        if let Some(last) = &self.units.last_read {
+            if last.stamp == stamp && !missing.iter().any(|m| last.names.contains(m)) {
+                return Ok(false);
+            }
+        }
+        let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
+            .map_err(|e| format!("cannot read the unit search path: {e}"))?;
+        let names = loaded
+            .units
+            .iter()
+            .flat_map(|(s, _)| std::iter::once(&s.name).chain(s.provides.iter()))
+            .cloned()
+            .collect();
+        self.units.last_read = Some(PathRead { stamp, names });
+        let g = self.planner.graph();
+        let pick = g.units_to_load(name, &loaded.units);
+        if pick.is_empty() {
+            return Ok(false);
+        }
+        let mut dir = self.units.dir_specs(g);
+        let mut added = Vec::new();
+        for i in pick {
+            if let Some(u) = loaded.units.get(i) {
+                added.push(u.0.name.clone());
+                dir.push(u.clone());
+            }
+        }
+        // Their default dependencies, against the set they join.
+        flotilla_units::load::add_default_dependencies(&mut dir);
+        let mut all = dir.clone();
+        all.extend(self.units.transient_specs());
+        self.replace_with(all, None)
+            .map_err(|e| format!("{} cannot be added: {}", added.join(", "), e.join("; ")))?;
+        self.units.set_dir(dir, self.planner.graph());
+        self.sys.console(&format!(
+            "init: loaded on demand: {} (defined since the last reload)",
+            added.join(", ")
+        ));
+        Ok(true)
+    }
+
+    /// `load UNIT`: the unit loaded on demand if the init has none of that
+    /// name.
+    pub(super) fn load(&mut self, unit: &str) -> Reply {
+        let known = |r: &Self| {
+            let g = r.planner.graph();
+            g.unit(unit).is_some() || g.provider(unit).is_some()
+        };
+        if !known(self) {
+            if let Err(e) = self.load_on_demand(unit) {
+                return Reply::error(ErrorCode::UnknownUnit, e);
+            }
+        }
+        if known(self) {
+            Reply::Accepted {
+                message: format!("{unit} loaded"),
+            }
+        } else {
+            Reply::error(ErrorCode::UnknownUnit, format!("no unit named `{unit}`"))
+        }
+    }
+}
