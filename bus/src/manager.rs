@@ -388,6 +388,13 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
                 args(msg)?;
             a(crate::unit_files::add_dependency(hub, &files, &target, &kind, runtime).await?)
         }
+        "SetDefaultTarget" => {
+            let (name, force): (String, bool) = args(msg)?;
+            if hub.system().await?.target != BOOTS_DEFAULT {
+                return Err(unmapped(member));
+            }
+            a(crate::unit_files::set_default(hub, &name, force).await?)
+        }
         "GetDefaultTarget" => {
             let t = hub.system().await?.target;
             if t == BOOTS_DEFAULT {
@@ -633,7 +640,7 @@ pub fn unmapped(member: &str) -> BusError {
     let why = match member {
         "CancelJob" => "a job is the unit's own settling, which cannot be called back",
         "SetDefaultTarget" => {
-            "the init's target is its config's (initctl set-target changes it); a default.target link changed under a running init would switch it at the next reload"
+            "the init boots the target its config names (initctl set-target changes it), not default.target"
         }
         "SetUnitProperties" => "a unit's settings come from its unit file; flotilla has no run-time overrides",
         _ => "this method is not part of what flotilla serves",

@@ -336,3 +336,34 @@ pub async fn default_target(hub: &Hub) -> Result<Answer, BusError> {
             message: "No such file or directory: no default.target on the unit path".into(),
         })
 }
+
+/// `SetDefaultTarget` (`systemctl set-default NAME`) when the init boots
+/// `default.target`: the configuration directory's `default.target`
+/// linked to `name`'s unit file; one linked elsewhere is replaced when
+/// `force` (as `systemctl` asks), else refused. The next boot takes it;
+/// the `Reload` systemctl asks for next changes nothing that runs (the
+/// init keeps the target on the unit it booted, docs/units.md).
+pub async fn set_default(hub: &Hub, name: &str, force: bool) -> Result<Answer, BusError> {
+    let dirs = search_path(hub).await?;
+    let config = link_dir(&dirs, false).map_err(BusError::failed)?;
+    let link = flotilla_units::systemd::default_target_link(&dirs, &config, name)
+        .map_err(|e| install_error(&e))?;
+    let mut changes = Vec::new();
+    match std::fs::read_link(&link.path) {
+        Ok(t) if t.as_os_str() == link.target.as_str() => return Ok(Answer::Changes(changes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        _ if !force => {
+            return Err(BusError {
+                name: "org.freedesktop.DBus.Error.FileExists",
+                message: format!("File exists: {} (force replaces it)", link.path),
+            })
+        }
+        _ => {
+            std::fs::remove_file(&link.path)
+                .map_err(|e| BusError::failed(format!("{}: {e}", link.path)))?;
+            changes.push(("unlink".to_string(), link.path.clone(), String::new()));
+        }
+    }
+    changes.extend(apply(&[link], true)?);
+    Ok(Answer::Changes(changes))
+}

@@ -1249,32 +1249,70 @@ fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
     );
 }
 
-/// `systemctl get-default` under an init that boots `default.target`
-/// (Debian's config) names the target the link points to, as under
-/// systemd; `set-default` is refused, saying why.
+/// `systemctl get-default` and `set-default` under an init that boots
+/// `default.target` (Debian's config), as under systemd: `get-default`
+/// names the target the link points to, `set-default` links another for
+/// the next boot, and the reload `systemctl` asks for then starts and
+/// stops nothing: the running target stays the unit it booted.
 #[test]
-fn systemctl_get_default_reads_the_link() {
+fn systemctl_set_default_links_the_next_boots_target() {
     let dir = TestDir::new();
-    dir.file("units/sub.target", "[Unit]\nDescription=Sub\n");
+    dir.file(
+        "units/sub.target",
+        "[Unit]\nDescription=Sub\nWants=a.service\n",
+    );
     dir.file("units/other.target", "[Unit]\nDescription=Other\n");
+    dir.file("units/a.service", "[Service]\nExecStart=/bin/sleep 1000\n");
     std::os::unix::fs::symlink("sub.target", dir.join("units/default.target"))
         .expect("default.target link");
     let init = dir.start("default.target");
-    init.wait_state("sub.target", UnitState::Running);
+    init.wait_state("a.service", UnitState::Running);
+    let pid = init.unit("a.service").pid;
     let bus = busd(&dir);
     let out = systemctl(&bus, &["get-default"]);
     out.expect(0);
     assert_eq!(out.stdout, "sub.target\n");
     let out = systemctl(&bus, &["set-default", "other.target"]);
+    out.expect(0);
+    let link = dir.join("units/default.target");
+    let other = dir.join("units/other.target");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Removed \"{}\".\nCreated symlink {} -> {}.\n",
+            link.display(),
+            link.display(),
+            other.display()
+        )
+    );
+    assert_eq!(std::fs::read_link(&link).ok(), Some(other));
+    let out = systemctl(&bus, &["get-default"]);
+    assert_eq!(out.stdout, "other.target\n", "{out:?}");
+    // The reload set-default asked for switched nothing.
+    let a = init.unit("a.service");
+    assert_eq!((a.state, a.pid), (UnitState::Running, pid));
+    assert_eq!(init.unit("sub.target").state, UnitState::Running);
+    assert_eq!(init.unit("other.target").state, UnitState::Disabled);
+    let out = systemctl(&bus, &["set-default", "nope.target"]);
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
-        out.stderr
-            .contains("SetDefaultTarget is not supported by flotilla"),
+        out.stderr.contains("Unit file nope.target does not exist."),
         "{out:?}"
     );
-    assert_eq!(
-        std::fs::read_link(dir.join("units/default.target")).ok(),
-        Some("sub.target".into())
+}
+
+/// `systemctl set-default` under an init whose config names its target
+/// (not `default.target`): refused, saying why.
+#[test]
+fn systemctl_set_default_is_refused_where_the_config_names_the_target() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+    let out = systemctl(&bus, &["set-default", "extra.service"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("SetDefaultTarget is not supported by flotilla: the init boots the target its config names"),
+        "{out:?}"
     );
 }
 

@@ -367,10 +367,11 @@ impl<S: Sys> Runtime<S> {
     /// distribution's hundreds would refuse every reload).
     pub(super) fn reload_from(&mut self, loaded: Result<LoadedPath, String>) -> Reply {
         let dir = self.settings.units_dir.clone();
-        let loaded = match loaded {
+        let mut loaded = match loaded {
             Ok(l) => l,
             Err(e) => return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed")),
         };
+        self.keep_target_alias(&mut loaded.units);
         let (shape, targets, problems) = match crate::shape::reread(&self.sys, &self.settings) {
             Ok(r) => r,
             Err(errors) => return refused("the config file has errors; nothing changed", errors),
@@ -434,6 +435,22 @@ impl<S: Sys> Runtime<S> {
                 Reply::Applied(applied)
             }
             Err(details) => refused("the unit set has errors; nothing changed", details),
+        }
+    }
+
+    /// The target's alias stays on the unit that provided it
+    /// (`flotilla_units::load::keep_target_alias`): a link changed since
+    /// names the next boot's target, as under systemd.
+    fn keep_target_alias(&self, units: &mut [(UnitSpec, Origin)]) {
+        let g = self.planner.graph();
+        let target = self.planner.target();
+        let Some(provider) = g.provider(target).map(|id| g.node(id).spec.name.clone()) else {
+            return;
+        };
+        if let Some(now) = flotilla_units::load::keep_target_alias(units, target, &provider) {
+            self.sys.console(&format!(
+                "init: {target} stays {provider} until the next boot (its link names {now} now)"
+            ));
         }
     }
 

@@ -17,6 +17,7 @@
 use crate::diag::Diagnostic;
 use crate::spec::{Origin, UnitSpec};
 
+mod boot_target;
 mod default_deps;
 mod dir;
 mod dropin;
@@ -30,6 +31,7 @@ mod unit;
 mod words;
 pub(crate) mod yaml;
 
+pub use boot_target::keep_target_alias;
 pub use default_deps::add_default_dependencies;
 pub use dir::{is_unit_file_name, load_files, FileRead};
 pub use dropin::parse_yaml_with_dropins;

@@ -81,7 +81,7 @@ pub use name::{
     expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
     UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
-pub use named_links::{default_target, dependency_links};
+pub use named_links::{default_target, default_target_link, dependency_links};
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
 pub use preset::{
     preset_dirs, preset_files, preset_plan, PresetAction, PresetMode, PresetPlan, PresetProblem,

@@ -1,8 +1,9 @@
 //! Links by name rather than from a unit's `[Install]` section: those
 //! `systemctl add-wants`/`add-requires` make (a unit file linked into
 //! another unit's `NAME.wants/` or `NAME.requires/`, systemd's
-//! `AddDependencyUnitFiles`), and the one `systemctl get-default` reads
-//! (the target `default.target` links to, systemd's `GetDefaultTarget`).
+//! `AddDependencyUnitFiles`), and `default.target`'s, which `systemctl
+//! set-default` makes and `get-default` reads (systemd's
+//! `SetDefaultTarget`, `GetDefaultTarget`).
 
 use super::install::{InstallError, Link};
 use super::name::validate_unit_name;
@@ -53,6 +54,29 @@ pub fn dependency_links(
             })
         })
         .collect()
+}
+
+/// The link `systemctl set-default NAME` makes in `config`:
+/// `config/default.target` to `name`'s unit file. `default.target`
+/// itself is refused, as systemd refuses it (a link to itself).
+pub fn default_target_link(
+    dirs: &[SearchDir],
+    config: &str,
+    name: &str,
+) -> Result<Link, InstallError> {
+    check_name(name)?;
+    if name == "default.target" {
+        return Err(InstallError::BadName {
+            key: "unit".into(),
+            value: name.into(),
+            reason: "the default target cannot be linked to itself".into(),
+        });
+    }
+    let (_, path) = file_of(dirs, name)?;
+    Ok(Link {
+        path: format!("{config}/default.target"),
+        target: path,
+    })
 }
 
 /// The target `default.target` resolves to on `dirs` (`graphical.target`
@@ -150,9 +174,21 @@ mod tests {
     }
 
     #[test]
-    fn get_default_follows_the_link() {
+    fn set_default_and_get_default() {
         let d = dirs();
         assert_eq!(default_target(&d).as_deref(), Some("graphical.target"));
+        assert_eq!(
+            default_target_link(&d, "/etc/systemd/system", "emergency.target").unwrap(),
+            Link {
+                path: "/etc/systemd/system/default.target".into(),
+                target: "/lib/systemd/system/emergency.target".into(),
+            }
+        );
+        assert!(default_target_link(&d, "/etc/systemd/system", "default.target").is_err());
+        assert_eq!(
+            default_target_link(&d, "/etc/systemd/system", "none.target"),
+            Err(InstallError::NotFound("none.target".into()))
+        );
         assert_eq!(default_target(&d[1..]), None);
     }
 }
