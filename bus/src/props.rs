@@ -153,6 +153,13 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     props
 }
 
+/// `props` (a unit's, [`unit`]) with its `DropInPaths` set to `paths`.
+pub fn set_dropins(props: &mut Props, paths: Vec<String>) {
+    if let Some(p) = props.iter_mut().find(|(n, _)| *n == "DropInPaths") {
+        p.1 = strs(paths);
+    }
+}
+
 /// The type interface's properties of a unit.
 pub fn type_props(s: &UnitStatus) -> Props {
     let mut out: Props = Vec::new();

@@ -310,10 +310,15 @@ impl Object {
                 .collect(),
             Object::Unit(_, Some(s)) => {
                 let job = hub.job_of(&systemd_name(s)).map(|(id, _)| id);
+                let mut unit = props::unit(s, job);
+                // Read from the unit path: only when asked for.
+                if wanted.is_none_or(|n| n == "DropInPaths") {
+                    props::set_dropins(&mut unit, crate::unit_files::dropin_paths(hub, s).await);
+                }
                 // systemd's order: the type interface's, then the unit's.
                 vec![
                     (props::type_interface(s.kind), props::type_props(s)),
-                    (UNIT, props::unit(s, job)),
+                    (UNIT, unit),
                 ]
             }
             Object::Job(id, j) => vec![(JOB, props::job(*id, &j.unit, j.kind, j.state()))],

@@ -367,3 +367,18 @@ pub async fn set_default(hub: &Hub, name: &str, force: bool) -> Result<Answer, B
     changes.extend(apply(&[link], true)?);
     Ok(Answer::Changes(changes))
 }
+
+/// The drop-ins of a unit read from a file, as its `DropInPaths` lists
+/// them (`systemctl cat` and `status` print them): those the search path
+/// applies to the unit now, in the order they apply (an instance's
+/// template's too). Empty for a unit of no file, a YAML unit, or when the
+/// path cannot be read.
+pub async fn dropin_paths(hub: &Hub, s: &flotilla_units::protocol::UnitStatus) -> Vec<String> {
+    if !s.source.starts_with('/') {
+        return Vec::new();
+    }
+    match search_path(hub).await {
+        Ok(dirs) => resolve_unit(&dirs, &s.unit).dropins,
+        Err(_) => Vec::new(),
+    }
+}

@@ -1152,6 +1152,26 @@ fn systemctl_adds_dependencies_and_shows_them() {
     assert_eq!(show("After", "ordered.service"), "extra.service");
     assert_eq!(show("Before", "ordered.service"), "bad.service");
     assert_eq!(show("Conflicts", "ordered.service"), "inst.service");
+    // `systemctl cat` prints the unit's drop-ins after its file, as
+    // `DropInPaths` lists them.
+    dir.file(
+        "units/extra.service.d/10-env.conf",
+        "[Service]\nEnvironment=A=1\n",
+    );
+    let out = systemctl(&bus, &["cat", "extra.service"]);
+    out.expect(0);
+    let dropin = dir.join("units/extra.service.d/10-env.conf");
+    assert!(
+        out.stdout.contains(&format!(
+            "# {}\n[Service]\nEnvironment=A=1\n",
+            dropin.display()
+        )),
+        "{out:?}"
+    );
+    assert_eq!(
+        show("DropInPaths", "extra.service"),
+        dropin.display().to_string()
+    );
     // A YAML unit's dependencies by their target names.
     assert_eq!(show("Requires", "default.target"), "webd");
 
