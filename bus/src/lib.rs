@@ -20,6 +20,7 @@ pub mod procs;
 pub mod props;
 pub mod queue;
 pub mod server;
+pub mod set_property;
 pub mod transient;
 pub mod unit_files;
 pub mod units_ops;

@@ -388,6 +388,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
                 args(msg)?;
             a(crate::unit_files::add_dependency(hub, &files, &target, &kind, runtime).await?)
         }
+        "SetUnitProperties" => {
+            let (name, runtime, props): (String, bool, crate::transient::Props) = args(msg)?;
+            a(crate::set_property::set(hub, &name, runtime, props).await?)
+        }
         "SetDefaultTarget" => {
             let (name, force): (String, bool) = args(msg)?;
             if hub.system().await?.target != BOOTS_DEFAULT {
@@ -642,7 +646,6 @@ pub fn unmapped(member: &str) -> BusError {
         "SetDefaultTarget" => {
             "the init boots the target its config names (initctl set-target changes it), not default.target"
         }
-        "SetUnitProperties" => "a unit's settings come from its unit file; flotilla has no run-time overrides",
         _ => "this method is not part of what flotilla serves",
     };
     BusError::not_supported(member, why)

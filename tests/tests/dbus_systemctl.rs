@@ -1208,6 +1208,67 @@ fn systemctl_adds_dependencies_and_shows_them() {
     );
 }
 
+/// `systemctl set-property` writes each setting into a drop-in of the
+/// unit under `system.control` (`--runtime`: the one under `run/`), as
+/// systemd writes it (its test 26), and `systemctl revert` removes them; a
+/// value the unit file would refuse is refused, naming the property.
+#[test]
+fn systemctl_set_property_writes_drop_ins_and_revert_removes_them() {
+    let dir = TestDir::new();
+    units(&dir);
+    let control = dir.join("etc/systemd/system.control");
+    let run_control = dir.join("run/systemd/system.control");
+    for d in [&control, &run_control] {
+        std::fs::create_dir_all(d).expect("control dir");
+    }
+    let init = dir
+        .init()
+        .target("default")
+        .more_units(control.clone())
+        .more_units(run_control.clone())
+        .start();
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    systemctl(
+        &bus,
+        &[
+            "set-property",
+            "extra.service",
+            "IPAccounting=yes",
+            "MemoryMax=1234567",
+        ],
+    )
+    .expect(0);
+    let d = control.join("extra.service.d");
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_default();
+    assert!(read(d.join("50-MemoryMax.conf")).ends_with("\n[Service]\nMemoryMax=1234567\n"));
+    assert!(read(d.join("50-IPAccounting.conf")).ends_with("\n[Service]\nIPAccounting=yes\n"));
+    systemctl(
+        &bus,
+        &[
+            "set-property",
+            "--runtime",
+            "extra.service",
+            "CPUAccounting=no",
+            "CPUQuota=10%",
+        ],
+    )
+    .expect(0);
+    let r = run_control.join("extra.service.d");
+    assert!(read(r.join("50-CPUQuota.conf")).ends_with("\n[Service]\nCPUQuota=10%\n"));
+    assert!(read(r.join("50-CPUAccounting.conf")).ends_with("\n[Service]\nCPUAccounting=no\n"));
+    let out = systemctl(&bus, &["set-property", "extra.service", "MemoryMax=lots"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    systemctl(&bus, &["revert", "extra.service"]).expect(0);
+    assert!(!d.exists() && !r.exists(), "revert left the drop-ins");
+    let out = systemctl(&bus, &["set-property", "web", "MemoryMax=1M"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("only a unit from a systemd unit file"),
+        "{out:?}"
+    );
+}
+
 /// A unit file written after the last reload is loaded when first asked
 /// for, as systemd loads it (its test 48): `systemctl start` of it, and a
 /// restart of a target that wants it, `systemctl show` of it (test 15);

@@ -42,6 +42,9 @@ enum Form {
     /// systemd-run's own bookkeeping, nothing of the unit's (`AddRef`,
     /// `CollectMode`; `Slice`: flotilla has no slices, docs/dbus.md).
     Skip,
+    /// `t`: CPU time per second, microseconds, as `CPUQuota=`'s percent
+    /// (`10%` for 100000); no quota for the largest.
+    Quota,
     /// A number that stands for names systemd's client looked up
     /// (capability masks, facility and class numbers …), not decoded.
     Opaque,
@@ -149,7 +152,7 @@ const ROWS: &[Row] = &[
     Row("RestrictNamespaces", "t", Same, Opaque),
     Row("MountFlags", "t", Same, Opaque),
     Row("CoredumpFilter", "t", Same, Opaque),
-    Row("CPUQuotaPerSecUSec", "t", Same, Opaque),
+    Row("CPUQuotaPerSecUSec", "t", Named("CPUQuota"), Quota),
     Row("SyslogFacility", "i", Same, Opaque),
     Row("IOSchedulingClass", "i", Same, Opaque),
     Row("CPUSchedulingPolicy", "i", Same, Opaque),
@@ -239,6 +242,14 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
         };
         match form {
             Skip => {}
+            Quota => {
+                let us = u64::try_from(value).map_err(|e| bad(&property, e))?;
+                out.push(one(match us {
+                    u64::MAX => String::new(),
+                    n if n % 10_000 == 0 => format!("{}%", n / 10_000),
+                    n => format!("{}.{:02}%", n / 10_000, (n % 10_000) / 100),
+                }));
+            }
             Opaque => {
                 return Err(not_decoded(
                     &property,

@@ -51,6 +51,7 @@ mod named_links;
 mod parse;
 mod preset;
 mod revert;
+mod set_property;
 mod specifier;
 pub mod system_conf;
 mod timer;
@@ -88,6 +89,7 @@ pub use preset::{
     PresetRule, Presets,
 };
 pub use revert::{revert_paths, Reverted};
+pub use set_property::{property_dropins, Setting};
 pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
 pub use timer::{
     wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,
