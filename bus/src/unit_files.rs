@@ -14,7 +14,7 @@ use flotilla_units::systemd::{
 };
 
 /// The init's search path, listed.
-pub(crate) async fn search_path(hub: &Hub) -> Result<Vec<SearchDir>, BusError> {
+async fn search_path(hub: &Hub) -> Result<Vec<SearchDir>, BusError> {
     flotilla_client::unit_dirs::list_search_path(hub.system().await?.units_path)
         .map_err(|(p, e)| BusError::failed(format!("cannot list {p}: {e}")))
 }

@@ -5,8 +5,6 @@
 //! its search path; `systemctl revert` removes them
 //! ([`super::revert_paths`]).
 
-use super::unit_path::SearchDir;
-
 /// One setting: the D-Bus property it came as, its unit-file section and
 /// key, and the value as a unit file writes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,29 +19,29 @@ pub struct Setting {
     pub value: String,
 }
 
-/// The directory of settings made at run time on `dirs` (`runtime`: the
-/// one under `/run`), if the search path has it.
-fn control_dir(dirs: &[SearchDir], runtime: bool) -> Option<&str> {
+/// The directory of settings made at run time on the search path `path`
+/// (`runtime`: the one under `/run`), if the path names it (it need not
+/// exist yet).
+fn control_dir(path: &[String], runtime: bool) -> Option<&str> {
     let end = if runtime {
         "/run/systemd/system.control"
     } else {
         "/etc/systemd/system.control"
     };
-    dirs.iter()
-        .map(|d| d.path.as_str())
-        .find(|p| p.ends_with(end))
+    path.iter().map(String::as_str).find(|p| p.ends_with(end))
 }
 
-/// The drop-in files (path and text) that set `settings` on `unit`, or why
-/// they cannot be written: the search path lacks the directory, or a
-/// property or unit name would not make a plain file name.
+/// The drop-in files (path and text) that set `settings` on `unit` on the
+/// search path `path` (its directories, in order), or why they cannot be
+/// written: the path lacks the directory, or a property or unit name would
+/// not make a plain file name.
 pub fn property_dropins(
-    dirs: &[SearchDir],
+    path: &[String],
     unit: &str,
     runtime: bool,
     settings: &[Setting],
 ) -> Result<Vec<(String, String)>, String> {
-    let dir = control_dir(dirs, runtime).ok_or_else(|| {
+    let dir = control_dir(path, runtime).ok_or_else(|| {
         format!(
             "set-property writes to {}, which is not on the unit search path",
             if runtime {
@@ -74,20 +72,15 @@ pub fn property_dropins(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::systemd::DirRole;
 
-    fn dirs() -> Vec<SearchDir> {
+    fn dirs() -> Vec<String> {
         [
             "/etc/systemd/system.control",
             "/run/systemd/system.control",
             "/etc/systemd/system",
         ]
         .iter()
-        .map(|p| SearchDir {
-            path: p.to_string(),
-            role: DirRole::Config,
-            entries: vec![],
-        })
+        .map(|p| p.to_string())
         .collect()
     }
 
