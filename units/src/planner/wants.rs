@@ -8,7 +8,8 @@
 //! target's own set: a wanted unit that ran and failed stays as it ended.
 //!
 //! A stop by hand ([`Planner::unwant`]) leaves the starts it did not ask
-//! for going: a unit of a systemd unit file that was pulled in
+//! for going: a unit not read from a YAML file (a systemd unit file's,
+//! a transient unit's, a fleet unit's) that was pulled in
 //! (`Requires=`, `Wants=`, a trigger's unit's) and is still `waiting` or
 //! `starting` when what pulled it in is stopped gets a want of its own
 //! ([`WantLife::UntilSwitch`], as `systemctl start` of it), so it stays
@@ -122,7 +123,7 @@ impl Planner {
         Ok(())
     }
 
-    /// The units of systemd unit files, other than `stopped`, whose start
+    /// The units not read from YAML, other than `stopped`, whose start
     /// is under way (`waiting` or `starting`): what a stop of `stopped`
     /// must not cancel (module doc).
     fn pending_starts(&self, stopped: UnitId) -> Vec<UnitId> {
