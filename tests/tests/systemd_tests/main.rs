@@ -145,12 +145,6 @@ const KNOWN: &[(&str, &str)] = &[
          `exited` still satisfies testsuite-57-binds-to.service, which runs on (systemd stops \
          it), so its `ExecStopPost=` never signals the script",
     ),
-    (
-        "63",
-        "after the path is removed and test63-issue-24577.service stopped, `systemctl \
-         list-jobs` lacks test63-issue-24577-dep.service: systemd's start job of the dependency \
-         goes on, flotilla stops the dependency nothing requires any more",
-    ),
 ];
 
 /// The tests whose units contrib/debian/systemd-tests installs (its

@@ -328,6 +328,8 @@ mod triggered;
 mod uphold;
 mod views;
 mod wants;
+#[cfg(test)]
+mod wants_tests;
 
 pub use conditions::{check_unit, CheckOutcome};
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};

@@ -6,9 +6,21 @@
 //! ([`WantLife::Kept`], the transient units of `initctl run` and `initctl
 //! add`). A switch gives a fresh start only to the failed units of the new
 //! target's own set: a wanted unit that ran and failed stays as it ended.
+//!
+//! A stop by hand ([`Planner::unwant`]) leaves the starts it did not ask
+//! for going: a unit not read from a YAML file (a systemd unit file's,
+//! a transient unit's, a fleet unit's) that was pulled in
+//! (`Requires=`, `Wants=`, a trigger's unit's) and is still `waiting` or
+//! `starting` when what pulled it in is stopped gets a want of its own
+//! ([`WantLife::UntilSwitch`], as `systemctl start` of it), so it stays
+//! in the required set, starts, and stays up. systemd does the same: the
+//! dependency's start job is a job of its own, which the stop of the unit
+//! that pulled it in does not cancel. A YAML unit keeps flotilla's own
+//! rule (docs/contract.md): what nothing requires any more is stopped.
 
 use super::Planner;
 use crate::graph::UnitId;
+use crate::state::UnitState;
 use crate::time::Instant;
 
 /// How long a want lasts.
@@ -98,6 +110,7 @@ impl Planner {
         if self.graph.node(id).spec.extras.refuse_manual_stop == Some(true) {
             return Err(WantError::RefusedManualStop(name.to_string()));
         }
+        let pending = self.pending_starts(id);
         self.wants.retain(|(n, _)| n != name);
         self.update_required();
         let own = &self.graph.node(id).spec.name;
@@ -105,8 +118,40 @@ impl Planner {
             self.held.push(own.clone());
             self.update_required();
         }
+        self.keep_starts(&pending);
         self.run();
         Ok(())
+    }
+
+    /// The units not read from YAML, other than `stopped`, whose start
+    /// is under way (`waiting` or `starting`): what a stop of `stopped`
+    /// must not cancel (module doc).
+    fn pending_starts(&self, stopped: UnitId) -> Vec<UnitId> {
+        (0..self.units.len())
+            .map(|i| UnitId(i as u32))
+            .filter(|&i| i != stopped && self.is_required(i))
+            .filter(|&i| {
+                let n = self.graph.node(i);
+                !n.ghost && !n.masked && !n.synthetic && !n.origin.is_yaml()
+            })
+            .filter(|&i| matches!(self.state(i), UnitState::Waiting | UnitState::Starting))
+            .collect()
+    }
+
+    /// Gives each unit of `pending` that left the required set a want of
+    /// its own, so its start goes on (module doc).
+    fn keep_starts(&mut self, pending: &[UnitId]) {
+        let left: Vec<String> = pending
+            .iter()
+            .filter(|&&i| !self.is_required(i))
+            .map(|&i| self.graph.node(i).spec.name.clone())
+            .collect();
+        for name in &left {
+            self.add_want(name, WantLife::UntilSwitch);
+        }
+        if !left.is_empty() {
+            self.update_required();
+        }
     }
 
     /// The units stopped by hand and held out of the required set.
