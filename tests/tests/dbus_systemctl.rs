@@ -1705,7 +1705,7 @@ fn systemd_run_wait_returns_when_the_service_ends() {
     let dir = TestDir::new();
     let _init = started(&dir);
     let bus = dbus_daemon(&dir);
-    let _busd = busd_on(&dir, Some(&bus.socket));
+    let busd = busd_on(&dir, Some(&bus.socket));
     on_the_bus(&bus.socket);
     let run_wait = |args: &[&str]| {
         let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
@@ -1757,6 +1757,19 @@ fn systemd_run_wait_returns_when_the_service_ends() {
         out.stderr.contains("Finished with result: exit-code"),
         "{out:?}"
     );
+    // Failed until reset, by a glob as systemd's test 26 does.
+    let out = run_wait(&["--unit", "failed.service", "/bin/false"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let out = systemctl(&busd, &["is-failed", "failed.service"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "failed\n"), "{out:?}");
+    systemctl(&busd, &["reset-failed", "fail*.service"]).expect(0);
+    let out = systemctl(&busd, &["is-failed", "failed.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let out = systemctl(&busd, &["is-failed", "w3.service"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "failed\n"), "{out:?}");
+    systemctl(&busd, &["reset-failed", "w3*.service"]).expect(0);
+    let out = systemctl(&busd, &["is-failed", "w3.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
 }
 
 /// Debian's `systemd-run PROGRAM ARGS` started in the background (as

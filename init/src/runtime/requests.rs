@@ -314,10 +314,31 @@ impl<S: Sys> Runtime<S> {
     }
 
     fn reset_failed(&mut self, unit: Option<&str>) -> Reply {
+        // A failed unit of the run set (`initctl run`, `systemd-run`) ran
+        // once and failed: reset, it leaves the set, as systemd lets such a
+        // unit go, rather than run again as a unit of the set would.
+        let g = self.planner.graph();
+        let done: Vec<String> = g
+            .ids()
+            .filter(|&i| self.planner.state(i) == flotilla_units::state::UnitState::Failed)
+            .map(|i| g.node(i).spec.name.clone())
+            .filter(|n| unit.is_none_or(|u| u == n) && self.is_run(n))
+            .collect();
+        let gone = done.len();
+        if gone > 0 {
+            if let Reply::Error { message, .. } = self.drop_runs(done) {
+                return Reply::error(ErrorCode::NotPossible, message);
+            }
+            if unit.is_some() {
+                return Reply::Accepted {
+                    message: "1 failed unit(s) reset".to_string(),
+                };
+            }
+        }
         let now = self.now();
         match self.planner.reset_failed_units(unit, now) {
             Some(n) => Reply::Accepted {
-                message: format!("{n} failed unit(s) reset"),
+                message: format!("{} failed unit(s) reset", n + gone),
             },
             None => Reply::error(
                 ErrorCode::UnknownUnit,
