@@ -140,12 +140,6 @@ const KNOWN: &[(&str, &str)] = &[
          ignores it in a unit file, so StartTransientUnit refuses it)",
     ),
     (
-        "57",
-        "`BindsTo=`/`After=` on a service that ends by itself with a clean exit: flotilla's \
-         `exited` still satisfies testsuite-57-binds-to.service, which runs on (systemd stops \
-         it), so its `ExecStopPost=` never signals the script",
-    ),
-    (
         "63",
         "after the path is removed and test63-issue-24577.service stopped, `systemctl \
          list-jobs` lacks test63-issue-24577-dep.service: systemd's start job of the dependency \
