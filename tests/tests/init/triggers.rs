@@ -187,6 +187,39 @@ fn on_success_starts_the_named_unit_with_how_the_unit_ended() {
     assert_ne!(note.state, UnitState::Failed, "{note:?}");
 }
 
+/// `BindsTo=` + `After=` (testsuite-57-binds-to.service): the unit it
+/// is bound to ends by itself with a clean exit (inactive as systemd sees
+/// it), so the bound unit is stopped, its `ExecStopPost=` run, and stays
+/// stopped.
+#[test]
+fn a_unit_bound_to_a_service_that_exits_cleanly_stops() {
+    let dir = TestDir::new();
+    let stopped = dir.join("stopped");
+    dir.file(
+        "units/short.service",
+        "[Service]\nExecStart=/bin/sleep 0.5\n",
+    );
+    dir.file(
+        "units/bound.service",
+        &format!(
+            "[Unit]\nBindsTo=short.service\nAfter=short.service\n\
+             [Service]\nExecStart=/bin/sleep infinity\n\
+             ExecStopPost=/bin/sh -c 'echo stopped >> {}'\n",
+            stopped.display()
+        ),
+    );
+    default_on(&dir, "bound.service");
+    let init = dir.start("default");
+    wait_for(WAIT, "bound.service's ExecStopPost= line", || {
+        (dir.lines("stopped") == ["stopped"]).then_some(())
+    });
+    let bound = init.wait_unit("bound.service", "stopped", |u| {
+        u.state == UnitState::Disabled && !u.required
+    });
+    assert_eq!(bound.state, UnitState::Disabled, "{bound:?}");
+    assert_eq!(dir.lines("stopped"), ["stopped"], "stopped once");
+}
+
 /// `SuccessAction=exit`: the job's success shuts the init down (exit 0,
 /// outside PID 1); `FailureAction=poweroff` of a unit that fails for good
 /// does the same, the console naming the unit and the key.

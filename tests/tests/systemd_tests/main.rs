@@ -140,12 +140,6 @@ const KNOWN: &[(&str, &str)] = &[
         "`systemd-run -p ExitType=cgroup` refused: flotilla has no `ExitType=` (the translator \
          ignores it in a unit file, so StartTransientUnit refuses it)",
     ),
-    (
-        "57",
-        "`BindsTo=`/`After=` on a service that ends by itself with a clean exit: flotilla's \
-         `exited` still satisfies testsuite-57-binds-to.service, which runs on (systemd stops \
-         it), so its `ExecStopPost=` never signals the script",
-    ),
 ];
 
 /// The tests whose units contrib/debian/systemd-tests installs (its

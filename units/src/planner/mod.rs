@@ -218,9 +218,11 @@
 //! A runs only while B is not failed (systemd's outcome when B fails
 //! before A started), and B exiting cleanly by itself (`exited`) leaves
 //! A running, as under systemd. Where `After=` also names B, the pair is
-//! `depends-on` (`Requires=` + `After=`; and `BindsTo=` with or without
-//! it, stopping A whenever B is not active) or `waits-for` (`Wants=` +
-//! `After=`): ordered, as described above.
+//! `depends-on` (`Requires=` + `After=`) or `waits-for` (`Wants=` +
+//! `After=`): ordered, as described above. `BindsTo=` is `Requires=`
+//! (with `After=`, `depends-on`) plus a stop propagated from B
+//! (`stop_propagation.rs`): A stops whenever B ends, a clean exit
+//! included, as systemd's `unit_check_binds_to`.
 //!
 //! **Conflicts** (`conflicts`, systemd's `Conflicts=`, symmetric). When A
 //! is in R and B conflicts with it, the unit the target requires wins: of

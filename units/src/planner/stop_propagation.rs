@@ -4,6 +4,9 @@
 //! units the stop propagates to are stopped as a stop by hand stops them
 //! (held out of the required set until they are started again), as systemd
 //! enqueues a stop job for each when the unit becomes inactive.
+//! The translator gives each `BindsTo=` name this rule too (systemd's
+//! `unit_check_binds_to` stops a bound unit whose unit went inactive, a
+//! clean exit included): docs/systemd-units.md.
 
 use super::Planner;
 use crate::graph::UnitId;

@@ -829,3 +829,42 @@ fn a_part_of_unit_follows_the_restart_of_its_unit() {
     assert_eq!(w.state("web"), UnitState::Disabled);
     assert_eq!(w.state("worker"), UnitState::Running);
 }
+
+/// A translated `BindsTo=` (`requires` plus `stop-propagated-from`, as
+/// testsuite-57-binds-to.service): when the bound service ends by itself
+/// with a clean exit, the bound unit is stopped (its stop commands run)
+/// and stays stopped; a plain `depends-on` leaves its dependent running.
+#[test]
+fn a_unit_bound_to_a_service_stops_when_it_exits_cleanly() {
+    let mut bound = app("bound", &["short"]);
+    bound.extras.stop_propagated_from = vec!["short".into()].into();
+    let plain = app("plain", &["short"]);
+    let mut w = World::new(
+        vec![
+            default(&["bound", "plain"]),
+            svc("short", &["short"], 0),
+            bound,
+            plain,
+        ],
+        shape(&[], &[]),
+        "default",
+    );
+    w.settle();
+    assert_eq!(w.state("bound"), UnitState::Running);
+    let pid = w.view("short").pid.expect("short runs");
+    w.now += 1;
+    w.p.fact(
+        Fact::Exited {
+            pid,
+            status: ExitStatus::Code(0),
+        },
+        Instant(w.now),
+    );
+    w.settle();
+    assert_eq!(w.state("short"), UnitState::Exited);
+    // (short's own entry is the kill of what is left of its group.)
+    assert!(w.stops.iter().any(|n| n == "bound"), "{:?}", w.stops);
+    assert!(!w.stops.iter().any(|n| n == "plain"), "{:?}", w.stops);
+    assert_eq!(w.state("bound"), UnitState::Disabled);
+    assert_eq!(w.state("plain"), UnitState::Running);
+}

@@ -142,7 +142,19 @@ pub(super) const OWN: [(&str, &str, Read); 20] = [
         r.t.deps(&mut r.requires, p, key, v)
     }),
     ("Unit", "BindsTo", |r, p, key, v| {
-        r.t.deps(&mut r.requires, p, key, v)
+        // Requires= plus systemd's unit_check_binds_to: the unit stops
+        // whenever its bound unit becomes inactive, a clean exit of a
+        // service without RemainAfterExit= included, which is a stop
+        // propagated from it (docs/systemd-units.md).
+        let from = r.requires.len();
+        r.t.deps(&mut r.requires, p, key, v);
+        for d in r.requires.get(from..).unwrap_or_default() {
+            if !r.spec.extras.stop_propagated_from.contains(&d.name) {
+                r.spec.extras.stop_propagated_from.push(d.name.clone());
+                r.t.origin
+                    .push_position(TargetList::StopPropagatedFrom, d.pos);
+            }
+        }
     }),
     ("Unit", "Wants", |r, p, key, v| {
         r.t.deps(&mut r.wants, p, key, v)

@@ -420,3 +420,28 @@ fn every_exec_reload_line_is_kept() {
     );
     assert!(spec.extras.exec_reload_then.is_empty());
 }
+
+/// `BindsTo=` is `Requires=` plus a stop propagated from the bound unit
+/// (systemd stops the unit whenever the bound one becomes inactive, a
+/// clean exit included); `Requires=` propagates no stop.
+#[test]
+fn binds_to_propagates_the_stop_of_the_bound_unit() {
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Unit]\nBindsTo=b.service c.service\nAfter=b.service\nRequires=d.service\n\
+         [Service]\nExecStart=/bin/sleep infinity\n",
+    );
+    let spec = p.spec.as_ref().expect("a unit");
+    assert_eq!(spec.depends_on.as_slice(), ["b.service"]);
+    assert_eq!(spec.requires.as_slice(), ["c.service", "d.service"]);
+    assert_eq!(
+        spec.extras.stop_propagated_from.as_slice(),
+        ["b.service", "c.service"]
+    );
+    assert!(
+        p.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        p.diagnostics
+    );
+}
