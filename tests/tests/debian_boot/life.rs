@@ -16,9 +16,8 @@
 //!   a `BusName=` without `Type=`, is stopped once the new bus has no
 //!   owner for its name, and `Restart=always` brings it back onto it).
 //!
-//! `apt-get install --reinstall systemd udev` is not here: in the emulated
-//! machine it costs minutes per boot (initramfs-tools' trigger rebuilds
-//! the initrd), docs/debian.md "A machine's life".
+//! `apt-get install --reinstall systemd udev` is beside it, in
+//! `reinstall.rs`, run right after [`check`] in the same two boots.
 
 use crate::debian_support::{ssh_each, Machine, Vm};
 use std::time::{Duration, Instant};

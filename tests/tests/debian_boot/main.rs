@@ -89,6 +89,9 @@ mod pressure;
 // What the package manager does to a running machine (restarts of
 // journald, logind, dbus), under both inits.
 mod life;
+// `apt-get install --reinstall systemd udev` on the running machine, under
+// both inits.
+mod reinstall;
 // A full disk, and a reboot with it full (issue 45, items 6 and 7), under
 // both inits.
 mod disk;
@@ -824,6 +827,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     // slow (a known difference, `life.rs`), and each check is by itself.
     clock::check(&vm, &m);
     let sd_life = life::check(&vm, &m);
+    let sd_reinstall = reinstall::check(&vm, &m);
     let sd_full = disk::fill(&vm, &m);
     disk::reboot(&mut vm, &m);
     drop(vm);
@@ -907,6 +911,7 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     ));
     clock::check(&vm, &m);
     let fl_life = life::check(&vm, &m);
+    let fl_reinstall = reinstall::check(&vm, &m);
     let nginx_ms = apt_installs_and_removes_nginx(&vm, &m, &debs);
     assert_eq!(
         fl_life.lines, sd_life.lines,
@@ -920,6 +925,19 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
         fl_life.took.as_secs_f64(),
         sd_life.answered_ms,
         fl_life.answered_ms,
+    ));
+    assert_eq!(
+        fl_reinstall.lines, sd_reinstall.lines,
+        "apt-get install --reinstall systemd udev: the answers under flotilla and under systemd"
+    );
+    report(&format!(
+        "debian: apt-get install --reinstall systemd udev (issue 45, item 3): the check took \
+         {:.1} s under systemd, {:.1} s under flotilla (apt-get: {} ms, {} ms); its answers:\n{}",
+        sd_reinstall.took.as_secs_f64(),
+        fl_reinstall.took.as_secs_f64(),
+        sd_reinstall.apt_ms,
+        fl_reinstall.apt_ms,
+        fl_reinstall.lines.join("\n"),
     ));
     report(&format!(
         "debian: flotilla's view of its boot:\n{blame}{chain}"
