@@ -45,6 +45,12 @@ impl Planner {
             }
         }
         if held {
+            // A failed unit that the held units alone pulled in leaves the
+            // required set with them; it keeps showing failed, as systemd's
+            // does, until it is reset or started again.
+            if self.units[u.index()].state == crate::state::UnitState::Failed {
+                self.units[u.index()].kept_failed = true;
+            }
             self.update_required();
         }
     }
