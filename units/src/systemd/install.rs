@@ -113,6 +113,22 @@ impl InstallInfo {
     }
 }
 
+/// How `name` resolves on `dirs` (alias links followed) and the path of
+/// its unit file, as systemd finds a unit it is to link: a masked or
+/// missing unit is an error.
+pub(super) fn unit_file(
+    dirs: &[SearchDir],
+    name: &str,
+) -> Result<(super::unit_path::ResolvedUnit, String), InstallError> {
+    let r = resolve(dirs, name);
+    let fragment = match &r.definition {
+        Definition::File(p) => p.clone(),
+        Definition::Masked(_) => return Err(InstallError::Masked(name.to_string())),
+        Definition::NotFound => return Err(InstallError::NotFound(name.to_string())),
+    };
+    Ok((r, fragment))
+}
+
 /// The links `systemctl enable NAME` creates in `config_dir` (the first
 /// writable directory, `/etc/systemd/system`): `TARGET.wants/NAME` for
 /// each `WantedBy=`, `TARGET.requires/NAME` for each `RequiredBy=`, and
@@ -137,12 +153,7 @@ pub fn enable_links(
             continue;
         }
         done.push(name.clone());
-        let r = resolve(dirs, &name);
-        let fragment = match &r.definition {
-            Definition::File(p) => p.clone(),
-            Definition::Masked(_) => return Err(InstallError::Masked(name)),
-            Definition::NotFound => return Err(InstallError::NotFound(name)),
-        };
+        let (r, fragment) = unit_file(dirs, &name)?;
         let template = r.template.as_deref().unwrap_or(&r.id);
         let info = install(template).unwrap_or_default();
         let n = UnitName::split(&r.id);

@@ -5,20 +5,14 @@
 //! set-default` makes and `get-default` reads (systemd's
 //! `SetDefaultTarget`, `GetDefaultTarget`).
 
-use super::install::{InstallError, Link};
+use super::install::{unit_file, InstallError, Link};
 use super::name::validate_unit_name;
-use super::unit_path::{resolve as resolve_unit, Definition, SearchDir};
+use super::unit_path::SearchDir;
 
-/// The unit file path of `name` on `dirs`, following alias links, as
-/// systemd finds a unit it is to link: a masked or missing unit is an
-/// error.
+/// The id (`name` with alias links followed) and unit file path of
+/// `name` ([`unit_file`]).
 fn file_of(dirs: &[SearchDir], name: &str) -> Result<(String, String), InstallError> {
-    let r = resolve_unit(dirs, name);
-    match r.definition {
-        Definition::File(p) => Ok((r.id, p)),
-        Definition::Masked(_) => Err(InstallError::Masked(name.to_string())),
-        Definition::NotFound => Err(InstallError::NotFound(name.to_string())),
-    }
+    unit_file(dirs, name).map(|(r, path)| (r.id, path))
 }
 
 fn check_name(name: &str) -> Result<(), InstallError> {
