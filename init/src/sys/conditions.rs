@@ -21,13 +21,14 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use flotilla_units::context::caps;
 use flotilla_units::systemd::{
-    detect_container, fnmatch, in_user_namespace, ConditionFacts, ContainerSigns, CONTAINER_NAMES,
+    detect_container, fnmatch, in_user_namespace, stamp_nsec, ConditionFacts, ContainerSigns,
+    MTime, UpdateStamps, CONTAINER_NAMES,
 };
 use nix::sys::statvfs::{statvfs, FsFlags};
 use nix::unistd::{getegid, geteuid, getgroups, Gid, Group, User};
@@ -425,6 +426,28 @@ impl ConditionFacts for Machine {
         first_boot_at_start()
     }
 
+    fn update_stamps(&self, dir: &str) -> UpdateStamps {
+        let mtime = |path: &str| {
+            fs::symlink_metadata(path).ok().map(|m| MTime {
+                sec: m.mtime(),
+                nsec: m.mtime_nsec(),
+            })
+        };
+        let path = format!("{}/.updated", dir.trim_end_matches('/'));
+        let stamp = mtime(&path);
+        // TIMESTAMP_NSEC= matters only on a file system of whole seconds
+        let stamp_nsec = match stamp {
+            Some(t) if t.nsec == 0 => read_small(&path).as_deref().and_then(stamp_nsec),
+            _ => None,
+        };
+        UpdateStamps {
+            read_only: statvfs(dir).is_ok_and(|s| s.flags().contains(FsFlags::ST_RDONLY)),
+            stamp,
+            stamp_nsec,
+            usr: mtime("/usr/"),
+        }
+    }
+
     fn environment(&self) -> Vec<(String, String)> {
         std::env::vars_os()
             .map(|(k, v)| {
@@ -521,6 +544,34 @@ mod tests {
         assert_eq!(m.is_mount_point("/"), Ok(true));
         assert_eq!(m.is_mount_point(&p("sub")), Ok(false));
         assert_eq!(m.is_read_write(&p("full")), Ok(true));
+        ok(fs::remove_dir_all(&dir));
+    }
+
+    #[test]
+    fn update_stamps_read_from_the_file_system() {
+        let m = Machine;
+        let dir = std::env::temp_dir().join(format!("flotilla-upd-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        ok(fs::create_dir_all(&dir));
+        let d = dir.to_string_lossy().into_owned();
+        let missing = m.update_stamps(&d);
+        assert_eq!(missing.stamp, None);
+        assert!(!missing.read_only);
+        let usr = ok(fs::symlink_metadata("/usr/"));
+        assert_eq!(missing.usr.map(|t| t.sec), Some(usr.mtime()));
+        ok(fs::write(dir.join(".updated"), b"TIMESTAMP_NSEC=5\n"));
+        let written = ok(fs::symlink_metadata(dir.join(".updated")));
+        let found = m.update_stamps(&d);
+        assert_eq!(
+            found.stamp,
+            Some(MTime {
+                sec: written.mtime(),
+                nsec: written.mtime_nsec()
+            })
+        );
+        // read only where the stamp's nanoseconds are 0
+        let want = (written.mtime_nsec() == 0).then_some(5);
+        assert_eq!(found.stamp_nsec, want);
         ok(fs::remove_dir_all(&dir));
     }
 

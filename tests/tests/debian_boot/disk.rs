@@ -242,14 +242,6 @@ const FLOTILLA_OWN: [&str; 9] = [
     "acpid.service",
 ];
 
-/// Services active under systemd that flotilla does not run, each a
-/// documented difference (docs/debian.md, "A machine's life"):
-/// `systemd-sysusers.service` has `ConditionNeedsUpdate=|/etc`, which
-/// flotilla cannot check yet (it counts as not met, the unit skipped:
-/// `initctl status` says so); systemd ran it at that boot (the condition
-/// held there: `/usr` newer than `/etc/.updated`).
-const SYSTEMD_ONLY: [&str; 1] = ["systemd-sysusers.service"];
-
 /// Services that end by themselves once idle, so whether the list shows
 /// them depends on when it was taken, under either init:
 /// `systemd-fsckd.service` is started through its socket by the boot's
@@ -265,7 +257,7 @@ fn active_differences(sd: &str, fl: &str) -> Vec<String> {
     let fl: Vec<&str> = fl.lines().filter(|u| !EXIT_WHEN_IDLE.contains(u)).collect();
     let mut wrong = Vec::new();
     for u in &sd {
-        if !fl.contains(u) && !SYSTEMD_ONLY.contains(u) {
+        if !fl.contains(u) {
             wrong.push(format!("{u} active under systemd, not under flotilla"));
         }
     }

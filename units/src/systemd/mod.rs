@@ -63,9 +63,9 @@ mod unit_path;
 pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
 pub use canon::{canonical_text, check_options, unit_hash};
 pub use condition::{
-    check as check_conditions, condition_kind, fnmatch, parse_value as parse_condition,
-    version_cmp, Condition, ConditionError, ConditionFacts, Conditions, ScriptedFacts,
-    ScriptedPath, Verdict, CONDITION_KINDS,
+    check as check_conditions, condition_kind, fnmatch, parse_value as parse_condition, stamp_nsec,
+    version_cmp, Condition, ConditionError, ConditionFacts, Conditions, MTime, ScriptedFacts,
+    ScriptedPath, UpdateStamps, Verdict, CONDITION_KINDS,
 };
 pub use detect_virt::{detect_container, in_user_namespace, ContainerSigns, CONTAINER_NAMES};
 pub use dropin::{cat_text, MergedUnit, SourcedOption};

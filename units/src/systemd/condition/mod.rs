@@ -145,6 +145,8 @@ pub trait ConditionFacts {
     fn security(&self, name: &str) -> bool;
     /// `FirstBoot`: this is the machine's first boot.
     fn first_boot(&self) -> bool;
+    /// `NeedsUpdate`: the stamps of `dir` (absolute) and of `/usr`.
+    fn update_stamps(&self, dir: &str) -> UpdateStamps;
     /// The manager's environment.
     fn environment(&self) -> Vec<(String, String)>;
     /// The manager's user: UID and name.
@@ -157,7 +159,7 @@ pub trait ConditionFacts {
     fn has_credential(&self, name: &str) -> bool;
     /// A field of `/etc/os-release` (`ID`, `VERSION_ID` …).
     fn os_release(&self, key: &str) -> Option<String>;
-    /// Any other kind (`Firmware`, `NeedsUpdate`, `Memory`, `CPUs`,
+    /// Any other kind (`Firmware`, `Memory`, `CPUs`,
     /// `CPUFeature`, the pressure ones, `PathIsEncrypted`).
     fn other(&self, kind: &str, param: &str) -> Result<bool, String> {
         let _ = param;
@@ -413,6 +415,12 @@ fn test(c: &Condition, f: &dyn ConditionFacts) -> Result<bool, String> {
         }
         "ACPower" => f.on_ac_power() == boolean()?,
         "FirstBoot" => f.first_boot() == boolean()?,
+        "NeedsUpdate" => needs_update::needs_update(
+            p,
+            &f.kernel_command_line(),
+            f.path_exists("/etc/initrd-release")?,
+            |dir| f.update_stamps(dir),
+        ),
         "Security" => f.security(p),
         "Environment" => f
             .environment()
@@ -604,8 +612,10 @@ pub fn fnmatch(pattern: &str, s: &str) -> bool {
     go(&p, &s)
 }
 
+mod needs_update;
 mod scripted;
 #[cfg(test)]
 mod tests;
 
+pub use needs_update::{stamp_nsec, MTime, UpdateStamps};
 pub use scripted::{ScriptedFacts, ScriptedPath};

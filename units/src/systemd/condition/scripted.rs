@@ -2,7 +2,7 @@
 //! must not be asked: the init's fake OS layer and the planner's tests.
 //! Everything is what its fields say; a path not listed does not exist.
 
-use super::{fnmatch, ConditionFacts};
+use super::{fnmatch, ConditionFacts, UpdateStamps};
 
 /// What a listed path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +148,14 @@ impl ConditionFacts for ScriptedFacts {
     }
     fn first_boot(&self) -> bool {
         false
+    }
+    /// No stamps: a directory listed read-only needs no update, any other
+    /// does (its `.updated` is missing), as systemd decides.
+    fn update_stamps(&self, dir: &str) -> UpdateStamps {
+        UpdateStamps {
+            read_only: self.kind(dir) == Some(ScriptedPath::ReadOnly),
+            ..UpdateStamps::default()
+        }
     }
     fn environment(&self) -> Vec<(String, String)> {
         self.environment.clone()

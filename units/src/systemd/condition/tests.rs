@@ -75,6 +75,16 @@ impl ConditionFacts for Fake {
     fn first_boot(&self) -> bool {
         false
     }
+    fn update_stamps(&self, dir: &str) -> UpdateStamps {
+        // /etc brought up to date after /usr's last change, /var before it
+        let t = |sec| Some(MTime { sec, nsec: 0 });
+        UpdateStamps {
+            read_only: self.kind(dir) == Some("ro"),
+            stamp: if dir == "/etc" { t(200) } else { t(50) },
+            stamp_nsec: None,
+            usr: t(100),
+        }
+    }
     fn environment(&self) -> Vec<(String, String)> {
         vec![("LANG".into(), "C.UTF-8".into())]
     }
@@ -128,6 +138,10 @@ fn each_kind_holds_and_fails() {
     let cases: &[(&str, bool)] = &[
         ("ConditionPathExists=/etc/x.conf", true),
         ("ConditionPathExists=/nope", false),
+        ("ConditionNeedsUpdate=/etc", false),
+        ("ConditionNeedsUpdate=/var", true),
+        ("ConditionNeedsUpdate=!/var", false),
+        ("ConditionNeedsUpdate=/usr", false),
         ("ConditionPathExists=!/nope", true),
         ("ConditionPathExists=! /nope", true),
         ("ConditionPathExistsGlob=/var/lib/*", true),
