@@ -200,12 +200,18 @@ impl<S: Sys> Runtime<S> {
         self.planner
             .graph()
             .ids()
-            .filter(|&i| {
-                let n = self.planner.graph().node(i);
-                !n.ghost || n.masked || self.planner.state(i) != UnitState::Disabled
-            })
+            .filter(|&i| self.is_listed(i))
             .filter_map(|i| self.unit_status(i))
             .collect()
+    }
+
+    /// Whether unit `i` is shown (listed, and found by name): a unit of
+    /// the set, or a ghost still stopping or masked. A stopped transient
+    /// unit is shown until its processes are gone, so that whoever waits
+    /// for its stop (systemctl through the bus) sees the stop end there.
+    pub(super) fn is_listed(&self, i: UnitId) -> bool {
+        let n = self.planner.graph().node(i);
+        !n.ghost || n.masked || self.planner.state(i) != UnitState::Disabled
     }
 
     /// What `analyze security` reads: the declared context and main PID

@@ -62,7 +62,7 @@ impl<S: Sys> Runtime<S> {
                 let g = self.planner.graph();
                 let id = g
                     .unit(&n)
-                    .filter(|&i| !g.node(i).ghost || g.node(i).masked)
+                    .filter(|&i| self.is_listed(i))
                     .or_else(|| g.provider(&n));
                 let r = match id.and_then(|i| self.unit_status_with_usage(i)) {
                     Some(s) => Reply::Unit(s),

@@ -95,6 +95,18 @@ fn a_transient_add_is_spawned_and_stop_transient_stops_it() {
         name: "run-1".into(),
     });
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    // Out of the set but still stopping: found by name, so that a stop
+    // job waiting on it (systemctl stop through the bus) is not done yet.
+    let status = |h: &mut Harness| {
+        h.request(Request::Status {
+            name: Some("run-1".into()),
+        })
+        .pop()
+    };
+    match status(&mut h) {
+        Some(Reply::Unit(u)) => assert_eq!(u.state, UnitState::Stopping),
+        other => panic!("{other:?}"),
+    }
     h.exit(
         "run-1",
         ExitStatus::Signaled {
@@ -109,4 +121,8 @@ fn a_transient_add_is_spawned_and_stop_transient_stops_it() {
         .graph()
         .unit("run-1")
         .is_none_or(|i| h.rt.planner.graph().node(i).ghost));
+    match status(&mut h) {
+        Some(Reply::Error { code, .. }) => assert_eq!(code, ErrorCode::UnknownUnit),
+        other => panic!("{other:?}"),
+    }
 }
