@@ -13,6 +13,7 @@ pub mod escape;
 pub mod hub;
 pub mod introspect;
 pub mod jobs;
+pub mod limits;
 pub mod listen;
 pub mod manager;
 pub mod model;

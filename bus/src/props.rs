@@ -249,6 +249,7 @@ pub fn type_props(s: &UnitStatus) -> Props {
                     Value::from(usage.cpu_usec.map_or(UNKNOWN, |u| u.saturating_mul(1000))),
                 ),
             ]);
+            out.extend(crate::limits::props(&s.limits, false));
         }
     }
     out
@@ -327,8 +328,14 @@ pub const MANAGER_FROM_STATUS: [&str; 5] = [
     "LogTarget",
 ];
 
-/// The manager's properties, in systemd's order; those of
-/// [`MANAGER_FROM_STATUS`] only when `sys` is given.
+/// Whether the manager's property `name` needs the init's status:
+/// [`MANAGER_FROM_STATUS`] and the `DefaultLimit*` ([`crate::limits`]).
+pub fn manager_needs_status(name: &str) -> bool {
+    MANAGER_FROM_STATUS.contains(&name) || crate::limits::is_default_limit(name)
+}
+
+/// The manager's properties, in systemd's order; those that
+/// [`manager_needs_status`] only when `sys` is given.
 /// `started`: when the init started ([`crate::procs::init_started`]).
 pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Props {
     let environment: Vec<String> = std::env::vars()
@@ -365,6 +372,7 @@ pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Pr
             ("LogLevel", Value::from(sys.log.level.as_str())),
             ("LogTarget", Value::from(sys.log.target.as_str())),
         ]);
+        props.extend(crate::limits::props(&sys.default_limits, true));
     }
     props.extend([
         ("UserspaceTimestamp", Value::from(started.0)),
@@ -504,6 +512,7 @@ mod tests {
             log_writer: None,
             units_path: Vec::new(),
             log: Default::default(),
+            default_limits: Default::default(),
         };
         assert_eq!(system_state(&sys), "running");
         sys.units.push(crate::model::tests::unit(
@@ -532,6 +541,15 @@ mod tests {
             log_writer: None,
             units_path: Vec::new(),
             log: Default::default(),
+            default_limits: flotilla_units::context::limits::Rlimit::ALL
+                .into_iter()
+                .map(|r| {
+                    (
+                        r,
+                        flotilla_units::context::limits::RlimitValue { soft: 1, hard: 2 },
+                    )
+                })
+                .collect(),
         };
         let names = |p: Props| p.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
         let full = names(manager(Some(&sys), 0, (1, 2)));
@@ -539,10 +557,10 @@ mod tests {
         let expected: Vec<&str> = full
             .iter()
             .copied()
-            .filter(|n| !MANAGER_FROM_STATUS.contains(n))
+            .filter(|n| !manager_needs_status(n))
             .collect();
         assert_eq!(bare, expected);
-        assert_eq!(full.len(), bare.len() + MANAGER_FROM_STATUS.len());
+        assert_eq!(full.len(), bare.len() + MANAGER_FROM_STATUS.len() + 32);
         assert_eq!(full.get(6..9), Some(&MANAGER_FROM_STATUS[..3]));
         assert!(full.contains(&"LogLevel") && !bare.contains(&"LogLevel"));
     }

@@ -295,7 +295,7 @@ impl Object {
                 // init (logind, `systemd-update-utmp` and `systemctl` read
                 // them often): every unit's status is asked only for
                 // those that count units.
-                let counts = wanted.is_none_or(|n| props::MANAGER_FROM_STATUS.contains(&n));
+                let counts = wanted.is_none_or(props::manager_needs_status);
                 let sys = if counts {
                     Some(hub.system().await?)
                 } else {

@@ -37,6 +37,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         providers: None,
         usage: None,
         dependencies: None,
+        limits: Default::default(),
         skipped: false,
         listening: Vec::new(),
         activates: None,
@@ -71,6 +72,7 @@ fn system() -> SystemStatus {
         log_writer: None,
         units_path: vec![],
         log: Default::default(),
+        default_limits: Default::default(),
     }
 }
 

@@ -133,6 +133,9 @@ pub struct Settings {
     /// The directory of SysV init scripts read as units (`/etc/init.d`
     /// with the config's `sysv-scripts: true`).
     pub sysv_dir: Option<PathBuf>,
+    /// The root below which the manager's settings (`system.conf`) are
+    /// read at every load (the config's `system-conf`).
+    pub system_conf: Option<PathBuf>,
     /// systemd's generators, when they run (docs/generators.md).
     pub generators: Option<Generators>,
     /// The config's `sandbox`: what a setting the init lacks the privilege
@@ -192,6 +195,7 @@ impl Settings {
             timer_stamps: None,
             config_file: None,
             sysv_dir: None,
+            system_conf: None,
             generators: None,
             sandbox: Default::default(),
             systemd_bus: false,
@@ -433,6 +437,7 @@ pub fn resolve(
         targets: config.targets,
         config_file: (explicit || ctx.pid1).then_some(config_path),
         sysv_dir: config.sysv_scripts.then(|| PathBuf::from("/etc/init.d")),
+        system_conf: config.system_conf.clone(),
         sandbox: config.sandbox,
         systemd_bus,
         systemd_bus_asked: config.systemd_bus == Some(true),

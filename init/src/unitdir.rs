@@ -70,7 +70,42 @@ pub fn load_units_naming(
     crate::logwriter::add_builtin(sys, settings, &mut loaded);
     crate::systemd_bus::add_builtin(sys, settings, &mut loaded);
     crate::cmd::add_builtin(settings, &mut loaded);
+    if let Some(root) = &settings.system_conf {
+        let (manager, mut warnings) = read_system_conf(sys, root);
+        loaded.manager = manager;
+        loaded.diagnostics.append(&mut warnings);
+    }
     Ok(loaded)
+}
+
+/// The manager's settings below `root` (`system.conf` and its drop-ins,
+/// `flotilla_units::systemd::system_conf`): a directory or file that
+/// cannot be read counts as absent, as for systemd.
+pub fn read_system_conf(
+    sys: &dyn Sys,
+    root: &Path,
+) -> (
+    flotilla_units::systemd::system_conf::ManagerConfig,
+    Vec<flotilla_units::diag::Diagnostic>,
+) {
+    flotilla_units::systemd::system_conf::read_under(
+        root,
+        &mut |dir| {
+            sys.read_dir(Path::new(dir)).map_or_else(
+                |_| Vec::new(),
+                |names| {
+                    names
+                        .into_iter()
+                        .filter_map(|n| n.into_string().ok())
+                        .collect()
+                },
+            )
+        },
+        &mut |file| match read(sys, Path::new(file)) {
+            FileRead::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+            _ => None,
+        },
+    )
 }
 
 /// Adds a unit for each init script in `dir` with an LSB header

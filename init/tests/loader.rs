@@ -67,6 +67,15 @@ fn the_child_hands_over_what_the_init_would_load() {
         repo("init/tests/fixtures/unitdir-mixed"),
         repo("units/tests/fixtures/systemd"),
     ];
+    // The manager's settings are read below the job's root, in the child.
+    let root = std::env::temp_dir().join(format!("flotilla-loader-conf-{}", std::process::id()));
+    let dropins = root.join("run/systemd/system.conf.d");
+    std::fs::create_dir_all(&dropins).unwrap();
+    std::fs::write(
+        dropins.join("rlimits.conf"),
+        "[Manager]\nDefaultLimitNOFILE=10000:16384\n",
+    )
+    .unwrap();
     let job = Job {
         path: dirs.to_vec(),
         sysv_dir: None,
@@ -81,6 +90,7 @@ fn the_child_hands_over_what_the_init_would_load() {
             argv: vec!["app".to_string()],
             cwd: None,
         }),
+        system_conf: Some(root.clone()),
     };
     let (back, stderr) = run(&job);
     let mut back = back.unwrap();
@@ -92,7 +102,15 @@ fn the_child_hands_over_what_the_init_would_load() {
     assert!(back.units.iter().any(|(u, _)| u.name == "web@x.service"));
     assert!(back.units.iter().any(|(u, _)| u.name == "flotilla-logd"));
     assert!(back.units.iter().any(|(u, _)| u.name == "cmd"));
+    let nofile = flotilla_units::context::limits::Rlimit::Nofile;
+    let got = back
+        .manager
+        .default_limits
+        .get(&nofile)
+        .map(|v| (v.soft, v.hard));
+    assert_eq!(got, Some((10000, 16384)));
     assert_eq!(stderr, "");
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -107,6 +125,7 @@ fn a_search_path_that_cannot_be_read_is_the_loads_error() {
         systemd_bus_asked: false,
         target: String::new(),
         cmd: None,
+        system_conf: None,
     };
     let (back, _) = run(&job);
     let e = back.unwrap_err();

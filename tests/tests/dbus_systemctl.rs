@@ -2425,3 +2425,82 @@ fn a_stop_of_a_unit_waiting_for_its_dependency_returns() {
     let s = init.unit("trig.service");
     assert_eq!(s.state, UnitState::Disabled, "{s:?}");
 }
+
+/// The manager's settings (systemd's test 05): with the config's
+/// `system-conf` (a root in the test's directory, so the host's own
+/// `/etc/systemd/system.conf` is not read), a drop-in written to
+/// `run/systemd/system.conf.d` and `systemctl daemon-reload` give
+/// `DefaultLimitNOFILE`/`DefaultLimitNOFILESoft`, every unit without a
+/// `LimitNOFILE=` of its own shows them and its processes get them; a unit's
+/// own key wins; a `[Manager]` key flotilla does not apply is a warning
+/// naming its file and line.
+#[test]
+fn system_conf_default_limits_after_a_drop_in_and_daemon_reload() {
+    let dir = TestDir::new();
+    units(&dir);
+    dir.file(
+        "root/etc/systemd/system.conf",
+        "[Manager]\n#DefaultLimitNOFILE=\nLogLevel=debug\n",
+    );
+    // Each writes what `ulimit` says of its descriptors: soft, hard.
+    for (name, own) in [("limits", ""), ("own", "LimitNOFILE=100:200\n")] {
+        dir.file(
+            &format!("units/{name}.service"),
+            &format!(
+                "[Service]\nType=oneshot\nRemainAfterExit=yes\n{own}\
+                 ExecStart=/bin/sh -c 'echo $(ulimit -n -S) $(ulimit -n -H) > {}'\n",
+                dir.join(name).display()
+            ),
+        );
+    }
+    let config = dir.file(
+        "init.yaml",
+        &format!("system-conf: {}\n", dir.join("root").display()),
+    );
+    let init = dir.init().config(config).target("default").start();
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    let show = |args: &[&str]| {
+        let mut all = vec!["show", "-P"];
+        all.extend(args);
+        let out = systemctl(&bus, &all);
+        out.expect(0);
+        out.stdout.trim_end().to_string()
+    };
+    let warning = format!(
+        "{}:3:1: warning: flotilla does not apply `LogLevel=`",
+        dir.join("root/etc/systemd/system.conf").display()
+    );
+    let log = std::fs::read_to_string(dir.join("init.out")).unwrap_or_default();
+    assert!(log.contains(&warning), "no `{warning}` in:\n{log}");
+    // No default set: the init's own limit, which its children inherit.
+    let before: u64 = show(&["DefaultLimitNOFILESoft"]).parse().expect("a number");
+    assert!(before > 0);
+
+    dir.file(
+        "root/run/systemd/system.conf.d/rlimits.conf",
+        "[Manager]\nDefaultLimitNOFILE=10000:16384\n",
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show(&["DefaultLimitNOFILESoft"]), "10000");
+    assert_eq!(show(&["DefaultLimitNOFILE"]), "16384");
+    // A unit started before the reload shows the new default, as under
+    // systemd (its processes keep the limits they were started with).
+    assert_eq!(show(&["LimitNOFILESoft", "web"]), "10000");
+    assert_eq!(show(&["LimitNOFILE", "web"]), "16384");
+
+    systemctl(&bus, &["start", "limits.service", "own.service"]).expect(0);
+    let got = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| {
+            panic!(
+                "{name}.service wrote nothing ({e}): {:?}",
+                init.unit(&format!("{name}.service"))
+            )
+        })
+    };
+    assert_eq!(got("limits"), "10000 16384\n");
+    assert_eq!(got("own"), "100 200\n");
+    assert_eq!(show(&["LimitNOFILESoft", "limits.service"]), "10000");
+    assert_eq!(show(&["LimitNOFILESoft", "own.service"]), "100");
+    assert_eq!(show(&["LimitNOFILE", "own.service"]), "200");
+}

@@ -36,6 +36,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "console-output",
     "sandbox",
     "systemd-bus",
+    "system-conf",
 ];
 
 /// The init's configuration as the file gives it; `None` is "not set"
@@ -82,6 +83,10 @@ pub struct Config {
     /// init's standard output) or `none`; `None`: the default, `all` in a
     /// container and `none` on a machine.
     pub console_output: Option<bool>,
+    /// `system-conf`: read the manager's settings (systemd's
+    /// `system.conf` and its drop-ins, [`crate::systemd::system_conf`])
+    /// below this root (`true`: `/`; `false` or not set: none).
+    pub system_conf: Option<PathBuf>,
 }
 
 /// Parses the config file `file` whose contents are `text`. Every problem
@@ -155,6 +160,16 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
                     &mut sink,
                     e.value,
                     "`true`, `false` or a list of directories for `generators`",
+                ),
+            },
+            "system-conf" => match &e.value.value {
+                Value::Bool(true) => config.system_conf = Some(PathBuf::from("/")),
+                Value::Bool(false) => config.system_conf = None,
+                Value::Str(_) => config.system_conf = path(e.key, e.value, &mut sink),
+                _ => expected(
+                    &mut sink,
+                    e.value,
+                    "`true`, `false` or a root directory for `system-conf`",
                 ),
             },
             "generator-output" => config.generator_output = path(e.key, e.value, &mut sink),
@@ -308,6 +323,7 @@ mod tests {
                 sandbox: Default::default(),
                 systemd_bus: None,
                 console_output: None,
+                system_conf: None,
             }
         );
         let c = parse_config("init.yaml", "console-output: none\n").unwrap();
@@ -341,6 +357,27 @@ mod tests {
             [
                 "init.yaml:1:13: expected `true`, `false` or a list of directories for \
               `generators`, found a number"
+            ]
+        );
+    }
+
+    #[test]
+    fn system_conf_key() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("system-conf: true\n", Some("/")),
+            ("system-conf: /srv/root\n", Some("/srv/root")),
+            ("system-conf: false\n", None),
+            ("default-target: x\n", None),
+        ];
+        for (text, want) in cases {
+            let c = parse_config("init.yaml", text).unwrap();
+            assert_eq!(c.system_conf, want.map(PathBuf::from), "{text}");
+        }
+        assert_eq!(
+            errors("system-conf: [a]\n"),
+            [
+                "init.yaml:1:14: expected `true`, `false` or a root directory for \
+              `system-conf`, found a list"
             ]
         );
     }

@@ -362,6 +362,7 @@ pub(crate) mod tests {
             providers: None,
             usage: None,
             dependencies: None,
+            limits: Default::default(),
             skipped: false,
             listening: Vec::new(),
             activates: None,
@@ -402,6 +403,7 @@ pub(crate) mod tests {
             log_writer: None,
             units_path: vec![],
             log: Default::default(),
+            default_limits: Default::default(),
         }
     }
 

@@ -561,9 +561,20 @@ impl<S: Sys> Runtime<S> {
             (None, None) => None,
             (uid, gid) => Some((uid.unwrap_or(0), gid.unwrap_or(0))),
         };
-        let mut run = self
-            .sys
-            .start_unit(&spec.name, &spec.extras.context, owner)?;
+        // The manager's `DefaultLimit*=` where the unit has no `Limit*=`
+        // of its own (`ManagerConfig::limits_for`).
+        let defaults = &self.units.manager.default_limits;
+        let mut run = if defaults
+            .keys()
+            .all(|r| spec.extras.context.limits.contains_key(r))
+        {
+            self.sys
+                .start_unit(&spec.name, &spec.extras.context, owner)?
+        } else {
+            let mut ctx = spec.extras.context.clone();
+            ctx.limits = self.units.manager.limits_for(&ctx.limits);
+            self.sys.start_unit(&spec.name, &ctx, owner)?
+        };
         // journald reads the unit's LogLevelMax= and LogExtraFields= from
         // systemd's files, when it is the init's journald (never of
         // journald itself, as for its output).

@@ -210,6 +210,7 @@ impl<S: Sys> Runtime<S> {
             masked,
             errors: mut load_errors,
             templates,
+            manager,
         } = unitset::at_start(&sys, loaded);
         let (mut shape, problems) = crate::shape::load(&sys, &settings);
         crate::shape::set_unit_file_masks(&mut shape, &masked);
@@ -231,6 +232,7 @@ impl<S: Sys> Runtime<S> {
         unitset::want_builtins(&mut planner, mono0);
         let mut units = UnitSet::new(dir_units, planner.graph(), load_errors);
         units.templates = Some(templates);
+        units.manager = manager;
         // Loading the directory's files is the biggest peak there is.
         sys.release_free_memory();
         if planner.graph().provider(&settings.target).is_none() {

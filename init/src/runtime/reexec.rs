@@ -234,12 +234,21 @@ impl<S: Sys> Runtime<S> {
                 ));
             }
         }
-        let units = UnitSet::resumed(
+        let mut units = UnitSet::resumed(
             snap.dir_units,
             planner.graph(),
             snap.load_errors,
             snap.transient,
         );
+        // The manager's settings are read again, as systemd's re-exec
+        // does (the unit files are not: they are carried).
+        if let Some(root) = &settings.system_conf {
+            let (manager, warnings) = crate::unitdir::read_system_conf(&sys, root);
+            for w in &warnings {
+                sys.console(&format!("init: {w}"));
+            }
+            units.manager = manager;
+        }
         let feed = LogFeed::resume(snap.log_instance, snap.next_log_id);
         let wall = |(secs, nanos): (i64, u32)| WallTime { secs, nanos };
         let clock = WallClock::resumed(

@@ -12,14 +12,16 @@ use crate::control::{ConnId, Watch};
 use crate::logbuf::Tail;
 use crate::outpipe::Stream;
 use crate::sys::Sys;
+use flotilla_units::context::limits::{Rlimit, RlimitValue};
 use flotilla_units::graph::UnitId;
 use flotilla_units::loglevel::LogLevel;
 use flotilla_units::protocol::{
     LogLine, Progress, Reply, ShutdownKind, SystemStatus, UnitStatus, PROGRESS_NAMES,
 };
-use flotilla_units::spec::UnitAction;
+use flotilla_units::spec::{Runs, UnitAction};
 use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
+use std::collections::BTreeMap;
 
 /// The console line for a unit that went from `last` to `now`, if the
 /// change is worth one, with its level: a failure is an error, the rest
@@ -130,6 +132,7 @@ impl<S: Sys> Runtime<S> {
             }),
             usage: None,
             dependencies: None,
+            limits: Default::default(),
             skipped: v.skipped,
             listening: self.listening(id),
             activates: node
@@ -190,7 +193,24 @@ impl<S: Sys> Runtime<S> {
             .get(id)
             .and_then(|s| s.run.as_deref())
             .and_then(|run| self.sys.unit_usage(run));
+        if let Some(n) = self.planner.graph().get(id).filter(|n| {
+            let row = n.spec.kind.row();
+            row.runs == Runs::Process && !row.adopts()
+        }) {
+            st.limits = self.effective_limits(&n.spec.extras.context.limits);
+        }
         Some(st)
+    }
+
+    /// The limits a unit's processes get: its own `Limit*=`, else the
+    /// manager's `DefaultLimit*=`, else the init's own (inherited).
+    fn effective_limits(
+        &self,
+        own: &BTreeMap<Rlimit, RlimitValue>,
+    ) -> BTreeMap<Rlimit, RlimitValue> {
+        let mut all = crate::sys::rlimits::own_limits();
+        all.extend(self.units.manager.limits_for(own));
+        all
     }
 
     /// Every unit, and the ghosts (removed units) still stopping or
@@ -266,6 +286,7 @@ impl<S: Sys> Runtime<S> {
                 .map(|d| d.display().to_string())
                 .collect(),
             log: self.log,
+            default_limits: self.effective_limits(&BTreeMap::new()),
         }
     }
 

@@ -15,6 +15,7 @@ use flotilla_units::load::{LoadedPath, Templates};
 use flotilla_units::planner::{Planner, WantLife};
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
+use flotilla_units::systemd::system_conf::ManagerConfig;
 use flotilla_units::time::Instant;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -30,6 +31,8 @@ pub(super) struct AtStart {
     pub errors: Vec<String>,
     /// What instances made later read (`instances.rs`).
     pub templates: Templates,
+    /// The manager's settings (`system.conf`).
+    pub manager: ManagerConfig,
 }
 
 /// The unit search path at start, as loaded (`loading.rs`): a load that
@@ -41,12 +44,14 @@ pub(super) fn at_start(sys: &dyn Sys, loaded: Result<LoadedPath, String>) -> AtS
             masked: l.masked,
             errors: errors_of(sys, &l.diagnostics),
             templates: l.template_files,
+            manager: l.manager,
         },
         Err(e) => AtStart {
             units: Vec::new(),
             masked: Vec::new(),
             errors: vec![e],
             templates: Templates::default(),
+            manager: ManagerConfig::default(),
         },
     }
 }
@@ -135,6 +140,9 @@ pub(super) struct UnitSet {
     /// The last read of the search path for a load on demand
     /// (`on_demand.rs`); `None` until the first.
     pub(super) last_read: Option<super::on_demand::PathRead>,
+    /// The manager's settings of the last load (`system.conf`, read at
+    /// start and at every reload): the units' default limits.
+    pub(super) manager: ManagerConfig,
 }
 
 impl UnitSet {
@@ -147,6 +155,7 @@ impl UnitSet {
             load_errors,
             templates: None,
             last_read: None,
+            manager: ManagerConfig::default(),
         }
     }
 
@@ -413,6 +422,7 @@ impl<S: Sys> Runtime<S> {
                 applied.warnings.extend(problems);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
                 self.units.templates = Some(loaded.template_files);
+                self.units.manager = loaded.manager;
                 applied.warnings.extend(
                     loaded
                         .diagnostics

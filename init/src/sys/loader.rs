@@ -70,6 +70,9 @@ pub struct Job {
     /// The command after `--`, a unit of the set (`cmd.rs`).
     #[serde(default)]
     pub cmd: Option<crate::cmd::CmdLine>,
+    /// The root of the manager's settings (`system.conf`), when read.
+    #[serde(default)]
+    pub system_conf: Option<PathBuf>,
 }
 
 impl Job {
@@ -85,6 +88,7 @@ impl Job {
             systemd_bus_asked: settings.systemd_bus_asked,
             target: settings.target.clone(),
             cmd: settings.cmd.clone(),
+            system_conf: settings.system_conf.clone(),
         }
     }
 
@@ -103,6 +107,7 @@ impl Job {
             systemd_bus: self.systemd_bus,
             cmd: self.cmd.clone(),
             systemd_bus_asked: self.systemd_bus_asked,
+            system_conf: self.system_conf.clone(),
             ..Settings::new(first, &self.target, self.control.clone())
         }
     }
@@ -310,6 +315,7 @@ mod tests {
             systemd_bus_asked: false,
             target: String::new(),
             cmd: None,
+            system_conf: None,
         };
         let settings = job.settings();
         assert_eq!(settings.units_path(), job.path);

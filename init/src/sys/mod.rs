@@ -85,6 +85,7 @@ mod pidfd;
 mod private_dev;
 pub mod real;
 pub mod reexec;
+pub mod rlimits;
 mod sandbox;
 mod seccomp;
 pub mod sockets;

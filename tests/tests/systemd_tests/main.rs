@@ -80,8 +80,9 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "05",
-        "`systemctl show -P DefaultLimitNOFILESoft` is empty after a drop-in in \
-         /run/systemd/system.conf.d: the manager's `DefaultLimit*` are not read from system.conf.d",
+        "`systemd-run --wait -t bash -c '[[ \"$(ulimit -n -S)\" = \"10000\" ]]'` refused: \
+         StartTransientUnit with StandardInputFileDescriptor (`-t` hands over the terminal's \
+         descriptors) is not taken; the DefaultLimit* checks before it pass",
     ),
     (
         "15",

@@ -83,6 +83,11 @@ pub struct LoadedPath {
     /// What making more instances later reads (`initctl start
     /// name@x.service`): the templates' files and drop-ins, kept.
     pub template_files: Templates,
+    /// The manager's settings (`system.conf` and its drop-ins), when the
+    /// config's `system-conf` asks for them; their warnings are among
+    /// [`LoadedPath::diagnostics`].
+    #[serde(default)]
+    pub manager: crate::systemd::system_conf::ManagerConfig,
 }
 
 /// Reads a file: its path in, what reading gave out.

@@ -1,8 +1,10 @@
 //! What `status` reports: one unit ([`UnitStatus`]) and the whole system
 //! ([`SystemStatus`]), with the parts they carry.
 
+use crate::context::limits::{Rlimit, RlimitValue};
 use crate::state::UnitState;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One unit as the protocol reports it (docs/contract.md §5's `--json` shape).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,6 +113,12 @@ pub struct UnitStatus {
     /// to its end, which systemd shows as `inactive` (`dead`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+    /// The resource limits its processes get (systemd's `LimitNOFILE`,
+    /// `LimitNOFILESoft`, …): its own `Limit*=`, else the manager's
+    /// default ([`SystemStatus::default_limits`]). In the answer to
+    /// `status` of one unit that runs processes (not in lists).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: BTreeMap<Rlimit, RlimitValue>,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).
@@ -259,6 +267,12 @@ pub struct SystemStatus {
     /// `LogTarget`; `set-log`).
     #[serde(default)]
     pub log: crate::loglevel::LogSettings,
+    /// The limits a unit without `Limit*=` of its own gets, every
+    /// resource (systemd's `DefaultLimitNOFILE`, …): the manager's
+    /// `DefaultLimit*=` (`system-conf`), else the init's own, which its
+    /// children inherit.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub default_limits: BTreeMap<Rlimit, RlimitValue>,
 }
 
 /// How the units' output gets to the log directory (`initctl status`).
