@@ -374,6 +374,8 @@ pub(crate) mod tests {
             reload_result: None,
             activation: Vec::new(),
             ended: false,
+            can_clean: Vec::new(),
+            cleaning: false,
         }
     }
 
