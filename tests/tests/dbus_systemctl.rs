@@ -9,6 +9,8 @@
 
 #[path = "dbus_systemctl/clean.rs"]
 mod clean;
+#[path = "dbus_systemctl/timers.rs"]
+mod timers;
 
 use flotilla_tests::init::{run, Init, Out, TestDir};
 use flotilla_tests::{bins, procs, wait_for, WAIT};
