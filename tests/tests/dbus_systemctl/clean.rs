@@ -8,6 +8,7 @@
 
 use super::{busctl, busd_on, dbus_daemon, on_the_bus, started, Busd};
 use flotilla_tests::init::{run, Out, TestDir};
+use flotilla_tests::{wait_for, WAIT};
 use flotilla_units::state::UnitState;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,8 +76,12 @@ fn systemctl_clean_removes_a_stopped_units_directories() {
     systemctl(&["daemon-reload"]).expect(0);
     systemctl(&["start", &unit]).expect(0);
     init.wait_state(&unit, UnitState::Running);
+    // Made by the unit's own process before its exec, which the state
+    // `running` of a simple service does not wait for.
     for d in [&state, &cache, &logs] {
-        assert!(d.is_dir(), "{} made at the start", d.display());
+        wait_for(WAIT, &format!("{} made at the start", d.display()), || {
+            d.is_dir().then_some(())
+        });
     }
     let out = systemctl(&["show", "-P", "CanClean", &unit]);
     assert_eq!(out.stdout, "state cache logs\n", "{out:?}");
