@@ -45,6 +45,9 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("KillUnit", "ssi", ""),
     ("ResetFailed", "", ""),
     ("ResetFailedUnit", "s", ""),
+    ("CleanUnit", "sas", ""),
+    ("RefUnit", "s", ""),
+    ("UnrefUnit", "s", ""),
     ("StartTransientUnit", "ssa(sv)a(sa(sv))", "o"),
     ("AbandonScope", "s", ""),
     ("GetJob", "u", "o"),
@@ -99,6 +102,9 @@ pub const UNIT_METHODS: &[(&str, &str, &str)] = &[
     ("ReloadOrTryRestart", "s", "o"),
     ("Kill", "si", ""),
     ("ResetFailed", "", ""),
+    ("Clean", "as", ""),
+    ("Ref", "", ""),
+    ("Unref", "", ""),
 ];
 
 /// A scope's interface's methods.

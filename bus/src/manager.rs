@@ -31,6 +31,7 @@ pub const MUTATING: &[&str] = &[
     "KillUnit",
     "ResetFailed",
     "ResetFailedUnit",
+    "CleanUnit",
     "StartTransientUnit",
     "AbandonScope",
     "CancelJob",
@@ -60,6 +61,7 @@ pub const MUTATING: &[&str] = &[
     "ReloadOrRestart",
     "ReloadOrTryRestart",
     "Kill",
+    "Clean",
 ];
 
 fn args<T>(msg: &Message) -> Result<T, BusError>
@@ -86,8 +88,8 @@ pub fn row(hub: &Hub, s: &UnitStatus) -> UnitRow {
         name.clone(),
         s.description.clone().unwrap_or_else(|| name.clone()),
         if s.masked { "masked" } else { "loaded" }.to_string(),
-        model::active_state(s.kind, model::shown(s)).to_string(),
-        model::sub_state(s.kind, model::shown(s)).to_string(),
+        model::active_of(s).to_string(),
+        model::sub_of(s).to_string(),
         String::new(),
         owned_path(&unit_path(&name)),
         job_id,
@@ -106,11 +108,9 @@ async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answe
             let name = systemd_name(s);
             let load = if s.masked { "masked" } else { "loaded" };
             (states.is_empty()
-                || states.iter().any(|st| {
-                    st == model::active_state(s.kind, model::shown(s))
-                        || st == model::sub_state(s.kind, model::shown(s))
-                        || st == load
-                }))
+                || states
+                    .iter()
+                    .any(|st| st == model::active_of(s) || st == model::sub_of(s) || st == load))
                 && (patterns.is_empty() || patterns.iter().any(|p| fnmatch(p, &name)))
         })
         .map(|s| row(hub, s))
@@ -259,6 +259,14 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         "ResetFailedUnit" => {
             let (name,): (String,) = args(msg)?;
             reset_failed_unit(hub, &name).await
+        }
+        "CleanUnit" => {
+            let (name, what): (String, Vec<String>) = args(msg)?;
+            clean(hub, &name, what).await
+        }
+        "RefUnit" | "UnrefUnit" => {
+            let (name,): (String,) = args(msg)?;
+            reference(hub, &name).await
         }
         "AbandonScope" => {
             let (name,): (String,) = args(msg)?;
@@ -529,6 +537,54 @@ pub async fn abandon_scope(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusErr
             message: format!("Scope {name} is not running, cannot abandon."),
         });
     }
+    Ok((Answer::Empty, None))
+}
+
+/// `CleanUnit` (and `Clean` on the unit, `systemctl clean`): the init's
+/// `clean` of the unit, answered once its directories are gone; refused
+/// with systemd's errors (`UnitBusy` unless the unit is down,
+/// `NothingToClean`, `NotSupported` for a unit with nothing to clean by
+/// type, `InvalidArgs` for a word that is no resource).
+pub async fn clean(hub: &Arc<Hub>, name: &str, what: Vec<String>) -> Result<Outcome, BusError> {
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    match hub.ask(Request::Clean { unit: s.unit, what }).await? {
+        Reply::Accepted { .. } => Ok((Answer::Empty, None)),
+        Reply::Error {
+            code: flotilla_units::protocol::ErrorCode::NotPossible,
+            message,
+            ..
+        } => Err(BusError {
+            name: clean_error(&message),
+            message,
+        }),
+        other => Err(BusError::from_init(&other, "clean")),
+    }
+}
+
+/// systemd's error name of the init's refusal of a clean, by its message
+/// (`units/src/context/clean.rs` words it as systemd does).
+fn clean_error(message: &str) -> &'static str {
+    use flotilla_units::context::clean::Refusal;
+    if message == Refusal::Busy.message() {
+        "org.freedesktop.systemd1.UnitBusy"
+    } else if message == Refusal::NothingToClean.message() {
+        "org.freedesktop.systemd1.NothingToClean"
+    } else {
+        "org.freedesktop.DBus.Error.NotSupported"
+    }
+}
+
+/// `RefUnit`/`UnrefUnit` (and `Ref`/`Unref` on the unit): systemd keeps
+/// a unit a client references loaded (systemctl references the unit it
+/// waits for); flotilla never unloads a unit a client could watch, so a
+/// reference is only checked to name a unit.
+pub async fn reference(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    hub.find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
     Ok((Answer::Empty, None))
 }
 

@@ -97,6 +97,24 @@ pub fn shown(s: &UnitStatus) -> UnitState {
     }
 }
 
+/// systemd's `ActiveState` of `s`: while its directories are removed
+/// (`systemctl clean`), `maintenance`; else that of the state shown.
+pub fn active_of(s: &UnitStatus) -> &'static str {
+    if s.cleaning {
+        return "maintenance";
+    }
+    active_state(s.kind, shown(s))
+}
+
+/// systemd's `SubState` of `s`: `cleaning` while its directories are
+/// removed; else that of the state shown.
+pub fn sub_of(s: &UnitStatus) -> &'static str {
+    if s.cleaning {
+        return "cleaning";
+    }
+    sub_state(s.kind, shown(s))
+}
+
 /// systemd's `ActiveState` of a flotilla state of a unit of `kind`.
 pub fn active_state(kind: UnitType, state: UnitState) -> &'static str {
     match state {

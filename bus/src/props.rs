@@ -107,15 +107,9 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
             Value::from(s.description.clone().unwrap_or(id)),
         ),
         ("LoadState", Value::from(load)),
-        (
-            "ActiveState",
-            Value::from(model::active_state(s.kind, model::shown(s))),
-        ),
+        ("ActiveState", Value::from(model::active_of(s))),
         ("FreezerState", Value::from("running")),
-        (
-            "SubState",
-            Value::from(model::sub_state(s.kind, model::shown(s))),
-        ),
+        ("SubState", Value::from(model::sub_of(s))),
         ("FragmentPath", Value::from(source)),
         ("SourcePath", Value::from("")),
         ("DropInPaths", strs(vec![])),
@@ -134,6 +128,9 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         ("CanStart", Value::from(!s.masked)),
         ("CanStop", Value::from(true)),
         ("CanReload", Value::from(s.kind.row().runs != Runs::Nothing)),
+        // What `systemctl clean` may remove: the init gives it in the
+        // status of one unit (GetAll, Get).
+        ("CanClean", strs(s.can_clean.clone())),
         (
             "CanIsolate",
             Value::from(s.kind.row().runs == Runs::Nothing),
@@ -236,6 +233,9 @@ pub fn type_props(s: &UnitStatus) -> Props {
                 ("StatusErrno", Value::from(0i32)),
                 ("Result", Value::from(model::result(s))),
                 ("ReloadResult", Value::from(model::reload_result(s))),
+                // A failed clean is the client's error reply, and the
+                // unit stays as it was (docs/dbus.md, "Cleaning a unit").
+                ("CleanResult", Value::from("success")),
                 ("NRestarts", Value::from(s.restarts)),
                 ("PIDFile", Value::from("")),
                 ("ControlGroup", Value::from(cgroup)),

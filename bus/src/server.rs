@@ -403,6 +403,14 @@ impl Object {
                     manager::unit_job(hub, member, name, &mode).await
                 }
                 "ResetFailed" => manager::reset_failed_unit(hub, name).await,
+                "Clean" => {
+                    let (what,): (Vec<String>,) = msg
+                        .body()
+                        .deserialize()
+                        .map_err(|e| BusError::invalid_args(e.to_string()))?;
+                    manager::clean(hub, name, what).await
+                }
+                "Ref" | "Unref" => manager::reference(hub, name).await,
                 "Kill" => {
                     let (whom, signal): (String, i32) = msg
                         .body()

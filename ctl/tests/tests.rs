@@ -50,6 +50,8 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         reload_result: None,
         activation: Vec::new(),
         ended: false,
+        can_clean: Vec::new(),
+        cleaning: false,
     }
 }
 

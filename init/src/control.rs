@@ -50,6 +50,9 @@ pub enum Watch {
     /// `reload` while the generators run: the reply comes when they end
     /// (`runtime/generators.rs`).
     Reload,
+    /// `clean`: the reply comes when the cleaner ends
+    /// (`runtime/cleaning.rs`).
+    Clean,
 }
 
 /// One client connection.
@@ -224,7 +227,7 @@ impl Control {
                 Ok(0) => {
                     // The client closed its side: finish what it asked, then close.
                     conn.closing = true;
-                    if conn.watch != Watch::None && conn.watch != Watch::Reload {
+                    if !matches!(conn.watch, Watch::None | Watch::Reload | Watch::Clean) {
                         drop_it = true;
                     }
                     break;

@@ -11,7 +11,7 @@
 use flotilla_init::args::{self, Args, Context};
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::sys::Sys;
-use flotilla_init::sys::{generators, loader, reexec};
+use flotilla_init::sys::{clean, generators, loader, reexec};
 use std::process::ExitCode;
 
 mod check;
@@ -32,6 +32,11 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         };
+    }
+    // The cleaner: a child the init starts for `systemctl clean`
+    // (docs/dbus.md).
+    if argv.first().map(String::as_str) == Some(clean::RUN_FLAG) {
+        return ExitCode::from(clean::main(argv.get(1..).unwrap_or_default()));
     }
     // The unit loader: a child the init starts (docs/pid1.md).
     if argv.first().map(String::as_str) == Some(loader::RUN_FLAG) {

@@ -7,6 +7,11 @@
 //! with a tmpfs over `/run` and the test's socket bound there, so the
 //! host's `/run` is untouched (harness: `tests/src/`).
 
+#[path = "dbus_systemctl/clean.rs"]
+mod clean;
+#[path = "dbus_systemctl/timers.rs"]
+mod timers;
+
 use flotilla_tests::init::{run, Init, Out, TestDir};
 use flotilla_tests::{bins, procs, wait_for, WAIT};
 use flotilla_units::state::UnitState;

@@ -36,6 +36,8 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         reload_result: None,
         activation: Vec::new(),
         ended: false,
+        can_clean: Vec::new(),
+        cleaning: false,
     }
 }
 

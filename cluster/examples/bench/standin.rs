@@ -68,6 +68,8 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         reload_result: None,
         activation: Vec::new(),
         ended: false,
+        can_clean: Vec::new(),
+        cleaning: false,
     }
 }
 

@@ -375,6 +375,8 @@ pub(crate) mod tests {
             reload_result: None,
             activation: Vec::new(),
             ended: false,
+            can_clean: Vec::new(),
+            cleaning: false,
         }
     }
 

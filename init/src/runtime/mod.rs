@@ -38,6 +38,7 @@
 
 mod accepts;
 mod childwait;
+mod cleaning;
 mod execs;
 mod executor;
 mod fdstore;
@@ -178,6 +179,8 @@ pub struct Runtime<S: Sys> {
     accepts: accepts::Accepts,
     /// A reload while its generators or its loader run (`reloading.rs`).
     reloading: Option<reloading::Pending>,
+    /// The cleans under way (`cleaning.rs`).
+    cleaning: Vec<cleaning::Cleaning>,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -324,6 +327,7 @@ impl<S: Sys> Runtime<S> {
             scopes: scopes::Scopes::default(),
             accepts: accepts::Accepts::default(),
             reloading: None,
+            cleaning: Vec::new(),
         }
     }
 

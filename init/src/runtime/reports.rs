@@ -175,6 +175,8 @@ impl<S: Sys> Runtime<S> {
                 && !node.spec.kind.is_trigger()
                 && !node.spec.kind.row().adopts()
                 && !node.spec.remain_after_exit(),
+            can_clean: Vec::new(),
+            cleaning: self.is_cleaning(&node.spec.name),
         })
     }
 
@@ -188,6 +190,15 @@ impl<S: Sys> Runtime<S> {
             .graph()
             .get(id)
             .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec));
+        if let Some(n) = self.planner.graph().get(id) {
+            st.can_clean = flotilla_units::context::clean::can_clean(
+                &n.spec.extras.context.directories,
+                n.spec.extras.file_descriptor_store_max.unwrap_or(0),
+            )
+            .into_iter()
+            .map(|r| r.as_str().to_string())
+            .collect();
+        }
         st.usage = self
             .slots
             .get(id)
@@ -439,7 +450,7 @@ impl<S: Sys> Runtime<S> {
                 Watch::Logs { unit, next } => self.follow_logs(c, unit, next),
                 // Sent above, each change as it was made.
                 Watch::Changes => {}
-                Watch::None | Watch::LogWriter | Watch::Reload => {}
+                Watch::None | Watch::LogWriter | Watch::Reload | Watch::Clean => {}
             }
         }
     }

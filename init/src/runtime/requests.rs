@@ -104,6 +104,11 @@ impl<S: Sys> Runtime<S> {
                 let r = self.reset_failed(unit.as_deref());
                 self.reply(c, r);
             }
+            Request::Clean { unit, what } => {
+                if let Some(r) = self.clean(c, &unit, &what) {
+                    self.reply(c, r);
+                }
+            }
             Request::KillUnit {
                 unit,
                 signal,

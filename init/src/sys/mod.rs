@@ -51,6 +51,7 @@
 pub mod adopt;
 mod bpf;
 pub mod cgroup;
+pub mod clean;
 mod clock;
 mod clone3;
 pub mod conditions;

@@ -37,6 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 pub mod caps;
+pub mod clean;
 pub mod credentials;
 pub mod devices;
 pub mod dirs;

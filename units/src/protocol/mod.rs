@@ -196,6 +196,19 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         main_only: bool,
     },
+    /// Remove a unit's directories, as systemd's `CleanUnit` (`systemctl
+    /// clean`) does ([`Reply::Accepted`] once they are gone): `what` in
+    /// systemd's words (`runtime`, `state`, `cache`, `logs`,
+    /// `configuration`, `fdstore`, `all`; `units/src/context/clean.rs`).
+    /// Refused (`not-possible`) unless the unit is down, or when nothing
+    /// named exists for it; the removal runs in a child of the init.
+    Clean {
+        /// The unit's name.
+        unit: String,
+        /// The resources to remove.
+        #[serde(default)]
+        what: Vec<String>,
+    },
     /// D-Bus names taken or given up on the system bus, as
     /// `flotilla-busd` sees them ([`Reply::Accepted`]): a unit with
     /// `ready-bus-name` (systemd's `Type=dbus`) is ready once its name is
@@ -377,6 +390,7 @@ impl Request {
                 | Request::KillUnit { .. }
                 | Request::BusNames { .. }
                 | Request::ResetFailed { .. }
+                | Request::Clean { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }

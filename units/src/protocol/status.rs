@@ -119,6 +119,16 @@ pub struct UnitStatus {
     /// `status` of one unit that runs processes (not in lists).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub limits: BTreeMap<Rlimit, RlimitValue>,
+    /// What `systemctl clean` may remove of the unit, in systemd's words
+    /// (`CanClean`: `runtime`, `state`, `cache`, `logs`, `configuration`,
+    /// `fdstore`; `units/src/context/clean.rs`): in the answer to `status`
+    /// of one unit (not in lists).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub can_clean: Vec<String>,
+    /// Its directories are being removed (`clean`): systemd's
+    /// `maintenance` state (`cleaning`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cleaning: bool,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).
