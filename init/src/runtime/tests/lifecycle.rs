@@ -403,3 +403,59 @@ fn a_unit_with_a_bus_name_is_up_when_busd_reports_it_owned() {
     h.request(names(&["org.example.Web"], false));
     h.turn_until("web running", |h| h.state("web") == UnitState::Running);
 }
+
+/// systemd's `Type=simple` against `Type=exec` (testsuite-23): the user of
+/// a `started-at-fork` unit is not found. Its start is told done (the
+/// console's `started`, in a turn of its own), then its main process's
+/// failure with systemd's `EXIT_USER`, 217; without `started-at-fork` the
+/// start itself fails.
+#[test]
+fn a_user_not_found_fails_a_simple_unit_after_its_start() {
+    let simple = "unit: two\nexec-start: /bin/sleep infinity\nuser: idontexist\n\
+                  started-at-fork: true\nrestart: no\n";
+    let sys = fake_with(&[("two", simple)]);
+    let mut h = Harness::start(sys, "two");
+    assert_eq!(h.state("two"), UnitState::Failed);
+    let console = h.sys().console_lines();
+    let started = console.iter().position(|l| l == "[  OK  ] started two");
+    let failed = console
+        .iter()
+        .position(|l| l.contains("FAILED") && l.contains("two"));
+    assert!(
+        matches!((started, failed), (Some(s), Some(f)) if s < f),
+        "{console:?}"
+    );
+    let r = h.request(Request::Status {
+        name: Some("two".to_string()),
+    });
+    match r.first() {
+        Some(Reply::Unit(u)) => {
+            assert_eq!(u.exit_status, Some(217), "{u:?}");
+            assert_eq!(u.result, Some(flotilla_units::state::FailureKind::ExitCode));
+        }
+        _ => panic!("{r:?}"),
+    }
+    assert!(h.sys().spawns().is_empty(), "nothing is spawned");
+
+    let exec = "unit: five\nexec-start: /bin/sleep infinity\nuser: idontexist\nrestart: no\n";
+    let sys = fake_with(&[("five", exec)]);
+    let mut h = Harness::start(sys, "five");
+    assert_eq!(h.state("five"), UnitState::Failed);
+    let console = h.sys().console_lines();
+    assert!(
+        !console.iter().any(|l| l == "[  OK  ] started five"),
+        "{console:?}"
+    );
+    let r = h.request(Request::Status {
+        name: Some("five".to_string()),
+    });
+    match r.first() {
+        Some(Reply::Unit(u)) => {
+            assert_eq!(
+                u.result,
+                Some(flotilla_units::state::FailureKind::Resources)
+            );
+        }
+        _ => panic!("{r:?}"),
+    }
+}

@@ -445,3 +445,28 @@ fn binds_to_propagates_the_stop_of_the_bound_unit() {
         p.diagnostics
     );
 }
+
+/// `Type=simple` (and no `Type=`, and `idle`) is started once forked
+/// (`started-at-fork`); `exec`, `notify`, `forking`, `oneshot` and `dbus`
+/// (a `BusName=` without `Type=`) are not (testsuite-23).
+#[test]
+fn simple_is_started_at_fork_and_exec_is_not() {
+    for (lines, want) in [
+        ("", Some(true)),
+        ("Type=simple\n", Some(true)),
+        ("Type=idle\n", Some(true)),
+        ("Type=exec\n", None),
+        ("Type=exec\nType=simple\n", Some(true)),
+        ("Type=notify\n", None),
+        ("Type=forking\nPIDFile=/run/a.pid\n", None),
+        ("Type=oneshot\n", None),
+        ("BusName=org.example.A\n", None),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\n{lines}");
+        let p = translate_file("f", "a.service", &text);
+        assert!(p.diagnostics.is_empty(), "{lines}: {:?}", p.diagnostics);
+        let spec = p.spec.expect("loads");
+        assert_eq!(spec.extras.started_at_fork, want, "{lines}");
+        assert_eq!(spec.started_at_fork(), want == Some(true), "{lines}");
+    }
+}

@@ -113,6 +113,13 @@ pub(crate) fn translate_at(
     };
     spec.start_timeout = start_default;
     spec.extras.activation = crate::trigger::Activation::of_type(kind).map(Box::new);
+    // systemd's `Type=simple` (its default) and `idle` are started once
+    // forked; `Type=exec` once its program runs, as flotilla's own type
+    // (`dbus` once its name is taken).
+    let at_fork = matches!(type_value.as_str(), "" | "simple" | "idle");
+    if kind.row().ready == Ready::Spawned && !only_an_action && at_fork {
+        spec.extras.started_at_fork = Some(true);
+    }
 
     let is_mount = n.suffix == "mount";
     let mut r = Reading {
