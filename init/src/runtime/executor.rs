@@ -326,6 +326,7 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let _ = env.set("INIT_UNIT", &spec.name);
+        self.hold_dynamic_user(spec)?;
         let creds = self.spawn_credentials(spec)?;
         let watchdog = spec.watchdog();
         let notified = spec.kind.row().ready == Ready::Notified;
@@ -598,6 +599,13 @@ impl<S: Sys> Runtime<S> {
     /// restart).
     pub(super) fn end_run(&mut self, unit: UnitId, keep_runtime: bool) {
         let run = self.slots.get_mut(unit).and_then(|s| s.run.take());
+        // Its dynamic user goes back when it stops or fails, not when a
+        // start replaces a stale run (which holds it for the new one).
+        let ended = !keep_runtime || self.planner.state(unit) == UnitState::Failed;
+        if let (true, Some(node)) = (ended, self.planner.graph().get(unit)) {
+            let name = node.spec.name.clone();
+            self.release_dynamic_user(&name);
+        }
         if let Some(run) = run {
             self.sys.end_unit(&run, keep_runtime);
             // What journald read of the unit goes with the run (nothing
@@ -653,6 +661,9 @@ impl<S: Sys> Runtime<S> {
 
     /// The identity `spec` asks for, its user and group looked up.
     fn asked_credentials(&self, spec: &UnitSpec) -> Result<Credentials, SpawnError> {
+        if let Some(dynamic) = self.dynamic_user(spec) {
+            return Ok(dynamic);
+        }
         let group = match &spec.extras.group {
             Some(g) => Some(
                 self.sys
@@ -693,7 +704,14 @@ impl<S: Sys> Runtime<S> {
         let path = self.notify_dir.join(format!("{}", self.notify_seq));
         let sock =
             NotifySocket::bind(&self.sys, &path).map_err(|e| format!("notify socket {e}"))?;
-        if let Some(user) = &spec.extras.user {
+        if let Some(Credentials {
+            uid: Some(uid),
+            gid,
+            ..
+        }) = self.dynamic_user(spec)
+        {
+            let _ = self.sys.chown(&path, uid, gid.unwrap_or(uid));
+        } else if let Some(user) = &spec.extras.user {
             if let Ok(info) = self.sys.lookup_user(user) {
                 let _ = self.sys.chown(&path, info.uid, info.gid);
             }

@@ -38,6 +38,7 @@
 
 mod accepts;
 mod childwait;
+mod dynamic_users;
 mod execs;
 mod executor;
 mod fdstore;
@@ -146,6 +147,9 @@ pub struct Runtime<S: Sys> {
     /// program ran, told as started in this turn: their end, with
     /// systemd's status, for the next turn (`execs.rs`).
     failed_forks: Vec<(UnitId, i32, String)>,
+    /// The dynamic users held, by unit name: its UID and GID
+    /// (`dynamic_users.rs`).
+    dynamic_users: Vec<(String, u32)>,
     /// Output pipes of units over their rate limit: read again at
     /// `throttle_at`, not before (see `ratelimit.rs`).
     throttled: Vec<Token>,
@@ -308,6 +312,7 @@ impl<S: Sys> Runtime<S> {
             untold: Vec::new(),
             exits: Vec::new(),
             failed_forks: Vec::new(),
+            dynamic_users: Vec::new(),
             throttled: Vec::new(),
             throttle_at: None,
             feed,

@@ -173,7 +173,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 66] = [
+const BASE_KEYS: [Key; 67] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -567,6 +567,12 @@ const BASE_KEYS: [Key; 66] = [
         systemd: &[],
         applies_to: PROCESS,
         slot: |s| Slot::Bool(&mut s.extras.started_at_fork),
+    },
+    Key {
+        name: "dynamic-user",
+        systemd: &[("Service", "DynamicUser")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.extras.dynamic_user),
     },
     Key {
         name: "environment",

@@ -441,6 +441,13 @@ pub struct ExtraFields {
     /// start (`planner/lifecycle/start.rs`, `main_failed_at_fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at_fork: Option<bool>,
+    /// `Some(true)`: the processes run as a user and group the init picks
+    /// for the unit's run (systemd's `DynamicUser=`): a UID and equal GID
+    /// of 61184–65519, hashed from the `user` name or the unit's
+    /// (`dynamic_user.rs`), free in the passwd and group databases and
+    /// among the other dynamic users, held while the unit runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_user: Option<bool>,
     /// Extra environment variables.
     pub environment: BTreeMap<String, String>,
     /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).

@@ -459,3 +459,54 @@ fn a_user_not_found_fails_a_simple_unit_after_its_start() {
         _ => panic!("{r:?}"),
     }
 }
+
+/// `DynamicUser=yes` (`dynamic-user`): each unit runs as a UID and equal
+/// GID of 61184–65519 hashed from its user name, the next one when the
+/// passwd database or another unit's dynamic user holds it; given back
+/// when the unit's run ends.
+#[test]
+fn a_dynamic_user_is_picked_free_held_and_given_back() {
+    use flotilla_units::dynamic_user::{hashed, FIRST, LAST};
+    let next = |n: u32| if n == LAST { FIRST } else { n + 1 };
+    let a = "unit: a\nexec-start: /bin/a\ndynamic-user: true\nrestart: no\n";
+    // Its user named as `a`'s stem: the same hash.
+    let b = "unit: b\nexec-start: /bin/b\ndynamic-user: true\nuser: a\nrestart: no\n";
+    let default = "unit: default\ntype: virtual\ndepends-on: [a, b]\n";
+    let sys = fake_with(&[("a", a), ("b", b), ("default", default)]);
+    // The hashed number is a user of the passwd database.
+    sys.add_user(UserInfo {
+        name: "taken".into(),
+        uid: hashed("a"),
+        gid: hashed("a"),
+        groups: vec![hashed("a")],
+        home: "/".into(),
+        shell: "/bin/sh".into(),
+    });
+    let mut h = Harness::start(sys, "default");
+    let creds = |h: &Harness, argv0: &str| {
+        h.sys()
+            .spawns()
+            .iter()
+            .find(|s| s.argv.first().map(String::as_str) == Some(argv0))
+            .and_then(|s| s.credentials.clone())
+            .unwrap_or_else(|| panic!("{argv0} has no credentials"))
+    };
+    let (ca, cb) = (creds(&h, "/bin/a"), creds(&h, "/bin/b"));
+    let first = next(hashed("a"));
+    let second = next(first);
+    // Which of the two came first is the start order's: both are free
+    // and distinct.
+    let mut got = [ca.uid, cb.uid];
+    got.sort_unstable();
+    let mut want = [Some(first), Some(second)];
+    want.sort_unstable();
+    assert_eq!(got, want, "{ca:?} {cb:?}");
+    assert_eq!(
+        (ca.gid, ca.groups.clone()),
+        (ca.uid, ca.uid.map(|u| vec![u]))
+    );
+    assert_eq!(h.rt.dynamic_users.len(), 2);
+    h.exit("a", ExitStatus::Exited(0));
+    h.turn_until("a's run ended", |h| h.rt.dynamic_users.len() == 1);
+    assert_eq!(h.rt.dynamic_users, [("b".to_string(), cb.uid.unwrap_or(0))]);
+}

@@ -470,3 +470,41 @@ fn simple_is_started_at_fork_and_exec_is_not() {
         assert_eq!(spec.started_at_fork(), want == Some(true), "{lines}");
     }
 }
+
+/// `DynamicUser=yes` (`dynamic-user`) implies its sandbox, which the
+/// unit's own keys override; `no` implies nothing.
+#[test]
+fn dynamic_user_is_read_with_its_sandbox() {
+    use crate::context::Key;
+    let implied = [
+        "ProtectSystem",
+        "ProtectHome",
+        "PrivateTmp",
+        "RemoveIPC",
+        "NoNewPrivileges",
+        "RestrictSUIDSGID",
+    ];
+    for (lines, want) in [
+        ("DynamicUser=yes\n", Some(true)),
+        ("DynamicUser=no\n", Some(false)),
+        ("", None),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\n{lines}");
+        let p = translate_file("f", "a.service", &text);
+        assert!(p.diagnostics.is_empty(), "{lines}: {:?}", p.diagnostics);
+        let spec = p.spec.expect("loads");
+        assert_eq!(spec.extras.dynamic_user, want, "{lines}");
+        for k in implied {
+            let key = Key::from_name(k).expect("a context key");
+            assert_eq!(
+                spec.extras.context.is_set(key),
+                want == Some(true),
+                "{lines}{k}"
+            );
+        }
+    }
+    // The unit's own key wins.
+    let text = "[Service]\nExecStart=/bin/x\nDynamicUser=yes\nPrivateTmp=no\n";
+    let spec = translate_file("f", "a.service", text).spec.expect("loads");
+    assert!(!spec.extras.context.sandbox.private_tmp);
+}
