@@ -1700,6 +1700,85 @@ fn systemd_run_makes_a_transient_service() {
     assert!(init.status().units.iter().all(|u| u.unit != "y.service"));
 }
 
+/// systemd's test 23 (`Type=simple` against `Type=exec`): with
+/// `Type=simple` the start job is done once the process is forked, so
+/// `systemd-run` succeeds when the user is not found or the program
+/// cannot be executed, and the unit fails after with systemd's status
+/// (217 `EXIT_USER`, 203 `EXIT_EXEC`); with `Type=exec` the job fails.
+#[test]
+fn systemd_run_type_simple_is_started_at_fork_and_exec_is_not() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let broken = dir.join("brokenbinary");
+    std::fs::write(&broken, "").expect("write brokenbinary");
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod brokenbinary");
+    let broken = broken.display().to_string();
+    let run = |unit: &str, ty: &str, user: Option<&str>, argv: &[&str]| {
+        let ty = format!("Type={ty}");
+        let user = user.map(|u| format!("User={u}"));
+        let mut args = vec!["--unit", unit, "-p", ty.as_str()];
+        if let Some(u) = &user {
+            args.extend(["-p", u.as_str()]);
+        }
+        args.extend(argv);
+        debian_tool(&bus, "/usr/bin/systemd-run", &args)
+    };
+    let show = |unit: &str| {
+        let out = systemctl(
+            &bus,
+            &[
+                "show",
+                "-p",
+                "ActiveState,Result,ExecMainCode,ExecMainStatus",
+                unit,
+            ],
+        );
+        out.stdout
+    };
+    for (unit, user, argv, status) in [
+        (
+            "two",
+            Some("idontexist"),
+            vec!["/bin/sleep", "infinity"],
+            217,
+        ),
+        ("three", None, vec![broken.as_str()], 203),
+    ] {
+        let out = run(unit, "simple", user, &argv);
+        out.expect(0);
+        let want = format!(
+            "Result=exit-code\nExecMainCode=1\nExecMainStatus={status}\nActiveState=failed\n"
+        );
+        let got = wait_for(WAIT, &format!("{unit}.service failed"), || {
+            let got = show(unit);
+            got.contains("ActiveState=failed").then_some(got)
+        });
+        let mut got_lines: Vec<&str> = got.lines().collect();
+        let mut want_lines: Vec<&str> = want.lines().collect();
+        got_lines.sort_unstable();
+        want_lines.sort_unstable();
+        assert_eq!(
+            got_lines,
+            want_lines,
+            "{unit}: {:?}",
+            init.unit(&format!("{unit}.service"))
+        );
+    }
+    let out = run("four", "exec", None, &["/bin/sleep", "infinity"]);
+    out.expect(0);
+    assert_eq!(init.unit("four.service").state, UnitState::Running);
+    for (unit, user, argv) in [
+        ("five", Some("idontexist"), vec!["/bin/sleep", "infinity"]),
+        ("six", None, vec![broken.as_str()]),
+    ] {
+        let out = run(unit, "exec", user, &argv);
+        assert_ne!(out.code, 0, "{unit}: {out:?}");
+    }
+    systemctl(&bus, &["stop", "four.service"]).expect(0);
+}
+
 /// `systemd-run --wait` (over the system bus, which it needs for the
 /// signals it follows) returns once the unit is inactive again, as
 /// systemd's test 27 asks: a service without `RemainAfterExit=` that ran

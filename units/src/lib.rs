@@ -32,6 +32,7 @@ pub mod config;
 pub mod context;
 pub mod diag;
 pub mod duration;
+pub mod dynamic_user;
 pub mod exits;
 pub mod fdstore;
 pub mod fleet_api;

@@ -401,11 +401,15 @@ mod tests {
             "{}",
             e.message
         );
-        // What systemd's tests 16, 19, 20 and 56 send first: keys flotilla
-        // has not (docs/debian.md), each named with its unit-file key.
+        // `DynamicUser=` (systemd's test 20): the unit file's key, with its
+        // implied sandbox.
+        let spec = service_of(vec![("DynamicUser", v(true))]).unwrap();
+        assert_eq!(spec.extras.dynamic_user, Some(true));
+        assert!(spec.extras.context.sandbox.private_tmp);
+        // What systemd's tests 16 and 56 send first: keys flotilla has not
+        // (docs/debian.md), each named with its unit-file key.
         for (property, value, key) in [
             ("RuntimeMaxUSec", v(5_000_000u64), "RuntimeMaxSec="),
-            ("DynamicUser", v(true), "DynamicUser="),
             ("ExitType", v("cgroup"), "ExitType="),
         ] {
             let e = service_of(vec![(property, value)]).unwrap_err();

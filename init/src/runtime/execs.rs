@@ -18,9 +18,41 @@
 
 use super::slots::Source;
 use super::Runtime;
-use crate::sys::{ExecOutcome, ExecWatch, ExitStatus, Interest, Pid, Sys, Token};
+use crate::sys::{ExecOutcome, ExecWatch, ExitStatus, Interest, Pid, Sys, SysError, Token};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::{Fact, Role};
+use flotilla_units::spec::UnitSpec;
+
+/// Why a process of a unit was not started, with systemd's exit status
+/// for the same failure in its child when it is one
+/// ([`SysError::exit_status`]).
+#[derive(Debug)]
+pub(super) struct SpawnError {
+    pub(super) text: String,
+    pub(super) status: Option<i32>,
+}
+
+impl SpawnError {
+    /// A failure of a system call, named `text`.
+    pub(super) fn of(e: &SysError, text: String) -> SpawnError {
+        SpawnError {
+            text,
+            status: e.exit_status(),
+        }
+    }
+}
+
+/// A failure of the init's own.
+impl From<String> for SpawnError {
+    fn from(text: String) -> SpawnError {
+        SpawnError { text, status: None }
+    }
+}
+
+/// systemd's `EXIT_FAILURE`: the status a `started-at-fork` unit's main
+/// process is told to have ended with when its spawn failed in the init
+/// itself (systemd would have failed the start; flotilla's was done).
+const EXIT_FAILURE: i32 = 1;
 
 /// A started child (in flight or forked) whose report has not ended.
 #[derive(Debug)]
@@ -156,6 +188,8 @@ impl<S: Sys> Runtime<S> {
         while let Some(pending) = self.execs.pop() {
             self.settle_exec(pending, Settle::Wait);
         }
+        // Nothing is held for a next turn across a reload or a re-exec.
+        self.tell_failed_forks();
     }
 
     /// Reads `pending`'s report as `how` says and, once it has ended,
@@ -196,14 +230,50 @@ impl<S: Sys> Runtime<S> {
                 true
             }
             ExecOutcome::Failed(e) => {
-                let error = e.to_string();
-                self.unit_note(unit, &format!("{}: {error}", role.key()));
-                self.fact(Fact::SpawnFailed { unit, role, error });
+                let error = SpawnError::of(&e, e.to_string());
+                self.spawn_failed(unit, role, error);
                 false
             }
         };
         self.forget_exec(&pending);
         execed
+    }
+
+    /// A process of `unit` could not be started: the planner is told.
+    /// The main process of a `started-at-fork` unit (systemd's
+    /// `Type=simple`) failed after its start, as the planner takes this
+    /// fact for it: its end, with systemd's status, is told in the next
+    /// turn, after its start was reported (`tell_failed_forks`).
+    pub(super) fn spawn_failed(&mut self, unit: UnitId, role: Role, error: SpawnError) {
+        let SpawnError { text, status } = error;
+        self.unit_note(unit, &format!("{}: {text}", role.key()));
+        let at_fork = role == Role::Main
+            && self
+                .planner
+                .graph()
+                .get(unit)
+                .is_some_and(|n| UnitSpec::started_at_fork(&n.spec));
+        if at_fork {
+            let status = status.unwrap_or(EXIT_FAILURE);
+            self.failed_forks.push((unit, status, text.clone()));
+        }
+        self.fact(Fact::SpawnFailed {
+            unit,
+            role,
+            error: text,
+        });
+    }
+
+    /// The ends of the main processes of `started-at-fork` units that
+    /// failed before their program ran, held back by the last turn.
+    pub(super) fn tell_failed_forks(&mut self) {
+        for (unit, status, error) in std::mem::take(&mut self.failed_forks) {
+            self.fact(Fact::ExecFailed {
+                unit,
+                status,
+                error,
+            });
+        }
     }
 
     /// Stops watching `pending`'s report, which is off the list.

@@ -3,6 +3,7 @@
 //! identity, output pipes, notify socket), a signal sent, a pidfile read —
 //! and the one place their outcome goes back to the planner as a fact.
 
+use super::execs::SpawnError;
 use super::slots::{Source, UnitIo};
 use super::stdio::{journal_targets, streams, Handed};
 use super::Runtime;
@@ -44,10 +45,7 @@ impl<S: Sys> Runtime<S> {
                 Ok(Some(pid)) => self.fact(Fact::Spawned { unit, role, pid }),
                 // Its fact comes with its report (`execs.rs`).
                 Ok(None) => {}
-                Err(error) => {
-                    self.unit_note(unit, &format!("{}: {error}", role.key()));
-                    self.fact(Fact::SpawnFailed { unit, role, error });
-                }
+                Err(error) => self.spawn_failed(unit, role, error),
             },
             Action::Kill { unit, whom, signal } => self.signal(unit, whom, signal),
             Action::ReadPidfile { unit, path } => {
@@ -286,7 +284,7 @@ impl<S: Sys> Runtime<S> {
         argv: &[String],
         spec: &UnitSpec,
         mainpid: Option<i32>,
-    ) -> Result<Option<i32>, String> {
+    ) -> Result<Option<i32>, SpawnError> {
         self.drop_stale_exec(unit, role);
         let ctx = &spec.extras.context;
         let mut env = self.base_env.clone();
@@ -301,7 +299,7 @@ impl<S: Sys> Runtime<S> {
                     .extend_file(&text)
                     .map_err(|e| format!("{}: {e}", path.display()))?,
                 Err(_) if *optional => {}
-                Err(e) => return Err(format!("environment file {}: {e}", path.display())),
+                Err(e) => return Err(format!("environment file {}: {e}", path.display()).into()),
             }
         }
         for (k, v) in &spec.extras.environment {
@@ -328,7 +326,8 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let _ = env.set("INIT_UNIT", &spec.name);
-        let creds = self.credentials(spec)?;
+        self.hold_dynamic_user(spec)?;
+        let creds = self.spawn_credentials(spec)?;
         let watchdog = spec.watchdog();
         let notified = spec.kind.row().ready == Ready::Notified;
         // A descriptor store is filled through the notify socket, which a
@@ -492,7 +491,7 @@ impl<S: Sys> Runtime<S> {
                 Role::Main => self.sys.spawn_started(&req),
                 _ => self.sys.spawn(&req).map(|pid| (pid, None)),
             }
-            .map_err(|e| e.to_string())
+            .map_err(|e| SpawnError::of(&e, e.to_string()))
         };
         out.close_writer();
         err.close_writer();
@@ -611,6 +610,13 @@ impl<S: Sys> Runtime<S> {
     /// restart).
     pub(super) fn end_run(&mut self, unit: UnitId, keep_runtime: bool) {
         let run = self.slots.get_mut(unit).and_then(|s| s.run.take());
+        // Its dynamic user goes back when it stops or fails, not when a
+        // start replaces a stale run (which holds it for the new one).
+        let ended = !keep_runtime || self.planner.state(unit) == UnitState::Failed;
+        if let (true, Some(node)) = (ended, self.planner.graph().get(unit)) {
+            let name = node.spec.name.clone();
+            self.release_dynamic_user(&name);
+        }
         if let Some(run) = run {
             self.sys.end_unit(&run, keep_runtime);
             // What journald read of the unit goes with the run (nothing
@@ -626,6 +632,12 @@ impl<S: Sys> Runtime<S> {
     /// The identity a unit's processes run with: what the unit asks, as
     /// far as the init's own identity reaches (`Credentials::within_reach`).
     pub(super) fn credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
+        self.spawn_credentials(spec).map_err(|e| e.text)
+    }
+
+    /// [`Self::credentials`], a user or group not found with systemd's
+    /// status for it (its child's `EXIT_USER`, `EXIT_GROUP`).
+    fn spawn_credentials(&self, spec: &UnitSpec) -> Result<Credentials, SpawnError> {
         let asked = self.asked_credentials(spec)?;
         let group_asked = spec.extras.group.is_some();
         Ok(asked.within_reach(self.sys.geteuid(), group_asked).0)
@@ -659,12 +671,15 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The identity `spec` asks for, its user and group looked up.
-    fn asked_credentials(&self, spec: &UnitSpec) -> Result<Credentials, String> {
+    fn asked_credentials(&self, spec: &UnitSpec) -> Result<Credentials, SpawnError> {
+        if let Some(dynamic) = self.dynamic_user(spec) {
+            return Ok(dynamic);
+        }
         let group = match &spec.extras.group {
             Some(g) => Some(
                 self.sys
                     .lookup_group(g)
-                    .map_err(|e| format!("group {g}: {e}"))?,
+                    .map_err(|e| SpawnError::of(&e, format!("group {g}: {e}")))?,
             ),
             None => None,
         };
@@ -672,7 +687,7 @@ impl<S: Sys> Runtime<S> {
             Some(u) => self
                 .sys
                 .lookup_user(u)
-                .map_err(|e| format!("user {u}: {e}"))?
+                .map_err(|e| SpawnError::of(&e, format!("user {u}: {e}")))?
                 .credentials(group),
             None => Credentials {
                 uid: None,
@@ -700,7 +715,14 @@ impl<S: Sys> Runtime<S> {
         let path = self.notify_dir.join(format!("{}", self.notify_seq));
         let sock =
             NotifySocket::bind(&self.sys, &path).map_err(|e| format!("notify socket {e}"))?;
-        if let Some(user) = &spec.extras.user {
+        if let Some(Credentials {
+            uid: Some(uid),
+            gid,
+            ..
+        }) = self.dynamic_user(spec)
+        {
+            let _ = self.sys.chown(&path, uid, gid.unwrap_or(uid));
+        } else if let Some(user) = &spec.extras.user {
             if let Ok(info) = self.sys.lookup_user(user) {
                 let _ = self.sys.chown(&path, info.uid, info.gid);
             }

@@ -39,6 +39,7 @@
 mod accepts;
 mod childwait;
 mod cleaning;
+mod dynamic_users;
 mod execs;
 mod executor;
 mod fdstore;
@@ -143,6 +144,13 @@ pub struct Runtime<S: Sys> {
     untold: Vec<UnitId>,
     /// Exits of such units, for the next turn (`sources.rs`).
     exits: Vec<(Pid, SysExitStatus)>,
+    /// Main processes of `started-at-fork` units that failed before their
+    /// program ran, told as started in this turn: their end, with
+    /// systemd's status, for the next turn (`execs.rs`).
+    failed_forks: Vec<(UnitId, i32, String)>,
+    /// The dynamic users held, by unit name: its UID and GID
+    /// (`dynamic_users.rs`).
+    dynamic_users: Vec<(String, u32)>,
     /// Output pipes of units over their rate limit: read again at
     /// `throttle_at`, not before (see `ratelimit.rs`).
     throttled: Vec<Token>,
@@ -308,6 +316,8 @@ impl<S: Sys> Runtime<S> {
             execs: Vec::new(),
             untold: Vec::new(),
             exits: Vec::new(),
+            failed_forks: Vec::new(),
+            dynamic_users: Vec::new(),
             throttled: Vec::new(),
             throttle_at: None,
             feed,
@@ -351,15 +361,16 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let now = self.now();
-        let timeout = if self.redrain.is_empty() && self.exits.is_empty() {
-            let deadline = match (self.planner.next_deadline(), self.throttle_at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
+        let timeout =
+            if self.redrain.is_empty() && self.exits.is_empty() && self.failed_forks.is_empty() {
+                let deadline = match (self.planner.next_deadline(), self.throttle_at) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                deadline.map(|t| t.since(now))
+            } else {
+                Some(Duration::ZERO)
             };
-            deadline.map(|t| t.since(now))
-        } else {
-            Some(Duration::ZERO)
-        };
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         if let Err(e) = self.sys.wait(&mut events, timeout) {
@@ -369,6 +380,7 @@ impl<S: Sys> Runtime<S> {
         for (pid, status) in std::mem::take(&mut self.exits) {
             self.exited(pid, status);
         }
+        self.tell_failed_forks();
         let mut incoming = Vec::new();
         let mut signalled = false;
         for ev in &events {

@@ -67,6 +67,9 @@ pub enum SysError {
         step: String,
         /// The error.
         errno: Os,
+        /// systemd's exit status for the same failure of its child
+        /// (`EXIT_EXEC` 203, `EXIT_USER` 217 …).
+        status: u8,
     },
     /// The child was killed by a signal before it reached `execve(2)` (a
     /// seccomp filter of its context refusing a call of its own setup);
@@ -180,4 +183,22 @@ pub enum SysError {
         /// The error.
         errno: Os,
     },
+}
+
+impl SysError {
+    /// The status systemd's child exits with when it meets the same
+    /// failure on its way to the program (`EXIT_EXEC` 203 for a program
+    /// not found or not run, `EXIT_USER` 217, `EXIT_GROUP` 216, the
+    /// failed step's otherwise); `None` for a failure of the init's own.
+    /// A `Type=simple` service's start is done before these
+    /// (`UnitSpec::started_at_fork`).
+    pub fn exit_status(&self) -> Option<i32> {
+        match self {
+            SysError::NoProgram { .. } => Some(203),
+            SysError::NoUser(_) | SysError::Lookup { what: "user", .. } => Some(217),
+            SysError::NoGroup(_) | SysError::Lookup { .. } => Some(216),
+            SysError::ChildSetup { status, .. } => Some(i32::from(*status)),
+            _ => None,
+        }
+    }
 }

@@ -241,6 +241,11 @@ pub trait Sys {
     /// Resolves a group given by name or number to its GID.
     fn lookup_group(&self, group: &str) -> Result<u32, SysError>;
 
+    /// Whether `id` is a UID of the passwd database or a GID of the group
+    /// database (a failed look-up counts as in use): a dynamic user's
+    /// number must be neither (`runtime/dynamic_users.rs`).
+    fn id_in_use(&self, id: u32) -> bool;
+
     /// `mount(2)`.
     fn mount(&self, req: &MountRequest<'_>) -> Result<(), SysError>;
 

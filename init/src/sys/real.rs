@@ -288,6 +288,11 @@ impl Sys for RealSys {
         }
     }
 
+    fn id_in_use(&self, id: u32) -> bool {
+        !matches!(User::from_uid(Uid::from_raw(id)), Ok(None))
+            || !matches!(Group::from_gid(Gid::from_raw(id)), Ok(None))
+    }
+
     fn mount(&self, req: &MountRequest<'_>) -> Result<(), SysError> {
         nix::mount::mount(req.source, req.target, req.fstype, req.flags, req.data).map_err(|e| {
             SysError::Mount {

@@ -1111,6 +1111,7 @@ fn a_failed_execve_is_reported_with_its_errno_and_the_child_reaped() {
             program: prog.display().to_string(),
             step: "execve".into(),
             errno: Os(Errno::ENOEXEC),
+            status: 203,
         }
     );
     assert_eq!(
@@ -1412,6 +1413,7 @@ fn a_started_spawn_reports_its_exec_or_the_same_error_as_a_spawn() {
                 program: prog.display().to_string(),
                 step: "execve".into(),
                 errno: Os(Errno::ENOEXEC),
+                status: 203,
             }
         );
         let (_, mut watch) = started(SpawnRequest::new(&garbage, &env));

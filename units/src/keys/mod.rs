@@ -173,7 +173,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 65] = [
+const BASE_KEYS: [Key; 67] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -559,6 +559,20 @@ const BASE_KEYS: [Key; 65] = [
         systemd: &[("Service", "NonBlocking")],
         applies_to: PROCESS,
         slot: |s| Slot::Bool(&mut s.extras.non_blocking),
+    },
+    Key {
+        // systemd's `Type=simple` (and its default type) against
+        // `Type=exec`: the translator's own rule.
+        name: "started-at-fork",
+        systemd: &[],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.extras.started_at_fork),
+    },
+    Key {
+        name: "dynamic-user",
+        systemd: &[("Service", "DynamicUser")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.extras.dynamic_user),
     },
     Key {
         name: "environment",

@@ -138,6 +138,19 @@ pub enum Fact {
         /// Why, for people.
         error: String,
     },
+    /// The main process of a `started-at-fork` unit, told in an earlier
+    /// turn as [`Fact::SpawnFailed`] (which was its start, as systemd's
+    /// `Type=simple`), failed before its program ran: its end, with
+    /// systemd's exit status for that failure (`EXIT_USER` 217,
+    /// `EXIT_EXEC` 203 …).
+    ExecFailed {
+        /// The unit.
+        unit: UnitId,
+        /// systemd's exit status for the failure.
+        status: i32,
+        /// Why, for people.
+        error: String,
+    },
     /// A child process ended (any child: unknown PIDs are ignored).
     Exited {
         /// The process.

@@ -677,6 +677,15 @@ impl Planner {
                     self.step(unit, Event::SpawnFailed(role, error));
                 }
             }
+            Fact::ExecFailed {
+                unit,
+                status,
+                error,
+            } => {
+                if unit.index() < self.units.len() {
+                    self.step(unit, Event::ExecFailed(status, error));
+                }
+            }
             Fact::Exited { pid, status } => {
                 if let Some((unit, role)) = self.pids.remove(&pid) {
                     if self.forget_process(unit, role, pid, status) {

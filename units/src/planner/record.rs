@@ -267,6 +267,10 @@ pub(super) struct Rare {
     pub following: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
+    /// The main process of a `started-at-fork` unit failed before its
+    /// program ran and the unit went up: its failure comes next
+    /// (`Event::ExecFailed`, `lifecycle/start.rs`).
+    pub failed_at_fork: bool,
     /// The last reload failed, so: systemd's `ReloadResult` (none while
     /// it succeeded, or none ran).
     pub reload_failure: Option<FailureKind>,
@@ -332,6 +336,7 @@ static NO_RARE: Rare = Rare {
     pidfile_deadline: None,
     following: None,
     skipped: false,
+    failed_at_fork: false,
     notify_status: None,
     timer_run: None,
     fires: None,

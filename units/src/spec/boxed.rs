@@ -12,6 +12,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     working_directory: None,
     working_directory_optional: None,
     non_blocking: None,
+    started_at_fork: None,
+    dynamic_user: None,
     environment: BTreeMap::new(),
     environment_files: Vec::new(),
     log_rate_limit_interval: None,

@@ -433,6 +433,21 @@ pub struct ExtraFields {
     /// handed over blocking, as systemd hands them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub non_blocking: Option<bool>,
+    /// `Some(true)`: the start is done once the main process is forked,
+    /// not once its program runs (systemd's `Type=simple`, which the
+    /// translator gives a service of its default type): a failure before
+    /// the program runs (its user not found, `execve` refused) is then
+    /// the main process's failure, with systemd's exit status, after the
+    /// start (`planner/lifecycle/start.rs`, `main_failed_at_fork`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_fork: Option<bool>,
+    /// `Some(true)`: the processes run as a user and group the init picks
+    /// for the unit's run (systemd's `DynamicUser=`): a UID and equal GID
+    /// of 61184–65519, hashed from the `user` name or the unit's
+    /// (`dynamic_user.rs`), free in the passwd and group databases and
+    /// among the other dynamic users, held while the unit runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_user: Option<bool>,
     /// Extra environment variables.
     pub environment: BTreeMap<String, String>,
     /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).
@@ -680,6 +695,13 @@ impl UnitSpec {
             conflicts: Names::new(),
             extras: Extras::default(),
         }
+    }
+
+    /// Whether the unit's start is done once its main process is forked,
+    /// not once its program runs (`started-at-fork`, systemd's
+    /// `Type=simple`): the planner and the init ask here.
+    pub fn started_at_fork(&self) -> bool {
+        self.kind.row().ready == Ready::Spawned && self.extras.started_at_fork == Some(true)
     }
 
     /// Whether the unit stays `exited`, with what its processes left

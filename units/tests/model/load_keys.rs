@@ -125,9 +125,10 @@ fn the_keys_the_docs_list() {
     // `requisite`, `part-of`, `upholds`, `sockets`, `restart-kill-signal`,
     // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
     // `propagates-reload-to`, `stop-propagated-from`, `propagates-stop-to`,
-    // `ready-bus-name`, `file-descriptor-store-max` and `non-blocking` (30),
-    // 53 trigger settings, 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 30 + 53 + 66);
+    // `ready-bus-name`, `file-descriptor-store-max`, `non-blocking`,
+    // `started-at-fork` and `dynamic-user` (32), 53 trigger settings, 33
+    // conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 36 + 32 + 53 + 66);
     for key in [
         "unit",
         "name",

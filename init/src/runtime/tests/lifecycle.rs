@@ -403,3 +403,110 @@ fn a_unit_with_a_bus_name_is_up_when_busd_reports_it_owned() {
     h.request(names(&["org.example.Web"], false));
     h.turn_until("web running", |h| h.state("web") == UnitState::Running);
 }
+
+/// systemd's `Type=simple` against `Type=exec` (testsuite-23): the user of
+/// a `started-at-fork` unit is not found. Its start is told done (the
+/// console's `started`, in a turn of its own), then its main process's
+/// failure with systemd's `EXIT_USER`, 217; without `started-at-fork` the
+/// start itself fails.
+#[test]
+fn a_user_not_found_fails_a_simple_unit_after_its_start() {
+    let simple = "unit: two\nexec-start: /bin/sleep infinity\nuser: idontexist\n\
+                  started-at-fork: true\nrestart: no\n";
+    let sys = fake_with(&[("two", simple)]);
+    let mut h = Harness::start(sys, "two");
+    assert_eq!(h.state("two"), UnitState::Failed);
+    let console = h.sys().console_lines();
+    let started = console.iter().position(|l| l == "[  OK  ] started two");
+    let failed = console
+        .iter()
+        .position(|l| l.contains("FAILED") && l.contains("two"));
+    assert!(
+        matches!((started, failed), (Some(s), Some(f)) if s < f),
+        "{console:?}"
+    );
+    let r = h.request(Request::Status {
+        name: Some("two".to_string()),
+    });
+    match r.first() {
+        Some(Reply::Unit(u)) => {
+            assert_eq!(u.exit_status, Some(217), "{u:?}");
+            assert_eq!(u.result, Some(flotilla_units::state::FailureKind::ExitCode));
+        }
+        _ => panic!("{r:?}"),
+    }
+    assert!(h.sys().spawns().is_empty(), "nothing is spawned");
+
+    let exec = "unit: five\nexec-start: /bin/sleep infinity\nuser: idontexist\nrestart: no\n";
+    let sys = fake_with(&[("five", exec)]);
+    let mut h = Harness::start(sys, "five");
+    assert_eq!(h.state("five"), UnitState::Failed);
+    let console = h.sys().console_lines();
+    assert!(
+        !console.iter().any(|l| l == "[  OK  ] started five"),
+        "{console:?}"
+    );
+    let r = h.request(Request::Status {
+        name: Some("five".to_string()),
+    });
+    match r.first() {
+        Some(Reply::Unit(u)) => {
+            assert_eq!(
+                u.result,
+                Some(flotilla_units::state::FailureKind::Resources)
+            );
+        }
+        _ => panic!("{r:?}"),
+    }
+}
+
+/// `DynamicUser=yes` (`dynamic-user`): each unit runs as a UID and equal
+/// GID of 61184–65519 hashed from its user name, the next one when the
+/// passwd database or another unit's dynamic user holds it; given back
+/// when the unit's run ends.
+#[test]
+fn a_dynamic_user_is_picked_free_held_and_given_back() {
+    use flotilla_units::dynamic_user::{hashed, FIRST, LAST};
+    let next = |n: u32| if n == LAST { FIRST } else { n + 1 };
+    let a = "unit: a\nexec-start: /bin/a\ndynamic-user: true\nrestart: no\n";
+    // Its user named as `a`'s stem: the same hash.
+    let b = "unit: b\nexec-start: /bin/b\ndynamic-user: true\nuser: a\nrestart: no\n";
+    let default = "unit: default\ntype: virtual\ndepends-on: [a, b]\n";
+    let sys = fake_with(&[("a", a), ("b", b), ("default", default)]);
+    // The hashed number is a user of the passwd database.
+    sys.add_user(UserInfo {
+        name: "taken".into(),
+        uid: hashed("a"),
+        gid: hashed("a"),
+        groups: vec![hashed("a")],
+        home: "/".into(),
+        shell: "/bin/sh".into(),
+    });
+    let mut h = Harness::start(sys, "default");
+    let creds = |h: &Harness, argv0: &str| {
+        h.sys()
+            .spawns()
+            .iter()
+            .find(|s| s.argv.first().map(String::as_str) == Some(argv0))
+            .and_then(|s| s.credentials.clone())
+            .unwrap_or_else(|| panic!("{argv0} has no credentials"))
+    };
+    let (ca, cb) = (creds(&h, "/bin/a"), creds(&h, "/bin/b"));
+    let first = next(hashed("a"));
+    let second = next(first);
+    // Which of the two came first is the start order's: both are free
+    // and distinct.
+    let mut got = [ca.uid, cb.uid];
+    got.sort_unstable();
+    let mut want = [Some(first), Some(second)];
+    want.sort_unstable();
+    assert_eq!(got, want, "{ca:?} {cb:?}");
+    assert_eq!(
+        (ca.gid, ca.groups.clone()),
+        (ca.uid, ca.uid.map(|u| vec![u]))
+    );
+    assert_eq!(h.rt.dynamic_users.len(), 2);
+    h.exit("a", ExitStatus::Exited(0));
+    h.turn_until("a's run ended", |h| h.rt.dynamic_users.len() == 1);
+    assert_eq!(h.rt.dynamic_users, [("b".to_string(), cb.uid.unwrap_or(0))]);
+}

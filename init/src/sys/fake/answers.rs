@@ -183,6 +183,11 @@ impl Sys for FakeSys {
             .ok_or_else(|| SysError::NoGroup(group.to_owned()))
     }
 
+    fn id_in_use(&self, id: u32) -> bool {
+        let state = self.state.borrow();
+        state.users.values().any(|u| u.uid == id) || state.groups.values().any(|&g| g == id)
+    }
+
     fn mount(&self, req: &MountRequest<'_>) -> Result<(), SysError> {
         self.record(
             Some(Op::Mount),

@@ -126,7 +126,7 @@ impl Step {
 
     /// The exit status of a handed-off child that failed this step:
     /// systemd's for the same failure (`EXIT_EXEC`, `EXIT_USER` …).
-    fn exit_status(self) -> u8 {
+    pub(super) fn exit_status(self) -> u8 {
         match self {
             Step::Chdir => 200,
             Step::Execve => 203,

@@ -370,14 +370,15 @@ impl Failure {
                 errno: Os(errno),
             },
             Failure::Child(step, errno) => {
-                let step = match (step, cwd) {
+                let name = match (step, cwd) {
                     (Step::Chdir, Some(dir)) => format!("chdir {}", dir.display()),
                     _ => step.name().to_owned(),
                 };
                 SysError::ChildSetup {
                     program,
-                    step,
+                    step: name,
                     errno: Os(errno),
+                    status: step.exit_status(),
                 }
             }
             Failure::Killed(signal) => SysError::ChildKilled {
@@ -395,6 +396,7 @@ impl Failure {
                 program,
                 step: context.map_or_else(|| format!("context step {n}"), |c| c.step_name(n)),
                 errno: Os(errno),
+                status: context.map_or(127, |c| c.exit_status(n)),
             },
         }
     }

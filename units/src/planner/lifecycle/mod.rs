@@ -45,6 +45,11 @@ pub(super) enum Event {
     Spawned(Role, i32),
     /// A process of this role could not be spawned, for this reason.
     SpawnFailed(Role, String),
+    /// The main process of a `started-at-fork` unit, told failed
+    /// ([`Event::SpawnFailed`]) after which the unit was up, failed
+    /// before its program ran: its end, with systemd's exit status for
+    /// that failure and why.
+    ExecFailed(i32, String),
     /// The unit's current process of this role ended.
     Exited(Role, i32, ExitStatus),
     /// sd_notify `READY=1`.
@@ -102,6 +107,10 @@ impl Planner {
             (P::Pre(n), E::Exited(Role::Pre(m), _, status)) if n == m => {
                 self.pre_exited(u, n, status)
             }
+            // systemd's `Type=simple`: its start was done at the fork.
+            (P::Main, E::SpawnFailed(Role::Main, _)) if self.spec_of(u).started_at_fork() => {
+                self.main_failed_at_fork(u)
+            }
             (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
             | (P::Main, E::SpawnFailed(role @ Role::Main, error)) => self.fail(
                 u,
@@ -147,6 +156,9 @@ impl Planner {
             }
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
             (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
+            (P::Main | P::Up, E::ExecFailed(status, why)) if rec.rare().failed_at_fork => {
+                self.exec_failed(u, status, why)
+            }
             (P::Up | P::Reloading, E::Pidfile(result)) if rec.rare().following.is_some() => {
                 self.pidfile_followed(u, result)
             }
@@ -207,6 +219,7 @@ impl Planner {
                 P::Idle,
                 E::Reload
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::Reloading
@@ -227,6 +240,7 @@ impl Planner {
                 E::Start
                 | E::Reload
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::Reloading
@@ -246,6 +260,7 @@ impl Planner {
                 E::Start
                 | E::Reload
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::Reloading
@@ -266,6 +281,7 @@ impl Planner {
                 E::Start
                 | E::Reload
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::Reloading
@@ -280,6 +296,7 @@ impl Planner {
                 P::Up,
                 E::Start
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::ReadyLine
@@ -296,6 +313,7 @@ impl Planner {
                 E::Start
                 | E::Reload
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::Reloading
@@ -315,6 +333,7 @@ impl Planner {
                 | E::Stop(_)
                 | E::Reload
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::Reloading
@@ -336,6 +355,7 @@ impl Planner {
                 | E::Stop(_)
                 | E::Reload
                 | E::SpawnFailed(..)
+                | E::ExecFailed(..)
                 | E::Exited(..)
                 | E::Ready
                 | E::Reloading

@@ -288,6 +288,26 @@ impl Planner {
         }
     }
 
+    /// `Main` + the main process of a `started-at-fork` unit failed before
+    /// its program ran (its user not found, `execve` refused): as
+    /// systemd's `Type=simple`, whose start job is done once the process
+    /// is forked, the unit is up (and its start done); the init then
+    /// tells the failure as that process's end ([`Self::exec_failed`]),
+    /// in a turn of its own, so that `running` is seen first.
+    pub(super) fn main_failed_at_fork(&mut self, u: UnitId) {
+        self.records[u.index()].rare_mut().failed_at_fork = true;
+        self.become_up(u, "running");
+        self.mark_changed(u);
+    }
+
+    /// The failure of a `started-at-fork` unit's main process before its
+    /// program ran, with systemd's exit status for it (217 for a user not
+    /// found, 203 for `execve` …): the unit fails as by that exit.
+    pub(super) fn exec_failed(&mut self, u: UnitId, status: i32, why: String) {
+        self.records[u.index()].rare_mut().failed_at_fork = false;
+        self.fail_exit(u, ExitStatus::Code(status), why);
+    }
+
     /// Whether an exit of the main command counts as success: status 0,
     /// one of `success-exit-status`, or any with a leading `-`.
     pub(super) fn main_ok(&self, u: UnitId, status: ExitStatus) -> bool {

@@ -349,6 +349,80 @@ fn main_spawn_failed_fails_the_start() {
     assert_eq!(t.phase(), Phase::StopPost(0));
 }
 
+/// systemd's `Type=simple` against `Type=exec` (testsuite-23): a main
+/// process that fails before its program runs (its user not found, an
+/// `execve` refused) fails the start of an `exec` unit, and is the failure
+/// of a `simple` one after its start was done, with systemd's status.
+#[test]
+fn main_spawn_failed_at_fork_is_up_then_the_process_failure() {
+    for (status, kind) in [(217, FailureKind::ExitCode), (203, FailureKind::ExitCode)] {
+        let mut spec = svc(UnitType::ForegroundSupervised);
+        spec.extras.started_at_fork = Some(true);
+        let mut t = T::new(spec);
+        t.spawned(Role::Pre(0));
+        t.exited(10, OK);
+        let a = t.step(Event::SpawnFailed(
+            Role::Main,
+            "user idontexist: no such user".into(),
+        ));
+        assert!(a.is_empty(), "{a:?}");
+        assert_eq!((t.phase(), t.state()), (Phase::Up, UnitState::Running));
+        assert!(t.p.records[0].rare().failed_at_fork);
+
+        let a = t.step(Event::ExecFailed(
+            status,
+            "user idontexist: no such user".into(),
+        ));
+        assert_eq!(a, ["spawn StopPost(0)"]);
+        assert_eq!(t.phase(), Phase::StopPost(0));
+        assert_eq!(
+            t.p.records[0].rare().failure,
+            Some(Failure {
+                kind,
+                exit: Some(status),
+                why: "user idontexist: no such user".into()
+            })
+        );
+        assert!(!t.p.records[0].rare().failed_at_fork);
+    }
+    // The same unit as `Type=exec`: its start fails (as
+    // `main_spawn_failed_fails_the_start`), and a later report changes
+    // nothing.
+    let mut t = main_spawn_pending(UnitType::ForegroundSupervised);
+    let a = t.step(Event::SpawnFailed(Role::Main, "no such file".into()));
+    assert_eq!(a, ["spawn StopPost(0)"]);
+    assert!(!t.p.records[0].rare().failed_at_fork);
+    assert!(t.step(Event::ExecFailed(203, "x".into())).is_empty());
+    assert_eq!(t.phase(), Phase::StopPost(0));
+}
+
+/// A `started-at-fork` unit with `exec-start-post`: the post command runs
+/// once the main process is forked, as systemd's; the failure stops it.
+#[test]
+fn main_spawn_failed_at_fork_runs_exec_start_post_first() {
+    let mut spec = svc(UnitType::ForegroundSupervised);
+    spec.extras.started_at_fork = Some(true);
+    spec.extras.exec_start_post = vec![Command::new(["/bin/poststart"])].into();
+    let mut t = T::new(spec);
+    t.spawned(Role::Pre(0));
+    t.exited(10, OK);
+    let a = t.step(Event::SpawnFailed(Role::Main, "x".into()));
+    assert_eq!(a, ["spawn Post(0)"]);
+    assert_eq!((t.phase(), t.state()), (Phase::Main, UnitState::Starting));
+    let a = t.step(Event::Spawned(Role::Post(0), 12));
+    assert!(a.is_empty(), "{a:?}");
+    let a = t.step(Event::ExecFailed(217, "x".into()));
+    assert_eq!(a, ["SIGKILL to GroupAndLeader(12)"]);
+    assert_eq!(
+        (t.phase(), t.state()),
+        (Phase::Stopping, UnitState::Stopping)
+    );
+    assert_eq!(
+        t.p.records[0].rare().failure.as_ref().map(|f| f.exit),
+        Some(Some(217))
+    );
+}
+
 #[test]
 fn main_ready_is_up() {
     let mut t = main(UnitType::ForegroundNotified);
@@ -993,6 +1067,8 @@ fn unlisted_pairs_change_nothing() {
             E::Stopping,
             E::Pidfile(Err("x".into())),
             timer(Timer::Restart),
+            // Stale: no main process failed at its fork.
+            E::ExecFailed(217, "x".into()),
         ]
     };
     let cases: Vec<(&str, Setup, Vec<Event>)> = vec![

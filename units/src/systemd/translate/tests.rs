@@ -445,3 +445,66 @@ fn binds_to_propagates_the_stop_of_the_bound_unit() {
         p.diagnostics
     );
 }
+
+/// `Type=simple` (and no `Type=`, and `idle`) is started once forked
+/// (`started-at-fork`); `exec`, `notify`, `forking`, `oneshot` and `dbus`
+/// (a `BusName=` without `Type=`) are not (testsuite-23).
+#[test]
+fn simple_is_started_at_fork_and_exec_is_not() {
+    for (lines, want) in [
+        ("", Some(true)),
+        ("Type=simple\n", Some(true)),
+        ("Type=idle\n", Some(true)),
+        ("Type=exec\n", None),
+        ("Type=exec\nType=simple\n", Some(true)),
+        ("Type=notify\n", None),
+        ("Type=forking\nPIDFile=/run/a.pid\n", None),
+        ("Type=oneshot\n", None),
+        ("BusName=org.example.A\n", None),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\n{lines}");
+        let p = translate_file("f", "a.service", &text);
+        assert!(p.diagnostics.is_empty(), "{lines}: {:?}", p.diagnostics);
+        let spec = p.spec.expect("loads");
+        assert_eq!(spec.extras.started_at_fork, want, "{lines}");
+        assert_eq!(spec.started_at_fork(), want == Some(true), "{lines}");
+    }
+}
+
+/// `DynamicUser=yes` (`dynamic-user`) implies its sandbox, which the
+/// unit's own keys override; `no` implies nothing.
+#[test]
+fn dynamic_user_is_read_with_its_sandbox() {
+    use crate::context::Key;
+    let implied = [
+        "ProtectSystem",
+        "ProtectHome",
+        "PrivateTmp",
+        "RemoveIPC",
+        "NoNewPrivileges",
+        "RestrictSUIDSGID",
+    ];
+    for (lines, want) in [
+        ("DynamicUser=yes\n", Some(true)),
+        ("DynamicUser=no\n", Some(false)),
+        ("", None),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\n{lines}");
+        let p = translate_file("f", "a.service", &text);
+        assert!(p.diagnostics.is_empty(), "{lines}: {:?}", p.diagnostics);
+        let spec = p.spec.expect("loads");
+        assert_eq!(spec.extras.dynamic_user, want, "{lines}");
+        for k in implied {
+            let key = Key::from_name(k).expect("a context key");
+            assert_eq!(
+                spec.extras.context.is_set(key),
+                want == Some(true),
+                "{lines}{k}"
+            );
+        }
+    }
+    // The unit's own key wins.
+    let text = "[Service]\nExecStart=/bin/x\nDynamicUser=yes\nPrivateTmp=no\n";
+    let spec = translate_file("f", "a.service", text).spec.expect("loads");
+    assert!(!spec.extras.context.sandbox.private_tmp);
+}

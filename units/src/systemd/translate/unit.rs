@@ -5,7 +5,17 @@
 use super::mount::MountKeys;
 use super::rules::{self, Reading, Rule};
 use super::*;
-use crate::spec::{Arm, Privileges, Ready};
+use crate::spec::{Arm, Privileges, Ready, Runs};
+
+/// The keys `DynamicUser=yes` implies, as systemd.exec(5) lists them.
+const DYNAMIC_USER_SANDBOX: [(&str, &str); 6] = [
+    ("ProtectSystem", "strict"),
+    ("ProtectHome", "read-only"),
+    ("PrivateTmp", "yes"),
+    ("RemoveIPC", "yes"),
+    ("NoNewPrivileges", "yes"),
+    ("RestrictSUIDSGID", "yes"),
+];
 
 /// Translates the options of one unit file, with the position of each, into
 /// the unit `unit_name`; `facts` are what specifiers resolve to.
@@ -113,6 +123,27 @@ pub(crate) fn translate_at(
     };
     spec.start_timeout = start_default;
     spec.extras.activation = crate::trigger::Activation::of_type(kind).map(Box::new);
+    // systemd's `Type=simple` (its default) and `idle` are started once
+    // forked; `Type=exec` once its program runs, as flotilla's own type
+    // (`dbus` once its name is taken).
+    let at_fork = matches!(type_value.as_str(), "" | "simple" | "idle");
+    if kind.row().ready == Ready::Spawned && !only_an_action && at_fork {
+        spec.extras.started_at_fork = Some(true);
+    }
+    // `DynamicUser=yes` implies a sandbox (systemd.exec(5)), set before the
+    // unit's own keys so that those override it.
+    let dynamic = options
+        .iter()
+        .rev()
+        .find(|o| o.section == "Service" && o.name == "DynamicUser")
+        .and_then(|o| super::sd_bool(o.value.trim()));
+    if dynamic == Some(true) && kind.row().runs == Runs::Process {
+        for (k, v) in DYNAMIC_USER_SANDBOX {
+            if let Some(key) = crate::context::Key::from_name(k) {
+                let _ = spec.extras.context.set(key, v);
+            }
+        }
+    }
 
     let is_mount = n.suffix == "mount";
     let mut r = Reading {
