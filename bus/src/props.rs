@@ -249,6 +249,9 @@ pub fn type_props(s: &UnitStatus) -> Props {
                     Value::from(usage.cpu_usec.map_or(UNKNOWN, |u| u.saturating_mul(1000))),
                 ),
             ]);
+            if let Some(lists) = &s.exec {
+                out.extend(crate::exec_props::exec_props(lists));
+            }
         }
     }
     out

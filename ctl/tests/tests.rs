@@ -37,6 +37,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         providers: None,
         usage: None,
         dependencies: None,
+        exec: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

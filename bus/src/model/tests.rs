@@ -23,6 +23,7 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         providers: None,
         usage: None,
         dependencies: None,
+        exec: None,
         skipped: false,
         listening: vec![],
         activates: None,

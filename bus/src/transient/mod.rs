@@ -387,6 +387,31 @@ mod tests {
             u.extras.environment.get("A").map(String::as_str),
             Some("1 2")
         );
+        // Test 40's `-p ExecConditionEx=:/bin/echo ${1_one}` and test 56's
+        // `-p ExecCondition=false`: the commands, with their prefixes.
+        let u = service_of(vec![(
+            "ExecConditionEx",
+            v(vec![(
+                "/bin/echo".to_string(),
+                vec!["/bin/echo".to_string(), "${1_one}".to_string()],
+                vec!["no-env-expand".to_string()],
+            )]),
+        )])
+        .unwrap();
+        let c = &u.extras.exec_condition;
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].argv.to_vec(), ["/bin/echo", "${1_one}"]);
+        assert!(!c[0].expand_env);
+        let u = service_of(vec![(
+            "ExecCondition",
+            v(vec![(
+                "/bin/false".to_string(),
+                vec!["/bin/false".to_string()],
+                false,
+            )]),
+        )])
+        .unwrap();
+        assert_eq!(u.extras.exec_condition[0].argv.to_vec(), ["/bin/false"]);
     }
 
     #[test]
@@ -401,12 +426,11 @@ mod tests {
             "{}",
             e.message
         );
-        // What systemd's tests 16, 19, 20 and 56 send first: keys flotilla
+        // What systemd's tests 16, 19 and 20 send first: keys flotilla
         // has not (docs/debian.md), each named with its unit-file key.
         for (property, value, key) in [
             ("RuntimeMaxUSec", v(5_000_000u64), "RuntimeMaxSec="),
             ("DynamicUser", v(true), "DynamicUser="),
-            ("ExitType", v("cgroup"), "ExitType="),
         ] {
             let e = service_of(vec![(property, value)]).unwrap_err();
             assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
@@ -418,6 +442,17 @@ mod tests {
                 e.message
             );
         }
+        // Test 56's `-p ExitType=cgroup`: the value is refused, with why;
+        // `main` and `-p ExecCondition=…` are taken.
+        let e = service_of(vec![("ExitType", v("cgroup"))]).unwrap_err();
+        assert_eq!(e.name, "org.freedesktop.DBus.Error.InvalidArgs");
+        assert!(
+            e.message.contains("property ExitType")
+                && e.message.contains("ExitType=cgroup is not supported"),
+            "{}",
+            e.message
+        );
+        service_of(vec![("ExitType", v("main"))]).unwrap();
         // `-p Delegate=yes`, `-p Delegate=` (test 19's): taken.
         service_of(vec![("Delegate", v(true))]).unwrap();
         service_of(vec![("DelegateControllers", v(Vec::<String>::new()))]).unwrap();

@@ -55,6 +55,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         providers: None,
         usage: None,
         dependencies: None,
+        exec: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

@@ -362,6 +362,7 @@ pub(crate) mod tests {
             providers: None,
             usage: None,
             dependencies: None,
+            exec: None,
             skipped: false,
             listening: Vec::new(),
             activates: None,

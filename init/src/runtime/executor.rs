@@ -313,7 +313,10 @@ impl<S: Sys> Runtime<S> {
         // Started by another unit's end (`on-failure`, `on-success`): its
         // start commands are told how that unit ended, as systemd tells
         // them (not the `exec-start-post` ones).
-        if matches!(role, Role::Pre(_) | Role::Main | Role::Then(_)) {
+        if matches!(
+            role,
+            Role::Condition(_) | Role::Pre(_) | Role::Main | Role::Then(_)
+        ) {
             if let Some(m) = self.planner.monitor(unit) {
                 for (k, v) in m.env() {
                     let _ = env.set(k, v);
@@ -378,7 +381,7 @@ impl<S: Sys> Runtime<S> {
         // A start after a reload changed the unit: its run was prepared
         // from the old definition (its processes are gone: a changed
         // unit stops before it starts again).
-        if matches!(role, Role::Pre(_) | Role::Main) {
+        if matches!(role, Role::Condition(_) | Role::Pre(_) | Role::Main) {
             if let Some(s) = self.slots.get_mut(unit).filter(|s| s.run_stale) {
                 s.run_stale = false;
                 self.end_run(unit, true);

@@ -130,6 +130,7 @@ impl<S: Sys> Runtime<S> {
             }),
             usage: None,
             dependencies: None,
+            exec: None,
             skipped: v.skipped,
             listening: self.listening(id),
             activates: node
@@ -185,6 +186,12 @@ impl<S: Sys> Runtime<S> {
             .graph()
             .get(id)
             .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec));
+        st.exec = self
+            .planner
+            .graph()
+            .get(id)
+            .filter(|n| n.spec.kind.row().runs != flotilla_units::spec::Runs::Nothing)
+            .map(|n| flotilla_units::protocol::ExecList::of(&n.spec));
         st.usage = self
             .slots
             .get(id)

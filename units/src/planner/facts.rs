@@ -11,6 +11,8 @@ use std::time::Duration;
 /// Which of a unit's commands a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
+    /// `exec-condition` number `n`.
+    Condition(u16),
     /// `exec-start-pre` number `n`.
     Pre(u16),
     /// The main process (`exec-start`).
@@ -35,6 +37,7 @@ impl Role {
     /// The command of `spec` this role runs, if it has one.
     pub fn command(self, spec: &UnitSpec) -> Option<&Command> {
         match self {
+            Role::Condition(n) => spec.extras.exec_condition.get(n as usize),
             Role::Pre(n) => spec.exec_start_pre.get(n as usize),
             Role::Main => spec.exec_start.as_ref(),
             Role::Then(n) => spec.extras.exec_start_then.get(n as usize),
@@ -49,6 +52,7 @@ impl Role {
     /// The unit-file key of the command.
     pub fn key(self) -> &'static str {
         match self {
+            Role::Condition(_) => "exec-condition",
             Role::Pre(_) => "exec-start-pre",
             Role::Main | Role::Then(_) => "exec-start",
             Role::Post(_) => "exec-start-post",

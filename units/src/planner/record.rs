@@ -18,6 +18,8 @@ pub(super) enum Phase {
     Idle,
     /// None yet: the init checks the unit's conditions.
     Check,
+    /// `exec-condition` number `n`.
+    Condition(u16),
     /// `exec-start-pre` number `n`.
     Pre(u16),
     /// The main process (or start script), not yet ready.
@@ -33,17 +35,25 @@ pub(super) enum Phase {
 }
 
 impl Phase {
-    /// Check, Pre, Main, Up or Reloading: the unit is up.
+    /// Check, Condition, Pre, Main, Up or Reloading: the unit is up.
     pub fn up(self) -> bool {
         matches!(
             self,
-            Phase::Check | Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading
+            Phase::Check
+                | Phase::Condition(_)
+                | Phase::Pre(_)
+                | Phase::Main
+                | Phase::Up
+                | Phase::Reloading
         )
     }
 
-    /// Check, Pre or Main: the unit takes a start slot.
+    /// Check, Condition, Pre or Main: the unit takes a start slot.
     pub fn starting(self) -> bool {
-        matches!(self, Phase::Check | Phase::Pre(_) | Phase::Main)
+        matches!(
+            self,
+            Phase::Check | Phase::Condition(_) | Phase::Pre(_) | Phase::Main
+        )
     }
 
     /// Stopping or StopPost: on its way down.

@@ -458,6 +458,12 @@ pub struct ExtraFields {
     /// success.
     #[serde(skip_serializing_if = "Commands::is_empty")]
     pub exec_start_then: Commands,
+    /// Commands run in order before `exec_start_pre` (systemd's
+    /// `ExecCondition=`): one exiting with 1 to 254 skips the start
+    /// (the unit is not failed, nothing else runs); 255, a signal or a
+    /// failed spawn fails it, unless the failure is ignored.
+    #[serde(default, skip_serializing_if = "Commands::is_empty")]
+    pub exec_condition: Commands,
     /// Commands run in order once the main process is up (ready, or a
     /// oneshot's commands done): the unit is up when they are done; one
     /// failing (not ignored) fails the start (systemd's `ExecStartPost=`).

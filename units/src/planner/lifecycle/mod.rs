@@ -22,6 +22,8 @@ mod check;
 #[cfg(test)]
 mod check_tests;
 #[cfg(test)]
+mod condition_tests;
+#[cfg(test)]
 mod exit_tests;
 #[cfg(test)]
 mod on_failure_tests;
@@ -98,17 +100,22 @@ impl Planner {
             (P::Check, E::Stop(why)) => self.stop_check(u, why),
             (P::Idle, E::Timer(Timer::Restart)) => self.restart_due(u),
 
-            // Starting: pre commands, then the main process until ready.
+            // Starting: the exec-condition commands, the pre commands, then
+            // the main process until ready.
+            (P::Condition(n), E::Exited(Role::Condition(m), _, status)) if n == m => {
+                self.condition_exited(u, n, status)
+            }
             (P::Pre(n), E::Exited(Role::Pre(m), _, status)) if n == m => {
                 self.pre_exited(u, n, status)
             }
-            (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
+            (P::Condition(_), E::SpawnFailed(role @ Role::Condition(_), error))
+            | (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
             | (P::Main, E::SpawnFailed(role @ Role::Main, error)) => self.fail(
                 u,
                 FailureKind::Resources,
                 format!("{}: {error}", role.key()),
             ),
-            (P::Pre(_) | P::Main, E::Timer(Timer::Start)) => {
+            (P::Condition(_) | P::Pre(_) | P::Main, E::Timer(Timer::Start)) => {
                 self.fail(u, FailureKind::Timeout, "start timed out".to_string())
             }
             (P::Main, E::Spawned(Role::Main, pid)) if rec.main_pid.is_none() => {
@@ -170,17 +177,23 @@ impl Planner {
             (P::Up, E::Accepted(instance)) => self.connection_accepted(u, instance),
 
             // The OOM killer took one of its processes: `OOMPolicy=`.
-            (P::Pre(_) | P::Main | P::Up | P::Reloading, E::OomKilled) => self.oom_killed(u),
+            (P::Condition(_) | P::Pre(_) | P::Main | P::Up | P::Reloading, E::OomKilled) => {
+                self.oom_killed(u)
+            }
             (P::Up | P::Main, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => {
                 self.stop_trigger(u, why)
             }
 
             // Stopping: exec-stop and the kill signal, then stop-post.
-            (P::Pre(_) | P::Main | P::Up | P::Reloading, E::Stop(why)) => self.begin_stop(u, why),
+            (P::Condition(_) | P::Pre(_) | P::Main | P::Up | P::Reloading, E::Stop(why)) => {
+                self.begin_stop(u, why)
+            }
             (P::Stopping, E::Exited(Role::Main, _, status)) => {
                 self.main_exited_while_stopping(u, status)
             }
-            (P::Stopping, E::Exited(Role::Pre(_), ..)) => self.check_stopped(u),
+            (P::Stopping, E::Exited(Role::Condition(_) | Role::Pre(_), ..)) => {
+                self.check_stopped(u)
+            }
             (P::Stopping, E::Exited(Role::Stop, _, status)) => self.stop_command_exited(u, status),
             (P::Stopping, E::SpawnFailed(Role::Stop, error)) => self.stop_spawn_failed(u, error),
             (P::Stopping, E::Timer(Timer::Stop)) => self.stop_timed_out(u),
@@ -242,7 +255,7 @@ impl Planner {
                 | E::OomKilled,
             ) => {}
             (
-                P::Pre(_),
+                P::Condition(_) | P::Pre(_),
                 E::Start
                 | E::Reload
                 | E::SpawnFailed(..)

@@ -132,7 +132,7 @@ fn own_of(sec: &str, key: &str) -> Option<Read> {
 
 /// The keys the translator reads by a rule of its own: their value means
 /// something else than the YAML key they feed (if any), or they feed none.
-pub(super) const OWN: [(&str, &str, Read); 20] = [
+pub(super) const OWN: [(&str, &str, Read); 21] = [
     ("Unit", "Documentation", |_, _, _, _| {}),
     ("Unit", "StopWhenUnneeded", stop_when_unneeded),
     ("Unit", "OnFailureJobMode", on_failure_job_mode),
@@ -170,6 +170,7 @@ pub(super) const OWN: [(&str, &str, Read); 20] = [
     ("Service", "WorkingDirectory", working_directory),
     ("Service", "PIDFile", pid_file),
     ("Service", "NotifyAccess", notify_access),
+    ("Service", "ExitType", exit_type),
     ("Service", "PermissionsStartOnly", permissions_start_only),
 ];
 
@@ -353,6 +354,22 @@ fn notify_access(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
             "NotifyAccess=none is not supported: messages from the main process and its session are taken",
         ),
         _ => r.t.error(p, format!("invalid NotifyAccess={v} (none, main, exec, all)")),
+    }
+}
+
+/// `ExitType=main` is what flotilla does: a service ends with its main
+/// process. `cgroup` (the service lasts until its cgroup is empty) is
+/// not supported yet, and refused rather than run as `main`
+/// (docs/systemd-units.md).
+fn exit_type(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
+    match v {
+        "" | "main" => {}
+        "cgroup" => r.t.error(
+            p,
+            "ExitType=cgroup is not supported: a flotilla service ends with its main process \
+             (ExitType=main)",
+        ),
+        _ => r.t.error(p, format!("invalid ExitType={v} (main, cgroup)")),
     }
 }
 

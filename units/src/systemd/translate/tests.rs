@@ -445,3 +445,70 @@ fn binds_to_propagates_the_stop_of_the_bound_unit() {
         p.diagnostics
     );
 }
+
+/// `ExecCondition=` lines are kept in order with their prefixes (as
+/// every `Exec*` key's), an empty value resets them; `PermissionsStartOnly=`
+/// makes them `+` as the other control commands.
+#[test]
+fn exec_condition_lines_are_kept_with_their_prefixes() {
+    use crate::spec::Privileges;
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/x\nExecCondition=-/bin/a\nExecCondition=:@/bin/b b0 ${X}\n\
+         ExecCondition=!/bin/c\n",
+    );
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.expect("loads");
+    let c = &spec.extras.exec_condition;
+    assert_eq!(c.len(), 3);
+    assert!(c[0].ignore_failure && c[0].expand_env);
+    assert_eq!(c[1].argv, ["/bin/b", "b0", "${X}"]);
+    assert!(c[1].argv0 && !c[1].expand_env && !c[1].ignore_failure);
+    assert_eq!(c[2].privileges, Privileges::NoUserChange);
+
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/x\nExecCondition=/bin/a\nExecCondition=\n\
+         ExecCondition=/bin/b\nPermissionsStartOnly=yes\n",
+    );
+    let spec = p.spec.expect("loads");
+    let c = &spec.extras.exec_condition;
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].argv, ["/bin/b"]);
+    assert_eq!(c[0].privileges, Privileges::Full);
+}
+
+/// `ExitType=main` is flotilla's way; `cgroup` is refused with why, and
+/// so is a value systemd does not know.
+#[test]
+fn exit_type_main_is_taken_and_cgroup_refused() {
+    for (value, error) in [
+        ("main", None),
+        ("", None),
+        (
+            "cgroup",
+            Some(
+                "ExitType=cgroup is not supported: a flotilla service ends with its main \
+                 process (ExitType=main)",
+            ),
+        ),
+        ("group", Some("invalid ExitType=group (main, cgroup)")),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\nExitType={value}\n");
+        let p = translate_file("f", "a.service", &text);
+        let errors: Vec<&str> = p
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(errors, error.into_iter().collect::<Vec<_>>(), "{value}");
+        assert!(
+            p.diagnostics.iter().all(|d| d.is_error()),
+            "{value}: {:?}",
+            p.diagnostics
+        );
+    }
+}
