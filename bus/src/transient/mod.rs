@@ -442,17 +442,17 @@ mod tests {
                 e.message
             );
         }
-        // Test 56's `-p ExitType=cgroup`: the value is refused, with why;
-        // `main` and `-p ExecCondition=…` are taken.
-        let e = service_of(vec![("ExitType", v("cgroup"))]).unwrap_err();
+        // Test 56's `-p ExitType=cgroup`: taken; a value systemd does not
+        // know is refused, with why.
+        let u = service_of(vec![("ExitType", v("cgroup"))]).unwrap();
+        assert_eq!(u.extras.exit_type, flotilla_units::spec::ExitType::Cgroup);
+        let e = service_of(vec![("ExitType", v("group"))]).unwrap_err();
         assert_eq!(e.name, "org.freedesktop.DBus.Error.InvalidArgs");
         assert!(
-            e.message.contains("property ExitType")
-                && e.message.contains("ExitType=cgroup is not supported"),
+            e.message.contains("property ExitType") && e.message.contains("invalid ExitType=group"),
             "{}",
             e.message
         );
-        service_of(vec![("ExitType", v("main"))]).unwrap();
         // `-p Delegate=yes`, `-p Delegate=` (test 19's): taken.
         service_of(vec![("Delegate", v(true))]).unwrap();
         service_of(vec![("DelegateControllers", v(Vec::<String>::new()))]).unwrap();

@@ -78,6 +78,7 @@ impl<S: Sys> Runtime<S> {
                 self.fact(Fact::Armed { unit, result });
             }
             Action::Disarm { unit } => self.disarm_trigger(unit),
+            Action::AwaitEmpty { unit } => self.await_empty(unit),
             Action::Adopt { unit, spec } => match self.adopt(unit, &spec) {
                 Ok(pid) => self.fact(Fact::Spawned {
                     unit,
@@ -168,6 +169,8 @@ impl<S: Sys> Runtime<S> {
                 let leader = self.sys.kill(pid, signal.0);
                 group.or(leader)
             }
+            // No process by number: the cgroup below.
+            Whom::Rest => Ok(()),
         };
         // The rest of the cgroup: what left the group. Each process gets
         // the signal once.
@@ -177,6 +180,7 @@ impl<S: Sys> Runtime<S> {
                     Whom::Process(p) => (None, Some(p)),
                     Whom::Group(g) => (Some(g), None),
                     Whom::GroupAndLeader(p) => (Some(p), Some(p)),
+                    Whom::Rest => (None, None),
                 };
                 self.sys
                     .signal_unit(run, signal.0, Reached { group, process });

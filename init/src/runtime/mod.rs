@@ -38,6 +38,7 @@
 
 mod accepts;
 mod childwait;
+mod emptied;
 mod execs;
 mod executor;
 mod fdstore;

@@ -166,6 +166,13 @@ pub enum Fact {
         /// The scope.
         unit: UnitId,
     },
+    /// The cgroup of a unit whose main process exited is empty (the
+    /// answer to [`Action::AwaitEmpty`]; at once where the unit has no
+    /// cgroup).
+    CgroupEmpty {
+        /// The unit.
+        unit: UnitId,
+    },
     /// D-Bus names taken or given up on the system bus (`flotilla-busd`
     /// reports them); `whole`: `owned` is every name owned, any other is
     /// not.
@@ -307,6 +314,12 @@ pub enum Action {
         /// Its definition.
         spec: Arc<UnitSpec>,
     },
+    /// An `exit-type: cgroup` service's main process exited: tell
+    /// [`Fact::CgroupEmpty`] once nothing is left in its cgroup.
+    AwaitEmpty {
+        /// The service.
+        unit: UnitId,
+    },
     /// The trigger stopped: close its sockets (and remove their files with
     /// `RemoveOnStop=`), remove its watches. Nothing to answer.
     Disarm {
@@ -337,13 +350,18 @@ pub enum Whom {
     /// The process group this process leads, and the process itself (a
     /// daemon that left its group gets the signal too).
     GroupAndLeader(i32),
+    /// What is left in the unit's cgroup once its main process exited (an
+    /// `exit-type: cgroup` service): no process or group by number, which
+    /// may be another's by now.
+    Rest,
 }
 
 impl Whom {
-    /// The PID or group number signalled.
+    /// The PID or group number signalled (0 for [`Whom::Rest`]).
     pub fn pid(self) -> i32 {
         match self {
             Whom::Process(p) | Whom::Group(p) | Whom::GroupAndLeader(p) => p,
+            Whom::Rest => 0,
         }
     }
 }

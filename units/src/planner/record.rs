@@ -275,6 +275,10 @@ pub(super) struct Rare {
     /// and its pidfile is being read again for a new main process
     /// (`lifecycle/stop.rs`, `main_exited`).
     pub following: Option<ExitStatus>,
+    /// An `exit-type: cgroup` service's main process exited while up,
+    /// with this status: the unit stays up until its cgroup is empty,
+    /// and then ends with it (`lifecycle/stop.rs`, `main_left`).
+    pub main_exit: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
     /// The last reload failed, so: systemd's `ReloadResult` (none while
@@ -341,6 +345,7 @@ static NO_RARE: Rare = Rare {
     pidfile_tries: 0,
     pidfile_deadline: None,
     following: None,
+    main_exit: None,
     skipped: false,
     notify_status: None,
     timer_run: None,

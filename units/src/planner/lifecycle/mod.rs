@@ -12,7 +12,7 @@ use super::facts::{spawn_argv, Action, ExitStatus, Role, Whom};
 use super::record::{Phase, Record, Timer};
 use super::Planner;
 use crate::graph::{Graph, UnitId};
-use crate::spec::{Ready, RestartPolicy, Signal, UnitSpec};
+use crate::spec::{ExitType, Ready, RestartPolicy, Signal, UnitSpec};
 use crate::state::FailureKind;
 use std::cmp::Reverse;
 use std::sync::Arc;
@@ -25,6 +25,8 @@ mod check_tests;
 mod condition_tests;
 #[cfg(test)]
 mod exit_tests;
+#[cfg(test)]
+mod exit_type_tests;
 #[cfg(test)]
 mod on_failure_tests;
 #[cfg(test)]
@@ -78,6 +80,9 @@ pub(super) enum Event {
     Accepted(String),
     /// The kernel's OOM killer killed a process of the unit's cgroup.
     OomKilled,
+    /// The unit's cgroup is empty (asked for after the main process of
+    /// an `exit-type: cgroup` service exited).
+    CgroupEmpty,
 }
 
 impl Planner {
@@ -153,7 +158,21 @@ impl Planner {
                 self.fail(u, FailureKind::Watchdog, "watchdog timeout".to_string())
             }
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
+            (P::Up | P::Reloading, E::Exited(Role::Main, pid, status))
+                if self.spec_of(u).extras.exit_type == ExitType::Cgroup =>
+            {
+                self.main_left(u, pid, status)
+            }
             (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
+            (P::Up | P::Reloading, E::CgroupEmpty) if rec.rare().main_exit.is_some() => {
+                self.cgroup_emptied(u)
+            }
+            (P::Stopping, E::CgroupEmpty) if rec.rare().main_exit.is_some() => {
+                self.cgroup_emptied_while_stopping(u)
+            }
+            // In any other phase, or before the main process exited: stale
+            // (the answer to a wait of an earlier run).
+            (_, E::CgroupEmpty) => {}
             (P::Up | P::Reloading, E::Pidfile(result)) if rec.rare().following.is_some() => {
                 self.pidfile_followed(u, result)
             }

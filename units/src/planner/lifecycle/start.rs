@@ -38,6 +38,7 @@ impl Planner {
             r.pidfile_tries = 0;
             r.pidfile_deadline = None;
             r.skipped = false;
+            r.main_exit = None;
             r.notify_status = None;
         });
         rec.exit_ok = false;

@@ -357,20 +357,15 @@ fn notify_access(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
     }
 }
 
-/// `ExitType=main` is what flotilla does: a service ends with its main
-/// process. `cgroup` (the service lasts until its cgroup is empty) is
-/// not supported yet, and refused rather than run as `main`
-/// (docs/systemd-units.md).
+/// `ExitType=`: a service is over when its main process exits (`main`),
+/// or once its cgroup is empty after that (`cgroup`, docs/systemd-units.md).
 fn exit_type(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
-    match v {
-        "" | "main" => {}
-        "cgroup" => r.t.error(
-            p,
-            "ExitType=cgroup is not supported: a flotilla service ends with its main process \
-             (ExitType=main)",
-        ),
-        _ => r.t.error(p, format!("invalid ExitType={v} (main, cgroup)")),
-    }
+    use crate::spec::ExitType;
+    r.spec.extras.exit_type = match v {
+        "" | "main" => ExitType::Main,
+        "cgroup" => ExitType::Cgroup,
+        _ => return r.t.error(p, format!("invalid ExitType={v} (main, cgroup)")),
+    };
 }
 
 /// Only a forking daemon's; a relative path is under `/run`, as systemd

@@ -480,35 +480,23 @@ fn exec_condition_lines_are_kept_with_their_prefixes() {
     assert_eq!(c[0].privileges, Privileges::Full);
 }
 
-/// `ExitType=main` is flotilla's way; `cgroup` is refused with why, and
-/// so is a value systemd does not know.
+/// `ExitType=`: `main` (the default) and `cgroup` are read; a value
+/// systemd does not know is an error.
 #[test]
-fn exit_type_main_is_taken_and_cgroup_refused() {
-    for (value, error) in [
-        ("main", None),
-        ("", None),
-        (
-            "cgroup",
-            Some(
-                "ExitType=cgroup is not supported: a flotilla service ends with its main \
-                 process (ExitType=main)",
-            ),
-        ),
-        ("group", Some("invalid ExitType=group (main, cgroup)")),
+fn exit_type_is_read() {
+    use crate::spec::ExitType;
+    for (value, want) in [
+        ("main", Ok(ExitType::Main)),
+        ("", Ok(ExitType::Main)),
+        ("cgroup", Ok(ExitType::Cgroup)),
+        ("group", Err("invalid ExitType=group (main, cgroup)")),
     ] {
         let text = format!("[Service]\nExecStart=/bin/x\nExitType={value}\n");
         let p = translate_file("f", "a.service", &text);
-        let errors: Vec<&str> = p
-            .diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| d.message.as_str())
-            .collect();
-        assert_eq!(errors, error.into_iter().collect::<Vec<_>>(), "{value}");
-        assert!(
-            p.diagnostics.iter().all(|d| d.is_error()),
-            "{value}: {:?}",
-            p.diagnostics
-        );
+        let got = match p.spec {
+            Some(s) if p.diagnostics.is_empty() => Ok(s.extras.exit_type),
+            _ => Err(p.diagnostics[0].message.as_str()),
+        };
+        assert_eq!(got, want, "{value}");
     }
 }
