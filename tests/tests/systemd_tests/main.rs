@@ -123,24 +123,12 @@ const KNOWN: &[(&str, &str)] = &[
          are not served (bus/src/manager.rs)",
     ),
     (
-        "40",
-        "`ExecCondition=` and the `Exec*` properties with their `Ex` forms are served now \
-         (bus/src/exec_props.rs; the script's `systemctl show` checks pass on the host, \
-         tests/tests/dbus_systemctl.rs); not re-run in the VM since",
-    ),
-    (
         "41",
         "fails under systemd on this machine too (not run under flotilla)",
     ),
     (
         "42",
         "fails under systemd on this machine too (not run under flotilla)",
-    ),
-    (
-        "56",
-        "`ExitType=cgroup` and transient `ExecCondition=` are taken now (units/src/planner/\
-         lifecycle/exit_type_tests.rs, init/src/runtime/emptied.rs; host test in \
-         tests/tests/init/service.rs); not re-run in the VM since",
     ),
 ];
 
