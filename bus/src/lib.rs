@@ -10,6 +10,7 @@ pub mod answer;
 pub mod bus_names;
 pub mod error;
 pub mod escape;
+pub mod exec_props;
 pub mod hub;
 pub mod introspect;
 pub mod jobs;

@@ -250,6 +250,9 @@ pub fn type_props(s: &UnitStatus) -> Props {
                 ),
             ]);
             out.extend(crate::limits::props(&s.limits, false));
+            if let Some(lists) = &s.exec {
+                out.extend(crate::exec_props::exec_props(lists));
+            }
         }
     }
     out

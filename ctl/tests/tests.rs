@@ -38,6 +38,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         usage: None,
         dependencies: None,
         limits: Default::default(),
+        exec: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

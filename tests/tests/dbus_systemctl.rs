@@ -2588,3 +2588,86 @@ fn system_conf_default_limits_after_a_drop_in_and_daemon_reload() {
     assert_eq!(show(&["LimitNOFILESoft", "own.service"]), "100");
     assert_eq!(show(&["LimitNOFILE", "own.service"]), "200");
 }
+
+/// systemd's tests 40 and 56 over the bus: each `Exec*` key of a
+/// transient service, sent with `:` (as `…Ex`), is shown by Debian's
+/// `systemctl show` in both of its forms; `ExecCondition=` that holds
+/// lets the service run, one that exits 1 skips it, which
+/// `systemd-run --wait` reports as the result `exec-condition` (exit 1).
+#[test]
+fn exec_properties_and_exec_condition_as_systemd_tests_40_and_56() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let busd = busd_on(&dir, Some(&bus.socket));
+    on_the_bus(&bus.socket);
+    let run_wait = |args: &[&str]| {
+        let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+                      exec /usr/bin/systemd-run \"$@\"";
+        let mut cmd = Command::new("unshare");
+        cmd.args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .args(args)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.socket.display()),
+        )
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C");
+        run(cmd, Duration::from_secs(30))
+    };
+    for (unit, key) in [
+        ("1_one", "ExecCondition"),
+        ("3_three", "ExecStart"),
+        ("4_four", "ExecStartPost"),
+        ("7_seven", "ExecStopPost"),
+    ] {
+        let prop = format!("{key}=:/bin/echo ${{{unit}}}");
+        let out = run_wait(&[
+            "--unit",
+            unit,
+            "-r",
+            "-p",
+            "Type=oneshot",
+            "-p",
+            &prop,
+            "/bin/true",
+        ]);
+        out.expect(0);
+        let plain = systemctl(&busd, &["show", "-p", key, unit]);
+        let want = format!("path=/bin/echo ; argv[]=/bin/echo ${{{unit}}} ; ignore_errors=no");
+        assert!(plain.stdout.contains(&want), "{key}: {plain:?}");
+        let ex = systemctl(&busd, &["show", "-p", &format!("{key}Ex"), unit]);
+        let want = format!("path=/bin/echo ; argv[]=/bin/echo ${{{unit}}} ; flags=no-env-expand");
+        assert!(ex.stdout.contains(&want), "{key}Ex: {ex:?}");
+    }
+    let out = run_wait(&[
+        "--wait",
+        "--unit",
+        "two",
+        "-p",
+        "ExecCondition=true",
+        "/bin/true",
+    ]);
+    out.expect(0);
+    let out = run_wait(&[
+        "--wait",
+        "--unit",
+        "three",
+        "-p",
+        "ExecCondition=false",
+        "/bin/true",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("Finished with result: exec-condition"),
+        "{out:?}"
+    );
+}

@@ -220,7 +220,10 @@ impl World {
                         },
                     );
                 }
-                Action::SaveTimerStamp { .. } | Action::Disarm { .. } | Action::Adopt { .. } => {}
+                Action::SaveTimerStamp { .. }
+                | Action::Disarm { .. }
+                | Action::Adopt { .. }
+                | Action::AwaitEmpty { .. } => {}
                 Action::Arm { unit, .. } => self.feed(
                     p,
                     Fact::Armed {

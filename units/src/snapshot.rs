@@ -131,6 +131,8 @@ pub struct ControlCarry {
 pub enum PhaseCarry {
     /// No process.
     Idle,
+    /// `exec-condition` number `n`.
+    Condition(u16),
     /// `exec-start-pre` number `n`.
     Pre(u16),
     /// The main process, not yet ready.
@@ -149,6 +151,8 @@ pub enum PhaseCarry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RoleCarry {
+    /// `exec-condition` number `n`.
+    Condition(u16),
     /// `exec-start-pre` number `n`.
     Pre(u16),
     /// The main process.

@@ -89,6 +89,10 @@ pub enum FailureKind {
     /// The kernel's OOM killer killed a process of the unit
     /// (`OOMPolicy=stop` or `kill`).
     OomKill,
+    /// Not a failure: an `exec-condition` command exited with 1 to 254,
+    /// so the start was skipped (systemd's `exec-condition` result, shown
+    /// while the unit is inactive).
+    ExecCondition,
 }
 
 impl FailureKind {
@@ -105,6 +109,7 @@ impl FailureKind {
             FailureKind::Resources => "resources",
             FailureKind::Assert => "assert",
             FailureKind::OomKill => "oom-kill",
+            FailureKind::ExecCondition => "exec-condition",
         }
     }
 }

@@ -24,6 +24,7 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         usage: None,
         dependencies: None,
         limits: Default::default(),
+        exec: None,
         skipped: false,
         listening: vec![],
         activates: None,

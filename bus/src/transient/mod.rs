@@ -387,6 +387,31 @@ mod tests {
             u.extras.environment.get("A").map(String::as_str),
             Some("1 2")
         );
+        // Test 40's `-p ExecConditionEx=:/bin/echo ${1_one}` and test 56's
+        // `-p ExecCondition=false`: the commands, with their prefixes.
+        let u = service_of(vec![(
+            "ExecConditionEx",
+            v(vec![(
+                "/bin/echo".to_string(),
+                vec!["/bin/echo".to_string(), "${1_one}".to_string()],
+                vec!["no-env-expand".to_string()],
+            )]),
+        )])
+        .unwrap();
+        let c = &u.extras.exec_condition;
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].argv.to_vec(), ["/bin/echo", "${1_one}"]);
+        assert!(!c[0].expand_env);
+        let u = service_of(vec![(
+            "ExecCondition",
+            v(vec![(
+                "/bin/false".to_string(),
+                vec!["/bin/false".to_string()],
+                false,
+            )]),
+        )])
+        .unwrap();
+        assert_eq!(u.extras.exec_condition[0].argv.to_vec(), ["/bin/false"]);
     }
 
     #[test]
@@ -406,11 +431,10 @@ mod tests {
         let spec = service_of(vec![("DynamicUser", v(true))]).unwrap();
         assert_eq!(spec.extras.dynamic_user, Some(true));
         assert!(spec.extras.context.sandbox.private_tmp);
-        // What systemd's tests 16 and 56 send first: keys flotilla has not
-        // (docs/debian.md), each named with its unit-file key.
+        // What systemd's test 16 sends first: a key flotilla has not
+        // (docs/debian.md), named with its unit-file key.
         for (property, value, key) in [
             ("RuntimeMaxUSec", v(5_000_000u64), "RuntimeMaxSec="),
-            ("ExitType", v("cgroup"), "ExitType="),
         ] {
             let e = service_of(vec![(property, value)]).unwrap_err();
             assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
@@ -422,6 +446,17 @@ mod tests {
                 e.message
             );
         }
+        // Test 56's `-p ExitType=cgroup`: taken; a value systemd does not
+        // know is refused, with why.
+        let u = service_of(vec![("ExitType", v("cgroup"))]).unwrap();
+        assert_eq!(u.extras.exit_type, flotilla_units::spec::ExitType::Cgroup);
+        let e = service_of(vec![("ExitType", v("group"))]).unwrap_err();
+        assert_eq!(e.name, "org.freedesktop.DBus.Error.InvalidArgs");
+        assert!(
+            e.message.contains("property ExitType") && e.message.contains("invalid ExitType=group"),
+            "{}",
+            e.message
+        );
         // `-p Delegate=yes`, `-p Delegate=` (test 19's): taken.
         service_of(vec![("Delegate", v(true))]).unwrap();
         service_of(vec![("DelegateControllers", v(Vec::<String>::new()))]).unwrap();

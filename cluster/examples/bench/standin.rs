@@ -56,6 +56,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         usage: None,
         dependencies: None,
         limits: Default::default(),
+        exec: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

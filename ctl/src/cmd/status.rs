@@ -363,6 +363,7 @@ pub(crate) mod tests {
             usage: None,
             dependencies: None,
             limits: Default::default(),
+            exec: None,
             skipped: false,
             listening: Vec::new(),
             activates: None,

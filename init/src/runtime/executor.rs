@@ -76,6 +76,7 @@ impl<S: Sys> Runtime<S> {
                 self.fact(Fact::Armed { unit, result });
             }
             Action::Disarm { unit } => self.disarm_trigger(unit),
+            Action::AwaitEmpty { unit } => self.await_empty(unit),
             Action::Adopt { unit, spec } => match self.adopt(unit, &spec) {
                 Ok(pid) => self.fact(Fact::Spawned {
                     unit,
@@ -166,6 +167,8 @@ impl<S: Sys> Runtime<S> {
                 let leader = self.sys.kill(pid, signal.0);
                 group.or(leader)
             }
+            // No process by number: the cgroup below.
+            Whom::Rest => Ok(()),
         };
         // The rest of the cgroup: what left the group. Each process gets
         // the signal once.
@@ -175,6 +178,7 @@ impl<S: Sys> Runtime<S> {
                     Whom::Process(p) => (None, Some(p)),
                     Whom::Group(g) => (Some(g), None),
                     Whom::GroupAndLeader(p) => (Some(p), Some(p)),
+                    Whom::Rest => (None, None),
                 };
                 self.sys
                     .signal_unit(run, signal.0, Reached { group, process });
@@ -311,7 +315,10 @@ impl<S: Sys> Runtime<S> {
         // Started by another unit's end (`on-failure`, `on-success`): its
         // start commands are told how that unit ended, as systemd tells
         // them (not the `exec-start-post` ones).
-        if matches!(role, Role::Pre(_) | Role::Main | Role::Then(_)) {
+        if matches!(
+            role,
+            Role::Condition(_) | Role::Pre(_) | Role::Main | Role::Then(_)
+        ) {
             if let Some(m) = self.planner.monitor(unit) {
                 for (k, v) in m.env() {
                     let _ = env.set(k, v);
@@ -377,7 +384,7 @@ impl<S: Sys> Runtime<S> {
         // A start after a reload changed the unit: its run was prepared
         // from the old definition (its processes are gone: a changed
         // unit stops before it starts again).
-        if matches!(role, Role::Pre(_) | Role::Main) {
+        if matches!(role, Role::Condition(_) | Role::Pre(_) | Role::Main) {
             if let Some(s) = self.slots.get_mut(unit).filter(|s| s.run_stale) {
                 s.run_stale = false;
                 self.end_run(unit, true);

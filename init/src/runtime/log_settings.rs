@@ -45,6 +45,7 @@ impl<S: Sys> Runtime<S> {
                     Whom::Process(p) => format!("process {p}"),
                     Whom::Group(g) => format!("process group {g}"),
                     Whom::GroupAndLeader(p) => format!("process {p} and its group"),
+                    Whom::Rest => "what is left in its cgroup".to_string(),
                 };
                 (*unit, format!("send {} to {whom}", signal.name()))
             }
@@ -56,6 +57,7 @@ impl<S: Sys> Runtime<S> {
             Action::Arm { unit, .. } => (*unit, "arm trigger".to_string()),
             Action::Adopt { unit, .. } => (*unit, "adopt processes".to_string()),
             Action::Disarm { unit } => (*unit, "disarm trigger".to_string()),
+            Action::AwaitEmpty { unit } => (*unit, "await an empty cgroup".to_string()),
             Action::SaveTimerStamp { unit, .. } => (*unit, "save timer stamp".to_string()),
         };
         let line = format!("init: debug: {}: {what}", self.unit_name(unit));

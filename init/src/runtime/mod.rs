@@ -40,6 +40,7 @@ mod accepts;
 mod childwait;
 mod cleaning;
 mod dynamic_users;
+mod emptied;
 mod execs;
 mod executor;
 mod fdstore;

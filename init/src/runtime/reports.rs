@@ -133,6 +133,7 @@ impl<S: Sys> Runtime<S> {
             usage: None,
             dependencies: None,
             limits: Default::default(),
+            exec: None,
             skipped: v.skipped,
             listening: self.listening(id),
             activates: node
@@ -199,6 +200,12 @@ impl<S: Sys> Runtime<S> {
             .map(|r| r.as_str().to_string())
             .collect();
         }
+        st.exec = self
+            .planner
+            .graph()
+            .get(id)
+            .filter(|n| n.spec.kind.row().runs != flotilla_units::spec::Runs::Nothing)
+            .map(|n| flotilla_units::protocol::ExecList::of(&n.spec));
         st.usage = self
             .slots
             .get(id)

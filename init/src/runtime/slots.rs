@@ -38,6 +38,9 @@ pub(super) enum Source {
     Trigger(SlotId),
     /// What watches a scope's processes (`scopes.rs`).
     Scope(SlotId),
+    /// What watches the cgroup of an `exit-type: cgroup` service whose
+    /// main process exited (`emptied.rs`).
+    Emptying(SlotId),
     /// The report pipe of a process forked for the unit, until it exec'd
     /// (`execs.rs`).
     Exec(SlotId),
@@ -104,6 +107,9 @@ pub(super) struct Slot {
     pub watching: Option<Box<super::held::Watching>>,
     /// A scope's processes, while it is up (`scopes.rs`).
     pub adopted: Option<Box<super::held::Adopted>>,
+    /// The watch of an `exit-type: cgroup` service's cgroup once its main
+    /// process exited, until it is empty (`emptied.rs`).
+    pub emptying: Option<Box<super::held::Adopted>>,
     /// A service's descriptor store (`fdstore.rs`), across its restarts.
     pub store: Option<Box<super::fdstore::Store>>,
 }
@@ -176,6 +182,7 @@ impl Slots {
             listening: None,
             watching: None,
             adopted: None,
+            emptying: None,
             store: None,
         };
         let id = match self.free_slots.pop() {
@@ -288,6 +295,9 @@ impl Slots {
                             self.close_watching(*w, sys);
                         }
                         if let Some(a) = gone.adopted {
+                            self.close_adopted(*a, sys);
+                        }
+                        if let Some(a) = gone.emptying {
                             self.close_adopted(*a, sys);
                         }
                         if let Some(s) = gone.store {

@@ -122,6 +122,7 @@ impl<S: Sys> Runtime<S> {
             Some(Source::Notify(slot)) => self.on_notify(slot),
             Some(Source::Trigger(slot)) => self.on_trigger(slot),
             Some(Source::Scope(slot)) => self.on_scope(slot, t),
+            Some(Source::Emptying(slot)) => self.on_emptying(slot, t),
             Some(Source::Exec(_)) => self.on_exec(t),
             Some(Source::Stored(slot)) => self.on_stored_hangup(slot, t),
             None => {}

@@ -961,3 +961,67 @@ fn remove_ipc_cleans_the_users_objects_at_the_stop() {
     assert!(std::path::Path::new(&roots).exists());
     std::fs::remove_file(&roots).expect("rm");
 }
+
+/// `ExitType=cgroup` (systemd's test 56): a service whose main process
+/// exited with success stays `running` while a process it left runs in its
+/// cgroup, and ends cleanly (not failed, whatever killed that process) once
+/// the cgroup is empty; a stop meanwhile reaches what is left. With the
+/// default, `ExitType=main`, the same service ends with its main process.
+#[test]
+fn exit_type_cgroup_lasts_until_its_cgroup_is_empty() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let script = dir.script(
+        "leave.sh",
+        &format!(
+            "sleep 1000 </dev/null >/dev/null 2>&1 &\necho $! > {}\n",
+            dir.join("left.pid").display()
+        ),
+    );
+    let unit = |exit_type: &str| {
+        format!(
+            "[Service]\nExecStart=/bin/sh {}\nExitType={exit_type}\n",
+            script.display()
+        )
+    };
+    dir.file("units/left.service", &unit("cgroup"));
+    other_target(&dir);
+    let init = dir.start("left.service");
+    let left = pid_in(&dir, "left.pid");
+    wait_for(WAIT, "left.service waiting for its cgroup", || {
+        init.unit("left.service")
+            .status
+            .contains("until its cgroup is empty")
+            .then_some(())
+    });
+    assert_eq!(init.unit("left.service").state, UnitState::Running);
+    // SIGKILL to what is left: the result is the main process's (0).
+    assert!(procs::alive(left));
+    // SAFETY: kill(2) of the process the unit left, by its PID.
+    unsafe { libc::kill(left, libc::SIGKILL) };
+    init.wait_state("left.service", UnitState::Exited);
+    let u = init.unit("left.service");
+    assert!(u.result.is_none() && u.ended, "{u:?}");
+
+    // Stopped while it waits: what is left is stopped with it.
+    std::fs::remove_file(dir.join("left.pid")).expect("rm");
+    init.ctl(&["restart", "left.service"]).expect(0);
+    let left = pid_in(&dir, "left.pid");
+    wait_for(WAIT, "left.service waiting again", || {
+        init.unit("left.service")
+            .status
+            .contains("until its cgroup is empty")
+            .then_some(())
+    });
+    stop_by_switch(&init, "left.service");
+    wait_gone(left, "the process left, stopped with its unit");
+    drop(init);
+
+    // ExitType=main: over when the main process exits.
+    std::fs::remove_file(dir.join("left.pid")).expect("rm");
+    dir.file("units/left.service", &unit("main"));
+    let init = dir.start("left.service");
+    let left = pid_in(&dir, "left.pid");
+    init.wait_state("left.service", UnitState::Exited);
+    wait_gone(left, "the process left, killed when the main process ended");
+}

@@ -132,23 +132,12 @@ const KNOWN: &[(&str, &str)] = &[
          directories are made in place",
     ),
     (
-        "40",
-        "`systemd-run -r -p ExecStartPost=:…` is taken now (bus/src/transient/); not re-run in \
-         the VM since: `systemctl show -p ExecStartPost` is not served (bus/src/props.rs has no \
-         Exec* properties), and flotilla has no `ExecCondition=`",
-    ),
-    (
         "41",
         "fails under systemd on this machine too (not run under flotilla)",
     ),
     (
         "42",
         "fails under systemd on this machine too (not run under flotilla)",
-    ),
-    (
-        "56",
-        "`systemd-run -p ExitType=cgroup` refused: flotilla has no `ExitType=` (the translator \
-         ignores it in a unit file, so StartTransientUnit refuses it)",
     ),
 ];
 

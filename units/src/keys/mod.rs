@@ -173,7 +173,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 67] = [
+const BASE_KEYS: [Key; 68] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -395,6 +395,12 @@ const BASE_KEYS: [Key; 67] = [
         systemd: &[],
         applies_to: ALL,
         slot: |s| Slot::Targets(&mut s.extras.wanted_by, TargetList::WantedBy),
+    },
+    Key {
+        name: "exec-condition",
+        systemd: &[("Service", "ExecCondition")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Commands(&mut s.extras.exec_condition),
     },
     Key {
         name: "exec-start-pre",

@@ -236,6 +236,7 @@ fn phase_out(p: Phase) -> PhaseCarry {
         // A check is answered in the turn that asks for it, so a snapshot
         // never sees one; were it to, the start begins again.
         Phase::Idle | Phase::Check => PhaseCarry::Idle,
+        Phase::Condition(n) => PhaseCarry::Condition(n),
         Phase::Pre(n) => PhaseCarry::Pre(n),
         Phase::Main => PhaseCarry::Main,
         Phase::Up => PhaseCarry::Up,
@@ -248,6 +249,7 @@ fn phase_out(p: Phase) -> PhaseCarry {
 fn phase_in(p: PhaseCarry) -> Phase {
     match p {
         PhaseCarry::Idle => Phase::Idle,
+        PhaseCarry::Condition(n) => Phase::Condition(n),
         PhaseCarry::Pre(n) => Phase::Pre(n),
         PhaseCarry::Main => Phase::Main,
         PhaseCarry::Up => Phase::Up,
@@ -259,6 +261,7 @@ fn phase_in(p: PhaseCarry) -> Phase {
 
 fn role_out(r: Role) -> RoleCarry {
     match r {
+        Role::Condition(n) => RoleCarry::Condition(n),
         Role::Pre(n) => RoleCarry::Pre(n),
         Role::Main => RoleCarry::Main,
         Role::Then(n) => RoleCarry::Then(n),
@@ -272,6 +275,7 @@ fn role_out(r: Role) -> RoleCarry {
 
 fn role_in(r: RoleCarry) -> Role {
     match r {
+        RoleCarry::Condition(n) => Role::Condition(n),
         RoleCarry::Pre(n) => Role::Pre(n),
         RoleCarry::Main => Role::Main,
         RoleCarry::Then(n) => Role::Then(n),

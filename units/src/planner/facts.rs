@@ -11,6 +11,8 @@ use std::time::Duration;
 /// Which of a unit's commands a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
+    /// `exec-condition` number `n`.
+    Condition(u16),
     /// `exec-start-pre` number `n`.
     Pre(u16),
     /// The main process (`exec-start`).
@@ -35,6 +37,7 @@ impl Role {
     /// The command of `spec` this role runs, if it has one.
     pub fn command(self, spec: &UnitSpec) -> Option<&Command> {
         match self {
+            Role::Condition(n) => spec.extras.exec_condition.get(n as usize),
             Role::Pre(n) => spec.exec_start_pre.get(n as usize),
             Role::Main => spec.exec_start.as_ref(),
             Role::Then(n) => spec.extras.exec_start_then.get(n as usize),
@@ -49,6 +52,7 @@ impl Role {
     /// The unit-file key of the command.
     pub fn key(self) -> &'static str {
         match self {
+            Role::Condition(_) => "exec-condition",
             Role::Pre(_) => "exec-start-pre",
             Role::Main | Role::Then(_) => "exec-start",
             Role::Post(_) => "exec-start-post",
@@ -173,6 +177,13 @@ pub enum Fact {
     /// unit's.
     ScopeEnded {
         /// The scope.
+        unit: UnitId,
+    },
+    /// The cgroup of a unit whose main process exited is empty (the
+    /// answer to [`Action::AwaitEmpty`]; at once where the unit has no
+    /// cgroup).
+    CgroupEmpty {
+        /// The unit.
         unit: UnitId,
     },
     /// D-Bus names taken or given up on the system bus (`flotilla-busd`
@@ -316,6 +327,12 @@ pub enum Action {
         /// Its definition.
         spec: Arc<UnitSpec>,
     },
+    /// An `exit-type: cgroup` service's main process exited: tell
+    /// [`Fact::CgroupEmpty`] once nothing is left in its cgroup.
+    AwaitEmpty {
+        /// The service.
+        unit: UnitId,
+    },
     /// The trigger stopped: close its sockets (and remove their files with
     /// `RemoveOnStop=`), remove its watches. Nothing to answer.
     Disarm {
@@ -346,13 +363,18 @@ pub enum Whom {
     /// The process group this process leads, and the process itself (a
     /// daemon that left its group gets the signal too).
     GroupAndLeader(i32),
+    /// What is left in the unit's cgroup once its main process exited (an
+    /// `exit-type: cgroup` service): no process or group by number, which
+    /// may be another's by now.
+    Rest,
 }
 
 impl Whom {
-    /// The PID or group number signalled.
+    /// The PID or group number signalled (0 for [`Whom::Rest`]).
     pub fn pid(self) -> i32 {
         match self {
             Whom::Process(p) | Whom::Group(p) | Whom::GroupAndLeader(p) => p,
+            Whom::Rest => 0,
         }
     }
 }

@@ -705,6 +705,7 @@ impl Planner {
                     }
                 }
             }
+            Fact::CgroupEmpty { unit } => self.step(unit, Event::CgroupEmpty),
             Fact::Notify { unit, msg } => self.notify(unit, msg),
             Fact::ReadyLine { unit } => self.step(unit, Event::ReadyLine),
             Fact::OomKilled { unit } => self.step(unit, Event::OomKilled),

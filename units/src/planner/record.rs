@@ -18,6 +18,8 @@ pub(super) enum Phase {
     Idle,
     /// None yet: the init checks the unit's conditions.
     Check,
+    /// `exec-condition` number `n`.
+    Condition(u16),
     /// `exec-start-pre` number `n`.
     Pre(u16),
     /// The main process (or start script), not yet ready.
@@ -33,17 +35,25 @@ pub(super) enum Phase {
 }
 
 impl Phase {
-    /// Check, Pre, Main, Up or Reloading: the unit is up.
+    /// Check, Condition, Pre, Main, Up or Reloading: the unit is up.
     pub fn up(self) -> bool {
         matches!(
             self,
-            Phase::Check | Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading
+            Phase::Check
+                | Phase::Condition(_)
+                | Phase::Pre(_)
+                | Phase::Main
+                | Phase::Up
+                | Phase::Reloading
         )
     }
 
-    /// Check, Pre or Main: the unit takes a start slot.
+    /// Check, Condition, Pre or Main: the unit takes a start slot.
     pub fn starting(self) -> bool {
-        matches!(self, Phase::Check | Phase::Pre(_) | Phase::Main)
+        matches!(
+            self,
+            Phase::Check | Phase::Condition(_) | Phase::Pre(_) | Phase::Main
+        )
     }
 
     /// Stopping or StopPost: on its way down.
@@ -265,6 +275,10 @@ pub(super) struct Rare {
     /// and its pidfile is being read again for a new main process
     /// (`lifecycle/stop.rs`, `main_exited`).
     pub following: Option<ExitStatus>,
+    /// An `exit-type: cgroup` service's main process exited while up,
+    /// with this status: the unit stays up until its cgroup is empty,
+    /// and then ends with it (`lifecycle/stop.rs`, `main_left`).
+    pub main_exit: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
     /// The main process of a `started-at-fork` unit failed before its
@@ -335,6 +349,7 @@ static NO_RARE: Rare = Rare {
     pidfile_tries: 0,
     pidfile_deadline: None,
     following: None,
+    main_exit: None,
     skipped: false,
     failed_at_fork: false,
     notify_status: None,

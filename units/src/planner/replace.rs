@@ -230,6 +230,7 @@ impl Planner {
                 | Action::Arm { unit, .. }
                 | Action::Adopt { unit, .. }
                 | Action::Disarm { unit }
+                | Action::AwaitEmpty { unit }
                 | Action::SaveTimerStamp { unit, .. }) = &mut a;
                 *unit = new_id(*unit)?;
                 Some(a)

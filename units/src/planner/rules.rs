@@ -169,7 +169,12 @@ impl Planner {
                 changed |= moved;
                 blocked_moved = blocked;
             }
-            Phase::Check | Phase::Pre(_) | Phase::Main | Phase::Up | Phase::Reloading => {
+            Phase::Check
+            | Phase::Condition(_)
+            | Phase::Pre(_)
+            | Phase::Main
+            | Phase::Up
+            | Phase::Reloading => {
                 // Dependents stop first.
                 if to_stop && !self.dependents_block_stop(u) {
                     let unit = &self.units[i];

@@ -126,6 +126,7 @@ impl World {
                     | Action::SaveTimerStamp { .. }
                     | Action::Arm { .. }
                     | Action::Adopt { .. }
+                    | Action::AwaitEmpty { .. }
                     | Action::Disarm { .. } => {}
                 }
             }

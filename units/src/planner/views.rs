@@ -112,7 +112,9 @@ impl Planner {
             active_at: rec.active_at,
             end_at: rec.end_at,
             skipped: rec.rare().skipped,
-            failure: (unit.state == UnitState::Failed)
+            // Failed, or skipped by an exec-condition command (systemd's
+            // `exec-condition` result while inactive).
+            failure: (unit.state == UnitState::Failed || rec.rare().skipped)
                 .then(|| rec.rare().failure.as_ref().map(|f| (f.kind, f.exit)))
                 .flatten(),
             reload_failure: rec.rare().reload_failure,

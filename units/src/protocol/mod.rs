@@ -16,7 +16,9 @@ use crate::spec::UnitSpec;
 use crate::state::{DepKind, UnitState};
 use serde::{Deserialize, Serialize};
 
+mod exec;
 mod status;
+pub use exec::ExecList;
 pub use status::{
     Connections, Dependencies, LogWriterStatus, NotApplied, SystemStatus, TargetProviders,
     TimerTimes, UnitStatus, Usage,

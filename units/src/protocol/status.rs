@@ -61,6 +61,11 @@ pub struct UnitStatus {
     /// lists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependencies: Option<Dependencies>,
+    /// The unit's commands, as systemd's `Exec*` properties list them:
+    /// in the answer to `status` of one unit that runs processes (not in
+    /// lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<Vec<super::ExecList>>,
     /// A condition failed at its last start: nothing ran (`exited`, the
     /// status says which condition).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

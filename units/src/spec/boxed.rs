@@ -21,6 +21,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     file_descriptor_store_max: None,
     context: Context(None),
     exec_start_then: Commands::new(),
+    exit_type: ExitType::Main,
+    exec_condition: Commands::new(),
     exec_start_post: Commands::new(),
     activation: None,
     success_exit_status: ExitSet {

@@ -202,6 +202,25 @@ pub struct Command {
     pub privileges: Privileges,
 }
 
+/// When a service is over (systemd's `ExitType=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExitType {
+    /// When its main process exits.
+    #[default]
+    Main,
+    /// When its main process has exited and its cgroup is empty: the
+    /// result is still the main process's exit.
+    Cgroup,
+}
+
+impl ExitType {
+    /// The default.
+    pub fn is_main(&self) -> bool {
+        *self == ExitType::Main
+    }
+}
+
 /// What of its unit's context a command runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -473,6 +492,17 @@ pub struct ExtraFields {
     /// success.
     #[serde(skip_serializing_if = "Commands::is_empty")]
     pub exec_start_then: Commands,
+    /// When the service is over (systemd's `ExitType=`): when its main
+    /// process exits (`main`), or once its cgroup is empty after that
+    /// (`cgroup`).
+    #[serde(default, skip_serializing_if = "ExitType::is_main")]
+    pub exit_type: ExitType,
+    /// Commands run in order before `exec_start_pre` (systemd's
+    /// `ExecCondition=`): one exiting with 1 to 254 skips the start
+    /// (the unit is not failed, nothing else runs); 255, a signal or a
+    /// failed spawn fails it, unless the failure is ignored.
+    #[serde(default, skip_serializing_if = "Commands::is_empty")]
+    pub exec_condition: Commands,
     /// Commands run in order once the main process is up (ready, or a
     /// oneshot's commands done): the unit is up when they are done; one
     /// failing (not ignored) fails the start (systemd's `ExecStartPost=`).

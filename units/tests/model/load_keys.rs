@@ -118,7 +118,7 @@ environment-file: [/etc/default/web, -/etc/web.env]
 
 #[test]
 fn the_keys_the_docs_list() {
-    // 36 keys of every unit (with `exec-start-post`), `after`, `before`, `conflicts`, `triggers`,
+    // 37 keys of every unit (with `exec-start-post` and `exec-condition`), `after`, `before`, `conflicts`, `triggers`,
     // `wanted-by`, `on-failure`, `on-success`, `success-action`, `failure-action`,
     // `refuse-manual-start`, `refuse-manual-stop`, `ignore-on-isolate`,
     // `start-limit-interval-sec`, `start-limit-burst`, `wants`, `requires`,
@@ -128,7 +128,7 @@ fn the_keys_the_docs_list() {
     // `ready-bus-name`, `file-descriptor-store-max`, `non-blocking`,
     // `started-at-fork` and `dynamic-user` (32), 53 trigger settings, 33
     // conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 36 + 32 + 53 + 66);
+    assert_eq!(UNIT_KEYS.len(), 37 + 32 + 53 + 66);
     for key in [
         "unit",
         "name",
@@ -140,6 +140,7 @@ fn the_keys_the_docs_list() {
         "condition-path-exists",
         "assert-host",
         "exec-start-pre",
+        "exec-condition",
         "exec-stop-post",
         "environment-file",
         "log-rate-limit-interval-sec",

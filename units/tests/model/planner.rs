@@ -292,6 +292,8 @@ impl World {
                 });
             }
             Action::SaveTimerStamp { .. } | Action::Disarm { .. } => {}
+            // No cgroups here: empty once the main process exited.
+            Action::AwaitEmpty { unit } => self.feed(Fact::CgroupEmpty { unit }),
             Action::Arm { unit, .. } => self.feed(Fact::Armed {
                 unit,
                 result: Ok(()),

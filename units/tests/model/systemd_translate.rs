@@ -951,7 +951,7 @@ X-Custom=ignored by design
 [Service]
 ExecStart=/bin/web
 PrivateTmp=yes
-ExecCondition=/bin/notify
+FileDescriptorStorePreserve=yes
 Requires=misplaced.service
 
 [Install]
@@ -969,7 +969,7 @@ Anything=goes
 ListenStream=80
 "),
         &[
-            "u/web.service:8:1: warning: [Service] ExecCondition= is not supported, ignored",
+            "u/web.service:8:1: warning: [Service] FileDescriptorStorePreserve= is not supported, ignored",
             "u/web.service:9:1: warning: [Service] Requires= is not supported, ignored",
             "u/web.service:23:1: warning: [Socket] ListenStream= does not apply to a .service unit, ignored",
         ],

@@ -7,6 +7,7 @@
 mod changes;
 mod clock;
 mod conditions;
+mod emptied;
 mod instances;
 mod lifecycle;
 mod logs;

@@ -12,7 +12,7 @@ use super::facts::{spawn_argv, Action, ExitStatus, Role, Whom};
 use super::record::{Phase, Record, Timer};
 use super::Planner;
 use crate::graph::{Graph, UnitId};
-use crate::spec::{Ready, RestartPolicy, Signal, UnitSpec};
+use crate::spec::{ExitType, Ready, RestartPolicy, Signal, UnitSpec};
 use crate::state::FailureKind;
 use std::cmp::Reverse;
 use std::sync::Arc;
@@ -22,7 +22,11 @@ mod check;
 #[cfg(test)]
 mod check_tests;
 #[cfg(test)]
+mod condition_tests;
+#[cfg(test)]
 mod exit_tests;
+#[cfg(test)]
+mod exit_type_tests;
 #[cfg(test)]
 mod on_failure_tests;
 #[cfg(test)]
@@ -81,6 +85,9 @@ pub(super) enum Event {
     Accepted(String),
     /// The kernel's OOM killer killed a process of the unit's cgroup.
     OomKilled,
+    /// The unit's cgroup is empty (asked for after the main process of
+    /// an `exit-type: cgroup` service exited).
+    CgroupEmpty,
 }
 
 impl Planner {
@@ -103,7 +110,11 @@ impl Planner {
             (P::Check, E::Stop(why)) => self.stop_check(u, why),
             (P::Idle, E::Timer(Timer::Restart)) => self.restart_due(u),
 
-            // Starting: pre commands, then the main process until ready.
+            // Starting: the exec-condition commands, the pre commands, then
+            // the main process until ready.
+            (P::Condition(n), E::Exited(Role::Condition(m), _, status)) if n == m => {
+                self.condition_exited(u, n, status)
+            }
             (P::Pre(n), E::Exited(Role::Pre(m), _, status)) if n == m => {
                 self.pre_exited(u, n, status)
             }
@@ -111,13 +122,14 @@ impl Planner {
             (P::Main, E::SpawnFailed(Role::Main, _)) if self.spec_of(u).started_at_fork() => {
                 self.main_failed_at_fork(u)
             }
-            (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
+            (P::Condition(_), E::SpawnFailed(role @ Role::Condition(_), error))
+            | (P::Pre(_), E::SpawnFailed(role @ Role::Pre(_), error))
             | (P::Main, E::SpawnFailed(role @ Role::Main, error)) => self.fail(
                 u,
                 FailureKind::Resources,
                 format!("{}: {error}", role.key()),
             ),
-            (P::Pre(_) | P::Main, E::Timer(Timer::Start)) => {
+            (P::Condition(_) | P::Pre(_) | P::Main, E::Timer(Timer::Start)) => {
                 self.fail(u, FailureKind::Timeout, "start timed out".to_string())
             }
             (P::Main, E::Spawned(Role::Main, pid)) if rec.main_pid.is_none() => {
@@ -155,10 +167,24 @@ impl Planner {
                 self.fail(u, FailureKind::Watchdog, "watchdog timeout".to_string())
             }
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
+            (P::Up | P::Reloading, E::Exited(Role::Main, pid, status))
+                if self.spec_of(u).extras.exit_type == ExitType::Cgroup =>
+            {
+                self.main_left(u, pid, status)
+            }
             (P::Up | P::Reloading, E::Exited(Role::Main, _, status)) => self.main_exited(u, status),
             (P::Main | P::Up, E::ExecFailed(status, why)) if rec.rare().failed_at_fork => {
                 self.exec_failed(u, status, why)
             }
+            (P::Up | P::Reloading, E::CgroupEmpty) if rec.rare().main_exit.is_some() => {
+                self.cgroup_emptied(u)
+            }
+            (P::Stopping, E::CgroupEmpty) if rec.rare().main_exit.is_some() => {
+                self.cgroup_emptied_while_stopping(u)
+            }
+            // In any other phase, or before the main process exited: stale
+            // (the answer to a wait of an earlier run).
+            (_, E::CgroupEmpty) => {}
             (P::Up | P::Reloading, E::Pidfile(result)) if rec.rare().following.is_some() => {
                 self.pidfile_followed(u, result)
             }
@@ -182,17 +208,23 @@ impl Planner {
             (P::Up, E::Accepted(instance)) => self.connection_accepted(u, instance),
 
             // The OOM killer took one of its processes: `OOMPolicy=`.
-            (P::Pre(_) | P::Main | P::Up | P::Reloading, E::OomKilled) => self.oom_killed(u),
+            (P::Condition(_) | P::Pre(_) | P::Main | P::Up | P::Reloading, E::OomKilled) => {
+                self.oom_killed(u)
+            }
             (P::Up | P::Main, E::Stop(why)) if self.spec_of(u).kind.is_trigger() => {
                 self.stop_trigger(u, why)
             }
 
             // Stopping: exec-stop and the kill signal, then stop-post.
-            (P::Pre(_) | P::Main | P::Up | P::Reloading, E::Stop(why)) => self.begin_stop(u, why),
+            (P::Condition(_) | P::Pre(_) | P::Main | P::Up | P::Reloading, E::Stop(why)) => {
+                self.begin_stop(u, why)
+            }
             (P::Stopping, E::Exited(Role::Main, _, status)) => {
                 self.main_exited_while_stopping(u, status)
             }
-            (P::Stopping, E::Exited(Role::Pre(_), ..)) => self.check_stopped(u),
+            (P::Stopping, E::Exited(Role::Condition(_) | Role::Pre(_), ..)) => {
+                self.check_stopped(u)
+            }
             (P::Stopping, E::Exited(Role::Stop, _, status)) => self.stop_command_exited(u, status),
             (P::Stopping, E::SpawnFailed(Role::Stop, error)) => self.stop_spawn_failed(u, error),
             (P::Stopping, E::Timer(Timer::Stop)) => self.stop_timed_out(u),
@@ -256,7 +288,7 @@ impl Planner {
                 | E::OomKilled,
             ) => {}
             (
-                P::Pre(_),
+                P::Condition(_) | P::Pre(_),
                 E::Start
                 | E::Reload
                 | E::SpawnFailed(..)

@@ -38,6 +38,7 @@ impl Planner {
             r.pidfile_tries = 0;
             r.pidfile_deadline = None;
             r.skipped = false;
+            r.main_exit = None;
             r.notify_status = None;
         });
         rec.exit_ok = false;
@@ -88,10 +89,10 @@ impl Planner {
     pub(super) fn run_start(&mut self, u: UnitId) {
         let i = u.index();
         let spec = self.spec_of(u);
-        let (kind, start_timeout, has_pre) = (
+        let (kind, start_timeout, has_condition) = (
             spec.kind,
             spec.start_timeout,
-            !spec.exec_start_pre.is_empty(),
+            !spec.extras.exec_condition.is_empty(),
         );
         if kind.row().ready == Ready::Clock {
             self.start_timer(u);
@@ -104,13 +105,76 @@ impl Planner {
         }
         self.starting += 1;
         self.set_timer(u, start_timeout, Timer::Start);
-        if has_pre {
-            self.units[i].phase = Phase::Pre(0);
-            self.set_state(u, UnitState::Starting, "running exec-start-pre");
-            self.spawn(u, Role::Pre(0));
+        if has_condition {
+            self.units[i].phase = Phase::Condition(0);
+            self.set_state(u, UnitState::Starting, "running exec-condition");
+            self.spawn(u, Role::Condition(0));
         } else {
-            self.start_main(u);
+            self.start_pre(u);
         }
+    }
+
+    /// The exec-condition commands held (or there are none): the pre
+    /// commands, or the main process.
+    fn start_pre(&mut self, u: UnitId) {
+        if self.spec_of(u).exec_start_pre.is_empty() {
+            self.start_main(u);
+            return;
+        }
+        self.units[u.index()].phase = Phase::Pre(0);
+        self.set_state(u, UnitState::Starting, "running exec-start-pre");
+        self.spawn(u, Role::Pre(0));
+    }
+
+    /// `Condition(n)` + exec-condition command `n` exited: with success
+    /// (or its failure ignored) the next one, or the pre commands; with
+    /// 1 to 254 the start is skipped as systemd's (`exec-condition`: not
+    /// failed, no restart, nothing else runs); 255 or a signal fails it.
+    pub(super) fn condition_exited(&mut self, u: UnitId, n: u16, status: ExitStatus) {
+        let (ignore, count) = {
+            let c = &self.spec_of(u).extras.exec_condition;
+            (c.get(n as usize).is_some_and(|c| c.ignore_failure), c.len())
+        };
+        match status {
+            _ if status.success() || ignore => {}
+            ExitStatus::Code(1..=254) => {
+                self.skip_by_condition(u, n, status);
+                return;
+            }
+            _ => {
+                self.fail_status(u, status, format!("exec-condition: {}", status.describe()));
+                return;
+            }
+        }
+        let next = n + 1;
+        if (next as usize) < count {
+            self.units[u.index()].phase = Phase::Condition(next);
+            self.spawn(u, Role::Condition(next));
+        } else {
+            self.start_pre(u);
+        }
+    }
+
+    /// An exec-condition command said no: as a failed condition, the unit
+    /// is skipped (`exited`, settled and not failed), its result
+    /// `exec-condition`.
+    fn skip_by_condition(&mut self, u: UnitId, n: u16, status: ExitStatus) {
+        let i = u.index();
+        self.leave_starting(u);
+        self.clear_timer(u);
+        self.units[i].phase = Phase::Idle;
+        let rec = &mut self.records[i];
+        rec.helper = None;
+        rec.running_spec = None;
+        rec.restart_due = false;
+        rec.attempt = 0;
+        let why = format!(
+            "skipped: exec-condition {n} exited with {}",
+            status.describe()
+        );
+        rec.rare_mut().skipped = true;
+        rec.rare_mut().failure = Some(Failure::new(FailureKind::ExecCondition, why.clone()));
+        self.set_state(u, UnitState::Exited, why);
     }
 
     /// The pre commands are done: the main process.

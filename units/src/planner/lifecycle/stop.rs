@@ -3,7 +3,7 @@
 //! to `Idle` as `failed` (with the restart back-off), `exited`, `waiting` or
 //! `disabled`.
 
-use super::super::facts::Action;
+use super::super::facts::{Action, Whom};
 use super::super::facts::{ExitStatus, Role};
 use super::super::record::{Failure, Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
@@ -153,6 +153,45 @@ impl Planner {
             return;
         }
         self.main_ended(u, status);
+    }
+
+    /// `Up`/`Reloading` + the main process of an `exit-type: cgroup`
+    /// service exited: it stays up, its exit kept, until its cgroup is
+    /// empty (the init asked). A stop meanwhile signals what is left in
+    /// the cgroup ([`Self::signal_main`]).
+    pub(super) fn main_left(&mut self, u: UnitId, pid: i32, status: ExitStatus) {
+        let rec = &mut self.records[u.index()];
+        rec.rare_mut().main_exit = Some(status);
+        // Its group's number is not signalled later: once its members are
+        // gone it may be another's.
+        if rec.dead_leader == Some(pid) {
+            rec.dead_leader = None;
+        }
+        rec.status = Status::Text(format!(
+            "running (main process {}; until its cgroup is empty)",
+            status.describe()
+        ));
+        self.actions.push(Action::AwaitEmpty { unit: u });
+        self.mark_changed(u);
+    }
+
+    /// `Stopping` + the cgroup of an `exit-type: cgroup` service whose
+    /// main process had exited is empty: the stop goes on.
+    pub(super) fn cgroup_emptied_while_stopping(&mut self, u: UnitId) {
+        self.records[u.index()].rare_reset(|r| r.main_exit = None);
+        self.check_stopped(u);
+    }
+
+    /// `Up`/`Reloading` + the cgroup of an `exit-type: cgroup` service
+    /// whose main process exited is empty: the service ends, judged by
+    /// that exit as with `exit-type: main`.
+    pub(super) fn cgroup_emptied(&mut self, u: UnitId) {
+        let rec = &mut self.records[u.index()];
+        let Some(status) = rec.rare().main_exit else {
+            return;
+        };
+        rec.rare_reset(|r| r.main_exit = None);
+        self.main_exited(u, status);
     }
 
     /// `Up`/`Reloading` + the pidfile read again after the main process
@@ -318,16 +357,26 @@ impl Planner {
             if hup && signal != Signal::KILL && signal != Signal::HUP {
                 self.kill_group(u, pid, Signal::HUP);
             }
+        } else if rec.rare().main_exit.is_some() {
+            // An `exit-type: cgroup` service whose main process exited:
+            // what is left in its cgroup.
+            self.actions.push(Action::Kill {
+                unit: u,
+                whom: Whom::Rest,
+                signal,
+            });
         }
     }
 
-    /// In `Stopping`: once the main process and any helper are gone, on to
-    /// stop-post.
+    /// In `Stopping`: once the main process and any helper are gone (and,
+    /// for an `exit-type: cgroup` service whose main process had exited,
+    /// its cgroup is empty), on to stop-post.
     pub(super) fn check_stopped(&mut self, u: UnitId) {
         let rec = &self.records[u.index()];
         if self.units[u.index()].phase == Phase::Stopping
             && rec.main_pid.is_none()
             && rec.helper.is_none()
+            && rec.rare().main_exit.is_none()
         {
             self.finish_main(u, false);
         }

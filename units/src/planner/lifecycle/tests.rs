@@ -124,6 +124,7 @@ fn describe(a: &Action) -> String {
         Action::Arm { .. } => "arm".to_string(),
         Action::Adopt { .. } => "adopt".to_string(),
         Action::Disarm { .. } => "disarm".to_string(),
+        Action::AwaitEmpty { .. } => "await an empty cgroup".to_string(),
     }
 }
 

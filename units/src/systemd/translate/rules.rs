@@ -132,7 +132,7 @@ fn own_of(sec: &str, key: &str) -> Option<Read> {
 
 /// The keys the translator reads by a rule of its own: their value means
 /// something else than the YAML key they feed (if any), or they feed none.
-pub(super) const OWN: [(&str, &str, Read); 20] = [
+pub(super) const OWN: [(&str, &str, Read); 21] = [
     ("Unit", "Documentation", |_, _, _, _| {}),
     ("Unit", "StopWhenUnneeded", stop_when_unneeded),
     ("Unit", "OnFailureJobMode", on_failure_job_mode),
@@ -170,6 +170,7 @@ pub(super) const OWN: [(&str, &str, Read); 20] = [
     ("Service", "WorkingDirectory", working_directory),
     ("Service", "PIDFile", pid_file),
     ("Service", "NotifyAccess", notify_access),
+    ("Service", "ExitType", exit_type),
     ("Service", "PermissionsStartOnly", permissions_start_only),
 ];
 
@@ -354,6 +355,17 @@ fn notify_access(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
         ),
         _ => r.t.error(p, format!("invalid NotifyAccess={v} (none, main, exec, all)")),
     }
+}
+
+/// `ExitType=`: a service is over when its main process exits (`main`),
+/// or once its cgroup is empty after that (`cgroup`, docs/systemd-units.md).
+fn exit_type(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
+    use crate::spec::ExitType;
+    r.spec.extras.exit_type = match v {
+        "" | "main" => ExitType::Main,
+        "cgroup" => ExitType::Cgroup,
+        _ => return r.t.error(p, format!("invalid ExitType={v} (main, cgroup)")),
+    };
 }
 
 /// Only a forking daemon's; a relative path is under `/run`, as systemd

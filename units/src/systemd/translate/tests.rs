@@ -508,3 +508,58 @@ fn dynamic_user_is_read_with_its_sandbox() {
     let spec = translate_file("f", "a.service", text).spec.expect("loads");
     assert!(!spec.extras.context.sandbox.private_tmp);
 }
+
+/// `ExecCondition=` lines are kept in order with their prefixes (as
+/// every `Exec*` key's), an empty value resets them; `PermissionsStartOnly=`
+/// makes them `+` as the other control commands.
+#[test]
+fn exec_condition_lines_are_kept_with_their_prefixes() {
+    use crate::spec::Privileges;
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/x\nExecCondition=-/bin/a\nExecCondition=:@/bin/b b0 ${X}\n\
+         ExecCondition=!/bin/c\n",
+    );
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.expect("loads");
+    let c = &spec.extras.exec_condition;
+    assert_eq!(c.len(), 3);
+    assert!(c[0].ignore_failure && c[0].expand_env);
+    assert_eq!(c[1].argv, ["/bin/b", "b0", "${X}"]);
+    assert!(c[1].argv0 && !c[1].expand_env && !c[1].ignore_failure);
+    assert_eq!(c[2].privileges, Privileges::NoUserChange);
+
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/x\nExecCondition=/bin/a\nExecCondition=\n\
+         ExecCondition=/bin/b\nPermissionsStartOnly=yes\n",
+    );
+    let spec = p.spec.expect("loads");
+    let c = &spec.extras.exec_condition;
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].argv, ["/bin/b"]);
+    assert_eq!(c[0].privileges, Privileges::Full);
+}
+
+/// `ExitType=`: `main` (the default) and `cgroup` are read; a value
+/// systemd does not know is an error.
+#[test]
+fn exit_type_is_read() {
+    use crate::spec::ExitType;
+    for (value, want) in [
+        ("main", Ok(ExitType::Main)),
+        ("", Ok(ExitType::Main)),
+        ("cgroup", Ok(ExitType::Cgroup)),
+        ("group", Err("invalid ExitType=group (main, cgroup)")),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\nExitType={value}\n");
+        let p = translate_file("f", "a.service", &text);
+        let got = match p.spec {
+            Some(s) if p.diagnostics.is_empty() => Ok(s.extras.exit_type),
+            _ => Err(p.diagnostics[0].message.as_str()),
+        };
+        assert_eq!(got, want, "{value}");
+    }
+}

@@ -233,6 +233,7 @@ pub(crate) fn translate_at(
         let others = spec
             .exec_start_pre
             .iter_mut()
+            .chain(&mut extras.exec_condition)
             .chain(&mut extras.exec_start_post)
             .chain(&mut extras.exec_stop_post)
             .chain(&mut spec.exec_stop)
