@@ -240,7 +240,14 @@ impl Planner {
             unit_active_since: active_since,
             unit_inactive_since: inactive_since,
             last_trigger: run.last_trigger,
-            stamp: env.stamps.get(&name).copied(),
+            // The stamp as the timer's start found it: one that was in the
+            // future then (a wrong clock) stays unused when the clock has
+            // passed it since, as systemd reads it at the start only.
+            stamp: env
+                .stamps
+                .get(&name)
+                .copied()
+                .filter(|&s| s < run.activated_real),
             random_seed,
         };
         let utc = TimeZone::utc();

@@ -439,8 +439,18 @@ fn a_persistent_timer_without_a_stamp_makes_one_and_shows_a_kept_one_as_its_last
     );
     // A stamp in the future is not used (the clock is wrong) nor replaced.
     let mut env = TimerEnv::default();
-    env.stamps.insert("tick".into(), T0 + 86_400 * S * 3);
-    let s = Sim::new(&keys, UnitType::Oneshot, env);
+    env.stamps
+        .insert("tick".into(), T0 + 86_400 * S * 3 + 500 * S);
+    let mut s = Sim::new(&keys, UnitType::Oneshot, env);
     assert!(s.stamps.is_empty());
     assert!(s.status("tick").ends_with("; not triggered yet"));
+    // Nor later, once the clock has passed it, as systemd reads the stamp
+    // at the timer's start only: the clock set three days ahead, past
+    // the stamp, the midnight after the start was missed and fires at
+    // once (counted from the start, not from the stale stamp).
+    s.now = secs(1000);
+    s.p.wall_clock_set(T0 + 3 * 86_400 * S + 1000 * S, s.now);
+    s.settle();
+    s.advance_to(secs(1100));
+    assert_eq!(s.start_times(), [1000]);
 }
