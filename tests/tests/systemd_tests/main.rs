@@ -97,8 +97,9 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "19",
-        "`systemd-run -p DynamicUser=1 -p Delegate=` refused: flotilla has no `DynamicUser=`; its \
-         checks read /sys/fs/cgroup/system.slice/UNIT, where flotilla has no slices",
+        "`systemd-run -p DynamicUser=1 -p Delegate=` is taken now (not re-run in the VM since); \
+         its checks read /sys/fs/cgroup/system.slice/UNIT, where flotilla has no slices (a unit's \
+         cgroup is right below the init's)",
     ),
     (
         "20",
@@ -128,8 +129,8 @@ const KNOWN: &[(&str, &str)] = &[
         "33",
         "not re-run in the VM since `systemctl clean` is served (CleanUnit, Clean, RefUnit, Ref; \
          tests/tests/dbus_systemctl/clean.rs); read in the script, next: the `DynamicUser=yes` \
-         service's `test -d /run/private/test-service`: flotilla has no `DynamicUser=`, its \
-         directories are made in place",
+         service's `test -d /run/private/test-service`: flotilla's `DynamicUser=` makes its \
+         directories in place",
     ),
     (
         "41",
