@@ -44,16 +44,14 @@ impl<S: Sys> Runtime<S> {
             fds,
             leader: 0,
         };
-        let Some(s) = self.slots.slot_mut(slot) else {
-            return;
-        };
-        let old = s.emptying.take();
-        let a = s.emptying.insert(Box::new(held));
-        // It may be empty already: the kernel said so before the watch.
-        let empty = !self.sys.adopted_left(&mut a.adoption, None);
-        if let Some(old) = old {
-            self.slots.close_adopted(*old, &self.sys);
+        if let Some(old) = self.slots.put_emptying(slot, held) {
+            self.slots.close_adopted(old, &self.sys);
         }
+        // It may be empty already: the kernel said so before the watch.
+        let empty = self
+            .slots
+            .emptying_mut(slot)
+            .is_some_and(|a| !self.sys.adopted_left(&mut a.adoption, None));
         if empty {
             self.emptied(slot);
         }
@@ -61,11 +59,7 @@ impl<S: Sys> Runtime<S> {
 
     /// The watch of the slot's cgroup is readable: told if it is empty.
     pub(super) fn on_emptying(&mut self, slot: SlotId, t: crate::sys::Token) {
-        let Some(a) = self
-            .slots
-            .slot_mut(slot)
-            .and_then(|s| s.emptying.as_deref_mut())
-        else {
+        let Some(a) = self.slots.emptying_mut(slot) else {
             return;
         };
         let Some(&(fd, _)) = a.fds.iter().find(|(_, tok)| *tok == t) else {
@@ -78,14 +72,13 @@ impl<S: Sys> Runtime<S> {
 
     /// The slot's cgroup is empty: the watch goes, the planner is told.
     fn emptied(&mut self, slot: SlotId) {
-        let Some(s) = self.slots.slot_mut(slot) else {
+        let Some(unit) = self.slots.slot(slot).map(|s| s.unit) else {
             return;
         };
-        let unit = s.unit;
-        let Some(a) = s.emptying.take() else {
+        let Some(a) = self.slots.take_emptying(slot) else {
             return;
         };
-        self.slots.close_adopted(*a, &self.sys);
+        self.slots.close_adopted(a, &self.sys);
         self.fact(Fact::CgroupEmpty { unit });
     }
 }

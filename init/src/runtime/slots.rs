@@ -107,9 +107,6 @@ pub(super) struct Slot {
     pub watching: Option<Box<super::held::Watching>>,
     /// A scope's processes, while it is up (`scopes.rs`).
     pub adopted: Option<Box<super::held::Adopted>>,
-    /// The watch of an `exit-type: cgroup` service's cgroup once its main
-    /// process exited, until it is empty (`emptied.rs`).
-    pub emptying: Option<Box<super::held::Adopted>>,
     /// A service's descriptor store (`fdstore.rs`), across its restarts.
     pub store: Option<Box<super::fdstore::Store>>,
 }
@@ -124,6 +121,10 @@ pub(super) struct Slots {
     tokens: Vec<Option<Source>>,
     /// Free entries of `tokens` (two are taken and given back per process).
     free_tokens: Vec<usize>,
+    /// The watches of `exit-type: cgroup` services' cgroups once their
+    /// main process exited, until empty (`emptied.rs`), by slot: beside
+    /// the slots, as few services have one and each for a moment.
+    emptying: Vec<(SlotId, super::held::Adopted)>,
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -182,7 +183,6 @@ impl Slots {
             listening: None,
             watching: None,
             adopted: None,
-            emptying: None,
             store: None,
         };
         let id = match self.free_slots.pop() {
@@ -297,8 +297,10 @@ impl Slots {
                         if let Some(a) = gone.adopted {
                             self.close_adopted(*a, sys);
                         }
-                        if let Some(a) = gone.emptying {
-                            self.close_adopted(*a, sys);
+                        if let Some(a) =
+                            self.take_emptying(SlotId(u32::try_from(i).unwrap_or(NO_SLOT)))
+                        {
+                            self.close_adopted(a, sys);
                         }
                         if let Some(s) = gone.store {
                             self.close_store(*s, sys);
@@ -364,6 +366,32 @@ impl Slots {
             let _ = sys.unwatch(fd);
             self.free_token(t);
         }
+    }
+
+    /// Keeps `a` as the cgroup watch of slot `id`; returns the one it
+    /// replaces.
+    pub fn put_emptying(
+        &mut self,
+        id: SlotId,
+        a: super::held::Adopted,
+    ) -> Option<super::held::Adopted> {
+        let old = self.take_emptying(id);
+        self.emptying.push((id, a));
+        old
+    }
+
+    /// The cgroup watch of slot `id`, if any.
+    pub fn emptying_mut(&mut self, id: SlotId) -> Option<&mut super::held::Adopted> {
+        self.emptying
+            .iter_mut()
+            .find(|(s, _)| *s == id)
+            .map(|(_, a)| a)
+    }
+
+    /// Takes the cgroup watch of slot `id`, if any.
+    pub fn take_emptying(&mut self, id: SlotId) -> Option<super::held::Adopted> {
+        let i = self.emptying.iter().position(|(s, _)| *s == id)?;
+        Some(self.emptying.swap_remove(i).1)
     }
 
     /// Every slot.
