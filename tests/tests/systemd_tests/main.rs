@@ -97,40 +97,36 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "19",
-        "`systemd-run -p DynamicUser=1 -p Delegate=` is taken now (not re-run in the VM since); \
-         its checks read /sys/fs/cgroup/system.slice/UNIT, where flotilla has no slices (a unit's \
-         cgroup is right below the init's)",
+        "the fresh run of 2026-11-27: `systemd-run -p DynamicUser=1 -p Delegate=` runs the \
+         service, whose checks read /sys/fs/cgroup/system.slice/UNIT, where flotilla has no \
+         slices (a unit's cgroup is right below the init's)",
     ),
     (
         "20",
-        "`systemd-run -p DynamicUser=1` is taken now (a dynamic UID and GID, \
-         docs/service-context.md), not re-run in the VM since; next the script plays \
-         `systemd-notify MAINPID=` games, then wants `test-mainpidsh3.service` (its dynamic user \
-         links its PID file to root's) to time out",
+        "the fresh run of 2026-11-27: past `systemd-run -p DynamicUser=1` (taken now), \
+         `systemd-notify MAINPID=` says `$NOTIFY_SOCKET was not set`: the test's service is \
+         `Type=oneshot` with `NotifyAccess=all`, and flotilla gives a notify socket to notify \
+         services only (systemd to every service whose NotifyAccess= is not none)",
     ),
     (
         "23",
-        "`systemd-run --unit=two -p Type=simple -p User=idontexist /bin/sleep infinity`: the \
-         VM run of 2026-11-27 showed the unit started at fork and failed after (217), but \
-         busd's job read its state after the failure; the job now ends at the first change that \
-         settles it (tests/tests/dbus_systemctl.rs passes `one` to `six`), not re-run in the VM \
-         since",
+        "the fresh run of 2026-11-27: `one` and `two` pass now (`Type=simple` started at its \
+         fork); `systemd-run --unit=three` is refused, `three.service` exists: test 56's \
+         `three`, skipped by its `ExecCondition=false`, stays in the unit set, where systemd \
+         drops an inactive transient unit",
     ),
     (
         "26",
-        "not re-run in the VM since `systemctl clean` is served and a masked `my.timer` (test \
-         07's) is served as a timer (its `list-timers` stop, `Unknown interface \
-         org.freedesktop.systemd1.Timer`: the masked name without a unit was a target, \
-         units/src/graph/masked.rs); what follows the clean, in the script: `status` of a \
-         `.device` and `-.mount`, then `set-property UNIT Markers=needs-restart`, not tried \
-         under flotilla",
+        "the fresh run of 2026-11-27: past `systemctl clean` and `list-timers -a` (a masked \
+         timer is served as a timer now), `systemctl status -- -.mount` fails: flotilla \
+         mounts the root by its `fstab` unit and has no `-.mount`",
     ),
     (
         "33",
-        "not re-run in the VM since `systemctl clean` is served (CleanUnit, Clean, RefUnit, Ref; \
-         tests/tests/dbus_systemctl/clean.rs); read in the script, next: the `DynamicUser=yes` \
-         service's `test -d /run/private/test-service`: flotilla's `DynamicUser=` makes its \
-         directories in place",
+        "the fresh run of 2026-11-27: every `systemctl clean --what=` of the plain service \
+         passes; then the `DynamicUser=yes` service's `test -d /run/private/test-service` \
+         fails: flotilla's `DynamicUser=` makes its directories in place, not below \
+         `private/` with a link",
     ),
     (
         "41",
