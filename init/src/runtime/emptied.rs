@@ -10,10 +10,9 @@
 //!
 //! [`Action::AwaitEmpty`]: flotilla_units::planner::Action::AwaitEmpty
 
-use super::held::Adopted;
 use super::slots::{SlotId, Source};
 use super::Runtime;
-use crate::sys::{Interest, Sys};
+use crate::sys::Sys;
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::Fact;
 
@@ -33,17 +32,7 @@ impl<S: Sys> Runtime<S> {
             }
         };
         let slot = self.slots.ensure(unit);
-        let mut fds = Vec::new();
-        for fd in adoption.fds() {
-            let token = self.slots.alloc_token(Source::Emptying(slot));
-            let _ = self.sys.watch(fd, token, Interest::Read);
-            fds.push((fd, token));
-        }
-        let held = Adopted {
-            adoption,
-            fds,
-            leader: 0,
-        };
+        let held = self.watched(adoption, Source::Emptying(slot), 0);
         if let Some(old) = self.slots.put_emptying(slot, held) {
             self.slots.close_adopted(old, &self.sys);
         }

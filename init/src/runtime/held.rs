@@ -54,7 +54,8 @@ impl Watching {
     }
 }
 
-/// A scope's processes, while it is up.
+/// A scope's processes, while it is up; also an `exit-type: cgroup`
+/// service's cgroup, while it empties (`emptied.rs`).
 pub(super) struct Adopted {
     /// What watches them.
     pub adoption: crate::sys::adopt::Adoption,

@@ -142,17 +142,7 @@ impl<S: Sys> Runtime<S> {
     /// re-exec); a scope whose processes all ended meanwhile ends now.
     fn watch_scope(&mut self, unit: UnitId, name: String, adoption: Adoption, leader: i32) {
         let slot = self.slots.ensure(unit);
-        let mut fds = Vec::new();
-        for fd in adoption.fds() {
-            let token = self.slots.alloc_token(Source::Scope(slot));
-            let _ = self.sys.watch(fd, token, Interest::Read);
-            fds.push((fd, token));
-        }
-        let held = Adopted {
-            adoption,
-            fds,
-            leader,
-        };
+        let held = self.watched(adoption, Source::Scope(slot), leader);
         if let Some(old) = self.slots.slot_mut(slot).and_then(|s| s.adopted.take()) {
             self.slots.close_adopted(*old, &self.sys);
         }
@@ -167,6 +157,23 @@ impl<S: Sys> Runtime<S> {
         self.scopes.started.push(name);
         if ended {
             self.scope_ended(slot);
+        }
+    }
+
+    /// `adoption`'s descriptors watched, each with a token of `source`:
+    /// what a scope holds, and an `exit-type: cgroup` service while its
+    /// cgroup empties (`emptied.rs`).
+    pub(super) fn watched(&mut self, adoption: Adoption, source: Source, leader: i32) -> Adopted {
+        let mut fds = Vec::new();
+        for fd in adoption.fds() {
+            let token = self.slots.alloc_token(source);
+            let _ = self.sys.watch(fd, token, Interest::Read);
+            fds.push((fd, token));
+        }
+        Adopted {
+            adoption,
+            fds,
+            leader,
         }
     }
 
