@@ -752,7 +752,7 @@ fn as_systemd_clamps_limits_and_leaves_a_restricting_mount_sandbox_out() {
     let mut host = Host::probe();
     host.sys_resource = false;
     host.sys_admin = false;
-    let held = super::degrade::hard_limit(libc::RLIMIT_NOFILE);
+    let held = super::degrade::hard_limit(flotilla_units::context::limits::Rlimit::Nofile);
     let want = held.saturating_add(1000);
     let c = ctx(&[
         ("LimitNOFILE", &want.to_string()),

@@ -11,12 +11,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flotilla_units::context::caps::CapSet;
+use flotilla_units::context::limits::Rlimit;
 use flotilla_units::context::policy::SandboxPolicy;
 use flotilla_units::context::sandbox::MOUNT_KEYS;
 use flotilla_units::context::{Key, ServiceContext};
 use flotilla_units::protocol::NotApplied;
 
 use super::host::Host;
+use super::rlimits::own_limit;
 
 /// The init's own policy, for units that do not say (config `sandbox`).
 static STRICT: AtomicBool = AtomicBool::new(false);
@@ -82,7 +84,7 @@ pub(super) fn degrade(ctx: &mut ServiceContext, host: &Host) -> Degraded {
     let mut d = Degraded::default();
     if !host.sys_resource {
         for (r, v) in ctx.limits.iter_mut() {
-            let held = hard_limit(r.number());
+            let held = hard_limit(*r);
             if v.hard > held {
                 let soft = v.soft.min(held);
                 d.note(
@@ -193,16 +195,8 @@ fn show1(v: u64) -> String {
 }
 
 /// The init's own hard limit of `resource` (infinity if unknown).
-pub(super) fn hard_limit(resource: u32) -> u64 {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit(2) writes the struct it is given.
-    if unsafe { libc::getrlimit(resource as _, &mut r) } != 0 {
-        return u64::MAX;
-    }
-    r.rlim_max
+pub(super) fn hard_limit(resource: Rlimit) -> u64 {
+    own_limit(resource).map_or(u64::MAX, |v| v.hard)
 }
 
 /// The init's nice level (its children start with it).
@@ -216,18 +210,7 @@ fn own_nice() -> i32 {
 /// The lowest nice level `RLIMIT_NICE` allows (systemd's
 /// `rlimit_to_nice`).
 fn nice_limit() -> i32 {
-    let cur = {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit(2) writes the struct it is given.
-        if unsafe { libc::getrlimit(libc::RLIMIT_NICE, &mut r) } != 0 {
-            0
-        } else {
-            r.rlim_cur
-        }
-    };
+    let cur = own_limit(Rlimit::Nice).map_or(0, |v| v.soft);
     match cur {
         0 | 1 => 19,
         c if c >= 40 => -20,

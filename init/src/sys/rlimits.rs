@@ -9,24 +9,24 @@ use std::collections::BTreeMap;
 /// Every resource's soft and hard limit of the init now (one
 /// `getrlimit(2)` each; a resource the kernel refuses is left out).
 pub fn own_limits() -> BTreeMap<Rlimit, RlimitValue> {
-    let mut out = BTreeMap::new();
-    for r in Rlimit::ALL {
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit(2) writes the struct it is given.
-        if unsafe { libc::getrlimit(r.number() as _, &mut lim) } == 0 {
-            out.insert(
-                r,
-                RlimitValue {
-                    soft: lim.rlim_cur,
-                    hard: lim.rlim_max,
-                },
-            );
-        }
-    }
-    out
+    Rlimit::ALL
+        .into_iter()
+        .filter_map(|r| own_limit(r).map(|v| (r, v)))
+        .collect()
+}
+
+/// The init's soft and hard limit of `r` now (`None` if the kernel
+/// refuses the question).
+pub fn own_limit(r: Rlimit) -> Option<RlimitValue> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes the struct it is given.
+    (unsafe { libc::getrlimit(r.number() as _, &mut lim) } == 0).then_some(RlimitValue {
+        soft: lim.rlim_cur,
+        hard: lim.rlim_max,
+    })
 }
 
 #[cfg(test)]

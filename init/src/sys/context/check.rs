@@ -83,7 +83,7 @@ fn unsupported(ctx: &ServiceContext, key: Key, host: &Host) -> Option<String> {
         }
         Key::Limit(r) if !host.sys_resource => {
             let want = ctx.limits.get(&r).map_or(0, |v| v.hard);
-            let have = degrade::hard_limit(r.number());
+            let have = degrade::hard_limit(r);
             (want > have).then(|| {
                 format!("needs CAP_SYS_RESOURCE to raise the hard limit above the init's ({have}), which the init does not hold")
             })
