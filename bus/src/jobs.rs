@@ -33,7 +33,8 @@ pub struct Pending {
     /// What settles it.
     pub goal: Goal,
     /// The state the unit is in now says nothing yet (a restart or reload
-    /// of an active unit): only a change from the stream counts.
+    /// of an active unit, a unit just made): only a change from the
+    /// stream counts.
     pub fresh: bool,
     /// Settled before it began (a start of an active unit): the result.
     pub already: Option<&'static str>,
@@ -87,16 +88,7 @@ async fn wait(hub: &Hub, p: &mut Pending) -> &'static str {
     let mut now = if p.fresh {
         None
     } else {
-        let now = hub.status(&p.unit).await.ok();
-        // The changes told since the request (subscribed before it), in
-        // order, come before that answer: the first that settles the job
-        // ends it, as systemd's job ends at that change (a `Type=simple`
-        // service is started once forked, and may fail right after: its
-        // job is `done`).
-        if let Some(r) = first_settled(p) {
-            return r;
-        }
-        now
+        hub.status(&p.unit).await.ok()
     };
     loop {
         if let Some(r) = now
@@ -118,22 +110,6 @@ async fn wait(hub: &Hub, p: &mut Pending) -> &'static str {
                 now = hub.status(&p.unit).await.ok();
             }
             Ok(Err(RecvError::Closed)) => return "canceled",
-        }
-    }
-}
-
-/// The first change of `p`'s unit already received that settles it.
-fn first_settled(p: &mut Pending) -> Option<&'static str> {
-    use tokio::sync::broadcast::error::TryRecvError;
-    loop {
-        match p.changes.try_recv() {
-            Ok(Event::Changed(s)) if s.unit == p.unit => {
-                if let Some(r) = crate::model::settled(p.goal, &s) {
-                    return Some(r);
-                }
-            }
-            Ok(_) | Err(TryRecvError::Lagged(_)) => {}
-            Err(TryRecvError::Empty | TryRecvError::Closed) => return None,
         }
     }
 }

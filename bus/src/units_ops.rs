@@ -47,8 +47,13 @@ struct PendingParts {
     changes: tokio::sync::broadcast::Receiver<crate::hub::Event>,
 }
 
-/// A job on `unit` (flotilla's name; `name` systemd's) that ends when it
-/// reaches `goal`, following `changes` (subscribed before the request).
+/// A job on `unit` (flotilla's name; `name` systemd's), a unit the
+/// request has just made (a transient one), that ends at the first change
+/// of `changes` (subscribed before the request) that reaches `goal`: its
+/// state in a later answer may be past that change (a `Type=simple`
+/// service is started once forked, and may fail right after: its job is
+/// `done`, as systemd's), and the answer and the changes come by separate
+/// connections, in no set order.
 pub fn job_for(
     hub: &Hub,
     unit: &str,
@@ -61,7 +66,7 @@ pub fn job_for(
         unit: unit.to_string(),
         name: name.to_string(),
         goal,
-        fresh: false,
+        fresh: true,
         already: None,
         changes,
     };
