@@ -93,6 +93,34 @@ fn debian_tool(bus: &Busd, program: &str, args: &[&str]) -> Out {
     run(cmd, Duration::from_secs(30))
 }
 
+/// Debian's `PROGRAM ARGS` with the system bus at `bus`, in a mount
+/// namespace of its own whose `/run` is empty: the manager's private
+/// socket is not there, so the tool talks to the bus (as a user's does).
+fn on_system_bus(bus: &Path, program: &str, args: &[&str]) -> Out {
+    let script = format!(
+        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         exec {program} \"$@\""
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        &script,
+        "sh",
+    ])
+    .args(args)
+    .env(
+        "DBUS_SYSTEM_BUS_ADDRESS",
+        format!("unix:path={}", bus.display()),
+    )
+    .env("SYSTEMD_COLORS", "0")
+    .env("LC_ALL", "C");
+    run(cmd, Duration::from_secs(30))
+}
+
 /// `busctl --address=unix:path=SOCK ARGS`, as `user` when given.
 fn busctl(socket: &Path, user: Option<&str>, args: &[&str]) -> Out {
     let address = format!("unix:path={}", socket.display());
@@ -688,27 +716,11 @@ fn on_the_system_bus_a_user_reads_and_is_refused_a_change() {
     let _busd = busd_on(&dir, Some(&bus.socket));
     on_the_bus(&bus.socket);
     let as_nobody = |args: &[&str]| {
-        let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
-                      exec setpriv --reuid=nobody --regid=nogroup --clear-groups \
-                      /bin/systemctl --no-pager \"$@\"";
-        let mut cmd = Command::new("unshare");
-        cmd.args([
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            script,
-            "sh",
-        ])
-        .args(args)
-        .env(
-            "DBUS_SYSTEM_BUS_ADDRESS",
-            format!("unix:path={}", bus.socket.display()),
+        on_system_bus(
+            &bus.socket,
+            "setpriv --reuid=nobody --regid=nogroup --clear-groups /bin/systemctl --no-pager",
+            args,
         )
-        .env("SYSTEMD_COLORS", "0")
-        .env("LC_ALL", "C");
-        run(cmd, Duration::from_secs(30))
     };
     let out = as_nobody(&["is-active", "web.service"]);
     out.expect(0);
@@ -1791,28 +1803,7 @@ fn systemd_run_wait_returns_when_the_service_ends() {
     let bus = dbus_daemon(&dir);
     let busd = busd_on(&dir, Some(&bus.socket));
     on_the_bus(&bus.socket);
-    let run_wait = |args: &[&str]| {
-        let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
-                      exec /usr/bin/systemd-run --wait \"$@\"";
-        let mut cmd = Command::new("unshare");
-        cmd.args([
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            script,
-            "sh",
-        ])
-        .args(args)
-        .env(
-            "DBUS_SYSTEM_BUS_ADDRESS",
-            format!("unix:path={}", bus.socket.display()),
-        )
-        .env("SYSTEMD_COLORS", "0")
-        .env("LC_ALL", "C");
-        run(cmd, Duration::from_secs(30))
-    };
+    let run_wait = |args: &[&str]| on_system_bus(&bus.socket, "/usr/bin/systemd-run --wait", args);
     let out = run_wait(&["--unit", "w", "-p", "Type=exec", "/bin/true"]);
     out.expect(0);
     assert!(
@@ -2601,28 +2592,7 @@ fn exec_properties_and_exec_condition_as_systemd_tests_40_and_56() {
     let bus = dbus_daemon(&dir);
     let busd = busd_on(&dir, Some(&bus.socket));
     on_the_bus(&bus.socket);
-    let run_wait = |args: &[&str]| {
-        let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
-                      exec /usr/bin/systemd-run \"$@\"";
-        let mut cmd = Command::new("unshare");
-        cmd.args([
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            script,
-            "sh",
-        ])
-        .args(args)
-        .env(
-            "DBUS_SYSTEM_BUS_ADDRESS",
-            format!("unix:path={}", bus.socket.display()),
-        )
-        .env("SYSTEMD_COLORS", "0")
-        .env("LC_ALL", "C");
-        run(cmd, Duration::from_secs(30))
-    };
+    let run_wait = |args: &[&str]| on_system_bus(&bus.socket, "/usr/bin/systemd-run", args);
     for (unit, key) in [
         ("1_one", "ExecCondition"),
         ("3_three", "ExecStart"),
