@@ -108,6 +108,12 @@ fn dependency(unit: &mut UnitSpec, key: &str, value: &OwnedValue) -> Result<bool
     Ok(true)
 }
 
+/// A boolean property as a unit file's value.
+fn yes_no(key: &str, value: OwnedValue) -> Result<String, BusError> {
+    let b = bool::try_from(value).map_err(|e| bad(key, e))?;
+    Ok(if b { "yes" } else { "no" }.to_string())
+}
+
 /// A scope: the unit, the processes it adopts, and the mount units of
 /// `RequiresMountsFor=` (pulled in only where they exist, as systemd's).
 struct Scope {
@@ -193,19 +199,45 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
                     return Err(bad(&key, e));
                 }
             }
-            // flotilla has no slices: every unit's cgroup is right below
-            // the init's (docs/dbus.md). What systemd-run adds for its own
-            // bookkeeping.
-            "Slice" | "AddRef" | "CollectMode" => {}
+            // Where its cgroup goes, and who manages the cgroups below it
+            // (`systemd-run --scope --slice=… -p Delegate=yes -p User=…`).
+            "Slice"
+            | "Delegate"
+            | "DelegateControllers"
+            | "IOAccounting"
+            | "MemoryAccounting"
+            | "TasksAccounting" => {
+                let (name, text) = match key.as_str() {
+                    "Delegate" => ("Delegate", yes_no(&key, value)?),
+                    "DelegateControllers" => (
+                        "Delegate",
+                        <Vec<String>>::try_from(value)
+                            .map_err(|e| bad(&key, e))?
+                            .join(" "),
+                    ),
+                    "Slice" => ("Slice", String::try_from(value).map_err(|e| bad(&key, e))?),
+                    other => (other, yes_no(&key, value)?),
+                };
+                if let Some(Err(e)) = unit.extras.context.set_systemd(name, &text) {
+                    return Err(bad(&key, e));
+                }
+            }
+            // The owner of a delegated cgroup (a scope runs nothing).
+            "User" => {
+                unit.extras.user = Some(String::try_from(value).map_err(|e| bad(&key, e))?);
+            }
+            // What systemd-run adds for its own bookkeeping.
+            "AddRef" | "CollectMode" => {}
             other => refused.push(other.to_string()),
         }
     }
     if !refused.is_empty() {
         return Err(BusError::not_supported(
             &format!("StartTransientUnit with {}", refused.join(", ")),
-            "a transient scope from D-Bus takes PIDs, Description, Slice, TimeoutStopUSec, \
-             SendSIGHUP, TasksMax, OOMPolicy=continue, RequiresMountsFor and the dependency \
-             properties (Wants, Requires, BindsTo, After, Before, Conflicts)",
+            "a transient scope from D-Bus takes PIDs, Description, Slice, Delegate, \
+             DelegateControllers, User, IOAccounting, MemoryAccounting, TasksAccounting, \
+             TimeoutStopUSec, SendSIGHUP, TasksMax, OOMPolicy=continue, RequiresMountsFor and \
+             the dependency properties (Wants, Requires, BindsTo, After, Before, Conflicts)",
         ));
     }
     if pids.is_empty() {
@@ -331,6 +363,37 @@ mod tests {
         assert_eq!(a.mounts, ["-.mount", "root.mount"]);
         assert!(a.unit.wants.contains(&"user@0.service".to_string()));
         assert_eq!(a.unit.extras.ignore_on_isolate, Some(true));
+    }
+
+    /// `systemd-run --scope --slice=workload.slice -p Delegate=yes -p
+    /// User=test`: the scope's cgroup in that slice, delegated to the user.
+    #[test]
+    fn a_scope_takes_its_slice_its_delegation_and_its_user() {
+        let props: Props = [
+            ("PIDs", v(vec![4321u32])),
+            ("Slice", v("workload.slice")),
+            ("Delegate", v(true)),
+            ("User", v("test")),
+            ("IOAccounting", v(true)),
+        ]
+        .into_iter()
+        .map(|(k, x)| (k.to_string(), x))
+        .collect();
+        let a = asked("test-workload0.scope", props, &Vec::new()).unwrap();
+        let r = &a.unit.extras.context.resources;
+        assert_eq!(r.slice.as_deref(), Some("workload.slice"));
+        assert_eq!(
+            r.delegate,
+            Some(flotilla_units::context::resources::Delegation::All)
+        );
+        assert_eq!(r.accounting, ["io"]);
+        assert_eq!(a.unit.extras.user.as_deref(), Some("test"));
+        let bad: Props = vec![
+            ("PIDs".to_string(), v(vec![4321u32])),
+            ("Slice".to_string(), v("a--b.slice")),
+        ];
+        let e = asked("x.scope", bad, &Vec::new()).unwrap_err();
+        assert!(e.message.contains("a--b.slice"), "{}", e.message);
     }
 
     /// A service of `props` (its ExecStart given).

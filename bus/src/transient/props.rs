@@ -40,7 +40,7 @@ enum Form {
     /// `(aiai)`: exit statuses and signals.
     ExitStatuses,
     /// systemd-run's own bookkeeping, nothing of the unit's (`AddRef`,
-    /// `CollectMode`; `Slice`: flotilla has no slices, docs/dbus.md).
+    /// `CollectMode`).
     Skip,
     /// `t`: CPU time per second, microseconds, as `CPUQuota=`'s percent
     /// (`10%` for 100000); no quota for the largest.
@@ -76,7 +76,6 @@ use KeyOf::*;
 const ROWS: &[Row] = &[
     Row("AddRef", "b", Same, Skip),
     Row("CollectMode", "s", Same, Skip),
-    Row("Slice", "s", Same, Skip),
     Row(
         "StandardInputFile",
         "s",

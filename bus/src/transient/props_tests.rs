@@ -154,9 +154,30 @@ fn bookkeeping_is_left_out() {
     for (p, value) in [
         ("AddRef", v(true)),
         ("CollectMode", v("inactive-or-failed")),
-        ("Slice", v("system.slice")),
     ] {
         assert_eq!(one(p, value).unwrap(), [], "{p}");
+    }
+}
+
+#[test]
+fn the_slice_and_the_cgroup_keys_are_lines_of_the_unit() {
+    let cases = [
+        (
+            "Slice",
+            v("system-foo-bar-baz.slice"),
+            "Slice=system-foo-bar-baz.slice",
+        ),
+        ("IOAccounting", v(true), "IOAccounting=yes"),
+        ("Delegate", v(true), "Delegate=yes"),
+        ("DelegateControllers", v(Vec::<String>::new()), "Delegate="),
+        (
+            "DelegateControllers",
+            v(vec!["memory".to_string(), "pids".to_string()]),
+            "Delegate=memory pids",
+        ),
+    ];
+    for (p, value, want) in cases {
+        assert_eq!(line(p, value), want, "{p}");
     }
 }
 

@@ -21,7 +21,7 @@ use super::held::Adopted;
 use super::slots::{SlotId, Source};
 use super::Runtime;
 use crate::sys::adopt::Adoption;
-use crate::sys::{Credentials, Interest, Sys};
+use crate::sys::{Interest, Sys};
 use flotilla_units::graph::UnitId;
 use flotilla_units::planner::Fact;
 use flotilla_units::spec::UnitSpec;
@@ -96,7 +96,10 @@ impl<S: Sys> Runtime<S> {
             })?;
         let (name, pids) = self.scopes.pending.swap_remove(at);
         let leader = *pids.first().ok_or("no process to adopt")?;
-        self.ensure_run(unit, spec, &Credentials::default())?;
+        // A scope runs nothing: its `User=` is the owner of its cgroup
+        // when it is delegated (`Delegate=`).
+        let creds = self.credentials(spec)?;
+        self.ensure_run(unit, spec, &creds)?;
         let run = self
             .slots
             .get(unit)

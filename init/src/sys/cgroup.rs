@@ -62,9 +62,10 @@ use std::sync::Arc;
 
 use flotilla_units::context::devices::DeviceNode;
 use flotilla_units::context::resources::{cgroup_name, Delegation, Resources};
+use flotilla_units::context::slice::DEFAULT_SLICE;
 use flotilla_units::context::Key;
 
-use super::{mountinfo, Pid, Reached};
+use super::{mountinfo, slices, Pid, Reached};
 
 /// The leaf the init moves itself into in supervisor mode.
 const INIT_LEAF: &str = "init.scope";
@@ -95,6 +96,9 @@ pub struct UnitCgroup {
     /// The OOM kills in it already seen (`memory.events`'s `oom_kill`):
     /// those of an earlier run, or reported ([`UnitCgroup::new_oom_kills`]).
     oom_seen: Cell<u32>,
+    /// The controllers counted for it in the levels above (`slices.rs`),
+    /// given back at its end ([`Cgroups::release`]).
+    controllers: Box<[String]>,
 }
 
 /// A unit's use of the machine, from its cgroup (`None`: not available,
@@ -206,9 +210,9 @@ impl Cgroups {
         self.has_kill
     }
 
-    /// The cgroup of unit `name` (not created).
-    pub fn unit(&self, name: &str) -> UnitCgroup {
-        let dir = self.base.join(cgroup_name(name));
+    /// The cgroup of unit `name` in `parent` (not created).
+    fn unit(&self, parent: &Path, name: &str) -> UnitCgroup {
+        let dir = parent.join(cgroup_name(name));
         // A cgroup left by an earlier run (or the init's before a
         // re-exec) keeps its counter: only kills after now are news.
         let seen =
@@ -217,6 +221,7 @@ impl Cgroups {
             dir: Arc::from(CString::new(dir.into_os_string().into_vec()).unwrap_or_default()),
             fresh: false,
             oom_seen: Cell::new(seen),
+            controllers: Box::default(),
         }
     }
 
@@ -235,14 +240,17 @@ impl Cgroups {
         memory: u64,
         tasks: u64,
     ) -> Result<UnitCgroup, (Option<Key>, String)> {
-        let controllers = limits.controllers();
-        if !controllers.is_empty() {
-            self.enable(&controllers)?;
+        let slice = limits.slice.as_deref().unwrap_or(DEFAULT_SLICE);
+        let levels = slices::levels(&self.base, slice).map_err(|e| (Some(Key::Slice), e))?;
+        let parent = levels.last().unwrap_or(&self.base).clone();
+        let mut controllers: Vec<String> = Vec::new();
+        let enabled = self.enable_along(&levels, limits, &mut controllers);
+        let mut cg = self.unit(&parent, name);
+        cg.controllers = controllers.into_boxed_slice();
+        if let Err(e) = enabled {
+            self.release(&cg);
+            return Err(e);
         }
-        if limits.delegate == Some(Delegation::All) {
-            self.enable_all()?;
-        }
-        let mut cg = self.unit(name);
         let made = match std::fs::create_dir(cg.dir()) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 // From an earlier run: made afresh, or reused if busy.
@@ -290,55 +298,96 @@ impl Cgroups {
         Ok(cg)
     }
 
-    /// `Delegate=yes`: enables every controller the base offers.
-    fn enable_all(&self) -> Result<(), (Option<Key>, String)> {
-        let available =
-            std::fs::read_to_string(self.base.join("cgroup.controllers")).unwrap_or_default();
-        let all: Vec<(&str, &str)> = available
-            .split_whitespace()
-            .map(|c| (c, "Delegate"))
-            .collect();
-        self.enable(&all)
-    }
-
-    /// Enables `controllers` (each with the key that needs it) for the
-    /// units, moving the init into its own leaf first where the kernel
-    /// asks for it.
-    fn enable(&self, controllers: &[(&str, &str)]) -> Result<(), (Option<Key>, String)> {
-        let available =
-            std::fs::read_to_string(self.base.join("cgroup.controllers")).unwrap_or_default();
-        let enabled =
-            std::fs::read_to_string(self.base.join("cgroup.subtree_control")).unwrap_or_default();
-        for &(ctl, key) in controllers {
-            let k = Key::from_systemd(key);
-            if enabled.split_whitespace().any(|c| c == ctl) {
-                continue;
+    /// Enables in each of `levels` (the base, then the slices' down to
+    /// the unit's parent) the controllers `limits` need, every one a level
+    /// offers for `Delegate=yes`; each is counted in `counted` and in
+    /// `slices.rs`, once per level, whether the init turned it on there or
+    /// found it on.
+    fn enable_along(
+        &self,
+        levels: &[PathBuf],
+        limits: &Resources,
+        counted: &mut Vec<String>,
+    ) -> Result<(), (Option<Key>, String)> {
+        let wanted = limits.controllers();
+        let all = limits.delegate == Some(Delegation::All);
+        for level in levels {
+            let mut here: Vec<(String, &str)> =
+                wanted.iter().map(|&(c, k)| (c.to_string(), k)).collect();
+            if all {
+                let offered =
+                    std::fs::read_to_string(level.join("cgroup.controllers")).unwrap_or_default();
+                for c in offered.split_whitespace() {
+                    if !here.iter().any(|(h, _)| h == c) {
+                        here.push((c.to_string(), "Delegate"));
+                    }
+                }
             }
-            if !available.split_whitespace().any(|c| c == ctl) {
-                return Err((k, format!(
-                    "needs the cgroup {ctl} controller, which is not available in {} (available: {})",
-                    self.base.display(),
-                    if available.trim().is_empty() { "none" } else { available.trim() }
-                )));
+            for (ctl, key) in &here {
+                let turned_on = match self.enable(level, ctl, key) {
+                    Ok(on) => on,
+                    // Counting is no limit: where its controller is not to
+                    // be had, the unit runs uncounted, as under systemd.
+                    Err(_) if key.ends_with("Accounting") => continue,
+                    Err(e) => return Err(e),
+                };
+                slices::count(level, ctl, turned_on);
+                if !counted.contains(ctl) {
+                    counted.push(ctl.clone());
+                }
             }
-            let control = self.base.join("cgroup.subtree_control");
-            let plus = format!("+{ctl}");
-            let mut r = write_file(&control, plus.as_bytes());
-            if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EBUSY)) && !self.at_root {
-                self.move_init_to_leaf().map_err(|e| (k, e))?;
-                r = write_file(&control, plus.as_bytes());
-            }
-            r.map_err(|e| {
-                (
-                    k,
-                    format!(
-                        "enable the cgroup {ctl} controller in {}: {e}",
-                        self.base.display()
-                    ),
-                )
-            })?;
         }
         Ok(())
+    }
+
+    /// Enables controller `ctl` (which `key` needs) in `level`'s
+    /// `cgroup.subtree_control`, moving the init into its own leaf first
+    /// where the kernel asks for it (the base, in supervisor mode).
+    /// Whether it was off before.
+    fn enable(&self, level: &Path, ctl: &str, key: &str) -> Result<bool, (Option<Key>, String)> {
+        let k = Key::from_systemd(key);
+        let enabled =
+            std::fs::read_to_string(level.join("cgroup.subtree_control")).unwrap_or_default();
+        if enabled.split_whitespace().any(|c| c == ctl) {
+            return Ok(false);
+        }
+        let available =
+            std::fs::read_to_string(level.join("cgroup.controllers")).unwrap_or_default();
+        if !available.split_whitespace().any(|c| c == ctl) {
+            return Err((
+                k,
+                format!(
+                "needs the cgroup {ctl} controller, which is not available in {} (available: {})",
+                level.display(),
+                if available.trim().is_empty() { "none" } else { available.trim() }
+            ),
+            ));
+        }
+        let plus = format!("+{ctl}");
+        let mut r = write_control(level, &plus);
+        if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EBUSY))
+            && !self.at_root
+            && level == self.base
+        {
+            self.move_init_to_leaf().map_err(|e| (k, e))?;
+            r = write_control(level, &plus);
+        }
+        r.map_err(|e| {
+            (
+                k,
+                format!(
+                    "enable the cgroup {ctl} controller in {}: {e}",
+                    level.display()
+                ),
+            )
+        })?;
+        Ok(true)
+    }
+
+    /// A unit's cgroup is gone (or going): the slices above it are
+    /// tidied (`slices.rs`).
+    pub fn release(&self, cg: &UnitCgroup) {
+        slices::release(&self.base, cg.dir(), &cg.controllers);
     }
 
     /// Moves the init (every process of the base, which in supervisor
@@ -408,6 +457,11 @@ fn probe_kill(base: &Path) -> bool {
     let has = std::fs::create_dir(&probe).is_ok() && probe.join("cgroup.kill").exists();
     let _ = std::fs::remove_dir(&probe);
     has
+}
+
+/// Writes `change` (`+io`, `-io`) to `level`'s `cgroup.subtree_control`.
+pub(super) fn write_control(level: &Path, change: &str) -> std::io::Result<()> {
+    write_file(&level.join("cgroup.subtree_control"), change.as_bytes())
 }
 
 fn write_file(path: &Path, data: &[u8]) -> std::io::Result<()> {
@@ -621,7 +675,7 @@ mod tests {
             std::fs::write(dir.join("memory.events"), text).unwrap();
         };
         events(2);
-        let cg = cgroups.unit("web");
+        let cg = cgroups.unit(base.path(), "web");
         assert_eq!(cg.new_oom_kills(), 0, "an earlier run's");
         events(3);
         assert_eq!(cg.new_oom_kills(), 1);

@@ -89,6 +89,7 @@ pub mod reexec;
 pub mod rlimits;
 mod sandbox;
 mod seccomp;
+mod slices;
 pub mod sockets;
 mod spawn;
 mod spawn_request;

@@ -554,6 +554,9 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
         // start removes it then (or reuses it, cgroup.rs), else the
         // init's exit does.
         let _ = cg.remove();
+        if let Some(cgs) = SETUP.get().and_then(|s| s.cgroups.as_ref()) {
+            cgs.release(cg);
+        }
     }
     if let Some(made) = &run.made {
         if let Some(t) = &made.private_tmp {

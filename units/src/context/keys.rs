@@ -44,6 +44,10 @@ pub enum Key {
     TasksMax,
     IoWeight,
     Delegate,
+    Slice,
+    IoAccounting,
+    MemoryAccounting,
+    TasksAccounting,
     DevicePolicy,
     DeviceAllow,
     IpAddressAllow,
@@ -110,7 +114,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 90] = [
+const TABLE: [(Key, &str, &str); 94] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -187,6 +191,14 @@ const TABLE: [(Key, &str, &str); 90] = [
     (Key::TasksMax, "TasksMax", "tasks-max"),
     (Key::IoWeight, "IOWeight", "io-weight"),
     (Key::Delegate, "Delegate", "delegate"),
+    (Key::Slice, "Slice", "slice"),
+    (Key::IoAccounting, "IOAccounting", "io-accounting"),
+    (
+        Key::MemoryAccounting,
+        "MemoryAccounting",
+        "memory-accounting",
+    ),
+    (Key::TasksAccounting, "TasksAccounting", "tasks-accounting"),
     (Key::DevicePolicy, "DevicePolicy", "device-policy"),
     (Key::DeviceAllow, "DeviceAllow", "device-allow"),
     (Key::IpAddressAllow, "IPAddressAllow", "ip-address-allow"),
@@ -467,7 +479,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 90 + 16);
+        assert_eq!(all.len(), 94 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -20,7 +20,8 @@
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
-//! | [`resources`] | `MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`, `TasksMax=`, `IOWeight=` |
+//! | [`resources`] | `MemoryMax=`, `MemoryHigh=`, `CPUWeight=`, `CPUQuota=`, `TasksMax=`, `IOWeight=`, `Delegate=`, `IOAccounting=`, `MemoryAccounting=`, `TasksAccounting=` |
+//! | [`slice`] | `Slice=` |
 //! | [`devices`] | `DevicePolicy=`, `DeviceAllow=` |
 //! | [`ipaccess`] | `IPAddressAllow=`, `IPAddressDeny=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
@@ -53,6 +54,7 @@ pub mod process;
 pub mod resources;
 pub mod sandbox;
 pub mod scheduling;
+pub mod slice;
 mod syscall_table;
 pub mod syscalls;
 pub mod value;
@@ -195,6 +197,8 @@ impl ServiceContext {
         match key {
             Key::CapabilityBoundingSet => self.sandbox.capability_bounding_set = None,
             Key::AmbientCapabilities => self.sandbox.ambient_capabilities = None,
+            // An empty `Delegate=` turns delegation on (with no controller).
+            Key::Delegate => self.resources.delegate = None,
             // Every other key's empty value is its default.
             k => {
                 let _ = self.set(k, "");
@@ -341,6 +345,14 @@ impl ServiceContext {
             Key::TasksMax => self.resources.tasks_max = optional(empty, value, parse_tasks)?,
             Key::IoWeight => self.resources.io_weight = optional(empty, value, parse_weight)?,
             Key::Delegate => resources::assign_delegate(&mut self.resources.delegate, value)?,
+            Key::Slice => self.resources.slice = optional(empty, value, slice::parse_slice)?,
+            Key::IoAccounting | Key::MemoryAccounting | Key::TasksAccounting => {
+                resources::assign_accounting(
+                    &mut self.resources.accounting,
+                    key.systemd_name(),
+                    value,
+                )?
+            }
             Key::DevicePolicy => {
                 self.resources.devices.policy = or_default(empty, value, devices::parse_policy)?
             }

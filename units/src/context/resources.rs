@@ -71,6 +71,15 @@ pub struct Resources {
     /// `Delegate=`: the cgroup below the unit's is the unit's to manage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delegate: Option<Delegation>,
+    /// `Slice=`: the slice the cgroup is in (`slice.rs`); none: the
+    /// default, `system.slice`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice: Option<String>,
+    /// `IOAccounting=`, `MemoryAccounting=`, `TasksAccounting=`: the
+    /// controllers (`io`, `memory`, `pids`) enabled for the unit's cgroup
+    /// with no limit set, so that it is counted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accounting: Vec<String>,
 }
 
 /// What `Delegate=` hands to the unit: its cgroup, owned by its user, with
@@ -119,6 +128,11 @@ impl Resources {
         if self.io_weight.is_some() {
             out.push(("io", "IOWeight"));
         }
+        for (ctl, key) in ACCOUNTING {
+            if self.accounting.iter().any(|a| a == ctl) && !out.iter().any(|&(o, _)| o == ctl) {
+                out.push((ctl, key));
+            }
+        }
         if let Some(Delegation::Controllers(list)) = &self.delegate {
             for c in list {
                 if let Some(&ctl) = V2_CONTROLLERS.iter().find(|&&v| v == c) {
@@ -161,6 +175,32 @@ impl Resources {
         }
         out
     }
+}
+
+/// The `…Accounting=` keys that enable a controller, with its name.
+pub const ACCOUNTING: [(&str, &str); 3] = [
+    ("io", "IOAccounting"),
+    ("memory", "MemoryAccounting"),
+    ("pids", "TasksAccounting"),
+];
+
+/// `IOAccounting=` and its twins (`key` names which): a boolean; `yes`
+/// counts the controller in, `no` or empty takes it out.
+pub fn assign_accounting(
+    accounting: &mut Vec<String>,
+    key: &str,
+    value: &str,
+) -> Result<(), String> {
+    let Some(&(ctl, _)) = ACCOUNTING.iter().find(|(_, k)| *k == key) else {
+        return Err(format!("{key}: not an accounting key"));
+    };
+    let on = !value.is_empty() && super::value::parse_bool(value)?;
+    accounting.retain(|a| a != ctl);
+    if on {
+        accounting.push(ctl.to_string());
+        accounting.sort();
+    }
+    Ok(())
 }
 
 /// The controllers whose files a cgroup directory's name could shadow.
@@ -223,7 +263,10 @@ pub fn assign_delegate(delegate: &mut Option<Delegation>, value: &str) -> Result
         "bpf-restrict-network-interfaces",
     ];
     if value.trim().is_empty() {
-        *delegate = None;
+        // systemd's reading: delegation on, the list of controllers reset
+        // (what `systemd-run -p Delegate=` sends as an empty
+        // `DelegateControllers`).
+        *delegate = Some(Delegation::Controllers(Vec::new()));
         return Ok(());
     }
     if let Ok(b) = super::value::parse_bool(value) {

@@ -166,6 +166,15 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`net_cls` is not a controller (yes, no, or of: cpu, cpuset, io",
     ),
     (
+        "Slice",
+        "system-foo-bar.slice",
+        "a--b.slice",
+        "a--b.slice: a slice's name has no empty part",
+    ),
+    ("IOAccounting", "yes", "maybe", "`maybe` is not a boolean"),
+    ("MemoryAccounting", "true", "2", "`2` is not a boolean"),
+    ("TasksAccounting", "on", "x", "`x` is not a boolean"),
+    (
         "NoNewPrivileges",
         "yes",
         "perhaps",
@@ -460,7 +469,7 @@ fn every_key_takes_a_good_value_and_refuses_a_bad_one() {
 }
 
 #[test]
-fn an_empty_value_resets_every_key_but_the_bounding_set() {
+fn an_empty_value_resets_every_key_but_the_bounding_set_and_delegate() {
     for &(key, good, _, _) in CASES {
         let mut c = ServiceContext::default();
         set(&mut c, key, good).unwrap();
@@ -469,6 +478,9 @@ fn an_empty_value_resets_every_key_but_the_bounding_set() {
             assert_eq!(c.sandbox.capability_bounding_set, Some(CapSet::EMPTY));
         } else if key == "AmbientCapabilities" {
             assert_eq!(c.sandbox.ambient_capabilities, Some(CapSet::EMPTY));
+        } else if key == "Delegate" {
+            let none = super::resources::Delegation::Controllers(Vec::new());
+            assert_eq!(c.resources.delegate, Some(none));
         } else {
             assert!(c.is_empty(), "{key}= did not reset: {c:?}");
         }
@@ -632,7 +644,7 @@ fn the_streams_of_a_terminal_and_what_follows_standard_input() {
 
 /// `Delegate=`: `yes` is every controller; lists add up, systemd's v1
 /// names are their v2 controllers, the program names enable nothing; `no`
-/// or an empty value ends the delegation.
+/// ends the delegation, an empty value resets the list.
 #[test]
 fn delegate_values_and_the_controllers_they_enable() {
     use super::resources::Delegation;
@@ -667,7 +679,33 @@ fn delegate_values_and_the_controllers_they_enable() {
     assert_eq!(c.resources.delegate, None);
     set(&mut c, "Delegate", "memory").unwrap();
     set(&mut c, "Delegate", "").unwrap();
+    assert_eq!(
+        c.resources.delegate,
+        Some(Delegation::Controllers(Vec::new())),
+        "empty: delegation on, no controller (systemd.resource-control(5))"
+    );
+    c.reset(super::Key::Delegate);
     assert_eq!(c.resources.delegate, None);
+}
+
+/// `IOAccounting=` and its twins enable their controller with no limit;
+/// `no` takes it out again.
+#[test]
+fn accounting_keys_enable_their_controllers() {
+    let mut c = ServiceContext::default();
+    set(&mut c, "IOAccounting", "yes").unwrap();
+    set(&mut c, "TasksAccounting", "yes").unwrap();
+    set(&mut c, "MemoryAccounting", "yes").unwrap();
+    set(&mut c, "MemoryAccounting", "no").unwrap();
+    assert_eq!(
+        c.resources.controllers(),
+        [("io", "IOAccounting"), ("pids", "TasksAccounting")]
+    );
+    set(&mut c, "TasksMax", "20").unwrap();
+    assert_eq!(
+        c.resources.controllers(),
+        [("pids", "TasksMax"), ("io", "IOAccounting")]
+    );
 }
 
 /// Each key of `MOUNT_KEYS` set alone asks for a mount namespace, and is

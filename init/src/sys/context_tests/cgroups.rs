@@ -59,7 +59,36 @@ fn cleanup(cg: &UnitCgroup, dir: &Path) {
     let _ = cg.kill();
     wait_until("the cgroup to empty", || !cg.populated());
     cg.remove().unwrap();
+    // The slices' directories go with the last unit below them.
+    Cgroups::at(dir.to_path_buf()).unwrap().release(cg);
     std::fs::remove_dir(dir).unwrap();
+}
+
+/// A unit's cgroup is in its slice's (`system.slice` by default), each
+/// dash of the slice's name a level; the slices' directories are made
+/// at the start and removed with the last unit below them.
+#[test]
+fn a_unit_is_placed_in_its_slice_and_the_empty_slices_go_at_its_end() {
+    let (cgroups, dir) = test_cgroups("slices");
+    let nested = ctx(&[("Slice", "system-foo-bar.slice")]);
+    let a = cgroups
+        .create("a.service", &nested.resources, None, 0, 0)
+        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
+    let b = cgroups
+        .create("b.service", &Default::default(), None, 0, 0)
+        .unwrap_or_else(|(k, e)| panic!("{k:?}: {e}"));
+    let foo = dir.join("system.slice/system-foo.slice");
+    assert_eq!(a.dir(), foo.join("system-foo-bar.slice/a.service"));
+    assert_eq!(b.dir(), dir.join("system.slice/b.service"));
+    assert!(a.dir().is_dir() && b.dir().is_dir());
+    a.remove().unwrap();
+    cgroups.release(&a);
+    assert!(
+        !foo.exists(),
+        "the empty slices below system.slice are gone"
+    );
+    assert!(dir.join("system.slice").is_dir(), "b is still in it");
+    cleanup(&b, &dir);
 }
 
 #[test]
@@ -290,6 +319,7 @@ fn limits_without_their_controller_name_the_key() {
             let max = std::fs::read_to_string(cg.dir().join("memory.max")).unwrap();
             assert_eq!(max.trim(), (64u64 << 20).to_string());
             cg.remove().unwrap();
+            cgroups.release(&cg);
         }
     }
     std::fs::remove_dir(&dir).unwrap();
