@@ -247,7 +247,9 @@ fn pid1() -> Result<(), BoxError> {
     );
 
     mem_cg.remove()?;
+    cgroups.release(&mem_cg);
     delegated(&cgroups)?;
+    sliced(&cgroups)?;
 
     let pid = start(&sys, &ctx, &["fork", "20"])?;
     let st = wait(&sys, pid)?;
@@ -287,6 +289,49 @@ fn pid1() -> Result<(), BoxError> {
 
     sandboxed(&sys, &host, &cg)?;
     cg.remove()?;
+    cgroups.release(&cg);
+    // The last unit is gone: so are `system.slice` and every controller
+    // the init turned on for the units.
+    let root = std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control").unwrap_or_default();
+    check(
+        root.trim().is_empty() && !Path::new("/sys/fs/cgroup/system.slice").exists(),
+        &format!(
+            "no unit left: the root's subtree_control is {:?}, system.slice gone",
+            root.trim()
+        ),
+    );
+    Ok(())
+}
+
+/// `Slice=` three levels deep with `IOAccounting=yes`: `io` is turned on
+/// down the slices for the unit, and the slices go with it; the `io`
+/// that `limits.service` (`IOWeight=`, still running) needs stays on in
+/// `system.slice`'s parent.
+fn sliced(cgroups: &Cgroups) -> Result<(), BoxError> {
+    let c = context(&[("Slice", "system-foo-bar.slice"), ("IOAccounting", "yes")])?;
+    let cg = cgroups
+        .create("acct.service", &c.resources, None, 256 << 20, 4096)
+        .map_err(|(k, e)| format!("{k:?}: {e}"))?;
+    let slices = Path::new("/sys/fs/cgroup/system.slice/system-foo.slice");
+    check(
+        cg.dir() == slices.join("system-foo-bar.slice/acct.service"),
+        &format!(
+            "Slice=system-foo-bar.slice: the cgroup is {}",
+            cg.dir().display()
+        ),
+    );
+    let offered = read(&cg, "cgroup.controllers");
+    check(
+        offered.split_whitespace().any(|c| c == "io"),
+        &format!("IOAccounting=yes: the unit's cgroup offers {offered:?}"),
+    );
+    cg.remove()?;
+    cgroups.release(&cg);
+    let root = std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control").unwrap_or_default();
+    check(
+        !slices.exists() && root.split_whitespace().any(|c| c == "io"),
+        &format!("the empty slices are gone, io stays on for limits.service: the root's {root:?}"),
+    );
     Ok(())
 }
 
@@ -335,6 +380,7 @@ fn delegated(cgroups: &Cgroups) -> Result<(), BoxError> {
         ),
     );
     cg.remove()?;
+    cgroups.release(&cg);
     check(
         !cg.dir().exists(),
         "the delegated subtree is removed with the unit's cgroup",

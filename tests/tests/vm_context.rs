@@ -124,6 +124,9 @@ fn cgroup_limits_and_the_sandbox_in_a_vm() {
         "ok Delegate=: the cgroup and its three files belong to the unit's user",
         "ok Delegate=: a cgroup below the unit's has pids.max \"max\"",
         "ok the delegated subtree is removed with the unit's cgroup",
+        "ok Slice=system-foo-bar.slice: the cgroup is /sys/fs/cgroup/system.slice/system-foo.slice/system-foo-bar.slice/acct.service",
+        "ok IOAccounting=yes: the unit's cgroup offers",
+        "ok the empty slices are gone, io stays on for limits.service",
         "ok CPUQuota=20%",
         "ok stats",
         "ok Seccomp:",
@@ -133,6 +136,7 @@ fn cgroup_limits_and_the_sandbox_in_a_vm() {
         "ok ProtectSystem=strict: / is read-only in it",
         "ok born in its cgroup",
         "ok the sandboxed child killed by SIGKILL",
+        "ok no unit left: the root's subtree_control is \"\", system.slice gone",
         "vm-context: done",
     ] {
         assert!(
