@@ -702,6 +702,10 @@ pub fn unmapped(member: &str) -> BusError {
         "SetDefaultTarget" => {
             "the init boots the target its config names (initctl set-target changes it), not default.target"
         }
+        "FreezeUnit" | "ThawUnit" | "Freeze" | "Thaw" => {
+            "flotilla does not freeze units (cgroup.freeze), and its slices are places in the cgroup \
+             tree, not units (docs/service-context.md, \"Slices\")"
+        }
         _ => "this method is not part of what flotilla serves",
     };
     BusError::not_supported(member, why)
@@ -743,6 +747,8 @@ mod tests {
 
     #[test]
     fn unmapped_methods_say_why() {
+        let e = unmapped("FreezeUnit");
+        assert!(e.message.contains("does not freeze units"), "{}", e.message);
         let e = unmapped("CancelJob");
         assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
         assert!(
