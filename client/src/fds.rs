@@ -40,7 +40,7 @@ pub fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize
     msg.msg_iovlen = 1;
     if !fds.is_empty() {
         msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = room as usize;
+        msg.msg_controllen = room as _;
         // SAFETY: `space` (64 bytes) holds CMSG_SPACE of 3 descriptors
         // (24 bytes on 64-bit Linux); the header and data are written
         // inside it, where CMSG_FIRSTHDR and CMSG_DATA point.
@@ -48,7 +48,7 @@ pub fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> io::Result<usize
             let c = libc::CMSG_FIRSTHDR(&msg);
             (*c).cmsg_level = libc::SOL_SOCKET;
             (*c).cmsg_type = libc::SCM_RIGHTS;
-            (*c).cmsg_len = len as usize;
+            (*c).cmsg_len = len as _;
             std::ptr::copy_nonoverlapping(
                 fds.as_ptr(),
                 libc::CMSG_DATA(c).cast::<RawFd>(),
@@ -94,7 +94,7 @@ mod tests {
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&space);
+        msg.msg_controllen = std::mem::size_of_val(&space) as _;
         let n = unsafe { libc::recvmsg(b.as_raw_fd(), &mut msg, 0) };
         assert_eq!(n, 5);
         let got = unsafe {
