@@ -13,6 +13,7 @@ use crate::model::{candidates, systemd_name};
 use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::collections::HashMap;
+use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -69,6 +70,15 @@ impl Hub {
     /// Asks the init; its final reply.
     pub async fn ask(&self, req: Request) -> Result<Reply, BusError> {
         Ok(flotilla_client::tokio::request(&self.control, req).await?)
+    }
+
+    /// [`Hub::ask`] with descriptors sent along (`transient-add`'s
+    /// `stdio`); they stay the caller's.
+    pub async fn ask_passing(&self, req: Request, fds: &[RawFd]) -> Result<Reply, BusError> {
+        if fds.is_empty() {
+            return self.ask(req).await;
+        }
+        Ok(flotilla_client::tokio::request_passing(&self.control, req, fds).await?)
     }
 
     /// The whole system's status.

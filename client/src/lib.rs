@@ -12,6 +12,7 @@
 //! that is not one, a deadline): match on them, not on their text.
 
 mod blocking;
+pub mod fds;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 pub mod unit_dirs;

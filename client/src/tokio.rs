@@ -56,6 +56,52 @@ pub async fn request(path: &Path, req: Request) -> Result<Reply, Error> {
     Connection::open(path).await?.request(req).await
 }
 
+/// Sends one request on a new connection with descriptors attached to
+/// its line ([`crate::fds::send_with_fds`]; the request says how many it
+/// carries, [`Request::passed_fds`]) and returns its final reply. The
+/// descriptors stay the caller's; the init gets copies.
+pub async fn request_passing(
+    path: &Path,
+    req: Request,
+    fds: &[std::os::fd::RawFd],
+) -> Result<Reply, Error> {
+    use std::os::fd::AsRawFd;
+    let send_error = |source| Error::Send {
+        path: path.to_path_buf(),
+        source,
+    };
+    let stream = UnixStream::connect(path)
+        .await
+        .map_err(|source| Error::Unreachable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let line = request_line(req);
+    let sent = loop {
+        stream.writable().await.map_err(send_error)?;
+        match stream.try_io(tokio::io::Interest::WRITABLE, || {
+            crate::fds::send_with_fds(stream.as_raw_fd(), &line, fds)
+        }) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(send_error(e)),
+        }
+    };
+    let (r, mut w) = stream.into_split();
+    w.write_all(line.get(sent..).unwrap_or_default())
+        .await
+        .map_err(send_error)?;
+    let mut c = Connection {
+        path: path.to_path_buf(),
+        lines: BufReader::new(r).lines(),
+        w,
+    };
+    let mut all = c.read_all().await?;
+    all.pop().ok_or(Error::Closed {
+        path: path.to_path_buf(),
+    })
+}
+
 /// Sends one request on a new connection and reads every reply up to the
 /// final one (the lines of `logs`, then `log-end`).
 pub async fn request_all(path: &Path, req: Request) -> Result<Vec<Reply>, Error> {
@@ -84,6 +130,11 @@ impl Connection {
     /// Sends one request and reads every reply up to the final one.
     pub async fn request_all(&mut self, req: Request) -> Result<Vec<Reply>, Error> {
         send(&mut self.w, &self.path, req).await?;
+        self.read_all().await
+    }
+
+    /// Reads every reply up to the final one.
+    async fn read_all(&mut self) -> Result<Vec<Reply>, Error> {
         let mut out = Vec::new();
         loop {
             let Some(reply) = next_reply(&mut self.lines, &self.path).await? else {

@@ -11,10 +11,12 @@
 //! are read once at accept; the runtime refuses mutating requests from users
 //! other than root and the init's own.
 
+use crate::sys::fdpass;
 use crate::sys::{Accepted, FileId, Interest, Sys, SysError, Token};
 use flotilla_units::protocol::{decode_request, BadRequest, Envelope, Reply, MAX_REQUEST_LINE};
-use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
@@ -76,6 +78,9 @@ pub struct Conn {
     pub watch: Watch,
     /// Close once the output is flushed.
     pub closing: bool,
+    /// Descriptors received (`SCM_RIGHTS`) and not yet taken by a
+    /// request ([`Request::passed_fds`](flotilla_units::protocol::Request::passed_fds)).
+    passed: VecDeque<OwnedFd>,
 }
 
 /// A request read from a connection.
@@ -85,6 +90,39 @@ pub struct Incoming {
     pub conn: ConnId,
     /// The decoded request, or why the line is not one.
     pub request: Result<Envelope, BadRequest>,
+    /// The descriptors the request carries ([`Request::passed_fds`](flotilla_units::protocol::Request::passed_fds)),
+    /// in order.
+    pub fds: Vec<OwnedFd>,
+}
+
+/// The most descriptors a connection holds for its requests: a
+/// transient unit's three standard streams.
+const MAX_PASSED: usize = 3;
+
+/// A decoded request with the descriptors it carries, taken from those
+/// the connection received; a request that says it carries more than
+/// came is refused (and takes none).
+fn with_fds(
+    conn: ConnId,
+    request: Result<Envelope, BadRequest>,
+    passed: &mut VecDeque<OwnedFd>,
+) -> Incoming {
+    let want = request.as_ref().map_or(0, |e| e.request.passed_fds());
+    if want > passed.len() {
+        let got = passed.len();
+        return Incoming {
+            conn,
+            request: Err(BadRequest::Malformed(format!(
+                "the request carries {want} descriptors, {got} came with it"
+            ))),
+            fds: Vec::new(),
+        };
+    }
+    Incoming {
+        conn,
+        request,
+        fds: passed.drain(..want).collect(),
+    }
 }
 
 /// The listener and its connections.
@@ -98,6 +136,8 @@ pub struct Control {
     base: usize,
     /// The serial number of the next connection.
     next_serial: u64,
+    /// Room for the descriptors one read may bring.
+    cmsg: Vec<u8>,
 }
 
 impl Control {
@@ -135,6 +175,7 @@ impl Control {
             conns: Vec::new(),
             base: conn_base,
             next_serial: 1,
+            cmsg: nix::cmsg_space!([RawFd; MAX_PASSED]),
         })
     }
 
@@ -203,6 +244,7 @@ impl Control {
             serial: self.next_serial,
             watch: Watch::None,
             closing: false,
+            passed: VecDeque::new(),
         };
         self.next_serial += 1;
         if slot == self.conns.len() {
@@ -223,7 +265,17 @@ impl Control {
         let mut drop_it = false;
         let mut buf = [0u8; 8192];
         loop {
-            match conn.stream.read(&mut buf) {
+            let got = match fdpass::recv(conn.stream.as_raw_fd(), &mut buf, &mut self.cmsg) {
+                Ok(Some(g)) => {
+                    // More than a request may carry are closed at once.
+                    let room = MAX_PASSED.saturating_sub(conn.passed.len());
+                    conn.passed.extend(g.fds.into_iter().take(room));
+                    Ok(g.bytes)
+                }
+                Ok(None) => Err(io::Error::from(io::ErrorKind::WouldBlock)),
+                Err(e) => Err(io::Error::from(e)),
+            };
+            match got {
                 Ok(0) => {
                     // The client closed its side: finish what it asked, then close.
                     conn.closing = true;
@@ -241,10 +293,7 @@ impl Control {
                         if text.iter().all(u8::is_ascii_whitespace) {
                             continue;
                         }
-                        out.push(Incoming {
-                            conn: id,
-                            request: decode_request(text),
-                        });
+                        out.push(with_fds(id, decode_request(text), &mut conn.passed));
                     }
                     if conn.rbuf.len() > MAX_REQUEST_LINE {
                         conn.rbuf.clear();
@@ -253,6 +302,7 @@ impl Control {
                             request: Err(BadRequest::Malformed(format!(
                                 "request line longer than {MAX_REQUEST_LINE} bytes"
                             ))),
+                            fds: Vec::new(),
                         });
                         conn.closing = true;
                         break;

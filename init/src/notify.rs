@@ -24,13 +24,11 @@
 //! their last, incomplete line is dropped and [`Datagram::truncated`] is
 //! set.
 
-use std::io::IoSliceMut;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixCredentials};
+use nix::sys::socket::UnixCredentials;
 
 use crate::sys::{Credentials, FileId, FileOwner, Os, Pid, Sys, SysError};
 
@@ -291,52 +289,21 @@ impl NotifySocket {
     }
 
     fn recv_one(&mut self) -> Result<Option<Datagram>, NotifyError> {
-        let (len, truncated, pid, uid, fds) = loop {
-            let mut iov = [IoSliceMut::new(&mut self.buf)];
-            let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC;
-            let msg =
-                match recvmsg::<()>(self.fd.as_raw_fd(), &mut iov, Some(&mut self.cmsg), flags) {
-                    Ok(m) => m,
-                    Err(Errno::EINTR) => continue,
-                    Err(Errno::EAGAIN) => return Ok(None),
-                    Err(e) => {
-                        return Err(NotifyError::Io {
-                            path: self.path.clone(),
-                            op: "recvmsg",
-                            errno: Os(e),
-                        })
-                    }
-                };
-            let (mut pid, mut uid) = (None, None);
-            let mut fds = Vec::new();
-            // `cmsgs` fails only when the control data was truncated, which
-            // the buffer's size rules out; the kernel closes what did not fit.
-            if let Ok(cmsgs) = msg.cmsgs() {
-                for c in cmsgs {
-                    match c {
-                        ControlMessageOwned::ScmCredentials(cred) => {
-                            pid = Some(cred.pid());
-                            uid = Some(cred.uid());
-                        }
-                        ControlMessageOwned::ScmRights(got) => {
-                            for fd in got {
-                                // SAFETY: the kernel just installed this
-                                // descriptor for us; nobody else owns it.
-                                fds.push(unsafe { OwnedFd::from_raw_fd(fd) });
-                            }
-                        }
-                        _ => {}
-                    }
-                }
+        let got = match crate::sys::fdpass::recv(self.fd.as_raw_fd(), &mut self.buf, &mut self.cmsg)
+        {
+            Ok(Some(g)) => g,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                return Err(NotifyError::Io {
+                    path: self.path.clone(),
+                    op: "recvmsg",
+                    errno: Os(e),
+                })
             }
-            break (
-                msg.bytes,
-                msg.flags.contains(MsgFlags::MSG_TRUNC),
-                pid,
-                uid,
-                fds,
-            );
         };
+        let (len, truncated, fds) = (got.bytes, got.truncated, got.fds);
+        let pid = got.creds.map(|(pid, _)| pid);
+        let uid = got.creds.map(|(_, uid)| uid);
         let mut data = self.buf.get(..len).unwrap_or_default();
         if truncated {
             // Drop the last line: it was cut.
@@ -366,7 +333,7 @@ impl AsRawFd for NotifySocket {
 mod tests {
     use super::*;
     use crate::sys::real::RealSys;
-    use nix::sys::socket::UnixAddr;
+    use nix::sys::socket::{MsgFlags, UnixAddr};
     use std::io;
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::net::UnixDatagram;

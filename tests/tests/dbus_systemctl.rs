@@ -14,7 +14,7 @@ mod slices;
 #[path = "dbus_systemctl/timers.rs"]
 mod timers;
 
-use flotilla_tests::init::{run, Init, Out, TestDir};
+use flotilla_tests::init::{run, run_child, Init, Out, TestDir};
 use flotilla_tests::{bins, procs, wait_for, WAIT};
 use flotilla_units::state::UnitState;
 use std::os::unix::net::UnixStream;
@@ -99,6 +99,14 @@ fn debian_tool(bus: &Busd, program: &str, args: &[&str]) -> Out {
 /// namespace of its own whose `/run` is empty: the manager's private
 /// socket is not there, so the tool talks to the bus (as a user's does).
 fn on_system_bus(bus: &Path, program: &str, args: &[&str]) -> Out {
+    run(
+        on_system_bus_cmd(bus, program, args),
+        Duration::from_secs(30),
+    )
+}
+
+/// The command [`on_system_bus`] runs.
+fn on_system_bus_cmd(bus: &Path, program: &str, args: &[&str]) -> Command {
     let script = format!(
         "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
          exec {program} \"$@\""
@@ -120,7 +128,7 @@ fn on_system_bus(bus: &Path, program: &str, args: &[&str]) -> Out {
     )
     .env("SYSTEMD_COLORS", "0")
     .env("LC_ALL", "C");
-    run(cmd, Duration::from_secs(30))
+    cmd
 }
 
 /// `busctl --address=unix:path=SOCK ARGS`, as `user` when given.
@@ -1847,6 +1855,51 @@ fn systemd_run_wait_returns_when_the_service_ends() {
     systemctl(&busd, &["reset-failed", "w3*.service"]).expect(0);
     let out = systemctl(&busd, &["is-failed", "w3.service"]);
     assert_ne!(out.code, 0, "{out:?}");
+}
+
+/// `systemd-run --wait --pipe` (systemd's test 05 runs `-t` without a
+/// terminal, which sends the same) hands the service its own standard
+/// streams as descriptors (`StandardInputFileDescriptor`, …): the
+/// service reads systemd-run's input, its output and errors land on
+/// systemd-run's, and its exit status is systemd-run's; the init closes
+/// its copies when the unit ends, so a reader of the output sees its end.
+#[test]
+fn systemd_run_pipe_hands_over_the_callers_streams() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    on_the_bus(&bus.socket);
+    let input = dir.path().join("input");
+    std::fs::write(&input, "in 1\nin 2\n").expect("write the input");
+    let run_piped = |args: &[&str]| {
+        let mut cmd = on_system_bus_cmd(&bus.socket, "/usr/bin/systemd-run --wait", args);
+        cmd.stdin(std::fs::File::open(&input).expect("open the input"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().expect("start systemd-run");
+        run_child(child, Duration::from_secs(30))
+    };
+    let script = "cat; echo out; echo err >&2; exit 3";
+    let out = run_piped(&["--pipe", "sh", "-c", script]);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert_eq!(out.stdout, "in 1\nin 2\nout\n", "{out:?}");
+    assert!(out.stderr.contains("err\n"), "{out:?}");
+    assert!(
+        out.stderr.contains("Finished with result: exit-code"),
+        "{out:?}"
+    );
+    // `-t`: systemd-run makes a pseudo-terminal and hands the service
+    // its other end as the three streams (with `TTYPath=`), copying
+    // between it and its own streams; as test 05 runs it, reading no
+    // input. (Its output is not compared: systemd-run may end before it
+    // copied the last of it, when the unit's end reaches it first.)
+    let seen = dir.path().join("tty");
+    let script = format!("tty > {}; exit 4", seen.display());
+    let out = run_piped(&["-t", "sh", "-c", &script]);
+    assert_eq!(out.code, 4, "{out:?}");
+    let tty = std::fs::read_to_string(&seen).expect("the service wrote its tty");
+    assert!(tty.starts_with("/dev/pts/"), "{tty:?} {out:?}");
 }
 
 /// Debian's `systemd-run PROGRAM ARGS` started in the background (as

@@ -15,10 +15,12 @@ use crate::units_ops::{self, Outcome};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::spec::{RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::systemd::translate_file;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use zbus::zvariant::OwnedValue;
 
 pub mod props;
+pub mod stdio;
 
 /// A transient unit's properties, as `StartTransientUnit` carries them.
 pub type Props = Vec<(String, OwnedValue)>;
@@ -289,10 +291,16 @@ pub fn asked(name: &str, props: Props, aux: &Aux) -> Result<Asked, BusError> {
 
 /// `StartTransientUnit(name, mode, properties, auxiliary units)`.
 pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outcome, BusError> {
-    let (name, _mode, props, aux): (String, String, Props, Aux) = msg
+    let (name, _mode, mut props, aux): (String, String, Props, Aux) = msg
         .body()
         .deserialize()
         .map_err(|e| BusError::invalid_args(format!("bad arguments: {e}")))?;
+    let passed = stdio::take(&mut props)?;
+    if !passed.is_empty() && !name.ends_with(".service") {
+        return Err(BusError::invalid_args(format!(
+            "{name}: only a service takes StandardInputFileDescriptor and the like"
+        )));
+    }
     let Asked {
         mut unit,
         adopt,
@@ -304,13 +312,13 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
         }
     }
     let changes = hub.changes();
-    match hub
-        .ask(Request::TransientAdd {
-            unit: Box::new(unit),
-            adopt,
-        })
-        .await?
-    {
+    let request = Request::TransientAdd {
+        unit: Box::new(unit),
+        adopt,
+        stdio: passed.iter().map(|(s, _)| *s).collect(),
+    };
+    let fds: Vec<RawFd> = passed.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
+    match hub.ask_passing(request, &fds).await? {
         Reply::Applied(_) => {}
         other => return Err(BusError::from_init(&other, &format!("add {name}"))),
     }

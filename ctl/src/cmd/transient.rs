@@ -73,6 +73,7 @@ fn send(ctx: &mut Ctx<'_>, unit: UnitSpec) -> Result<i32, CtlError> {
     match ctx.call(Request::TransientAdd {
         unit: Box::new(unit),
         adopt: Vec::new(),
+        stdio: Vec::new(),
     })? {
         Reply::Applied(a) => {
             for w in &a.warnings {

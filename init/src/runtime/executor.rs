@@ -422,7 +422,9 @@ impl<S: Sys> Runtime<S> {
         let mut out = OutPipe::new(Stream::Stdout).map_err(|e| e.to_string())?;
         let mut err = OutPipe::new(Stream::Stderr).map_err(|e| e.to_string())?;
         let data = run.input_data().transpose()?;
-        let journal = self.journal_stream(spec, argv.first().map_or("", String::as_str));
+        // Streams its caller handed a transient service (`passed.rs`).
+        let passed = self.passed.streams(&spec.name);
+        let journal = self.journal_stream(spec, argv.first().map_or("", String::as_str), passed);
         if journal.is_some() {
             // Room for the stream's `DEV:INO`, which the child writes.
             let _ = env.set("JOURNAL_STREAM", &"0".repeat(STREAM_ID_ROOM));
@@ -451,13 +453,14 @@ impl<S: Sys> Runtime<S> {
             let [stdin, stdout, stderr] = if own_stdio {
                 [Stdio::Inherit; 3]
             } else {
-                streams(
+                let s = streams(
                     ctx,
                     &handed,
                     out.stdio(),
                     err.stdio(),
                     data.as_ref().map(|d| Stdio::Fd(d.as_fd())),
-                )?
+                )?;
+                super::passed::apply(s, passed)
             };
             let mut req = SpawnRequest::new(argv, &env)
                 .stdin(stdin)
@@ -537,10 +540,18 @@ impl<S: Sys> Runtime<S> {
     /// The journal stream for a process of `spec` running `program`, when
     /// its output goes to the journal and the init runs journald (its
     /// `systemd-journald.socket` is listening); never for journald itself,
-    /// whose output would come back to it.
-    fn journal_stream(&self, spec: &UnitSpec, program: &str) -> Option<JournalStream> {
+    /// whose output would come back to it; nor for a stream its caller
+    /// handed it (`passed`).
+    fn journal_stream(
+        &self,
+        spec: &UnitSpec,
+        program: &str,
+        passed: [Option<i32>; 3],
+    ) -> Option<JournalStream> {
         let ctx = &spec.extras.context;
         let [out, err] = journal_targets(ctx);
+        let [_, p_out, p_err] = passed;
+        let (out, err) = (out && p_out.is_none(), err && p_err.is_none());
         if !(out || err) || spec.name.starts_with(JOURNALD) {
             return None;
         }
@@ -623,6 +634,7 @@ impl<S: Sys> Runtime<S> {
         if let (true, Some(node)) = (ended, self.planner.graph().get(unit)) {
             let name = node.spec.name.clone();
             self.release_dynamic_user(&name);
+            self.passed.release(&name);
         }
         if let Some(run) = run {
             self.sys.end_unit(&run, keep_runtime);

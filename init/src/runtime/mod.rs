@@ -26,6 +26,7 @@
 //! - `triggers.rs`, `watches.rs`, `accepts.rs`: socket and path units'
 //!   sockets and watches, and the connections of `Accept=yes` sockets;
 //! - `scopes.rs`: scopes' processes, adopted and watched;
+//! - `passed.rs`: transient services' standard streams from their caller;
 //! - `timers.rs`: what timer units read besides the monotonic clock, the
 //!   wall-clock watch, the persistent timers' stamps;
 //! - `logfeed.rs`: the log writer's channel (the units' lines to the log
@@ -54,6 +55,7 @@ mod mirror;
 mod on_demand;
 mod oom;
 mod pam;
+mod passed;
 mod reexec;
 mod reloading;
 pub use reexec::start;
@@ -184,6 +186,8 @@ pub struct Runtime<S: Sys> {
     armed: triggers::Armed,
     /// Scopes' processes, before and after their start (`scopes.rs`).
     scopes: scopes::Scopes,
+    /// Transient services' standard streams from their caller (`passed.rs`).
+    passed: passed::Passed,
     /// The connections of `Accept=yes` socket units (`accepts.rs`).
     accepts: accepts::Accepts,
     /// A reload while its generators or its loader run (`reloading.rs`).
@@ -336,6 +340,7 @@ impl<S: Sys> Runtime<S> {
             timers,
             armed: triggers::Armed::default(),
             scopes: scopes::Scopes::default(),
+            passed: passed::Passed::default(),
             accepts: accepts::Accepts::default(),
             reloading: None,
             cleaning: Vec::new(),

@@ -177,8 +177,8 @@ impl<S: Sys> Runtime<S> {
                 let r = self.unmask(&unit);
                 self.reply(c, r);
             }
-            Request::TransientAdd { unit, adopt } => {
-                let r = self.add_transient(*unit, adopt);
+            Request::TransientAdd { unit, adopt, stdio } => {
+                let r = self.add_transient(*unit, adopt, (&stdio, inc.fds));
                 self.reply(c, r);
             }
             Request::StopTransient { name } => {

@@ -10,17 +10,32 @@
 use super::Runtime;
 use crate::sys::Sys;
 use flotilla_units::planner::{WantError, WantLife};
-use flotilla_units::protocol::{ErrorCode, Reply};
-use flotilla_units::spec::UnitSpec;
+use flotilla_units::protocol::{ErrorCode, Reply, StdStream};
+use flotilla_units::spec::{Runs, UnitSpec};
+use std::os::fd::OwnedFd;
 
 /// The transient set of `initctl run` and `initctl add`.
 pub(super) const RUN_SET: &str = "initctl";
 
 impl<S: Sys> Runtime<S> {
     /// `transient-add`: one unit into [`RUN_SET`], wanted.
-    pub(super) fn add_transient(&mut self, mut unit: UnitSpec, adopt: Vec<i32>) -> Reply {
+    /// `stdio`: the standard streams it is handed, each with its
+    /// descriptor (`passed.rs`).
+    pub(super) fn add_transient(
+        &mut self,
+        mut unit: UnitSpec,
+        adopt: Vec<i32>,
+        stdio: (&[StdStream], Vec<OwnedFd>),
+    ) -> Reply {
         if let Err(e) = super::scopes::Scopes::check(&unit, &adopt) {
             return Reply::error(ErrorCode::Invalid, format!("{e}; nothing changed"));
+        }
+        let row = unit.kind.row();
+        if !stdio.0.is_empty() && (row.runs != Runs::Process || row.adopts()) {
+            return Reply::error(
+                ErrorCode::Invalid,
+                "only a service is handed standard streams; nothing changed",
+            );
         }
         if unit.name.is_empty() {
             unit.name = self.fresh_run_name();
@@ -50,11 +65,13 @@ impl<S: Sys> Runtime<S> {
             return r;
         }
         self.scopes.expect(&name, adopt);
+        self.passed.keep(&name, stdio.0, stdio.1);
         let now = self.now();
         match self.planner.want(&name, WantLife::Kept, now) {
             Ok(_) => r,
             Err(e) => {
                 // Shutting down: the unit is not kept.
+                self.passed.release(&name);
                 let _ = self.patch_transient(RUN_SET.to_string(), Vec::new(), vec![name]);
                 want_error(e)
             }

@@ -66,6 +66,7 @@ pub mod env;
 mod error;
 pub mod events;
 pub mod fake;
+pub mod fdpass;
 pub mod generators;
 mod host;
 mod input_data;

@@ -79,12 +79,6 @@ const KNOWN: &[(&str, &str)] = &[
          (bus/src/manager.rs), so the start waits for hello's `After=` chain",
     ),
     (
-        "05",
-        "`systemd-run --wait -t bash -c '[[ \"$(ulimit -n -S)\" = \"10000\" ]]'` refused: \
-         StartTransientUnit with StandardInputFileDescriptor (`-t` hands over the terminal's \
-         descriptors) is not taken; the DefaultLimit* checks before it pass",
-    ),
-    (
         "15",
         "a `.wants/` link made after the last daemon-reload to a unit that reload read: systemd \
          frees an unreferenced unit and reads it from disk when `systemctl show` asks, flotilla \

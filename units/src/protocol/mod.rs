@@ -329,6 +329,13 @@ pub enum Request {
         /// first is its main PID); empty for any other type.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         adopt: Vec<i32>,
+        /// The standard streams the descriptors sent with this request
+        /// line (`SCM_RIGHTS`) stand for, in their order: every process of
+        /// the unit gets them there in place of what its context says
+        /// (`systemd-run --pipe`'s `StandardInputFileDescriptor`, …;
+        /// docs/control-protocol.md). A service's only.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stdio: Vec<StdStream>,
     },
     /// Stop a transient unit of `initctl run`/`add` and take it out of
     /// the unit set ([`Reply::Applied`]).
@@ -378,7 +385,40 @@ pub enum Request {
     },
 }
 
+/// One of a process's standard streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StdStream {
+    /// Descriptor 0.
+    Stdin,
+    /// Descriptor 1.
+    Stdout,
+    /// Descriptor 2.
+    Stderr,
+}
+
+impl StdStream {
+    /// Its descriptor number.
+    pub fn index(self) -> usize {
+        match self {
+            StdStream::Stdin => 0,
+            StdStream::Stdout => 1,
+            StdStream::Stderr => 2,
+        }
+    }
+}
+
 impl Request {
+    /// How many descriptors are sent with the request's line
+    /// (`SCM_RIGHTS`): a server takes that many of those it received on
+    /// the connection, in order, for this request.
+    pub fn passed_fds(&self) -> usize {
+        match self {
+            Request::TransientAdd { stdio, .. } => stdio.len(),
+            _ => 0,
+        }
+    }
+
     /// True for requests that change the system: only root or the init's own
     /// user may send them.
     pub fn is_mutating(&self) -> bool {

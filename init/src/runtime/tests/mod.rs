@@ -12,6 +12,7 @@ mod instances;
 mod lifecycle;
 mod logs;
 mod oom;
+mod passed;
 mod paths;
 mod reexec;
 mod reload;

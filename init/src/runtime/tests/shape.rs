@@ -84,6 +84,7 @@ fn a_transient_add_is_spawned_and_stop_transient_stops_it() {
     let r = h.request(Request::TransientAdd {
         unit: Box::new(unit),
         adopt: Vec::new(),
+        stdio: Vec::new(),
     });
     match r.last() {
         Some(Reply::Applied(a)) => assert_eq!(a.added, ["run-1"]),
