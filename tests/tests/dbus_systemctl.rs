@@ -1287,9 +1287,9 @@ fn systemctl_set_property_writes_drop_ins_and_revert_removes_them() {
 /// A unit file written after the last reload is loaded when first asked
 /// for, as systemd loads it (its test 48): `systemctl start` of it, and a
 /// restart of a target that wants it, `systemctl show` of it (test 15);
-/// the rest of the path is not applied
-/// (a unit changed on disk keeps its loaded settings until a reload). A
-/// name the path does not have is `not found`, as under systemd.
+/// a unit changed on disk that nothing holds is read again when asked for
+/// (the next test). A name the path does not have is `not found`, as
+/// under systemd.
 #[test]
 fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
     let dir = TestDir::new();
@@ -1299,7 +1299,7 @@ fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
         "units/late.service",
         "[Service]\nExecStart=/bin/sleep 1000\n",
     );
-    // Changed on disk, not reloaded: stays as loaded.
+    // Changed on disk, not reloaded, nothing holds it: read again.
     dir.file(
         "units/extra.service",
         "[Unit]\nDescription=Changed on disk\n[Service]\nExecStart=/bin/sleep 1000\n",
@@ -1309,7 +1309,7 @@ fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
     let out = systemctl(&bus, &["is-active", "late.service"]);
     assert_eq!(out.stdout, "active\n", "{out:?}");
     let out = systemctl(&bus, &["show", "-P", "Description", "extra.service"]);
-    assert_eq!(out.stdout, "An extra service\n", "{out:?}");
+    assert_eq!(out.stdout, "Changed on disk\n", "{out:?}");
 
     dir.file("units/late.target", "[Unit]\nWants=later.service\n");
     systemctl(&bus, &["daemon-reload"]).expect(0);
@@ -1343,6 +1343,50 @@ fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
         out.stderr,
         "Failed to start nope.service: Unit nope.service not found.\n"
     );
+}
+
+/// A unit nothing holds (inactive, no job, nothing held referring to it)
+/// is read again when asked for, as systemd frees such a unit and reads
+/// its files the next time something names it (its test 15): a drop-in
+/// and a `.wants/` link written after the last reload show at the next
+/// `systemctl show` without a daemon-reload, and at a start. A running
+/// unit keeps what it was read with until a reload, as under systemd.
+#[test]
+fn a_unit_nothing_holds_is_read_again_when_asked_for() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    dir.file(
+        "units/quiet.service",
+        "[Unit]\nDescription=Quiet\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
+    assert_eq!(show("Description", "quiet.service"), "Quiet\n");
+    dir.file(
+        "units/quiet.service.d/override.conf",
+        "[Unit]\nDescription=Dropped in\n",
+    );
+    assert_eq!(show("Description", "quiet.service"), "Dropped in\n");
+    std::fs::create_dir_all(dir.join("units/quiet.service.wants")).expect("wants dir");
+    std::os::unix::fs::symlink(
+        "../extra.service",
+        dir.join("units/quiet.service.wants/extra.service"),
+    )
+    .expect("wants link");
+    assert_eq!(show("Wants", "quiet.service"), "extra.service\n");
+    systemctl(&bus, &["start", "quiet.service"]).expect(0);
+    init.wait_state("extra.service", UnitState::Running);
+
+    // Running: held, so not read again.
+    dir.file(
+        "units/quiet.service.d/override.conf",
+        "[Unit]\nDescription=Later\n",
+    );
+    assert_eq!(show("Description", "quiet.service"), "Dropped in\n");
+    systemctl(&bus, &["stop", "quiet.service"]).expect(0);
+    init.wait_state("quiet.service", UnitState::Disabled);
+    assert_eq!(show("Description", "quiet.service"), "Later\n");
 }
 
 /// `systemctl get-default` and `set-default` under an init that boots

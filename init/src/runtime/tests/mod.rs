@@ -15,6 +15,7 @@ mod oom;
 mod paths;
 mod reexec;
 mod reload;
+mod reread;
 mod shape;
 mod sockets;
 
