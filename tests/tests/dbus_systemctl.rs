@@ -1389,6 +1389,36 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
     assert_eq!(show("Description", "quiet.service"), "Later\n");
 }
 
+/// Dependencies as systemd names them (its test 15): a `.wants/` link to
+/// an alias is the unit it names (`Wants=b.service`, not `b1.service`),
+/// which lists the alias among its `Names`; a link to a unit no file
+/// defines is a dependency on a unit not found, shown, and a start of
+/// the wanter starts it.
+#[test]
+fn a_link_names_the_aliased_unit_and_a_missing_one_is_shown() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    dir.file("units/b.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    std::os::unix::fs::symlink("b.service", dir.join("units/b1.service")).expect("alias");
+    dir.file("units/a.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    std::fs::create_dir_all(dir.join("units/a.service.wants")).expect("wants dir");
+    for to in ["../b1.service", "../nonexistent.service"] {
+        let name = to.trim_start_matches("../");
+        std::os::unix::fs::symlink(to, dir.join("units/a.service.wants").join(name))
+            .expect("wants link");
+    }
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
+    assert_eq!(
+        show("Wants", "a.service"),
+        "b.service nonexistent.service\n"
+    );
+    assert_eq!(show("Names", "b.service"), "b.service b1.service\n");
+    systemctl(&bus, &["start", "a.service"]).expect(0);
+    init.wait_state("b.service", UnitState::Running);
+}
+
 /// `systemctl get-default` and `set-default` under an init that boots
 /// `default.target` (Debian's config), as under systemd: `get-default`
 /// names the target the link points to, `set-default` links another for
