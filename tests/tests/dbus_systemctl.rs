@@ -1417,6 +1417,30 @@ fn a_link_names_the_aliased_unit_and_a_missing_one_is_shown() {
     assert_eq!(show("Names", "b.service"), "b.service b1.service\n");
     systemctl(&bus, &["start", "a.service"]).expect(0);
     init.wait_state("b.service", UnitState::Running);
+
+    // Linked from both `.wants/` and `.requires/`: listed under both.
+    dir.file("units/c.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    for kind in ["wants", "requires"] {
+        let d = dir.join(&format!("units/c.service.{kind}"));
+        std::fs::create_dir_all(&d).expect("links dir");
+        std::os::unix::fs::symlink("../b.service", d.join("b.service")).expect("link");
+    }
+    // A link to a file named as another type outside the path: no alias,
+    // that file defines the unit (systemd's linked unit file).
+    dir.file(
+        "elsewhere/linked@.scope",
+        "[Unit]\nDescription=Linked\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    std::os::unix::fs::symlink(
+        dir.join("elsewhere/linked@.scope"),
+        dir.join("units/linked.service"),
+    )
+    .expect("linked unit file");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show("Wants", "c.service"), "b.service\n");
+    assert_eq!(show("Requires", "c.service"), "b.service\n");
+    assert_eq!(show("Description", "linked.service"), "Linked\n");
+    assert_eq!(show("Names", "linked.service"), "linked.service\n");
 }
 
 /// `systemctl get-default` and `set-default` under an init that boots

@@ -517,7 +517,14 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
             .collect();
         let (spec, _) = &mut out.units[i];
         for (hard, ordered, w) in pulls {
-            spec.pull(&w, hard, ordered);
+            if spec.pull(&w, hard, ordered).is_none() && !hard && spec.requires.contains(&w) {
+                // Linked from both `.requires/` and `.wants/`: systemd
+                // lists it under both (`Requires`, `Wants`); the `wants`
+                // edge adds nothing to the `requires` one.
+                if !spec.wants.contains(&w) {
+                    spec.wants.push(w);
+                }
+            }
         }
     }
     out.diagnostics.extend(warnings);
