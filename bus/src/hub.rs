@@ -119,22 +119,27 @@ impl Hub {
     /// [`Hub::find`], and when the init has no such unit, the unit loaded
     /// from the search path if its file was written since the last reload
     /// (the protocol's `load`), as systemd loads a unit an object path or
-    /// `LoadUnit` names.
+    /// `LoadUnit` names; when the init has it and it is inactive, the
+    /// same `load`, which reads it again if nothing holds it and its files
+    /// changed (docs/systemd-units.md, "Unit files read again when asked
+    /// for"), as systemd reads a unit it freed.
     pub async fn find_or_load(&self, name: &str) -> Result<Option<UnitStatus>, BusError> {
-        if let Some(s) = self.find(name).await? {
-            return Ok(Some(s));
+        let found = self.find(name).await?;
+        match &found {
+            Some(s) if s.state != UnitState::Disabled || s.required => return Ok(found),
+            Some(_) => {}
+            None if !crate::model::has_suffix(name) => return Ok(None),
+            None => {}
         }
-        if !crate::model::has_suffix(name) {
-            return Ok(None);
-        }
+        let unit = found.as_ref().map_or(name, |s| s.unit.as_str());
         match self
             .ask(Request::Load {
-                unit: name.to_string(),
+                unit: unit.to_string(),
             })
             .await?
         {
             Reply::Accepted { .. } => self.find(name).await,
-            _ => Ok(None),
+            _ => Ok(found),
         }
     }
 

@@ -69,6 +69,13 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     if s.unit != id {
         names.push(s.unit.clone());
     }
+    // Its aliases (links to its file), as systemd lists them; a YAML
+    // unit's other targets are not unit names.
+    for p in s.provides.iter().filter(|p| crate::model::has_suffix(p)) {
+        if !names.contains(p) {
+            names.push(p.clone());
+        }
+    }
     let st = model::stamps(s);
     let load = if s.masked { "masked" } else { "loaded" };
     let file_state = if s.masked { "masked" } else { "" };

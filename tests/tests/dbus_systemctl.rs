@@ -1297,9 +1297,9 @@ fn systemctl_set_property_writes_drop_ins_and_revert_removes_them() {
 /// A unit file written after the last reload is loaded when first asked
 /// for, as systemd loads it (its test 48): `systemctl start` of it, and a
 /// restart of a target that wants it, `systemctl show` of it (test 15);
-/// the rest of the path is not applied
-/// (a unit changed on disk keeps its loaded settings until a reload). A
-/// name the path does not have is `not found`, as under systemd.
+/// a unit changed on disk that nothing holds is read again when asked for
+/// (the next test). A name the path does not have is `not found`, as
+/// under systemd.
 #[test]
 fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
     let dir = TestDir::new();
@@ -1309,7 +1309,7 @@ fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
         "units/late.service",
         "[Service]\nExecStart=/bin/sleep 1000\n",
     );
-    // Changed on disk, not reloaded: stays as loaded.
+    // Changed on disk, not reloaded, nothing holds it: read again.
     dir.file(
         "units/extra.service",
         "[Unit]\nDescription=Changed on disk\n[Service]\nExecStart=/bin/sleep 1000\n",
@@ -1319,7 +1319,7 @@ fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
     let out = systemctl(&bus, &["is-active", "late.service"]);
     assert_eq!(out.stdout, "active\n", "{out:?}");
     let out = systemctl(&bus, &["show", "-P", "Description", "extra.service"]);
-    assert_eq!(out.stdout, "An extra service\n", "{out:?}");
+    assert_eq!(out.stdout, "Changed on disk\n", "{out:?}");
 
     dir.file("units/late.target", "[Unit]\nWants=later.service\n");
     systemctl(&bus, &["daemon-reload"]).expect(0);
@@ -1353,6 +1353,104 @@ fn a_unit_written_since_the_last_reload_is_loaded_when_asked_for() {
         out.stderr,
         "Failed to start nope.service: Unit nope.service not found.\n"
     );
+}
+
+/// A unit nothing holds (inactive, no job, nothing held referring to it)
+/// is read again when asked for, as systemd frees such a unit and reads
+/// its files the next time something names it (its test 15): a drop-in
+/// and a `.wants/` link written after the last reload show at the next
+/// `systemctl show` without a daemon-reload, and at a start. A running
+/// unit keeps what it was read with until a reload, as under systemd.
+#[test]
+fn a_unit_nothing_holds_is_read_again_when_asked_for() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    dir.file(
+        "units/quiet.service",
+        "[Unit]\nDescription=Quiet\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
+    assert_eq!(show("Description", "quiet.service"), "Quiet\n");
+    dir.file(
+        "units/quiet.service.d/override.conf",
+        "[Unit]\nDescription=Dropped in\n",
+    );
+    assert_eq!(show("Description", "quiet.service"), "Dropped in\n");
+    std::fs::create_dir_all(dir.join("units/quiet.service.wants")).expect("wants dir");
+    std::os::unix::fs::symlink(
+        "../extra.service",
+        dir.join("units/quiet.service.wants/extra.service"),
+    )
+    .expect("wants link");
+    assert_eq!(show("Wants", "quiet.service"), "extra.service\n");
+    systemctl(&bus, &["start", "quiet.service"]).expect(0);
+    init.wait_state("extra.service", UnitState::Running);
+
+    // Running: held, so not read again.
+    dir.file(
+        "units/quiet.service.d/override.conf",
+        "[Unit]\nDescription=Later\n",
+    );
+    assert_eq!(show("Description", "quiet.service"), "Dropped in\n");
+    systemctl(&bus, &["stop", "quiet.service"]).expect(0);
+    init.wait_state("quiet.service", UnitState::Disabled);
+    assert_eq!(show("Description", "quiet.service"), "Later\n");
+}
+
+/// Dependencies as systemd names them (its test 15): a `.wants/` link to
+/// an alias is the unit it names (`Wants=b.service`, not `b1.service`),
+/// which lists the alias among its `Names`; a link to a unit no file
+/// defines is a dependency on a unit not found, shown, and a start of
+/// the wanter starts it.
+#[test]
+fn a_link_names_the_aliased_unit_and_a_missing_one_is_shown() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    dir.file("units/b.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    std::os::unix::fs::symlink("b.service", dir.join("units/b1.service")).expect("alias");
+    dir.file("units/a.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    std::fs::create_dir_all(dir.join("units/a.service.wants")).expect("wants dir");
+    for to in ["../b1.service", "../nonexistent.service"] {
+        let name = to.trim_start_matches("../");
+        std::os::unix::fs::symlink(to, dir.join("units/a.service.wants").join(name))
+            .expect("wants link");
+    }
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
+    assert_eq!(
+        show("Wants", "a.service"),
+        "b.service nonexistent.service\n"
+    );
+    assert_eq!(show("Names", "b.service"), "b.service b1.service\n");
+    systemctl(&bus, &["start", "a.service"]).expect(0);
+    init.wait_state("b.service", UnitState::Running);
+
+    // Linked from both `.wants/` and `.requires/`: listed under both.
+    dir.file("units/c.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    for kind in ["wants", "requires"] {
+        let d = dir.join(&format!("units/c.service.{kind}"));
+        std::fs::create_dir_all(&d).expect("links dir");
+        std::os::unix::fs::symlink("../b.service", d.join("b.service")).expect("link");
+    }
+    // A link to a file named as another type outside the path: no alias,
+    // that file defines the unit (systemd's linked unit file).
+    dir.file(
+        "elsewhere/linked@.scope",
+        "[Unit]\nDescription=Linked\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    std::os::unix::fs::symlink(
+        dir.join("elsewhere/linked@.scope"),
+        dir.join("units/linked.service"),
+    )
+    .expect("linked unit file");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show("Wants", "c.service"), "b.service\n");
+    assert_eq!(show("Requires", "c.service"), "b.service\n");
+    assert_eq!(show("Description", "linked.service"), "Linked\n");
+    assert_eq!(show("Names", "linked.service"), "linked.service\n");
 }
 
 /// `systemctl get-default` and `set-default` under an init that boots

@@ -12,6 +12,14 @@
 //! once a display manager is installed) would read every file each time:
 //! the path is read again only when one of its directories changed since
 //! the last read here, or the name was defined then.
+//!
+//! A unit that nothing holds (inactive, no job, no held unit referring to
+//! it: `Graph::collectable`) is taken from the search path again when it
+//! is asked for (`load`, a start), with every other such unit whose files
+//! changed, as systemd frees such a unit and reads it again the next time
+//! something names it (docs/systemd-units.md, "Unit files read again when
+//! asked for"): a drop-in or a `.wants/` link written since the last
+//! reload shows without one.
 
 use super::Runtime;
 use crate::sys::Sys;
@@ -37,34 +45,21 @@ impl<S: Sys> Runtime<S> {
         if self.instantiate(name)? {
             return Ok(true);
         }
+        let reread = self.reread(name)?;
         let missing = self.planner.graph().missing_pulls(name);
         if missing.is_empty() {
-            return Ok(false);
+            return Ok(reread);
         }
-        let stamp: Vec<Option<u64>> = self
-            .settings
-            .units_path()
-            .iter()
-            .map(|d| self.sys.file_mtime_us(d).ok().flatten())
-            .collect();
         if let Some(last) = &self.units.last_read {
-            if last.stamp == stamp && !missing.iter().any(|m| last.names.contains(m)) {
-                return Ok(false);
+            if last.stamp == self.path_stamp() && !missing.iter().any(|m| last.names.contains(m)) {
+                return Ok(reread);
             }
         }
-        let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
-            .map_err(|e| format!("cannot read the unit search path: {e}"))?;
-        let names = loaded
-            .units
-            .iter()
-            .flat_map(|(s, _)| std::iter::once(&s.name).chain(s.provides.iter()))
-            .cloned()
-            .collect();
-        self.units.last_read = Some(PathRead { stamp, names });
+        let loaded = self.read_path()?;
         let g = self.planner.graph();
         let pick = g.units_to_load(name, &loaded.units);
         if pick.is_empty() {
-            return Ok(false);
+            return Ok(reread);
         }
         let mut dir = self.units.dir_specs(g);
         let mut added = Vec::new();
@@ -88,17 +83,91 @@ impl<S: Sys> Runtime<S> {
         Ok(true)
     }
 
+    /// Each directory of the search path's modification time now.
+    fn path_stamp(&self) -> Vec<Option<u64>> {
+        self.settings
+            .units_path()
+            .iter()
+            .map(|d| self.sys.file_mtime_us(d).ok().flatten())
+            .collect()
+    }
+
+    /// The search path's units now, the read remembered ([`PathRead`]).
+    fn read_path(&mut self) -> Result<flotilla_units::load::LoadedPath, String> {
+        let stamp = self.path_stamp();
+        let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
+            .map_err(|e| format!("cannot read the unit search path: {e}"))?;
+        let names = loaded
+            .units
+            .iter()
+            .flat_map(|(s, _)| std::iter::once(&s.name).chain(s.provides.iter()))
+            .cloned()
+            .collect();
+        self.units.last_read = Some(PathRead { stamp, names });
+        Ok(loaded)
+    }
+
+    /// When the unit `name` means is one nothing holds, the units nothing
+    /// holds whose files changed since they were read take their new
+    /// definition (`Graph::rereads`), as systemd reads a freed unit
+    /// again. `Ok(true)`: some did.
+    fn reread(&mut self, name: &str) -> Result<bool, String> {
+        let g = self.planner.graph();
+        let Some(id) = g.unit(name).or_else(|| g.provider(name)) else {
+            return Ok(false);
+        };
+        let collectable = self.planner.collectable();
+        if !collectable.get(id.index()).copied().unwrap_or(false) {
+            return Ok(false);
+        }
+        let loaded = self.read_path()?;
+        let g = self.planner.graph();
+        let mut dir = self.units.dir_specs(g);
+        let mut changed = Vec::new();
+        for u in g
+            .rereads(&collectable, &loaded.units)
+            .into_iter()
+            .filter_map(|i| loaded.units.get(i))
+        {
+            // A transient unit of that name is not the file's.
+            if let Some(d) = dir.iter_mut().find(|(s, _)| s.name == u.0.name) {
+                *d = u.clone();
+                changed.push(u.0.name.clone());
+            }
+        }
+        if changed.is_empty() {
+            return Ok(false);
+        }
+        flotilla_units::load::add_default_dependencies(&mut dir);
+        let mut all = dir.clone();
+        all.extend(self.units.transient_specs());
+        self.replace_with(all, None).map_err(|e| {
+            format!(
+                "{} cannot be read again: {}",
+                changed.join(", "),
+                e.join("; ")
+            )
+        })?;
+        self.units.set_dir(dir, self.planner.graph());
+        self.sys.console(&format!(
+            "init: read again: {} (changed on disk since it was read)",
+            changed.join(", ")
+        ));
+        Ok(true)
+    }
+
     /// `load UNIT`: the unit loaded on demand if the init has none of that
-    /// name.
+    /// name, or read again if nothing holds it and its files changed.
     pub(super) fn load(&mut self, unit: &str) -> Reply {
         let known = |r: &Self| {
             let g = r.planner.graph();
             g.unit(unit).is_some() || g.provider(unit).is_some()
         };
-        if !known(self) {
-            if let Err(e) = self.load_on_demand(unit) {
-                return Reply::error(ErrorCode::UnknownUnit, e);
-            }
+        match self.load_on_demand(unit) {
+            Err(e) if !known(self) => return Reply::error(ErrorCode::UnknownUnit, e),
+            // Known: kept as it was.
+            Err(e) => self.sys.console(&format!("init: load {unit}: {e}")),
+            Ok(_) => {}
         }
         if known(self) {
             Reply::Accepted {

@@ -186,11 +186,18 @@ impl<S: Sys> Runtime<S> {
     /// and its dependencies (for one unit only: lists stay small).
     pub(super) fn unit_status_with_usage(&self, id: UnitId) -> Option<UnitStatus> {
         let mut st = self.unit_status(id)?;
-        st.dependencies = self
-            .planner
-            .graph()
+        let g = self.planner.graph();
+        // An alias (`b1.service`, a link to `b.service`) by its unit's
+        // name, as systemd shows it; a YAML unit's targets as written.
+        let id_of = |name: &str| {
+            g.provider(name)
+                .map(|p| &g.node(p).spec.name)
+                .filter(|p| p.contains('.') && name.contains('.'))
+                .map_or_else(|| name.to_string(), |p| p.clone())
+        };
+        st.dependencies = g
             .get(id)
-            .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec));
+            .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec).renamed(id_of));
         if let Some(n) = self.planner.graph().get(id) {
             st.can_clean = flotilla_units::context::clean::can_clean(
                 &n.spec.extras.context.directories,

@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 mod build;
+mod collect;
 use build::dep_lists;
 mod masked;
 mod missing;

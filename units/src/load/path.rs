@@ -17,7 +17,9 @@
 //!   ([`super::instances`]).
 //! - `NAME.wants/` and `NAME.requires/` entries add `Wants=` and
 //!   `Requires=` edges to the unit named `NAME` (YAML or systemd): `wants`
-//!   and `requires`, which order nothing, unless an `After=` orders them;
+//!   and `requires`, which order nothing, unless an `After=` orders them
+//!   (also to a name no file defines, of a kind flotilla runs: a unit not
+//!   found, as systemd's);
 //!   a target's default ordering after them is added over the whole set
 //!   (`default_deps.rs`, `target_order.rs`).
 //!
@@ -459,7 +461,7 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                     instances.insert(w.clone());
                 } else if masked.contains(w.as_str()) {
                     continue;
-                } else if !provided.contains(w) {
+                } else if broken.contains(w) || (!provided.contains(w) && !translatable(w)) {
                     let why = if broken.contains(w) {
                         "which could not be loaded (its error is reported at its file)"
                     } else {
@@ -471,6 +473,20 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                         format!("{} {kind} {w}, {why}; ignored", source.name),
                     ));
                     continue;
+                } else if !provided.contains(w) {
+                    // A unit of a kind flotilla runs that no file defines:
+                    // the edge stays, to a unit not found, as systemd's
+                    // (`systemctl show -p Wants` names it; a `wants`
+                    // changes nothing, a `requires` keeps the unit from
+                    // starting).
+                    warnings.push(Diagnostic::warning(
+                        link_path(dirs, &source.name, kind, w),
+                        Pos::default(),
+                        format!(
+                            "{} {kind} {w}, which is not on the unit search path",
+                            source.name
+                        ),
+                    ));
                 }
                 let list = if kind == "wants" {
                     &mut source.wants
@@ -501,7 +517,14 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
             .collect();
         let (spec, _) = &mut out.units[i];
         for (hard, ordered, w) in pulls {
-            spec.pull(&w, hard, ordered);
+            if spec.pull(&w, hard, ordered).is_none() && !hard && spec.requires.contains(&w) {
+                // Linked from both `.requires/` and `.wants/`: systemd
+                // lists it under both (`Requires`, `Wants`); the `wants`
+                // edge adds nothing to the `requires` one.
+                if !spec.wants.contains(&w) {
+                    spec.wants.push(w);
+                }
+            }
         }
     }
     out.diagnostics.extend(warnings);

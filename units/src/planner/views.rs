@@ -66,6 +66,19 @@ impl Planner {
         self.required.get(id.index()).copied().unwrap_or(false)
     }
 
+    /// The units nothing holds ([`Graph::collectable`]): a unit is held
+    /// while it is not disabled (active, failed, starting or stopping:
+    /// systemd's job or its keeping of a failed unit) or the target
+    /// requires it (the target, `want`, a trigger).
+    pub fn collectable(&self) -> Vec<bool> {
+        let g = self.graph();
+        let held: Vec<bool> = g
+            .node_ids()
+            .map(|id| self.state(id) != UnitState::Disabled || self.is_required(id))
+            .collect();
+        g.collectable(&held)
+    }
+
     /// The state of unit `id`.
     pub fn state(&self, id: UnitId) -> UnitState {
         self.units

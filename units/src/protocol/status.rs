@@ -234,6 +234,25 @@ impl Dependencies {
             conflicts: list(&[&spec.conflicts]),
         }
     }
+
+    /// Each name replaced by `id(name)` (an alias by its unit's name, as
+    /// systemd names a dependency by the unit it loaded), each list sorted
+    /// again, no name twice.
+    pub fn renamed(self, id: impl Fn(&str) -> String) -> Self {
+        let map = |v: Vec<String>| {
+            let mut v: Vec<String> = v.iter().map(|n| id(n)).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        Dependencies {
+            requires: map(self.requires),
+            wants: map(self.wants),
+            after: map(self.after),
+            before: map(self.before),
+            conflicts: map(self.conflicts),
+        }
+    }
 }
 
 /// The providers of a declared target, as [`UnitStatus::providers`] shows

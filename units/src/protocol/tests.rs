@@ -220,6 +220,16 @@ fn dependencies_in_systemds_terms() {
     assert_eq!(d.after, ["db.service", "log.service", "net.target"]);
     assert_eq!(d.before, ["multi-user.target"]);
     assert_eq!(d.conflicts, ["old.service"]);
+    // An alias by its unit's name, once.
+    let r = d.renamed(|n| {
+        if n == "log.service" {
+            "cache.service".into()
+        } else {
+            n.into()
+        }
+    });
+    assert_eq!(r.wants, ["cache.service"]);
+    assert_eq!(r.after, ["cache.service", "db.service", "net.target"]);
     // Absent lists are absent from the JSON.
     let empty = serde_json::to_string(&Dependencies::default()).unwrap();
     assert_eq!(empty, "{}");

@@ -215,6 +215,12 @@ fn classify(dir: &SearchDir, e: &Entry, name: &str) -> Option<Found> {
             } else if basename(&t) == name {
                 // A link to a file of the same name: that file defines it.
                 Some(Found::File(t))
+            } else if UnitName::split(basename(&t)).suffix != UnitName::split(name).suffix {
+                // A link to a file named as another type (`a.service` to
+                // `/a@.scope`): no alias (an alias keeps its type), the
+                // file linked defines it, as systemd loads a linked unit
+                // file whatever its name.
+                Some(Found::File(t))
             } else {
                 Some(Found::Alias(basename(&t).to_string(), path))
             }
@@ -478,6 +484,7 @@ pub(crate) mod tests {
                         kind: EntryKind::File { empty: true },
                     },
                     l("www.service", "web.service"),
+                    l("linked.service", "/opt/linked@.scope"),
                     l(
                         "multi-user.target.wants/web.service",
                         "/etc/systemd/system/web.service",
@@ -543,6 +550,13 @@ pub(crate) mod tests {
         assert_eq!(www.via, ["/etc/systemd/system/www.service"]);
         assert_eq!(www.definition, web.definition);
         assert_eq!(resolve(&p, "nope.service").definition, Definition::NotFound);
+        // A link to a file named as another type: no alias, that file.
+        let linked = resolve(&p, "linked.service");
+        assert_eq!(linked.id, "linked.service");
+        assert_eq!(
+            linked.definition,
+            Definition::File("/opt/linked@.scope".into())
+        );
     }
 
     #[test]
@@ -579,6 +593,7 @@ pub(crate) mod tests {
                 "cron.service",
                 "db.service",
                 "getty@.service",
+                "linked.service",
                 "multi-user.target",
                 "web.service",
                 "www.service"

@@ -16,6 +16,7 @@ mod passed;
 mod paths;
 mod reexec;
 mod reload;
+mod reread;
 mod shape;
 mod sockets;
 

@@ -1,0 +1,88 @@
+//! A unit nothing holds is read again when asked for (`load`, a start):
+//! a change of its file or a drop-in written since the last reload
+//! replaces its definition, as systemd reads a unit it freed; a unit the
+//! target holds keeps what it was read with until a reload.
+
+use super::*;
+
+const APP: &str = "unit: app\ntype: virtual\ndepends-on: [held.service]\n";
+
+/// The description the graph has for `name`.
+fn description(h: &Harness, name: &str) -> Option<String> {
+    let g = h.rt.planner.graph();
+    let id = g.unit(name).unwrap_or_else(|| panic!("no unit {name}"));
+    g.node(id).spec.description.clone()
+}
+
+fn load(h: &mut Harness, name: &str) {
+    let r = h.request(Request::Load { unit: name.into() });
+    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
+}
+
+fn service(description: &str) -> String {
+    format!("[Unit]\nDescription={description}\n[Service]\nExecStart=/bin/sleep 1000\n")
+}
+
+#[test]
+fn a_unit_nothing_holds_is_read_again_and_a_held_one_is_not() {
+    let sys = fake_with(&[("app", APP)]);
+    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
+    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
+    let mut h = Harness::start(sys, "app");
+    assert_eq!(h.state("held.service"), UnitState::Running);
+
+    // Nothing changed on disk: nothing replaced.
+    h.sys().take_console();
+    load(&mut h, "idle.service");
+    assert!(
+        !h.sys()
+            .take_console()
+            .iter()
+            .any(|l| l.contains("read again")),
+        "an unchanged unit was replaced"
+    );
+
+    // A drop-in written since: read again.
+    h.sys().add_dir(format!("{UNITS}/idle.service.d"));
+    h.sys().set_file(
+        format!("{UNITS}/idle.service.d/override.conf"),
+        "[Unit]\nDescription=Dropped in\n",
+    );
+    load(&mut h, "idle.service");
+    assert_eq!(
+        description(&h, "idle.service").as_deref(),
+        Some("Dropped in")
+    );
+    let said = h.sys().take_console();
+    assert!(
+        said.iter()
+            .any(|l| l == "init: read again: idle.service (changed on disk since it was read)"),
+        "{said:?}"
+    );
+
+    // The target holds `held.service`: kept as read, running on.
+    let pid = h.pid("held.service");
+    h.sys()
+        .set_file(format!("{UNITS}/held.service"), service("Changed"));
+    load(&mut h, "held.service");
+    assert_eq!(description(&h, "held.service").as_deref(), Some("Held"));
+    assert_eq!(h.pid("held.service"), pid);
+
+    // A start of it reads it again too, before the start.
+    h.sys().set_file(
+        format!("{UNITS}/idle.service"),
+        "[Service]\nExecStart=/bin/started\n",
+    );
+    let r = h.request(Request::Want {
+        unit: "idle.service".into(),
+    });
+    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
+    h.settle();
+    assert_eq!(h.state("idle.service"), UnitState::Running);
+    let argv: Vec<String> = h.sys().spawns().iter().map(|s| s.argv.join(" ")).collect();
+    assert_eq!(
+        argv.last().map(String::as_str),
+        Some("/bin/started"),
+        "{argv:?}"
+    );
+}
