@@ -61,7 +61,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use flotilla_units::context::devices::DeviceNode;
-use flotilla_units::context::resources::{cgroup_name, Delegation, Resources};
+use flotilla_units::context::resources::{cgroup_name, Delegation, Resources, V2_CONTROLLERS};
 use flotilla_units::context::slice::DEFAULT_SLICE;
 use flotilla_units::context::Key;
 
@@ -97,8 +97,11 @@ pub struct UnitCgroup {
     /// those of an earlier run, or reported ([`UnitCgroup::new_oom_kills`]).
     oom_seen: Cell<u32>,
     /// The controllers counted for it in the levels above (`slices.rs`),
-    /// given back at its end ([`Cgroups::release`]).
-    controllers: Box<[String]>,
+    /// given back at its end ([`Cgroups::release`]): a bit per name of
+    /// `V2_CONTROLLERS`, one byte that fits in the padding, as every
+    /// running unit's run holds this whether it has a cgroup or not
+    /// (docs/performance.md, "Memory budget").
+    controllers: u8,
 }
 
 /// A unit's use of the machine, from its cgroup (`None`: not available,
@@ -221,7 +224,7 @@ impl Cgroups {
             dir: Arc::from(CString::new(dir.into_os_string().into_vec()).unwrap_or_default()),
             fresh: false,
             oom_seen: Cell::new(seen),
-            controllers: Box::default(),
+            controllers: 0,
         }
     }
 
@@ -243,10 +246,10 @@ impl Cgroups {
         let slice = limits.slice.as_deref().unwrap_or(DEFAULT_SLICE);
         let levels = slices::levels(&self.base, slice).map_err(|e| (Some(Key::Slice), e))?;
         let parent = levels.last().unwrap_or(&self.base).clone();
-        let mut controllers: Vec<String> = Vec::new();
+        let mut controllers = 0u8;
         let enabled = self.enable_along(&levels, limits, &mut controllers);
         let mut cg = self.unit(&parent, name);
-        cg.controllers = controllers.into_boxed_slice();
+        cg.controllers = controllers;
         if let Err(e) = enabled {
             self.release(&cg);
             return Err(e);
@@ -300,14 +303,15 @@ impl Cgroups {
 
     /// Enables in each of `levels` (the base, then the slices' down to
     /// the unit's parent) the controllers `limits` need, every one a level
-    /// offers for `Delegate=yes`; each is counted in `counted` and in
-    /// `slices.rs`, once per level, whether the init turned it on there or
-    /// found it on.
+    /// offers for `Delegate=yes`; each of `V2_CONTROLLERS` is counted (its
+    /// bit in `counted`, and in `slices.rs` once per level), whether the
+    /// init turned it on there or found it on: a controller the kernel has
+    /// and this list has not is enabled and never turned off.
     fn enable_along(
         &self,
         levels: &[PathBuf],
         limits: &Resources,
-        counted: &mut Vec<String>,
+        counted: &mut u8,
     ) -> Result<(), (Option<Key>, String)> {
         let wanted = limits.controllers();
         let all = limits.delegate == Some(Delegation::All);
@@ -331,9 +335,9 @@ impl Cgroups {
                     Err(_) if key.ends_with("Accounting") => continue,
                     Err(e) => return Err(e),
                 };
-                slices::count(level, ctl, turned_on);
-                if !counted.contains(ctl) {
-                    counted.push(ctl.clone());
+                if let Some(bit) = V2_CONTROLLERS.iter().position(|c| c == ctl) {
+                    slices::count(level, ctl, turned_on);
+                    *counted |= 1 << bit;
                 }
             }
         }
@@ -387,7 +391,13 @@ impl Cgroups {
     /// A unit's cgroup is gone (or going): the slices above it are
     /// tidied (`slices.rs`).
     pub fn release(&self, cg: &UnitCgroup) {
-        slices::release(&self.base, cg.dir(), &cg.controllers);
+        let counted: Vec<&str> = V2_CONTROLLERS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| cg.controllers & (1 << i) != 0)
+            .map(|(_, c)| *c)
+            .collect();
+        slices::release(&self.base, cg.dir(), &counted);
     }
 
     /// Moves the init (every process of the base, which in supervisor

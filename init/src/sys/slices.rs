@@ -66,7 +66,7 @@ pub fn count(level: &Path, ctl: &str, turned_on: bool) {
 /// a stop: a directory still busy (the unit's processes still dying)
 /// stays, and so does what is enabled above it, until the next unit's
 /// end below it.
-pub fn release(base: &Path, dir: &Path, controllers: &[String]) {
+pub fn release(base: &Path, dir: &Path, controllers: &[&str]) {
     let levels: Vec<&Path> = dir
         .ancestors()
         .skip(1)

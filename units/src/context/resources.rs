@@ -244,7 +244,7 @@ pub fn cgroup_name(unit: &str) -> String {
 }
 
 /// The controllers of cgroup v2 a delegation can enable.
-const V2_CONTROLLERS: [&str; 8] = [
+pub const V2_CONTROLLERS: [&str; 8] = [
     "cpu", "cpuset", "io", "memory", "pids", "hugetlb", "rdma", "misc",
 ];
 
