@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod collect;
 pub mod config;
 pub mod context;
 pub mod diag;
