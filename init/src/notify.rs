@@ -1,5 +1,6 @@
 //! The `sd_notify` protocol (`sd_notify(3)`): one datagram socket per
-//! `foreground-notified` unit, and the parser of its messages (docs/contract.md §4).
+//! unit whose notify access is not `none` (`notify_access.rs` in
+//! flotilla-units), and the parser of its messages (docs/contract.md §4).
 //!
 //! How the loop uses it:
 //!
@@ -9,8 +10,8 @@
 //!    watch the socket ([`NotifySocket::as_raw_fd`]) under the unit's token.
 //! 2. On each readiness event, [`NotifySocket::recv_all`]. Each
 //!    [`Datagram`] carries the sender's PID (the kernel attaches it:
-//!    `SO_PASSCRED`, see `unix(7)`): check it is the unit's main PID, or one
-//!    of its processes, before believing `READY=1` — the socket is
+//!    `SO_PASSCRED`, see `unix(7)`): check it against the unit's
+//!    `NotifyAccess=` before believing `READY=1` — the socket is
 //!    world-writable so that units running as other users can reach it.
 //!    When [`Received::more`] is set the per-call bound was hit: call again
 //!    without waiting for an event (watching is edge-triggered).

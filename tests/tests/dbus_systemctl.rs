@@ -2794,3 +2794,57 @@ fn exec_properties_and_exec_condition_as_systemd_tests_40_and_56() {
         "{out:?}"
     );
 }
+
+/// systemd lets go of a transient service that is inactive and that
+/// nothing references (`unit_may_gc`): `systemd-run --unit NAME` makes
+/// NAME again after one of that name was skipped by its `ExecCondition=`
+/// (systemd's test 56's `three`, then test 23's) or ran to its end; a
+/// failed one stays until `reset-failed`, unless `-G` (`CollectMode=`
+/// `inactive-or-failed`).
+#[test]
+fn a_transient_service_that_ended_or_was_skipped_can_be_made_again() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = dbus_daemon(&dir);
+    let _busd = busd_on(&dir, Some(&bus.socket));
+    on_the_bus(&bus.socket);
+    let run = |args: &[&str]| on_system_bus(&bus.socket, "/usr/bin/systemd-run", args);
+    let out = run(&[
+        "--wait",
+        "--unit",
+        "again",
+        "-p",
+        "ExecCondition=/bin/false",
+        "/bin/true",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("Finished with result: exec-condition"),
+        "{out:?}"
+    );
+    let out = run(&["--wait", "--unit", "again", "/bin/true"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains("Finished with result: success"),
+        "{out:?}"
+    );
+    let out = run(&[
+        "--wait",
+        "--unit",
+        "again",
+        "-p",
+        "Type=oneshot",
+        "/bin/false",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    // Failed: kept, and a new one of its name refused.
+    let out = run(&["--unit", "again", "/bin/true"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("exists already"), "{out:?}");
+    assert_eq!(init.unit("again.service").state, UnitState::Failed);
+    // `-G`: a failed one is let go too.
+    let out = run(&["--wait", "-G", "--unit", "collected", "/bin/false"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let out = run(&["--wait", "-G", "--unit", "collected", "/bin/true"]);
+    out.expect(0);
+}

@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod collect;
 pub mod config;
 pub mod context;
 pub mod diag;
@@ -41,6 +42,7 @@ pub mod keys;
 pub mod load;
 pub mod loglevel;
 pub mod mask;
+pub mod notify_access;
 pub mod planner;
 pub mod protocol;
 pub mod snapshot;

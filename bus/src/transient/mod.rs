@@ -13,7 +13,7 @@ use crate::hub::Hub;
 use crate::model::Goal;
 use crate::units_ops::{self, Outcome};
 use flotilla_units::protocol::{Reply, Request};
-use flotilla_units::spec::{RestartPolicy, UnitSpec, UnitType};
+use flotilla_units::spec::{CollectMode, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::systemd::translate_file;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
@@ -114,6 +114,23 @@ fn dependency(unit: &mut UnitSpec, key: &str, value: &OwnedValue) -> Result<bool
 fn yes_no(key: &str, value: OwnedValue) -> Result<String, BusError> {
     let b = bool::try_from(value).map_err(|e| bad(key, e))?;
     Ok(if b { "yes" } else { "no" }.to_string())
+}
+
+/// When the service leaves the unit set by itself: its `CollectMode`
+/// (`systemd-run -G` sends `inactive-or-failed`), else systemd's default,
+/// once it is inactive (docs/dbus.md, "Transient services").
+fn collect_mode(props: &Props) -> Result<CollectMode, BusError> {
+    let Some((key, value)) = props.iter().rev().find(|(k, _)| k == "CollectMode") else {
+        return Ok(CollectMode::Inactive);
+    };
+    let mode = <&str>::try_from(value).map_err(|e| bad(key, e))?;
+    match mode {
+        "inactive" => Ok(CollectMode::Inactive),
+        "inactive-or-failed" => Ok(CollectMode::InactiveOrFailed),
+        other => Err(BusError::invalid_args(format!(
+            "CollectMode: invalid value `{other}` (inactive, inactive-or-failed)"
+        ))),
+    }
 }
 
 /// A scope: the unit, the processes it adopts, and the mount units of
@@ -273,8 +290,11 @@ pub fn asked(name: &str, props: Props, aux: &Aux) -> Result<Asked, BusError> {
             mounts,
         }
     } else {
+        let collect = collect_mode(&props)?;
+        let mut unit = service(name, props)?;
+        unit.extras.collect_mode = Some(collect);
         Asked {
-            unit: service(name, props)?,
+            unit,
             adopt: Vec::new(),
             mounts: Vec::new(),
         }

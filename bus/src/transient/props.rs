@@ -422,6 +422,11 @@ fn quote(property: &str, w: &str) -> Result<String, BusError> {
 /// A command line: the prefixes, then the program and its arguments;
 /// `@PROGRAM ARGV0` where argv[0] is not the program.
 fn command(property: &str, prefix: &str, path: &str, argv: &[String]) -> Result<String, BusError> {
+    // systemd refuses a command without argv[0] (its issue 20933, its
+    // test 23); a unit file's command always has one.
+    if argv.is_empty() {
+        return Err(bad(property, format!("the argv of {path} cannot be empty")));
+    }
     let mut words = vec![quote(property, path)?];
     let mut at = "";
     if let Some((argv0, rest)) = argv.split_first() {

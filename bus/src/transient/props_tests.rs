@@ -254,3 +254,17 @@ fn each_line_goes_to_its_section_and_names_its_property() {
     assert_eq!(by_line[5].as_deref(), Some("RuntimeMaxUSec"));
     assert_eq!(by_line[3], None);
 }
+
+/// systemd's test 23 (its issue 20933): a command whose argv is empty is
+/// refused, alone or between others; one with its argv is taken.
+#[test]
+fn a_command_without_argv_is_invalid() {
+    let cmd = |argv: &[&str]| ("/usr/bin/sleep".to_string(), strings(argv), true);
+    let good = || cmd(&["/usr/bin/sleep", "1"]);
+    for cmds in [vec![cmd(&[])], vec![good(), cmd(&[]), good()]] {
+        let e = one("ExecStart", v(cmds)).unwrap_err();
+        assert_eq!(e.name, "org.freedesktop.DBus.Error.InvalidArgs");
+        assert!(e.message.contains("cannot be empty"), "{}", e.message);
+    }
+    assert!(one("ExecStart", v(vec![good()])).is_ok());
+}

@@ -15,9 +15,10 @@ use crate::sys::journal::{JournalStream, STDOUT_SOCKET, STREAM_ID_ROOM};
 use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio, Sys, SysError};
 use flotilla_units::context::process::KillMode;
 use flotilla_units::graph::UnitId;
+use flotilla_units::notify_access;
 use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
 use flotilla_units::protocol::NotApplied;
-use flotilla_units::spec::{Privileges, Ready, Signal, UnitSpec};
+use flotilla_units::spec::{NotifyAccess, Privileges, Signal, UnitSpec};
 use flotilla_units::state::UnitState;
 use flotilla_units::systemd::expand_env;
 use std::os::fd::{AsFd, AsRawFd};
@@ -278,8 +279,8 @@ impl<S: Sys> Runtime<S> {
 
     /// Starts one process of `unit`: its environment, identity and working
     /// directory from `spec`, its stdout and stderr on new pipes watched
-    /// for the unit's log, its notify socket for a main process of a
-    /// `foreground-notified` unit. The PID once the child has exec'd;
+    /// for the unit's log, its notify socket by the unit's notify access
+    /// (`notify_access::effective`). The PID once the child has exec'd;
     /// `None` when it was forked and its report is pending (`execs.rs`).
     fn spawn(
         &mut self,
@@ -336,12 +337,17 @@ impl<S: Sys> Runtime<S> {
         self.hold_dynamic_user(spec)?;
         let creds = self.spawn_credentials(spec)?;
         let watchdog = spec.watchdog();
-        let notified = spec.kind.row().ready == Ready::Notified;
-        // A descriptor store is filled through the notify socket, which a
-        // unit with one gets whatever its type (as systemd gives it).
-        let store = spec.extras.file_descriptor_store_max.unwrap_or(0) > 0;
+        // The notify socket goes to the main process unless the unit's
+        // access is `none`, and to the commands run for it under `exec`
+        // and `all`, as systemd gives it (a descriptor store and a
+        // watchdog are reached through it: `notify_access::effective`).
+        let access = notify_access::effective(spec);
+        let gets_socket = match role {
+            Role::Main => access != NotifyAccess::None,
+            _ => matches!(access, NotifyAccess::Exec | NotifyAccess::All),
+        };
         let mut bound = None;
-        if role == Role::Main && (notified || watchdog.is_some() || store) {
+        if gets_socket {
             let (path, fresh) = self.notify_socket(unit, spec, &creds)?;
             env.set_os("NOTIFY_SOCKET", path.as_os_str())
                 .map_err(|e| e.to_string())?;

@@ -2,13 +2,16 @@
 //! add` (and D-Bus's `StartTransientUnit`, scopes included: `scopes.rs`)
 //! put one unit into the transient set [`RUN_SET`] and want it (it is
 //! required besides the target's set, across target switches) until
-//! `initctl stop-transient` takes it out or the machine reboots; and the
+//! `initctl stop-transient` takes it out or the machine reboots (a
+//! service made over D-Bus that ended also when a new unit of its name
+//! comes, as systemd has let go of it by then); and the
 //! plain wants of `systemctl start` (until the next target switch).
 //! The set itself is the unit set's ([`super::unitset`]); the wants are the
 //! planner's.
 
 use super::Runtime;
 use crate::sys::Sys;
+use flotilla_units::collect::{collectable, Now};
 use flotilla_units::planner::{WantError, WantLife};
 use flotilla_units::protocol::{ErrorCode, Reply, StdStream};
 use flotilla_units::spec::{Runs, UnitSpec};
@@ -45,6 +48,14 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let name = unit.name.clone();
+        // An ended one of its name is let go first, as systemd has; its
+        // end stays seen until then (`systemd-run --wait` reads it).
+        if self.collectable_run(&name) {
+            let r = self.drop_runs(vec![name.clone()]);
+            if !matches!(r, Reply::Applied(_)) {
+                return r;
+            }
+        }
         let g = self.planner.graph();
         if g.unit(&name)
             .is_some_and(|i| !g.node(i).ghost && !g.node(i).synthetic)
@@ -98,6 +109,30 @@ impl<S: Sys> Runtime<S> {
     /// Takes units of the set out of it (scopes that ended).
     pub(super) fn drop_runs(&mut self, names: Vec<String>) -> Reply {
         self.patch_transient(RUN_SET.to_string(), Vec::new(), names)
+    }
+
+    /// Whether `name` is a service of the set that ended as its
+    /// `collect-mode` says (`flotilla_units::collect`): systemd has let go
+    /// of such a unit, so a new one of its name replaces it.
+    fn collectable_run(&self, name: &str) -> bool {
+        let Some(spec) = self
+            .units
+            .transient_sets()
+            .get(RUN_SET)
+            .and_then(|units| units.iter().find(|u| u.name == name))
+        else {
+            return false;
+        };
+        let g = self.planner.graph();
+        let Some(view) = g.unit(name).and_then(|id| self.planner.view(id)) else {
+            return false;
+        };
+        let now = Now {
+            state: view.state,
+            skipped: view.skipped,
+            restarting: view.restart_at.is_some(),
+        };
+        collectable(spec, now)
     }
 
     /// `want UNIT`: required until the next target switch.

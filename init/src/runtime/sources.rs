@@ -10,8 +10,11 @@ use crate::ratelimit::{dropped_note, THROTTLE};
 use crate::signals::Asked;
 use crate::sys::{ExitStatus as SysExit, Pid, Sys, Token};
 use flotilla_units::fdstore::StoreAsk;
+use flotilla_units::graph::UnitId;
+use flotilla_units::notify_access::{self, NewMain, Sender};
 use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
 use flotilla_units::protocol::Reply;
+use flotilla_units::spec::NotifyAccess;
 use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
 use std::os::fd::AsRawFd;
@@ -280,15 +283,28 @@ impl<S: Sys> Runtime<S> {
             self.redrain.push(token);
         }
         // The socket must be writable by the unit's own user, so the sender
-        // is checked: the main process, or a process in the session it
-        // leads (`systemd-notify` run from a start script).
-        let main = self.planner.view(unit).and_then(|v| v.pid);
+        // is checked against the unit's `NotifyAccess=`
+        // (`notify_access.rs`): the main process, or a process in the
+        // session it leads (`systemd-notify` run from a start script); the
+        // commands run for it; any process of its cgroup.
+        let access = self
+            .planner
+            .graph()
+            .get(unit)
+            .map_or(NotifyAccess::Main, |n| notify_access::effective(&n.spec));
+        let cgroup: Vec<Pid> = self
+            .slots
+            .get(unit)
+            .and_then(|s| s.run.as_deref())
+            .map(|r| self.sys.unit_pids(r))
+            .unwrap_or_default();
+        let heard = Heard {
+            unit,
+            cgroup: &cgroup,
+        };
         for dg in received.datagrams {
-            let from_unit = match (dg.pid, main) {
-                (Some(p), Some(m)) => p == m || self.sys.session_of(p) == self.sys.session_of(m),
-                _ => false,
-            };
-            if !from_unit {
+            let sender = dg.pid.map(|p| self.sender(&heard, p));
+            if !sender.is_some_and(|s| notify_access::takes(access, s)) {
                 let who = dg
                     .pid
                     .map(|p| p.to_string())
@@ -312,7 +328,19 @@ impl<S: Sys> Runtime<S> {
                     NotifyMsg::Reloading => Notify::Reloading,
                     NotifyMsg::Stopping => Notify::Stopping,
                     NotifyMsg::Status(s) => Notify::Status(s),
-                    NotifyMsg::MainPid(p) => Notify::MainPid(p),
+                    NotifyMsg::MainPid(p) => {
+                        let asked = NewMain {
+                            manager: p == self.sys.getpid(),
+                            exists: self.sys.session_of(p).is_some(),
+                            of_unit: self.sender(&heard, p).in_unit,
+                            from_root: dg.uid == Some(0),
+                        };
+                        if let Err(why) = notify_access::new_main(asked) {
+                            self.unit_note(unit, &format!("notify: MAINPID={p} ignored: {why}"));
+                            continue;
+                        }
+                        Notify::MainPid(p)
+                    }
                     NotifyMsg::Errno(e) => Notify::Errno(e),
                     NotifyMsg::ExtendTimeout(d) => Notify::ExtendTimeout(d),
                     NotifyMsg::Watchdog => Notify::Watchdog,
@@ -326,4 +354,31 @@ impl<S: Sys> Runtime<S> {
             }
         }
     }
+
+    /// What the init knows of process `p` as a sender to unit
+    /// `heard.unit` (`notify_access::Sender`), with its main PID now (a
+    /// message before may have changed it).
+    fn sender(&self, heard: &Heard<'_>, p: Pid) -> Sender {
+        let main = self
+            .planner
+            .view(heard.unit)
+            .and_then(|v| v.pid)
+            .is_some_and(|m| p == m || self.sys.session_of(p) == self.sys.session_of(m));
+        let owner = self.planner.owner(p).filter(|(u, _)| *u == heard.unit);
+        Sender {
+            main,
+            command: owner.is_some_and(|(_, r)| r != Role::Main),
+            // Without a cgroup, the main process's session is the unit.
+            in_unit: heard.cgroup.contains(&p)
+                || owner.is_some()
+                || (heard.cgroup.is_empty() && main),
+        }
+    }
+}
+
+/// The unit a notify socket's datagrams are for, and the processes of
+/// its cgroup when they were read.
+struct Heard<'a> {
+    unit: UnitId,
+    cgroup: &'a [Pid],
 }

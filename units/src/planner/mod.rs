@@ -741,9 +741,15 @@ impl Planner {
             Notify::MainPid(pid) => {
                 if pid > 1 && self.units[i].up() {
                     if let Some(old) = self.records[i].main_pid.replace(pid) {
-                        self.pids.remove(&old);
+                        if self.pids.get(&old) == Some(&(u, Role::Main)) {
+                            self.pids.remove(&old);
+                        }
                     }
-                    self.pids.insert(pid, (u, Role::Main));
+                    // Another unit's process (root may name one, systemd's
+                    // test 20) stays that unit's: its exit is that unit's.
+                    if self.pids.get(&pid).is_none_or(|(o, _)| *o == u) {
+                        self.pids.insert(pid, (u, Role::Main));
+                    }
                     self.mark_changed(u);
                 }
             }

@@ -365,3 +365,69 @@ fn a_pre_command_that_cannot_be_spawned_fails_at_once() {
     assert_eq!(v.status, "exec-start-pre: no such file");
     assert!(p.next_deadline().is_none(), "no stop timer left");
 }
+
+/// `MAINPID=` naming another unit's process (root may, as systemd's test
+/// 20 does) makes it the unit's main PID, and leaves it the other unit's:
+/// its exit ends the other unit, and naming another main PID after does
+/// not make the other unit lose it. It used to move the process to the
+/// naming unit, and the next `MAINPID=` forgot it for both.
+#[test]
+fn a_main_pid_named_from_another_unit_stays_that_units() {
+    let mut script = UnitSpec::new("script", UnitType::Oneshot);
+    script.exec_start = Some(Command::new(["/bin/script"]));
+    let mut sleep = UnitSpec::new("sleep", UnitType::ForegroundSupervised);
+    sleep.exec_start = Some(Command::new(["/bin/sleep"]));
+    sleep.restart = RestartPolicy::No;
+    let mut top = UnitSpec::new("svc", UnitType::Virtual);
+    top.depends_on = vec!["script".into(), "sleep".into()].into();
+    let mut p = planner(vec![script, sleep, top]);
+    let id = |p: &Planner, n: &str| p.graph().unit(n).unwrap();
+    let (script, sleep) = (id(&p, "script"), id(&p, "sleep"));
+    for (unit, pid) in [(script, 10), (sleep, 20)] {
+        p.fact(
+            Fact::Spawned {
+                unit,
+                role: Role::Main,
+                pid,
+            },
+            Instant(1),
+        );
+    }
+    let main = |p: &Planner, u| p.view(u).and_then(|v| v.pid);
+    let notify = |p: &mut Planner, pid| {
+        p.fact(
+            Fact::Notify {
+                unit: script,
+                msg: Notify::MainPid(pid),
+            },
+            Instant(2),
+        )
+    };
+    notify(&mut p, 20);
+    assert_eq!(main(&p, script), Some(20));
+    assert_eq!(p.owner(20), Some((sleep, Role::Main)));
+    // A process of its own (the script's child, 11), then its own again.
+    notify(&mut p, 11);
+    assert_eq!(main(&p, script), Some(11));
+    notify(&mut p, 10);
+    assert_eq!(main(&p, script), Some(10));
+    assert_eq!(p.owner(20), Some((sleep, Role::Main)));
+    assert_eq!(p.owner(10), Some((script, Role::Main)));
+    p.fact(
+        Fact::Exited {
+            pid: 20,
+            status: ExitStatus::Code(0),
+        },
+        Instant(3),
+    );
+    assert_eq!(p.state(sleep), UnitState::Exited);
+    assert_eq!(p.state(script), UnitState::Starting);
+    p.fact(
+        Fact::Exited {
+            pid: 10,
+            status: ExitStatus::Code(0),
+        },
+        Instant(4),
+    );
+    assert_eq!(p.state(script), UnitState::Exited);
+}

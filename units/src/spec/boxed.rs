@@ -14,6 +14,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     non_blocking: None,
     started_at_fork: None,
     dynamic_user: None,
+    collect_mode: None,
+    notify_access: None,
     environment: BTreeMap::new(),
     environment_files: Vec::new(),
     log_rate_limit_interval: None,

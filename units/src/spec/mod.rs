@@ -214,6 +214,34 @@ pub enum ExitType {
     Cgroup,
 }
 
+/// When a transient unit leaves the unit set by itself (systemd's
+/// `CollectMode=`): once it is inactive (ran to its end, skipped by a
+/// condition), or also once it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollectMode {
+    /// Inactive (systemd's default; a failed unit stays until
+    /// `reset-failed`).
+    Inactive,
+    /// Inactive or failed (`systemd-run -G`).
+    InactiveOrFailed,
+}
+
+/// Which processes of a service may send notify messages (systemd's
+/// `NotifyAccess=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotifyAccess {
+    /// None: the service gets no notify socket.
+    None,
+    /// Its main process.
+    Main,
+    /// Its main process and the commands the init runs for it.
+    Exec,
+    /// Every process of the service.
+    All,
+}
+
 impl ExitType {
     /// The default.
     pub fn is_main(&self) -> bool {
@@ -467,6 +495,18 @@ pub struct ExtraFields {
     /// among the other dynamic users, held while the unit runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic_user: Option<bool>,
+    /// When a unit of the transient set of `initctl run` leaves it by
+    /// itself (systemd's `CollectMode=`, which busd gives every service
+    /// made over D-Bus); `None`: it stays until `stop-transient` (or
+    /// `reset-failed` of a failed one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collect_mode: Option<CollectMode>,
+    /// Whose notify messages are taken (systemd's `NotifyAccess=`);
+    /// `None`: the type's default, the main process of a `notified`
+    /// unit, nobody's for the others (their processes get no notify
+    /// socket unless the unit has a watchdog or a descriptor store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_access: Option<NotifyAccess>,
     /// Extra environment variables.
     pub environment: BTreeMap<String, String>,
     /// Files of `KEY=value` lines read at each start (`true`: a missing file is fine).

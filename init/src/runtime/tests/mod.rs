@@ -11,6 +11,7 @@ mod emptied;
 mod instances;
 mod lifecycle;
 mod logs;
+mod notify_access;
 mod oom;
 mod passed;
 mod paths;

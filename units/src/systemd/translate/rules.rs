@@ -344,17 +344,23 @@ fn working_directory(r: &mut Reading<'_>, p: Pos, key: &str, v: &str) {
     }
 }
 
-/// flotilla takes a notify message from the main process and the
-/// processes of the session it leads (`docs/units.md`).
+/// `NotifyAccess=`: whose notify messages are taken, and whether the
+/// service gets a notify socket at all (docs/systemd-units.md).
 fn notify_access(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
-    match v {
-        "" | "main" | "exec" | "all" => {}
-        "none" => r.t.warn(
-            p,
-            "NotifyAccess=none is not supported: messages from the main process and its session are taken",
-        ),
-        _ => r.t.error(p, format!("invalid NotifyAccess={v} (none, main, exec, all)")),
-    }
+    use crate::spec::NotifyAccess;
+    r.spec.extras.notify_access = match v {
+        "" => None,
+        "none" => Some(NotifyAccess::None),
+        "main" => Some(NotifyAccess::Main),
+        "exec" => Some(NotifyAccess::Exec),
+        "all" => Some(NotifyAccess::All),
+        _ => {
+            return r.t.error(
+                p,
+                format!("invalid NotifyAccess={v} (none, main, exec, all)"),
+            )
+        }
+    };
 }
 
 /// `ExitType=`: a service is over when its main process exits (`main`),

@@ -563,3 +563,29 @@ fn exit_type_is_read() {
         assert_eq!(got, want, "{value}");
     }
 }
+
+/// `NotifyAccess=`: each of systemd's values is read (`none` too: the
+/// service gets no notify socket); another value is an error.
+#[test]
+fn notify_access_is_read() {
+    use crate::spec::NotifyAccess;
+    for (value, want) in [
+        ("", Ok(None)),
+        ("none", Ok(Some(NotifyAccess::None))),
+        ("main", Ok(Some(NotifyAccess::Main))),
+        ("exec", Ok(Some(NotifyAccess::Exec))),
+        ("all", Ok(Some(NotifyAccess::All))),
+        (
+            "some",
+            Err("invalid NotifyAccess=some (none, main, exec, all)"),
+        ),
+    ] {
+        let text = format!("[Service]\nType=oneshot\nExecStart=/bin/x\nNotifyAccess={value}\n");
+        let p = translate_file("f", "a.service", &text);
+        let got = match p.spec {
+            Some(s) if p.diagnostics.is_empty() => Ok(s.extras.notify_access),
+            _ => Err(p.diagnostics[0].message.as_str()),
+        };
+        assert_eq!(got, want, "{value}");
+    }
+}
