@@ -41,6 +41,7 @@ pub mod keys;
 pub mod load;
 pub mod loglevel;
 pub mod mask;
+pub mod mountinfo;
 pub mod planner;
 pub mod protocol;
 pub mod snapshot;
