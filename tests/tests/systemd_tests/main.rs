@@ -123,10 +123,11 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "33",
-        "the fresh run of 2026-11-27: every `systemctl clean --what=` of the plain service \
-         passes; then the `DynamicUser=yes` service's `test -d /run/private/test-service` \
-         fails: flotilla's `DynamicUser=` makes its directories in place, not below \
-         `private/` with a link",
+        "the run of 2026-11-27 on branch mount: the plain service, the `DynamicUser=yes` \
+         service (its directories below `private/` with links) and `tmp-hoge.mount` (the \
+         exec keys of its `[Mount]`) pass every check; `test -d /etc/test-socket` fails \
+         after `systemctl start test-service.socket`: a socket unit's `ExecStartPre=` and \
+         directory keys are not supported (flotilla's socket units run no command)",
     ),
     (
         "41",
