@@ -18,6 +18,7 @@ pub mod limits;
 pub mod listen;
 pub mod manager;
 pub mod model;
+pub mod mounted;
 pub mod procs;
 pub mod props;
 pub mod queue;

@@ -197,6 +197,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (name,): (String,) = args(msg)?;
             match hub.find(&name).await? {
                 Some(s) => a(Answer::Path(owned_path(&unit_path(&systemd_name(&s))))),
+                // A mount point's unit, which systemd always has loaded.
+                None if crate::mounted::find(&name).is_some() => {
+                    a(Answer::Path(owned_path(&unit_path(&name))))
+                }
                 None => Err(BusError {
                     name: "org.freedesktop.systemd1.NoSuchUnit",
                     message: format!("Unit {name} not loaded."),

@@ -236,6 +236,9 @@ enum Object {
     /// where `systemd-analyze log-level` reads and sets them.
     LogControl,
     Unit(String, Option<Box<flotilla_units::protocol::UnitStatus>>),
+    /// A mount point no unit of the init's stands for (`-.mount`), as
+    /// systemd's unit for it (`crate::mounted`).
+    Mounted(String, Box<flotilla_units::mountinfo::MountEntry>),
     Job(u32, crate::hub::Job),
 }
 
@@ -257,6 +260,11 @@ impl Object {
         }
         if let Some(name) = unit_of_path(path) {
             let s = hub.find_or_load(&name).await?;
+            if s.is_none() {
+                if let Some(e) = crate::mounted::find(&name) {
+                    return Ok(Object::Mounted(name, Box::new(e)));
+                }
+            }
             return Ok(Object::Unit(name, s.map(Box::new)));
         }
         if let Some(id) = job_of_path(path) {
@@ -304,6 +312,10 @@ impl Object {
                 let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
                 vec![(MANAGER, props::manager(sys.as_ref(), jobs, init_started()))]
             }
+            Object::Mounted(name, e) => vec![
+                (crate::mounted::MOUNT, crate::mounted::mount(e)),
+                (UNIT, crate::mounted::unit(name, e)),
+            ],
             Object::Unit(name, None) => props::not_found_type(name)
                 .into_iter()
                 .chain([(UNIT, props::not_found(name))])
@@ -420,6 +432,14 @@ impl Object {
                 }
                 other => Err(manager::unmapped(other)),
             },
+            // flotilla did not mount it and has no unit to start or stop.
+            (Object::Mounted(name, _), UNIT | "") => Err(BusError {
+                name: "org.freedesktop.systemd1.UnitIsPerpetual",
+                message: format!(
+                    "Unit {name} is a mount point no unit of the init's made: it can neither \
+                     start, stop nor reload it."
+                ),
+            }),
             // What logind calls on a session's scope at its logout.
             (Object::Unit(name, _), SCOPE) if member == "Abandon" => {
                 manager::abandon_scope(hub, name).await

@@ -43,6 +43,7 @@ pub mod load;
 pub mod loglevel;
 pub mod mask;
 pub mod notify_access;
+pub mod mountinfo;
 pub mod planner;
 pub mod protocol;
 pub mod snapshot;

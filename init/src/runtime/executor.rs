@@ -586,16 +586,21 @@ impl<S: Sys> Runtime<S> {
         };
         // The manager's `DefaultLimit*=` where the unit has no `Limit*=`
         // of its own (`ManagerConfig::limits_for`).
+        // A dynamic user's directories are kept below `private/`, with a
+        // link (`Directories::private`).
         let defaults = &self.units.manager.default_limits;
-        let mut run = if defaults
+        let limited = defaults
             .keys()
-            .all(|r| spec.extras.context.limits.contains_key(r))
-        {
+            .all(|r| spec.extras.context.limits.contains_key(r));
+        let private =
+            self.dynamic_user(spec).is_some() && !spec.extras.context.directories.is_empty();
+        let mut run = if limited && !private {
             self.sys
                 .start_unit(&spec.name, &spec.extras.context, owner)?
         } else {
             let mut ctx = spec.extras.context.clone();
             ctx.limits = self.units.manager.limits_for(&ctx.limits);
+            ctx.directories.private = private;
             self.sys.start_unit(&spec.name, &ctx, owner)?
         };
         // journald reads the unit's LogLevelMax= and LogExtraFields= from

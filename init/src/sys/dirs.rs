@@ -33,6 +33,7 @@ use flotilla_units::context::dirs::{DirKind, Directories};
 
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 
+use super::steps::DirLink;
 use super::Os;
 
 /// Where the init keeps the units' private `/tmp`s.
@@ -99,6 +100,13 @@ pub(crate) fn exit_status(kind: DirKind) -> u8 {
 /// `mode`, owned by `owner` if given; an existing `path` must be a
 /// directory, and gets the owner and the exact mode (whatever the umask).
 ///
+/// With a `link` (a dynamic user's directory, kept below `private/`),
+/// the link is made from the directory's usual place, as systemd's
+/// `setup_exec_directory` does: a directory already there (made before
+/// the unit had a dynamic user) is moved below `private/` first when
+/// nothing is there yet; a link already there is kept when it says the
+/// same, replaced when it says something else.
+///
 /// # Safety
 ///
 /// In a spawned child (`sandbox.rs`): plain system calls only.
@@ -107,12 +115,74 @@ pub(crate) unsafe fn make_dir(
     path: &CStr,
     mode: libc::mode_t,
     owner: Option<(libc::uid_t, libc::gid_t)>,
+    link: Option<&DirLink>,
 ) -> Result<(), c_int> {
     for p in parents {
         if libc::mkdir(p.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
             return Err(errno());
         }
     }
+    if let Some(l) = link {
+        if is_dir(&l.path) && !exists(path) && libc::rename(l.path.as_ptr(), path.as_ptr()) < 0 {
+            return Err(errno());
+        }
+    }
+    make_one(path, mode, owner)?;
+    match link {
+        Some(l) => make_link(l),
+        None => Ok(()),
+    }
+}
+
+/// Whether `path` is a directory itself (not a link to one).
+unsafe fn is_dir(path: &CStr) -> bool {
+    let mut st: libc::stat = std::mem::zeroed();
+    libc::lstat(path.as_ptr(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+/// Whether anything is at `path` (a dangling link counts).
+unsafe fn exists(path: &CStr) -> bool {
+    let mut st: libc::stat = std::mem::zeroed();
+    libc::lstat(path.as_ptr(), &mut st) == 0
+}
+
+/// The link of [`make_dir`]: its missing parents (0755), then the link,
+/// kept when one saying the same is there, replaced when one says
+/// something else; anything else in its place is an error (`EEXIST`).
+unsafe fn make_link(l: &DirLink) -> Result<(), c_int> {
+    for p in &l.parents {
+        if libc::mkdir(p.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+            return Err(errno());
+        }
+    }
+    if libc::symlink(l.target.as_ptr(), l.path.as_ptr()) == 0 {
+        return Ok(());
+    }
+    if errno() != libc::EEXIST {
+        return Err(errno());
+    }
+    let mut buf = [0u8; 4096];
+    let n = libc::readlink(l.path.as_ptr(), buf.as_mut_ptr().cast(), buf.len());
+    if n < 0 {
+        // Not a link (EINVAL): something else is there.
+        return Err(libc::EEXIST);
+    }
+    let said = buf.get(..n.unsigned_abs()).unwrap_or_default();
+    if said == l.target.to_bytes() {
+        return Ok(());
+    }
+    if libc::unlink(l.path.as_ptr()) < 0 || libc::symlink(l.target.as_ptr(), l.path.as_ptr()) < 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// `path` itself, for [`make_dir`].
+unsafe fn make_one(
+    path: &CStr,
+    mode: libc::mode_t,
+    owner: Option<(libc::uid_t, libc::gid_t)>,
+) -> Result<(), c_int> {
     if libc::mkdir(path.as_ptr(), mode) < 0 {
         if errno() != libc::EEXIST {
             return Err(errno());
@@ -167,16 +237,28 @@ fn errno() -> c_int {
 }
 
 /// Removes the runtime directories (at stop, unless
-/// `RuntimeDirectoryPreserve=` keeps them). Missing ones are fine.
+/// `RuntimeDirectoryPreserve=` keeps them): each directory, and for one
+/// kept below `private/`, the link to it too. Missing ones are fine.
 pub fn remove_runtime(dirs: &Directories) -> Result<(), String> {
-    for (kind, path, _) in dirs.paths() {
-        if kind != DirKind::Runtime {
+    for place in dirs.places() {
+        if place.kind != DirKind::Runtime {
             continue;
         }
-        match std::fs::remove_dir_all(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("remove {}: {e}", path.display())),
+        let (dir, link) = match place.private {
+            Some(p) => (p.dir, Some(place.path)),
+            None => (place.path, None),
+        };
+        let gone = |r: std::io::Result<()>, path: &Path| match r {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("remove {}: {e}", path.display())),
+        };
+        gone(std::fs::remove_dir_all(&dir), &dir)?;
+        if let Some(l) = link {
+            // Only a link: a directory there is not the unit's to remove.
+            if std::fs::symlink_metadata(&l).is_ok_and(|m| m.file_type().is_symlink()) {
+                gone(std::fs::remove_file(&l), &l)?;
+            }
         }
     }
     Ok(())

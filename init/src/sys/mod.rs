@@ -80,7 +80,8 @@ pub mod loader;
 mod memfd;
 mod mount_api;
 mod mount_steps;
-pub mod mountinfo;
+/// `/proc/self/mountinfo`, parsed by `units/` (the bus side reads it too).
+pub use flotilla_units::mountinfo;
 pub mod pam;
 pub mod paths;
 mod pidfd;

@@ -26,6 +26,30 @@ pub(super) fn cpath(p: &Path) -> Result<CString, String> {
         .map_err(|_| format!("{}: contains a NUL byte", p.display()))
 }
 
+/// The directories an empty tmpfs at `top` must hold, outermost first:
+/// each path below it that the plan puts back (a kept or bound path, as a
+/// dynamic user's directory below its `private/` root), with the
+/// directories between.
+fn mount_points(plan: &[mounts::MountEntry], top: &Path) -> Result<Vec<CString>, String> {
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for e in plan {
+        if !matches!(e.kind, MountKind::Keep | MountKind::Bind(_)) {
+            continue;
+        }
+        let Ok(rest) = e.path.strip_prefix(top) else {
+            continue;
+        };
+        let mut at = top.to_path_buf();
+        for c in rest.components() {
+            at.push(c);
+            if !out.contains(&at) {
+                out.push(at.clone());
+            }
+        }
+    }
+    out.iter().map(|p| cpath(p)).collect()
+}
+
 /// The mount namespace steps of the plan `units/` makes.
 pub(super) fn mount_steps(
     b: &mut Builder,
@@ -122,6 +146,7 @@ pub(super) fn mount_steps(
                 Op::EmptyTmpfs {
                     path,
                     options: CString::new(format!("mode={mode:04o}")).unwrap_or_default(),
+                    dirs: mount_points(&plan, &e.path).map_err(|m| (k, m))?,
                 },
                 format!("mount an empty tmpfs on {shown}"),
             ),

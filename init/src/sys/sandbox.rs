@@ -75,8 +75,9 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             path,
             mode,
             owner,
+            link,
             ..
-        } => super::dirs::make_dir(parents, path, *mode, *owner),
+        } => super::dirs::make_dir(parents, path, *mode, *owner, link.as_ref()),
         Op::OpenOutput {
             path,
             flags,
@@ -222,13 +223,37 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             change_attr(libc::AT_FDCWD, path.as_ptr(), k::AT_RECURSIVE, set, clr)
         }
         Op::Inaccessible { path, file } => inaccessible(path, file),
-        Op::EmptyTmpfs { path, options } => mount(
-            c"tmpfs".as_ptr(),
-            path.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_STRICTATIME,
-            options.as_ptr().cast(),
-        ),
+        Op::EmptyTmpfs {
+            path,
+            options,
+            dirs,
+        } => {
+            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_STRICTATIME;
+            if dirs.is_empty() {
+                return mount(
+                    c"tmpfs".as_ptr(),
+                    path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    flags | libc::MS_RDONLY,
+                    options.as_ptr().cast(),
+                );
+            }
+            // Writable until its mount points are made, then read-only
+            // (this mount alone: nothing is below it yet).
+            mount(
+                c"tmpfs".as_ptr(),
+                path.as_ptr(),
+                c"tmpfs".as_ptr(),
+                flags,
+                options.as_ptr().cast(),
+            )?;
+            for d in dirs {
+                if libc::mkdir(d.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+                    return Err(errno());
+                }
+            }
+            set_attr(libc::AT_FDCWD, path.as_ptr(), 0, k::MOUNT_ATTR_RDONLY)
+        }
         Op::PrivateDev { dirs } => super::private_dev::private_dev(dirs, steps),
         Op::Proc { path, options } => mount(
             c"proc".as_ptr(),

@@ -9,6 +9,18 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
 
 use seccompiler::BpfProgram;
 
+/// The link from a directory's usual place to where it is kept below
+/// `private/` (`dirs.rs`'s `make_dir`).
+#[derive(Debug)]
+pub(crate) struct DirLink {
+    /// Its missing parents to make (mode 0755), outermost first.
+    pub parents: Vec<CString>,
+    /// Where the link is (`/var/lib/NAME`).
+    pub path: CString,
+    /// What it says (`private/NAME`).
+    pub target: CString,
+}
+
 /// One step of the child.
 #[derive(Debug)]
 pub(crate) enum Op {
@@ -20,6 +32,9 @@ pub(crate) enum Op {
         mode: libc::mode_t,
         owner: Option<(libc::uid_t, libc::gid_t)>,
         status: u8,
+        /// A directory kept below its kind's `private/` (a dynamic
+        /// user's): the link to it from its usual place.
+        link: Option<DirLink>,
     },
     /// Opens an output file onto standard output and/or error (`dirs.rs`).
     OpenOutput {
@@ -118,8 +133,14 @@ pub(crate) enum Op {
     /// `path` covered by an empty, mode-000, read-only node; `file` is the
     /// init's empty file, for paths that are not directories.
     Inaccessible { path: CString, file: CString },
-    /// An empty read-only tmpfs with these options on `path`.
-    EmptyTmpfs { path: CString, options: CString },
+    /// An empty read-only tmpfs with these options on `path`, holding
+    /// only the directories `dirs` (outermost first): the mount points of
+    /// what the plan puts back below it.
+    EmptyTmpfs {
+        path: CString,
+        options: CString,
+        dirs: Vec<CString>,
+    },
     /// A new `/dev`; the ops listed hold snapshots of the host's `pts`,
     /// `shm`, `mqueue` (taken before anything was made read-only).
     PrivateDev { dirs: Vec<(&'static CStr, usize)> },

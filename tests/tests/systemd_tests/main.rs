@@ -116,16 +116,19 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "26",
-        "the fresh run of 2026-11-27: past `systemctl clean` and `list-timers -a` (a masked \
-         timer is served as a timer now), `systemctl status -- -.mount` fails: flotilla \
-         mounts the root by its `fstab` unit and has no `-.mount`",
+        "the run of 2026-11-27 on branch mount: past `systemctl status -- -.mount` (a mount \
+         point no unit made is served from PID 1's mount table: `bus/src/mounted.rs`), \
+         `systemctl show -P Markers UNIT | grep needs-restart` fails after `set-property \
+         UNIT Markers=needs-restart`: flotilla has no `Markers=` (the drop-in is written and \
+         the key ignored when read, with the translator's warning)",
     ),
     (
         "33",
-        "the fresh run of 2026-11-27: every `systemctl clean --what=` of the plain service \
-         passes; then the `DynamicUser=yes` service's `test -d /run/private/test-service` \
-         fails: flotilla's `DynamicUser=` makes its directories in place, not below \
-         `private/` with a link",
+        "the run of 2026-11-27 on branch mount: the plain service, the `DynamicUser=yes` \
+         service (its directories below `private/` with links) and `tmp-hoge.mount` (the \
+         exec keys of its `[Mount]`) pass every check; `test -d /etc/test-socket` fails \
+         after `systemctl start test-service.socket`: a socket unit's `ExecStartPre=` and \
+         directory keys are not supported (flotilla's socket units run no command)",
     ),
     (
         "38",

@@ -85,10 +85,12 @@ pub fn can_clean(dirs: &Directories, fdstore_max: u32) -> Vec<Resource> {
 
 /// The paths a clean of `what` removes: each directory of the kinds named,
 /// and, for every kind but the configuration one, its twin below the
-/// kind's `private/` (where systemd keeps a `DynamicUser=` service's
-/// directories; it removes them whether or not the unit has that user,
-/// and so does flotilla, which has no `DynamicUser=`). Removing a path
-/// that does not exist is no error.
+/// kind's `private/` (where a `DynamicUser=` service's directories are
+/// kept, `dirs.rs`'s [`Directories::private`], the path itself being a
+/// link to it; removed whether or not the unit has that user now, as
+/// systemd does, so that a unit that had one leaves nothing). Removing a
+/// path that does not exist is no error; a link is removed, not what it
+/// points to.
 pub fn paths(dirs: &Directories, what: &[Resource]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for r in what {

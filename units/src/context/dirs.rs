@@ -136,6 +136,42 @@ pub struct Directories {
     /// `RuntimeDirectoryPreserve=`.
     #[serde(skip_serializing_if = "is_default")]
     pub runtime_preserve: Preserve,
+    /// The directories of every kind but the configuration one live below
+    /// their base's `private/` (mode 0700), each reached by a link where
+    /// it would be otherwise: systemd's layout for a `DynamicUser=`
+    /// service, whose numbers a later service may get (the 0700 parent
+    /// keeps it out of what an earlier one left). Set by the init for a
+    /// unit that runs with a dynamic user, by no key.
+    #[serde(skip_serializing_if = "is_default")]
+    pub private: bool,
+}
+
+/// Where one directory of a unit is made ([`Directories::places`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// Its kind.
+    pub kind: DirKind,
+    /// The path the service is told (`STATE_DIRECTORY=`) and uses: the
+    /// directory itself, or the link to it.
+    pub path: PathBuf,
+    /// The mode of the directory.
+    pub mode: u32,
+    /// Below `private/`: the kind's private root (`/var/lib/private`),
+    /// the directory (`/var/lib/private/NAME`) and what the link at
+    /// `path` says (`private/NAME`, relative to the link's directory).
+    pub private: Option<Private>,
+}
+
+/// A directory kept below its kind's `private/` ([`Place::private`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Private {
+    /// `BASE/private`, mode 0700, owned by root.
+    pub root: PathBuf,
+    /// `BASE/private/NAME`: the directory.
+    pub dir: PathBuf,
+    /// The link's text: `private/NAME` from the link's own directory
+    /// (`../private/a/b` for the name `a/b`).
+    pub target: PathBuf,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -168,6 +204,39 @@ impl Directories {
     /// Whether no directory is asked for.
     pub fn is_empty(&self) -> bool {
         DirKind::ALL.iter().all(|&k| self.get(k).names.is_empty())
+    }
+
+    /// Whether the directories of `kind` live below its `private/`.
+    pub fn is_private(&self, kind: DirKind) -> bool {
+        self.private && kind != DirKind::Configuration
+    }
+
+    /// Where each directory asked for is made, in key order.
+    pub fn places(&self) -> Vec<Place> {
+        DirKind::ALL
+            .iter()
+            .flat_map(|&kind| {
+                let set = self.get(kind);
+                let private = self.is_private(kind);
+                set.names.iter().map(move |n| Place {
+                    kind,
+                    path: kind.base().join(n),
+                    mode: set.mode,
+                    private: private.then(|| {
+                        let root = kind.base().join("private");
+                        let up = n.components().count().saturating_sub(1);
+                        let mut target: PathBuf = std::iter::repeat_n("..", up).collect();
+                        target.push("private");
+                        target.push(n);
+                        Private {
+                            dir: root.join(n),
+                            root,
+                            target,
+                        }
+                    }),
+                })
+            })
+            .collect()
     }
 
     /// Every directory asked for: kind, full path and mode, in key order.
@@ -248,6 +317,57 @@ pub fn parse_dir_mode(value: &str) -> Result<u32, String> {
 mod tests {
     use super::*;
 
+    /// With a dynamic user (`private`), every kind but the configuration
+    /// one is made below its base's `private/` and linked from its place,
+    /// as systemd's `setup_exec_directory` lays it out.
+    #[test]
+    fn private_places_are_below_private_with_a_relative_link() {
+        let mut d = Directories::default();
+        assign_dirs(&mut d.runtime, "svc").unwrap();
+        assign_dirs(&mut d.state, "svc a/b/c").unwrap();
+        assign_dirs(&mut d.configuration, "svc").unwrap();
+        d.private = true;
+        type Row = (PathBuf, Option<(PathBuf, PathBuf, PathBuf)>);
+        let got: Vec<Row> = d
+            .places()
+            .into_iter()
+            .map(|p| {
+                let private = p.private.map(|x| (x.root, x.dir, x.target));
+                (p.path, private)
+            })
+            .collect();
+        let row = |path: &str, root: &str, dir: &str, target: &str| {
+            let private = Some((root.into(), dir.into(), target.into()));
+            (PathBuf::from(path), private)
+        };
+        assert_eq!(
+            got,
+            [
+                row(
+                    "/run/svc",
+                    "/run/private",
+                    "/run/private/svc",
+                    "private/svc"
+                ),
+                row(
+                    "/var/lib/svc",
+                    "/var/lib/private",
+                    "/var/lib/private/svc",
+                    "private/svc"
+                ),
+                row(
+                    "/var/lib/a/b/c",
+                    "/var/lib/private",
+                    "/var/lib/private/a/b/c",
+                    "../../private/a/b/c"
+                ),
+                (PathBuf::from("/etc/svc"), None),
+            ]
+        );
+        assert!(d.is_private(DirKind::Logs));
+        assert!(!d.is_private(DirKind::Configuration));
+    }
+
     #[test]
     fn names_are_relative_and_normal() {
         let mut s = DirSet::default();
@@ -294,6 +414,7 @@ mod tests {
             "`later` is not a RuntimeDirectoryPreserve= value (write yes, no or restart)"
         );
         assert!(parse_dir_mode("999").is_err());
+        assert!(d.places().iter().all(|p| p.private.is_none()));
         assert!(!DirKind::Configuration.owned_and_writable());
         assert_eq!(DirKind::Logs.env_var(), "LOGS_DIRECTORY");
     }

@@ -244,16 +244,33 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
         }
     }
     // The service's own directories stay writable (the configuration one
-    // is not meant to be written).
-    for (kind, path, _) in ctx.directories.paths() {
-        if kind.owned_and_writable() {
-            out.push(MountEntry {
-                path,
-                kind: Keep,
-                optional: false,
-                key: kind.key(),
-            });
+    // is not meant to be written). Those below a `private/` (a dynamic
+    // user's) are reached through it: the 0700 root is covered by an
+    // empty tmpfs the service may search, holding only its own
+    // directories (as systemd's namespace does).
+    for place in ctx.directories.places() {
+        if !place.kind.owned_and_writable() {
+            continue;
         }
+        let key = place.kind.key();
+        let path = match place.private {
+            Some(p) => {
+                out.push(MountEntry {
+                    path: p.root,
+                    kind: EmptyTmpfs(0o755),
+                    optional: false,
+                    key,
+                });
+                p.dir
+            }
+            None => place.path,
+        };
+        out.push(MountEntry {
+            path,
+            kind: Keep,
+            optional: false,
+            key,
+        });
     }
     let mut out = finish(out);
     let mut exec = Vec::new();
@@ -401,6 +418,43 @@ mod tests {
                 "/sys Keep"
             ]
         );
+    }
+
+    /// A dynamic user's directories: the `private/` roots are covered by
+    /// an empty tmpfs the service may search, its own directories put back
+    /// on it; even without another sandbox key (the 0700 root would keep
+    /// the service out).
+    #[test]
+    fn private_directories_are_reached_through_an_empty_root() {
+        let mut c = ctx(&[
+            ("StateDirectory", "svc"),
+            ("LogsDirectory", "svc"),
+            ("ConfigurationDirectory", "svc"),
+        ]);
+        assert!(plan(&c, None).is_empty());
+        c.directories.private = true;
+        assert_eq!(
+            show(&plan(&c, None)),
+            [
+                "/var/lib/private EmptyTmpfs(493)",
+                "/var/lib/private/svc Keep",
+                "/var/log/private EmptyTmpfs(493)",
+                "/var/log/private/svc Keep",
+            ]
+        );
+        let c2 = {
+            let mut c2 = c.clone();
+            c2.set(Key::from_name("ProtectSystem").unwrap(), "strict")
+                .unwrap();
+            c2
+        };
+        let p = show(&plan(&c2, None));
+        assert_eq!(p.first().map(String::as_str), Some("/ ReadOnly"));
+        assert!(
+            p.contains(&"/var/lib/private/svc Keep".to_string()),
+            "{p:?}"
+        );
+        assert!(!p.iter().any(|e| e.starts_with("/var/lib/svc")), "{p:?}");
     }
 
     #[test]

@@ -468,7 +468,8 @@ fn a_user_not_found_fails_a_simple_unit_after_its_start() {
 fn a_dynamic_user_is_picked_free_held_and_given_back() {
     use flotilla_units::dynamic_user::{hashed, FIRST, LAST};
     let next = |n: u32| if n == LAST { FIRST } else { n + 1 };
-    let a = "unit: a\nexec-start: /bin/a\ndynamic-user: true\nrestart: no\n";
+    let a = "unit: a\nexec-start: /bin/a\ndynamic-user: true\nrestart: no\n\
+             state-directory: a\n";
     // Its user named as `a`'s stem: the same hash.
     let b = "unit: b\nexec-start: /bin/b\ndynamic-user: true\nuser: a\nrestart: no\n";
     let default = "unit: default\ntype: virtual\ndepends-on: [a, b]\n";
@@ -506,6 +507,12 @@ fn a_dynamic_user_is_picked_free_held_and_given_back() {
         (ca.uid, ca.uid.map(|u| vec![u]))
     );
     assert_eq!(h.rt.dynamic_users.len(), 2);
+    // `a`'s directories are kept below `private/` (`dirs.rs`); `b` has
+    // none, so nothing is.
+    let runs = h.sys().runs();
+    let private: Vec<(&str, bool)> = runs.iter().map(|(n, d)| (n.as_str(), d.private)).collect();
+    assert!(private.contains(&("a", true)), "{private:?}");
+    assert!(private.contains(&("b", false)), "{private:?}");
     h.exit("a", ExitStatus::Exited(0));
     h.turn_until("a's run ended", |h| h.rt.dynamic_users.len() == 1);
     assert_eq!(h.rt.dynamic_users, [("b".to_string(), cb.uid.unwrap_or(0))]);

@@ -3,7 +3,7 @@
 //! process before anything else (`dirs.rs`, `credentials.rs`,
 //! `terminal.rs`).
 
-use std::ffi::c_int;
+use std::ffi::{c_int, CString};
 use std::path::Path;
 
 use flotilla_units::context::process::Output;
@@ -11,7 +11,7 @@ use flotilla_units::context::{Key, ServiceContext};
 
 use super::{ContextError, Params};
 use crate::sys::mount_steps::cpath;
-use crate::sys::steps::{Builder, OnError, Op};
+use crate::sys::steps::{Builder, DirLink, OnError, Op};
 
 /// The file an output goes to and how it is opened, if it is a file.
 fn output_file(o: Option<&Output>) -> Option<(&Path, c_int)> {
@@ -21,6 +21,18 @@ fn output_file(o: Option<&Output>) -> Option<(&Path, c_int)> {
         Some(Output::Truncate(p)) => Some((p, libc::O_TRUNC)),
         _ => None,
     }
+}
+
+/// The parents of `path` below `above` (not it itself), outermost first.
+fn parents(path: &Path, above: &Path) -> Result<Vec<CString>, String> {
+    let mut out = Vec::new();
+    let mut at = path.parent();
+    while let Some(p) = at.filter(|p| *p != above && *p != Path::new("/")) {
+        out.push(cpath(p)?);
+        at = p.parent();
+    }
+    out.reverse();
+    Ok(out)
 }
 
 /// The first steps: the unit's directories, then its output files, made
@@ -36,25 +48,56 @@ pub(super) fn file_steps(
         key: Some(key),
         message,
     };
-    for (kind, path, mode) in ctx.directories.paths() {
+    for place in ctx.directories.places() {
+        let kind = place.kind;
         let key = kind.key();
-        let mut parents = Vec::new();
-        let mut at = path.parent();
-        while let Some(p) = at.filter(|p| *p != Path::new("/")) {
-            parents.push(cpath(p).map_err(|e| fail(key, e))?);
-            at = p.parent();
-        }
-        parents.reverse();
         let owner = params.owner.filter(|_| kind.owned_and_writable());
+        let status = crate::sys::dirs::exit_status(kind);
+        let (dir, link) = match &place.private {
+            Some(p) => {
+                // The private root first: 0700, root's, its parents
+                // 0755 (as systemd makes it); the directory's parents
+                // below it are 0755 again.
+                b.push(
+                    Op::MakeDir {
+                        parents: parents(&p.root, Path::new("/")).map_err(|e| fail(key, e))?,
+                        path: cpath(&p.root).map_err(|e| fail(key, e))?,
+                        mode: 0o700,
+                        owner: None,
+                        status,
+                        link: None,
+                    },
+                    format!("{key} make {}", p.root.display()),
+                    OnError::Fail,
+                );
+                let link = DirLink {
+                    parents: parents(&place.path, kind.base()).map_err(|e| fail(key, e))?,
+                    path: cpath(&place.path).map_err(|e| fail(key, e))?,
+                    target: cpath(&p.target).map_err(|e| fail(key, e))?,
+                };
+                (p.dir.clone(), Some((link, p.root.as_path())))
+            }
+            None => (place.path.clone(), None),
+        };
+        let above = link.as_ref().map_or(Path::new("/"), |(_, root)| *root);
+        let shown = match &link {
+            Some(_) => format!(
+                "{key} make {} linked from {}",
+                dir.display(),
+                place.path.display()
+            ),
+            None => format!("{key} make {}", dir.display()),
+        };
         b.push(
             Op::MakeDir {
-                parents,
-                path: cpath(&path).map_err(|e| fail(key, e))?,
-                mode,
+                parents: parents(&dir, above).map_err(|e| fail(key, e))?,
+                path: cpath(&dir).map_err(|e| fail(key, e))?,
+                mode: place.mode,
                 owner,
-                status: crate::sys::dirs::exit_status(kind),
+                status,
+                link: link.map(|(l, _)| l),
             },
-            format!("{key} make {}", path.display()),
+            shown,
             OnError::Fail,
         );
     }

@@ -62,6 +62,82 @@ fn directories_are_made_by_the_child_with_owner_mode_and_environment() {
     std::fs::remove_dir_all(&state).unwrap();
 }
 
+/// A dynamic user's directories (`Directories::private`): made below
+/// their kind's `private/` (0700, root's) with a link from their place,
+/// the configuration one in place; the unit's user, who may not search the
+/// 0700 root on the host, reaches and writes them through the links in
+/// its own mount namespace; the stop removes the runtime one and its link.
+#[test]
+fn a_dynamic_users_directories_are_below_private_linked_and_reachable() {
+    let _g = process_lock();
+    let name = format!("flotilla-ctx-private-{}", std::process::id());
+    let roots = [Path::new("/run/private"), Path::new("/var/lib/private")];
+    let had: Vec<bool> = roots.iter().map(|r| r.exists()).collect();
+    let mut c = ctx(&[
+        ("RuntimeDirectory", &name),
+        ("StateDirectory", &format!("{name}/deep")),
+        ("ConfigurationDirectory", &name),
+    ]);
+    c.directories.private = true;
+    let cc = child_context(
+        &c,
+        &context::Params {
+            uid: Some(65534),
+            owner: Some((65534, 65534)),
+            ..Default::default()
+        },
+    );
+    let creds = Credentials {
+        uid: Some(65534),
+        gid: Some(65534),
+        groups: Some(vec![65534]),
+    };
+    let script = format!(
+        "echo s > /var/lib/{name}/deep/f && echo r > /run/{name}/f && \
+         ! ls /var/lib/private/ | grep -v '^{name}$'"
+    );
+    let (status, out) = run(&["/bin/sh", "-c", &script], &cc, Some(&creds));
+    assert!(status.success(), "{status:?}: {out}");
+    for root in roots {
+        let meta = std::fs::symlink_metadata(root).unwrap();
+        assert_eq!((meta.uid(), meta.mode() & 0o7777), (0, 0o700), "{root:?}");
+    }
+    let run_link = Path::new("/run").join(&name);
+    let state_link = Path::new("/var/lib").join(&name).join("deep");
+    assert_eq!(
+        std::fs::read_link(&run_link).unwrap(),
+        Path::new("private").join(&name)
+    );
+    assert_eq!(
+        std::fs::read_link(&state_link).unwrap(),
+        Path::new("../private").join(&name).join("deep")
+    );
+    let written = Path::new("/var/lib/private").join(&name).join("deep/f");
+    let meta = std::fs::metadata(&written).unwrap();
+    assert_eq!(meta.uid(), 65534);
+    assert!(std::fs::symlink_metadata(Path::new("/etc").join(&name))
+        .unwrap()
+        .is_dir());
+    // A second run finds them all and changes nothing.
+    let (status, out) = run(&["/bin/true"], &cc, Some(&creds));
+    assert!(status.success(), "{status:?}: {out}");
+    dirs::remove_runtime(&c.directories).unwrap();
+    assert!(std::fs::symlink_metadata(&run_link).is_err());
+    assert!(!Path::new("/run/private").join(&name).exists());
+    for p in [
+        Path::new("/var/lib/private").join(&name),
+        Path::new("/var/lib").join(&name),
+        Path::new("/etc").join(&name),
+    ] {
+        std::fs::remove_dir_all(p).unwrap();
+    }
+    for (root, had) in roots.iter().zip(had) {
+        if !had {
+            std::fs::remove_dir(root).unwrap();
+        }
+    }
+}
+
 #[test]
 fn a_directory_that_cannot_be_made_ends_the_process_with_systemds_status_and_says_why() {
     let _g = process_lock();

@@ -732,10 +732,14 @@ impl Sys for FakeSys {
 
     fn start_unit(
         &self,
-        _name: &str,
-        _ctx: &flotilla_units::context::ServiceContext,
+        name: &str,
+        ctx: &flotilla_units::context::ServiceContext,
         _owner: Option<(u32, u32)>,
     ) -> Result<crate::sys::unitrun::UnitRun, String> {
+        self.state
+            .borrow_mut()
+            .runs
+            .push((name.to_string(), ctx.directories.clone()));
         Ok(crate::sys::unitrun::UnitRun::default())
     }
 

@@ -64,6 +64,9 @@ static SOCKETS: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 struct State {
     calls: Vec<Call>,
+    /// The directories of each run made ([`super::Sys::start_unit`]), by
+    /// unit, in order.
+    runs: Vec<(String, flotilla_units::context::dirs::Directories)>,
     next_pid: Pid,
     pid: Pid,
     euid: u32,
@@ -174,6 +177,7 @@ impl FakeSys {
         groups.insert("root".to_owned(), 0);
         FakeSys {
             state: RefCell::new(State {
+                runs: Vec::new(),
                 calls: Vec::new(),
                 next_pid: 1000,
                 pid: 4242,
@@ -237,6 +241,13 @@ impl FakeSys {
     /// Every call recorded so far, forgetting them.
     pub fn take_calls(&self) -> Vec<Call> {
         std::mem::take(&mut self.state.borrow_mut().calls)
+    }
+
+    /// The directories of each run made so far, by unit name, in order
+    /// (not a [`Call`]: a run is made at every start, and the calls
+    /// asserted elsewhere do not list it).
+    pub fn runs(&self) -> Vec<(String, flotilla_units::context::dirs::Directories)> {
+        self.state.borrow().runs.clone()
     }
 
     /// The successful spawns recorded so far.

@@ -134,7 +134,13 @@ impl MountKeys {
     /// units above `Where=` (required and ordered before it, always), and
     /// with `default_deps` systemd's default dependencies.
     pub(super) fn finish(self, t: &mut Tr<'_>, spec: &mut UnitSpec, default_deps: bool) {
-        let Some((place, at)) = self.where_ else {
+        // Without `Where=`, the place the unit's name says (as systemd's
+        // `mount_add_extras` takes it).
+        let named = || {
+            let stem = t.unit.strip_suffix(".mount")?;
+            crate::systemd::unescape_path(stem).ok()
+        };
+        let Some((place, at)) = self.where_.or_else(|| named().map(|p| (p, Pos::default()))) else {
             t.error(Pos::default(), "[Mount] has no Where=");
             return;
         };

@@ -133,7 +133,6 @@ fn bad_mount_units() {
             "[Mount]\nWhat=tmpfs\nWhere=/srv/other\n",
             "Where=/srv/other does not match the unit's name srv-data.mount: its mount unit is srv-other.mount",
         ),
-        ("srv.mount", "[Mount]\nWhat=tmpfs\n", "[Mount] has no Where="),
         ("srv.mount", "[Mount]\nWhere=/srv\n", "[Mount] has no What="),
         (
             "srv.mount",
@@ -186,6 +185,61 @@ fn keys_of_other_kinds() {
     assert_eq!(
         messages(&p),
         ["[Mount] Where= does not apply to a .service unit, ignored"]
+    );
+}
+
+/// systemd.exec(5)'s keys in `[Mount]` are the mount process's context
+/// (systemd.mount(5)): systemd's test 33 gives a tmpfs mount its five
+/// directories; in a service's `[Mount]` they are still another kind's.
+#[test]
+fn exec_keys_in_a_mount_are_its_context() {
+    let p = translate_file(
+        "/run/systemd/system/tmp-hoge.mount",
+        "tmp-hoge.mount",
+        "[Mount]\nWhat=tmpfs\nType=tmpfs\nConfigurationDirectory=hoge\n\
+         RuntimeDirectory=hoge\nStateDirectory=hoge\nCacheDirectory=hoge\nLogsDirectory=hoge\n",
+    );
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.expect("loads");
+    // No `Where=`: the unit's name says where.
+    assert_eq!(
+        words(&spec.exec_start),
+        [
+            "/bin/mount",
+            "-t",
+            "tmpfs",
+            "-o",
+            "X-mount.mkdir=0755",
+            "tmpfs",
+            "/tmp/hoge"
+        ]
+    );
+    let paths: Vec<String> = spec
+        .extras
+        .context
+        .directories
+        .paths()
+        .into_iter()
+        .map(|(_, p, _)| p.display().to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/run/hoge",
+            "/var/lib/hoge",
+            "/var/cache/hoge",
+            "/var/log/hoge",
+            "/etc/hoge"
+        ]
+    );
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Mount]\nStateDirectory=a\n[Service]\nExecStart=/bin/x\n",
+    );
+    assert_eq!(
+        messages(&p),
+        ["[Mount] StateDirectory= does not apply to a .service unit, ignored"]
     );
 }
 

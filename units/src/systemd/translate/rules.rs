@@ -87,9 +87,14 @@ pub(super) fn rule_of(sec: &str, key: &str, kind: UnitType, is_mount: bool) -> R
         return Rule::Ignored;
     }
     if sec == "Mount" || (is_mount && sec == "Service") {
-        return match mount::read_of(key) {
-            Some(read) if is_mount && sec == "Mount" => Rule::Mount(read),
-            None if is_mount && sec == "Mount" => Rule::MountUnsupported,
+        // A mount's `[Mount]` also takes systemd.exec(5)'s keys, for the
+        // process that runs mount(8) (its directories, its environment …),
+        // as systemd.mount(5) says.
+        let exec = keys::systemd_context_key("Service", key);
+        return match (mount::read_of(key), exec) {
+            (Some(read), _) if is_mount && sec == "Mount" => Rule::Mount(read),
+            (None, Some(k)) if is_mount && sec == "Mount" => Rule::Context(k),
+            (None, None) if is_mount && sec == "Mount" => Rule::MountUnsupported,
             _ => Rule::OtherSection,
         };
     }

@@ -1,6 +1,8 @@
-//! Parsing `/proc/self/mountinfo` (see `proc_pid_mountinfo(5)`), to know
-//! which of `/proc`, `/sys`, `/dev`, … PID 1 still has to mount, and what
-//! to unmount at shutdown. Pure: the text comes in as bytes.
+//! Parsing `/proc/self/mountinfo` (see `proc_pid_mountinfo(5)`): for the
+//! init, which of `/proc`, `/sys`, `/dev`, … PID 1 still has to mount,
+//! and what to unmount at shutdown; for the bus side, the mount units of
+//! the mount points no unit file made (`bus/src/mounted.rs`). Pure: the
+//! text comes in as bytes.
 //!
 //! A line reads
 //! `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue`:
@@ -30,6 +32,8 @@ pub struct MountEntry {
     pub fstype: String,
     /// The source (`/dev/sda1`, `proc`, …).
     pub source: String,
+    /// The file system's own options (`rw,errors=remount-ro`).
+    pub super_options: String,
 }
 
 /// Every well-formed line of `text`, in order (a mount listed later is
@@ -65,6 +69,7 @@ pub fn parse_line(line: &[u8]) -> Option<MountEntry> {
     }
     let fstype = text(fields.next()?);
     let source = String::from_utf8_lossy(&unescape_bytes(fields.next()?)).into_owned();
+    let super_options = fields.next().map(text).unwrap_or_default();
     Some(MountEntry {
         id,
         parent_id,
@@ -73,6 +78,7 @@ pub fn parse_line(line: &[u8]) -> Option<MountEntry> {
         options,
         fstype,
         source,
+        super_options,
     })
 }
 
@@ -148,6 +154,7 @@ garbage line
         assert_eq!(dev.fstype, "devtmpfs");
         assert_eq!(dev.source, "udev");
         assert_eq!(dev.options, "rw,nosuid");
+        assert_eq!(dev.super_options, "rw,size=10240k,nr_inodes=1000,mode=755");
         let pts = all.get(3).unwrap();
         assert_eq!(pts.fstype, "devpts");
     }

@@ -1,0 +1,218 @@
+//! The mount units of mount points that no unit file made (docs/dbus.md,
+//! "Mount points"). systemd has a `.mount` unit for every mount point of
+//! its mount table, whoever mounted it (the kernel, an initramfs, PID 1,
+//! mount(8) from a shell): active and `mounted`, its `Where=`, `What=`,
+//! `Type=` and `Options=` those of the table; `-.mount`, the root, is
+//! perpetual (never stopped). flotilla's init has units only for the
+//! `.mount` files it loads, so a `.mount` name the init does not have is
+//! answered here from the init's mount table (`/proc/1/mountinfo`), read
+//! when a client asks: the init itself watches and reads nothing for it.
+
+use crate::props::Props;
+use flotilla_units::mountinfo::{self, MountEntry};
+use flotilla_units::systemd::{escape_path, unescape_path};
+use std::path::Path;
+use zbus::zvariant::{ObjectPath, Value};
+
+/// The mount interface.
+pub const MOUNT: &str = "org.freedesktop.systemd1.Mount";
+
+/// The root's unit.
+pub const ROOT: &str = "-.mount";
+
+/// Where the mount table is read: the init's (PID 1's, as systemd reads
+/// its own), else the bus side's own (the same, unless it was given a
+/// mount namespace of its own).
+const TABLES: [&str; 2] = ["/proc/1/mountinfo", "/proc/self/mountinfo"];
+
+/// The mount the unit `name` stands for, when it is a mount unit's name
+/// and its place is a mount point now.
+pub fn find(name: &str) -> Option<MountEntry> {
+    name.strip_suffix(".mount")?;
+    let text = TABLES.iter().find_map(|p| std::fs::read(p).ok())?;
+    lookup(&text, name)
+}
+
+/// [`find`] in the mount table `text`: the mount on top at the place the
+/// name says (the last one listed there), when the name is that place's
+/// own (its escaped path, as systemd names it: `tmp-x.mount` is
+/// `/tmp/x`, never `/tmp-x`).
+pub fn lookup(text: &[u8], name: &str) -> Option<MountEntry> {
+    let stem = name.strip_suffix(".mount")?;
+    let place = unescape_path(stem).ok()?;
+    if escape_path(&place).ok()? != stem {
+        return None;
+    }
+    mountinfo::entries(text)
+        .filter(|e| e.mount_point == Path::new(&place))
+        .last()
+}
+
+/// The mount's options as systemd shows them (`Options=`): the mount's
+/// own, then those of its file system that are not among them.
+pub fn options(e: &MountEntry) -> String {
+    let mut out: Vec<&str> = e.options.split(',').filter(|o| !o.is_empty()).collect();
+    for o in e.super_options.split(',') {
+        if !o.is_empty() && !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    out.join(",")
+}
+
+fn strs(v: Vec<String>) -> Value<'static> {
+    Value::from(v)
+}
+
+/// `org.freedesktop.systemd1.Unit` of the mount unit `name` for the mount
+/// `e`: loaded from the mount table (`SourcePath`), no unit file, active
+/// and `mounted` since a time nobody recorded (0). flotilla can neither
+/// start nor stop it (the init has no such unit): `CanStart` and
+/// `CanStop` say so.
+pub fn unit(name: &str, e: &MountEntry) -> Props {
+    let root = name == ROOT;
+    let description = if root {
+        "Root Mount".to_string()
+    } else {
+        e.mount_point.display().to_string()
+    };
+    vec![
+        ("Id", Value::from(name.to_string())),
+        ("Names", strs(vec![name.to_string()])),
+        ("Following", Value::from("")),
+        ("Requires", strs(vec![])),
+        ("Wants", strs(vec![])),
+        ("After", strs(vec![])),
+        ("Before", strs(vec![])),
+        ("Conflicts", strs(vec![])),
+        ("Triggers", strs(vec![])),
+        ("TriggeredBy", strs(vec![])),
+        ("Documentation", strs(vec![])),
+        ("Description", Value::from(description)),
+        ("LoadState", Value::from("loaded")),
+        ("ActiveState", Value::from("active")),
+        ("FreezerState", Value::from("running")),
+        ("SubState", Value::from("mounted")),
+        ("FragmentPath", Value::from("")),
+        ("SourcePath", Value::from("/proc/self/mountinfo")),
+        ("DropInPaths", strs(vec![])),
+        ("UnitFileState", Value::from("")),
+        ("UnitFilePreset", Value::from("")),
+        ("StateChangeTimestamp", Value::from(0u64)),
+        ("InactiveExitTimestamp", Value::from(0u64)),
+        ("ActiveEnterTimestamp", Value::from(0u64)),
+        ("ActiveExitTimestamp", Value::from(0u64)),
+        ("InactiveEnterTimestamp", Value::from(0u64)),
+        ("CanStart", Value::from(false)),
+        ("CanStop", Value::from(false)),
+        ("CanReload", Value::from(false)),
+        ("CanIsolate", Value::from(false)),
+        ("CanClean", strs(vec![])),
+        (
+            "Job",
+            Value::from((0u32, ObjectPath::from_static_str_unchecked("/"))),
+        ),
+        ("NeedDaemonReload", Value::from(false)),
+        ("ConditionResult", Value::from(true)),
+        ("AssertResult", Value::from(true)),
+        ("LoadError", Value::from(("", ""))),
+        ("Transient", Value::from(false)),
+        ("Perpetual", Value::from(root)),
+        ("InvocationID", Value::from(Vec::<u8>::new())),
+        (
+            "ActivationDetails",
+            Value::from(Vec::<(String, String)>::new()),
+        ),
+    ]
+}
+
+/// `org.freedesktop.systemd1.Mount` of the mount `e`: what the mount
+/// table says, and systemd's values for what nobody set (its default
+/// time-out, 90 s; no process; no cgroup).
+pub fn mount(e: &MountEntry) -> Props {
+    vec![
+        ("Where", Value::from(e.mount_point.display().to_string())),
+        ("What", Value::from(e.source.clone())),
+        ("Options", Value::from(options(e))),
+        ("Type", Value::from(e.fstype.clone())),
+        ("TimeoutUSec", Value::from(90_000_000u64)),
+        ("ControlPID", Value::from(0u32)),
+        ("DirectoryMode", Value::from(0o755u32)),
+        ("SloppyOptions", Value::from(false)),
+        ("LazyUnmount", Value::from(false)),
+        ("ForceUnmount", Value::from(false)),
+        ("ReadWriteOnly", Value::from(false)),
+        ("Result", Value::from("success")),
+        ("ControlGroup", Value::from("")),
+    ]
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    const TABLE: &[u8] = b"\
+21 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw,errors=remount-ro\n\
+22 21 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:5 - proc proc rw\n\
+30 21 0:30 / /tmp rw,nosuid,nodev shared:9 - tmpfs tmpfs rw,size=65536k\n\
+31 30 0:31 / /tmp rw shared:10 - tmpfs other rw\n\
+32 21 0:32 / /srv/my\\040data rw - tmpfs data rw\n\
+33 21 0:33 / /tmp-x rw - tmpfs tmpx rw\n";
+
+    /// Name, and the place and source of the mount it stands for.
+    #[test]
+    fn a_mount_units_name_finds_the_mount_on_top_of_its_place() {
+        let table: &[(&str, Option<(&str, &str)>)] = &[
+            ("-.mount", Some(("/", "/dev/vda1"))),
+            ("proc.mount", Some(("/proc", "proc"))),
+            // Mounted twice: the one on top.
+            ("tmp.mount", Some(("/tmp", "other"))),
+            ("srv-my\\x20data.mount", Some(("/srv/my data", "data"))),
+            ("tmp\\x2dx.mount", Some(("/tmp-x", "tmpx"))),
+            // `tmp-x` is /tmp/x, which is no mount point.
+            ("tmp-x.mount", None),
+            ("srv.mount", None),
+            // Not the place's own name, or not a mount's.
+            ("proc-.mount", None),
+            ("proc.service", None),
+            ("-.service", None),
+        ];
+        for (name, want) in table {
+            let got = lookup(TABLE, name);
+            let got = got
+                .as_ref()
+                .map(|e| (e.mount_point.to_str().unwrap_or(""), e.source.as_str()));
+            assert_eq!(got, *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_roots_unit_is_perpetual_active_and_mounted() {
+        let e = lookup(TABLE, ROOT).expect("the root is mounted");
+        let root = unit(ROOT, &e);
+        let get = |p: &Props, n: &str| {
+            p.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no {n}"))
+        };
+        assert_eq!(get(&root, "Description"), Value::from("Root Mount"));
+        assert_eq!(get(&root, "ActiveState"), Value::from("active"));
+        assert_eq!(get(&root, "SubState"), Value::from("mounted"));
+        assert_eq!(get(&root, "LoadState"), Value::from("loaded"));
+        assert_eq!(get(&root, "Perpetual"), Value::from(true));
+        let m = mount(&e);
+        assert_eq!(get(&m, "Where"), Value::from("/"));
+        assert_eq!(get(&m, "What"), Value::from("/dev/vda1"));
+        assert_eq!(get(&m, "Type"), Value::from("ext4"));
+        assert_eq!(
+            get(&m, "Options"),
+            Value::from("rw,relatime,errors=remount-ro")
+        );
+        let p = lookup(TABLE, "proc.mount").expect("proc is mounted");
+        let proc = unit("proc.mount", &p);
+        assert_eq!(get(&proc, "Description"), Value::from("/proc"));
+        assert_eq!(get(&proc, "Perpetual"), Value::from(false));
+    }
+}

@@ -1,0 +1,92 @@
+//! The mount units of mount points that no unit file made (docs/dbus.md,
+//! "Mount points"), with Debian's `/bin/systemctl`: `-.mount` (the root)
+//! and `proc.mount` answer as systemd's, active and `mounted`, with the
+//! mount table's `Where=`, `What=` and `Type=`; a place that is no mount
+//! point is still not found.
+
+use super::{busd, started, systemctl};
+use flotilla_tests::init::TestDir;
+use flotilla_units::mountinfo;
+use std::path::Path;
+
+#[test]
+fn the_roots_mount_unit_and_other_mount_points_answer_as_systemds() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+    // What busd reads: the mount table of PID 1 (the host's here).
+    let table = std::fs::read("/proc/1/mountinfo").unwrap_or_default();
+    let on_top = |place: &str| {
+        mountinfo::entries(&table)
+            .filter(|e| e.mount_point == Path::new(place))
+            .last()
+            .unwrap_or_else(|| panic!("{place} is no mount point of PID 1"))
+    };
+    let root = on_top("/");
+
+    let out = systemctl(&bus, &["status", "-n0", "--", "-.mount"]);
+    out.expect(0);
+    for want in [
+        "-.mount - Root Mount".to_string(),
+        "Loaded: loaded".to_string(),
+        "Active: active (mounted)".to_string(),
+        "Where: /\n".to_string(),
+        format!("What: {}\n", root.source),
+    ] {
+        assert!(out.stdout.contains(&want), "{want:?} in {out:?}");
+    }
+
+    let out = systemctl(
+        &bus,
+        &[
+            "show",
+            "-p",
+            "LoadState",
+            "-p",
+            "ActiveState",
+            "-p",
+            "SubState",
+            "-p",
+            "Where",
+            "-p",
+            "What",
+            "-p",
+            "Type",
+            "-p",
+            "Perpetual",
+            "-p",
+            "SourcePath",
+            "--",
+            "-.mount",
+        ],
+    );
+    out.expect(0);
+    let mut got: Vec<&str> = out.stdout.lines().collect();
+    got.sort_unstable();
+    let mut want = vec![
+        "ActiveState=active".to_string(),
+        "LoadState=loaded".to_string(),
+        "Perpetual=yes".to_string(),
+        "SourcePath=/proc/self/mountinfo".to_string(),
+        "SubState=mounted".to_string(),
+        format!("Type={}", root.fstype),
+        format!("What={}", root.source),
+        "Where=/".to_string(),
+    ];
+    want.sort_unstable();
+    assert_eq!(got, want, "{out:?}");
+
+    // Another mount point the init has no unit for: its own place.
+    let proc = on_top("/proc");
+    let out = systemctl(&bus, &["show", "-P", "What", "proc.mount"]);
+    out.expect(0);
+    assert_eq!(out.stdout, format!("{}\n", proc.source));
+    let out = systemctl(&bus, &["is-active", "proc.mount"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "active\n");
+
+    // A place nothing is mounted on: not found, as under systemd.
+    let out = systemctl(&bus, &["status", "-n0", "srv-flotilla\\x2dnothing.mount"]);
+    out.expect(4);
+    assert!(out.stderr.contains("could not be found"), "{out:?}");
+}
