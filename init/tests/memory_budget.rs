@@ -184,6 +184,7 @@ fn kept(units: usize, target: &str, ask: bool) -> Heap {
         settle(&mut rt);
     }
     drop(rt.sys().take_calls());
+    drop(rt.sys().take_runs());
     drop(rt.sys().take_console());
     let kept = live() - before;
     rt.close();

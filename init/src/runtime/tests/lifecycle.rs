@@ -509,7 +509,7 @@ fn a_dynamic_user_is_picked_free_held_and_given_back() {
     assert_eq!(h.rt.dynamic_users.len(), 2);
     // `a`'s directories are kept below `private/` (`dirs.rs`); `b` has
     // none, so nothing is.
-    let runs = h.sys().runs();
+    let runs = h.sys().take_runs();
     let private: Vec<(&str, bool)> = runs.iter().map(|(n, d)| (n.as_str(), d.private)).collect();
     assert!(private.contains(&("a", true)), "{private:?}");
     assert!(private.contains(&("b", false)), "{private:?}");

@@ -243,11 +243,11 @@ impl FakeSys {
         std::mem::take(&mut self.state.borrow_mut().calls)
     }
 
-    /// The directories of each run made so far, by unit name, in order
-    /// (not a [`Call`]: a run is made at every start, and the calls
-    /// asserted elsewhere do not list it).
-    pub fn runs(&self) -> Vec<(String, flotilla_units::context::dirs::Directories)> {
-        self.state.borrow().runs.clone()
+    /// The directories of each run made since the last call, by unit
+    /// name, in order (not a [`Call`]: a run is made at every start, and
+    /// the calls asserted elsewhere do not list it); the record is let go.
+    pub fn take_runs(&self) -> Vec<(String, flotilla_units::context::dirs::Directories)> {
+        std::mem::take(&mut self.state.borrow_mut().runs)
     }
 
     /// The successful spawns recorded so far.
