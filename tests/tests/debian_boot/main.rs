@@ -726,11 +726,12 @@ fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     assert_first_boot(&facts[5], true);
     assert_login_session(&vm, &m, "flotilla");
     // `systemctl daemon-reexec` from a login, as the systemd package's
-    // upgrade runs it: the init carries that login's scope across its
+    // upgrade runs it (the login's scope is the last part of its cgroup,
+    // `/user.slice/user-0.slice/session-N.scope`): the init carries that login's scope across its
     // `execve`, so the scope still ends with the login and logind closes the
     // session (the next login finds one session only).
     assert_eq!(
-        vm.ssh_ok(&m, "systemctl daemon-reexec && systemctl is-active \"$(cut -d/ -f2 /proc/self/cgroup | tail -n1)\""),
+        vm.ssh_ok(&m, "systemctl daemon-reexec && systemctl is-active \"$(basename \"$(tail -n1 /proc/self/cgroup)\")\""),
         "active\n",
         "the login's scope after daemon-reexec"
     );

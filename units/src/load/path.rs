@@ -17,9 +17,7 @@
 //!   ([`super::instances`]).
 //! - `NAME.wants/` and `NAME.requires/` entries add `Wants=` and
 //!   `Requires=` edges to the unit named `NAME` (YAML or systemd): `wants`
-//!   and `requires`, which order nothing, unless an `After=` orders them
-//!   (also to a name no file defines, of a kind flotilla runs: a unit not
-//!   found, as systemd's);
+//!   and `requires`, which order nothing, unless an `After=` orders them;
 //!   a target's default ordering after them is added over the whole set
 //!   (`default_deps.rs`, `target_order.rs`).
 //!
@@ -461,7 +459,7 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                     instances.insert(w.clone());
                 } else if masked.contains(w.as_str()) {
                     continue;
-                } else if broken.contains(w) || (!provided.contains(w) && !translatable(w)) {
+                } else if !provided.contains(w) {
                     let why = if broken.contains(w) {
                         "which could not be loaded (its error is reported at its file)"
                     } else {
@@ -473,20 +471,6 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                         format!("{} {kind} {w}, {why}; ignored", source.name),
                     ));
                     continue;
-                } else if !provided.contains(w) {
-                    // A unit of a kind flotilla runs that no file defines:
-                    // the edge stays, to a unit not found, as systemd's
-                    // (`systemctl show -p Wants` names it; a `wants`
-                    // changes nothing, a `requires` keeps the unit from
-                    // starting).
-                    warnings.push(Diagnostic::warning(
-                        link_path(dirs, &source.name, kind, w),
-                        Pos::default(),
-                        format!(
-                            "{} {kind} {w}, which is not on the unit search path",
-                            source.name
-                        ),
-                    ));
                 }
                 let list = if kind == "wants" {
                     &mut source.wants
