@@ -103,7 +103,17 @@ pub fn active_of(s: &UnitStatus) -> &'static str {
     if s.cleaning {
         return "maintenance";
     }
+    if auto_restart(s) {
+        return "activating";
+    }
     active_state(s.kind, shown(s))
+}
+
+/// A failed unit whose `Restart=` starts it again after its delay:
+/// systemd's `activating`/`auto-restart` between attempts, never
+/// `failed` until it gives up (its test 11 waits for `failed` as the end).
+fn auto_restart(s: &UnitStatus) -> bool {
+    s.state == UnitState::Failed && s.restart_in_ms.is_some()
 }
 
 /// systemd's `SubState` of `s`: `cleaning` while its directories are
@@ -111,6 +121,9 @@ pub fn active_of(s: &UnitStatus) -> &'static str {
 pub fn sub_of(s: &UnitStatus) -> &'static str {
     if s.cleaning {
         return "cleaning";
+    }
+    if auto_restart(s) {
+        return "auto-restart";
     }
     sub_state(s.kind, shown(s))
 }

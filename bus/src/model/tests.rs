@@ -83,6 +83,22 @@ fn names_as_systemd_has_them() {
     assert!(!means("other.service", &hostnamed));
 }
 
+/// Between a failure and the restart `Restart=` makes: `activating`,
+/// `auto-restart`; failed once no restart is pending.
+#[test]
+fn a_failed_unit_waiting_to_restart_is_activating() {
+    let mut u = unit(
+        "f.service",
+        UnitType::ForegroundSupervised,
+        UnitState::Failed,
+        "",
+    );
+    u.restart_in_ms = Some(100);
+    assert_eq!((active_of(&u), sub_of(&u)), ("activating", "auto-restart"));
+    u.restart_in_ms = None;
+    assert_eq!((active_of(&u), sub_of(&u)), ("failed", "failed"));
+}
+
 #[test]
 fn states_in_systemds_words() {
     use UnitState::*;
