@@ -11,7 +11,7 @@
 //! a fresh copy of that disk, booted by `contrib/debian/run` (software
 //! emulated qemu, one CPU); each test is, over ssh, `systemctl start
 //! --no-block testsuite-NN.service` and a wait (bounded: 600 s under
-//! systemd, three times systemd's time under flotilla, and 180 s for a
+//! systemd, three times systemd's time under flotilla, and 90 s for a
 //! known failure, [`KNOWN_LIMIT`]) until the unit is
 //! neither starting nor queued; it passes when its `Result` is `success`,
 //! `/testok` exists and `/failed` is absent or empty. Tests share a boot
@@ -62,11 +62,13 @@ const TESTS: [&str; 25] = [
     "41", "42", "48", "56", "57", "59", "63", "68", "71",
 ];
 
-/// The most a known failure may run under flotilla: long enough to reach
-/// the failures the table names (26 and 33 took 133 s and 102 s to
-/// theirs), short of the whole [`guest::TEST_LIMIT`] a test that gets
-/// further and further would take from the suite's budget (15 took it).
-const KNOWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
+/// The most a known failure may run under flotilla: it has only to fail,
+/// and the suite's budget (40 minutes) does not hold the whole
+/// [`guest::TEST_LIMIT`] of a test that gets further and further (15 took
+/// its 600 s, 26 238 s, in the loaded run of 2026-11-27 08:29). One cut
+/// short by it fails before the step its row in docs/debian.md names,
+/// which a run of chosen tests (`SYSTEMD_TESTS=NN`, no cap) reaches.
+const KNOWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 
 /// The version of the way a test is run here: part of the key of the
 /// cached systemd results, raised when [`guest`] changes what it runs.
@@ -297,7 +299,7 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
             .get(t)
             .map(|s| guest::flotilla_limit(*s))
             .unwrap_or(guest::TEST_LIMIT);
-        if is_known(t) {
+        if is_known(t) && std::env::var_os("SYSTEMD_TESTS").is_none() {
             limit.min(KNOWN_LIMIT)
         } else {
             limit
