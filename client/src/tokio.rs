@@ -11,15 +11,19 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 
-/// Connects; the halves of the connection.
-async fn connect(path: &Path) -> Result<(Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf), Error> {
-    let stream = UnixStream::connect(path)
+/// Connects to the control socket at `path`.
+async fn open(path: &Path) -> Result<UnixStream, Error> {
+    UnixStream::connect(path)
         .await
         .map_err(|source| Error::Unreachable {
             path: path.to_path_buf(),
             source,
-        })?;
-    let (r, w) = stream.into_split();
+        })
+}
+
+/// Connects; the halves of the connection.
+async fn connect(path: &Path) -> Result<(Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf), Error> {
+    let (r, w) = open(path).await?.into_split();
     Ok((BufReader::new(r).lines(), w))
 }
 
@@ -70,12 +74,7 @@ pub async fn request_passing(
         path: path.to_path_buf(),
         source,
     };
-    let stream = UnixStream::connect(path)
-        .await
-        .map_err(|source| Error::Unreachable {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let stream = open(path).await?;
     let line = request_line(req);
     let sent = loop {
         stream.writable().await.map_err(send_error)?;
