@@ -689,6 +689,7 @@ pub const RULES: &[Rule] = &[
     Rule::Exclusive("ready-grep", "ready-bus-name"),
     // It would run again every time it finishes.
     Rule::NoRestart(UnitType::Oneshot, RestartPolicy::Always),
+    Rule::NoRestart(UnitType::Oneshot, RestartPolicy::OnSuccess),
 ];
 
 #[cfg(test)]

@@ -99,7 +99,10 @@ impl UnitType {
     }
 }
 
-/// When a unit's process is started again after it ends.
+/// When a unit's process is started again after it ends. A YAML unit
+/// says `no`, `on-failure` or `always`; a systemd unit may also say one of
+/// `Restart=`'s narrower policies, which [`RestartPolicy::restarts_after`]
+/// judges by systemd's table (docs/systemd-units.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RestartPolicy {
@@ -109,15 +112,63 @@ pub enum RestartPolicy {
     OnFailure,
     /// After any exit that the init did not ask for.
     Always,
+    /// After a clean exit only (systemd's `on-success`).
+    OnSuccess,
+    /// After a signal, a timeout, a watchdog timeout or a failure of
+    /// another kind, not after a non-zero exit status (`on-abnormal`).
+    OnAbnormal,
+    /// After an uncaught signal only (`on-abort`).
+    OnAbort,
+    /// After a watchdog timeout only (`on-watchdog`).
+    OnWatchdog,
 }
 
 impl RestartPolicy {
+    /// Every policy, in systemd's order of `Restart=` values.
+    pub const ALL: [RestartPolicy; 7] = [
+        RestartPolicy::No,
+        RestartPolicy::OnSuccess,
+        RestartPolicy::OnFailure,
+        RestartPolicy::OnAbnormal,
+        RestartPolicy::OnWatchdog,
+        RestartPolicy::OnAbort,
+        RestartPolicy::Always,
+    ];
+
     /// The name used in unit files.
     pub fn as_str(self) -> &'static str {
         match self {
             RestartPolicy::No => "no",
             RestartPolicy::OnFailure => "on-failure",
             RestartPolicy::Always => "always",
+            RestartPolicy::OnSuccess => "on-success",
+            RestartPolicy::OnAbnormal => "on-abnormal",
+            RestartPolicy::OnAbort => "on-abort",
+            RestartPolicy::OnWatchdog => "on-watchdog",
+        }
+    }
+
+    /// Whether a unit that ended by itself is started again, `failure`
+    /// being why it ended (`None`: a clean exit). A start skipped by
+    /// `exec-condition` is never restarted; a request to stop never
+    /// reaches here.
+    pub fn restarts_after(self, failure: Option<crate::state::FailureKind>) -> bool {
+        use crate::state::FailureKind as F;
+        use RestartPolicy as R;
+        match failure {
+            Some(F::ExecCondition) => false,
+            None => matches!(self, R::Always | R::OnSuccess),
+            Some(F::ExitCode) => matches!(self, R::Always | R::OnFailure),
+            Some(F::Signal) => {
+                matches!(self, R::Always | R::OnFailure | R::OnAbnormal | R::OnAbort)
+            }
+            Some(F::Watchdog) => {
+                matches!(
+                    self,
+                    R::Always | R::OnFailure | R::OnAbnormal | R::OnWatchdog
+                )
+            }
+            Some(_) => matches!(self, R::Always | R::OnFailure | R::OnAbnormal),
         }
     }
 }

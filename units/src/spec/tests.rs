@@ -95,3 +95,39 @@ fn extras_are_boxed_only_when_set() {
     let err = serde_json::from_str::<UnitSpec>(r#"{"name":1}"#).unwrap_err();
     assert!(err.to_string().contains("invalid type"), "{err}");
 }
+
+/// systemd's `Restart=` table (`service_shall_restart()`), every row.
+#[test]
+fn restart_policies_follow_systemds_table() {
+    use crate::state::FailureKind as F;
+    use RestartPolicy as R;
+    let rows: [(Option<F>, &[R]); 8] = [
+        (None, &[R::Always, R::OnSuccess]),
+        (Some(F::ExitCode), &[R::Always, R::OnFailure]),
+        (
+            Some(F::Signal),
+            &[R::Always, R::OnFailure, R::OnAbnormal, R::OnAbort],
+        ),
+        (Some(F::Timeout), &[R::Always, R::OnFailure, R::OnAbnormal]),
+        (
+            Some(F::Watchdog),
+            &[R::Always, R::OnFailure, R::OnAbnormal, R::OnWatchdog],
+        ),
+        (
+            Some(F::Resources),
+            &[R::Always, R::OnFailure, R::OnAbnormal],
+        ),
+        (Some(F::OomKill), &[R::Always, R::OnFailure, R::OnAbnormal]),
+        (Some(F::ExecCondition), &[]),
+    ];
+    for (end, restarting) in rows {
+        for p in R::ALL {
+            assert_eq!(
+                p.restarts_after(end),
+                restarting.contains(&p),
+                "Restart={} after {end:?}",
+                p.as_str()
+            );
+        }
+    }
+}

@@ -483,7 +483,11 @@ fn restart_policies() {
     let exact = [
         ("no", RestartPolicy::No),
         ("", RestartPolicy::No),
+        ("on-success", RestartPolicy::OnSuccess),
         ("on-failure", RestartPolicy::OnFailure),
+        ("on-abnormal", RestartPolicy::OnAbnormal),
+        ("on-watchdog", RestartPolicy::OnWatchdog),
+        ("on-abort", RestartPolicy::OnAbort),
         ("always", RestartPolicy::Always),
     ];
     for (v, policy) in exact {
@@ -492,35 +496,6 @@ fn restart_policies() {
             policy,
             "Restart={v}"
         );
-    }
-    let inexact = [
-        (
-            "on-abnormal",
-            RestartPolicy::OnFailure,
-            "Restart=on-abnormal is run as on-failure (restart after any failure)",
-        ),
-        (
-            "on-abort",
-            RestartPolicy::OnFailure,
-            "Restart=on-abort is run as on-failure (restart after any failure)",
-        ),
-        (
-            "on-watchdog",
-            RestartPolicy::OnFailure,
-            "Restart=on-watchdog is run as on-failure (restart after any failure)",
-        ),
-        (
-            "on-success",
-            RestartPolicy::Always,
-            "Restart=on-success is run as always (restart after any exit)",
-        ),
-    ];
-    for (v, policy, msg) in inexact {
-        let s = warned(
-            svc(&format!("ExecStart=/bin/x\nRestart={v}")),
-            &[&format!("u/web.service:3:1: warning: {msg}")],
-        );
-        assert_eq!(s.restart, policy, "Restart={v}");
     }
     refused(
         svc("ExecStart=/bin/x\nRestart=sometimes"),
@@ -533,10 +508,7 @@ fn restart_policies() {
     );
     refused(
         svc("Type=oneshot\nExecStart=/bin/x\nRestart=on-success"),
-        &[
-            "u/web.service:4:1: warning: Restart=on-success is run as always (restart after any exit)",
-            "u/web.service:4:1: Restart=on-success is not allowed with Type=oneshot",
-        ],
+        &["u/web.service:4:1: Restart=on-success is not allowed with Type=oneshot"],
     );
     let s = clean(svc("Type=oneshot\nExecStart=/bin/x\nRestart=on-failure"));
     assert_eq!(s.restart, RestartPolicy::OnFailure);
@@ -1042,19 +1014,20 @@ fn translate_takes_option_lists_without_positions() {
             o("Unit", "Description", "web %i"),
             o("Service", "ExecStart", "/bin/web --port 80%i"),
             o("Service", "Restart", "on-abort"),
+            o("Service", "GuessMainPID", "no"),
             o("X-Fleet", "Conflicts", "web@*.service"),
         ],
     );
     assert_eq!(
         diags(&p),
-        ["etcd:web@2.service: warning: Restart=on-abort is run as on-failure (restart after any failure)"]
+        ["etcd:web@2.service: warning: [Service] GuessMainPID= is not supported, ignored"]
     );
     assert_eq!(p.origin.file, "etcd:web@2.service");
     assert_eq!(p.origin.pos, Pos::default());
     let s = p.spec.unwrap();
     assert_eq!(s.description.as_deref(), Some("web 2"));
     assert_eq!(s.exec_start, Some(cmd(&["/bin/web", "--port", "802"])));
-    assert_eq!(s.restart, RestartPolicy::OnFailure);
+    assert_eq!(s.restart, RestartPolicy::OnAbort);
 }
 
 fn fixture(name: &str) -> String {

@@ -105,6 +105,41 @@ fn restart_prevent_and_force() {
     assert!(t.restart_due(), "forced");
 }
 
+/// systemd's `Restart=` table, through the planner: whether the unit
+/// waits to restart after each way its main process can end.
+#[test]
+fn restart_policies_restart_after_their_kinds_of_end() {
+    let ends = [
+        ("exit 0", ExitStatus::Code(0)),
+        ("exit 1", ExitStatus::Code(1)),
+        ("SIGABRT", ExitStatus::Signal(6)),
+    ];
+    let table = [
+        (RestartPolicy::No, [false, false, false]),
+        (RestartPolicy::Always, [true, true, true]),
+        (RestartPolicy::OnSuccess, [true, false, false]),
+        (RestartPolicy::OnFailure, [false, true, true]),
+        (RestartPolicy::OnAbnormal, [false, false, true]),
+        (RestartPolicy::OnAbort, [false, false, true]),
+        (RestartPolicy::OnWatchdog, [false, false, false]),
+    ];
+    for (policy, restarts) in table {
+        for ((what, status), restart) in ends.into_iter().zip(restarts) {
+            let mut s = unit(UnitType::ForegroundSupervised);
+            s.restart = policy;
+            let mut t = T::new(s);
+            let (_, pid) = t.spawn();
+            t.exit(pid, status);
+            assert_eq!(t.restart_due(), restart, "{} after {what}", policy.as_str());
+            let end = match (status, restart) {
+                (ExitStatus::Code(0), false) => UnitState::Exited,
+                _ => UnitState::Failed,
+            };
+            assert_eq!(t.state(), end, "{} after {what}", policy.as_str());
+        }
+    }
+}
+
 #[test]
 fn a_oneshots_commands_run_in_order() {
     let mut s = unit(UnitType::Oneshot);

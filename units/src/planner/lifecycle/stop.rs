@@ -9,18 +9,18 @@ use super::super::record::{Failure, Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
 use crate::context::process::OomPolicy;
 use crate::graph::UnitId;
-use crate::spec::{defaults, Ready, RestartPolicy, Runs, Signal};
+use crate::spec::{defaults, Ready, Runs, Signal};
 use crate::state::{FailureKind, UnitState};
 use std::time::Duration;
 
 impl Planner {
     /// A failure: record why, stop what is left, and (after stop-post) be
-    /// `failed`, restarting if the policy allows. Every failure (exit,
-    /// signal, timeout, spawn or pidfile error) counts for `on-failure`;
-    /// `always` also restarts after a clean exit, which reaches here from
-    /// [`Planner::main_exited`].
+    /// `failed`, restarting if the policy allows for a failure of this kind
+    /// ([`crate::spec::RestartPolicy::restarts_after`]: every failure counts for
+    /// `on-failure`). `always` also restarts after a clean exit, which
+    /// reaches here from [`Planner::main_exited`].
     pub(in crate::planner) fn fail(&mut self, u: UnitId, kind: FailureKind, why: String) {
-        let restart = self.restart_policy(u) != RestartPolicy::No;
+        let restart = self.restart_policy(u).restarts_after(Some(kind));
         self.fail_restarting(u, Failure::new(kind, why), restart);
     }
 
@@ -44,22 +44,31 @@ impl Planner {
     /// A failure by a helper's exit (`exec-start-pre`, `exec-start-post`):
     /// as [`Self::fail`], of that exit's kind.
     pub(super) fn fail_status(&mut self, u: UnitId, status: ExitStatus, why: String) {
-        let restart = self.restart_policy(u) != RestartPolicy::No;
-        self.fail_restarting(u, Failure::of_exit(status, why), restart);
+        let failure = Failure::of_exit(status, why);
+        let restart = self.restart_policy(u).restarts_after(Some(failure.kind));
+        self.fail_restarting(u, failure, restart);
     }
 
     /// A failure by an exit status of the main process: as [`Self::fail`],
     /// but `restart-prevent-exit-status` keeps the unit from restarting
     /// and `restart-force-exit-status` restarts it whatever its `restart`.
     pub(super) fn fail_exit(&mut self, u: UnitId, status: ExitStatus, why: String) {
+        let failure = Failure::of_exit(status, why);
         let extras = &self.spec_of(u).extras;
         let restart = if extras.restart_prevent_exit_status.contains(status) {
             false
         } else {
             extras.restart_force_exit_status.contains(status)
-                || self.restart_policy(u) != RestartPolicy::No
+                || self.restart_policy(u).restarts_after(Some(failure.kind))
         };
-        self.fail_restarting(u, Failure::of_exit(status, why), restart);
+        self.fail_restarting(u, failure, restart);
+    }
+
+    /// A clean exit that the policy restarts after (`always`,
+    /// `on-success`): through `failed` and the back-off, as a failure
+    /// would, so that a daemon that keeps exiting does not spin.
+    fn restart_after_clean_exit(&mut self, u: UnitId, status: ExitStatus) {
+        self.fail_restarting(u, Failure::of_exit(status, status.describe()), true);
     }
 
     fn fail_restarting(&mut self, u: UnitId, failure: Failure, restart: bool) {
@@ -217,17 +226,19 @@ impl Planner {
     }
 
     /// The main process's end while up: a clean exit is `exited`, unless
-    /// the unit restarts always; anything else a failure.
+    /// the policy restarts after one; anything else a failure.
     fn main_ended(&mut self, u: UnitId, status: ExitStatus) {
         let i = u.index();
-        if self.main_ok(u, status) && self.restart_policy(u) != RestartPolicy::Always {
+        if !self.main_ok(u, status) {
+            self.fail_exit(u, status, status.describe());
+        } else if self.restart_policy(u).restarts_after(None) {
+            self.restart_after_clean_exit(u, status);
+        } else {
             let rec = &mut self.records[i];
             rec.rare_reset(|r| r.failure = None);
             rec.exit_ok = true;
             rec.status = Status::Fixed("exit status 0");
             self.finish_main(u, true);
-        } else {
-            self.fail_exit(u, status, status.describe());
         }
     }
 
@@ -268,13 +279,14 @@ impl Planner {
         let ok = self.main_ok(u, status);
         let rec = &mut self.records[u.index()];
         if std::mem::take(&mut rec.self_stop) {
-            if ok && restart != RestartPolicy::Always {
+            if ok && !restart.restarts_after(None) {
                 rec.rare_reset(|r| r.failure = None);
                 rec.exit_ok = true;
                 rec.status = Status::Fixed("exit status 0");
             } else {
-                rec.restart_due = restart != RestartPolicy::No;
-                rec.rare_mut().failure = Some(Failure::of_exit(status, status.describe()));
+                let failure = Failure::of_exit(status, status.describe());
+                rec.restart_due = restart.restarts_after(Some(failure.kind).filter(|_| !ok));
+                rec.rare_mut().failure = Some(failure);
             }
         }
         self.check_stopped(u);

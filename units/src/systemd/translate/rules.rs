@@ -268,33 +268,19 @@ fn exec_start(r: &mut Reading<'_>, p: Pos, key: &str, v: &str) {
 }
 
 fn restart(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
-    let policy = match v {
-        "" | "no" => RestartPolicy::No,
-        "on-failure" => RestartPolicy::OnFailure,
-        "on-abnormal" | "on-abort" | "on-watchdog" => {
-            r.t.warn(
-                p,
-                format!("Restart={v} is run as on-failure (restart after any failure)"),
-            );
-            RestartPolicy::OnFailure
-        }
-        "always" => RestartPolicy::Always,
-        "on-success" => {
-            r.t.warn(
-                p,
-                "Restart=on-success is run as always (restart after any exit)",
-            );
-            RestartPolicy::Always
-        }
-        _ => {
-            r.t.error(
-                p,
-                format!(
-                    "invalid Restart={v} (no, on-success, on-failure, on-abnormal, on-watchdog, on-abort, always)"
-                ),
-            );
-            return;
-        }
+    let policy = if v.is_empty() {
+        Some(RestartPolicy::No)
+    } else {
+        RestartPolicy::ALL.into_iter().find(|r| r.as_str() == v)
+    };
+    let Some(policy) = policy else {
+        r.t.error(
+            p,
+            format!(
+                "invalid Restart={v} (no, on-success, on-failure, on-abnormal, on-watchdog, on-abort, always)"
+            ),
+        );
+        return;
     };
     r.spec.restart = policy;
     r.restart_at = Some((v.to_string(), p));
