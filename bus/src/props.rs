@@ -260,9 +260,36 @@ pub fn type_props(s: &UnitStatus) -> Props {
             if let Some(lists) = &s.exec {
                 out.extend(crate::exec_props::exec_props(lists));
             }
+            if let Some(settings) = &s.settings {
+                out.extend(settings_props(settings));
+            }
         }
     }
     out
+}
+
+/// A unit's restart, timeout, kill and user settings (systemd's `Service`
+/// and `Kill` interfaces, which `systemctl show` merges). A stop's last
+/// resort is always `SIGKILL`.
+fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
+    vec![
+        ("Restart", Value::from(s.restart.clone())),
+        ("RestartUSec", Value::from(s.restart_usec)),
+        ("TimeoutStartUSec", Value::from(s.timeout_start_usec)),
+        ("TimeoutStopUSec", Value::from(s.timeout_stop_usec)),
+        ("WatchdogUSec", Value::from(s.watchdog_usec)),
+        ("RemainAfterExit", Value::from(s.remain_after_exit)),
+        ("KillMode", Value::from(s.kill_mode.clone())),
+        ("KillSignal", Value::from(s.kill_signal)),
+        ("RestartKillSignal", Value::from(s.restart_kill_signal)),
+        ("FinalKillSignal", Value::from(9i32)),
+        ("SendSIGKILL", Value::from(true)),
+        ("SendSIGHUP", Value::from(s.send_sighup)),
+        ("User", Value::from(s.user.clone())),
+        ("Group", Value::from(s.group.clone())),
+        ("DynamicUser", Value::from(s.dynamic_user)),
+        ("WorkingDirectory", Value::from(s.working_directory.clone())),
+    ]
 }
 
 /// The type interface of a name the init does not have, by its suffix, as

@@ -39,6 +39,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         dependencies: None,
         limits: Default::default(),
         exec: None,
+        settings: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

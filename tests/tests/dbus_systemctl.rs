@@ -1896,6 +1896,54 @@ fn systemd_run_type_simple_is_started_at_fork_and_exec_is_not() {
         assert_ne!(out.code, 0, "{unit}: {out:?}");
     }
     systemctl(&bus, &["stop", "four.service"]).expect(0);
+
+    // The test's last unit: its kill and restart settings are served as
+    // systemd serves them, and a restart and a stop of it work.
+    debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &[
+            "--unit=seven",
+            "-p",
+            "KillSignal=SIGTERM",
+            "-p",
+            "RestartKillSignal=SIGINT",
+            "-p",
+            "Restart=on-abort",
+            "-p",
+            "TimeoutStopSec=7",
+            "-p",
+            "Type=exec",
+            "/bin/sleep",
+            "infinity",
+        ],
+    )
+    .expect(0);
+    let out = systemctl(
+        &bus,
+        &[
+            "show",
+            "-p",
+            "KillSignal,RestartKillSignal,Restart,TimeoutStopUSec,KillMode,SendSIGKILL",
+            "seven.service",
+        ],
+    );
+    let mut got: Vec<&str> = out.stdout.lines().collect();
+    got.sort_unstable();
+    assert_eq!(
+        got,
+        [
+            "KillMode=control-group",
+            "KillSignal=15",
+            "Restart=on-abort",
+            "RestartKillSignal=2",
+            "SendSIGKILL=yes",
+            "TimeoutStopUSec=7s",
+        ],
+        "{out:?}"
+    );
+    systemctl(&bus, &["restart", "seven.service"]).expect(0);
+    systemctl(&bus, &["stop", "seven.service"]).expect(0);
 }
 
 /// `systemd-run --wait` (over the system bus, which it needs for the

@@ -25,6 +25,7 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         dependencies: None,
         limits: Default::default(),
         exec: None,
+        settings: None,
         skipped: false,
         listening: vec![],
         activates: None,

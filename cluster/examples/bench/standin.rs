@@ -57,6 +57,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         dependencies: None,
         limits: Default::default(),
         exec: None,
+        settings: None,
         skipped: false,
         listening: Vec::new(),
         activates: None,

@@ -364,6 +364,7 @@ pub(crate) mod tests {
             dependencies: None,
             limits: Default::default(),
             exec: None,
+            settings: None,
             skipped: false,
             listening: Vec::new(),
             activates: None,

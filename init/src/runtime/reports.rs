@@ -134,6 +134,7 @@ impl<S: Sys> Runtime<S> {
             dependencies: None,
             limits: Default::default(),
             exec: None,
+            settings: None,
             skipped: v.skipped,
             listening: self.listening(id),
             activates: node
@@ -207,12 +208,13 @@ impl<S: Sys> Runtime<S> {
             .map(|r| r.as_str().to_string())
             .collect();
         }
-        st.exec = self
+        let runs = self
             .planner
             .graph()
             .get(id)
-            .filter(|n| n.spec.kind.row().runs != flotilla_units::spec::Runs::Nothing)
-            .map(|n| flotilla_units::protocol::ExecList::of(&n.spec));
+            .filter(|n| n.spec.kind.row().runs != flotilla_units::spec::Runs::Nothing);
+        st.exec = runs.map(|n| flotilla_units::protocol::ExecList::of(&n.spec));
+        st.settings = runs.map(|n| flotilla_units::protocol::Settings::of(&n.spec));
         st.usage = self
             .slots
             .get(id)

@@ -83,6 +83,18 @@ pub enum KillMode {
     None,
 }
 
+impl KillMode {
+    /// The name `KillMode=` writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KillMode::ControlGroup => "control-group",
+            KillMode::Mixed => "mixed",
+            KillMode::Process => "process",
+            KillMode::None => "none",
+        }
+    }
+}
+
 /// `KillMode=`.
 pub fn parse_kill_mode(value: &str) -> Result<KillMode, String> {
     match value.trim() {

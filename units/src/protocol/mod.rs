@@ -17,8 +17,10 @@ use crate::state::{DepKind, UnitState};
 use serde::{Deserialize, Serialize};
 
 mod exec;
+mod settings;
 mod status;
 pub use exec::ExecList;
+pub use settings::Settings;
 pub use status::{
     Connections, Dependencies, LogWriterStatus, NotApplied, SystemStatus, TargetProviders,
     TimerTimes, UnitStatus, Usage,

@@ -66,6 +66,11 @@ pub struct UnitStatus {
     /// lists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec: Option<Vec<super::ExecList>>,
+    /// Its restart, timeout, kill and user settings, as systemd's
+    /// properties show them: in the answer to `status` of one unit that
+    /// runs processes (not in lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<super::Settings>,
     /// A condition failed at its last start: nothing ran (`exited`, the
     /// status says which condition).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

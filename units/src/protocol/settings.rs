@@ -1,0 +1,122 @@
+//! A unit's restart, timeout, kill and user settings as systemd's
+//! `Service` and `Kill` properties show them ([`Settings`]): in the status
+//! of one unit, for `flotilla-busd`'s `Restart`, `KillSignal`, … (the
+//! values `systemctl show -p KillSignal` prints; docs/dbus.md).
+
+use crate::spec::{Signal, UnitSpec};
+use crate::systemd::TIMESPAN_INFINITY;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The settings, each in systemd's form: times in microseconds (timeouts
+/// that never fire are `u64::MAX`, systemd's `infinity`), signals by
+/// number, names as its unit files write them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// `Restart`: `no`, `on-failure`, `always`, ….
+    pub restart: String,
+    /// `RestartUSec`: the first restart delay.
+    pub restart_usec: u64,
+    /// `TimeoutStartUSec`.
+    pub timeout_start_usec: u64,
+    /// `TimeoutStopUSec`.
+    pub timeout_stop_usec: u64,
+    /// `WatchdogUSec`: 0 without a watchdog.
+    pub watchdog_usec: u64,
+    /// `KillMode`: `control-group`, `mixed`, `process` or `none`.
+    pub kill_mode: String,
+    /// `KillSignal`.
+    pub kill_signal: i32,
+    /// `RestartKillSignal`: the signal of a stop that begins a restart,
+    /// `KillSignal` when the unit names none (as systemd serves it).
+    pub restart_kill_signal: i32,
+    /// `SendSIGHUP`.
+    pub send_sighup: bool,
+    /// `RemainAfterExit`.
+    pub remain_after_exit: bool,
+    /// `User`: empty for root (the init's own user).
+    pub user: String,
+    /// `Group`.
+    pub group: String,
+    /// `DynamicUser`.
+    pub dynamic_user: bool,
+    /// `WorkingDirectory`: with a leading `-` when it may be missing.
+    pub working_directory: String,
+}
+
+impl Settings {
+    /// The settings `spec` runs with.
+    pub fn of(spec: &UnitSpec) -> Settings {
+        let x = &spec.extras;
+        let optional = x.working_directory_optional == Some(true);
+        let working_directory = x.working_directory.as_ref().map_or_else(String::new, |d| {
+            format!("{}{}", if optional { "-" } else { "" }, d.display())
+        });
+        let kill_signal = spec.kill_signal.0;
+        Settings {
+            restart: spec.restart.as_str().to_string(),
+            restart_usec: usec(spec.restart_delay),
+            timeout_start_usec: timeout_usec(spec.start_timeout),
+            timeout_stop_usec: timeout_usec(spec.stop_timeout),
+            watchdog_usec: spec.watchdog().map_or(0, usec),
+            kill_mode: x.context.kill_mode.as_str().to_string(),
+            kill_signal,
+            restart_kill_signal: x.restart_kill_signal.map_or(kill_signal, |s: Signal| s.0),
+            send_sighup: x.context.send_sighup,
+            remain_after_exit: spec.remain_after_exit.unwrap_or(false),
+            user: x.user.clone().unwrap_or_default(),
+            group: x.group.clone().unwrap_or_default(),
+            dynamic_user: x.dynamic_user == Some(true),
+            working_directory,
+        }
+    }
+}
+
+fn usec(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// A timeout of zero or systemd's infinity never fires.
+fn timeout_usec(d: Duration) -> u64 {
+    if d.is_zero() || d >= TIMESPAN_INFINITY {
+        u64::MAX
+    } else {
+        usec(d)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::spec::{RestartPolicy, UnitType};
+
+    #[test]
+    fn systemds_forms() {
+        let mut s = UnitSpec::new("svc", UnitType::ForegroundSupervised);
+        s.restart = RestartPolicy::OnAbort;
+        s.restart_delay = Duration::from_millis(100);
+        s.start_timeout = Duration::ZERO;
+        s.stop_timeout = Duration::from_secs(90);
+        s.kill_signal = Signal(15);
+        s.extras.working_directory = Some("/srv".into());
+        s.extras.working_directory_optional = Some(true);
+        let got = Settings::of(&s);
+        assert_eq!(got.restart, "on-abort");
+        assert_eq!(got.restart_usec, 100_000);
+        assert_eq!(got.timeout_start_usec, u64::MAX);
+        assert_eq!(got.timeout_stop_usec, 90_000_000);
+        assert_eq!(got.watchdog_usec, 0);
+        assert_eq!(got.kill_mode, "control-group");
+        // Without its own, a restart's stop sends the kill signal.
+        assert_eq!((got.kill_signal, got.restart_kill_signal), (15, 15));
+        assert_eq!(got.working_directory, "-/srv");
+        assert_eq!(got.user, "");
+
+        s.extras.restart_kill_signal = Some(Signal(2));
+        s.stop_timeout = TIMESPAN_INFINITY;
+        let got = Settings::of(&s);
+        assert_eq!(got.restart_kill_signal, 2);
+        assert_eq!(got.timeout_stop_usec, u64::MAX);
+    }
+}
