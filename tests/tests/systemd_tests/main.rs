@@ -114,16 +114,6 @@ const KNOWN: &[(&str, &str)] = &[
          pidfile root does not own, and waits for the file until the start times out",
     ),
     (
-        "23",
-        "the run of 2026-11-27 08:14 (SYSTEMD_TESTS=20,23,56, 23 first): `three` is made \
-         again (an ended transient service is replaced by the next of its name); \
-         `systemctl show --value -p KillSignal seven.service` is empty: busd serves no \
-         `KillSignal`/`RestartKillSignal`. In the suite 23 runs after 56 (known failures \
-         last): test 56's `four` ends failed, and a failed transient unit is kept until \
-         reset-failed (as by systemd, whose run has 23 before 56), so there it is expected \
-         to stop earlier, at `systemd-run --unit=four` (not seen yet)",
-    ),
-    (
         "26",
         "the run of 2026-11-27 on branch mount: past `systemctl status -- -.mount` (a mount \
          point no unit made is served from PID 1's mount table: `bus/src/mounted.rs`), \
