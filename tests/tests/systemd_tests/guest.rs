@@ -61,14 +61,15 @@ impl Outcome {
     }
 }
 
-/// Stops the transient services and scopes earlier tests of the boot
-/// left running, and resets failed units. systemd's own harness boots a
+/// Stops the transient services earlier tests of the boot left running,
+/// and resets failed units (not the transient scopes: the ssh session
+/// that runs the test is one). systemd's own harness boots a
 /// fresh machine for each test, so a test may leave its units behind:
 /// test 23's `one.service` (`systemd-run --unit=one … sleep infinity`)
 /// would make test 56's `systemd-run --unit=one` fail in a shared boot,
 /// under either init.
 const LEFTOVERS: &str = "t=$(systemctl show -p Id -p Transient \
-     $(systemctl list-units --all --plain --no-legend --type=service,scope | awk '{print $1}') \
+     $(systemctl list-units --all --plain --no-legend --type=service | awk '{print $1}') \
      2>/dev/null | awk -F= '/^Id=/ {id=$2} /^Transient=yes/ {print id}'); \
      [ -n \"$t\" ] && systemctl stop $t >/dev/null 2>&1; systemctl reset-failed >/dev/null 2>&1;";
 
@@ -83,8 +84,8 @@ const PART: &str = "==systemd-test-part==";
 /// boot's target instead); the verdict files, the unit's state and
 /// result, its output (journald's: the unit's standard output and error
 /// under either init). First what earlier tests of the boot left is let
-/// go: their transient services and scopes are stopped and failed units
-/// reset ([`LEFTOVERS`]).
+/// go: their transient services are stopped and failed units reset
+/// ([`LEFTOVERS`]).
 fn command(nn: &str, limit: Duration) -> String {
     let unit = format!("testsuite-{nn}.service");
     format!(
