@@ -1946,6 +1946,54 @@ fn systemd_run_type_simple_is_started_at_fork_and_exec_is_not() {
     systemctl(&bus, &["stop", "seven.service"]).expect(0);
 }
 
+/// A daemon killed from outside by SIGTERM ended cleanly, as systemd
+/// judges a service's main process: inactive with `Result=success`, not
+/// restarted by `Restart=on-failure`; SIGKILL fails it.
+#[test]
+fn a_daemon_killed_by_sigterm_ended_cleanly_and_by_sigkill_failed() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    for (unit, signal, state) in [
+        ("termed", libc::SIGTERM, "ActiveState=inactive\nResult=success\nNRestarts=0\n"),
+        ("killed", libc::SIGKILL, "ActiveState=failed\nResult=signal\nNRestarts=0\n"),
+    ] {
+        let restart = if signal == libc::SIGTERM {
+            "Restart=on-failure"
+        } else {
+            "Restart=no"
+        };
+        debian_tool(
+            &bus,
+            "/usr/bin/systemd-run",
+            &["--unit", unit, "-p", restart, "/bin/sleep", "infinity"],
+        )
+        .expect(0);
+        let name = format!("{unit}.service");
+        let pid = wait_for(WAIT, &format!("{name}'s main process"), || {
+            init.unit(&name).pid
+        });
+        // SAFETY: kill(2) of the unit's main process, which the test made.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill {pid}");
+        let show = || {
+            systemctl(
+                &bus,
+                &["show", "-p", "ActiveState,Result,NRestarts", &name],
+            )
+            .stdout
+        };
+        let got = wait_for(WAIT, &format!("{name} ended"), || {
+            let got = show();
+            (!got.contains("ActiveState=active")).then_some(got)
+        });
+        let mut got: Vec<&str> = got.lines().collect();
+        let mut want: Vec<&str> = state.lines().collect();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want, "{name}: {:?}", init.unit(&name));
+    }
+}
+
 /// `systemd-run --wait` (over the system bus, which it needs for the
 /// signals it follows) returns once the unit is inactive again, as
 /// systemd's test 27 asks: a service without `RemainAfterExit=` that ran

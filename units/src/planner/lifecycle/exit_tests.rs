@@ -140,6 +140,36 @@ fn restart_policies_restart_after_their_kinds_of_end() {
     }
 }
 
+/// A daemon (`daemon-clean-signals`, every systemd service but a
+/// oneshot) killed by SIGTERM or SIGHUP ended cleanly: `exited`, not
+/// restarted by `on-failure`; SIGKILL and SIGSEGV fail it. Without the
+/// setting (a YAML unit) every signal fails it.
+#[test]
+fn a_daemon_killed_by_a_clean_signal_ended_cleanly() {
+    for (daemon, signal, clean) in [
+        (true, 15, true),
+        (true, 1, true),
+        (true, 2, true),
+        (true, 13, true),
+        (true, 9, false),
+        (true, 11, false),
+        (false, 15, false),
+    ] {
+        let mut s = unit(UnitType::ForegroundSupervised);
+        s.extras.daemon_clean_signals = daemon.then_some(true);
+        let mut t = T::new(s);
+        let (_, pid) = t.spawn();
+        t.exit(pid, ExitStatus::Signal(signal));
+        let want = if clean {
+            UnitState::Exited
+        } else {
+            UnitState::Failed
+        };
+        assert_eq!(t.state(), want, "daemon {daemon}, signal {signal}");
+        assert_eq!(t.restart_due(), !clean, "daemon {daemon}, signal {signal}");
+    }
+}
+
 #[test]
 fn a_oneshots_commands_run_in_order() {
     let mut s = unit(UnitType::Oneshot);
