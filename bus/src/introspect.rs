@@ -42,6 +42,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("ReloadOrRestartUnit", "ss", "o"),
     ("ReloadOrTryRestartUnit", "ss", "o"),
     ("EnqueueUnitJob", "sss", "uososa(uosos)"),
+    ("EnqueueMarkedJobs", "", "ao"),
     ("KillUnit", "ssi", ""),
     ("ResetFailed", "", ""),
     ("ResetFailedUnit", "s", ""),
