@@ -54,6 +54,9 @@ pub const MUTATING: &[&str] = &[
     "UnmaskUnitFiles",
     "SetDefaultTarget",
     "SetUnitProperties",
+    "SetEnvironment",
+    "UnsetEnvironment",
+    "UnsetAndSetEnvironment",
     "AddDependencyUnitFiles",
     "Start",
     "Stop",
@@ -138,6 +141,33 @@ pub async fn set_log(hub: &Hub, name: &str, value: OwnedValue) -> Result<Outcome
     match hub.ask(req).await? {
         Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
         other => Err(BusError::from_init(&other, name)),
+    }
+}
+
+/// `Properties.Set` of the manager's `ServiceWatchdogs`
+/// (`systemctl service-watchdogs yes|no`): the init's
+/// `set-service-watchdogs`.
+pub async fn set_service_watchdogs(hub: &Hub, value: OwnedValue) -> Result<Outcome, BusError> {
+    let on = bool::try_from(value)
+        .map_err(|e| BusError::invalid_args(format!("ServiceWatchdogs takes a boolean: {e}")))?;
+    match hub.ask(Request::SetServiceWatchdogs { on }).await? {
+        Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
+        other => Err(BusError::from_init(&other, "ServiceWatchdogs")),
+    }
+}
+
+/// `SetEnvironment`, `UnsetEnvironment`, `UnsetAndSetEnvironment`
+/// (`systemctl set-environment`, `unset-environment`,
+/// `import-environment`): the init's `set-environment`, whose refusal of
+/// a bad name is `InvalidArgs`, as systemd's.
+async fn set_environment(
+    hub: &Hub,
+    unset: Vec<String>,
+    set: Vec<String>,
+) -> Result<Outcome, BusError> {
+    match hub.ask(Request::SetEnvironment { unset, set }).await? {
+        Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
+        other => Err(BusError::from_init(&other, "set-environment")),
     }
 }
 
@@ -401,6 +431,18 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (files, target, kind, runtime, _force): (Vec<String>, String, String, bool, bool) =
                 args(msg)?;
             a(crate::unit_files::add_dependency(hub, &files, &target, &kind, runtime).await?)
+        }
+        "SetEnvironment" => {
+            let (set,): (Vec<String>,) = args(msg)?;
+            set_environment(hub, Vec::new(), set).await
+        }
+        "UnsetEnvironment" => {
+            let (unset,): (Vec<String>,) = args(msg)?;
+            set_environment(hub, unset, Vec::new()).await
+        }
+        "UnsetAndSetEnvironment" => {
+            let (unset, set): (Vec<String>, Vec<String>) = args(msg)?;
+            set_environment(hub, unset, set).await
         }
         "SetUnitProperties" => {
             let (name, runtime, props): (String, bool, crate::transient::Props) = args(msg)?;

@@ -214,11 +214,15 @@ async fn dispatch(
                 | (Object::LogControl, props::LOG_CONTROL, "LogLevel" | "LogTarget") => {
                     crate::manager::set_log(hub, &name, value).await
                 }
+                (Object::Manager, props::MANAGER, "ServiceWatchdogs") => {
+                    crate::manager::set_service_watchdogs(hub, value).await
+                }
                 _ => Err(BusError {
                     name: "org.freedesktop.DBus.Error.PropertyReadOnly",
                     message: format!(
                         "{i}.{name} is read-only: flotilla's settable properties are the \
-                         manager's LogLevel and LogTarget (and LogControl1's); a unit's \
+                         manager's LogLevel, LogTarget and ServiceWatchdogs (and LogControl1's \
+                         LogLevel and LogTarget); a unit's \
                          settings come from its unit file"
                     ),
                 }),
