@@ -534,6 +534,12 @@ async fn enqueue_marked(hub: &Arc<Hub>) -> Result<Outcome, BusError> {
         let Some(verb) = crate::markers::job(m) else {
             continue;
         };
+        // A unit gone from the set since is no longer marked (systemd's
+        // markers go with its unit).
+        if hub.find(&unit).await?.is_none() {
+            hub.set_markers(&unit, 0);
+            continue;
+        }
         match unit_job(hub, verb, &unit, "fail").await {
             Ok((answer, pending)) => {
                 if let Answer::Path(p) = answer {

@@ -75,4 +75,10 @@ fn markers_are_set_shown_and_acted_on_by_reload_or_restart_marked() {
     }
     let reloads = init.unit("rl.service");
     assert_eq!(reloads.state, UnitState::Running, "{reloads:?}");
+
+    // A marked unit gone from the set since is no longer marked.
+    set("bad.service", "needs-restart").expect(0);
+    std::fs::remove_file(dir.join("units/bad.service")).expect("rm");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    systemctl(&bus, &["reload-or-restart", "--marked"]).expect(0);
 }
