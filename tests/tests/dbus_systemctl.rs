@@ -9,6 +9,10 @@
 
 #[path = "dbus_systemctl/clean.rs"]
 mod clean;
+#[path = "dbus_systemctl/manager_env.rs"]
+mod manager_env;
+#[path = "dbus_systemctl/markers.rs"]
+mod markers;
 #[path = "dbus_systemctl/mounts.rs"]
 mod mounts;
 #[path = "dbus_systemctl/slices.rs"]
@@ -295,6 +299,18 @@ fn debians_systemctl_reads_starts_and_stops_units() {
     let out = systemctl(&bus, &["is-enabled", "inst.service"]);
     out.expect(1);
     assert_eq!(out.stdout, "disabled\n");
+    // Its file removed while enabled: the links still go (systemd's test
+    // 26), and a name with neither file nor links is not found.
+    systemctl(&bus, &["enable", "inst.service"]).expect(0);
+    std::fs::remove_file(dir.join("units/inst.service")).expect("rm");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let out = systemctl(&bus, &["disable", "inst.service"]);
+    out.expect(0);
+    assert!(out.stderr.contains("Removed"), "{out:?}");
+    assert!(std::fs::symlink_metadata(&link).is_err(), "{out:?}");
+    let out = systemctl(&bus, &["disable", "inst.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("does not exist"), "{out:?}");
 
     // The system as a whole, from the manager's properties: degraded,
     // with bad.service failed.

@@ -117,14 +117,6 @@ const KNOWN: &[(&str, &str)] = &[
          pidfile root does not own, and waits for the file until the start times out",
     ),
     (
-        "26",
-        "the run of 2026-11-27 on branch mount: past `systemctl status -- -.mount` (a mount \
-         point no unit made is served from PID 1's mount table: `bus/src/mounted.rs`), \
-         `systemctl show -P Markers UNIT | grep needs-restart` fails after `set-property \
-         UNIT Markers=needs-restart`: flotilla has no `Markers=` (the drop-in is written and \
-         the key ignored when read, with the translator's warning)",
-    ),
-    (
         "33",
         "the run of 2026-11-27 on branch mount: the plain service, the `DynamicUser=yes` \
          service (its directories below `private/` with links) and `tmp-hoge.mount` (the \

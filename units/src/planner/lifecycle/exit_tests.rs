@@ -280,3 +280,34 @@ fn a_missed_watchdog_ping_fails_the_unit() {
     assert!(t.restart_due());
     assert!(t.p.view(U).unwrap().status.contains("watchdog timeout"));
 }
+
+#[test]
+fn with_the_service_watchdogs_off_a_missed_ping_is_ignored_until_the_next() {
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.extras.watchdog = Some(std::time::Duration::from_secs(5));
+    let mut t = T::new(s);
+    let (_, _pid) = t.spawn();
+    let sec = |n: u64| Instant(n * 1_000_000_000);
+    t.p.set_service_watchdogs(false);
+    assert!(!t.p.service_watchdogs());
+    t.p.tick(sec(20));
+    assert_eq!(t.state(), UnitState::Running, "a missed ping failed it");
+    // On again: the next ping arms it, and a ping missed after that fails.
+    t.p.set_service_watchdogs(true);
+    t.p.tick(sec(30));
+    assert_eq!(
+        t.state(),
+        UnitState::Running,
+        "failed before a ping armed it"
+    );
+    t.p.fact(
+        Fact::Notify {
+            unit: U,
+            msg: super::super::facts::Notify::Watchdog,
+        },
+        sec(31),
+    );
+    t.p.tick(sec(37));
+    assert_eq!(t.state(), UnitState::Stopping);
+    assert!(t.p.view(U).unwrap().status.contains("watchdog timeout"));
+}
