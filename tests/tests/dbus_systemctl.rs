@@ -9,6 +9,8 @@
 
 #[path = "dbus_systemctl/clean.rs"]
 mod clean;
+#[path = "dbus_systemctl/freezer.rs"]
+mod freezer;
 #[path = "dbus_systemctl/mounts.rs"]
 mod mounts;
 #[path = "dbus_systemctl/slices.rs"]
