@@ -226,6 +226,17 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
 /// done, as systemd stops a slice's members with it. A unit is below
 /// the slice when its main process's cgroup is.
 async fn stop_slice(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    // A frozen slice is thawed first, so that the units below it get
+    // their stop signals (systemd thaws a unit it stops, too).
+    if let Some(s) = hub.find(name).await? {
+        if !s.freezer.is_running() {
+            let thaw = Request::Freeze {
+                unit: s.unit,
+                thaw: true,
+            };
+            accepted(hub, thaw, "thaw").await?;
+        }
+    }
     let below: Vec<String> = hub
         .list()
         .await?

@@ -651,6 +651,7 @@ impl<S: Sys> Runtime<S> {
         }
         if let Some(run) = run {
             self.sys.end_unit(&run, keep_runtime);
+            self.forget_gone_slices();
             // What journald read of the unit goes with the run (nothing
             // is kept in the run for it: a running unit's memory is
             // budgeted, docs/performance.md).

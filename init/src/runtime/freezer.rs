@@ -215,6 +215,39 @@ impl<S: Sys> Runtime<S> {
         self.freezer_changed(&name);
     }
 
+    /// After a unit's run ended: the slices whose directories went with
+    /// it (its slice's last unit) lose their entries, so that the slice
+    /// made again later starts `running`, as a new cgroup does.
+    pub(super) fn forget_gone_slices(&mut self) {
+        if self.freezers.list.is_empty() {
+            return;
+        }
+        let gone: Vec<u32> = self
+            .freezers
+            .list
+            .iter()
+            .filter(|f| self.planner.graph().unit(&f.name).is_none())
+            .filter(|f| self.sys.slice_cgroup(&f.name).is_none())
+            .map(|f| f.id)
+            .collect();
+        for id in gone {
+            let Some(i) = self.freezers.list.iter().position(|f| f.id == id) else {
+                continue;
+            };
+            let f = self.freezers.list.swap_remove(i);
+            if let Some(w) = f.watch {
+                self.slots.close_adopted(w, &self.sys);
+            }
+            for (conn, serial) in f.waiters {
+                let r = Reply::error(
+                    ErrorCode::Failed,
+                    format!("{}: its cgroup is gone (no unit runs below it)", f.name),
+                );
+                self.answer_waiter(conn, serial, r);
+            }
+        }
+    }
+
     /// The freezer state of a unit or slice as flotilla set it.
     fn own_freezer_state(&self, name: &str) -> FreezerState {
         self.freezers

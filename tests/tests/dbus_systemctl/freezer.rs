@@ -201,9 +201,23 @@ fn a_service_and_a_slice_are_frozen_and_thawed_as_systemds_test_38_asks() {
     state_is(&bus, slice, "running");
     state_is(&bus, member, "frozen");
 
-    // The slice's stop stops the unit below it.
+    // The stop of a frozen slice thaws it and stops the unit below it
+    // (whose stop signal would wait for a thaw otherwise).
+    systemctl(&bus, &["freeze", slice]).expect(0);
+    state_is(&bus, slice, "frozen");
+    let t = Instant::now();
     systemctl(&bus, &["stop", slice]).expect(0);
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     let out = systemctl(&bus, &["show", "-p", "ActiveState", "--value", member]);
     assert_eq!(out.stdout.trim(), "inactive", "{out:?}");
+    // Gone with its last unit: stopped already, and made again running.
     systemctl(&bus, &["stop", slice]).expect(0);
+    debian_tool(
+        &bus.0,
+        "/usr/bin/systemd-run",
+        &["--unit", member, "--slice", slice, "sleep", "3600"],
+    )
+    .expect(0);
+    assert_eq!(show(&bus, slice, "FreezerState"), "running");
+    systemctl(&bus, &["stop", member]).expect(0);
 }
