@@ -797,6 +797,38 @@ mod tests {
         assert!(!fnmatch("cron", "cron.service"));
     }
 
+    /// The init's refusals of a freeze, in systemd's error names; where
+    /// the cgroup has no freezer, `NotSupported` with the init's reason.
+    #[test]
+    fn freeze_refusals_are_systemds_errors() {
+        let table = [
+            (
+                "Previously requested freezer operation for unit 'a.service' is still in progress.",
+                "org.freedesktop.systemd1.UnitBusy",
+            ),
+            (
+                "Unit a.service is inactive.",
+                "org.freedesktop.systemd1.UnitInactive",
+            ),
+            (
+                "bar.slice: no unit runs in the slice (it has no cgroup)",
+                "org.freedesktop.systemd1.UnitInactive",
+            ),
+            (
+                "a.service: its cgroup /sys/fs/cgroup/unified/a.service has no cgroup v2 freezer \
+                 (cgroup.freeze)",
+                "org.freedesktop.DBus.Error.NotSupported",
+            ),
+            (
+                "a.service has no cgroup of its own (the init was given none): nothing to freeze",
+                "org.freedesktop.DBus.Error.NotSupported",
+            ),
+        ];
+        for (message, name) in table {
+            assert_eq!(freeze_error(message), name, "{message}");
+        }
+    }
+
     #[test]
     fn unmapped_methods_say_why() {
         let e = unmapped("SetDefaultTarget");
