@@ -47,6 +47,8 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("ResetFailed", "", ""),
     ("ResetFailedUnit", "s", ""),
     ("CleanUnit", "sas", ""),
+    ("FreezeUnit", "s", ""),
+    ("ThawUnit", "s", ""),
     ("RefUnit", "s", ""),
     ("UnrefUnit", "s", ""),
     ("StartTransientUnit", "ssa(sv)a(sa(sv))", "o"),
@@ -107,6 +109,8 @@ pub const UNIT_METHODS: &[(&str, &str, &str)] = &[
     ("Kill", "si", ""),
     ("ResetFailed", "", ""),
     ("Clean", "as", ""),
+    ("Freeze", "", ""),
+    ("Thaw", "", ""),
     ("Ref", "", ""),
     ("Unref", "", ""),
 ];

@@ -33,6 +33,8 @@ pub const MUTATING: &[&str] = &[
     "ResetFailed",
     "ResetFailedUnit",
     "CleanUnit",
+    "FreezeUnit",
+    "ThawUnit",
     "StartTransientUnit",
     "AbandonScope",
     "CancelJob",
@@ -66,6 +68,8 @@ pub const MUTATING: &[&str] = &[
     "ReloadOrTryRestart",
     "Kill",
     "Clean",
+    "Freeze",
+    "Thaw",
 ];
 
 fn args<T>(msg: &Message) -> Result<T, BusError>
@@ -299,6 +303,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         "CleanUnit" => {
             let (name, what): (String, Vec<String>) = args(msg)?;
             clean(hub, &name, what).await
+        }
+        "FreezeUnit" | "ThawUnit" => {
+            let (name,): (String,) = args(msg)?;
+            freeze(hub, &name, member == "ThawUnit").await
         }
         "RefUnit" | "UnrefUnit" => {
             let (name,): (String,) = args(msg)?;
@@ -655,6 +663,50 @@ pub async fn clean(hub: &Arc<Hub>, name: &str, what: Vec<String>) -> Result<Outc
     }
 }
 
+/// `FreezeUnit`/`ThawUnit` (and `Freeze`/`Thaw` on the unit, `systemctl
+/// freeze`/`thaw`): the init's `freeze` of the unit or slice, answered
+/// once the kernel says it is done (at once when it was already), as
+/// systemd answers when its freezer job completes. Where the unit's
+/// cgroup has no freezer (a hybrid host, a container given no cgroup of
+/// its own): `NotSupported`, naming why.
+pub async fn freeze(hub: &Arc<Hub>, name: &str, thaw: bool) -> Result<Outcome, BusError> {
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    let what = if thaw { "ThawUnit" } else { "FreezeUnit" };
+    if !model::freezable(&s) {
+        return Err(BusError {
+            name: "org.freedesktop.DBus.Error.NotSupported",
+            message: format!("Unit '{name}' does not support freezing."),
+        });
+    }
+    match hub.ask(Request::Freeze { unit: s.unit, thaw }).await? {
+        Reply::Accepted { .. } => Ok((Answer::Empty, Vec::new())),
+        Reply::Error {
+            code: flotilla_units::protocol::ErrorCode::NotPossible,
+            message,
+            ..
+        } => Err(BusError {
+            name: freeze_error(&message),
+            message,
+        }),
+        other => Err(BusError::from_init(&other, what)),
+    }
+}
+
+/// systemd's error name of the init's refusal of a freeze, by its message
+/// (`init/src/runtime/freezer.rs` words it as systemd does).
+fn freeze_error(message: &str) -> &'static str {
+    if message.contains("still in progress") {
+        "org.freedesktop.systemd1.UnitBusy"
+    } else if message.ends_with("is inactive.") || message.contains("no unit runs in the slice") {
+        "org.freedesktop.systemd1.UnitInactive"
+    } else {
+        "org.freedesktop.DBus.Error.NotSupported"
+    }
+}
+
 /// systemd's error name of the init's refusal of a clean, by its message
 /// (`units/src/context/clean.rs` words it as systemd does).
 fn clean_error(message: &str) -> &'static str {
@@ -793,10 +845,6 @@ pub fn unmapped(member: &str) -> BusError {
         "SetDefaultTarget" => {
             "the init boots the target its config names (initctl set-target changes it), not default.target"
         }
-        "FreezeUnit" | "ThawUnit" | "Freeze" | "Thaw" => {
-            "flotilla does not freeze units (cgroup.freeze), and its slices are places in the cgroup \
-             tree, not units (docs/service-context.md, \"Slices\")"
-        }
         _ => "this method is not part of what flotilla serves",
     };
     BusError::not_supported(member, why)
@@ -836,10 +884,42 @@ mod tests {
         assert!(!fnmatch("cron", "cron.service"));
     }
 
+    /// The init's refusals of a freeze, in systemd's error names; where
+    /// the cgroup has no freezer, `NotSupported` with the init's reason.
+    #[test]
+    fn freeze_refusals_are_systemds_errors() {
+        let table = [
+            (
+                "Previously requested freezer operation for unit 'a.service' is still in progress.",
+                "org.freedesktop.systemd1.UnitBusy",
+            ),
+            (
+                "Unit a.service is inactive.",
+                "org.freedesktop.systemd1.UnitInactive",
+            ),
+            (
+                "bar.slice: no unit runs in the slice (it has no cgroup)",
+                "org.freedesktop.systemd1.UnitInactive",
+            ),
+            (
+                "a.service: its cgroup /sys/fs/cgroup/unified/a.service has no cgroup v2 freezer \
+                 (cgroup.freeze)",
+                "org.freedesktop.DBus.Error.NotSupported",
+            ),
+            (
+                "a.service has no cgroup of its own (the init was given none): nothing to freeze",
+                "org.freedesktop.DBus.Error.NotSupported",
+            ),
+        ];
+        for (message, name) in table {
+            assert_eq!(freeze_error(message), name, "{message}");
+        }
+    }
+
     #[test]
     fn unmapped_methods_say_why() {
-        let e = unmapped("FreezeUnit");
-        assert!(e.message.contains("does not freeze units"), "{}", e.message);
+        let e = unmapped("SetDefaultTarget");
+        assert!(e.message.contains("initctl set-target"), "{}", e.message);
         let e = unmapped("CancelJob");
         assert_eq!(e.name, "org.freedesktop.DBus.Error.NotSupported");
         assert!(

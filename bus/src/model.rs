@@ -41,6 +41,13 @@ pub fn suffix_of(kind: UnitType) -> &'static str {
     }
 }
 
+/// Whether systemd's freezer applies to it (`Freeze`, `CanFreeze`): a
+/// unit that runs processes, or a slice.
+pub fn freezable(s: &UnitStatus) -> bool {
+    s.source == flotilla_units::protocol::SLICE_SOURCE
+        || s.kind.row().runs != flotilla_units::spec::Runs::Nothing
+}
+
 /// A unit's name as systemd has it: flotilla's YAML units are named
 /// without a suffix (`web`); systemd's are not (`web.service`).
 pub fn systemd_name(s: &UnitStatus) -> String {

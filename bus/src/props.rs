@@ -44,6 +44,15 @@ fn strs(v: Vec<String>) -> Value<'static> {
     Value::from(v)
 }
 
+/// The type interface of a unit the init has: its type's, or a slice's
+/// (one served from its cgroup directory).
+pub fn type_interface_of(s: &UnitStatus) -> &'static str {
+    match s.source == flotilla_units::protocol::SLICE_SOURCE {
+        true => "org.freedesktop.systemd1.Slice",
+        false => type_interface(s.kind),
+    }
+}
+
 /// The type interface of a unit (`org.freedesktop.systemd1.Service`, …).
 pub fn type_interface(kind: UnitType) -> &'static str {
     match kind {
@@ -115,7 +124,7 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         ),
         ("LoadState", Value::from(load)),
         ("ActiveState", Value::from(model::active_of(s))),
-        ("FreezerState", Value::from("running")),
+        ("FreezerState", Value::from(s.freezer.as_str())),
         ("SubState", Value::from(model::sub_of(s))),
         ("FragmentPath", Value::from(source)),
         ("SourcePath", Value::from("")),
@@ -138,6 +147,9 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         // What `systemctl clean` may remove: the init gives it in the
         // status of one unit (GetAll, Get).
         ("CanClean", strs(s.can_clean.clone())),
+        // The init says it in the status of one unit (GetAll, Get): a
+        // running unit whose cgroup has the freezer.
+        ("CanFreeze", Value::from(s.can_freeze)),
         (
             "CanIsolate",
             Value::from(s.kind.row().runs == Runs::Nothing),
@@ -347,6 +359,7 @@ pub fn not_found(name: &str) -> Props {
         ("NeedDaemonReload", Value::from(false)),
         ("CanStart", Value::from(false)),
         ("CanStop", Value::from(false)),
+        ("CanFreeze", Value::from(false)),
         ("InvocationID", Value::from(Vec::<u8>::new())),
         (
             "ActivationDetails",

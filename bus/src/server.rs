@@ -336,7 +336,7 @@ impl Object {
                 }
                 // systemd's order: the type interface's, then the unit's.
                 vec![
-                    (props::type_interface(s.kind), props::type_props(s)),
+                    (props::type_interface_of(s), props::type_props(s)),
                     (UNIT, unit),
                 ]
             }
@@ -430,6 +430,7 @@ impl Object {
                     manager::clean(hub, name, what).await
                 }
                 "Ref" | "Unref" => manager::reference(hub, name).await,
+                "Freeze" | "Thaw" => manager::freeze(hub, name, member == "Thaw").await,
                 "Kill" => {
                     let (whom, signal): (String, i32) = msg
                         .body()

@@ -158,11 +158,17 @@ pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
 /// `StopUnit` (and `Stop` on the unit).
 pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     let changes = hub.changes();
-    let s = hub
-        .find(name)
-        .await?
-        .ok_or_else(|| BusError::no_such_unit(name))?;
+    let found = hub.find(name).await?;
+    // A slice without a directory has no unit below it: stopped already,
+    // as systemd's slice without a unit file is loaded and inactive.
+    if found.is_none() && name.ends_with(".slice") {
+        return Ok(done_job(hub, name, "stop"));
+    }
+    let s = found.ok_or_else(|| BusError::no_such_unit(name))?;
     let sysname = systemd_name(&s);
+    if s.source == flotilla_units::protocol::SLICE_SOURCE {
+        return stop_slice(hub, &sysname).await;
+    }
     let mut already = None;
     if s.source == TRANSIENT_SOURCE {
         // A transient service (systemd-run, initctl run) stops by leaving
@@ -213,6 +219,45 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
         changes,
     };
     Ok(job(hub, parts, "stop"))
+}
+
+/// The stop of slice `name` (one the init serves from its cgroup
+/// directory, flotilla's slices not being units): each unit running
+/// below it is stopped and followed to its end, then the slice's job is
+/// done, as systemd stops a slice's members with it. A unit is below
+/// the slice when its main process's cgroup is.
+async fn stop_slice(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    // A frozen slice is thawed first, so that the units below it get
+    // their stop signals (systemd thaws a unit it stops, too).
+    if let Some(s) = hub.find(name).await? {
+        if !s.freezer.is_running() {
+            let thaw = Request::Freeze {
+                unit: s.unit,
+                thaw: true,
+            };
+            accepted(hub, thaw, "thaw").await?;
+        }
+    }
+    let below: Vec<String> = hub
+        .list()
+        .await?
+        .iter()
+        .filter(|u| {
+            crate::props::control_group(u)
+                .split('/')
+                .rev()
+                .skip(1)
+                .any(|level| level == name)
+        })
+        .map(|u| u.unit.clone())
+        .collect();
+    for unit in below {
+        let (_, pending) = Box::pin(stop(hub, &unit)).await?;
+        for p in pending {
+            crate::jobs::follow(Arc::clone(hub), p).await;
+        }
+    }
+    Ok(done_job(hub, name, "stop"))
 }
 
 /// `RestartUnit` (`TryRestartUnit` with `only_active`: a unit that is not

@@ -54,6 +54,8 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         ended: false,
         can_clean: Vec::new(),
         cleaning: false,
+        freezer: Default::default(),
+        can_freeze: false,
     }
 }
 

@@ -55,6 +55,9 @@ pub enum Watch {
     /// `clean`: the reply comes when the cleaner ends
     /// (`runtime/cleaning.rs`).
     Clean,
+    /// `freeze`: the reply comes when the kernel says it is done
+    /// (`runtime/freezer.rs`).
+    Freeze,
 }
 
 /// One client connection.

@@ -9,6 +9,8 @@
 
 #[path = "dbus_systemctl/clean.rs"]
 mod clean;
+#[path = "dbus_systemctl/freezer.rs"]
+mod freezer;
 #[path = "dbus_systemctl/manager_env.rs"]
 mod manager_env;
 #[path = "dbus_systemctl/markers.rs"]

@@ -37,6 +37,7 @@ pub mod dynamic_user;
 pub mod exits;
 pub mod fdstore;
 pub mod fleet_api;
+pub mod freezer;
 pub mod graph;
 pub mod keys;
 pub mod load;

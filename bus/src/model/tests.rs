@@ -40,6 +40,8 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         ended: false,
         can_clean: Vec::new(),
         cleaning: false,
+        freezer: Default::default(),
+        can_freeze: false,
     }
 }
 

@@ -72,6 +72,8 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         ended: false,
         can_clean: Vec::new(),
         cleaning: false,
+        freezer: Default::default(),
+        can_freeze: false,
     }
 }
 

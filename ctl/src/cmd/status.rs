@@ -379,6 +379,8 @@ pub(crate) mod tests {
             ended: false,
             can_clean: Vec::new(),
             cleaning: false,
+            freezer: Default::default(),
+            can_freeze: false,
         }
     }
 

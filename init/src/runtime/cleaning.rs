@@ -145,7 +145,7 @@ impl<S: Sys> Runtime<S> {
 
     /// Unit `id`'s status to the clients that watch every change (its
     /// `cleaning` is no change the planner knows of).
-    fn send_status(&mut self, id: UnitId) {
+    pub(super) fn send_status(&mut self, id: UnitId) {
         let Some(st) = self.unit_status(id) else {
             return;
         };

@@ -133,6 +133,7 @@ impl<S: Sys> Runtime<S> {
     /// `process` signals the leader alone, `mixed` the leader alone but
     /// for `SIGKILL`, `none` nobody.
     fn signal(&mut self, unit: UnitId, whom: Whom, signal: Signal) {
+        self.thaw_for_stop(unit);
         let slot = self.slots.get(unit);
         let run = slot.and_then(|s| s.run.as_deref());
         // A scope's processes are not in process groups of the init's
@@ -638,6 +639,7 @@ impl<S: Sys> Runtime<S> {
     /// killed, and what its start made is removed (`keep_runtime`: it may
     /// restart).
     pub(super) fn end_run(&mut self, unit: UnitId, keep_runtime: bool) {
+        self.thaw_for_stop(unit);
         let run = self.slots.get_mut(unit).and_then(|s| s.run.take());
         // Its dynamic user goes back when it stops or fails, not when a
         // start replaces a stale run (which holds it for the new one).
@@ -649,6 +651,7 @@ impl<S: Sys> Runtime<S> {
         }
         if let Some(run) = run {
             self.sys.end_unit(&run, keep_runtime);
+            self.forget_gone_slices();
             // What journald read of the unit goes with the run (nothing
             // is kept in the run for it: a running unit's memory is
             // budgeted, docs/performance.md).

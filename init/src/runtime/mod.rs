@@ -45,6 +45,7 @@ mod emptied;
 mod execs;
 mod executor;
 mod fdstore;
+mod freezer;
 mod generators;
 mod held;
 mod instances;
@@ -197,6 +198,8 @@ pub struct Runtime<S: Sys> {
     reloading: Option<reloading::Pending>,
     /// The cleans under way (`cleaning.rs`).
     cleaning: Vec<cleaning::Cleaning>,
+    /// The units and slices frozen, freezing or thawing (`freezer.rs`).
+    freezers: freezer::Freezers,
 }
 
 impl<S: Sys> Runtime<S> {
@@ -348,6 +351,7 @@ impl<S: Sys> Runtime<S> {
             accepts: accepts::Accepts::default(),
             reloading: None,
             cleaning: Vec::new(),
+            freezers: freezer::Freezers::default(),
         }
     }
 

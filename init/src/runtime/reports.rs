@@ -179,6 +179,8 @@ impl<S: Sys> Runtime<S> {
                 && !node.spec.remain_after_exit(),
             can_clean: Vec::new(),
             cleaning: self.is_cleaning(&node.spec.name),
+            freezer: self.freezer_shown(id),
+            can_freeze: false,
         })
     }
 
@@ -196,6 +198,7 @@ impl<S: Sys> Runtime<S> {
                 .filter(|p| p.contains('.') && name.contains('.'))
                 .map_or_else(|| name.to_string(), |p| p.clone())
         };
+        st.can_freeze = self.can_freeze(id);
         st.dependencies = g
             .get(id)
             .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec).renamed(id_of));
@@ -468,7 +471,7 @@ impl<S: Sys> Runtime<S> {
                 Watch::Logs { unit, next } => self.follow_logs(c, unit, next),
                 // Sent above, each change as it was made.
                 Watch::Changes => {}
-                Watch::None | Watch::LogWriter | Watch::Reload | Watch::Clean => {}
+                Watch::None | Watch::LogWriter | Watch::Reload | Watch::Clean | Watch::Freeze => {}
             }
         }
     }

@@ -64,7 +64,8 @@ impl<S: Sys> Runtime<S> {
                     .unit(&n)
                     .filter(|&i| self.is_listed(i))
                     .or_else(|| g.provider(&n));
-                let r = match id.and_then(|i| self.unit_status_with_usage(i)) {
+                let found = id.and_then(|i| self.unit_status_with_usage(i));
+                let r = match found.or_else(|| self.slice_status(&n)) {
                     Some(s) => Reply::Unit(s),
                     None => Reply::error(
                         ErrorCode::UnknownUnit,
@@ -106,6 +107,11 @@ impl<S: Sys> Runtime<S> {
             }
             Request::Clean { unit, what } => {
                 if let Some(r) = self.clean(c, &unit, &what) {
+                    self.reply(c, r);
+                }
+            }
+            Request::Freeze { unit, thaw } => {
+                if let Some(r) = self.freeze(c, &unit, thaw) {
                     self.reply(c, r);
                 }
             }

@@ -47,6 +47,9 @@ pub(super) enum Source {
     /// A descriptor in the unit's store, watched for hang-up
     /// (`fdstore.rs`).
     Stored(SlotId),
+    /// The `cgroup.events` of a unit or slice being frozen or thawed, by
+    /// its entry (`freezer.rs`).
+    Freezer(u32),
 }
 
 /// A unit's I/O: its output pipes, log, notify socket and ready-grep.

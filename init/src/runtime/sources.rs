@@ -128,6 +128,7 @@ impl<S: Sys> Runtime<S> {
             Some(Source::Emptying(slot)) => self.on_emptying(slot, t),
             Some(Source::Exec(_)) => self.on_exec(t),
             Some(Source::Stored(slot)) => self.on_stored_hangup(slot, t),
+            Some(Source::Freezer(id)) => self.on_freezer(id),
             None => {}
         }
     }

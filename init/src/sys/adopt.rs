@@ -84,7 +84,13 @@ pub fn adopt(run: &UnitRun, pids: &[Pid]) -> Result<Adoption, String> {
         cg.join(pid)
             .map_err(|e| format!("move process {pid} into the scope's cgroup: {e}"))?;
     }
-    let events = cg.events_path();
+    watch_events(cg.events_path())
+}
+
+/// An inotify watch of a cgroup's `cgroup.events` (`events`), which the
+/// kernel modifies when `populated` or `frozen` changes: what a scope, an
+/// `exit-type: cgroup` service and the freezer (`freezer.rs`) wait on.
+pub fn watch_events(events: PathBuf) -> Result<Adoption, String> {
     // SAFETY: inotify_init1 takes flags only.
     let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
     if raw < 0 {
@@ -176,6 +182,18 @@ pub fn signal(a: &Adoption, signal: i32, but: Pid) -> usize {
 
 fn populated(events: &std::path::Path) -> bool {
     std::fs::read_to_string(events).is_ok_and(|t| t.lines().any(|l| l == "populated 1"))
+}
+
+/// The cgroup's `frozen` in `cgroup.events` now, the watch's events
+/// drained first (an adoption by pidfd has no cgroup: not frozen).
+pub fn frozen(a: &mut Adoption) -> bool {
+    let Adoption::Cgroup { inotify, events } = a else {
+        return false;
+    };
+    let mut buf = [0u8; 4096];
+    // SAFETY: a valid descriptor and a buffer of this length.
+    while unsafe { libc::read(inotify.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+    std::fs::read_to_string(events).is_ok_and(|t| t.lines().any(|l| l == "frozen 1"))
 }
 
 fn pidfd(pid: Pid) -> Result<OwnedFd, String> {

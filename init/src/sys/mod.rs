@@ -67,6 +67,7 @@ mod error;
 pub mod events;
 pub mod fake;
 pub mod fdpass;
+pub mod freezer;
 pub mod generators;
 mod host;
 mod input_data;
@@ -534,6 +535,21 @@ pub trait Sys {
     /// but `but` (with one, [`Sys::signal_unit`] reaches them); how many
     /// got it.
     fn signal_adopted(&self, adoption: &adopt::Adoption, signal: i32, but: Pid) -> usize;
+
+    /// The cgroup directory of `slice` below the units' cgroups, while it
+    /// exists (`freezer.rs`).
+    fn slice_cgroup(&self, slice: &str) -> Option<PathBuf>;
+
+    /// Whether cgroup `dir` has cgroup v2's freezer (`cgroup.freeze`).
+    fn can_freeze(&self, dir: &Path) -> bool;
+
+    /// Writes `frozen` to cgroup `dir`'s `cgroup.freeze` and watches its
+    /// `cgroup.events` for the kernel's word ([`Sys::cgroup_frozen`]).
+    fn freeze_cgroup(&self, dir: &Path, frozen: bool) -> Result<adopt::Adoption, String>;
+
+    /// Whether the watched cgroup is frozen now (its watch's events
+    /// consumed).
+    fn cgroup_frozen(&self, watch: &mut adopt::Adoption) -> bool;
 
     /// Kills what is left of a run (by its `KillMode=`) and removes what
     /// [`Sys::start_unit`] made (`keep_runtime`: the runtime directories

@@ -814,4 +814,24 @@ impl Sys for RealSys {
     fn adopt_fd(&self, fd: RawFd) -> Result<OwnedFd, SysError> {
         super::reexec::adopt(fd)
     }
+
+    fn slice_cgroup(&self, slice: &str) -> Option<std::path::PathBuf> {
+        super::unitrun::slice_cgroup(slice)
+    }
+
+    fn can_freeze(&self, dir: &std::path::Path) -> bool {
+        super::freezer::supported(dir)
+    }
+
+    fn freeze_cgroup(
+        &self,
+        dir: &std::path::Path,
+        frozen: bool,
+    ) -> Result<super::adopt::Adoption, String> {
+        super::freezer::freeze(dir, frozen)
+    }
+
+    fn cgroup_frozen(&self, watch: &mut super::adopt::Adoption) -> bool {
+        super::adopt::frozen(watch)
+    }
 }

@@ -528,6 +528,13 @@ pub fn usage(run: &UnitRun) -> Option<flotilla_units::protocol::Usage> {
     })
 }
 
+/// The cgroup directory of `slice` below the units' cgroups, while it
+/// exists.
+pub fn slice_cgroup(slice: &str) -> Option<PathBuf> {
+    let cgs = SETUP.get()?.cgroups.as_ref()?;
+    super::freezer::slice_dir(cgs.base(), slice)
+}
+
 /// The OOM kills in the run's cgroup since the last look.
 pub fn oom_kills(run: &UnitRun) -> u32 {
     run.cgroup.as_ref().map_or(0, UnitCgroup::new_oom_kills)

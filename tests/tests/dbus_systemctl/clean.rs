@@ -18,7 +18,7 @@ use std::time::Duration;
 /// with the system bus at `bus`: `clean` watches the unit it cleans on
 /// the bus (its `PropertiesChanged`), so systemctl asks for the bus
 /// itself, not the manager's private socket.
-fn systemctl(busd: &Busd, bus: &Path, args: &[&str]) -> Out {
+pub(super) fn systemctl(busd: &Busd, bus: &Path, args: &[&str]) -> Out {
     let script = "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
                   touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
                   exec /bin/systemctl --no-pager \"$@\"";

@@ -125,13 +125,6 @@ const KNOWN: &[(&str, &str)] = &[
          directory keys are not supported (flotilla's socket units run no command)",
     ),
     (
-        "38",
-        "the run of 2026-11-27 (slices made): `test -e /sys/fs/cgroup/system.slice/cgroup.freeze` \
-         holds now, so the freezer checks run; the first, a unit's `Freeze` over D-Bus, is \
-         refused: flotilla does not freeze units (busd answers NotSupported naming why), and \
-         the recursive checks freeze a slice, which is a place in the cgroup tree, not a unit",
-    ),
-    (
         "41",
         "fails under systemd on this machine too (not run under flotilla)",
     ),

@@ -23,7 +23,7 @@ pub use exec::ExecList;
 pub use settings::Settings;
 pub use status::{
     Connections, Dependencies, LogWriterStatus, NotApplied, SystemStatus, TargetProviders,
-    TimerTimes, UnitStatus, Usage,
+    TimerTimes, UnitStatus, Usage, SLICE_SOURCE,
 };
 
 /// The protocol version this crate speaks.
@@ -212,6 +212,20 @@ pub enum Request {
         /// The resources to remove.
         #[serde(default)]
         what: Vec<String>,
+    },
+    /// Freeze (or, with `thaw`, thaw) a running unit's cgroup, or a
+    /// slice's that has a directory, with cgroup v2's `cgroup.freeze`, as
+    /// systemd's `FreezeUnit`/`ThawUnit` ([`Reply::Accepted`] once the
+    /// kernel says it is done, at once when it already was;
+    /// `units/src/freezer.rs`). Refused (`not-possible`) when the unit is
+    /// not running, has no cgroup with a freezer, or another freeze or
+    /// thaw of it is under way. A stop of a frozen unit thaws it first.
+    Freeze {
+        /// The unit's (or slice's) name.
+        unit: String,
+        /// Thaw instead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        thaw: bool,
     },
     /// D-Bus names taken or given up on the system bus, as
     /// `flotilla-busd` sees them ([`Reply::Accepted`]): a unit with
@@ -457,6 +471,7 @@ impl Request {
                 | Request::BusNames { .. }
                 | Request::ResetFailed { .. }
                 | Request::Clean { .. }
+                | Request::Freeze { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }

@@ -6,8 +6,13 @@ use crate::state::UnitState;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The [`UnitStatus::source`] of a slice the init serves from its cgroup
+/// directory while a unit below it runs (a slice is a place in the cgroup
+/// tree, not a unit of the set: docs/service-context.md, "Slices").
+pub const SLICE_SOURCE: &str = "slice";
+
 /// One unit as the protocol reports it (docs/contract.md §5's `--json` shape).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UnitStatus {
     /// The unit's name.
     pub unit: String,
@@ -139,6 +144,17 @@ pub struct UnitStatus {
     /// `maintenance` state (`cleaning`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cleaning: bool,
+    /// Its freezer state (systemd's `FreezerState`, `units/src/freezer.rs`):
+    /// absent while `running`.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::freezer::FreezerState::is_running"
+    )]
+    pub freezer: crate::freezer::FreezerState,
+    /// Its cgroup has cgroup v2's freezer (`cgroup.freeze`): systemd's
+    /// `CanFreeze`. In the answer to `status` of one unit (not in lists).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub can_freeze: bool,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).

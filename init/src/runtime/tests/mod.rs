@@ -8,6 +8,7 @@ mod changes;
 mod clock;
 mod conditions;
 mod emptied;
+mod freezer;
 mod instances;
 mod lifecycle;
 mod logs;

@@ -848,4 +848,24 @@ impl Sys for FakeSys {
             errno: crate::sys::Os(crate::sys::Errno::EBADF),
         })
     }
+
+    fn slice_cgroup(&self, _slice: &str) -> Option<std::path::PathBuf> {
+        None
+    }
+
+    fn can_freeze(&self, _dir: &std::path::Path) -> bool {
+        false
+    }
+
+    fn freeze_cgroup(
+        &self,
+        _dir: &std::path::Path,
+        _frozen: bool,
+    ) -> Result<crate::sys::adopt::Adoption, String> {
+        Err("the fake system has no cgroup freezer".to_string())
+    }
+
+    fn cgroup_frozen(&self, _watch: &mut crate::sys::adopt::Adoption) -> bool {
+        false
+    }
 }
