@@ -1095,3 +1095,55 @@ fn a_pidfile_through_a_users_link_into_roots_files_is_refused() {
     );
     assert_ne!(game_st.pid, root_st.pid, "{game_st:?}");
 }
+
+/// systemd's test 20 as it is written: the game is played by a
+/// `DynamicUser=yes` service from its own `RuntimeDirectory=`, which is
+/// made in its place (`/run/NAME`, the dynamic user's, not below
+/// `/run/private`: removed at every stop, it is not private, as under
+/// systemd), so that its link `../ROOT/pid` reaches root's pidfile in
+/// `/run`; the PID read through it is refused and the start times out.
+#[test]
+fn a_dynamic_users_link_from_its_runtime_directory_is_refused() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let name = format!("flotilla-pidgame-{}", std::process::id());
+    let (root, game) = (format!("{name}-root"), format!("{name}-game"));
+    let daemon = "sleep 1000 </dev/null >/dev/null 2>&1 &";
+    dir.file(
+        "units/root.service",
+        &format!(
+            "[Service]\nType=forking\nRuntimeDirectory={root}\nPIDFile=/run/{root}/pid\n\
+             ExecStart=/bin/sh -c '{daemon} echo $! > /run/{root}/pid'\n"
+        ),
+    );
+    dir.file(
+        "units/game.service",
+        &format!(
+            "[Unit]\nAfter=root.service\n[Service]\nType=forking\nDynamicUser=yes\n\
+             RuntimeDirectory={game}\n\
+             PIDFile=/run/{game}/pid\nTimeoutStartSec=2s\n\
+             ExecStart=/bin/sh -c '{daemon} ln -s ../{root}/pid /run/{game}/pid && \
+             test -f /run/{game}/pid'\n"
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [root.service, game.service]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("root.service", UnitState::Running);
+    init.wait_unit("game.service", "waiting for its pidfile", |u| {
+        u.status.contains("waiting for the pidfile")
+    });
+    let meta = std::fs::symlink_metadata(format!("/run/{game}"));
+    let st = init.wait_state("game.service", UnitState::Failed);
+    assert_eq!(
+        st.result,
+        Some(flotilla_units::state::FailureKind::Timeout),
+        "{st:?}\n{}",
+        init.output()
+    );
+    assert!(st.status.contains("unsafe path transition"), "{st:?}");
+    let meta = meta.expect("the runtime directory, while it started");
+    assert!(meta.is_dir(), "in its place, not a link: {meta:?}");
+}
