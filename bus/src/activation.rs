@@ -37,18 +37,20 @@ pub fn request(msg: &Message) -> Option<String> {
 /// Starts `unit` for the bus `conn`, and tells the bus when that fails.
 pub async fn activate(hub: Arc<Hub>, conn: zbus::Connection, unit: String) {
     let (error, message) = match crate::units_ops::start(&hub, &unit).await {
-        Ok((_, Some(job))) => match crate::jobs::follow(hub, job).await {
-            "done" => return,
-            // systemd queues the job and reports nothing more (the
-            // caller waits out its timeout): flotilla follows the job and
-            // fails the parked calls at once, with systemd's error name
-            // for a failed job.
-            result => (
-                "org.freedesktop.systemd1.JobFailed",
-                format!("Activation of {unit} failed: its start job ended with {result}"),
-            ),
-        },
-        Ok((_, None)) => return,
+        Ok((_, mut jobs)) if !jobs.is_empty() => {
+            match crate::jobs::follow(hub, jobs.swap_remove(0)).await {
+                "done" => return,
+                // systemd queues the job and reports nothing more (the
+                // caller waits out its timeout): flotilla follows the job and
+                // fails the parked calls at once, with systemd's error name
+                // for a failed job.
+                result => (
+                    "org.freedesktop.systemd1.JobFailed",
+                    format!("Activation of {unit} failed: its start job ended with {result}"),
+                ),
+            }
+        }
+        Ok(_) => return,
         Err(e) => (e.name, e.message),
     };
     eprintln!("flotilla-busd: D-Bus activation of {unit} failed: {message}");

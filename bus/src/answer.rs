@@ -54,6 +54,8 @@ pub enum Answer {
     Str(String),
     /// `as`.
     Strs(Vec<String>),
+    /// `ao`.
+    Paths(Vec<OwnedObjectPath>),
     /// `v`.
     Var(Value<'static>),
     /// `a{sv}`.
@@ -90,6 +92,7 @@ impl Answer {
             Answer::Path(p) => conn.reply(call, &p).await,
             Answer::Str(s) => conn.reply(call, &s).await,
             Answer::Strs(s) => conn.reply(call, &s).await,
+            Answer::Paths(p) => conn.reply(call, &p).await,
             Answer::Var(v) => conn.reply(call, &v).await,
             Answer::Dict(d) => conn.reply(call, &d).await,
             Answer::Units(u) => conn.reply(call, &u).await,

@@ -47,6 +47,10 @@ pub struct Hub {
     /// How many `told` may hold before it is brought up to the set again
     /// ([`crate::model::told_limit`]).
     told_limit: AtomicUsize,
+    /// Each unit's markers (`Markers=`, [`crate::markers`]), by
+    /// flotilla's name: systemd keeps them in the manager only, as here
+    /// the bus side does (a restart of `flotilla-busd` forgets them).
+    markers: Mutex<HashMap<String, crate::markers::Markers>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -64,6 +68,7 @@ impl Hub {
             changes,
             told: Mutex::new(HashMap::new()),
             told_limit: AtomicUsize::new(crate::model::told_limit(0)),
+            markers: Mutex::new(HashMap::new()),
         })
     }
 
@@ -155,6 +160,31 @@ impl Hub {
             }
         }
         Ok(None)
+    }
+
+    /// The markers of `unit` (flotilla's name).
+    pub fn markers_of(&self, unit: &str) -> crate::markers::Markers {
+        lock(&self.markers).get(unit).copied().unwrap_or(0)
+    }
+
+    /// Sets the markers of `unit` (flotilla's name).
+    pub fn set_markers(&self, unit: &str, m: crate::markers::Markers) {
+        let mut all = lock(&self.markers);
+        if m == 0 {
+            all.remove(unit);
+        } else {
+            all.insert(unit.to_string(), m);
+        }
+    }
+
+    /// The units with markers (flotilla's names), in name order.
+    pub fn marked(&self) -> Vec<(String, crate::markers::Markers)> {
+        let mut v: Vec<_> = lock(&self.markers)
+            .iter()
+            .map(|(u, m)| (u.clone(), *m))
+            .collect();
+        v.sort();
+        v
     }
 
     /// A receiver of the changes from now on.
@@ -305,6 +335,10 @@ impl Hub {
     /// A change: to the jobs, and out as `PropertiesChanged`.
     async fn tell(&self, s: UnitStatus) {
         lock(&self.told).insert(s.unit.clone(), s.state);
+        let m = self.markers_of(&s.unit);
+        if m != 0 {
+            self.set_markers(&s.unit, crate::markers::after(m, s.state));
+        }
         self.sync_job(&s).await;
         self.properties_changed(&s).await;
         let _ = self.changes.send(Event::Changed(Box::new(s)));

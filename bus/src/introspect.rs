@@ -42,6 +42,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("ReloadOrRestartUnit", "ss", "o"),
     ("ReloadOrTryRestartUnit", "ss", "o"),
     ("EnqueueUnitJob", "sss", "uososa(uosos)"),
+    ("EnqueueMarkedJobs", "", "ao"),
     ("KillUnit", "ssi", ""),
     ("ResetFailed", "", ""),
     ("ResetFailedUnit", "s", ""),
@@ -79,6 +80,9 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("AddDependencyUnitFiles", "asssbb", "a(sss)"),
     ("GetDefaultTarget", "", "s"),
     ("SetUnitProperties", "sba(sv)", ""),
+    ("SetEnvironment", "as", ""),
+    ("UnsetEnvironment", "as", ""),
+    ("UnsetAndSetEnvironment", "asas", ""),
 ];
 
 /// The manager's signals: name and argument signatures.
@@ -145,8 +149,9 @@ fn methods(xml: &mut String, list: &[(&str, &str, &str)]) {
 
 fn properties(xml: &mut String, props: &Props) {
     for (name, v) in props {
-        // The manager's log settings are the one thing `Set` changes.
-        let access = if matches!(*name, "LogLevel" | "LogTarget") {
+        // The manager's log settings and service watchdogs are what `Set`
+        // changes.
+        let access = if matches!(*name, "LogLevel" | "LogTarget" | "ServiceWatchdogs") {
             "readwrite"
         } else {
             "read"

@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod limits;
 pub mod listen;
 pub mod manager;
+pub mod markers;
 pub mod model;
 pub mod mounted;
 pub mod procs;

@@ -28,6 +28,7 @@ pub const MUTATING: &[&str] = &[
     "ReloadOrRestartUnit",
     "ReloadOrTryRestartUnit",
     "EnqueueUnitJob",
+    "EnqueueMarkedJobs",
     "KillUnit",
     "ResetFailed",
     "ResetFailedUnit",
@@ -53,6 +54,9 @@ pub const MUTATING: &[&str] = &[
     "UnmaskUnitFiles",
     "SetDefaultTarget",
     "SetUnitProperties",
+    "SetEnvironment",
+    "UnsetEnvironment",
+    "UnsetAndSetEnvironment",
     "AddDependencyUnitFiles",
     "Start",
     "Stop",
@@ -74,7 +78,7 @@ where
 }
 
 fn plain(a: Answer) -> Outcome {
-    (a, None)
+    (a, Vec::new())
 }
 
 /// A `ListUnits` row of a unit.
@@ -137,6 +141,33 @@ pub async fn set_log(hub: &Hub, name: &str, value: OwnedValue) -> Result<Outcome
     match hub.ask(req).await? {
         Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
         other => Err(BusError::from_init(&other, name)),
+    }
+}
+
+/// `Properties.Set` of the manager's `ServiceWatchdogs`
+/// (`systemctl service-watchdogs yes|no`): the init's
+/// `set-service-watchdogs`.
+pub async fn set_service_watchdogs(hub: &Hub, value: OwnedValue) -> Result<Outcome, BusError> {
+    let on = bool::try_from(value)
+        .map_err(|e| BusError::invalid_args(format!("ServiceWatchdogs takes a boolean: {e}")))?;
+    match hub.ask(Request::SetServiceWatchdogs { on }).await? {
+        Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
+        other => Err(BusError::from_init(&other, "ServiceWatchdogs")),
+    }
+}
+
+/// `SetEnvironment`, `UnsetEnvironment`, `UnsetAndSetEnvironment`
+/// (`systemctl set-environment`, `unset-environment`,
+/// `import-environment`): the init's `set-environment`, whose refusal of
+/// a bad name is `InvalidArgs`, as systemd's.
+async fn set_environment(
+    hub: &Hub,
+    unset: Vec<String>,
+    set: Vec<String>,
+) -> Result<Outcome, BusError> {
+    match hub.ask(Request::SetEnvironment { unset, set }).await? {
+        Reply::Accepted { .. } => Ok(plain(Answer::Empty)),
+        other => Err(BusError::from_init(&other, "set-environment")),
     }
 }
 
@@ -259,6 +290,7 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (name, kind, mode): (String, String, String) = args(msg)?;
             enqueue(hub, &name, &kind, &mode).await
         }
+        "EnqueueMarkedJobs" => enqueue_marked(hub).await,
         "ResetFailed" => reset_failed(hub, None).await,
         "ResetFailedUnit" => {
             let (name,): (String,) = args(msg)?;
@@ -400,6 +432,18 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
                 args(msg)?;
             a(crate::unit_files::add_dependency(hub, &files, &target, &kind, runtime).await?)
         }
+        "SetEnvironment" => {
+            let (set,): (Vec<String>,) = args(msg)?;
+            set_environment(hub, Vec::new(), set).await
+        }
+        "UnsetEnvironment" => {
+            let (unset,): (Vec<String>,) = args(msg)?;
+            set_environment(hub, unset, Vec::new()).await
+        }
+        "UnsetAndSetEnvironment" => {
+            let (unset, set): (Vec<String>, Vec<String>) = args(msg)?;
+            set_environment(hub, unset, set).await
+        }
         "SetUnitProperties" => {
             let (name, runtime, props): (String, bool, crate::transient::Props) = args(msg)?;
             a(crate::set_property::set(hub, &name, runtime, props).await?)
@@ -467,13 +511,56 @@ async fn enqueue(hub: &Arc<Hub>, name: &str, kind: &str, mode: &str) -> Result<O
     let Answer::Path(job) = answer else {
         return Ok((answer, pending));
     };
-    let id = pending.as_ref().map_or(0, |p| p.id);
+    let id = pending.first().map_or(0, |p| p.id);
     let unit = pending
-        .as_ref()
+        .first()
         .map_or_else(|| name.to_string(), |p| p.name.clone());
     let unit_obj = owned_path(&unit_path(&unit));
     let enqueued = (id, job, unit, unit_obj, kind.to_string(), Vec::new());
     Ok((Answer::Enqueued(enqueued), pending))
+}
+
+/// `EnqueueMarkedJobs` (`systemctl reload-or-restart --marked`): for each
+/// unit with markers ([`crate::markers::job`]), a try-restart, or a
+/// reload-or-try-restart for `needs-reload` alone, as systemd's; the
+/// jobs' paths, which `systemctl` waits for. The restart or reload clears
+/// the markers (`crate::markers::after`). A unit whose job cannot be made
+/// fails the call, naming it, and the others' jobs go on, as systemd's.
+async fn enqueue_marked(hub: &Arc<Hub>) -> Result<Outcome, BusError> {
+    let mut paths = Vec::new();
+    let mut jobs = Vec::new();
+    let mut failed = Vec::new();
+    for (unit, m) in hub.marked() {
+        let Some(verb) = crate::markers::job(m) else {
+            continue;
+        };
+        // A unit gone from the set since is no longer marked (systemd's
+        // markers go with its unit).
+        if hub.find(&unit).await?.is_none() {
+            hub.set_markers(&unit, 0);
+            continue;
+        }
+        match unit_job(hub, verb, &unit, "fail").await {
+            Ok((answer, pending)) => {
+                if let Answer::Path(p) = answer {
+                    paths.push(p);
+                }
+                jobs.extend(pending);
+            }
+            Err(e) => failed.push(format!("{unit}: {}", e.message)),
+        }
+    }
+    if failed.is_empty() {
+        return Ok((Answer::Paths(paths), jobs));
+    }
+    // Nobody waits for them, but they end as any job does.
+    for p in jobs {
+        tokio::spawn(crate::jobs::follow(hub.clone(), p));
+    }
+    Err(BusError::failed(format!(
+        "Failed to enqueue some jobs: {}",
+        failed.join("; ")
+    )))
 }
 
 /// The `…Unit` method's verb of systemd's job type (`job_type_from_string`'s
@@ -541,7 +628,7 @@ pub async fn abandon_scope(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusErr
             message: format!("Scope {name} is not running, cannot abandon."),
         });
     }
-    Ok((Answer::Empty, None))
+    Ok((Answer::Empty, Vec::new()))
 }
 
 /// `CleanUnit` (and `Clean` on the unit, `systemctl clean`): the init's
@@ -555,7 +642,7 @@ pub async fn clean(hub: &Arc<Hub>, name: &str, what: Vec<String>) -> Result<Outc
         .await?
         .ok_or_else(|| BusError::no_such_unit(name))?;
     match hub.ask(Request::Clean { unit: s.unit, what }).await? {
-        Reply::Accepted { .. } => Ok((Answer::Empty, None)),
+        Reply::Accepted { .. } => Ok((Answer::Empty, Vec::new())),
         Reply::Error {
             code: flotilla_units::protocol::ErrorCode::NotPossible,
             message,
@@ -589,13 +676,13 @@ pub async fn reference(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> 
     hub.find(name)
         .await?
         .ok_or_else(|| BusError::no_such_unit(name))?;
-    Ok((Answer::Empty, None))
+    Ok((Answer::Empty, Vec::new()))
 }
 
 /// `ResetFailed`: the init's `reset-failed` of `unit`, or of every unit.
 async fn reset_failed(hub: &Arc<Hub>, unit: Option<String>) -> Result<Outcome, BusError> {
     match hub.ask(Request::ResetFailed { unit }).await? {
-        Reply::Accepted { .. } => Ok((Answer::Empty, None)),
+        Reply::Accepted { .. } => Ok((Answer::Empty, Vec::new())),
         other => Err(BusError::from_init(&other, "reset-failed")),
     }
 }
@@ -635,7 +722,7 @@ pub async fn kill(
         })
         .await?
     {
-        Reply::Accepted { .. } => Ok((Answer::Empty, None)),
+        Reply::Accepted { .. } => Ok((Answer::Empty, Vec::new())),
         other => Err(BusError::from_init(
             &other,
             &format!("kill {}", model::systemd_name(&s)),

@@ -357,12 +357,14 @@ pub fn not_found(name: &str) -> Props {
 
 /// The manager's properties that need the init's whole status (every
 /// unit's state): the others are answered without asking the init.
-pub const MANAGER_FROM_STATUS: [&str; 5] = [
+pub const MANAGER_FROM_STATUS: [&str; 7] = [
     "SystemState",
     "NNames",
     "NFailedUnits",
+    "Environment",
     "LogLevel",
     "LogTarget",
+    "ServiceWatchdogs",
 ];
 
 /// Whether the manager's property `name` needs the init's status:
@@ -375,10 +377,6 @@ pub fn manager_needs_status(name: &str) -> bool {
 /// [`manager_needs_status`] only when `sys` is given.
 /// `started`: when the init started ([`crate::procs::init_started`]).
 pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Props {
-    let environment: Vec<String> = std::env::vars()
-        .filter(|(k, _)| k == "PATH" || k == "LANG")
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
     let mut props = vec![
         (
             "Version",
@@ -398,7 +396,12 @@ pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Pr
         ("NInstalledJobs", Value::from(jobs)),
         ("NFailedJobs", Value::from(0u32)),
         ("Progress", Value::from(1.0f64)),
-        ("Environment", strs(environment)),
+    ]);
+    if let Some(sys) = sys {
+        // What every unit's processes start from (`set-environment`).
+        props.push(("Environment", strs(sys.environment.clone())));
+    }
+    props.extend([
         ("ControlGroup", Value::from("")),
         ("DefaultStandardOutput", Value::from("inherit")),
         ("DefaultStandardError", Value::from("inherit")),
@@ -408,6 +411,7 @@ pub fn manager(sys: Option<&SystemStatus>, jobs: u32, started: (u64, u64)) -> Pr
         props.extend([
             ("LogLevel", Value::from(sys.log.level.as_str())),
             ("LogTarget", Value::from(sys.log.target.as_str())),
+            ("ServiceWatchdogs", Value::from(sys.service_watchdogs)),
         ]);
         props.extend(crate::limits::props(&sys.default_limits, true));
     }
@@ -550,6 +554,8 @@ mod tests {
             units_path: Vec::new(),
             log: Default::default(),
             default_limits: Default::default(),
+            environment: Vec::new(),
+            service_watchdogs: true,
         };
         assert_eq!(system_state(&sys), "running");
         sys.units.push(crate::model::tests::unit(
@@ -587,6 +593,8 @@ mod tests {
                     )
                 })
                 .collect(),
+            environment: vec!["PATH=/bin".into()],
+            service_watchdogs: true,
         };
         let names = |p: Props| p.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
         let full = names(manager(Some(&sys), 0, (1, 2)));
@@ -599,6 +607,7 @@ mod tests {
         assert_eq!(bare, expected);
         assert_eq!(full.len(), bare.len() + MANAGER_FROM_STATUS.len() + 32);
         assert_eq!(full.get(6..9), Some(&MANAGER_FROM_STATUS[..3]));
+        assert!(full.contains(&"Environment") && !bare.contains(&"Environment"));
         assert!(full.contains(&"LogLevel") && !bare.contains(&"LogLevel"));
     }
 }

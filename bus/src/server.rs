@@ -143,8 +143,8 @@ async fn handle(hub: Arc<Hub>, conn: zbus::Connection, msg: Message, caller: Cal
             // The answer goes out before the job is followed, so that the
             // caller knows the job's path before its JobRemoved.
             let _ = answer.send(&conn, &header).await;
-            if let Some(p) = pending {
-                tokio::spawn(crate::jobs::follow(hub, p));
+            for p in pending {
+                tokio::spawn(crate::jobs::follow(hub.clone(), p));
             }
         }
         Err(e) => {
@@ -154,7 +154,7 @@ async fn handle(hub: Arc<Hub>, conn: zbus::Connection, msg: Message, caller: Cal
 }
 
 fn plain(a: Answer) -> Result<Outcome, BusError> {
-    Ok((a, None))
+    Ok((a, Vec::new()))
 }
 
 async fn dispatch(
@@ -214,11 +214,15 @@ async fn dispatch(
                 | (Object::LogControl, props::LOG_CONTROL, "LogLevel" | "LogTarget") => {
                     crate::manager::set_log(hub, &name, value).await
                 }
+                (Object::Manager, props::MANAGER, "ServiceWatchdogs") => {
+                    crate::manager::set_service_watchdogs(hub, value).await
+                }
                 _ => Err(BusError {
                     name: "org.freedesktop.DBus.Error.PropertyReadOnly",
                     message: format!(
                         "{i}.{name} is read-only: flotilla's settable properties are the \
-                         manager's LogLevel and LogTarget (and LogControl1's); a unit's \
+                         manager's LogLevel, LogTarget and ServiceWatchdogs (and LogControl1's \
+                         LogLevel and LogTarget); a unit's \
                          settings come from its unit file"
                     ),
                 }),
@@ -323,6 +327,9 @@ impl Object {
             Object::Unit(_, Some(s)) => {
                 let job = hub.job_of(&systemd_name(s)).map(|(id, _)| id);
                 let mut unit = props::unit(s, job);
+                // The bus side's own state of the unit (crate::markers).
+                let markers = crate::markers::names(hub.markers_of(&s.unit));
+                unit.push(("Markers", zbus::zvariant::Value::from(markers)));
                 // Read from the unit path: only when asked for.
                 if wanted.is_none_or(|n| n == "DropInPaths") {
                     props::set_dropins(&mut unit, crate::unit_files::dropin_paths(hub, s).await);

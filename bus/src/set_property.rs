@@ -5,7 +5,8 @@
 //! where systemd writes them (`flotilla_units::systemd::property_dropins`).
 //! systemd also applies a cgroup setting to the running unit at once;
 //! flotilla reads the drop-in at the next reload, as any drop-in
-//! (docs/dbus.md).
+//! (docs/dbus.md). `Markers=` is the manager's own state of the unit,
+//! never a file's, as systemd's ([`crate::markers`]): kept by the bus side.
 
 use crate::answer::Answer;
 use crate::error::BusError;
@@ -34,6 +35,22 @@ pub async fn set(hub: &Hub, name: &str, runtime: bool, props: Props) -> Result<A
         .find(name)
         .await?
         .ok_or_else(|| BusError::no_such_unit(name))?;
+    let (marker_words, props): (Props, Props) =
+        props.into_iter().partition(|(p, _)| p == "Markers");
+    // Every value is checked before any is kept.
+    let mut markers = None;
+    for (_, v) in marker_words {
+        let words = Vec::<String>::try_from(v)
+            .map_err(|e| BusError::invalid_args(format!("property Markers: {e}")))?;
+        let now = markers.unwrap_or_else(|| hub.markers_of(&s.unit));
+        markers = Some(crate::markers::apply(now, &words).map_err(BusError::invalid_args)?);
+    }
+    if props.is_empty() {
+        if let Some(m) = markers {
+            hub.set_markers(&s.unit, m);
+        }
+        return Ok(Answer::Empty);
+    }
     if !s.source.starts_with('/') || s.source.ends_with(".yaml") || s.source.ends_with(".yml") {
         return Err(BusError::not_supported(
             &format!("SetUnitProperties of {name}"),
@@ -78,6 +95,9 @@ pub async fn set(hub: &Hub, name: &str, runtime: bool, props: Props) -> Result<A
     let files = property_dropins(&path, &unit, runtime, &settings).map_err(BusError::failed)?;
     for (path, text) in files {
         write(&path, &text).map_err(|e| BusError::failed(format!("{path}: {e}")))?;
+    }
+    if let Some(m) = markers {
+        hub.set_markers(&s.unit, m);
     }
     Ok(Answer::Empty)
 }

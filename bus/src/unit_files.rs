@@ -191,16 +191,25 @@ fn change_links(
     let mut carries = false;
     for u in names {
         let r = resolve_unit(dirs, u);
+        let not_found =
+            || install_error(&flotilla_units::systemd::InstallError::NotFound(u.clone()));
         match &r.definition {
-            Definition::NotFound => {
-                return Err(install_error(
-                    &flotilla_units::systemd::InstallError::NotFound(u.clone()),
-                ))
-            }
+            Definition::NotFound if on => return Err(not_found()),
             Definition::Masked(_) if on => return Err(BusError::masked(u)),
             _ => {}
         }
-        if on {
+        if !on && matches!(r.definition, Definition::NotFound) {
+            // A unit whose file is gone still has its links removed, as
+            // systemd's disable does; with none either, it is not found.
+            let gone: Vec<_> = disable_links(dirs, u, &install)
+                .into_iter()
+                .filter(|l| on_side(dirs, &l.path, runtime))
+                .collect();
+            if gone.is_empty() {
+                return Err(not_found());
+            }
+            links.extend(gone);
+        } else if on {
             let info = install(r.template.as_deref().unwrap_or(u)).unwrap_or_default();
             if !info.has_rules() && info.also.is_empty() {
                 continue;

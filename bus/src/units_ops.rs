@@ -19,8 +19,9 @@ use std::sync::Arc;
 /// The `source` of the transient units `transient-add` makes.
 const TRANSIENT_SOURCE: &str = "transient:initctl";
 
-/// An answer and the job to follow after it.
-pub type Outcome = (Answer, Option<Pending>);
+/// An answer and the jobs to follow after it (one per unit method;
+/// `EnqueueMarkedJobs` has one per marked unit).
+pub type Outcome = (Answer, Vec<Pending>);
 
 /// A job's answer: its path, and the job.
 fn job(hub: &Hub, p: PendingParts, kind: &'static str) -> Outcome {
@@ -35,7 +36,7 @@ fn job(hub: &Hub, p: PendingParts, kind: &'static str) -> Outcome {
         already: p.already,
         changes: p.changes,
     };
-    (Answer::Path(owned_path(&job_path(id))), Some(pending))
+    (Answer::Path(owned_path(&job_path(id))), vec![pending])
 }
 
 struct PendingParts {

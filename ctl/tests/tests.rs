@@ -77,6 +77,8 @@ fn system() -> SystemStatus {
         units_path: vec![],
         log: Default::default(),
         default_limits: Default::default(),
+        environment: Vec::new(),
+        service_watchdogs: true,
     }
 }
 

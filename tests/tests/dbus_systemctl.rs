@@ -9,6 +9,10 @@
 
 #[path = "dbus_systemctl/clean.rs"]
 mod clean;
+#[path = "dbus_systemctl/manager_env.rs"]
+mod manager_env;
+#[path = "dbus_systemctl/markers.rs"]
+mod markers;
 #[path = "dbus_systemctl/mounts.rs"]
 mod mounts;
 #[path = "dbus_systemctl/slices.rs"]
@@ -295,6 +299,18 @@ fn debians_systemctl_reads_starts_and_stops_units() {
     let out = systemctl(&bus, &["is-enabled", "inst.service"]);
     out.expect(1);
     assert_eq!(out.stdout, "disabled\n");
+    // Its file removed while enabled: the links still go (systemd's test
+    // 26), and a name with neither file nor links is not found.
+    systemctl(&bus, &["enable", "inst.service"]).expect(0);
+    std::fs::remove_file(dir.join("units/inst.service")).expect("rm");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let out = systemctl(&bus, &["disable", "inst.service"]);
+    out.expect(0);
+    assert!(out.stderr.contains("Removed"), "{out:?}");
+    assert!(std::fs::symlink_metadata(&link).is_err(), "{out:?}");
+    let out = systemctl(&bus, &["disable", "inst.service"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("does not exist"), "{out:?}");
 
     // The system as a whole, from the manager's properties: degraded,
     // with bad.service failed.
@@ -1944,6 +1960,57 @@ fn systemd_run_type_simple_is_started_at_fork_and_exec_is_not() {
     );
     systemctl(&bus, &["restart", "seven.service"]).expect(0);
     systemctl(&bus, &["stop", "seven.service"]).expect(0);
+}
+
+/// A daemon killed from outside by SIGTERM ended cleanly, as systemd
+/// judges a service's main process: inactive with `Result=success`, not
+/// restarted by `Restart=on-failure`; SIGKILL fails it.
+#[test]
+fn a_daemon_killed_by_sigterm_ended_cleanly_and_by_sigkill_failed() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    for (unit, signal, state) in [
+        (
+            "termed",
+            libc::SIGTERM,
+            "ActiveState=inactive\nResult=success\nNRestarts=0\n",
+        ),
+        (
+            "killed",
+            libc::SIGKILL,
+            "ActiveState=failed\nResult=signal\nNRestarts=0\n",
+        ),
+    ] {
+        let restart = if signal == libc::SIGTERM {
+            "Restart=on-failure"
+        } else {
+            "Restart=no"
+        };
+        debian_tool(
+            &bus,
+            "/usr/bin/systemd-run",
+            &["--unit", unit, "-p", restart, "/bin/sleep", "infinity"],
+        )
+        .expect(0);
+        let name = format!("{unit}.service");
+        let pid = wait_for(WAIT, &format!("{name}'s main process"), || {
+            init.unit(&name).pid
+        });
+        // SAFETY: kill(2) of the unit's main process, which the test made.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill {pid}");
+        let show =
+            || systemctl(&bus, &["show", "-p", "ActiveState,Result,NRestarts", &name]).stdout;
+        let got = wait_for(WAIT, &format!("{name} ended"), || {
+            let got = show();
+            (!got.contains("ActiveState=active")).then_some(got)
+        });
+        let mut got: Vec<&str> = got.lines().collect();
+        let mut want: Vec<&str> = state.lines().collect();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want, "{name}: {:?}", init.unit(&name));
+    }
 }
 
 /// `systemd-run --wait` (over the system bus, which it needs for the

@@ -42,6 +42,7 @@ pub mod graph;
 pub mod keys;
 pub mod load;
 pub mod loglevel;
+pub mod manager_env;
 pub mod mask;
 pub mod mountinfo;
 pub mod notify_access;

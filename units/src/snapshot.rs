@@ -100,6 +100,17 @@ pub struct Snapshot {
     /// (`ready-bus-name`): busd tells the new image only what changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bus_names: Vec<String>,
+    /// What `set-environment` set over the init's own environment.
+    #[serde(default)]
+    pub manager_env: crate::manager_env::ManagerEnv,
+    /// Whether a missed `WATCHDOG=1` fails its unit
+    /// (`set-service-watchdogs`).
+    #[serde(default = "on")]
+    pub service_watchdogs: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// A want, as `planner/wants.rs` keeps it.

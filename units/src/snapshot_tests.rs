@@ -167,7 +167,11 @@ prop_compose! {
         clocks in any::<(u64, i64, u32, u64, u32)>(),
         log_instance in "[0-9.-]{1,30}",
         pending_scopes in proptest::collection::vec(("[a-z]{1,8}", proptest::collection::vec(2..1_000_000i32, 1..3)), 0..2),
-        bus_names in proptest::collection::vec("org\\.[a-z]{1,8}", 0..3),
+        manager in (
+            proptest::collection::vec("org\\.[a-z]{1,8}", 0..3),
+            proptest::collection::vec("[A-Z_]{1,6}=[a-z/:]{0,8}", 0..3),
+            any::<bool>(),
+        ),
         wall_sets in proptest::collection::vec(any::<(u64, (i64, u32))>(), 0..3),
     ) -> Snapshot {
         Snapshot {
@@ -204,7 +208,13 @@ prop_compose! {
                 .map(|(n, pids)| (format!("{n}.scope"), pids))
                 .collect(),
             log: Default::default(),
-            bus_names,
+            bus_names: manager.0,
+            manager_env: {
+                let mut e = crate::manager_env::ManagerEnv::default();
+                let _ = e.modify(&[], &manager.1);
+                e
+            },
+            service_watchdogs: manager.2,
         }
     }
 }
@@ -248,6 +258,8 @@ fn minimal() -> Snapshot {
         pending_scopes: Vec::new(),
         log: Default::default(),
         bus_names: Vec::new(),
+        manager_env: Default::default(),
+        service_watchdogs: true,
     }
 }
 

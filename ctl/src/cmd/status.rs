@@ -408,6 +408,8 @@ pub(crate) mod tests {
             units_path: vec![],
             log: Default::default(),
             default_limits: Default::default(),
+            environment: Vec::new(),
+            service_watchdogs: true,
         }
     }
 

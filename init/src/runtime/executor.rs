@@ -242,7 +242,7 @@ impl<S: Sys> Runtime<S> {
     ) -> Result<Option<i32>, SpawnError> {
         self.drop_stale_exec(unit, role);
         let ctx = &spec.extras.context;
-        let mut env = self.base_env.clone();
+        let mut env = self.unit_base_env();
         // A process on a terminal gets its type (systemd's default, which
         // the unit's environment may override).
         if ctx.uses_tty() {

@@ -51,6 +51,7 @@ mod instances;
 mod loading;
 mod log_settings;
 mod logfeed;
+mod manager_settings;
 mod mirror;
 mod on_demand;
 mod oom;
@@ -122,6 +123,8 @@ pub struct Runtime<S: Sys> {
     units: UnitSet,
     /// The environment every unit starts from.
     base_env: Env,
+    /// What `set-environment` set over it (`manager_settings.rs`).
+    manager_env: flotilla_units::manager_env::ManagerEnv,
     /// The monotonic clock at start, to show instants as milliseconds
     /// since start.
     mono0: Instant,
@@ -313,6 +316,7 @@ impl<S: Sys> Runtime<S> {
             slots: Slots::default(),
             units,
             base_env,
+            manager_env: Default::default(),
             shutdown: None,
             immediate: false,
             notify_dir,

@@ -170,6 +170,8 @@ impl<S: Sys> Runtime<S> {
             pending_scopes: self.scopes.carry_pending(),
             log: self.log,
             bus_names: self.planner.carry_bus_names(),
+            manager_env: self.manager_env.clone(),
+            service_watchdogs: self.planner.service_watchdogs(),
         };
         (snap, keep)
     }
@@ -274,6 +276,8 @@ impl<S: Sys> Runtime<S> {
         rt.watch_wall_clock();
         rt.notify_seq = snap.notify_seq;
         rt.log = snap.log;
+        rt.manager_env = snap.manager_env;
+        rt.planner.set_service_watchdogs(snap.service_watchdogs);
         rt.scopes.resume_pending(snap.pending_scopes);
         for io in snap.io {
             rt.restore_io(io);

@@ -314,6 +314,8 @@ impl<S: Sys> Runtime<S> {
                 .collect(),
             log: self.log,
             default_limits: self.effective_limits(&BTreeMap::new()),
+            environment: self.environment_lines(),
+            service_watchdogs: self.planner.service_watchdogs(),
         }
     }
 

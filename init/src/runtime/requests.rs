@@ -205,6 +205,14 @@ impl<S: Sys> Runtime<S> {
                 let r = self.set_log(level, target);
                 self.reply(c, r);
             }
+            Request::SetEnvironment { unset, set } => {
+                let r = self.set_environment(&unset, &set);
+                self.reply(c, r);
+            }
+            Request::SetServiceWatchdogs { on } => {
+                let r = self.set_service_watchdogs(on);
+                self.reply(c, r);
+            }
             Request::Subscribe => {
                 if let Some(conn) = self.control.conn_mut(c) {
                     conn.watch = Watch::Changes;

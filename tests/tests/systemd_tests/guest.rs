@@ -61,6 +61,18 @@ impl Outcome {
     }
 }
 
+/// Stops the transient services earlier tests of the boot left running,
+/// and resets failed units (not the transient scopes: the ssh session
+/// that runs the test is one). systemd's own harness boots a
+/// fresh machine for each test, so a test may leave its units behind:
+/// test 23's `one.service` (`systemd-run --unit=one … sleep infinity`)
+/// would make test 56's `systemd-run --unit=one` fail in a shared boot,
+/// under either init.
+const LEFTOVERS: &str = "t=$(systemctl show -p Id -p Transient \
+     $(systemctl list-units --all --plain --no-legend --type=service | awk '{print $1}') \
+     2>/dev/null | awk -F= '/^Id=/ {id=$2} /^Transient=yes/ {print id}'); \
+     [ -n \"$t\" ] && systemctl stop $t >/dev/null 2>&1; systemctl reset-failed >/dev/null 2>&1;";
+
 /// Marks the two parts of one test's answer.
 const PART: &str = "==systemd-test-part==";
 
@@ -71,11 +83,13 @@ const PART: &str = "==systemd-test-part==";
 /// testsuite-03's does: systemd's harness starts the tests from its
 /// boot's target instead); the verdict files, the unit's state and
 /// result, its output (journald's: the unit's standard output and error
-/// under either init).
+/// under either init). First what earlier tests of the boot left is let
+/// go: their transient services are stopped and failed units reset
+/// ([`LEFTOVERS`]).
 fn command(nn: &str, limit: Duration) -> String {
     let unit = format!("testsuite-{nn}.service");
     format!(
-        "rm -f /testok /failed; a=$(date +%s%N); \
+        "{LEFTOVERS} rm -f /testok /failed; a=$(date +%s%N); \
          systemctl start --no-block {unit} >/tmp/start.out 2>&1; rc=$?; \
          if [ $rc = 0 ]; then timeout {limit} sh -c 'while :; do \
          s=$(systemctl show -P ActiveState {unit} 2>/dev/null); case \"$s\" in \

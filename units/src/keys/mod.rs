@@ -188,7 +188,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 68] = [
+const BASE_KEYS: [Key; 69] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -588,6 +588,14 @@ const BASE_KEYS: [Key; 68] = [
         systemd: &[],
         applies_to: PROCESS,
         slot: |s| Slot::Bool(&mut s.extras.started_at_fork),
+    },
+    Key {
+        // systemd's judgement of a daemon's end by a signal it has no
+        // handler for: the translator's own rule.
+        name: "daemon-clean-signals",
+        systemd: &[],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.extras.daemon_clean_signals),
     },
     Key {
         name: "dynamic-user",

@@ -398,6 +398,10 @@ pub struct Planner {
     /// Per unit, whether the target requires it.
     required: Vec<bool>,
     shutting_down: bool,
+    /// Whether a missed `WATCHDOG=1` fails its unit (systemd's
+    /// `ServiceWatchdogs`): off, the timeout is ignored until the next
+    /// ping arms the watchdog again.
+    service_watchdogs: bool,
     opts: PlannerOptions,
     now: Instant,
     /// The units to evaluate.
@@ -479,6 +483,7 @@ impl Planner {
             graph,
             target: target.to_string(),
             shutting_down: false,
+            service_watchdogs: true,
             opts,
             now,
             work: WorkList::new(n),

@@ -56,6 +56,19 @@ impl Planner {
         &self.target
     }
 
+    /// Whether a missed `WATCHDOG=1` fails its unit
+    /// ([`Planner::set_service_watchdogs`]).
+    pub fn service_watchdogs(&self) -> bool {
+        self.service_watchdogs
+    }
+
+    /// Turns the service watchdogs on or off (systemd's
+    /// `ServiceWatchdogs`): off, a unit's watchdog timeout is ignored, as
+    /// systemd logs and ignores it; the next `WATCHDOG=1` arms it again.
+    pub fn set_service_watchdogs(&mut self, on: bool) {
+        self.service_watchdogs = on;
+    }
+
     /// Whether the system is shutting down.
     pub fn shutting_down(&self) -> bool {
         self.shutting_down

@@ -385,6 +385,28 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         target: Option<crate::loglevel::LogTarget>,
     },
+    /// Change the environment every unit's processes get on top of the
+    /// init's own (systemd's `UnsetAndSetEnvironment`,
+    /// [`crate::manager_env`]): what `unset` names taken out, then each
+    /// `NAME=VALUE` of `set`; until the init stops, kept across a reload
+    /// and a re-exec ([`Reply::Accepted`]; a bad name: `bad-request`);
+    /// [`SystemStatus::environment`] reports the result.
+    SetEnvironment {
+        /// Names (or `NAME=VALUE`: only while it has that value).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unset: Vec<String>,
+        /// `NAME=VALUE` assignments.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        set: Vec<String>,
+    },
+    /// Turn the service watchdogs on or off (systemd's `ServiceWatchdogs`,
+    /// `systemctl service-watchdogs`): off, a missed `WATCHDOG=1` is
+    /// logged and ignored ([`Reply::Accepted`]); kept across a re-exec;
+    /// [`SystemStatus::service_watchdogs`] reports it.
+    SetServiceWatchdogs {
+        /// On.
+        on: bool,
+    },
 }
 
 /// One of a process's standard streams.
@@ -443,6 +465,8 @@ impl Request {
                 | Request::Unmask { .. }
                 | Request::SetAlternative { .. }
                 | Request::SetLog { .. }
+                | Request::SetEnvironment { .. }
+                | Request::SetServiceWatchdogs { .. }
                 | Request::TransientAdd { .. }
                 | Request::StopTransient { .. }
                 | Request::Want { .. }

@@ -312,6 +312,19 @@ pub struct SystemStatus {
     /// children inherit.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub default_limits: BTreeMap<Rlimit, RlimitValue>,
+    /// The environment every unit's processes get before their own
+    /// settings (`NAME=VALUE`, in name order): the init's own, with what
+    /// `set-environment` set over it (systemd's `Environment`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
+    /// Whether a missed `WATCHDOG=1` fails its unit (systemd's
+    /// `ServiceWatchdogs`; `set-service-watchdogs`).
+    #[serde(default = "on")]
+    pub service_watchdogs: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// How the units' output gets to the log directory (`initctl status`).

@@ -13,6 +13,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     working_directory_optional: None,
     non_blocking: None,
     started_at_fork: None,
+    daemon_clean_signals: None,
     dynamic_user: None,
     collect_mode: None,
     notify_access: None,

@@ -539,6 +539,14 @@ pub struct ExtraFields {
     /// start (`planner/lifecycle/start.rs`, `main_failed_at_fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at_fork: Option<bool>,
+    /// `Some(true)`: a main process that was up and is killed by
+    /// `SIGHUP`, `SIGINT`, `SIGTERM` or `SIGPIPE` ended cleanly, as
+    /// systemd judges a daemon that has no handler for them (the
+    /// translator gives it every systemd service but a oneshot): the unit
+    /// is then `exited`, not failed, and `restart: on-failure` does not
+    /// restart it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_clean_signals: Option<bool>,
     /// `Some(true)`: the processes run as a user and group the init picks
     /// for the unit's run (systemd's `DynamicUser=`): a UID and equal GID
     /// of 61184–65519, hashed from the `user` name or the unit's

@@ -126,9 +126,9 @@ fn the_keys_the_docs_list() {
     // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
     // `propagates-reload-to`, `stop-propagated-from`, `propagates-stop-to`,
     // `ready-bus-name`, `file-descriptor-store-max`, `non-blocking`,
-    // `started-at-fork` and `dynamic-user` (32), 53 trigger settings, 33
-    // conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 37 + 32 + 53 + 66);
+    // `started-at-fork`, `daemon-clean-signals` and `dynamic-user` (33), 53
+    // trigger settings, 33 conditions and 33 assertions.
+    assert_eq!(UNIT_KEYS.len(), 37 + 33 + 53 + 66);
     for key in [
         "unit",
         "name",

@@ -55,3 +55,70 @@ fn a_failed_exec_is_reported_and_changes_nothing() {
             .any(|s| s.argv == ["/bin/svc"] && s.pid.is_some_and(|p| p != pid))
     });
 }
+
+/// `set-environment` and `set-service-watchdogs` (systemd's
+/// `SetEnvironment`, `ServiceWatchdogs`): the next spawn gets the
+/// variables, a reload keeps them, the status reports both, and the
+/// snapshot of a re-exec carries them.
+#[test]
+fn the_managers_environment_and_watchdogs_hold_across_a_reload_and_are_carried() {
+    let sys = fake_with(&[("svc", SVC), ("default", DEFAULT)]);
+    let mut h = Harness::start(sys, "default");
+    let set = Request::SetEnvironment {
+        unset: Vec::new(),
+        set: vec!["FOO=BAR".into()],
+    };
+    assert!(matches!(
+        h.request(set).as_slice(),
+        [Reply::Accepted { .. }]
+    ));
+    let bad = Request::SetEnvironment {
+        unset: Vec::new(),
+        set: vec!["1BAD=x".into()],
+    };
+    match h.request(bad).as_slice() {
+        [Reply::Error { code, .. }] => assert_eq!(*code, ErrorCode::BadRequest),
+        other => panic!("{other:?}"),
+    }
+    let off = Request::SetServiceWatchdogs { on: false };
+    assert!(matches!(
+        h.request(off).as_slice(),
+        [Reply::Accepted { .. }]
+    ));
+    h.request(Request::Reload);
+    let pid = h.pid("svc");
+    h.exit("svc", ExitStatus::Exited(1));
+    h.turn_until("svc restarted", |h| {
+        h.sys()
+            .spawns()
+            .iter()
+            .any(|s| s.argv == ["/bin/svc"] && s.pid.is_some_and(|p| p != pid))
+    });
+    let spawns = h.sys().spawns();
+    let last = spawns.iter().rev().find(|s| s.argv == ["/bin/svc"]);
+    assert_eq!(
+        last.and_then(|s| s.env.get("FOO")),
+        Some(&b"BAR"[..]),
+        "{last:?}"
+    );
+    match h.request(Request::Status { name: None }).as_slice() {
+        [Reply::Status(s)] => {
+            assert!(s.environment.iter().any(|l| l == "FOO=BAR"), "{s:?}");
+            assert!(!s.environment.iter().any(|l| l.starts_with("1BAD")));
+            assert!(!s.service_watchdogs);
+        }
+        other => panic!("{other:?}"),
+    }
+    h.sys().take_calls();
+    h.request(Request::Reexec);
+    let calls = h.sys().take_calls();
+    let Some(Call::Reexec { snapshot, .. }) =
+        calls.iter().find(|c| matches!(c, Call::Reexec { .. }))
+    else {
+        panic!("no reexec in {calls:?}");
+    };
+    let snap = snapshot::decode(snapshot).unwrap();
+    let carried: Vec<(&str, &str)> = snap.manager_env.iter().collect();
+    assert_eq!(carried, [("FOO", "BAR")]);
+    assert!(!snap.service_watchdogs);
+}

@@ -140,6 +140,36 @@ fn restart_policies_restart_after_their_kinds_of_end() {
     }
 }
 
+/// A daemon (`daemon-clean-signals`, every systemd service but a
+/// oneshot) killed by SIGTERM or SIGHUP ended cleanly: `exited`, not
+/// restarted by `on-failure`; SIGKILL and SIGSEGV fail it. Without the
+/// setting (a YAML unit) every signal fails it.
+#[test]
+fn a_daemon_killed_by_a_clean_signal_ended_cleanly() {
+    for (daemon, signal, clean) in [
+        (true, 15, true),
+        (true, 1, true),
+        (true, 2, true),
+        (true, 13, true),
+        (true, 9, false),
+        (true, 11, false),
+        (false, 15, false),
+    ] {
+        let mut s = unit(UnitType::ForegroundSupervised);
+        s.extras.daemon_clean_signals = daemon.then_some(true);
+        let mut t = T::new(s);
+        let (_, pid) = t.spawn();
+        t.exit(pid, ExitStatus::Signal(signal));
+        let want = if clean {
+            UnitState::Exited
+        } else {
+            UnitState::Failed
+        };
+        assert_eq!(t.state(), want, "daemon {daemon}, signal {signal}");
+        assert_eq!(t.restart_due(), !clean, "daemon {daemon}, signal {signal}");
+    }
+}
+
 #[test]
 fn a_oneshots_commands_run_in_order() {
     let mut s = unit(UnitType::Oneshot);
@@ -248,5 +278,36 @@ fn a_missed_watchdog_ping_fails_the_unit() {
     t.p.tick(sec(10));
     assert_eq!(t.state(), UnitState::Stopping);
     assert!(t.restart_due());
+    assert!(t.p.view(U).unwrap().status.contains("watchdog timeout"));
+}
+
+#[test]
+fn with_the_service_watchdogs_off_a_missed_ping_is_ignored_until_the_next() {
+    let mut s = unit(UnitType::ForegroundSupervised);
+    s.extras.watchdog = Some(std::time::Duration::from_secs(5));
+    let mut t = T::new(s);
+    let (_, _pid) = t.spawn();
+    let sec = |n: u64| Instant(n * 1_000_000_000);
+    t.p.set_service_watchdogs(false);
+    assert!(!t.p.service_watchdogs());
+    t.p.tick(sec(20));
+    assert_eq!(t.state(), UnitState::Running, "a missed ping failed it");
+    // On again: the next ping arms it, and a ping missed after that fails.
+    t.p.set_service_watchdogs(true);
+    t.p.tick(sec(30));
+    assert_eq!(
+        t.state(),
+        UnitState::Running,
+        "failed before a ping armed it"
+    );
+    t.p.fact(
+        Fact::Notify {
+            unit: U,
+            msg: super::super::facts::Notify::Watchdog,
+        },
+        sec(31),
+    );
+    t.p.tick(sec(37));
+    assert_eq!(t.state(), UnitState::Stopping);
     assert!(t.p.view(U).unwrap().status.contains("watchdog timeout"));
 }

@@ -165,6 +165,8 @@ impl Planner {
             {
                 self.begin_reload(u)
             }
+            // systemd logs it and goes on; the next ping arms it again.
+            (P::Up, E::Timer(Timer::Watchdog)) if !self.service_watchdogs => {}
             (P::Up, E::Timer(Timer::Watchdog)) => {
                 self.fail(u, FailureKind::Watchdog, "watchdog timeout".to_string())
             }

@@ -379,6 +379,17 @@ impl Planner {
         spec.success(status) || spec.exec_start.as_ref().is_some_and(|c| c.ignore_failure)
     }
 
+    /// Whether the end of a main process that was up is clean: as
+    /// [`Self::main_ok`], or a signal a daemon without a handler for it
+    /// dies of (`daemon-clean-signals`).
+    pub(super) fn main_ended_cleanly(&self, u: UnitId, status: ExitStatus) -> bool {
+        // SIGHUP, SIGINT, SIGPIPE, SIGTERM.
+        const CLEAN: [i32; 4] = [1, 2, 13, 15];
+        let daemon = self.spec_of(u).extras.daemon_clean_signals == Some(true);
+        self.main_ok(u, status)
+            || (daemon && matches!(status, ExitStatus::Signal(s) if CLEAN.contains(&s)))
+    }
+
     /// A oneshot's further command `n` (systemd's later `ExecStart=`
     /// lines), if it has one: spawned, and awaited in the `Main` phase.
     fn spawn_then(&mut self, u: UnitId, n: u16) -> bool {

@@ -229,7 +229,7 @@ impl Planner {
     /// the policy restarts after one; anything else a failure.
     fn main_ended(&mut self, u: UnitId, status: ExitStatus) {
         let i = u.index();
-        if !self.main_ok(u, status) {
+        if !self.main_ended_cleanly(u, status) {
             self.fail_exit(u, status, status.describe());
         } else if self.restart_policy(u).restarts_after(None) {
             self.restart_after_clean_exit(u, status);
@@ -237,7 +237,7 @@ impl Planner {
             let rec = &mut self.records[i];
             rec.rare_reset(|r| r.failure = None);
             rec.exit_ok = true;
-            rec.status = Status::Fixed("exit status 0");
+            rec.status = clean_end(status);
             self.finish_main(u, true);
         }
     }
@@ -276,13 +276,13 @@ impl Planner {
     /// it would go back to `waiting` and start again at once.
     pub(super) fn main_exited_while_stopping(&mut self, u: UnitId, status: ExitStatus) {
         let restart = self.restart_policy(u);
-        let ok = self.main_ok(u, status);
+        let ok = self.main_ended_cleanly(u, status);
         let rec = &mut self.records[u.index()];
         if std::mem::take(&mut rec.self_stop) {
             if ok && !restart.restarts_after(None) {
                 rec.rare_reset(|r| r.failure = None);
                 rec.exit_ok = true;
-                rec.status = Status::Fixed("exit status 0");
+                rec.status = clean_end(status);
             } else {
                 let failure = Failure::of_exit(status, status.describe());
                 rec.restart_due = restart.restarts_after(Some(failure.kind).filter(|_| !ok));
@@ -497,6 +497,15 @@ impl Planner {
         self.tell_dependents(u);
         self.push(u);
         self.push_neighbours(u, false);
+    }
+}
+
+/// The status of a unit whose main process ended cleanly: its exit status
+/// 0, or the signal a daemon died of (`daemon-clean-signals`).
+fn clean_end(status: ExitStatus) -> Status {
+    match status {
+        ExitStatus::Code(0) => Status::Fixed("exit status 0"),
+        other => Status::Text(other.describe()),
     }
 }
 

@@ -471,6 +471,27 @@ fn simple_is_started_at_fork_and_exec_is_not() {
     }
 }
 
+/// Every service but a oneshot is judged as systemd judges a daemon: its
+/// main process killed by SIGHUP, SIGINT, SIGTERM or SIGPIPE ended
+/// cleanly (`daemon-clean-signals`).
+#[test]
+fn a_daemon_may_die_of_the_clean_signals_and_a_oneshot_not() {
+    for (lines, want) in [
+        ("", Some(true)),
+        ("Type=exec\n", Some(true)),
+        ("Type=notify\n", Some(true)),
+        ("Type=forking\nPIDFile=/run/a.pid\n", Some(true)),
+        ("BusName=org.example.A\n", Some(true)),
+        ("Type=oneshot\n", None),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\n{lines}");
+        let p = translate_file("f", "a.service", &text);
+        assert!(p.diagnostics.is_empty(), "{lines}: {:?}", p.diagnostics);
+        let spec = p.spec.expect("loads");
+        assert_eq!(spec.extras.daemon_clean_signals, want, "{lines}");
+    }
+}
+
 /// `DynamicUser=yes` (`dynamic-user`) implies its sandbox, which the
 /// unit's own keys override; `no` implies nothing.
 #[test]

@@ -130,6 +130,11 @@ pub(crate) fn translate_at(
     if kind.row().ready == Ready::Spawned && !only_an_action && at_fork {
         spec.extras.started_at_fork = Some(true);
     }
+    // systemd judges a daemon's main process by `EXIT_CLEAN_DAEMON`, a
+    // oneshot's by `EXIT_CLEAN_COMMAND` (no signal is clean).
+    if kind.row().runs == Runs::Process && kind.row().ready != Ready::Exited && !only_an_action {
+        spec.extras.daemon_clean_signals = Some(true);
+    }
     // `DynamicUser=yes` implies a sandbox (systemd.exec(5)), set before the
     // unit's own keys so that those override it.
     let dynamic = options
