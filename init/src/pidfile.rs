@@ -2,16 +2,19 @@
 //! there, the init reads it to know whom to supervise.
 //!
 //! [`parse_pid`] is the pure check; [`read_pidfile`] reads through
-//! [`Sys::read_file_limited`] (non-blocking open, regular files only, at
-//! most [`MAX_PIDFILE`] bytes). A pidfile holds one positive decimal
+//! [`Sys::read_file_chased`] (its links followed and checked as
+//! systemd's `CHASE_SAFE`, non-blocking open, regular files only, at most
+//! [`MAX_PIDFILE`] bytes). A pidfile holds one positive decimal
 //! integer, optionally surrounded by blanks and newlines; 0 and 1 are
 //! refused (0 would mean "my process group" to `kill(2)`, 1 is the init or
 //! the system's init). Whether the PID is alive, and not the init itself,
-//! is for the caller to check (`Sys::kill(pid, 0)`, `Sys::getpid`).
+//! is for the caller to check, with the file's owner and path, by
+//! `flotilla_units::pidfile`'s rule (`runtime/pidfiles.rs`).
 
 use std::path::{Path, PathBuf};
 
 use crate::sys::{Pid, Sys, SysError};
+use flotilla_units::chase::Unsafe;
 
 /// The largest pidfile read.
 pub const MAX_PIDFILE: usize = 64;
@@ -71,14 +74,32 @@ pub fn parse_pid(bytes: &[u8]) -> Result<Pid, PidProblem> {
     Ok(n)
 }
 
-/// Reads and parses the pidfile at `path`.
-pub fn read_pidfile(sys: &dyn Sys, path: &Path) -> Result<Pid, PidfileError> {
-    let bytes = sys
-        .read_file_limited(path, MAX_PIDFILE)
+/// A pidfile's PID with what [`flotilla_units::pidfile::take`] asks of
+/// the file: its owner and how it was reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PidRead {
+    /// The PID it names.
+    pub pid: Pid,
+    /// The file's owner.
+    pub owner: u32,
+    /// The first unsafe step on its path ([`flotilla_units::chase`]).
+    pub unsafe_step: Option<Unsafe>,
+}
+
+/// Reads and parses the pidfile at `path`, its links followed and
+/// checked ([`Sys::read_file_chased`]).
+pub fn read_pidfile(sys: &dyn Sys, path: &Path) -> Result<PidRead, PidfileError> {
+    let file = sys
+        .read_file_chased(path, MAX_PIDFILE)
         .map_err(PidfileError::Read)?;
-    parse_pid(&bytes).map_err(|problem| PidfileError::Invalid {
+    let pid = parse_pid(&file.bytes).map_err(|problem| PidfileError::Invalid {
         path: path.to_owned(),
         problem,
+    })?;
+    Ok(PidRead {
+        pid,
+        owner: file.owner,
+        unsafe_step: file.unsafe_step,
     })
 }
 
@@ -134,7 +155,14 @@ mod tests {
     fn reads_through_the_fake() {
         let sys = FakeSys::new();
         sys.set_file("/run/d.pid", "1234\n");
-        assert_eq!(read_pidfile(&sys, Path::new("/run/d.pid")), Ok(1234));
+        assert_eq!(
+            read_pidfile(&sys, Path::new("/run/d.pid")),
+            Ok(PidRead {
+                pid: 1234,
+                owner: 0,
+                unsafe_step: None
+            })
+        );
         sys.set_file("/run/d.pid", "garbage");
         let err = read_pidfile(&sys, Path::new("/run/d.pid")).unwrap_err();
         assert_eq!(err.to_string(), "pidfile /run/d.pid: not a number");
@@ -142,6 +170,23 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "pidfile /run/none.pid: no such file or directory"
+        );
+        // Test 20's game: a dynamic user's link up into root's files.
+        let user = crate::sys::FileOwner {
+            uid: 61184,
+            gid: 61184,
+            mode: 0o755,
+        };
+        sys.set_file("/run/a/pid", "4711\n");
+        sys.add_dir("/run/b");
+        sys.set_owner("/run/b", user);
+        sys.set_link("/run/b/pid", "../a/pid");
+        sys.set_owner("/run/b/pid", user);
+        let read = read_pidfile(&sys, Path::new("/run/b/pid")).unwrap();
+        assert_eq!((read.pid, read.owner), (4711, 0));
+        assert_eq!(
+            read.unsafe_step.map(|u| u.to_string()).as_deref(),
+            Some("unsafe path transition /run/b/pid (uid 61184) -> /run (uid 0)")
         );
         sys.set_file("/run/big.pid", vec![b'1'; MAX_PIDFILE + 1]);
         let err = read_pidfile(&sys, Path::new("/run/big.pid")).unwrap_err();
@@ -156,7 +201,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("d.pid");
         std::fs::write(&p, "777\n").unwrap();
-        assert_eq!(read_pidfile(&RealSys, &p), Ok(777));
+        assert_eq!(read_pidfile(&RealSys, &p).map(|r| r.pid), Ok(777));
         std::fs::write(&p, vec![b'7'; 65]).unwrap();
         assert!(matches!(
             read_pidfile(&RealSys, &p),

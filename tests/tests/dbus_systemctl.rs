@@ -1973,8 +1973,16 @@ fn a_daemon_killed_by_sigterm_ended_cleanly_and_by_sigkill_failed() {
     let init = started(&dir);
     let bus = busd(&dir);
     for (unit, signal, state) in [
-        ("termed", libc::SIGTERM, "ActiveState=inactive\nResult=success\nNRestarts=0\n"),
-        ("killed", libc::SIGKILL, "ActiveState=failed\nResult=signal\nNRestarts=0\n"),
+        (
+            "termed",
+            libc::SIGTERM,
+            "ActiveState=inactive\nResult=success\nNRestarts=0\n",
+        ),
+        (
+            "killed",
+            libc::SIGKILL,
+            "ActiveState=failed\nResult=signal\nNRestarts=0\n",
+        ),
     ] {
         let restart = if signal == libc::SIGTERM {
             "Restart=on-failure"
@@ -1993,13 +2001,8 @@ fn a_daemon_killed_by_sigterm_ended_cleanly_and_by_sigkill_failed() {
         });
         // SAFETY: kill(2) of the unit's main process, which the test made.
         assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill {pid}");
-        let show = || {
-            systemctl(
-                &bus,
-                &["show", "-p", "ActiveState,Result,NRestarts", &name],
-            )
-            .stdout
-        };
+        let show =
+            || systemctl(&bus, &["show", "-p", "ActiveState,Result,NRestarts", &name]).stdout;
         let got = wait_for(WAIT, &format!("{name} ended"), || {
             let got = show();
             (!got.contains("ActiveState=active")).then_some(got)

@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod chase;
 pub mod cli;
 pub mod collect;
 pub mod config;
@@ -46,6 +47,7 @@ pub mod manager_env;
 pub mod mask;
 pub mod mountinfo;
 pub mod notify_access;
+pub mod pidfile;
 pub mod planner;
 pub mod protocol;
 pub mod snapshot;

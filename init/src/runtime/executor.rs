@@ -50,7 +50,7 @@ impl<S: Sys> Runtime<S> {
             },
             Action::Kill { unit, whom, signal } => self.signal(unit, whom, signal),
             Action::ReadPidfile { unit, path } => {
-                let result = self.read_pidfile(&path);
+                let result = self.read_pidfile(unit, &path);
                 self.fact(Fact::Pidfile { unit, result });
             }
             Action::GuessMainPid { unit } => {
@@ -202,56 +202,6 @@ impl<S: Sys> Runtime<S> {
                     &format!("send {} to {}: {e}", signal.name(), whom.pid()),
                 );
             }
-        }
-    }
-
-    /// Reads a daemon's pidfile. A stale one (a PID that is not running)
-    /// is not the daemon: the planner reads again until it is rewritten.
-    fn read_pidfile(&self, path: &Path) -> Result<i32, String> {
-        let pid = crate::pidfile::read_pidfile(&self.sys, path).map_err(|e| e.to_string())?;
-        match self.sys.kill(pid, 0) {
-            Err(SysError::Kill {
-                errno: Os(Errno::ESRCH),
-                ..
-            }) => Err(format!(
-                "pidfile {}: PID {pid} is not running",
-                path.display()
-            )),
-            _ => Ok(pid),
-        }
-    }
-
-    /// The main PID of a forking daemon without a pidfile, as systemd
-    /// guesses it: the one process of the unit's cgroup whose parent is
-    /// not in the cgroup (the daemon the start command left behind).
-    fn guess_main_pid(&self, unit: UnitId) -> Result<i32, String> {
-        let run = self.slots.get(unit).and_then(|s| s.run.as_deref());
-        let Some(run) = run.filter(|r| r.has_cgroup()) else {
-            return Err("no pidfile, and no cgroup to find the main process in".into());
-        };
-        let pids = self.sys.unit_pids(run);
-        let parent = |pid: i32| {
-            let stat = self
-                .sys
-                .read_file_limited(Path::new(&format!("/proc/{pid}/stat")), 4096)
-                .ok()?;
-            // After the command's name, which ends at the last `)`.
-            let at = stat.iter().rposition(|&b| b == b')')?;
-            let rest = std::str::from_utf8(stat.get(at + 1..)?).ok()?;
-            rest.split_whitespace().nth(1)?.parse::<i32>().ok()
-        };
-        let mains: Vec<i32> = pids
-            .iter()
-            .copied()
-            .filter(|&p| parent(p).is_some_and(|pp| !pids.contains(&pp)))
-            .collect();
-        match mains[..] {
-            [pid] => Ok(pid),
-            [] => Err("no process left in the unit's cgroup".into()),
-            _ => Err(format!(
-                "no pidfile, and {} processes in the unit's cgroup could be the main one",
-                mains.len()
-            )),
         }
     }
 

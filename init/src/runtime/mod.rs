@@ -58,6 +58,7 @@ mod on_demand;
 mod oom;
 mod pam;
 mod passed;
+mod pidfiles;
 mod reexec;
 mod reloading;
 pub use reexec::start;

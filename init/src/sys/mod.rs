@@ -51,6 +51,7 @@
 pub mod adopt;
 mod bpf;
 pub mod cgroup;
+mod chase;
 pub mod clean;
 mod clock;
 mod clone3;
@@ -117,6 +118,7 @@ use flotilla_units::time::Instant;
 pub use nix::errno::Errno;
 pub use nix::mount::MsFlags;
 
+pub use chase::ChasedFile;
 pub use env::Env;
 pub use error::{Os, SysError};
 pub use events::{Event, Interest, Token};
@@ -217,6 +219,13 @@ pub trait Sys {
     /// FIFO planted at `path` cannot hang the loop; anything but a regular
     /// file is refused, and so is a file longer than `max`.
     fn read_file_limited(&self, path: &Path, max: usize) -> Result<Vec<u8>, SysError>;
+
+    /// Reads a small regular file as [`Sys::read_file_limited`] does, its
+    /// path's links followed one name at a time and every step checked
+    /// as systemd's `CHASE_SAFE` (`flotilla_units::chase`): the file's
+    /// owner and the first unsafe step come with its bytes (a pidfile,
+    /// `flotilla_units::pidfile`).
+    fn read_file_chased(&self, path: &Path, max: usize) -> Result<ChasedFile, SysError>;
 
     /// `prctl(PR_SET_CHILD_SUBREAPER)`: orphans below the init are
     /// re-parented to it (the supervisor mode of docs/contract.md §2).

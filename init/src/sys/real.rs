@@ -5,7 +5,6 @@
 //! and the event queue ([`super::events::EventQueue`]).
 
 use std::ffi::{CString, OsString};
-use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
@@ -15,7 +14,7 @@ use flotilla_units::time::Instant;
 use nix::fcntl::OFlag;
 use nix::mount::{MntFlags, MsFlags};
 use nix::sys::reboot::RebootMode;
-use nix::sys::stat::{fstat, Mode, SFlag};
+use nix::sys::stat::Mode;
 use nix::sys::time::TimeSpec;
 use nix::time::{clock_gettime, ClockId};
 use nix::unistd::{Gid, Group, Uid, User};
@@ -182,29 +181,11 @@ impl Sys for RealSys {
         // (fifo(7)); it has no effect on regular files.
         let flags = OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
         let fd = nix::fcntl::open(path, flags, Mode::empty()).map_err(read_err)?;
-        let st = fstat(&fd).map_err(read_err)?;
-        let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
-        if kind != SFlag::S_IFREG {
-            return Err(SysError::NotRegular {
-                path: path.to_owned(),
-                directory: kind == SFlag::S_IFDIR,
-            });
-        }
-        // procfs files report size 0; regular files their real size.
-        let hint = usize::try_from(st.st_size).unwrap_or(0).min(max);
-        let mut buf = Vec::with_capacity(hint.saturating_add(1));
-        let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-        std::fs::File::from(fd)
-            .take(limit)
-            .read_to_end(&mut buf)
-            .map_err(|e| read_err(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))))?;
-        if buf.len() > max {
-            return Err(SysError::TooLarge {
-                path: path.to_owned(),
-                max,
-            });
-        }
-        Ok(buf)
+        super::chase::read_regular(fd, path, max)
+    }
+
+    fn read_file_chased(&self, path: &Path, max: usize) -> Result<super::ChasedFile, SysError> {
+        super::chase::read(path, max)
     }
 
     fn set_child_subreaper(&self) -> Result<(), SysError> {

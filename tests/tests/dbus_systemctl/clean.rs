@@ -145,3 +145,64 @@ fn systemctl_clean_removes_a_stopped_units_directories() {
         "{out:?}"
     );
 }
+
+/// systemd's test 33's socket: a `.socket` with `ExecStartPre=` and the
+/// directory keys makes its directories by its command at its start, is
+/// not cleaned while it listens, loses its runtime directory when it
+/// stops, and is cleaned then as a service is (docs/systemd-units.md,
+/// "Sockets and paths").
+#[test]
+fn systemctl_clean_of_a_socket_with_commands_and_directories() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let daemon = dbus_daemon(&dir);
+    let busd = busd_on(&dir, Some(&daemon.socket));
+    on_the_bus(&daemon.socket);
+    let systemctl = |args: &[&str]| systemctl(&busd, &daemon.socket, args);
+    let name = format!("flotilla-clean-socket-{}", std::process::id());
+    let socket = format!("{name}.socket");
+    let runtime = PathBuf::from("/run").join(&name);
+    let state = PathBuf::from("/var/lib").join(&name);
+    let cache = PathBuf::from("/var/cache").join(&name);
+    let _guard = Dirs(vec![runtime.clone(), state.clone(), cache.clone()]);
+    let listen = dir.join("sock");
+    dir.file(
+        &format!("units/{socket}"),
+        &format!(
+            "[Socket]\nListenSequentialPacket={}\nRemoveOnStop=yes\nExecStartPre=true\n\
+             RuntimeDirectory={name}\nStateDirectory={name}\nCacheDirectory={name}\n",
+            listen.display()
+        ),
+    );
+    dir.file(
+        &format!("units/{name}.service"),
+        "[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    systemctl(&["daemon-reload"]).expect(0);
+    for d in [&runtime, &state, &cache] {
+        assert!(!d.exists(), "{} before the start", d.display());
+    }
+    systemctl(&["start", &socket]).expect(0);
+    init.wait_state(&socket, UnitState::Running);
+    for d in [&runtime, &state, &cache] {
+        assert!(d.is_dir(), "{} made by ExecStartPre=", d.display());
+    }
+    assert!(listen.exists(), "the socket is bound");
+    let out = systemctl(&["show", "-P", "CanClean", &socket]);
+    assert_eq!(out.stdout, "runtime state cache\n", "{out:?}");
+
+    let out = systemctl(&["clean", &socket]);
+    assert_ne!(out.code, 0, "refused while it listens: {out:?}");
+    assert!(cache.is_dir());
+
+    systemctl(&["stop", &socket]).expect(0);
+    init.wait_state(&socket, UnitState::Disabled);
+    assert!(!runtime.exists(), "RuntimeDirectory= goes with the stop");
+    assert!(!listen.exists(), "RemoveOnStop=yes");
+    assert!(state.is_dir() && cache.is_dir());
+
+    systemctl(&["clean", &socket]).expect(0);
+    assert!(!cache.exists() && state.is_dir());
+    systemctl(&["clean", "--what=all", &socket]).expect(0);
+    assert!(!state.exists());
+}

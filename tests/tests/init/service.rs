@@ -1025,3 +1025,125 @@ fn exit_type_cgroup_lasts_until_its_cgroup_is_empty() {
     init.wait_state("left.service", UnitState::Exited);
     wait_gone(left, "the process left, killed when the main process ended");
 }
+
+/// systemd's test 20 (its `test-mainpidsh3.service`): a forking service
+/// whose pidfile is a link its (unprivileged) owner made up into root's
+/// files, naming another unit's process, is refused that PID and waits
+/// for a better file until its start times out (`Result=timeout`); a
+/// pidfile an unprivileged user owns naming the unit's own process is
+/// taken, as is root's file of root's process (docs/systemd-units.md,
+/// "Pidfiles").
+#[test]
+fn a_pidfile_through_a_users_link_into_roots_files_is_refused() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    for d in ["root", "game", "own"] {
+        std::fs::create_dir(dir.join(d)).expect("mkdir");
+    }
+    for d in ["game", "own"] {
+        std::os::unix::fs::chown(dir.join(d), Some(65534), Some(65534)).expect("chown");
+    }
+    let daemon = "sleep 1000 </dev/null >/dev/null 2>&1 &";
+    let unit = |name: &str, start: &str| {
+        dir.file(
+            &format!("units/{name}.service"),
+            &format!(
+                "[Service]\nType=forking\nPIDFile={pid}\nTimeoutStartSec=2s\n\
+                 ExecStart=/bin/sh -c '{daemon} {start}'\n",
+                pid = dir.join(name).join("pid").display(),
+            ),
+        );
+    };
+    let root = dir.join("root");
+    unit("root", &format!("echo $! > {}/pid", root.display()));
+    let game = dir.join("game");
+    unit(
+        "game",
+        &format!(
+            "ln -s ../root/pid {g}/pid && chown -h 65534:65534 {g}/pid",
+            g = game.display()
+        ),
+    );
+    let own = dir.join("own");
+    unit(
+        "own",
+        &format!(
+            "echo $! > {o}/mine && ln -s mine {o}/pid && chown -h 65534:65534 {o}/mine {o}/pid",
+            o = own.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\n\
+         depends-on: [root.service, own.service, game.service]\n",
+    );
+    let init = dir.start("default");
+    let root_st = init.wait_state("root.service", UnitState::Running);
+    assert_eq!(root_st.pid, Some(pid_in(&dir, "root/pid")), "{root_st:?}");
+    let own_st = init.wait_state("own.service", UnitState::Running);
+    assert_eq!(own_st.pid, Some(pid_in(&dir, "own/mine")), "{own_st:?}");
+    let game_st = init.wait_state("game.service", UnitState::Failed);
+    assert_eq!(
+        game_st.result,
+        Some(flotilla_units::state::FailureKind::Timeout),
+        "{game_st:?}"
+    );
+    assert!(
+        game_st.status.contains("unsafe path transition"),
+        "{game_st:?}\n{}",
+        init.output()
+    );
+    assert_ne!(game_st.pid, root_st.pid, "{game_st:?}");
+}
+
+/// systemd's test 20 as it is written: the game is played by a
+/// `DynamicUser=yes` service from its own `RuntimeDirectory=`, which is
+/// made in its place (`/run/NAME`, the dynamic user's, not below
+/// `/run/private`: removed at every stop, it is not private, as under
+/// systemd), so that its link `../ROOT/pid` reaches root's pidfile in
+/// `/run`; the PID read through it is refused and the start times out.
+#[test]
+fn a_dynamic_users_link_from_its_runtime_directory_is_refused() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let name = format!("flotilla-pidgame-{}", std::process::id());
+    let (root, game) = (format!("{name}-root"), format!("{name}-game"));
+    let daemon = "sleep 1000 </dev/null >/dev/null 2>&1 &";
+    dir.file(
+        "units/root.service",
+        &format!(
+            "[Service]\nType=forking\nRuntimeDirectory={root}\nPIDFile=/run/{root}/pid\n\
+             ExecStart=/bin/sh -c '{daemon} echo $! > /run/{root}/pid'\n"
+        ),
+    );
+    dir.file(
+        "units/game.service",
+        &format!(
+            "[Unit]\nAfter=root.service\n[Service]\nType=forking\nDynamicUser=yes\n\
+             RuntimeDirectory={game}\n\
+             PIDFile=/run/{game}/pid\nTimeoutStartSec=2s\n\
+             ExecStart=/bin/sh -c '{daemon} ln -s ../{root}/pid /run/{game}/pid && \
+             test -f /run/{game}/pid'\n"
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [root.service, game.service]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("root.service", UnitState::Running);
+    init.wait_unit("game.service", "waiting for its pidfile", |u| {
+        u.status.contains("waiting for the pidfile")
+    });
+    let meta = std::fs::symlink_metadata(format!("/run/{game}"));
+    let st = init.wait_state("game.service", UnitState::Failed);
+    assert_eq!(
+        st.result,
+        Some(flotilla_units::state::FailureKind::Timeout),
+        "{st:?}\n{}",
+        init.output()
+    );
+    assert!(st.status.contains("unsafe path transition"), "{st:?}");
+    let meta = meta.expect("the runtime directory, while it started");
+    assert!(meta.is_dir(), "in its place, not a link: {meta:?}");
+}

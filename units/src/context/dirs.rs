@@ -206,9 +206,17 @@ impl Directories {
         DirKind::ALL.iter().all(|&k| self.get(k).names.is_empty())
     }
 
-    /// Whether the directories of `kind` live below its `private/`.
+    /// Whether the directories of `kind` live below its `private/`: not
+    /// the configuration one, nor a runtime one removed at every stop
+    /// (`RuntimeDirectoryPreserve=no`, the default), which no later unit
+    /// can find, as systemd's `exec_directory_is_private` says.
     pub fn is_private(&self, kind: DirKind) -> bool {
-        self.private && kind != DirKind::Configuration
+        self.private
+            && match kind {
+                DirKind::Configuration => false,
+                DirKind::Runtime => self.runtime_preserve != Preserve::No,
+                _ => true,
+            }
     }
 
     /// Where each directory asked for is made, in key order.
@@ -327,6 +335,8 @@ mod tests {
         assign_dirs(&mut d.state, "svc a/b/c").unwrap();
         assign_dirs(&mut d.configuration, "svc").unwrap();
         d.private = true;
+        // Kept across stops: below `private/` too.
+        d.runtime_preserve = Preserve::Yes;
         type Row = (PathBuf, Option<(PathBuf, PathBuf, PathBuf)>);
         let got: Vec<Row> = d
             .places()
@@ -366,6 +376,14 @@ mod tests {
         );
         assert!(d.is_private(DirKind::Logs));
         assert!(!d.is_private(DirKind::Configuration));
+        // Removed at every stop (the default): in its place, as systemd's
+        // (test 20's dynamic user links up from `/run/mainpidsh3`).
+        d.runtime_preserve = Preserve::No;
+        assert!(!d.is_private(DirKind::Runtime));
+        assert_eq!(d.places()[0].path, PathBuf::from("/run/svc"));
+        assert_eq!(d.places()[0].private, None);
+        d.runtime_preserve = Preserve::Restart;
+        assert!(d.is_private(DirKind::Runtime));
     }
 
     #[test]

@@ -126,6 +126,21 @@ pub const PROCESS: &[UnitType] = &[
     UnitType::Scope,
 ];
 
+/// The types whose units run commands with a service context: the
+/// process types, and sockets, whose `ExecStartPre=`, `ExecStartPost=`
+/// and `ExecStopPost=` run around their listening (systemd.socket(5)),
+/// with the directories and the rest of the context their `[Socket]`
+/// section gives.
+pub const COMMANDS: &[UnitType] = &[
+    UnitType::ForegroundNotified,
+    UnitType::ForegroundSupervised,
+    UnitType::BackgroundPidfile,
+    UnitType::BackgroundScripted,
+    UnitType::Oneshot,
+    UnitType::Scope,
+    UnitType::Socket,
+];
+
 /// The process types that start a command of their own (a `scope`
 /// adopts processes instead).
 pub const SPAWNING: &[UnitType] = &[
@@ -404,8 +419,8 @@ const BASE_KEYS: [Key; 69] = [
     },
     Key {
         name: "exec-start-pre",
-        systemd: &[("Service", "ExecStartPre")],
-        applies_to: PROCESS,
+        systemd: &[("Service", "ExecStartPre"), ("Socket", "ExecStartPre")],
+        applies_to: COMMANDS,
         slot: |s| Slot::Commands(&mut s.exec_start_pre),
     },
     Key {
@@ -422,14 +437,14 @@ const BASE_KEYS: [Key; 69] = [
     },
     Key {
         name: "exec-start-post",
-        systemd: &[("Service", "ExecStartPost")],
-        applies_to: PROCESS,
+        systemd: &[("Service", "ExecStartPost"), ("Socket", "ExecStartPost")],
+        applies_to: COMMANDS,
         slot: |s| Slot::Commands(&mut s.extras.exec_start_post),
     },
     Key {
         name: "exec-stop-post",
-        systemd: &[("Service", "ExecStopPost")],
-        applies_to: PROCESS,
+        systemd: &[("Service", "ExecStopPost"), ("Socket", "ExecStopPost")],
+        applies_to: COMMANDS,
         slot: |s| Slot::Commands(&mut s.extras.exec_stop_post),
     },
     Key {
@@ -625,13 +640,14 @@ pub const NAME_ALIAS: &str = "name";
 
 /// The keys of the service context ([`context::Key`], with their own
 /// table of systemd and YAML names in `context/keys.rs`) are keys of a
-/// unit too: they apply to the types that run a process, and each reader
+/// unit too: they apply to the types that run commands ([`COMMANDS`]: a
+/// socket's are its commands' context), and each reader
 /// hands every value given to [`context::ServiceContext::set`] (once per
 /// assignment, in order; a YAML list once per element) on
 /// `spec.extras.context`. This is the one place that says so; the YAML
 /// key of each is its systemd key in lower kebab case, as for the keys of
 /// [`KEYS`].
-pub const CONTEXT_APPLIES_TO: &[UnitType] = PROCESS;
+pub const CONTEXT_APPLIES_TO: &[UnitType] = COMMANDS;
 
 /// The context key named `name` in a YAML unit file.
 pub fn context_key(name: &str) -> Option<context::Key> {

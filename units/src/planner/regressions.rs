@@ -141,7 +141,7 @@ fn leftovers_of_a_dead_main_process_are_killed() {
 
 /// A pidfile written only after the start command exited (redis) is
 /// read again until it is there; the start still fails at
-/// start-timeout. The first miss used to fail the unit.
+/// start-timeout, with systemd's result `timeout`. The first miss used to fail the unit.
 #[test]
 fn pidfile_is_read_again_until_start_timeout() {
     let mut u = unit(UnitType::BackgroundPidfile);
@@ -210,6 +210,12 @@ fn pidfile_is_read_again_until_start_timeout() {
     assert!(p
         .view(id)
         .is_some_and(|v| v.status.contains("start timed out")));
+    // systemd's `Result=timeout` (test 20's refused pidfile), not
+    // `protocol`, which is for a daemon that left no process behind.
+    assert_eq!(
+        p.records[0].rare().failure.as_ref().map(|f| f.kind),
+        Some(crate::state::FailureKind::Timeout)
+    );
 }
 
 /// background-scripted without exec-stop: a stop sends the kill

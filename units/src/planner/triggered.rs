@@ -419,7 +419,9 @@ impl Planner {
 
     /// Trigger `u` leaves the required set (or the system shuts down): it
     /// stops at once (a socket's or path unit's sockets closed and watches
-    /// removed), and what it triggered leaves T.
+    /// removed), and what it triggered leaves T. A socket's
+    /// `exec-stop-post` commands then run (systemd.socket(5)'s
+    /// `ExecStopPost=`), and the unit is idle after them.
     pub(super) fn stop_trigger(&mut self, u: UnitId, why: &'static str) {
         let i = u.index();
         if matches!(self.spec_of(u).kind.row().ready, Ready::Armed(_)) {
@@ -427,9 +429,7 @@ impl Planner {
             self.actions.push(Action::Disarm { unit: u });
         }
         self.clear_timer(u);
-        self.units[i].phase = Phase::Idle;
         self.units[i].to_stop = false;
-        self.records[i].running_spec = None;
         self.records[i].rare_reset(|r| r.timer_run = None);
         let name = &self.graph.node(u).spec.name;
         let before = self.triggered.len();
@@ -437,6 +437,12 @@ impl Planner {
         if self.triggered.len() != before {
             self.update_required();
         }
+        if self.units[i].phase == Phase::Up && !self.spec_of(u).extras.exec_stop_post.is_empty() {
+            self.stop_post(u, 0);
+            return;
+        }
+        self.units[i].phase = Phase::Idle;
+        self.records[i].running_spec = None;
         let state = if self.is_required(u) && !self.shutting_down {
             UnitState::Waiting
         } else {

@@ -73,8 +73,10 @@ fn a_dynamic_users_directories_are_below_private_linked_and_reachable() {
     let name = format!("flotilla-ctx-private-{}", std::process::id());
     let roots = [Path::new("/run/private"), Path::new("/var/lib/private")];
     let had: Vec<bool> = roots.iter().map(|r| r.exists()).collect();
+    // Kept across stops, the runtime directory is below `private/` too.
     let mut c = ctx(&[
         ("RuntimeDirectory", &name),
+        ("RuntimeDirectoryPreserve", "yes"),
         ("StateDirectory", &format!("{name}/deep")),
         ("ConfigurationDirectory", &name),
     ]);

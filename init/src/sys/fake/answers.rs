@@ -143,6 +143,19 @@ impl Sys for FakeSys {
         }
     }
 
+    fn read_file_chased(
+        &self,
+        path: &Path,
+        max: usize,
+    ) -> Result<crate::sys::ChasedFile, SysError> {
+        let (end, owner, unsafe_step) = super::tree::chase(&self.state.borrow(), path)?;
+        Ok(crate::sys::ChasedFile {
+            bytes: self.read_file_limited(&end, max)?,
+            owner,
+            unsafe_step,
+        })
+    }
+
     fn set_child_subreaper(&self) -> Result<(), SysError> {
         self.record(Some(Op::SetChildSubreaper), Call::SetChildSubreaper)
     }

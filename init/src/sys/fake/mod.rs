@@ -52,6 +52,7 @@ use super::{Errno, ExitStatus, FileOwner, Os, Pid, Sys, SysError, Token, UserInf
 
 mod answers;
 mod calls;
+mod tree;
 pub use calls::{Call, Op, SpawnRecord, StdioRecord};
 
 /// What a test runs inside [`Sys::wait`] instead of letting the time-out

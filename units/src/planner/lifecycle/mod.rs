@@ -31,6 +31,8 @@ mod exit_type_tests;
 mod on_failure_tests;
 #[cfg(test)]
 mod oom_tests;
+#[cfg(test)]
+mod socket_tests;
 mod start;
 mod stop;
 #[cfg(test)]

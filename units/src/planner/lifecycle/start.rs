@@ -499,10 +499,12 @@ impl Planner {
             (None, Some((t, Timer::Start))) => t,
             (None, _) => self.now,
         };
+        // The start's own timeout, as systemd's (its `Result=timeout`):
+        // the file never named a process the unit may take.
         if self.now >= deadline {
             self.fail(
                 u,
-                FailureKind::Protocol,
+                FailureKind::Timeout,
                 format!("pidfile: {e} (start timed out)"),
             );
             return;

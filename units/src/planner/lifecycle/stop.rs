@@ -413,7 +413,7 @@ impl Planner {
     }
 
     /// `exec-stop-post` number `n`, or (none left) `Idle`.
-    pub(super) fn stop_post(&mut self, u: UnitId, n: u16) {
+    pub(in crate::planner) fn stop_post(&mut self, u: UnitId, n: u16) {
         let i = u.index();
         let spec = self.spec_of(u);
         let (has_cmd, stop_timeout) = (

@@ -98,6 +98,21 @@ pub(super) fn rule_of(sec: &str, key: &str, kind: UnitType, is_mount: bool) -> R
             _ => Rule::OtherSection,
         };
     }
+    // A socket's `[Socket]` also takes systemd.exec(5)'s keys, for the
+    // commands it runs around its listening (`ExecStartPre=` …), as
+    // systemd.socket(5) says; a `[Service]` section is not its own, and
+    // its `Exec…=` keys are a socket's, not a service's.
+    let is_socket = kind.row().ready == Ready::Armed(crate::spec::Arm::Sockets);
+    if is_socket && sec == "Service" {
+        return Rule::OtherSection;
+    }
+    if !is_socket && sec == "Socket" && key.starts_with("Exec") {
+        return Rule::NotThisType;
+    }
+    let context_key = match sec {
+        "Socket" if is_socket => keys::systemd_context_key("Service", key),
+        _ => context_key,
+    };
     let own = own_of(sec, key);
     let twin = keys::systemd_twin(sec, key).filter(|_| own.is_none());
     if own.is_none() && twin.is_none() && context_key.is_none() {

@@ -610,3 +610,77 @@ fn notify_access_is_read() {
         assert_eq!(got, want, "{value}");
     }
 }
+
+/// A socket's `[Socket]` takes the commands systemd.socket(5) gives it
+/// (`ExecStartPre=`, `ExecStartPost=`, `ExecStopPost=`) and systemd.exec(5)'s
+/// keys for them, its directories among them (systemd's test 33's
+/// `test-service.socket`); a `[Service]` section in a socket file and a
+/// `[Socket] Exec…=` in a service are not theirs.
+#[test]
+fn a_socket_runs_commands_with_a_context() {
+    let p = translate_file(
+        "f",
+        "test-service.socket",
+        "[Socket]\nListenSequentialPacket=/run/test-service.socket\nRemoveOnStop=yes\n\
+         ExecStartPre=true\nExecStartPost=/bin/echo up\nExecStopPost=-/bin/rm -f /run/x\n\
+         ConfigurationDirectory=test-socket\nRuntimeDirectory=test-socket\n\
+         StateDirectory=test-socket\nCacheDirectory=test-socket\nLogsDirectory=test-socket\n",
+    );
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.expect("loads");
+    let words = |c: &crate::spec::Command| c.argv.iter().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        spec.exec_start_pre.iter().map(words).collect::<Vec<_>>(),
+        ["true"]
+    );
+    assert_eq!(
+        spec.extras
+            .exec_start_post
+            .iter()
+            .map(words)
+            .collect::<Vec<_>>(),
+        ["/bin/echo up"]
+    );
+    assert_eq!(spec.extras.exec_stop_post.len(), 1);
+    assert!(spec.extras.exec_stop_post[0].ignore_failure);
+    use crate::context::dirs::DirKind;
+    for kind in [
+        DirKind::Runtime,
+        DirKind::State,
+        DirKind::Cache,
+        DirKind::Logs,
+        DirKind::Configuration,
+    ] {
+        let names = &spec.extras.context.directories.get(kind).names;
+        assert_eq!(
+            names,
+            &[std::path::PathBuf::from("test-socket")],
+            "{kind:?}"
+        );
+    }
+    assert_eq!(spec.extras.triggers, ["test-service.service"]);
+
+    let p = translate_file(
+        "f",
+        "w.socket",
+        "[Socket]\nListenStream=80\n[Service]\nExecStartPre=true\nRuntimeDirectory=w\n",
+    );
+    let spec = p.spec.expect("loads");
+    assert!(spec.exec_start_pre.is_empty());
+    assert!(spec
+        .extras
+        .context
+        .directories
+        .get(DirKind::Runtime)
+        .names
+        .is_empty());
+    assert_eq!(p.diagnostics.len(), 2, "{:?}", p.diagnostics);
+    let p = translate_file(
+        "f",
+        "w.service",
+        "[Service]\nExecStart=/bin/true\n[Socket]\nExecStartPre=true\n",
+    );
+    let spec = p.spec.expect("loads");
+    assert!(spec.exec_start_pre.is_empty());
+    assert_eq!(p.diagnostics.len(), 1, "{:?}", p.diagnostics);
+}
