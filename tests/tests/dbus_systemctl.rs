@@ -1404,10 +1404,11 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
 /// Dependencies as systemd names them (its test 15): a `.wants/` link to
 /// an alias is the unit it names (`Wants=b.service`, not `b1.service`),
 /// which lists the alias among its `Names`; a link to a unit no file
-/// defines is left out with a warning (docs/systemd-units.md: systemd
-/// would show it), and a start of the wanter starts what it wants.
+/// defines is shown, as systemd shows a dependency on a unit not found,
+/// and is no edge: a start of the wanter starts what it wants and nothing
+/// else, and the wanter runs.
 #[test]
-fn a_link_names_the_aliased_unit_and_a_missing_one_is_left_out() {
+fn a_link_names_the_aliased_unit_and_a_missing_one_is_shown() {
     let dir = TestDir::new();
     let init = started(&dir);
     let bus = busd(&dir);
@@ -1422,10 +1423,14 @@ fn a_link_names_the_aliased_unit_and_a_missing_one_is_left_out() {
     }
     systemctl(&bus, &["daemon-reload"]).expect(0);
     let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
-    assert_eq!(show("Wants", "a.service"), "b.service\n");
+    assert_eq!(
+        show("Wants", "a.service"),
+        "b.service nonexistent.service\n"
+    );
     assert_eq!(show("Names", "b.service"), "b.service b1.service\n");
     systemctl(&bus, &["start", "a.service"]).expect(0);
     init.wait_state("b.service", UnitState::Running);
+    init.wait_state("a.service", UnitState::Running);
 
     // Linked from both `.wants/` and `.requires/`: listed under both.
     dir.file("units/c.service", "[Service]\nExecStart=/bin/sleep 1000\n");

@@ -3,6 +3,7 @@
 //! and what each bad input gets.
 
 use flotilla_units::load::{load_path, load_path_with, FileRead, LoadedPath};
+use flotilla_units::spec::TargetList;
 use flotilla_units::systemd::{DirRole, Entry, EntryKind, SearchDir, SpecifierContext};
 use std::collections::BTreeMap;
 
@@ -291,6 +292,14 @@ fn wants_and_requires_directories_are_edges() {
     let d = unit(&l, "default");
     assert_eq!(d.depends_on, ["db.service"]);
     assert_eq!(d.waits_for, ["getty@tty1.service", "web.service"]);
+    // A link to a unit no file defines is no edge, but shown (systemd's
+    // dependency on a unit not found); one to a unit that failed to load
+    // or a masked one is neither.
+    let (_, origin) = l.units.iter().find(|(s, _)| s.name == "default").unwrap();
+    assert_eq!(
+        origin.unfound_links(),
+        [(TargetList::Wants, "gone.service".to_string())]
+    );
     // A service's link orders nothing (systemd's `Wants=`).
     assert_eq!(unit(&l, "web.service").wants, ["db.service"]);
     assert!(unit(&l, "web.service").waits_for.is_empty());
@@ -304,7 +313,7 @@ fn wants_and_requires_directories_are_edges() {
         s,
         [
             "/etc/systemd/system/default.wants/bad.service: warning: default wants bad.service, which could not be loaded (its error is reported at its file); ignored",
-            "/etc/systemd/system/default.wants/gone.service: warning: default wants gone.service, which is not on the unit search path; ignored"
+            "/etc/systemd/system/default.wants/gone.service: warning: default wants gone.service, which is not on the unit search path; shown, not started"
         ]
     );
     assert_eq!(
