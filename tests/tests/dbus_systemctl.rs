@@ -1457,6 +1457,33 @@ fn a_link_names_the_aliased_unit_and_a_missing_one_is_shown() {
     assert_eq!(show("Names", "linked.service"), "linked.service\n");
 }
 
+/// An instance of a template written since the last reload is made when
+/// asked for, as systemd reads an instance's files then (its test 15); a
+/// link to an instance (`b@inst.service` to `a@inst.service`) is an alias
+/// of it, among its `Names` by either name, and of that instance only.
+#[test]
+fn an_instance_of_a_template_written_since_the_last_reload_and_its_alias() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+    dir.file("units/a@.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    std::os::unix::fs::symlink("a@inst.service", dir.join("units/b@inst.service")).expect("alias");
+    let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
+    assert_eq!(show("LoadState", "a@inst.service"), "loaded\n");
+    assert_eq!(
+        show("Names", "a@inst.service"),
+        "a@inst.service b@inst.service\n"
+    );
+    assert_eq!(show("Names", "a@other.service"), "a@other.service\n");
+    assert_eq!(
+        show("Names", "b@inst.service"),
+        "a@inst.service b@inst.service\n"
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show("Id", "b@inst.service"), "a@inst.service\n");
+    assert_eq!(show("LoadState", "b@other.service"), "not-found\n");
+}
+
 /// `systemctl get-default` and `set-default` under an init that boots
 /// `default.target` (Debian's config), as under systemd: `get-default`
 /// names the target the link points to, `set-default` links another for

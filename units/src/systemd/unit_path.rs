@@ -228,56 +228,96 @@ fn classify(dir: &SearchDir, e: &Entry, name: &str) -> Option<Found> {
     }
 }
 
-/// Resolves `name` on the search path `dirs` (highest priority first).
-pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
-    let mut id = name.to_string();
-    let mut via = Vec::new();
-    let mut hides = Vec::new();
-    let mut template = None;
-    let mut definition = Definition::NotFound;
+/// Where a name's chain of links ends ([`follow`]).
+struct Followed {
+    id: String,
+    definition: Definition,
+    template: Option<String>,
+    via: Vec<String>,
+    hides: Vec<String>,
+}
+
+/// `template` (`name@.TYPE`) with the instance `instance`.
+fn with_instance(template: &str, instance: &str) -> String {
+    let n = UnitName::split(template);
+    format!("{}@{instance}.{}", n.prefix, n.suffix)
+}
+
+/// Follows `name`'s links to the unit they end at (systemd's
+/// `unit_ids_map_get`): an alias to its unit; an instance without an entry
+/// to its template's file, and to the instance of the template that one
+/// is an alias of (`bar-alias@0.service`, with `bar-alias@.service` a link
+/// to `bar@.service`, is `bar@0.service`); an instance linked to a
+/// template (`bar-alias@2.service` to `yup@.service`) to that template's
+/// instance (`yup@2.service`).
+fn follow(dirs: &[SearchDir], name: &str) -> Followed {
+    let mut f = Followed {
+        id: name.to_string(),
+        definition: Definition::NotFound,
+        template: None,
+        via: Vec::new(),
+        hides: Vec::new(),
+    };
     // Follow aliases (a bounded chain: systemd refuses loops too).
     for _ in 0..16 {
         let mut found = None;
         for d in dirs {
-            if let Some(e) = d.top(&id) {
+            if let Some(e) = d.top(&f.id) {
                 if found.is_none() {
-                    found = classify(d, e, &id);
+                    found = classify(d, e, &f.id);
                 } else if !matches!(e.kind, EntryKind::Dir) {
-                    hides.push(format!("{}/{}", d.path, e.path));
+                    f.hides.push(format!("{}/{}", d.path, e.path));
                 }
             }
         }
+        let here = UnitName::split(&f.id);
         match found {
-            Some(Found::File(p)) => definition = Definition::File(p),
-            Some(Found::Masked(p)) => definition = Definition::Masked(p),
+            Some(Found::File(p)) => f.definition = Definition::File(p),
+            Some(Found::Masked(p)) => f.definition = Definition::Masked(p),
             Some(Found::Alias(to, link)) => {
-                via.push(link);
-                hides.clear();
-                id = to;
+                f.via.push(link);
+                f.hides.clear();
+                f.id = if here.is_instance() && UnitName::split(&to).is_template() {
+                    with_instance(&to, &here.instance)
+                } else {
+                    to
+                };
                 continue;
             }
             None => {
-                let n = UnitName::split(&id);
-                if n.is_instance() && template.is_none() {
-                    if let Some(t) = &n.template {
-                        let inner = resolve(dirs, t);
-                        template = Some(inner.id.clone());
-                        hides = inner.hides;
-                        definition = inner.definition;
+                if let Some(t) = here.template.as_ref().filter(|_| here.is_instance()) {
+                    let inner = follow(dirs, t);
+                    if inner.id != *t && UnitName::split(&inner.id).is_template() {
+                        f.id = with_instance(&inner.id, &here.instance);
                     }
+                    f.template = Some(inner.id);
+                    f.hides = inner.hides;
+                    f.definition = inner.definition;
                 }
             }
         }
         break;
     }
-    let aliases = aliases_of(dirs, &id);
+    f
+}
+
+/// Resolves `name` on the search path `dirs` (highest priority first).
+pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
+    let f = follow(dirs, name);
+    let id = f.id;
+    let aliases = names_of(dirs, &id);
+    // The `.wants/` and `.requires/` of every name, and of each
+    // instance's template.
     let mut names = vec![id.clone()];
     names.extend(aliases.iter().cloned());
-    if let Some(t) = UnitName::split(&id)
-        .template
-        .filter(|_| UnitName::split(&id).is_instance())
+    for n in [id.as_str()]
+        .into_iter()
+        .chain(aliases.iter().map(String::as_str))
     {
-        names.push(t);
+        let n = UnitName::split(n);
+        if n.is_instance() {
+            names.extend(n.template);
+        }
     }
     ResolvedUnit {
         name: name.to_string(),
@@ -285,12 +325,47 @@ pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
         wants: edges(dirs, &names, "wants"),
         requires: edges(dirs, &names, "requires"),
         id,
-        definition,
-        template,
-        via,
+        definition: f.definition,
+        template: f.template,
+        via: f.via,
         aliases,
-        hides,
+        hides: f.hides,
     }
+}
+
+/// The other names of the unit `id` (systemd's `unit_file_find_fragment`):
+/// the links to it, and for an instance, the instances of its template's
+/// aliases (`bar-alias@1.service` of `bar@1.service` when
+/// `bar-alias@.service` links to `bar@.service`), unless that name has
+/// an entry of its own that ends elsewhere, and the links of its instance
+/// to its template; sorted.
+fn names_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
+    let mut out: BTreeSet<String> = aliases_of(dirs, id).into_iter().collect();
+    let n = UnitName::split(id);
+    if let Some(t) = n.template.as_ref().filter(|_| n.is_instance()) {
+        for a in aliases_of(dirs, t) {
+            let inst = with_instance(&a, &n.instance);
+            if inst != id && follow(dirs, &inst).id == id {
+                out.insert(inst);
+            }
+        }
+        // Instances of that instance linked to its template
+        // (`bar-alias@2.service` to `yup@.service`, of `yup@2.service`).
+        for d in dirs {
+            for e in &d.entries {
+                let linked =
+                    matches!(&e.kind, EntryKind::Symlink { target } if basename(target) == t);
+                if linked
+                    && !e.path.contains('/')
+                    && UnitName::split(&e.path).instance == n.instance
+                    && follow(dirs, &e.path).id == id
+                {
+                    out.insert(e.path.clone());
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// Names whose winning entry is a symlink to `id` (under another name).
@@ -310,6 +385,11 @@ fn aliases_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
             let last = basename(target);
             let maybe = last == id || last.is_empty() || last == "." || last == "..";
             if !maybe || e.path.contains('/') || e.path == id {
+                continue;
+            }
+            // An instance linked to a template is that template's
+            // instance, no alias of the template (systemd's name map).
+            if UnitName::split(id).is_template() && UnitName::split(&e.path).is_instance() {
                 continue;
             }
             let hidden = dirs
@@ -598,6 +678,100 @@ pub(crate) mod tests {
                 "web.service",
                 "www.service"
             ]
+        );
+    }
+
+    /// systemd's test 15's templates and their aliases: `bar-alias@.service`
+    /// a link to `bar@.service`, instance links to an instance of the same
+    /// template (`bar-alias@1`), to another template (`bar-alias@2` to
+    /// `yup@.service`) and to another template's instance (`bar-alias@3`
+    /// to `yup@3`); `test15-b@inst.service` a link to an instance whose
+    /// template alone has a file.
+    #[test]
+    fn instances_and_the_aliases_of_templates() {
+        let d = |e: &str| format!("{e}.requires/x-{e}.device");
+        let mut entries = vec![
+            f("bar@.service"),
+            f("yup@.service"),
+            l("bar-alias@.service", "bar@.service"),
+            l("bar-alias@1.service", "bar@1.service"),
+            l("bar-alias@2.service", "yup@.service"),
+            l("bar-alias@3.service", "yup@3.service"),
+            f("test15-a@.service"),
+            l("test15-b@inst.service", "test15-a@inst.service"),
+        ];
+        for n in ["bar", "yup", "bar-alias"] {
+            for i in ["", "1", "2", "3"] {
+                entries.push(f(&d(&format!("{n}@{i}.service"))));
+            }
+        }
+        let p = vec![SearchDir {
+            path: "/etc/systemd/system".into(),
+            role: DirRole::Config,
+            entries,
+        }];
+        // (name asked for, the unit, its other names, what it requires)
+        let table: &[(&str, &str, &[&str], &[&str])] = &[
+            (
+                "bar@0.service",
+                "bar@0.service",
+                &["bar-alias@0.service"],
+                &["bar-alias@", "bar@"],
+            ),
+            (
+                "bar-alias@0.service",
+                "bar@0.service",
+                &["bar-alias@0.service"],
+                &["bar-alias@", "bar@"],
+            ),
+            (
+                "bar@1.service",
+                "bar@1.service",
+                &["bar-alias@1.service"],
+                &["bar-alias@", "bar-alias@1", "bar@", "bar@1"],
+            ),
+            ("bar@2.service", "bar@2.service", &[], &["bar@", "bar@2"]),
+            (
+                "bar-alias@2.service",
+                "yup@2.service",
+                &["bar-alias@2.service"],
+                &["bar-alias@", "bar-alias@2", "yup@", "yup@2"],
+            ),
+            ("bar@3.service", "bar@3.service", &[], &["bar@", "bar@3"]),
+            (
+                "bar-alias@3.service",
+                "yup@3.service",
+                &["bar-alias@3.service"],
+                &["bar-alias@", "bar-alias@3", "yup@", "yup@3"],
+            ),
+            (
+                "test15-a@inst.service",
+                "test15-a@inst.service",
+                &["test15-b@inst.service"],
+                &[],
+            ),
+            (
+                "test15-b@inst.service",
+                "test15-a@inst.service",
+                &["test15-b@inst.service"],
+                &[],
+            ),
+            ("test15-a@other.service", "test15-a@other.service", &[], &[]),
+        ];
+        for (name, id, aliases, requires) in table {
+            let r = resolve(&p, name);
+            assert_eq!(r.id, *id, "{name}");
+            assert_eq!(r.aliases, *aliases, "{name}");
+            let want: Vec<String> = requires
+                .iter()
+                .map(|e| format!("x-{e}.service.device"))
+                .collect();
+            assert_eq!(r.requires, want, "{name}");
+            assert!(matches!(r.definition, Definition::File(_)), "{name}");
+        }
+        assert_eq!(
+            resolve(&p, "test15-b@other.service").definition,
+            Definition::NotFound
         );
     }
 

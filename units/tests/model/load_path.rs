@@ -534,12 +534,16 @@ fn instance_drop_ins_apply_after_the_templates_and_links_name_instances() {
         ["/sbin/agetty", "tty1"]
     );
     assert_eq!(unit(&l, "getty.target").waits_for, ["getty@tty1.service"]);
-    // A timer's unit, through an alias of the template.
-    let tty2 = unit(&l, "autovt@tty2.service");
+    // A timer's unit, through an alias of the template: the instance of
+    // the template it links to, with the alias among its names (systemd's
+    // `autovt@tty2.service` is `getty@tty2.service`).
+    let tty2 = unit(&l, "getty@tty2.service");
     assert_eq!(
         tty2.exec_start.as_ref().unwrap().argv,
         ["/sbin/agetty", "tty2"]
     );
+    assert!(tty2.provides.iter().any(|p| p == "autovt@tty2.service"));
+    assert!(!names(&l).contains(&"autovt@tty2.service"));
     // What the caller names (the target, a wanted unit) is made too.
     let l = fs.load_naming(&["getty@tty9.service", "getty@tty1.service"]);
     assert!(names(&l).contains(&"getty@tty9.service"));
