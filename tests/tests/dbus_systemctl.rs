@@ -1399,6 +1399,32 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
     systemctl(&bus, &["stop", "quiet.service"]).expect(0);
     init.wait_state("quiet.service", UnitState::Disabled);
     assert_eq!(show("Description", "quiet.service"), "Later\n");
+
+    // An alias linked since, asked for by its name: its unit read again,
+    // with the alias's links (systemd's test 15, its alias drop-ins).
+    std::fs::create_dir_all(dir.join("units/quiet1.service.wants")).expect("wants dir");
+    std::os::unix::fs::symlink("quiet.service", dir.join("units/quiet1.service")).expect("alias");
+    std::os::unix::fs::symlink(
+        "../bad.service",
+        dir.join("units/quiet1.service.wants/bad.service"),
+    )
+    .expect("wants link");
+    assert_eq!(
+        show("Wants", "quiet1.service"),
+        "bad.service extra.service\n"
+    );
+    // A drop-in directory that is a link to a directory (its issue 21920).
+    std::fs::remove_dir_all(dir.join("units/quiet.service.d")).expect("rm drop-ins");
+    dir.file(
+        "elsewhere/dropins/override.conf",
+        "[Unit]\nDescription=Linked drop-in\n",
+    );
+    std::os::unix::fs::symlink(
+        dir.join("elsewhere/dropins"),
+        dir.join("units/quiet.service.d"),
+    )
+    .expect("drop-in dir link");
+    assert_eq!(show("Description", "quiet.service"), "Linked drop-in\n");
 }
 
 /// Dependencies as systemd names them (its test 15): a `.wants/` link to

@@ -95,9 +95,14 @@ pub type ListDir<'a, E> = dyn FnMut(&str) -> Result<Vec<(String, EntryKind)>, E>
 pub fn list_search_dir<E>(path: &str, list: &mut ListDir<'_, E>) -> Result<SearchDir, E> {
     let path = path.trim_end_matches('/').to_string();
     let mut entries = Vec::new();
-    for (name, kind) in list(&path)? {
-        if kind == EntryKind::Dir && is_listed_subdir(&name) {
+    for (name, mut kind) in list(&path)? {
+        // A link to a directory is that directory (systemd follows a
+        // drop-in directory's link, its issue 21920); a link to anything
+        // else, or to nothing, stays a link, which no rule reads.
+        let maybe_dir = matches!(kind, EntryKind::Dir | EntryKind::Symlink { .. });
+        if maybe_dir && is_listed_subdir(&name) {
             if let Ok(sub) = list(&format!("{path}/{name}")) {
+                kind = EntryKind::Dir;
                 for (n, k) in sub {
                     entries.push(Entry {
                         path: format!("{name}/{n}"),
@@ -494,23 +499,32 @@ fn collect_dropins(
     by_name.into_values().flatten().collect()
 }
 
-/// The entries of `NAME.wants/` (or `.requires/`) for any of `names`.
+/// The entries of `NAME.wants/` (or `.requires/`) for any of `names`. An
+/// entry's name seen first (earlier search directory) hides the same name
+/// later, and one that is a link to `/dev/null` masks it: no edge (as
+/// systemd's drop-in directories merge by file name).
 fn edges(dirs: &[SearchDir], names: &[String], kind: &str) -> Vec<String> {
-    let mut out = BTreeSet::new();
+    let mut seen: std::collections::BTreeMap<String, bool> = Default::default();
     for d in dirs {
         for n in names {
             let prefix = format!("{n}.{kind}/");
             for e in &d.entries {
                 if let Some(unit) = e.path.strip_prefix(&prefix) {
                     // A flotilla unit's name (`web`) or a systemd unit's.
-                    if !matches!(e.kind, EntryKind::Dir) && crate::spec::valid_name(unit) {
-                        out.insert(unit.to_string());
+                    if matches!(e.kind, EntryKind::Dir) || !crate::spec::valid_name(unit) {
+                        continue;
                     }
+                    let masked = matches!(&e.kind, EntryKind::Symlink { target }
+                        if absolute(&d.path, target) == "/dev/null");
+                    seen.entry(unit.to_string()).or_insert(!masked);
                 }
             }
         }
     }
-    out.into_iter().collect()
+    seen.into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(u, _)| u)
+        .collect()
 }
 
 /// Every unit name the path defines (top-level entries that are unit
@@ -772,6 +786,93 @@ pub(crate) mod tests {
         assert_eq!(
             resolve(&p, "test15-b@other.service").definition,
             Definition::NotFound
+        );
+    }
+
+    /// A `.wants/` or `.requires/` entry seen first hides the same name
+    /// later, and a link to `/dev/null` masks it (systemd's test 15, its
+    /// masked drop-ins): (entries in `/etc`, in `/usr/lib`, what `a`
+    /// wants).
+    #[test]
+    fn a_link_to_dev_null_masks_a_wants_entry_of_its_name() {
+        type Links<'a> = &'a [(&'a str, &'a str)];
+        let null = "/dev/null";
+        let table: &[(Links, Links, &[&str])] = &[
+            (&[("b.service", null)], &[], &[]),
+            (
+                &[("b.service", "../b.service")],
+                &[("b.service", null)],
+                &["b.service"],
+            ),
+            (
+                &[("b.service", null)],
+                &[("b.service", "../b.service")],
+                &[],
+            ),
+            // Another name is another entry.
+            (
+                &[("b1.service", null)],
+                &[
+                    ("b1.service", "../b1.service"),
+                    ("b2.service", "../b2.service"),
+                ],
+                &["b2.service"],
+            ),
+        ];
+        for (etc, lib, want) in table {
+            let dir = |path: &str, links: &[(&str, &str)]| SearchDir {
+                path: path.into(),
+                role: DirRole::of_path(path),
+                entries: (links.iter())
+                    .map(|(n, t)| l(&format!("a.service.wants/{n}"), t))
+                    .chain([f("a.service")])
+                    .collect(),
+            };
+            let p = [
+                dir("/etc/systemd/system", etc),
+                dir("/usr/lib/systemd/system", lib),
+            ];
+            assert_eq!(resolve(&p, "a.service").wants, *want, "{etc:?} {lib:?}");
+        }
+    }
+
+    /// A listed subdirectory that is a link to a directory is listed as
+    /// that directory (systemd's test 15, its issue 21920); a link of
+    /// such a name to a file or to nothing stays a link, with no entries.
+    #[test]
+    fn a_link_to_a_drop_in_directory_is_followed() {
+        let sym = |t: &str| EntryKind::Symlink { target: t.into() };
+        let mut list = |p: &str| -> Result<Vec<(String, EntryKind)>, ()> {
+            match p {
+                "/etc/systemd/system" => Ok(vec![
+                    ("a.service".into(), EntryKind::File { empty: false }),
+                    ("a.service.d".into(), sym("/tmp/dir")),
+                    ("b.service.d".into(), sym("/tmp/file")),
+                    ("c.service.d".into(), sym("/tmp/nothing")),
+                ]),
+                "/etc/systemd/system/a.service.d" => {
+                    Ok(vec![("x.conf".into(), EntryKind::File { empty: false })])
+                }
+                _ => Err(()),
+            }
+        };
+        let d = list_search_dir("/etc/systemd/system", &mut list).unwrap();
+        let paths: Vec<(&str, bool)> = (d.entries.iter())
+            .map(|e| (e.path.as_str(), e.kind == EntryKind::Dir))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("a.service", false),
+                ("a.service.d", true),
+                ("a.service.d/x.conf", false),
+                ("b.service.d", false),
+                ("c.service.d", false)
+            ]
+        );
+        assert_eq!(
+            resolve(&[d], "a.service").dropins,
+            ["/etc/systemd/system/a.service.d/x.conf"]
         );
     }
 
