@@ -1786,6 +1786,52 @@ fn debians_poweroff_starts_the_shutdown() {
     assert_eq!(init.wait_exit(), 0);
 }
 
+/// The search path's drop-ins for a transient service's name apply over
+/// its properties (systemd's test 15): a dash prefix's `a-.service.d/`
+/// over the type-wide `service.d/` (a file of the same name), with the
+/// unit's specifiers; the unit keeps them across a reload.
+#[test]
+fn a_transient_service_takes_the_drop_ins_of_its_name() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    dir.file(
+        "units/service.d/10-cond.conf",
+        "[Service]\nExecCondition=/bin/echo %n\n",
+    );
+    // Of the same file name, the more specific directory's wins.
+    dir.file(
+        "units/a-.service.d/10-cond.conf",
+        "[Service]\nExecCondition=/bin/echo prefix %n\n",
+    );
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &[
+            "-u",
+            "a-b-c2.service",
+            "-p",
+            "Description=sleepy",
+            "/bin/sleep",
+            "300",
+        ],
+    );
+    out.expect(0);
+    init.wait_state("a-b-c2.service", UnitState::Running);
+    let show = |p: &str| systemctl(&bus, &["show", "-p", p, "a-b-c2.service"]);
+    for _ in 0..2 {
+        assert_eq!(show("Description").stdout, "Description=sleepy\n");
+        let out = show("ExecCondition");
+        assert!(
+            out.stdout
+                .contains("argv[]=/bin/echo prefix a-b-c2.service"),
+            "{out:?}"
+        );
+        systemctl(&bus, &["daemon-reload"]).expect(0);
+    }
+    systemctl(&bus, &["stop", "a-b-c2.service"]).expect(0);
+}
+
 /// `systemd-run --unit NAME CMD` makes a transient service of the init's
 /// and starts it; `-p KEY=VALUE` sets what a unit file's key would; a
 /// property flotilla does not take is refused, saying why.
