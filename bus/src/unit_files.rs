@@ -19,6 +19,18 @@ async fn search_path(hub: &Hub) -> Result<Vec<SearchDir>, BusError> {
         .map_err(|(p, e)| BusError::failed(format!("cannot list {p}: {e}")))
 }
 
+/// The drop-ins the search path has for `name` (path and text, in the
+/// order they apply: `resolve_unit`'s), for a transient unit of that
+/// name; one that cannot be read is left out.
+pub async fn dropins_of(hub: &Hub, name: &str) -> Result<Vec<(String, String)>, BusError> {
+    let dirs = search_path(hub).await?;
+    Ok(resolve_unit(&dirs, name)
+        .dropins
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t)))
+        .collect())
+}
+
 /// A unit file's path and enablement state, `None` when the path has no
 /// file of that name.
 fn file_state(dirs: &[SearchDir], name: &str) -> Option<(String, &'static str)> {

@@ -1417,15 +1417,42 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
     systemctl(&bus, &["stop", "quiet.service"]).expect(0);
     init.wait_state("quiet.service", UnitState::Disabled);
     assert_eq!(show("Description", "quiet.service"), "Later\n");
+
+    // An alias linked since, asked for by its name: its unit read again,
+    // with the alias's links (systemd's test 15, its alias drop-ins).
+    std::fs::create_dir_all(dir.join("units/quiet1.service.wants")).expect("wants dir");
+    std::os::unix::fs::symlink("quiet.service", dir.join("units/quiet1.service")).expect("alias");
+    std::os::unix::fs::symlink(
+        "../bad.service",
+        dir.join("units/quiet1.service.wants/bad.service"),
+    )
+    .expect("wants link");
+    assert_eq!(
+        show("Wants", "quiet1.service"),
+        "bad.service extra.service\n"
+    );
+    // A drop-in directory that is a link to a directory (its issue 21920).
+    std::fs::remove_dir_all(dir.join("units/quiet.service.d")).expect("rm drop-ins");
+    dir.file(
+        "elsewhere/dropins/override.conf",
+        "[Unit]\nDescription=Linked drop-in\n",
+    );
+    std::os::unix::fs::symlink(
+        dir.join("elsewhere/dropins"),
+        dir.join("units/quiet.service.d"),
+    )
+    .expect("drop-in dir link");
+    assert_eq!(show("Description", "quiet.service"), "Linked drop-in\n");
 }
 
 /// Dependencies as systemd names them (its test 15): a `.wants/` link to
 /// an alias is the unit it names (`Wants=b.service`, not `b1.service`),
 /// which lists the alias among its `Names`; a link to a unit no file
-/// defines is left out with a warning (docs/systemd-units.md: systemd
-/// would show it), and a start of the wanter starts what it wants.
+/// defines is shown, as systemd shows a dependency on a unit not found,
+/// and is no edge: a start of the wanter starts what it wants and nothing
+/// else, and the wanter runs.
 #[test]
-fn a_link_names_the_aliased_unit_and_a_missing_one_is_left_out() {
+fn a_link_names_the_aliased_unit_and_a_missing_one_is_shown() {
     let dir = TestDir::new();
     let init = started(&dir);
     let bus = busd(&dir);
@@ -1440,10 +1467,14 @@ fn a_link_names_the_aliased_unit_and_a_missing_one_is_left_out() {
     }
     systemctl(&bus, &["daemon-reload"]).expect(0);
     let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
-    assert_eq!(show("Wants", "a.service"), "b.service\n");
+    assert_eq!(
+        show("Wants", "a.service"),
+        "b.service nonexistent.service\n"
+    );
     assert_eq!(show("Names", "b.service"), "b.service b1.service\n");
     systemctl(&bus, &["start", "a.service"]).expect(0);
     init.wait_state("b.service", UnitState::Running);
+    init.wait_state("a.service", UnitState::Running);
 
     // Linked from both `.wants/` and `.requires/`: listed under both.
     dir.file("units/c.service", "[Service]\nExecStart=/bin/sleep 1000\n");
@@ -1468,6 +1499,33 @@ fn a_link_names_the_aliased_unit_and_a_missing_one_is_left_out() {
     assert_eq!(show("Requires", "c.service"), "b.service\n");
     assert_eq!(show("Description", "linked.service"), "Linked\n");
     assert_eq!(show("Names", "linked.service"), "linked.service\n");
+}
+
+/// An instance of a template written since the last reload is made when
+/// asked for, as systemd reads an instance's files then (its test 15); a
+/// link to an instance (`b@inst.service` to `a@inst.service`) is an alias
+/// of it, among its `Names` by either name, and of that instance only.
+#[test]
+fn an_instance_of_a_template_written_since_the_last_reload_and_its_alias() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+    dir.file("units/a@.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+    std::os::unix::fs::symlink("a@inst.service", dir.join("units/b@inst.service")).expect("alias");
+    let show = |p: &str, u: &str| systemctl(&bus, &["show", "-P", p, u]).stdout;
+    assert_eq!(show("LoadState", "a@inst.service"), "loaded\n");
+    assert_eq!(
+        show("Names", "a@inst.service"),
+        "a@inst.service b@inst.service\n"
+    );
+    assert_eq!(show("Names", "a@other.service"), "a@other.service\n");
+    assert_eq!(
+        show("Names", "b@inst.service"),
+        "a@inst.service b@inst.service\n"
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show("Id", "b@inst.service"), "a@inst.service\n");
+    assert_eq!(show("LoadState", "b@other.service"), "not-found\n");
 }
 
 /// `systemctl get-default` and `set-default` under an init that boots
@@ -1744,6 +1802,52 @@ fn debians_poweroff_starts_the_shutdown() {
     let bus = busd(&dir);
     systemctl(&bus, &["poweroff"]).expect(0);
     assert_eq!(init.wait_exit(), 0);
+}
+
+/// The search path's drop-ins for a transient service's name apply over
+/// its properties (systemd's test 15): a dash prefix's `a-.service.d/`
+/// over the type-wide `service.d/` (a file of the same name), with the
+/// unit's specifiers; the unit keeps them across a reload.
+#[test]
+fn a_transient_service_takes_the_drop_ins_of_its_name() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    dir.file(
+        "units/service.d/10-cond.conf",
+        "[Service]\nExecCondition=/bin/echo %n\n",
+    );
+    // Of the same file name, the more specific directory's wins.
+    dir.file(
+        "units/a-.service.d/10-cond.conf",
+        "[Service]\nExecCondition=/bin/echo prefix %n\n",
+    );
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &[
+            "-u",
+            "a-b-c2.service",
+            "-p",
+            "Description=sleepy",
+            "/bin/sleep",
+            "300",
+        ],
+    );
+    out.expect(0);
+    init.wait_state("a-b-c2.service", UnitState::Running);
+    let show = |p: &str| systemctl(&bus, &["show", "-p", p, "a-b-c2.service"]);
+    for _ in 0..2 {
+        assert_eq!(show("Description").stdout, "Description=sleepy\n");
+        let out = show("ExecCondition");
+        assert!(
+            out.stdout
+                .contains("argv[]=/bin/echo prefix a-b-c2.service"),
+            "{out:?}"
+        );
+        systemctl(&bus, &["daemon-reload"]).expect(0);
+    }
+    systemctl(&bus, &["stop", "a-b-c2.service"]).expect(0);
 }
 
 /// `systemd-run --unit NAME CMD` makes a transient service of the init's

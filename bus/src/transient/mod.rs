@@ -14,7 +14,7 @@ use crate::model::Goal;
 use crate::units_ops::{self, Outcome};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::spec::{CollectMode, RestartPolicy, UnitSpec, UnitType};
-use flotilla_units::systemd::translate_file;
+use flotilla_units::systemd::{translate_file, MergedUnit};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use zbus::zvariant::OwnedValue;
@@ -50,10 +50,25 @@ fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
 /// translator finds invalid is the caller's `InvalidArgs`; one it would
 /// ignore (a key flotilla does not support, or not for this type) is
 /// refused, naming the property.
-fn service(name: &str, props: Props) -> Result<UnitSpec, BusError> {
+///
+/// The drop-ins of the search path for its name (`dropins`: path and
+/// text, in the order they apply: `NAME.d/`, the dash prefixes'
+/// `a-b-.service.d/`, `service.d/`) apply over the properties, as systemd
+/// applies them over the transient unit's file; a problem in one of them
+/// is not the caller's, and the translator's warning for it is left out.
+fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<UnitSpec, BusError> {
     let lines = props::lines(props)?;
     let (text, by_line) = props::unit_file(&lines);
-    let parsed = translate_file(name, name, &text);
+    let pairs: Vec<(&str, &str)> = dropins
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let mut parsed = if pairs.is_empty() {
+        translate_file(name, name, &text)
+    } else {
+        MergedUnit::merge((name, &text), &pairs).translate(name)
+    };
+    parsed.diagnostics.retain(|d| d.file == name);
     let property = |line: u32| {
         usize::try_from(line)
             .ok()
@@ -270,6 +285,17 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
 /// The unit a `StartTransientUnit(name, mode, properties, auxiliary
 /// units)` asks for, or why it is refused (fuzzed: `fuzz/`, docs/fuzzing.md).
 pub fn asked(name: &str, props: Props, aux: &Aux) -> Result<Asked, BusError> {
+    asked_with(name, props, aux, &[])
+}
+
+/// [`asked`] with the search path's drop-ins for a service's name (path
+/// and text, in the order they apply; see [`service`]).
+pub fn asked_with(
+    name: &str,
+    props: Props,
+    aux: &Aux,
+    dropins: &[(String, String)],
+) -> Result<Asked, BusError> {
     if !name.ends_with(".service") && !name.ends_with(".scope") {
         return Err(BusError::not_supported(
             &format!("The transient unit {name}"),
@@ -291,7 +317,7 @@ pub fn asked(name: &str, props: Props, aux: &Aux) -> Result<Asked, BusError> {
         }
     } else {
         let collect = collect_mode(&props)?;
-        let mut unit = service(name, props)?;
+        let mut unit = service(name, props, dropins)?;
         unit.extras.collect_mode = Some(collect);
         Asked {
             unit,
@@ -321,11 +347,16 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
             "{name}: only a service takes StandardInputFileDescriptor and the like"
         )));
     }
+    let dropins = if name.ends_with(".service") {
+        crate::unit_files::dropins_of(hub, &name).await?
+    } else {
+        Vec::new()
+    };
     let Asked {
         mut unit,
         adopt,
         mounts,
-    } = asked(&name, props, &aux)?;
+    } = asked_with(&name, props, &aux, &dropins)?;
     for m in mounts {
         if hub.find(&m).await?.is_some() {
             unit.pull(&m, true, true);
@@ -422,6 +453,38 @@ mod tests {
         ];
         let e = asked("x.scope", bad, &Vec::new()).unwrap_err();
         assert!(e.message.contains("a--b.slice"), "{}", e.message);
+    }
+
+    /// The search path's drop-ins for the name apply over the properties,
+    /// with the unit's specifiers (systemd's test 15: `service.d/`'s
+    /// `ExecCondition=echo %n` for `systemd-run -u a-b-c2.service -p
+    /// Description=sleepy`); a problem in a drop-in is not the caller's.
+    #[test]
+    fn a_services_drop_ins_apply_over_its_properties() {
+        let start = OwnedValue::try_from(zbus::zvariant::Value::from(vec![(
+            "/bin/sleep".to_string(),
+            vec!["/bin/sleep".to_string(), "1".to_string()],
+            false,
+        )]))
+        .unwrap();
+        let props: Props = vec![
+            ("Description".to_string(), v("sleepy")),
+            ("ExecStart".to_string(), start),
+        ];
+        let dropins = [
+            (
+                "/etc/systemd/system/a-.service.d/x.conf".to_string(),
+                "[Unit]\nDescription=dropped\n[Service]\nExecCondition=echo %n\n".to_string(),
+            ),
+            (
+                "/etc/systemd/system/service.d/y.conf".to_string(),
+                "[Service]\nNoSuchKey=1\n".to_string(),
+            ),
+        ];
+        let a = asked_with("a-b-c2.service", props, &Vec::new(), &dropins).unwrap();
+        let cond = &a.unit.extras.exec_condition;
+        assert_eq!(cond[0].argv.to_vec(), ["echo", "a-b-c2.service"]);
+        assert_eq!(a.unit.description.as_deref(), Some("dropped"));
     }
 
     /// A service of `props` (its ExecStart given).

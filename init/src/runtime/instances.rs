@@ -26,22 +26,32 @@ impl<S: Sys> Runtime<S> {
     pub(super) fn instantiate(&mut self, name: &str) -> Result<bool, String> {
         let g = self.planner.graph();
         let n = UnitName::split(name);
-        if g.unit(name).is_some() || g.shape().masks.contains(name) || !n.is_instance() {
+        let known = g.unit(name).is_some() || g.provider(name).is_some();
+        if known || g.shape().masks.contains(name) || !n.is_instance() {
             return Ok(false);
         }
         validate_unit_name(name).map_err(|e| format!("no unit named `{name}`: {e}"))?;
-        if self.units.templates.is_none() {
-            let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
-                .map_err(|e| format!("cannot read the unit search path: {e}"))?;
-            self.units.templates = Some(loaded.template_files);
-        }
-        let g = self.planner.graph();
-        let Some(templates) = &self.units.templates else {
-            return Ok(false);
+        let mut fresh = false;
+        let found = loop {
+            if self.units.templates.is_none() {
+                self.read_templates()?;
+                fresh = true;
+            }
+            let g = self.planner.graph();
+            let Some(templates) = &self.units.templates else {
+                return Ok(false);
+            };
+            let found = templates.instances(&[name.to_string()], &[], &|n| {
+                g.unit(n).is_some() || g.provider(n).is_some() || g.shape().masks.contains(n)
+            });
+            // A template written since the templates were read (systemd
+            // reads an instance's files when it is first asked for): read
+            // them again, once.
+            if found.missing.is_empty() || fresh {
+                break found;
+            }
+            self.units.templates = None;
         };
-        let found = templates.instances(&[name.to_string()], &[], &|n| {
-            g.unit(n).is_some() || g.shape().masks.contains(n)
-        });
         if !found.missing.is_empty() {
             return Err(format!(
                 "no unit named `{name}`, and no template {} on the unit search path",
@@ -66,6 +76,7 @@ impl<S: Sys> Runtime<S> {
         for d in &found.diagnostics {
             self.sys.console(&format!("init: {d}"));
         }
+        let g = self.planner.graph();
         let mut dir = self.units.dir_specs(g);
         dir.extend(found.units);
         // Its default dependencies, against the set it joins (the others
@@ -79,6 +90,14 @@ impl<S: Sys> Runtime<S> {
         self.sys
             .console(&format!("init: {name} made from its template"));
         Ok(true)
+    }
+
+    /// The search path's templates read again (`Runtime::instantiate`).
+    fn read_templates(&mut self) -> Result<(), String> {
+        let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
+            .map_err(|e| format!("cannot read the unit search path: {e}"))?;
+        self.units.templates = Some(loaded.template_files);
+        Ok(())
     }
 
     /// The names a reload makes instances of besides those the units name:

@@ -19,7 +19,8 @@
 //! changed, as systemd frees such a unit and reads it again the next time
 //! something names it (docs/systemd-units.md, "Unit files read again when
 //! asked for"): a drop-in or a `.wants/` link written since the last
-//! reload shows without one.
+//! reload shows without one, and so does an alias linked since to such a
+//! unit, asked for by the alias's name.
 
 use super::Runtime;
 use crate::sys::Sys;
@@ -50,10 +51,8 @@ impl<S: Sys> Runtime<S> {
         if missing.is_empty() {
             return Ok(reread);
         }
-        if let Some(last) = &self.units.last_read {
-            if last.stamp == self.path_stamp() && !missing.iter().any(|m| last.names.contains(m)) {
-                return Ok(reread);
-            }
+        if missing.iter().all(|m| self.path_unchanged_without(m)) {
+            return Ok(reread);
         }
         let loaded = self.read_path()?;
         let g = self.planner.graph();
@@ -81,6 +80,16 @@ impl<S: Sys> Runtime<S> {
             added.join(", ")
         ));
         Ok(true)
+    }
+
+    /// Whether the last read of the path here did not define `name` and
+    /// no directory of the path changed since: a read now would not
+    /// define it either.
+    fn path_unchanged_without(&self, name: &str) -> bool {
+        self.units
+            .last_read
+            .as_ref()
+            .is_some_and(|last| last.stamp == self.path_stamp() && !last.names.contains(name))
     }
 
     /// Each directory of the search path's modification time now.
@@ -113,14 +122,35 @@ impl<S: Sys> Runtime<S> {
     /// again. `Ok(true)`: some did.
     fn reread(&mut self, name: &str) -> Result<bool, String> {
         let g = self.planner.graph();
-        let Some(id) = g.unit(name).or_else(|| g.provider(name)) else {
-            return Ok(false);
+        let mut read = None;
+        let id = match g.unit(name).or_else(|| g.provider(name)) {
+            Some(id) => id,
+            // An alias linked since the last read to a unit the graph has
+            // (`b1.service` to `b.service`): that unit, read again.
+            None => {
+                if self.path_unchanged_without(name) {
+                    return Ok(false);
+                }
+                let loaded = self.read_path()?;
+                let g = self.planner.graph();
+                let Some(id) = (loaded.units.iter())
+                    .find(|(s, _)| s.provides.iter().any(|p| p == name))
+                    .and_then(|(s, _)| g.unit(&s.name))
+                else {
+                    return Ok(false);
+                };
+                read = Some(loaded);
+                id
+            }
         };
         let collectable = self.planner.collectable();
         if !collectable.get(id.index()).copied().unwrap_or(false) {
             return Ok(false);
         }
-        let loaded = self.read_path()?;
+        let loaded = match read {
+            Some(l) => l,
+            None => self.read_path()?,
+        };
         let g = self.planner.graph();
         let mut dir = self.units.dir_specs(g);
         let mut changed = Vec::new();
@@ -135,13 +165,26 @@ impl<S: Sys> Runtime<S> {
                 changed.push(u.0.name.clone());
             }
         }
+        // Masked on disk since: masked (a mask names a unit that is out
+        // of the set, listed as masked).
+        let mut shape = None;
+        for i in g.masked_now(&collectable, &loaded.masked) {
+            let Some((name, path)) = loaded.masked.get(i) else {
+                continue;
+            };
+            let s = shape.get_or_insert_with(|| (**g.shape()).clone());
+            let source = flotilla_units::mask::MaskSource::DevNull(path.into());
+            s.masks.insert(name.clone(), source);
+            dir.retain(|(d, _)| d.name != *name);
+            changed.push(name.clone());
+        }
         if changed.is_empty() {
             return Ok(false);
         }
         flotilla_units::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
-        self.replace_with(all, None).map_err(|e| {
+        self.replace_with(all, shape).map_err(|e| {
             format!(
                 "{} cannot be read again: {}",
                 changed.join(", "),

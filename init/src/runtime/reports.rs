@@ -201,7 +201,7 @@ impl<S: Sys> Runtime<S> {
         st.can_freeze = self.can_freeze(id);
         st.dependencies = g
             .get(id)
-            .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec).renamed(id_of));
+            .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec, &n.origin).renamed(id_of));
         if let Some(n) = self.planner.graph().get(id) {
             st.can_clean = flotilla_units::context::clean::can_clean(
                 &n.spec.extras.context.directories,

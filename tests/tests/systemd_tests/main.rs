@@ -92,12 +92,16 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "15",
-        "the run of 2026-11-27 07:58: `a wants b wants c` passes (a unit nothing holds is read \
-         again when asked for); it stopped at `a wants,requires b` (Wants empty), fixed since on \
-         the host, as are the nonexistent, alias and linked-unit cases; read in the code, the \
-         next stop is `check_ok test15-a@inst Names test15-b@inst.service`: a template written \
-         after the last reload is not loaded on demand, and an instance's alias link is not \
-         among its Names",
+        "the run of 2026-11-27 11:17 (branch dropins, SYSTEMD_TESTS=15): past `a wants \
+         nonexistent` (a link to a unit not found is shown) to `*** test service.d/ top level \
+         drop-in`, whose daemon-reload (ExecCondition=/bin/echo %n in \
+         /usr/lib/systemd/system/service.d/) changed 145 services and restarted the running \
+         ones, testsuite-15.service among them (systemd restarts nothing at a reload): the \
+         script began again and ran out of its 600 s. Its script run on the host against \
+         flotilla (paths moved) passes since the template alias, hierarchical service, \
+         template, alias, masked and symlinked drop-ins and stops at `check_ok a-b-c.slice \
+         Description \"Slice /a/b/c\"` (a slice no file defines is not shown as systemd's) \
+         and `systemd-run -p StandardInputData=` (refused)",
     ),
     (
         "16",

@@ -63,6 +63,26 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// The masks of `masked` (the names the search path masks now, and
+    /// each mask's path) that mask a unit of the graph that is
+    /// `collectable` and not masked yet: such a unit, read again, is
+    /// masked (`UnitFileState=masked`), as systemd reads a freed unit
+    /// whose file is a link to `/dev/null` now. Indices into `masked`.
+    pub fn masked_now(&self, collectable: &[bool], masked: &[(String, String)]) -> Vec<usize> {
+        masked
+            .iter()
+            .enumerate()
+            .filter(|(_, (name, _))| {
+                self.unit(name).is_some_and(|id| {
+                    !self.node(id).masked && collectable.get(id.index()).copied().unwrap_or(false)
+                })
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::graph::{Graph, Shape};
@@ -164,5 +184,19 @@ mod tests {
         // Nothing read differs: nothing to replace.
         let same = vec![unit("b", |_| {}), unit("f", |_| {})];
         assert!(g.rereads(&c, &same).is_empty());
+    }
+
+    #[test]
+    fn a_collectable_unit_masked_on_disk_now_is_masked() {
+        let g = graph();
+        let mut flags = vec![false; g.len()];
+        flags[g.unit("t").unwrap().index()] = true;
+        let c = g.collectable(&flags);
+        let masked: Vec<(String, String)> = ["a", "b", "gone"]
+            .iter()
+            .map(|n| (n.to_string(), "/etc/systemd/system/x".to_string()))
+            .collect();
+        // `a` is held by `t`; `gone` is no unit of the graph.
+        assert_eq!(g.masked_now(&c, &masked), [1]);
     }
 }

@@ -145,9 +145,11 @@ impl Templates {
         self.texts.is_empty() && self.unread.is_empty()
     }
 
-    /// Makes the instance `name` from its template. Its `.wants/` and
-    /// `.requires/` entries (the instance's and the template's) become
-    /// its `waits-for` and `depends-on` edges.
+    /// Makes the instance `name` from its template: the unit its links end
+    /// at (`UnitSource::name`, which may be another instance's name: an
+    /// alias), providing its other names. The `.wants/` and `.requires/`
+    /// entries of its names and their templates become its `waits-for`
+    /// and `depends-on` edges.
     pub fn instantiate(&self, name: &str) -> Made {
         let n = UnitName::split(name);
         if !n.is_instance() || validate_unit_name(name).is_err() || !translatable(name) {
@@ -159,12 +161,15 @@ impl Templates {
             Definition::Masked(m) => return Made::Masked(m.clone()),
             _ => return Made::NoTemplate,
         };
+        // The unit is the instance the name's links end at (an alias of
+        // another instance is that one), with its other names.
+        let name = r.id.as_str();
         let source = UnitSource {
             name: name.to_string(),
             file: file.clone(),
             hides: r.hides.clone(),
             dropins: r.dropins.clone(),
-            aliases: Vec::new(),
+            aliases: r.aliases.clone(),
             wants: r.wants.iter().filter(|w| *w != name).cloned().collect(),
             requires: r.requires.iter().filter(|w| *w != name).cloned().collect(),
         };
@@ -193,6 +198,11 @@ impl Templates {
         parsed.diagnostics.splice(0..0, unread);
         if let Some(spec) = parsed.spec.as_mut() {
             add_link_edges(spec, &source);
+            for a in source.aliases.iter().filter(|a| crate::spec::valid_name(a)) {
+                if !spec.provides.contains(a) {
+                    spec.provides.push(a.clone());
+                }
+            }
         }
         Made::Unit(Box::new(parsed), source)
     }
@@ -227,8 +237,15 @@ impl Templates {
                 continue;
             }
             match self.instantiate(&name) {
+                // An alias of a unit there is already, or made already.
+                Made::Unit(_, source) if source.name != name && known(&source.name) => {}
+                Made::Unit(_, source) if made.contains(&source.name) => {
+                    made.insert(name);
+                }
                 Made::Unit(parsed, source) => {
                     made.insert(name);
+                    made.insert(source.name.clone());
+                    made.extend(source.aliases.iter().cloned());
                     out.diagnostics.extend(parsed.diagnostics);
                     out.sources.push(source);
                     if let Some(spec) = parsed.spec {

@@ -17,7 +17,9 @@
 //!   ([`super::instances`]).
 //! - `NAME.wants/` and `NAME.requires/` entries add `Wants=` and
 //!   `Requires=` edges to the unit named `NAME` (YAML or systemd): `wants`
-//!   and `requires`, which order nothing, unless an `After=` orders them;
+//!   and `requires`, which order nothing, unless an `After=` orders them
+//!   (one naming a unit no file defines is no edge, only shown:
+//!   `Origin::unfound_links`);
 //!   a target's default ordering after them is added over the whole set
 //!   (`default_deps.rs`, `target_order.rs`).
 //!
@@ -32,7 +34,7 @@ use super::dropin::parse_yaml_with_dropins;
 use super::instances::Templates;
 use super::{FileRead, ParsedUnit};
 use crate::diag::{Diagnostic, Pos};
-use crate::spec::{valid_name, Origin, UnitSpec};
+use crate::spec::{valid_name, Origin, TargetList, UnitSpec};
 use crate::systemd::{
     resolve_unit, translatable, unit_names, yaml_dropins, Definition, EntryKind, MergedUnit,
     SearchDir, SpecifierContext, UnitName,
@@ -425,7 +427,9 @@ fn read_definition(
 
 /// Adds the `NAME.wants/` and `NAME.requires/` edges to each unit named
 /// `NAME`. An entry naming a unit that is not on the path is a warning at
-/// the entry, and no edge; one naming a masked unit is no edge either.
+/// the entry, and no edge (its name is kept in the unit's
+/// `Origin::unfound_links`, to show); one naming a masked unit is no edge
+/// either.
 fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
     let provided: BTreeSet<String> = out
         .units
@@ -448,6 +452,7 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
     let mut warnings = Vec::new();
     for source in &mut out.sources {
         let r = resolve_unit(dirs, &source.name);
+        let mut unfound = Vec::new();
         for (kind, wanted) in [("wants", &r.wants), ("requires", &r.requires)] {
             for w in wanted.iter().filter(|w| **w != source.name) {
                 let n = UnitName::split(w);
@@ -461,14 +466,22 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
                     continue;
                 } else if !provided.contains(w) {
                     let why = if broken.contains(w) {
-                        "which could not be loaded (its error is reported at its file)"
+                        "which could not be loaded (its error is reported at its file); ignored"
                     } else {
-                        "which is not on the unit search path"
+                        // Shown as a dependency on a unit not found, as
+                        // systemd shows it; nothing to start.
+                        let list = if kind == "wants" {
+                            TargetList::Wants
+                        } else {
+                            TargetList::Requires
+                        };
+                        unfound.push((list, w.clone()));
+                        "which is not on the unit search path; shown, not started"
                     };
                     warnings.push(Diagnostic::warning(
                         link_path(dirs, &source.name, kind, w),
                         Pos::default(),
-                        format!("{} {kind} {w}, {why}; ignored", source.name),
+                        format!("{} {kind} {w}, {why}", source.name),
                     ));
                     continue;
                 }
@@ -483,6 +496,7 @@ fn add_edges(dirs: &[SearchDir], out: &mut LoadedPath) {
         let Some(i) = out.units.iter().position(|(s, _)| s.name == source.name) else {
             continue;
         };
+        out.units[i].1.set_unfound_links(unfound);
         // `Requires=`/`Wants=` edges, which order nothing (an `After=`
         // does: `UnitSpec::pull`). A systemd target's ordering after them
         // is its default dependencies' (`default_deps.rs`); a YAML

@@ -234,8 +234,17 @@ pub struct Dependencies {
 }
 
 impl Dependencies {
-    /// The dependencies `spec` declares.
-    pub fn of(spec: &crate::spec::UnitSpec) -> Self {
+    /// The dependencies `spec` declares, and the links of `origin` to
+    /// units not found (`Origin::unfound_links`), which systemd lists too.
+    pub fn of(spec: &crate::spec::UnitSpec, origin: &crate::spec::Origin) -> Self {
+        use crate::spec::TargetList;
+        let unfound = |list: TargetList| -> Vec<String> {
+            (origin.unfound_links().iter())
+                .filter(|(l, _)| *l == list)
+                .map(|(_, n)| n.clone())
+                .collect()
+        };
+        let (requires, wants) = (unfound(TargetList::Requires), unfound(TargetList::Wants));
         let list = |lists: &[&[String]]| {
             let mut v: Vec<String> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
             v.sort();
@@ -243,8 +252,13 @@ impl Dependencies {
             v
         };
         Dependencies {
-            requires: list(&[&spec.depends_on, &spec.depends_ms, &spec.requires]),
-            wants: list(&[&spec.waits_for, &spec.wants]),
+            requires: list(&[
+                &spec.depends_on,
+                &spec.depends_ms,
+                &spec.requires,
+                &requires,
+            ]),
+            wants: list(&[&spec.waits_for, &spec.wants, &wants]),
             after: list(&[
                 &spec.after,
                 &spec.depends_on,

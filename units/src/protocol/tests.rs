@@ -214,7 +214,7 @@ fn dependencies_in_systemds_terms() {
          Conflicts=old.service\n[Service]\nExecStart=/bin/true\n",
     );
     let spec = p.spec.expect("translated");
-    let d = Dependencies::of(&spec);
+    let d = Dependencies::of(&spec, &p.origin);
     assert_eq!(d.requires, ["db.service", "peer.service"]);
     assert_eq!(d.wants, ["cache.service", "log.service"]);
     assert_eq!(d.after, ["db.service", "log.service", "net.target"]);
@@ -230,6 +230,16 @@ fn dependencies_in_systemds_terms() {
     });
     assert_eq!(r.wants, ["cache.service"]);
     assert_eq!(r.after, ["cache.service", "db.service", "net.target"]);
+    // A `.wants/` or `.requires/` link to a unit not found: listed, as
+    // systemd lists it, in its list.
+    let mut origin = p.origin.clone();
+    origin.set_unfound_links(vec![(
+        crate::spec::TargetList::Wants,
+        "gone.service".into(),
+    )]);
+    let d = Dependencies::of(&spec, &origin);
+    assert_eq!(d.wants, ["cache.service", "gone.service", "log.service"]);
+    assert_eq!(d.requires, ["db.service", "peer.service"]);
     // Absent lists are absent from the JSON.
     let empty = serde_json::to_string(&Dependencies::default()).unwrap();
     assert_eq!(empty, "{}");

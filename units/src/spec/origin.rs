@@ -27,6 +27,14 @@ pub struct Origin {
     /// systemd unit file that does not say `DefaultDependencies=no`;
     /// `false` for every other unit (`load/default_deps.rs`).
     pub default_dependencies: bool,
+    /// The `NAME.wants/` and `NAME.requires/` entries that name a unit no
+    /// file on the path defines (`TargetList::Wants` or `Requires`, and
+    /// the name): no edge, as there is nothing to start, but shown among
+    /// the unit's dependencies as systemd shows a dependency on a unit not
+    /// found (docs/systemd-units.md, "The unit search path"). Kept here,
+    /// not in the spec: a link changes nothing that runs. A `ThinVec`, as
+    /// most units have none (a word per unit; the memory budget).
+    unfound_links: thin_vec::ThinVec<(TargetList, String)>,
 }
 
 impl Origin {
@@ -42,6 +50,7 @@ impl PartialEq for Origin {
         self.file == other.file
             && self.pos == other.pos
             && self.default_dependencies == other.default_dependencies
+            && self.unfound_links == other.unfound_links
             && TargetList::ALL.iter().all(|&l| self.of(l).eq(other.of(l)))
     }
 }
@@ -54,6 +63,8 @@ struct OriginWire {
     pos: crate::diag::Pos,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     default_dependencies: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    unfound_links: Vec<(String, String)>,
     #[serde(flatten)]
     lists: BTreeMap<String, Vec<crate::diag::Pos>>,
 }
@@ -72,6 +83,9 @@ impl From<OriginWire> for Origin {
             pos: w.pos,
             lists,
             default_dependencies: w.default_dependencies,
+            unfound_links: (w.unfound_links.into_iter())
+                .filter_map(|(k, n)| Some((TargetList::of_key(&k)?, n)))
+                .collect(),
         }
     }
 }
@@ -84,10 +98,14 @@ impl From<Origin> for OriginWire {
             .iter()
             .map(|&l| (l.key().to_string(), o.positions(l)))
             .collect();
+        let unfound_links = (o.unfound_links().iter())
+            .map(|(l, n)| (l.key().to_string(), n.clone()))
+            .collect();
         OriginWire {
             file: o.file,
             pos: o.pos,
             default_dependencies: o.default_dependencies,
+            unfound_links,
             lists,
         }
     }
@@ -194,6 +212,13 @@ impl TargetList {
     }
 }
 
+impl TargetList {
+    /// The list whose [`TargetList::key`] is `key`.
+    pub fn of_key(key: &str) -> Option<TargetList> {
+        TargetList::ALL.into_iter().find(|l| l.key() == key)
+    }
+}
+
 impl Origin {
     /// An origin with no positions, e.g. for transient units.
     pub fn unplaced(file: impl Into<String>) -> Origin {
@@ -226,6 +251,16 @@ impl Origin {
                 *p = own;
             }
         }
+    }
+
+    /// The `NAME.wants/` and `NAME.requires/` links to units not found.
+    pub fn unfound_links(&self) -> &[(TargetList, String)] {
+        &self.unfound_links
+    }
+
+    /// The links to units not found are `links`.
+    pub fn set_unfound_links(&mut self, links: Vec<(TargetList, String)>) {
+        self.unfound_links = links.into();
     }
 
     /// The positions of the entries of `list`, in order.
@@ -328,6 +363,13 @@ mod tests {
         p.set_positions(TargetList::Provides, []);
         p.push_position(TargetList::DependsOn, Pos::new(3, 13));
         assert_eq!(p, o);
+        // A link to a unit not found is kept across the JSON form (the
+        // loader's output, the re-exec snapshot), and tells origins apart.
+        p.set_unfound_links(vec![(TargetList::Requires, "gone.service".into())]);
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["unfound_links"][0][0], "requires");
+        assert_eq!(serde_json::from_value::<Origin>(json).unwrap(), p);
+        assert_ne!(p, o);
     }
 
     #[test]

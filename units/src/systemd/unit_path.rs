@@ -95,9 +95,14 @@ pub type ListDir<'a, E> = dyn FnMut(&str) -> Result<Vec<(String, EntryKind)>, E>
 pub fn list_search_dir<E>(path: &str, list: &mut ListDir<'_, E>) -> Result<SearchDir, E> {
     let path = path.trim_end_matches('/').to_string();
     let mut entries = Vec::new();
-    for (name, kind) in list(&path)? {
-        if kind == EntryKind::Dir && is_listed_subdir(&name) {
+    for (name, mut kind) in list(&path)? {
+        // A link to a directory is that directory (systemd follows a
+        // drop-in directory's link, its issue 21920); a link to anything
+        // else, or to nothing, stays a link, which no rule reads.
+        let maybe_dir = matches!(kind, EntryKind::Dir | EntryKind::Symlink { .. });
+        if maybe_dir && is_listed_subdir(&name) {
             if let Ok(sub) = list(&format!("{path}/{name}")) {
+                kind = EntryKind::Dir;
                 for (n, k) in sub {
                     entries.push(Entry {
                         path: format!("{name}/{n}"),
@@ -228,56 +233,96 @@ fn classify(dir: &SearchDir, e: &Entry, name: &str) -> Option<Found> {
     }
 }
 
-/// Resolves `name` on the search path `dirs` (highest priority first).
-pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
-    let mut id = name.to_string();
-    let mut via = Vec::new();
-    let mut hides = Vec::new();
-    let mut template = None;
-    let mut definition = Definition::NotFound;
+/// Where a name's chain of links ends ([`follow`]).
+struct Followed {
+    id: String,
+    definition: Definition,
+    template: Option<String>,
+    via: Vec<String>,
+    hides: Vec<String>,
+}
+
+/// `template` (`name@.TYPE`) with the instance `instance`.
+fn with_instance(template: &str, instance: &str) -> String {
+    let n = UnitName::split(template);
+    format!("{}@{instance}.{}", n.prefix, n.suffix)
+}
+
+/// Follows `name`'s links to the unit they end at (systemd's
+/// `unit_ids_map_get`): an alias to its unit; an instance without an entry
+/// to its template's file, and to the instance of the template that one
+/// is an alias of (`bar-alias@0.service`, with `bar-alias@.service` a link
+/// to `bar@.service`, is `bar@0.service`); an instance linked to a
+/// template (`bar-alias@2.service` to `yup@.service`) to that template's
+/// instance (`yup@2.service`).
+fn follow(dirs: &[SearchDir], name: &str) -> Followed {
+    let mut f = Followed {
+        id: name.to_string(),
+        definition: Definition::NotFound,
+        template: None,
+        via: Vec::new(),
+        hides: Vec::new(),
+    };
     // Follow aliases (a bounded chain: systemd refuses loops too).
     for _ in 0..16 {
         let mut found = None;
         for d in dirs {
-            if let Some(e) = d.top(&id) {
+            if let Some(e) = d.top(&f.id) {
                 if found.is_none() {
-                    found = classify(d, e, &id);
+                    found = classify(d, e, &f.id);
                 } else if !matches!(e.kind, EntryKind::Dir) {
-                    hides.push(format!("{}/{}", d.path, e.path));
+                    f.hides.push(format!("{}/{}", d.path, e.path));
                 }
             }
         }
+        let here = UnitName::split(&f.id);
         match found {
-            Some(Found::File(p)) => definition = Definition::File(p),
-            Some(Found::Masked(p)) => definition = Definition::Masked(p),
+            Some(Found::File(p)) => f.definition = Definition::File(p),
+            Some(Found::Masked(p)) => f.definition = Definition::Masked(p),
             Some(Found::Alias(to, link)) => {
-                via.push(link);
-                hides.clear();
-                id = to;
+                f.via.push(link);
+                f.hides.clear();
+                f.id = if here.is_instance() && UnitName::split(&to).is_template() {
+                    with_instance(&to, &here.instance)
+                } else {
+                    to
+                };
                 continue;
             }
             None => {
-                let n = UnitName::split(&id);
-                if n.is_instance() && template.is_none() {
-                    if let Some(t) = &n.template {
-                        let inner = resolve(dirs, t);
-                        template = Some(inner.id.clone());
-                        hides = inner.hides;
-                        definition = inner.definition;
+                if let Some(t) = here.template.as_ref().filter(|_| here.is_instance()) {
+                    let inner = follow(dirs, t);
+                    if inner.id != *t && UnitName::split(&inner.id).is_template() {
+                        f.id = with_instance(&inner.id, &here.instance);
                     }
+                    f.template = Some(inner.id);
+                    f.hides = inner.hides;
+                    f.definition = inner.definition;
                 }
             }
         }
         break;
     }
-    let aliases = aliases_of(dirs, &id);
+    f
+}
+
+/// Resolves `name` on the search path `dirs` (highest priority first).
+pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
+    let f = follow(dirs, name);
+    let id = f.id;
+    let aliases = names_of(dirs, &id);
+    // The `.wants/` and `.requires/` of every name, and of each
+    // instance's template.
     let mut names = vec![id.clone()];
     names.extend(aliases.iter().cloned());
-    if let Some(t) = UnitName::split(&id)
-        .template
-        .filter(|_| UnitName::split(&id).is_instance())
+    for n in [id.as_str()]
+        .into_iter()
+        .chain(aliases.iter().map(String::as_str))
     {
-        names.push(t);
+        let n = UnitName::split(n);
+        if n.is_instance() {
+            names.extend(n.template);
+        }
     }
     ResolvedUnit {
         name: name.to_string(),
@@ -285,12 +330,47 @@ pub fn resolve(dirs: &[SearchDir], name: &str) -> ResolvedUnit {
         wants: edges(dirs, &names, "wants"),
         requires: edges(dirs, &names, "requires"),
         id,
-        definition,
-        template,
-        via,
+        definition: f.definition,
+        template: f.template,
+        via: f.via,
         aliases,
-        hides,
+        hides: f.hides,
     }
+}
+
+/// The other names of the unit `id` (systemd's `unit_file_find_fragment`):
+/// the links to it, and for an instance, the instances of its template's
+/// aliases (`bar-alias@1.service` of `bar@1.service` when
+/// `bar-alias@.service` links to `bar@.service`), unless that name has
+/// an entry of its own that ends elsewhere, and the links of its instance
+/// to its template; sorted.
+fn names_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
+    let mut out: BTreeSet<String> = aliases_of(dirs, id).into_iter().collect();
+    let n = UnitName::split(id);
+    if let Some(t) = n.template.as_ref().filter(|_| n.is_instance()) {
+        for a in aliases_of(dirs, t) {
+            let inst = with_instance(&a, &n.instance);
+            if inst != id && follow(dirs, &inst).id == id {
+                out.insert(inst);
+            }
+        }
+        // Instances of that instance linked to its template
+        // (`bar-alias@2.service` to `yup@.service`, of `yup@2.service`).
+        for d in dirs {
+            for e in &d.entries {
+                let linked =
+                    matches!(&e.kind, EntryKind::Symlink { target } if basename(target) == t);
+                if linked
+                    && !e.path.contains('/')
+                    && UnitName::split(&e.path).instance == n.instance
+                    && follow(dirs, &e.path).id == id
+                {
+                    out.insert(e.path.clone());
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// Names whose winning entry is a symlink to `id` (under another name).
@@ -310,6 +390,11 @@ fn aliases_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
             let last = basename(target);
             let maybe = last == id || last.is_empty() || last == "." || last == "..";
             if !maybe || e.path.contains('/') || e.path == id {
+                continue;
+            }
+            // An instance linked to a template is that template's
+            // instance, no alias of the template (systemd's name map).
+            if UnitName::split(id).is_template() && UnitName::split(&e.path).is_instance() {
                 continue;
             }
             let hidden = dirs
@@ -414,23 +499,32 @@ fn collect_dropins(
     by_name.into_values().flatten().collect()
 }
 
-/// The entries of `NAME.wants/` (or `.requires/`) for any of `names`.
+/// The entries of `NAME.wants/` (or `.requires/`) for any of `names`. An
+/// entry's name seen first (earlier search directory) hides the same name
+/// later, and one that is a link to `/dev/null` masks it: no edge (as
+/// systemd's drop-in directories merge by file name).
 fn edges(dirs: &[SearchDir], names: &[String], kind: &str) -> Vec<String> {
-    let mut out = BTreeSet::new();
+    let mut seen: std::collections::BTreeMap<String, bool> = Default::default();
     for d in dirs {
         for n in names {
             let prefix = format!("{n}.{kind}/");
             for e in &d.entries {
                 if let Some(unit) = e.path.strip_prefix(&prefix) {
                     // A flotilla unit's name (`web`) or a systemd unit's.
-                    if !matches!(e.kind, EntryKind::Dir) && crate::spec::valid_name(unit) {
-                        out.insert(unit.to_string());
+                    if matches!(e.kind, EntryKind::Dir) || !crate::spec::valid_name(unit) {
+                        continue;
                     }
+                    let masked = matches!(&e.kind, EntryKind::Symlink { target }
+                        if absolute(&d.path, target) == "/dev/null");
+                    seen.entry(unit.to_string()).or_insert(!masked);
                 }
             }
         }
     }
-    out.into_iter().collect()
+    seen.into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(u, _)| u)
+        .collect()
 }
 
 /// Every unit name the path defines (top-level entries that are unit
@@ -598,6 +692,187 @@ pub(crate) mod tests {
                 "web.service",
                 "www.service"
             ]
+        );
+    }
+
+    /// systemd's test 15's templates and their aliases: `bar-alias@.service`
+    /// a link to `bar@.service`, instance links to an instance of the same
+    /// template (`bar-alias@1`), to another template (`bar-alias@2` to
+    /// `yup@.service`) and to another template's instance (`bar-alias@3`
+    /// to `yup@3`); `test15-b@inst.service` a link to an instance whose
+    /// template alone has a file.
+    #[test]
+    fn instances_and_the_aliases_of_templates() {
+        let d = |e: &str| format!("{e}.requires/x-{e}.device");
+        let mut entries = vec![
+            f("bar@.service"),
+            f("yup@.service"),
+            l("bar-alias@.service", "bar@.service"),
+            l("bar-alias@1.service", "bar@1.service"),
+            l("bar-alias@2.service", "yup@.service"),
+            l("bar-alias@3.service", "yup@3.service"),
+            f("test15-a@.service"),
+            l("test15-b@inst.service", "test15-a@inst.service"),
+        ];
+        for n in ["bar", "yup", "bar-alias"] {
+            for i in ["", "1", "2", "3"] {
+                entries.push(f(&d(&format!("{n}@{i}.service"))));
+            }
+        }
+        let p = vec![SearchDir {
+            path: "/etc/systemd/system".into(),
+            role: DirRole::Config,
+            entries,
+        }];
+        // (name asked for, the unit, its other names, what it requires)
+        let table: &[(&str, &str, &[&str], &[&str])] = &[
+            (
+                "bar@0.service",
+                "bar@0.service",
+                &["bar-alias@0.service"],
+                &["bar-alias@", "bar@"],
+            ),
+            (
+                "bar-alias@0.service",
+                "bar@0.service",
+                &["bar-alias@0.service"],
+                &["bar-alias@", "bar@"],
+            ),
+            (
+                "bar@1.service",
+                "bar@1.service",
+                &["bar-alias@1.service"],
+                &["bar-alias@", "bar-alias@1", "bar@", "bar@1"],
+            ),
+            ("bar@2.service", "bar@2.service", &[], &["bar@", "bar@2"]),
+            (
+                "bar-alias@2.service",
+                "yup@2.service",
+                &["bar-alias@2.service"],
+                &["bar-alias@", "bar-alias@2", "yup@", "yup@2"],
+            ),
+            ("bar@3.service", "bar@3.service", &[], &["bar@", "bar@3"]),
+            (
+                "bar-alias@3.service",
+                "yup@3.service",
+                &["bar-alias@3.service"],
+                &["bar-alias@", "bar-alias@3", "yup@", "yup@3"],
+            ),
+            (
+                "test15-a@inst.service",
+                "test15-a@inst.service",
+                &["test15-b@inst.service"],
+                &[],
+            ),
+            (
+                "test15-b@inst.service",
+                "test15-a@inst.service",
+                &["test15-b@inst.service"],
+                &[],
+            ),
+            ("test15-a@other.service", "test15-a@other.service", &[], &[]),
+        ];
+        for (name, id, aliases, requires) in table {
+            let r = resolve(&p, name);
+            assert_eq!(r.id, *id, "{name}");
+            assert_eq!(r.aliases, *aliases, "{name}");
+            let want: Vec<String> = requires
+                .iter()
+                .map(|e| format!("x-{e}.service.device"))
+                .collect();
+            assert_eq!(r.requires, want, "{name}");
+            assert!(matches!(r.definition, Definition::File(_)), "{name}");
+        }
+        assert_eq!(
+            resolve(&p, "test15-b@other.service").definition,
+            Definition::NotFound
+        );
+    }
+
+    /// A `.wants/` or `.requires/` entry seen first hides the same name
+    /// later, and a link to `/dev/null` masks it (systemd's test 15, its
+    /// masked drop-ins): (entries in `/etc`, in `/usr/lib`, what `a`
+    /// wants).
+    #[test]
+    fn a_link_to_dev_null_masks_a_wants_entry_of_its_name() {
+        type Links<'a> = &'a [(&'a str, &'a str)];
+        let null = "/dev/null";
+        let table: &[(Links, Links, &[&str])] = &[
+            (&[("b.service", null)], &[], &[]),
+            (
+                &[("b.service", "../b.service")],
+                &[("b.service", null)],
+                &["b.service"],
+            ),
+            (
+                &[("b.service", null)],
+                &[("b.service", "../b.service")],
+                &[],
+            ),
+            // Another name is another entry.
+            (
+                &[("b1.service", null)],
+                &[
+                    ("b1.service", "../b1.service"),
+                    ("b2.service", "../b2.service"),
+                ],
+                &["b2.service"],
+            ),
+        ];
+        for (etc, lib, want) in table {
+            let dir = |path: &str, links: &[(&str, &str)]| SearchDir {
+                path: path.into(),
+                role: DirRole::of_path(path),
+                entries: (links.iter())
+                    .map(|(n, t)| l(&format!("a.service.wants/{n}"), t))
+                    .chain([f("a.service")])
+                    .collect(),
+            };
+            let p = [
+                dir("/etc/systemd/system", etc),
+                dir("/usr/lib/systemd/system", lib),
+            ];
+            assert_eq!(resolve(&p, "a.service").wants, *want, "{etc:?} {lib:?}");
+        }
+    }
+
+    /// A listed subdirectory that is a link to a directory is listed as
+    /// that directory (systemd's test 15, its issue 21920); a link of
+    /// such a name to a file or to nothing stays a link, with no entries.
+    #[test]
+    fn a_link_to_a_drop_in_directory_is_followed() {
+        let sym = |t: &str| EntryKind::Symlink { target: t.into() };
+        let mut list = |p: &str| -> Result<Vec<(String, EntryKind)>, ()> {
+            match p {
+                "/etc/systemd/system" => Ok(vec![
+                    ("a.service".into(), EntryKind::File { empty: false }),
+                    ("a.service.d".into(), sym("/tmp/dir")),
+                    ("b.service.d".into(), sym("/tmp/file")),
+                    ("c.service.d".into(), sym("/tmp/nothing")),
+                ]),
+                "/etc/systemd/system/a.service.d" => {
+                    Ok(vec![("x.conf".into(), EntryKind::File { empty: false })])
+                }
+                _ => Err(()),
+            }
+        };
+        let d = list_search_dir("/etc/systemd/system", &mut list).unwrap();
+        let paths: Vec<(&str, bool)> = (d.entries.iter())
+            .map(|e| (e.path.as_str(), e.kind == EntryKind::Dir))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("a.service", false),
+                ("a.service.d", true),
+                ("a.service.d/x.conf", false),
+                ("b.service.d", false),
+                ("c.service.d", false)
+            ]
+        );
+        assert_eq!(
+            resolve(&[d], "a.service").dropins,
+            ["/etc/systemd/system/a.service.d/x.conf"]
         );
     }
 

@@ -3,6 +3,7 @@
 //! and what each bad input gets.
 
 use flotilla_units::load::{load_path, load_path_with, FileRead, LoadedPath};
+use flotilla_units::spec::TargetList;
 use flotilla_units::systemd::{DirRole, Entry, EntryKind, SearchDir, SpecifierContext};
 use std::collections::BTreeMap;
 
@@ -291,6 +292,14 @@ fn wants_and_requires_directories_are_edges() {
     let d = unit(&l, "default");
     assert_eq!(d.depends_on, ["db.service"]);
     assert_eq!(d.waits_for, ["getty@tty1.service", "web.service"]);
+    // A link to a unit no file defines is no edge, but shown (systemd's
+    // dependency on a unit not found); one to a unit that failed to load
+    // or a masked one is neither.
+    let (_, origin) = l.units.iter().find(|(s, _)| s.name == "default").unwrap();
+    assert_eq!(
+        origin.unfound_links(),
+        [(TargetList::Wants, "gone.service".to_string())]
+    );
     // A service's link orders nothing (systemd's `Wants=`).
     assert_eq!(unit(&l, "web.service").wants, ["db.service"]);
     assert!(unit(&l, "web.service").waits_for.is_empty());
@@ -304,7 +313,7 @@ fn wants_and_requires_directories_are_edges() {
         s,
         [
             "/etc/systemd/system/default.wants/bad.service: warning: default wants bad.service, which could not be loaded (its error is reported at its file); ignored",
-            "/etc/systemd/system/default.wants/gone.service: warning: default wants gone.service, which is not on the unit search path; ignored"
+            "/etc/systemd/system/default.wants/gone.service: warning: default wants gone.service, which is not on the unit search path; shown, not started"
         ]
     );
     assert_eq!(
@@ -525,12 +534,16 @@ fn instance_drop_ins_apply_after_the_templates_and_links_name_instances() {
         ["/sbin/agetty", "tty1"]
     );
     assert_eq!(unit(&l, "getty.target").waits_for, ["getty@tty1.service"]);
-    // A timer's unit, through an alias of the template.
-    let tty2 = unit(&l, "autovt@tty2.service");
+    // A timer's unit, through an alias of the template: the instance of
+    // the template it links to, with the alias among its names (systemd's
+    // `autovt@tty2.service` is `getty@tty2.service`).
+    let tty2 = unit(&l, "getty@tty2.service");
     assert_eq!(
         tty2.exec_start.as_ref().unwrap().argv,
         ["/sbin/agetty", "tty2"]
     );
+    assert!(tty2.provides.iter().any(|p| p == "autovt@tty2.service"));
+    assert!(!names(&l).contains(&"autovt@tty2.service"));
     // What the caller names (the target, a wanted unit) is made too.
     let l = fs.load_naming(&["getty@tty9.service", "getty@tty1.service"]);
     assert!(names(&l).contains(&"getty@tty9.service"));
