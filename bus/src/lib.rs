@@ -26,5 +26,6 @@ pub mod queue;
 pub mod server;
 pub mod set_property;
 pub mod transient;
+pub mod unit_actions;
 pub mod unit_files;
 pub mod units_ops;

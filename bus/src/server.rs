@@ -427,16 +427,16 @@ impl Object {
                         .body()
                         .deserialize()
                         .map_err(|e| BusError::invalid_args(e.to_string()))?;
-                    manager::clean(hub, name, what).await
+                    crate::unit_actions::clean(hub, name, what).await
                 }
-                "Ref" | "Unref" => manager::reference(hub, name).await,
-                "Freeze" | "Thaw" => manager::freeze(hub, name, member == "Thaw").await,
+                "Ref" | "Unref" => crate::unit_actions::reference(hub, name).await,
+                "Freeze" | "Thaw" => crate::unit_actions::freeze(hub, name, member == "Thaw").await,
                 "Kill" => {
                     let (whom, signal): (String, i32) = msg
                         .body()
                         .deserialize()
                         .map_err(|e| BusError::invalid_args(e.to_string()))?;
-                    manager::kill(hub, name, &whom, signal).await
+                    crate::unit_actions::kill(hub, name, &whom, signal).await
                 }
                 other => Err(manager::unmapped(other)),
             },
@@ -450,7 +450,7 @@ impl Object {
             }),
             // What logind calls on a session's scope at its logout.
             (Object::Unit(name, _), SCOPE) if member == "Abandon" => {
-                manager::abandon_scope(hub, name).await
+                crate::unit_actions::abandon_scope(hub, name).await
             }
             _ => Err(BusError {
                 name: "org.freedesktop.DBus.Error.UnknownMethod",
