@@ -223,7 +223,7 @@ fn nginx_runs_because_debian_enabled_it() {
     assert!(
         out.stderr.contains(&format!(
             "{}: warning: multi-user.target wants gone.service, which is not on the unit search \
-             path; ignored",
+             path; shown, not started",
             gone.display()
         )),
         "{out:?}"
