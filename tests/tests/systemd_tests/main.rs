@@ -122,15 +122,6 @@ const KNOWN: &[(&str, &str)] = &[
          (`AttachProcessesToUnit`), which flotilla-busd does not serve",
     ),
     (
-        "33",
-        "the runs of 2026-11-27 11:59 (the suite from a fresh clone) and 12:40 \
-         (SYSTEMD_TESTS_ONE_LANE=1 SYSTEMD_TESTS=19,27,32,33): after 19, 27 and 32 in the \
-         same boot, `test -d /etc/test-service` fails right after `systemctl start \
-         test-service` (the init says it started it; its ConfigurationDirectory= is made by \
-         the unit's own process before its exec). 33 passes alone (12:33) and after each of \
-         19, 27 and 32 alone (12:45); the cause is not found yet",
-    ),
-    (
         "41",
         "fails under systemd on this machine too (not run under flotilla)",
     ),
