@@ -627,7 +627,7 @@ fn debian_system_container_boots_and_stops_under_podman() {
         .arg("--cache")
         .arg(target.join("debian"))
         .args(["--tag", &image])
-        .args(["--packages", "redis-server,postgresql"])
+        .args(["--with", "container"])
         .env("CARGO_TARGET_DIR", target.join("image-build"))
         .stderr(Stdio::inherit())
         .output()
