@@ -93,9 +93,10 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "15",
-        "no slice units: its script, run on the host against the branch reload (paths moved; \
-         2026-11-27 14:45), passes every part but `test_hierarchical_slice_dropins`, which stops \
-         at `check_ok a-b-c.slice Description \"Slice /a/b/c\"` (a slice no file defines is \
+        "no slice units: the run of 2026-11-27 15:05 (branch reload, SYSTEMD_TESTS=15) fails \
+         in 347 s at `check_ok a-b-c.slice Description \"Slice /a/b/c\"`; its script, run on \
+         the host against that branch (paths moved), passes every part but \
+         `test_hierarchical_slice_dropins`, which stops there (a slice no file defines is \
          `not-found` here; slice drop-ins, a slice's `MemoryMax=` and a transient slice are \
          not served either), and `test_transient_slice_dropins` (`systemctl cat a-b-c.slice`). \
          Before that branch its daemon-reload restarted testsuite-15.service, and the script \
