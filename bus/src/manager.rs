@@ -368,7 +368,8 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         "Subscribe" | "Unsubscribe" => a(Answer::Empty),
         "Reload" => {
             hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(true,)).await;
-            let r = hub.ask(Request::Reload).await;
+            // systemd's daemon-reload restarts nothing (docs/dbus.md).
+            let r = hub.ask(Request::Reload { keep_running: true }).await;
             hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(false,))
                 .await;
             match r? {

@@ -301,6 +301,10 @@ fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
         ("Group", Value::from(s.group.clone())),
         ("DynamicUser", Value::from(s.dynamic_user)),
         ("WorkingDirectory", Value::from(s.working_directory.clone())),
+        (
+            "StandardInputData",
+            Value::from(s.standard_input_data.clone()),
+        ),
     ]
 }
 

@@ -1445,6 +1445,67 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
     assert_eq!(show("Description", "quiet.service"), "Linked drop-in\n");
 }
 
+/// systemd's daemon-reload restarts nothing (its test 15 changes every
+/// service with a `service.d/` drop-in, its own among them, and goes on):
+/// a running unit whose files changed keeps its process and shows the new
+/// definition, its stop runs the new `ExecStop=` and its next start the
+/// new `ExecStart=` (docs/dbus.md, "daemon-reload"); `initctl reload`
+/// still restarts it (SPEC.md).
+#[test]
+fn a_daemon_reload_restarts_nothing() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let web = init.pid_of("web");
+    let file = |description: &str, seconds: u32| {
+        dir.file(
+            "units/held.service",
+            &format!(
+                "[Unit]\nDescription={description}\n[Service]\nExecStart=/bin/sleep {seconds}\n"
+            ),
+        );
+    };
+    file("First", 1000);
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    systemctl(&bus, &["start", "held.service"]).expect(0);
+    let pid = init.wait_state("held.service", UnitState::Running).pid;
+    let stopped = dir.join("stopped");
+    dir.file(
+        "units/service.d/override.conf",
+        &format!("[Service]\nExecStop=/bin/touch {}\n", stopped.display()),
+    );
+    file("Second", 2000);
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let held = init.unit("held.service");
+    assert_eq!((held.state, held.pid), (UnitState::Running, pid));
+    assert_eq!(init.pid_of("web"), web);
+    let show = |p: &str| systemctl(&bus, &["show", "-P", p, "held.service"]).stdout;
+    assert_eq!(show("Description"), "Second\n");
+    assert!(
+        show("ExecStop").contains("/bin/touch"),
+        "{}",
+        show("ExecStop")
+    );
+
+    systemctl(&bus, &["restart", "held.service"]).expect(0);
+    let new = init
+        .wait_unit("held.service", "restarted", |u| {
+            u.state == UnitState::Running && u.pid.is_some() && u.pid != pid
+        })
+        .pid
+        .expect("a PID");
+    assert!(stopped.exists(), "the new ExecStop= ran at the stop");
+    let cmdline = std::fs::read(format!("/proc/{new}/cmdline")).expect("its cmdline");
+    assert_eq!(cmdline, b"/bin/sleep\x002000\x00");
+
+    // `initctl reload` restarts a changed running unit, as it always did.
+    file("Third", 3000);
+    dir.ctl(&["reload"]).expect(0);
+    init.wait_unit("held.service", "restarted by initctl reload", |u| {
+        u.state == UnitState::Running && u.pid.is_some() && u.pid != Some(new)
+    });
+}
+
 /// Dependencies as systemd names them (its test 15): a `.wants/` link to
 /// an alias is the unit it names (`Wants=b.service`, not `b1.service`),
 /// which lists the alias among its `Names`; a link to a unit no file

@@ -45,6 +45,8 @@ enum Form {
     /// `t`: CPU time per second, microseconds, as `CPUQuota=`'s percent
     /// (`10%` for 100000); no quota for the largest.
     Quota,
+    /// `ay`: bytes, in Base64 (`StandardInputData=`).
+    Base64,
     /// A number that stands for names systemd's client looked up
     /// (capability masks, facility and class numbers …), not decoded.
     Opaque,
@@ -143,6 +145,7 @@ const ROWS: &[Row] = &[
         EnvFiles,
     ),
     Row("DelegateControllers", "as", Named("Delegate"), Words),
+    Row("StandardInputData", "ay", Same, Base64),
     Row("UMask", "u", Same, Mode),
     Row("*DirectoryMode", "u", Same, Mode),
     Row("Limit*", "t", Same, Limit),
@@ -275,6 +278,10 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
                 }));
             }
             Number => out.push(one(number(&property, value)?)),
+            Base64 => {
+                let bytes = <Vec<u8>>::try_from(value).map_err(|e| bad(&property, e))?;
+                out.push(one(base64(&bytes)));
+            }
             Mode => {
                 let m = u32::try_from(value).map_err(|e| bad(&property, e))?;
                 out.push(one(format!("{m:04o}")));
@@ -354,6 +361,26 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
         line.value = format!("{v}:{}", line.value);
     }
     Ok(out)
+}
+
+/// `bytes` in Base64 (RFC 4648, with padding), as `StandardInputData=`
+/// reads it.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let n = byte(0) << 16 | byte(1) << 8 | byte(2);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            let sextet = ALPHABET.get((n >> shift & 63) as usize).copied();
+            // A chunk of k bytes gives k + 1 characters, then padding.
+            match sextet.filter(|_| i <= chunk.len()) {
+                Some(c) => out.push(char::from(c)),
+                None => out.push('='),
+            }
+        }
+    }
+    out
 }
 
 /// A `t`, `i` or `u` as a unit file writes it.

@@ -40,6 +40,22 @@ fn each_shape_is_the_unit_file_line_it_stands_for() {
         ("CPUQuotaPerSecUSec", v(123_456u64), "CPUQuota=12.34%"),
         ("CPUQuotaPerSecUSec", v(u64::MAX), "CPUQuota="),
         ("Nice", v(-5i32), "Nice=-5"),
+        // systemd's test 15: `-p StandardInputData=eHh4Cg==` ("xxx\n").
+        (
+            "StandardInputData",
+            v(b"xxx\n".to_vec()),
+            "StandardInputData=eHh4Cg==",
+        ),
+        (
+            "StandardInputData",
+            v(b"ab".to_vec()),
+            "StandardInputData=YWI=",
+        ),
+        (
+            "StandardInputData",
+            v(b"abc".to_vec()),
+            "StandardInputData=YWJj",
+        ),
         ("UMask", v(0o027u32), "UMask=0027"),
         ("StateDirectoryMode", v(0o700u32), "StateDirectoryMode=0700"),
         (
@@ -191,10 +207,10 @@ fn what_is_not_decoded_is_refused_naming_it() {
         "{}",
         e.message
     );
-    // A shape no row knows: bytes.
-    let e = one("StandardInputData", v(vec![1u8, 2])).unwrap_err();
+    // A shape no row knows: bytes of another property.
+    let e = one("RootHashSignature", v(vec![1u8, 2])).unwrap_err();
     assert!(
-        e.message.contains("StandardInputData (D-Bus type ay)"),
+        e.message.contains("RootHashSignature (D-Bus type ay)"),
         "{}",
         e.message
     );

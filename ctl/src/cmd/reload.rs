@@ -13,7 +13,9 @@ use flotilla_units::protocol::{Applied, ErrorCode, Reply, Request};
 
 /// Runs the command.
 pub fn run(ctx: &mut Ctx<'_>) -> Result<i32, CtlError> {
-    match ctx.call(Request::Reload)? {
+    match ctx.call(Request::Reload {
+        keep_running: false,
+    })? {
         Reply::Applied(applied) => {
             for w in &applied.warnings {
                 eprint_line(w);

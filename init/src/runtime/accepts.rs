@@ -19,7 +19,7 @@
 use super::slots::SlotId;
 use super::Runtime;
 use crate::sys::Sys;
-use flotilla_units::planner::Fact;
+use flotilla_units::planner::{Fact, OnChange};
 use flotilla_units::state::UnitState;
 use flotilla_units::trigger::{instance_name, Peer};
 use std::collections::{BTreeMap, HashSet};
@@ -259,7 +259,7 @@ impl<S: Sys> Runtime<S> {
         }
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
-        match self.replace_with(all, None) {
+        match self.replace_with(all, None, OnChange::Restart) {
             Ok(_) => {
                 self.units.set_dir(dir, self.planner.graph());
                 true

@@ -14,6 +14,7 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
+use flotilla_units::planner::OnChange;
 use flotilla_units::systemd::{validate_unit_name, UnitName};
 
 impl<S: Sys> Runtime<S> {
@@ -84,7 +85,7 @@ impl<S: Sys> Runtime<S> {
         flotilla_units::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
-        self.replace_with(all, None)
+        self.replace_with(all, None, OnChange::Restart)
             .map_err(|e| format!("`{name}` cannot be added: {}", e.join("; ")))?;
         self.units.set_dir(dir, self.planner.graph());
         self.sys

@@ -25,6 +25,7 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
+use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::{ErrorCode, Reply};
 use std::collections::HashSet;
 
@@ -72,7 +73,7 @@ impl<S: Sys> Runtime<S> {
         flotilla_units::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
-        self.replace_with(all, None)
+        self.replace_with(all, None, OnChange::Restart)
             .map_err(|e| format!("{} cannot be added: {}", added.join(", "), e.join("; ")))?;
         self.units.set_dir(dir, self.planner.graph());
         self.sys.console(&format!(
@@ -184,13 +185,14 @@ impl<S: Sys> Runtime<S> {
         flotilla_units::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
-        self.replace_with(all, shape).map_err(|e| {
-            format!(
-                "{} cannot be read again: {}",
-                changed.join(", "),
-                e.join("; ")
-            )
-        })?;
+        self.replace_with(all, shape, OnChange::Restart)
+            .map_err(|e| {
+                format!(
+                    "{} cannot be read again: {}",
+                    changed.join(", "),
+                    e.join("; ")
+                )
+            })?;
         self.units.set_dir(dir, self.planner.graph());
         self.sys.console(&format!(
             "init: read again: {} (changed on disk since it was read)",

@@ -11,6 +11,7 @@ use crate::control::{ConnId, Watch};
 use crate::sys::loader::Loading;
 use crate::sys::{ExitStatus, Pid, Sys};
 use flotilla_units::load::LoadedPath;
+use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::Reply;
 
 /// A reload under way.
@@ -21,6 +22,11 @@ pub(super) struct Pending {
     /// The connections waiting for the reload's reply, with their serials
     /// (a slot is reused once its connection closes).
     waiting: Vec<(ConnId, u64)>,
+    /// What becomes of changed units that are up: [`OnChange::Keep`]
+    /// only when every request joined asked for it (a daemon-reload
+    /// joining an `initctl reload` does not take that reload's restarts
+    /// away).
+    on_change: OnChange,
 }
 
 /// The child a reload waits for.
@@ -42,18 +48,31 @@ enum Next {
 }
 
 impl<S: Sys> Runtime<S> {
-    /// A reload asked by `conn` (`None`: SIGHUP). Returns the reply when
-    /// there is one now (the units were loaded in process).
-    pub(super) fn begin_reload(&mut self, conn: Option<ConnId>) -> Option<Reply> {
-        if self.reloading.is_none() {
-            let stage = match self.first_stage() {
-                Next::Wait(stage) => stage,
-                Next::Loaded(loaded) => return Some(self.reload_from(*loaded)),
-            };
-            self.reloading = Some(Pending {
-                stage,
-                waiting: Vec::new(),
-            });
+    /// A reload asked by `conn` (`None`: SIGHUP), doing `on_change` with
+    /// changed units that are up. Returns the reply when there is one now
+    /// (the units were loaded in process).
+    pub(super) fn begin_reload(
+        &mut self,
+        conn: Option<ConnId>,
+        on_change: OnChange,
+    ) -> Option<Reply> {
+        match self.reloading.as_mut() {
+            Some(p) => {
+                if on_change == OnChange::Restart {
+                    p.on_change = OnChange::Restart;
+                }
+            }
+            None => {
+                let stage = match self.first_stage() {
+                    Next::Wait(stage) => stage,
+                    Next::Loaded(loaded) => return Some(self.reload_from(*loaded, on_change)),
+                };
+                self.reloading = Some(Pending {
+                    stage,
+                    waiting: Vec::new(),
+                    on_change,
+                });
+            }
         }
         if let (Some(c), Some(p)) = (conn, self.reloading.as_mut()) {
             if let Some(conn) = self.control.conn_mut(c) {
@@ -117,7 +136,7 @@ impl<S: Sys> Runtime<S> {
             },
             Stage::Loading(l) => loading::finish(l, Some(status)),
         };
-        let r = self.reload_from(loaded);
+        let r = self.reload_from(loaded, p.on_change);
         self.answer_reload(p.waiting, &r);
         true
     }

@@ -6,7 +6,7 @@ use super::reports::log_replies;
 use super::{kind_name, Runtime};
 use crate::control::{ConnId, Incoming, Watch};
 use crate::sys::Sys;
-use flotilla_units::planner::{Fact, ReloadError, RestartError};
+use flotilla_units::planner::{Fact, OnChange, ReloadError, RestartError};
 use flotilla_units::protocol::{
     AnalyzeData, BadRequest, Edge, ErrorCode, LogSource, Reply, Request, UnitTiming,
 };
@@ -87,8 +87,13 @@ impl<S: Sys> Runtime<S> {
                 wait,
                 isolate,
             } => self.set_target(c, target, wait, isolate),
-            Request::Reload => {
-                if let Some(r) = self.begin_reload(Some(c)) {
+            Request::Reload { keep_running } => {
+                let on_change = if keep_running {
+                    OnChange::Keep
+                } else {
+                    OnChange::Restart
+                };
+                if let Some(r) = self.begin_reload(Some(c), on_change) {
                     self.reply(c, r);
                 }
             }

@@ -10,7 +10,7 @@ use crate::shape::{alternatives_dir, masks_dir};
 use crate::sys::Sys;
 use flotilla_units::graph::Shape;
 use flotilla_units::mask::MaskSource;
-use flotilla_units::planner::AlternativeError;
+use flotilla_units::planner::{AlternativeError, OnChange};
 use flotilla_units::protocol::{ErrorCode, Reply};
 use std::path::PathBuf;
 
@@ -99,7 +99,7 @@ impl<S: Sys> Runtime<S> {
     fn reshape(&mut self, shape: Shape) -> Reply {
         let mut all = self.units.dir_specs(self.planner.graph());
         all.extend(self.units.transient_specs());
-        match self.replace_with(all, Some(shape)) {
+        match self.replace_with(all, Some(shape), OnChange::Restart) {
             Ok(applied) => Reply::Applied(applied),
             Err(details) => Reply::Error {
                 code: ErrorCode::Invalid,

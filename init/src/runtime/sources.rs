@@ -12,7 +12,7 @@ use crate::sys::{ExitStatus as SysExit, Pid, Sys, Token};
 use flotilla_units::fdstore::StoreAsk;
 use flotilla_units::graph::UnitId;
 use flotilla_units::notify_access::{self, NewMain, Sender};
-use flotilla_units::planner::{ExitStatus, Fact, Notify, Role};
+use flotilla_units::planner::{ExitStatus, Fact, Notify, OnChange, Role};
 use flotilla_units::protocol::Reply;
 use flotilla_units::spec::NotifyAccess;
 use flotilla_units::state::UnitState;
@@ -29,7 +29,7 @@ impl<S: Sys> Runtime<S> {
             Asked::Reload => {
                 if let Some(Reply::Error {
                     message, details, ..
-                }) = self.begin_reload(None)
+                }) = self.begin_reload(None, OnChange::Restart)
                 {
                     self.sys
                         .console(&format!("init: reload refused: {message}"));

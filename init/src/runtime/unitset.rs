@@ -12,9 +12,10 @@ use flotilla_units::diag::Diagnostic;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
 use flotilla_units::load::{LoadedPath, Templates};
-use flotilla_units::planner::{Planner, WantLife};
+use flotilla_units::planner::{OnChange, Planner, WantLife};
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
+use flotilla_units::state::UnitState;
 use flotilla_units::systemd::system_conf::ManagerConfig;
 use flotilla_units::time::Instant;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -323,15 +324,17 @@ impl<S: Sys> Runtime<S> {
     /// Hands `all` to the planner as the new unit set; on success the unit
     /// slots follow the new unit ids.
     fn replace(&mut self, all: Vec<(UnitSpec, Origin)>) -> Result<Applied, Vec<String>> {
-        self.replace_with(all, None)
+        self.replace_with(all, None, OnChange::Restart)
     }
 
     /// [`Runtime::replace`], with a new shape (masks, declared targets)
-    /// when one is given.
+    /// when one is given, doing `on_change` with changed units that are
+    /// up.
     pub(super) fn replace_with(
         &mut self,
         all: Vec<(UnitSpec, Origin)>,
         shape: Option<Shape>,
+        on_change: OnChange,
     ) -> Result<Applied, Vec<String>> {
         // No spawn straddles the renumbering (`execs.rs`).
         self.settle_execs();
@@ -350,13 +353,25 @@ impl<S: Sys> Runtime<S> {
             }
             false
         };
-        match self.planner.replace_shaped(all, shape, strict, now) {
+        match self
+            .planner
+            .replace_shaped(all, shape, strict, on_change, now)
+        {
             Ok((applied, map)) => {
                 let units = self.planner.graph().len();
                 self.slots.renumber(&map, units, &self.sys);
                 for name in &applied.changed {
-                    let id = self.planner.graph().unit(name);
-                    if let Some(s) = id.and_then(|id| self.slots.get_mut(id)) {
+                    let Some(id) = self.planner.graph().unit(name) else {
+                        continue;
+                    };
+                    // A unit kept starting spawns the rest of its start
+                    // into the run it has (the new one is for its next
+                    // start; `executor.rs` ends a stale run there).
+                    if on_change == OnChange::Keep && self.planner.state(id) == UnitState::Starting
+                    {
+                        continue;
+                    }
+                    if let Some(s) = self.slots.get_mut(id) {
                         s.run_stale = s.run.is_some();
                     }
                 }
@@ -374,7 +389,11 @@ impl<S: Sys> Runtime<S> {
     /// force: a unit that could not be loaded at start and is unchanged
     /// stays left out, as it was (else one unrunnable file among a
     /// distribution's hundreds would refuse every reload).
-    pub(super) fn reload_from(&mut self, loaded: Result<LoadedPath, String>) -> Reply {
+    pub(super) fn reload_from(
+        &mut self,
+        loaded: Result<LoadedPath, String>,
+        on_change: OnChange,
+    ) -> Reply {
         let dir = self.settings.units_dir.clone();
         let mut loaded = match loaded {
             Ok(l) => l,
@@ -414,7 +433,7 @@ impl<S: Sys> Runtime<S> {
                 new,
             );
         }
-        match self.replace_with(all, Some(shape)) {
+        match self.replace_with(all, Some(shape), on_change) {
             Ok(mut applied) => {
                 let now = self.now();
                 want_builtins(&mut self.planner, now);

@@ -335,6 +335,7 @@ mod wants_tests;
 
 pub use conditions::{check_unit, CheckOutcome};
 pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
+pub use replace::OnChange;
 pub use targets::{AlternativeError, TargetView};
 pub use timers::TimerEnv;
 pub use triggered::{Activated, Monitor};

@@ -2,8 +2,9 @@
 //! unit's record carried over by name. Unchanged units keep their
 //! processes; changed ones that are up restart with the new definition
 //! (a virtual unit, which runs nothing, takes its new lists without a
-//! restart); removed ones that are up stop, as "ghosts" that provide
-//! nothing.
+//! restart), or with [`OnChange::Keep`] (systemd's daemon-reload) keep
+//! running and take it as systemd's units do; removed ones that are up
+//! stop, as "ghosts" that provide nothing.
 
 use super::facts::Action;
 use super::record::{Phase, Record, Status, Unit};
@@ -18,6 +19,24 @@ use crate::time::Instant;
 use std::cmp::Reverse;
 use std::sync::Arc;
 
+/// What a replacement does with a unit that is up and whose definition
+/// changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnChange {
+    /// It stops and starts again with the new definition (`initctl
+    /// reload`, transient sets: SPEC.md's contract).
+    Restart,
+    /// It keeps running, as after systemd's daemon-reload, which restarts
+    /// nothing: a unit that is up (or `exited`) takes the new definition
+    /// at once for what it runs from now on (its stop and reload
+    /// commands, timeouts, restart policy: systemd replaces a loaded
+    /// unit's settings in place); one on its way up or down ends that
+    /// with the definition it began it with (its command lists are
+    /// counted through). A failed unit stays failed. Its next start runs
+    /// the new definition either way.
+    Keep,
+}
+
 impl Planner {
     /// Replaces the unit set. With `strict`, any error refuses the whole set
     /// and nothing changes; without, bad units are left out. Returns what
@@ -29,15 +48,17 @@ impl Planner {
         now: Instant,
     ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<Diagnostic>> {
         let shape = self.graph.shape().clone();
-        self.replace_shaped(units, shape, strict, now)
+        self.replace_shaped(units, shape, strict, OnChange::Restart, now)
     }
 
-    /// [`Planner::replace_units`] with new declared targets and masks.
+    /// [`Planner::replace_units`] with new declared targets and masks, and
+    /// what becomes of changed units that are up.
     pub fn replace_shaped(
         &mut self,
         units: Vec<(UnitSpec, Origin)>,
         shape: Arc<Shape>,
         strict: bool,
+        on_change: OnChange,
         now: Instant,
     ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<Diagnostic>> {
         self.now = now;
@@ -52,7 +73,7 @@ impl Planner {
         };
         let old = std::mem::replace(&mut self.graph, graph);
         self.target_provider = self.graph.provider(&self.target);
-        let map = self.carry_records_over(&old, &mut applied, now);
+        let map = self.carry_records_over(&old, &mut applied, on_change, now);
         self.remap_processes(&map);
         self.carry_choices(&old);
         self.failed_over = std::mem::take(&mut self.failed_over)
@@ -113,6 +134,7 @@ impl Planner {
         &mut self,
         old: &Graph,
         applied: &mut Applied,
+        on_change: OnChange,
         now: Instant,
     ) -> Vec<Option<UnitId>> {
         let mut old_units = std::mem::take(&mut self.units);
@@ -153,19 +175,10 @@ impl Planner {
                 } else {
                     applied.changed.push(node.spec.name.clone());
                 }
-                // A virtual unit (a target) runs nothing to restart: its new
-                // lists apply at once. Restarting it would stop everything
-                // that depends on it for nothing (`systemctl enable` of a
-                // unit adds to `sysinit.target.wants/`, and every service
-                // requires sysinit.target).
-                if unit.up() && node.spec.kind != UnitType::Virtual {
-                    unit.spec_changed = true;
-                }
-                rec.attempt = 0;
-                if unit.phase == Phase::Idle && unit.state == UnitState::Failed {
-                    unit.state = UnitState::Waiting;
-                    rec.timer = None;
-                    rec.rare_reset(|r| r.failure = None);
+                if on_change == OnChange::Keep {
+                    keep_running(&unit, &mut rec, &node.spec);
+                } else {
+                    restart_changed(&mut unit, &mut rec, node.spec.kind);
                 }
             } else if !node.ghost {
                 applied.unchanged += 1;
@@ -236,5 +249,35 @@ impl Planner {
                 Some(a)
             })
             .collect();
+    }
+}
+
+/// [`OnChange::Restart`] of a changed unit: one that is up stops to start
+/// again; a failed one gets another try.
+fn restart_changed(unit: &mut Unit, rec: &mut Record, kind: UnitType) {
+    // A virtual unit (a target) runs nothing to restart: its new lists
+    // apply at once. Restarting it would stop everything that depends on
+    // it for nothing (`systemctl enable` of a unit adds to
+    // `sysinit.target.wants/`, and every service requires sysinit.target).
+    if unit.up() && kind != UnitType::Virtual {
+        unit.spec_changed = true;
+    }
+    rec.attempt = 0;
+    if unit.phase == Phase::Idle && unit.state == UnitState::Failed {
+        unit.state = UnitState::Waiting;
+        rec.timer = None;
+        rec.rare_reset(|r| r.failure = None);
+    }
+}
+
+/// [`OnChange::Keep`] of a changed unit: one that is up and settled (or
+/// `exited`) runs on with `spec` as its definition; one starting,
+/// reloading or stopping keeps the definition its commands are counted
+/// in until that ends.
+fn keep_running(unit: &Unit, rec: &mut Record, spec: &Arc<UnitSpec>) {
+    let settled =
+        unit.phase == Phase::Up || (unit.phase == Phase::Idle && unit.state == UnitState::Exited);
+    if settled && rec.running_spec.is_some() {
+        rec.running_spec = Some(spec.clone());
     }
 }

@@ -160,8 +160,17 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         isolate: bool,
     },
-    /// Re-read the unit directory ([`Reply::Applied`] or an error listing every problem).
-    Reload,
+    /// Re-read the unit directory ([`Reply::Applied`] or an error listing
+    /// every problem). Changed units that are up restart with their new
+    /// definition (`initctl reload`), unless `keep_running`.
+    Reload {
+        /// systemd's daemon-reload (what `flotilla-busd` asks): nothing
+        /// restarts; a changed unit that is up keeps running and takes its
+        /// new definition as systemd's units do
+        /// ([`crate::planner::OnChange::Keep`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        keep_running: bool,
+    },
     /// Execute the init's binary again, carrying its state over
     /// (`docs/operations.md`): [`Reply::Accepted`] from the new image, or
     /// an error from the old one, which goes on as it was.
@@ -463,7 +472,7 @@ impl Request {
         matches!(
             self,
             Request::SetTarget { .. }
-                | Request::Reload
+                | Request::Reload { .. }
                 | Request::Reexec
                 | Request::Restart { .. }
                 | Request::ReloadUnit { .. }

@@ -42,6 +42,10 @@ pub struct Settings {
     pub dynamic_user: bool,
     /// `WorkingDirectory`: with a leading `-` when it may be missing.
     pub working_directory: String,
+    /// `StandardInputData`: the bytes of `StandardInputText=` and
+    /// `StandardInputData=`, in order (systemctl shows them in Base64).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standard_input_data: Vec<u8>,
 }
 
 impl Settings {
@@ -68,6 +72,7 @@ impl Settings {
             group: x.group.clone().unwrap_or_default(),
             dynamic_user: x.dynamic_user == Some(true),
             working_directory,
+            standard_input_data: x.context.input_data.clone(),
         }
     }
 }
@@ -118,5 +123,16 @@ mod tests {
         let got = Settings::of(&s);
         assert_eq!(got.restart_kill_signal, 2);
         assert_eq!(got.timeout_stop_usec, u64::MAX);
+        assert!(got.standard_input_data.is_empty());
+        // Not sent when empty, so an older busd reads the status as before.
+        let text = serde_json::to_string(&got).unwrap();
+        assert!(!text.contains("standard_input_data"), "{text}");
+
+        // What `systemctl show -P StandardInputData` prints in Base64.
+        s.extras.context.input_data = b"xxx\naaa\n".to_vec();
+        let got = Settings::of(&s);
+        assert_eq!(got.standard_input_data, b"xxx\naaa\n");
+        let text = serde_json::to_string(&got).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), got);
     }
 }

@@ -40,6 +40,26 @@ fn reply_wire_shape() {
 }
 
 #[test]
+fn reload_wire_shape() {
+    // `initctl reload` sends what it always sent; busd's daemon-reload
+    // says `keep_running`.
+    let plain = Envelope::new(Request::Reload {
+        keep_running: false,
+    });
+    assert_eq!(
+        serde_json::to_string(&plain).unwrap(),
+        r#"{"v":1,"op":"reload"}"#
+    );
+    let e: Envelope = serde_json::from_str(r#"{"v":1,"op":"reload"}"#).unwrap();
+    assert_eq!(e, plain);
+    let keep = Envelope::new(Request::Reload { keep_running: true });
+    let s = serde_json::to_string(&keep).unwrap();
+    assert_eq!(s, r#"{"v":1,"op":"reload","keep_running":true}"#);
+    assert_eq!(serde_json::from_str::<Envelope>(&s).unwrap(), keep);
+    assert!(keep.request.is_mutating());
+}
+
+#[test]
 fn transient_patch_wire_shape() {
     let e: Envelope = serde_json::from_str(
         r#"{"v":1,"op":"transient-patch","set":"cluster","upsert":[],"remove":["a"]}"#,

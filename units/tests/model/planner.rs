@@ -4,7 +4,7 @@
 use flotilla_units::diag::Pos;
 use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::planner::{
-    check_unit, Action, ExitStatus, Fact, Notify, Planner, PlannerOptions, Role,
+    check_unit, Action, ExitStatus, Fact, Notify, OnChange, Planner, PlannerOptions, Role, WantLife,
 };
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
@@ -41,6 +41,8 @@ struct World {
     procs: HashMap<i32, (UnitId, Role)>,
     behaviour: HashMap<String, Behaviour>,
     events: Vec<Event>,
+    /// Every spawn's unit, role and command line, in order.
+    spawned: Vec<(String, Role, String)>,
     states: Vec<UnitState>,
     /// Invariant checks run on each spawn of a main or pre process.
     check_starts: bool,
@@ -84,6 +86,7 @@ impl World {
             procs: HashMap::new(),
             behaviour: HashMap::new(),
             events: Vec::new(),
+            spawned: Vec::new(),
             states: vec![UnitState::Disabled; n],
             check_starts: true,
             machine: ScriptedFacts::default().with_path("/etc/present", ScriptedPath::File),
@@ -224,10 +227,13 @@ impl World {
 
     fn act(&mut self, a: Action) {
         match a {
-            Action::Spawn { unit, role, .. } => {
+            Action::Spawn {
+                unit, role, argv, ..
+            } => {
                 let pid = self.next_pid;
                 self.next_pid += 1;
                 let name = self.name(unit);
+                self.spawned.push((name.clone(), role, argv.join(" ")));
                 if role == Role::Main {
                     self.events.push(Event::Start(name.clone()));
                 }
@@ -1045,6 +1051,152 @@ fn a_changed_target_takes_its_new_lists_without_a_restart() {
         .contains(&Event::Signal("bootperf.service".into(), 15)));
     assert_eq!(w.p.view(w.id("ssh.service")).unwrap().pid, ssh_pid);
     assert_eq!(w.state("sysinit.target"), UnitState::Running);
+}
+
+/// The unit set with origins, as a reload hands it over.
+fn with_yaml_origins(units: Vec<UnitSpec>) -> Vec<(UnitSpec, Origin)> {
+    units
+        .into_iter()
+        .map(|s| {
+            let o = origin(&s.name);
+            (s, o)
+        })
+        .collect()
+}
+
+/// The command lines `name`'s processes of `role` were spawned with.
+fn spawned(w: &World, name: &str, role: Role) -> Vec<String> {
+    w.spawned
+        .iter()
+        .filter(|(n, r, _)| n == name && *r == role)
+        .map(|(_, _, argv)| argv.clone())
+        .collect()
+}
+
+#[test]
+fn a_daemon_reload_keeps_a_changed_running_unit_and_its_next_start_runs_the_new_definition() {
+    // systemd's daemon-reload restarts nothing (test 15 runs one that
+    // changes every service, its own among them).
+    let units = |v2: bool| {
+        with_yaml_origins(vec![
+            with(spec("web", UnitType::ForegroundSupervised), |s| {
+                if v2 {
+                    s.exec_start = Some(Command::new(["/bin/sim", "web", "v2"]));
+                    s.exec_stop = Some(Command::new(["/bin/stop-web", "v2"]));
+                }
+            }),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = names(&["web"])
+            }),
+        ])
+    };
+    let mut w = World::with_origins(units(false), "top", PlannerOptions::default());
+    let pid = w.p.view(w.id("web")).unwrap().pid;
+    w.events.clear();
+    let shape = w.p.graph().shape().clone();
+    let (applied, _map) =
+        w.p.replace_shaped(units(true), shape, true, OnChange::Keep, w.now)
+            .unwrap();
+    w.settle();
+    assert_eq!(applied.changed, v(&["web"]));
+    assert_eq!(w.p.view(w.id("web")).unwrap().pid, pid, "still running");
+    assert!(w.events.is_empty(), "nothing moved: {:?}", w.events);
+    // The stop runs the new definition's `exec-stop`, as systemd's
+    // ExecStop= after a daemon-reload; the start after it the new
+    // command.
+    w.p.restart("web", w.now).unwrap();
+    w.settle();
+    assert_eq!(spawned(&w, "web", Role::Stop), v(&["/bin/stop-web v2"]));
+    assert_eq!(
+        spawned(&w, "web", Role::Main),
+        v(&["/bin/sim web", "/bin/sim web v2"])
+    );
+    assert_eq!(w.state("web"), UnitState::Running);
+}
+
+#[test]
+fn a_daemon_reload_leaves_a_failed_unit_failed_and_gives_a_stopped_one_its_new_definition() {
+    let units = |v2: bool| {
+        let argv = |name: &str| {
+            let mut words = vec!["/bin/sim".to_string(), name.to_string()];
+            if v2 {
+                words.push("v2".into());
+            }
+            Some(Command::new(words))
+        };
+        with_yaml_origins(vec![
+            with(spec("bad", UnitType::ForegroundSupervised), |s| {
+                s.exec_start = argv("bad")
+            }),
+            with(spec("idle", UnitType::ForegroundSupervised), |s| {
+                s.exec_start = argv("idle")
+            }),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = names(&["bad"])
+            }),
+        ])
+    };
+    let mut w = World::with_origins(units(false), "top", PlannerOptions::default());
+    w.behaviour.insert("bad".into(), Behaviour::Exit(1));
+    w.crash("bad", ExitStatus::Code(1));
+    assert_eq!(w.state("bad"), UnitState::Failed);
+    w.events.clear();
+    let shape = w.p.graph().shape().clone();
+    let (applied, _map) =
+        w.p.replace_shaped(units(true), shape, true, OnChange::Keep, w.now)
+            .unwrap();
+    w.settle();
+    assert_eq!(applied.changed, v(&["bad", "idle"]));
+    assert_eq!(w.state("bad"), UnitState::Failed, "no new try");
+    assert!(w.starts().is_empty(), "nothing starts: {:?}", w.events);
+    w.p.want("idle", WantLife::UntilSwitch, w.now).unwrap();
+    w.settle();
+    assert_eq!(spawned(&w, "idle", Role::Main), v(&["/bin/sim idle v2"]));
+    // `initctl reload` of the same change gives the failed unit its try.
+    let shape = w.p.graph().shape().clone();
+    w.behaviour.remove("bad");
+    w.p.replace_shaped(units(false), shape, true, OnChange::Restart, w.now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.state("bad"), UnitState::Running);
+}
+
+#[test]
+fn a_daemon_reload_applies_changed_dependencies_to_the_next_starts() {
+    // `a` comes to depend on `b` (after + requires): running, it is left
+    // alone; the next restart of `b` stops `a` first and starts it after.
+    let units = |edge: bool| {
+        with_yaml_origins(vec![
+            with(spec("a", UnitType::ForegroundSupervised), |s| {
+                if edge {
+                    s.depends_on = names(&["b"]);
+                }
+            }),
+            spec("b", UnitType::ForegroundSupervised),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = names(&["a", "b"])
+            }),
+        ])
+    };
+    let mut w = World::with_origins(units(false), "top", PlannerOptions::default());
+    let pid = w.p.view(w.id("a")).unwrap().pid;
+    w.events.clear();
+    let shape = w.p.graph().shape().clone();
+    w.p.replace_shaped(units(true), shape, true, OnChange::Keep, w.now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.p.view(w.id("a")).unwrap().pid, pid);
+    assert!(w.events.is_empty(), "nothing moved: {:?}", w.events);
+    w.p.restart("b", w.now).unwrap();
+    w.settle();
+    assert!(
+        w.events.contains(&Event::Signal("a".into(), 15)),
+        "{:?}",
+        w.events
+    );
+    let b = w.index_of(&Event::Start("b".into())).unwrap();
+    let a = w.index_of(&Event::Start("a".into())).unwrap();
+    assert!(b < a, "b starts first: {:?}", w.events);
 }
 
 #[test]

@@ -231,7 +231,9 @@ fn who_may_ask() {
     let sys = fake_with(&[("svc", SVC)]);
     let mut h = Harness::start(sys, "svc");
     h.sys().set_peer_uid(1000);
-    let r = h.request(Request::Reload);
+    let r = h.request(Request::Reload {
+        keep_running: false,
+    });
     assert!(
         matches!(
             r.last(),
@@ -246,7 +248,9 @@ fn who_may_ask() {
     assert!(matches!(r.last(), Some(Reply::List { units }) if units.len() == 1));
     // An init run by user 1000 takes requests from user 1000.
     h.sys().set_euid(1000);
-    let r = h.request(Request::Reload);
+    let r = h.request(Request::Reload {
+        keep_running: false,
+    });
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
 }
 
@@ -262,7 +266,9 @@ fn a_reload_reads_the_zones_of_its_new_timers() {
         std::fs::read(berlin).unwrap_or_else(|e| panic!("tzdata's {berlin}: {e}")),
     );
     let mut h = Harness::start(sys, "svc");
-    let r = h.request(Request::Reload);
+    let r = h.request(Request::Reload {
+        keep_running: false,
+    });
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
     let zone_reads = |calls: &[Call]| {
         calls
@@ -283,7 +289,9 @@ fn a_reload_reads_the_zones_of_its_new_timers() {
         format!("{UNITS}/svc.yaml"),
         format!("{SVC}depends-on: tick\n"),
     );
-    let r = h.request(Request::Reload);
+    let r = h.request(Request::Reload {
+        keep_running: false,
+    });
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
     assert_eq!(zone_reads(&h.sys().take_calls()), 1);
     let env = h.rt.planner.timer_env();
@@ -314,8 +322,10 @@ fn a_failed_load_keeps_the_set_in_force() {
         format!("{UNITS}/other.yaml"),
         "unit: other\nexec-start: /bin/other\n",
     );
-    let r =
-        h.rt.reload_from(Err("the unit loader failed: killed by SIGSEGV".to_string()));
+    let r = h.rt.reload_from(
+        Err("the unit loader failed: killed by SIGSEGV".to_string()),
+        flotilla_units::planner::OnChange::Restart,
+    );
     assert!(
         matches!(
             &r,
@@ -330,7 +340,9 @@ fn a_failed_load_keeps_the_set_in_force() {
     assert!(g.unit("other").is_none());
     assert_eq!(spawned(h.sys(), "/bin/svc"), pid);
     // The next reload that loads takes the files as they are.
-    let r = h.request(Request::Reload);
+    let r = h.request(Request::Reload {
+        keep_running: false,
+    });
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
     assert!(h.rt.planner.graph().unit("other").is_some());
 }

@@ -85,7 +85,9 @@ fn the_managers_environment_and_watchdogs_hold_across_a_reload_and_are_carried()
         h.request(off).as_slice(),
         [Reply::Accepted { .. }]
     ));
-    h.request(Request::Reload);
+    h.request(Request::Reload {
+        keep_running: false,
+    });
     let pid = h.pid("svc");
     h.exit("svc", ExitStatus::Exited(1));
     h.turn_until("svc restarted", |h| {
