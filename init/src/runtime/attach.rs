@@ -21,7 +21,7 @@ const STATUS_MAX: usize = 16 * 1024;
 impl<S: Sys> Runtime<S> {
     /// `attach` of `pids` to `unit` (below it at `subcgroup`), asked for
     /// user `uid`: accepted once every process was moved; refused, with
-    /// nothing moved, as [`attach`] says.
+    /// nothing moved, as `flotilla_units::attach` says.
     pub(super) fn attach(&mut self, unit: &str, subcgroup: &str, pids: &[u32], uid: u32) -> Reply {
         let refused = |r: Refusal| Reply::error(r.code(), r.message());
         let Some(id) = self.planner.graph().unit(unit) else {
@@ -39,16 +39,17 @@ impl<S: Sys> Runtime<S> {
         if !delegated {
             return refused(Refusal::NotDelegated);
         }
-        let inactive = matches!(
+        // Active as systemd means it (starting, running, reloading,
+        // stopping): a unit down, or waiting for its dependencies, has no
+        // run, hence no cgroup, to move anything into.
+        let active = !matches!(
             self.planner.state(id),
             UnitState::Disabled | UnitState::Waiting | UnitState::Failed
         );
-        let Some(run) = self.slots.get(id).and_then(|s| s.run.as_deref()) else {
+        let run = self.slots.get(id).and_then(|s| s.run.as_deref());
+        let Some(run) = run.filter(|_| active) else {
             return refused(Refusal::Inactive);
         };
-        if inactive {
-            return refused(Refusal::Inactive);
-        }
         if !run.has_cgroup() {
             return Reply::error(
                 ErrorCode::Failed,
