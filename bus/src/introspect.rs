@@ -47,6 +47,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("ResetFailed", "", ""),
     ("ResetFailedUnit", "s", ""),
     ("CleanUnit", "sas", ""),
+    ("AttachProcessesToUnit", "ssau", ""),
     ("FreezeUnit", "s", ""),
     ("ThawUnit", "s", ""),
     ("RefUnit", "s", ""),

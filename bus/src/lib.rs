@@ -7,6 +7,7 @@
 
 pub mod activation;
 pub mod answer;
+pub mod attach;
 pub mod bus_names;
 pub mod error;
 pub mod escape;

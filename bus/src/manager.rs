@@ -599,8 +599,7 @@ pub async fn reset_failed_unit(hub: &Arc<Hub>, name: &str) -> Result<Outcome, Bu
 }
 
 /// The unit process `pid` belongs to: the one it is the main process
-/// of, else the one whose cgroup it is in (a scope's or a service's other
-/// processes: flotilla names each unit's cgroup after the unit).
+/// of, else the one whose cgroup it is in ([`unit_of_cgroup`]).
 pub async fn unit_of_pid(hub: &Hub, pid: i32) -> Option<UnitStatus> {
     if pid <= 0 {
         return None;
@@ -610,10 +609,21 @@ pub async fn unit_of_pid(hub: &Hub, pid: i32) -> Option<UnitStatus> {
         return Some(s.clone());
     }
     let cgroup = crate::procs::cgroup_of(pid)?;
-    let leaf = cgroup.rsplit('/').next()?;
-    units
-        .into_iter()
-        .find(|s| s.pid.is_some() && (s.unit == leaf || systemd_name(s) == leaf))
+    unit_of_cgroup(&cgroup, &units).cloned()
+}
+
+/// The running unit whose cgroup holds `cgroup` (flotilla names each
+/// unit's cgroup after the unit): the outermost part of the path that
+/// names one, so that a process in a cgroup below a delegated unit's own
+/// (its manager's `init.scope`, the user's services of
+/// `user@UID.service`) is that unit's, as systemd finds it, even where a
+/// cgroup down there has the name of a unit of the init's.
+fn unit_of_cgroup<'a>(cgroup: &str, units: &'a [UnitStatus]) -> Option<&'a UnitStatus> {
+    cgroup.split('/').find_map(|part| {
+        units
+            .iter()
+            .find(|s| s.pid.is_some() && (s.unit == part || systemd_name(s) == part))
+    })
 }
 
 /// `ResetFailed`: the init's `reset-failed` of `unit`, or of every unit.
@@ -713,6 +723,33 @@ mod tests {
         ] {
             assert!(shutdown_target(other).is_none(), "{other}");
         }
+    }
+
+    /// A process below a delegated unit's cgroup is that unit's, even in
+    /// a cgroup named like another unit of the init's.
+    #[test]
+    fn a_cgroup_belongs_to_the_outermost_unit_on_its_path() {
+        let unit = |name: &str, pid: Option<i32>| UnitStatus {
+            unit: name.to_string(),
+            pid,
+            ..UnitStatus::default()
+        };
+        let units = [
+            unit("user@4711.service", Some(300)),
+            unit("dbus.service", Some(200)),
+            unit("gone.service", None),
+        ];
+        let of = |cg: &str| unit_of_cgroup(cg, &units).map(|s| s.unit.as_str());
+        let home = "/user.slice/user-4711.slice/user@4711.service";
+        assert_eq!(of(home), Some("user@4711.service"));
+        assert_eq!(of(&format!("{home}/init.scope")), Some("user@4711.service"));
+        assert_eq!(
+            of(&format!("{home}/app.slice/dbus.service")),
+            Some("user@4711.service")
+        );
+        assert_eq!(of("/system.slice/dbus.service"), Some("dbus.service"));
+        assert_eq!(of("/system.slice/gone.service"), None);
+        assert_eq!(of("/"), None);
     }
 
     #[test]

@@ -135,6 +135,18 @@ async fn handle(hub: Arc<Hub>, conn: zbus::Connection, msg: Message, caller: Cal
                 return Err(BusError::access_denied(&member, uid));
             }
         }
+        if path == MANAGER_PATH && member == "AttachProcessesToUnit" {
+            // Any user may ask: the init judges each process by who asks.
+            let who = crate::attach::Who {
+                uid: uid_of(&conn, &msg, caller).await,
+                pid: pid_of(&conn, &msg, caller).await,
+            };
+            let args = msg
+                .body()
+                .deserialize()
+                .map_err(|e| BusError::invalid_args(format!("bad arguments: {e}")))?;
+            return crate::attach::attach_to_unit(&hub, who, args).await;
+        }
         dispatch(&hub, &path, &iface, &member, &msg).await
     }
     .await;

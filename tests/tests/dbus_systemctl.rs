@@ -7,6 +7,8 @@
 //! with a tmpfs over `/run` and the test's socket bound there, so the
 //! host's `/run` is untouched (harness: `tests/src/`).
 
+#[path = "dbus_systemctl/attach.rs"]
+mod attach;
 #[path = "dbus_systemctl/clean.rs"]
 mod clean;
 #[path = "dbus_systemctl/freezer.rs"]

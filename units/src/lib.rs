@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod attach;
 pub mod chase;
 pub mod cli;
 pub mod collect;

@@ -38,6 +38,7 @@
 //! unit's log) and the loop carries on.
 
 mod accepts;
+mod attach;
 mod childwait;
 mod cleaning;
 mod dynamic_users;

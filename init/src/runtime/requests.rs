@@ -120,6 +120,15 @@ impl<S: Sys> Runtime<S> {
                     self.reply(c, r);
                 }
             }
+            Request::Attach {
+                unit,
+                subcgroup,
+                pids,
+                uid,
+            } => {
+                let r = self.attach(&unit, &subcgroup, &pids, uid);
+                self.reply(c, r);
+            }
             Request::KillUnit {
                 unit,
                 signal,

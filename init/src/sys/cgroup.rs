@@ -513,6 +513,29 @@ impl UnitCgroup {
             .collect()
     }
 
+    /// The processes in it and in the cgroups below it: those a delegated
+    /// unit's own manager made, and those `AttachProcessesToUnit` moved a
+    /// process into (`attach.rs`). A stop's signal reaches them all, as
+    /// systemd signals a unit's cgroup recursively. A unit without
+    /// cgroups below its own costs one more directory read.
+    fn subtree_pids(&self) -> Vec<Pid> {
+        let mut pids = Vec::new();
+        let mut dirs = vec![self.dir().to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            pids.extend(procs.lines().filter_map(|l| l.trim().parse::<Pid>().ok()));
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    dirs.push(e.path());
+                }
+            }
+        }
+        pids
+    }
+
     /// Moves process `pid` (someone else's: a scope's) into it.
     pub fn join(&self, pid: Pid) -> std::io::Result<()> {
         write_file(&self.dir().join("cgroup.procs"), pid.to_string().as_bytes())
@@ -536,12 +559,12 @@ impl UnitCgroup {
         self.signal_but(signal, Reached::default())
     }
 
-    /// Sends `signal` to every process in it that `reached` has not
+    /// Sends `signal` to every process in it or below it that `reached` has not
     /// reached already; returns how many got it. A process is signalled
     /// once: a daemon may take a second `SIGTERM` (or `SIGINT`) as "stop
     /// now".
     pub fn signal_but(&self, signal: i32, reached: Reached) -> usize {
-        self.pids()
+        self.subtree_pids()
             .into_iter()
             .filter(|&p| !reached.covers(p))
             // SAFETY: kill(2) takes no pointers.

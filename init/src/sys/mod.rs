@@ -49,6 +49,7 @@
 //! `SIGPIPE`).
 
 pub mod adopt;
+pub mod attach;
 mod bpf;
 pub mod cgroup;
 mod chase;
@@ -544,6 +545,16 @@ pub trait Sys {
     /// but `but` (with one, [`Sys::signal_unit`] reaches them); how many
     /// got it.
     fn signal_adopted(&self, adoption: &adopt::Adoption, signal: i32, but: Pid) -> usize;
+
+    /// Moves process `pid` into the run's cgroup, or the cgroup `sub`
+    /// below it (`attach.rs`, systemd's `AttachProcessesToUnit`). The
+    /// error is the kernel's word, naming the file.
+    fn attach_to_unit(
+        &self,
+        run: &unitrun::UnitRun,
+        sub: Option<&str>,
+        pid: Pid,
+    ) -> Result<(), String>;
 
     /// The cgroup directory of `slice` below the units' cgroups, while it
     /// exists (`freezer.rs`).

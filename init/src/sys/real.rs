@@ -800,6 +800,15 @@ impl Sys for RealSys {
         super::unitrun::slice_cgroup(slice)
     }
 
+    fn attach_to_unit(
+        &self,
+        run: &super::unitrun::UnitRun,
+        sub: Option<&str>,
+        pid: super::Pid,
+    ) -> Result<(), String> {
+        super::attach::attach(run, sub, pid)
+    }
+
     fn can_freeze(&self, dir: &std::path::Path) -> bool {
         super::freezer::supported(dir)
     }

@@ -288,6 +288,12 @@ impl UnitRun {
         self.cgroup.as_ref()
     }
 
+    /// The user its processes run as (`User=`, or a dynamic user's):
+    /// systemd's `ref_uid`. `None`: the init's own.
+    pub fn owner_uid(&self) -> Option<u32> {
+        self.ipc.uid
+    }
+
     /// Its `KillMode=`.
     pub fn kill_mode(&self) -> KillMode {
         self.kill_mode

@@ -108,18 +108,6 @@ const KNOWN: &[(&str, &str)] = &[
          translator ignores it in a unit file, so StartTransientUnit refuses RuntimeMaxUSec)",
     ),
     (
-        "20",
-        "the run of 2026-11-27 11:38 on branch mainpid (SYSTEMD_TESTS=20,33): the MAINPID= \
-         games and the forking services pass; test-mainpidsh3's PID, read through the link \
-         its dynamic user made from its own /run/mainpidsh3 (made in place, not below \
-         /run/private) up into /run/mainpidsh, is refused and the start times out \
-         (`Result=timeout`); the system scope passes; `runas testuser systemd-run --scope \
-         --user --unit test-true.scope /bin/true` fails (\"Job failed\"): the user manager \
-         (Debian's systemd --user in user@4711.service) cannot move the process from \
-         testsuite-20.service's cgroup into its own and asks the system manager over D-Bus \
-         (`AttachProcessesToUnit`), which flotilla-busd does not serve",
-    ),
-    (
         "41",
         "fails under systemd on this machine too (not run under flotilla)",
     ),

@@ -236,6 +236,27 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         thaw: bool,
     },
+    /// Move processes into a running delegated unit's cgroup, or a
+    /// cgroup below it, as systemd's `AttachProcessesToUnit` does
+    /// ([`Reply::Accepted`] once every one was moved;
+    /// `units/src/attach.rs` has the rules). `uid` is the user the move
+    /// is asked for (flotilla-busd's caller): root and the init's own
+    /// user move any process, another user only its own, into a unit of
+    /// its own. Refused with `invalid` (a bad subcgroup, a unit not
+    /// delegated or not active, a PID that cannot be moved),
+    /// `permission-denied` (not the user's process) or `not-possible` (no
+    /// such process); nothing is moved then.
+    Attach {
+        /// The unit's name.
+        unit: String,
+        /// Below the unit's cgroup: empty, or an absolute path (`/sub`).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        subcgroup: String,
+        /// The processes.
+        pids: Vec<u32>,
+        /// The user asking.
+        uid: u32,
+    },
     /// D-Bus names taken or given up on the system bus, as
     /// `flotilla-busd` sees them ([`Reply::Accepted`]): a unit with
     /// `ready-bus-name` (systemd's `Type=dbus`) is ready once its name is
@@ -481,6 +502,7 @@ impl Request {
                 | Request::ResetFailed { .. }
                 | Request::Clean { .. }
                 | Request::Freeze { .. }
+                | Request::Attach { .. }
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }

@@ -4,6 +4,7 @@
 //! moves only when the loop waits with a time-out and nothing happens.
 //! Each test asserts the system calls the loop made.
 
+mod attach;
 mod changes;
 mod clock;
 mod conditions;

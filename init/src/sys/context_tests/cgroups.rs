@@ -260,6 +260,57 @@ fn a_signal_reaches_every_process_of_the_cgroup() {
     cleanup(&cg, &dir);
 }
 
+/// A process in a cgroup below the unit's own (a delegated unit's
+/// manager's, or one `AttachProcessesToUnit` moved there) gets the
+/// unit's signal too, as under systemd.
+#[test]
+fn a_signal_reaches_the_cgroups_below_the_units_own() {
+    let _g = process_lock();
+    let (cg, dir, cc) = unit_cgroup("below", "deleg");
+    let sys = RealSys::new();
+    let a = argv(&["/bin/sleep", "600"]);
+    let e = env();
+    let pid = sys.spawn(&SpawnRequest::new(&a, &e).context(&cc)).unwrap();
+    let sub = cg.dir().join("app.slice");
+    std::fs::create_dir(&sub).unwrap();
+    /// Killed by its PID at the end, whatever happens.
+    struct Below(std::process::Child);
+    impl Drop for Below {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut below = Below(
+        std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap(),
+    );
+    std::fs::write(sub.join("cgroup.procs"), below.0.id().to_string()).unwrap();
+    assert_eq!(
+        cg.pids(),
+        vec![pid],
+        "only the unit's own process at its top"
+    );
+    assert_eq!(cg.signal_but(0, Reached::default()), 2);
+    assert_eq!(cg.signal(libc::SIGTERM), 2);
+    assert_eq!(
+        wait_for(&sys, pid),
+        ExitStatus::Signaled {
+            signal: libc::SIGTERM,
+            core_dumped: false
+        }
+    );
+    let st = below.0.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&st),
+        Some(libc::SIGTERM)
+    );
+    wait_until("the cgroup to empty", || !cg.populated());
+    cleanup(&cg, &dir);
+}
+
 /// What a group or leader kill reached already is spared: no process of
 /// the unit gets one signal twice (a daemon may take a second `SIGTERM`
 /// as "stop now").

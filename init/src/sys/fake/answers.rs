@@ -862,6 +862,16 @@ impl Sys for FakeSys {
         })
     }
 
+    fn attach_to_unit(
+        &self,
+        _run: &crate::sys::unitrun::UnitRun,
+        _sub: Option<&str>,
+        _pid: Pid,
+    ) -> Result<(), String> {
+        // The fake's runs have no cgroup, so the runtime refuses first.
+        Err("the fake system has no cgroups".to_string())
+    }
+
     fn slice_cgroup(&self, _slice: &str) -> Option<std::path::PathBuf> {
         None
     }
