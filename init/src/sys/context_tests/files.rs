@@ -310,6 +310,23 @@ fn a_started_handed_off_child_is_watched_until_it_has_execed() {
     assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(7));
     std::fs::remove_dir(&dir).unwrap();
 
+    // With a handed descriptor too: it is 3, and the report's write end
+    // did not reach the program.
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let handed = [std::os::fd::AsRawFd::as_raw_fd(&null)];
+    let a = argv(&[
+        "/bin/sh",
+        "-c",
+        "[ -e /proc/$$/fd/3 ] && [ ! -e /proc/$$/fd/4 ]",
+    ]);
+    let (pid, watch) = sys
+        .spawn_started(&SpawnRequest::new(&a, &e).context(&cc).listen_fds(&handed))
+        .unwrap();
+    let outcome = watch.expect("watched").wait(|| Some(&cc));
+    assert!(matches!(outcome, ExecOutcome::Execed { .. }), "{outcome:?}");
+    assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+    std::fs::remove_dir(&dir).unwrap();
+
     // A file in the directory's place: the step fails, as it does for a
     // spawn that waits (whose handed-off process says so by its exit
     // status), and the process is reaped by the reading.

@@ -265,7 +265,15 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     if context.is_some_and(ChildContext::detaches) {
         hand_off(p);
         if p.report.load(Ordering::Relaxed) >= 0 {
-            keep_report(p);
+            let report = keep_report(p);
+            // What the table kept for the report's sake (the init's
+            // descriptors from K up to its place) goes now, before steps
+            // that may wait on a disk, so that this process holds no more
+            // of the init's than a hand-off without a report; unless the
+            // handed descriptors lie among them (closed once moved).
+            if ranged && p.listen_fds.1 == 0 {
+                close_except(p.limit, p.keep_below.saturating_sub(1), report);
+            }
         }
     }
     if p.foreground {
