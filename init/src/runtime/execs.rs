@@ -14,7 +14,9 @@
 //! turn, after the start has been reported (console, unit log,
 //! watchers). A reload, a re-exec or a shutdown first waits for every
 //! report, so that no spawn straddles a renumbering of the units, a
-//! snapshot or the stop of everything.
+//! snapshot or the stop of everything: that of a handed-off process
+//! (`sys/spawn/child.rs`) comes once it has made its directories and
+//! opened its files, so such a wait lasts as long as their disk takes.
 
 use super::slots::Source;
 use super::Runtime;

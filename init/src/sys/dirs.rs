@@ -13,9 +13,12 @@
 //!   has any hands the child off first (`spawn/child.rs`: the `CLONE_VM`
 //!   child forks a process of the init's with `CLONE_PARENT` and exits),
 //!   so the init is back in its loop at once while that process waits on
-//!   `/var` or an NFS-mounted log file. A failure ends the process with
-//!   systemd's exit status for it (`238` for `StateDirectory=`, `209` for
-//!   an output file …) and a line saying why in the unit's log.
+//!   `/var` or an NFS-mounted log file. A main process's start is told
+//!   once it has exec'd (`runtime/execs.rs`), its directories made by
+//!   then: a `Type=exec` unit is not started before they exist. A
+//!   failure ends the process with systemd's exit status for it (`238`
+//!   for `StateDirectory=`, `209` for an output file …) and a line saying
+//!   why in the unit's log.
 //!   Unlike systemd, an existing directory is not chowned recursively when
 //!   its owner changed (that walk is unbounded): only the directory itself.
 //! - **removing the runtime directories** at stop walks them, on the loop:

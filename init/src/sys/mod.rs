@@ -182,9 +182,10 @@ pub trait Sys {
     /// init's memory and descriptor table, as `fork(2)`), and the
     /// [`ExecWatch`] returned tells, once its descriptor is readable or the
     /// child reaped, whether it exec'd or the error [`Sys::spawn`] would
-    /// have returned. Without one, the child has exec'd already (a spawn
-    /// whose child reports back through shared memory: a journal stream,
-    /// a hand-off; or a `Sys` that starts nothing).
+    /// have returned; a handed-off child's watch is that of the process
+    /// that goes on (the PID returned). Without one, the child has exec'd
+    /// already (a spawn whose child reports back through shared memory: a
+    /// journal stream; or a `Sys` that starts nothing).
     fn spawn_started(&self, req: &SpawnRequest<'_>) -> Result<(Pid, Option<ExecWatch>), SysError> {
         self.spawn(req).map(|pid| (pid, None))
     }

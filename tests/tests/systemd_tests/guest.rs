@@ -73,14 +73,6 @@ const LEFTOVERS: &str = "t=$(systemctl show -p Id -p Transient \
      2>/dev/null | awk -F= '/^Id=/ {id=$2} /^Transient=yes/ {print id}'); \
      [ -n \"$t\" ] && systemctl stop $t >/dev/null 2>&1; systemctl reset-failed >/dev/null 2>&1;";
 
-/// Tests that get a boot of their own, as systemd's own harness gives
-/// every test: 33 fails under flotilla when it runs right after 19, 27
-/// and 32 in one boot (its service's `ConfigurationDirectory=` missing
-/// right after its start: docs/debian.md), and passes alone, after any
-/// one of them, and late in a boot. That interaction is flotilla's bug,
-/// open; this keeps 33's own verdict.
-pub const OWN_BOOT: &[&str] = &["33"];
-
 /// Marks the two parts of one test's answer.
 const PART: &str = "==systemd-test-part==";
 
@@ -216,13 +208,7 @@ pub fn run(
             timing.sshd.as_secs_f64(),
             t.elapsed().as_secs_f64()
         ));
-        let mut ran = 0;
         while let Some(nn) = rest.first().cloned() {
-            let own = OWN_BOOT.contains(&nn.as_str());
-            if own && ran > 0 {
-                break;
-            }
-            ran += 1;
             rest.remove(0);
             let out = vm.ssh(&m, &command(&nn, limit(&nn)));
             let text = format!(
@@ -244,7 +230,7 @@ pub fn run(
                 report(&o.describe(init));
             }
             outcomes.push(o);
-            if again || own {
+            if again {
                 break;
             }
         }

@@ -276,3 +276,78 @@ fn a_handed_off_child_is_the_process_that_runs_and_the_spawners_child() {
     assert!(sys.wait_any().unwrap().is_none());
     dirs::remove_runtime(&c.directories).unwrap();
 }
+
+/// A unit's main process is started without waiting for its `execve`
+/// (`Sys::spawn_started`): handed off, it too comes with a watch of the
+/// process that goes on, whose report ends only once that process has
+/// exec'd, its directories made by then, or failed a step, with the same
+/// error and exit status as a spawn that waits. Told at the hand-off, a
+/// `Type=exec` unit's start was done before its directories existed
+/// (systemd's test 33: `systemctl start` of a unit with
+/// `ConfigurationDirectory=`, then `test -d` of it, failed under load).
+#[test]
+fn a_started_handed_off_child_is_watched_until_it_has_execed() {
+    let _g = process_lock();
+    let name = format!("flotilla-ctx-started-{}", std::process::id());
+    let dir = Path::new("/etc").join(&name);
+    let c = ctx(&[("ConfigurationDirectory", &name)]);
+    let cc = child_context(&c, &Default::default());
+    assert!(cc.detaches());
+    let a = argv(&["/bin/sh", "-c", "exit 7"]);
+    let e = env();
+    let sys = RealSys::new();
+    let req = SpawnRequest::new(&a, &e).context(&cc);
+    let (pid, watch) = sys.spawn_started(&req).unwrap();
+    let mut watch = watch.expect("a handed-off child is watched");
+    assert_eq!(watch.pid(), pid);
+    let outcome = watch.wait(|| Some(&cc));
+    assert!(
+        matches!(outcome, ExecOutcome::Execed { denied: 0 }),
+        "{outcome:?}"
+    );
+    assert!(dir.is_dir(), "{} missing once exec'd", dir.display());
+    // The process that exec'd is the one the spawn named.
+    assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(7));
+    std::fs::remove_dir(&dir).unwrap();
+
+    // With a handed descriptor too: it is 3, and the report's write end
+    // did not reach the program.
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let handed = [std::os::fd::AsRawFd::as_raw_fd(&null)];
+    let a = argv(&[
+        "/bin/sh",
+        "-c",
+        "[ -e /proc/$$/fd/3 ] && [ ! -e /proc/$$/fd/4 ]",
+    ]);
+    let (pid, watch) = sys
+        .spawn_started(&SpawnRequest::new(&a, &e).context(&cc).listen_fds(&handed))
+        .unwrap();
+    let outcome = watch.expect("watched").wait(|| Some(&cc));
+    assert!(matches!(outcome, ExecOutcome::Execed { .. }), "{outcome:?}");
+    assert_eq!(wait_for(&sys, pid), ExitStatus::Exited(0));
+    std::fs::remove_dir(&dir).unwrap();
+
+    // A file in the directory's place: the step fails, as it does for a
+    // spawn that waits (whose handed-off process says so by its exit
+    // status), and the process is reaped by the reading.
+    std::fs::write(&dir, "").unwrap();
+    let waited = sys.spawn(&req).unwrap();
+    assert_eq!(wait_for(&sys, waited), ExitStatus::Exited(241));
+    let (_, watch) = sys.spawn_started(&req).unwrap();
+    let outcome = watch.expect("watched").wait(|| Some(&cc));
+    std::fs::remove_file(&dir).unwrap();
+    match outcome {
+        ExecOutcome::Failed(e) => {
+            assert_eq!(e.exit_status(), Some(241), "{e}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "/bin/sh: ConfigurationDirectory= make {}: not a directory",
+                    dir.display()
+                )
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(sys.wait_any().unwrap().is_none());
+}

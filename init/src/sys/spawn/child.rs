@@ -152,8 +152,9 @@ impl Step {
 
 /// Everything the child reads, prepared in the parent, and where it
 /// reports a failure. Lives in the parent's frame; a `CLONE_VM` child
-/// sees it through the memory they share, a forked one (`report` set)
-/// has its own copy and reports through the pipe instead.
+/// sees it through the memory they share, a forked one (`forked`) has
+/// its own copy and reports through the pipe instead, as does the
+/// process a `CLONE_VM` child hands off to when `report` is set.
 pub(super) struct Plan {
     pub(super) path: *const c_char,
     pub(super) argv: *const *mut c_char,
@@ -204,15 +205,28 @@ pub(super) struct Plan {
     /// the process that goes on in its place.
     pub(super) handed: AtomicI32,
     /// Set in the handed-off process (in its own copy of the memory): it
-    /// reports a failure by its exit status and a line on its standard
-    /// error, since the parent no longer waits for it.
+    /// reports through the pipe when there is one (a spawn that did not
+    /// wait), else by its exit status and a line on its standard error,
+    /// since the parent no longer waits for it.
     pub(super) detached: AtomicBool,
-    /// A forked child's end of its report pipe (close-on-exec, so that
-    /// the parent reads end of file at `execve`), where it writes the
-    /// messages `watch.rs` reads; -1 for a `CLONE_VM` child, which
-    /// reports in this plan. The child moves it (in its own copy) above
-    /// every descriptor it keeps or is handed.
+    /// The write end of the report pipe (close-on-exec, so that the
+    /// parent reads end of file at `execve`), where a forked child, or
+    /// the process a `CLONE_VM` child hands off to, writes the messages
+    /// `watch.rs` reads; -1 for a `CLONE_VM` child that reports in this
+    /// plan only. The writer moves it (in its own copy) above every
+    /// descriptor it keeps or is handed.
     pub(super) report: AtomicI32,
+    /// The child is forked (its own copy of this plan and of the table
+    /// from its start), else a `CLONE_VM` child.
+    pub(super) forked: bool,
+}
+
+/// Whether `p`'s process reports through the pipe: a forked child, or
+/// one handed off to by a `CLONE_VM` child of a spawn that did not wait.
+/// Before the hand-off, the `CLONE_VM` child reports in the plan, which
+/// the parent reads when it wakes.
+unsafe fn reports_by_pipe(p: &Plan) -> bool {
+    p.report.load(Ordering::Relaxed) >= 0 && (p.forked || p.detached.load(Ordering::Relaxed))
 }
 
 /// The child's entry point on its own stack.
@@ -226,7 +240,7 @@ pub(super) extern "C" fn child_entry(arg: *mut c_void) -> c_int {
 /// allocation, no lock, no panic; never returns. All signals are blocked
 /// on entry (the parent's doing) until the last step before `execve`.
 pub(super) unsafe fn child(p: &Plan) -> ! {
-    let forked = p.report.load(Ordering::Relaxed) >= 0;
+    let forked = p.forked;
     let ranged = if forked {
         // A forked child's table is already its own (a copy): what it
         // does not keep is closed here, on its own core, not the init's.
@@ -250,6 +264,17 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     let context = p.context.as_ref();
     if context.is_some_and(ChildContext::detaches) {
         hand_off(p);
+        if p.report.load(Ordering::Relaxed) >= 0 {
+            let report = keep_report(p);
+            // What the table kept for the report's sake (the init's
+            // descriptors from K up to its place) goes now, before steps
+            // that may wait on a disk, so that this process holds no more
+            // of the init's than a hand-off without a report; unless the
+            // handed descriptors lie among them (closed once moved).
+            if ranged && p.listen_fds.1 == 0 {
+                close_except(p.limit, p.keep_below.saturating_sub(1), report);
+            }
+        }
     }
     if p.foreground {
         // As in `flight.rs`: signals are blocked, a missing terminal
@@ -281,8 +306,9 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
         fail_context(p, n, errno);
     }
     // A handed-off child's skipped steps cannot reach the parent's
-    // memory: they go to its standard error, in the unit's log.
-    if let Some(c) = context.filter(|_| p.detached.load(Ordering::Relaxed)) {
+    // memory: without a report pipe, they go to its standard error, in
+    // the unit's log.
+    if let Some(c) = context.filter(|_| p.detached.load(Ordering::Relaxed) && !reports_by_pipe(p)) {
         let denied = c.denied();
         for i in 0..64usize {
             if denied & (1u64 << i) != 0 {
@@ -360,7 +386,7 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
         fail_context(p, n, errno);
     }
     p.execing.store(true, Ordering::Relaxed);
-    if forked {
+    if reports_by_pipe(p) {
         // The steps skipped as denied, which the parent's copy of the
         // context does not see.
         let denied = context.map_or(0, ChildContext::denied);
@@ -370,7 +396,8 @@ pub(super) unsafe fn child(p: &Plan) -> ! {
     fail(p, Step::Execve)
 }
 
-/// A forked child's report descriptor, moved (if it is not already)
+/// The report descriptor of a child that reports by pipe (a forked
+/// one, or the process handed off to), moved (if it is not already)
 /// above everything the child keeps (below `keep_below`) and every
 /// target of the handed descriptors (3, 4, …), so that no `dup2` and no
 /// close of the child's own steps reaches it. A child that cannot move
@@ -412,7 +439,7 @@ unsafe fn close_except(first: c_uint, last: c_uint, keep: c_int) -> bool {
     }
 }
 
-/// Writes one message to a forked child's report pipe: its kind, then
+/// Writes one message to the child's report pipe: its kind, then
 /// `body` (`watch.rs` reads it). One `write(2)` of fewer than `PIPE_BUF`
 /// bytes to a pipe that holds at most another such message: whole, and
 /// never blocking.
@@ -549,6 +576,9 @@ unsafe fn hand_off(p: &Plan) {
 /// child: says so on its standard error and exits with the step's status).
 pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
     let errno = Errno::last_raw();
+    if reports_by_pipe(p) {
+        send_failure(p, step as u32, errno);
+    }
     if p.detached.load(Ordering::Relaxed) {
         report(
             p,
@@ -558,9 +588,6 @@ pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
         );
         libc::_exit(c_int::from(step.exit_status()))
     }
-    if p.report.load(Ordering::Relaxed) >= 0 {
-        send_failure(p, step as u32, errno);
-    }
     p.errno.store(errno, Ordering::Relaxed);
     p.step.store(step as u32, Ordering::Relaxed);
     libc::_exit(127)
@@ -569,6 +596,10 @@ pub(super) unsafe fn fail(p: &Plan, step: Step) -> ! {
 /// Reports step `n` of the context and `errno` to the parent and exits
 /// 127 (a handed-off child: as [`fail`] says).
 pub(super) unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
+    let code = u32::try_from(n).map_or(u32::MAX, |n| CONTEXT_STEPS.saturating_add(n));
+    if reports_by_pipe(p) {
+        send_failure(p, code, errno);
+    }
     if p.detached.load(Ordering::Relaxed) {
         let ctx = p.context.as_ref();
         report(
@@ -578,10 +609,6 @@ pub(super) unsafe fn fail_context(p: &Plan, n: usize, errno: c_int) -> ! {
             errno,
         );
         libc::_exit(c_int::from(ctx.map_or(127, |c| c.exit_status(n))))
-    }
-    let code = u32::try_from(n).map_or(u32::MAX, |n| CONTEXT_STEPS.saturating_add(n));
-    if p.report.load(Ordering::Relaxed) >= 0 {
-        send_failure(p, code, errno);
     }
     p.errno.store(errno, Ordering::Relaxed);
     p.step.store(code, Ordering::Relaxed);

@@ -133,14 +133,16 @@ pub(crate) fn spawn(req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
 
 /// Starts the process `req` describes and returns at once: with an
 /// [`ExecWatch`] that tells whether it exec'd, for a child that was
-/// forked; without one for a child that needs the shared memory of a
-/// `CLONE_VM` child (a journal stream, a hand-off), which has exec'd
-/// already. See the module documentation.
+/// forked or handed off (its context makes directories or opens files);
+/// without one for a child that needs the shared memory of a `CLONE_VM`
+/// child (a journal stream), which has exec'd already. See the module
+/// documentation.
 pub(crate) fn spawn_started(req: &SpawnRequest<'_>) -> Result<(Pid, Option<ExecWatch>), SysError> {
     start(req, true)
 }
 
-fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>), SysError> {
+/// `started`: return before the child's `execve`, with a watch of it.
+fn start(req: &SpawnRequest<'_>, started: bool) -> Result<(Pid, Option<ExecWatch>), SysError> {
     let program = req.program();
     if program.is_empty() {
         return Err(SysError::EmptyCommand);
@@ -194,7 +196,7 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
         None => None,
     };
     let mut path = path;
-    if forked && flight::eligible(req) {
+    if started && flight::eligible(req) {
         let owned = flight::Owned {
             path,
             argv,
@@ -232,9 +234,13 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
     };
     // The journal's `connected` and a hand-off's PID come back through
     // the memory a `CLONE_VM` child shares: those children are not forked.
-    let forked =
-        forked && req.journal.is_none() && !req.context.is_some_and(ChildContext::detaches);
-    let report = if forked {
+    let detaches = req.context.is_some_and(ChildContext::detaches);
+    let forked = started && req.journal.is_none() && !detaches;
+    // A handed-off child reports through a pipe as a forked one does: the
+    // spawn returns once it is handed off, before it has made the unit's
+    // directories and exec'd, and its start (a `Type=exec` unit's done)
+    // is told only when the pipe says it exec'd.
+    let report = if forked || (started && detaches) {
         let (read, write) =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
                 .map_err(|errno| SysError::Spawn {
@@ -254,14 +260,14 @@ fn start(req: &SpawnRequest<'_>, forked: bool) -> Result<(Pid, Option<ExecWatch>
     }
     let write = report.as_ref().map(|(_, w)| w.as_raw_fd());
     let pid = match spawner.as_mut() {
-        Some(s) => s.spawn(&exec, write),
+        Some(s) => s.spawn(&exec, write, forked),
         // Set just above.
         None => Err(Failure::Spawn(Errno::EAGAIN)),
     }
     .map_err(|failure| failure.into_error(program, req.cwd, req.context))?;
     drop(spawner);
-    // The write end is the child's alone now: end of file comes at its
-    // `execve` or its exit.
+    // The write end is the child's alone now (the handed-off process's,
+    // whose PID `pid` is): end of file comes at its `execve` or its exit.
     Ok((
         pid,
         report.map(|(read, _)| ExecWatch::new(read, pid, program, req.cwd)),
@@ -545,16 +551,23 @@ impl Spawner {
         Ok(())
     }
 
-    /// `report`: the write end of a forked child's report pipe (`None`:
-    /// a `CLONE_VM` child).
-    fn spawn(&mut self, exec: &Exec<'_>, report: Option<RawFd>) -> Result<Pid, Failure> {
+    /// `report`: the write end of the child's report pipe (`None`: a
+    /// `CLONE_VM` child that reports in the memory it shares); `forked`:
+    /// the child is forked, else a `CLONE_VM` child, which writes to the
+    /// pipe only once it has handed off.
+    fn spawn(
+        &mut self,
+        exec: &Exec<'_>,
+        report: Option<RawFd>,
+        forked: bool,
+    ) -> Result<Pid, Failure> {
         if exec.stdio.iter().any(|s| matches!(s, Stdio::Null)) {
             self.open_null()
                 .map_err(|errno| Failure::Child(Step::OpenNull, errno))?;
         }
         let result = self
             .fill_slots(&exec.stdio)
-            .and_then(|stdio| self.clone_exec(exec, stdio, report));
+            .and_then(|stdio| self.clone_exec(exec, stdio, report, forked));
         self.restore();
         result
     }
@@ -590,8 +603,16 @@ impl Spawner {
         exec: &Exec<'_>,
         stdio: [RawFd; 3],
         report: Option<RawFd>,
+        forked: bool,
     ) -> Result<Pid, Failure> {
         let creds = exec.credentials;
+        // A `CLONE_VM` child that will hand off keeps its report's write
+        // end as it unshares the table: a cost in that descriptor's number
+        // (the lowest free one when the pipe was made).
+        let report_bound = report
+            .filter(|_| !forked)
+            .and_then(|fd| c_uint::try_from(fd).ok())
+            .map_or(0, |fd| fd.saturating_add(1));
         let plan = Plan {
             path: exec.path.as_ptr(),
             argv: exec.argv.as_ptr(),
@@ -602,14 +623,14 @@ impl Spawner {
             stdio,
             limit: self.limit,
             reset: self.altered,
-            // The child's table keeps what lies below this: the slots, and
-            // the descriptors it is handed.
+            // The child's table keeps what lies below this: the slots, the
+            // descriptors it is handed, and its report's write end.
             keep_below: exec
                 .listen_fds
                 .iter()
                 .filter_map(|&fd| c_uint::try_from(fd).ok())
                 .map(|fd| fd.saturating_add(1))
-                .fold(self.limit, c_uint::max),
+                .fold(self.limit.max(report_bound), c_uint::max),
             listen_fds: (exec.listen_fds.as_ptr(), exec.listen_fds.len()),
             listen_copies: exec.listen_copies,
             listen_pid: exec.listen_pid.unwrap_or((std::ptr::null_mut(), 0)),
@@ -628,13 +649,15 @@ impl Spawner {
             handed: AtomicI32::new(0),
             detached: AtomicBool::new(false),
             report: AtomicI32::new(report.unwrap_or(-1)),
+            forked,
         };
         // Forked: a copy of the init's memory and descriptor table, and
         // the parent goes on at once. Else shared, and the parent sleeps
-        // until the child has exec'd or exited.
-        let flags = match report {
-            Some(_) => libc::SIGCHLD,
-            None => libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD,
+        // until the child has exec'd, exited or handed off.
+        let flags = if forked {
+            libc::SIGCHLD
+        } else {
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD
         };
         let all = [u64::MAX; 2];
         let mut old = [0u64; 2];
@@ -694,7 +717,7 @@ impl Spawner {
         if pid < 0 {
             return Err(Failure::Spawn(errno));
         }
-        if report.is_some() {
+        if forked {
             return Ok(pid);
         }
         let step = plan.step.load(Ordering::Relaxed);
