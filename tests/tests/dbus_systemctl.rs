@@ -1452,7 +1452,7 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
 /// a running unit whose files changed keeps its process and shows the new
 /// definition, its stop runs the new `ExecStop=` and its next start the
 /// new `ExecStart=` (docs/dbus.md, "daemon-reload"); `initctl reload`
-/// still restarts it (SPEC.md).
+/// still restarts it (docs/initctl.md, "reload").
 #[test]
 fn a_daemon_reload_restarts_nothing() {
     let dir = TestDir::new();

@@ -617,6 +617,8 @@ fn assert_packages_intact(m: &Machine) {
     std::fs::remove_dir_all(&tree).expect("remove the copy");
 }
 
+// scripts/test runs this binary beside the rest of the suite and skips
+// this test by its name in the rest: a new name goes there too.
 #[test]
 fn debian_boots_with_flotilla_as_pid1_and_with_systemd() {
     let image = build_image("bookworm");

@@ -206,6 +206,8 @@ fn assert_log_settings(vm: &Vm, m: &Machine, init: Init) {
     );
 }
 
+// scripts/test runs this binary beside the rest of the suite and skips
+// this test by its name in the rest: a new name goes there too.
 #[test]
 fn trixie_boots_with_flotilla_as_with_systemd() {
     let image = build_image("trixie");

@@ -24,7 +24,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnChange {
     /// It stops and starts again with the new definition (`initctl
-    /// reload`, transient sets: SPEC.md's contract).
+    /// reload`, transient sets: docs/initctl.md, "reload").
     Restart,
     /// It keeps running, as after systemd's daemon-reload, which restarts
     /// nothing: a unit that is up (or `exited`) takes the new definition
