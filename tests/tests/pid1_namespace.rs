@@ -58,8 +58,12 @@ fn target_reached_then_initctl_poweroff_exits_0_with_no_process_left() {
     assert_eq!(s["target_state"], "running");
     assert_eq!(unit(&s, "marker")["state"], "exited");
     let ns = p.ns();
+    // The target does not wait for the bus (its socket is enough): busd
+    // is `running` once its program runs, which may come after.
+    wait_for(WAIT, "flotilla-busd.service running", || {
+        (unit(&status_json(&p), "flotilla-busd.service")["state"] == "running").then_some(())
+    });
     let procs = procs_in(&ns);
-    assert_eq!(unit(&s, "flotilla-busd.service")["state"], "running");
     assert_eq!(
         procs.len(),
         4,

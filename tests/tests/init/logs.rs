@@ -482,10 +482,11 @@ fn a_log_directory_that_hangs() {
 /// A unit's output file on a disk that hangs (`standard-output:
 /// append:` into a `scripts/slowfs` directory whose gate is shut): the
 /// unit's own process opens it, after the spawn handed it off, so the init
-/// does not wait with it. The unit is `running` (its process is there,
-/// stuck in `open`), a target switch starts another unit and settles, and
-/// `initctl status` answers; once the disk answers, the line is in the
-/// file.
+/// does not wait with it. The unit stays `starting` (its process is
+/// there, stuck in `open`: a start is done once the program runs), while a
+/// target switch starts another unit and `initctl status` answers; once
+/// the disk answers, the unit is `running`, the target reached and the
+/// line in the file.
 #[test]
 fn a_units_output_file_on_a_disk_that_hangs() {
     let dir = TestDir::new();
@@ -510,12 +511,14 @@ fn a_units_output_file_on_a_disk_that_hangs() {
         .in_mount_namespace(&hanging_disk(&backing, &mnt, &gate))
         .target("default")
         .start();
-    init.wait_state("stuck", UnitState::Running);
-    init.ctl(&["set-target", "more", "--wait"]).expect(0);
-    assert_eq!(init.unit("other").state, UnitState::Running);
-    assert_eq!(init.unit("stuck").state, UnitState::Running);
+    init.wait_state("stuck", UnitState::Starting);
+    init.ctl(&["set-target", "more"]).expect(0);
+    init.wait_state("other", UnitState::Running);
+    assert_eq!(init.unit("stuck").state, UnitState::Starting);
     assert!(!backing.join("out.log").exists());
     open_gate(&gate);
+    init.wait_state("stuck", UnitState::Running);
+    init.ctl(&["set-target", "more", "--wait"]).expect(0);
     wait_for(WAIT, "the unit's line in its file", || {
         std::fs::read_to_string(backing.join("out.log"))
             .ok()
