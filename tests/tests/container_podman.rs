@@ -37,16 +37,19 @@
 //! container's end, its log, systemd's journal). It runs on the test
 //! machine (hybrid cgroups, runc): docs/pid1.md has the figures.
 //!
-//! Then the same image with Debian's `tini` as PID 1 running sshd alone,
-//! for the figures printed: time from `podman start` to sshd answering
-//! (its `SSH-` banner read in the container), PID 1's resident memory. The containers and
-//! the image are removed at the end, on failure too (a guard). scripts/test
-//! installs podman, runc and tini.
+//! Then the same image with Debian's `tini` as PID 1 running sshd alone
+//! (PID 1's resident memory), and the time to sshd answering (its `SSH-`
+//! banner, probed from the host in the container's network namespace)
+//! under the three inits: the median of a few fresh boots of each, taken
+//! in turn. tini's figure is what podman and runc take with no init work.
+//! The containers and the image are removed at the end, on failure too (a
+//! guard). scripts/test installs podman, runc and tini.
 
 mod pid1_support;
 
 use pid1_support::{bin_dir, report, wait_for, workspace};
 use serde_json::Value;
+use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -250,51 +253,100 @@ fn unit<'a>(status: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no unit {name} in the status"))
 }
 
-/// Waits until sshd in the container answers on TCP port 22 (its
-/// `SSH-` banner, read by bash's `/dev/tcp` in the container: a socket
-/// listening for a unit that has not started does not count); the time
-/// since `t0`.
-fn sshd_answering(ctr: &str, t0: Instant) -> Duration {
-    wait_for(BOOT, "sshd answering on port 22", || {
-        sshd_banner(ctr).then(|| t0.elapsed())
-    })
+/// When sshd in container `ctr` first answered on TCP port 22 with its
+/// `SSH-` banner (a socket listening for a unit that has not started does
+/// not count): the time since `t0`, and since PID 1's start. Probed from
+/// this host, by a thread that joins the container's network namespace
+/// and tries every 2 ms: a `podman exec` per try took about 0.1 s of the
+/// two cores the boot runs on, and measured no finer than that.
+fn sshd_answering(ctr: &str, t0: Instant) -> Answered {
+    let (ok, out, err) = podman(&["inspect", "--format", "{{.State.Pid}}", ctr]);
+    assert!(ok, "podman inspect {ctr}: {err}");
+    let pid: u32 = out
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{out:?}: {e}"));
+    let pid1_start = start_time(pid);
+    let ns = std::fs::File::open(format!("/proc/{pid}/ns/net"))
+        .unwrap_or_else(|e| panic!("{ctr}'s network namespace: {e}"));
+    let what = format!("sshd answering on port 22 in {ctr}");
+    let probe = std::thread::spawn(move || {
+        // SAFETY: setns(2) with a descriptor this thread owns; a network
+        // namespace is joined by this thread alone.
+        let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+        let deadline = t0 + BOOT;
+        loop {
+            if sshd_banner() {
+                return (t0.elapsed(), boottime_now());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out after {BOOT:?} waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    let (since_start, at) = probe
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+    Answered {
+        since_start,
+        since_pid1: at - pid1_start,
+    }
 }
 
-/// Whether sshd in the container answers on TCP port 22 with its `SSH-`
-/// banner, read by bash's `/dev/tcp` in the container.
-fn sshd_banner(ctr: &str) -> bool {
-    let (_, out, _) = podman(&[
-        "exec",
-        ctr,
-        "timeout",
-        "5",
-        "bash",
-        "-c",
-        "exec 3<>/dev/tcp/127.0.0.1/22 && head -c 4 <&3",
-    ]);
-    out == "SSH-"
+/// When sshd first answered, as [`sshd_answering`] saw it.
+#[derive(Clone, Copy)]
+struct Answered {
+    /// Since `podman start` was run.
+    since_start: Duration,
+    /// Since PID 1 started, in seconds (its start is known to the kernel's
+    /// clock tick): the init's own part, without podman's.
+    since_pid1: f64,
 }
 
-/// Seconds from PID 1's start to the start of sshd's listening process,
-/// both read in the container from `/proc/PID/stat` (clock ticks since
-/// the host's boot): the init's own part of the boot, without podman's
-/// start (which tini's figure shows) or the polling of [`sshd_answering`].
-fn pid1_to_sshd(ctr: &str) -> f64 {
-    let (ok, out, err) = podman(&[
-        "exec",
-        ctr,
-        "sh",
-        "-c",
-        "echo $(getconf CLK_TCK) $(cut -d' ' -f22 /proc/1/stat) \
-         $(cut -d' ' -f22 /proc/$(pgrep -o -x sshd)/stat)",
-    ]);
-    assert!(ok, "start times of PID 1 and sshd: {err}");
-    let n: Vec<f64> = out
+/// Whether something answers on 127.0.0.1:22 of this thread's network
+/// namespace with sshd's `SSH-` banner.
+fn sshd_banner() -> bool {
+    use std::io::Read;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 22));
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b).is_ok() && &b == b"SSH-"
+}
+
+/// The start of process `pid` (of this host's PID namespace) in seconds of
+/// `CLOCK_BOOTTIME`, from its `/proc/PID/stat` (clock ticks since boot).
+fn start_time(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_else(|e| panic!("/proc/{pid}/stat: {e}"));
+    // The fields after the command, which is in parentheses: the start
+    // time is field 22, the 20th after it.
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let ticks: f64 = after
         .split_whitespace()
-        .map(|w| w.parse().unwrap_or_else(|e| panic!("{out:?}: {e}")))
-        .collect();
-    assert_eq!(n.len(), 3, "start times of PID 1 and sshd: {out:?}");
-    (n[2] - n[1]) / n[0]
+        .nth(19)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("/proc/{pid}/stat: {stat:?}"));
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks / hz
+}
+
+/// `CLOCK_BOOTTIME` in seconds: the clock of `/proc/PID/stat`'s start.
+fn boottime_now() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the struct it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// The host's `CLOCK_MONOTONIC` in seconds: the clock of systemd's
@@ -476,11 +528,85 @@ fn boot_rootless(image: &str, ctr: &str) -> (Duration, Duration) {
     (up, stop)
 }
 
+/// `podman create` of `ctr` from `image` with Debian's static tini as PID 1
+/// (from the host, read-only) and sshd its only child: what podman and runc
+/// take to start sshd with no init work.
+fn tini_create_args(ctr: &str, image: &str, limits: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "create",
+        "--name",
+        ctr,
+        "--runtime",
+        "runc",
+        "--volume",
+        "/usr/bin/tini-static:/usr/local/sbin/tini:ro",
+        "--entrypoint",
+        "/usr/local/sbin/tini",
+    ]
+    .map(String::from)
+    .into();
+    args.extend(limits.iter().cloned());
+    args.extend(
+        [
+            image,
+            "--",
+            "/bin/sh",
+            "-c",
+            "mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+/// How many boots of each init [`sshd_rounds`] takes the median of.
+const ROUNDS: usize = 5;
+
+/// Time to sshd answering under flotilla, Debian's systemd and tini (sshd
+/// alone), in that order: the median of [`ROUNDS`] boots of each, taken in
+/// turn so that each init boots under the same load (the machine's load
+/// moves more between minutes than between inits). Each boot is a new
+/// container `ctrs[i]`, removed at once: only the time to sshd is wanted.
+fn sshd_rounds(image: &str, ctrs: &[String; 3], limits: &[String]) -> [Answered; 3] {
+    let systemd = [
+        "--stop-signal",
+        "RTMIN+3",
+        "--entrypoint",
+        "/lib/systemd/systemd",
+    ];
+    let create = [
+        create_args(&ctrs[0], image, &[]),
+        create_args(&ctrs[1], image, &systemd),
+        tini_create_args(&ctrs[2], image, limits),
+    ];
+    let mut seen: [Vec<Answered>; 3] = Default::default();
+    for _ in 0..ROUNDS {
+        for (i, args) in create.iter().enumerate() {
+            let (ok, _, err) = podman(args);
+            assert!(ok, "podman create {}: {err}", ctrs[i]);
+            let t0 = Instant::now();
+            let (ok, _, err) = podman(&["start", &ctrs[i]]);
+            assert!(ok, "podman start {}: {err}", ctrs[i]);
+            seen[i].push(sshd_answering(&ctrs[i], t0));
+            let (ok, _, err) = podman(&["rm", "--force", "--time", "0", &ctrs[i]]);
+            assert!(ok, "podman rm {}: {err}", ctrs[i]);
+        }
+    }
+    seen.map(|mut s| {
+        s.sort_by_key(|a| a.since_start);
+        let mid = s[s.len() / 2];
+        let mut own: Vec<f64> = s.iter().map(|a| a.since_pid1).collect();
+        own.sort_by(f64::total_cmp);
+        Answered {
+            since_start: mid.since_start,
+            since_pid1: own[own.len() / 2],
+        }
+    })
+}
+
 /// The same root with Debian's systemd as PID 1, for the figures beside
 /// flotilla's.
 struct SystemdRun {
-    sshd: Duration,
-    own_sshd: f64,
     to_target: f64,
     rss: u64,
     stop: Duration,
@@ -491,7 +617,7 @@ struct SystemdRun {
 /// The image with Debian's systemd as PID 1 (`--entrypoint
 /// /lib/systemd/systemd` under podman's systemd mode, with systemd's own
 /// stop signal `SIGRTMIN+3`: the image's `SIGTERM` makes systemd re-execute
-/// itself): time to sshd answering and to multi-user.target (systemd's own
+/// itself): time to multi-user.target (systemd's own
 /// `ActiveEnterTimestampMonotonic` of it), PID 1's memory, the stop; or,
 /// when systemd cannot run here, why (the container's end, its log, and
 /// systemd's own account when it still answers).
@@ -526,9 +652,6 @@ fn boot_systemd(image: &str, ctr: &str) -> Result<SystemdRun, String> {
             std::thread::sleep(Duration::from_millis(10));
         }
     };
-    let sshd = until("sshd answering", &mut || {
-        sshd_banner(ctr).then(|| t0.elapsed().as_secs_f64())
-    })?;
     let to_target = until("multi-user.target", &mut || {
         let (_, out, _) = podman(&[
             "exec",
@@ -552,15 +675,12 @@ fn boot_systemd(image: &str, ctr: &str) -> Result<SystemdRun, String> {
         "--no-legend",
     ]);
     let rss = pid1_rss_kib(ctr);
-    let own_sshd = pid1_to_sshd(ctr);
     let t = Instant::now();
     let (ok, _, err) = podman(&["stop", "--time", &STOP_TIMEOUT.to_string(), ctr]);
     assert!(ok, "podman stop (systemd): {err}");
     let stop = t.elapsed();
     let (_, exit, _) = podman(&["inspect", "--format", "{{.State.ExitCode}}", ctr]);
     Ok(SystemdRun {
-        sshd: Duration::from_secs_f64(sshd),
-        own_sshd,
         to_target,
         rss,
         stop,
@@ -613,8 +733,13 @@ fn debian_system_container_boots_and_stops_under_podman() {
     let ctr = format!("flotilla-test-{id}");
     let tini_ctr = format!("flotilla-tini-{id}");
     let systemd_ctr = format!("flotilla-systemd-{id}");
+    let round_ctrs = [&ctr, &systemd_ctr, &tini_ctr].map(|c| format!("{c}-round"));
     let mut cleanup = Cleanup {
-        containers: vec![ctr.clone(), tini_ctr.clone(), systemd_ctr.clone()],
+        containers: [&ctr, &tini_ctr, &systemd_ctr]
+            .into_iter()
+            .chain(&round_ctrs)
+            .cloned()
+            .collect(),
         image: image.clone(),
         rootless: false,
     };
@@ -724,7 +849,6 @@ fn debian_system_container_boots_and_stops_under_podman() {
         "/run/systemd/container: {out:?} {err}"
     );
     let rss = pid1_rss_kib(&ctr);
-    let own_sshd = pid1_to_sshd(&ctr);
 
     // 2. The stop: within the timeout, in order, the documented status.
     let t = Instant::now();
@@ -766,26 +890,7 @@ fn debian_system_container_boots_and_stops_under_podman() {
     let rootless = boot_rootless(&image, &ctr);
 
     // The same image with tini as PID 1 and sshd its one child.
-    let mut create = vec![
-        "create",
-        "--name",
-        &tini_ctr,
-        "--runtime",
-        "runc",
-        "--volume",
-        "/usr/bin/tini-static:/usr/local/sbin/tini:ro",
-        "--entrypoint",
-        "/usr/local/sbin/tini",
-    ];
-    create.extend(limits.iter().map(String::as_str));
-    create.extend([
-        image.as_str(),
-        "--",
-        "/bin/sh",
-        "-c",
-        "mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e",
-    ]);
-    let (ok, _, err) = podman(&create);
+    let (ok, _, err) = podman(&tini_create_args(&tini_ctr, &image, &limits));
     assert!(ok, "podman create tini: {err}");
     let t0 = Instant::now();
     let (ok, _, err) = podman(&["start", &tini_ctr]);
@@ -794,11 +899,20 @@ fn debian_system_container_boots_and_stops_under_podman() {
     let tini_rss = pid1_rss_kib(&tini_ctr);
     let (ok, _, err) = podman(&["stop", "--time", "10", &tini_ctr]);
     assert!(ok, "podman stop tini: {err}");
+    podman(&["rm", "--force", &tini_ctr]);
+
+    // Time to sshd, the three side by side, once systemd has shown it
+    // runs here.
+    let rounds = systemd
+        .is_ok()
+        .then(|| sshd_rounds(&image, &round_ctrs, &limits));
 
     report(&format!(
-        "container: flotilla: sshd answering {:.2} s after podman start, \
-         multi-user.target {:.2} s ({} units), PID 1 RSS {} KiB, stop {:.2} s",
-        sshd.as_secs_f64(),
+        "container: flotilla: sshd answering {:.2} s after podman start \
+         ({:.2} s after PID 1's), multi-user.target {:.2} s ({} units), PID 1 RSS {} KiB, \
+         stop {:.2} s",
+        sshd.since_start.as_secs_f64(),
+        sshd.since_pid1,
         to_target,
         st["units"].as_array().map_or(0, Vec::len),
         rss,
@@ -811,20 +925,27 @@ fn debian_system_container_boots_and_stops_under_podman() {
                 "container:   podman start to multi-user.target {:>7.2} s {:>9.2} s",
                 to_target, s.to_target
             ));
-            report(&format!(
-                "container:   podman start to sshd answering    {:>7.2} s {:>9.2} s  \
-                 (flotilla {:.2}x systemd's; target 0.5x)",
-                sshd.as_secs_f64(),
-                s.sshd.as_secs_f64(),
-                sshd.as_secs_f64() / s.sshd.as_secs_f64()
-            ));
-            report(&format!(
-                "container:   PID 1 start to sshd's start       {:>7.2} s {:>9.2} s  \
-                 (flotilla {:.2}x systemd's: the init's own part)",
-                own_sshd,
-                s.own_sshd,
-                own_sshd / s.own_sshd
-            ));
+            if let Some([f, d, t]) = rounds {
+                let start = |a: &Answered| a.since_start.as_secs_f64();
+                report(&format!(
+                    "container:   podman start to sshd answering    {:>7.2} s {:>9.2} s  \
+                     (flotilla {:.2}x systemd's, target 0.5x; tini with sshd alone {:.2} s, \
+                     {:.2}x: podman's own start, the floor; medians of {ROUNDS} boots each)",
+                    start(&f),
+                    start(&d),
+                    start(&f) / start(&d),
+                    start(&t),
+                    start(&t) / start(&d)
+                ));
+                report(&format!(
+                    "container:   PID 1 start to sshd answering     {:>7.2} s {:>9.2} s  \
+                     (flotilla {:.2}x systemd's: the init's own part; tini {:.2} s)",
+                    f.since_pid1,
+                    d.since_pid1,
+                    f.since_pid1 / d.since_pid1,
+                    t.since_pid1
+                ));
+            }
             report(&format!(
                 "container:   PID 1 VmRSS                  {:>7} KiB {:>7} KiB",
                 rss, s.rss
@@ -852,8 +973,10 @@ fn debian_system_container_boots_and_stops_under_podman() {
         rootless.1.as_secs_f64()
     ));
     report(&format!(
-        "container: tini + sshd: sshd answering {:.2} s after podman start, PID 1 RSS {} KiB",
-        tini_sshd.as_secs_f64(),
+        "container: tini + sshd: sshd answering {:.2} s after podman start \
+         ({:.2} s after PID 1's), PID 1 RSS {} KiB",
+        tini_sshd.since_start.as_secs_f64(),
+        tini_sshd.since_pid1,
         tini_rss
     ));
 }
