@@ -1,5 +1,6 @@
 use super::*;
 use crate::sys::Env;
+use std::ffi::CStr;
 
 fn cstrs(a: &CStrArray) -> Vec<String> {
     let mut out = Vec::new();
