@@ -278,7 +278,7 @@ fn sshd_answering(ctr: &str, t0: Instant) -> Answered {
         let deadline = t0 + BOOT;
         loop {
             if sshd_banner() {
-                return (t0.elapsed(), boottime_now());
+                return (t0.elapsed(), clock_secs(libc::CLOCK_BOOTTIME));
             }
             assert!(
                 Instant::now() < deadline,
@@ -337,28 +337,17 @@ fn start_time(pid: u32) -> f64 {
     ticks / hz
 }
 
-/// `CLOCK_BOOTTIME` in seconds: the clock of `/proc/PID/stat`'s start.
-fn boottime_now() -> f64 {
+/// Clock `id` in seconds. `CLOCK_BOOTTIME` is the clock of
+/// `/proc/PID/stat`'s start; `CLOCK_MONOTONIC` that of systemd's
+/// `…TimestampMonotonic` properties (a container has no time namespace of
+/// its own under podman).
+fn clock_secs(id: libc::clockid_t) -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime writes into the struct it is given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
-}
-
-/// The host's `CLOCK_MONOTONIC` in seconds: the clock of systemd's
-/// `…TimestampMonotonic` properties (a container has no time namespace
-/// of its own under podman).
-fn monotonic_now() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the struct it is given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime");
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
@@ -634,7 +623,7 @@ fn boot_systemd(image: &str, ctr: &str) -> Result<SystemdRun, String> {
     );
     let (ok, _, err) = podman(&args);
     assert!(ok, "podman create (systemd): {err}");
-    let (t0, m0) = (Instant::now(), monotonic_now());
+    let (t0, m0) = (Instant::now(), clock_secs(libc::CLOCK_MONOTONIC));
     let (ok, _, err) = podman(&["start", ctr]);
     if !ok {
         return Err(format!("podman start failed: {err}"));
