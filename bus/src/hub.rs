@@ -10,6 +10,7 @@
 use crate::error::BusError;
 use crate::escape::unit_path;
 use crate::model::{candidates, systemd_name};
+use crate::peers::Peers;
 use flotilla_units::protocol::{Reply, Request, SystemStatus, UnitStatus};
 use flotilla_units::state::UnitState;
 use std::collections::HashMap;
@@ -39,7 +40,7 @@ use crate::queue::{Change, Queue};
 pub struct Hub {
     control: PathBuf,
     jobs: Mutex<Queue>,
-    peers: Mutex<Vec<zbus::Connection>>,
+    peers: Peers,
     changes: broadcast::Sender<Event>,
     /// Each unit's state as last told (`PropertiesChanged`), by flotilla's
     /// name: what changed while the stream was away is told from it.
@@ -64,7 +65,7 @@ impl Hub {
         Arc::new(Hub {
             control,
             jobs: Mutex::new(Queue::default()),
-            peers: Mutex::new(Vec::new()),
+            peers: Peers::default(),
             changes,
             told: Mutex::new(HashMap::new()),
             told_limit: AtomicUsize::new(crate::model::told_limit(0)),
@@ -221,7 +222,7 @@ impl Hub {
     }
 
     /// `JobNew` and `JobRemoved` of the init's own jobs.
-    async fn announce(&self, changes: Vec<Change>) {
+    fn announce(&self, changes: Vec<Change>) {
         for c in changes {
             match c {
                 Change::New(id, unit) => {
@@ -232,8 +233,7 @@ impl Hub {
                         crate::props::MANAGER,
                         "JobNew",
                         &body,
-                    )
-                    .await;
+                    );
                 }
                 Change::Removed(id, unit, result) => {
                     let path = crate::escape::job_path(id);
@@ -244,41 +244,30 @@ impl Hub {
                         crate::props::MANAGER,
                         member,
                         &body,
-                    )
-                    .await;
+                    );
                 }
             }
         }
     }
 
     /// The init's own job on `s`'s unit follows its state.
-    async fn sync_job(&self, s: &UnitStatus) {
+    fn sync_job(&self, s: &UnitStatus) {
         let changes = lock(&self.jobs).changed(&systemd_name(s), s);
-        self.announce(changes).await;
+        self.announce(changes);
     }
 
     /// A connection that gets the signals.
     pub fn add_peer(&self, c: zbus::Connection) {
-        lock(&self.peers).push(c);
+        self.peers.add(c);
     }
 
-    /// Sends a signal from `path` to every connection.
-    pub async fn emit<B>(&self, path: &str, iface: &str, member: &str, body: &B)
+    /// Sends a signal from `path` to every connection, waiting for none
+    /// (`peers.rs`).
+    pub fn emit<B>(&self, path: &str, iface: &str, member: &str, body: &B)
     where
         B: serde::Serialize + zbus::zvariant::DynamicType,
     {
-        let peers: Vec<zbus::Connection> = {
-            let mut all = lock(&self.peers);
-            all.retain(|c| !c.is_closed());
-            all.clone()
-        };
-        for c in peers {
-            // A peer that went away misses the signal; it is dropped on
-            // the next emit.
-            let _ = c
-                .emit_signal(None::<zbus::names::BusName<'_>>, path, iface, member, body)
-                .await;
-        }
+        self.peers.emit(path, iface, member, body);
     }
 
     /// Follows the init's `subscribe` stream for as long as the process
@@ -339,8 +328,8 @@ impl Hub {
         if m != 0 {
             self.set_markers(&s.unit, crate::markers::after(m, s.state));
         }
-        self.sync_job(&s).await;
-        self.properties_changed(&s).await;
+        self.sync_job(&s);
+        self.properties_changed(&s);
         let _ = self.changes.send(Event::Changed(Box::new(s)));
     }
 
@@ -355,7 +344,7 @@ impl Hub {
             .store(crate::model::told_limit(units.len()), Ordering::Relaxed);
         let names: std::collections::HashSet<String> = units.iter().map(systemd_name).collect();
         let gone = lock(&self.jobs).forget(|u| names.contains(u));
-        self.announce(gone).await;
+        self.announce(gone);
         let changed = crate::model::catch_up(&mut lock(&self.told), units);
         for s in changed {
             if tell {
@@ -363,13 +352,13 @@ impl Hub {
             } else {
                 // Work the init had under way before the bus side came.
                 lock(&self.told).insert(s.unit.clone(), s.state);
-                self.sync_job(&s).await;
+                self.sync_job(&s);
             }
         }
     }
 
     /// `PropertiesChanged` of a unit's `Unit` interface.
-    async fn properties_changed(&self, s: &UnitStatus) {
+    fn properties_changed(&self, s: &UnitStatus) {
         let name = systemd_name(s);
         let job = self.job_of(&name).map(|(id, _)| id);
         let props = crate::props::dict(crate::props::unit(s, job));
@@ -379,7 +368,6 @@ impl Hub {
             "org.freedesktop.DBus.Properties",
             "PropertiesChanged",
             &(crate::props::UNIT, props, none),
-        )
-        .await;
+        );
     }
 }

@@ -51,8 +51,7 @@ pub async fn follow(hub: Arc<Hub>, mut p: Pending) -> &'static str {
             MANAGER,
             "JobNew",
             &(p.id, as_path(&path), p.name.as_str()),
-        )
-        .await;
+        );
     }
     let result = match p.already {
         Some(r) => r,
@@ -64,8 +63,7 @@ pub async fn follow(hub: Arc<Hub>, mut p: Pending) -> &'static str {
         MANAGER,
         "JobRemoved",
         &(p.id, as_path(&path), p.name.as_str(), result),
-    )
-    .await;
+    );
     // The unit's Job property is back to none.
     if let Ok(Some(s)) = hub.status(&p.unit).await {
         let props = crate::props::dict(crate::props::unit(&s, None));
@@ -75,8 +73,7 @@ pub async fn follow(hub: Arc<Hub>, mut p: Pending) -> &'static str {
             "org.freedesktop.DBus.Properties",
             "PropertiesChanged",
             &(crate::props::UNIT, props, none),
-        )
-        .await;
+        );
     }
     result
 }

@@ -367,11 +367,10 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         // On the peer-to-peer socket every connection gets the signals.
         "Subscribe" | "Unsubscribe" => a(Answer::Empty),
         "Reload" => {
-            hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(true,)).await;
+            hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(true,));
             // systemd's daemon-reload restarts nothing (docs/dbus.md).
             let r = hub.ask(Request::Reload { keep_running: true }).await;
-            hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(false,))
-                .await;
+            hub.emit(MANAGER_PATH, MANAGER, "Reloading", &(false,));
             match r? {
                 Reply::Applied(_) => a(Answer::Empty),
                 other => Err(BusError::from_init(&other, "reload")),

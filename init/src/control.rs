@@ -91,6 +91,10 @@ pub struct Conn {
 pub struct Incoming {
     /// The connection.
     pub conn: ConnId,
+    /// The connection's serial: requests are answered after every event
+    /// of the turn, and a connection closed meanwhile may have left its
+    /// slot to one accepted after it ([`Control::is_open`]).
+    pub serial: u64,
     /// The decoded request, or why the line is not one.
     pub request: Result<Envelope, BadRequest>,
     /// The descriptors the request carries ([`Request::passed_fds`](flotilla_units::protocol::Request::passed_fds)),
@@ -107,6 +111,7 @@ const MAX_PASSED: usize = 3;
 /// came is refused (and takes none).
 fn with_fds(
     conn: ConnId,
+    serial: u64,
     request: Result<Envelope, BadRequest>,
     passed: &mut VecDeque<OwnedFd>,
 ) -> Incoming {
@@ -115,6 +120,7 @@ fn with_fds(
         let got = passed.len();
         return Incoming {
             conn,
+            serial,
             request: Err(BadRequest::Malformed(format!(
                 "the request carries {want} descriptors, {got} came with it"
             ))),
@@ -123,6 +129,7 @@ fn with_fds(
     }
     Incoming {
         conn,
+        serial,
         request,
         fds: passed.drain(..want).collect(),
     }
@@ -296,12 +303,18 @@ impl Control {
                         if text.iter().all(u8::is_ascii_whitespace) {
                             continue;
                         }
-                        out.push(with_fds(id, decode_request(text), &mut conn.passed));
+                        out.push(with_fds(
+                            id,
+                            conn.serial,
+                            decode_request(text),
+                            &mut conn.passed,
+                        ));
                     }
                     if conn.rbuf.len() > MAX_REQUEST_LINE {
                         conn.rbuf.clear();
                         out.push(Incoming {
                             conn: id,
+                            serial: conn.serial,
                             request: Err(BadRequest::Malformed(format!(
                                 "request line longer than {MAX_REQUEST_LINE} bytes"
                             ))),
@@ -430,6 +443,13 @@ impl Control {
                 let _ = sys.unwatch(conn.stream.as_raw_fd());
             }
         }
+    }
+
+    /// Whether connection `id` is still the one numbered `serial`: a slot
+    /// is reused once its connection closes, so a request or a reply kept
+    /// by slot alone could reach the client accepted next.
+    pub fn is_open(&self, id: ConnId, serial: u64) -> bool {
+        self.conn(id).is_some_and(|c| c.serial == serial)
     }
 
     /// A connection, if open.

@@ -283,7 +283,7 @@ impl<S: Sys> Runtime<S> {
             .feed
             .writer
             .as_ref()
-            .is_some_and(|w| self.control.conn(w.conn).map(|x| x.serial) != Some(w.serial));
+            .is_some_and(|w| !self.control.is_open(w.conn, w.serial));
         if !gone {
             return;
         }
@@ -438,7 +438,7 @@ impl<S: Sys> Runtime<S> {
             .feed
             .writer
             .as_ref()
-            .filter(|w| self.control.conn(w.conn).map(|x| x.serial) == Some(w.serial));
+            .filter(|w| self.control.is_open(w.conn, w.serial));
         let pid = writer.map(|w| w.pid).filter(|&p| p > 0);
         let waiting = self
             .slots

@@ -16,6 +16,14 @@ impl<S: Sys> Runtime<S> {
     /// Answers one request.
     pub(super) fn on_request(&mut self, inc: Incoming) {
         let c = inc.conn;
+        // Its connection closed after the request was read (a subscriber
+        // or the log writer gone, a reset, output past its bound), and the
+        // slot may hold a client accepted later in the turn: that one
+        // must get no reply it did not ask for, and lend the request
+        // neither its credentials nor its place as the log writer.
+        if !self.control.is_open(c, inc.serial) {
+            return;
+        }
         let env = match inc.request {
             Ok(e) => e,
             Err(bad) => {

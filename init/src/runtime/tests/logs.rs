@@ -207,6 +207,50 @@ fn what_a_writer_did_not_acknowledge_goes_to_the_next() {
     assert!(h.batch(&mut w2).is_none());
 }
 
+/// A writer killed just after its pull: the pull and the end of the
+/// connection come in one turn, and a client connecting in that turn takes
+/// the writer's slot. The pull is the dead writer's: the client becomes
+/// no writer and gets no batch, only the reply to its own request; the
+/// next writer gets the lines.
+#[test]
+fn a_pull_from_a_writer_gone_in_the_same_turn_reaches_no_other_client() {
+    let sys = fake_with(&[("talker", TALKER)]);
+    let mut h = Harness::start_logging(sys, "talker");
+    let pid = h.pid("talker");
+    h.sys().write_output(pid, b"one\n");
+    let mut w = h.connect();
+    w.send(&pull(None, false));
+    let b = h.batch(&mut w).unwrap_or_else(|| panic!("a batch"));
+    h.sys().write_output(pid, b"two\n");
+    // Its ack, then gone: data and end of file wait together, before the
+    // client's connection.
+    w.send(&pull(Some((b.batch, Vec::new())), false));
+    drop(w);
+    let mut c = h.connect();
+    h.turn();
+    c.send(&Request::Status { name: None });
+    let got = h.replies_until_final(&mut c);
+    let [Reply::Status(s)] = &got[..] else {
+        let heads: Vec<String> = got
+            .iter()
+            .map(|r| format!("{r:?}").chars().take(80).collect())
+            .collect();
+        panic!("the client got what it did not ask for: {heads:?}")
+    };
+    let lw = s
+        .log_writer
+        .clone()
+        .unwrap_or_else(|| panic!("a log directory"));
+    assert!(!lw.connected && lw.waiting > 0, "{lw:?}");
+    drop(c);
+    let mut w2 = h.connect();
+    w2.send(&pull(None, false));
+    let b = h.batch(&mut w2).unwrap_or_else(|| panic!("a batch"));
+    assert!(chunk_of(&b, "talker")
+        .0
+        .ends_with(&["one".into(), "two".into()]));
+}
+
 /// Lines the ring could not keep before a writer came are counted in
 /// the unit's chunk, and in `status` once acknowledged.
 #[test]
