@@ -57,8 +57,22 @@ fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
 /// applies them over the transient unit's file; a problem in one of them
 /// is not the caller's, and the translator's warning for it is left out.
 fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<UnitSpec, BusError> {
+    from_lines(name, props, dropins, "Service")
+}
+
+/// The unit of a type read from unit-file lines (a service, a slice):
+/// `props` as the lines of its section `own` and of `[Unit]`, read with
+/// its drop-ins in systemd's order
+/// (`flotilla_units::load::transient_files`: a slice has been loaded
+/// with its drop-ins before, and reads them again after).
+fn from_lines(
+    name: &str,
+    props: Props,
+    dropins: &[(String, String)],
+    own: &str,
+) -> Result<UnitSpec, BusError> {
     let lines = props::lines(props)?;
-    let (text, by_line) = props::unit_file(&lines);
+    let (text, by_line) = props::unit_file_of(&lines, own);
     let pairs: Vec<(&str, &str)> = dropins
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
@@ -66,7 +80,11 @@ fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<Uni
     let mut parsed = if pairs.is_empty() {
         translate_file(name, name, &text)
     } else {
-        MergedUnit::merge((name, &text), &pairs).translate(name)
+        let files = flotilla_units::load::transient_files(name, (name, &text), &pairs);
+        match files.split_first() {
+            Some((first, rest)) => MergedUnit::merge(*first, rest).translate(name),
+            None => translate_file(name, name, &text),
+        }
     };
     parsed.diagnostics.retain(|d| d.file == name);
     let property = |line: u32| {
@@ -296,10 +314,13 @@ pub fn asked_with(
     aux: &Aux,
     dropins: &[(String, String)],
 ) -> Result<Asked, BusError> {
-    if !name.ends_with(".service") && !name.ends_with(".scope") {
+    if ![".service", ".scope", ".slice"]
+        .iter()
+        .any(|s| name.ends_with(s))
+    {
         return Err(BusError::not_supported(
             &format!("The transient unit {name}"),
-            "flotilla makes transient services and scopes only",
+            "flotilla makes transient services, scopes and slices only",
         ));
     }
     if !aux.is_empty() {
@@ -308,7 +329,13 @@ pub fn asked_with(
             "flotilla makes one transient service per call",
         ));
     }
-    let asked = if name.ends_with(".scope") {
+    let asked = if name.ends_with(".slice") {
+        Asked {
+            unit: from_lines(name, props, dropins, "Slice")?,
+            adopt: Vec::new(),
+            mounts: Vec::new(),
+        }
+    } else if name.ends_with(".scope") {
         let Scope { unit, pids, mounts } = scope(name, props)?;
         Asked {
             unit,
@@ -347,7 +374,7 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
             "{name}: only a service takes StandardInputFileDescriptor and the like"
         )));
     }
-    let dropins = if name.ends_with(".service") {
+    let dropins = if name.ends_with(".service") || name.ends_with(".slice") {
         crate::unit_files::dropins_of(hub, &name).await?
     } else {
         Vec::new()

@@ -103,12 +103,15 @@ impl<S: Sys> Runtime<S> {
 
     /// The names a reload makes instances of besides those the units name:
     /// the target, the wanted units and the instances of the connections
-    /// the init holds (`accepts.rs`).
+    /// the init holds (`accepts.rs`); also the wanted units that need no
+    /// file (a started slice), made again from their drop-ins.
     pub(super) fn named_instances(&self) -> Vec<String> {
         std::iter::once(self.planner.target())
             .chain(self.planner.wants().map(|(n, _)| n))
             .chain(self.accepts.instances())
-            .filter(|n| UnitName::split(n).is_instance())
+            .filter(|n| {
+                UnitName::split(n).is_instance() || flotilla_units::load::loads_without_file(n)
+            })
             .map(str::to_string)
             .collect()
     }

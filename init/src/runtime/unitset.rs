@@ -531,6 +531,13 @@ impl<S: Sys> Runtime<S> {
     /// takes the whole unit set so changed; else changes nothing.
     fn commit_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
         let mut all = self.units.dir_specs(self.planner.graph());
+        // A transient unit takes the place of the directory's unit of its
+        // name that no file defines (a slice made from its drop-ins).
+        all.retain(|(d, o)| {
+            !(o.file.is_empty()
+                && !d.kind.row().needs_file
+                && units.iter().any(|u| u.name == d.name))
+        });
         let old = if units.is_empty() {
             self.units.transient.remove(&set)
         } else {
