@@ -173,6 +173,7 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     // slice are `Requires=` and `After=` it), then it stops as any unit.
     if s.kind.row().holds_units {
         stop_below(hub, &sysname).await?;
+        crate::unit_files::remove_transient(hub, &sysname).await?;
     }
     let mut already = None;
     if s.source == TRANSIENT_SOURCE {

@@ -38,6 +38,10 @@ pub struct Asked {
     pub adopt: Vec<i32>,
     /// Mount units to pull in, where they exist.
     pub mounts: Vec<String>,
+    /// For a type that needs no file (a slice): the unit file its
+    /// properties make, which a reload reads it from
+    /// ([`crate::unit_files::write_transient`]).
+    pub file: Option<String>,
 }
 
 fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
@@ -57,7 +61,7 @@ fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
 /// applies them over the transient unit's file; a problem in one of them
 /// is not the caller's, and the translator's warning for it is left out.
 fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<UnitSpec, BusError> {
-    from_lines(name, props, dropins, "Service")
+    from_lines(name, props, dropins, "Service").map(|(unit, _)| unit)
 }
 
 /// The unit of a type read from unit-file lines (a service, a slice):
@@ -70,7 +74,7 @@ fn from_lines(
     props: Props,
     dropins: &[(String, String)],
     own: &str,
-) -> Result<UnitSpec, BusError> {
+) -> Result<(UnitSpec, String), BusError> {
     let lines = props::lines(props)?;
     let (text, by_line) = props::unit_file_of(&lines, own);
     let pairs: Vec<(&str, &str)> = dropins
@@ -121,9 +125,10 @@ fn from_lines(
             ),
         ));
     }
-    parsed
+    let unit = parsed
         .spec
-        .ok_or_else(|| BusError::invalid_args(format!("{name}: not a unit flotilla can run")))
+        .ok_or_else(|| BusError::invalid_args(format!("{name}: not a unit flotilla can run")))?;
+    Ok((unit, text))
 }
 
 /// The dependency and ordering properties a transient unit of either
@@ -330,10 +335,12 @@ pub fn asked_with(
         ));
     }
     let asked = if name.ends_with(".slice") {
+        let (unit, text) = from_lines(name, props, dropins, "Slice")?;
         Asked {
-            unit: from_lines(name, props, dropins, "Slice")?,
+            unit,
             adopt: Vec::new(),
             mounts: Vec::new(),
+            file: Some(text),
         }
     } else if name.ends_with(".scope") {
         let Scope { unit, pids, mounts } = scope(name, props)?;
@@ -341,6 +348,7 @@ pub fn asked_with(
             unit,
             adopt: pids,
             mounts,
+            file: None,
         }
     } else {
         let collect = collect_mode(&props)?;
@@ -350,6 +358,7 @@ pub fn asked_with(
             unit,
             adopt: Vec::new(),
             mounts: Vec::new(),
+            file: None,
         }
     };
     // The init's own check of a unit given whole, here, so that a value it
@@ -383,6 +392,7 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
         mut unit,
         adopt,
         mounts,
+        file,
     } = asked_with(&name, props, &aux, &dropins)?;
     for m in mounts {
         if hub.find(&m).await?.is_some() {
@@ -399,6 +409,9 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
     match hub.ask_passing(request, &fds).await? {
         Reply::Applied(_) => {}
         other => return Err(BusError::from_init(&other, &format!("add {name}"))),
+    }
+    if let Some(text) = file {
+        crate::unit_files::write_transient(hub, &name, &text).await?;
     }
     Ok(units_ops::job_for(
         hub,

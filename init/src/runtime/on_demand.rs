@@ -89,7 +89,9 @@ impl<S: Sys> Runtime<S> {
     /// `Ok(true)`: made (the planner has it).
     fn make_without_file(&mut self, name: &str) -> Result<bool, String> {
         let g = self.planner.graph();
-        let known = g.unit(name).is_some() || g.provider(name).is_some();
+        // A ghost (a transient slice let go) is no unit of the set.
+        let unit = g.unit(name).filter(|&i| !g.node(i).ghost);
+        let known = unit.is_some() || g.provider(name).is_some();
         if known
             || g.shape().masks.contains(name)
             || !flotilla_units::load::loads_without_file(name)

@@ -112,8 +112,9 @@ pub(crate) fn translate_at(
     t.kind = kind;
     let mut spec = UnitSpec::new(unit_name, kind);
     spec.restart = RestartPolicy::No;
-    // A trigger has no process to remain after (the key does not apply).
-    spec.remain_after_exit = (!kind.is_trigger()).then_some(false);
+    // A trigger or a slice has no process to remain after (the key does
+    // not apply).
+    spec.remain_after_exit = (!kind.is_trigger() && !kind.row().holds_units).then_some(false);
     spec.stop_timeout = SYSTEMD_DEFAULT_TIMEOUT;
     // systemd: a oneshot has no start timeout unless it sets one.
     let start_default = if kind.row().ready == Ready::Exited {
