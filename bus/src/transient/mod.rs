@@ -670,4 +670,61 @@ mod tests {
             e.message
         );
     }
+
+    /// systemd's test 15 (`test_hierarchical_slice_dropins`,
+    /// `test_transient_slice_dropins`): a transient slice's drop-ins win
+    /// over its properties, apply before them too (systemd 252 loaded the
+    /// slice with them first), and its file holds the properties alone.
+    #[test]
+    fn a_transient_slice_is_read_with_its_dropins_around_its_properties() {
+        let dropins = vec![
+            (
+                "/etc/systemd/system/slice.d/d1.conf".to_string(),
+                "[Unit]\nDocumentation=man:drop1\n".to_string(),
+            ),
+            (
+                "/usr/lib/systemd/system/a-.slice.d/o.conf".to_string(),
+                "[Unit]\nDocumentation=man:drop2\n[Slice]\nMemoryMax=1000000000\n".to_string(),
+            ),
+        ];
+        let props = vec![
+            ("Description".to_string(), v("slice too")),
+            ("MemoryMax".to_string(), v(1_000_000_002u64)),
+            ("Documentation".to_string(), v(vec!["man:drop5"])),
+        ];
+        let a = asked_with("a-b-c.slice", props, &vec![], &dropins).unwrap();
+        assert_eq!(a.unit.kind, UnitType::Slice);
+        assert_eq!(a.unit.description.as_deref(), Some("slice too"));
+        let docs: Vec<&str> = a
+            .unit
+            .extras
+            .documentation
+            .iter()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            docs,
+            [
+                "man:drop1",
+                "man:drop2",
+                "man:drop5",
+                "man:drop1",
+                "man:drop2"
+            ]
+        );
+        assert_eq!(
+            a.unit.extras.context.resources.memory_max,
+            Some(flotilla_units::context::resources::Amount::Absolute(
+                1_000_000_000
+            ))
+        );
+        assert_eq!(
+            a.unit.extras.context.resources.slice.as_deref(),
+            Some("a-b.slice")
+        );
+        let file = a.file.unwrap();
+        assert!(file.contains("Documentation=man:drop5\n"), "{file}");
+        assert!(file.contains("[Slice]\nMemoryMax=1000000002\n"), "{file}");
+        assert!(!file.contains("drop1"), "{file}");
+    }
 }
