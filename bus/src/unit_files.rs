@@ -32,13 +32,12 @@ pub async fn dropins_of(hub: &Hub, name: &str) -> Result<Vec<(String, String)>, 
 }
 
 /// The search path's directory of transient units
-/// (`/run/systemd/transient`), if the path has one.
+/// (`/run/systemd/transient`), if the path names one (it may not exist
+/// yet: systemd makes it at boot, flotilla when it first writes there).
 async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
-    Ok(search_path(hub)
-        .await?
-        .into_iter()
-        .find(|d| d.role == flotilla_units::systemd::DirRole::Transient)
-        .map(|d| d.path))
+    Ok(hub.system().await?.units_path.into_iter().find(|p| {
+        flotilla_units::systemd::DirRole::of_path(p) == flotilla_units::systemd::DirRole::Transient
+    }))
 }
 
 /// Writes the file of the transient unit `name` (a slice, whose type
@@ -50,7 +49,8 @@ pub async fn write_transient(hub: &Hub, name: &str, text: &str) -> Result<(), Bu
     let Some(dir) = transient_dir(hub).await? else {
         return Ok(());
     };
-    std::fs::write(format!("{dir}/{name}"), text)
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(format!("{dir}/{name}"), text))
         .map_err(|e| BusError::failed(format!("cannot write {dir}/{name}: {e}")))
 }
 

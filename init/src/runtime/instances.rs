@@ -110,7 +110,16 @@ impl<S: Sys> Runtime<S> {
             .chain(self.planner.wants().map(|(n, _)| n))
             .chain(self.accepts.instances())
             .filter(|n| {
-                UnitName::split(n).is_instance() || flotilla_units::load::loads_without_file(n)
+                // A transient slice stays the transient set's (or is read
+                // from its file in /run/systemd/transient).
+                let fileless = flotilla_units::load::loads_without_file(n)
+                    && !self
+                        .units
+                        .transient_sets()
+                        .values()
+                        .flatten()
+                        .any(|u| u.name == *n);
+                UnitName::split(n).is_instance() || fileless
             })
             .map(str::to_string)
             .collect()

@@ -191,6 +191,11 @@ fn slices_load_without_a_file_take_their_dropins_and_are_made_transient() {
     assert_eq!(show("MemoryMax", "a-b-c.slice"), "1000000000");
     assert_eq!(show("Documentation", "a-b-c.slice"), "man:a man:t man:a");
     assert_eq!(show("ActiveState", "a-b-c.slice"), "active");
+    // A reload keeps it (no /run/systemd/transient on this path: from
+    // the transient set).
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show("Description", "a-b-c.slice"), "slice too");
+    assert_eq!(show("MemoryMax", "a-b-c.slice"), "1000000000");
     // Stopped, it leaves the unit set: the slice is made again from its
     // drop-ins once the init let the transient one go.
     call(&["StopUnit", "ss", "a-b-c.slice", "replace"]);
