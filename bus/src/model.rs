@@ -37,6 +37,7 @@ pub fn suffix_of(kind: UnitType) -> &'static str {
         UnitType::Timer => ".timer",
         UnitType::Socket => ".socket",
         UnitType::Path => ".path",
+        UnitType::Slice => ".slice",
         _ => ".service",
     }
 }

@@ -61,6 +61,7 @@ pub fn type_interface(kind: UnitType) -> &'static str {
         UnitType::Socket => "org.freedesktop.systemd1.Socket",
         UnitType::Path => "org.freedesktop.systemd1.Path",
         UnitType::Scope => "org.freedesktop.systemd1.Scope",
+        UnitType::Slice => "org.freedesktop.systemd1.Slice",
         _ => "org.freedesktop.systemd1.Service",
     }
 }
@@ -117,7 +118,7 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     props.extend([
         ("Triggers", strs(triggers)),
         ("TriggeredBy", strs(vec![])),
-        ("Documentation", strs(vec![])),
+        ("Documentation", strs(s.documentation.clone())),
         (
             "Description",
             Value::from(s.description.clone().unwrap_or(id)),
@@ -182,6 +183,11 @@ pub fn type_props(s: &UnitStatus) -> Props {
     let cgroup = control_group(s);
     match s.kind {
         UnitType::Virtual => {}
+        // systemd's resource control of a slice: `infinity` is no limit.
+        UnitType::Slice => {
+            out.push(("MemoryMax", Value::from(s.memory_max.unwrap_or(u64::MAX))));
+            out.push(("ControlGroup", Value::from(cgroup.clone())));
+        }
         UnitType::Timer => {
             let t = s.timer.clone();
             let next = t.as_ref().and_then(|t| t.next_elapse_usec).unwrap_or(0);

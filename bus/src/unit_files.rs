@@ -31,6 +31,43 @@ pub async fn dropins_of(hub: &Hub, name: &str) -> Result<Vec<(String, String)>, 
         .collect())
 }
 
+/// The search path's directory of transient units
+/// (`/run/systemd/transient`), if the path names one (it may not exist
+/// yet: systemd makes it at boot, flotilla when it first writes there).
+async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
+    Ok(hub.system().await?.units_path.into_iter().find(|p| {
+        flotilla_units::systemd::DirRole::of_path(p) == flotilla_units::systemd::DirRole::Transient
+    }))
+}
+
+/// Writes the file of the transient unit `name` (a slice, whose type
+/// needs no file) into the path's directory of transient units, as
+/// systemd does: a reload reads the unit from it with its drop-ins
+/// once, as systemd's reload does (docs/dbus.md, "Transient slices").
+/// Nothing without such a directory on the path.
+pub async fn write_transient(hub: &Hub, name: &str, text: &str) -> Result<(), BusError> {
+    let Some(dir) = transient_dir(hub).await? else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(format!("{dir}/{name}"), text))
+        .map_err(|e| BusError::failed(format!("cannot write {dir}/{name}: {e}")))
+}
+
+/// Removes the file of the transient unit `name`, if there is one: a
+/// stopped transient unit is gone, also at the next reload.
+pub async fn remove_transient(hub: &Hub, name: &str) -> Result<(), BusError> {
+    let Some(dir) = transient_dir(hub).await? else {
+        return Ok(());
+    };
+    match std::fs::remove_file(format!("{dir}/{name}")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(BusError::failed(format!("cannot remove {dir}/{name}: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A unit file's path and enablement state, `None` when the path has no
 /// file of that name.
 fn file_state(dirs: &[SearchDir], name: &str) -> Option<(String, &'static str)> {
@@ -392,10 +429,12 @@ pub async fn set_default(hub: &Hub, name: &str, force: bool) -> Result<Answer, B
 /// The drop-ins of a unit read from a file, as its `DropInPaths` lists
 /// them (`systemctl cat` and `status` print them): those the search path
 /// applies to the unit now, in the order they apply (an instance's
-/// template's too). Empty for a unit of no file, a YAML unit, or when the
-/// path cannot be read.
+/// template's too). Empty for a unit of no file (but of a type that
+/// needs none, a slice, made from its drop-ins: `systemctl cat` prints
+/// them), a YAML unit, or when the path cannot be read.
 pub async fn dropin_paths(hub: &Hub, s: &flotilla_units::protocol::UnitStatus) -> Vec<String> {
-    if !s.source.starts_with('/') {
+    let fileless = s.source.is_empty() && !s.kind.row().needs_file;
+    if !s.source.starts_with('/') && !fileless {
         return Vec::new();
     }
     match search_path(hub).await {

@@ -169,6 +169,12 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     if s.source == flotilla_units::protocol::SLICE_SOURCE {
         return stop_slice(hub, &sysname).await;
     }
+    // A slice unit: the units in it stop with it (systemd's units in a
+    // slice are `Requires=` and `After=` it), then it stops as any unit.
+    if s.kind.row().holds_units {
+        stop_below(hub, &sysname).await?;
+        crate::unit_files::remove_transient(hub, &sysname).await?;
+    }
     let mut already = None;
     if s.source == TRANSIENT_SOURCE {
         // A transient service (systemd-run, initctl run) stops by leaving
@@ -227,6 +233,12 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
 /// done, as systemd stops a slice's members with it. A unit is below
 /// the slice when its main process's cgroup is.
 async fn stop_slice(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+    stop_below(hub, name).await?;
+    Ok(done_job(hub, name, "stop"))
+}
+
+/// Stops the units below the slice `name`, each once its stop is done.
+async fn stop_below(hub: &Arc<Hub>, name: &str) -> Result<(), BusError> {
     // A frozen slice is thawed first, so that the units below it get
     // their stop signals (systemd thaws a unit it stops, too).
     if let Some(s) = hub.find(name).await? {
@@ -257,7 +269,7 @@ async fn stop_slice(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
             crate::jobs::follow(Arc::clone(hub), p).await;
         }
     }
-    Ok(done_job(hub, name, "stop"))
+    Ok(())
 }
 
 /// `RestartUnit` (`TryRestartUnit` with `only_active`: a unit that is not

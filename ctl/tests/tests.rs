@@ -56,6 +56,8 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         cleaning: false,
         freezer: Default::default(),
         can_freeze: false,
+        documentation: Vec::new(),
+        memory_max: None,
     }
 }
 

@@ -541,7 +541,8 @@ mod tests {
     /// Debian's config (contrib/debian) reads the units of every
     /// directory systemd reads, in systemd's order, the generators'
     /// output at systemd's places among them: a unit a program writes into
-    /// /run/systemd/system is found at the next daemon-reload.
+    /// /run/systemd/system is found at the next daemon-reload, and a
+    /// transient slice's file in /run/systemd/transient too.
     #[test]
     fn debians_config_has_systemds_unit_path() {
         let ctx = Context {
@@ -557,6 +558,7 @@ mod tests {
                 "/etc/init/units",
                 "/etc/systemd/system.control",
                 "/run/systemd/system.control",
+                "/run/systemd/transient",
                 "/run/systemd/generator.early",
                 "/etc/systemd/system",
                 "/etc/systemd/system.attached",

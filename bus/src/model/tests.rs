@@ -42,6 +42,8 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         cleaning: false,
         freezer: Default::default(),
         can_freeze: false,
+        documentation: Vec::new(),
+        memory_max: None,
     }
 }
 

@@ -38,6 +38,10 @@ pub struct Asked {
     pub adopt: Vec<i32>,
     /// Mount units to pull in, where they exist.
     pub mounts: Vec<String>,
+    /// For a type that needs no file (a slice): the unit file its
+    /// properties make, which a reload reads it from
+    /// ([`crate::unit_files::write_transient`]).
+    pub file: Option<String>,
 }
 
 fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
@@ -57,8 +61,22 @@ fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
 /// applies them over the transient unit's file; a problem in one of them
 /// is not the caller's, and the translator's warning for it is left out.
 fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<UnitSpec, BusError> {
+    from_lines(name, props, dropins, "Service").map(|(unit, _)| unit)
+}
+
+/// The unit of a type read from unit-file lines (a service, a slice):
+/// `props` as the lines of its section `own` and of `[Unit]`, read with
+/// its drop-ins in systemd's order
+/// (`flotilla_units::load::transient_files`: a slice has been loaded
+/// with its drop-ins before, and reads them again after).
+fn from_lines(
+    name: &str,
+    props: Props,
+    dropins: &[(String, String)],
+    own: &str,
+) -> Result<(UnitSpec, String), BusError> {
     let lines = props::lines(props)?;
-    let (text, by_line) = props::unit_file(&lines);
+    let (text, by_line) = props::unit_file_of(&lines, own);
     let pairs: Vec<(&str, &str)> = dropins
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
@@ -66,7 +84,11 @@ fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<Uni
     let mut parsed = if pairs.is_empty() {
         translate_file(name, name, &text)
     } else {
-        MergedUnit::merge((name, &text), &pairs).translate(name)
+        let files = flotilla_units::load::transient_files(name, (name, &text), &pairs);
+        match files.split_first() {
+            Some((first, rest)) => MergedUnit::merge(*first, rest).translate(name),
+            None => translate_file(name, name, &text),
+        }
     };
     parsed.diagnostics.retain(|d| d.file == name);
     let property = |line: u32| {
@@ -103,9 +125,10 @@ fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<Uni
             ),
         ));
     }
-    parsed
+    let unit = parsed
         .spec
-        .ok_or_else(|| BusError::invalid_args(format!("{name}: not a unit flotilla can run")))
+        .ok_or_else(|| BusError::invalid_args(format!("{name}: not a unit flotilla can run")))?;
+    Ok((unit, text))
 }
 
 /// The dependency and ordering properties a transient unit of either
@@ -296,10 +319,13 @@ pub fn asked_with(
     aux: &Aux,
     dropins: &[(String, String)],
 ) -> Result<Asked, BusError> {
-    if !name.ends_with(".service") && !name.ends_with(".scope") {
+    if ![".service", ".scope", ".slice"]
+        .iter()
+        .any(|s| name.ends_with(s))
+    {
         return Err(BusError::not_supported(
             &format!("The transient unit {name}"),
-            "flotilla makes transient services and scopes only",
+            "flotilla makes transient services, scopes and slices only",
         ));
     }
     if !aux.is_empty() {
@@ -308,12 +334,21 @@ pub fn asked_with(
             "flotilla makes one transient service per call",
         ));
     }
-    let asked = if name.ends_with(".scope") {
+    let asked = if name.ends_with(".slice") {
+        let (unit, text) = from_lines(name, props, dropins, "Slice")?;
+        Asked {
+            unit,
+            adopt: Vec::new(),
+            mounts: Vec::new(),
+            file: Some(text),
+        }
+    } else if name.ends_with(".scope") {
         let Scope { unit, pids, mounts } = scope(name, props)?;
         Asked {
             unit,
             adopt: pids,
             mounts,
+            file: None,
         }
     } else {
         let collect = collect_mode(&props)?;
@@ -323,6 +358,7 @@ pub fn asked_with(
             unit,
             adopt: Vec::new(),
             mounts: Vec::new(),
+            file: None,
         }
     };
     // The init's own check of a unit given whole, here, so that a value it
@@ -347,7 +383,7 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
             "{name}: only a service takes StandardInputFileDescriptor and the like"
         )));
     }
-    let dropins = if name.ends_with(".service") {
+    let dropins = if name.ends_with(".service") || name.ends_with(".slice") {
         crate::unit_files::dropins_of(hub, &name).await?
     } else {
         Vec::new()
@@ -356,6 +392,7 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
         mut unit,
         adopt,
         mounts,
+        file,
     } = asked_with(&name, props, &aux, &dropins)?;
     for m in mounts {
         if hub.find(&m).await?.is_some() {
@@ -372,6 +409,9 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
     match hub.ask_passing(request, &fds).await? {
         Reply::Applied(_) => {}
         other => return Err(BusError::from_init(&other, &format!("add {name}"))),
+    }
+    if let Some(text) = file {
+        crate::unit_files::write_transient(hub, &name, &text).await?;
     }
     Ok(units_ops::job_for(
         hub,
@@ -629,5 +669,62 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    /// systemd's test 15 (`test_hierarchical_slice_dropins`,
+    /// `test_transient_slice_dropins`): a transient slice's drop-ins win
+    /// over its properties, apply before them too (systemd 252 loaded the
+    /// slice with them first), and its file holds the properties alone.
+    #[test]
+    fn a_transient_slice_is_read_with_its_dropins_around_its_properties() {
+        let dropins = vec![
+            (
+                "/etc/systemd/system/slice.d/d1.conf".to_string(),
+                "[Unit]\nDocumentation=man:drop1\n".to_string(),
+            ),
+            (
+                "/usr/lib/systemd/system/a-.slice.d/o.conf".to_string(),
+                "[Unit]\nDocumentation=man:drop2\n[Slice]\nMemoryMax=1000000000\n".to_string(),
+            ),
+        ];
+        let props = vec![
+            ("Description".to_string(), v("slice too")),
+            ("MemoryMax".to_string(), v(1_000_000_002u64)),
+            ("Documentation".to_string(), v(vec!["man:drop5"])),
+        ];
+        let a = asked_with("a-b-c.slice", props, &vec![], &dropins).unwrap();
+        assert_eq!(a.unit.kind, UnitType::Slice);
+        assert_eq!(a.unit.description.as_deref(), Some("slice too"));
+        let docs: Vec<&str> = a
+            .unit
+            .extras
+            .documentation
+            .iter()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            docs,
+            [
+                "man:drop1",
+                "man:drop2",
+                "man:drop5",
+                "man:drop1",
+                "man:drop2"
+            ]
+        );
+        assert_eq!(
+            a.unit.extras.context.resources.memory_max,
+            Some(flotilla_units::context::resources::Amount::Absolute(
+                1_000_000_000
+            ))
+        );
+        assert_eq!(
+            a.unit.extras.context.resources.slice.as_deref(),
+            Some("a-b.slice")
+        );
+        let file = a.file.unwrap();
+        assert!(file.contains("Documentation=man:drop5\n"), "{file}");
+        assert!(file.contains("[Slice]\nMemoryMax=1000000002\n"), "{file}");
+        assert!(!file.contains("drop1"), "{file}");
     }
 }

@@ -489,15 +489,22 @@ fn prefixes(property: &str, flags: &[String]) -> Result<String, BusError> {
 /// (`flotilla_units::systemd::service_section`), and, for each line of
 /// the text, the property it came from (by 1-based line number).
 pub fn unit_file(lines: &[Line]) -> (String, Vec<Option<String>>) {
+    unit_file_of(lines, "Service")
+}
+
+/// [`unit_file`] of a unit whose type's section is `own` (`Slice` for a
+/// slice): what is not `[Unit]`'s goes there.
+pub fn unit_file_of(lines: &[Line], own: &str) -> (String, Vec<Option<String>>) {
     let mut text = String::new();
     // Line 0 is nowhere (a diagnostic without a position).
     let mut by_line: Vec<Option<String>> = vec![None];
-    for section in ["Unit", "Service"] {
+    for section in ["Unit", own] {
         text.push_str(&format!("[{section}]\n"));
         by_line.push(None);
+        let unit = section == "Unit";
         for l in lines
             .iter()
-            .filter(|l| flotilla_units::systemd::service_section(&l.key) == section)
+            .filter(|l| (flotilla_units::systemd::service_section(&l.key) == "Unit") == unit)
         {
             text.push_str(&format!("{}={}\n", l.key, l.value));
             by_line.push(Some(l.property.clone()));

@@ -74,6 +74,8 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         cleaning: false,
         freezer: Default::default(),
         can_freeze: false,
+        documentation: Vec::new(),
+        memory_max: None,
     }
 }
 

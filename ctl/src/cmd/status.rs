@@ -381,6 +381,8 @@ pub(crate) mod tests {
             cleaning: false,
             freezer: Default::default(),
             can_freeze: false,
+            documentation: Vec::new(),
+            memory_max: None,
         }
     }
 

@@ -304,11 +304,33 @@ impl<S: Sys> Runtime<S> {
         })
     }
 
+    /// The status `s` of a unit, and for a slice unit the facts of its
+    /// directory: active while it exists (a unit in it runs), as
+    /// systemd's slice is active while a unit in it is, with its freezer
+    /// state.
+    pub(super) fn with_slice_dir(&self, mut s: UnitStatus) -> UnitStatus {
+        if !s.kind.row().holds_units {
+            return s;
+        }
+        if let Some(dir) = self.slice_status(&s.unit) {
+            if s.state == UnitState::Disabled {
+                s.state = UnitState::Running;
+                s.status = dir.status;
+            }
+            s.freezer = dir.freezer;
+            s.can_freeze = dir.can_freeze;
+        }
+        s
+    }
+
     /// The cgroup of `name` to freeze: a running unit's, or a slice's
     /// directory; else the refusal.
     fn freezer_dir(&self, name: &str) -> Result<PathBuf, (ErrorCode, String)> {
         let g = self.planner.graph();
-        let Some(id) = g.unit(name) else {
+        let slice_unit = g
+            .unit(name)
+            .is_some_and(|i| g.node(i).spec.kind.row().holds_units);
+        let Some(id) = g.unit(name).filter(|_| !slice_unit) else {
             return match name.ends_with(".slice") {
                 true => self.sys.slice_cgroup(name).ok_or_else(|| {
                     (

@@ -103,12 +103,24 @@ impl<S: Sys> Runtime<S> {
 
     /// The names a reload makes instances of besides those the units name:
     /// the target, the wanted units and the instances of the connections
-    /// the init holds (`accepts.rs`).
+    /// the init holds (`accepts.rs`); also the wanted units that need no
+    /// file (a started slice), made again from their drop-ins.
     pub(super) fn named_instances(&self) -> Vec<String> {
         std::iter::once(self.planner.target())
             .chain(self.planner.wants().map(|(n, _)| n))
             .chain(self.accepts.instances())
-            .filter(|n| UnitName::split(n).is_instance())
+            .filter(|n| {
+                // A transient slice stays the transient set's (or is read
+                // from its file in /run/systemd/transient).
+                let fileless = flotilla_units::load::loads_without_file(n)
+                    && !self
+                        .units
+                        .transient_sets()
+                        .values()
+                        .flatten()
+                        .any(|u| u.name == *n);
+                UnitName::split(n).is_instance() || fileless
+            })
             .map(str::to_string)
             .collect()
     }

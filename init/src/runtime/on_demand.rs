@@ -44,7 +44,7 @@ impl<S: Sys> Runtime<S> {
     /// were added (the planner has them); `Ok(false)`: nothing to add;
     /// `Err`: why not, for a reply (nothing changed).
     pub(super) fn load_on_demand(&mut self, name: &str) -> Result<bool, String> {
-        if self.instantiate(name)? {
+        if self.instantiate(name)? || self.make_without_file(name)? {
             return Ok(true);
         }
         let reread = self.reread(name)?;
@@ -80,6 +80,38 @@ impl<S: Sys> Runtime<S> {
             "init: loaded on demand: {} (defined since the last reload)",
             added.join(", ")
         ));
+        Ok(true)
+    }
+
+    /// Makes the unit `name` when no unit has it and its type needs no
+    /// file (a slice: `flotilla_units::load::without_file`), from its
+    /// drop-ins alone, as systemd loads a slice whatever names it.
+    /// `Ok(true)`: made (the planner has it).
+    fn make_without_file(&mut self, name: &str) -> Result<bool, String> {
+        let g = self.planner.graph();
+        // A ghost (a transient slice let go) is no unit of the set.
+        let unit = g.unit(name).filter(|&i| !g.node(i).ghost);
+        let known = unit.is_some() || g.provider(name).is_some();
+        if known
+            || g.shape().masks.contains(name)
+            || !flotilla_units::load::loads_without_file(name)
+        {
+            return Ok(false);
+        }
+        let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[name.to_string()])
+            .map_err(|e| format!("cannot read the unit search path: {e}"))?;
+        let Some(made) = loaded.units.into_iter().find(|(s, _)| s.name == name) else {
+            return Ok(false);
+        };
+        let g = self.planner.graph();
+        let mut dir = self.units.dir_specs(g);
+        dir.push(made);
+        flotilla_units::load::add_default_dependencies(&mut dir);
+        let mut all = dir.clone();
+        all.extend(self.units.transient_specs());
+        self.replace_with(all, None, OnChange::Restart)
+            .map_err(|e| format!("`{name}` cannot be added: {}", e.join("; ")))?;
+        self.units.set_dir(dir, self.planner.graph());
         Ok(true)
     }
 

@@ -181,6 +181,8 @@ impl<S: Sys> Runtime<S> {
             cleaning: self.is_cleaning(&node.spec.name),
             freezer: self.freezer_shown(id),
             can_freeze: false,
+            documentation: Vec::new(),
+            memory_max: None,
         })
     }
 
@@ -199,6 +201,14 @@ impl<S: Sys> Runtime<S> {
                 .map_or_else(|| name.to_string(), |p| p.clone())
         };
         st.can_freeze = self.can_freeze(id);
+        if let Some(n) = g.get(id) {
+            use flotilla_units::context::resources::Amount;
+            st.documentation = n.spec.extras.documentation.to_vec();
+            st.memory_max = match n.spec.extras.context.resources.memory_max {
+                Some(Amount::Absolute(b)) => Some(b),
+                _ => None,
+            };
+        }
         st.dependencies = g
             .get(id)
             .map(|n| flotilla_units::protocol::Dependencies::of(&n.spec, &n.origin).renamed(id_of));

@@ -72,7 +72,9 @@ impl<S: Sys> Runtime<S> {
                     .unit(&n)
                     .filter(|&i| self.is_listed(i))
                     .or_else(|| g.provider(&n));
-                let found = id.and_then(|i| self.unit_status_with_usage(i));
+                let found = id
+                    .and_then(|i| self.unit_status_with_usage(i))
+                    .map(|s| self.with_slice_dir(s));
                 let r = match found.or_else(|| self.slice_status(&n)) {
                     Some(s) => Reply::Unit(s),
                     None => Reply::error(

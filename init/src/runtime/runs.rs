@@ -57,8 +57,13 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let g = self.planner.graph();
+        // A unit that needs no file and has none (a slice made from its
+        // drop-ins) becomes the transient one, as systemd makes the
+        // slice it has loaded transient; the set's unit hides it.
+        let fileless =
+            |i| g.node(i).origin.file.is_empty() && !g.node(i).spec.kind.row().needs_file;
         if g.unit(&name)
-            .is_some_and(|i| !g.node(i).ghost && !g.node(i).synthetic)
+            .is_some_and(|i| !g.node(i).ghost && !g.node(i).synthetic && !fileless(i))
         {
             return Reply::error(
                 ErrorCode::NotPossible,

@@ -406,8 +406,26 @@ impl<S: Sys> Runtime<S> {
         };
         let mut shape = shape;
         crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
+        // A transient unit the path has a file of now (a slice's, in
+        // /run/systemd/transient) is read from it with its drop-ins, as
+        // systemd reads its transient units at a reload.
+        let from_files: HashSet<String> = loaded
+            .units
+            .iter()
+            .filter(|(_, o)| {
+                let dir = o.file.rsplit_once('/').map_or("", |(d, _)| d);
+                flotilla_units::systemd::DirRole::of_path(dir)
+                    == flotilla_units::systemd::DirRole::Transient
+            })
+            .map(|(u, _)| u.name.clone())
+            .collect();
         let mut all = loaded.units.clone();
-        all.extend(self.units.transient_specs());
+        all.extend(
+            self.units
+                .transient_specs()
+                .into_iter()
+                .filter(|(u, _)| !from_files.contains(&u.name)),
+        );
         // Every problem at once, as `init --check` reports them: the
         // files' and the graph's own (cycles, duplicate names or targets)
         // among the units that did load, with the transient sets.
@@ -435,6 +453,10 @@ impl<S: Sys> Runtime<S> {
         }
         match self.replace_with(all, Some(shape), on_change) {
             Ok(mut applied) => {
+                for units in self.units.transient.values_mut() {
+                    units.retain(|u| !from_files.contains(&u.name));
+                }
+                self.units.transient.retain(|_, units| !units.is_empty());
                 let now = self.now();
                 want_builtins(&mut self.planner, now);
                 self.settings.targets = targets;
@@ -531,6 +553,13 @@ impl<S: Sys> Runtime<S> {
     /// takes the whole unit set so changed; else changes nothing.
     fn commit_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
         let mut all = self.units.dir_specs(self.planner.graph());
+        // A transient unit takes the place of the directory's unit of its
+        // name that no file defines (a slice made from its drop-ins).
+        all.retain(|(d, o)| {
+            !(o.file.is_empty()
+                && !d.kind.row().needs_file
+                && units.iter().any(|u| u.name == d.name))
+        });
         let old = if units.is_empty() {
             self.units.transient.remove(&set)
         } else {

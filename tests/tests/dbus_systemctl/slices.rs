@@ -5,8 +5,12 @@
 //! delegated cgroup writable by the unit's user (a dynamic one, and a
 //! scope's `User=`), docs/service-context.md, "Slices".
 
-use super::{busd_on, dbus_daemon, debian_tool, on_system_bus, on_the_bus, started};
+use super::{
+    busctl, busd, busd_on, dbus_daemon, debian_tool, on_system_bus, on_the_bus, started, systemctl,
+};
 use flotilla_tests::init::TestDir;
+use flotilla_tests::{wait_for, WAIT};
+use flotilla_units::state::UnitState;
 use std::process::Command;
 
 /// A check of the command's own cgroup, `sh -c` text: its path (the `0::`
@@ -111,4 +115,99 @@ fn units_are_placed_in_their_slices_and_delegated_to_their_users() {
     let out = run_wait(&["-p", "Slice=a--b.slice", "/bin/true"]);
     assert_ne!(out.code, 0, "{out:?}");
     assert!(out.stderr.contains("a--b.slice"), "{out:?}");
+}
+
+/// Slice units as systemd's test 15 asks for them
+/// (`test_hierarchical_slice_dropins`, `test_transient_slice_dropins`),
+/// with Debian's systemctl and busctl: a slice no file defines is loaded
+/// with its defaults and its name's drop-ins (`a-.slice.d/`,
+/// `a-b-c.slice.d/`), `systemctl cat` prints them, a transient slice
+/// takes its properties under its drop-ins, read twice, and its stop
+/// lets it go; a slice starts and stops as any unit (docs/dbus.md,
+/// "Transient slices"; docs/systemd-units.md, "Slices").
+#[test]
+fn slices_load_without_a_file_take_their_dropins_and_are_made_transient() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let show = |prop: &str, unit: &str| {
+        let out = systemctl(&bus, &["show", "-P", prop, unit]);
+        out.expect(0);
+        out.stdout.trim_end().to_string()
+    };
+
+    // No file, no drop-in: the defaults.
+    assert_eq!(show("Description", "z-y.slice"), "Slice /z/y");
+    assert_eq!(show("MemoryMax", "z-y.slice"), "infinity");
+    assert_eq!(show("LoadState", "z-y.slice"), "loaded");
+
+    dir.file("units/a-.slice.d/doc.conf", "[Unit]\nDocumentation=man:a\n");
+    let limit = dir.file(
+        "units/a-b-c.slice.d/limit.conf",
+        "[Slice]\nMemoryMax=1000000000\n",
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show("MemoryMax", "a-b-c.slice"), "1000000000");
+    assert_eq!(show("Documentation", "a-b-c.slice"), "man:a");
+    let out = systemctl(&bus, &["cat", "a-b-c.slice"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(&format!("# {}", limit.display())),
+        "{out:?}"
+    );
+
+    // Transient: the properties under the drop-ins, which are read
+    // before and after them.
+    let call = |args: &[&str]| {
+        let mut all = vec![
+            "call",
+            "org.freedesktop.systemd1",
+            "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager",
+        ];
+        all.extend_from_slice(args);
+        busctl(&bus.socket, None, &all).expect(0);
+    };
+    call(&[
+        "StartTransientUnit",
+        "ssa(sv)a(sa(sv))",
+        "a-b-c.slice",
+        "replace",
+        "3",
+        "Description",
+        "s",
+        "slice too",
+        "MemoryMax",
+        "t",
+        "1000000002",
+        "Documentation",
+        "as",
+        "1",
+        "man:t",
+        "0",
+    ]);
+    init.wait_state("a-b-c.slice", UnitState::Running);
+    assert_eq!(show("Description", "a-b-c.slice"), "slice too");
+    assert_eq!(show("MemoryMax", "a-b-c.slice"), "1000000000");
+    assert_eq!(show("Documentation", "a-b-c.slice"), "man:a man:t man:a");
+    assert_eq!(show("ActiveState", "a-b-c.slice"), "active");
+    // A reload keeps it (no /run/systemd/transient on this path: from
+    // the transient set).
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    assert_eq!(show("Description", "a-b-c.slice"), "slice too");
+    assert_eq!(show("MemoryMax", "a-b-c.slice"), "1000000000");
+    // Stopped, it leaves the unit set: the slice is made again from its
+    // drop-ins once the init let the transient one go.
+    call(&["StopUnit", "ss", "a-b-c.slice", "replace"]);
+    wait_for(WAIT, "a-b-c.slice made from its drop-ins again", || {
+        (show("Description", "a-b-c.slice") == "Slice /a/b/c").then_some(())
+    });
+    assert_eq!(show("ActiveState", "a-b-c.slice"), "inactive");
+
+    // A slice started and stopped by hand.
+    systemctl(&bus, &["start", "z-y.slice"]).expect(0);
+    init.wait_state("z-y.slice", UnitState::Running);
+    assert_eq!(show("ActiveState", "z-y.slice"), "active");
+    systemctl(&bus, &["stop", "z-y.slice"]).expect(0);
+    assert_eq!(show("ActiveState", "z-y.slice"), "inactive");
 }

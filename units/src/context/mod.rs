@@ -179,6 +179,14 @@ impl ServiceContext {
         *self == ServiceContext::default()
     }
 
+    /// Whether every key set is one a slice takes (`slice::takes`) or
+    /// its place (`Slice=`): a slice unit's context.
+    pub fn is_resource_control_only(&self) -> bool {
+        Key::all()
+            .filter(|k| *k != Key::Slice && !slice::takes(*k))
+            .all(|k| !self.is_set(k))
+    }
+
     /// Whether `key` may be skipped where the kernel cannot honour it.
     pub fn may_skip(&self, key: Key) -> bool {
         self.skip_unsupported.contains(&key)

@@ -6,10 +6,12 @@
 //! `system-foo.slice`, inside `system.slice`. A unit with no `Slice=` is
 //! in `system.slice`, as in systemd's system manager. The init makes the
 //! directories on demand and removes them once empty
-//! (`init/src/sys/cgroup.rs`); a `.slice` unit file's own settings are not
-//! read (docs/service-context.md, "Slices").
+//! (`init/src/sys/cgroup.rs`). A slice is also a unit of its own (type
+//! `slice`): its parent, default description and the keys its `[Slice]`
+//! takes are here (docs/service-context.md, "Slices").
 
-use crate::systemd::validate_unit_name;
+use super::Key;
+use crate::systemd::{unescape_path, validate_unit_name};
 
 /// The slice of a unit that names none.
 pub const DEFAULT_SLICE: &str = "system.slice";
@@ -55,6 +57,56 @@ pub fn slice_dirs(slice: &str) -> Vec<String> {
     out
 }
 
+/// The keys a slice's `[Slice]` section takes: the resource-control
+/// keys of systemd.resource-control(5) flotilla has, applied to the
+/// slice's cgroup directory (its place is its name's, so no `Slice=`).
+pub fn takes(key: Key) -> bool {
+    matches!(
+        key,
+        Key::MemoryMax
+            | Key::MemoryHigh
+            | Key::CpuWeight
+            | Key::CpuQuota
+            | Key::TasksMax
+            | Key::IoWeight
+            | Key::IoAccounting
+            | Key::MemoryAccounting
+            | Key::TasksAccounting
+            | Key::DevicePolicy
+            | Key::DeviceAllow
+            | Key::IpAddressAllow
+            | Key::IpAddressDeny
+    )
+}
+
+/// The slice that holds slice `slice` (systemd's `slice_add_parent_slice`):
+/// its name less its last level (`a-b.slice` for `a-b-c.slice`), the
+/// root slice for a top one, none for the root slice itself.
+pub fn parent_slice(slice: &str) -> Option<String> {
+    if slice == ROOT_SLICE {
+        return None;
+    }
+    let prefix = slice.strip_suffix(".slice")?;
+    Some(match prefix.rfind('-') {
+        Some(i) => format!("{}.slice", &prefix[..i]),
+        None => ROOT_SLICE.to_string(),
+    })
+}
+
+/// A slice's description when its files give none (systemd's
+/// `slice_load`): `Slice` and the path its name escapes (`Slice /a/b/c`
+/// for `a-b-c.slice`); the root slice is `Root Slice`.
+pub fn default_description(slice: &str) -> String {
+    if slice == ROOT_SLICE {
+        return "Root Slice".to_string();
+    }
+    let prefix = slice.strip_suffix(".slice").unwrap_or(slice);
+    match unescape_path(prefix) {
+        Ok(path) => format!("Slice {path}"),
+        Err(_) => slice.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +132,23 @@ mod tests {
             assert_eq!(parse_slice(slice).as_deref(), Ok(*slice), "{slice}");
             assert_eq!(slice_dirs(slice), *dirs, "{slice}");
         }
+    }
+
+    #[test]
+    fn a_slice_is_in_its_parent_and_described_by_its_path() {
+        assert_eq!(parent_slice("a-b-c.slice").as_deref(), Some("a-b.slice"));
+        assert_eq!(parent_slice("a.slice").as_deref(), Some(ROOT_SLICE));
+        assert_eq!(parent_slice(ROOT_SLICE), None);
+        assert_eq!(default_description("a-b-c.slice"), "Slice /a/b/c");
+        assert_eq!(default_description("system.slice"), "Slice /system");
+        assert_eq!(default_description(r"a\x2db.slice"), "Slice /a-b");
+        assert_eq!(default_description(ROOT_SLICE), "Root Slice");
+    }
+
+    #[test]
+    fn a_slice_takes_resource_control_keys_only() {
+        assert!(takes(Key::MemoryMax) && takes(Key::TasksMax));
+        assert!(!takes(Key::Slice) && !takes(Key::Nice) && !takes(Key::Delegate));
     }
 
     #[test]

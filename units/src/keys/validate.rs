@@ -187,7 +187,13 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
     // The service context (its values were checked when it was built:
     // by the translator for a fleet unit, or the YAML loader), and a
     // oneshot's further commands.
-    if !spec.extras.context.is_empty() && !super::CONTEXT_APPLIES_TO.contains(&kind) {
+    // A slice's context is its resource control only (the keys its
+    // `[Slice]` takes, `context/slice.rs`), and its place.
+    let slice_context = kind.row().holds_units && spec.extras.context.is_resource_control_only();
+    if !spec.extras.context.is_empty()
+        && !super::CONTEXT_APPLIES_TO.contains(&kind)
+        && !slice_context
+    {
         bad("context", What::DoesNotApply(kind));
     }
     for c in &spec.extras.exec_start_then {

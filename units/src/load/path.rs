@@ -118,6 +118,7 @@ pub fn load_path_with(
     add_edges(dirs, &mut out);
     out.template_files = Templates::read(dirs, &out.templates, facts, read);
     out.add_instances(named);
+    super::fileless::add_named(dirs, facts, named, read, &mut out);
     super::default_deps::add_default_dependencies(&mut out.units);
     let orphans = super::orphan_dropins::warnings(dirs, &out);
     out.diagnostics.extend(orphans);

@@ -155,6 +155,16 @@ pub struct UnitStatus {
     /// `CanFreeze`. In the answer to `status` of one unit (not in lists).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub can_freeze: bool,
+    /// Its `Documentation=` URIs, in order (systemd's `Documentation`).
+    /// In the answer to `status` of one unit (not in lists).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub documentation: Vec<String>,
+    /// Its `MemoryMax=` in bytes, for a unit with a cgroup setting of it
+    /// (systemd's `MemoryMax`, `infinity` when absent); a share of the
+    /// machine's memory (`50%`) is not given. In the answer to `status`
+    /// of one unit (not in lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_max: Option<u64>,
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).

@@ -58,6 +58,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     refuse_manual_stop: None,
     ignore_on_isolate: None,
     allow_isolate: None,
+    documentation: Names::new(),
     restart_kill_signal: None,
     start_limit_interval: None,
     start_limit_burst: None,

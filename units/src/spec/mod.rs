@@ -59,6 +59,10 @@ pub enum UnitType {
     /// start (systemd's `.scope`, made over D-Bus by `StartTransientUnit`:
     /// logind's sessions, `systemd-run --scope`).
     Scope,
+    /// No process: a level of the cgroup tree that holds the units placed
+    /// in it, with the resource limits its `[Slice]` section gives
+    /// (systemd's `.slice`; it needs no file).
+    Slice,
 }
 
 impl UnitType {
@@ -68,7 +72,7 @@ impl UnitType {
     }
 
     /// Every type, in the order the docs list them.
-    pub const ALL: [UnitType; 10] = [
+    pub const ALL: [UnitType; 11] = [
         UnitType::ForegroundNotified,
         UnitType::ForegroundSupervised,
         UnitType::BackgroundPidfile,
@@ -79,6 +83,7 @@ impl UnitType {
         UnitType::Socket,
         UnitType::Path,
         UnitType::Scope,
+        UnitType::Slice,
     ];
 
     /// A trigger: a `timer`, `socket` or `path` unit, which has no process
@@ -693,6 +698,11 @@ pub struct ExtraFields {
     /// (`AllowIsolate=`); `initctl set-target` switches to any target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_isolate: Option<bool>,
+    /// `Documentation=`: the URIs, in the order the unit's files give
+    /// them (systemd keeps every one given, repeats too; an empty
+    /// assignment empties the list), shown as systemd's `Documentation`.
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub documentation: Names,
     /// The signal a stop that is part of a restart (`initctl restart`)
     /// sends instead of `kill_signal` (`RestartKillSignal=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

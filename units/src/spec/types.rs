@@ -112,6 +112,17 @@ pub struct TypeRow {
     /// Whether the unit stays `exited` after its main process exits with
     /// success, when `remain-after-exit` is not given.
     pub remains_after_exit: bool,
+    /// Whether a unit of the type needs a file to be loaded. One that does
+    /// not (a slice: its name says where it is, its defaults are whole)
+    /// is made from its drop-ins alone when something asks for it, and
+    /// is loaded with them before a `StartTransientUnit` of its name
+    /// applies its properties (docs/systemd-units.md, "Slices").
+    pub needs_file: bool,
+    /// Whether units are placed in a unit of the type (a slice: its
+    /// cgroup directory, named by its name, holds theirs; its `[Slice]`
+    /// takes the resource-control keys; it is active while a unit in it
+    /// runs, and stopping it stops them).
+    pub holds_units: bool,
 }
 
 impl TypeRow {
@@ -137,6 +148,8 @@ impl UnitType {
                 systemd_types: &["notify", "notify-reload"],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::ForegroundSupervised => &TypeRow {
                 name: "foreground-supervised",
@@ -146,6 +159,8 @@ impl UnitType {
                 systemd_types: &["", "simple", "exec", "idle"],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::BackgroundPidfile => &TypeRow {
                 name: "background-pidfile",
@@ -155,6 +170,8 @@ impl UnitType {
                 systemd_types: &["forking"],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::BackgroundScripted => &TypeRow {
                 name: "background-scripted",
@@ -164,6 +181,8 @@ impl UnitType {
                 systemd_types: &[],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::Oneshot => &TypeRow {
                 name: "oneshot",
@@ -175,6 +194,8 @@ impl UnitType {
                 systemd_types: &["oneshot"],
                 default_restart: RestartPolicy::No,
                 remains_after_exit: true,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::Virtual => &TypeRow {
                 name: "virtual",
@@ -184,6 +205,8 @@ impl UnitType {
                 systemd_types: &[],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::Timer => &TypeRow {
                 name: "timer",
@@ -193,6 +216,8 @@ impl UnitType {
                 systemd_types: &[],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::Socket => &TypeRow {
                 name: "socket",
@@ -202,6 +227,8 @@ impl UnitType {
                 systemd_types: &[],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             UnitType::Path => &TypeRow {
                 name: "path",
@@ -211,6 +238,8 @@ impl UnitType {
                 systemd_types: &[],
                 default_restart: RestartPolicy::OnFailure,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
             },
             // Never from a file: systemd loads no `.scope` file either.
             UnitType::Scope => &TypeRow {
@@ -221,6 +250,21 @@ impl UnitType {
                 systemd_types: &[],
                 default_restart: RestartPolicy::No,
                 remains_after_exit: false,
+                needs_file: true,
+                holds_units: false,
+            },
+            // Runs nothing: the init makes its cgroup directory, with its
+            // limits, while it is started or a unit in it runs.
+            UnitType::Slice => &TypeRow {
+                name: "slice",
+                runs: Runs::Nothing,
+                ready: Ready::AtOnce,
+                systemd_suffixes: &["slice"],
+                systemd_types: &[],
+                default_restart: RestartPolicy::No,
+                remains_after_exit: false,
+                needs_file: false,
+                holds_units: true,
             },
         }
     }

@@ -200,7 +200,7 @@ fn unknown_types() {
         diags("unit: u\ntype: daemon\nexec-start: /bin/u\n"),
         [
             "u.yaml:2:7: unknown type `daemon` (the types are foreground-notified, \
-          foreground-supervised, background-pidfile, background-scripted, oneshot, virtual, timer, socket, path)"
+          foreground-supervised, background-pidfile, background-scripted, oneshot, virtual, timer, socket, path, slice)"
         ]
     );
 }

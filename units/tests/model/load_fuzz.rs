@@ -240,7 +240,7 @@ fn case() -> impl Strategy<Value = Case> {
                 let (on, ms, waits) = deps;
                 (spec.depends_on, spec.depends_ms, spec.waits_for) =
                     (on.into(), ms.into(), waits.into());
-                if kind != UnitType::Virtual {
+                if kind.row().runs != flotilla_units::spec::Runs::Nothing {
                     let mut argv = vec![prog];
                     argv.extend(args);
                     spec.exec_start = Some(Command::new(argv));

@@ -192,7 +192,7 @@ fn ready_wait_and_pidfile() {
 fn every_type_parses() {
     for t in UnitType::ALL {
         let extra = match t {
-            UnitType::Virtual => "",
+            UnitType::Virtual | UnitType::Slice => "",
             UnitType::Timer => "triggers: d.service\non-boot-sec: 5m\n",
             UnitType::Socket => "triggers: d.service\nlisten-stream: /run/d.sock\n",
             UnitType::Path => "triggers: d.service\npath-exists: /run/d.flag\n",

@@ -108,7 +108,7 @@ pub fn translate_with(
 }
 
 /// Whether the unit search path loads units of this kind (by the name's
-/// suffix): services, targets, timers, sockets, paths and mounts; the
+/// suffix): services, targets, timers, sockets, paths, mounts and slices; the
 /// others (devices, swaps, …) are listed as not supported.
 pub fn translatable(unit_name: &str) -> bool {
     TRANSLATED_SUFFIXES.contains(&UnitName::split(unit_name).suffix.as_str())
@@ -525,8 +525,9 @@ fn suffix_kind(suffix: &str) -> Option<UnitType> {
 }
 
 /// The suffixes of the unit files flotilla reads.
-pub const TRANSLATED_SUFFIXES: [&str; 6] =
-    ["service", "target", "timer", "socket", "path", "mount"];
+pub const TRANSLATED_SUFFIXES: [&str; 7] = [
+    "service", "target", "timer", "socket", "path", "mount", "slice",
+];
 
 #[cfg(test)]
 mod tests;

@@ -109,8 +109,18 @@ pub(super) fn rule_of(sec: &str, key: &str, kind: UnitType, is_mount: bool) -> R
     if !is_socket && sec == "Socket" && key.starts_with("Exec") {
         return Rule::NotThisType;
     }
+    // A slice's `[Slice]` takes the resource-control keys of
+    // systemd.resource-control(5), applied to its cgroup directory.
+    let is_slice = kind.row().holds_units;
+    if is_slice && sec == "Service" {
+        return Rule::OtherSection;
+    }
     let context_key = match sec {
         "Socket" if is_socket => keys::systemd_context_key("Service", key),
+        "Slice" if is_slice => {
+            keys::systemd_context_key("Service", key).filter(|k| context::slice::takes(*k))
+        }
+        "Slice" => return Rule::NotThisType,
         _ => context_key,
     };
     let own = own_of(sec, key);
@@ -153,7 +163,7 @@ fn own_of(sec: &str, key: &str) -> Option<Read> {
 /// The keys the translator reads by a rule of its own: their value means
 /// something else than the YAML key they feed (if any), or they feed none.
 pub(super) const OWN: [(&str, &str, Read); 21] = [
-    ("Unit", "Documentation", |_, _, _, _| {}),
+    ("Unit", "Documentation", documentation),
     ("Unit", "StopWhenUnneeded", stop_when_unneeded),
     ("Unit", "OnFailureJobMode", on_failure_job_mode),
     ("Service", "BusName", bus_name),
@@ -193,6 +203,17 @@ pub(super) const OWN: [(&str, &str, Read); 21] = [
     ("Service", "ExitType", exit_type),
     ("Service", "PermissionsStartOnly", permissions_start_only),
 ];
+
+/// `Documentation=`: each word added to the list, in order, repeats
+/// kept (systemd 252 does not deduplicate: its test 15 counts them); an
+/// empty value empties it.
+fn documentation(r: &mut Reading<'_>, _: Pos, _: &str, v: &str) {
+    let docs = &mut r.spec.extras.documentation;
+    if v.trim().is_empty() {
+        docs.clear();
+    }
+    docs.extend(v.split_whitespace().map(str::to_string));
+}
 
 /// What flotilla does with every unit: one no target needs (any more) is
 /// stopped. Only the value is checked.

@@ -684,3 +684,39 @@ fn a_socket_runs_commands_with_a_context() {
     assert!(spec.exec_start_pre.is_empty());
     assert_eq!(p.diagnostics.len(), 1, "{:?}", p.diagnostics);
 }
+
+/// A `.slice` file: `[Slice]` takes the resource-control keys, its place
+/// and default description come from its name, and what is not a
+/// slice's is warned about (docs/systemd-units.md, "Slices").
+#[test]
+fn a_slice_file_takes_resource_control_in_its_section() {
+    let p = translate_file(
+        "f",
+        "a-b.slice",
+        "[Unit]\nDocumentation=man:a man:b\n[Slice]\nMemoryMax=1000000001\nSlice=x.slice\nNice=3\n\
+         [Service]\nExecStart=/bin/true\n",
+    );
+    let s = p.spec.expect("a slice");
+    assert_eq!(s.kind, UnitType::Slice);
+    assert_eq!(s.description.as_deref(), Some("Slice /a/b"));
+    let r = &s.extras.context.resources;
+    assert_eq!(
+        r.memory_max,
+        Some(crate::context::resources::Amount::Absolute(1_000_000_001))
+    );
+    assert_eq!(r.slice.as_deref(), Some("a.slice"));
+    assert_eq!(s.extras.documentation.to_vec(), ["man:a", "man:b"]);
+    assert_eq!(s.remain_after_exit, None);
+    let warned: Vec<String> = p.diagnostics.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(warned.len(), 3, "{warned:?}");
+    assert!(warned.iter().any(|w| w.contains("Slice=")), "{warned:?}");
+    assert!(warned.iter().any(|w| w.contains("Nice=")), "{warned:?}");
+    assert!(
+        warned.iter().any(|w| w.contains("[Service] ExecStart=")),
+        "{warned:?}"
+    );
+    assert!(crate::keys::validate(s).is_ok());
+
+    let bad = translate_file("f", "a--b.slice", "");
+    assert!(bad.spec.is_none());
+}

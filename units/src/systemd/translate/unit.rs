@@ -112,8 +112,9 @@ pub(crate) fn translate_at(
     t.kind = kind;
     let mut spec = UnitSpec::new(unit_name, kind);
     spec.restart = RestartPolicy::No;
-    // A trigger has no process to remain after (the key does not apply).
-    spec.remain_after_exit = (!kind.is_trigger()).then_some(false);
+    // A trigger or a slice has no process to remain after (the key does
+    // not apply).
+    spec.remain_after_exit = (!kind.is_trigger() && !kind.row().holds_units).then_some(false);
     spec.stop_timeout = SYSTEMD_DEFAULT_TIMEOUT;
     // systemd: a oneshot has no start timeout unless it sets one.
     let start_default = if kind.row().ready == Ready::Exited {
@@ -198,6 +199,9 @@ pub(crate) fn translate_at(
     let mut commands = exec_start.into_iter().map(|(c, _)| c);
     spec.exec_start = commands.next();
     spec.extras.exec_start_then = commands.collect();
+    if kind.row().holds_units {
+        slice_defaults(&mut t, &mut spec);
+    }
     if let Some(m) = mount_keys {
         m.finish(&mut t, &mut spec, default_deps);
     }
@@ -372,6 +376,20 @@ pub(crate) fn translate_at(
 
 /// Every key of the file, in order, read by its rule ([`rules::rule_of`]);
 /// `suffix` is the unit's (`service`, `mount` …).
+/// What a slice's name gives it (systemd's `slice_load`): its place below
+/// its parent slice, and its description when its files give none.
+fn slice_defaults(t: &mut Tr<'_>, spec: &mut UnitSpec) {
+    use crate::context::slice;
+    if let Err(e) = slice::parse_slice(&spec.name) {
+        t.error(Pos::default(), format!("invalid slice name: {e}"));
+        return;
+    }
+    spec.extras.context.resources.slice = slice::parent_slice(&spec.name);
+    if spec.description.is_none() {
+        spec.description = Some(slice::default_description(&spec.name));
+    }
+}
+
 fn read_keys(r: &mut Reading<'_>, options: &[UnitOption], positions: &[Pos], suffix: &str) {
     let is_mount = suffix == "mount";
     for (i, o) in options.iter().enumerate() {
