@@ -13,6 +13,7 @@ use crate::logbuf::Tail;
 use crate::outpipe::Stream;
 use crate::sys::Sys;
 use flotilla_units::context::limits::{Rlimit, RlimitValue};
+use flotilla_units::context::slice;
 use flotilla_units::graph::UnitId;
 use flotilla_units::loglevel::LogLevel;
 use flotilla_units::protocol::{
@@ -153,11 +154,14 @@ impl<S: Sys> Runtime<S> {
                     last_trigger_usec: last,
                 }
             }),
-            not_applied: self
-                .slots
-                .get(id)
-                .and_then(|s| s.run.as_deref())
-                .map_or_else(Vec::new, |r| r.not_applied()),
+            not_applied: match node.spec.kind.row().holds_units {
+                true => slice::limits_not_applied(&node.spec.extras.context.resources),
+                false => self
+                    .slots
+                    .get(id)
+                    .and_then(|s| s.run.as_deref())
+                    .map_or_else(Vec::new, |r| r.not_applied()),
+            },
             dropping_lines: self
                 .slots
                 .get(id)

@@ -186,7 +186,10 @@ fn slices_load_without_a_file_take_their_dropins_and_are_made_transient() {
         "man:t",
         "0",
     ]);
-    init.wait_state("a-b-c.slice", UnitState::Running);
+    let st = init.wait_state("a-b-c.slice", UnitState::Running);
+    // Its own limit is shown, and named as not applied to its directory.
+    let left_out: Vec<&str> = st.not_applied.iter().map(|n| n.setting.as_str()).collect();
+    assert_eq!(left_out, ["MemoryMax"], "{st:?}");
     assert_eq!(show("Description", "a-b-c.slice"), "slice too");
     assert_eq!(show("MemoryMax", "a-b-c.slice"), "1000000000");
     assert_eq!(show("Documentation", "a-b-c.slice"), "man:a man:t man:a");

@@ -10,7 +10,9 @@
 //! `slice`): its parent, default description and the keys its `[Slice]`
 //! takes are here (docs/service-context.md, "Slices").
 
+use super::resources::{Resources, ACCOUNTING};
 use super::Key;
+use crate::protocol::NotApplied;
 use crate::systemd::{unescape_path, validate_unit_name};
 
 /// The slice of a unit that names none.
@@ -77,6 +79,41 @@ pub fn takes(key: Key) -> bool {
             | Key::IpAddressAllow
             | Key::IpAddressDeny
     )
+}
+
+/// The settings of a slice unit's own `[Slice]` that are not applied:
+/// the init shows them (`systemctl show -p MemoryMax`) but does not yet
+/// write them to the slice's cgroup directory, where only its units'
+/// own limits go (docs/service-context.md, "Slices"). Each one given,
+/// with why, for the slice's `not_applied`.
+pub fn limits_not_applied(res: &Resources) -> Vec<NotApplied> {
+    let mut keys: Vec<&str> = res
+        .cgroup_files(u64::MAX, u64::MAX)
+        .into_iter()
+        .map(|(_, _, key)| key)
+        .chain(
+            ACCOUNTING
+                .iter()
+                .filter(|(ctl, _)| res.accounting.iter().any(|a| a == ctl))
+                .map(|&(_, key)| key),
+        )
+        .collect();
+    if res.devices.filter().is_some() {
+        keys.push("DeviceAllow");
+    }
+    if res.ip_access.filters() {
+        keys.push("IPAddressDeny");
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| NotApplied {
+            setting: k.to_string(),
+            reason: "not applied: a slice's own limits are not written to its cgroup \
+                     directory yet, only the limits of the units in it"
+                .to_string(),
+        })
+        .collect()
 }
 
 /// The slice that holds slice `slice` (systemd's `slice_add_parent_slice`):
@@ -149,6 +186,26 @@ mod tests {
     fn a_slice_takes_resource_control_keys_only() {
         assert!(takes(Key::MemoryMax) && takes(Key::TasksMax));
         assert!(!takes(Key::Slice) && !takes(Key::Nice) && !takes(Key::Delegate));
+    }
+
+    #[test]
+    fn a_slices_own_limits_are_named_as_not_applied() {
+        use super::super::resources::Amount;
+        assert!(limits_not_applied(&Resources::default()).is_empty());
+        let res = Resources {
+            memory_max: Some(Amount::Absolute(1_000_000_000)),
+            tasks_max: Some(Amount::Infinity),
+            accounting: vec!["memory".into()],
+            ..Resources::default()
+        };
+        let named: Vec<String> = limits_not_applied(&res)
+            .into_iter()
+            .map(|n| {
+                assert!(n.reason.contains("not written to its cgroup"), "{n:?}");
+                n.setting
+            })
+            .collect();
+        assert_eq!(named, ["MemoryAccounting", "MemoryMax", "TasksMax"]);
     }
 
     #[test]

@@ -374,8 +374,6 @@ pub(crate) fn translate_at(
     }
 }
 
-/// Every key of the file, in order, read by its rule ([`rules::rule_of`]);
-/// `suffix` is the unit's (`service`, `mount` …).
 /// What a slice's name gives it (systemd's `slice_load`): its place below
 /// its parent slice, and its description when its files give none.
 fn slice_defaults(t: &mut Tr<'_>, spec: &mut UnitSpec) {
@@ -390,6 +388,8 @@ fn slice_defaults(t: &mut Tr<'_>, spec: &mut UnitSpec) {
     }
 }
 
+/// Every key of the file, in order, read by its rule ([`rules::rule_of`]);
+/// `suffix` is the unit's (`service`, `mount` …).
 fn read_keys(r: &mut Reading<'_>, options: &[UnitOption], positions: &[Pos], suffix: &str) {
     let is_mount = suffix == "mount";
     for (i, o) in options.iter().enumerate() {
