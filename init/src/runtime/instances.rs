@@ -14,7 +14,6 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
-use flotilla_units::planner::OnChange;
 use flotilla_units::systemd::{validate_unit_name, UnitName};
 
 impl<S: Sys> Runtime<S> {
@@ -77,17 +76,7 @@ impl<S: Sys> Runtime<S> {
         for d in &found.diagnostics {
             self.sys.console(&format!("init: {d}"));
         }
-        let g = self.planner.graph();
-        let mut dir = self.units.dir_specs(g);
-        dir.extend(found.units);
-        // Its default dependencies, against the set it joins (the others
-        // have theirs: nothing changes for them).
-        flotilla_units::load::add_default_dependencies(&mut dir);
-        let mut all = dir.clone();
-        all.extend(self.units.transient_specs());
-        self.replace_with(all, None, OnChange::Restart)
-            .map_err(|e| format!("`{name}` cannot be added: {}", e.join("; ")))?;
-        self.units.set_dir(dir, self.planner.graph());
+        self.add_to_dir_set(found.units, name)?;
         self.sys
             .console(&format!("init: {name} made from its template"));
         Ok(true)

@@ -27,6 +27,7 @@ use crate::sys::Sys;
 use crate::unitdir;
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::{ErrorCode, Reply};
+use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::HashSet;
 
 /// What the last read of the search path here saw.
@@ -103,16 +104,29 @@ impl<S: Sys> Runtime<S> {
         let Some(made) = loaded.units.into_iter().find(|(s, _)| s.name == name) else {
             return Ok(false);
         };
+        self.add_to_dir_set([made], name)?;
+        Ok(true)
+    }
+
+    /// Adds `made` (for a start of `name`) to the units of the search
+    /// path: with their default dependencies against the set they join
+    /// (the others have theirs: nothing changes for them), and the
+    /// transient units kept. `Err`: why not, for a reply (nothing changed).
+    pub(super) fn add_to_dir_set(
+        &mut self,
+        made: impl IntoIterator<Item = (UnitSpec, Origin)>,
+        name: &str,
+    ) -> Result<(), String> {
         let g = self.planner.graph();
         let mut dir = self.units.dir_specs(g);
-        dir.push(made);
+        dir.extend(made);
         flotilla_units::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
         self.replace_with(all, None, OnChange::Restart)
             .map_err(|e| format!("`{name}` cannot be added: {}", e.join("; ")))?;
         self.units.set_dir(dir, self.planner.graph());
-        Ok(true)
+        Ok(())
     }
 
     /// Whether the last read of the path here did not define `name` and
