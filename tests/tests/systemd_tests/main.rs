@@ -92,15 +92,6 @@ const KNOWN: &[(&str, &str)] = &[
          (bus/src/manager.rs), so the start waits for hello's `After=` chain",
     ),
     (
-        "15",
-        "out of its 600 s in `test_masked_dropins` (`*** test a wants b, b1, and one is \
-         masked`): the run of 2026-11-27 18:12 (branch slices, SYSTEMD_TESTS=15) passes every \
-         part before it, the hierarchical and transient slice drop-ins included (slice units, \
-         docs/systemd-units.md), and is stopped at 601 s; systemd takes 583 s of its 600 here. \
-         Each of the script's daemon-reloads runs the 11 generators (1.4 to 3.2 s each in that \
-         run) before the units are read",
-    ),
-    (
         "16",
         "`systemd-run -p RuntimeMaxSec=` refused: flotilla has no `RuntimeMaxSec=` (the \
          translator ignores it in a unit file, so StartTransientUnit refuses RuntimeMaxUSec)",
