@@ -384,11 +384,13 @@ fn as_pid1_it_serves_systemds_bus_to_debians_systemctl() {
     );
     p.out.wait("[  OK  ] started default", WAIT);
     // The unit set has no bus unit of its own: the init's are added,
-    // listed, and running.
-    let s = status_json(&p);
-    for name in ["flotilla-busd.socket", "flotilla-busd.service"] {
-        assert_eq!(unit(&s, name)["state"], "running", "{name}: {s}");
-    }
+    // listed, and running (the service once its program runs, which the
+    // target does not wait for: the socket is enough).
+    let s = wait_for(WAIT, "flotilla-busd.service running", || {
+        let s = status_json(&p);
+        (unit(&s, "flotilla-busd.service")["state"] == "running").then_some(s)
+    });
+    assert_eq!(unit(&s, "flotilla-busd.socket")["state"], "running", "{s}");
     let svc_pid = unit(&s, "svc")["pid"].as_i64().unwrap();
     let out = in_mounts(&p, "test", &["-d", "/run/systemd/system"]);
     assert!(out.status.success(), "/run/systemd/system/ is missing");
