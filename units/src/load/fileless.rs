@@ -66,18 +66,14 @@ pub(super) fn add_named(
     read: &mut ReadFile<'_>,
     out: &mut super::LoadedPath,
 ) {
+    let mut known = out.known_names();
     for name in named {
-        let known = out.units.iter().any(|(s, _)| s.name == *name)
-            || out.sources.iter().any(|s| s.name == *name)
-            || out.masked.iter().any(|(n, _)| n == name);
-        if known {
+        // Each name once, though the caller may name it twice.
+        if !known.insert(name.clone()) {
             continue;
         }
         if let Some(parsed) = without_file(dirs, facts, name, read) {
-            out.diagnostics.extend(parsed.diagnostics);
-            if let Some(spec) = parsed.spec {
-                out.units.push((spec, parsed.origin));
-            }
+            super::path::take(out, parsed);
         }
     }
 }

@@ -343,21 +343,27 @@ pub(super) fn add_link_edges(spec: &mut UnitSpec, source: &UnitSource) {
 }
 
 impl LoadedPath {
-    /// Adds the instances that `named` (the caller's names: the target,
-    /// wanted units) and the path's units name ([`Templates::instances`]);
-    /// returns the names asked for that are neither units nor instances of
-    /// a template on the path.
-    pub fn add_instances(&mut self, named: &[String]) -> Vec<String> {
+    /// The names this load has already: every unit's and what it
+    /// provides, those of units with errors (a file of its own defines
+    /// them) and the masked ones. A name among them is not made again
+    /// from a template or from drop-ins alone.
+    pub(super) fn known_names(&self) -> BTreeSet<String> {
         let mut known: BTreeSet<String> = BTreeSet::new();
         for (s, _) in &self.units {
             known.insert(s.name.clone());
             known.extend(s.provides.iter().cloned());
         }
-        for s in &self.sources {
-            // Units with errors too: a file of its own defines them.
-            known.insert(s.name.clone());
-        }
+        known.extend(self.sources.iter().map(|s| s.name.clone()));
         known.extend(self.masked.iter().map(|(n, _)| n.clone()));
+        known
+    }
+
+    /// Adds the instances that `named` (the caller's names: the target,
+    /// wanted units) and the path's units name ([`Templates::instances`]);
+    /// returns the names asked for that are neither units nor instances of
+    /// a template on the path.
+    pub fn add_instances(&mut self, named: &[String]) -> Vec<String> {
+        let known = self.known_names();
         let found = self
             .template_files
             .instances(named, &self.units, &|n| known.contains(n));

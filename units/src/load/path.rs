@@ -168,7 +168,7 @@ fn dropin_texts(
 }
 
 /// Records a parsed unit: its problems, the unit when it is valid.
-fn take(out: &mut LoadedPath, parsed: ParsedUnit) -> Option<usize> {
+pub(super) fn take(out: &mut LoadedPath, parsed: ParsedUnit) -> Option<usize> {
     out.diagnostics.extend(parsed.diagnostics);
     let spec = parsed.spec?;
     out.units.push((spec, parsed.origin));
