@@ -81,14 +81,11 @@ fn from_lines(
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
-    let mut parsed = if pairs.is_empty() {
-        translate_file(name, name, &text)
-    } else {
-        let files = flotilla_units::load::transient_files(name, (name, &text), &pairs);
-        match files.split_first() {
-            Some((first, rest)) => MergedUnit::merge(*first, rest).translate(name),
-            None => translate_file(name, name, &text),
-        }
+    // The properties alone when there is no drop-in: a file of their own.
+    let files = flotilla_units::load::transient_files(name, (name, &text), &pairs);
+    let mut parsed = match files.split_first() {
+        Some((first, rest)) if !rest.is_empty() => MergedUnit::merge(*first, rest).translate(name),
+        _ => translate_file(name, name, &text),
     };
     parsed.diagnostics.retain(|d| d.file == name);
     let property = |line: u32| {
