@@ -327,10 +327,11 @@ impl<S: Sys> Runtime<S> {
     /// directory; else the refusal.
     fn freezer_dir(&self, name: &str) -> Result<PathBuf, (ErrorCode, String)> {
         let g = self.planner.graph();
-        let slice_unit = g
+        // A slice unit is frozen by its directory, as any slice.
+        let Some(id) = g
             .unit(name)
-            .is_some_and(|i| g.node(i).spec.kind.row().holds_units);
-        let Some(id) = g.unit(name).filter(|_| !slice_unit) else {
+            .filter(|&i| !g.node(i).spec.kind.row().holds_units)
+        else {
             return match name.ends_with(".slice") {
                 true => self.sys.slice_cgroup(name).ok_or_else(|| {
                     (
