@@ -14,12 +14,15 @@
 //! units (as systemd does), at a reload it reads them when this process's
 //! exit is reaped.
 
+use super::context::ChildContext;
+use super::env::Env;
+use super::ExecOutcome;
+use super::{Pid, SpawnRequest, Stdio, Sys};
 use flotilla_units::load::generators::{pick, Candidate, Outputs};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The first argument that makes the init a generator runner.
@@ -87,25 +90,8 @@ pub fn main(run: &Run) -> u8 {
         .collect();
     let programs = pick(&listed);
     let deadline = started + run.timeout;
-    let mut running: Vec<(PathBuf, Child, Option<OwnedFd>)> = Vec::new();
     let mut failed = 0usize;
-    for p in &programs {
-        let mut cmd = Command::new(p);
-        cmd.args(out.argv())
-            .stdin(Stdio::null())
-            .current_dir("/")
-            .process_group(0);
-        match cmd.spawn() {
-            Ok(child) => {
-                let fd = pidfd(child.id());
-                running.push((p.clone(), child, fd));
-            }
-            Err(e) => {
-                failed += 1;
-                println!("init: generator {} failed to start: {e}", p.display());
-            }
-        }
-    }
+    let mut running = start_all(&programs, &out, &mut failed);
     while !running.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -113,12 +99,16 @@ pub fn main(run: &Run) -> u8 {
         }
         wait_some(&running, left);
         let mut i = 0;
-        while let Some((p, child, _)) = running.get_mut(i) {
-            match child.try_wait() {
+        while let Some(g) = running.get(i) {
+            match try_reap(g.pid) {
                 Ok(Some(status)) => {
                     if !status.success() {
                         failed += 1;
-                        println!("init: generator {} {}", p.display(), describe(status));
+                        println!(
+                            "init: generator {} {}",
+                            g.program.display(),
+                            describe(status)
+                        );
                     }
                     running.remove(i);
                 }
@@ -129,18 +119,18 @@ pub fn main(run: &Run) -> u8 {
             }
         }
     }
-    for (p, mut child, _) in running {
+    for g in running {
         failed += 1;
-        // The whole group: what a hung generator started goes with it.
-        let pgid = i32::try_from(child.id()).unwrap_or(0);
-        if pgid > 0 {
-            // SAFETY: kill(2) with a negative PID signals that group only.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-        }
-        let _ = child.wait();
+        // The whole group: what a hung generator started goes with it
+        // (each leads a group of its own, its PGID its PID).
+        // SAFETY: kill(2) with a negative PID signals that group only.
+        unsafe { libc::kill(-g.pid, libc::SIGKILL) };
+        let mut status = 0;
+        // SAFETY: waitpid(2) for this child of ours.
+        unsafe { libc::waitpid(g.pid, &mut status, 0) };
         println!(
             "init: generator {} did not finish within {} s; killed",
-            p.display(),
+            g.program.display(),
             run.timeout.as_secs_f64()
         );
     }
@@ -180,17 +170,78 @@ fn candidates(dir: &Path) -> Vec<Candidate> {
     out
 }
 
-/// A pidfd for `pid` (Linux 5.3), to wait for several children with one
-/// `poll(2)`; `None` where the kernel has none (then the wait polls).
-fn pidfd(pid: u32) -> Option<OwnedFd> {
-    super::pidfd::open(libc::pid_t::try_from(pid).ok()?).ok()
+/// A generator started and not yet ended.
+struct Running {
+    program: PathBuf,
+    pid: Pid,
+    /// Its pidfd (Linux 5.3), to wait for several children with one
+    /// `poll(2)`; `None` where the kernel has none (then the wait polls).
+    fd: Option<OwnedFd>,
+}
+
+/// Starts every generator of `programs` with the output directories as
+/// arguments, and only then learns whether each one's `execve(2)`
+/// succeeded: the init's spawner (`super::spawn`) returns before the child
+/// has exec'd, so the generators start together, as systemd forks them,
+/// instead of each waiting for the `execve` of the ones before it (a wait
+/// for a CPU each on a loaded machine). Each has `/` as its directory,
+/// `/dev/null` as its standard input, the runner's output and environment,
+/// and leads a session and process group of its own (killed whole at the
+/// time limit). One that cannot be started is said and counted in
+/// `failed`.
+fn start_all(programs: &[PathBuf], out: &Outputs, failed: &mut usize) -> Vec<Running> {
+    let sys = super::real::RealSys::new();
+    let env = Env::from_current();
+    let mut started = Vec::with_capacity(programs.len());
+    for p in programs {
+        let mut argv = vec![p.to_string_lossy().into_owned()];
+        argv.extend(out.argv().map(|d| d.to_string_lossy().into_owned()));
+        let mut req = SpawnRequest::new(&argv, &env);
+        req.cwd = Some(Path::new("/"));
+        req.stdout = Stdio::Inherit;
+        req.stderr = Stdio::Inherit;
+        match sys.spawn_started(&req) {
+            Ok((pid, watch)) => started.push((p, pid, watch)),
+            Err(e) => {
+                *failed += 1;
+                println!("init: generator {} failed to start: {e}", p.display());
+            }
+        }
+    }
+    let mut running = Vec::with_capacity(started.len());
+    for (p, pid, watch) in started {
+        let outcome = watch.map(|mut w| w.wait(|| None::<&ChildContext>));
+        if let Some(ExecOutcome::Failed(e)) = outcome {
+            *failed += 1;
+            println!("init: generator {} failed to start: {e}", p.display());
+            continue;
+        }
+        running.push(Running {
+            program: p.clone(),
+            pid,
+            fd: super::pidfd::open(pid).ok(),
+        });
+    }
+    running
+}
+
+/// How `pid`, a child of ours, ended once it has (reaped), `None` while it
+/// runs; an error when it is no child of ours.
+fn try_reap(pid: Pid) -> std::io::Result<Option<std::process::ExitStatus>> {
+    let mut status = 0;
+    // SAFETY: waitpid(2) for one child, without blocking.
+    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+        0 => Ok(None),
+        r if r == pid => Ok(Some(std::process::ExitStatus::from_raw(status))),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// Waits until one of `running` ends or `left` has passed.
-fn wait_some(running: &[(PathBuf, Child, Option<OwnedFd>)], left: Duration) {
+fn wait_some(running: &[Running], left: Duration) {
     let mut fds: Vec<libc::pollfd> = running
         .iter()
-        .filter_map(|(_, _, fd)| fd.as_ref())
+        .filter_map(|g| g.fd.as_ref())
         .map(|fd| libc::pollfd {
             fd: fd.as_raw_fd(),
             events: libc::POLLIN,
@@ -281,5 +332,45 @@ mod tests {
         std::fs::write(o.late.join("stale"), "").unwrap();
         assert_eq!(main(&run), 0);
         assert!(!o.late.join("stale").exists());
+    }
+
+    /// Each generator as the init starts a unit: its own session and
+    /// process group (so that the group kill at the limit reaches what it
+    /// started), `/` as its directory, `/dev/null` as its input. One whose
+    /// `execve` fails (a missing interpreter: the spawner finds the file,
+    /// the kernel refuses it) is learnt once all are started, counted and
+    /// left out; the others run.
+    #[test]
+    fn starts_them_as_units_and_counts_what_cannot_run() {
+        let _g = crate::sys::tests::process_lock();
+        let tmp = tempfile::tempdir().unwrap();
+        let script = |name: &str, text: &str| {
+            let p = tmp.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let bad = script("a-no-interpreter", "#!/nonexistent/sh\nexit 0\n");
+        let good = script(
+            "b-says-where",
+            "#!/bin/sh\nd=$1\nset -- $(cat /proc/$$/stat)\n\
+             echo \"$1 $5 $6 $PWD $(readlink /proc/$$/fd/0)\" > \"$d/where\"\n",
+        );
+        let out = Outputs::under(&tmp.path().join("out"));
+        std::fs::create_dir_all(&out.normal).unwrap();
+        let mut failed = 0;
+        let running = start_all(&[bad, good.clone()], &out, &mut failed);
+        assert_eq!(failed, 1);
+        assert_eq!(running.len(), 1);
+        assert_eq!(running[0].program, good);
+        let pid = running[0].pid;
+        let mut status = 0;
+        // SAFETY: waitpid(2) for the child just started.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert_eq!(status, 0);
+        assert_eq!(
+            std::fs::read_to_string(out.normal.join("where")).unwrap(),
+            format!("{pid} {pid} {pid} / /dev/null\n")
+        );
     }
 }
