@@ -105,7 +105,7 @@ impl<S: Sys> Runtime<S> {
         if missing.is_empty() {
             return Ok(reread);
         }
-        if missing.iter().all(|m| self.path_unchanged_without(m)) {
+        if self.path_unchanged_without(&missing) {
             return Ok(reread);
         }
         let loaded = self.read_path()?;
@@ -181,12 +181,13 @@ impl<S: Sys> Runtime<S> {
         Ok(())
     }
 
-    /// Whether the last read of the path did not define `name`, which
+    /// Whether the last read of the path defined none of `names`, which
     /// the init has no unit for, and nothing it saw changed since: a read
-    /// now would not define it either.
-    fn path_unchanged_without(&self, name: &str) -> bool {
+    /// now would not define them either.
+    fn path_unchanged_without(&self, names: &[String]) -> bool {
         self.units.last_read.as_ref().is_some_and(|last| {
-            !last.unloaded.contains(name) && pathstamp::unchanged(&self.sys, &last.stamp)
+            !names.iter().any(|n| last.unloaded.contains(n))
+                && pathstamp::unchanged(&self.sys, &last.stamp)
         })
     }
 
@@ -224,7 +225,7 @@ impl<S: Sys> Runtime<S> {
             // An alias linked since the last read to a unit the graph has
             // (`b1.service` to `b.service`): that unit, read again.
             None => {
-                if self.path_unchanged_without(name) {
+                if self.path_unchanged_without(&[name.to_string()]) {
                     return Ok(false);
                 }
                 let loaded = self.read_path()?;
@@ -281,7 +282,6 @@ impl<S: Sys> Runtime<S> {
             return Ok(false);
         }
         flotilla_units::load::add_default_dependencies(&mut dir);
-        let taken = changed.iter().cloned();
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
         self.replace_with(all, shape, OnChange::Restart)
@@ -294,8 +294,8 @@ impl<S: Sys> Runtime<S> {
             })?;
         self.units.set_dir(dir, self.planner.graph());
         if let Some(last) = self.units.last_read.as_mut() {
-            for name in taken {
-                last.not_taken.remove(&name);
+            for name in &changed {
+                last.not_taken.remove(name);
             }
         }
         self.sys.console(&format!(
