@@ -12,6 +12,8 @@
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
 //! - [`pidfile`]: reading and validating a daemon's pidfile;
 //! - [`unitdir`]: reading a units directory;
+//! - [`pathstamp`]: what a read of the search path saw, and whether it
+//!   changed since;
 //! - [`control`]: the control socket's connections and framing;
 //! - [`runtime`]: the event loop;
 //! - [`pid1`]: PID 1's own duties;
@@ -23,6 +25,7 @@ pub mod logbuf;
 pub mod logwriter;
 pub mod notify;
 pub mod outpipe;
+pub mod pathstamp;
 pub mod pidfile;
 pub mod ratelimit;
 pub mod signals;

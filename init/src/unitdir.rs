@@ -12,7 +12,13 @@
 //! most one byte past the size limit is read. Only a directory that cannot
 //! be listed is an error; a file that cannot be read is a diagnostic of
 //! that file.
+//!
+//! A load through the settings ([`load_units_naming`]) stamps what it saw
+//! (`crate::pathstamp`): the directories it listed and the times of
+//! their entries, and the files it read elsewhere, so that the init
+//! can tell a later read that would see the same and skip it.
 
+use crate::pathstamp::{Listing, Seen};
 use crate::sys::{Errno, Sys, SysError};
 use flotilla_units::load::{
     add_want, load_path, load_path_with, FileRead, LoadedPath, UnitSource, MAX_FILE_SIZE,
@@ -53,7 +59,8 @@ pub fn load_units_naming(
     settings: &crate::args::Settings,
     named: &[String],
 ) -> Result<LoadedPath, SysError> {
-    let listed = list_path(sys, &settings.units_path())?;
+    let mut seen = Seen::new(sys);
+    let listed = list_path_with(&settings.units_path(), &mut |p| seen.list_dir(p))?;
     // Only systemd unit files have specifiers: a path of YAML units reads
     // no facts.
     let facts = if unit_names(&listed).is_empty() {
@@ -62,19 +69,25 @@ pub fn load_units_naming(
         specifier_facts(sys)
     };
     let mut loaded = load_path_with(&listed, &facts, named, &mut |p: &str| {
-        read(sys, Path::new(p))
+        seen.read(Path::new(p))
     });
     if let Some(dir) = &settings.sysv_dir {
-        add_sysv_scripts(sys, dir, &mut loaded);
+        add_sysv_scripts(&mut seen, dir, &mut loaded);
     }
     crate::logwriter::add_builtin(sys, settings, &mut loaded);
     crate::systemd_bus::add_builtin(sys, settings, &mut loaded);
     crate::cmd::add_builtin(settings, &mut loaded);
     if let Some(root) = &settings.system_conf {
-        let (manager, mut warnings) = read_system_conf(sys, root);
+        // Both callbacks record in `seen`, one at a time.
+        let seen = std::cell::RefCell::new(&mut seen);
+        let (manager, mut warnings) =
+            system_conf(root, &mut |d| seen.borrow_mut().read_dir(d), &mut |f| {
+                seen.borrow_mut().read(f)
+            });
         loaded.manager = manager;
         loaded.diagnostics.append(&mut warnings);
     }
+    loaded.stamp = seen.finish();
     Ok(loaded)
 }
 
@@ -88,10 +101,23 @@ pub fn read_system_conf(
     flotilla_units::systemd::system_conf::ManagerConfig,
     Vec<flotilla_units::diag::Diagnostic>,
 ) {
+    system_conf(root, &mut |d| sys.read_dir(d), &mut |f| read(sys, f))
+}
+
+/// [`read_system_conf`], directories listed by `list` and files read by
+/// `read_file`.
+fn system_conf(
+    root: &Path,
+    list: &mut dyn FnMut(&Path) -> Result<Vec<std::ffi::OsString>, SysError>,
+    read_file: &mut dyn FnMut(&Path) -> FileRead,
+) -> (
+    flotilla_units::systemd::system_conf::ManagerConfig,
+    Vec<flotilla_units::diag::Diagnostic>,
+) {
     flotilla_units::systemd::system_conf::read_under(
         root,
         &mut |dir| {
-            sys.read_dir(Path::new(dir)).map_or_else(
+            list(Path::new(dir)).map_or_else(
                 |_| Vec::new(),
                 |names| {
                     names
@@ -101,7 +127,7 @@ pub fn read_system_conf(
                 },
             )
         },
-        &mut |file| match read(sys, Path::new(file)) {
+        &mut |file| match read_file(Path::new(file)) {
             FileRead::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
             _ => None,
         },
@@ -112,8 +138,8 @@ pub fn read_system_conf(
 /// (`flotilla_units::sysv`) whose `NAME.service` the path does not have,
 /// and the wants of the start links in the `rcN.d` directories beside
 /// `dir` that enable them.
-fn add_sysv_scripts(sys: &dyn Sys, dir: &Path, loaded: &mut LoadedPath) {
-    let Ok(mut names) = sys.read_dir(dir) else {
+fn add_sysv_scripts(seen: &mut Seen<'_>, dir: &Path, loaded: &mut LoadedPath) {
+    let Ok(mut names) = seen.read_dir(dir) else {
         return;
     };
     names.sort();
@@ -132,7 +158,7 @@ fn add_sysv_scripts(sys: &dyn Sys, dir: &Path, loaded: &mut LoadedPath) {
             continue;
         }
         let path = dir.join(name);
-        let FileRead::Bytes(bytes) = read(sys, &path) else {
+        let FileRead::Bytes(bytes) = seen.read(&path) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -152,7 +178,7 @@ fn add_sysv_scripts(sys: &dyn Sys, dir: &Path, loaded: &mut LoadedPath) {
         let Some(target) = runlevel_target(level) else {
             continue;
         };
-        let Ok(links) = sys.read_dir(&etc.join(format!("rc{level}.d"))) else {
+        let Ok(links) = seen.read_dir(&etc.join(format!("rc{level}.d"))) else {
             continue;
         };
         for link in &links {
@@ -194,10 +220,18 @@ pub fn specifier_facts(sys: &dyn Sys) -> SpecifierContext {
 
 /// The listings of the search path's directories.
 pub fn list_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<Vec<SearchDir>, SysError> {
+    list_path_with(dirs, &mut |p| sys.list_dir(p))
+}
+
+/// [`list_path`], each directory listed by `list_dir`.
+fn list_path_with(
+    dirs: &[PathBuf],
+    list_dir: &mut dyn FnMut(&Path) -> Result<Listing, SysError>,
+) -> Result<Vec<SearchDir>, SysError> {
     let mut listed = Vec::with_capacity(dirs.len());
     for (i, dir) in dirs.iter().enumerate() {
         let mut list = |p: &str| {
-            sys.list_dir(Path::new(p)).map(|entries| {
+            list_dir(Path::new(p)).map(|entries| {
                 entries
                     .into_iter()
                     .map(|(n, k)| (n.to_string_lossy().into_owned(), k))
@@ -214,7 +248,7 @@ pub fn list_path(sys: &dyn Sys, dirs: &[PathBuf]) -> Result<Vec<SearchDir>, SysE
 }
 
 /// A file's bytes as the loader takes them.
-fn read(sys: &dyn Sys, path: &Path) -> FileRead {
+pub(crate) fn read(sys: &dyn Sys, path: &Path) -> FileRead {
     match sys.read_file_limited(path, MAX_FILE_SIZE + 1) {
         Ok(bytes) => FileRead::Bytes(bytes),
         Err(SysError::NotRegular {

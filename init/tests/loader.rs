@@ -98,6 +98,10 @@ fn the_child_hands_over_what_the_init_would_load() {
         unitdir::load_units_naming(&RealSys::new(), &job.settings(), &job.named).unwrap();
     writer_by_name(&mut back);
     writer_by_name(&mut here);
+    // The child hands over what it saw, taken at its own time.
+    assert!(!back.stamp.dirs.is_empty());
+    assert!(back.stamp.taken_at_us > 0 && here.stamp.taken_at_us >= back.stamp.taken_at_us);
+    here.stamp.taken_at_us = back.stamp.taken_at_us;
     assert_eq!(back, here);
     assert!(back.units.iter().any(|(u, _)| u.name == "web@x.service"));
     assert!(back.units.iter().any(|(u, _)| u.name == "flotilla-logd"));

@@ -1449,6 +1449,55 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
     assert_eq!(show("Description", "quiet.service"), "Linked drop-in\n");
 }
 
+/// Sets the modification time of `path` and of everything below it
+/// (links left alone).
+fn set_mtime_below(path: &Path, t: std::time::SystemTime) {
+    let meta = std::fs::symlink_metadata(path).expect("stat");
+    if meta.file_type().is_symlink() {
+        return;
+    }
+    if meta.is_dir() {
+        for e in std::fs::read_dir(path).expect("read_dir") {
+            set_mtime_below(&e.expect("entry").path(), t);
+        }
+    }
+    std::fs::File::open(path)
+        .and_then(|f| f.set_modified(t))
+        .expect("set mtime");
+}
+
+/// A read of the search path is skipped when nothing the last read saw
+/// changed since (docs/systemd-units.md, "Unit files read again when
+/// asked for"): a unit file rewritten with its modification time put
+/// back is not read again; once its time moves, it is.
+#[test]
+fn an_unchanged_search_path_is_not_read_again() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+    let still =
+        |d: &str| format!("[Unit]\nDescription={d}\n[Service]\nExecStart=/bin/sleep 1000\n");
+    dir.file("units/still.service", &still("Before"));
+    // Times well before the read: a stamp holding them is trusted.
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    set_mtime_below(&dir.join("units"), old);
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let show = || systemctl(&bus, &["show", "-P", "Description", "still.service"]).stdout;
+    assert_eq!(show(), "Before\n");
+
+    // Rewritten in place, its time put back: nothing the read saw
+    // changed, so the file is not read.
+    std::fs::write(dir.join("units/still.service"), still("Unseen")).expect("write");
+    set_mtime_below(&dir.join("units/still.service"), old);
+    assert_eq!(show(), "Before\n");
+    // Its time moved: read again.
+    set_mtime_below(
+        &dir.join("units/still.service"),
+        old + Duration::from_secs(1),
+    );
+    assert_eq!(show(), "Unseen\n");
+}
+
 /// systemd's daemon-reload restarts nothing (its test 15 changes every
 /// service with a `service.d/` drop-in, its own among them, and goes on):
 /// a running unit whose files changed keeps its process and shows the new

@@ -235,6 +235,7 @@ impl<S: Sys> Runtime<S> {
             errors: mut load_errors,
             templates,
             manager,
+            stamp,
         } = unitset::at_start(&sys, loaded);
         let (mut shape, problems) = crate::shape::load(&sys, &settings);
         crate::shape::set_unit_file_masks(&mut shape, &masked);
@@ -254,7 +255,9 @@ impl<S: Sys> Runtime<S> {
         }
         let mut planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
         unitset::want_builtins(&mut planner, mono0);
+        let read = on_demand::PathRead::taken(stamp, &dir_units, planner.graph());
         let mut units = UnitSet::new(dir_units, planner.graph(), load_errors);
+        units.last_read = Some(read);
         units.templates = Some(templates);
         units.manager = manager;
         // Loading the directory's files is the biggest peak there is.

@@ -7,11 +7,13 @@
 //! `/run/systemd/system/NAME`). Nothing else of the path is applied: the
 //! units already there stay as the last reload left them.
 //!
-//! A start that pulls in a name the path does not have either (Debian's
-//! `graphical.target` wants `display-manager.service`, which exists only
-//! once a display manager is installed) would read every file each time:
-//! the path is read again only when one of its directories changed since
-//! the last read here, or the name was defined then.
+//! Asking would read every file each time (a `systemctl show` of each
+//! service, a start that pulls in a name the path does not have either:
+//! Debian's `graphical.target` wants `display-manager.service`, which
+//! exists only once a display manager is installed): the path is read
+//! only when something the last read of it saw (at boot, at a reload, or
+//! here: [`PathRead`]) changed since (`crate::pathstamp`), or a unit it
+//! could give a definition held then and not since.
 //!
 //! A unit that nothing holds (inactive, no job, no held unit referring to
 //! it: `Graph::collectable`) is taken from the search path again when it
@@ -24,18 +26,68 @@
 
 use super::Runtime;
 use crate::sys::Sys;
-use crate::unitdir;
+use crate::{pathstamp, unitdir};
+use flotilla_units::graph::Graph;
+use flotilla_units::load::{LoadedPath, PathStamp};
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::{ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use std::collections::HashSet;
 
-/// What the last read of the search path here saw.
+/// What the last read of the search path saw (at boot, at a reload, or
+/// here), and how the units the init has differ from it.
 pub(super) struct PathRead {
-    /// Each directory's modification time then, in the path's order.
-    stamp: Vec<Option<u64>>,
-    /// Every name a unit of the path defined or provided then.
-    names: HashSet<String>,
+    /// What it saw (`crate::pathstamp`).
+    stamp: PathStamp,
+    /// The names a unit of the path defined or provided then that no
+    /// unit of the init had: only these, of the names the init has no
+    /// unit for, a read would define while the path is unchanged.
+    unloaded: HashSet<String>,
+    /// The units whose definition on disk then was not taken (held then,
+    /// so kept as they were; or masked since): read again when asked
+    /// for, even with the path unchanged.
+    not_taken: HashSet<String>,
+}
+
+impl PathRead {
+    /// The read that `loaded` is, against the units of `graph`: the names
+    /// it defines that the graph has no unit for, and the units whose
+    /// definition differs from the graph's (all of them: the caller
+    /// takes out those it takes).
+    pub(super) fn of(loaded: &LoadedPath, graph: &Graph) -> PathRead {
+        let all = vec![true; graph.len()];
+        let differ = graph.rereads(&all, &loaded.units).into_iter();
+        let masked = graph.masked_now(&all, &loaded.masked).into_iter();
+        let not_taken = (differ.filter_map(|i| loaded.units.get(i).map(|u| &u.0.name)))
+            .chain(masked.filter_map(|i| loaded.masked.get(i).map(|m| &m.0)))
+            .cloned()
+            .collect();
+        PathRead {
+            stamp: loaded.stamp.clone(),
+            unloaded: unloaded(&loaded.units, graph),
+            not_taken,
+        }
+    }
+
+    /// A read whose every definition the graph took (at boot, at a
+    /// reload): only the names it defines that the graph has no unit for
+    /// (left out by an error) are kept.
+    pub(super) fn taken(stamp: PathStamp, units: &[(UnitSpec, Origin)], graph: &Graph) -> PathRead {
+        PathRead {
+            stamp,
+            unloaded: unloaded(units, graph),
+            not_taken: HashSet::new(),
+        }
+    }
+}
+
+/// The names `units` define or provide that `graph` has no unit for.
+fn unloaded(units: &[(UnitSpec, Origin)], graph: &Graph) -> HashSet<String> {
+    (units.iter())
+        .flat_map(|(s, _)| std::iter::once(&s.name).chain(s.provides.iter()))
+        .filter(|n| graph.unit(n).is_none() && graph.provider(n).is_none())
+        .cloned()
+        .collect()
 }
 
 impl<S: Sys> Runtime<S> {
@@ -53,7 +105,7 @@ impl<S: Sys> Runtime<S> {
         if missing.is_empty() {
             return Ok(reread);
         }
-        if missing.iter().all(|m| self.path_unchanged_without(m)) {
+        if self.path_unchanged_without(&missing) {
             return Ok(reread);
         }
         let loaded = self.read_path()?;
@@ -129,37 +181,35 @@ impl<S: Sys> Runtime<S> {
         Ok(())
     }
 
-    /// Whether the last read of the path here did not define `name` and
-    /// no directory of the path changed since: a read now would not
-    /// define it either.
-    fn path_unchanged_without(&self, name: &str) -> bool {
-        self.units
-            .last_read
-            .as_ref()
-            .is_some_and(|last| last.stamp == self.path_stamp() && !last.names.contains(name))
+    /// Whether the last read of the path defined none of `names`, which
+    /// the init has no unit for, and nothing it saw changed since: a read
+    /// now would not define them either.
+    fn path_unchanged_without(&self, names: &[String]) -> bool {
+        self.units.last_read.as_ref().is_some_and(|last| {
+            !names.iter().any(|n| last.unloaded.contains(n))
+                && pathstamp::unchanged(&self.sys, &last.stamp)
+        })
     }
 
-    /// Each directory of the search path's modification time now.
-    fn path_stamp(&self) -> Vec<Option<u64>> {
-        self.settings
-            .units_path()
-            .iter()
-            .map(|d| self.sys.file_mtime_us(d).ok().flatten())
-            .collect()
+    /// Whether a read of the path now would give every unit nothing holds
+    /// (`collectable`) the definition it has: nothing the last read saw
+    /// changed since, and none of them is one whose definition then was
+    /// not taken.
+    fn path_unchanged_for(&self, collectable: &[bool]) -> bool {
+        let g = self.planner.graph();
+        self.units.last_read.as_ref().is_some_and(|last| {
+            !(last.not_taken.iter())
+                .filter_map(|n| g.unit(n))
+                .any(|id| collectable.get(id.index()).copied().unwrap_or(false))
+                && pathstamp::unchanged(&self.sys, &last.stamp)
+        })
     }
 
     /// The search path's units now, the read remembered ([`PathRead`]).
-    fn read_path(&mut self) -> Result<flotilla_units::load::LoadedPath, String> {
-        let stamp = self.path_stamp();
+    fn read_path(&mut self) -> Result<LoadedPath, String> {
         let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
             .map_err(|e| format!("cannot read the unit search path: {e}"))?;
-        let names = loaded
-            .units
-            .iter()
-            .flat_map(|(s, _)| std::iter::once(&s.name).chain(s.provides.iter()))
-            .cloned()
-            .collect();
-        self.units.last_read = Some(PathRead { stamp, names });
+        self.units.last_read = Some(PathRead::of(&loaded, self.planner.graph()));
         Ok(loaded)
     }
 
@@ -175,7 +225,7 @@ impl<S: Sys> Runtime<S> {
             // An alias linked since the last read to a unit the graph has
             // (`b1.service` to `b.service`): that unit, read again.
             None => {
-                if self.path_unchanged_without(name) {
+                if self.path_unchanged_without(&[name.to_string()]) {
                     return Ok(false);
                 }
                 let loaded = self.read_path()?;
@@ -192,6 +242,9 @@ impl<S: Sys> Runtime<S> {
         };
         let collectable = self.planner.collectable();
         if !collectable.get(id.index()).copied().unwrap_or(false) {
+            return Ok(false);
+        }
+        if read.is_none() && self.path_unchanged_for(&collectable) {
             return Ok(false);
         }
         let loaded = match read {
@@ -240,6 +293,11 @@ impl<S: Sys> Runtime<S> {
                 )
             })?;
         self.units.set_dir(dir, self.planner.graph());
+        if let Some(last) = self.units.last_read.as_mut() {
+            for name in &changed {
+                last.not_taken.remove(name);
+            }
+        }
         self.sys.console(&format!(
             "init: read again: {} (changed on disk since it was read)",
             changed.join(", ")

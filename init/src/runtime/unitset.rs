@@ -11,7 +11,7 @@ use crate::sys::Sys;
 use flotilla_units::diag::Diagnostic;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
-use flotilla_units::load::{LoadedPath, Templates};
+use flotilla_units::load::{LoadedPath, PathStamp, Templates};
 use flotilla_units::planner::{OnChange, Planner, WantLife};
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
@@ -34,6 +34,8 @@ pub(super) struct AtStart {
     pub templates: Templates,
     /// The manager's settings (`system.conf`).
     pub manager: ManagerConfig,
+    /// What the load saw (`on_demand.rs`).
+    pub stamp: PathStamp,
 }
 
 /// The unit search path at start, as loaded (`loading.rs`): a load that
@@ -46,6 +48,7 @@ pub(super) fn at_start(sys: &dyn Sys, loaded: Result<LoadedPath, String>) -> AtS
             errors: errors_of(sys, &l.diagnostics),
             templates: l.template_files,
             manager: l.manager,
+            stamp: l.stamp,
         },
         Err(e) => AtStart {
             units: Vec::new(),
@@ -53,6 +56,7 @@ pub(super) fn at_start(sys: &dyn Sys, loaded: Result<LoadedPath, String>) -> AtS
             errors: vec![e],
             templates: Templates::default(),
             manager: ManagerConfig::default(),
+            stamp: PathStamp::default(),
         },
     }
 }
@@ -138,8 +142,9 @@ pub(super) struct UnitSet {
     /// The search path's templates, for instances made at run time; `None`
     /// after a re-exec until one is needed (`instances.rs`).
     pub(super) templates: Option<Templates>,
-    /// The last read of the search path for a load on demand
-    /// (`on_demand.rs`); `None` until the first.
+    /// The last read of the search path (at start, at a reload, or for a
+    /// load on demand: `on_demand.rs`); `None` after a re-exec until the
+    /// first.
     pub(super) last_read: Option<super::on_demand::PathRead>,
     /// The manager's settings of the last load (`system.conf`, read at
     /// start and at every reload): the units' default limits.
@@ -461,6 +466,10 @@ impl<S: Sys> Runtime<S> {
                 want_builtins(&mut self.planner, now);
                 self.settings.targets = targets;
                 applied.warnings.extend(problems);
+                let stamp = std::mem::take(&mut loaded.stamp);
+                let read =
+                    super::on_demand::PathRead::taken(stamp, &loaded.units, self.planner.graph());
+                self.units.last_read = Some(read);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
                 self.units.templates = Some(loaded.template_files);
                 self.units.manager = loaded.manager;

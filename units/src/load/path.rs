@@ -90,6 +90,10 @@ pub struct LoadedPath {
     /// [`LoadedPath::diagnostics`].
     #[serde(default)]
     pub manager: crate::systemd::system_conf::ManagerConfig,
+    /// What the read saw, to tell whether a read now would see the same
+    /// (the caller that reads through the system fills it).
+    #[serde(default)]
+    pub stamp: super::PathStamp,
 }
 
 /// Reads a file: its path in, what reading gave out.

@@ -10,19 +10,20 @@ const DB: &str = "unit: db\nexec-start: /bin/db\n";
 const WEB: &str = "unit: web\nexec-start: /bin/web --port 80\ndepends-on: db\n";
 const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: web\n";
 
-/// Boot: the loop sets itself up, reads the directory, starts `db`, then
-/// `web` (which depends on it), and sleeps with no time-out: nothing is
-/// polled.
+/// Boot: the loop sets itself up, reads the directory (its time and its
+/// entries' taken first: `crate::pathstamp`), starts `db`, then `web`
+/// (which depends on it), and sleeps with no time-out: nothing is polled.
 #[test]
 fn boot() {
     let sys = fake_with(&[("db", DB), ("web", WEB), ("default", DEFAULT)]);
     let h = Harness::start(sys, "default");
     let calls = h.sys().calls();
-    let setup: Vec<Call> = calls.iter().take(11).cloned().collect();
+    let setup: Vec<Call> = calls.iter().take(15).cloned().collect();
     let file = |n: &str| Call::ReadFile {
         path: format!("{UNITS}/{n}.yaml").into(),
         max: flotilla_units::load::MAX_FILE_SIZE + 1,
     };
+    let mtime = |n: &str| Call::FileMtime(format!("{UNITS}/{n}.yaml").into());
     assert_eq!(
         setup,
         [
@@ -32,7 +33,11 @@ fn boot() {
             Call::Watch(Token(1), Interest::Read),
             Call::CreateDir("/run/init/notify".into()),
             Call::SetChildSubreaper,
+            Call::FileMtime(UNITS.into()),
             Call::ReadDir(UNITS.into()),
+            mtime("db"),
+            mtime("default"),
+            mtime("web"),
             file("db"),
             file("default"),
             file("web"),

@@ -86,3 +86,104 @@ fn a_unit_nothing_holds_is_read_again_and_a_held_one_is_not() {
         "{argv:?}"
     );
 }
+
+/// The files of [`UNITS`] a step read.
+fn unit_files_read(h: &Harness) -> Vec<PathBuf> {
+    (h.sys().take_calls().into_iter())
+        .filter_map(|c| match c {
+            Call::ReadFile { path, .. } if path.starts_with(UNITS) => Some(path),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_path_that_did_not_change_since_its_last_read_is_not_read_again() {
+    let sys = fake_with(&[("app", APP)]);
+    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
+    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
+    let mut h = Harness::start(sys, "app");
+    // Written as the init started: too recent for the boot's stamp to be
+    // trusted (a second write in the same tick would not show), so the
+    // first ask reads.
+    h.sys().advance(Duration::from_secs(3));
+    h.sys().take_calls();
+    load(&mut h, "idle.service");
+    assert!(
+        !unit_files_read(&h).is_empty(),
+        "a recent stamp was trusted"
+    );
+
+    // Nothing changed since: no file read.
+    load(&mut h, "idle.service");
+    assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
+
+    // An edit in place (its directory unchanged): read, and taken.
+    h.sys()
+        .set_file(format!("{UNITS}/idle.service"), service("Edited"));
+    load(&mut h, "idle.service");
+    assert!(!unit_files_read(&h).is_empty());
+    assert_eq!(description(&h, "idle.service").as_deref(), Some("Edited"));
+
+    // Once that read is old enough, asking again reads nothing.
+    h.sys().advance(Duration::from_secs(3));
+    load(&mut h, "idle.service");
+    h.sys().take_calls();
+    load(&mut h, "idle.service");
+    assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
+
+    // A new drop-in: read, and taken.
+    h.sys().add_dir(format!("{UNITS}/idle.service.d"));
+    h.sys().set_file(
+        format!("{UNITS}/idle.service.d/override.conf"),
+        "[Unit]\nDescription=Dropped in\n",
+    );
+    load(&mut h, "idle.service");
+    assert_eq!(
+        description(&h, "idle.service").as_deref(),
+        Some("Dropped in")
+    );
+}
+
+#[test]
+fn a_unit_held_at_the_last_read_is_read_again_once_nothing_holds_it() {
+    let sys = fake_with(&[(
+        "app",
+        "unit: app\ntype: virtual\ndepends-on: [held.service]\n",
+    )]);
+    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
+    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
+    sys.set_file(
+        format!("{UNITS}/other.yaml"),
+        "unit: other\ntype: virtual\n",
+    );
+    let mut h = Harness::start(sys, "app");
+    // Changed while the target holds it: the read for another unit
+    // leaves it as it was.
+    h.sys()
+        .set_file(format!("{UNITS}/held.service"), service("Changed"));
+    h.sys().advance(Duration::from_secs(3));
+    load(&mut h, "idle.service");
+    assert_eq!(description(&h, "held.service").as_deref(), Some("Held"));
+    h.sys().advance(Duration::from_secs(3));
+    load(&mut h, "idle.service");
+
+    // Nothing holds it any more; the path is as that read saw it, but
+    // the definition it had was not taken then: read again.
+    h.sys().set_kill_exits(true);
+    let r = h.request(Request::SetTarget {
+        target: "other".into(),
+        wait: false,
+        isolate: false,
+    });
+    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
+    h.settle();
+    assert_eq!(h.state("held.service"), UnitState::Disabled);
+    h.sys().take_calls();
+    load(&mut h, "held.service");
+    assert!(!unit_files_read(&h).is_empty());
+    assert_eq!(description(&h, "held.service").as_deref(), Some("Changed"));
+    // Taken now: nothing to read any more.
+    load(&mut h, "held.service");
+    assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
+}

@@ -589,17 +589,20 @@ impl Sys for FakeSys {
 
     fn write_file(&self, path: &Path, data: &[u8]) -> Result<(), SysError> {
         self.record(None, Call::WriteFile(path.to_owned()))?;
-        self.state
-            .borrow_mut()
-            .files
-            .insert(path.to_owned(), data.to_vec());
+        let mut st = self.state.borrow_mut();
+        st.files.insert(path.to_owned(), data.to_vec());
+        // A new file renamed over it: a new name in its directory.
+        st.modified(path, true);
         Ok(())
     }
 
     fn remove_file(&self, path: &Path) -> Result<(), SysError> {
         self.record(None, Call::RemoveFile(path.to_owned()))?;
-        self.state.borrow_mut().files.remove(path);
-        self.state.borrow_mut().mtimes.remove(path);
+        let mut st = self.state.borrow_mut();
+        if st.files.remove(path).is_some() {
+            st.unlinked(path);
+        }
+        st.mtimes.remove(path);
         Ok(())
     }
 
@@ -625,10 +628,9 @@ impl Sys for FakeSys {
                 link: link.to_owned(),
             },
         )?;
-        self.state
-            .borrow_mut()
-            .links
-            .insert(link.to_owned(), target.to_owned());
+        let mut st = self.state.borrow_mut();
+        st.links.insert(link.to_owned(), target.to_owned());
+        st.modified(link, true);
         Ok(())
     }
 

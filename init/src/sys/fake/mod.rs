@@ -136,6 +136,29 @@ struct State {
     machine: flotilla_units::systemd::ScriptedFacts,
 }
 
+impl State {
+    /// `path` written now by the wall clock: its time, and its
+    /// directory's when the name is new there.
+    fn modified(&mut self, path: &Path, new_name: bool) {
+        let now = u64::try_from(self.wall.secs)
+            .unwrap_or(0)
+            .saturating_mul(1_000_000)
+            .saturating_add(u64::from(self.wall.nanos / 1000));
+        self.mtimes.insert(path.to_owned(), now);
+        if let Some(dir) = path.parent().filter(|_| new_name) {
+            self.mtimes.insert(dir.to_owned(), now);
+        }
+    }
+
+    /// `path` removed now: it has no time, its directory a new one.
+    fn unlinked(&mut self, path: &Path) {
+        self.mtimes.remove(path);
+        if let Some(dir) = path.parent() {
+            self.modified(dir, false);
+        }
+    }
+}
+
 /// The recording fake. See the module documentation.
 pub struct FakeSys {
     state: RefCell<State>,
@@ -353,12 +376,14 @@ impl FakeSys {
         self.state.borrow_mut().clock_held = held;
     }
 
-    /// Makes `path` readable with `contents` (its directory then lists it).
+    /// Makes `path` readable with `contents` (its directory then lists it),
+    /// modified now by the wall clock (and its directory, when the file is
+    /// new), as a write would leave them.
     pub fn set_file(&self, path: impl Into<PathBuf>, contents: impl Into<Vec<u8>>) {
-        self.state
-            .borrow_mut()
-            .files
-            .insert(path.into(), contents.into());
+        let path = path.into();
+        let mut st = self.state.borrow_mut();
+        let new = st.files.insert(path.clone(), contents.into()).is_none();
+        st.modified(&path, new);
     }
 
     /// The modification time of `path` (a timer's stamp), if set.
@@ -384,22 +409,28 @@ impl FakeSys {
         }
     }
 
-    /// Makes `path` missing again.
+    /// Makes `path` missing again (its directory modified now).
     pub fn remove_file(&self, path: &Path) {
-        self.state.borrow_mut().files.remove(path);
+        let mut st = self.state.borrow_mut();
+        st.files.remove(path);
+        st.unlinked(path);
     }
 
     /// Makes `path` an (empty) directory.
     pub fn add_dir(&self, path: impl Into<PathBuf>) {
-        self.state.borrow_mut().dirs.insert(path.into());
+        let path = path.into();
+        let mut st = self.state.borrow_mut();
+        if st.dirs.insert(path.clone()) {
+            st.modified(&path, true);
+        }
     }
 
     /// Makes `path` a symbolic link to `target`.
     pub fn set_link(&self, path: impl Into<PathBuf>, target: impl Into<PathBuf>) {
-        self.state
-            .borrow_mut()
-            .links
-            .insert(path.into(), target.into());
+        let path = path.into();
+        let mut st = self.state.borrow_mut();
+        st.links.insert(path.clone(), target.into());
+        st.modified(&path, true);
     }
 
     /// Gives `path` an owner and permission bits (what

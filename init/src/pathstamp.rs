@@ -1,0 +1,117 @@
+//! The stamp of a read of the unit search path through [`Sys`]
+//! (`flotilla_units::load::PathStamp`): [`Seen`] takes it as the unit
+//! loader lists and reads, and [`unchanged`] tells the init whether a
+//! read now would see the same. Both take a directory's entries the same
+//! way ([`entries`]): the names `list_dir` gives, each one's modification
+//! time with links followed, as a read follows them.
+
+use crate::sys::{Sys, SysError};
+use crate::unitdir::read;
+use flotilla_units::load::{Entries, FileRead, PathStamp};
+use flotilla_units::systemd::EntryKind;
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// A directory's listing, as [`Sys::list_dir`] gives it.
+pub type Listing = Vec<(OsString, EntryKind)>;
+
+/// The listings and reads of one load, each recorded in its stamp before
+/// it is made.
+pub struct Seen<'a> {
+    sys: &'a dyn Sys,
+    stamp: PathStamp,
+    /// The directories listed, to tell a file read among them (their
+    /// digest covers it) from one elsewhere.
+    listed: HashSet<String>,
+}
+
+impl<'a> Seen<'a> {
+    /// A load through `sys` beginning now.
+    pub fn new(sys: &'a dyn Sys) -> Seen<'a> {
+        let now = sys.wall_now();
+        let us = u64::try_from(now.secs)
+            .unwrap_or(0)
+            .saturating_mul(1_000_000)
+            .saturating_add(u64::from(now.nanos / 1000));
+        Seen {
+            sys,
+            stamp: PathStamp::new(us),
+            listed: HashSet::new(),
+        }
+    }
+
+    /// [`Sys::list_dir`], the directory's time taken before.
+    pub fn list_dir(&mut self, dir: &Path) -> Result<Listing, SysError> {
+        let mtime = mtime(self.sys, dir);
+        let listing = self.sys.list_dir(dir);
+        let taken = listing
+            .as_ref()
+            .map_or_else(|_| Entries::default(), |l| entries(self.sys, dir, l));
+        let path = dir.to_string_lossy();
+        self.stamp.add_dir(&path, mtime, taken);
+        self.listed.insert(path.into_owned());
+        listing
+    }
+
+    /// [`Sys::read_dir`] as a listing's names.
+    pub fn read_dir(&mut self, dir: &Path) -> Result<Vec<OsString>, SysError> {
+        self.list_dir(dir)
+            .map(|l| l.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// A file's bytes as the loader takes them; its time taken before,
+    /// unless a directory listed holds it (its digest has the time).
+    pub fn read(&mut self, path: &Path) -> FileRead {
+        let among_listed = path
+            .parent()
+            .is_some_and(|d| self.listed.contains(d.to_string_lossy().as_ref()));
+        if !among_listed {
+            self.stamp
+                .add_file(&path.to_string_lossy(), mtime(self.sys, path));
+        }
+        read(self.sys, path)
+    }
+
+    /// The stamp taken.
+    pub fn finish(self) -> PathStamp {
+        self.stamp
+    }
+}
+
+/// Whether a read of the search path now would see what the read that
+/// took `stamp` saw: it is settled, and every directory and file it
+/// holds has the time it had, every directory the same entries with the
+/// same times. A stat of each directory and file, then a listing of each
+/// directory and a stat of each entry; no file is read.
+pub fn unchanged(sys: &dyn Sys, stamp: &PathStamp) -> bool {
+    stamp.settled()
+        && (stamp.dirs.iter()).all(|d| mtime(sys, Path::new(&d.path)) == d.mtime_us)
+        && (stamp.files.iter()).all(|(f, t)| mtime(sys, Path::new(f)) == *t)
+        && stamp.dirs.iter().all(|d| {
+            let dir = Path::new(&d.path);
+            // A directory that was not there: none now either.
+            d.mtime_us.is_none()
+                || sys
+                    .list_dir(dir)
+                    .map_or_else(|_| Entries::default(), |l| entries(sys, dir, &l))
+                    .digest
+                    == d.entries
+        })
+}
+
+/// The entries of `dir` as `listing` names them, each with its time.
+fn entries(sys: &dyn Sys, dir: &Path, listing: &Listing) -> Entries {
+    let mut e = Entries::default();
+    for (name, _) in listing {
+        e.add(name.as_bytes(), mtime(sys, &dir.join(name)));
+    }
+    e
+}
+
+/// `path`'s modification time, links followed; `None` when there is none
+/// to be had.
+fn mtime(sys: &dyn Sys, path: &Path) -> Option<u64> {
+    sys.file_mtime_us(path).ok().flatten()
+}
