@@ -5,7 +5,8 @@
 //! a frozen unit and a thaw of a running one answered at once, a restart
 //! and a stop of a frozen unit, and a slice made by `systemd-run --slice`
 //! frozen with the unit below it, a freeze written from outside leaving
-//! the states shown alone.
+//! the states shown alone; and the test's stop of a frozen unit within
+//! its 5 s with a long search path.
 
 use super::{busctl, busd_on, dbus_daemon, debian_tool, on_the_bus, started, Busd};
 use flotilla_tests::init::TestDir;
@@ -220,4 +221,47 @@ fn a_service_and_a_slice_are_frozen_and_thawed_as_systemds_test_38_asks() {
     .expect(0);
     assert_eq!(show(&bus, slice, "FreezerState"), "running");
     systemctl(&bus, &["stop", member]).expect(0);
+}
+
+/// systemd's test 38 stops a frozen unit, just restarted frozen, under
+/// `timeout 5s`. `systemctl stop` names the unit three times more
+/// (`NeedDaemonReload` after its `StopUnit`, `LoadState` and
+/// `TriggeredBy` once the job is done), each a `load` of an inactive unit
+/// nothing holds, which must not read the whole search path while
+/// nothing in it changed (a read of Debian's path takes seconds in the
+/// emulated VM of that test). Here the path has 2,000 more unit files,
+/// whose read takes seconds in a debug build: each stop still returns
+/// within the script's 5 s.
+#[test]
+fn a_frozen_unit_stops_within_the_scripts_5_s_with_a_long_search_path() {
+    let dir = TestDir::new();
+    super::units(&dir);
+    let more = dir.join("more-units");
+    std::fs::create_dir_all(&more).expect("more-units");
+    for i in 0..2000 {
+        let text = "[Unit]\nDescription=Never started\n[Service]\nExecStart=/bin/true\n";
+        std::fs::write(more.join(format!("idle{i}.service")), text).expect("a unit file");
+    }
+    let init = dir.init().target("default").more_units(more).start();
+    init.wait_state("web", flotilla_units::state::UnitState::Running);
+    let daemon = dbus_daemon(&dir);
+    let bus = (busd_on(&dir, Some(&daemon.socket)), daemon.socket.clone());
+    on_the_bus(&daemon.socket);
+    let unit = "extra.service";
+    for round in 0..2 {
+        systemctl(&bus, &["start", unit]).expect(0);
+        systemctl(&bus, &["freeze", unit]).expect(0);
+        state_is(&bus, unit, "frozen");
+        systemctl(&bus, &["restart", unit]).expect(0);
+        systemctl(&bus, &["freeze", unit]).expect(0);
+        state_is(&bus, unit, "frozen");
+        let t = Instant::now();
+        systemctl(&bus, &["stop", unit]).expect(0);
+        let took = t.elapsed();
+        assert!(
+            took < Duration::from_secs(5),
+            "round {round}: the stop took {took:?}"
+        );
+        assert_eq!(show(&bus, unit, "ActiveState"), "inactive");
+    }
 }
