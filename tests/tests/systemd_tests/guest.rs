@@ -73,8 +73,9 @@ impl Outcome {
 /// would make test 56's `systemd-run --unit=one` fail in a shared boot,
 /// under either init. Only the services that run are asked whether they
 /// are transient: a `systemctl show` of every service (`--all`, 159 in the
-/// image) took 50 to 60 s of each test under flotilla, where an inactive
-/// unit asked for is read from the search path again.
+/// image) asks for every inactive one, which under flotilla may read the
+/// search path again (it took 50 to 60 s of each round when every such
+/// ask read it; now only a change on disk since the last read does).
 const LEFTOVERS: &str = "t=$(systemctl show -p Id -p Transient \
      $(systemctl list-units --state=active,activating,deactivating,reloading --plain \
      --no-legend --type=service | awk '{print $1}') \
