@@ -19,6 +19,21 @@ fn load(h: &mut Harness, name: &str) {
     assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
 }
 
+/// A drop-in written for `idle.service` since its last read, then a
+/// `load` of it, which takes the drop-in's description.
+fn drop_in_and_load(h: &mut Harness) {
+    h.sys().add_dir(format!("{UNITS}/idle.service.d"));
+    h.sys().set_file(
+        format!("{UNITS}/idle.service.d/override.conf"),
+        "[Unit]\nDescription=Dropped in\n",
+    );
+    load(h, "idle.service");
+    assert_eq!(
+        description(h, "idle.service").as_deref(),
+        Some("Dropped in")
+    );
+}
+
 fn service(description: &str) -> String {
     format!("[Unit]\nDescription={description}\n[Service]\nExecStart=/bin/sleep 1000\n")
 }
@@ -43,16 +58,7 @@ fn a_unit_nothing_holds_is_read_again_and_a_held_one_is_not() {
     );
 
     // A drop-in written since: read again.
-    h.sys().add_dir(format!("{UNITS}/idle.service.d"));
-    h.sys().set_file(
-        format!("{UNITS}/idle.service.d/override.conf"),
-        "[Unit]\nDescription=Dropped in\n",
-    );
-    load(&mut h, "idle.service");
-    assert_eq!(
-        description(&h, "idle.service").as_deref(),
-        Some("Dropped in")
-    );
+    drop_in_and_load(&mut h);
     let said = h.sys().take_console();
     assert!(
         said.iter()
@@ -133,16 +139,7 @@ fn a_path_that_did_not_change_since_its_last_read_is_not_read_again() {
     assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
 
     // A new drop-in: read, and taken.
-    h.sys().add_dir(format!("{UNITS}/idle.service.d"));
-    h.sys().set_file(
-        format!("{UNITS}/idle.service.d/override.conf"),
-        "[Unit]\nDescription=Dropped in\n",
-    );
-    load(&mut h, "idle.service");
-    assert_eq!(
-        description(&h, "idle.service").as_deref(),
-        Some("Dropped in")
-    );
+    drop_in_and_load(&mut h);
 }
 
 #[test]
