@@ -255,7 +255,8 @@ impl<S: Sys> Runtime<S> {
         }
         let mut planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
         unitset::want_builtins(&mut planner, mono0);
-        let read = on_demand::PathRead::taken(stamp, &dir_units, planner.graph());
+        let read =
+            on_demand::PathRead::taken(stamp, &dir_units, planner.graph(), &Default::default());
         let mut units = UnitSet::new(dir_units, planner.graph(), load_errors);
         units.last_read = Some(read);
         units.templates = Some(templates);

@@ -40,8 +40,9 @@ pub(super) struct PathRead {
     /// What it saw (`crate::pathstamp`).
     stamp: PathStamp,
     /// The names a unit of the path defined or provided then that no
-    /// unit of the init had: only these, of the names the init has no
-    /// unit for, a read would define while the path is unchanged.
+    /// unit of the init had but a transient one (which goes, leaving the
+    /// name to the file): only these, of the names the init has no unit
+    /// for, a read would define while the path is unchanged.
     unloaded: HashSet<String>,
     /// The units whose definition on disk then was not taken (held then,
     /// so kept as they were; or masked since): read again when asked
@@ -50,11 +51,12 @@ pub(super) struct PathRead {
 }
 
 impl PathRead {
-    /// The read that `loaded` is, against the units of `graph`: the names
-    /// it defines that the graph has no unit for, and the units whose
-    /// definition differs from the graph's (all of them: the caller
-    /// takes out those it takes).
-    pub(super) fn of(loaded: &LoadedPath, graph: &Graph) -> PathRead {
+    /// The read that `loaded` is, against the units of `graph` (of which
+    /// those named in `transient` are transient): the names it defines
+    /// that the graph has no unit for, and the units whose definition
+    /// differs from the graph's (all of them: the caller takes out those
+    /// it takes).
+    pub(super) fn of(loaded: &LoadedPath, graph: &Graph, transient: &HashSet<&str>) -> PathRead {
         let all = vec![true; graph.len()];
         let differ = graph.rereads(&all, &loaded.units).into_iter();
         let masked = graph.masked_now(&all, &loaded.masked).into_iter();
@@ -64,28 +66,40 @@ impl PathRead {
             .collect();
         PathRead {
             stamp: loaded.stamp.clone(),
-            unloaded: unloaded(&loaded.units, graph),
+            unloaded: unloaded(&loaded.units, graph, transient),
             not_taken,
         }
     }
 
     /// A read whose every definition the graph took (at boot, at a
     /// reload): only the names it defines that the graph has no unit for
-    /// (left out by an error) are kept.
-    pub(super) fn taken(stamp: PathStamp, units: &[(UnitSpec, Origin)], graph: &Graph) -> PathRead {
+    /// (left out by an error) or a transient one are kept.
+    pub(super) fn taken(
+        stamp: PathStamp,
+        units: &[(UnitSpec, Origin)],
+        graph: &Graph,
+        transient: &HashSet<&str>,
+    ) -> PathRead {
         PathRead {
             stamp,
-            unloaded: unloaded(units, graph),
+            unloaded: unloaded(units, graph, transient),
             not_taken: HashSet::new(),
         }
     }
 }
 
-/// The names `units` define or provide that `graph` has no unit for.
-fn unloaded(units: &[(UnitSpec, Origin)], graph: &Graph) -> HashSet<String> {
+/// The names `units` define or provide that `graph` has no unit for, or
+/// only a unit named in `transient`.
+fn unloaded(
+    units: &[(UnitSpec, Origin)],
+    graph: &Graph,
+    transient: &HashSet<&str>,
+) -> HashSet<String> {
+    let held =
+        |id: Option<_>| id.is_some_and(|id| !transient.contains(graph.node(id).spec.name.as_str()));
     (units.iter())
         .flat_map(|(s, _)| std::iter::once(&s.name).chain(s.provides.iter()))
-        .filter(|n| graph.unit(n).is_none() && graph.provider(n).is_none())
+        .filter(|n| !held(graph.live_unit(n)) && !held(graph.provider(n)))
         .cloned()
         .collect()
 }
@@ -143,7 +157,7 @@ impl<S: Sys> Runtime<S> {
     fn make_without_file(&mut self, name: &str) -> Result<bool, String> {
         let g = self.planner.graph();
         // A ghost (a transient slice let go) is no unit of the set.
-        let unit = g.unit(name).filter(|&i| !g.node(i).ghost);
+        let unit = g.live_unit(name);
         let known = unit.is_some() || g.provider(name).is_some();
         if known
             || g.shape().masks.contains(name)
@@ -209,7 +223,8 @@ impl<S: Sys> Runtime<S> {
     fn read_path(&mut self) -> Result<LoadedPath, String> {
         let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
             .map_err(|e| format!("cannot read the unit search path: {e}"))?;
-        self.units.last_read = Some(PathRead::of(&loaded, self.planner.graph()));
+        let read = PathRead::of(&loaded, self.planner.graph(), &self.units.transient_names());
+        self.units.last_read = Some(read);
         Ok(loaded)
     }
 
@@ -220,7 +235,8 @@ impl<S: Sys> Runtime<S> {
     fn reread(&mut self, name: &str) -> Result<bool, String> {
         let g = self.planner.graph();
         let mut read = None;
-        let id = match g.unit(name).or_else(|| g.provider(name)) {
+        // A ghost (a transient unit let go) is no unit of the set.
+        let id = match g.live_unit(name).or_else(|| g.provider(name)) {
             Some(id) => id,
             // An alias linked since the last read to a unit the graph has
             // (`b1.service` to `b.service`): that unit, read again.

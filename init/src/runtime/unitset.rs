@@ -183,12 +183,7 @@ impl UnitSet {
         match &self.dir {
             DirUnits::Own(v) => v.clone(),
             DirUnits::InGraph => {
-                let transient: HashSet<&str> = self
-                    .transient
-                    .values()
-                    .flatten()
-                    .map(|u| u.name.as_str())
-                    .collect();
+                let transient = self.transient_names();
                 graph
                     .ids()
                     .map(|i| graph.node(i))
@@ -199,6 +194,13 @@ impl UnitSet {
                     .collect()
             }
         }
+    }
+
+    /// The names of the transient units.
+    pub(super) fn transient_names(&self) -> HashSet<&str> {
+        (self.transient.values().flatten())
+            .map(|u| u.name.as_str())
+            .collect()
     }
 
     /// The transient sets by name.
@@ -467,8 +469,12 @@ impl<S: Sys> Runtime<S> {
                 self.settings.targets = targets;
                 applied.warnings.extend(problems);
                 let stamp = std::mem::take(&mut loaded.stamp);
-                let read =
-                    super::on_demand::PathRead::taken(stamp, &loaded.units, self.planner.graph());
+                let read = super::on_demand::PathRead::taken(
+                    stamp,
+                    &loaded.units,
+                    self.planner.graph(),
+                    &self.units.transient_names(),
+                );
                 self.units.last_read = Some(read);
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
                 self.units.templates = Some(loaded.template_files);

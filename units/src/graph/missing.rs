@@ -15,7 +15,7 @@ impl Graph {
     /// order met; `[name]` itself when no unit provides it.
     pub fn missing_pulls(&self, name: &str) -> Vec<String> {
         // A unit by its name, also one that provides other targets only.
-        let Some(root) = self.provider(name).or_else(|| self.unit(name)) else {
+        let Some(root) = self.provider(name).or_else(|| self.live_unit(name)) else {
             return vec![name.to_string()];
         };
         let mut seen = vec![false; self.len()];
@@ -56,7 +56,8 @@ impl Graph {
             // A unit of that name already (one the graph left out) is not
             // read again.
             let provides = |s: &UnitSpec| {
-                (s.name == target || s.provides.contains(&target)) && self.unit(&s.name).is_none()
+                (s.name == target || s.provides.contains(&target))
+                    && self.live_unit(&s.name).is_none()
             };
             let Some(i) = read.iter().position(|(s, _)| provides(s)) else {
                 continue;

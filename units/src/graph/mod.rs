@@ -287,6 +287,13 @@ impl Graph {
             .map(|i| UnitId(i as u32))
     }
 
+    /// The unit named `name` that is one of the set: not a ghost (a unit
+    /// removed from the set, kept while it stops and until the next
+    /// change of the set).
+    pub fn live_unit(&self, name: &str) -> Option<UnitId> {
+        self.unit(name).filter(|&id| !self.node(id).ghost)
+    }
+
     /// The provider of `target`: a declared target's node; else the first
     /// (in name order) of the unit of that name, if it provides it, and the
     /// provider of another name.

@@ -166,4 +166,11 @@ fn ghosts_provide_nothing() {
     assert_eq!(g.provider("x"), g.unit("new"));
     let old = g.unit("old").unwrap();
     assert!(g.node(old).ghost && g.deps(old).is_empty());
+    // No unit of the set: a start of its name pulls in its name, which a
+    // unit read from the search path now may give.
+    assert_eq!(g.live_unit("old"), None);
+    assert_eq!(g.live_unit("new"), g.unit("new"));
+    assert_eq!(g.missing_pulls("old"), ["old"]);
+    let read = [unit("old", &[], &[], &[], &[])];
+    assert_eq!(g.units_to_load("old", &read), [0]);
 }

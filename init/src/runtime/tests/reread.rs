@@ -4,6 +4,7 @@
 //! target holds keeps what it was read with until a reload.
 
 use super::*;
+use flotilla_units::spec::{Command, UnitSpec, UnitType};
 
 const APP: &str = "unit: app\ntype: virtual\ndepends-on: [held.service]\n";
 
@@ -183,4 +184,46 @@ fn a_unit_held_at_the_last_read_is_read_again_once_nothing_holds_it() {
     // Taken now: nothing to read any more.
     load(&mut h, "held.service");
     assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_file_read_while_a_transient_unit_had_its_name_is_loaded_once_the_transient_goes() {
+    let sys = fake_with(&[("app", APP)]);
+    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
+    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
+    let mut h = Harness::start(sys, "app");
+    let mut unit = UnitSpec::new("shadow.service", UnitType::ForegroundSupervised);
+    unit.exec_start = Some(Command::new(["/bin/tool"]));
+    let r = h.request(Request::TransientAdd {
+        unit: Box::new(unit),
+        adopt: Vec::new(),
+        stdio: Vec::new(),
+    });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    h.settle();
+
+    // A file of that name written while the transient unit runs, and
+    // read with the path by a load of another unit.
+    h.sys()
+        .set_file(format!("{UNITS}/shadow.service"), service("From its file"));
+    drop_in_and_load(&mut h);
+    h.sys().advance(Duration::from_secs(3));
+    load(&mut h, "idle.service");
+
+    // The transient unit goes: its name is the file's now, though the
+    // path is as the last read saw it.
+    h.sys().set_kill_exits(true);
+    let r = h.request(Request::StopTransient {
+        name: "shadow.service".into(),
+    });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    h.settle();
+    let g = h.rt.planner.graph();
+    let gone = g.unit("shadow.service").is_none_or(|i| g.node(i).ghost);
+    assert!(gone, "the transient unit is still there");
+    load(&mut h, "shadow.service");
+    assert_eq!(
+        description(&h, "shadow.service").as_deref(),
+        Some("From its file")
+    );
 }
