@@ -114,15 +114,20 @@ impl<S: Sys> Runtime<S> {
         if self.instantiate(name)? || self.make_without_file(name)? {
             return Ok(true);
         }
-        let reread = self.reread(name)?;
+        // The path as the reread read it, if it did and took nothing.
+        let mut read = None;
+        let reread = self.reread(name, &mut read)?;
         let missing = self.planner.graph().missing_pulls(name);
         if missing.is_empty() {
             return Ok(reread);
         }
-        if self.path_unchanged_without(&missing) {
+        if read.is_none() && self.path_unchanged_without(&missing) {
             return Ok(reread);
         }
-        let loaded = self.read_path()?;
+        let loaded = match read {
+            Some(l) => l,
+            None => self.read_path()?,
+        };
         let g = self.planner.graph();
         let pick = g.units_to_load(name, &loaded.units);
         if pick.is_empty() {
@@ -231,8 +236,9 @@ impl<S: Sys> Runtime<S> {
     /// When the unit `name` means is one nothing holds, the units nothing
     /// holds whose files changed since they were read take their new
     /// definition (`Graph::rereads`), as systemd reads a freed unit
-    /// again. `Ok(true)`: some did.
-    fn reread(&mut self, name: &str) -> Result<bool, String> {
+    /// again. `Ok(true)`: some did. A read of the path that found no
+    /// unit `name` means is left in `unused`, for the caller to use.
+    fn reread(&mut self, name: &str, unused: &mut Option<LoadedPath>) -> Result<bool, String> {
         let g = self.planner.graph();
         let mut read = None;
         // A ghost (a transient unit let go) is no unit of the set.
@@ -250,6 +256,7 @@ impl<S: Sys> Runtime<S> {
                     .find(|(s, _)| s.provides.iter().any(|p| p == name))
                     .and_then(|(s, _)| g.unit(&s.name))
                 else {
+                    *unused = Some(loaded);
                     return Ok(false);
                 };
                 read = Some(loaded);

@@ -227,3 +227,19 @@ fn a_file_read_while_a_transient_unit_had_its_name_is_loaded_once_the_transient_
         Some("From its file")
     );
 }
+
+#[test]
+fn a_unit_written_since_the_last_read_is_loaded_with_one_read_of_the_path() {
+    let sys = fake_with(&[("app", APP)]);
+    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
+    let mut h = Harness::start(sys, "app");
+    h.sys().advance(Duration::from_secs(3));
+    h.sys()
+        .set_file(format!("{UNITS}/new.service"), service("New"));
+    h.sys().take_calls();
+    load(&mut h, "new.service");
+    assert_eq!(description(&h, "new.service").as_deref(), Some("New"));
+    let new = PathBuf::from(format!("{UNITS}/new.service"));
+    let reads = unit_files_read(&h).iter().filter(|p| **p == new).count();
+    assert_eq!(reads, 1, "the path was read {reads} times");
+}
