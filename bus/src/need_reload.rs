@@ -44,3 +44,67 @@ fn mtime(path: &str) -> Option<u64> {
     let m = std::fs::metadata(Path::new(path)).ok()?;
     m.modified().ok().map(mtime_us)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn resolved(file: &Path, dropins: &[&Path]) -> ResolvedUnit {
+        ResolvedUnit {
+            name: "a.service".into(),
+            id: "a.service".into(),
+            definition: Definition::File(file.display().to_string()),
+            template: None,
+            via: vec![],
+            aliases: vec![],
+            hides: vec![],
+            dropins: dropins.iter().map(|d| d.display().to_string()).collect(),
+            wants: vec![],
+            requires: vec![],
+        }
+    }
+
+    fn set_mtime(path: &Path, t: SystemTime) {
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(t).unwrap();
+    }
+
+    /// The status the init gives a unit read from `file` alone, stamped
+    /// as the loader stamps it.
+    fn loaded_from(file: &Path) -> UnitStatus {
+        let f = file.display().to_string();
+        UnitStatus {
+            unit: "a.service".into(),
+            files_stamp: files_stamp(Some((f.as_str(), mtime(&f))), []),
+            ..UnitStatus::default()
+        }
+    }
+
+    #[test]
+    fn the_files_now_against_the_stamp_the_init_read_them_with() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (file, dropin) = (tmp.path().join("a.service"), tmp.path().join("x.conf"));
+        std::fs::write(&file, "[Service]\nExecStart=/bin/a\n").unwrap();
+        std::fs::write(&dropin, "[Service]\nNice=5\n").unwrap();
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        set_mtime(&file, old);
+        let s = loaded_from(&file);
+        assert!(!need_reload(&s, Some(&resolved(&file, &[]))));
+        // A drop-in on the path now that was not read.
+        assert!(need_reload(&s, Some(&resolved(&file, &[&dropin]))));
+        // Edited; gone.
+        set_mtime(&file, old + Duration::from_secs(1));
+        assert!(need_reload(&s, Some(&resolved(&file, &[]))));
+        std::fs::remove_file(&file).unwrap();
+        assert!(need_reload(&s, Some(&resolved(&file, &[]))));
+        let mut gone = resolved(&file, &[]);
+        gone.definition = Definition::NotFound;
+        assert!(need_reload(&s, Some(&gone)));
+        // Not known, or not read from a file: no warning.
+        assert!(!need_reload(&s, None));
+        let unstamped = UnitStatus::default();
+        assert!(!need_reload(&unstamped, Some(&gone)));
+    }
+}
