@@ -21,6 +21,7 @@ pub mod manager;
 pub mod markers;
 pub mod model;
 pub mod mounted;
+pub mod need_reload;
 pub mod peers;
 pub mod procs;
 pub mod props;

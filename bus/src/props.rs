@@ -177,6 +177,14 @@ pub fn set_dropins(props: &mut Props, paths: Vec<String>) {
     }
 }
 
+/// `props` (a unit's, [`unit`]) with its `NeedDaemonReload` set to
+/// `changed` (`crate::need_reload`).
+pub fn set_need_reload(props: &mut Props, changed: bool) {
+    if let Some(p) = props.iter_mut().find(|(n, _)| *n == "NeedDaemonReload") {
+        p.1 = Value::from(changed);
+    }
+}
+
 /// The type interface's properties of a unit.
 pub fn type_props(s: &UnitStatus) -> Props {
     let mut out: Props = Vec::new();

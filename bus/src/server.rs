@@ -342,9 +342,16 @@ impl Object {
                 // The bus side's own state of the unit (crate::markers).
                 let markers = crate::markers::names(hub.markers_of(&s.unit));
                 unit.push(("Markers", zbus::zvariant::Value::from(markers)));
-                // Read from the unit path: only when asked for.
-                if wanted.is_none_or(|n| n == "DropInPaths") {
-                    props::set_dropins(&mut unit, crate::unit_files::dropin_paths(hub, s).await);
+                // Read from the unit path: only when asked for, one
+                // listing of it for both.
+                let dropins = wanted.is_none_or(|n| n == "DropInPaths");
+                let reload = wanted.is_none_or(|n| n == "NeedDaemonReload");
+                if dropins || reload {
+                    let now = crate::unit_files::on_path(hub, s).await;
+                    let paths = crate::unit_files::dropin_paths(now.as_ref());
+                    let changed = crate::need_reload::need_reload(s, now.as_ref());
+                    props::set_dropins(&mut unit, paths);
+                    props::set_need_reload(&mut unit, changed);
                 }
                 // systemd's order: the type interface's, then the unit's.
                 vec![

@@ -426,19 +426,28 @@ pub async fn set_default(hub: &Hub, name: &str, force: bool) -> Result<Answer, B
     Ok(Answer::Changes(changes))
 }
 
-/// The drop-ins of a unit read from a file, as its `DropInPaths` lists
-/// them (`systemctl cat` and `status` print them): those the search path
-/// applies to the unit now, in the order they apply (an instance's
-/// template's too). Empty for a unit of no file (but of a type that
-/// needs none, a slice, made from its drop-ins: `systemctl cat` prints
-/// them), a YAML unit, or when the path cannot be read.
-pub async fn dropin_paths(hub: &Hub, s: &flotilla_units::protocol::UnitStatus) -> Vec<String> {
+/// What the search path gives a unit of the init now (its file and
+/// drop-ins: `DropInPaths`, `NeedDaemonReload`), one listing for both;
+/// `None` for a unit that is none of the path's (transient, built in, a
+/// mount), or when the path cannot be read.
+pub async fn on_path(
+    hub: &Hub,
+    s: &flotilla_units::protocol::UnitStatus,
+) -> Option<flotilla_units::systemd::ResolvedUnit> {
     let fileless = s.source.is_empty() && !s.kind.row().needs_file;
     if !s.source.starts_with('/') && !fileless {
-        return Vec::new();
+        return None;
     }
-    match search_path(hub).await {
-        Ok(dirs) => resolve_unit(&dirs, &s.unit).dropins,
-        Err(_) => Vec::new(),
-    }
+    let dirs = search_path(hub).await.ok()?;
+    Some(resolve_unit(&dirs, &s.unit))
+}
+
+/// The drop-ins of a unit read from a file, as its `DropInPaths` lists
+/// them (`systemctl cat` and `status` print them): those the search path
+/// applies to the unit now ([`on_path`]), in the order they apply (an
+/// instance's template's too). Empty for a unit of no file (but of a type
+/// that needs none, a slice, made from its drop-ins: `systemctl cat`
+/// prints them), a YAML unit, or when the path cannot be read.
+pub fn dropin_paths(now: Option<&flotilla_units::systemd::ResolvedUnit>) -> Vec<String> {
+    now.map(|r| r.dropins.clone()).unwrap_or_default()
 }

@@ -58,6 +58,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         can_freeze: false,
         documentation: Vec::new(),
         memory_max: None,
+        files_stamp: 0,
     }
 }
 

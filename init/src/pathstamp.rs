@@ -3,13 +3,15 @@
 //! loader lists and reads, and [`unchanged`] tells the init whether a
 //! read now would see the same. Both take a directory's entries the same
 //! way ([`entries`]): the names `list_dir` gives, each one's modification
-//! time with links followed, as a read follows them.
+//! time with links followed, as a read follows them. The times [`Seen`]
+//! takes also stamp each unit's own files ([`Seen::files_stamp`]), for
+//! `NeedDaemonReload`.
 
 use crate::sys::{Sys, SysError};
 use crate::unitdir::read;
 use flotilla_units::load::{Entries, FileRead, PathStamp};
 use flotilla_units::systemd::EntryKind;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -25,6 +27,11 @@ pub struct Seen<'a> {
     /// The directories listed, to tell a file read among them (their
     /// digest covers it) from one elsewhere.
     listed: HashSet<String>,
+    /// The time each file had when it was taken (an entry of a directory
+    /// listed, a file read elsewhere), for the stamp of each unit's files
+    /// ([`Seen::files_stamp`]) without a second stat. Kept for the load
+    /// only.
+    times: HashMap<String, Option<u64>>,
 }
 
 impl<'a> Seen<'a> {
@@ -39,18 +46,23 @@ impl<'a> Seen<'a> {
             sys,
             stamp: PathStamp::new(us),
             listed: HashSet::new(),
+            times: HashMap::new(),
         }
     }
 
     /// [`Sys::list_dir`], the directory's time taken before.
     pub fn list_dir(&mut self, dir: &Path) -> Result<Listing, SysError> {
-        let mtime = mtime(self.sys, dir);
+        let dir_time = mtime(self.sys, dir);
         let listing = self.sys.list_dir(dir);
-        let taken = listing
-            .as_ref()
-            .map_or_else(|_| Entries::default(), |l| entries(self.sys, dir, l));
+        let mut taken = Entries::default();
+        for (name, _) in listing.iter().flatten() {
+            let path = dir.join(name);
+            let t = mtime(self.sys, &path);
+            taken.add(name.as_bytes(), t);
+            self.times.insert(path.to_string_lossy().into_owned(), t);
+        }
         let path = dir.to_string_lossy();
-        self.stamp.add_dir(&path, mtime, taken);
+        self.stamp.add_dir(&path, dir_time, taken);
         self.listed.insert(path.into_owned());
         listing
     }
@@ -68,10 +80,25 @@ impl<'a> Seen<'a> {
             .parent()
             .is_some_and(|d| self.listed.contains(d.to_string_lossy().as_ref()));
         if !among_listed {
-            self.stamp
-                .add_file(&path.to_string_lossy(), mtime(self.sys, path));
+            let t = mtime(self.sys, path);
+            let name = path.to_string_lossy();
+            self.stamp.add_file(&name, t);
+            self.times.insert(name.into_owned(), t);
         }
         read(self.sys, path)
+    }
+
+    /// `flotilla_units::load::files_stamp` of a unit's `file` and
+    /// `dropins` at the times this load took them: no stat, but for a
+    /// file this load neither listed nor read (none, as the loader reads
+    /// what it stamps).
+    pub fn files_stamp(&self, file: &str, dropins: &[String]) -> u32 {
+        let time = |p: &str| match self.times.get(p) {
+            Some(t) => *t,
+            None => mtime(self.sys, Path::new(p)),
+        };
+        let fragment = (!file.is_empty()).then(|| (file, time(file)));
+        flotilla_units::load::files_stamp(fragment, dropins.iter().map(|d| (d.as_str(), time(d))))
     }
 
     /// The stamp taken.

@@ -26,6 +26,7 @@ use flotilla_units::load::{
 use flotilla_units::spec::{valid_name, Origin};
 use flotilla_units::systemd::{list_search_dir, unit_names, SearchDir, SpecifierContext};
 use flotilla_units::sysv::{runlevel_target, script_unit, start_link_script, ENABLING_RUNLEVELS};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Loads the units of the search path `dirs` (docs/contract.md §3c): each directory
@@ -71,6 +72,7 @@ pub fn load_units_naming(
     let mut loaded = load_path_with(&listed, &facts, named, &mut |p: &str| {
         seen.read(Path::new(p))
     });
+    stamp_files(&seen, &mut loaded);
     if let Some(dir) = &settings.sysv_dir {
         add_sysv_scripts(&mut seen, dir, &mut loaded);
     }
@@ -89,6 +91,22 @@ pub fn load_units_naming(
     }
     loaded.stamp = seen.finish();
     Ok(loaded)
+}
+
+/// Stamps each unit read from a systemd unit file with its files as this
+/// load saw them (`Origin::files`), for `NeedDaemonReload`
+/// (`flotilla_units::load::files_stamp`). A YAML unit is left unstamped:
+/// the bus finds a unit's files on the path by systemd's rules, which
+/// a YAML unit's are not.
+fn stamp_files(seen: &Seen<'_>, loaded: &mut LoadedPath) {
+    let sources: HashMap<&str, &UnitSource> = (loaded.sources.iter())
+        .map(|s| (s.name.as_str(), s))
+        .collect();
+    for (spec, origin) in loaded.units.iter_mut().filter(|(_, o)| !o.is_yaml()) {
+        if let Some(s) = sources.get(spec.name.as_str()) {
+            origin.files = seen.files_stamp(&s.file, &s.dropins);
+        }
+    }
 }
 
 /// The manager's settings below `root` (`system.conf` and its drop-ins,
@@ -432,5 +450,64 @@ mod tests {
                 },
             ]
         );
+    }
+
+    /// A load stamps each unit read from a systemd unit file with its file
+    /// and drop-ins at the times it took them (`NeedDaemonReload`, which
+    /// the bus works out with the same stamp of the files now); a YAML
+    /// unit is not stamped.
+    #[test]
+    fn a_load_stamps_each_systemd_units_files() {
+        use flotilla_units::load::{files_stamp, NO_FILES};
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::create_dir_all(d.join("db.service.d")).unwrap();
+        std::fs::write(d.join("default.yaml"), "unit: default\ntype: virtual\n").unwrap();
+        std::fs::write(d.join("db.service"), "[Service]\nExecStart=/bin/db\n").unwrap();
+        let dropin = d.join("db.service.d/x.conf");
+        std::fs::write(&dropin, "[Service]\nNice=5\n").unwrap();
+        let settings = crate::sys::loader::Job {
+            path: vec![d.to_path_buf()],
+            sysv_dir: None,
+            log_dir: None,
+            control: PathBuf::from("/run/init/control.sock"),
+            systemd_bus: false,
+            named: Vec::new(),
+            systemd_bus_asked: false,
+            target: String::new(),
+            cmd: None,
+            system_conf: None,
+        }
+        .settings();
+        let stamp_of = |l: &LoadedPath, name: &str| {
+            l.units
+                .iter()
+                .find(|(u, _)| u.name == name)
+                .unwrap()
+                .1
+                .files
+        };
+        let time = |p: &Path| RealSys.file_mtime_us(p).unwrap();
+        let str_of = |p: &Path| p.display().to_string();
+        let loaded = load_units_naming(&RealSys, &settings, &[]).unwrap();
+        let (file, dropin_s) = (str_of(&d.join("db.service")), str_of(&dropin));
+        let now = || {
+            files_stamp(
+                Some((file.as_str(), time(&d.join("db.service")))),
+                [(dropin_s.as_str(), time(&dropin))],
+            )
+        };
+        assert_eq!(stamp_of(&loaded, "db.service"), now());
+        assert_eq!(stamp_of(&loaded, "default"), NO_FILES);
+        // The drop-in edited: a new load stamps it as it is now.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&dropin)
+            .and_then(|f| f.set_modified(later))
+            .unwrap();
+        assert_ne!(stamp_of(&loaded, "db.service"), now());
+        let again = load_units_naming(&RealSys, &settings, &[]).unwrap();
+        assert_eq!(stamp_of(&again, "db.service"), now());
     }
 }

@@ -19,6 +19,8 @@ mod manager_env;
 mod markers;
 #[path = "dbus_systemctl/mounts.rs"]
 mod mounts;
+#[path = "dbus_systemctl/need_reload.rs"]
+mod need_reload;
 #[path = "dbus_systemctl/signals.rs"]
 mod signals;
 #[path = "dbus_systemctl/slices.rs"]

@@ -44,6 +44,7 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         can_freeze: false,
         documentation: Vec::new(),
         memory_max: None,
+        files_stamp: 0,
     }
 }
 

@@ -76,6 +76,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         can_freeze: false,
         documentation: Vec::new(),
         memory_max: None,
+        files_stamp: 0,
     }
 }
 

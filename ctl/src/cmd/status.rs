@@ -383,6 +383,7 @@ pub(crate) mod tests {
             can_freeze: false,
             documentation: Vec::new(),
             memory_max: None,
+            files_stamp: 0,
         }
     }
 

@@ -187,6 +187,7 @@ impl<S: Sys> Runtime<S> {
             can_freeze: false,
             documentation: Vec::new(),
             memory_max: None,
+            files_stamp: 0,
         })
     }
 
@@ -207,6 +208,9 @@ impl<S: Sys> Runtime<S> {
         st.can_freeze = self.can_freeze(id);
         if let Some(n) = g.get(id) {
             use flotilla_units::context::resources::Amount;
+            // The bus compares it with the files on disk now: the init
+            // only says what it read (`flotilla_units::load::files_stamp`).
+            st.files_stamp = n.origin.files;
             st.documentation = n.spec.extras.documentation.to_vec();
             st.memory_max = match n.spec.extras.context.resources.memory_max {
                 Some(Amount::Absolute(b)) => Some(b),

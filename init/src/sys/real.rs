@@ -491,10 +491,8 @@ impl Sys for RealSys {
         match std::fs::metadata(path) {
             Ok(m) => {
                 let t = m.modified().map_err(|e| file_error("stat", path, &e))?;
-                let us = t
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
-                Ok(Some(us))
+                // As the bus takes it (`NeedDaemonReload`).
+                Ok(Some(flotilla_units::load::mtime_us(t)))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(file_error("stat", path, &e)),

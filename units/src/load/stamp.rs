@@ -119,8 +119,9 @@ impl Entries {
 /// FNV-1a of the name, a separator and the time, mixed (splitmix64's
 /// finalizer: FNV alone is linear enough that sums of two entries with
 /// their times swapped agree): fixed, so that the loader and the init
-/// (which may be another build after an upgrade) agree on it.
-fn entry_hash(name: &[u8], mtime_us: Option<u64>) -> u64 {
+/// (which may be another build after an upgrade) agree on it, and the
+/// bus with both (`files_stamp.rs`).
+pub(super) fn entry_hash(name: &[u8], mtime_us: Option<u64>) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let fold = |h: u64, b: &u8| (h ^ u64::from(*b)).wrapping_mul(PRIME);

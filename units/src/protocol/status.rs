@@ -165,6 +165,17 @@ pub struct UnitStatus {
     /// of one unit (not in lists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_max: Option<u64>,
+    /// The stamp of the unit file and drop-ins it was read from, as the
+    /// read saw them (`crate::load::files_stamp`; 0: not read from a unit
+    /// file), for the bus to tell whether they changed since
+    /// (`NeedDaemonReload`). In the answer to `status` of one unit (not
+    /// in lists).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub files_stamp: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).

@@ -35,6 +35,14 @@ pub struct Origin {
     /// not in the spec: a link changes nothing that runs. A `ThinVec`, as
     /// most units have none (a word per unit; the memory budget).
     unfound_links: thin_vec::ThinVec<(TargetList, String)>,
+    /// `crate::load::files_stamp` of the unit file and drop-ins it was
+    /// read from, as the read saw them; `NO_FILES` for a unit not read
+    /// from a systemd unit file. Told apart by `==`: a unit nothing holds
+    /// whose files were touched is read again when asked for
+    /// (`Graph::rereads`), which leaves it stamped as they are now. A
+    /// `u32`, in the room the struct has unused after
+    /// `default_dependencies`.
+    pub files: u32,
 }
 
 impl Origin {
@@ -51,6 +59,7 @@ impl PartialEq for Origin {
             && self.pos == other.pos
             && self.default_dependencies == other.default_dependencies
             && self.unfound_links == other.unfound_links
+            && self.files == other.files
             && TargetList::ALL.iter().all(|&l| self.of(l).eq(other.of(l)))
     }
 }
@@ -65,6 +74,8 @@ struct OriginWire {
     default_dependencies: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     unfound_links: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "is_no_files")]
+    files: u32,
     #[serde(flatten)]
     lists: BTreeMap<String, Vec<crate::diag::Pos>>,
 }
@@ -86,6 +97,7 @@ impl From<OriginWire> for Origin {
             unfound_links: (w.unfound_links.into_iter())
                 .filter_map(|(k, n)| Some((TargetList::of_key(&k)?, n)))
                 .collect(),
+            files: w.files,
         }
     }
 }
@@ -106,9 +118,14 @@ impl From<Origin> for OriginWire {
             pos: o.pos,
             default_dependencies: o.default_dependencies,
             unfound_links,
+            files: o.files,
             lists,
         }
     }
+}
+
+fn is_no_files(files: &u32) -> bool {
+    *files == crate::load::NO_FILES
 }
 
 /// The lists of target names of a unit.
@@ -370,6 +387,15 @@ mod tests {
         assert_eq!(json["unfound_links"][0][0], "requires");
         assert_eq!(serde_json::from_value::<Origin>(json).unwrap(), p);
         assert_ne!(p, o);
+        // The stamp of its files (the re-exec snapshot keeps it), absent
+        // for a unit of none; two stamps are two origins.
+        assert!(serde_json::to_value(&o).unwrap().get("files").is_none());
+        let mut q = o.clone();
+        q.files = 7;
+        let json = serde_json::to_value(&q).unwrap();
+        assert_eq!(json["files"], 7);
+        assert_eq!(serde_json::from_value::<Origin>(json).unwrap(), q);
+        assert_ne!(q, o);
     }
 
     #[test]
