@@ -303,3 +303,41 @@ fn a_daemon_reload_gives_a_running_service_its_new_limit() {
     p.tick(secs(7));
     assert_eq!(p.state(U), UnitState::Running);
 }
+
+/// systemd's test 16, `success-all.service`: `TimeoutStartSec=4`,
+/// `RuntimeMaxSec=4`, `TimeoutStopSec=4`, and `EXTEND_TIMEOUT_USEC=4s`
+/// every 2 s through its start (6 s), its run (6 s, then `STOPPING=1`)
+/// and its stop (6 s): no limit passes, and it ends cleanly.
+#[test]
+fn extend_timeout_carries_a_service_through_every_limit() {
+    let mut s = spec();
+    s.exec_stop = None;
+    s.start_timeout = Duration::from_secs(4);
+    s.stop_timeout = Duration::from_secs(4);
+    s.extras.runtime_max = Some(Duration::from_secs(4));
+    let mut p = planner(s, 0);
+    spawned(&mut p, Role::Main, 10, secs(0));
+    let tell = |p: &mut Planner, msg: Notify, at: u64| {
+        let now = Instant(at * 1_000_000_000 + 100_000_000);
+        p.tick(now);
+        p.fact(Fact::Notify { unit: U, msg }, now);
+    };
+    let extend = || Notify::ExtendTimeout(Duration::from_secs(4));
+    for t in [0, 2, 4, 6] {
+        tell(&mut p, extend(), t);
+        assert_eq!(p.state(U), UnitState::Starting, "{t}");
+    }
+    tell(&mut p, Notify::Ready, 6);
+    for t in [6, 8, 10, 12] {
+        tell(&mut p, extend(), t);
+        assert_eq!(p.state(U), UnitState::Running, "{t}");
+    }
+    tell(&mut p, Notify::Stopping, 12);
+    for t in [12, 14, 16, 18] {
+        tell(&mut p, extend(), t);
+        assert_eq!(p.state(U), UnitState::Stopping, "{t}");
+    }
+    exited(&mut p, 10, ExitStatus::Code(0), secs(18));
+    let v = p.view(U).expect("a view");
+    assert_eq!(v.failure, None, "{v:?}");
+}
