@@ -304,6 +304,11 @@ fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
         ("TimeoutStartUSec", Value::from(s.timeout_start_usec)),
         ("TimeoutStopUSec", Value::from(s.timeout_stop_usec)),
         ("WatchdogUSec", Value::from(s.watchdog_usec)),
+        ("RuntimeMaxUSec", Value::from(s.runtime_max_usec)),
+        (
+            "RuntimeRandomizedExtraUSec",
+            Value::from(s.runtime_randomized_extra_usec),
+        ),
         ("RemainAfterExit", Value::from(s.remain_after_exit)),
         ("KillMode", Value::from(s.kill_mode.clone())),
         ("KillSignal", Value::from(s.kill_signal)),

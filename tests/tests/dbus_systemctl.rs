@@ -2044,17 +2044,105 @@ fn systemd_run_makes_a_transient_service() {
     let out = debian_tool(
         &bus,
         "/usr/bin/systemd-run",
-        &["-p", "RuntimeMaxSec=5s", "--unit", "y", "/bin/true"],
+        &["-p", "IPAccounting=yes", "--unit", "y", "/bin/true"],
     );
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
         out.stderr.contains(
-            "StartTransientUnit with RuntimeMaxUSec is not supported by flotilla: \
-             RuntimeMaxUSec: [Service] RuntimeMaxSec= is not supported"
+            "StartTransientUnit with IPAccounting is not supported by flotilla: \
+             IPAccounting: [Service] IPAccounting= is not supported"
         ),
         "{out:?}"
     );
     assert!(init.status().units.iter().all(|u| u.unit != "y.service"));
+}
+
+/// `systemd-run -p RuntimeMaxSec=2s` (what systemd's test 16 runs): the
+/// service is stopped once it has run 2 s and ends failed with the result
+/// `timeout`, as systemd's (docs/systemd-units.md, "The runtime limit");
+/// busd serves the limit, and `initctl status` says why it failed.
+#[test]
+fn systemd_run_runtime_max_sec_stops_the_service_with_result_timeout() {
+    let dir = TestDir::new();
+    let init = started(&dir);
+    let bus = busd(&dir);
+    let begun = std::time::Instant::now();
+    let out = debian_tool(
+        &bus,
+        "/usr/bin/systemd-run",
+        &[
+            "-p",
+            "RuntimeMaxSec=2s",
+            "-p",
+            "RuntimeRandomizedExtraSec=0",
+            "--unit",
+            "x",
+            "/bin/sleep",
+            "100",
+        ],
+    );
+    out.expect(0);
+    let show = |p: &str| systemctl(&bus, &["show", "-P", p, "x.service"]).stdout;
+    assert_eq!(show("RuntimeMaxUSec"), "2s\n");
+    assert_eq!(show("RuntimeRandomizedExtraUSec"), "0\n");
+    let sleep = init.pid_of("x.service");
+    wait_for(WAIT, "x.service failed", || {
+        (show("ActiveState") == "failed\n").then_some(())
+    });
+    assert!(
+        begun.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        begun.elapsed()
+    );
+    assert_eq!(show("Result"), "timeout\n");
+    assert!(!procs::alive(sleep), "sleep {sleep} was killed");
+    let out = systemctl(&bus, &["status", "-n0", "x.service"]);
+    assert!(
+        out.stdout.contains("Active: failed (Result: timeout)"),
+        "{out:?}"
+    );
+    let out = init.ctl(&["status", "x.service"]);
+    assert!(
+        out.stdout
+            .contains("runtime limit reached (runtime-max-sec)"),
+        "{out:?}"
+    );
+    // A service without the key has no limit: infinity.
+    assert_eq!(
+        systemctl(&bus, &["show", "-P", "RuntimeMaxUSec", "web.service"]).stdout,
+        "infinity\n"
+    );
+
+    // A scope's limit (`systemd-run --scope -p RuntimeMaxSec=`): its
+    // processes get the kill signal once it has run 2 s, and it ends (a
+    // scope that ended or failed leaves the unit set: docs/dbus.md).
+    let begun = std::time::Instant::now();
+    let sleeper = Killed(debian_tool_spawn(
+        &bus,
+        "/usr/bin/systemd-run",
+        &[
+            "--scope",
+            "-p",
+            "RuntimeMaxSec=2s",
+            "--unit",
+            "probe",
+            "/bin/sleep",
+            "300",
+        ],
+    ));
+    let pid = sleeper.0.id() as i32;
+    init.wait_state("probe.scope", UnitState::Running);
+    let out = systemctl(&bus, &["show", "-P", "RuntimeMaxUSec", "probe.scope"]);
+    assert_eq!(out.stdout, "2s\n", "{out:?}");
+    wait_for(WAIT, "the scope's sleep killed", || {
+        (!procs::alive(pid)).then_some(())
+    });
+    assert!(
+        begun.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        begun.elapsed()
+    );
+    wait_scope_gone(&init, "probe.scope", "failed");
 }
 
 /// systemd's test 23 (`Type=simple` against `Type=exec`): with

@@ -202,6 +202,8 @@ pub enum TimerKind {
     Pidfile,
     /// The watchdog.
     Watchdog,
+    /// The runtime limit (`runtime-max-sec`).
+    RuntimeMax,
     /// A timer unit's next elapse.
     Elapse,
 }

@@ -100,8 +100,9 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "16",
-        "`systemd-run -p RuntimeMaxSec=` refused: flotilla has no `RuntimeMaxSec=` (the \
-         translator ignores it in a unit file, so StartTransientUnit refuses RuntimeMaxUSec)",
+        "`systemd-run --scope -p RuntimeMaxSec=5s`: the scope is stopped at its limit, but a \
+         scope that ended or failed leaves the unit set (init/src/runtime/scopes.rs, \
+         `collect_scopes`), so `systemctl show -p Result` of it reads `success`, not `timeout`",
     ),
     (
         "41",

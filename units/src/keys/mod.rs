@@ -188,7 +188,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 69] = [
+const BASE_KEYS: [Key; 71] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -549,6 +549,21 @@ const BASE_KEYS: [Key; 69] = [
         systemd: &[("Service", "WatchdogSec")],
         applies_to: PROCESS,
         slot: |s| Slot::OptionalDuration(&mut s.extras.watchdog),
+    },
+    Key {
+        name: "runtime-max-sec",
+        systemd: &[("Service", "RuntimeMaxSec"), ("Scope", "RuntimeMaxSec")],
+        applies_to: PROCESS,
+        slot: |s| Slot::OptionalDuration(&mut s.extras.runtime_max),
+    },
+    Key {
+        name: "runtime-randomized-extra-sec",
+        systemd: &[
+            ("Service", "RuntimeRandomizedExtraSec"),
+            ("Scope", "RuntimeRandomizedExtraSec"),
+        ],
+        applies_to: PROCESS,
+        slot: |s| Slot::OptionalDuration(&mut s.extras.runtime_randomized_extra),
     },
     Key {
         name: "user",

@@ -297,6 +297,7 @@ fn timer_out(t: Timer) -> TimerKind {
         Timer::Restart => TimerKind::Restart,
         Timer::Pidfile => TimerKind::Pidfile,
         Timer::Watchdog => TimerKind::Watchdog,
+        Timer::RuntimeMax => TimerKind::RuntimeMax,
         Timer::Elapse => TimerKind::Elapse,
     }
 }
@@ -311,6 +312,7 @@ fn timer_in(t: TimerKind) -> Timer {
         TimerKind::Restart => Timer::Restart,
         TimerKind::Pidfile => Timer::Pidfile,
         TimerKind::Watchdog => Timer::Watchdog,
+        TimerKind::RuntimeMax => Timer::RuntimeMax,
         TimerKind::Elapse => Timer::Elapse,
     }
 }

@@ -764,13 +764,13 @@ impl Planner {
                 self.mark_changed(u);
             }
             Notify::ExtendTimeout(d) => {
-                if let Some((t, kind)) = self.records[i].timer {
-                    use record::Timer;
-                    if matches!(kind, Timer::Start | Timer::Stop | Timer::Reload)
-                        && self.now.after(d) > t
-                    {
-                        self.set_timer(u, d, kind);
+                use record::Timer;
+                let at = self.now.after(d);
+                match self.records[i].timer {
+                    Some((t, kind @ (Timer::Start | Timer::Stop | Timer::Reload))) if at > t => {
+                        self.set_timer_at(u, at, kind)
                     }
+                    _ => self.extend_running(u, at),
                 }
             }
             Notify::Watchdog => self.arm_watchdog(u),

@@ -81,6 +81,8 @@ pub(super) enum Timer {
     Pidfile,
     /// `watchdog-sec` passed without a `WATCHDOG=1`.
     Watchdog,
+    /// `runtime-max-sec` passed since the unit became active.
+    RuntimeMax,
     /// A timer unit's next elapse.
     Elapse,
 }
@@ -281,6 +283,9 @@ pub(super) struct Rare {
     pub main_exit: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
+    /// While up: an `EXTEND_TIMEOUT_USEC=` moved the runtime limit
+    /// (`runtime-max-sec`) to this instant, later than its own.
+    pub runtime_extended: Option<Instant>,
     /// The main process of a `started-at-fork` unit failed before its
     /// program ran and the unit went up: its failure comes next
     /// (`Event::ExecFailed`, `lifecycle/start.rs`).
@@ -351,6 +356,7 @@ static NO_RARE: Rare = Rare {
     following: None,
     main_exit: None,
     skipped: false,
+    runtime_extended: None,
     failed_at_fork: false,
     notify_status: None,
     timer_run: None,

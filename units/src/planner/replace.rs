@@ -75,6 +75,13 @@ impl Planner {
         self.target_provider = self.graph.provider(&self.target);
         let map = self.carry_records_over(&old, &mut applied, on_change, now);
         self.remap_processes(&map);
+        if on_change == OnChange::Keep {
+            for name in &applied.changed {
+                if let Some(u) = self.graph.unit(name) {
+                    self.rearm_running(u);
+                }
+            }
+        }
         self.carry_choices(&old);
         self.failed_over = std::mem::take(&mut self.failed_over)
             .into_iter()

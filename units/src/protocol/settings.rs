@@ -23,6 +23,13 @@ pub struct Settings {
     pub timeout_stop_usec: u64,
     /// `WatchdogUSec`: 0 without a watchdog.
     pub watchdog_usec: u64,
+    /// `RuntimeMaxUSec`: `u64::MAX` (infinity) without a runtime limit.
+    /// Absent from an older init's status: no limit.
+    #[serde(default = "infinity")]
+    pub runtime_max_usec: u64,
+    /// `RuntimeRandomizedExtraUSec`.
+    #[serde(default)]
+    pub runtime_randomized_extra_usec: u64,
     /// `KillMode`: `control-group`, `mixed`, `process` or `none`.
     pub kill_mode: String,
     /// `KillSignal`.
@@ -63,6 +70,11 @@ impl Settings {
             timeout_start_usec: timeout_usec(spec.start_timeout),
             timeout_stop_usec: timeout_usec(spec.stop_timeout),
             watchdog_usec: spec.watchdog().map_or(0, usec),
+            runtime_max_usec: spec.runtime_max().map_or(u64::MAX, |(max, _)| usec(max)),
+            runtime_randomized_extra_usec: spec
+                .extras
+                .runtime_randomized_extra
+                .map_or(0, timespan_usec),
             kill_mode: x.context.kill_mode.as_str().to_string(),
             kill_signal,
             restart_kill_signal: x.restart_kill_signal.map_or(kill_signal, |s: Signal| s.0),
@@ -79,6 +91,19 @@ impl Settings {
 
 fn usec(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+fn infinity() -> u64 {
+    u64::MAX
+}
+
+/// A time span as given, systemd's infinity as `u64::MAX`.
+fn timespan_usec(d: Duration) -> u64 {
+    if d >= TIMESPAN_INFINITY {
+        u64::MAX
+    } else {
+        usec(d)
+    }
 }
 
 /// A timeout of zero or systemd's infinity never fires.
@@ -112,6 +137,8 @@ mod tests {
         assert_eq!(got.timeout_start_usec, u64::MAX);
         assert_eq!(got.timeout_stop_usec, 90_000_000);
         assert_eq!(got.watchdog_usec, 0);
+        assert_eq!(got.runtime_max_usec, u64::MAX);
+        assert_eq!(got.runtime_randomized_extra_usec, 0);
         assert_eq!(got.kill_mode, "control-group");
         // Without its own, a restart's stop sends the kill signal.
         assert_eq!((got.kill_signal, got.restart_kill_signal), (15, 15));
@@ -120,13 +147,27 @@ mod tests {
 
         s.extras.restart_kill_signal = Some(Signal(2));
         s.stop_timeout = TIMESPAN_INFINITY;
+        s.extras.runtime_max = Some(Duration::from_secs(5));
+        s.extras.runtime_randomized_extra = Some(Duration::from_millis(1500));
         let got = Settings::of(&s);
+        assert_eq!(got.runtime_max_usec, 5_000_000);
+        assert_eq!(got.runtime_randomized_extra_usec, 1_500_000);
         assert_eq!(got.restart_kill_signal, 2);
         assert_eq!(got.timeout_stop_usec, u64::MAX);
         assert!(got.standard_input_data.is_empty());
         // Not sent when empty, so an older busd reads the status as before.
         let text = serde_json::to_string(&got).unwrap();
         assert!(!text.contains("standard_input_data"), "{text}");
+        // An older init's status has no runtime limit: none.
+        let old = text
+            .replace(",\"runtime_max_usec\":5000000", "")
+            .replace(",\"runtime_randomized_extra_usec\":1500000", "");
+        assert!(!old.contains("runtime"), "{old}");
+        let read: Settings = serde_json::from_str(&old).unwrap();
+        assert_eq!(
+            (read.runtime_max_usec, read.runtime_randomized_extra_usec),
+            (u64::MAX, 0)
+        );
 
         // What `systemctl show -P StandardInputData` prints in Base64.
         s.extras.context.input_data = b"xxx\naaa\n".to_vec();

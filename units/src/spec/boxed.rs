@@ -41,6 +41,8 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
         signals: Vec::new(),
     },
     watchdog: None,
+    runtime_max: None,
+    runtime_randomized_extra: None,
     on_failure: Names::new(),
     on_success: Names::new(),
     ready_bus_name: None,

@@ -125,6 +125,14 @@ pub struct ExtraFields {
     /// the unit is running, as given (`UnitSpec::watchdog` reads it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watchdog: Option<Duration>,
+    /// The longest the unit may stay running, as given
+    /// (`UnitSpec::runtime_max` reads it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_max: Option<Duration>,
+    /// The most a random part adds to `runtime_max`, as given
+    /// (`UnitSpec::runtime_max` reads it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_randomized_extra: Option<Duration>,
     /// Units started when this one fails for good (no restart pending).
     #[serde(default, skip_serializing_if = "Names::is_empty")]
     pub on_failure: Names,

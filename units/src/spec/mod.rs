@@ -514,6 +514,19 @@ impl UnitSpec {
             .filter(|d| !d.is_zero() && *d != crate::systemd::TIMESPAN_INFINITY)
     }
 
+    /// The runtime limit (`runtime-max-sec`, systemd's `RuntimeMaxSec=`)
+    /// and the most its random part adds (`runtime-randomized-extra-sec`):
+    /// `None` without a limit (none given, or infinity, the default). 0 is
+    /// a limit, as in systemd: the unit is stopped as soon as it runs.
+    pub fn runtime_max(&self) -> Option<(Duration, Duration)> {
+        let max = self
+            .extras
+            .runtime_max
+            .filter(|d| *d < crate::systemd::TIMESPAN_INFINITY)?;
+        let extra = self.extras.runtime_randomized_extra.unwrap_or_default();
+        Some((max, extra))
+    }
+
     /// A unit of `kind` named `name` with every default of docs/contract.md §3:
     /// it provides its own name, depends on nothing, has no command.
     pub fn new(name: impl Into<String>, kind: UnitType) -> UnitSpec {

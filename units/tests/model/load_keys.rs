@@ -126,9 +126,10 @@ fn the_keys_the_docs_list() {
     // `working-directory-optional`, `allow-isolate`, `reload-propagated-from`,
     // `propagates-reload-to`, `stop-propagated-from`, `propagates-stop-to`,
     // `ready-bus-name`, `file-descriptor-store-max`, `non-blocking`,
-    // `started-at-fork`, `daemon-clean-signals` and `dynamic-user` (33), 53
+    // `started-at-fork`, `daemon-clean-signals`, `dynamic-user`,
+    // `runtime-max-sec` and `runtime-randomized-extra-sec` (35), 53
     // trigger settings, 33 conditions and 33 assertions.
-    assert_eq!(UNIT_KEYS.len(), 37 + 33 + 53 + 66);
+    assert_eq!(UNIT_KEYS.len(), 37 + 35 + 53 + 66);
     for key in [
         "unit",
         "name",
@@ -150,6 +151,8 @@ fn the_keys_the_docs_list() {
         "restart-prevent-exit-status",
         "restart-force-exit-status",
         "watchdog-sec",
+        "runtime-max-sec",
+        "runtime-randomized-extra-sec",
         "preference",
         "wanted-by",
         "on-failure",
@@ -171,6 +174,31 @@ fn the_keys_the_docs_list() {
     ] {
         assert!(UNIT_KEYS.contains(&key), "{key}");
     }
+}
+
+/// `runtime-max-sec` and `runtime-randomized-extra-sec` take durations;
+/// a bad one is an error that names the key.
+#[test]
+fn runtime_max() {
+    let s = spec(
+        "job.yaml",
+        "unit: job\nexec-start: /bin/job\nruntime-max-sec: 1m\nruntime-randomized-extra-sec: 500ms\n",
+    );
+    assert_eq!(
+        s.runtime_max(),
+        Some((Duration::from_secs(60), Duration::from_millis(500)))
+    );
+    let errors = parse_yaml(
+        "job.yaml",
+        "unit: job\nexec-start: /bin/job\nruntime-max-sec: soon\n",
+    )
+    .diagnostics;
+    assert!(
+        errors
+            .iter()
+            .any(|d| d.is_error() && d.to_string().contains("runtime-max-sec")),
+        "{errors:?}"
+    );
 }
 
 #[test]

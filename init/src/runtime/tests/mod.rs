@@ -20,6 +20,7 @@ mod paths;
 mod reexec;
 mod reload;
 mod reread;
+mod runtime_max;
 mod shape;
 mod sockets;
 

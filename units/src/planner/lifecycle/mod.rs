@@ -31,6 +31,9 @@ mod exit_type_tests;
 mod on_failure_tests;
 #[cfg(test)]
 mod oom_tests;
+mod runtime;
+#[cfg(test)]
+mod runtime_tests;
 #[cfg(test)]
 mod socket_tests;
 mod start;
@@ -165,11 +168,15 @@ impl Planner {
             {
                 self.begin_reload(u)
             }
-            // systemd logs it and goes on; the next ping arms it again.
-            (P::Up, E::Timer(Timer::Watchdog)) if !self.service_watchdogs => {}
+            // systemd logs it and goes on; the next ping arms it again (the
+            // runtime limit, if any, is the timer until then).
+            (P::Up, E::Timer(Timer::Watchdog)) if !self.service_watchdogs => {
+                self.arm_up_timer(u, None)
+            }
             (P::Up, E::Timer(Timer::Watchdog)) => {
                 self.fail(u, FailureKind::Watchdog, "watchdog timeout".to_string())
             }
+            (P::Up, E::Timer(Timer::RuntimeMax)) => self.runtime_passed(u),
             (P::Up, E::Reloading) => self.reloading_by_itself(u),
             (P::Up | P::Reloading, E::Exited(Role::Main, pid, status))
                 if self.spec_of(u).extras.exit_type == ExitType::Cgroup =>
@@ -517,7 +524,11 @@ impl Planner {
 
     /// Sets unit `u`'s one timer (replacing any).
     pub(super) fn set_timer(&mut self, u: UnitId, after: Duration, kind: Timer) {
-        let t = self.now.after(after);
+        self.set_timer_at(u, self.now.after(after), kind);
+    }
+
+    /// Sets unit `u`'s one timer to fire at `t` (replacing any).
+    pub(super) fn set_timer_at(&mut self, u: UnitId, t: crate::time::Instant, kind: Timer) {
         let r = &mut self.records[u.index()];
         r.timer_gen += 1;
         r.timer = Some((t, kind));

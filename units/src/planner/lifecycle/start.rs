@@ -236,18 +236,18 @@ impl Planner {
         self.clear_timer(u);
         self.units[u.index()].phase = Phase::Up;
         self.records[u.index()].helper = None;
+        self.records[u.index()].rare_reset(|r| r.runtime_extended = None);
         self.set_state(u, UnitState::Running, status);
-        self.arm_watchdog(u);
+        self.arm_running(u);
     }
 
-    /// `Up` with `watchdog-sec`: the next `WATCHDOG=1` is due within it
-    /// (the unit's one timer is free while it is up).
+    /// `Up` with `watchdog-sec`, a `WATCHDOG=1`: the next one is due
+    /// within it (the unit's one timer is the watchdog's while it is up,
+    /// unless the runtime limit comes first: `runtime.rs`).
     pub(in crate::planner) fn arm_watchdog(&mut self, u: UnitId) {
-        if self.units[u.index()].phase != Phase::Up {
-            return;
-        }
         if let Some(d) = self.spec_of(u).watchdog() {
-            self.set_timer(u, d, Timer::Watchdog);
+            let at = self.now.after(d);
+            self.arm_up_timer(u, Some(at));
         }
     }
 
@@ -563,12 +563,12 @@ impl Planner {
     pub(super) fn reloaded(&mut self, u: UnitId, status: Status) {
         self.clear_timer(u);
         self.end_reload(u, status);
-        self.arm_watchdog(u);
     }
 
-    /// Back to where the reload began: running, or a oneshot (which has
-    /// no main process) `exited`, as systemd's `RemainAfterExit=` oneshot
-    /// stays active through a reload.
+    /// Back to where the reload began: running (its watchdog and runtime
+    /// limit armed again), or a oneshot (which has no main process)
+    /// `exited`, as systemd's `RemainAfterExit=` oneshot stays active
+    /// through a reload.
     fn end_reload(&mut self, u: UnitId, status: impl Into<Status>) {
         if self.spec_of(u).kind.row().ready == Ready::Exited {
             self.units[u.index()].phase = Phase::Idle;
@@ -576,6 +576,7 @@ impl Planner {
         } else {
             self.units[u.index()].phase = Phase::Up;
             self.set_state(u, UnitState::Running, status);
+            self.arm_running(u);
         }
     }
 

@@ -86,8 +86,17 @@ impl Planner {
         }
     }
 
-    /// Up + stop rule (or a failure): `exec-stop`, or the kill signal.
+    /// Up + stop rule (or a failure): `exec-stop`, or the kill signal (a
+    /// failure goes straight to the kill signal, as systemd's start
+    /// timeout and watchdog do).
     pub(super) fn begin_stop(&mut self, u: UnitId, why: impl Into<Status>) {
+        let exec_stop = self.records[u.index()].rare().failure.is_none();
+        self.stop_running(u, why, exec_stop);
+    }
+
+    /// [`Self::begin_stop`], running `exec-stop` (if the unit has one and
+    /// is up) when `exec_stop` allows it.
+    pub(super) fn stop_running(&mut self, u: UnitId, why: impl Into<Status>, exec_stop: bool) {
         let i = u.index();
         self.leave_starting(u);
         let spec = self.spec_of(u);
@@ -109,8 +118,7 @@ impl Planner {
                 self.kill_group(u, pid, Signal::KILL);
             }
         }
-        let can_exec_stop =
-            matches!(was, Phase::Up | Phase::Reloading) && self.records[i].rare().failure.is_none();
+        let can_exec_stop = matches!(was, Phase::Up | Phase::Reloading) && exec_stop;
         if has_stop && can_exec_stop {
             self.spawn(u, Role::Stop);
         } else {

@@ -720,3 +720,41 @@ fn a_slice_file_takes_resource_control_in_its_section() {
     let bad = translate_file("f", "a--b.slice", "");
     assert!(bad.spec.is_none());
 }
+
+/// `RuntimeMaxSec=` and `RuntimeRandomizedExtraSec=`: systemd's time spans, `infinity` (the default) no limit,
+/// 0 a limit; a bad value is an error that names the key.
+#[test]
+fn runtime_max_is_read() {
+    use std::time::Duration;
+    let secs = Duration::from_secs;
+    for (lines, want) in [
+        ("RuntimeMaxSec=5s", Ok(Some((secs(5), Duration::ZERO)))),
+        (
+            "RuntimeMaxSec=1min\nRuntimeRandomizedExtraSec=500ms",
+            Ok(Some((secs(60), Duration::from_millis(500)))),
+        ),
+        ("RuntimeMaxSec=infinity", Ok(None)),
+        (
+            "RuntimeMaxSec=0",
+            Ok(Some((Duration::ZERO, Duration::ZERO))),
+        ),
+        ("RuntimeMaxSec=5s\nRuntimeMaxSec=", Ok(None)),
+        ("RuntimeRandomizedExtraSec=3s", Ok(None)),
+        ("RuntimeMaxSec=5x", Err("invalid RuntimeMaxSec=5x")),
+        (
+            "RuntimeRandomizedExtraSec=-1",
+            Err("invalid RuntimeRandomizedExtraSec=-1"),
+        ),
+    ] {
+        let text = format!("[Service]\nExecStart=/bin/x\n{lines}\n");
+        let p = translate_file("f", "a.service", &text);
+        let got = match p.spec {
+            Some(s) if p.diagnostics.is_empty() => Ok(s.runtime_max()),
+            _ => Err(p.diagnostics[0].message.as_str()),
+        };
+        match (&got, &want) {
+            (Err(g), Err(w)) => assert!(g.starts_with(w), "{lines}: {g}"),
+            _ => assert_eq!(got, want, "{lines}"),
+        }
+    }
+}
