@@ -24,7 +24,7 @@ const RUNNER_GRACE: Duration = Duration::from_secs(5);
 /// Starts the runner for `g` with `base` (the environment units start
 /// from) and systemd's variables for generators.
 pub(super) fn spawn_runner(sys: &dyn Sys, g: &Generators, base: &Env) -> Result<Pid, String> {
-    let exe = crate::sys::reexec::exe()
+    let exe = crate::sys::reexec::own_image()
         .ok_or_else(|| format!("cannot run the generators ({RUN_FLAG}): own binary unknown"))?;
     let run = Run {
         output: g.output.clone(),

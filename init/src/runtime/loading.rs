@@ -27,7 +27,7 @@ pub(super) fn start(
     settings: &Settings,
     named: &[String],
 ) -> Option<Result<Loading, String>> {
-    let exe = crate::sys::reexec::exe()?;
+    let exe = crate::sys::reexec::own_image()?;
     let job = Job::new(settings, named);
     Some(loader::spawn(sys, &exe, &job, &Env::from_current()))
 }

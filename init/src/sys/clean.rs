@@ -18,7 +18,7 @@ pub const FAILED: u8 = 1;
 
 /// Starts the cleaner for `paths`, its output on the init's console.
 pub fn spawn(sys: &dyn Sys, paths: &[std::path::PathBuf]) -> Result<Pid, String> {
-    let exe = super::reexec::exe()
+    let exe = super::reexec::own_image()
         .ok_or_else(|| format!("cannot clean ({RUN_FLAG}): own binary unknown"))?;
     let mut argv = vec![exe.to_string_lossy().into_owned(), RUN_FLAG.to_string()];
     argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));

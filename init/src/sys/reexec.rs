@@ -72,6 +72,16 @@ pub fn exe() -> Option<PathBuf> {
     EXE.get().cloned().flatten()
 }
 
+/// The binary the init's own helpers run (the unit loader, the generator
+/// runner, the cleaner): the one running, `/proc/self/exe`, which names it
+/// even after an upgrade renamed a new file over its path, so that a
+/// helper always speaks the protocol of the init that started it (the new
+/// binary is run by the re-exec only, [`exe`]). `None` where the init's
+/// binary is not known.
+pub fn own_image() -> Option<PathBuf> {
+    exe().map(|_| PathBuf::from("/proc/self/exe"))
+}
+
 fn err(call: impl Into<String>, errno: Errno) -> SysError {
     SysError::Call {
         call: call.into(),

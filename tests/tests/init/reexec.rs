@@ -227,3 +227,28 @@ fn a_binary_that_cannot_be_executed_leaves_the_init_as_it_was() {
         init.ctl(&["status"]).code.eq(&0).then_some(())
     });
 }
+
+/// The init's own helpers (the unit loader of a reload here) run the
+/// binary the init runs, not the file at its path now: a package upgrade
+/// that replaced the file leaves a reload working, with the loader that
+/// speaks this init's protocol, until the re-exec to the new one.
+#[test]
+fn a_reload_after_the_binary_was_replaced_runs_the_running_binarys_loader() {
+    let dir = TestDir::new();
+    let (init, copy) = start(&dir);
+    // A newer init, as far as this one can tell: its loader's output is
+    // nothing this init reads.
+    let newer = copy.with_extension("newer");
+    std::fs::write(&newer, "#!/bin/sh\necho '{\"a newer format\": 1}'\n").expect("write");
+    flotilla_tests::bins::install(&newer, &copy, 0o755);
+    dir.unit("late", "unit: late\ntype: virtual\n");
+    let out = init.ctl(&["reload"]);
+    out.expect(0);
+    assert!(out.stdout.contains("added:     late"), "{out:?}");
+    assert!(!init.output().contains("loader"), "{}", init.output());
+    let out = init.ctl(&["start", "late"]);
+    out.expect(0);
+    init.wait_state("late", UnitState::Running);
+    std::fs::write(dir.join("go"), "").expect("go");
+    init.wait_state("job", UnitState::Exited);
+}
