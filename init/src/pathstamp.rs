@@ -54,13 +54,15 @@ impl<'a> Seen<'a> {
     pub fn list_dir(&mut self, dir: &Path) -> Result<Listing, SysError> {
         let dir_time = mtime(self.sys, dir);
         let listing = self.sys.list_dir(dir);
-        let mut taken = Entries::default();
-        for (name, _) in listing.iter().flatten() {
-            let path = dir.join(name);
-            let t = mtime(self.sys, &path);
-            taken.add(name.as_bytes(), t);
-            self.times.insert(path.to_string_lossy().into_owned(), t);
-        }
+        let times = &mut self.times;
+        let taken = listing.as_ref().map_or_else(
+            |_| Entries::default(),
+            |l| {
+                entries(self.sys, dir, l, |path, t| {
+                    times.insert(path.to_string_lossy().into_owned(), t);
+                })
+            },
+        );
         let path = dir.to_string_lossy();
         self.stamp.add_dir(&path, dir_time, taken);
         self.listed.insert(path.into_owned());
@@ -122,17 +124,26 @@ pub fn unchanged(sys: &dyn Sys, stamp: &PathStamp) -> bool {
             d.mtime_us.is_none()
                 || sys
                     .list_dir(dir)
-                    .map_or_else(|_| Entries::default(), |l| entries(sys, dir, &l))
+                    .map_or_else(|_| Entries::default(), |l| entries(sys, dir, &l, |_, _| {}))
                     .digest
                     == d.entries
         })
 }
 
-/// The entries of `dir` as `listing` names them, each with its time.
-fn entries(sys: &dyn Sys, dir: &Path, listing: &Listing) -> Entries {
+/// The entries of `dir` as `listing` names them, each with its time,
+/// which `took` is also given with the entry's path.
+fn entries(
+    sys: &dyn Sys,
+    dir: &Path,
+    listing: &Listing,
+    mut took: impl FnMut(&Path, Option<u64>),
+) -> Entries {
     let mut e = Entries::default();
     for (name, _) in listing {
-        e.add(name.as_bytes(), mtime(sys, &dir.join(name)));
+        let path = dir.join(name);
+        let t = mtime(sys, &path);
+        e.add(name.as_bytes(), t);
+        took(&path, t);
     }
     e
 }
