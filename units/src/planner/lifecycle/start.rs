@@ -245,9 +245,8 @@ impl Planner {
     /// within it (the unit's one timer is the watchdog's while it is up,
     /// unless the runtime limit comes first: `runtime.rs`).
     pub(in crate::planner) fn arm_watchdog(&mut self, u: UnitId) {
-        if let Some(d) = self.spec_of(u).watchdog() {
-            let at = self.now.after(d);
-            self.arm_up_timer(u, Some(at));
+        if self.spec_of(u).watchdog().is_some() {
+            self.arm_running(u);
         }
     }
 
