@@ -466,19 +466,8 @@ mod tests {
         std::fs::write(d.join("db.service"), "[Service]\nExecStart=/bin/db\n").unwrap();
         let dropin = d.join("db.service.d/x.conf");
         std::fs::write(&dropin, "[Service]\nNice=5\n").unwrap();
-        let settings = crate::sys::loader::Job {
-            path: vec![d.to_path_buf()],
-            sysv_dir: None,
-            log_dir: None,
-            control: PathBuf::from("/run/init/control.sock"),
-            systemd_bus: false,
-            named: Vec::new(),
-            systemd_bus_asked: false,
-            target: String::new(),
-            cmd: None,
-            system_conf: None,
-        }
-        .settings();
+        let control = PathBuf::from("/run/init/control.sock");
+        let settings = crate::args::Settings::new(d.to_path_buf(), "default", control);
         let stamp_of = |l: &LoadedPath, name: &str| {
             l.units
                 .iter()

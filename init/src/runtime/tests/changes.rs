@@ -11,15 +11,6 @@ const SLOW: &str = "unit: slow\nexec-start: /bin/slow\nexec-stop: /bin/slow-stop
 const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: [svc, slow]\n";
 const RESCUE: &str = "unit: rescue\ntype: virtual\n";
 
-fn spawned(sys: &FakeSys, argv0: &str) -> i32 {
-    sys.spawns()
-        .iter()
-        .rev()
-        .find(|s| s.argv.first().map(String::as_str) == Some(argv0))
-        .and_then(|s| s.pid)
-        .unwrap_or_else(|| panic!("{argv0} was not spawned"))
-}
-
 /// `set-target rescue --wait`: the units outside the new set are
 /// stopped; the wait settles only once they all have, not when `rescue`
 /// is active (which it is at once).
@@ -71,7 +62,7 @@ fn a_switch_settles_when_the_old_units_have_stopped() {
     assert_eq!(p.stopping, ["slow"]);
     assert_eq!((p.active, p.total), (1, 1));
     // The stop command ends, and the main process with it.
-    let stop = spawned(h.sys(), "/bin/slow-stop");
+    let stop = spawned_pid(h.sys(), "/bin/slow-stop");
     h.sys().exit(stop, ExitStatus::Exited(0));
     h.sys().exit(slow, ExitStatus::Exited(0));
     let replies = h.replies_until_final(&mut c);
@@ -317,7 +308,7 @@ fn a_failed_load_keeps_the_set_in_force() {
     let sys = fake_with(&[("svc", SVC)]);
     let mut h = Harness::start(sys, "svc");
     h.settle();
-    let pid = spawned(h.sys(), "/bin/svc");
+    let pid = spawned_pid(h.sys(), "/bin/svc");
     h.sys().set_file(
         format!("{UNITS}/other.yaml"),
         "unit: other\nexec-start: /bin/other\n",
@@ -338,7 +329,7 @@ fn a_failed_load_keeps_the_set_in_force() {
     let g = h.rt.planner.graph();
     assert!(g.unit("svc").is_some());
     assert!(g.unit("other").is_none());
-    assert_eq!(spawned(h.sys(), "/bin/svc"), pid);
+    assert_eq!(spawned_pid(h.sys(), "/bin/svc"), pid);
     // The next reload that loads takes the files as they are.
     let r = h.request(Request::Reload {
         keep_running: false,

@@ -62,6 +62,29 @@ fn fake_with(units: &[(&str, &str)]) -> FakeSys {
     sys
 }
 
+/// The PID of the last spawn of `argv0`.
+fn spawned_pid(sys: &FakeSys, argv0: &str) -> i32 {
+    sys.spawns()
+        .iter()
+        .rev()
+        .find(|s| s.argv.first().map(String::as_str) == Some(argv0))
+        .and_then(|s| s.pid)
+        .unwrap_or_else(|| panic!("{argv0} was not spawned"))
+}
+
+/// `transient-add` of a service named `name` (`""`: named by the init)
+/// running `/bin/tool`, with the caller's streams `stdio`.
+fn add_tool(name: &str, stdio: Vec<flotilla_units::protocol::StdStream>) -> Request {
+    use flotilla_units::spec::{Command, UnitSpec, UnitType};
+    let mut unit = UnitSpec::new(name, UnitType::ForegroundSupervised);
+    unit.exec_start = Some(Command::new(["/bin/tool"]));
+    Request::TransientAdd {
+        unit: Box::new(unit),
+        adopt: Vec::new(),
+        stdio,
+    }
+}
+
 impl Harness {
     /// Starts the loop on `sys` for `target` and runs it until it waits
     /// for something only the test can do.

@@ -6,7 +6,6 @@
 use super::*;
 use crate::sys::fake::StdioRecord;
 use flotilla_units::protocol::{ErrorCode, StdStream};
-use flotilla_units::spec::{Command, UnitSpec, UnitType};
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 use std::io::IoSlice;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -31,13 +30,7 @@ fn send_passing(c: &Client, request: &Request, fds: &[RawFd]) {
 }
 
 fn add(stdio: Vec<StdStream>) -> Request {
-    let mut unit = UnitSpec::new("piped.service", UnitType::ForegroundSupervised);
-    unit.exec_start = Some(Command::new(["/bin/tool"]));
-    Request::TransientAdd {
-        unit: Box::new(unit),
-        adopt: Vec::new(),
-        stdio,
-    }
+    add_tool("piped.service", stdio)
 }
 
 /// The file (device, inode) a descriptor of this process is open on.

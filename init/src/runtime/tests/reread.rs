@@ -4,7 +4,6 @@
 //! target holds keeps what it was read with until a reload.
 
 use super::*;
-use flotilla_units::spec::{Command, UnitSpec, UnitType};
 
 const APP: &str = "unit: app\ntype: virtual\ndepends-on: [held.service]\n";
 
@@ -35,16 +34,22 @@ fn drop_in_and_load(h: &mut Harness) {
     );
 }
 
+/// The loop for [`APP`], which holds `held.service`; `idle.service`
+/// nothing holds.
+fn app_with_held_and_idle() -> Harness {
+    let sys = fake_with(&[("app", APP)]);
+    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
+    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
+    Harness::start(sys, "app")
+}
+
 fn service(description: &str) -> String {
     format!("[Unit]\nDescription={description}\n[Service]\nExecStart=/bin/sleep 1000\n")
 }
 
 #[test]
 fn a_unit_nothing_holds_is_read_again_and_a_held_one_is_not() {
-    let sys = fake_with(&[("app", APP)]);
-    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
-    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
-    let mut h = Harness::start(sys, "app");
+    let mut h = app_with_held_and_idle();
     assert_eq!(h.state("held.service"), UnitState::Running);
 
     // Nothing changed on disk: nothing replaced.
@@ -106,10 +111,7 @@ fn unit_files_read(h: &Harness) -> Vec<PathBuf> {
 
 #[test]
 fn a_path_that_did_not_change_since_its_last_read_is_not_read_again() {
-    let sys = fake_with(&[("app", APP)]);
-    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
-    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
-    let mut h = Harness::start(sys, "app");
+    let mut h = app_with_held_and_idle();
     // Written as the init started: too recent for the boot's stamp to be
     // trusted (a second write in the same tick would not show), so the
     // first ask reads.
@@ -188,17 +190,8 @@ fn a_unit_held_at_the_last_read_is_read_again_once_nothing_holds_it() {
 
 #[test]
 fn a_file_read_while_a_transient_unit_had_its_name_is_loaded_once_the_transient_goes() {
-    let sys = fake_with(&[("app", APP)]);
-    sys.set_file(format!("{UNITS}/held.service"), service("Held"));
-    sys.set_file(format!("{UNITS}/idle.service"), service("Idle"));
-    let mut h = Harness::start(sys, "app");
-    let mut unit = UnitSpec::new("shadow.service", UnitType::ForegroundSupervised);
-    unit.exec_start = Some(Command::new(["/bin/tool"]));
-    let r = h.request(Request::TransientAdd {
-        unit: Box::new(unit),
-        adopt: Vec::new(),
-        stdio: Vec::new(),
-    });
+    let mut h = app_with_held_and_idle();
+    let r = h.request(add_tool("shadow.service", Vec::new()));
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
     h.settle();
 

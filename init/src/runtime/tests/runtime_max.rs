@@ -4,7 +4,7 @@
 //! signal, and it ends failed with `timeout`; a restart counts the limit
 //! again; a unit stopped earlier leaves no timer behind.
 
-use super::{fake_with, waits, Harness};
+use super::{fake_with, spawned_pid, waits, Harness};
 use crate::sys::{ExitStatus, Sys};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::state::{FailureKind, UnitState};
@@ -20,17 +20,6 @@ fn failure(h: &Harness, name: &str) -> (Option<FailureKind>, String) {
     let v = p.graph().unit(name).and_then(|id| p.view(id));
     let v = v.unwrap_or_else(|| panic!("{name} has no view"));
     (v.failure.map(|f| f.0), v.status)
-}
-
-/// The PID of the last spawn of `argv0`.
-fn spawned(h: &Harness, argv0: &str) -> i32 {
-    h.sys()
-        .spawns()
-        .iter()
-        .rev()
-        .find(|s| s.argv.first().map(String::as_str) == Some(argv0))
-        .and_then(|s| s.pid)
-        .unwrap_or_else(|| panic!("{argv0} was not spawned"))
 }
 
 #[test]
@@ -54,7 +43,7 @@ fn the_limit_stops_the_unit_which_fails_with_timeout_and_restarts() {
         waits(&h.sys().calls())
     );
     assert!(h.sys().is_live(first), "exec-stop runs before the kill");
-    let stop = spawned(&h, "/bin/stop");
+    let stop = spawned_pid(h.sys(), "/bin/stop");
     h.sys().exit(stop, ExitStatus::Exited(0));
     h.turn_until("svc failed", |h| h.state("svc") == UnitState::Failed);
     assert!(!h.sys().is_live(first), "the kill signal after exec-stop");
@@ -97,7 +86,7 @@ fn a_unit_stopped_before_its_limit_is_not_stopped_again() {
     h.turn_until("svc's stop command", |h| {
         h.sys().spawns().iter().any(|s| s.argv == ["/bin/stop"])
     });
-    let stop = spawned(&h, "/bin/stop");
+    let stop = spawned_pid(h.sys(), "/bin/stop");
     h.sys().exit(stop, ExitStatus::Exited(0));
     h.turn_until("svc stopped", |h| h.state("svc") == UnitState::Disabled);
     h.sys().take_calls();

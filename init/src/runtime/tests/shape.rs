@@ -4,7 +4,6 @@
 
 use super::*;
 use flotilla_units::protocol::ErrorCode;
-use flotilla_units::spec::{Command, UnitSpec, UnitType};
 use std::path::Path;
 
 const SVC: &str = "unit: svc\nexec-start: /bin/svc\n";
@@ -79,13 +78,7 @@ fn a_mask_file_keeps_a_unit_down_and_mask_writes_one() {
 fn a_transient_add_is_spawned_and_stop_transient_stops_it() {
     let sys = fake_with(&[("svc", SVC), ("old", OLD), ("default", DEFAULT)]);
     let mut h = Harness::start(sys, "default");
-    let mut unit = UnitSpec::new("", UnitType::ForegroundSupervised);
-    unit.exec_start = Some(Command::new(["/bin/tool"]));
-    let r = h.request(Request::TransientAdd {
-        unit: Box::new(unit),
-        adopt: Vec::new(),
-        stdio: Vec::new(),
-    });
+    let r = h.request(add_tool("", Vec::new()));
     match r.last() {
         Some(Reply::Applied(a)) => assert_eq!(a.added, ["run-1"]),
         other => panic!("{other:?}"),
