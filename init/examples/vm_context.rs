@@ -13,7 +13,8 @@
 //! …` on the console, then `vm-context: done`, and the machine powers off.
 //!
 //! Run as a child, the first argument says what to do: `alloc MIB`,
-//! `fork N`, `spin MS`, `sleep`.
+//! `fork N`, `spin MS`, `sleep`, `nofile N` (exit 0 if its soft and hard
+//! limit on open files are both N).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -32,6 +33,7 @@ fn main() {
         Some("alloc") => alloc(args.get(2)),
         Some("fork") => fork(args.get(2)),
         Some("spin") => spin(args.get(2)),
+        Some("nofile") => nofile(args.get(2)),
         Some("sleep") => {
             std::thread::sleep(Duration::from_secs(600));
             0
@@ -91,6 +93,17 @@ fn spin(arg: Option<&String>) -> i32 {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
     }
     i32::from(x == 42)
+}
+
+fn nofile(arg: Option<&String>) -> i32 {
+    let want = number(arg) as u64;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes the struct it is given.
+    let r = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    i32::from(r != 0 || lim.rlim_cur != want || lim.rlim_max != want)
 }
 
 fn mount(source: &str, target: &str, fstype: &str) -> Result<(), BoxError> {
@@ -178,7 +191,24 @@ fn pid1() -> Result<(), BoxError> {
     mount("tmpfs", "/tmp", "tmpfs")?;
     println!("vm-context: start");
     let sys = RealSys::new();
+    sys.raise_nofile_limit()?;
     let host = Host::probe();
+    // `LimitNOFILE=infinity` (containerd.service) is more than the kernel
+    // allows anyone: the unit gets the most it does, `fs.nr_open`.
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")?;
+    let unbounded = prepare(
+        &context(&[("LimitNOFILE", "infinity")])?,
+        &Params::default(),
+        &host,
+    )?;
+    let st = run(&sys, &unbounded, &["nofile", nr_open.trim()])?;
+    check(
+        st.success(),
+        &format!(
+            "LimitNOFILE=infinity: the unit's limit is fs.nr_open ({}): {st}",
+            nr_open.trim()
+        ),
+    );
     let cgroups = Cgroups::discover()?;
     check(
         cgroups.base() == Path::new("/sys/fs/cgroup"),

@@ -108,6 +108,7 @@ fn cgroup_limits_and_the_sandbox_in_a_vm() {
         .collect();
     assert!(fails.is_empty(), "{fails:#?}");
     for want in [
+        "ok LimitNOFILE=infinity: the unit's limit is fs.nr_open (1048576): exited with status 0",
         "ok PID 1's units go below the root cgroup",
         "ok the kernel has cgroup.kill",
         "ok memory.max is 33554432",

@@ -53,10 +53,17 @@ impl<S: Sys> Runtime<S> {
                 let result = self.read_pidfile(unit, &path);
                 self.fact(Fact::Pidfile { unit, result });
             }
-            Action::GuessMainPid { unit } => {
-                let result = self.guess_main_pid(unit);
-                self.fact(Fact::Pidfile { unit, result });
-            }
+            Action::GuessMainPid { unit } => match self.guess_main_pid(unit) {
+                Ok(None) => self.fact(Fact::NoMainProcess { unit }),
+                Ok(Some(pid)) => self.fact(Fact::Pidfile {
+                    unit,
+                    result: Ok(pid),
+                }),
+                Err(e) => self.fact(Fact::Pidfile {
+                    unit,
+                    result: Err(e),
+                }),
+            },
             Action::CheckConditions { unit, spec } => {
                 let outcome = self.sys.check_conditions(&spec);
                 if let CheckOutcome::ConditionFailed(why) | CheckOutcome::AssertFailed(why) =

@@ -66,13 +66,17 @@ impl<S: Sys> Runtime<S> {
 
     /// The main PID of a forking daemon without a pidfile, as systemd
     /// guesses it: the one process of the unit's cgroup whose parent is
-    /// not in the cgroup (the daemon the start command left behind).
-    pub(super) fn guess_main_pid(&self, unit: UnitId) -> Result<i32, String> {
+    /// not in the cgroup (the daemon the start command left behind);
+    /// `None` when the cgroup is empty (the start command left nothing).
+    pub(super) fn guess_main_pid(&self, unit: UnitId) -> Result<Option<i32>, String> {
         let run = self.slots.get(unit).and_then(|s| s.run.as_deref());
         let Some(run) = run.filter(|r| r.has_cgroup()) else {
             return Err("no pidfile, and no cgroup to find the main process in".into());
         };
         let pids = self.sys.unit_pids(run);
+        if pids.is_empty() {
+            return Ok(None);
+        }
         let parent = |pid: i32| {
             let stat = self
                 .sys
@@ -89,8 +93,8 @@ impl<S: Sys> Runtime<S> {
             .filter(|&p| parent(p).is_some_and(|pp| !pids.contains(&pp)))
             .collect();
         match mains[..] {
-            [pid] => Ok(pid),
-            [] => Err("no process left in the unit's cgroup".into()),
+            [pid] => Ok(Some(pid)),
+            [] => Err("no process of the unit's cgroup has its parent outside it".into()),
             _ => Err(format!(
                 "no pidfile, and {} processes in the unit's cgroup could be the main one",
                 mains.len()

@@ -244,7 +244,9 @@ pub trait Sys {
     /// Raises the soft limit on open files to the hard limit and returns the
     /// new soft limit. Each unit holds a few descriptors (two output pipes,
     /// maybe a notify socket), so a thousand units need more than the usual
-    /// soft limit of 1024.
+    /// soft limit of 1024. Where the init may, the hard limit goes up to
+    /// the kernel's most (`fs.nr_open`), as systemd's does, so that a unit's
+    /// `LimitNOFILE=infinity` is set to that.
     fn raise_nofile_limit(&self) -> Result<u64, SysError>;
 
     /// Resolves a user given by name or number (docs/contract.md §3 `user`) through

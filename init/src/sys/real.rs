@@ -198,14 +198,11 @@ impl Sys for RealSys {
     }
 
     fn raise_nofile_limit(&self) -> Result<u64, SysError> {
-        use nix::sys::resource::{getrlimit, setrlimit, Resource};
-        let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)
-            .map_err(|e| call_error("getrlimit(RLIMIT_NOFILE)", e))?;
-        if soft < hard {
-            setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
-                .map_err(|e| call_error("setrlimit(RLIMIT_NOFILE)", e))?;
-        }
-        Ok(hard.max(soft))
+        let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+            .ok()
+            .and_then(|t| t.trim().parse().ok());
+        super::rlimits::raise_nofile(nr_open)
+            .map_err(|e| call_error("setrlimit(RLIMIT_NOFILE)", nix::errno::Errno::from_raw(e)))
     }
 
     fn session_of(&self, pid: Pid) -> Option<Pid> {

@@ -158,17 +158,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             resource,
             soft,
             hard,
-        } => {
-            let lim = [*soft, *hard];
-            check(libc::syscall(
-                libc::SYS_prlimit64,
-                0,
-                *resource,
-                lim.as_ptr(),
-                std::ptr::null_mut::<u64>(),
-            ))
-            .map(drop)
-        }
+        } => super::rlimits::set_closest(*resource, *soft, *hard),
         Op::Unshare(flags) => check(libc::syscall(libc::SYS_unshare, *flags)).map(drop),
         Op::PrivateUsers { uid_map, gid_map } => super::userns::enter(uid_map, gid_map),
         Op::LoopbackUp => loopback_up(),

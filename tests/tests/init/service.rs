@@ -221,6 +221,36 @@ fn a_forking_daemon_without_a_pidfile_is_found_in_its_cgroup() {
     assert_eq!(st.pid, Some(daemon), "{st:?}");
 }
 
+/// Debian's `rpc-statd-notify.service`: `Type=forking`, no pidfile,
+/// `RemainAfterExit=yes`, and a start command (`sm-notify`) that exits 0
+/// leaving no daemon. As under systemd, it is active (exited), not a
+/// start that times out; without `RemainAfterExit=` it is done, inactive,
+/// and not failed.
+#[test]
+fn a_forking_start_that_leaves_no_process_is_done() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    dir.file(
+        "units/notify.service",
+        "[Service]\nType=forking\nRemainAfterExit=yes\nExecStart=-/bin/true\nTimeoutStartSec=300\n",
+    );
+    dir.file(
+        "units/once.service",
+        "[Service]\nType=forking\nExecStart=/bin/true\nTimeoutStartSec=300\n",
+    );
+    dir.file(
+        "units/both.target",
+        "[Unit]\nWants=notify.service once.service\n",
+    );
+    let init = dir.start("both.target");
+    let st = init.wait_state("notify.service", UnitState::Exited);
+    assert_eq!(st.pid, None, "{st:?}");
+    // Never `failed`, and never `running`: done, as a oneshot is.
+    init.wait_unit("once.service", "done", |u| {
+        matches!(u.state, UnitState::Exited | UnitState::Disabled)
+    });
+}
+
 #[test]
 fn systemd_command_lines_environment_and_output() {
     let dir = TestDir::new();

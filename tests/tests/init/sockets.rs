@@ -475,3 +475,38 @@ fn non_blocking_yes_hands_the_socket_non_blocking() {
         init.output()
     );
 }
+
+/// Debian's `avahi-daemon.service`: `Requires=avahi-daemon.socket`, with
+/// the socket stopped (nothing else wants it). A start of the service by
+/// hand starts the socket with it, as systemd's transaction does, and the
+/// service gets the socket's descriptors: it answers a client at once.
+#[test]
+fn starting_a_service_starts_the_socket_it_requires() {
+    let dir = TestDir::new();
+    let port = free_port();
+    dir.file(
+        "units/echo.socket",
+        &format!("[Socket]\nListenStream=127.0.0.1:{port}\n"),
+    );
+    let daemon = dir.file("daemon.py", DAEMON);
+    dir.file(
+        "units/echo.service",
+        &format!(
+            "[Unit]\nRequires=echo.socket\n[Service]\nExecStart=/usr/bin/python3 {}\n",
+            daemon.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [echo.socket]\n",
+    );
+    let init = dir.start("default");
+    init.wait_state("echo.socket", UnitState::Running);
+    init.ctl(&["stop", "echo.socket"]).expect(0);
+    init.wait_state("echo.socket", UnitState::Disabled);
+    init.ctl(&["start", "echo.service"]).expect(0);
+    init.wait_state("echo.socket", UnitState::Running);
+    init.wait_state("echo.service", UnitState::Running);
+    let answer = ask(port);
+    assert!(answer.contains("fds=1"), "{answer}");
+}

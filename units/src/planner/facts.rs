@@ -247,6 +247,12 @@ pub enum Fact {
         /// The instance made for the connection.
         instance: String,
     },
+    /// A [`Action::GuessMainPid`] found the unit's cgroup empty: its
+    /// start command left no process behind.
+    NoMainProcess {
+        /// The unit.
+        unit: UnitId,
+    },
     /// A [`Action::ReadPidfile`] was carried out.
     Pidfile {
         /// The unit.
@@ -302,7 +308,8 @@ pub enum Action {
     },
     /// A forking daemon without a pidfile: find its main process as
     /// systemd does, the one process of the unit's cgroup whose parent is
-    /// not in it; answer with [`Fact::Pidfile`].
+    /// not in it; answer with [`Fact::Pidfile`], or [`Fact::NoMainProcess`]
+    /// when the cgroup is empty.
     GuessMainPid {
         /// The unit.
         unit: UnitId,

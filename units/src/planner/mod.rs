@@ -721,6 +721,7 @@ impl Planner {
                 whole,
             } => self.bus_names(owned, released, whole),
             Fact::Pidfile { unit, result } => self.step(unit, Event::Pidfile(result)),
+            Fact::NoMainProcess { unit } => self.step(unit, Event::NoMainProcess),
             Fact::Checked { unit, outcome } => self.step(unit, Event::Checked(outcome)),
             Fact::Armed { unit, result } => self.step(unit, Event::Armed(result)),
             Fact::Fired { unit, path } => self.step(unit, Event::Fired(path)),

@@ -283,6 +283,10 @@ pub(super) struct Rare {
     pub main_exit: Option<ExitStatus>,
     /// A condition failed at the last start: the unit was skipped.
     pub skipped: bool,
+    /// A forking daemon without a pidfile left no process in its cgroup
+    /// at this start: it ends as a oneshot's does (`lifecycle/start.rs`,
+    /// `no_main_process`).
+    pub no_main: bool,
     /// While up: an `EXTEND_TIMEOUT_USEC=` moved the runtime limit
     /// (`runtime-max-sec`) to this instant, later than its own.
     pub runtime_extended: Option<Instant>,
@@ -356,6 +360,7 @@ static NO_RARE: Rare = Rare {
     following: None,
     main_exit: None,
     skipped: false,
+    no_main: false,
     runtime_extended: None,
     failed_at_fork: false,
     notify_status: None,

@@ -611,6 +611,39 @@ fn a_unit_stopped_by_hand_stays_stopped_until_started_or_a_switch() {
     assert_eq!(w.p.held().count(), 0);
 }
 
+/// A start by hand of a unit that requires one stopped by hand starts
+/// that one too (systemd's transaction: Debian's `avahi-daemon.service`,
+/// `Requires=avahi-daemon.socket`, started with its socket stopped);
+/// what the started unit does not pull in stays held.
+#[test]
+fn a_start_by_hand_starts_what_it_requires_though_stopped_by_hand() {
+    let mut def = default(&[]);
+    def.waits_for = vec!["web".into(), "other".into()].into();
+    let mut w = World::new(
+        vec![
+            def,
+            svc("web", &["web"], 0),
+            svc("other", &["other"], 0),
+            app("app", &["web"]),
+        ],
+        shape(&[], &[]),
+        "default",
+    );
+    assert_eq!(w.state("web"), UnitState::Running);
+    for name in ["web", "other"] {
+        assert_eq!(w.p.unwant(name, Instant(w.now)), Ok(()));
+    }
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Disabled);
+    w.p.want("app", WantLife::UntilSwitch, Instant(w.now))
+        .expect("want");
+    w.settle();
+    assert_eq!(w.state("web"), UnitState::Running);
+    assert_eq!(w.state("app"), UnitState::Running);
+    assert_eq!(w.state("other"), UnitState::Disabled);
+    assert_eq!(w.p.held().collect::<Vec<_>>(), ["other"]);
+}
+
 /// A trigger (here `on-failure`; a socket's connection or a timer's
 /// elapse alike) starts a unit that was stopped by hand, as systemd's do.
 #[test]

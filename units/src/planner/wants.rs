@@ -7,6 +7,10 @@
 //! add`). A switch gives a fresh start only to the failed units of the new
 //! target's own set: a wanted unit that ran and failed stays as it ended.
 //!
+//! A start by hand ([`Planner::want`]) ends the stop by hand of the unit
+//! and of every unit its start pulls in, as systemd's transaction starts
+//! a `Requires=` stopped by hand.
+//!
 //! A stop by hand ([`Planner::unwant`]) leaves the starts it did not ask
 //! for going: a unit not read from a YAML file (a systemd unit file's,
 //! a transient unit's, a fleet unit's) that was pulled in
@@ -69,9 +73,15 @@ impl Planner {
             return Err(WantError::RefusedManualStart(name.to_string()));
         }
         // A start by hand ends a stop by hand (held by the unit's own name,
-        // as T holds it, whatever name the stop or start used).
-        let own = &self.graph.node(id).spec.name;
-        self.held.retain(|n| n != own);
+        // as T holds it, whatever name the stop or start used), of the
+        // unit and of everything its start pulls in: systemd's transaction
+        // gives each of its `Requires=` and `Wants=` a start job of its
+        // own, stopped by hand or not (Debian's `avahi-daemon.service`
+        // with its socket stopped).
+        let pulled = self.graph.reachable(&[id]);
+        let graph = &self.graph;
+        self.held
+            .retain(|n| !graph.unit(n).is_some_and(|i| pulled[i.index()]));
         self.add_want(name, life);
         self.update_required();
         self.run();

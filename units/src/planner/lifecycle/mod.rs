@@ -75,6 +75,8 @@ pub(super) enum Event {
     BusNameLost,
     /// The pidfile was read: the PID, or why there is none.
     Pidfile(Result<i32, String>),
+    /// A forking daemon without a pidfile left no process in its cgroup.
+    NoMainProcess,
     /// The unit's timer fired.
     Timer(Timer),
     /// The init checked the unit's conditions.
@@ -159,6 +161,7 @@ impl Planner {
                 format!("{}: {error}", role.key()),
             ),
             (P::Main, E::Pidfile(result)) => self.pidfile_read(u, result),
+            (P::Main, E::NoMainProcess) => self.no_main_process(u),
             (P::Main, E::Timer(Timer::Pidfile)) => self.read_pidfile(u),
 
             // Up, and reloading.
@@ -271,6 +274,7 @@ impl Planner {
                 | E::BusName
                 | E::BusNameLost
                 | E::Pidfile(Err(_))
+                | E::NoMainProcess
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
@@ -292,6 +296,7 @@ impl Planner {
                 | E::BusName
                 | E::BusNameLost
                 | E::Pidfile(Err(_))
+                | E::NoMainProcess
                 | E::Timer(_)
                 | E::Armed(_)
                 | E::Fired(_)
@@ -312,6 +317,7 @@ impl Planner {
                 | E::BusName
                 | E::BusNameLost
                 | E::Pidfile(Err(_))
+                | E::NoMainProcess
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
@@ -345,6 +351,7 @@ impl Planner {
                 | E::ReadyLine
                 | E::BusName
                 | E::Pidfile(Err(_))
+                | E::NoMainProcess
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_),
@@ -364,6 +371,7 @@ impl Planner {
                 | E::BusName
                 | E::BusNameLost
                 | E::Pidfile(Err(_))
+                | E::NoMainProcess
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
@@ -385,6 +393,7 @@ impl Planner {
                 | E::BusName
                 | E::BusNameLost
                 | E::Pidfile(Err(_))
+                | E::NoMainProcess
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)
@@ -407,6 +416,7 @@ impl Planner {
                 | E::BusName
                 | E::BusNameLost
                 | E::Pidfile(Err(_))
+                | E::NoMainProcess
                 | E::Timer(_)
                 | E::Checked(_)
                 | E::Armed(_)

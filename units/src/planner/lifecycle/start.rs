@@ -38,6 +38,7 @@ impl Planner {
             r.pidfile_tries = 0;
             r.pidfile_deadline = None;
             r.skipped = false;
+            r.no_main = false;
             r.main_exit = None;
             r.notify_status = None;
         });
@@ -227,7 +228,11 @@ impl Planner {
                 return;
             }
         }
-        self.up_now(u, status);
+        if self.records[u.index()].rare().no_main {
+            self.oneshot_exited(u);
+        } else {
+            self.up_now(u, status);
+        }
     }
 
     /// `Up`, running, at once.
@@ -460,7 +465,9 @@ impl Planner {
         let next = n + 1;
         if (next as usize) < posts {
             self.spawn(u, Role::Post(next));
-        } else if self.spec_of(u).kind.row().ready == Ready::Exited {
+        } else if self.spec_of(u).kind.row().ready == Ready::Exited
+            || self.records[u.index()].rare().no_main
+        {
             self.oneshot_exited(u);
         } else {
             self.up_now(u, "running");
@@ -474,6 +481,17 @@ impl Planner {
             Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
             None => self.actions.push(Action::GuessMainPid { unit: u }),
         }
+    }
+
+    /// `Main` + a forking daemon without a pidfile left no process in its
+    /// cgroup (`sm-notify`, Debian's `rpc-statd-notify.service`): as
+    /// systemd's `service_enter_running`, with neither a main process nor
+    /// a populated cgroup the service is done: after its
+    /// `exec-start-post`, `exited` (active) with `RemainAfterExit=yes`,
+    /// else inactive, a success either way.
+    pub(super) fn no_main_process(&mut self, u: UnitId) {
+        self.records[u.index()].rare_mut().no_main = true;
+        self.become_up(u, "exited");
     }
 
     /// `Main` + the pidfile read: the daemon is the main process, or the

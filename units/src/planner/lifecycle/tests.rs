@@ -576,6 +576,47 @@ fn main_exit_before_ready_is_a_failure_or_hands_over() {
     assert_eq!(t.phase(), Phase::Main);
 }
 
+/// A forking daemon without a pidfile whose start command left nothing
+/// (Debian's `rpc-statd-notify.service`: `sm-notify` exits 0): done, as
+/// systemd's, `exited` with `RemainAfterExit=yes`, else inactive; a
+/// success either way, after its `exec-start-post`.
+#[test]
+fn main_no_main_process_ends_as_a_oneshot() {
+    let forking = |remain: bool, post: bool| {
+        let mut s = svc(UnitType::BackgroundPidfile);
+        s.extras.pidfile = None;
+        s.remain_after_exit = Some(remain);
+        if post {
+            s.extras.exec_start_post = vec![Command::new(["/bin/post"])].into();
+        }
+        let mut t = T::new(s);
+        t.spawned(Role::Pre(0));
+        t.exited(10, OK);
+        t.spawned(Role::Main);
+        t.exited(11, OK);
+        t
+    };
+    let mut t = forking(true, false);
+    assert!(t.step(Event::NoMainProcess).is_empty());
+    assert_eq!((t.phase(), t.state()), (Phase::Idle, UnitState::Exited));
+    assert_eq!(t.p.records[0].main_pid, None);
+    assert!(t.p.records[0].rare().failure.is_none());
+
+    let mut t = forking(false, false);
+    t.step(Event::NoMainProcess);
+    assert_eq!(t.phase(), Phase::Idle);
+    assert!(t.p.records[0].rare().failure.is_none());
+    assert_ne!(t.state(), UnitState::Failed);
+
+    let mut t = forking(true, true);
+    assert_eq!(t.step(Event::NoMainProcess), ["spawn Post(0)"]);
+    assert_eq!(t.phase(), Phase::Main);
+    let post = t.next_pid;
+    t.step(Event::Spawned(Role::Post(0), post));
+    t.step(Event::Exited(Role::Post(0), post, OK));
+    assert_eq!((t.phase(), t.state()), (Phase::Idle, UnitState::Exited));
+}
+
 #[test]
 fn main_pidfile_read_is_up_or_read_again() {
     let mut t = main(UnitType::BackgroundPidfile);
@@ -1067,6 +1108,7 @@ fn unlisted_pairs_change_nothing() {
             E::Reloading,
             E::Stopping,
             E::Pidfile(Err("x".into())),
+            E::NoMainProcess,
             timer(Timer::Restart),
             // Stale: no main process failed at its fork.
             E::ExecFailed(217, "x".into()),
@@ -1090,6 +1132,7 @@ fn unlisted_pairs_change_nothing() {
                 E::Reloading,
                 E::Stopping,
                 E::Pidfile(Err("x".into())),
+                E::NoMainProcess,
                 timer(Timer::Start),
                 timer(Timer::ReadyWait),
                 timer(Timer::Reload),
@@ -1151,6 +1194,7 @@ fn unlisted_pairs_change_nothing() {
                 E::ReadyLine,
                 E::BusName,
                 E::Pidfile(Err("x".into())),
+                E::NoMainProcess,
                 timer(Timer::Start),
                 timer(Timer::ReadyWait),
                 timer(Timer::Reload),
@@ -1172,6 +1216,7 @@ fn unlisted_pairs_change_nothing() {
                 E::Reloading,
                 exited(Role::Stop),
                 E::Pidfile(Err("x".into())),
+                E::NoMainProcess,
                 timer(Timer::Start),
                 timer(Timer::Stop),
                 timer(Timer::Restart),
