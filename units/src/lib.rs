@@ -59,3 +59,4 @@ pub mod sysv;
 pub mod targets;
 pub mod time;
 pub mod trigger;
+pub mod unit_messages;

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 /// journald's units: its service, and the socket that says it is there.
 const JOURNALD: &str = "systemd-journald";
-const JOURNALD_SOCKET: &str = "systemd-journald.socket";
+pub(super) const JOURNALD_SOCKET: &str = "systemd-journald.socket";
 
 /// Bytes of output kept in memory per unit.
 pub(super) const LOG_RING_BYTES: usize = 64 * 1024;
@@ -519,12 +519,19 @@ impl<S: Sys> Runtime<S> {
         if !(out || err) || spec.name.starts_with(JOURNALD) {
             return None;
         }
-        let socket = self.planner.graph().unit(JOURNALD_SOCKET)?;
-        if self.planner.state(socket) != UnitState::Running {
+        if !self.journald_listens() {
             return None;
         }
         let header = ctx.syslog.stream_header(&spec.name, program);
         JournalStream::new(Path::new(STDOUT_SOCKET), header, out, err)
+    }
+
+    /// Whether the init runs journald and its socket listens.
+    pub(super) fn journald_listens(&self) -> bool {
+        self.planner
+            .graph()
+            .unit(JOURNALD_SOCKET)
+            .is_some_and(|s| self.planner.state(s) == UnitState::Running)
     }
 
     /// The unit's run (cgroup, directories, prepared context), made at the

@@ -13,12 +13,56 @@
 
 use std::ffi::c_int;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use nix::sys::socket::{SockaddrLike, UnixAddr};
 
 /// journald's stream socket.
 pub const STDOUT_SOCKET: &str = "/run/systemd/journal/stdout";
+
+/// journald's socket for messages in its native protocol.
+pub const NATIVE_SOCKET: &str = "/run/systemd/journal/socket";
+
+/// The init's datagram socket to [`NATIVE_SOCKET`], made at the first
+/// message (-1 until then; gone at a re-exec, close-on-exec).
+static NATIVE_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// Sends `datagram`, a message in journald's native protocol (the
+/// manager's own about a unit: `flotilla_units::unit_messages`), to
+/// journald. A message journald does not take at once (its socket
+/// missing, its queue full) is lost: the init never waits for journald,
+/// and the console has the line too.
+pub fn send_native(datagram: &[u8]) {
+    let mut fd = NATIVE_FD.load(Ordering::Relaxed);
+    if fd < 0 {
+        // SAFETY: socket(2) takes no pointers; the result is checked.
+        fd = unsafe {
+            libc::socket(
+                libc::AF_UNIX,
+                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+                0,
+            )
+        };
+        if fd < 0 {
+            return;
+        }
+        NATIVE_FD.store(fd, Ordering::Relaxed);
+    }
+    let Ok(addr) = UnixAddr::new(NATIVE_SOCKET) else {
+        return;
+    };
+    // SAFETY: the buffer and the address are valid for their lengths.
+    unsafe {
+        libc::sendto(
+            fd,
+            datagram.as_ptr().cast(),
+            datagram.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            addr.as_ptr().cast(),
+            addr.len(),
+        )
+    };
+}
 
 /// The room the parent leaves for `JOURNAL_STREAM`'s value in the
 /// child's environment: the child writes `DEV:INO` there, two 64-bit

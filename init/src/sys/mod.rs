@@ -445,6 +445,11 @@ pub trait Sys {
     /// loading the unit files, a reload, a launch).
     fn release_free_memory(&self);
 
+    /// Sends one message in journald's native protocol (the manager's own
+    /// about a unit) to journald, if it takes it at once
+    /// ([`journal::send_native`]).
+    fn journal_send(&self, datagram: &[u8]);
+
     /// Writes a line on the console (stdout); errors are ignored: the
     /// console may be gone, and that must not stop the init.
     fn console(&self, line: &str);

@@ -563,6 +563,10 @@ impl Sys for RealSys {
         }
     }
 
+    fn journal_send(&self, datagram: &[u8]) {
+        super::journal::send_native(datagram);
+    }
+
     fn console(&self, line: &str) {
         use std::io::Write;
         let mut out = std::io::stdout().lock();

@@ -382,6 +382,17 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
              /usr/lib/rsyslog/rsyslog-rotate; echo \"exit $?\"; \
              systemctl is-active rsyslog; \
              test \"$(systemctl show -p MainPID --value rsyslog)\" = \"$p\" && echo same-pid",
+            // The manager's own messages about units (PID 1's, with their
+            // `UNIT=`), which `journalctl -u` and `systemctl status` show.
+            "journalctl -b -u ssh.service -o cat --no-pager \
+             | grep -qx 'Started ssh.service - OpenBSD Secure Shell server[.]' && echo started; \
+             journalctl -b -u flotilla-oneshot.service -o cat --no-pager | grep -x \
+             -e 'Starting flotilla-oneshot.service - flotilla test oneshot[.][.][.]' \
+             -e 'flotilla-oneshot.service: Deactivated successfully[.]' \
+             -e 'Finished flotilla-oneshot.service - flotilla test oneshot[.]'; \
+             journalctl -b -u flotilla-oneshot.service MESSAGE_ID=39f53479d3a045ac8e11786248231fbf \
+             -o verbose --no-pager | grep -x -e ' *_PID=1' -e ' *JOB_RESULT=done' \
+             | sed 's/^ *//' | LC_ALL=C sort -u",
         ],
     );
     let init = vm.init.name();
@@ -449,6 +460,19 @@ fn systemctl_as_debian(vm: &Vm, m: &Machine) -> (u64, u64) {
         out[9].lines().collect::<Vec<_>>(),
         ["exit 0", "active", "same-pid"],
         "{init}: rsyslog-rotate (systemctl kill -s HUP rsyslog.service)"
+    );
+    let manager: Vec<&str> = out[10].lines().map(str::trim).collect();
+    assert_eq!(
+        manager,
+        [
+            "started",
+            "Starting flotilla-oneshot.service - flotilla test oneshot...",
+            "flotilla-oneshot.service: Deactivated successfully.",
+            "Finished flotilla-oneshot.service - flotilla test oneshot.",
+            "JOB_RESULT=done",
+            "_PID=1",
+        ],
+        "{init}: the manager's messages about ssh.service and the oneshot in the journal"
     );
     let ms = |s: &str| s.parse::<u64>().unwrap_or_else(|_| panic!("a time: {s:?}"));
     (ms(lines[0]), ms(lines[2]))

@@ -11,6 +11,7 @@ mod conditions;
 mod emptied;
 mod freezer;
 mod instances;
+mod journal;
 mod lifecycle;
 mod logs;
 mod notify_access;

@@ -677,6 +677,10 @@ impl Sys for FakeSys {
         let _ = self.record(None, Call::ReleaseFreeMemory);
     }
 
+    fn journal_send(&self, datagram: &[u8]) {
+        self.state.borrow_mut().journal.push(datagram.to_vec());
+    }
+
     fn console(&self, line: &str) {
         let mut st = self.state.borrow_mut();
         // Also on the test's own output, which the harness shows on failure.

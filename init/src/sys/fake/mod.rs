@@ -118,6 +118,8 @@ struct State {
     /// hold them until it dies.
     child_output: HashMap<Pid, Vec<OwnedFd>>,
     console: Vec<String>,
+    /// What was sent to journald ([`Sys::journal_send`]).
+    journal: Vec<Vec<u8>>,
     /// Whether console lines are also printed (the harness shows them on
     /// a failure; a test that counts the heap turns this off, since the
     /// harness's capture of them is heap too).
@@ -237,6 +239,7 @@ impl FakeSys {
                 peer_uid: 0,
                 child_output: HashMap::new(),
                 console: Vec::new(),
+                journal: Vec::new(),
                 echo: true,
                 stdio_open: [true; 3],
                 stdin_terminal: true,
@@ -500,6 +503,15 @@ impl FakeSys {
     /// The lines written on the console so far.
     pub fn console_lines(&self) -> Vec<String> {
         self.state.borrow().console.clone()
+    }
+
+    /// The messages sent to journald so far, as text.
+    pub fn journal_messages(&self) -> Vec<String> {
+        let st = self.state.borrow();
+        st.journal
+            .iter()
+            .map(|d| String::from_utf8_lossy(d).into_owned())
+            .collect()
     }
 
     /// The lines written on the console so far, forgetting them.

@@ -1,0 +1,82 @@
+//! The manager's own messages about each unit in the journal, where the
+//! init runs journald (its `systemd-journald.socket` listens): systemd's
+//! words, message IDs and `UNIT=` field, one datagram each to journald's
+//! native socket (`flotilla_units::unit_messages`).
+
+use super::*;
+
+const JOURNALD_SOCKET: &str = "unit: systemd-journald.socket\ntype: socket\n\
+     triggers: [systemd-journald]\nlisten-datagram: /run/systemd/journal/socket\n";
+const JOURNALD: &str = "unit: systemd-journald\nexec-start: /bin/journald\n";
+/// After journald's socket, as every unit of a booting system is.
+const DB: &str = "unit: db\nexec-start: /bin/db\ndescription: The database\n\
+     depends-on: systemd-journald.socket\n";
+const DEFAULT: &str = "unit: default\ntype: virtual\ndepends-on: db\n";
+
+/// `MESSAGE=` of each datagram sent about `unit`.
+fn messages_of(sys: &FakeSys, unit: &str) -> Vec<String> {
+    let field = format!("\nUNIT={unit}\n");
+    sys.journal_messages()
+        .iter()
+        .filter(|m| m.contains(&field))
+        .filter_map(|m| {
+            m.lines()
+                .next()?
+                .strip_prefix("MESSAGE=")
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+#[test]
+fn a_units_start_failure_and_stop_are_in_the_journal_as_systemd_writes_them() {
+    let sys = fake_with(&[
+        ("systemd-journald.socket", JOURNALD_SOCKET),
+        ("systemd-journald", JOURNALD),
+        ("db", DB),
+        ("default", DEFAULT),
+    ]);
+    let mut h = Harness::start(sys, "default");
+    h.turn_until("db runs", |h| h.state("db") == UnitState::Running);
+    assert_eq!(
+        messages_of(h.sys(), "db"),
+        [
+            "Starting db - The database...",
+            "Started db - The database."
+        ]
+    );
+    let started = h
+        .sys()
+        .journal_messages()
+        .into_iter()
+        .find(|m| m.starts_with("MESSAGE=Started db - The database."))
+        .unwrap_or_default();
+    for field in [
+        "MESSAGE_ID=39f53479d3a045ac8e11786248231fbf",
+        "PRIORITY=6",
+        "SYSLOG_IDENTIFIER=systemd",
+        "UNIT=db",
+        "JOB_TYPE=start",
+        "JOB_RESULT=done",
+    ] {
+        assert!(started.lines().any(|l| l == field), "{field}: {started}");
+    }
+
+    h.exit("db", ExitStatus::Exited(3));
+    h.turn_until("db failed", |h| h.state("db") == UnitState::Failed);
+    assert_eq!(
+        messages_of(h.sys(), "db")[2..],
+        ["db: Failed with result 'exit-code'."]
+    );
+}
+
+#[test]
+fn nothing_is_sent_where_the_init_runs_no_journald() {
+    let sys = fake_with(&[
+        ("db", "unit: db\nexec-start: /bin/db\n"),
+        ("default", DEFAULT),
+    ]);
+    let mut h = Harness::start(sys, "default");
+    h.turn_until("db runs", |h| h.state("db") == UnitState::Running);
+    assert!(h.sys().journal_messages().is_empty());
+}
