@@ -5,7 +5,8 @@
 //! other package stays as shipped (`dpkg --verify`); its GRUB script adds
 //! entries with `init=/sbin/flotilla`; `apt-get remove` takes it out
 //! (keeping the configuration, as Debian does), `purge` the rest; and
-//! `contrib/debian/install ROOT` installs the same package with dpkg.
+//! `contrib/debian/install ROOT` installs the same package with the root's
+//! dpkg, also where its statoverride names a group the host lacks.
 
 mod pid1_support;
 
@@ -204,11 +205,33 @@ fn the_package_installs_beside_systemd_and_removes_cleanly() {
     assert!(!gone.status.success(), "flotilla still known after purge");
     verified(&root);
 
-    // contrib/debian/install ROOT: the same package, by dpkg --root.
+    // contrib/debian/install ROOT: the same package, by the root's dpkg,
+    // on a root whose statoverride names a group the host does not have
+    // (postfix's `postdrop`, which the host's dpkg --root refused).
+    ok(&mut chroot(
+        &root,
+        &["groupadd", "--system", "flotilla-postdrop"],
+    ));
+    ok(&mut chroot(
+        &root,
+        &[
+            "dpkg-statoverride",
+            "--add",
+            "root",
+            "flotilla-postdrop",
+            "0755",
+            "/var/tmp",
+        ],
+    ));
     ok(Command::new(workspace().join("contrib/debian/install"))
         .arg("--deb")
         .arg(&deb)
         .arg(&root));
+    ok(&mut chroot(
+        &root,
+        &["dpkg-statoverride", "--remove", "/var/tmp"],
+    ));
+    ok(&mut chroot(&root, &["groupdel", "flotilla-postdrop"]));
     let listed = ok(&mut dpkg(&root, &["-L", "flotilla"]));
     assert!(listed.lines().any(|l| l == "/sbin/flotilla"), "{listed}");
     verified(&root);
