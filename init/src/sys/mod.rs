@@ -79,8 +79,7 @@ pub mod journal;
 pub mod kcmp;
 mod kernel;
 pub mod listen;
-pub mod loader;
-mod memfd;
+pub(crate) mod memfd;
 mod mount_api;
 mod mount_steps;
 /// `/proc/self/mountinfo`, parsed by `units/` (the bus side reads it too).
@@ -106,7 +105,7 @@ mod userns;
 
 pub use spawn::{program_on_path, set_clone_into_cgroup, ExecOutcome, ExecWatch};
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::ffi::OsString;
 use std::fmt;

@@ -21,7 +21,7 @@
 //! a pipe in turns, and it parses the file mapped: the text is never in
 //! PID 1's heap.
 
-use crate::args::Settings;
+use crate::settings::Settings;
 use crate::sys::env::Env;
 use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
 use flotilla_units::load::LoadedPath;
@@ -69,7 +69,7 @@ pub struct Job {
     pub target: String,
     /// The command after `--`, a unit of the set (`cmd.rs`).
     #[serde(default)]
-    pub cmd: Option<crate::cmd::CmdLine>,
+    pub cmd: Option<crate::settings::CmdLine>,
     /// The root of the manager's settings (`system.conf`), when read.
     #[serde(default)]
     pub system_conf: Option<PathBuf>,
@@ -245,7 +245,7 @@ impl Output {
     /// A new, empty memory file (close-on-exec: only the child's
     /// descriptor 1, put there by the spawn, survives its `execve`).
     pub fn new() -> Result<Output, String> {
-        super::memfd::create(c"flotilla-units", 0)
+        crate::sys::memfd::create(c"flotilla-units", 0)
             .map(Output)
             .map_err(|e| format!("memfd_create: {e}"))
     }
