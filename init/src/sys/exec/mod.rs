@@ -1,0 +1,28 @@
+//! A unit's exec context: prepared in the parent
+//! ([`context`](crate::sys::context), with what this kernel and init can
+//! do, [`host`](crate::sys::host)) as a program of steps
+//! ([`steps`](crate::sys::steps)) that the spawned child runs before
+//! `execve` ([`sandbox`](crate::sys::sandbox)): identity and credentials,
+//! user namespaces, seccomp, terminals and standard input, journald's
+//! stream, and what a setting does where a privilege is missing
+//! ([`degrade`](crate::sys::degrade)). Its real-process tests are
+//! `context_tests/`.
+//!
+//! What it does not know: how the child is started (`procs/`), the mount
+//! calls themselves (`fs/`), a unit's cgroup (`cgroups/`), and the units'
+//! rules (`flotilla_units::context` parses the keys).
+
+pub mod context;
+#[cfg(test)]
+mod context_tests;
+pub mod credentials;
+pub(in crate::sys) mod degrade;
+pub(in crate::sys) mod host;
+pub(in crate::sys) mod input_data;
+pub mod journal;
+pub(in crate::sys) mod kernel;
+pub(in crate::sys) mod sandbox;
+pub(in crate::sys) mod seccomp;
+pub(in crate::sys) mod steps;
+pub(in crate::sys) mod terminal;
+pub(in crate::sys) mod userns;

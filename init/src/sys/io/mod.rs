@@ -1,0 +1,19 @@
+//! Sockets and descriptors: the event queue the loop waits on
+//! ([`events`](crate::sys::events): epoll and the signals it handles), the
+//! wall clock's watch, the control and notify sockets
+//! ([`sockets`](crate::sys::sockets)), socket units' sockets and FIFOs
+//! ([`listen`](crate::sys::listen)), a `recvmsg` with credentials and
+//! descriptors ([`fdpass`](crate::sys::fdpass)), whether two descriptors
+//! are one file ([`kcmp`](crate::sys::kcmp)), and memory files.
+//!
+//! What it does not know: what the bytes on those descriptors mean (the
+//! control protocol, notify messages and output lines are parsed above
+//! `sys/`), and processes.
+
+pub(in crate::sys) mod clock;
+pub mod events;
+pub mod fdpass;
+pub mod kcmp;
+pub mod listen;
+pub(crate) mod memfd;
+pub mod sockets;
