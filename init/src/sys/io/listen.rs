@@ -3,7 +3,7 @@
 //! (`LISTEN_FDS`), as systemd makes it — non-blocking and close-on-exec
 //! while the init holds it (the spawn moves it to 3 and up, which clears
 //! close-on-exec, and hands it over blocking unless the service says
-//! `NonBlocking=yes`, as systemd's `flags_fds()` does: `sys/spawn/`),
+//! `NonBlocking=yes`, as systemd's `flags_fds()` does: `sys/procs/spawn/`),
 //! `SO_REUSEADDR` on
 //! IP sockets, a port alone on `[::]` taking IPv4 too, the socket
 //! options of the unit, `listen(2)` for stream and sequential-packet
