@@ -5,7 +5,7 @@
 //! way ([`entries`]): the names `list_dir` gives, each one's modification
 //! time with links followed, as a read follows them. The times [`Seen`]
 //! takes also stamp each unit's own files ([`Seen::files_stamp`]), for
-//! `NeedDaemonReload`. A file is read as the loader takes it by [`read`]
+//! `NeedDaemonReload`. A file is read as the loader takes it by `read`
 //! (`unitdir.rs` reads through it too).
 
 use crate::sys::{Sys, SysError};

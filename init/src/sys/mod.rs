@@ -1,14 +1,39 @@
 //! The OS layer: every system call the init makes goes through the [`Sys`]
-//! trait.
+//! trait, the one door to the kernel. Nothing here imports the rest of the
+//! init: `sys/` is its bottom.
 //!
-//! - [`real::RealSys`] implements it with `nix` and `libc` (the event queue
-//!   in [`events`], the sockets it binds in [`sockets`]);
+//! - [`real::RealSys`] implements it with `nix` and `libc`;
 //! - [`fake::FakeSys`] records every call and returns scripted results, with
 //!   a clock that moves only when the test (or a wait with a time-out) moves
 //!   it, so the whole event loop runs in unit tests without forking,
 //!   binding in the file system or sleeping;
+//! - [`unitrun`]: one run of a unit, what [`Sys::start_unit`] makes and
+//!   [`Sys::end_unit`] removes, drawn from the rooms below;
 //! - [`env::Env`] builds a child's environment (and parses environment
 //!   files); [`mountinfo`] parses `/proc/self/mountinfo`. Both are pure.
+//!
+//! # Rooms
+//!
+//! What `RealSys` calls is kept in five rooms by concept, each with its
+//! module doc (what it owns, and what it does not know):
+//!
+//! - [`procs`]: starting processes (the spawn path, its request and
+//!   environment, `clone3`, pidfds), the init's own limits and re-exec,
+//!   users and groups, and the helper programs the init runs;
+//! - [`exec`]: a unit's exec context, prepared in the parent and applied
+//!   by the child before `execve` (identity, credentials, seccomp, user
+//!   namespaces, terminals, journald's stream);
+//! - [`fs`]: files and mounts (mount calls and namespace steps, a unit's
+//!   directories, safe path walks, path units' inotify, the machine's
+//!   facts for conditions);
+//! - [`cgroups`]: cgroup v2, its eBPF programs, the freezer, attaching
+//!   and adopting processes;
+//! - [`io`]: the event queue, the wall clock's watch, sockets and
+//!   descriptors, memory files.
+//!
+//! Their modules are also named here as before (`sys::cgroup`,
+//! `sys::spawn`, …): the rest of the init reaches them by those names.
+//! The real-process tests of `RealSys` are in `tests/`.
 //!
 //! # What is behind the trait, and what is not
 //!
@@ -35,7 +60,7 @@
 //! spawned child gets exactly its stdin, stdout and stderr. The spawn path
 //! does not rely on it: the child takes over only the descriptors below a
 //! few slots reserved at start-up and closes those from 3 up
-//! (`close_range(2)`, see `spawn/`), which also covers descriptors the
+//! (`close_range(2)`, see `procs/spawn/`), which also covers descriptors the
 //! init inherited from whoever started it (on kernels before 5.9, without
 //! `close_range`, only close-on-exec protects the rest).
 //!
@@ -54,7 +79,8 @@ pub mod fs;
 pub mod io;
 pub mod procs;
 
-// The rooms' modules under the names the rest of the init uses.
+// The rooms' modules, under the names the rest of the init and the rooms
+// themselves use (`crate::sys::cgroup`, …).
 pub use cgroups::adopt;
 pub use cgroups::attach;
 use cgroups::bpf;

@@ -1,9 +1,9 @@
 //! cgroup v2 and what rides on it: the init's cgroup and one per unit with
-//! its limits, kill and usage ([`cgroup`](crate::sys::cgroup)), the slices
+//! its limits, kill and usage (`cgroup.rs`), the slices
 //! between them, the eBPF programs a unit's cgroup carries (device and IP
 //! filters), the freezer, a process moved into a unit
-//! ([`attach`](crate::sys::attach)) and a scope's processes watched
-//! ([`adopt`](crate::sys::adopt)).
+//! (`attach.rs`) and a scope's processes watched
+//! (`adopt.rs`).
 //!
 //! What it does not know: how a process is started (a child is born in
 //! its cgroup by `procs/`), the units' rules (`flotilla_units::freezer`,

@@ -1,11 +1,11 @@
 //! A unit's exec context: prepared in the parent
-//! ([`context`](crate::sys::context), with what this kernel and init can
-//! do, [`host`](crate::sys::host)) as a program of steps
-//! ([`steps`](crate::sys::steps)) that the spawned child runs before
-//! `execve` ([`sandbox`](crate::sys::sandbox)): identity and credentials,
+//! (`context.rs`, with what this kernel and init can
+//! do, `host.rs`) as a program of steps
+//! (`steps.rs`) that the spawned child runs before
+//! `execve` (`sandbox.rs`): identity and credentials,
 //! user namespaces, seccomp, terminals and standard input, journald's
 //! stream, and what a setting does where a privilege is missing
-//! ([`degrade`](crate::sys::degrade)). Its real-process tests are
+//! (`degrade.rs`). Its real-process tests are
 //! `context_tests/`.
 //!
 //! What it does not know: how the child is started (`procs/`), the mount

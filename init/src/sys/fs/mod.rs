@@ -1,11 +1,11 @@
 //! Files and mounts: the mount calls and the mount namespace's steps of a
 //! context (the new mount API, `PrivateDevices=`'s `/dev`), the
 //! directories and files a unit's context makes and
-//! [`clean`](crate::sys::clean) removes, a file read with its links
-//! followed safely ([`chase`](crate::sys::chase)), path units' inotify
-//! watches ([`paths`](crate::sys::paths)), the files that tell journald a
+//! `clean.rs` removes, a file read with its links
+//! followed safely (`chase.rs`), path units' inotify
+//! watches (`paths.rs`), the files that tell journald a
 //! unit's settings, and the machine's facts `Condition…=` is checked
-//! against ([`conditions`](crate::sys::conditions)).
+//! against (`conditions.rs`).
 //!
 //! What it does not know: processes and cgroups, and which path a unit
 //! asks for (the plans come from `flotilla_units`).

@@ -1,10 +1,10 @@
 //! Sockets and descriptors: the event queue the loop waits on
-//! ([`events`](crate::sys::events): epoll and the signals it handles), the
+//! (`events.rs`: epoll and the signals it handles), the
 //! wall clock's watch, the control and notify sockets
-//! ([`sockets`](crate::sys::sockets)), socket units' sockets and FIFOs
-//! ([`listen`](crate::sys::listen)), a `recvmsg` with credentials and
-//! descriptors ([`fdpass`](crate::sys::fdpass)), whether two descriptors
-//! are one file ([`kcmp`](crate::sys::kcmp)), and memory files.
+//! (`sockets.rs`), socket units' sockets and FIFOs
+//! (`listen.rs`), a `recvmsg` with credentials and
+//! descriptors (`fdpass.rs`), whether two descriptors
+//! are one file (`kcmp.rs`), and memory files.
 //!
 //! What it does not know: what the bytes on those descriptors mean (the
 //! control protocol, notify messages and output lines are parsed above

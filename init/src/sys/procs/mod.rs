@@ -1,6 +1,6 @@
-//! Processes: starting one ([`spawn`](crate::sys::spawn), from a
+//! Processes: starting one (`spawn/`, from a
 //! [`SpawnRequest`](crate::sys::SpawnRequest) and its environment,
-//! [`env`](crate::sys::env)), the `clone3(2)` and `pidfd_open(2)` it rests
+//! `env.rs`), the `clone3(2)` and `pidfd_open(2)` it rests
 //! on, the init's own resource limits and re-exec, and the helper programs
 //! the init runs as its children (the generator runner, `flotilla-pam`'s
 //! command line); users and groups looked up in the system's databases,
