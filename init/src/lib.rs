@@ -8,7 +8,6 @@
 //! - [`logbuf`]: the bounded per-unit log in memory, and how far the log
 //!   writer has it;
 //! - [`ratelimit`]: a unit's output rate limit;
-//! - [`signals`]: what each signal to the init asks for;
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
 //! - [`pidfile`]: reading and validating a daemon's pidfile;
 //! - [`unitdir`]: reading a units directory;
@@ -32,7 +31,6 @@ pub mod pathstamp;
 pub mod pidfile;
 pub mod ratelimit;
 pub mod settings;
-pub mod signals;
 pub mod sys;
 pub mod systemd_bus;
 pub mod unitdir;

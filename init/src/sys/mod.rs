@@ -116,6 +116,7 @@ pub use io::fdpass;
 pub use io::kcmp;
 pub use io::listen;
 pub(crate) use io::memfd;
+pub use io::signals;
 pub use io::sockets;
 use procs::clone3;
 pub use procs::env;

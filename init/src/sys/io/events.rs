@@ -24,7 +24,7 @@ use crate::sys::{Errno, Os, SysError};
 /// children, the shutdown and reload requests, and the ones it ignores on
 /// purpose (`SIGQUIT`, `SIGUSR1`, `SIGUSR2`, `SIGPIPE`), which must not
 /// kill PID 1 with their default action. systemd's real-time signals are
-/// taken too (`crate::signals`).
+/// taken too (`signals.rs`).
 pub const HANDLED_SIGNALS: [Signal; 9] = [
     Signal::SIGCHLD,
     Signal::SIGTERM,
@@ -38,7 +38,7 @@ pub const HANDLED_SIGNALS: [Signal; 9] = [
 ];
 
 /// The handled signals as a set to block and read: [`HANDLED_SIGNALS`]
-/// and systemd's real-time ones (`crate::signals::SYSTEMD_SIGNALS`),
+/// and systemd's real-time ones ([`SYSTEMD_SIGNALS`](super::signals::SYSTEMD_SIGNALS)),
 /// which nix's `Signal` cannot name.
 fn handled_set() -> SigSet {
     let mut set = SigSet::empty();
@@ -46,7 +46,7 @@ fn handled_set() -> SigSet {
         set.add(s);
     }
     let mut raw: libc::sigset_t = *set.as_ref();
-    for (signo, _) in crate::signals::SYSTEMD_SIGNALS {
+    for (signo, _) in super::signals::SYSTEMD_SIGNALS {
         // SAFETY: `raw` is an initialised set and `signo` a real-time
         // signal's number below `_NSIG` (a failure leaves it out).
         unsafe { libc::sigaddset(&mut raw, signo) };

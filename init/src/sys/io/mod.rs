@@ -1,5 +1,6 @@
 //! Sockets and descriptors: the event queue the loop waits on
-//! (`events.rs`: epoll and the signals it handles), the
+//! (`events.rs`: epoll and the signals it handles; what each signal asks
+//! of the loop, a pure table, in `signals.rs`), the
 //! wall clock's watch, the control and notify sockets
 //! (`sockets.rs`), socket units' sockets and FIFOs
 //! (`listen.rs`), a `recvmsg` with credentials and
@@ -16,4 +17,5 @@ pub mod fdpass;
 pub mod kcmp;
 pub mod listen;
 pub(crate) mod memfd;
+pub mod signals;
 pub mod sockets;
