@@ -8,9 +8,10 @@
 //! (`degrade.rs`). Its real-process tests are
 //! `context_tests/`.
 //!
-//! What it does not know: how the child is started (`procs/`), the mount
-//! calls themselves (`fs/`), a unit's cgroup (`cgroups/`), and the units'
-//! rules (`flotilla_units::context` parses the keys).
+//! What it does not know: how the child is started (`procs/` runs the
+//! prepared steps), and the keys' syntax and rules (`flotilla_units::context`
+//! parses them and plans the mounts). The mount calls and a unit's
+//! directories are `fs/`'s and its cgroup is `cgroups/`'s: it uses them.
 
 pub mod context;
 #[cfg(test)]

@@ -7,8 +7,10 @@
 //! unit's settings, and the machine's facts `Condition…=` is checked
 //! against (`conditions.rs`).
 //!
-//! What it does not know: processes and cgroups, and which path a unit
-//! asks for (the plans come from `flotilla_units`).
+//! What it does not know: cgroups, and which path a unit asks for (the
+//! plans come from `flotilla_units`). Its mount and directory steps are
+//! written in `exec/`'s program of steps (`steps.rs`); the cleaner it
+//! starts is the init's own binary (`procs/`'s re-exec finds it).
 
 pub(in crate::sys) mod chase;
 pub mod clean;

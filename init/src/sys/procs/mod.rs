@@ -8,8 +8,9 @@
 //! stops.
 //!
 //! What it does not know: what a unit's context asks of the child (the
-//! steps it runs before `execve` come ready-made from `exec/`), cgroups
-//! beyond the directory a child is born in, and the loop.
+//! steps it runs before `execve` come ready-made from `exec/`, a
+//! `ChildContext`), cgroups beyond the directory a child is born in, and
+//! the loop.
 
 pub(in crate::sys) mod clone3;
 pub mod env;
