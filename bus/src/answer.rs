@@ -59,7 +59,7 @@ pub enum Answer {
     /// `v`.
     Var(Value<'static>),
     /// `a{sv}`.
-    Dict(crate::props::Dict),
+    Dict(crate::dict::Dict),
     /// `a(ssssssouso)`.
     Units(Vec<UnitRow>),
     /// `a(usssoo)`.

@@ -73,6 +73,12 @@ pub fn job_of_path(path: &str) -> Option<u32> {
     path.strip_prefix(JOB_PREFIX)?.parse().ok()
 }
 
+/// An object path of ours (always valid: made by these functions).
+pub fn as_path(p: &str) -> zbus::zvariant::ObjectPath<'_> {
+    zbus::zvariant::ObjectPath::try_from(p)
+        .unwrap_or_else(|_| zbus::zvariant::ObjectPath::from_static_str_unchecked("/"))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

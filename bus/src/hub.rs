@@ -227,7 +227,7 @@ impl Hub {
             match c {
                 Change::New(id, unit) => {
                     let path = crate::escape::job_path(id);
-                    let body = (id, crate::jobs::as_path(&path), unit.as_str());
+                    let body = (id, crate::escape::as_path(&path), unit.as_str());
                     self.emit(
                         crate::escape::MANAGER_PATH,
                         crate::props::MANAGER,
@@ -237,7 +237,7 @@ impl Hub {
                 }
                 Change::Removed(id, unit, result) => {
                     let path = crate::escape::job_path(id);
-                    let body = (id, crate::jobs::as_path(&path), unit.as_str(), result);
+                    let body = (id, crate::escape::as_path(&path), unit.as_str(), result);
                     let member = "JobRemoved";
                     self.emit(
                         crate::escape::MANAGER_PATH,

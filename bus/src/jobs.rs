@@ -7,7 +7,7 @@
 //! nothing settles within [`JOB_TIMEOUT`], `canceled` when the bus side
 //! loses its way to the init. `systemctl start` waits for it.
 
-use crate::escape::{job_path, unit_path};
+use crate::escape::{as_path, job_path, unit_path};
 use crate::hub::{Event, Hub};
 use crate::model::{settled_or_gone, Goal};
 use crate::props::MANAGER;
@@ -109,10 +109,4 @@ async fn wait(hub: &Hub, p: &mut Pending) -> &'static str {
             Ok(Err(RecvError::Closed)) => return "canceled",
         }
     }
-}
-
-/// An object path of ours (always valid: made by `escape`).
-pub fn as_path(p: &str) -> zbus::zvariant::ObjectPath<'_> {
-    zbus::zvariant::ObjectPath::try_from(p)
-        .unwrap_or_else(|_| zbus::zvariant::ObjectPath::from_static_str_unchecked("/"))
 }

@@ -9,6 +9,7 @@ pub mod activation;
 pub mod answer;
 pub mod attach;
 pub mod bus_names;
+pub mod dict;
 pub mod error;
 pub mod escape;
 pub mod exec_props;

@@ -4,7 +4,7 @@
 //! resources (`org.freedesktop.systemd1(5)`), from what the init reports
 //! (`UnitStatus::limits`, `SystemStatus::default_limits`).
 
-use crate::props::Props;
+use crate::dict::Props;
 use flotilla_units::context::limits::{Rlimit, RlimitValue};
 use std::collections::BTreeMap;
 use zbus::zvariant::Value;

@@ -8,7 +8,7 @@
 //! answered here from the init's mount table (`/proc/1/mountinfo`), read
 //! when a client asks: the init itself watches and reads nothing for it.
 
-use crate::props::Props;
+use crate::dict::Props;
 use flotilla_units::mountinfo::{self, MountEntry};
 use flotilla_units::systemd::{escape_path, unescape_path};
 use std::path::Path;

@@ -6,16 +6,13 @@
 //! init reports (`status`); a property flotilla has no fact for has
 //! systemd's value for "none" (0, "", an empty list), never a made-up one.
 
+pub use crate::dict::{dict, Dict, Props};
 use crate::escape::{job_path, unit_path};
 use crate::model::{self, systemd_name};
 use flotilla_units::protocol::{SystemStatus, UnitStatus};
 use flotilla_units::spec::{Runs, UnitType};
 use flotilla_units::state::UnitState;
-use std::collections::HashMap;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, Value};
-
-/// One interface's properties.
-pub type Props = Vec<(&'static str, Value<'static>)>;
 
 /// systemd's `UINT64_MAX`: "not known" for the cgroup figures.
 const UNKNOWN: u64 = u64::MAX;
@@ -516,32 +513,6 @@ pub fn job(id: u32, unit: &str, kind: &str, state: &str) -> Props {
         ("JobType", Value::from(kind.to_string())),
         ("State", Value::from(state.to_string())),
     ]
-}
-
-/// Properties as `a{sv}` in the order given: `systemctl show` prints
-/// them in the order of the reply, as systemd's (the type interface's,
-/// then the unit's).
-pub struct Dict(pub Props);
-
-impl zbus::zvariant::Type for Dict {
-    const SIGNATURE: &'static zbus::zvariant::Signature =
-        <HashMap<String, Value<'static>> as zbus::zvariant::Type>::SIGNATURE;
-}
-
-impl serde::Serialize for Dict {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = ser.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
-/// The properties as `a{sv}`.
-pub fn dict(props: Props) -> Dict {
-    Dict(props)
 }
 
 #[cfg(test)]

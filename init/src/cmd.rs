@@ -17,26 +17,15 @@
 //! - the init's exit status is its main process's ([`exit_code`]: 128+N
 //!   after signal N), kept by the loop when it is reaped.
 
-use crate::args::Settings;
+use crate::settings::{CmdLine, Settings};
 use flotilla_units::load::LoadedPath;
 use flotilla_units::planner::ExitStatus;
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitAction, UnitSpec, UnitType};
-use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 /// The unit's name.
 pub const NAME: &str = "cmd";
 /// Its origin's file, where a unit file's path would be.
 pub const ORIGIN: &str = "(built in: the command after --)";
-
-/// The command after `--` and where it runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CmdLine {
-    /// The program and its arguments (at least the program).
-    pub argv: Vec<String>,
-    /// The init's working directory, the command's.
-    pub cwd: Option<PathBuf>,
-}
 
 /// Adds the `cmd` unit to `loaded` when the settings have a command. A
 /// unit file of the same name is replaced (with a warning): the command
@@ -99,6 +88,7 @@ pub fn exit_code(status: ExitStatus) -> u8 {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn settings(cmd: Option<&[&str]>) -> Settings {
         Settings {

@@ -8,19 +8,21 @@
 //! - [`logbuf`]: the bounded per-unit log in memory, and how far the log
 //!   writer has it;
 //! - [`ratelimit`]: a unit's output rate limit;
-//! - [`signals`]: what each signal to the init asks for;
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
 //! - [`pidfile`]: reading and validating a daemon's pidfile;
 //! - [`unitdir`]: reading a units directory;
+//! - [`loader`]: the unit loader, a child of the init that reads them;
 //! - [`pathstamp`]: what a read of the search path saw, and whether it
 //!   changed since;
 //! - [`control`]: the control socket's connections and framing;
 //! - [`runtime`]: the event loop;
 //! - [`pid1`]: PID 1's own duties;
-//! - [`args`]: flags and settings;
+//! - [`args`]: flags, resolved into settings;
+//! - [`settings`]: what the init runs with;
 //! - [`cmd`]: the command after `--`, a unit of the set.
 #![warn(missing_docs)]
 
+pub mod loader;
 pub mod logbuf;
 pub mod logwriter;
 pub mod notify;
@@ -28,7 +30,7 @@ pub mod outpipe;
 pub mod pathstamp;
 pub mod pidfile;
 pub mod ratelimit;
-pub mod signals;
+pub mod settings;
 pub mod sys;
 pub mod systemd_bus;
 pub mod unitdir;

@@ -9,9 +9,10 @@
 //! own (0, 1, 2, 133: `docs/pid1.md`).
 
 use flotilla_init::args::{self, Args, Context};
+use flotilla_init::loader;
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::sys::Sys;
-use flotilla_init::sys::{clean, generators, loader, reexec};
+use flotilla_init::sys::{clean, generators, reexec};
 use std::process::ExitCode;
 
 mod check;

@@ -5,11 +5,11 @@
 //! way ([`entries`]): the names `list_dir` gives, each one's modification
 //! time with links followed, as a read follows them. The times [`Seen`]
 //! takes also stamp each unit's own files ([`Seen::files_stamp`]), for
-//! `NeedDaemonReload`.
+//! `NeedDaemonReload`. A file is read as the loader takes it by `read`
+//! (`unitdir.rs` reads through it too).
 
 use crate::sys::{Sys, SysError};
-use crate::unitdir::read;
-use flotilla_units::load::{Entries, FileRead, PathStamp};
+use flotilla_units::load::{Entries, FileRead, PathStamp, MAX_FILE_SIZE};
 use flotilla_units::systemd::EntryKind;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -152,4 +152,25 @@ fn entries(
 /// to be had.
 fn mtime(sys: &dyn Sys, path: &Path) -> Option<u64> {
     sys.file_mtime_us(path).ok().flatten()
+}
+
+/// A file's bytes as the loader takes them.
+pub(crate) fn read(sys: &dyn Sys, path: &Path) -> FileRead {
+    match sys.read_file_limited(path, MAX_FILE_SIZE + 1) {
+        Ok(bytes) => FileRead::Bytes(bytes),
+        Err(SysError::NotRegular {
+            directory: true, ..
+        }) => FileRead::Directory,
+        Err(e) => FileRead::Failed(reason(&e)),
+    }
+}
+
+/// Why a file could not be read, without its path (the diagnostic names
+/// the file): the system's words for the error number.
+fn reason(e: &SysError) -> String {
+    match e {
+        SysError::Read { errno, .. } => std::io::Error::from(errno.0).to_string(),
+        SysError::NotRegular { .. } => "not a regular file".to_string(),
+        other => other.to_string(),
+    }
 }

@@ -38,8 +38,8 @@
 
 use crate::args::{self, Args, ConfigReadError, Context, Settings};
 use crate::runtime::Exit;
-use crate::signals::Asked;
 use crate::sys::real::RealSys;
+use crate::sys::signals::Asked;
 use crate::sys::{
     mountinfo, Env, Errno, Event, MountRequest, MsFlags, Os, Pid, RebootCmd, SpawnRequest, Stdio,
     Sys, SysError, MOUNTINFO_MAX,
@@ -537,7 +537,7 @@ impl Emergency {
         for &s in signals {
             // No unit runs: an immediate form is the same shutdown. SIGCHLD
             // is reaped below; a reload has nothing to load.
-            match crate::signals::asked(s, sigint_kind(place), true) {
+            match crate::sys::signals::asked(s, sigint_kind(place), true) {
                 Asked::Shutdown(kind) | Asked::Immediate(kind) => return Step::Shutdown(kind),
                 Asked::Reload | Asked::Nothing => {}
             }

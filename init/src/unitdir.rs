@@ -18,11 +18,9 @@
 //! their entries, and the files it read elsewhere, so that the init
 //! can tell a later read that would see the same and skip it.
 
-use crate::pathstamp::{Listing, Seen};
+use crate::pathstamp::{read, Listing, Seen};
 use crate::sys::{Errno, Sys, SysError};
-use flotilla_units::load::{
-    add_want, load_path, load_path_with, FileRead, LoadedPath, UnitSource, MAX_FILE_SIZE,
-};
+use flotilla_units::load::{add_want, load_path, load_path_with, FileRead, LoadedPath, UnitSource};
 use flotilla_units::spec::{valid_name, Origin};
 use flotilla_units::systemd::{list_search_dir, unit_names, SearchDir, SpecifierContext};
 use flotilla_units::sysv::{runlevel_target, script_unit, start_link_script, ENABLING_RUNLEVELS};
@@ -265,30 +263,9 @@ fn list_path_with(
     Ok(listed)
 }
 
-/// A file's bytes as the loader takes them.
-pub(crate) fn read(sys: &dyn Sys, path: &Path) -> FileRead {
-    match sys.read_file_limited(path, MAX_FILE_SIZE + 1) {
-        Ok(bytes) => FileRead::Bytes(bytes),
-        Err(SysError::NotRegular {
-            directory: true, ..
-        }) => FileRead::Directory,
-        Err(e) => FileRead::Failed(reason(&e)),
-    }
-}
-
 /// Loads the units of one directory: a search path of one.
 pub fn load_dir(sys: &dyn Sys, dir: &Path) -> Result<LoadedPath, SysError> {
     load_search_path(sys, &[dir.to_path_buf()])
-}
-
-/// Why a file could not be read, without its path (the diagnostic names
-/// the file): the system's words for the error number.
-fn reason(e: &SysError) -> String {
-    match e {
-        SysError::Read { errno, .. } => std::io::Error::from(errno.0).to_string(),
-        SysError::NotRegular { .. } => "not a regular file".to_string(),
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -297,6 +274,7 @@ mod tests {
     use super::*;
     use crate::sys::fake::{Call, FakeSys};
     use crate::sys::real::RealSys;
+    use flotilla_units::load::MAX_FILE_SIZE;
     use std::path::PathBuf;
 
     fn mixed() -> PathBuf {

@@ -1,11 +1,11 @@
-//! The unit loader as the init runs it (`init/src/sys/loader.rs`,
+//! The unit loader as the init runs it (`init/src/loader.rs`,
 //! docs/pid1.md "Loading the units"): the real binary started as
 //! `init --load-units JOB` with its standard output on a memory file, as
 //! the init starts it, and what the init reads back compared with the same
 //! load in process. Each child is waited for by its PID.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use flotilla_init::sys::loader::{self, Job, Output};
+use flotilla_init::loader::{self, Job, Output};
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::unitdir;
 use flotilla_units::spec::Words;
@@ -86,7 +86,7 @@ fn the_child_hands_over_what_the_init_would_load() {
         systemd_bus_asked: false,
         target: "default".to_string(),
         // The command after `--` is a unit of the loaded set.
-        cmd: Some(flotilla_init::cmd::CmdLine {
+        cmd: Some(flotilla_init::settings::CmdLine {
             argv: vec!["app".to_string()],
             cwd: None,
         }),

@@ -2,7 +2,7 @@
 //! flotilla-busd): processes moved into a running delegated unit's
 //! cgroup, or a cgroup below it. `flotilla_units::attach` decides; here
 //! the unit's facts, `/proc`'s word on each process and the moves
-//! (`sys/attach.rs`). The moved processes are followed as the unit's
+//! (`sys/cgroups/attach.rs`). The moved processes are followed as the unit's
 //! others are, by its cgroup, which holds every cgroup below it: a scope
 //! or an `exit-type: cgroup` service lasts while any is left, a stop kills
 //! them with the rest.

@@ -1,7 +1,7 @@
 //! `clean` (systemd's `CleanUnit`, `systemctl clean`): a unit's
 //! directories removed while it is down. The paths and the refusals are
 //! `flotilla_units::context::clean`'s; the removal is the cleaner's, a
-//! child of the init (`sys/clean.rs`), so the loop never waits on a walk
+//! child of the init (`sys/fs/clean.rs`), so the loop never waits on a walk
 //! of a tree. While it runs the unit shows `cleaning` (systemd's
 //! `maintenance`); its exit, reaped like any child's, answers the client
 //! that asked and shows the unit as it was.

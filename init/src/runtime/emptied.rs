@@ -2,7 +2,7 @@
 //! once such a service's main process exited, the planner asks
 //! ([`Action::AwaitEmpty`]) to be told when nothing is left in the
 //! unit's cgroup. The cgroup's `cgroup.events` is watched with inotify
-//! (`sys/adopt.rs`, as a scope's: the kernel modifies it when `populated`
+//! (`sys/cgroups/adopt.rs`, as a scope's: the kernel modifies it when `populated`
 //! changes; no polling), and [`Fact::CgroupEmpty`] is told when it says
 //! `populated 0`, or at once when it does already. A unit without a
 //! cgroup (an init given none) is told at once: nothing can be followed

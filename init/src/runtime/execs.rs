@@ -1,7 +1,7 @@
 //! Spawns whose `execve` has not been seen yet: the executor starts a
 //! unit's main process and goes on (`Sys::spawn_started`), and the planner
 //! hears [`Fact::Spawned`] or [`Fact::SpawnFailed`] once the child's report
-//! pipe says which (`sys/spawn/watch.rs`), as it would have at once from a
+//! pipe says which (`sys/procs/spawn/watch.rs`), as it would have at once from a
 //! spawn that waited. So a layer's children exec side by side while the
 //! init starts the next one.
 //!
@@ -15,7 +15,7 @@
 //! watchers). A reload, a re-exec or a shutdown first waits for every
 //! report, so that no spawn straddles a renumbering of the units, a
 //! snapshot or the stop of everything: that of a handed-off process
-//! (`sys/spawn/child.rs`) comes once it has made its directories and
+//! (`sys/procs/spawn/child.rs`) comes once it has made its directories and
 //! opened its files, so such a wait lasts as long as their disk takes.
 
 use super::slots::Source;

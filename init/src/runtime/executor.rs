@@ -394,7 +394,7 @@ impl<S: Sys> Runtime<S> {
             let _ = env.set("JOURNAL_STREAM", &"0".repeat(STREAM_ID_ROOM));
         }
         // PAMName= with User=: the helper opens the session and changes
-        // the identity (`sys/pam.rs`).
+        // the identity (`sys/procs/pam.rs`).
         let session;
         let mut own_identity = privileges == Privileges::Unit;
         if let (true, Some(service)) = (own_identity, &ctx.pam_name) {

@@ -16,23 +16,15 @@
 //! - It is carried across a re-exec (`reexec.rs`): the descriptors are
 //!   kept open across the `execve` and taken back with their names.
 
+use super::held::{Held, Store};
 use super::slots::{SlotId, Slots, Source};
 use super::Runtime;
 use crate::sys::kcmp::same_file;
 use crate::sys::{Interest, Sys, Token};
-use flotilla_units::fdstore::{Entry, FdStore, Refused, StoreAsk};
+use flotilla_units::fdstore::{Entry, Refused, StoreAsk};
 use flotilla_units::graph::UnitId;
 use flotilla_units::snapshot::StoredCarry;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-
-/// A stored descriptor, and its token while it is watched for hang-up.
-pub(super) struct Held {
-    pub fd: OwnedFd,
-    pub token: Option<Token>,
-}
-
-/// A unit's store.
-pub(super) type Store = FdStore<Held>;
 
 fn same(a: &Held, b: &Held) -> bool {
     same_file(a.fd.as_fd(), b.fd.as_fd())

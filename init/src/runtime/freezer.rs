@@ -1,6 +1,6 @@
 //! The `freeze` request (systemd's `FreezeUnit`/`ThawUnit`, `systemctl
 //! freeze`/`thaw`): a running unit's cgroup, or a slice's directory,
-//! frozen or thawed with cgroup v2's `cgroup.freeze` (`sys/freezer.rs`).
+//! frozen or thawed with cgroup v2's `cgroup.freeze` (`sys/cgroups/freezer.rs`).
 //! The states and what moves them are `flotilla_units::freezer`'s; here
 //! the writes, the watch of `cgroup.events` (the kernel's `frozen 1` or
 //! `frozen 0`, by inotify, never polled) and the clients waiting: one is

@@ -2,9 +2,12 @@
 //! (`slots.rs`): a socket unit's sockets ([`Listening`], bound and watched
 //! by `triggers.rs`) and a path unit's inotify instance ([`Watching`],
 //! `watches.rs`), and how each is let go of; and a scope's processes
-//! ([`Adopted`], `scopes.rs`), which are not the init's children.
+//! ([`Adopted`], `scopes.rs`), which are not the init's children. A
+//! service's descriptor store ([`Store`], filled and emptied by
+//! `fdstore.rs`) is kept in the slot too, across the unit's restarts.
 
 use crate::sys::{Sys, Token};
+use flotilla_units::fdstore::FdStore;
 use flotilla_units::trigger::PathSpec;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -65,3 +68,12 @@ pub(super) struct Adopted {
     /// a stop); the scope's end is told by unit once none is left.
     pub leader: i32,
 }
+
+/// A stored descriptor, and its token while it is watched for hang-up.
+pub(super) struct Held {
+    pub fd: OwnedFd,
+    pub token: Option<Token>,
+}
+
+/// A unit's store.
+pub(super) type Store = FdStore<Held>;

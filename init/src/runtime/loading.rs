@@ -1,5 +1,5 @@
 //! Where the units are loaded (docs/pid1.md, "Loading the units"): in the
-//! unit loader, a child of the init (`crate::sys::loader`), when the init
+//! unit loader, a child of the init (`crate::loader`), when the init
 //! knows its own binary; in process otherwise (the runtime's tests on the
 //! fake system, which has no binary to run). At boot the init waits for
 //! the child before the loop runs ([`at_boot`]); at a reload the loop goes
@@ -8,8 +8,8 @@
 
 use super::childwait;
 use crate::args::Settings;
+use crate::loader::{self, Job, Loading, LIMIT};
 use crate::sys::env::Env;
-use crate::sys::loader::{self, Job, Loading, LIMIT};
 use crate::sys::{ExitStatus, Sys};
 use crate::unitdir;
 use flotilla_units::load::LoadedPath;
@@ -89,7 +89,7 @@ pub(super) fn at_boot(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::sys::loader::{write, Output};
+    use crate::loader::{write, Output};
 
     fn wrote(loaded: &Result<LoadedPath, String>) -> Loading {
         let output = Output::new().unwrap();

@@ -1,5 +1,5 @@
 //! `PAMName=` on the runtime's side: the command a process of a unit with
-//! a PAM service runs instead of its own (`sys/pam.rs` says why), and the
+//! a PAM service runs instead of its own (`sys/procs/pam.rs` says why), and the
 //! combinations the helper cannot honour, refused by name.
 
 use super::Runtime;

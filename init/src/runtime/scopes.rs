@@ -5,7 +5,7 @@
 //! A scope comes in as a transient unit with the PIDs it adopts
 //! ([`Request::TransientAdd`](flotilla_units::protocol::Request)); they
 //! wait here until its start ([`Action::Adopt`]), which moves them into
-//! the scope's cgroup and watches them (`sys/adopt.rs`). The planner sees
+//! the scope's cgroup and watches them (`sys/cgroups/adopt.rs`). The planner sees
 //! the first process as the scope's main process: it is up at once, and
 //! its stop signals the scope's processes as any unit's (the cgroup's,
 //! never a process group, which may reach beyond the scope). Once none of

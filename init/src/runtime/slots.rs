@@ -111,7 +111,7 @@ pub(super) struct Slot {
     /// A scope's processes, while it is up (`scopes.rs`).
     pub adopted: Option<Box<super::held::Adopted>>,
     /// A service's descriptor store (`fdstore.rs`), across its restarts.
-    pub store: Option<Box<super::fdstore::Store>>,
+    pub store: Option<Box<super::held::Store>>,
 }
 
 /// The table. See the module documentation.
@@ -354,7 +354,7 @@ impl Slots {
     }
 
     /// Unwatches and closes a unit's stored descriptors.
-    pub fn close_store(&mut self, mut store: super::fdstore::Store, sys: &dyn Sys) {
+    pub fn close_store(&mut self, mut store: super::held::Store, sys: &dyn Sys) {
         for e in store.take_all() {
             if let Some(t) = e.item.token {
                 let _ = sys.unwatch(e.item.fd.as_raw_fd());

@@ -7,7 +7,7 @@ use super::Runtime;
 use crate::notify::NotifyMsg;
 use crate::outpipe::{Drained, Stream};
 use crate::ratelimit::{dropped_note, THROTTLE};
-use crate::signals::Asked;
+use crate::sys::signals::Asked;
 use crate::sys::{ExitStatus as SysExit, Pid, Sys, Token};
 use flotilla_units::fdstore::StoreAsk;
 use flotilla_units::graph::UnitId;
@@ -22,8 +22,8 @@ use std::os::fd::AsRawFd;
 impl<S: Sys> Runtime<S> {
     /// Handles one signal (children are reaped after every batch).
     pub(super) fn on_signal(&mut self, signo: i32) {
-        let why = crate::signals::name(signo);
-        match crate::signals::asked(signo, self.sigint, self.pid1) {
+        let why = crate::sys::signals::name(signo);
+        match crate::sys::signals::asked(signo, self.sigint, self.pid1) {
             Asked::Shutdown(kind) => self.begin_shutdown(kind, &why),
             Asked::Immediate(kind) => self.begin_immediate(kind, &why),
             Asked::Reload => {

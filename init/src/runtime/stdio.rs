@@ -2,7 +2,7 @@
 //! unit's log (an output pipe), `/dev/null`, the init's own descriptor, or
 //! what its socket unit hands it (`StandardInput=socket`, `fd:NAME`, and
 //! the outputs of the same names). A file or a terminal is opened by the
-//! process itself (its context's steps: `sys/dirs.rs`, `sys/terminal.rs`),
+//! process itself (its context's steps: `sys/fs/dirs.rs`, `sys/exec/terminal.rs`),
 //! so the stream it lands on is left as inherited here.
 //!
 //! With `socket` on any stream the process gets its one socket there and
@@ -109,7 +109,7 @@ pub(super) fn streams<'a>(
 /// the init runs journald: those that `journal` (`Output::Log`, systemd's
 /// default for its units) sends to the unit's log, by itself or by
 /// following the other stream. Their pipes are given too: the child keeps
-/// them if it cannot connect (`sys/journal.rs`).
+/// them if it cannot connect (`sys/exec/journal.rs`).
 pub(super) fn journal_targets(ctx: &ServiceContext) -> [bool; 2] {
     let terminal = ctx.tty_streams().map_or([false; 3], |(_, on)| on);
     let out =
@@ -135,7 +135,7 @@ fn output<'a>(
 ) -> Result<Stdio<'a>, String> {
     Ok(match output {
         // A file is opened onto the stream by the unit's own process (its
-        // context's first steps, `sys/dirs.rs`), off the loop.
+        // context's first steps, `sys/fs/dirs.rs`), off the loop.
         Some(Output::File(_) | Output::Append(_) | Output::Truncate(_)) => Stdio::Inherit,
         Some(Output::Null) => Stdio::Null,
         Some(Output::Inherit | Output::Tty) => Stdio::Inherit,

@@ -297,7 +297,7 @@ impl<S: Sys> Runtime<S> {
     /// (named `connection`, as systemd names it). The listener of an
     /// `Accept=yes` socket is never handed: the init accepts on it, and a
     /// service would take connections from under it, or, handed it
-    /// blocking (`sys/spawn/`), leave the loop's `accept` waiting.
+    /// blocking (`sys/procs/spawn/`), leave the loop's `accept` waiting.
     pub(super) fn listen_fds_for(&self, service: &UnitSpec) -> (Vec<RawFd>, String) {
         let named = &service.extras.sockets;
         let service = service.name.as_str();

@@ -1,5 +1,5 @@
 //! Path units on the init's side: one inotify instance per path unit
-//! (`sys/paths.rs`), watched in the loop under one token, with a watch on
+//! (`sys/fs/paths.rs`), watched in the loop under one token, with a watch on
 //! each watched path's directory and its parents (so that a path that
 //! appears anywhere below `/` is seen: `PathSpec::watched_dirs`) and on
 //! the path itself for `PathChanged=`, `PathModified=` and

@@ -1,14 +1,39 @@
 //! The OS layer: every system call the init makes goes through the [`Sys`]
-//! trait.
+//! trait, the one door to the kernel. Nothing here imports the rest of the
+//! init: `sys/` is its bottom.
 //!
-//! - [`real::RealSys`] implements it with `nix` and `libc` (the event queue
-//!   in [`events`], the sockets it binds in [`sockets`]);
+//! - [`real::RealSys`] implements it with `nix` and `libc`;
 //! - [`fake::FakeSys`] records every call and returns scripted results, with
 //!   a clock that moves only when the test (or a wait with a time-out) moves
 //!   it, so the whole event loop runs in unit tests without forking,
 //!   binding in the file system or sleeping;
+//! - [`unitrun`]: one run of a unit, what [`Sys::start_unit`] makes and
+//!   [`Sys::end_unit`] removes, drawn from the rooms below;
 //! - [`env::Env`] builds a child's environment (and parses environment
 //!   files); [`mountinfo`] parses `/proc/self/mountinfo`. Both are pure.
+//!
+//! # Rooms
+//!
+//! What `RealSys` calls is kept in five rooms by concept, each with its
+//! module doc (what it owns, and what it does not know):
+//!
+//! - [`procs`]: starting processes (the spawn path, its request and
+//!   environment, `clone3`, pidfds), the init's own limits and re-exec,
+//!   users and groups, and the helper programs the init runs;
+//! - [`exec`]: a unit's exec context, prepared in the parent and applied
+//!   by the child before `execve` (identity, credentials, seccomp, user
+//!   namespaces, terminals, journald's stream);
+//! - [`fs`]: files and mounts (mount calls and namespace steps, a unit's
+//!   directories, safe path walks, path units' inotify, the machine's
+//!   facts for conditions);
+//! - [`cgroups`]: cgroup v2, its eBPF programs, the freezer, attaching
+//!   and adopting processes;
+//! - [`io`]: the event queue, the wall clock's watch, sockets and
+//!   descriptors, memory files.
+//!
+//! Their modules are also named here as before (`sys::cgroup`,
+//! `sys::spawn`, …): the rest of the init reaches them by those names.
+//! The real-process tests of `RealSys` are in `tests/`.
 //!
 //! # What is behind the trait, and what is not
 //!
@@ -35,7 +60,7 @@
 //! spawned child gets exactly its stdin, stdout and stderr. The spawn path
 //! does not rely on it: the child takes over only the descriptors below a
 //! few slots reserved at start-up and closes those from 3 up
-//! (`close_range(2)`, see `spawn/`), which also covers descriptors the
+//! (`close_range(2)`, see `procs/spawn/`), which also covers descriptors the
 //! init inherited from whoever started it (on kernels before 5.9, without
 //! `close_range`, only close-on-exec protects the rest).
 //!
@@ -48,65 +73,36 @@
 //! its default, whatever the init blocks or ignores (Rust ignores
 //! `SIGPIPE`).
 
-pub mod adopt;
-pub mod attach;
-mod bpf;
-pub mod cgroup;
-mod chase;
-pub mod clean;
-mod clock;
-mod clone3;
-pub mod conditions;
-pub mod context;
-#[cfg(test)]
-mod context_tests;
-pub mod credentials;
-mod degrade;
-mod devices;
-pub mod dirs;
-pub mod env;
+pub mod cgroups;
+pub mod exec;
+pub mod fs;
+pub mod io;
+pub mod procs;
+
+// The rooms' modules, under the names the rest of the init and the rooms
+// themselves use (`crate::sys::cgroup`, …).
+pub use cgroups::{adopt, attach, cgroup, freezer};
+use cgroups::{bpf, devices, ipfilter, slices};
+pub use exec::{context, credentials, journal};
+use exec::{degrade, host, input_data, kernel, sandbox, seccomp, steps, terminal, userns};
+use fs::{chase, mount_api, mount_steps, private_dev};
+pub use fs::{clean, conditions, dirs, paths, unit_state};
+use io::clock;
+pub(crate) use io::memfd;
+pub use io::{events, fdpass, kcmp, listen, signals, sockets};
+use procs::{clone3, pidfd, spawn, spawn_request, users};
+pub use procs::{env, generators, ipc, pam, reexec, rlimits};
+
 mod error;
-pub mod events;
 pub mod fake;
-pub mod fdpass;
-pub mod freezer;
-pub mod generators;
-mod host;
-mod input_data;
-pub mod ipc;
-mod ipfilter;
-pub mod journal;
-pub mod kcmp;
-mod kernel;
-pub mod listen;
-pub mod loader;
-mod memfd;
-mod mount_api;
-mod mount_steps;
 /// `/proc/self/mountinfo`, parsed by `units/` (the bus side reads it too).
 pub use flotilla_units::mountinfo;
-pub mod pam;
-pub mod paths;
-mod pidfd;
-mod private_dev;
 pub mod real;
-pub mod reexec;
-pub mod rlimits;
-mod sandbox;
-mod seccomp;
-mod slices;
-pub mod sockets;
-mod spawn;
-mod spawn_request;
-mod steps;
-mod terminal;
-pub mod unit_state;
 pub mod unitrun;
-mod userns;
 
 pub use spawn::{program_on_path, set_clone_into_cgroup, ExecOutcome, ExecWatch};
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::ffi::OsString;
 use std::fmt;

@@ -4,7 +4,7 @@
 //! table and the signal mask do: the spawner's reserved slots (`spawn/`)
 //! and the event queue ([`super::events::EventQueue`]).
 
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,6 @@ use nix::sys::reboot::RebootMode;
 use nix::sys::stat::Mode;
 use nix::sys::time::TimeSpec;
 use nix::time::{clock_gettime, ClockId};
-use nix::unistd::{Gid, Group, Uid, User};
 
 use super::events::{Event, EventQueue, Interest, Token};
 use super::ExecWatch;
@@ -212,63 +211,15 @@ impl Sys for RealSys {
     }
 
     fn lookup_user(&self, user: &str) -> Result<UserInfo, SysError> {
-        let lookup_err = |e: Errno| SysError::Lookup {
-            what: "user",
-            name: user.to_owned(),
-            errno: Os(e),
-        };
-        let number = user.parse::<u32>().ok();
-        let found = match number {
-            Some(n) => User::from_uid(Uid::from_raw(n)),
-            None => User::from_name(user),
-        }
-        .map_err(lookup_err)?;
-        match (found, number) {
-            (Some(u), _) => {
-                let cname =
-                    CString::new(u.name.as_bytes()).map_err(|_| lookup_err(Errno::EINVAL))?;
-                let groups = nix::unistd::getgrouplist(&cname, u.gid).map_err(lookup_err)?;
-                Ok(UserInfo {
-                    name: u.name,
-                    uid: u.uid.as_raw(),
-                    gid: u.gid.as_raw(),
-                    groups: groups.into_iter().map(Gid::as_raw).collect(),
-                    home: u.dir,
-                    shell: u.shell,
-                })
-            }
-            // A bare number without an entry: that UID, the same GID, no
-            // other group (systemd runs such IDs the same way).
-            (None, Some(n)) => Ok(UserInfo {
-                name: user.to_owned(),
-                uid: n,
-                gid: n,
-                groups: vec![n],
-                home: PathBuf::from("/"),
-                shell: PathBuf::from("/bin/sh"),
-            }),
-            (None, None) => Err(SysError::NoUser(user.to_owned())),
-        }
+        super::users::lookup_user(user)
     }
 
     fn lookup_group(&self, group: &str) -> Result<u32, SysError> {
-        if let Ok(n) = group.parse::<u32>() {
-            return Ok(n);
-        }
-        match Group::from_name(group) {
-            Ok(Some(g)) => Ok(g.gid.as_raw()),
-            Ok(None) => Err(SysError::NoGroup(group.to_owned())),
-            Err(e) => Err(SysError::Lookup {
-                what: "group",
-                name: group.to_owned(),
-                errno: Os(e),
-            }),
-        }
+        super::users::lookup_group(group)
     }
 
     fn id_in_use(&self, id: u32) -> bool {
-        !matches!(User::from_uid(Uid::from_raw(id)), Ok(None))
-            || !matches!(Group::from_gid(Gid::from_raw(id)), Ok(None))
+        super::users::id_in_use(id)
     }
 
     fn mount(&self, req: &MountRequest<'_>) -> Result<(), SysError> {

@@ -182,7 +182,7 @@ fn replace(path: &std::path::Path, mode: u32) {
 }
 
 /// The descriptors the init's spawner sets aside for children in flight
-/// (96 lanes of 3, `init/src/sys/spawn/lanes.rs`), held from its start.
+/// (96 lanes of 3, `init/src/sys/procs/spawn/lanes.rs`), held from its start.
 const LANE_FDS: usize = 288;
 
 #[test]

@@ -1,6 +1,6 @@
 //! The `freeze` request's refusals on the loop (the fake system gives a
 //! unit no cgroup, so nothing can be frozen; the real freeze is
-//! `sys/freezer.rs`'s test and `tests/tests/dbus_systemctl/freezer.rs`):
+//! `sys/cgroups/freezer.rs`'s test and `tests/tests/dbus_systemctl/freezer.rs`):
 //! each says why, and the unit runs on as it was.
 
 use super::{fake_with, Harness, UNITS};

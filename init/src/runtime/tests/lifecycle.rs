@@ -252,7 +252,7 @@ fn shutdown() {
     assert_eq!(h.sys().take_calls(), [Call::RemoveSocket(CONTROL.into())]);
 }
 
-/// systemd's signals to PID 1 (`signals.rs`): `SIGRTMIN+3` (what `podman
+/// systemd's signals to PID 1 (`sys/io/signals.rs`): `SIGRTMIN+3` (what `podman
 /// stop` sends an init) halts with every unit stopped in order, `+5`
 /// reboots so; `+14` powers off at once: the loop ends in its next turn,
 /// no unit signalled (the final sequence ends the processes).
@@ -273,7 +273,7 @@ fn systemds_signals_to_pid1() {
             format!("killpg {} {}", h.pid("db"), libc::SIGKILL),
         ]
     };
-    let rtmin = crate::signals::SYSTEMD_RTMIN;
+    let rtmin = crate::sys::signals::SYSTEMD_RTMIN;
     for (plus, kind) in [
         (3, ShutdownKind::Halt),
         (4, ShutdownKind::Poweroff),
