@@ -158,7 +158,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             resource,
             soft,
             hard,
-        } => super::rlimits::set_closest(*resource, *soft, *hard),
+        } => crate::sys::rlimits::set_closest(*resource, *soft, *hard),
         Op::Unshare(flags) => check(libc::syscall(libc::SYS_unshare, *flags)).map(drop),
         Op::PrivateUsers { uid_map, gid_map } => crate::sys::userns::enter(uid_map, gid_map),
         Op::LoopbackUp => loopback_up(),

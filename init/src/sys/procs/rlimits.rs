@@ -45,7 +45,7 @@ pub(crate) fn set_closest(resource: u32, soft: u64, hard: u64) -> Result<(), c_i
     if prlimit(resource, Some(&want), None) == Ok(()) {
         return Ok(());
     }
-    let refused = super::kernel::errno();
+    let refused = crate::sys::kernel::errno();
     let mut held = [0u64; 2];
     if refused != libc::EPERM || prlimit(resource, None, Some(&mut held)).is_err() {
         return Err(refused);
@@ -66,7 +66,7 @@ fn prlimit(resource: u32, new: Option<&[u64; 2]>, old: Option<&mut [u64; 2]>) ->
     let old = old.map_or(std::ptr::null_mut(), |o| o.as_mut_ptr());
     // SAFETY: prlimit64(2) reads two u64 from `new` and writes two to
     // `old`, each when not null; both point at arrays of two.
-    super::kernel::check(unsafe { libc::syscall(libc::SYS_prlimit64, 0, resource, new, old) })
+    crate::sys::kernel::check(unsafe { libc::syscall(libc::SYS_prlimit64, 0, resource, new, old) })
         .map(drop)
 }
 
