@@ -13,6 +13,7 @@ mod ctl;
 mod durable;
 mod failures;
 mod fit;
+mod fleetctl;
 mod forward_tls;
 mod multi;
 mod tls;
