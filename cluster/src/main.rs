@@ -1,16 +1,20 @@
 //! `clusterd`: fleet-compatible cluster agent, engine and API over etcd.
 //!
-//! Flags are parsed by [`flotilla_cluster::config`]; this file starts the
-//! three parts on one tokio runtime and waits for SIGTERM or SIGINT. Exit
-//! status: 0 after a signal, 2 for a bad command line, 1 when the API cannot
-//! listen. Stopping clusterd never stops the units it placed: the presence
-//! lease is left to expire (or to be picked up again by the next clusterd).
+//! Flags are parsed by [`flotilla_cluster::config`]; this file claims the
+//! machine ID ([`flotilla_cluster::claim`]), starts the three parts on one
+//! tokio runtime and waits for SIGTERM or SIGINT, which stop the units
+//! clusterd placed on its machine before it leaves the cluster
+//! ([`flotilla_cluster::purge`]), as fleetd did. A clusterd that dies leaves
+//! them running; the next one picks up its claim and presence lease within
+//! the TTL. Exit status: 0 after a signal, 2 for a bad command line, 1 when
+//! the API cannot listen, 3 when the machine ID is in use by another
+//! running clusterd.
 
 use flotilla_cluster::api::Api;
 use flotilla_cluster::config::{parse_args, Parsed};
 use flotilla_cluster::registry::{EtcdConfig, Registry};
 use flotilla_cluster::serve::{self, Listen};
-use flotilla_cluster::{agent, app, control, engine, forward};
+use flotilla_cluster::{agent, app, claim, control, engine, forward, purge};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -98,14 +102,59 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
     let api_tls = cfg.api_tls.clone();
     let mut api_task =
         tokio::spawn(async move { serve::serve(&listen, api_tls.as_ref(), app).await });
-    tokio::spawn(engine::run(
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("clusterd: cannot handle SIGTERM: {e}");
+            return 1;
+        }
+    };
+    // One clusterd per machine ID, claimed before the engine and the
+    // agent start (the API answers meanwhile: 503 while etcd cannot be
+    // reached, as fleetd's did until it registered).
+    let me = claim::identity(&cfg.control);
+    let mut said = false;
+    let claiming = async {
+        loop {
+            match claim::claim(&reg, &cfg.machine_id, &me, cfg.agent_ttl).await {
+                Ok(k) => return Ok(k),
+                Err(claim::Refused::InUse(by)) => return Err(by),
+                Err(claim::Refused::Etcd(e)) => {
+                    if !said {
+                        eprintln!(
+                            "clusterd: cannot claim machine ID {}: {e}; retrying",
+                            cfg.machine_id
+                        );
+                        said = true;
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    };
+    let _claim = tokio::select! {
+        c = claiming => match c {
+            Ok(k) => k,
+            Err(by) => {
+                eprintln!(
+                    "clusterd: REFUSED: machine ID {} is in use by a running clusterd ({by}); \
+                     this one ({me}) does not register or schedule (exit 3)",
+                    cfg.machine_id
+                );
+                return 3;
+            }
+        },
+        _ = term.recv() => return 0,
+        _ = tokio::signal::ctrl_c() => return 0,
+    };
+    let engine = tokio::spawn(engine::run(
         reg.clone(),
         cfg.machine_id.clone(),
         cfg.agent_ttl,
         cfg.api_advertise.clone(),
     ));
-    tokio::spawn(agent::run(
-        reg,
+    let agent = tokio::spawn(agent::run(
+        reg.clone(),
         agent::AgentConfig {
             machine_id: cfg.machine_id.clone(),
             public_ip: cfg.public_ip.clone(),
@@ -115,13 +164,6 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
             capacity: cfg.capacity.capacity(kernel_resources(), cfg.reserve),
         },
     ));
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("clusterd: cannot handle SIGTERM: {e}");
-            return 1;
-        }
-    };
     tokio::select! {
         r = &mut api_task => {
             match r {
@@ -129,11 +171,26 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
                 Ok(Ok(())) => eprintln!("clusterd: API stopped"),
                 Err(e) => eprintln!("clusterd: API task: {e}"),
             }
-            1
+            return 1;
         }
-        _ = term.recv() => 0,
-        _ = tokio::signal::ctrl_c() => 0,
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
     }
+    // Stopped: nothing more is scheduled or applied from here; the units
+    // placed here stop, then the machine leaves.
+    engine.abort();
+    agent.abort();
+    eprintln!("clusterd: stopping: purging the units placed on this machine");
+    match purge::purge(&reg, &cfg.machine_id, &cfg.control).await {
+        Ok(()) => eprintln!(
+            "clusterd: units stopped; machine {} left the cluster",
+            cfg.machine_id
+        ),
+        Err(e) => eprintln!(
+            "clusterd: purge incomplete: {e}; the machine stays present until its lease expires"
+        ),
+    }
+    0
 }
 
 /// The machine's memory (`MemTotal` of /proc/meminfo, in MiB) and the CPUs
