@@ -20,6 +20,7 @@ pub mod forward;
 pub mod glob;
 pub mod keys;
 pub mod lease;
+pub mod listen;
 pub mod live;
 pub mod logs_api;
 pub mod model;

@@ -12,8 +12,9 @@
 
 use flotilla_cluster::api::Api;
 use flotilla_cluster::config::{parse_args, Parsed};
+use flotilla_cluster::listen::Listen;
 use flotilla_cluster::registry::{EtcdConfig, Registry};
-use flotilla_cluster::serve::{self, Listen};
+use flotilla_cluster::serve;
 use flotilla_cluster::{agent, app, claim, control, engine, forward, purge};
 use std::sync::Arc;
 use std::time::Duration;
