@@ -49,6 +49,10 @@ pub struct Api {
     /// Refuse `Host` names other than IP addresses and `localhost` (a
     /// plain-HTTP TCP listen: [`crate::serve::guard`]).
     pub check_host: bool,
+    /// Every request is answered `503` (the machine ID is in use by
+    /// another clusterd: [`crate::claim`]), as fleetd's API answered until
+    /// it could register.
+    pub refused: std::sync::atomic::AtomicBool,
 }
 
 impl Api {
@@ -69,7 +73,19 @@ impl Api {
             forward: Forwarder::new(me, committer, forward_tls),
             registry,
             check_host,
+            refused: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Whether the API refuses every request ([`Api::refused`]).
+    pub fn is_refused(&self) -> bool {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Refuses every request, or serves again.
+    pub fn refuse(&self, refused: bool) {
+        self.refused
+            .store(refused, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

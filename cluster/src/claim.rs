@@ -2,10 +2,11 @@
 //! clusterd claims its ID at `claims/<machine>`, a key bound to a lease of
 //! `--agent-ttl` that it keeps alive while it runs, holding the identity of
 //! the process's place ([`identity`]: host, boot and the init's control
-//! socket). A claim held by another identity whose lease is alive refuses
-//! the start: a second clusterd given an ID in use would otherwise take
-//! over the first one's presence and leader lease, and two engines would
-//! lead on one lease. The same place claims again at once: a clusterd the
+//! socket). A claim held by another identity whose lease is alive is
+//! refused, and the clusterd waits, its API answering `503`, claiming
+//! again until the holder is gone: a second clusterd given an ID in use
+//! would otherwise take over the first one's presence and leader lease,
+//! and two engines would lead on one lease. The same place claims again at once: a clusterd the
 //! init restarts after a crash finds its own claim and keeps its units and
 //! leases (docs/cluster.md "Stopping, dying, and a machine ID already in use").
 

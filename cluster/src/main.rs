@@ -7,8 +7,7 @@
 //! ([`flotilla_cluster::purge`]), as fleetd did. A clusterd that dies leaves
 //! them running; the next one picks up its claim and presence lease within
 //! the TTL. Exit status: 0 after a signal, 2 for a bad command line, 1 when
-//! the API cannot listen, 3 when the machine ID is in use by another
-//! running clusterd.
+//! the API cannot listen.
 
 use flotilla_cluster::api::Api;
 use flotilla_cluster::config::{parse_args, Parsed};
@@ -92,13 +91,14 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
     let plain_tcp = matches!(cfg.api, Listen::Tcp(_)) && cfg.api_tls.is_none();
     let (committer_tx, committer) = tokio::sync::watch::channel(None);
     tokio::spawn(forward::follow(reg.clone(), committer_tx));
-    let app = app::router(Arc::new(Api::new(
+    let api = Arc::new(Api::new(
         reg.clone(),
         plain_tcp,
         cfg.machine_id.clone(),
         committer,
         forward_tls,
-    )));
+    ));
+    let app = app::router(api.clone());
     let listen = cfg.api.clone();
     let api_tls = cfg.api_tls.clone();
     let mut api_task =
@@ -111,40 +111,48 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
         }
     };
     // One clusterd per machine ID, claimed before the engine and the
-    // agent start (the API answers meanwhile: 503 while etcd cannot be
-    // reached, as fleetd's did until it registered).
+    // agent start. Refused (the ID is in use), clusterd runs on with its
+    // API answering 503 and claims again every second, as fleetd retried
+    // registering; etcd unreachable, the API answers (503s from etcd).
     let me = claim::identity(&cfg.control);
-    let mut said = false;
     let claiming = async {
+        let (mut unreachable, mut in_use) = (false, false);
         loop {
             match claim::claim(&reg, &cfg.machine_id, &me, cfg.agent_ttl).await {
-                Ok(k) => return Ok(k),
-                Err(claim::Refused::InUse(by)) => return Err(by),
+                Ok(k) => {
+                    if in_use {
+                        eprintln!("clusterd: machine ID {} is free: claimed", cfg.machine_id);
+                    }
+                    api.refuse(false);
+                    return k;
+                }
+                Err(claim::Refused::InUse(by)) => {
+                    api.refuse(true);
+                    if !in_use {
+                        eprintln!(
+                            "clusterd: REFUSED: machine ID {} is in use by a running clusterd ({by}); \
+                             this one ({me}) does not register or schedule, its API answers 503, \
+                             and it claims the ID again every second",
+                            cfg.machine_id
+                        );
+                        in_use = true;
+                    }
+                }
                 Err(claim::Refused::Etcd(e)) => {
-                    if !said {
+                    if !unreachable {
                         eprintln!(
                             "clusterd: cannot claim machine ID {}: {e}; retrying",
                             cfg.machine_id
                         );
-                        said = true;
+                        unreachable = true;
                     }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
     };
     let _claim = tokio::select! {
-        c = claiming => match c {
-            Ok(k) => k,
-            Err(by) => {
-                eprintln!(
-                    "clusterd: REFUSED: machine ID {} is in use by a running clusterd ({by}); \
-                     this one ({me}) does not register or schedule (exit 3)",
-                    cfg.machine_id
-                );
-                return 3;
-            }
-        },
+        k = claiming => k,
         _ = term.recv() => return 0,
         _ = tokio::signal::ctrl_c() => return 0,
     };

@@ -104,6 +104,13 @@ fn tls_accept(
 /// Refuses an over-limit body up front, bounds the time to read and
 /// answer a request, and (plain HTTP on TCP) checks the `Host` header.
 pub async fn guard(State(api): State<Arc<Api>>, req: Request, next: Next) -> Response {
+    if api.is_refused() {
+        // fleetd's words while it could not register (its client prints them).
+        return error_response(&ApiError::new(
+            503,
+            "fleet server unable to communicate with etcd: this machine's ID is in use by another running clusterd",
+        ));
+    }
     if api.check_host {
         let host = req
             .headers()

@@ -18,9 +18,7 @@ const HANG: Duration = Duration::from_secs(15);
 
 /// One machine with its API.
 fn machine(etcd: &Etcd, dir: &std::path::Path, id: &str) -> Machine {
-    let m = Machine::start(&etcd.url(), dir, id, "", "192.0.2.7", "2s", &[]);
-    m.wait_api();
-    m
+    Machine::up(&etcd.url(), dir, id, "192.0.2.7")
 }
 
 /// A unit request as fleetctl sends it (`?alt=json`, a body ending in a

@@ -16,9 +16,7 @@ use std::time::{Duration, Instant};
 const TTL: Duration = Duration::from_secs(2);
 
 fn start(etcd: &Etcd, dir: &std::path::Path, id: &str, ip: &str) -> Machine {
-    let m = Machine::start(&etcd.url(), dir, id, "", ip, "2s", &[]);
-    m.wait_api();
-    m
+    Machine::up(&etcd.url(), dir, id, ip)
 }
 
 /// The fleet units running on each machine, by unit: the machines' indexes.
@@ -108,11 +106,13 @@ fn a_stopped_clusterd_purges_its_units_and_they_move_once() {
     assert!(log.contains("left the cluster"), "{log}");
 }
 
-/// A second clusterd given the machine ID of a running one (fleetd
-/// refused to register such a machine): refused loudly, exit 3, and it
-/// takes nothing over: the first keeps its presence, its unit and its PID.
-/// Once the first machine is gone and its claim has expired, the second
-/// registers and runs the unit.
+/// fleet's TestDetectMachineId: a second clusterd given the machine ID of
+/// a running one is refused loudly and takes nothing over (the first keeps
+/// its presence, its unit and its PID), yet keeps running (fleet's test
+/// checks that fleetd stays active) with its API answering `503` "fleet
+/// server unable to communicate with etcd", as fleetd's did. Once the
+/// first machine is gone and its claim has expired, the second registers
+/// and runs the unit.
 #[test]
 fn a_machine_id_in_use_is_refused() {
     let etcd = Etcd::start();
@@ -142,6 +142,16 @@ fn a_machine_id_in_use_is_refused() {
             .contains("REFUSED: machine ID dupe0000001 is in use by a running clusterd")
             .then_some(())
     });
+    let refused = dup.clusterd_pid().expect("the refused clusterd runs");
+    let (code, body) = dup.api("GET", "/fleet/v1/machines", None);
+    assert_eq!(code, 503, "{body}");
+    assert!(
+        json(&body)["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("fleet server unable to communicate with etcd"),
+        "{body}"
+    );
     hold(
         2 * TTL,
         "the first machine keeps its ID and its unit",
@@ -150,6 +160,9 @@ fn a_machine_id_in_use_is_refused() {
             let running = a.init.running();
             if ips != ["192.0.2.21"] || running.get("d.service") != Some(&pid) {
                 return Err(format!("machines {ips:?}, A runs {running:?}"));
+            }
+            if dup.clusterd_pid() != Some(refused) {
+                return Err("the refused clusterd did not keep running".into());
             }
             match dup.init.fleet_units().is_empty() {
                 true => Ok(()),
@@ -186,16 +199,7 @@ fn an_etcd_cut_restarts_nothing() {
     let etcd = Etcd::start();
     let relay = Relay::start(etcd.url().trim_start_matches("http://"));
     let dir = tempdir();
-    let m = Machine::start(
-        &relay.url(),
-        dir.path(),
-        "cut000000001",
-        "",
-        "192.0.2.31",
-        "2s",
-        &[],
-    );
-    m.wait_api();
+    let m = Machine::up(&relay.url(), dir.path(), "cut000000001", "192.0.2.31");
     for (n, desired) in [
         ("c0.service", "launched"),
         ("c1.service", "launched"),

@@ -578,6 +578,13 @@ impl Machine {
         }
     }
 
+    /// A machine with no metadata and a presence TTL of 2 s, its API up.
+    pub fn up(etcd: &str, dir: &Path, id: &str, ip: &str) -> Machine {
+        let m = Machine::start(etcd, dir, id, "", ip, "2s", &[]);
+        m.wait_api();
+        m
+    }
+
     /// clusterd's PID (while the init runs it).
     pub fn clusterd_pid(&self) -> Option<i32> {
         self.init.pid_of("clusterd")
