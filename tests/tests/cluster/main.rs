@@ -15,6 +15,7 @@ mod failures;
 mod fit;
 mod fleetctl;
 mod forward_tls;
+mod functional;
 mod membership;
 mod multi;
 mod tls;

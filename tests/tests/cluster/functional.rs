@@ -1,0 +1,172 @@
+//! fleet's own functional tests (`functional/*_test.go` in fleet's
+//! repository), ported: each test here follows the fleet test it names,
+//! its requests and assertions as fleet wrote them, against real clusterds
+//! with real inits and a real etcd. A fleet machine (an nspawn container
+//! with fleetd, its own IP and machine ID, metadata `hostname=smoke<ID>`)
+//! is a [`Machine`] here: its own init, IP and machine ID, the same
+//! metadata. Where the platform differs, the test's doc says what the
+//! nearest honest event is. docs/fleet-compat.md "fleet's functional
+//! tests" lists every fleet test and where it is followed.
+//!
+//! This file: `machines_test.go`. Other fleet tests are followed in
+//! `fleetctl.rs` (restart, `--replace`, the circular `Replaces`, the PATCH
+//! bodies) and `membership.rs` (node shutdown, a duplicate machine ID,
+//! connectivity loss).
+
+use crate::support::etcd::Etcd;
+use crate::support::*;
+use std::time::Duration;
+
+/// fleet's `checkContentType`: a `Content-Type` containing
+/// `application/json`.
+fn json_type(ctype: &str) -> bool {
+    ctype.contains("application/json")
+}
+
+/// fleet's platform: members with their own ID and IP, metadata
+/// `hostname=smoke<ID>`; waits for `n` machines (`WaitForNMachines`).
+fn smoke(etcd: &Etcd, dir: &std::path::Path, n: usize) -> Vec<Machine> {
+    let ms: Vec<Machine> = (0..n)
+        .map(|i| {
+            let id = format!("5m0ke{i:027x}");
+            let md = format!("hostname=smoke{id}");
+            let ip = format!("192.0.2.{}", 100 + i);
+            Machine::start(&etcd.url(), dir, &id, &md, &ip, "2s", &[])
+        })
+        .collect();
+    for m in &ms {
+        m.wait_api();
+    }
+    wait_for(Duration::from_secs(10), "every machine listed", || {
+        (machines(&ms[0]).len() == n).then_some(())
+    });
+    ms
+}
+
+/// `GET /fleet/v1/machines`, as fleet's fixture decodes it: `id`,
+/// `metadata`, `primaryIP` of each machine (other fields ignored).
+fn machines(m: &Machine) -> Vec<serde_json::Value> {
+    let (_, b) = m.api("GET", "/fleet/v1/machines", None);
+    let page: serde_json::Value = serde_json::from_str(&b).unwrap_or_default();
+    page["machines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| serde_json::json!({"id": x["id"], "metadata": x["metadata"], "primaryIP": x["primaryIP"]}))
+        .collect()
+}
+
+/// The machine entity fleet's test expects for `m` with `metadata`.
+fn expected(m: &Machine, ip: &str, metadata: serde_json::Value) -> serde_json::Value {
+    let mut md = metadata;
+    md["hostname"] = format!("smoke{}", m.id).into();
+    serde_json::json!({"id": m.id, "metadata": md, "primaryIP": ip})
+}
+
+/// fleet's test marshals `machineMetadataOp` (its `Value` field has no
+/// JSON tag: `"Value"`).
+fn op(op: &str, m: &Machine, key: &str, value: &str) -> serde_json::Value {
+    serde_json::json!({"op": op, "path": format!("/{}/metadata/{key}", m.id), "Value": {"value": value}})
+}
+
+/// fleet's `getHTTPResponse("PATCH", …)`: no `Content-Type` on the request.
+fn patch(m: &Machine, ops: &[serde_json::Value]) -> (u16, String, String) {
+    let body = serde_json::Value::from(ops.to_vec()).to_string();
+    http_unix_typed(&m.sock, "PATCH", "/fleet/v1/machines", None, Some(&body))
+}
+
+/// TestMachinesList: the list is `200` (or `204`) with a JSON content type.
+#[test]
+fn machines_list() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let ms = smoke(&etcd, dir.path(), 1);
+    let (code, ctype, _) = http_unix_typed(&ms[0].sock, "GET", "/fleet/v1/machines", None, None);
+    assert!(code == 200 || code == 204, "{code}");
+    assert!(json_type(&ctype), "{ctype}");
+}
+
+/// TestMachinesListBadNextPageToken: fleet's bad token `EwBMLg==` is a
+/// `400` with a JSON content type.
+#[test]
+fn machines_list_bad_next_page_token() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let ms = smoke(&etcd, dir.path(), 1);
+    let (code, ctype, _) = http_unix_typed(
+        &ms[0].sock,
+        "GET",
+        "/fleet/v1/machines?nextPageToken=EwBMLg==",
+        None,
+        None,
+    );
+    assert_eq!(code, 400);
+    assert!(json_type(&ctype), "{ctype}");
+}
+
+/// TestMachinesPatchAddModify and TestMachinesPatchDelete on one
+/// two-machine cluster (fleet starts one per test): `add` foo=bar on m0
+/// and `replace` ping=splat on m1 through m0's API, `204` with a JSON
+/// content type, then the list shows both; `remove` of both, and the list
+/// shows the `hostname` alone. fleet's test reads the list once right
+/// after the PATCH (fleetd wrote the metadata into the machine's entity
+/// itself); here the machine's agent publishes it merged a moment later,
+/// so the list is read until it shows it, within a deadline.
+#[test]
+fn machines_patch_add_modify_and_delete() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let ms = smoke(&etcd, dir.path(), 2);
+    let (m0, m1) = (&ms[0], &ms[1]);
+    let (code, ctype, _) = patch(
+        m0,
+        &[
+            op("add", m0, "foo", "bar"),
+            op("replace", m1, "ping", "splat"),
+        ],
+    );
+    assert_eq!(code, 204);
+    assert!(json_type(&ctype), "{ctype}");
+    let want = vec![
+        expected(m0, "192.0.2.100", serde_json::json!({"foo": "bar"})),
+        expected(m1, "192.0.2.101", serde_json::json!({"ping": "splat"})),
+    ];
+    wait_for(Duration::from_secs(5), "the patched machines", || {
+        (machines(m0) == want).then_some(())
+    });
+
+    let (code, ctype, _) = patch(
+        m0,
+        &[op("remove", m0, "foo", ""), op("remove", m1, "ping", "")],
+    );
+    assert_eq!(code, 204);
+    assert!(json_type(&ctype), "{ctype}");
+    let want = vec![
+        expected(m0, "192.0.2.100", serde_json::json!({})),
+        expected(m1, "192.0.2.101", serde_json::json!({})),
+    ];
+    wait_for(Duration::from_secs(5), "the metadata removed", || {
+        (machines(m0) == want).then_some(())
+    });
+}
+
+/// TestMachinesPatchBad: a bad op, a bad path and an empty value are each a
+/// `400` with a JSON content type.
+#[test]
+fn machines_patch_bad() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let ms = smoke(&etcd, dir.path(), 1);
+    let m0 = &ms[0];
+    let mut bad_path = op("add", m0, "foo", "bar");
+    bad_path["path"] = format!("/{}/foo", m0.id).into();
+    for bad in [
+        op("noop", m0, "foo", "bar"),
+        bad_path,
+        op("add", m0, "foo", ""),
+    ] {
+        let (code, ctype, _) = patch(m0, std::slice::from_ref(&bad));
+        assert_eq!(code, 400, "{bad}");
+        assert!(json_type(&ctype), "{bad}: {ctype}");
+    }
+}
