@@ -84,3 +84,27 @@ pub async fn claim(
         }
     }
 }
+
+/// Keeps the claim for as long as clusterd runs: when its keep-alive
+/// fails (etcd unreachable for a moment), claims again (the lease, still
+/// alive after an outage shorter than the TTL, is taken up again), trying
+/// every 300 ms; a claim lost to another clusterd meanwhile (an outage
+/// longer than the TTL) is said loudly and tried again every second.
+pub async fn keep(reg: Registry, machine: String, me: String, ttl: Duration, mut keeper: Keeper) {
+    loop {
+        let why = keeper.lost().await;
+        eprintln!("clusterd: the claim of machine ID {machine} lapsed ({why}); claiming it again");
+        keeper = loop {
+            match claim(&reg, &machine, &me, ttl).await {
+                Ok(k) => break k,
+                Err(Refused::InUse(by)) => {
+                    eprintln!(
+                        "clusterd: REFUSED: machine ID {machine} was claimed by another clusterd ({by}) while this one could not reach etcd"
+                    );
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(Refused::Etcd(_)) => tokio::time::sleep(Duration::from_millis(300)).await,
+            }
+        };
+    }
+}

@@ -151,11 +151,18 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     };
-    let _claim = tokio::select! {
+    let claimed = tokio::select! {
         k = claiming => k,
         _ = term.recv() => return 0,
         _ = tokio::signal::ctrl_c() => return 0,
     };
+    let claim_task = tokio::spawn(claim::keep(
+        reg.clone(),
+        cfg.machine_id.clone(),
+        me.clone(),
+        cfg.agent_ttl,
+        claimed,
+    ));
     let engine = tokio::spawn(engine::run(
         reg.clone(),
         cfg.machine_id.clone(),
@@ -189,6 +196,7 @@ async fn run(cfg: flotilla_cluster::config::Config) -> i32 {
     // placed here stop, then the machine leaves.
     engine.abort();
     agent.abort();
+    claim_task.abort();
     eprintln!("clusterd: stopping: purging the units placed on this machine");
     match purge::purge(&reg, &cfg.machine_id, &cfg.control).await {
         Ok(()) => eprintln!(

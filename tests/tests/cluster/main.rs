@@ -12,6 +12,7 @@ mod committer;
 mod ctl;
 mod durable;
 mod failures;
+mod faults;
 mod fit;
 mod fleetctl;
 mod forward_tls;
