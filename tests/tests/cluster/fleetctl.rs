@@ -122,17 +122,23 @@ fn fleetctl_restart_restarts_the_unit() {
     assert!(!pid_alive(new));
 }
 
-/// fleetctl's `load --replace` and `start --replace` (fleetctl.go
-/// `lazyCreateUnits`): the unit exists with other contents, so fleetctl
-/// PUTs the new options without a desired state (fleet's `CreateUnit`
-/// stores it `inactive`) and waits for `currentState` `inactive`, then sets
-/// `loaded` or `launched` and waits for it. The new contents run.
+/// fleetctl's `submit --replace`, `load --replace` and `start --replace`
+/// (fleetctl.go `lazyCreateUnits`; fleet's TestUnitSubmitReplace,
+/// TestUnitLoadReplace, TestUnitStartReplace): the unit exists with other
+/// contents, so fleetctl PUTs the new options without a desired state
+/// (fleet's `CreateUnit` stores it `inactive`) and waits for
+/// `currentState` `inactive`, then (load, start) sets `loaded` or
+/// `launched` and waits for it. The new contents are stored, and run.
 #[test]
 fn fleetctl_replace_passes_through_inactive() {
     let etcd = Etcd::start();
     let dir = tempdir();
     let m = machine(&etcd, dir.path(), "rep1ace0000");
-    for (cmd, goal) in [("load", "loaded"), ("start", "launched")] {
+    for (cmd, goal) in [
+        ("submit", "inactive"),
+        ("load", "loaded"),
+        ("start", "launched"),
+    ] {
         let unit = format!("hello-{cmd}.service");
         assert_eq!(
             put(&m, &unit, &unit_body(goal, "/bin/sleep 4343", &[])),
@@ -151,12 +157,14 @@ fn fleetctl_replace_passes_through_inactive() {
         assert_eq!(put(&m, &unit, &body), 201, "{cmd} --replace");
         fleetctl_wait(&m, &unit, "inactive");
         assert_eq!(get_unit(&m, &unit)["desiredState"], "inactive");
-        // Then load or start as usual.
-        assert_eq!(
-            put(&m, &unit, &format!("{{\"desiredState\":\"{goal}\"}}\n")),
-            204
-        );
-        fleetctl_wait(&m, &unit, goal);
+        // Then load or start as usual (submit is done).
+        if goal != "inactive" {
+            assert_eq!(
+                put(&m, &unit, &format!("{{\"desiredState\":\"{goal}\"}}\n")),
+                204
+            );
+            fleetctl_wait(&m, &unit, goal);
+        }
         let u = get_unit(&m, &unit);
         assert_eq!(u["options"][0]["value"], "/bin/sleep 4444");
         if let Some(old) = old {
@@ -165,9 +173,11 @@ fn fleetctl_replace_passes_through_inactive() {
                 std::fs::read_to_string(format!("/proc/{new}/cmdline")).unwrap_or_default();
             assert_eq!(cmdline, "/bin/sleep\u{0}4444\u{0}", "the new contents run");
             assert!(!pid_alive(old), "the old contents stopped");
-        } else {
+        } else if goal == "loaded" {
             assert!(!m.init.running().contains_key(&unit));
             assert!(m.init.fleet_units().contains_key(&unit), "loaded again");
+        } else {
+            assert!(!m.init.fleet_units().contains_key(&unit), "submitted only");
         }
     }
 }
