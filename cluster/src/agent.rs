@@ -507,12 +507,7 @@ impl Agent {
 
     fn machine(&self) -> Machine {
         let mut md = self.cfg.metadata.clone();
-        for (k, v) in &self.overrides {
-            match v {
-                Some(v) => md.insert(k.clone(), v.clone()),
-                None => md.remove(k),
-            };
-        }
+        crate::model::merge_metadata(&mut md, &self.overrides);
         let total = self.cfg.capacity;
         Machine {
             id: self.cfg.machine_id.clone(),
