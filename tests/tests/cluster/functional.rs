@@ -8,7 +8,8 @@
 //! nearest honest event is. docs/fleet-compat.md "fleet's functional
 //! tests" lists every fleet test and where it is followed.
 //!
-//! This file: `machines_test.go`. Other fleet tests are followed in
+//! This file: `machines_test.go`, and of `scheduling_test.go`
+//! TestScheduleConditionMachineID. Other fleet tests are followed in
 //! `fleetctl.rs` (restart, `--replace`, the circular `Replaces`, the PATCH
 //! bodies) and `membership.rs` (node shutdown, a duplicate machine ID,
 //! connectivity loss).
@@ -163,4 +164,71 @@ fn machines_patch_bad() {
         assert_eq!(code, 400, "{bad}");
         assert!(json_type(&ctype), "{bad}: {ctype}");
     }
+}
+
+/// fleetctl's `start` of a unit file with `--no-block` (fleetctl.go:
+/// `lazyCreateUnits` PUTs its options without a desired state and waits
+/// for `inactive`, then the desired state `launched` is set).
+fn fleetctl_start(m: &Machine, unit: &str, options: serde_json::Value) {
+    let path = format!("/fleet/v1/units/{unit}?alt=json");
+    let body = serde_json::json!({"name": unit, "options": options}).to_string() + "\n";
+    let json_body = Some("application/json");
+    assert_eq!(
+        http_unix(&m.sock, "PUT", &path, json_body, Some(&body)).0,
+        201
+    );
+    wait_for(Duration::from_secs(10), "the unit inactive", || {
+        let (_, b) = m.api("GET", &path, None);
+        (json(&b)["currentState"] == "inactive").then_some(())
+    });
+    let launch = "{\"desiredState\":\"launched\"}\n";
+    assert_eq!(
+        http_unix(&m.sock, "PUT", &path, json_body, Some(launch)).0,
+        204
+    );
+}
+
+/// fleet's `WaitForNActiveUnits`: `list-units` (the states) until exactly
+/// `n` show `active`; each active unit with the machines it is active on.
+fn wait_active(m: &Machine, n: usize) -> std::collections::BTreeMap<String, Vec<String>> {
+    wait_for(
+        Duration::from_secs(15),
+        &format!("{n} active units"),
+        || {
+            let (_, b) = m.api("GET", "/fleet/v1/state", None);
+            let page: serde_json::Value = serde_json::from_str(&b).ok()?;
+            let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+            for st in page["states"].as_array()? {
+                if st["systemdActiveState"] == "active" {
+                    let name = st["name"].as_str()?.to_string();
+                    out.entry(name)
+                        .or_default()
+                        .push(st["machineID"].as_str()?.to_string());
+                }
+            }
+            (out.values().map(Vec::len).sum::<usize>() == n).then_some(out)
+        },
+    )
+}
+
+/// TestScheduleConditionMachineID: on three machines, one unit per machine
+/// with `MachineID=` that machine; each runs there (its only active state
+/// is on that machine). fleet's units loop in bash printing a line a
+/// second; these sleep.
+#[test]
+fn schedule_condition_machine_id() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let ms = smoke(&etcd, dir.path(), 3);
+    let mut schedule = std::collections::BTreeMap::new();
+    for (i, target) in ms.iter().enumerate() {
+        let unit = format!("machine-id-{i}.service");
+        let options = serde_json::json!([
+            {"section": "Service", "name": "ExecStart", "value": format!("/bin/sleep 53{i:02}")},
+            {"section": "X-Fleet", "name": "MachineID", "value": target.id},
+        ]);
+        fleetctl_start(&ms[0], &unit, options);
+        schedule.insert(unit, vec![target.id.clone()]);
+    }
+    assert_eq!(wait_active(&ms[0], 3), schedule);
 }
