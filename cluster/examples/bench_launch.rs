@@ -111,7 +111,7 @@ impl Tls {
     fn new(dir: &Path, machines: usize) -> Tls {
         let pki = tls::Pki::new(&dir.join("pki"), "bench-ca");
         let (cert, key) = pki.issue("api", &["IP:127.0.0.1"]);
-        let files = flotilla_cluster::serve::ApiTls {
+        let files = flotilla_cluster::listen::ApiTls {
             cert: cert.clone(),
             key: key.clone(),
             client_ca: pki.ca.clone(),

@@ -34,6 +34,7 @@
 //!   (half a second, 2 ms per machine from 250 machines, 2 s at most):
 //!   the last states of a deploy are written then, not a pace later.
 
+mod hold;
 mod limits;
 mod local;
 mod logs;
@@ -184,6 +185,10 @@ struct Agent {
     again: bool,
     /// The followed logs it sends.
     follows: logs::Follows,
+    /// Launched units whose stop is held, until when ([`hold`]).
+    holds: BTreeMap<String, Instant>,
+    /// Units to restart: launched again while their stop was held.
+    restarts: BTreeSet<String>,
 }
 
 /// Runs the agent forever.
@@ -218,6 +223,8 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         publish_at: None,
         again: true,
         follows: logs::Follows::default(),
+        holds: BTreeMap::new(),
+        restarts: BTreeSet::new(),
     };
     let mut retry_at: Option<Instant> = Some(Instant::now());
     loop {
@@ -262,9 +269,9 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
                 if a.again {
                     retry_at = Some(Instant::now() + Duration::from_millis(500));
                 }
-                // States held back by the publishing pace.
-                if let Some(t) = a.publish_at {
-                    retry_at = Some(retry_at.map_or(t, |r| r.min(t)));
+                // States held back by the publishing pace, stops held.
+                for t in a.publish_at.iter().chain(a.holds.values().min()) {
+                    retry_at = Some(retry_at.map_or(*t, |r| r.min(*t)));
                 }
             }
             Err(e) => {
@@ -417,12 +424,35 @@ impl Agent {
         let me = self.cfg.machine_id.clone();
         match self.reg.keys().parse(key) {
             Key::Schedule(m, u) if m == me => {
-                if deleted {
-                    self.assignments.remove(u);
-                } else if let Some(a) = decode_value::<Assignment>(key.as_bytes(), value) {
-                    self.assignments.insert(u.to_string(), a);
+                let new = (!deleted)
+                    .then(|| decode_value::<Assignment>(key.as_bytes(), value))
+                    .flatten();
+                let old = self.assignments.get(u);
+                let launched_here = old.is_some_and(|a| self.local.runs_launched(u, &a.hash));
+                let held = self.holds.contains_key(u);
+                match hold::on_assignment(old, new.as_ref(), held, launched_here) {
+                    hold::Hold::Start => {
+                        self.holds
+                            .insert(u.to_string(), Instant::now() + hold::STOP_HOLD);
+                    }
+                    hold::Hold::Restart => {
+                        self.holds.remove(u);
+                        self.restarts.insert(u.to_string());
+                    }
+                    hold::Hold::Apply => {
+                        self.holds.remove(u);
+                        self.dirty.insert(u.to_string());
+                    }
                 }
-                self.dirty.insert(u.to_string());
+                match new {
+                    Some(a) => {
+                        self.assignments.insert(u.to_string(), a);
+                    }
+                    None if deleted => {
+                        self.assignments.remove(u);
+                    }
+                    None => {}
+                }
             }
             Key::Metadata(m) if m == me => {
                 self.overrides = if deleted {
@@ -477,12 +507,7 @@ impl Agent {
 
     fn machine(&self) -> Machine {
         let mut md = self.cfg.metadata.clone();
-        for (k, v) in &self.overrides {
-            match v {
-                Some(v) => md.insert(k.clone(), v.clone()),
-                None => md.remove(k),
-            };
-        }
+        crate::model::merge_metadata(&mut md, &self.overrides);
         let total = self.cfg.capacity;
         Machine {
             id: self.cfg.machine_id.clone(),
@@ -511,7 +536,19 @@ impl Agent {
             self.again = false;
         }
         // 2. Hand the changes to the init: a machine that lost its lease
-        // stops its stale copies here, before it registers again.
+        // stops its stale copies here, before it registers again. Stops
+        // held long enough go with them.
+        let now = Instant::now();
+        let due: Vec<String> = self
+            .holds
+            .iter()
+            .filter(|(_, t)| **t <= now)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in due {
+            self.holds.remove(&n);
+            self.dirty.insert(n);
+        }
         if self.synced && self.init_up {
             let dirty = std::mem::take(&mut self.dirty);
             match self
@@ -519,7 +556,10 @@ impl Agent {
                 .reconcile(&self.cfg.control, &self.assignments, &dirty)
                 .await
             {
-                Ok(touched) => self.unreported.extend(touched),
+                Ok(touched) => {
+                    self.unreported.extend(touched);
+                    self.restart_held().await;
+                }
                 Err(e) => {
                     eprintln!("clusterd: agent: applying to the init: {e}");
                     self.dirty.extend(dirty);
@@ -532,6 +572,17 @@ impl Agent {
         let lease = self.presence().await?;
         // 4. Report states.
         self.publish(lease).await
+    }
+
+    /// Restarts the units launched again while their stop was held (a
+    /// failed request is logged: the unit runs on as it was).
+    async fn restart_held(&mut self) {
+        for n in std::mem::take(&mut self.restarts) {
+            if let Err(e) = self.local.restart(&self.cfg.control, &n).await {
+                eprintln!("clusterd: agent: restarting {n}: {e}");
+            }
+            self.unreported.insert(n);
+        }
     }
 
     /// Reads the schedule, metadata and reported states of this machine at

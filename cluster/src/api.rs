@@ -15,12 +15,11 @@ use crate::forward::{committed_by, Forwarded, Forwarder};
 use crate::live::Views;
 use crate::model::{ClusterState, MachinePage, StatePage, StoredUnit, UnitPage};
 use crate::registry::Registry;
-use crate::requirements::Requirements;
-use crate::respond::{error_response, json_response, method_not_allowed};
+use crate::respond::{error_response, json_no_content, json_response, method_not_allowed};
 use crate::stored::RegistryError;
 use crate::validate::{
-    check_replaces, decide_put, page_token, parse_page_token, parse_patch, parse_put,
-    set_desired_only, ApiError, PutAction,
+    decide_put, page_token, parse_page_token, parse_patch, parse_put, set_desired_only, ApiError,
+    PutAction,
 };
 use crate::write::{Change, Guard, Write};
 use axum::body::Bytes;
@@ -50,6 +49,10 @@ pub struct Api {
     /// Refuse `Host` names other than IP addresses and `localhost` (a
     /// plain-HTTP TCP listen: [`crate::serve::guard`]).
     pub check_host: bool,
+    /// Every request is answered `503` (the machine ID is in use by
+    /// another clusterd: [`crate::claim`]), as fleetd's API answered until
+    /// it could register.
+    pub refused: std::sync::atomic::AtomicBool,
 }
 
 impl Api {
@@ -70,7 +73,19 @@ impl Api {
             forward: Forwarder::new(me, committer, forward_tls),
             registry,
             check_host,
+            refused: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Whether the API refuses every request ([`Api::refused`]).
+    pub fn is_refused(&self) -> bool {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Refuses every request, or serves again.
+    pub fn refuse(&self, refused: bool) {
+        self.refused
+            .store(refused, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -217,15 +232,10 @@ async fn put_unit(
             // request when the unit is new, the common case of a deploy),
             // a body with only a desired state as a change of an existing
             // unit's. When the unit is not as assumed, the refusal carries
-            // its file, and the request is decided from that. A unit with
-            // `Replaces=` is checked against the stored ones first.
+            // its file, and the request is decided from that.
             let mut known = None;
             let first = match decide_put(&name, &body, None) {
-                Ok(PutAction::Create { unit, desired })
-                    if Requirements::from_options(&name, &unit.options)
-                        .replaces
-                        .is_empty() =>
-                {
+                Ok(PutAction::Create { unit, desired }) => {
                     Some((create(unit, desired), StatusCode::CREATED))
                 }
                 _ => set_desired_only(&name, &body).map(|d| {
@@ -249,14 +259,6 @@ async fn put_unit(
                     None => api.registry.unit_file(&name).await?,
                 };
                 let action = decide_put(&name, &body, rec.unit.as_ref())?;
-                if let PutAction::Create { unit, .. } | PutAction::Replace { unit, .. } = &action {
-                    if !Requirements::from_options(&name, &unit.options)
-                        .replaces
-                        .is_empty()
-                    {
-                        check_replaces(unit, &api.registry.units().await?)?;
-                    }
-                }
                 let at = Guard::At(rec.mod_revision);
                 let (write, code) = match action {
                     PutAction::Create { unit, desired } => {
@@ -268,7 +270,7 @@ async fn put_unit(
                             guard: at,
                             change: Change::Put {
                                 unit: Some(unit),
-                                desired,
+                                desired: Some(desired),
                             },
                         },
                         StatusCode::CREATED,
@@ -426,7 +428,7 @@ async fn patch_machines(State(api): Shared, body: Result<Bytes, BytesRejection>)
         async {
             let changes = parse_patch(&body_of(body)?)?;
             api.registry.apply_metadata(&changes).await?;
-            Ok(StatusCode::NO_CONTENT.into_response())
+            Ok(json_no_content())
         }
         .await,
     )

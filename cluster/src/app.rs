@@ -5,8 +5,9 @@
 //! body limit; anything else is fleet's 404 error entity.
 
 use crate::api::{self, Api};
+use crate::listen::MAX_BODY;
 use crate::respond::not_found;
-use crate::serve::{guard, MAX_BODY};
+use crate::serve::guard;
 use axum::extract::DefaultBodyLimit;
 use axum::Router;
 use std::sync::Arc;

@@ -19,7 +19,7 @@
 //! `/etc/machine-id` (read by the caller) and returns settings or a message.
 
 use crate::keys::valid_machine_id;
-use crate::serve::{parse_listen, ApiTls, Listen};
+use crate::listen::{parse_listen, ApiTls, Listen};
 use flotilla_units::cli::{self, Word};
 use flotilla_units::fleet_api::Resources;
 use std::collections::BTreeMap;

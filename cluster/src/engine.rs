@@ -163,6 +163,17 @@ impl Model {
         }
     }
 
+    /// The machines that units are stored as scheduled on but that have no
+    /// presence key.
+    pub fn absent_with_units(&self) -> BTreeSet<String> {
+        self.stored
+            .values()
+            .flat_map(|st| st.schedule.keys())
+            .filter(|m| !self.machines.contains_key(*m))
+            .cloned()
+            .collect()
+    }
+
     /// After the first read: the scheduler starts from what is stored, and
     /// every unit is compared with it once.
     pub fn resume(&mut self) {
@@ -279,16 +290,30 @@ impl Model {
 /// cluster's committer ([`crate::forward`]).
 pub async fn run(reg: Registry, machine_id: String, ttl: Duration, advertise: Option<String>) {
     let mut backoff = Duration::from_millis(200);
+    // When this clusterd last failed to reach etcd (see `lead`).
+    let mut failed_at: Option<tokio::time::Instant> = None;
     loop {
         match campaign(&reg, &machine_id, ttl).await {
             Ok(lease) => {
                 eprintln!("clusterd: engine: leading (lease {lease:x})");
                 backoff = Duration::from_millis(200);
-                if let Err(e) = lead(&reg, &machine_id, lease, ttl, advertise.as_deref()).await {
+                let recovering = failed_at.is_some_and(|t| t.elapsed() < ttl);
+                if let Err(e) = lead(
+                    &reg,
+                    &machine_id,
+                    lease,
+                    ttl,
+                    advertise.as_deref(),
+                    recovering,
+                )
+                .await
+                {
                     eprintln!("clusterd: engine: stepping down: {e}");
+                    failed_at = Some(tokio::time::Instant::now());
                 }
             }
             Err(e) => {
+                failed_at = Some(tokio::time::Instant::now());
                 eprintln!("clusterd: engine: {e}");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
@@ -428,12 +453,21 @@ async fn follow(reg: Registry, rev: i64, tx: mpsc::Sender<Event>) {
     }
 }
 
+/// A leader that takes office within a TTL of its own failure to reach
+/// etcd (an outage it just came out of, which may have expired the
+/// presence of machines cut off with it, its own among them) does not move
+/// the units of a machine that is absent then: it first gives such
+/// machines up to one TTL to register again (their agents come back with
+/// etcd, as it did), applying what the watch brings meanwhile, and only
+/// then schedules. A leader that was connected throughout (it took over
+/// from one that died) schedules at once. docs/cluster.md "Engine".
 async fn lead(
     reg: &Registry,
     me: &str,
     lease: i64,
     ttl: Duration,
     advertise: Option<&str>,
+    recovering: bool,
 ) -> Result<(), RegistryError> {
     let k = reg.keys().clone();
     let guard = [
@@ -476,11 +510,30 @@ async fn lead(
         model.apply(kv, false);
     }
     drop(kvs);
-    model.resume();
     let (tx, mut rx) = mpsc::channel::<Event>(256);
     let watch = tokio::spawn(follow(reg.clone(), rev, tx));
 
     let result = async {
+        let absent = model.absent_with_units();
+        if recovering && !absent.is_empty() {
+            eprintln!(
+                "clusterd: engine: after an etcd outage, waiting up to {ttl:?} for machines {absent:?} to register again before moving their units"
+            );
+            let until = tokio::time::Instant::now() + ttl;
+            while !model.absent_with_units().is_empty() {
+                tokio::select! {
+                    ev = rx.recv() => match ev {
+                        Some(Event::Batch(b)) => b.iter().for_each(|(kv, del)| model.apply(kv, *del)),
+                        Some(Event::LeaderGone) => return Err(RegistryError("leader key deleted".into())),
+                        Some(Event::Failed(m)) => return Err(RegistryError(m)),
+                        None => return Err(RegistryError("watch ended".into())),
+                    },
+                    _ = tokio::time::sleep_until(until) => break,
+                    why = keeper.lost() => return Err(RegistryError(format!("leader lease: {why}"))),
+                }
+            }
+        }
+        model.resume();
         let groups = model.plan();
         if !reg.write_groups(&guard, groups).await? {
             return Err(RegistryError("lost the leader key".into()));
@@ -710,5 +763,31 @@ mod tests {
             ]
         );
         assert!(m.plan().is_empty());
+    }
+
+    /// What a leader coming out of an etcd outage waits for before it
+    /// schedules: the machines its stored schedule names that have no
+    /// presence; once such a machine registers again its units stay.
+    #[test]
+    fn a_recovering_leader_knows_the_absent_machines_with_units() {
+        let k = Keys::new(P);
+        let mut m = Model::new(k.clone());
+        machine(&mut m, "m1", true);
+        unit(&mut m, "a.service", "launched", &[]);
+        let (su, _) = &m.units["a.service"];
+        let v = serde_json::to_vec(&Assignment {
+            desired: ClusterState::Launched,
+            hash: su.hash.clone(),
+            options: su.options.clone(),
+            global: false,
+        })
+        .unwrap();
+        m.apply_value(&k.schedule("away", "a.service"), &v, false);
+        m.apply_value(&k.placement("a.service"), b"away", false);
+        assert_eq!(m.absent_with_units(), BTreeSet::from(["away".to_string()]));
+        machine(&mut m, "away", true);
+        assert!(m.absent_with_units().is_empty());
+        m.resume();
+        assert!(m.plan().is_empty(), "nothing moves once it is back");
     }
 }

@@ -36,8 +36,8 @@
 //! client send its request before the server has judged it), so a refused
 //! certificate is a write not sent, committed here, never a 503.
 
+use crate::listen::{pem_identity, pem_roots, ApiTls, Listen, MAX_BODY};
 use crate::respond::error_response;
-use crate::serve::{ApiTls, Listen};
 use crate::validate::ApiError;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, Method, Request};
@@ -91,7 +91,7 @@ pub fn parse_target(s: &str) -> Result<Target, String> {
             )
         });
     }
-    match crate::serve::parse_listen(s, false) {
+    match crate::listen::parse_listen(s, false) {
         Ok(Listen::Unix(p)) => Ok(Target::Unix(p)),
         Ok(Listen::Tcp(a)) => Ok(Target::Tcp(a)),
         Err(e) if s.starts_with("tcp://") && e.contains("refusing plain HTTP") => Err(format!(
@@ -130,8 +130,8 @@ pub fn tls_client_config(t: &ApiTls) -> anyhow::Result<Arc<ClientConfig>> {
     use anyhow::Context;
     use tokio_rustls::rustls::version::TLS12;
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let (certs, key) = crate::serve::pem_identity(t)?;
-    let roots = crate::serve::pem_roots("--api-client-ca", &t.client_ca)?;
+    let (certs, key) = pem_identity(t)?;
+    let roots = pem_roots("--api-client-ca", &t.client_ca)?;
     let mut cfg = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&TLS12])
         .context("TLS versions")?
@@ -313,7 +313,7 @@ impl Forwarder {
         let (parts, body) = resp.into_parts();
         // The answers are small (an empty body or an error entity): read
         // whole, so that the connection is free for the next write.
-        let body = match axum::body::to_bytes(Body::new(body), crate::serve::MAX_BODY).await {
+        let body = match axum::body::to_bytes(Body::new(body), MAX_BODY).await {
             Ok(b) => b,
             Err(e) => return failed(e.to_string()),
         };

@@ -110,6 +110,14 @@ impl Keys {
     pub fn machine(&self, id: &str) -> String {
         format!("{}machines/{id}", self.prefix)
     }
+    /// The claim of a machine ID by one clusterd (`crate::claim`).
+    pub fn claim(&self, id: &str) -> String {
+        format!("{}claims/{id}", self.prefix)
+    }
+    /// `metadata/` prefix.
+    pub fn metadata_all(&self) -> String {
+        format!("{}metadata/", self.prefix)
+    }
     /// API-set metadata of one machine (kept when the machine is away).
     pub fn metadata(&self, id: &str) -> String {
         format!("{}metadata/{id}", self.prefix)

@@ -159,6 +159,7 @@ async fn follow(
             k.unscheduled_all(),
             k.states(),
             k.machines(),
+            k.metadata_all(),
         ];
         let (rev, kvs) = reg.read_prefixes(&prefixes).await.map_err(|e| e.0)?;
         {

@@ -19,6 +19,20 @@ pub struct StoredUnit {
     pub options: Vec<UnitOption>,
 }
 
+/// Applies the metadata set through `PATCH /machines` (`metadata/<machine>`:
+/// a value sets a key, `null` removes it) over a machine's own.
+pub fn merge_metadata(
+    metadata: &mut std::collections::BTreeMap<String, String>,
+    overrides: &std::collections::BTreeMap<String, Option<String>>,
+) {
+    for (k, v) in overrides {
+        match v {
+            Some(v) => metadata.insert(k.clone(), v.clone()),
+            None => metadata.remove(k),
+        };
+    }
+}
+
 /// `schedule/<machine>/<unit>`: what the engine asks one agent to do with one unit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Assignment {

@@ -198,7 +198,8 @@ pub fn validate_options(name: &str, options: &[UnitOption]) -> Result<(), String
     Ok(())
 }
 
-/// fleet: "A circular replacement between multiple units is not allowed."
+/// The scheduler's tests' model of a cycle of `Replaces=` (the API accepts
+/// them, as fleet did; the scheduler keeps them from moving round).
 /// Looks for a cycle of `Replaces=` through unit `name` (with requirements
 /// `req`) among `others` (every other unit, by name; an entry for `name`
 /// itself is ignored: `req` is its new contents). A unit and its
@@ -209,6 +210,7 @@ pub fn validate_options(name: &str, options: &[UnitOption]) -> Result<(), String
 /// group (or itself, by a glob) is not a cycle: the scheduler never lets
 /// it evict its own. Returns the cycle as `[name, …, name]` when there is
 /// one, each step a replacement or a unit's peer.
+#[cfg(test)]
 pub fn replaces_cycle<'a>(
     name: &str,
     req: &Requirements,
@@ -283,6 +285,7 @@ pub fn replaces_cycle<'a>(
     None
 }
 
+#[cfg(test)]
 /// A cycle's steps as names from `name` back to it: each replacement, and
 /// a unit's peer where the next step leaves from another unit of its group.
 fn cycle_names(name: &str, steps: &[(&str, &str)]) -> Vec<String> {

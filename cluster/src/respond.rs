@@ -29,6 +29,18 @@ pub fn json_response<T: serde::Serialize>(v: &T) -> Response {
     }
 }
 
+/// A `204` as fleet's server wrote it through its JSON responder (the
+/// `PATCH /machines` answer): no body, `Content-Type: application/json`,
+/// which fleet's own tests check. fleet's unit writes (`201`, `204`) set
+/// the status alone, and so do ours.
+pub fn json_no_content() -> Response {
+    (
+        StatusCode::NO_CONTENT,
+        [(header::CONTENT_TYPE, "application/json")],
+    )
+        .into_response()
+}
+
 /// The 404 answer.
 pub async fn not_found() -> Response {
     error_response(&ApiError::new(404, "not found"))
@@ -37,4 +49,19 @@ pub async fn not_found() -> Response {
 /// The 405 answer.
 pub async fn method_not_allowed() -> Response {
     error_response(&ApiError::new(405, "method not allowed"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_answer_is_a_json_no_content() {
+        let r = json_no_content();
+        assert_eq!(r.status(), StatusCode::NO_CONTENT);
+        assert_eq!(
+            r.headers().get(header::CONTENT_TYPE).map(|v| v.as_bytes()),
+            Some(&b"application/json"[..])
+        );
+    }
 }

@@ -385,7 +385,7 @@ impl Scheduler {
             .get(m)
             .into_iter()
             .flat_map(|slot| slot.on.iter())
-            .filter(|o| *o != u && e.req.replaces_unit(o))
+            .filter(|o| *o != u && e.req.replaces_unit(o) && !self.replaced_back(o, u))
             .cloned()
             .collect();
         for o in evicted {
@@ -470,6 +470,42 @@ impl Scheduler {
         }
     }
 
+    /// Whether `from` replaces `to`, directly or through a chain of
+    /// units each replacing the next (a unit and its `MachineOf=` peers and
+    /// followers move together, so they count as one): `to` replacing
+    /// `from` then closes a cycle. fleet accepted such units and ignored a
+    /// replacement both ways (docs/fleet-compat.md "Scheduling as fleet did
+    /// it"); here no unit of a cycle evicts another, and none lands where
+    /// another of it is, so a cycle never moves round: the unit placed
+    /// first stays, the others go elsewhere or wait.
+    fn replaced_back(&self, from: &str, to: &str) -> bool {
+        let mut seen = BTreeSet::from([from.to_string()]);
+        let mut todo = vec![from.to_string()];
+        while let Some(n) = todo.pop() {
+            let Some(e) = self.units.get(&n) else {
+                continue;
+            };
+            if e.req.replaces_unit(to) {
+                return true;
+            }
+            let replaced = self
+                .units
+                .keys()
+                .filter(|o| !e.req.replaces.is_empty() && e.req.replaces_unit(o));
+            let group = e
+                .req
+                .machine_of
+                .iter()
+                .chain(self.followers.get(&n).into_iter().flatten());
+            for next in replaced.chain(group) {
+                if seen.insert(next.clone()) {
+                    todo.push(next.clone());
+                }
+            }
+        }
+        false
+    }
+
     fn may_run(&self, u: &str, m: &str) -> bool {
         self.refusal(u, m).is_none()
     }
@@ -511,6 +547,15 @@ impl Scheduler {
                 .any(|o| o != u && r.replaces_unit(o) && peers.contains(o))
             {
                 return Some(Refusal::EvictsPeer);
+            }
+            // Nor evict a unit that replaces it in turn: within a cycle of
+            // `Replaces=` the unit there stays (see `replaced_back`).
+            if slot
+                .on
+                .iter()
+                .any(|o| o != u && r.replaces_unit(o) && self.replaced_back(o, u))
+            {
+                return Some(Refusal::Conflicts);
             }
         }
         // Its reservation fits in what is left (its own counted once when

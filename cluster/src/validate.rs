@@ -3,12 +3,11 @@
 //! `PATCH /fleet/v1/machines` operations.
 
 use crate::model::{ClusterState, StoredUnit};
-use crate::requirements::{replaces_cycle, validate_options, Requirements};
+use crate::requirements::validate_options;
 use flotilla_units::fleet_api;
 use flotilla_units::systemd::{
     canonical_text, is_template, unit_hash, validate_unit_name, UnitOption,
 };
-use std::collections::BTreeMap;
 
 /// The largest unit file accepted (its canonical text). A unit's file is
 /// copied into the schedule key of every machine it runs on and read by
@@ -73,8 +72,10 @@ pub enum PutAction {
     Replace {
         /// The new unit file.
         unit: StoredUnit,
-        /// A new desired state, when given.
-        desired: Option<ClusterState>,
+        /// Its desired state: the body's, `inactive` when not given (fleet's
+        /// `CreateUnit` stores a replacement as a new unit: fleetctl's
+        /// `--replace` waits for it to pass through `inactive`).
+        desired: ClusterState,
     },
     /// Only the desired state changes (204).
     SetDesired(ClusterState),
@@ -165,13 +166,10 @@ pub fn decide_put(
         if hash != existing.hash {
             check_unit(name, options)?;
             let desired = match &body.desired_state {
-                Some(s) => {
-                    let d = parse_desired(s)?;
-                    check_template(name, d)?;
-                    Some(d)
-                }
-                None => None,
+                Some(s) => parse_desired(s)?,
+                None => ClusterState::Inactive,
             };
+            check_template(name, desired)?;
             let unit = StoredUnit {
                 name: name.to_string(),
                 hash,
@@ -201,35 +199,6 @@ pub fn set_desired_only(name: &str, body: &PutBody) -> Option<ClusterState> {
     let desired = parse_desired(body.desired_state.as_deref()?).ok()?;
     check_template(name, desired).ok()?;
     Some(desired)
-}
-
-/// Refuses a unit whose `Replaces=` would close a cycle with the `stored`
-/// units (400, as fleet documents: "A circular replacement between multiple
-/// units is not allowed"), counting a unit and its `MachineOf=` peers as
-/// one. Only units with `Replaces=` or `MachineOf=` can close one, so the
-/// API reads the stored units only for those.
-pub fn check_replaces(
-    unit: &StoredUnit,
-    stored: &BTreeMap<String, StoredUnit>,
-) -> Result<(), ApiError> {
-    let req = Requirements::from_options(&unit.name, &unit.options);
-    if req.replaces.is_empty() && req.machine_of.is_empty() {
-        return Ok(());
-    }
-    let others: Vec<(&str, Requirements)> = stored
-        .iter()
-        .map(|(n, u)| (n.as_str(), Requirements::from_options(n, &u.options)))
-        .collect();
-    match replaces_cycle(&unit.name, &req, others.iter().map(|(n, r)| (*n, r))) {
-        None => Ok(()),
-        Some(cycle) => Err(ApiError::new(
-            400,
-            format!(
-                "invalid unit options: circular Replaces ({}): a circular replacement between multiple units is not allowed",
-                cycle.join(" -> ")
-            ),
-        )),
-    }
 }
 
 const TOKEN_PREFIX: &str = "flotilla-page-v2:";
@@ -279,20 +248,79 @@ pub struct MetadataChange {
     pub value: Option<String>,
 }
 
-/// Validates every operation before any is applied.
+/// A field of a JSON object as Go's `encoding/json` finds it for a struct
+/// field named `name`: the key spelt exactly, else any key equal to it
+/// without regard to case (fleet's client sends `"Value"`, its server's
+/// struct field has no tag: docs/fleet-compat.md "API v1 on the wire").
+fn go_field<'a>(
+    obj: &'a serde_json::Map<String, serde_json::Value>,
+    name: &str,
+) -> Option<&'a serde_json::Value> {
+    obj.get(name).or_else(|| {
+        obj.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    })
+}
+
+/// A string field as Go decodes it into a `string`: missing or `null` is
+/// empty, anything but a string does not decode.
+fn go_string(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    name: &str,
+) -> Result<String, ApiError> {
+    match go_field(obj, name) {
+        None | Some(serde_json::Value::Null) => Ok(String::new()),
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(ApiError::new(
+            400,
+            format!("unable to decode body: {name} is {other}, not a string"),
+        )),
+    }
+}
+
+/// One operation of a `PATCH /machines` body, decoded as fleet's server
+/// decoded it (`{"op","path","value":{"value"}}`, keys in any case,
+/// unknown keys ignored, a missing `value` empty).
+fn go_metadata_op(v: &serde_json::Value) -> Result<(String, String, String), ApiError> {
+    let not_object = |what: &str| {
+        ApiError::new(
+            400,
+            format!("unable to decode body: {what} is not an object"),
+        )
+    };
+    let op = match v {
+        serde_json::Value::Object(o) => o,
+        serde_json::Value::Null => return Ok(Default::default()),
+        _ => return Err(not_object("an operation")),
+    };
+    let value = match go_field(op, "Value") {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::Object(inner)) => go_string(inner, "value")?,
+        Some(_) => return Err(not_object("value")),
+    };
+    Ok((go_string(op, "op")?, go_string(op, "path")?, value))
+}
+
+/// Validates every operation before any is applied, in fleet's order and
+/// with its messages: the body decodes, then for each operation its op,
+/// its path and (for `add` and `replace`) a non-empty value.
 pub fn parse_patch(body: &[u8]) -> Result<Vec<MetadataChange>, ApiError> {
-    let ops: Vec<fleet_api::MetadataOp> = serde_json::from_slice(body)
+    let ops: Vec<serde_json::Value> = serde_json::from_slice(body)
         .map_err(|e| ApiError::new(400, format!("unable to decode body: {e}")))?;
+    let ops = ops
+        .iter()
+        .map(go_metadata_op)
+        .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::with_capacity(ops.len());
-    for op in ops {
-        if !matches!(op.op.as_str(), "add" | "remove" | "replace") {
+    for (op, path, value) in ops {
+        if !matches!(op.as_str(), "add" | "remove" | "replace") {
             return Err(ApiError::new(
                 400,
                 "invalid op: expect add, remove, or replace",
             ));
         }
-        let parsed = op
-            .path
+        let parsed = path
             .strip_prefix('/')
             .and_then(|p| p.split_once("/metadata/"))
             .filter(|(m, k)| {
@@ -304,18 +332,15 @@ pub fn parse_patch(body: &[u8]) -> Result<Vec<MetadataChange>, ApiError> {
         let Some((machine, key)) = parsed else {
             return Err(ApiError::new(400, "machine metadata path invalid"));
         };
-        let value = if op.op == "remove" {
+        let value = if op == "remove" {
             None
+        } else if value.is_empty() {
+            return Err(ApiError::new(
+                400,
+                "invalid value: add and replace require a value",
+            ));
         } else {
-            match op.value.as_ref().and_then(|v| v.get("value")) {
-                Some(v) => Some(v.clone()),
-                None => {
-                    return Err(ApiError::new(
-                        400,
-                        "invalid value: add and replace require a value",
-                    ))
-                }
-            }
+            Some(value)
         };
         out.push(MetadataChange {
             machine: machine.to_string(),
@@ -556,34 +581,33 @@ mod tests {
         );
     }
 
+    /// fleet's `CreateUnit` stores a replacement as it stores a new unit:
+    /// the body's desired state, `inactive` without one, so a unit replaced
+    /// by fleetctl's `--replace` (options, no desired state) passes through
+    /// `inactive`, which fleetctl waits for before it loads or starts it.
     #[test]
-    fn circular_replaces_is_a_400() {
-        let unit = |name: &str, replaces: &str| {
-            let mut u = stored(name, "/bin/true");
-            u.options.push(UnitOption {
-                section: "X-Fleet".into(),
-                name: "Replaces".into(),
-                value: replaces.into(),
-            });
-            u.hash = unit_hash(&u.options);
-            u
+    fn a_replacement_takes_the_bodys_desired_state_or_inactive() {
+        let a = stored("a.service", "/bin/sleep 100");
+        let other = r#"[{"section":"Service","name":"ExecStart","value":"/bin/sleep 200"}]"#;
+        let decide = |body: String| {
+            let b = parse_put("a.service", JSON, body.as_bytes()).unwrap();
+            decide_put("a.service", &b, Some(&a)).unwrap()
         };
-        let mut all = BTreeMap::new();
-        all.insert("a.service".to_string(), unit("a.service", "b.service"));
-        all.insert("c.service".to_string(), stored("c.service", "/bin/true"));
-        let err = check_replaces(&unit("b.service", "a.service"), &all).unwrap_err();
-        assert_eq!(err.code, 400);
-        assert!(
-            err.message.contains("b.service -> a.service -> b.service"),
-            "{}",
-            err.message
-        );
-        assert!(check_replaces(&unit("b.service", "c.service"), &all).is_ok());
-        assert!(check_replaces(&stored("b.service", "/bin/true"), &all).is_ok());
-        // Replacing a's own contents: its old Replaces do not count.
-        all.insert("b.service".to_string(), unit("b.service", "a.service"));
-        assert!(check_replaces(&unit("a.service", "c.service"), &all).is_ok());
-        assert!(check_replaces(&unit("a.service", "b*"), &all).is_err());
+        for (body, want) in [
+            (format!(r#"{{"options":{other}}}"#), ClusterState::Inactive),
+            (
+                format!(r#"{{"options":{other},"desiredState":"launched"}}"#),
+                ClusterState::Launched,
+            ),
+        ] {
+            match decide(body) {
+                PutAction::Replace { desired, unit } => {
+                    assert_eq!(desired, want);
+                    assert_eq!(unit.options[0].value, "/bin/sleep 200");
+                }
+                other => panic!("not a replacement: {other:?}"),
+            }
+        }
     }
 
     #[test]
@@ -616,6 +640,10 @@ mod tests {
             r#"[{"op":"add","path":"/m1/role","value":{"value":"web"}}]"#,
             r#"[{"op":"add","path":"/m1/metadata/role"}]"#,
             r#"[{"op":"add","path":"/m1/metadata/role","value":"web"}]"#,
+            r#"[{"op":"add","path":"/m1/metadata/role","value":{"value":""}}]"#,
+            r#"[{"op":"add","path":"/m1/metadata/role","value":{"value":7}}]"#,
+            r#"[{"op":1,"path":"/m1/metadata/role","value":{"value":"web"}}]"#,
+            r#"["add"]"#,
         ] {
             assert_eq!(
                 parse_patch(bad.as_bytes()).map_err(|e| e.code),
@@ -623,5 +651,33 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// fleet's own client and tests marshal a Go struct whose value field
+    /// has no JSON tag: `"Value"`, capital V, which Go's decoder matches
+    /// to `value` without regard to case; so does the rest of the body.
+    #[test]
+    fn patch_keys_decode_as_go_decodes_them() {
+        let fleets = r#"[{"op":"add","path":"/m1/metadata/foo","Value":{"value":"bar"}},{"op":"remove","path":"/m1/metadata/ping","Value":{"value":""}}]"#;
+        let got = parse_patch(fleets.as_bytes()).unwrap();
+        assert_eq!(got[0].value.as_deref(), Some("bar"));
+        assert_eq!(
+            (got[1].key.as_str(), got[1].value.as_deref()),
+            ("ping", None)
+        );
+        let shouted =
+            r#"[{"OP":"replace","Path":"/m1/metadata/foo","VALUE":{"Value":"baz"},"extra":1}]"#;
+        let got = parse_patch(shouted.as_bytes()).unwrap();
+        assert_eq!(
+            (got[0].key.as_str(), got[0].value.as_deref()),
+            ("foo", Some("baz"))
+        );
+        // A remove needs no value at all; fleet's bad value is an empty one.
+        let bad_value = r#"[{"op":"add","path":"/m1/metadata/foo","Value":{"value":""}}]"#;
+        let e = parse_patch(bad_value.as_bytes()).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (400, "invalid value: add and replace require a value")
+        );
     }
 }

@@ -7,7 +7,9 @@
 //! machines that changed.
 
 use crate::keys::{Key, Keys};
-use crate::model::{ApiUnit, ApiUnitState, ClusterState, Machine, StoredState, StoredUnit};
+use crate::model::{
+    merge_metadata, ApiUnit, ApiUnitState, ClusterState, Machine, StoredState, StoredUnit,
+};
 use crate::requirements::Requirements;
 use crate::stored::{decode_desired, decode_value};
 use etcd_client::KeyValue;
@@ -30,8 +32,11 @@ pub struct View {
     pub unscheduled: BTreeMap<String, String>,
     /// (unit, machine) -> reported state.
     pub states: BTreeMap<(String, String), StoredState>,
-    /// Present machines.
+    /// Present machines, with the metadata set through the API applied at
+    /// once (their agents publish it merged a moment later).
     pub machines: BTreeMap<String, Machine>,
+    /// Metadata set through the API, by machine (`metadata/<machine>`).
+    pub overrides: BTreeMap<String, BTreeMap<String, Option<String>>>,
 }
 
 /// What one batch of changes touched.
@@ -119,8 +124,22 @@ impl View {
                     self.machines.remove(m);
                 } else if let Some(mut mach) = decode_value::<Machine>(raw, value) {
                     mach.id = m.to_string();
+                    if let Some(o) = self.overrides.get(m) {
+                        merge_metadata(&mut mach.metadata, o);
+                    }
                     self.machines.insert(m.to_string(), mach);
                 }
+                delta.machines.insert(m.to_string());
+            }
+            Key::Metadata(m) => {
+                let o: BTreeMap<String, Option<String>> = match deleted {
+                    true => BTreeMap::new(),
+                    false => decode_value(raw, value).unwrap_or_default(),
+                };
+                if let Some(mach) = self.machines.get_mut(m) {
+                    merge_metadata(&mut mach.metadata, &o);
+                }
+                self.overrides.insert(m.to_string(), o);
                 delta.machines.insert(m.to_string());
             }
             _ => {}
@@ -192,6 +211,32 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A machine listed right after a `PATCH /machines` shows the new
+    /// metadata, as fleet's listing did, whichever of the two keys the
+    /// view sees first; the agent's merged entity agrees with it.
+    #[test]
+    fn api_set_metadata_shows_at_once() {
+        let k = Keys::new("/f/");
+        let mut d = Delta::default();
+        let machine = serde_json::to_vec(&Machine {
+            id: "m1".into(),
+            metadata: [("hostname".to_string(), "smoke".to_string())].into(),
+            ..Default::default()
+        })
+        .unwrap();
+        let patch = br#"{"foo":"bar","hostname":null}"#;
+        let want: BTreeMap<String, String> = [("foo".to_string(), "bar".to_string())].into();
+        let mut v = View::default();
+        v.apply(&k, &k.machine("m1"), &machine, false, &mut d);
+        v.apply(&k, &k.metadata("m1"), patch, false, &mut d);
+        assert_eq!(v.machines["m1"].metadata, want);
+        assert!(d.machines.contains("m1"));
+        let mut v = View::default();
+        v.apply(&k, &k.metadata("m1"), patch, false, &mut d);
+        v.apply(&k, &k.machine("m1"), &machine, false, &mut d);
+        assert_eq!(v.machines["m1"].metadata, want);
+    }
 
     #[test]
     fn changes_are_applied_and_noted() {

@@ -341,6 +341,27 @@ impl Local {
         Ok(refused)
     }
 
+    /// Whether the init has the unit with file `hash`, launched.
+    pub fn runs_launched(&self, name: &str, hash: &str) -> bool {
+        self.applied
+            .as_ref()
+            .and_then(|a| a.get(name))
+            .is_some_and(|(h, d)| h == hash && *d == ClusterState::Launched)
+    }
+
+    /// Restarts a launched unit (the init's `restart`: stopped, started).
+    pub async fn restart(&mut self, control: &Path, name: &str) -> std::io::Result<()> {
+        let req = Request::Restart {
+            unit: name.to_string(),
+        };
+        match self.request(control, req).await? {
+            Reply::Accepted { .. } => Ok(()),
+            other => Err(std::io::Error::other(format!(
+                "the init did not restart it: {other:?}"
+            ))),
+        }
+    }
+
     /// (LOAD, ACTIVE, SUB, currentState) to report for an assigned unit,
     /// `None` while the init has not taken it (or, launched, not reported
     /// its first state).

@@ -18,6 +18,7 @@ pub mod browser;
 pub mod etcd3;
 pub mod fleet;
 pub mod http;
+pub mod relay;
 pub mod tls;
 
 use flotilla_units::protocol::{Envelope, Reply, Request, UnitStatus};
@@ -174,6 +175,18 @@ fn curl(
     ctype: Option<&str>,
     body: Option<&str>,
 ) -> (u16, String) {
+    let (code, _, body) = curl_typed(args, url, method, ctype, body);
+    (code, body)
+}
+
+/// A request with curl: (status, the answer's `Content-Type`, body).
+fn curl_typed(
+    args: &[&str],
+    url: &str,
+    method: &str,
+    ctype: Option<&str>,
+    body: Option<&str>,
+) -> (u16, String, String) {
     let mut cmd = Command::new("curl");
     cmd.args([
         "-s",
@@ -183,7 +196,7 @@ fn curl(
         "-o",
         "-",
         "-w",
-        "\n%{http_code}",
+        "\n%{http_code}\n%{content_type}",
         "-X",
         method,
     ]);
@@ -197,8 +210,13 @@ fn curl(
     cmd.arg(url);
     let out = cmd.output().expect("curl");
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
-    (code.trim().parse().unwrap_or(0), body.to_string())
+    let (rest, answer_type) = text.rsplit_once('\n').unwrap_or(("", &text));
+    let (body, code) = rest.rsplit_once('\n').unwrap_or(("", rest));
+    (
+        code.trim().parse().unwrap_or(0),
+        answer_type.to_string(),
+        body.to_string(),
+    )
 }
 
 /// An HTTP request over a unix socket (Host `domain-sock`, as fleetctl).
@@ -209,8 +227,21 @@ pub fn http_unix(
     ctype: Option<&str>,
     body: Option<&str>,
 ) -> (u16, String) {
+    let (code, _, body) = http_unix_typed(sock, method, path, ctype, body);
+    (code, body)
+}
+
+/// An HTTP request over a unix socket, as [`http_unix`], with the
+/// answer's `Content-Type`: (status, content type, body).
+pub fn http_unix_typed(
+    sock: &Path,
+    method: &str,
+    path: &str,
+    ctype: Option<&str>,
+    body: Option<&str>,
+) -> (u16, String, String) {
     let s = sock.display().to_string();
-    curl(
+    curl_typed(
         &["--unix-socket", &s],
         &format!("http://domain-sock{path}"),
         method,
@@ -545,6 +576,13 @@ impl Machine {
             id: id.into(),
             sock,
         }
+    }
+
+    /// A machine with no metadata and a presence TTL of 2 s, its API up.
+    pub fn up(etcd: &str, dir: &Path, id: &str, ip: &str) -> Machine {
+        let m = Machine::start(etcd, dir, id, "", ip, "2s", &[]);
+        m.wait_api();
+        m
     }
 
     /// clusterd's PID (while the init runs it).
