@@ -28,16 +28,23 @@
 #![forbid(unsafe_code)]
 
 pub mod attach;
+pub mod calendar;
 pub mod chase;
+mod civil;
 pub mod cli;
 pub mod collect;
+pub mod condition;
 pub mod config;
 pub mod context;
+pub mod detect_virt;
 pub mod diag;
 pub mod duration;
 pub mod dynamic_user;
+pub mod escape;
+pub mod exec;
 pub mod exits;
 pub mod fdstore;
+pub mod fleet;
 pub mod fleet_api;
 pub mod freezer;
 pub mod graph;
@@ -53,9 +60,14 @@ pub mod planner;
 pub mod protocol;
 pub mod snapshot;
 pub mod spec;
+pub mod specifier;
 pub mod state;
 pub mod systemd;
 pub mod sysv;
 pub mod targets;
 pub mod time;
+pub mod timer;
+pub mod timespan;
 pub mod trigger;
+pub mod tz;
+pub mod unit_name;

@@ -33,54 +33,57 @@
 //!
 //! `docs/systemd-units.md` describes the translation key by key.
 
-use serde::{Deserialize, Serialize};
-
-mod calendar;
 mod canon;
-pub(crate) mod civil;
-mod condition;
-mod detect_virt;
 mod dropin;
-mod escape;
-mod exec;
-mod fleet;
 mod install;
 mod install_yaml;
-mod name;
 mod named_links;
 mod parse;
 mod preset;
 mod revert;
 mod set_property;
-mod specifier;
 pub mod system_conf;
-mod timer;
-mod timespan;
 mod translate;
-pub mod tz;
 mod unit_path;
 
-pub use calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
-pub use canon::{canonical_text, check_options, unit_hash};
-pub use condition::{
+#[cfg(test)]
+mod condition_tests;
+#[cfg(test)]
+mod timer_tests;
+
+pub use crate::fleet::UnitOption;
+pub use crate::tz;
+
+pub use crate::calendar::{CalendarError, CalendarSpec, CalendarZone, Component};
+pub use crate::condition::{
     check as check_conditions, condition_kind, fnmatch, parse_value as parse_condition, stamp_nsec,
     version_cmp, Condition, ConditionError, ConditionFacts, Conditions, MTime, ScriptedFacts,
     ScriptedPath, UpdateStamps, Verdict, CONDITION_KINDS,
 };
-pub use detect_virt::{detect_container, in_user_namespace, ContainerSigns, CONTAINER_NAMES};
+pub use crate::detect_virt::{
+    detect_container, in_user_namespace, ContainerSigns, CONTAINER_NAMES,
+};
+pub use crate::escape::{
+    escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError,
+};
+pub use crate::exec::{c_unescape, expand_env};
+pub use crate::fleet::{fleet_conflicts_values, fleet_values, parse_bool};
+pub use crate::specifier::{ManagerUser, SpecifierContext, SpecifierError};
+pub use crate::timer::{
+    wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,
+};
+pub use crate::timespan::{parse_timespan, relative_span, TIMESPAN_INFINITY};
+pub use crate::unit_name::{
+    expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
+    UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
+};
+pub use canon::{canonical_text, check_options, unit_hash};
 pub use dropin::{cat_text, MergedUnit, SourcedOption};
-pub use escape::{escape, escape_into_template, escape_path, unescape, unescape_path, EscapeError};
-pub use exec::{c_unescape, expand_env};
-pub use fleet::{fleet_conflicts_values, fleet_values, parse_bool};
 pub use install::{
     disable_links, enable_links, is_enabled, unit_file_links, InstallError, InstallInfo, Link,
 };
 pub use install_yaml::{
     yaml_disable_links, yaml_enable_links, yaml_is_enabled, yaml_unit_file, YamlDefinition,
-};
-pub use name::{
-    expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
-    UnitName, MAX_UNIT_NAME_LEN, TEMPLATE_SUFFIXES, UNIT_SUFFIXES,
 };
 pub use named_links::{default_target, default_target_link, dependency_links};
 pub use parse::{parse, parse_checked, UnitFile, LINE_MAX};
@@ -90,11 +93,6 @@ pub use preset::{
 };
 pub use revert::{revert_paths, Reverted};
 pub use set_property::{property_dropins, Setting};
-pub use specifier::{ManagerUser, SpecifierContext, SpecifierError};
-pub use timer::{
-    wake_between, TimerClock, TimerError, TimerNext, TimerSettings, DEFAULT_ACCURACY, TIMER_KEYS,
-};
-pub use timespan::{parse_timespan, relative_span, TIMESPAN_INFINITY};
 pub use translate::{
     mounts_for, service_section, translatable, translate, translate_file, translate_file_with,
     translate_with,
@@ -104,14 +102,3 @@ pub use unit_path::{
     dropin_dir_names, is_listed_subdir, list_search_dir, resolve as resolve_unit, unit_names,
     yaml_dropins, Definition, DirRole, Entry, EntryKind, ListDir, ResolvedUnit, SearchDir,
 };
-
-/// One option of a unit file, as fleet's API carries it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct UnitOption {
-    /// The section, e.g. `Service`.
-    pub section: String,
-    /// The option's name, e.g. `ExecStart`.
-    pub name: String,
-    /// The option's value.
-    pub value: String,
-}

@@ -6,8 +6,8 @@
 //! `SetDefaultTarget`, `GetDefaultTarget`).
 
 use super::install::{unit_file, InstallError, Link};
-use super::name::validate_unit_name;
 use super::unit_path::SearchDir;
+use crate::unit_name::validate_unit_name;
 
 /// The id (`name` with alias links followed) and unit file path of
 /// `name` ([`unit_file`]).

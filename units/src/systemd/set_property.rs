@@ -51,7 +51,7 @@ pub fn property_dropins(
             }
         )
     })?;
-    super::name::validate_unit_name(unit)?;
+    crate::unit_name::validate_unit_name(unit)?;
     settings
         .iter()
         .map(|s| {

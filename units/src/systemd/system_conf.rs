@@ -17,10 +17,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::parse::parse_checked;
-use super::timespan::parse_timespan;
 use crate::context::limits::{parse_rlimit, Rlimit, RlimitValue};
 use crate::context::value::words;
 use crate::diag::Diagnostic;
+use crate::timespan::parse_timespan;
 
 /// The main file.
 pub const CONF_FILE: &str = "/etc/systemd/system.conf";

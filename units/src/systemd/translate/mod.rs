@@ -1,19 +1,19 @@
 //! The translation of a systemd `.service` unit into a [`UnitSpec`] (SPEC
 //! §7). `docs/systemd-units.md` has the table of keys.
 
-use super::exec::{parse_environment, parse_exec};
-use super::fleet::parse_bool;
-use super::name::{validate_unit_name, UnitName};
 use super::parse::parse_checked;
-use super::specifier::{replace_specifiers, SpecifierContext, SpecifierError};
-use super::timespan::{parse_timespan, TIMESPAN_INFINITY};
 use super::UnitOption;
 use crate::diag::{Diagnostic, Pos};
+use crate::exec::{parse_environment, parse_exec};
+use crate::fleet::parse_bool;
 use crate::keys::{self, check, Rule, Slot};
 use crate::load::ParsedUnit;
 use crate::spec::{
     defaults, valid_name, Command, Origin, RestartPolicy, Signal, TargetList, UnitSpec, UnitType,
 };
+use crate::specifier::{replace_specifiers, SpecifierContext, SpecifierError};
+use crate::timespan::{parse_timespan, TIMESPAN_INFINITY};
+use crate::unit_name::{validate_unit_name, UnitName};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,7 +1,11 @@
 //! Conditions against a fake machine.
 
-use super::*;
-use crate::systemd::parse;
+use crate::condition::*;
+use crate::fleet::UnitOption;
+
+fn parse(text: &str) -> Vec<UnitOption> {
+    crate::systemd::parse(text).options
+}
 
 /// A machine described by a few facts.
 struct Fake {
@@ -125,7 +129,7 @@ fn fake() -> Fake {
 }
 
 fn verdict(text: &str) -> Verdict {
-    let c = Conditions::from_unit_file(&parse(&format!("[Unit]\n{text}"))).unwrap();
+    let c = Conditions::from_options(&parse(&format!("[Unit]\n{text}"))).unwrap();
     check(&c.conditions, &fake())
 }
 
@@ -216,10 +220,10 @@ fn each_kind_holds_and_fails() {
 #[test]
 fn private_users_is_the_user_namespace() {
     let line = "[Unit]\nConditionVirtualization=!private-users\n";
-    let c = Conditions::from_unit_file(&parse(line)).expect("conditions");
-    let rootful = crate::systemd::ScriptedFacts::default();
+    let c = Conditions::from_options(&parse(line)).expect("conditions");
+    let rootful = crate::condition::ScriptedFacts::default();
     assert!(check(&c.conditions, &rootful).ok);
-    let rootless = crate::systemd::ScriptedFacts {
+    let rootless = crate::condition::ScriptedFacts {
         private_users: true,
         ..rootful
     };
@@ -247,7 +251,7 @@ fn an_empty_assignment_resets_every_condition_before_it() {
     assert!(holds(
         "ConditionPathExists=/nope\nConditionHost=db\nConditionPathExists=\nConditionUser=root"
     ));
-    let c = Conditions::from_unit_file(&parse(
+    let c = Conditions::from_options(&parse(
         "[Unit]\nAssertPathExists=/a\nConditionPathExists=/b\nAssertHost=\nAssertUser=root\n",
     ))
     .unwrap();
@@ -274,7 +278,7 @@ fn a_check_that_cannot_be_made_fails_even_negated() {
 #[test]
 fn bad_lines_say_what_is_wrong() {
     let e = |text: &str| {
-        Conditions::from_unit_file(&parse(&format!("[Unit]\n{text}")))
+        Conditions::from_options(&parse(&format!("[Unit]\n{text}")))
             .unwrap_err()
             .to_string()
     };

@@ -151,7 +151,7 @@ pub fn unescape_path(s: &str) -> Result<String, EscapeError> {
 /// assert_eq!(escape_into_template("foo@.service", "a/b").unwrap(), "foo@a-b.service");
 /// ```
 pub fn escape_into_template(template: &str, s: &str) -> Result<String, EscapeError> {
-    let n = super::UnitName::split(template);
+    let n = crate::unit_name::UnitName::split(template);
     if s.is_empty() && n.is_template() {
         return Err(EscapeError::EmptyInstance(template.to_string()));
     }

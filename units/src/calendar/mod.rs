@@ -611,7 +611,7 @@ impl Cursor<'_> {
                 .ok()
                 .and_then(|d| d.parse().ok())
                 .ok_or_else(|| self.err("expected seconds since the epoch after '@'"))?;
-            let tm = super::civil::Tm::from_wall(secs, None);
+            let tm = crate::civil::Tm::from_wall(secs, None);
             c.year = one(tm.year);
             c.month = one(tm.mon + 1);
             c.day = one(tm.mday);

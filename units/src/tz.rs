@@ -8,7 +8,7 @@
 //! nothing here touches the file system. Leap-second records (the `right/`
 //! zones) are skipped: time here is POSIX time, as systemd's is.
 
-use super::civil::{days_from_civil, is_leap, Tm, DAY};
+use crate::civil::{days_from_civil, is_leap, Tm, DAY};
 
 /// A zone's local time type: its UTC offset, whether it is daylight saving
 /// time, and its abbreviation (`CET`, `EDT`, `+0530`).
@@ -393,7 +393,7 @@ impl RuleDate {
                 // 1970-01-01 was a Thursday (4 with Sunday = 0).
                 let wd_first = (first + 4).rem_euclid(7);
                 let mut day = first + (d - wd_first).rem_euclid(7) + (w - 1) * 7;
-                let len = super::civil::month_days(year, m);
+                let len = crate::civil::month_days(year, m);
                 while day >= first + len {
                     day -= 7;
                 }
@@ -469,7 +469,7 @@ impl PosixTz {
         let Some((dst, start, start_t, end, end_t)) = &self.dst else {
             return self.std.clone();
         };
-        let (year, _, _) = super::civil::civil_from_days(t.div_euclid(DAY));
+        let (year, _, _) = crate::civil::civil_from_days(t.div_euclid(DAY));
         let std_off = i64::from(self.std.offset);
         let dst_off = i64::from(dst.offset);
         // Check this year's and its neighbours' periods, so a period that

@@ -1,4 +1,7 @@
-//! `[X-Fleet]` values as fleet read them.
+//! `[X-Fleet]` values as fleet read them, and [`UnitOption`], one option of
+//! a unit file as fleet's API carries it.
+
+use serde::{Deserialize, Serialize};
 
 /// Splits an `[X-Fleet]` value into its values, as fleet's
 /// `parseMultivalueLine` did: a value that starts and ends with `"` holds
@@ -65,4 +68,15 @@ pub fn parse_bool(value: &str) -> Option<bool> {
         "false" | "no" | "0" | "off" | "f" => Some(false),
         _ => None,
     }
+}
+
+/// One option of a unit file, as fleet's API carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct UnitOption {
+    /// The section, e.g. `Service`.
+    pub section: String,
+    /// The option's name, e.g. `ExecStart`.
+    pub name: String,
+    /// The option's value.
+    pub value: String,
 }

@@ -6,8 +6,8 @@
 //! occurrence whose offset is in force where the search stands).
 
 use super::{CalendarSpec, CalendarZone, Component, MAX_YEAR, USEC_PER_SEC};
-use crate::systemd::civil::Tm;
-use crate::systemd::tz::TimeZone;
+use crate::civil::Tm;
+use crate::tz::TimeZone;
 
 /// systemd refuses to search from later than this (9999-12-30 23:59:59.999999
 /// UTC, `USEC_TIMESTAMP_FORMATTABLE_MAX`).

@@ -216,7 +216,7 @@ pub(crate) fn expand_specifiers_noting(
 ) -> String {
     let n = UnitName::split(unit_name);
     let result: Result<String, std::convert::Infallible> =
-        super::specifier::replace_specifiers(value, |c| {
+        crate::specifier::replace_specifiers(value, |c| {
             Ok(std::borrow::Cow::Borrowed(match c {
                 'n' => n.full.as_str(),
                 'N' => n.name.as_str(),

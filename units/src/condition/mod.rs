@@ -1,5 +1,5 @@
 //! `Condition*=` and `Assert*=` of systemd.unit(5): read from a unit's
-//! `[Unit]` section into a typed list ([`Conditions::from_unit_file`]) and
+//! `[Unit]` section into a typed list ([`Conditions::from_options`]) and
 //! checked against facts the caller provides ([`ConditionFacts`]; the init
 //! implements it with real probes), with systemd's rules: `!` negates, `|`
 //! makes a triggering condition (all plain conditions must hold, and at
@@ -8,7 +8,7 @@
 //! and a condition that cannot be checked counts as failed. A failed
 //! condition skips the unit; a failed assertion fails it.
 
-use super::parse::UnitFile;
+use crate::fleet::UnitOption;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 
@@ -190,13 +190,14 @@ pub struct Verdict {
 const PATH_KINDS: &[&str] = CONDITION_KINDS.split_at(10).0;
 
 impl Conditions {
-    /// Reads every `Condition…=`/`Assert…=` of `[Unit]`. Other keys are
+    /// Reads every `Condition…=`/`Assert…=` of `[Unit]` in a unit's
+    /// options (a unit file's, in file order). Other keys are
     /// the caller's. Errors: an unknown kind, a relative path, a parameter
     /// that is not a boolean where one is needed, an empty parameter after
     /// `|` or `!`.
-    pub fn from_unit_file(file: &UnitFile) -> Result<Conditions, ConditionError> {
+    pub fn from_options(options: &[UnitOption]) -> Result<Conditions, ConditionError> {
         let mut out = Conditions::default();
-        for (i, o) in file.options.iter().enumerate() {
+        for (i, o) in options.iter().enumerate() {
             if o.section != "Unit" {
                 continue;
             }
@@ -269,7 +270,7 @@ pub fn parse_value(
     if PATH_KINDS.contains(&kind) && !v.starts_with('/') {
         return Err(format!("path {v:?} is not absolute"));
     }
-    if matches!(kind, "ACPower" | "FirstBoot") && super::parse_bool(v).is_none() {
+    if matches!(kind, "ACPower" | "FirstBoot") && crate::fleet::parse_bool(v).is_none() {
         return Err(format!("{v:?} is not a boolean (yes/no)"));
     }
     Ok(Some(Condition {
@@ -370,7 +371,7 @@ pub fn check(list: &[Condition], facts: &dyn ConditionFacts) -> Verdict {
 
 fn test(c: &Condition, f: &dyn ConditionFacts) -> Result<bool, String> {
     let p = c.param.as_str();
-    let boolean = || super::parse_bool(p).ok_or_else(|| format!("{p:?} is not a boolean"));
+    let boolean = || crate::fleet::parse_bool(p).ok_or_else(|| format!("{p:?} is not a boolean"));
     Ok(match c.kind {
         "PathExists" => f.path_exists(p)?,
         "PathExistsGlob" => f.glob_matches(p)?,
@@ -471,12 +472,12 @@ fn test(c: &Condition, f: &dyn ConditionFacts) -> Result<bool, String> {
 fn virtualization(p: &str, detected: Option<String>, private_users: bool) -> bool {
     let is_container = detected
         .as_deref()
-        .is_some_and(|d| super::CONTAINER_NAMES.contains(&d));
+        .is_some_and(|d| crate::detect_virt::CONTAINER_NAMES.contains(&d));
     match p {
         "private-users" => private_users,
         "vm" => detected.is_some() && !is_container,
         "container" => is_container,
-        _ => match super::parse_bool(p) {
+        _ => match crate::fleet::parse_bool(p) {
             Some(b) => detected.is_some() == b,
             None => detected.as_deref() == Some(p),
         },
@@ -614,8 +615,6 @@ pub fn fnmatch(pattern: &str, s: &str) -> bool {
 
 mod needs_update;
 mod scripted;
-#[cfg(test)]
-mod tests;
 
 pub use needs_update::{stamp_nsec, MTime, UpdateStamps};
 pub use scripted::{ScriptedFacts, ScriptedPath};

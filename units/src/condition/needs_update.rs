@@ -99,7 +99,7 @@ fn forced_by_cmdline(cmdline: &str) -> Option<bool> {
         }
         found = match value {
             None => Some(true),
-            Some(v) => crate::systemd::parse_bool(v),
+            Some(v) => crate::fleet::parse_bool(v),
         };
     }
     found

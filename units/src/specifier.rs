@@ -2,8 +2,8 @@
 //! `%t` … resolved from facts the caller gathers ([`SpecifierContext`]),
 //! and the scanner both this and fleet's reduced set use.
 
-use super::escape::{unescape, unescape_path, EscapeError};
-use super::UnitName;
+use crate::escape::{unescape, unescape_path, EscapeError};
+use crate::unit_name::UnitName;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
