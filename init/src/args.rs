@@ -6,9 +6,9 @@
 //! gives: flags, then the config file, then the defaults.
 
 use crate::sys::{Errno, Os, Sys, SysError};
+use flotilla_systemd::load::generators::{place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
 use flotilla_units::cli;
 use flotilla_units::config::{parse_config, Config};
-use flotilla_units::load::generators::{place_outputs, Outputs, DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
 use flotilla_units::protocol::{control_socket_path, unprivileged_control_socket};
 use std::path::{Path, PathBuf};
 

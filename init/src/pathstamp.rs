@@ -9,8 +9,9 @@
 
 use crate::sys::{Sys, SysError};
 use crate::unitdir::read;
-use flotilla_units::load::{Entries, FileRead, PathStamp};
-use flotilla_units::systemd::EntryKind;
+use flotilla_systemd::load::FileRead;
+use flotilla_systemd::EntryKind;
+use flotilla_units::load::{Entries, PathStamp};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;

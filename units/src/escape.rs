@@ -32,7 +32,7 @@ fn escape_byte(out: &mut String, b: u8) {
 /// `\xNN`.
 ///
 /// ```
-/// use flotilla_units::systemd::escape;
+/// use flotilla_units::escape::escape;
 /// assert_eq!(escape("a-b c/d"), r"a\x2db\x20c-d");
 /// assert_eq!(escape(".hidden"), r"\x2ehidden");
 /// ```
@@ -70,7 +70,7 @@ fn simplify(path: &str) -> String {
 /// that it will not unescape to the same path).
 ///
 /// ```
-/// use flotilla_units::systemd::escape_path;
+/// use flotilla_units::escape::escape_path;
 /// assert_eq!(escape_path("/dev/disk/by-label/x").unwrap(), r"dev-disk-by\x2dlabel-x");
 /// assert_eq!(escape_path("/").unwrap(), "-");
 /// ```
@@ -90,7 +90,7 @@ pub fn escape_path(path: &str) -> Result<String, EscapeError> {
 /// (systemd cuts the string there).
 ///
 /// ```
-/// use flotilla_units::systemd::unescape;
+/// use flotilla_units::escape::unescape;
 /// assert_eq!(unescape(r"foo-bar\x2dbaz").unwrap(), "foo/bar-baz");
 /// ```
 pub fn unescape(s: &str) -> Result<String, EscapeError> {
@@ -124,7 +124,7 @@ pub fn unescape(s: &str) -> Result<String, EscapeError> {
 /// with a `/` in front, which must be a normalized absolute path.
 ///
 /// ```
-/// use flotilla_units::systemd::unescape_path;
+/// use flotilla_units::escape::unescape_path;
 /// assert_eq!(unescape_path(r"dev-disk-by\x2dlabel-x").unwrap(), "/dev/disk/by-label/x");
 /// assert!(unescape_path("a--b").is_err());
 /// ```
@@ -147,7 +147,7 @@ pub fn unescape_path(s: &str) -> Result<String, EscapeError> {
 /// `TEMPLATE` (`foo@.service`) named by the escaped string.
 ///
 /// ```
-/// use flotilla_units::systemd::escape_into_template;
+/// use flotilla_units::escape::escape_into_template;
 /// assert_eq!(escape_into_template("foo@.service", "a/b").unwrap(), "foo@a-b.service");
 /// ```
 pub fn escape_into_template(template: &str, s: &str) -> Result<String, EscapeError> {

@@ -177,7 +177,7 @@ fn valid_env_name(name: &str) -> bool {
 /// lines already joined) into its commands, each with the flags of its
 /// prefixes (`-`, `@`, `:`, `+`, `!`, `!!`). The error says why the line
 /// is unusable.
-pub(crate) fn parse_exec(value: &str) -> Result<Vec<Command>, String> {
+pub fn parse_exec(value: &str) -> Result<Vec<Command>, String> {
     let mut lx = Lexer::new(value);
     let mut out = Vec::new();
     loop {
@@ -241,7 +241,7 @@ pub(crate) fn parse_exec(value: &str) -> Result<Vec<Command>, String> {
 /// any other `$` stays.
 ///
 /// ```
-/// use flotilla_units::systemd::expand_env;
+/// use flotilla_units::exec::expand_env;
 /// let env = |n: &str| match n { "OPTS" => Some("-a 'b c'"), "X" => Some("1 2"), _ => None };
 /// let argv: Vec<String> = ["/bin/x", "$OPTS", "--x=${X}", "$NONE", "${NONE:-d}", "$$X", "a$X"]
 ///     .iter().map(|s| s.to_string()).collect();
@@ -306,11 +306,11 @@ fn expand_word<'a>(word: &str, lookup: &impl Fn(&str) -> Option<&'a str>) -> Str
 
 /// One word of an `Environment=` line: `Ok((name, value))` for a
 /// `NAME=value` assignment, `Err(word)` for anything else.
-pub(crate) type EnvWord = Result<(String, String), String>;
+pub type EnvWord = Result<(String, String), String>;
 
 /// One `Environment=` line, word by word. The error says why the line is
 /// unusable.
-pub(crate) fn parse_environment(value: &str) -> Result<Vec<EnvWord>, String> {
+pub fn parse_environment(value: &str) -> Result<Vec<EnvWord>, String> {
     let mut lx = Lexer::new(value);
     let mut out = Vec::new();
     while let Some(tok) = lx.next_token(false)? {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// removed; any other value is one value as it is.
 ///
 /// ```
-/// use flotilla_units::systemd::fleet_values;
+/// use flotilla_units::fleet::fleet_values;
 /// assert_eq!(fleet_values(r#""region=us-east-1" "diskType=SSD""#), ["region=us-east-1", "diskType=SSD"]);
 /// assert_eq!(fleet_values("region=us-east-1 diskType=SSD"), ["region=us-east-1 diskType=SSD"]);
 /// ```
@@ -41,7 +41,7 @@ pub fn fleet_values(value: &str) -> Vec<String> {
 /// may name several globs.
 ///
 /// ```
-/// use flotilla_units::systemd::fleet_conflicts_values;
+/// use flotilla_units::fleet::fleet_conflicts_values;
 /// assert_eq!(fleet_conflicts_values("web@*.service  db.service"), ["web@*.service", "db.service"]);
 /// ```
 pub fn fleet_conflicts_values(value: &str) -> Vec<String> {
@@ -57,7 +57,7 @@ pub fn fleet_conflicts_values(value: &str) -> Vec<String> {
 /// but a true value as false: use `parse_bool(v) == Some(true)` for that).
 ///
 /// ```
-/// use flotilla_units::systemd::parse_bool;
+/// use flotilla_units::fleet::parse_bool;
 /// assert_eq!(parse_bool("Yes"), Some(true));
 /// assert_eq!(parse_bool("off"), Some(false));
 /// assert_eq!(parse_bool("maybe"), None);

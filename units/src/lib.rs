@@ -62,7 +62,6 @@ pub mod snapshot;
 pub mod spec;
 pub mod specifier;
 pub mod state;
-pub mod systemd;
 pub mod sysv;
 pub mod targets;
 pub mod time;

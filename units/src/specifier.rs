@@ -211,7 +211,7 @@ impl SpecifierContext {
     /// it.
     ///
     /// ```
-    /// use flotilla_units::systemd::SpecifierContext;
+    /// use flotilla_units::specifier::SpecifierContext;
     /// let mut c = SpecifierContext::system(r"getty@tty1.service");
     /// c.hostname = Some("web1.example.org".into());
     /// assert_eq!(c.expand("%p on %I at %l, state in %S/%N, 100%%").unwrap(),
@@ -225,7 +225,7 @@ impl SpecifierContext {
 
 /// Replaces each `%c` of `value` by `f(c)` (a `%` at the end stays as it
 /// is); the first error stops.
-pub(crate) fn replace_specifiers<'a, E>(
+pub fn replace_specifiers<'a, E>(
     value: &str,
     mut f: impl FnMut(char) -> Result<Cow<'a, str>, E>,
 ) -> Result<String, E> {

@@ -60,7 +60,7 @@ const UNITS: [(&str, u128); 30] = [
 /// [`TIMESPAN_INFINITY`].
 ///
 /// ```
-/// use flotilla_units::systemd::parse_timespan;
+/// use flotilla_units::timespan::parse_timespan;
 /// use std::time::Duration;
 /// assert_eq!(parse_timespan("1min 30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_timespan("5"), Ok(Duration::from_secs(5)));

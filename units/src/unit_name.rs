@@ -30,7 +30,7 @@ pub const MAX_UNIT_NAME_LEN: usize = 256;
 /// of [`TEMPLATE_SUFFIXES`]. The error says which rule failed.
 ///
 /// ```
-/// use flotilla_units::systemd::validate_unit_name;
+/// use flotilla_units::unit_name::validate_unit_name;
 /// assert!(validate_unit_name("web.service").is_ok());
 /// assert!(validate_unit_name("ssh@.socket").is_ok());
 /// assert_eq!(validate_unit_name("web").unwrap_err(), r#"unit name "web" has no suffix such as .service"#);
@@ -200,7 +200,7 @@ pub fn prefix(name: &str) -> String {
 /// nothing to unescape; `%%` is `%`. Any other `%x` is left as it is.
 ///
 /// ```
-/// use flotilla_units::systemd::expand_specifiers;
+/// use flotilla_units::unit_name::expand_specifiers;
 /// assert_eq!(expand_specifiers("%n %N %p %i 100%%", "ssh@2.service"), "ssh@2.service ssh@2 ssh 2 100%");
 /// ```
 pub fn expand_specifiers(value: &str, unit_name: &str) -> String {

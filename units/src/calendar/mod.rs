@@ -163,7 +163,7 @@ impl CalendarSpec {
     /// done: `CET` is the zoneinfo zone `CET`.
     ///
     /// ```
-    /// use flotilla_units::systemd::CalendarSpec;
+    /// use flotilla_units::calendar::CalendarSpec;
     /// let s = CalendarSpec::parse("mon..fri 9:30 Europe/Berlin").unwrap();
     /// assert_eq!(s.to_string(), "Mon..Fri *-*-* 09:30:00 Europe/Berlin");
     /// assert_eq!(CalendarSpec::parse("quarterly").unwrap().to_string(), "*-01,04,07,10-01 00:00:00");

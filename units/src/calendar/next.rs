@@ -24,7 +24,8 @@ impl CalendarSpec {
     /// [`CalendarZone::Utc`] spec ignores it.
     ///
     /// ```
-    /// use flotilla_units::systemd::{CalendarSpec, tz::TimeZone};
+    /// use flotilla_units::calendar::CalendarSpec;
+    /// use flotilla_units::tz::TimeZone;
     /// let s = CalendarSpec::parse("*-*-* 10:00 UTC").unwrap();
     /// // 2024-01-01 00:00:00 UTC -> 10:00 the same day.
     /// let t = 1_704_067_200_000_000;

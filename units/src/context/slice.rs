@@ -12,8 +12,9 @@
 
 use super::resources::{Resources, ACCOUNTING};
 use super::Key;
+use crate::escape::unescape_path;
 use crate::protocol::NotApplied;
-use crate::systemd::{unescape_path, validate_unit_name};
+use crate::unit_name::validate_unit_name;
 
 /// The slice of a unit that names none.
 pub const DEFAULT_SLICE: &str = "system.slice";

@@ -2,7 +2,7 @@
 //!
 //! Everything here has passed validation: names are well formed, the options
 //! fit the type, durations are parsed. The loaders ([`crate::load`] for YAML,
-//! [`crate::systemd`] for systemd unit files) produce it; the graph, the
+//! `flotilla_systemd` for systemd unit files) produce it; the graph, the
 //! planner and the init consume it. Two specs compare equal exactly when
 //! running one instead of the other would make no difference, which is what
 //! `initctl reload` uses to decide which units restart (the file position is
@@ -490,7 +490,7 @@ impl UnitSpec {
     }
 
     /// A timer's settings, if the unit has them.
-    pub fn timer(&self) -> Option<&crate::systemd::TimerSettings> {
+    pub fn timer(&self) -> Option<&crate::timer::TimerSettings> {
         self.activation()
             .and_then(crate::trigger::Activation::timer)
     }
@@ -511,7 +511,7 @@ impl UnitSpec {
     pub fn watchdog(&self) -> Option<Duration> {
         self.extras
             .watchdog
-            .filter(|d| !d.is_zero() && *d != crate::systemd::TIMESPAN_INFINITY)
+            .filter(|d| !d.is_zero() && *d != crate::timespan::TIMESPAN_INFINITY)
     }
 
     /// The runtime limit (`runtime-max-sec`, systemd's `RuntimeMaxSec=`)
@@ -522,7 +522,7 @@ impl UnitSpec {
         let max = self
             .extras
             .runtime_max
-            .filter(|d| *d < crate::systemd::TIMESPAN_INFINITY)?;
+            .filter(|d| *d < crate::timespan::TIMESPAN_INFINITY)?;
         let extra = self.extras.runtime_randomized_extra.unwrap_or_default();
         Some((max, extra))
     }

@@ -3,14 +3,16 @@
 //! unit, read key by key in systemd's syntax ([`set`]) whether the key
 //! came from a systemd file or its YAML twin. What a trigger does is the
 //! planner's (its model is the module doc of [`crate::planner`]); the
-//! timer's arithmetic is [`crate::systemd::TimerSettings`]'s.
+//! timer's arithmetic is [`crate::timer::TimerSettings`]'s.
 
 pub mod accept;
 pub mod path;
 pub mod socket;
 
+use crate::fleet::parse_bool;
 use crate::spec::{UnitSpec, UnitType};
-use crate::systemd::{parse_bool, parse_timespan, TimerSettings};
+use crate::timer::TimerSettings;
+use crate::timespan::parse_timespan;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -143,7 +145,7 @@ pub fn problems(spec: &UnitSpec) -> Vec<(&'static str, String)> {
     match spec.extras.triggers.as_slice() {
         [] => {}
         [one] => {
-            let template = crate::systemd::is_template(one);
+            let template = crate::unit_name::is_template(one);
             if accept && !template {
                 out.push((
                     "triggers",

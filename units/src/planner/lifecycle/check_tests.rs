@@ -6,10 +6,10 @@
 use super::super::facts::{Action, ExitStatus, Fact, Role};
 use super::super::record::Phase;
 use super::super::{check_unit, CheckOutcome, Planner};
+use crate::condition::{parse_value as parse_condition, ScriptedFacts, ScriptedPath};
 use crate::graph::UnitId;
 use crate::spec::{Command, RestartPolicy, UnitSpec, UnitType};
 use crate::state::UnitState;
-use crate::systemd::{parse_condition, ScriptedFacts, ScriptedPath};
 use crate::time::Instant;
 
 /// `cond`, a oneshot with a pre command, a stop command, a restart

@@ -183,7 +183,7 @@ fn the_random_part_stays_below_the_extra_and_infinity_is_no_limit() {
         );
         assert_eq!(p.next_deadline(), Some(t), "seed {seed}");
     }
-    for max in [None, Some(crate::systemd::TIMESPAN_INFINITY)] {
+    for max in [None, Some(crate::timespan::TIMESPAN_INFINITY)] {
         let mut s = spec();
         s.extras.runtime_max = max;
         let mut p = planner(s, 0);
