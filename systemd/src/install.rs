@@ -5,9 +5,8 @@
 //! `is-enabled` prints.
 
 use super::parse::UnitFile;
-use super::unit_path::{
-    absolute, resolve, Definition, DirRole, EntryKind, ResolvedUnit, SearchDir,
-};
+use super::search_dir::{absolute, DirRole, EntryKind, SearchDir};
+use super::unit_path::{resolve, Definition, ResolvedUnit};
 use flotilla_units::unit_name::UnitName;
 
 /// A unit's `[Install]` section.

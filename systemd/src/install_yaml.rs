@@ -10,7 +10,7 @@
 //! listing, as [`super::install`] is for systemd units.
 
 use super::install::Link;
-use super::unit_path::{absolute, DirRole, EntryKind, SearchDir};
+use super::search_dir::{absolute, DirRole, EntryKind, SearchDir};
 
 /// How a YAML unit name is defined on the path.
 #[derive(Debug, Clone, PartialEq, Eq)]

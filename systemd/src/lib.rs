@@ -39,6 +39,7 @@ mod named_links;
 mod parse;
 mod preset;
 mod revert;
+mod search_dir;
 mod set_property;
 pub mod system_conf;
 mod translate;
@@ -62,13 +63,15 @@ pub use preset::{
     PresetRule, Presets,
 };
 pub use revert::{revert_paths, Reverted};
+pub(crate) use search_dir::absolute as link_target;
+pub use search_dir::{
+    is_listed_subdir, list_search_dir, DirRole, Entry, EntryKind, ListDir, SearchDir,
+};
 pub use set_property::{property_dropins, Setting};
 pub use translate::{
     mounts_for, service_section, translatable, translate, translate_file, translate_file_with,
     translate_with,
 };
-pub(crate) use unit_path::absolute as link_target;
 pub use unit_path::{
-    dropin_dir_names, is_listed_subdir, list_search_dir, resolve as resolve_unit, unit_names,
-    yaml_dropins, Definition, DirRole, Entry, EntryKind, ListDir, ResolvedUnit, SearchDir,
+    dropin_dir_names, resolve as resolve_unit, unit_names, yaml_dropins, Definition, ResolvedUnit,
 };

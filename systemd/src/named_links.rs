@@ -6,7 +6,7 @@
 //! `SetDefaultTarget`, `GetDefaultTarget`).
 
 use super::install::{unit_file, InstallError, Link};
-use super::unit_path::SearchDir;
+use super::search_dir::SearchDir;
 use flotilla_units::unit_name::validate_unit_name;
 
 /// The id (`name` with alias links followed) and unit file path of

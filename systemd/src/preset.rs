@@ -27,7 +27,8 @@
 //!   `super::disable_links`), and `--preset-mode` keeps one side.
 
 use super::install::InstallError;
-use super::unit_path::{resolve, Definition, SearchDir};
+use super::search_dir::SearchDir;
+use super::unit_path::{resolve, Definition};
 use flotilla_units::condition::fnmatch;
 use flotilla_units::unit_name::UnitName;
 use std::fmt;

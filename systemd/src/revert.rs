@@ -7,7 +7,7 @@
 //! that name, the unit's own file or link there (a copy that overrides the
 //! vendor's, or a mask). Enablement links stay: revert is not disable.
 
-use super::unit_path::{DirRole, EntryKind, SearchDir};
+use super::search_dir::{DirRole, EntryKind, SearchDir};
 
 /// A path `revert` removes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -49,8 +49,8 @@ pub fn revert_paths(dirs: &[SearchDir], name: &str) -> Vec<Reverted> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search_dir::Entry;
     use crate::unit_path::tests::{f, l};
-    use crate::unit_path::Entry;
 
     fn d(path: &str) -> Entry {
         Entry {
