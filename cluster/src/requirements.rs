@@ -18,7 +18,7 @@ use crate::glob;
 use flotilla_systemd::check_options;
 use flotilla_units::fleet::{fleet_conflicts_values, fleet_values, parse_bool, UnitOption};
 use flotilla_units::fleet_api::Resources;
-use flotilla_units::unit_name::expand_specifiers;
+use flotilla_units::specifier::expand_specifiers;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a unit requires of the machine it runs on.

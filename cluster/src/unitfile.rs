@@ -13,9 +13,8 @@
 mod tests {
     use flotilla_systemd::{canonical_text, parse, unit_hash};
     use flotilla_units::fleet::{fleet_values, parse_bool, UnitOption};
-    use flotilla_units::unit_name::{
-        expand_specifiers, is_template, template_of, validate_unit_name,
-    };
+    use flotilla_units::specifier::expand_specifiers;
+    use flotilla_units::unit_name::{is_template, template_of, validate_unit_name};
 
     fn opt(s: &str, n: &str, v: &str) -> UnitOption {
         UnitOption {

@@ -69,7 +69,7 @@ impl InstallInfo {
     pub fn from_unit_file(unit_name: &str, file: &UnitFile) -> Result<InstallInfo, InstallError> {
         let mut info = InstallInfo::default();
         for o in file.options.iter().filter(|o| o.section == "Install") {
-            let value = flotilla_units::unit_name::expand_specifiers(o.value.trim(), unit_name);
+            let value = flotilla_units::specifier::expand_specifiers(o.value.trim(), unit_name);
             let list = match o.name.as_str() {
                 "WantedBy" => &mut info.wanted_by,
                 "RequiredBy" => &mut info.required_by,

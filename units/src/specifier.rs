@@ -1,6 +1,7 @@
 //! systemd's specifiers (systemd.unit(5), "Specifiers"): `%n`, `%i`, `%H`,
 //! `%t` … resolved from facts the caller gathers ([`SpecifierContext`]),
-//! and the scanner both this and fleet's reduced set use.
+//! fleet's reduced set for `[X-Fleet]` values ([`expand_specifiers`]), and
+//! the scanner both use.
 
 use crate::escape::{unescape, unescape_path, EscapeError};
 use crate::unit_name::UnitName;
@@ -245,6 +246,47 @@ pub fn replace_specifiers<'a, E>(
         }
     }
     Ok(out)
+}
+
+/// Expands systemd specifiers in `value` for the unit `unit_name`, as fleet
+/// did in `[X-Fleet]` values: `%n` the full name, `%N` the name without
+/// suffix, `%p` the prefix, `%i` the instance; `%P` and `%I` (systemd's
+/// unescaped forms) are the same as `%p` and `%i` since valid names have
+/// nothing to unescape; `%%` is `%`. Any other `%x` is left as it is.
+///
+/// ```
+/// use flotilla_units::specifier::expand_specifiers;
+/// assert_eq!(expand_specifiers("%n %N %p %i 100%%", "ssh@2.service"), "ssh@2.service ssh@2 ssh 2 100%");
+/// ```
+pub fn expand_specifiers(value: &str, unit_name: &str) -> String {
+    expand_specifiers_noting(value, unit_name, &mut |_| {})
+}
+
+/// [`expand_specifiers`], calling `unknown` with each specifier letter left
+/// as it is.
+pub(crate) fn expand_specifiers_noting(
+    value: &str,
+    unit_name: &str,
+    unknown: &mut dyn FnMut(char),
+) -> String {
+    let n = UnitName::split(unit_name);
+    let result: Result<String, std::convert::Infallible> = replace_specifiers(value, |c| {
+        Ok(std::borrow::Cow::Borrowed(match c {
+            'n' => n.full.as_str(),
+            'N' => n.name.as_str(),
+            'p' | 'P' => n.prefix.as_str(),
+            'i' | 'I' => n.instance.as_str(),
+            '%' => "%",
+            other => {
+                unknown(other);
+                return Ok(std::borrow::Cow::Owned(format!("%{other}")));
+            }
+        }))
+    });
+    match result {
+        Ok(s) => s,
+        Err(never) => match never {},
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Unit names: fleet's rules, templates and instances, specifiers.
+//! Unit names: fleet's rules, templates and instances.
 
 /// The unit types fleet accepts as a name's suffix.
 pub const UNIT_SUFFIXES: [&str; 13] = [
@@ -191,46 +191,4 @@ pub fn instance(name: &str) -> Option<String> {
 /// `web`).
 pub fn prefix(name: &str) -> String {
     UnitName::split(name).prefix
-}
-
-/// Expands systemd specifiers in `value` for the unit `unit_name`, as fleet
-/// did in `[X-Fleet]` values: `%n` the full name, `%N` the name without
-/// suffix, `%p` the prefix, `%i` the instance; `%P` and `%I` (systemd's
-/// unescaped forms) are the same as `%p` and `%i` since valid names have
-/// nothing to unescape; `%%` is `%`. Any other `%x` is left as it is.
-///
-/// ```
-/// use flotilla_units::unit_name::expand_specifiers;
-/// assert_eq!(expand_specifiers("%n %N %p %i 100%%", "ssh@2.service"), "ssh@2.service ssh@2 ssh 2 100%");
-/// ```
-pub fn expand_specifiers(value: &str, unit_name: &str) -> String {
-    expand_specifiers_noting(value, unit_name, &mut |_| {})
-}
-
-/// [`expand_specifiers`], calling `unknown` with each specifier letter left
-/// as it is.
-pub(crate) fn expand_specifiers_noting(
-    value: &str,
-    unit_name: &str,
-    unknown: &mut dyn FnMut(char),
-) -> String {
-    let n = UnitName::split(unit_name);
-    let result: Result<String, std::convert::Infallible> =
-        crate::specifier::replace_specifiers(value, |c| {
-            Ok(std::borrow::Cow::Borrowed(match c {
-                'n' => n.full.as_str(),
-                'N' => n.name.as_str(),
-                'p' | 'P' => n.prefix.as_str(),
-                'i' | 'I' => n.instance.as_str(),
-                '%' => "%",
-                other => {
-                    unknown(other);
-                    return Ok(std::borrow::Cow::Owned(format!("%{other}")));
-                }
-            }))
-        });
-    match result {
-        Ok(s) => s,
-        Err(never) => match never {},
-    }
 }

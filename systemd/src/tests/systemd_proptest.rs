@@ -5,8 +5,9 @@ use crate::{
     canonical_text, check_options, parse, parse_checked, translate, translate_file, unit_hash,
 };
 use flotilla_units::fleet::{fleet_conflicts_values, fleet_values, parse_bool, UnitOption};
+use flotilla_units::specifier::expand_specifiers;
 use flotilla_units::timespan::parse_timespan;
-use flotilla_units::unit_name::{expand_specifiers, validate_unit_name, UnitName};
+use flotilla_units::unit_name::{validate_unit_name, UnitName};
 use proptest::prelude::*;
 
 /// Lines that look like unit files, and some that do not.

@@ -10,10 +10,10 @@
 //! `slice`): its parent, default description and the keys its `[Slice]`
 //! takes are here (docs/service-context.md, "Slices").
 
+use super::policy::NotApplied;
 use super::resources::{Resources, ACCOUNTING};
 use super::Key;
 use crate::escape::unescape_path;
-use crate::protocol::NotApplied;
 use crate::unit_name::validate_unit_name;
 
 /// The slice of a unit that names none.

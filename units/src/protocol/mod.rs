@@ -19,11 +19,12 @@ use serde::{Deserialize, Serialize};
 mod exec;
 mod settings;
 mod status;
+pub use crate::context::policy::NotApplied;
 pub use exec::ExecList;
 pub use settings::Settings;
 pub use status::{
-    Connections, Dependencies, LogWriterStatus, NotApplied, SystemStatus, TargetProviders,
-    TimerTimes, UnitStatus, Usage, SLICE_SOURCE,
+    Connections, Dependencies, LogWriterStatus, SystemStatus, TargetProviders, TimerTimes,
+    UnitStatus, Usage, SLICE_SOURCE,
 };
 
 /// The protocol version this crate speaks.

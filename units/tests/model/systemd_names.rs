@@ -2,9 +2,10 @@
 //! `[X-Fleet]` values and booleans.
 
 use flotilla_units::fleet::{fleet_conflicts_values, fleet_values, parse_bool};
+use flotilla_units::specifier::expand_specifiers;
 use flotilla_units::unit_name::{
-    expand_specifiers, instance, is_instance, is_template, prefix, template_of, validate_unit_name,
-    UnitName, UNIT_SUFFIXES,
+    instance, is_instance, is_template, prefix, template_of, validate_unit_name, UnitName,
+    UNIT_SUFFIXES,
 };
 
 #[test]
