@@ -12,15 +12,23 @@
 //!   (YAML, systemd INI, transient units) reads and checks through;
 //! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
 //!   diagnostics ([`diag`]);
-//! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
-//!   hash, and the translation into [`spec::UnitSpec`];
 //! - [`trigger`]: the settings of the trigger units (`timer`, `socket`,
 //!   `path`), read in systemd's syntax;
+//! - systemd's value syntax, which the YAML loader and the translator share:
+//!   [`timespan`], [`calendar`] and [`tz`] (and [`timer`], a `.timer`'s next
+//!   elapse), [`condition`], [`unit_name`], [`escape`], [`specifier`],
+//!   [`exec`], [`fleet`] (`[X-Fleet]` values, fleet's booleans,
+//!   [`fleet::UnitOption`]) and [`detect_virt`];
 //! - [`graph`]: the target graph, the required set of a target, cycles;
 //! - [`planner`]: the state model and the deterministic planner
 //!   `(graph, target, observed facts, time) -> (states, actions)`;
 //! - [`protocol`]: the types of the init's control protocol.
 //! - [`fleet_api`]: the JSON shapes of fleet's API v1 (clusterd and its clients).
+//!
+//! It knows nothing of systemd's file formats or search paths: reading INI
+//! unit files, drop-ins, the unit search path, `[Install]` and presets, and
+//! translating a unit file into a [`spec::UnitSpec`], is the `flotilla-systemd`
+//! crate's, which depends on this one (never the other way; docs/design.md).
 //!
 //! Time enters as arguments ([`time::Instant`] is a plain number of
 //! nanoseconds on the caller's monotonic clock), never from a clock read here.

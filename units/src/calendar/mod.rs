@@ -1,7 +1,7 @@
 //! Calendar events (`OnCalendar=`, systemd.time(7)): parsing every form
 //! systemd 252 accepts, the normalized form exactly as `systemd-analyze
 //! calendar` prints it, and the next elapse after an instant
-//! ([`CalendarSpec::next_elapse`], in [`next`]).
+//! ([`CalendarSpec::next_elapse`], in `next.rs`).
 //!
 //! A spec is a weekday set, then year-month-day (or month-day, or month~day
 //! counting from the month's end), then hour:minute:second; each of the
