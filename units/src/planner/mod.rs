@@ -333,8 +333,9 @@ mod wants;
 #[cfg(test)]
 mod wants_tests;
 
+pub use crate::exits::ExitStatus;
 pub use conditions::{check_unit, CheckOutcome};
-pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
+pub use facts::{Action, Fact, Notify, Role, Whom};
 pub use replace::OnChange;
 pub use targets::{AlternativeError, TargetView};
 pub use timers::TimerEnv;

@@ -615,7 +615,7 @@ impl UnitSpec {
 
     /// Whether `status` counts as success for the unit's commands: status
     /// 0, or one of `success-exit-status`.
-    pub fn success(&self, status: crate::planner::ExitStatus) -> bool {
+    pub fn success(&self, status: crate::exits::ExitStatus) -> bool {
         status.success() || self.extras.success_exit_status.contains(status)
     }
 }

@@ -4,8 +4,9 @@
 //! counting again, the random part, `EXTEND_TIMEOUT_USEC=` and the
 //! watchdog sharing the unit's one timer.
 
-use super::super::facts::{Action, ExitStatus, Fact, Notify, Role};
+use super::super::facts::{Action, Fact, Notify, Role};
 use super::super::{Planner, PlannerOptions, TimerEnv};
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use crate::state::{FailureKind, UnitState};
