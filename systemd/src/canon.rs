@@ -1,6 +1,6 @@
 //! fleet's canonical serialization of a unit and its hash.
 
-use super::parse::{parse_checked, LINE_MAX};
+use super::parse::{parse_checked, UnitFile, LINE_MAX};
 use flotilla_units::fleet::UnitOption;
 use sha1::{Digest, Sha1};
 
@@ -79,5 +79,19 @@ pub fn check_options(options: &[UnitOption]) -> Result<(), String> {
     match diags.iter().find(|d| d.is_error()) {
         Some(d) => Err(d.message.clone()),
         None => Ok(()),
+    }
+}
+
+/// A parsed file's canonical text and hash, here beside the rules that make
+/// them (the parser knows nothing of them).
+impl UnitFile {
+    /// fleet's canonical text of these options ([`canonical_text`]).
+    pub fn canonical_text(&self) -> String {
+        canonical_text(&self.options)
+    }
+
+    /// fleet's unit hash of these options ([`unit_hash`]).
+    pub fn hash(&self) -> String {
+        unit_hash(&self.options)
     }
 }

@@ -69,16 +69,6 @@ impl UnitFile {
             .find(|o| o.section == section && o.name == name)
             .map(|o| o.value.as_str())
     }
-
-    /// fleet's canonical text of these options ([`super::canonical_text`]).
-    pub fn canonical_text(&self) -> String {
-        super::canonical_text(&self.options)
-    }
-
-    /// fleet's unit hash of these options ([`super::unit_hash`]).
-    pub fn hash(&self) -> String {
-        super::unit_hash(&self.options)
-    }
 }
 
 /// Parses unit-file text with fleet's rules. Never fails: what fleet refused
