@@ -192,3 +192,10 @@ pub fn instance(name: &str) -> Option<String> {
 pub fn prefix(name: &str) -> String {
     UnitName::split(name).prefix
 }
+
+/// Checks a unit or target name: `[A-Za-z0-9:_.@-]+`.
+pub fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b":_.@-".contains(&b))
+}

@@ -302,7 +302,7 @@ pub(crate) fn translate_at(
         && options
             .iter()
             .any(|o| o.section == "Socket" && o.name.starts_with("Listen"));
-    for (key, why) in flotilla_units::trigger::problems(&spec) {
+    for (key, why) in flotilla_units::keys::trigger_problems(&spec) {
         if key == "listen-stream" && other_listen {
             continue;
         }

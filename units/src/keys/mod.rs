@@ -26,8 +26,10 @@ use std::time::Duration;
 pub mod check;
 mod conditions;
 mod trigger;
+mod trigger_needs;
 mod validate;
 
+pub use trigger_needs::trigger_problems;
 pub use validate::{validate, validate_set, Problem, SetProblem, What};
 
 /// One key of a unit.

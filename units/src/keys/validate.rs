@@ -223,7 +223,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             _ => {}
         }
     }
-    for (key, why) in crate::trigger::problems(&spec) {
+    for (key, why) in super::trigger_problems(&spec) {
         let key = super::key(key).map_or("type", |k| k.name);
         problems.push(Problem {
             unit: unit.clone(),

@@ -405,7 +405,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         }
         // A trigger's settings as a whole (the keys one by one are read
         // above, where their values are).
-        for (key, why) in crate::trigger::problems(spec) {
+        for (key, why) in crate::keys::trigger_problems(spec) {
             let pos = self.get(key).map_or(type_pos, |e| e.key_pos);
             self.sink.error(pos, why);
         }
