@@ -514,19 +514,6 @@ mod tests {
         }
     }
 
-    /// The key table's lists of types agree with the rows.
-    #[test]
-    fn the_key_tables_type_lists_are_the_rows() {
-        let with = |runs: Runs| -> Vec<UnitType> {
-            UnitType::ALL
-                .into_iter()
-                .filter(|t| t.row().runs == runs)
-                .collect()
-        };
-        assert_eq!(crate::keys::PROCESS, with(Runs::Process));
-        assert_eq!(crate::keys::TRIGGERS, with(Runs::Trigger));
-    }
-
     /// Every type has its entry in the units reference, under its name.
     #[test]
     fn every_type_is_documented() {
