@@ -9,8 +9,8 @@
 //! when a client asks: the init itself watches and reads nothing for it.
 
 use crate::dict::Props;
+use flotilla_units::escape::{escape_path, unescape_path};
 use flotilla_units::mountinfo::{self, MountEntry};
-use flotilla_units::systemd::{escape_path, unescape_path};
 use std::path::Path;
 use zbus::zvariant::{ObjectPath, Value};
 

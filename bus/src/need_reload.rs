@@ -13,9 +13,9 @@
 //! init. PID 1's loop does no file system work for it, and nothing is
 //! watched or kept while nobody asks.
 
+use flotilla_systemd::{Definition, ResolvedUnit};
 use flotilla_units::load::{files_stamp, mtime_us, needs_reload, NO_FILES};
 use flotilla_units::protocol::UnitStatus;
-use flotilla_units::systemd::{Definition, ResolvedUnit};
 use std::path::Path;
 
 /// Whether the files of the unit `s` changed since the init read them,

@@ -2,7 +2,7 @@
 //! property written as the unit-file line it stands for (decoded as a
 //! transient service's, `crate::transient::props`) into a drop-in of the
 //! unit's under `/etc/systemd/system.control` (`--runtime`: under `/run`),
-//! where systemd writes them (`flotilla_units::systemd::property_dropins`).
+//! where systemd writes them (`flotilla_systemd::property_dropins`).
 //! systemd also applies a cgroup setting to the running unit at once;
 //! flotilla reads the drop-in at the next reload, as any drop-in
 //! (docs/dbus.md). `Markers=` is the manager's own state of the unit,
@@ -14,7 +14,7 @@ use crate::hub::Hub;
 use crate::model::systemd_name;
 use crate::transient::props::lines;
 use crate::transient::Props;
-use flotilla_units::systemd::{property_dropins, service_section, translate_file, Setting};
+use flotilla_systemd::{property_dropins, service_section, translate_file, Setting};
 
 /// The section a key goes in for a unit named `unit`: `[Unit]`'s keys
 /// there, the others in the unit type's own (`web.service`: `Service`).

@@ -1,5 +1,5 @@
 //! The unit files on the init's search path, read as `initctl`'s
-//! systemctl verbs read them (`flotilla_units::systemd`): `GetUnitFileState`
+//! systemctl verbs read them (`flotilla_systemd`): `GetUnitFileState`
 //! (`systemctl is-enabled`), `ListUnitFiles` and `ListUnitFilesByPatterns`
 //! (`systemctl list-unit-files`). The path is the init's own
 //! (`units_path` of its `status`); the files are read here, outside PID 1.
@@ -8,10 +8,11 @@ use crate::answer::Answer;
 use crate::error::BusError;
 use crate::hub::Hub;
 use flotilla_client::unit_dirs::{link_dir, make_link, mask_links, on_side, remove_link};
-use flotilla_units::systemd::{
-    fnmatch, is_enabled, parse, resolve_unit, unit_file_links, unit_names, Definition, InstallInfo,
+use flotilla_systemd::{
+    is_enabled, parse, resolve_unit, unit_file_links, unit_names, Definition, InstallInfo,
     SearchDir,
 };
+use flotilla_units::condition::fnmatch;
 
 /// The init's search path, listed.
 async fn search_path(hub: &Hub) -> Result<Vec<SearchDir>, BusError> {
@@ -35,9 +36,12 @@ pub async fn dropins_of(hub: &Hub, name: &str) -> Result<Vec<(String, String)>, 
 /// (`/run/systemd/transient`), if the path names one (it may not exist
 /// yet: systemd makes it at boot, flotilla when it first writes there).
 async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
-    Ok(hub.system().await?.units_path.into_iter().find(|p| {
-        flotilla_units::systemd::DirRole::of_path(p) == flotilla_units::systemd::DirRole::Transient
-    }))
+    Ok(hub
+        .system()
+        .await?
+        .units_path
+        .into_iter()
+        .find(|p| flotilla_systemd::DirRole::of_path(p) == flotilla_systemd::DirRole::Transient))
 }
 
 /// Writes the file of the transient unit `name` (a slice, whose type
@@ -174,7 +178,7 @@ pub async fn reenable(hub: &Hub, names: &[String], runtime: bool) -> Result<Answ
 /// `PresetUnitFiles`, `PresetUnitFilesWithMode` (`names`) and
 /// `PresetAllUnitFiles` (`names` `None`: every unit file of the path):
 /// each unit enabled or disabled as the `*.preset` files say
-/// (`flotilla_units::systemd::preset_plan` has systemd's rules), by the
+/// (`flotilla_systemd::preset_plan` has systemd's rules), by the
 /// enable and disable code above; disabling first, as systemd does. A bad
 /// preset line is logged and skipped. The answer as `enable`'s.
 pub async fn preset(
@@ -183,7 +187,7 @@ pub async fn preset(
     mode: &str,
     runtime: bool,
 ) -> Result<Answer, BusError> {
-    use flotilla_units::systemd::{preset_plan, PresetMode};
+    use flotilla_systemd::{preset_plan, PresetMode};
     let mode = PresetMode::parse(mode).ok_or_else(|| {
         BusError::invalid_args(format!(
             "Unknown preset mode '{mode}' (full, enable-only or disable-only)."
@@ -212,8 +216,8 @@ pub async fn preset(
 }
 
 /// systemd's error for an install error.
-fn install_error(e: &flotilla_units::systemd::InstallError) -> BusError {
-    use flotilla_units::systemd::InstallError;
+fn install_error(e: &flotilla_systemd::InstallError) -> BusError {
+    use flotilla_systemd::InstallError;
     match e {
         InstallError::NotFound(u) => BusError {
             name: "org.freedesktop.DBus.Error.FileNotFound",
@@ -232,16 +236,15 @@ fn change_links(
     names: &[String],
     on: bool,
     runtime: bool,
-) -> Result<(bool, Vec<flotilla_units::systemd::Link>), BusError> {
-    use flotilla_units::systemd::{disable_links, enable_links};
+) -> Result<(bool, Vec<flotilla_systemd::Link>), BusError> {
+    use flotilla_systemd::{disable_links, enable_links};
     let config = link_dir(dirs, runtime).map_err(BusError::failed)?;
     let install = |n: &str| install_of(dirs, n);
     let mut links = Vec::new();
     let mut carries = false;
     for u in names {
         let r = resolve_unit(dirs, u);
-        let not_found =
-            || install_error(&flotilla_units::systemd::InstallError::NotFound(u.clone()));
+        let not_found = || install_error(&flotilla_systemd::InstallError::NotFound(u.clone()));
         match &r.definition {
             Definition::NotFound if on => return Err(not_found()),
             Definition::Masked(_) if on => return Err(BusError::masked(u)),
@@ -282,12 +285,12 @@ fn change_links(
 }
 
 /// `RevertUnitFiles` (`systemctl revert`): each unit back to its vendor
-/// version (`flotilla_units::systemd::revert_paths` says what goes: drop-ins,
+/// version (`flotilla_systemd::revert_paths` says what goes: drop-ins,
 /// overriding copies and masks in the configuration and runtime
 /// directories); each removal is an `unlink` change. The init is not
 /// reloaded here: `systemctl` asks for `Reload` after.
 pub async fn revert(hub: &Hub, names: &[String]) -> Result<Answer, BusError> {
-    use flotilla_units::systemd::{revert_paths, Reverted};
+    use flotilla_systemd::{revert_paths, Reverted};
     let dirs = search_path(hub).await?;
     let mut changes = Vec::new();
     for u in names {
@@ -336,7 +339,7 @@ pub async fn mask(
 /// Makes (`on`) or removes `links`; the changes as systemd lists them
 /// (`symlink` with its target, `unlink`).
 fn apply(
-    links: &[flotilla_units::systemd::Link],
+    links: &[flotilla_systemd::Link],
     on: bool,
 ) -> Result<Vec<(String, String, String)>, BusError> {
     let mut changes = Vec::new();
@@ -377,7 +380,7 @@ pub async fn add_dependency(
     };
     let dirs = search_path(hub).await?;
     let config = link_dir(&dirs, runtime).map_err(BusError::failed)?;
-    let links = flotilla_units::systemd::dependency_links(&dirs, &config, target, files, hard)
+    let links = flotilla_systemd::dependency_links(&dirs, &config, target, files, hard)
         .map_err(|e| install_error(&e))?;
     Ok(Answer::Changes(apply(&links, true)?))
 }
@@ -387,7 +390,7 @@ pub async fn add_dependency(
 /// it under systemd.
 pub async fn default_target(hub: &Hub) -> Result<Answer, BusError> {
     let dirs = search_path(hub).await?;
-    flotilla_units::systemd::default_target(&dirs)
+    flotilla_systemd::default_target(&dirs)
         .map(Answer::Str)
         .ok_or_else(|| BusError {
             name: "org.freedesktop.DBus.Error.FileNotFound",
@@ -404,7 +407,7 @@ pub async fn default_target(hub: &Hub) -> Result<Answer, BusError> {
 pub async fn set_default(hub: &Hub, name: &str, force: bool) -> Result<Answer, BusError> {
     let dirs = search_path(hub).await?;
     let config = link_dir(&dirs, false).map_err(BusError::failed)?;
-    let link = flotilla_units::systemd::default_target_link(&dirs, &config, name)
+    let link = flotilla_systemd::default_target_link(&dirs, &config, name)
         .map_err(|e| install_error(&e))?;
     let mut changes = Vec::new();
     match std::fs::read_link(&link.path) {
@@ -433,7 +436,7 @@ pub async fn set_default(hub: &Hub, name: &str, force: bool) -> Result<Answer, B
 pub async fn on_path(
     hub: &Hub,
     s: &flotilla_units::protocol::UnitStatus,
-) -> Option<flotilla_units::systemd::ResolvedUnit> {
+) -> Option<flotilla_systemd::ResolvedUnit> {
     let fileless = s.source.is_empty() && !s.kind.row().needs_file;
     if !s.source.starts_with('/') && !fileless {
         return None;
@@ -448,6 +451,6 @@ pub async fn on_path(
 /// instance's template's too). Empty for a unit of no file (but of a type
 /// that needs none, a slice, made from its drop-ins: `systemctl cat`
 /// prints them), a YAML unit, or when the path cannot be read.
-pub fn dropin_paths(now: Option<&flotilla_units::systemd::ResolvedUnit>) -> Vec<String> {
+pub fn dropin_paths(now: Option<&flotilla_systemd::ResolvedUnit>) -> Vec<String> {
     now.map(|r| r.dropins.clone()).unwrap_or_default()
 }

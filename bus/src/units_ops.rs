@@ -102,7 +102,7 @@ pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     let changes = hub.changes();
     let s = hub.find(name).await?;
     let (unit, sysname, req, fresh, already) = match s {
-        None if flotilla_units::systemd::is_instance(name) => {
+        None if flotilla_units::unit_name::is_instance(name) => {
             // Made from its template when it is wanted.
             let req = Request::Want {
                 unit: name.to_string(),

@@ -1,11 +1,11 @@
 //! The unit search path as the tools beside the init read it (`initctl`'s
 //! `list-unit-files`, `enable`, `cat`; `flotilla-busd`'s unit-file methods):
 //! each directory the init names listed with its entries' kinds, the way
-//! `units/src/systemd/unit_path.rs` takes them, and a directory the machine
+//! `systemd/src/unit_path.rs` takes them, and a directory the machine
 //! does not have left out, as systemd leaves it out; and the links that
 //! `enable`, `disable` and `mask` make and remove in it.
 
-use flotilla_units::systemd::{list_search_dir, EntryKind, Link, SearchDir};
+use flotilla_systemd::{list_search_dir, EntryKind, Link, SearchDir};
 use std::io;
 
 /// The directories of `paths` (the init's `units_path`), in order, those
@@ -60,7 +60,7 @@ pub fn config_dir(dirs: &[SearchDir]) -> String {
 /// The directory `enable --runtime` and `mask --runtime` put links in:
 /// the runtime one (`/run/systemd/system`), when it is on the path.
 pub fn runtime_dir(dirs: &[SearchDir]) -> Option<String> {
-    use flotilla_units::systemd::DirRole;
+    use flotilla_systemd::DirRole;
     dirs.iter()
         .find(|d| d.role == DirRole::Runtime)
         .map(|d| d.path.clone())
@@ -83,7 +83,7 @@ pub fn link_dir(dirs: &[SearchDir], runtime: bool) -> Result<String, String> {
 /// `unmask` remove links on one side only, so that `disable` leaves an
 /// `enable --runtime` alone.
 pub fn on_side(dirs: &[SearchDir], path: &str, runtime: bool) -> bool {
-    use flotilla_units::systemd::DirRole;
+    use flotilla_systemd::DirRole;
     dirs.iter()
         .filter(|d| path.starts_with(&format!("{}/", d.path)))
         .any(|d| match d.role {
@@ -163,12 +163,12 @@ pub fn remove_link(l: &Link) -> io::Result<()> {
     }
 }
 
-/// The presets of the search path `dirs` (`flotilla_units::systemd::Presets`
+/// The presets of the search path `dirs` (`flotilla_systemd::Presets`
 /// has systemd's rules), read from the `*.preset` files beside its
 /// `systemd/system` directories, and a warning for each file that cannot
 /// be read and each bad line (skipped, the rest kept, as systemd does).
-pub fn load_presets(dirs: &[SearchDir]) -> (flotilla_units::systemd::Presets, Vec<String>) {
-    use flotilla_units::systemd::{preset_dirs, preset_files, Presets};
+pub fn load_presets(dirs: &[SearchDir]) -> (flotilla_systemd::Presets, Vec<String>) {
+    use flotilla_systemd::{preset_dirs, preset_files, Presets};
     let paths: Vec<String> = dirs.iter().map(|d| d.path.clone()).collect();
     let listings: Vec<(String, Vec<String>)> = preset_dirs(&paths)
         .into_iter()

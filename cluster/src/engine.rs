@@ -29,7 +29,7 @@ use crate::requirements::Requirements;
 use crate::scheduler::{Placement, Scheduler};
 use crate::stored::{decode_desired, decode_value, RegistryError};
 use etcd_client::{Compare, CompareOp, EventType, KeyValue, Txn, WatchOptions};
-use flotilla_units::systemd::is_template;
+use flotilla_units::unit_name::is_template;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -578,13 +578,13 @@ mod tests {
     const P: &str = "/f/";
 
     fn unit(m: &mut Model, name: &str, desired: &str, xfleet: &[(&str, &str)]) {
-        let mut options = vec![flotilla_units::systemd::UnitOption {
+        let mut options = vec![flotilla_units::fleet::UnitOption {
             section: "Service".into(),
             name: "ExecStart".into(),
             value: format!("/bin/sleep {}", name.len()),
         }];
         for (k, v) in xfleet {
-            options.push(flotilla_units::systemd::UnitOption {
+            options.push(flotilla_units::fleet::UnitOption {
                 section: "X-Fleet".into(),
                 name: k.to_string(),
                 value: v.to_string(),
@@ -592,7 +592,7 @@ mod tests {
         }
         let u = StoredUnit {
             name: name.into(),
-            hash: flotilla_units::systemd::unit_hash(&options),
+            hash: flotilla_systemd::unit_hash(&options),
             options,
         };
         let k = Keys::new(P);

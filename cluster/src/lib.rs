@@ -4,7 +4,8 @@
 //! Pure parts (no I/O, table-tested): [`glob`], [`requirements`],
 //! [`scheduler`], [`keys`], [`model`], [`validate`]. Unit files (names,
 //! parsing, canonical text and hash, specifiers, `[X-Fleet]` values) are
-//! `flotilla_units::systemd`'s, the workspace's one implementation; the
+//! `flotilla_systemd`'s and `flotilla_units`'s, the workspace's one
+//! implementation; the
 //! `unitfile` module pins what clusterd relies on from it in tests.
 
 pub mod agent;

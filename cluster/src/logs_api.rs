@@ -95,7 +95,7 @@ async fn logs(
 
 /// Checks the request and finds the unit's machine.
 async fn parse(api: &Api, unit: String, q: &HashMap<String, String>) -> Result<Ask, ApiError> {
-    flotilla_units::systemd::validate_unit_name(&unit).map_err(|e| ApiError::new(400, e))?;
+    flotilla_units::unit_name::validate_unit_name(&unit).map_err(|e| ApiError::new(400, e))?;
     let follow = match q.get("follow").map(String::as_str) {
         None | Some("false" | "0") => false,
         Some("true" | "1" | "") => true,

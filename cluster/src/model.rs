@@ -1,11 +1,11 @@
 //! What clusterd stores in etcd, and the fleet API v1 entities it serves
 //! (typed once in [`flotilla_units::fleet_api`], re-exported here).
 
+use flotilla_units::fleet::UnitOption;
 pub use flotilla_units::fleet_api::{
     ApiUnit, ApiUnitState, ClusterState, Machine, MachinePage, StatePage, UnitPage, WireOption,
 };
 use flotilla_units::protocol::LogLine;
-use flotilla_units::systemd::UnitOption;
 use serde::{Deserialize, Serialize};
 
 /// `units/<unit>`: the unit file.

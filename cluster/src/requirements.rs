@@ -10,15 +10,15 @@
 //! core) are flotilla's scheduling by fit (docs/cluster.md "Resources"):
 //! a whole number each, the last value wins.
 //!
-//! Value splitting, specifiers and booleans are `flotilla_units::systemd`'s
+//! Value splitting, specifiers and booleans are `flotilla_units`'s
 //! (the workspace's one implementation of fleet's unit-file rules); what is
 //! cluster-only is what the values mean for scheduling.
 
 use crate::glob;
+use flotilla_systemd::check_options;
+use flotilla_units::fleet::{fleet_conflicts_values, fleet_values, parse_bool, UnitOption};
 use flotilla_units::fleet_api::Resources;
-use flotilla_units::systemd::{
-    check_options, expand_specifiers, fleet_conflicts_values, fleet_values, parse_bool, UnitOption,
-};
+use flotilla_units::specifier::expand_specifiers;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a unit requires of the machine it runs on.

@@ -329,7 +329,7 @@ async fn logs(
     axum::extract::Query(q): Query<HashMap<String, String>>,
 ) -> Response {
     let r = async {
-        flotilla_units::systemd::validate_unit_name(&unit).map_err(|e| ApiError::new(400, e))?;
+        flotilla_units::unit_name::validate_unit_name(&unit).map_err(|e| ApiError::new(400, e))?;
         let machine = q.get("machine").cloned().unwrap_or_default();
         if !valid_machine_id(&machine) {
             return Err(ApiError::new(400, "give the unit's machine: ?machine=ID"));

@@ -1,9 +1,9 @@
 //! What clusterd relies on from unit files, pinned by tests.
 //!
 //! There is one implementation of fleet's unit-file rules in the workspace:
-//! `flotilla_units::systemd` (names, templates and instances, parsing,
-//! canonical text and hash, specifiers, `[X-Fleet]` value splitting,
-//! booleans, the option checks of the API). clusterd's API, engine and
+//! `flotilla_systemd` (parsing, canonical text and hash, the option checks
+//! of the API) over `flotilla_units`'s names, templates and instances,
+//! specifiers, `[X-Fleet]` value splitting and booleans. clusterd's API, engine and
 //! agent all use it, so they agree with `initctl cluster` and with the local
 //! translator byte for byte. This module only holds the tests of the
 //! behaviours clusterd depends on (docs/fleet-compat.md "Unit files"), so that a
@@ -11,10 +11,10 @@
 
 #[cfg(test)]
 mod tests {
-    use flotilla_units::systemd::{
-        canonical_text, expand_specifiers, fleet_values, is_template, parse, parse_bool,
-        template_of, unit_hash, validate_unit_name, UnitOption,
-    };
+    use flotilla_systemd::{canonical_text, parse, unit_hash};
+    use flotilla_units::fleet::{fleet_values, parse_bool, UnitOption};
+    use flotilla_units::specifier::expand_specifiers;
+    use flotilla_units::unit_name::{is_template, template_of, validate_unit_name};
 
     fn opt(s: &str, n: &str, v: &str) -> UnitOption {
         UnitOption {

@@ -4,10 +4,10 @@
 
 use crate::model::{ClusterState, StoredUnit};
 use crate::requirements::validate_options;
+use flotilla_systemd::{canonical_text, unit_hash};
+use flotilla_units::fleet::UnitOption;
 use flotilla_units::fleet_api;
-use flotilla_units::systemd::{
-    canonical_text, is_template, unit_hash, validate_unit_name, UnitOption,
-};
+use flotilla_units::unit_name::{is_template, validate_unit_name};
 
 /// The largest unit file accepted (its canonical text). A unit's file is
 /// copied into the schedule key of every machine it runs on and read by

@@ -244,13 +244,13 @@ mod tests {
         let mut v = View::default();
         let mut d = Delta::default();
         let unit = |global: bool| {
-            let mut options = vec![flotilla_units::systemd::UnitOption {
+            let mut options = vec![flotilla_units::fleet::UnitOption {
                 section: "Service".into(),
                 name: "ExecStart".into(),
                 value: "/bin/true".into(),
             }];
             if global {
-                options.push(flotilla_units::systemd::UnitOption {
+                options.push(flotilla_units::fleet::UnitOption {
                     section: "X-Fleet".into(),
                     name: "Global".into(),
                     value: "yes".into(),

@@ -2,7 +2,7 @@
 //! would print parses to itself (so what `initctl` shows can be pasted back).
 #![no_main]
 
-use flotilla_units::systemd::CalendarSpec;
+use flotilla_units::calendar::CalendarSpec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

@@ -13,7 +13,7 @@ use flotilla_cluster::serve::host_allowed;
 use flotilla_cluster::validate::{
     decide_put, page_token, parse_page_token, parse_patch, parse_put, ApiError, PutAction,
 };
-use flotilla_units::systemd::unit_hash;
+use flotilla_systemd::unit_hash;
 use libfuzzer_sys::fuzz_target;
 
 fn refused(e: &ApiError) {

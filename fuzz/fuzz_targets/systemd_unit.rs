@@ -11,7 +11,7 @@
 #![no_main]
 
 use flotilla_units::keys::{validate, What};
-use flotilla_units::systemd::{parse, translate_file};
+use flotilla_systemd::{parse, translate_file};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

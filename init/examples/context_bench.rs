@@ -52,7 +52,7 @@ type BoxError = Box<dyn std::error::Error>;
 /// `CAP_SYS_RESOURCE`, which the machines this runs on may not give root).
 fn redis() -> Result<ServiceContext, BoxError> {
     let text = std::fs::read_to_string("/lib/systemd/system/redis-server.service")?;
-    let unit = flotilla_units::systemd::parse(&text);
+    let unit = flotilla_systemd::parse(&text);
     let mut c = ServiceContext::from_service_options(&unit.options)?;
     c.set(Key::RuntimeDirectory, "")?;
     c.set(Key::RuntimeDirectory, "flotilla-bench-redis")?;

@@ -7,9 +7,9 @@
 
 pub use crate::settings::{CmdLine, Generators, Settings};
 use crate::sys::{Errno, Os, Sys, SysError};
+use flotilla_systemd::load::generators::{DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
 use flotilla_units::cli;
 use flotilla_units::config::{parse_config, Config};
-use flotilla_units::load::generators::{DEFAULT_OUTPUT, DEFAULT_TIMEOUT};
 use flotilla_units::protocol::{control_socket_path, unprivileged_control_socket};
 use std::path::{Path, PathBuf};
 

@@ -8,8 +8,8 @@
 use flotilla_init::args::Settings;
 use flotilla_init::sys::Sys;
 use flotilla_init::unitdir::load_units;
+use flotilla_systemd::load::{LoadedPath, UnitSource};
 use flotilla_units::graph::Graph;
-use flotilla_units::load::{LoadedPath, UnitSource};
 use flotilla_units::targets::TargetMode;
 use std::process::ExitCode;
 
@@ -170,8 +170,8 @@ fn print_origins(loaded: &LoadedPath) {
 
 fn has_more(s: &UnitSource) -> bool {
     // An instance made from its template: the file says which.
-    let from_template =
-        flotilla_units::systemd::is_instance(&s.name) && !s.file.ends_with(&format!("/{}", s.name));
+    let from_template = flotilla_units::unit_name::is_instance(&s.name)
+        && !s.file.ends_with(&format!("/{}", s.name));
     from_template
         || !(s.hides.is_empty()
             && s.dropins.is_empty()

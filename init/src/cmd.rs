@@ -18,7 +18,7 @@
 //!   after signal N), kept by the loop when it is reaped.
 
 use crate::settings::{CmdLine, Settings};
-use flotilla_units::load::LoadedPath;
+use flotilla_systemd::load::LoadedPath;
 use flotilla_units::planner::ExitStatus;
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitAction, UnitSpec, UnitType};
 

@@ -24,7 +24,7 @@
 use crate::settings::Settings;
 use crate::sys::env::Env;
 use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
-use flotilla_units::load::LoadedPath;
+use flotilla_systemd::load::LoadedPath;
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -352,7 +352,7 @@ mod tests {
             "contrib/debian/tree/etc/init/units",
             "init/tests/fixtures/unitdir-mixed",
             "units/tests/fixtures/yaml/seed",
-            "units/tests/fixtures/systemd",
+            "systemd/tests/fixtures/systemd",
             "fuzz/seeds/systemd_unit",
         ] {
             n += same_after_round_trip(vec![repo(dir)], &["web@x.service", "t@y.service"], None);

@@ -14,7 +14,7 @@
 
 use crate::args::Settings;
 use crate::sys::Sys;
-use flotilla_units::load::LoadedPath;
+use flotilla_systemd::load::LoadedPath;
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -9,8 +9,9 @@
 //! (`unitdir.rs` reads through it too).
 
 use crate::sys::{Sys, SysError};
-use flotilla_units::load::{Entries, FileRead, PathStamp, MAX_FILE_SIZE};
-use flotilla_units::systemd::EntryKind;
+use flotilla_systemd::load::FileRead;
+use flotilla_systemd::EntryKind;
+use flotilla_units::load::{Entries, PathStamp, MAX_FILE_SIZE};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;

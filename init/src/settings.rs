@@ -3,7 +3,7 @@
 //! built-in units (`cmd.rs`, `logwriter.rs`, `systemd_bus.rs`). Plain data:
 //! nothing here reads a file or the environment.
 
-use flotilla_units::load::generators::{place_outputs, Outputs};
+use flotilla_systemd::load::generators::{place_outputs, Outputs};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -16,10 +16,10 @@
 
 use crate::args::Settings;
 use crate::sys::Sys;
+use flotilla_systemd::load::LoadedPath;
+use flotilla_systemd::translate_file;
 use flotilla_units::diag::{Diagnostic, Pos};
-use flotilla_units::load::LoadedPath;
 use flotilla_units::spec::{Command, Origin};
-use flotilla_units::systemd::translate_file;
 use std::path::PathBuf;
 
 /// The service's name, and its binary's without the suffix.

@@ -2,7 +2,7 @@
 //! (its top level and its `NAME.wants/`, `NAME.requires/` and `NAME.d/`
 //! subdirectories, links not followed) and the files' bytes; what they
 //! mean (hiding, aliases, masks, drop-ins, edges) is
-//! `flotilla_units::load::load_path`'s business.
+//! `flotilla_systemd::load::load_path`'s business.
 //!
 //! Unit files are `*.yaml`, `*.yml` and systemd unit files at the top of
 //! each directory. Hidden files (names starting with `.`) and other names
@@ -20,9 +20,12 @@
 
 use crate::pathstamp::{read, Listing, Seen};
 use crate::sys::{Errno, Sys, SysError};
-use flotilla_units::load::{add_want, load_path, load_path_with, FileRead, LoadedPath, UnitSource};
+use flotilla_systemd::load::{
+    add_want, load_path, load_path_with, FileRead, LoadedPath, UnitSource,
+};
+use flotilla_systemd::{list_search_dir, unit_names, SearchDir};
 use flotilla_units::spec::{valid_name, Origin};
-use flotilla_units::systemd::{list_search_dir, unit_names, SearchDir, SpecifierContext};
+use flotilla_units::specifier::SpecifierContext;
 use flotilla_units::sysv::{runlevel_target, script_unit, start_link_script, ENABLING_RUNLEVELS};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -108,13 +111,13 @@ fn stamp_files(seen: &Seen<'_>, loaded: &mut LoadedPath) {
 }
 
 /// The manager's settings below `root` (`system.conf` and its drop-ins,
-/// `flotilla_units::systemd::system_conf`): a directory or file that
+/// `flotilla_systemd::system_conf`): a directory or file that
 /// cannot be read counts as absent, as for systemd.
 pub fn read_system_conf(
     sys: &dyn Sys,
     root: &Path,
 ) -> (
-    flotilla_units::systemd::system_conf::ManagerConfig,
+    flotilla_systemd::system_conf::ManagerConfig,
     Vec<flotilla_units::diag::Diagnostic>,
 ) {
     system_conf(root, &mut |d| sys.read_dir(d), &mut |f| read(sys, f))
@@ -127,10 +130,10 @@ fn system_conf(
     list: &mut dyn FnMut(&Path) -> Result<Vec<std::ffi::OsString>, SysError>,
     read_file: &mut dyn FnMut(&Path) -> FileRead,
 ) -> (
-    flotilla_units::systemd::system_conf::ManagerConfig,
+    flotilla_systemd::system_conf::ManagerConfig,
     Vec<flotilla_units::diag::Diagnostic>,
 ) {
-    flotilla_units::systemd::system_conf::read_under(
+    flotilla_systemd::system_conf::read_under(
         root,
         &mut |dir| {
             list(Path::new(dir)).map_or_else(

@@ -18,7 +18,7 @@ fn repo(p: &str) -> PathBuf {
 
 /// Runs the loader for `job` and returns what the init reads back, with
 /// what the child printed on its standard error.
-fn run(job: &Job) -> (Result<flotilla_units::load::LoadedPath, String>, String) {
+fn run(job: &Job) -> (Result<flotilla_systemd::load::LoadedPath, String>, String) {
     let out = Output::new().unwrap();
     let json = serde_json::to_string(job).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_init"))
@@ -42,7 +42,7 @@ fn run(job: &Job) -> (Result<flotilla_units::load::LoadedPath, String>, String) 
 /// init in the child, beside this test's binary in process, so where the
 /// two differ depends on what the build made. Everything else must be the
 /// same, so the program is compared by its name.
-fn writer_by_name(loaded: &mut flotilla_units::load::LoadedPath) {
+fn writer_by_name(loaded: &mut flotilla_systemd::load::LoadedPath) {
     for (u, _) in &mut loaded.units {
         if u.name != "flotilla-logd" {
             continue;
@@ -65,7 +65,7 @@ fn the_child_hands_over_what_the_init_would_load() {
     let dirs = [
         repo("contrib/debian/tree/etc/init/units"),
         repo("init/tests/fixtures/unitdir-mixed"),
-        repo("units/tests/fixtures/systemd"),
+        repo("systemd/tests/fixtures/systemd"),
     ];
     // The manager's settings are read below the job's root, in the child.
     let root = std::env::temp_dir().join(format!("flotilla-loader-conf-{}", std::process::id()));

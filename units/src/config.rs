@@ -21,6 +21,22 @@ use crate::load::yaml::{self, known_entries, Node, Sink, Value};
 use crate::spec::valid_name;
 use std::path::PathBuf;
 
+/// Where systemd looks for system generators, first first: what
+/// `generators: true` means (the one systemd search path the config
+/// file knows; the init calls them as `flotilla_systemd::load::generators`
+/// says). Debian 12
+/// builds systemd with `/lib/systemd/system-generators`; a merged-`/usr`
+/// system (Debian 13) with `/usr/lib/systemd/system-generators`, of
+/// which `/lib/...` is the same directory through the `/lib` link: the
+/// names are taken once.
+pub const GENERATOR_DIRS: &[&str] = &[
+    "/run/systemd/system-generators",
+    "/etc/systemd/system-generators",
+    "/usr/local/lib/systemd/system-generators",
+    "/usr/lib/systemd/system-generators",
+    "/lib/systemd/system-generators",
+];
+
 /// Every key of the config file.
 pub const CONFIG_KEYS: &[&str] = &[
     "units-dir",
@@ -84,7 +100,7 @@ pub struct Config {
     /// container and `none` on a machine.
     pub console_output: Option<bool>,
     /// `system-conf`: read the manager's settings (systemd's
-    /// `system.conf` and its drop-ins, [`crate::systemd::system_conf`])
+    /// `system.conf` and its drop-ins, `flotilla_systemd::system_conf`)
     /// below this root (`true`: `/`; `false` or not set: none).
     pub system_conf: Option<PathBuf>,
 }
@@ -147,12 +163,7 @@ pub fn parse_config(file: &str, text: &str) -> Result<Config, Vec<Diagnostic>> {
             },
             "generators" => match &e.value.value {
                 Value::Bool(true) => {
-                    config.generators = Some(
-                        crate::load::generators::GENERATOR_DIRS
-                            .iter()
-                            .map(PathBuf::from)
-                            .collect(),
-                    )
+                    config.generators = Some(GENERATOR_DIRS.iter().map(PathBuf::from).collect())
                 }
                 Value::Bool(false) => config.generators = Some(Vec::new()),
                 Value::Seq(_) => config.generators = Some(paths(e.key, e.value, &mut sink)),
@@ -506,5 +517,40 @@ mod tests {
         fn never_panics(s in "\\PC*") {
             let _ = parse_config("init.yaml", &s);
         }
+    }
+
+    #[test]
+    fn the_config_declares_targets_and_says_what_is_wrong() {
+        let c = parse_config(
+            "init.yaml",
+            "targets:\n  logs: {mode: group}\n  db: {mode: alternative, choose: pg, failover: true}\n",
+        )
+        .unwrap();
+        assert_eq!(c.targets["logs"].mode, crate::targets::TargetMode::Group);
+        let db = &c.targets["db"];
+        assert_eq!(
+            (db.mode, db.choose.as_deref(), db.failover),
+            (crate::targets::TargetMode::Alternative, Some("pg"), true)
+        );
+        let errors: Vec<String> = parse_config(
+            "init.yaml",
+            "targets:\n  a: {mode: any}\n  b: {choose: x}\n  c: {mode: group, choose: x}\n  \
+             d: group\n  e: {mode: alternative, failover: 1}\n",
+        )
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            errors,
+            [
+                "init.yaml:2:13: `a`: `mode` is `group` or `alternative`",
+                "init.yaml:3:6: `b` needs a `mode`: `group` or `alternative`",
+                "init.yaml:4:6: `c` is a group (every provider runs): `choose` and `failover` \
+                 are for an alternative",
+                "init.yaml:5:6: `d` needs a mapping such as `{mode: group}`, found a string",
+                "init.yaml:6:36: `e`: `failover` is `true` or `false`",
+            ]
+        );
     }
 }

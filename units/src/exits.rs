@@ -8,11 +8,35 @@
 //! `DATAERR`, `CANTCREAT`, …, systemd's `EXEC`, `STATE_DIRECTORY`, …) and
 //! signal names (`SIGTERM`, `TERM`),
 //! separated by blanks; several assignments add up and an empty one
-//! empties the set.
+//! empties the set. [`ExitStatus`], how a process ended, is what they are
+//! matched against.
 
-use crate::planner::ExitStatus;
 use crate::spec::Signal;
 use serde::{Deserialize, Serialize};
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitStatus {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+}
+
+impl ExitStatus {
+    /// Exit status 0.
+    pub fn success(self) -> bool {
+        self == ExitStatus::Code(0)
+    }
+
+    /// `exit status 3`, `killed by SIGKILL`.
+    pub fn describe(self) -> String {
+        match self {
+            ExitStatus::Code(c) => format!("exit status {c}"),
+            ExitStatus::Signal(s) => format!("killed by {}", Signal(s).name()),
+        }
+    }
+}
 
 /// A set of exit codes and signals.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 //! unknown fields are ignored when reading. `docs/cluster.md` describes the
 //! API; docs/fleet-compat.md what fleet did.
 
-use crate::systemd::UnitOption;
+use crate::fleet::UnitOption;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -125,7 +125,7 @@ impl ApiUnit {
             .iter()
             .filter(|o| o.section == "X-Fleet" && o.name == "Global")
         {
-            global = crate::systemd::parse_bool(&o.value) == Some(true);
+            global = crate::fleet::parse_bool(&o.value) == Some(true);
         }
         global
     }

@@ -12,15 +12,23 @@
 //!   (YAML, systemd INI, transient units) reads and checks through;
 //! - [`load`]: reading YAML unit files into that model, with `FILE:LINE:COL`
 //!   diagnostics ([`diag`]);
-//! - [`systemd`]: systemd/fleet INI unit files: parsing, canonical form and
-//!   hash, and the translation into [`spec::UnitSpec`];
 //! - [`trigger`]: the settings of the trigger units (`timer`, `socket`,
 //!   `path`), read in systemd's syntax;
+//! - systemd's value syntax, which the YAML loader and the translator share:
+//!   [`timespan`], [`calendar`] and [`tz`] (and [`timer`], a `.timer`'s next
+//!   elapse), [`condition`], [`unit_name`], [`escape`], [`specifier`],
+//!   [`exec`], [`fleet`] (`[X-Fleet]` values, fleet's booleans,
+//!   [`fleet::UnitOption`]) and [`detect_virt`];
 //! - [`graph`]: the target graph, the required set of a target, cycles;
 //! - [`planner`]: the state model and the deterministic planner
 //!   `(graph, target, observed facts, time) -> (states, actions)`;
 //! - [`protocol`]: the types of the init's control protocol.
 //! - [`fleet_api`]: the JSON shapes of fleet's API v1 (clusterd and its clients).
+//!
+//! It knows nothing of systemd's file formats or search paths: reading INI
+//! unit files, drop-ins, the unit search path, `[Install]` and presets, and
+//! translating a unit file into a [`spec::UnitSpec`], is the `flotilla-systemd`
+//! crate's, which depends on this one (never the other way; docs/design.md).
 //!
 //! Time enters as arguments ([`time::Instant`] is a plain number of
 //! nanoseconds on the caller's monotonic clock), never from a clock read here.
@@ -28,16 +36,23 @@
 #![forbid(unsafe_code)]
 
 pub mod attach;
+pub mod calendar;
 pub mod chase;
+mod civil;
 pub mod cli;
 pub mod collect;
+pub mod condition;
 pub mod config;
 pub mod context;
+pub mod detect_virt;
 pub mod diag;
 pub mod duration;
 pub mod dynamic_user;
+pub mod escape;
+pub mod exec;
 pub mod exits;
 pub mod fdstore;
+pub mod fleet;
 pub mod fleet_api;
 pub mod freezer;
 pub mod graph;
@@ -53,10 +68,14 @@ pub mod planner;
 pub mod protocol;
 pub mod snapshot;
 pub mod spec;
+pub mod specifier;
 pub mod state;
-pub mod systemd;
 pub mod sysv;
 pub mod targets;
 pub mod time;
+pub mod timer;
+pub mod timespan;
 pub mod trigger;
+pub mod tz;
 pub mod unit_messages;
+pub mod unit_name;

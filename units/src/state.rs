@@ -221,23 +221,4 @@ mod tests {
             assert_eq!(i, at, "{k:?} is out of its place in DepKind::ALL");
         }
     }
-
-    /// Every kind a unit file can name is a key of the table and has its
-    /// entry in the units reference (`standby` is the graph's own link).
-    #[test]
-    fn every_dependency_kind_is_a_key_and_documented() {
-        let doc = include_str!("../../docs/units.md");
-        for k in DepKind::ALL.into_iter().filter(|k| *k != DepKind::Standby) {
-            assert!(
-                crate::keys::key(k.as_str()).is_some(),
-                "no row in keys::KEYS for {}",
-                k.as_str()
-            );
-            let entry = format!("`{}`", k.as_str());
-            assert!(
-                doc.contains(&entry),
-                "docs/units.md has no entry for {entry}"
-            );
-        }
-    }
 }

@@ -319,42 +319,6 @@ mod tests {
     }
 
     #[test]
-    fn the_config_declares_targets_and_says_what_is_wrong() {
-        use crate::config::parse_config;
-        let c = parse_config(
-            "init.yaml",
-            "targets:\n  logs: {mode: group}\n  db: {mode: alternative, choose: pg, failover: true}\n",
-        )
-        .unwrap();
-        assert_eq!(c.targets["logs"].mode, TargetMode::Group);
-        let db = &c.targets["db"];
-        assert_eq!(
-            (db.mode, db.choose.as_deref(), db.failover),
-            (TargetMode::Alternative, Some("pg"), true)
-        );
-        let errors: Vec<String> = parse_config(
-            "init.yaml",
-            "targets:\n  a: {mode: any}\n  b: {choose: x}\n  c: {mode: group, choose: x}\n  \
-             d: group\n  e: {mode: alternative, failover: 1}\n",
-        )
-        .unwrap_err()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-        assert_eq!(
-            errors,
-            [
-                "init.yaml:2:13: `a`: `mode` is `group` or `alternative`",
-                "init.yaml:3:6: `b` needs a `mode`: `group` or `alternative`",
-                "init.yaml:4:6: `c` is a group (every provider runs): `choose` and `failover` \
-                 are for an alternative",
-                "init.yaml:5:6: `d` needs a mapping such as `{mode: group}`, found a string",
-                "init.yaml:6:36: `e`: `failover` is `true` or `false`",
-            ]
-        );
-    }
-
-    #[test]
     fn highest_preference_first_then_by_name() {
         assert_eq!(
             ordered(&[("c", 0), ("a", 0), ("b", 10), ("d", -5)]),

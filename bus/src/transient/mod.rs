@@ -12,9 +12,9 @@ use crate::error::BusError;
 use crate::hub::Hub;
 use crate::model::Goal;
 use crate::units_ops::{self, Outcome};
+use flotilla_systemd::{translate_file, MergedUnit};
 use flotilla_units::protocol::{Reply, Request};
 use flotilla_units::spec::{CollectMode, RestartPolicy, UnitSpec, UnitType};
-use flotilla_units::systemd::{translate_file, MergedUnit};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use zbus::zvariant::OwnedValue;
@@ -67,7 +67,7 @@ fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<Uni
 /// The unit of a type read from unit-file lines (a service, a slice):
 /// `props` as the lines of its section `own` and of `[Unit]`, read with
 /// its drop-ins in systemd's order
-/// (`flotilla_units::load::transient_files`: a slice has been loaded
+/// (`flotilla_systemd::load::transient_files`: a slice has been loaded
 /// with its drop-ins before, and reads them again after).
 fn from_lines(
     name: &str,
@@ -82,7 +82,7 @@ fn from_lines(
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     // The properties alone when there is no drop-in: a file of their own.
-    let files = flotilla_units::load::transient_files(name, (name, &text), &pairs);
+    let files = flotilla_systemd::load::transient_files(name, (name, &text), &pairs);
     let mut parsed = match files.split_first() {
         Some((first, rest)) if !rest.is_empty() => MergedUnit::merge(*first, rest).translate(name),
         _ => translate_file(name, name, &text),
@@ -198,7 +198,7 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
                     if !p.starts_with('/') {
                         return Err(bad(&key, format!("{p}: not an absolute path")));
                     }
-                    mounts.extend(flotilla_units::systemd::mounts_for(&p));
+                    mounts.extend(flotilla_systemd::mounts_for(&p));
                 }
             }
             // What becomes of the scope when the kernel's OOM killer kills

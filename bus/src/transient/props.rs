@@ -486,7 +486,7 @@ fn prefixes(property: &str, flags: &[String]) -> Result<String, BusError> {
 }
 
 /// The unit file of a service made of `lines`: each in its section
-/// (`flotilla_units::systemd::service_section`), and, for each line of
+/// (`flotilla_systemd::service_section`), and, for each line of
 /// the text, the property it came from (by 1-based line number).
 pub fn unit_file(lines: &[Line]) -> (String, Vec<Option<String>>) {
     unit_file_of(lines, "Service")
@@ -504,7 +504,7 @@ pub fn unit_file_of(lines: &[Line], own: &str) -> (String, Vec<Option<String>>) 
         let unit = section == "Unit";
         for l in lines
             .iter()
-            .filter(|l| (flotilla_units::systemd::service_section(&l.key) == "Unit") == unit)
+            .filter(|l| (flotilla_systemd::service_section(&l.key) == "Unit") == unit)
         {
             text.push_str(&format!("{}={}\n", l.key, l.value));
             by_line.push(Some(l.property.clone()));

@@ -9,7 +9,7 @@
 //! placement still counted its reservation.
 
 use crate::requirements::Requirements;
-use flotilla_units::systemd::UnitOption;
+use flotilla_units::fleet::UnitOption;
 use std::borrow::Cow;
 
 /// `options` of unit `name` with the limits its reservation implies
@@ -115,8 +115,8 @@ mod tests {
             ("X-Fleet", "MemoryReservation", "64"),
             ("X-Fleet", "CoresReservation", "25"),
         ]);
-        let facts = flotilla_units::systemd::SpecifierContext::system("");
-        let t = flotilla_units::systemd::translate_with(
+        let facts = flotilla_units::specifier::SpecifierContext::system("");
+        let t = flotilla_systemd::translate_with(
             &facts,
             "fleet:web.service",
             "web.service",

@@ -16,8 +16,8 @@ use crate::control;
 use crate::model::{Assignment, ClusterState};
 use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
 use flotilla_units::spec::{UnitSpec, UnitType};
+use flotilla_units::specifier::SpecifierContext;
 use flotilla_units::state::UnitState;
-use flotilla_units::systemd::SpecifierContext;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -105,7 +105,7 @@ impl Local {
         }
         let file = format!("fleet:{name}");
         let options = super::limits::with_limits(name, &a.options);
-        let parsed = flotilla_units::systemd::translate_with(&self.facts, &file, name, &options);
+        let parsed = flotilla_systemd::translate_with(&self.facts, &file, name, &options);
         let r = match parsed.spec {
             Some(mut spec) => {
                 if !spec.provides.iter().any(|p| p == name) {
@@ -422,7 +422,7 @@ pub fn systemd_states(state: Option<UnitState>) -> (&'static str, &'static str, 
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use flotilla_units::systemd::UnitOption;
+    use flotilla_units::fleet::UnitOption;
 
     fn opt(section: &str, name: &str, value: &str) -> UnitOption {
         UnitOption {

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::requirements::Requirements;
-use flotilla_units::systemd::UnitOption;
+use flotilla_units::fleet::UnitOption;
 
 fn m(id: &str, md: &[(&str, &str)]) -> MachineInfo {
     MachineInfo {
@@ -514,7 +514,7 @@ mod properties {
     use super::super::*;
     use super::reference;
     use crate::requirements::Requirements;
-    use flotilla_units::systemd::UnitOption;
+    use flotilla_units::fleet::UnitOption;
     use proptest::prelude::*;
 
     const NAMES: [&str; 8] = [

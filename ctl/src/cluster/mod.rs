@@ -19,11 +19,12 @@
 mod http;
 mod logs;
 
+use flotilla_units::fleet::UnitOption;
 use flotilla_units::fleet_api::{
     ApiUnit, ApiUnitState, ClusterState, ErrorBody, Machine, MachinePage, PutBody, StatePage,
     UnitPage, WireOption,
 };
-use flotilla_units::systemd::{UnitOption, UNIT_SUFFIXES};
+use flotilla_units::unit_name::UNIT_SUFFIXES;
 use http::{parse_endpoint, request, Endpoint, Failure};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -273,12 +274,12 @@ fn body_of(put: &PutBody) -> String {
 fn unit_options(o: &Opts, arg: &str, name: &str) -> Result<Vec<UnitOption>> {
     let path = std::path::Path::new(arg);
     if let Ok(text) = std::fs::read_to_string(path) {
-        return Ok(flotilla_units::systemd::parse(&text).options);
+        return Ok(flotilla_systemd::parse(&text).options);
     }
-    if let Some(t) = flotilla_units::systemd::template_of(name) {
+    if let Some(t) = flotilla_units::unit_name::template_of(name) {
         let local = path.with_file_name(&t);
         if let Ok(text) = std::fs::read_to_string(&local) {
-            return Ok(flotilla_units::systemd::parse(&text).options);
+            return Ok(flotilla_systemd::parse(&text).options);
         }
         if let Some(u) = get_unit(o, &t)? {
             return Ok(u.unit_options());
@@ -528,10 +529,7 @@ fn cat(o: &Opts, args: &[String]) -> Result<()> {
     let Some(u) = get_unit(o, &n)? else {
         return Err(Failure::failed(format!("Unit {n} not found")));
     };
-    print!(
-        "{}",
-        flotilla_units::systemd::canonical_text(&u.unit_options())
-    );
+    print!("{}", flotilla_systemd::canonical_text(&u.unit_options()));
     Ok(())
 }
 
@@ -645,7 +643,7 @@ fn list_unit_files(o: &Opts) -> Result<()> {
     let rows = units
         .iter()
         .map(|u| {
-            let hash = flotilla_units::systemd::unit_hash(&u.unit_options());
+            let hash = flotilla_systemd::unit_hash(&u.unit_options());
             let hash = if o.full {
                 hash
             } else {

@@ -79,7 +79,7 @@ pub fn run(ctx: &mut Ctx<'_>, what: Systemctl) -> Result<i32, CtlError> {
             for u in &units {
                 // An instance the init does not have is made from its
                 // template when it is started.
-                let c = if flotilla_units::systemd::is_instance(u) && unit(ctx, u)?.is_none() {
+                let c = if flotilla_units::unit_name::is_instance(u) && unit(ctx, u)?.is_none() {
                     super::want::start_instance(ctx, u, EXIT_NOT_LOADED, block)?
                 } else {
                     each(ctx, std::slice::from_ref(u), "start", |ctx, s| {

@@ -6,7 +6,7 @@ use crate::client::unexpected;
 use crate::error::{CtlError, EXIT_OK};
 use flotilla_units::protocol::{systemd_timestamp, Reply, Request, UnitStatus};
 use flotilla_units::spec::UnitType;
-use flotilla_units::systemd::relative_span;
+use flotilla_units::timespan::relative_span;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Lists the timers (with `all`, also those that are not running).

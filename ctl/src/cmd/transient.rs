@@ -6,10 +6,10 @@
 use super::{eprint_line, Ctx};
 use crate::client::unexpected;
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
+use flotilla_systemd::translate_file;
 use flotilla_units::load::parse_yaml;
 use flotilla_units::protocol::{ErrorCode, Reply, Request};
 use flotilla_units::spec::{Command, RestartPolicy, UnitSpec, UnitType};
-use flotilla_units::systemd::translate_file;
 use std::path::Path;
 
 /// The longest unit file `add` reads.

@@ -5,7 +5,7 @@
 //!
 //! The init says its search path (`status`'s `units_path`); `initctl`
 //! lists the directories and reads the files itself, as `systemctl
-//! --root` does, and what the files mean is `flotilla_units::systemd`'s
+//! --root` does, and what the files mean is `flotilla_systemd`'s
 //! (`resolve_unit`, `enable_links`, `disable_links`, `is_enabled`,
 //! `MergedUnit`): the init, PID 1, writes no links. After a change it asks
 //! the init to reload, which starts what the target now wants and stops
@@ -16,12 +16,12 @@ use crate::client::unexpected;
 use crate::command::UnitFiles;
 use crate::error::{CtlError, EXIT_FAILED, EXIT_OK};
 use flotilla_client::unit_dirs::{config_dir, make_link, mask_links, remove_link};
-use flotilla_units::protocol::{Reply, Request};
-use flotilla_units::systemd::{
+use flotilla_systemd::{
     cat_text, disable_links, enable_links, is_enabled, parse, preset_plan, resolve_unit,
     unit_names, Definition, InstallError, InstallInfo, Link, MergedUnit, PresetAction, PresetMode,
     SearchDir,
 };
+use flotilla_units::protocol::{Reply, Request};
 
 /// Runs the command.
 pub fn run(ctx: &mut Ctx<'_>, what: UnitFiles) -> Result<i32, CtlError> {

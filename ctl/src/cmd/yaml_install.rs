@@ -1,17 +1,17 @@
 //! `enable`, `disable` and `is-enabled` of a YAML unit (`NAME.yaml` on the
 //! search path, when no systemd unit file has the name): its `wanted-by`
 //! key is its `[Install] WantedBy=`. The links and states are
-//! `flotilla_units::systemd`'s (`yaml_enable_links` and its siblings);
+//! `flotilla_systemd`'s (`yaml_enable_links` and its siblings);
 //! this reads the file through the unit loader, so `wanted-by` is checked
 //! as every key is.
 
 use super::eprint_line;
 use crate::error::EXIT_FAILED;
-use flotilla_units::load::parse_yaml;
-use flotilla_units::systemd::{
+use flotilla_systemd::{
     yaml_disable_links, yaml_enable_links, yaml_is_enabled, yaml_unit_file, Link, SearchDir,
     YamlDefinition,
 };
+use flotilla_units::load::parse_yaml;
 
 /// The links `enable` (`on`) or `disable` changes for the YAML unit `name`:
 /// `None` when no YAML file defines it; `Some(Err(exit code))` when it

@@ -14,13 +14,13 @@ use crate::ratelimit::RateLimit;
 use crate::sys::journal::{JournalStream, STDOUT_SOCKET, STREAM_ID_ROOM};
 use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio, Sys, SysError};
 use flotilla_units::context::process::KillMode;
+use flotilla_units::exec::expand_env;
 use flotilla_units::graph::UnitId;
 use flotilla_units::notify_access;
 use flotilla_units::planner::{Action, CheckOutcome, Fact, Role, Whom};
 use flotilla_units::protocol::NotApplied;
 use flotilla_units::spec::{NotifyAccess, Privileges, Signal, UnitSpec};
 use flotilla_units::state::UnitState;
-use flotilla_units::systemd::expand_env;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 

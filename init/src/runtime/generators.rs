@@ -12,8 +12,8 @@ use crate::sys::conditions::{first_boot_at_start, Machine};
 use crate::sys::env::Env;
 use crate::sys::generators::{Run, RUN_FLAG};
 use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
-use flotilla_units::load::generators::{env, Facts};
-use flotilla_units::systemd::ConditionFacts;
+use flotilla_systemd::load::generators::{env, Facts};
+use flotilla_units::condition::ConditionFacts;
 use std::time::Duration;
 
 /// How long past the generators' own limit the init waits for the runner

@@ -14,7 +14,7 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
-use flotilla_units::systemd::{validate_unit_name, UnitName};
+use flotilla_units::unit_name::{validate_unit_name, UnitName};
 
 impl<S: Sys> Runtime<S> {
     /// Makes the unit `name` from its template if it is an instance that
@@ -101,7 +101,7 @@ impl<S: Sys> Runtime<S> {
             .filter(|n| {
                 // A transient slice stays the transient set's (or is read
                 // from its file in /run/systemd/transient).
-                let fileless = flotilla_units::load::loads_without_file(n)
+                let fileless = flotilla_systemd::load::loads_without_file(n)
                     && !self
                         .units
                         .transient_sets()

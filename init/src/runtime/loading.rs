@@ -12,7 +12,7 @@ use crate::loader::{self, Job, Loading, LIMIT};
 use crate::sys::env::Env;
 use crate::sys::{ExitStatus, Sys};
 use crate::unitdir;
-use flotilla_units::load::LoadedPath;
+use flotilla_systemd::load::LoadedPath;
 use std::time::Duration;
 
 /// How long past the loader's own limit the init waits for it at boot

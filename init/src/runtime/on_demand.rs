@@ -27,8 +27,9 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::{pathstamp, unitdir};
+use flotilla_systemd::load::LoadedPath;
 use flotilla_units::graph::Graph;
-use flotilla_units::load::{LoadedPath, PathStamp};
+use flotilla_units::load::PathStamp;
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::{ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
@@ -142,7 +143,7 @@ impl<S: Sys> Runtime<S> {
             }
         }
         // Their default dependencies, against the set they join.
-        flotilla_units::load::add_default_dependencies(&mut dir);
+        flotilla_systemd::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
         self.replace_with(all, None, OnChange::Restart)
@@ -156,7 +157,7 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// Makes the unit `name` when no unit has it and its type needs no
-    /// file (a slice: `flotilla_units::load::without_file`), from its
+    /// file (a slice: `flotilla_systemd::load::without_file`), from its
     /// drop-ins alone, as systemd loads a slice whatever names it.
     /// `Ok(true)`: made (the planner has it).
     fn make_without_file(&mut self, name: &str) -> Result<bool, String> {
@@ -166,7 +167,7 @@ impl<S: Sys> Runtime<S> {
         let known = unit.is_some() || g.provider(name).is_some();
         if known
             || g.shape().masks.contains(name)
-            || !flotilla_units::load::loads_without_file(name)
+            || !flotilla_systemd::load::loads_without_file(name)
         {
             return Ok(false);
         }
@@ -191,7 +192,7 @@ impl<S: Sys> Runtime<S> {
         let g = self.planner.graph();
         let mut dir = self.units.dir_specs(g);
         dir.extend(made);
-        flotilla_units::load::add_default_dependencies(&mut dir);
+        flotilla_systemd::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
         self.replace_with(all, None, OnChange::Restart)
@@ -304,7 +305,7 @@ impl<S: Sys> Runtime<S> {
         if changed.is_empty() {
             return Ok(false);
         }
-        flotilla_units::load::add_default_dependencies(&mut dir);
+        flotilla_systemd::load::add_default_dependencies(&mut dir);
         let mut all = dir.clone();
         all.extend(self.units.transient_specs());
         self.replace_with(all, shape, OnChange::Restart)

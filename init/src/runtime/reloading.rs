@@ -10,7 +10,7 @@ use super::{generators, loading, Runtime};
 use crate::control::{ConnId, Watch};
 use crate::loader::Loading;
 use crate::sys::{ExitStatus, Pid, Sys};
-use flotilla_units::load::LoadedPath;
+use flotilla_systemd::load::LoadedPath;
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::Reply;
 

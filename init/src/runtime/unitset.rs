@@ -8,15 +8,16 @@
 
 use super::Runtime;
 use crate::sys::Sys;
+use flotilla_systemd::load::{LoadedPath, Templates};
+use flotilla_systemd::system_conf::ManagerConfig;
 use flotilla_units::diag::Diagnostic;
 use flotilla_units::graph::{Graph, Shape};
 use flotilla_units::keys::validate_set;
-use flotilla_units::load::{LoadedPath, PathStamp, Templates};
+use flotilla_units::load::PathStamp;
 use flotilla_units::planner::{OnChange, Planner, WantLife};
 use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use flotilla_units::state::UnitState;
-use flotilla_units::systemd::system_conf::ManagerConfig;
 use flotilla_units::time::Instant;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -421,8 +422,7 @@ impl<S: Sys> Runtime<S> {
             .iter()
             .filter(|(_, o)| {
                 let dir = o.file.rsplit_once('/').map_or("", |(d, _)| d);
-                flotilla_units::systemd::DirRole::of_path(dir)
-                    == flotilla_units::systemd::DirRole::Transient
+                flotilla_systemd::DirRole::of_path(dir) == flotilla_systemd::DirRole::Transient
             })
             .map(|(u, _)| u.name.clone())
             .collect();
@@ -505,7 +505,7 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// The target's alias stays on the unit that provided it
-    /// (`flotilla_units::load::keep_target_alias`): a link changed since
+    /// (`flotilla_systemd::load::keep_target_alias`): a link changed since
     /// names the next boot's target, as under systemd.
     fn keep_target_alias(&self, units: &mut [(UnitSpec, Origin)]) {
         let g = self.planner.graph();
@@ -513,7 +513,7 @@ impl<S: Sys> Runtime<S> {
         let Some(provider) = g.provider(target).map(|id| g.node(id).spec.name.clone()) else {
             return;
         };
-        if let Some(now) = flotilla_units::load::keep_target_alias(units, target, &provider) {
+        if let Some(now) = flotilla_systemd::load::keep_target_alias(units, target, &provider) {
             self.sys.console(&format!(
                 "init: {target} stays {provider} until the next boot (its link names {now} now)"
             ));

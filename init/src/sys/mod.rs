@@ -395,7 +395,7 @@ pub trait Sys {
     fn list_dir(
         &self,
         dir: &Path,
-    ) -> Result<Vec<(OsString, flotilla_units::systemd::EntryKind)>, SysError>;
+    ) -> Result<Vec<(OsString, flotilla_systemd::EntryKind)>, SysError>;
 
     /// Creates `dir` and its missing parents (mode 0755); an existing
     /// directory is fine.

@@ -385,8 +385,8 @@ impl Sys for RealSys {
     fn list_dir(
         &self,
         dir: &Path,
-    ) -> Result<Vec<(OsString, flotilla_units::systemd::EntryKind)>, SysError> {
-        use flotilla_units::systemd::EntryKind;
+    ) -> Result<Vec<(OsString, flotilla_systemd::EntryKind)>, SysError> {
+        use flotilla_systemd::EntryKind;
         let err = |e: &std::io::Error| file_error("read directory", dir, e);
         let mut out = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(|e| err(&e))? {

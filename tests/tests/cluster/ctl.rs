@@ -7,7 +7,7 @@
 
 use crate::support::etcd::{free_port, Etcd};
 use crate::support::*;
-use flotilla_units::systemd::{canonical_text, parse, unit_hash};
+use flotilla_systemd::{canonical_text, parse, unit_hash};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -346,9 +346,9 @@ fn every_xfleet_option_on_real_machines() {
         let (_, b) = c.req("GET", "/fleet/v1/units/a1.service", None);
         let u = json(&b);
         assert_eq!(u["options"][0]["value"], new_exec);
-        let opts: Vec<flotilla_units::systemd::UnitOption> =
+        let opts: Vec<flotilla_units::fleet::UnitOption> =
             serde_json::from_value(u["options"].clone()).expect("options");
-        flotilla_units::systemd::unit_hash(&opts)
+        flotilla_systemd::unit_hash(&opts)
     };
     let new_pid = wait_for(LIMIT, "a1 restarted with its new contents", || {
         let on = c.running().remove("a1.service")?;

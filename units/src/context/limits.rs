@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::value::parse_bytes;
-use crate::systemd::parse_timespan;
+use crate::timespan::parse_timespan;
 
 /// A resource, numbered as the kernel numbers `RLIMIT_*` (the same on
 /// every architecture Linux has but alpha, mips and sparc).

@@ -263,7 +263,7 @@ impl ServiceContext {
     /// (`UMask=0999: …`). For tools and tests: the loader reports every
     /// problem with its position itself.
     pub fn from_service_options(
-        options: &[crate::systemd::UnitOption],
+        options: &[crate::fleet::UnitOption],
     ) -> Result<ServiceContext, String> {
         let mut c = ServiceContext::default();
         for o in options.iter().filter(|o| o.section == "Service") {

@@ -44,3 +44,13 @@ impl SandboxPolicy {
         }
     }
 }
+
+/// One setting not applied, or applied in part (a unit status's
+/// `not_applied`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotApplied {
+    /// systemd's name of the setting: `LimitNOFILE`, `ProtectSystem`.
+    pub setting: String,
+    /// What was done instead and why.
+    pub reason: String,
+}

@@ -10,10 +10,11 @@
 //! `slice`): its parent, default description and the keys its `[Slice]`
 //! takes are here (docs/service-context.md, "Slices").
 
+use super::policy::NotApplied;
 use super::resources::{Resources, ACCOUNTING};
 use super::Key;
-use crate::protocol::NotApplied;
-use crate::systemd::{unescape_path, validate_unit_name};
+use crate::escape::unescape_path;
+use crate::unit_name::validate_unit_name;
 
 /// The slice of a unit that names none.
 pub const DEFAULT_SLICE: &str = "system.slice";

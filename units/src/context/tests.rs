@@ -578,23 +578,6 @@ fn json_round_trips_and_is_empty_for_no_keys() {
 }
 
 #[test]
-fn a_service_section_sets_its_context_keys() {
-    let unit = crate::systemd::parse(
-        "[Unit]\nDescription=x\n[Service]\nExecStart=/bin/x\nUMask=007\nReadWriteDirectories=-/etc/x\n\
-         SystemCallFilter=@system-service\nSystemCallFilter=~ @privileged\n",
-    );
-    let c = ServiceContext::from_service_options(&unit.options).unwrap();
-    assert_eq!(c.umask, Some(0o007));
-    assert_eq!(c.sandbox.read_write_paths.len(), 1);
-    assert_eq!(c.sandbox.system_call_filter.lines.len(), 2);
-    let bad = crate::systemd::parse("[Service]\nNice=99\n");
-    assert_eq!(
-        ServiceContext::from_service_options(&bad.options).unwrap_err(),
-        "Nice=99: 99 is out of range (a nice level is from -20 to 19)"
-    );
-}
-
-#[test]
 fn the_streams_of_a_terminal_and_what_follows_standard_input() {
     use super::input::{Input, TtyMode};
     let streams = |pairs: &[(&str, &str)]| {

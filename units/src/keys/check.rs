@@ -3,7 +3,7 @@
 //! is wrong as an [`Invalid`], and each reader puts that in its own words
 //! at its own place.
 
-use crate::spec::valid_name;
+use crate::unit_name::valid_name;
 use std::fmt;
 use std::time::Duration;
 

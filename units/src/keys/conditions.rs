@@ -1,9 +1,9 @@
 //! The keys of conditions and assertions: each systemd `Condition…=` and
 //! `Assert…=` of `[Unit]` (the kinds of
-//! [`crate::systemd::CONDITION_KINDS`]) and its YAML twin
+//! [`crate::condition::CONDITION_KINDS`]) and its YAML twin
 //! (`condition-path-exists`, `assert-path-exists`), read in systemd's
 //! syntax (`|` triggering, `!` negated) by
-//! [`crate::systemd::parse_condition`]. They apply to every type.
+//! [`crate::condition::parse_value`]. They apply to every type.
 
 use super::{Key, Slot, ALL};
 
@@ -19,7 +19,7 @@ macro_rules! cond {
 }
 
 /// Every condition key, then every assertion key, in the order of
-/// [`crate::systemd::CONDITION_KINDS`].
+/// [`crate::condition::CONDITION_KINDS`].
 pub const CONDITION_KEYS: [Key; 66] = [
     cond!(
         "condition-path-exists",

@@ -12,12 +12,12 @@
 //! `validate.rs`. A new unit type is a [`UnitType`] variant, the slices of
 //! types below that include it, and its rules in [`RULES`].
 
+use crate::condition::Condition;
 use crate::context;
 use crate::exits::ExitSet;
 use crate::spec::Names;
 pub use crate::spec::TargetList;
 use crate::spec::{Command, RestartPolicy, Signal, UnitAction, UnitSpec, UnitType};
-use crate::systemd::Condition;
 use crate::trigger::Activation;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,8 +26,10 @@ use std::time::Duration;
 pub mod check;
 mod conditions;
 mod trigger;
+mod trigger_needs;
 mod validate;
 
+pub use trigger_needs::trigger_problems;
 pub use validate::{validate, validate_set, Problem, SetProblem, What};
 
 /// One key of a unit.
@@ -105,8 +107,8 @@ pub enum Slot<'a> {
     /// [`crate::trigger::set`].
     Trigger(&'a mut Option<Box<Activation>>, &'static str),
     /// A condition (`false`) or assertion (`true`) of a kind of
-    /// [`crate::systemd::CONDITION_KINDS`], its value read in systemd's
-    /// syntax by [`crate::systemd::parse_condition`].
+    /// [`crate::condition::CONDITION_KINDS`], its value read in systemd's
+    /// syntax by [`crate::condition::parse_value`].
     Condition(&'a mut Vec<Condition>, &'static str, bool),
 }
 

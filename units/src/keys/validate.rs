@@ -223,7 +223,7 @@ pub fn validate(spec: UnitSpec) -> Result<UnitSpec, Vec<Problem>> {
             _ => {}
         }
     }
-    for (key, why) in crate::trigger::problems(&spec) {
+    for (key, why) in super::trigger_problems(&spec) {
         let key = super::key(key).map_or("type", |k| k.name);
         problems.push(Problem {
             unit: unit.clone(),
@@ -417,5 +417,40 @@ mod tests {
                 "web: `restart`: `always` is not allowed for a `oneshot` unit",
             ]
         );
+    }
+
+    /// Every kind a unit file can name is a key of the table and has its
+    /// entry in the units reference (`standby` is the graph's own link).
+    #[test]
+    fn every_dependency_kind_is_a_key_and_documented() {
+        let doc = include_str!("../../../docs/units.md");
+        for k in crate::state::DepKind::ALL
+            .into_iter()
+            .filter(|k| *k != crate::state::DepKind::Standby)
+        {
+            assert!(
+                crate::keys::key(k.as_str()).is_some(),
+                "no row in keys::KEYS for {}",
+                k.as_str()
+            );
+            let entry = format!("`{}`", k.as_str());
+            assert!(
+                doc.contains(&entry),
+                "docs/units.md has no entry for {entry}"
+            );
+        }
+    }
+
+    /// The key table's lists of types agree with the rows.
+    #[test]
+    fn the_key_tables_type_lists_are_the_rows() {
+        let with = |runs: crate::spec::Runs| -> Vec<crate::spec::UnitType> {
+            crate::spec::UnitType::ALL
+                .into_iter()
+                .filter(|t| t.row().runs == runs)
+                .collect()
+        };
+        assert_eq!(crate::keys::PROCESS, with(crate::spec::Runs::Process));
+        assert_eq!(crate::keys::TRIGGERS, with(crate::spec::Runs::Trigger));
     }
 }

@@ -193,17 +193,4 @@ mod tests {
         // No stamp at all (an old loader's output).
         assert!(!PathStamp::default().settled());
     }
-
-    #[test]
-    fn an_old_loaders_output_has_no_stamp() {
-        let mut json = serde_json::to_value(crate::load::LoadedPath::default())
-            .unwrap_or_else(|e| panic!("{e}"));
-        if let Some(m) = json.as_object_mut() {
-            assert!(m.remove("stamp").is_some());
-        }
-        let old: crate::load::LoadedPath =
-            serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(old.stamp, PathStamp::default());
-        assert!(!old.stamp.settled());
-    }
 }

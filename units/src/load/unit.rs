@@ -200,7 +200,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
             }
             Slot::Condition(list, ckind, assert) => {
                 self.systemd_values(e, |v| {
-                    match crate::systemd::parse_condition(ckind, assert, v)? {
+                    match crate::condition::parse_value(ckind, assert, v)? {
                         Some(c) => list.push(c),
                         None => list.clear(),
                     }
@@ -405,7 +405,7 @@ impl<'a, 'n, 's> Unit<'a, 'n, 's> {
         }
         // A trigger's settings as a whole (the keys one by one are read
         // above, where their values are).
-        for (key, why) in crate::trigger::problems(spec) {
+        for (key, why) in crate::keys::trigger_problems(spec) {
             let pos = self.get(key).map_or(type_pos, |e| e.key_pos);
             self.sink.error(pos, why);
         }
@@ -426,4 +426,23 @@ fn type_list(types: &[UnitType]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => names.concat(),
     }
+}
+
+/// The `unit:` (or `name:`) of a YAML unit file that has errors, if it can
+/// be read.
+pub fn yaml_unit_name(text: &str) -> Option<String> {
+    let root = yaml::parse("", text).ok()??;
+    let Value::Map(entries) = &root.value else {
+        return None;
+    };
+    entries
+        .iter()
+        .find_map(|(k, v)| match (&k.value, &v.value) {
+            (Value::Str(k), Value::Str(v))
+                if (k == "unit" || k == "name") && crate::spec::valid_name(v) =>
+            {
+                Some(v.clone())
+            }
+            _ => None,
+        })
 }

@@ -4,8 +4,8 @@
 //! definition and the machine's facts. The `Check` phase's cells are in
 //! `lifecycle/check.rs`.
 
+use crate::condition::{check as check_conditions, Condition, ConditionFacts};
 use crate::spec::UnitSpec;
-use crate::systemd::{check_conditions, Condition, ConditionFacts};
 
 /// The answer to [`super::Action::CheckConditions`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! observed, and the [`Action`]s the planner asks for. An action is
 //! complete: the init carries it out without asking the planner anything.
 
+use crate::exits::ExitStatus;
 use crate::graph::UnitId;
 use crate::spec::{Command, Signal, UnitSpec, Words};
 use std::path::PathBuf;
@@ -74,30 +75,6 @@ pub(super) fn spawn_argv(spec: &UnitSpec, role: Role, mainpid: Option<i32>) -> O
     } else {
         cmd.argv.clone()
     })
-}
-
-/// How a process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExitStatus {
-    /// It exited with this status.
-    Code(i32),
-    /// A signal killed it.
-    Signal(i32),
-}
-
-impl ExitStatus {
-    /// Exit status 0.
-    pub fn success(self) -> bool {
-        self == ExitStatus::Code(0)
-    }
-
-    /// `exit status 3`, `killed by SIGKILL`.
-    pub fn describe(self) -> String {
-        match self {
-            ExitStatus::Code(c) => format!("exit status {c}"),
-            ExitStatus::Signal(s) => format!("killed by {}", Signal(s).name()),
-        }
-    }
 }
 
 /// An sd_notify message (docs/contract.md §4).

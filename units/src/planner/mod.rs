@@ -303,7 +303,7 @@ use crate::state::UnitState;
 use crate::time::Instant;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::time::Duration;
 
 mod activated;
@@ -311,8 +311,10 @@ mod bus_names;
 mod carry;
 mod conditions;
 mod deps;
+mod errors;
 mod facts;
 mod lifecycle;
+mod pid_hasher;
 mod record;
 #[cfg(test)]
 mod regressions;
@@ -334,10 +336,11 @@ mod wants;
 #[cfg(test)]
 mod wants_tests;
 
+pub use crate::exits::ExitStatus;
 pub use conditions::{check_unit, CheckOutcome};
-pub use facts::{Action, ExitStatus, Fact, Notify, Role, Whom};
+pub use errors::{ReloadError, RestartError, UnknownTarget};
+pub use facts::{Action, Fact, Notify, Role, Whom};
 pub use replace::OnChange;
-pub use restart::RestartError;
 pub use targets::{AlternativeError, TargetView};
 pub use timers::TimerEnv;
 pub use triggered::{Activated, Monitor};
@@ -346,6 +349,7 @@ pub use wants::{WantError, WantLife};
 
 use deps::DepIndex;
 use lifecycle::Event;
+use pid_hasher::PidHasher;
 use record::{Phase, Record, Status, Unit};
 use rules::{Changed, WorkList};
 
@@ -357,21 +361,6 @@ pub const MIN_RESTART_DELAY: Duration = Duration::from_millis(100);
 pub struct PlannerOptions {
     /// At most this many units starting at once (`None`: no limit).
     pub max_concurrent_starts: Option<usize>,
-}
-
-/// Why the target is not known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownTarget(pub String);
-
-/// Why a unit cannot be reloaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReloadError {
-    /// No such unit.
-    UnknownUnit(String),
-    /// It is not running (or already reloading).
-    NotRunning(String),
-    /// It has no `exec-reload`.
-    NoReloadCommand(String),
 }
 
 /// The planner: see the module documentation.
@@ -720,28 +709,5 @@ impl Planner {
             self.step(UnitId(u), Event::Timer(kind));
         }
         self.run();
-    }
-}
-
-/// The hasher of the PID map: a PID is a small integer the kernel hands
-/// out, not chosen by an attacker, so one multiply (FxHash's) spreads it
-/// well enough; SipHash cost more than the rest of a fact's map work.
-#[derive(Default)]
-struct PidHasher(u64);
-
-impl Hasher for PidHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-
-    fn write_i32(&mut self, n: i32) {
-        self.0 =
-            (self.0.rotate_left(5) ^ u64::from(n as u32)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }

@@ -4,7 +4,8 @@
 //! a few bytes per unit; and [`Record`], the rest (processes, timer, restart
 //! count, times, status text), written on transitions and read for views.
 
-use super::facts::{ExitStatus, Role};
+use super::facts::Role;
+use crate::exits::ExitStatus;
 use crate::spec::UnitSpec;
 use crate::state::{FailureKind, UnitState};
 use crate::time::Instant;

@@ -4,20 +4,9 @@
 
 use crate::time::Instant;
 
-use super::{Phase, Planner, WantLife};
+use super::{Phase, Planner, RestartError, WantLife};
 use crate::graph::UnitId;
 use crate::state::UnitState;
-
-/// Why a unit cannot be restarted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RestartError {
-    /// No such unit.
-    UnknownUnit(String),
-    /// The current target does not require it.
-    NotRequired(String),
-    /// The system is shutting down.
-    ShuttingDown,
-}
 
 impl Planner {
     /// Restarts one required unit: stops it (dependents that hard-depend on

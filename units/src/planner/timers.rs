@@ -19,9 +19,9 @@ use super::Planner;
 use crate::graph::UnitId;
 use crate::spec::Ready;
 use crate::state::UnitState;
-use crate::systemd::tz::TimeZone;
-use crate::systemd::{wake_between, TimerClock, TimerNext, TimerSettings};
 use crate::time::Instant;
+use crate::timer::{wake_between, TimerClock, TimerNext, TimerSettings};
+use crate::tz::TimeZone;
 use std::collections::HashMap;
 use std::time::Duration;
 

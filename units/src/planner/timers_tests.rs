@@ -3,8 +3,9 @@
 //! and the timer is armed again (`OnCalendar=`, `OnUnitActiveSec=`,
 //! `Persistent=` catch-up, a wall-clock jump, `RandomizedDelaySec=`).
 
-use super::facts::{Action, ExitStatus, Fact};
+use super::facts::{Action, Fact};
 use super::{Planner, PlannerOptions, TimerEnv};
+use crate::exits::ExitStatus;
 use crate::graph::Graph;
 use crate::spec::{Command, Origin, UnitSpec, UnitType};
 use crate::state::UnitState;

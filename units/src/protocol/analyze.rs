@@ -1,9 +1,9 @@
-//! What `initctl analyze` reads: the units' timings and dependency edges
-//! ([`AnalyzeData`]) and one unit's declared and missed hardening
-//! ([`SecurityData`], `analyze security`).
+//! What `initctl analyze` gets: the dependency edges, each unit's
+//! timing, and a unit's declared sandbox for `analyze security`.
 
-use super::status::NotApplied;
-use crate::state::{DepKind, UnitState};
+use crate::context::policy::NotApplied;
+use crate::state::DepKind;
+use crate::state::UnitState;
 use serde::{Deserialize, Serialize};
 
 /// One dependency edge, for `analyze` and `dot`.
@@ -57,7 +57,7 @@ pub struct AnalyzeData {
     pub units: Vec<UnitTiming>,
 }
 
-/// One unit as `initctl analyze security` needs it ([`Reply::Security`](super::Reply::Security)):
+/// One unit as `initctl analyze security` needs it ([`super::Reply::Security`]):
 /// what it declared, and the process to read the achieved state from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecurityData {
@@ -70,7 +70,7 @@ pub struct SecurityData {
     pub user: Option<String>,
     /// Its declared service context.
     pub context: crate::context::ServiceContext,
-    /// What its start did not apply ([`UnitStatus::not_applied`](super::status::UnitStatus::not_applied)).
+    /// What its start did not apply ([`super::UnitStatus::not_applied`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_applied: Vec<NotApplied>,
 }

@@ -1,6 +1,6 @@
-//! The log writer's channel (`log-pull`, `log-batch`) and the lines of
-//! `logs`: a unit's captured lines, where its older lines are, the batches
-//! handed to `flotilla-logd` and how each went.
+//! The unit output's lines in the protocol: a unit's lines as `logs`
+//! returns them, where its older lines are, and the batches the init
+//! hands its log writer with what the writer says of them.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +23,7 @@ pub struct LogLine {
     pub cut: bool,
 }
 
-/// Where a unit's older lines are ([`Reply::LogSource`](super::Reply::LogSource)).
+/// Where a unit's older lines are ([`super::Reply::LogSource`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogSource {
     /// The log directory, if the init has one: `DIR/UNIT.log` and its
@@ -44,7 +44,7 @@ pub struct LogSource {
     pub next: u64,
 }
 
-/// How the writer's last batch went ([`Request::LogPull`](super::Request::LogPull)).
+/// How the writer's last batch went ([`super::Request::LogPull`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogAck {
     /// The batch.

@@ -21,13 +21,14 @@ mod exec;
 mod logs;
 mod settings;
 mod status;
+pub use crate::context::policy::NotApplied;
 pub use analyze::{AnalyzeData, Edge, SecurityData, UnitTiming};
 pub use exec::ExecList;
 pub use logs::{LogAck, LogBatch, LogChunk, LogFailure, LogLine, LogSource};
 pub use settings::Settings;
 pub use status::{
-    Connections, Dependencies, LogWriterStatus, NotApplied, SystemStatus, TargetProviders,
-    TimerTimes, UnitStatus, Usage, SLICE_SOURCE,
+    Connections, Dependencies, LogWriterStatus, SystemStatus, TargetProviders, TimerTimes,
+    UnitStatus, Usage, SLICE_SOURCE,
 };
 
 /// The protocol version this crate speaks.
@@ -712,8 +713,8 @@ pub fn systemd_timestamp(secs: i64) -> String {
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::systemd::civil::civil_from_days(days);
-    let wd = DAYS[crate::systemd::civil::weekday(days) as usize % 7];
+    let (y, m, d) = crate::civil::civil_from_days(days);
+    let wd = DAYS[crate::civil::weekday(days) as usize % 7];
     format!(
         "{wd} {y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
         rem / 3600,
@@ -727,7 +728,7 @@ pub fn systemd_timestamp(secs: i64) -> String {
 pub fn rfc3339(secs: i64, nanos: u32) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::systemd::civil::civil_from_days(days);
+    let (y, m, d) = crate::civil::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
         rem / 3600,

@@ -4,7 +4,7 @@
 //! values `systemctl show -p KillSignal` prints; docs/dbus.md).
 
 use crate::spec::{Signal, UnitSpec};
-use crate::systemd::TIMESPAN_INFINITY;
+use crate::timespan::TIMESPAN_INFINITY;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 //! ([`SystemStatus`]), with the parts they carry.
 
 use crate::context::limits::{Rlimit, RlimitValue};
+use crate::context::policy::NotApplied;
 use crate::state::UnitState;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -176,15 +177,6 @@ pub struct UnitStatus {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
-}
-
-/// One setting not applied, or applied in part ([`UnitStatus::not_applied`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotApplied {
-    /// systemd's name of the setting: `LimitNOFILE`, `ProtectSystem`.
-    pub setting: String,
-    /// What was done instead and why.
-    pub reason: String,
 }
 
 /// A socket unit's connections ([`UnitStatus::connections`]).

@@ -247,5 +247,5 @@ pub struct ExtraFields {
     pub wanted_by: Names,
     /// `Condition…=` and `Assert…=`, checked at each start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<crate::systemd::Condition>,
+    pub conditions: Vec<crate::condition::Condition>,
 }

@@ -2,7 +2,7 @@
 //!
 //! Everything here has passed validation: names are well formed, the options
 //! fit the type, durations are parsed. The loaders ([`crate::load`] for YAML,
-//! [`crate::systemd`] for systemd unit files) produce it; the graph, the
+//! `flotilla_systemd` for systemd unit files) produce it; the graph, the
 //! planner and the init consume it. Two specs compare equal exactly when
 //! running one instead of the other would make no difference, which is what
 //! `initctl reload` uses to decide which units restart (the file position is
@@ -22,164 +22,13 @@ mod signal;
 mod types;
 mod words;
 
+pub use crate::unit_name::valid_name;
 pub use boxed::{Context, Extras};
 pub use extra::ExtraFields;
 pub use origin::{Origin, TargetList};
 pub use signal::Signal;
-pub use types::{Arm, Ready, Runs, TypeRow};
+pub use types::{Arm, Ready, RestartPolicy, Runs, TypeRow, UnitType};
 pub use words::Words;
-
-/// The kind of process a unit runs and how its readiness is known.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum UnitType {
-    /// A foreground process that reports readiness with sd_notify `READY=1`.
-    ForegroundNotified,
-    /// A foreground process, ready on spawn, after `ready-wait`, or after a
-    /// `ready-grep` match.
-    #[default]
-    ForegroundSupervised,
-    /// A forking daemon, supervised through the PID in its pidfile.
-    BackgroundPidfile,
-    /// Started by a script that exits 0 once the service is up; stopped by a
-    /// stop script.
-    BackgroundScripted,
-    /// A command run once: `starting` while it runs, `exited` on status 0.
-    Oneshot,
-    /// No process: exists for the dependency graph.
-    Virtual,
-    /// No process: starts its unit at times (systemd's `.timer`).
-    Timer,
-    /// No process: sockets the init listens on, handed to its unit, which
-    /// starts at the first connection (systemd's `.socket`).
-    Socket,
-    /// No process: starts its unit when watched paths change (systemd's
-    /// `.path`).
-    Path,
-    /// Processes someone else started, adopted by the init at the unit's
-    /// start (systemd's `.scope`, made over D-Bus by `StartTransientUnit`:
-    /// logind's sessions, `systemd-run --scope`).
-    Scope,
-    /// No process: a level of the cgroup tree that holds the units placed
-    /// in it, with the resource limits its `[Slice]` section gives
-    /// (systemd's `.slice`; it needs no file).
-    Slice,
-}
-
-impl UnitType {
-    /// The name used in unit files and in the protocol.
-    pub fn as_str(self) -> &'static str {
-        self.row().name
-    }
-
-    /// Every type, in the order the docs list them.
-    pub const ALL: [UnitType; 11] = [
-        UnitType::ForegroundNotified,
-        UnitType::ForegroundSupervised,
-        UnitType::BackgroundPidfile,
-        UnitType::BackgroundScripted,
-        UnitType::Oneshot,
-        UnitType::Virtual,
-        UnitType::Timer,
-        UnitType::Socket,
-        UnitType::Path,
-        UnitType::Scope,
-        UnitType::Slice,
-    ];
-
-    /// A trigger: a `timer`, `socket` or `path` unit, which has no process
-    /// and starts the unit it `triggers`.
-    pub fn is_trigger(self) -> bool {
-        self.row().runs == Runs::Trigger
-    }
-
-    /// Whether units of this type run processes (every type but `virtual`
-    /// and the triggers).
-    pub fn runs_processes(self) -> bool {
-        self.row().runs == Runs::Process
-    }
-
-    /// Parses a type name as written in a unit file.
-    pub fn parse(s: &str) -> Option<UnitType> {
-        UnitType::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-}
-
-/// When a unit's process is started again after it ends. A YAML unit
-/// says `no`, `on-failure` or `always`; a systemd unit may also say one of
-/// `Restart=`'s narrower policies, which [`RestartPolicy::restarts_after`]
-/// judges by systemd's table (docs/systemd-units.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RestartPolicy {
-    /// Never.
-    No,
-    /// After an exit with a non-zero status, a signal, or a timeout.
-    OnFailure,
-    /// After any exit that the init did not ask for.
-    Always,
-    /// After a clean exit only (systemd's `on-success`).
-    OnSuccess,
-    /// After a signal, a timeout, a watchdog timeout or a failure of
-    /// another kind, not after a non-zero exit status (`on-abnormal`).
-    OnAbnormal,
-    /// After an uncaught signal only (`on-abort`).
-    OnAbort,
-    /// After a watchdog timeout only (`on-watchdog`).
-    OnWatchdog,
-}
-
-impl RestartPolicy {
-    /// Every policy, in systemd's order of `Restart=` values.
-    pub const ALL: [RestartPolicy; 7] = [
-        RestartPolicy::No,
-        RestartPolicy::OnSuccess,
-        RestartPolicy::OnFailure,
-        RestartPolicy::OnAbnormal,
-        RestartPolicy::OnWatchdog,
-        RestartPolicy::OnAbort,
-        RestartPolicy::Always,
-    ];
-
-    /// The name used in unit files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RestartPolicy::No => "no",
-            RestartPolicy::OnFailure => "on-failure",
-            RestartPolicy::Always => "always",
-            RestartPolicy::OnSuccess => "on-success",
-            RestartPolicy::OnAbnormal => "on-abnormal",
-            RestartPolicy::OnAbort => "on-abort",
-            RestartPolicy::OnWatchdog => "on-watchdog",
-        }
-    }
-
-    /// Whether a unit that ended by itself is started again, `failure`
-    /// being why it ended (`None`: a clean exit). A start skipped by
-    /// `exec-condition` is never restarted; a request to stop never
-    /// reaches here.
-    pub fn restarts_after(self, failure: Option<crate::state::FailureKind>) -> bool {
-        use crate::state::FailureKind as F;
-        use RestartPolicy as R;
-        match failure {
-            Some(F::ExecCondition) => false,
-            None => matches!(self, R::Always | R::OnSuccess),
-            Some(F::ExitCode) => matches!(self, R::Always | R::OnFailure),
-            Some(F::Signal) => {
-                matches!(self, R::Always | R::OnFailure | R::OnAbnormal | R::OnAbort)
-            }
-            Some(F::Watchdog) => {
-                matches!(
-                    self,
-                    R::Always | R::OnFailure | R::OnAbnormal | R::OnWatchdog
-                )
-            }
-            Some(_) => matches!(self, R::Always | R::OnFailure | R::OnAbnormal),
-        }
-    }
-}
 
 /// What the whole system does when a unit ends (systemd's
 /// `SuccessAction=` and `FailureAction=`): flotilla's shutdowns.
@@ -490,7 +339,7 @@ impl UnitSpec {
     }
 
     /// A timer's settings, if the unit has them.
-    pub fn timer(&self) -> Option<&crate::systemd::TimerSettings> {
+    pub fn timer(&self) -> Option<&crate::timer::TimerSettings> {
         self.activation()
             .and_then(crate::trigger::Activation::timer)
     }
@@ -511,7 +360,7 @@ impl UnitSpec {
     pub fn watchdog(&self) -> Option<Duration> {
         self.extras
             .watchdog
-            .filter(|d| !d.is_zero() && *d != crate::systemd::TIMESPAN_INFINITY)
+            .filter(|d| !d.is_zero() && *d != crate::timespan::TIMESPAN_INFINITY)
     }
 
     /// The runtime limit (`runtime-max-sec`, systemd's `RuntimeMaxSec=`)
@@ -522,7 +371,7 @@ impl UnitSpec {
         let max = self
             .extras
             .runtime_max
-            .filter(|d| *d < crate::systemd::TIMESPAN_INFINITY)?;
+            .filter(|d| *d < crate::timespan::TIMESPAN_INFINITY)?;
         let extra = self.extras.runtime_randomized_extra.unwrap_or_default();
         Some((max, extra))
     }
@@ -615,16 +464,9 @@ impl UnitSpec {
 
     /// Whether `status` counts as success for the unit's commands: status
     /// 0, or one of `success-exit-status`.
-    pub fn success(&self, status: crate::planner::ExitStatus) -> bool {
+    pub fn success(&self, status: crate::exits::ExitStatus) -> bool {
         status.success() || self.extras.success_exit_status.contains(status)
     }
-}
-
-/// Checks a unit or target name: `[A-Za-z0-9:_.@-]+`.
-pub fn valid_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b":_.@-".contains(&b))
 }
 
 #[cfg(test)]

@@ -4,9 +4,163 @@
 //! types: a new type is a variant, its row (the `match` in `row` does not
 //! compile without it) and the cells the compiler then asks for, such as
 //! the `match`es on [`Ready`] in the planner's lifecycle
-//! (`docs/design.md`, "Where a change goes").
+//! (`docs/design.md`, "Where a change goes"). [`UnitType`] and
+//! [`RestartPolicy`] are here, below the spec, so that what the spec holds
+//! (a trigger's settings) can name a type without importing the spec.
 
-use super::{RestartPolicy, UnitType};
+use serde::{Deserialize, Serialize};
+
+/// The kind of process a unit runs and how its readiness is known.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitType {
+    /// A foreground process that reports readiness with sd_notify `READY=1`.
+    ForegroundNotified,
+    /// A foreground process, ready on spawn, after `ready-wait`, or after a
+    /// `ready-grep` match.
+    #[default]
+    ForegroundSupervised,
+    /// A forking daemon, supervised through the PID in its pidfile.
+    BackgroundPidfile,
+    /// Started by a script that exits 0 once the service is up; stopped by a
+    /// stop script.
+    BackgroundScripted,
+    /// A command run once: `starting` while it runs, `exited` on status 0.
+    Oneshot,
+    /// No process: exists for the dependency graph.
+    Virtual,
+    /// No process: starts its unit at times (systemd's `.timer`).
+    Timer,
+    /// No process: sockets the init listens on, handed to its unit, which
+    /// starts at the first connection (systemd's `.socket`).
+    Socket,
+    /// No process: starts its unit when watched paths change (systemd's
+    /// `.path`).
+    Path,
+    /// Processes someone else started, adopted by the init at the unit's
+    /// start (systemd's `.scope`, made over D-Bus by `StartTransientUnit`:
+    /// logind's sessions, `systemd-run --scope`).
+    Scope,
+    /// No process: a level of the cgroup tree that holds the units placed
+    /// in it, with the resource limits its `[Slice]` section gives
+    /// (systemd's `.slice`; it needs no file).
+    Slice,
+}
+
+impl UnitType {
+    /// The name used in unit files and in the protocol.
+    pub fn as_str(self) -> &'static str {
+        self.row().name
+    }
+
+    /// Every type, in the order the docs list them.
+    pub const ALL: [UnitType; 11] = [
+        UnitType::ForegroundNotified,
+        UnitType::ForegroundSupervised,
+        UnitType::BackgroundPidfile,
+        UnitType::BackgroundScripted,
+        UnitType::Oneshot,
+        UnitType::Virtual,
+        UnitType::Timer,
+        UnitType::Socket,
+        UnitType::Path,
+        UnitType::Scope,
+        UnitType::Slice,
+    ];
+
+    /// A trigger: a `timer`, `socket` or `path` unit, which has no process
+    /// and starts the unit it `triggers`.
+    pub fn is_trigger(self) -> bool {
+        self.row().runs == Runs::Trigger
+    }
+
+    /// Whether units of this type run processes (every type but `virtual`
+    /// and the triggers).
+    pub fn runs_processes(self) -> bool {
+        self.row().runs == Runs::Process
+    }
+
+    /// Parses a type name as written in a unit file.
+    pub fn parse(s: &str) -> Option<UnitType> {
+        UnitType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// When a unit's process is started again after it ends. A YAML unit
+/// says `no`, `on-failure` or `always`; a systemd unit may also say one of
+/// `Restart=`'s narrower policies, which [`RestartPolicy::restarts_after`]
+/// judges by systemd's table (docs/systemd-units.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestartPolicy {
+    /// Never.
+    No,
+    /// After an exit with a non-zero status, a signal, or a timeout.
+    OnFailure,
+    /// After any exit that the init did not ask for.
+    Always,
+    /// After a clean exit only (systemd's `on-success`).
+    OnSuccess,
+    /// After a signal, a timeout, a watchdog timeout or a failure of
+    /// another kind, not after a non-zero exit status (`on-abnormal`).
+    OnAbnormal,
+    /// After an uncaught signal only (`on-abort`).
+    OnAbort,
+    /// After a watchdog timeout only (`on-watchdog`).
+    OnWatchdog,
+}
+
+impl RestartPolicy {
+    /// Every policy, in systemd's order of `Restart=` values.
+    pub const ALL: [RestartPolicy; 7] = [
+        RestartPolicy::No,
+        RestartPolicy::OnSuccess,
+        RestartPolicy::OnFailure,
+        RestartPolicy::OnAbnormal,
+        RestartPolicy::OnWatchdog,
+        RestartPolicy::OnAbort,
+        RestartPolicy::Always,
+    ];
+
+    /// The name used in unit files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RestartPolicy::No => "no",
+            RestartPolicy::OnFailure => "on-failure",
+            RestartPolicy::Always => "always",
+            RestartPolicy::OnSuccess => "on-success",
+            RestartPolicy::OnAbnormal => "on-abnormal",
+            RestartPolicy::OnAbort => "on-abort",
+            RestartPolicy::OnWatchdog => "on-watchdog",
+        }
+    }
+
+    /// Whether a unit that ended by itself is started again, `failure`
+    /// being why it ended (`None`: a clean exit). A start skipped by
+    /// `exec-condition` is never restarted; a request to stop never
+    /// reaches here.
+    pub fn restarts_after(self, failure: Option<crate::state::FailureKind>) -> bool {
+        use crate::state::FailureKind as F;
+        use RestartPolicy as R;
+        match failure {
+            Some(F::ExecCondition) => false,
+            None => matches!(self, R::Always | R::OnSuccess),
+            Some(F::ExitCode) => matches!(self, R::Always | R::OnFailure),
+            Some(F::Signal) => {
+                matches!(self, R::Always | R::OnFailure | R::OnAbnormal | R::OnAbort)
+            }
+            Some(F::Watchdog) => {
+                matches!(
+                    self,
+                    R::Always | R::OnFailure | R::OnAbnormal | R::OnWatchdog
+                )
+            }
+            Some(_) => matches!(self, R::Always | R::OnFailure | R::OnAbnormal),
+        }
+    }
+}
 
 /// What a unit of a type runs while it is active.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,19 +512,6 @@ mod tests {
                 row.name, row.runs, row.ready
             );
         }
-    }
-
-    /// The key table's lists of types agree with the rows.
-    #[test]
-    fn the_key_tables_type_lists_are_the_rows() {
-        let with = |runs: Runs| -> Vec<UnitType> {
-            UnitType::ALL
-                .into_iter()
-                .filter(|t| t.row().runs == runs)
-                .collect()
-        };
-        assert_eq!(crate::keys::PROCESS, with(Runs::Process));
-        assert_eq!(crate::keys::TRIGGERS, with(Runs::Trigger));
     }
 
     /// Every type has its entry in the units reference, under its name.

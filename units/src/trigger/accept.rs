@@ -128,7 +128,7 @@ mod tests {
             instance_name("echo@.service", 3, &inet("[::1]:22", "[fe80::1]:9")),
             instance_name("sshd@.service", 5, &Peer::Unix { pid: 1, uid: 2 }),
         ] {
-            crate::systemd::validate_unit_name(&n).unwrap_or_else(|e| panic!("{n}: {e}"));
+            crate::unit_name::validate_unit_name(&n).unwrap_or_else(|e| panic!("{n}: {e}"));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The planner against a simulated world: cell tests for the rules of the
 //! state model, and property tests on random graphs.
 
+use flotilla_units::condition::{parse_value as parse_condition, ScriptedFacts, ScriptedPath};
 use flotilla_units::diag::Pos;
 use flotilla_units::graph::{Graph, UnitId};
 use flotilla_units::planner::{
@@ -8,7 +9,6 @@ use flotilla_units::planner::{
 };
 use flotilla_units::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use flotilla_units::state::{DepKind, UnitState};
-use flotilla_units::systemd::{parse_condition, ScriptedFacts, ScriptedPath};
 use flotilla_units::time::Instant;
 use flotilla_units::trigger::Activation;
 use proptest::prelude::*;

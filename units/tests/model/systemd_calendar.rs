@@ -8,8 +8,8 @@
 //! property test checks the search against a brute-force walk over every
 //! minute.
 
-use flotilla_units::systemd::tz::TimeZone;
-use flotilla_units::systemd::{CalendarSpec, CalendarZone, Component};
+use flotilla_units::calendar::{CalendarSpec, CalendarZone, Component};
+use flotilla_units::tz::TimeZone;
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::process::Command;

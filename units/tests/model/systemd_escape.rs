@@ -1,7 +1,7 @@
 //! Escaping against this machine's `systemd-escape` (package `systemd`,
 //! installed by `scripts/test`), and round trips.
 
-use flotilla_units::systemd::{escape, escape_into_template, escape_path, unescape, unescape_path};
+use flotilla_units::escape::{escape, escape_into_template, escape_path, unescape, unescape_path};
 use proptest::prelude::*;
 use std::process::Command;
 

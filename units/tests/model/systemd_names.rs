@@ -1,9 +1,11 @@
 //! Unit names (`docs/fleet-compat.md`), templates and instances, specifiers,
 //! `[X-Fleet]` values and booleans.
 
-use flotilla_units::systemd::{
-    expand_specifiers, fleet_conflicts_values, fleet_values, instance, is_instance, is_template,
-    parse_bool, prefix, template_of, validate_unit_name, UnitName, UNIT_SUFFIXES,
+use flotilla_units::fleet::{fleet_conflicts_values, fleet_values, parse_bool};
+use flotilla_units::specifier::expand_specifiers;
+use flotilla_units::unit_name::{
+    instance, is_instance, is_template, prefix, template_of, validate_unit_name, UnitName,
+    UNIT_SUFFIXES,
 };
 
 #[test]

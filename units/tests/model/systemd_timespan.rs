@@ -1,6 +1,6 @@
 //! systemd time spans, as `RestartSec=` and the `Timeout…Sec=` keys take them.
 
-use flotilla_units::systemd::{parse_timespan, relative_span, TIMESPAN_INFINITY};
+use flotilla_units::timespan::{parse_timespan, relative_span, TIMESPAN_INFINITY};
 use std::time::Duration;
 
 #[test]

@@ -3,8 +3,8 @@
 //! and a skipped or failed unit never spawns.
 
 use super::*;
+use flotilla_units::condition::{ScriptedFacts, ScriptedPath};
 use flotilla_units::protocol::Reply;
-use flotilla_units::systemd::{ScriptedFacts, ScriptedPath};
 
 const SETUP: &str =
     "unit: setup\ntype: oneshot\nexec-start: /bin/setup\ncondition-path-exists: /etc/setup.conf\n";

@@ -534,8 +534,8 @@ impl Sys for FakeSys {
     fn list_dir(
         &self,
         dir: &Path,
-    ) -> Result<Vec<(OsString, flotilla_units::systemd::EntryKind)>, SysError> {
-        use flotilla_units::systemd::EntryKind;
+    ) -> Result<Vec<(OsString, flotilla_systemd::EntryKind)>, SysError> {
+        use flotilla_systemd::EntryKind;
         self.record(None, Call::ReadDir(dir.to_owned()))?;
         let st = self.state.borrow();
         let mut out: std::collections::BTreeMap<OsString, EntryKind> = Default::default();

@@ -135,7 +135,7 @@ struct State {
     /// Whether `/dev/console` opens.
     console_ok: bool,
     /// The machine conditions are checked against.
-    machine: flotilla_units::systemd::ScriptedFacts,
+    machine: flotilla_units::condition::ScriptedFacts,
 }
 
 impl State {
@@ -247,7 +247,7 @@ impl FakeSys {
                 stdout_room: usize::MAX,
                 oom_kills: 0,
                 console_ok: true,
-                machine: flotilla_units::systemd::ScriptedFacts::default(),
+                machine: flotilla_units::condition::ScriptedFacts::default(),
             }),
             on_wait: RefCell::new(None),
         }
@@ -367,9 +367,9 @@ impl FakeSys {
     }
 
     /// The machine units' conditions are checked against (by default
-    /// [`flotilla_units::systemd::ScriptedFacts::default`]: a container
+    /// [`flotilla_units::condition::ScriptedFacts::default`]: a container
     /// with no paths).
-    pub fn set_machine(&self, machine: flotilla_units::systemd::ScriptedFacts) {
+    pub fn set_machine(&self, machine: flotilla_units::condition::ScriptedFacts) {
         self.state.borrow_mut().machine = machine;
     }
 

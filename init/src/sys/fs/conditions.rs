@@ -25,10 +25,10 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use flotilla_units::condition::{fnmatch, stamp_nsec, ConditionFacts, MTime, UpdateStamps};
 use flotilla_units::context::caps;
-use flotilla_units::systemd::{
-    detect_container, fnmatch, in_user_namespace, stamp_nsec, ConditionFacts, ContainerSigns,
-    MTime, UpdateStamps, CONTAINER_NAMES,
+use flotilla_units::detect_virt::{
+    detect_container, in_user_namespace, ContainerSigns, CONTAINER_NAMES,
 };
 use nix::sys::statvfs::{statvfs, FsFlags};
 use nix::unistd::{getegid, geteuid, getgroups, Gid, Group, User};
@@ -123,7 +123,7 @@ fn exists_as(path: &str, f: impl FnOnce(&fs::Metadata) -> bool) -> Result<bool, 
 
 /// systemd-detect-virt's answer: a container first, by the signs a
 /// container manager leaves (read here, weighed by
-/// [`flotilla_units::systemd::detect_container`] in systemd's order), then
+/// [`flotilla_units::detect_virt::detect_container`] in systemd's order), then
 /// what a hypervisor shows (DMI vendor and product, the CPU's
 /// `hypervisor` flag).
 fn detect_virtualization() -> Option<String> {

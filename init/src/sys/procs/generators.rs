@@ -1,7 +1,7 @@
 //! The generator runner (docs/generators.md): the init's own binary run as
 //! `init --run-generators OUTPUT TIMEOUT_MS DIR…`, a child of the init,
 //! which empties and makes the three output directories under `OUTPUT`,
-//! runs every generator of the `DIR`s (`flotilla_units::load::generators`
+//! runs every generator of the `DIR`s (`flotilla_systemd::load::generators`
 //! picks them) at once, as systemd runs them in parallel, each with
 //! `NORMAL EARLY LATE` as its arguments and the environment it was given,
 //! and exits when all have ended or `TIMEOUT_MS` has passed: a generator
@@ -18,7 +18,7 @@ use crate::sys::context::ChildContext;
 use crate::sys::env::Env;
 use crate::sys::ExecOutcome;
 use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
-use flotilla_units::load::generators::{pick, Candidate, Outputs};
+use flotilla_systemd::load::generators::{pick, Candidate, Outputs};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;

@@ -3,13 +3,14 @@
 //! `cond` with a condition, required by `app` (which `depends-on` it) or
 //! by the target itself.
 
-use super::super::facts::{Action, ExitStatus, Fact, Role};
+use super::super::facts::{Action, Fact, Role};
 use super::super::record::Phase;
 use super::super::{check_unit, CheckOutcome, Planner};
+use crate::condition::{parse_value as parse_condition, ScriptedFacts, ScriptedPath};
+use crate::exits::ExitStatus;
 use crate::graph::UnitId;
 use crate::spec::{Command, RestartPolicy, UnitSpec, UnitType};
 use crate::state::UnitState;
-use crate::systemd::{parse_condition, ScriptedFacts, ScriptedPath};
 use crate::time::Instant;
 
 /// `cond`, a oneshot with a pre command, a stop command, a restart

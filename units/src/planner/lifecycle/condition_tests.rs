@@ -3,9 +3,10 @@
 //! unit (not failed, result `exec-condition`, no restart), 255 or a signal
 //! fails it, an ignored failure (`-`) goes on, and several run in order.
 
-use super::super::facts::{Action, ExitStatus, Fact, Role};
+use super::super::facts::{Action, Fact, Role};
 use super::super::record::Phase;
 use super::super::{Planner, PlannerOptions};
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use crate::state::{FailureKind, UnitState};

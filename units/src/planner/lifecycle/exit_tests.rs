@@ -3,8 +3,9 @@
 //! oneshot's further commands and `exec-start-post`, through the
 //! planner's public facts.
 
-use super::super::facts::{Action, ExitStatus, Fact, Role};
+use super::super::facts::{Action, Fact, Role};
 use super::super::{Planner, PlannerOptions};
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use crate::state::UnitState;

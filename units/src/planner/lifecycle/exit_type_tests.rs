@@ -3,8 +3,9 @@
 //! empty ([`Fact::CgroupEmpty`]), then judged by that exit; a stop
 //! meanwhile signals what is left and waits for the cgroup too.
 
-use super::super::facts::{Action, ExitStatus, Fact, Role, Whom};
+use super::super::facts::{Action, Fact, Role, Whom};
 use super::super::{Planner, PlannerOptions};
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, ExitType, Origin, RestartPolicy, UnitSpec, UnitType};
 use crate::state::{FailureKind, UnitState};

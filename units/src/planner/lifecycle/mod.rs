@@ -8,9 +8,10 @@
 //! reloading), [`check`] (conditions, before a start) and [`stop`] (from any phase back to `Idle`, failures and
 //! restarts); each cell has a test in `tests.rs`.
 
-use super::facts::{spawn_argv, Action, ExitStatus, Role, Whom};
+use super::facts::{spawn_argv, Action, Role, Whom};
 use super::record::{Phase, Record, Timer};
 use super::Planner;
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{ExitType, Ready, RestartPolicy, Signal, UnitSpec};
 use crate::state::FailureKind;

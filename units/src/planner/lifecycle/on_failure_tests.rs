@@ -2,9 +2,10 @@
 //! the units it names in the triggered set; one that will restart does
 //! not, until its restarts give out.
 
-use super::super::facts::{Action, ExitStatus, Fact};
+use super::super::facts::{Action, Fact};
 use super::super::regressions::planner_reaching;
 use super::super::Planner;
+use crate::exits::ExitStatus;
 use crate::graph::UnitId;
 use crate::spec::{Command, RestartPolicy, UnitSpec, UnitType};
 use crate::state::UnitState;

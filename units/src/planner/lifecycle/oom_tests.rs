@@ -2,9 +2,10 @@
 //! process's exit) fails the unit with `oom-kill` and stops what is left
 //! of it, or, with `continue`, changes nothing.
 
-use super::super::facts::{Action, ExitStatus, Fact, Role};
+use super::super::facts::{Action, Fact, Role};
 use super::super::{Planner, PlannerOptions};
 use crate::context::process::OomPolicy;
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use crate::state::{FailureKind, UnitState};

@@ -4,8 +4,9 @@
 //! counting again, the random part, `EXTEND_TIMEOUT_USEC=` and the
 //! watchdog sharing the unit's one timer.
 
-use super::super::facts::{Action, ExitStatus, Fact, Notify, Role};
+use super::super::facts::{Action, Fact, Notify, Role};
 use super::super::{Planner, PlannerOptions, TimerEnv};
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use crate::state::{FailureKind, UnitState};
@@ -183,7 +184,7 @@ fn the_random_part_stays_below_the_extra_and_infinity_is_no_limit() {
         );
         assert_eq!(p.next_deadline(), Some(t), "seed {seed}");
     }
-    for max in [None, Some(crate::systemd::TIMESPAN_INFINITY)] {
+    for max in [None, Some(crate::timespan::TIMESPAN_INFINITY)] {
         let mut s = spec();
         s.extras.runtime_max = max;
         let mut p = planner(s, 0);

@@ -4,9 +4,10 @@
 //! commands after they are closed; systemd's test 33's
 //! `test-service.socket` makes its directories so.
 
-use super::super::facts::{Action, ExitStatus, Fact, Role};
+use super::super::facts::{Action, Fact, Role};
 use super::super::record::Phase;
 use super::super::{Planner, PlannerOptions};
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, UnitSpec, UnitType};
 use crate::state::UnitState;

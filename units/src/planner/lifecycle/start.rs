@@ -1,9 +1,10 @@
 //! The lifecycle table's cells on the way up: from `Idle` through the pre
 //! commands and the main process to `Up`, and reloading.
 
-use super::super::facts::{Action, ExitStatus, Role, Whom};
+use super::super::facts::{Action, Role, Whom};
 use super::super::record::{count_in_window, Failure, Phase, Status, Timer};
 use super::super::Planner;
+use crate::exits::ExitStatus;
 use crate::graph::UnitId;
 use crate::spec::{defaults, Ready, Runs, Signal};
 use crate::state::{FailureKind, UnitState};

@@ -3,11 +3,12 @@
 //! to `Idle` as `failed` (with the restart back-off), `exited`, `waiting` or
 //! `disabled`.
 
+use super::super::facts::Role;
 use super::super::facts::{Action, Whom};
-use super::super::facts::{ExitStatus, Role};
 use super::super::record::{Failure, Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
 use crate::context::process::OomPolicy;
+use crate::exits::ExitStatus;
 use crate::graph::UnitId;
 use crate::spec::{defaults, Ready, Runs, Signal};
 use crate::state::{FailureKind, UnitState};

@@ -4,10 +4,11 @@
 //! event through the table alone (the rules do not run after it), and
 //! checks the phase, the state and the actions it asked for.
 
-use super::super::facts::{Action, ExitStatus, Fact, Notify, Role};
+use super::super::facts::{Action, Fact, Notify, Role};
 use super::super::record::{Failure, Phase, Timer};
 use super::super::{Planner, PlannerOptions};
 use super::Event;
+use crate::exits::ExitStatus;
 use crate::graph::{Graph, UnitId};
 use crate::spec::{Command, Origin, RestartPolicy, UnitSpec, UnitType};
 use crate::state::{FailureKind, UnitState};

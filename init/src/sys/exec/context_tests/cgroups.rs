@@ -385,7 +385,7 @@ fn redis_context(runtime: &str) -> ServiceContext {
     let path = "/lib/systemd/system/redis-server.service";
     let text = std::fs::read_to_string(path)
         .expect("Debian's redis-server.service (apt-get install redis-server)");
-    let unit = flotilla_units::systemd::parse(&text);
+    let unit = flotilla_systemd::parse(&text);
     let mut c = ServiceContext::from_service_options(&unit.options).unwrap();
     assert_eq!(
         c.directories.runtime.names,

@@ -1,0 +1,157 @@
+//! One directory of the unit search path as the caller listed it: its
+//! entries (files, symlinks, subdirectories), its role (systemd's
+//! `/etc`, `/run`, vendor, generated, ...) and the paths its symlinks name.
+//! What the entries define is `unit_path.rs`'s.
+
+use serde::{Deserialize, Serialize};
+
+/// What a directory entry is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EntryKind {
+    /// A regular file, and whether it is empty (an empty unit file is a mask).
+    File {
+        /// True for a file of size 0.
+        empty: bool,
+    },
+    /// A directory.
+    Dir,
+    /// A symbolic link and its target as read (absolute or relative).
+    Symlink {
+        /// The link's target.
+        target: String,
+    },
+}
+
+/// One entry of a search directory, by its path relative to the directory:
+/// `web.service`, `web.service.d/10-x.conf`, `multi-user.target.wants/web.service`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The path relative to the directory (at most one `/`).
+    pub path: String,
+    /// What it is.
+    pub kind: EntryKind,
+}
+
+/// What a search directory is for (systemctl's states depend on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DirRole {
+    /// Administrator configuration (`/etc/systemd/system`, flotilla's units directory).
+    Config,
+    /// Runtime configuration (`/run/systemd/system`).
+    Runtime,
+    /// Generated units (`/run/systemd/generator*`).
+    Generator,
+    /// Transient units (`/run/systemd/transient`).
+    Transient,
+    /// Units from packages (`/lib/systemd/system`, `/usr/lib/systemd/system`).
+    Vendor,
+}
+
+impl DirRole {
+    /// The role of a directory by where it is (its path's end, so that a
+    /// copy under another root keeps it): `…/run/systemd/transient`,
+    /// `…/run/systemd/generator*`, `…/run/systemd/system`,
+    /// `…/lib/systemd/system` (also under `/usr`); any other directory is
+    /// configuration.
+    pub fn of_path(path: &str) -> DirRole {
+        let p = path.trim_end_matches('/');
+        let last = p.rsplit('/').next().unwrap_or("");
+        if p.ends_with("/run/systemd/transient") {
+            DirRole::Transient
+        } else if last.starts_with("generator") && p.ends_with(&format!("/run/systemd/{last}")) {
+            DirRole::Generator
+        } else if p.ends_with("/run/systemd/system") {
+            DirRole::Runtime
+        } else if p.ends_with("/lib/systemd/system") {
+            DirRole::Vendor
+        } else {
+            DirRole::Config
+        }
+    }
+}
+
+/// Whether a subdirectory of a search directory is listed with it:
+/// `NAME.wants`, `NAME.requires` and `NAME.d` (drop-ins), not hidden.
+pub fn is_listed_subdir(name: &str) -> bool {
+    !name.starts_with('.')
+        && [".wants", ".requires", ".d"]
+            .iter()
+            .any(|s| name.len() > s.len() && name.ends_with(s))
+}
+
+/// Lists one directory: its entries' names and kinds, in any order.
+pub type ListDir<'a, E> = dyn FnMut(&str) -> Result<Vec<(String, EntryKind)>, E> + 'a;
+
+/// A search directory listed: `list` gives the entries of one directory
+/// (name and kind, in any order; the caller reads the file system); the
+/// top level is listed, and each subdirectory that
+/// [`is_listed_subdir`]. Entries come sorted by path. A subdirectory that
+/// cannot be listed (gone since, or not readable) is left out, as systemd
+/// leaves it out; only the top level's error is returned.
+pub fn list_search_dir<E>(path: &str, list: &mut ListDir<'_, E>) -> Result<SearchDir, E> {
+    let path = path.trim_end_matches('/').to_string();
+    let mut entries = Vec::new();
+    for (name, mut kind) in list(&path)? {
+        // A link to a directory is that directory (systemd follows a
+        // drop-in directory's link, its issue 21920); a link to anything
+        // else, or to nothing, stays a link, which no rule reads.
+        let maybe_dir = matches!(kind, EntryKind::Dir | EntryKind::Symlink { .. });
+        if maybe_dir && is_listed_subdir(&name) {
+            if let Ok(sub) = list(&format!("{path}/{name}")) {
+                kind = EntryKind::Dir;
+                for (n, k) in sub {
+                    entries.push(Entry {
+                        path: format!("{name}/{n}"),
+                        kind: k,
+                    });
+                }
+            }
+        }
+        entries.push(Entry { path: name, kind });
+    }
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(SearchDir {
+        role: DirRole::of_path(&path),
+        path,
+        entries,
+    })
+}
+
+/// One directory of the search path with its listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchDir {
+    /// The directory's absolute path, without a trailing `/`.
+    pub path: String,
+    /// Its role.
+    pub role: DirRole,
+    /// Its entries (the caller lists the top level and the `.wants/`,
+    /// `.requires/` and `.d/` subdirectories).
+    pub entries: Vec<Entry>,
+}
+
+impl SearchDir {
+    /// The entry `name` at the directory's top level.
+    pub(crate) fn top(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.path == name)
+    }
+}
+
+/// `target` made absolute against `dir`, `.` and `..` folded.
+pub(crate) fn absolute(dir: &str, target: &str) -> String {
+    let joined = if target.starts_with('/') {
+        target.to_string()
+    } else {
+        format!("{dir}/{target}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for p in joined.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
