@@ -26,6 +26,7 @@ pub mod etcd;
 pub mod init;
 pub mod procs;
 
+#[cfg(test)]
 mod house;
 
 use std::time::{Duration, Instant};

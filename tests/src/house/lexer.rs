@@ -181,21 +181,25 @@ fn attribute(toks: &[Tok], i: usize) -> Option<(bool, usize)> {
     }
     let words: Vec<&str> = (j + 1..j + 6).map(|k| text(toks, k)).collect();
     let test = words[..3] == ["cfg", "(", "test"] || words == ["cfg", "(", "all", "(", "test"];
+    Some((test, past_closing(toks, j, "[", "]")))
+}
+
+/// The index past the `close` that matches the `open` at `i`.
+fn past_closing(toks: &[Tok], mut i: usize, open: &str, close: &str) -> usize {
     let mut depth = 0;
-    while j < toks.len() {
-        match text(toks, j) {
-            "[" => depth += 1,
-            "]" => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some((test, j + 1));
-                }
+    while i < toks.len() {
+        let t = text(toks, i);
+        if t == open {
+            depth += 1;
+        } else if t == close {
+            depth -= 1;
+            if depth == 0 {
+                return i + 1;
             }
-            _ => {}
         }
-        j += 1;
+        i += 1;
     }
-    Some((test, j))
+    i
 }
 
 /// The index past the item that starts at `i`: its `;` or its block's `}`
@@ -207,22 +211,7 @@ fn item_end(toks: &[Tok], mut i: usize) -> usize {
             "(" | "[" => depth += 1,
             ")" | "]" => depth -= 1,
             ";" if depth == 0 => return i + 1,
-            "{" if depth == 0 => {
-                let mut braces = 0;
-                while i < toks.len() {
-                    match text(toks, i) {
-                        "{" => braces += 1,
-                        "}" => {
-                            braces -= 1;
-                            if braces == 0 {
-                                return i + 1;
-                            }
-                        }
-                        _ => {}
-                    }
-                    i += 1;
-                }
-            }
+            "{" if depth == 0 => return past_closing(toks, i, "{", "}"),
             _ => {}
         }
         i += 1;

@@ -10,18 +10,12 @@
 //!   (`rules`, with `lexer`, is the check; `rules_tests` tests it on small
 //!   made-up trees).
 
-#[cfg(test)]
 mod citations;
-#[cfg(test)]
 mod layering;
-#[cfg(test)]
 mod lexer;
-#[cfg(test)]
 mod rules;
-#[cfg(test)]
 mod rules_tests;
 
-#[cfg(test)]
 mod tracked {
     use std::path::{Path, PathBuf};
 
