@@ -102,3 +102,50 @@ fn the_workspace_keeps_its_layering() {
         gone.join("\n"),
     );
 }
+
+/// The integration tests build as at most this many binaries
+/// (docs/design.md, "Tests"): each links the workspace once, and they run
+/// one after another.
+const TEST_BINARIES: usize = 12;
+
+#[test]
+fn the_integration_tests_are_at_most_twelve_binaries() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(tracked::workspace())
+        .output()
+        .expect("cargo metadata");
+    assert!(out.status.success(), "cargo metadata failed");
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("its JSON");
+    let binaries: Vec<String> = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| {
+            p["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(move |t| (p, t))
+        })
+        .filter(|(_, t)| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "test"))
+        })
+        .map(|(p, t)| format!("{} {}", p["name"], t["name"]))
+        .collect();
+    assert!(
+        binaries.len() <= TEST_BINARIES,
+        "{} integration-test binaries, at most {TEST_BINARIES}: group them by what they need\n{}",
+        binaries.len(),
+        binaries.join("\n")
+    );
+}

@@ -8,7 +8,8 @@
 //!   through any circle, no file is longer than its limit, and the pure
 //!   model touches no file, clock, environment, process or network
 //!   (`rules`, with `lexer`, is the check; `rules_tests` tests it on small
-//!   made-up trees).
+//!   made-up trees); and the integration tests build as at most twelve
+//!   binaries.
 
 mod citations;
 mod layering;
