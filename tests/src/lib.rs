@@ -26,6 +26,7 @@ pub mod etcd;
 pub mod init;
 pub mod procs;
 
+#[cfg(test)]
 mod house;
 
 use std::time::{Duration, Instant};
@@ -52,4 +53,15 @@ pub fn wait_for<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Taken for its whole run by each test that boots a VM or a whole system
+/// in a container (one emulated CPU busy, or a system's worth of daemons):
+/// the binaries that hold several of them (`vm`, `container`) run them one
+/// after another, as when each had a binary of its own, so that the
+/// machine's two cores are shared with `debian_boot`'s VM only. The other
+/// tests of those binaries run beside them.
+pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
 }

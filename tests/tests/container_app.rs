@@ -22,7 +22,7 @@
 //! Every container and the image are removed at the end, on failure too.
 //! scripts/test installs podman, runc, tini and catatonit.
 
-mod pid1_support;
+use crate::pid1_support;
 
 use pid1_support::{bin_dir, report, wait_for, workspace};
 use std::process::{Command, Stdio};
@@ -187,6 +187,8 @@ fn assert_order(log: &str, needles: &[&str]) {
 
 #[test]
 fn the_app_container_stops_logs_runs_as_any_user_and_runs_a_command() {
+    // One VM or whole system at a time in this binary (`heavy`).
+    let _heavy = flotilla_tests::heavy();
     let id = std::process::id();
     let image = format!("localhost/flotilla-app-test-{id}:latest");
     let names: Vec<String> = ["main", "user", "ro", "cmd", "tini", "catatonit"]

@@ -45,7 +45,7 @@
 //! The containers and the image are removed at the end, on failure too (a
 //! guard). scripts/test installs podman, runc and tini.
 
-mod pid1_support;
+use crate::pid1_support;
 
 use pid1_support::{bin_dir, report, wait_for, workspace};
 use serde_json::Value;
@@ -717,6 +717,8 @@ fn why_not(ctr: &str) -> String {
 
 #[test]
 fn debian_system_container_boots_and_stops_under_podman() {
+    // One VM or whole system at a time in this binary (`heavy`).
+    let _heavy = flotilla_tests::heavy();
     let id = std::process::id();
     let image = format!("localhost/flotilla-test-{id}:latest");
     let ctr = format!("flotilla-test-{id}");

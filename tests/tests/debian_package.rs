@@ -8,7 +8,7 @@
 //! `contrib/debian/install ROOT` installs the same package with the root's
 //! dpkg, also where its statoverride names a group the host lacks.
 
-mod pid1_support;
+use crate::pid1_support;
 
 use pid1_support::{bin_dir, report, workspace};
 use std::path::{Path, PathBuf};
@@ -56,6 +56,8 @@ fn verified(root: &Path) {
 
 #[test]
 fn the_package_installs_beside_systemd_and_removes_cleanly() {
+    // One VM or whole system at a time in this binary (`heavy`).
+    let _heavy = flotilla_tests::heavy();
     let target = bin_dir().parent().expect("target dir").to_path_buf();
     let t = Instant::now();
     let base = ok(Command::new(workspace().join("contrib/debian/build"))

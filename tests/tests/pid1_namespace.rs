@@ -6,7 +6,7 @@
 //! and the emergency path when the loop cannot start. Needs root (CI runs
 //! as root) and util-linux's unshare, which scripts/test installs.
 
-mod pid1_support;
+use crate::pid1_support;
 
 use pid1_support::{all_pids, procs_in, units_dir, wait_for, Pid1, WAIT};
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! finishes; a binary that cannot be executed leaves PID 1 as it was, and
 //! the poweroff afterwards is orderly. Needs root and util-linux's unshare.
 
-mod pid1_support;
+use crate::pid1_support;
 
 use pid1_support::{bin, cmdline, procs_in, units_dir, wait_for, Pid1, WAIT};
 use std::path::Path;

@@ -11,7 +11,7 @@
 //! `Kernel panic`), not by time-out. scripts/test installs qemu, the
 //! kernel, busybox-static, cpio and the musl target.
 
-mod pid1_support;
+use crate::pid1_support;
 
 use pid1_support::{bin_dir, workspace, Lines};
 use std::process::{Child, Command, Stdio};
@@ -35,6 +35,8 @@ fn ms(d: Duration) -> u128 {
 
 #[test]
 fn the_image_boots_reaches_its_target_and_powers_off() {
+    // One VM or whole system at a time in this binary (`heavy`).
+    let _heavy = flotilla_tests::heavy();
     let dir = tempfile::Builder::new()
         .prefix("flotilla-vm-")
         .tempdir()

@@ -10,7 +10,7 @@
 //! `FAIL`. scripts/test installs qemu, the kernel, cpio and the musl
 //! target.
 
-mod pid1_support;
+use crate::pid1_support;
 
 use pid1_support::{bin_dir, workspace, Lines};
 use std::process::{Child, Command, Stdio};
@@ -72,6 +72,8 @@ fn initramfs(dir: &std::path::Path) -> std::path::PathBuf {
 
 #[test]
 fn cgroup_limits_and_the_sandbox_in_a_vm() {
+    // One VM or whole system at a time in this binary (`heavy`).
+    let _heavy = flotilla_tests::heavy();
     let dir = tempfile::Builder::new()
         .prefix("flotilla-vm-context-")
         .tempdir()

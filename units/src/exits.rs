@@ -11,7 +11,7 @@
 //! empties the set. [`ExitStatus`], how a process ended, is what they are
 //! matched against.
 
-use crate::spec::Signal;
+use crate::signal::Signal;
 use serde::{Deserialize, Serialize};
 
 /// How a process ended.

@@ -35,7 +35,9 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod account;
 pub mod attach;
+pub mod c_words;
 pub mod calendar;
 pub mod chase;
 mod civil;
@@ -66,6 +68,7 @@ pub mod notify_access;
 pub mod pidfile;
 pub mod planner;
 pub mod protocol;
+pub mod signal;
 pub mod snapshot;
 pub mod spec;
 pub mod specifier;
@@ -79,3 +82,4 @@ pub mod trigger;
 pub mod tz;
 pub mod unit_messages;
 pub mod unit_name;
+pub mod unit_type;

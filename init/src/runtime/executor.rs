@@ -5,13 +5,13 @@
 
 use super::execs::SpawnError;
 use super::slots::{Source, UnitIo};
-use super::stdio::{journal_targets, streams, Handed};
+use super::stdio::{streams, Handed};
 use super::Runtime;
 use crate::logbuf::LogBuf;
 use crate::notify::{unreachable_dir, NotifySocket};
 use crate::outpipe::{OutPipe, Stream};
 use crate::ratelimit::RateLimit;
-use crate::sys::journal::{JournalStream, STDOUT_SOCKET, STREAM_ID_ROOM};
+use crate::sys::journal::{JournalStream, STREAM_ID_ROOM};
 use crate::sys::{Credentials, Errno, Interest, Os, Reached, SpawnRequest, Stdio, Sys, SysError};
 use flotilla_units::context::process::KillMode;
 use flotilla_units::exec::expand_env;
@@ -25,8 +25,7 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
 /// journald's units: its service, and the socket that says it is there.
-const JOURNALD: &str = "systemd-journald";
-pub(super) const JOURNALD_SOCKET: &str = "systemd-journald.socket";
+use super::journald::{JOURNALD, JOURNALD_SOCKET};
 
 /// Bytes of output kept in memory per unit.
 pub(super) const LOG_RING_BYTES: usize = 64 * 1024;
@@ -499,39 +498,6 @@ impl<S: Sys> Runtime<S> {
             }
             None => Ok(Some(pid)),
         }
-    }
-
-    /// The journal stream for a process of `spec` running `program`, when
-    /// its output goes to the journal and the init runs journald (its
-    /// `systemd-journald.socket` is listening); never for journald itself,
-    /// whose output would come back to it; nor for a stream its caller
-    /// handed it (`passed`).
-    fn journal_stream(
-        &self,
-        spec: &UnitSpec,
-        program: &str,
-        passed: [Option<i32>; 3],
-    ) -> Option<JournalStream> {
-        let ctx = &spec.extras.context;
-        let [out, err] = journal_targets(ctx);
-        let [_, p_out, p_err] = passed;
-        let (out, err) = (out && p_out.is_none(), err && p_err.is_none());
-        if !(out || err) || spec.name.starts_with(JOURNALD) {
-            return None;
-        }
-        if !self.journald_listens() {
-            return None;
-        }
-        let header = ctx.syslog.stream_header(&spec.name, program);
-        JournalStream::new(Path::new(STDOUT_SOCKET), header, out, err)
-    }
-
-    /// Whether the init runs journald and its socket listens.
-    pub(super) fn journald_listens(&self) -> bool {
-        self.planner
-            .graph()
-            .unit(JOURNALD_SOCKET)
-            .is_some_and(|s| self.planner.state(s) == UnitState::Running)
     }
 
     /// The unit's run (cgroup, directories, prepared context), made at the

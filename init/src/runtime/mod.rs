@@ -50,6 +50,7 @@ mod freezer;
 mod generators;
 mod held;
 mod instances;
+mod journald;
 mod loading;
 mod log_settings;
 mod logfeed;

@@ -19,10 +19,9 @@ use flotilla_units::loglevel::LogLevel;
 use flotilla_units::protocol::{
     LogLine, Progress, Reply, ShutdownKind, SystemStatus, UnitStatus, PROGRESS_NAMES,
 };
-use flotilla_units::spec::{Ready, Runs, UnitAction};
+use flotilla_units::spec::{Runs, UnitAction};
 use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
-use flotilla_units::unit_messages::{Change, Kind};
 use std::collections::BTreeMap;
 
 /// The console line for a unit that went from `last` to `now`, if the
@@ -68,39 +67,6 @@ pub(super) fn has_processes(state: UnitState) -> bool {
 }
 
 impl<S: Sys> Runtime<S> {
-    /// The manager's messages about unit `id`'s change from `last` to
-    /// `st` (`Started …`, `Stopped …`: `flotilla_units::unit_messages`)
-    /// in the journal, where the init runs journald, as systemd's PID 1
-    /// writes them: `journalctl -u` shows them.
-    fn journal_change(&self, id: UnitId, last: UnitState, st: &UnitStatus) {
-        let Some(node) = self.planner.graph().get(id) else {
-            return;
-        };
-        if !self.journald_listens() {
-            return;
-        }
-        let spec = &node.spec;
-        let kind = if spec.name.ends_with(".target") {
-            Kind::Target
-        } else if spec.kind.row().ready == Ready::Exited && spec.kind.row().runs == Runs::Process {
-            Kind::Oneshot
-        } else {
-            Kind::Other
-        };
-        let change = Change {
-            unit: &spec.name,
-            description: spec.description.as_deref(),
-            kind,
-            last,
-            now: st.state,
-            result: st.result,
-            ended: st.ended,
-        };
-        for m in change.messages() {
-            self.sys.journal_send(&m.native(&spec.name));
-        }
-    }
-
     /// An instant as RFC 3339 wall time.
     pub(super) fn wall_of(&self, t: Instant) -> String {
         self.wall.wall_of(t).rfc3339()

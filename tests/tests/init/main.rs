@@ -1,9 +1,13 @@
 //! The system tests of the local init in one binary: the real `init` in
 //! supervisor mode in a temp dir, driven by the real `initctl` and its control
-//! socket. Each module is one area (logs, services, sockets, templates …).
+//! socket. Each module is one area (logs, services, sockets, templates …);
+//! `chaos` is the soak that hits one such init at random
+//! (`docs/chaos.md`).
 
 mod accept;
 mod changes;
+#[path = "../chaos.rs"]
+mod chaos;
 mod control;
 mod deps;
 mod fdstore;

@@ -47,11 +47,9 @@
 //! Each test's whole output is kept in
 //! `target/debian/systemd-tests-logs/INIT-NN.log`.
 
-#[path = "../debian_support/mod.rs"]
-mod debian_support;
 mod guest;
-#[path = "../pid1_support/mod.rs"]
-mod pid1_support;
+
+use crate::{debian_support, pid1_support};
 
 use debian_support::{build_image_with, Init};
 use guest::Outcome;
@@ -258,6 +256,8 @@ fn known_failures_are_the_documented_ones() {
 
 #[test]
 fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
+    // One VM or whole system at a time in this binary (`heavy`).
+    let _heavy = flotilla_tests::heavy();
     let start = Instant::now();
     let image = build_image_with("bookworm", Some("systemd-tests"));
     let logs = guest::logs_dir(&image);

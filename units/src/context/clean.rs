@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use super::dirs::{DirKind, Directories};
-use crate::spec::UnitType;
 use crate::state::UnitState;
+use crate::unit_type::UnitType;
 
 /// A kind of resource systemd's clean names: the five directory kinds and
 /// the descriptor store.
@@ -111,7 +111,7 @@ pub fn paths(dirs: &Directories, what: &[Resource]) -> Vec<PathBuf> {
 /// path or scope has nothing to clean (systemd: "does not support
 /// cleaning").
 pub fn supports(kind: UnitType) -> bool {
-    crate::keys::SPAWNING.contains(&kind) || kind.row().systemd_suffixes.contains(&"socket")
+    crate::unit_type::SPAWNING.contains(&kind) || kind.row().systemd_suffixes.contains(&"socket")
 }
 
 /// Why a clean is refused before anything is removed.

@@ -306,7 +306,7 @@ pub fn assign_set(list: &mut Vec<Set>, value: &str) -> Result<(), String> {
         .split_once(':')
         .ok_or_else(|| format!("`{value}` has no `:` between the ID and the value"))?;
     check_id(id)?;
-    let bytes = crate::exec::c_unescape(data)?.into_bytes();
+    let bytes = crate::c_words::c_unescape(data)?.into_bytes();
     if bytes.len() as u64 > TOTAL_MAX {
         return Err(format!("the value is more than {} MiB", TOTAL_MAX >> 20));
     }

@@ -139,7 +139,7 @@ pub fn add_text(data: &mut Vec<u8>, value: &str) -> Result<(), String> {
         data.clear();
         return Ok(());
     }
-    let text = crate::exec::c_unescape(value)?;
+    let text = crate::c_words::c_unescape(value)?;
     add_bytes(data, text.as_bytes())?;
     add_bytes(data, b"\n")
 }

@@ -63,7 +63,7 @@ impl fmt::Display for Invalid {
             Invalid::Zero => write!(f, "must be longer than 0"),
             Invalid::Signal => write!(f, "a signal is a number from 1 to 64"),
             Invalid::Count => write!(f, "not a whole number from 0 to 4294967295"),
-            Invalid::Account => write!(f, "empty, or with blanks or `:`"),
+            Invalid::Account => f.write_str(crate::account::INVALID),
             Invalid::VariableName => write!(
                 f,
                 "a variable name has no `=`, blanks or control characters"
@@ -157,12 +157,12 @@ pub fn count(s: &str) -> Result<u32, Invalid> {
     s.parse().map_err(|_| Invalid::Count)
 }
 
-/// A user or group name or number.
+/// A user or group name or number ([`crate::account::valid`]).
 pub fn account(s: &str) -> Result<(), Invalid> {
-    if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == ':') {
-        Err(Invalid::Account)
-    } else {
+    if crate::account::valid(s) {
         Ok(())
+    } else {
+        Err(Invalid::Account)
     }
 }
 

@@ -143,15 +143,7 @@ pub const COMMANDS: &[UnitType] = &[
     UnitType::Socket,
 ];
 
-/// The process types that start a command of their own (a `scope`
-/// adopts processes instead).
-pub const SPAWNING: &[UnitType] = &[
-    UnitType::ForegroundNotified,
-    UnitType::ForegroundSupervised,
-    UnitType::BackgroundPidfile,
-    UnitType::BackgroundScripted,
-    UnitType::Oneshot,
-];
+pub use crate::unit_type::SPAWNING;
 
 /// `foreground-supervised`: readiness from the process's output or a delay.
 const SUPERVISED: &[UnitType] = &[UnitType::ForegroundSupervised];

@@ -20,9 +20,7 @@
 
 use std::time::SystemTime;
 
-/// The stamp of a unit not read from a unit file (built in, transient,
-/// YAML, made later from a template): never "changed".
-pub const NO_FILES: u32 = 0;
+pub use crate::spec::NO_FILES;
 
 /// The stamp of a unit's files: `files` is the file that defines it
 /// (`None`: none) then its drop-ins, in the order they apply, each with

@@ -1,7 +1,7 @@
 //! Regression tests for bugs found by the system tests
 //! (`tests/tests/init/*.rs`); the lifecycle table's cells are tested in
 //! `lifecycle/tests.rs`, the rules against a simulated world in
-//! `units/tests/model/planner.rs`.
+//! `units/tests/model/planner/`.
 use super::*;
 use crate::spec::{Command, Origin, RestartPolicy, Signal, UnitSpec, UnitType};
 use std::path::PathBuf;

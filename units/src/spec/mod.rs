@@ -18,16 +18,14 @@ mod boxed;
 mod extra;
 mod origin;
 mod pull;
-mod signal;
-mod types;
 mod words;
 
+pub use crate::signal::Signal;
 pub use crate::unit_name::valid_name;
+pub use crate::unit_type::{Arm, Ready, RestartPolicy, Runs, TypeRow, UnitType, SPAWNING};
 pub use boxed::{Context, Extras};
 pub use extra::ExtraFields;
-pub use origin::{Origin, TargetList};
-pub use signal::Signal;
-pub use types::{Arm, Ready, RestartPolicy, Runs, TypeRow, UnitType};
+pub use origin::{Origin, TargetList, NO_FILES};
 pub use words::Words;
 
 /// What the whole system does when a unit ends (systemd's

@@ -4,6 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// The stamp of a unit not read from a unit file (built in, transient,
+/// YAML, made later from a template): never "changed".
+pub const NO_FILES: u32 = 0;
 /// Where a unit came from: the file and the positions of what cross-unit
 /// checks (duplicate names and targets, cycles, missing targets) point at.
 ///
@@ -125,7 +129,7 @@ impl From<Origin> for OriginWire {
 }
 
 fn is_no_files(files: &u32) -> bool {
-    *files == crate::load::NO_FILES
+    *files == NO_FILES
 }
 
 /// The lists of target names of a unit.

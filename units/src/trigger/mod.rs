@@ -10,9 +10,9 @@ pub mod path;
 pub mod socket;
 
 use crate::fleet::parse_bool;
-use crate::spec::UnitType;
 use crate::timer::TimerSettings;
 use crate::timespan::parse_timespan;
+use crate::unit_type::UnitType;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

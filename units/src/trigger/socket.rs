@@ -641,7 +641,9 @@ fn account(v: &str) -> Result<Option<String>, String> {
     if v.is_empty() {
         return Ok(None);
     }
-    crate::keys::check::account(v).map_err(|e| e.to_string())?;
+    if !crate::account::valid(v) {
+        return Err(crate::account::INVALID.to_string());
+    }
     Ok(Some(v.to_string()))
 }
 

@@ -439,6 +439,16 @@ impl UnitType {
     }
 }
 
+/// The process types that start a command of their own (a `scope`
+/// adopts processes instead).
+pub const SPAWNING: &[UnitType] = &[
+    UnitType::ForegroundNotified,
+    UnitType::ForegroundSupervised,
+    UnitType::BackgroundPidfile,
+    UnitType::BackgroundScripted,
+    UnitType::Oneshot,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,7 +527,7 @@ mod tests {
     /// Every type has its entry in the units reference, under its name.
     #[test]
     fn every_type_is_documented() {
-        let doc = include_str!("../../../docs/units.md");
+        let doc = include_str!("../../docs/units.md");
         for t in UnitType::ALL {
             let entry = format!("`{}`", t.row().name);
             assert!(

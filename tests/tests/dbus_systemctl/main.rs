@@ -1,0 +1,328 @@
+//! System tests of `flotilla-busd`, systemd's D-Bus interface beside the
+//! init (`docs/dbus.md`), with Debian's own programs: the init in
+//! supervisor mode with a few units, `flotilla-busd` on a socket in the
+//! test's directory, `busctl --address=unix:path=SOCK`, and the real
+//! `/bin/systemctl`, which talks to `/run/systemd/private` once
+//! `/run/systemd/system/` exists: it runs in a mount namespace of its own
+//! with a tmpfs over `/run` and the test's socket bound there, so the
+//! host's `/run` is untouched (harness: `tests/src/`).
+//!
+//! This file holds what the areas share (`flotilla-busd`, a `dbus-daemon`,
+//! the tools run against them); each module is one area.
+
+mod attach;
+mod bus_names;
+mod clean;
+mod freezer;
+mod jobs;
+mod manager;
+mod manager_env;
+mod markers;
+mod mounts;
+mod need_reload;
+mod scopes;
+mod settings;
+mod signals;
+mod slices;
+mod timers;
+mod transient;
+mod unit_files;
+
+use flotilla_tests::init::{run, run_child, Init, Out, TestDir};
+use flotilla_tests::{bins, procs, wait_for, WAIT};
+use flotilla_units::state::UnitState;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `flotilla-busd`, killed by PID when dropped.
+struct Busd {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Busd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `flotilla-busd` on `DIR/private` for the test's init, and waits
+/// until the socket takes connections.
+fn busd(dir: &TestDir) -> Busd {
+    busd_on(dir, None)
+}
+
+/// [`busd`], also on the system bus at `system_bus` when given.
+fn busd_on(dir: &TestDir, system_bus: Option<&Path>) -> Busd {
+    let socket = dir.join("private");
+    let out = std::fs::File::create(dir.join("busd.out")).expect("busd.out");
+    let mut cmd = Command::new(bins::busd());
+    cmd.arg("--socket")
+        .arg(&socket)
+        .arg("--control")
+        .arg(dir.control());
+    match system_bus {
+        Some(bus) => cmd.env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.display()),
+        ),
+        None => cmd.arg("--no-system-bus"),
+    };
+    let child = cmd
+        .env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().expect("dup"))
+        .stderr(out)
+        .spawn()
+        .expect("start flotilla-busd");
+    wait_for(WAIT, "flotilla-busd's socket", || {
+        UnixStream::connect(&socket).ok().map(|_| ())
+    });
+    Busd { child, socket }
+}
+
+/// Debian's `/bin/systemctl ARGS` against the bus side: in a private mount
+/// namespace whose `/run` is a tmpfs with `/run/systemd/system/` (what
+/// `sd_booted()` checks) and the test's socket as `/run/systemd/private`.
+fn systemctl(bus: &Busd, args: &[&str]) -> Out {
+    debian_tool(bus, "/bin/systemctl --no-pager", args)
+}
+
+/// Debian's `PROGRAM ARGS` (`systemctl`, `systemd-run`) against the bus
+/// side, as [`systemctl`] runs it.
+fn debian_tool(bus: &Busd, program: &str, args: &[&str]) -> Out {
+    let socket = &bus.socket;
+    let script = format!(
+        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
+         exec {program} \"$@\""
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .arg(socket)
+        .args(args)
+        .env("SYSTEMD_COLORS", "0")
+        .env("LC_ALL", "C");
+    run(cmd, Duration::from_secs(30))
+}
+
+/// Debian's `PROGRAM ARGS` with the system bus at `bus`, in a mount
+/// namespace of its own whose `/run` is empty: the manager's private
+/// socket is not there, so the tool talks to the bus (as a user's does).
+fn on_system_bus(bus: &Path, program: &str, args: &[&str]) -> Out {
+    run(
+        on_system_bus_cmd(bus, program, args),
+        Duration::from_secs(30),
+    )
+}
+
+/// The command [`on_system_bus`] runs.
+fn on_system_bus_cmd(bus: &Path, program: &str, args: &[&str]) -> Command {
+    let script = format!(
+        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         exec {program} \"$@\""
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        &script,
+        "sh",
+    ])
+    .args(args)
+    .env(
+        "DBUS_SYSTEM_BUS_ADDRESS",
+        format!("unix:path={}", bus.display()),
+    )
+    .env("SYSTEMD_COLORS", "0")
+    .env("LC_ALL", "C");
+    cmd
+}
+
+/// `busctl --address=unix:path=SOCK ARGS`, as `user` when given.
+fn busctl(socket: &Path, user: Option<&str>, args: &[&str]) -> Out {
+    let address = format!("unix:path={}", socket.display());
+    let mut cmd = match user {
+        Some(u) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={u}"))
+                .args(["--regid=nogroup", "--clear-groups", "busctl"]);
+            c
+        }
+        None => Command::new("busctl"),
+    };
+    cmd.arg(format!("--address={address}")).args(args);
+    run(cmd, Duration::from_secs(15))
+}
+
+/// The units: `web` (YAML) that the target `default` requires, `extra`
+/// (a systemd unit file the target does not require) and `bad`, whose
+/// start fails.
+fn units(dir: &TestDir) {
+    dir.unit("web", "unit: web\nexec-start: sleep 1000\nprovides: webd\n");
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: webd\n",
+    );
+    dir.file(
+        "units/extra.service",
+        "[Unit]\nDescription=An extra service\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.file(
+        "units/inst.service",
+        "[Service]\nExecStart=/bin/sleep 1000\n[Install]\nWantedBy=multi-user.target\n",
+    );
+    dir.file(
+        "units/bad.service",
+        "[Service]\nType=oneshot\nExecStart=/bin/false\n",
+    );
+}
+
+fn started(dir: &TestDir) -> Init {
+    units(dir);
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    init
+}
+
+/// A real `dbus-daemon` as the system bus, at `DIR/bus`, that lets every
+/// user connect (the stock system policy has no rule for the test's
+/// names); killed by PID when dropped.
+struct DbusDaemon {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for DbusDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A system bus configuration at `DIR/bus.conf` for a bus at `DIR/bus`
+/// that every user may connect to: the file and the socket.
+fn bus_config(dir: &TestDir) -> (PathBuf, PathBuf) {
+    bus_config_with(dir, "")
+}
+
+/// [`bus_config`] with `more` (XML elements) in the configuration.
+fn bus_config_with(dir: &TestDir, more: &str) -> (PathBuf, PathBuf) {
+    let socket = dir.join("bus");
+    let config = dir.file(
+        "bus.conf",
+        &format!(
+            "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n \
+             \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n<busconfig>\n\
+             <type>system</type>\n<listen>unix:path={}</listen>\n<auth>EXTERNAL</auth>\n{more}\n\
+             <policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>\
+             <allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy>\n</busconfig>\n",
+            socket.display()
+        ),
+    );
+    (config, socket)
+}
+
+fn dbus_daemon(dir: &TestDir) -> DbusDaemon {
+    let (config, _) = bus_config(dir);
+    dbus_daemon_with(dir, &config, &[])
+}
+
+/// A `dbus-daemon` with `config` and the flags `more`.
+fn dbus_daemon_with(dir: &TestDir, config: &Path, more: &[&str]) -> DbusDaemon {
+    let socket = dir.join("bus");
+    let child = Command::new("dbus-daemon")
+        .arg(format!("--config-file={}", config.display()))
+        .arg("--nofork")
+        .args(more)
+        .env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dbus-daemon");
+    wait_for(WAIT, "dbus-daemon's socket", || {
+        UnixStream::connect(&socket).ok().map(|_| ())
+    });
+    DbusDaemon { child, socket }
+}
+
+/// Waits until `flotilla-busd` has taken `org.freedesktop.systemd1` on the
+/// bus at `socket`.
+fn on_the_bus(socket: &Path) {
+    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+        let out = busctl(socket, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .then_some(())
+    });
+}
+
+/// Sets the modification time of `path` and of everything below it
+/// (links left alone).
+fn set_mtime_below(path: &Path, t: std::time::SystemTime) {
+    let meta = std::fs::symlink_metadata(path).expect("stat");
+    if meta.file_type().is_symlink() {
+        return;
+    }
+    if meta.is_dir() {
+        for e in std::fs::read_dir(path).expect("read_dir") {
+            set_mtime_below(&e.expect("entry").path(), t);
+        }
+    }
+    std::fs::File::open(path)
+        .and_then(|f| f.set_modified(t))
+        .expect("set mtime");
+}
+
+/// Debian's `systemd-run PROGRAM ARGS` started in the background (as
+/// [`debian_tool`] runs it; `--scope` makes it the command itself, which
+/// the test kills by PID at its end).
+fn debian_tool_spawn(bus: &Busd, program: &str, args: &[&str]) -> Child {
+    let script = format!(
+        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
+         exec {program} \"$@\""
+    );
+    Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .arg(&bus.socket)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start systemd-run")
+}
+
+/// Kills a child by its PID and reaps it, whatever became of it.
+/// Waits until scope `name` has left the unit set (`what`: which one).
+fn wait_scope_gone(init: &Init, name: &str, what: &str) {
+    wait_for(
+        WAIT,
+        &format!("the {what} scope to leave the unit set"),
+        || {
+            init.status()
+                .units
+                .iter()
+                .all(|u| u.unit != name)
+                .then_some(())
+        },
+    );
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
