@@ -8,6 +8,9 @@ use flotilla_units::load::MAX_FILE_SIZE;
 use flotilla_units::load::{parse_yaml, LoadedDir, ParsedUnit};
 use flotilla_units::spec::Origin;
 
+/// Reads a file: its path in, what reading gave out.
+pub type ReadFile<'a> = dyn FnMut(&str) -> FileRead + 'a;
+
 /// What reading one file of a units directory gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileRead {

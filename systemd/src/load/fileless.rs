@@ -10,7 +10,7 @@
 //! ([`transient_files`]; its test 15 counts the repeated
 //! `Documentation=`).
 
-use super::ReadFile;
+use super::dir::ReadFile;
 use crate::{resolve_unit, Definition, MergedUnit, SearchDir};
 use flotilla_units::load::ParsedUnit;
 use flotilla_units::spec::UnitType;
@@ -57,28 +57,6 @@ pub fn without_file(
     // Nothing was read from a file of its own.
     parsed.origin.file = String::new();
     Some(parsed)
-}
-
-/// Adds to `out` the units of `named` (the caller's names) that no file
-/// defines and that load without one ([`without_file`]): the slices
-/// something holds, made again at a reload.
-pub(super) fn add_named(
-    dirs: &[SearchDir],
-    facts: &SpecifierContext,
-    named: &[String],
-    read: &mut ReadFile<'_>,
-    out: &mut super::LoadedPath,
-) {
-    let mut known = out.known_names();
-    for name in named {
-        // Each name once, though the caller may name it twice.
-        if !known.insert(name.clone()) {
-            continue;
-        }
-        if let Some(parsed) = without_file(dirs, facts, name, read) {
-            super::path::take(out, parsed);
-        }
-    }
 }
 
 /// The files a transient unit is read from, in order: its properties

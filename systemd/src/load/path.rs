@@ -30,8 +30,8 @@
 //! run) for `init --check`.
 
 use super::dir::file_text;
+use super::dir::{FileRead, ReadFile};
 use super::instances::Templates;
-use super::FileRead;
 use crate::{
     resolve_unit, translatable, unit_names, yaml_dropins, Definition, EntryKind, MergedUnit,
     SearchDir,
@@ -99,9 +99,6 @@ pub struct LoadedPath {
     pub stamp: flotilla_units::load::PathStamp,
 }
 
-/// Reads a file: its path in, what reading gave out.
-pub type ReadFile<'a> = dyn FnMut(&str) -> FileRead + 'a;
-
 /// Loads the units of the search path `dirs` (highest priority first),
 /// reading files with `read`.
 pub fn load_path(dirs: &[SearchDir], read: &mut ReadFile<'_>) -> LoadedPath {
@@ -125,7 +122,7 @@ pub fn load_path_with(
     add_edges(dirs, &mut out);
     out.template_files = Templates::read(dirs, &out.templates, facts, read);
     out.add_instances(named);
-    super::fileless::add_named(dirs, facts, named, read, &mut out);
+    add_named(dirs, facts, named, read, &mut out);
     super::default_deps::add_default_dependencies(&mut out.units);
     let orphans = super::orphan_dropins::warnings(dirs, &out);
     out.diagnostics.extend(orphans);
@@ -172,6 +169,29 @@ fn dropin_texts(
         .iter()
         .filter_map(|p| text(out, read, p).map(|t| (p.clone(), t)))
         .collect()
+}
+
+/// Adds to `out` the units of `named` (the caller's names) that no file
+/// defines and that load without one
+/// ([`super::fileless::without_file`]): the slices
+/// something holds, made again at a reload.
+fn add_named(
+    dirs: &[SearchDir],
+    facts: &SpecifierContext,
+    named: &[String],
+    read: &mut ReadFile<'_>,
+    out: &mut LoadedPath,
+) {
+    let mut known = out.known_names();
+    for name in named {
+        // Each name once, though the caller may name it twice.
+        if !known.insert(name.clone()) {
+            continue;
+        }
+        if let Some(parsed) = super::fileless::without_file(dirs, facts, name, read) {
+            take(out, parsed);
+        }
+    }
 }
 
 /// Records a parsed unit: its problems, the unit when it is valid.

@@ -16,64 +16,13 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollTimeout};
 use super::super::events::epoll_flags;
 use super::super::{
     sockets, Accepted, Errno, Event, ExitStatus, FileId, FileOwner, Interest, MountRequest, Os,
-    Pid, RebootCmd, SpawnRequest, Stdio, Sys, SysError, Token, UserInfo, WallTime,
+    Pid, RebootCmd, SpawnRequest, Sys, SysError, Token, UserInfo, WallTime,
 };
-use super::{Call, FakeSys, Op, SpawnRecord};
+use super::{Call, FakeSys, Op};
 
 impl Sys for FakeSys {
     fn spawn(&self, req: &SpawnRequest<'_>) -> Result<Pid, SysError> {
-        let failure = if req.argv.is_empty() {
-            Some(SysError::EmptyCommand)
-        } else {
-            self.failure(Op::Spawn)
-        };
-        let mut st = self.state.borrow_mut();
-        let pid = match failure {
-            Some(_) => None,
-            None => {
-                let pid = st.next_pid;
-                st.next_pid = pid.saturating_add(1);
-                st.live.insert(pid);
-                Some(pid)
-            }
-        };
-        if let Some(pid) = pid {
-            // The child holds the write ends of its output pipes: copies
-            // kept until it exits, through which a test writes its output.
-            let output: Vec<OwnedFd> = [req.stdout, req.stderr]
-                .iter()
-                .filter_map(|s| match s {
-                    Stdio::Fd(fd) => fd.try_clone_to_owned().ok(),
-                    Stdio::Null | Stdio::Inherit | Stdio::Socket(_) => None,
-                })
-                .collect();
-            for fd in &output {
-                use nix::fcntl::{fcntl, FcntlArg, OFlag};
-                let _ = fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK));
-                // Room for a test to write a flood in one go (1 MiB is
-                // what an unprivileged process may ask for).
-                let _ = fcntl(fd, FcntlArg::F_SETPIPE_SZ(1 << 20));
-            }
-            if !output.is_empty() {
-                st.child_output.insert(pid, output);
-            }
-        }
-        st.calls.push(Call::Spawn(SpawnRecord {
-            pid,
-            argv: req.argv.to_vec(),
-            env: req.env.clone(),
-            cwd: req.cwd.map(Path::to_path_buf),
-            credentials: req.credentials.cloned(),
-            stdin: req.stdin.into(),
-            stdout: req.stdout.into(),
-            stderr: req.stderr.into(),
-            listen_fds: req.listen_fds.len(),
-        }));
-        match (pid, failure) {
-            (Some(pid), _) => Ok(pid),
-            (None, Some(err)) => Err(err),
-            (None, None) => Err(SysError::EmptyCommand),
-        }
+        self.spawn_child(req)
     }
 
     fn kill(&self, pid: Pid, signal: i32) -> Result<(), SysError> {
@@ -129,18 +78,7 @@ impl Sys for FakeSys {
                 max,
             },
         )?;
-        let st = self.state.borrow();
-        match st.files.get(path) {
-            None => Err(SysError::Read {
-                path: path.to_owned(),
-                errno: Os(Errno::ENOENT),
-            }),
-            Some(data) if data.len() > max => Err(SysError::TooLarge {
-                path: path.to_owned(),
-                max,
-            }),
-            Some(data) => Ok(data.clone()),
-        }
+        super::tree::read_limited(&self.state.borrow(), path, max)
     }
 
     fn read_file_chased(
@@ -535,50 +473,8 @@ impl Sys for FakeSys {
         &self,
         dir: &Path,
     ) -> Result<Vec<(OsString, flotilla_systemd::EntryKind)>, SysError> {
-        use flotilla_systemd::EntryKind;
         self.record(None, Call::ReadDir(dir.to_owned()))?;
-        let st = self.state.borrow();
-        let mut out: std::collections::BTreeMap<OsString, EntryKind> = Default::default();
-        let all = st
-            .files
-            .iter()
-            .map(|(p, b)| {
-                (
-                    p,
-                    EntryKind::File {
-                        empty: b.is_empty(),
-                    },
-                )
-            })
-            .chain(st.dirs.iter().map(|p| (p, EntryKind::Dir)))
-            .chain(st.links.iter().map(|(p, t)| {
-                let target = t.to_string_lossy().into_owned();
-                (p, EntryKind::Symlink { target })
-            }));
-        for (path, kind) in all {
-            let Ok(rest) = path.strip_prefix(dir) else {
-                continue;
-            };
-            let mut parts = rest.components();
-            let Some(first) = parts.next() else {
-                continue;
-            };
-            // A file deeper down makes its first component a directory.
-            let kind = if parts.next().is_some() {
-                EntryKind::Dir
-            } else {
-                kind
-            };
-            out.insert(first.as_os_str().to_owned(), kind);
-        }
-        if out.is_empty() && !st.dirs.contains(dir) {
-            return Err(SysError::File {
-                op: "read directory",
-                path: dir.to_owned(),
-                errno: Os(Errno::ENOENT),
-            });
-        }
-        Ok(out.into_iter().collect())
+        super::tree::list_dir(&self.state.borrow(), dir)
     }
 
     fn create_dir_all(&self, dir: &Path) -> Result<(), SysError> {

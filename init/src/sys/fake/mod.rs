@@ -52,6 +52,7 @@ use super::{Errno, ExitStatus, FileOwner, Os, Pid, Sys, SysError, Token, UserInf
 
 mod answers;
 mod calls;
+mod spawns;
 mod tree;
 pub use calls::{Call, Op, SpawnRecord, StdioRecord};
 

@@ -68,3 +68,70 @@ pub(super) fn chase(st: &State, path: &Path) -> Result<(PathBuf, u32, Option<Uns
     })?;
     Ok((chased.path, chased.node.uid, chased.unsafe_step))
 }
+
+/// The entries of directory `dir` ([`super::super::Sys::list_dir`]): each
+/// file, link and directory right below it, a deeper file making its
+/// first component a directory.
+pub(super) fn list_dir(
+    st: &State,
+    dir: &Path,
+) -> Result<Vec<(OsString, flotilla_systemd::EntryKind)>, SysError> {
+    use flotilla_systemd::EntryKind;
+    let mut out: std::collections::BTreeMap<OsString, EntryKind> = Default::default();
+    let all = st
+        .files
+        .iter()
+        .map(|(p, b)| {
+            (
+                p,
+                EntryKind::File {
+                    empty: b.is_empty(),
+                },
+            )
+        })
+        .chain(st.dirs.iter().map(|p| (p, EntryKind::Dir)))
+        .chain(st.links.iter().map(|(p, t)| {
+            let target = t.to_string_lossy().into_owned();
+            (p, EntryKind::Symlink { target })
+        }));
+    for (path, kind) in all {
+        let Ok(rest) = path.strip_prefix(dir) else {
+            continue;
+        };
+        let mut parts = rest.components();
+        let Some(first) = parts.next() else {
+            continue;
+        };
+        // A file deeper down makes its first component a directory.
+        let kind = if parts.next().is_some() {
+            EntryKind::Dir
+        } else {
+            kind
+        };
+        out.insert(first.as_os_str().to_owned(), kind);
+    }
+    if out.is_empty() && !st.dirs.contains(dir) {
+        return Err(SysError::File {
+            op: "read directory",
+            path: dir.to_owned(),
+            errno: Os(Errno::ENOENT),
+        });
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// The contents of file `path`, if it has at most `max` bytes
+/// ([`super::super::Sys::read_file_limited`]).
+pub(super) fn read_limited(st: &State, path: &Path, max: usize) -> Result<Vec<u8>, SysError> {
+    match st.files.get(path) {
+        None => Err(SysError::Read {
+            path: path.to_owned(),
+            errno: Os(Errno::ENOENT),
+        }),
+        Some(data) if data.len() > max => Err(SysError::TooLarge {
+            path: path.to_owned(),
+            max,
+        }),
+        Some(data) => Ok(data.clone()),
+    }
+}
