@@ -26,7 +26,7 @@ fn json_type(ctype: &str) -> bool {
 
 /// fleet's platform: members with their own ID and IP, metadata
 /// `hostname=smoke<ID>`; waits for `n` machines (`WaitForNMachines`).
-fn smoke(etcd: &Etcd, dir: &std::path::Path, n: usize) -> Vec<Machine> {
+pub(crate) fn smoke(etcd: &Etcd, dir: &std::path::Path, n: usize) -> Vec<Machine> {
     let ms: Vec<Machine> = (0..n)
         .map(|i| {
             let id = format!("5m0ke{i:027x}");

@@ -21,3 +21,4 @@ mod membership;
 mod multi;
 mod tls;
 mod ui;
+mod unit_actions;

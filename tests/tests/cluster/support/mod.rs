@@ -666,6 +666,14 @@ pub fn initctl(args: &[&str], env: &[(&str, &str)]) -> Out {
     }
 }
 
+/// `initctl cluster --endpoint EP ARGS...`, as fleetctl is run against
+/// one machine's API.
+pub fn initctl_cluster(ep: &str, args: &[&str]) -> Out {
+    let mut a = vec!["cluster", "--endpoint", ep];
+    a.extend_from_slice(args);
+    initctl(&a, &[])
+}
+
 /// Encodes standard base64, padded (etcd's JSON gateway takes keys so).
 pub fn b64_encode(data: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
