@@ -19,6 +19,7 @@ mod forward_tls;
 mod functional;
 mod membership;
 mod multi;
+mod scheduling;
 mod tls;
 mod ui;
 mod unit_actions;

@@ -18,6 +18,7 @@ pub mod browser;
 pub mod etcd3;
 pub mod fleet;
 pub mod http;
+pub mod platform;
 pub mod relay;
 pub mod tls;
 
