@@ -1,5 +1,5 @@
-//! fleet's `scheduling_test.go`, ported (TestScheduleConditionMachineID
-//! is in `functional.rs`, TestScheduleCircularReplace in `fleetctl.rs`):
+//! fleet's `scheduling_test.go` and `metadata_test.go`, ported
+//! (TestScheduleConditionMachineID is in `functional.rs`, TestScheduleCircularReplace in `fleetctl.rs`):
 //! fleet's fleetctl commands run as `initctl cluster`, its waits and
 //! checks on `list-units` and `list-unit-files` (`support::platform`),
 //! against real clusterds with real inits. The unit files are fleet's
@@ -199,9 +199,54 @@ fn schedule_machine_of(ms: &[Machine], dir: &Path) {
     );
 }
 
+/// TestTemplatesWithSpecifiersInMetadata (`metadata_test.go`): the
+/// template `metadata@.service` (`MachineMetadata=hostname=%i`) submitted,
+/// `metadata@smoke<ID>.service` started for each machine, last first;
+/// three active, each on the machine its instance names; and
+/// `start --block-attempts=20 metadata@invalid.service` fails (no machine
+/// has that hostname).
+fn templates_with_specifiers_in_metadata(ep: &str, dir: &Path, ids: &[String]) {
+    let template = fixture(
+        dir,
+        "metadata@.service",
+        &format!(
+            "{}
+[X-Fleet]
+MachineMetadata=hostname=%i
+",
+            HELLO.replace("World!", "World %i!")
+        ),
+    );
+    fleetctl(ep, &["submit", &template]);
+    for id in ids.iter().rev() {
+        let f = dir.join(format!("metadata@smoke{id}.service"));
+        fleetctl(ep, &["start", &f.display().to_string()]);
+    }
+    let active = single_states(&wait_n_active_units(ep, 3));
+    assert_eq!(active.len(), 3, "{active:?}");
+    for (unit, machine) in &active {
+        let instance = unit
+            .split_once('@')
+            .and_then(|(_, r)| r.split('.').next())
+            .unwrap_or_default();
+        assert_eq!(
+            instance,
+            format!("smoke{machine}"),
+            "{unit} on the wrong machine"
+        );
+    }
+    let invalid = dir.join("metadata@invalid.service").display().to_string();
+    let o = initctl_cluster(ep, &["start", "--block-attempts=20", &invalid]);
+    assert_ne!(
+        o.code, 0,
+        "metadata@invalid.service must not be scheduled: {o:?}"
+    );
+}
+
 /// fleet's TestScheduleConflicts, TestScheduleMultipleConflicts,
-/// TestScheduleGlobalConflicts, TestScheduleGlobalUnits and
-/// TestScheduleMachineOf, in turn on one three-machine cluster.
+/// TestScheduleGlobalConflicts, TestScheduleGlobalUnits,
+/// TestTemplatesWithSpecifiersInMetadata and TestScheduleMachineOf, in
+/// turn on one three-machine cluster.
 #[test]
 fn fleet_scheduling_on_three_machines() {
     let etcd = Etcd::start();
@@ -219,6 +264,8 @@ fn fleet_scheduling_on_three_machines() {
     schedule_global_conflicts(&ep, &fixtures, &ids);
     destroy_all(&ep);
     schedule_global_units(&ep, &fixtures, &ids);
+    destroy_all(&ep);
+    templates_with_specifiers_in_metadata(&ep, &fixtures, &ids);
     destroy_all(&ep);
     schedule_machine_of(&ms, &fixtures);
 }

@@ -1,7 +1,8 @@
 //! fleet's `unit_action_test.go`, ported: TestUnitRunnable, TestUnitSubmit,
 //! TestUnitLoad, TestUnitStart, TestUnitCat, TestUnitStatus and
-//! TestListUnitFilesOrder, each with fleet's fleetctl commands (run as
-//! `initctl cluster`, fleetctl's verbs and tables) and fleet's checks (its
+//! TestListUnitFilesOrder (and `client_test.go`'s TestFleetctlWithEnv),
+//! each with fleet's fleetctl commands (run as `initctl cluster`,
+//! fleetctl's verbs and tables) and fleet's checks (its
 //! `WaitForNUnits`, `WaitForNActiveUnits`, `WaitForNUnitFiles`: the
 //! `list-units` or `list-unit-files` rows every 250 ms, for 15 s).
 //!
@@ -139,10 +140,17 @@ fn list_unit_files_order(ep: &str, fixtures: &Path) {
     assert_eq!(out, units, "list-unit-files is not sorted");
 }
 
+/// TestFleetctlWithEnv (`client_test.go`): `list-machines` with the
+/// endpoint in `FLEETCTL_ENDPOINT` instead of `--endpoint` succeeds.
+fn fleetctl_with_env(ep: &str) {
+    let o = initctl(&["cluster", "list-machines"], &[("FLEETCTL_ENDPOINT", ep)]);
+    assert_eq!(o.code, 0, "with FLEETCTL_ENDPOINT: {o:?}");
+}
+
 /// fleet's TestUnitRunnable, TestUnitSubmit (9 units), TestUnitLoad (6),
-/// TestUnitStart (3), TestUnitCat, TestUnitStatus and
-/// TestListUnitFilesOrder, in turn on one machine, every unit destroyed
-/// between them.
+/// TestUnitStart (3), TestUnitCat, TestUnitStatus,
+/// TestListUnitFilesOrder and TestFleetctlWithEnv, in turn on one
+/// machine, every unit destroyed between them.
 #[test]
 fn fleet_unit_actions() {
     let etcd = Etcd::start();
@@ -166,4 +174,5 @@ fn fleet_unit_actions() {
     destroy_all(&ep);
     list_unit_files_order(&ep, &fixtures);
     destroy_all(&ep);
+    fleetctl_with_env(&ep);
 }
