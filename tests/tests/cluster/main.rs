@@ -11,6 +11,7 @@ mod chaos;
 mod committer;
 mod ctl;
 mod durable;
+mod dynamic;
 mod failures;
 mod faults;
 mod fit;
