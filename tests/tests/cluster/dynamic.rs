@@ -40,21 +40,6 @@ fn start_conflicts(ep: &str, dir: &Path) -> std::collections::BTreeMap<String, S
     single_states(&wait_n_active_units(ep, 3))
 }
 
-/// `systemctl stop fleet` on machine `m`: `initctl stop clusterd` there.
-fn stop_fleet(m: &Machine) {
-    let control = m.init.control.display().to_string();
-    let out = initctl(&["--control", &control, "stop", "clusterd"], &[]);
-    assert_eq!(out.code, 0, "{out:?}");
-}
-
-/// fleet's `WaitForNMachines` through `ep`.
-fn wait_n_machines(ep: &str, n: usize) {
-    wait_state(&format!("{n} machines"), || {
-        let o = initctl_cluster(ep, &["list-machines", "--no-legend"]);
-        (o.code == 0 && o.stdout.lines().count() == n).then_some(())
-    });
-}
-
 /// TestDynamicClusterNewMemberUnitMigration: on four machines the three
 /// conflicting units run; `systemctl stop fleet` on conflict.1's machine;
 /// through another machine three machines are listed and three units
@@ -65,7 +50,7 @@ fn fleet_dynamic_cluster_new_member_unit_migration() {
     let etcd = Etcd::start();
     let dir = tempdir();
     let ms = smoke(&etcd, dir.path(), 4);
-    let ep = format!("unix://{}", ms[0].sock.display());
+    let ep = endpoint(&ms[0]);
     let states = start_conflicts(&ep, dir.path());
 
     let unit = "conflict.1.service";
@@ -73,7 +58,7 @@ fn fleet_dynamic_cluster_new_member_unit_migration() {
     let down = ms.iter().position(|m| m.id == old).expect("a machine");
     stop_fleet(&ms[down]);
     let other = &ms[if down == 0 { 1 } else { 0 }];
-    let ep = format!("unix://{}", other.sock.display());
+    let ep = endpoint(other);
     wait_n_machines(&ep, 3);
     let new_states = single_states(&wait_n_active_units(&ep, 3));
     let new = &new_states[unit];
@@ -98,7 +83,7 @@ fn fleet_dynamic_cluster_member_reboot() {
     let etcd = Etcd::start();
     let dir = tempdir();
     let mut ms = smoke(&etcd, dir.path(), 3);
-    let ep = format!("unix://{}", ms[0].sock.display());
+    let ep = endpoint(&ms[0]);
     let old_states = start_conflicts(&ep, dir.path());
 
     stop_fleet(&ms[1]);

@@ -151,7 +151,7 @@ fn schedule_global_units(ep: &str, dir: &Path, ids: &[String]) {
 /// are listed, six units active again, ping.1 on another machine and
 /// pong.1 with it.
 fn schedule_machine_of(ms: &[Machine], dir: &Path) {
-    let ep = format!("unix://{}", ms[0].sock.display());
+    let ep = endpoint(&ms[0]);
     let ping = |n: &str| HELLO.replace("Hello, World!", n);
     for i in 0..3 {
         let p = fixture(
@@ -179,15 +179,9 @@ fn schedule_machine_of(ms: &[Machine], dir: &Path) {
 
     let mach = states["ping.1.service"].clone();
     let down = ms.iter().position(|m| m.id == mach).expect("a machine");
-    let control = ms[down].init.control.display().to_string();
-    let out = initctl(&["--control", &control, "stop", "clusterd"], &[]);
-    assert_eq!(out.code, 0, "{out:?}");
-    let other = &ms[if down == 0 { 1 } else { 0 }];
-    let ep = format!("unix://{}", other.sock.display());
-    wait_state("2 machines", || {
-        let o = initctl_cluster(&ep, &["list-machines", "--no-legend"]);
-        (o.code == 0 && o.stdout.lines().count() == 2).then_some(())
-    });
+    stop_fleet(&ms[down]);
+    let ep = endpoint(&ms[if down == 0 { 1 } else { 0 }]);
+    wait_n_machines(&ep, 2);
     let states = single_states(&wait_n_active_units(&ep, 6));
     assert_ne!(
         states["ping.1.service"], mach,
@@ -253,7 +247,7 @@ fn fleet_scheduling_on_three_machines() {
     let dir = tempdir();
     let ms = smoke(&etcd, dir.path(), 3);
     let ids: Vec<String> = ms.iter().map(|m| m.id.clone()).collect();
-    let ep = format!("unix://{}", ms[0].sock.display());
+    let ep = endpoint(&ms[0]);
     let fixtures = dir.path().join("fixtures");
     std::fs::create_dir(&fixtures).unwrap();
 
@@ -279,7 +273,7 @@ fn fleet_schedule_one_way_conflict() {
     let etcd = Etcd::start();
     let dir = tempdir();
     let ms = smoke(&etcd, dir.path(), 1);
-    let ep = format!("unix://{}", ms[0].sock.display());
+    let ep = endpoint(&ms[0]);
     let cw = fixture(
         dir.path(),
         "conflicts-with-hello.service",
@@ -320,8 +314,8 @@ fn fleet_schedule_replace() {
     let etcd = Etcd::start();
     let dir = tempdir();
     let ms = smoke(&etcd, dir.path(), 2);
-    let ep0 = format!("unix://{}", ms[0].sock.display());
-    let ep1 = format!("unix://{}", ms[1].sock.display());
+    let ep0 = endpoint(&ms[0]);
+    let ep1 = endpoint(&ms[1]);
     let f = |name: &str, x: &str| fixture(dir.path(), name, &test_unit(x));
     let r0 = f("replace.0.service", "");
     let r1 = f("replace.1.service", "");

@@ -156,7 +156,7 @@ fn fleet_unit_actions() {
     let etcd = Etcd::start();
     let dir = tempdir();
     let ms = smoke(&etcd, dir.path(), 1);
-    let ep = format!("unix://{}", ms[0].sock.display());
+    let ep = endpoint(&ms[0]);
     let fixtures = dir.path().join("fixtures");
     std::fs::create_dir(&fixtures).unwrap();
     fixture(&fixtures, "hello.service", HELLO);

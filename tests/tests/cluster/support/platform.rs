@@ -5,7 +5,7 @@
 //! (`WaitForNUnits`, `WaitForNActiveUnits`, `WaitForNUnitFiles`: the
 //! rows every 250 ms, for 15 s).
 
-use super::initctl_cluster;
+use super::{initctl, initctl_cluster, Machine};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -137,4 +137,24 @@ pub fn destroy_all(ep: &str) {
     }
     wait_n_unit_files(ep, 0);
     wait_n_units(ep, 0);
+}
+
+/// fleetctl's `--endpoint` for machine `m`: its API socket.
+pub fn endpoint(m: &Machine) -> String {
+    format!("unix://{}", m.sock.display())
+}
+
+/// `systemctl stop fleet` on machine `m`: `initctl stop clusterd` there.
+pub fn stop_fleet(m: &Machine) {
+    let control = m.init.control.display().to_string();
+    let out = initctl(&["--control", &control, "stop", "clusterd"], &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+}
+
+/// fleet's `WaitForNMachines` through `ep`.
+pub fn wait_n_machines(ep: &str, n: usize) {
+    wait_state(&format!("{n} machines"), || {
+        let o = initctl_cluster(ep, &["list-machines", "--no-legend"]);
+        (o.code == 0 && o.stdout.lines().count() == n).then_some(())
+    });
 }
