@@ -11,8 +11,9 @@
 //! This file: `machines_test.go`, and of `scheduling_test.go`
 //! TestScheduleConditionMachineID. Other fleet tests are followed in
 //! `fleetctl.rs` (restart, `--replace`, the circular `Replaces`, the PATCH
-//! bodies) and `membership.rs` (node shutdown, a duplicate machine ID,
-//! connectivity loss).
+//! bodies), `membership.rs` (node shutdown, a duplicate machine ID,
+//! connectivity loss), `unit_actions.rs`, `scheduling.rs` and
+//! `dynamic.rs` (cluster membership changes, shutdown).
 
 use crate::support::etcd::Etcd;
 use crate::support::*;

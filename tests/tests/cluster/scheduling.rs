@@ -1,6 +1,7 @@
 //! fleet's `scheduling_test.go` and `metadata_test.go`, ported
-//! (TestScheduleConditionMachineID is in `functional.rs`, TestScheduleCircularReplace in `fleetctl.rs`):
-//! fleet's fleetctl commands run as `initctl cluster`, its waits and
+//! (TestScheduleConditionMachineID is in `functional.rs`,
+//! TestScheduleCircularReplace in `fleetctl.rs`): fleet's fleetctl
+//! commands run as `initctl cluster`, its waits and
 //! checks on `list-units` and `list-unit-files` (`support::platform`),
 //! against real clusterds with real inits. The unit files are fleet's
 //! fixtures' contents, written by the test. fleet's tests first `fleetctl
