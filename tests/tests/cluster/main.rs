@@ -18,6 +18,7 @@ mod fit;
 mod fleetctl;
 mod forward_tls;
 mod functional;
+mod install;
 mod membership;
 mod multi;
 mod scheduling;
