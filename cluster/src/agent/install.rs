@@ -1,7 +1,7 @@
 //! fleet's agent enabled a unit with an `[Install]` section when it loaded
 //! it (`systemctl enable --runtime`), so `WantedBy=B` of a unit A made B
 //! pull A in: started with B while A itself is only loaded
-//! (docs/fleet-compat.md "What fleetctl depends on"). The agent does the
+//! (docs/fleet-compat.md "Unit files"). The agent does the
 //! same within this machine's set: B, when both are assigned here, wants A.
 
 use crate::model::Assignment;
