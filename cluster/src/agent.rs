@@ -35,6 +35,7 @@
 //!   the last states of a deploy are written then, not a pace later.
 
 mod hold;
+mod install;
 mod limits;
 mod local;
 mod logs;

@@ -47,6 +47,9 @@ pub struct Local {
     cache: BTreeMap<String, (String, Result<UnitSpec, String>)>,
     /// The connection to the init, kept between changes.
     conn: Option<control::Connection>,
+    /// The `wants` each unit was last sent with from other units'
+    /// `[Install] WantedBy=` ([`super::install`]).
+    install_wants: BTreeMap<String, BTreeSet<String>>,
     /// What specifiers resolve to on this machine (`%m` its ID, `%H` …):
     /// an instance (`web@1.service`, the template's options under the
     /// instance's name) is translated with `%i` its instance.
@@ -142,10 +145,18 @@ impl Local {
         } else {
             BTreeSet::new()
         };
+        let wants = super::install::install_wants(assigned);
+        // Units whose wants from other units' `[Install]` changed: sent again.
+        let rewanted: BTreeSet<String> = wants
+            .keys()
+            .chain(self.install_wants.keys())
+            .filter(|n| wants.get(*n) != self.install_wants.get(*n))
+            .cloned()
+            .collect();
         let names: BTreeSet<String> = if full {
             members.iter().chain(assigned.keys()).cloned().collect()
         } else {
-            dirty.clone()
+            dirty.iter().chain(&rewanted).cloned().collect()
         };
         let mut applied = self.applied.take().unwrap_or_default();
         let mut upsert = Vec::new();
@@ -155,10 +166,15 @@ impl Local {
         for n in &names {
             let spec = assigned.get(n).map(|a| (a, self.translated(n, a)));
             match spec {
-                Some((a, Ok(spec))) => {
+                Some((a, Ok(mut spec))) => {
                     self.excluded.remove(n);
+                    for w in wants.get(n).into_iter().flatten() {
+                        if !spec.wants.contains(w) {
+                            spec.wants.push(w.clone());
+                        }
+                    }
                     let had = applied.get(n);
-                    if had.is_none_or(|(h, _)| *h != a.hash) {
+                    if had.is_none_or(|(h, _)| *h != a.hash) || rewanted.contains(n) {
                         if had.is_some() || members.contains(n) {
                             replacing.insert(n.clone());
                         }
@@ -215,6 +231,7 @@ impl Local {
             }
         }
         self.applied = Some(applied);
+        self.install_wants = wants;
         Ok(names)
     }
 

@@ -6,6 +6,7 @@
 //! the exit codes; what runs is checked on the inits.
 
 use crate::support::etcd::{free_port, Etcd};
+use crate::support::initctl_cluster as ctl;
 use crate::support::*;
 use flotilla_systemd::{canonical_text, parse, unit_hash};
 use std::path::Path;
@@ -14,13 +15,6 @@ use std::time::{Duration, Instant};
 const A: &str = "aaaaaaaa1111";
 const B: &str = "bbbbbbbb2222";
 const LIMIT: Duration = Duration::from_secs(20);
-
-/// `initctl cluster --endpoint EP ARGS...`.
-fn ctl(ep: &str, args: &[&str]) -> Out {
-    let mut a = vec!["cluster", "--endpoint", ep];
-    a.extend_from_slice(args);
-    initctl(&a, &[])
-}
 
 /// Asserts success and returns stdout.
 fn ok(o: Out) -> String {

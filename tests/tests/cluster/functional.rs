@@ -11,8 +11,9 @@
 //! This file: `machines_test.go`, and of `scheduling_test.go`
 //! TestScheduleConditionMachineID. Other fleet tests are followed in
 //! `fleetctl.rs` (restart, `--replace`, the circular `Replaces`, the PATCH
-//! bodies) and `membership.rs` (node shutdown, a duplicate machine ID,
-//! connectivity loss).
+//! bodies), `membership.rs` (node shutdown, a duplicate machine ID,
+//! connectivity loss), `unit_actions.rs`, `scheduling.rs` and
+//! `dynamic.rs` (cluster membership changes, shutdown).
 
 use crate::support::etcd::Etcd;
 use crate::support::*;
@@ -26,15 +27,8 @@ fn json_type(ctype: &str) -> bool {
 
 /// fleet's platform: members with their own ID and IP, metadata
 /// `hostname=smoke<ID>`; waits for `n` machines (`WaitForNMachines`).
-fn smoke(etcd: &Etcd, dir: &std::path::Path, n: usize) -> Vec<Machine> {
-    let ms: Vec<Machine> = (0..n)
-        .map(|i| {
-            let id = format!("5m0ke{i:027x}");
-            let md = format!("hostname=smoke{id}");
-            let ip = format!("192.0.2.{}", 100 + i);
-            Machine::start(&etcd.url(), dir, &id, &md, &ip, "2s", &[])
-        })
-        .collect();
+pub(crate) fn smoke(etcd: &Etcd, dir: &std::path::Path, n: usize) -> Vec<Machine> {
+    let ms: Vec<Machine> = (0..n).map(|i| smoke_member(etcd, dir, i, i)).collect();
     for m in &ms {
         m.wait_api();
     }
@@ -42,6 +36,15 @@ fn smoke(etcd: &Etcd, dir: &std::path::Path, n: usize) -> Vec<Machine> {
         (machines(&ms[0]).len() == n).then_some(())
     });
     ms
+}
+
+/// fleet's `createMember`: machine number `i` (its ID), with the IP of
+/// number `ip`, metadata `hostname=smoke<ID>`, a presence TTL of 2 s.
+pub(crate) fn smoke_member(etcd: &Etcd, dir: &std::path::Path, i: usize, ip: usize) -> Machine {
+    let id = format!("5m0ke{i:027x}");
+    let md = format!("hostname=smoke{id}");
+    let ip = format!("192.0.2.{}", 100 + ip);
+    Machine::start(&etcd.url(), dir, &id, &md, &ip, "2s", &[])
 }
 
 /// `GET /fleet/v1/machines`, as fleet's fixture decodes it: `id`,

@@ -18,6 +18,7 @@ pub mod browser;
 pub mod etcd3;
 pub mod fleet;
 pub mod http;
+pub mod platform;
 pub mod relay;
 pub mod tls;
 
@@ -664,6 +665,14 @@ pub fn initctl(args: &[&str], env: &[(&str, &str)]) -> Out {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// `initctl cluster --endpoint EP ARGS...`, as fleetctl is run against
+/// one machine's API.
+pub fn initctl_cluster(ep: &str, args: &[&str]) -> Out {
+    let mut a = vec!["cluster", "--endpoint", ep];
+    a.extend_from_slice(args);
+    initctl(&a, &[])
 }
 
 /// Encodes standard base64, padded (etcd's JSON gateway takes keys so).
