@@ -34,7 +34,7 @@ pub fn install_wants(
 mod tests {
     use super::*;
     use crate::model::ClusterState;
-    use flotilla_units::systemd::UnitOption;
+    use flotilla_units::fleet::UnitOption;
 
     fn unit(install: &[&str]) -> Assignment {
         Assignment {
