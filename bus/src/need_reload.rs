@@ -13,8 +13,9 @@
 //! init. PID 1's loop does no file system work for it, and nothing is
 //! watched or kept while nobody asks.
 
+use flotilla_systemd::load::mtime_us;
 use flotilla_systemd::{Definition, ResolvedUnit};
-use flotilla_units::load::{files_stamp, mtime_us, needs_reload, NO_FILES};
+use flotilla_units::load::{files_stamp, needs_reload, NO_FILES};
 use flotilla_units::protocol::UnitStatus;
 use std::path::Path;
 

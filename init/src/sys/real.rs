@@ -440,7 +440,7 @@ impl Sys for RealSys {
             Ok(m) => {
                 let t = m.modified().map_err(|e| file_error("stat", path, &e))?;
                 // As the bus takes it (`NeedDaemonReload`).
-                Ok(Some(flotilla_units::load::mtime_us(t)))
+                Ok(Some(flotilla_systemd::load::mtime_us(t)))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(file_error("stat", path, &e)),

@@ -8,6 +8,13 @@ use flotilla_units::load::MAX_FILE_SIZE;
 use flotilla_units::load::{parse_yaml, LoadedDir, ParsedUnit};
 use flotilla_units::spec::Origin;
 
+/// A file's modification time in µs since the epoch, as the loader and
+/// the bus both take it (0 for one before the epoch).
+pub fn mtime_us(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
 /// Reads a file: its path in, what reading gave out.
 pub type ReadFile<'a> = dyn FnMut(&str) -> FileRead + 'a;
 
@@ -145,6 +152,14 @@ fn end_pos(valid: &[u8]) -> Pos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_are_in_microseconds_since_the_epoch() {
+        let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::new(2, 345_678_901);
+        assert_eq!(mtime_us(t), 2_345_678);
+        let before = std::time::SystemTime::UNIX_EPOCH - std::time::Duration::from_secs(1);
+        assert_eq!(mtime_us(before), 0);
+    }
 
     #[test]
     fn unit_file_names() {

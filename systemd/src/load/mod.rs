@@ -21,7 +21,7 @@ mod target_order;
 
 pub use boot_target::keep_target_alias;
 pub use default_deps::add_default_dependencies;
-pub use dir::{is_unit_file_name, load_files, FileRead, ReadFile};
+pub use dir::{is_unit_file_name, load_files, mtime_us, FileRead, ReadFile};
 pub use fileless::{loads_without_file, transient_files, without_file};
 pub use instances::{Instances, Made, Templates};
 pub use path::{add_want, load_path, load_path_with, LoadedPath, UnitSource};

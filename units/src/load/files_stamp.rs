@@ -18,8 +18,6 @@
 //! in room the origin has unused (docs/performance.md, "Memory budget"):
 //! a change goes unseen once in 2³² edits.
 
-use std::time::SystemTime;
-
 pub use crate::spec::NO_FILES;
 
 /// The stamp of a unit's files: `files` is the file that defines it
@@ -47,13 +45,6 @@ pub fn files_stamp<'a>(
 /// now, needs a reload to take them.
 pub fn needs_reload(loaded: u32, now: u32) -> bool {
     loaded != NO_FILES && loaded != now
-}
-
-/// A file's modification time in µs since the epoch, as the loader and
-/// the bus both take it (0 for one before the epoch).
-pub fn mtime_us(t: SystemTime) -> u64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -106,13 +97,5 @@ mod tests {
     fn a_unit_not_read_from_a_file_never_needs_a_reload() {
         assert_ne!(stamp(None, &[]), NO_FILES);
         assert!(!needs_reload(NO_FILES, stamp(Some(1), &[])));
-    }
-
-    #[test]
-    fn times_are_in_microseconds_since_the_epoch() {
-        let t = SystemTime::UNIX_EPOCH + std::time::Duration::new(2, 345_678_901);
-        assert_eq!(mtime_us(t), 2_345_678);
-        let before = SystemTime::UNIX_EPOCH - std::time::Duration::from_secs(1);
-        assert_eq!(mtime_us(before), 0);
     }
 }

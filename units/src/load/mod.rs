@@ -27,7 +27,7 @@ mod words;
 pub(crate) mod yaml;
 
 pub use dropin::parse_yaml_with_dropins;
-pub use files_stamp::{files_stamp, mtime_us, needs_reload, NO_FILES};
+pub use files_stamp::{files_stamp, needs_reload, NO_FILES};
 pub use stamp::{DirStamp, Entries, PathStamp, SETTLE_US};
 pub use unit::{parse_yaml, yaml_unit_name, UNIT_KEYS};
 pub use words::split_command;
