@@ -27,6 +27,8 @@ mod signals;
 mod slices;
 #[path = "dbus_systemctl/timers.rs"]
 mod timers;
+#[path = "dbus_systemctl/transient_timers.rs"]
+mod transient_timers;
 
 use flotilla_tests::init::{run, run_child, Init, Out, TestDir};
 use flotilla_tests::{bins, procs, wait_for, WAIT};

@@ -1,4 +1,4 @@
-//! When a transient service has ended as systemd lets go of it: systemd
+//! When a transient service or timer has ended as systemd lets go of it: systemd
 //! unloads a unit that is inactive and that nothing holds
 //! (`unit_may_gc`: no job, its `CollectMode=` met), so that
 //! `systemd-run --unit NAME` may make NAME again (docs/dbus.md,
@@ -33,8 +33,17 @@ pub fn collectable(spec: &UnitSpec, now: Now) -> bool {
         // Inactive as systemd shows it: skipped, or ran to its end and
         // does not remain after it.
         UnitState::Exited => {
-            now.skipped || (spec.kind.row().runs != Runs::Nothing && !spec.remain_after_exit())
+            now.skipped
+                || match spec.timer() {
+                    // Elapsed for good, not to remain (`systemd-run
+                    // --on-active=` sends `RemainAfterElapse=no`).
+                    Some(t) => !t.remain_after_elapse,
+                    None => spec.kind.row().runs != Runs::Nothing && !spec.remain_after_exit(),
+                }
         }
+        // Inactive, never started or ended so: a timer's service that
+        // ran, or that its timer never started.
+        UnitState::Disabled => true,
         UnitState::Failed => mode == CollectMode::InactiveOrFailed && !now.restarting,
         _ => false,
     }
@@ -113,6 +122,12 @@ mod tests {
                 false,
             ),
             (
+                "inactive: started by a timer, or never",
+                unit(Some(Inactive), None),
+                now(Disabled, false, false),
+                true,
+            ),
+            (
                 "no mode: initctl run's",
                 unit(None, None),
                 now(Exited, false, false),
@@ -121,5 +136,31 @@ mod tests {
         ] {
             assert_eq!(collectable(&spec, at), want, "{what}");
         }
+    }
+
+    /// A timer goes once it has elapsed for good, not while it remains
+    /// after its elapse (`RemainAfterElapse=yes`, a unit file's default).
+    #[test]
+    fn a_timer_goes_once_it_elapsed_not_to_remain() {
+        let timer = |remain: &str| {
+            let text = format!("[Timer]\nOnActiveSec=1\nRemainAfterElapse={remain}\n");
+            let mut s = crate::systemd::translate_file("t.timer", "t.timer", &text)
+                .spec
+                .unwrap_or_else(|| panic!("t.timer"));
+            s.extras.collect_mode = Some(CollectMode::Inactive);
+            s
+        };
+        let elapsed = Now {
+            state: UnitState::Exited,
+            skipped: false,
+            restarting: false,
+        };
+        assert!(collectable(&timer("no"), elapsed));
+        assert!(!collectable(&timer("yes"), elapsed));
+        let waiting = Now {
+            state: UnitState::Running,
+            ..elapsed
+        };
+        assert!(!collectable(&timer("no"), waiting));
     }
 }
