@@ -27,6 +27,8 @@ mod signals;
 mod slices;
 #[path = "dbus_systemctl/timers.rs"]
 mod timers;
+#[path = "dbus_systemctl/transient_mounts.rs"]
+mod transient_mounts;
 #[path = "dbus_systemctl/transient_timers.rs"]
 mod transient_timers;
 

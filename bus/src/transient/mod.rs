@@ -344,10 +344,17 @@ pub fn asked(name: &str, props: Props, aux: Aux) -> Result<Asked, BusError> {
     asked_with(name, props, aux, &Dropins::new())
 }
 
-/// The types `StartTransientUnit` makes, and why no other.
-const MADE: ([&str; 4], &str) = (
-    [".service", ".scope", ".slice", ".timer"],
-    "flotilla makes transient services, scopes, slices and timers only",
+/// The types `StartTransientUnit` makes, each with the section of its
+/// unit file its properties are lines of, and why no other.
+const MADE: ([(&str, &str); 5], &str) = (
+    [
+        (".service", "Service"),
+        (".scope", "Scope"),
+        (".slice", "Slice"),
+        (".timer", "Timer"),
+        (".mount", "Mount"),
+    ],
+    "flotilla makes transient services, scopes, slices, timers and mounts only",
 );
 
 /// [`asked`] with the search path's drop-ins for the names of the unit
@@ -358,12 +365,12 @@ pub fn asked_with(
     aux: Aux,
     dropins: &Dropins,
 ) -> Result<Asked, BusError> {
-    if !MADE.0.iter().any(|s| name.ends_with(s)) {
+    let Some(&(_, own)) = MADE.0.iter().find(|(s, _)| name.ends_with(s)) else {
         return Err(BusError::not_supported(
             &format!("The transient unit {name}"),
             MADE.1,
         ));
-    }
+    };
     let of = |n: &str| dropins.get(n).map_or(&[][..], Vec::as_slice);
     if !aux.is_empty() && !name.ends_with(".timer") {
         return Err(BusError::not_supported(
@@ -382,7 +389,7 @@ pub fn asked_with(
         extra.push(checked(service(&n, p, of(&n))?)?);
     }
     let asked = if name.ends_with(".slice") {
-        let (unit, text) = from_lines(name, props, of(name), "Slice")?;
+        let (unit, text) = from_lines(name, props, of(name), own)?;
         Asked {
             unit,
             adopt: Vec::new(),
@@ -400,11 +407,6 @@ pub fn asked_with(
             file: None,
         }
     } else {
-        let own = if name.ends_with(".timer") {
-            "Timer"
-        } else {
-            "Service"
-        };
         let unit = collected(name, props, of(name), own)?;
         Asked {
             unit,
@@ -828,3 +830,8 @@ mod tests {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 #[path = "timer_tests.rs"]
 mod timer_tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+#[path = "mount_tests.rs"]
+mod mount_tests;

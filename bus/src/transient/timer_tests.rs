@@ -121,7 +121,7 @@ fn what_a_timer_cannot_take_is_named() {
     let e = asked("tmp-aaa.swap", Vec::new(), Vec::new()).unwrap_err();
     assert!(
         e.message
-            .contains("services, scopes, slices and timers only"),
+            .contains("services, scopes, slices, timers and mounts only"),
         "{}",
         e.message
     );
