@@ -630,7 +630,7 @@ mod tests {
         asked("t.service", all, Vec::new()).map(|a| a.unit)
     }
 
-    fn v<'a>(x: impl Into<zbus::zvariant::Value<'a>>) -> OwnedValue {
+    pub(super) fn v<'a>(x: impl Into<zbus::zvariant::Value<'a>>) -> OwnedValue {
         OwnedValue::try_from(x.into()).unwrap()
     }
 

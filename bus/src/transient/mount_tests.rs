@@ -1,11 +1,8 @@
 //! Transient mounts: what `systemd-mount -t tmpfs tmpfs /tmp/aaa` sends
 //! (`What`, `Type`, `Options`; the place is the unit's name).
 
+use super::tests::v;
 use super::*;
-
-fn v<'a>(x: impl Into<zbus::zvariant::Value<'a>>) -> OwnedValue {
-    OwnedValue::try_from(x.into()).unwrap()
-}
 
 #[test]
 fn a_mount_is_read_as_its_unit_file_and_mounts_where_its_name_says() {

@@ -2,12 +2,9 @@
 //! `--on-clock-change` and `--timer-property=` send (the timer, with the
 //! service it starts as its auxiliary unit).
 
+use super::tests::v;
 use super::*;
 use std::time::Duration;
-
-fn v<'a>(x: impl Into<zbus::zvariant::Value<'a>>) -> OwnedValue {
-    OwnedValue::try_from(x.into()).unwrap()
-}
 
 fn props(list: Vec<(&str, OwnedValue)>) -> Props {
     list.into_iter().map(|(k, x)| (k.to_string(), x)).collect()
