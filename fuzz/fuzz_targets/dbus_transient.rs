@@ -18,7 +18,7 @@ fuzz_target!(|bytes: &[u8]| {
     if let Ok(((name, _mode, props, aux), _)) =
         data.deserialize::<(String, String, Props, Aux)>()
     {
-        if let Ok(a) = asked(&name, props, &aux) {
+        if let Ok(a) = asked(&name, props, aux) {
             let checked = flotilla_units::keys::validate(a.unit.clone())
                 .expect("busd accepted a unit the init refuses");
             assert_eq!(checked, a.unit);

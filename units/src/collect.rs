@@ -1,4 +1,4 @@
-//! When a transient service has ended as systemd lets go of it: systemd
+//! When a transient service or timer has ended as systemd lets go of it: systemd
 //! unloads a unit that is inactive and that nothing holds
 //! (`unit_may_gc`: no job, its `CollectMode=` met), so that
 //! `systemd-run --unit NAME` may make NAME again (docs/dbus.md,
@@ -33,8 +33,17 @@ pub fn collectable(spec: &UnitSpec, now: Now) -> bool {
         // Inactive as systemd shows it: skipped, or ran to its end and
         // does not remain after it.
         UnitState::Exited => {
-            now.skipped || (spec.kind.row().runs != Runs::Nothing && !spec.remain_after_exit())
+            now.skipped
+                || match spec.timer() {
+                    // Elapsed for good, not to remain (`systemd-run
+                    // --on-active=` sends `RemainAfterElapse=no`).
+                    Some(t) => !t.remain_after_elapse,
+                    None => spec.kind.row().runs != Runs::Nothing && !spec.remain_after_exit(),
+                }
         }
+        // Inactive, never started or ended so: a timer's service that
+        // ran, or that its timer never started.
+        UnitState::Disabled => true,
         UnitState::Failed => mode == CollectMode::InactiveOrFailed && !now.restarting,
         _ => false,
     }
@@ -111,6 +120,12 @@ mod tests {
                 unit(Some(InactiveOrFailed), None),
                 now(Failed, false, true),
                 false,
+            ),
+            (
+                "inactive: started by a timer, or never",
+                unit(Some(Inactive), None),
+                now(Disabled, false, false),
+                true,
             ),
             (
                 "no mode: initctl run's",

@@ -24,8 +24,12 @@ pub mod stdio;
 
 /// A transient unit's properties, as `StartTransientUnit` carries them.
 pub type Props = Vec<(String, OwnedValue)>;
-/// Its auxiliary units (refused).
+/// Its auxiliary units: what a timer starts (`systemd-run --on-active=`
+/// sends the service with the timer).
 pub type Aux = Vec<(String, Props)>;
+/// The search path's drop-ins by unit name (path and text, in the order
+/// they apply; see [`service`]); a name not here has none.
+pub type Dropins = std::collections::HashMap<String, Vec<(String, String)>>;
 
 /// What a `StartTransientUnit` asks for, read with no I/O: the unit, the
 /// processes a scope adopts, and the mount units its
@@ -36,6 +40,8 @@ pub struct Asked {
     pub unit: UnitSpec,
     /// A scope's processes (none for a service).
     pub adopt: Vec<i32>,
+    /// The auxiliary units, added with it, not wanted: a timer's service.
+    pub aux: Vec<UnitSpec>,
     /// Mount units to pull in, where they exist.
     pub mounts: Vec<String>,
     /// For a type that needs no file (a slice): the unit file its
@@ -61,7 +67,23 @@ fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
 /// applies them over the transient unit's file; a problem in one of them
 /// is not the caller's, and the translator's warning for it is left out.
 fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<UnitSpec, BusError> {
-    from_lines(name, props, dropins, "Service").map(|(unit, _)| unit)
+    collected(name, props, dropins, "Service")
+}
+
+/// A unit that goes once it has ended, as systemd lets it go (a
+/// service; a timer, `systemd-run --on-active=30 CMD`'s, once it has
+/// elapsed for good): read as a unit file's section `own`, with its
+/// [`collect_mode`].
+fn collected(
+    name: &str,
+    props: Props,
+    dropins: &[(String, String)],
+    own: &str,
+) -> Result<UnitSpec, BusError> {
+    let collect = collect_mode(&props)?;
+    let (mut unit, _) = from_lines(name, props, dropins, own)?;
+    unit.extras.collect_mode = Some(collect);
+    Ok(unit)
 }
 
 /// The unit of a type read from unit-file lines (a service, a slice):
@@ -110,17 +132,19 @@ fn from_lines(
             }
         }
     }
-    if !invalid.is_empty() {
-        return Err(BusError::invalid_args(invalid.join("; ")));
-    }
+    // A key not taken first: what is invalid may be so for its want (a
+    // timer of `OnTimezoneChange=` alone has nothing else to elapse on).
     if !refused.is_empty() {
         return Err(BusError::not_supported(
             &format!("StartTransientUnit with {}", refused.join(", ")),
             &format!(
-                "{} (a transient service takes the keys a unit file's takes, docs/dbus.md)",
+                "{} (a transient unit takes the keys its unit file takes, docs/dbus.md)",
                 why.join("; ")
             ),
         ));
+    }
+    if !invalid.is_empty() {
+        return Err(BusError::invalid_args(invalid.join("; ")));
     }
     let unit = parsed
         .spec
@@ -316,38 +340,60 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
 
 /// The unit a `StartTransientUnit(name, mode, properties, auxiliary
 /// units)` asks for, or why it is refused (fuzzed: `fuzz/`, docs/fuzzing.md).
-pub fn asked(name: &str, props: Props, aux: &Aux) -> Result<Asked, BusError> {
-    asked_with(name, props, aux, &[])
+pub fn asked(name: &str, props: Props, aux: Aux) -> Result<Asked, BusError> {
+    asked_with(name, props, aux, &Dropins::new())
 }
 
-/// [`asked`] with the search path's drop-ins for a service's name (path
-/// and text, in the order they apply; see [`service`]).
+/// The types `StartTransientUnit` makes, each with the section of its
+/// unit file its properties are lines of, and why no other.
+const MADE: ([(&str, &str); 5], &str) = (
+    [
+        (".service", "Service"),
+        (".scope", "Scope"),
+        (".slice", "Slice"),
+        (".timer", "Timer"),
+        (".mount", "Mount"),
+    ],
+    "flotilla makes transient services, scopes, slices, timers and mounts only",
+);
+
+/// [`asked`] with the search path's drop-ins for the names of the unit
+/// and of its auxiliary units (see [`service`]).
 pub fn asked_with(
     name: &str,
     props: Props,
-    aux: &Aux,
-    dropins: &[(String, String)],
+    aux: Aux,
+    dropins: &Dropins,
 ) -> Result<Asked, BusError> {
-    if ![".service", ".scope", ".slice"]
-        .iter()
-        .any(|s| name.ends_with(s))
-    {
+    let Some(&(_, own)) = MADE.0.iter().find(|(s, _)| name.ends_with(s)) else {
         return Err(BusError::not_supported(
             &format!("The transient unit {name}"),
-            "flotilla makes transient services, scopes and slices only",
+            MADE.1,
+        ));
+    };
+    let of = |n: &str| dropins.get(n).map_or(&[][..], Vec::as_slice);
+    if !aux.is_empty() && !name.ends_with(".timer") {
+        return Err(BusError::not_supported(
+            &format!("Auxiliary transient units of {name}"),
+            "flotilla takes auxiliary units with a timer only (the service it starts)",
         ));
     }
-    if !aux.is_empty() {
-        return Err(BusError::not_supported(
-            "Auxiliary transient units",
-            "flotilla makes one transient service per call",
-        ));
+    let mut extra = Vec::new();
+    for (n, p) in aux {
+        if !n.ends_with(".service") {
+            return Err(BusError::not_supported(
+                &format!("The auxiliary transient unit {n}"),
+                "a timer's auxiliary unit is the service it starts",
+            ));
+        }
+        extra.push(checked(service(&n, p, of(&n))?)?);
     }
     let asked = if name.ends_with(".slice") {
-        let (unit, text) = from_lines(name, props, dropins, "Slice")?;
+        let (unit, text) = from_lines(name, props, of(name), own)?;
         Asked {
             unit,
             adopt: Vec::new(),
+            aux: Vec::new(),
             mounts: Vec::new(),
             file: Some(text),
         }
@@ -356,28 +402,34 @@ pub fn asked_with(
         Asked {
             unit,
             adopt: pids,
+            aux: Vec::new(),
             mounts,
             file: None,
         }
     } else {
-        let collect = collect_mode(&props)?;
-        let mut unit = service(name, props, dropins)?;
-        unit.extras.collect_mode = Some(collect);
+        let unit = collected(name, props, of(name), own)?;
         Asked {
             unit,
             adopt: Vec::new(),
+            aux: extra,
             mounts: Vec::new(),
             file: None,
         }
     };
-    // The init's own check of a unit given whole, here, so that a value it
-    // would refuse (an empty program, a name with a blank) is the caller's
-    // `InvalidArgs`, naming the property's key.
-    let unit = flotilla_units::keys::validate(asked.unit).map_err(|problems| {
+    Ok(Asked {
+        unit: checked(asked.unit)?,
+        ..asked
+    })
+}
+
+/// The init's own check of a unit given whole, here, so that a value it
+/// would refuse (an empty program, a name with a blank) is the caller's
+/// `InvalidArgs`, naming the property's key.
+fn checked(unit: UnitSpec) -> Result<UnitSpec, BusError> {
+    flotilla_units::keys::validate(unit).map_err(|problems| {
         let why: Vec<String> = problems.iter().map(ToString::to_string).collect();
         BusError::invalid_args(why.join("; "))
-    })?;
-    Ok(Asked { unit, ..asked })
+    })
 }
 
 /// `StartTransientUnit(name, mode, properties, auxiliary units)`.
@@ -392,17 +444,18 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
             "{name}: only a service takes StandardInputFileDescriptor and the like"
         )));
     }
-    let dropins = if name.ends_with(".service") || name.ends_with(".slice") {
-        crate::unit_files::dropins_of(hub, &name).await?
-    } else {
-        Vec::new()
-    };
+    let mut dropins = Dropins::new();
+    let names = std::iter::once(&name).chain(aux.iter().map(|(n, _)| n));
+    for n in names.filter(|n| !n.ends_with(".scope")) {
+        dropins.insert(n.clone(), crate::unit_files::dropins_of(hub, n).await?);
+    }
     let Asked {
         mut unit,
         adopt,
+        aux,
         mounts,
         file,
-    } = asked_with(&name, props, &aux, &dropins)?;
+    } = asked_with(&name, props, aux, &dropins)?;
     for m in mounts {
         if hub.find(&m).await?.is_some() {
             unit.pull(&m, true, true);
@@ -413,6 +466,7 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
         unit: Box::new(unit),
         adopt,
         stdio: passed.iter().map(|(s, _)| *s).collect(),
+        aux,
     };
     let fds: Vec<RawFd> = passed.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
     match hub.ask_passing(request, &fds).await? {
@@ -451,7 +505,7 @@ mod tests {
         let data = Data::new(&bytes[..], Context::new_dbus(LE, 0));
         let ((name, _mode, props, aux), _) =
             data.deserialize::<(String, String, Props, Aux)>().unwrap();
-        asked(&name, props, &aux)
+        asked(&name, props, aux)
     }
 
     #[test]
@@ -487,7 +541,7 @@ mod tests {
         .into_iter()
         .map(|(k, x)| (k.to_string(), x))
         .collect();
-        let a = asked("test-workload0.scope", props, &Vec::new()).unwrap();
+        let a = asked("test-workload0.scope", props, Vec::new()).unwrap();
         let r = &a.unit.extras.context.resources;
         assert_eq!(r.slice.as_deref(), Some("workload.slice"));
         assert_eq!(
@@ -500,7 +554,7 @@ mod tests {
             ("PIDs".to_string(), v(vec![4321u32])),
             ("Slice".to_string(), v("a--b.slice")),
         ];
-        let e = asked("x.scope", bad, &Vec::new()).unwrap_err();
+        let e = asked("x.scope", bad, Vec::new()).unwrap_err();
         assert!(e.message.contains("a--b.slice"), "{}", e.message);
     }
 
@@ -515,13 +569,13 @@ mod tests {
                 ("RuntimeRandomizedExtraUSec".to_string(), v(0u64)),
             ]
         };
-        let a = asked("t.scope", props(5_000_000), &Vec::new()).unwrap();
+        let a = asked("t.scope", props(5_000_000), Vec::new()).unwrap();
         let five = std::time::Duration::from_secs(5);
         assert_eq!(
             a.unit.runtime_max(),
             Some((five, std::time::Duration::ZERO))
         );
-        let a = asked("t.scope", props(u64::MAX), &Vec::new()).unwrap();
+        let a = asked("t.scope", props(u64::MAX), Vec::new()).unwrap();
         assert_eq!(a.unit.runtime_max(), None);
     }
 
@@ -541,17 +595,21 @@ mod tests {
             ("Description".to_string(), v("sleepy")),
             ("ExecStart".to_string(), start),
         ];
-        let dropins = [
-            (
-                "/etc/systemd/system/a-.service.d/x.conf".to_string(),
-                "[Unit]\nDescription=dropped\n[Service]\nExecCondition=echo %n\n".to_string(),
-            ),
-            (
-                "/etc/systemd/system/service.d/y.conf".to_string(),
-                "[Service]\nNoSuchKey=1\n".to_string(),
-            ),
-        ];
-        let a = asked_with("a-b-c2.service", props, &Vec::new(), &dropins).unwrap();
+        let dropins = [(
+            "a-b-c2.service".to_string(),
+            vec![
+                (
+                    "/etc/systemd/system/a-.service.d/x.conf".to_string(),
+                    "[Unit]\nDescription=dropped\n[Service]\nExecCondition=echo %n\n".to_string(),
+                ),
+                (
+                    "/etc/systemd/system/service.d/y.conf".to_string(),
+                    "[Service]\nNoSuchKey=1\n".to_string(),
+                ),
+            ],
+        )]
+        .into();
+        let a = asked_with("a-b-c2.service", props, Vec::new(), &dropins).unwrap();
         let cond = &a.unit.extras.exec_condition;
         assert_eq!(cond[0].argv.to_vec(), ["echo", "a-b-c2.service"]);
         assert_eq!(a.unit.description.as_deref(), Some("dropped"));
@@ -569,10 +627,10 @@ mod tests {
             .unwrap(),
         )];
         all.extend(props.into_iter().map(|(k, v)| (k.to_string(), v)));
-        asked("t.service", all, &Vec::new()).map(|a| a.unit)
+        asked("t.service", all, Vec::new()).map(|a| a.unit)
     }
 
-    fn v<'a>(x: impl Into<zbus::zvariant::Value<'a>>) -> OwnedValue {
+    pub(super) fn v<'a>(x: impl Into<zbus::zvariant::Value<'a>>) -> OwnedValue {
         OwnedValue::try_from(x.into()).unwrap()
     }
 
@@ -712,22 +770,26 @@ mod tests {
     /// slice with them first), and its file holds the properties alone.
     #[test]
     fn a_transient_slice_is_read_with_its_dropins_around_its_properties() {
-        let dropins = vec![
-            (
-                "/etc/systemd/system/slice.d/d1.conf".to_string(),
-                "[Unit]\nDocumentation=man:drop1\n".to_string(),
-            ),
-            (
-                "/usr/lib/systemd/system/a-.slice.d/o.conf".to_string(),
-                "[Unit]\nDocumentation=man:drop2\n[Slice]\nMemoryMax=1000000000\n".to_string(),
-            ),
-        ];
+        let dropins = [(
+            "a-b-c.slice".to_string(),
+            vec![
+                (
+                    "/etc/systemd/system/slice.d/d1.conf".to_string(),
+                    "[Unit]\nDocumentation=man:drop1\n".to_string(),
+                ),
+                (
+                    "/usr/lib/systemd/system/a-.slice.d/o.conf".to_string(),
+                    "[Unit]\nDocumentation=man:drop2\n[Slice]\nMemoryMax=1000000000\n".to_string(),
+                ),
+            ],
+        )]
+        .into();
         let props = vec![
             ("Description".to_string(), v("slice too")),
             ("MemoryMax".to_string(), v(1_000_000_002u64)),
             ("Documentation".to_string(), v(vec!["man:drop5"])),
         ];
-        let a = asked_with("a-b-c.slice", props, &vec![], &dropins).unwrap();
+        let a = asked_with("a-b-c.slice", props, Vec::new(), &dropins).unwrap();
         assert_eq!(a.unit.kind, UnitType::Slice);
         assert_eq!(a.unit.description.as_deref(), Some("slice too"));
         let docs: Vec<&str> = a
@@ -763,3 +825,13 @@ mod tests {
         assert!(!file.contains("drop1"), "{file}");
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+#[path = "timer_tests.rs"]
+mod timer_tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+#[path = "mount_tests.rs"]
+mod mount_tests;

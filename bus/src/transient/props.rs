@@ -1,4 +1,4 @@
-//! A transient service's properties (`StartTransientUnit`) decoded back
+//! A transient unit's properties (`StartTransientUnit`) decoded back
 //! into the unit-file lines they stand for, which the translator of unit
 //! files then reads (docs/dbus.md, "Transient services"). systemd's client
 //! (`systemd-run -p Key=Value`) turns each unit-file setting into a
@@ -50,6 +50,12 @@ enum Form {
     /// A number that stands for names systemd's client looked up
     /// (capability masks, facility and class numbers …), not decoded.
     Opaque,
+    /// `a(st)`: a timer's monotonic elapses (`TimersMonotonic`), each its
+    /// key (`OnActiveSec` …) and microseconds: one `KEY=Nus` line each.
+    Monotonic,
+    /// `a(ss)`: a timer's calendar elapses (`TimersCalendar`), each its
+    /// key (`OnCalendar`) and expression: one line each.
+    Calendar,
 }
 
 /// The unit-file key a property stands for.
@@ -72,7 +78,7 @@ struct Row(&'static str, &'static str, KeyOf, Form);
 use Form::*;
 use KeyOf::*;
 
-/// The properties of a transient service, as systemd's client makes them
+/// The properties of a transient service or timer, as systemd's client makes them
 /// (src/shared/bus-unit-util.c in systemd's source). The first row whose
 /// name and signature match decides; the last rows are by signature alone.
 const ROWS: &[Row] = &[
@@ -145,6 +151,8 @@ const ROWS: &[Row] = &[
         EnvFiles,
     ),
     Row("DelegateControllers", "as", Named("Delegate"), Words),
+    Row("TimersMonotonic", "a(st)", Same, Monotonic),
+    Row("TimersCalendar", "a(ss)", Same, Calendar),
     Row("StandardInputData", "ay", Same, Base64),
     Row("UMask", "u", Same, Mode),
     Row("*DirectoryMode", "u", Same, Mode),
@@ -171,6 +179,15 @@ const ROWS: &[Row] = &[
     Row("*", "as", Same, Words),
     Row("*", "a(sasb)", Same, Commands),
     Row("*", "(aiai)", Same, ExitStatuses),
+];
+
+/// The keys of a timer's monotonic elapses (`TimersMonotonic`).
+const MONOTONIC: [&str; 5] = [
+    "OnActiveSec",
+    "OnBootSec",
+    "OnStartupSec",
+    "OnUnitActiveSec",
+    "OnUnitInactiveSec",
 ];
 
 /// Whether `name` is what the row's pattern names.
@@ -226,7 +243,7 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
             return Err(not_decoded(
                 &property,
                 &signature,
-                "flotilla decodes a transient service's properties in the shapes \
+                "flotilla decodes a transient unit's properties in the shapes \
                  systemd-run sends for the unit-file keys it takes (docs/dbus.md)",
             ));
         };
@@ -237,11 +254,12 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
                 format!("{}{new}", property.strip_suffix(old).unwrap_or(&property))
             }
         };
-        let one = |value: String| Line {
+        let keyed = |key: &str, value: String| Line {
             property: property.clone(),
-            key: key.clone(),
+            key: key.to_string(),
             value,
         };
+        let one = |value: String| keyed(&key, value);
         match form {
             Skip => {}
             Quota => {
@@ -333,6 +351,36 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
                 for (path, optional) in files {
                     let path = text(&property, Ok::<_, std::convert::Infallible>(path))?;
                     out.push(one(format!("{}{path}", if optional { "-" } else { "" })));
+                }
+            }
+            Monotonic => {
+                let timers =
+                    <Vec<(String, u64)>>::try_from(value).map_err(|e| bad(&property, e))?;
+                // An empty list resets them, as an empty line of each key.
+                if timers.is_empty() {
+                    out.extend(MONOTONIC.iter().map(|k| keyed(k, String::new())));
+                }
+                for (k, us) in timers {
+                    if !MONOTONIC.contains(&k.as_str()) {
+                        return Err(bad(&property, format!("{k}: not a monotonic timer")));
+                    }
+                    out.push(keyed(&k, format!("{us}us")));
+                }
+            }
+            Calendar => {
+                let timers =
+                    <Vec<(String, String)>>::try_from(value).map_err(|e| bad(&property, e))?;
+                if timers.is_empty() {
+                    out.push(keyed("OnCalendar", String::new()));
+                }
+                for (k, spec) in timers {
+                    if k != "OnCalendar" {
+                        return Err(bad(&property, format!("{k}: not a calendar timer")));
+                    }
+                    out.push(keyed(
+                        &k,
+                        text(&property, Ok::<_, std::convert::Infallible>(spec))?,
+                    ));
                 }
             }
             ExitStatuses => {

@@ -74,6 +74,7 @@ fn send(ctx: &mut Ctx<'_>, unit: UnitSpec) -> Result<i32, CtlError> {
         unit: Box::new(unit),
         adopt: Vec::new(),
         stdio: Vec::new(),
+        aux: Vec::new(),
     })? {
         Reply::Applied(a) => {
             for w in &a.warnings {

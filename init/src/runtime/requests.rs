@@ -207,8 +207,13 @@ impl<S: Sys> Runtime<S> {
                 let r = self.unmask(&unit);
                 self.reply(c, r);
             }
-            Request::TransientAdd { unit, adopt, stdio } => {
-                let r = self.add_transient(*unit, adopt, (&stdio, inc.fds));
+            Request::TransientAdd {
+                unit,
+                adopt,
+                stdio,
+                aux,
+            } => {
+                let r = self.add_transient(*unit, aux, adopt, (&stdio, inc.fds));
                 self.reply(c, r);
             }
             Request::StopTransient { name } => {

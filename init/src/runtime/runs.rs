@@ -21,12 +21,14 @@ use std::os::fd::OwnedFd;
 pub(super) const RUN_SET: &str = "initctl";
 
 impl<S: Sys> Runtime<S> {
-    /// `transient-add`: one unit into [`RUN_SET`], wanted.
+    /// `transient-add`: one unit into [`RUN_SET`], wanted, and the units
+    /// it triggers (`aux`), not wanted: started by it as any other's.
     /// `stdio`: the standard streams it is handed, each with its
     /// descriptor (`passed.rs`).
     pub(super) fn add_transient(
         &mut self,
         mut unit: UnitSpec,
+        aux: Vec<UnitSpec>,
         adopt: Vec<i32>,
         stdio: (&[StdStream], Vec<OwnedFd>),
     ) -> Reply {
@@ -48,35 +50,15 @@ impl<S: Sys> Runtime<S> {
             }
         }
         let name = unit.name.clone();
-        // An ended one of its name is let go first, as systemd has; its
-        // end stays seen until then (`systemd-run --wait` reads it).
-        if self.collectable_run(&name) {
-            let r = self.drop_runs(vec![name.clone()]);
-            if !matches!(r, Reply::Applied(_)) {
+        for n in std::iter::once(&name).chain(aux.iter().map(|a| &a.name)) {
+            if let Some(r) = self.no_room_for(n) {
                 return r;
             }
         }
-        let g = self.planner.graph();
-        // A unit that needs no file and has none (a slice made from its
-        // drop-ins) becomes the transient one, as systemd makes the
-        // slice it has loaded transient; the set's unit hides it.
-        let fileless =
-            |i| g.node(i).origin.file.is_empty() && !g.node(i).spec.kind.row().needs_file;
-        if g.unit(&name)
-            .is_some_and(|i| !g.node(i).ghost && !g.node(i).synthetic && !fileless(i))
-        {
-            return Reply::error(
-                ErrorCode::NotPossible,
-                format!("a unit named `{name}` exists already; nothing changed"),
-            );
-        }
-        if g.shape().masks.contains(&name) {
-            return Reply::error(
-                ErrorCode::NotPossible,
-                format!("`{name}` is masked; nothing changed"),
-            );
-        }
-        let r = self.patch_transient(RUN_SET.to_string(), vec![unit], Vec::new());
+        let names: Vec<String> = aux.iter().map(|a| a.name.clone()).collect();
+        let mut units = vec![unit];
+        units.extend(aux);
+        let r = self.patch_transient(RUN_SET.to_string(), units, Vec::new());
         if !matches!(r, Reply::Applied(_)) {
             return r;
         }
@@ -88,10 +70,45 @@ impl<S: Sys> Runtime<S> {
             Err(e) => {
                 // Shutting down: the unit is not kept.
                 self.passed.release(&name);
-                let _ = self.patch_transient(RUN_SET.to_string(), Vec::new(), vec![name]);
+                let mut all = names;
+                all.push(name);
+                let _ = self.patch_transient(RUN_SET.to_string(), Vec::new(), all);
                 want_error(e)
             }
         }
+    }
+
+    /// Whether a new transient unit may be named `name`: an ended one of
+    /// its name is let go first, as systemd has (its end stays seen until
+    /// then: `systemd-run --wait` reads it); if not, the reply refusing it.
+    fn no_room_for(&mut self, name: &str) -> Option<Reply> {
+        if self.collectable_run(name) {
+            let r = self.drop_runs(vec![name.to_string()]);
+            if !matches!(r, Reply::Applied(_)) {
+                return Some(r);
+            }
+        }
+        let g = self.planner.graph();
+        // A unit that needs no file and has none (a slice made from its
+        // drop-ins) becomes the transient one, as systemd makes the
+        // slice it has loaded transient; the set's unit hides it.
+        let fileless =
+            |i| g.node(i).origin.file.is_empty() && !g.node(i).spec.kind.row().needs_file;
+        if g.unit(name)
+            .is_some_and(|i| !g.node(i).ghost && !g.node(i).synthetic && !fileless(i))
+        {
+            return Some(Reply::error(
+                ErrorCode::NotPossible,
+                format!("a unit named `{name}` exists already; nothing changed"),
+            ));
+        }
+        if g.shape().masks.contains(name) {
+            return Some(Reply::error(
+                ErrorCode::NotPossible,
+                format!("`{name}` is masked; nothing changed"),
+            ));
+        }
+        None
     }
 
     /// `stop-transient NAME`: stops the unit and takes it out of the set.
@@ -102,7 +119,33 @@ impl<S: Sys> Runtime<S> {
                 format!("no transient unit named `{name}` (of `initctl run` or `initctl add`)"),
             );
         }
-        self.patch_transient(RUN_SET.to_string(), Vec::new(), vec![name.to_string()])
+        let mut names = vec![name.to_string()];
+        names.extend(self.idle_triggered(name));
+        self.patch_transient(RUN_SET.to_string(), Vec::new(), names)
+    }
+
+    /// The units of the set that `name` triggers and that are idle (never
+    /// started, or ended as they go): a transient timer's service goes
+    /// with the timer, as systemd lets go of both. One still running
+    /// stays until a new unit of its name replaces it once it has ended.
+    fn idle_triggered(&self, name: &str) -> Vec<String> {
+        let Some(spec) = self.run_spec(name) else {
+            return Vec::new();
+        };
+        spec.extras
+            .triggers
+            .iter()
+            .filter(|t| self.is_run(t) && self.collectable_run(t))
+            .cloned()
+            .collect()
+    }
+
+    /// The spec of the set's unit `name`.
+    fn run_spec(&self, name: &str) -> Option<&UnitSpec> {
+        self.units
+            .transient_sets()
+            .get(RUN_SET)
+            .and_then(|units| units.iter().find(|u| u.name == name))
     }
 
     /// Whether `name` is a unit of the set (`initctl run`, `add`, and the
@@ -120,12 +163,7 @@ impl<S: Sys> Runtime<S> {
     /// `collect-mode` says (`flotilla_units::collect`): systemd has let go
     /// of such a unit, so a new one of its name replaces it.
     fn collectable_run(&self, name: &str) -> bool {
-        let Some(spec) = self
-            .units
-            .transient_sets()
-            .get(RUN_SET)
-            .and_then(|units| units.iter().find(|u| u.name == name))
-        else {
+        let Some(spec) = self.run_spec(name) else {
             return false;
         };
         let g = self.planner.graph();

@@ -760,3 +760,33 @@ fn runtime_max_is_read() {
         }
     }
 }
+
+/// A transient timer goes once it has elapsed for good, not while it
+/// remains after its elapse (`RemainAfterElapse=yes`, a unit file's
+/// default): `flotilla_units::collect` over the translated timer.
+#[test]
+fn a_timer_goes_once_it_elapsed_not_to_remain() {
+    let timer = |remain: &str| {
+        let text = format!("[Timer]\nOnActiveSec=1\nRemainAfterElapse={remain}\n");
+        let mut s = translate_file("t.timer", "t.timer", &text)
+            .spec
+            .unwrap_or_else(|| panic!("t.timer"));
+        s.extras.collect_mode = Some(flotilla_units::spec::CollectMode::Inactive);
+        s
+    };
+    let elapsed = flotilla_units::collect::Now {
+        state: flotilla_units::state::UnitState::Exited,
+        skipped: false,
+        restarting: false,
+    };
+    assert!(flotilla_units::collect::collectable(&timer("no"), elapsed));
+    assert!(!flotilla_units::collect::collectable(
+        &timer("yes"),
+        elapsed
+    ));
+    let waiting = flotilla_units::collect::Now {
+        state: flotilla_units::state::UnitState::Running,
+        ..elapsed
+    };
+    assert!(!flotilla_units::collect::collectable(&timer("no"), waiting));
+}

@@ -26,6 +26,8 @@ mod signals;
 mod slices;
 mod timers;
 mod transient;
+mod transient_mounts;
+mod transient_timers;
 mod unit_files;
 
 use flotilla_tests::init::{run, run_child, Init, Out, TestDir};

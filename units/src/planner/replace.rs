@@ -100,17 +100,25 @@ impl Planner {
     }
 
     /// The new graph: `units`, and as ghosts the units that are gone (or
-    /// were ghosts already) but still have processes.
+    /// were ghosts already) but still have processes, or stop commands
+    /// still to run (an exited oneshot that remains: a mount unit's
+    /// umount, `systemd-umount` of a transient mount).
     fn build_with_ghosts(
         &self,
         units: Vec<(UnitSpec, Origin)>,
         shape: Arc<Shape>,
         strict: bool,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let to_stop = |i: UnitId| {
+            let spec = &self.graph.node(i).spec;
+            self.units[i.index()].state == UnitState::Exited
+                && spec.remain_after_exit()
+                && (spec.exec_stop.is_some() || !spec.extras.exec_stop_post.is_empty())
+        };
         let ghosts: Vec<(Arc<UnitSpec>, Origin)> = self
             .graph
             .ids()
-            .filter(|&i| self.units[i.index()].phase != Phase::Idle)
+            .filter(|&i| self.units[i.index()].phase != Phase::Idle || to_stop(i))
             .filter(|&i| {
                 let name = &self.graph.node(i).spec.name;
                 self.graph.node(i).ghost || !units.iter().any(|(s, _)| &s.name == name)

@@ -371,8 +371,8 @@ pub enum Request {
     /// Add one transient unit (`initctl run`, `initctl add`) to the
     /// transient set `initctl`; it is required besides the target's set
     /// until `stop-transient` (or a reboot). A unit with an empty name is
-    /// named `run-N`. [`Reply::Applied`] (its name in `added`), or an error
-    /// and nothing changed.
+    /// named `run-N`. [`Reply::Applied`] (its name in `added`, and its
+    /// `aux` units'), or an error and nothing changed.
     TransientAdd {
         /// The unit (boxed: a request is small otherwise).
         unit: Box<UnitSpec>,
@@ -387,6 +387,11 @@ pub enum Request {
         /// docs/control-protocol.md). A service's only.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         stdio: Vec<StdStream>,
+        /// Units added with it to the set, not wanted: what it triggers
+        /// (a transient timer's service, `StartTransientUnit`'s auxiliary
+        /// units). Each goes as the unit does.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        aux: Vec<UnitSpec>,
     },
     /// Stop a transient unit of `initctl run`/`add` and take it out of
     /// the unit set ([`Reply::Applied`]).

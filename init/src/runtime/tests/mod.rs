@@ -83,6 +83,7 @@ fn add_tool(name: &str, stdio: Vec<flotilla_units::protocol::StdStream>) -> Requ
         unit: Box::new(unit),
         adopt: Vec::new(),
         stdio,
+        aux: Vec::new(),
     }
 }
 

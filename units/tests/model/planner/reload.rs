@@ -69,6 +69,48 @@ fn reload_keeps_unchanged_restarts_changed_stops_removed() {
     assert!(w.p.graph().unit("gone").is_none());
 }
 
+/// A oneshot that remains after its exit and has a stop command (a mount
+/// unit: its umount) runs it when a reload or `stop-transient` removes it,
+/// as a stop would (`systemd-umount` of a transient mount).
+#[test]
+fn a_removed_oneshot_that_remains_runs_its_stop_command() {
+    let mounted = |s: &mut UnitSpec| {
+        s.remain_after_exit = Some(true);
+        s.exec_stop = Some(Command::new(["/bin/umount", "/mnt"]));
+    };
+    let mut w = World::new(
+        vec![
+            with(spec("mnt", UnitType::Oneshot), mounted),
+            with(spec("top", UnitType::Virtual), |s| {
+                s.waits_for = names(&["mnt"])
+            }),
+        ],
+        "top",
+        PlannerOptions::default(),
+    );
+    assert_eq!(w.state("mnt"), UnitState::Exited);
+    let without: Vec<(UnitSpec, Origin)> = vec![with(spec("top", UnitType::Virtual), |s| {
+        s.waits_for = names(&["mnt"])
+    })]
+    .into_iter()
+    .map(|s| {
+        let o = origin(&s.name);
+        (s, o)
+    })
+    .collect();
+    let (applied, _map) = w.p.replace_units(without, false, w.now).unwrap();
+    w.settle();
+    assert_eq!(applied.removed, v(&["mnt"]));
+    assert!(
+        w.spawned
+            .iter()
+            .any(|(u, _, cmd)| u == "mnt" && cmd.contains("/bin/umount /mnt")),
+        "{:?}",
+        w.spawned
+    );
+    assert_eq!(w.state("mnt"), UnitState::Disabled);
+}
+
 #[test]
 fn a_changed_target_takes_its_new_lists_without_a_restart() {
     // `systemctl enable` adds a unit to `sysinit.target.wants/` and
