@@ -550,6 +550,33 @@ mod tests {
         assert_eq!(sig(&p, "ActivationDetails"), "a(ss)");
     }
 
+    /// A unit running on though its file is gone shows as systemd's
+    /// `not-found` one: still active, no file, the reason systemctl
+    /// prints.
+    #[test]
+    fn a_running_unit_whose_file_is_gone_is_not_found() {
+        let s = UnitStatus {
+            unit: "echo.socket".into(),
+            kind: UnitType::Socket,
+            state: UnitState::Running,
+            source: "/etc/systemd/system/echo.socket".into(),
+            not_found: true,
+            ..UnitStatus::default()
+        };
+        let p = unit(&s, None);
+        let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap();
+        assert_eq!(*get("LoadState"), Value::from("not-found"));
+        assert_eq!(*get("ActiveState"), Value::from("active"));
+        assert_eq!(*get("FragmentPath"), Value::from(""));
+        assert_eq!(
+            *get("LoadError"),
+            Value::from((
+                "org.freedesktop.systemd1.NoSuchUnit",
+                "Unit echo.socket not found.".to_string()
+            ))
+        );
+    }
+
     fn system_state(sys: &SystemStatus) -> String {
         let props = manager_state(sys);
         let (_, v) = props.iter().find(|(n, _)| *n == "SystemState").unwrap();
