@@ -96,7 +96,7 @@ pub fn row(hub: &Hub, s: &UnitStatus) -> UnitRow {
     (
         name.clone(),
         s.description.clone().unwrap_or_else(|| name.clone()),
-        if s.masked { "masked" } else { "loaded" }.to_string(),
+        s.load_state().to_string(),
         model::active_of(s).to_string(),
         model::sub_of(s).to_string(),
         String::new(),
@@ -115,7 +115,7 @@ async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answe
         .iter()
         .filter(|s| {
             let name = systemd_name(s);
-            let load = if s.masked { "masked" } else { "loaded" };
+            let load = s.load_state();
             (states.is_empty()
                 || states
                     .iter()

@@ -23,7 +23,9 @@ use std::path::Path;
 /// `now` being what the search path gives it now (`None`: the path could
 /// not be read, or the unit is none of its: not known, so not changed).
 pub fn need_reload(s: &UnitStatus, now: Option<&ResolvedUnit>) -> bool {
-    if s.files_stamp == NO_FILES {
+    // A `not-found` unit has no file to have changed (systemd's
+    // `unit_need_daemon_reload` without a fragment).
+    if s.files_stamp == NO_FILES || s.not_found {
         return false;
     }
     // Not known (the path could not be listed): no warning rather than

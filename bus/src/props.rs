@@ -84,9 +84,10 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         }
     }
     let st = model::stamps(s);
-    let load = if s.masked { "masked" } else { "loaded" };
+    let load = s.load_state();
     let file_state = if s.masked { "masked" } else { "" };
-    let source = if s.source.starts_with('/') {
+    // A `not-found` unit has no file, as systemd shows it.
+    let source = if s.source.starts_with('/') && !s.not_found {
         s.source.clone()
     } else {
         String::new()
@@ -96,6 +97,7 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         None => Value::from((0u32, path("/"))),
     };
     let triggers: Vec<String> = s.activates.iter().cloned().collect();
+    let id_for_error = id.clone();
     let mut props = vec![
         ("Id", Value::from(id.clone())),
         ("Names", strs(names)),
@@ -158,7 +160,10 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
         ("AssertResult", Value::from(true)),
         ("ConditionTimestamp", Value::from(0u64)),
         ("AssertTimestamp", Value::from(0u64)),
-        ("LoadError", Value::from(("", ""))),
+        (
+            "LoadError",
+            load_error(s.not_found.then_some(id_for_error.as_str())),
+        ),
         ("Transient", Value::from(s.source.starts_with("transient"))),
         ("InvocationID", Value::from(model::invocation_id(s))),
         ("ActivationDetails", Value::from(s.activation.clone())),
@@ -350,6 +355,18 @@ pub fn not_found_type(name: &str) -> Option<(&'static str, Props)> {
     ))
 }
 
+/// A unit's `LoadError`: none, or systemd's for the unit `not_found`
+/// (`systemctl status` prints it as the reason after `not-found`).
+fn load_error(not_found: Option<&str>) -> Value<'static> {
+    match not_found {
+        Some(name) => Value::from((
+            "org.freedesktop.systemd1.NoSuchUnit",
+            format!("Unit {name} not found."),
+        )),
+        None => Value::from(("", "")),
+    }
+}
+
 /// `org.freedesktop.systemd1.Unit` of a name the init does not have:
 /// what systemd answers for a unit it cannot load (`not-found`,
 /// `inactive`), so that `systemctl status` says "could not be found".
@@ -364,13 +381,7 @@ pub fn not_found(name: &str) -> Props {
         ("SubState", Value::from("dead")),
         ("FragmentPath", Value::from("")),
         ("UnitFileState", Value::from("")),
-        (
-            "LoadError",
-            Value::from((
-                "org.freedesktop.systemd1.NoSuchUnit",
-                format!("Unit {name} not found."),
-            )),
-        ),
+        ("LoadError", load_error(Some(name))),
         ("Job", Value::from((0u32, path("/")))),
         ("Following", Value::from("")),
         ("Triggers", strs(vec![])),
@@ -537,6 +548,33 @@ mod tests {
         assert_eq!(sig(&j, "State"), "s");
         assert_eq!(sig(&j, "Unit"), "(so)");
         assert_eq!(sig(&p, "ActivationDetails"), "a(ss)");
+    }
+
+    /// A unit running on though its file is gone shows as systemd's
+    /// `not-found` one: still active, no file, the reason systemctl
+    /// prints.
+    #[test]
+    fn a_running_unit_whose_file_is_gone_is_not_found() {
+        let s = UnitStatus {
+            unit: "echo.socket".into(),
+            kind: UnitType::Socket,
+            state: UnitState::Running,
+            source: "/etc/systemd/system/echo.socket".into(),
+            not_found: true,
+            ..UnitStatus::default()
+        };
+        let p = unit(&s, None);
+        let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap();
+        assert_eq!(*get("LoadState"), Value::from("not-found"));
+        assert_eq!(*get("ActiveState"), Value::from("active"));
+        assert_eq!(*get("FragmentPath"), Value::from(""));
+        assert_eq!(
+            *get("LoadError"),
+            Value::from((
+                "org.freedesktop.systemd1.NoSuchUnit",
+                "Unit echo.socket not found.".to_string()
+            ))
+        );
     }
 
     fn system_state(sys: &SystemStatus) -> String {

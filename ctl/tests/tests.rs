@@ -34,6 +34,7 @@ fn unit(name: &str, state: UnitState) -> UnitStatus {
         source: String::new(),
         restart_in_ms: None,
         masked: false,
+        not_found: false,
         providers: None,
         usage: None,
         dependencies: None,

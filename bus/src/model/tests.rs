@@ -20,6 +20,7 @@ pub(crate) fn unit(name: &str, kind: UnitType, state: UnitState, status: &str) -
         source: String::new(),
         restart_in_ms: None,
         masked: false,
+        not_found: false,
         providers: None,
         usage: None,
         dependencies: None,

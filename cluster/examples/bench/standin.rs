@@ -52,6 +52,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
         source: "transient:cluster".into(),
         restart_in_ms: None,
         masked: false,
+        not_found: false,
         providers: None,
         usage: None,
         dependencies: None,

@@ -193,12 +193,15 @@ pub fn provides_cell(u: &UnitStatus) -> String {
         .join(",")
 }
 
-/// The STATUS column: masked, what blocks it, whether it is degraded, then
+/// The STATUS column: masked or not found, what blocks it, whether it is degraded, then
 /// the init's free-form status.
 fn status_cell(u: &UnitStatus) -> String {
     let mut parts = Vec::new();
     if u.masked {
         parts.push("masked".to_string());
+    }
+    if u.not_found {
+        parts.push("not-found".to_string());
     }
     if let Some(b) = &u.blocked_by {
         parts.push(format!("blocked by {b}"));
@@ -242,6 +245,9 @@ pub fn render_unit(u: &UnitStatus, asked: Option<&str>, now_ms: Option<i64>) -> 
     }
     if u.masked {
         state.push_str(" (masked)");
+    }
+    if u.not_found {
+        state.push_str(" (not-found: its unit file is gone)");
     }
     rows.push(("State", state));
     if let Some(t) = &u.providers {
@@ -359,6 +365,7 @@ pub(crate) mod tests {
             source: String::new(),
             restart_in_ms: None,
             masked: false,
+            not_found: false,
             providers: None,
             usage: None,
             dependencies: None,

@@ -210,7 +210,7 @@ fn list_units(
         Reply::List { units } => units,
         other => return Err(unexpected(&other, "list")),
     };
-    let rows: Vec<[String; 4]> = units
+    let rows: Vec<[String; 5]> = units
         .iter()
         .filter(|u| u.required || u.state != UnitState::Disabled)
         .filter(|u| !failed || u.state == UnitState::Failed)
@@ -218,6 +218,7 @@ fn list_units(
         .map(|u| {
             [
                 u.unit.clone(),
+                u.load_state().to_string(),
                 active_word(Some(u.state)).to_string(),
                 u.state.to_string(),
                 u.description.clone().unwrap_or_default(),
@@ -225,19 +226,19 @@ fn list_units(
         })
         .collect();
     let w0 = rows.iter().map(|r| r[0].len()).max().unwrap_or(4).max(4);
-    let w1 = rows.iter().map(|r| r[1].len()).max().unwrap_or(6).max(6);
-    let w2 = rows.iter().map(|r| r[2].len()).max().unwrap_or(3).max(3);
+    let wl = rows.iter().map(|r| r[1].len()).max().unwrap_or(6).max(6);
+    let w1 = rows.iter().map(|r| r[2].len()).max().unwrap_or(6).max(6);
+    let w2 = rows.iter().map(|r| r[3].len()).max().unwrap_or(3).max(3);
     let mut out = String::new();
     if !no_legend {
         out.push_str(&format!(
-            "{:<w0$} {:<6} {:<w1$} {:<w2$} DESCRIPTION\n",
+            "{:<w0$} {:<wl$} {:<w1$} {:<w2$} DESCRIPTION\n",
             "UNIT", "LOAD", "ACTIVE", "SUB"
         ));
     }
-    for [name, active, sub, desc] in &rows {
+    for [name, load, active, sub, desc] in &rows {
         out.push_str(&format!(
-            "{name:<w0$} {:<6} {active:<w1$} {sub:<w2$} {desc}\n",
-            "loaded"
+            "{name:<w0$} {load:<wl$} {active:<w1$} {sub:<w2$} {desc}\n"
         ));
     }
     if !no_legend {

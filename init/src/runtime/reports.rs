@@ -123,6 +123,7 @@ impl<S: Sys> Runtime<S> {
             },
             restart_in_ms: v.restart_at.map(|t| t.since(now).as_millis() as u64),
             masked: node.masked,
+            not_found: node.not_found(),
             providers: self.planner.target_view(id).map(|t| {
                 flotilla_units::protocol::TargetProviders {
                     mode: t.mode,

@@ -20,6 +20,7 @@ mod manager_env;
 mod markers;
 mod mounts;
 mod need_reload;
+mod not_found;
 mod scopes;
 mod settings;
 mod signals;

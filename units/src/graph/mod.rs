@@ -102,8 +102,9 @@ pub struct Node {
     pub spec: Arc<UnitSpec>,
     /// Where it came from.
     pub origin: Origin,
-    /// A unit that was removed (reload, transient set) but still had to be
-    /// stopped: it provides nothing and depends on nothing.
+    /// A unit that was removed (reload, transient set) but still had
+    /// processes: it provides nothing and depends on nothing; it stops,
+    /// or runs on until it stops when it is [`Node::not_found`].
     pub ghost: bool,
     /// A masked unit: shown, but it provides nothing and depends on nothing.
     pub masked: bool,
@@ -127,6 +128,15 @@ impl Node {
     /// Whether its targets and dependencies count: not a ghost, not masked.
     pub fn provides_targets(&self) -> bool {
         !self.ghost && !self.masked
+    }
+
+    /// A ghost read from a systemd unit file (stamped with its files,
+    /// `Origin::files`), not masked: systemd's `not-found` unit, which a
+    /// reload keeps running until it stops (docs/systemd-units.md, "A
+    /// running unit whose file is gone"). A YAML, transient or fleet
+    /// unit's ghost is not one: it stops.
+    pub fn not_found(&self) -> bool {
+        self.ghost && !self.masked && self.origin.files != crate::load::NO_FILES
     }
 }
 

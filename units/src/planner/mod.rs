@@ -289,6 +289,8 @@
 //!   cells (`start.rs`, `check.rs`, `stop.rs`);
 //! - `conditions.rs`: the check of conditions the init answers with;
 //! - `replace.rs`: a new unit set (reload, transient units);
+//! - `not_found.rs`: a running unit whose file a reload no longer finds
+//!   (systemd's `not-found`), kept until it stops;
 //! - `targets.rs`: what moves an alternative's choice, and what a status
 //!   says of a declared target;
 //! - `wants.rs`: units required besides the target's (transient units);
@@ -314,6 +316,9 @@ mod deps;
 mod errors;
 mod facts;
 mod lifecycle;
+mod not_found;
+#[cfg(test)]
+mod not_found_tests;
 mod pid_hasher;
 mod record;
 #[cfg(test)]

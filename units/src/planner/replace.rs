@@ -4,9 +4,12 @@
 //! (a virtual unit, which runs nothing, takes its new lists without a
 //! restart), or with [`OnChange::Keep`] (systemd's daemon-reload) keep
 //! running and take it as systemd's units do; removed ones that are up
-//! stop, as "ghosts" that provide nothing.
+//! stop, as "ghosts" that provide nothing, but for units read from a
+//! systemd unit file, which run on as `not-found` until they stop
+//! (`not_found.rs`).
 
 use super::facts::Action;
+use super::not_found::runs_on;
 use super::record::{Phase, Record, Status, Unit};
 use super::rules::{Changed, WorkList};
 use super::Planner;
@@ -75,6 +78,7 @@ impl Planner {
         self.target_provider = self.graph.provider(&self.target);
         let map = self.carry_records_over(&old, &mut applied, on_change, now);
         self.remap_processes(&map);
+        self.keep_not_found(&old);
         if on_change == OnChange::Keep {
             for name in &applied.changed {
                 if let Some(u) = self.graph.unit(name) {
@@ -102,7 +106,8 @@ impl Planner {
     /// The new graph: `units`, and as ghosts the units that are gone (or
     /// were ghosts already) but still have processes, or stop commands
     /// still to run (an exited oneshot that remains: a mount unit's
-    /// umount, `systemd-umount` of a transient mount).
+    /// umount, `systemd-umount` of a transient mount), or that, read from a
+    /// systemd unit file, remained `exited` (`not_found.rs`).
     fn build_with_ghosts(
         &self,
         units: Vec<(UnitSpec, Origin)>,
@@ -118,7 +123,12 @@ impl Planner {
         let ghosts: Vec<(Arc<UnitSpec>, Origin)> = self
             .graph
             .ids()
-            .filter(|&i| self.units[i.index()].phase != Phase::Idle || to_stop(i))
+            .filter(|&i| {
+                let u = &self.units[i.index()];
+                u.phase != Phase::Idle
+                    || to_stop(i)
+                    || (runs_on(u) && self.graph.node(i).origin.files != crate::spec::NO_FILES)
+            })
             .filter(|&i| {
                 let name = &self.graph.node(i).spec.name;
                 self.graph.node(i).ghost || !units.iter().any(|(s, _)| &s.name == name)
@@ -190,7 +200,9 @@ impl Planner {
                 } else {
                     applied.changed.push(node.spec.name.clone());
                 }
-                if on_change == OnChange::Keep {
+                // A `not-found` unit whose file is back runs on with it,
+                // as systemd loads it again (`not_found.rs`).
+                if on_change == OnChange::Keep || onode.not_found() {
                     keep_running(&unit, &mut rec, &node.spec);
                 } else {
                     restart_changed(&mut unit, &mut rec, node.spec.kind);

@@ -134,7 +134,12 @@ impl Planner {
             self.failover(u);
         }
         let unit = &self.units[i];
-        let required = self.required[i] && !self.shutting_down && !unit.ghost && !unit.masked;
+        // A ghost is required only as a `not-found` unit held by its want
+        // while it runs on (`not_found.rs`); others have no want.
+        let required = self.required[i]
+            && !self.shutting_down
+            && !unit.masked
+            && (!unit.ghost || super::not_found::runs_on(unit));
 
         // What its dependencies add up to, from the index: O(1) however
         // many there are; what blocks it and what it waits on are looked
@@ -212,6 +217,9 @@ impl Planner {
         let i = u.index();
         let hold_ok = c.hold_bad == 0;
         let state = self.units[i].state;
+        if !required && self.units[i].ghost {
+            self.let_go(u);
+        }
         let leaving_exited = state == UnitState::Exited && (!required || !hold_ok);
         if leaving_exited && self.dependents_block_stop(u) {
             // Dependents first.

@@ -112,10 +112,11 @@ impl Planner {
     /// want, [`Planner::prune_wants`]).
     pub fn unwant(&mut self, name: &str, now: Instant) -> Result<(), WantError> {
         self.now = now;
+        // A `not-found` unit still running can be stopped (not started).
         let id = self
             .graph
             .unit(name)
-            .filter(|&i| !self.graph.node(i).ghost)
+            .filter(|&i| !self.graph.node(i).ghost || self.graph.node(i).not_found())
             .ok_or_else(|| WantError::UnknownUnit(name.to_string()))?;
         if self.graph.node(id).spec.extras.refuse_manual_stop == Some(true) {
             return Err(WantError::RefusedManualStop(name.to_string()));
@@ -182,7 +183,7 @@ impl Planner {
             .filter_map(|(n, _)| self.graph.unit(n))
             .filter(|&i| {
                 let n = self.graph.node(i);
-                !n.ghost && !n.masked
+                (!n.ghost || n.not_found()) && !n.masked
             })
             .collect()
     }
@@ -191,7 +192,12 @@ impl Planner {
     /// set) and those that last until a switch (at a switch).
     pub(super) fn prune_wants(&mut self, switching: bool) {
         let graph = &self.graph;
-        let present = |n: &str| graph.unit(n).is_some_and(|i| !graph.node(i).ghost);
+        // A `not-found` unit keeps its want: it runs on (`not_found.rs`).
+        let present = |n: &str| {
+            graph
+                .unit(n)
+                .is_some_and(|i| !graph.node(i).ghost || graph.node(i).not_found())
+        };
         self.wants
             .retain(|(n, life)| present(n) && !(switching && *life == WantLife::UntilSwitch));
         // A switch is a fresh start: what was stopped by hand may run again.

@@ -6,14 +6,14 @@ use crate::spec::{Command, Origin, UnitSpec, UnitType};
 
 /// What the world did for the planner: the units spawned and killed.
 #[derive(Default)]
-struct Seen {
-    spawned: Vec<String>,
-    killed: Vec<String>,
+pub(super) struct Seen {
+    pub spawned: Vec<String>,
+    pub killed: Vec<String>,
 }
 
 /// Answers every action: a spawn gets a PID (the process runs on), a kill
 /// ends the unit's main process by the signal.
-fn settle(p: &mut Planner, pids: &mut Vec<(i32, UnitId)>, now: u64, seen: &mut Seen) {
+pub(super) fn settle(p: &mut Planner, pids: &mut Vec<(i32, UnitId)>, now: u64, seen: &mut Seen) {
     for _ in 0..100 {
         let actions = p.take_actions();
         if actions.is_empty() {

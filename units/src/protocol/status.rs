@@ -54,6 +54,11 @@ pub struct UnitStatus {
     /// Masked (`initctl mask`, or a unit file linked to `/dev/null`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub masked: bool,
+    /// Running on though a reload no longer found its unit file:
+    /// systemd's `not-found` (docs/systemd-units.md, "A running unit
+    /// whose file is gone").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_found: bool,
     /// A target declared `group` or `alternative` in the config: its
     /// providers and, for an alternative, which one runs and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,6 +178,20 @@ pub struct UnitStatus {
     /// in lists).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub files_stamp: u32,
+}
+
+impl UnitStatus {
+    /// systemd's `LoadState` of the unit: `masked`, `not-found` (running
+    /// on though its file is gone) or `loaded`.
+    pub fn load_state(&self) -> &'static str {
+        if self.masked {
+            "masked"
+        } else if self.not_found {
+            "not-found"
+        } else {
+            "loaded"
+        }
+    }
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -14,6 +14,7 @@ mod instances;
 mod journal;
 mod lifecycle;
 mod logs;
+mod not_found;
 mod notify_access;
 mod oom;
 mod passed;

@@ -1,0 +1,81 @@
+//! A running unit whose systemd unit file a reload no longer finds
+//! (systemd's `not-found`, docs/systemd-units.md): an `Accept=yes`
+//! socket runs on through the reload, still listening and accepting,
+//! shown `not-found`, until it is stopped by hand; then it is gone.
+
+use super::*;
+
+const APP: &str = "unit: app\ntype: virtual\n";
+const SOCKET: &str = "[Socket]\nListenStream=127.0.0.1:9090\nAccept=yes\n";
+const SERVICE: &str = "[Service]\nExecStart=/bin/echo-conn\nStandardInput=socket\n";
+const ADDRESS: &str = "stream 127.0.0.1:9090";
+
+/// `echo.socket`'s status.
+fn socket_status(h: &mut Harness) -> flotilla_units::protocol::UnitStatus {
+    let r = h.request(Request::Status {
+        name: Some("echo.socket".into()),
+    });
+    match r.last() {
+        Some(Reply::Unit(u)) => u.clone(),
+        _ => panic!("{r:?}"),
+    }
+}
+
+/// The instances of `echo@.service` running.
+fn running_instances(h: &Harness) -> usize {
+    let p = &h.rt.planner;
+    p.graph()
+        .ids()
+        .filter(|&i| p.graph().node(i).spec.name.starts_with("echo@"))
+        .filter(|&i| p.state(i) == UnitState::Running)
+        .count()
+}
+
+#[test]
+fn an_accepting_socket_whose_file_is_gone_runs_on_until_stopped() {
+    let sys = fake_with(&[("app", APP)]);
+    sys.set_file(format!("{UNITS}/echo.socket"), SOCKET);
+    sys.set_file(format!("{UNITS}/echo@.service"), SERVICE);
+    let mut h = Harness::start(sys, "app");
+    let r = h.request(Request::Want {
+        unit: "echo.socket".into(),
+    });
+    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
+    h.turn_until("the socket listens", |h| {
+        h.state("echo.socket") == UnitState::Running
+    });
+
+    // Its file moved away, then systemd's daemon-reload.
+    h.sys()
+        .remove_file(std::path::Path::new(&format!("{UNITS}/echo.socket")));
+    let r = h.request(Request::Reload { keep_running: true });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    h.settle();
+    let s = socket_status(&mut h);
+    assert!(s.not_found, "{s:?}");
+    assert_eq!(s.load_state(), "not-found");
+    assert_eq!(s.state, UnitState::Running);
+    assert_eq!(s.listening, [ADDRESS]);
+
+    // Still accepting: a connection gets its instance.
+    let _client = h.sys().connect_listening(ADDRESS).unwrap();
+    h.turn_until("an instance runs", |h| running_instances(h) == 1);
+    assert!(socket_status(&mut h).not_found);
+
+    // Stopped by hand, it stops and leaves the list; a reload forgets it.
+    let r = h.request(Request::Unwant {
+        unit: "echo.socket".into(),
+    });
+    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
+    h.turn_until("the socket stopped", |h| {
+        h.state("echo.socket") == UnitState::Disabled
+    });
+    let r = h.request(Request::List);
+    let Some(Reply::List { units }) = r.last() else {
+        panic!("{r:?}")
+    };
+    assert!(units.iter().all(|u| u.unit != "echo.socket"), "{units:?}");
+    let r = h.request(Request::Reload { keep_running: true });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    assert_eq!(h.rt.planner.graph().unit("echo.socket"), None);
+}
