@@ -176,21 +176,6 @@ pub struct Facts {
     pub architecture: String,
 }
 
-/// The virtualizations systemd counts as containers.
-const CONTAINERS: &[&str] = &[
-    "openvz",
-    "lxc",
-    "lxc-libvirt",
-    "systemd-nspawn",
-    "docker",
-    "podman",
-    "rkt",
-    "wsl",
-    "proot",
-    "pouch",
-    "container-other",
-];
-
 /// The variables systemd's `build_generator_environment()` adds to the
 /// manager's environment for a system manager's generators:
 /// `SYSTEMD_SCOPE=system`, `SYSTEMD_IN_INITRD`, `SYSTEMD_FIRST_BOOT`
@@ -206,7 +191,7 @@ pub fn env(facts: &Facts) -> Vec<(String, String)> {
         env.push(("SYSTEMD_FIRST_BOOT".to_string(), one_zero(f)));
     }
     if let Some(v) = facts.virtualization.as_deref().filter(|v| !v.is_empty()) {
-        let kind = if CONTAINERS.contains(&v) {
+        let kind = if flotilla_units::detect_virt::CONTAINER_NAMES.contains(&v) {
             "container"
         } else {
             "vm"
