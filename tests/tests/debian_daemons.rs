@@ -347,8 +347,14 @@ fn nginx_from_debians_unit_file() {
     assert!(cg.contains("/nginx.service"), "in its own cgroup: {cg}");
 }
 
+/// Debian's cron takes `/run/crond.pid` for the whole machine: a second
+/// cron started while one runs exits at once ("cron already running"), so
+/// the two cron tests run one after the other.
+static CRON: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn cron_from_debians_unit_file() {
+    let _one_cron = CRON.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TestDir::new();
     install_debians(&dir, "cron.service");
     // A job of the test's own in a private /etc/cron.d (the init runs in a
@@ -386,6 +392,7 @@ fn cron_from_debians_unit_file() {
 /// private.
 #[test]
 fn cron_from_debians_sysv_script_enabled_by_its_runlevel_links() {
+    let _one_cron = CRON.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TestDir::new();
     dir.unit(
         "multi-user.target",
