@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::ffi::c_int;
 
 /// Every resource's soft and hard limit of the init now (one
-/// `getrlimit(2)` each; a resource the kernel refuses is left out).
+/// `prlimit64(2)` each; a resource the kernel refuses is left out).
 pub fn own_limits() -> BTreeMap<Rlimit, RlimitValue> {
     Rlimit::ALL
         .into_iter()
@@ -19,15 +19,10 @@ pub fn own_limits() -> BTreeMap<Rlimit, RlimitValue> {
 /// The init's soft and hard limit of `r` now (`None` if the kernel
 /// refuses the question).
 pub fn own_limit(r: Rlimit) -> Option<RlimitValue> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit(2) writes the struct it is given.
-    (unsafe { libc::getrlimit(r.number() as _, &mut lim) } == 0).then_some(RlimitValue {
-        soft: lim.rlim_cur,
-        hard: lim.rlim_max,
-    })
+    let mut held = [0u64; 2];
+    prlimit(r.number(), None, Some(&mut held)).ok()?;
+    let [soft, hard] = held;
+    Some(RlimitValue { soft, hard })
 }
 
 /// Sets this process's limit of `resource` to `soft` and `hard`, or, where
