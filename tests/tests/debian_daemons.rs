@@ -19,6 +19,8 @@ use std::time::Duration;
 struct NsInit {
     child: Child,
     mark: String,
+    control: std::path::PathBuf,
+    output: std::path::PathBuf,
 }
 
 /// A /run of the namespace's own (the setup of an init as PID 1).
@@ -106,7 +108,25 @@ impl NsInit {
         NsInit {
             child,
             mark: dir.mark.clone(),
+            control: dir.control(),
+            output: dir.join("init.out"),
         }
+    }
+
+    /// What the init says of its units (`initctl status`) and the last
+    /// 40 lines of its output, which hold the units' logs.
+    fn explain(&self) -> String {
+        let status = Command::new(bins::initctl())
+            .arg("--control")
+            .arg(&self.control)
+            .arg("status")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_else(|e| format!("initctl: {e}"));
+        let out = std::fs::read_to_string(&self.output).unwrap_or_default();
+        let lines: Vec<&str> = out.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        format!("initctl status:\n{status}\ninit output (last 40 lines):\n{tail}")
     }
 
     /// Runs `argv` in the init's network namespace; its standard output.
@@ -165,13 +185,26 @@ fn install_debians(dir: &TestDir, name: &str) {
 /// The one process below the init whose command line starts with
 /// `program` (found by descent: a daemon that rewrites its process title,
 /// as redis does, loses its environment and with it the test's mark).
+/// On a timeout it prints what the init says of its units and the tail
+/// of its output, so that a failure names the unit, its state and its log.
 fn process(init: &NsInit, program: &str) -> i32 {
     let root = init.child.id() as i32;
-    wait_for(WAIT, program, || {
-        procs::descendants(root)
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let found = procs::descendants(root)
             .into_iter()
-            .find(|&p| procs::cmdline(p).starts_with(program))
-    })
+            .find(|&p| procs::cmdline(p).starts_with(program));
+        if let Some(pid) = found {
+            return pid;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "timed out after {WAIT:?} waiting for {program}\n{}",
+                init.explain()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// A field of `/proc/PID/status`.
@@ -348,8 +381,10 @@ fn nginx_from_debians_unit_file() {
 }
 
 /// Debian's cron takes `/run/crond.pid` for the whole machine: a second
-/// cron started while one runs exits at once ("cron already running"), so
-/// the two cron tests run one after the other.
+/// cron started while one runs exits at once ("cron already running"). So
+/// each cron test gives its init a /run of its own (a cron that apt's
+/// postinst started on the machine holds the host's), and the two run one
+/// after the other.
 static CRON: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
@@ -371,7 +406,10 @@ fn cron_from_debians_unit_file() {
         &dir,
         "cron.service",
         &["--mount"],
-        &format!("mount --bind {} /etc/cron.d", crond.display()),
+        &format!(
+            "mount --bind {} /etc/cron.d && {PRIVATE_RUN}",
+            crond.display()
+        ),
     );
     // `$EXTRA_OPTS`, unset in /etc/default/cron, expands to no word at all.
     let pid = process(&init, "/usr/sbin/cron");
