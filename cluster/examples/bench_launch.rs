@@ -363,10 +363,13 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
                 v.push(file.display().to_string());
             }
         }
-        if cfg.committer {
-            v.push("--api-advertise".to_string());
-            v.push(advertise);
-        }
+        // Advertised by default: without the committer, `none`.
+        v.push("--api-advertise".to_string());
+        v.push(if cfg.committer {
+            advertise
+        } else {
+            "none".into()
+        });
         v
     };
     // A kept connection to machine i's API.

@@ -3,7 +3,7 @@
 //! ```text
 //! clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
 //!          [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
-//!          [--api-advertise unix:///PATH | tcp://HOST:PORT | https://IP:PORT]
+//!          [--api-advertise unix:///PATH | tcp://HOST:PORT | https://IP:PORT | none]
 //!          [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
 //!          [--api-cert FILE --api-key FILE --api-client-ca FILE]
 //!          [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]
@@ -49,7 +49,9 @@ pub struct Config {
     /// TLS of the API (TCP only), with client certificates.
     pub api_tls: Option<ApiTls>,
     /// `--api-advertise`: where the other clusterds reach this API to hand
-    /// it their unit writes while this one leads ([`crate::forward`]).
+    /// it their unit writes while this one leads ([`crate::forward`]); by
+    /// default its listen, when that names one place
+    /// ([`crate::forward::default_advertise`]); `none`: no committer.
     pub api_advertise: Option<String>,
     /// Presence lease TTL (whole seconds, at least 1).
     pub agent_ttl: Duration,
@@ -147,7 +149,7 @@ pub enum Parsed {
 /// The usage text.
 pub const USAGE: &str = "usage: clusterd --etcd URL[,URL...] [--etcd-prefix /flotilla/] [--machine-id ID] [--metadata k=v,k=v]
                 [--public-ip IP] [--control PATH] [--api-listen unix:///run/clusterd/fleet.sock | tcp://HOST:PORT]
-                [--api-advertise unix:///PATH | tcp://HOST:PORT | https://IP:PORT]
+                [--api-advertise unix:///PATH | tcp://HOST:PORT | https://IP:PORT | none]
                 [--agent-ttl 30s] [--etcd-ca FILE --etcd-cert FILE --etcd-key FILE]
                 [--api-cert FILE --api-key FILE --api-client-ca FILE]
                 [--capacity memory=MIB,cores=N] [--reserve memory=MIB,cores=N]";
@@ -302,12 +304,20 @@ pub fn parse_args(
         memory: reserve.memory.unwrap_or(0),
         cores: reserve.cores.unwrap_or(0),
     };
+    let api = parse_listen(
+        flags
+            .get("--api-listen")
+            .map(String::as_str)
+            .unwrap_or(DEFAULT_API),
+        api_tls.is_some(),
+    )?;
     let api_advertise = match flags.get("--api-advertise") {
+        Some(a) if a == "none" => None,
         Some(a) => {
             crate::forward::check_advertise(a, api_tls.is_some())?;
             Some(a.clone())
         }
-        None => None,
+        None => crate::forward::default_advertise(&api, api_tls.is_some()),
     };
     Ok(Parsed::Run(Box::new(Config {
         etcd,
@@ -319,13 +329,7 @@ pub fn parse_args(
             .get("--control")
             .map(PathBuf::from)
             .unwrap_or(default_control),
-        api: parse_listen(
-            flags
-                .get("--api-listen")
-                .map(String::as_str)
-                .unwrap_or(DEFAULT_API),
-            api_tls.is_some(),
-        )?,
+        api,
         api_tls,
         api_advertise,
         agent_ttl: ttl,
@@ -445,8 +449,21 @@ mod tests {
 
     #[test]
     fn api_advertise() {
+        // By default the listen, the unix socket's here; `none` turns it
+        // off.
         let c = run("--etcd http://x:1", Some("m")).unwrap();
+        assert_eq!(
+            c.api_advertise.as_deref(),
+            Some("unix:///run/clusterd/fleet.sock")
+        );
+        let c = run("--etcd http://x:1 --api-advertise none", Some("m")).unwrap();
         assert_eq!(c.api_advertise, None);
+        let c = run(
+            "--etcd http://x:1 --api-listen tcp://127.0.0.1:7",
+            Some("m"),
+        )
+        .unwrap();
+        assert_eq!(c.api_advertise.as_deref(), Some("tcp://127.0.0.1:7"));
         for a in ["unix:///run/m1/fleet.sock", "tcp://127.0.0.1:4001"] {
             let c = run(&format!("--etcd http://x:1 --api-advertise {a}"), Some("m")).unwrap();
             assert_eq!(c.api_advertise.as_deref(), Some(a));

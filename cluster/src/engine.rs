@@ -483,10 +483,11 @@ async fn lead(
     let committer = match advertise {
         Some(url) => Op::put_leased(
             k.committer(),
-            Registry::encode(&crate::forward::Committer {
-                machine: me.to_string(),
-                url: url.to_string(),
-            }),
+            Registry::encode(&crate::forward::Committer::new(
+                me,
+                url,
+                crate::forward::boot_id().as_deref(),
+            )),
             lease,
         ),
         None => Op::delete(k.committer()),

@@ -142,6 +142,20 @@ pub fn tls_client_config(t: &ApiTls) -> anyhow::Result<Arc<ClientConfig>> {
     Ok(Arc::new(cfg))
 }
 
+/// What `--api-advertise` is when not given: the API's own listen when it
+/// names one place that others can reach — its unix socket, a loopback
+/// address (both only from the same host: see [`Committer::host`]), or a
+/// TLS address that is not the unspecified one (`0.0.0.0`, `::`: no one
+/// address to hand out).
+pub fn default_advertise(listen: &Listen, tls: bool) -> Option<String> {
+    match listen {
+        Listen::Unix(p) => Some(format!("unix://{}", p.display())),
+        Listen::Tcp(a) if tls && !a.ip().is_unspecified() => Some(format!("https://{a}")),
+        Listen::Tcp(a) if !tls => Some(format!("tcp://{a}")),
+        Listen::Tcp(_) => None,
+    }
+}
+
 /// The value of `engine/committer`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Committer {
@@ -149,15 +163,46 @@ pub struct Committer {
     pub machine: String,
     /// Its API as `--api-advertise` gave it.
     pub url: String,
+    /// For a URL that only reaches the committer from its own host (a unix
+    /// socket, a loopback address): that host's boot ID. An API on another
+    /// host would reach its own socket or port by that URL, so it commits
+    /// its writes itself instead. Absent for `https://`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
-/// Where an API sends a unit write: `None` to commit it itself.
+impl Committer {
+    /// The committer record for machine `machine` advertising `url`, on the
+    /// host whose boot ID is `boot_id`.
+    pub fn new(machine: &str, url: &str, boot_id: Option<&str>) -> Committer {
+        let host_local = !url.starts_with("https://");
+        Committer {
+            machine: machine.to_string(),
+            url: url.to_string(),
+            host: boot_id.filter(|_| host_local).map(str::to_string),
+        }
+    }
+}
+
+/// Where an API sends a unit write: `None` to commit it itself. `host` is
+/// this machine's boot ID.
 pub fn route<'a>(
     committer: Option<&'a Committer>,
     me: &str,
+    host: Option<&str>,
     forwarded: bool,
 ) -> Option<&'a Committer> {
-    committer.filter(|c| !forwarded && c.machine != me)
+    committer.filter(|c| {
+        !forwarded && c.machine != me && (c.host.is_none() || c.host.as_deref() == host)
+    })
+}
+
+/// This host's boot ID (`/proc/sys/kernel/random/boot_id`), which tells
+/// whether a host-local committer URL reaches the committer from here.
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|b| b.trim().to_string())
 }
 
 /// The request path of a unit, its name percent-encoded (a unit name may
@@ -184,6 +229,8 @@ struct Idle {
 /// Sends the API's unit writes to the committer.
 pub struct Forwarder {
     me: String,
+    /// This host's boot ID ([`Committer::host`]).
+    host: Option<String>,
     committer: watch::Receiver<Option<Committer>>,
     tls: Option<Arc<ClientConfig>>,
     idle: Mutex<Vec<Idle>>,
@@ -209,6 +256,7 @@ impl Forwarder {
     ) -> Forwarder {
         Forwarder {
             me,
+            host: boot_id(),
             committer,
             tls,
             idle: Mutex::new(Vec::new()),
@@ -256,7 +304,8 @@ impl Forwarder {
     ) -> Forwarded {
         let target = {
             let c = self.committer.borrow();
-            match route(c.as_ref(), &self.me, headers.contains_key(FORWARDED)) {
+            let fwd = headers.contains_key(FORWARDED);
+            match route(c.as_ref(), &self.me, self.host.as_deref(), fwd) {
                 Some(c) => c.clone(),
                 None => return Forwarded::Local,
             }
@@ -461,23 +510,71 @@ mod tests {
     use super::*;
 
     fn c(m: &str) -> Committer {
-        Committer {
-            machine: m.into(),
-            url: "unix:///run/a.sock".into(),
-        }
+        Committer::new(m, "unix:///run/a.sock", Some("boot1"))
     }
 
     #[test]
     fn writes_go_to_the_committer_once() {
         let leader = c("m1");
+        let here = Some("boot1");
         // Another machine's API forwards to the leader's.
-        assert_eq!(route(Some(&leader), "m2", false), Some(&leader));
+        assert_eq!(route(Some(&leader), "m2", here, false), Some(&leader));
         // The leader commits its own; a forwarded request is never
         // forwarded again (whoever the receiver thinks leads).
-        assert_eq!(route(Some(&leader), "m1", false), None);
-        assert_eq!(route(Some(&leader), "m2", true), None);
+        assert_eq!(route(Some(&leader), "m1", here, false), None);
+        assert_eq!(route(Some(&leader), "m2", here, true), None);
         // No committer published: every API commits its own writes.
-        assert_eq!(route(None, "m2", false), None);
+        assert_eq!(route(None, "m2", here, false), None);
+    }
+
+    #[test]
+    fn a_host_local_committer_is_reached_from_its_host_only() {
+        // Its unix socket, from another host, would be that host's own.
+        let leader = c("m1");
+        assert_eq!(route(Some(&leader), "m2", Some("boot2"), false), None);
+        assert_eq!(route(Some(&leader), "m2", None, false), None);
+        // A loopback address: the same.
+        let tcp = Committer::new("m1", "tcp://127.0.0.1:4001", Some("boot1"));
+        assert_eq!(tcp.host.as_deref(), Some("boot1"));
+        assert_eq!(route(Some(&tcp), "m2", Some("boot2"), false), None);
+        assert_eq!(route(Some(&tcp), "m2", Some("boot1"), false), Some(&tcp));
+        // https:// reaches it from anywhere: no host is recorded.
+        let tls = Committer::new("m1", "https://10.0.0.1:4001", Some("boot1"));
+        assert_eq!(tls.host, None);
+        assert_eq!(route(Some(&tls), "m2", Some("boot2"), false), Some(&tls));
+        // A record without a host (an older clusterd's): as advertised.
+        let old: Committer =
+            serde_json::from_str(r#"{"machine":"m1","url":"unix:///a.sock"}"#).unwrap();
+        assert_eq!(route(Some(&old), "m2", Some("boot2"), false), Some(&old));
+    }
+
+    #[test]
+    fn the_default_advertise_is_the_listen_when_it_names_one_place() {
+        let unix = Listen::Unix("/run/clusterd/fleet.sock".into());
+        assert_eq!(
+            default_advertise(&unix, false).as_deref(),
+            Some("unix:///run/clusterd/fleet.sock")
+        );
+        let lo = Listen::Tcp("127.0.0.1:4001".parse().unwrap());
+        assert_eq!(
+            default_advertise(&lo, false).as_deref(),
+            Some("tcp://127.0.0.1:4001")
+        );
+        let tls = Listen::Tcp("10.0.0.1:4001".parse().unwrap());
+        assert_eq!(
+            default_advertise(&tls, true).as_deref(),
+            Some("https://10.0.0.1:4001")
+        );
+        // Every address: none of them to hand out.
+        for any in ["0.0.0.0:4001", "[::]:4001"] {
+            let l = Listen::Tcp(any.parse().unwrap());
+            assert_eq!(default_advertise(&l, true), None, "{any}");
+        }
+        // Each default passes the check an explicit one gets.
+        for (l, tls) in [(&unix, false), (&lo, false), (&tls, true)] {
+            let a = default_advertise(l, tls).unwrap();
+            assert!(check_advertise(&a, tls).is_ok(), "{a}");
+        }
     }
 
     #[test]
@@ -536,10 +633,7 @@ mod tests {
         // No committer: here.
         assert!(matches!(put().await, Forwarded::Local));
         // An https:// committer, and no TLS client here.
-        let https = Committer {
-            machine: "m1".into(),
-            url: "https://127.0.0.1:9".into(),
-        };
+        let https = Committer::new("m1", "https://127.0.0.1:9", None);
         tx.send_replace(Some(https));
         assert!(matches!(put().await, Forwarded::Local));
         let why = f.failing.lock().unwrap().clone().unwrap();
@@ -547,10 +641,7 @@ mod tests {
         // Nobody listening: refused, here.
         let dir = tempfile::tempdir().unwrap();
         let url = format!("unix://{}", dir.path().join("none.sock").display());
-        tx.send_replace(Some(Committer {
-            machine: "m1".into(),
-            url,
-        }));
+        tx.send_replace(Some(Committer::new("m1", &url, boot_id().as_deref())));
         assert!(matches!(put().await, Forwarded::Local));
         let why = f.failing.lock().unwrap().clone().unwrap();
         assert!(why.contains("connecting: "), "{why}");
@@ -585,7 +676,10 @@ mod tests {
         );
         assert_eq!(unit_path("a b"), "/fleet/v1/units/a%20b");
         let v = serde_json::to_string(&c("m1")).unwrap();
-        assert_eq!(v, r#"{"machine":"m1","url":"unix:///run/a.sock"}"#);
+        assert_eq!(
+            v,
+            r#"{"machine":"m1","url":"unix:///run/a.sock","host":"boot1"}"#
+        );
         assert_eq!(serde_json::from_str::<Committer>(&v).unwrap(), c("m1"));
     }
 }

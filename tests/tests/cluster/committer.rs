@@ -1,5 +1,6 @@
 //! One committer (`docs/cluster.md`, "One committer"): three machines that
-//! advertise their APIs (`--api-advertise`), clients on each machine's API
+//! advertise their APIs (`--api-advertise`, not given: by default each
+//! advertises its API's unix socket), clients on each machine's API
 //! at once. Every unit write is answered by the engine leader's clusterd
 //! (its `X-Flotilla-Committed-By`), whichever API the client used, with the
 //! status fleet's client expects (fleetctl's sequences through a machine
@@ -36,12 +37,7 @@ fn put(c: &mut Conn, path: &str, body: &str, want: u16, by: &str) {
 #[test]
 fn every_api_writes_through_the_leader() {
     let etcd = Etcd::start();
-    let fleet = Fleet::start_with(&etcd.url(), MACHINES, Duration::from_secs(3), |sock| {
-        vec![
-            "--api-advertise".into(),
-            format!("unix://{}", sock.display()),
-        ]
-    });
+    let fleet = Fleet::start(&etcd.url(), MACHINES, Duration::from_secs(3));
     let leader = fleet.engine_leader(&etcd);
     let lid = fleet.ids[leader].clone();
     let (m, url) = wait_for(Duration::from_secs(20), "the committer key", || {
