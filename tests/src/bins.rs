@@ -115,6 +115,33 @@ pub fn logd() -> PathBuf {
     bin("flotilla-logd", "flotilla-logd", "logd")
 }
 
+/// The directory of the static programs as the images ship them
+/// (`contrib/build-static`: init, initctl, flotilla-logd, flotilla-busd,
+/// musl, release), built into `<target>/image-build`, the target
+/// directory every image's build shares (scripts/test builds it there
+/// beside the first tests), once per test process.
+pub fn static_dir() -> PathBuf {
+    static DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+    let mut dir = DIR.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(d) = &*dir {
+        return d.clone();
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let target = bin_dir().parent().expect("target dir").to_path_buf();
+    let out = Command::new(root.join("contrib/build-static"))
+        .env("CARGO_TARGET_DIR", target.join("image-build"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("run contrib/build-static");
+    assert!(out.status.success(), "contrib/build-static failed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let d = PathBuf::from(text.lines().last().expect("the binaries' directory").trim());
+    *dir = Some(d.clone());
+    d
+}
+
 /// Puts an executable copy of `from` at `to` with `mode`, written by an
 /// `install` child rather than by the test process: a file this process
 /// writes stays open for writing in any child another test thread forks

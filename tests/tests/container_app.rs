@@ -24,7 +24,7 @@
 
 use crate::pid1_support;
 
-use pid1_support::{bin_dir, report, wait_for, workspace};
+use pid1_support::{report, wait_for, workspace};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -203,17 +203,11 @@ fn the_app_container_stops_logs_runs_as_any_user_and_runs_a_command() {
 
     // The static binaries: the same build (and target directory) as the
     // Debian container's and images'.
-    let target = bin_dir().parent().expect("target dir").to_path_buf();
-    let out = Command::new(workspace().join("contrib/build-static"))
-        .env("CARGO_TARGET_DIR", target.join("image-build"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run contrib/build-static");
-    assert!(out.status.success(), "contrib/build-static failed");
-    let bins = String::from_utf8_lossy(&out.stdout);
-    let bins = bins.lines().last().expect("the binaries' directory").trim();
+    let bins = flotilla_tests::bins::static_dir();
     let out = Command::new(workspace().join("contrib/container/app-image"))
-        .args(["--bins", bins, "--tag", &image])
+        .arg("--bins")
+        .arg(&bins)
+        .args(["--tag", &image])
         .stderr(Stdio::inherit())
         .output()
         .expect("run contrib/container/app-image");
