@@ -172,18 +172,12 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     props
 }
 
-/// `props` (a unit's, [`unit`]) with its `DropInPaths` set to `paths`.
-pub fn set_dropins(props: &mut Props, paths: Vec<String>) {
-    if let Some(p) = props.iter_mut().find(|(n, _)| *n == "DropInPaths") {
-        p.1 = strs(paths);
-    }
-}
-
-/// `props` (a unit's, [`unit`]) with its `NeedDaemonReload` set to
-/// `changed` (`crate::need_reload`).
-pub fn set_need_reload(props: &mut Props, changed: bool) {
-    if let Some(p) = props.iter_mut().find(|(n, _)| *n == "NeedDaemonReload") {
-        p.1 = Value::from(changed);
+/// `props` (a unit's, [`unit`]) with its property `name` set to
+/// `value`: one the bus side works out when it is asked for
+/// (`DropInPaths`, `NeedDaemonReload`, `UnitFileState`).
+pub fn set(props: &mut Props, name: &str, value: Value<'static>) {
+    if let Some(p) = props.iter_mut().find(|(n, _)| *n == name) {
+        p.1 = value;
     }
 }
 
