@@ -345,8 +345,7 @@ impl Object {
                 unit.push(("Markers", Value::from(markers)));
                 // Read from the unit path: only when asked for, one
                 // listing of it for the three.
-                let from_path = ["DropInPaths", "NeedDaemonReload", "UnitFileState"];
-                if wanted.is_none_or(|n| from_path.contains(&n)) {
+                if wanted.is_none_or(|n| props::FROM_PATH.contains(&n)) {
                     let now = crate::unit_files::on_path(hub, s).await;
                     let resolved = now.as_ref().map(|o| &o.unit);
                     let paths = crate::unit_files::dropin_paths(resolved);
