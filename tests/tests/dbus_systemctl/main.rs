@@ -25,6 +25,7 @@ mod scopes;
 mod settings;
 mod signals;
 mod slices;
+mod timedated;
 mod timers;
 mod transient;
 mod transient_mounts;
