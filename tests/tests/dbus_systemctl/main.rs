@@ -15,6 +15,7 @@ mod bus_names;
 mod clean;
 mod freezer;
 mod jobs;
+mod localed;
 mod manager;
 mod manager_env;
 mod markers;
@@ -304,6 +305,40 @@ fn debian_tool_spawn(bus: &Busd, program: &str, args: &[&str]) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("start systemd-run")
+}
+
+/// One of Debian's `systemd-*ed` daemons, `program` (with its command
+/// line), on the bus at `bus`, in a mount namespace whose `/etc` is
+/// `DIR/etc` (made, with `DIR/etc/default`), its output in
+/// `DIR/NAME.out`; returned once it has taken its bus name `name`, its
+/// process killed by PID when dropped (`unshare` and `sh` exec it).
+fn sd_daemon(dir: &TestDir, bus: &Path, program: &str, name: &str) -> Killed {
+    let etc = dir.join("etc");
+    std::fs::create_dir_all(etc.join("default")).expect("etc dir");
+    let out = std::fs::File::create(dir.join(&format!("{name}.out"))).expect("daemon's out");
+    let child = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(format!("set -e; mount --bind \"$0\" /etc; exec {program}"))
+        .arg(&etc)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.display()),
+        )
+        .env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().expect("dup"))
+        .stderr(out)
+        .spawn()
+        .expect("start the daemon");
+    let daemon = Killed(child);
+    wait_for(WAIT, &format!("{name} on the bus"), || {
+        let out = busctl(bus, None, &["list", "--no-legend"]);
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("{name} ")))
+            .then_some(())
+    });
+    daemon
 }
 
 /// Kills a child by its PID and reaps it, whatever became of it.

@@ -6,48 +6,18 @@
 
 use super::*;
 
-/// Debian's `systemd-timedated` on the bus at `bus`, in a mount namespace
-/// whose `/etc` is `DIR/etc`, without `CAP_SYS_TIME`: its time zone and
-/// RTC settings reach the kernel with `settimeofday`, whose first call
-/// with a time zone since boot moves the machine's clock, so here they
-/// fail (timedated ignores that failure, as it does without an RTC). Its
-/// process is killed by PID when dropped (`unshare`, `sh` and `setpriv`
-/// exec it).
+/// Debian's `systemd-timedated` on the bus at `bus` ([`sd_daemon`]),
+/// without `CAP_SYS_TIME`: its time zone and RTC settings reach the
+/// kernel with `settimeofday`, whose first call with a time zone since
+/// boot moves the machine's clock, so here they fail (timedated ignores
+/// that failure, as it does without an RTC).
 fn timedated(dir: &TestDir, bus: &Path) -> Killed {
-    let etc = dir.join("etc");
-    std::fs::create_dir_all(&etc).expect("etc dir");
-    let out = std::fs::File::create(dir.join("timedated.out")).expect("timedated.out");
-    let child = Command::new("unshare")
-        .args([
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            "set -e; mount --bind \"$0\" /etc; \
-             exec setpriv --bounding-set=-sys_time --inh-caps=-sys_time \
-             /lib/systemd/systemd-timedated",
-        ])
-        .arg(&etc)
-        .env(
-            "DBUS_SYSTEM_BUS_ADDRESS",
-            format!("unix:path={}", bus.display()),
-        )
-        .env(procs::MARK_VAR, &dir.mark)
-        .stdin(Stdio::null())
-        .stdout(out.try_clone().expect("dup"))
-        .stderr(out)
-        .spawn()
-        .expect("start systemd-timedated");
-    let timedated = Killed(child);
-    wait_for(WAIT, "org.freedesktop.timedate1 on the bus", || {
-        let out = busctl(bus, None, &["list", "--no-legend"]);
-        out.stdout
-            .lines()
-            .any(|l| l.starts_with("org.freedesktop.timedate1 "))
-            .then_some(())
-    });
-    timedated
+    sd_daemon(
+        dir,
+        bus,
+        "setpriv --bounding-set=-sys_time --inh-caps=-sys_time /lib/systemd/systemd-timedated",
+        "org.freedesktop.timedate1",
+    )
 }
 
 /// `timedatectl ARGS` against the test's bus.
