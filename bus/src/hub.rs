@@ -361,7 +361,7 @@ impl Hub {
     fn properties_changed(&self, s: &UnitStatus) {
         let name = systemd_name(s);
         let job = self.job_of(&name).map(|(id, _)| id);
-        let props = crate::props::dict(crate::props::unit(s, job));
+        let props = crate::props::dict(crate::props::unit_changed(s, job));
         let none: Vec<String> = Vec::new();
         self.emit(
             &unit_path(&name),

@@ -66,7 +66,7 @@ pub async fn follow(hub: Arc<Hub>, mut p: Pending) -> &'static str {
     );
     // The unit's Job property is back to none.
     if let Ok(Some(s)) = hub.status(&p.unit).await {
-        let props = crate::props::dict(crate::props::unit(&s, None));
+        let props = crate::props::dict(crate::props::unit_changed(&s, None));
         let none: Vec<String> = Vec::new();
         hub.emit(
             &unit_path(&p.name),

@@ -69,6 +69,18 @@ pub fn control_group(s: &UnitStatus) -> String {
     s.pid.and_then(crate::procs::cgroup_of).unwrap_or_default()
 }
 
+/// The properties of a unit that the bus side reads from the unit path
+/// when they are asked for ([`set`]): not known from the init's state, so
+/// left out of `PropertiesChanged`, as systemd leaves them out.
+pub const FROM_PATH: [&str; 3] = ["DropInPaths", "NeedDaemonReload", "UnitFileState"];
+
+/// [`unit`] as `PropertiesChanged` tells it: without [`FROM_PATH`].
+pub fn unit_changed(s: &UnitStatus, job: Option<u32>) -> Props {
+    let mut props = unit(s, job);
+    props.retain(|(n, _)| !FROM_PATH.contains(n));
+    props
+}
+
 /// `org.freedesktop.systemd1.Unit` of a unit the init has.
 pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     let id = systemd_name(s);
@@ -172,18 +184,12 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     props
 }
 
-/// `props` (a unit's, [`unit`]) with its `DropInPaths` set to `paths`.
-pub fn set_dropins(props: &mut Props, paths: Vec<String>) {
-    if let Some(p) = props.iter_mut().find(|(n, _)| *n == "DropInPaths") {
-        p.1 = strs(paths);
-    }
-}
-
-/// `props` (a unit's, [`unit`]) with its `NeedDaemonReload` set to
-/// `changed` (`crate::need_reload`).
-pub fn set_need_reload(props: &mut Props, changed: bool) {
-    if let Some(p) = props.iter_mut().find(|(n, _)| *n == "NeedDaemonReload") {
-        p.1 = Value::from(changed);
+/// `props` (a unit's, [`unit`]) with its property `name` set to
+/// `value`: one the bus side works out when it is asked for
+/// (`DropInPaths`, `NeedDaemonReload`, `UnitFileState`).
+pub fn set(props: &mut Props, name: &str, value: Value<'static>) {
+    if let Some(p) = props.iter_mut().find(|(n, _)| *n == name) {
+        p.1 = value;
     }
 }
 
@@ -575,6 +581,28 @@ mod tests {
                 "Unit echo.socket not found.".to_string()
             ))
         );
+    }
+
+    /// `PropertiesChanged` leaves out what is read from the unit path
+    /// when asked for; `GetAll` has it (set then by the server).
+    #[test]
+    fn properties_changed_leaves_out_what_the_path_gives() {
+        let s = UnitStatus {
+            unit: "ntp.service".into(),
+            source: "/lib/systemd/system/ntp.service".into(),
+            ..UnitStatus::default()
+        };
+        let has = |p: &Props, name: &str| p.iter().any(|(n, _)| *n == name);
+        let mut all = unit(&s, None);
+        let changed = unit_changed(&s, None);
+        for name in FROM_PATH {
+            assert!(has(&all, name), "{name}");
+            assert!(!has(&changed, name), "{name}");
+        }
+        assert!(has(&changed, "ActiveState"));
+        set(&mut all, "UnitFileState", Value::from("enabled"));
+        let (_, v) = all.iter().find(|(n, _)| *n == "UnitFileState").unwrap();
+        assert_eq!(*v, Value::from("enabled"));
     }
 
     fn system_state(sys: &SystemStatus) -> String {

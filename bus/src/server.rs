@@ -18,6 +18,7 @@ use crate::model::systemd_name;
 use crate::props::{self, Props, JOB, MANAGER, UNIT};
 use crate::units_ops::Outcome;
 use std::sync::Arc;
+use zbus::zvariant::Value;
 
 /// A scope's type interface.
 const SCOPE: &str = "org.freedesktop.systemd1.Scope";
@@ -341,17 +342,22 @@ impl Object {
                 let mut unit = props::unit(s, job);
                 // The bus side's own state of the unit (crate::markers).
                 let markers = crate::markers::names(hub.markers_of(&s.unit));
-                unit.push(("Markers", zbus::zvariant::Value::from(markers)));
+                unit.push(("Markers", Value::from(markers)));
                 // Read from the unit path: only when asked for, one
-                // listing of it for both.
-                let dropins = wanted.is_none_or(|n| n == "DropInPaths");
-                let reload = wanted.is_none_or(|n| n == "NeedDaemonReload");
-                if dropins || reload {
+                // listing of it for the three.
+                if wanted.is_none_or(|n| props::FROM_PATH.contains(&n)) {
                     let now = crate::unit_files::on_path(hub, s).await;
-                    let paths = crate::unit_files::dropin_paths(now.as_ref());
-                    let changed = crate::need_reload::need_reload(s, now.as_ref());
-                    props::set_dropins(&mut unit, paths);
-                    props::set_need_reload(&mut unit, changed);
+                    let resolved = now.as_ref().map(|o| &o.unit);
+                    let paths = crate::unit_files::dropin_paths(resolved);
+                    let changed = crate::need_reload::need_reload(s, resolved);
+                    props::set(&mut unit, "DropInPaths", Value::from(paths));
+                    props::set(&mut unit, "NeedDaemonReload", Value::from(changed));
+                    // timedated reads it to decide whether to enable or
+                    // disable the NTP unit (docs/dbus.md, "The daemons
+                    // beside the manager").
+                    if let Some(state) = now.as_ref().and_then(|o| o.file_state) {
+                        props::set(&mut unit, "UnitFileState", Value::from(state));
+                    }
                 }
                 // systemd's order: the type interface's, then the unit's.
                 vec![

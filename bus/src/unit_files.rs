@@ -429,20 +429,34 @@ pub async fn set_default(hub: &Hub, name: &str, force: bool) -> Result<Answer, B
     Ok(Answer::Changes(changes))
 }
 
-/// What the search path gives a unit of the init now (its file and
-/// drop-ins: `DropInPaths`, `NeedDaemonReload`), one listing for both;
+/// What the search path gives a unit of the init now, read from one
+/// listing of it: [`on_path`].
+pub struct OnPath {
+    /// Its file and drop-ins (`DropInPaths`, `NeedDaemonReload`).
+    pub unit: flotilla_systemd::ResolvedUnit,
+    /// Its unit file's state as `GetUnitFileState` says it (`enabled`,
+    /// `disabled`, `static` …: `UnitFileState`), `None` without a file.
+    pub file_state: Option<&'static str>,
+}
+
+/// What the search path gives a unit of the init now ([`OnPath`]);
 /// `None` for a unit that is none of the path's (transient, built in, a
 /// mount), or when the path cannot be read.
-pub async fn on_path(
-    hub: &Hub,
-    s: &flotilla_units::protocol::UnitStatus,
-) -> Option<flotilla_systemd::ResolvedUnit> {
+pub async fn on_path(hub: &Hub, s: &flotilla_units::protocol::UnitStatus) -> Option<OnPath> {
     let fileless = s.source.is_empty() && !s.kind.row().needs_file;
     if !s.source.starts_with('/') && !fileless {
         return None;
     }
     let dirs = search_path(hub).await.ok()?;
-    Some(resolve_unit(&dirs, &s.unit))
+    Some(on_path_in(&dirs, &s.unit))
+}
+
+/// [`on_path`] of unit `name` in the listed search path `dirs`.
+fn on_path_in(dirs: &[SearchDir], name: &str) -> OnPath {
+    OnPath {
+        unit: resolve_unit(dirs, name),
+        file_state: file_state(dirs, name).map(|(_, state)| state),
+    }
 }
 
 /// The drop-ins of a unit read from a file, as its `DropInPaths` lists
@@ -453,4 +467,45 @@ pub async fn on_path(
 /// prints them), a YAML unit, or when the path cannot be read.
 pub fn dropin_paths(now: Option<&flotilla_systemd::ResolvedUnit>) -> Vec<String> {
     now.map(|r| r.dropins.clone()).unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A unit's `UnitFileState` is its file's state, as `GetUnitFileState`
+    /// says it: systemd-timedated enables the NTP unit unless it reads
+    /// `enabled` there, and disables it when it does (an empty state
+    /// crashed it).
+    #[test]
+    fn a_unit_on_the_path_has_its_file_state() {
+        let tmp = tempfile::tempdir().unwrap();
+        let etc = tmp.path().join("etc");
+        let lib = tmp.path().join("lib");
+        std::fs::create_dir_all(etc.join("sysinit.target.wants")).unwrap();
+        std::fs::create_dir_all(&lib).unwrap();
+        let unit = lib.join("ntp.service");
+        std::fs::write(
+            &unit,
+            "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=sysinit.target\n",
+        )
+        .unwrap();
+        std::fs::write(
+            lib.join("plain.service"),
+            "[Service]\nExecStart=/bin/true\n",
+        )
+        .unwrap();
+        let path = |p: &std::path::Path| p.display().to_string();
+        let dirs =
+            || flotilla_client::unit_dirs::list_search_path([path(&etc), path(&lib)]).unwrap();
+        let state = |name: &str| on_path_in(&dirs(), name).file_state;
+        assert_eq!(state("ntp.service"), Some("disabled"));
+        assert_eq!(state("plain.service"), Some("static"));
+        assert_eq!(state("nothere.service"), None);
+        std::os::unix::fs::symlink(&unit, etc.join("sysinit.target.wants/ntp.service")).unwrap();
+        assert_eq!(state("ntp.service"), Some("enabled"));
+        std::os::unix::fs::symlink("/dev/null", etc.join("ntp.service")).unwrap();
+        assert_eq!(state("ntp.service"), Some("masked"));
+    }
 }

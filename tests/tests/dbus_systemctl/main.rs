@@ -15,6 +15,7 @@ mod bus_names;
 mod clean;
 mod freezer;
 mod jobs;
+mod localed;
 mod manager;
 mod manager_env;
 mod markers;
@@ -25,6 +26,7 @@ mod scopes;
 mod settings;
 mod signals;
 mod slices;
+mod timedated;
 mod timers;
 mod transient;
 mod transient_mounts;
@@ -61,7 +63,6 @@ fn busd(dir: &TestDir) -> Busd {
 /// [`busd`], also on the system bus at `system_bus` when given.
 fn busd_on(dir: &TestDir, system_bus: Option<&Path>) -> Busd {
     let socket = dir.join("private");
-    let out = std::fs::File::create(dir.join("busd.out")).expect("busd.out");
     let mut cmd = Command::new(bins::busd());
     cmd.arg("--socket")
         .arg(&socket)
@@ -74,13 +75,7 @@ fn busd_on(dir: &TestDir, system_bus: Option<&Path>) -> Busd {
         ),
         None => cmd.arg("--no-system-bus"),
     };
-    let child = cmd
-        .env(procs::MARK_VAR, &dir.mark)
-        .stdin(Stdio::null())
-        .stdout(out.try_clone().expect("dup"))
-        .stderr(out)
-        .spawn()
-        .expect("start flotilla-busd");
+    let child = spawn_marked(cmd, dir, "busd.out");
     wait_for(WAIT, "flotilla-busd's socket", || {
         UnixStream::connect(&socket).ok().map(|_| ())
     });
@@ -259,13 +254,30 @@ fn dbus_daemon_with(dir: &TestDir, config: &Path, more: &[&str]) -> DbusDaemon {
 /// Waits until `flotilla-busd` has taken `org.freedesktop.systemd1` on the
 /// bus at `socket`.
 fn on_the_bus(socket: &Path) {
-    wait_for(WAIT, "org.freedesktop.systemd1 on the bus", || {
+    name_on_the_bus(socket, "org.freedesktop.systemd1");
+}
+
+/// Waits until a connection has taken `name` on the bus at `socket`.
+fn name_on_the_bus(socket: &Path, name: &str) {
+    wait_for(WAIT, &format!("{name} on the bus"), || {
         let out = busctl(socket, None, &["list", "--no-legend"]);
         out.stdout
             .lines()
-            .any(|l| l.starts_with("org.freedesktop.systemd1 "))
+            .any(|l| l.starts_with(&format!("{name} ")))
             .then_some(())
     });
+}
+
+/// `cmd` started with the test's mark, no input, and its output in
+/// `DIR/out`.
+fn spawn_marked(mut cmd: Command, dir: &TestDir, out: &str) -> Child {
+    let file = std::fs::File::create(dir.join(out)).expect("output file");
+    cmd.env(procs::MARK_VAR, &dir.mark)
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("dup"))
+        .stderr(file)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"))
 }
 
 /// Sets the modification time of `path` and of everything below it
@@ -303,6 +315,27 @@ fn debian_tool_spawn(bus: &Busd, program: &str, args: &[&str]) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("start systemd-run")
+}
+
+/// One of Debian's `systemd-*ed` daemons, `program` (with its command
+/// line), on the bus at `bus`, in a mount namespace whose `/etc` is
+/// `DIR/etc` (made, with `DIR/etc/default`), its output in
+/// `DIR/NAME.out`; returned once it has taken its bus name `name`, its
+/// process killed by PID when dropped (`unshare` and `sh` exec it).
+fn sd_daemon(dir: &TestDir, bus: &Path, program: &str, name: &str) -> Killed {
+    let etc = dir.join("etc");
+    std::fs::create_dir_all(etc.join("default")).expect("etc dir");
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(format!("set -e; mount --bind \"$0\" /etc; exec {program}"))
+        .arg(&etc)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            format!("unix:path={}", bus.display()),
+        );
+    let daemon = Killed(spawn_marked(cmd, dir, &format!("{name}.out")));
+    name_on_the_bus(bus, name);
+    daemon
 }
 
 /// Kills a child by its PID and reaps it, whatever became of it.
