@@ -13,17 +13,38 @@ use std::time::{Duration, Instant};
 /// the wait for its end).
 pub const TEST_LIMIT: Duration = Duration::from_secs(600);
 
-/// How long one test may run under flotilla: three times its time under
-/// systemd on this machine, at least a minute, at most twice
-/// [`TEST_LIMIT`]. A test that hangs under flotilla (testsuite-03's loop
-/// around `systemctl list-jobs`) then costs minutes less of the suite;
-/// one that takes most of [`TEST_LIMIT`] under systemd (15: about 580 s,
-/// a daemon-reload and its generators at nearly every step) has room for
-/// the load of the other lane's VM.
-pub fn flotilla_limit(systemd_seconds: f64) -> Duration {
-    let most = 2.0 * TEST_LIMIT.as_secs_f64();
-    Duration::from_secs_f64((3.0 * systemd_seconds).clamp(60.0, most))
+/// How long a test may run: in all, and without a new line in its
+/// journal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limit {
+    /// The most it may run in all.
+    pub total: Duration,
+    /// The most it may run with its journal still: a script traces each
+    /// command it runs (`set -x`), so a test that writes nothing for this
+    /// long waits on one command that does not end.
+    pub quiet: Duration,
 }
+
+/// systemd's: [`TEST_LIMIT`] in all, whatever its journal does.
+pub const SYSTEMD_LIMIT: Limit = Limit {
+    total: TEST_LIMIT,
+    quiet: TEST_LIMIT,
+};
+
+/// flotilla's: a test runs while it makes progress, on a machine however
+/// loaded: it is cut when its journal has been still for three minutes
+/// (the longest quiet step of the scripts, a `timeout 60` wait or a
+/// `daemon-reload` in the emulated guest, takes a minute at most), or
+/// after [`RUNAWAY`] in all, a guard against a script that loops and
+/// writes for ever. A fixed multiple of systemd's time cut 15 at its
+/// 1,200 s on a loaded machine while it still passed step after step.
+pub const FLOTILLA_LIMIT: Limit = Limit {
+    total: RUNAWAY,
+    quiet: Duration::from_secs(180),
+};
+
+/// The most any test runs under flotilla (four times [`TEST_LIMIT`]).
+pub const RUNAWAY: Duration = Duration::from_secs(2400);
 
 /// What became of one test under one init.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -97,16 +118,12 @@ const PART: &str = "==systemd-test-part==";
 /// ([`LEFTOVERS`]). The time of each part besides the test's own is in
 /// the answer too (`leftovers_ms=`, `verdict_ms=`, `journal_ms=`: the
 /// test's log), for a round that takes long.
-fn command(nn: &str, limit: Duration) -> String {
+fn command(nn: &str, limit: Limit) -> String {
     let unit = format!("testsuite-{nn}.service");
     format!(
         "z=$(date +%s%N); {LEFTOVERS} rm -f /testok /failed; a=$(date +%s%N); \
          systemctl start --no-block {unit} >/tmp/start.out 2>&1; rc=$?; \
-         if [ $rc = 0 ]; then timeout {limit} sh -c 'while :; do \
-         s=$(systemctl show -P ActiveState {unit} 2>/dev/null); case \"$s\" in \
-         activating|deactivating|reloading|\"\") ;; \
-         inactive) systemctl list-jobs --no-legend 2>/dev/null | grep -q \" {unit} \" || break ;; \
-         *) break ;; esac; sleep 1; done'; rc=$?; fi; \
+         if [ $rc = 0 ]; then {wait} fi; \
          b=$(date +%s%N); echo \"rc=$rc\"; echo \"ms=$(( (b - a) / 1000000 ))\"; \
          echo \"leftovers_ms=$(( (a - z) / 1000000 ))\"; \
          [ -e /testok ] && echo testok; [ -s /failed ] && echo failed-nonempty; \
@@ -116,7 +133,30 @@ fn command(nn: &str, limit: Duration) -> String {
          cat /tmp/start.out; head -c 2000 /failed 2>/dev/null; \
          journalctl -b -u {unit} --no-pager -o cat 2>&1 | tail -n 400; \
          d=$(date +%s%N); echo \"journal_ms=$(( (d - c) / 1000000 ))\"; true",
-        limit = limit.as_secs(),
+        wait = wait_loop(&unit, limit),
+    )
+}
+
+/// The shell loop that waits until `unit` is neither starting nor
+/// queued, polled each second, bounded by `limit`: `rc=124` (as
+/// `timeout`'s) when it ran [`Limit::total`] in all, or when the last line
+/// of its journal (its cursor, looked at every fifth second) has not
+/// changed for [`Limit::quiet`].
+fn wait_loop(unit: &str, limit: Limit) -> String {
+    format!(
+        "t0=$(date +%s); seen=$t0; cur=; n=0; while :; do \
+         s=$(systemctl show -P ActiveState {unit} 2>/dev/null); case \"$s\" in \
+         activating|deactivating|reloading|\"\") ;; \
+         inactive) systemctl list-jobs --no-legend 2>/dev/null | grep -q \" {unit} \" || break ;; \
+         *) break ;; esac; now=$(date +%s); \
+         if [ $((now - t0)) -ge {total} ]; then rc=124; break; fi; n=$((n + 1)); \
+         if [ $((n % 5)) = 0 ]; then \
+         k=$(journalctl -b -u {unit} -n 1 --show-cursor -q -o cat 2>/dev/null | tail -n 1); \
+         if [ \"$k\" != \"$cur\" ]; then cur=$k; seen=$now; \
+         elif [ $((now - seen)) -ge {quiet} ]; then rc=124; break; fi; fi; \
+         sleep 1; done;",
+        total = limit.total.as_secs(),
+        quiet = limit.quiet.as_secs(),
     )
 }
 
@@ -196,7 +236,7 @@ pub fn run(
     init: Init,
     tests: &[String],
     expect_fail: &dyn Fn(&str) -> bool,
-    limit: &dyn Fn(&str) -> Duration,
+    limit: &dyn Fn(&str) -> Limit,
     work: &Path,
     logs: &Path,
 ) -> (Vec<Outcome>, usize) {
@@ -264,4 +304,83 @@ pub fn logs_dir(image: &Path) -> PathBuf {
         .join("systemd-tests-logs");
     std::fs::create_dir_all(&d).expect("mkdir logs");
     d
+}
+
+/// [`wait_loop`] run by `sh` on the host with stand-ins for the guest's
+/// commands on the PATH: `date +%s` counts the loop's rounds (one per
+/// call), `sleep` returns at once, `systemctl` says `activating` until
+/// round `ends` (then `inactive`, no job), and `journalctl`'s last cursor
+/// moves each round when `moving`. Its `rc` and the round it ended in.
+#[cfg(test)]
+fn wait_loop_on_host(limit: Limit, ends: u64, moving: bool) -> (String, u64) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tick = dir.path().join("tick");
+    std::fs::write(&tick, "0").expect("tick");
+    let t = tick.display();
+    let cursor = if moving { "$(cat {t})" } else { "still" }.replace("{t}", &t.to_string());
+    for (name, body) in [
+        (
+            "date",
+            format!("n=$(cat {t}); echo $((n + 1)) > {t}; echo $n"),
+        ),
+        ("sleep", String::new()),
+        (
+            "systemctl",
+            format!(
+                "[ \"$1\" = show ] || exit 0; [ $(cat {t}) -lt {ends} ] && echo activating \
+                 || echo inactive"
+            ),
+        ),
+        (
+            "journalctl",
+            format!("echo line; echo \"-- cursor: {cursor}\""),
+        ),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("stand-in");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let script = format!(
+        "rc=0; {} echo \"rc=$rc\"; cat {t}",
+        wait_loop("testsuite-99.service", limit)
+    );
+    let path = format!("{}:/usr/bin:/bin", dir.path().display());
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .env("PATH", path)
+        .output()
+        .expect("sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let rc = lines.next().unwrap_or_default().to_string();
+    let round = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    (rc, round)
+}
+
+#[test]
+fn a_test_runs_while_its_journal_moves() {
+    let limit = Limit {
+        total: Duration::from_secs(1000),
+        quiet: Duration::from_secs(30),
+    };
+    // Ends by itself at round 100, well past the quiet limit, its journal
+    // moving: not cut.
+    assert_eq!(wait_loop_on_host(limit, 100, true), ("rc=0".into(), 100));
+    // Its journal still: cut about `quiet` rounds after the last move,
+    // by the check of every fifth round.
+    let (rc, round) = wait_loop_on_host(limit, 100, false);
+    assert_eq!(rc, "rc=124");
+    assert!((30..=41).contains(&round), "cut at round {round}");
+    // Moving for ever: cut at the total.
+    let runaway = Limit {
+        total: Duration::from_secs(60),
+        ..limit
+    };
+    let (rc, round) = wait_loop_on_host(runaway, 10_000, true);
+    assert_eq!(rc, "rc=124");
+    assert!((60..=62).contains(&round), "cut at round {round}");
 }
