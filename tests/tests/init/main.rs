@@ -13,6 +13,7 @@ mod deps;
 mod fdstore;
 mod generators;
 mod logs;
+mod memory;
 mod mounts;
 mod pam;
 mod paths;
