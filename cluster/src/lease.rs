@@ -125,7 +125,15 @@ async fn keep(
 ) -> Stopped {
     let (mut keeper, mut acks) = match client.lease_keep_alive(lease).await {
         Ok(k) => k,
-        Err(e) => return Stopped::Unreachable(format!("keep-alive: {e}")),
+        // The client refuses to open the stream for a lease etcd no longer
+        // has; etcd's answer on the lease tells that from a failure to
+        // reach it.
+        Err(e) => {
+            return match client.lease_time_to_live(lease, None).await {
+                Ok(r) if r.ttl() <= 0 => Stopped::Expired("lease expired".into()),
+                _ => Stopped::Unreachable(format!("keep-alive: {e}")),
+            }
+        }
     };
     loop {
         let sent = Instant::now();
