@@ -57,7 +57,7 @@ pub use pace::{publish_pace, quiet, QUIET};
 use crate::batch::Op;
 use crate::control;
 use crate::keys::Key;
-use crate::lease::Keeper;
+use crate::lease::{self, Keeper};
 use crate::model::{
     ApiUnitState, Assignment, ClusterState, LogFollow, LogRequest, Machine, StoredState,
 };
@@ -73,7 +73,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 /// The agent's settings.
@@ -159,8 +159,8 @@ struct Agent {
     /// Units to restart: launched again while their stop was held.
     restarts: BTreeSet<String>,
     /// The earliest instant the presence lease can expire, by the last
-    /// keep-alive etcd answered ([`fence`]).
-    expiry: Option<Instant>,
+    /// keep-alive etcd answered ([`fence`]); the keeper moves it on.
+    expiry: watch::Sender<Option<Instant>>,
     /// Where the fence stands.
     fence: Fence,
     /// The units the fence stopped.
@@ -201,14 +201,14 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         follows: logs::Follows::default(),
         holds: BTreeMap::new(),
         restarts: BTreeSet::new(),
-        expiry: None,
+        expiry: watch::Sender::new(None),
         fence: Fence::Open,
         fenced: BTreeSet::new(),
     };
     let mut retry_at: Option<Instant> = Some(Instant::now());
     loop {
         let retry = sleep_until(retry_at);
-        let fence_due = sleep_until(a.fence_wake());
+        let fence_due = a.fence_due();
         let lost = async {
             match a.keeper.as_mut() {
                 Some(k) => k.lost().await,
@@ -244,7 +244,7 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         // A step waits on etcd, which may not answer: the fence does not
         // wait for it. A step cut short leaves what the init has unknown
         // (its request may be half way): listed again at the next.
-        let fence_due = sleep_until(a.fence_wake());
+        let fence_due = a.fence_due();
         let stepped = tokio::select! {
             r = a.step() => Some(r),
             _ = fence_due => None,
@@ -277,6 +277,28 @@ async fn sleep_until(t: Option<Instant>) {
     match t {
         Some(t) => tokio::time::sleep_until(t).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the fence has something to do: followed as each answered
+/// keep-alive moves the lease's earliest expiry on, without waking the
+/// agent. `fence` is where the fence stood when it was made.
+async fn fence_due(mut expiry: watch::Receiver<Option<Instant>>, fence: Fence, ttl: Duration) {
+    loop {
+        let at = *expiry.borrow_and_update();
+        match fence::due(Instant::now(), fence, at, ttl) {
+            fence::Due::Wait(t) => {
+                tokio::select! {
+                    _ = sleep_until(t) => {}
+                    changed = expiry.changed() => {
+                        if changed.is_err() {
+                            sleep_until(t).await;
+                        }
+                    }
+                }
+            }
+            fence::Due::Stop | fence::Due::Kill => return,
+        }
     }
 }
 
@@ -570,8 +592,8 @@ impl Agent {
         let lease = self.presence().await?;
         // 4. etcd answers again: the fence is lifted, and what the engine
         // has placed here now is read and run.
-        self.note_expiry();
-        if self.fence != Fence::Open && fence::renewed(Instant::now(), self.expiry, self.cfg.ttl) {
+        if self.fence != Fence::Open && fence::renewed(Instant::now(), self.expiry(), self.cfg.ttl)
+        {
             self.lift().await?;
         }
         // 5. Report states.
@@ -603,31 +625,22 @@ impl Agent {
         }
     }
 
-    /// The earliest expiry of the lease, as the keep-alive last learned it
-    /// (kept when the keeper goes: the deadline it gave still holds).
-    fn note_expiry(&mut self) {
-        let answered = self
-            .keeper
-            .as_ref()
-            .and_then(Keeper::expires_no_earlier_than);
-        self.expiry = self.expiry.max(answered);
+    /// The lease's earliest expiry, as the last answered keep-alive set it
+    /// (it stays when the keeper goes: the deadline it gave still holds).
+    fn expiry(&self) -> Option<Instant> {
+        *self.expiry.borrow()
     }
 
-    /// When the fence next has something to do.
-    fn fence_wake(&mut self) -> Option<Instant> {
-        self.note_expiry();
-        match fence::due(Instant::now(), self.fence, self.expiry, self.cfg.ttl) {
-            fence::Due::Wait(t) => t,
-            fence::Due::Stop | fence::Due::Kill => Some(Instant::now()),
-        }
+    /// Resolves when the fence next has something to do.
+    fn fence_due(&self) -> impl std::future::Future<Output = ()> + 'static {
+        fence_due(self.expiry.subscribe(), self.fence, self.cfg.ttl)
     }
 
     /// Does what the fence has due: stops the non-global units, or kills
     /// what of them still runs. Only the init is asked: etcd is not needed.
     async fn refence(&mut self) {
         loop {
-            self.note_expiry();
-            match fence::due(Instant::now(), self.fence, self.expiry, self.cfg.ttl) {
+            match fence::due(Instant::now(), self.fence, self.expiry(), self.cfg.ttl) {
                 fence::Due::Wait(_) => {
                     // A stop the init could not take yet (it was away) is
                     // sent again: a step would wait for etcd first.
@@ -647,7 +660,7 @@ impl Agent {
                         .map(|(n, _)| n.clone())
                         .collect();
                     let left = self
-                        .expiry
+                        .expiry()
                         .map(|d| d.saturating_duration_since(Instant::now()))
                         .unwrap_or_default();
                     eprintln!(
@@ -802,7 +815,7 @@ impl Agent {
                         let ttl = self.cfg.ttl.as_secs().max(1);
                         let l = c.lease_grant(ttl as i64, None).await?.id();
                         // Granted with its TTL when etcd received it.
-                        self.expiry = self.expiry.max(Some(sent + Duration::from_secs(ttl)));
+                        lease::move_on(&self.expiry, sent + Duration::from_secs(ttl));
                         l
                     }
                 };
@@ -811,6 +824,7 @@ impl Agent {
                     lease,
                     self.cfg.ttl,
                     fence::renew_every(self.cfg.ttl),
+                    self.expiry.clone(),
                 ));
                 self.lease = Some(lease);
                 if old != Some(lease) {

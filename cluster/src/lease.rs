@@ -7,7 +7,7 @@
 //! once, through [`Keeper::lost`], and stops.
 //!
 //! Each answered keep-alive also tells when the lease can expire at the
-//! earliest ([`Keeper::expires_no_earlier_than`]): etcd renews a lease to
+//! earliest (the `expiry` a keeper moves on, [`move_on`]): etcd renews a lease to
 //! its TTL from the moment its leader *receives* the keep-alive, which is
 //! after the moment this side *sent* it, so the lease lives at least until
 //! `sent + TTL` by this machine's monotonic clock. The agent fences its
@@ -23,7 +23,6 @@ use tokio::time::Instant;
 pub struct Keeper {
     task: tokio::task::JoinHandle<()>,
     lost: watch::Receiver<Option<String>>,
-    expiry: watch::Receiver<Option<Instant>>,
 }
 
 /// What a keep-alive does when etcd cannot be reached.
@@ -40,20 +39,24 @@ impl Keeper {
     /// Starts keeping `lease` (of `ttl`) alive every third of the TTL; the
     /// first failure to reach etcd reports it lost.
     pub fn start(client: Client, lease: i64, ttl: Duration) -> Keeper {
-        Keeper::spawn(client, lease, ttl, ttl / 3, OnFailure::GiveUp)
+        let expiry = watch::Sender::new(None);
+        Keeper::spawn(client, lease, ttl, ttl / 3, OnFailure::GiveUp, expiry)
     }
 
     /// Starts keeping `lease` (of `ttl`) alive every `every`, through
     /// outages: while etcd cannot be reached it tries again every `every`,
     /// and the lease is reported lost only once etcd answers that it has
     /// expired. So the earliest expiry is renewed as soon as etcd is back.
+    /// Each answer moves `expiry` on to the lease's new earliest expiry
+    /// (never back: the holder keeps it across keepers).
     pub fn start_through_outages(
         client: Client,
         lease: i64,
         ttl: Duration,
         every: Duration,
+        expiry: watch::Sender<Option<Instant>>,
     ) -> Keeper {
-        Keeper::spawn(client, lease, ttl, every, OnFailure::Retry)
+        Keeper::spawn(client, lease, ttl, every, OnFailure::Retry, expiry)
     }
 
     fn spawn(
@@ -62,13 +65,13 @@ impl Keeper {
         ttl: Duration,
         every: Duration,
         on_failure: OnFailure,
+        expiry: watch::Sender<Option<Instant>>,
     ) -> Keeper {
         let (tx, rx) = watch::channel(None);
-        let (expiry_tx, expiry) = watch::channel(None);
         let every = every.max(Duration::from_millis(100));
         let task = tokio::spawn(async move {
             let why = loop {
-                let why = keep(client.clone(), lease, ttl, every, &expiry_tx).await;
+                let why = keep(client.clone(), lease, ttl, every, &expiry).await;
                 match why {
                     Stopped::Expired(why) => break why,
                     Stopped::Unreachable(why) if on_failure == OnFailure::GiveUp => break why,
@@ -77,11 +80,7 @@ impl Keeper {
             };
             let _ = tx.send(Some(why));
         });
-        Keeper {
-            task,
-            lost: rx,
-            expiry,
-        }
+        Keeper { task, lost: rx }
     }
 
     /// Resolves when the lease is lost, with the reason.
@@ -91,19 +90,24 @@ impl Keeper {
             Err(_) => "keep-alive task ended".into(),
         }
     }
-
-    /// The earliest instant the lease can expire, by the last answered
-    /// keep-alive: when it was sent, plus the TTL etcd answered. `None`
-    /// before the first answer.
-    pub fn expires_no_earlier_than(&self) -> Option<Instant> {
-        *self.expiry.borrow()
-    }
 }
 
 impl Drop for Keeper {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// Moves an earliest expiry on to `to`, never back: when the keep-alive
+/// that renewed the lease was sent, plus the TTL etcd answered.
+pub fn move_on(expiry: &watch::Sender<Option<Instant>>, to: Instant) {
+    expiry.send_if_modified(|e| {
+        let later = e.is_none_or(|e| e < to);
+        if later {
+            *e = Some(to);
+        }
+        later
+    });
 }
 
 /// Why a keep-alive stream stopped.
@@ -145,13 +149,7 @@ async fn keep(
         match tokio::time::timeout(ttl, acks.message()).await {
             Ok(Ok(Some(a))) if a.ttl() > 0 => {
                 let renewed = sent + Duration::from_secs(a.ttl() as u64);
-                expiry.send_if_modified(|e| {
-                    let later = e.is_none_or(|e| e < renewed);
-                    if later {
-                        *e = Some(renewed);
-                    }
-                    later
-                });
+                move_on(expiry, renewed);
             }
             Ok(Ok(Some(_))) => return Stopped::Expired("lease expired".into()),
             Ok(Ok(None)) => return Stopped::Unreachable("keep-alive stream ended".into()),

@@ -7,7 +7,7 @@
 //! knows when it *sent* the last keep-alive that was answered (by its
 //! monotonic clock), which is earlier. So the lease cannot expire, and the
 //! engine cannot place this machine's units elsewhere, before
-//! `deadline = sent + TTL` ([`crate::lease::Keeper::expires_no_earlier_than`]).
+//! `deadline = sent + TTL` ([`crate::lease::move_on`]).
 //! The keep-alive is sent every [`renew_every`] (a tenth of the TTL), so
 //! while etcd answers the deadline stays about nine tenths of a TTL ahead.
 //! When no answer comes:
