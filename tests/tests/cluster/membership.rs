@@ -372,7 +372,11 @@ fn a_partition_longer_than_the_ttl_fences_the_units_and_they_run_once() {
     let end = Instant::now() + 3 * TTL + Duration::from_secs(5);
     while !machine_ips(&b).contains(&"192.0.2.51".to_string()) {
         same_on_b().unwrap_or_else(|e| panic!("A coming back: {e}"));
-        assert!(Instant::now() < end, "A never registered again: {}", a.log());
+        assert!(
+            Instant::now() < end,
+            "A never registered again: {}",
+            a.log()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     hold(3 * TTL, "after the partition", same_on_b);
