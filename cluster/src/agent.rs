@@ -592,9 +592,14 @@ impl Agent {
         let lease = self.presence().await?;
         // 4. etcd answers again: the fence is lifted, and what the engine
         // has placed here now is read and run.
-        if self.fence != Fence::Open && fence::renewed(Instant::now(), self.expiry(), self.cfg.ttl)
-        {
-            self.lift().await?;
+        if self.fence != Fence::Open {
+            if fence::renewed(Instant::now(), self.expiry(), self.cfg.ttl) {
+                self.lift().await?;
+            } else {
+                // etcd answers, its keep-alive not yet: looked at again in a
+                // moment (an answer does not wake the agent).
+                self.again = true;
+            }
         }
         // 5. Report states.
         self.publish(lease).await

@@ -127,16 +127,21 @@ async fn keep(
     every: Duration,
     expiry: &watch::Sender<Option<Instant>>,
 ) -> Stopped {
-    let (mut keeper, mut acks) = match client.lease_keep_alive(lease).await {
-        Ok(k) => k,
+    // An etcd that accepts the stream and does not answer (starting, or
+    // without a leader) is tried again, not waited for.
+    let opened = tokio::time::timeout(ttl, client.lease_keep_alive(lease)).await;
+    let (mut keeper, mut acks) = match opened {
+        Ok(Ok(k)) => k,
+        Err(_) => return Stopped::Unreachable("keep-alive: no answer".into()),
         // The client refuses to open the stream for a lease etcd no longer
         // has; etcd's answer on the lease tells that from a failure to
         // reach it.
-        Err(e) => {
-            return match client.lease_time_to_live(lease, None).await {
-                Ok(r) if r.ttl() <= 0 => Stopped::Expired("lease expired".into()),
+        Ok(Err(e)) => {
+            let asked = tokio::time::timeout(ttl, client.lease_time_to_live(lease, None)).await;
+            return match asked {
+                Ok(Ok(r)) if r.ttl() <= 0 => Stopped::Expired("lease expired".into()),
                 _ => Stopped::Unreachable(format!("keep-alive: {e}")),
-            }
+            };
         }
     };
     loop {
