@@ -33,6 +33,32 @@ fn where_running(ms: &[&Machine]) -> BTreeMap<String, Vec<usize>> {
     out
 }
 
+/// Launches `n` units `PREFIXi.service` (each its own `/bin/sleep BASEi`)
+/// through `via`'s API and waits until each runs once on `ms`; returns
+/// their names and where they run.
+fn launch_each_once(
+    via: &Machine,
+    ms: &[&Machine],
+    prefix: &str,
+    base: u32,
+    n: usize,
+) -> (Vec<String>, BTreeMap<String, Vec<usize>>) {
+    let names: Vec<String> = (0..n).map(|i| format!("{prefix}{i}.service")).collect();
+    for (i, name) in names.iter().enumerate() {
+        let body = unit_body("launched", &format!("/bin/sleep {base}{i:02}"), &[]);
+        assert_eq!(
+            via.api("PUT", &format!("/fleet/v1/units/{name}"), Some(&body))
+                .0,
+            201
+        );
+    }
+    let placed = wait_for(Duration::from_secs(15), "every unit running once", || {
+        let w = where_running(ms);
+        (w.len() == names.len() && w.values().all(|on| on.len() == 1)).then_some(w)
+    });
+    (names, placed)
+}
+
 fn machine_ips(m: &Machine) -> Vec<String> {
     let (_, b) = m.api("GET", "/fleet/v1/machines", None);
     // Nothing (an empty list) while the API does not answer.
@@ -55,18 +81,7 @@ fn a_stopped_clusterd_purges_its_units_and_they_move_once() {
     let dir = tempdir();
     let a = start(&etcd, dir.path(), "purgeA00000", "192.0.2.11");
     let b = start(&etcd, dir.path(), "purgeB00000", "192.0.2.12");
-    let names: Vec<String> = (0..4).map(|i| format!("p{i}.service")).collect();
-    for (i, n) in names.iter().enumerate() {
-        let body = unit_body("launched", &format!("/bin/sleep 47{i:02}"), &[]);
-        assert_eq!(
-            a.api("PUT", &format!("/fleet/v1/units/{n}"), Some(&body)).0,
-            201
-        );
-    }
-    let placed = wait_for(Duration::from_secs(15), "every unit running once", || {
-        let w = where_running(&[&a, &b]);
-        (w.len() == names.len() && w.values().all(|on| on.len() == 1)).then_some(w)
-    });
+    let (names, placed) = launch_each_once(&a, &[&a, &b], "p", 47, 4);
     let on_a: Vec<&String> = placed
         .iter()
         .filter(|(_, on)| on[0] == 0)
@@ -313,18 +328,7 @@ fn a_partition_longer_than_the_ttl_fences_the_units_and_they_run_once() {
     wait_for(Duration::from_secs(10), "A in the machine list", || {
         (machine_ips(&b).len() == 2).then_some(())
     });
-    let names: Vec<String> = (0..4).map(|i| format!("q{i}.service")).collect();
-    for (i, n) in names.iter().enumerate() {
-        let body = unit_body("launched", &format!("/bin/sleep 52{i:02}"), &[]);
-        assert_eq!(
-            b.api("PUT", &format!("/fleet/v1/units/{n}"), Some(&body)).0,
-            201
-        );
-    }
-    let placed = wait_for(Duration::from_secs(15), "every unit running once", || {
-        let w = where_running(&[&a, &b]);
-        (w.len() == names.len() && w.values().all(|on| on.len() == 1)).then_some(w)
-    });
+    let (names, placed) = launch_each_once(&b, &[&a, &b], "q", 52, 4);
     assert!(
         placed.values().any(|on| on == &[0]),
         "least-loaded placement put units on A: {placed:?}"
@@ -387,4 +391,60 @@ fn a_partition_longer_than_the_ttl_fences_the_units_and_they_run_once() {
     );
     let log = a.log();
     assert!(log.contains("fence: no keep-alive"), "{log}");
+}
+
+/// An outage of all of etcd longer than the fence's margin: the machines
+/// cannot tell it from a partition, so each stops its non-global units
+/// before its lease could expire; etcd keeps the leases through its
+/// restart, so once it is back each runs them again where they were, once
+/// (docs/cluster.md "Agent", the trade-off).
+#[test]
+fn an_etcd_outage_longer_than_the_fence_margin_restarts_the_units_where_they_were() {
+    let mut etcd = Etcd::start();
+    let dir = tempdir();
+    let a = start(&etcd, dir.path(), "outA0000000", "192.0.2.61");
+    let b = start(&etcd, dir.path(), "outB0000000", "192.0.2.62");
+    wait_for(Duration::from_secs(10), "both machines listed", || {
+        (machine_ips(&a).len() == 2).then_some(())
+    });
+    let (names, placed) = launch_each_once(&a, &[&a, &b], "o", 53, 6);
+    etcd.stop();
+    wait_for(TTL + Duration::from_secs(1), "every unit stopped", || {
+        where_running(&[&a, &b]).is_empty().then_some(())
+    });
+    hold(TTL, "while etcd is down", || {
+        let w = where_running(&[&a, &b]);
+        match w.is_empty() {
+            true => Ok(()),
+            false => Err(format!("running while fenced: {w:?}")),
+        }
+    });
+    etcd.restart();
+    let back = Instant::now();
+    let again = wait_for(
+        3 * TTL + Duration::from_secs(10),
+        "every unit running again",
+        || {
+            let w = where_running(&[&a, &b]);
+            let done = w.len() == names.len() && w.values().all(|on| on.len() == 1);
+            if !done && Instant::now() > back + 3 * TTL + Duration::from_secs(9) {
+                panic!("not running again: {w:?}\nA: {}\nB: {}", a.log(), b.log());
+            }
+            done.then_some(w)
+        },
+    );
+    assert_eq!(
+        again,
+        placed,
+        "every unit runs where it ran, once\nA: {}\nB: {}",
+        a.log(),
+        b.log()
+    );
+    hold(2 * TTL, "after the outage", || {
+        let w = where_running(&[&a, &b]);
+        match w == placed {
+            true => Ok(()),
+            false => Err(format!("{w:?}, was {placed:?}")),
+        }
+    });
 }
