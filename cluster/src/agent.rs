@@ -21,8 +21,15 @@
 //!   first. When the presence lease is lost (a machine frozen past its TTL,
 //!   whose units the engine has moved), the agent reads its schedule again
 //!   and applies it, stopping its stale copies, before it registers again.
-//!   An etcd outage changes nothing locally: units keep running, and the
-//!   agent re-reads when etcd is back.
+//!   An etcd outage shorter than most of the TTL changes nothing locally:
+//!   units keep running, and the agent re-reads when etcd is back.
+//! - The fence ([`fence`]): when no keep-alive of the presence lease has
+//!   been answered for so long that the lease may soon expire (and the
+//!   engine, elsewhere, place this machine's units on another), the agent
+//!   stops its non-global units, and kills what has not stopped before the
+//!   lease's earliest expiry. It lifts the fence once etcd answers again,
+//!   reading the schedule anew: with its lease alive the units start
+//!   again; with a new lease it runs what the engine gives it.
 //! - States (`state/<id>/<unit>`, bound to the lease) are written for the
 //!   marked units after the init took them and when the init reports a
 //!   change (`subscribe`), in batches; `currentState` is what was really
@@ -34,6 +41,7 @@
 //!   (half a second, 2 ms per machine from 250 machines, 2 s at most):
 //!   the last states of a deploy are written then, not a pace later.
 
+mod fence;
 mod hold;
 mod install;
 mod limits;
@@ -49,7 +57,7 @@ pub use pace::{publish_pace, quiet, QUIET};
 use crate::batch::Op;
 use crate::control;
 use crate::keys::Key;
-use crate::lease::Keeper;
+use crate::lease::{self, Keeper};
 use crate::model::{
     ApiUnitState, Assignment, ClusterState, LogFollow, LogRequest, Machine, StoredState,
 };
@@ -57,13 +65,15 @@ use crate::registry::Registry;
 use crate::requirements::Requirements;
 use crate::stored::{decode, decode_value, RegistryError};
 use etcd_client::{EventType, WatchOptions};
+use fence::Fence;
 use flotilla_units::fleet_api::Resources;
 use flotilla_units::protocol::{Reply, UnitStatus};
 use local::Local;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 /// The agent's settings.
@@ -148,6 +158,13 @@ struct Agent {
     holds: BTreeMap<String, Instant>,
     /// Units to restart: launched again while their stop was held.
     restarts: BTreeSet<String>,
+    /// The earliest instant the presence lease can expire, by the last
+    /// keep-alive etcd answered ([`fence`]); the keeper moves it on.
+    expiry: watch::Sender<Option<Instant>>,
+    /// Where the fence stands.
+    fence: Fence,
+    /// The units the fence stopped.
+    fenced: BTreeSet<String>,
 }
 
 /// Runs the agent forever.
@@ -184,15 +201,14 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         follows: logs::Follows::default(),
         holds: BTreeMap::new(),
         restarts: BTreeSet::new(),
+        expiry: watch::Sender::new(None),
+        fence: Fence::Open,
+        fenced: BTreeSet::new(),
     };
     let mut retry_at: Option<Instant> = Some(Instant::now());
     loop {
-        let retry = async {
-            match retry_at {
-                Some(t) => tokio::time::sleep_until(t).await,
-                None => std::future::pending().await,
-            }
-        };
+        let retry = sleep_until(retry_at);
+        let fence_due = a.fence_due();
         let lost = async {
             match a.keeper.as_mut() {
                 Some(k) => k.lost().await,
@@ -222,8 +238,23 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
                 a.lease_lost();
             }
             _ = retry => { retry_at = None; }
+            _ = fence_due => {}
         }
-        match a.step().await {
+        a.refence().await;
+        // A step waits on etcd, which may not answer: the fence does not
+        // wait for it. A step cut short leaves what the init has unknown
+        // (its request may be half way): listed again at the next.
+        let fence_due = a.fence_due();
+        let stepped = tokio::select! {
+            r = a.step() => Some(r),
+            _ = fence_due => None,
+        };
+        let Some(stepped) = stepped else {
+            a.local.reset();
+            retry_at = Some(Instant::now());
+            continue;
+        };
+        match stepped {
             Ok(()) => {
                 if a.again {
                     retry_at = Some(Instant::now() + Duration::from_millis(500));
@@ -239,6 +270,54 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
             }
         }
     }
+}
+
+/// Sleeps until `t`; for ever without one.
+async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the fence has something to do: followed as each answered
+/// keep-alive moves the lease's earliest expiry on, without waking the
+/// agent. `fence` is where the fence stood when it was made.
+async fn fence_due(mut expiry: watch::Receiver<Option<Instant>>, fence: Fence, ttl: Duration) {
+    loop {
+        let at = *expiry.borrow_and_update();
+        match fence::due(Instant::now(), fence, at, ttl) {
+            fence::Due::Wait(t) => {
+                tokio::select! {
+                    _ = sleep_until(t) => {}
+                    changed = expiry.changed() => {
+                        if changed.is_err() {
+                            sleep_until(t).await;
+                        }
+                    }
+                }
+            }
+            fence::Due::Stop | fence::Due::Kill => return,
+        }
+    }
+}
+
+/// The assignments the init is to run: all of them, or while the fence
+/// is up only the global ones (a global unit has no second copy to fear).
+fn in_force(
+    assignments: &BTreeMap<String, Assignment>,
+    fence: Fence,
+) -> Cow<'_, BTreeMap<String, Assignment>> {
+    if fence == Fence::Open {
+        return Cow::Borrowed(assignments);
+    }
+    Cow::Owned(
+        assignments
+            .iter()
+            .filter(|(_, a)| a.global)
+            .map(|(n, a)| (n.clone(), a.clone()))
+            .collect(),
+    )
 }
 
 /// Follows the init's `subscribe` stream, reconnecting as needed.
@@ -508,35 +587,135 @@ impl Agent {
             self.holds.remove(&n);
             self.dirty.insert(n);
         }
-        if self.synced && self.init_up {
-            let dirty = std::mem::take(&mut self.dirty);
-            match self
-                .local
-                .reconcile(&self.cfg.control, &self.assignments, &dirty)
-                .await
-            {
-                Ok(touched) => {
-                    self.unreported.extend(touched);
-                    self.restart_held().await;
+        self.apply().await;
+        // 3. Presence, with merged metadata.
+        let lease = self.presence().await?;
+        // 4. etcd answers again: the fence is lifted, and what the engine
+        // has placed here now is read and run.
+        if self.fence != Fence::Open {
+            if fence::renewed(Instant::now(), self.expiry(), self.cfg.ttl) {
+                self.lift().await?;
+            } else {
+                // etcd answers, its keep-alive not yet: looked at again in a
+                // moment (an answer does not wake the agent).
+                self.again = true;
+            }
+        }
+        // 5. Report states.
+        self.publish(lease).await
+    }
+
+    /// Hands the changes to the init.
+    async fn apply(&mut self) {
+        if !(self.synced && self.init_up) {
+            return;
+        }
+        let dirty = std::mem::take(&mut self.dirty);
+        let assigned = in_force(&self.assignments, self.fence);
+        match self
+            .local
+            .reconcile(&self.cfg.control, &assigned, &dirty)
+            .await
+        {
+            Ok(touched) => {
+                self.unreported.extend(touched);
+                self.restart_held().await;
+            }
+            Err(e) => {
+                eprintln!("clusterd: agent: applying to the init: {e}");
+                self.dirty.extend(dirty);
+                self.local.reset();
+                self.again = true;
+            }
+        }
+    }
+
+    /// The lease's earliest expiry, as the last answered keep-alive set it
+    /// (it stays when the keeper goes: the deadline it gave still holds).
+    fn expiry(&self) -> Option<Instant> {
+        *self.expiry.borrow()
+    }
+
+    /// Resolves when the fence next has something to do.
+    fn fence_due(&self) -> impl std::future::Future<Output = ()> + 'static {
+        fence_due(self.expiry.subscribe(), self.fence, self.cfg.ttl)
+    }
+
+    /// Does what the fence has due: stops the non-global units, or kills
+    /// what of them still runs. Only the init is asked: etcd is not needed.
+    async fn refence(&mut self) {
+        loop {
+            match fence::due(Instant::now(), self.fence, self.expiry(), self.cfg.ttl) {
+                fence::Due::Wait(_) => {
+                    // A stop the init could not take yet (it was away) is
+                    // sent again: a step would wait for etcd first.
+                    if self.fence != Fence::Open
+                        && (!self.dirty.is_empty() || self.local.applied.is_none())
+                    {
+                        self.apply().await;
+                    }
+                    return;
                 }
-                Err(e) => {
-                    eprintln!("clusterd: agent: applying to the init: {e}");
-                    self.dirty.extend(dirty);
-                    self.local.reset();
-                    self.again = true;
+                fence::Due::Stop => {
+                    self.fence = Fence::Stopping;
+                    self.fenced = self
+                        .assignments
+                        .iter()
+                        .filter(|(_, a)| !a.global)
+                        .map(|(n, _)| n.clone())
+                        .collect();
+                    let left = self
+                        .expiry()
+                        .map(|d| d.saturating_duration_since(Instant::now()))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "clusterd: agent: fence: no keep-alive of the presence lease answered, which may expire in {left:?}: stopping the {} non-global units placed here",
+                        self.fenced.len()
+                    );
+                    self.dirty.extend(self.fenced.iter().cloned());
+                    self.apply().await;
+                }
+                fence::Due::Kill => {
+                    self.fence = Fence::Killed;
+                    match self.local.kill(&self.cfg.control, &self.fenced).await {
+                        Ok(killed) if killed.is_empty() => {}
+                        Ok(killed) => eprintln!(
+                            "clusterd: agent: fenced units still running at the lease's deadline, killed: {}",
+                            killed.join(" ")
+                        ),
+                        Err(e) => {
+                            eprintln!("clusterd: agent: killing the fenced units: {e}");
+                            self.local.reset();
+                        }
+                    }
                 }
             }
         }
-        // 3. Presence, with merged metadata.
-        let lease = self.presence().await?;
-        // 4. Report states.
-        self.publish(lease).await
+    }
+
+    /// etcd answered a keep-alive again: the units the fence stopped may
+    /// run again. The schedule is read again first, after this machine's
+    /// presence is registered (anew, when the lease was lost): only what
+    /// the engine still places here starts.
+    async fn lift(&mut self) -> Result<(), RegistryError> {
+        self.resync().await?;
+        eprintln!(
+            "clusterd: agent: etcd answers again: fence lifted, running the units placed here"
+        );
+        self.fence = Fence::Open;
+        self.dirty.extend(std::mem::take(&mut self.fenced));
+        self.apply().await;
+        Ok(())
     }
 
     /// Restarts the units launched again while their stop was held (a
     /// failed request is logged: the unit runs on as it was).
     async fn restart_held(&mut self) {
         for n in std::mem::take(&mut self.restarts) {
+            // A fenced unit is not running: nothing to restart.
+            if self.fenced.contains(&n) {
+                continue;
+            }
             if let Err(e) = self.local.restart(&self.cfg.control, &n).await {
                 eprintln!("clusterd: agent: restarting {n}: {e}");
             }
@@ -636,12 +815,22 @@ impl Agent {
                 }
                 let lease = match lease {
                     Some(l) => l,
-                    None => c
-                        .lease_grant(self.cfg.ttl.as_secs().max(1) as i64, None)
-                        .await?
-                        .id(),
+                    None => {
+                        let sent = Instant::now();
+                        let ttl = self.cfg.ttl.as_secs().max(1);
+                        let l = c.lease_grant(ttl as i64, None).await?.id();
+                        // Granted with its TTL when etcd received it.
+                        lease::move_on(&self.expiry, sent + Duration::from_secs(ttl));
+                        l
+                    }
                 };
-                self.keeper = Some(Keeper::start(c.clone(), lease, self.cfg.ttl));
+                self.keeper = Some(Keeper::start_through_outages(
+                    c.clone(),
+                    lease,
+                    self.cfg.ttl,
+                    fence::renew_every(self.cfg.ttl),
+                    self.expiry.clone(),
+                ));
                 self.lease = Some(lease);
                 if old != Some(lease) {
                     // States under an old lease are gone (or going).

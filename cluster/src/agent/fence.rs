@@ -1,0 +1,197 @@
+//! The fence: a machine cut off etcd stops its units before another
+//! machine can be given them (docs/cluster.md "Agent", "A cut longer than
+//! the TTL").
+//!
+//! The arithmetic, by the presence lease. etcd expires a lease no earlier
+//! than its TTL after its leader *received* the last keep-alive; the agent
+//! knows when it *sent* the last keep-alive that was answered (by its
+//! monotonic clock), which is earlier. So the lease cannot expire, and the
+//! engine cannot place this machine's units elsewhere, before
+//! `deadline = sent + TTL` ([`crate::lease::move_on`]).
+//! The keep-alive is sent every [`renew_every`] (a tenth of the TTL), so
+//! while etcd answers the deadline stays about nine tenths of a TTL ahead.
+//! When no answer comes:
+//!
+//! - at `deadline - TTL/5` ([`Times::stop_at`]) the agent stops the
+//!   non-global units the engine placed here (a global unit runs on every
+//!   machine whose metadata matches: the engine never gives it to another
+//!   machine in this one's place, so there is no second copy to fear);
+//! - at `deadline - TTL/20` ([`Times::kill_at`]) whatever of them has not
+//!   stopped yet gets SIGKILL, so that it is gone by the deadline.
+//!
+//! A cut (or an outage of etcd itself: the agent cannot tell them apart)
+//! shorter than `TTL - TTL/5 - TTL/10` (seven tenths of the TTL, less the
+//! moment the keep-alive takes to get through again) therefore stops
+//! nothing. The fence is lifted when etcd answers again: with the lease
+//! still alive, or with a new one after registering anew.
+
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How often the presence lease is renewed: a tenth of the TTL, so that
+/// the deadline is never more than a tenth of the TTL short of a whole
+/// TTL ahead while etcd answers.
+pub fn renew_every(ttl: Duration) -> Duration {
+    ttl / 10
+}
+
+/// The instants of a fence, from the lease's earliest expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    /// When the stop of the units begins.
+    pub stop_at: Instant,
+    /// When what has not stopped is killed.
+    pub kill_at: Instant,
+    /// The earliest the lease can expire: no other machine can be given a
+    /// unit of this one before.
+    pub deadline: Instant,
+}
+
+impl Times {
+    /// The fence's instants for a lease of `ttl` that expires no earlier
+    /// than `deadline`.
+    pub fn before(deadline: Instant, ttl: Duration) -> Times {
+        let back = |d: Duration| deadline.checked_sub(d).unwrap_or(deadline);
+        Times {
+            stop_at: back(ttl / 5),
+            kill_at: back(ttl / 20),
+            deadline,
+        }
+    }
+}
+
+/// Where the fence stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fence {
+    /// The units run as the engine placed them.
+    #[default]
+    Open,
+    /// Their stop was asked of the init.
+    Stopping,
+    /// What had not stopped was killed.
+    Killed,
+}
+
+/// What the fence must do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// Nothing yet; look again at the instant (none: nothing to wait for).
+    Wait(Option<Instant>),
+    /// Stop the non-global units.
+    Stop,
+    /// Kill what of them still runs.
+    Kill,
+}
+
+/// What is due at `now` for a fence in state `fence`, given the lease's
+/// earliest expiry (`None`: no lease was ever answered, nothing to fence).
+pub fn due(now: Instant, fence: Fence, expiry: Option<Instant>, ttl: Duration) -> Due {
+    let Some(deadline) = expiry else {
+        return Due::Wait(None);
+    };
+    let t = Times::before(deadline, ttl);
+    match fence {
+        Fence::Open if now >= t.stop_at => Due::Stop,
+        Fence::Open => Due::Wait(Some(t.stop_at)),
+        Fence::Stopping if now >= t.kill_at => Due::Kill,
+        Fence::Stopping => Due::Wait(Some(t.kill_at)),
+        Fence::Killed => Due::Wait(None),
+    }
+}
+
+/// Whether a fence may be lifted at `now`: etcd answered a keep-alive so
+/// recently that the stop would not be due yet.
+pub fn renewed(now: Instant, expiry: Option<Instant>, ttl: Duration) -> bool {
+    expiry.is_some_and(|d| now < Times::before(d, ttl).stop_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TTL: Duration = Duration::from_secs(2);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_stop_and_the_kill_come_before_the_deadline() {
+        let sent = Instant::now();
+        let t = Times::before(sent + TTL, TTL);
+        assert_eq!(t.deadline, sent + TTL);
+        assert_eq!(t.stop_at, sent + ms(1600));
+        assert_eq!(t.kill_at, sent + ms(1900));
+        // The default TTL: a renewal every 3 s, the stop 24 s after the
+        // last answered one was sent, the kill at 28.5 s.
+        let ttl = Duration::from_secs(30);
+        let t = Times::before(sent + ttl, ttl);
+        assert_eq!(renew_every(ttl), Duration::from_secs(3));
+        assert_eq!(t.stop_at, sent + Duration::from_secs(24));
+        assert_eq!(t.kill_at, sent + ms(28_500));
+    }
+
+    #[test]
+    fn a_cut_shorter_than_seven_tenths_of_the_ttl_fences_nothing() {
+        let sent = Instant::now();
+        let expiry = Some(sent + TTL);
+        // The cut begins just before the next renewal would have been
+        // sent, and lasts 1 s (the membership test's TTL/2): etcd answers
+        // again within 1.2 s + 0.2 s of the last answer, before the stop.
+        let back = sent + renew_every(TTL) + ms(1000) + renew_every(TTL);
+        assert_eq!(
+            due(back, Fence::Open, expiry, TTL),
+            Due::Wait(Some(sent + ms(1600)))
+        );
+        assert!(renewed(back, expiry, TTL));
+    }
+
+    #[test]
+    fn unanswered_the_fence_stops_then_kills_then_waits() {
+        let sent = Instant::now();
+        let expiry = Some(sent + TTL);
+        assert_eq!(
+            due(sent + ms(1599), Fence::Open, expiry, TTL),
+            Due::Wait(Some(sent + ms(1600)))
+        );
+        assert_eq!(due(sent + ms(1600), Fence::Open, expiry, TTL), Due::Stop);
+        assert_eq!(
+            due(sent + ms(1700), Fence::Stopping, expiry, TTL),
+            Due::Wait(Some(sent + ms(1900)))
+        );
+        assert_eq!(
+            due(sent + ms(1900), Fence::Stopping, expiry, TTL),
+            Due::Kill
+        );
+        assert_eq!(
+            due(sent + ms(5000), Fence::Killed, expiry, TTL),
+            Due::Wait(None)
+        );
+        assert!(!renewed(sent + ms(1600), expiry, TTL));
+        // A machine frozen past its deadline: both are due at once, in order.
+        assert_eq!(due(sent + ms(9000), Fence::Open, expiry, TTL), Due::Stop);
+        assert_eq!(
+            due(sent + ms(9000), Fence::Stopping, expiry, TTL),
+            Due::Kill
+        );
+    }
+
+    #[test]
+    fn without_an_answered_lease_there_is_nothing_to_fence() {
+        let now = Instant::now();
+        assert_eq!(due(now, Fence::Open, None, TTL), Due::Wait(None));
+        assert!(!renewed(now, None, TTL));
+    }
+
+    #[test]
+    fn a_new_answer_moves_the_fence_on() {
+        let sent = Instant::now();
+        let later = sent + ms(1500);
+        // Answered again at 1.5 s: the stop moves to 3.1 s.
+        assert_eq!(
+            due(sent + ms(1601), Fence::Open, Some(later + TTL), TTL),
+            Due::Wait(Some(later + ms(1600)))
+        );
+        assert!(renewed(sent + ms(1700), Some(later + TTL), TTL));
+    }
+}
