@@ -8,6 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::binds::BindRule;
 use super::caps::CapSet;
 use super::syscalls::{Deny, SyscallFilter};
 use super::value::{inverted, parse_bool, words};
@@ -219,6 +220,12 @@ pub struct Sandbox {
     /// `InaccessiblePaths=`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inaccessible_paths: Vec<PathRule>,
+    /// `BindPaths=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bind_paths: Vec<BindRule>,
+    /// `BindReadOnlyPaths=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bind_read_only_paths: Vec<BindRule>,
     /// `NoExecPaths=`: nothing below these paths can be executed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_exec_paths: Vec<PathRule>,
@@ -299,7 +306,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 /// The keys that need a private mount namespace: each is applied by
 /// mounts in the unit's own namespace (a sandbox key that also filters
 /// system calls or drops capabilities has that part apply without it).
-pub const MOUNT_KEYS: [Key; 17] = [
+pub const MOUNT_KEYS: [Key; 19] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -307,6 +314,8 @@ pub const MOUNT_KEYS: [Key; 17] = [
     Key::ReadWritePaths,
     Key::ReadOnlyPaths,
     Key::InaccessiblePaths,
+    Key::BindPaths,
+    Key::BindReadOnlyPaths,
     Key::NoExecPaths,
     Key::ExecPaths,
     Key::ProtectKernelTunables,
