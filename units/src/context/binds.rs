@@ -9,25 +9,9 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
-use super::sandbox::normal_absolute;
+use super::sandbox::{normal_absolute, BindRule};
 use super::value::words;
-
-/// One bind of `BindPaths=` or `BindReadOnlyPaths=`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct BindRule {
-    /// The host's path, absolute and normal.
-    pub source: PathBuf,
-    /// Where the service sees it, absolute and normal.
-    pub destination: PathBuf,
-    /// Written with a leading `-`: a missing source is skipped.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub optional: bool,
-    /// `norbind`: only the source's own mount, not those below it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub no_recursive: bool,
-}
+use super::ServiceContext;
 
 /// One word of a bind list.
 pub fn parse_bind(word: &str) -> Result<BindRule, String> {
@@ -73,9 +57,124 @@ pub fn assign(list: &mut Vec<BindRule>, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What is known of a unit when a bind into it is asked for at run time.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// A service (systemd binds into services only).
+    pub is_service: bool,
+    /// Its context (its `InaccessiblePaths=`, whether a key asks for a
+    /// mount namespace).
+    pub context: &'a ServiceContext,
+    /// Active, with a main process.
+    pub running: bool,
+}
+
+/// A bind into a running unit's mount namespace (`systemctl bind`,
+/// systemd's `BindMountUnit`), checked as systemd checks it, in its
+/// order and its words: the source and the destination (the source's
+/// path when empty) absolute and normal, the unit a service, the
+/// destination not at or below one of its `InaccessiblePaths=`, the
+/// unit given a mount namespace by its keys, running. The source and
+/// destination to bind, or why not.
+pub fn check_runtime(
+    source: &str,
+    destination: &str,
+    unit: Target<'_>,
+) -> Result<(PathBuf, PathBuf), String> {
+    let normal = |p: &str| normal_absolute(p).ok().filter(|n| n.as_os_str() == p);
+    let source_path =
+        normal(source).ok_or("Source path must be absolute and normalized.".to_string())?;
+    let destination_path = if destination.is_empty() {
+        source_path.clone()
+    } else {
+        normal(destination)
+            .ok_or("Destination path must be absolute and normalized.".to_string())?
+    };
+    if !unit.is_service {
+        return Err("Unit is not of type .service".into());
+    }
+    let sb = &unit.context.sandbox;
+    if sb
+        .inaccessible_paths
+        .iter()
+        .any(|r| destination_path.starts_with(&r.path))
+    {
+        return Err(format!(
+            "{} is not accessible to this unit",
+            destination_path.display()
+        ));
+    }
+    if !unit.context.needs_mount_namespace() {
+        return Err(NOT_NAMESPACED.into());
+    }
+    if !unit.running {
+        return Err("Unit is not running".into());
+    }
+    Ok((source_path, destination_path))
+}
+
+/// systemd's refusal of a bind into a unit that shares the manager's
+/// mount namespace.
+pub const NOT_NAMESPACED: &str =
+    "Unit not running in private mount namespace, cannot activate bind mount";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// systemd's TEST-49: the namespaced unit takes a bind into its
+    /// private `/tmp` and refuses one below its inaccessible path; the
+    /// unit without sandbox keys refuses any.
+    #[test]
+    fn runtime_binds_are_checked_as_systemd_checks_them() {
+        let mut ns = ServiceContext::default();
+        ns.set(super::super::Key::PrivateTmp, "yes").unwrap();
+        ns.set(super::super::Key::InaccessiblePaths, "/run/inaccessible")
+            .unwrap();
+        let plain = ServiceContext::default();
+        let unit = |context, is_service, running| Target {
+            is_service,
+            context,
+            running,
+        };
+        let up = unit(&ns, true, true);
+        assert_eq!(
+            check_runtime("/run/t", "/tmp/testfile_runtime", up),
+            Ok(("/run/t".into(), "/tmp/testfile_runtime".into()))
+        );
+        assert_eq!(
+            check_runtime("/run/t", "", up),
+            Ok(("/run/t".into(), "/run/t".into()))
+        );
+        assert_eq!(
+            check_runtime("/run/t", "/run/inaccessible/testfile_fixed", up).unwrap_err(),
+            "/run/inaccessible/testfile_fixed is not accessible to this unit"
+        );
+        assert_eq!(
+            check_runtime("/run/t", "/tmp/x", unit(&plain, true, true)).unwrap_err(),
+            NOT_NAMESPACED
+        );
+        assert_eq!(
+            check_runtime("/run/t", "/tmp/x", unit(&ns, true, false)).unwrap_err(),
+            "Unit is not running"
+        );
+        assert_eq!(
+            check_runtime("/run/t", "/tmp/x", unit(&ns, false, true)).unwrap_err(),
+            "Unit is not of type .service"
+        );
+        for bad in ["run/t", "/run//t", "/run/./t", "/run/t/"] {
+            assert_eq!(
+                check_runtime(bad, "/tmp/x", up).unwrap_err(),
+                "Source path must be absolute and normalized.",
+                "{bad}"
+            );
+            assert_eq!(
+                check_runtime("/run/t", bad, up).unwrap_err(),
+                "Destination path must be absolute and normalized.",
+                "{bad}"
+            );
+        }
+    }
 
     fn rule(source: &str, destination: &str, optional: bool, no_recursive: bool) -> BindRule {
         BindRule {

@@ -8,7 +8,6 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::binds::BindRule;
 use super::caps::CapSet;
 use super::syscalls::{Deny, SyscallFilter};
 use super::value::{inverted, parse_bool, words};
@@ -106,6 +105,22 @@ pub struct PathRule {
     /// Written with a leading `-`: a missing path is skipped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+}
+
+/// One bind of `BindPaths=` or `BindReadOnlyPaths=` (read by
+/// [`super::binds`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BindRule {
+    /// The host's path, absolute and normal.
+    pub source: PathBuf,
+    /// Where the service sees it, absolute and normal.
+    pub destination: PathBuf,
+    /// Written with a leading `-`: a missing source is skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// `norbind`: only the source's own mount, not those below it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_recursive: bool,
 }
 
 /// The namespace kinds of `RestrictNamespaces=` and their `CLONE_NEW*`
