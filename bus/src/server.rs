@@ -22,6 +22,9 @@ use std::sync::Arc;
 /// A scope's type interface.
 const SCOPE: &str = "org.freedesktop.systemd1.Scope";
 
+/// A service's type interface.
+const SERVICE: &str = "org.freedesktop.systemd1.Service";
+
 /// The object that stands for the caller's own unit.
 const SELF_PATH: &str = "/org/freedesktop/systemd1/unit/self";
 use tokio_stream::StreamExt;
@@ -413,6 +416,7 @@ impl Object {
                     MANAGER => introspect::MANAGER_METHODS,
                     UNIT => UNIT_METHODS,
                     SCOPE => introspect::SCOPE_METHODS,
+                    SERVICE => introspect::SERVICE_METHODS,
                     _ => &[],
                 },
                 manager_signals: name == MANAGER,
@@ -467,6 +471,14 @@ impl Object {
                      start, stop nor reload it."
                 ),
             }),
+            (Object::Unit(name, _), SERVICE) if member == "BindMount" => {
+                let (source, destination, read_only, mkdir): (String, String, bool, bool) = msg
+                    .body()
+                    .deserialize()
+                    .map_err(|e| BusError::invalid_args(e.to_string()))?;
+                crate::unit_actions::bind_mount(hub, name, source, destination, read_only, mkdir)
+                    .await
+            }
             // What logind calls on a session's scope at its logout.
             (Object::Unit(name, _), SCOPE) if member == "Abandon" => {
                 crate::unit_actions::abandon_scope(hub, name).await
