@@ -9,8 +9,7 @@
 
 use std::path::PathBuf;
 
-use super::sandbox::{normal_absolute, BindRule};
-use super::value::words;
+use super::sandbox::{assign_words, normal_absolute, BindRule};
 use super::ServiceContext;
 
 /// One word of a bind list.
@@ -44,17 +43,7 @@ pub fn parse_bind(word: &str) -> Result<BindRule, String> {
 
 /// Adds the binds of one assignment to a list (an empty value clears it).
 pub fn assign(list: &mut Vec<BindRule>, value: &str) -> Result<(), String> {
-    if value.trim().is_empty() {
-        list.clear();
-        return Ok(());
-    }
-    for w in words(value)? {
-        let rule = parse_bind(&w)?;
-        if !list.contains(&rule) {
-            list.push(rule);
-        }
-    }
-    Ok(())
+    assign_words(list, value, parse_bind)
 }
 
 /// What is known of a unit when a bind into it is asked for at run time.

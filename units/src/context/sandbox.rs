@@ -410,12 +410,22 @@ pub fn normal_absolute(path: &str) -> Result<PathBuf, String> {
 /// Adds the paths of one assignment to a path list (an empty value clears
 /// it).
 pub fn assign_paths(list: &mut Vec<PathRule>, value: &str) -> Result<(), String> {
+    assign_words(list, value, parse_path_rule)
+}
+
+/// Adds the words of one assignment to a list, each read by `parse` and
+/// added once (an empty value clears it).
+pub fn assign_words<T: PartialEq>(
+    list: &mut Vec<T>,
+    value: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<(), String> {
     if value.trim().is_empty() {
         list.clear();
         return Ok(());
     }
     for w in words(value)? {
-        let rule = parse_path_rule(&w)?;
+        let rule = parse(&w)?;
         if !list.contains(&rule) {
             list.push(rule);
         }

@@ -21,10 +21,9 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::sys::env::Env;
 use crate::sys::mount_api::{attach_tree, clone_tree};
 use crate::sys::mount_steps::parents;
-use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
+use crate::sys::{Pid, Sys};
 
 /// The first argument that makes the init a binder.
 pub const RUN_FLAG: &str = "--bind-mount";
@@ -94,16 +93,7 @@ pub fn shares_init_namespace(pid: Pid) -> bool {
 
 /// Starts the binder for `job`, its output on the init's console.
 pub fn spawn(sys: &dyn Sys, job: &Job) -> Result<Pid, String> {
-    let exe = crate::sys::reexec::own_image()
-        .ok_or_else(|| format!("cannot bind ({RUN_FLAG}): own binary unknown"))?;
-    let mut argv = vec![exe.to_string_lossy().into_owned(), RUN_FLAG.to_string()];
-    argv.extend(job.args());
-    let env = Env::from_current();
-    let mut req = SpawnRequest::new(&argv, &env);
-    req.stdout = Stdio::Inherit;
-    req.stderr = Stdio::Inherit;
-    sys.spawn(&req)
-        .map_err(|e| format!("cannot start the binder: {e}"))
+    crate::sys::reexec::spawn_helper(sys, RUN_FLAG, job.args(), "bind")
 }
 
 /// What the binder's exit status `code` says, for the client.
