@@ -18,7 +18,8 @@
 //! parent): [`Op::Snapshot`] copies a tree as it is now
 //! (`open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)`) for [`Op::Restore`] to put
 //! on top later (`move_mount`), which is how a path keeps its state under a
-//! read-only parent and how a private `/tmp` is bound; [`Op::ReadOnly`]
+//! read-only parent and how a private `/tmp` and the paths of `BindPaths=`
+//! are bound (a missing mount point made first); [`Op::ReadOnly`]
 //! binds a path onto itself and sets `MOUNT_ATTR_RDONLY` on it and
 //! everything below in one `mount_setattr(AT_RECURSIVE)`;
 //! [`Op::Inaccessible`] covers a directory with an empty read-only tmpfs of
