@@ -150,22 +150,22 @@ fn systemctl_bind_refuses_bad_paths_and_units_as_systemd() {
     let dir = TestDir::new_in(Path::new("/run"));
     units(&dir);
     dir.file(
-        "units/box.service",
+        "units/bind-box.service",
         "[Service]\nPrivateTmp=yes\nExecStart=/bin/sleep 1000\n",
     );
     dir.file(
-        "units/box.socket",
+        "units/bind-box.socket",
         "[Socket]\nListenStream=/run/flotilla-box-test.sock\n",
     );
     let init = dir.start("default");
     init.wait_state("web", UnitState::Running);
     let busd = busd(&dir);
-    systemctl(&busd, &["start", "box.service"]).expect(0);
-    let out = systemctl(&busd, &["bind", "box.service", "/run//x", "/tmp/x"]);
+    systemctl(&busd, &["start", "bind-box.service"]).expect(0);
+    let out = systemctl(&busd, &["bind", "bind-box.service", "/run//x", "/tmp/x"]);
     failed_saying(&out, "Source path must be absolute and normalized.");
-    let out = systemctl(&busd, &["bind", "box.service", "/run/x", "/tmp/../x"]);
+    let out = systemctl(&busd, &["bind", "bind-box.service", "/run/x", "/tmp/../x"]);
     failed_saying(&out, "Destination path must be absolute and normalized.");
-    let out = systemctl(&busd, &["bind", "box.socket", "/run/x", "/tmp/x"]);
+    let out = systemctl(&busd, &["bind", "bind-box.socket", "/run/x", "/tmp/x"]);
     failed_saying(&out, "Unit is not of type .service");
     let out = systemctl(&busd, &["bind", "nosuch.service", "/run/x", "/tmp/x"]);
     assert_ne!(out.code, 0, "{out:?}");

@@ -39,7 +39,7 @@ fn a_file_bound_into_the_private_tmp_reaches_every_command() {
     std::fs::create_dir(&conf).expect("mkdir");
     std::fs::write(conf.join("app.conf"), "CONF\n").expect("conf");
     dir.file(
-        "units/ns.service",
+        "units/bind-fixed.service",
         &format!(
             "[Service]\nType=notify\nRemainAfterExit=yes\nMountAPIVFS=yes\nPrivateTmp=yes\n\
              BindPaths={}:/tmp/testfile_fixed -{}:/tmp/never\n\
@@ -52,9 +52,9 @@ fn a_file_bound_into_the_private_tmp_reaches_every_command() {
             hidden.display()
         ),
     );
-    let init = dir.start("ns.service");
-    init.wait_state("ns.service", UnitState::Running);
-    let pid = init.pid_of("ns.service");
+    let init = dir.start("bind-fixed.service");
+    init.wait_state("bind-fixed.service", UnitState::Running);
+    let pid = init.pid_of("bind-fixed.service");
     let root = format!("/proc/{pid}/root");
     assert_eq!(
         std::fs::read_to_string(format!("{root}/tmp/testfile_fixed")).expect("bound file"),
@@ -120,7 +120,7 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
     let hidden = dir.join("inaccessible");
     std::fs::create_dir(&hidden).expect("mkdir");
     dir.file(
-        "units/ns.service",
+        "units/bind-runtime.service",
         &format!(
             "[Service]\nType=notify\nPrivateTmp=yes\nInaccessiblePaths={}\n\
              ExecStart=/bin/sh -c 'systemd-notify --ready; \
@@ -130,21 +130,24 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
         ),
     );
     dir.file(
-        "units/plain.service",
+        "units/bind-plain.service",
         "[Service]\nExecStart=/bin/sleep 1000\n",
     );
     dir.file(
-        "units/both.target",
-        "[Unit]\nWants=ns.service plain.service\n",
+        "units/bind-both.target",
+        "[Unit]\nWants=bind-runtime.service bind-plain.service\n",
     );
-    let init = dir.start("both.target");
-    init.wait_all(&["ns.service", "plain.service"], UnitState::Running);
-    let pid = init.pid_of("ns.service");
+    let init = dir.start("bind-both.target");
+    init.wait_all(
+        &["bind-runtime.service", "bind-plain.service"],
+        UnitState::Running,
+    );
+    let pid = init.pid_of("bind-runtime.service");
     let mut client = init.client();
     // systemd's order: the inaccessible path first, then the namespace,
     // then whether it runs.
     let (code, message) = refusal(client.call(bind(
-        "ns.service",
+        "bind-runtime.service",
         &runtime,
         &format!("{}/testfile_fixed", hidden.display()),
         false,
@@ -159,7 +162,7 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
         )
     );
     let (code, message) = refusal(client.call(bind(
-        "plain.service",
+        "bind-plain.service",
         &runtime,
         "/tmp/testfile_runtime",
         false,
@@ -172,7 +175,7 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
     );
     // Without mkdir a missing destination fails with the kernel's word.
     let (code, message) = refusal(client.call(bind(
-        "ns.service",
+        "bind-runtime.service",
         &runtime,
         "/tmp/testfile_runtime",
         false,
@@ -187,7 +190,13 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
         "{message}"
     );
     // Read-only, a directory made for it.
-    let reply = client.call(bind("ns.service", &conf, "/tmp/a/conf", true, true));
+    let reply = client.call(bind(
+        "bind-runtime.service",
+        &conf,
+        "/tmp/a/conf",
+        true,
+        true,
+    ));
     assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
     let mounts = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).expect("mountinfo");
     assert!(
@@ -196,7 +205,7 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
     );
     // The file the main process waits for: it goes on to its sleep.
     let reply = client.call(bind(
-        "ns.service",
+        "bind-runtime.service",
         &runtime,
         "/tmp/testfile_runtime",
         false,
@@ -207,7 +216,7 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
         (procs::cmdline(pid) == "sleep 1000").then_some(())
     });
     // Only the unit sees it: not the host, not its other unit.
-    let plain = init.pid_of("plain.service");
+    let plain = init.pid_of("bind-plain.service");
     assert!(
         !Path::new(&format!("/proc/{plain}/root/tmp/testfile_runtime")).exists()
             || std::fs::read_to_string(format!("/proc/{plain}/root/tmp/testfile_runtime"))
@@ -215,10 +224,10 @@ fn a_bind_into_a_running_unit_reaches_its_namespace_only() {
                 != "MARKER_RUNTIME\n"
     );
     // A unit that is down has no namespace to bind into.
-    init.ctl(&["stop", "ns.service"]).expect(0);
-    init.wait_state("ns.service", UnitState::Disabled);
+    init.ctl(&["stop", "bind-runtime.service"]).expect(0);
+    init.wait_state("bind-runtime.service", UnitState::Disabled);
     let (code, message) = refusal(client.call(bind(
-        "ns.service",
+        "bind-runtime.service",
         &runtime,
         "/tmp/testfile_runtime",
         false,
