@@ -47,6 +47,7 @@ pub const MANAGER_METHODS: &[(&str, &str, &str)] = &[
     ("ResetFailed", "", ""),
     ("ResetFailedUnit", "s", ""),
     ("CleanUnit", "sas", ""),
+    ("BindMountUnit", "sssbb", ""),
     ("AttachProcessesToUnit", "ssau", ""),
     ("FreezeUnit", "s", ""),
     ("ThawUnit", "s", ""),
@@ -115,6 +116,9 @@ pub const UNIT_METHODS: &[(&str, &str, &str)] = &[
     ("Ref", "", ""),
     ("Unref", "", ""),
 ];
+
+/// A service's interface's methods.
+pub const SERVICE_METHODS: &[(&str, &str, &str)] = &[("BindMount", "ssbb", "")];
 
 /// A scope's interface's methods.
 pub const SCOPE_METHODS: &[(&str, &str, &str)] = &[("Abandon", "", "")];

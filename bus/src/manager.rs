@@ -34,6 +34,8 @@ pub const MUTATING: &[&str] = &[
     "ResetFailed",
     "ResetFailedUnit",
     "CleanUnit",
+    "BindMountUnit",
+    "BindMount",
     "FreezeUnit",
     "ThawUnit",
     "StartTransientUnit",
@@ -304,6 +306,16 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
         "CleanUnit" => {
             let (name, what): (String, Vec<String>) = args(msg)?;
             unit_actions::clean(hub, &name, what).await
+        }
+        "BindMountUnit" => {
+            let (name, source, destination, read_only, mkdir): (
+                String,
+                String,
+                String,
+                bool,
+                bool,
+            ) = args(msg)?;
+            unit_actions::bind_mount(hub, &name, source, destination, read_only, mkdir).await
         }
         "FreezeUnit" | "ThawUnit" => {
             let (name,): (String,) = args(msg)?;

@@ -23,6 +23,9 @@ use zbus::zvariant::Value;
 /// A scope's type interface.
 const SCOPE: &str = "org.freedesktop.systemd1.Scope";
 
+/// A service's type interface.
+const SERVICE: &str = "org.freedesktop.systemd1.Service";
+
 /// The object that stands for the caller's own unit.
 const SELF_PATH: &str = "/org/freedesktop/systemd1/unit/self";
 use tokio_stream::StreamExt;
@@ -419,6 +422,7 @@ impl Object {
                     MANAGER => introspect::MANAGER_METHODS,
                     UNIT => UNIT_METHODS,
                     SCOPE => introspect::SCOPE_METHODS,
+                    SERVICE => introspect::SERVICE_METHODS,
                     _ => &[],
                 },
                 manager_signals: name == MANAGER,
@@ -473,6 +477,14 @@ impl Object {
                      start, stop nor reload it."
                 ),
             }),
+            (Object::Unit(name, _), SERVICE) if member == "BindMount" => {
+                let (source, destination, read_only, mkdir): (String, String, bool, bool) = msg
+                    .body()
+                    .deserialize()
+                    .map_err(|e| BusError::invalid_args(e.to_string()))?;
+                crate::unit_actions::bind_mount(hub, name, source, destination, read_only, mkdir)
+                    .await
+            }
             // What logind calls on a session's scope at its logout.
             (Object::Unit(name, _), SCOPE) if member == "Abandon" => {
                 crate::unit_actions::abandon_scope(hub, name).await

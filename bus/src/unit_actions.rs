@@ -1,6 +1,7 @@
 //! What busd asks the init of one unit besides a job
 //! (`crate::units_ops`): a signal to its processes (`KillUnit`), the
-//! removal of its directories (`CleanUnit`), a freeze or thaw
+//! removal of its directories (`CleanUnit`), a bind into its mount
+//! namespace (`BindMountUnit`), a freeze or thaw
 //! (`FreezeUnit`, `ThawUnit`), and the methods that only check the unit
 //! (`AbandonScope`, `RefUnit`). Each is the same for the Manager's method
 //! and the unit's own (`docs/dbus.md`).
@@ -36,6 +37,37 @@ pub async fn abandon_scope(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusErr
         });
     }
     Ok((Answer::Empty, Vec::new()))
+}
+
+/// `BindMountUnit` (and `BindMount` on the service, `systemctl bind`): the
+/// init's `bind-mount` into the unit's mount namespace, answered once the
+/// mount is made; refused with systemd's `InvalidArgs` and its words (a
+/// path not absolute and normal, a destination under one of the unit's
+/// `InaccessiblePaths=`, a unit with no namespace of its own or not
+/// running), a mount the kernel refuses as `Failed` with its error.
+pub async fn bind_mount(
+    hub: &Arc<Hub>,
+    name: &str,
+    source: String,
+    destination: String,
+    read_only: bool,
+    mkdir: bool,
+) -> Result<Outcome, BusError> {
+    let s = hub
+        .find(name)
+        .await?
+        .ok_or_else(|| BusError::no_such_unit(name))?;
+    let asked = Request::BindMount {
+        unit: s.unit,
+        source,
+        destination,
+        read_only,
+        mkdir,
+    };
+    match hub.ask(asked).await? {
+        Reply::Accepted { .. } => Ok((Answer::Empty, Vec::new())),
+        other => Err(BusError::from_init(&other, "bind")),
+    }
 }
 
 /// `CleanUnit` (and `Clean` on the unit, `systemctl clean`): the init's

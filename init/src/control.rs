@@ -55,6 +55,9 @@ pub enum Watch {
     /// `clean`: the reply comes when the cleaner ends
     /// (`runtime/cleaning.rs`).
     Clean,
+    /// `bind-mount`: the reply comes when the binder ends
+    /// (`runtime/binding.rs`).
+    BindMount,
     /// `freeze`: the reply comes when the kernel says it is done
     /// (`runtime/freezer.rs`).
     Freeze,
@@ -289,7 +292,10 @@ impl Control {
                 Ok(0) => {
                     // The client closed its side: finish what it asked, then close.
                     conn.closing = true;
-                    if !matches!(conn.watch, Watch::None | Watch::Reload | Watch::Clean) {
+                    if !matches!(
+                        conn.watch,
+                        Watch::None | Watch::Reload | Watch::Clean | Watch::BindMount
+                    ) {
                         drop_it = true;
                     }
                     break;

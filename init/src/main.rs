@@ -12,7 +12,7 @@ use flotilla_init::args::{self, Args, Context};
 use flotilla_init::loader;
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::sys::Sys;
-use flotilla_init::sys::{clean, generators, reexec};
+use flotilla_init::sys::{bind_mount, clean, generators, reexec};
 use std::process::ExitCode;
 
 mod check;
@@ -38,6 +38,11 @@ fn main() -> ExitCode {
     // (docs/dbus.md).
     if argv.first().map(String::as_str) == Some(clean::RUN_FLAG) {
         return ExitCode::from(clean::main(argv.get(1..).unwrap_or_default()));
+    }
+    // The binder: a child the init starts for `systemctl bind`
+    // (docs/dbus.md).
+    if argv.first().map(String::as_str) == Some(bind_mount::RUN_FLAG) {
+        return ExitCode::from(bind_mount::main(argv.get(1..).unwrap_or_default()));
     }
     // The unit loader: a child the init starts (docs/pid1.md).
     if argv.first().map(String::as_str) == Some(loader::RUN_FLAG) {

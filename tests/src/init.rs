@@ -42,9 +42,16 @@ impl TestDir {
     /// A fresh directory (mode 0755, so that units running as `nobody` can
     /// read their scripts), removed at the end unless `FLOTILLA_KEEP` is set.
     pub fn new() -> TestDir {
+        TestDir::new_in(&std::env::temp_dir())
+    }
+
+    /// [`TestDir::new`] under `parent`: under `/run` for a unit with
+    /// `PrivateTmp=`, whose private `/tmp` would hide the init's notify
+    /// socket in a directory under `/tmp`.
+    pub fn new_in(parent: &Path) -> TestDir {
         let tmp = tempfile::Builder::new()
             .prefix("flotilla-sys-")
-            .tempdir()
+            .tempdir_in(parent)
             .expect("tempdir");
         let root = tmp.path().to_path_buf();
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).expect("chmod");

@@ -78,13 +78,7 @@ impl<S: Sys> Runtime<S> {
             Ok(p) => p,
             Err(e) => return Some(Reply::error(ErrorCode::Internal, e)),
         };
-        let serial = match self.control.conn_mut(c) {
-            Some(conn) => {
-                conn.watch = Watch::Clean;
-                conn.serial
-            }
-            None => 0,
-        };
+        let serial = self.hold_for_child(c, Watch::Clean);
         self.unit_note(id, &format!("[init] cleaning: {} path(s)", paths.len()));
         self.cleaning.push(Cleaning {
             unit: unit.to_string(),
@@ -130,17 +124,36 @@ impl<S: Sys> Runtime<S> {
             self.unit_note(id, &note);
             self.send_status(id);
         }
+        self.answer_held(done.conn, done.serial, Watch::Clean, r);
+        true
+    }
+
+    /// Holds client `c`'s reply until a child of the init ends (`watch`
+    /// says which kind); the connection's serial, to know it again.
+    pub(super) fn hold_for_child(&mut self, c: ConnId, watch: Watch) -> u64 {
+        match self.control.conn_mut(c) {
+            Some(conn) => {
+                conn.watch = watch;
+                conn.serial
+            }
+            None => 0,
+        }
+    }
+
+    /// The reply held by [`Runtime::hold_for_child`], to its client if the
+    /// connection is still the one that asked (a slot is reused once its
+    /// connection closes).
+    pub(super) fn answer_held(&mut self, c: ConnId, serial: u64, watch: Watch, r: Reply) {
         let ours = self
             .control
-            .conn_mut(done.conn)
-            .is_some_and(|conn| conn.serial == done.serial && conn.watch == Watch::Clean);
+            .conn_mut(c)
+            .is_some_and(|conn| conn.serial == serial && conn.watch == watch);
         if ours {
-            if let Some(conn) = self.control.conn_mut(done.conn) {
+            if let Some(conn) = self.control.conn_mut(c) {
                 conn.watch = Watch::None;
             }
-            self.reply(done.conn, r);
+            self.reply(c, r);
         }
-        true
     }
 
     /// Unit `id`'s status to the clients that watch every change (its

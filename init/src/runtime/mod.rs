@@ -39,6 +39,7 @@
 
 mod accepts;
 mod attach;
+mod binding;
 mod childwait;
 mod cleaning;
 mod dynamic_users;
@@ -201,6 +202,8 @@ pub struct Runtime<S: Sys> {
     reloading: Option<reloading::Pending>,
     /// The cleans under way (`cleaning.rs`).
     cleaning: Vec<cleaning::Cleaning>,
+    /// The binds into running units under way (`binding.rs`).
+    binding: Vec<binding::Binding>,
     /// The units and slices frozen, freezing or thawing (`freezer.rs`).
     freezers: freezer::Freezers,
 }
@@ -358,6 +361,7 @@ impl<S: Sys> Runtime<S> {
             accepts: accepts::Accepts::default(),
             reloading: None,
             cleaning: Vec::new(),
+            binding: Vec::new(),
             freezers: freezer::Freezers::default(),
         }
     }

@@ -491,7 +491,12 @@ impl<S: Sys> Runtime<S> {
                 Watch::Logs { unit, next } => self.follow_logs(c, unit, next),
                 // Sent above, each change as it was made.
                 Watch::Changes => {}
-                Watch::None | Watch::LogWriter | Watch::Reload | Watch::Clean | Watch::Freeze => {}
+                Watch::None
+                | Watch::LogWriter
+                | Watch::Reload
+                | Watch::Clean
+                | Watch::BindMount
+                | Watch::Freeze => {}
             }
         }
     }

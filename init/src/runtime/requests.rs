@@ -125,6 +125,24 @@ impl<S: Sys> Runtime<S> {
                     self.reply(c, r);
                 }
             }
+            Request::BindMount {
+                unit,
+                source,
+                destination,
+                read_only,
+                mkdir,
+            } => {
+                let asked = super::binding::Asked {
+                    unit: &unit,
+                    source: &source,
+                    destination: &destination,
+                    read_only,
+                    mkdir,
+                };
+                if let Some(r) = self.bind_mount(c, &asked) {
+                    self.reply(c, r);
+                }
+            }
             Request::Freeze { unit, thaw } => {
                 if let Some(r) = self.freeze(c, &unit, thaw) {
                     self.reply(c, r);

@@ -71,7 +71,10 @@ impl<S: Sys> Runtime<S> {
 
     /// Tells the planner of one reaped child's end.
     pub(super) fn exited(&mut self, pid: Pid, status: SysExit) {
-        if self.reload_child_ended(pid, status) || self.cleaner_ended(pid, status) {
+        if self.reload_child_ended(pid, status)
+            || self.cleaner_ended(pid, status)
+            || self.binder_ended(pid, status)
+        {
             return;
         }
         let status = match status {

@@ -11,6 +11,7 @@
 //! the tools run against them); each module is one area.
 
 mod attach;
+mod binds;
 mod bus_names;
 mod clean;
 mod freezer;
@@ -90,13 +91,16 @@ fn systemctl(bus: &Busd, args: &[&str]) -> Out {
 }
 
 /// Debian's `PROGRAM ARGS` (`systemctl`, `systemd-run`) against the bus
-/// side, as [`systemctl`] runs it.
+/// side, as [`systemctl`] runs it. The socket is held by a bind outside
+/// `/run` while the tmpfs goes over `/run`, so that a test's directory
+/// may be under `/run` too.
 fn debian_tool(bus: &Busd, program: &str, args: &[&str]) -> Out {
     let socket = &bus.socket;
     let script = format!(
-        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
-         touch /run/systemd/private; mount --bind \"$0\" /run/systemd/private; \
-         exec {program} \"$@\""
+        "set -e; held=$(mktemp); mount --bind \"$0\" \"$held\"; \
+         mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         touch /run/systemd/private; mount --bind \"$held\" /run/systemd/private; \
+         umount \"$held\"; rm -f \"$held\"; exec {program} \"$@\""
     );
     let mut cmd = Command::new("unshare");
     cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script])

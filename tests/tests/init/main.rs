@@ -5,6 +5,7 @@
 //! (`docs/chaos.md`).
 
 mod accept;
+mod binds;
 mod changes;
 #[path = "../chaos.rs"]
 mod chaos;

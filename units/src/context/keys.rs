@@ -63,6 +63,8 @@ pub enum Key {
     ReadWritePaths,
     ReadOnlyPaths,
     InaccessiblePaths,
+    BindPaths,
+    BindReadOnlyPaths,
     ProtectKernelTunables,
     ProtectKernelModules,
     ProtectKernelLogs,
@@ -114,7 +116,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 94] = [
+const TABLE: [(Key, &str, &str); 96] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -225,6 +227,12 @@ const TABLE: [(Key, &str, &str); 94] = [
         Key::InaccessiblePaths,
         "InaccessiblePaths",
         "inaccessible-paths",
+    ),
+    (Key::BindPaths, "BindPaths", "bind-paths"),
+    (
+        Key::BindReadOnlyPaths,
+        "BindReadOnlyPaths",
+        "bind-read-only-paths",
     ),
     (
         Key::ProtectKernelTunables,
@@ -479,7 +487,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 94 + 16);
+        assert_eq!(all.len(), 96 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -26,6 +26,7 @@
 //! | [`ipaccess`] | `IPAddressAllow=`, `IPAddressDeny=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
 //! | [`credentials`] | `LoadCredential=`, `SetCredential=` |
+//! | [`binds`] | `BindPaths=`, `BindReadOnlyPaths=` |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
 //! | [`policy`] | `X-Sandbox=` (YAML `sandbox`): degrade as systemd, or fail |
 //!
@@ -37,6 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+pub mod binds;
 pub mod caps;
 pub mod clean;
 pub mod credentials;
@@ -384,6 +386,8 @@ impl ServiceContext {
             Key::ReadWritePaths => assign_paths(&mut sb.read_write_paths, value)?,
             Key::ReadOnlyPaths => assign_paths(&mut sb.read_only_paths, value)?,
             Key::InaccessiblePaths => assign_paths(&mut sb.inaccessible_paths, value)?,
+            Key::BindPaths => binds::assign(&mut sb.bind_paths, value)?,
+            Key::BindReadOnlyPaths => binds::assign(&mut sb.bind_read_only_paths, value)?,
             Key::NoExecPaths => assign_paths(&mut sb.no_exec_paths, value)?,
             Key::ExecPaths => assign_paths(&mut sb.exec_paths, value)?,
             Key::PrivateUsers => sb.private_users = flag(value)?,

@@ -38,8 +38,18 @@ pub enum MountKind {
     Inaccessible,
     /// An empty read-only tmpfs with this mode (`ProtectHome=tmpfs`).
     EmptyTmpfs(u32),
-    /// The init's directory `source` bound here (`PrivateTmp=`).
-    Bind(PathBuf),
+    /// `source` bound here: the init's directory of `PrivateTmp=`, a path
+    /// of `BindPaths=` or `BindReadOnlyPaths=`. A missing mount point is
+    /// made (a directory or an empty file, as `source` is), as systemd
+    /// makes it.
+    Bind {
+        /// The host's path, as it was before the plan started.
+        source: PathBuf,
+        /// Made read-only with everything below it.
+        read_only: bool,
+        /// Only the source's own mount, not those below it (`norbind`).
+        no_recursive: bool,
+    },
     /// A new tmpfs `/dev` holding only `null`, `zero`, `full`, `random`,
     /// `urandom`, `tty`, a new `pts` instance and `shm`.
     PrivateDev,
@@ -62,7 +72,7 @@ impl MountKind {
         match self {
             MountKind::Inaccessible => 0,
             MountKind::EmptyTmpfs(_)
-            | MountKind::Bind(_)
+            | MountKind::Bind { .. }
             | MountKind::PrivateDev
             | MountKind::Proc(_) => 1,
             MountKind::ReadOnly | MountKind::NoExec => 2,
@@ -215,18 +225,36 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
         out.push(entry("/dev", PrivateDev, false, Key::PrivateDevices));
     }
     if let (true, Some(dir)) = (sb.private_tmp, private_tmp) {
-        out.push(MountEntry {
-            path: "/tmp".into(),
-            kind: Bind(dir.join("tmp")),
-            optional: false,
-            key: Key::PrivateTmp,
-        });
-        out.push(MountEntry {
-            path: "/var/tmp".into(),
-            kind: Bind(dir.join("var-tmp")),
-            optional: false,
-            key: Key::PrivateTmp,
-        });
+        for (path, dir) in [("/tmp", dir.join("tmp")), ("/var/tmp", dir.join("var-tmp"))] {
+            out.push(MountEntry {
+                path: path.into(),
+                kind: Bind {
+                    source: dir,
+                    read_only: false,
+                    no_recursive: false,
+                },
+                optional: false,
+                key: Key::PrivateTmp,
+            });
+        }
+    }
+    let binds = [
+        (&sb.bind_paths, false, Key::BindPaths),
+        (&sb.bind_read_only_paths, true, Key::BindReadOnlyPaths),
+    ];
+    for (rules, read_only, key) in binds {
+        for r in rules {
+            out.push(MountEntry {
+                path: r.destination.clone(),
+                kind: Bind {
+                    source: r.source.clone(),
+                    read_only,
+                    no_recursive: r.no_recursive,
+                },
+                optional: r.optional,
+                key,
+            });
+        }
     }
     let user = [
         (&sb.read_write_paths, Keep, Key::ReadWritePaths),
@@ -387,6 +415,29 @@ mod tests {
             .collect()
     }
 
+    /// systemd's TEST-49 unit: the private `/tmp` first, then the file
+    /// bound into it; a read-only bind; a missing optional source kept as
+    /// optional.
+    #[test]
+    fn binds_come_after_the_private_tmp_they_land_in() {
+        let c = ctx(&[
+            ("PrivateTmp", "yes"),
+            ("BindPaths", "/run/testservice-49-fixed:/tmp/testfile_fixed"),
+            ("BindReadOnlyPaths", "-/srv/conf:/etc/app:norbind"),
+            ("InaccessiblePaths", "/run/inaccessible"),
+        ]);
+        assert_eq!(
+            show(&plan(&c, Some(Path::new("/run/flotilla/private/u")))),
+            [
+                "-/etc/app Bind { source: \"/srv/conf\", read_only: true, no_recursive: true }",
+                "/run/inaccessible Inaccessible",
+                "/tmp Bind { source: \"/run/flotilla/private/u/tmp\", read_only: false, no_recursive: false }",
+                "/tmp/testfile_fixed Bind { source: \"/run/testservice-49-fixed\", read_only: false, no_recursive: false }",
+                "/var/tmp Bind { source: \"/run/flotilla/private/u/var-tmp\", read_only: false, no_recursive: false }",
+            ]
+        );
+    }
+
     #[test]
     fn nothing_without_sandbox_keys() {
         assert!(plan(&ctx(&[("NoNewPrivileges", "yes")]), None).is_empty());
@@ -503,11 +554,11 @@ mod tests {
                 "-/sys/fs/selinux Keep",
                 "-/sys/kernel/debug ReadOnly",
                 "-/sys/kernel/tracing ReadOnly",
-                "/tmp Bind(\"/run/flotilla/private/redis/tmp\")",
+                "/tmp Bind { source: \"/run/flotilla/private/redis/tmp\", read_only: false, no_recursive: false }",
                 "-/var/lib/redis Keep",
                 "/var/lib/redis/secret Inaccessible",
                 "-/var/log/redis Keep",
-                "/var/tmp Bind(\"/run/flotilla/private/redis/var-tmp\")",
+                "/var/tmp Bind { source: \"/run/flotilla/private/redis/var-tmp\", read_only: false, no_recursive: false }",
             ]
         );
         // The runtime directory is both explicit and implicit: the

@@ -107,6 +107,22 @@ pub struct PathRule {
     pub optional: bool,
 }
 
+/// One bind of `BindPaths=` or `BindReadOnlyPaths=` (read by
+/// [`super::binds`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BindRule {
+    /// The host's path, absolute and normal.
+    pub source: PathBuf,
+    /// Where the service sees it, absolute and normal.
+    pub destination: PathBuf,
+    /// Written with a leading `-`: a missing source is skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// `norbind`: only the source's own mount, not those below it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_recursive: bool,
+}
+
 /// The namespace kinds of `RestrictNamespaces=` and their `CLONE_NEW*`
 /// flags.
 pub const NAMESPACES: [(&str, u64); 8] = [
@@ -219,6 +235,12 @@ pub struct Sandbox {
     /// `InaccessiblePaths=`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inaccessible_paths: Vec<PathRule>,
+    /// `BindPaths=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bind_paths: Vec<BindRule>,
+    /// `BindReadOnlyPaths=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bind_read_only_paths: Vec<BindRule>,
     /// `NoExecPaths=`: nothing below these paths can be executed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_exec_paths: Vec<PathRule>,
@@ -299,7 +321,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 /// The keys that need a private mount namespace: each is applied by
 /// mounts in the unit's own namespace (a sandbox key that also filters
 /// system calls or drops capabilities has that part apply without it).
-pub const MOUNT_KEYS: [Key; 17] = [
+pub const MOUNT_KEYS: [Key; 19] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -307,6 +329,8 @@ pub const MOUNT_KEYS: [Key; 17] = [
     Key::ReadWritePaths,
     Key::ReadOnlyPaths,
     Key::InaccessiblePaths,
+    Key::BindPaths,
+    Key::BindReadOnlyPaths,
     Key::NoExecPaths,
     Key::ExecPaths,
     Key::ProtectKernelTunables,
@@ -386,12 +410,22 @@ pub fn normal_absolute(path: &str) -> Result<PathBuf, String> {
 /// Adds the paths of one assignment to a path list (an empty value clears
 /// it).
 pub fn assign_paths(list: &mut Vec<PathRule>, value: &str) -> Result<(), String> {
+    assign_words(list, value, parse_path_rule)
+}
+
+/// Adds the words of one assignment to a list, each read by `parse` and
+/// added once (an empty value clears it).
+pub fn assign_words<T: PartialEq>(
+    list: &mut Vec<T>,
+    value: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<(), String> {
     if value.trim().is_empty() {
         list.clear();
         return Ok(());
     }
     for w in words(value)? {
-        let rule = parse_path_rule(&w)?;
+        let rule = parse(&w)?;
         if !list.contains(&rule) {
             list.push(rule);
         }

@@ -231,6 +231,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "unterminated \" quote",
     ),
     (
+        "BindPaths",
+        "-/srv/data:/data:norbind",
+        "/srv:data",
+        "`data` is not an absolute path",
+    ),
+    (
+        "BindReadOnlyPaths",
+        "/etc/app.conf",
+        "/a:/b:ro",
+        "`ro` is not a bind option (write rbind or norbind)",
+    ),
+    (
         "ProtectKernelTunables",
         "yes",
         "ro",
@@ -704,7 +716,9 @@ fn each_mount_key_alone_needs_a_mount_namespace() {
         | Key::ReadOnlyPaths
         | Key::InaccessiblePaths
         | Key::NoExecPaths
-        | Key::ExecPaths => "/srv",
+        | Key::ExecPaths
+        | Key::BindPaths
+        | Key::BindReadOnlyPaths => "/srv",
         _ => "yes",
     };
     for key in sandbox::MOUNT_KEYS {

@@ -227,6 +227,32 @@ pub enum Request {
         #[serde(default)]
         what: Vec<String>,
     },
+    /// Bind a path of the host into a running service's mount namespace,
+    /// as systemd's `BindMountUnit` (`systemctl bind`) does
+    /// ([`Reply::Accepted`] once the mount is made). The refusals are
+    /// systemd's, in its words (`units/src/context/binds.rs`), with
+    /// `invalid`: a source or destination not absolute and normal, a unit
+    /// not a service, a destination at or below one of its
+    /// `InaccessiblePaths=`, a unit with no mount namespace of its own, a
+    /// unit not running. The mount is made by a child of the init that
+    /// enters the namespace of the unit's main process; its failure is
+    /// `failed`, with the error the kernel gave.
+    BindMount {
+        /// The unit's name.
+        unit: String,
+        /// The host's path.
+        source: String,
+        /// Where the unit sees it; empty: the source's path.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        destination: String,
+        /// Read-only, with everything below it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        read_only: bool,
+        /// Make a missing destination first (its parents, then a
+        /// directory or an empty file, as the source is).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        mkdir: bool,
+    },
     /// Freeze (or, with `thaw`, thaw) a running unit's cgroup, or a
     /// slice's that has a directory, with cgroup v2's `cgroup.freeze`, as
     /// systemd's `FreezeUnit`/`ThawUnit` ([`Reply::Accepted`] once the
@@ -511,6 +537,7 @@ impl Request {
                 | Request::BusNames { .. }
                 | Request::ResetFailed { .. }
                 | Request::Clean { .. }
+                | Request::BindMount { .. }
                 | Request::Freeze { .. }
                 | Request::Attach { .. }
                 | Request::Shutdown { .. }

@@ -792,6 +792,22 @@ fn as_systemd_clamps_limits_and_leaves_a_restricting_mount_sandbox_out() {
     assert!(err.to_string().ends_with("(sandbox: strict)"), "{err}");
 }
 
+/// `BindPaths=` adds to what the service sees: where the namespace cannot
+/// be made it is never left out with the restricting keys beside it, the
+/// start fails naming it (systemd insists on the namespace for it too).
+#[test]
+fn as_systemd_refuses_a_bind_without_the_namespace() {
+    let mut host = Host::probe();
+    host.sys_admin = false;
+    let c = ctx(&[("PrivateTmp", "yes"), ("BindPaths", "/run/f:/tmp/f")]);
+    let err = prepare(&c, &Params::default(), &host).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("BindPaths= needs a private mount namespace"),
+        "{err}"
+    );
+}
+
 /// A refusal the parent did not foresee (here: the host is told it holds
 /// `CAP_SYS_RESOURCE`, which this process may lack) is skipped by the
 /// child and reported back through the memory it shares with the init.

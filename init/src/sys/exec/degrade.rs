@@ -65,10 +65,13 @@ impl Degraded {
 /// restrict. Every other mount key only restricts what the service sees:
 /// systemd leaves their namespace out when it cannot make it (`ENOANO`
 /// from `setup_namespace`), because none of them adds anything the
-/// service needs. flotilla has none of the keys for which systemd insists
-/// (`BindPaths=`, `TemporaryFileSystem=`, `RootDirectory=`,
-/// `RootImage=`): those are refused when a unit is loaded.
+/// service needs.
 const WIDENING_MOUNT_KEYS: [Key; 2] = [Key::ReadWritePaths, Key::ExecPaths];
+
+/// The mount keys that add to what the service sees, for which systemd
+/// insists on the namespace: never degraded, so that the start fails
+/// naming them where the namespace cannot be made.
+pub(in crate::sys) const ADDING_MOUNT_KEYS: [Key; 2] = [Key::BindPaths, Key::BindReadOnlyPaths];
 
 /// Keys with a part outside the mount namespace (a system call filter, a
 /// capability dropped) that still applies without it.
@@ -145,7 +148,10 @@ pub(in crate::sys) fn degrade(ctx: &mut ServiceContext, host: &Host) -> Degraded
     if !host.sys_admin {
         if host.mount_ns && host.mount_api {
             for key in MOUNT_KEYS {
-                if WIDENING_MOUNT_KEYS.contains(&key) || !ctx.is_set(key) {
+                if WIDENING_MOUNT_KEYS.contains(&key)
+                    || ADDING_MOUNT_KEYS.contains(&key)
+                    || !ctx.is_set(key)
+                {
                     continue;
                 }
                 d.no_mount_ns = true;

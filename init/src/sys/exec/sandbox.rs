@@ -18,7 +18,8 @@
 //! parent): [`Op::Snapshot`] copies a tree as it is now
 //! (`open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)`) for [`Op::Restore`] to put
 //! on top later (`move_mount`), which is how a path keeps its state under a
-//! read-only parent and how a private `/tmp` is bound; [`Op::ReadOnly`]
+//! read-only parent and how a private `/tmp` and the paths of `BindPaths=`
+//! are bound (a missing mount point made first); [`Op::ReadOnly`]
 //! binds a path onto itself and sets `MOUNT_ATTR_RDONLY` on it and
 //! everything below in one `mount_setattr(AT_RECURSIVE)`;
 //! [`Op::Inaccessible`] covers a directory with an empty read-only tmpfs of
@@ -34,7 +35,7 @@ use std::sync::atomic::Ordering;
 
 use crate::sys::kernel::{check, errno, k, CapData, CapHeader, IfReqFlags, SockFprog};
 use crate::sys::mount_api::{
-    bind_self, change_attr, inaccessible, mount, move_mount, open_tree, set_attr,
+    attach_tree, bind_self, change_attr, clone_tree, inaccessible, mount, set_attr,
 };
 use crate::sys::steps::{OnError, Op, Scratch, Step};
 
@@ -169,15 +170,23 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             libc::MS_REC | libc::MS_SLAVE,
             std::ptr::null(),
         ),
-        Op::Snapshot { source, fd } => {
+        Op::Snapshot {
+            source,
+            recursive,
+            fd,
+        } => {
             // Unset first: a number left by an earlier child means nothing.
             fd.store(-1, Ordering::Relaxed);
-            let flags = k::OPEN_TREE_CLONE | k::OPEN_TREE_CLOEXEC | k::AT_RECURSIVE;
-            let t = open_tree(libc::AT_FDCWD, source.as_ptr(), flags)?;
+            let t = clone_tree(source, *recursive)?;
             fd.store(t, Ordering::Relaxed);
             Ok(())
         }
-        Op::Restore { snapshot, target } => {
+        Op::Restore {
+            snapshot,
+            target,
+            read_only,
+            mount_point,
+        } => {
             let fd = match steps.get(*snapshot).map(|s| &s.op) {
                 Some(Op::Snapshot { fd, .. }) => fd.swap(-1, Ordering::Relaxed),
                 _ => return Err(libc::EINVAL),
@@ -186,7 +195,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
                 // Its source was missing, and allowed to be.
                 return Ok(());
             }
-            let r = move_mount(fd, c"".as_ptr(), libc::AT_FDCWD, target.as_ptr());
+            let r = attach_tree(fd, target, *read_only, mount_point.as_deref());
             libc::close(fd);
             r
         }

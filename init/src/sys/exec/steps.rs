@@ -118,11 +118,24 @@ pub(crate) enum Op {
     LoopbackUp,
     /// Every mount a slave: nothing made here propagates back.
     MakeSlave,
-    /// A copy of the tree at `source` as it is now, kept for a `Restore`
-    /// (the descriptor lives in the child's table; -1 when none).
-    Snapshot { source: CString, fd: AtomicI32 },
-    /// Puts the snapshot taken by op `snapshot` on top of `target`.
-    Restore { snapshot: usize, target: CString },
+    /// A copy of the tree at `source` as it is now (its own mount only
+    /// when not `recursive`), kept for a `Restore` (the descriptor lives
+    /// in the child's table; -1 when none).
+    Snapshot {
+        source: CString,
+        recursive: bool,
+        fd: AtomicI32,
+    },
+    /// Puts the snapshot taken by op `snapshot` on top of `target`,
+    /// read-only with everything below it when asked. With `mount_point`,
+    /// a missing `target` is made first: these parents (outermost first),
+    /// then a directory or an empty file, as the snapshot's root is.
+    Restore {
+        snapshot: usize,
+        target: CString,
+        read_only: bool,
+        mount_point: Option<Vec<CString>>,
+    },
     /// `path` and everything below it read-only (`path` is `/` itself, or
     /// is bound onto itself first).
     ReadOnly(CString),

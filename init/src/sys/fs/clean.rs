@@ -6,8 +6,7 @@
 //! (`runtime/cleaning.rs`). Which paths a clean names is
 //! `flotilla_units::context::clean`.
 
-use crate::sys::env::Env;
-use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
+use crate::sys::{Pid, Sys};
 use std::path::Path;
 
 /// The first argument that makes the init a cleaner.
@@ -18,16 +17,11 @@ pub const FAILED: u8 = 1;
 
 /// Starts the cleaner for `paths`, its output on the init's console.
 pub fn spawn(sys: &dyn Sys, paths: &[std::path::PathBuf]) -> Result<Pid, String> {
-    let exe = crate::sys::reexec::own_image()
-        .ok_or_else(|| format!("cannot clean ({RUN_FLAG}): own binary unknown"))?;
-    let mut argv = vec![exe.to_string_lossy().into_owned(), RUN_FLAG.to_string()];
-    argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
-    let env = Env::from_current();
-    let mut req = SpawnRequest::new(&argv, &env);
-    req.stdout = Stdio::Inherit;
-    req.stderr = Stdio::Inherit;
-    sys.spawn(&req)
-        .map_err(|e| format!("cannot start the cleaner: {e}"))
+    let args = paths
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    crate::sys::reexec::spawn_helper(sys, RUN_FLAG, args, "clean")
 }
 
 /// The cleaner's body: removes every path given (absolute ones only), a

@@ -176,3 +176,62 @@ pub(crate) unsafe fn inaccessible(path: &CStr, file: &CStr) -> Result<(), c_int>
         k::MOUNT_ATTR_RDONLY | k::MOUNT_ATTR_NOSUID | k::MOUNT_ATTR_NODEV | k::MOUNT_ATTR_NOEXEC;
     set_attr(libc::AT_FDCWD, path.as_ptr(), 0, ro)
 }
+
+/// A detached copy of the tree at `source` (its own mount only when not
+/// `recursive`), as a mount descriptor.
+pub(crate) unsafe fn clone_tree(source: &CStr, recursive: bool) -> Result<c_int, c_int> {
+    let mut flags = k::OPEN_TREE_CLONE | k::OPEN_TREE_CLOEXEC;
+    if recursive {
+        flags |= k::AT_RECURSIVE;
+    }
+    open_tree(libc::AT_FDCWD, source.as_ptr(), flags)
+}
+
+/// Attaches the detached tree `fd` at `target`, read-only with everything
+/// below it when asked (set on the detached tree, so that it is never
+/// writable where the service sees it). With `mount_point`, a missing
+/// `target` is made first, as systemd makes a bind's mount point: these
+/// parents (outermost first, mode 0755), then a directory (0755) or an
+/// empty file (0644), as the tree's root is.
+pub(crate) unsafe fn attach_tree(
+    fd: c_int,
+    target: &CStr,
+    read_only: bool,
+    mount_point: Option<&[std::ffi::CString]>,
+) -> Result<(), c_int> {
+    if read_only {
+        set_attr(
+            fd,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH as u32 | k::AT_RECURSIVE,
+            k::MOUNT_ATTR_RDONLY,
+        )?;
+    }
+    match attach(fd, target) {
+        Err(libc::ENOENT) => {}
+        r => return r,
+    }
+    let Some(parents) = mount_point else {
+        return Err(libc::ENOENT);
+    };
+    for p in parents {
+        if libc::mkdir(p.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+            return Err(errno());
+        }
+    }
+    let mut st: libc::stat = std::mem::zeroed();
+    check(libc::fstat(fd, &mut st).into())?;
+    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+        if libc::mkdir(target.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+            return Err(errno());
+        }
+    } else {
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOCTTY;
+        let f = libc::open(target.as_ptr(), flags, 0o644 as libc::c_uint);
+        if f < 0 {
+            return Err(errno());
+        }
+        libc::close(f);
+    }
+    attach(fd, target)
+}

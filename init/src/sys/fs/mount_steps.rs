@@ -33,7 +33,7 @@ pub(in crate::sys) fn cpath(p: &Path) -> Result<CString, String> {
 fn mount_points(plan: &[mounts::MountEntry], top: &Path) -> Result<Vec<CString>, String> {
     let mut out: Vec<std::path::PathBuf> = Vec::new();
     for e in plan {
-        if !matches!(e.kind, MountKind::Keep | MountKind::Bind(_)) {
+        if !matches!(e.kind, MountKind::Keep | MountKind::Bind { .. }) {
             continue;
         }
         let Ok(rest) = e.path.strip_prefix(top) else {
@@ -48,6 +48,15 @@ fn mount_points(plan: &[mounts::MountEntry], top: &Path) -> Result<Vec<CString>,
         }
     }
     out.iter().map(|p| cpath(p)).collect()
+}
+
+/// The directories above `path`, outermost first, `/` left out: what a
+/// missing mount point needs made before it.
+pub(in crate::sys) fn parents(path: &Path) -> Result<Vec<CString>, String> {
+    let mut out: Vec<&Path> = path.ancestors().skip(1).collect();
+    out.pop();
+    out.reverse();
+    out.into_iter().map(cpath).collect()
 }
 
 /// The mount namespace steps of the plan `units/` makes.
@@ -80,9 +89,13 @@ pub(in crate::sys) fn mount_steps(
     for e in &plan {
         let on_error = on_missing(e.optional);
         let k = e.key;
-        let source = match &e.kind {
-            MountKind::Keep => e.path.clone(),
-            MountKind::Bind(src) => src.clone(),
+        let (source, recursive) = match &e.kind {
+            MountKind::Keep => (e.path.clone(), true),
+            MountKind::Bind {
+                source,
+                no_recursive,
+                ..
+            } => (source.clone(), !no_recursive),
             MountKind::PrivateDev => {
                 for (name, dir) in [
                     (c"pts", "/dev/pts"),
@@ -93,6 +106,7 @@ pub(in crate::sys) fn mount_steps(
                     let i = b.push(
                         Op::Snapshot {
                             source: cpath(Path::new(dir)).map_err(|m| (k, m))?,
+                            recursive: true,
                             fd: AtomicI32::new(-1),
                         },
                         format!("{k} copy {dir}"),
@@ -107,6 +121,7 @@ pub(in crate::sys) fn mount_steps(
         let i = b.push(
             Op::Snapshot {
                 source: cpath(&source).map_err(|m| (k, m))?,
+                recursive,
                 fd: AtomicI32::new(-1),
             },
             format!("{k} copy {}", source.display()),
@@ -163,19 +178,27 @@ pub(in crate::sys) fn mount_steps(
                 },
                 format!("mount a procfs on {shown} ({options})"),
             ),
-            MountKind::Keep | MountKind::Bind(_) => {
+            MountKind::Keep | MountKind::Bind { .. } => {
                 let snapshot = snapshots
                     .iter()
                     .find(|(p, _)| *p == e.path)
                     .map_or(usize::MAX, |&(_, i)| i);
-                let what = match &e.kind {
-                    MountKind::Bind(src) => format!("bind {} on {shown}", src.display()),
-                    _ => format!("keep {shown} as it was"),
+                let (what, read_only, mount_point) = match &e.kind {
+                    MountKind::Bind {
+                        source, read_only, ..
+                    } => (
+                        format!("bind {} on {shown}", source.display()),
+                        *read_only,
+                        Some(parents(&e.path).map_err(|m| (k, m))?),
+                    ),
+                    _ => (format!("keep {shown} as it was"), false, None),
                 };
                 (
                     Op::Restore {
                         snapshot,
                         target: path,
+                        read_only,
+                        mount_point,
                     },
                     what,
                 )

@@ -82,6 +82,26 @@ pub fn own_image() -> Option<PathBuf> {
     exe().map(|_| PathBuf::from("/proc/self/exe"))
 }
 
+/// Starts the init's own binary as a helper child, `init FLAG ARGS…`
+/// (the cleaner, the binder), its output on the init's console; `what`
+/// names it in an error.
+pub fn spawn_helper(
+    sys: &dyn crate::sys::Sys,
+    flag: &str,
+    args: Vec<String>,
+    what: &str,
+) -> Result<crate::sys::Pid, String> {
+    let exe = own_image().ok_or_else(|| format!("cannot {what} ({flag}): own binary unknown"))?;
+    let mut argv = vec![exe.to_string_lossy().into_owned(), flag.to_string()];
+    argv.extend(args);
+    let env = crate::sys::env::Env::from_current();
+    let mut req = crate::sys::SpawnRequest::new(&argv, &env);
+    req.stdout = crate::sys::Stdio::Inherit;
+    req.stderr = crate::sys::Stdio::Inherit;
+    sys.spawn(&req)
+        .map_err(|e| format!("cannot {what}: cannot start init {flag}: {e}"))
+}
+
 fn err(call: impl Into<String>, errno: Errno) -> SysError {
     SysError::Call {
         call: call.into(),

@@ -137,7 +137,9 @@ pub(super) fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checke
         if !ctx.is_set(key) {
             continue;
         }
-        let left_out = (degraded.no_mount_ns && MOUNT_KEYS.contains(&key))
+        let left_out = (degraded.no_mount_ns
+            && MOUNT_KEYS.contains(&key)
+            && !degrade::ADDING_MOUNT_KEYS.contains(&key))
             || (degraded.no_uts_ns && key == Key::ProtectHostname)
             || (degraded.plain_credentials
                 && matches!(key, Key::LoadCredential | Key::SetCredential));
