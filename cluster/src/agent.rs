@@ -42,6 +42,7 @@
 //!   the last states of a deploy are written then, not a pace later.
 
 mod fence;
+mod follow;
 mod hold;
 mod install;
 mod limits;
@@ -55,7 +56,6 @@ use pace::PUBLISH_MAX;
 pub use pace::{publish_pace, quiet, QUIET};
 
 use crate::batch::Op;
-use crate::control;
 use crate::keys::Key;
 use crate::lease::{self, Keeper};
 use crate::model::{
@@ -64,12 +64,11 @@ use crate::model::{
 use crate::registry::Registry;
 use crate::requirements::Requirements;
 use crate::stored::{decode, decode_value, RegistryError};
-use etcd_client::{EventType, WatchOptions};
-use fence::Fence;
+use fence::{in_force, sleep_until, Fence};
 use flotilla_units::fleet_api::Resources;
-use flotilla_units::protocol::{Reply, UnitStatus};
+use flotilla_units::protocol::UnitStatus;
+use follow::{follow_etcd, follow_init};
 use local::Local;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -270,147 +269,6 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
             }
         }
     }
-}
-
-/// Sleeps until `t`; for ever without one.
-async fn sleep_until(t: Option<Instant>) {
-    match t {
-        Some(t) => tokio::time::sleep_until(t).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Resolves when the fence has something to do: followed as each answered
-/// keep-alive moves the lease's earliest expiry on, without waking the
-/// agent. `fence` is where the fence stood when it was made.
-async fn fence_due(mut expiry: watch::Receiver<Option<Instant>>, fence: Fence, ttl: Duration) {
-    loop {
-        let at = *expiry.borrow_and_update();
-        match fence::due(Instant::now(), fence, at, ttl) {
-            fence::Due::Wait(t) => {
-                tokio::select! {
-                    _ = sleep_until(t) => {}
-                    changed = expiry.changed() => {
-                        if changed.is_err() {
-                            sleep_until(t).await;
-                        }
-                    }
-                }
-            }
-            fence::Due::Stop | fence::Due::Kill => return,
-        }
-    }
-}
-
-/// The assignments the init is to run: all of them, or while the fence
-/// is up only the global ones (a global unit has no second copy to fear).
-fn in_force(
-    assignments: &BTreeMap<String, Assignment>,
-    fence: Fence,
-) -> Cow<'_, BTreeMap<String, Assignment>> {
-    if fence == Fence::Open {
-        return Cow::Borrowed(assignments);
-    }
-    Cow::Owned(
-        assignments
-            .iter()
-            .filter(|(_, a)| a.global)
-            .map(|(n, a)| (n.clone(), a.clone()))
-            .collect(),
-    )
-}
-
-/// Follows the init's `subscribe` stream, reconnecting as needed.
-async fn follow_init(path: PathBuf, tx: mpsc::Sender<Ev>) {
-    let mut said = false;
-    loop {
-        match control::subscribe(&path).await {
-            Ok(mut sub) => {
-                said = false;
-                if tx.send(Ev::InitUp).await.is_err() {
-                    return;
-                }
-                loop {
-                    match sub.next().await {
-                        Ok(Some(Reply::Changed(st))) => {
-                            if tx.send(Ev::Changed(Box::new(st))).await.is_err() {
-                                return;
-                            }
-                        }
-                        Ok(Some(Reply::Error { message, .. })) => {
-                            eprintln!("clusterd: agent: init refused subscribe: {message}");
-                            break;
-                        }
-                        Ok(Some(_)) => {}
-                        Ok(None) | Err(_) => break,
-                    }
-                }
-                let _ = tx.send(Ev::InitDown).await;
-            }
-            Err(e) => {
-                if !said {
-                    eprintln!(
-                        "clusterd: agent: cannot reach the init at {}: {e}; retrying",
-                        path.display()
-                    );
-                    said = true;
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
-
-/// Follows this machine's keys from `rev` on one watch stream.
-async fn follow_etcd(reg: Registry, me: String, rev: i64, n: u64, tx: mpsc::Sender<Ev>) {
-    let k = reg.keys().clone();
-    let from = |prefix: bool| {
-        let o = WatchOptions::new().with_start_revision(rev + 1);
-        if prefix {
-            o.with_prefix()
-        } else {
-            o
-        }
-    };
-    let why = async {
-        let mut stream = reg
-            .watch_client()
-            .watch(k.schedule_of(&me), Some(from(true)))
-            .await?;
-        stream.watch(k.metadata(&me), Some(from(false))).await?;
-        stream
-            .watch(k.log_requests_of(&me), Some(from(true)))
-            .await?;
-        stream
-            .watch(k.log_follows_of(&me), Some(from(true)))
-            .await?;
-        loop {
-            let Some(r) = stream.message().await? else {
-                return Ok::<String, etcd_client::Error>("ended".into());
-            };
-            if r.canceled() {
-                return Ok(format!("canceled: {}", r.cancel_reason()));
-            }
-            let batch: Vec<Change> = r
-                .events()
-                .iter()
-                .filter_map(|e| {
-                    let kv = e.kv()?;
-                    Some((
-                        kv.key_str().ok()?.to_string(),
-                        kv.value().to_vec(),
-                        e.event_type() == EventType::Delete,
-                    ))
-                })
-                .collect();
-            if !batch.is_empty() && tx.send(Ev::Etcd(n, batch)).await.is_err() {
-                return Ok("agent gone".into());
-            }
-        }
-    }
-    .await
-    .unwrap_or_else(|e| e.to_string());
-    let _ = tx.send(Ev::EtcdDown(n, why)).await;
 }
 
 impl Agent {
@@ -628,84 +486,6 @@ impl Agent {
                 self.again = true;
             }
         }
-    }
-
-    /// The lease's earliest expiry, as the last answered keep-alive set it
-    /// (it stays when the keeper goes: the deadline it gave still holds).
-    fn expiry(&self) -> Option<Instant> {
-        *self.expiry.borrow()
-    }
-
-    /// Resolves when the fence next has something to do.
-    fn fence_due(&self) -> impl std::future::Future<Output = ()> + 'static {
-        fence_due(self.expiry.subscribe(), self.fence, self.cfg.ttl)
-    }
-
-    /// Does what the fence has due: stops the non-global units, or kills
-    /// what of them still runs. Only the init is asked: etcd is not needed.
-    async fn refence(&mut self) {
-        loop {
-            match fence::due(Instant::now(), self.fence, self.expiry(), self.cfg.ttl) {
-                fence::Due::Wait(_) => {
-                    // A stop the init could not take yet (it was away) is
-                    // sent again: a step would wait for etcd first.
-                    if self.fence != Fence::Open
-                        && (!self.dirty.is_empty() || self.local.applied.is_none())
-                    {
-                        self.apply().await;
-                    }
-                    return;
-                }
-                fence::Due::Stop => {
-                    self.fence = Fence::Stopping;
-                    self.fenced = self
-                        .assignments
-                        .iter()
-                        .filter(|(_, a)| !a.global)
-                        .map(|(n, _)| n.clone())
-                        .collect();
-                    let left = self
-                        .expiry()
-                        .map(|d| d.saturating_duration_since(Instant::now()))
-                        .unwrap_or_default();
-                    eprintln!(
-                        "clusterd: agent: fence: no keep-alive of the presence lease answered, which may expire in {left:?}: stopping the {} non-global units placed here",
-                        self.fenced.len()
-                    );
-                    self.dirty.extend(self.fenced.iter().cloned());
-                    self.apply().await;
-                }
-                fence::Due::Kill => {
-                    self.fence = Fence::Killed;
-                    match self.local.kill(&self.cfg.control, &self.fenced).await {
-                        Ok(killed) if killed.is_empty() => {}
-                        Ok(killed) => eprintln!(
-                            "clusterd: agent: fenced units still running at the lease's deadline, killed: {}",
-                            killed.join(" ")
-                        ),
-                        Err(e) => {
-                            eprintln!("clusterd: agent: killing the fenced units: {e}");
-                            self.local.reset();
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// etcd answered a keep-alive again: the units the fence stopped may
-    /// run again. The schedule is read again first, after this machine's
-    /// presence is registered (anew, when the lease was lost): only what
-    /// the engine still places here starts.
-    async fn lift(&mut self) -> Result<(), RegistryError> {
-        self.resync().await?;
-        eprintln!(
-            "clusterd: agent: etcd answers again: fence lifted, running the units placed here"
-        );
-        self.fence = Fence::Open;
-        self.dirty.extend(std::mem::take(&mut self.fenced));
-        self.apply().await;
-        Ok(())
     }
 
     /// Restarts the units launched again while their stop was held (a

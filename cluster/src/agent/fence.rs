@@ -25,7 +25,12 @@
 //! nothing. The fence is lifted when etcd answers again: with the lease
 //! still alive, or with a new one after registering anew.
 
+use crate::model::Assignment;
+use crate::stored::RegistryError;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::Duration;
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// How often the presence lease is renewed: a tenth of the TTL, so that
@@ -103,6 +108,137 @@ pub fn due(now: Instant, fence: Fence, expiry: Option<Instant>, ttl: Duration) -
 /// recently that the stop would not be due yet.
 pub fn renewed(now: Instant, expiry: Option<Instant>, ttl: Duration) -> bool {
     expiry.is_some_and(|d| now < Times::before(d, ttl).stop_at)
+}
+
+// The agent's side: when the fence is due, what it stops and kills, and
+// lifting it.
+
+/// Sleeps until `t`; for ever without one.
+pub(super) async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the fence has something to do: followed as each answered
+/// keep-alive moves the lease's earliest expiry on, without waking the
+/// agent. `fence` is where the fence stood when it was made.
+async fn fence_due(mut expiry: watch::Receiver<Option<Instant>>, fence: Fence, ttl: Duration) {
+    loop {
+        let at = *expiry.borrow_and_update();
+        match due(Instant::now(), fence, at, ttl) {
+            Due::Wait(t) => {
+                tokio::select! {
+                    _ = sleep_until(t) => {}
+                    changed = expiry.changed() => {
+                        if changed.is_err() {
+                            sleep_until(t).await;
+                        }
+                    }
+                }
+            }
+            Due::Stop | Due::Kill => return,
+        }
+    }
+}
+
+/// The assignments the init is to run: all of them, or while the fence
+/// is up only the global ones (a global unit has no second copy to fear).
+pub(super) fn in_force(
+    assignments: &BTreeMap<String, Assignment>,
+    fence: Fence,
+) -> Cow<'_, BTreeMap<String, Assignment>> {
+    if fence == Fence::Open {
+        return Cow::Borrowed(assignments);
+    }
+    Cow::Owned(
+        assignments
+            .iter()
+            .filter(|(_, a)| a.global)
+            .map(|(n, a)| (n.clone(), a.clone()))
+            .collect(),
+    )
+}
+
+impl super::Agent {
+    /// The lease's earliest expiry, as the last answered keep-alive set it
+    /// (it stays when the keeper goes: the deadline it gave still holds).
+    pub(super) fn expiry(&self) -> Option<Instant> {
+        *self.expiry.borrow()
+    }
+
+    /// Resolves when the fence next has something to do.
+    pub(super) fn fence_due(&self) -> impl std::future::Future<Output = ()> + 'static {
+        fence_due(self.expiry.subscribe(), self.fence, self.cfg.ttl)
+    }
+
+    /// Does what the fence has due: stops the non-global units, or kills
+    /// what of them still runs. Only the init is asked: etcd is not needed.
+    pub(super) async fn refence(&mut self) {
+        loop {
+            match due(Instant::now(), self.fence, self.expiry(), self.cfg.ttl) {
+                Due::Wait(_) => {
+                    // A stop the init could not take yet (it was away) is
+                    // sent again: a step would wait for etcd first.
+                    if self.fence != Fence::Open
+                        && (!self.dirty.is_empty() || self.local.applied.is_none())
+                    {
+                        self.apply().await;
+                    }
+                    return;
+                }
+                Due::Stop => {
+                    self.fence = Fence::Stopping;
+                    self.fenced = self
+                        .assignments
+                        .iter()
+                        .filter(|(_, a)| !a.global)
+                        .map(|(n, _)| n.clone())
+                        .collect();
+                    let left = self
+                        .expiry()
+                        .map(|d| d.saturating_duration_since(Instant::now()))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "clusterd: agent: fence: no keep-alive of the presence lease answered, which may expire in {left:?}: stopping the {} non-global units placed here",
+                        self.fenced.len()
+                    );
+                    self.dirty.extend(self.fenced.iter().cloned());
+                    self.apply().await;
+                }
+                Due::Kill => {
+                    self.fence = Fence::Killed;
+                    match self.local.kill(&self.cfg.control, &self.fenced).await {
+                        Ok(killed) if killed.is_empty() => {}
+                        Ok(killed) => eprintln!(
+                            "clusterd: agent: fenced units still running at the lease's deadline, killed: {}",
+                            killed.join(" ")
+                        ),
+                        Err(e) => {
+                            eprintln!("clusterd: agent: killing the fenced units: {e}");
+                            self.local.reset();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// etcd answered a keep-alive again: the units the fence stopped may
+    /// run again. The schedule is read again first, after this machine's
+    /// presence is registered (anew, when the lease was lost): only what
+    /// the engine still places here starts.
+    pub(super) async fn lift(&mut self) -> Result<(), RegistryError> {
+        self.resync().await?;
+        eprintln!(
+            "clusterd: agent: etcd answers again: fence lifted, running the units placed here"
+        );
+        self.fence = Fence::Open;
+        self.dirty.extend(std::mem::take(&mut self.fenced));
+        self.apply().await;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
