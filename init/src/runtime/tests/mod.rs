@@ -13,6 +13,7 @@ mod freezer;
 mod instances;
 mod journal;
 mod lifecycle;
+mod locale;
 mod logs;
 mod not_found;
 mod notify_access;
