@@ -40,17 +40,6 @@ fn svc_env(h: &Harness, name: &str) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v).into_owned())
 }
 
-fn restart_svc(h: &mut Harness) {
-    let pid = h.pid("svc");
-    h.exit("svc", ExitStatus::Exited(1));
-    h.turn_until("svc restarted", |h| {
-        h.sys()
-            .spawns()
-            .iter()
-            .any(|s| s.argv == ["/bin/svc"] && s.pid.is_some_and(|p| p != pid))
-    });
-}
-
 #[test]
 fn pid1_reads_the_locale_at_start_and_at_each_reload() {
     let sys = fake_with(&[("svc", SVC), ("default", DEFAULT)]);
@@ -69,7 +58,7 @@ fn pid1_reads_the_locale_at_start_and_at_each_reload() {
         keep_running: false,
     });
     assert_eq!(locale_lines(&mut h), ["LANG=de_DE.UTF-8"]);
-    restart_svc(&mut h);
+    h.fail_until_respawned("svc", "/bin/svc");
     assert_eq!(svc_env(&h, "LANG").as_deref(), Some("de_DE.UTF-8"));
     assert_eq!(svc_env(&h, "LC_CTYPE"), None);
 

@@ -131,6 +131,18 @@ impl Harness {
         panic!("never: {what}");
     }
 
+    /// Makes the process of `unit` (a `restart: always` one running
+    /// `argv0`) exit with 1, and turns until `argv0` is spawned again.
+    fn fail_until_respawned(&mut self, unit: &str, argv0: &str) {
+        let pid = self.pid(unit);
+        self.exit(unit, ExitStatus::Exited(1));
+        self.turn_until(&format!("{unit} restarted"), |h| {
+            h.sys().spawns().iter().any(|s| {
+                s.argv.first().map(String::as_str) == Some(argv0) && s.pid.is_some_and(|p| p != pid)
+            })
+        });
+    }
+
     /// The state of unit `name`.
     fn state(&self, name: &str) -> UnitState {
         let p = &self.rt.planner;
