@@ -89,6 +89,7 @@ pub enum Key {
     IoSchedulingPriority,
     UnsetEnvironment,
     SendSighup,
+    SendSigkill,
     PamName,
     SyslogIdentifier,
     SyslogLevel,
@@ -114,7 +115,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 94] = [
+const TABLE: [(Key, &str, &str); 95] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -345,6 +346,7 @@ const TABLE: [(Key, &str, &str); 94] = [
         "unset-environment",
     ),
     (Key::SendSighup, "SendSIGHUP", "send-sighup"),
+    (Key::SendSigkill, "SendSIGKILL", "send-sigkill"),
     (Key::PamName, "PAMName", "pam-name"),
     (
         Key::SyslogIdentifier,
@@ -479,7 +481,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 94 + 16);
+        assert_eq!(all.len(), 95 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -352,6 +352,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`=C` is not a variable name or an assignment",
     ),
     ("SendSIGHUP", "yes", "x", "`x` is not a boolean"),
+    ("SendSIGKILL", "no", "x", "`x` is not a boolean"),
     (
         "PAMName",
         "systemd-user",
