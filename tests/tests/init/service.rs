@@ -318,6 +318,38 @@ fn send_sighup_follows_the_kill_signal() {
     assert!(heard.contains("HUP"), "the shell heard: {heard:?}");
 }
 
+/// `SendSIGKILL=no`: a process that ignores the stop's signal is not sent
+/// `SIGKILL` when `TimeoutStopSec=` passes, nor killed with its cgroup
+/// once the unit is down: it runs on (the test ends it).
+#[test]
+fn send_sigkill_no_leaves_a_stubborn_process_running() {
+    let dir = TestDir::new();
+    let script = dir.script(
+        "stubborn.sh",
+        &format!(
+            "echo $$ > {}\ntrap '' TERM\nexec sleep 1000\n",
+            dir.join("main.pid").display()
+        ),
+    );
+    dir.file(
+        "units/stubborn.service",
+        &format!(
+            "[Service]\nSendSIGKILL=no\nTimeoutStopSec=1\nExecStart=/bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("stubborn.service");
+    init.wait_state("stubborn.service", UnitState::Running);
+    let pid = pid_in(&dir, "main.pid");
+    stop_by_switch(&init, "stubborn.service");
+    let alive = procs::alive(pid) && procs::state(pid) != Some('Z');
+    // SAFETY: kill(2) with the PID of the test's own service.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(alive, "SendSIGKILL=no: the process is left running");
+    wait_gone(pid, "the stubborn process");
+}
+
 #[test]
 fn kill_mode_process_leaves_the_rest_running() {
     assert!(cgroup2(), "no cgroup2 on this machine");
