@@ -90,6 +90,7 @@ pub enum Key {
     UnsetEnvironment,
     SendSighup,
     SendSigkill,
+    AppArmorProfile,
     PamName,
     SyslogIdentifier,
     SyslogLevel,
@@ -115,7 +116,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 95] = [
+const TABLE: [(Key, &str, &str); 96] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -347,6 +348,7 @@ const TABLE: [(Key, &str, &str); 95] = [
     ),
     (Key::SendSighup, "SendSIGHUP", "send-sighup"),
     (Key::SendSigkill, "SendSIGKILL", "send-sigkill"),
+    (Key::AppArmorProfile, "AppArmorProfile", "apparmor-profile"),
     (Key::PamName, "PAMName", "pam-name"),
     (
         Key::SyslogIdentifier,
@@ -481,7 +483,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 95 + 16);
+        assert_eq!(all.len(), 96 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -25,6 +25,7 @@
 //! | [`devices`] | `DevicePolicy=`, `DeviceAllow=` |
 //! | [`ipaccess`] | `IPAddressAllow=`, `IPAddressDeny=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
+//! | [`apparmor`] | `AppArmorProfile=` |
 //! | [`credentials`] | `LoadCredential=`, `SetCredential=` |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
 //! | [`policy`] | `X-Sandbox=` (YAML `sandbox`): degrade as systemd, or fail |
@@ -37,6 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+pub mod apparmor;
 pub mod caps;
 pub mod clean;
 pub mod credentials;
@@ -137,6 +139,10 @@ pub struct ServiceContext {
     /// (`yes`, as systemd's) it is sent.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub no_sigkill: bool,
+    /// `AppArmorProfile=`: the profile the processes change to at
+    /// `execve`, where AppArmor is enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apparmor_profile: Option<apparmor::AppArmorProfile>,
     /// `PAMName=`: with `User=`, the processes run inside a session of
     /// this PAM service (`flotilla-pam`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -318,6 +324,9 @@ impl ServiceContext {
             Key::IgnoreSigpipe => self.keep_sigpipe = !empty && !parse_bool(value)?,
             Key::SendSighup => self.send_sighup = flag(value)?,
             Key::SendSigkill => self.no_sigkill = !empty && !parse_bool(value)?,
+            Key::AppArmorProfile => {
+                self.apparmor_profile = optional(empty, value, apparmor::parse_apparmor_profile)?
+            }
             Key::PamName => self.pam_name = optional(empty, value, parse_pam_name)?,
             Key::SyslogIdentifier => {
                 self.syslog.identifier = optional(empty, value, journal::parse_identifier)?

@@ -354,6 +354,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("SendSIGHUP", "yes", "x", "`x` is not a boolean"),
     ("SendSIGKILL", "no", "x", "`x` is not a boolean"),
     (
+        "AppArmorProfile",
+        "-system_tor",
+        "a b",
+        "`a b` is not an AppArmor profile name",
+    ),
+    (
         "PAMName",
         "systemd-user",
         "../shadow",
