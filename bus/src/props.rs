@@ -322,7 +322,7 @@ fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
         ("KillSignal", Value::from(s.kill_signal)),
         ("RestartKillSignal", Value::from(s.restart_kill_signal)),
         ("FinalKillSignal", Value::from(9i32)),
-        ("SendSIGKILL", Value::from(true)),
+        ("SendSIGKILL", Value::from(s.send_sigkill)),
         ("SendSIGHUP", Value::from(s.send_sighup)),
         ("User", Value::from(s.user.clone())),
         ("Group", Value::from(s.group.clone())),

@@ -329,6 +329,7 @@ pub fn resolve(
             cwd: ctx.cwd.clone(),
         }),
         console_output: console_output(config.console_output, ctx),
+        kernel_cmdline: ctx.cmdline.clone().filter(|_| ctx.pid1),
         timer_stamps: match ctx.pid1 {
             true => Some(PathBuf::from(SYSTEMD_TIMER_STAMPS)),
             false => state_dir.as_ref().map(|d| d.join("timers")),
@@ -606,6 +607,7 @@ mod tests {
         };
         let s = resolve(&Args::default(), &ctx, read).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(s.target, "k", "kernel command line beats the config");
+        assert_eq!(s.kernel_cmdline.as_deref(), Some("init.target=k"));
         assert_eq!(s.units_dir, PathBuf::from("/cu"));
         assert_eq!(s.max_concurrent_starts, Some(4));
         assert_eq!(s.control, PathBuf::from("/run/init/control.sock"));

@@ -58,6 +58,11 @@ pub struct Settings {
     /// Each unit's lines also on the init's standard output (config
     /// `console-output`; `runtime/mirror.rs`).
     pub console_output: bool,
+    /// The kernel command line, as PID 1 on a machine (`None` in a
+    /// container, whose command line is the host's, and for a
+    /// supervisor): its `locale.NAME=` words set the manager's locale
+    /// (`runtime/locale.rs`).
+    pub kernel_cmdline: Option<String>,
 }
 
 /// Where the generators are, where their output goes, how long they may
@@ -108,6 +113,7 @@ impl Settings {
             systemd_bus_asked: false,
             cmd: None,
             console_output: false,
+            kernel_cmdline: None,
         }
     }
 

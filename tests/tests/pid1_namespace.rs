@@ -359,20 +359,6 @@ fn a_job_container_exits_with_the_jobs_outcome() {
     }
 }
 
-/// `program ARGS` in the init's mount and PID namespaces (its /run, its
-/// processes), as root.
-fn in_mounts(p: &Pid1, program: &str, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("nsenter")
-        .arg("-t")
-        .arg(p.host_pid().to_string())
-        .args(["-m", "-p", "--", program])
-        .args(args)
-        .env("SYSTEMD_COLORS", "0")
-        .env("LC_ALL", "C")
-        .output()
-        .expect("nsenter")
-}
-
 #[test]
 fn as_pid1_it_serves_systemds_bus_to_debians_systemctl() {
     let def = "unit: default\ntype: virtual\ndepends-on: svc\n";
@@ -392,15 +378,14 @@ fn as_pid1_it_serves_systemds_bus_to_debians_systemctl() {
     });
     assert_eq!(unit(&s, "flotilla-busd.socket")["state"], "running", "{s}");
     let svc_pid = unit(&s, "svc")["pid"].as_i64().unwrap();
-    let out = in_mounts(&p, "test", &["-d", "/run/systemd/system"]);
+    let out = p.in_mounts("test", &["-d", "/run/systemd/system"]);
     assert!(out.status.success(), "/run/systemd/system/ is missing");
 
     // Debian's own systemctl, as a program run on the machine would call
     // it: over /run/systemd/private.
-    let out = in_mounts(&p, "/bin/systemctl", &["is-system-running"]);
+    let out = p.in_mounts("/bin/systemctl", &["is-system-running"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "running\n", "{out:?}");
-    let out = in_mounts(
-        &p,
+    let out = p.in_mounts(
         "/bin/systemctl",
         &["show", "-p", "MainPID", "-p", "ActiveState", "svc.service"],
     );
@@ -411,15 +396,15 @@ fn as_pid1_it_serves_systemds_bus_to_debians_systemctl() {
     );
     // A stop of a unit the target requires stops it, as systemd does,
     // until it is started again.
-    let out = in_mounts(&p, "/bin/systemctl", &["stop", "svc.service"]);
+    let out = p.in_mounts("/bin/systemctl", &["stop", "svc.service"]);
     assert!(out.status.success(), "{out:?}");
-    let out = in_mounts(&p, "/bin/systemctl", &["is-active", "svc.service"]);
+    let out = p.in_mounts("/bin/systemctl", &["is-active", "svc.service"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "inactive\n",
         "{out:?}"
     );
-    let out = in_mounts(&p, "/bin/systemctl", &["start", "svc.service"]);
+    let out = p.in_mounts("/bin/systemctl", &["start", "svc.service"]);
     assert!(out.status.success(), "{out:?}");
 
     // Killed, it comes back: the socket stays bound by the init.
@@ -431,7 +416,7 @@ fn as_pid1_it_serves_systemds_bus_to_debians_systemctl() {
         let u = unit(&s, "flotilla-busd.service");
         (u["state"] == "running" && u["pid"].as_i64() != Some(busd)).then_some(())
     });
-    let out = in_mounts(&p, "/bin/systemctl", &["is-active", "svc.service"]);
+    let out = p.in_mounts("/bin/systemctl", &["is-active", "svc.service"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "active\n", "{out:?}");
 
     p.signal(libc::SIGTERM);

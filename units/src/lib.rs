@@ -60,6 +60,7 @@ pub mod freezer;
 pub mod graph;
 pub mod keys;
 pub mod load;
+pub mod locale;
 pub mod loglevel;
 pub mod manager_env;
 pub mod mask;

@@ -277,6 +277,10 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
                 unit.extras.context.send_sighup =
                     bool::try_from(value).map_err(|e| bad(&key, e))?;
             }
+            "SendSIGKILL" => {
+                unit.extras.context.no_sigkill =
+                    !bool::try_from(value).map_err(|e| bad(&key, e))?;
+            }
             "TasksMax" => {
                 let n = u64::try_from(value).map_err(|e| bad(&key, e))?;
                 let v = if n == u64::MAX {
@@ -325,7 +329,7 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
             &format!("StartTransientUnit with {}", refused.join(", ")),
             "a transient scope from D-Bus takes PIDs, Description, Slice, Delegate, \
              DelegateControllers, User, IOAccounting, MemoryAccounting, TasksAccounting, \
-             TimeoutStopUSec, RuntimeMaxUSec, RuntimeRandomizedExtraUSec, SendSIGHUP, TasksMax, \
+             TimeoutStopUSec, RuntimeMaxUSec, RuntimeRandomizedExtraUSec, SendSIGHUP, SendSIGKILL, TasksMax, \
              OOMPolicy=continue, RequiresMountsFor and \
              the dependency properties (Wants, Requires, BindsTo, After, Before, Conflicts)",
         ));

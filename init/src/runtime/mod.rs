@@ -53,6 +53,7 @@ mod held;
 mod instances;
 mod journald;
 mod loading;
+mod locale;
 mod log_settings;
 mod logfeed;
 mod manager_settings;
@@ -317,6 +318,12 @@ impl<S: Sys> Runtime<S> {
         }
         base_env.remove("INIT_CONTROL");
         let _ = base_env.set_os("INIT_CONTROL", settings.control.as_os_str());
+        if pid1 {
+            let cmdline = settings.kernel_cmdline.as_deref();
+            if let Some(line) = locale::apply(&sys, cmdline, &mut base_env) {
+                sys.console(&line);
+            }
+        }
         Runtime {
             mono0: clock.start().0,
             wall: clock,

@@ -56,6 +56,9 @@ impl<S: Sys> Runtime<S> {
         conn: Option<ConnId>,
         on_change: OnChange,
     ) -> Option<Reply> {
+        // As systemd's reload sets the manager's defaults before its
+        // generators run: the locale read again.
+        self.reread_locale();
         match self.reloading.as_mut() {
             Some(p) => {
                 if on_change == OnChange::Restart {

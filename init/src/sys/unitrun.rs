@@ -146,6 +146,9 @@ pub struct UnitRun {
     /// The steps of a `+` command (likewise).
     bare: Bare,
     kill_mode: KillMode,
+    /// `SendSIGKILL=no`: what is left in the cgroup at the end is not
+    /// killed, as systemd leaves it running.
+    no_sigkill: bool,
     /// Keys left out (`X-SkipUnsupported=`). This list and the next are
     /// `ThinVec`s, one word each and nothing allocated while empty, as
     /// they are in most runs.
@@ -318,6 +321,7 @@ pub fn start(
 ) -> Result<UnitRun, String> {
     let mut run = UnitRun {
         kill_mode: ctx.kill_mode,
+        no_sigkill: ctx.no_sigkill,
         ..UnitRun::default()
     };
     let mut made = Made {
@@ -555,17 +559,18 @@ pub fn signal(run: &UnitRun, signal: i32, reached: super::Reached) -> usize {
 }
 
 /// Kills what is left in the run's cgroup (unless `KillMode=none` or
-/// `process`, which leave them, as systemd does), then removes the cgroup
+/// `process`, or `SendSIGKILL=no`, which leave them, as systemd does),
+/// then removes the cgroup
 /// if it is empty, the private `/tmp`, and the runtime directories unless
 /// they are preserved (`keep_runtime` for a restart).
 pub fn end(run: &UnitRun, keep_runtime: bool) {
     if let Some(cg) = &run.cgroup {
-        if matches!(run.kill_mode, KillMode::ControlGroup | KillMode::Mixed) {
+        if !run.no_sigkill && matches!(run.kill_mode, KillMode::ControlGroup | KillMode::Mixed) {
             let _ = cg.kill();
         }
-        // Fails while killed processes are still dying: the next run's
-        // start removes it then (or reuses it, cgroup.rs), else the
-        // init's exit does.
+        // Fails while killed processes are still dying, or while what
+        // `SendSIGKILL=no` left runs: the next run's start removes it
+        // then (or reuses it, cgroup.rs), else the init's exit does.
         let _ = cg.remove();
         if let Some(cgs) = SETUP.get().and_then(|s| s.cgroups.as_ref()) {
             cgs.release(cg);

@@ -28,6 +28,20 @@ fn handled_keys_are_read() {
     );
 }
 
+/// `SendSIGKILL=no` is read into the service's context; `yes`, as the
+/// default, leaves it as a unit without the key.
+#[test]
+fn send_sigkill() {
+    let read = |v: &str| {
+        let text = format!("[Service]\nExecStart=/bin/x\nSendSIGKILL={v}\n");
+        let p = translate_file("f", "a.service", &text);
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+        p.spec.expect("loads").extras.context.no_sigkill
+    };
+    assert!(read("no"));
+    assert!(!read("yes"));
+}
+
 /// `SuccessAction=`/`FailureAction=`: Debian's systemd-poweroff.service
 /// (no `[Service]` at all) is a unit with no process whose coming up
 /// powers off; a oneshot's actions are kept; a bad value is an error.

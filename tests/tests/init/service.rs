@@ -42,6 +42,19 @@ fn other_target(dir: &TestDir) {
     dir.unit("other", "unit: other\ntype: virtual\n");
 }
 
+/// `NAME.service` running `/bin/sh SCRIPT`, `keys` (lines) in its
+/// `[Service]`, started as the target beside `other`, once it runs.
+fn running_script(dir: &TestDir, name: &str, keys: &str, script: &std::path::Path) -> Init {
+    dir.file(
+        &format!("units/{name}.service"),
+        &format!("[Service]\n{keys}ExecStart=/bin/sh {}\n", script.display()),
+    );
+    other_target(dir);
+    let init = dir.start(&format!("{name}.service"));
+    init.wait_state(&format!("{name}.service"), UnitState::Running);
+    init
+}
+
 /// Switches to `other` and waits until `unit` has stopped.
 fn stop_by_switch(init: &Init, unit: &str) {
     init.ctl(&["set-target", "other"]).expect(0);
@@ -221,6 +234,40 @@ fn a_forking_daemon_without_a_pidfile_is_found_in_its_cgroup() {
     assert_eq!(st.pid, Some(daemon), "{st:?}");
 }
 
+/// `GuessMainPID=no` (Debian's `postfix@.service`): no main PID is taken
+/// from the cgroup; the service runs while its cgroup holds a process and
+/// is done, not failed, once its daemon is gone.
+#[test]
+fn a_forking_daemon_without_a_guessed_main_pid_runs_while_its_cgroup_does() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let start = dir.script(
+        "start.sh",
+        &format!(
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 &\necho $! > {}\n",
+            dir.join("daemon.pid").display()
+        ),
+    );
+    dir.file(
+        "units/fork.service",
+        &format!(
+            "[Service]\nType=forking\nGuessMainPID=no\nExecStart=/bin/sh {}\n",
+            start.display()
+        ),
+    );
+    let init = dir.start("fork.service");
+    let daemon = pid_in(&dir, "daemon.pid");
+    let st = init.wait_state("fork.service", UnitState::Running);
+    assert_eq!(st.pid, None, "{st:?}");
+    // SAFETY: kill(2) with the PID of the test's own daemon.
+    unsafe { libc::kill(daemon, libc::SIGKILL) };
+    wait_gone(daemon, "the daemon");
+    let st = init.wait_unit("fork.service", "not running", |u| {
+        u.state != UnitState::Running
+    });
+    assert_ne!(st.state, UnitState::Failed, "{st:?}");
+}
+
 /// Debian's `rpc-statd-notify.service`: `Type=forking`, no pidfile,
 /// `RemainAfterExit=yes`, and a start command (`sm-notify`) that exits 0
 /// leaving no daemon. As under systemd, it is active (exited), not a
@@ -301,21 +348,36 @@ fn send_sighup_follows_the_kill_signal() {
             log = log.display()
         ),
     );
-    dir.file(
-        "units/shell.service",
-        &format!(
-            "[Service]\nSendSIGHUP=yes\nExecStart=/bin/sh {}\n",
-            script.display()
-        ),
-    );
-    other_target(&dir);
-    let init = dir.start("shell.service");
-    init.wait_state("shell.service", UnitState::Running);
+    let init = running_script(&dir, "shell", "SendSIGHUP=yes\n", &script);
     let pid = init.pid_of("shell.service");
     stop_by_switch(&init, "shell.service");
     wait_gone(pid, "the shell");
     let heard = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(heard.contains("HUP"), "the shell heard: {heard:?}");
+}
+
+/// `SendSIGKILL=no`: a process that ignores the stop's signal is not sent
+/// `SIGKILL` when `TimeoutStopSec=` passes, nor killed with its cgroup
+/// once the unit is down: it runs on (the test ends it).
+#[test]
+fn send_sigkill_no_leaves_a_stubborn_process_running() {
+    let dir = TestDir::new();
+    let script = dir.script(
+        "stubborn.sh",
+        &format!(
+            "echo $$ > {}\ntrap '' TERM\nexec sleep 1000\n",
+            dir.join("main.pid").display()
+        ),
+    );
+    let keys = "SendSIGKILL=no\nTimeoutStopSec=1\n";
+    let init = running_script(&dir, "stubborn", keys, &script);
+    let pid = pid_in(&dir, "main.pid");
+    stop_by_switch(&init, "stubborn.service");
+    let alive = procs::alive(pid) && procs::state(pid) != Some('Z');
+    // SAFETY: kill(2) with the PID of the test's own service.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(alive, "SendSIGKILL=no: the process is left running");
+    wait_gone(pid, "the stubborn process");
 }
 
 #[test]
@@ -329,16 +391,7 @@ fn kill_mode_process_leaves_the_rest_running() {
             dir.join("child.pid").display()
         ),
     );
-    dir.file(
-        "units/keep.service",
-        &format!(
-            "[Service]\nKillMode=process\nExecStart=/bin/sh {}\n",
-            script.display()
-        ),
-    );
-    other_target(&dir);
-    let init = dir.start("keep.service");
-    init.wait_state("keep.service", UnitState::Running);
+    let init = running_script(&dir, "keep", "KillMode=process\n", &script);
     let child = pid_in(&dir, "child.pid");
     stop_by_switch(&init, "keep.service");
     assert!(

@@ -203,6 +203,13 @@ impl Lines {
     }
 }
 
+/// `--control CONTROL ARGS`.
+fn with_control<'a>(control: &'a Path, args: &[&'a str]) -> Vec<&'a str> {
+    let mut full = vec!["--control", control.to_str().expect("UTF-8 path")];
+    full.extend_from_slice(args);
+    full
+}
+
 /// The `init` running as PID 1 of a new PID namespace (and mount
 /// namespace, for its own /proc). Killed by PID on drop: `--kill-child`
 /// makes the kernel SIGKILL the init when `unshare` dies, which ends the
@@ -233,9 +240,16 @@ impl Pid1 {
     /// [`Pid1::start_env`] running the binary `init` (a copy a test may
     /// replace).
     pub fn start_binary(init: &Path, control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
-        let mut full = vec!["--control", control.to_str().expect("UTF-8 path")];
-        full.extend_from_slice(args);
+        let full = with_control(control, args);
         Pid1::start_wrapped(&[], init, control, &full, env)
+    }
+
+    /// [`Pid1::start`] run by `wrapper`, a command that prepares the
+    /// init's mount namespace and executes its arguments (`sh -c 'mount
+    /// …; exec "$@"' sh`).
+    pub fn start_under(wrapper: &[&str], control: &Path, args: &[&str]) -> Pid1 {
+        let full = with_control(control, args);
+        Pid1::start_wrapped(wrapper, &bin("init", "flotilla-init"), control, &full, &[])
     }
 
     /// The init as user `uid` (no passwd entry needed), as `podman run
@@ -260,8 +274,7 @@ impl Pid1 {
     /// controlling terminal of its session, as `podman run -it` (runc)
     /// starts a container's process; [`Pid1::type_in`] types on it.
     pub fn start_on_terminal(control: &Path, args: &[&str], env: &[(&str, &str)]) -> Pid1 {
-        let mut full = vec!["--control", control.to_str().expect("UTF-8 path")];
-        full.extend_from_slice(args);
+        let full = with_control(control, args);
         let init = bin("init", "flotilla-init");
         let (mut cmd, started) = Pid1::command(&[], &init, &full, env);
         let (master, slave) = open_pty();
@@ -373,6 +386,20 @@ impl Pid1 {
         let s = self.stdin.as_mut().expect("stdin");
         s.write_all(text.as_bytes()).expect("write stdin");
         s.flush().expect("flush stdin");
+    }
+
+    /// `program ARGS` in the init's mount and PID namespaces (its /run, its
+    /// processes), as root.
+    pub fn in_mounts(&self, program: &str, args: &[&str]) -> std::process::Output {
+        Command::new("nsenter")
+            .arg("-t")
+            .arg(self.host_pid().to_string())
+            .args(["-m", "-p", "--", program])
+            .args(args)
+            .env("SYSTEMD_COLORS", "0")
+            .env("LC_ALL", "C")
+            .output()
+            .expect("nsenter")
     }
 
     /// Runs `initctl ARGS` against this init.

@@ -91,6 +91,8 @@ pub enum Key {
     IoSchedulingPriority,
     UnsetEnvironment,
     SendSighup,
+    SendSigkill,
+    AppArmorProfile,
     PamName,
     SyslogIdentifier,
     SyslogLevel,
@@ -116,7 +118,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 96] = [
+const TABLE: [(Key, &str, &str); 98] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -353,6 +355,8 @@ const TABLE: [(Key, &str, &str); 96] = [
         "unset-environment",
     ),
     (Key::SendSighup, "SendSIGHUP", "send-sighup"),
+    (Key::SendSigkill, "SendSIGKILL", "send-sigkill"),
+    (Key::AppArmorProfile, "AppArmorProfile", "apparmor-profile"),
     (Key::PamName, "PAMName", "pam-name"),
     (
         Key::SyslogIdentifier,
@@ -487,7 +491,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 96 + 16);
+        assert_eq!(all.len(), 98 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

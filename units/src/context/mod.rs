@@ -15,7 +15,7 @@
 //! | --- | --- |
 //! | [`keys`] | the table of keys, systemd and YAML names |
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
-//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `OOMPolicy=`, `SendSIGHUP=`, `UnsetEnvironment=`, `PAMName=` |
+//! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `OOMPolicy=`, `SendSIGHUP=`, `SendSIGKILL=`, `UnsetEnvironment=`, `PAMName=` |
 //! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header; `LogLevelMax=`, `LogExtraFields=` |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
@@ -25,6 +25,7 @@
 //! | [`devices`] | `DevicePolicy=`, `DeviceAllow=` |
 //! | [`ipaccess`] | `IPAddressAllow=`, `IPAddressDeny=` |
 //! | [`sandbox`], [`caps`], [`syscalls`] | the sandbox |
+//! | [`apparmor`] | `AppArmorProfile=` |
 //! | [`credentials`] | `LoadCredential=`, `SetCredential=` |
 //! | [`binds`] | `BindPaths=`, `BindReadOnlyPaths=` |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
@@ -38,6 +39,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+pub mod apparmor;
 pub mod binds;
 pub mod caps;
 pub mod clean;
@@ -133,6 +135,16 @@ pub struct ServiceContext {
     /// and other programs that take it as the line's end).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub send_sighup: bool,
+    /// `SendSIGKILL=no`: a stop that times out sends no `SIGKILL` (nor
+    /// do the leftovers of a dead main process's group get one); the
+    /// unit fails with `timeout` and what is left runs on. By default
+    /// (`yes`, as systemd's) it is sent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_sigkill: bool,
+    /// `AppArmorProfile=`: the profile the processes change to at
+    /// `execve`, where AppArmor is enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apparmor_profile: Option<apparmor::AppArmorProfile>,
     /// `PAMName=`: with `User=`, the processes run inside a session of
     /// this PAM service (`flotilla-pam`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -313,6 +325,10 @@ impl ServiceContext {
             Key::OomPolicy => self.oom_policy = or_default(empty, value, parse_oom_policy)?,
             Key::IgnoreSigpipe => self.keep_sigpipe = !empty && !parse_bool(value)?,
             Key::SendSighup => self.send_sighup = flag(value)?,
+            Key::SendSigkill => self.no_sigkill = !empty && !parse_bool(value)?,
+            Key::AppArmorProfile => {
+                self.apparmor_profile = optional(empty, value, apparmor::parse_apparmor_profile)?
+            }
             Key::PamName => self.pam_name = optional(empty, value, parse_pam_name)?,
             Key::SyslogIdentifier => {
                 self.syslog.identifier = optional(empty, value, journal::parse_identifier)?

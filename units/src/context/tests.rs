@@ -364,6 +364,13 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`=C` is not a variable name or an assignment",
     ),
     ("SendSIGHUP", "yes", "x", "`x` is not a boolean"),
+    ("SendSIGKILL", "no", "x", "`x` is not a boolean"),
+    (
+        "AppArmorProfile",
+        "-system_tor",
+        "a b",
+        "`a b` is not an AppArmor profile name",
+    ),
     (
         "PAMName",
         "systemd-user",

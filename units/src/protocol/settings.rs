@@ -39,6 +39,10 @@ pub struct Settings {
     pub restart_kill_signal: i32,
     /// `SendSIGHUP`.
     pub send_sighup: bool,
+    /// `SendSIGKILL` (true unless the unit says `SendSIGKILL=no`; an
+    /// init that did not tell it always sent it).
+    #[serde(default = "yes")]
+    pub send_sigkill: bool,
     /// `RemainAfterExit`.
     pub remain_after_exit: bool,
     /// `User`: empty for root (the init's own user).
@@ -79,6 +83,7 @@ impl Settings {
             kill_signal,
             restart_kill_signal: x.restart_kill_signal.map_or(kill_signal, |s: Signal| s.0),
             send_sighup: x.context.send_sighup,
+            send_sigkill: !x.context.no_sigkill,
             remain_after_exit: spec.remain_after_exit.unwrap_or(false),
             user: x.user.clone().unwrap_or_default(),
             group: x.group.clone().unwrap_or_default(),
@@ -95,6 +100,10 @@ fn usec(d: Duration) -> u64 {
 
 fn infinity() -> u64 {
     u64::MAX
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A time span as given, systemd's infinity as `u64::MAX`.

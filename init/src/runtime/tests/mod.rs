@@ -13,6 +13,7 @@ mod freezer;
 mod instances;
 mod journal;
 mod lifecycle;
+mod locale;
 mod logs;
 mod not_found;
 mod notify_access;
@@ -128,6 +129,18 @@ impl Harness {
             self.turn();
         }
         panic!("never: {what}");
+    }
+
+    /// Makes the process of `unit` (a `restart: always` one running
+    /// `argv0`) exit with 1, and turns until `argv0` is spawned again.
+    fn fail_until_respawned(&mut self, unit: &str, argv0: &str) {
+        let pid = self.pid(unit);
+        self.exit(unit, ExitStatus::Exited(1));
+        self.turn_until(&format!("{unit} restarted"), |h| {
+            h.sys().spawns().iter().any(|s| {
+                s.argv.first().map(String::as_str) == Some(argv0) && s.pid.is_some_and(|p| p != pid)
+            })
+        });
     }
 
     /// The state of unit `name`.

@@ -47,13 +47,7 @@ fn a_failed_exec_is_reported_and_changes_nothing() {
     // Nothing changed: svc runs, and is still supervised.
     assert_eq!(h.state("svc"), UnitState::Running);
     assert_eq!(h.pid("svc"), pid);
-    h.exit("svc", ExitStatus::Exited(1));
-    h.turn_until("svc restarted", |h| {
-        h.sys()
-            .spawns()
-            .iter()
-            .any(|s| s.argv == ["/bin/svc"] && s.pid.is_some_and(|p| p != pid))
-    });
+    h.fail_until_respawned("svc", "/bin/svc");
 }
 
 /// `set-environment` and `set-service-watchdogs` (systemd's
@@ -88,14 +82,7 @@ fn the_managers_environment_and_watchdogs_hold_across_a_reload_and_are_carried()
     h.request(Request::Reload {
         keep_running: false,
     });
-    let pid = h.pid("svc");
-    h.exit("svc", ExitStatus::Exited(1));
-    h.turn_until("svc restarted", |h| {
-        h.sys()
-            .spawns()
-            .iter()
-            .any(|s| s.argv == ["/bin/svc"] && s.pid.is_some_and(|p| p != pid))
-    });
+    h.fail_until_respawned("svc", "/bin/svc");
     let spawns = h.sys().spawns();
     let last = spawns.iter().rev().find(|s| s.argv == ["/bin/svc"]);
     assert_eq!(

@@ -479,6 +479,23 @@ pub fn prepare(
         key: Some(key),
         message,
     })?;
+    if let Some(p) = ctx.apparmor_profile.as_ref().filter(|_| host.apparmor) {
+        let on_error = if p.optional {
+            OnError::Ignore
+        } else {
+            OnError::Fail
+        };
+        b.push(
+            Op::AppArmorExec(p.exec_request().into_bytes()),
+            format!(
+                "{}{}{}: change to the profile at execve",
+                Key::AppArmorProfile,
+                if p.optional { "-" } else { "" },
+                p.name
+            ),
+            on_error,
+        );
+    }
     let implied_nnp = programs.is_some() && non_root && !ambient.has(cap::SYS_ADMIN);
     if sb.no_new_privileges || implied_nnp {
         b.push(

@@ -75,6 +75,16 @@ fn run(cmd: &[&str], context: &ChildContext, creds: Option<&Credentials>) -> (Ex
     (wait_for(&sys, pid), out)
 }
 
+/// Why a spawn of `/bin/true` in `context` fails (it must).
+fn spawn_error(context: &ChildContext) -> String {
+    let a = argv(&["/bin/true"]);
+    let e = env();
+    RealSys::new()
+        .spawn(&SpawnRequest::new(&a, &e).context(context))
+        .unwrap_err()
+        .to_string()
+}
+
 /// Spawns `/bin/sleep 60` in `context`; the caller kills it.
 fn sleeper(context: &ChildContext, creds: Option<&Credentials>) -> Pid {
     let a = argv(&["/bin/sleep", "60"]);
@@ -453,13 +463,8 @@ fn a_missing_path_fails_the_spawn_naming_the_key_unless_it_has_a_dash() {
     let _g = process_lock();
     let c = ctx(&[("ReadOnlyPaths", "/nonexistent/flotilla")]);
     let cc = child_context(&c, &Params::default());
-    let a = argv(&["/bin/true"]);
-    let e = env();
-    let err = RealSys::new()
-        .spawn(&SpawnRequest::new(&a, &e).context(&cc))
-        .unwrap_err();
     assert_eq!(
-        err.to_string(),
+        spawn_error(&cc),
         "/bin/true: ReadOnlyPaths= make /nonexistent/flotilla read-only: no such file or directory"
     );
     let c = ctx(&[("ReadOnlyPaths", "-/nonexistent/flotilla")]);
@@ -838,4 +843,35 @@ fn a_refused_oom_score_is_skipped_by_the_child_and_reported() {
         assert_eq!(na[0].setting, "OOMScoreAdjust");
         assert!(na[0].reason.contains("denied by the kernel"), "{na:?}");
     }
+}
+
+/// `AppArmorProfile=`: a step only where AppArmor is enabled (this host's
+/// probe decides; the test sets it both ways). Where no AppArmor takes
+/// the request (none here), the child's write fails: a required profile
+/// fails the spawn, an optional one (`-`) is passed over.
+#[test]
+fn apparmor_profile_only_where_apparmor_is_enabled_and_optional_with_a_dash() {
+    let _g = process_lock();
+    let optional = ctx(&[("AppArmorProfile", "-system_tor")]);
+    let mut host = Host::probe();
+    host.apparmor = false;
+    let cc = prepare(&optional, &Params::default(), &host).unwrap();
+    assert!(!cc.to_string().contains("AppArmorProfile"), "{cc}");
+    host.apparmor = true;
+    let cc = prepare(&optional, &Params::default(), &host).unwrap();
+    assert!(
+        cc.to_string()
+            .contains("AppArmorProfile=-system_tor: change to the profile at execve"),
+        "{cc}"
+    );
+    if Host::probe().apparmor {
+        // A machine with AppArmor: the rest is for one without.
+        return;
+    }
+    let (st, out) = run(&["/bin/echo", "ran"], &cc, None);
+    assert_eq!((st, out.as_str()), (ExitStatus::Exited(0), "ran\n"));
+    let required = ctx(&[("AppArmorProfile", "system_tor")]);
+    let cc = prepare(&required, &Params::default(), &host).unwrap();
+    let err = spawn_error(&cc);
+    assert!(err.contains("AppArmorProfile=system_tor"), "{err}");
 }

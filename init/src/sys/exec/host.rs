@@ -36,6 +36,8 @@ pub struct Host {
     pub sys_nice: bool,
     /// The highest capability number this kernel knows.
     pub cap_last_cap: u32,
+    /// AppArmor is enabled on the machine (`AppArmorProfile=` is applied).
+    pub apparmor: bool,
     /// The init's permitted capabilities: what a unit's ambient set can
     /// hold at most.
     pub permitted: CapSet,
@@ -107,6 +109,11 @@ impl Host {
             sys_nice: CapSet(eff).has(23),
             cap_last_cap,
             permitted: CapSet(caps("CapPrm:")),
+            apparmor: flotilla_units::context::apparmor::enabled(
+                std::fs::read_to_string("/sys/module/apparmor/parameters/enabled")
+                    .ok()
+                    .as_deref(),
+            ),
         }
     }
 }

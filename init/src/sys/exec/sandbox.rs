@@ -58,6 +58,7 @@ pub(crate) unsafe fn run(
         match apply(&step.op, steps, scratch) {
             Ok(()) => {}
             Err(libc::ENOENT) if step.on_error == OnError::SkipMissing => {}
+            Err(_) if step.on_error == OnError::Ignore => {}
             Err(libc::EPERM | libc::EACCES) if step.on_error == OnError::SkipDenied => {
                 if i < 64 {
                     scratch.denied.fetch_or(1u64 << i, Ordering::Relaxed);
@@ -135,6 +136,11 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
         Op::JoinCgroup(_) if scratch.joined.load(Ordering::Relaxed) => Ok(()),
         Op::JoinCgroup(path) => write_file(path, b"0"),
         Op::OomScoreAdj(text) => write_file(c"/proc/self/oom_score_adj", text),
+        // The per-module file first (Linux 5.8), as libapparmor does.
+        Op::AppArmorExec(request) => match write_file(c"/proc/self/attr/apparmor/exec", request) {
+            Err(libc::ENOENT) => write_file(c"/proc/self/attr/exec", request),
+            r => r,
+        },
         Op::Nice(n) => check(libc::setpriority(libc::PRIO_PROCESS, 0, *n).into()).map(drop),
         Op::Scheduler { policy, priority } => {
             // SAFETY: all-zero is a valid sched_param (musl's has more

@@ -174,6 +174,10 @@ pub(crate) enum Op {
     /// After the identity change: these capabilities permitted, effective,
     /// inheritable and ambient (`non_root`: only they remain).
     Ambient { caps: u64, non_root: bool },
+    /// `AppArmorProfile=`: `exec PROFILE` written to the child's
+    /// `attr/apparmor/exec` (or `attr/exec`), the profile it changes to at
+    /// `execve`, as systemd's `aa_change_onexec()`.
+    AppArmorExec(Vec<u8>),
     /// `prctl(PR_SET_NO_NEW_PRIVS, 1)`.
     NoNewPrivs,
     /// Installs a seccomp program.
@@ -213,6 +217,7 @@ impl Op {
             | Op::Credential { .. }
             | Op::ImportCredentials { .. }
             | Op::CredentialsEnd { .. } => EXIT_CREDENTIALS,
+            Op::AppArmorExec(_) => EXIT_APPARMOR_PROFILE,
             _ => 127,
         }
     }
@@ -222,6 +227,9 @@ impl Op {
 pub(crate) const EXIT_STDIN: u8 = 208;
 /// systemd's `EXIT_STDOUT`: an output file could not be opened.
 pub(crate) const EXIT_OUTPUT: u8 = 209;
+/// systemd's `EXIT_APPARMOR_PROFILE`: the AppArmor profile could not be
+/// prepared.
+pub(crate) const EXIT_APPARMOR_PROFILE: u8 = 231;
 /// systemd's `EXIT_CREDENTIALS`: a credential could not be set up.
 pub(crate) const EXIT_CREDENTIALS: u8 = 243;
 
@@ -244,6 +252,8 @@ pub(crate) enum OnError {
     Fail,
     /// A missing path (`ENOENT`) is skipped (systemd's `-`).
     SkipMissing,
+    /// Any failure is passed over (`AppArmorProfile=-NAME`).
+    Ignore,
     /// A refusal (`EPERM`, `EACCES`) is skipped and recorded in
     /// [`Scratch::denied`], as systemd skips `OOMScoreAdjust=` in a
     /// container (`degrade.rs`).

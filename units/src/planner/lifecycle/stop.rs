@@ -322,8 +322,23 @@ impl Planner {
     }
 
     /// `Stopping` + `stop-timeout`: SIGKILL to everything, and another
-    /// `stop-timeout` before the processes are abandoned.
+    /// `stop-timeout` before the processes are abandoned. With
+    /// `SendSIGKILL=no`, as systemd ("timed out. Skipping SIGKILL."): no
+    /// signal, the processes are abandoned at once and the unit fails with
+    /// `timeout` (unless it had failed already: the first failure is its
+    /// result).
     pub(super) fn stop_timed_out(&mut self, u: UnitId) {
+        if !self.sends_sigkill(u) {
+            let rec = &mut self.records[u.index()];
+            if rec.rare().failure.is_none() {
+                rec.rare_mut().failure = Some(Failure::new(
+                    FailureKind::Timeout,
+                    "stop timed out; SIGKILL skipped (SendSIGKILL=no)".to_string(),
+                ));
+            }
+            self.abandon(u);
+            return;
+        }
         let rec = &self.records[u.index()];
         let (main, helper) = (rec.main_pid, rec.helper.and_then(|h| h.1));
         for pid in main.into_iter().chain(helper) {
@@ -351,6 +366,16 @@ impl Planner {
             self.pids.remove(&pid);
         }
         self.check_stopped(u);
+    }
+
+    /// Whether the unit's stop may end with `SIGKILL` (`SendSIGKILL=`, of
+    /// the definition it runs with).
+    fn sends_sigkill(&self, u: UnitId) -> bool {
+        let rec = &self.records[u.index()];
+        !super::running_spec(rec, &self.graph, u)
+            .extras
+            .context
+            .no_sigkill
     }
 
     /// Sends the unit's kill signal to its main process group, and then
@@ -413,7 +438,9 @@ impl Planner {
         // outlives its leader while it has members, so its number cannot
         // have been reused.
         if let Some(pgid) = self.records[i].dead_leader.take() {
-            self.kill_group(u, pgid, Signal::KILL);
+            if self.sends_sigkill(u) {
+                self.kill_group(u, pgid, Signal::KILL);
+            }
         }
         if clean_exit {
             self.records[i].rare_reset(|r| r.failure = None);

@@ -52,6 +52,16 @@ impl T {
         }
     }
 
+    /// Changes the definition the unit runs with by `f` (as if it had
+    /// been started so); returns the changed definition.
+    fn running_with(&mut self, f: impl FnOnce(&mut UnitSpec)) -> UnitSpec {
+        let running = self.p.records[0].running_spec.as_deref().cloned();
+        let mut spec = running.expect("a running spec");
+        f(&mut spec);
+        self.p.records[0].running_spec = Some(spec.clone().into());
+        spec
+    }
+
     /// Reports the pending spawn of `role` as done; returns its PID.
     fn spawned(&mut self, role: Role) -> i32 {
         let a = self.p.take_actions();
@@ -618,6 +628,40 @@ fn main_no_main_process_ends_as_a_oneshot() {
     assert_eq!((t.phase(), t.state()), (Phase::Idle, UnitState::Exited));
 }
 
+/// `GuessMainPID=no` (Debian's `postfix@.service`): a forking daemon
+/// without a pidfile has no main PID guessed; it is up while its cgroup
+/// holds a process, done cleanly once that is empty, and a stop signals
+/// what is in its cgroup.
+#[test]
+fn main_without_a_guessed_main_pid_lives_on_its_cgroup() {
+    let forking = || {
+        let mut s = svc(UnitType::BackgroundPidfile);
+        s.extras.pidfile = None;
+        s.extras.guess_main_pid = Some(false);
+        let mut t = T::new(s);
+        t.spawned(Role::Pre(0));
+        t.exited(10, OK);
+        t.spawned(Role::Main);
+        t
+    };
+    let mut t = forking();
+    let a = t.step(Event::Exited(Role::Main, 11, OK));
+    assert_eq!(a, ["await an empty cgroup"]);
+    assert_eq!((t.phase(), t.state()), (Phase::Up, UnitState::Running));
+    assert_eq!(t.p.records[0].main_pid, None);
+    // Its stop-post commands, then idle: a clean end.
+    assert_eq!(t.step(Event::CgroupEmpty), ["spawn StopPost(0)"]);
+    assert!(t.p.records[0].rare().failure.is_none());
+
+    let mut t = forking();
+    t.step(Event::Exited(Role::Main, 11, OK));
+    assert_eq!(t.step(Event::Stop("stop")), ["spawn Stop"]);
+    let stop = t.next_pid;
+    t.step(Event::Spawned(Role::Stop, stop));
+    let a = t.step(Event::Exited(Role::Stop, stop, OK));
+    assert_eq!(a, ["SIGTERM to Rest"]);
+}
+
 #[test]
 fn main_pidfile_read_is_up_or_read_again() {
     let mut t = main(UnitType::BackgroundPidfile);
@@ -963,10 +1007,7 @@ fn stopping_exec_stop_exit_signals_what_is_left() {
 fn stopping_sends_sighup_after_the_kill_signal_when_asked() {
     let mut t = stopping();
     // As if `svc` had been started with `SendSIGHUP=yes`.
-    let running = t.p.records[0].running_spec.as_deref().cloned();
-    let mut spec = running.expect("a running spec");
-    spec.extras.context.send_sighup = true;
-    t.p.records[0].running_spec = Some(spec.clone().into());
+    let mut spec = t.running_with(|s| s.extras.context.send_sighup = true);
     assert_eq!(
         t.step(Event::Exited(Role::Stop, 12, FAILED)),
         [
@@ -989,10 +1030,8 @@ fn stopping_sends_sighup_after_the_kill_signal_when_asked() {
 #[test]
 fn a_restart_by_hand_stops_with_the_restart_kill_signal() {
     let mut t = stopping();
-    let running = t.p.records[0].running_spec.as_deref().cloned();
-    let mut spec = running.expect("a running spec");
-    spec.extras.restart_kill_signal = crate::spec::Signal::parse("SIGUSR2");
-    t.p.records[0].running_spec = Some(spec.clone().into());
+    let spec =
+        t.running_with(|s| s.extras.restart_kill_signal = crate::spec::Signal::parse("SIGUSR2"));
     assert_eq!(
         t.step(Event::Exited(Role::Stop, 12, FAILED)),
         ["SIGTERM to GroupAndLeader(11)"]
@@ -1027,6 +1066,24 @@ fn stopping_timeout_sends_sigkill_to_everything() {
         ]
     );
     assert!(matches!(t.p.records[0].timer, Some((_, Timer::Abandon))));
+}
+
+/// `SendSIGKILL=no` (systemd: "timed out. Skipping SIGKILL."): no signal,
+/// the processes abandoned at once, and the unit `failed` with `timeout`.
+#[test]
+fn stopping_timeout_with_send_sigkill_no_abandons_and_fails() {
+    let mut t = stopping();
+    t.running_with(|s| s.extras.context.no_sigkill = true);
+    assert_eq!(t.step(Event::Timer(Timer::Stop)), ["spawn StopPost(0)"]);
+    assert!(t.p.owner(11).is_none() && t.p.owner(12).is_none());
+    for n in 0..2 {
+        let pid = 13 + i32::from(n);
+        t.step(Event::Spawned(Role::StopPost(n), pid));
+        t.step(Event::Exited(Role::StopPost(n), pid, OK));
+    }
+    assert_eq!((t.phase(), t.state()), (Phase::Idle, UnitState::Failed));
+    let failure = t.p.records[0].rare().failure.clone();
+    assert_eq!(failure.map(|f| f.kind), Some(FailureKind::Timeout));
 }
 
 #[test]

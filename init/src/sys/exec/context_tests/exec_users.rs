@@ -3,9 +3,8 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use super::{argv, child_context, ctx, env, run, sleeper, stop};
+use super::{child_context, ctx, run, sleeper, spawn_error, stop};
 use crate::sys::context::Params;
-use crate::sys::real::RealSys;
 use crate::sys::tests::process_lock;
 use crate::sys::*;
 
@@ -66,13 +65,8 @@ fn a_missing_no_exec_path_fails_the_spawn_naming_the_key() {
     let _g = process_lock();
     let c = ctx(&[("NoExecPaths", "/nonexistent/flotilla")]);
     let cc = child_context(&c, &Params::default());
-    let a = argv(&["/bin/true"]);
-    let e = env();
-    let err = RealSys::new()
-        .spawn(&SpawnRequest::new(&a, &e).context(&cc))
-        .unwrap_err();
     assert_eq!(
-        err.to_string(),
+        spawn_error(&cc),
         "/bin/true: NoExecPaths= make /nonexistent/flotilla not executable: no such file or directory"
     );
 }
