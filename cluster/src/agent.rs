@@ -20,7 +20,10 @@
 //!   been read from etcd, so a restarted agent learns what the cluster wants
 //!   first. When the presence lease is lost (a machine frozen past its TTL,
 //!   whose units the engine has moved), the agent reads its schedule again
-//!   and applies it, stopping its stale copies, before it registers again.
+//!   and applies its stops, stopping its stale copies, before it registers
+//!   again; it starts units only from a read made once its registration is
+//!   committed (the engine's moves off an absent machine are guarded by
+//!   its absence: docs/cluster.md "Reconcile before acting").
 //!   An etcd outage shorter than most of the TTL changes nothing locally:
 //!   units keep running, and the agent re-reads when etcd is back.
 //! - The fence ([`fence`]): when no keep-alive of the presence lease has

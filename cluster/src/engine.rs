@@ -16,7 +16,9 @@
 //! compared with what is stored, and only their differences are written:
 //! each unit's keys in one transaction (never on two machines at once),
 //! transactions packed within etcd's limits ([`crate::batch`]) and guarded
-//! by "the leader key is still mine". There is no polling timer. A restarted
+//! by "the leader key is still mine"; a non-global unit's move off a
+//! machine with no presence key is guarded also by "that machine is still
+//! absent" ([`Plan`]). There is no polling timer. A restarted
 //! clusterd whose leader key is still alive resumes leadership on the same
 //! lease.
 
