@@ -68,7 +68,7 @@ pub struct Plan {
     /// presence key, by that machine. They are written in transactions of
     /// their own, guarded also by that machine being absent still: a
     /// machine that registered again meanwhile keeps its units (see
-    /// [`lead`]).
+    /// `write_plan`).
     pub off_absent: BTreeMap<String, Vec<Vec<Op>>>,
 }
 
@@ -641,6 +641,10 @@ async fn follow_and_write(
 /// only once its registration is committed (docs/cluster.md "Reconcile
 /// before acting"), so a machine that registers again either reads such a
 /// move, committed before it came back, or keeps the unit: the move fails.
+/// The simplest correct batching: such moves are rare (a machine lost),
+/// and in transactions of their own a failed one names its machine, where
+/// per-group guards in shared transactions would need a failed one retried
+/// group by group to find it. The other groups keep their batching.
 /// `Some(machine)` when that happened (what follows in the plan is not
 /// written); an error when the leader key is no longer this clusterd's.
 async fn write_plan(
