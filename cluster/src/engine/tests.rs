@@ -40,6 +40,16 @@ fn machine(m: &mut Model, id: &str, present: bool) {
     );
 }
 
+/// A model with nothing stored yet (resumed) and these machines present.
+fn resumed_on(machines: &[&str]) -> Model {
+    let mut m = Model::new(Keys::new(P));
+    m.resume();
+    for id in machines {
+        machine(&mut m, id, true);
+    }
+    m
+}
+
 /// `unit` (launched, non-global) as a leader stored it on `on`: its
 /// schedule key and its placement.
 fn stored_on(m: &mut Model, on: &str, unit: &str) {
@@ -73,10 +83,7 @@ fn keys(groups: &[Vec<Op>]) -> Vec<Vec<String>> {
 
 #[test]
 fn writes_only_what_changed_one_group_per_unit() {
-    let mut m = Model::new(Keys::new(P));
-    m.resume();
-    machine(&mut m, "m1", true);
-    machine(&mut m, "m2", true);
+    let mut m = resumed_on(&["m1", "m2"]);
     unit(&mut m, "a.service", "launched", &[]);
     unit(&mut m, "b.service", "launched", &[]);
     unit(&mut m, "t@.service", "inactive", &[]);
@@ -152,10 +159,7 @@ fn writes_only_what_changed_one_group_per_unit() {
 
 #[test]
 fn a_batch_is_written_machine_by_machine() {
-    let mut m = Model::new(Keys::new(P));
-    m.resume();
-    machine(&mut m, "m1", true);
-    machine(&mut m, "m2", true);
+    let mut m = resumed_on(&["m1", "m2"]);
     for u in ["a", "b", "c", "d"] {
         unit(&mut m, &format!("{u}.service"), "launched", &[]);
     }
@@ -214,10 +218,7 @@ fn a_new_leader_resumes_what_is_stored() {
 #[test]
 fn moves_off_an_absent_machine_are_guarded_on_its_absence() {
     let k = Keys::new(P);
-    let mut m = Model::new(k.clone());
-    m.resume();
-    machine(&mut m, "m1", true);
-    machine(&mut m, "m2", true);
+    let mut m = resumed_on(&["m1", "m2"]);
     unit(&mut m, "a.service", "launched", &[]);
     unit(&mut m, "b.service", "launched", &[]);
     unit(&mut m, "g.service", "launched", &[("Global", "true")]);
