@@ -20,7 +20,10 @@
 //!   been read from etcd, so a restarted agent learns what the cluster wants
 //!   first. When the presence lease is lost (a machine frozen past its TTL,
 //!   whose units the engine has moved), the agent reads its schedule again
-//!   and applies it, stopping its stale copies, before it registers again.
+//!   and applies its stops, stopping its stale copies, before it registers
+//!   again; it starts units only from a read made once its registration is
+//!   committed (the engine's moves off an absent machine are guarded by
+//!   its absence: docs/cluster.md "Reconcile before acting").
 //!   An etcd outage shorter than most of the TTL changes nothing locally:
 //!   units keep running, and the agent re-reads when etcd is back.
 //! - The fence ([`fence`]): when no keep-alive of the presence lease has
@@ -433,7 +436,13 @@ impl Agent {
         }
         // 2. Hand the changes to the init: a machine that lost its lease
         // stops its stale copies here, before it registers again. Stops
-        // held long enough go with them.
+        // held long enough go with them. A machine not registered yet
+        // starts nothing here: what it starts is read once its
+        // registration is committed (step 3), so that the engine's move
+        // of a unit off it, guarded by its absence, either was committed
+        // before and is read, or fails and the unit stays
+        // (docs/cluster.md "Reconcile before acting").
+        let registering = self.lease.is_none();
         let now = Instant::now();
         let due: Vec<String> = self
             .holds
@@ -445,9 +454,14 @@ impl Agent {
             self.holds.remove(&n);
             self.dirty.insert(n);
         }
-        self.apply().await;
-        // 3. Presence, with merged metadata.
+        self.apply(!registering).await;
+        // 3. Presence, with merged metadata; registered, the schedule is
+        // read again and applied in full.
         let lease = self.presence().await?;
+        if registering {
+            self.resync().await?;
+            self.apply(true).await;
+        }
         // 4. etcd answers again: the fence is lifted, and what the engine
         // has placed here now is read and run.
         if self.fence != Fence::Open {
@@ -463,13 +477,38 @@ impl Agent {
         self.publish(lease).await
     }
 
-    /// Hands the changes to the init.
-    async fn apply(&mut self) {
+    /// Hands the changes to the init; without `starts`, only stops and
+    /// changes of what the init already runs (the rest stays marked).
+    async fn apply(&mut self, starts: bool) {
         if !(self.synced && self.init_up) {
             return;
         }
-        let dirty = std::mem::take(&mut self.dirty);
-        let assigned = in_force(&self.assignments, self.fence);
+        let mut dirty = std::mem::take(&mut self.dirty);
+        let mut assigned = in_force(&self.assignments, self.fence);
+        if !starts {
+            // The init's set unknown, a full reconcile would start all.
+            let Some(applied) = &self.local.applied else {
+                self.dirty = dirty;
+                return;
+            };
+            // A unit to launch that the init does not run yet waits,
+            // marked, for the read after registration.
+            let starts = |n: &String| {
+                assigned
+                    .get(n)
+                    .is_some_and(|a| a.desired == ClusterState::Launched)
+                    && applied.get(n).map(|(_, st)| *st) != Some(ClusterState::Launched)
+            };
+            let (later, now): (BTreeSet<String>, _) = dirty.into_iter().partition(starts);
+            let kept = assigned
+                .iter()
+                .filter(|(n, _)| !later.contains(*n))
+                .map(|(n, a)| (n.clone(), a.clone()))
+                .collect();
+            self.dirty = later;
+            dirty = now;
+            assigned = std::borrow::Cow::Owned(kept);
+        }
         match self
             .local
             .reconcile(&self.cfg.control, &assigned, &dirty)

@@ -16,7 +16,9 @@
 //! compared with what is stored, and only their differences are written:
 //! each unit's keys in one transaction (never on two machines at once),
 //! transactions packed within etcd's limits ([`crate::batch`]) and guarded
-//! by "the leader key is still mine". There is no polling timer. A restarted
+//! by "the leader key is still mine"; a non-global unit's move off a
+//! machine with no presence key is guarded also by "that machine is still
+//! absent" ([`Plan`]). There is no polling timer. A restarted
 //! clusterd whose leader key is still alive resumes leadership on the same
 //! lease.
 
@@ -55,6 +57,26 @@ struct Stored {
     schedule: BTreeMap<String, (ClusterState, String, bool)>,
     /// Why it waits (`unscheduled/<unit>`).
     unscheduled: Option<String>,
+}
+
+/// What one plan writes: groups of operations, one per unit.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Written under the leader's guard alone.
+    pub groups: Vec<Vec<Op>>,
+    /// The groups that take a non-global unit off a machine that has no
+    /// presence key, by that machine. They are written in transactions of
+    /// their own, guarded also by that machine being absent still: a
+    /// machine that registered again meanwhile keeps its units (see
+    /// `write_plan`).
+    pub off_absent: BTreeMap<String, Vec<Vec<Op>>>,
+}
+
+impl Plan {
+    /// Nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty() && self.off_absent.is_empty()
+    }
 }
 
 /// The leader's model of the cluster and of what it has written.
@@ -207,7 +229,8 @@ impl Model {
     /// put a unit on, so that a transaction carries the units of a few
     /// machines: each agent then gets its units of a batch in one watch
     /// response, one wake-up, however many transactions the batch takes.
-    pub fn plan(&mut self) -> Vec<Vec<Op>> {
+    /// A unit taken off an absent machine goes in [`Plan::off_absent`].
+    pub fn plan(&mut self) -> Plan {
         self.sched.run();
         self.touched.extend(self.sched.take_changed());
         let k = self.keys.clone();
@@ -268,6 +291,14 @@ impl Model {
                 }
                 _ => {}
             }
+            // The absent machine a non-global unit leaves, if any.
+            let off_absent = have
+                .schedule
+                .iter()
+                .find(|(m, (_, _, global))| {
+                    !global && !want.schedule.contains_key(*m) && !self.machines.contains_key(*m)
+                })
+                .map(|(m, _)| m.clone());
             // Units only removed go first (machine "").
             let machine = want.schedule.keys().next().cloned().unwrap_or_default();
             if want == Stored::default() {
@@ -275,11 +306,18 @@ impl Model {
             } else {
                 self.stored.insert(u, want);
             }
-            groups.push((machine, ops));
+            groups.push((machine, off_absent, ops));
         }
         // Stable: by name within a machine.
         groups.sort_by(|a, b| a.0.cmp(&b.0));
-        groups.into_iter().map(|(_, ops)| ops).collect()
+        let mut plan = Plan::default();
+        for (_, off_absent, ops) in groups {
+            match off_absent {
+                Some(m) => plan.off_absent.entry(m).or_default().push(ops),
+                None => plan.groups.push(ops),
+            }
+        }
+        plan
     }
 }
 
@@ -496,6 +534,32 @@ async fn lead(
         return Err(RegistryError("lost the leader key".into()));
     }
 
+    let mut recovering = recovering;
+    loop {
+        let back = follow_and_write(reg, &guard, &mut keeper, ttl, recovering).await?;
+        // Not an error: this clusterd still leads. Its model took that
+        // move as planned; it is read anew, with the machine present.
+        eprintln!(
+            "clusterd: engine: machine {back} registered again before its units were moved off it: they stay; reading the cluster again"
+        );
+        recovering = false;
+    }
+}
+
+/// Reads the whole cluster at one revision, follows it from the next one
+/// and writes what each batch of events changes, until an error, or until
+/// a move off an absent machine fails because that machine registered
+/// again: then its ID (the caller reads everything anew: the scheduler
+/// resumes from what is stored, so the unit stays on the machine that is
+/// back, with no second copy elsewhere).
+async fn follow_and_write(
+    reg: &Registry,
+    guard: &[Compare],
+    keeper: &mut Keeper,
+    ttl: Duration,
+    recovering: bool,
+) -> Result<String, RegistryError> {
+    let k = reg.keys().clone();
     // Everything at one revision, then the watch from the next one.
     let prefixes = [
         k.units(),
@@ -535,9 +599,8 @@ async fn lead(
             }
         }
         model.resume();
-        let groups = model.plan();
-        if !reg.write_groups(&guard, groups).await? {
-            return Err(RegistryError("lost the leader key".into()));
+        if let Some(back) = write_plan(reg, guard, model.plan()).await? {
+            return Ok(back);
         }
         let mut written = tokio::time::Instant::now();
         loop {
@@ -557,10 +620,10 @@ async fn lead(
                             Event::Failed(m) => return Err(RegistryError(m)),
                         }
                     }
-                    let groups = model.plan();
+                    let plan = model.plan();
                     written = tokio::time::Instant::now();
-                    if !reg.write_groups(&guard, groups).await? {
-                        return Err(RegistryError("lost the leader key".into()));
+                    if let Some(back) = write_plan(reg, guard, plan).await? {
+                        return Ok(back);
                     }
                 }
                 why = keeper.lost() => return Err(RegistryError(format!("leader lease: {why}"))),
@@ -572,223 +635,43 @@ async fn lead(
     result
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const P: &str = "/f/";
-
-    fn unit(m: &mut Model, name: &str, desired: &str, xfleet: &[(&str, &str)]) {
-        let mut options = vec![flotilla_units::fleet::UnitOption {
-            section: "Service".into(),
-            name: "ExecStart".into(),
-            value: format!("/bin/sleep {}", name.len()),
-        }];
-        for (k, v) in xfleet {
-            options.push(flotilla_units::fleet::UnitOption {
-                section: "X-Fleet".into(),
-                name: k.to_string(),
-                value: v.to_string(),
-            });
+/// Writes a plan under the leader's `guard`; each absent machine's moves
+/// in transactions of their own, guarded also by its presence key being
+/// absent (its create revision 0). An agent reads the schedule it runs
+/// only once its registration is committed (docs/cluster.md "Reconcile
+/// before acting"), so a machine that registers again either reads such a
+/// move, committed before it came back, or keeps the unit: the move fails.
+/// The simplest correct batching: such moves are rare (a machine lost),
+/// and in transactions of their own a failed one names its machine, where
+/// per-group guards in shared transactions would need a failed one retried
+/// group by group to find it. The other groups keep their batching.
+/// `Some(machine)` when that happened (what follows in the plan is not
+/// written); an error when the leader key is no longer this clusterd's.
+async fn write_plan(
+    reg: &Registry,
+    guard: &[Compare],
+    plan: Plan,
+) -> Result<Option<String>, RegistryError> {
+    let lost = || RegistryError("lost the leader key".into());
+    if !reg.write_groups(guard, plan.groups).await? {
+        return Err(lost());
+    }
+    for (m, groups) in plan.off_absent {
+        let key = reg.keys().machine(&m);
+        let mut g = guard.to_vec();
+        g.push(Compare::create_revision(key.as_str(), CompareOp::Equal, 0));
+        if !reg.write_groups(&g, groups).await? {
+            // Which guard failed: the machine's presence key is back, or
+            // (it is still absent) the leader key is not ours. Were both,
+            // the next write or the watch tells the leader key's loss.
+            if reg.client().get(key, None).await?.kvs().is_empty() {
+                return Err(lost());
+            }
+            return Ok(Some(m));
         }
-        let u = StoredUnit {
-            name: name.into(),
-            hash: flotilla_systemd::unit_hash(&options),
-            options,
-        };
-        let k = Keys::new(P);
-        m.apply_value(&k.unit(name), &serde_json::to_vec(&u).unwrap(), false);
-        m.apply_value(&k.desired(name), desired.as_bytes(), false);
     }
-
-    fn machine(m: &mut Model, id: &str, present: bool) {
-        let mach = Machine {
-            id: id.into(),
-            ..Default::default()
-        };
-        let k = Keys::new(P);
-        m.apply_value(
-            &k.machine(id),
-            &serde_json::to_vec(&mach).unwrap(),
-            !present,
-        );
-    }
-
-    /// The keys each group writes, as `put KEY` / `del KEY`, without the prefix.
-    fn keys(groups: &[Vec<Op>]) -> Vec<Vec<String>> {
-        groups
-            .iter()
-            .map(|g| {
-                g.iter()
-                    .map(|op| match op {
-                        Op::Put { key, .. } => format!("put {}", &key[P.len()..]),
-                        Op::Delete { key } => format!("del {}", &key[P.len()..]),
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn writes_only_what_changed_one_group_per_unit() {
-        let mut m = Model::new(Keys::new(P));
-        m.resume();
-        machine(&mut m, "m1", true);
-        machine(&mut m, "m2", true);
-        unit(&mut m, "a.service", "launched", &[]);
-        unit(&mut m, "b.service", "launched", &[]);
-        unit(&mut m, "t@.service", "inactive", &[]);
-        assert_eq!(
-            keys(&m.plan()),
-            vec![
-                vec!["put schedule/m1/a.service", "put placement/a.service"],
-                vec!["put schedule/m2/b.service", "put placement/b.service"],
-            ]
-        );
-        // Nothing changed: nothing written.
-        assert!(m.plan().is_empty());
-        // One more unit: only its keys.
-        unit(&mut m, "c.service", "loaded", &[]);
-        assert_eq!(
-            keys(&m.plan()),
-            vec![vec!["put schedule/m1/c.service", "put placement/c.service"]]
-        );
-        // A desired-state change rewrites that unit's schedule key only.
-        m.apply_value(&Keys::new(P).desired("c.service"), b"launched", false);
-        assert_eq!(keys(&m.plan()), vec![vec!["put schedule/m1/c.service"]]);
-        // A lost machine: its units move, each in one transaction (the old
-        // key deleted with the new one put).
-        machine(&mut m, "m1", false);
-        assert_eq!(
-            keys(&m.plan()),
-            vec![
-                vec![
-                    "del schedule/m1/a.service",
-                    "put schedule/m2/a.service",
-                    "put placement/a.service"
-                ],
-                vec![
-                    "del schedule/m1/c.service",
-                    "put schedule/m2/c.service",
-                    "put placement/c.service"
-                ],
-            ]
-        );
-        // Inactive: unscheduled.
-        m.apply_value(&Keys::new(P).desired("b.service"), b"inactive", false);
-        assert_eq!(
-            keys(&m.plan()),
-            vec![vec!["del schedule/m2/b.service", "del placement/b.service"]]
-        );
-        // A global unit: one key per machine, no placement.
-        unit(&mut m, "g.service", "launched", &[("Global", "true")]);
-        machine(&mut m, "m3", true);
-        assert_eq!(
-            keys(&m.plan()),
-            vec![vec![
-                "put schedule/m2/g.service",
-                "put schedule/m3/g.service"
-            ]]
-        );
-        // Destroyed: every key of it goes.
-        m.apply_value(&Keys::new(P).unit("g.service"), b"", true);
-        assert_eq!(
-            keys(&m.plan()),
-            vec![vec![
-                "del schedule/m2/g.service",
-                "del schedule/m3/g.service"
-            ]]
-        );
-    }
-
-    #[test]
-    fn a_batch_is_written_machine_by_machine() {
-        let mut m = Model::new(Keys::new(P));
-        m.resume();
-        machine(&mut m, "m1", true);
-        machine(&mut m, "m2", true);
-        for u in ["a", "b", "c", "d"] {
-            unit(&mut m, &format!("{u}.service"), "launched", &[]);
-        }
-        // Placed a, c on m1 and b, d on m2 (least loaded, ties by ID):
-        // written m1's first, then m2's.
-        let firsts: Vec<String> = keys(&m.plan()).into_iter().map(|g| g[0].clone()).collect();
-        assert_eq!(
-            firsts,
-            [
-                "put schedule/m1/a.service",
-                "put schedule/m1/c.service",
-                "put schedule/m2/b.service",
-                "put schedule/m2/d.service"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_new_leader_resumes_what_is_stored() {
-        let k = Keys::new(P);
-        let mut m = Model::new(k.clone());
-        machine(&mut m, "m1", true);
-        machine(&mut m, "m2", true);
-        unit(&mut m, "a.service", "launched", &[]);
-        unit(&mut m, "b.service", "launched", &[]);
-        // Stored by the previous leader: a on m2 (kept), b on a machine
-        // that is gone (moved), and a half-written c (placement only).
-        let a = |u: &str| {
-            let (su, _) = &m.units[u];
-            serde_json::to_vec(&Assignment {
-                desired: ClusterState::Launched,
-                hash: su.hash.clone(),
-                options: su.options.clone(),
-                global: false,
-            })
-            .unwrap()
-        };
-        let (va, vb) = (a("a.service"), a("b.service"));
-        m.apply_value(&k.schedule("m2", "a.service"), &va, false);
-        m.apply_value(&k.placement("a.service"), b"m2", false);
-        m.apply_value(&k.schedule("gone", "b.service"), &vb, false);
-        m.apply_value(&k.placement("b.service"), b"gone", false);
-        m.apply_value(&k.placement("c.service"), b"m1", false);
-        m.resume();
-        // (Removals first: they go to no machine.)
-        assert_eq!(
-            keys(&m.plan()),
-            vec![
-                vec!["del placement/c.service"],
-                vec![
-                    "del schedule/gone/b.service",
-                    "put schedule/m1/b.service",
-                    "put placement/b.service"
-                ],
-            ]
-        );
-        assert!(m.plan().is_empty());
-    }
-
-    /// What a leader coming out of an etcd outage waits for before it
-    /// schedules: the machines its stored schedule names that have no
-    /// presence; once such a machine registers again its units stay.
-    #[test]
-    fn a_recovering_leader_knows_the_absent_machines_with_units() {
-        let k = Keys::new(P);
-        let mut m = Model::new(k.clone());
-        machine(&mut m, "m1", true);
-        unit(&mut m, "a.service", "launched", &[]);
-        let (su, _) = &m.units["a.service"];
-        let v = serde_json::to_vec(&Assignment {
-            desired: ClusterState::Launched,
-            hash: su.hash.clone(),
-            options: su.options.clone(),
-            global: false,
-        })
-        .unwrap();
-        m.apply_value(&k.schedule("away", "a.service"), &v, false);
-        m.apply_value(&k.placement("a.service"), b"away", false);
-        assert_eq!(m.absent_with_units(), BTreeSet::from(["away".to_string()]));
-        machine(&mut m, "away", true);
-        assert!(m.absent_with_units().is_empty());
-        m.resume();
-        assert!(m.plan().is_empty(), "nothing moves once it is back");
-    }
+    Ok(None)
 }
+
+#[cfg(test)]
+mod tests;

@@ -184,7 +184,7 @@ impl super::Agent {
                     if self.fence != Fence::Open
                         && (!self.dirty.is_empty() || self.local.applied.is_none())
                     {
-                        self.apply().await;
+                        self.apply(true).await;
                     }
                     return;
                 }
@@ -205,7 +205,7 @@ impl super::Agent {
                         self.fenced.len()
                     );
                     self.dirty.extend(self.fenced.iter().cloned());
-                    self.apply().await;
+                    self.apply(true).await;
                 }
                 Due::Kill => {
                     self.fence = Fence::Killed;
@@ -236,7 +236,7 @@ impl super::Agent {
         );
         self.fence = Fence::Open;
         self.dirty.extend(std::mem::take(&mut self.fenced));
-        self.apply().await;
+        self.apply(true).await;
         Ok(())
     }
 }
