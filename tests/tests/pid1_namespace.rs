@@ -651,3 +651,55 @@ fn the_command_after_the_double_dash_sets_the_containers_status() {
     assert_eq!(p.wait_exit(WAIT).code(), Some(2), "{:#?}", p.out.all());
     p.out.wait("init: `--` needs a command after it", WAIT);
 }
+
+/// Where cgroup2 is mounted on the host (`/sys/fs/cgroup`, or
+/// `/sys/fs/cgroup/unified` on a hybrid host such as this one).
+fn cgroup2_root() -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mounts
+        .lines()
+        .find(|l| {
+            l.split(" - ")
+                .nth(1)
+                .is_some_and(|t| t.starts_with("cgroup2 "))
+        })
+        .and_then(|l| l.split(' ').nth(4))
+        .map(std::path::PathBuf::from)
+}
+
+/// A supervisor init keeps its units' cgroups in `flotilla-PID` at the
+/// root of a shared hierarchy, and an init sweeps those of inits that are
+/// gone. An init in a PID namespace of its own cannot see another init's
+/// PID: it must not take a live neighbour's cgroup (empty between its start
+/// and its first unit's) for a gone one's. The neighbour here is this test
+/// process, alive on the host and invisible in the namespace.
+#[test]
+fn a_namespaced_init_leaves_a_live_neighbours_cgroup_alone() {
+    let root = cgroup2_root().expect("a cgroup2 hierarchy (scripts/test runs as root on one)");
+    let neighbour = root.join(format!("flotilla-{}", std::process::id()));
+    std::fs::create_dir(&neighbour).expect("the neighbour's cgroup");
+    struct Remove(std::path::PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let _remove = Remove(neighbour.clone());
+    let dir = units_dir(&[
+        ("default", "unit: default\ntype: virtual\ndepends-on: svc\n"),
+        ("svc", SVC),
+    ]);
+    let units = dir.path().join("units");
+    let mut p = Pid1::start(
+        &dir.path().join("c.sock"),
+        &["--units", units.to_str().unwrap()],
+    );
+    p.out.wait("[  OK  ] started default", WAIT);
+    assert!(
+        neighbour.is_dir(),
+        "the namespaced init removed {}",
+        neighbour.display()
+    );
+    p.signal(libc::SIGTERM);
+    p.wait_exit(WAIT);
+}

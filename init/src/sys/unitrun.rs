@@ -50,7 +50,12 @@ pub fn setup(pid1: bool) -> Result<(), String> {
     let s = SETUP.get_or_init(|| {
         let (cgroups, own) = match Cgroups::discover() {
             Ok(c) if !(pid1 && machine_init()) && is_hierarchy_root(c.base()) => {
-                remove_stale(c.base());
+                // Only an init that sees the machine's processes can tell
+                // a gone init from a live one in another PID namespace,
+                // whose PID its own /proc does not hold.
+                if machine_init() {
+                    remove_stale(c.base());
+                }
                 let own = c.base().join(own_name(pid1));
                 // Cgroups::at says why, if it could not be made.
                 let _ = std::fs::create_dir(&own);
@@ -103,7 +108,11 @@ fn own_name(pid1: bool) -> String {
 
 /// Removes the cgroups of inits that are gone (killed before they could
 /// remove their own): `flotilla-PID` with no process `PID`. A cgroup that
-/// still holds processes is left alone (the kernel refuses to remove it).
+/// still holds processes is left alone (the kernel refuses to remove it);
+/// an empty one of a live init (between its start and its first unit's)
+/// is not, so only an init in the machine's PID namespace sweeps: one in a
+/// namespace of its own sees no other init's PID, and took a neighbour's
+/// cgroup away under its first unit.
 fn remove_stale(base: &Path) {
     let Ok(list) = std::fs::read_dir(base) else {
         return;
