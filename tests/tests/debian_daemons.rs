@@ -382,9 +382,9 @@ fn nginx_from_debians_unit_file() {
 
 /// Debian's cron takes `/run/crond.pid` for the whole machine: a second
 /// cron started while one runs exits at once ("cron already running"). So
-/// each cron test gives its init a /run of its own (a cron that apt's
-/// postinst started on the machine holds the host's), and the two run one
-/// after the other.
+/// each cron test gives its init a /run of its own (a cron already running
+/// on the machine, as one apt's postinst may start, holds the host's), and
+/// the two run one after the other.
 static CRON: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
