@@ -42,19 +42,6 @@ fn other_target(dir: &TestDir) {
     dir.unit("other", "unit: other\ntype: virtual\n");
 }
 
-/// `NAME.service` running `/bin/sh SCRIPT`, `keys` (lines) in its
-/// `[Service]`, started as the target beside `other`, once it runs.
-fn running_script(dir: &TestDir, name: &str, keys: &str, script: &std::path::Path) -> Init {
-    dir.file(
-        &format!("units/{name}.service"),
-        &format!("[Service]\n{keys}ExecStart=/bin/sh {}\n", script.display()),
-    );
-    other_target(dir);
-    let init = dir.start(&format!("{name}.service"));
-    init.wait_state(&format!("{name}.service"), UnitState::Running);
-    init
-}
-
 /// Switches to `other` and waits until `unit` has stopped.
 fn stop_by_switch(init: &Init, unit: &str) {
     init.ctl(&["set-target", "other"]).expect(0);
@@ -234,40 +221,6 @@ fn a_forking_daemon_without_a_pidfile_is_found_in_its_cgroup() {
     assert_eq!(st.pid, Some(daemon), "{st:?}");
 }
 
-/// `GuessMainPID=no` (Debian's `postfix@.service`): no main PID is taken
-/// from the cgroup; the service runs while its cgroup holds a process and
-/// is done, not failed, once its daemon is gone.
-#[test]
-fn a_forking_daemon_without_a_guessed_main_pid_runs_while_its_cgroup_does() {
-    assert!(cgroup2(), "no cgroup2 on this machine");
-    let dir = TestDir::new();
-    let start = dir.script(
-        "start.sh",
-        &format!(
-            "setsid sleep 1000 </dev/null >/dev/null 2>&1 &\necho $! > {}\n",
-            dir.join("daemon.pid").display()
-        ),
-    );
-    dir.file(
-        "units/fork.service",
-        &format!(
-            "[Service]\nType=forking\nGuessMainPID=no\nExecStart=/bin/sh {}\n",
-            start.display()
-        ),
-    );
-    let init = dir.start("fork.service");
-    let daemon = pid_in(&dir, "daemon.pid");
-    let st = init.wait_state("fork.service", UnitState::Running);
-    assert_eq!(st.pid, None, "{st:?}");
-    // SAFETY: kill(2) with the PID of the test's own daemon.
-    unsafe { libc::kill(daemon, libc::SIGKILL) };
-    wait_gone(daemon, "the daemon");
-    let st = init.wait_unit("fork.service", "not running", |u| {
-        u.state != UnitState::Running
-    });
-    assert_ne!(st.state, UnitState::Failed, "{st:?}");
-}
-
 /// Debian's `rpc-statd-notify.service`: `Type=forking`, no pidfile,
 /// `RemainAfterExit=yes`, and a start command (`sm-notify`) that exits 0
 /// leaving no daemon. As under systemd, it is active (exited), not a
@@ -348,7 +301,16 @@ fn send_sighup_follows_the_kill_signal() {
             log = log.display()
         ),
     );
-    let init = running_script(&dir, "shell", "SendSIGHUP=yes\n", &script);
+    dir.file(
+        "units/shell.service",
+        &format!(
+            "[Service]\nSendSIGHUP=yes\nExecStart=/bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("shell.service");
+    init.wait_state("shell.service", UnitState::Running);
     let pid = init.pid_of("shell.service");
     stop_by_switch(&init, "shell.service");
     wait_gone(pid, "the shell");
@@ -369,8 +331,16 @@ fn send_sigkill_no_leaves_a_stubborn_process_running() {
             dir.join("main.pid").display()
         ),
     );
-    let keys = "SendSIGKILL=no\nTimeoutStopSec=1\n";
-    let init = running_script(&dir, "stubborn", keys, &script);
+    dir.file(
+        "units/stubborn.service",
+        &format!(
+            "[Service]\nSendSIGKILL=no\nTimeoutStopSec=1\nExecStart=/bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("stubborn.service");
+    init.wait_state("stubborn.service", UnitState::Running);
     let pid = pid_in(&dir, "main.pid");
     stop_by_switch(&init, "stubborn.service");
     let alive = procs::alive(pid) && procs::state(pid) != Some('Z');
@@ -391,7 +361,16 @@ fn kill_mode_process_leaves_the_rest_running() {
             dir.join("child.pid").display()
         ),
     );
-    let init = running_script(&dir, "keep", "KillMode=process\n", &script);
+    dir.file(
+        "units/keep.service",
+        &format!(
+            "[Service]\nKillMode=process\nExecStart=/bin/sh {}\n",
+            script.display()
+        ),
+    );
+    other_target(&dir);
+    let init = dir.start("keep.service");
+    init.wait_state("keep.service", UnitState::Running);
     let child = pid_in(&dir, "child.pid");
     stop_by_switch(&init, "keep.service");
     assert!(

@@ -628,40 +628,6 @@ fn main_no_main_process_ends_as_a_oneshot() {
     assert_eq!((t.phase(), t.state()), (Phase::Idle, UnitState::Exited));
 }
 
-/// `GuessMainPID=no` (Debian's `postfix@.service`): a forking daemon
-/// without a pidfile has no main PID guessed; it is up while its cgroup
-/// holds a process, done cleanly once that is empty, and a stop signals
-/// what is in its cgroup.
-#[test]
-fn main_without_a_guessed_main_pid_lives_on_its_cgroup() {
-    let forking = || {
-        let mut s = svc(UnitType::BackgroundPidfile);
-        s.extras.pidfile = None;
-        s.extras.guess_main_pid = Some(false);
-        let mut t = T::new(s);
-        t.spawned(Role::Pre(0));
-        t.exited(10, OK);
-        t.spawned(Role::Main);
-        t
-    };
-    let mut t = forking();
-    let a = t.step(Event::Exited(Role::Main, 11, OK));
-    assert_eq!(a, ["await an empty cgroup"]);
-    assert_eq!((t.phase(), t.state()), (Phase::Up, UnitState::Running));
-    assert_eq!(t.p.records[0].main_pid, None);
-    // Its stop-post commands, then idle: a clean end.
-    assert_eq!(t.step(Event::CgroupEmpty), ["spawn StopPost(0)"]);
-    assert!(t.p.records[0].rare().failure.is_none());
-
-    let mut t = forking();
-    t.step(Event::Exited(Role::Main, 11, OK));
-    assert_eq!(t.step(Event::Stop("stop")), ["spawn Stop"]);
-    let stop = t.next_pid;
-    t.step(Event::Spawned(Role::Stop, stop));
-    let a = t.step(Event::Exited(Role::Stop, stop, OK));
-    assert_eq!(a, ["SIGTERM to Rest"]);
-}
-
 #[test]
 fn main_pidfile_read_is_up_or_read_again() {
     let mut t = main(UnitType::BackgroundPidfile);
