@@ -1,7 +1,9 @@
 //! PID 1's whole memory, guarded (docs/performance.md, "Init memory with
 //! 1000 units running"): the static init as the images ship it
 //! (`contrib/build-static`), 1000 `sleep` units running in 10 layers (the
-//! graph of `scripts/heap-profile` and `bench_sleep`), and one `status`
+//! shape of `scripts/heap-profile`'s and `bench_sleep`'s graph; the other
+//! dependency of each unit is chosen by a formula here, not by their
+//! seeded generator), and one `status`
 //! request of the whole system answered. The test fails when the init's
 //! `VmRSS` then passes [`BUDGET_KIB`]: what grows is mostly the code PID 1
 //! touches (`RssFile`), which the per-unit heap budget
