@@ -87,21 +87,33 @@ impl Outcome {
 }
 
 /// Stops the transient services earlier tests of the boot left running,
-/// and resets failed units (not the transient scopes: the ssh session
-/// that runs the test is one). systemd's own harness boots a
-/// fresh machine for each test, so a test may leave its units behind:
-/// test 23's `one.service` (`systemd-run --unit=one … sleep infinity`)
-/// would make test 56's `systemd-run --unit=one` fail in a shared boot,
-/// under either init. Only the services that run are asked whether they
-/// are transient: a `systemctl show` of every service (`--all`, 159 in the
-/// image) asks for every inactive one, which under flotilla may read the
-/// search path again (it took 50 to 60 s of each round when every such
-/// ask read it; now only a change on disk since the last read does).
+/// resets failed units (not the transient scopes: the ssh session
+/// that runs the test is one), and removes what earlier tests of the boot
+/// left in `/tmp` (every entry that was not there at the boot's first
+/// round, listed then in `/run/systemd-tests-tmp`; never across a mount).
+/// systemd's own harness boots a fresh machine for each test, so a test
+/// may leave its units and files behind, and a later test of the same
+/// boot would fail on them under either init: test 23's `one.service`
+/// (`systemd-run --unit=one … sleep infinity`) would make test 56's
+/// `systemd-run --unit=one` fail; test 33's `tmp-hoge.mount` leaves its
+/// mount point, the directory `/tmp/hoge` (systemd creates a mount point
+/// and does not remove it, nor does flotilla), and test 63's
+/// `rm -f /tmp/hoge` fails on it. Neither a unit nor a file of a test is
+/// read by a later one: a test that passed in the oracle's boots passes
+/// in a cleaner one, so the cached results stand (`HARNESS` unchanged).
+/// Only the services that run are asked whether they are transient: a
+/// `systemctl show` of every service (`--all`, 159 in the image) asks for
+/// every inactive one, which under flotilla may read the search path again
+/// (it took 50 to 60 s of each round when every such ask read it; now only
+/// a change on disk since the last read does).
 const LEFTOVERS: &str = "t=$(systemctl show -p Id -p Transient \
      $(systemctl list-units --state=active,activating,deactivating,reloading --plain \
      --no-legend --type=service | awk '{print $1}') \
      2>/dev/null | awk -F= '/^Id=/ {id=$2} /^Transient=yes/ {print id}'); \
-     [ -n \"$t\" ] && systemctl stop $t >/dev/null 2>&1; systemctl reset-failed >/dev/null 2>&1;";
+     [ -n \"$t\" ] && systemctl stop $t >/dev/null 2>&1; systemctl reset-failed >/dev/null 2>&1; \
+     [ -e /run/systemd-tests-tmp ] || ls -A /tmp >/run/systemd-tests-tmp; \
+     ls -A /tmp | grep -vxF -f /run/systemd-tests-tmp | \
+     while IFS= read -r f; do rm -rf --one-file-system \"/tmp/$f\" 2>/dev/null; done;";
 
 /// Marks the two parts of one test's answer.
 const PART: &str = "==systemd-test-part==";

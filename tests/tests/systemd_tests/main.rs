@@ -140,13 +140,6 @@ const KNOWN: &[(&str, &str)] = &[
         "fails under systemd on this machine too (not run under flotilla)",
     ),
     (
-        "63",
-        "`rm -f /tmp/hoge` finds a directory: test 33's `tmp-hoge.mount`, earlier in the \
-         same boot, left its mount point `/tmp/hoge` behind under flotilla (not under \
-         systemd, whose run shares boots too); seen in the fresh-clone run of 2026-11-28, \
-         where 63 had passed after 33 in earlier runs; not yet traced in flotilla's code",
-    ),
-    (
         "42",
         "fails under systemd on this machine too (not run under flotilla)",
     ),
