@@ -12,6 +12,7 @@ mod emptied;
 mod freezer;
 mod instances;
 mod journal;
+mod leases;
 mod lifecycle;
 mod locale;
 mod logs;
