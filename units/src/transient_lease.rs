@@ -1,9 +1,10 @@
-//! A lease on a transient set (docs/control-protocol.md, `transient-lease`):
+//! A lease on a transient set (docs/control-protocol.md "Leases on transient sets"):
 //! the units it covers must be stopped from `stop_at` and dead by
 //! `kill_at`, unless a renewal moves both on first. The init keeps it and
 //! acts at those instants on its own, so that a client that holds a set
-//! and dies or freezes (`clusterd`, docs/cluster.md "The fence") leaves
-//! nothing running past what it promised elsewhere.
+//! and dies or freezes (`clusterd`, docs/cluster.md "A cut longer than the
+//! TTL: the fence") leaves nothing running past what it promised
+//! elsewhere.
 //!
 //! The logic only: what is due when, and what a request may ask. The
 //! instants are `CLOCK_MONOTONIC` nanoseconds, the clock both processes

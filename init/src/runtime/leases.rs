@@ -2,8 +2,8 @@
 //! [`flotilla_units::transient_lease`]): the init stops a set's covered
 //! units at the lease's `stop_at` and kills what is left of them at its
 //! `kill_at`, on its own, so that a client holding the set that dies or
-//! freezes (`clusterd`: docs/cluster.md "The fence") cannot leave them
-//! running past what it promised elsewhere. The instants join the loop's
+//! freezes (`clusterd`: docs/cluster.md "A cut longer than the TTL: the
+//! fence") cannot leave them running past what it promised elsewhere. The instants join the loop's
 //! other deadlines ([`Runtime::turn`]): no thread, no periodic tick.
 //!
 //! The stop takes the units out of the set, exactly as a

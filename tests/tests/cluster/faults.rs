@@ -190,7 +190,8 @@ fn a_random_schedule_of_faults_never_runs_a_unit_twice() {
             42..=49 if !c.stopped[m] => {
                 // As a cut longer than the TTL, but nothing of clusterd
                 // runs: the init's lease stops its units (docs/cluster.md
-                // "The fence"), the leader places them elsewhere.
+                // "A cut longer than the TTL: the fence"), the leader places
+                // them elsewhere.
                 if let Some(pid) = c.machines[m].clusterd_pid() {
                     c.fault("clusterd frozen longer than the TTL");
                     signal(pid, libc::SIGSTOP);
