@@ -1,5 +1,6 @@
-//! A lease on a transient set (docs/control-protocol.md "Leases on transient sets"):
-//! the units it covers must be stopped from `stop_at` and dead by
+//! A lease on a transient set (docs/control-protocol.md "Leases on
+//! transient sets"): the units it covers must be stopped from `stop_at`
+//! and dead by
 //! `kill_at`, unless a renewal moves both on first. The init keeps it and
 //! acts at those instants on its own, so that a client that holds a set
 //! and dies or freezes (`clusterd`, docs/cluster.md "A cut longer than the
@@ -93,14 +94,20 @@ impl Lease {
         }
     }
 
-    /// A renewal: the instants move (back too: the client knows best), the
-    /// units change when given, and a fence that fired is armed again.
+    /// A renewal: the units change when given; the instants move (back
+    /// too, while armed: the client knows best). A fence that fired is
+    /// armed again only by a later stop: a request with the instants it
+    /// fired at (the client's new list of units, sent before etcd answered
+    /// again) leaves its kill to come.
     pub fn renew(&mut self, stop_at: u64, kill_at: u64, units: Option<BTreeSet<String>>) {
-        self.stop_at = stop_at;
-        self.kill_at = kill_at;
         if let Some(u) = units {
             self.units = u;
         }
+        if self.stage != Stage::Armed && stop_at <= self.stop_at {
+            return;
+        }
+        self.stop_at = stop_at;
+        self.kill_at = kill_at;
         self.stopped.clear();
         self.stage = Stage::Armed;
     }
@@ -123,10 +130,11 @@ impl Lease {
         }
     }
 
-    /// The covered units are out of the set (`taken`: those it had).
-    pub fn stopped(&mut self, taken: BTreeSet<String>) {
-        self.units.retain(|u| !taken.contains(u));
-        self.stopped = taken;
+    /// The covered units are out of the set: the kill is for all of them,
+    /// those the client itself took out just before included (its clock
+    /// may have run a hair ahead).
+    pub fn stopped(&mut self) {
+        self.stopped = std::mem::take(&mut self.units);
         self.stage = Stage::Stopped;
     }
 
@@ -136,8 +144,8 @@ impl Lease {
         self.stage = Stage::Killed;
     }
 
-    /// The set's units are now `members`: the covered ones it lost are
-    /// covered no more.
+    /// The set's units are `members` (at a renewal): the covered ones it
+    /// lost are covered no more.
     pub fn keep_only(&mut self, members: &BTreeSet<&str>) {
         self.units.retain(|u| members.contains(u.as_str()));
     }
@@ -158,9 +166,13 @@ mod tests {
         assert_eq!(l.next_at(), Some(Instant(100)));
         assert_eq!(l.due(Instant(99)), None);
         assert_eq!(l.due(Instant(100)), Some(Due::Stop));
-        l.stopped(names(&["a", "b"]));
+        l.stopped();
         assert!(l.units.is_empty());
         assert_eq!(l.next_at(), Some(Instant(150)));
+        // The same instants again, with new units: the kill still comes.
+        l.renew(100, 150, Some(BTreeSet::new()));
+        assert_eq!(l.stage, Stage::Stopped);
+        assert_eq!(l.stopped, names(&["a", "b"]));
         assert_eq!(l.due(Instant(120)), None);
         assert_eq!(l.due(Instant(150)), Some(Due::Kill));
         l.killed();

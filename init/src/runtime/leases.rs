@@ -58,12 +58,18 @@ impl<S: Sys> Runtime<S> {
             };
         }
         let units: Option<BTreeSet<String>> = units.map(|u| u.into_iter().collect());
+        let members: BTreeSet<String> = members
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         let left = Instant(stop_at).since(self.now());
         let lease = self
             .units
             .leases
             .entry(set.clone())
             .or_insert_with(|| Lease::new(stop_at, kill_at, BTreeSet::new()));
+        lease.keep_only(&members.iter().map(String::as_str).collect());
         lease.renew(stop_at, kill_at, units);
         Reply::Accepted {
             message: format!(
@@ -109,10 +115,12 @@ impl<S: Sys> Runtime<S> {
             .filter(|u| self.units.in_transient(set, u))
             .cloned()
             .collect();
-        self.sys.console(&format!(
-            "init: {set} lease expired: stopping {} units of the transient set `{set}`",
-            taken.len()
-        ));
+        if !lease.units.is_empty() {
+            self.sys.console(&format!(
+                "init: {set} lease expired: stopping {} units of the transient set `{set}`",
+                lease.units.len()
+            ));
+        }
         if !taken.is_empty() {
             let remove = taken.iter().cloned().collect();
             if let Reply::Error {
@@ -128,7 +136,7 @@ impl<S: Sys> Runtime<S> {
             }
         }
         if let Some(lease) = self.units.leases.get_mut(set) {
-            lease.stopped(taken);
+            lease.stopped();
         }
     }
 

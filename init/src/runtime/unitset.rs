@@ -236,17 +236,12 @@ impl UnitSet {
         Some(units.iter().map(|u| u.name.as_str()).collect())
     }
 
-    /// The transient sets changed: a lease covers only units its set has,
-    /// and a set that is gone has none.
+    /// The transient sets changed: a set that is gone has no lease (a
+    /// lease forgets the units its set lost at its next renewal: until
+    /// then its kill still reaches one a client took out just before).
     fn keep_leases(&mut self) {
         let transient = &self.transient;
-        self.leases.retain(|set, lease| match transient.get(set) {
-            Some(units) => {
-                lease.keep_only(&units.iter().map(|u| u.name.as_str()).collect());
-                true
-            }
-            None => false,
-        });
+        self.leases.retain(|set, _| transient.contains_key(set));
     }
 
     /// Whether the transient set `set` has a unit named `name`.

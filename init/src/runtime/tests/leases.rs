@@ -222,3 +222,33 @@ fn a_reexec_carries_the_lease() {
     let units: Vec<&str> = carried.units.iter().map(String::as_str).collect();
     assert_eq!(units, ["a", "b"]);
 }
+
+/// A covered unit the client took out of the set itself just before the
+/// stop (its clock a hair ahead) is killed at the kill time all the same;
+/// at the next renewal the lease forgets it.
+#[test]
+fn the_kill_reaches_a_unit_taken_out_just_before_the_stop() {
+    let mut h = with_set();
+    let a = h.pid("a");
+    let req = lease(&h, Duration::from_millis(1600), Some(&["a", "b"]));
+    let Request::TransientLease { kill_at, .. } = &req else {
+        unreachable!()
+    };
+    let kill_at = kill_at.unwrap_or_default();
+    accepted(&h.request(req));
+    let r = h.request(Request::TransientPatch {
+        set: "cluster".into(),
+        upsert: Vec::new(),
+        remove: vec!["a".into()],
+    });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    h.sys().take_calls();
+    h.turn_until("the kill", |h| {
+        processes_and_waits(&h.sys().calls())
+            .iter()
+            .any(|c| c == &format!("killpg {a} {}", libc::SIGKILL))
+    });
+    // At the lease's kill time, not at the end of a's own stop timeout.
+    assert_eq!(h.sys().monotonic_now().0, kill_at);
+    assert_eq!(h.state("g"), UnitState::Running);
+}
