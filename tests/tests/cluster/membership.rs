@@ -109,6 +109,33 @@ fn stays_on_b<'a>(
     }
 }
 
+/// A reaches etcd again (after its fault ended): it registers again
+/// within 3x the TTL and 5 s, and for 3x the TTL after that runs none of
+/// its old units, which stay on B (`same_on_b`, checked all along).
+fn a_back_its_units_stay_on_b(
+    a: &Machine,
+    b: &Machine,
+    what: &str,
+    same_on_b: &mut impl FnMut() -> Result<(), String>,
+) {
+    let end = Instant::now() + 3 * TTL + Duration::from_secs(5);
+    while machine_ips(b).len() < 2 {
+        same_on_b().unwrap_or_else(|e| panic!("{what}, A coming back: {e}"));
+        assert!(
+            Instant::now() < end,
+            "A never registered again: {}",
+            a.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    hold(3 * TTL, what, same_on_b);
+    assert!(
+        a.init.running().is_empty(),
+        "A runs none of its old units: {:?}",
+        a.init.running()
+    );
+}
+
 fn machine_ips(m: &Machine) -> Vec<String> {
     let (_, b) = m.api("GET", "/fleet/v1/machines", None);
     // Nothing (an empty list) while the API does not answer.
@@ -408,29 +435,14 @@ fn a_partition_longer_than_the_ttl_fences_the_units_and_they_run_once() {
     // The partition goes on for a while, then ends.
     hold(TTL, "through the partition", &mut same_on_b);
     relay.reopen();
-    let end = Instant::now() + 3 * TTL + Duration::from_secs(5);
-    while !machine_ips(&b).contains(&"192.0.2.51".to_string()) {
-        same_on_b().unwrap_or_else(|e| panic!("A coming back: {e}"));
-        assert!(
-            Instant::now() < end,
-            "A never registered again: {}",
-            a.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    hold(3 * TTL, "after the partition", &mut same_on_b);
-    assert!(
-        a.init.running().is_empty(),
-        "A runs none of its old units: {:?}",
-        a.init.running()
-    );
+    a_back_its_units_stay_on_b(&a, &b, "after the partition", &mut same_on_b);
     let log = a.log();
     assert!(log.contains("fence: no keep-alive"), "{log}");
 }
 
 /// A clusterd frozen (SIGSTOP) past the TTL fences nothing itself: the
-/// init does, by the lease clusterd last renewed (docs/cluster.md "The
-/// fence"). A's units stop there before the leader (B) places them on B,
+/// init does, by the lease clusterd last renewed (docs/cluster.md "A cut
+/// longer than the TTL: the fence"). A's units stop there before the leader (B) places them on B,
 /// within 2x the TTL of the freeze, never running on both (checked every
 /// 20 ms). Resumed (SIGCONT), A's clusterd registers anew and its units
 /// stay on B, the same processes.
@@ -452,26 +464,11 @@ fn a_frozen_clusterd_leaves_the_fence_to_the_init_and_its_units_run_once() {
     let mut same_on_b = stays_on_b(&a, &b, &names, b.init.running());
     hold(TTL, "while A's clusterd is frozen", &mut same_on_b);
     signal(clusterd, libc::SIGCONT);
-    let end = Instant::now() + 3 * TTL + Duration::from_secs(5);
-    while machine_ips(&b).len() < 2 {
-        same_on_b().unwrap_or_else(|e| panic!("A's clusterd resumed: {e}"));
-        assert!(
-            Instant::now() < end,
-            "A never registered again: {}",
-            a.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    hold(3 * TTL, "after A's clusterd resumed", &mut same_on_b);
+    a_back_its_units_stay_on_b(&a, &b, "after A's clusterd resumed", &mut same_on_b);
     assert_eq!(
         a.clusterd_pid(),
         Some(clusterd),
         "the same clusterd runs on"
-    );
-    assert!(
-        a.init.running().is_empty(),
-        "A runs none of its old units: {:?}",
-        a.init.running()
     );
 }
 

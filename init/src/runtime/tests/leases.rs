@@ -207,15 +207,7 @@ fn a_reexec_carries_the_lease() {
     };
     let stop_at = stop_at.unwrap_or_default();
     accepted(&h.request(req));
-    h.sys().take_calls();
-    h.request(Request::Reexec);
-    let calls = h.sys().take_calls();
-    let Some(Call::Reexec { snapshot, .. }) =
-        calls.iter().find(|c| matches!(c, Call::Reexec { .. }))
-    else {
-        panic!("no reexec in {calls:?}");
-    };
-    let snap = flotilla_units::snapshot::decode(snapshot).unwrap_or_else(|e| panic!("{e}"));
+    let snap = h.reexec_snapshot();
     let carried = &snap.leases["cluster"];
     assert_eq!(carried.stop_at, stop_at);
     assert_eq!(carried.kill_at, stop_at + 300_000_000);

@@ -144,6 +144,20 @@ impl Harness {
         });
     }
 
+    /// The snapshot a `reexec` writes (the fake's `execve` then fails,
+    /// and the loop goes on).
+    fn reexec_snapshot(&mut self) -> flotilla_units::snapshot::Snapshot {
+        self.sys().take_calls();
+        self.request(Request::Reexec);
+        let calls = self.sys().take_calls();
+        let Some(Call::Reexec { snapshot, .. }) =
+            calls.iter().find(|c| matches!(c, Call::Reexec { .. }))
+        else {
+            panic!("no reexec in {calls:?}");
+        };
+        flotilla_units::snapshot::decode(snapshot).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// The state of unit `name`.
     fn state(&self, name: &str) -> UnitState {
         let p = &self.rt.planner;
