@@ -9,7 +9,8 @@
 //! for longer stops its non-global units before its presence can expire
 //! (the fence, docs/cluster.md "Agent"), so that a unit the engine places
 //! on another machine never runs twice; and so does a machine whose
-//! clusterd is frozen, its init keeping the fence.
+//! clusterd is frozen, or killed and not started again: its init keeps the
+//! fence.
 
 use crate::support::etcd::Etcd;
 use crate::support::relay::Relay;
@@ -133,6 +134,15 @@ fn a_back_its_units_stay_on_b(
         a.init.running().is_empty(),
         "A runs none of its old units: {:?}",
         a.init.running()
+    );
+}
+
+/// A's init says its lease on the set `cluster` expired and stopped units.
+fn init_fenced(a: &Machine) {
+    let out = std::fs::read_to_string(a.init.root.join("init.out")).unwrap_or_default();
+    assert!(
+        out.contains("init: cluster lease expired: stopping"),
+        "A's init fenced the units: {out}"
     );
 }
 
@@ -442,10 +452,10 @@ fn a_partition_longer_than_the_ttl_fences_the_units_and_they_run_once() {
 
 /// A clusterd frozen (SIGSTOP) past the TTL fences nothing itself: the
 /// init does, by the lease clusterd last renewed (docs/cluster.md "A cut
-/// longer than the TTL: the fence"). A's units stop there before the leader (B) places them on B,
-/// within 2x the TTL of the freeze, never running on both (checked every
-/// 20 ms). Resumed (SIGCONT), A's clusterd registers anew and its units
-/// stay on B, the same processes.
+/// longer than the TTL: the fence"). A's units stop there before the
+/// leader (B) places them on B, within 2x the TTL of the freeze, never
+/// running on both (checked every 20 ms). Resumed (SIGCONT), A's clusterd
+/// registers anew and its units stay on B, the same processes.
 #[test]
 fn a_frozen_clusterd_leaves_the_fence_to_the_init_and_its_units_run_once() {
     let etcd = Etcd::start();
@@ -456,11 +466,7 @@ fn a_frozen_clusterd_leaves_the_fence_to_the_init_and_its_units_run_once() {
     let frozen = Instant::now();
     let took = all_move_to_b_once(&a, &b, &names, frozen);
     eprintln!("frozen: every unit on B {took:?} after the freeze");
-    let out = std::fs::read_to_string(a.init.root.join("init.out")).unwrap_or_default();
-    assert!(
-        out.contains("init: cluster lease expired: stopping"),
-        "A's init fenced the units: {out}"
-    );
+    init_fenced(&a);
     let mut same_on_b = stays_on_b(&a, &b, &names, b.init.running());
     hold(TTL, "while A's clusterd is frozen", &mut same_on_b);
     signal(clusterd, libc::SIGCONT);
@@ -469,6 +475,47 @@ fn a_frozen_clusterd_leaves_the_fence_to_the_init_and_its_units_run_once() {
         a.clusterd_pid(),
         Some(clusterd),
         "the same clusterd runs on"
+    );
+}
+
+/// A clusterd killed that its init does not start again (frozen, told to
+/// stop, then SIGKILL before it could purge anything): no clusterd runs
+/// on A, and its init's lease stops A's units before B runs them, never
+/// on both; they stay on B, and A runs none of them.
+#[test]
+fn a_killed_clusterd_not_restarted_leaves_the_fence_to_the_init() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let (a, b, names) = b_leads_a_runs_units(&etcd, &etcd.url(), dir.path(), ("kild", 63), "k");
+    let clusterd = a.clusterd_pid().expect("A's clusterd runs");
+    signal(clusterd, libc::SIGSTOP);
+    let frozen = Instant::now();
+    // Its stop signal waits while it is frozen; the SIGKILL ends it first.
+    let control = a.init.control.display().to_string();
+    let stop =
+        std::thread::spawn(move || initctl(&["--control", &control, "stop", "clusterd"], &[]));
+    wait_for(Duration::from_secs(5), "clusterd stopping", || {
+        let l = a.init.list();
+        (l.get("clusterd")?.state == flotilla_units::state::UnitState::Stopping).then_some(())
+    });
+    signal(clusterd, libc::SIGKILL);
+    let out = stop.join().expect("initctl");
+    assert_eq!(out.code, 0, "{out:?}");
+    let took = all_move_to_b_once(&a, &b, &names, frozen);
+    eprintln!("killed: every unit on B {took:?} after the freeze");
+    let mut same_on_b = stays_on_b(&a, &b, &names, b.init.running());
+    hold(2 * TTL, "with no clusterd on A", &mut same_on_b);
+    assert_eq!(a.clusterd_pid(), None, "clusterd stays stopped");
+    assert!(
+        !a.log().contains("left the cluster"),
+        "clusterd purged nothing: {}",
+        a.log()
+    );
+    init_fenced(&a);
+    assert!(
+        a.init.running().is_empty(),
+        "A runs none of its old units: {:?}",
+        a.init.running()
     );
 }
 
