@@ -120,6 +120,9 @@ enum Ev {
     InitUp,
     /// The init went away.
     InitDown,
+    /// The init took this clusterd's first renewal of its lease ([`renew`]):
+    /// one left by an earlier clusterd may have fired after the first list.
+    Relist,
 }
 
 struct Agent {
@@ -310,6 +313,7 @@ impl Agent {
                 self.local.reset();
             }
             Ev::InitDown => self.init_up = false,
+            Ev::Relist => self.local.reset(),
         }
     }
 

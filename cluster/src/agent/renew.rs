@@ -14,7 +14,9 @@
 //!
 //! What the init holds is told back to the agent (`held`): its fence
 //! knows from it when the init stopped the units, and lifts only once
-//! the init holds a renewal again.
+//! the init holds a renewal again. The first renewal a clusterd gets
+//! taken has the agent list the init again: a lease an earlier clusterd
+//! left may have fired between the agent's first list and then.
 
 use super::fence::Times;
 use super::local::SET;
@@ -24,7 +26,7 @@ use flotilla_units::protocol::{Reply, Request};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 /// The units the lease covers, as the agent last applied them (`None`:
@@ -72,8 +74,10 @@ pub(super) async fn renew(
     mut expiry: watch::Receiver<Option<Instant>>,
     mut covered: watch::Receiver<Covered>,
     held: watch::Sender<Option<Instant>>,
+    tx: mpsc::Sender<super::Ev>,
 ) {
     let mut conn: Option<Connection> = None;
+    let mut first = true;
     // The covered units the init has (none known on a new connection).
     let mut sent: Covered = None;
     let mut said = String::new();
@@ -100,6 +104,9 @@ pub(super) async fn renew(
                     }
                     move_on(&held, deadline);
                     said.clear();
+                    if std::mem::take(&mut first) {
+                        let _ = tx.send(super::Ev::Relist).await;
+                    }
                 }
                 Ok(Ok(Reply::Error {
                     message, details, ..
@@ -145,6 +152,7 @@ impl super::Agent {
             self.expiry.subscribe(),
             self.covered.subscribe(),
             self.held.clone(),
+            self.tx.clone(),
         ));
     }
 
