@@ -84,9 +84,10 @@ impl<S: Sys> Runtime<S> {
         self.units.leases.values().filter_map(Lease::next_at).min()
     }
 
-    /// Does what the leases have due now.
+    /// Does what the leases have due now (not in a shutdown, which stops
+    /// every unit anyway).
     pub(super) fn fire_leases(&mut self) {
-        if self.units.leases.is_empty() {
+        if self.units.leases.is_empty() || self.shutdown.is_some() {
             return;
         }
         let now = self.now();
