@@ -26,13 +26,15 @@
 //!   its absence: docs/cluster.md "Reconcile before acting").
 //!   An etcd outage shorter than most of the TTL changes nothing locally:
 //!   units keep running, and the agent re-reads when etcd is back.
-//! - The fence ([`fence`]): when no keep-alive of the presence lease has
-//!   been answered for so long that the lease may soon expire (and the
-//!   engine, elsewhere, place this machine's units on another), the agent
-//!   stops its non-global units, and kills what has not stopped before the
-//!   lease's earliest expiry. It lifts the fence once etcd answers again,
-//!   reading the schedule anew: with its lease alive the units start
-//!   again; with a new lease it runs what the engine gives it.
+//! - The fence ([`fence`], [`renew`]): each answered keep-alive of the
+//!   presence lease renews a lease the init keeps on the set: should no
+//!   answer come for so long that the presence may soon expire (and the
+//!   engine, elsewhere, place this machine's units on another), the init
+//!   stops the non-global units, and kills what has not stopped before the
+//!   presence's earliest expiry, whether clusterd runs or not. The agent
+//!   lifts the fence once etcd answers again, reading the schedule anew:
+//!   with its lease alive the units start again; with a new lease it runs
+//!   what the engine gives it.
 //! - States (`state/<id>/<unit>`, bound to the lease) are written for the
 //!   marked units after the init took them and when the init reports a
 //!   change (`subscribe`), in batches; `currentState` is what was really
@@ -52,6 +54,7 @@ mod limits;
 mod local;
 mod logs;
 mod pace;
+mod renew;
 
 pub use local::{systemd_states, SET};
 pub use logs::MAX_LINES as MAX_LOG_LINES;
@@ -117,6 +120,9 @@ enum Ev {
     InitUp,
     /// The init went away.
     InitDown,
+    /// The init took this clusterd's first renewal of its lease ([`renew`]):
+    /// one left by an earlier clusterd may have fired after the first list.
+    Relist,
 }
 
 struct Agent {
@@ -163,6 +169,10 @@ struct Agent {
     /// The earliest instant the presence lease can expire, by the last
     /// keep-alive etcd answered ([`fence`]); the keeper moves it on.
     expiry: watch::Sender<Option<Instant>>,
+    /// That expiry as the init's lease was last renewed to ([`renew`]).
+    held: watch::Sender<Option<Instant>>,
+    /// The units the init's lease covers ([`renew`]).
+    covered: watch::Sender<renew::Covered>,
     /// Where the fence stands.
     fence: Fence,
     /// The units the fence stopped.
@@ -204,9 +214,12 @@ pub async fn run(reg: Registry, cfg: AgentConfig) {
         holds: BTreeMap::new(),
         restarts: BTreeSet::new(),
         expiry: watch::Sender::new(None),
+        held: watch::Sender::new(None),
+        covered: watch::Sender::new(None),
         fence: Fence::Open,
         fenced: BTreeSet::new(),
     };
+    a.start_renewal();
     let mut retry_at: Option<Instant> = Some(Instant::now());
     loop {
         let retry = sleep_until(retry_at);
@@ -300,6 +313,7 @@ impl Agent {
                 self.local.reset();
             }
             Ev::InitDown => self.init_up = false,
+            Ev::Relist => self.local.reset(),
         }
     }
 
@@ -516,6 +530,7 @@ impl Agent {
         {
             Ok(touched) => {
                 self.unreported.extend(touched);
+                self.publish_covered();
                 self.restart_held().await;
             }
             Err(e) => {

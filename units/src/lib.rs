@@ -79,6 +79,7 @@ pub mod targets;
 pub mod time;
 pub mod timer;
 pub mod timespan;
+pub mod transient_lease;
 pub mod trigger;
 pub mod tz;
 pub mod unit_messages;

@@ -58,6 +58,10 @@ pub struct Snapshot {
     /// The transient sets by name.
     #[serde(default)]
     pub transient: BTreeMap<String, Vec<UnitSpec>>,
+    /// The leases on transient sets, by set (their instants are
+    /// `CLOCK_MONOTONIC`'s, which the re-exec does not move).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub leases: BTreeMap<String, crate::transient_lease::Lease>,
     /// Units wanted besides the target's (`initctl run`, `want`).
     #[serde(default)]
     pub wants: Vec<WantCarry>,

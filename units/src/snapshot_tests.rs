@@ -187,6 +187,7 @@ prop_compose! {
                 .into_iter()
                 .map(|(set, us)| (set, us.iter().map(|(n, a)| spec(n, a)).collect()))
                 .collect(),
+            leases: BTreeMap::new(),
             wants: wants.into_iter().map(|(unit, kept)| WantCarry { unit, kept }).collect(),
             held: Vec::new(),
             units,
@@ -239,6 +240,7 @@ fn minimal() -> Snapshot {
         dir_units: Vec::new(),
         load_errors: Vec::new(),
         transient: BTreeMap::new(),
+        leases: BTreeMap::new(),
         wants: Vec::new(),
         held: Vec::new(),
         units: vec![UnitCarry::idle("a")],

@@ -12,18 +12,27 @@
 //! while etcd answers the deadline stays about nine tenths of a TTL ahead.
 //! When no answer comes:
 //!
-//! - at `deadline - TTL/5` ([`Times::stop_at`]) the agent stops the
-//!   non-global units the engine placed here (a global unit runs on every
-//!   machine whose metadata matches: the engine never gives it to another
-//!   machine in this one's place, so there is no second copy to fear);
+//! - at `deadline - TTL/5` ([`Times::stop_at`]) the non-global units the
+//!   engine placed here are stopped (a global unit runs on every machine
+//!   whose metadata matches: the engine never gives it to another machine
+//!   in this one's place, so there is no second copy to fear);
 //! - at `deadline - TTL/20` ([`Times::kill_at`]) whatever of them has not
 //!   stopped yet gets SIGKILL, so that it is gone by the deadline.
+//!
+//! The init does both, by the lease on the set `cluster` the agent renews
+//! with these instants at each answered keep-alive ([`super::renew`]): a
+//! clusterd that is killed and not restarted, or frozen, cannot keep the
+//! fence from going up. The agent follows the lease the init holds
+//! (`held`): once its stop time has passed, the init has taken the units
+//! out of the set, and the agent lists the init again rather than trust
+//! what it last applied. It lifts the fence when etcd answers again and
+//! the init holds a renewal: with the presence lease still alive, or with
+//! a new one after registering anew.
 //!
 //! A cut (or an outage of etcd itself: the agent cannot tell them apart)
 //! shorter than `TTL - TTL/5 - TTL/10` (seven tenths of the TTL, less the
 //! moment the keep-alive takes to get through again) therefore stops
-//! nothing. The fence is lifted when etcd answers again: with the lease
-//! still alive, or with a new one after registering anew.
+//! nothing.
 
 use crate::model::Assignment;
 use crate::stored::RegistryError;
@@ -71,25 +80,26 @@ pub enum Fence {
     /// The units run as the engine placed them.
     #[default]
     Open,
-    /// Their stop was asked of the init.
+    /// The init has taken them out of the set.
     Stopping,
-    /// What had not stopped was killed.
+    /// The init has killed what had not stopped.
     Killed,
 }
 
-/// What the fence must do now.
+/// What the fence has come to now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Due {
     /// Nothing yet; look again at the instant (none: nothing to wait for).
     Wait(Option<Instant>),
-    /// Stop the non-global units.
+    /// The non-global units are stopped.
     Stop,
-    /// Kill what of them still runs.
+    /// What of them still ran is killed.
     Kill,
 }
 
-/// What is due at `now` for a fence in state `fence`, given the lease's
-/// earliest expiry (`None`: no lease was ever answered, nothing to fence).
+/// What is due at `now` for a fence in state `fence`, given the earliest
+/// expiry of the presence lease that the init's lease was last renewed to
+/// (`None`: never, nothing to fence).
 pub fn due(now: Instant, fence: Fence, expiry: Option<Instant>, ttl: Duration) -> Due {
     let Some(deadline) = expiry else {
         return Due::Wait(None);
@@ -105,13 +115,12 @@ pub fn due(now: Instant, fence: Fence, expiry: Option<Instant>, ttl: Duration) -
 }
 
 /// Whether a fence may be lifted at `now`: etcd answered a keep-alive so
-/// recently that the stop would not be due yet.
+/// recently, and the init took its renewal, that the stop is not due yet.
 pub fn renewed(now: Instant, expiry: Option<Instant>, ttl: Duration) -> bool {
     expiry.is_some_and(|d| now < Times::before(d, ttl).stop_at)
 }
 
-// The agent's side: when the fence is due, what it stops and kills, and
-// lifting it.
+// The agent's side: following the init's fence, and lifting it.
 
 /// Sleeps until `t`; for ever without one.
 pub(super) async fn sleep_until(t: Option<Instant>) {
@@ -121,17 +130,17 @@ pub(super) async fn sleep_until(t: Option<Instant>) {
     }
 }
 
-/// Resolves when the fence has something to do: followed as each answered
-/// keep-alive moves the lease's earliest expiry on, without waking the
-/// agent. `fence` is where the fence stood when it was made.
-async fn fence_due(mut expiry: watch::Receiver<Option<Instant>>, fence: Fence, ttl: Duration) {
+/// Resolves when the fence has something to do: followed as each renewal
+/// the init takes moves the expiry on, without waking the agent. `fence`
+/// is where the fence stood when it was made.
+async fn fence_due(mut held: watch::Receiver<Option<Instant>>, fence: Fence, ttl: Duration) {
     loop {
-        let at = *expiry.borrow_and_update();
+        let at = *held.borrow_and_update();
         match due(Instant::now(), fence, at, ttl) {
             Due::Wait(t) => {
                 tokio::select! {
                     _ = sleep_until(t) => {}
-                    changed = expiry.changed() => {
+                    changed = held.changed() => {
                         if changed.is_err() {
                             sleep_until(t).await;
                         }
@@ -162,25 +171,29 @@ pub(super) fn in_force(
 }
 
 impl super::Agent {
-    /// The lease's earliest expiry, as the last answered keep-alive set it
-    /// (it stays when the keeper goes: the deadline it gave still holds).
+    /// The presence lease's earliest expiry that the init's lease was last
+    /// renewed to (it stays when the keeper goes: the instants it gave
+    /// still hold).
     pub(super) fn expiry(&self) -> Option<Instant> {
-        *self.expiry.borrow()
+        *self.held.borrow()
     }
 
     /// Resolves when the fence next has something to do.
     pub(super) fn fence_due(&self) -> impl std::future::Future<Output = ()> + 'static {
-        fence_due(self.expiry.subscribe(), self.fence, self.cfg.ttl)
+        fence_due(self.held.subscribe(), self.fence, self.cfg.ttl)
     }
 
-    /// Does what the fence has due: stops the non-global units, or kills
-    /// what of them still runs. Only the init is asked: etcd is not needed.
+    /// Follows what the init's lease has done: at its stop the init took
+    /// the non-global units out of the set (what the agent last applied is
+    /// stale: the init is listed again, and only the global units are
+    /// applied until the fence lifts); at its kill it killed what was
+    /// left. Only the init is asked: etcd is not needed.
     pub(super) async fn refence(&mut self) {
         loop {
             match due(Instant::now(), self.fence, self.expiry(), self.cfg.ttl) {
                 Due::Wait(_) => {
-                    // A stop the init could not take yet (it was away) is
-                    // sent again: a step would wait for etcd first.
+                    // What the init has is sent again while it was away (a
+                    // step would wait for etcd first).
                     if self.fence != Fence::Open
                         && (!self.dirty.is_empty() || self.local.applied.is_none())
                     {
@@ -201,25 +214,16 @@ impl super::Agent {
                         .map(|d| d.saturating_duration_since(Instant::now()))
                         .unwrap_or_default();
                     eprintln!(
-                        "clusterd: agent: fence: no keep-alive of the presence lease answered, which may expire in {left:?}: stopping the {} non-global units placed here",
+                        "clusterd: agent: fence: no keep-alive of the presence lease answered, which may expire in {left:?}: the init's lease stops the {} non-global units placed here",
                         self.fenced.len()
                     );
                     self.dirty.extend(self.fenced.iter().cloned());
+                    self.local.reset();
                     self.apply(true).await;
                 }
                 Due::Kill => {
+                    // The init killed what of them was left.
                     self.fence = Fence::Killed;
-                    match self.local.kill(&self.cfg.control, &self.fenced).await {
-                        Ok(killed) if killed.is_empty() => {}
-                        Ok(killed) => eprintln!(
-                            "clusterd: agent: fenced units still running at the lease's deadline, killed: {}",
-                            killed.join(" ")
-                        ),
-                        Err(e) => {
-                            eprintln!("clusterd: agent: killing the fenced units: {e}");
-                            self.local.reset();
-                        }
-                    }
                 }
             }
         }

@@ -15,7 +15,6 @@
 use crate::control;
 use crate::model::{Assignment, ClusterState};
 use flotilla_units::protocol::{ErrorCode, Reply, Request, UnitStatus};
-use flotilla_units::signal::Signal;
 use flotilla_units::spec::{UnitSpec, UnitType};
 use flotilla_units::specifier::SpecifierContext;
 use flotilla_units::state::UnitState;
@@ -378,41 +377,6 @@ impl Local {
                 "the init did not restart it: {other:?}"
             ))),
         }
-    }
-
-    /// Sends SIGKILL to every process of the units `names` that the init
-    /// still has up (stopping, as a unit removed from the set is until its
-    /// processes are gone): the fence's last resort before its deadline
-    /// ([`super::fence`]). Returns the units killed.
-    pub async fn kill(
-        &mut self,
-        control: &Path,
-        names: &BTreeSet<String>,
-    ) -> std::io::Result<Vec<String>> {
-        let reply = self.request(control, Request::List).await?;
-        let Reply::List { units } = reply else {
-            return Err(std::io::Error::other(format!(
-                "unexpected reply to list: {reply:?}"
-            )));
-        };
-        let mut killed = Vec::new();
-        for u in units {
-            if !names.contains(&u.unit)
-                || matches!(u.state, UnitState::Disabled | UnitState::Failed)
-            {
-                continue;
-            }
-            let req = Request::KillUnit {
-                unit: u.unit.clone(),
-                signal: Signal::KILL.0,
-                main_only: false,
-            };
-            // A unit whose processes ended meanwhile has none to kill.
-            if let Reply::Accepted { .. } = self.request(control, req).await? {
-                killed.push(u.unit);
-            }
-        }
-        Ok(killed)
     }
 
     /// (LOAD, ACTIVE, SUB, currentState) to report for an assigned unit,

@@ -21,6 +21,8 @@
 //! - `reports.rs`: state changes to the console, the unit logs and the
 //!   watchers; status views;
 //! - `unitset.rs`: the unit set (the directory, reload, transient sets);
+//! - `leases.rs`: leases on transient sets, stopping and killing their
+//!   units at the instants a client failed to renew;
 //! - `instances.rs`: instances of templates made at run time;
 //! - `fdstore.rs`: services' descriptor stores (`FDSTORE=1`);
 //! - `triggers.rs`, `watches.rs`, `accepts.rs`: socket and path units'
@@ -52,6 +54,7 @@ mod generators;
 mod held;
 mod instances;
 mod journald;
+mod leases;
 mod loading;
 mod locale;
 mod log_settings;
@@ -395,10 +398,14 @@ impl<S: Sys> Runtime<S> {
         let now = self.now();
         let timeout =
             if self.redrain.is_empty() && self.exits.is_empty() && self.failed_forks.is_empty() {
-                let deadline = match (self.planner.next_deadline(), self.throttle_at) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                let deadline = [
+                    self.planner.next_deadline(),
+                    self.throttle_at,
+                    self.next_lease_at(),
+                ]
+                .into_iter()
+                .flatten()
+                .min();
                 deadline.map(|t| t.since(now))
             } else {
                 Some(Duration::ZERO)
@@ -444,6 +451,10 @@ impl<S: Sys> Runtime<S> {
                 self.on_source(t);
             }
         }
+        // Before any request: one that comes after a lease's instant
+        // finds its units gone, as its sender (who reads the same clock)
+        // expects.
+        self.fire_leases();
         for inc in incoming {
             self.on_request(inc);
         }

@@ -5,9 +5,9 @@
 //!
 //! What is carried: the unit set as loaded (the directory's units and the
 //! transient sets: the directory is not read again, as a `reload` would),
-//! the target and the wants, each unit's planner record (phase, state,
-//! PIDs, restart counters, the pending timer as the time left), each
-//! unit's output pipes, notify socket and log ring, a service's
+//! the leases on transient sets (`leases.rs`), the target and the wants,
+//! each unit's planner record (phase, state, PIDs, restart counters, the
+//! pending timer as the time left), each unit's output pipes, notify socket and log ring, a service's
 //! descriptor store (`fdstore.rs`: each descriptor and its name), a socket unit's
 //! sockets (the service keeps accepting on the same ones, and what is
 //! queued in them waits) and an `Accept=yes` socket's connections, a
@@ -146,6 +146,7 @@ impl<S: Sys> Runtime<S> {
             dir_units: self.units.dir_specs(g),
             load_errors: self.units.load_errors().to_vec(),
             transient: self.units.transient_sets().clone(),
+            leases: self.units.leases.clone(),
             wants: self.planner.carry_wants(),
             held: self.planner.held().map(str::to_string).collect(),
             units: self.planner.carry(now),
@@ -241,6 +242,7 @@ impl<S: Sys> Runtime<S> {
             planner.graph(),
             snap.load_errors,
             snap.transient,
+            snap.leases,
         );
         // The manager's settings are read again, as systemd's re-exec
         // does (the unit files are not: they are carried).

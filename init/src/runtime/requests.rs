@@ -217,6 +217,15 @@ impl<S: Sys> Runtime<S> {
                 let r = self.patch_transient(set, upsert, remove);
                 self.reply(c, r);
             }
+            Request::TransientLease {
+                set,
+                stop_at,
+                kill_at,
+                units,
+            } => {
+                let r = self.lease_transient(set, stop_at, kill_at, units);
+                self.reply(c, r);
+            }
             Request::Mask { unit } => {
                 let r = self.mask(&unit);
                 self.reply(c, r);

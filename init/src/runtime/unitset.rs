@@ -19,6 +19,7 @@ use flotilla_units::protocol::{Applied, ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
 use flotilla_units::state::UnitState;
 use flotilla_units::time::Instant;
+use flotilla_units::transient_lease::Lease;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -136,6 +137,8 @@ pub(super) struct UnitSet {
     dir: DirUnits,
     /// The transient sets by name, each unit as it was given.
     transient: BTreeMap<String, Vec<UnitSpec>>,
+    /// The leases on transient sets, by set (`leases.rs`).
+    pub(super) leases: BTreeMap<String, Lease>,
     /// The errors of the unit set in force: the units they leave out. A
     /// reload tolerates these (the files are as they were at start, say a
     /// distribution's unit that flotilla cannot run) and refuses any other.
@@ -159,6 +162,7 @@ impl UnitSet {
         UnitSet {
             dir: DirUnits::keep(dir, graph),
             transient: BTreeMap::new(),
+            leases: BTreeMap::new(),
             load_errors,
             templates: None,
             last_read: None,
@@ -210,17 +214,34 @@ impl UnitSet {
     }
 
     /// The set carried across a re-exec: the directory's units, its
-    /// problems at start and the transient sets.
+    /// problems at start, the transient sets and their leases.
     pub(super) fn resumed(
         dir: Vec<(UnitSpec, Origin)>,
         graph: &Graph,
         load_errors: Vec<String>,
         transient: BTreeMap<String, Vec<UnitSpec>>,
+        leases: BTreeMap<String, Lease>,
     ) -> UnitSet {
         UnitSet {
             transient,
+            leases,
             ..UnitSet::new(dir, graph, load_errors)
         }
+    }
+
+    /// The names of the units of the transient set `set` (`None`: no such
+    /// set).
+    pub(super) fn members(&self, set: &str) -> Option<BTreeSet<&str>> {
+        let units = self.transient.get(set)?;
+        Some(units.iter().map(|u| u.name.as_str()).collect())
+    }
+
+    /// The transient sets changed: a set that is gone has no lease (a
+    /// lease forgets the units its set lost at its next renewal: until
+    /// then its kill still reaches one a client took out just before).
+    fn keep_leases(&mut self) {
+        let transient = &self.transient;
+        self.leases.retain(|set, _| transient.contains_key(set));
     }
 
     /// Whether the transient set `set` has a unit named `name`.
@@ -582,7 +603,10 @@ impl<S: Sys> Runtime<S> {
         };
         all.extend(self.units.transient_specs());
         match self.replace(all) {
-            Ok(applied) => Reply::Applied(applied),
+            Ok(applied) => {
+                self.units.keep_leases();
+                Reply::Applied(applied)
+            }
             Err(details) => {
                 match old {
                     Some(o) => self.units.transient.insert(set, o),

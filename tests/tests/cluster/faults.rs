@@ -4,7 +4,8 @@
 //! `FLOTILLA_CHAOS_SEED`, as the chaos soaks (`docs/chaos.md`): a
 //! machine's clusterd stopped (`initctl stop`: it purges its units and
 //! leaves) and started again, killed (SIGKILL: its init restarts it),
-//! its connection to etcd cut for less than the TTL and restored, cut for
+//! frozen (SIGSTOP) for longer than the TTL and resumed (its init stops its
+//! units by the lease clusterd last renewed), its connection to etcd cut for less than the TTL and restored, cut for
 //! longer than the TTL (a partition: the machine fences its units, the
 //! leader places them elsewhere once its presence expired) and restored,
 //! the engine's leader stopped (a new one takes over), and a machine
@@ -180,10 +181,23 @@ fn a_random_schedule_of_faults_never_runs_a_unit_twice() {
                 c.initctl(m, "start");
                 c.stopped[m] = false;
             }
-            30..=49 if !c.stopped[m] => {
+            30..=41 if !c.stopped[m] => {
                 c.fault("clusterd killed");
                 if let Some(pid) = c.machines[m].clusterd_pid() {
                     signal(pid, libc::SIGKILL);
+                }
+            }
+            42..=49 if !c.stopped[m] => {
+                // As a cut longer than the TTL, but nothing of clusterd
+                // runs: the init's lease stops its units (docs/cluster.md
+                // "A cut longer than the TTL: the fence"), the leader places
+                // them elsewhere.
+                if let Some(pid) = c.machines[m].clusterd_pid() {
+                    c.fault("clusterd frozen longer than the TTL");
+                    signal(pid, libc::SIGSTOP);
+                    let frozen = TTL + Duration::from_millis(1500 + rng.below(1500) as u64);
+                    c.watch(frozen);
+                    signal(pid, libc::SIGCONT);
                 }
             }
             50..=61 => {

@@ -8,7 +8,9 @@
 //! a relay, [`Relay`]) for less than the TTL restarts nothing, and cut off
 //! for longer stops its non-global units before its presence can expire
 //! (the fence, docs/cluster.md "Agent"), so that a unit the engine places
-//! on another machine never runs twice.
+//! on another machine never runs twice; and so does a machine whose
+//! clusterd is frozen, or killed and not started again: its init keeps the
+//! fence.
 
 use crate::support::etcd::Etcd;
 use crate::support::relay::Relay;
@@ -57,6 +59,91 @@ fn launch_each_once(
         (w.len() == names.len() && w.values().all(|on| on.len() == 1)).then_some(w)
     });
     (names, placed)
+}
+
+/// Panics if a unit runs on two machines.
+fn never_twice(w: &BTreeMap<String, Vec<usize>>) {
+    if let Some((n, on)) = w.iter().find(|(_, on)| on.len() > 1) {
+        panic!("{n} runs on two machines at once: {on:?}");
+    }
+}
+
+/// Whether every unit of `names` runs on B (machine 1) alone.
+fn all_on_b(w: &BTreeMap<String, Vec<usize>>, names: &[String]) -> bool {
+    w.len() == names.len() && w.values().all(|on| on == &[1])
+}
+
+/// After a fault on A at `since`: checks every 20 ms that no unit runs on
+/// A and B at once until every unit of `names` runs on B, which must be
+/// within 2x the TTL; returns how long it took.
+fn all_move_to_b_once(a: &Machine, b: &Machine, names: &[String], since: Instant) -> Duration {
+    loop {
+        let w = where_running(&[a, b]);
+        never_twice(&w);
+        if all_on_b(&w, names) {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < 2 * TTL,
+            "A's units not running on B within 2x the TTL of the fault: {w:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A check for [`hold`]: every unit of `names` runs on B alone, as the
+/// same processes `on_b`.
+fn stays_on_b<'a>(
+    a: &'a Machine,
+    b: &'a Machine,
+    names: &'a [String],
+    on_b: BTreeMap<String, i32>,
+) -> impl FnMut() -> Result<(), String> + 'a {
+    move || {
+        let w = where_running(&[a, b]);
+        never_twice(&w);
+        let now = b.init.running();
+        match all_on_b(&w, names) && now == on_b {
+            true => Ok(()),
+            false => Err(format!("on {w:?}, B runs {now:?}, ran {on_b:?}")),
+        }
+    }
+}
+
+/// A reaches etcd again (after its fault ended): it registers again
+/// within 3x the TTL and 5 s, and for 3x the TTL after that runs none of
+/// its old units, which stay on B (`same_on_b`, checked all along).
+fn a_back_its_units_stay_on_b(
+    a: &Machine,
+    b: &Machine,
+    what: &str,
+    same_on_b: &mut impl FnMut() -> Result<(), String>,
+) {
+    let end = Instant::now() + 3 * TTL + Duration::from_secs(5);
+    while machine_ips(b).len() < 2 {
+        same_on_b().unwrap_or_else(|e| panic!("{what}, A coming back: {e}"));
+        assert!(
+            Instant::now() < end,
+            "A never registered again: {}",
+            a.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    hold(3 * TTL, what, same_on_b);
+    assert!(
+        a.init.running().is_empty(),
+        "A runs none of its old units: {:?}",
+        a.init.running()
+    );
+}
+
+/// A's init says its lease on the set `cluster` expired and stopped units.
+fn init_fenced(a: &Machine) {
+    let out = std::fs::read_to_string(a.init.root.join("init.out")).unwrap_or_default();
+    assert!(
+        out.contains("init: cluster lease expired: stopping"),
+        "A's init fenced the units: {out}"
+    );
 }
 
 fn machine_ips(m: &Machine) -> Vec<String> {
@@ -308,6 +395,34 @@ fn an_etcd_cut_restarts_nothing_shorter_than_the_ttl_and_fences_longer() {
     }
 }
 
+/// Machines `PREFIXB…` (192.0.2.N+1), started first so that its engine
+/// leads, and `PREFIXA…` (192.0.2.N) reaching etcd at `a_etcd`; four
+/// units `UNITi.service` launched through B, some placed on A. Returns A,
+/// B and the units.
+fn b_leads_a_runs_units(
+    etcd: &Etcd,
+    a_etcd: &str,
+    dir: &std::path::Path,
+    (prefix, n): (&str, u32),
+    unit: &str,
+) -> (Machine, Machine, Vec<String>) {
+    let id = |m: &str| format!("{prefix}{m}{}", "0".repeat(11 - prefix.len() - 1));
+    let b = start(etcd, dir, &id("B"), &format!("192.0.2.{}", n + 1));
+    wait_for(Duration::from_secs(10), "B leading", || {
+        (etcd_get(etcd, "/flotilla/engine/leader") == Some(id("B"))).then_some(())
+    });
+    let a = Machine::up(a_etcd, dir, &id("A"), &format!("192.0.2.{n}"));
+    wait_for(Duration::from_secs(10), "A in the machine list", || {
+        (machine_ips(&b).len() == 2).then_some(())
+    });
+    let (names, placed) = launch_each_once(&b, &[&a, &b], unit, n, 4);
+    assert!(
+        placed.values().any(|on| on == &[0]),
+        "least-loaded placement put units on A: {placed:?}"
+    );
+    (a, b, names)
+}
+
 /// A partition longer than the TTL while another machine leads: machine A
 /// cut off etcd (its relay cut) stops its units before its presence can
 /// expire, the leader (B, connected throughout) places them on B once it
@@ -319,78 +434,89 @@ fn a_partition_longer_than_the_ttl_fences_the_units_and_they_run_once() {
     let etcd = Etcd::start();
     let relay = Relay::start(etcd.url().trim_start_matches("http://"));
     let dir = tempdir();
-    // B first, so that its engine leads.
-    let b = start(&etcd, dir.path(), "partB000000", "192.0.2.52");
-    wait_for(Duration::from_secs(10), "B leading", || {
-        (etcd_get(&etcd, "/flotilla/engine/leader").as_deref() == Some("partB000000")).then_some(())
-    });
-    let a = Machine::up(&relay.url(), dir.path(), "partA000000", "192.0.2.51");
-    wait_for(Duration::from_secs(10), "A in the machine list", || {
-        (machine_ips(&b).len() == 2).then_some(())
-    });
-    let (names, placed) = launch_each_once(&b, &[&a, &b], "q", 52, 4);
-    assert!(
-        placed.values().any(|on| on == &[0]),
-        "least-loaded placement put units on A: {placed:?}"
-    );
+    let (a, b, names) = b_leads_a_runs_units(&etcd, &relay.url(), dir.path(), ("part", 51), "q");
 
     relay.cut();
     let cut = Instant::now();
-    let all_on_b = |w: &BTreeMap<String, Vec<usize>>| {
-        w.len() == names.len() && w.values().all(|on| on == &[1])
-    };
-    let never_twice = |w: &BTreeMap<String, Vec<usize>>| {
-        if let Some((n, on)) = w.iter().find(|(_, on)| on.len() > 1) {
-            panic!("{n} runs on two machines at once: {on:?}");
-        }
-    };
-    loop {
-        let w = where_running(&[&a, &b]);
-        never_twice(&w);
-        if all_on_b(&w) {
-            break;
-        }
-        assert!(
-            cut.elapsed() < 2 * TTL,
-            "A's units not running on B within 2x the TTL of the cut: {w:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    eprintln!(
-        "partition: every unit on B {:?} after the cut",
-        cut.elapsed()
-    );
+    let took = all_move_to_b_once(&a, &b, &names, cut);
+    eprintln!("partition: every unit on B {took:?} after the cut");
     let on_b = b.init.running();
-    let same_on_b = || {
-        let w = where_running(&[&a, &b]);
-        never_twice(&w);
-        let now = b.init.running();
-        match all_on_b(&w) && now == on_b {
-            true => Ok(()),
-            false => Err(format!("on {w:?}, B runs {now:?}, ran {on_b:?}")),
-        }
-    };
+    let mut same_on_b = stays_on_b(&a, &b, &names, on_b);
     // The partition goes on for a while, then ends.
-    hold(TTL, "through the partition", same_on_b);
+    hold(TTL, "through the partition", &mut same_on_b);
     relay.reopen();
-    let end = Instant::now() + 3 * TTL + Duration::from_secs(5);
-    while !machine_ips(&b).contains(&"192.0.2.51".to_string()) {
-        same_on_b().unwrap_or_else(|e| panic!("A coming back: {e}"));
-        assert!(
-            Instant::now() < end,
-            "A never registered again: {}",
-            a.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    hold(3 * TTL, "after the partition", same_on_b);
+    a_back_its_units_stay_on_b(&a, &b, "after the partition", &mut same_on_b);
+    let log = a.log();
+    assert!(log.contains("fence: no keep-alive"), "{log}");
+}
+
+/// A clusterd frozen (SIGSTOP) past the TTL fences nothing itself: the
+/// init does, by the lease clusterd last renewed (docs/cluster.md "A cut
+/// longer than the TTL: the fence"). A's units stop there before the
+/// leader (B) places them on B, within 2x the TTL of the freeze, never
+/// running on both (checked every 20 ms). Resumed (SIGCONT), A's clusterd
+/// registers anew and its units stay on B, the same processes.
+#[test]
+fn a_frozen_clusterd_leaves_the_fence_to_the_init_and_its_units_run_once() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let (a, b, names) = b_leads_a_runs_units(&etcd, &etcd.url(), dir.path(), ("frzn", 61), "f");
+    let clusterd = a.clusterd_pid().expect("A's clusterd runs");
+    signal(clusterd, libc::SIGSTOP);
+    let frozen = Instant::now();
+    let took = all_move_to_b_once(&a, &b, &names, frozen);
+    eprintln!("frozen: every unit on B {took:?} after the freeze");
+    init_fenced(&a);
+    let mut same_on_b = stays_on_b(&a, &b, &names, b.init.running());
+    hold(TTL, "while A's clusterd is frozen", &mut same_on_b);
+    signal(clusterd, libc::SIGCONT);
+    a_back_its_units_stay_on_b(&a, &b, "after A's clusterd resumed", &mut same_on_b);
+    assert_eq!(
+        a.clusterd_pid(),
+        Some(clusterd),
+        "the same clusterd runs on"
+    );
+}
+
+/// A clusterd killed that its init does not start again (frozen, told to
+/// stop, then SIGKILL before it could purge anything): no clusterd runs
+/// on A, and its init's lease stops A's units before B runs them, never
+/// on both; they stay on B, and A runs none of them.
+#[test]
+fn a_killed_clusterd_not_restarted_leaves_the_fence_to_the_init() {
+    let etcd = Etcd::start();
+    let dir = tempdir();
+    let (a, b, names) = b_leads_a_runs_units(&etcd, &etcd.url(), dir.path(), ("kild", 63), "k");
+    let clusterd = a.clusterd_pid().expect("A's clusterd runs");
+    signal(clusterd, libc::SIGSTOP);
+    let frozen = Instant::now();
+    // Its stop signal waits while it is frozen; the SIGKILL ends it first.
+    let control = a.init.control.display().to_string();
+    let stop =
+        std::thread::spawn(move || initctl(&["--control", &control, "stop", "clusterd"], &[]));
+    wait_for(Duration::from_secs(5), "clusterd stopping", || {
+        let l = a.init.list();
+        (l.get("clusterd")?.state == flotilla_units::state::UnitState::Stopping).then_some(())
+    });
+    signal(clusterd, libc::SIGKILL);
+    let out = stop.join().expect("initctl");
+    assert_eq!(out.code, 0, "{out:?}");
+    let took = all_move_to_b_once(&a, &b, &names, frozen);
+    eprintln!("killed: every unit on B {took:?} after the freeze");
+    let mut same_on_b = stays_on_b(&a, &b, &names, b.init.running());
+    hold(2 * TTL, "with no clusterd on A", &mut same_on_b);
+    assert_eq!(a.clusterd_pid(), None, "clusterd stays stopped");
+    assert!(
+        !a.log().contains("left the cluster"),
+        "clusterd purged nothing: {}",
+        a.log()
+    );
+    init_fenced(&a);
     assert!(
         a.init.running().is_empty(),
         "A runs none of its old units: {:?}",
         a.init.running()
     );
-    let log = a.log();
-    assert!(log.contains("fence: no keep-alive"), "{log}");
 }
 
 /// An outage of all of etcd longer than the fence's margin: the machines

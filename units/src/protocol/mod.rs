@@ -361,6 +361,28 @@ pub enum Request {
         #[serde(default)]
         remove: Vec<String>,
     },
+    /// A lease on the transient set `set` ([`crate::transient_lease`]):
+    /// the units it covers are taken out of the set at `stop_at` and every
+    /// process left of them gets SIGKILL at `kill_at`, unless a renewal (the
+    /// same request again) moves them on first. Both instants are
+    /// `CLOCK_MONOTONIC` nanoseconds; without them the set's lease is
+    /// cancelled. [`Reply::Accepted`], or an error with every problem (no
+    /// such set, `kill_at` before `stop_at`, a unit not in the set) and
+    /// nothing changed. Emptying the set cancels its lease too.
+    TransientLease {
+        /// The set's name, e.g. `cluster`.
+        set: String,
+        /// When the covered units are taken out of the set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_at: Option<u64>,
+        /// When what is left of them is killed (not before `stop_at`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kill_at: Option<u64>,
+        /// The units of the set it covers; absent: those it covered
+        /// before (none for a new lease), less any that left the set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        units: Option<Vec<String>>,
+    },
     /// Every state change as it happens ([`Reply::Changed`] lines, never final).
     Subscribe,
     /// The log writer's request (`flotilla-logd`): the connection becomes
@@ -543,6 +565,7 @@ impl Request {
                 | Request::Shutdown { .. }
                 | Request::TransientApply { .. }
                 | Request::TransientPatch { .. }
+                | Request::TransientLease { .. }
                 | Request::LogPull { .. }
                 | Request::Mask { .. }
                 | Request::Unmask { .. }

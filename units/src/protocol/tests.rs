@@ -82,6 +82,23 @@ fn transient_patch_wire_shape() {
 }
 
 #[test]
+fn transient_lease_wire_shape() {
+    let line = r#"{"v":1,"op":"transient-lease","set":"cluster","stop_at":1600,"kill_at":1900}"#;
+    let e: Envelope = serde_json::from_str(line).unwrap();
+    assert_eq!(
+        e.request,
+        Request::TransientLease {
+            set: "cluster".into(),
+            stop_at: Some(1600),
+            kill_at: Some(1900),
+            units: None,
+        }
+    );
+    assert!(e.request.is_mutating());
+    assert_eq!(serde_json::to_string(&e).unwrap(), line);
+}
+
+#[test]
 fn log_writer_wire_shape() {
     let e: Envelope = serde_json::from_str(
         r#"{"v":1,"op":"log-pull","ack":{"batch":3,"failed":[{"unit":"web","error":"full"}]}}"#,

@@ -12,6 +12,7 @@ mod emptied;
 mod freezer;
 mod instances;
 mod journal;
+mod leases;
 mod lifecycle;
 mod locale;
 mod logs;
@@ -141,6 +142,20 @@ impl Harness {
                 s.argv.first().map(String::as_str) == Some(argv0) && s.pid.is_some_and(|p| p != pid)
             })
         });
+    }
+
+    /// The snapshot a `reexec` writes (the fake's `execve` then fails,
+    /// and the loop goes on).
+    fn reexec_snapshot(&mut self) -> flotilla_units::snapshot::Snapshot {
+        self.sys().take_calls();
+        self.request(Request::Reexec);
+        let calls = self.sys().take_calls();
+        let Some(Call::Reexec { snapshot, .. }) =
+            calls.iter().find(|c| matches!(c, Call::Reexec { .. }))
+        else {
+            panic!("no reexec in {calls:?}");
+        };
+        flotilla_units::snapshot::decode(snapshot).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The state of unit `name`.

@@ -98,15 +98,7 @@ fn the_managers_environment_and_watchdogs_hold_across_a_reload_and_are_carried()
         }
         other => panic!("{other:?}"),
     }
-    h.sys().take_calls();
-    h.request(Request::Reexec);
-    let calls = h.sys().take_calls();
-    let Some(Call::Reexec { snapshot, .. }) =
-        calls.iter().find(|c| matches!(c, Call::Reexec { .. }))
-    else {
-        panic!("no reexec in {calls:?}");
-    };
-    let snap = snapshot::decode(snapshot).unwrap();
+    let snap = h.reexec_snapshot();
     let carried: Vec<(&str, &str)> = snap.manager_env.iter().collect();
     assert_eq!(carried, [("FOO", "BAR")]);
     assert!(!snap.service_watchdogs);
