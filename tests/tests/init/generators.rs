@@ -193,3 +193,53 @@ fn debian_getty_and_fstab_generators_feed_the_init() {
     // Nothing of Debian's started: the target is `default`.
     assert_eq!(init.unit(getty).state, UnitState::Disabled);
 }
+
+/// Debian's `systemd-sysv-generator` on an LSB script in a directory of
+/// the test's (`SYSTEMD_SYSVINIT_PATH`, `SYSTEMD_SYSVRCND_PATH`): the
+/// service it writes (`Type=forking`, `GuessMainPID=no`,
+/// `KillMode=process`, `RemainAfterExit=yes`) starts, restarts and
+/// stops under the init as under systemd (TEST-26's `issue-24990`).
+#[test]
+fn debian_sysv_generator_services_start_restart_and_stop() {
+    let dir = TestDir::new();
+    crate::service::lsb_script(&dir, "init.d/flotilla-lsb");
+    std::fs::create_dir_all(dir.join("rc.d")).expect("rc.d");
+    let gens = dir.join("gens");
+    std::fs::create_dir_all(&gens).expect("gens");
+    std::os::unix::fs::symlink(
+        "/lib/systemd/system-generators/systemd-sysv-generator",
+        gens.join("systemd-sysv-generator"),
+    )
+    .expect("link generator");
+    let out = dir.join("out");
+    let config = dir.file(
+        "init.yaml",
+        &format!(
+            "generators: [{}]\ngenerator-output: {}\n",
+            gens.display(),
+            out.display()
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [flotilla-lsb.service]\n",
+    );
+    let init = dir
+        .init()
+        .config(config)
+        .env(
+            "SYSTEMD_SYSVINIT_PATH",
+            &dir.join("init.d").display().to_string(),
+        )
+        .env(
+            "SYSTEMD_SYSVRCND_PATH",
+            &dir.join("rc.d").display().to_string(),
+        )
+        .start();
+    let unit = dir.ctl(&["cat", "flotilla-lsb.service"]).stdout;
+    for key in ["GuessMainPID=no", "KillMode=process", "RemainAfterExit=yes"] {
+        assert!(unit.contains(key), "{key} not in:\n{unit}");
+    }
+    let pids = crate::service::start_restart_stop(&init, &dir, "flotilla-lsb.service");
+    crate::service::kill_all(&pids);
+}

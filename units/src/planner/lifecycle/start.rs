@@ -245,6 +245,11 @@ impl Planner {
         self.records[u.index()].rare_reset(|r| r.runtime_extended = None);
         self.set_state(u, UnitState::Running, status);
         self.arm_running(u);
+        // Up with no main process to follow (`GuessMainPID=no`): it lasts
+        // while its cgroup holds a process.
+        if self.records[u.index()].rare().main_exit.is_some() {
+            self.actions.push(Action::AwaitEmpty { unit: u });
+        }
     }
 
     /// `Up` with `watchdog-sec`, a `WATCHDOG=1`: the next one is due
@@ -476,11 +481,20 @@ impl Planner {
     }
 
     /// Asks for the pidfile to be read, or, for a systemd `Type=forking`
-    /// unit without one, for the main PID to be guessed.
+    /// unit without one, for the main PID to be guessed; with
+    /// `GuessMainPID=no`, none is: as systemd's `service_enter_running`
+    /// with no main PID known, the service runs while its cgroup holds a
+    /// process, and its end is a clean one (as an `exit-type: cgroup`
+    /// service's whose main process exited 0).
     pub(super) fn read_pidfile(&mut self, u: UnitId) {
-        match self.spec_of(u).extras.pidfile.clone() {
-            Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
-            None => self.actions.push(Action::GuessMainPid { unit: u }),
+        let extras = &self.spec_of(u).extras;
+        match (extras.pidfile.clone(), extras.guess_main_pid) {
+            (Some(path), _) => self.actions.push(Action::ReadPidfile { unit: u, path }),
+            (None, Some(false)) => {
+                self.records[u.index()].rare_mut().main_exit = Some(ExitStatus::Code(0));
+                self.become_up(u, "running");
+            }
+            (None, _) => self.actions.push(Action::GuessMainPid { unit: u }),
         }
     }
 
