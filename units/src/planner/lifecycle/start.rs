@@ -440,7 +440,7 @@ impl Planner {
     }
 
     /// A oneshot is `exited`, its work done.
-    fn oneshot_exited(&mut self, u: UnitId) {
+    pub(super) fn oneshot_exited(&mut self, u: UnitId) {
         let i = u.index();
         self.leave_starting(u);
         self.clear_timer(u);
@@ -487,15 +487,24 @@ impl Planner {
     /// process, and its end is a clean one (as an `exit-type: cgroup`
     /// service's whose main process exited 0).
     pub(super) fn read_pidfile(&mut self, u: UnitId) {
-        let extras = &self.spec_of(u).extras;
-        match (extras.pidfile.clone(), extras.guess_main_pid) {
-            (Some(path), _) => self.actions.push(Action::ReadPidfile { unit: u, path }),
-            (None, Some(false)) => {
-                self.records[u.index()].rare_mut().main_exit = Some(ExitStatus::Code(0));
-                self.become_up(u, "running");
-            }
-            (None, _) => self.actions.push(Action::GuessMainPid { unit: u }),
+        if self.guesses_no_main_pid(u) {
+            self.records[u.index()].rare_mut().main_exit = Some(ExitStatus::Code(0));
+            self.become_up(u, "running");
+            return;
         }
+        match self.spec_of(u).extras.pidfile.clone() {
+            Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
+            None => self.actions.push(Action::GuessMainPid { unit: u }),
+        }
+    }
+
+    /// Whether the unit is a forking daemon with neither a pidfile nor a
+    /// main PID to guess (`GuessMainPID=no`): it lives on its cgroup.
+    pub(super) fn guesses_no_main_pid(&self, u: UnitId) -> bool {
+        let spec = self.spec_of(u);
+        spec.kind.row().ready == Ready::Pidfile
+            && spec.extras.pidfile.is_none()
+            && spec.extras.guess_main_pid == Some(false)
     }
 
     /// `Main` + a forking daemon without a pidfile left no process in its

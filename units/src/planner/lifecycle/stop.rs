@@ -202,14 +202,21 @@ impl Planner {
 
     /// `Up`/`Reloading` + the cgroup of an `exit-type: cgroup` service
     /// whose main process exited is empty: the service ends, judged by
-    /// that exit as with `exit-type: main`.
+    /// that exit as with `exit-type: main`. One with no main process
+    /// (`GuessMainPID=no`) and `RemainAfterExit=yes` is `exited` at once,
+    /// as systemd's `service_enter_running` makes it: its
+    /// `exec-stop-post` runs at its stop, not now.
     pub(super) fn cgroup_emptied(&mut self, u: UnitId) {
         let rec = &mut self.records[u.index()];
         let Some(status) = rec.rare().main_exit else {
             return;
         };
         rec.rare_reset(|r| r.main_exit = None);
-        self.main_exited(u, status);
+        if self.guesses_no_main_pid(u) && self.spec_of(u).remain_after_exit() {
+            self.oneshot_exited(u);
+        } else {
+            self.main_exited(u, status);
+        }
     }
 
     /// `Up`/`Reloading` + the pidfile read again after the main process

@@ -8,7 +8,7 @@ use super::super::super::record::{Phase, Timer};
 use super::super::Event;
 use super::{svc, Role, OK, T};
 use crate::context::process::KillMode;
-use crate::spec::UnitType;
+use crate::spec::{Command, UnitType};
 use crate::state::UnitState;
 
 /// `svc` as the SysV generator writes it (`Type=forking`,
@@ -58,6 +58,13 @@ fn an_empty_cgroup_ends_it_cleanly() {
             idle_without_failure(&t);
             assert_eq!(t.state(), UnitState::Exited, "{mode:?} {remain}");
         }
+    }
+    // Its `exec-stop-post` then with `RemainAfterExit=no` (a stop that
+    // is over); at its stop, not now, with `yes` (`exited`, as systemd's).
+    for (remain, actions) in [(false, vec!["spawn StopPost(0)"]), (true, vec![])] {
+        let mut t = up(KillMode::Process, remain);
+        t.running_with(|s| s.extras.exec_stop_post = vec![Command::new(["/bin/post"])].into());
+        assert_eq!(t.step(Event::CgroupEmpty), actions, "{remain}");
     }
 }
 
