@@ -342,9 +342,18 @@ pub(crate) fn kill_all(pids: &[i32]) {
 fn a_sysv_service_stops_with_its_stop_command() {
     assert!(cgroup2(), "no cgroup2 on this machine");
     let dir = TestDir::new();
-    let (_init, pids) = lsb_service(&dir, "process");
-    // Its starts' daemons (its stops' end by themselves).
+    let (init, pids) = lsb_service(&dir, "process");
+    // Its starts' daemons (its stops' end by themselves), and the words
+    // systemd has for them.
     let alive = [pids[0], pids[2]].map(procs::alive);
+    let left = format!(
+        "unit process {} (sleep) remains running after unit stopped",
+        pids[2]
+    );
+    wait_for(WAIT, "the note of what was left", || {
+        let log = init.ctl(&["logs", "lsb.service"]).stdout.clone();
+        log.contains(&left).then_some(())
+    });
     kill_all(&pids);
     assert_eq!(alive, [true, true], "{pids:?}");
 }
