@@ -580,7 +580,13 @@ impl<S: Sys> Runtime<S> {
             self.passed.release(&name);
         }
         if let Some(run) = run {
-            self.sys.end_unit(&run, keep_runtime);
+            // As systemd's words for what `KillMode=process` (a SysV
+            // service's) or `none` leaves behind.
+            for (pid, comm) in self.sys.end_unit(&run, keep_runtime) {
+                let note =
+                    format!("unit process {pid} ({comm}) remains running after unit stopped");
+                self.unit_note(unit, &note);
+            }
             self.forget_gone_slices();
             // What journald read of the unit goes with the run (nothing
             // is kept in the run for it: a running unit's memory is

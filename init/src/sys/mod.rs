@@ -577,8 +577,9 @@ pub trait Sys {
 
     /// Kills what is left of a run (by its `KillMode=`) and removes what
     /// [`Sys::start_unit`] made (`keep_runtime`: the runtime directories
-    /// stay for a restart, if the unit says so).
-    fn end_unit(&self, run: &unitrun::UnitRun, keep_runtime: bool);
+    /// stay for a restart, if the unit says so). The processes its
+    /// `KillMode=` left running, each with its name.
+    fn end_unit(&self, run: &unitrun::UnitRun, keep_runtime: bool) -> Vec<(Pid, String)>;
 
     /// Removes the cgroup [`Sys::setup_cgroups`] made for the init's units
     /// (at exit, after every unit ended).

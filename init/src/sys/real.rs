@@ -719,7 +719,7 @@ impl Sys for RealSys {
         super::adopt::signal(adoption, signal, but)
     }
 
-    fn end_unit(&self, run: &super::unitrun::UnitRun, keep_runtime: bool) {
+    fn end_unit(&self, run: &super::unitrun::UnitRun, keep_runtime: bool) -> Vec<(Pid, String)> {
         super::unitrun::end(run, keep_runtime)
     }
 

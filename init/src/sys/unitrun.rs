@@ -31,6 +31,7 @@ use super::cgroup::{self, Cgroups, UnitCgroup};
 use super::context::{self, ChildContext, Host, Params};
 use super::dirs::{self, PrivateTmp};
 use super::ipc;
+use super::Pid;
 
 /// The init's units' cgroups (`None`: no writable cgroup2, process
 /// groups only), the host's abilities and the machine's size, found once.
@@ -571,11 +572,15 @@ pub fn signal(run: &UnitRun, signal: i32, reached: super::Reached) -> usize {
 /// `process`, or `SendSIGKILL=no`, which leave them, as systemd does),
 /// then removes the cgroup
 /// if it is empty, the private `/tmp`, and the runtime directories unless
-/// they are preserved (`keep_runtime` for a restart).
-pub fn end(run: &UnitRun, keep_runtime: bool) {
+/// they are preserved (`keep_runtime` for a restart). The processes left
+/// running, each with its name (`/proc/PID/comm`).
+pub fn end(run: &UnitRun, keep_runtime: bool) -> Vec<(Pid, String)> {
+    let mut left = Vec::new();
     if let Some(cg) = &run.cgroup {
         if !run.no_sigkill && matches!(run.kill_mode, KillMode::ControlGroup | KillMode::Mixed) {
             let _ = cg.kill();
+        } else {
+            left = cg.pids().into_iter().map(|pid| (pid, comm(pid))).collect();
         }
         // Fails while killed processes are still dying, or while what
         // `SendSIGKILL=no` left runs: the next run's start removes it
@@ -605,6 +610,14 @@ pub fn end(run: &UnitRun, keep_runtime: bool) {
     if uid.is_some() || gid.is_some() {
         let _ = ipc::remove(uid, gid);
     }
+    left
+}
+
+/// A process's name (`/proc/PID/comm`), "" once it is gone.
+fn comm(pid: Pid) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim_end().to_string())
+        .unwrap_or_default()
 }
 
 /// Removes the cgroup made for this init (at its exit; the units' are

@@ -1016,13 +1016,13 @@ fn translate_takes_option_lists_without_positions() {
             o("Unit", "Description", "web %i"),
             o("Service", "ExecStart", "/bin/web --port 80%i"),
             o("Service", "Restart", "on-abort"),
-            o("Service", "GuessMainPID", "no"),
+            o("Service", "UtmpIdentifier", "web"),
             o("X-Fleet", "Conflicts", "web@*.service"),
         ],
     );
     assert_eq!(
         diags(&p),
-        ["etcd:web@2.service: warning: [Service] GuessMainPID= is not supported, ignored"]
+        ["etcd:web@2.service: warning: [Service] UtmpIdentifier= is not supported, ignored"]
     );
     assert_eq!(p.origin.file, "etcd:web@2.service");
     assert_eq!(p.origin.pos, Pos::default());

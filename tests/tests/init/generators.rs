@@ -128,29 +128,38 @@ fn generated_units_run_and_failing_or_hanging_generators_are_reported() {
     assert_eq!(init.unit("hello.service").state, UnitState::Exited);
 }
 
-#[test]
-fn debian_getty_and_fstab_generators_feed_the_init() {
-    let dir = TestDir::new();
-    dir.unit("default", "unit: default\ntype: virtual\n");
+/// The init's config running Debian's generators `names` (links to them
+/// in `gens`), their output in `out`, both in the test dir.
+fn debian_generators(dir: &TestDir, names: &[&str]) -> PathBuf {
     let gens = dir.join("gens");
     std::fs::create_dir_all(&gens).expect("gens");
-    for g in ["systemd-getty-generator", "systemd-fstab-generator"] {
+    for g in names {
         std::os::unix::fs::symlink(
             Path::new("/lib/systemd/system-generators").join(g),
             gens.join(g),
         )
         .expect("link generator");
     }
-    let fstab = dir.file("fstab", "/dev/vdz1 /srv/data ext4 defaults 0 2\n");
-    let out = dir.join("out");
-    let config = dir.file(
+    dir.file(
         "init.yaml",
         &format!(
             "generators: [{}]\ngenerator-output: {}\n",
             gens.display(),
-            out.display()
+            dir.join("out").display()
         ),
+    )
+}
+
+#[test]
+fn debian_getty_and_fstab_generators_feed_the_init() {
+    let dir = TestDir::new();
+    dir.unit("default", "unit: default\ntype: virtual\n");
+    let config = debian_generators(
+        &dir,
+        &["systemd-getty-generator", "systemd-fstab-generator"],
     );
+    let fstab = dir.file("fstab", "/dev/vdz1 /srv/data ext4 defaults 0 2\n");
+    let out = dir.join("out");
     let init = dir
         .init()
         .config(config)
@@ -192,4 +201,39 @@ fn debian_getty_and_fstab_generators_feed_the_init() {
     assert!(mount.contains("Before=local-fs.target"), "{mount}");
     // Nothing of Debian's started: the target is `default`.
     assert_eq!(init.unit(getty).state, UnitState::Disabled);
+}
+
+/// Debian's `systemd-sysv-generator` on an LSB script in a directory of
+/// the test's (`SYSTEMD_SYSVINIT_PATH`, `SYSTEMD_SYSVRCND_PATH`): the
+/// service it writes (`Type=forking`, `GuessMainPID=no`,
+/// `KillMode=process`, `RemainAfterExit=yes`) starts, restarts and
+/// stops under the init as under systemd (TEST-26's `issue-24990`).
+#[test]
+fn debian_sysv_generator_services_start_restart_and_stop() {
+    let dir = TestDir::new();
+    crate::service::lsb_script(&dir, "init.d/flotilla-lsb");
+    std::fs::create_dir_all(dir.join("rc.d")).expect("rc.d");
+    let config = debian_generators(&dir, &["systemd-sysv-generator"]);
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [flotilla-lsb.service]\n",
+    );
+    let init = dir
+        .init()
+        .config(config)
+        .env(
+            "SYSTEMD_SYSVINIT_PATH",
+            &dir.join("init.d").display().to_string(),
+        )
+        .env(
+            "SYSTEMD_SYSVRCND_PATH",
+            &dir.join("rc.d").display().to_string(),
+        )
+        .start();
+    let unit = dir.ctl(&["cat", "flotilla-lsb.service"]).stdout;
+    for key in ["GuessMainPID=no", "KillMode=process", "RemainAfterExit=yes"] {
+        assert!(unit.contains(key), "{key} not in:\n{unit}");
+    }
+    let pids = crate::service::start_restart_stop(&init, &dir, "flotilla-lsb.service");
+    crate::service::kill_all(&pids);
 }

@@ -10,6 +10,7 @@
 use flotilla_tests::init::{Init, TestDir};
 use flotilla_tests::{procs, wait_for, WAIT};
 use flotilla_units::state::UnitState;
+use std::path::PathBuf;
 
 /// Whether the machine has a writable cgroup2 (what the stop of a whole
 /// unit relies on): the tests below need it, and the suite's machines
@@ -40,6 +41,19 @@ fn wait_gone(pid: i32, what: &str) {
 /// A virtual unit `other`, to switch to: every unit outside its set stops.
 fn other_target(dir: &TestDir) {
     dir.unit("other", "unit: other\ntype: virtual\n");
+}
+
+/// `NAME.service` running `/bin/sh SCRIPT`, `keys` (lines) in its
+/// `[Service]`, started as the target beside `other`, once it runs.
+fn running_script(dir: &TestDir, name: &str, keys: &str, script: &std::path::Path) -> Init {
+    dir.file(
+        &format!("units/{name}.service"),
+        &format!("[Service]\n{keys}ExecStart=/bin/sh {}\n", script.display()),
+    );
+    other_target(dir);
+    let init = dir.start(&format!("{name}.service"));
+    init.wait_state(&format!("{name}.service"), UnitState::Running);
+    init
 }
 
 /// Switches to `other` and waits until `unit` has stopped.
@@ -221,6 +235,164 @@ fn a_forking_daemon_without_a_pidfile_is_found_in_its_cgroup() {
     assert_eq!(st.pid, Some(daemon), "{st:?}");
 }
 
+/// `GuessMainPID=no` (Debian's `postfix@.service`): no main PID is taken
+/// from the cgroup; the service runs while its cgroup holds a process and
+/// is done, not failed, once its daemon is gone.
+#[test]
+fn a_forking_daemon_without_a_guessed_main_pid_runs_while_its_cgroup_does() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let start = dir.script(
+        "start.sh",
+        &format!(
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 &\necho $! > {}\n",
+            dir.join("daemon.pid").display()
+        ),
+    );
+    dir.file(
+        "units/fork.service",
+        &format!(
+            "[Service]\nType=forking\nGuessMainPID=no\nExecStart=/bin/sh {}\n",
+            start.display()
+        ),
+    );
+    let init = dir.start("fork.service");
+    let daemon = pid_in(&dir, "daemon.pid");
+    let st = init.wait_state("fork.service", UnitState::Running);
+    assert_eq!(st.pid, None, "{st:?}");
+    // SAFETY: kill(2) with the PID of the test's own daemon.
+    unsafe { libc::kill(daemon, libc::SIGKILL) };
+    wait_gone(daemon, "the daemon");
+    let st = init.wait_unit("fork.service", "not running", |u| {
+        u.state != UnitState::Running
+    });
+    assert_ne!(st.state, UnitState::Failed, "{st:?}");
+}
+
+/// An LSB init script as TEST-26's `issue-24990`: `start` leaves
+/// `sleep 1000` behind, `stop` leaves `sleep 10`, and both exit at once;
+/// each appends the PID of what it left to `daemons` in the test dir.
+pub(crate) fn lsb_script(dir: &TestDir, rel: &str) -> PathBuf {
+    let daemons = dir.join("daemons");
+    let daemons = daemons.display();
+    dir.script(
+        rel,
+        &format!(
+            "### BEGIN INIT INFO\n\
+             # Provides:          flotilla-lsb\n\
+             # Required-Start:\n\
+             # Required-Stop:\n\
+             # Default-Start:     2 3 4 5\n\
+             # Default-Stop:      0 1 6\n\
+             # Short-Description: an LSB script as TEST-26's\n\
+             ### END INIT INFO\n\
+             case \"$1\" in\n\
+             start) sleep 1000 & echo $! >> {daemons} ;;\n\
+             stop) sleep 10 & echo $! >> {daemons} ;;\n\
+             esac\n\
+             exit 0"
+        ),
+    )
+}
+
+/// The PIDs in `daemons` ([`lsb_script`]), once there are `n`.
+fn daemons(dir: &TestDir, n: usize) -> Vec<i32> {
+    wait_for(WAIT, &format!("{n} daemons"), || {
+        let pids: Vec<i32> = dir
+            .lines("daemons")
+            .iter()
+            .flat_map(|l| l.parse())
+            .collect();
+        (pids.len() >= n).then_some(pids)
+    })
+}
+
+/// Starts, restarts and stops `unit`, [`lsb_script`]'s service with
+/// `GuessMainPID=no` (required by the init's target, so running already):
+/// it runs with no main PID while its cgroup holds a process, and its stop
+/// and restart are over within [`WAIT`], not at its 5 min stop timeout.
+/// The PIDs of the daemons its commands left: start, stop, start, stop.
+pub(crate) fn start_restart_stop(init: &Init, dir: &TestDir, unit: &str) -> Vec<i32> {
+    let st = init.wait_state(unit, UnitState::Running);
+    assert_eq!(st.pid, None, "{st:?}");
+    daemons(dir, 1);
+    init.ctl(&["restart", unit]).expect(0);
+    daemons(dir, 3);
+    let st = init.wait_state(unit, UnitState::Running);
+    assert_eq!(st.pid, None, "{st:?}");
+    init.ctl(&["stop", unit]).expect(0);
+    init.wait_state(unit, UnitState::Disabled);
+    daemons(dir, 4)
+}
+
+/// Kills the test's daemons by their PIDs.
+pub(crate) fn kill_all(pids: &[i32]) {
+    for &pid in pids {
+        // SAFETY: kill(2) with the PID of a daemon the test's script left.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+/// The service Debian's `systemd-sysv-generator` writes for an LSB script
+/// (`KillMode=process`, `GuessMainPID=no`, `RemainAfterExit=yes`): its
+/// stop runs the script's `stop` and ends there, as systemd's with no
+/// main process to signal; what the script left keeps running (TEST-26's
+/// `issue-24990`, whose stop hung when it waited for the cgroup).
+#[test]
+fn a_sysv_service_stops_with_its_stop_command() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let (init, pids) = lsb_service(&dir, "process");
+    // Its starts' daemons (its stops' end by themselves), and the words
+    // systemd has for them.
+    let alive = [pids[0], pids[2]].map(procs::alive);
+    let left = format!(
+        "unit process {} (sleep) remains running after unit stopped",
+        pids[2]
+    );
+    wait_for(WAIT, "the note of what was left", || {
+        let log = init.ctl(&["logs", "lsb.service"]).stdout.clone();
+        log.contains(&left).then_some(())
+    });
+    kill_all(&pids);
+    assert_eq!(alive, [true, true], "{pids:?}");
+}
+
+/// The same with `KillMode=control-group`: the stop signals the cgroup
+/// and waits for it to be empty, so nothing the script left survives it.
+#[test]
+fn a_sysv_like_service_of_kill_mode_control_group_stops_its_cgroup() {
+    assert!(cgroup2(), "no cgroup2 on this machine");
+    let dir = TestDir::new();
+    let (_init, pids) = lsb_service(&dir, "control-group");
+    for pid in &pids {
+        wait_gone(*pid, "a daemon of the stopped service");
+    }
+}
+
+/// [`lsb_script`] in the service the SysV generator would write, with
+/// `kill_mode`, started, restarted and stopped ([`start_restart_stop`]):
+/// the init, and the PIDs of the daemons.
+fn lsb_service(dir: &TestDir, kill_mode: &str) -> (Init, Vec<i32>) {
+    let script = lsb_script(dir, "lsb");
+    let s = script.display();
+    dir.file(
+        "units/lsb.service",
+        &format!(
+            "[Service]\nType=forking\nRestart=no\nTimeoutSec=5min\nIgnoreSIGPIPE=no\n\
+             KillMode={kill_mode}\nGuessMainPID=no\nRemainAfterExit=yes\n\
+             SuccessExitStatus=5 6\nExecStart={s} start\nExecStop={s} stop\n"
+        ),
+    );
+    dir.unit(
+        "default",
+        "unit: default\ntype: virtual\ndepends-on: [lsb.service]\n",
+    );
+    let init = dir.start("default");
+    let pids = start_restart_stop(&init, dir, "lsb.service");
+    (init, pids)
+}
+
 /// Debian's `rpc-statd-notify.service`: `Type=forking`, no pidfile,
 /// `RemainAfterExit=yes`, and a start command (`sm-notify`) that exits 0
 /// leaving no daemon. As under systemd, it is active (exited), not a
@@ -301,16 +473,7 @@ fn send_sighup_follows_the_kill_signal() {
             log = log.display()
         ),
     );
-    dir.file(
-        "units/shell.service",
-        &format!(
-            "[Service]\nSendSIGHUP=yes\nExecStart=/bin/sh {}\n",
-            script.display()
-        ),
-    );
-    other_target(&dir);
-    let init = dir.start("shell.service");
-    init.wait_state("shell.service", UnitState::Running);
+    let init = running_script(&dir, "shell", "SendSIGHUP=yes\n", &script);
     let pid = init.pid_of("shell.service");
     stop_by_switch(&init, "shell.service");
     wait_gone(pid, "the shell");
@@ -331,16 +494,8 @@ fn send_sigkill_no_leaves_a_stubborn_process_running() {
             dir.join("main.pid").display()
         ),
     );
-    dir.file(
-        "units/stubborn.service",
-        &format!(
-            "[Service]\nSendSIGKILL=no\nTimeoutStopSec=1\nExecStart=/bin/sh {}\n",
-            script.display()
-        ),
-    );
-    other_target(&dir);
-    let init = dir.start("stubborn.service");
-    init.wait_state("stubborn.service", UnitState::Running);
+    let keys = "SendSIGKILL=no\nTimeoutStopSec=1\n";
+    let init = running_script(&dir, "stubborn", keys, &script);
     let pid = pid_in(&dir, "main.pid");
     stop_by_switch(&init, "stubborn.service");
     let alive = procs::alive(pid) && procs::state(pid) != Some('Z');
@@ -361,16 +516,7 @@ fn kill_mode_process_leaves_the_rest_running() {
             dir.join("child.pid").display()
         ),
     );
-    dir.file(
-        "units/keep.service",
-        &format!(
-            "[Service]\nKillMode=process\nExecStart=/bin/sh {}\n",
-            script.display()
-        ),
-    );
-    other_target(&dir);
-    let init = dir.start("keep.service");
-    init.wait_state("keep.service", UnitState::Running);
+    let init = running_script(&dir, "keep", "KillMode=process\n", &script);
     let child = pid_in(&dir, "child.pid");
     stop_by_switch(&init, "keep.service");
     assert!(

@@ -182,7 +182,7 @@ const fn concat<const N: usize>(parts: [&[Key]; 3]) -> [Key; N] {
 }
 
 /// The keys of every kind of unit, and of processes.
-const BASE_KEYS: [Key; 71] = [
+const BASE_KEYS: [Key; 72] = [
     Key {
         name: "unit",
         systemd: &[],
@@ -513,6 +513,12 @@ const BASE_KEYS: [Key; 71] = [
         systemd: &[("Service", "RestartKillSignal")],
         applies_to: PROCESS,
         slot: |s| Slot::OptionalSignal(&mut s.extras.restart_kill_signal),
+    },
+    Key {
+        name: "guess-main-pid",
+        systemd: &[("Service", "GuessMainPID")],
+        applies_to: PROCESS,
+        slot: |s| Slot::Bool(&mut s.extras.guess_main_pid),
     },
     Key {
         name: "remain-after-exit",

@@ -59,6 +59,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     refuse_manual_start: None,
     refuse_manual_stop: None,
     ignore_on_isolate: None,
+    guess_main_pid: None,
     allow_isolate: None,
     documentation: Names::new(),
     restart_kill_signal: None,

@@ -198,6 +198,11 @@ pub struct ExtraFields {
     /// is up, as if started by hand (`IgnoreOnIsolate=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_on_isolate: Option<bool>,
+    /// `Some(false)`: a `Type=forking` service without `PIDFile=` has no
+    /// main PID guessed from its cgroup (`GuessMainPID=no`); it runs
+    /// while its cgroup holds a process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guess_main_pid: Option<bool>,
     /// `Some(true)`: `systemctl isolate` may switch to this unit's target
     /// (`AllowIsolate=`); `initctl set-target` switches to any target.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -725,7 +725,13 @@ impl Sys for FakeSys {
         0
     }
 
-    fn end_unit(&self, _run: &crate::sys::unitrun::UnitRun, _keep_runtime: bool) {}
+    fn end_unit(
+        &self,
+        _run: &crate::sys::unitrun::UnitRun,
+        _keep_runtime: bool,
+    ) -> Vec<(Pid, String)> {
+        Vec::new()
+    }
 
     fn teardown_cgroups(&self) {}
 

@@ -245,6 +245,11 @@ impl Planner {
         self.records[u.index()].rare_reset(|r| r.runtime_extended = None);
         self.set_state(u, UnitState::Running, status);
         self.arm_running(u);
+        // Up with no main process to follow (`GuessMainPID=no`): it lasts
+        // while its cgroup holds a process.
+        if self.records[u.index()].rare().main_exit.is_some() {
+            self.actions.push(Action::AwaitEmpty { unit: u });
+        }
     }
 
     /// `Up` with `watchdog-sec`, a `WATCHDOG=1`: the next one is due
@@ -435,7 +440,7 @@ impl Planner {
     }
 
     /// A oneshot is `exited`, its work done.
-    fn oneshot_exited(&mut self, u: UnitId) {
+    pub(super) fn oneshot_exited(&mut self, u: UnitId) {
         let i = u.index();
         self.leave_starting(u);
         self.clear_timer(u);
@@ -476,12 +481,30 @@ impl Planner {
     }
 
     /// Asks for the pidfile to be read, or, for a systemd `Type=forking`
-    /// unit without one, for the main PID to be guessed.
+    /// unit without one, for the main PID to be guessed; with
+    /// `GuessMainPID=no`, none is: as systemd's `service_enter_running`
+    /// with no main PID known, the service runs while its cgroup holds a
+    /// process, and its end is a clean one (as an `exit-type: cgroup`
+    /// service's whose main process exited 0).
     pub(super) fn read_pidfile(&mut self, u: UnitId) {
+        if self.guesses_no_main_pid(u) {
+            self.records[u.index()].rare_mut().main_exit = Some(ExitStatus::Code(0));
+            self.become_up(u, "running");
+            return;
+        }
         match self.spec_of(u).extras.pidfile.clone() {
             Some(path) => self.actions.push(Action::ReadPidfile { unit: u, path }),
             None => self.actions.push(Action::GuessMainPid { unit: u }),
         }
+    }
+
+    /// Whether the unit is a forking daemon with neither a pidfile nor a
+    /// main PID to guess (`GuessMainPID=no`): it lives on its cgroup.
+    pub(super) fn guesses_no_main_pid(&self, u: UnitId) -> bool {
+        let spec = self.spec_of(u);
+        spec.kind.row().ready == Ready::Pidfile
+            && spec.extras.pidfile.is_none()
+            && spec.extras.guess_main_pid == Some(false)
     }
 
     /// `Main` + a forking daemon without a pidfile left no process in its

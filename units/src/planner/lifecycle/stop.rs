@@ -7,7 +7,7 @@ use super::super::facts::Role;
 use super::super::facts::{Action, Whom};
 use super::super::record::{Failure, Phase, Status, Timer};
 use super::super::{Planner, MIN_RESTART_DELAY};
-use crate::context::process::OomPolicy;
+use crate::context::process::{KillMode, OomPolicy};
 use crate::exits::ExitStatus;
 use crate::graph::UnitId;
 use crate::spec::{defaults, Ready, Runs, Signal};
@@ -202,14 +202,21 @@ impl Planner {
 
     /// `Up`/`Reloading` + the cgroup of an `exit-type: cgroup` service
     /// whose main process exited is empty: the service ends, judged by
-    /// that exit as with `exit-type: main`.
+    /// that exit as with `exit-type: main`. One with no main process
+    /// (`GuessMainPID=no`) and `RemainAfterExit=yes` is `exited` at once,
+    /// as systemd's `service_enter_running` makes it: its
+    /// `exec-stop-post` runs at its stop, not now.
     pub(super) fn cgroup_emptied(&mut self, u: UnitId) {
         let rec = &mut self.records[u.index()];
         let Some(status) = rec.rare().main_exit else {
             return;
         };
         rec.rare_reset(|r| r.main_exit = None);
-        self.main_exited(u, status);
+        if self.guesses_no_main_pid(u) && self.spec_of(u).remain_after_exit() {
+            self.oneshot_exited(u);
+        } else {
+            self.main_exited(u, status);
+        }
     }
 
     /// `Up`/`Reloading` + the pidfile read again after the main process
@@ -344,6 +351,9 @@ impl Planner {
         for pid in main.into_iter().chain(helper) {
             self.kill_group(u, pid, Signal::KILL);
         }
+        if self.records[u.index()].rare().main_exit.is_some() {
+            self.kill_rest(u, Signal::KILL);
+        }
         let t = self.records[u.index()]
             .running_spec
             .as_ref()
@@ -358,6 +368,7 @@ impl Planner {
     pub(super) fn abandon(&mut self, u: UnitId) {
         let rec = &mut self.records[u.index()];
         let (main, helper) = (rec.main_pid.take(), rec.helper.take());
+        rec.rare_reset(|r| r.main_exit = None);
         rec.status = Status::Fixed("processes did not die; abandoned");
         if let Some(pid) = main {
             self.pids.remove(&pid);
@@ -404,14 +415,48 @@ impl Planner {
                 self.kill_group(u, pid, Signal::HUP);
             }
         } else if rec.rare().main_exit.is_some() {
-            // An `exit-type: cgroup` service whose main process exited:
-            // what is left in its cgroup.
-            self.actions.push(Action::Kill {
-                unit: u,
-                whom: Whom::Rest,
-                signal,
-            });
+            self.signal_rest(u, signal, hup);
         }
+    }
+
+    /// The stop signal of a service with no main process that lives on
+    /// its cgroup (`GuessMainPID=no`, or `exit-type: cgroup` once its main
+    /// process exited), by `KillMode=`, as systemd's `unit_kill_context`
+    /// with no main PID known: `control-group` signals the cgroup and the
+    /// stop waits for it to be empty; `mixed` signals the main process
+    /// alone but for `SIGKILL`, and there is none, so (as systemd's
+    /// `service_enter_signal`, which goes on to its `SIGKILL` step when no
+    /// process got the first signal) the cgroup gets `SIGKILL` at once,
+    /// unless `SendSIGKILL=no`; `process` and `none` signal nobody: the
+    /// stop goes on at once and what the cgroup holds keeps running (a
+    /// SysV script's daemons, which its `stop` command ended or not).
+    fn signal_rest(&mut self, u: UnitId, signal: Signal, hup: bool) {
+        let rec = &self.records[u.index()];
+        let mode = super::running_spec(rec, &self.graph, u)
+            .extras
+            .context
+            .kill_mode;
+        let signal = match mode {
+            KillMode::ControlGroup => signal,
+            KillMode::Mixed if self.sends_sigkill(u) => Signal::KILL,
+            KillMode::Mixed | KillMode::Process | KillMode::None => {
+                self.records[u.index()].rare_reset(|r| r.main_exit = None);
+                return;
+            }
+        };
+        self.kill_rest(u, signal);
+        if hup && signal != Signal::KILL && signal != Signal::HUP {
+            self.kill_rest(u, Signal::HUP);
+        }
+    }
+
+    /// `signal` to what is in the unit's cgroup.
+    fn kill_rest(&mut self, u: UnitId, signal: Signal) {
+        self.actions.push(Action::Kill {
+            unit: u,
+            whom: Whom::Rest,
+            signal,
+        });
     }
 
     /// In `Stopping`: once the main process and any helper are gone (and,

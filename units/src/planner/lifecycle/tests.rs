@@ -16,6 +16,8 @@ use crate::time::Instant;
 
 const U: UnitId = UnitId(0);
 
+mod no_main_pid_tests;
+
 /// `svc` of `kind` with every command: one pre command, two stop-post
 /// commands, a stop and a reload command (and a pidfile where it needs one).
 fn svc(kind: UnitType) -> UnitSpec {
