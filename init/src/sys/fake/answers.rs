@@ -14,6 +14,7 @@ use flotilla_units::time::Instant;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollTimeout};
 
 use super::super::events::epoll_flags;
+use super::super::unitrun::UnitRun;
 use super::super::{
     sockets, Accepted, Errno, Event, ExitStatus, FileId, FileOwner, Interest, MountRequest, Os,
     Pid, RebootCmd, SpawnRequest, Sys, SysError, Token, UserInfo, WallTime,
@@ -650,12 +651,12 @@ impl Sys for FakeSys {
         name: &str,
         ctx: &flotilla_units::context::ServiceContext,
         _owner: Option<(u32, u32)>,
-    ) -> Result<crate::sys::unitrun::UnitRun, String> {
+    ) -> Result<UnitRun, String> {
         self.state
             .borrow_mut()
             .runs
             .push((name.to_string(), ctx.directories.clone()));
-        Ok(crate::sys::unitrun::UnitRun::default())
+        Ok(UnitRun::default())
     }
 
     fn export_unit_state(
@@ -668,41 +669,29 @@ impl Sys for FakeSys {
 
     fn remove_unit_state(&self, _name: &str) {}
 
-    fn unit_pids(&self, _run: &crate::sys::unitrun::UnitRun) -> Vec<Pid> {
+    fn unit_pids(&self, _run: &UnitRun) -> Vec<Pid> {
         Vec::new()
     }
 
-    fn unit_usage(
-        &self,
-        _run: &crate::sys::unitrun::UnitRun,
-    ) -> Option<flotilla_units::protocol::Usage> {
+    fn unit_usage(&self, _run: &UnitRun) -> Option<flotilla_units::protocol::Usage> {
         None
     }
 
-    fn unit_oom_kills(&self, _run: &crate::sys::unitrun::UnitRun) -> u32 {
+    fn unit_oom_kills(&self, _run: &UnitRun) -> u32 {
         std::mem::take(&mut self.state.borrow_mut().oom_kills)
     }
 
-    fn signal_unit(
-        &self,
-        _run: &crate::sys::unitrun::UnitRun,
-        _signal: i32,
-        _reached: crate::sys::Reached,
-    ) -> usize {
+    fn signal_unit(&self, _run: &UnitRun, _signal: i32, _reached: crate::sys::Reached) -> usize {
         0
     }
 
-    fn adopt(
-        &self,
-        _run: &crate::sys::unitrun::UnitRun,
-        _pids: &[Pid],
-    ) -> Result<crate::sys::adopt::Adoption, String> {
+    fn adopt(&self, _run: &UnitRun, _pids: &[Pid]) -> Result<crate::sys::adopt::Adoption, String> {
         Err("the fake system adopts no process".to_string())
     }
 
     fn readopt(
         &self,
-        _run: &crate::sys::unitrun::UnitRun,
+        _run: &UnitRun,
         _carried: Vec<(Pid, std::os::fd::OwnedFd)>,
     ) -> Result<crate::sys::adopt::Adoption, String> {
         Err("the fake system adopts no process".to_string())
@@ -725,11 +714,7 @@ impl Sys for FakeSys {
         0
     }
 
-    fn end_unit(
-        &self,
-        _run: &crate::sys::unitrun::UnitRun,
-        _keep_runtime: bool,
-    ) -> Vec<(Pid, String)> {
+    fn end_unit(&self, _run: &UnitRun, _keep_runtime: bool) -> Vec<(Pid, String)> {
         Vec::new()
     }
 
@@ -770,12 +755,7 @@ impl Sys for FakeSys {
         })
     }
 
-    fn attach_to_unit(
-        &self,
-        _run: &crate::sys::unitrun::UnitRun,
-        _sub: Option<&str>,
-        _pid: Pid,
-    ) -> Result<(), String> {
+    fn attach_to_unit(&self, _run: &UnitRun, _sub: Option<&str>, _pid: Pid) -> Result<(), String> {
         // The fake's runs have no cgroup, so the runtime refuses first.
         Err("the fake system has no cgroups".to_string())
     }
