@@ -31,6 +31,7 @@ mod timedated;
 mod timers;
 mod transient;
 mod transient_mounts;
+mod transient_paths;
 mod transient_timers;
 mod unit_files;
 
