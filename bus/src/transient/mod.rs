@@ -351,7 +351,7 @@ pub fn asked(name: &str, props: Props, aux: Aux) -> Result<Asked, BusError> {
 
 /// The types `StartTransientUnit` makes, each with the section of its
 /// unit file its properties are lines of, and why no other.
-const MADE: ([(&str, &str); 6], &str) = (
+const MADE: ([(&str, &str); 7], &str) = (
     [
         (".service", "Service"),
         (".scope", "Scope"),
@@ -359,14 +359,15 @@ const MADE: ([(&str, &str); 6], &str) = (
         (".timer", "Timer"),
         (".mount", "Mount"),
         (".path", "Path"),
+        (".socket", "Socket"),
     ],
-    "flotilla makes transient services, scopes, slices, timers, mounts and paths only",
+    "flotilla makes transient services, scopes, slices, timers, mounts, paths and sockets only",
 );
 
 /// The types that take auxiliary units: the triggers, each with the
 /// service it starts (`systemd-run --on-active=`, `--path-property=`,
 /// `--socket-property=` send it with them).
-const TRIGGERS: [&str; 2] = [".timer", ".path"];
+const TRIGGERS: [&str; 3] = [".timer", ".path", ".socket"];
 
 /// [`asked`] with the search path's drop-ins for the names of the unit
 /// and of its auxiliary units (see [`service`]).
@@ -386,7 +387,7 @@ pub fn asked_with(
     if !aux.is_empty() && !TRIGGERS.iter().any(|t| name.ends_with(t)) {
         return Err(BusError::not_supported(
             &format!("Auxiliary transient units of {name}"),
-            "flotilla takes auxiliary units with a timer or a path only \
+            "flotilla takes auxiliary units with a timer, a path or a socket only \
              (the service it starts)",
         ));
     }
@@ -429,13 +430,16 @@ pub fn asked_with(
         }
     };
     // An auxiliary unit is what the trigger starts, or it would be added
-    // for nothing (a path's `Unit=` naming another).
+    // for nothing (a path's `Unit=` naming another): a socket of
+    // `Accept=yes` starts instances of a template (`run-u7@.service`),
+    // not systemd-run's `run-u7.service`, which systemd loads and never
+    // starts.
     let triggers = &asked.unit.extras.triggers;
     if let Some(stray) = asked.aux.iter().find(|a| !triggers.contains(&a.name)) {
         return Err(BusError::not_supported(
             &format!("The auxiliary transient unit {}", stray.name),
             &format!(
-                "{name} starts {}, not {} (docs/dbus.md, \"Transient paths\")",
+                "{name} starts {}, not {} (docs/dbus.md, \"Transient sockets\" for Accept=yes)",
                 triggers.join(", "),
                 stray.name
             ),

@@ -157,11 +157,14 @@ const ROWS: &[Row] = &[
     Row("TimersMonotonic", "a(st)", Same, Monotonic),
     Row("TimersCalendar", "a(ss)", Same, Pairs(&["OnCalendar"], "")),
     Row("Paths", "a(ss)", Same, Pairs(&PATHS, "")),
+    Row("Listen", "a(ss)", Same, Pairs(&LISTEN, "Listen")),
     Row("StandardInputData", "ay", Same, Base64),
     Row("UMask", "u", Same, Mode),
     Row("*DirectoryMode", "u", Same, Mode),
-    // A mount's, a path's: the mode of the directories it makes.
+    // A mount's, a path's, a socket's: the mode of the directories it
+    // makes; a socket's file.
     Row("DirectoryMode", "u", Same, Mode),
+    Row("SocketMode", "u", Same, Mode),
     Row("Limit*", "t", Same, Limit),
     Row("CapabilityBoundingSet", "t", Same, Opaque),
     Row("AmbientCapabilities", "t", Same, Opaque),
@@ -204,6 +207,19 @@ const PATHS: [&str; 5] = [
     "PathChanged",
     "PathModified",
     "DirectoryNotEmpty",
+];
+
+/// The kinds of a socket's sockets (`Listen`: `Stream` is
+/// `ListenStream=`), as systemd's client sends them.
+const LISTEN: [&str; 8] = [
+    "Stream",
+    "Datagram",
+    "SequentialPacket",
+    "Netlink",
+    "Special",
+    "MessageQueue",
+    "FIFO",
+    "USBFunction",
 ];
 
 /// Whether `name` is what the row's pattern names.

@@ -32,6 +32,7 @@ mod timers;
 mod transient;
 mod transient_mounts;
 mod transient_paths;
+mod transient_sockets;
 mod transient_timers;
 mod unit_files;
 

@@ -79,18 +79,4 @@ fn systemd_run_on_active_starts_its_service_when_the_timer_elapses() {
             .all(|u| u.unit != "later.timer" && u.unit != "later.service"),
         "{units:?}"
     );
-
-    // What flotilla does not make yet is refused, saying why.
-    let out = run(&[
-        "--unit",
-        "sock",
-        "--socket-property=ListenStream=1234",
-        "/bin/true",
-    ]);
-    assert_ne!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr
-            .contains("The transient unit sock.socket is not supported by flotilla"),
-        "{out:?}"
-    );
 }
