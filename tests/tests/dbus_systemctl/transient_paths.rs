@@ -4,7 +4,7 @@
 //! service once it exists, and both go at the path unit's stop
 //! (docs/dbus.md, "Transient paths").
 
-use super::{busd, debian_tool, started, systemctl};
+use super::{busd, debian_tool, made_trigger, started, stop_trigger, systemctl};
 use flotilla_tests::init::TestDir;
 use flotilla_tests::{wait_for, WAIT};
 use flotilla_units::state::UnitState;
@@ -24,14 +24,7 @@ fn systemd_run_path_property_starts_its_service_when_the_path_exists() {
         "/usr/bin/systemd-run",
         &["--unit", "watch", &watch, "/bin/sh", "-c", &write],
     );
-    out.expect(0);
-    assert!(
-        out.stderr.contains("Running path as unit: watch.path")
-            && out
-                .stderr
-                .contains("Will run service as unit: watch.service"),
-        "{out:?}"
-    );
+    made_trigger(&out, "path", "watch");
     init.wait_state("watch.path", UnitState::Running);
     let out = systemctl(&bus, &["list-units", "--no-legend", "watch.path"]);
     assert!(out.stdout.contains("watch.path"), "{out:?}");
@@ -47,12 +40,5 @@ fn systemd_run_path_property_starts_its_service_when_the_path_exists() {
     });
 
     // Its stop lets the path unit go, with its service (which has ended).
-    systemctl(&bus, &["stop", "watch.path"]).expect(0);
-    wait_for(WAIT, "watch.path and watch.service gone", || {
-        let units = init.status().units;
-        units
-            .iter()
-            .all(|u| u.unit != "watch.path" && u.unit != "watch.service")
-            .then_some(())
-    });
+    stop_trigger(&init, &bus, "watch.path", &["watch.service"]);
 }

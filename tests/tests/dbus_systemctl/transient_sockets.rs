@@ -6,7 +6,7 @@
 //! service (`busctl`), its template's instance answers each connection
 //! (docs/dbus.md, "Transient sockets").
 
-use super::{busctl, busd, debian_tool, started, systemctl};
+use super::{busd, debian_tool, made_trigger, manager_call, started, stop_trigger, systemctl};
 use flotilla_tests::init::TestDir;
 use flotilla_tests::{free_port, wait_for, WAIT};
 use flotilla_units::state::UnitState;
@@ -36,15 +36,7 @@ fn systemd_run_socket_property_starts_its_service_at_the_first_connection() {
         args.extend_from_slice(&["/usr/bin/python3", &answer]);
         debian_tool(&bus, "/usr/bin/systemd-run", &args)
     };
-    let out = run(&["--socket-property=Accept=no"]);
-    out.expect(0);
-    assert!(
-        out.stderr.contains("Running socket as unit: answer.socket")
-            && out
-                .stderr
-                .contains("Will run service as unit: answer.service"),
-        "{out:?}"
-    );
+    made_trigger(&run(&["--socket-property=Accept=no"]), "socket", "answer");
     init.wait_state("answer.socket", UnitState::Running);
     let out = systemctl(&bus, &["list-units", "--no-legend", "answer.socket"]);
     assert!(out.stdout.contains("answer.socket"), "{out:?}");
@@ -71,14 +63,7 @@ fn systemd_run_socket_property_starts_its_service_at_the_first_connection() {
             .is_some_and(|u| u.state != UnitState::Running && u.state != UnitState::Starting)
             .then_some(())
     });
-    systemctl(&bus, &["stop", "answer.socket"]).expect(0);
-    wait_for(WAIT, "answer.socket and answer.service gone", || {
-        let units = init.status().units;
-        units
-            .iter()
-            .all(|u| u.unit != "answer.socket" && u.unit != "answer.service")
-            .then_some(())
-    });
+    stop_trigger(&init, &bus, "answer.socket", &["answer.service"]);
 
     // `Accept=yes` starts instances of `answer@.service`, not the
     // service systemd-run sends.
@@ -109,14 +94,9 @@ fn an_accepting_socket_starts_an_instance_of_its_template_per_connection() {
     let bus = busd(&dir);
     let port = free_port().to_string();
     let address = format!("127.0.0.1:{port}");
-    busctl(
-        &bus.socket,
-        None,
+    manager_call(
+        &bus,
         &[
-            "call",
-            "org.freedesktop.systemd1",
-            "/org/freedesktop/systemd1",
-            "org.freedesktop.systemd1.Manager",
             "StartTransientUnit",
             "ssa(sv)a(sa(sv))",
             "each.socket",
@@ -142,9 +122,5 @@ fn an_accepting_socket_starts_an_instance_of_its_template_per_connection() {
         c.read_to_string(&mut said).expect("the instance's answer");
         assert_eq!(said, "instance\n");
     }
-    systemctl(&bus, &["stop", "each.socket"]).expect(0);
-    wait_for(WAIT, "each.socket gone", || {
-        let units = init.status().units;
-        units.iter().all(|u| u.unit != "each.socket").then_some(())
-    });
+    stop_trigger(&init, &bus, "each.socket", &[]);
 }
