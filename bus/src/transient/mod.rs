@@ -24,8 +24,9 @@ pub mod stdio;
 
 /// A transient unit's properties, as `StartTransientUnit` carries them.
 pub type Props = Vec<(String, OwnedValue)>;
-/// Its auxiliary units: what a timer starts (`systemd-run --on-active=`
-/// sends the service with the timer).
+/// Its auxiliary units: what a trigger starts (`systemd-run --on-active=`,
+/// `--path-property=`, `--socket-property=` send the service with the
+/// timer, path or socket).
 pub type Aux = Vec<(String, Props)>;
 /// The search path's drop-ins by unit name (path and text, in the order
 /// they apply; see [`service`]); a name not here has none.
@@ -40,7 +41,7 @@ pub struct Asked {
     pub unit: UnitSpec,
     /// A scope's processes (none for a service).
     pub adopt: Vec<i32>,
-    /// The auxiliary units, added with it, not wanted: a timer's service.
+    /// The auxiliary units, added with it, not wanted: a trigger's service.
     pub aux: Vec<UnitSpec>,
     /// Mount units to pull in, where they exist.
     pub mounts: Vec<String>,
@@ -350,16 +351,23 @@ pub fn asked(name: &str, props: Props, aux: Aux) -> Result<Asked, BusError> {
 
 /// The types `StartTransientUnit` makes, each with the section of its
 /// unit file its properties are lines of, and why no other.
-const MADE: ([(&str, &str); 5], &str) = (
+const MADE: ([(&str, &str); 7], &str) = (
     [
         (".service", "Service"),
         (".scope", "Scope"),
         (".slice", "Slice"),
         (".timer", "Timer"),
         (".mount", "Mount"),
+        (".path", "Path"),
+        (".socket", "Socket"),
     ],
-    "flotilla makes transient services, scopes, slices, timers and mounts only",
+    "flotilla makes transient services, scopes, slices, timers, mounts, paths and sockets only",
 );
+
+/// The types that take auxiliary units: the triggers, each with the
+/// service it starts (`systemd-run --on-active=`, `--path-property=`,
+/// `--socket-property=` send it with them).
+const TRIGGERS: [&str; 3] = [".timer", ".path", ".socket"];
 
 /// [`asked`] with the search path's drop-ins for the names of the unit
 /// and of its auxiliary units (see [`service`]).
@@ -376,10 +384,11 @@ pub fn asked_with(
         ));
     };
     let of = |n: &str| dropins.get(n).map_or(&[][..], Vec::as_slice);
-    if !aux.is_empty() && !name.ends_with(".timer") {
+    if !aux.is_empty() && !TRIGGERS.iter().any(|t| name.ends_with(t)) {
         return Err(BusError::not_supported(
             &format!("Auxiliary transient units of {name}"),
-            "flotilla takes auxiliary units with a timer only (the service it starts)",
+            "flotilla takes auxiliary units with a timer, a path or a socket only \
+             (the service it starts)",
         ));
     }
     let mut extra = Vec::new();
@@ -387,7 +396,7 @@ pub fn asked_with(
         if !n.ends_with(".service") {
             return Err(BusError::not_supported(
                 &format!("The auxiliary transient unit {n}"),
-                "a timer's auxiliary unit is the service it starts",
+                "a trigger's auxiliary unit is the service it starts",
             ));
         }
         extra.push(checked(service(&n, p, of(&n))?)?);
@@ -420,6 +429,22 @@ pub fn asked_with(
             file: None,
         }
     };
+    // An auxiliary unit is what the trigger starts, or it would be added
+    // for nothing (a path's `Unit=` naming another): a socket of
+    // `Accept=yes` starts instances of a template (`run-u7@.service`),
+    // not systemd-run's `run-u7.service`, which systemd loads and never
+    // starts.
+    let triggers = &asked.unit.extras.triggers;
+    if let Some(stray) = asked.aux.iter().find(|a| !triggers.contains(&a.name)) {
+        return Err(BusError::not_supported(
+            &format!("The auxiliary transient unit {}", stray.name),
+            &format!(
+                "{name} starts {}, not {} (docs/dbus.md, \"Transient sockets\" for Accept=yes)",
+                triggers.join(", "),
+                stray.name
+            ),
+        ));
+    }
     Ok(Asked {
         unit: checked(asked.unit)?,
         ..asked
@@ -503,3 +528,8 @@ mod timer_tests;
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 #[path = "mount_tests.rs"]
 mod mount_tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+#[path = "trigger_tests.rs"]
+mod trigger_tests;

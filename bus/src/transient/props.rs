@@ -53,9 +53,12 @@ enum Form {
     /// `a(st)`: a timer's monotonic elapses (`TimersMonotonic`), each its
     /// key (`OnActiveSec` …) and microseconds: one `KEY=Nus` line each.
     Monotonic,
-    /// `a(ss)`: a timer's calendar elapses (`TimersCalendar`), each its
-    /// key (`OnCalendar`) and expression: one line each.
-    Calendar,
+    /// `a(ss)`: settings of a few keys in one list, each its key (one of
+    /// these, as sent: `OnCalendar` of `TimersCalendar`, `PathExists` of
+    /// `Paths`, `Stream` of `Listen`) and value: one line each, its key
+    /// the prefix (`Listen`) and the key sent; an empty list resets
+    /// them, as an empty line of the first key.
+    Pairs(&'static [&'static str], &'static str),
 }
 
 /// The unit-file key a property stands for.
@@ -78,7 +81,7 @@ struct Row(&'static str, &'static str, KeyOf, Form);
 use Form::*;
 use KeyOf::*;
 
-/// The properties of a transient service or timer, as systemd's client makes them
+/// The properties of a transient unit, as systemd's client makes them
 /// (src/shared/bus-unit-util.c in systemd's source). The first row whose
 /// name and signature match decides; the last rows are by signature alone.
 const ROWS: &[Row] = &[
@@ -152,10 +155,16 @@ const ROWS: &[Row] = &[
     ),
     Row("DelegateControllers", "as", Named("Delegate"), Words),
     Row("TimersMonotonic", "a(st)", Same, Monotonic),
-    Row("TimersCalendar", "a(ss)", Same, Calendar),
+    Row("TimersCalendar", "a(ss)", Same, Pairs(&["OnCalendar"], "")),
+    Row("Paths", "a(ss)", Same, Pairs(&PATHS, "")),
+    Row("Listen", "a(ss)", Same, Pairs(&LISTEN, "Listen")),
     Row("StandardInputData", "ay", Same, Base64),
     Row("UMask", "u", Same, Mode),
     Row("*DirectoryMode", "u", Same, Mode),
+    // A mount's, a path's, a socket's: the mode of the directories it
+    // makes; a socket's file.
+    Row("DirectoryMode", "u", Same, Mode),
+    Row("SocketMode", "u", Same, Mode),
     Row("Limit*", "t", Same, Limit),
     Row("CapabilityBoundingSet", "t", Same, Opaque),
     Row("AmbientCapabilities", "t", Same, Opaque),
@@ -188,6 +197,29 @@ const MONOTONIC: [&str; 5] = [
     "OnStartupSec",
     "OnUnitActiveSec",
     "OnUnitInactiveSec",
+];
+
+/// The keys of a path unit's watched paths (`Paths`), as systemd's
+/// client sends them (src/shared/bus-unit-util.c).
+const PATHS: [&str; 5] = [
+    "PathExists",
+    "PathExistsGlob",
+    "PathChanged",
+    "PathModified",
+    "DirectoryNotEmpty",
+];
+
+/// The kinds of a socket's sockets (`Listen`: `Stream` is
+/// `ListenStream=`), as systemd's client sends them.
+const LISTEN: [&str; 8] = [
+    "Stream",
+    "Datagram",
+    "SequentialPacket",
+    "Netlink",
+    "Special",
+    "MessageQueue",
+    "FIFO",
+    "USBFunction",
 ];
 
 /// Whether `name` is what the row's pattern names.
@@ -367,19 +399,22 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
                     out.push(keyed(&k, format!("{us}us")));
                 }
             }
-            Calendar => {
-                let timers =
+            Pairs(keys, prefix) => {
+                let pairs =
                     <Vec<(String, String)>>::try_from(value).map_err(|e| bad(&property, e))?;
-                if timers.is_empty() {
-                    out.push(keyed("OnCalendar", String::new()));
+                if let Some(first) = keys.first().filter(|_| pairs.is_empty()) {
+                    out.push(keyed(&format!("{prefix}{first}"), String::new()));
                 }
-                for (k, spec) in timers {
-                    if k != "OnCalendar" {
-                        return Err(bad(&property, format!("{k}: not a calendar timer")));
+                for (k, v) in pairs {
+                    if !keys.contains(&k.as_str()) {
+                        return Err(bad(
+                            &property,
+                            format!("{k}: not one of {}", keys.join(", ")),
+                        ));
                     }
                     out.push(keyed(
-                        &k,
-                        text(&property, Ok::<_, std::convert::Infallible>(spec))?,
+                        &format!("{prefix}{k}"),
+                        text(&property, Ok::<_, std::convert::Infallible>(v))?,
                     ));
                 }
             }

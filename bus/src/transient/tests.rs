@@ -146,6 +146,24 @@ pub(super) fn v<'a>(x: impl Into<zbus::zvariant::Value<'a>>) -> OwnedValue {
     OwnedValue::try_from(x.into()).unwrap()
 }
 
+pub(super) fn props(list: Vec<(&str, OwnedValue)>) -> Props {
+    list.into_iter().map(|(k, x)| (k.to_string(), x)).collect()
+}
+
+/// The service systemd-run sends with a trigger (a timer, a path):
+/// `/bin/true`.
+pub(super) fn service_aux(name: &str) -> Aux {
+    let start = v(vec![(
+        "/bin/true".to_string(),
+        vec!["/bin/true".to_string()],
+        false,
+    )]);
+    vec![(
+        name.to_string(),
+        props(vec![("Description", v("/bin/true")), ("ExecStart", start)]),
+    )]
+}
+
 #[test]
 fn a_service_takes_what_a_unit_file_takes() {
     // The seed systemd-run sent with `-p MemoryMax=1M`.

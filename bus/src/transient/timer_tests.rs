@@ -2,26 +2,9 @@
 //! `--on-clock-change` and `--timer-property=` send (the timer, with the
 //! service it starts as its auxiliary unit).
 
-use super::tests::v;
+use super::tests::{props, service_aux, v};
 use super::*;
 use std::time::Duration;
-
-fn props(list: Vec<(&str, OwnedValue)>) -> Props {
-    list.into_iter().map(|(k, x)| (k.to_string(), x)).collect()
-}
-
-/// The service systemd-run sends with the timer: `/bin/true`.
-fn service_aux(name: &str) -> Aux {
-    let start = v(vec![(
-        "/bin/true".to_string(),
-        vec!["/bin/true".to_string()],
-        false,
-    )]);
-    vec![(
-        name.to_string(),
-        props(vec![("Description", v("/bin/true")), ("ExecStart", start)]),
-    )]
-}
 
 #[test]
 fn a_timer_comes_with_the_service_it_starts() {
@@ -118,7 +101,7 @@ fn what_a_timer_cannot_take_is_named() {
     let e = asked("tmp-aaa.swap", Vec::new(), Vec::new()).unwrap_err();
     assert!(
         e.message
-            .contains("services, scopes, slices, timers and mounts only"),
+            .contains("tmp-aaa.swap is not supported by flotilla: flotilla makes transient"),
         "{}",
         e.message
     );

@@ -31,6 +31,8 @@ mod timedated;
 mod timers;
 mod transient;
 mod transient_mounts;
+mod transient_paths;
+mod transient_sockets;
 mod transient_timers;
 mod unit_files;
 
@@ -161,6 +163,47 @@ fn busctl(socket: &Path, user: Option<&str>, args: &[&str]) -> Out {
     };
     cmd.arg(format!("--address={address}")).args(args);
     run(cmd, Duration::from_secs(15))
+}
+
+/// `busctl call` of the manager's `METHOD SIGNATURE ARGS…` (`args`) on
+/// the bus side's socket.
+fn manager_call(bus: &Busd, args: &[&str]) -> Out {
+    let mut all = vec![
+        "call",
+        "org.freedesktop.systemd1",
+        "/org/freedesktop/systemd1",
+        "org.freedesktop.systemd1.Manager",
+    ];
+    all.extend_from_slice(args);
+    busctl(&bus.socket, None, &all)
+}
+
+/// What Debian's `systemd-run` says when it made trigger `NAME.KIND`
+/// (`kind`: `timer`, `path`, `socket`) with its service `NAME.service`:
+/// checked in its output `out`, which must be a success.
+fn made_trigger(out: &Out, kind: &str, name: &str) {
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains(&format!("Running {kind} as unit: {name}.{kind}"))
+            && out
+                .stderr
+                .contains(&format!("Will run service as unit: {name}.service")),
+        "{out:?}"
+    );
+}
+
+/// `systemctl stop` of transient trigger `trigger`, which then leaves
+/// the unit set with `with` (the service it starts, not running then).
+fn stop_trigger(init: &Init, bus: &Busd, trigger: &str, with: &[&str]) {
+    systemctl(bus, &["stop", trigger]).expect(0);
+    wait_for(WAIT, &format!("{trigger} and {with:?} gone"), || {
+        let units = init.status().units;
+        units
+            .iter()
+            .all(|u| u.unit != trigger && !with.contains(&u.unit.as_str()))
+            .then_some(())
+    });
 }
 
 /// The units: `web` (YAML) that the target `default` requires, `extra`

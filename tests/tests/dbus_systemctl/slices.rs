@@ -6,7 +6,8 @@
 //! scope's `User=`), docs/service-context.md, "Slices".
 
 use super::{
-    busctl, busd, busd_on, dbus_daemon, debian_tool, on_system_bus, on_the_bus, started, systemctl,
+    busd, busd_on, dbus_daemon, debian_tool, manager_call, on_system_bus, on_the_bus, started,
+    systemctl,
 };
 use flotilla_tests::init::TestDir;
 use flotilla_tests::{wait_for, WAIT};
@@ -159,14 +160,7 @@ fn slices_load_without_a_file_take_their_dropins_and_are_made_transient() {
     // Transient: the properties under the drop-ins, which are read
     // before and after them.
     let call = |args: &[&str]| {
-        let mut all = vec![
-            "call",
-            "org.freedesktop.systemd1",
-            "/org/freedesktop/systemd1",
-            "org.freedesktop.systemd1.Manager",
-        ];
-        all.extend_from_slice(args);
-        busctl(&bus.socket, None, &all).expect(0);
+        manager_call(&bus, args).expect(0);
     };
     call(&[
         "StartTransientUnit",
