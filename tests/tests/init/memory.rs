@@ -30,10 +30,11 @@ const BUDGET_KIB: u64 = 4096;
 /// The most of the init's text that may be resident outside the section
 /// of the code PID 1 runs (`init/pid1-hot.txt`), in KiB: with the list
 /// made afresh, 204 KiB on 2026-11-28 (the windows around the start-up's
-/// code and what the list cannot gather); with it stale, 652–724 KiB.
-/// Each function PID 1 runs that the list misses costs a 64 KiB window,
-/// so this fails at the second one, before VmRSS passes its budget.
-const OUTSIDE_KIB: u64 = 272;
+/// code and what the list cannot gather), 236 KiB once main's next merges
+/// joined; with it stale, 652–724 KiB. Each function PID 1 runs that the
+/// list misses costs up to a 64 KiB window, so this fails at the second
+/// new one, before VmRSS passes its budget.
+const OUTSIDE_KIB: u64 = 320;
 
 const LAYERS: usize = 10;
 const WIDTH: usize = 100;
