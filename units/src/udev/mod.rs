@@ -9,6 +9,7 @@
 pub mod db;
 pub mod device;
 pub mod monitor;
+pub mod units;
 
 #[cfg(test)]
 mod tests;
