@@ -512,6 +512,7 @@ impl<S: Sys> Runtime<S> {
                     .extend(errors.iter().map(|e| format!("{e} (as before: left out)")));
                 self.units.load_errors = errors;
                 self.reread_timer_zones();
+                self.reread_devices();
                 self.sys.console(&format!(
                     "init: reloaded: {} added, {} changed, {} removed, {} unchanged",
                     applied.added.len(),

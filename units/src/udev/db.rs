@@ -104,3 +104,34 @@ pub fn parse_uevent(text: &str) -> BTreeMap<String, String> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
+
+/// Where the symlink `link`, whose target reads `target`, points:
+/// `target` taken from `link`'s directory when relative (sysfs's links
+/// are: `../../devices/…`), `.` and `..` resolved by name (sysfs's
+/// directories are no symlinks). `None` when `..` climbs above `/`.
+///
+/// ```
+/// use flotilla_units::udev::db::resolve_link;
+/// assert_eq!(
+///     resolve_link("/sys/dev/block/254:1", "../../devices/pci0000:00/0000:00:04.0/virtio1/block/vda/vda1").as_deref(),
+///     Some("/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda/vda1")
+/// );
+/// ```
+pub fn resolve_link(link: &str, target: &str) -> Option<String> {
+    let base = if target.starts_with('/') {
+        ""
+    } else {
+        link.rsplit_once('/').map_or("", |(dir, _)| dir)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in base.split('/').chain(target.split('/')) {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    Some(format!("/{}", parts.join("/")))
+}

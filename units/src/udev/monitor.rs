@@ -119,3 +119,21 @@ pub fn parse(msg: &[u8]) -> Option<Uevent> {
         old_syspath,
     })
 }
+
+/// The message udevd sends for a device with these `KEY=VALUE`
+/// properties (`ACTION=` and `DEVPATH=` among them): the header, then
+/// each property NUL-ended. What [`parse`] reads; for tests and fakes.
+pub fn encode(properties: &[&str]) -> Vec<u8> {
+    let body: Vec<u8> = properties
+        .iter()
+        .flat_map(|p| p.bytes().chain(std::iter::once(0)))
+        .collect();
+    let mut m = PREFIX.to_vec();
+    m.extend(MAGIC.to_be_bytes());
+    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+    for n in [HEADER as u32, HEADER as u32, len, 0, 0, 0, 0] {
+        m.extend(n.to_ne_bytes());
+    }
+    m.extend(body);
+    m
+}

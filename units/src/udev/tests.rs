@@ -4,7 +4,7 @@
 
 use super::db::{self, DbId};
 use super::device::{unit_name, Device};
-use super::monitor::{self, Action};
+use super::monitor::{self, encode as message, Action};
 
 /// `/run/udev/data/b254:1`: the root partition of a virtio disk.
 const VDA1: &str = "\
@@ -204,21 +204,6 @@ fn wants_are_mangled_and_descriptions_take_the_label() {
     d.properties.insert("ID_FS_LABEL".into(), "boot".into());
     assert_eq!(d.description("/dev/sda2"), "QEMU_HARDDISK boot");
     assert_eq!(unit_name("/a/../b"), None);
-}
-
-/// A message as udevd sends it: the header, then `props` NUL-ended.
-fn message(props: &[&str]) -> Vec<u8> {
-    let body: Vec<u8> = props
-        .iter()
-        .flat_map(|p| p.bytes().chain(std::iter::once(0)))
-        .collect();
-    let mut m = b"libudev\0".to_vec();
-    m.extend(0xfeed_cafe_u32.to_be_bytes());
-    for n in [40, 40, body.len() as u32, 0, 0, 0, 0] {
-        m.extend(n.to_ne_bytes());
-    }
-    m.extend(body);
-    m
 }
 
 #[test]
