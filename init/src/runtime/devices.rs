@@ -11,9 +11,9 @@
 use super::Runtime;
 use crate::sys::{Interest, Sys, Token};
 use flotilla_units::planner::WantLife;
-use flotilla_units::protocol::Reply;
+use flotilla_units::protocol::{DeviceLink, Reply};
 use flotilla_units::udev::{self, monitor, Device};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 /// The transient set of the device units.
@@ -28,6 +28,15 @@ pub(super) struct Devices {
     monitor: Option<OwnedFd>,
     /// The tagged devices by sysfs path.
     by_syspath: BTreeMap<String, Device>,
+    /// Each device unit's device, for its status.
+    links: HashMap<String, DeviceLink>,
+}
+
+impl Devices {
+    /// The device of the device unit `name`.
+    pub(super) fn link(&self, name: &str) -> Option<DeviceLink> {
+        self.links.get(name).cloned()
+    }
 }
 
 impl<S: Sys> Runtime<S> {
@@ -97,6 +106,16 @@ impl<S: Sys> Runtime<S> {
     /// Makes the device units those of the devices now, if they changed,
     /// and wants each.
     fn apply_devices(&mut self) {
+        let mut links = HashMap::new();
+        for d in self.devices.by_syspath.values() {
+            for u in d.units() {
+                links.entry(u.name).or_insert_with(|| DeviceLink {
+                    sysfs_path: d.syspath.clone(),
+                    following: u.following,
+                });
+            }
+        }
+        self.devices.links = links;
         let specs = udev::units::specs(self.devices.by_syspath.values());
         let same = match self.units.transient_sets().get(SET) {
             Some(now) => *now == specs,

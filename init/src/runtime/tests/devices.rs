@@ -37,6 +37,14 @@ fn a_device_in_the_database_starts_its_getty_and_its_removal_stops_it() {
     let mut h = Harness::start(with_tty(), "getty");
     h.turn_until("the getty runs", |h| h.state("getty") == UnitState::Running);
     assert_eq!(h.state("dev-ttyS0.device"), UnitState::Running);
+    // Its status names its device and the unit it follows.
+    let id = h.rt.planner.graph().unit("dev-ttyS0.device").unwrap();
+    let link = h.rt.unit_status(id).and_then(|s| s.device).unwrap();
+    assert_eq!(link.sysfs_path, TTY);
+    assert_eq!(
+        link.following.as_deref(),
+        Some("sys-devices-platform-serial8250-tty-ttyS0.device")
+    );
     assert_eq!(
         h.state("sys-devices-platform-serial8250-tty-ttyS0.device"),
         UnitState::Running
