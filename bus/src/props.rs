@@ -544,6 +544,11 @@ pub fn job(id: u32, unit: &str, kind: &str, state: &str) -> Props {
 mod tests {
     use super::*;
 
+    /// The value of property `name` among `p`.
+    fn prop<'a>(p: &'a Props, name: &str) -> &'a Value<'static> {
+        p.iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap()
+    }
+
     #[test]
     fn types_are_systemds() {
         let sig = |props: &Props, name: &str| {
@@ -577,7 +582,7 @@ mod tests {
             ..UnitStatus::default()
         };
         let p = unit(&s, None);
-        let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap();
+        let get = |name: &str| prop(&p, name);
         assert_eq!(*get("LoadState"), Value::from("not-found"));
         assert_eq!(*get("ActiveState"), Value::from("active"));
         assert_eq!(*get("FragmentPath"), Value::from(""));
@@ -609,7 +614,7 @@ mod tests {
             ..UnitStatus::default()
         };
         let p = unit(&s, None);
-        let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap();
+        let get = |name: &str| prop(&p, name);
         assert_eq!(*get("Id"), Value::from("dev-ttyS0.device"));
         assert_eq!(*get("ActiveState"), Value::from("active"));
         assert_eq!(*get("SubState"), Value::from("plugged"));

@@ -9,12 +9,12 @@
 //! takes its units out, which stops what binds to it.
 
 use super::Runtime;
-use crate::sys::{Interest, Sys, Token};
+use crate::sys::{Sys, Token};
 use flotilla_units::planner::WantLife;
 use flotilla_units::protocol::{DeviceLink, Reply};
 use flotilla_units::udev::{self, monitor, Device};
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 /// The transient set of the device units.
 pub(super) const SET: &str = "udev";
@@ -47,12 +47,7 @@ impl<S: Sys> Runtime<S> {
         if !self.sys.udev_available() {
             return;
         }
-        let watched = self.sys.udev_monitor().and_then(|fd| {
-            self.sys
-                .watch(fd.as_raw_fd(), UDEV_TOKEN, Interest::Read)
-                .map(|()| fd)
-        });
-        match watched {
+        match self.read_watched(self.sys.udev_monitor(), UDEV_TOKEN) {
             Ok(fd) => self.devices.monitor = Some(fd),
             Err(e) => {
                 self.sys

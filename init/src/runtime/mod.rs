@@ -470,6 +470,21 @@ impl<S: Sys> Runtime<S> {
         None
     }
 
+    /// `fd` (a new descriptor, or why there is none), once watched for
+    /// reading under `token`.
+    fn read_watched(
+        &self,
+        fd: Result<std::os::fd::OwnedFd, crate::sys::SysError>,
+        token: Token,
+    ) -> Result<std::os::fd::OwnedFd, crate::sys::SysError> {
+        use std::os::fd::AsRawFd;
+        fd.and_then(|fd| {
+            self.sys
+                .watch(fd.as_raw_fd(), token, crate::sys::Interest::Read)
+                .map(|()| fd)
+        })
+    }
+
     /// The PID-1 flag.
     pub fn pid1(&self) -> bool {
         self.pid1

@@ -68,6 +68,11 @@ Q:systemd
 V:1
 ";
 
+/// The names of `units`, in order.
+fn names_of(units: &[super::device::DeviceUnit]) -> Vec<&str> {
+    units.iter().map(|u| u.name.as_str()).collect()
+}
+
 #[test]
 fn ids_name_their_device() {
     assert_eq!(DbId::parse("b254:1"), Some(DbId::Block(254, 1)));
@@ -104,7 +109,7 @@ fn a_partition_is_named_by_its_path_node_and_links() {
     );
     assert!(d.is_ready());
     let units = d.units();
-    let names: Vec<&str> = units.iter().map(|u| u.name.as_str()).collect();
+    let names = names_of(&units);
     assert_eq!(
         names,
         [
@@ -132,7 +137,7 @@ fn a_nic_has_its_alias_and_wants_its_ifup_instance() {
         db::parse(ENS3),
     );
     let units = d.units();
-    let names: Vec<&str> = units.iter().map(|u| u.name.as_str()).collect();
+    let names = names_of(&units);
     assert_eq!(
         names,
         [
