@@ -10,7 +10,7 @@
 
 use super::Runtime;
 use crate::sys::{Sys, Token};
-use flotilla_units::planner::WantLife;
+use flotilla_units::planner::{OnChange, WantLife};
 use flotilla_units::protocol::{DeviceLink, Reply};
 use flotilla_units::udev::{self, monitor, Device};
 use std::collections::{BTreeMap, HashMap};
@@ -122,7 +122,7 @@ impl<S: Sys> Runtime<S> {
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         if let Reply::Error {
             message, details, ..
-        } = self.apply_transient(SET.to_string(), specs)
+        } = self.apply_transient_with(SET.to_string(), specs, OnChange::Keep)
         {
             self.sys
                 .console(&format!("init: device units not changed: {message}"));

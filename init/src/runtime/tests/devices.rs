@@ -96,3 +96,24 @@ fn a_nic_plugged_starts_what_it_wants() {
         UnitState::Running
     );
 }
+
+#[test]
+fn a_change_of_a_device_keeps_what_binds_to_it_running() {
+    let mut h = Harness::start(with_tty(), "getty");
+    h.turn_until("the getty runs", |h| h.state("getty") == UnitState::Running);
+    let pid = h.pid("getty");
+    h.sys().send_uevent(encode(&[
+        "ACTION=change",
+        "DEVPATH=/devices/platform/serial8250/tty/ttyS0",
+        "DEVNAME=/dev/ttyS0",
+        "ID_MODEL=16550A",
+        "CURRENT_TAGS=:systemd:",
+    ]));
+    let described = |h: &mut Harness| {
+        let id = h.rt.planner.graph().unit("dev-ttyS0.device").unwrap();
+        h.rt.unit_status(id).and_then(|s| s.description) == Some("16550A".into())
+    };
+    h.turn_until("the unit has its new description", described);
+    assert_eq!(h.state("getty"), UnitState::Running);
+    assert_eq!(h.pid("getty"), pid);
+}
