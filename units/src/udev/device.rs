@@ -2,10 +2,10 @@
 //! `.device` units: a device udev tagged `systemd` (a current tag) and
 //! whose `SYSTEMD_READY=` is not false is **ready**, and is then named by
 //! a unit for its sysfs path (`sys-devices-….device`, the main one, which
-//! the others follow), one for its node (`dev-sda.device`), one for each
-//! symlink to the node but those under `/dev/block/` and `/dev/char/`
-//! (unique but neither stable nor predictable), and one for each absolute
-//! path in `SYSTEMD_ALIAS=` (`sys-subsystem-net-devices-eth0.device`).
+//! the others but those named `sys-…` follow), one for its node
+//! (`dev-sda.device`), one for each symlink to the node but those under
+//! `/dev/block/` and `/dev/char/` (unique but neither stable nor
+//! predictable), and one for each absolute path in `SYSTEMD_ALIAS=` (`sys-subsystem-net-devices-eth0.device`).
 //! Each name is the path escaped as `systemd-escape --path` does
 //! ([`crate::escape::escape_path`]) with `.device` added.
 //!
@@ -51,7 +51,8 @@ pub struct DeviceUnit {
     pub path: String,
     /// Its description.
     pub description: String,
-    /// The main unit this one follows (`None` for the main unit).
+    /// The main unit this one follows (`None` for the main unit and any
+    /// other named `sys-…`).
     pub following: Option<String>,
 }
 
@@ -128,8 +129,12 @@ impl Device {
             if out.iter().any(|u| u.name == name) {
                 continue;
             }
+            // As systemd's `device_following`: a unit named `sys-…` follows
+            // none (`sys-subsystem-net-devices-eth0.device` neither), the
+            // others the one of the sysfs path. systemctl lists a unit that
+            // follows another only with `--all`.
             out.push(DeviceUnit {
-                following: (name != main).then(|| main.clone()),
+                following: (!name.starts_with("sys-")).then(|| main.clone()),
                 description: self.description(&path),
                 name,
                 path,

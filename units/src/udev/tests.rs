@@ -148,6 +148,8 @@ fn a_nic_has_its_alias_and_wants_its_ifup_instance() {
     assert!(units
         .iter()
         .all(|u| u.description == "Virtio network device"));
+    // A `sys-…` alias follows nothing, as systemd's: systemctl lists it.
+    assert!(units.iter().all(|u| u.following.is_none()));
     assert_eq!(
         d.wants(),
         ["ifup@sys-devices-pci0000:00-0000:00:03.0-virtio0-net-ens3.service"]
