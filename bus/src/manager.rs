@@ -101,7 +101,7 @@ pub fn row(hub: &Hub, s: &UnitStatus) -> UnitRow {
         s.load_state().to_string(),
         model::active_of(s).to_string(),
         model::sub_of(s).to_string(),
-        String::new(),
+        model::following(s),
         owned_path(&unit_path(&name)),
         job_id,
         job_kind,

@@ -133,7 +133,30 @@ pub fn sub_of(s: &UnitStatus) -> &'static str {
     if auto_restart(s) {
         return "auto-restart";
     }
+    if is_device(s) {
+        // A device unit is `plugged` while its device is there; flotilla
+        // has no `tentative` (docs/systemd-units.md, "Device units").
+        return if shown(s).is_active() {
+            "plugged"
+        } else {
+            "dead"
+        };
+    }
     sub_state(s.kind, shown(s))
+}
+
+/// Whether `s` is a device unit (the init's, of a device udev told of).
+pub fn is_device(s: &UnitStatus) -> bool {
+    s.kind == UnitType::Virtual && s.unit.ends_with(".device")
+}
+
+/// systemd's `Following` of `s`: for a device unit not named after its
+/// sysfs path, the unit that is; else nothing.
+pub fn following(s: &UnitStatus) -> String {
+    s.device
+        .as_ref()
+        .and_then(|d| d.following.clone())
+        .unwrap_or_default()
 }
 
 /// systemd's `ActiveState` of a flotilla state of a unit of `kind`.

@@ -44,9 +44,12 @@ fn strs(v: Vec<String>) -> Value<'static> {
 /// The type interface of a unit the init has: its type's, or a slice's
 /// (one served from its cgroup directory).
 pub fn type_interface_of(s: &UnitStatus) -> &'static str {
-    match s.source == flotilla_units::protocol::SLICE_SOURCE {
-        true => "org.freedesktop.systemd1.Slice",
-        false => type_interface(s.kind),
+    if s.source == flotilla_units::protocol::SLICE_SOURCE {
+        "org.freedesktop.systemd1.Slice"
+    } else if model::is_device(s) {
+        "org.freedesktop.systemd1.Device"
+    } else {
+        type_interface(s.kind)
     }
 }
 
@@ -113,7 +116,7 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     let mut props = vec![
         ("Id", Value::from(id.clone())),
         ("Names", strs(names)),
-        ("Following", Value::from("")),
+        ("Following", Value::from(model::following(s))),
     ];
     // The init gives them in the status of one unit (GetAll, Get), not in
     // the changes it streams: a change does not touch them.
@@ -198,7 +201,11 @@ pub fn type_props(s: &UnitStatus) -> Props {
     let mut out: Props = Vec::new();
     let cgroup = control_group(s);
     match s.kind {
-        UnitType::Virtual => {}
+        UnitType::Virtual => {
+            if let Some(d) = &s.device {
+                out.push(("SysFSPath", Value::from(d.sysfs_path.clone())));
+            }
+        }
         // systemd's resource control of a slice: `infinity` is no limit.
         UnitType::Slice => {
             out.push(("MemoryMax", Value::from(s.memory_max.unwrap_or(u64::MAX))));
@@ -537,6 +544,11 @@ pub fn job(id: u32, unit: &str, kind: &str, state: &str) -> Props {
 mod tests {
     use super::*;
 
+    /// The value of property `name` among `p`.
+    fn prop<'a>(p: &'a Props, name: &str) -> &'a Value<'static> {
+        p.iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap()
+    }
+
     #[test]
     fn types_are_systemds() {
         let sig = |props: &Props, name: &str| {
@@ -570,7 +582,7 @@ mod tests {
             ..UnitStatus::default()
         };
         let p = unit(&s, None);
-        let get = |name: &str| p.iter().find(|(n, _)| *n == name).map(|(_, v)| v).unwrap();
+        let get = |name: &str| prop(&p, name);
         assert_eq!(*get("LoadState"), Value::from("not-found"));
         assert_eq!(*get("ActiveState"), Value::from("active"));
         assert_eq!(*get("FragmentPath"), Value::from(""));
@@ -581,6 +593,42 @@ mod tests {
                 "Unit echo.socket not found.".to_string()
             ))
         );
+    }
+
+    /// A device unit as systemd shows one: `active`, `plugged`, its
+    /// interface `Device` with `SysFSPath`, and `Following` the unit named
+    /// after its sysfs path (none for that one).
+    #[test]
+    fn a_device_unit_is_plugged_with_its_sysfs_path() {
+        let sysfs = "/sys/devices/platform/serial8250/tty/ttyS0";
+        let main = "sys-devices-platform-serial8250-tty-ttyS0.device";
+        let s = UnitStatus {
+            unit: "dev-ttyS0.device".into(),
+            kind: UnitType::Virtual,
+            state: UnitState::Running,
+            description: Some("/dev/ttyS0".into()),
+            device: Some(flotilla_units::protocol::DeviceLink {
+                sysfs_path: sysfs.into(),
+                following: Some(main.into()),
+            }),
+            ..UnitStatus::default()
+        };
+        let p = unit(&s, None);
+        let get = |name: &str| prop(&p, name);
+        assert_eq!(*get("Id"), Value::from("dev-ttyS0.device"));
+        assert_eq!(*get("ActiveState"), Value::from("active"));
+        assert_eq!(*get("SubState"), Value::from("plugged"));
+        assert_eq!(*get("Following"), Value::from(main));
+        assert_eq!(type_interface_of(&s), "org.freedesktop.systemd1.Device");
+        let t = type_props(&s);
+        assert_eq!(t, vec![("SysFSPath", Value::from(sysfs))]);
+        let gone = UnitStatus {
+            state: UnitState::Disabled,
+            device: None,
+            ..s
+        };
+        assert_eq!(model::sub_of(&gone), "dead");
+        assert_eq!(model::following(&gone), "");
     }
 
     /// `PropertiesChanged` leaves out what is read from the unit path

@@ -11,6 +11,7 @@
 //! - [`notify`]: the per-unit `sd_notify` socket and its message parser;
 //! - [`pidfile`]: reading and validating a daemon's pidfile;
 //! - [`unitdir`]: reading a units directory;
+//! - [`udev_db`]: udev's database, the devices the init makes units of;
 //! - [`loader`]: the unit loader, a child of the init that reads them;
 //! - [`pathstamp`]: what a read of the search path saw, and whether it
 //!   changed since;
@@ -33,6 +34,7 @@ pub mod ratelimit;
 pub mod settings;
 pub mod sys;
 pub mod systemd_bus;
+pub mod udev_db;
 pub mod unitdir;
 
 pub mod args;

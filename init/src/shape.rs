@@ -43,6 +43,7 @@ pub fn load(sys: &dyn Sys, settings: &Settings) -> (Shape, Vec<String>) {
     let mut shape = Shape {
         targets: settings.targets.clone(),
         masks: Masks::new(),
+        devices: sys.udev_available(),
     };
     let mut problems = Vec::new();
     let Some(state) = &settings.state_dir else {

@@ -19,6 +19,8 @@
 //!   elapse), [`condition`], [`unit_name`], [`escape`], [`specifier`],
 //!   [`exec`], [`fleet`] (`[X-Fleet]` values, fleet's booleans,
 //!   [`fleet::UnitOption`]) and [`detect_virt`];
+//! - [`udev`]: udev's database and its netlink messages, and the `.device`
+//!   units a device becomes;
 //! - [`graph`]: the target graph, the required set of a target, cycles;
 //! - [`planner`]: the state model and the deterministic planner
 //!   `(graph, target, observed facts, time) -> (states, actions)`;
@@ -82,6 +84,7 @@ pub mod timespan;
 pub mod transient_lease;
 pub mod trigger;
 pub mod tz;
+pub mod udev;
 pub mod unit_messages;
 pub mod unit_name;
 pub mod unit_type;

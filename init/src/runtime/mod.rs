@@ -44,6 +44,7 @@ mod attach;
 mod binding;
 mod childwait;
 mod cleaning;
+mod devices;
 mod dynamic_users;
 mod emptied;
 mod execs;
@@ -129,6 +130,8 @@ pub struct Runtime<S: Sys> {
     slots: Slots,
     /// Where the units come from: the directory and the transient sets.
     units: UnitSet,
+    /// The devices udev tells of (`devices.rs`).
+    devices: devices::Devices,
     /// The environment every unit starts from.
     base_env: Env,
     /// What `set-environment` set over it (`manager_settings.rs`).
@@ -281,6 +284,7 @@ impl<S: Sys> Runtime<S> {
             sys, planner, settings, pid1, control, units, feed, clock, timers,
         );
         rt.watch_wall_clock();
+        rt.follow_udev();
         if waited {
             // The events the wait for the generators and the loader took:
             // the signals, and the clients that connected meanwhile (the
@@ -337,6 +341,7 @@ impl<S: Sys> Runtime<S> {
             control,
             slots: Slots::default(),
             units,
+            devices: Default::default(),
             base_env,
             manager_env: Default::default(),
             shutdown: None,
@@ -430,6 +435,7 @@ impl<S: Sys> Runtime<S> {
                 }
                 Event::Ready(LISTENER_TOKEN) => self.control.accept(&self.sys),
                 Event::Ready(CLOCK_TOKEN) => self.on_wall_clock(),
+                Event::Ready(devices::UDEV_TOKEN) => self.on_udev(),
                 Event::Ready(t) => match self.control.conn_of(t) {
                     Some(c) => self.control.ready(c, &self.sys, &mut incoming),
                     None => self.on_source(t),
@@ -462,6 +468,21 @@ impl<S: Sys> Runtime<S> {
         self.planner.tick(now);
         self.drive();
         None
+    }
+
+    /// `fd` (a new descriptor, or why there is none), once watched for
+    /// reading under `token`.
+    fn read_watched(
+        &self,
+        fd: Result<std::os::fd::OwnedFd, crate::sys::SysError>,
+        token: Token,
+    ) -> Result<std::os::fd::OwnedFd, crate::sys::SysError> {
+        use std::os::fd::AsRawFd;
+        fd.and_then(|fd| {
+            self.sys
+                .watch(fd.as_raw_fd(), token, crate::sys::Interest::Read)
+                .map(|()| fd)
+        })
     }
 
     /// The PID-1 flag.

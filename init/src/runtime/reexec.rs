@@ -276,6 +276,7 @@ impl<S: Sys> Runtime<S> {
             sys, planner, settings, pid1, control, units, feed, clock, timers,
         );
         rt.watch_wall_clock();
+        rt.follow_udev();
         rt.notify_seq = snap.notify_seq;
         rt.log = snap.log;
         rt.manager_env = snap.manager_env;

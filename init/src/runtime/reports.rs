@@ -134,6 +134,7 @@ impl<S: Sys> Runtime<S> {
             }),
             usage: None,
             dependencies: None,
+            device: self.devices.link(&node.spec.name),
             limits: Default::default(),
             exec: None,
             settings: None,

@@ -23,13 +23,13 @@
 use super::wallclock::WallClock;
 use super::{Runtime, CLOCK_TOKEN};
 use crate::args::Settings;
-use crate::sys::{Interest, Sys, WallTime};
+use crate::sys::{Sys, WallTime};
 use flotilla_units::calendar::CalendarZone;
 use flotilla_units::graph::Graph;
 use flotilla_units::planner::TimerEnv;
 use flotilla_units::tz::TimeZone;
 use std::collections::HashMap;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// The longest zone file read.
@@ -215,12 +215,7 @@ impl<S: Sys> Runtime<S> {
     /// Watches the wall clock for the timers (said once on the console if
     /// it cannot be: the calendar elapses then do not follow a clock set).
     pub(super) fn watch_wall_clock(&mut self) {
-        let watched = self.sys.wall_clock_watch().and_then(|fd| {
-            self.sys
-                .watch(fd.as_raw_fd(), CLOCK_TOKEN, Interest::Read)
-                .map(|()| fd)
-        });
-        match watched {
+        match self.read_watched(self.sys.wall_clock_watch(), CLOCK_TOKEN) {
             Ok(fd) => self.timers.clock = Some(fd),
             Err(e) => self.sys.console(&format!(
                 "init: {e}: timers will not follow changes of the wall clock"

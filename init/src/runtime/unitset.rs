@@ -3,7 +3,7 @@
 //! it: `reload` (the directory again), `transient-apply` (a whole set),
 //! `transient-patch` (some units of a set). Each change merges everything
 //! into one new graph, which the planner takes or refuses whole
-//! ([`Runtime::replace`]): unchanged units keep running, changed ones
+//! ([`Runtime::replace_with`]): unchanged units keep running, changed ones
 //! restart, removed ones stop; on any error nothing changes.
 
 use super::Runtime;
@@ -350,15 +350,10 @@ fn refused(message: impl Into<String>, details: Vec<String>) -> Reply {
 }
 
 impl<S: Sys> Runtime<S> {
-    /// Hands `all` to the planner as the new unit set; on success the unit
-    /// slots follow the new unit ids.
-    fn replace(&mut self, all: Vec<(UnitSpec, Origin)>) -> Result<Applied, Vec<String>> {
-        self.replace_with(all, None, OnChange::Restart)
-    }
-
-    /// [`Runtime::replace`], with a new shape (masks, declared targets)
-    /// when one is given, doing `on_change` with changed units that are
-    /// up.
+    /// Hands `all` to the planner as the new unit set, with a new shape
+    /// (masks, declared targets) when one is given, doing `on_change` with
+    /// changed units that are up; on success the unit slots follow the new
+    /// unit ids.
     pub(super) fn replace_with(
         &mut self,
         all: Vec<(UnitSpec, Origin)>,
@@ -512,6 +507,7 @@ impl<S: Sys> Runtime<S> {
                     .extend(errors.iter().map(|e| format!("{e} (as before: left out)")));
                 self.units.load_errors = errors;
                 self.reread_timer_zones();
+                self.reread_devices();
                 self.sys.console(&format!(
                     "init: reloaded: {} added, {} changed, {} removed, {} unchanged",
                     applied.added.len(),
@@ -544,8 +540,20 @@ impl<S: Sys> Runtime<S> {
     /// `transient-apply`: the set named `set` becomes `units` (an empty
     /// list removes it).
     pub(super) fn apply_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
+        self.apply_transient_with(set, units, OnChange::Restart)
+    }
+
+    /// [`Runtime::apply_transient`], doing `on_change` with changed units
+    /// that are up (the device units keep running when a device's
+    /// description or wants change: `devices.rs`).
+    pub(super) fn apply_transient_with(
+        &mut self,
+        set: String,
+        units: Vec<UnitSpec>,
+        on_change: OnChange,
+    ) -> Reply {
         match check_transient(&set, units) {
-            Ok(units) => self.commit_transient(set, units),
+            Ok(units) => self.commit_transient(set, units, on_change),
             Err(bad) => refused("invalid transient units", bad),
         }
     }
@@ -572,7 +580,7 @@ impl<S: Sys> Runtime<S> {
         let (units, problems) = patched(&set, current, upsert, &remove);
         bad.extend(problems);
         if bad.is_empty() {
-            return self.commit_transient(set, units);
+            return self.commit_transient(set, units, OnChange::Restart);
         }
         if units_ok {
             // Every problem at once: also what the graph would say of the
@@ -587,7 +595,12 @@ impl<S: Sys> Runtime<S> {
 
     /// Makes `units` the set named `set` (none: no set) if the planner
     /// takes the whole unit set so changed; else changes nothing.
-    fn commit_transient(&mut self, set: String, units: Vec<UnitSpec>) -> Reply {
+    fn commit_transient(
+        &mut self,
+        set: String,
+        units: Vec<UnitSpec>,
+        on_change: OnChange,
+    ) -> Reply {
         let mut all = self.units.dir_specs(self.planner.graph());
         // A transient unit takes the place of the directory's unit of its
         // name that no file defines (a slice made from its drop-ins).
@@ -602,7 +615,7 @@ impl<S: Sys> Runtime<S> {
             self.units.transient.insert(set.clone(), units)
         };
         all.extend(self.units.transient_specs());
-        match self.replace(all) {
+        match self.replace_with(all, None, on_change) {
             Ok(applied) => {
                 self.units.keep_leases();
                 Reply::Applied(applied)

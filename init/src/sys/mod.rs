@@ -379,6 +379,16 @@ pub trait Sys {
     /// holds for (a glob's first match).
     fn path_holding(&self, spec: &flotilla_units::trigger::PathSpec) -> Option<PathBuf>;
 
+    /// Whether udev can run here (`/sys` is writable): then the init
+    /// follows its devices (`io/uevents.rs`).
+    fn udev_available(&self) -> bool;
+
+    /// A socket on udevd's netlink group, to watch.
+    fn udev_monitor(&self) -> Result<OwnedFd, SysError>;
+
+    /// The messages waiting on the udev socket `fd`.
+    fn udev_messages(&self, fd: BorrowedFd<'_>) -> io::uevents::Uevents;
+
     /// `MakeDirectory=`: `path` and its missing parents, with `mode`.
     fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError>;
 

@@ -369,6 +369,18 @@ impl Sys for RealSys {
         super::paths::holding(spec)
     }
 
+    fn udev_available(&self) -> bool {
+        super::io::uevents::available()
+    }
+
+    fn udev_monitor(&self) -> Result<OwnedFd, SysError> {
+        super::io::uevents::open()
+    }
+
+    fn udev_messages(&self, fd: std::os::fd::BorrowedFd<'_>) -> super::io::uevents::Uevents {
+        super::io::uevents::read(fd)
+    }
+
     fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError> {
         super::paths::make_dir(path, mode)
     }

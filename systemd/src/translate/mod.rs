@@ -204,9 +204,9 @@ impl Tr<'_> {
             if !valid_name(name) {
                 self.error(pos, format!("invalid unit name {name:?} in {key}="));
             } else if let Some(kind) = unrun_kind(name) {
-                // A device, mount, slice … is there without a unit under
-                // flotilla (udev, the kernel, the fstab unit make them): a
-                // dependency on one would wait for a unit that never is.
+                // A slice, swap, … is there without a unit under flotilla
+                // (the kernel, the fstab unit make them): a dependency on
+                // one would wait for a unit that never is.
                 self.warn(
                     pos,
                     format!("{key}={name}: flotilla runs no .{kind} units, left out"),
@@ -239,12 +239,13 @@ impl Tr<'_> {
 }
 
 /// The kinds of unit flotilla does not run, which a dependency may name
-/// (`BindsTo=dev-ttyS0.device`, `Wants=system.slice`): the suffix of
-/// `name` if it is one of them. A `.mount` is kept: the graph counts one
-/// that no unit defines as met (`graph/build.rs`).
+/// (`Wants=system.slice`, `Requires=x.swap`): the suffix of `name` if it
+/// is one of them. A `.mount` or `.device` is kept: the graph counts one
+/// that no unit defines as met, but for a device while udev runs, whose
+/// plugged devices the init makes units of (`graph/build.rs`).
 fn unrun_kind(name: &str) -> Option<&str> {
     let (_, suffix) = name.rsplit_once('.')?;
-    ["device", "automount", "swap", "slice", "scope"]
+    ["automount", "swap", "slice", "scope"]
         .contains(&suffix)
         .then_some(suffix)
 }

@@ -254,13 +254,13 @@ fn sockets_order_their_service_and_unsupported_listen_kinds_load() {
         .any(|d| d.message.contains("a socket unit needs ListenStream=")));
 }
 
-/// A dependency on a kind flotilla does not run (Debian's
-/// serial-getty@.service binds to its device; slices.target wants the
+/// A dependency on a kind flotilla does not run (slices.target wants the
 /// slices) is left out with a warning: nothing would ever provide it. A
-/// `.mount` is kept (a mount unit may provide it; the graph counts one
-/// that none does as met).
+/// `.mount` and a `.device` are kept (Debian's serial-getty@.service binds
+/// to its device: a unit may provide them; the graph counts one that none
+/// does as met, a device only while udev does not run).
 #[test]
-fn dependencies_on_devices_and_slices_are_left_out() {
+fn dependencies_on_slices_are_left_out_and_on_devices_kept() {
     let p = translate_file(
         "f",
         "serial-getty@ttyS0.service",
@@ -276,12 +276,15 @@ fn dependencies_on_devices_and_slices_are_left_out() {
         .chain(&spec.wants)
         .chain(&spec.requires)
         .collect();
-    assert_eq!(all, ["tmp.mount", "getty-pre.target"], "{spec:?}");
+    assert_eq!(
+        all,
+        ["dev-ttyS0.device", "tmp.mount", "getty-pre.target"],
+        "{spec:?}"
+    );
     let warnings: Vec<&str> = p.diagnostics.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         warnings,
         [
-            "BindsTo=dev-ttyS0.device: flotilla runs no .device units, left out",
             "Wants=system.slice: flotilla runs no .slice units, left out",
             "Requires=x.swap: flotilla runs no .swap units, left out",
         ]

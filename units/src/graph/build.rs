@@ -279,6 +279,7 @@ impl Graph {
             }
         };
         let resolve = &providers;
+        let devices = shape.devices && providers.contains_key(UDEVD);
         for (i, node) in units.iter().enumerate() {
             deps.at.push(deps.items.len() as u32);
             if !node.provides_targets() {
@@ -294,7 +295,7 @@ impl Graph {
                     targets.iter().map(move |t| {
                         let provider = resolve.get(t.as_str()).copied();
                         let kind = if systemd {
-                            met_mount(kind, t, provider)
+                            met_elsewhere(kind, t, provider, devices)
                         } else {
                             kind
                         };
@@ -425,6 +426,10 @@ impl Graph {
 
 /// A unit's lists of targets, in the order of its dependencies. The edges
 /// of other units' `before` come after these (see [`Graph::assemble`]).
+/// udev's daemon: with it in the graph (and [`Shape::devices`]), a `.device`
+/// no unit provides is a device not plugged (yet).
+const UDEVD: &str = "systemd-udevd.service";
+
 /// A systemd unit's dependency on a `.mount` that no unit provides counts
 /// as met: its
 /// path is mounted by someone else (the kernel, PID 1, the fstab unit) or
@@ -433,8 +438,14 @@ impl Graph {
 /// exist; flotilla has units only for the `.mount` files on its path, so
 /// the edge is kept as an ordering against nothing (which waits for
 /// nothing) and its index stays that of its name in the unit's lists.
-fn met_mount(kind: DepKind, target: &str, provider: Option<UnitId>) -> DepKind {
-    if provider.is_none() && target.ends_with(".mount") {
+///
+/// So does one on a `.device` unless `devices` (udev runs here: the init
+/// makes a unit of each plugged device, docs/systemd-units.md, "Device
+/// units"); then it is a device not plugged, which keeps a hard dependent
+/// waiting as any missing unit does.
+fn met_elsewhere(kind: DepKind, target: &str, provider: Option<UnitId>, devices: bool) -> DepKind {
+    let elsewhere = target.ends_with(".mount") || (!devices && target.ends_with(".device"));
+    if provider.is_none() && elsewhere {
         DepKind::After
     } else {
         kind

@@ -49,6 +49,11 @@ pub struct Shape {
     pub targets: Targets,
     /// The masks, from every source.
     pub masks: Masks,
+    /// Whether udev can run here (the init's `/sys` is writable, as
+    /// systemd's `udev_available()` asks): then, while the graph has
+    /// `systemd-udevd.service`, a `.device` that no unit provides is a
+    /// device not plugged, not one made elsewhere (`build.rs`).
+    pub devices: bool,
 }
 
 /// A unit's index in the graph's arena. Valid for one graph only.

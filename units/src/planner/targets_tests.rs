@@ -56,6 +56,7 @@ fn shape(targets: &[(&str, TargetDecl)], masks: &[&str]) -> Shape {
             .map(|(n, d)| (n.to_string(), d.clone()))
             .collect::<Targets>(),
         masks: m,
+        devices: false,
     }
 }
 

@@ -27,8 +27,8 @@ pub use exec::ExecList;
 pub use logs::{LogAck, LogBatch, LogChunk, LogFailure, LogLine, LogSource};
 pub use settings::Settings;
 pub use status::{
-    Connections, Dependencies, LogWriterStatus, SystemStatus, TargetProviders, TimerTimes,
-    UnitStatus, Usage, SLICE_SOURCE,
+    Connections, Dependencies, DeviceLink, LogWriterStatus, SystemStatus, TargetProviders,
+    TimerTimes, UnitStatus, Usage, SLICE_SOURCE,
 };
 
 /// The protocol version this crate speaks.

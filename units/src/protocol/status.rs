@@ -178,6 +178,21 @@ pub struct UnitStatus {
     /// in lists).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub files_stamp: u32,
+    /// A device unit's device (docs/systemd-units.md, "Device units"):
+    /// what systemd's `SysFSPath` and `Following` say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceLink>,
+}
+
+/// The device a device unit stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DeviceLink {
+    /// Its sysfs directory (`/sys/devices/…`).
+    pub sysfs_path: String,
+    /// The unit named after it that this one follows (`None` for that
+    /// unit itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub following: Option<String>,
 }
 
 impl UnitStatus {

@@ -8,6 +8,7 @@ mod attach;
 mod changes;
 mod clock;
 mod conditions;
+mod devices;
 mod emptied;
 mod freezer;
 mod instances;

@@ -4,7 +4,7 @@
 //! the descriptors the loop watches, on real pipes and abstract sockets.
 
 use std::ffi::OsString;
-use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
@@ -404,44 +404,24 @@ impl Sys for FakeSys {
         Ok(i32::try_from(wd).unwrap_or(i32::MAX))
     }
 
-    /// The fake's events say only that something changed: an `IN_CREATE`
-    /// in each watched directory that has a file now (the runtime asks the
-    /// file system what holds).
-    fn path_events(&self, fd: std::os::fd::BorrowedFd<'_>) -> Vec<crate::sys::paths::PathEvent> {
-        let mut b = [0u8; 8];
-        if nix::unistd::read(fd, &mut b).is_err() {
-            return Vec::new();
-        }
-        let st = self.state.borrow();
-        let mut out = Vec::new();
-        for (wd, dir) in st.path_wds.iter().enumerate() {
-            for f in st
-                .files
-                .keys()
-                .filter(|f| f.parent() == Some(dir.as_path()))
-            {
-                out.push(crate::sys::paths::PathEvent {
-                    wd: i32::try_from(wd).unwrap_or(i32::MAX),
-                    mask: libc::IN_CREATE,
-                    name: f.file_name().map(OsString::from),
-                });
-            }
-        }
-        out
+    fn path_events(&self, fd: BorrowedFd<'_>) -> Vec<crate::sys::paths::PathEvent> {
+        self.read_path_events(fd)
+    }
+
+    fn udev_available(&self) -> bool {
+        self.udev_enabled()
+    }
+
+    fn udev_monitor(&self) -> Result<OwnedFd, SysError> {
+        self.open_udev()
+    }
+
+    fn udev_messages(&self, fd: BorrowedFd<'_>) -> crate::sys::io::uevents::Uevents {
+        self.read_uevents(fd)
     }
 
     fn path_holding(&self, spec: &flotilla_units::trigger::PathSpec) -> Option<PathBuf> {
-        use flotilla_units::trigger::PathKind;
-        let st = self.state.borrow();
-        let holds = match spec.kind {
-            PathKind::Exists => st.files.contains_key(&spec.path) || st.dirs.contains(&spec.path),
-            PathKind::DirectoryNotEmpty => st
-                .files
-                .keys()
-                .any(|f| f.parent() == Some(spec.path.as_path())),
-            PathKind::ExistsGlob | PathKind::Changed | PathKind::Modified => false,
-        };
-        holds.then(|| spec.path.clone())
+        self.path_holds(spec)
     }
 
     fn make_dir(&self, path: &Path, _mode: u32) -> Result<(), SysError> {

@@ -52,8 +52,10 @@ use super::{Errno, ExitStatus, FileOwner, Os, Pid, Sys, SysError, Token, UserInf
 
 mod answers;
 mod calls;
+mod paths;
 mod spawns;
 mod tree;
+mod udev;
 pub use calls::{Call, Op, SpawnRecord, StdioRecord};
 
 /// What a test runs inside [`Sys::wait`] instead of letting the time-out
@@ -114,6 +116,9 @@ struct State {
     /// touches a path) and each watched path by its watch descriptor.
     path_instances: Vec<OwnedFd>,
     path_wds: Vec<PathBuf>,
+    /// udev here (`udev.rs`): its socket's eventfd, once opened, and the
+    /// messages sent and not yet read.
+    udev: Option<(Option<OwnedFd>, Vec<Vec<u8>>)>,
     peer_uid: u32,
     /// The write ends of each child's output pipes, as the child would
     /// hold them until it dies.
@@ -237,6 +242,7 @@ impl FakeSys {
                 listening: HashMap::new(),
                 path_instances: Vec::new(),
                 path_wds: Vec::new(),
+                udev: None,
                 peer_uid: 0,
                 child_output: HashMap::new(),
                 console: Vec::new(),

@@ -5,7 +5,8 @@
 //! (`sockets.rs`), socket units' sockets and FIFOs
 //! (`listen.rs`), a `recvmsg` with credentials and
 //! descriptors (`fdpass.rs`), whether two descriptors
-//! are one file (`kcmp.rs`), and memory files.
+//! are one file (`kcmp.rs`), memory files, and udevd's netlink group
+//! (`uevents.rs`).
 //!
 //! What it does not know: what the bytes on those descriptors mean (the
 //! control protocol, notify messages and output lines are parsed above
@@ -19,3 +20,4 @@ pub mod listen;
 pub(crate) mod memfd;
 pub mod signals;
 pub mod sockets;
+pub mod uevents;

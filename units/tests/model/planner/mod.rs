@@ -4,6 +4,7 @@
 //! checked) and the helpers the areas share; each module is one area.
 
 mod cells;
+mod devices;
 mod properties;
 mod pulled;
 mod reload;
@@ -86,7 +87,19 @@ impl World {
         let (g, diags) = Graph::build(units);
         assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
         let n = g.len();
-        let p = Planner::new(g, target, Instant(0), opts);
+        World::with_planner(Planner::new(g, target, Instant(0), opts), n)
+    }
+
+    /// A world of graph `g`, default options.
+    fn with_graph(g: Graph, target: &str) -> World {
+        let n = g.len();
+        World::with_planner(
+            Planner::new(g, target, Instant(0), PlannerOptions::default()),
+            n,
+        )
+    }
+
+    fn with_planner(p: Planner, n: usize) -> World {
         let mut w = World {
             p,
             now: Instant(0),
