@@ -88,14 +88,14 @@ pub(super) async fn renew(
             let send = units.as_ref().filter(|u| sent.as_ref() != Some(*u));
             let req = request(deadline, ttl, send);
             let answer = async {
-                if conn.is_none() {
-                    sent = None;
-                    conn = Some(Connection::open(&control).await?);
-                }
-                match conn.as_mut() {
-                    Some(c) => c.request(req).await,
-                    None => unreachable!("just opened"),
-                }
+                let c = match &mut conn {
+                    Some(c) => c,
+                    None => {
+                        sent = None;
+                        conn.insert(Connection::open(&control).await?)
+                    }
+                };
+                c.request(req).await
             };
             match tokio::time::timeout(ttl, answer).await {
                 Ok(Ok(Reply::Accepted { .. })) => {
