@@ -88,44 +88,23 @@ fn plain(a: Answer) -> Outcome {
     (a, Vec::new())
 }
 
-/// A `ListUnits` row of a unit.
-pub fn row(hub: &Hub, s: &UnitStatus) -> UnitRow {
-    let name = systemd_name(s);
-    let (job_id, job_kind, job) = match hub.job_of(&name) {
-        Some((id, j)) => (id, j.kind.to_string(), job_path(id)),
-        None => (0, String::new(), "/".to_string()),
-    };
-    (
-        name.clone(),
-        s.description.clone().unwrap_or_else(|| name.clone()),
-        s.load_state().to_string(),
-        model::active_of(s).to_string(),
-        model::sub_of(s).to_string(),
-        model::following(s),
-        owned_path(&unit_path(&name)),
-        job_id,
-        job_kind,
-        owned_path(&job),
-    )
-}
-
 /// The units, filtered by active or sub state (`states`) and name
 /// patterns, as `ListUnits` rows.
 async fn list(hub: &Hub, states: &[String], patterns: &[String]) -> Result<Answer, BusError> {
     let units = hub.list().await?;
-    let rows = units
+    let mut rows: Vec<UnitRow> = units
         .iter()
-        .filter(|s| {
-            let name = systemd_name(s);
-            let load = s.load_state();
-            (states.is_empty()
-                || states
-                    .iter()
-                    .any(|st| st == model::active_of(s) || st == model::sub_of(s) || st == load))
-                && (patterns.is_empty() || patterns.iter().any(|p| fnmatch(p, &name)))
-        })
-        .map(|s| row(hub, s))
+        .map(|s| crate::listed::unit_row(hub, s))
         .collect();
+    rows.extend(crate::listed::extra_rows(hub, &units).await?);
+    rows.retain(|r| {
+        // name, load, active, sub
+        (states.is_empty()
+            || states
+                .iter()
+                .any(|st| *st == r.3 || *st == r.4 || *st == r.2))
+            && (patterns.is_empty() || patterns.iter().any(|p| fnmatch(p, &r.0)))
+    });
     Ok(Answer::Units(rows))
 }
 
@@ -277,8 +256,8 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
             let (names,): (Vec<String>,) = args(msg)?;
             let mut rows = Vec::new();
             for n in names {
-                if let Some(s) = hub.find(&n).await? {
-                    rows.push(row(hub, &s));
+                if let Some(r) = crate::listed::row_by_name(hub, &n).await? {
+                    rows.push(r);
                 }
             }
             a(Answer::Units(rows))

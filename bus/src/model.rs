@@ -179,7 +179,7 @@ pub fn active_state(kind: UnitType, state: UnitState) -> &'static str {
 pub fn sub_state(kind: UnitType, state: UnitState) -> &'static str {
     let up = state.is_active();
     match kind {
-        UnitType::Virtual if up => "active",
+        UnitType::Virtual | UnitType::Slice if up => "active",
         UnitType::Timer | UnitType::Path if up => "waiting",
         UnitType::Socket if up => "listening",
         _ if kind.row().adopts() && state == UnitState::Exited => "dead",

@@ -12,7 +12,7 @@ use crate::dict::Props;
 use flotilla_units::escape::{escape_path, unescape_path};
 use flotilla_units::mountinfo::{self, MountEntry};
 use std::path::Path;
-use zbus::zvariant::{ObjectPath, Value};
+use zbus::zvariant::Value;
 
 /// The mount interface.
 pub const MOUNT: &str = "org.freedesktop.systemd1.Mount";
@@ -29,14 +29,19 @@ const TABLES: [&str; 2] = ["/proc/1/mountinfo", "/proc/self/mountinfo"];
 /// and its place is a mount point now.
 pub fn find(name: &str) -> Option<MountEntry> {
     name.strip_suffix(".mount")?;
-    let text = TABLES.iter().find_map(|p| std::fs::read(p).ok())?;
-    lookup(&text, name)
+    lookup(&table()?, name)
+}
+
+/// The mount table, read now.
+pub fn table() -> Option<Vec<u8>> {
+    TABLES.iter().find_map(|p| std::fs::read(p).ok())
 }
 
 /// [`find`] in the mount table `text`: the mount on top at the place the
 /// name says (the last one listed there), when the name is that place's
 /// own (its escaped path, as systemd names it: `tmp-x.mount` is
-/// `/tmp/x`, never `/tmp-x`).
+/// `/tmp/x`, never `/tmp-x`) and systemd keeps a unit for it (not for the
+/// API file systems, `proc.mount` is no unit, nor for an autofs).
 pub fn lookup(text: &[u8], name: &str) -> Option<MountEntry> {
     let stem = name.strip_suffix(".mount")?;
     let place = unescape_path(stem).ok()?;
@@ -46,6 +51,17 @@ pub fn lookup(text: &[u8], name: &str) -> Option<MountEntry> {
     mountinfo::entries(text)
         .filter(|e| e.mount_point == Path::new(&place))
         .last()
+        .filter(mountinfo::entry_has_unit)
+}
+
+/// The description systemd gives a mount unit with no file: the mount
+/// point, `Root Mount` for the root.
+pub fn description(name: &str, e: &MountEntry) -> String {
+    if name == ROOT {
+        "Root Mount".to_string()
+    } else {
+        e.mount_point.display().to_string()
+    }
 }
 
 /// The mount's options as systemd shows them (`Options=`): the mount's
@@ -60,70 +76,15 @@ pub fn options(e: &MountEntry) -> String {
     out.join(",")
 }
 
-fn strs(v: Vec<String>) -> Value<'static> {
-    Value::from(v)
-}
-
 /// `org.freedesktop.systemd1.Unit` of the mount unit `name` for the mount
 /// `e`: loaded from the mount table (`SourcePath`), no unit file, active
 /// and `mounted` since a time nobody recorded (0). flotilla can neither
 /// start nor stop it (the init has no such unit): `CanStart` and
 /// `CanStop` say so.
 pub fn unit(name: &str, e: &MountEntry) -> Props {
-    let root = name == ROOT;
-    let description = if root {
-        "Root Mount".to_string()
-    } else {
-        e.mount_point.display().to_string()
-    };
-    vec![
-        ("Id", Value::from(name.to_string())),
-        ("Names", strs(vec![name.to_string()])),
-        ("Following", Value::from("")),
-        ("Requires", strs(vec![])),
-        ("Wants", strs(vec![])),
-        ("After", strs(vec![])),
-        ("Before", strs(vec![])),
-        ("Conflicts", strs(vec![])),
-        ("Triggers", strs(vec![])),
-        ("TriggeredBy", strs(vec![])),
-        ("Documentation", strs(vec![])),
-        ("Description", Value::from(description)),
-        ("LoadState", Value::from("loaded")),
-        ("ActiveState", Value::from("active")),
-        ("FreezerState", Value::from("running")),
-        ("SubState", Value::from("mounted")),
-        ("FragmentPath", Value::from("")),
-        ("SourcePath", Value::from("/proc/self/mountinfo")),
-        ("DropInPaths", strs(vec![])),
-        ("UnitFileState", Value::from("")),
-        ("UnitFilePreset", Value::from("")),
-        ("StateChangeTimestamp", Value::from(0u64)),
-        ("InactiveExitTimestamp", Value::from(0u64)),
-        ("ActiveEnterTimestamp", Value::from(0u64)),
-        ("ActiveExitTimestamp", Value::from(0u64)),
-        ("InactiveEnterTimestamp", Value::from(0u64)),
-        ("CanStart", Value::from(false)),
-        ("CanStop", Value::from(false)),
-        ("CanReload", Value::from(false)),
-        ("CanIsolate", Value::from(false)),
-        ("CanClean", strs(vec![])),
-        (
-            "Job",
-            Value::from((0u32, ObjectPath::from_static_str_unchecked("/"))),
-        ),
-        ("NeedDaemonReload", Value::from(false)),
-        ("ConditionResult", Value::from(true)),
-        ("AssertResult", Value::from(true)),
-        ("LoadError", Value::from(("", ""))),
-        ("Transient", Value::from(false)),
-        ("Perpetual", Value::from(root)),
-        ("InvocationID", Value::from(Vec::<u8>::new())),
-        (
-            "ActivationDetails",
-            Value::from(Vec::<(String, String)>::new()),
-        ),
-    ]
+    let mut props = crate::fixed::unit(name, description(name, e), "mounted", name == ROOT);
+    props.push(("SourcePath", Value::from("/proc/self/mountinfo")));
+    props
 }
 
 /// `org.freedesktop.systemd1.Mount` of the mount `e`: what the mount
@@ -165,7 +126,8 @@ mod tests {
     fn a_mount_units_name_finds_the_mount_on_top_of_its_place() {
         let table: &[(&str, Option<(&str, &str)>)] = &[
             ("-.mount", Some(("/", "/dev/vda1"))),
-            ("proc.mount", Some(("/proc", "proc"))),
+            // An API file system: no unit, as under systemd.
+            ("proc.mount", None),
             // Mounted twice: the one on top.
             ("tmp.mount", Some(("/tmp", "other"))),
             ("srv-my\\x20data.mount", Some(("/srv/my data", "data"))),
@@ -210,9 +172,9 @@ mod tests {
             get(&m, "Options"),
             Value::from("rw,relatime,errors=remount-ro")
         );
-        let p = lookup(TABLE, "proc.mount").expect("proc is mounted");
-        let proc = unit("proc.mount", &p);
-        assert_eq!(get(&proc, "Description"), Value::from("/proc"));
-        assert_eq!(get(&proc, "Perpetual"), Value::from(false));
+        let t = lookup(TABLE, "tmp.mount").expect("/tmp is mounted");
+        let tmp = unit("tmp.mount", &t);
+        assert_eq!(get(&tmp, "Description"), Value::from("/tmp"));
+        assert_eq!(get(&tmp, "Perpetual"), Value::from(false));
     }
 }

@@ -259,6 +259,9 @@ enum Object {
     /// A mount point no unit of the init's stands for (`-.mount`), as
     /// systemd's unit for it (`crate::mounted`).
     Mounted(String, Box<flotilla_units::mountinfo::MountEntry>),
+    /// `init.scope`, the manager itself, when the init is PID 1 and has
+    /// no unit of that name (`crate::listed`).
+    InitScope,
     Job(u32, crate::hub::Job),
 }
 
@@ -283,6 +286,9 @@ impl Object {
             if s.is_none() {
                 if let Some(e) = crate::mounted::find(&name) {
                     return Ok(Object::Mounted(name, Box::new(e)));
+                }
+                if name == crate::listed::INIT_SCOPE && crate::listed::is_pid1(hub).await? {
+                    return Ok(Object::InitScope);
                 }
             }
             return Ok(Object::Unit(name, s.map(Box::new)));
@@ -336,6 +342,7 @@ impl Object {
                 (crate::mounted::MOUNT, crate::mounted::mount(e)),
                 (UNIT, crate::mounted::unit(name, e)),
             ],
+            Object::InitScope => crate::listed::init_scope(),
             Object::Unit(name, None) => props::not_found_type(name)
                 .into_iter()
                 .chain([(UNIT, props::not_found(name))])
@@ -475,6 +482,13 @@ impl Object {
                 message: format!(
                     "Unit {name} is a mount point no unit of the init's made: it can neither \
                      start, stop nor reload it."
+                ),
+            }),
+            (Object::InitScope, UNIT | SCOPE | "") => Err(BusError {
+                name: "org.freedesktop.systemd1.UnitIsPerpetual",
+                message: format!(
+                    "Unit {} is the manager itself: it can neither start, stop nor reload it.",
+                    crate::listed::INIT_SCOPE
                 ),
             }),
             (Object::Unit(name, _), SERVICE) if member == "BindMount" => {

@@ -407,6 +407,40 @@ fn as_pid1_it_serves_systemds_bus_to_debians_systemctl() {
     let out = p.in_mounts("/bin/systemctl", &["start", "svc.service"]);
     assert!(out.status.success(), "{out:?}");
 
+    // The manager itself is `init.scope`, listed and shown as systemd's,
+    // and perpetual.
+    let out = p.in_mounts(
+        "/bin/systemctl",
+        &["list-units", "--no-legend", "--plain", "init.scope"],
+    );
+    let rows = String::from_utf8_lossy(&out.stdout);
+    let row: Vec<&str> = rows.split_whitespace().collect();
+    assert_eq!(
+        row,
+        [
+            "init.scope",
+            "loaded",
+            "active",
+            "running",
+            "System",
+            "and",
+            "Service",
+            "Manager"
+        ],
+        "{out:?}"
+    );
+    let out = p.in_mounts(
+        "/bin/systemctl",
+        &["show", "-p", "ActiveState", "-p", "Perpetual", "init.scope"],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ActiveState=active\nPerpetual=yes\n",
+        "{out:?}"
+    );
+    let out = p.in_mounts("/bin/systemctl", &["stop", "init.scope"]);
+    assert!(!out.status.success(), "{out:?}");
+
     // Killed, it comes back: the socket stays bound by the init.
     let busd = unit(&s, "flotilla-busd.service")["pid"].as_i64().unwrap();
     // SAFETY: kill(2) takes no pointers.

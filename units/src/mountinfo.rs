@@ -52,6 +52,53 @@ pub fn is_mount_point(text: &[u8], path: &Path) -> bool {
     })
 }
 
+/// The API file systems' mount points, which systemd keeps no unit for
+/// (its `mount_point_is_api`): those PID 1 mounts itself before any unit
+/// runs. Below `/sys/fs/cgroup/` every mount is one of them.
+const API: [&str; 12] = [
+    "/proc",
+    "/sys",
+    "/dev",
+    "/sys/kernel/security",
+    "/sys/fs/smackfs",
+    "/dev/shm",
+    "/dev/pts",
+    "/run",
+    "/sys/fs/cgroup",
+    "/sys/fs/pstore",
+    "/sys/firmware/efi/efivars",
+    "/sys/fs/bpf",
+];
+
+/// Mount points other software puts in place that systemd ignores too
+/// (its `mount_point_ignore`): SELinux's, and a container manager's bind
+/// mounts.
+const IGNORED: [&str; 5] = [
+    "/sys/fs/selinux",
+    "/dev/console",
+    "/proc/kmsg",
+    "/proc/sys",
+    "/proc/sys/kernel/random/boot_id",
+];
+
+/// Whether systemd has a `.mount` unit for a mount at `path`: every mount
+/// point but the API file systems' and the ignored ones (`/run/host/…`, a
+/// container manager's, among them).
+pub fn has_unit(path: &Path) -> bool {
+    !(API
+        .iter()
+        .chain(IGNORED.iter())
+        .any(|p| path == Path::new(p))
+        || path.starts_with("/sys/fs/cgroup")
+        || path.starts_with("/run/host"))
+}
+
+/// Whether systemd has a `.mount` unit for the mount `e`: [`has_unit`] of
+/// its place, and not an autofs (an automount point's own mount).
+pub fn entry_has_unit(e: &MountEntry) -> bool {
+    e.fstype != "autofs" && has_unit(&e.mount_point)
+}
+
 /// One line; `None` when it is malformed.
 pub fn parse_line(line: &[u8]) -> Option<MountEntry> {
     let mut fields = line.split(|&c| c == b' ').filter(|f| !f.is_empty());
@@ -198,6 +245,32 @@ garbage line
         let text = std::fs::read("/proc/self/mountinfo").unwrap();
         assert!(is_mount_point(&text, Path::new("/proc")) || entries(&text).count() > 0);
         assert!(entries(&text).any(|e| e.mount_point == Path::new("/")));
+    }
+
+    #[test]
+    fn systemd_keeps_no_unit_for_the_api_file_systems() {
+        for (path, unit) in [
+            ("/", true),
+            ("/proc", false),
+            ("/proc/sys/fs/binfmt_misc", true),
+            ("/sys", false),
+            ("/sys/kernel/debug", true),
+            ("/sys/kernel/security", false),
+            ("/sys/fs/cgroup", false),
+            ("/sys/fs/cgroup/unified", false),
+            ("/sys/fs/cgroupx", true),
+            ("/dev", false),
+            ("/dev/mqueue", true),
+            ("/dev/pts", false),
+            ("/run", false),
+            ("/run/user/0", true),
+            ("/run/host/incoming", false),
+            ("/run/hostx", true),
+            ("/dev/console", false),
+            ("/proc/sys", false),
+        ] {
+            assert_eq!(has_unit(Path::new(path)), unit, "{path}");
+        }
     }
 
     proptest::proptest! {

@@ -1,13 +1,40 @@
 //! The mount units of mount points that no unit file made (docs/dbus.md,
 //! "Mount points"), with Debian's `/bin/systemctl`: `-.mount` (the root)
-//! and `proc.mount` answer as systemd's, active and `mounted`, with the
-//! mount table's `Where=`, `What=` and `Type=`; a place that is no mount
-//! point is still not found.
+//! and a tmpfs the test mounts answer as systemd's, active and `mounted`,
+//! with the mount table's `Where=`, `What=` and `Type=`, and are listed;
+//! the API file systems (`proc.mount`) have no unit; a place that is no
+//! mount point is still not found.
 
 use super::{busd, started, systemctl};
 use flotilla_tests::init::TestDir;
+use flotilla_units::escape::escape_path;
 use flotilla_units::mountinfo;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tmpfs (source `flotilla-test`) mounted in the host's mount table,
+/// unmounted when dropped.
+struct HostMount(PathBuf);
+
+impl HostMount {
+    fn tmpfs(place: &Path) -> HostMount {
+        std::fs::create_dir_all(place).expect("the mount point");
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "flotilla-test"])
+            .arg(place)
+            .status()
+            .expect("run mount")
+            .success();
+        assert!(ok, "mount a tmpfs on {}", place.display());
+        HostMount(place.to_path_buf())
+    }
+}
+
+impl Drop for HostMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
 
 #[test]
 fn the_roots_mount_unit_and_other_mount_points_answer_as_systemds() {
@@ -76,14 +103,49 @@ fn the_roots_mount_unit_and_other_mount_points_answer_as_systemds() {
     want.sort_unstable();
     assert_eq!(got, want, "{out:?}");
 
-    // Another mount point the init has no unit for: its own place.
-    let proc = on_top("/proc");
-    let out = systemctl(&bus, &["show", "-P", "What", "proc.mount"]);
+    // Another mount point the init has no unit for: a tmpfs of the test's
+    // own, mounted where PID 1 sees it (unmounted when the guard drops).
+    let place = dir.join("mnt");
+    let mounted = HostMount::tmpfs(&place);
+    let unit = format!(
+        "{}.mount",
+        escape_path(place.to_str().expect("a UTF-8 path")).expect("escaped")
+    );
+    let out = systemctl(&bus, &["show", "-P", "What", "--", &unit]);
     out.expect(0);
-    assert_eq!(out.stdout, format!("{}\n", proc.source));
-    let out = systemctl(&bus, &["is-active", "proc.mount"]);
+    assert_eq!(out.stdout, "flotilla-test\n", "{out:?}");
+    let out = systemctl(&bus, &["is-active", "--", &unit]);
     out.expect(0);
     assert_eq!(out.stdout, "active\n");
+    // Listed, as systemd lists every mount point's unit, and the root's.
+    let out = systemctl(
+        &bus,
+        &["list-units", "--no-legend", "--plain", "--type=mount"],
+    );
+    out.expect(0);
+    let rows: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    for want in [
+        format!("{unit} loaded active mounted {}", place.display()),
+        "-.mount loaded active mounted Root Mount".to_string(),
+    ] {
+        assert!(rows.contains(&want), "{want:?} in {out:?}");
+    }
+    // The API file systems have no unit, as under systemd.
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.starts_with("proc.mount ") || r.starts_with("sys.mount ")),
+        "{out:?}"
+    );
+    let out = systemctl(&bus, &["is-active", "proc.mount"]);
+    out.expect(3);
+    drop(mounted);
+    let out = systemctl(&bus, &["is-active", "--", &unit]);
+    out.expect(3);
 
     // A place nothing is mounted on: not found, as under systemd.
     let out = systemctl(&bus, &["status", "-n0", "srv-flotilla\\x2dnothing.mount"]);

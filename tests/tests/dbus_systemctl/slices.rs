@@ -208,3 +208,48 @@ fn slices_load_without_a_file_take_their_dropins_and_are_made_transient() {
     systemctl(&bus, &["stop", "z-y.slice"]).expect(0);
     assert_eq!(show("ActiveState", "z-y.slice"), "inactive");
 }
+
+/// `systemctl list-units` lists the slices a unit runs in, every level
+/// (loaded from their files, or named after their path with none),
+/// as systemd lists the slices it started for its units; a level above
+/// the init's own cgroup is not one of them.
+#[test]
+fn the_slices_units_run_in_are_listed() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let busd = busd(&dir);
+    let out = debian_tool(
+        &busd,
+        "/usr/bin/systemd-run",
+        &[
+            "--unit=sliced.service",
+            "-p",
+            "Slice=system-foo-bar.slice",
+            "sleep",
+            "300",
+        ],
+    );
+    out.expect(0);
+    let out = systemctl(&busd, &["list-units", "--no-legend", "--plain", "*.slice"]);
+    out.expect(0);
+    let rows: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    for want in [
+        "system-foo-bar.slice loaded active active Slice /system/foo/bar",
+        "system-foo.slice loaded active active Slice /system/foo",
+        // The test's search path has no `system.slice` file.
+        "system.slice loaded active active Slice /system",
+    ] {
+        assert!(rows.iter().any(|r| r == want), "{want:?} in {out:?}");
+    }
+    assert_eq!(rows.len(), 3, "only the init's slices: {out:?}");
+
+    // Stopped, its slices are gone with it (their directories are).
+    systemctl(&busd, &["stop", "sliced.service"]).expect(0);
+    let out = systemctl(&busd, &["list-units", "--no-legend", "--plain", "*.slice"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "", "{out:?}");
+}
