@@ -361,7 +361,9 @@ fn edges(dirs: &[SearchDir], names: &[String], kind: &str) -> Vec<String> {
             for e in &d.entries {
                 if let Some(unit) = e.path.strip_prefix(&prefix) {
                     // A flotilla unit's name (`web`) or a systemd unit's.
-                    if matches!(e.kind, EntryKind::Dir) || !flotilla_units::spec::valid_name(unit) {
+                    if matches!(e.kind, EntryKind::Dir)
+                        || !flotilla_units::spec::valid_systemd_name(unit)
+                    {
                         continue;
                     }
                     let masked = matches!(&e.kind, EntryKind::Symlink { target }
@@ -385,7 +387,7 @@ pub fn unit_names(dirs: &[SearchDir]) -> Vec<String> {
         for e in &d.entries {
             if !e.path.contains('/')
                 && !matches!(e.kind, EntryKind::Dir)
-                && flotilla_units::unit_name::validate_unit_name(&e.path).is_ok()
+                && flotilla_units::unit_name::validate_systemd_unit_name(&e.path).is_ok()
             {
                 out.insert(e.path.clone());
             }

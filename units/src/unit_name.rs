@@ -36,15 +36,41 @@ pub const MAX_UNIT_NAME_LEN: usize = 256;
 /// assert_eq!(validate_unit_name("web").unwrap_err(), r#"unit name "web" has no suffix such as .service"#);
 /// ```
 pub fn validate_unit_name(name: &str) -> Result<(), String> {
+    validate_with(name, FLEET_CHARS)
+}
+
+/// The characters of a fleet unit's name.
+const FLEET_CHARS: &str = ":_.@-";
+
+/// The characters of a systemd unit's name: fleet's and `\`, which
+/// systemd's escaping writes (`dev-disk-by\x2duuid-….device`,
+/// `systemd-fsck@dev-disk-by\x2duuid-….service`).
+const SYSTEMD_CHARS: &str = ":_.@-\\";
+
+/// [`validate_unit_name`] with systemd's characters: a name read from
+/// systemd's search path, a device's or a dependency of a unit file may
+/// hold `\` (docs/systemd-units.md, "Names").
+///
+/// ```
+/// use flotilla_units::unit_name::{validate_systemd_unit_name, validate_unit_name};
+/// assert!(validate_systemd_unit_name(r"dev-disk-by\x2duuid-1.device").is_ok());
+/// assert!(validate_unit_name(r"dev-disk-by\x2duuid-1.device").is_err());
+/// ```
+pub fn validate_systemd_unit_name(name: &str) -> Result<(), String> {
+    validate_with(name, SYSTEMD_CHARS)
+}
+
+fn validate_with(name: &str, chars: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("unit name is empty".to_string());
     }
     if let Some(c) = name
         .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || ":_.@-".contains(*c)))
+        .find(|c| !(c.is_ascii_alphanumeric() || chars.contains(*c)))
     {
+        let shown: String = chars.chars().map(|c| format!(" {c}")).collect();
         return Err(format!(
-            "unit name {name:?} contains {c:?} (allowed: A-Z a-z 0-9 : _ . @ -)"
+            "unit name {name:?} contains {c:?} (allowed: A-Z a-z 0-9{shown})"
         ));
     }
     if name.len() > MAX_UNIT_NAME_LEN {
@@ -198,4 +224,10 @@ pub fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b":_.@-".contains(&b))
+}
+
+/// Checks a name as a unit's or target's: [`valid_name`], or a systemd
+/// unit's name, which may also hold `\` ([`validate_systemd_unit_name`]).
+pub fn valid_systemd_name(s: &str) -> bool {
+    valid_name(s) || validate_systemd_unit_name(s).is_ok()
 }

@@ -33,7 +33,9 @@ pub fn without_file(
     name: &str,
     read: &mut ReadFile<'_>,
 ) -> Option<ParsedUnit> {
-    if !loads_without_file(name) || flotilla_units::unit_name::validate_unit_name(name).is_err() {
+    if !loads_without_file(name)
+        || flotilla_units::unit_name::validate_systemd_unit_name(name).is_err()
+    {
         return None;
     }
     let r = resolve_unit(dirs, name);

@@ -23,7 +23,7 @@ use flotilla_units::diag::{Diagnostic, Pos};
 use flotilla_units::load::ParsedUnit;
 use flotilla_units::spec::{Origin, TargetList, UnitSpec};
 use flotilla_units::specifier::SpecifierContext;
-use flotilla_units::unit_name::{validate_unit_name, UnitName};
+use flotilla_units::unit_name::{validate_systemd_unit_name, UnitName};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -152,7 +152,7 @@ impl Templates {
     /// and `depends-on` edges.
     pub fn instantiate(&self, name: &str) -> Made {
         let n = UnitName::split(name);
-        if !n.is_instance() || validate_unit_name(name).is_err() || !translatable(name) {
+        if !n.is_instance() || validate_systemd_unit_name(name).is_err() || !translatable(name) {
             return Made::NoTemplate;
         }
         let r = resolve_unit(&self.dirs, name);
@@ -201,7 +201,7 @@ impl Templates {
             for a in source
                 .aliases
                 .iter()
-                .filter(|a| flotilla_units::spec::valid_name(a))
+                .filter(|a| flotilla_units::spec::valid_systemd_name(a))
             {
                 if !spec.provides.contains(a) {
                     spec.provides.push(a.clone());

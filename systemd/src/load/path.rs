@@ -39,7 +39,7 @@ use crate::{
 use flotilla_units::diag::{Diagnostic, Pos};
 use flotilla_units::load::parse_yaml_with_dropins;
 use flotilla_units::load::ParsedUnit;
-use flotilla_units::spec::{valid_name, Origin, TargetList, UnitSpec};
+use flotilla_units::spec::{valid_systemd_name, Origin, TargetList, UnitSpec};
 use flotilla_units::specifier::SpecifierContext;
 use flotilla_units::unit_name::UnitName;
 use serde::{Deserialize, Serialize};
@@ -378,7 +378,7 @@ fn load_systemd_units(
         let parsed = MergedUnit::merge((&file, &unit_text), &pairs).translate_with(facts, &name);
         if let Some(i) = take(out, parsed) {
             if let Some((spec, _)) = out.units.get_mut(i) {
-                for a in r.aliases.iter().filter(|a| valid_name(a)) {
+                for a in r.aliases.iter().filter(|a| valid_systemd_name(a)) {
                     if !spec.provides.contains(a) {
                         spec.provides.push(a.clone());
                     }

@@ -885,16 +885,22 @@ ExecStart=/bin/web
     clean(tr(
         "[Unit]\nAfter=web.service\n[Service]\nExecStart=/bin/web\n",
     ));
-    // Specifiers in names; names with characters flotilla's names lack are refused.
+    // Specifiers in names; a name with systemd's escapes (`\x2d`) is a
+    // name as any other, one with a character no unit name has is refused.
     let s = clean(translate_file(
         "u/web@1.service",
         "web@1.service",
         "[Unit]\nRequires=%p-db@%i.service\nAfter=%p-db@%i.service\n[Service]\nExecStart=/bin/web\n",
     ));
     assert_eq!(s.depends_on, ["web-db@1.service"]);
+    let s = clean(tr(
+        "[Unit]\nRequires=dev-disk-by\\x2duuid.device\n[Service]\nExecStart=/bin/web\n",
+    ));
+    let all: Vec<&String> = s.depends_on.iter().chain(&s.requires).collect();
+    assert_eq!(all, ["dev-disk-by\\x2duuid.device"], "{s:?}");
     refused(
-        tr("[Unit]\nRequires=dev-disk-by\\x2duuid.device\n[Service]\nExecStart=/bin/web\n"),
-        &["u/web.service:2:1: invalid unit name \"dev-disk-by\\\\x2duuid.device\" in Requires="],
+        tr("[Unit]\nRequires=dev-disk/by.device\n[Service]\nExecStart=/bin/web\n"),
+        &["u/web.service:2:1: invalid unit name \"dev-disk/by.device\" in Requires="],
     );
     // DefaultDependencies=: said on the origin, the dependencies added
     // over the whole set (`load/default_deps.rs`).
@@ -975,7 +981,7 @@ fn unit_names() {
     refused(
         translate_file("u/a b.service", "a b.service", text),
         &[
-            r#"u/a b.service: invalid unit name: unit name "a b.service" contains ' ' (allowed: A-Z a-z 0-9 : _ . @ -)"#,
+            r#"u/a b.service: invalid unit name: unit name "a b.service" contains ' ' (allowed: A-Z a-z 0-9 : _ . @ - \)"#,
         ],
     );
     let s = clean(translate_file("u/web@1.service", "web@1.service", text));

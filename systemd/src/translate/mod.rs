@@ -9,11 +9,12 @@ use flotilla_units::fleet::UnitOption;
 use flotilla_units::keys::{self, check, Rule, Slot};
 use flotilla_units::load::ParsedUnit;
 use flotilla_units::spec::{
-    defaults, valid_name, Command, Origin, RestartPolicy, Signal, TargetList, UnitSpec, UnitType,
+    defaults, valid_systemd_name, Command, Origin, RestartPolicy, Signal, TargetList, UnitSpec,
+    UnitType,
 };
 use flotilla_units::specifier::{replace_specifiers, SpecifierContext, SpecifierError};
 use flotilla_units::timespan::{parse_timespan, TIMESPAN_INFINITY};
-use flotilla_units::unit_name::{validate_unit_name, UnitName};
+use flotilla_units::unit_name::{validate_systemd_unit_name, UnitName};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -201,7 +202,7 @@ impl Tr<'_> {
 
     fn deps(&mut self, out: &mut Vec<Dep>, pos: Pos, key: &str, value: &str) {
         for name in value.split_whitespace() {
-            if !valid_name(name) {
+            if !valid_systemd_name(name) {
                 self.error(pos, format!("invalid unit name {name:?} in {key}="));
             } else if let Some(kind) = unrun_kind(name) {
                 // A slice, swap, … is there without a unit under flotilla
@@ -445,13 +446,13 @@ impl Tr<'_> {
                 self.error(p, format!("invalid {key}={v}: one unit name"));
                 return;
             }
-            if let Err(e) = validate_unit_name(v) {
+            if let Err(e) = validate_systemd_unit_name(v) {
                 self.error(p, format!("invalid {key}={v}: {e}"));
                 return;
             }
         }
         for name in v.split_whitespace() {
-            if !valid_name(name) {
+            if !valid_systemd_name(name) {
                 self.error(p, format!("invalid unit name {name:?} in {key}="));
             } else if name == self.unit {
                 // Ordering against itself is meaningless; systemd ignores it.

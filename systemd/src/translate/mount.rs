@@ -111,7 +111,7 @@ fn timeout_sec(m: &mut MountKeys, t: &mut Tr<'_>, p: Pos, _: &str, v: &str) {
 /// The mount unit names of `path` and of each directory above it, `/`
 /// (`-.mount`) first: what `RequiresMountsFor=PATH` pulls in. A path that
 /// cannot be escaped (a `..` in it) gives none; a name with an escape in
-/// it (`\x2d`) is left out: no unit of flotilla's can have it.
+/// it (`/a-b`: `a\x2db.mount`) is a name as any other.
 pub fn mounts_for(path: &str) -> Vec<String> {
     let mut out = vec!["-.mount".to_string()];
     let mut prefix = String::new();
@@ -123,7 +123,7 @@ pub fn mounts_for(path: &str) -> Vec<String> {
             Err(_) => return Vec::new(),
         }
     }
-    out.retain(|n| valid_name(n));
+    out.retain(|n| valid_systemd_name(n));
     out
 }
 

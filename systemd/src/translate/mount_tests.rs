@@ -277,6 +277,22 @@ fn requires_mounts_for() {
     );
     assert_eq!(mounts_for("/"), ["-.mount"]);
     assert_eq!(mounts_for("/a/../b"), Vec::<String>::new());
-    // An escaped name can be no unit's.
-    assert_eq!(mounts_for("/a-b/c"), ["-.mount"]);
+    // An escaped name is a unit's name as any other, as systemd's.
+    assert_eq!(
+        mounts_for("/a-b/c"),
+        ["-.mount", "a\\x2db.mount", "a\\x2db-c.mount"]
+    );
+}
+
+#[test]
+fn a_mount_point_whose_name_holds_an_escape_is_a_unit() {
+    let p = translate_file(
+        r"/etc/systemd/system/srv-my\x2ddata.mount",
+        r"srv-my\x2ddata.mount",
+        "[Mount]\nWhat=tmpfs\nWhere=/srv/my-data\nType=tmpfs\n",
+    );
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.expect("loads");
+    assert_eq!(spec.name, r"srv-my\x2ddata.mount");
+    assert_eq!(words(&spec.exec_start).last(), Some(&"/srv/my-data"));
 }

@@ -44,10 +44,10 @@ pub(crate) fn translate_at(
     let pos = |i: usize| positions.get(i).copied().unwrap_or_default();
     let nowhere = Pos::default();
 
-    // The name: a valid fleet name of a kind flotilla reads, not a template.
+    // The name: a valid systemd name of a kind flotilla reads, not a template.
     let n = UnitName::split(unit_name);
     let mut suffix_type = suffix_kind(&n.suffix);
-    match validate_unit_name(unit_name) {
+    match validate_systemd_unit_name(unit_name) {
         Err(e) => t.error(nowhere, format!("invalid unit name: {e}")),
         Ok(()) if suffix_type.is_none() => {
             t.error(

@@ -717,3 +717,40 @@ fn yaml_units_enabled_through_wanted_by() {
     init.wait_state("web", UnitState::Disabled);
     init.ctl(&["is-enabled", "web"]).expect(1);
 }
+
+/// Names with systemd's escapes, as its generators write them
+/// (`systemd-fsck@dev-disk-by\x2duuid-….service`): an instance of a
+/// template whose instance holds `\x2d`, enabled by a wants link and
+/// requiring a unit whose own name holds one, both run and are named so.
+#[test]
+fn units_whose_names_hold_systemds_escapes_run() {
+    let dir = TestDir::new();
+    dir.unit(
+        "multi-user.target",
+        "unit: multi-user.target\ntype: virtual\n",
+    );
+    let lib = dir.join("lib/systemd/system");
+    dir.file(
+        "lib/systemd/system/check@.service",
+        "[Unit]\nRequires=my\\x2dprep.service\nAfter=my\\x2dprep.service\n\
+         [Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    dir.file(
+        "lib/systemd/system/my\\x2dprep.service",
+        "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n",
+    );
+    let wants = lib.join("multi-user.target.wants");
+    std::fs::create_dir_all(&wants).expect("wants");
+    let instance = "check@dev-disk-by\\x2duuid-1234.service";
+    std::os::unix::fs::symlink(lib.join("check@.service"), wants.join(instance)).expect("link");
+    let init = dir
+        .init()
+        .target("multi-user.target")
+        .more_units(lib.clone())
+        .start();
+    init.wait_state(instance, UnitState::Running);
+    assert_eq!(init.unit("my\\x2dprep.service").state, UnitState::Exited);
+    let out = init.ctl(&["status", instance]);
+    out.expect(0);
+    assert!(out.stdout.contains(instance), "{out:?}");
+}

@@ -3,7 +3,7 @@
 //! is wrong as an [`Invalid`], and each reader puts that in its own words
 //! at its own place.
 
-use crate::unit_name::valid_name;
+use crate::unit_name::valid_systemd_name;
 use std::fmt;
 use std::time::Duration;
 
@@ -73,9 +73,9 @@ impl fmt::Display for Invalid {
     }
 }
 
-/// A unit or target name.
+/// A unit or target name (a systemd unit's may hold `\`).
 pub fn name(s: &str) -> Result<(), Invalid> {
-    if valid_name(s) {
+    if valid_systemd_name(s) {
         Ok(())
     } else {
         Err(Invalid::Name)

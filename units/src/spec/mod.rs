@@ -21,7 +21,7 @@ mod pull;
 mod words;
 
 pub use crate::signal::Signal;
-pub use crate::unit_name::valid_name;
+pub use crate::unit_name::{valid_name, valid_systemd_name};
 pub use crate::unit_type::{Arm, Ready, RestartPolicy, Runs, TypeRow, UnitType, SPAWNING};
 pub use boxed::{Context, Extras};
 pub use extra::ExtraFields;

@@ -259,3 +259,26 @@ fn a_message_from_udevd_is_read() {
     assert_eq!(monitor::parse(&cut[..cut.len() - 3]), None);
     assert_eq!(monitor::parse(&message(&["DEVPATH=/devices/x"])), None);
 }
+
+#[test]
+fn every_name_of_a_plugged_device_is_a_unit_escapes_included() {
+    let d = Device::from_db(
+        "/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda/vda1",
+        &db::parse_uevent(VDA1_UEVENT),
+        db::parse(VDA1),
+    );
+    let specs = super::units::specs([&d]);
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert!(
+        names.contains(
+            &r"dev-disk-by\x2duuid-2f1a4d57\x2d8a0e\x2d4c47\x2d9cd3\x2d3b6a5e1c3d8a.device"
+        ),
+        "{names:?}"
+    );
+    for s in specs {
+        let name = s.name.clone();
+        let checked = crate::keys::validate(s);
+        assert!(checked.is_ok(), "{name}: {checked:?}");
+    }
+}

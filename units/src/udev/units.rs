@@ -8,12 +8,13 @@
 //! in, which starts what waits for them (docs/systemd-units.md, "Device
 //! units").
 //!
-//! A name flotilla's names cannot hold (a symlink's `\x2d`:
-//! `dev-disk-by\x2duuid-….device`) has no unit: no unit file can depend
-//! on it either (the translator refuses the name).
+//! A name that is no systemd unit name (a character systemd's escaping
+//! never writes) has no unit; `\` is one a name may hold
+//! (`dev-disk-by\x2duuid-….device`).
 
 use super::device::Device;
-use crate::spec::{valid_name, Names, UnitSpec};
+use crate::spec::{Names, UnitSpec};
+use crate::unit_name::valid_systemd_name;
 use crate::unit_type::UnitType;
 use std::collections::BTreeSet;
 
@@ -24,7 +25,7 @@ pub fn specs<'a>(devices: impl IntoIterator<Item = &'a Device>) -> Vec<UnitSpec>
     let mut out = Vec::new();
     for d in devices {
         for u in d.units() {
-            if !valid_name(&u.name) || !taken.insert(u.name.clone()) {
+            if !valid_systemd_name(&u.name) || !taken.insert(u.name.clone()) {
                 continue;
             }
             let mut s = UnitSpec::new(u.name, UnitType::Virtual);
@@ -33,7 +34,7 @@ pub fn specs<'a>(devices: impl IntoIterator<Item = &'a Device>) -> Vec<UnitSpec>
                 s.wants = d
                     .wants()
                     .into_iter()
-                    .filter(|w| valid_name(w))
+                    .filter(|w| valid_systemd_name(w))
                     .collect::<Names>();
             }
             out.push(s);
