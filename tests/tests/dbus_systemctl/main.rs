@@ -15,6 +15,7 @@ mod binds;
 mod bus_names;
 mod clean;
 mod freezer;
+mod hostnamed;
 mod jobs;
 mod localed;
 mod manager;
@@ -370,10 +371,17 @@ fn debian_tool_spawn(bus: &Busd, program: &str, args: &[&str]) -> Child {
 /// `DIR/NAME.out`; returned once it has taken its bus name `name`, its
 /// process killed by PID when dropped (`unshare` and `sh` exec it).
 fn sd_daemon(dir: &TestDir, bus: &Path, program: &str, name: &str) -> Killed {
+    sd_daemon_in(dir, bus, program, name, &[])
+}
+
+/// [`sd_daemon`] in more namespaces of its own (`unshare`'s options:
+/// `--uts` for a daemon that sets the host name).
+fn sd_daemon_in(dir: &TestDir, bus: &Path, program: &str, name: &str, more: &[&str]) -> Killed {
     let etc = dir.join("etc");
     std::fs::create_dir_all(etc.join("default")).expect("etc dir");
     let mut cmd = Command::new("unshare");
-    cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
+    cmd.args(more)
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
         .arg(format!("set -e; mount --bind \"$0\" /etc; exec {program}"))
         .arg(&etc)
         .env(
