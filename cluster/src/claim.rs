@@ -35,15 +35,10 @@ impl From<etcd_client::Error> for Refused {
 /// (one init, one machine; a second machine on the same host has its own
 /// init and socket).
 pub fn identity(control: &Path) -> String {
-    let read = |p: &str| {
-        std::fs::read_to_string(p)
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default()
-    };
     format!(
         "{} boot {} init {}",
-        read("/proc/sys/kernel/hostname"),
-        read("/proc/sys/kernel/random/boot_id"),
+        crate::host::hostname().unwrap_or_default(),
+        crate::host::boot_id().unwrap_or_default(),
         control.display()
     )
 }

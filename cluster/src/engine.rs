@@ -524,7 +524,7 @@ async fn lead(
             Registry::encode(&crate::forward::Committer::new(
                 me,
                 url,
-                crate::forward::boot_id().as_deref(),
+                crate::host::boot_id().as_deref(),
             )),
             lease,
         ),

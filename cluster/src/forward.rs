@@ -197,14 +197,6 @@ pub fn route<'a>(
     })
 }
 
-/// This host's boot ID (`/proc/sys/kernel/random/boot_id`), which tells
-/// whether a host-local committer URL reaches the committer from here.
-pub fn boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|b| b.trim().to_string())
-}
-
 /// The request path of a unit, its name percent-encoded (a unit name may
 /// hold `\`, which a URI may not).
 pub fn unit_path(name: &str) -> String {
@@ -256,7 +248,7 @@ impl Forwarder {
     ) -> Forwarder {
         Forwarder {
             me,
-            host: boot_id(),
+            host: crate::host::boot_id(),
             committer,
             tls,
             idle: Mutex::new(Vec::new()),
@@ -641,7 +633,11 @@ mod tests {
         // Nobody listening: refused, here.
         let dir = tempfile::tempdir().unwrap();
         let url = format!("unix://{}", dir.path().join("none.sock").display());
-        tx.send_replace(Some(Committer::new("m1", &url, boot_id().as_deref())));
+        tx.send_replace(Some(Committer::new(
+            "m1",
+            &url,
+            crate::host::boot_id().as_deref(),
+        )));
         assert!(matches!(put().await, Forwarded::Local));
         let why = f.failing.lock().unwrap().clone().unwrap();
         assert!(why.contains("connecting: "), "{why}");

@@ -19,6 +19,7 @@ pub mod control;
 pub mod engine;
 pub mod forward;
 pub mod glob;
+pub mod host;
 pub mod keys;
 pub mod lease;
 pub mod listen;

@@ -63,17 +63,11 @@ impl Local {
     /// The local side of the machine `machine_id` (its ID is `%m`; the
     /// host name and boot ID are read from `/proc`).
     pub fn on_machine(machine_id: &str) -> Local {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .ok()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-        };
         let mut facts = SpecifierContext::system("");
         facts.machine_id = Some(machine_id.to_string());
-        facts.hostname = read("/proc/sys/kernel/hostname");
-        facts.boot_id = read("/proc/sys/kernel/random/boot_id").map(|b| b.replace('-', ""));
-        facts.kernel_release = read("/proc/sys/kernel/osrelease");
+        facts.hostname = crate::host::hostname();
+        facts.boot_id = crate::host::boot_id().map(|b| b.replace('-', ""));
+        facts.kernel_release = crate::host::kernel_release();
         Local {
             facts,
             ..Local::default()
