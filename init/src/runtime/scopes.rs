@@ -220,9 +220,11 @@ impl<S: Sys> Runtime<S> {
         self.fact(Fact::ScopeEnded { unit });
     }
 
-    /// Takes the scopes that ended out of the unit set (after each batch
-    /// of actions; nothing to do while no scope was started). Whether the
-    /// set changed.
+    /// Takes the scopes that ended or were stopped out of the unit set
+    /// (after each batch of actions; nothing to do while no scope was
+    /// started). A failed one stays, as systemd keeps a failed unit loaded
+    /// until `reset-failed`, which takes it out (`reset_failed`, as any
+    /// failed unit of the run set). Whether the set changed.
     pub(super) fn collect_scopes(&mut self) -> bool {
         if self.scopes.started.is_empty() {
             return false;
@@ -236,7 +238,7 @@ impl<S: Sys> Runtime<S> {
                 None => true,
                 Some(id) => matches!(
                     self.planner.state(id),
-                    UnitState::Disabled | UnitState::Exited | UnitState::Failed
+                    UnitState::Disabled | UnitState::Exited
                 ),
             })
             .cloned()
