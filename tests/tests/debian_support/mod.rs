@@ -15,6 +15,9 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+// systemd's side of a comparison, recorded and kept, keyed by the image.
+pub mod oracle;
+
 /// What the console reader shares: finished lines with their arrival
 /// times, the line being written (and when it began), and the end.
 #[derive(Default)]
