@@ -558,6 +558,14 @@ impl Timing {
     }
 }
 
+/// systemd's boot settled: `systemctl is-system-running --wait` said
+/// `running` (`running`: its output) and `systemctl --failed` listed no
+/// unit (`failed`).
+pub fn assert_systemd_settled(running: &str, failed: &str) {
+    assert_eq!(running.trim(), "running", "systemd: {failed}");
+    assert!(failed.trim().is_empty(), "systemd: failed units: {failed}");
+}
+
 /// agetty's prompt (`flotilla-debian login: `, no line end). The kernel's
 /// own messages may land in the middle of it (`flotilla-debian[  20.7]
 /// SCSI …` then ` login: `): its end is what is looked for.

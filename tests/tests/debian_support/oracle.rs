@@ -37,11 +37,12 @@ impl Figures {
         }
     }
 
-    /// The boot's timing, labelled as recorded.
-    pub fn timing(&self) -> Timing {
+    /// The boot's timing, labelled `label` (`recorded` when read from
+    /// its record).
+    pub fn timing(&self, label: &'static str) -> Timing {
         Timing {
             init: Init::Systemd,
-            label: "recorded",
+            label,
             handover: Duration::from_secs_f64(self.handover),
             prompt: Duration::from_secs_f64(self.prompt),
             sshd: Duration::from_secs_f64(self.sshd),
