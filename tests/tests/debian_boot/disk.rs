@@ -72,6 +72,7 @@ fn full(line: Option<&str>) -> bool {
 }
 
 /// What the full disk was answered with.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Full {
     /// The lines that must be the same under both inits.
     pub lines: Vec<String>,
@@ -173,6 +174,7 @@ pub fn reboot(vm: &mut Vm, m: &Machine) {
 }
 
 /// What the boot after the reboot answered.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Back {
     /// `is-system-running`, the failed units, the active services,
     /// `last -x`'s records: the same under both inits.

@@ -41,6 +41,7 @@ const UNTIL: &str = "until_() { for i in $(seq 150); do eval \"$1\" && return 0;
 /// What the checks of one boot answered: the lines that must be the same
 /// under both inits, and the seconds each restart took to be answered
 /// again (reported, not compared).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Life {
     pub lines: Vec<String>,
     pub took: Duration,

@@ -38,6 +38,7 @@ const REEXECUTED: &str = "init: re-executed:";
 
 /// What the check answered: the lines compared between the inits, how
 /// long it took in all and how long `apt-get` took.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Reinstall {
     pub lines: Vec<String>,
     pub took: Duration,

@@ -15,6 +15,9 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+// systemd's side of a comparison, recorded and kept, keyed by the image.
+pub mod oracle;
+
 /// What the console reader shares: finished lines with their arrival
 /// times, the line being written (and when it began), and the end.
 #[derive(Default)]
@@ -553,6 +556,14 @@ impl Timing {
             s(self.sshd - self.handover),
         )
     }
+}
+
+/// systemd's boot settled: `systemctl is-system-running --wait` said
+/// `running` (`running`: its output) and `systemctl --failed` listed no
+/// unit (`failed`).
+pub fn assert_systemd_settled(running: &str, failed: &str) {
+    assert_eq!(running.trim(), "running", "systemd: {failed}");
+    assert!(failed.trim().is_empty(), "systemd: failed units: {failed}");
 }
 
 /// agetty's prompt (`flotilla-debian login: `, no line end). The kernel's

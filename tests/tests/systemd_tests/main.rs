@@ -53,7 +53,7 @@ mod guest;
 
 use crate::{debian_support, pid1_support};
 
-use debian_support::{build_image_with, Init};
+use debian_support::{build_image_with, oracle::Record, Init};
 use guest::Outcome;
 use pid1_support::report;
 use std::collections::BTreeMap;
@@ -245,26 +245,18 @@ fn lanes_share_the_time_and_keep_the_order() {
 /// The cached systemd results of `image`'s Debian root: the file and
 /// what it holds.
 fn oracle(image: &Path) -> (PathBuf, BTreeMap<String, Outcome>) {
-    let base = std::fs::read_to_string(image.join("base")).expect("the image's base");
-    let file = image.parent().expect("the image cache").join(format!(
-        "systemd-tests-oracle-{}-{HARNESS}.json",
-        base.trim()
-    ));
-    let recorded = file.file_name().map(|name| {
-        pid1_support::workspace()
-            .join("tests/tests/systemd_tests/oracle")
-            .join(name)
-    });
-    let cached = if std::env::var_os("SYSTEMD_TESTS_FRESH").is_some() {
-        BTreeMap::new()
-    } else {
-        std::iter::once(file.clone())
-            .chain(recorded)
-            .find_map(|f| std::fs::read_to_string(f).ok())
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
-    };
-    (file, cached)
+    let record = Record::of(image, "systemd_tests", "systemd-tests", HARNESS);
+    let cached = record.read("SYSTEMD_TESTS_FRESH").unwrap_or_default();
+    (record.cache, cached)
+}
+
+/// The record kept in `oracle/` is read for its Debian root when the
+/// image cache has none (its name is the cache's): checked without a VM.
+#[test]
+fn the_kept_record_is_read_for_its_root() {
+    let bases =
+        Record::check_kept::<BTreeMap<String, Outcome>>("systemd_tests", "systemd-tests", HARNESS);
+    assert!(!bases.is_empty(), "no record of harness {HARNESS} kept");
 }
 
 /// The table of docs/debian.md's known failures: its rows' test numbers.
