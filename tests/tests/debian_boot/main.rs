@@ -113,6 +113,8 @@ mod disk;
 // qemu's, and the machine has two.
 mod trixie;
 mod upgrade;
+// Debian's server daemons as a corpus, under both inits (issue 61).
+mod corpus;
 
 use debian_support::{
     assert_clean_poweroff, assert_degraded_by_display_manager_only, assert_systemd_settled,

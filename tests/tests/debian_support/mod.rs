@@ -199,6 +199,12 @@ pub use flotilla_tests::free_port;
 impl Vm {
     /// Boots `m`'s disk with `init`.
     pub fn boot(m: &Machine, init: Init) -> Vm {
+        Vm::boot_with(m, init, &[])
+    }
+
+    /// [`Vm::boot`] with more of `contrib/debian/run`'s arguments (e.g.
+    /// `--memory 2048`).
+    pub fn boot_with(m: &Machine, init: Init, run_args: &[&str]) -> Vm {
         let ssh_port = free_port();
         let monitor = m.dir.join(format!("monitor-{}.sock", ssh_port));
         let _ = std::fs::remove_file(&monitor);
@@ -211,6 +217,7 @@ impl Vm {
             .arg(&m.swap)
             .args(["--ssh-port", &ssh_port.to_string(), "--monitor"])
             .arg(&monitor)
+            .args(run_args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

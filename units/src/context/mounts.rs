@@ -216,7 +216,10 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
             out.push(entry(p, Inaccessible, true, Key::ProtectKernelLogs));
         }
     }
-    if sb.protect_hostname {
+    // With `ProcSubset=pid` the unit's /proc has no sys/ (Debian's
+    // chrony.service has both keys): there is nothing of the host name's
+    // to make read-only, and the bind would fail the start.
+    if sb.protect_hostname && !sb.proc_subset_pid {
         for p in ["/proc/sys/kernel/hostname", "/proc/sys/kernel/domainname"] {
             out.push(entry(p, ReadOnly, false, Key::ProtectHostname));
         }
@@ -601,6 +604,14 @@ mod tests {
                 "/proc/sys/kernel/domainname ReadOnly",
                 "/proc/sys/kernel/hostname ReadOnly"
             ]
+        );
+        // Under ProcSubset=pid there is no /proc/sys to protect.
+        assert_eq!(
+            show(&plan(
+                &ctx(&[("ProtectHostname", "yes"), ("ProcSubset", "pid")]),
+                None
+            )),
+            ["/proc Proc(\"subset=pid\")"]
         );
         // PrivateTmp without a directory from the init plans nothing for it.
         assert!(plan(&ctx(&[("PrivateTmp", "yes")]), None).is_empty());
