@@ -136,16 +136,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
     ("postfix@-.service", "active", POSTFIX_AT_BOOT),
     ("postfix@-.service", "answers", POSTFIX_AT_BOOT),
     ("postfix@-.service", "reload", POSTFIX_AT_BOOT),
-    (
-        "cups.service",
-        "stop",
-        "`systemctl stop cups` never returns: the journal has `Stopping cups.service` and \
-         `Starting cups.service` in the same second: cups.path (`PathExists=\
-         /var/cache/cups/org.cups.cupsd`) looks at its path again as soon as the planner says \
-         the trigger waits again (init/src/runtime/watches.rs, `resume_paths`), while the stop \
-         job still runs, and its start takes the stop's place; systemd's path unit is not told \
-         of a triggered unit that has a job (path_trigger_notify), so the stop ends first",
-    ),
 ];
 
 /// Why postfix@- is not up after flotilla's boot.

@@ -209,11 +209,32 @@ impl Planner {
         let mut roots = self.want_roots();
         roots.extend(self.target_provider);
         roots.extend(self.triggered_roots());
-        let held: Vec<UnitId> = self
+        let mut held: Vec<UnitId> = self
             .held
             .iter()
             .filter_map(|n| self.graph.unit(n))
             .collect();
+        if !held.is_empty() {
+            // What is `PartOf=` a unit held stopped by hand stopped with it
+            // and stays stopped while it is held, as systemd's stop job,
+            // propagated along `PartOf=`, leaves it (Debian's cups.path
+            // and cups.socket with cups.service: the path, started again
+            // for the target, would fire and start the service again).
+            let part_of: Vec<UnitId> = self
+                .graph
+                .ids()
+                .filter(|&i| {
+                    self.graph
+                        .node(i)
+                        .spec
+                        .extras
+                        .part_of
+                        .iter()
+                        .any(|n| self.resolve_triggered(n).is_some_and(|u| held.contains(&u)))
+                })
+                .collect();
+            held.extend(part_of);
+        }
         self.graph.reachable_except(&roots, &held)
     }
 

@@ -144,6 +144,46 @@ fn a_path_units_remaining_oneshot_holds_the_path_unit_until_stopped() {
     assert!(w.p.trigger_waits(t));
 }
 
+/// Debian's cups: cups.path (`PathExists=`, true) and cups.socket are
+/// `PartOf=cups.service`, all three wanted by the target. `systemctl stop
+/// cups` stops the three, and they stay stopped while cups.service is
+/// held stopped by hand (the path, started again for the target, fired
+/// and started the service again, so the stop never ended); a start by
+/// hand brings the three back.
+#[test]
+fn what_is_part_of_a_unit_stopped_by_hand_stays_stopped_with_it() {
+    let part_of_cups = |s: &mut UnitSpec| {
+        s.exec_start = None;
+        s.extras.part_of = names(&["cups"]);
+    };
+    let path = with(spec("cups.path", UnitType::Path), |s| {
+        part_of_cups(s);
+        s.extras.triggers = names(&["cups"]);
+        s.extras.activation = Activation::of_type(UnitType::Path).map(Box::new);
+    });
+    let all = with(spec("all", UnitType::Virtual), |s| {
+        s.exec_start = None;
+        s.wants = names(&["cups.path", "cups"]);
+    });
+    let cups = spec("cups", UnitType::ForegroundSupervised);
+    let mut w = World::new(vec![all, path, cups], "all", PlannerOptions::default());
+    w.behaviour.insert("cups".into(), Behaviour::Serve);
+    let t = w.id("cups.path");
+    assert_eq!(w.state("cups"), UnitState::Running, "{:?}", w.events);
+    assert_eq!(w.state("cups.path"), UnitState::Running);
+    let now = w.now;
+    assert_eq!(w.p.unwant("cups", now), Ok(()));
+    w.settle();
+    assert_eq!(w.state("cups"), UnitState::Disabled, "{:?}", w.events);
+    assert_eq!(w.state("cups.path"), UnitState::Disabled, "{:?}", w.events);
+    assert!(!w.p.trigger_waits(t), "stopped with its unit");
+    w.p.want("cups", WantLife::Kept, now)
+        .expect("a start by hand");
+    w.settle();
+    assert_eq!(w.state("cups"), UnitState::Running, "{:?}", w.events);
+    assert_eq!(w.state("cups.path"), UnitState::Running, "{:?}", w.events);
+}
+
 /// A unit that a socket started and that failed stays `failed` outside
 /// the target, but a shutdown still disables it: it used to stay failed,
 /// and the shutdown never ended (a Debian container whose `dbus.service`
