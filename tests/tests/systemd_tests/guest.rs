@@ -129,7 +129,11 @@ const PART: &str = "==systemd-test-part==";
 /// go: their transient services are stopped and failed units reset
 /// ([`LEFTOVERS`]). The time of each part besides the test's own is in
 /// the answer too (`leftovers_ms=`, `verdict_ms=`, `journal_ms=`: the
-/// test's log), for a round that takes long.
+/// test's log), for a round that takes long. A test cut at its limit is
+/// stopped after its verdict is read, so that it does not run on beside
+/// the next tests of a boot that goes on (the whole run's, under systemd:
+/// 02, cut at its 600 s, went on running its unit tests), which changes
+/// no verdict (`HARNESS` unchanged).
 fn command(nn: &str, limit: Limit) -> String {
     let unit = format!("testsuite-{nn}.service");
     format!(
@@ -144,7 +148,8 @@ fn command(nn: &str, limit: Limit) -> String {
          {unit} 2>&1)\"; c=$(date +%s%N); echo \"verdict_ms=$(( (c - b) / 1000000 ))\"; echo {PART}; \
          cat /tmp/start.out; head -c 2000 /failed 2>/dev/null; \
          journalctl -b -u {unit} --no-pager -o cat 2>&1 | tail -n 400; \
-         d=$(date +%s%N); echo \"journal_ms=$(( (d - c) / 1000000 ))\"; true",
+         d=$(date +%s%N); echo \"journal_ms=$(( (d - c) / 1000000 ))\"; \
+         [ $rc = 124 ] && timeout 60 systemctl stop {unit} >/dev/null 2>&1; true",
         wait = wait_loop(&unit, limit),
     )
 }
