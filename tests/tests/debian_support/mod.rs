@@ -334,7 +334,10 @@ impl Vm {
     /// Runs `command` in the guest over ssh as root. A connection that
     /// sshd closes before the key exchange (it refuses some while many
     /// are starting, `MaxStartups`; the probes of [`Vm::wait_sshd`] may
-    /// still be finishing) is tried again, up to five times.
+    /// still be finishing) is tried again, up to five times. A guest that
+    /// stops answering (one of systemd's tests that hangs or powers off the
+    /// machine) ends the connection after five minutes of silence
+    /// (`ServerAliveInterval`), where ssh would wait for ever.
     pub fn ssh(&self, m: &Machine, command: &str) -> Output {
         let mut out = self.ssh_once(m, command);
         for _ in 0..4 {
@@ -351,7 +354,8 @@ impl Vm {
 
     fn ssh_once(&self, m: &Machine, command: &str) -> Output {
         self.to_guest(m, "ssh", "-p")
-            .args(["-o", "ConnectTimeout=20", "root@127.0.0.1", command])
+            .args(["-o", "ConnectTimeout=20", "-o", "ServerAliveInterval=30"])
+            .args(["-o", "ServerAliveCountMax=10", "root@127.0.0.1", command])
             .output()
             .expect("run ssh")
     }

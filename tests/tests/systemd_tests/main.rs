@@ -42,14 +42,19 @@
 //! run after the others of their lane, in the same boot (their failure is
 //! expected), so that a change in them shows.
 //!
-//! By hand: `SYSTEMD_TESTS=03,05` runs those alone; `SYSTEMD_TESTS_ALL=1`
-//! runs every chosen test under flotilla, also those that fail under
-//! systemd; `SYSTEMD_TESTS_FRESH=1` ignores the cached systemd results;
+//! By hand: `SYSTEMD_TESTS=03,05` runs those alone;
+//! `SYSTEMD_TESTS_EVEN_FAILING=1` runs every chosen test under flotilla,
+//! also those that fail under systemd; `SYSTEMD_TESTS_ALL=1` is the whole
+//! run, every test of the package ([`whole`]: its own image and oracle,
+//! the core's tests checked as in the suite, the others' table written to
+//! `systemd-tests-logs/whole.txt`); `SYSTEMD_TESTS_FRESH=1` ignores the
+//! cached systemd results;
 //! `SYSTEMD_TESTS_ONE_LANE=1` runs flotilla's tests in one VM, in order.
 //! Each test's whole output is kept in
 //! `target/debian/systemd-tests-logs/INIT-NN.log`.
 
 mod guest;
+mod whole;
 
 use crate::{debian_support, pid1_support};
 
@@ -161,20 +166,17 @@ fn installed() -> Vec<String> {
         .collect()
 }
 
-/// The chosen tests (all of [`TESTS`], or `SYSTEMD_TESTS`).
-fn chosen() -> Vec<String> {
+/// The chosen tests (all of `run`, or `SYSTEMD_TESTS`).
+fn chosen(run: Vec<String>) -> Vec<String> {
     match std::env::var("SYSTEMD_TESTS") {
         Ok(list) if !list.trim().is_empty() => {
             let v: Vec<String> = list.split(',').map(|s| s.trim().to_string()).collect();
             for t in &v {
-                assert!(
-                    TESTS.contains(&t.as_str()),
-                    "SYSTEMD_TESTS: {t} is not one of {TESTS:?}"
-                );
+                assert!(run.contains(t), "SYSTEMD_TESTS: {t} is not one of {run:?}");
             }
             v
         }
-        _ => TESTS.iter().map(|s| s.to_string()).collect(),
+        _ => run,
     }
 }
 
@@ -306,14 +308,22 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
     // One VM or whole system at a time in this binary (`heavy`).
     let _heavy = flotilla_tests::heavy();
     let start = Instant::now();
-    let image = build_image_with("bookworm", Some("systemd-tests"));
+    let whole = whole::enabled();
+    let image = build_image_with(
+        "bookworm",
+        Some(if whole { whole::WITH } else { "systemd-tests" }),
+    );
     let logs = guest::logs_dir(&image);
     let work = tempfile::Builder::new()
         .prefix("flotilla-systemd-tests-")
         .tempdir()
         .expect("tempdir");
-    let tests = chosen();
-    let all = std::env::var_os("SYSTEMD_TESTS_ALL").is_some();
+    let tests = chosen(if whole {
+        whole::tests(&image, &TESTS)
+    } else {
+        TESTS.iter().map(|s| s.to_string()).collect()
+    });
+    let all = std::env::var_os("SYSTEMD_TESTS_EVEN_FAILING").is_some();
     let (oracle_file, mut sd) = oracle(&image);
     let missing: Vec<String> = tests
         .iter()
@@ -323,11 +333,12 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
     let is_known = |t: &str| KNOWN.iter().any(|(k, _)| *k == t);
 
     // systemd's run of the tests it has no result for, beside flotilla's
-    // run of those whose systemd result is cached (or of all, by hand).
+    // run of those whose systemd result is cached (or of all, by hand);
+    // in the whole run one VM at a time: systemd's, then flotilla's.
     let (flotilla_first, flotilla_later): (Vec<String>, Vec<String>) = tests
         .iter()
         .cloned()
-        .partition(|t| all || sd.get(t).is_some_and(|o| o.passed));
+        .partition(|t| !whole && (all || sd.get(t).is_some_and(|o| o.passed)));
     let order = |v: Vec<String>| -> Vec<String> {
         // Expected passes first, the known failures after them.
         let (mut pass, fail): (Vec<String>, Vec<String>) =
@@ -378,18 +389,36 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
         .filter(|l| !l.is_empty())
         .collect();
     let sd_started = Instant::now();
+    // systemd's results are written as each is known, so that a run cut
+    // short keeps what it measured.
+    let cache = std::sync::Mutex::new(sd.clone());
+    let save = |o: &Outcome| {
+        let mut c = cache.lock().expect("the cache");
+        c.insert(o.test.clone(), o.clone());
+        std::fs::write(
+            &oracle_file,
+            serde_json::to_string_pretty(&*c).expect("json"),
+        )
+        .expect("cache systemd's results");
+    };
     let (fl_first, sd_new) = std::thread::scope(|s| {
         let sd_run = (!missing.is_empty()).then(|| {
-            let (image, work, logs, missing) = (&image, work.path(), &logs, &missing);
+            let (image, work, logs, missing, save) = (&image, work.path(), &logs, &missing, &save);
             s.spawn(move || {
                 guest::run(
                     image,
                     Init::Systemd,
                     missing,
-                    &|_| false,
-                    &|_| guest::SYSTEMD_LIMIT,
-                    work,
-                    logs,
+                    &|_| whole,
+                    &|_| {
+                        if whole {
+                            whole::SYSTEMD_LIMIT
+                        } else {
+                            guest::SYSTEMD_LIMIT
+                        }
+                    },
+                    (work, logs),
+                    save,
                 )
             })
         });
@@ -400,7 +429,15 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
                 let (image, logs, is_known, fl_limit) = (&image, &logs, &is_known, &fl_limit);
                 let work = work.path().join(format!("lane-{i}"));
                 s.spawn(move || {
-                    guest::run(image, Init::Flotilla, lane, is_known, fl_limit, &work, logs)
+                    guest::run(
+                        image,
+                        Init::Flotilla,
+                        lane,
+                        is_known,
+                        fl_limit,
+                        (&work, logs),
+                        &|_| {},
+                    )
                 })
             })
             .collect();
@@ -426,11 +463,6 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
         for o in new {
             sd.insert(o.test.clone(), o);
         }
-        std::fs::write(
-            &oracle_file,
-            serde_json::to_string_pretty(&sd).expect("json"),
-        )
-        .expect("cache systemd's results");
     }
     // The tests whose systemd result was new: under flotilla now.
     let later: Vec<String> = flotilla_later
@@ -444,8 +476,8 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
             &order(later),
             &is_known,
             &fl_limit,
-            work.path(),
-            &logs,
+            (work.path(), &logs),
+            &|_| {},
         );
         fl.extend(more);
         fl_boots += boots;
@@ -461,7 +493,9 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
         Some(o) => format!("FAIL {:>5.0} s", o.seconds),
         None => "not run".to_string(),
     };
-    for t in &tests {
+    let mut sorted = tests.clone();
+    sorted.sort();
+    for t in &sorted {
         let f = fl_of(t);
         table.push_str(&format!(
             "  {t}    {:<14} {:<14} {}\n",
@@ -473,6 +507,9 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
         ));
     }
     report(&table);
+    if whole {
+        std::fs::write(logs.join("whole.txt"), &table).expect("write the whole run's table");
+    }
     report(&format!(
         "systemd-tests: {:.0} s in all; flotilla {fl_boots} boots, systemd {sd_boots} boots \
          (0: its results cached in {})",
@@ -480,11 +517,12 @@ fn systemds_own_tests_pass_under_flotilla_where_they_pass_under_systemd() {
         oracle_file.display()
     ));
 
-    // Every test that passes under systemd passes under flotilla, but the
-    // known failures, which fail.
+    // Every test of the core that passes under systemd passes under
+    // flotilla, but the known failures, which fail (in the whole run the
+    // others are its table's).
     let mut unexpected = Vec::new();
     let mut now_passing = Vec::new();
-    for t in &tests {
+    for t in tests.iter().filter(|t| TESTS.contains(&t.as_str())) {
         let Some(s) = sd.get(t) else { continue };
         if !s.passed {
             continue;
