@@ -136,9 +136,11 @@ const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "16",
-        "`systemd-run --scope -p RuntimeMaxSec=5s`: the scope is stopped at its limit, but a \
-         scope that ended or failed leaves the unit set (init/src/runtime/scopes.rs, \
-         `collect_scopes`), so `systemctl show -p Result` of it reads `success`, not `timeout`",
+        "a drop-in `RuntimeMaxSec=` written for the running transient service \
+         runtime-max-sec-test-3.service is not read at `daemon-reload`: the init keeps a \
+         transient unit's spec as busd made it at its start, with the drop-ins of that moment \
+         (init/src/runtime/unitset.rs reads again from files only the transient units that \
+         have one in /run/systemd/transient, the slices'), so its limit never comes",
     ),
     (
         "41",
