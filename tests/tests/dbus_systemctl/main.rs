@@ -93,6 +93,15 @@ fn systemctl(bus: &Busd, args: &[&str]) -> Out {
     debian_tool(bus, "/bin/systemctl --no-pager", args)
 }
 
+/// The lines of `systemctl list-units --plain` output, each with its
+/// columns' runs of blanks made one space.
+fn rows(out: &Out) -> Vec<String> {
+    out.stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 /// Debian's `PROGRAM ARGS` (`systemctl`, `systemd-run`) against the bus
 /// side, as [`systemctl`] runs it. The socket is held by a bind outside
 /// `/run` while the tmpfs goes over `/run`, so that a test's directory

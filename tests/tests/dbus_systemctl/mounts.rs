@@ -5,7 +5,7 @@
 //! the API file systems (`proc.mount`) have no unit; a place that is no
 //! mount point is still not found.
 
-use super::{busd, started, systemctl};
+use super::{busd, rows, started, systemctl};
 use flotilla_tests::init::TestDir;
 use flotilla_units::escape::escape_path;
 use flotilla_units::mountinfo;
@@ -123,11 +123,7 @@ fn the_roots_mount_unit_and_other_mount_points_answer_as_systemds() {
         &["list-units", "--no-legend", "--plain", "--type=mount"],
     );
     out.expect(0);
-    let rows: Vec<String> = out
-        .stdout
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect();
+    let rows = rows(&out);
     for want in [
         format!("{unit} loaded active mounted {}", place.display()),
         "-.mount loaded active mounted Root Mount".to_string(),

@@ -6,8 +6,8 @@
 //! scope's `User=`), docs/service-context.md, "Slices".
 
 use super::{
-    busd, busd_on, dbus_daemon, debian_tool, manager_call, on_system_bus, on_the_bus, started,
-    systemctl,
+    busd, busd_on, dbus_daemon, debian_tool, manager_call, on_system_bus, on_the_bus, rows,
+    started, systemctl,
 };
 use flotilla_tests::init::TestDir;
 use flotilla_tests::{wait_for, WAIT};
@@ -232,11 +232,7 @@ fn the_slices_units_run_in_are_listed() {
     out.expect(0);
     let out = systemctl(&busd, &["list-units", "--no-legend", "--plain", "*.slice"]);
     out.expect(0);
-    let rows: Vec<String> = out
-        .stdout
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect();
+    let rows = rows(&out);
     for want in [
         "system-foo-bar.slice loaded active active Slice /system/foo/bar",
         "system-foo.slice loaded active active Slice /system/foo",
