@@ -85,7 +85,7 @@ impl InstallInfo {
                 list.clear();
             }
             for name in value.split_whitespace() {
-                flotilla_units::unit_name::validate_unit_name(name).map_err(|reason| {
+                flotilla_units::unit_name::validate_systemd_unit_name(name).map_err(|reason| {
                     InstallError::BadName {
                         key: o.name.clone(),
                         value: o.value.clone(),

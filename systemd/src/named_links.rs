@@ -7,7 +7,7 @@
 
 use super::install::{unit_file, InstallError, Link};
 use super::search_dir::SearchDir;
-use flotilla_units::unit_name::validate_unit_name;
+use flotilla_units::unit_name::validate_systemd_unit_name;
 
 /// The id (`name` with alias links followed) and unit file path of
 /// `name` ([`unit_file`]).
@@ -16,7 +16,7 @@ fn file_of(dirs: &[SearchDir], name: &str) -> Result<(String, String), InstallEr
 }
 
 fn check_name(name: &str) -> Result<(), InstallError> {
-    validate_unit_name(name).map_err(|e| InstallError::BadName {
+    validate_systemd_unit_name(name).map_err(|e| InstallError::BadName {
         key: "unit".into(),
         value: name.into(),
         reason: e,

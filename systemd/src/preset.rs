@@ -184,7 +184,7 @@ impl Presets {
                         .iter()
                         .find(|i| {
                             UnitName::split(pattern).instantiate(i).is_none_or(|n| {
-                                flotilla_units::unit_name::validate_unit_name(&n).is_err()
+                                flotilla_units::unit_name::validate_systemd_unit_name(&n).is_err()
                             })
                         })
                         .map(|i| format!("'{i}' is not a valid instance name"))

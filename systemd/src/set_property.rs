@@ -51,7 +51,7 @@ pub fn property_dropins(
             }
         )
     })?;
-    flotilla_units::unit_name::validate_unit_name(unit)?;
+    flotilla_units::unit_name::validate_systemd_unit_name(unit)?;
     settings
         .iter()
         .map(|s| {

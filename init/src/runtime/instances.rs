@@ -14,7 +14,7 @@
 use super::Runtime;
 use crate::sys::Sys;
 use crate::unitdir;
-use flotilla_units::unit_name::{validate_unit_name, UnitName};
+use flotilla_units::unit_name::{validate_systemd_unit_name, UnitName};
 
 impl<S: Sys> Runtime<S> {
     /// Makes the unit `name` from its template if it is an instance that
@@ -30,7 +30,7 @@ impl<S: Sys> Runtime<S> {
         if known || g.shape().masks.contains(name) || !n.is_instance() {
             return Ok(false);
         }
-        validate_unit_name(name).map_err(|e| format!("no unit named `{name}`: {e}"))?;
+        validate_systemd_unit_name(name).map_err(|e| format!("no unit named `{name}`: {e}"))?;
         let mut fresh = false;
         let found = loop {
             if self.units.templates.is_none() {

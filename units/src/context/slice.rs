@@ -14,7 +14,7 @@ use super::policy::NotApplied;
 use super::resources::{Resources, ACCOUNTING};
 use super::Key;
 use crate::escape::unescape_path;
-use crate::unit_name::validate_unit_name;
+use crate::unit_name::validate_systemd_unit_name;
 
 /// The slice of a unit that names none.
 pub const DEFAULT_SLICE: &str = "system.slice";
@@ -30,7 +30,7 @@ pub fn parse_slice(value: &str) -> Result<String, String> {
         .strip_suffix(".slice")
         .filter(|p| !p.is_empty())
         .ok_or_else(|| format!("{value}: not a slice (NAME.slice)"))?;
-    validate_unit_name(value).map_err(|e| format!("{value}: {e}"))?;
+    validate_systemd_unit_name(value).map_err(|e| format!("{value}: {e}"))?;
     if value != ROOT_SLICE && prefix.split('-').any(str::is_empty) {
         return Err(format!(
             "{value}: a slice's name has no empty part between dashes (each dash is a level \
@@ -164,6 +164,12 @@ mod tests {
                     "system-foo-bar.slice",
                     "system-foo-bar-baz.slice",
                 ],
+            ),
+            // Debian's, for systemd-cryptsetup@.service: an escaped dash
+            // is no level.
+            (
+                r"system-systemd\x2dcryptsetup.slice",
+                &["system.slice", r"system-systemd\x2dcryptsetup.slice"],
             ),
         ];
         for (slice, dirs) in cases {
