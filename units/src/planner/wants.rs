@@ -24,7 +24,7 @@
 
 use super::Planner;
 use crate::graph::UnitId;
-use crate::state::UnitState;
+use crate::state::{DepKind, UnitState};
 use crate::time::Instant;
 
 /// How long a want lasts.
@@ -220,18 +220,11 @@ impl Planner {
             // propagated along `PartOf=`, leaves it (Debian's cups.path
             // and cups.socket with cups.service: the path, started again
             // for the target, would fire and start the service again).
-            let part_of: Vec<UnitId> = self
-                .graph
-                .ids()
-                .filter(|&i| {
-                    self.graph
-                        .node(i)
-                        .spec
-                        .extras
-                        .part_of
-                        .iter()
-                        .any(|n| self.resolve_triggered(n).is_some_and(|u| held.contains(&u)))
-                })
+            let part_of: Vec<UnitId> = held
+                .iter()
+                .flat_map(|&h| self.graph.dependents(h))
+                .filter(|d| d.kind == DepKind::PartOf)
+                .map(|d| d.unit)
                 .collect();
             held.extend(part_of);
         }
