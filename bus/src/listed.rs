@@ -83,8 +83,7 @@ pub async fn row_by_name(hub: &Hub, name: &str) -> Result<Option<UnitRow>, BusEr
         return Ok(Some(unit_row(hub, &s)));
     }
     if let Some(e) = crate::mounted::find(name) {
-        let description = crate::mounted::description(name, &e);
-        return Ok(Some(active_row(name, description, "mounted")));
+        return Ok(Some(mount_row(name, &e)));
     }
     if name == INIT_SCOPE && is_pid1(hub).await? {
         return Ok(Some(init_scope_row()));
@@ -170,6 +169,11 @@ pub fn active_row(name: &str, description: String, sub: &str) -> UnitRow {
     )
 }
 
+/// The row of the mount unit `name` of the mount `e`.
+fn mount_row(name: &str, e: &MountEntry) -> UnitRow {
+    active_row(name, crate::mounted::description(name, e), "mounted")
+}
+
 /// The unit name of a mount point systemd keeps a unit for.
 pub fn mount_unit_name(e: &MountEntry) -> Option<String> {
     if !mountinfo::entry_has_unit(e) {
@@ -189,8 +193,7 @@ pub fn mounts(text: &[u8], have: &BTreeSet<String>) -> Vec<UnitRow> {
             if have.contains(&name) || !seen.insert(name.clone()) {
                 return None;
             }
-            let description = crate::mounted::description(&name, &e);
-            Some(active_row(&name, description, "mounted"))
+            Some(mount_row(&name, &e))
         })
         .collect()
 }
