@@ -13,11 +13,11 @@
 //! systemd is the oracle: what it observes is cached beside the image
 //! cache, keyed by the Debian root the image was made from (flotilla's
 //! binaries do not change it) and [`HARNESS`], and the record of a run for
-//! today's root is kept in the repository (`corpus-oracle/`, the file the
+//! today's root is kept in the repository (`oracle/`, the file the
 //! cache would hold), read when the cache has none: a fresh clone boots
 //! only flotilla. `CORPUS_FRESH=1` ignores both and boots systemd again;
 //! a change of the root's inputs changes the key, and the first run then
-//! measures systemd and its file belongs in `corpus-oracle/`.
+//! measures systemd and its file belongs in `oracle/`.
 //!
 //! Every observation that holds under systemd must hold under flotilla,
 //! but those of [`KNOWN`], each with its cause as read in flotilla's code,
@@ -29,6 +29,7 @@
 //! --nocapture`; `CORPUS_UNITS=nginx.service,ssh.service` observes those
 //! alone.
 
+use crate::debian_support::oracle::Record;
 use crate::debian_support::{boot_to_login, build_image_with, machine, Init, Machine, Vm};
 use crate::pid1_support::{report, workspace};
 use std::collections::BTreeMap;
@@ -177,26 +178,12 @@ fn script() -> PathBuf {
     workspace().join("tests/tests/debian_boot/corpus-observe.sh")
 }
 
-/// The cached systemd observations of `image`'s Debian root: the file
-/// and what it holds (empty when neither the cache nor the repository has
-/// it, or with `CORPUS_FRESH`).
-fn oracle(image: &Path) -> (PathBuf, Observed) {
-    let base = std::fs::read_to_string(image.join("base")).expect("the image's base");
-    let name = format!("corpus-oracle-{}-{HARNESS}.json", base.trim());
-    let file = image.parent().expect("the image cache").join(&name);
-    let recorded = workspace()
-        .join("tests/tests/debian_boot/corpus-oracle")
-        .join(&name);
-    let cached = if std::env::var_os("CORPUS_FRESH").is_some() {
-        Observed::new()
-    } else {
-        [file.clone(), recorded]
-            .iter()
-            .find_map(|f| std::fs::read_to_string(f).ok())
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
-    };
-    (file, cached)
+/// The record of systemd's observations of `image`'s Debian root
+/// (`debian_support::oracle`): `corpus-oracle-BASE-HARNESS.json`, kept
+/// under `tests/tests/debian_boot/oracle/` with debian_boot's other
+/// records.
+fn oracle(image: &Path) -> Record {
+    Record::of(image, "debian_boot", "corpus", HARNESS)
 }
 
 /// `text` as one word of the guest's shell (single-quoted).
@@ -383,11 +370,20 @@ fn corpus_lists_agree() {
     }
 }
 
+/// The record of systemd's observations kept in `oracle/` is read for its
+/// Debian root as this harness's: checked without a VM.
+#[test]
+fn the_kept_record_of_the_corpus_is_read() {
+    let bases = Record::check_kept::<Observed>("debian_boot", "corpus", HARNESS);
+    assert!(!bases.is_empty(), "no record of harness {HARNESS} kept");
+}
+
 #[test]
 fn debian_daemons_behave_under_flotilla_as_under_systemd() {
     let start = Instant::now();
     let image = build_image_with("bookworm", Some("daemons"));
-    let (oracle_file, mut cached) = oracle(&image);
+    let record = oracle(&image);
+    let mut cached: Observed = record.read("CORPUS_FRESH").unwrap_or_default();
     let daemons = chosen();
     let missing: Vec<_> = daemons
         .iter()
@@ -396,21 +392,17 @@ fn debian_daemons_behave_under_flotilla_as_under_systemd() {
         .collect();
     let sd = if missing.is_empty() {
         report(&format!(
-            "corpus: systemd's observations cached ({})",
-            oracle_file.display()
+            "corpus: systemd's observations read from their record ({})",
+            record.name()
         ));
         cached
     } else {
         cached.extend(observe(&image, Init::Systemd, &missing));
-        std::fs::write(
-            &oracle_file,
-            serde_json::to_string_pretty(&cached).expect("json"),
-        )
-        .expect("cache systemd's observations");
+        record.write(&cached);
         report(&format!(
             "corpus: systemd's observations cached in {} (record it in \
-             tests/tests/debian_boot/corpus-oracle/)",
-            oracle_file.display()
+             tests/tests/debian_boot/oracle/)",
+            record.cache.display()
         ));
         cached
     };
