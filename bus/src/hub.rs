@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tokio::sync::broadcast;
 
 /// How long the stream of changes waits before it is asked again when
@@ -52,6 +52,20 @@ pub struct Hub {
     /// flotilla's name: systemd keeps them in the manager only, as here
     /// the bus side does (a restart of `flotilla-busd` forgets them).
     markers: Mutex<HashMap<String, crate::markers::Markers>>,
+    /// What of the init's status holds for its life, once asked.
+    lasting: OnceLock<Lasting>,
+}
+
+/// What of the init's whole status holds for as long as it runs (a
+/// re-exec keeps its settings): asked once, since the whole status lists
+/// every unit, and a unit's file state, asked at each `systemctl start`,
+/// needs the search path.
+#[derive(Debug, Clone)]
+pub struct Lasting {
+    /// The unit search path (`units_path`).
+    pub units_path: Vec<String>,
+    /// Whether the init is PID 1.
+    pub pid1: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -70,6 +84,7 @@ impl Hub {
             told: Mutex::new(HashMap::new()),
             told_limit: AtomicUsize::new(crate::model::told_limit(0)),
             markers: Mutex::new(HashMap::new()),
+            lasting: OnceLock::new(),
         })
     }
 
@@ -93,6 +108,18 @@ impl Hub {
             Reply::Status(s) => Ok(s),
             other => Err(BusError::from_init(&other, "status")),
         }
+    }
+
+    /// What of the init's status holds for its life ([`Lasting`]).
+    pub async fn lasting(&self) -> Result<&Lasting, BusError> {
+        if let Some(l) = self.lasting.get() {
+            return Ok(l);
+        }
+        let s = self.system().await?;
+        Ok(self.lasting.get_or_init(|| Lasting {
+            units_path: s.units_path,
+            pid1: s.pid1,
+        }))
     }
 
     /// Every unit.

@@ -20,7 +20,6 @@ use flotilla_units::escape::escape_path;
 use flotilla_units::mountinfo::{self, MountEntry};
 use flotilla_units::protocol::{Reply, Request, UnitStatus, SLICE_SOURCE};
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
 use zbus::zvariant::Value;
 
 /// The manager's own unit, as systemd names it.
@@ -96,15 +95,9 @@ fn init_scope_row() -> UnitRow {
     active_row(INIT_SCOPE, INIT_SCOPE_DESCRIPTION.to_string(), "running")
 }
 
-/// Whether the init is PID 1, asked once: it does not change while busd
-/// runs.
+/// Whether the init is PID 1.
 pub async fn is_pid1(hub: &Hub) -> Result<bool, BusError> {
-    static PID1: OnceLock<bool> = OnceLock::new();
-    if let Some(p) = PID1.get() {
-        return Ok(*p);
-    }
-    let p = hub.system().await?.pid1;
-    Ok(*PID1.get_or_init(|| p))
+    Ok(hub.lasting().await?.pid1)
 }
 
 /// The slice `name` as the init has it when a unit runs in it (its cgroup

@@ -2,7 +2,7 @@
 //! systemctl verbs read them (`flotilla_systemd`): `GetUnitFileState`
 //! (`systemctl is-enabled`), `ListUnitFiles` and `ListUnitFilesByPatterns`
 //! (`systemctl list-unit-files`). The path is the init's own
-//! (`units_path` of its `status`); the files are read here, outside PID 1.
+//! (`units_path` of its `status`, asked once: `Hub::lasting`); the files are read here, outside PID 1.
 
 use crate::answer::Answer;
 use crate::error::BusError;
@@ -16,7 +16,7 @@ use flotilla_units::condition::fnmatch;
 
 /// The init's search path, listed.
 async fn search_path(hub: &Hub) -> Result<Vec<SearchDir>, BusError> {
-    flotilla_client::unit_dirs::list_search_path(hub.system().await?.units_path)
+    flotilla_client::unit_dirs::list_search_path(hub.lasting().await?.units_path.iter().cloned())
         .map_err(|(p, e)| BusError::failed(format!("cannot list {p}: {e}")))
 }
 
@@ -37,11 +37,12 @@ pub async fn dropins_of(hub: &Hub, name: &str) -> Result<Vec<(String, String)>, 
 /// yet: systemd makes it at boot, flotilla when it first writes there).
 async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
     Ok(hub
-        .system()
+        .lasting()
         .await?
         .units_path
-        .into_iter()
-        .find(|p| flotilla_systemd::DirRole::of_path(p) == flotilla_systemd::DirRole::Transient))
+        .iter()
+        .find(|p| flotilla_systemd::DirRole::of_path(p) == flotilla_systemd::DirRole::Transient)
+        .cloned())
 }
 
 /// Writes the file of the transient unit `name` (a slice, whose type
