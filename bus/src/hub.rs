@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
 /// How long the stream of changes waits before it is asked again when
@@ -52,12 +52,13 @@ pub struct Hub {
     /// flotilla's name: systemd keeps them in the manager only, as here
     /// the bus side does (a restart of `flotilla-busd` forgets them).
     markers: Mutex<HashMap<String, crate::markers::Markers>>,
-    /// What of the init's status holds for its life, once asked.
-    lasting: OnceLock<Lasting>,
+    /// What of the init's status holds for its life, once asked; asked
+    /// again after the init re-executed (its config may say otherwise).
+    lasting: Mutex<Option<Arc<Lasting>>>,
 }
 
-/// What of the init's whole status holds for as long as it runs (a
-/// re-exec keeps its settings): asked once, since the whole status lists
+/// What of the init's whole status holds for as long as its image runs:
+/// asked once (and again after a re-exec), since the whole status lists
 /// every unit, and a unit's file state, asked at each `systemctl start`,
 /// needs the search path.
 #[derive(Debug, Clone)]
@@ -84,7 +85,7 @@ impl Hub {
             told: Mutex::new(HashMap::new()),
             told_limit: AtomicUsize::new(crate::model::told_limit(0)),
             markers: Mutex::new(HashMap::new()),
-            lasting: OnceLock::new(),
+            lasting: Mutex::new(None),
         })
     }
 
@@ -111,15 +112,17 @@ impl Hub {
     }
 
     /// What of the init's status holds for its life ([`Lasting`]).
-    pub async fn lasting(&self) -> Result<&Lasting, BusError> {
-        if let Some(l) = self.lasting.get() {
-            return Ok(l);
+    pub async fn lasting(&self) -> Result<Arc<Lasting>, BusError> {
+        if let Some(l) = lock(&self.lasting).as_ref() {
+            return Ok(l.clone());
         }
         let s = self.system().await?;
-        Ok(self.lasting.get_or_init(|| Lasting {
+        let l = Arc::new(Lasting {
             units_path: s.units_path,
             pid1: s.pid1,
-        }))
+        });
+        *lock(&self.lasting) = Some(l.clone());
+        Ok(l)
     }
 
     /// Every unit.
@@ -310,6 +313,9 @@ impl Hub {
             match flotilla_client::tokio::subscribe(&self.control).await {
                 Ok(mut sub) => {
                     if !first {
+                        // The init re-executed (or came back): its
+                        // settings are asked again.
+                        *lock(&self.lasting) = None;
                         let _ = self.changes.send(Event::Resync);
                     }
                     // Asked once the stream is open, so that nothing falls

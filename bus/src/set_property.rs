@@ -91,7 +91,8 @@ pub async fn set(hub: &Hub, name: &str, runtime: bool, props: Props) -> Result<A
             value: l.value,
         })
         .collect();
-    let path = &hub.lasting().await?.units_path;
+    let lasting = hub.lasting().await?;
+    let path = &lasting.units_path;
     let files = property_dropins(path, &unit, runtime, &settings).map_err(BusError::failed)?;
     for (path, text) in files {
         write(&path, &text).map_err(|e| BusError::failed(format!("{path}: {e}")))?;
