@@ -63,13 +63,25 @@ pub fn load_units_naming(
 ) -> Result<LoadedPath, SysError> {
     let mut seen = Seen::new(sys);
     let listed = list_path_with(&settings.units_path(), &mut |p| seen.list_dir(p))?;
+    // The manager's settings first: a unit file that sets no timeout is
+    // translated with their defaults.
+    let manager = settings.system_conf.as_ref().map(|root| {
+        // Both callbacks record in `seen`, one at a time.
+        let seen = std::cell::RefCell::new(&mut seen);
+        system_conf(root, &mut |d| seen.borrow_mut().read_dir(d), &mut |f| {
+            seen.borrow_mut().read(f)
+        })
+    });
     // Only systemd unit files have specifiers: a path of YAML units reads
     // no facts.
-    let facts = if unit_names(&listed).is_empty() {
+    let mut facts = if unit_names(&listed).is_empty() {
         SpecifierContext::system("")
     } else {
         specifier_facts(sys)
     };
+    if let Some((m, _)) = &manager {
+        m.translate_with(&mut facts);
+    }
     let mut loaded = load_path_with(&listed, &facts, named, &mut |p: &str| {
         seen.read(Path::new(p))
     });
@@ -80,13 +92,7 @@ pub fn load_units_naming(
     crate::logwriter::add_builtin(sys, settings, &mut loaded);
     crate::systemd_bus::add_builtin(sys, settings, &mut loaded);
     crate::cmd::add_builtin(settings, &mut loaded);
-    if let Some(root) = &settings.system_conf {
-        // Both callbacks record in `seen`, one at a time.
-        let seen = std::cell::RefCell::new(&mut seen);
-        let (manager, mut warnings) =
-            system_conf(root, &mut |d| seen.borrow_mut().read_dir(d), &mut |f| {
-                seen.borrow_mut().read(f)
-            });
+    if let Some((manager, mut warnings)) = manager {
         loaded.manager = manager;
         loaded.diagnostics.append(&mut warnings);
     }

@@ -2,8 +2,10 @@
 //! `/etc/systemd/system.conf` and its drop-ins (`system.conf.d/*.conf`), as
 //! `systemd-system.conf(5)` describes them (docs/systemd-units.md, "The
 //! manager's settings"). The init applies `DefaultLimit*=` (each unit
-//! without a `Limit*=` of its own gets the default: [`ManagerConfig::limits_for`]).
-//! `DefaultTimeoutStartSec=`, `DefaultTimeoutStopSec=`, `DefaultRestartSec=`
+//! without a `Limit*=` of its own gets the default: [`ManagerConfig::limits_for`]),
+//! and `DefaultTimeoutStartSec=` and `DefaultTimeoutStopSec=` (the
+//! timeouts a unit file that sets none is translated with:
+//! [`ManagerConfig::translate_with`]). `DefaultRestartSec=`
 //! and `DefaultEnvironment=` are read and checked but not applied yet, and
 //! every other `[Manager]` key is not applied at all: each such line is a
 //! warning naming its file and line, as systemd warns of a key it does not
@@ -51,6 +53,13 @@ pub struct ManagerConfig {
 }
 
 impl ManagerConfig {
+    /// `facts` with this configuration's defaults for what a unit file
+    /// does not set (its timeouts), which units are translated with.
+    pub fn translate_with(&self, facts: &mut flotilla_units::specifier::SpecifierContext) {
+        facts.default_timeout_start = self.default_timeout_start;
+        facts.default_timeout_stop = self.default_timeout_stop;
+    }
+
     /// The limits a unit's processes get: the unit's own `Limit*=` where it
     /// has one (systemd's rule: the unit's key wins, whole, soft and hard
     /// together), else the manager's `DefaultLimit*=`.
@@ -186,8 +195,14 @@ fn apply(cfg: &mut ManagerConfig, name: &str, value: &str) -> Result<Applied, St
         Ok(())
     };
     match name {
-        "DefaultTimeoutStartSec" => span(&mut cfg.default_timeout_start)?,
-        "DefaultTimeoutStopSec" => span(&mut cfg.default_timeout_stop)?,
+        "DefaultTimeoutStartSec" => {
+            span(&mut cfg.default_timeout_start)?;
+            return Ok(Applied::Yes);
+        }
+        "DefaultTimeoutStopSec" => {
+            span(&mut cfg.default_timeout_stop)?;
+            return Ok(Applied::Yes);
+        }
         "DefaultRestartSec" => span(&mut cfg.default_restart)?,
         "DefaultEnvironment" => {
             if empty {

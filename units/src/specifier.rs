@@ -82,6 +82,15 @@ pub struct SpecifierContext {
     pub var_tmp_dir: String,
     /// `%d`: the unit's credentials directory (`/run/credentials/UNIT`).
     pub credentials_dir: Option<String>,
+    /// Besides what specifiers resolve to, the one other thing a unit is
+    /// translated with: the manager's `DefaultTimeoutStartSec=` (`None`:
+    /// systemd's built-in 90 s), the start timeout of a unit that sets
+    /// none (a oneshot has none), and of a mount.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_timeout_start: Option<std::time::Duration>,
+    /// Likewise the manager's `DefaultTimeoutStopSec=`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_timeout_stop: Option<std::time::Duration>,
 }
 
 impl SpecifierContext {

@@ -586,6 +586,66 @@ fn timeouts() {
     );
 }
 
+/// The manager's `DefaultTimeoutStartSec=` and `DefaultTimeoutStopSec=`
+/// (system.conf) are the timeouts of a unit that sets none, as systemd's:
+/// a unit's own key wins, an emptied one goes back to the manager's, a
+/// oneshot still has no start timeout, and a mount's one timeout is the
+/// start default.
+#[test]
+fn the_managers_default_timeouts() {
+    let conf = "[Manager]\nDefaultTimeoutStartSec=5min\nDefaultTimeoutStopSec=7s\n";
+    let (manager, diags) = crate::system_conf::parse_manager_config(&[("f", conf)]);
+    assert!(diags.is_empty(), "{diags:?}");
+    let mut facts = flotilla_units::specifier::SpecifierContext::system("");
+    manager.translate_with(&mut facts);
+    let with = |name: &str, text: &str| {
+        let p = crate::translate_file_with(&facts, "u/x", name, text);
+        p.spec
+            .unwrap_or_else(|| panic!("{name}: {:?}", p.diagnostics))
+    };
+    let secs = Duration::from_secs;
+    // (unit, body, start timeout, stop timeout)
+    let cases = [
+        (
+            "web.service",
+            "[Service]\nExecStart=/bin/x\n",
+            secs(300),
+            secs(7),
+        ),
+        (
+            "web.service",
+            "[Service]\nExecStart=/bin/x\nTimeoutStartSec=9\n",
+            secs(9),
+            secs(7),
+        ),
+        (
+            "web.service",
+            "[Service]\nExecStart=/bin/x\nTimeoutSec=9\nTimeoutSec=\n",
+            secs(300),
+            secs(7),
+        ),
+        (
+            "job.service",
+            "[Service]\nType=oneshot\nExecStart=/bin/x\n",
+            TIMESPAN_INFINITY,
+            secs(7),
+        ),
+        (
+            "mnt-a.mount",
+            "[Mount]\nWhat=/dev/x\nWhere=/mnt/a\n",
+            secs(300),
+            secs(300),
+        ),
+    ];
+    for (name, body, start, stop) in cases {
+        let s = with(name, body);
+        assert_eq!((s.start_timeout, s.stop_timeout), (start, stop), "{body}");
+    }
+    // Without the manager's settings: systemd's built-in 90 s.
+    let s = clean(svc("ExecStart=/bin/x"));
+    assert_eq!((s.start_timeout, s.stop_timeout), (secs(90), secs(90)));
+}
+
 #[test]
 fn environment() {
     let s = clean(svc(r#"ExecStart=/bin/x

@@ -27,8 +27,9 @@ pub use rules::service_section;
 
 pub(crate) use unit::translate_at;
 
-/// systemd's `DefaultTimeoutStartSec=` and `DefaultTimeoutStopSec=`, the
-/// timeouts of a translated unit that sets none.
+/// systemd's built-in `DefaultTimeoutStartSec=` and
+/// `DefaultTimeoutStopSec=`, the timeouts of a translated unit that sets
+/// none when the manager's settings set neither (`Tr::default_start`).
 const SYSTEMD_DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Parses `text` (the unit file `file`, with fleet's rules) and translates
@@ -147,6 +148,17 @@ struct Tr<'a> {
 }
 
 impl Tr<'_> {
+    /// The start timeout of a unit that sets none: the manager's
+    /// `DefaultTimeoutStartSec=`, else systemd's built-in one.
+    fn default_start(&self) -> Duration {
+        (self.specifiers.default_timeout_start).unwrap_or(SYSTEMD_DEFAULT_TIMEOUT)
+    }
+
+    /// Likewise the stop timeout (`DefaultTimeoutStopSec=`).
+    fn default_stop(&self) -> Duration {
+        (self.specifiers.default_timeout_stop).unwrap_or(SYSTEMD_DEFAULT_TIMEOUT)
+    }
+
     fn warn(&mut self, pos: Pos, msg: impl Into<String>) {
         self.diags.push(Diagnostic::warning(self.file, pos, msg));
     }

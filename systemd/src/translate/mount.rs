@@ -196,7 +196,9 @@ impl MountKeys {
         umount.push(place.clone());
         spec.exec_stop = Some(Command::new(umount));
         spec.remain_after_exit = Some(true);
-        let limit = self.timeout.unwrap_or(SYSTEMD_DEFAULT_TIMEOUT);
+        // systemd's mount: one timeout, the manager's start default
+        // when the unit sets none.
+        let limit = self.timeout.unwrap_or_else(|| t.default_start());
         spec.start_timeout = limit;
         spec.stop_timeout = limit;
         match flotilla_units::condition::parse_value(

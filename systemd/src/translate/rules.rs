@@ -337,7 +337,7 @@ fn restart_sec(r: &mut Reading<'_>, p: Pos, _: &str, v: &str) {
 /// back to the defaults; 0 or infinity: no timeout.
 fn timeouts(r: &mut Reading<'_>, p: Pos, key: &str, v: &str) {
     let (start, stop) = if v.is_empty() {
-        (r.start_default, SYSTEMD_DEFAULT_TIMEOUT)
+        (r.start_default, r.t.default_stop())
     } else {
         match timeout(v) {
             Ok(d) => (d, d),

@@ -115,12 +115,12 @@ pub(crate) fn translate_at(
     // A trigger or a slice has no process to remain after (the key does
     // not apply).
     spec.remain_after_exit = (!kind.is_trigger() && !kind.row().holds_units).then_some(false);
-    spec.stop_timeout = SYSTEMD_DEFAULT_TIMEOUT;
+    spec.stop_timeout = t.default_stop();
     // systemd: a oneshot has no start timeout unless it sets one.
     let start_default = if kind.row().ready == Ready::Exited {
         TIMESPAN_INFINITY
     } else {
-        SYSTEMD_DEFAULT_TIMEOUT
+        t.default_start()
     };
     spec.start_timeout = start_default;
     spec.extras.activation = flotilla_units::trigger::Activation::of_type(kind).map(Box::new);

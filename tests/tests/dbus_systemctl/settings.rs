@@ -134,7 +134,8 @@ fn systemd_analyze_sets_and_reads_the_log_level_and_target() {
 /// `run/systemd/system.conf.d` and `systemctl daemon-reload` give
 /// `DefaultLimitNOFILE`/`DefaultLimitNOFILESoft`, every unit without a
 /// `LimitNOFILE=` of its own shows them and its processes get them; a unit's
-/// own key wins; a `[Manager]` key flotilla does not apply is a warning
+/// own key wins; `DefaultTimeoutStartSec=` and `DefaultTimeoutStopSec=` are
+/// the timeouts of a unit file that sets none; a `[Manager]` key flotilla does not apply is a warning
 /// naming its file and line.
 #[test]
 fn system_conf_default_limits_after_a_drop_in_and_daemon_reload() {
@@ -178,14 +179,22 @@ fn system_conf_default_limits_after_a_drop_in_and_daemon_reload() {
     // No default set: the init's own limit, which its children inherit.
     let before: u64 = show(&["DefaultLimitNOFILESoft"]).parse().expect("a number");
     assert!(before > 0);
+    assert_eq!(show(&["TimeoutStartUSec", "extra.service"]), "1min 30s");
 
     dir.file(
         "root/run/systemd/system.conf.d/rlimits.conf",
-        "[Manager]\nDefaultLimitNOFILE=10000:16384\n",
+        "[Manager]\nDefaultLimitNOFILE=10000:16384\n\
+         DefaultTimeoutStartSec=5min\nDefaultTimeoutStopSec=7s\n",
     );
     systemctl(&bus, &["daemon-reload"]).expect(0);
     assert_eq!(show(&["DefaultLimitNOFILESoft"]), "10000");
     assert_eq!(show(&["DefaultLimitNOFILE"]), "16384");
+    // The default timeouts, for a unit file that sets none (a oneshot
+    // has no start timeout of its own either way).
+    assert_eq!(show(&["TimeoutStartUSec", "extra.service"]), "5min");
+    assert_eq!(show(&["TimeoutStopUSec", "extra.service"]), "7s");
+    assert_eq!(show(&["TimeoutStartUSec", "own.service"]), "infinity");
+    assert_eq!(show(&["TimeoutStopUSec", "own.service"]), "7s");
     // A unit started before the reload shows the new default, as under
     // systemd (its processes keep the limits they were started with).
     assert_eq!(show(&["LimitNOFILESoft", "web"]), "10000");
