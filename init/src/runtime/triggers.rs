@@ -231,6 +231,30 @@ impl<S: Sys> Runtime<S> {
         self.armed.paused.retain(|&s| s != slot);
     }
 
+    /// The socket units kept running as `not-found` (their file gone at a
+    /// reload, docs/systemd-units.md) keep no socket, as systemd's: its
+    /// not-found unit has no `Listen*=` to take the descriptors back at
+    /// the reload, so they are closed, the socket files left where they
+    /// are (nothing is removed, `RemoveOnStop=` or not), and the unit
+    /// stays active, refusing connections until it is started again (its
+    /// file back, a restart binds anew). systemd's test 12 checks each.
+    pub(super) fn close_not_found_sockets(&mut self) {
+        let g = self.planner.graph();
+        let gone: Vec<UnitId> = g.ids().filter(|&i| g.node(i).not_found()).collect();
+        for id in gone {
+            let Some(slot) = self.slots.id_of(id) else {
+                continue;
+            };
+            let Some(mut l) = self.slots.slot_mut(slot).and_then(|s| s.listening.take()) else {
+                continue;
+            };
+            l.remove.clear();
+            self.slots.close_listening(*l, &self.sys);
+            self.armed.sockets.retain(|&s| s != slot);
+            self.armed.paused.retain(|&s| s != slot);
+        }
+    }
+
     /// A socket of the slot's unit is ready: the trigger fires, and its
     /// sockets are left to the service until the trigger waits again. (Or
     /// the slot's path unit's watches have news.)

@@ -384,6 +384,7 @@ impl<S: Sys> Runtime<S> {
             Ok((applied, map)) => {
                 let units = self.planner.graph().len();
                 self.slots.renumber(&map, units, &self.sys);
+                self.close_not_found_sockets();
                 for name in &applied.changed {
                     let Some(id) = self.planner.graph().unit(name) else {
                         continue;

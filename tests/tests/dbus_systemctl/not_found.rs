@@ -1,9 +1,11 @@
 //! A running unit whose file is gone at a `daemon-reload`
 //! (docs/systemd-units.md, "A running unit whose file is gone"), with
 //! Debian's `/bin/systemctl`: a socket with `Accept=yes` started, its
-//! file moved away, `systemctl daemon-reload`: it is still active and
-//! accepting, `systemctl status` says `not-found`, and once stopped it is
-//! gone, as under systemd.
+//! file moved away, `systemctl daemon-reload`: it is still active but no
+//! longer accepts (its socket file left in place), `systemctl status`
+//! says `not-found`; its file back and another reload, still active and
+//! still refusing; restarted, it accepts again; once stopped with its
+//! file gone, it is gone: systemd's test 12, step by step.
 
 use super::{busd, systemctl, units, Busd};
 use flotilla_tests::init::TestDir;
@@ -75,10 +77,24 @@ fn an_accepting_socket_whose_file_is_gone_runs_on_as_not_found_until_stopped() {
         listed(&bus, "echo.socket").as_deref(),
         Some("echo.socket not-found active listening")
     );
-    echoes(&sock, "after the reload");
+    // Its socket closed, its file still there: a connection is refused.
+    assert!(sock.exists(), "the socket file stays");
+    assert!(UnixStream::connect(&sock).is_err(), "not listening");
     assert_eq!(init.unit("echo.socket").state, UnitState::Running);
 
-    // Stopped, it is gone: systemd's answer for a unit it does not have.
+    // Its file back: read again, still active, still refusing.
+    std::fs::rename(dir.join("echo.socket.moved"), &file).expect("move back");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    systemctl(&bus, &["is-active", "echo.socket"]).expect(0);
+    assert!(UnixStream::connect(&sock).is_err(), "still not listening");
+    // Restarted, it binds again.
+    systemctl(&bus, &["restart", "echo.socket"]).expect(0);
+    echoes(&sock, "after the restart");
+
+    // Its file gone again and stopped, it is gone: systemd's answer for a
+    // unit it does not have.
+    std::fs::rename(&file, dir.join("echo.socket.moved")).expect("move away");
+    systemctl(&bus, &["daemon-reload"]).expect(0);
     systemctl(&bus, &["stop", "echo.socket"]).expect(0);
     init.wait("echo.socket gone", |s| {
         s.units.iter().all(|u| u.unit != "echo.socket")

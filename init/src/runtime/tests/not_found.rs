@@ -1,7 +1,9 @@
 //! A running unit whose systemd unit file a reload no longer finds
 //! (systemd's `not-found`, docs/systemd-units.md): an `Accept=yes`
-//! socket runs on through the reload, still listening and accepting,
-//! shown `not-found`, until it is stopped by hand; then it is gone.
+//! socket runs on through the reload, active but no longer listening,
+//! shown `not-found`, until it is stopped by hand; then it is gone. Its
+//! file back at a reload, it is still active and still not listening; a
+//! restart binds again (systemd's test 12).
 
 use super::*;
 
@@ -55,12 +57,10 @@ fn an_accepting_socket_whose_file_is_gone_runs_on_until_stopped() {
     assert!(s.not_found, "{s:?}");
     assert_eq!(s.load_state(), "not-found");
     assert_eq!(s.state, UnitState::Running);
-    assert_eq!(s.listening, [ADDRESS]);
-
-    // Still accepting: a connection gets its instance.
-    let _client = h.sys().connect_listening(ADDRESS).unwrap();
-    h.turn_until("an instance runs", |h| running_instances(h) == 1);
-    assert!(socket_status(&mut h).not_found);
+    // Its socket closed: nothing accepts.
+    assert!(s.listening.is_empty(), "{s:?}");
+    assert!(h.sys().connect_listening(ADDRESS).is_err());
+    assert_eq!(running_instances(&h), 0);
 
     // Stopped by hand, it stops and leaves the list; a reload forgets it.
     let r = h.request(Request::Unwant {
@@ -78,4 +78,47 @@ fn an_accepting_socket_whose_file_is_gone_runs_on_until_stopped() {
     let r = h.request(Request::Reload { keep_running: true });
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
     assert_eq!(h.rt.planner.graph().unit("echo.socket"), None);
+}
+
+#[test]
+fn a_socket_whose_file_comes_back_listens_again_only_once_restarted() {
+    let sys = fake_with(&[("app", APP)]);
+    sys.set_file(format!("{UNITS}/echo.socket"), SOCKET);
+    sys.set_file(format!("{UNITS}/echo@.service"), SERVICE);
+    let mut h = Harness::start(sys, "app");
+    let r = h.request(Request::Want {
+        unit: "echo.socket".into(),
+    });
+    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
+    h.turn_until("the socket listens", |h| {
+        h.state("echo.socket") == UnitState::Running
+    });
+    let file = format!("{UNITS}/echo.socket");
+    h.sys().remove_file(std::path::Path::new(&file));
+    let r = h.request(Request::Reload { keep_running: true });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    h.settle();
+    assert!(socket_status(&mut h).not_found);
+
+    // The file back and read again: still active, still not listening.
+    h.sys().set_file(file, SOCKET);
+    let r = h.request(Request::Reload { keep_running: true });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    h.settle();
+    let s = socket_status(&mut h);
+    assert!(!s.not_found, "{s:?}");
+    assert_eq!(s.state, UnitState::Running);
+    assert!(s.listening.is_empty(), "{s:?}");
+    assert!(h.sys().connect_listening(ADDRESS).is_err());
+
+    // Restarted: it binds again and accepts.
+    let r = h.request(Request::Restart {
+        unit: "echo.socket".into(),
+    });
+    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
+    h.turn_until("the socket listens again", |h| {
+        socket_status(h).listening == [ADDRESS]
+    });
+    let _client = h.sys().connect_listening(ADDRESS).unwrap();
+    h.turn_until("an instance runs", |h| running_instances(h) == 1);
 }
