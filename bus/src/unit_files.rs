@@ -2,7 +2,8 @@
 //! systemctl verbs read them (`flotilla_systemd`): `GetUnitFileState`
 //! (`systemctl is-enabled`), `ListUnitFiles` and `ListUnitFilesByPatterns`
 //! (`systemctl list-unit-files`). The path is the init's own
-//! (`units_path` of its `status`, asked once: `Hub::lasting`); the files are read here, outside PID 1.
+//! (`units_path` of its `status`, asked once: `Hub::lasting`); the files
+//! are read here, outside PID 1.
 
 use crate::answer::Answer;
 use crate::error::BusError;

@@ -223,8 +223,17 @@ impl<S: Sys> Runtime<S> {
             return;
         };
         self.disarm_paths(unit);
-        let taken = self.slots.slot_mut(slot).and_then(|s| s.listening.take());
-        if let Some(l) = taken {
+        self.close_sockets(slot, true);
+    }
+
+    /// Closes the sockets of the unit in `slot`, if it has any, and stops
+    /// watching them; their files are removed as `RemoveOnStop=` says when
+    /// `remove_files`, else left.
+    fn close_sockets(&mut self, slot: SlotId, remove_files: bool) {
+        if let Some(mut l) = self.slots.slot_mut(slot).and_then(|s| s.listening.take()) {
+            if !remove_files {
+                l.remove.clear();
+            }
             self.slots.close_listening(*l, &self.sys);
         }
         self.armed.sockets.retain(|&s| s != slot);
@@ -240,18 +249,11 @@ impl<S: Sys> Runtime<S> {
     /// file back, a restart binds anew). systemd's test 12 checks each.
     pub(super) fn close_not_found_sockets(&mut self) {
         let g = self.planner.graph();
-        let gone: Vec<UnitId> = g.ids().filter(|&i| g.node(i).not_found()).collect();
-        for id in gone {
-            let Some(slot) = self.slots.id_of(id) else {
-                continue;
-            };
-            let Some(mut l) = self.slots.slot_mut(slot).and_then(|s| s.listening.take()) else {
-                continue;
-            };
-            l.remove.clear();
-            self.slots.close_listening(*l, &self.sys);
-            self.armed.sockets.retain(|&s| s != slot);
-            self.armed.paused.retain(|&s| s != slot);
+        let gone: Vec<SlotId> = (g.ids().filter(|&i| g.node(i).not_found()))
+            .filter_map(|i| self.slots.id_of(i))
+            .collect();
+        for slot in gone {
+            self.close_sockets(slot, false);
         }
     }
 

@@ -33,10 +33,12 @@ fn running_instances(h: &Harness) -> usize {
         .count()
 }
 
-#[test]
-fn an_accepting_socket_whose_file_is_gone_runs_on_until_stopped() {
+/// `echo.socket` started and listening, then its file moved away and
+/// systemd's daemon-reload: the harness, and the file's path.
+fn socket_whose_file_is_gone() -> (Harness, String) {
     let sys = fake_with(&[("app", APP)]);
-    sys.set_file(format!("{UNITS}/echo.socket"), SOCKET);
+    let file = format!("{UNITS}/echo.socket");
+    sys.set_file(file.clone(), SOCKET);
     sys.set_file(format!("{UNITS}/echo@.service"), SERVICE);
     let mut h = Harness::start(sys, "app");
     let r = h.request(Request::Want {
@@ -46,13 +48,16 @@ fn an_accepting_socket_whose_file_is_gone_runs_on_until_stopped() {
     h.turn_until("the socket listens", |h| {
         h.state("echo.socket") == UnitState::Running
     });
-
-    // Its file moved away, then systemd's daemon-reload.
-    h.sys()
-        .remove_file(std::path::Path::new(&format!("{UNITS}/echo.socket")));
+    h.sys().remove_file(std::path::Path::new(&file));
     let r = h.request(Request::Reload { keep_running: true });
     assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
     h.settle();
+    (h, file)
+}
+
+#[test]
+fn an_accepting_socket_whose_file_is_gone_runs_on_until_stopped() {
+    let (mut h, _) = socket_whose_file_is_gone();
     let s = socket_status(&mut h);
     assert!(s.not_found, "{s:?}");
     assert_eq!(s.load_state(), "not-found");
@@ -82,22 +87,7 @@ fn an_accepting_socket_whose_file_is_gone_runs_on_until_stopped() {
 
 #[test]
 fn a_socket_whose_file_comes_back_listens_again_only_once_restarted() {
-    let sys = fake_with(&[("app", APP)]);
-    sys.set_file(format!("{UNITS}/echo.socket"), SOCKET);
-    sys.set_file(format!("{UNITS}/echo@.service"), SERVICE);
-    let mut h = Harness::start(sys, "app");
-    let r = h.request(Request::Want {
-        unit: "echo.socket".into(),
-    });
-    assert!(matches!(r.last(), Some(Reply::Accepted { .. })), "{r:?}");
-    h.turn_until("the socket listens", |h| {
-        h.state("echo.socket") == UnitState::Running
-    });
-    let file = format!("{UNITS}/echo.socket");
-    h.sys().remove_file(std::path::Path::new(&file));
-    let r = h.request(Request::Reload { keep_running: true });
-    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
-    h.settle();
+    let (mut h, file) = socket_whose_file_is_gone();
     assert!(socket_status(&mut h).not_found);
 
     // The file back and read again: still active, still not listening.
