@@ -245,7 +245,7 @@ fn non_root_mutations_are_refused() {
 /// `analyze blame`, `critical-chain`, `plot` and `dot` for a real run of a
 /// three-unit chain. `db` is ready only when the test says so (a line it
 /// reads from a FIFO), and the test says so once the init's own clock has
-/// had `db` starting for longer than `net` took: `db` is the slowest
+/// had `db` starting for longer than `net` took: `db` is slower than `net`
 /// whatever the machine's speed.
 #[test]
 fn analyze_views() {
@@ -292,10 +292,15 @@ fn analyze_views() {
         .lines()
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
-    // `db` is the slowest by construction; `net` (a 100 ms ready-wait)
-    // and `web` (ready at its exec) may come either way on a loaded
-    // machine, but in the order of their times.
-    assert_eq!(order.first(), Some(&"db"), "slowest first: {blame}");
+    // `db` is slower than `net` by construction. `web` is ready at its
+    // exec, but on a loaded machine that exec alone has taken 200 ms, so
+    // where it falls is the machine's: the lines only keep their times'
+    // order.
+    let at = |n: &str| order.iter().position(|u| *u == n);
+    assert!(
+        at("db").is_some() && at("db") < at("net"),
+        "db before net: {blame}"
+    );
     // `235ms`, or `1.234s` from a second on.
     let ms_of = |t: &str| match t.strip_suffix("ms") {
         Some(ms) => ms.parse::<f64>().ok(),
