@@ -59,6 +59,13 @@ enum Form {
     /// the prefix (`Listen`) and the key sent; an empty list resets
     /// them, as an empty line of the first key.
     Pairs(&'static [&'static str], &'static str),
+    /// `a(ss)`: `TemporaryFileSystem`'s paths and mount options, one
+    /// `PATH[:OPTIONS]` line each.
+    Tmpfs,
+    /// `a(sst)`: a directory key's links (`StateDirectorySymlink`), each
+    /// its directory, its link and flags (none defined): one `NAME:LINK`
+    /// line each, a colon in either written `\:`.
+    DirLinks,
 }
 
 /// The unit-file key a property stands for.
@@ -159,6 +166,13 @@ const ROWS: &[Row] = &[
     Row("Paths", "a(ss)", Same, Pairs(&PATHS, "")),
     Row("Listen", "a(ss)", Same, Pairs(&LISTEN, "Listen")),
     Row("StandardInputData", "ay", Same, Base64),
+    Row("TemporaryFileSystem", "a(ss)", Same, Tmpfs),
+    Row(
+        "*DirectorySymlink",
+        "a(sst)",
+        Suffix("Symlink", ""),
+        DirLinks,
+    ),
     Row("UMask", "u", Same, Mode),
     Row("*DirectoryMode", "u", Same, Mode),
     // A mount's, a path's, a socket's: the mode of the directories it
@@ -399,6 +413,36 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
                     out.push(keyed(&k, format!("{us}us")));
                 }
             }
+            Tmpfs => {
+                let mounts =
+                    <Vec<(String, String)>>::try_from(value).map_err(|e| bad(&property, e))?;
+                if mounts.is_empty() {
+                    out.push(one(String::new()));
+                }
+                for (path, options) in mounts {
+                    let word = if options.is_empty() {
+                        path
+                    } else {
+                        format!("{path}:{options}")
+                    };
+                    out.push(one(quote(&property, &word)?));
+                }
+            }
+            DirLinks => {
+                let links =
+                    <Vec<(String, String, u64)>>::try_from(value).map_err(|e| bad(&property, e))?;
+                for (name, link, flags) in links {
+                    if flags != 0 {
+                        return Err(bad(&property, format!("flags {flags:#x}: none is defined")));
+                    }
+                    let word = format!(
+                        "{}:{}",
+                        dir_word(&property, &name)?,
+                        dir_word(&property, &link)?
+                    );
+                    out.push(one(word));
+                }
+            }
             Pairs(keys, prefix) => {
                 let pairs =
                     <Vec<(String, String)>>::try_from(value).map_err(|e| bad(&property, e))?;
@@ -495,6 +539,22 @@ fn text<E: std::fmt::Display>(property: &str, v: Result<String, E>) -> Result<St
         ));
     }
     Ok(v.replace('%', "%%"))
+}
+
+/// A directory name of a `NAME:LINK` word: its colons escaped (`\:`), `%`
+/// doubled; a name the word could not carry as itself is refused.
+fn dir_word(property: &str, name: &str) -> Result<String, BusError> {
+    if name.is_empty()
+        || name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '\\'))
+    {
+        return Err(bad(
+            property,
+            format!("{name:?}: empty, or a space, quote, backslash or control character"),
+        ));
+    }
+    Ok(name.replace('%', "%%").replace(':', "\\:"))
 }
 
 /// One word of a command line or a list: as is where it reads back as

@@ -284,3 +284,34 @@ fn a_command_without_argv_is_invalid() {
     }
     assert!(one("ExecStart", v(vec![good()])).is_ok());
 }
+
+/// systemd's TEST-34: `systemd-run -p StateDirectory=zzz:xxx -p
+/// TemporaryFileSystem=/var/lib:ro` sends the directories (`as`), their
+/// links (`a(sst)`) and the tmpfs (`a(ss)`).
+#[test]
+fn a_temporary_file_system_and_directory_links_are_their_lines() {
+    let tmpfs = vec![
+        ("/var/lib".to_string(), String::new()),
+        ("/run".to_string(), "ro,size=1M".to_string()),
+    ];
+    assert_eq!(
+        line("TemporaryFileSystem", v(tmpfs)),
+        "TemporaryFileSystem=/var/lib\nTemporaryFileSystem=/run:ro,size=1M"
+    );
+    assert_eq!(
+        line("TemporaryFileSystem", v(Vec::<(String, String)>::new())),
+        "TemporaryFileSystem="
+    );
+    let links = vec![
+        ("zzz".to_string(), "xxx".to_string(), 0u64),
+        ("zzz".to_string(), "x:yz".to_string(), 0u64),
+    ];
+    assert_eq!(
+        line("StateDirectorySymlink", v(links)),
+        "StateDirectory=zzz:xxx\nStateDirectory=zzz:x\\:yz"
+    );
+    let flagged = vec![("zzz".to_string(), "xxx".to_string(), 1u64)];
+    assert!(one("RuntimeDirectorySymlink", v(flagged)).is_err());
+    let spaced = vec![("z z".to_string(), "xxx".to_string(), 0u64)];
+    assert!(one("CacheDirectorySymlink", v(spaced)).is_err());
+}

@@ -31,6 +31,7 @@ mod slices;
 mod timedated;
 mod timers;
 mod transient;
+mod transient_dirs;
 mod transient_mounts;
 mod transient_paths;
 mod transient_sockets;

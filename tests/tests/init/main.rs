@@ -25,6 +25,7 @@ mod search_path;
 mod service;
 mod sockets;
 mod templates;
+mod tmpfs;
 mod transient;
 mod triggers;
 mod units;

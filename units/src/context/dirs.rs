@@ -2,6 +2,13 @@
 //! `LogsDirectory=`, `ConfigurationDirectory=`, their `…Mode=` keys and
 //! `RuntimeDirectoryPreserve=`: the directories made for a service before
 //! it starts.
+//!
+//! A word `NAME:LINK` also asks for a link at `LINK` (relative to the same
+//! base) to the directory `NAME`, relative as systemd makes it (`LINK`'s
+//! own directory to `NAME`); `\:` is a colon inside either. A link whose
+//! place the unit's mount namespace covers with a tmpfs
+//! (`TemporaryFileSystem=`) is made in that tmpfs only, else on the host
+//! before the service starts ([`super::mounts`]).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -86,6 +93,10 @@ pub struct DirSet {
     /// The mode of the innermost directory of each name.
     #[serde(default = "default_mode")]
     pub mode: u32,
+    /// The links of `NAME:LINK` words: the name and the link, both
+    /// relative to the kind's base and normal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<(PathBuf, PathBuf)>,
 }
 
 fn default_mode() -> u32 {
@@ -97,6 +108,7 @@ impl Default for DirSet {
         DirSet {
             names: Vec::new(),
             mode: default_mode(),
+            links: Vec::new(),
         }
     }
 }
@@ -174,6 +186,18 @@ pub struct Private {
     pub target: PathBuf,
 }
 
+/// A link of a `NAME:LINK` word ([`Directories::links`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirLink {
+    /// The kind whose key asked for it.
+    pub kind: DirKind,
+    /// Where the link is: `BASE/LINK`.
+    pub path: PathBuf,
+    /// What it says: `NAME` from the link's own directory
+    /// (`../xxx/yyy` for `xxx/yyy:aaa/111`).
+    pub target: PathBuf,
+}
+
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
@@ -247,6 +271,23 @@ impl Directories {
             .collect()
     }
 
+    /// The links of every `NAME:LINK` word, in key order.
+    pub fn links(&self) -> Vec<DirLink> {
+        DirKind::ALL
+            .iter()
+            .flat_map(|&kind| {
+                self.get(kind)
+                    .links
+                    .iter()
+                    .map(move |(name, link)| DirLink {
+                        kind,
+                        path: kind.base().join(link),
+                        target: relative_to(link.parent().unwrap_or(Path::new("")), name),
+                    })
+            })
+            .collect()
+    }
+
     /// Every directory asked for: kind, full path and mode, in key order.
     pub fn paths(&self) -> Vec<(DirKind, PathBuf, u32)> {
         DirKind::ALL
@@ -261,13 +302,21 @@ impl Directories {
     }
 }
 
+/// `to` as a path relative to `from`, both relative to one base.
+fn relative_to(from: &Path, to: &Path) -> PathBuf {
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let up = from.components().count() - common;
+    let mut out: PathBuf = std::iter::repeat_n("..", up).collect();
+    out.extend(to.components().skip(common));
+    out
+}
+
 /// A directory name: relative, normal, without `..`.
 pub fn parse_dir_name(word: &str) -> Result<PathBuf, String> {
-    if word.contains(':') {
-        return Err(format!(
-            "`{word}`: the `SOURCE:LINK` form is not supported (give the directory alone)"
-        ));
-    }
     if word.starts_with('/') {
         return Err(format!(
             "`{word}` is absolute; give the directory relative to its base (/run, /var/lib, …)"
@@ -291,15 +340,42 @@ pub fn parse_dir_name(word: &str) -> Result<PathBuf, String> {
 pub fn assign_dirs(set: &mut DirSet, value: &str) -> Result<(), String> {
     if value.trim().is_empty() {
         set.names.clear();
+        set.links.clear();
         return Ok(());
     }
     for w in words(value)? {
-        let name = parse_dir_name(&w)?;
+        let (name, link) = split_link(&w);
+        let name = parse_dir_name(&name)?;
+        if let Some(link) = link {
+            let link = parse_dir_name(&link)?;
+            if !set.links.contains(&(name.clone(), link.clone())) {
+                set.links.push((name.clone(), link));
+            }
+        }
         if !set.names.contains(&name) {
             set.names.push(name);
         }
     }
     Ok(())
+}
+
+/// `NAME` and `LINK` of a `NAME[:LINK]` word: split at its first colon
+/// that no backslash escapes, `\:` read as a colon.
+fn split_link(word: &str) -> (String, Option<String>) {
+    let mut name = String::new();
+    let mut link: Option<String> = None;
+    let mut chars = word.chars().peekable();
+    while let Some(mut c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&':') {
+            c = ':';
+            chars.next();
+        } else if c == ':' && link.is_none() {
+            link = Some(String::new());
+            continue;
+        }
+        link.as_mut().unwrap_or(&mut name).push(c);
+    }
+    (name, link)
 }
 
 /// `RuntimeDirectoryPreserve=`: a boolean or `restart`.
@@ -324,6 +400,37 @@ pub fn parse_dir_mode(value: &str) -> Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// systemd's TEST-34 words: `NAME:LINK`, `\\:` a colon in a name,
+    /// links relative from their own directory.
+    #[test]
+    fn name_colon_link_words_ask_for_links() {
+        let mut set = DirSet::default();
+        assign_dirs(&mut set, r"zzz:xxx zzz:xxx2 zzz:x\:yz xxx/yyy:aaa/111").unwrap();
+        assert_eq!(set.names, [PathBuf::from("zzz"), PathBuf::from("xxx/yyy")]);
+        assert_eq!(set.links.len(), 4);
+        assert_eq!(set.links[2], ("zzz".into(), "x:yz".into()));
+        let dirs = Directories {
+            state: set,
+            ..Directories::default()
+        };
+        let shown: Vec<(String, String)> = dirs
+            .links()
+            .iter()
+            .map(|l| (l.path.display().to_string(), l.target.display().to_string()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("/var/lib/xxx".to_string(), "zzz".to_string()),
+                ("/var/lib/xxx2".into(), "zzz".into()),
+                ("/var/lib/x:yz".into(), "zzz".into()),
+                ("/var/lib/aaa/111".into(), "../xxx/yyy".into()),
+            ]
+        );
+        assert!(assign_dirs(&mut DirSet::default(), "zzz:/abs").is_err());
+        assert!(assign_dirs(&mut DirSet::default(), "zzz:../up").is_err());
+    }
 
     /// With a dynamic user (`private`), every kind but the configuration
     /// one is made below its base's `private/` and linked from its place,
@@ -404,8 +511,8 @@ mod tests {
             "`.` names no directory"
         );
         assert_eq!(
-            assign_dirs(&mut s, "a:b").unwrap_err(),
-            "`a:b`: the `SOURCE:LINK` form is not supported (give the directory alone)"
+            assign_dirs(&mut s, "a:/b").unwrap_err(),
+            "`/b` is absolute; give the directory relative to its base (/run, /var/lib, …)"
         );
         assign_dirs(&mut s, "").unwrap();
         assert!(s.names.is_empty());

@@ -99,6 +99,7 @@ pub enum Key {
     SyslogLevelPrefix,
     LogLevelMax,
     LogExtraFields,
+    TemporaryFileSystem,
     NoExecPaths,
     ExecPaths,
     PrivateUsers,
@@ -118,7 +119,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 98] = [
+const TABLE: [(Key, &str, &str); 99] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -303,6 +304,11 @@ const TABLE: [(Key, &str, &str); 98] = [
     (Key::ProtectProc, "ProtectProc", "protect-proc"),
     (Key::ProcSubset, "ProcSubset", "proc-subset"),
     (Key::IgnoreSigpipe, "IgnoreSIGPIPE", "ignore-sigpipe"),
+    (
+        Key::TemporaryFileSystem,
+        "TemporaryFileSystem",
+        "temporary-file-system",
+    ),
     (Key::NoExecPaths, "NoExecPaths", "no-exec-paths"),
     (Key::ExecPaths, "ExecPaths", "exec-paths"),
     (Key::PrivateUsers, "PrivateUsers", "private-users"),
@@ -491,7 +497,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 98 + 16);
+        assert_eq!(all.len(), 99 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

@@ -28,6 +28,7 @@
 //! | [`apparmor`] | `AppArmorProfile=` |
 //! | [`credentials`] | `LoadCredential=`, `SetCredential=` |
 //! | [`binds`] | `BindPaths=`, `BindReadOnlyPaths=` |
+//! | [`tmpfs`] | `TemporaryFileSystem=` |
 //! | [`mounts`] | the mount namespace the sandbox keys ask for, as a plan |
 //! | [`policy`] | `X-Sandbox=` (YAML `sandbox`): degrade as systemd, or fail |
 //!
@@ -61,6 +62,7 @@ pub mod scheduling;
 pub mod slice;
 mod syscall_table;
 pub mod syscalls;
+pub mod tmpfs;
 pub mod value;
 
 pub use keys::Key;
@@ -404,6 +406,7 @@ impl ServiceContext {
             Key::InaccessiblePaths => assign_paths(&mut sb.inaccessible_paths, value)?,
             Key::BindPaths => binds::assign(&mut sb.bind_paths, value)?,
             Key::BindReadOnlyPaths => binds::assign(&mut sb.bind_read_only_paths, value)?,
+            Key::TemporaryFileSystem => tmpfs::assign(&mut sb.temporary_file_systems, value)?,
             Key::NoExecPaths => assign_paths(&mut sb.no_exec_paths, value)?,
             Key::ExecPaths => assign_paths(&mut sb.exec_paths, value)?,
             Key::PrivateUsers => sb.private_users = flag(value)?,

@@ -27,7 +27,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::dirs::DirLink;
 use super::sandbox::{ProtectHome, ProtectSystem};
+use super::tmpfs::TmpfsMount;
 use super::{Key, ServiceContext};
 
 /// What happens at a path.
@@ -38,6 +40,16 @@ pub enum MountKind {
     Inaccessible,
     /// An empty read-only tmpfs with this mode (`ProtectHome=tmpfs`).
     EmptyTmpfs(u32),
+    /// A tmpfs of `TemporaryFileSystem=`, holding the mount points of
+    /// what the plan puts back below it and the unit's directory links
+    /// whose place it covers (made while it is writable, before a `ro`
+    /// makes it read-only), as systemd makes them in its namespace.
+    Tmpfs {
+        /// How it is mounted.
+        mount: TmpfsMount,
+        /// The links made in it.
+        links: Vec<DirLink>,
+    },
     /// `source` bound here: the init's directory of `PrivateTmp=`, a path
     /// of `BindPaths=` or `BindReadOnlyPaths=`. A missing mount point is
     /// made (a directory or an empty file, as `source` is), as systemd
@@ -72,6 +84,7 @@ impl MountKind {
         match self {
             MountKind::Inaccessible => 0,
             MountKind::EmptyTmpfs(_)
+            | MountKind::Tmpfs { .. }
             | MountKind::Bind { .. }
             | MountKind::PrivateDev
             | MountKind::Proc(_) => 1,
@@ -259,6 +272,17 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
             });
         }
     }
+    for r in &sb.temporary_file_systems {
+        out.push(MountEntry {
+            path: r.path.clone(),
+            kind: Tmpfs {
+                mount: r.mount(),
+                links: Vec::new(),
+            },
+            optional: false,
+            key: Key::TemporaryFileSystem,
+        });
+    }
     let user = [
         (&sb.read_write_paths, Keep, Key::ReadWritePaths),
         (&sb.read_only_paths, ReadOnly, Key::ReadOnlyPaths),
@@ -304,6 +328,7 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
         });
     }
     let mut out = finish(out);
+    place_links(&mut out, ctx);
     let mut exec = Vec::new();
     let lists = [
         (&sb.no_exec_paths, NoExec, Key::NoExecPaths),
@@ -322,6 +347,41 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
     sort_dedup(&mut exec);
     out.extend(exec);
     out
+}
+
+/// The unit's directory links whose place a tmpfs of the plan covers go
+/// into that tmpfs: those of its `NAME:LINK` words, and the links from a
+/// dynamic user's directories' places to them below `private/` (which
+/// the host has too, but the tmpfs hides).
+fn place_links(plan: &mut [MountEntry], ctx: &ServiceContext) {
+    let private = ctx.directories.places().into_iter().filter_map(|p| {
+        let target = p.private?.target;
+        Some(DirLink {
+            kind: p.kind,
+            path: p.path,
+            target,
+        })
+    });
+    for link in private.chain(ctx.directories.links()) {
+        if let Some(i) = tmpfs_holding(plan, &link.path) {
+            if let MountKind::Tmpfs { links, .. } = &mut plan[i].kind {
+                links.push(link);
+            }
+        }
+    }
+}
+
+/// The index of the `TemporaryFileSystem=` tmpfs of `plan` that `path`
+/// lies in: the deepest entry at or above it that replaces what is there
+/// or puts it back is that tmpfs. Elsewhere a link is the host's to make.
+pub fn tmpfs_holding(plan: &[MountEntry], path: &Path) -> Option<usize> {
+    plan.iter()
+        .enumerate()
+        .filter(|(_, e)| path.starts_with(&e.path))
+        .filter(|(_, e)| e.kind.rank() < 2 || e.kind == MountKind::Keep)
+        .max_by_key(|(_, e)| e.path.components().count())
+        .filter(|(_, e)| matches!(e.kind, MountKind::Tmpfs { .. }))
+        .map(|(i, _)| i)
 }
 
 /// Sorts by path, parents first, and keeps the most restrictive entry of
@@ -437,6 +497,58 @@ mod tests {
                 "/tmp Bind { source: \"/run/flotilla/private/u/tmp\", read_only: false, no_recursive: false }",
                 "/tmp/testfile_fixed Bind { source: \"/run/testservice-49-fixed\", read_only: false, no_recursive: false }",
                 "/var/tmp Bind { source: \"/run/flotilla/private/u/var-tmp\", read_only: false, no_recursive: false }",
+            ]
+        );
+    }
+
+    /// systemd's TEST-34: the state directory is put back on the tmpfs
+    /// over its base, and the links its words ask for go into the tmpfs
+    /// (a dynamic user's link to its `private/` directory too); a link
+    /// whose place the tmpfs does not cover is the host's.
+    #[test]
+    fn a_temporary_file_system_holds_the_units_links() {
+        let c = ctx(&[
+            ("StateDirectory", "zzz:xxx zzz:xxx2"),
+            ("CacheDirectory", "c:d"),
+            ("TemporaryFileSystem", "/var/lib:ro"),
+        ]);
+        let p = plan(&c, None);
+        assert_eq!(
+            p.iter()
+                .map(|e| e.path.display().to_string())
+                .collect::<Vec<_>>(),
+            ["/var/lib", "/var/lib/zzz"]
+        );
+        let MountKind::Tmpfs { mount, links } = &p[0].kind else {
+            panic!("{p:?}")
+        };
+        assert!(mount.read_only);
+        let links: Vec<String> = links
+            .iter()
+            .map(|l| format!("{} -> {}", l.path.display(), l.target.display()))
+            .collect();
+        assert_eq!(links, ["/var/lib/xxx -> zzz", "/var/lib/xxx2 -> zzz"]);
+        assert_eq!(tmpfs_holding(&p, Path::new("/var/cache/d")), None);
+        assert_eq!(tmpfs_holding(&p, Path::new("/var/lib/zzz/x")), None);
+
+        let mut c = c.clone();
+        c.directories.private = true;
+        let p = plan(&c, None);
+        let at = p
+            .iter()
+            .position(|e| e.path == Path::new("/var/lib"))
+            .unwrap();
+        let MountKind::Tmpfs { links, .. } = &p[at].kind else {
+            panic!("{p:?}")
+        };
+        assert_eq!(links.len(), 3);
+        assert_eq!(links[0].path, PathBuf::from("/var/lib/zzz"));
+        assert_eq!(links[0].target, PathBuf::from("private/zzz"));
+        assert_eq!(
+            show(&p[at + 1..]),
+            [
+                "/var/lib/private EmptyTmpfs(493)",
+                "/var/lib/private/zzz Keep"
             ]
         );
     }

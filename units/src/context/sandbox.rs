@@ -241,6 +241,9 @@ pub struct Sandbox {
     /// `BindReadOnlyPaths=`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bind_read_only_paths: Vec<BindRule>,
+    /// `TemporaryFileSystem=`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub temporary_file_systems: Vec<super::tmpfs::TmpfsRule>,
     /// `NoExecPaths=`: nothing below these paths can be executed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_exec_paths: Vec<PathRule>,
@@ -321,7 +324,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 /// The keys that need a private mount namespace: each is applied by
 /// mounts in the unit's own namespace (a sandbox key that also filters
 /// system calls or drops capabilities has that part apply without it).
-pub const MOUNT_KEYS: [Key; 19] = [
+pub const MOUNT_KEYS: [Key; 20] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -331,6 +334,7 @@ pub const MOUNT_KEYS: [Key; 19] = [
     Key::InaccessiblePaths,
     Key::BindPaths,
     Key::BindReadOnlyPaths,
+    Key::TemporaryFileSystem,
     Key::NoExecPaths,
     Key::ExecPaths,
     Key::ProtectKernelTunables,

@@ -24,12 +24,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`/run/redis` is absolute",
     ),
     ("StateDirectory", "a/b", "../x", "`../x` contains `..`"),
-    (
-        "CacheDirectory",
-        "c",
-        "a:b",
-        "`a:b`: the `SOURCE:LINK` form",
-    ),
+    ("CacheDirectory", "c c:d", "c:../d", "`../d` contains `..`"),
     ("LogsDirectory", "l", ".", "`.` names no directory"),
     (
         "ConfigurationDirectory",
@@ -235,6 +230,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "-/srv/data:/data:norbind",
         "/srv:data",
         "`data` is not an absolute path",
+    ),
+    (
+        "TemporaryFileSystem",
+        "/var/lib:ro,size=1M",
+        "var/lib",
+        "`var/lib` is not an absolute path",
     ),
     (
         "BindReadOnlyPaths",
@@ -725,7 +726,8 @@ fn each_mount_key_alone_needs_a_mount_namespace() {
         | Key::NoExecPaths
         | Key::ExecPaths
         | Key::BindPaths
-        | Key::BindReadOnlyPaths => "/srv",
+        | Key::BindReadOnlyPaths
+        | Key::TemporaryFileSystem => "/srv",
         _ => "yes",
     };
     for key in sandbox::MOUNT_KEYS {

@@ -39,7 +39,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use flotilla_units::context::caps::{cap, CapSet};
-use flotilla_units::context::{Key, ServiceContext};
+use flotilla_units::context::{mounts, Key, ServiceContext};
 use flotilla_units::protocol::NotApplied;
 
 mod check;
@@ -316,7 +316,12 @@ pub fn prepare(
         notes,
     } = check_keys(&mut ctx, host)?;
     let mut b = Builder::default();
-    file_steps(&mut b, &ctx, params, degraded.plain_credentials)?;
+    let plan = if degraded.no_mount_ns {
+        Vec::new()
+    } else {
+        mounts::plan(&ctx, params.private_tmp)
+    };
+    file_steps(&mut b, &ctx, params, &plan, degraded.plain_credentials)?;
     let cgroup = params.cgroup.and_then(|cg| join(&mut b, cg));
     if let Some(adj) = ctx.oom_score_adjust {
         b.push(
@@ -384,7 +389,7 @@ pub fn prepare(
         });
     }
     if !degraded.no_mount_ns {
-        mount_steps(&mut b, &ctx, params.private_tmp).map_err(|(key, message)| ContextError {
+        mount_steps(&mut b, &ctx, &plan).map_err(|(key, message)| ContextError {
             key: Some(key),
             message,
         })?;

@@ -71,7 +71,11 @@ const WIDENING_MOUNT_KEYS: [Key; 2] = [Key::ReadWritePaths, Key::ExecPaths];
 /// The mount keys that add to what the service sees, for which systemd
 /// insists on the namespace: never degraded, so that the start fails
 /// naming them where the namespace cannot be made.
-pub(in crate::sys) const ADDING_MOUNT_KEYS: [Key; 2] = [Key::BindPaths, Key::BindReadOnlyPaths];
+pub(in crate::sys) const ADDING_MOUNT_KEYS: [Key; 3] = [
+    Key::BindPaths,
+    Key::BindReadOnlyPaths,
+    Key::TemporaryFileSystem,
+];
 
 /// Keys with a part outside the mount namespace (a system call filter, a
 /// capability dropped) that still applies without it.

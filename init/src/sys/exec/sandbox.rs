@@ -80,6 +80,7 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             link,
             ..
         } => crate::sys::dirs::make_dir(parents, path, *mode, *owner, link.as_ref()),
+        Op::MakeLink { link, .. } => crate::sys::dirs::make_link(link),
         Op::OpenOutput {
             path,
             flags,
@@ -228,34 +229,43 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             change_attr(libc::AT_FDCWD, path.as_ptr(), k::AT_RECURSIVE, set, clr)
         }
         Op::Inaccessible { path, file } => inaccessible(path, file),
-        Op::EmptyTmpfs {
+        Op::Tmpfs {
             path,
-            options,
+            flags,
+            data,
             dirs,
+            links,
+            read_only,
         } => {
-            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_STRICTATIME;
-            if dirs.is_empty() {
+            if dirs.is_empty() && links.is_empty() {
+                let ro = if *read_only { libc::MS_RDONLY } else { 0 };
                 return mount(
                     c"tmpfs".as_ptr(),
                     path.as_ptr(),
                     c"tmpfs".as_ptr(),
-                    flags | libc::MS_RDONLY,
-                    options.as_ptr().cast(),
+                    flags | ro,
+                    data.as_ptr().cast(),
                 );
             }
-            // Writable until its mount points are made, then read-only
-            // (this mount alone: nothing is below it yet).
+            // Writable until its mount points and links are made, then
+            // read-only (this mount alone: nothing is below it yet).
             mount(
                 c"tmpfs".as_ptr(),
                 path.as_ptr(),
                 c"tmpfs".as_ptr(),
-                flags,
-                options.as_ptr().cast(),
+                *flags,
+                data.as_ptr().cast(),
             )?;
             for d in dirs {
                 if libc::mkdir(d.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
                     return Err(errno());
                 }
+            }
+            for l in links {
+                crate::sys::dirs::make_link(l)?;
+            }
+            if !*read_only {
+                return Ok(());
             }
             set_attr(libc::AT_FDCWD, path.as_ptr(), 0, k::MOUNT_ATTR_RDONLY)
         }

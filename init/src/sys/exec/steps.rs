@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
 
 use seccompiler::BpfProgram;
 
-/// The link from a directory's usual place to where it is kept below
-/// `private/` (`dirs.rs`'s `make_dir`).
+/// A link of the unit's directories (`dirs.rs`'s `make_link`): from a
+/// directory's usual place to where it is kept below `private/`, or one
+/// of a `NAME:LINK` word.
 #[derive(Debug)]
 pub(crate) struct DirLink {
     /// Its missing parents to make (mode 0755), outermost first.
@@ -19,6 +20,10 @@ pub(crate) struct DirLink {
     pub path: CString,
     /// What it says (`private/NAME`).
     pub target: CString,
+    /// A link there that says something else is replaced (the private
+    /// directory's, whose place a dynamic user takes over), else an
+    /// error (`EEXIST`), as systemd's `symlink_idempotent`.
+    pub replace: bool,
 }
 
 /// One step of the child.
@@ -36,6 +41,9 @@ pub(crate) enum Op {
         /// user's): the link to it from its usual place.
         link: Option<DirLink>,
     },
+    /// Makes the link of a `NAME:LINK` word (`dirs.rs`); `status` as
+    /// [`Op::MakeDir`]'s.
+    MakeLink { link: DirLink, status: u8 },
     /// Opens an output file onto standard output and/or error (`dirs.rs`).
     OpenOutput {
         path: CString,
@@ -146,13 +154,17 @@ pub(crate) enum Op {
     /// `path` covered by an empty, mode-000, read-only node; `file` is the
     /// init's empty file, for paths that are not directories.
     Inaccessible { path: CString, file: CString },
-    /// An empty read-only tmpfs with these options on `path`, holding
-    /// only the directories `dirs` (outermost first): the mount points of
-    /// what the plan puts back below it.
-    EmptyTmpfs {
+    /// A tmpfs on `path` with these `mount(2)` flags and data, holding
+    /// the directories `dirs` (outermost first: the mount points of what
+    /// the plan puts back below it) and `links`, then made read-only
+    /// (this mount alone) if `read_only`.
+    Tmpfs {
         path: CString,
-        options: CString,
+        flags: libc::c_ulong,
+        data: CString,
         dirs: Vec<CString>,
+        links: Vec<DirLink>,
+        read_only: bool,
     },
     /// A new `/dev`; the ops listed hold snapshots of the host's `pts`,
     /// `shm`, `mqueue` (taken before anything was made read-only).
@@ -194,6 +206,7 @@ impl Op {
         matches!(
             self,
             Op::MakeDir { .. }
+                | Op::MakeLink { .. }
                 | Op::OpenOutput { .. }
                 | Op::OpenInput { .. }
                 | Op::OpenTty { .. }
@@ -208,7 +221,7 @@ impl Op {
     /// for the same failure where it has one, else 127.
     pub(crate) fn exit_status(&self) -> u8 {
         match self {
-            Op::MakeDir { status, .. } => *status,
+            Op::MakeDir { status, .. } | Op::MakeLink { status, .. } => *status,
             Op::OpenOutput { .. } => EXIT_OUTPUT,
             Op::OpenInput { .. } => EXIT_STDIN,
             Op::OpenTty { mode: Some(_), .. } => EXIT_STDIN,

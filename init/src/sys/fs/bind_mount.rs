@@ -141,7 +141,7 @@ fn bind(job: &Job) -> Result<(), (&'static str, i32)> {
     let source = cpath(&job.source)?;
     let destination = cpath(&job.destination)?;
     let mount_point = if job.mkdir {
-        Some(parents(&job.destination).map_err(|_| ("a path", libc::EINVAL))?)
+        Some(parents(&job.destination, Path::new("/")).map_err(|_| ("a path", libc::EINVAL))?)
     } else {
         None
     };

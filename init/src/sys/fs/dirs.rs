@@ -149,10 +149,15 @@ unsafe fn exists(path: &CStr) -> bool {
     libc::lstat(path.as_ptr(), &mut st) == 0
 }
 
-/// The link of [`make_dir`]: its missing parents (0755), then the link,
-/// kept when one saying the same is there, replaced when one says
-/// something else; anything else in its place is an error (`EEXIST`).
-unsafe fn make_link(l: &DirLink) -> Result<(), c_int> {
+/// A link of the unit's directories: its missing parents (0755), then
+/// the link, kept when one saying the same is there, replaced when one
+/// says something else and `l.replace` allows it; anything else in its
+/// place is an error (`EEXIST`).
+///
+/// # Safety
+///
+/// In a spawned child (`sandbox.rs`): plain system calls only.
+pub(crate) unsafe fn make_link(l: &DirLink) -> Result<(), c_int> {
     for p in &l.parents {
         if libc::mkdir(p.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
             return Err(errno());
@@ -173,6 +178,9 @@ unsafe fn make_link(l: &DirLink) -> Result<(), c_int> {
     let said = buf.get(..n.unsigned_abs()).unwrap_or_default();
     if said == l.target.to_bytes() {
         return Ok(());
+    }
+    if !l.replace {
+        return Err(libc::EEXIST);
     }
     if libc::unlink(l.path.as_ptr()) < 0 || libc::symlink(l.target.as_ptr(), l.path.as_ptr()) < 0 {
         return Err(errno());

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicI32;
 use flotilla_units::context::mounts::{self, MountKind};
 use flotilla_units::context::{Key, ServiceContext};
 
-use crate::sys::steps::{Builder, OnError, Op};
+use crate::sys::steps::{Builder, DirLink, OnError, Op};
 
 /// What a missing path means: skipped where the key allows it (`-`).
 fn on_missing(optional: bool) -> OnError {
@@ -50,22 +50,41 @@ fn mount_points(plan: &[mounts::MountEntry], top: &Path) -> Result<Vec<CString>,
     out.iter().map(|p| cpath(p)).collect()
 }
 
-/// The directories above `path`, outermost first, `/` left out: what a
-/// missing mount point needs made before it.
-pub(in crate::sys) fn parents(path: &Path) -> Result<Vec<CString>, String> {
-    let mut out: Vec<&Path> = path.ancestors().skip(1).collect();
-    out.pop();
+/// The directories above `path` and below `above` (neither `above` nor
+/// `/`), outermost first: what a missing mount point or link needs made
+/// before it.
+pub(in crate::sys) fn parents(path: &Path, above: &Path) -> Result<Vec<CString>, String> {
+    let mut out: Vec<&Path> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|p| *p != above && *p != Path::new("/"))
+        .collect();
     out.reverse();
     out.into_iter().map(cpath).collect()
 }
 
-/// The mount namespace steps of the plan `units/` makes.
+/// A link of the unit's directories as the child makes it: its parents
+/// below `above` (not `above` itself), outermost first.
+pub(in crate::sys) fn dir_link(
+    link: &flotilla_units::context::dirs::DirLink,
+    above: &Path,
+    replace: bool,
+) -> Result<DirLink, String> {
+    Ok(DirLink {
+        parents: parents(&link.path, above)?,
+        path: cpath(&link.path)?,
+        target: cpath(&link.target)?,
+        replace,
+    })
+}
+
+/// The mount namespace steps of `plan`, the plan `units/` makes for
+/// `ctx`.
 pub(in crate::sys) fn mount_steps(
     b: &mut Builder,
     ctx: &ServiceContext,
-    private_tmp: Option<&Path>,
+    plan: &[mounts::MountEntry],
 ) -> Result<(), (Key, String)> {
-    let plan = mounts::plan(ctx, private_tmp);
     let key = match plan.first() {
         Some(first) => first.key,
         // `PrivateMounts=` alone: the namespace, nothing mounted in it.
@@ -86,7 +105,7 @@ pub(in crate::sys) fn mount_steps(
     let mut snapshots = Vec::new();
     let mut dev_dirs = Vec::new();
     let mut inaccessible: Option<Result<CString, String>> = None;
-    for e in &plan {
+    for e in plan {
         let on_error = on_missing(e.optional);
         let k = e.key;
         let (source, recursive) = match &e.kind {
@@ -129,7 +148,7 @@ pub(in crate::sys) fn mount_steps(
         );
         snapshots.push((e.path.clone(), i));
     }
-    for e in &plan {
+    for e in plan {
         let on_error = on_missing(e.optional);
         let k = e.key;
         let path = cpath(&e.path).map_err(|m| (k, m))?;
@@ -158,12 +177,30 @@ pub(in crate::sys) fn mount_steps(
                 )
             }
             MountKind::EmptyTmpfs(mode) => (
-                Op::EmptyTmpfs {
+                Op::Tmpfs {
                     path,
-                    options: CString::new(format!("mode={mode:04o}")).unwrap_or_default(),
-                    dirs: mount_points(&plan, &e.path).map_err(|m| (k, m))?,
+                    flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_STRICTATIME,
+                    data: CString::new(format!("mode={mode:04o}")).unwrap_or_default(),
+                    dirs: mount_points(plan, &e.path).map_err(|m| (k, m))?,
+                    links: Vec::new(),
+                    read_only: true,
                 },
                 format!("mount an empty tmpfs on {shown}"),
+            ),
+            MountKind::Tmpfs { mount, links } => (
+                Op::Tmpfs {
+                    path,
+                    flags: mount.flags as libc::c_ulong,
+                    data: CString::new(mount.data.as_str()).map_err(|e| (k, e.to_string()))?,
+                    dirs: mount_points(plan, &e.path).map_err(|m| (k, m))?,
+                    links: links
+                        .iter()
+                        .map(|l| dir_link(l, &e.path, true))
+                        .collect::<Result<_, _>>()
+                        .map_err(|m| (k, m))?,
+                    read_only: mount.read_only,
+                },
+                format!("mount a tmpfs on {shown} ({})", mount.data),
             ),
             MountKind::PrivateDev => (
                 Op::PrivateDev {
@@ -189,7 +226,7 @@ pub(in crate::sys) fn mount_steps(
                     } => (
                         format!("bind {} on {shown}", source.display()),
                         *read_only,
-                        Some(parents(&e.path).map_err(|m| (k, m))?),
+                        Some(parents(&e.path, Path::new("/")).map_err(|m| (k, m))?),
                     ),
                     _ => (format!("keep {shown} as it was"), false, None),
                 };

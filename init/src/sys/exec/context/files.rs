@@ -6,11 +6,12 @@
 use std::ffi::{c_int, CString};
 use std::path::Path;
 
+use flotilla_units::context::mounts::{self, MountEntry};
 use flotilla_units::context::process::Output;
 use flotilla_units::context::{Key, ServiceContext};
 
 use super::{ContextError, Params};
-use crate::sys::mount_steps::cpath;
+use crate::sys::mount_steps::{cpath, dir_link};
 use crate::sys::steps::{Builder, DirLink, OnError, Op};
 
 /// The file an output goes to and how it is opened, if it is a file.
@@ -35,13 +36,16 @@ fn parents(path: &Path, above: &Path) -> Result<Vec<CString>, String> {
     Ok(out)
 }
 
-/// The first steps: the unit's directories, then its output files, made
-/// by its own process while it still has the init's privileges and sees
-/// the host's mounts (`dirs.rs`).
+/// The first steps: the unit's directories and their links, then its
+/// output files, made by its own process while it still has the init's
+/// privileges and sees the host's mounts (`dirs.rs`). A link whose place a
+/// tmpfs of the unit's mount namespace (`plan`) covers is made there
+/// instead (`mount_steps.rs`).
 pub(super) fn file_steps(
     b: &mut Builder,
     ctx: &ServiceContext,
     params: &Params<'_>,
+    plan: &[MountEntry],
     plain_credentials: bool,
 ) -> Result<(), ContextError> {
     let fail = |key: Key, message: String| ContextError {
@@ -74,6 +78,7 @@ pub(super) fn file_steps(
                     parents: parents(&place.path, kind.base()).map_err(|e| fail(key, e))?,
                     path: cpath(&place.path).map_err(|e| fail(key, e))?,
                     target: cpath(&p.target).map_err(|e| fail(key, e))?,
+                    replace: true,
                 };
                 (p.dir.clone(), Some((link, p.root.as_path())))
             }
@@ -98,6 +103,24 @@ pub(super) fn file_steps(
                 link: link.map(|(l, _)| l),
             },
             shown,
+            OnError::Fail,
+        );
+    }
+    for link in ctx.directories.links() {
+        if mounts::tmpfs_holding(plan, &link.path).is_some() {
+            continue;
+        }
+        let key = link.kind.key();
+        b.push(
+            Op::MakeLink {
+                link: dir_link(&link, link.kind.base(), false).map_err(|e| fail(key, e))?,
+                status: crate::sys::dirs::exit_status(link.kind),
+            },
+            format!(
+                "{key} link {} to {}",
+                link.path.display(),
+                link.target.display()
+            ),
             OnError::Fail,
         );
     }
