@@ -18,6 +18,10 @@ pub(crate) fn is_ws(c: char) -> bool {
 pub(crate) struct Lexer {
     pub(crate) chars: Vec<char>,
     pub(crate) i: usize,
+    /// An invalid escape is kept as written (the backslash and the
+    /// character after it) rather than an error: systemd's
+    /// `EXTRACT_CUNESCAPE_RELAX`, which its command lines fall back to.
+    pub(crate) relax: bool,
 }
 
 impl Lexer {
@@ -25,6 +29,7 @@ impl Lexer {
         Lexer {
             chars: s.chars().collect(),
             i: 0,
+            relax: false,
         }
     }
 
@@ -84,10 +89,22 @@ impl Lexer {
                 _ => {}
             }
             self.i += 1;
-            if c == '\\' {
-                word.push(self.unescape()?);
-            } else {
+            if c != '\\' {
                 word.push(c);
+                continue;
+            }
+            let at = self.i;
+            match self.unescape() {
+                Ok(e) => word.push(e),
+                Err(_) if self.relax && (quote.is_none() || at < self.chars.len()) => {
+                    self.i = at;
+                    word.push('\\');
+                    if let Some(next) = self.peek() {
+                        word.push(next);
+                        self.i += 1;
+                    }
+                }
+                Err(e) => return Err(e),
             }
         }
         Ok(Some(Tok::Word(word)))

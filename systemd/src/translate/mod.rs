@@ -204,7 +204,15 @@ impl Tr<'_> {
 
     fn commands(&mut self, pos: Pos, key: &str, value: &str) -> Vec<Command> {
         match parse_exec(value) {
-            Ok(cmds) => cmds,
+            Ok((cmds, corrected)) => {
+                if corrected {
+                    self.warn(
+                        pos,
+                        format!("{key}=: invalid escape sequences kept as written, as systemd corrects them"),
+                    );
+                }
+                cmds
+            }
             Err(e) => {
                 self.error(pos, format!("invalid {key}=: {e}"));
                 Vec::new()

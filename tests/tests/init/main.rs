@@ -11,6 +11,7 @@ mod changes;
 mod chaos;
 mod control;
 mod deps;
+mod exec_dirs;
 mod fdstore;
 mod generators;
 mod logs;
@@ -25,7 +26,7 @@ mod search_path;
 mod service;
 mod sockets;
 mod templates;
-mod tmpfs;
+
 mod transient;
 mod triggers;
 mod units;

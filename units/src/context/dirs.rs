@@ -172,6 +172,12 @@ pub struct Place {
     /// the directory (`/var/lib/private/NAME`) and what the link at
     /// `path` says (`private/NAME`, relative to the link's directory).
     pub private: Option<Private>,
+    /// Not below `private/` (and not the configuration kind): where the
+    /// directory would be kept if it were (`/var/lib/private/NAME`). A
+    /// link at `path` to that directory is what an earlier start with a
+    /// dynamic user left; the directory is moved back in its place, as
+    /// systemd's `setup_exec_directory` migrates it.
+    pub private_copy: Option<PathBuf>,
 }
 
 /// A directory kept below its kind's `private/` ([`Place::private`]).
@@ -254,6 +260,8 @@ impl Directories {
                     kind,
                     path: kind.base().join(n),
                     mode: set.mode,
+                    private_copy: (!private && kind != DirKind::Configuration)
+                        .then(|| kind.base().join("private").join(n)),
                     private: private.then(|| {
                         let root = kind.base().join("private");
                         let up = n.components().count().saturating_sub(1);

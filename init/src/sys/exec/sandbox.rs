@@ -78,8 +78,15 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             mode,
             owner,
             link,
+            private_copy,
             ..
-        } => crate::sys::dirs::make_dir(parents, path, *mode, *owner, link.as_ref()),
+        } => crate::sys::dirs::make_dir(
+            parents,
+            path,
+            (*mode, *owner),
+            link.as_ref(),
+            private_copy.as_deref(),
+        ),
         Op::MakeLink { link, .. } => crate::sys::dirs::make_link(link),
         Op::OpenOutput {
             path,

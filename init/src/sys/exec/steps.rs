@@ -40,6 +40,9 @@ pub(crate) enum Op {
         /// A directory kept below its kind's `private/` (a dynamic
         /// user's): the link to it from its usual place.
         link: Option<DirLink>,
+        /// One not kept there: its place there, moved back up when a
+        /// link at `path` leads to it.
+        private_copy: Option<CString>,
     },
     /// Makes the link of a `NAME:LINK` word (`dirs.rs`); `status` as
     /// [`Op::MakeDir`]'s.

@@ -110,18 +110,31 @@ pub(crate) fn exit_status(kind: DirKind) -> u8 {
 /// nothing is there yet; a link already there is kept when it says the
 /// same, replaced when it says something else.
 ///
+/// Without one, a link at `path` that leads to `private_copy` (the
+/// directory's place below `private/`) is what an earlier start with a
+/// dynamic user left: the link is removed and the directory moved back
+/// up, as systemd migrates it.
+///
 /// # Safety
 ///
 /// In a spawned child (`sandbox.rs`): plain system calls only.
 pub(crate) unsafe fn make_dir(
     parents: &[CString],
     path: &CStr,
-    mode: libc::mode_t,
-    owner: Option<(libc::uid_t, libc::gid_t)>,
+    (mode, owner): (libc::mode_t, Option<(libc::uid_t, libc::gid_t)>),
     link: Option<&DirLink>,
+    private_copy: Option<&CStr>,
 ) -> Result<(), c_int> {
     for p in parents {
         if libc::mkdir(p.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+            return Err(errno());
+        }
+    }
+    if let Some(copy) = private_copy {
+        if is_link(path)
+            && same_file(path, copy)
+            && (libc::unlink(path.as_ptr()) < 0 || libc::rename(copy.as_ptr(), path.as_ptr()) < 0)
+        {
             return Err(errno());
         }
     }
@@ -141,6 +154,20 @@ pub(crate) unsafe fn make_dir(
 unsafe fn is_dir(path: &CStr) -> bool {
     let mut st: libc::stat = std::mem::zeroed();
     libc::lstat(path.as_ptr(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+/// Whether `path` is a link.
+unsafe fn is_link(path: &CStr) -> bool {
+    let mut st: libc::stat = std::mem::zeroed();
+    libc::lstat(path.as_ptr(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK
+}
+
+/// Whether `a` and `b`, links followed, are one file.
+unsafe fn same_file(a: &CStr, b: &CStr) -> bool {
+    let (mut sa, mut sb): (libc::stat, libc::stat) = (std::mem::zeroed(), std::mem::zeroed());
+    libc::stat(a.as_ptr(), &mut sa) == 0
+        && libc::stat(b.as_ptr(), &mut sb) == 0
+        && (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 }
 
 /// Whether anything is at `path` (a dangling link counts).

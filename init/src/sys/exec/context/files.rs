@@ -70,6 +70,7 @@ pub(super) fn file_steps(
                         owner: None,
                         status,
                         link: None,
+                        private_copy: None,
                     },
                     format!("{key} make {}", p.root.display()),
                     OnError::Fail,
@@ -101,6 +102,10 @@ pub(super) fn file_steps(
                 owner,
                 status,
                 link: link.map(|(l, _)| l),
+                private_copy: match &place.private_copy {
+                    Some(p) => Some(cpath(p).map_err(|e| fail(key, e))?),
+                    None => None,
+                },
             },
             shown,
             OnError::Fail,

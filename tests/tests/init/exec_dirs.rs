@@ -1,9 +1,10 @@
-//! `TemporaryFileSystem=` and the links of `NAME:LINK` directory words
-//! under the init, as systemd's TEST-34 uses them: a state directory put
-//! back on the tmpfs over `/var/lib`, its link made in the tmpfs only (the
-//! host's `/var/lib` untouched), a dynamic user's link to its `private/`
-//! directory made there too; and a link of a unit without a namespace
-//! made on the host.
+//! The unit's directories as systemd's TEST-34 moves them about, under
+//! the init: `TemporaryFileSystem=` over `/var/lib` with a state
+//! directory put back on it, its `NAME:LINK` link made in the tmpfs only
+//! (the host's `/var/lib` untouched), a dynamic user's link to its
+//! `private/` directory made there too; a link of a unit without a
+//! namespace made on the host; and a directory a dynamic user left below
+//! `private/` moved back when the unit runs without one.
 
 use std::path::{Path, PathBuf};
 
@@ -137,6 +138,41 @@ fn a_link_of_a_unit_without_a_namespace_is_made_on_the_host() {
         PathBuf::from("elsewhere"),
         "{st:?}"
     );
+    drop(init);
+    drop(names);
+}
+
+/// A unit that ran with `DynamicUser=yes` left its directory below
+/// `private/` and a link to it; started again without a dynamic user, the
+/// directory is moved back in its place (systemd's migration), its files
+/// with it.
+#[test]
+fn a_directory_a_dynamic_user_left_is_moved_back() {
+    let n = format!("flotilla-migrate-{}", std::process::id());
+    let names = StateNames::new(&[&n]);
+    let dir = TestDir::new_in(Path::new("/run"));
+    checking_unit(
+        &dir,
+        "dynamic.service",
+        &format!("DynamicUser=yes\nStateDirectory={n}"),
+        &format!("touch /var/lib/{n}/made"),
+    );
+    checking_unit(
+        &dir,
+        "plain.service",
+        &format!("StateDirectory={n}"),
+        &format!("test -f /var/lib/{n}/made"),
+    );
+    let init = dir.start("dynamic.service");
+    init.wait_state("dynamic.service", UnitState::Exited);
+    let host = PathBuf::from(format!("/var/lib/{n}"));
+    assert!(std::fs::symlink_metadata(&host).expect("link").is_symlink());
+    init.ctl(&["stop", "dynamic.service"]);
+    init.ctl(&["start", "plain.service"]);
+    init.wait_state("plain.service", UnitState::Exited);
+    assert!(std::fs::symlink_metadata(&host).expect("dir").is_dir());
+    assert!(host.join("made").exists());
+    assert!(!Path::new(&format!("/var/lib/private/{n}")).exists());
     drop(init);
     drop(names);
 }
