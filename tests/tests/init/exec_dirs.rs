@@ -176,3 +176,34 @@ fn a_directory_a_dynamic_user_left_is_moved_back() {
     drop(init);
     drop(names);
 }
+
+/// A dynamic user's nested state directories (systemd's TEST-34
+/// `check-writable` unit): the parent is made first and linked, the name
+/// below it made in its private directory with no link of its own, and
+/// both are writable for the unit.
+#[test]
+fn a_dynamic_users_nested_directories_share_the_parents_link() {
+    let n = format!("flotilla-nested-{}", std::process::id());
+    let names = StateNames::new(&[&n]);
+    let dir = TestDir::new_in(Path::new("/run"));
+    checking_unit(
+        &dir,
+        "nested.service",
+        &format!("DynamicUser=yes\nStateDirectory={n}/inner {n}"),
+        &format!(
+            "touch /var/lib/{n}/a /var/lib/{n}/inner/b; \
+             test \"$STATE_DIRECTORY\" = /var/lib/{n}:/var/lib/{n}/inner"
+        ),
+    );
+    let init = dir.start("nested.service");
+    init.wait_state("nested.service", UnitState::Exited);
+    assert_eq!(
+        std::fs::read_link(format!("/var/lib/{n}")).expect("link"),
+        PathBuf::from(format!("private/{n}"))
+    );
+    let inner = PathBuf::from(format!("/var/lib/private/{n}/inner"));
+    assert!(std::fs::symlink_metadata(&inner).expect("inner").is_dir());
+    assert!(inner.join("b").exists());
+    drop(init);
+    drop(names);
+}

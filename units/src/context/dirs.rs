@@ -188,8 +188,10 @@ pub struct Private {
     /// `BASE/private/NAME`: the directory.
     pub dir: PathBuf,
     /// The link's text: `private/NAME` from the link's own directory
-    /// (`../private/a/b` for the name `a/b`).
-    pub target: PathBuf,
+    /// (`../private/a/b` for the name `a/b`); none for a name below
+    /// another of its kind's (`aaa/bbb` beside `aaa`), which is reached
+    /// through that one's link, as systemd's `only_create` directories.
+    pub target: Option<PathBuf>,
 }
 
 /// A link of a `NAME:LINK` word ([`Directories::links`]).
@@ -249,14 +251,23 @@ impl Directories {
             }
     }
 
-    /// Where each directory asked for is made, in key order.
+    /// Where each directory asked for is made: by kind in key order, each
+    /// kind's names in path order, parents first (`StateDirectory=aaa/bbb
+    /// aaa` makes `aaa` first), as systemd's `exec_directory_sort`.
     pub fn places(&self) -> Vec<Place> {
         DirKind::ALL
             .iter()
             .flat_map(|&kind| {
                 let set = self.get(kind);
                 let private = self.is_private(kind);
-                set.names.iter().map(move |n| Place {
+                let mut names: Vec<&PathBuf> = set.names.iter().collect();
+                names.sort();
+                let below_another = move |n: &Path| {
+                    set.names
+                        .iter()
+                        .any(|other| other.as_path() != n && n.starts_with(other))
+                };
+                names.into_iter().map(move |n| Place {
                     kind,
                     path: kind.base().join(n),
                     mode: set.mode,
@@ -271,7 +282,7 @@ impl Directories {
                         Private {
                             dir: root.join(n),
                             root,
-                            target,
+                            target: (!below_another(n)).then_some(target),
                         }
                     }),
                 })
@@ -296,16 +307,12 @@ impl Directories {
             .collect()
     }
 
-    /// Every directory asked for: kind, full path and mode, in key order.
+    /// Every directory asked for: kind, full path and mode, in the order
+    /// of [`Directories::places`].
     pub fn paths(&self) -> Vec<(DirKind, PathBuf, u32)> {
-        DirKind::ALL
-            .iter()
-            .flat_map(|&k| {
-                let set = self.get(k);
-                set.names
-                    .iter()
-                    .map(move |n| (k, k.base().join(n), set.mode))
-            })
+        self.places()
+            .into_iter()
+            .map(|p| (p.kind, p.path, p.mode))
             .collect()
     }
 }
@@ -452,7 +459,7 @@ mod tests {
         d.private = true;
         // Kept across stops: below `private/` too.
         d.runtime_preserve = Preserve::Yes;
-        type Row = (PathBuf, Option<(PathBuf, PathBuf, PathBuf)>);
+        type Row = (PathBuf, Option<(PathBuf, PathBuf, Option<PathBuf>)>);
         let got: Vec<Row> = d
             .places()
             .into_iter()
@@ -462,7 +469,7 @@ mod tests {
             })
             .collect();
         let row = |path: &str, root: &str, dir: &str, target: &str| {
-            let private = Some((root.into(), dir.into(), target.into()));
+            let private = Some((root.into(), dir.into(), Some(target.into())));
             (PathBuf::from(path), private)
         };
         assert_eq!(
@@ -474,17 +481,18 @@ mod tests {
                     "/run/private/svc",
                     "private/svc"
                 ),
-                row(
-                    "/var/lib/svc",
-                    "/var/lib/private",
-                    "/var/lib/private/svc",
-                    "private/svc"
-                ),
+                // Each kind's names in path order.
                 row(
                     "/var/lib/a/b/c",
                     "/var/lib/private",
                     "/var/lib/private/a/b/c",
                     "../../private/a/b/c"
+                ),
+                row(
+                    "/var/lib/svc",
+                    "/var/lib/private",
+                    "/var/lib/private/svc",
+                    "private/svc"
                 ),
                 (PathBuf::from("/etc/svc"), None),
             ]
@@ -499,6 +507,33 @@ mod tests {
         assert_eq!(d.places()[0].private, None);
         d.runtime_preserve = Preserve::Restart;
         assert!(d.is_private(DirKind::Runtime));
+    }
+
+    /// systemd's TEST-34 `check-writable` unit: parents first, and a name
+    /// below another of its kind's is made in that one's private
+    /// directory with no link of its own.
+    #[test]
+    fn a_name_below_another_is_made_after_it_without_a_link() {
+        let mut d = Directories::default();
+        assign_dirs(&mut d.state, "waldo aaa/bbb aaa xxx/yyy:aaa/111").unwrap();
+        d.private = true;
+        let got: Vec<(String, bool)> = d
+            .places()
+            .into_iter()
+            .map(|p| {
+                let linked = p.private.and_then(|x| x.target).is_some();
+                (p.path.display().to_string(), linked)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("/var/lib/aaa".to_string(), true),
+                ("/var/lib/aaa/bbb".into(), false),
+                ("/var/lib/waldo".into(), true),
+                ("/var/lib/xxx/yyy".into(), true),
+            ]
+        );
     }
 
     #[test]

@@ -355,7 +355,7 @@ pub fn plan(ctx: &ServiceContext, private_tmp: Option<&Path>) -> Vec<MountEntry>
 /// the host has too, but the tmpfs hides).
 fn place_links(plan: &mut [MountEntry], ctx: &ServiceContext) {
     let private = ctx.directories.places().into_iter().filter_map(|p| {
-        let target = p.private?.target;
+        let target = p.private?.target?;
         Some(DirLink {
             kind: p.kind,
             path: p.path,

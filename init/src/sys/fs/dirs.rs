@@ -283,7 +283,7 @@ pub fn remove_runtime(dirs: &Directories) -> Result<(), String> {
             continue;
         }
         let (dir, link) = match place.private {
-            Some(p) => (p.dir, Some(place.path)),
+            Some(p) => (p.dir, p.target.map(|_| place.path)),
             None => (place.path, None),
         };
         let gone = |r: std::io::Result<()>, path: &Path| match r {

@@ -57,7 +57,7 @@ pub(super) fn file_steps(
         let key = kind.key();
         let owner = params.owner.filter(|_| kind.owned_and_writable());
         let status = crate::sys::dirs::exit_status(kind);
-        let (dir, link) = match &place.private {
+        let (dir, link, above) = match &place.private {
             Some(p) => {
                 // The private root first: 0700, root's, its parents
                 // 0755 (as systemd makes it); the directory's parents
@@ -75,17 +75,21 @@ pub(super) fn file_steps(
                     format!("{key} make {}", p.root.display()),
                     OnError::Fail,
                 );
-                let link = DirLink {
-                    parents: parents(&place.path, kind.base()).map_err(|e| fail(key, e))?,
-                    path: cpath(&place.path).map_err(|e| fail(key, e))?,
-                    target: cpath(&p.target).map_err(|e| fail(key, e))?,
-                    replace: true,
+                // A name below another of its kind's is reached through
+                // that one's link, and has none of its own.
+                let link = match &p.target {
+                    Some(target) => Some(DirLink {
+                        parents: parents(&place.path, kind.base()).map_err(|e| fail(key, e))?,
+                        path: cpath(&place.path).map_err(|e| fail(key, e))?,
+                        target: cpath(target).map_err(|e| fail(key, e))?,
+                        replace: true,
+                    }),
+                    None => None,
                 };
-                (p.dir.clone(), Some((link, p.root.as_path())))
+                (p.dir.clone(), link, p.root.as_path())
             }
-            None => (place.path.clone(), None),
+            None => (place.path.clone(), None, Path::new("/")),
         };
-        let above = link.as_ref().map_or(Path::new("/"), |(_, root)| *root);
         let shown = match &link {
             Some(_) => format!(
                 "{key} make {} linked from {}",
@@ -101,7 +105,7 @@ pub(super) fn file_steps(
                 mode: place.mode,
                 owner,
                 status,
-                link: link.map(|(l, _)| l),
+                link,
                 private_copy: match &place.private_copy {
                     Some(p) => Some(cpath(p).map_err(|e| fail(key, e))?),
                     None => None,
