@@ -165,6 +165,38 @@ fn boot_on_a_machine() {
     assert_eq!(calls.last(), Some(&Call::SetDefaultPath(true)));
 }
 
+/// `/dev/fd` and the standard streams' links are made after devtmpfs, as
+/// systemd's `dev_setup` makes them (bash's `<(…)` opens `/dev/fd/63`);
+/// `/dev/core` only with `/proc/kcore`; one already there is left alone.
+#[test]
+fn boot_makes_the_dev_links() {
+    let sys = FakeSys::pid1();
+    sys.set_file("/proc/self/mountinfo", MOUNTINFO);
+    sys.set_file("/dev/stderr", "");
+    boot(&sys);
+    let links: Vec<(PathBuf, PathBuf)> = sys
+        .calls()
+        .into_iter()
+        .filter_map(|c| match c {
+            Call::Symlink { target, link } => Some((link, target)),
+            _ => None,
+        })
+        .collect();
+    let want: Vec<(PathBuf, PathBuf)> = DEV_LINKS[..3]
+        .iter()
+        .map(|(l, t)| (PathBuf::from(l), PathBuf::from(t)))
+        .collect();
+    assert_eq!(links, want);
+    let sys = FakeSys::pid1();
+    sys.set_file("/proc/self/mountinfo", MOUNTINFO);
+    sys.set_file("/proc/kcore", "");
+    boot(&sys);
+    assert!(sys.calls().contains(&Call::Symlink {
+        target: "/proc/kcore".into(),
+        link: "/dev/core".into()
+    }));
+}
+
 /// The unix datagram queue is raised to systemd's 512 before any socket
 /// is made, never lowered, and left when `/proc` does not say.
 #[test]
