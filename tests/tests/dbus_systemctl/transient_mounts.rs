@@ -55,6 +55,20 @@ fn systemd_mount_mounts_a_tmpfs_and_systemd_umount_lets_it_go() {
     assert_eq!(out.stdout, "active\n", "{out:?}");
     let out = systemctl(&bus, &["list-units", "--no-legend", "--", &unit]);
     assert!(out.stdout.contains(&unit), "{out:?}");
+    // A restart unmounts and mounts again: what was written is gone
+    // (systemd's test 37).
+    let written = format!("/proc/{}/root{place}/bbb", init.pid);
+    std::fs::write(&written, "x").expect("write into the tmpfs");
+    systemctl(&bus, &["restart", "--", &unit]).expect(0);
+    init.wait_state(&unit, UnitState::Exited);
+    assert!(
+        tmpfs_at(init.pid, &place),
+        "no tmpfs at {place} after the restart"
+    );
+    assert!(
+        !std::path::Path::new(&written).exists(),
+        "the restart kept the tmpfs"
+    );
 
     let out = debian_tool(&bus, "/usr/bin/systemd-umount", &[&place]);
     out.expect(0);

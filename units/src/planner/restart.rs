@@ -31,7 +31,17 @@ impl Planner {
         } else if u.phase == Phase::Idle {
             self.reset_failed(id);
             if self.units[id.index()].state == UnitState::Exited {
-                self.set_state(id, UnitState::Waiting, "restart requested");
+                // A oneshot that remained active runs its stop commands
+                // first (a mount unit unmounts, then mounts again), as
+                // systemd restarts it.
+                // One its condition skipped never ran.
+                let spec = self.spec_of(id);
+                let stops = spec.exec_stop.is_some() || !spec.extras.exec_stop_post.is_empty();
+                if stops && !self.records[id.index()].rare().skipped {
+                    self.units[id.index()].restart_requested = true;
+                } else {
+                    self.set_state(id, UnitState::Waiting, "restart requested");
+                }
             }
         }
         self.push(id);

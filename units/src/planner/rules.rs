@@ -220,7 +220,8 @@ impl Planner {
         if !required && self.units[i].ghost {
             self.let_go(u);
         }
-        let leaving_exited = state == UnitState::Exited && (!required || !hold_ok);
+        let restart = self.units[i].restart_requested;
+        let leaving_exited = state == UnitState::Exited && (!required || !hold_ok || restart);
         if leaving_exited && self.dependents_block_stop(u) {
             // Dependents first.
             return (false, false);
@@ -232,10 +233,12 @@ impl Planner {
             spec.exec_stop.is_some() || !spec.extras.exec_stop_post.is_empty()
         } {
             // An exited oneshot with stop commands: "stopping" runs them.
-            let why = if required {
-                "dependency not active"
-            } else {
+            let why = if !required {
                 "not required"
+            } else if restart {
+                "restart requested"
+            } else {
+                "dependency not active"
             };
             self.step(u, Event::Stop(why));
             return (true, false);

@@ -1429,3 +1429,26 @@ fn a_scope_stops_by_signalling_its_processes() {
     t.exited(pid, ExitStatus::Signal(15));
     assert_eq!(t.phase(), Phase::Idle);
 }
+
+/// A restart by hand of a oneshot that remained active (a mount unit:
+/// its start mounted, its stop unmounts) runs its stop commands, then its
+/// start again, as systemd restarts it (systemd's test 37: the tmpfs of
+/// `systemctl restart tmp-aaa.mount` is a new one).
+#[test]
+fn a_restart_of_an_exited_oneshot_runs_its_stop_then_its_start() {
+    let mut s = UnitSpec::new("svc", UnitType::Oneshot);
+    s.exec_start = Some(Command::new(["/bin/mount"]));
+    s.exec_stop = Some(Command::new(["/bin/umount"]));
+    s.remain_after_exit = Some(true);
+    let mut t = T::new(s);
+    let pid = t.spawned(Role::Main);
+    t.exited(pid, OK);
+    assert_eq!((t.phase(), t.state()), (Phase::Idle, UnitState::Exited));
+    t.p.restart("svc", t.now).unwrap();
+    let stop = t.spawned(Role::Stop);
+    assert_eq!(t.state(), UnitState::Stopping);
+    t.exited(stop, OK);
+    let again = t.spawned(Role::Main);
+    t.exited(again, OK);
+    assert_eq!((t.phase(), t.state()), (Phase::Idle, UnitState::Exited));
+}
