@@ -61,6 +61,13 @@ fn syspath(sys: &dyn Sys, id: &DbId) -> Option<String> {
                     .then(|| link(format!("/sys/class/net/{n}")))?
             })
         }
+        // A kernel module's directory is no link (`+module:configfs`,
+        // which udev's rules tag for `sys-kernel-config.mount`), as
+        // sd-device finds it.
+        DbId::Other { subsystem, sysname } if subsystem == "module" => {
+            let dir = format!("/sys/module/{sysname}");
+            sys.read_dir(Path::new(&dir)).ok().map(|_| dir)
+        }
         DbId::Other { subsystem, sysname } => {
             let name = sysname.replace('/', "!");
             link(format!("/sys/bus/{subsystem}/devices/{name}"))

@@ -117,3 +117,28 @@ fn a_change_of_a_device_keeps_what_binds_to_it_running() {
     assert_eq!(h.state("getty"), UnitState::Running);
     assert_eq!(h.pid("getty"), pid);
 }
+
+/// A kernel module in udev's database (`+module:configfs`, tagged by
+/// udev's rules for `sys-kernel-config.mount`) is found at its
+/// `/sys/module/` directory, not through `/sys/bus` or `/sys/class`, as
+/// sd-device finds it: its unit is there at start and stays through a
+/// reload (it had vanished at each reload, and a re-exec was then refused
+/// while it was `not-found`).
+#[test]
+fn a_kernel_module_in_the_database_is_a_device_unit() {
+    let sys = with_tty();
+    sys.set_file("/run/udev/tags/systemd/+module:configfs", "");
+    sys.add_dir("/sys/module/configfs");
+    sys.set_file("/sys/module/configfs/uevent", "");
+    sys.set_file(
+        "/run/udev/data/+module:configfs",
+        "G:systemd\nQ:systemd\nV:1\n",
+    );
+    let mut h = Harness::start(sys, "getty");
+    h.turn_until("the getty runs", |h| h.state("getty") == UnitState::Running);
+    assert_eq!(h.state("sys-module-configfs.device"), UnitState::Running);
+    let r = h.request(Request::Reload { keep_running: true });
+    assert!(!matches!(r.last(), Some(Reply::Error { .. })), "{r:?}");
+    assert_eq!(h.state("sys-module-configfs.device"), UnitState::Running);
+    assert!(h.rt.planner.carry_refusal().is_none());
+}
