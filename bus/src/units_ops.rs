@@ -134,6 +134,11 @@ pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
                 (u.clone(), n, Some(Request::Want { unit: u }), false, None)
             } else if s.state == UnitState::Failed {
                 (u.clone(), n, Some(Request::Restart { unit: u }), true, None)
+            } else if s.state == UnitState::Exited && crate::model::shown(&s) != s.state {
+                // Ran to its end (a bus-activated daemon that exited when
+                // idle) or skipped: inactive to systemd, so a start runs
+                // it again.
+                (u.clone(), n, Some(Request::Restart { unit: u }), true, None)
             } else if s.state.is_active() {
                 (u, n, None, false, Some("done"))
             } else {

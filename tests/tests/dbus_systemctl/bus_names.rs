@@ -186,6 +186,16 @@ fn a_bus_name_is_activated_through_the_manager() {
     out.expect(0);
     // Type=dbus: running once the bus's name change reached the init.
     init.wait_state("echo-name.service", UnitState::Running);
+    // A daemon that exits when idle (localed, hostnamed, timedated) ran
+    // to its end: the next call activates it again (systemd's test 73).
+    let pid = init.pid_of("echo-name.service");
+    // SAFETY: kill(2) of the service's main process, which this test's
+    // init started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    init.wait_state("echo-name.service", UnitState::Exited);
+    let (out, _) = call_name(&bus.socket, "org.flotilla.Echo");
+    out.expect(0);
+    init.wait_state("echo-name.service", UnitState::Running);
     let out = busctl(
         &bus.socket,
         None,

@@ -34,10 +34,11 @@ impl Planner {
                 // A oneshot that remained active runs its stop commands
                 // first (a mount unit unmounts, then mounts again), as
                 // systemd restarts it.
-                // One its condition skipped never ran.
+                // One its condition skipped never ran; one that does not
+                // remain after its exit has ended already.
                 let spec = self.spec_of(id);
                 let stops = spec.exec_stop.is_some() || !spec.extras.exec_stop_post.is_empty();
-                if stops && !self.records[id.index()].rare().skipped {
+                if stops && spec.remain_after_exit() && !self.records[id.index()].rare().skipped {
                     self.units[id.index()].restart_requested = true;
                 } else {
                     self.set_state(id, UnitState::Waiting, "restart requested");
