@@ -218,39 +218,6 @@ pub fn mount_missing(sys: &dyn Sys, place: Place) -> Vec<String> {
     lines
 }
 
-/// The links of `/dev` that programs expect and devtmpfs does not make,
-/// as systemd's `dev_setup` makes them at boot: `/dev/fd` (bash's
-/// process substitution, `<(…)`, opens `/dev/fd/63`), the three standard
-/// streams and `/dev/core`.
-pub const DEV_LINKS: [(&str, &str); 5] = [
-    ("/dev/fd", "/proc/self/fd"),
-    ("/dev/stdin", "/proc/self/fd/0"),
-    ("/dev/stdout", "/proc/self/fd/1"),
-    ("/dev/stderr", "/proc/self/fd/2"),
-    ("/dev/core", "/proc/kcore"),
-];
-
-/// Makes the [`DEV_LINKS`] that are missing (a container's runtime has
-/// made them already: they are left as they are); `/dev/core` only where
-/// the kernel has `/proc/kcore`. Returns the console lines of failures.
-fn dev_links(sys: &dyn Sys) -> Vec<String> {
-    let mut lines = Vec::new();
-    let exists = |p: &Path| matches!(sys.file_mtime_us(p), Ok(Some(_)));
-    for (link, target) in DEV_LINKS {
-        let (link, target) = (Path::new(link), Path::new(target));
-        if sys.read_link(link).is_ok() || exists(link) {
-            continue;
-        }
-        if link == Path::new("/dev/core") && !exists(target) {
-            continue;
-        }
-        if let Err(e) = sys.symlink(target, link) {
-            lines.push(format!("init: {e}"));
-        }
-    }
-    lines
-}
-
 /// The hostname `/etc/hostname` names: its first line without comments and
 /// blanks, when it is a valid name (1 to 64 bytes, no NUL).
 pub fn hostname_of(text: &[u8]) -> Option<String> {
@@ -260,37 +227,6 @@ pub fn hostname_of(text: &[u8]) -> Option<String> {
         .map(|l| l.split('#').next().unwrap_or("").trim())
         .find(|l| !l.is_empty())?;
     (name.len() <= 64 && !name.contains('\0')).then(|| name.to_string())
-}
-
-/// How many datagrams a unix socket queues before a sender waits
-/// (`net.unix.max_dgram_qlen`): systemd's PID 1 raises the kernel's 10 to
-/// this before it makes its sockets. The value is taken when a socket is
-/// made, so it holds for every socket the init binds afterwards: the
-/// notify sockets and those of socket units, `/dev/log` among them. With
-/// 10, a burst of `syslog(3)` lines (the daemons of a boot starting, or of
-/// a shutdown exiting, on one emulated CPU) fills journald's `/dev/log`
-/// and each sender waits in its `send` until journald reads.
-pub const UNIX_MAX_DGRAM_QLEN: u64 = 512;
-
-const MAX_DGRAM_QLEN: &str = "/proc/sys/net/unix/max_dgram_qlen";
-
-/// The value to write to `net.unix.max_dgram_qlen`, given what it holds:
-/// [`UNIX_MAX_DGRAM_QLEN`] when it is lower (never lowered), else none.
-pub fn raised_dgram_qlen(current: &[u8]) -> Option<u64> {
-    let now: u64 = std::str::from_utf8(current).ok()?.trim().parse().ok()?;
-    (now < UNIX_MAX_DGRAM_QLEN).then_some(UNIX_MAX_DGRAM_QLEN)
-}
-
-/// Raises `net.unix.max_dgram_qlen` as systemd does ([`UNIX_MAX_DGRAM_QLEN`]).
-/// Where it cannot be written (a container's read-only `/proc/sys`) the
-/// kernel's value stands, as under systemd, which says so only at debug
-/// level; here a line on the console.
-fn raise_dgram_qlen(sys: &dyn Sys) -> Option<String> {
-    let now = sys.read_file_limited(Path::new(MAX_DGRAM_QLEN), 64).ok()?;
-    let want = raised_dgram_qlen(&now)?;
-    sys.write_sysctl(Path::new(MAX_DGRAM_QLEN), &format!("{want}\n"))
-        .err()
-        .map(|e| format!("init: net.unix.max_dgram_qlen kept: {e}"))
 }
 
 /// PID 1's start-up, before the loop: console, place, mounts, the unix
@@ -827,6 +763,13 @@ fn settings(sys: &dyn Sys, args: &Args, place: Place) -> Result<Settings, String
         }
     }
 }
+
+mod dev_links;
+mod dgram_qlen;
+use dev_links::dev_links;
+pub use dev_links::DEV_LINKS;
+use dgram_qlen::raise_dgram_qlen;
+pub use dgram_qlen::{raised_dgram_qlen, UNIX_MAX_DGRAM_QLEN};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]

@@ -123,6 +123,16 @@ pub struct BindRule {
     pub no_recursive: bool,
 }
 
+/// One tmpfs of `TemporaryFileSystem=` (read by [`super::tmpfs`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TmpfsRule {
+    /// Absolute and normal.
+    pub path: PathBuf,
+    /// As written after the `:` (empty: none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub options: String,
+}
+
 /// The namespace kinds of `RestrictNamespaces=` and their `CLONE_NEW*`
 /// flags.
 pub const NAMESPACES: [(&str, u64); 8] = [
@@ -243,7 +253,7 @@ pub struct Sandbox {
     pub bind_read_only_paths: Vec<BindRule>,
     /// `TemporaryFileSystem=`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub temporary_file_systems: Vec<super::tmpfs::TmpfsRule>,
+    pub temporary_file_systems: Vec<TmpfsRule>,
     /// `NoExecPaths=`: nothing below these paths can be executed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_exec_paths: Vec<PathRule>,

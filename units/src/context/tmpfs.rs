@@ -10,21 +10,7 @@
 //! below it (`StateDirectory=` …) are put back on it
 //! ([`super::mounts`]).
 
-use std::path::PathBuf;
-
-use serde::{Deserialize, Serialize};
-
-use super::sandbox::{assign_words, normal_absolute};
-
-/// One tmpfs of `TemporaryFileSystem=`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct TmpfsRule {
-    /// Absolute and normal.
-    pub path: PathBuf,
-    /// As written after the `:` (empty: none).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub options: String,
-}
+use super::sandbox::{assign_words, normal_absolute, TmpfsRule};
 
 /// How a tmpfs is mounted: `mount(2)`'s flags and data, and whether it is
 /// made read-only at the end.
@@ -112,6 +98,8 @@ pub fn assign(list: &mut Vec<TmpfsRule>, value: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::path::PathBuf;
 
     #[test]
     fn defaults_then_the_options_in_order() {
