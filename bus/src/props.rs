@@ -309,8 +309,8 @@ pub fn type_props(s: &UnitStatus) -> Props {
     out
 }
 
-/// A unit's restart, timeout, kill and user settings (systemd's `Service`
-/// and `Kill` interfaces, which `systemctl show` merges). A stop's last
+/// A unit's restart, timeout, kill, user and placement settings (systemd's
+/// `Service` and `Kill` interfaces, which `systemctl show` merges). A stop's last
 /// resort is always `SIGKILL`.
 fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
     vec![
@@ -339,6 +339,17 @@ fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
             "StandardInputData",
             Value::from(s.standard_input_data.clone()),
         ),
+        (
+            "CPUAffinity",
+            Value::from(if s.cpu_affinity_from_numa {
+                crate::numa::cpus_of_nodes(&s.numa_mask)
+            } else {
+                s.cpu_affinity.clone()
+            }),
+        ),
+        ("CPUAffinityFromNUMA", Value::from(s.cpu_affinity_from_numa)),
+        ("NUMAPolicy", Value::from(s.numa_policy)),
+        ("NUMAMask", Value::from(s.numa_mask.clone())),
     ]
 }
 

@@ -353,6 +353,14 @@ impl Object {
                 // The bus side's own state of the unit (crate::markers).
                 let markers = crate::markers::names(hub.markers_of(&s.unit));
                 unit.push(("Markers", Value::from(markers)));
+                // A transient unit's file, where flotilla-busd wrote it.
+                if s.source.starts_with("transient") && wanted.is_none_or(|n| n == "FragmentPath") {
+                    if let Some(path) =
+                        crate::unit_files::transient_file(hub, &systemd_name(s)).await
+                    {
+                        props::set(&mut unit, "FragmentPath", Value::from(path));
+                    }
+                }
                 // Read from the unit path: only when asked for, one
                 // listing of it for the three.
                 if wanted.is_none_or(|n| props::FROM_PATH.contains(&n)) {

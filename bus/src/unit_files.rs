@@ -46,11 +46,13 @@ async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
         .cloned())
 }
 
-/// Writes the file of the transient unit `name` (a slice, whose type
-/// needs no file) into the path's directory of transient units, as
-/// systemd does: a reload reads the unit from it with its drop-ins
-/// once, as systemd's reload does (docs/dbus.md, "Transient slices").
-/// Nothing without such a directory on the path.
+/// Writes the file of the transient unit `name` into the path's directory
+/// of transient units, as systemd does: its `FragmentPath`, which
+/// `systemctl cat` reads ([`transient_file`]). A reload reads a slice (a
+/// type that needs no file) from it with its drop-ins once, as systemd's
+/// reload does (docs/dbus.md, "Transient slices"); the init keeps any
+/// other transient unit as it was made. Nothing without such a directory
+/// on the path.
 pub async fn write_transient(hub: &Hub, name: &str, text: &str) -> Result<(), BusError> {
     let Some(dir) = transient_dir(hub).await? else {
         return Ok(());
@@ -58,6 +60,13 @@ pub async fn write_transient(hub: &Hub, name: &str, text: &str) -> Result<(), Bu
     std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(format!("{dir}/{name}"), text))
         .map_err(|e| BusError::failed(format!("cannot write {dir}/{name}: {e}")))
+}
+
+/// The file of the transient unit `name` ([`write_transient`]), if there
+/// is one.
+pub async fn transient_file(hub: &Hub, name: &str) -> Option<String> {
+    let path = format!("{}/{name}", transient_dir(hub).await.ok()??);
+    std::path::Path::new(&path).exists().then_some(path)
 }
 
 /// Removes the file of the transient unit `name`, if there is one: a

@@ -5,7 +5,9 @@
 //! without a `Limit*=` of its own gets the default: [`ManagerConfig::limits_for`]),
 //! and `DefaultTimeoutStartSec=` and `DefaultTimeoutStopSec=` (the
 //! timeouts a unit file that sets none is translated with:
-//! [`ManagerConfig::translate_with`]). `DefaultRestartSec=`
+//! [`ManagerConfig::translate_with`]), and `NUMAPolicy=` and `NUMAMask=`
+//! (the manager's own memory policy, set at boot and at each reload:
+//! [`ManagerConfig::mem_policy`]). `DefaultRestartSec=`
 //! and `DefaultEnvironment=` are read and checked but not applied yet, and
 //! every other `[Manager]` key is not applied at all: each such line is a
 //! warning naming its file and line, as systemd warns of a key it does not
@@ -20,6 +22,9 @@ use std::time::Duration;
 
 use super::parse::parse_checked;
 use flotilla_units::context::limits::{parse_rlimit, Rlimit, RlimitValue};
+use flotilla_units::context::placement::{
+    assign_mask, mem_request, parse_numa_policy, IndexSet, InvalidPolicy, MemRequest, NumaPolicy,
+};
 use flotilla_units::context::value::words;
 use flotilla_units::diag::Diagnostic;
 use flotilla_units::timespan::parse_timespan;
@@ -50,6 +55,13 @@ pub struct ManagerConfig {
     /// `DefaultEnvironment=`: `NAME=VALUE` pairs, a later name replacing an
     /// earlier one.
     pub default_environment: Vec<(String, String)>,
+    /// `NUMAPolicy=`: the manager's own memory policy, which every process
+    /// it starts inherits.
+    #[serde(default)]
+    pub numa_policy: Option<NumaPolicy>,
+    /// `NUMAMask=`: its nodes.
+    #[serde(default)]
+    pub numa_mask: Option<IndexSet>,
 }
 
 impl ManagerConfig {
@@ -58,6 +70,15 @@ impl ManagerConfig {
     pub fn translate_with(&self, facts: &mut flotilla_units::specifier::SpecifierContext) {
         facts.default_timeout_start = self.default_timeout_start;
         facts.default_timeout_stop = self.default_timeout_stop;
+    }
+
+    /// The manager's memory policy to set, if either NUMA key is given
+    /// (systemd's rules: `flotilla_units::context::placement`).
+    pub fn mem_policy(&self) -> Option<Result<MemRequest, InvalidPolicy>> {
+        if self.numa_policy.is_none() && self.numa_mask.is_none() {
+            return None;
+        }
+        Some(mem_request(self.numa_policy, self.numa_mask.as_ref()))
     }
 
     /// The limits a unit's processes get: the unit's own `Limit*=` where it
@@ -204,6 +225,18 @@ fn apply(cfg: &mut ManagerConfig, name: &str, value: &str) -> Result<Applied, St
             return Ok(Applied::Yes);
         }
         "DefaultRestartSec" => span(&mut cfg.default_restart)?,
+        "NUMAPolicy" => {
+            cfg.numa_policy = if empty {
+                None
+            } else {
+                Some(parse_numa_policy(value)?)
+            };
+            return Ok(Applied::Yes);
+        }
+        "NUMAMask" => {
+            assign_mask(&mut cfg.numa_mask, value)?;
+            return Ok(Applied::Yes);
+        }
         "DefaultEnvironment" => {
             if empty {
                 cfg.default_environment.clear();

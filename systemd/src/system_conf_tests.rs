@@ -299,3 +299,27 @@ fn read_under_a_root_lists_and_reads_through_the_caller() {
     let (cfg, diags) = read_under(root, &mut |_| Vec::new(), &mut |_| None);
     assert_eq!((cfg, diags.len()), (ManagerConfig::default(), 0));
 }
+
+#[test]
+fn the_managers_numa_policy_is_read_and_checked_by_systemds_rules() {
+    use flotilla_units::context::placement::{InvalidPolicy, NumaPolicy};
+    let conf = |text: &str| parse_manager_config(&[("/run/systemd/system.conf.d/numa.conf", text)]);
+    let (cfg, diags) = conf("[Manager]\nNUMAPolicy=bind\nNUMAMask=0\n");
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(cfg.numa_policy, Some(NumaPolicy::Bind));
+    let req = cfg.mem_policy().unwrap().unwrap();
+    assert_eq!(
+        (req.mode, req.max_node(), req.nodes),
+        (2, 64, Some(vec![1]))
+    );
+    // The test's own files write an empty mask: the policy alone.
+    let (cfg, _) = conf("[Manager]\nNUMAPolicy=default\nNUMAMask=\n");
+    assert_eq!(cfg.mem_policy().unwrap().unwrap().nodes, None);
+    let (cfg, _) = conf("[Manager]\nNUMAPolicy=interleave\nNUMAMask=\n");
+    assert_eq!(cfg.mem_policy(), Some(Err(InvalidPolicy)));
+    // Neither key: nothing to set.
+    assert_eq!(conf("[Manager]\n").0.mem_policy(), None);
+    // A bad value warns and is left out.
+    let (cfg, diags) = conf("[Manager]\nNUMAPolicy=weighted\n");
+    assert_eq!((cfg.numa_policy, diags.len()), (None, 1));
+}

@@ -199,7 +199,8 @@ impl Change<'_> {
 
 impl Message {
     /// The message as one datagram of journald's native protocol (its
-    /// `/run/systemd/journal/socket`) from the manager about `unit`: a
+    /// `/run/systemd/journal/socket`) from the manager about `unit` (about
+    /// itself when empty: no `UNIT=`; no `MESSAGE_ID=` when `id` is): a
     /// `FIELD=value` line each, a value with a newline in it written as
     /// the field's name, a newline, its length (64 bits, little-endian),
     /// the value and a newline.
@@ -218,11 +219,15 @@ impl Message {
             out.push(b'\n');
         };
         field("MESSAGE", self.text.as_bytes());
-        field("MESSAGE_ID", self.id.as_bytes());
+        if !self.id.is_empty() {
+            field("MESSAGE_ID", self.id.as_bytes());
+        }
         field("PRIORITY", &priority);
         field("SYSLOG_FACILITY", b"3");
         field("SYSLOG_IDENTIFIER", b"systemd");
-        field("UNIT", unit.as_bytes());
+        if !unit.is_empty() {
+            field("UNIT", unit.as_bytes());
+        }
         for (name, value) in &self.fields {
             field(name, value.as_bytes());
         }
@@ -382,5 +387,15 @@ mod tests {
         want.extend_from_slice(&7u64.to_le_bytes());
         want.extend_from_slice(b"one\ntwo\n");
         assert!(d.starts_with(&want), "{d:?}");
+        let own = Message {
+            priority: 4,
+            id: "",
+            text: "Failed.".into(),
+            fields: Vec::new(),
+        };
+        assert_eq!(
+            String::from_utf8(own.native("")).unwrap(),
+            "MESSAGE=Failed.\nPRIORITY=4\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=systemd\n"
+        );
     }
 }

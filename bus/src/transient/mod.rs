@@ -45,9 +45,10 @@ pub struct Asked {
     pub aux: Vec<UnitSpec>,
     /// Mount units to pull in, where they exist.
     pub mounts: Vec<String>,
-    /// For a type that needs no file (a slice): the unit file its
-    /// properties make, which a reload reads it from
-    /// ([`crate::unit_files::write_transient`]).
+    /// The unit file its properties make, written where systemd writes
+    /// it ([`crate::unit_files::write_transient`]): `systemctl cat` shows
+    /// it, and a reload reads a slice from it (a type that needs no file).
+    /// None for a scope.
     pub file: Option<String>,
 }
 
@@ -68,7 +69,7 @@ fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
 /// applies them over the transient unit's file; a problem in one of them
 /// is not the caller's, and the translator's warning for it is left out.
 fn service(name: &str, props: Props, dropins: &[(String, String)]) -> Result<UnitSpec, BusError> {
-    collected(name, props, dropins, "Service")
+    collected(name, props, dropins, "Service").map(|(unit, _)| unit)
 }
 
 /// A unit that goes once it has ended, as systemd lets it go (a
@@ -80,11 +81,11 @@ fn collected(
     props: Props,
     dropins: &[(String, String)],
     own: &str,
-) -> Result<UnitSpec, BusError> {
+) -> Result<(UnitSpec, String), BusError> {
     let collect = collect_mode(&props)?;
-    let (mut unit, _) = from_lines(name, props, dropins, own)?;
+    let (mut unit, text) = from_lines(name, props, dropins, own)?;
     unit.extras.collect_mode = Some(collect);
-    Ok(unit)
+    Ok((unit, text))
 }
 
 /// The unit of a type read from unit-file lines (a service, a slice):
@@ -420,13 +421,13 @@ pub fn asked_with(
             file: None,
         }
     } else {
-        let unit = collected(name, props, of(name), own)?;
+        let (unit, text) = collected(name, props, of(name), own)?;
         Asked {
             unit,
             adopt: Vec::new(),
             aux: extra,
             mounts: Vec::new(),
-            file: None,
+            file: Some(text),
         }
     };
     // An auxiliary unit is what the trigger starts, or it would be added

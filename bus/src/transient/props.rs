@@ -7,6 +7,7 @@
 //! that every key the translator takes is taken here too. Pure: no I/O.
 
 use crate::error::BusError;
+use flotilla_units::context::placement::{IndexSet, NumaPolicy};
 use flotilla_units::spec::Signal;
 use zbus::zvariant::OwnedValue;
 
@@ -62,6 +63,14 @@ enum Form {
     /// `a(ss)`: `TemporaryFileSystem`'s paths and mount options, one
     /// `PATH[:OPTIONS]` line each.
     Tmpfs,
+    /// `i`: a NUMA policy's number, as its name (`NUMAPolicy=bind`).
+    Policy,
+    /// `ay`: a set of CPUs or nodes, bit `n % 8` of byte `n / 8`, as
+    /// systemd's list (`0-1 3`).
+    Indices,
+    /// `b`: this word when true, the key's reset when false
+    /// (`CPUAffinityFromNUMA` is `CPUAffinity=numa`).
+    IfTrue(&'static str),
     /// `a(sst)`: a directory key's links (`StateDirectorySymlink`), each
     /// its directory, its link and flags (none defined): one `NAME:LINK`
     /// line each, a colon in either written `\:`.
@@ -190,7 +199,15 @@ const ROWS: &[Row] = &[
     Row("IOSchedulingClass", "i", Same, Opaque),
     Row("CPUSchedulingPolicy", "i", Same, Opaque),
     Row("SecureBits", "i", Same, Opaque),
-    Row("NUMAPolicy", "i", Same, Opaque),
+    Row("NUMAPolicy", "i", Same, Policy),
+    Row("NUMAMask", "ay", Same, Indices),
+    Row("CPUAffinity", "ay", Same, Indices),
+    Row(
+        "CPUAffinityFromNUMA",
+        "b",
+        Named("CPUAffinity"),
+        IfTrue("numa"),
+    ),
     Row("SystemCallErrorNumber", "i", Same, Opaque),
     Row("*USec", "t", Suffix("USec", "Sec"), Span),
     Row("*Ex", "a(sasas)", Suffix("Ex", ""), CommandsEx),
@@ -323,6 +340,20 @@ pub fn lines(props: Vec<(String, OwnedValue)>) -> Result<Vec<Line>, BusError> {
                     "its value is a number systemd's client made of names, which flotilla \
                      does not decode: give the setting in a unit file",
                 ))
+            }
+            Policy => {
+                let n = i32::try_from(value).map_err(|e| bad(&property, e))?;
+                let p = NumaPolicy::from_number(n)
+                    .ok_or_else(|| bad(&property, format!("{n} is not a NUMA policy")))?;
+                out.push(one(p.name().to_string()));
+            }
+            Indices => {
+                let bytes = <Vec<u8>>::try_from(value).map_err(|e| bad(&property, e))?;
+                out.push(one(IndexSet::from_bytes(&bytes).to_text()));
+            }
+            IfTrue(word) => {
+                let b = bool::try_from(value).map_err(|e| bad(&property, e))?;
+                out.push(one(if b { word } else { "" }.to_string()));
             }
             Text => out.push(one(text(&property, String::try_from(value))?)),
             Prefixed(prefix) => {

@@ -166,6 +166,30 @@ fn a_limit_is_its_soft_and_hard_values() {
 }
 
 #[test]
+fn placement_is_the_lines_systemd_run_was_given() {
+    // What `systemd-run -p NUMAPolicy=bind -p NUMAMask=0 -p CPUAffinity=…`
+    // sends (systemd's test 36).
+    let cases = [
+        ("NUMAPolicy", v(2i32), "NUMAPolicy=bind"),
+        ("NUMAPolicy", v(4i32), "NUMAPolicy=local"),
+        ("NUMAMask", v(vec![1u8]), "NUMAMask=0"),
+        ("NUMAMask", v(Vec::<u8>::new()), "NUMAMask="),
+        ("CPUAffinity", v(vec![0b1011u8, 1]), "CPUAffinity=0-1 3 8"),
+        ("CPUAffinityFromNUMA", v(true), "CPUAffinity=numa"),
+        ("CPUAffinityFromNUMA", v(false), "CPUAffinity="),
+    ];
+    for (p, value, want) in cases {
+        assert_eq!(line(p, value), want, "{p}");
+    }
+    let e = one("NUMAPolicy", v(9i32)).unwrap_err();
+    assert!(
+        e.message.contains("9 is not a NUMA policy"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
 fn bookkeeping_is_left_out() {
     for (p, value) in [
         ("AddRef", v(true)),

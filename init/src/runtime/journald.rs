@@ -11,7 +11,7 @@ use flotilla_units::graph::UnitId;
 use flotilla_units::protocol::UnitStatus;
 use flotilla_units::spec::{Ready, Runs, UnitSpec};
 use flotilla_units::state::UnitState;
-use flotilla_units::unit_messages::{Change, Kind};
+use flotilla_units::unit_messages::{Change, Kind, Message};
 use std::path::Path;
 
 /// journald's units: its service, and the socket that says it is there.
@@ -50,6 +50,21 @@ impl<S: Sys> Runtime<S> {
         }
         let header = ctx.syslog.stream_header(&spec.name, program);
         JournalStream::new(Path::new(STDOUT_SOCKET), header, out, err)
+    }
+
+    /// A message of the manager about itself in the journal, where the init
+    /// runs journald: journald files it under `init.scope`, the init's
+    /// cgroup, as systemd's own (`journalctl -u init.scope`).
+    pub(super) fn journal_own(&self, priority: u8, text: &str) {
+        if self.journald_listens() {
+            let m = Message {
+                priority,
+                id: "",
+                text: text.to_string(),
+                fields: Vec::new(),
+            };
+            self.sys.journal_send(&m.native(""));
+        }
     }
 
     /// The manager's messages about unit `id`'s change from `last` to

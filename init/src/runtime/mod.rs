@@ -61,6 +61,7 @@ mod locale;
 mod log_settings;
 mod logfeed;
 mod manager_settings;
+mod mem_policy;
 mod mirror;
 mod on_demand;
 mod oom;
@@ -283,6 +284,7 @@ impl<S: Sys> Runtime<S> {
         let mut rt = Runtime::assemble(
             sys, planner, settings, pid1, control, units, feed, clock, timers,
         );
+        rt.apply_mem_policy();
         rt.watch_wall_clock();
         rt.follow_udev();
         if waited {

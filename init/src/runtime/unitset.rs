@@ -431,16 +431,23 @@ impl<S: Sys> Runtime<S> {
         };
         let mut shape = shape;
         crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
-        // A transient unit the path has a file of now (a slice's, in
-        // /run/systemd/transient) is read from it with its drop-ins, as
-        // systemd reads its transient units at a reload.
+        // A transient unit the path has a file of now (in
+        // /run/systemd/transient, where flotilla-busd writes each one's)
+        // is read from it with its drop-ins if it is a slice, as systemd
+        // reads its transient units at a reload; one of a type that needs
+        // a file stays as it was made, its file left aside.
+        let in_transient_dir = |o: &Origin| {
+            let dir = o.file.rsplit_once('/').map_or("", |(d, _)| d);
+            flotilla_systemd::DirRole::of_path(dir) == flotilla_systemd::DirRole::Transient
+        };
+        let transient = self.units.transient_names();
+        loaded.units.retain(|(u, o)| {
+            !(in_transient_dir(o) && u.kind.row().needs_file && transient.contains(u.name.as_str()))
+        });
         let from_files: HashSet<String> = loaded
             .units
             .iter()
-            .filter(|(_, o)| {
-                let dir = o.file.rsplit_once('/').map_or("", |(d, _)| d);
-                flotilla_systemd::DirRole::of_path(dir) == flotilla_systemd::DirRole::Transient
-            })
+            .filter(|(_, o)| in_transient_dir(o))
             .map(|(u, _)| u.name.clone())
             .collect();
         let mut all = loaded.units.clone();
@@ -496,6 +503,7 @@ impl<S: Sys> Runtime<S> {
                 self.units.dir = DirUnits::keep(loaded.units, self.planner.graph());
                 self.units.templates = Some(loaded.template_files);
                 self.units.manager = loaded.manager;
+                self.apply_mem_policy();
                 applied.warnings.extend(
                     loaded
                         .diagnostics

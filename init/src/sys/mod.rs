@@ -90,6 +90,7 @@ use fs::{chase, mount_api, mount_steps, private_dev};
 use io::clock;
 pub(crate) use io::memfd;
 pub use io::{events, fdpass, kcmp, listen, signals, sockets};
+pub use procs::placement::MemOutcome;
 use procs::{clone3, pidfd, spawn, spawn_request, users};
 pub use procs::{env, generators, ipc, pam, reexec, rlimits};
 
@@ -111,6 +112,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use flotilla_units::context::placement::{InvalidPolicy, MemRequest};
 use flotilla_units::time::Instant;
 pub use nix::errno::Errno;
 pub use nix::mount::MsFlags;
@@ -450,6 +452,13 @@ pub trait Sys {
     /// Gives the allocator's free memory back to the system (after a peak:
     /// loading the unit files, a reload, a launch).
     fn release_free_memory(&self);
+
+    /// Sets the init's own NUMA memory policy (the manager's `NUMAPolicy=`),
+    /// which what it starts inherits ([`procs::placement::set_mempolicy`]).
+    fn set_mempolicy(
+        &self,
+        request: &Result<MemRequest, InvalidPolicy>,
+    ) -> Result<MemOutcome, SysError>;
 
     /// Sends one message in journald's native protocol (the manager's own
     /// about a unit) to journald, if it takes it at once

@@ -10,6 +10,7 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use flotilla_units::context::placement::{InvalidPolicy, MemRequest};
 use flotilla_units::time::Instant;
 use nix::fcntl::OFlag;
 use nix::mount::{MntFlags, MsFlags};
@@ -21,8 +22,8 @@ use nix::time::{clock_gettime, ClockId};
 use super::events::{Event, EventQueue, Interest, Token};
 use super::ExecWatch;
 use super::{
-    sockets, spawn, Accepted, Errno, ExitStatus, FileId, FileOwner, MountRequest, Os, Pid,
-    RebootCmd, SpawnRequest, Sys, SysError, UserInfo, WallTime,
+    sockets, spawn, Accepted, Errno, ExitStatus, FileId, FileOwner, MemOutcome, MountRequest, Os,
+    Pid, RebootCmd, SpawnRequest, Sys, SysError, UserInfo, WallTime,
 };
 
 /// The real system. Cheap and copyable: create one at start-up and lend
@@ -524,6 +525,16 @@ impl Sys for RealSys {
             libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
             libc::malloc_trim(0);
         }
+    }
+
+    fn set_mempolicy(
+        &self,
+        request: &Result<MemRequest, InvalidPolicy>,
+    ) -> Result<MemOutcome, SysError> {
+        super::procs::placement::set_mempolicy(request).map_err(|e| SysError::Call {
+            call: "set_mempolicy".to_owned(),
+            errno: Os(Errno::from_raw(e)),
+        })
     }
 
     fn journal_send(&self, datagram: &[u8]) {

@@ -24,6 +24,7 @@ mod markers;
 mod mounts;
 mod need_reload;
 mod not_found;
+mod placement;
 mod scopes;
 mod settings;
 mod signals;

@@ -634,3 +634,54 @@ fn a_transient_service_that_ended_or_was_skipped_can_be_made_again() {
     let out = run(&["--wait", "-G", "--unit", "collected", "/bin/true"]);
     out.expect(0);
 }
+
+/// A transient unit's file, where systemd writes it: flotilla-busd writes
+/// each one's into the path's `/run/systemd/transient`; `systemctl cat`
+/// prints it (systemd's test 36 looks for `CPUAffinity=numa` there), a
+/// reload keeps the running service as it was made (still transient: its
+/// stop lets it go), and the stop takes the file away.
+#[test]
+fn a_transient_services_file_is_shown_kept_through_a_reload_and_removed_at_its_stop() {
+    let dir = TestDir::new();
+    units(&dir);
+    let transient = dir.join("run/systemd/transient");
+    let init = dir
+        .init()
+        .more_units(transient.clone())
+        .target("default")
+        .start();
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    let run = ["--unit", "t", "-p", "CPUAffinity=numa", "/bin/sleep", "300"];
+    debian_tool(&bus, "/usr/bin/systemd-run", &run).expect(0);
+    let pid = init.wait_state("t.service", UnitState::Running).pid;
+    let file = transient.join("t.service");
+    let out = systemctl(&bus, &["cat", "t.service"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(&format!("# {}", file.display()))
+            && out.stdout.lines().any(|l| l == "CPUAffinity=numa"),
+        "{out:?}"
+    );
+
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let t = init.unit("t.service");
+    assert_eq!((t.state, t.pid), (UnitState::Running, pid), "{t:?}");
+    let out = systemctl(
+        &bus,
+        &["show", "-p", "Transient", "-p", "FragmentPath", "t"],
+    );
+    assert_eq!(
+        out.stdout,
+        format!("FragmentPath={}\nTransient=yes\n", file.display()),
+        "{out:?}"
+    );
+
+    systemctl(&bus, &["stop", "t.service"]).expect(0);
+    assert!(!file.exists(), "{} is left", file.display());
+    assert!(init.status().units.iter().all(|u| u.unit != "t.service"));
+    // The name is free again.
+    debian_tool(&bus, "/usr/bin/systemd-run", &run).expect(0);
+    init.wait_state("t.service", UnitState::Running);
+    systemctl(&bus, &["stop", "t.service"]).expect(0);
+}

@@ -89,6 +89,9 @@ pub enum Key {
     CpuSchedulingResetOnFork,
     IoSchedulingClass,
     IoSchedulingPriority,
+    CpuAffinity,
+    NumaPolicy,
+    NumaMask,
     UnsetEnvironment,
     SendSighup,
     SendSigkill,
@@ -119,7 +122,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 99] = [
+const TABLE: [(Key, &str, &str); 102] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -355,6 +358,9 @@ const TABLE: [(Key, &str, &str); 99] = [
         "IOSchedulingPriority",
         "io-scheduling-priority",
     ),
+    (Key::CpuAffinity, "CPUAffinity", "cpu-affinity"),
+    (Key::NumaPolicy, "NUMAPolicy", "numa-policy"),
+    (Key::NumaMask, "NUMAMask", "numa-mask"),
     (
         Key::UnsetEnvironment,
         "UnsetEnvironment",
@@ -497,7 +503,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 99 + 16);
+        assert_eq!(all.len(), 102 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

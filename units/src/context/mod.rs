@@ -17,6 +17,7 @@
 //! | [`dirs`] | `RuntimeDirectory=` … `ConfigurationDirectory=`, their modes |
 //! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `OOMPolicy=`, `SendSIGHUP=`, `SendSIGKILL=`, `UnsetEnvironment=`, `PAMName=` |
 //! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header; `LogLevelMax=`, `LogExtraFields=` |
+//! | [`placement`] | `CPUAffinity=`, `NUMAPolicy=`, `NUMAMask=` |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
@@ -54,6 +55,7 @@ pub mod journal;
 pub mod keys;
 pub mod limits;
 pub mod mounts;
+pub mod placement;
 pub mod policy;
 pub mod process;
 pub mod resources;
@@ -158,6 +160,9 @@ pub struct ServiceContext {
     /// The CPU and I/O scheduling.
     #[serde(skip_serializing_if = "is_default")]
     pub scheduling: Scheduling,
+    /// The CPUs and NUMA nodes the processes run on and take memory from.
+    #[serde(skip_serializing_if = "is_default")]
+    pub placement: placement::Placement,
     /// `IgnoreSIGPIPE=no`: the processes start with `SIGPIPE` at its
     /// default (death); by default (`yes`, as systemd's) it is ignored.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -359,6 +364,13 @@ impl ServiceContext {
             Key::IoSchedulingPriority => {
                 self.scheduling.io_priority = optional(empty, value, parse_io_priority)?
             }
+            Key::CpuAffinity => {
+                placement::assign_affinity(&mut self.placement.cpu_affinity, value)?
+            }
+            Key::NumaPolicy => {
+                self.placement.numa_policy = optional(empty, value, placement::parse_numa_policy)?
+            }
+            Key::NumaMask => placement::assign_mask(&mut self.placement.numa_mask, value)?,
             Key::Limit(r) => {
                 if empty {
                     self.limits.remove(&r);

@@ -69,6 +69,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "`sometimes` is not a RuntimeDirectoryPreserve= value",
     ),
     ("UMask", "0027", "0800", "`0800` is not an octal mode"),
+    (
+        "CPUAffinity",
+        "0-1 3",
+        "2-1",
+        "`2-1` is a range that ends before it starts",
+    ),
+    (
+        "NUMAPolicy",
+        "bind",
+        "weighted",
+        "`weighted` is not a NUMA policy",
+    ),
+    ("NUMAMask", "0", "node0", "`node0` is not a number"),
     ("Nice", "-5", "-21", "-21 is out of range"),
     ("OOMScoreAdjust", "-900", "2000", "2000 is out of range"),
     (

@@ -3,6 +3,7 @@
 //! of one unit, for `flotilla-busd`'s `Restart`, `KillSignal`, … (the
 //! values `systemctl show -p KillSignal` prints; docs/dbus.md).
 
+use crate::context::placement::{Affinity, NumaPolicy};
 use crate::spec::{Signal, UnitSpec};
 use crate::timespan::TIMESPAN_INFINITY;
 use serde::{Deserialize, Serialize};
@@ -57,6 +58,21 @@ pub struct Settings {
     /// `StandardInputData=`, in order (systemctl shows them in Base64).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub standard_input_data: Vec<u8>,
+    /// `CPUAffinity`: the CPUs of `CPUAffinity=`, in systemd's `ay` (bit
+    /// `n % 8` of byte `n / 8`); empty without the key and with `numa`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_affinity: Vec<u8>,
+    /// `CPUAffinityFromNUMA`: `CPUAffinity=numa` (the CPUs of the NUMA
+    /// mask's nodes, which flotilla-busd reads from sysfs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_affinity_from_numa: bool,
+    /// `NUMAPolicy`: the policy's number (`MPOL_*`); -1, systemd's "none",
+    /// without either NUMA key.
+    #[serde(default = "no_policy", skip_serializing_if = "is_no_policy")]
+    pub numa_policy: i32,
+    /// `NUMAMask`: the nodes, in the `ay` form.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numa_mask: Vec<u8>,
 }
 
 impl Settings {
@@ -68,6 +84,7 @@ impl Settings {
             format!("{}{}", if optional { "-" } else { "" }, d.display())
         });
         let kill_signal = spec.kill_signal.0;
+        let placement = &x.context.placement;
         Settings {
             restart: spec.restart.as_str().to_string(),
             restart_usec: usec(spec.restart_delay),
@@ -90,12 +107,30 @@ impl Settings {
             dynamic_user: x.dynamic_user == Some(true),
             working_directory,
             standard_input_data: x.context.input_data.clone(),
+            cpu_affinity: match &placement.cpu_affinity {
+                Some(Affinity::Cpus(cpus)) => cpus.bytes().to_vec(),
+                _ => Vec::new(),
+            },
+            cpu_affinity_from_numa: placement.cpu_affinity == Some(Affinity::Numa),
+            numa_policy: placement.mem_policy().map_or(-1, NumaPolicy::number),
+            numa_mask: placement
+                .numa_mask
+                .as_ref()
+                .map_or_else(Vec::new, |m| m.bytes().to_vec()),
         }
     }
 }
 
 fn usec(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+fn no_policy() -> i32 {
+    -1
+}
+
+fn is_no_policy(n: &i32) -> bool {
+    *n == -1
 }
 
 fn infinity() -> u64 {
@@ -182,6 +217,40 @@ mod tests {
         s.extras.context.input_data = b"xxx\naaa\n".to_vec();
         let got = Settings::of(&s);
         assert_eq!(got.standard_input_data, b"xxx\naaa\n");
+        let text = serde_json::to_string(&got).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), got);
+    }
+
+    #[test]
+    fn placement_as_systemds_properties() {
+        let mut s = UnitSpec::new("svc", UnitType::ForegroundSupervised);
+        let got = Settings::of(&s);
+        assert_eq!((got.numa_policy, got.cpu_affinity.len()), (-1, 0));
+        let text = serde_json::to_string(&got).unwrap();
+        assert!(
+            !text.contains("numa") && !text.contains("cpu_affinity"),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Settings>(&text).unwrap().numa_policy,
+            -1
+        );
+
+        let c = &mut s.extras.context;
+        for (k, v) in [("CPUAffinity", "0 9"), ("NUMAMask", "0")] {
+            c.set_systemd(k, v).unwrap().unwrap();
+        }
+        let got = Settings::of(&s);
+        // A mask alone is the preferred policy (1).
+        assert_eq!(got.numa_policy, 1);
+        assert_eq!((got.cpu_affinity, got.numa_mask), (vec![1, 2], vec![1]));
+        let c = &mut s.extras.context;
+        for (k, v) in [("CPUAffinity", "numa"), ("NUMAPolicy", "interleave")] {
+            c.set_systemd(k, v).unwrap().unwrap();
+        }
+        let got = Settings::of(&s);
+        assert_eq!(got.numa_policy, 3);
+        assert!(got.cpu_affinity_from_numa && got.cpu_affinity.is_empty());
         let text = serde_json::to_string(&got).unwrap();
         assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), got);
     }

@@ -80,3 +80,67 @@ fn nothing_is_sent_where_the_init_runs_no_journald() {
     h.turn_until("db runs", |h| h.state("db") == UnitState::Running);
     assert!(h.sys().journal_messages().is_empty());
 }
+
+/// The manager's `NUMAPolicy=` (`runtime/mem_policy.rs`): set at boot and
+/// at each reload; one the kernel would refuse is a warning of the
+/// manager's own, filed under `init.scope` (no `UNIT=`), as systemd's PID 1
+/// writes it, and the init goes on.
+#[test]
+fn the_managers_memory_policy_is_set_at_boot_and_at_each_reload() {
+    use flotilla_units::context::placement::{InvalidPolicy, MemRequest};
+    let sys = fake_with(&[
+        ("systemd-journald.socket", JOURNALD_SOCKET),
+        ("systemd-journald", JOURNALD),
+        ("db", DB),
+        ("default", DEFAULT),
+    ]);
+    let conf = "/etc/systemd/system.conf";
+    sys.set_file(conf, "[Manager]\nNUMAPolicy=bind\nNUMAMask=0\n");
+    let mut s = settings("default");
+    s.system_conf = Some("/".into());
+    let rt = Runtime::new(sys, s, false).unwrap_or_else(|e| panic!("{e}"));
+    let mut h = Harness { rt };
+    h.settle();
+    h.turn_until("db runs", |h| h.state("db") == UnitState::Running);
+    let policies = |h: &Harness| -> Vec<Result<MemRequest, InvalidPolicy>> {
+        h.sys()
+            .take_calls()
+            .into_iter()
+            .filter_map(|c| match c {
+                Call::SetMempolicy(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    };
+    let bind = MemRequest {
+        mode: 2,
+        nodes: Some(vec![1]),
+    };
+    assert_eq!(policies(&h), [Ok(bind)]);
+
+    h.sys().set_file(conf, "[Manager]\nNUMAPolicy=interleave\n");
+    let r = h.request(Request::Reload {
+        keep_running: false,
+    });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    assert_eq!(policies(&h), [Err(InvalidPolicy)]);
+    let text = "Failed to set NUMA memory policy, ignoring: Invalid argument";
+    let warning = h
+        .sys()
+        .journal_messages()
+        .into_iter()
+        .find(|m| m.starts_with(&format!("MESSAGE={text}\n")))
+        .unwrap_or_else(|| panic!("no warning in {:?}", h.sys().journal_messages()));
+    assert!(
+        warning.contains("\nPRIORITY=4\n") && !warning.contains("UNIT="),
+        "{warning}"
+    );
+    assert!(h.sys().console_lines().iter().any(|l| l.ends_with(text)));
+
+    // Without either key, the policy the init has stays.
+    h.sys().set_file(conf, "[Manager]\n");
+    h.request(Request::Reload {
+        keep_running: false,
+    });
+    assert_eq!(policies(&h), []);
+}

@@ -39,6 +39,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use flotilla_units::context::caps::{cap, CapSet};
+use flotilla_units::context::placement::{Affinity, Placement};
 use flotilla_units::context::{mounts, Key, ServiceContext};
 use flotilla_units::protocol::NotApplied;
 
@@ -53,6 +54,7 @@ use crate::sys::cgroup::UnitCgroup;
 pub use crate::sys::degrade::set_default_policy;
 pub use crate::sys::host::Host;
 use crate::sys::mount_steps::mount_steps;
+use crate::sys::procs::placement;
 use crate::sys::sandbox;
 use crate::sys::seccomp;
 use crate::sys::steps::{Builder, OnError, Op, Scratch, Step};
@@ -301,6 +303,31 @@ fn join(b: &mut Builder, cg: &UnitCgroup) -> Option<Arc<CStr>> {
     cg.fresh().then(|| cg.dir_c())
 }
 
+/// The steps of `CPUAffinity=` and the NUMA keys; `numa` reads the CPUs
+/// of the mask's nodes now, once per start (without a mask it is left
+/// out, as systemd ignores it then).
+fn placement_steps(b: &mut Builder, pl: &Placement) {
+    let cpus = match (&pl.cpu_affinity, &pl.numa_mask) {
+        (Some(Affinity::Cpus(cpus)), _) => Some(cpus.clone()),
+        (Some(Affinity::Numa), Some(nodes)) => Some(placement::cpus_of_nodes(nodes)),
+        _ => None,
+    };
+    if let Some(cpus) = cpus {
+        b.push(
+            Op::CpuAffinity(cpus.words()),
+            format!("{} set {}", Key::CpuAffinity, cpus.to_text()),
+            OnError::Fail,
+        );
+    }
+    if let Some(request) = pl.mem() {
+        b.push(
+            Op::MemPolicy(request),
+            format!("{} set", Key::NumaPolicy),
+            OnError::Fail,
+        );
+    }
+}
+
 /// Prepares `ctx` for a spawn: checks every key against `host`, leaves out
 /// the ones that cannot be honoured and may be skipped (with a note), and
 /// builds the child's steps.
@@ -353,6 +380,10 @@ pub fn prepare(
             format!("{} set", Key::IoSchedulingClass),
             OnError::Fail,
         );
+    }
+    let pl = &ctx.placement;
+    if pl.cpu_affinity.is_some() || pl.numa_policy.is_some() || pl.numa_mask.is_some() {
+        placement_steps(&mut b, pl);
     }
     for (r, v) in &ctx.limits {
         b.push(

@@ -632,6 +632,43 @@ fn cpu_and_io_scheduling() {
 }
 
 #[test]
+fn cpu_affinity_and_numa_policy() {
+    let _g = process_lock();
+    // The policy shows on each mapping of numa_maps (`bind:0`, `prefer:0`).
+    let maps = |pid: Pid| std::fs::read_to_string(format!("/proc/{pid}/numa_maps")).unwrap();
+    let c = ctx(&[
+        ("CPUAffinity", "0"),
+        ("NUMAPolicy", "bind"),
+        ("NUMAMask", "0"),
+    ]);
+    let pid = sleeper(&child_context(&c, &Params::default()), None);
+    let (cpus, numa) = (status(pid, "Cpus_allowed_list"), maps(pid));
+    stop(pid);
+    assert_eq!(cpus, "0");
+    assert!(numa.lines().all(|l| l.contains(" bind:0")), "{numa}");
+    // `numa`: the CPUs of the mask's nodes, as sysfs lists them; a mask
+    // alone is the preferred policy.
+    let node0 = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist").unwrap();
+    let c = ctx(&[("CPUAffinity", "numa"), ("NUMAMask", "0")]);
+    let pid = sleeper(&child_context(&c, &Params::default()), None);
+    let (cpus, numa) = (status(pid, "Cpus_allowed_list"), maps(pid));
+    stop(pid);
+    assert_eq!(cpus, node0.trim());
+    assert!(numa.lines().all(|l| l.contains(" prefer:0")), "{numa}");
+    // A policy the kernel would refuse fails the child with systemd's
+    // status for it, naming the key.
+    let c = ctx(&[("NUMAPolicy", "interleave")]);
+    let a = argv(&["/bin/true"]);
+    let e = env();
+    let cc = child_context(&c, &Params::default());
+    let err = RealSys::new()
+        .spawn(&SpawnRequest::new(&a, &e).context(&cc))
+        .unwrap_err();
+    assert_eq!(err.exit_status(), Some(242), "{err}");
+    assert!(err.to_string().contains("NUMAPolicy="), "{err}");
+}
+
+#[test]
 fn realtime_policies_are_refused_and_sigpipe_is_ignored_unless_kept() {
     let _g = process_lock();
     // SCHED_FIFO and SCHED_RR refused, SCHED_BATCH allowed; and SIGPIPE:

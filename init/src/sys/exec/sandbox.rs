@@ -169,6 +169,8 @@ unsafe fn apply(op: &Op, steps: &[Step], scratch: &Scratch) -> Result<(), c_int>
             // IOPRIO_WHO_PROCESS; libc has no wrapper.
             check(libc::syscall(libc::SYS_ioprio_set, 1, 0, *value)).map(drop)
         }
+        Op::CpuAffinity(words) => crate::sys::procs::placement::set_affinity(words),
+        Op::MemPolicy(request) => crate::sys::procs::placement::set_mempolicy(request).map(drop),
         Op::Rlimit {
             resource,
             soft,

@@ -7,6 +7,7 @@
 use std::ffi::{c_int, c_uint, CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64};
 
+use flotilla_units::context::placement::{InvalidPolicy, MemRequest};
 use seccompiler::BpfProgram;
 
 /// A link of the unit's directories (`dirs.rs`'s `make_link`): from a
@@ -115,6 +116,10 @@ pub(crate) enum Op {
     Scheduler { policy: c_int, priority: c_int },
     /// `ioprio_set(IOPRIO_WHO_PROCESS, 0, value)`.
     IoPrio(c_int),
+    /// `sched_setaffinity(0, …)` with this CPU bitmap (`CPUAffinity=`).
+    CpuAffinity(Vec<u64>),
+    /// `set_mempolicy(2)` (`NUMAPolicy=`, `NUMAMask=`; `placement.rs`).
+    MemPolicy(Result<MemRequest, InvalidPolicy>),
     /// `prlimit(0, resource, {soft, hard})`.
     Rlimit {
         resource: c_uint,
@@ -234,6 +239,8 @@ impl Op {
             | Op::ImportCredentials { .. }
             | Op::CredentialsEnd { .. } => EXIT_CREDENTIALS,
             Op::AppArmorExec(_) => EXIT_APPARMOR_PROFILE,
+            Op::CpuAffinity(_) => EXIT_CPUAFFINITY,
+            Op::MemPolicy(_) => EXIT_NUMA_POLICY,
             _ => 127,
         }
     }
@@ -246,6 +253,10 @@ pub(crate) const EXIT_OUTPUT: u8 = 209;
 /// systemd's `EXIT_APPARMOR_PROFILE`: the AppArmor profile could not be
 /// prepared.
 pub(crate) const EXIT_APPARMOR_PROFILE: u8 = 231;
+/// systemd's `EXIT_CPUAFFINITY`: the CPU affinity could not be set.
+pub(crate) const EXIT_CPUAFFINITY: u8 = 215;
+/// systemd's `EXIT_NUMA_POLICY`: the memory policy could not be set.
+pub(crate) const EXIT_NUMA_POLICY: u8 = 242;
 /// systemd's `EXIT_CREDENTIALS`: a credential could not be set up.
 pub(crate) const EXIT_CREDENTIALS: u8 = 243;
 

@@ -10,14 +10,15 @@ use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use flotilla_units::context::placement::{InvalidPolicy, MemRequest};
 use flotilla_units::time::Instant;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollTimeout};
 
 use super::super::events::epoll_flags;
 use super::super::unitrun::UnitRun;
 use super::super::{
-    sockets, Accepted, Errno, Event, ExitStatus, FileId, FileOwner, Interest, MountRequest, Os,
-    Pid, RebootCmd, SpawnRequest, Sys, SysError, Token, UserInfo, WallTime,
+    sockets, Accepted, Errno, Event, ExitStatus, FileId, FileOwner, Interest, MemOutcome,
+    MountRequest, Os, Pid, RebootCmd, SpawnRequest, Sys, SysError, Token, UserInfo, WallTime,
 };
 use super::{Call, FakeSys, Op};
 
@@ -552,6 +553,21 @@ impl Sys for FakeSys {
 
     fn release_free_memory(&self) {
         let _ = self.record(None, Call::ReleaseFreeMemory);
+    }
+
+    fn set_mempolicy(
+        &self,
+        request: &Result<MemRequest, InvalidPolicy>,
+    ) -> Result<MemOutcome, SysError> {
+        self.record(None, Call::SetMempolicy(request.clone()))?;
+        // As the kernel: a policy it would refuse is EINVAL.
+        request
+            .as_ref()
+            .map(|_| MemOutcome::Set)
+            .map_err(|_| SysError::Call {
+                call: "set_mempolicy".to_owned(),
+                errno: Os(Errno::EINVAL),
+            })
     }
 
     fn journal_send(&self, datagram: &[u8]) {

@@ -189,6 +189,13 @@ pub enum Call {
     Stat(PathBuf),
     /// [`super::Sys::release_free_memory`].
     ReleaseFreeMemory,
+    /// [`super::Sys::set_mempolicy`].
+    SetMempolicy(
+        Result<
+            flotilla_units::context::placement::MemRequest,
+            flotilla_units::context::placement::InvalidPolicy,
+        >,
+    ),
     /// [`super::Sys::check_conditions`], for this unit.
     CheckConditions(String),
     /// [`super::Sys::open_console`].
