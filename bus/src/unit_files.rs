@@ -51,8 +51,8 @@ async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
 /// `systemctl cat` reads ([`transient_file`]). A reload reads a slice (a
 /// type that needs no file) from it with its drop-ins once, as systemd's
 /// reload does (docs/dbus.md, "Transient slices"); the init keeps any
-/// other transient unit as it was made. Nothing without such a directory
-/// on the path.
+/// other transient unit as it was made, and removes its file when it lets
+/// the unit go. Nothing without such a directory on the path.
 pub async fn write_transient(hub: &Hub, name: &str, text: &str) -> Result<(), BusError> {
     let Some(dir) = transient_dir(hub).await? else {
         return Ok(());

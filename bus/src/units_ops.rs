@@ -190,7 +190,7 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
             })
             .await?
         {
-            Reply::Applied(_) => crate::unit_files::remove_transient(hub, &sysname).await?,
+            Reply::Applied(_) => {}
             other => return Err(BusError::from_init(&other, "stop")),
         }
     } else if !s.required {

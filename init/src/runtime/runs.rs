@@ -121,7 +121,7 @@ impl<S: Sys> Runtime<S> {
         }
         let mut names = vec![name.to_string()];
         names.extend(self.idle_triggered(name));
-        self.patch_transient(RUN_SET.to_string(), Vec::new(), names)
+        self.drop_runs(names)
     }
 
     /// The units of the set that `name` triggers and that are idle (never
@@ -154,9 +154,26 @@ impl<S: Sys> Runtime<S> {
         self.units.in_transient(RUN_SET, name)
     }
 
-    /// Takes units of the set out of it (scopes that ended).
+    /// Takes units of the set out of it, with their files in the search
+    /// path's directory of transient units: flotilla-busd writes one for
+    /// each unit it makes, as systemd does, and systemd removes it when it
+    /// lets the unit go (a reload would read it as a unit of the path).
     pub(super) fn drop_runs(&mut self, names: Vec<String>) -> Reply {
-        self.patch_transient(RUN_SET.to_string(), Vec::new(), names)
+        let r = self.patch_transient(RUN_SET.to_string(), Vec::new(), names.clone());
+        if matches!(r, Reply::Applied(_)) {
+            let dirs = self.settings.units_path();
+            let transient = dirs.iter().filter(|d| {
+                flotilla_systemd::DirRole::of_path(&d.to_string_lossy())
+                    == flotilla_systemd::DirRole::Transient
+            });
+            for dir in transient {
+                for n in &names {
+                    // None there (a scope's, an initctl run's) is no error.
+                    let _ = self.sys.remove_file(&dir.join(n));
+                }
+            }
+        }
+        r
     }
 
     /// Whether `name` is a service of the set that ended as its

@@ -684,4 +684,14 @@ fn a_transient_services_file_is_shown_kept_through_a_reload_and_removed_at_its_s
     debian_tool(&bus, "/usr/bin/systemd-run", &run).expect(0);
     init.wait_state("t.service", UnitState::Running);
     systemctl(&bus, &["stop", "t.service"]).expect(0);
+
+    // A failed one keeps its file until it is reset, as systemd keeps
+    // the unit.
+    let fail = ["--unit", "f", "/bin/false"];
+    debian_tool(&bus, "/usr/bin/systemd-run", &fail).expect(0);
+    init.wait_state("f.service", UnitState::Failed);
+    let file = transient.join("f.service");
+    assert!(file.exists(), "{} is not there", file.display());
+    systemctl(&bus, &["reset-failed", "f.service"]).expect(0);
+    assert!(!file.exists(), "{} is left", file.display());
 }
