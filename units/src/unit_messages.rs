@@ -199,8 +199,8 @@ impl Change<'_> {
 
 impl Message {
     /// The message as one datagram of journald's native protocol (its
-    /// `/run/systemd/journal/socket`) from the manager about `unit` (about
-    /// itself when empty: no `UNIT=`; no `MESSAGE_ID=` when `id` is): a
+    /// `/run/systemd/journal/socket`) from the manager about `unit` (no
+    /// `MESSAGE_ID=` when `id` is empty): a
     /// `FIELD=value` line each, a value with a newline in it written as
     /// the field's name, a newline, its length (64 bits, little-endian),
     /// the value and a newline.
@@ -225,9 +225,7 @@ impl Message {
         field("PRIORITY", &priority);
         field("SYSLOG_FACILITY", b"3");
         field("SYSLOG_IDENTIFIER", b"systemd");
-        if !unit.is_empty() {
-            field("UNIT", unit.as_bytes());
-        }
+        field("UNIT", unit.as_bytes());
         for (name, value) in &self.fields {
             field(name, value.as_bytes());
         }
@@ -394,8 +392,8 @@ mod tests {
             fields: Vec::new(),
         };
         assert_eq!(
-            String::from_utf8(own.native("")).unwrap(),
-            "MESSAGE=Failed.\nPRIORITY=4\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=systemd\n"
+            String::from_utf8(own.native("init.scope")).unwrap(),
+            "MESSAGE=Failed.\nPRIORITY=4\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=systemd\nUNIT=init.scope\n"
         );
     }
 }

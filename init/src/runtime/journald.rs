@@ -53,8 +53,9 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// A message of the manager about itself in the journal, where the init
-    /// runs journald: journald files it under `init.scope`, the init's
-    /// cgroup, as systemd's own (`journalctl -u init.scope`).
+    /// runs journald, about `init.scope`: `journalctl -u init.scope` shows
+    /// it, as it shows systemd's own (whose PID 1 is in that cgroup; the
+    /// init, as PID 1, stays in the root one, so the message names it).
     pub(super) fn journal_own(&self, priority: u8, text: &str) {
         if self.journald_listens() {
             let m = Message {
@@ -63,7 +64,7 @@ impl<S: Sys> Runtime<S> {
                 text: text.to_string(),
                 fields: Vec::new(),
             };
-            self.sys.journal_send(&m.native(""));
+            self.sys.journal_send(&m.native("init.scope"));
         }
     }
 

@@ -13,7 +13,16 @@ const DEBUG: u8 = 7;
 
 impl<S: Sys> Runtime<S> {
     /// Sets the policy the manager's settings give, if they give one.
+    /// Inline, so that a system without one never touches the rest.
+    #[inline]
     pub(super) fn apply_mem_policy(&self) {
+        let m = &self.units.manager;
+        if m.numa_policy.is_some() || m.numa_mask.is_some() {
+            self.set_mem_policy();
+        }
+    }
+
+    fn set_mem_policy(&self) {
         let Some(request) = self.units.manager.mem_policy() else {
             return;
         };

@@ -4,7 +4,9 @@
 //! (`loading.rs`), then the new set handed to the planner
 //! ([`Runtime::reload_from`]). Each child's exit, reaped like any child's,
 //! starts the next stage; the clients that asked get the reload's reply at
-//! the end, and a reload asked while one is under way joins it.
+//! the end, and a reload asked while one is under way joins it. The
+//! journal gets systemd's `Reloading.` and `Reloading finished in N ms.`
+//! about `init.scope`.
 
 use super::{generators, loading, Runtime};
 use crate::control::{ConnId, Watch};
@@ -13,6 +15,7 @@ use crate::sys::{ExitStatus, Pid, Sys};
 use flotilla_systemd::load::LoadedPath;
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::Reply;
+use flotilla_units::time::Instant;
 
 /// A reload under way.
 #[derive(Debug)]
@@ -27,7 +30,12 @@ pub(super) struct Pending {
     /// joining an `initctl reload` does not take that reload's restarts
     /// away).
     on_change: OnChange,
+    /// When it began, for the journal's `Reloading finished in N ms.`
+    begun: Instant,
 }
+
+/// syslog's `info`: the manager's messages about a reload.
+const INFO: u8 = 6;
 
 /// The child a reload waits for.
 #[derive(Debug)]
@@ -66,14 +74,22 @@ impl<S: Sys> Runtime<S> {
                 }
             }
             None => {
+                // As systemd's PID 1 says it (`journalctl -u init.scope`).
+                self.journal_own(INFO, "Reloading.");
+                let begun = self.now();
                 let stage = match self.first_stage() {
                     Next::Wait(stage) => stage,
-                    Next::Loaded(loaded) => return Some(self.reload_from(*loaded, on_change)),
+                    Next::Loaded(loaded) => {
+                        let r = self.reload_from(*loaded, on_change);
+                        self.reload_finished(begun, &r);
+                        return Some(r);
+                    }
                 };
                 self.reloading = Some(Pending {
                     stage,
                     waiting: Vec::new(),
                     on_change,
+                    begun,
                 });
             }
         }
@@ -140,8 +156,18 @@ impl<S: Sys> Runtime<S> {
             Stage::Loading(l) => loading::finish(l, Some(status)),
         };
         let r = self.reload_from(loaded, p.on_change);
+        self.reload_finished(p.begun, &r);
         self.answer_reload(p.waiting, &r);
         true
+    }
+
+    /// systemd's `Reloading finished in N ms.` in the journal, for a
+    /// reload that was taken.
+    fn reload_finished(&self, begun: Instant, r: &Reply) {
+        if matches!(r, Reply::Applied(_)) {
+            let ms = self.now().since(begun).as_millis();
+            self.journal_own(INFO, &format!("Reloading finished in {ms} ms."));
+        }
     }
 
     /// Sends `r` to the clients `waiting` still there; with none, an error

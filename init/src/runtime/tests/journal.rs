@@ -83,8 +83,8 @@ fn nothing_is_sent_where_the_init_runs_no_journald() {
 
 /// The manager's `NUMAPolicy=` (`runtime/mem_policy.rs`): set at boot and
 /// at each reload; one the kernel would refuse is a warning of the
-/// manager's own, filed under `init.scope` (no `UNIT=`), as systemd's PID 1
-/// writes it, and the init goes on.
+/// manager's own, about `init.scope` (where `journalctl -u init.scope`
+/// finds systemd's, with its `Reloading.`), and the init goes on.
 #[test]
 fn the_managers_memory_policy_is_set_at_boot_and_at_each_reload() {
     use flotilla_units::context::placement::{InvalidPolicy, MemRequest};
@@ -132,10 +132,22 @@ fn the_managers_memory_policy_is_set_at_boot_and_at_each_reload() {
         .find(|m| m.starts_with(&format!("MESSAGE={text}\n")))
         .unwrap_or_else(|| panic!("no warning in {:?}", h.sys().journal_messages()));
     assert!(
-        warning.contains("\nPRIORITY=4\n") && !warning.contains("UNIT="),
+        warning.contains("\nPRIORITY=4\n") && warning.contains("\nUNIT=init.scope\n"),
         "{warning}"
     );
     assert!(h.sys().console_lines().iter().any(|l| l.ends_with(text)));
+    // The reload itself, as systemd's PID 1 tells it.
+    let own = messages_of(h.sys(), "init.scope");
+    assert_eq!(
+        own.first().map(String::as_str),
+        Some("Reloading."),
+        "{own:?}"
+    );
+    assert!(
+        own.last()
+            .is_some_and(|m| m.starts_with("Reloading finished in ") && m.ends_with(" ms.")),
+        "{own:?}"
+    );
 
     // Without either key, the policy the init has stays.
     h.sys().set_file(conf, "[Manager]\n");
