@@ -81,4 +81,18 @@ fn systemd_run_numa_properties_apply_and_show_as_systemds() {
     .expect(0);
     init.wait_state("refused.service", UnitState::Failed);
     assert_eq!(show("refused", "ExecMainStatus"), "242");
+
+    // The same from a unit file, started by `systemctl start`: its job is
+    // done at the fork, as systemd's, however soon the process failed.
+    dir.file(
+        "units/numa-test.service",
+        "[Service]\nExecStart=/bin/sleep 3600\nNUMAPolicy=bind\nNUMAMask=\n",
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    for _ in 0..3 {
+        systemctl(&bus, &["start", "numa-test.service"]).expect(0);
+        init.wait_state("numa-test.service", UnitState::Failed);
+        assert_eq!(show("numa-test", "ExecMainStatus"), "242");
+        systemctl(&bus, &["stop", "numa-test.service"]).expect(0);
+    }
 }
