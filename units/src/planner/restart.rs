@@ -94,6 +94,7 @@ impl Planner {
         self.clear_timer(u);
         let i = u.index();
         self.units[i].restart_ready = false;
+        self.units[i].kept_failed = false;
         self.records[i].attempt = 0;
         self.records[i].rare_reset(|r| r.failure = None);
         if self.units[i].state == UnitState::Failed {

@@ -699,6 +699,42 @@ fn reset_failed_forgets_a_failure() {
     assert_eq!(w.p.reset_failed_units(None, Instant(w.now)), Some(0));
 }
 
+/// `systemctl stop` of a failed unit: its want goes, and it stays failed
+/// (systemd's stop of an inactive unit changes nothing) until it is reset,
+/// or started again.
+#[test]
+fn a_failed_unit_stopped_by_hand_stays_failed_until_reset() {
+    let mut w = World::new(
+        vec![default(&[]), svc("tool", &["tool"], 0)],
+        shape(&[], &[]),
+        "default",
+    );
+    let want = |w: &mut World| {
+        w.p.want("tool", WantLife::UntilSwitch, Instant(w.now))
+            .expect("want");
+        w.settle();
+    };
+    want(&mut w);
+    w.fail("tool");
+    w.p.unwant("tool", Instant(w.now)).expect("unwant");
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Failed);
+    assert_eq!(w.p.wants().count(), 0);
+    assert_eq!(w.p.reset_failed_units(Some("tool"), Instant(w.now)), Some(1));
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Disabled);
+
+    // Started again, then stopped while it runs: inactive.
+    want(&mut w);
+    w.fail("tool");
+    w.p.unwant("tool", Instant(w.now)).expect("unwant");
+    want(&mut w);
+    assert_eq!(w.state("tool"), UnitState::Running);
+    w.p.unwant("tool", Instant(w.now)).expect("unwant");
+    w.settle();
+    assert_eq!(w.state("tool"), UnitState::Disabled);
+}
+
 /// `RefuseManualStop=`: the want of such a unit cannot be dropped by hand;
 /// a switch of the target still ends a want that lasts until one.
 #[test]

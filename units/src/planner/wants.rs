@@ -22,7 +22,7 @@
 //! that pulled it in does not cancel. A YAML unit keeps flotilla's own
 //! rule (docs/contract.md): what nothing requires any more is stopped.
 
-use super::Planner;
+use super::{Phase, Planner};
 use crate::graph::UnitId;
 use crate::state::{DepKind, UnitState};
 use crate::time::Instant;
@@ -82,6 +82,12 @@ impl Planner {
         let graph = &self.graph;
         self.held
             .retain(|n| !graph.unit(n).is_some_and(|i| pulled[i.index()]));
+        // A failed unit kept failed after a stop by hand starts anew, as
+        // systemd's start of a failed unit does.
+        let u = &self.units[id.index()];
+        if u.kept_failed && u.state == UnitState::Failed && u.phase == Phase::Idle {
+            self.reset_failed(id);
+        }
         self.add_want(name, life);
         self.update_required();
         self.run();
@@ -122,6 +128,13 @@ impl Planner {
             return Err(WantError::RefusedManualStop(name.to_string()));
         }
         let pending = self.pending_starts(id);
+        // A failed unit stopped by hand stays failed, its result shown, as
+        // systemd's stop of an inactive unit changes nothing (until a
+        // reset or its next start).
+        let u = &mut self.units[id.index()];
+        if u.state == UnitState::Failed && u.phase == Phase::Idle {
+            u.kept_failed = true;
+        }
         self.wants.retain(|(n, _)| n != name);
         self.update_required();
         let own = &self.graph.node(id).spec.name;
