@@ -131,12 +131,12 @@ pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
             let n = systemd_name(&s);
             let u = s.unit.clone();
             if !s.required {
-                // A stopped unit wanted changes: its job follows the
-                // changes alone, so that a simple service up at its fork
-                // is `done` even when its process failed at once after
-                // (systemd's job ended at the fork), which its state
-                // asked afterwards would not show.
-                let fresh = s.state == UnitState::Disabled;
+                // A stopped unit wanted changes (a failed one starts
+                // anew): its job follows the changes alone, so that a
+                // simple service up at its fork is `done` even when its
+                // process failed at once after (systemd's job ended at the
+                // fork), which its state asked afterwards would not show.
+                let fresh = matches!(s.state, UnitState::Disabled | UnitState::Failed);
                 (u.clone(), n, Some(Request::Want { unit: u }), fresh, None)
             } else if s.state == UnitState::Failed {
                 (u.clone(), n, Some(Request::Restart { unit: u }), true, None)
