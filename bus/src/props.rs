@@ -350,6 +350,7 @@ fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
         ("CPUAffinityFromNUMA", Value::from(s.cpu_affinity_from_numa)),
         ("NUMAPolicy", Value::from(s.numa_policy)),
         ("NUMAMask", Value::from(s.numa_mask.clone())),
+        ("LogNamespace", Value::from(s.log_namespace.clone())),
     ]
 }
 

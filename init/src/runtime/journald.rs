@@ -29,9 +29,10 @@ impl<S: Sys> Runtime<S> {
 
     /// The journal stream for a process of `spec` running `program`, when
     /// its output goes to the journal and the init runs journald (its
-    /// `systemd-journald.socket` is listening); never for journald itself,
-    /// whose output would come back to it; nor for a stream its caller
-    /// handed it (`passed`).
+    /// `systemd-journald.socket` is listening; with `LogNamespace=`, the
+    /// namespace's `systemd-journald@NAME.socket`, whose stdout socket it
+    /// is then); never for journald itself, whose output would come back
+    /// to it; nor for a stream its caller handed it (`passed`).
     pub(super) fn journal_stream(
         &self,
         spec: &UnitSpec,
@@ -45,10 +46,17 @@ impl<S: Sys> Runtime<S> {
         if !(out || err) || spec.name.starts_with(JOURNALD) {
             return None;
         }
+        let header = ctx.syslog.stream_header(&spec.name, program);
+        if let Some(ns) = &ctx.log_namespace {
+            let socket = self.planner.graph().unit(&ns.stream_socket_unit())?;
+            if self.planner.state(socket) != UnitState::Running {
+                return None;
+            }
+            return JournalStream::new(&ns.stdout_socket(), header, out, err);
+        }
         if !self.journald_listens() {
             return None;
         }
-        let header = ctx.syslog.stream_header(&spec.name, program);
         JournalStream::new(Path::new(STDOUT_SOCKET), header, out, err)
     }
 

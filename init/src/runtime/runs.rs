@@ -55,6 +55,21 @@ impl<S: Sys> Runtime<S> {
                 return r;
             }
         }
+        // The instances it pulls in (`LogNamespace=`'s journald sockets,
+        // a `Requires=getty@tty2.service`) are made from their templates,
+        // as those a unit file names are when its set is read; one that
+        // cannot be made is missing as any other unit.
+        let pulled = [
+            &unit.depends_on,
+            &unit.requires,
+            &unit.waits_for,
+            &unit.wants,
+        ];
+        for n in pulled.into_iter().flat_map(|l| l.iter()) {
+            if let Err(e) = self.instantiate(n) {
+                self.sys.console(&format!("init: {name}: {e}"));
+            }
+        }
         let names: Vec<String> = aux.iter().map(|a| a.name.clone()).collect();
         let mut units = vec![unit];
         units.extend(aux);

@@ -807,3 +807,51 @@ fn a_timer_goes_once_it_elapsed_not_to_remain() {
     };
     assert!(!flotilla_units::collect::collectable(&timer("no"), waiting));
 }
+
+/// `LogNamespace=` (systemd's TEST-44): the context has the namespace,
+/// and the unit requires and is ordered after the namespace's two
+/// journald sockets, at the key's line; no other unit gets them, and a
+/// bad name is an error at its line.
+#[test]
+fn a_log_namespace_requires_its_journald_sockets() {
+    use flotilla_units::spec::TargetList;
+    let text = "[Unit]\nRequires=a.service\n[Service]\nExecStart=/bin/echo hi\n\
+                LogNamespace=foobar\n";
+    let p = translate_file("f", "run-u17.service", text);
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    let spec = p.spec.as_ref().expect("a unit");
+    let ns = spec.extras.context.log_namespace.as_ref().expect("set");
+    assert_eq!(ns.as_str(), "foobar");
+    assert_eq!(
+        spec.depends_on,
+        [
+            "systemd-journald@foobar.socket",
+            "systemd-journald-varlink@foobar.socket"
+        ]
+    );
+    assert_eq!(spec.requires, ["a.service"], "After= is only the sockets'");
+    let at: Vec<u32> = p
+        .origin
+        .positions(TargetList::DependsOn)
+        .iter()
+        .map(|p| p.line)
+        .collect();
+    assert_eq!(at, [5, 5]);
+
+    let p = translate_file("f", "b.service", "[Service]\nExecStart=/bin/x\n");
+    assert!(p.spec.expect("loads").depends_on.is_empty());
+    let p = translate_file(
+        "f",
+        "c.service",
+        "[Service]\nExecStart=/bin/x\nLogNamespace=a/b\n",
+    );
+    assert!(p.spec.is_none());
+    assert_eq!(p.diagnostics[0].pos.line, 3);
+    assert!(
+        p.diagnostics[0]
+            .message
+            .contains("`a/b` is not a journal namespace's name"),
+        "{:?}",
+        p.diagnostics
+    );
+}

@@ -328,8 +328,20 @@ pub(crate) fn translate_at(
         });
     }
     let sockets = wants.len().saturating_sub(spec.extras.sockets.len());
+    // systemd: `LogNamespace=` requires the namespace's journald sockets
+    // and orders the unit after them (`Requires=` + `After=`), so that
+    // they listen before its output is connected.
+    let log_pos = options
+        .iter()
+        .rposition(|o| o.name == "LogNamespace")
+        .map_or(origin_pos, pos);
+    let log_sockets: Vec<Dep> = (spec.extras.context.log_namespace.iter())
+        .flat_map(|ns| ns.socket_units())
+        .map(|name| Dep { name, pos: log_pos })
+        .collect();
     let pulled = (requires.iter().map(|d| (d, true, false)))
         .chain(mounts_for.iter().map(|d| (d, true, true)))
+        .chain(log_sockets.iter().map(|d| (d, true, true)))
         .chain(
             wants
                 .iter()

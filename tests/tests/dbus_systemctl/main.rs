@@ -33,6 +33,7 @@ mod timedated;
 mod timers;
 mod transient;
 mod transient_dirs;
+mod transient_log;
 mod transient_mounts;
 mod transient_paths;
 mod transient_sockets;

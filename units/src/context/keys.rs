@@ -102,6 +102,7 @@ pub enum Key {
     SyslogLevelPrefix,
     LogLevelMax,
     LogExtraFields,
+    LogNamespace,
     TemporaryFileSystem,
     NoExecPaths,
     ExecPaths,
@@ -122,7 +123,7 @@ pub enum Key {
 
 /// Every key but the `Limit*` ones: the key, its systemd name (in the
 /// `[Service]` section) and its YAML name.
-const TABLE: [(Key, &str, &str); 102] = [
+const TABLE: [(Key, &str, &str); 103] = [
     (
         Key::RuntimeDirectory,
         "RuntimeDirectory",
@@ -383,6 +384,7 @@ const TABLE: [(Key, &str, &str); 102] = [
     ),
     (Key::LogLevelMax, "LogLevelMax", "log-level-max"),
     (Key::LogExtraFields, "LogExtraFields", "log-extra-fields"),
+    (Key::LogNamespace, "LogNamespace", "log-namespace"),
     (
         Key::SkipUnsupported,
         "X-SkipUnsupported",
@@ -503,7 +505,7 @@ mod tests {
     #[test]
     fn every_key_has_both_names_and_they_round_trip() {
         let all: Vec<Key> = Key::all().collect();
-        assert_eq!(all.len(), 102 + 16);
+        assert_eq!(all.len(), 103 + 16);
         for k in all {
             assert!(
                 !k.systemd_name().is_empty() && !k.yaml_name().is_empty(),

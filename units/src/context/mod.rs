@@ -18,6 +18,7 @@
 //! | [`process`] | `UMask=`, `Nice=`, `OOMScoreAdjust=`, `StandardOutput=`, `StandardError=`, `KillMode=`, `OOMPolicy=`, `SendSIGHUP=`, `SendSIGKILL=`, `UnsetEnvironment=`, `PAMName=` |
 //! | [`journal`] | `SyslogIdentifier=`, `SyslogLevel=`, `SyslogLevelPrefix=`, the journal stream's header; `LogLevelMax=`, `LogExtraFields=` |
 //! | [`placement`] | `CPUAffinity=`, `NUMAPolicy=`, `NUMAMask=` |
+//! | [`log_namespace`] | `LogNamespace=` |
 //! | [`scheduling`] | `CPUSchedulingPolicy=`, `CPUSchedulingPriority=`, `CPUSchedulingResetOnFork=`, `IOSchedulingClass=`, `IOSchedulingPriority=` |
 //! | [`input`] | `StandardInput=`, `StandardInputText=`, `StandardInputData=`, `TTYPath=`, `TTYReset=`, `TTYVHangup=`, `TTYVTDisallocate=` |
 //! | [`limits`] | `LimitCPU=` … `LimitRTTIME=` |
@@ -54,6 +55,7 @@ pub mod ipaccess;
 pub mod journal;
 pub mod keys;
 pub mod limits;
+pub mod log_namespace;
 pub mod mounts;
 pub mod placement;
 pub mod policy;
@@ -129,6 +131,10 @@ pub struct ServiceContext {
     /// the output looks in the journal.
     #[serde(skip_serializing_if = "is_default")]
     pub syslog: Syslog,
+    /// `LogNamespace=`: the journald instance the output goes to; `None`:
+    /// the system's journal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_namespace: Option<log_namespace::LogNamespace>,
     /// `KillMode=`.
     #[serde(skip_serializing_if = "is_default")]
     pub kill_mode: KillMode,
@@ -349,6 +355,9 @@ impl ServiceContext {
             }
             Key::LogExtraFields => {
                 journal::assign_extra_fields(&mut self.syslog.extra_fields, value)?
+            }
+            Key::LogNamespace => {
+                self.log_namespace = optional(empty, value, log_namespace::LogNamespace::parse)?
             }
             Key::UnsetEnvironment => assign_unset(&mut self.unset_environment, value)?,
             Key::CpuSchedulingPolicy => {

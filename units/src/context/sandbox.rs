@@ -334,7 +334,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 /// The keys that need a private mount namespace: each is applied by
 /// mounts in the unit's own namespace (a sandbox key that also filters
 /// system calls or drops capabilities has that part apply without it).
-pub const MOUNT_KEYS: [Key; 20] = [
+pub const MOUNT_KEYS: [Key; 21] = [
     Key::PrivateTmp,
     Key::PrivateDevices,
     Key::ProtectSystem,
@@ -355,6 +355,7 @@ pub const MOUNT_KEYS: [Key; 20] = [
     Key::PrivateMounts,
     Key::ProtectProc,
     Key::ProcSubset,
+    Key::LogNamespace,
 ];
 
 /// `ProtectSystem=`: a boolean, `full` or `strict`.

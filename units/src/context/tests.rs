@@ -330,6 +330,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("LogLevelMax", "info", "loud", "`loud` is not a log level"),
     (
+        "LogNamespace",
+        "foobar",
+        "foo/bar",
+        "`foo/bar` is not a journal namespace's name",
+    ),
+    (
         "LogExtraFields",
         "FOO=bar",
         "_PID=1",
@@ -741,6 +747,7 @@ fn each_mount_key_alone_needs_a_mount_namespace() {
         | Key::BindPaths
         | Key::BindReadOnlyPaths
         | Key::TemporaryFileSystem => "/srv",
+        Key::LogNamespace => "foobar",
         _ => "yes",
     };
     for key in sandbox::MOUNT_KEYS {

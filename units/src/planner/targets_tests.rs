@@ -720,7 +720,10 @@ fn a_failed_unit_stopped_by_hand_stays_failed_until_reset() {
     w.settle();
     assert_eq!(w.state("tool"), UnitState::Failed);
     assert_eq!(w.p.wants().count(), 0);
-    assert_eq!(w.p.reset_failed_units(Some("tool"), Instant(w.now)), Some(1));
+    assert_eq!(
+        w.p.reset_failed_units(Some("tool"), Instant(w.now)),
+        Some(1)
+    );
     w.settle();
     assert_eq!(w.state("tool"), UnitState::Disabled);
 

@@ -73,6 +73,10 @@ pub struct Settings {
     /// `NUMAMask`: the nodes, in the `ay` form.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub numa_mask: Vec<u8>,
+    /// `LogNamespace`: the journal namespace of `LogNamespace=`, empty
+    /// for the system's journal.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub log_namespace: String,
 }
 
 impl Settings {
@@ -117,6 +121,11 @@ impl Settings {
                 .numa_mask
                 .as_ref()
                 .map_or_else(Vec::new, |m| m.bytes().to_vec()),
+            log_namespace: x
+                .context
+                .log_namespace
+                .as_ref()
+                .map_or_else(String::new, |n| n.as_str().to_string()),
         }
     }
 }
@@ -163,6 +172,7 @@ fn timeout_usec(d: Duration) -> u64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::context::Key;
     use crate::spec::{RestartPolicy, UnitType};
 
     #[test]
@@ -199,6 +209,7 @@ mod tests {
         assert_eq!(got.restart_kill_signal, 2);
         assert_eq!(got.timeout_stop_usec, u64::MAX);
         assert!(got.standard_input_data.is_empty());
+        assert_eq!(got.log_namespace, "");
         // Not sent when empty, so an older busd reads the status as before.
         let text = serde_json::to_string(&got).unwrap();
         assert!(!text.contains("standard_input_data"), "{text}");
@@ -217,6 +228,13 @@ mod tests {
         s.extras.context.input_data = b"xxx\naaa\n".to_vec();
         let got = Settings::of(&s);
         assert_eq!(got.standard_input_data, b"xxx\naaa\n");
+        let text = serde_json::to_string(&got).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), got);
+
+        // `systemctl show -P LogNamespace`.
+        s.extras.context.set(Key::LogNamespace, "foobar").unwrap();
+        let got = Settings::of(&s);
+        assert_eq!(got.log_namespace, "foobar");
         let text = serde_json::to_string(&got).unwrap();
         assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), got);
     }

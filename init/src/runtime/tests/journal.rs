@@ -156,3 +156,54 @@ fn the_managers_memory_policy_is_set_at_boot_and_at_each_reload() {
     });
     assert_eq!(policies(&h), []);
 }
+
+/// `LogNamespace=` (systemd's TEST-44): the unit's output is connected
+/// to its namespace's stdout socket once `systemd-journald@NAME.socket`
+/// listens, another unit's still to the system journal's; a unit whose
+/// namespace's socket is not running keeps its output on its log.
+#[test]
+fn a_log_namespace_connects_the_output_to_its_own_journald() {
+    let ns_socket = "unit: systemd-journald@foobar.socket\ntype: socket\n\
+         triggers: [systemd-journald@foobar]\n\
+         listen-stream: /run/systemd/journal.foobar/stdout\n";
+    let ns_journald = "unit: systemd-journald@foobar\nexec-start: /bin/journald foobar\n";
+    let out = "standard-output: journal\n";
+    let echo = format!(
+        "unit: echo\nexec-start: /bin/echo hi\nlog-namespace: foobar\n{out}\
+         depends-on: systemd-journald@foobar.socket, systemd-journald.socket\n"
+    );
+    let plain = format!("unit: plain\nexec-start: /bin/plain\n{out}depends-on: echo\n");
+    let orphan = format!("unit: orphan\nexec-start: /bin/orphan\nlog-namespace: other\n{out}");
+    let sys = fake_with(&[
+        ("systemd-journald.socket", JOURNALD_SOCKET),
+        ("systemd-journald", JOURNALD),
+        ("systemd-journald@foobar.socket", ns_socket),
+        ("systemd-journald@foobar", ns_journald),
+        ("echo", &echo),
+        ("plain", &plain),
+        ("orphan", &orphan),
+        (
+            "default",
+            "unit: default\ntype: virtual\ndepends-on: plain, orphan\n",
+        ),
+    ]);
+    let mut h = Harness::start(sys, "default");
+    h.turn_until("plain runs", |h| h.state("plain") == UnitState::Running);
+    let journal_of = |argv0: &str| {
+        h.sys()
+            .spawns()
+            .into_iter()
+            .find(|s| s.argv.first().map(String::as_str) == Some(argv0))
+            .unwrap_or_else(|| panic!("{argv0} not spawned"))
+            .journal
+    };
+    assert_eq!(
+        journal_of("/bin/echo"),
+        Some("/run/systemd/journal.foobar/stdout".into())
+    );
+    assert_eq!(
+        journal_of("/bin/plain"),
+        Some("/run/systemd/journal/stdout".into())
+    );
+    assert_eq!(journal_of("/bin/orphan"), None);
+}

@@ -70,11 +70,13 @@ const WIDENING_MOUNT_KEYS: [Key; 2] = [Key::ReadWritePaths, Key::ExecPaths];
 
 /// The mount keys that add to what the service sees, for which systemd
 /// insists on the namespace: never degraded, so that the start fails
-/// naming them where the namespace cannot be made.
-pub(in crate::sys) const ADDING_MOUNT_KEYS: [Key; 3] = [
+/// naming them where the namespace cannot be made (`LogNamespace=`'s
+/// journal sockets are the service's, not a restriction).
+pub(in crate::sys) const ADDING_MOUNT_KEYS: [Key; 4] = [
     Key::BindPaths,
     Key::BindReadOnlyPaths,
     Key::TemporaryFileSystem,
+    Key::LogNamespace,
 ];
 
 /// Keys with a part outside the mount namespace (a system call filter, a

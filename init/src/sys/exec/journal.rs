@@ -98,6 +98,11 @@ impl JournalStream {
         })
     }
 
+    /// The socket's path.
+    pub fn socket(&self) -> Option<&Path> {
+        self.addr.path()
+    }
+
     /// Whether the child's output went to the journal (read after the
     /// spawn returned).
     pub fn connected(&self) -> bool {

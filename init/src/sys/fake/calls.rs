@@ -49,6 +49,8 @@ pub struct SpawnRecord {
     pub stderr: StdioRecord,
     /// How many descriptors it was handed as 3, 4, … (`LISTEN_FDS`).
     pub listen_fds: usize,
+    /// The journal socket its output was to be connected to.
+    pub journal: Option<PathBuf>,
 }
 
 impl SpawnRecord {

@@ -58,6 +58,7 @@ impl FakeSys {
             stdout: req.stdout.into(),
             stderr: req.stderr.into(),
             listen_fds: req.listen_fds.len(),
+            journal: req.journal.and_then(|j| j.socket().map(Path::to_path_buf)),
         }));
         match (pid, failure) {
             (Some(pid), _) => Ok(pid),
