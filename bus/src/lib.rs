@@ -25,7 +25,6 @@ pub mod markers;
 pub mod model;
 pub mod mounted;
 pub mod need_reload;
-pub mod numa;
 pub mod peers;
 pub mod procs;
 pub mod props;

@@ -9,6 +9,7 @@
 pub use crate::dict::{dict, Dict, Props};
 use crate::escape::{job_path, unit_path};
 use crate::model::{self, systemd_name};
+use flotilla_units::context::placement::{cpus_of_nodes, IndexSet};
 use flotilla_units::protocol::{SystemStatus, UnitStatus};
 use flotilla_units::spec::{Runs, UnitType};
 use flotilla_units::state::UnitState;
@@ -342,7 +343,11 @@ fn settings_props(s: &flotilla_units::protocol::Settings) -> Props {
         (
             "CPUAffinity",
             Value::from(if s.cpu_affinity_from_numa {
-                crate::numa::cpus_of_nodes(&s.numa_mask)
+                cpus_of_nodes(&IndexSet::from_bytes(&s.numa_mask), |p| {
+                    std::fs::read_to_string(p).ok()
+                })
+                .bytes()
+                .to_vec()
             } else {
                 s.cpu_affinity.clone()
             }),

@@ -164,6 +164,25 @@ impl<'de> Deserialize<'de> for IndexSet {
     }
 }
 
+/// The CPUs of the NUMA nodes `nodes` (`CPUAffinity=numa`), from each
+/// node's CPU list as `read` gives the text of the file at [`node_cpulist`]
+/// (the init at a start, flotilla-busd for the property); a node without
+/// one adds none.
+pub fn cpus_of_nodes(nodes: &IndexSet, read: impl Fn(&str) -> Option<String>) -> IndexSet {
+    let mut cpus = IndexSet::default();
+    for n in nodes.iter() {
+        if let Some(set) = read(&node_cpulist(n)).and_then(|t| IndexSet::parse(&t).ok()) {
+            cpus.extend(&set);
+        }
+    }
+    cpus
+}
+
+/// sysfs's list of the CPUs of NUMA node `n`.
+pub fn node_cpulist(n: u32) -> String {
+    format!("/sys/devices/system/node/node{n}/cpulist")
+}
+
 /// A NUMA memory policy (`set_mempolicy(2)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -421,6 +440,17 @@ mod tests {
         // A mask alone is preferred.
         assert_eq!(mem_request(None, Some(&zero)).unwrap().mode, 1);
         assert_eq!(mem_request(None, None).unwrap().mode, 0);
+    }
+
+    #[test]
+    fn the_cpus_of_nodes_are_their_lists_together() {
+        let read = |p: &str| match p {
+            "/sys/devices/system/node/node0/cpulist" => Some("0-1\n".to_string()),
+            "/sys/devices/system/node/node2/cpulist" => Some("4,6\n".to_string()),
+            _ => None,
+        };
+        let cpus = cpus_of_nodes(&IndexSet::parse("0-2").unwrap(), read);
+        assert_eq!(cpus.to_text(), "0-1 4 6");
     }
 
     #[test]

@@ -39,7 +39,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use flotilla_units::context::caps::{cap, CapSet};
-use flotilla_units::context::placement::{Affinity, Placement};
+use flotilla_units::context::placement::{self, Affinity, Placement};
 use flotilla_units::context::{mounts, Key, ServiceContext};
 use flotilla_units::protocol::NotApplied;
 
@@ -54,7 +54,6 @@ use crate::sys::cgroup::UnitCgroup;
 pub use crate::sys::degrade::set_default_policy;
 pub use crate::sys::host::Host;
 use crate::sys::mount_steps::mount_steps;
-use crate::sys::procs::placement;
 use crate::sys::sandbox;
 use crate::sys::seccomp;
 use crate::sys::steps::{Builder, OnError, Op, Scratch, Step};
@@ -309,7 +308,9 @@ fn join(b: &mut Builder, cg: &UnitCgroup) -> Option<Arc<CStr>> {
 fn placement_steps(b: &mut Builder, pl: &Placement) {
     let cpus = match (&pl.cpu_affinity, &pl.numa_mask) {
         (Some(Affinity::Cpus(cpus)), _) => Some(cpus.clone()),
-        (Some(Affinity::Numa), Some(nodes)) => Some(placement::cpus_of_nodes(nodes)),
+        (Some(Affinity::Numa), Some(nodes)) => Some(placement::cpus_of_nodes(nodes, |p| {
+            std::fs::read_to_string(p).ok()
+        })),
         _ => None,
     };
     if let Some(cpus) = cpus {

@@ -6,7 +6,7 @@
 
 use std::ffi::c_int;
 
-use flotilla_units::context::placement::{IndexSet, InvalidPolicy, MemRequest};
+use flotilla_units::context::placement::{InvalidPolicy, MemRequest};
 
 /// What a memory policy's request came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,22 +67,6 @@ pub fn set_affinity(words: &[u64]) -> Result<(), c_int> {
     } else {
         Ok(())
     }
-}
-
-/// The CPUs of the NUMA nodes `nodes` (`CPUAffinity=numa`), from each
-/// node's `cpulist` in sysfs; a node that is not there adds none.
-pub fn cpus_of_nodes(nodes: &IndexSet) -> IndexSet {
-    let mut cpus = IndexSet::default();
-    for n in nodes.iter() {
-        let path = format!("/sys/devices/system/node/node{n}/cpulist");
-        if let Some(set) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| IndexSet::parse(&t).ok())
-        {
-            cpus.extend(&set);
-        }
-    }
-    cpus
 }
 
 fn errno() -> c_int {
