@@ -167,6 +167,20 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
         pids.len() == 2 && pids[0] == pids[1],
         "web's PID before and after the re-exec: {pids:?}"
     );
+    // systemd's layout: PID 1 in /init.scope, its units below the root,
+    // and both where they were after the re-exec.
+    for when in ["before", "after"] {
+        let line = format!(
+            "flotilla-image: cgroups {when} the re-exec: init /init.scope web /system.slice/web "
+        );
+        assert!(
+            all.iter().any(|l| l.contains(&line)),
+            "no {line:?}: {:?}",
+            all.iter()
+                .filter(|l| l.contains("cgroups"))
+                .collect::<Vec<_>>()
+        );
+    }
     // The status table, as initctl printed it inside the VM.
     for (unit, state) in [
         ("default", "running"),

@@ -62,6 +62,7 @@ pub fn setup(pid1: bool) -> Result<(), String> {
                 let _ = std::fs::create_dir(&own);
                 (Cgroups::at(own.clone()).ok(), Some(own))
             }
+            Ok(c) if pid1 && machine_init() => (Some(c.machine_layout()), None),
             Ok(c) => (Some(c), None),
             Err(_) => (None, None),
         };

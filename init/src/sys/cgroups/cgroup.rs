@@ -4,8 +4,10 @@
 //! # Where
 //!
 //! The init's own cgroup is read from `/proc/self/cgroup` (the `0::` line)
-//! and the cgroup2 mount from `/proc/self/mountinfo`: as PID 1 that is the
-//! root of the hierarchy, and units go right below it; in supervisor mode
+//! and the cgroup2 mount from `/proc/self/mountinfo`: as the machine's
+//! PID 1 that is the root of the hierarchy, and units go right below it
+//! while the init moves into `init.scope` ([`Cgroups::machine_layout`],
+//! systemd's layout); in supervisor mode
 //! it is whatever subtree the init was started in (delegated to it by its
 //! own manager), and units go below that. [`Cgroups::discover`] says why
 //! when there is none to use (no cgroup2 mounted, as on a v1-only host, or
@@ -201,6 +203,31 @@ impl Cgroups {
             at_root,
             has_kill,
         })
+    }
+
+    /// The machine's PID 1, as systemd's: its units below the root of the
+    /// hierarchy and the init itself in `/init.scope`, so that what reads
+    /// a process's cgroup (journald's `_SYSTEMD_UNIT`, `journalctl -u
+    /// init.scope`, `systemd-cgls`) finds the manager's unit. After a
+    /// re-exec the init is found there already, and the base is its
+    /// parent, the root. A move the kernel refuses leaves the init where
+    /// it was, with units below the root as before.
+    pub fn machine_layout(self) -> Cgroups {
+        let base = match self.base.parent() {
+            Some(root)
+                if self.base.ends_with(INIT_LEAF) && !root.join("cgroup.events").exists() =>
+            {
+                root.to_path_buf()
+            }
+            _ => self.base,
+        };
+        let c = Cgroups {
+            at_root: !base.join("cgroup.events").exists(),
+            base,
+            has_kill: self.has_kill,
+        };
+        let _ = c.move_init_to_leaf();
+        c
     }
 
     /// The directory units go below.
