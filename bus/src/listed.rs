@@ -16,7 +16,7 @@ use crate::error::BusError;
 use crate::escape::{job_path, unit_path};
 use crate::hub::Hub;
 use crate::model::{self, systemd_name};
-use flotilla_units::escape::escape_path;
+use flotilla_units::escape::name_from_path;
 use flotilla_units::mountinfo::{self, MountEntry};
 use flotilla_units::protocol::{Reply, Request, UnitStatus, SLICE_SOURCE};
 use std::collections::BTreeSet;
@@ -172,8 +172,7 @@ pub fn mount_unit_name(e: &MountEntry) -> Option<String> {
     if !mountinfo::entry_has_unit(e) {
         return None;
     }
-    let stem = escape_path(e.mount_point.to_str()?).ok()?;
-    Some(format!("{stem}.mount"))
+    name_from_path(e.mount_point.to_str()?, "mount").ok()
 }
 
 /// The mount units of the mount table `text` that `have` (the init's

@@ -9,7 +9,7 @@
 //! when a client asks: the init itself watches and reads nothing for it.
 
 use crate::dict::Props;
-use flotilla_units::escape::{escape_path, unescape_path};
+use flotilla_units::escape::{is_hashed, name_from_path, unescape_path};
 use flotilla_units::mountinfo::{self, MountEntry};
 use std::path::Path;
 use zbus::zvariant::Value;
@@ -42,14 +42,31 @@ pub fn table() -> Option<Vec<u8>> {
 /// own (its escaped path, as systemd names it: `tmp-x.mount` is
 /// `/tmp/x`, never `/tmp-x`) and systemd keeps a unit for it (not for the
 /// API file systems, `proc.mount` is no unit, nor for an autofs).
+///
+/// A hashed name (a mount point too deep for its escaped path to be a
+/// name, `escape::name_from_path`) says no place: it is the mount whose
+/// place's name it is, as systemd reads no path back from such a name.
 pub fn lookup(text: &[u8], name: &str) -> Option<MountEntry> {
     let stem = name.strip_suffix(".mount")?;
-    let place = unescape_path(stem).ok()?;
-    if escape_path(&place).ok()? != stem {
-        return None;
-    }
+    // A name that looks hashed may also be a short path's own name
+    // (`/a_0123456789abcdef`): the names of the table's places decide.
+    let place = if is_hashed(name) {
+        None
+    } else {
+        let place = unescape_path(stem).ok()?;
+        if name_from_path(&place, "mount").ok()? != name {
+            return None;
+        }
+        Some(place)
+    };
     mountinfo::entries(text)
-        .filter(|e| e.mount_point == Path::new(&place))
+        .filter(|e| match &place {
+            Some(p) => e.mount_point == Path::new(p),
+            None => e
+                .mount_point
+                .to_str()
+                .is_some_and(|p| name_from_path(p, "mount").is_ok_and(|n| n == name)),
+        })
         .last()
         .filter(mountinfo::entry_has_unit)
 }
@@ -147,6 +164,27 @@ mod tests {
                 .map(|e| (e.mount_point.to_str().unwrap_or(""), e.source.as_str()));
             assert_eq!(got, *want, "{name}");
         }
+    }
+
+    /// A mount too deep for its escaped path to be a name (systemd's test
+    /// 60 mounts a tmpfs at seven 255-byte components) is found by its
+    /// hashed name, and only by that; its neighbours keep theirs.
+    #[test]
+    fn a_deep_mount_point_answers_to_its_hashed_name() {
+        let deep = format!("/{}", "x".repeat(255)).repeat(7);
+        let mut table = String::from_utf8(TABLE.to_vec()).unwrap();
+        table.push_str(&format!(
+            "99 25 0:77 / {deep} rw,relatime shared:60 - tmpfs tmpfs rw\n"
+        ));
+        let name = name_from_path(&deep, "mount").unwrap();
+        assert!(name.ends_with("_d47b8f53acebf7de.mount"), "{name}");
+        let e = lookup(table.as_bytes(), &name).expect("the deep mount");
+        assert_eq!(e.mount_point, Path::new(&deep));
+        let other = format!("{}_0123456789abcdef.mount", &name[..232]);
+        assert!(lookup(table.as_bytes(), &other).is_none());
+        assert!(lookup(table.as_bytes(), "tmp.mount").is_some());
+        let rows = crate::listed::mounts(table.as_bytes(), &Default::default());
+        assert!(rows.iter().any(|r| r.0 == name), "the listed row");
     }
 
     #[test]

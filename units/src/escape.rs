@@ -85,6 +85,81 @@ pub fn escape_path(path: &str) -> Result<String, EscapeError> {
     Ok(escape(p.trim_start_matches('/')))
 }
 
+/// The longest a unit name may be, as systemd's `UNIT_NAME_MAX` (a name
+/// is shorter than this).
+pub const UNIT_NAME_MAX: usize = 256;
+
+/// systemd's key for the hash of an over-long name (`LONG_UNIT_NAME_HASH_KEY`
+/// in its `unit-name.c`).
+const LONG_NAME_KEY: [u8; 16] = [
+    0xec, 0xf2, 0x37, 0xfb, 0x58, 0x32, 0x4a, 0x32, 0x84, 0x9f, 0x06, 0x9b, 0x0d, 0x21, 0xeb, 0x9a,
+];
+
+/// The unit named after `path` with the type `suffix` (`mount`, `device`,
+/// `swap`, `automount`), as systemd's `unit_name_from_path` (and
+/// `systemd-escape --suffix=mount --path`) makes it: the escaped path and
+/// the suffix, unless that is [`UNIT_NAME_MAX`] or longer (a mount at a
+/// deep path): then its first bytes, `_`, the 16 hex digits of its
+/// SipHash-2-4 under systemd's key (little-endian) and the suffix, 255
+/// bytes in all, so that every program that names the path finds the
+/// same unit.
+///
+/// ```
+/// use flotilla_units::escape::name_from_path;
+/// assert_eq!(name_from_path("/tmp/x", "mount").unwrap(), "tmp-x.mount");
+/// let long = name_from_path(&"/x".repeat(200), "mount").unwrap();
+/// assert_eq!(long.len(), 255);
+/// assert!(long.ends_with(".mount"));
+/// ```
+pub fn name_from_path(path: &str, suffix: &str) -> Result<String, EscapeError> {
+    let name = format!("{}.{suffix}", escape_path(path)?);
+    if name.len() < UNIT_NAME_MAX {
+        return Ok(name);
+    }
+    let keep = UNIT_NAME_MAX - 1 - suffix.len() - 16 - 2;
+    // systemd's `siphash24_string` hashes the string with its NUL.
+    let mut bytes = name.clone().into_bytes();
+    bytes.push(0);
+    let hash = siphash24(&bytes, &LONG_NAME_KEY);
+    let hex: String = hash
+        .to_le_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    // The escaped name is ASCII: any byte is a character boundary.
+    Ok(format!("{}_{hex}.{suffix}", &name[..keep]))
+}
+
+/// Whether `name` is one [`name_from_path`] hashed: a valid name whose stem
+/// ends in `_` and 16 lowercase hex digits (systemd's
+/// `unit_name_is_hashed`). Its path cannot be read back from it.
+pub fn is_hashed(name: &str) -> bool {
+    let Some((stem, _)) = name.rsplit_once('.') else {
+        return false;
+    };
+    stem.len() > 16
+        && stem.as_bytes()[stem.len() - 17] == b'_'
+        && stem[stem.len() - 16..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// SipHash-2-4 of `data` under `key`, as systemd's `siphash24` (std's
+/// `SipHasher` is the same function, kept deprecated only because std
+/// does not promise it for `Hash`).
+fn siphash24(data: &[u8], key: &[u8; 16]) -> u64 {
+    use std::hash::Hasher;
+    let half = |i: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&key[i..i + 8]);
+        u64::from_le_bytes(b)
+    };
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new_with_keys(half(0), half(8));
+    h.write(data);
+    h.finish()
+}
+
 /// `systemd-escape -u NAME`: `\xNN` becomes its byte and `-` becomes `/`.
 /// Bytes that are not UTF-8 are replaced (U+FFFD); `\x00` is refused
 /// (systemd cuts the string there).
@@ -162,6 +237,42 @@ pub fn escape_into_template(template: &str, s: &str) -> Result<String, EscapeErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SipHash-2-4's reference vector (the paper's appendix: key 00..0f,
+    /// message 00..0e), which systemd's own test of `siphash24` checks.
+    #[test]
+    fn siphash_is_the_reference_function() {
+        let key: [u8; 16] = std::array::from_fn(|i| i as u8);
+        let msg: Vec<u8> = (0u8..15).collect();
+        assert_eq!(siphash24(&msg, &key), 0xa129ca6149be45e5);
+    }
+
+    /// A mount at a path of seven 255-byte components, as systemd's test
+    /// 60 makes it: the name Debian's systemd 252 gives it (its
+    /// `systemd-fstab-generator`, given that path in an fstab, writes
+    /// this unit).
+    #[test]
+    fn an_over_long_name_is_hashed_as_systemd_does() {
+        let long = format!("/{}", "x".repeat(255)).repeat(7);
+        let name = name_from_path(&long, "mount").unwrap();
+        assert_eq!(name.len(), 255);
+        assert_eq!(
+            &name[..232],
+            &format!("{}-", "x".repeat(255)).repeat(7)[..232]
+        );
+        assert_eq!(&name[232..], "_d47b8f53acebf7de.mount");
+        assert!(is_hashed(&name));
+        assert!(!is_hashed("tmp-x.mount"));
+        assert!(!is_hashed(
+            &name_from_path("/tmp/abcdefabcdefabcdef", "mount").unwrap()
+        ));
+        // One byte short of the limit is kept whole.
+        let edge = format!("/{}", "y".repeat(UNIT_NAME_MAX - 1 - ".mount".len()));
+        assert_eq!(
+            name_from_path(&edge, "mount").unwrap().len(),
+            UNIT_NAME_MAX - 1
+        );
+    }
 
     #[test]
     fn bad_input_says_what_is_wrong() {

@@ -4,7 +4,7 @@
 //! default dependencies (systemd.mount(5)).
 
 use super::*;
-use flotilla_units::escape::escape_path;
+use flotilla_units::escape::name_from_path;
 use flotilla_units::spec::Names;
 
 /// Where systemd finds the two programs (`MOUNT_PATH`, `UMOUNT_PATH`).
@@ -118,8 +118,8 @@ pub fn mounts_for(path: &str) -> Vec<String> {
     for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
         prefix.push('/');
         prefix.push_str(part);
-        match escape_path(&prefix) {
-            Ok(n) => out.push(format!("{n}.mount")),
+        match name_from_path(&prefix, "mount") {
+            Ok(n) => out.push(n),
             Err(_) => return Vec::new(),
         }
     }
@@ -148,13 +148,13 @@ impl MountKeys {
             t.error(at, format!("Where= needs an absolute path, not {place:?}"));
             return;
         }
-        match escape_path(&place) {
-            Ok(n) if format!("{n}.mount") == t.unit => {}
+        match name_from_path(&place, "mount") {
+            Ok(n) if n == t.unit => {}
             Ok(n) => {
                 t.error(
                     at,
                     format!(
-                        "Where={place} does not match the unit's name {}: its mount unit is {n}.mount",
+                        "Where={place} does not match the unit's name {}: its mount unit is {n}",
                         t.unit
                     ),
                 );

@@ -20,7 +20,7 @@
 //! path.
 
 use super::db::DbRecord;
-use crate::escape::escape_path;
+use crate::escape::{escape_path, name_from_path};
 use crate::unit_name::UnitName;
 use std::collections::BTreeMap;
 
@@ -193,7 +193,7 @@ impl Device {
 /// The `.device` unit named after `path` (`None` for a path that cannot
 /// be one, with a `..`).
 pub fn unit_name(path: &str) -> Option<String> {
-    escape_path(path).ok().map(|e| format!("{e}.device"))
+    name_from_path(path, "device").ok()
 }
 
 /// A word of `SYSTEMD_WANTS=` made a unit name as systemd mangles it: an
@@ -206,7 +206,7 @@ fn mangle(word: &str) -> Option<String> {
         } else {
             "mount"
         };
-        return escape_path(word).ok().map(|e| format!("{e}.{suffix}"));
+        return name_from_path(word, suffix).ok();
     }
     let has_type = word
         .rsplit_once('.')
