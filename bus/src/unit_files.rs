@@ -37,13 +37,7 @@ pub async fn dropins_of(hub: &Hub, name: &str) -> Result<Vec<(String, String)>, 
 /// (`/run/systemd/transient`), if the path names one (it may not exist
 /// yet: systemd makes it at boot, flotilla when it first writes there).
 async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
-    Ok(hub
-        .lasting()
-        .await?
-        .units_path
-        .iter()
-        .find(|p| flotilla_systemd::DirRole::of_path(p) == flotilla_systemd::DirRole::Transient)
-        .cloned())
+    Ok(flotilla_systemd::transient_dir(&hub.lasting().await?.units_path).cloned())
 }
 
 /// Writes the file of the transient unit `name` into the path's directory

@@ -65,7 +65,7 @@ pub use preset::{
 pub use revert::{revert_paths, Reverted};
 pub(crate) use search_dir::absolute as link_target;
 pub use search_dir::{
-    is_listed_subdir, list_search_dir, DirRole, Entry, EntryKind, ListDir, SearchDir,
+    is_listed_subdir, list_search_dir, transient_dir, DirRole, Entry, EntryKind, ListDir, SearchDir,
 };
 pub use set_property::{property_dropins, Setting};
 pub use translate::{

@@ -70,6 +70,14 @@ impl DirRole {
     }
 }
 
+/// The search path's directory of transient units (`/run/systemd/transient`),
+/// where flotilla-busd writes a transient unit's file and from which the
+/// init removes it, if the path has one.
+pub fn transient_dir<P: AsRef<std::path::Path>>(path: &[P]) -> Option<&P> {
+    path.iter()
+        .find(|d| DirRole::of_path(&d.as_ref().to_string_lossy()) == DirRole::Transient)
+}
+
 /// Whether a subdirectory of a search directory is listed with it:
 /// `NAME.wants`, `NAME.requires` and `NAME.d` (drop-ins), not hidden.
 pub fn is_listed_subdir(name: &str) -> bool {

@@ -177,11 +177,7 @@ impl<S: Sys> Runtime<S> {
         let r = self.patch_transient(RUN_SET.to_string(), Vec::new(), names.clone());
         if matches!(r, Reply::Applied(_)) {
             let dirs = self.settings.units_path();
-            let transient = dirs.iter().filter(|d| {
-                flotilla_systemd::DirRole::of_path(&d.to_string_lossy())
-                    == flotilla_systemd::DirRole::Transient
-            });
-            for dir in transient {
+            if let Some(dir) = flotilla_systemd::transient_dir(&dirs) {
                 for n in &names {
                     // None there (a scope's, an initctl run's) is no error.
                     let _ = self.sys.remove_file(&dir.join(n));
