@@ -1,7 +1,8 @@
 //! The `org.freedesktop.systemd1.Unit` interface of a unit that systemd
 //! has and flotilla's init keeps none of: a mount point's
 //! (`crate::mounted`), `init.scope` (`crate::listed`). Such a unit is
-//! loaded, active, and cannot be started, stopped or reloaded.
+//! loaded, active, and cannot be started or reloaded; a perpetual one
+//! (the root's mount, `init.scope`) cannot be stopped either.
 
 use crate::dict::Props;
 use zbus::zvariant::{ObjectPath, Value};
@@ -9,7 +10,8 @@ use zbus::zvariant::{ObjectPath, Value};
 /// `org.freedesktop.systemd1.Unit` of a unit the init does not keep (a
 /// mount point's, `init.scope`): no unit file, loaded, active in `sub`
 /// since a time nobody recorded (0), with no dependency, job or action
-/// (`CanStart`, `CanStop` and `CanReload` false: the init cannot).
+/// (`CanStart` and `CanReload` false: the init cannot; `CanStop` unless
+/// `perpetual`: a mount point is unmounted).
 pub fn unit(name: &str, description: String, sub: &str, perpetual: bool) -> Props {
     let strs = |v: Vec<String>| -> Value<'static> { Value::from(v) };
     vec![
@@ -39,7 +41,7 @@ pub fn unit(name: &str, description: String, sub: &str, perpetual: bool) -> Prop
         ("ActiveExitTimestamp", Value::from(0u64)),
         ("InactiveEnterTimestamp", Value::from(0u64)),
         ("CanStart", Value::from(false)),
-        ("CanStop", Value::from(false)),
+        ("CanStop", Value::from(!perpetual)),
         ("CanReload", Value::from(false)),
         ("CanIsolate", Value::from(false)),
         ("CanClean", strs(vec![])),

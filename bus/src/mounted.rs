@@ -71,6 +71,45 @@ pub fn lookup(text: &[u8], name: &str) -> Option<MountEntry> {
         .filter(mountinfo::entry_has_unit)
 }
 
+/// Unmounts `e` as systemd stops a mount unit: `umount WHERE -c` (the
+/// place as the table has it, not resolved again). `Err` says why not,
+/// with umount's own words.
+pub async fn unmount(e: &MountEntry) -> Result<(), String> {
+    let place = e.mount_point.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("umount")
+            .arg(&place)
+            .arg("-c")
+            .stdin(std::process::Stdio::null())
+            .output()
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("run umount: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "umount {} failed ({}): {}",
+        e.mount_point.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    ))
+}
+
+/// The answer to what cannot be done to the mount unit `name` of a mount
+/// point no unit made: a start or reload, and the root's stop.
+pub fn refused(name: &str) -> crate::error::BusError {
+    crate::error::BusError {
+        name: "org.freedesktop.systemd1.UnitIsPerpetual",
+        message: format!(
+            "Unit {name} is a mount point no unit of the init's made: it can \
+             neither start nor reload it{}.",
+            if name == ROOT { ", nor stop it" } else { "" }
+        ),
+    }
+}
+
 /// The description systemd gives a mount unit with no file: the mount
 /// point, `Root Mount` for the root.
 pub fn description(name: &str, e: &MountEntry) -> String {
@@ -95,9 +134,9 @@ pub fn options(e: &MountEntry) -> String {
 
 /// `org.freedesktop.systemd1.Unit` of the mount unit `name` for the mount
 /// `e`: loaded from the mount table (`SourcePath`), no unit file, active
-/// and `mounted` since a time nobody recorded (0). flotilla can neither
-/// start nor stop it (the init has no such unit): `CanStart` and
-/// `CanStop` say so.
+/// and `mounted` since a time nobody recorded (0). flotilla cannot start
+/// it (the init has no such unit), and stops it by unmounting it
+/// ([`unmount`]) unless it is the root: `CanStart` and `CanStop` say so.
 pub fn unit(name: &str, e: &MountEntry) -> Props {
     let mut props = crate::fixed::unit(name, description(name, e), "mounted", name == ROOT);
     props.push(("SourcePath", Value::from("/proc/self/mountinfo")));

@@ -484,14 +484,15 @@ impl Object {
                 }
                 other => Err(manager::unmapped(other)),
             },
-            // flotilla did not mount it and has no unit to start or stop.
-            (Object::Mounted(name, _), UNIT | "") => Err(BusError {
-                name: "org.freedesktop.systemd1.UnitIsPerpetual",
-                message: format!(
-                    "Unit {name} is a mount point no unit of the init's made: it can neither \
-                     start, stop nor reload it."
-                ),
-            }),
+            // The root is never stopped; another mount point is unmounted
+            // by a stop, as systemd's.
+            (Object::Mounted(name, _), UNIT | "")
+                if member == "Stop" && name != crate::mounted::ROOT =>
+            {
+                crate::units_ops::stop(hub, name).await
+            }
+            // flotilla has no unit to start or reload it.
+            (Object::Mounted(name, _), UNIT | "") => Err(crate::mounted::refused(name)),
             (Object::InitScope, UNIT | SCOPE | "") => Err(BusError {
                 name: "org.freedesktop.systemd1.UnitIsPerpetual",
                 message: format!(

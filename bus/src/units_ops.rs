@@ -78,12 +78,18 @@ pub fn job_for(
 /// `JobRemoved` with `done` after the method's reply, which `systemctl`
 /// waits for (a job ended before the reply is never seen ending).
 pub fn done_job(hub: &Hub, name: &str, kind: &'static str) -> Outcome {
+    ended_job(hub, name, kind, "done")
+}
+
+/// A job on `name` that ended with `result` (`done`, `failed`) before it
+/// was answered, announced and ended as [`done_job`]'s.
+pub fn ended_job(hub: &Hub, name: &str, kind: &'static str, result: &'static str) -> Outcome {
     let parts = PendingParts {
         unit: name.to_string(),
         name: name.to_string(),
         goal: Goal::Up,
         fresh: false,
-        already: Some("done"),
+        already: Some(result),
         changes: hub.changes(),
     };
     job(hub, parts, kind)
@@ -174,6 +180,23 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     // as systemd's slice without a unit file is loaded and inactive.
     if found.is_none() && name.ends_with(".slice") {
         return Ok(done_job(hub, name, "stop"));
+    }
+    // A mount point no unit of the init's made: unmounted, as systemd
+    // stops the unit of any mount of its table.
+    if found.is_none() {
+        if let Some(e) = crate::mounted::find(name) {
+            if name == crate::mounted::ROOT {
+                return Err(crate::mounted::refused(name));
+            }
+            let result = match crate::mounted::unmount(&e).await {
+                Ok(()) => "done",
+                Err(why) => {
+                    eprintln!("flotilla-busd: stop of {name}: {why}");
+                    "failed"
+                }
+            };
+            return Ok(ended_job(hub, name, "stop", result));
+        }
     }
     let s = found.ok_or_else(|| BusError::no_such_unit(name))?;
     let sysname = systemd_name(&s);

@@ -148,3 +148,63 @@ fn the_roots_mount_unit_and_other_mount_points_answer_as_systemds() {
     out.expect(4);
     assert!(out.stderr.contains("could not be found"), "{out:?}");
 }
+
+/// A stop unmounts a mount point no unit made, as systemd's stop of its
+/// unit does (its job done); the root's is refused. A mount point too
+/// deep for its escaped path to be a name (systemd's test 60: seven
+/// 255-byte components) answers to the hashed name Debian's systemctl
+/// makes of the path, and stops by it.
+#[test]
+fn a_stop_unmounts_a_mount_point_also_one_with_a_hashed_name() {
+    let dir = TestDir::new();
+    let _init = started(&dir);
+    let bus = busd(&dir);
+    let place = dir.join("mnt");
+    let mounted = HostMount::tmpfs(&place);
+    let is_mount = |p: &Path| {
+        let table = std::fs::read("/proc/1/mountinfo").unwrap_or_default();
+        let found = mountinfo::entries(&table).any(|e| e.mount_point == p);
+        found
+    };
+    let out = systemctl(
+        &bus,
+        &["show", "-P", "CanStop", "--", &place.to_string_lossy()],
+    );
+    out.expect(0);
+    assert_eq!(out.stdout, "yes\n", "{out:?}");
+    systemctl(&bus, &["stop", "--", &place.to_string_lossy()]).expect(0);
+    assert!(!is_mount(&place), "{} is still mounted", place.display());
+    drop(mounted);
+
+    let deep = format!("/{}", "x".repeat(255)).repeat(7);
+    let deep = dir.join(deep.trim_start_matches('/'));
+    let mounted = HostMount::tmpfs(&deep);
+    let name =
+        flotilla_units::escape::name_from_path(&deep.to_string_lossy(), "mount").expect("a name");
+    assert_eq!(name.len(), 255, "{name}");
+    let path = deep.to_string_lossy().into_owned();
+    let out = systemctl(&bus, &["show", "-p", "Id", "-p", "SubState", "--", &path]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!("Id={name}\nSubState=mounted\n"),
+        "{out:?}"
+    );
+    let out = systemctl(
+        &bus,
+        &["list-units", "--no-legend", "--plain", "--type=mount"],
+    );
+    assert!(
+        rows(&out)
+            .iter()
+            .any(|r| r.starts_with(&format!("{name} "))),
+        "{out:?}"
+    );
+    systemctl(&bus, &["stop", "--", &path]).expect(0);
+    assert!(!is_mount(&deep), "the deep tmpfs is still mounted");
+    drop(mounted);
+
+    let out = systemctl(&bus, &["stop", "--", "-.mount"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("nor stop it"), "{out:?}");
+}
