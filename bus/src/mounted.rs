@@ -211,11 +211,11 @@ mod tests {
     #[test]
     fn a_deep_mount_point_answers_to_its_hashed_name() {
         let deep = format!("/{}", "x".repeat(255)).repeat(7);
-        let mut table = String::from_utf8(TABLE.to_vec()).unwrap();
+        let mut table = String::from_utf8(TABLE.to_vec()).expect("UTF-8");
         table.push_str(&format!(
             "99 25 0:77 / {deep} rw,relatime shared:60 - tmpfs tmpfs rw\n"
         ));
-        let name = name_from_path(&deep, "mount").unwrap();
+        let name = name_from_path(&deep, "mount").expect("a name");
         assert!(name.ends_with("_d47b8f53acebf7de.mount"), "{name}");
         let e = lookup(table.as_bytes(), &name).expect("the deep mount");
         assert_eq!(e.mount_point, Path::new(&deep));
