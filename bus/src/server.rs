@@ -484,12 +484,9 @@ impl Object {
                 }
                 other => Err(manager::unmapped(other)),
             },
-            // The root is never stopped; another mount point is unmounted
-            // by a stop, as systemd's.
-            (Object::Mounted(name, _), UNIT | "")
-                if member == "Stop" && name != crate::mounted::ROOT =>
-            {
-                crate::units_ops::stop(hub, name).await
+            // A stop unmounts it, as systemd's (the root's is refused).
+            (Object::Mounted(name, e), UNIT | "") if member == "Stop" => {
+                crate::units_ops::stop_mount_point(hub, name, e).await
             }
             // flotilla has no unit to start or reload it.
             (Object::Mounted(name, _), UNIT | "") => Err(crate::mounted::refused(name)),

@@ -95,6 +95,27 @@ pub fn ended_job(hub: &Hub, name: &str, kind: &'static str, result: &'static str
     job(hub, parts, kind)
 }
 
+/// The stop of `name`, the unit of the mount `e` that no unit of the
+/// init's made: unmounted, as systemd stops the unit of any mount of its
+/// table; the root's is refused.
+pub async fn stop_mount_point(
+    hub: &Hub,
+    name: &str,
+    e: &flotilla_units::mountinfo::MountEntry,
+) -> Result<Outcome, BusError> {
+    if name == crate::mounted::ROOT {
+        return Err(crate::mounted::refused(name));
+    }
+    let result = match crate::mounted::unmount(e).await {
+        Ok(()) => "done",
+        Err(why) => {
+            eprintln!("flotilla-busd: stop of {name}: {why}");
+            "failed"
+        }
+    };
+    Ok(ended_job(hub, name, "stop", result))
+}
+
 /// Sends a request that answers `accepted` (or `applied`).
 pub(crate) async fn accepted(hub: &Hub, req: Request, what: &str) -> Result<(), BusError> {
     match hub.ask(req).await? {
@@ -181,21 +202,9 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
     if found.is_none() && name.ends_with(".slice") {
         return Ok(done_job(hub, name, "stop"));
     }
-    // A mount point no unit of the init's made: unmounted, as systemd
-    // stops the unit of any mount of its table.
     if found.is_none() {
         if let Some(e) = crate::mounted::find(name) {
-            if name == crate::mounted::ROOT {
-                return Err(crate::mounted::refused(name));
-            }
-            let result = match crate::mounted::unmount(&e).await {
-                Ok(()) => "done",
-                Err(why) => {
-                    eprintln!("flotilla-busd: stop of {name}: {why}");
-                    "failed"
-                }
-            };
-            return Ok(ended_job(hub, name, "stop", result));
+            return stop_mount_point(hub, name, &e).await;
         }
     }
     let s = found.ok_or_else(|| BusError::no_such_unit(name))?;
