@@ -577,45 +577,7 @@ impl Sys for RealSys {
     }
 
     fn write_now(&self, fd: RawFd, buf: &[u8]) -> Result<usize, SysError> {
-        let fail = |call: &str| SysError::Call {
-            call: call.to_owned(),
-            errno: Os(Errno::last()),
-        };
-        // SAFETY (each call below): `buf` is valid for its length, and the
-        // calls only read it.
-        let mut n = unsafe {
-            libc::send(
-                fd,
-                buf.as_ptr().cast(),
-                buf.len(),
-                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            )
-        };
-        if n < 0 && Errno::last() == Errno::ENOTSOCK {
-            // A pipe: RWF_NOWAIT (Linux 5.8 for pipes), whatever the
-            // descriptor's own flag.
-            let iov = libc::iovec {
-                iov_base: buf.as_ptr().cast_mut().cast(),
-                iov_len: buf.len(),
-            };
-            n = unsafe { libc::pwritev2(fd, &iov, 1, -1, libc::RWF_NOWAIT) };
-            if n < 0 && matches!(Errno::last(), Errno::EOPNOTSUPP | Errno::EINVAL) {
-                // A terminal: a plain write, only on a descriptor of our
-                // own that never waits.
-                let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-                if fl < 0 || fl & libc::O_NONBLOCK == 0 {
-                    return Err(fail("write to standard output without waiting"));
-                }
-                n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-            }
-        }
-        match usize::try_from(n) {
-            Ok(n) => Ok(n),
-            Err(_) => match Errno::last() {
-                Errno::EAGAIN | Errno::EINTR => Ok(0),
-                _ => Err(fail("write to standard output")),
-            },
-        }
+        super::io::nowait::write(fd, buf)
     }
 
     fn stdin_is_terminal(&self) -> bool {

@@ -5,8 +5,9 @@
 //! (`sockets.rs`), socket units' sockets and FIFOs
 //! (`listen.rs`), a `recvmsg` with credentials and
 //! descriptors (`fdpass.rs`), whether two descriptors
-//! are one file (`kcmp.rs`), memory files, and udevd's netlink group
-//! (`uevents.rs`).
+//! are one file (`kcmp.rs`), memory files, udevd's netlink group
+//! (`uevents.rs`), and the write to standard output that never waits
+//! (`nowait.rs`).
 //!
 //! What it does not know: what the bytes on those descriptors mean (the
 //! control protocol, notify messages and output lines are parsed above
@@ -18,6 +19,7 @@ pub mod fdpass;
 pub mod kcmp;
 pub mod listen;
 pub(crate) mod memfd;
+pub(in crate::sys) mod nowait;
 pub mod signals;
 pub mod sockets;
 pub mod uevents;
