@@ -9,6 +9,16 @@ use zbus::zvariant::Value;
 /// One interface's properties.
 pub type Props = Vec<(&'static str, Value<'static>)>;
 
+/// `props` with its property `name` set to `value`, in its place: one
+/// worked out after the rest (a unit's `DropInPaths`, `NeedDaemonReload`,
+/// `UnitFileState`; a mount unit's dependencies while its place is
+/// mounted).
+pub fn set(props: &mut Props, name: &str, value: Value<'static>) {
+    if let Some(p) = props.iter_mut().find(|(n, _)| *n == name) {
+        p.1 = value;
+    }
+}
+
 /// Properties as `a{sv}` in the order given: `systemctl show` prints
 /// them in the order of the reply, as systemd's (the type interface's,
 /// then the unit's).

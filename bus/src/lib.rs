@@ -23,6 +23,7 @@ pub mod listen;
 pub mod manager;
 pub mod markers;
 pub mod model;
+pub mod mount_props;
 pub mod mounted;
 pub mod need_reload;
 pub mod peers;

@@ -142,7 +142,27 @@ pub fn sub_of(s: &UnitStatus) -> &'static str {
             "dead"
         };
     }
+    if is_mount(s) {
+        return mount_sub_state(shown(s));
+    }
     sub_state(s.kind, shown(s))
+}
+
+/// Whether `s` is a mount unit (the init's, of a `[Mount]` file: a
+/// oneshot running mount(8)).
+pub fn is_mount(s: &UnitStatus) -> bool {
+    s.kind == UnitType::Oneshot && s.unit.ends_with(".mount")
+}
+
+/// systemd's `SubState` of a mount unit in `state`.
+fn mount_sub_state(state: UnitState) -> &'static str {
+    match state {
+        UnitState::Running | UnitState::Exited | UnitState::Reloading => "mounted",
+        UnitState::Starting => "mounting",
+        UnitState::Stopping => "unmounting",
+        UnitState::Failed => "failed",
+        UnitState::Disabled | UnitState::Waiting => "dead",
+    }
 }
 
 /// Whether `s` is a device unit (the init's, of a device udev told of).

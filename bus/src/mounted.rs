@@ -9,13 +9,15 @@
 //! when a client asks: the init itself watches and reads nothing for it.
 
 use crate::dict::Props;
+use flotilla_systemd::{mount_deps, mounts_for};
 use flotilla_units::escape::{is_hashed, name_from_path, unescape_path};
 use flotilla_units::mountinfo::{self, MountEntry};
+use flotilla_units::protocol::Dependencies;
+use flotilla_units::spec::MountParams;
 use std::path::Path;
 use zbus::zvariant::Value;
 
-/// The mount interface.
-pub const MOUNT: &str = "org.freedesktop.systemd1.Mount";
+pub use crate::mount_props::{mount, MOUNT};
 
 /// The root's unit.
 pub const ROOT: &str = "-.mount";
@@ -132,36 +134,107 @@ pub fn options(e: &MountEntry) -> String {
     out.join(",")
 }
 
+/// What the mount `e` is, as systemd reads it: the table's source, type
+/// and options ([`options`]), and the options mount(8) kept for itself in
+/// `/run/mount/utab` (`_netdev`, `x-…`: libmount merges them so).
+pub fn params(e: &MountEntry) -> MountParams {
+    let mut options = options(e);
+    let utab = std::fs::read(UTAB).unwrap_or_default();
+    if let Some(own) = mountinfo::utab_options(&utab, &e.mount_point, &e.root) {
+        for o in own.split(',').filter(|o| !o.is_empty()) {
+            options.push(',');
+            options.push_str(o);
+        }
+    }
+    MountParams {
+        place: e.mount_point.display().to_string(),
+        what: e.source.clone(),
+        fstype: e.fstype.clone(),
+        options,
+    }
+}
+
+/// Where mount(8) keeps its own options of each mount.
+const UTAB: &str = "/run/mount/utab";
+
+/// The mount units systemd orders a mount at `place` after and requires:
+/// those of the places above it that are mount points of `table` (the
+/// root's always), as its `RequiresMountsFor=` of the parent directory.
+fn above(table: &[u8], place: &str) -> Vec<String> {
+    let mut names = mounts_for(place);
+    names.pop();
+    names.retain(|n| n == ROOT || lookup(table, n).is_some());
+    names
+}
+
 /// `org.freedesktop.systemd1.Unit` of the mount unit `name` for the mount
 /// `e`: loaded from the mount table (`SourcePath`), no unit file, active
-/// and `mounted` since a time nobody recorded (0). flotilla cannot start
-/// it (the init has no such unit), and stops it by unmounting it
-/// ([`unmount`]) unless it is the root: `CanStart` and `CanStop` say so.
+/// and `mounted` since a time nobody recorded (0), with the dependencies
+/// systemd gives such a mount (`flotilla_systemd::mount_deps`). flotilla
+/// cannot start it (the init has no such unit), and stops it by
+/// unmounting it ([`unmount`]) unless it is the root: `CanStart` and
+/// `CanStop` say so.
 pub fn unit(name: &str, e: &MountEntry) -> Props {
     let mut props = crate::fixed::unit(name, description(name, e), "mounted", name == ROOT);
     props.push(("SourcePath", Value::from("/proc/self/mountinfo")));
+    let mut deps = mount_deps::of_table(&params(e));
+    if name != ROOT {
+        let table = table().unwrap_or_default();
+        let up = above(&table, &e.mount_point.display().to_string());
+        deps.requires.splice(0..0, up.iter().cloned());
+        deps.after.splice(0..0, up);
+    }
+    for (key, list) in [
+        ("Requires", deps.requires),
+        ("Wants", deps.wants),
+        ("After", deps.after),
+        ("Before", deps.before),
+        ("Conflicts", deps.conflicts),
+    ] {
+        crate::dict::set(&mut props, key, Value::from(list));
+    }
     props
 }
 
-/// `org.freedesktop.systemd1.Mount` of the mount `e`: what the mount
-/// table says, and systemd's values for what nobody set (its default
-/// time-out, 90 s; no process; no cgroup).
-pub fn mount(e: &MountEntry) -> Props {
-    vec![
-        ("Where", Value::from(e.mount_point.display().to_string())),
-        ("What", Value::from(e.source.clone())),
-        ("Options", Value::from(options(e))),
-        ("Type", Value::from(e.fstype.clone())),
-        ("TimeoutUSec", Value::from(90_000_000u64)),
-        ("ControlPID", Value::from(0u32)),
-        ("DirectoryMode", Value::from(0o755u32)),
-        ("SloppyOptions", Value::from(false)),
-        ("LazyUnmount", Value::from(false)),
-        ("ForceUnmount", Value::from(false)),
-        ("ReadWriteOnly", Value::from(false)),
-        ("Result", Value::from("success")),
-        ("ControlGroup", Value::from("")),
-    ]
+/// The dependencies of the init's mount unit whose file mounts `file`
+/// while the mount table has `now` at its place: systemd takes the
+/// table's values then, so the default ones of the file (when it has
+/// them) give way to those of the table, and the table's device is
+/// added.
+pub fn init_unit_deps(d: &mut Dependencies, file: &MountParams, now: &MountParams) {
+    let of_file = mount_deps::default_deps(file, mount_deps::has_option(&file.options, "nofail"));
+    let has_all = |have: &[String], want: &[String]| want.iter().all(|n| have.contains(n));
+    let defaults = !of_file.after.is_empty()
+        && has_all(&d.after, &of_file.after)
+        && has_all(&d.before, &of_file.before);
+    let mut of_table = mount_deps::MountDeps::default();
+    if defaults {
+        for (list, gone) in [
+            (&mut d.after, &of_file.after),
+            (&mut d.before, &of_file.before),
+            (&mut d.wants, &of_file.wants),
+            (&mut d.conflicts, &of_file.conflicts),
+        ] {
+            list.retain(|n| !gone.contains(n));
+        }
+        of_table = mount_deps::default_deps(now, false);
+    }
+    if let Some((device, blockdev)) = mount_deps::device_deps(now) {
+        of_table.requires.push(device.clone());
+        of_table.after.push(device);
+        of_table.after.extend(blockdev);
+    }
+    for (list, more) in [
+        (&mut d.requires, of_table.requires),
+        (&mut d.wants, of_table.wants),
+        (&mut d.after, of_table.after),
+        (&mut d.before, of_table.before),
+        (&mut d.conflicts, of_table.conflicts),
+    ] {
+        list.extend(more);
+        list.sort();
+        list.dedup();
+    }
 }
 
 #[cfg(test)]
@@ -226,6 +299,60 @@ mod tests {
         assert!(rows.iter().any(|r| r.0 == name), "the listed row");
     }
 
+    /// systemd's test 60: the NFS unit file of /tmp/deptest, its place
+    /// mounted by hand with a loop device's ext4: its dependencies are
+    /// those of a local mount of that device, not of the remote one its
+    /// file says; with `_netdev` remote again.
+    #[test]
+    fn an_init_mount_units_dependencies_follow_what_is_mounted() {
+        let m = |what: &str, fstype: &str, options: &str| MountParams {
+            place: "/tmp/deptest".into(),
+            what: what.into(),
+            fstype: fstype.into(),
+            options: options.into(),
+        };
+        let file = m("192.168.0.1:/tmp/mnt", "nfs", "");
+        // As the translator gives the file's unit (its own `After=` too).
+        let as_loaded = || Dependencies {
+            requires: vec!["-.mount".into(), "tmp.mount".into()],
+            wants: vec!["network-online.target".into()],
+            after: [
+                "-.mount",
+                "network-online.target",
+                "network.target",
+                "remote-fs-pre.target",
+                "tmp.mount",
+                "own.service",
+            ]
+            .map(String::from)
+            .to_vec(),
+            before: vec!["remote-fs.target".into(), "umount.target".into()],
+            conflicts: vec!["umount.target".into()],
+        };
+        let mut d = as_loaded();
+        init_unit_deps(&mut d, &file, &m("/dev/loop0p1", "ext4", "rw,relatime"));
+        assert_eq!(
+            d.after,
+            [
+                "-.mount",
+                "blockdev@dev-loop0p1.target",
+                "dev-loop0p1.device",
+                "local-fs-pre.target",
+                "own.service",
+                "tmp.mount"
+            ]
+        );
+        assert_eq!(d.requires, ["-.mount", "dev-loop0p1.device", "tmp.mount"]);
+        assert!(d.wants.is_empty(), "{:?}", d.wants);
+        assert_eq!(d.before, ["local-fs.target", "umount.target"]);
+        let mut d = as_loaded();
+        init_unit_deps(&mut d, &file, &m("/dev/loop1p1", "ext4", "rw,_netdev"));
+        assert!(d.after.contains(&"remote-fs-pre.target".to_string()));
+        assert!(d.after.contains(&"network.target".to_string()));
+        assert!(!d.after.contains(&"local-fs-pre.target".to_string()));
+        assert!(d.after.contains(&"dev-loop1p1.device".to_string()));
+    }
+
     #[test]
     fn the_roots_unit_is_perpetual_active_and_mounted() {
         let e = lookup(TABLE, ROOT).expect("the root is mounted");
@@ -241,7 +368,7 @@ mod tests {
         assert_eq!(get(&root, "SubState"), Value::from("mounted"));
         assert_eq!(get(&root, "LoadState"), Value::from("loaded"));
         assert_eq!(get(&root, "Perpetual"), Value::from(true));
-        let m = mount(&e);
+        let m = mount(&params(&e), "success");
         assert_eq!(get(&m, "Where"), Value::from("/"));
         assert_eq!(get(&m, "What"), Value::from("/dev/vda1"));
         assert_eq!(get(&m, "Type"), Value::from("ext4"));

@@ -49,6 +49,8 @@ pub fn type_interface_of(s: &UnitStatus) -> &'static str {
         "org.freedesktop.systemd1.Slice"
     } else if model::is_device(s) {
         "org.freedesktop.systemd1.Device"
+    } else if model::is_mount(s) {
+        crate::mount_props::MOUNT
     } else {
         type_interface(s.kind)
     }
@@ -74,7 +76,7 @@ pub fn control_group(s: &UnitStatus) -> String {
 }
 
 /// The properties of a unit that the bus side reads from the unit path
-/// when they are asked for ([`set`]): not known from the init's state, so
+/// when they are asked for (`crate::dict::set`): not known from the init's state, so
 /// left out of `PropertiesChanged`, as systemd leaves them out.
 pub const FROM_PATH: [&str; 3] = ["DropInPaths", "NeedDaemonReload", "UnitFileState"];
 
@@ -188,17 +190,16 @@ pub fn unit(s: &UnitStatus, job: Option<u32>) -> Props {
     props
 }
 
-/// `props` (a unit's, [`unit`]) with its property `name` set to
-/// `value`: one the bus side works out when it is asked for
-/// (`DropInPaths`, `NeedDaemonReload`, `UnitFileState`).
-pub fn set(props: &mut Props, name: &str, value: Value<'static>) {
-    if let Some(p) = props.iter_mut().find(|(n, _)| *n == name) {
-        p.1 = value;
-    }
-}
-
 /// The type interface's properties of a unit.
 pub fn type_props(s: &UnitStatus) -> Props {
+    if model::is_mount(s) {
+        // What its file mounts (the bus object shows the table's while
+        // the place is mounted: `crate::mounted`).
+        return match &s.mount {
+            Some(m) => crate::mount_props::mount(m, model::result(s)),
+            None => vec![("Result", Value::from(model::result(s)))],
+        };
+    }
     let mut out: Props = Vec::new();
     let cgroup = control_group(s);
     match s.kind {
@@ -665,7 +666,7 @@ mod tests {
             assert!(!has(&changed, name), "{name}");
         }
         assert!(has(&changed, "ActiveState"));
-        set(&mut all, "UnitFileState", Value::from("enabled"));
+        crate::dict::set(&mut all, "UnitFileState", Value::from("enabled"));
         let (_, v) = all.iter().find(|(n, _)| *n == "UnitFileState").unwrap();
         assert_eq!(*v, Value::from("enabled"));
     }

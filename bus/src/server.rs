@@ -339,7 +339,10 @@ impl Object {
                 vec![(MANAGER, props::manager(sys.as_ref(), jobs, init_started()))]
             }
             Object::Mounted(name, e) => vec![
-                (crate::mounted::MOUNT, crate::mounted::mount(e)),
+                (
+                    crate::mounted::MOUNT,
+                    crate::mounted::mount(&crate::mounted::params(e), "success"),
+                ),
                 (UNIT, crate::mounted::unit(name, e)),
             ],
             Object::InitScope => crate::listed::init_scope(),
@@ -358,7 +361,7 @@ impl Object {
                     if let Some(path) =
                         crate::unit_files::transient_file(hub, &systemd_name(s)).await
                     {
-                        props::set(&mut unit, "FragmentPath", Value::from(path));
+                        crate::dict::set(&mut unit, "FragmentPath", Value::from(path));
                     }
                 }
                 // Read from the unit path: only when asked for, one
@@ -368,14 +371,37 @@ impl Object {
                     let resolved = now.as_ref().map(|o| &o.unit);
                     let paths = crate::unit_files::dropin_paths(resolved);
                     let changed = crate::need_reload::need_reload(s, resolved);
-                    props::set(&mut unit, "DropInPaths", Value::from(paths));
-                    props::set(&mut unit, "NeedDaemonReload", Value::from(changed));
+                    crate::dict::set(&mut unit, "DropInPaths", Value::from(paths));
+                    crate::dict::set(&mut unit, "NeedDaemonReload", Value::from(changed));
                     // timedated reads it to decide whether to enable or
                     // disable the NTP unit (docs/dbus.md, "The daemons
                     // beside the manager").
                     if let Some(state) = now.as_ref().and_then(|o| o.file_state) {
-                        props::set(&mut unit, "UnitFileState", Value::from(state));
+                        crate::dict::set(&mut unit, "UnitFileState", Value::from(state));
                     }
+                }
+                // A mount unit's: what is mounted at its place now, or
+                // else what its file mounts there.
+                if let Some(file) = s.mount.as_ref() {
+                    let now =
+                        crate::mounted::find(&systemd_name(s)).map(|e| crate::mounted::params(&e));
+                    if let (Some(now), Some(mut d)) = (now.as_ref(), s.dependencies.clone()) {
+                        crate::mounted::init_unit_deps(&mut d, file, now);
+                        for (key, list) in [
+                            ("Requires", d.requires),
+                            ("Wants", d.wants),
+                            ("After", d.after),
+                            ("Before", d.before),
+                            ("Conflicts", d.conflicts),
+                        ] {
+                            crate::dict::set(&mut unit, key, Value::from(list));
+                        }
+                    }
+                    let m = crate::mounted::mount(
+                        now.as_ref().unwrap_or(file),
+                        crate::model::result(s),
+                    );
+                    return Ok(vec![(crate::mounted::MOUNT, m), (UNIT, unit)]);
                 }
                 // systemd's order: the type interface's, then the unit's.
                 vec![

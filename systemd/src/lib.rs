@@ -35,6 +35,7 @@ mod dropin;
 mod install;
 mod install_yaml;
 pub mod load;
+pub mod mount_deps;
 mod named_links;
 mod parse;
 mod preset;

@@ -168,6 +168,32 @@ fn octal(digits: &[u8]) -> Option<u8> {
 
 /// `unescape_bytes(field) == want` without allocating when there is no
 /// escape (the common case).
+/// The options mount(8) keeps for itself in `/run/mount/utab` (libmount's
+/// userspace options: `_netdev`, `x-…`, `nofail`, which the kernel never
+/// sees) for the mount at `mount_point` of the file system's `root`, as
+/// libmount merges them into the table systemd reads. A utab line reads
+/// `SRC=tmpfs TARGET=/tmp/x ROOT=/ OPTS=_netdev`, escaped as the mount
+/// table is; the last line for the place wins.
+pub fn utab_options(utab: &[u8], mount_point: &Path, root: &Path) -> Option<String> {
+    let want_place = mount_point.as_os_str().as_bytes();
+    let want_root = root.as_os_str().as_bytes();
+    utab.split(|&c| c == b'\n').rev().find_map(|line| {
+        let (mut place, mut at, mut opts) = (None, None, None);
+        for field in line.split(|&c| c == b' ') {
+            if let Some(v) = field.strip_prefix(b"TARGET=") {
+                place = Some(v);
+            } else if let Some(v) = field.strip_prefix(b"ROOT=") {
+                at = Some(v);
+            } else if let Some(v) = field.strip_prefix(b"OPTS=") {
+                opts = Some(v);
+            }
+        }
+        let same_root = at.map_or(want_root == b"/", |r| unescape_eq(r, want_root));
+        (place.is_some_and(|p| unescape_eq(p, want_place)) && same_root)
+            .then(|| opts.map(|o| text(&unescape_bytes(o))).unwrap_or_default())
+    })
+}
+
 fn unescape_eq(field: &[u8], want: &[u8]) -> bool {
     if field.contains(&b'\\') {
         unescape_bytes(field) == want
@@ -180,6 +206,25 @@ fn unescape_eq(field: &[u8], want: &[u8]) -> bool {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// mount(8)'s own options are found by place and root; a place that
+    /// is a prefix, or another root, is not the mount's.
+    #[test]
+    fn utab_options_by_place_and_root() {
+        let utab = b"SRC=tmpfs TARGET=/tmp/nd ROOT=/ OPTS=_netdev\n\
+SRC=/dev/sdb1 TARGET=/srv/my\\040data ROOT=/ OPTS=x-foo,nofail\n\
+SRC=/dev/sdb1 TARGET=/srv/b ROOT=/sub OPTS=x-bind\n";
+        let opts = |place: &str, root: &str| utab_options(utab, Path::new(place), Path::new(root));
+        assert_eq!(opts("/tmp/nd", "/").as_deref(), Some("_netdev"));
+        assert_eq!(opts("/srv/my data", "/").as_deref(), Some("x-foo,nofail"));
+        assert_eq!(opts("/srv/b", "/sub").as_deref(), Some("x-bind"));
+        assert_eq!(opts("/srv/b", "/"), None);
+        assert_eq!(opts("/tmp", "/"), None);
+        assert_eq!(
+            utab_options(b"", Path::new("/tmp/nd"), Path::new("/")),
+            None
+        );
+    }
 
     const SAMPLE: &str = "\
 22 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw

@@ -63,6 +63,7 @@ mod logfeed;
 mod manager_settings;
 mod mem_policy;
 mod mirror;
+mod mount_table;
 mod on_demand;
 mod oom;
 mod pam;
@@ -133,6 +134,7 @@ pub struct Runtime<S: Sys> {
     units: UnitSet,
     /// The devices udev tells of (`devices.rs`).
     devices: devices::Devices,
+    mount_table: mount_table::MountTable,
     /// The environment every unit starts from.
     base_env: Env,
     /// What `set-environment` set over it (`manager_settings.rs`).
@@ -287,6 +289,7 @@ impl<S: Sys> Runtime<S> {
         rt.apply_mem_policy();
         rt.watch_wall_clock();
         rt.follow_udev();
+        rt.follow_mount_table();
         if waited {
             // The events the wait for the generators and the loader took:
             // the signals, and the clients that connected meanwhile (the
@@ -344,6 +347,7 @@ impl<S: Sys> Runtime<S> {
             slots: Slots::default(),
             units,
             devices: Default::default(),
+            mount_table: Default::default(),
             base_env,
             manager_env: Default::default(),
             shutdown: None,
@@ -438,6 +442,7 @@ impl<S: Sys> Runtime<S> {
                 Event::Ready(LISTENER_TOKEN) => self.control.accept(&self.sys),
                 Event::Ready(CLOCK_TOKEN) => self.on_wall_clock(),
                 Event::Ready(devices::UDEV_TOKEN) => self.on_udev(),
+                Event::Ready(mount_table::MOUNT_TOKEN) => self.on_mount_table(),
                 Event::Ready(t) => match self.control.conn_of(t) {
                     Some(c) => self.control.ready(c, &self.sys, &mut incoming),
                     None => self.on_source(t),

@@ -33,7 +33,10 @@ use flotilla_units::load::PathStamp;
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::{ErrorCode, Reply};
 use flotilla_units::spec::{Origin, UnitSpec};
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
 
 /// What the last read of the search path saw (at boot, at a reload, or
 /// here), and how the units the init has differ from it.
@@ -49,6 +52,19 @@ pub(super) struct PathRead {
     /// so kept as they were; or masked since): read again when asked
     /// for, even with the path unchanged.
     not_taken: HashSet<String>,
+    /// What was found of the path since ([`PathRead::unchanged`]).
+    watch: RefCell<Watch>,
+}
+
+/// What a [`PathRead`] knows of its path since the read.
+enum Watch {
+    /// Not checked yet.
+    Unchecked,
+    /// Checked unchanged, and watched since (`Sys::path_stamp_watch`):
+    /// while the watch says nothing, nothing changed.
+    Watched(OwnedFd),
+    /// Changed: the next read replaces it.
+    Changed,
 }
 
 impl PathRead {
@@ -69,6 +85,7 @@ impl PathRead {
             stamp: loaded.stamp.clone(),
             unloaded: unloaded(&loaded.units, graph, transient),
             not_taken,
+            watch: RefCell::new(Watch::Unchecked),
         }
     }
 
@@ -85,6 +102,46 @@ impl PathRead {
             stamp,
             unloaded: unloaded(units, graph, transient),
             not_taken: HashSet::new(),
+            watch: RefCell::new(Watch::Unchecked),
+        }
+    }
+
+    /// Whether a read of the path now would see what this one saw: its
+    /// times are old enough to trust, and nothing changed since. The
+    /// first check lists the path again and stats each entry
+    /// (`crate::pathstamp`), a watch on what the read saw made just
+    /// before; later checks ask the watch, one read of an inotify
+    /// descriptor instead of hundreds of directory listings (each
+    /// `systemctl start`, and a `systemctl show` of a name the init does
+    /// not have, checks).
+    fn unchanged(&self, sys: &dyn Sys) -> bool {
+        if !self.stamp.settled() {
+            return false;
+        }
+        let mut watch = self.watch.borrow_mut();
+        match &*watch {
+            Watch::Changed => false,
+            Watch::Watched(fd) => {
+                if sys.path_stamp_changed(fd.as_fd()) {
+                    *watch = Watch::Changed;
+                    return false;
+                }
+                true
+            }
+            Watch::Unchecked => {
+                let paths: Vec<&Path> = (self.stamp.dirs.iter().map(|d| Path::new(&d.path)))
+                    .chain(self.stamp.files.iter().map(|(f, _)| Path::new(f)))
+                    .collect();
+                let fd = sys.path_stamp_watch(&paths);
+                let same = pathstamp::unchanged(sys, &self.stamp);
+                *watch = match (same, fd) {
+                    (true, Ok(fd)) => Watch::Watched(fd),
+                    // Without a watch, each check lists the path.
+                    (true, Err(_)) => Watch::Unchecked,
+                    (false, _) => Watch::Changed,
+                };
+                same
+            }
         }
     }
 }
@@ -206,8 +263,7 @@ impl<S: Sys> Runtime<S> {
     /// now would not define them either.
     fn path_unchanged_without(&self, names: &[String]) -> bool {
         self.units.last_read.as_ref().is_some_and(|last| {
-            !names.iter().any(|n| last.unloaded.contains(n))
-                && pathstamp::unchanged(&self.sys, &last.stamp)
+            !names.iter().any(|n| last.unloaded.contains(n)) && last.unchanged(&self.sys)
         })
     }
 
@@ -221,7 +277,7 @@ impl<S: Sys> Runtime<S> {
             !(last.not_taken.iter())
                 .filter_map(|n| g.unit(n))
                 .any(|id| collectable.get(id.index()).copied().unwrap_or(false))
-                && pathstamp::unchanged(&self.sys, &last.stamp)
+                && last.unchanged(&self.sys)
         })
     }
 

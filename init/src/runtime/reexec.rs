@@ -277,6 +277,7 @@ impl<S: Sys> Runtime<S> {
         );
         rt.watch_wall_clock();
         rt.follow_udev();
+        rt.follow_mount_table();
         rt.notify_seq = snap.notify_seq;
         rt.log = snap.log;
         rt.manager_env = snap.manager_env;

@@ -134,6 +134,7 @@ impl<S: Sys> Runtime<S> {
             }),
             usage: None,
             dependencies: None,
+            mount: None,
             device: self.devices.link(&node.spec.name),
             limits: Default::default(),
             exec: None,
@@ -214,6 +215,7 @@ impl<S: Sys> Runtime<S> {
             // only says what it read (`flotilla_units::load::files_stamp`).
             st.files_stamp = n.origin.files;
             st.documentation = n.spec.extras.documentation.to_vec();
+            st.mount = n.spec.extras.mount.as_deref().cloned();
             st.memory_max = match n.spec.extras.context.resources.memory_max {
                 Some(Amount::Absolute(b)) => Some(b),
                 _ => None,

@@ -400,6 +400,10 @@ impl<S: Sys> Runtime<S> {
                         s.run_stale = s.run.is_some();
                     }
                 }
+                let mounts = |l: &[String]| l.iter().any(|n| n.ends_with(".mount"));
+                if mounts(&applied.added) || mounts(&applied.changed) {
+                    self.follow_mount_table();
+                }
                 self.sys.release_free_memory();
                 Ok(applied)
             }

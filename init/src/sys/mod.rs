@@ -376,6 +376,14 @@ pub trait Sys {
     /// Every event queued on instance `fd`.
     fn path_events(&self, fd: BorrowedFd<'_>) -> Vec<paths::PathEvent>;
 
+    /// A watch on `paths` (what a read of the unit search path saw; for
+    /// one not there, the nearest directory above it), made before the
+    /// check it stands for.
+    fn path_stamp_watch(&self, paths: &[&Path]) -> Result<OwnedFd, SysError>;
+
+    /// Whether anything changed on `fd` since it was made or last asked.
+    fn path_stamp_changed(&self, fd: BorrowedFd<'_>) -> bool;
+
     /// Whether a path unit's level kind (`PathExists=`,
     /// `PathExistsGlob=`, `DirectoryNotEmpty=`) holds now: the path it
     /// holds for (a glob's first match).
@@ -390,6 +398,10 @@ pub trait Sys {
 
     /// The messages waiting on the udev socket `fd`.
     fn udev_messages(&self, fd: BorrowedFd<'_>) -> io::uevents::Uevents;
+
+    /// `/proc/self/mountinfo`, to watch: the kernel wakes its watchers at
+    /// each change of the mount table.
+    fn mount_table_watch(&self) -> Result<OwnedFd, SysError>;
 
     /// `MakeDirectory=`: `path` and its missing parents, with `mode`.
     fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError>;

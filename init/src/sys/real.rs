@@ -382,6 +382,20 @@ impl Sys for RealSys {
         super::io::uevents::read(fd)
     }
 
+    fn path_stamp_watch(&self, paths: &[&Path]) -> Result<OwnedFd, SysError> {
+        super::paths::watch_all(paths)
+    }
+
+    fn path_stamp_changed(&self, fd: std::os::fd::BorrowedFd<'_>) -> bool {
+        !super::paths::read(fd).is_empty()
+    }
+
+    fn mount_table_watch(&self) -> Result<OwnedFd, SysError> {
+        let path = "/proc/self/mountinfo";
+        let fd = nix::fcntl::open(path, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty());
+        fd.map_err(|e| call_error(format!("open {path}"), e))
+    }
+
     fn make_dir(&self, path: &Path, mode: u32) -> Result<(), SysError> {
         super::paths::make_dir(path, mode)
     }

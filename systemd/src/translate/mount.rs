@@ -4,35 +4,13 @@
 //! default dependencies (systemd.mount(5)).
 
 use super::*;
+use crate::mount_deps::{self, has_option};
 use flotilla_units::escape::name_from_path;
-use flotilla_units::spec::Names;
+use flotilla_units::spec::{MountParams, Names};
 
 /// Where systemd finds the two programs (`MOUNT_PATH`, `UMOUNT_PATH`).
 const MOUNT: &str = "/bin/mount";
 const UMOUNT: &str = "/bin/umount";
-
-/// systemd's `fstype_is_network()`: file systems that need the network.
-const NETWORK_TYPES: [&str; 19] = [
-    "afs",
-    "ceph",
-    "cifs",
-    "smb3",
-    "smbfs",
-    "sshfs",
-    "ncpfs",
-    "ncp",
-    "nfs",
-    "nfs4",
-    "gfs",
-    "gfs2",
-    "glusterfs",
-    "gpfs",
-    "pvfs2",
-    "ocfs2",
-    "lustre",
-    "davfs",
-    "9p",
-];
 
 /// The `[Mount]` keys of one unit, as read (the last assignment wins).
 #[derive(Default)]
@@ -184,7 +162,7 @@ impl MountKeys {
         if let Some(o) = &self.options {
             options = format!("{o},{options}");
         }
-        argv.extend(["-o".to_string(), options, what, place.clone()]);
+        argv.extend(["-o".to_string(), options, what.clone(), place.clone()]);
         spec.exec_start = Some(Command::new(argv));
         let mut umount = vec![UMOUNT.to_string()];
         if self.lazy {
@@ -217,42 +195,36 @@ impl MountKeys {
         for m in above {
             spec.pull(&m, true, true);
         }
-        if !default_deps {
-            return;
-        }
-        let has_option = |name: &str| {
-            self.options
-                .as_deref()
-                .is_some_and(|o| o.split(',').any(|x| x == name))
+        let params = MountParams {
+            place,
+            what,
+            fstype: self.fstype.unwrap_or_default(),
+            options: self.options.unwrap_or_default(),
         };
-        let network = has_option("_netdev")
-            || self
-                .fstype
-                .as_deref()
-                .is_some_and(|ty| NETWORK_TYPES.contains(&ty) || ty.starts_with("fuse.sshfs"));
-        let (after, before) = if network {
-            ("remote-fs-pre.target", "remote-fs.target")
-        } else {
-            ("local-fs-pre.target", "local-fs.target")
-        };
-        let add = |list: &mut Names, name: &str| {
-            if !list.iter().any(|n| n == name) {
-                list.push(name.to_string());
+        if default_deps {
+            let d = mount_deps::default_deps(&params, has_option(&params.options, "nofail"));
+            let add = |list: &mut Names, names: &[String]| {
+                for name in names {
+                    if !list.contains(name) {
+                        list.push(name.clone());
+                    }
+                }
+            };
+            // What it wants it is ordered after too: pulled in ordered
+            // (`waits-for`), not listed twice.
+            let after: Vec<String> = d
+                .after
+                .into_iter()
+                .filter(|n| !d.wants.contains(n))
+                .collect();
+            add(&mut spec.after, &after);
+            add(&mut spec.before, &d.before);
+            add(&mut spec.conflicts, &d.conflicts);
+            for w in &d.wants {
+                spec.pull(w, false, true);
             }
-        };
-        add(&mut spec.after, after);
-        if !has_option("nofail") {
-            add(&mut spec.before, before);
         }
-        add(&mut spec.before, "umount.target");
-        // A tmpfs is unmounted before swap goes off.
-        if self.fstype.as_deref() == Some("tmpfs") {
-            add(&mut spec.after, "swap.target");
-        }
-        if network {
-            add(&mut spec.after, "network.target");
-            spec.pull("network-online.target", false, true);
-        }
+        spec.extras.mount = Some(Box::new(params));
     }
 }
 

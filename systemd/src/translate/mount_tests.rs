@@ -90,6 +90,14 @@ fn every_key_and_default_dependencies() {
     assert_eq!(spec.depends_on, ["-.mount", "srv.mount"]);
     assert_eq!(spec.after, ["local-fs-pre.target", "swap.target"]);
     assert_eq!(spec.before, ["local-fs.target", "umount.target"]);
+    assert_eq!(spec.conflicts, ["umount.target"]);
+    // What the init watches the mount table for, and the bus shows.
+    let m = spec.extras.mount.as_deref().expect("its mount");
+    assert_eq!(
+        (m.place.as_str(), m.what.as_str(), m.fstype.as_str()),
+        ("/srv/data", "tmpfs", "tmpfs")
+    );
+    assert_eq!(m.options, "mode=1777,size=1m");
 }
 
 /// A network file system (by its type or `_netdev`) is ordered against

@@ -237,6 +237,14 @@ pub enum Fact {
         /// The PID read, or why none could be.
         result: Result<i32, String>,
     },
+    /// The mount table changed: a mount unit's place is mounted now, or
+    /// is not (`mount_table.rs`).
+    MountTable {
+        /// The mount unit.
+        unit: UnitId,
+        /// Whether something is mounted at its place.
+        mounted: bool,
+    },
 }
 
 /// Something the init must do. Each action is complete: the init carries

@@ -316,6 +316,9 @@ mod deps;
 mod errors;
 mod facts;
 mod lifecycle;
+mod mount_table;
+#[cfg(test)]
+mod mount_table_tests;
 mod not_found;
 #[cfg(test)]
 mod not_found_tests;
@@ -642,6 +645,7 @@ impl Planner {
             Fact::Armed { unit, result } => self.step(unit, Event::Armed(result)),
             Fact::Fired { unit, path } => self.step(unit, Event::Fired(path)),
             Fact::Accepted { unit, instance } => self.step(unit, Event::Accepted(instance)),
+            Fact::MountTable { unit, mounted } => self.mount_table(unit, mounted),
         }
         self.run();
     }

@@ -182,6 +182,11 @@ pub struct UnitStatus {
     /// what systemd's `SysFSPath` and `Following` say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceLink>,
+    /// A mount unit's place and what its file mounts there, in the status
+    /// of one unit: the bus side shows them, or the mount table's entry
+    /// while the place is mounted (docs/dbus.md, "Mount points").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<crate::spec::MountParams>,
 }
 
 /// The device a device unit stands for.

@@ -74,6 +74,7 @@ static NO_EXTRAS: ExtraFields = ExtraFields {
     triggers: Names::new(),
     wanted_by: Names::new(),
     conditions: Vec::new(),
+    mount: None,
 };
 /// A unit's [`ServiceContext`], boxed only when a key of it is set.
 ///

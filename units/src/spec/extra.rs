@@ -253,4 +253,8 @@ pub struct ExtraFields {
     /// `Condition…=` and `Assert…=`, checked at each start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::condition::Condition>,
+    /// A mount unit's place and what it mounts there (boxed: few units
+    /// are mounts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<Box<super::MountParams>>,
 }

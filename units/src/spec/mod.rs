@@ -16,6 +16,7 @@ use std::time::Duration;
 
 mod boxed;
 mod extra;
+mod mount;
 mod origin;
 mod pull;
 mod words;
@@ -25,6 +26,7 @@ pub use crate::unit_name::{valid_name, valid_systemd_name};
 pub use crate::unit_type::{Arm, Ready, RestartPolicy, Runs, TypeRow, UnitType, SPAWNING};
 pub use boxed::{Context, Extras};
 pub use extra::ExtraFields;
+pub use mount::MountParams;
 pub use origin::{Origin, TargetList, NO_FILES};
 pub use words::Words;
 

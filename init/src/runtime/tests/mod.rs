@@ -17,6 +17,7 @@ mod leases;
 mod lifecycle;
 mod locale;
 mod logs;
+mod mount_table;
 mod not_found;
 mod notify_access;
 mod oom;

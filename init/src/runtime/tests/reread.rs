@@ -145,6 +145,32 @@ fn a_path_that_did_not_change_since_its_last_read_is_not_read_again() {
     drop_in_and_load(&mut h);
 }
 
+/// Once a check found the path unchanged, later checks ask the watch
+/// made for it and list no directory; a change still shows.
+#[test]
+fn an_unchanged_path_is_checked_by_its_watch_not_listed_again() {
+    let mut h = app_with_held_and_idle();
+    h.sys().advance(Duration::from_secs(3));
+    load(&mut h, "idle.service");
+    load(&mut h, "idle.service");
+    h.sys().take_calls();
+    for _ in 0..3 {
+        load(&mut h, "idle.service");
+        let r = h.request(Request::Load {
+            unit: "nothing-such.service".into(),
+        });
+        assert!(matches!(r.last(), Some(Reply::Error { .. })), "{r:?}");
+    }
+    let listed = (h.sys().take_calls().into_iter())
+        .filter(|c| matches!(c, Call::ReadDir(_) | Call::FileMtime(_)))
+        .count();
+    assert_eq!(listed, 0, "the path was listed again");
+    h.sys()
+        .set_file(format!("{UNITS}/idle.service"), service("Edited"));
+    load(&mut h, "idle.service");
+    assert_eq!(description(&h, "idle.service").as_deref(), Some("Edited"));
+}
+
 #[test]
 fn a_unit_held_at_the_last_read_is_read_again_once_nothing_holds_it() {
     let sys = fake_with(&[(

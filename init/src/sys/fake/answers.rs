@@ -421,13 +421,27 @@ impl Sys for FakeSys {
         self.read_uevents(fd)
     }
 
+    fn path_stamp_watch(&self, _paths: &[&Path]) -> Result<OwnedFd, SysError> {
+        self.open_stamp_watch()
+    }
+
+    fn path_stamp_changed(&self, _fd: BorrowedFd<'_>) -> bool {
+        self.stamp_changed()
+    }
+
+    fn mount_table_watch(&self) -> Result<OwnedFd, SysError> {
+        self.open_mount_table()
+    }
+
     fn path_holding(&self, spec: &flotilla_units::trigger::PathSpec) -> Option<PathBuf> {
         self.path_holds(spec)
     }
 
     fn make_dir(&self, path: &Path, _mode: u32) -> Result<(), SysError> {
         self.record(Some(Op::CreateDir), Call::CreateDir(path.to_owned()))?;
-        self.state.borrow_mut().dirs.insert(path.to_owned());
+        let mut st = self.state.borrow_mut();
+        st.changes += 1;
+        st.dirs.insert(path.to_owned());
         Ok(())
     }
 
@@ -461,7 +475,9 @@ impl Sys for FakeSys {
 
     fn create_dir_all(&self, dir: &Path) -> Result<(), SysError> {
         self.record(Some(Op::CreateDir), Call::CreateDir(dir.to_owned()))?;
-        self.state.borrow_mut().dirs.insert(dir.to_owned());
+        let mut st = self.state.borrow_mut();
+        st.changes += 1;
+        st.dirs.insert(dir.to_owned());
         Ok(())
     }
 
@@ -491,10 +507,9 @@ impl Sys for FakeSys {
 
     fn touch_at(&self, path: &Path, realtime_us: u64) -> Result<(), SysError> {
         self.record(None, Call::Touch(path.to_owned(), realtime_us))?;
-        self.state
-            .borrow_mut()
-            .mtimes
-            .insert(path.to_owned(), realtime_us);
+        let mut st = self.state.borrow_mut();
+        st.changes += 1;
+        st.mtimes.insert(path.to_owned(), realtime_us);
         Ok(())
     }
 

@@ -52,6 +52,7 @@ use super::{Errno, ExitStatus, FileOwner, Os, Pid, Sys, SysError, Token, UserInf
 
 mod answers;
 mod calls;
+mod mount_table;
 mod paths;
 mod spawns;
 mod tree;
@@ -119,6 +120,13 @@ struct State {
     /// udev here (`udev.rs`): its socket's eventfd, once opened, and the
     /// messages sent and not yet read.
     udev: Option<(Option<OwnedFd>, Vec<Vec<u8>>)>,
+    /// The mount table's watch (`mount_table.rs`), once opened.
+    mount_watch: Option<OwnedFd>,
+    /// How many times a file, directory, link or time changed, and the
+    /// count when the search path's watch was made or last asked
+    /// (`paths.rs`).
+    changes: u64,
+    stamp_watch: Option<u64>,
     peer_uid: u32,
     /// The write ends of each child's output pipes, as the child would
     /// hold them until it dies.
@@ -148,6 +156,7 @@ impl State {
     /// `path` written now by the wall clock: its time, and its
     /// directory's when the name is new there.
     fn modified(&mut self, path: &Path, new_name: bool) {
+        self.changes += 1;
         let now = u64::try_from(self.wall.secs)
             .unwrap_or(0)
             .saturating_mul(1_000_000)
@@ -160,6 +169,7 @@ impl State {
 
     /// `path` removed now: it has no time, its directory a new one.
     fn unlinked(&mut self, path: &Path) {
+        self.changes += 1;
         self.mtimes.remove(path);
         if let Some(dir) = path.parent() {
             self.modified(dir, false);
@@ -243,6 +253,9 @@ impl FakeSys {
                 path_instances: Vec::new(),
                 path_wds: Vec::new(),
                 udev: None,
+                mount_watch: None,
+                changes: 0,
+                stamp_watch: None,
                 peer_uid: 0,
                 child_output: HashMap::new(),
                 console: Vec::new(),
@@ -403,16 +416,16 @@ impl FakeSys {
 
     /// Sets the modification time of `path` (a timer's stamp).
     pub fn set_mtime(&self, path: impl Into<PathBuf>, realtime_us: u64) {
-        self.state
-            .borrow_mut()
-            .mtimes
-            .insert(path.into(), realtime_us);
+        let mut st = self.state.borrow_mut();
+        st.changes += 1;
+        st.mtimes.insert(path.into(), realtime_us);
     }
 
     /// Makes file `path` (with no contents) and tells every path watch
     /// of its directory: readable, an `IN_CREATE` event for it.
     pub fn create_watched(&self, path: &Path) {
         let mut st = self.state.borrow_mut();
+        st.changes += 1;
         st.files.insert(path.to_path_buf(), Vec::new());
         for fd in &st.path_instances {
             let _ = nix::unistd::write(fd, &1u64.to_ne_bytes());

@@ -36,6 +36,26 @@ impl FakeSys {
         out
     }
 
+    /// [`Sys::path_stamp_watch`](crate::sys::Sys::path_stamp_watch): a
+    /// descriptor standing for it, and the count of the fake's changes to
+    /// its files now.
+    pub(super) fn open_stamp_watch(&self) -> Result<std::os::fd::OwnedFd, crate::sys::SysError> {
+        let fd = crate::sys::Sys::wall_clock_watch(self)?;
+        let mut st = self.state.borrow_mut();
+        st.stamp_watch = Some(st.changes);
+        Ok(fd)
+    }
+
+    /// [`Sys::path_stamp_changed`](crate::sys::Sys::path_stamp_changed):
+    /// whether any file, directory, link or time of the fake changed since
+    /// the watch was made or last asked (wherever it is: the fake watches
+    /// everything).
+    pub(super) fn stamp_changed(&self) -> bool {
+        let mut st = self.state.borrow_mut();
+        let now = st.changes;
+        st.stamp_watch.replace(now).is_none_or(|then| then != now)
+    }
+
     /// [`Sys::path_holding`](crate::sys::Sys::path_holding) on the fake's files.
     pub(super) fn path_holds(&self, spec: &PathSpec) -> Option<PathBuf> {
         use flotilla_units::trigger::PathKind;

@@ -8,7 +8,7 @@
 //! of a watched directory, on local paths.
 
 use std::ffi::{CString, OsString};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -76,6 +76,27 @@ pub fn add(fd: BorrowedFd<'_>, path: &Path) -> Result<i32, SysError> {
         return Err(call("inotify_add_watch", Some(path)));
     }
     Ok(wd)
+}
+
+/// A new instance watching each of `paths`, or where one does not exist
+/// the nearest directory above it that does (where it would appear):
+/// what a read of the unit search path saw (`runtime/on_demand.rs`).
+pub fn watch_all(paths: &[&Path]) -> Result<OwnedFd, SysError> {
+    let fd = instance()?;
+    for p in paths {
+        let mut at = Some(*p);
+        while let Some(path) = at {
+            match add(fd.as_fd(), path) {
+                Ok(_) => break,
+                Err(SysError::Call {
+                    errno: Os(Errno::ENOENT | Errno::ENOTDIR),
+                    ..
+                }) => at = path.parent(),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(fd)
 }
 
 /// Every event queued on instance `fd` (read until it is empty).

@@ -35,6 +35,7 @@ use crate::outpipe::{Drained, OutPipe, Stream};
 
 mod descriptors;
 mod spawn_path;
+mod watches;
 
 static PROCESSES: Mutex<()> = Mutex::new(());
 

@@ -1,0 +1,36 @@
+//! Real-kernel tests of the search path's watch (`fs/paths.rs`,
+//! `Sys::path_stamp_watch`): a file written in a watched directory, a
+//! directory made where a watched one did not exist, a watched file
+//! edited in place each show as a change; nothing else does.
+
+use super::*;
+use std::path::Path;
+
+#[test]
+fn the_search_paths_watch_sees_what_a_listing_would() {
+    let sys = RealSys::new();
+    let dir = tempfile::tempdir().unwrap();
+    let units = dir.path().join("system");
+    std::fs::create_dir(&units).unwrap();
+    let elsewhere = dir.path().join("app.service");
+    std::fs::write(&elsewhere, "[Service]\n").unwrap();
+    // Not there yet: watched from the directory above it.
+    let dropins = units.join("app.service.d");
+    let paths: [&Path; 3] = [&units, &dropins, &elsewhere];
+    let fd = sys.path_stamp_watch(&paths).unwrap();
+    assert!(!sys.path_stamp_changed(fd.as_fd()));
+    // A read changes nothing.
+    std::fs::read_to_string(&elsewhere).unwrap();
+    std::fs::read_dir(&units).unwrap().for_each(drop);
+    assert!(!sys.path_stamp_changed(fd.as_fd()));
+    // A unit written.
+    std::fs::write(units.join("b.service"), "[Service]\n").unwrap();
+    assert!(sys.path_stamp_changed(fd.as_fd()));
+    assert!(!sys.path_stamp_changed(fd.as_fd()), "asked once, told once");
+    // The drop-in directory made.
+    std::fs::create_dir(&dropins).unwrap();
+    assert!(sys.path_stamp_changed(fd.as_fd()));
+    // The file a link names, edited in place.
+    std::fs::write(&elsewhere, "[Service]\nExecStart=/bin/true\n").unwrap();
+    assert!(sys.path_stamp_changed(fd.as_fd()));
+}
