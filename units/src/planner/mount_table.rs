@@ -5,7 +5,9 @@
 //! - A place mounted by someone else (mount(8) from a shell, a helper)
 //!   makes its idle unit `exited` (active) without running its `mount`,
 //!   and wanted as `systemctl start` would ([`WantLife::Kept`]), so the
-//!   required set holds it: a stop of it then unmounts it.
+//!   required set holds it whatever the target: a stop of it then
+//!   unmounts it. So does a unit whose start was skipped because its
+//!   place was mounted already.
 //! - A place unmounted by someone else makes its exited unit inactive
 //!   without running its `umount`, held out of the required set as a stop
 //!   by hand is: it is not mounted again until asked (systemd starts no
@@ -34,7 +36,13 @@ impl Planner {
         match (mounted, state) {
             // Found mounted at its start (its `mount` skipped): it is the
             // mount's unit now, and its stop unmounts.
-            (true, UnitState::Exited) => self.records[i].rare_reset(|r| r.skipped = false),
+            (true, UnitState::Exited) => {
+                if self.records[i].rare().skipped {
+                    self.records[i].rare_reset(|r| r.skipped = false);
+                    self.set_state(u, UnitState::Exited, "mounted");
+                    let _ = self.want(&name, WantLife::Kept, self.now);
+                }
+            }
             (true, UnitState::Disabled | UnitState::Waiting | UnitState::Failed) => {
                 if self.shutting_down || self.graph.node(u).masked {
                     return;
