@@ -36,12 +36,10 @@ impl Planner {
         match (mounted, state) {
             // Found mounted at its start (its `mount` skipped): it is the
             // mount's unit now, and its stop unmounts.
-            (true, UnitState::Exited) => {
-                if self.records[i].rare().skipped {
-                    self.records[i].rare_reset(|r| r.skipped = false);
-                    self.set_state(u, UnitState::Exited, "mounted");
-                    let _ = self.want(&name, WantLife::Kept, self.now);
-                }
+            (true, UnitState::Exited) if self.records[i].rare().skipped => {
+                self.records[i].rare_reset(|r| r.skipped = false);
+                self.set_state(u, UnitState::Exited, "mounted");
+                let _ = self.want(&name, WantLife::Kept, self.now);
             }
             (true, UnitState::Disabled | UnitState::Waiting | UnitState::Failed) => {
                 if self.shutting_down || self.graph.node(u).masked {
