@@ -184,16 +184,28 @@ pub fn unit(name: &str, e: &MountEntry) -> Props {
         deps.requires.splice(0..0, up.iter().cloned());
         deps.after.splice(0..0, up);
     }
-    for (key, list) in [
-        ("Requires", deps.requires),
-        ("Wants", deps.wants),
-        ("After", deps.after),
-        ("Before", deps.before),
-        ("Conflicts", deps.conflicts),
-    ] {
-        crate::dict::set(&mut props, key, Value::from(list));
-    }
+    let deps = Dependencies {
+        requires: deps.requires,
+        wants: deps.wants,
+        after: deps.after,
+        before: deps.before,
+        conflicts: deps.conflicts,
+    };
+    set_dependencies(&mut props, deps);
     props
+}
+
+/// A unit's properties `props` with its dependencies those of `d`.
+pub fn set_dependencies(props: &mut Props, d: Dependencies) {
+    for (key, list) in [
+        ("Requires", d.requires),
+        ("Wants", d.wants),
+        ("After", d.after),
+        ("Before", d.before),
+        ("Conflicts", d.conflicts),
+    ] {
+        crate::dict::set(props, key, Value::from(list));
+    }
 }
 
 /// The dependencies of the init's mount unit whose file mounts `file`

@@ -387,15 +387,7 @@ impl Object {
                         crate::mounted::find(&systemd_name(s)).map(|e| crate::mounted::params(&e));
                     if let (Some(now), Some(mut d)) = (now.as_ref(), s.dependencies.clone()) {
                         crate::mounted::init_unit_deps(&mut d, file, now);
-                        for (key, list) in [
-                            ("Requires", d.requires),
-                            ("Wants", d.wants),
-                            ("After", d.after),
-                            ("Before", d.before),
-                            ("Conflicts", d.conflicts),
-                        ] {
-                            crate::dict::set(&mut unit, key, Value::from(list));
-                        }
+                        crate::mounted::set_dependencies(&mut unit, d);
                     }
                     let m = crate::mounted::mount(
                         now.as_ref().unwrap_or(file),

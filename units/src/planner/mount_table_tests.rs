@@ -37,6 +37,21 @@ fn id(p: &Planner, name: &str) -> UnitId {
     p.graph().unit(name).expect("unit")
 }
 
+/// The planner's next actions run the mount's `umount`.
+fn assert_unmounts(p: &mut Planner) {
+    let actions = p.take_actions();
+    let stop = |a: &Action| {
+        matches!(
+            a,
+            Action::Spawn {
+                role: Role::Stop,
+                ..
+            }
+        )
+    };
+    assert!(actions.iter().any(stop), "{actions:?}");
+}
+
 fn table(p: &mut Planner, mounted: bool, now: u64) {
     let unit = id(p, MOUNT);
     p.fact(Fact::MountTable { unit, mounted }, Instant(now));
@@ -59,17 +74,7 @@ fn mounted_by_hand_is_active_and_its_stop_unmounts() {
     table(&mut p, true, 2);
     assert!(p.take_actions().is_empty());
     p.unwant(MOUNT, Instant(3)).expect("stops");
-    let actions = p.take_actions();
-    assert!(
-        actions.iter().any(|a| matches!(
-            a,
-            Action::Spawn {
-                role: Role::Stop,
-                ..
-            }
-        )),
-        "{actions:?}"
-    );
+    assert_unmounts(&mut p);
 }
 
 /// A place unmounted by hand makes its unit inactive without its
@@ -169,15 +174,5 @@ fn skipped_because_mounted_then_told_stops_with_umount() {
     assert_eq!(p.state(unit), UnitState::Exited);
     table(&mut p, true, 2);
     p.unwant(MOUNT, Instant(3)).expect("stops");
-    let actions = p.take_actions();
-    assert!(
-        actions.iter().any(|a| matches!(
-            a,
-            Action::Spawn {
-                role: Role::Stop,
-                ..
-            }
-        )),
-        "{actions:?}"
-    );
+    assert_unmounts(&mut p);
 }
