@@ -365,8 +365,9 @@ fn a_unit_nothing_holds_is_read_again_when_asked_for() {
 
 /// A read of the search path is skipped when nothing the last read saw
 /// changed since (docs/systemd-units.md, "Unit files read again when
-/// asked for"): a unit file rewritten with its modification time put
-/// back is not read again; once its time moves, it is.
+/// asked for"): the first ask compares the times (a unit file rewritten
+/// with its modification time put back before it is not read again);
+/// later asks, the watch made then, which sees a write whatever its time.
 #[test]
 fn an_unchanged_search_path_is_not_read_again() {
     let dir = TestDir::new();
@@ -382,8 +383,10 @@ fn an_unchanged_search_path_is_not_read_again() {
     let show = || systemctl(&bus, &["show", "-P", "Description", "still.service"]).stdout;
     assert_eq!(show(), "Before\n");
 
-    // Rewritten in place, its time put back: nothing the read saw
-    // changed, so the file is not read.
+    // That ask made the watch: a reload gives a read not asked about yet.
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    // Rewritten in place before the first ask, its time put back: the
+    // times are all the init compares then, so the file is not read.
     std::fs::write(dir.join("units/still.service"), still("Unseen")).expect("write");
     set_mtime_below(&dir.join("units/still.service"), old);
     assert_eq!(show(), "Before\n");
@@ -393,6 +396,15 @@ fn an_unchanged_search_path_is_not_read_again() {
         old + Duration::from_secs(1),
     );
     assert_eq!(show(), "Unseen\n");
+    // Asked again after that read: watched since, and a write shows
+    // whatever time the file gets after it.
+    assert_eq!(show(), "Unseen\n");
+    std::fs::write(dir.join("units/still.service"), still("Again")).expect("write");
+    set_mtime_below(
+        &dir.join("units/still.service"),
+        old + Duration::from_secs(1),
+    );
+    assert_eq!(show(), "Again\n");
 }
 
 /// systemd's daemon-reload restarts nothing (its test 15 changes every

@@ -61,7 +61,9 @@ impl Planner {
                 // is then stopped (unmounted) as outside the required set.
                 let _ = self.want(&name, WantLife::Kept, self.now);
             }
-            (false, UnitState::Exited) => {
+            // A unit skipped by a condition (`ConditionCapability=` in a
+            // container) mounted nothing: nothing of it went.
+            (false, UnitState::Exited) if !self.records[i].rare().skipped => {
                 self.wants.retain(|(n, _)| *n != name);
                 self.update_required();
                 if self.is_required(u) && !self.held.contains(&name) {

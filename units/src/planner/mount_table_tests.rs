@@ -176,3 +176,26 @@ fn skipped_because_mounted_then_told_stops_with_umount() {
     p.unwant(MOUNT, Instant(3)).expect("stops");
     assert_unmounts(&mut p);
 }
+
+/// A unit skipped by another condition (`ConditionCapability=` in a
+/// container) mounted nothing: its place not mounted leaves it as it is.
+#[test]
+fn a_unit_skipped_by_a_condition_is_not_unmounted() {
+    let mut p = planner();
+    let unit = id(&p, MOUNT);
+    p.want(MOUNT, WantLife::UntilSwitch, Instant(0))
+        .expect("wanted");
+    let _ = p.take_actions();
+    let why = "ConditionCapability=CAP_SYS_ADMIN was not met";
+    p.fact(
+        Fact::Checked {
+            unit,
+            outcome: CheckOutcome::ConditionFailed(why.into()),
+        },
+        Instant(1),
+    );
+    table(&mut p, false, 2);
+    assert_eq!(p.state(unit), UnitState::Exited);
+    assert!(p.view(unit).is_some_and(|v| v.skipped), "still skipped");
+    assert!(p.take_actions().is_empty());
+}
