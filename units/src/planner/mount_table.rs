@@ -7,7 +7,7 @@
 //!   and wanted as `systemctl start` would ([`WantLife::Kept`]), so the
 //!   required set holds it whatever the target: a stop of it then
 //!   unmounts it. So does a unit whose start was skipped because its
-//!   place was mounted already.
+//!   place was mounted already, when that is its only condition.
 //! - A place unmounted by someone else makes its exited unit inactive
 //!   without running its `umount`, held out of the required set as a stop
 //!   by hand is: it is not mounted again until asked (systemd starts no
@@ -36,7 +36,9 @@ impl Planner {
         match (mounted, state) {
             // Found mounted at its start (its `mount` skipped): it is the
             // mount's unit now, and its stop unmounts.
-            (true, UnitState::Exited) if self.records[i].rare().skipped => {
+            (true, UnitState::Exited)
+                if self.records[i].rare().skipped && self.only_place_condition(u) =>
+            {
                 self.records[i].rare_reset(|r| r.skipped = false);
                 self.set_state(u, UnitState::Exited, "mounted");
                 let _ = self.want(&name, WantLife::Kept, self.now);
@@ -79,5 +81,19 @@ impl Planner {
             }
             _ => {}
         }
+    }
+
+    /// Whether `u`'s only condition is the one its place gives (mounted
+    /// already: `ConditionPathIsMountPoint=!WHERE`), so that a skip of it
+    /// means the place was mounted. A unit with others (Debian's
+    /// `dev-mqueue.mount`, `ConditionCapability=CAP_SYS_ADMIN`, skipped in
+    /// a container whose engine mounted the place) stays skipped: its stop
+    /// unmounts nothing, and a container's shutdown tries no umount it
+    /// may not do (systemd stops no such mount at shutdown either).
+    fn only_place_condition(&self, u: UnitId) -> bool {
+        let conditions = &self.graph.node(u).spec.extras.conditions;
+        conditions
+            .iter()
+            .all(|c| c.kind == "PathIsMountPoint" && c.negate && !c.assert)
     }
 }

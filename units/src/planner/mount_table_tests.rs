@@ -8,6 +8,12 @@ const MOUNT: &str = "srv-data.mount";
 /// An empty `default` target, the mount unit of /srv/data (its `mount`
 /// and `umount`), and `user.service`, bound to it (`BindsTo=`).
 fn planner() -> Planner {
+    planner_with(&[])
+}
+
+/// [`planner`] with the mount unit's own conditions besides its place's
+/// (kind, value).
+fn planner_with(conditions: &[(&'static str, &str)]) -> Planner {
     let mut m = UnitSpec::new(MOUNT, UnitType::Oneshot);
     m.exec_start = Some(Command::new(["/bin/mount", "tmpfs", "/srv/data"]));
     m.exec_stop = Some(Command::new(["/bin/umount", "/srv/data"]));
@@ -15,6 +21,10 @@ fn planner() -> Planner {
     // As the translator gives it: skipped when mounted already.
     let skip = crate::condition::parse_value("PathIsMountPoint", false, "!/srv/data");
     m.extras.conditions = skip.expect("a condition").into_iter().collect();
+    for (kind, value) in conditions {
+        let c = crate::condition::parse_value(kind, false, value).expect("a condition");
+        m.extras.conditions.extend(c);
+    }
     let mut user = UnitSpec::new("user.service", UnitType::ForegroundSupervised);
     user.exec_start = Some(Command::new(["/bin/sleep", "infinity"]));
     user.depends_on = [MOUNT.to_string()].into_iter().collect();
@@ -198,4 +208,39 @@ fn a_unit_skipped_by_a_condition_is_not_unmounted() {
     assert_eq!(p.state(unit), UnitState::Exited);
     assert!(p.view(unit).is_some_and(|v| v.skipped), "still skipped");
     assert!(p.take_actions().is_empty());
+}
+
+/// A unit with a condition of its own besides its place's (Debian's
+/// `dev-mqueue.mount` in a container: `ConditionCapability=`), skipped,
+/// stays skipped when its place is mounted by the container's engine: its
+/// stop runs no umount.
+#[test]
+fn a_unit_with_other_conditions_found_mounted_stays_skipped() {
+    let mut p = planner_with(&[("Capability", "CAP_SYS_ADMIN")]);
+    let unit = id(&p, MOUNT);
+    p.want(MOUNT, WantLife::UntilSwitch, Instant(0))
+        .expect("wanted");
+    let _ = p.take_actions();
+    let why = "ConditionCapability=CAP_SYS_ADMIN was not met";
+    p.fact(
+        Fact::Checked {
+            unit,
+            outcome: CheckOutcome::ConditionFailed(why.into()),
+        },
+        Instant(1),
+    );
+    table(&mut p, true, 2);
+    assert!(p.view(unit).is_some_and(|v| v.skipped), "still skipped");
+    p.unwant(MOUNT, Instant(3)).expect("stops");
+    let actions = p.take_actions();
+    let stop = |a: &Action| {
+        matches!(
+            a,
+            Action::Spawn {
+                role: Role::Stop,
+                ..
+            }
+        )
+    };
+    assert!(!actions.iter().any(stop), "{actions:?}");
 }
