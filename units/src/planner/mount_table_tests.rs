@@ -62,6 +62,17 @@ fn assert_unmounts(p: &mut Planner) {
     assert!(actions.iter().any(stop), "{actions:?}");
 }
 
+/// The mount unit started by hand and skipped by a condition (`why`).
+fn skipped(p: &mut Planner, why: &str) -> UnitId {
+    let unit = id(p, MOUNT);
+    p.want(MOUNT, WantLife::UntilSwitch, Instant(0))
+        .expect("wanted");
+    let _ = p.take_actions();
+    let outcome = CheckOutcome::ConditionFailed(why.into());
+    p.fact(Fact::Checked { unit, outcome }, Instant(1));
+    unit
+}
+
 fn table(p: &mut Planner, mounted: bool, now: u64) {
     let unit = id(p, MOUNT);
     p.fact(Fact::MountTable { unit, mounted }, Instant(now));
@@ -170,17 +181,7 @@ fn unmounted_by_hand_is_inactive_and_stays_so() {
 #[test]
 fn skipped_because_mounted_then_told_stops_with_umount() {
     let mut p = planner();
-    let unit = id(&p, MOUNT);
-    p.want(MOUNT, WantLife::UntilSwitch, Instant(0))
-        .expect("wanted");
-    let _ = p.take_actions();
-    p.fact(
-        Fact::Checked {
-            unit,
-            outcome: CheckOutcome::ConditionFailed("mounted".into()),
-        },
-        Instant(1),
-    );
+    let unit = skipped(&mut p, "mounted");
     assert_eq!(p.state(unit), UnitState::Exited);
     table(&mut p, true, 2);
     p.unwant(MOUNT, Instant(3)).expect("stops");
@@ -192,18 +193,7 @@ fn skipped_because_mounted_then_told_stops_with_umount() {
 #[test]
 fn a_unit_skipped_by_a_condition_is_not_unmounted() {
     let mut p = planner();
-    let unit = id(&p, MOUNT);
-    p.want(MOUNT, WantLife::UntilSwitch, Instant(0))
-        .expect("wanted");
-    let _ = p.take_actions();
-    let why = "ConditionCapability=CAP_SYS_ADMIN was not met";
-    p.fact(
-        Fact::Checked {
-            unit,
-            outcome: CheckOutcome::ConditionFailed(why.into()),
-        },
-        Instant(1),
-    );
+    let unit = skipped(&mut p, "ConditionCapability=CAP_SYS_ADMIN was not met");
     table(&mut p, false, 2);
     assert_eq!(p.state(unit), UnitState::Exited);
     assert!(p.view(unit).is_some_and(|v| v.skipped), "still skipped");
@@ -217,18 +207,7 @@ fn a_unit_skipped_by_a_condition_is_not_unmounted() {
 #[test]
 fn a_unit_with_other_conditions_found_mounted_stays_skipped() {
     let mut p = planner_with(&[("Capability", "CAP_SYS_ADMIN")]);
-    let unit = id(&p, MOUNT);
-    p.want(MOUNT, WantLife::UntilSwitch, Instant(0))
-        .expect("wanted");
-    let _ = p.take_actions();
-    let why = "ConditionCapability=CAP_SYS_ADMIN was not met";
-    p.fact(
-        Fact::Checked {
-            unit,
-            outcome: CheckOutcome::ConditionFailed(why.into()),
-        },
-        Instant(1),
-    );
+    let unit = skipped(&mut p, "ConditionCapability=CAP_SYS_ADMIN was not met");
     table(&mut p, true, 2);
     assert!(p.view(unit).is_some_and(|v| v.skipped), "still skipped");
     p.unwant(MOUNT, Instant(3)).expect("stops");
