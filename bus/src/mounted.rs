@@ -34,6 +34,43 @@ pub fn find(name: &str) -> Option<MountEntry> {
     lookup(&table()?, name)
 }
 
+/// A mount point of the table as its unit shows it: the mount, what it
+/// is ([`params`]) and the mount units above its place. Made from one
+/// read of the table and of `/run/mount/utab`.
+#[derive(Debug)]
+pub struct TableMount {
+    /// The mount on top at the place.
+    pub entry: MountEntry,
+    /// Its source, type and options, mount(8)'s own included.
+    pub params: MountParams,
+    /// The mount units of the places above it that are mount points
+    /// ([`above`]; none for the root).
+    pub above: Vec<String>,
+}
+
+/// [`find`], with what the unit's properties need of the table.
+pub fn find_mount(name: &str) -> Option<TableMount> {
+    name.strip_suffix(".mount")?;
+    TableMount::in_table(&table()?, name)
+}
+
+impl TableMount {
+    /// The mount unit `name` of the mount table `table` ([`lookup`]).
+    pub fn in_table(table: &[u8], name: &str) -> Option<TableMount> {
+        let entry = lookup(table, name)?;
+        let above = if name == ROOT {
+            Vec::new()
+        } else {
+            above(table, &entry.mount_point.display().to_string())
+        };
+        Some(TableMount {
+            params: params(&entry),
+            entry,
+            above,
+        })
+    }
+}
+
 /// The mount table, read now.
 pub fn table() -> Option<Vec<u8>> {
     TABLES.iter().find_map(|p| std::fs::read(p).ok())
@@ -168,22 +205,18 @@ fn above(table: &[u8], place: &str) -> Vec<String> {
 }
 
 /// `org.freedesktop.systemd1.Unit` of the mount unit `name` for the mount
-/// `e`: loaded from the mount table (`SourcePath`), no unit file, active
+/// `m`: loaded from the mount table (`SourcePath`), no unit file, active
 /// and `mounted` since a time nobody recorded (0), with the dependencies
 /// systemd gives such a mount (`flotilla_systemd::mount_deps`). flotilla
 /// cannot start it (the init has no such unit), and stops it by
 /// unmounting it ([`unmount`]) unless it is the root: `CanStart` and
 /// `CanStop` say so.
-pub fn unit(name: &str, e: &MountEntry) -> Props {
-    let mut props = crate::fixed::unit(name, description(name, e), "mounted", name == ROOT);
+pub fn unit(name: &str, m: &TableMount) -> Props {
+    let mut props = crate::fixed::unit(name, description(name, &m.entry), "mounted", name == ROOT);
     props.push(("SourcePath", Value::from("/proc/self/mountinfo")));
-    let mut deps = mount_deps::of_table(&params(e));
-    if name != ROOT {
-        let table = table().unwrap_or_default();
-        let up = above(&table, &e.mount_point.display().to_string());
-        deps.requires.splice(0..0, up.iter().cloned());
-        deps.after.splice(0..0, up);
-    }
+    let mut deps = mount_deps::of_table(&m.params);
+    deps.requires.splice(0..0, m.above.iter().cloned());
+    deps.after.splice(0..0, m.above.iter().cloned());
     let deps = Dependencies {
         requires: deps.requires,
         wants: deps.wants,
@@ -367,8 +400,8 @@ mod tests {
 
     #[test]
     fn the_roots_unit_is_perpetual_active_and_mounted() {
-        let e = lookup(TABLE, ROOT).expect("the root is mounted");
-        let root = unit(ROOT, &e);
+        let r = TableMount::in_table(TABLE, ROOT).expect("the root is mounted");
+        let root = unit(ROOT, &r);
         let get = |p: &Props, n: &str| {
             p.iter()
                 .find(|(k, _)| *k == n)
@@ -380,7 +413,7 @@ mod tests {
         assert_eq!(get(&root, "SubState"), Value::from("mounted"));
         assert_eq!(get(&root, "LoadState"), Value::from("loaded"));
         assert_eq!(get(&root, "Perpetual"), Value::from(true));
-        let m = mount(&params(&e), "success");
+        let m = mount(&r.params, "success");
         assert_eq!(get(&m, "Where"), Value::from("/"));
         assert_eq!(get(&m, "What"), Value::from("/dev/vda1"));
         assert_eq!(get(&m, "Type"), Value::from("ext4"));
@@ -388,9 +421,12 @@ mod tests {
             get(&m, "Options"),
             Value::from("rw,relatime,errors=remount-ro")
         );
-        let t = lookup(TABLE, "tmp.mount").expect("/tmp is mounted");
+        let t = TableMount::in_table(TABLE, "tmp.mount").expect("/tmp is mounted");
         let tmp = unit("tmp.mount", &t);
         assert_eq!(get(&tmp, "Description"), Value::from("/tmp"));
+        // Below the root's mount, which it requires and follows.
+        assert_eq!(t.above, ["-.mount"]);
+        assert!(r.above.is_empty());
         assert_eq!(get(&tmp, "Perpetual"), Value::from(false));
     }
 }

@@ -258,7 +258,7 @@ enum Object {
     Unit(String, Option<Box<flotilla_units::protocol::UnitStatus>>),
     /// A mount point no unit of the init's stands for (`-.mount`), as
     /// systemd's unit for it (`crate::mounted`).
-    Mounted(String, Box<flotilla_units::mountinfo::MountEntry>),
+    Mounted(String, Box<crate::mounted::TableMount>),
     /// `init.scope`, the manager itself, when the init is PID 1 and has
     /// no unit of that name (`crate::listed`).
     InitScope,
@@ -284,8 +284,8 @@ impl Object {
         if let Some(name) = unit_of_path(path) {
             let s = hub.find_or_load(&name).await?;
             if s.is_none() {
-                if let Some(e) = crate::mounted::find(&name) {
-                    return Ok(Object::Mounted(name, Box::new(e)));
+                if let Some(m) = crate::mounted::find_mount(&name) {
+                    return Ok(Object::Mounted(name, Box::new(m)));
                 }
                 if name == crate::listed::INIT_SCOPE && crate::listed::is_pid1(hub).await? {
                     return Ok(Object::InitScope);
@@ -338,12 +338,12 @@ impl Object {
                 let jobs = u32::try_from(hub.jobs().len()).unwrap_or(u32::MAX);
                 vec![(MANAGER, props::manager(sys.as_ref(), jobs, init_started()))]
             }
-            Object::Mounted(name, e) => vec![
+            Object::Mounted(name, m) => vec![
                 (
                     crate::mounted::MOUNT,
-                    crate::mounted::mount(&crate::mounted::params(e), "success"),
+                    crate::mounted::mount(&m.params, "success"),
                 ),
-                (UNIT, crate::mounted::unit(name, e)),
+                (UNIT, crate::mounted::unit(name, m)),
             ],
             Object::InitScope => crate::listed::init_scope(),
             Object::Unit(name, None) => props::not_found_type(name)
@@ -503,8 +503,8 @@ impl Object {
                 other => Err(manager::unmapped(other)),
             },
             // A stop unmounts it, as systemd's (the root's is refused).
-            (Object::Mounted(name, e), UNIT | "") if member == "Stop" => {
-                crate::units_ops::stop_mount_point(hub, name, e).await
+            (Object::Mounted(name, m), UNIT | "") if member == "Stop" => {
+                crate::units_ops::stop_mount_point(hub, name, &m.entry).await
             }
             // flotilla has no unit to start or reload it.
             (Object::Mounted(name, _), UNIT | "") => Err(crate::mounted::refused(name)),
