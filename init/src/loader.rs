@@ -27,7 +27,7 @@ use crate::sys::{Pid, SpawnRequest, Stdio, Sys};
 use flotilla_systemd::load::LoadedPath;
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Write};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -73,6 +73,11 @@ pub struct Job {
     /// The root of the manager's settings (`system.conf`), when read.
     #[serde(default)]
     pub system_conf: Option<PathBuf>,
+    /// Whether standard input is a watch of the init's
+    /// (`Sys::path_stamp_instance`) that the load adds each directory and
+    /// file to before it reads it (`crate::pathstamp::Seen::watched`).
+    #[serde(default)]
+    pub watch: bool,
 }
 
 impl Job {
@@ -89,6 +94,7 @@ impl Job {
             target: settings.target.clone(),
             cmd: settings.cmd.clone(),
             system_conf: settings.system_conf.clone(),
+            watch: false,
         }
     }
 
@@ -132,7 +138,10 @@ pub fn main(job: &str) -> u8 {
     };
     crate::sys::reexec::remember_exe();
     let sys = crate::sys::real::RealSys::new();
-    let loaded = crate::unitdir::load_units_naming(&sys, &job.settings(), &job.named)
+    // SAFETY: descriptor 0 is the watch the init handed over (`spawn`),
+    // open for the whole of this process's life.
+    let watch = job.watch.then(|| unsafe { BorrowedFd::borrow_raw(0) });
+    let loaded = crate::unitdir::load_units_watched(&sys, &job.settings(), &job.named, watch)
         .map_err(|e| e.to_string());
     match write(std::fs::File::from(out), &loaded) {
         Ok(()) => 0,
@@ -269,20 +278,33 @@ pub struct Loading {
     pub pid: Pid,
     /// Where it writes.
     pub output: Output,
+    /// The watch it adds what it reads to (`Job::watch`), when it was
+    /// given one.
+    pub watch: Option<OwnedFd>,
 }
 
 /// Starts the loader `exe` (the init's binary) for `job`, with the
-/// environment `env`, its standard error on the init's.
+/// environment `env`, its standard error on the init's; with a watch of
+/// the path (`Sys::path_stamp_instance`) as its standard input when one
+/// can be made.
 pub fn spawn(sys: &dyn Sys, exe: &Path, job: &Job, env: &Env) -> Result<Loading, String> {
     let cannot = |e: String| format!("cannot run the unit loader: {e}");
     let output = Output::new().map_err(cannot)?;
-    let json = serde_json::to_string(job).map_err(|e| cannot(e.to_string()))?;
+    let watch = sys.path_stamp_instance().ok();
+    let job = Job {
+        watch: watch.is_some(),
+        ..job.clone()
+    };
+    let json = serde_json::to_string(&job).map_err(|e| cannot(e.to_string()))?;
     let argv = [exe.display().to_string(), RUN_FLAG.to_string(), json];
-    let req = SpawnRequest::new(&argv, env)
+    let mut req = SpawnRequest::new(&argv, env)
         .stdout(Stdio::Fd(output.0.as_fd()))
         .stderr(Stdio::Inherit);
+    if let Some(fd) = &watch {
+        req = req.stdin(Stdio::Fd(fd.as_fd()));
+    }
     let pid = sys.spawn(&req).map_err(|e| cannot(e.to_string()))?;
-    Ok(Loading { pid, output })
+    Ok(Loading { pid, output, watch })
 }
 
 #[cfg(test)]
@@ -316,14 +338,19 @@ mod tests {
             target: String::new(),
             cmd: None,
             system_conf: None,
+            watch: true,
         };
         let settings = job.settings();
         assert_eq!(settings.units_path(), job.path);
         // RealSys::new() makes the process's spawner, which the tests of
         // spawning look at under this lock.
         let _g = crate::sys::tests::process_lock();
-        let loaded = crate::unitdir::load_units_naming(&RealSys::new(), &settings, &job.named);
+        let sys = RealSys::new();
+        let watch = sys.path_stamp_instance().unwrap();
+        let loaded =
+            crate::unitdir::load_units_watched(&sys, &settings, &job.named, Some(watch.as_fd()));
         let loaded = loaded.unwrap();
+        assert!(loaded.stamp.watched, "every path added to the watch");
         let back = round_trip(&Ok(loaded.clone())).unwrap();
         assert_eq!(back.units.len(), loaded.units.len());
         for (a, b) in back.units.iter().zip(&loaded.units) {

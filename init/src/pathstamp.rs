@@ -14,6 +14,7 @@ use flotilla_systemd::EntryKind;
 use flotilla_units::load::{Entries, PathStamp, MAX_FILE_SIZE};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
+use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -33,6 +34,9 @@ pub struct Seen<'a> {
     /// ([`Seen::files_stamp`]) without a second stat. Kept for the load
     /// only.
     times: HashMap<String, Option<u64>>,
+    /// The watch each directory and file is added to before it is listed
+    /// or read ([`Seen::watched`]); none once an add failed.
+    watch: Option<BorrowedFd<'a>>,
 }
 
 impl<'a> Seen<'a> {
@@ -48,11 +52,36 @@ impl<'a> Seen<'a> {
             stamp: PathStamp::new(us),
             listed: HashSet::new(),
             times: HashMap::new(),
+            watch: None,
+        }
+    }
+
+    /// A load through `sys` beginning now that adds each directory and
+    /// file to the watch `fd` (`Sys::path_stamp_instance`) before it lists
+    /// or reads it: every change after the load's view of a path shows
+    /// on `fd`, so its stamp is trusted however new its times are
+    /// (`PathStamp::watched`). An add that fails (the system's limit of
+    /// watches) leaves the stamp unwatched, as a load without one.
+    pub fn watched(sys: &'a dyn Sys, fd: BorrowedFd<'a>) -> Seen<'a> {
+        let mut seen = Seen::new(sys);
+        seen.stamp.watched = true;
+        seen.watch = Some(fd);
+        seen
+    }
+
+    /// Adds `path` to the watch, if there is one.
+    fn watch(&mut self, path: &Path) {
+        if let Some(fd) = self.watch {
+            if self.sys.path_stamp_add(fd, path).is_err() {
+                self.watch = None;
+                self.stamp.watched = false;
+            }
         }
     }
 
     /// [`Sys::list_dir`], the directory's time taken before.
     pub fn list_dir(&mut self, dir: &Path) -> Result<Listing, SysError> {
+        self.watch(dir);
         let dir_time = mtime(self.sys, dir);
         let listing = self.sys.list_dir(dir);
         let times = &mut self.times;
@@ -83,6 +112,7 @@ impl<'a> Seen<'a> {
             .parent()
             .is_some_and(|d| self.listed.contains(d.to_string_lossy().as_ref()));
         if !among_listed {
+            self.watch(path);
             let t = mtime(self.sys, path);
             let name = path.to_string_lossy();
             self.stamp.add_file(&name, t);

@@ -61,7 +61,22 @@ pub fn load_units_naming(
     settings: &crate::args::Settings,
     named: &[String],
 ) -> Result<LoadedPath, SysError> {
-    let mut seen = Seen::new(sys);
+    load_units_watched(sys, settings, named, None)
+}
+
+/// [`load_units_naming`], each directory and file added to the watch
+/// `watch` (`Sys::path_stamp_instance`) before it is listed or read
+/// (`crate::pathstamp::Seen::watched`).
+pub fn load_units_watched(
+    sys: &dyn Sys,
+    settings: &crate::args::Settings,
+    named: &[String],
+    watch: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<LoadedPath, SysError> {
+    let mut seen = match watch {
+        Some(fd) => Seen::watched(sys, fd),
+        None => Seen::new(sys),
+    };
     let listed = list_path_with(&settings.units_path(), &mut |p| seen.list_dir(p))?;
     // The manager's settings first: a unit file that sets no timeout is
     // translated with their defaults.

@@ -7,8 +7,11 @@
 
 use flotilla_init::loader::{self, Job, Output};
 use flotilla_init::sys::real::RealSys;
+use flotilla_init::sys::Sys;
 use flotilla_init::unitdir;
+use flotilla_systemd::load::LoadedPath;
 use flotilla_units::spec::Words;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -17,13 +20,18 @@ fn repo(p: &str) -> PathBuf {
 }
 
 /// Runs the loader for `job` and returns what the init reads back, with
-/// what the child printed on its standard error.
-fn run(job: &Job) -> (Result<flotilla_systemd::load::LoadedPath, String>, String) {
+/// what the child printed on its standard error. With `job.watch`, its
+/// standard input is the watch `watch`, as the init hands it over.
+fn run(job: &Job, watch: Option<&OwnedFd>) -> (Result<LoadedPath, String>, String) {
     let out = Output::new().unwrap();
     let json = serde_json::to_string(job).unwrap();
+    let stdin = match watch {
+        Some(fd) => Stdio::from(fd.try_clone().unwrap()),
+        None => Stdio::null(),
+    };
     let child = Command::new(env!("CARGO_BIN_EXE_init"))
         .args([loader::RUN_FLAG, &json])
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(out.try_clone_file().unwrap())
         .stderr(Stdio::piped())
         .spawn()
@@ -42,7 +50,7 @@ fn run(job: &Job) -> (Result<flotilla_systemd::load::LoadedPath, String>, String
 /// init in the child, beside this test's binary in process, so where the
 /// two differ depends on what the build made. Everything else must be the
 /// same, so the program is compared by its name.
-fn writer_by_name(loaded: &mut flotilla_systemd::load::LoadedPath) {
+fn writer_by_name(loaded: &mut LoadedPath) {
     for (u, _) in &mut loaded.units {
         if u.name != "flotilla-logd" {
             continue;
@@ -91,11 +99,18 @@ fn the_child_hands_over_what_the_init_would_load() {
             cwd: None,
         }),
         system_conf: Some(root.clone()),
+        watch: true,
     };
-    let (back, stderr) = run(&job);
+    let sys = RealSys::new();
+    let watch = sys.path_stamp_instance().unwrap();
+    let (back, stderr) = run(&job, Some(&watch));
     let mut back = back.unwrap();
+    // The child added every directory it listed to the init's watch.
+    assert!(back.stamp.watched);
+    assert!(!sys.path_stamp_changed(watch.as_fd()), "the load itself");
+    let mine = sys.path_stamp_instance().unwrap();
     let mut here =
-        unitdir::load_units_naming(&RealSys::new(), &job.settings(), &job.named).unwrap();
+        unitdir::load_units_watched(&sys, &job.settings(), &job.named, Some(mine.as_fd())).unwrap();
     writer_by_name(&mut back);
     writer_by_name(&mut here);
     // The child hands over what it saw, taken at its own time.
@@ -114,6 +129,11 @@ fn the_child_hands_over_what_the_init_would_load() {
         .map(|v| (v.soft, v.hard));
     assert_eq!(got, Some((10000, 16384)));
     assert_eq!(stderr, "");
+    std::fs::write(dropins.join("more.conf"), "[Manager]\n").unwrap();
+    assert!(
+        sys.path_stamp_changed(watch.as_fd()),
+        "a drop-in written since"
+    );
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -130,8 +150,9 @@ fn a_search_path_that_cannot_be_read_is_the_loads_error() {
         target: String::new(),
         cmd: None,
         system_conf: None,
+        watch: false,
     };
-    let (back, _) = run(&job);
+    let (back, _) = run(&job, None);
     let e = back.unwrap_err();
     assert!(e.contains("/nonexistent/flotilla/units"), "{e}");
 }

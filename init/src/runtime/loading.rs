@@ -8,11 +8,12 @@
 
 use super::childwait;
 use crate::args::Settings;
-use crate::loader::{self, Job, Loading, LIMIT};
+use crate::loader::{self, Job, Loading, Output, LIMIT};
 use crate::sys::env::Env;
 use crate::sys::{ExitStatus, Sys};
 use crate::unitdir;
 use flotilla_systemd::load::LoadedPath;
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
 /// How long past the loader's own limit the init waits for it at boot
@@ -32,9 +33,26 @@ pub(super) fn start(
     Some(loader::spawn(sys, &exe, &job, &Env::from_current()))
 }
 
+/// A load of the search path: the units, and the watch the load added
+/// what it read to (`crate::pathstamp::Seen::watched`), if it had one.
+pub(super) struct Loaded {
+    /// The units, or why there are none.
+    pub path: Result<LoadedPath, String>,
+    /// The watch ([`Loading::watch`]).
+    pub watch: Option<OwnedFd>,
+}
+
 /// The units the loader `l` handed over, given how it ended (`None`: it
-/// did not end within its limit and was killed).
-pub(super) fn finish(l: Loading, status: Option<ExitStatus>) -> Result<LoadedPath, String> {
+/// did not end within its limit and was killed), with its watch.
+pub(super) fn finish(l: Loading, status: Option<ExitStatus>) -> Loaded {
+    Loaded {
+        watch: l.watch,
+        path: outcome(l.output, status),
+    }
+}
+
+/// What the loader that wrote to `output` handed over, given how it ended.
+fn outcome(output: Output, status: Option<ExitStatus>) -> Result<LoadedPath, String> {
     match status {
         None => Err(format!(
             "the unit loader did not finish within {} s; killed",
@@ -48,17 +66,18 @@ pub(super) fn finish(l: Loading, status: Option<ExitStatus>) -> Result<LoadedPat
             LIMIT.as_secs()
         )),
         Some(s) if !s.success() => Err(format!("the unit loader failed: {s}")),
-        Some(_) => l.output.read(),
+        Some(_) => output.read(),
     }
 }
 
 /// Loads in process, as the child does.
-pub(super) fn in_process(
-    sys: &dyn Sys,
-    settings: &Settings,
-    named: &[String],
-) -> Result<LoadedPath, String> {
-    unitdir::load_units_naming(sys, settings, named).map_err(|e| e.to_string())
+pub(super) fn in_process(sys: &dyn Sys, settings: &Settings, named: &[String]) -> Loaded {
+    let watch = sys.path_stamp_instance().ok();
+    let fd = watch.as_ref().map(AsFd::as_fd);
+    Loaded {
+        path: unitdir::load_units_watched(sys, settings, named, fd).map_err(|e| e.to_string()),
+        watch,
+    }
 }
 
 /// The units of the search path at boot, the target made when it is an
@@ -67,10 +86,7 @@ pub(super) fn in_process(
 /// units are loaded in process; one that fails or hangs is a failed load
 /// (no unit, as for a units directory that cannot be read), which the init
 /// survives.
-pub(super) fn at_boot(
-    sys: &dyn Sys,
-    settings: &Settings,
-) -> (Result<LoadedPath, String>, Vec<i32>) {
+pub(super) fn at_boot(sys: &dyn Sys, settings: &Settings) -> (Loaded, Vec<i32>) {
     let named = [settings.target.clone()];
     match start(sys, settings, &named) {
         None => (in_process(sys, settings, &named), Vec::new()),
@@ -94,15 +110,20 @@ mod tests {
     fn wrote(loaded: &Result<LoadedPath, String>) -> Loading {
         let output = Output::new().unwrap();
         write(output.try_clone_file().unwrap(), loaded).unwrap();
-        Loading { pid: 4242, output }
+        Loading {
+            pid: 4242,
+            output,
+            watch: None,
+        }
     }
 
     #[test]
     fn how_the_loader_ended_decides() {
         let ok = Ok(LoadedPath::default());
-        assert_eq!(finish(wrote(&ok), Some(ExitStatus::Exited(0))), ok);
+        let path = |l, status| finish(l, status).path;
+        assert_eq!(path(wrote(&ok), Some(ExitStatus::Exited(0))), ok);
         let failed = Err("cannot list /u: No such file or directory".to_string());
-        assert_eq!(finish(wrote(&failed), Some(ExitStatus::Exited(0))), failed);
+        assert_eq!(path(wrote(&failed), Some(ExitStatus::Exited(0))), failed);
         // What a loader that did not end well wrote is not read.
         let cases = [
             (None, "the unit loader did not finish within 65 s; killed"),
@@ -126,7 +147,7 @@ mod tests {
             ),
         ];
         for (status, said) in cases {
-            assert_eq!(finish(wrote(&ok), status), Err(said.to_string()));
+            assert_eq!(path(wrote(&ok), status), Err(said.to_string()));
         }
     }
 }

@@ -250,7 +250,7 @@ impl<S: Sys> Runtime<S> {
             templates,
             manager,
             stamp,
-        } = unitset::at_start(&sys, loaded);
+        } = unitset::at_start(&sys, loaded.path);
         let (mut shape, problems) = crate::shape::load(&sys, &settings);
         crate::shape::set_unit_file_masks(&mut shape, &masked);
         load_errors.extend(problems);
@@ -269,8 +269,13 @@ impl<S: Sys> Runtime<S> {
         }
         let mut planner = Planner::with_timer_env(graph, &settings.target, mono0, opts, timer_env);
         unitset::want_builtins(&mut planner, mono0);
-        let read =
-            on_demand::PathRead::taken(stamp, &dir_units, planner.graph(), &Default::default());
+        let read = on_demand::PathRead::taken(
+            stamp,
+            loaded.watch,
+            &dir_units,
+            planner.graph(),
+            &Default::default(),
+        );
         let mut units = UnitSet::new(dir_units, planner.graph(), load_errors);
         units.last_read = Some(read);
         units.templates = Some(templates);

@@ -60,11 +60,24 @@ pub(super) struct PathRead {
 enum Watch {
     /// Not checked yet.
     Unchecked,
-    /// Checked unchanged, and watched since (`Sys::path_stamp_watch`):
-    /// while the watch says nothing, nothing changed.
+    /// Watched since the read saw each path (the read's own watch,
+    /// `crate::pathstamp::Seen::watched`), or since a check found it
+    /// unchanged (`Sys::path_stamp_watch`): while the watch says nothing,
+    /// nothing changed.
     Watched(OwnedFd),
     /// Changed: the next read replaces it.
     Changed,
+}
+
+impl Watch {
+    /// What is known of a read stamped `stamp`, given the watch `fd` it
+    /// added what it read to: watched, when every path of it is on `fd`.
+    fn of(stamp: &PathStamp, fd: Option<OwnedFd>) -> Watch {
+        match fd {
+            Some(fd) if stamp.watched => Watch::Watched(fd),
+            _ => Watch::Unchecked,
+        }
+    }
 }
 
 impl PathRead {
@@ -73,7 +86,12 @@ impl PathRead {
     /// that the graph has no unit for, and the units whose definition
     /// differs from the graph's (all of them: the caller takes out those
     /// it takes).
-    pub(super) fn of(loaded: &LoadedPath, graph: &Graph, transient: &HashSet<&str>) -> PathRead {
+    pub(super) fn of(
+        loaded: &LoadedPath,
+        watch: Option<OwnedFd>,
+        graph: &Graph,
+        transient: &HashSet<&str>,
+    ) -> PathRead {
         let all = vec![true; graph.len()];
         let differ = graph.rereads(&all, &loaded.units).into_iter();
         let masked = graph.masked_now(&all, &loaded.masked).into_iter();
@@ -85,7 +103,7 @@ impl PathRead {
             stamp: loaded.stamp.clone(),
             unloaded: unloaded(&loaded.units, graph, transient),
             not_taken,
-            watch: RefCell::new(Watch::Unchecked),
+            watch: RefCell::new(Watch::of(&loaded.stamp, watch)),
         }
     }
 
@@ -94,30 +112,29 @@ impl PathRead {
     /// (left out by an error) or a transient one are kept.
     pub(super) fn taken(
         stamp: PathStamp,
+        watch: Option<OwnedFd>,
         units: &[(UnitSpec, Origin)],
         graph: &Graph,
         transient: &HashSet<&str>,
     ) -> PathRead {
         PathRead {
+            watch: RefCell::new(Watch::of(&stamp, watch)),
             stamp,
             unloaded: unloaded(units, graph, transient),
             not_taken: HashSet::new(),
-            watch: RefCell::new(Watch::Unchecked),
         }
     }
 
-    /// Whether a read of the path now would see what this one saw: its
-    /// times are old enough to trust, and nothing changed since. The
-    /// first check lists the path again and stats each entry
-    /// (`crate::pathstamp`), a watch on what the read saw made just
-    /// before; later checks ask the watch, one read of an inotify
-    /// descriptor instead of hundreds of directory listings (each
+    /// Whether a read of the path now would see what this one saw:
+    /// nothing changed since. A read that watched each path before it
+    /// took it (at a reload, at boot, here) asks its watch: one read of an
+    /// inotify descriptor instead of hundreds of directory listings (each
     /// `systemctl start`, and a `systemctl show` of a name the init does
-    /// not have, checks).
+    /// not have, checks). A read without one is trusted only once its
+    /// times are old enough (`PathStamp::settled`); its first check lists
+    /// the path again and stats each entry (`crate::pathstamp`), a watch
+    /// on what the read saw made just before, which later checks ask.
     fn unchanged(&self, sys: &dyn Sys) -> bool {
-        if !self.stamp.settled() {
-            return false;
-        }
         let mut watch = self.watch.borrow_mut();
         match &*watch {
             Watch::Changed => false,
@@ -128,6 +145,7 @@ impl PathRead {
                 }
                 true
             }
+            Watch::Unchecked if !self.stamp.settled() => false,
             Watch::Unchecked => {
                 let paths: Vec<&Path> = (self.stamp.dirs.iter().map(|d| Path::new(&d.path)))
                     .chain(self.stamp.files.iter().map(|(f, _)| Path::new(f)))
@@ -283,9 +301,12 @@ impl<S: Sys> Runtime<S> {
 
     /// The search path's units now, the read remembered ([`PathRead`]).
     fn read_path(&mut self) -> Result<LoadedPath, String> {
-        let loaded = unitdir::load_units_naming(&self.sys, &self.settings, &[])
+        let watch = self.sys.path_stamp_instance().ok();
+        let fd = watch.as_ref().map(AsFd::as_fd);
+        let loaded = unitdir::load_units_watched(&self.sys, &self.settings, &[], fd)
             .map_err(|e| format!("cannot read the unit search path: {e}"))?;
-        let read = PathRead::of(&loaded, self.planner.graph(), &self.units.transient_names());
+        let transient = self.units.transient_names();
+        let read = PathRead::of(&loaded, watch, self.planner.graph(), &transient);
         self.units.last_read = Some(read);
         Ok(loaded)
     }

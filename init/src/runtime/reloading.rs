@@ -12,7 +12,6 @@ use super::{generators, loading, Runtime};
 use crate::control::{ConnId, Watch};
 use crate::loader::Loading;
 use crate::sys::{ExitStatus, Pid, Sys};
-use flotilla_systemd::load::LoadedPath;
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::Reply;
 use flotilla_units::time::Instant;
@@ -52,7 +51,7 @@ enum Next {
     Wait(Stage),
     /// The units, loaded in process (no binary to run, or it could not be
     /// started); boxed, as the set is large and the child the usual case.
-    Loaded(Box<Result<LoadedPath, String>>),
+    Loaded(Box<loading::Loaded>),
 }
 
 impl<S: Sys> Runtime<S> {
@@ -80,7 +79,7 @@ impl<S: Sys> Runtime<S> {
                 let stage = match self.first_stage() {
                     Next::Wait(stage) => stage,
                     Next::Loaded(loaded) => {
-                        let r = self.reload_from(*loaded, on_change);
+                        let r = self.reload_from(loaded.path, loaded.watch, on_change);
                         self.reload_finished(begun, &r);
                         return Some(r);
                     }
@@ -155,7 +154,7 @@ impl<S: Sys> Runtime<S> {
             },
             Stage::Loading(l) => loading::finish(l, Some(status)),
         };
-        let r = self.reload_from(loaded, p.on_change);
+        let r = self.reload_from(loaded.path, loaded.watch, p.on_change);
         self.reload_finished(p.begun, &r);
         self.answer_reload(p.waiting, &r);
         true

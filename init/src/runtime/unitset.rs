@@ -421,6 +421,7 @@ impl<S: Sys> Runtime<S> {
     pub(super) fn reload_from(
         &mut self,
         loaded: Result<LoadedPath, String>,
+        watch: Option<std::os::fd::OwnedFd>,
         on_change: OnChange,
     ) -> Reply {
         let dir = self.settings.units_dir.clone();
@@ -499,6 +500,7 @@ impl<S: Sys> Runtime<S> {
                 let stamp = std::mem::take(&mut loaded.stamp);
                 let read = super::on_demand::PathRead::taken(
                     stamp,
+                    watch,
                     &loaded.units,
                     self.planner.graph(),
                     &self.units.transient_names(),

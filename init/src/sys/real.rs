@@ -386,6 +386,14 @@ impl Sys for RealSys {
         super::paths::watch_all(paths)
     }
 
+    fn path_stamp_instance(&self) -> Result<OwnedFd, SysError> {
+        super::paths::instance()
+    }
+
+    fn path_stamp_add(&self, fd: std::os::fd::BorrowedFd<'_>, path: &Path) -> Result<(), SysError> {
+        super::paths::add_or_above(fd, path)
+    }
+
     fn path_stamp_changed(&self, fd: std::os::fd::BorrowedFd<'_>) -> bool {
         !super::paths::read(fd).is_empty()
     }

@@ -51,6 +51,12 @@ pub struct PathStamp {
     pub files: Vec<(String, Option<u64>)>,
     /// The newest modification time it holds.
     pub newest_us: u64,
+    /// Whether the read watched each directory and file before it listed
+    /// or read it (the init's `pathstamp::Seen::watched`): every change
+    /// since then shows on that watch, so the stamp is trusted with it
+    /// however new its times are.
+    #[serde(default)]
+    pub watched: bool,
 }
 
 impl PathStamp {

@@ -315,6 +315,7 @@ fn a_failed_load_keeps_the_set_in_force() {
     );
     let r = h.rt.reload_from(
         Err("the unit loader failed: killed by SIGSEGV".to_string()),
+        None,
         flotilla_units::planner::OnChange::Restart,
     );
     assert!(

@@ -4,6 +4,8 @@
 //! target holds keeps what it was read with until a reload.
 
 use super::*;
+use crate::sys::fake::Op;
+use crate::sys::{Errno, Os, SysError};
 
 const APP: &str = "unit: app\ntype: virtual\ndepends-on: [held.service]\n";
 
@@ -112,18 +114,9 @@ fn unit_files_read(h: &Harness) -> Vec<PathBuf> {
 #[test]
 fn a_path_that_did_not_change_since_its_last_read_is_not_read_again() {
     let mut h = app_with_held_and_idle();
-    // Written as the init started: too recent for the boot's stamp to be
-    // trusted (a second write in the same tick would not show), so the
-    // first ask reads.
-    h.sys().advance(Duration::from_secs(3));
+    // The boot's read added each path to its watch before it took it:
+    // trusted at once, however recent its files.
     h.sys().take_calls();
-    load(&mut h, "idle.service");
-    assert!(
-        !unit_files_read(&h).is_empty(),
-        "a recent stamp was trusted"
-    );
-
-    // Nothing changed since: no file read.
     load(&mut h, "idle.service");
     assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
 
@@ -134,15 +127,48 @@ fn a_path_that_did_not_change_since_its_last_read_is_not_read_again() {
     assert!(!unit_files_read(&h).is_empty());
     assert_eq!(description(&h, "idle.service").as_deref(), Some("Edited"));
 
-    // Once that read is old enough, asking again reads nothing.
-    h.sys().advance(Duration::from_secs(3));
-    load(&mut h, "idle.service");
-    h.sys().take_calls();
+    // That read watched what it took too: asking again at once reads
+    // nothing.
     load(&mut h, "idle.service");
     assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
 
     // A new drop-in: read, and taken.
     drop_in_and_load(&mut h);
+}
+
+/// A read whose watch could not hold every path (the system's limit of
+/// watches) is trusted only once its times are old enough: a second
+/// write in the same tick as the read would not show in them.
+#[test]
+fn a_read_without_its_watch_is_trusted_once_its_times_are_old() {
+    let mut h = app_with_held_and_idle();
+    h.sys()
+        .set_file(format!("{UNITS}/idle.service"), service("Edited"));
+    // Each of the next two reads fails at its first add.
+    for _ in 0..2 {
+        h.sys().fail_next(
+            Op::PathStampAdd,
+            SysError::Call {
+                call: "inotify_add_watch".into(),
+                errno: Os(Errno::ENOSPC),
+            },
+        );
+    }
+    load(&mut h, "idle.service");
+    assert_eq!(description(&h, "idle.service").as_deref(), Some("Edited"));
+    // Too recent to trust: asked at once, read again.
+    h.sys().take_calls();
+    load(&mut h, "idle.service");
+    assert!(
+        !unit_files_read(&h).is_empty(),
+        "a recent stamp was trusted"
+    );
+    // Old enough: the first ask lists the path, later ones read nothing.
+    h.sys().advance(Duration::from_secs(3));
+    load(&mut h, "idle.service");
+    h.sys().take_calls();
+    load(&mut h, "idle.service");
+    assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
 }
 
 /// Once a check found the path unchanged, later checks ask the watch

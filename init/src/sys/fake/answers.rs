@@ -425,6 +425,15 @@ impl Sys for FakeSys {
         self.open_stamp_watch()
     }
 
+    fn path_stamp_instance(&self) -> Result<OwnedFd, SysError> {
+        self.open_stamp_watch()
+    }
+
+    // The fake's watch sees every change wherever it is.
+    fn path_stamp_add(&self, _fd: BorrowedFd<'_>, _path: &Path) -> Result<(), SysError> {
+        self.failure(Op::PathStampAdd).map_or(Ok(()), Err)
+    }
+
     fn path_stamp_changed(&self, _fd: BorrowedFd<'_>) -> bool {
         self.stamp_changed()
     }

@@ -248,4 +248,6 @@ pub enum Op {
     CreateDir,
     /// [`super::Sys::open_console`].
     OpenConsole,
+    /// [`super::Sys::path_stamp_add`].
+    PathStampAdd,
 }

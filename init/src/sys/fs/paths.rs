@@ -78,25 +78,31 @@ pub fn add(fd: BorrowedFd<'_>, path: &Path) -> Result<i32, SysError> {
     Ok(wd)
 }
 
-/// A new instance watching each of `paths`, or where one does not exist
-/// the nearest directory above it that does (where it would appear):
-/// what a read of the unit search path saw (`runtime/on_demand.rs`).
+/// A new instance watching each of `paths` ([`add_or_above`]): what a
+/// read of the unit search path saw (`runtime/on_demand.rs`).
 pub fn watch_all(paths: &[&Path]) -> Result<OwnedFd, SysError> {
     let fd = instance()?;
     for p in paths {
-        let mut at = Some(*p);
-        while let Some(path) = at {
-            match add(fd.as_fd(), path) {
-                Ok(_) => break,
-                Err(SysError::Call {
-                    errno: Os(Errno::ENOENT | Errno::ENOTDIR),
-                    ..
-                }) => at = path.parent(),
-                Err(e) => return Err(e),
-            }
-        }
+        add_or_above(fd.as_fd(), p)?;
     }
     Ok(fd)
+}
+
+/// Watches `path` on instance `fd`, or where it does not exist the nearest
+/// directory above it that does (where it would appear).
+pub fn add_or_above(fd: BorrowedFd<'_>, path: &Path) -> Result<(), SysError> {
+    let mut at = Some(path);
+    while let Some(path) = at {
+        match add(fd, path) {
+            Ok(_) => return Ok(()),
+            Err(SysError::Call {
+                errno: Os(Errno::ENOENT | Errno::ENOTDIR),
+                ..
+            }) => at = path.parent(),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Every event queued on instance `fd` (read until it is empty).
