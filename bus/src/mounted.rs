@@ -223,6 +223,7 @@ pub fn unit(name: &str, m: &TableMount) -> Props {
         after: deps.after,
         before: deps.before,
         conflicts: deps.conflicts,
+        default_dependencies: true,
     };
     set_dependencies(&mut props, deps);
     props
@@ -248,12 +249,8 @@ pub fn set_dependencies(props: &mut Props, d: Dependencies) {
 /// added.
 pub fn init_unit_deps(d: &mut Dependencies, file: &MountParams, now: &MountParams) {
     let of_file = mount_deps::default_deps(file, mount_deps::has_option(&file.options, "nofail"));
-    let has_all = |have: &[String], want: &[String]| want.iter().all(|n| have.contains(n));
-    let defaults = !of_file.after.is_empty()
-        && has_all(&d.after, &of_file.after)
-        && has_all(&d.before, &of_file.before);
     let mut of_table = mount_deps::MountDeps::default();
-    if defaults {
+    if d.default_dependencies {
         for (list, gone) in [
             (&mut d.after, &of_file.after),
             (&mut d.before, &of_file.before),
@@ -373,6 +370,7 @@ mod tests {
             .to_vec(),
             before: vec!["remote-fs.target".into(), "umount.target".into()],
             conflicts: vec!["umount.target".into()],
+            default_dependencies: true,
         };
         let mut d = as_loaded();
         init_unit_deps(&mut d, &file, &m("/dev/loop0p1", "ext4", "rw,relatime"));
@@ -396,6 +394,20 @@ mod tests {
         assert!(d.after.contains(&"network.target".to_string()));
         assert!(!d.after.contains(&"local-fs-pre.target".to_string()));
         assert!(d.after.contains(&"dev-loop1p1.device".to_string()));
+        // `DefaultDependencies=no`: the file's own lists stay whole (even
+        // names that default ones would have), and the device is added.
+        let own = Dependencies {
+            default_dependencies: false,
+            ..as_loaded()
+        };
+        let mut d = own.clone();
+        init_unit_deps(&mut d, &file, &m("/dev/loop0p1", "ext4", "rw"));
+        assert_eq!(d.wants, own.wants);
+        assert_eq!(d.before, own.before);
+        let mut after = own.after.clone();
+        after.extend(["blockdev@dev-loop0p1.target", "dev-loop0p1.device"].map(String::from));
+        after.sort();
+        assert_eq!(d.after, after);
     }
 
     #[test]

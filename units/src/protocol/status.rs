@@ -283,6 +283,12 @@ pub struct Dependencies {
     /// Cannot run together with.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
+    /// Whether systemd's default dependencies are among these (a unit
+    /// file without `DefaultDependencies=no`: `Origin::default_dependencies`),
+    /// for the bus side, which puts the mount table's in their place while
+    /// a mount unit's place is mounted (docs/dbus.md, "Mount points").
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default_dependencies: bool,
 }
 
 impl Dependencies {
@@ -319,6 +325,7 @@ impl Dependencies {
             ]),
             before: list(&[&spec.before]),
             conflicts: list(&[&spec.conflicts]),
+            default_dependencies: origin.default_dependencies,
         }
     }
 
@@ -338,6 +345,7 @@ impl Dependencies {
             after: map(self.after),
             before: map(self.before),
             conflicts: map(self.conflicts),
+            default_dependencies: self.default_dependencies,
         }
     }
 }
