@@ -14,7 +14,7 @@ use flotilla_systemd::EntryKind;
 use flotilla_units::load::{Entries, PathStamp, MAX_FILE_SIZE};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -138,6 +138,17 @@ impl<'a> Seen<'a> {
     pub fn finish(self) -> PathStamp {
         self.stamp
     }
+}
+
+/// A new watch (`Sys::path_stamp_instance`) on `paths`, each added as
+/// `Sys::path_stamp_add` adds it: what a read of the search path saw,
+/// watched before a check of it (`runtime/on_demand.rs`).
+pub fn watch_all(sys: &dyn Sys, paths: &[&Path]) -> Result<OwnedFd, SysError> {
+    let fd = sys.path_stamp_instance()?;
+    for p in paths {
+        sys.path_stamp_add(fd.as_fd(), p)?;
+    }
+    Ok(fd)
 }
 
 /// Whether a read of the search path now would see what the read that

@@ -62,7 +62,7 @@ enum Watch {
     Unchecked,
     /// Watched since the read saw each path (the read's own watch,
     /// `crate::pathstamp::Seen::watched`), or since a check found it
-    /// unchanged (`Sys::path_stamp_watch`): while the watch says nothing,
+    /// unchanged (`crate::pathstamp::watch_all`): while the watch says nothing,
     /// nothing changed.
     Watched(OwnedFd),
     /// Changed: the next read replaces it.
@@ -150,7 +150,7 @@ impl PathRead {
                 let paths: Vec<&Path> = (self.stamp.dirs.iter().map(|d| Path::new(&d.path)))
                     .chain(self.stamp.files.iter().map(|(f, _)| Path::new(f)))
                     .collect();
-                let fd = sys.path_stamp_watch(&paths);
+                let fd = pathstamp::watch_all(sys, &paths);
                 let same = pathstamp::unchanged(sys, &self.stamp);
                 *watch = match (same, fd) {
                     (true, Ok(fd)) => Watch::Watched(fd),

@@ -107,7 +107,7 @@ pub(crate) mod tests;
 
 use std::ffi::OsString;
 use std::fmt;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -376,23 +376,10 @@ pub trait Sys {
     /// Every event queued on instance `fd`.
     fn path_events(&self, fd: BorrowedFd<'_>) -> Vec<paths::PathEvent>;
 
-    /// A watch on `paths` (what a read of the unit search path saw; for
-    /// one not there, the nearest directory above it), made before the
-    /// check it stands for.
-    fn path_stamp_watch(&self, paths: &[&Path]) -> Result<OwnedFd, SysError> {
-        let fd = self.path_stamp_instance()?;
-        for p in paths {
-            self.path_stamp_add(fd.as_fd(), p)?;
-        }
-        Ok(fd)
-    }
-
-    /// A new watch for a read of the unit search path, watching nothing
-    /// yet (`crate::pathstamp::Seen::watched` adds to it as it reads).
+    /// A new, empty watch for a read of the unit search path (`pathstamp`).
     fn path_stamp_instance(&self) -> Result<OwnedFd, SysError>;
 
-    /// Adds `path` to the watch `fd` ([`Sys::path_stamp_instance`]); for a
-    /// path not there, the nearest directory above it.
+    /// Adds `path` (else the nearest directory above it) to the watch `fd`.
     fn path_stamp_add(&self, fd: BorrowedFd<'_>, path: &Path) -> Result<(), SysError>;
 
     /// Whether anything changed on `fd` since it was made or last asked.

@@ -382,10 +382,6 @@ impl Sys for RealSys {
         super::io::uevents::read(fd)
     }
 
-    fn path_stamp_watch(&self, paths: &[&Path]) -> Result<OwnedFd, SysError> {
-        super::paths::watch_all(paths)
-    }
-
     fn path_stamp_instance(&self) -> Result<OwnedFd, SysError> {
         super::paths::instance()
     }

@@ -421,10 +421,6 @@ impl Sys for FakeSys {
         self.read_uevents(fd)
     }
 
-    fn path_stamp_watch(&self, _paths: &[&Path]) -> Result<OwnedFd, SysError> {
-        self.open_stamp_watch()
-    }
-
     fn path_stamp_instance(&self) -> Result<OwnedFd, SysError> {
         self.open_stamp_watch()
     }

@@ -36,8 +36,8 @@ impl FakeSys {
         out
     }
 
-    /// [`Sys::path_stamp_watch`](crate::sys::Sys::path_stamp_watch): a
-    /// descriptor standing for it, and the count of the fake's changes to
+    /// [`Sys::path_stamp_instance`](crate::sys::Sys::path_stamp_instance):
+    /// a descriptor standing for it, and the count of the fake's changes to
     /// its files now.
     pub(super) fn open_stamp_watch(&self) -> Result<std::os::fd::OwnedFd, crate::sys::SysError> {
         let fd = crate::sys::Sys::wall_clock_watch(self)?;

@@ -8,7 +8,7 @@
 //! of a watched directory, on local paths.
 
 use std::ffi::{CString, OsString};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -76,16 +76,6 @@ pub fn add(fd: BorrowedFd<'_>, path: &Path) -> Result<i32, SysError> {
         return Err(call("inotify_add_watch", Some(path)));
     }
     Ok(wd)
-}
-
-/// A new instance watching each of `paths` ([`add_or_above`]): what a
-/// read of the unit search path saw (`runtime/on_demand.rs`).
-pub fn watch_all(paths: &[&Path]) -> Result<OwnedFd, SysError> {
-    let fd = instance()?;
-    for p in paths {
-        add_or_above(fd.as_fd(), p)?;
-    }
-    Ok(fd)
 }
 
 /// Watches `path` on instance `fd`, or where it does not exist the nearest

@@ -1,5 +1,5 @@
 //! Real-kernel tests of the search path's watch (`fs/paths.rs`,
-//! `Sys::path_stamp_watch`): a file written in a watched directory, a
+//! `crate::pathstamp::watch_all`): a file written in a watched directory, a
 //! directory made where a watched one did not exist, a watched file
 //! edited in place each show as a change; nothing else does.
 
@@ -17,7 +17,7 @@ fn the_search_paths_watch_sees_what_a_listing_would() {
     // Not there yet: watched from the directory above it.
     let dropins = units.join("app.service.d");
     let paths: [&Path; 3] = [&units, &dropins, &elsewhere];
-    let fd = sys.path_stamp_watch(&paths).unwrap();
+    let fd = crate::pathstamp::watch_all(&sys, &paths).unwrap();
     assert!(!sys.path_stamp_changed(fd.as_fd()));
     // A read changes nothing.
     std::fs::read_to_string(&elsewhere).unwrap();
