@@ -63,10 +63,10 @@ impl<'a> Seen<'a> {
     /// (`PathStamp::watched`). An add that fails (the system's limit of
     /// watches) leaves the stamp unwatched, as a load without one.
     pub fn watched(sys: &'a dyn Sys, fd: BorrowedFd<'a>) -> Seen<'a> {
-        let mut seen = Seen::new(sys);
-        seen.stamp.watched = true;
-        seen.watch = Some(fd);
-        seen
+        Seen {
+            watch: Some(fd),
+            ..Seen::new(sys)
+        }
     }
 
     /// Adds `path` to the watch, if there is one.
@@ -74,7 +74,6 @@ impl<'a> Seen<'a> {
         if let Some(fd) = self.watch {
             if self.sys.path_stamp_add(fd, path).is_err() {
                 self.watch = None;
-                self.stamp.watched = false;
             }
         }
     }
@@ -134,8 +133,9 @@ impl<'a> Seen<'a> {
         flotilla_units::load::files_stamp(fragment, dropins.iter().map(|d| (d.as_str(), time(d))))
     }
 
-    /// The stamp taken.
-    pub fn finish(self) -> PathStamp {
+    /// The stamp taken: watched when every path went on the watch.
+    pub fn finish(mut self) -> PathStamp {
+        self.stamp.watched = self.watch.is_some();
         self.stamp
     }
 }

@@ -70,7 +70,8 @@ fn outcome(output: Output, status: Option<ExitStatus>) -> Result<LoadedPath, Str
     }
 }
 
-/// Loads in process, as the child does.
+/// Loads in process, as the child does, each path added to a new watch
+/// before it is read (a reload without a loader, a read on demand).
 pub(super) fn in_process(sys: &dyn Sys, settings: &Settings, named: &[String]) -> Loaded {
     let watch = sys.path_stamp_instance().ok();
     let fd = watch.as_ref().map(AsFd::as_fd);

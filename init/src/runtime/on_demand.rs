@@ -301,12 +301,12 @@ impl<S: Sys> Runtime<S> {
 
     /// The search path's units now, the read remembered ([`PathRead`]).
     fn read_path(&mut self) -> Result<LoadedPath, String> {
-        let watch = self.sys.path_stamp_instance().ok();
-        let fd = watch.as_ref().map(AsFd::as_fd);
-        let loaded = unitdir::load_units_watched(&self.sys, &self.settings, &[], fd)
+        let read = super::loading::in_process(&self.sys, &self.settings, &[]);
+        let loaded = read
+            .path
             .map_err(|e| format!("cannot read the unit search path: {e}"))?;
         let transient = self.units.transient_names();
-        let read = PathRead::of(&loaded, watch, self.planner.graph(), &transient);
+        let read = PathRead::of(&loaded, read.watch, self.planner.graph(), &transient);
         self.units.last_read = Some(read);
         Ok(loaded)
     }
