@@ -5,7 +5,9 @@
 //! Each machine is a real `clusterd` (from the same target dir) with a
 //! stand-in of its init (`bench/standin.rs`: the control protocol without
 //! processes), so the figures are clusterd's and etcd's, not process
-//! start-up. Figures printed for each run:
+//! start-up; with `--real-inits`, a real `init` from the same target dir
+//! (`bench/real_init.rs`), which runs a `sleep` for every unit it is given.
+//! Figures printed for each run:
 //!
 //! - submit: the PUTs (C client threads, kept connections), and first PUT
 //!   to every unit `launched` in the API;
@@ -24,7 +26,7 @@
 //! ```text
 //! cargo build --release -p flotilla-cluster --bins --examples
 //! target/release/examples/bench_launch [--units N] [--machines M] [--clients C] [--ttl SECS] [--repeat R]
-//!     [--spread] [--no-committer] [--tls] [--reserve]
+//!     [--spread] [--no-committer] [--tls | --tcp] [--new-connections] [--real-inits] [--reserve]
 //! target/release/examples/bench_launch --matrix     # 1k and 10k units on 3, 30 and 100 machines
 //! target/release/examples/bench_launch --units 10000 --machines 100 --repeat 3
 //! target/release/examples/bench_launch --units 10000 --machines 100 --reserve
@@ -42,6 +44,16 @@
 //! clients and the forwarded writes then go over TLS (kept connections),
 //! as between hosts.
 //!
+//! `--tcp` has every API listen on a loopback TCP port in plain HTTP,
+//! advertised as `tcp://127.0.0.1:PORT`. `--new-connections` has each
+//! client open a new connection for every request (as `curl` or
+//! `fleetctl` run once per unit), instead of keeping one.
+//!
+//! `--real-inits` needs the init built beside clusterd (`cargo build
+//! --release -p flotilla-init --bin init`). Issue 60's figure:
+//! `--units 10000 --machines 100 --clients 10 --spread --tcp
+//! --new-connections --real-inits`.
+//!
 //! `--reserve` gives every machine `--capacity memory=4096,cores=8` and
 //! every unit `MemoryReservation=32` and `CoresReservation=5`: placement by
 //! fit, with room for all (and for a lost machine's units elsewhere).
@@ -51,6 +63,8 @@
 mod etcd;
 #[path = "../../tests/tests/cluster/support/http.rs"]
 mod http;
+#[path = "bench/real_init.rs"]
+mod real_init;
 #[path = "bench/standin.rs"]
 mod standin;
 #[path = "../../tests/tests/cluster/support/tls.rs"]
@@ -58,7 +72,7 @@ mod standin;
 mod tls;
 
 use http::Conn;
-use standin::StandIn;
+use real_init::Host;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -72,7 +86,12 @@ static PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 fn kill_all_started() {
     for p in PIDS.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-        // SAFETY: kill(2) on a PID this process started.
+        // SAFETY: kill(2) on a PID this process started, and on the
+        // processes under it (a real init's units).
+        unsafe { libc::kill(p as i32, libc::SIGSTOP) };
+        for d in real_init::descendants(p as i32) {
+            unsafe { libc::kill(d, libc::SIGKILL) };
+        }
         unsafe { libc::kill(p as i32, libc::SIGKILL) };
     }
 }
@@ -95,6 +114,12 @@ struct Config {
     spread: bool,
     committer: bool,
     tls: bool,
+    /// APIs on loopback TCP ports in plain HTTP (`--tcp`).
+    tcp: bool,
+    /// A new connection for every request (`--new-connections`).
+    fresh: bool,
+    /// Real inits instead of stand-ins (`--real-inits`).
+    real: bool,
 }
 
 /// The APIs over TLS (`--tls`): the client's configuration and each
@@ -139,6 +164,19 @@ impl Tls {
     }
 }
 
+/// `n` free loopback ports below the kernel's ephemeral range: a port
+/// that the kernel picked (and that was free a moment ago) may be taken
+/// by one of the many connections to etcd before its API binds it.
+fn fixed_ports(n: usize) -> Vec<u16> {
+    let start = 20_000 + (std::process::id() % 4_000) as u16;
+    let ports: Vec<u16> = (start..32_000)
+        .filter(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .take(n)
+        .collect();
+    assert_eq!(ports.len(), n, "free loopback ports below 32000");
+    ports
+}
+
 /// A unit's reservation with `--reserve`.
 const RESERVATION: &str = ",{\"section\":\"X-Fleet\",\"name\":\"MemoryReservation\",\"value\":\"32\"},{\"section\":\"X-Fleet\",\"name\":\"CoresReservation\",\"value\":\"5\"}";
 
@@ -165,6 +203,14 @@ struct Figures {
     etcd_cpu: f64,
     etcd_idle_cpu: f64,
     bench_cpu: f64,
+    /// The real inits' own CPU during the launch, all together.
+    inits_cpu: f64,
+    /// The share of the machine's CPU time that was busy during the launch.
+    machine_busy: f64,
+    /// The CPU of the units' processes (real inits only).
+    units_cpu: f64,
+    /// First PUT to every unit running on its machine.
+    running: Duration,
     agent_cpu: (f64, f64, f64),
     agent_rss: (u64, u64, u64),
     list_units: Duration,
@@ -262,6 +308,41 @@ fn etcd_traffic(e: &etcd::Etcd) -> Traffic {
     }
 }
 
+/// The machine's CPU time so far, in seconds: busy (every state but idle
+/// and iowait) and all, over all cores, from `/proc/stat`.
+fn machine_cpu() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let all: f64 = ticks.iter().take(8).sum();
+    let idle = ticks.get(3).unwrap_or(&0.0) + ticks.get(4).unwrap_or(&0.0);
+    ((all - idle) / 100.0, all / 100.0)
+}
+
+/// The CPU of every process under the real inits (the units' `sleep`s,
+/// from clone to now), in seconds.
+fn units_cpu(inits: &[u32]) -> f64 {
+    inits
+        .iter()
+        .flat_map(|p| real_init::descendants(*p as i32))
+        .map(|p| {
+            // Nanoseconds on a CPU (`/proc/PID/schedstat`): a `sleep`'s
+            // start takes less than the clock tick of `stat`.
+            std::fs::read_to_string(format!("/proc/{p}/schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+                .unwrap_or(0.0)
+                / 1e9
+        })
+        .sum()
+}
+
 /// The load average over the last minute.
 fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg")
@@ -320,11 +401,13 @@ fn listed(
 
 fn unit_body(i: usize, extra: &str) -> String {
     format!(
-        "{{\"desiredState\":\"launched\",\"options\":[{{\"section\":\"Service\",\"name\":\"ExecStart\",\"value\":\"/bin/sleep {i}\"}}{extra}]}}\n"
+        "{{\"desiredState\":\"launched\",\"options\":[{{\"section\":\"Service\",\"name\":\"ExecStart\",\"value\":\"/bin/sleep {}\"}}{extra}]}}\n",
+        // Long enough to run through the benchmark under a real init.
+        1_000_000 + i
     )
 }
 
-fn run(clusterd: &Path, cfg: Config) -> Figures {
+fn run(clusterd: &Path, init: Option<&Path>, cfg: Config) -> Figures {
     let etcd = etcd::Etcd::start();
     if let Some(p) = etcd.pid() {
         PIDS.lock().unwrap().push(p);
@@ -338,14 +421,23 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     std::fs::create_dir_all(&dir).expect("dir");
     let ids: Vec<String> = (0..cfg.machines).map(|i| format!("bench{i:03}")).collect();
     let changed = Arc::new((Mutex::new(0u64), Condvar::new()));
-    let mut standins = Vec::new();
+    let mut hosts = Vec::new();
     let mut procs = Vec::new();
     let tls = cfg.tls.then(|| Tls::new(&dir, cfg.machines));
+    let tcp_ports: Vec<u16> = if cfg.tcp {
+        fixed_ports(cfg.machines)
+    } else {
+        vec![0; cfg.machines]
+    };
     // Where machine i's API listens, and (with a committer) what it
     // advertises.
     let api_flags = |i: usize| -> Vec<String> {
         let sock = format!("unix://{}", dir.join(format!("{}.sock", ids[i])).display());
         let (listen, advertise) = match &tls {
+            None if cfg.tcp => {
+                let tcp = format!("tcp://127.0.0.1:{}", tcp_ports[i]);
+                (tcp.clone(), tcp)
+            }
             None => (sock.clone(), sock),
             Some(t) => (
                 format!("tcp://127.0.0.1:{}", t.ports[i]),
@@ -374,12 +466,21 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     };
     // A kept connection to machine i's API.
     let conn = |i: usize| match &tls {
+        None if cfg.tcp => {
+            let port = tcp_ports[i];
+            Conn::with(Box::new(move || {
+                let s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+                s.set_nodelay(true)?;
+                Ok(Box::new(s) as Box<dyn http::Stream>)
+            }))
+            .with_host(&format!("127.0.0.1:{port}"))
+        }
         None => Conn::new(&dir.join(format!("{}.sock", ids[i]))),
         Some(t) => t.conn(i),
     };
     for (i, id) in ids.iter().enumerate() {
         let ctl = dir.join(format!("{id}.init.sock"));
-        standins.push(StandIn::start(&ctl, changed.clone()));
+        hosts.push(Host::start(init, &dir, id, &ctl, changed.clone()));
         let log = std::fs::File::create(dir.join(format!("{id}.log"))).expect("log");
         let child = Command::new(clusterd)
             .args(["--etcd", &etcd.url(), "--machine-id", id])
@@ -423,6 +524,9 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
 
     // 1. Submit and launch.
     let cpu0: Vec<f64> = pids.iter().map(|p| proc_cpu(*p)).collect();
+    let init_pids: Vec<u32> = hosts.iter().filter_map(Host::pid).collect();
+    let inits0: f64 = init_pids.iter().map(|p| proc_cpu(*p)).sum();
+    let machine0 = machine_cpu();
     let etcd_pid = etcd.pid().unwrap_or(0);
     let etcd0 = proc_cpu(etcd_pid);
     let me = std::process::id();
@@ -441,6 +545,9 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
                     let extra = if cfg.reserve { RESERVATION } else { "" };
                     let (code, b) = c.request("PUT", &path, Some(&unit_body(i, extra)));
                     assert_eq!(code, 201, "PUT {path}: {b}");
+                    if cfg.fresh {
+                        c.close();
+                    }
                 }
             })
         })
@@ -450,13 +557,14 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     }
     f.submit = t0.elapsed();
     let traffic_submitted = etcd_traffic(&etcd);
-    let total = || standins.iter().map(StandIn::running_count).sum::<usize>();
+    let total = || hosts.iter().map(Host::running_count).sum::<usize>();
     assert!(
-        StandIn::wait_until(&standins, Duration::from_secs(600), || total() >= cfg.units),
+        Host::wait_until(&hosts, Duration::from_secs(600), || total() >= cfg.units),
         "only {}/{} units running after 600 s",
         total(),
         cfg.units
     );
+    f.running = t0.elapsed();
     loop {
         let (units, _) = http::all_units(&mut api);
         let launched = units
@@ -477,6 +585,10 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     let traffic1 = etcd_traffic(&etcd);
     f.etcd_cpu = proc_cpu(etcd_pid) - etcd0;
     f.bench_cpu = proc_cpu(me) - bench0;
+    f.inits_cpu = init_pids.iter().map(|p| proc_cpu(*p)).sum::<f64>() - inits0;
+    let machine1 = machine_cpu();
+    f.machine_busy = (machine1.0 - machine0.0) / (machine1.1 - machine0.1).max(0.01);
+    f.units_cpu = units_cpu(&init_pids);
     f.etcd = traffic1 - traffic0;
     f.etcd_submit = traffic_submitted - traffic0;
     f.etcd_settle = traffic1 - traffic_submitted;
@@ -549,12 +661,12 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     );
     assert_eq!(code, 201, "{b}");
     let everywhere = || {
-        standins
+        hosts
             .iter()
             .all(|s| s.running().iter().any(|u| u == "global.service"))
     };
     assert!(
-        StandIn::wait_until(&standins, Duration::from_secs(120), everywhere),
+        Host::wait_until(&hosts, Duration::from_secs(120), everywhere),
         "global unit"
     );
     loop {
@@ -580,7 +692,7 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         .rev()
         .find(|i| *i != lead && *i != 0)
         .unwrap_or(cfg.machines - 1);
-    let lost: BTreeSet<String> = standins[victim]
+    let lost: BTreeSet<String> = hosts[victim]
         .running()
         .into_iter()
         .filter(|u| u != "global.service")
@@ -588,10 +700,10 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     f.moved_units = lost.len();
     let t = Instant::now();
     drop(procs.remove(victim));
-    standins[victim].kill();
+    hosts[victim].kill();
     let once_elsewhere = || {
         let mut count: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, s) in standins.iter().enumerate() {
+        for (i, s) in hosts.iter().enumerate() {
             if i == victim {
                 continue;
             }
@@ -604,7 +716,7 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
         count.len() == lost.len() && count.values().all(|c| *c == 1)
     };
     assert!(
-        StandIn::wait_until(&standins, Duration::from_secs(10 * cfg.ttl), once_elsewhere),
+        Host::wait_until(&hosts, Duration::from_secs(10 * cfg.ttl), once_elsewhere),
         "the lost machine's units did not run elsewhere"
     );
     loop {
@@ -628,8 +740,8 @@ fn run(clusterd: &Path, cfg: Config) -> Figures {
     drop(procs);
     drop(etcd);
     PIDS.lock().unwrap().clear();
-    for s in &standins {
-        s.kill();
+    for h in &mut hosts {
+        h.kill();
     }
     let _ = std::fs::remove_dir_all(&dir);
     f
@@ -641,7 +753,10 @@ fn print(f: &Figures, ttl: u64) {
         f.units, f.machines, f.load.0, f.load.1
     );
     println!("submitted (PUT): {:.2?}", f.submit);
-    println!("first PUT to all launched: {:.2?}", f.launched);
+    println!(
+        "first PUT to all running on their machines: {:.2?}; to all launched in the API: {:.2?}",
+        f.running, f.launched
+    );
     println!(
         "etcd per unit: {:.2} gRPC messages, {:.0} bytes",
         f.msgs_per_unit, f.bytes_per_unit
@@ -660,6 +775,16 @@ fn print(f: &Figures, ttl: u64) {
     println!(
         "CPU during the launch: leader {:.2} s, API {:.2} s, other agents {:.2}/{:.2}/{:.2} s (min/median/max), etcd {:.2} s; the benchmark's clients and stand-ins {:.2} s",
         f.leader_cpu, f.api_cpu, f.agent_cpu.0, f.agent_cpu.1, f.agent_cpu.2, f.etcd_cpu, f.bench_cpu
+    );
+    if f.inits_cpu > 0.0 {
+        println!(
+            "CPU of the real inits during the launch: {:.2} s in all; of their units' processes: {:.2} s",
+            f.inits_cpu, f.units_cpu
+        );
+    }
+    println!(
+        "the machine's CPU during the launch: {:.0}% busy",
+        100.0 * f.machine_busy
     );
     println!(
         "RSS of the clusterds: {}/{}/{} KiB (min/median/max)",
@@ -702,6 +827,9 @@ fn main() {
         spread: false,
         committer: true,
         tls: false,
+        tcp: false,
+        fresh: false,
+        real: false,
     };
     let mut matrix = false;
     let mut repeat = 1;
@@ -743,6 +871,21 @@ fn main() {
                 i += 1;
                 continue;
             }
+            "--tcp" => {
+                cfg.tcp = true;
+                i += 1;
+                continue;
+            }
+            "--new-connections" => {
+                cfg.fresh = true;
+                i += 1;
+                continue;
+            }
+            "--real-inits" => {
+                cfg.real = true;
+                i += 1;
+                continue;
+            }
             other => panic!("unknown argument {other}"),
         }
         i += 2;
@@ -758,6 +901,16 @@ fn main() {
         "build clusterd first: {}",
         clusterd.display()
     );
+    let init = clusterd.with_file_name("init");
+    assert!(
+        !cfg.real || init.exists(),
+        "build the init first: {}",
+        init.display()
+    );
+    // A real init's units outlive it when it is killed: they come to the
+    // benchmark, which kills them by PID.
+    // SAFETY: prctl(2) on this process.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
     let runs: Vec<Config> = if matrix {
         [1000, 10_000]
             .into_iter()
@@ -778,16 +931,32 @@ fn main() {
         .collect();
     let mut all = Vec::new();
     for c in runs {
-        let f = run(&clusterd, c);
+        let f = run(&clusterd, c.real.then_some(init.as_path()), c);
         println!(
-            "clients: {} on {}{}; unit writes committed by {}",
+            "clients: {} on {}{}{}; unit writes committed by {}; {}",
             c.clients,
             if c.spread { "one API each" } else { "one API" },
-            if c.tls { " over TLS" } else { "" },
+            if c.tls {
+                " over TLS"
+            } else if c.tcp {
+                " over loopback TCP"
+            } else {
+                ""
+            },
+            if c.fresh {
+                ", a new connection per request"
+            } else {
+                ", kept connections"
+            },
             if c.committer {
                 "the engine's leader"
             } else {
                 "each API"
+            },
+            if c.real {
+                "real inits running sleep"
+            } else {
+                "stand-in inits"
             }
         );
         print(&f, c.ttl);

@@ -30,7 +30,7 @@ pub struct StandIn {
     /// How many units run (kept by `settle`, read without the lock).
     count: Arc<AtomicUsize>,
     /// Signalled on every change of the running set (for waiters).
-    changed: Arc<(Mutex<u64>, Condvar)>,
+    pub changed: Arc<(Mutex<u64>, Condvar)>,
     dead: Arc<AtomicBool>,
 }
 
@@ -48,7 +48,7 @@ fn status_of(name: &str, kind: UnitType, state: UnitState) -> UnitStatus {
 
 impl StandIn {
     /// Listens at `path`; `changed` is signalled on every change (shared
-    /// by all stand-ins, for [`StandIn::wait_until`]).
+    /// by all machines, for `Host::wait_until`).
     pub fn start(path: &Path, changed: Arc<(Mutex<u64>, Condvar)>) -> StandIn {
         let _ = std::fs::remove_file(path);
         let l = UnixListener::bind(path).expect("bind the stand-in's socket");
@@ -100,34 +100,6 @@ impl StandIn {
         st.count.store(0, Ordering::SeqCst);
         st.subscribers.clear();
         let _ = std::fs::remove_file(&self.path);
-    }
-
-    /// Waits (at most `limit`) until `f` holds, re-checking on each change.
-    pub fn wait_until(
-        all: &[StandIn],
-        limit: std::time::Duration,
-        mut f: impl FnMut() -> bool,
-    ) -> bool {
-        let deadline = std::time::Instant::now() + limit;
-        loop {
-            if f() {
-                return true;
-            }
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            // Any stand-in's change wakes us (the condition may also
-            // depend on the API: look again at least every 100 ms).
-            let (m, cv) = &*all[0].changed;
-            let g = m.lock().unwrap();
-            let _ = cv
-                .wait_timeout(
-                    g,
-                    (deadline - now).min(std::time::Duration::from_millis(100)),
-                )
-                .unwrap();
-        }
     }
 }
 

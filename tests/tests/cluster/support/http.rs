@@ -22,6 +22,9 @@ pub type Connect = Box<dyn Fn() -> std::io::Result<Box<dyn Stream>> + Send>;
 pub struct Conn {
     connect: Connect,
     r: Option<BufReader<Box<dyn Stream>>>,
+    /// The `Host` header sent (a plain-HTTP TCP listen takes an IP
+    /// address or `localhost` only).
+    host: String,
     /// The machine that committed the last unit write answered on this
     /// connection (its `X-Flotilla-Committed-By` header), if it said.
     pub committed_by: Option<String>,
@@ -42,8 +45,20 @@ impl Conn {
         Conn {
             connect,
             r: None,
+            host: "domain-sock".into(),
             committed_by: None,
         }
+    }
+
+    /// Sends `host` as the `Host` header.
+    pub fn with_host(mut self, host: &str) -> Conn {
+        self.host = host.into();
+        self
+    }
+
+    /// Closes the connection: the next request opens a new one.
+    pub fn close(&mut self) {
+        self.r = None;
     }
 
     /// Sends a request; returns the status and the body.
@@ -67,7 +82,7 @@ impl Conn {
             self.r = Some(BufReader::new((self.connect)().ok()?));
         }
         let r = self.r.as_mut()?;
-        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: domain-sock\r\n");
+        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host);
         match body {
             Some(b) => req.push_str(&format!(
                 "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
