@@ -19,6 +19,7 @@
 use super::slots::SlotId;
 use super::Runtime;
 use crate::sys::Sys;
+use flotilla_units::graph::shared;
 use flotilla_units::planner::{Fact, OnChange};
 use flotilla_units::state::UnitState;
 use flotilla_units::trigger::{instance_name, Peer};
@@ -257,7 +258,7 @@ impl<S: Sys> Runtime<S> {
         if dir.len() == before {
             return false;
         }
-        let mut all = dir.clone();
+        let mut all = shared(dir.clone());
         all.extend(self.units.transient_specs());
         match self.replace_with(all, None, OnChange::Restart) {
             Ok(_) => {

@@ -28,7 +28,7 @@ use super::Runtime;
 use crate::sys::Sys;
 use crate::{pathstamp, unitdir};
 use flotilla_systemd::load::LoadedPath;
-use flotilla_units::graph::Graph;
+use flotilla_units::graph::{shared, Graph};
 use flotilla_units::load::PathStamp;
 use flotilla_units::planner::OnChange;
 use flotilla_units::protocol::{ErrorCode, Reply};
@@ -219,7 +219,7 @@ impl<S: Sys> Runtime<S> {
         }
         // Their default dependencies, against the set they join.
         flotilla_systemd::load::add_default_dependencies(&mut dir);
-        let mut all = dir.clone();
+        let mut all = shared(dir.clone());
         all.extend(self.units.transient_specs());
         self.replace_with(all, None, OnChange::Restart)
             .map_err(|e| format!("{} cannot be added: {}", added.join(", "), e.join("; ")))?;
@@ -268,7 +268,7 @@ impl<S: Sys> Runtime<S> {
         let mut dir = self.units.dir_specs(g);
         dir.extend(made);
         flotilla_systemd::load::add_default_dependencies(&mut dir);
-        let mut all = dir.clone();
+        let mut all = shared(dir.clone());
         all.extend(self.units.transient_specs());
         self.replace_with(all, None, OnChange::Restart)
             .map_err(|e| format!("`{name}` cannot be added: {}", e.join("; ")))?;
@@ -383,7 +383,7 @@ impl<S: Sys> Runtime<S> {
             return Ok(false);
         }
         flotilla_systemd::load::add_default_dependencies(&mut dir);
-        let mut all = dir.clone();
+        let mut all = shared(dir.clone());
         all.extend(self.units.transient_specs());
         self.replace_with(all, shape, OnChange::Restart)
             .map_err(|e| {

@@ -33,7 +33,7 @@ use crate::logbuf::{LogBuf, LogLine};
 use crate::notify::NotifySocket;
 use crate::outpipe::{OutPipe, Stream};
 use crate::sys::{FileId, Interest, Sys, WallTime};
-use flotilla_units::graph::{Graph, UnitId};
+use flotilla_units::graph::{shared, Graph, UnitId};
 use flotilla_units::planner::{Planner, PlannerOptions};
 use flotilla_units::protocol::{ErrorCode, Reply};
 use flotilla_units::snapshot::{
@@ -145,7 +145,9 @@ impl<S: Sys> Runtime<S> {
             target: self.planner.target().to_string(),
             dir_units: self.units.dir_specs(g),
             load_errors: self.units.load_errors().to_vec(),
-            transient: self.units.transient_sets().clone(),
+            transient: (self.units.transient_sets().iter())
+                .map(|(set, units)| (set.clone(), units.iter().map(|u| (**u).clone()).collect()))
+                .collect(),
             leases: self.units.leases.clone(),
             wants: self.planner.carry_wants(),
             held: self.planner.held().map(str::to_string).collect(),
@@ -209,8 +211,11 @@ impl<S: Sys> Runtime<S> {
         for p in &problems {
             sys.console(&format!("init: {p}"));
         }
-        let mut all = snap.dir_units.clone();
-        for (set, units) in &snap.transient {
+        let transient: std::collections::BTreeMap<_, Vec<_>> = (snap.transient.into_iter())
+            .map(|(set, units)| (set, units.into_iter().map(std::sync::Arc::new).collect()))
+            .collect();
+        let mut all = shared(snap.dir_units.clone());
+        for (set, units) in &transient {
             all.extend(with_origin(set, units));
         }
         let (graph, _) = Graph::build_shaped(all, shape);
@@ -241,7 +246,7 @@ impl<S: Sys> Runtime<S> {
             snap.dir_units,
             planner.graph(),
             snap.load_errors,
-            snap.transient,
+            transient,
             snap.leases,
         );
         // The manager's settings are read again, as systemd's re-exec

@@ -161,6 +161,7 @@ impl<S: Sys> Runtime<S> {
             .transient_sets()
             .get(RUN_SET)
             .and_then(|units| units.iter().find(|u| u.name == name))
+            .map(|u| &**u)
     }
 
     /// Whether `name` is a unit of the set (`initctl run`, `add`, and the

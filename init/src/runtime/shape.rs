@@ -97,7 +97,7 @@ impl<S: Sys> Runtime<S> {
 
     /// Rebuilds the graph with the same units and `shape`.
     fn reshape(&mut self, shape: Shape) -> Reply {
-        let mut all = self.units.dir_specs(self.planner.graph());
+        let mut all = self.units.dir_shared(self.planner.graph());
         all.extend(self.units.transient_specs());
         match self.replace_with(all, Some(shape), OnChange::Restart) {
             Ok(applied) => Reply::Applied(applied),

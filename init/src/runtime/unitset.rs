@@ -11,7 +11,7 @@ use crate::sys::Sys;
 use flotilla_systemd::load::{LoadedPath, Templates};
 use flotilla_systemd::system_conf::ManagerConfig;
 use flotilla_units::diag::Diagnostic;
-use flotilla_units::graph::{Graph, Shape};
+use flotilla_units::graph::{shared, Graph, Shape};
 use flotilla_units::keys::validate_set;
 use flotilla_units::load::PathStamp;
 use flotilla_units::planner::{OnChange, Planner, WantLife};
@@ -135,8 +135,9 @@ impl DirUnits {
 /// Where the units come from. See the module documentation.
 pub(super) struct UnitSet {
     dir: DirUnits,
-    /// The transient sets by name, each unit as it was given.
-    transient: BTreeMap<String, Vec<UnitSpec>>,
+    /// The transient sets by name, each unit as it was given: shared with
+    /// the graph's node of the unit, so that a patch copies no spec.
+    transient: BTreeMap<String, Vec<Arc<UnitSpec>>>,
     /// The leases on transient sets, by set (`leases.rs`).
     pub(super) leases: BTreeMap<String, Lease>,
     /// The errors of the unit set in force: the units they leave out. A
@@ -185,8 +186,20 @@ impl UnitSet {
     /// `graph` must be the one built from this set, so call this before
     /// changing the transient sets).
     pub(super) fn dir_specs(&self, graph: &Graph) -> Vec<(UnitSpec, Origin)> {
+        self.dir_shared(graph)
+            .into_iter()
+            .map(|(s, o)| (Arc::unwrap_or_clone(s), o))
+            .collect()
+    }
+
+    /// The directory's units, shared with `graph`'s nodes when it holds
+    /// them (no copy): for a change that keeps them as they are.
+    pub(super) fn dir_shared(&self, graph: &Graph) -> Vec<(Arc<UnitSpec>, Origin)> {
         match &self.dir {
-            DirUnits::Own(v) => v.clone(),
+            DirUnits::Own(v) => v
+                .iter()
+                .map(|(s, o)| (Arc::new(s.clone()), o.clone()))
+                .collect(),
             DirUnits::InGraph => {
                 let transient = self.transient_names();
                 graph
@@ -195,7 +208,7 @@ impl UnitSet {
                     .filter(|n| {
                         !n.ghost && !n.synthetic && !transient.contains(n.spec.name.as_str())
                     })
-                    .map(|n| ((*n.spec).clone(), n.origin.clone()))
+                    .map(|n| (n.spec.clone(), n.origin.clone()))
                     .collect()
             }
         }
@@ -209,7 +222,7 @@ impl UnitSet {
     }
 
     /// The transient sets by name.
-    pub(super) fn transient_sets(&self) -> &BTreeMap<String, Vec<UnitSpec>> {
+    pub(super) fn transient_sets(&self) -> &BTreeMap<String, Vec<Arc<UnitSpec>>> {
         &self.transient
     }
 
@@ -219,7 +232,7 @@ impl UnitSet {
         dir: Vec<(UnitSpec, Origin)>,
         graph: &Graph,
         load_errors: Vec<String>,
-        transient: BTreeMap<String, Vec<UnitSpec>>,
+        transient: BTreeMap<String, Vec<Arc<UnitSpec>>>,
         leases: BTreeMap<String, Lease>,
     ) -> UnitSet {
         UnitSet {
@@ -252,7 +265,7 @@ impl UnitSet {
     }
 
     /// The transient units, each with its set as its origin.
-    pub(super) fn transient_specs(&self) -> Vec<(UnitSpec, Origin)> {
+    pub(super) fn transient_specs(&self) -> Vec<(Arc<UnitSpec>, Origin)> {
         self.transient
             .iter()
             .flat_map(|(set, units)| with_origin(set, units))
@@ -260,8 +273,12 @@ impl UnitSet {
     }
 
     /// The transient units with the set named `set` as `units`.
-    fn transient_specs_with(&self, set: &str, units: &[UnitSpec]) -> Vec<(UnitSpec, Origin)> {
-        let mut v: Vec<(UnitSpec, Origin)> = self
+    fn transient_specs_with(
+        &self,
+        set: &str,
+        units: &[Arc<UnitSpec>],
+    ) -> Vec<(Arc<UnitSpec>, Origin)> {
+        let mut v: Vec<(Arc<UnitSpec>, Origin)> = self
             .transient
             .iter()
             .filter(|(name, _)| name.as_str() != set)
@@ -275,8 +292,8 @@ impl UnitSet {
 /// The units of the transient set named `set`, with their origin.
 pub(super) fn with_origin<'a>(
     set: &'a str,
-    units: &'a [UnitSpec],
-) -> impl Iterator<Item = (UnitSpec, Origin)> + 'a {
+    units: &'a [Arc<UnitSpec>],
+) -> impl Iterator<Item = (Arc<UnitSpec>, Origin)> + 'a {
     units
         .iter()
         .map(move |u| (u.clone(), Origin::unplaced(format!("transient:{set}"))))
@@ -284,7 +301,7 @@ pub(super) fn with_origin<'a>(
 
 /// The errors the graph of `all` would have (cycles, duplicate names or
 /// targets), to report with other problems at once.
-fn graph_errors(all: Vec<(UnitSpec, Origin)>, shape: &Shape) -> Vec<String> {
+fn graph_errors(all: Vec<(Arc<UnitSpec>, Origin)>, shape: &Shape) -> Vec<String> {
     let (_, diags) = Graph::build_shaped(all, shape.clone());
     diags
         .iter()
@@ -305,10 +322,10 @@ fn check_transient(set: &str, units: Vec<UnitSpec>) -> Result<Vec<UnitSpec>, Vec
 /// taken out, or taken out but not in the set.
 fn patched(
     set: &str,
-    current: &[UnitSpec],
+    current: &[Arc<UnitSpec>],
     upsert: Vec<UnitSpec>,
     remove: &[String],
-) -> (Vec<UnitSpec>, Vec<String>) {
+) -> (Vec<Arc<UnitSpec>>, Vec<String>) {
     let mut problems = Vec::new();
     let mut upserted = BTreeSet::new();
     for u in &upsert {
@@ -326,15 +343,15 @@ fn patched(
             problems.push(format!("`{name}` is not in the transient set `{set}`"));
         }
     }
-    let mut units: Vec<UnitSpec> = current
+    let mut units: Vec<Arc<UnitSpec>> = current
         .iter()
         .filter(|u| !removed.contains(u.name.as_str()))
         .cloned()
         .collect();
     for u in upsert {
         match units.iter_mut().find(|x| x.name == u.name) {
-            Some(slot) => *slot = u,
-            None => units.push(u),
+            Some(slot) => *slot = Arc::new(u),
+            None => units.push(Arc::new(u)),
         }
     }
     (units, problems)
@@ -356,7 +373,7 @@ impl<S: Sys> Runtime<S> {
     /// unit ids.
     pub(super) fn replace_with(
         &mut self,
-        all: Vec<(UnitSpec, Origin)>,
+        all: Vec<(Arc<UnitSpec>, Origin)>,
         shape: Option<Shape>,
         on_change: OnChange,
     ) -> Result<Applied, Vec<String>> {
@@ -455,7 +472,7 @@ impl<S: Sys> Runtime<S> {
             .filter(|(_, o)| in_transient_dir(o))
             .map(|(u, _)| u.name.clone())
             .collect();
-        let mut all = loaded.units.clone();
+        let mut all = shared(loaded.units.clone());
         all.extend(
             self.units
                 .transient_specs()
@@ -568,7 +585,10 @@ impl<S: Sys> Runtime<S> {
         on_change: OnChange,
     ) -> Reply {
         match check_transient(&set, units) {
-            Ok(units) => self.commit_transient(set, units, on_change),
+            Ok(units) => {
+                let units = units.into_iter().map(Arc::new).collect();
+                self.commit_transient(set, units, on_change)
+            }
             Err(bad) => refused("invalid transient units", bad),
         }
     }
@@ -601,7 +621,7 @@ impl<S: Sys> Runtime<S> {
             // Every problem at once: also what the graph would say of the
             // set as patched (a name or target the directory has too, a
             // cycle), as a reload reports them.
-            let mut all = self.units.dir_specs(self.planner.graph());
+            let mut all = self.units.dir_shared(self.planner.graph());
             all.extend(self.units.transient_specs_with(&set, &units));
             bad.extend(graph_errors(all, self.planner.graph().shape()));
         }
@@ -613,10 +633,10 @@ impl<S: Sys> Runtime<S> {
     fn commit_transient(
         &mut self,
         set: String,
-        units: Vec<UnitSpec>,
+        units: Vec<Arc<UnitSpec>>,
         on_change: OnChange,
     ) -> Reply {
-        let mut all = self.units.dir_specs(self.planner.graph());
+        let mut all = self.units.dir_shared(self.planner.graph());
         // A transient unit takes the place of the directory's unit of its
         // name that no file defines (a slice made from its drop-ins).
         all.retain(|(d, o)| {
@@ -658,13 +678,13 @@ mod tests {
         u
     }
 
-    fn names(units: &[UnitSpec]) -> Vec<&str> {
+    fn names(units: &[Arc<UnitSpec>]) -> Vec<&str> {
         units.iter().map(|u| u.name.as_str()).collect()
     }
 
     #[test]
     fn a_patch_replaces_in_place_adds_at_the_end_and_removes() {
-        let current = [unit("a", "/a"), unit("b", "/b"), unit("c", "/c")];
+        let current = [unit("a", "/a"), unit("b", "/b"), unit("c", "/c")].map(Arc::new);
         let (units, problems) = patched(
             "s",
             &current,
@@ -678,7 +698,7 @@ mod tests {
 
     #[test]
     fn every_problem_of_a_patch() {
-        let current = [unit("a", "/a")];
+        let current = [Arc::new(unit("a", "/a"))];
         let (_, problems) = patched(
             "s",
             &current,

@@ -7,7 +7,7 @@ use crate::spec::Names;
 
 impl Graph {
     pub(super) fn build_inner(
-        mut units: Vec<(UnitSpec, Origin)>,
+        mut units: Vec<(Arc<UnitSpec>, Origin)>,
         ghosts: Vec<(Arc<UnitSpec>, Origin)>,
         shape: Arc<Shape>,
     ) -> (Graph, Vec<Diagnostic>, bool) {
@@ -21,7 +21,7 @@ impl Graph {
         });
 
         // Duplicate unit names: keep the first, report both.
-        let mut kept: Vec<(UnitSpec, Origin)> = Vec::with_capacity(units.len());
+        let mut kept: Vec<(Arc<UnitSpec>, Origin)> = Vec::with_capacity(units.len());
         for (spec, origin) in units {
             if let Some((_, first)) = kept.last().filter(|(s, _)| s.name == spec.name) {
                 diags.push(Diagnostic::error(
@@ -102,7 +102,7 @@ impl Graph {
             }
             let g = Graph::assemble(
                 kept.iter()
-                    .map(|(s, o)| masked::mark(Node::unit(Arc::new(s.clone()), o.clone()), &shape))
+                    .map(|(s, o)| masked::mark(Node::unit(s.clone(), o.clone()), &shape))
                     .collect(),
                 shape.clone(),
             );
@@ -171,7 +171,7 @@ impl Graph {
 
         let mut all: Vec<Node> = kept
             .into_iter()
-            .map(|(s, o)| masked::mark(Node::unit(Arc::new(s), o), &shape))
+            .map(|(s, o)| masked::mark(Node::unit(s, o), &shape))
             .collect();
         let names: std::collections::HashSet<&str> =
             all.iter().map(|n| n.spec.name.as_str()).collect();
@@ -487,7 +487,7 @@ pub(super) fn dep_lists(spec: &UnitSpec) -> [(DepKind, &Names); 9] {
 fn break_ordering(
     g: &Graph,
     cycle: &[UnitId],
-    kept: &mut [(UnitSpec, Origin)],
+    kept: &mut [(Arc<UnitSpec>, Origin)],
 ) -> Option<Diagnostic> {
     for (n, &id) in cycle.iter().enumerate() {
         let next = cycle[(n + 1) % cycle.len()];
@@ -506,16 +506,17 @@ fn break_ordering(
             .find(|(s, _)| s.name == unit.spec.name)
             .filter(|(s, _)| s.after.contains(&target));
         let dropped = if let Some((s, _)) = own {
-            s.after.retain(|t| *t != target);
+            Arc::make_mut(s).after.retain(|t| *t != target);
             format!("`{}` after {target}", unit.spec.name)
         } else {
             let (s, _) = kept.iter_mut().find(|(s, _)| s.name == other.spec.name)?;
-            let before = s.before.len();
-            s.before.retain(|t| !unit.spec.provides.contains(t));
-            if s.before.len() == before {
+            if !s.before.iter().any(|t| unit.spec.provides.contains(t)) {
                 // Nothing to drop: leave the cycle to the caller (no loop).
                 return None;
             }
+            Arc::make_mut(s)
+                .before
+                .retain(|t| !unit.spec.provides.contains(t));
             format!("`{}` before {}", other.spec.name, unit.spec.name)
         };
         let names: Vec<&str> = cycle
@@ -538,7 +539,7 @@ fn break_ordering(
 /// unit providing a target is its provider, as in [`Graph::assemble`]; a
 /// declared target leads to every one of its providers, whichever is
 /// chosen; masked units have no edges).
-fn has_cycle(units: &[(UnitSpec, Origin)], shape: &Shape) -> bool {
+fn has_cycle(units: &[(Arc<UnitSpec>, Origin)], shape: &Shape) -> bool {
     let mut providers: HashMap<&str, u32> = HashMap::with_capacity(units.len());
     let mut declared: HashMap<&str, Vec<u32>> = HashMap::new();
     for (i, (spec, _)) in units.iter().enumerate() {

@@ -205,23 +205,33 @@ pub struct Graph {
     conflicts: std::sync::OnceLock<HashMap<UnitId, Vec<UnitId>>>,
 }
 
+/// The units as the graph keeps them: a spec given already shared (the
+/// init's transient units, a reload's unchanged ones taken from the graph
+/// in force) is not copied; a plain one is moved into its `Arc`.
+pub fn shared<S: Into<Arc<UnitSpec>>>(units: Vec<(S, Origin)>) -> Vec<(Arc<UnitSpec>, Origin)> {
+    units.into_iter().map(|(s, o)| (s.into(), o)).collect()
+}
+
 impl Graph {
     /// Builds the graph, leaving out every unit with an error (and reporting
     /// it). Units are kept in name order, so ids are deterministic.
-    pub fn build(units: Vec<(UnitSpec, Origin)>) -> (Graph, Vec<Diagnostic>) {
+    pub fn build<S: Into<Arc<UnitSpec>>>(units: Vec<(S, Origin)>) -> (Graph, Vec<Diagnostic>) {
         Graph::build_shaped(units, Shape::default())
     }
 
     /// [`Graph::build`] with declared targets and masks.
-    pub fn build_shaped(units: Vec<(UnitSpec, Origin)>, shape: Shape) -> (Graph, Vec<Diagnostic>) {
-        let (graph, diags, _) = Graph::build_inner(units, Vec::new(), Arc::new(shape));
+    pub fn build_shaped<S: Into<Arc<UnitSpec>>>(
+        units: Vec<(S, Origin)>,
+        shape: Shape,
+    ) -> (Graph, Vec<Diagnostic>) {
+        let (graph, diags, _) = Graph::build_inner(shared(units), Vec::new(), Arc::new(shape));
         (graph, diags)
     }
 
     /// Builds the graph, or returns every problem (errors and warnings) if
     /// there is any error.
-    pub fn build_strict(
-        units: Vec<(UnitSpec, Origin)>,
+    pub fn build_strict<S: Into<Arc<UnitSpec>>>(
+        units: Vec<(S, Origin)>,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
         Graph::build_strict_shaped(units, Vec::new(), Arc::default())
     }
@@ -229,20 +239,20 @@ impl Graph {
     /// Like [`Graph::build_strict`], with `ghosts` added: removed units that
     /// still have to stop. They keep their names but provide nothing and
     /// depend on nothing.
-    pub fn build_with_ghosts(
-        units: Vec<(UnitSpec, Origin)>,
+    pub fn build_with_ghosts<S: Into<Arc<UnitSpec>>>(
+        units: Vec<(S, Origin)>,
         ghosts: Vec<(Arc<UnitSpec>, Origin)>,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
         Graph::build_strict_shaped(units, ghosts, Arc::default())
     }
 
     /// [`Graph::build_with_ghosts`] with declared targets and masks.
-    pub fn build_strict_shaped(
-        units: Vec<(UnitSpec, Origin)>,
+    pub fn build_strict_shaped<S: Into<Arc<UnitSpec>>>(
+        units: Vec<(S, Origin)>,
         ghosts: Vec<(Arc<UnitSpec>, Origin)>,
         shape: Arc<Shape>,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
-        let (graph, diags, rejected) = Graph::build_inner(units, ghosts, shape);
+        let (graph, diags, rejected) = Graph::build_inner(shared(units), ghosts, shape);
         if rejected || diags.iter().any(Diagnostic::is_error) {
             Err(diags)
         } else {

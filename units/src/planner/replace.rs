@@ -14,12 +14,13 @@ use super::record::{Phase, Record, Status, Unit};
 use super::rules::{Changed, WorkList};
 use super::Planner;
 use crate::diag::Diagnostic;
-use crate::graph::{Graph, Shape, UnitId};
+use crate::graph::{shared, Graph, Shape, UnitId};
 use crate::protocol::Applied;
 use crate::spec::{Origin, UnitSpec, UnitType};
 use crate::state::UnitState;
 use crate::time::Instant;
 use std::cmp::Reverse;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What a replacement does with a unit that is up and whose definition
@@ -44,9 +45,9 @@ impl Planner {
     /// Replaces the unit set. With `strict`, any error refuses the whole set
     /// and nothing changes; without, bad units are left out. Returns what
     /// changed, the warnings, and for each old unit id its new id.
-    pub fn replace_units(
+    pub fn replace_units<S: Into<Arc<UnitSpec>>>(
         &mut self,
-        units: Vec<(UnitSpec, Origin)>,
+        units: Vec<(S, Origin)>,
         strict: bool,
         now: Instant,
     ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<Diagnostic>> {
@@ -56,16 +57,16 @@ impl Planner {
 
     /// [`Planner::replace_units`] with new declared targets and masks, and
     /// what becomes of changed units that are up.
-    pub fn replace_shaped(
+    pub fn replace_shaped<S: Into<Arc<UnitSpec>>>(
         &mut self,
-        units: Vec<(UnitSpec, Origin)>,
+        units: Vec<(S, Origin)>,
         shape: Arc<Shape>,
         strict: bool,
         on_change: OnChange,
         now: Instant,
     ) -> Result<(Applied, Vec<Option<UnitId>>), Vec<Diagnostic>> {
         self.now = now;
-        let (graph, diags) = self.build_with_ghosts(units, shape, strict)?;
+        let (graph, diags) = self.build_with_ghosts(shared(units), shape, strict)?;
         let mut applied = Applied {
             warnings: diags
                 .iter()
@@ -110,7 +111,7 @@ impl Planner {
     /// systemd unit file, remained `exited` (`not_found.rs`).
     fn build_with_ghosts(
         &self,
-        units: Vec<(UnitSpec, Origin)>,
+        units: Vec<(Arc<UnitSpec>, Origin)>,
         shape: Arc<Shape>,
         strict: bool,
     ) -> Result<(Graph, Vec<Diagnostic>), Vec<Diagnostic>> {
@@ -120,6 +121,7 @@ impl Planner {
                 && spec.remain_after_exit()
                 && (spec.exec_stop.is_some() || !spec.extras.exec_stop_post.is_empty())
         };
+        let named: HashSet<&str> = units.iter().map(|(s, _)| s.name.as_str()).collect();
         let ghosts: Vec<(Arc<UnitSpec>, Origin)> = self
             .graph
             .ids()
@@ -131,7 +133,7 @@ impl Planner {
             })
             .filter(|&i| {
                 let name = &self.graph.node(i).spec.name;
-                self.graph.node(i).ghost || !units.iter().any(|(s, _)| &s.name == name)
+                self.graph.node(i).ghost || !named.contains(name.as_str())
             })
             .map(|i| {
                 let n = self.graph.node(i);
@@ -144,8 +146,8 @@ impl Planner {
         }
         // Lenient: rebuild with ghosts from the surviving units.
         let (g, d) = Graph::build_shaped(units, (*shape).clone());
-        let survivors: Vec<(UnitSpec, Origin)> =
-            g.units().map(|(s, o)| ((**s).clone(), o.clone())).collect();
+        let survivors: Vec<(Arc<UnitSpec>, Origin)> =
+            g.units().map(|(s, o)| (s.clone(), o.clone())).collect();
         match Graph::build_strict_shaped(survivors, ghosts, shape) {
             Ok((g2, _)) => Ok((g2, d)),
             Err(_) => Ok((g, d)),

@@ -189,6 +189,13 @@ fn transient_patches() {
         !calls.iter().any(|x| x.contains(&a.to_string())),
         "{calls:?}"
     );
+    // The set and the graph share each unit's spec: a patch copies none
+    // (its cost is the graph's, not the set's size in copies).
+    let g = h.rt.planner.graph();
+    for u in &h.rt.units.transient_sets()["fleet"] {
+        let node = g.node(g.unit(&u.name).expect("in the graph"));
+        assert!(std::sync::Arc::ptr_eq(u, &node.spec), "{} copied", u.name);
+    }
     // A bad patch: every problem, nothing changed.
     let mut clash = transient("all", "/bin/x");
     clash.provides = vec!["all".into()].into();

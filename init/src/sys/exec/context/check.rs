@@ -134,6 +134,11 @@ pub(super) fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checke
         degrade::degrade(ctx, host)
     };
     for key in Key::all() {
+        // What this machine lacks first: `is_set` copies the context, and
+        // most keys are supported here.
+        let Some(why) = unsupported(ctx, key, host) else {
+            continue;
+        };
         if !ctx.is_set(key) {
             continue;
         }
@@ -143,7 +148,7 @@ pub(super) fn check_keys(ctx: &mut ServiceContext, host: &Host) -> Result<Checke
             || (degraded.no_uts_ns && key == Key::ProtectHostname)
             || (degraded.plain_credentials
                 && matches!(key, Key::LoadCredential | Key::SetCredential));
-        if let Some(why) = unsupported(ctx, key, host).filter(|_| !left_out) {
+        if !left_out {
             if !ctx.may_skip(key) {
                 return Err(ContextError {
                     key: Some(key),
