@@ -193,7 +193,7 @@ fn transient_patches() {
     // (its cost is the graph's, not the set's size in copies).
     let g = h.rt.planner.graph();
     for u in &h.rt.units.transient_sets()["fleet"] {
-        let node = g.node(g.unit(&u.name).expect("in the graph"));
+        let node = g.node(g.unit(&u.name).unwrap());
         assert!(std::sync::Arc::ptr_eq(u, &node.spec), "{} copied", u.name);
     }
     // A bad patch: every problem, nothing changed.
