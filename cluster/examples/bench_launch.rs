@@ -63,6 +63,9 @@
 mod etcd;
 #[path = "../../tests/tests/cluster/support/http.rs"]
 mod http;
+#[path = "../../tests/src/procs.rs"]
+#[allow(dead_code)]
+mod procs;
 #[path = "bench/real_init.rs"]
 mod real_init;
 #[path = "bench/standin.rs"]
@@ -89,7 +92,7 @@ fn kill_all_started() {
         // SAFETY: kill(2) on a PID this process started, and on the
         // processes under it (a real init's units).
         unsafe { libc::kill(p as i32, libc::SIGSTOP) };
-        for d in real_init::descendants(p as i32) {
+        for d in procs::descendants(p as i32) {
             unsafe { libc::kill(d, libc::SIGKILL) };
         }
         unsafe { libc::kill(p as i32, libc::SIGKILL) };
@@ -330,7 +333,7 @@ fn machine_cpu() -> (f64, f64) {
 fn units_cpu(inits: &[u32]) -> f64 {
     inits
         .iter()
-        .flat_map(|p| real_init::descendants(*p as i32))
+        .flat_map(|p| procs::descendants(*p as i32))
         .map(|p| {
             // Nanoseconds on a CPU (`/proc/PID/schedstat`): a `sleep`'s
             // start takes less than the clock tick of `stat`.
@@ -846,47 +849,23 @@ fn main() {
             "--clients" => cfg.clients = v(),
             "--ttl" => cfg.ttl = v() as u64,
             "--repeat" => repeat = v(),
-            "--matrix" => {
-                matrix = true;
+            // A switch: takes no value.
+            flag => {
+                let (on, to) = match flag {
+                    "--matrix" => (&mut matrix, true),
+                    "--reserve" => (&mut cfg.reserve, true),
+                    "--spread" => (&mut cfg.spread, true),
+                    "--tls" => (&mut cfg.tls, true),
+                    "--no-committer" => (&mut cfg.committer, false),
+                    "--tcp" => (&mut cfg.tcp, true),
+                    "--new-connections" => (&mut cfg.fresh, true),
+                    "--real-inits" => (&mut cfg.real, true),
+                    other => panic!("unknown argument {other}"),
+                };
+                *on = to;
                 i += 1;
                 continue;
             }
-            "--reserve" => {
-                cfg.reserve = true;
-                i += 1;
-                continue;
-            }
-            "--spread" => {
-                cfg.spread = true;
-                i += 1;
-                continue;
-            }
-            "--tls" => {
-                cfg.tls = true;
-                i += 1;
-                continue;
-            }
-            "--no-committer" => {
-                cfg.committer = false;
-                i += 1;
-                continue;
-            }
-            "--tcp" => {
-                cfg.tcp = true;
-                i += 1;
-                continue;
-            }
-            "--new-connections" => {
-                cfg.fresh = true;
-                i += 1;
-                continue;
-            }
-            "--real-inits" => {
-                cfg.real = true;
-                i += 1;
-                continue;
-            }
-            other => panic!("unknown argument {other}"),
         }
         i += 2;
     }

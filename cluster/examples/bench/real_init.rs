@@ -169,7 +169,7 @@ impl RealInit {
         // SAFETY: kill(2) on the init this benchmark started and on its
         // descendants, found while it is stopped.
         unsafe { libc::kill(pid, libc::SIGSTOP) };
-        for p in descendants(pid) {
+        for p in crate::procs::descendants(pid) {
             unsafe { libc::kill(p, libc::SIGKILL) };
         }
         let _ = c.kill();
@@ -234,30 +234,4 @@ fn follow(
         *changed.0.lock().unwrap() += 1;
         changed.1.notify_all();
     }
-}
-
-/// Every process under `root` (its children, theirs, ...).
-pub fn descendants(root: i32) -> Vec<i32> {
-    let mut parent: Vec<(i32, i32)> = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().nth(1)?.parse().ok());
-        if let Some(pp) = ppid {
-            parent.push((pid, pp));
-        }
-    }
-    let mut out = vec![];
-    let mut frontier = vec![root];
-    while let Some(p) = frontier.pop() {
-        for (c, _) in parent.iter().filter(|(_, pp)| *pp == p) {
-            out.push(*c);
-            frontier.push(*c);
-        }
-    }
-    out
 }

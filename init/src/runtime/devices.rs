@@ -113,7 +113,7 @@ impl<S: Sys> Runtime<S> {
         self.devices.links = links;
         let specs = udev::units::specs(self.devices.by_syspath.values());
         let same = match self.units.transient_sets().get(SET) {
-            Some(now) => now.len() == specs.len() && now.iter().zip(&specs).all(|(a, b)| **a == *b),
+            Some(now) => now.iter().map(|u| &**u).eq(&specs),
             None => specs.is_empty(),
         };
         if same {

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub use flotilla_tests::etcd;
+pub use flotilla_tests::procs::descendants;
 
 pub mod browser;
 pub mod etcd3;
@@ -295,41 +296,6 @@ pub fn pid_alive(pid: i32) -> bool {
         }
         Err(_) => false,
     }
-}
-
-fn ppid_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-/// Every descendant of `root` (children, their children, ...), from /proc.
-pub fn descendants(root: i32) -> Vec<i32> {
-    let mut parent: Vec<(i32, i32)> = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc") {
-        for e in rd.flatten() {
-            if let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
-                if let Some(pp) = ppid_of(pid) {
-                    parent.push((pid, pp));
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut frontier = vec![root];
-    while let Some(p) = frontier.pop() {
-        for (c, pp) in &parent {
-            if *pp == p && !out.contains(c) {
-                out.push(*c);
-                frontier.push(*c);
-            }
-        }
-    }
-    out
 }
 
 /// Sends `sig` to `pid` (a PID this test started or found under its own
