@@ -409,7 +409,8 @@ mod tests {
                     l("dbus-org.x.service", "/lib/systemd/system/xd.service"),
                     l("old.service", "/dev/null"),
                 ],
-            },
+            }
+            .sorted(),
             SearchDir {
                 path: "/lib/systemd/system".into(),
                 role: DirRole::Vendor,
@@ -423,7 +424,8 @@ mod tests {
                     f("sock.service"),
                     f("sock.socket"),
                 ],
-            },
+            }
+            .sorted(),
         ]
     }
 

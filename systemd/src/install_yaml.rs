@@ -123,7 +123,8 @@ mod tests {
                 path: "/etc/systemd/system".into(),
                 role: DirRole::Config,
                 entries: etc,
-            },
+            }
+            .sorted(),
             SearchDir {
                 path: "/lib/units".into(),
                 role: DirRole::Vendor,
@@ -135,7 +136,8 @@ mod tests {
                     // the administrator's enablement.
                     l("default.wants/db", "/lib/units/db.yml"),
                 ],
-            },
+            }
+            .sorted(),
         ]
     }
 

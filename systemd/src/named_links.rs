@@ -96,7 +96,8 @@ mod tests {
                     l("old.service", "/dev/null"),
                     l("alias.service", "/lib/systemd/system/web.service"),
                 ],
-            },
+            }
+            .sorted(),
             SearchDir {
                 path: "/lib/systemd/system".into(),
                 role: DirRole::Vendor,
@@ -107,7 +108,8 @@ mod tests {
                     f("graphical.target"),
                     f("emergency.target"),
                 ],
-            },
+            }
+            .sorted(),
         ]
     }
 

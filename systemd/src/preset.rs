@@ -468,7 +468,8 @@ mod tests {
                     l("www.service", "/lib/systemd/system/web.service"),
                     l("gone.service", "/dev/null"),
                 ],
-            },
+            }
+            .sorted(),
             SearchDir {
                 path: "/lib/systemd/system".into(),
                 role: DirRole::Vendor,
@@ -479,7 +480,8 @@ mod tests {
                     f("getty@.service"),
                     f("gone.service"),
                 ],
-            },
+            }
+            .sorted(),
         ]
     }
 

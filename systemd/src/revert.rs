@@ -65,6 +65,7 @@ mod tests {
             path: path.into(),
             entries,
         }
+        .sorted()
     }
 
     #[test]

@@ -117,12 +117,12 @@ pub fn list_search_dir<E>(path: &str, list: &mut ListDir<'_, E>) -> Result<Searc
         }
         entries.push(Entry { path: name, kind });
     }
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(SearchDir {
         role: DirRole::of_path(&path),
         path,
         entries,
-    })
+    }
+    .sorted())
 }
 
 /// One directory of the search path with its listing.
@@ -133,14 +133,38 @@ pub struct SearchDir {
     /// Its role.
     pub role: DirRole,
     /// Its entries (the caller lists the top level and the `.wants/`,
-    /// `.requires/` and `.d/` subdirectories).
+    /// `.requires/` and `.d/` subdirectories), sorted by path, as
+    /// [`list_search_dir`] and [`SearchDir::sorted`] make them: the lookups
+    /// below search them, so that resolving each unit of a path costs no
+    /// pass over every entry of it (a reload resolves them all).
     pub entries: Vec<Entry>,
 }
 
 impl SearchDir {
+    /// The directory with its entries sorted by path (a listing made by
+    /// hand, as the tests make theirs).
+    pub fn sorted(mut self) -> SearchDir {
+        self.entries.sort_by(|a, b| a.path.cmp(&b.path));
+        self
+    }
+
     /// The entry `name` at the directory's top level.
     pub(crate) fn top(&self, name: &str) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.path == name)
+        let at = self
+            .entries
+            .binary_search_by(|e| e.path.as_str().cmp(name))
+            .ok()?;
+        self.entries.get(at)
+    }
+
+    /// The entries whose path starts with `prefix` (`NAME.d/`): one run
+    /// of the sorted entries, since every path that starts with `prefix`
+    /// sorts after `prefix` and before any other path that does not.
+    pub(crate) fn starting_with(&self, prefix: &str) -> &[Entry] {
+        let start = self.entries.partition_point(|e| e.path.as_str() < prefix);
+        let rest = self.entries.get(start..).unwrap_or(&[]);
+        let len = rest.partition_point(|e| e.path.starts_with(prefix));
+        rest.get(..len).unwrap_or(&[])
     }
 }
 

@@ -236,7 +236,11 @@ fn aliases_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
                 continue;
             };
             // `.` and `..` at the end fold away: the name is known only
-            // once the target is made absolute.
+            // once the target is made absolute. Most links end in another
+            // name: told by their end alone.
+            if !(target.ends_with(id) || target.ends_with('/') || target.ends_with('.')) {
+                continue;
+            }
             let last = basename(target);
             let maybe = last == id || last.is_empty() || last == "." || last == "..";
             if !maybe || e.path.contains('/') || e.path == id {
@@ -326,7 +330,7 @@ fn collect_dropins(
     let prefixes: Vec<String> = subdirs.iter().map(|s| format!("{s}/")).collect();
     for d in dirs {
         for prefix in &prefixes {
-            for e in &d.entries {
+            for e in d.starting_with(prefix) {
                 let Some(file) = e.path.strip_prefix(prefix.as_str()) else {
                     continue;
                 };
@@ -358,7 +362,7 @@ fn edges(dirs: &[SearchDir], names: &[String], kind: &str) -> Vec<String> {
     for d in dirs {
         for n in names {
             let prefix = format!("{n}.{kind}/");
-            for e in &d.entries {
+            for e in d.starting_with(&prefix) {
                 if let Some(unit) = e.path.strip_prefix(&prefix) {
                     // A flotilla unit's name (`web`) or a systemd unit's.
                     if matches!(e.kind, EntryKind::Dir)
@@ -444,7 +448,8 @@ pub(crate) mod tests {
                     f("service.d/50-all.conf"),
                     l("web.service.d/20-off.conf", "/dev/null"),
                 ],
-            },
+            }
+            .sorted(),
             SearchDir {
                 path: "/lib/systemd/system".into(),
                 role: DirRole::Vendor,
@@ -461,7 +466,8 @@ pub(crate) mod tests {
                     f("getty@.service.wants/helper.service"),
                     f("multi-user.target.requires/db.service"),
                 ],
-            },
+            }
+            .sorted(),
         ]
     }
 
@@ -576,7 +582,8 @@ pub(crate) mod tests {
             path: "/etc/systemd/system".into(),
             role: DirRole::Config,
             entries,
-        }];
+        }
+        .sorted()];
         // (name asked for, the unit, its other names, what it requires)
         let table: &[(&str, &str, &[&str], &[&str])] = &[
             (
@@ -673,13 +680,16 @@ pub(crate) mod tests {
             ),
         ];
         for (etc, lib, want) in table {
-            let dir = |path: &str, links: &[(&str, &str)]| SearchDir {
-                path: path.into(),
-                role: DirRole::of_path(path),
-                entries: (links.iter())
-                    .map(|(n, t)| l(&format!("a.service.wants/{n}"), t))
-                    .chain([f("a.service")])
-                    .collect(),
+            let dir = |path: &str, links: &[(&str, &str)]| {
+                SearchDir {
+                    path: path.into(),
+                    role: DirRole::of_path(path),
+                    entries: (links.iter())
+                        .map(|(n, t)| l(&format!("a.service.wants/{n}"), t))
+                        .chain([f("a.service")])
+                        .collect(),
+                }
+                .sorted()
             };
             let p = [
                 dir("/etc/systemd/system", etc),

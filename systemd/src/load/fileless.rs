@@ -101,6 +101,7 @@ mod tests {
                 })
                 .collect(),
         }
+        .sorted()
     }
 
     fn text<'a>(files: &'a [(&'a str, &'a str)]) -> impl FnMut(&str) -> FileRead + 'a {

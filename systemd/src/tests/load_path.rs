@@ -33,25 +33,38 @@ impl Fs {
         self.dirs.iter_mut().find(|d| d.path == dir).unwrap()
     }
 
+    /// Adds `e` to `dir`, which stays sorted as a listing is.
+    fn add(&mut self, dir: &str, e: Entry) {
+        let d = self.dir(dir);
+        d.entries.push(e);
+        d.entries.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+
     /// A file `rel` in `dir` with `text` (empty text: an empty file).
     fn file(&mut self, dir: &str, rel: &str, text: &str) -> &mut Fs {
-        self.dir(dir).entries.push(Entry {
-            path: rel.into(),
-            kind: EntryKind::File {
-                empty: text.is_empty(),
+        self.add(
+            dir,
+            Entry {
+                path: rel.into(),
+                kind: EntryKind::File {
+                    empty: text.is_empty(),
+                },
             },
-        });
+        );
         self.files.insert(format!("{dir}/{rel}"), text.into());
         self
     }
 
     fn link(&mut self, dir: &str, rel: &str, target: &str) -> &mut Fs {
-        self.dir(dir).entries.push(Entry {
-            path: rel.into(),
-            kind: EntryKind::Symlink {
-                target: target.into(),
+        self.add(
+            dir,
+            Entry {
+                path: rel.into(),
+                kind: EntryKind::Symlink {
+                    target: target.into(),
+                },
             },
-        });
+        );
         self
     }
 
