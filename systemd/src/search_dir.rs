@@ -148,7 +148,8 @@ impl SearchDir {
         self
     }
 
-    /// The entry `name` at the directory's top level.
+    /// The entry at `name`: a top-level one (`NAME.service`) or one of a
+    /// subdirectory (`NAME.wants/UNIT`).
     pub(crate) fn top(&self, name: &str) -> Option<&Entry> {
         let at = self
             .entries
