@@ -27,7 +27,7 @@ pub fn yaml_unit_file(dirs: &[SearchDir], name: &str) -> Option<YamlDefinition> 
     let names = [format!("{name}.yaml"), format!("{name}.yml")];
     for d in dirs {
         for n in &names {
-            let Some(e) = d.entries.iter().find(|e| &e.path == n) else {
+            let Some(e) = d.entry(n) else {
                 continue;
             };
             let path = format!("{}/{n}", d.path);

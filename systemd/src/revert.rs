@@ -23,7 +23,7 @@ pub fn revert_paths(dirs: &[SearchDir], name: &str) -> Vec<Reverted> {
     let has_vendor = dirs
         .iter()
         .filter(|d| d.role == DirRole::Vendor)
-        .any(|d| d.top(name).is_some());
+        .any(|d| d.entry(name).is_some());
     let dropin = format!("{name}.d");
     let mut out = Vec::new();
     for d in dirs

@@ -150,7 +150,7 @@ impl SearchDir {
 
     /// The entry at `name`: a top-level one (`NAME.service`) or one of a
     /// subdirectory (`NAME.wants/UNIT`).
-    pub(crate) fn top(&self, name: &str) -> Option<&Entry> {
+    pub(crate) fn entry(&self, name: &str) -> Option<&Entry> {
         let at = self
             .entries
             .binary_search_by(|e| e.path.as_str().cmp(name))

@@ -117,7 +117,7 @@ fn follow(dirs: &[SearchDir], name: &str) -> Followed {
     for _ in 0..16 {
         let mut found = None;
         for d in dirs {
-            if let Some(e) = d.top(&f.id) {
+            if let Some(e) = d.entry(&f.id) {
                 if found.is_none() {
                     found = classify(d, e, &f.id);
                 } else if !matches!(e.kind, EntryKind::Dir) {
@@ -255,7 +255,7 @@ fn aliases_of(dirs: &[SearchDir], id: &str) -> Vec<String> {
                 .get(..i)
                 .unwrap_or(&[])
                 .iter()
-                .any(|h| h.top(&e.path).is_some());
+                .any(|h| h.entry(&e.path).is_some());
             if hidden {
                 continue;
             }

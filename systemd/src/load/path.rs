@@ -134,7 +134,7 @@ pub fn load_path_with(
 
 /// The index of the first directory with a top-level entry `name`.
 fn dir_of(dirs: &[SearchDir], name: &str) -> Option<usize> {
-    dirs.iter().position(|d| d.top(name).is_some())
+    dirs.iter().position(|d| d.entry(name).is_some())
 }
 
 /// A YAML unit file's name at the top of a directory.
@@ -243,7 +243,7 @@ fn load_yaml_units(
             continue;
         };
         let is_mask = dirs.get(dir).is_some_and(|d| {
-            d.top(file_name).is_some_and(|e| {
+            d.entry(file_name).is_some_and(|e| {
                 matches!(&e.kind, EntryKind::Symlink { target }
                         if crate::link_target(&d.path, target) == "/dev/null")
             })
@@ -557,6 +557,6 @@ pub fn add_want(out: &mut LoadedPath, wanter: &str, wanted: &str) {
 fn link_path(dirs: &[SearchDir], name: &str, kind: &str, unit: &str) -> String {
     let rel = format!("{name}.{kind}/{unit}");
     dirs.iter()
-        .find(|d| d.top(&rel).is_some())
+        .find(|d| d.entry(&rel).is_some())
         .map_or(rel.clone(), |d| format!("{}/{rel}", d.path))
 }
