@@ -30,7 +30,7 @@
 //! alone.
 
 use crate::debian_support::oracle::Record;
-use crate::debian_support::{boot_to_login, build_image_with, machine, Init, Machine, Vm};
+use crate::debian_support::{boot_to_login, build_image_with, machine, Init, Machine, Vm, NO_ASLR};
 use crate::pid1_support::{report, workspace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -128,9 +128,10 @@ const NO_CYCLE: &[&str] = &["ssh.service"];
 
 /// The version of what `corpus-observe.sh` observes and of the image's
 /// readying (contrib/debian/daemons, which the key of the Debian root
-/// does not cover): part of the key of the cached systemd results, raised
-/// when either changes.
-const HARNESS: u32 = 2;
+/// does not cover) and of how the guest boots: part of the key of the
+/// cached systemd results, raised when any of them changes (3: the
+/// kernel's `norandmaps`, [`NO_ASLR`]).
+const HARNESS: u32 = 3;
 
 /// The observations (unit, observation) that hold under systemd and fail
 /// under flotilla today, with the cause as read in the guest and in
@@ -200,7 +201,7 @@ fn observe(image: &Path, init: Init, daemons: &[(&str, &str, &str)]) -> Observed
         .tempdir()
         .expect("tempdir");
     let m: Machine = machine(image.to_path_buf(), dir.path());
-    let vm = Vm::boot_with(&m, init, &["--memory", "2048"]);
+    let vm = Vm::boot_with(&m, init, &[&["--memory", "2048"], NO_ASLR].concat());
     let timing = boot_to_login(&vm, "corpus");
     report(&format!("corpus: {}", timing.line()));
     vm.copy_in(&m, &[script()], "/root");

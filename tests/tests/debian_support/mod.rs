@@ -196,6 +196,19 @@ pub struct Vm {
 
 pub use flotilla_tests::free_port;
 
+/// `contrib/debian/run`'s arguments that end its command line with the
+/// kernel's `norandmaps`: no address-space randomization in the guest.
+/// Under software emulation qemu keeps the code it translated keyed by
+/// the guest's virtual address, so a program and its libraries mapped at
+/// new random addresses at every exec are translated again at every exec:
+/// in the systemd-tests guest `/bin/true` took 58 ms with randomization
+/// and 21 ms without, a `systemctl daemon-reload` 4.3 s and 2.7 s
+/// (docs/debian.md, "Address-space randomization"). The harnesses whose
+/// guests run thousands of programs (systemd's tests, the daemons'
+/// corpus) boot both inits with it; their records under systemd are of
+/// boots with it (their `HARNESS`).
+pub const NO_ASLR: &[&str] = &["--", "norandmaps"];
+
 impl Vm {
     /// Boots `m`'s disk with `init`.
     pub fn boot(m: &Machine, init: Init) -> Vm {

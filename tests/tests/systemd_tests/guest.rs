@@ -4,7 +4,7 @@
 //! boots that a run of several tests takes (a fresh disk and boot after a
 //! failure).
 
-use crate::debian_support::{boot_to_login, machine, ssh_each, Init, Machine, Vm};
+use crate::debian_support::{boot_to_login, machine, ssh_each, Init, Machine, Vm, NO_ASLR};
 use crate::pid1_support::report;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -268,7 +268,7 @@ pub fn run(
         std::fs::create_dir_all(&dir).expect("mkdir");
         let m = machine(image.to_path_buf(), &dir);
         let t = Instant::now();
-        let vm = Vm::boot(&m, init);
+        let vm = Vm::boot_with(&m, init, NO_ASLR);
         let timing = boot_to_login(&vm, "systemd tests");
         settle(&vm, &m);
         if init == Init::Flotilla && std::env::var_os("SYSTEMD_TESTS_SHIM").is_some() {
