@@ -36,7 +36,7 @@ pub fn request(msg: &Message) -> Option<String> {
 
 /// Starts `unit` for the bus `conn`, and tells the bus when that fails.
 pub async fn activate(hub: Arc<Hub>, conn: zbus::Connection, unit: String) {
-    let (error, message) = match crate::units_ops::start(&hub, &unit).await {
+    let (error, message) = match crate::units_ops::start(&hub, &unit, false).await {
         Ok((_, mut jobs)) if !jobs.is_empty() => {
             match crate::jobs::follow(hub, jobs.swap_remove(0)).await {
                 "done" => return,

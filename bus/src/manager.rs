@@ -473,7 +473,8 @@ pub async fn call(hub: &Arc<Hub>, member: &str, msg: &Message) -> Result<Outcome
 
 /// Start, stop, restart or reload of a unit by name (`mode` is systemd's
 /// job mode: `replace`, `fail`, `isolate`, …; flotilla has one way to do
-/// each, and `isolate` is `SetTarget`'s business, refused here).
+/// each, but `isolate`, which is `SetTarget`'s business, and a start with
+/// `ignore-dependencies`, which starts the unit at once).
 pub async fn unit_job(
     hub: &Arc<Hub>,
     verb: &str,
@@ -487,7 +488,7 @@ pub async fn unit_job(
         return isolate(hub, name).await;
     }
     match verb {
-        "Start" => units_ops::start(hub, name).await,
+        "Start" => units_ops::start(hub, name, mode == "ignore-dependencies").await,
         "Stop" => units_ops::stop(hub, name).await,
         "Restart" => units_ops::restart(hub, name, false).await,
         "TryRestart" => units_ops::restart(hub, name, true).await,

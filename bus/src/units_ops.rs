@@ -124,8 +124,10 @@ pub(crate) async fn accepted(hub: &Hub, req: Request, what: &str) -> Result<(), 
     }
 }
 
-/// `StartUnit` (and `Start` on the unit).
-pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+/// `StartUnit` (and `Start` on the unit); `at_once` for the job mode
+/// `ignore-dependencies`: the unit starts now, not once what it is
+/// ordered after or requires is up (docs/dbus.md, "Job modes").
+pub async fn start(hub: &Arc<Hub>, name: &str, at_once: bool) -> Result<Outcome, BusError> {
     let changes = hub.changes();
     let s = hub.find(name).await?;
     let (unit, sysname, req, fresh, already) = match s {
@@ -178,6 +180,12 @@ pub async fn start(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
                 (u, n, None, false, None)
             }
         }
+    };
+    // A unit that waits already (the target requires it) is asked too.
+    let req = match (req, at_once) {
+        (Some(Request::Want { unit }), true) => Some(Request::StartAtOnce { unit }),
+        (None, true) if already.is_none() => Some(Request::StartAtOnce { unit: unit.clone() }),
+        (req, _) => req,
     };
     if let Some(req) = req {
         accepted(hub, req, &format!("start {sysname}")).await?;
@@ -336,7 +344,7 @@ pub async fn restart(hub: &Arc<Hub>, name: &str, only_active: bool) -> Result<Ou
         return Ok(job(hub, parts, "restart"));
     }
     if !s.required {
-        return start(hub, name).await;
+        return start(hub, name, false).await;
     }
     if s.masked {
         return Err(BusError::masked(&sysname));

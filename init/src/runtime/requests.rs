@@ -252,7 +252,11 @@ impl<S: Sys> Runtime<S> {
                 self.reply(c, r);
             }
             Request::Want { unit } => {
-                let r = self.want(&unit);
+                let r = self.want(&unit, false);
+                self.reply(c, r);
+            }
+            Request::StartAtOnce { unit } => {
+                let r = self.want(&unit, true);
                 self.reply(c, r);
             }
             Request::Unwant { unit } => {

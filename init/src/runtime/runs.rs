@@ -207,13 +207,20 @@ impl<S: Sys> Runtime<S> {
         collectable(spec, now)
     }
 
-    /// `want UNIT`: required until the next target switch.
-    pub(super) fn want(&mut self, unit: &str) -> Reply {
+    /// `want UNIT`: required until the next target switch; with
+    /// `at_once`, started now whatever its dependencies
+    /// (`start-at-once`).
+    pub(super) fn want(&mut self, unit: &str, at_once: bool) -> Reply {
         if let Err(e) = self.load_on_demand(unit) {
             return Reply::error(ErrorCode::UnknownUnit, e);
         }
         let now = self.now();
-        match self.planner.want(unit, WantLife::UntilSwitch, now) {
+        let wanted = if at_once {
+            self.planner.start_at_once(unit, WantLife::UntilSwitch, now)
+        } else {
+            self.planner.want(unit, WantLife::UntilSwitch, now)
+        };
+        match wanted {
             Ok(_) => Reply::Accepted {
                 message: format!("starting {unit}"),
             },

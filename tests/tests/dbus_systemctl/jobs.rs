@@ -115,24 +115,7 @@ fn list_jobs_shows_a_start_waiting_for_its_dependency() {
 #[test]
 fn list_jobs_shows_what_a_target_pulls_in() {
     let dir = TestDir::new();
-    units(&dir);
-    let go = dir.join("go");
-    dir.file(
-        "units/hello-after-sleep.target",
-        "[Unit]\nWants=sleep.service hello.service\nAfter=sleep.service\n\
-         Before=hello.service\n",
-    );
-    dir.file(
-        "units/hello.service",
-        "[Service]\nExecStart=/bin/echo \"Hello World\"\n",
-    );
-    dir.file(
-        "units/sleep.service",
-        &format!(
-            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'while [ ! -e {} ]; do sleep 0.1; done'\n",
-            go.display()
-        ),
-    );
+    let (go, _) = hello_after_sleep(&dir);
     let init = dir.start("default");
     init.wait_state("web", UnitState::Running);
     let bus = busd(&dir);
@@ -168,6 +151,72 @@ fn list_jobs_shows_what_a_target_pulls_in() {
         let out = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
         out.contains("No jobs running.").then_some(())
     });
+}
+
+/// testsuite-03's units: `hello-after-sleep.target` wants `sleep.service`
+/// (a oneshot that runs until the test makes the returned `go` file) and
+/// `hello.service` (which writes the returned `hello` file), and is
+/// ordered after the one and before the other.
+fn hello_after_sleep(dir: &TestDir) -> (std::path::PathBuf, std::path::PathBuf) {
+    units(dir);
+    let go = dir.join("go");
+    let hello = dir.join("hello");
+    dir.file(
+        "units/hello-after-sleep.target",
+        "[Unit]\nWants=sleep.service hello.service\nAfter=sleep.service\n\
+         Before=hello.service\n",
+    );
+    dir.file(
+        "units/hello.service",
+        &format!(
+            "[Service]\nExecStart=/bin/sh -c 'echo Hello World > {}'\n",
+            hello.display()
+        ),
+    );
+    dir.file(
+        "units/sleep.service",
+        &format!(
+            "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'while [ ! -e {} ]; do sleep 0.1; done'\n",
+            go.display()
+        ),
+    );
+    (go, hello)
+}
+
+/// testsuite-03's first part: with `hello.service` waiting in the
+/// target's transaction for `sleep.service`, `systemctl start
+/// --job-mode=ignore-dependencies hello` runs it now and returns (its job
+/// done), `sleep.service` still running and the target still waiting.
+#[test]
+fn a_start_ignoring_dependencies_does_not_wait() {
+    let dir = TestDir::new();
+    let (go, hello) = hello_after_sleep(&dir);
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    systemctl(&bus, &["start", "--no-block", "hello-after-sleep.target"]).expect(0);
+    wait_for(WAIT, "hello.service waiting", || {
+        (init.unit("hello.service").state == UnitState::Waiting).then_some(())
+    });
+    systemctl(
+        &bus,
+        &["start", "--job-mode=ignore-dependencies", "hello.service"],
+    )
+    .expect(0);
+    assert!(hello.exists(), "hello.service did not run");
+    assert!(!go.exists());
+    let jobs = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
+    assert!(
+        jobs.contains("sleep.service") && !jobs.contains("hello.service"),
+        "{jobs}"
+    );
+    assert_eq!(init.unit("sleep.service").state, UnitState::Starting);
+    assert_eq!(
+        init.unit("hello-after-sleep.target").state,
+        UnitState::Waiting
+    );
+    std::fs::write(&go, "").expect("go");
+    init.wait_state("hello-after-sleep.target", UnitState::Running);
 }
 
 /// testsuite-63's last part: a path unit starts a service that requires

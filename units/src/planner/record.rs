@@ -121,6 +121,10 @@ pub(super) struct Unit {
     pub restart_ready: bool,
     /// `initctl restart`: stop, then start again.
     pub restart_requested: bool,
+    /// Start at its next evaluation, whatever its dependencies
+    /// ([`Planner::start_at_once`](super::Planner::start_at_once)); taken
+    /// by that evaluation.
+    pub start_at_once: bool,
     /// Its definition changed on reload: stop, then start with the new one.
     pub spec_changed: bool,
     /// Removed from the unit set but still stopping: provides nothing.
@@ -151,6 +155,7 @@ impl Unit {
             queued_turn: false,
             restart_ready: false,
             restart_requested: false,
+            start_at_once: false,
             spec_changed: false,
             ghost: false,
             is_virtual: false,

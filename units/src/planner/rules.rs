@@ -221,6 +221,9 @@ impl Planner {
             self.let_go(u);
         }
         let restart = self.units[i].restart_requested;
+        // One evaluation's: a start at once that cannot start now (up,
+        // failed, stopping first) does not wait for its dependencies later.
+        let at_once = std::mem::take(&mut self.units[i].start_at_once);
         let leaving_exited = state == UnitState::Exited && (!required || !hold_ok || restart);
         if leaving_exited && self.dependents_block_stop(u) {
             // Dependents first.
@@ -289,10 +292,10 @@ impl Planner {
             // is upheld.
             return (self.uphold_again(u), false);
         }
-        if c.hard_bad == 0 && c.waits_bad == 0 {
+        if at_once || (c.hard_bad == 0 && c.waits_bad == 0) {
             // With a cap, every start goes through the queue so that slots
-            // are handed out in name order.
-            let capped = self.opts.max_concurrent_starts.is_some();
+            // are handed out in name order (but one asked to start at once).
+            let capped = self.opts.max_concurrent_starts.is_some() && !at_once;
             let unit = &mut self.units[i];
             if !unit.is_virtual && capped && !unit.queued_turn {
                 if !unit.queued {

@@ -94,6 +94,28 @@ impl Planner {
         Ok(id)
     }
 
+    /// [`Planner::want`], and the unit starts at once if it is not up:
+    /// not waiting for the units it is ordered after or requires
+    /// (systemd's `--job-mode=ignore-dependencies`). What it requires is
+    /// still pulled in and starts beside it, and a hard dependency that
+    /// does not come up stops it as it would any running unit (systemd
+    /// pulls nothing in for such a job: docs/dbus.md, "Job modes").
+    pub fn start_at_once(
+        &mut self,
+        name: &str,
+        life: WantLife,
+        now: Instant,
+    ) -> Result<UnitId, WantError> {
+        let id = self.want(name, life, now)?;
+        // Only an idle unit's next evaluation takes the flag.
+        if self.units[id.index()].phase == Phase::Idle {
+            self.units[id.index()].start_at_once = true;
+            self.push(id);
+            self.run();
+        }
+        Ok(id)
+    }
+
     /// Records a want of `name` for `life`; a unit wanted already keeps
     /// the longer of the two lives.
     pub(super) fn add_want(&mut self, name: &str, life: WantLife) {

@@ -163,3 +163,89 @@ fn a_yaml_units_pulled_in_start_is_stopped() {
     );
     assert_eq!(p.wants().count(), 0);
 }
+
+/// testsuite-03's `hello-after-sleep.target`: `go` wants `dep` and `svc`,
+/// and is ordered after `dep` and before `svc`; `dep` runs on.
+fn ordered() -> Planner {
+    let names = |n: &[&str]| n.iter().map(|d| d.to_string()).collect();
+    let mut go = UnitSpec::new("go", UnitType::Virtual);
+    go.wants = names(&["dep", "svc"]);
+    go.after = names(&["dep"]);
+    let mut svc = oneshot("svc", &[]);
+    svc.after = names(&["go"]);
+    let units = vec![
+        UnitSpec::new("default", UnitType::Virtual),
+        go,
+        oneshot("dep", &[]),
+        svc,
+    ];
+    let (g, diags) = Graph::build(
+        units
+            .into_iter()
+            .map(|s| {
+                let o = Origin::unplaced(format!("{}.service", s.name));
+                (s, o)
+            })
+            .collect(),
+    );
+    assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+    Planner::new(g, "default", Instant(0), PlannerOptions::default())
+}
+
+/// `systemctl start --job-mode=ignore-dependencies svc` (testsuite-03):
+/// `svc` waits for `go`, which waits for `dep`; a start at once runs it
+/// now, and `dep` and `go` go on as they were.
+#[test]
+fn a_start_at_once_does_not_wait_for_what_it_is_ordered_after() {
+    let mut p = ordered();
+    let (mut pids, mut seen) = (Vec::new(), Seen::default());
+    p.want("go", WantLife::UntilSwitch, Instant(1))
+        .expect("want");
+    settle(&mut p, &mut pids, 1, &mut seen);
+    assert_eq!(state(&p, "dep"), UnitState::Starting);
+    assert_eq!(state(&p, "go"), UnitState::Waiting);
+    assert_eq!(state(&p, "svc"), UnitState::Waiting);
+
+    p.start_at_once("svc", WantLife::UntilSwitch, Instant(2))
+        .expect("start at once");
+    settle(&mut p, &mut pids, 2, &mut seen);
+    assert_eq!(state(&p, "svc"), UnitState::Starting);
+    assert_eq!(state(&p, "dep"), UnitState::Starting);
+    assert_eq!(state(&p, "go"), UnitState::Waiting);
+    assert_eq!(seen.spawned, ["dep", "svc"]);
+    assert!(seen.killed.is_empty(), "{:?}", seen.killed);
+}
+
+/// The start at once is one evaluation's: once `svc` ran to its end and
+/// was stopped, the next start of `go` has it wait for `dep` again.
+#[test]
+fn a_start_after_a_start_at_once_waits_again() {
+    let mut p = ordered();
+    let (mut pids, mut seen) = (Vec::new(), Seen::default());
+    p.want("go", WantLife::UntilSwitch, Instant(1))
+        .expect("want");
+    p.start_at_once("svc", WantLife::UntilSwitch, Instant(1))
+        .expect("start at once");
+    settle(&mut p, &mut pids, 1, &mut seen);
+    assert_eq!(seen.spawned, ["dep", "svc"]);
+    let (pid, _) = pids[1];
+    p.fact(
+        Fact::Exited {
+            pid,
+            status: ExitStatus::Code(0),
+        },
+        Instant(2),
+    );
+    settle(&mut p, &mut pids, 2, &mut seen);
+    assert_eq!(state(&p, "svc"), UnitState::Exited);
+
+    p.unwant("svc", Instant(3)).expect("stop");
+    p.unwant("go", Instant(3)).expect("stop");
+    settle(&mut p, &mut pids, 3, &mut seen);
+    assert_eq!(state(&p, "svc"), UnitState::Disabled);
+    p.want("go", WantLife::UntilSwitch, Instant(4))
+        .expect("want");
+    settle(&mut p, &mut pids, 4, &mut seen);
+    assert_eq!(state(&p, "dep"), UnitState::Starting);
+    assert_eq!(state(&p, "svc"), UnitState::Waiting);
+}

@@ -462,6 +462,14 @@ pub enum Request {
         /// The unit's name.
         unit: String,
     },
+    /// A [`Request::Want`] whose unit starts at once, not waiting for the
+    /// units it is ordered after or requires to be up (systemd's
+    /// `--job-mode=ignore-dependencies`): [`Reply::Accepted`]. Once
+    /// started it is held by its requirements as any unit.
+    StartAtOnce {
+        /// The unit's name.
+        unit: String,
+    },
     /// Drop a [`Request::Want`] (what `systemctl stop` means for a unit
     /// the target does not require): [`Reply::Accepted`].
     Unwant {
@@ -576,6 +584,7 @@ impl Request {
                 | Request::TransientAdd { .. }
                 | Request::StopTransient { .. }
                 | Request::Want { .. }
+                | Request::StartAtOnce { .. }
                 | Request::Unwant { .. }
         )
     }
