@@ -42,6 +42,18 @@ impl BusError {
         }
     }
 
+    /// systemd's `TransactionIsDestructive`: a start of `name` while a
+    /// stop of it that may not be replaced (`replace-irreversibly`) is
+    /// under way, in systemd's words.
+    pub fn destructive(name: &str) -> BusError {
+        BusError {
+            name: "org.freedesktop.systemd1.TransactionIsDestructive",
+            message: format!(
+                "Transaction for {name}/start is destructive ({name} has 'stop' job queued, but 'start' is included in transaction)."
+            ),
+        }
+    }
+
     /// systemd's `NoSuchJob`.
     pub fn no_such_job(id: u32) -> BusError {
         BusError {

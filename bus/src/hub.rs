@@ -236,6 +236,33 @@ impl Hub {
         lock(&self.jobs).end(id);
     }
 
+    /// A stop of `name` (systemd's name) with `replace-irreversibly`
+    /// begins: starts of it are refused until its job ends
+    /// ([`Queue::hold_irreversibly`]).
+    pub fn hold_irreversibly(&self, name: &str) {
+        lock(&self.jobs).hold_irreversibly(name);
+    }
+
+    /// Undoes [`Hub::hold_irreversibly`] (the stop could not be asked).
+    pub fn release_irreversible(&self, name: &str) {
+        lock(&self.jobs).release(name);
+    }
+
+    /// Whether an irreversible stop is under way on `name`.
+    pub fn stopping_irreversibly(&self, name: &str) -> bool {
+        lock(&self.jobs).irreversible(name)
+    }
+
+    /// A start of `name` was asked: its asked stops end `canceled`.
+    pub fn cancel_stop(&self, name: &str) {
+        lock(&self.jobs).cancel_stop(name);
+    }
+
+    /// Whether job `id` was replaced by a start ([`Hub::cancel_stop`]).
+    pub fn job_canceled(&self, id: u32) -> bool {
+        lock(&self.jobs).canceled(id)
+    }
+
     /// A job by number.
     pub fn job(&self, id: u32) -> Option<Job> {
         lock(&self.jobs).get(id).cloned()

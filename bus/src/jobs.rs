@@ -5,7 +5,8 @@
 //! `done` once the unit is active (or stopped), `failed`, `dependency`
 //! when a failed or missing dependency holds it back, `timeout` when
 //! nothing settles within [`JOB_TIMEOUT`], `canceled` when the bus side
-//! loses its way to the init. `systemctl start` waits for it.
+//! loses its way to the init or a start replaces a stop
+//! ([`Hub::cancel_stop`]). `systemctl start` waits for it.
 
 use crate::escape::{as_path, job_path, unit_path};
 use crate::hub::{Event, Hub};
@@ -88,6 +89,10 @@ async fn wait(hub: &Hub, p: &mut Pending) -> &'static str {
         hub.status(&p.unit).await.ok()
     };
     loop {
+        // A stop a start replaced ends so, whatever the unit does next.
+        if hub.job_canceled(p.id) {
+            return "canceled";
+        }
         if let Some(r) = now
             .as_ref()
             .and_then(|s| settled_or_gone(p.goal, s.as_ref()))

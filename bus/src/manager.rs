@@ -489,7 +489,7 @@ pub async fn unit_job(
     }
     match verb {
         "Start" => units_ops::start(hub, name, mode == "ignore-dependencies").await,
-        "Stop" => units_ops::stop(hub, name).await,
+        "Stop" => units_ops::stop(hub, name, mode == "replace-irreversibly").await,
         "Restart" => units_ops::restart(hub, name, false).await,
         "TryRestart" => units_ops::restart(hub, name, true).await,
         "Reload" => units_ops::reload(hub, name, false, false).await,

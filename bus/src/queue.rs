@@ -10,7 +10,7 @@
 
 use flotilla_units::protocol::UnitStatus;
 use flotilla_units::state::UnitState;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A job under way.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,9 @@ pub struct Job {
     /// Its unit waits for its dependencies (systemd's job state
     /// `waiting`; otherwise `running`).
     pub waiting: bool,
+    /// An asked stop a start asked after it replaced: it ends `canceled`
+    /// ([`Queue::cancel_stop`]).
+    pub canceled: bool,
 }
 
 impl Job {
@@ -77,6 +80,9 @@ pub fn result(kind: &str, s: &UnitStatus) -> &'static str {
 pub struct Queue {
     next: u32,
     jobs: BTreeMap<u32, Job>,
+    /// The units (systemd's names) a stop with the job mode
+    /// `replace-irreversibly` is under way on: no start may replace it.
+    irreversible: BTreeSet<String>,
 }
 
 impl Default for Queue {
@@ -84,6 +90,7 @@ impl Default for Queue {
         Queue {
             next: 1,
             jobs: BTreeMap::new(),
+            irreversible: BTreeSet::new(),
         }
     }
 }
@@ -115,14 +122,58 @@ impl Queue {
             kind,
             asked: true,
             waiting,
+            canceled: false,
         };
         self.jobs.insert(id, job);
         (id, true)
     }
 
-    /// Ends a job.
+    /// Ends a job; an irreversible stop's end lets starts of its unit in
+    /// again.
     pub fn end(&mut self, id: u32) {
-        self.jobs.remove(&id);
+        if let Some(j) = self.jobs.remove(&id) {
+            if j.asked && j.kind == "stop" {
+                self.irreversible.remove(&j.unit);
+            }
+        }
+    }
+
+    /// A stop of `unit` with the job mode `replace-irreversibly` begins
+    /// (before it is asked of the init, whose stop may run a command that
+    /// asks for a start at once): until its job ends, starts of the unit
+    /// are refused ([`Queue::irreversible`]). [`Queue::release`] undoes it
+    /// when the stop could not be asked.
+    pub fn hold_irreversibly(&mut self, unit: &str) {
+        self.irreversible.insert(unit.to_string());
+    }
+
+    /// Undoes [`Queue::hold_irreversibly`].
+    pub fn release(&mut self, unit: &str) {
+        self.irreversible.remove(unit);
+    }
+
+    /// Whether an irreversible stop is under way on `unit`.
+    pub fn irreversible(&self, unit: &str) -> bool {
+        self.irreversible.contains(unit)
+    }
+
+    /// A start of `unit` was asked: the stops asked of it before end
+    /// `canceled`, as systemd's start job replaces a stop job (the unit
+    /// stops, then starts again). Whether one was.
+    pub fn cancel_stop(&mut self, unit: &str) -> bool {
+        let mut any = false;
+        for j in self.jobs.values_mut() {
+            if j.unit == unit && j.asked && j.kind == "stop" {
+                j.canceled = true;
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Whether job `id` was replaced ([`Queue::cancel_stop`]).
+    pub fn canceled(&self, id: u32) -> bool {
+        self.jobs.get(&id).is_some_and(|j| j.canceled)
     }
 
     /// A job by number.
@@ -172,6 +223,7 @@ impl Queue {
                     kind,
                     asked: false,
                     waiting,
+                    canceled: false,
                 };
                 self.jobs.insert(id, job);
                 out.push(Change::New(id, unit.to_string()));

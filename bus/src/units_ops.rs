@@ -181,6 +181,9 @@ pub async fn start(hub: &Arc<Hub>, name: &str, at_once: bool) -> Result<Outcome,
             }
         }
     };
+    if hub.stopping_irreversibly(&sysname) {
+        return Err(BusError::destructive(&sysname));
+    }
     // A unit that waits already (the target requires it) is asked too.
     let req = match (req, at_once) {
         (Some(Request::Want { unit }), true) => Some(Request::StartAtOnce { unit }),
@@ -190,6 +193,9 @@ pub async fn start(hub: &Arc<Hub>, name: &str, at_once: bool) -> Result<Outcome,
     if let Some(req) = req {
         accepted(hub, req, &format!("start {sysname}")).await?;
     }
+    // The unit stops, then starts again: a stop asked before ends
+    // `canceled`, as systemd's start job replaces it.
+    hub.cancel_stop(&sysname);
     let parts = PendingParts {
         unit,
         name: sysname,
@@ -202,7 +208,7 @@ pub async fn start(hub: &Arc<Hub>, name: &str, at_once: bool) -> Result<Outcome,
 }
 
 /// `StopUnit` (and `Stop` on the unit).
-pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
+pub async fn stop(hub: &Arc<Hub>, name: &str, irreversible: bool) -> Result<Outcome, BusError> {
     let changes = hub.changes();
     let found = hub.find(name).await?;
     // A slice without a directory has no unit below it: stopped already,
@@ -226,7 +232,34 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
         stop_below(hub, &sysname).await?;
         crate::unit_files::remove_transient(hub, &sysname).await?;
     }
-    let mut already = None;
+    // An irreversible stop refuses starts from before it is asked: the
+    // unit's stop command may ask for one at once.
+    if irreversible {
+        hub.hold_irreversibly(&sysname);
+    }
+    let already = match ask_stop(hub, &s).await {
+        Ok(a) => a,
+        Err(e) => {
+            if irreversible {
+                hub.release_irreversible(&sysname);
+            }
+            return Err(e);
+        }
+    };
+    let parts = PendingParts {
+        unit: s.unit,
+        name: sysname,
+        goal: Goal::Down,
+        fresh: false,
+        already,
+        changes,
+    };
+    Ok(job(hub, parts, "stop"))
+}
+
+/// Asks the init for the stop of `s` as [`stop`] makes it; `Some` when
+/// the stop is done already (a unit not required and not stopping).
+async fn ask_stop(hub: &Hub, s: &UnitStatus) -> Result<Option<&'static str>, BusError> {
     if s.source == TRANSIENT_SOURCE {
         // A transient service (systemd-run, initctl run) stops by leaving
         // the unit set, as systemd lets a stopped transient unit go.
@@ -241,7 +274,7 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
         }
     } else if !s.required {
         if s.state != UnitState::Stopping {
-            already = Some("done");
+            return Ok(Some("done"));
         }
     } else {
         // The stop by hand: the unit's want is dropped, and a unit the
@@ -267,15 +300,7 @@ pub async fn stop(hub: &Arc<Hub>, name: &str) -> Result<Outcome, BusError> {
             other => return Err(BusError::from_init(&other, "stop")),
         }
     }
-    let parts = PendingParts {
-        unit: s.unit,
-        name: sysname,
-        goal: Goal::Down,
-        fresh: false,
-        already,
-        changes,
-    };
-    Ok(job(hub, parts, "stop"))
+    Ok(None)
 }
 
 /// The stop of slice `name` (one the init serves from its cgroup
@@ -315,7 +340,7 @@ async fn stop_below(hub: &Arc<Hub>, name: &str) -> Result<(), BusError> {
         .map(|u| u.unit.clone())
         .collect();
     for unit in below {
-        let (_, pending) = Box::pin(stop(hub, &unit)).await?;
+        let (_, pending) = Box::pin(stop(hub, &unit, false)).await?;
         for p in pending {
             crate::jobs::follow(Arc::clone(hub), p).await;
         }

@@ -121,3 +121,44 @@ fn the_jobs_of_units_gone_are_canceled() {
     let left: Vec<u32> = q.all().into_iter().map(|(id, _)| id).collect();
     assert_eq!(left, vec![2, 3], "the asked job is its follower's");
 }
+
+/// A start asked after a stop asked over D-Bus replaces it: the stop is
+/// marked `canceled`; the init's own stop and other units' are not.
+#[test]
+fn a_start_cancels_the_stop_asked_before() {
+    let mut q = Queue::default();
+    let (stop, _) = q.ask("a.service", "stop", false);
+    let (other, _) = q.ask("b.service", "stop", false);
+    q.changed(
+        "c.service",
+        &unit("c.service", UnitType::Oneshot, UnitState::Stopping, ""),
+    );
+    let (own, _) = q
+        .of("c.service")
+        .map(|(id, j)| (id, j.clone()))
+        .expect("the init's job");
+    assert!(q.cancel_stop("a.service"));
+    assert!(q.canceled(stop));
+    assert!(!q.canceled(other));
+    assert!(!q.cancel_stop("c.service"));
+    assert!(!q.canceled(own));
+}
+
+/// An irreversible stop holds its unit from before its job exists until
+/// that job ends; a release undoes a hold whose stop was not asked.
+#[test]
+fn an_irreversible_stop_holds_until_its_job_ends() {
+    let mut q = Queue::default();
+    q.hold_irreversibly("a.service");
+    assert!(q.irreversible("a.service"));
+    let (id, _) = q.ask("a.service", "stop", false);
+    let (start, _) = q.ask("b.service", "start", false);
+    q.end(start);
+    assert!(q.irreversible("a.service"));
+    q.end(id);
+    assert!(!q.irreversible("a.service"));
+
+    q.hold_irreversibly("b.service");
+    q.release("b.service");
+    assert!(!q.irreversible("b.service"));
+}

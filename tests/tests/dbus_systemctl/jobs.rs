@@ -268,3 +268,51 @@ fn a_stop_of_a_unit_waiting_for_its_dependency_returns() {
     let s = init.unit("trig.service");
     assert_eq!(s.state, UnitState::Disabled, "{s:?}");
 }
+
+/// testsuite-03's `unstoppable.service`: its stop command starts it again
+/// (`systemctl start --no-block`), so a plain `systemctl stop` fails, its
+/// job `canceled` by that start (systemd's start job replaces the stop
+/// job), and the unit is up again; a stop with `--job-mode=
+/// replace-irreversibly` refuses that start (`TransactionIsDestructive`)
+/// and succeeds, the unit stopped.
+#[test]
+fn a_stop_a_start_replaces_is_canceled_unless_irreversible() {
+    let dir = TestDir::new();
+    units(&dir);
+    let init = dir.start("default");
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    let again = systemctl_command(&dir, &bus, "start --no-block unstoppable.service");
+    dir.file(
+        "units/unstoppable.service",
+        &format!(
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/echo up\n\
+             ExecStop={again}\n"
+        ),
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    systemctl(&bus, &["start", "unstoppable.service"]).expect(0);
+
+    let stop = systemctl(&bus, &["stop", "unstoppable.service"]);
+    assert_ne!(stop.code, 0, "{stop:?}");
+    assert!(stop.stderr.contains("canceled"), "{stop:?}");
+    init.wait_state("unstoppable.service", UnitState::Exited);
+
+    systemctl(
+        &bus,
+        &[
+            "stop",
+            "--job-mode=replace-irreversibly",
+            "unstoppable.service",
+        ],
+    )
+    .expect(0);
+    let state = init.unit("unstoppable.service").state;
+    assert!(
+        matches!(state, UnitState::Disabled | UnitState::Failed),
+        "{state:?}"
+    );
+    // Its start is refused no more.
+    systemctl(&bus, &["start", "unstoppable.service"]).expect(0);
+    init.wait_state("unstoppable.service", UnitState::Exited);
+}

@@ -105,18 +105,37 @@ fn rows(out: &Out) -> Vec<String> {
         .collect()
 }
 
+/// The shell script [`debian_tool`] runs in its mount namespace: `$0` the
+/// socket, `"$@"` the program's arguments.
+fn tool_script(program: &str) -> String {
+    format!(
+        "set -e; held=$(mktemp); mount --bind \"$0\" \"$held\"; \
+         mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
+         touch /run/systemd/private; mount --bind \"$held\" /run/systemd/private; \
+         umount \"$held\"; rm -f \"$held\"; exec {program} \"$@\""
+    )
+}
+
+/// A command line for a unit's `Exec…=` that runs Debian's `systemctl
+/// ARGS` against the bus side, as [`systemctl`] does (the script is
+/// written to `DIR/systemctl.sh`).
+fn systemctl_command(dir: &TestDir, bus: &Busd, args: &str) -> String {
+    let script = dir.join("systemctl.sh");
+    std::fs::write(&script, tool_script("/bin/systemctl --no-pager")).expect("script");
+    format!(
+        "/usr/bin/unshare --mount --propagation private /bin/sh -c \". {}\" {} {args}",
+        script.display(),
+        bus.socket.display()
+    )
+}
+
 /// Debian's `PROGRAM ARGS` (`systemctl`, `systemd-run`) against the bus
 /// side, as [`systemctl`] runs it. The socket is held by a bind outside
 /// `/run` while the tmpfs goes over `/run`, so that a test's directory
 /// may be under `/run` too.
 fn debian_tool(bus: &Busd, program: &str, args: &[&str]) -> Out {
     let socket = &bus.socket;
-    let script = format!(
-        "set -e; held=$(mktemp); mount --bind \"$0\" \"$held\"; \
-         mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; \
-         touch /run/systemd/private; mount --bind \"$held\" /run/systemd/private; \
-         umount \"$held\"; rm -f \"$held\"; exec {program} \"$@\""
-    );
+    let script = tool_script(program);
     let mut cmd = Command::new("unshare");
     cmd.args(["--mount", "--propagation", "private", "sh", "-c", &script])
         .arg(socket)
