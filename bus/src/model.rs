@@ -293,10 +293,13 @@ pub fn stamps(s: &UnitStatus) -> Stamps {
 /// activation from the next: the unit's name and its main process (or,
 /// for a unit without one, when its state last changed). Stable while the
 /// activation lasts, different for the next (a restart is a new process);
-/// empty for a unit that is not active, as systemd's before a start.
+/// there from the start on (systemd draws it as the unit begins to
+/// activate: testsuite-03 reads it of a service that never becomes
+/// ready), empty for a unit that is not up nor on its way, as systemd's
+/// before its first start.
 pub fn invocation_id(s: &UnitStatus) -> Vec<u8> {
     use std::hash::{Hash, Hasher};
-    if !s.state.is_active() && s.state != UnitState::Stopping {
+    if !s.state.is_active() && !matches!(s.state, UnitState::Starting | UnitState::Stopping) {
         return Vec::new();
     }
     let half = |salt: u8| {

@@ -318,3 +318,27 @@ fn activation_details_are_the_inits_pairs() {
     ];
     assert_eq!(details(&s), s.activation);
 }
+
+/// testsuite-03's `always-activating.service`: a unit on its way up has
+/// its invocation ID (stable while it starts, another once it starts
+/// again with a new process); one waiting or stopped has none.
+#[test]
+fn an_invocation_begins_with_the_start() {
+    let starting = |pid| UnitStatus {
+        pid,
+        ..unit(
+            "a.service",
+            UnitType::ForegroundNotified,
+            UnitState::Starting,
+            "",
+        )
+    };
+    let first = invocation_id(&starting(Some(10)));
+    assert_eq!(first.len(), 16);
+    assert_eq!(first, invocation_id(&starting(Some(10))));
+    assert_ne!(first, invocation_id(&starting(Some(11))));
+    for state in [UnitState::Waiting, UnitState::Disabled, UnitState::Failed] {
+        let s = unit("a.service", UnitType::ForegroundNotified, state, "");
+        assert!(invocation_id(&s).is_empty(), "{state:?}");
+    }
+}
