@@ -133,10 +133,7 @@ fn a_start_cancels_the_stop_asked_before() {
         "c.service",
         &unit("c.service", UnitType::Oneshot, UnitState::Stopping, ""),
     );
-    let (own, _) = q
-        .of("c.service")
-        .map(|(id, j)| (id, j.clone()))
-        .expect("the init's job");
+    let (own, _) = q.of("c.service").map(|(id, j)| (id, j.clone())).unwrap();
     assert!(q.cancel_stop("a.service"));
     assert!(q.canceled(stop));
     assert!(!q.canceled(other));

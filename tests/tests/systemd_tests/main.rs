@@ -127,16 +127,9 @@ const HARNESS: u32 = 2;
 /// The tests that fail under flotilla today, with the cause as read in
 /// flotilla's code (the same table is in docs/debian.md). Only those that
 /// pass under systemd on this machine are run under flotilla and checked
-/// to fail; the others (03, 16, 41, 42 fail under systemd on this
-/// machine, three on the emulated CPU's timing) stay listed for when
-/// they pass there.
+/// to fail; the others (16 and 42 fail under systemd on this machine,
+/// 16 on the emulated CPU's timing) stay listed for when they pass there.
 const KNOWN: &[(&str, &str)] = &[
-    (
-        "03",
-        "`systemctl start --job-mode=ignore-dependencies hello` takes sleep.service's 60 s, \
-         the script wants < 3 s: flotilla-busd takes no job mode but `isolate` \
-         (bus/src/manager.rs), so the start waits for hello's `After=` chain",
-    ),
     (
         "16",
         "a drop-in `RuntimeMaxSec=` written for the running transient service \
@@ -144,10 +137,6 @@ const KNOWN: &[(&str, &str)] = &[
          transient unit's spec as busd made it at its start, with the drop-ins of that moment \
          (init/src/runtime/unitset.rs reads again from files only the transient units that \
          have one in /run/systemd/transient, the slices'), so its limit never comes",
-    ),
-    (
-        "41",
-        "fails under systemd on this machine too (not run under flotilla)",
     ),
     (
         "42",
