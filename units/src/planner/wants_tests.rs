@@ -62,6 +62,12 @@ fn planner(suffix: &str) -> Planner {
         oneshot("dep", &[]),
         oneshot("svc", &["dep"]),
     ];
+    build(units, suffix)
+}
+
+/// A planner of `units`, each read from a file named after it and
+/// `suffix`, targeting `default`.
+fn build(units: Vec<UnitSpec>, suffix: &str) -> Planner {
     let (g, diags) = Graph::build(
         units
             .into_iter()
@@ -179,17 +185,7 @@ fn ordered() -> Planner {
         oneshot("dep", &[]),
         svc,
     ];
-    let (g, diags) = Graph::build(
-        units
-            .into_iter()
-            .map(|s| {
-                let o = Origin::unplaced(format!("{}.service", s.name));
-                (s, o)
-            })
-            .collect(),
-    );
-    assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
-    Planner::new(g, "default", Instant(0), PlannerOptions::default())
+    build(units, ".service")
 }
 
 /// `systemctl start --job-mode=ignore-dependencies svc` (testsuite-03):
