@@ -491,16 +491,42 @@ fn break_ordering(
 ) -> Option<Diagnostic> {
     for (n, &id) in cycle.iter().enumerate() {
         let next = cycle[(n + 1) % cycle.len()];
-        let Some(j) = g
-            .deps(id)
-            .iter()
-            .position(|e| e.provider == Some(next) && e.kind == DepKind::After)
-        else {
+        // A systemd unit's `Requires=` with `After=` (`depends-on`) is
+        // broken too: its ordering goes and the requirement stays, as
+        // systemd starts such a cycle (testsuite-03's 20 services); a YAML
+        // unit's `depends-on` cycle stays an error.
+        let systemd = !g.node(id).origin.is_yaml();
+        let Some(j) = g.deps(id).iter().position(|e| {
+            e.provider == Some(next)
+                && (e.kind == DepKind::After || (systemd && e.kind == DepKind::DependsOn))
+        }) else {
             continue;
         };
         let target = g.dep_target(id, j as u32).to_string();
         let unit = g.node(id);
         let other = g.node(next);
+        if g.deps(id)[j].kind == DepKind::DependsOn {
+            let (s, _) = kept.iter_mut().find(|(s, _)| s.name == unit.spec.name)?;
+            if !s.depends_on.contains(&target) {
+                return None;
+            }
+            let s = Arc::make_mut(s);
+            s.depends_on.retain(|t| *t != target);
+            s.requires.push(target.clone());
+            let names: Vec<&str> = cycle
+                .iter()
+                .map(|&u| g.node(u).spec.name.as_str())
+                .collect();
+            return Some(Diagnostic::warning(
+                unit.origin.file.clone(),
+                unit.origin.pos,
+                format!(
+                    "ordering cycle through {}: dropped `{}` after {target} (it still requires it)",
+                    names.join(", "),
+                    unit.spec.name
+                ),
+            ));
+        }
         let own = kept
             .iter_mut()
             .find(|(s, _)| s.name == unit.spec.name)

@@ -145,6 +145,35 @@ fn an_ordering_cycle_drops_the_ordering_and_keeps_the_units() {
     );
 }
 
+/// testsuite-03's 20 services, each `Requires=` and `After=` the next
+/// (`depends-on`) around a ring: systemd units' cycle is broken by
+/// dropping one ordering and keeping the requirement, with a warning, as
+/// systemd starts them; every unit stays. A YAML ring stays an error
+/// (`self_loop_is_a_cycle`).
+#[test]
+fn a_systemd_requirement_cycle_drops_one_ordering() {
+    let ring: Vec<(UnitSpec, Origin)> = (0..3)
+        .map(|i| {
+            let next = format!("c{}.service", (i + 1) % 3);
+            let (s, _) = unit(&format!("c{i}.service"), &[], &[&next], &[], &[]);
+            let o = Origin::at(format!("c{i}.service"), Pos::new(3, 1));
+            (s, o)
+        })
+        .collect();
+    let (g, d) = Graph::build(ring);
+    let msgs: Vec<String> = d.iter().map(|x| x.to_string()).collect();
+    assert!(d.iter().all(|x| !x.is_error()), "{msgs:?}");
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("ordering cycle through") && m.contains("it still requires it")),
+        "{msgs:?}"
+    );
+    for i in 0..3 {
+        let id = g.unit(&format!("c{i}.service")).expect("kept");
+        assert!(!g.deps(id).is_empty(), "c{i} keeps its requirement");
+    }
+}
+
 #[test]
 fn self_loop_is_a_cycle() {
     let (_, d) = Graph::build(vec![unit("a", &[], &["a"], &[], &[])]);
