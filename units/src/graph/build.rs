@@ -505,33 +505,14 @@ fn break_ordering(
         let target = g.dep_target(id, j as u32).to_string();
         let unit = g.node(id);
         let other = g.node(next);
-        if g.deps(id)[j].kind == DepKind::DependsOn {
-            let (s, _) = kept.iter_mut().find(|(s, _)| s.name == unit.spec.name)?;
-            if !s.depends_on.contains(&target) {
-                return None;
-            }
+        let own = kept.iter_mut().find(|(s, _)| s.name == unit.spec.name);
+        let dropped = if g.deps(id)[j].kind == DepKind::DependsOn {
+            let (s, _) = own.filter(|(s, _)| s.depends_on.contains(&target))?;
             let s = Arc::make_mut(s);
             s.depends_on.retain(|t| *t != target);
             s.requires.push(target.clone());
-            let names: Vec<&str> = cycle
-                .iter()
-                .map(|&u| g.node(u).spec.name.as_str())
-                .collect();
-            return Some(Diagnostic::warning(
-                unit.origin.file.clone(),
-                unit.origin.pos,
-                format!(
-                    "ordering cycle through {}: dropped `{}` after {target} (it still requires it)",
-                    names.join(", "),
-                    unit.spec.name
-                ),
-            ));
-        }
-        let own = kept
-            .iter_mut()
-            .find(|(s, _)| s.name == unit.spec.name)
-            .filter(|(s, _)| s.after.contains(&target));
-        let dropped = if let Some((s, _)) = own {
+            format!("`{}` after {target} (it still requires it)", unit.spec.name)
+        } else if let Some((s, _)) = own.filter(|(s, _)| s.after.contains(&target)) {
             Arc::make_mut(s).after.retain(|t| *t != target);
             format!("`{}` after {target}", unit.spec.name)
         } else {
