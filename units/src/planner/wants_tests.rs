@@ -46,6 +46,20 @@ pub(super) fn settle(p: &mut Planner, pids: &mut Vec<(i32, UnitId)>, now: u64, s
     panic!("the planner did not settle");
 }
 
+/// The process spawned `nth` exits with status 0 at `now`, and the
+/// planner settles.
+fn exit_ok(p: &mut Planner, pids: &mut Vec<(i32, UnitId)>, nth: usize, now: u64, seen: &mut Seen) {
+    let (pid, _) = pids[nth];
+    p.fact(
+        Fact::Exited {
+            pid,
+            status: ExitStatus::Code(0),
+        },
+        Instant(now),
+    );
+    settle(p, pids, now, seen);
+}
+
 fn oneshot(name: &str, depends_on: &[&str]) -> UnitSpec {
     let mut s = UnitSpec::new(name, UnitType::Oneshot);
     s.exec_start = Some(Command::new(["/bin/sleep", "infinity"]));
@@ -109,15 +123,7 @@ fn a_pulled_in_start_outlives_the_stop_of_what_pulled_it_in() {
     );
 
     // It starts, and stays up as systemd leaves it.
-    let (pid, _) = pids[0];
-    p.fact(
-        Fact::Exited {
-            pid,
-            status: ExitStatus::Code(0),
-        },
-        Instant(3),
-    );
-    settle(&mut p, &mut pids, 3, &mut seen);
+    exit_ok(&mut p, &mut pids, 0, 3, &mut seen);
     assert_eq!(state(&p, "dep"), UnitState::Exited);
     assert_eq!(state(&p, "svc"), UnitState::Disabled);
     assert_eq!(seen.spawned, ["dep"]);
@@ -132,15 +138,7 @@ fn a_started_dependency_gets_no_want() {
     p.want("svc", WantLife::UntilSwitch, Instant(1))
         .expect("want");
     settle(&mut p, &mut pids, 1, &mut seen);
-    let (pid, _) = pids[0];
-    p.fact(
-        Fact::Exited {
-            pid,
-            status: ExitStatus::Code(0),
-        },
-        Instant(2),
-    );
-    settle(&mut p, &mut pids, 2, &mut seen);
+    exit_ok(&mut p, &mut pids, 0, 2, &mut seen);
     assert_eq!(state(&p, "dep"), UnitState::Exited);
     assert_eq!(state(&p, "svc"), UnitState::Starting);
     p.unwant("svc", Instant(3)).expect("stop");
@@ -224,15 +222,7 @@ fn a_start_after_a_start_at_once_waits_again() {
         .expect("start at once");
     settle(&mut p, &mut pids, 1, &mut seen);
     assert_eq!(seen.spawned, ["dep", "svc"]);
-    let (pid, _) = pids[1];
-    p.fact(
-        Fact::Exited {
-            pid,
-            status: ExitStatus::Code(0),
-        },
-        Instant(2),
-    );
-    settle(&mut p, &mut pids, 2, &mut seen);
+    exit_ok(&mut p, &mut pids, 1, 2, &mut seen);
     assert_eq!(state(&p, "svc"), UnitState::Exited);
 
     p.unwant("svc", Instant(3)).expect("stop");
