@@ -236,15 +236,15 @@ impl Hub {
         lock(&self.jobs).end(id);
     }
 
-    /// A stop of `name` (systemd's name) with `replace-irreversibly`
-    /// begins: starts of it are refused until its job ends
-    /// ([`Queue::hold_irreversibly`]).
-    pub fn hold_irreversibly(&self, name: &str) {
-        lock(&self.jobs).hold_irreversibly(name);
+    /// A stop of `name` (systemd's name) is about to be asked: a start
+    /// meanwhile replaces it, or with `replace-irreversibly` is refused
+    /// until its job ends ([`Queue::begin_stop`]).
+    pub fn begin_stop(&self, name: &str, irreversible: bool) {
+        lock(&self.jobs).begin_stop(name, irreversible);
     }
 
-    /// Undoes [`Hub::hold_irreversibly`] (the stop could not be asked).
-    pub fn release_irreversible(&self, name: &str) {
+    /// Undoes [`Hub::begin_stop`] (the stop could not be asked).
+    pub fn release_stop(&self, name: &str) {
         lock(&self.jobs).release(name);
     }
 

@@ -83,6 +83,11 @@ pub struct Queue {
     /// The units (systemd's names) a stop with the job mode
     /// `replace-irreversibly` is under way on: no start may replace it.
     irreversible: BTreeSet<String>,
+    /// The stops asked of the init whose jobs are not made yet (its
+    /// answer is awaited), and whether a start replaced one meanwhile:
+    /// the unit's stop command may ask for that start before the answer
+    /// comes ([`Queue::begin_stop`]).
+    asking_stop: BTreeMap<String, bool>,
 }
 
 impl Default for Queue {
@@ -91,6 +96,7 @@ impl Default for Queue {
             next: 1,
             jobs: BTreeMap::new(),
             irreversible: BTreeSet::new(),
+            asking_stop: BTreeMap::new(),
         }
     }
 }
@@ -107,13 +113,17 @@ impl Queue {
     /// its unit is: its number and whether it is new (a job the init's
     /// own work already has of that kind is taken over, as systemd merges
     /// a job into the one installed: it was announced then).
+    /// A stop's job is canceled from the start when a start came while
+    /// it was being asked ([`Queue::begin_stop`]).
     pub fn ask(&mut self, unit: &str, kind: &'static str, waiting: bool) -> (u32, bool) {
+        let canceled = kind == "stop" && self.asking_stop.remove(unit) == Some(true);
         if let Some((id, j)) = self
             .jobs
             .iter_mut()
             .find(|(_, j)| j.unit == unit && !j.asked && j.kind == kind)
         {
             j.asked = true;
+            j.canceled |= canceled;
             return (*id, false);
         }
         let id = self.take_id();
@@ -122,7 +132,7 @@ impl Queue {
             kind,
             asked: true,
             waiting,
-            canceled: false,
+            canceled,
         };
         self.jobs.insert(id, job);
         (id, true)
@@ -138,17 +148,23 @@ impl Queue {
         }
     }
 
-    /// A stop of `unit` with the job mode `replace-irreversibly` begins
-    /// (before it is asked of the init, whose stop may run a command that
-    /// asks for a start at once): until its job ends, starts of the unit
-    /// are refused ([`Queue::irreversible`]). [`Queue::release`] undoes it
-    /// when the stop could not be asked.
-    pub fn hold_irreversibly(&mut self, unit: &str) {
-        self.irreversible.insert(unit.to_string());
+    /// A stop of `unit` is about to be asked of the init, whose stop may
+    /// run a command that asks for a start at once, before the init's
+    /// answer makes the stop's job ([`Queue::ask`]): a start meanwhile
+    /// still replaces it ([`Queue::cancel_stop`]). With the job mode
+    /// `replace-irreversibly`, starts of the unit are refused instead
+    /// until its job ends ([`Queue::irreversible`]). [`Queue::release`]
+    /// undoes it when the stop could not be asked.
+    pub fn begin_stop(&mut self, unit: &str, irreversible: bool) {
+        self.asking_stop.insert(unit.to_string(), false);
+        if irreversible {
+            self.irreversible.insert(unit.to_string());
+        }
     }
 
-    /// Undoes [`Queue::hold_irreversibly`].
+    /// Undoes [`Queue::begin_stop`].
     pub fn release(&mut self, unit: &str) {
+        self.asking_stop.remove(unit);
         self.irreversible.remove(unit);
     }
 
@@ -162,6 +178,10 @@ impl Queue {
     /// stops, then starts again). Whether one was.
     pub fn cancel_stop(&mut self, unit: &str) -> bool {
         let mut any = false;
+        if let Some(asking) = self.asking_stop.get_mut(unit) {
+            *asking = true;
+            any = true;
+        }
         for j in self.jobs.values_mut() {
             if j.unit == unit && j.asked && j.kind == "stop" {
                 j.canceled = true;

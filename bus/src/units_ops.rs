@@ -232,17 +232,14 @@ pub async fn stop(hub: &Arc<Hub>, name: &str, irreversible: bool) -> Result<Outc
         stop_below(hub, &sysname).await?;
         crate::unit_files::remove_transient(hub, &sysname).await?;
     }
-    // An irreversible stop refuses starts from before it is asked: the
-    // unit's stop command may ask for one at once.
-    if irreversible {
-        hub.hold_irreversibly(&sysname);
-    }
+    // The stop is known from before it is asked: the unit's stop command
+    // may ask for a start at once, which replaces it (or is refused, for
+    // an irreversible stop) though its job is not made yet.
+    hub.begin_stop(&sysname, irreversible);
     let already = match ask_stop(hub, &s).await {
         Ok(a) => a,
         Err(e) => {
-            if irreversible {
-                hub.release_irreversible(&sysname);
-            }
+            hub.release_stop(&sysname);
             return Err(e);
         }
     };

@@ -146,7 +146,7 @@ fn a_start_cancels_the_stop_asked_before() {
 #[test]
 fn an_irreversible_stop_holds_until_its_job_ends() {
     let mut q = Queue::default();
-    q.hold_irreversibly("a.service");
+    q.begin_stop("a.service", true);
     assert!(q.irreversible("a.service"));
     let (id, _) = q.ask("a.service", "stop", false);
     let (start, _) = q.ask("b.service", "start", false);
@@ -155,7 +155,30 @@ fn an_irreversible_stop_holds_until_its_job_ends() {
     q.end(id);
     assert!(!q.irreversible("a.service"));
 
-    q.hold_irreversibly("b.service");
+    q.begin_stop("b.service", true);
     q.release("b.service");
     assert!(!q.irreversible("b.service"));
+}
+
+/// A start asked while a stop is being asked of the init (its stop
+/// command asks for it before the init answers) replaces that stop: its
+/// job is canceled once made; a stop released unasked leaves no mark.
+#[test]
+fn a_start_cancels_a_stop_still_being_asked() {
+    let mut q = Queue::default();
+    q.begin_stop("a.service", false);
+    assert!(!q.irreversible("a.service"));
+    assert!(q.cancel_stop("a.service"));
+    let (id, _) = q.ask("a.service", "stop", false);
+    assert!(q.canceled(id));
+
+    q.begin_stop("b.service", false);
+    let (id, _) = q.ask("b.service", "stop", false);
+    assert!(!q.canceled(id), "no start came");
+
+    q.begin_stop("c.service", false);
+    assert!(q.cancel_stop("c.service"));
+    q.release("c.service");
+    let (id, _) = q.ask("c.service", "stop", false);
+    assert!(!q.canceled(id), "the released stop's mark is gone");
 }
