@@ -15,6 +15,11 @@
 //! here: [`PathRead`]) changed since (`crate::pathstamp`), or a unit it
 //! could give a definition held then and not since.
 //!
+//! A read keeps the units it found written since the read before it and
+//! did not take ([`PathRead::fresh`]): while the path stays unchanged, a
+//! start of one of them takes it from there instead of reading the path
+//! again (a script that writes several units, then starts each).
+//!
 //! A unit that nothing holds (inactive, no job, no held unit referring to
 //! it: `Graph::collectable`) is taken from the search path again when it
 //! is asked for (`load`, a start), with every other such unit whose files
@@ -52,9 +57,18 @@ pub(super) struct PathRead {
     /// so kept as they were; or masked since): read again when asked
     /// for, even with the path unchanged.
     not_taken: HashSet<String>,
+    /// The units this read defined whose names the read before it did
+    /// not have (written since), and that nothing took yet; none when
+    /// there are more than [`FRESH_KEPT`] (or no read before).
+    fresh: Vec<(UnitSpec, Origin)>,
     /// What was found of the path since ([`PathRead::unchanged`]).
     watch: RefCell<Watch>,
 }
+
+/// The most units written since the read before that a read keeps
+/// ([`PathRead::fresh`]): enough for a script's units, not a package's
+/// worth held in PID 1's memory.
+const FRESH_KEPT: usize = 16;
 
 /// What a [`PathRead`] knows of its path since the read.
 enum Watch {
@@ -82,15 +96,16 @@ impl Watch {
 
 impl PathRead {
     /// The read that `loaded` is, against the units of `graph` (of which
-    /// those named in `transient` are transient): the names it defines
-    /// that the graph has no unit for, and the units whose definition
-    /// differs from the graph's (all of them: the caller takes out those
-    /// it takes).
+    /// those named in `transient` are transient) and the read before it,
+    /// `before`: the names it defines that the graph has no unit for, the
+    /// units whose definition differs from the graph's (all of them: the
+    /// caller takes out those it takes), and the units written since.
     pub(super) fn of(
         loaded: &LoadedPath,
         watch: Option<OwnedFd>,
         graph: &Graph,
         transient: &HashSet<&str>,
+        before: Option<&PathRead>,
     ) -> PathRead {
         let all = vec![true; graph.len()];
         let differ = graph.rereads(&all, &loaded.units).into_iter();
@@ -99,10 +114,23 @@ impl PathRead {
             .chain(masked.filter_map(|i| loaded.masked.get(i).map(|m| &m.0)))
             .cloned()
             .collect();
+        let unloaded = unloaded(&loaded.units, graph, transient);
+        let fresh = before.map_or_else(Vec::new, |b| {
+            let new = |n: &String| unloaded.contains(n) && !b.unloaded.contains(n);
+            let fresh: Vec<_> = (loaded.units.iter())
+                .filter(|(s, _)| new(&s.name))
+                .cloned()
+                .collect();
+            if fresh.len() > FRESH_KEPT {
+                return Vec::new();
+            }
+            fresh
+        });
         PathRead {
             stamp: loaded.stamp.clone(),
-            unloaded: unloaded(&loaded.units, graph, transient),
+            unloaded,
             not_taken,
+            fresh,
             watch: RefCell::new(Watch::of(&loaded.stamp, watch)),
         }
     }
@@ -122,6 +150,7 @@ impl PathRead {
             stamp,
             unloaded: unloaded(units, graph, transient),
             not_taken: HashSet::new(),
+            fresh: Vec::new(),
         }
     }
 
@@ -200,23 +229,23 @@ impl<S: Sys> Runtime<S> {
         if read.is_none() && self.path_unchanged_without(&missing) {
             return Ok(reread);
         }
-        let loaded = match read {
-            Some(l) => l,
-            None => self.read_path()?,
+        let picked = match read {
+            Some(l) => self.pick(name, &l.units),
+            None => match self.pick_fresh(name) {
+                Some(picked) => picked,
+                None => {
+                    let loaded = self.read_path()?;
+                    self.pick(name, &loaded.units)
+                }
+            },
         };
-        let g = self.planner.graph();
-        let pick = g.units_to_load(name, &loaded.units);
-        if pick.is_empty() {
+        if picked.is_empty() {
             return Ok(reread);
         }
+        let g = self.planner.graph();
         let mut dir = self.units.dir_specs(g);
-        let mut added = Vec::new();
-        for i in pick {
-            if let Some(u) = loaded.units.get(i) {
-                added.push(u.0.name.clone());
-                dir.push(u.clone());
-            }
-        }
+        let added: Vec<String> = picked.iter().map(|(s, _)| s.name.clone()).collect();
+        dir.extend(picked);
         // Their default dependencies, against the set they join.
         flotilla_systemd::load::add_default_dependencies(&mut dir);
         let mut all = shared(dir.clone());
@@ -224,11 +253,41 @@ impl<S: Sys> Runtime<S> {
         self.replace_with(all, None, OnChange::Restart)
             .map_err(|e| format!("{} cannot be added: {}", added.join(", "), e.join("; ")))?;
         self.units.set_dir(dir, self.planner.graph());
+        if let Some(last) = self.units.last_read.as_mut() {
+            last.fresh.retain(|(s, _)| !added.contains(&s.name));
+        }
         self.sys.console(&format!(
             "init: loaded on demand: {} (defined since the last reload)",
             added.join(", ")
         ));
         Ok(true)
+    }
+
+    /// The units of `read` a start of `name` needs ([`Graph::units_to_load`]).
+    fn pick(&self, name: &str, read: &[(UnitSpec, Origin)]) -> Vec<(UnitSpec, Origin)> {
+        let pick = self.planner.graph().units_to_load(name, read);
+        pick.into_iter()
+            .filter_map(|i| read.get(i))
+            .cloned()
+            .collect()
+    }
+
+    /// The units a start of `name` needs, from those the last read found
+    /// written since the read before ([`PathRead::fresh`]), when the path
+    /// is as it saw it and nothing else of it is needed: `None` when only
+    /// a read of the path would do.
+    fn pick_fresh(&self, name: &str) -> Option<Vec<(UnitSpec, Origin)>> {
+        let last = self.units.last_read.as_ref()?;
+        if last.fresh.is_empty() || !last.unchanged(&self.sys) {
+            return None;
+        }
+        let g = self.planner.graph();
+        let pick = g.units_to_load_within(name, &last.fresh, |n| last.unloaded.contains(n))?;
+        let picked: Vec<_> = (pick.into_iter())
+            .filter_map(|i| last.fresh.get(i))
+            .cloned()
+            .collect();
+        (!picked.is_empty()).then_some(picked)
     }
 
     /// Makes the unit `name` when no unit has it and its type needs no
@@ -285,6 +344,14 @@ impl<S: Sys> Runtime<S> {
         })
     }
 
+    /// Whether `name` is a unit the last read kept as written since the
+    /// read before ([`PathRead::fresh`]) and the path is as it saw it.
+    fn fresh_unit(&self, name: &str) -> bool {
+        self.units.last_read.as_ref().is_some_and(|last| {
+            last.fresh.iter().any(|(s, _)| s.name == name) && last.unchanged(&self.sys)
+        })
+    }
+
     /// Whether a read of the path now would give every unit nothing holds
     /// (`collectable`) the definition it has: nothing the last read saw
     /// changed since, and none of them is one whose definition then was
@@ -306,7 +373,14 @@ impl<S: Sys> Runtime<S> {
             .path
             .map_err(|e| format!("cannot read the unit search path: {e}"))?;
         let transient = self.units.transient_names();
-        let read = PathRead::of(&loaded, read.watch, self.planner.graph(), &transient);
+        let before = self.units.last_read.as_ref();
+        let read = PathRead::of(
+            &loaded,
+            read.watch,
+            self.planner.graph(),
+            &transient,
+            before,
+        );
         self.units.last_read = Some(read);
         Ok(loaded)
     }
@@ -325,7 +399,8 @@ impl<S: Sys> Runtime<S> {
             // An alias linked since the last read to a unit the graph has
             // (`b1.service` to `b.service`): that unit, read again.
             None => {
-                if self.path_unchanged_without(&[name.to_string()]) {
+                // Nor to one the last read kept, a unit of its own.
+                if self.path_unchanged_without(&[name.to_string()]) || self.fresh_unit(name) {
                     return Ok(false);
                 }
                 let loaded = self.read_path()?;

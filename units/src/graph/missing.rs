@@ -46,6 +46,20 @@ impl Graph {
     /// `read`, in the order chosen; empty when nothing is missing or the
     /// path has none of it.
     pub fn units_to_load(&self, name: &str, read: &[(UnitSpec, Origin)]) -> Vec<usize> {
+        self.units_to_load_within(name, read, |_| false)
+            .unwrap_or_default()
+    }
+
+    /// [`Graph::units_to_load`] from `read`, a part of the units the
+    /// search path defines: `None` when the start needs a name `elsewhere`
+    /// says the rest of the path defines (only a read of the whole path
+    /// would give it).
+    pub fn units_to_load_within(
+        &self,
+        name: &str,
+        read: &[(UnitSpec, Origin)],
+        elsewhere: impl Fn(&str) -> bool,
+    ) -> Option<Vec<usize>> {
         let mut wanted = self.missing_pulls(name);
         let mut chosen: Vec<usize> = Vec::new();
         let mut looked: HashSet<String> = HashSet::new();
@@ -60,6 +74,9 @@ impl Graph {
                     && self.live_unit(&s.name).is_none()
             };
             let Some(i) = read.iter().position(|(s, _)| provides(s)) else {
+                if elsewhere(&target) {
+                    return None;
+                }
                 continue;
             };
             if chosen.contains(&i) {
@@ -74,7 +91,7 @@ impl Graph {
                 wanted.extend(names.iter().filter(|n| self.provider(n).is_none()).cloned());
             }
         }
-        chosen
+        Some(chosen)
     }
 }
 
@@ -130,5 +147,28 @@ mod tests {
         assert_eq!(g.units_to_load("other.service", &read), [1]);
         assert!(g.units_to_load("old.service", &read).is_empty());
         assert!(g.units_to_load("absent.service", &read).is_empty());
+    }
+
+    #[test]
+    fn a_part_of_the_path_serves_only_when_the_rest_adds_nothing() {
+        let (g, _) = Graph::build(vec![unit("old.service", |_| {})]);
+        let part = vec![
+            unit("new.service", |s| {
+                s.requires.push("dep.service".into());
+                s.wants.push("old.service".into());
+            }),
+            unit("dep.service", |s| s.wants.push("elsewhere.service".into())),
+        ];
+        let rest = |n: &str| n == "elsewhere.service";
+        assert_eq!(g.units_to_load_within("new.service", &part, rest), None);
+        let none = |_: &str| false;
+        assert_eq!(
+            g.units_to_load_within("new.service", &part, none),
+            Some(vec![0, 1])
+        );
+        assert_eq!(
+            g.units_to_load_within("dep.service", &part[..1], |n| n == "dep.service"),
+            None
+        );
     }
 }

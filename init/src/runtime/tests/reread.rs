@@ -288,3 +288,39 @@ fn a_unit_written_since_the_last_read_is_loaded_with_one_read_of_the_path() {
     let reads = unit_files_read(&h).iter().filter(|p| **p == new).count();
     assert_eq!(reads, 1, "the path was read {reads} times");
 }
+
+/// Units written together, started one after the other: the first start
+/// reads the path, the next takes its unit from what that read kept,
+/// unless it needs a unit of the path that read did not keep (one
+/// written before the read before it).
+#[test]
+fn units_written_together_are_read_once_for_their_starts() {
+    let mut h = app_with_held_and_idle();
+    h.sys().advance(Duration::from_secs(3));
+    h.sys()
+        .set_file(format!("{UNITS}/old.service"), service("old"));
+    h.sys()
+        .set_file(format!("{UNITS}/zero.service"), service("zero"));
+    load(&mut h, "zero.service");
+    h.sys().advance(Duration::from_secs(3));
+    for n in ["one", "two"] {
+        h.sys().set_file(format!("{UNITS}/{n}.service"), service(n));
+    }
+    h.sys().set_file(
+        format!("{UNITS}/three.service"),
+        "[Unit]\nWants=old.service\n[Service]\nExecStart=/bin/sleep 1000\n",
+    );
+    h.sys().take_calls();
+    load(&mut h, "one.service");
+    assert!(!unit_files_read(&h).is_empty());
+
+    load(&mut h, "two.service");
+    assert_eq!(unit_files_read(&h), Vec::<PathBuf>::new());
+    assert_eq!(description(&h, "two.service").as_deref(), Some("two"));
+
+    // `old.service`, which it wants, was written before: read.
+    load(&mut h, "three.service");
+    assert!(!unit_files_read(&h).is_empty());
+    let g = h.rt.planner.graph();
+    assert!(g.unit("three.service").is_some() && g.unit("old.service").is_some());
+}
