@@ -27,7 +27,9 @@
 //! out of the set, and the agent lists the init again rather than trust
 //! what it last applied. It lifts the fence when etcd answers again and
 //! the init holds a renewal: with the presence lease still alive, or with
-//! a new one after registering anew.
+//! a new one after registering anew. Lifted, it hands the init every
+//! non-global unit placed here then, those the engine placed here while
+//! the fence was up as well as those it stopped ([`kept_out`]).
 //!
 //! A cut (or an outage of etcd itself: the agent cannot tell them apart)
 //! shorter than `TTL - TTL/5 - TTL/10` (seven tenths of the TTL, less the
@@ -37,7 +39,7 @@
 use crate::model::Assignment;
 use crate::stored::RegistryError;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -170,6 +172,27 @@ pub(super) fn in_force(
     )
 }
 
+/// The units to hand to the init again when the fence lifts: every unit
+/// the fence may have kept from it. Those are the non-global units placed
+/// here now: the ones it stopped, and the ones the engine placed here
+/// while it was up (a machine that registers anew is given units at once,
+/// before its fence can lift), which the agent took in then and left out
+/// of the set ([`in_force`]). With them go the stopped ones (`fenced`)
+/// placed elsewhere since: nothing is sent for those.
+pub(super) fn kept_out(
+    assignments: &BTreeMap<String, Assignment>,
+    fenced: BTreeSet<String>,
+) -> BTreeSet<String> {
+    let mut out = fenced;
+    out.extend(
+        assignments
+            .iter()
+            .filter(|(_, a)| !a.global)
+            .map(|(n, _)| n.clone()),
+    );
+    out
+}
+
 impl super::Agent {
     /// The presence lease's earliest expiry that the init's lease was last
     /// renewed to (it stays when the keeper goes: the instants it gave
@@ -229,17 +252,18 @@ impl super::Agent {
         }
     }
 
-    /// etcd answered a keep-alive again: the units the fence stopped may
-    /// run again. The schedule is read again first, after this machine's
-    /// presence is registered (anew, when the lease was lost): only what
-    /// the engine still places here starts.
+    /// etcd answered a keep-alive again: the units the fence kept from the
+    /// init may run ([`kept_out`]). The schedule is read again first, after
+    /// this machine's presence is registered (anew, when the lease was
+    /// lost): only what the engine places here now starts.
     pub(super) async fn lift(&mut self) -> Result<(), RegistryError> {
         self.resync().await?;
         eprintln!(
             "clusterd: agent: etcd answers again: fence lifted, running the units placed here"
         );
         self.fence = Fence::Open;
-        self.dirty.extend(std::mem::take(&mut self.fenced));
+        let kept = kept_out(&self.assignments, std::mem::take(&mut self.fenced));
+        self.dirty.extend(kept);
         self.apply(true).await;
         Ok(())
     }
@@ -321,6 +345,32 @@ mod tests {
         let now = Instant::now();
         assert_eq!(due(now, Fence::Open, None, TTL), Due::Wait(None));
         assert!(!renewed(now, None, TTL));
+    }
+
+    fn assignment(global: bool) -> Assignment {
+        Assignment {
+            desired: crate::model::ClusterState::Launched,
+            hash: "h".into(),
+            options: Vec::new(),
+            global,
+        }
+    }
+
+    #[test]
+    fn lifting_hands_back_every_unit_kept_out_not_only_those_stopped() {
+        // Stopped by the fence: a (still here), gone (placed elsewhere
+        // since). Placed here while the fence was up: new, left out of
+        // the set then. The global unit ran throughout.
+        let assignments: BTreeMap<String, Assignment> = [
+            ("a".to_string(), assignment(false)),
+            ("new".to_string(), assignment(false)),
+            ("g".to_string(), assignment(true)),
+        ]
+        .into();
+        let fenced: BTreeSet<String> = ["a".to_string(), "gone".to_string()].into();
+        assert!(in_force(&assignments, Fence::Stopping).keys().eq(["g"]));
+        let kept = kept_out(&assignments, fenced);
+        assert_eq!(kept, ["a", "gone", "new"].map(String::from).into());
     }
 
     #[test]

@@ -47,7 +47,8 @@ fn cluster_chaos_soak() {
     let seed = chaos::seed("cluster chaos");
     let mut rng = Rng::new(seed);
     let mut etcd = Etcd::start();
-    let fleet = Fleet::start(&etcd.url(), MACHINES, TTL);
+    let mut fleet = Fleet::start(&etcd.url(), MACHINES, TTL);
+    fleet.context = format!("seed {seed}");
     fleet.launch(0..UNITS);
     let mut live: Vec<usize> = (0..UNITS).collect();
     let mut next = UNITS;

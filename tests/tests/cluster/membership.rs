@@ -8,7 +8,8 @@
 //! a relay, [`Relay`]) for less than the TTL restarts nothing, and cut off
 //! for longer stops its non-global units before its presence can expire
 //! (the fence, docs/cluster.md "Agent"), so that a unit the engine places
-//! on another machine never runs twice; and so does a machine whose
+//! on another machine never runs twice, while a unit placed on it before
+//! its fence lifts runs once it does; and so does a machine whose
 //! clusterd is frozen, or killed and not started again: its init keeps the
 //! fence.
 
@@ -448,6 +449,42 @@ fn a_partition_longer_than_the_ttl_fences_the_units_and_they_run_once() {
     a_back_its_units_stay_on_b(&a, &b, "after the partition", &mut same_on_b);
     let log = a.log();
     assert!(log.contains("fence: no keep-alive"), "{log}");
+}
+
+/// A unit the engine places on a machine while its fence is still up
+/// runs there once the fence lifts. Machine A, back from a partition
+/// longer than the TTL, registers anew and is given the unit pinned to it
+/// (launched through B meanwhile) at once, while its fence lifts only
+/// once its init holds the new lease's renewal: the fence keeps the unit
+/// from the init until then, and lifting it must hand the init every unit
+/// placed on A, not only those it stopped (it handed back only those,
+/// and this one never ran: without that, this fails about three runs in
+/// five).
+#[test]
+fn a_unit_placed_while_the_fence_is_up_runs_once_it_lifts() {
+    let etcd = Etcd::start();
+    let relay = Relay::start(etcd.url().trim_start_matches("http://"));
+    let dir = tempdir();
+    let (a, b, names) = b_leads_a_runs_units(&etcd, &relay.url(), dir.path(), ("lift", 71), "l");
+    relay.cut();
+    all_move_to_b_once(&a, &b, &names, Instant::now());
+    let body = unit_body("launched", "/bin/sleep 7199", &[("MachineID", &a.id)]);
+    let (code, out) = b.api("PUT", "/fleet/v1/units/pin.service", Some(&body));
+    assert_eq!(code, 201, "{out}");
+    relay.reopen();
+    let end = Instant::now() + 3 * TTL + Duration::from_secs(5);
+    while !a.init.running().contains_key("pin.service") {
+        assert!(
+            Instant::now() < end,
+            "pin.service does not run on A: A's fleet units {:?}; the API: {}\nA's clusterd: {}",
+            a.init.fleet_units(),
+            b.api("GET", "/fleet/v1/units/pin.service", None).1,
+            a.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = a.log();
+    assert!(log.contains("fence lifted"), "{log}");
 }
 
 /// A clusterd frozen (SIGSTOP) past the TTL fences nothing itself: the

@@ -28,6 +28,9 @@ pub struct Fleet {
     pub machines: Vec<Machine>,
     /// Their IDs.
     pub ids: Vec<String>,
+    /// Said first in a failure of [`Fleet::wait_exactly_once`] (the chaos
+    /// soak's seed, which replays it); empty by default.
+    pub context: String,
     _dir: tempfile::TempDir,
 }
 
@@ -70,6 +73,27 @@ pub fn wait_all_launched(sock: &std::path::Path, n: usize, limit: Duration) {
                 .all(|u| u.current_state.as_deref() == Some("launched")))
         .then_some(())
     });
+}
+
+/// A unit entity as the API returned it, without its options (the unit
+/// file says nothing of where it got stuck).
+fn without_options(body: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(mut o)) => {
+            o.remove("options");
+            serde_json::Value::Object(o).to_string()
+        }
+        _ => body.to_string(),
+    }
+}
+
+/// The first 50 of `items`, and how many more there are.
+fn listed<T: std::fmt::Debug>(items: &[T]) -> String {
+    const SHOWN: usize = 50;
+    match items.len().checked_sub(SHOWN) {
+        Some(more) if more > 0 => format!("{:?} and {more} more", &items[..SHOWN]),
+        _ => format!("{items:?}"),
+    }
 }
 
 /// Live processes: (PID, parent, command line).
@@ -127,6 +151,7 @@ impl Fleet {
         let f = Fleet {
             machines,
             ids,
+            context: String::new(),
             _dir: dir,
         };
         f.machines[0].wait_api();
@@ -242,19 +267,88 @@ impl Fleet {
                 return r.into_iter().map(|(u, on)| (u, on[0])).collect();
             }
             if Instant::now() > deadline {
-                let missing = want.keys().filter(|u| !r.contains_key(*u)).count();
-                let twice: Vec<_> = r.iter().filter(|(_, on)| on.len() > 1).take(5).collect();
-                let extra: Vec<_> = r
-                    .keys()
-                    .filter(|u| !want.contains_key(*u))
-                    .take(5)
-                    .collect();
+                let missing: Vec<&String> = want.keys().filter(|u| !r.contains_key(*u)).collect();
+                let twice: Vec<_> = r.iter().filter(|(_, on)| on.len() > 1).collect();
+                let extra: Vec<_> = r.keys().filter(|u| !want.contains_key(*u)).collect();
                 panic!(
-                    "not exactly once after {LIMIT:?}: {missing} missing, twice: {twice:?}, not wanted: {extra:?}"
+                    "{}not exactly once after {LIMIT:?}: {} missing {}, twice: {}, not wanted: {}\n{}",
+                    self.said(),
+                    missing.len(),
+                    listed(&missing),
+                    listed(&twice),
+                    listed(&extra),
+                    self.explain(&missing, among)
                 );
             }
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// The context a failure starts with ("seed N: "), if any.
+    fn said(&self) -> String {
+        match self.context.as_str() {
+            "" => String::new(),
+            c => format!("{c}: "),
+        }
+    }
+
+    /// What the cluster knows of `units` (the fleet API's unit and state
+    /// through the first machine that answers, each init's own view of
+    /// them), and the tail of each machine's clusterd log and init output,
+    /// with every line of them that names one of the units: a failure of
+    /// [`Fleet::wait_exactly_once`] says where each unit got stuck.
+    fn explain(&self, units: &[&String], among: &[usize]) -> String {
+        const TAIL: usize = 40;
+        let mut out = String::new();
+        let api = among
+            .iter()
+            .copied()
+            .find(|&m| self.machines[m].api("GET", "/fleet/v1/machines", None).0 == 200);
+        for u in units.iter().take(5) {
+            out += &format!("--- {u}\n");
+            if let Some(m) = api {
+                let mm = &self.machines[m];
+                let (c, b) = mm.api("GET", &format!("/fleet/v1/units/{u}"), None);
+                out += &format!("  API (m{m}) unit: {c} {}\n", without_options(&b));
+                let (c, b) = mm.api("GET", &format!("/fleet/v1/state?unitName={u}"), None);
+                out += &format!("  API (m{m}) state: {c} {b}\n");
+            }
+            for &m in among {
+                let st = self.machines[m].init.list().remove(u.as_str());
+                out += &format!(
+                    "  m{m}'s init: {}\n",
+                    st.map_or("no such unit".into(), |s| format!(
+                        "{:?} pid {:?} from {}",
+                        s.state, s.pid, s.source
+                    ))
+                );
+            }
+        }
+        for &m in among {
+            let mm = &self.machines[m];
+            let log = mm.log();
+            let lines: Vec<&str> = log.lines().collect();
+            let named: Vec<&str> = lines
+                .iter()
+                .copied()
+                .filter(|l| units.iter().any(|u| l.contains(u.as_str())))
+                .collect();
+            out += &format!(
+                "--- m{m} ({}) clusterd log, lines naming them:\n{}\n",
+                mm.id,
+                named.join("\n")
+            );
+            let tail = &lines[lines.len().saturating_sub(TAIL)..];
+            out += &format!("--- its last {TAIL} lines:\n{}\n", tail.join("\n"));
+            let init = std::fs::read_to_string(mm.init.root.join("init.out")).unwrap_or_default();
+            let lines: Vec<&str> = init.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(TAIL)..];
+            out += &format!(
+                "--- m{m}'s init.out, last {TAIL} lines:\n{}\n",
+                tail.join("\n")
+            );
+        }
+        out
     }
 
     /// The processes of unit commands (`/bin/sleep 2…`) under the inits of
@@ -300,12 +394,14 @@ impl Fleet {
             assert_eq!(
                 pids,
                 vec![placed[u].1],
-                "{u} ({cmd}) must run once, as its init says"
+                "{}{u} ({cmd}) must run once, as its init says",
+                self.said()
             );
         }
         assert!(
             by_cmd.is_empty(),
-            "processes of units that must not run: {by_cmd:?}"
+            "{}processes of units that must not run: {by_cmd:?}",
+            self.said()
         );
     }
 
@@ -322,7 +418,8 @@ impl Fleet {
         assert_eq!(
             self.wait_exactly_once(want, &all),
             placed,
-            "the placement changed once settled"
+            "{}the placement changed once settled",
+            self.said()
         );
         placed
     }
