@@ -17,7 +17,7 @@ use crate::sys::Sys;
 use flotilla_units::protocol::{ErrorCode, Reply};
 use flotilla_units::signal::Signal;
 use flotilla_units::time::Instant;
-use flotilla_units::transient_lease::{problems, Due, Lease};
+use flotilla_units::transient_lease::{problems, Due, Lease, Stage};
 use std::collections::BTreeSet;
 
 impl<S: Sys> Runtime<S> {
@@ -69,14 +69,22 @@ impl<S: Sys> Runtime<S> {
             .leases
             .entry(set.clone())
             .or_insert_with(|| Lease::new(stop_at, kill_at, BTreeSet::new()));
+        // Said in the reply: a client renewing a lease that fired a moment
+        // before (its answer from elsewhere came just after the stop) has
+        // its units taken out, which it must learn rather than guess from
+        // its clock.
+        let fired = lease.stage != Stage::Armed;
         lease.keep_only(&members.iter().map(String::as_str).collect());
         lease.renew(stop_at, kill_at, units);
-        Reply::Accepted {
-            message: format!(
-                "the lease on `{set}` covers {} units, stopped in {left:?} unless renewed",
-                lease.units.len()
-            ),
+        let message = format!(
+            "the lease on `{set}` covers {} units, stopped in {left:?} unless renewed",
+            lease.units.len()
+        );
+        if fired {
+            let message = format!("it had fired, its units are out of the set; {message}");
+            return Reply::LeaseFired { message };
         }
+        Reply::Accepted { message }
     }
 
     /// The earliest instant a lease has something due.

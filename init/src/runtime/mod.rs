@@ -471,7 +471,7 @@ impl<S: Sys> Runtime<S> {
         }
         // Before any request: one that comes after a lease's instant
         // finds its units gone, as its sender (who reads the same clock)
-        // expects.
+        // expects, and a renewal is told so (`lease-fired`).
         self.fire_leases();
         for inc in incoming {
             self.on_request(inc);

@@ -328,9 +328,10 @@ pub enum Request {
     /// process left of them gets SIGKILL at `kill_at`, unless a renewal (the
     /// same request again) moves them on first. Both instants are
     /// `CLOCK_MONOTONIC` nanoseconds; without them the set's lease is
-    /// cancelled. [`Reply::Accepted`], or an error with every problem (no
-    /// such set, `kill_at` before `stop_at`, a unit not in the set) and
-    /// nothing changed. Emptying the set cancels its lease too.
+    /// cancelled. [`Reply::Accepted`] ([`Reply::LeaseFired`] when the lease
+    /// had fired before it), or an error with every problem (no such set,
+    /// `kill_at` before `stop_at`, a unit not in the set) and nothing
+    /// changed. Emptying the set cancels its lease too.
     TransientLease {
         /// The set's name, e.g. `cluster`.
         set: String,
@@ -667,6 +668,13 @@ pub enum Reply {
     /// The request was taken; its effect follows.
     Accepted {
         /// What will happen.
+        message: String,
+    },
+    /// A `transient-lease` request taken by a lease that had already fired:
+    /// its units left the set at its stop (a client's idea of the set is
+    /// stale: it lists it again). Otherwise as `accepted`.
+    LeaseFired {
+        /// What the lease does now.
         message: String,
     },
     /// A step of `set-target --wait` (not final).

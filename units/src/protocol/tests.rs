@@ -98,6 +98,18 @@ fn transient_lease_wire_shape() {
     assert_eq!(serde_json::to_string(&e).unwrap(), line);
 }
 
+/// The reply to a renewal of a lease that had fired says so on the wire.
+#[test]
+fn lease_fired_wire_shape() {
+    let r = Reply::LeaseFired {
+        message: "m".into(),
+    };
+    let line = r#"{"reply":"lease-fired","message":"m"}"#;
+    assert_eq!(serde_json::to_string(&r).unwrap(), line);
+    assert_eq!(serde_json::from_str::<Reply>(line).unwrap(), r);
+    assert!(r.is_final());
+}
+
 #[test]
 fn log_writer_wire_shape() {
     let e: Envelope = serde_json::from_str(

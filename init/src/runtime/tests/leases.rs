@@ -244,3 +244,26 @@ fn the_kill_reaches_a_unit_taken_out_just_before_the_stop() {
     assert_eq!(h.sys().monotonic_now().0, kill_at);
     assert_eq!(h.state("g"), UnitState::Running);
 }
+
+/// A renewal that comes just after the stop (its sender's answer from
+/// elsewhere came late) finds the units out of the set, and the reply
+/// says so: the sender lists the set again instead of believing it has
+/// them. The renewal after it is an ordinary one.
+#[test]
+fn a_renewal_after_the_stop_says_the_lease_had_fired() {
+    let mut h = with_set();
+    h.sys().hold_clock(true);
+    accepted(&h.request(lease(&h, Duration::from_millis(1600), Some(&["a", "b"]))));
+    h.sys().advance(Duration::from_millis(1700));
+    h.settle();
+    let members: Vec<&str> =
+        h.rt.units
+            .members("cluster")
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+    assert_eq!(members, ["g"]);
+    let r = h.request(lease(&h, Duration::from_millis(1600), None));
+    assert!(matches!(r.last(), Some(Reply::LeaseFired { .. })), "{r:?}");
+    accepted(&h.request(lease(&h, Duration::from_millis(1600), None)));
+}
