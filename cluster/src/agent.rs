@@ -121,7 +121,9 @@ enum Ev {
     /// The init went away.
     InitDown,
     /// The init took this clusterd's first renewal of its lease ([`renew`]):
-    /// one left by an earlier clusterd may have fired after the first list.
+    /// one left by an earlier clusterd may have fired after the first list;
+    /// or it took a renewal of a lease that had fired: the units it covered
+    /// are out of the set, whether the fence saw the stop or not.
     Relist,
 }
 

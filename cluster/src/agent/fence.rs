@@ -25,7 +25,10 @@
 //! fence from going up. The agent follows the lease the init holds
 //! (`held`): once its stop time has passed, the init has taken the units
 //! out of the set, and the agent lists the init again rather than trust
-//! what it last applied. It lifts the fence when etcd answers again and
+//! what it last applied. A renewal that reaches the init just after the
+//! stop moves `held` on before the fence can look; the init's reply says
+//! the lease had fired, and the agent lists it again all the same
+//! ([`super::renew`]). It lifts the fence when etcd answers again and
 //! the init holds a renewal: with the presence lease still alive, or with
 //! a new one after registering anew. Lifted, it hands the init every
 //! non-global unit placed here then, those the engine placed here while

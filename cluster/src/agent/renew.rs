@@ -16,7 +16,10 @@
 //! knows from it when the init stopped the units, and lifts only once
 //! the init holds a renewal again. The first renewal a clusterd gets
 //! taken has the agent list the init again: a lease an earlier clusterd
-//! left may have fired between the agent's first list and then.
+//! left may have fired between the agent's first list and then. So does
+//! a renewal the init says came after the lease fired (`lease-fired`): a
+//! keep-alive answered just after the stop moves `held` on before the
+//! fence can see that the stop passed.
 
 use super::fence::Times;
 use super::local::SET;
@@ -98,13 +101,23 @@ pub(super) async fn renew(
                 c.request(req).await
             };
             match tokio::time::timeout(ttl, answer).await {
-                Ok(Ok(Reply::Accepted { .. })) => {
-                    if send.is_some() {
+                Ok(Ok(reply @ (Reply::Accepted { .. } | Reply::LeaseFired { .. }))) => {
+                    let fired = matches!(reply, Reply::LeaseFired { .. });
+                    if fired {
+                        // The stop emptied what the lease covers.
+                        sent = None;
+                    } else if send.is_some() {
                         sent = units.clone();
                     }
                     move_on(&held, deadline);
                     said.clear();
-                    if std::mem::take(&mut first) {
+                    // A lease that fired: the init stops at the instant the
+                    // agent's fence does, but a renewal whose keep-alive
+                    // etcd answered just after it can reach the init first
+                    // and move `held` on before the agent looks. Its fence
+                    // never sees the stop; without a new list the units
+                    // the init took out would stay out, still placed here.
+                    if std::mem::take(&mut first) || fired {
                         let _ = tx.send(super::Ev::Relist).await;
                     }
                 }
@@ -178,6 +191,7 @@ impl super::Agent {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -215,5 +229,88 @@ mod tests {
             panic!()
         };
         assert_eq!(units, Some(vec!["a".to_string()]));
+    }
+
+    /// A fake init at a new socket: answers each request with the next of
+    /// `replies` on one connection; the lines it read.
+    fn init_replying(
+        replies: Vec<Reply>,
+    ) -> (tempfile::TempDir, tokio::task::JoinHandle<Vec<String>>) {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let dir = tempfile::tempdir().unwrap();
+        let listener = tokio::net::UnixListener::bind(dir.path().join("s")).unwrap();
+        let server = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            let (r, mut w) = s.into_split();
+            let mut lines = BufReader::new(r).lines();
+            let mut read = Vec::new();
+            for reply in replies {
+                read.push(lines.next_line().await.unwrap().unwrap());
+                let mut line = serde_json::to_string(&reply).unwrap();
+                line.push('\n');
+                w.write_all(line.as_bytes()).await.unwrap();
+            }
+            read
+        });
+        (dir, server)
+    }
+
+    /// `f`, given 10 s.
+    async fn within<F: std::future::Future>(f: F) -> F::Output {
+        tokio::time::timeout(Duration::from_secs(10), f)
+            .await
+            .unwrap_or_else(|_| panic!("not within 10 s"))
+    }
+
+    /// A renewal the init says came after its lease fired has the agent
+    /// list the init again (its units are out of the set, though `held`
+    /// moves on as for any renewal taken), and the covered units go again
+    /// with the next renewal (the stop emptied what the lease covers).
+    #[tokio::test]
+    async fn a_renewal_taken_after_the_lease_fired_lists_the_init_again() {
+        let ttl = Duration::from_secs(2);
+        let accepted = || Reply::Accepted {
+            message: "ok".into(),
+        };
+        let fired = Reply::LeaseFired {
+            message: "it had fired".into(),
+        };
+        let (dir, server) = init_replying(vec![accepted(), fired, accepted()]);
+        let now = Instant::now();
+        let (expiry_tx, expiry) = watch::channel(Some(now + ttl));
+        let units: BTreeSet<String> = ["a".to_string()].into();
+        let (_covered_tx, covered) = watch::channel(Some(units));
+        let held = watch::Sender::new(None);
+        let mut held_rx = held.subscribe();
+        let (tx, mut rx) = mpsc::channel(8);
+        let task = tokio::spawn(renew(dir.path().join("s"), ttl, expiry, covered, held, tx));
+        // The first renewal taken: a list, as for any new clusterd.
+        assert!(matches!(
+            within(rx.recv()).await,
+            Some(super::super::Ev::Relist)
+        ));
+        within(held_rx.wait_for(|h| *h == Some(now + ttl)))
+            .await
+            .unwrap();
+        // Taken after the lease fired: a list again, and `held` moves on.
+        let _ = expiry_tx.send(Some(now + ttl * 2));
+        assert!(matches!(
+            within(rx.recv()).await,
+            Some(super::super::Ev::Relist)
+        ));
+        within(held_rx.wait_for(|h| *h == Some(now + ttl * 2)))
+            .await
+            .unwrap();
+        let _ = expiry_tx.send(Some(now + ttl * 3));
+        let read = within(server).await.unwrap();
+        within(held_rx.wait_for(|h| *h == Some(now + ttl * 3)))
+            .await
+            .unwrap();
+        // An ordinary renewal: no list.
+        assert!(rx.try_recv().is_err());
+        task.abort();
+        // The names went with the first renewal and again after the fired one.
+        let with_units: Vec<bool> = read.iter().map(|l| l.contains("\"units\"")).collect();
+        assert_eq!(with_units, [true, false, true], "{read:?}");
     }
 }
