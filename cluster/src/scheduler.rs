@@ -477,12 +477,16 @@ impl Scheduler {
     /// replacement both ways (docs/fleet-compat.md "Scheduling as fleet did
     /// it"); here no unit of a cycle evicts another, and none lands where
     /// another of it is, so a cycle never moves round: the unit placed
-    /// first stays, the others go elsewhere or wait.
+    /// first stays, the others go elsewhere or wait. Only wanted units make
+    /// a chain: a unit that should not run is placed nowhere and evicts
+    /// nothing, so a chain through it (a replaces unwanted b, b replaces g)
+    /// is no cycle, and g, which replaces a, takes a's machine by fleet's
+    /// rule (the replacer wins) instead of being kept off it.
     fn replaced_back(&self, from: &str, to: &str) -> bool {
         let mut seen = BTreeSet::from([from.to_string()]);
         let mut todo = vec![from.to_string()];
         while let Some(n) = todo.pop() {
-            let Some(e) = self.units.get(&n) else {
+            let Some(e) = self.units.get(&n).filter(|e| e.wanted) else {
                 continue;
             };
             if e.req.replaces_unit(to) {
@@ -730,5 +734,7 @@ impl Scheduler {
 
 #[cfg(test)]
 mod fit_tests;
+#[cfg(test)]
+mod replaces_tests;
 #[cfg(test)]
 mod tests;

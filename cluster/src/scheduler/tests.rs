@@ -6,7 +6,7 @@ use super::*;
 use crate::requirements::Requirements;
 use flotilla_units::fleet::UnitOption;
 
-fn m(id: &str, md: &[(&str, &str)]) -> MachineInfo {
+pub(super) fn m(id: &str, md: &[(&str, &str)]) -> MachineInfo {
     MachineInfo {
         id: id.into(),
         metadata: md
@@ -29,7 +29,7 @@ pub(super) fn xfleet_options(xfleet: &[(&str, &str)]) -> Vec<UnitOption> {
         .collect()
 }
 
-fn u(name: &str, xfleet: &[(&str, &str)]) -> UnitInfo {
+pub(super) fn u(name: &str, xfleet: &[(&str, &str)]) -> UnitInfo {
     let opts = xfleet_options(xfleet);
     UnitInfo {
         name: name.into(),
@@ -38,11 +38,15 @@ fn u(name: &str, xfleet: &[(&str, &str)]) -> UnitInfo {
     }
 }
 
-fn run(machines: &[MachineInfo], units: &[UnitInfo], cur: &Placement) -> BTreeMap<String, String> {
+pub(super) fn run(
+    machines: &[MachineInfo],
+    units: &[UnitInfo],
+    cur: &Placement,
+) -> BTreeMap<String, String> {
     schedule(machines, units, cur).units
 }
 
-fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+pub(super) fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -186,112 +190,6 @@ fn keeps_existing_placements_and_unschedules_inactive_and_lost() {
 }
 
 #[test]
-fn replaces_moves_the_replaced_unit() {
-    let ms = [m("a", &[("role", "x")]), m("b", &[])];
-    let us = [
-        u("old.service", &[]),
-        u(
-            "new.service",
-            &[("Replaces", "old.service"), ("MachineMetadata", "role=x")],
-        ),
-    ];
-    let cur = Placement {
-        units: map(&[("old.service", "a")]),
-        ..Default::default()
-    };
-    assert_eq!(
-        run(&ms, &us, &cur),
-        map(&[("new.service", "a"), ("old.service", "b")])
-    );
-    // From scratch: the same result.
-    assert_eq!(
-        run(&ms, &us, &Placement::default()),
-        map(&[("new.service", "a"), ("old.service", "b")])
-    );
-    // With nowhere else to go, the replaced unit is unscheduled.
-    let one = [m("a", &[("role", "x")])];
-    assert_eq!(run(&one, &us, &cur), map(&[("new.service", "a")]));
-}
-
-/// Units that replace each other (the API accepts them, as fleet did): the
-/// scheduler never puts two of a cycle on one machine, places each unit at
-/// most once, and settles: a run without changes moves nothing. On one
-/// machine one unit of a pair runs, on two both do; a unit arriving later
-/// does not take the machine from the one there (the one there replaces it).
-#[test]
-fn circular_replaces_settle() {
-    let feed = |s: &mut Scheduler, us: &[UnitInfo]| {
-        for x in us {
-            s.set_unit(&x.name, true, &x.req);
-            s.run();
-        }
-    };
-    let pair = [
-        u(
-            "replace.0.service",
-            &[("Replaces", "replace-kick0.service")],
-        ),
-        u(
-            "replace-kick0.service",
-            &[("Replaces", "replace.0.service")],
-        ),
-    ];
-    let three = [
-        u("a.service", &[("Replaces", "b.service")]),
-        u("b.service", &[("Replaces", "c.service")]),
-        u("c.service", &[("Replaces", "a.service")]),
-    ];
-    // h follows f and replaces g, g replaces a, a replaces f: a cycle
-    // through a group (f and h share a machine).
-    let group = [
-        u("f.service", &[]),
-        u(
-            "h.service",
-            &[("MachineOf", "f.service"), ("Replaces", "g.service")],
-        ),
-        u("g.service", &[("Replaces", "a.service")]),
-        u("a.service", &[("Replaces", "f.service")]),
-    ];
-    for (machines, units, running) in [
-        (1, &group[..], 2),
-        (3, &group[..], 4),
-        (1, &pair[..], 1),
-        (2, &pair[..], 2),
-        (1, &three[..], 1),
-        (2, &three[..], 2),
-        (3, &three[..], 3),
-    ] {
-        let mut s = Scheduler::new();
-        for i in 0..machines {
-            s.set_machine(&format!("m{i}"), &BTreeMap::new(), Resources::ZERO);
-        }
-        feed(&mut s, units);
-        let before = s.placement();
-        let mut on: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (m, n) in before.pairs() {
-            on.entry(m).or_default().push(n);
-        }
-        let followers = |here: &Vec<String>| here.iter().filter(|n| *n == "h.service").count();
-        assert!(
-            on.values().all(|here| here.len() - followers(here) == 1),
-            "{on:?}"
-        );
-        assert_eq!(before.units.len(), running, "{machines} machines: {on:?}");
-        // The first unit keeps its machine.
-        assert_eq!(
-            before.units.get(&units[0].name).map(String::as_str),
-            Some("m0"),
-            "{machines} machines: {on:?}"
-        );
-        s.run();
-        s.take_changed();
-        s.run();
-        assert_eq!(s.placement(), before);
-        assert!(s.take_changed().iter().all(|n| s.placed_on(n).count() <= 1));
-    }
-}
-
-#[test]
 fn global_units_go_everywhere_they_may() {
     let ms = [
         m("a", &[("disk", "ssd")]),
@@ -351,7 +249,7 @@ fn many_global_machines() {
 
 /// The whole-state scheduler the incremental one replaced: every call
 /// re-decides every unit. Kept as the oracle of `from_scratch_equals_reference`.
-mod reference {
+pub(super) mod reference {
     use super::super::{MachineInfo, Placement, UnitInfo};
     use crate::requirements::Requirements;
     use std::collections::{BTreeMap, BTreeSet};
@@ -677,6 +575,19 @@ mod properties {
                 us.iter().any(|f| f.req.machine_of.iter().any(|p| r.req.replaces_unit(p)))
             });
             prop_assume!(!peer_replaced);
+            // The whole-state scheduler had no rule for a cycle of
+            // `Replaces=` among units that should run: it moved the cycle
+            // round, and where it stopped depended on its count of rounds.
+            // This one keeps the unit placed first (`circular_replaces_settle`
+            // covers cycles). Only wanted units count: an unwanted one is
+            // placed nowhere and closes no cycle
+            // (`an_unwanted_unit_closes_no_replaces_cycle`).
+            let wanted = || us.iter().filter(|o| o.wanted);
+            let cycle = wanted().any(|x| {
+                let others = wanted().map(|o| (o.name.as_str(), &o.req));
+                crate::requirements::replaces_cycle(&x.name, &x.req, others).is_some()
+            });
+            prop_assume!(!cycle);
             prop_assert_eq!(schedule(&ms, &us, &cur), reference::schedule(&ms, &us, &cur));
         }
 
