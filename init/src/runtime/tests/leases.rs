@@ -83,13 +83,7 @@ fn an_expired_lease_stops_its_units_and_kills_what_is_left() {
         &"init: cluster lease expired: stopping 2 units of the transient set `cluster`".to_string()
     ));
     // Out of the set: the client listing it finds them gone.
-    let members: Vec<&str> =
-        h.rt.units
-            .members("cluster")
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
-    assert_eq!(members, ["g"]);
+    assert_eq!(members(&h), ["g"]);
     for (u, pid) in [("a", a), ("b", b)] {
         h.sys().exit(
             pid,
@@ -256,14 +250,17 @@ fn a_renewal_after_the_stop_says_the_lease_had_fired() {
     accepted(&h.request(lease(&h, Duration::from_millis(1600), Some(&["a", "b"]))));
     h.sys().advance(Duration::from_millis(1700));
     h.settle();
-    let members: Vec<&str> =
-        h.rt.units
-            .members("cluster")
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
-    assert_eq!(members, ["g"]);
+    assert_eq!(members(&h), ["g"]);
     let r = h.request(lease(&h, Duration::from_millis(1600), None));
     assert!(matches!(r.last(), Some(Reply::LeaseFired { .. })), "{r:?}");
     accepted(&h.request(lease(&h, Duration::from_millis(1600), None)));
+}
+
+/// The units of the set `cluster` now.
+fn members(h: &Harness) -> Vec<&str> {
+    h.rt.units
+        .members("cluster")
+        .unwrap_or_default()
+        .into_iter()
+        .collect()
 }
