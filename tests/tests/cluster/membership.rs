@@ -26,11 +26,16 @@ fn start(etcd: &Etcd, dir: &std::path::Path, id: &str, ip: &str) -> Machine {
 }
 
 /// The fleet units running on each machine, by unit: the machines' indexes.
+/// The machines are asked one after the other, the last first: a unit the
+/// tests see moving from an earlier machine (which only stops it) to a
+/// later one shows on both only if it ran on both at once. Asked first to
+/// last, a loaded machine's slow answers could show it on the earlier one
+/// before its stop and on the later one after its start.
 fn where_running(ms: &[&Machine]) -> BTreeMap<String, Vec<usize>> {
     let mut out: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, m) in ms.iter().enumerate() {
+    for (i, m) in ms.iter().enumerate().rev() {
         for u in m.init.running().into_keys() {
-            out.entry(u).or_default().push(i);
+            out.entry(u).or_default().insert(0, i);
         }
     }
     out
