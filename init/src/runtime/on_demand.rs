@@ -229,16 +229,17 @@ impl<S: Sys> Runtime<S> {
         if read.is_none() && self.path_unchanged_without(&missing) {
             return Ok(reread);
         }
-        let picked = match read {
-            Some(l) => self.pick(name, &l.units),
-            None => match self.pick_fresh(name) {
-                Some(picked) => picked,
-                None => {
-                    let loaded = self.read_path()?;
-                    self.pick(name, &loaded.units)
-                }
-            },
+        // A read of the whole path leaves nothing elsewhere.
+        let whole = |_: &str| false;
+        let picked = if let Some(l) = read {
+            self.pick(name, &l.units, whole)
+        } else if let Some(kept) = self.pick_fresh(name) {
+            Some(kept)
+        } else {
+            let loaded = self.read_path()?;
+            self.pick(name, &loaded.units, whole)
         };
+        let picked = picked.unwrap_or_default();
         if picked.is_empty() {
             return Ok(reread);
         }
@@ -263,13 +264,22 @@ impl<S: Sys> Runtime<S> {
         Ok(true)
     }
 
-    /// The units of `read` a start of `name` needs ([`Graph::units_to_load`]).
-    fn pick(&self, name: &str, read: &[(UnitSpec, Origin)]) -> Vec<(UnitSpec, Origin)> {
-        let pick = self.planner.graph().units_to_load(name, read);
-        pick.into_iter()
-            .filter_map(|i| read.get(i))
-            .cloned()
-            .collect()
+    /// The units of `read` a start of `name` needs: `None` when it needs
+    /// a name `elsewhere` says the rest of the path defines
+    /// ([`Graph::units_to_load_within`]).
+    fn pick(
+        &self,
+        name: &str,
+        read: &[(UnitSpec, Origin)],
+        elsewhere: impl Fn(&str) -> bool,
+    ) -> Option<Vec<(UnitSpec, Origin)>> {
+        let pick = (self.planner.graph()).units_to_load_within(name, read, elsewhere)?;
+        Some(
+            pick.into_iter()
+                .filter_map(|i| read.get(i))
+                .cloned()
+                .collect(),
+        )
     }
 
     /// The units a start of `name` needs, from those the last read found
@@ -281,12 +291,7 @@ impl<S: Sys> Runtime<S> {
         if last.fresh.is_empty() || !last.unchanged(&self.sys) {
             return None;
         }
-        let g = self.planner.graph();
-        let pick = g.units_to_load_within(name, &last.fresh, |n| last.unloaded.contains(n))?;
-        let picked: Vec<_> = (pick.into_iter())
-            .filter_map(|i| last.fresh.get(i))
-            .cloned()
-            .collect();
+        let picked = self.pick(name, &last.fresh, |n| last.unloaded.contains(n))?;
         (!picked.is_empty()).then_some(picked)
     }
 

@@ -39,21 +39,22 @@ impl Graph {
         out
     }
 
-    /// The units of `read` (every unit the search path defines now) that
-    /// a start of `name` needs and the graph lacks: those providing one of
-    /// [`Graph::missing_pulls`], and in turn those providing what they pull
-    /// in that the graph and the units already chosen lack. Indices into
-    /// `read`, in the order chosen; empty when nothing is missing or the
-    /// path has none of it.
+    /// [`Graph::units_to_load_within`] the whole path: `read` is every
+    /// unit the search path defines now.
+    #[cfg(test)]
     pub fn units_to_load(&self, name: &str, read: &[(UnitSpec, Origin)]) -> Vec<usize> {
         self.units_to_load_within(name, read, |_| false)
             .unwrap_or_default()
     }
 
-    /// [`Graph::units_to_load`] from `read`, a part of the units the
-    /// search path defines: `None` when the start needs a name `elsewhere`
-    /// says the rest of the path defines (only a read of the whole path
-    /// would give it).
+    /// The units of `read` that a start of `name` needs and the graph
+    /// lacks: those providing one of [`Graph::missing_pulls`], and in turn
+    /// those providing what they pull in that the graph and the units
+    /// already chosen lack. Indices into `read`, in the order chosen;
+    /// empty when nothing is missing or the path has none of it. `read`
+    /// may be a part of the units the search path defines: `None` when the
+    /// start needs a name `elsewhere` says the rest of the path defines
+    /// (only a read of the whole path would give it).
     pub fn units_to_load_within(
         &self,
         name: &str,
