@@ -52,7 +52,7 @@ fn newer_package(deb: &std::path::Path, dir: &std::path::Path) -> PathBuf {
     let out = dir.join("flotilla-upgrade.deb");
     let (ok, text) = host(
         Command::new("dpkg-deb")
-            .args(["--root-owner-group", "-Zxz", "--build"])
+            .args(["--root-owner-group", "-Zzstd", "--build"])
             .arg(&tree)
             .arg(&out),
     );
