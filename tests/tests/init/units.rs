@@ -197,6 +197,9 @@ fn notified_without_ready_fails_at_start_timeout() {
          start-timeout: 300ms\nrestart: no\n",
     );
     default_on(&dir, "waits-for", "mute");
+    // The timeout runs from the start's decision, which comes after this
+    // instant: a sound lower bound however late the polls below see states.
+    let t0 = Instant::now();
     let init = dir.start("default");
     // Starting from the start's decision; with a PID once it has exec'd.
     let pid = init
@@ -205,9 +208,12 @@ fn notified_without_ready_fails_at_start_timeout() {
         })
         .pid
         .unwrap();
-    let t0 = Instant::now();
     let u = init.wait_state("mute", UnitState::Failed);
-    assert!(t0.elapsed() >= Duration::from_millis(200));
+    assert!(
+        t0.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t0.elapsed()
+    );
     assert!(u.status.contains("start timed out"), "{u:?}");
     assert!(!procs::alive(pid));
     // waits-for: the failed dependency still lets `default` start, degraded.
@@ -247,11 +253,16 @@ fn supervised_ready_wait() {
         "unit: quitter\nexec-start: [sh, -c, 'exit 0']\nready-wait: 2s\nrestart: no\n",
     );
     default_on(&dir, "waits-for", "slow, quitter");
-    let init = dir.start("default");
+    // Taken before the init exists: the wait starts after it.
     let t0 = Instant::now();
+    let init = dir.start("default");
     init.wait_state("slow", UnitState::Starting);
     init.wait_state("slow", UnitState::Running);
-    assert!(t0.elapsed() >= Duration::from_millis(300));
+    assert!(
+        t0.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        t0.elapsed()
+    );
     let q = init.wait_state("quitter", UnitState::Failed);
     assert!(q.status.contains("before it was ready"), "{q:?}");
 }
