@@ -15,13 +15,19 @@ impl<S: Sys> Runtime<S> {
     /// reaped as the units' subreaper, whose unit the init no longer
     /// knows: every running unit with a memory limit), the OOM kills its
     /// cgroup counts since the last look, each unit with one noted and
-    /// told to the planner.
+    /// told to the planner. A unit's own process that its cgroup does not
+    /// count was killed still in the init's memory if the init's cgroup
+    /// counts a new kill (`Sys::init_oom_kills`): the same OOM kill.
     pub(super) fn check_oom(&mut self, pid: Pid) {
-        let units: Vec<UnitId> = match self.planner.owner(pid) {
-            Some((unit, _)) => vec![unit],
+        // Read at every such reap, so that a kill counted there is news
+        // once only, whoever it was.
+        let in_init = self.sys.init_oom_kills();
+        let (units, own): (Vec<UnitId>, bool) = match self.planner.owner(pid) {
+            Some((unit, _)) => (vec![unit], true),
             None => {
                 let graph = self.planner.graph();
-                self.slots
+                let limited = self
+                    .slots
                     .all()
                     .filter(|s| s.run.is_some())
                     .map(|s| s.unit)
@@ -31,14 +37,18 @@ impl<S: Sys> Runtime<S> {
                             r.memory_max.is_some() || r.memory_high.is_some()
                         })
                     })
-                    .collect()
+                    .collect();
+                (limited, false)
             }
         };
         for unit in units {
             let Some(run) = self.slots.get(unit).and_then(|s| s.run.as_deref()) else {
                 continue;
             };
-            let kills = self.sys.unit_oom_kills(run);
+            let mut kills = self.sys.unit_oom_kills(run);
+            if kills == 0 && own && in_init > 0 {
+                kills = 1;
+            }
             if kills == 0 {
                 continue;
             }

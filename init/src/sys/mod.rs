@@ -555,6 +555,12 @@ pub trait Sys {
     /// memory controller).
     fn unit_oom_kills(&self, run: &unitrun::UnitRun) -> u32;
 
+    /// The children the kernel's OOM killer killed while they still used
+    /// the init's memory, since the last call: counted in the init's own
+    /// cgroup, not their units' (`Cgroups::init_oom_kills` says why; 0
+    /// without cgroups or the memory controller).
+    fn init_oom_kills(&self) -> u32;
+
     /// Sends `signal` to every process of the run's cgroup that `reached`
     /// has not reached already; returns how many got it (0 without a
     /// cgroup).

@@ -680,6 +680,10 @@ impl Sys for RealSys {
         super::unitrun::oom_kills(run)
     }
 
+    fn init_oom_kills(&self) -> u32 {
+        super::unitrun::init_oom_kills()
+    }
+
     fn signal_unit(
         &self,
         run: &super::unitrun::UnitRun,

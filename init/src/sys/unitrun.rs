@@ -561,6 +561,15 @@ pub fn oom_kills(run: &UnitRun) -> u32 {
     run.cgroup.as_ref().map_or(0, UnitCgroup::new_oom_kills)
 }
 
+/// The OOM kills of children still in the init's memory since the last
+/// look (0 without cgroups).
+pub fn init_oom_kills() -> u32 {
+    SETUP
+        .get()
+        .and_then(|s| s.cgroups.as_ref())
+        .map_or(0, Cgroups::init_oom_kills)
+}
+
 /// Sends `signal` to every process of the run's cgroup but those
 /// `reached` already; how many got it (0 without a cgroup).
 pub fn signal(run: &UnitRun, signal: i32, reached: super::Reached) -> usize {

@@ -60,6 +60,7 @@ use std::ffi::{CStr, CString};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use flotilla_units::context::devices::DeviceNode;
@@ -71,6 +72,10 @@ use crate::sys::{mountinfo, slices, Pid, Reached};
 
 /// The leaf the init moves itself into in supervisor mode.
 const INIT_LEAF: &str = "init.scope";
+
+/// The OOM kills counted in the init's own cgroup already seen
+/// ([`Cgroups::init_oom_kills`]).
+static INIT_OOM_SEEN: AtomicU32 = AtomicU32::new(0);
 
 /// The cgroups of the init's units.
 #[derive(Debug, Clone)]
@@ -198,11 +203,14 @@ impl Cgroups {
         let at_root = !base.join("cgroup.events").exists();
         // The root has no `cgroup.kill` of its own: a child would show it.
         let has_kill = base.join("cgroup.kill").exists() || (at_root && probe_kill(&base));
-        Ok(Cgroups {
+        let c = Cgroups {
             base,
             at_root,
             has_kill,
-        })
+        };
+        // Kills before now (an earlier init's, before a re-exec) are no news.
+        c.init_oom_kills();
+        Ok(c)
     }
 
     /// The machine's PID 1, as systemd's: its units below the root of the
@@ -227,7 +235,30 @@ impl Cgroups {
             has_kill: self.has_kill,
         };
         let _ = c.move_init_to_leaf();
+        c.init_oom_kills();
         c
+    }
+
+    /// How many processes the kernel's OOM killer killed while they still
+    /// used the init's memory, since the last call: `oom_kill` in
+    /// `memory.events.local` of the init's own cgroup (its leaf once it
+    /// has moved there, else the base). The kernel counts a kill for the
+    /// cgroup of the memory's owner, and a child started with `CLONE_VM`
+    /// (`sys/procs/spawn/`) uses the init's memory until its `execve` has
+    /// replaced it. That `execve` lets the init go on first, so a child
+    /// whose start the init has already told can still be killed on the
+    /// init's memory if it has not run since (systemd's test 32 kills one
+    /// with `echo f > /proc/sysrq-trigger` right after `systemd-run`
+    /// returns); its unit's cgroup then counts nothing. The init itself
+    /// is never the victim: PID 1 is exempt, and a supervisor killed
+    /// reads nothing. 0 without the memory controller.
+    pub fn init_oom_kills(&self) -> u32 {
+        let leaf = self.base.join(INIT_LEAF);
+        let dir = if leaf.is_dir() { &leaf } else { &self.base };
+        let text = std::fs::read_to_string(dir.join("memory.events.local")).unwrap_or_default();
+        let now = oom_kills(&text);
+        // Not `max`: after a move into the leaf its counter starts again.
+        now.saturating_sub(INIT_OOM_SEEN.swap(now, Ordering::Relaxed))
     }
 
     /// The directory units go below.

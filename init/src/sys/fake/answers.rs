@@ -697,6 +697,10 @@ impl Sys for FakeSys {
         std::mem::take(&mut self.state.borrow_mut().oom_kills)
     }
 
+    fn init_oom_kills(&self) -> u32 {
+        std::mem::take(&mut self.state.borrow_mut().init_oom_kills)
+    }
+
     fn signal_unit(&self, _run: &UnitRun, _signal: i32, _reached: crate::sys::Reached) -> usize {
         0
     }

@@ -146,6 +146,8 @@ struct State {
     stdout_room: usize,
     /// What the next [`Sys::unit_oom_kills`] answers (then 0).
     oom_kills: u32,
+    /// What the next [`Sys::init_oom_kills`] answers (then 0).
+    init_oom_kills: u32,
     /// Whether `/dev/console` opens.
     console_ok: bool,
     /// The machine conditions are checked against.
@@ -266,6 +268,7 @@ impl FakeSys {
                 stdout: Vec::new(),
                 stdout_room: usize::MAX,
                 oom_kills: 0,
+                init_oom_kills: 0,
                 console_ok: true,
                 machine: flotilla_units::condition::ScriptedFacts::default(),
             }),
@@ -498,6 +501,12 @@ impl FakeSys {
     /// killer took that many of a unit's processes.
     pub fn set_oom_kills(&self, n: u32) {
         self.state.borrow_mut().oom_kills = n;
+    }
+
+    /// Makes the next [`Sys::init_oom_kills`] answer `n`: the kernel's OOM
+    /// killer took that many children still in the init's memory.
+    pub fn set_init_oom_kills(&self, n: u32) {
+        self.state.borrow_mut().init_oom_kills = n;
     }
 
     /// Sets how many more bytes [`Sys::write_now`] takes (a full pipe: 0).
