@@ -95,6 +95,7 @@ use procs::{clone3, pidfd, spawn, spawn_request, users};
 pub use procs::{env, generators, ipc, pam, reexec, rlimits};
 
 mod error;
+mod exit_status;
 pub mod fake;
 /// `/proc/self/mountinfo`, parsed by `units/` (the bus side reads it too).
 pub use flotilla_units::mountinfo;
@@ -106,7 +107,6 @@ pub use spawn::{program_on_path, set_clone_into_cgroup, ExecOutcome, ExecWatch};
 pub(crate) mod tests;
 
 use std::ffi::OsString;
-use std::fmt;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -121,6 +121,7 @@ pub use chase::ChasedFile;
 pub use env::Env;
 pub use error::{Os, SysError};
 pub use events::{Event, Interest, Token};
+pub use exit_status::ExitStatus;
 pub use spawn_request::{Credentials, SpawnRequest, Stdio};
 
 /// A process ID, as the kernel and the control protocol spell it.
@@ -670,57 +671,6 @@ pub struct Accepted {
     pub uid: u32,
     /// The peer's process id (0 when unknown).
     pub pid: i32,
-}
-
-/// How a child terminated, from `waitpid(2)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExitStatus {
-    /// It called `exit` with this status (0 to 255).
-    Exited(i32),
-    /// A signal killed it.
-    Signaled {
-        /// The signal number.
-        signal: i32,
-        /// Whether it dumped core.
-        core_dumped: bool,
-    },
-}
-
-impl ExitStatus {
-    /// Exited with status 0.
-    pub fn success(self) -> bool {
-        self == ExitStatus::Exited(0)
-    }
-
-    /// The status as the kernel encodes it in `waitpid(2)`'s `wstatus`.
-    pub fn from_raw(status: i32) -> Option<ExitStatus> {
-        if libc::WIFEXITED(status) {
-            Some(ExitStatus::Exited(libc::WEXITSTATUS(status)))
-        } else if libc::WIFSIGNALED(status) {
-            Some(ExitStatus::Signaled {
-                signal: libc::WTERMSIG(status),
-                core_dumped: libc::WCOREDUMP(status),
-            })
-        } else {
-            None
-        }
-    }
-}
-
-impl fmt::Display for ExitStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            ExitStatus::Exited(code) => write!(f, "exited with status {code}"),
-            ExitStatus::Signaled {
-                signal,
-                core_dumped,
-            } => {
-                let name = flotilla_units::spec::Signal(signal).name();
-                let core = if core_dumped { " (core dumped)" } else { "" };
-                write!(f, "killed by {name}{core}")
-            }
-        }
-    }
 }
 
 /// A wall-clock reading: seconds and nanoseconds since the Unix epoch.

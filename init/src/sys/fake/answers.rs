@@ -627,11 +627,7 @@ impl Sys for FakeSys {
 
     fn stdio_open(&self, fd: i32) -> bool {
         let st = self.state.borrow();
-        usize::try_from(fd)
-            .ok()
-            .and_then(|i| st.stdio_open.get(i))
-            .copied()
-            .unwrap_or(false)
+        usize::try_from(fd).is_ok_and(|i| st.stdio_open.get(i) == Some(&true))
     }
 
     fn open_console(&self) -> Result<(), SysError> {
