@@ -213,31 +213,47 @@ pub enum Topic {
     Start,
 }
 
+/// Every verb and the topic of its help, in the order the short usage
+/// lists them: the one list of what `initctl` answers to.
+pub const VERBS: &[(&str, Topic)] = &[
+    ("status", Topic::Status),
+    ("list", Topic::List),
+    ("set-target", Topic::SetTarget),
+    ("reload", Topic::Reload),
+    ("start", Topic::Start),
+    ("stop", Topic::Start),
+    ("restart", Topic::Restart),
+    ("kill", Topic::Kill),
+    ("reset-failed", Topic::Kill),
+    ("logs", Topic::Logs),
+    ("poweroff", Topic::Shutdown),
+    ("reboot", Topic::Shutdown),
+    ("halt", Topic::Shutdown),
+    ("analyze", Topic::Analyze),
+    ("cluster", Topic::Cluster),
+    ("enable", Topic::UnitFiles),
+    ("disable", Topic::UnitFiles),
+    ("is-enabled", Topic::UnitFiles),
+    ("cat", Topic::UnitFiles),
+    ("show", Topic::UnitFiles),
+    ("list-unit-files", Topic::UnitFiles),
+    ("preset", Topic::UnitFiles),
+    ("daemon-reload", Topic::Reload),
+    ("reexec", Topic::Reload),
+    ("daemon-reexec", Topic::Reload),
+    ("mask", Topic::Mask),
+    ("unmask", Topic::Mask),
+    ("set-alternative", Topic::SetAlternative),
+    ("run", Topic::Transient),
+    ("add", Topic::Transient),
+    ("stop-transient", Topic::Transient),
+    ("help", Topic::Main),
+];
+
 impl Topic {
     /// The topic of a verb, as typed.
     pub fn of_verb(verb: &str) -> Option<Topic> {
-        Some(match verb {
-            "status" => Topic::Status,
-            "list" => Topic::List,
-            "set-target" => Topic::SetTarget,
-            "reload" => Topic::Reload,
-            "restart" => Topic::Restart,
-            "kill" | "reset-failed" => Topic::Kill,
-            "logs" => Topic::Logs,
-            "poweroff" | "reboot" | "halt" => Topic::Shutdown,
-            "analyze" => Topic::Analyze,
-            "cluster" => Topic::Cluster,
-            "enable" | "disable" | "is-enabled" | "cat" | "show" | "list-unit-files" | "preset" => {
-                Topic::UnitFiles
-            }
-            "daemon-reload" | "reexec" | "daemon-reexec" => Topic::Reload,
-            "mask" | "unmask" => Topic::Mask,
-            "set-alternative" => Topic::SetAlternative,
-            "run" | "add" | "stop-transient" => Topic::Transient,
-            "start" | "stop" => Topic::Start,
-            "help" => Topic::Main,
-            _ => return None,
-        })
+        VERBS.iter().find(|(v, _)| *v == verb).map(|&(_, t)| t)
     }
 }
 

@@ -3,7 +3,7 @@
 //! `initctl -h`, `initctl help VERB` and `initctl VERB -h` print [`help`] on
 //! stdout; a usage error prints the message, then [`usage`] on stderr.
 
-use crate::command::Topic;
+use crate::command::{Topic, VERBS};
 
 const MAIN: &str = "\
 initctl: control the flotilla init
@@ -332,14 +332,20 @@ pub fn usage(topic: Topic) -> String {
     match topic {
         Topic::Main => {
             out.push_str("Usage: initctl [--control PATH] COMMAND [ARGS...]\n");
-            out.push_str(
-                "Commands: status, list, set-target, reload, start, stop, restart, kill, logs,\n",
-            );
-            out.push_str(
-                "          poweroff, reboot, halt, analyze, cluster, enable, disable, is-enabled,\n",
-            );
-            out.push_str("          cat, show, list-unit-files, daemon-reload, mask, unmask,\n");
-            out.push_str("          set-alternative, run, add, stop-transient, reexec, help\n");
+            // Every verb, wrapped within 80 columns.
+            let mut line = String::from("Commands:");
+            for (i, (verb, _)) in VERBS.iter().enumerate() {
+                let last = i + 1 == VERBS.len();
+                let word = format!(" {verb}{}", if last { "" } else { "," });
+                if line.len() + word.len() > 79 {
+                    out.push_str(&line);
+                    out.push('\n');
+                    line = " ".repeat("Commands:".len());
+                }
+                line.push_str(&word);
+            }
+            out.push_str(&line);
+            out.push('\n');
         }
         _ => {
             for line in text.lines().skip_while(|l| !l.starts_with("Usage:")) {
@@ -392,6 +398,16 @@ mod tests {
                 .count(),
             5
         );
+    }
+
+    #[test]
+    fn the_short_usage_lists_every_verb_within_80_columns() {
+        let u = usage(Topic::Main);
+        for (verb, _) in VERBS {
+            assert!(u.split([' ', ',', '\n']).any(|w| w == *verb), "{verb}: {u}");
+            assert!(MAIN.contains(verb), "{verb} is in the long help");
+        }
+        assert!(u.lines().all(|l| l.len() < 80), "{u}");
     }
 
     #[test]
