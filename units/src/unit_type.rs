@@ -343,7 +343,7 @@ impl UnitType {
                 runs: Runs::Process,
                 ready: Ready::Exited,
                 // mount(8) to start, umount(8) to stop
-                // (`systemd/translate/mount.rs`).
+                // (`flotilla-systemd`'s `translate/mount.rs`).
                 systemd_suffixes: &["mount"],
                 systemd_types: &["oneshot"],
                 default_restart: RestartPolicy::No,

@@ -6,9 +6,11 @@
 //! ([`validate()`]) all go through it, with the checks of [`check`].
 //!
 //! A new key is one entry here (its name: the systemd key in lower kebab
-//! case, docs/contract.md §3a), its field in `spec/mod.rs`, and what it does (in the
-//! planner or the init). A new kind of value is a [`Slot`] variant, read in
-//! `load/read.rs` (YAML) and `systemd/translate/` (INI) and checked in
+//! case, docs/contract.md §3a), its field in `spec/mod.rs` (or, for a key
+//! most units leave unset, in `spec/extra.rs` and `spec/boxed.rs`'s
+//! `NO_EXTRAS`), and what it does (in the planner or the init). A new kind
+//! of value is a [`Slot`] variant, read in `load/read.rs` (YAML) and the
+//! `flotilla-systemd` crate's `translate/` (INI) and checked in
 //! `validate.rs`. A new unit type is a [`UnitType`] variant, the slices of
 //! types below that include it, and its rules in [`RULES`].
 
