@@ -87,41 +87,41 @@ const KNOWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 const ROUND_SECONDS: f64 = 8.0;
 
 /// Each test's time under flotilla in the guest, seconds, on which the
-/// lanes are balanced, from fresh-clone runs of the suite (debian_boot's
-/// VM beside the two lanes): 05, 15, 23, 32, 40, 41, 56 and 63 from the
-/// run of 2026-11-30 (the guests without address-space randomization:
-/// 15 took 501 s, against 1,304 s the day before), 03 alone on the same
-/// day, the others from the run of 2026-11-29. The load stretches each
-/// test differently (26 took 773 s in that run and 216 s with one VM
-/// beside), and flotilla's times differ from systemd's both ways (26:
+/// lanes are balanced: all from one fresh-clone run of the suite on a
+/// quiet machine (2026-11-30, debian_boot's VM beside the two lanes for
+/// their first half), so that they are in proportion to each other. The
+/// load stretches each test differently (26 took 773 s in a loaded run
+/// of 2026-11-29, 216 s with one VM beside, 127 s here; 15 501, 605 and
+/// 292 s), and flotilla's times differ from systemd's both ways (26:
 /// 216 s against 313 in the same hour): a split by systemd's alone left
-/// one lane twice as long as the other. A test missing here counts at
-/// its time under systemd.
+/// one lane twice as long as the other, and the figures of that loaded
+/// run left 26's lane ending 256 s before 15's in this one. A test
+/// missing here counts at its time under systemd.
 const FLOTILLA_SECONDS: &[(&str, f64)] = &[
-    ("03", 110.0),
-    ("05", 8.4),
-    ("07", 54.0),
-    ("11", 20.0),
-    ("15", 501.0),
-    ("19", 9.0),
-    ("20", 58.0),
-    ("23", 7.2),
-    ("26", 773.0),
-    ("27", 8.0),
-    ("32", 2.4),
-    ("33", 77.0),
-    ("38", 56.0),
-    ("39", 32.0),
-    ("40", 14.9),
-    ("41", 12.0),
-    ("48", 44.0),
-    ("49", 28.0),
-    ("56", 12.5),
-    ("57", 68.0),
-    ("59", 45.0),
-    ("63", 8.2),
-    ("68", 43.0),
-    ("71", 15.0),
+    ("03", 84.1),
+    ("05", 9.5),
+    ("07", 13.7),
+    ("11", 15.5),
+    ("15", 291.5),
+    ("19", 6.5),
+    ("20", 19.1),
+    ("23", 2.6),
+    ("26", 126.8),
+    ("27", 1.5),
+    ("32", 1.6),
+    ("33", 10.1),
+    ("38", 11.0),
+    ("39", 6.6),
+    ("40", 5.0),
+    ("41", 10.7),
+    ("48", 21.6),
+    ("49", 12.9),
+    ("56", 6.7),
+    ("57", 56.2),
+    ("59", 15.1),
+    ("63", 5.3),
+    ("68", 10.8),
+    ("71", 3.8),
 ];
 
 /// The tests whose checks bound the time of a command in whole seconds
