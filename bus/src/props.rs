@@ -261,12 +261,7 @@ pub fn type_props(s: &UnitStatus) -> Props {
             let st = model::stamps(s);
             let code = if s.state == UnitState::Failed { 1 } else { 0 };
             let usage = s.usage.unwrap_or_default();
-            let service_type = match s.kind {
-                UnitType::ForegroundNotified => "notify",
-                UnitType::BackgroundPidfile => "forking",
-                UnitType::Oneshot | UnitType::BackgroundScripted => "oneshot",
-                _ => "simple",
-            };
+            let service_type = s.kind.systemd_type();
             let status_text = if s.status.is_empty() { "" } else { &s.status };
             out.extend([
                 ("Type", Value::from(service_type)),

@@ -437,6 +437,18 @@ impl UnitType {
             .into_iter()
             .find(|t| t.row().systemd_types.contains(&value))
     }
+
+    /// The `Type=` a service of this type shows (systemd's `Type`
+    /// property): the first of its row's values, else `oneshot` for one
+    /// that is up once its script has exited, else `simple`.
+    pub fn systemd_type(self) -> &'static str {
+        let row = self.row();
+        match row.systemd_types.iter().find(|t| !t.is_empty()) {
+            Some(t) => t,
+            None if row.ready == Ready::ScriptExited => "oneshot",
+            None => "simple",
+        }
+    }
 }
 
 /// The process types that start a command of their own (a `scope`
@@ -534,6 +546,24 @@ mod tests {
                 doc.contains(&entry),
                 "docs/units.md has no entry for {entry}"
             );
+        }
+    }
+
+    /// The `Type` busd shows is the one the unit file said, where one type
+    /// has one `Type=` value; a scripted unit, which no `Type=` makes, is
+    /// systemd's nearest, `oneshot`.
+    #[test]
+    fn each_service_type_shows_systemds_type() {
+        let shown = |t: UnitType| t.systemd_type();
+        assert_eq!(shown(UnitType::ForegroundNotified), "notify");
+        assert_eq!(shown(UnitType::ForegroundSupervised), "simple");
+        assert_eq!(shown(UnitType::BackgroundPidfile), "forking");
+        assert_eq!(shown(UnitType::Oneshot), "oneshot");
+        assert_eq!(shown(UnitType::BackgroundScripted), "oneshot");
+        for t in UnitType::ALL {
+            let shown = t.systemd_type();
+            let types = t.row().systemd_types;
+            assert!(types.is_empty() || types.contains(&shown), "{t:?}: {shown}");
         }
     }
 }
