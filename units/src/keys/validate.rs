@@ -452,5 +452,15 @@ mod tests {
         };
         assert_eq!(crate::keys::PROCESS, with(crate::spec::Runs::Process));
         assert_eq!(crate::keys::TRIGGERS, with(crate::spec::Runs::Trigger));
+        // The process types but the one that adopts its processes.
+        let spawning: Vec<_> = with(crate::spec::Runs::Process)
+            .into_iter()
+            .filter(|t| !t.row().adopts())
+            .collect();
+        assert_eq!(crate::keys::SPAWNING, spawning);
+        // The process types and sockets.
+        let mut commands = with(crate::spec::Runs::Process);
+        commands.push(crate::spec::UnitType::Socket);
+        assert_eq!(crate::keys::COMMANDS, commands);
     }
 }
