@@ -150,6 +150,10 @@ fn systemd_run_runtime_max_sec_stops_the_service_with_result_timeout() {
     let dir = TestDir::new();
     let init = started(&dir);
     let bus = busd(&dir);
+    // Every change from here: on a loaded machine the limit may be over
+    // before a status is read, so the unit's PID and states are taken
+    // from the changes, not from a look afterwards.
+    let mut sub = init.subscribe();
     let begun = std::time::Instant::now();
     let out = debian_tool(
         &bus,
@@ -166,10 +170,16 @@ fn systemd_run_runtime_max_sec_stops_the_service_with_result_timeout() {
         ],
     );
     out.expect(0);
+    let sleep = sub
+        .until("x.service with its PID", |u| {
+            u.unit == "x.service" && u.pid.is_some()
+        })
+        .last()
+        .and_then(|u| u.pid)
+        .expect("x.service's PID");
     let show = |p: &str| systemctl(&bus, &["show", "-P", p, "x.service"]).stdout;
     assert_eq!(show("RuntimeMaxUSec"), "2s\n");
     assert_eq!(show("RuntimeRandomizedExtraUSec"), "0\n");
-    let sleep = init.pid_of("x.service");
     wait_for(WAIT, "x.service failed", || {
         (show("ActiveState") == "failed\n").then_some(())
     });
@@ -216,7 +226,9 @@ fn systemd_run_runtime_max_sec_stops_the_service_with_result_timeout() {
         ],
     ));
     let pid = sleeper.0.id() as i32;
-    init.wait_state("probe.scope", UnitState::Running);
+    sub.until("probe.scope running", |u| {
+        u.unit == "probe.scope" && u.state == UnitState::Running
+    });
     let out = systemctl(&bus, &["show", "-P", "RuntimeMaxUSec", "probe.scope"]);
     assert_eq!(out.stdout, "2s\n", "{out:?}");
     wait_for(WAIT, "the scope's sleep killed", || {
