@@ -95,8 +95,8 @@ use procs::{clone3, pidfd, spawn, spawn_request, users};
 pub use procs::{env, generators, ipc, pam, reexec, rlimits};
 
 mod error;
-mod exit_status;
 pub mod fake;
+mod user_info;
 /// `/proc/self/mountinfo`, parsed by `units/` (the bus side reads it too).
 pub use flotilla_units::mountinfo;
 pub mod real;
@@ -107,6 +107,7 @@ pub use spawn::{program_on_path, set_clone_into_cgroup, ExecOutcome, ExecWatch};
 pub(crate) mod tests;
 
 use std::ffi::OsString;
+use std::fmt;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -121,8 +122,8 @@ pub use chase::ChasedFile;
 pub use env::Env;
 pub use error::{Os, SysError};
 pub use events::{Event, Interest, Token};
-pub use exit_status::ExitStatus;
 pub use spawn_request::{Credentials, SpawnRequest, Stdio};
+pub use user_info::UserInfo;
 
 /// A process ID, as the kernel and the control protocol spell it.
 pub type Pid = i32;
@@ -673,6 +674,57 @@ pub struct Accepted {
     pub pid: i32,
 }
 
+/// How a child terminated, from `waitpid(2)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitStatus {
+    /// It called `exit` with this status (0 to 255).
+    Exited(i32),
+    /// A signal killed it.
+    Signaled {
+        /// The signal number.
+        signal: i32,
+        /// Whether it dumped core.
+        core_dumped: bool,
+    },
+}
+
+impl ExitStatus {
+    /// Exited with status 0.
+    pub fn success(self) -> bool {
+        self == ExitStatus::Exited(0)
+    }
+
+    /// The status as the kernel encodes it in `waitpid(2)`'s `wstatus`.
+    pub fn from_raw(status: i32) -> Option<ExitStatus> {
+        if libc::WIFEXITED(status) {
+            Some(ExitStatus::Exited(libc::WEXITSTATUS(status)))
+        } else if libc::WIFSIGNALED(status) {
+            Some(ExitStatus::Signaled {
+                signal: libc::WTERMSIG(status),
+                core_dumped: libc::WCOREDUMP(status),
+            })
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ExitStatus::Exited(code) => write!(f, "exited with status {code}"),
+            ExitStatus::Signaled {
+                signal,
+                core_dumped,
+            } => {
+                let name = flotilla_units::spec::Signal(signal).name();
+                let core = if core_dumped { " (core dumped)" } else { "" };
+                write!(f, "killed by {name}{core}")
+            }
+        }
+    }
+}
+
 /// A wall-clock reading: seconds and nanoseconds since the Unix epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct WallTime {
@@ -713,35 +765,6 @@ pub struct MountRequest<'a> {
     pub flags: MsFlags,
     /// File-system-specific options (`mode=0755`, …).
     pub data: Option<&'a str>,
-}
-
-/// A user as [`Sys::lookup_user`] resolves it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserInfo {
-    /// The user name (the number as text when the database has no entry).
-    pub name: String,
-    /// The UID.
-    pub uid: u32,
-    /// The primary GID (the UID when the database has no entry).
-    pub gid: u32,
-    /// Supplementary groups, the primary one included.
-    pub groups: Vec<u32>,
-    /// The home directory (`/` when unknown): a child's `HOME`.
-    pub home: PathBuf,
-    /// The login shell (`/bin/sh` when unknown): a child's `SHELL`.
-    pub shell: PathBuf,
-}
-
-impl UserInfo {
-    /// The credentials a unit with this `user` (and maybe a `group`
-    /// overriding the primary GID) runs with.
-    pub fn credentials(&self, group: Option<u32>) -> Credentials {
-        Credentials {
-            uid: Some(self.uid),
-            gid: Some(group.unwrap_or(self.gid)),
-            groups: Some(self.groups.clone()),
-        }
-    }
 }
 
 /// Who owns a file and its permission bits.
