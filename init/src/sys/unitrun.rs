@@ -66,6 +66,11 @@ pub fn setup(pid1: bool) -> Result<(), String> {
             Ok(c) => (Some(c), None),
             Err(_) => (None, None),
         };
+        // Kills counted in the init's cgroup before now (an earlier
+        // init's, before a re-exec) are no news.
+        if let Some(c) = &cgroups {
+            c.init_oom_kills();
+        }
         Setup {
             cgroups,
             host: Host::probe(),

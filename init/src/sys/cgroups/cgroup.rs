@@ -203,14 +203,11 @@ impl Cgroups {
         let at_root = !base.join("cgroup.events").exists();
         // The root has no `cgroup.kill` of its own: a child would show it.
         let has_kill = base.join("cgroup.kill").exists() || (at_root && probe_kill(&base));
-        let c = Cgroups {
+        Ok(Cgroups {
             base,
             at_root,
             has_kill,
-        };
-        // Kills before now (an earlier init's, before a re-exec) are no news.
-        c.init_oom_kills();
-        Ok(c)
+        })
     }
 
     /// The machine's PID 1, as systemd's: its units below the root of the
@@ -235,7 +232,6 @@ impl Cgroups {
             has_kill: self.has_kill,
         };
         let _ = c.move_init_to_leaf();
-        c.init_oom_kills();
         c
     }
 
