@@ -79,7 +79,11 @@ impl<S: Sys> Runtime<S> {
     /// The manager's messages about unit `id`'s change from `last` to
     /// `st` (`Started …`, `Stopped …`: `flotilla_units::unit_messages`)
     /// in the journal, where the init runs journald, as systemd's PID 1
-    /// writes them: `journalctl -u` shows them.
+    /// writes them: `journalctl -u` shows them. A message of a lower
+    /// priority than the unit's `LogLevelMax=` is left out, as systemd's
+    /// PID 1 leaves out its own messages about such a unit (journald
+    /// applies the level to what the unit's processes send, not to what
+    /// the manager says of it).
     pub(super) fn journal_change(&self, id: UnitId, last: UnitState, st: &UnitStatus) {
         let Some(node) = self.planner.graph().get(id) else {
             return;
@@ -104,8 +108,11 @@ impl<S: Sys> Runtime<S> {
             result: st.result,
             ended: st.ended,
         };
+        let level_max = spec.extras.context.syslog.level_max;
         for m in change.messages() {
-            self.sys.journal_send(&m.native(&spec.name));
+            if level_max.is_none_or(|max| m.priority <= max) {
+                self.sys.journal_send(&m.native(&spec.name));
+            }
         }
     }
 }

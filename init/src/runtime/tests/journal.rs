@@ -70,6 +70,29 @@ fn a_units_start_failure_and_stop_are_in_the_journal_as_systemd_writes_them() {
     );
 }
 
+/// systemd's test 04 (`silent-success.service`, `LogLevelMax=notice`):
+/// `journalctl -u` of the unit is empty after its start, and a failure,
+/// a warning, is still there.
+#[test]
+fn the_units_log_level_max_leaves_out_the_managers_messages_below_it() {
+    let db = format!("{DB}log-level-max: notice\n");
+    let sys = fake_with(&[
+        ("systemd-journald.socket", JOURNALD_SOCKET),
+        ("systemd-journald", JOURNALD),
+        ("db", &db),
+        ("default", DEFAULT),
+    ]);
+    let mut h = Harness::start(sys, "default");
+    h.turn_until("db runs", |h| h.state("db") == UnitState::Running);
+    assert!(messages_of(h.sys(), "db").is_empty());
+    h.exit("db", ExitStatus::Exited(3));
+    h.turn_until("db failed", |h| h.state("db") == UnitState::Failed);
+    assert_eq!(
+        messages_of(h.sys(), "db"),
+        ["db: Failed with result 'exit-code'."]
+    );
+}
+
 #[test]
 fn nothing_is_sent_where_the_init_runs_no_journald() {
     let sys = fake_with(&[
