@@ -469,12 +469,16 @@ fn send_sighup_follows_the_kill_signal() {
         &format!(
             "trap 'echo TERM >> {log}' TERM\n\
              trap 'echo HUP >> {log}; exit 0' HUP\n\
+             echo $$ > {ready}\n\
              while :; do sleep 1000 & wait $!; done\n",
-            log = log.display()
+            log = log.display(),
+            ready = dir.join("ready").display()
         ),
     );
     let init = running_script(&dir, "shell", "SendSIGHUP=yes\n", &script);
-    let pid = init.pid_of("shell.service");
+    // Running once the shell has exec'd, which is before its traps are
+    // set: a stop in between (a loaded machine) kills it unheard.
+    let pid = pid_in(&dir, "ready");
     stop_by_switch(&init, "shell.service");
     wait_gone(pid, "the shell");
     let heard = std::fs::read_to_string(&log).unwrap_or_default();
