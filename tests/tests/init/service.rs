@@ -494,7 +494,9 @@ fn send_sigkill_no_leaves_a_stubborn_process_running() {
     let script = dir.script(
         "stubborn.sh",
         &format!(
-            "echo $$ > {}\ntrap '' TERM\nexec sleep 1000\n",
+            // The PID written once TERM is ignored, which the test waits
+            // for before the stop.
+            "trap '' TERM\necho $$ > {}\nexec sleep 1000\n",
             dir.join("main.pid").display()
         ),
     );
