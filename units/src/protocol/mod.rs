@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 mod analyze;
 mod exec;
 mod logs;
+mod parse_time;
 mod settings;
 mod socket;
 mod status;
@@ -26,6 +27,7 @@ pub use crate::context::policy::NotApplied;
 pub use analyze::{AnalyzeData, Edge, SecurityData, UnitTiming};
 pub use exec::ExecList;
 pub use logs::{LogAck, LogBatch, LogChunk, LogFailure, LogLine, LogSource};
+pub use parse_time::parse_rfc3339;
 pub use settings::Settings;
 pub use socket::{control_socket_path, unprivileged_control_socket, SYSTEM_CONTROL_SOCKET};
 pub use status::{
