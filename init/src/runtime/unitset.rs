@@ -272,6 +272,27 @@ impl UnitSet {
             .collect()
     }
 
+    /// The transient sets with each unit of `reread` (read again from its
+    /// file) in place of the one of its name. What the bus decided beside
+    /// the file's lines stays as it was made: its `CollectMode`.
+    fn transient_reread(
+        &self,
+        reread: Vec<(UnitSpec, Origin)>,
+    ) -> BTreeMap<String, Vec<Arc<UnitSpec>>> {
+        let mut by_name: std::collections::HashMap<String, UnitSpec> = reread
+            .into_iter()
+            .map(|(u, _)| (u.name.clone(), u))
+            .collect();
+        let mut sets = self.transient.clone();
+        for unit in sets.values_mut().flatten() {
+            if let Some(mut new) = by_name.remove(&unit.name) {
+                new.extras.collect_mode = unit.extras.collect_mode;
+                *unit = Arc::new(new);
+            }
+        }
+        sets
+    }
+
     /// The transient units with the set named `set` as `units`.
     fn transient_specs_with(
         &self,
@@ -455,17 +476,25 @@ impl<S: Sys> Runtime<S> {
         crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
         // A transient unit the path has a file of now (in
         // /run/systemd/transient, where flotilla-busd writes each one's)
-        // is read from it with its drop-ins if it is a slice, as systemd
-        // reads its transient units at a reload; one of a type that needs
-        // a file stays as it was made, its file left aside.
+        // is read from it with its drop-ins, as systemd reads its
+        // transient units at a reload: a drop-in written since applies (a
+        // running service's new `RuntimeMaxSec=`, systemd's test 16). A
+        // slice read so becomes a unit of the path; one of a type that
+        // needs a file stays in its transient set with what it reads.
         let in_transient_dir = |o: &Origin| {
             let dir = o.file.rsplit_once('/').map_or("", |(d, _)| d);
             flotilla_systemd::DirRole::of_path(dir) == flotilla_systemd::DirRole::Transient
         };
         let transient = self.units.transient_names();
-        loaded.units.retain(|(u, o)| {
-            !(in_transient_dir(o) && u.kind.row().needs_file && transient.contains(u.name.as_str()))
-        });
+        let (reread, of_path): (Vec<_>, Vec<_>) = std::mem::take(&mut loaded.units)
+            .into_iter()
+            .partition(|(u, o)| {
+                in_transient_dir(o)
+                    && u.kind.row().needs_file
+                    && transient.contains(u.name.as_str())
+            });
+        loaded.units = of_path;
+        let sets = self.units.transient_reread(reread);
         let from_files: HashSet<String> = loaded
             .units
             .iter()
@@ -474,9 +503,8 @@ impl<S: Sys> Runtime<S> {
             .collect();
         let mut all = shared(loaded.units.clone());
         all.extend(
-            self.units
-                .transient_specs()
-                .into_iter()
+            sets.iter()
+                .flat_map(|(set, units)| with_origin(set, units))
                 .filter(|(u, _)| !from_files.contains(&u.name)),
         );
         // Every problem at once, as `init --check` reports them: the
@@ -506,6 +534,7 @@ impl<S: Sys> Runtime<S> {
         }
         match self.replace_with(all, Some(shape), on_change) {
             Ok(mut applied) => {
+                self.units.transient = sets;
                 for units in self.units.transient.values_mut() {
                     units.retain(|u| !from_files.contains(&u.name));
                 }

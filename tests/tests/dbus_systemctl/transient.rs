@@ -707,3 +707,53 @@ fn a_transient_services_file_is_shown_kept_through_a_reload_and_removed_at_its_s
     systemctl(&bus, &["reset-failed", "f.service"]).expect(0);
     assert!(!file.exists(), "{} is left", file.display());
 }
+
+/// A drop-in written for a running transient service applies at the next
+/// `daemon-reload`, as systemd reads the unit's file in
+/// `/run/systemd/transient` again with its drop-ins (systemd's test 16): a
+/// new `RuntimeMaxSec=` stops it with `Result=timeout`. The reload
+/// restarts nothing, and the unit stays transient.
+#[test]
+fn a_drop_in_for_a_running_transient_service_applies_at_a_daemon_reload() {
+    let dir = TestDir::new();
+    units(&dir);
+    let transient = dir.join("run/systemd/transient");
+    let init = dir
+        .init()
+        .more_units(transient.clone())
+        .target("default")
+        .start();
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    let run = ["--unit", "long", "/bin/sleep", "300"];
+    debian_tool(&bus, "/usr/bin/systemd-run", &run).expect(0);
+    let pid = init
+        .wait_state("long.service", UnitState::Running)
+        .pid
+        .expect("long.service's PID");
+    let show = |p: &str| systemctl(&bus, &["show", "-P", p, "long.service"]).stdout;
+    assert_eq!(show("RuntimeMaxUSec"), "infinity\n");
+    dir.file(
+        "units/long.service.d/override.conf",
+        "[Service]\nRuntimeMaxSec=2s\nRuntimeRandomizedExtraSec=0\n",
+    );
+    let mut sub = init.subscribe();
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let seen = sub.until("long.service failed", |u| {
+        u.unit == "long.service" && u.state == UnitState::Failed
+    });
+    let pids: Vec<i32> = seen
+        .iter()
+        .filter(|u| u.unit == "long.service")
+        .filter_map(|u| u.pid)
+        .collect();
+    assert!(pids.iter().all(|&p| p == pid), "started again: {seen:?}");
+    assert!(!procs::alive(pid), "sleep {pid} was killed");
+    assert_eq!(show("RuntimeMaxUSec"), "2s\n");
+    assert_eq!(show("Result"), "timeout\n");
+    assert_eq!(show("Transient"), "yes\n");
+    // Still transient: resetting it lets it go, with its file.
+    systemctl(&bus, &["reset-failed", "long.service"]).expect(0);
+    assert!(!transient.join("long.service").exists());
+    assert!(init.status().units.iter().all(|u| u.unit != "long.service"));
+}

@@ -29,6 +29,7 @@ mod reread;
 mod runtime_max;
 mod shape;
 mod sockets;
+mod transient_reread;
 
 use super::{Exit, Runtime};
 use crate::args::Settings;
