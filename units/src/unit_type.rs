@@ -395,12 +395,14 @@ impl UnitType {
                 needs_file: true,
                 holds_units: false,
             },
-            // Never from a file: systemd loads no `.scope` file either.
+            // Made of running processes, over D-Bus: its file is the one
+            // flotilla-busd writes in `/run/systemd/transient`, read again
+            // at a reload (systemd loads no other `.scope` file).
             UnitType::Scope => &TypeRow {
                 name: "scope",
                 runs: Runs::Process,
                 ready: Ready::Adopted,
-                systemd_suffixes: &[],
+                systemd_suffixes: &["scope"],
                 systemd_types: &[],
                 default_restart: RestartPolicy::No,
                 remains_after_exit: false,
@@ -478,7 +480,7 @@ mod tests {
     /// A type that adopts processes runs them and is never read from a
     /// file: no suffix or `Type=` becomes it, and it restarts nothing.
     #[test]
-    fn adopting_types_run_processes_and_come_from_no_file() {
+    fn adopting_types_run_processes_and_are_not_restarted() {
         let adopting: Vec<&TypeRow> = UnitType::ALL
             .iter()
             .map(|t| t.row())
@@ -487,7 +489,7 @@ mod tests {
         assert!(!adopting.is_empty());
         for r in adopting {
             assert_eq!(r.runs, Runs::Process, "{}", r.name);
-            assert!(r.systemd_suffixes.is_empty() && r.systemd_types.is_empty());
+            assert!(r.systemd_types.is_empty());
             assert_eq!(r.default_restart, RestartPolicy::No, "{}", r.name);
         }
     }

@@ -14,7 +14,7 @@ use crate::model::Goal;
 use crate::units_ops::{self, Outcome};
 use flotilla_systemd::{translate_file, MergedUnit};
 use flotilla_units::protocol::{Reply, Request};
-use flotilla_units::spec::{CollectMode, RestartPolicy, UnitSpec, UnitType};
+use flotilla_units::spec::{CollectMode, UnitSpec};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use zbus::zvariant::OwnedValue;
@@ -33,8 +33,7 @@ pub type Aux = Vec<(String, Props)>;
 pub type Dropins = std::collections::HashMap<String, Vec<(String, String)>>;
 
 /// What a `StartTransientUnit` asks for, read with no I/O: the unit, the
-/// processes a scope adopts, and the mount units its
-/// `RequiresMountsFor=` names (pulled in only where the init has them).
+/// processes a scope adopts, its auxiliary units and its file.
 #[derive(Debug)]
 pub struct Asked {
     /// The unit to add.
@@ -43,12 +42,10 @@ pub struct Asked {
     pub adopt: Vec<i32>,
     /// The auxiliary units, added with it, not wanted: a trigger's service.
     pub aux: Vec<UnitSpec>,
-    /// Mount units to pull in, where they exist.
-    pub mounts: Vec<String>,
     /// The unit file its properties make, written where systemd writes
     /// it ([`crate::unit_files::write_transient`]): `systemctl cat` shows
-    /// it, and a reload reads a slice from it (a type that needs no file).
-    /// None for a scope.
+    /// it, and a reload reads the unit again from it with the drop-ins
+    /// found then.
     pub file: Option<String>,
 }
 
@@ -154,29 +151,6 @@ fn from_lines(
     Ok((unit, text))
 }
 
-/// The dependency and ordering properties a transient unit of either
-/// type takes, as systemd's keys of the same names; whether `key` was one.
-fn dependency(unit: &mut UnitSpec, key: &str, value: &OwnedValue) -> Result<bool, BusError> {
-    let list = match key {
-        "Wants" => &mut unit.wants,
-        "Requires" | "BindsTo" => &mut unit.requires,
-        "After" => &mut unit.after,
-        "Before" => &mut unit.before,
-        "Conflicts" => &mut unit.conflicts,
-        _ => return Ok(false),
-    };
-    let names = <Vec<String>>::try_from(value.try_clone().map_err(|e| bad(key, e))?)
-        .map_err(|e| bad(key, e))?;
-    list.extend(names);
-    Ok(true)
-}
-
-/// A boolean property as a unit file's value.
-fn yes_no(key: &str, value: OwnedValue) -> Result<String, BusError> {
-    let b = bool::try_from(value).map_err(|e| bad(key, e))?;
-    Ok(if b { "yes" } else { "no" }.to_string())
-}
-
 /// When the service leaves the unit set by itself: its `CollectMode`
 /// (`systemd-run -G` sends `inactive-or-failed`), else systemd's default,
 /// once it is inactive (docs/dbus.md, "Transient services").
@@ -194,52 +168,24 @@ fn collect_mode(props: &Props) -> Result<CollectMode, BusError> {
     }
 }
 
-/// A scope: the unit, the processes it adopts, and the mount units of
-/// `RequiresMountsFor=` (pulled in only where they exist, as systemd's).
+/// A scope: the unit, the processes it adopts, and its unit file.
 struct Scope {
     unit: UnitSpec,
     pids: Vec<i32>,
-    mounts: Vec<String>,
+    text: String,
 }
 
-/// The scope `props` describe.
-fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
-    let mut unit = UnitSpec::new(name, UnitType::Scope);
-    unit.restart = RestartPolicy::No;
-    // As systemd's scopes: `systemctl isolate` leaves them (a login's
-    // session survives a switch of the target).
-    unit.extras.ignore_on_isolate = Some(true);
+/// The scope `props` describe. Its processes (`PIDs`) and its
+/// `OOMPolicy` are taken here; the rest are read as the lines of its unit
+/// file's `[Scope]` and `[Unit]`, with the drop-ins of its name, as a
+/// service's are ([`from_lines`]), so that the file written for it reads
+/// back as the same scope at a reload (`context::scope` lists what
+/// `[Scope]` takes).
+fn scope(name: &str, props: Props, dropins: &[(String, String)]) -> Result<Scope, BusError> {
     let mut pids = Vec::new();
-    let mut mounts = Vec::new();
-    let mut refused = Vec::new();
+    let mut lines = Vec::new();
     for (key, value) in props {
-        if dependency(&mut unit, &key, &value)? {
-            continue;
-        }
         match key.as_str() {
-            // What logind gives a session: the user's home mounted first.
-            "RequiresMountsFor" => {
-                let paths = <Vec<String>>::try_from(value).map_err(|e| bad(&key, e))?;
-                for p in paths {
-                    if !p.starts_with('/') {
-                        return Err(bad(&key, format!("{p}: not an absolute path")));
-                    }
-                    mounts.extend(flotilla_systemd::mounts_for(&p));
-                }
-            }
-            // What becomes of the scope when the kernel's OOM killer kills
-            // one of its processes: flotilla does not watch for that, so
-            // the scope goes on, which is `continue`.
-            "OOMPolicy" => {
-                let v = String::try_from(value).map_err(|e| bad(&key, e))?;
-                if v != "continue" {
-                    return Err(BusError::not_supported(
-                        &format!("OOMPolicy={v}"),
-                        "flotilla does not watch the OOM killer's kills: a unit goes on \
-                         (OOMPolicy=continue)",
-                    ));
-                }
-            }
             "PIDs" => {
                 let given = <Vec<u32>>::try_from(value).map_err(|e| bad(&key, e))?;
                 for pid in given {
@@ -255,93 +201,29 @@ fn scope(name: &str, props: Props) -> Result<Scope, BusError> {
                     message: "PIDFDs: give the scope's processes as PIDs".to_string(),
                 })
             }
-            "Description" => {
-                unit.description = Some(String::try_from(value).map_err(|e| bad(&key, e))?);
-            }
-            "TimeoutStopUSec" => {
-                let us = u64::try_from(value).map_err(|e| bad(&key, e))?;
-                if us > 0 && us != u64::MAX {
-                    unit.stop_timeout = std::time::Duration::from_micros(us);
+            // What becomes of the scope when the kernel's OOM killer kills
+            // one of its processes: they are not the init's children, so
+            // it sees no such kill, and the scope goes on: `continue`.
+            "OOMPolicy" => {
+                let v = String::try_from(value).map_err(|e| bad(&key, e))?;
+                if v != "continue" {
+                    return Err(BusError::not_supported(
+                        &format!("OOMPolicy={v}"),
+                        "flotilla does not watch the OOM killer's kills in a scope: it goes on \
+                         (OOMPolicy=continue)",
+                    ));
                 }
             }
-            // systemd's test 16: `systemd-run --scope -p RuntimeMaxSec=5s`
-            // (docs/systemd-units.md, "The runtime limit").
-            "RuntimeMaxUSec" | "RuntimeRandomizedExtraUSec" => {
-                let us = u64::try_from(value).map_err(|e| bad(&key, e))?;
-                let span = (us != u64::MAX).then(|| std::time::Duration::from_micros(us));
-                if key == "RuntimeMaxUSec" {
-                    unit.extras.runtime_max = span;
-                } else {
-                    unit.extras.runtime_randomized_extra = span;
-                }
-            }
-            "SendSIGHUP" => {
-                unit.extras.context.send_sighup =
-                    bool::try_from(value).map_err(|e| bad(&key, e))?;
-            }
-            "SendSIGKILL" => {
-                unit.extras.context.no_sigkill =
-                    !bool::try_from(value).map_err(|e| bad(&key, e))?;
-            }
-            "TasksMax" => {
-                let n = u64::try_from(value).map_err(|e| bad(&key, e))?;
-                let v = if n == u64::MAX {
-                    "infinity".to_string()
-                } else {
-                    n.to_string()
-                };
-                if let Some(Err(e)) = unit.extras.context.set_systemd("TasksMax", &v) {
-                    return Err(bad(&key, e));
-                }
-            }
-            // Where its cgroup goes, and who manages the cgroups below it
-            // (`systemd-run --scope --slice=… -p Delegate=yes -p User=…`).
-            "Slice"
-            | "Delegate"
-            | "DelegateControllers"
-            | "IOAccounting"
-            | "MemoryAccounting"
-            | "TasksAccounting" => {
-                let (name, text) = match key.as_str() {
-                    "Delegate" => ("Delegate", yes_no(&key, value)?),
-                    "DelegateControllers" => (
-                        "Delegate",
-                        <Vec<String>>::try_from(value)
-                            .map_err(|e| bad(&key, e))?
-                            .join(" "),
-                    ),
-                    "Slice" => ("Slice", String::try_from(value).map_err(|e| bad(&key, e))?),
-                    other => (other, yes_no(&key, value)?),
-                };
-                if let Some(Err(e)) = unit.extras.context.set_systemd(name, &text) {
-                    return Err(bad(&key, e));
-                }
-            }
-            // The owner of a delegated cgroup (a scope runs nothing).
-            "User" => {
-                unit.extras.user = Some(String::try_from(value).map_err(|e| bad(&key, e))?);
-            }
-            // What systemd-run adds for its own bookkeeping.
-            "AddRef" | "CollectMode" => {}
-            other => refused.push(other.to_string()),
+            _ => lines.push((key, value)),
         }
-    }
-    if !refused.is_empty() {
-        return Err(BusError::not_supported(
-            &format!("StartTransientUnit with {}", refused.join(", ")),
-            "a transient scope from D-Bus takes PIDs, Description, Slice, Delegate, \
-             DelegateControllers, User, IOAccounting, MemoryAccounting, TasksAccounting, \
-             TimeoutStopUSec, RuntimeMaxUSec, RuntimeRandomizedExtraUSec, SendSIGHUP, SendSIGKILL, TasksMax, \
-             OOMPolicy=continue, RequiresMountsFor and \
-             the dependency properties (Wants, Requires, BindsTo, After, Before, Conflicts)",
-        ));
     }
     if pids.is_empty() {
         return Err(BusError::invalid_args(format!(
             "{name}: a scope is made of running processes, and PIDs names none"
         )));
     }
-    Ok(Scope { unit, pids, mounts })
+    let (unit, text) = from_lines(name, lines, dropins, "Scope")?;
+    Ok(Scope { unit, pids, text })
 }
 
 /// The unit a `StartTransientUnit(name, mode, properties, auxiliary
@@ -408,17 +290,15 @@ pub fn asked_with(
             unit,
             adopt: Vec::new(),
             aux: Vec::new(),
-            mounts: Vec::new(),
             file: Some(text),
         }
     } else if name.ends_with(".scope") {
-        let Scope { unit, pids, mounts } = scope(name, props)?;
+        let Scope { unit, pids, text } = scope(name, props, of(name))?;
         Asked {
             unit,
             adopt: pids,
             aux: Vec::new(),
-            mounts,
-            file: None,
+            file: Some(text),
         }
     } else {
         let (unit, text) = collected(name, props, of(name), own)?;
@@ -426,7 +306,6 @@ pub fn asked_with(
             unit,
             adopt: Vec::new(),
             aux: extra,
-            mounts: Vec::new(),
             file: Some(text),
         }
     };
@@ -476,21 +355,15 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
     }
     let mut dropins = Dropins::new();
     let names = std::iter::once(&name).chain(aux.iter().map(|(n, _)| n));
-    for n in names.filter(|n| !n.ends_with(".scope")) {
+    for n in names {
         dropins.insert(n.clone(), crate::unit_files::dropins_of(hub, n).await?);
     }
     let Asked {
-        mut unit,
+        unit,
         adopt,
         aux,
-        mounts,
         file,
     } = asked_with(&name, props, aux, &dropins)?;
-    for m in mounts {
-        if hub.find(&m).await?.is_some() {
-            unit.pull(&m, true, true);
-        }
-    }
     let changes = hub.changes();
     let request = Request::TransientAdd {
         unit: Box::new(unit),

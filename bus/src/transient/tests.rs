@@ -3,6 +3,7 @@
 
 use super::*;
 use flotilla_units::context::process::Output;
+use flotilla_units::spec::UnitType;
 use zbus::zvariant::serialized::{Context, Data};
 use zbus::zvariant::LE;
 
@@ -34,7 +35,14 @@ fn what_systemd_run_and_logind_send() {
     let a = seed("scope").unwrap();
     assert_eq!(a.unit.kind, UnitType::Scope);
     assert_eq!(a.adopt, [1234]);
-    assert_eq!(a.mounts, ["-.mount", "root.mount"]);
+    // `RequiresMountsFor=/root`: required and ordered before (one no
+    // unit defines counts as met).
+    for m in ["-.mount", "root.mount"] {
+        assert!(a.unit.depends_on.iter().any(|d| d == m), "{m}: {a:?}");
+    }
+    assert!(a
+        .file
+        .is_some_and(|f| f.contains("RequiresMountsFor=/root")));
     assert!(a.unit.wants.contains(&"user@0.service".to_string()));
     assert_eq!(a.unit.extras.ignore_on_isolate, Some(true));
 }

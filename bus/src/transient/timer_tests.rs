@@ -4,6 +4,7 @@
 
 use super::tests::{props, service_aux, v};
 use super::*;
+use flotilla_units::spec::UnitType;
 use std::time::Duration;
 
 #[test]

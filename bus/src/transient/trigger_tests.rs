@@ -6,6 +6,7 @@
 
 use super::tests::{props, service_aux, v};
 use super::*;
+use flotilla_units::spec::UnitType;
 use flotilla_units::trigger::{ListenAddr, ListenKind, PathKind};
 
 /// An `a(ss)` of `Paths` or `Listen`.

@@ -478,9 +478,10 @@ impl<S: Sys> Runtime<S> {
         // /run/systemd/transient, where flotilla-busd writes each one's)
         // is read from it with its drop-ins, as systemd reads its
         // transient units at a reload: a drop-in written since applies (a
-        // running service's new `RuntimeMaxSec=`, systemd's test 16). A
-        // slice read so becomes a unit of the path; one of a type that
-        // needs a file stays in its transient set with what it reads.
+        // running service's or scope's new `RuntimeMaxSec=`, systemd's
+        // test 16). A slice read so becomes a unit of the path; one of a
+        // type that needs a file stays in its transient set with what it
+        // reads.
         let in_transient_dir = |o: &Origin| {
             let dir = o.file.rsplit_once('/').map_or("", |(d, _)| d);
             flotilla_systemd::DirRole::of_path(dir) == flotilla_systemd::DirRole::Transient
@@ -493,7 +494,12 @@ impl<S: Sys> Runtime<S> {
                     && u.kind.row().needs_file
                     && transient.contains(u.name.as_str())
             });
-        loaded.units = of_path;
+        // A scope is made of the processes given when it was made: the file
+        // of one the init no longer has makes none.
+        loaded.units = of_path
+            .into_iter()
+            .filter(|(u, _)| !u.kind.row().adopts())
+            .collect();
         let sets = self.units.transient_reread(reread);
         let from_files: HashSet<String> = loaded
             .units

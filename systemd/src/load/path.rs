@@ -350,7 +350,13 @@ fn load_systemd_units(
             out.templates.push(source);
             continue;
         }
-        if !translatable(&name) {
+        // A scope is made of running processes over D-Bus: its file is
+        // read only where flotilla-busd writes it (systemd loads no other
+        // `.scope` file).
+        let made_elsewhere = UnitName::split(&name).suffix == "scope"
+            && crate::DirRole::of_path(file.rsplit_once('/').map_or("", |(d, _)| d))
+                != crate::DirRole::Transient;
+        if !translatable(&name) || made_elsewhere {
             out.unsupported.push((name, file));
             continue;
         }

@@ -615,3 +615,34 @@ fn an_old_loaders_output_has_no_stamp() {
     assert_eq!(old.stamp, flotilla_units::load::PathStamp::default());
     assert!(!old.stamp.settled());
 }
+
+/// A `.scope` file is read from `/run/systemd/transient` only, where
+/// flotilla-busd writes a scope's (with the drop-ins of its name); one
+/// anywhere else is not a unit, as systemd loads no other scope file.
+#[test]
+fn a_scope_file_is_read_from_the_transient_directory_only() {
+    const TRANSIENT: &str = "/run/systemd/transient";
+    let mut fs = Fs::new(&[ETC, TRANSIENT, LIB]);
+    fs.file(TRANSIENT, "run-a.scope", "[Scope]\nSlice=x.slice\n")
+        .file(
+            ETC,
+            "run-a.scope.d/limit.conf",
+            "[Scope]\nRuntimeMaxSec=5s\n",
+        )
+        .file(LIB, "stray.scope", "[Scope]\nSlice=x.slice\n");
+    let l = fs.load();
+    assert!(l.diagnostics.is_empty(), "{:?}", shown(&l));
+    assert_eq!(names(&l), ["run-a.scope"]);
+    let a = unit(&l, "run-a.scope");
+    assert_eq!(
+        a.extras.runtime_max,
+        Some(std::time::Duration::from_secs(5))
+    );
+    assert_eq!(
+        l.unsupported,
+        [(
+            "stray.scope".into(),
+            "/lib/systemd/system/stray.scope".into()
+        )]
+    );
+}

@@ -110,8 +110,8 @@ pub fn translate_with(
 }
 
 /// Whether the unit search path loads units of this kind (by the name's
-/// suffix): services, targets, timers, sockets, paths, mounts and slices; the
-/// others (devices, swaps, …) are listed as not supported.
+/// suffix): services, targets, timers, sockets, paths, mounts, slices and
+/// scopes; the others (devices, swaps, …) are listed as not supported.
 pub fn translatable(unit_name: &str) -> bool {
     TRANSLATED_SUFFIXES.contains(&UnitName::split(unit_name).suffix.as_str())
 }
@@ -548,9 +548,10 @@ fn suffix_kind(suffix: &str) -> Option<UnitType> {
     UnitType::of_systemd_suffix(suffix)
 }
 
-/// The suffixes of the unit files flotilla reads.
-pub const TRANSLATED_SUFFIXES: [&str; 7] = [
-    "service", "target", "timer", "socket", "path", "mount", "slice",
+/// The suffixes of the unit files flotilla reads (a `.scope`'s only from
+/// `/run/systemd/transient`, the file of a scope made over D-Bus).
+pub const TRANSLATED_SUFFIXES: [&str; 8] = [
+    "service", "target", "timer", "socket", "path", "mount", "slice", "scope",
 ];
 
 #[cfg(test)]

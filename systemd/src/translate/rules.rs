@@ -115,8 +115,18 @@ pub(super) fn rule_of(sec: &str, key: &str, kind: UnitType, is_mount: bool) -> R
     if is_slice && sec == "Service" {
         return Rule::OtherSection;
     }
+    // A scope's `[Scope]` takes what `context::scope` lists, its runtime
+    // limit and its stop timeout; it runs no command, so no `[Service]`.
+    let is_scope = kind.row().adopts();
+    if is_scope && sec == "Service" {
+        return Rule::OtherSection;
+    }
     let context_key = match sec {
         "Socket" if is_socket => keys::systemd_context_key("Service", key),
+        "Scope" if is_scope => {
+            keys::systemd_context_key("Service", key).filter(|k| context::scope::takes(*k))
+        }
+        "Scope" => return Rule::NotThisType,
         "Slice" if is_slice => {
             keys::systemd_context_key("Service", key).filter(|k| context::slice::takes(*k))
         }
@@ -162,7 +172,7 @@ fn own_of(sec: &str, key: &str) -> Option<Read> {
 
 /// The keys the translator reads by a rule of its own: their value means
 /// something else than the YAML key they feed (if any), or they feed none.
-pub(super) const OWN: [(&str, &str, Read); 21] = [
+pub(super) const OWN: [(&str, &str, Read); 22] = [
     ("Unit", "Documentation", documentation),
     ("Unit", "StopWhenUnneeded", stop_when_unneeded),
     ("Unit", "OnFailureJobMode", on_failure_job_mode),
@@ -196,6 +206,7 @@ pub(super) const OWN: [(&str, &str, Read); 21] = [
     ("Service", "RestartSec", restart_sec),
     ("Service", "TimeoutStartSec", timeouts),
     ("Service", "TimeoutStopSec", timeouts),
+    ("Scope", "TimeoutStopSec", timeouts),
     ("Service", "TimeoutSec", timeouts),
     ("Service", "WorkingDirectory", working_directory),
     ("Service", "PIDFile", pid_file),

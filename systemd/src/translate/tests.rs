@@ -855,3 +855,54 @@ fn a_log_namespace_requires_its_journald_sockets() {
         p.diagnostics
     );
 }
+
+/// A `.scope` file (the one flotilla-busd writes for a scope made over
+/// D-Bus, with its drop-ins at a reload): `[Scope]` takes the runtime
+/// limit, the stop timeout and the keys `context::scope` lists; a scope
+/// is left by `isolate`, never restarted, has no output of its own, and
+/// what is not a scope's is warned about.
+#[test]
+fn a_scope_file_takes_its_limits_and_cgroup_keys_in_its_section() {
+    let p = translate_file(
+        "f",
+        "run-x.scope",
+        "[Unit]\nDescription=probe\nAfter=a.service\n[Scope]\nRuntimeMaxSec=5s\n\
+         TimeoutStopSec=3s\nSlice=x.slice\nDelegate=yes\nTasksMax=10\nSendSIGHUP=yes\n\
+         MemoryMax=1G\n[Service]\nExecStart=/bin/true\n",
+    );
+    let s = p.spec.expect("a scope");
+    assert_eq!(s.kind, UnitType::Scope);
+    assert_eq!(s.description.as_deref(), Some("probe"));
+    assert_eq!(s.after, ["a.service"]);
+    assert_eq!(s.extras.runtime_max, Some(Duration::from_secs(5)));
+    assert_eq!(s.stop_timeout, Duration::from_secs(3));
+    let c = &s.extras.context;
+    assert_eq!(c.resources.slice.as_deref(), Some("x.slice"));
+    assert!(c.send_sighup);
+    assert_eq!(s.extras.ignore_on_isolate, Some(true));
+    assert_eq!(s.restart, RestartPolicy::No);
+    assert_eq!(s.remain_after_exit, None);
+    assert_eq!(c.standard_output, None);
+    let warned: Vec<String> = p.diagnostics.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(warned.len(), 2, "{warned:?}");
+    assert!(
+        warned.iter().any(|w| w.contains("MemoryMax=")),
+        "{warned:?}"
+    );
+    assert!(
+        warned.iter().any(|w| w.contains("[Service] ExecStart=")),
+        "{warned:?}"
+    );
+    assert!(flotilla_units::keys::validate(s).is_ok());
+    // `TimeoutStopSec=0` is no timeout, as a service's.
+    let p = translate_file("f", "y.scope", "[Scope]\nTimeoutStopSec=0\n");
+    assert_eq!(p.spec.expect("a scope").stop_timeout, TIMESPAN_INFINITY);
+    // A service's `[Scope]` is not its own.
+    let p = translate_file(
+        "f",
+        "a.service",
+        "[Service]\nExecStart=/bin/x\n[Scope]\nRuntimeMaxSec=5s\n",
+    );
+    assert_eq!(p.spec.expect("a service").extras.runtime_max, None);
+    assert_eq!(p.diagnostics.len(), 1, "{:?}", p.diagnostics);
+}

@@ -112,9 +112,16 @@ pub(crate) fn translate_at(
     t.kind = kind;
     let mut spec = UnitSpec::new(unit_name, kind);
     spec.restart = RestartPolicy::No;
-    // A trigger or a slice has no process to remain after (the key does
-    // not apply).
-    spec.remain_after_exit = (!kind.is_trigger() && !kind.row().holds_units).then_some(false);
+    // A trigger or a slice has no process to remain after, nor a scope one
+    // it started (the key does not apply).
+    let adopts = kind.row().adopts();
+    spec.remain_after_exit =
+        (!kind.is_trigger() && !kind.row().holds_units && !adopts).then_some(false);
+    // As systemd's scopes: `systemctl isolate` leaves them (a login's
+    // session survives a switch of the target).
+    if adopts {
+        spec.extras.ignore_on_isolate = Some(true);
+    }
     spec.stop_timeout = t.default_stop();
     // systemd: a oneshot has no start timeout unless it sets one.
     let start_default = if kind.row().ready == Ready::Exited {
@@ -133,7 +140,11 @@ pub(crate) fn translate_at(
     }
     // systemd judges a daemon's main process by `EXIT_CLEAN_DAEMON`, a
     // oneshot's by `EXIT_CLEAN_COMMAND` (no signal is clean).
-    if kind.row().runs == Runs::Process && kind.row().ready != Ready::Exited && !only_an_action {
+    if kind.row().runs == Runs::Process
+        && kind.row().ready != Ready::Exited
+        && !only_an_action
+        && !adopts
+    {
         spec.extras.daemon_clean_signals = Some(true);
     }
     // `DynamicUser=yes` implies a sandbox (systemd.exec(5)), set before the
@@ -210,6 +221,7 @@ pub(crate) fn translate_at(
     // terminal, a socket). `Output::Log` is the journal where the init runs
     // journald, the unit's log elsewhere (docs/service-context.md).
     if flotilla_units::keys::CONTEXT_APPLIES_TO.contains(&spec.kind)
+        && !kind.row().adopts()
         && spec.extras.context.standard_output.is_none()
         && !spec.extras.context.output_follows_input()
     {

@@ -221,3 +221,69 @@ fn systemd_run_scope_adopts_the_command() {
         "{out:?}"
     );
 }
+
+/// A scope's file, where systemd writes it: flotilla-busd writes the
+/// lines of its properties into `/run/systemd/transient`, `systemctl cat`
+/// prints them, a `daemon-reload` keeps the running scope with its
+/// process, and a drop-in written for it since applies at the next one,
+/// as systemd reads the scope again from its file with its drop-ins
+/// (systemd's test 16: a `[Scope]` drop-in's `RuntimeMaxSec=`). Reset, the
+/// scope goes with its file.
+#[test]
+fn a_drop_in_for_a_running_scope_applies_at_a_daemon_reload() {
+    let dir = TestDir::new();
+    units(&dir);
+    let transient = dir.join("run/systemd/transient");
+    let init = dir
+        .init()
+        .more_units(transient.clone())
+        .target("default")
+        .start();
+    init.wait_state("web", UnitState::Running);
+    let bus = busd(&dir);
+    let command = Killed(debian_tool_spawn(
+        &bus,
+        "/usr/bin/systemd-run",
+        &[
+            "--scope",
+            "--unit",
+            "probe",
+            "-p",
+            "SendSIGHUP=yes",
+            "/bin/sleep",
+            "300",
+        ],
+    ));
+    let pid = command.0.id() as i32;
+    init.wait_state("probe.scope", UnitState::Running);
+    let file = transient.join("probe.scope");
+    let out = systemctl(&bus, &["cat", "probe.scope"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(&format!("# {}", file.display()))
+            && out.stdout.lines().any(|l| l == "[Scope]")
+            && out.stdout.lines().any(|l| l == "SendSIGHUP=yes"),
+        "{out:?}"
+    );
+    let show = |p: &str| systemctl(&bus, &["show", "-P", p, "probe.scope"]).stdout;
+
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    let u = init.unit("probe.scope");
+    assert_eq!((u.state, u.pid), (UnitState::Running, Some(pid)), "{u:?}");
+    assert_eq!(show("SendSIGHUP"), "yes\n");
+    assert_eq!(show("RuntimeMaxUSec"), "infinity\n");
+
+    dir.file(
+        "units/probe.scope.d/limit.conf",
+        "[Scope]\nRuntimeMaxSec=2s\nRuntimeRandomizedExtraSec=0\n",
+    );
+    systemctl(&bus, &["daemon-reload"]).expect(0);
+    init.wait_state("probe.scope", UnitState::Failed);
+    assert!(!procs::alive(pid) || procs::state(pid) == Some('Z'));
+    assert_eq!(show("RuntimeMaxUSec"), "2s\n");
+    assert_eq!(show("Result"), "timeout\n");
+    assert_eq!(show("SendSIGHUP"), "yes\n");
+    systemctl(&bus, &["reset-failed", "probe.scope"]).expect(0);
+    wait_scope_gone(&init, "probe.scope", "failed");
+    assert!(!file.exists(), "{} is left", file.display());
+}

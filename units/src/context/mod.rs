@@ -63,6 +63,7 @@ pub mod process;
 pub mod resources;
 pub mod sandbox;
 pub mod scheduling;
+pub mod scope;
 pub mod slice;
 mod syscall_table;
 pub mod syscalls;

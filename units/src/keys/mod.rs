@@ -569,7 +569,7 @@ const BASE_KEYS: [Key; 72] = [
     },
     Key {
         name: "user",
-        systemd: &[("Service", "User")],
+        systemd: &[("Service", "User"), ("Scope", "User")],
         applies_to: PROCESS,
         slot: |s| Slot::Account(&mut s.extras.user),
     },

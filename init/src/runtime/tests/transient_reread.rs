@@ -2,7 +2,9 @@
 //! from its file in `/run/systemd/transient`, with the drop-ins found
 //! then (systemd's test 16): a new `RuntimeMaxSec=` applies to it as it
 //! runs; it is not restarted, stays in its transient set, and keeps the
-//! `CollectMode` it was asked with.
+//! `CollectMode` it was asked with. A scope's file is read the same way
+//! (through Debian's `systemctl`: `tests/tests/dbus_systemctl/scopes.rs`),
+//! and only for a scope the init has.
 
 use super::*;
 use flotilla_units::spec::{CollectMode, Command, UnitSpec, UnitType};
@@ -74,4 +76,25 @@ fn a_drop_in_written_for_a_running_transient_service_applies_at_a_reload() {
     let view = p.graph().unit("long.service").and_then(|id| p.view(id));
     let failure = view.and_then(|v| v.failure).map(|f| f.0);
     assert_eq!(failure, Some(FailureKind::Timeout));
+}
+
+/// The file of a scope the init does not have (its scope ended before
+/// flotilla-busd wrote it) makes no unit at a reload: a scope is made of
+/// the processes given when it was made.
+#[test]
+fn a_scopes_file_without_its_scope_makes_no_unit_at_a_reload() {
+    let sys = fake_with(&[("app", "unit: app\ntype: virtual\n")]);
+    sys.add_dir(TRANSIENT);
+    let mut s = settings("app");
+    s.more_units_dirs.push(TRANSIENT.into());
+    let rt = Runtime::new(sys, s, false).unwrap_or_else(|e| panic!("{e}"));
+    let mut h = Harness { rt };
+    h.settle();
+    h.sys().set_file(
+        format!("{TRANSIENT}/gone.scope"),
+        "[Scope]\nRuntimeMaxSec=5s\n",
+    );
+    let r = h.request(Request::Reload { keep_running: true });
+    assert!(matches!(r.last(), Some(Reply::Applied(_))), "{r:?}");
+    assert!(h.rt.planner.graph().unit("gone.scope").is_none());
 }
