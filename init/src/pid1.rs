@@ -165,6 +165,17 @@ pub fn detect_place(cad: &Result<(), SysError>) -> (Place, String) {
     }
 }
 
+/// Where `/proc` is a parent's (a container whose `/proc` shows another
+/// PID namespace: `/proc/self` is not `1`), what `/proc/self` names: the
+/// mounts and files are the parent's, not PID 1's to set up.
+fn parents_proc(sys: &dyn Sys, place: Place) -> Option<String> {
+    if place != Place::Container {
+        return None;
+    }
+    let link = sys.read_link(Path::new("/proc/self")).ok()?;
+    Some(link.display().to_string()).filter(|l| l != "1")
+}
+
 /// Mounts what is missing of the API file systems; returns the console
 /// lines saying what was done. Only for PID 1 (the caller checks).
 ///
@@ -176,15 +187,12 @@ pub fn detect_place(cad: &Result<(), SysError>) -> (Place, String) {
 /// parent's directories.
 pub fn mount_missing(sys: &dyn Sys, place: Place) -> Vec<String> {
     let mut lines = Vec::new();
-    if place == Place::Container {
-        let link = sys.read_link(Path::new("/proc/self")).ok();
-        if let Some(link) = link.map(|l| l.display().to_string()).filter(|l| l != "1") {
-            lines.push(format!(
-                "init: /proc shows another PID namespace (/proc/self -> {link}): \
-                 the mounts are shared with the parent; mounting nothing"
-            ));
-            return lines;
-        }
+    if let Some(link) = parents_proc(sys, place) {
+        lines.push(format!(
+            "init: /proc shows another PID namespace (/proc/self -> {link}): \
+             the mounts are shared with the parent; mounting nothing"
+        ));
+        return lines;
     }
     for m in api_mounts() {
         let target = Path::new(m.target);
@@ -230,7 +238,7 @@ pub fn hostname_of(text: &[u8]) -> Option<String> {
 }
 
 /// PID 1's start-up, before the loop: console, place, mounts, the unix
-/// datagram queue's length, hostname, `PATH`. Prints its console lines and
+/// datagram queue's length, the machine ID, hostname, `PATH`. Prints its console lines and
 /// returns where it runs.
 pub fn boot(sys: &dyn Sys) -> Place {
     let mut lines = Vec::new();
@@ -245,6 +253,9 @@ pub fn boot(sys: &dyn Sys) -> Place {
     lines.extend(mount_missing(sys, place));
     lines.extend(dev_links(sys));
     lines.extend(raise_dgram_qlen(sys));
+    if parents_proc(sys, place).is_none() {
+        lines.extend(set_up_machine_id(sys));
+    }
     if stdio_missing {
         // devtmpfs is mounted now: /dev/console exists.
         if let Err(e) = sys.open_console() {
@@ -766,11 +777,18 @@ fn settings(sys: &dyn Sys, args: &Args, place: Place) -> Result<Settings, String
 
 mod dev_links;
 mod dgram_qlen;
+mod machine_id;
 use dev_links::dev_links;
 pub use dev_links::DEV_LINKS;
 use dgram_qlen::raise_dgram_qlen;
 pub use dgram_qlen::{raised_dgram_qlen, UNIX_MAX_DGRAM_QLEN};
+use machine_id::set_up_machine_id;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+#[path = "pid1/machine_id_tests.rs"]
+mod machine_id_tests;

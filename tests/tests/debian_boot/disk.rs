@@ -228,17 +228,16 @@ pub fn after_reboot(vm: &Vm, m: &Machine) -> Back {
 /// Services active under flotilla only, each for a reason: flotilla's
 /// own (its bus, and what systemd does inside PID 1 and its fstab
 /// generator, contrib/debian/tree/etc/init/units: the fstab mounts and
-/// their checks, the kernel file systems, the loopback device, the
-/// machine ID, swap, `/run/initctl`), and Debian's acpid, which flotilla
+/// their checks, the kernel file systems, the loopback device, swap,
+/// `/run/initctl`), and Debian's acpid, which flotilla
 /// runs for the power button where logind does not (its drop-in there
 /// says why; under systemd only its socket and path units are enabled).
-const FLOTILLA_OWN: [&str; 9] = [
+const FLOTILLA_OWN: [&str; 8] = [
     "flotilla-busd.service",
     "flotilla-logd.service",
     "fstab.service",
     "kernel-fs.service",
     "loopback.service",
-    "machine-id.service",
     "swap.service",
     "sysv-initctl.service",
     "acpid.service",

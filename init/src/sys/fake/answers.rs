@@ -487,7 +487,7 @@ impl Sys for FakeSys {
     }
 
     fn write_file(&self, path: &Path, data: &[u8]) -> Result<(), SysError> {
-        self.record(None, Call::WriteFile(path.to_owned()))?;
+        self.record(Some(Op::WriteFile), Call::WriteFile(path.to_owned()))?;
         let mut st = self.state.borrow_mut();
         st.files.insert(path.to_owned(), data.to_vec());
         // A new file renamed over it: a new name in its directory.

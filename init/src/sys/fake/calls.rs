@@ -250,4 +250,6 @@ pub enum Op {
     OpenConsole,
     /// [`super::Sys::path_stamp_add`].
     PathStampAdd,
+    /// [`super::Sys::write_file`].
+    WriteFile,
 }

@@ -88,9 +88,10 @@ pub fn publish_container_id() -> Result<(), String> {
 /// PID 1 starts, before any unit runs (machine-id(5)): `/etc/machine-id`
 /// missing or `uninitialized`; an empty one is not a first boot (an image
 /// made to run many times, a container's). Read once, by the first call, which
-/// [`crate::sys::real::RealSys::new`] makes at start-up: the machine-id unit writes
-/// the file later in that same boot, and every `ConditionFirstBoot=` of
-/// the boot must still see it as the first. (A re-executed init reads it
+/// [`crate::sys::real::RealSys::new`] makes at start-up: PID 1 binds a transient
+/// ID over the file next, which `systemd-machine-id-commit.service` writes
+/// into it later in that same boot, and every `ConditionFirstBoot=` of the
+/// boot must still see it as the first. (A re-executed init reads it
 /// again.)
 pub fn first_boot_at_start() -> bool {
     static FIRST: OnceLock<bool> = OnceLock::new();
