@@ -169,22 +169,12 @@ const HARNESS: u32 = 2;
 /// The tests that fail under flotilla today, with the cause as read in
 /// flotilla's code (the same table is in docs/debian.md). Only those that
 /// pass under systemd on this machine are run under flotilla and checked
-/// to fail; the others (16 and 42 fail under systemd on this machine,
-/// 16 on the emulated CPU's timing) stay listed for when they pass there.
-const KNOWN: &[(&str, &str)] = &[
-    (
-        "16",
-        "a drop-in `RuntimeMaxSec=` written for the running transient service \
-         runtime-max-sec-test-3.service is not read at `daemon-reload`: the init keeps a \
-         transient unit's spec as busd made it at its start, with the drop-ins of that moment \
-         (init/src/runtime/unitset.rs reads again from files only the transient units that \
-         have one in /run/systemd/transient, the slices'), so its limit never comes",
-    ),
-    (
-        "42",
-        "fails under systemd on this machine too (not run under flotilla)",
-    ),
-];
+/// to fail; the others (42 fails under systemd on this machine) stay
+/// listed for when they pass there.
+const KNOWN: &[(&str, &str)] = &[(
+    "42",
+    "fails under systemd on this machine too (not run under flotilla)",
+)];
 
 /// The tests whose units contrib/debian/systemd-tests installs (its
 /// `tests=` line).
