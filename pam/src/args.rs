@@ -6,7 +6,7 @@ use std::ffi::OsString;
 /// The usage text.
 pub const USAGE: &str = "\
 usage: flotilla-pam --service NAME --uid UID --gid GID [--groups GID,...]
-                    [--tty PATH] [--] PROGRAM ARGV0 [ARG...]
+                    [--tty PATH] [--expand-env] [--] PROGRAM ARGV0 [ARG...]
 
 Opens a PAM session for the user UID under the PAM service NAME
 (/etc/pam.d/NAME), takes on the user's identity (GID, the supplementary
@@ -20,6 +20,9 @@ it is not meant to be run by hand.
   --gid GID        the primary group
   --groups LIST    the supplementary groups, comma-separated (default: none)
   --tty PATH       the session's terminal (PAM_TTY)
+  --expand-env     expand $NAME and ${NAME} in ARGV0 ARG... with the
+                   environment the program gets, PAM's included, as
+                   systemd expands a unit's command line after PAM
 ";
 
 /// What the init asks for.
@@ -35,6 +38,8 @@ pub struct Args {
     pub groups: Vec<u32>,
     /// `--tty`.
     pub tty: Option<String>,
+    /// `--expand-env`.
+    pub expand_env: bool,
     /// The program's path, then its whole argv (its own argv[0] first).
     pub program: OsString,
     /// The argv `program` gets.
@@ -53,6 +58,7 @@ pub enum Parsed {
 /// Parses the arguments after the program name.
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> {
     let (mut service, mut uid, mut gid, mut groups, mut tty) = (None, None, None, Vec::new(), None);
+    let mut expand_env = false;
     let mut rest = Vec::new();
     let mut p = cli::parser(args);
     while let Some(arg) = p.next().map_err(cli::usage_error)? {
@@ -76,6 +82,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> 
                     .collect::<Result<_, _>>()?
             }
             "--tty" => tty = Some(cli::value(&mut p, &flag)?),
+            "--expand-env" => expand_env = true,
             "-h" | "--help" => return Ok(Parsed::Help),
             _ => {
                 return Err(format!(
@@ -103,6 +110,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> 
         gid,
         groups,
         tty,
+        expand_env,
         program,
         argv,
     }))
@@ -138,6 +146,7 @@ mod tests {
             "100,27",
             "--tty",
             "/dev/tty1",
+            "--expand-env",
             "--",
             "/lib/systemd/systemd",
             "systemd",
@@ -151,6 +160,7 @@ mod tests {
                 gid: 100,
                 groups: vec![100, 27],
                 tty: Some("/dev/tty1".into()),
+                expand_env: true,
                 program: "/lib/systemd/systemd".into(),
                 argv: vec!["systemd".into(), "--user".into()],
             }))

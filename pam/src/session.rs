@@ -49,7 +49,7 @@ fn open_and_exec(a: &Args) -> Result<std::convert::Infallible, Failure> {
     // Everything the exec needs is made before the session opens, so that
     // a bad argument cannot leave a session behind.
     let program = c_string("the program's path", &a.program)?;
-    let argv = a
+    let mut argv = a
         .argv
         .iter()
         .map(|w| c_string("an argument", w))
@@ -81,6 +81,9 @@ fn open_and_exec(a: &Args) -> Result<std::convert::Infallible, Failure> {
             std::env::set_var(OsStr::from_bytes(name), OsStr::from_bytes(value));
         }
     }
+    if a.expand_env {
+        argv = expanded(&a.argv)?;
+    }
     become_user(a)?;
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|c| c.as_ptr()).collect();
     ptrs.push(std::ptr::null());
@@ -92,6 +95,31 @@ fn open_and_exec(a: &Args) -> Result<std::convert::Infallible, Failure> {
         EXIT_EXEC,
         format!("execute {}: {err}", a.program.to_string_lossy()),
     ))
+}
+
+/// `argv` with its `$NAME`s expanded as systemd expands a command line
+/// (`flotilla_units::exec::expand_env`), from the process's environment,
+/// which holds PAM's by now (pam_systemd's `XDG_RUNTIME_DIR`). A word that
+/// is not UTF-8 holds no name systemd would expand, and stays as it is.
+fn expanded(argv: &[std::ffi::OsString]) -> Result<Vec<CString>, Failure> {
+    let env: std::collections::HashMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let mut out = Vec::with_capacity(argv.len());
+    for w in argv {
+        match w.to_str() {
+            Some(text) => {
+                let words = flotilla_units::exec::expand_env(&[text.to_string()], |n| {
+                    env.get(n).map(String::as_str)
+                });
+                for word in words {
+                    out.push(c_string("an argument", OsStr::new(&word))?);
+                }
+            }
+            None => out.push(c_string("an argument", w)?),
+        }
+    }
+    Ok(out)
 }
 
 /// The user's name (PAM takes names), from the system's user database

@@ -371,10 +371,15 @@ impl<S: Sys> Runtime<S> {
             env.unset(entry);
         }
         // systemd's `$NAME`/`${NAME}` in a command line, from the
-        // environment the process gets; `@`: argv[1] is its argv[0].
+        // environment the process gets; `@`: argv[1] is its argv[0]. In a
+        // PAM session the helper expands them once the session's
+        // environment is in, as systemd does after PAM (`sys/procs/pam.rs`).
+        let in_session =
+            privileges == Privileges::Unit && ctx.pam_name.is_some() && creds.uid.is_some();
+        let expands = command.is_some_and(|c| c.expand_env);
         let expanded;
         let mut argv = argv;
-        if command.is_some_and(|c| c.expand_env) {
+        if expands && !in_session {
             expanded = expand_env(argv, |n| {
                 env.get(n).and_then(|v| std::str::from_utf8(v).ok())
             });
@@ -397,7 +402,12 @@ impl<S: Sys> Runtime<S> {
         let session;
         let mut own_identity = privileges == Privileges::Unit;
         if let (true, Some(service)) = (own_identity, &ctx.pam_name) {
-            session = self.pam_command(service, &creds, ctx, argv, argv0, env.get("PATH"))?;
+            let words = crate::sys::pam::Words {
+                argv,
+                argv0_given: argv0,
+                expand_env: expands,
+            };
+            session = self.pam_command(service, &creds, ctx, words, env.get("PATH"))?;
             if let Some(command) = &session {
                 argv = command;
                 argv0 = false;

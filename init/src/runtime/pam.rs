@@ -16,8 +16,7 @@ impl<S: Sys> Runtime<S> {
         service: &str,
         creds: &Credentials,
         ctx: &ServiceContext,
-        argv: &[String],
-        argv0_given: bool,
+        words: pam::Words<'_>,
         path_var: Option<&[u8]>,
     ) -> Result<Option<Vec<String>>, String> {
         let Some(uid) = creds.uid else {
@@ -46,7 +45,6 @@ impl<S: Sys> Runtime<S> {
                 )
             })?;
         let tty = ctx.uses_tty().then_some(ctx.tty.path.as_deref()).flatten();
-        pam::session_argv(&helper, service, creds, tty, argv, argv0_given, path_var)
-            .map_err(|e| e.to_string())
+        pam::session_argv(&helper, service, creds, tty, words, path_var).map_err(|e| e.to_string())
     }
 }

@@ -173,3 +173,39 @@ fn without_a_user_there_is_no_session() {
     // systemd ignores PAMName= without User=.
     assert_eq!(dir.read("events"), "");
 }
+
+/// A command line's `$NAME` and `${NAME}` take the variables the session
+/// sets, as systemd expands them after PAM: `systemd-run --user -M
+/// testuser@.host` (systemd's test 04) runs `systemd-stdio-bridge
+/// -punix:path=${XDG_RUNTIME_DIR}/bus` in a session of `login`, where
+/// pam_systemd sets the variable.
+#[test]
+fn the_command_line_takes_the_variables_the_session_sets() {
+    let dir = TestDir::new();
+    let env = dir.file("pam_env.conf", "FLOTILLA_PAM_DIR DEFAULT=/run/flotilla-x\n");
+    let pam = PamService::new(
+        "expand",
+        &format!(
+            "account required pam_permit.so\n\
+             session required pam_env.so conffile={} readenv=0\n",
+            env.display()
+        ),
+    );
+    let seen = shared_file(&dir, "seen");
+    let script = dir.script("svc.sh", &format!("echo \"$@\" > {}", seen.display()));
+    dir.file(
+        "units/pam.service",
+        &format!(
+            "[Service]\nType=oneshot\nRemainAfterExit=yes\nUser=nobody\nPAMName={}\n\
+             ExecStart=/bin/sh {} ${{FLOTILLA_PAM_DIR}}/bus $FLOTILLA_PAM_DIR $$HOME\n",
+            pam.name,
+            script.display()
+        ),
+    );
+    let init = start(&dir, "pam.service");
+    init.wait_state("pam.service", UnitState::Exited);
+    assert_eq!(
+        dir.read("seen"),
+        "/run/flotilla-x/bus /run/flotilla-x $HOME\n"
+    );
+}

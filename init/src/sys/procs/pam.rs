@@ -15,9 +15,21 @@ use crate::sys::{Credentials, SysError};
 /// The helper's name, found beside the init's binary, else on `PATH`.
 pub const HELPER: &str = "flotilla-pam";
 
-/// The command that runs `argv` (as a spawn would: `argv[0]` looked up in
-/// `path_var`, or with `argv0_given` only the program, `argv[1..]` its
-/// whole argv) under `helper` in a session of PAM service `service` with
+/// The command a session runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Words<'a> {
+    /// Its words, `argv[0]` naming the program.
+    pub argv: &'a [String],
+    /// `argv[0]` is only the program, `argv[1..]` its whole argv (`@`).
+    pub argv0_given: bool,
+    /// Its `$NAME`s are the helper's to expand, with the environment the
+    /// session adds (systemd expands them after PAM: pam_systemd's
+    /// `XDG_RUNTIME_DIR`).
+    pub expand_env: bool,
+}
+
+/// The command that runs `words` (as a spawn would: `argv[0]` looked up in
+/// `path_var`) under `helper` in a session of PAM service `service` with
 /// `creds`. Needs a user: `None` when `creds` names none (systemd ignores
 /// `PAMName=` without `User=`).
 pub fn session_argv(
@@ -25,16 +37,17 @@ pub fn session_argv(
     service: &str,
     creds: &Credentials,
     tty: Option<&Path>,
-    argv: &[String],
-    argv0_given: bool,
+    words: Words<'_>,
     path_var: Option<&[u8]>,
 ) -> Result<Option<Vec<String>>, SysError> {
     let Some(uid) = creds.uid else {
         return Ok(None);
     };
+    let argv = words.argv;
     let program = argv.first().ok_or(SysError::EmptyCommand)?;
+    let expand_env = words.expand_env;
     let words = match argv.split_first() {
-        Some((_, rest)) if argv0_given && !rest.is_empty() => rest,
+        Some((_, rest)) if words.argv0_given && !rest.is_empty() => rest,
         _ => argv,
     };
     let path = resolve_program(program, path_var)?;
@@ -58,6 +71,9 @@ pub fn session_argv(
     if let Some(tty) = tty {
         out.extend(["--tty".into(), tty.display().to_string()]);
     }
+    if expand_env {
+        out.push("--expand-env".into());
+    }
     out.push("--".into());
     out.push(path);
     out.extend(words.iter().cloned());
@@ -80,6 +96,14 @@ mod tests {
         words.iter().map(|w| w.to_string()).collect()
     }
 
+    fn words(argv: &[String], argv0_given: bool, expand_env: bool) -> Words<'_> {
+        Words {
+            argv,
+            argv0_given,
+            expand_env,
+        }
+    }
+
     #[test]
     fn the_program_runs_under_the_helper_with_the_unit_identity() {
         let got = session_argv(
@@ -87,8 +111,7 @@ mod tests {
             "systemd-user",
             &creds(Some(1000), Some(vec![100, 27])),
             None,
-            &argv(&["sh", "-c", "true"]),
-            false,
+            words(&argv(&["sh", "-c", "true"]), false, false),
             Some(b"/nowhere:/bin"),
         );
         assert_eq!(
@@ -112,6 +135,7 @@ mod tests {
         );
     }
 
+    /// `@` and a terminal; the words' `$NAME`s left to the helper.
     #[test]
     fn an_argv0_of_its_own_and_a_terminal() {
         let got = session_argv(
@@ -119,8 +143,7 @@ mod tests {
             "login",
             &creds(Some(0), None),
             Some(Path::new("/dev/tty1")),
-            &argv(&["/bin/sh", "-sh"]),
-            true,
+            words(&argv(&["/bin/sh", "-sh", "$HOME"]), true, true),
             None,
         );
         assert_eq!(
@@ -135,9 +158,11 @@ mod tests {
                 "100",
                 "--tty",
                 "/dev/tty1",
+                "--expand-env",
                 "--",
                 "/bin/sh",
                 "-sh",
+                "$HOME",
             ])))
         );
     }
@@ -149,8 +174,7 @@ mod tests {
             "systemd-user",
             &creds(None, None),
             None,
-            &argv(&["/bin/true"]),
-            false,
+            words(&argv(&["/bin/true"]), false, false),
             None,
         );
         assert_eq!(got, Ok(None));
@@ -163,8 +187,7 @@ mod tests {
             "x",
             &creds(Some(0), None),
             None,
-            &argv(&["/nonexistent/prog"]),
-            false,
+            words(&argv(&["/nonexistent/prog"]), false, false),
             None,
         );
         assert_eq!(
