@@ -268,6 +268,21 @@ fn started(dir: &TestDir) -> Init {
     init
 }
 
+/// [`started`] with the path's directory of transient units, where
+/// flotilla-busd writes each transient unit's file: the init, and the
+/// directory.
+fn started_with_transient_dir(dir: &TestDir) -> (Init, PathBuf) {
+    units(dir);
+    let transient = dir.join("run/systemd/transient");
+    let init = dir
+        .init()
+        .more_units(transient.clone())
+        .target("default")
+        .start();
+    init.wait_state("web", UnitState::Running);
+    (init, transient)
+}
+
 /// A real `dbus-daemon` as the system bus, at `DIR/bus`, that lets every
 /// user connect (the stock system policy has no rule for the test's
 /// names); killed by PID when dropped.

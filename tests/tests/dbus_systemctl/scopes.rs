@@ -232,14 +232,7 @@ fn systemd_run_scope_adopts_the_command() {
 #[test]
 fn a_drop_in_for_a_running_scope_applies_at_a_daemon_reload() {
     let dir = TestDir::new();
-    units(&dir);
-    let transient = dir.join("run/systemd/transient");
-    let init = dir
-        .init()
-        .more_units(transient.clone())
-        .target("default")
-        .start();
-    init.wait_state("web", UnitState::Running);
+    let (init, transient) = started_with_transient_dir(&dir);
     let bus = busd(&dir);
     let command = Killed(debian_tool_spawn(
         &bus,

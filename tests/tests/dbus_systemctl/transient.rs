@@ -655,14 +655,7 @@ fn a_transient_service_that_ended_or_was_skipped_can_be_made_again() {
 #[test]
 fn a_transient_services_file_is_shown_kept_through_a_reload_and_removed_at_its_stop() {
     let dir = TestDir::new();
-    units(&dir);
-    let transient = dir.join("run/systemd/transient");
-    let init = dir
-        .init()
-        .more_units(transient.clone())
-        .target("default")
-        .start();
-    init.wait_state("web", UnitState::Running);
+    let (init, transient) = started_with_transient_dir(&dir);
     let bus = busd(&dir);
     let run = ["--unit", "t", "-p", "CPUAffinity=numa", "/bin/sleep", "300"];
     debian_tool(&bus, "/usr/bin/systemd-run", &run).expect(0);
@@ -716,14 +709,7 @@ fn a_transient_services_file_is_shown_kept_through_a_reload_and_removed_at_its_s
 #[test]
 fn a_drop_in_for_a_running_transient_service_applies_at_a_daemon_reload() {
     let dir = TestDir::new();
-    units(&dir);
-    let transient = dir.join("run/systemd/transient");
-    let init = dir
-        .init()
-        .more_units(transient.clone())
-        .target("default")
-        .start();
-    init.wait_state("web", UnitState::Running);
+    let (init, transient) = started_with_transient_dir(&dir);
     let bus = busd(&dir);
     let run = ["--unit", "long", "/bin/sleep", "300"];
     debian_tool(&bus, "/usr/bin/systemd-run", &run).expect(0);

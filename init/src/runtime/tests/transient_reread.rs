@@ -12,16 +12,23 @@ use flotilla_units::state::FailureKind;
 
 const TRANSIENT: &str = "/run/systemd/transient";
 
-#[test]
-fn a_drop_in_written_for_a_running_transient_service_applies_at_a_reload() {
+/// The loop started on `app` with [`TRANSIENT`] on its path (`hold_clock`:
+/// the fake's clock held until the test lets it go).
+fn with_transient_dir(hold_clock: bool) -> Harness {
     let sys = fake_with(&[("app", "unit: app\ntype: virtual\n")]);
     sys.add_dir(TRANSIENT);
-    sys.hold_clock(true);
+    sys.hold_clock(hold_clock);
     let mut s = settings("app");
     s.more_units_dirs.push(TRANSIENT.into());
     let rt = Runtime::new(sys, s, false).unwrap_or_else(|e| panic!("{e}"));
     let mut h = Harness { rt };
     h.settle();
+    h
+}
+
+#[test]
+fn a_drop_in_written_for_a_running_transient_service_applies_at_a_reload() {
+    let mut h = with_transient_dir(true);
     // As flotilla-busd makes it: the unit, then its file.
     let mut unit = UnitSpec::new("long.service", UnitType::ForegroundSupervised);
     unit.exec_start = Some(Command::new(["/bin/tool"]));
@@ -83,13 +90,7 @@ fn a_drop_in_written_for_a_running_transient_service_applies_at_a_reload() {
 /// the processes given when it was made.
 #[test]
 fn a_scopes_file_without_its_scope_makes_no_unit_at_a_reload() {
-    let sys = fake_with(&[("app", "unit: app\ntype: virtual\n")]);
-    sys.add_dir(TRANSIENT);
-    let mut s = settings("app");
-    s.more_units_dirs.push(TRANSIENT.into());
-    let rt = Runtime::new(sys, s, false).unwrap_or_else(|e| panic!("{e}"));
-    let mut h = Harness { rt };
-    h.settle();
+    let mut h = with_transient_dir(false);
     h.sys().set_file(
         format!("{TRANSIENT}/gone.scope"),
         "[Scope]\nRuntimeMaxSec=5s\n",
