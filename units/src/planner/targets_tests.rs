@@ -309,6 +309,35 @@ fn set_alternative_stops_the_dependents_then_the_old_provider() {
     assert_eq!(w.starts, ["mariadb", "web"]);
 }
 
+/// The old provider is asked to stop only once the units on the target
+/// are down, not in the same round as their stops: its stop command ran
+/// before theirs on a loaded machine (the system test's `providers`).
+#[test]
+fn set_alternative_stops_the_old_provider_once_the_dependents_are_down() {
+    let mut w = World::new(
+        vec![
+            default(&["web"]),
+            app("web", &["db"]),
+            svc("mariadb", &["db"], 0),
+            svc("postgres", &["db"], 10),
+        ],
+        shape(&[("db", decl(TargetMode::Alternative, None, false))], &[]),
+        "default",
+    );
+    w.p.set_alternative("db", "mariadb", Instant(w.now))
+        .expect("set");
+    let killed: Vec<String> =
+        w.p.take_actions()
+            .iter()
+            .filter_map(|a| match a {
+                Action::Kill { unit, .. } => Some(w.name(*unit)),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(killed, ["web"]);
+    assert_eq!(w.state("postgres"), UnitState::Running);
+}
+
 #[test]
 fn set_alternative_refuses_bad_input_and_changes_nothing() {
     let mut w = World::new(
