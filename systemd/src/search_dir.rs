@@ -48,6 +48,11 @@ pub enum DirRole {
 }
 
 impl DirRole {
+    /// The role of the directory the file `file` (a path) is in.
+    pub fn of_file(file: &str) -> DirRole {
+        DirRole::of_path(file.rsplit_once('/').map_or("", |(d, _)| d))
+    }
+
     /// The role of a directory by where it is (its path's end, so that a
     /// copy under another root keeps it): `…/run/systemd/transient`,
     /// `…/run/systemd/generator*`, `…/run/systemd/system`,

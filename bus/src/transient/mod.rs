@@ -46,7 +46,7 @@ pub struct Asked {
     /// it ([`crate::unit_files::write_transient`]): `systemctl cat` shows
     /// it, and a reload reads the unit again from it with the drop-ins
     /// found then.
-    pub file: Option<String>,
+    pub file: String,
 }
 
 fn bad(name: &str, e: impl std::fmt::Display) -> BusError {
@@ -290,7 +290,7 @@ pub fn asked_with(
             unit,
             adopt: Vec::new(),
             aux: Vec::new(),
-            file: Some(text),
+            file: text,
         }
     } else if name.ends_with(".scope") {
         let Scope { unit, pids, text } = scope(name, props, of(name))?;
@@ -298,7 +298,7 @@ pub fn asked_with(
             unit,
             adopt: pids,
             aux: Vec::new(),
-            file: Some(text),
+            file: text,
         }
     } else {
         let (unit, text) = collected(name, props, of(name), own)?;
@@ -306,7 +306,7 @@ pub fn asked_with(
             unit,
             adopt: Vec::new(),
             aux: extra,
-            file: Some(text),
+            file: text,
         }
     };
     // An auxiliary unit is what the trigger starts, or it would be added
@@ -376,9 +376,7 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
         Reply::Applied(_) => {}
         other => return Err(BusError::from_init(&other, &format!("add {name}"))),
     }
-    if let Some(text) = file {
-        crate::unit_files::write_transient(hub, &name, &text).await?;
-    }
+    crate::unit_files::write_transient(hub, &name, &file).await?;
     Ok(units_ops::job_for(
         hub,
         &name,

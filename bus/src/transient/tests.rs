@@ -40,9 +40,7 @@ fn what_systemd_run_and_logind_send() {
     for m in ["-.mount", "root.mount"] {
         assert!(a.unit.depends_on.iter().any(|d| d == m), "{m}: {a:?}");
     }
-    assert!(a
-        .file
-        .is_some_and(|f| f.contains("RequiresMountsFor=/root")));
+    assert!(a.file.contains("RequiresMountsFor=/root"), "{}", a.file);
     assert!(a.unit.wants.contains(&"user@0.service".to_string()));
     assert_eq!(a.unit.extras.ignore_on_isolate, Some(true));
 }
@@ -357,7 +355,7 @@ fn a_transient_slice_is_read_with_its_dropins_around_its_properties() {
         a.unit.extras.context.resources.slice.as_deref(),
         Some("a-b.slice")
     );
-    let file = a.file.unwrap();
+    let file = a.file;
     assert!(file.contains("Documentation=man:drop5\n"), "{file}");
     assert!(file.contains("[Slice]\nMemoryMax=1000000002\n"), "{file}");
     assert!(!file.contains("drop1"), "{file}");

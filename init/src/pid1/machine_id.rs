@@ -52,7 +52,10 @@ pub(super) fn set_up_machine_id(sys: &dyn Sys) -> Option<String> {
         Err(_) => true,
     };
     let id = match sys.read_file_limited(Path::new(UUID), 64) {
-        Ok(uuid) => machine_id_of_uuid(&uuid)?,
+        Ok(uuid) => match machine_id_of_uuid(&uuid) {
+            Some(id) => id,
+            None => return Some(format!("init: no machine ID made: {UUID} holds no UUID")),
+        },
         Err(e) => return Some(format!("init: no machine ID made: {e}")),
     };
     let line = format!("{id}\n");

@@ -370,16 +370,19 @@ impl<S: Sys> Runtime<S> {
         for entry in &ctx.unset_environment {
             env.unset(entry);
         }
+        // PAMName= with User=: the helper opens the session and changes
+        // the identity (`sys/procs/pam.rs`); systemd ignores the key
+        // without a user.
+        let pam_service = (ctx.pam_name.as_deref())
+            .filter(|_| privileges == Privileges::Unit && creds.uid.is_some());
         // systemd's `$NAME`/`${NAME}` in a command line, from the
         // environment the process gets; `@`: argv[1] is its argv[0]. In a
         // PAM session the helper expands them once the session's
-        // environment is in, as systemd does after PAM (`sys/procs/pam.rs`).
-        let in_session =
-            privileges == Privileges::Unit && ctx.pam_name.is_some() && creds.uid.is_some();
+        // environment is in, as systemd does after PAM.
         let expands = command.is_some_and(|c| c.expand_env);
         let expanded;
         let mut argv = argv;
-        if expands && !in_session {
+        if expands && pam_service.is_none() {
             expanded = expand_env(argv, |n| {
                 env.get(n).and_then(|v| std::str::from_utf8(v).ok())
             });
@@ -397,11 +400,9 @@ impl<S: Sys> Runtime<S> {
             // Room for the stream's `DEV:INO`, which the child writes.
             let _ = env.set("JOURNAL_STREAM", &"0".repeat(STREAM_ID_ROOM));
         }
-        // PAMName= with User=: the helper opens the session and changes
-        // the identity (`sys/procs/pam.rs`).
         let session;
         let mut own_identity = privileges == Privileges::Unit;
-        if let (true, Some(service)) = (own_identity, &ctx.pam_name) {
+        if let Some(service) = pam_service {
             let words = crate::sys::pam::Words {
                 argv,
                 argv0_given: argv0,

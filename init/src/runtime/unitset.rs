@@ -483,8 +483,7 @@ impl<S: Sys> Runtime<S> {
         // type that needs a file stays in its transient set with what it
         // reads.
         let in_transient_dir = |o: &Origin| {
-            let dir = o.file.rsplit_once('/').map_or("", |(d, _)| d);
-            flotilla_systemd::DirRole::of_path(dir) == flotilla_systemd::DirRole::Transient
+            flotilla_systemd::DirRole::of_file(&o.file) == flotilla_systemd::DirRole::Transient
         };
         let transient = self.units.transient_names();
         let (reread, of_path): (Vec<_>, Vec<_>) = std::mem::take(&mut loaded.units)

@@ -353,9 +353,8 @@ fn load_systemd_units(
         // A scope is made of running processes over D-Bus: its file is
         // read only where flotilla-busd writes it (systemd loads no other
         // `.scope` file).
-        let made_elsewhere = UnitName::split(&name).suffix == "scope"
-            && crate::DirRole::of_path(file.rsplit_once('/').map_or("", |(d, _)| d))
-                != crate::DirRole::Transient;
+        let made_elsewhere =
+            name.ends_with(".scope") && crate::DirRole::of_file(&file) != crate::DirRole::Transient;
         if !translatable(&name) || made_elsewhere {
             out.unsupported.push((name, file));
             continue;

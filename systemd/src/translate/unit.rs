@@ -221,7 +221,7 @@ pub(crate) fn translate_at(
     // terminal, a socket). `Output::Log` is the journal where the init runs
     // journald, the unit's log elsewhere (docs/service-context.md).
     if flotilla_units::keys::CONTEXT_APPLIES_TO.contains(&spec.kind)
-        && !kind.row().adopts()
+        && !adopts
         && spec.extras.context.standard_output.is_none()
         && !spec.extras.context.output_follows_input()
     {
