@@ -356,7 +356,7 @@ impl Object {
                 // The bus side's own state of the unit (crate::markers).
                 let markers = crate::markers::names(hub.markers_of(&s.unit));
                 unit.push(("Markers", Value::from(markers)));
-                // A transient unit's file, where flotilla-busd wrote it.
+                // A transient unit's file, where the init wrote it.
                 if s.source.starts_with("transient") && wanted.is_none_or(|n| n == "FragmentPath") {
                     if let Some(path) =
                         crate::unit_files::transient_file(hub, &systemd_name(s)).await

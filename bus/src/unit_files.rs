@@ -40,24 +40,8 @@ async fn transient_dir(hub: &Hub) -> Result<Option<String>, BusError> {
     Ok(flotilla_systemd::transient_dir(&hub.lasting().await?.units_path).cloned())
 }
 
-/// Writes the file of the transient unit `name` into the path's directory
-/// of transient units, as systemd does: its `FragmentPath`, which
-/// `systemctl cat` reads ([`transient_file`]). A reload reads a slice (a
-/// type that needs no file) from it with its drop-ins once, as systemd's
-/// reload does (docs/dbus.md, "Transient slices"); the init keeps any
-/// other transient unit as it was made, and removes its file when it lets
-/// the unit go. Nothing without such a directory on the path.
-pub async fn write_transient(hub: &Hub, name: &str, text: &str) -> Result<(), BusError> {
-    let Some(dir) = transient_dir(hub).await? else {
-        return Ok(());
-    };
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(format!("{dir}/{name}"), text))
-        .map_err(|e| BusError::failed(format!("cannot write {dir}/{name}: {e}")))
-}
-
-/// The file of the transient unit `name` ([`write_transient`]), if there
-/// is one.
+/// The file of the transient unit `name` (the init writes it as it takes
+/// the unit), if there is one.
 pub async fn transient_file(hub: &Hub, name: &str) -> Option<String> {
     let path = format!("{}/{name}", transient_dir(hub).await.ok()??);
     std::path::Path::new(&path).exists().then_some(path)

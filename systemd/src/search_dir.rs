@@ -76,8 +76,8 @@ impl DirRole {
 }
 
 /// The search path's directory of transient units (`/run/systemd/transient`),
-/// where flotilla-busd writes a transient unit's file and from which the
-/// init removes it, if the path has one.
+/// where the init writes a transient unit's file (flotilla-busd's) and
+/// from which it removes it, if the path has one.
 pub fn transient_dir<P: AsRef<std::path::Path>>(path: &[P]) -> Option<&P> {
     path.iter()
         .find(|d| DirRole::of_path(&d.as_ref().to_string_lossy()) == DirRole::Transient)

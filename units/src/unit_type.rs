@@ -396,7 +396,7 @@ impl UnitType {
                 holds_units: false,
             },
             // Made of running processes, over D-Bus: its file is the one
-            // flotilla-busd writes in `/run/systemd/transient`, read again
+            // flotilla-busd makes, in `/run/systemd/transient`, read again
             // at a reload (systemd loads no other `.scope` file).
             UnitType::Scope => &TypeRow {
                 name: "scope",

@@ -42,10 +42,10 @@ pub struct Asked {
     pub adopt: Vec<i32>,
     /// The auxiliary units, added with it, not wanted: a trigger's service.
     pub aux: Vec<UnitSpec>,
-    /// The unit file its properties make, written where systemd writes
-    /// it ([`crate::unit_files::write_transient`]): `systemctl cat` shows
-    /// it, and a reload reads the unit again from it with the drop-ins
-    /// found then.
+    /// The unit file its properties make, which the init writes where
+    /// systemd writes it (`/run/systemd/transient`) as it takes the unit:
+    /// `systemctl cat` shows it, and a reload reads the unit again from it
+    /// with the drop-ins found then.
     pub file: String,
 }
 
@@ -370,13 +370,13 @@ pub async fn start(hub: &Arc<Hub>, msg: &zbus::message::Message) -> Result<Outco
         adopt,
         stdio: passed.iter().map(|(s, _)| *s).collect(),
         aux,
+        file: Some(file),
     };
     let fds: Vec<RawFd> = passed.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
     match hub.ask_passing(request, &fds).await? {
         Reply::Applied(_) => {}
         other => return Err(BusError::from_init(&other, &format!("add {name}"))),
     }
-    crate::unit_files::write_transient(hub, &name, &file).await?;
     Ok(units_ops::job_for(
         hub,
         &name,

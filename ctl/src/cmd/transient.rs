@@ -75,6 +75,7 @@ fn send(ctx: &mut Ctx<'_>, unit: UnitSpec) -> Result<i32, CtlError> {
         adopt: Vec::new(),
         stdio: Vec::new(),
         aux: Vec::new(),
+        file: None,
     })? {
         Reply::Applied(a) => {
             for w in &a.warnings {

@@ -239,8 +239,9 @@ impl<S: Sys> Runtime<S> {
                 adopt,
                 stdio,
                 aux,
+                file,
             } => {
-                let r = self.add_transient(*unit, aux, adopt, (&stdio, inc.fds));
+                let r = self.add_transient(*unit, aux, adopt, file, (&stdio, inc.fds));
                 self.reply(c, r);
             }
             Request::StopTransient { name } => {

@@ -24,12 +24,15 @@ impl<S: Sys> Runtime<S> {
     /// `transient-add`: one unit into [`RUN_SET`], wanted, and the units
     /// it triggers (`aux`), not wanted: started by it as any other's.
     /// `stdio`: the standard streams it is handed, each with its
-    /// descriptor (`passed.rs`).
+    /// descriptor (`passed.rs`). `file`: its unit file, written into the
+    /// path's directory of transient units before it starts
+    /// ([`Self::write_run_file`]).
     pub(super) fn add_transient(
         &mut self,
         mut unit: UnitSpec,
         aux: Vec<UnitSpec>,
         adopt: Vec<i32>,
+        file: Option<String>,
         stdio: (&[StdStream], Vec<OwnedFd>),
     ) -> Reply {
         if let Err(e) = super::scopes::Scopes::check(&unit, &adopt) {
@@ -77,6 +80,14 @@ impl<S: Sys> Runtime<S> {
         if !matches!(r, Reply::Applied(_)) {
             return r;
         }
+        let mut all = names;
+        all.push(name.clone());
+        if let Some(text) = file {
+            if let Err(e) = self.write_run_file(&name, &text) {
+                let _ = self.patch_transient(RUN_SET.to_string(), Vec::new(), all);
+                return Reply::error(ErrorCode::Failed, format!("{e}; nothing changed"));
+            }
+        }
         self.scopes.expect(&name, adopt);
         self.passed.keep(&name, stdio.0, stdio.1);
         let now = self.now();
@@ -85,12 +96,29 @@ impl<S: Sys> Runtime<S> {
             Err(e) => {
                 // Shutting down: the unit is not kept.
                 self.passed.release(&name);
-                let mut all = names;
-                all.push(name);
-                let _ = self.patch_transient(RUN_SET.to_string(), Vec::new(), all);
+                let _ = self.drop_runs(all);
                 want_error(e)
             }
         }
+    }
+
+    /// Writes the file of the transient unit `name` into the search
+    /// path's directory of transient units, as systemd does (its
+    /// `FragmentPath`, which `systemctl cat` shows and a reload reads
+    /// again), making the directory if need be. Here rather than in
+    /// flotilla-busd so that the file is there before the unit starts and
+    /// [`Self::drop_runs`] removes it after: a unit that ends at once
+    /// leaves none behind. Nothing without such a directory on the path.
+    fn write_run_file(&self, name: &str, text: &str) -> Result<(), String> {
+        let dirs = self.settings.units_path();
+        let Some(dir) = flotilla_systemd::transient_dir(&dirs) else {
+            return Ok(());
+        };
+        let path = dir.join(name);
+        self.sys
+            .create_dir_all(dir)
+            .and_then(|()| self.sys.write_file(&path, text.as_bytes()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     /// Whether a new transient unit may be named `name`: an ended one of
@@ -171,9 +199,9 @@ impl<S: Sys> Runtime<S> {
     }
 
     /// Takes units of the set out of it, with their files in the search
-    /// path's directory of transient units: flotilla-busd writes one for
-    /// each unit it makes, as systemd does, and systemd removes it when it
-    /// lets the unit go (a reload would read it as a unit of the path).
+    /// path's directory of transient units ([`Self::write_run_file`]):
+    /// systemd removes it when it lets the unit go (a reload would read
+    /// it as a unit of the path).
     pub(super) fn drop_runs(&mut self, names: Vec<String>) -> Reply {
         let r = self.patch_transient(RUN_SET.to_string(), Vec::new(), names.clone());
         if matches!(r, Reply::Applied(_)) {

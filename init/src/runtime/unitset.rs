@@ -475,7 +475,7 @@ impl<S: Sys> Runtime<S> {
         let mut shape = shape;
         crate::shape::set_unit_file_masks(&mut shape, &loaded.masked);
         // A transient unit the path has a file of now (in
-        // /run/systemd/transient, where flotilla-busd writes each one's)
+        // /run/systemd/transient, where the init writes each one's)
         // is read from it with its drop-ins, as systemd reads its
         // transient units at a reload: a drop-in written since applies (a
         // running service's or scope's new `RuntimeMaxSec=`, systemd's

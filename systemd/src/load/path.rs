@@ -351,7 +351,7 @@ fn load_systemd_units(
             continue;
         }
         // A scope is made of running processes over D-Bus: its file is
-        // read only where flotilla-busd writes it (systemd loads no other
+        // read only where the init writes it (systemd loads no other
         // `.scope` file).
         let made_elsewhere =
             name.ends_with(".scope") && crate::DirRole::of_file(&file) != crate::DirRole::Transient;

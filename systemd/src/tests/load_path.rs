@@ -617,7 +617,7 @@ fn an_old_loaders_output_has_no_stamp() {
 }
 
 /// A `.scope` file is read from `/run/systemd/transient` only, where
-/// flotilla-busd writes a scope's (with the drop-ins of its name); one
+/// the init writes a scope's (with the drop-ins of its name); one
 /// anywhere else is not a unit, as systemd loads no other scope file.
 #[test]
 fn a_scope_file_is_read_from_the_transient_directory_only() {

@@ -856,7 +856,7 @@ fn a_log_namespace_requires_its_journald_sockets() {
     );
 }
 
-/// A `.scope` file (the one flotilla-busd writes for a scope made over
+/// A `.scope` file (the one flotilla-busd makes for a scope made over
 /// D-Bus, with its drop-ins at a reload): `[Scope]` takes the runtime
 /// limit, the stop timeout and the keys `context::scope` lists; a scope
 /// is left by `isolate`, never restarted, has no output of its own, and

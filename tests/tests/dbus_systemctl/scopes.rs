@@ -222,8 +222,8 @@ fn systemd_run_scope_adopts_the_command() {
     );
 }
 
-/// A scope's file, where systemd writes it: flotilla-busd writes the
-/// lines of its properties into `/run/systemd/transient`, `systemctl cat`
+/// A scope's file, where systemd writes it: the lines of its
+/// properties (flotilla-busd's) are written into `/run/systemd/transient`, `systemctl cat`
 /// prints them, a `daemon-reload` keeps the running scope with its
 /// process, and a drop-in written for it since applies at the next one,
 /// as systemd reads the scope again from its file with its drop-ins

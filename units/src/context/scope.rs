@@ -2,7 +2,7 @@
 //! runs nothing the init starts, so of the service context only where
 //! its cgroup goes and what it holds, and how its processes are stopped.
 //! The same keys are the properties `StartTransientUnit` takes for a
-//! scope (docs/dbus.md, "Scopes"), which flotilla-busd writes as the
+//! scope (docs/dbus.md, "Scopes"), which flotilla-busd makes into the
 //! lines of its file. Its runtime limit and stop timeout are the YAML
 //! keys' twins (`keys/mod.rs`).
 

@@ -405,6 +405,13 @@ pub enum Request {
         /// units). Each goes as the unit does.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         aux: Vec<UnitSpec>,
+        /// The unit's file as systemd writes it (`flotilla-busd`'s): the
+        /// init writes it into the search path's directory of transient
+        /// units when it takes the unit, before its start, and removes it
+        /// when it lets the unit go, so that a unit that ends at once
+        /// leaves no file behind for a reload to read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
     },
     /// Stop a transient unit of `initctl run`/`add` and take it out of
     /// the unit set ([`Reply::Applied`]).

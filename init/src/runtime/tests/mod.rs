@@ -90,6 +90,7 @@ fn add_tool(name: &str, stdio: Vec<flotilla_units::protocol::StdStream>) -> Requ
         adopt: Vec::new(),
         stdio,
         aux: Vec::new(),
+        file: None,
     }
 }
 
