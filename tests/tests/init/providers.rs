@@ -10,12 +10,17 @@ use flotilla_units::state::UnitState;
 
 /// A long-running unit whose stop appends its name to `order`.
 fn recorded(dir: &TestDir, name: &str, extra: &str) {
+    recorded_after(dir, name, "", extra);
+}
+
+/// The same, its stop command first running `before` (a slow stop).
+fn recorded_after(dir: &TestDir, name: &str, before: &str, extra: &str) {
     let d = dir.path().display().to_string();
     dir.unit(
         name,
         &format!(
             "unit: {name}\nexec-start: sleep 100\n\
-             exec-stop: [sh, -c, 'echo {name} >> {d}/order; kill $MAINPID']\n{extra}"
+             exec-stop: [sh, -c, '{before}echo {name} >> {d}/order; kill $MAINPID']\n{extra}"
         ),
     );
 }
@@ -27,7 +32,10 @@ fn machine(dir: &TestDir) -> std::path::PathBuf {
     recorded(dir, "ship-b", "provides: [logs]\n");
     recorded(dir, "pg", "provides: [db]\npreference: 10\n");
     recorded(dir, "maria", "provides: [db]\n");
-    recorded(dir, "web", "depends-on: [db]\n");
+    // web's stop takes its time: the new database must not come up, nor
+    // the old one stop, while it runs (an alternative's switch once let
+    // the old provider stop beside web's stop).
+    recorded_after(dir, "web", "sleep 0.5; ", "depends-on: [db]\n");
     dir.unit(
         "default",
         "unit: default\ntype: virtual\ndepends-on: [logs, web]\n",
@@ -89,7 +97,7 @@ fn group_and_alternative_and_set_alternative_across_a_restart() {
     init.ctl(&["set-alternative", "logs", "ship-a"]).expect(1);
     init.ctl(&["set-alternative", "db"]).expect(2);
 
-    // The switch: web stops before pg; maria starts, then web again.
+    // The switch: web stops, then pg; then maria starts, then web again.
     init.ctl(&["set-alternative", "db", "maria"]).expect(0);
     init.wait_all(&["maria", "web", "default"], UnitState::Running);
     init.wait_state("pg", UnitState::Disabled);

@@ -449,6 +449,16 @@ impl Planner {
                     self.work.push(p);
                 }
             }
+            // An alternative's new provider waits for the old one to be
+            // down (`targets.rs`): the nodes it stands by for look again.
+            let standby = self
+                .graph
+                .dependents(id)
+                .iter()
+                .filter(|d| d.kind == DepKind::Standby);
+            for d in standby {
+                self.work.push(d.unit);
+            }
         }
     }
 

@@ -132,6 +132,7 @@ impl Planner {
         let i = u.index();
         if self.units[i].kind == NodeKind::Alternative {
             self.failover(u);
+            self.wake_chosen(u);
         }
         let unit = &self.units[i];
         // A ghost is required only as a `not-found` unit held by its want
@@ -292,7 +293,14 @@ impl Planner {
             // is upheld.
             return (self.uphold_again(u), false);
         }
-        if at_once || (c.hard_bad == 0 && c.waits_bad == 0) {
+        let ready = c.hard_bad == 0 && c.waits_bad == 0;
+        if ready && !at_once {
+            if let Some(old) = self.old_provider_going(u) {
+                let why = format!("waiting for {} to stop", self.graph.node(old).spec.name);
+                return self.wait_with(u, state, why);
+            }
+        }
+        if at_once || ready {
             // With a cap, every start goes through the queue so that slots
             // are handed out in name order (but one asked to start at once).
             let capped = self.opts.max_concurrent_starts.is_some() && !at_once;
@@ -371,6 +379,19 @@ impl Planner {
             }
         }
         (changed, blocked_changed)
+    }
+
+    /// A required unit whose dependencies are ready that waits all the
+    /// same, for `why` (an alternative's old provider to stop).
+    fn wait_with(&mut self, u: UnitId, state: UnitState, why: String) -> (bool, bool) {
+        let i = u.index();
+        let new = Status::Text(why);
+        if state == UnitState::Waiting && self.status_same(u, &new) {
+            return (false, false);
+        }
+        self.set_blocked(i, None);
+        self.set_state(u, UnitState::Waiting, new);
+        (true, false)
     }
 
     /// Whether unit `u`'s status says the same as `new`, compared without

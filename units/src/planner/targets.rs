@@ -3,14 +3,14 @@
 //! failover ([`Planner::failover`]) — and what a status says of a declared
 //! target ([`Planner::target_view`]). A switch of the choice flips two
 //! edges of the graph ([`crate::graph::Graph::set_choice`]) and moves the
-//! required set, as a target switch does: the old provider stops after
-//! what hard-depends on the target (which starts again once the new one is
-//! active), the new one starts.
+//! required set, as a target switch does: what hard-depends on the target
+//! stops, then the old provider, then the new one starts
+//! ([`Planner::old_provider_going`]) and the dependents after it.
 
 use super::record::NodeKind;
 use super::Planner;
 use crate::graph::{Graph, UnitId};
-use crate::state::UnitState;
+use crate::state::{DepKind, UnitState};
 use crate::targets::{TargetMode, Why};
 use crate::time::Instant;
 
@@ -201,6 +201,40 @@ impl Planner {
         }
         if let Some(n) = self.graph.target_info(node).and_then(|t| t.chosen_unit()) {
             self.push(n);
+        }
+    }
+
+    /// The provider an alternative ran before `u` was chosen, while it is
+    /// up and on its way down: `u` starts once it is down. Without this
+    /// wait the new provider came up while the dependents were still
+    /// stopping (a slow `exec-stop`), the node was active again, and the
+    /// old provider stopped beside them rather than after them. One that
+    /// something else requires stays up, and does not hold `u`.
+    pub(super) fn old_provider_going(&self, u: UnitId) -> Option<UnitId> {
+        let g = &self.graph;
+        g.dependents(u)
+            .iter()
+            .filter(|d| {
+                d.kind == DepKind::DependsOn
+                    && self.units[d.unit.index()].kind == NodeKind::Alternative
+            })
+            .flat_map(|d| g.deps(d.unit))
+            .filter(|e| e.kind == DepKind::Standby)
+            .filter_map(|e| e.provider)
+            .find(|&p| {
+                let o = &self.units[p.index()];
+                (o.up() && (o.to_stop || !self.required[p.index()])) || o.phase.stopping()
+            })
+    }
+
+    /// An alternative's node was evaluated (a provider of it moved, an old
+    /// one went down: `deps.rs`, `push_neighbours`): its chosen provider
+    /// may be waiting for the old one to be down
+    /// ([`Planner::old_provider_going`]).
+    pub(super) fn wake_chosen(&mut self, node: UnitId) {
+        let chosen = self.graph.target_info(node).and_then(|t| t.chosen_unit());
+        if let Some(c) = chosen.filter(|c| self.units[c.index()].state == UnitState::Waiting) {
+            self.push(c);
         }
     }
 

@@ -316,9 +316,7 @@ fn set_alternative_stops_the_dependents_then_the_old_provider() {
 }
 
 /// The old provider is asked to stop only once the units on the target
-/// are down, not in the same round as their stops (the system test's
-/// `providers` once recorded the old provider's stop command first; the
-/// planner holds this order, so that run's cause is elsewhere).
+/// are down, not in the same round as their stops.
 #[test]
 fn set_alternative_stops_the_old_provider_once_the_dependents_are_down() {
     let mut w = web_on_an_alternative();
@@ -968,4 +966,74 @@ fn a_unit_bound_to_a_service_stops_when_it_exits_cleanly() {
     assert!(!w.stops.iter().any(|n| n == "plain"), "{:?}", w.stops);
     assert_eq!(w.state("bound"), UnitState::Disabled);
     assert_eq!(w.state("plain"), UnitState::Running);
+}
+
+/// A dependent whose stop takes its time (an `exec-stop` still running)
+/// holds the old provider up, and the new one waits for the old one to be
+/// down: the system test's `providers` once recorded the old provider's
+/// stop command before the dependent's, because the new provider came up
+/// while the dependent stopped and the node was active again.
+#[test]
+fn set_alternative_with_a_slow_dependent_stop_keeps_the_order() {
+    let mut web = app("web", &["db"]);
+    web.exec_stop = Some(Command::new(["/bin/stop-web"]));
+    let mut w = World::new(
+        vec![
+            default(&["web"]),
+            web,
+            svc("mariadb", &["db"], 0),
+            svc("postgres", &["db"], 10),
+        ],
+        shape(&[("db", decl(TargetMode::Alternative, None, false))], &[]),
+        "default",
+    );
+    let web_pid =
+        w.p.view(w.id("web"))
+            .and_then(|v| v.pid)
+            .expect("web's pid");
+    w.starts.clear();
+    w.p.set_alternative("db", "mariadb", Instant(w.now))
+        .expect("set");
+    // Every spawn answered, no process ending: web's stop command runs on.
+    let mut stop_pid = None;
+    for _ in 0..5 {
+        for a in w.p.take_actions() {
+            w.now += 1;
+            match a {
+                Action::Spawn { unit, role, .. } => {
+                    w.next_pid += 1;
+                    w.starts.push(w.name(unit));
+                    let pid = w.next_pid;
+                    if role == Role::Stop {
+                        stop_pid = Some(pid);
+                    }
+                    w.p.fact(Fact::Spawned { unit, role, pid }, Instant(w.now));
+                }
+                Action::Kill { unit, .. } => panic!("{} killed while web stops", w.name(unit)),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(w.starts, ["web"], "only web's stop command ran");
+    assert_eq!(w.state("web"), UnitState::Stopping);
+    assert_eq!(w.state("postgres"), UnitState::Running);
+    assert_eq!(w.state("mariadb"), UnitState::Waiting);
+    let v = w.p.view(w.id("mariadb")).expect("view");
+    assert_eq!(v.status, "waiting for postgres to stop");
+
+    // web's stop command ends it, and ends: postgres stops, then
+    // mariadb starts, then web again.
+    w.stops.clear();
+    w.starts.clear();
+    let stop_pid = stop_pid.expect("web's stop command");
+    for pid in [web_pid, stop_pid] {
+        let status = ExitStatus::Signal(15);
+        w.p.fact(Fact::Exited { pid, status }, Instant(w.now));
+    }
+    w.settle();
+    // web's stop ends by signalling what is left of its group.
+    assert_eq!(w.stops, ["web", "postgres"]);
+    assert_eq!(w.starts, ["mariadb", "web"]);
+    assert_eq!(w.state("postgres"), UnitState::Disabled);
+    assert_eq!(w.state("default"), UnitState::Running);
 }
