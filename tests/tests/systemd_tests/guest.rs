@@ -115,6 +115,13 @@ const LEFTOVERS: &str = "t=$(systemctl show -p Id -p Transient \
      ls -A /tmp | grep -vxF -f /run/systemd-tests-tmp | \
      while IFS= read -r f; do rm -rf --one-file-system \"/tmp/$f\" 2>/dev/null; done;";
 
+/// The guest's clock for the harness's times: `/proc/uptime`, which no
+/// setting of the date moves, in whole seconds (`up`) and milliseconds
+/// (`up_ms`; the file has hundredths, read as `1NN` so that a leading zero
+/// is not octal).
+const CLOCK: &str = "up() { read u r </proc/uptime; echo ${u%.*}; }; \
+     up_ms() { read u r </proc/uptime; echo $(( ${u%.*} * 1000 + (1${u#*.} - 100) * 10 )); };";
+
 /// Marks the two parts of one test's answer.
 const PART: &str = "==systemd-test-part==";
 
@@ -133,22 +140,24 @@ const PART: &str = "==systemd-test-part==";
 /// stopped after its verdict is read, so that it does not run on beside
 /// the next tests of a boot that goes on (the whole run's, under systemd:
 /// 02, cut at its 600 s, went on running its unit tests), which changes
-/// no verdict (`HARNESS` unchanged).
+/// no verdict (`HARNESS` unchanged). Every time is read from the guest's
+/// [`CLOCK`], not its wall clock, which tests set (53 sets it three days
+/// back).
 fn command(nn: &str, limit: Limit) -> String {
     let unit = format!("testsuite-{nn}.service");
     format!(
-        "z=$(date +%s%N); {LEFTOVERS} rm -f /testok /failed; a=$(date +%s%N); \
+        "{CLOCK} z=$(up_ms); {LEFTOVERS} rm -f /testok /failed; a=$(up_ms); \
          systemctl start --no-block {unit} >/tmp/start.out 2>&1; rc=$?; \
          if [ $rc = 0 ]; then {wait} fi; \
-         b=$(date +%s%N); echo \"rc=$rc\"; echo \"ms=$(( (b - a) / 1000000 ))\"; \
-         echo \"leftovers_ms=$(( (a - z) / 1000000 ))\"; \
+         b=$(up_ms); echo \"rc=$rc\"; echo \"ms=$((b - a))\"; \
+         echo \"leftovers_ms=$((a - z))\"; \
          [ -e /testok ] && echo testok; [ -s /failed ] && echo failed-nonempty; \
          echo \"result=$(systemctl show -P Result {unit} 2>&1)\"; \
          echo \"state=$(systemctl show -P ActiveState {unit} 2>&1)/$(systemctl show -P SubState \
-         {unit} 2>&1)\"; c=$(date +%s%N); echo \"verdict_ms=$(( (c - b) / 1000000 ))\"; echo {PART}; \
+         {unit} 2>&1)\"; c=$(up_ms); echo \"verdict_ms=$((c - b))\"; echo {PART}; \
          cat /tmp/start.out; head -c 2000 /failed 2>/dev/null; \
          journalctl -b -u {unit} --no-pager -o cat 2>&1 | tail -n 400; \
-         d=$(date +%s%N); echo \"journal_ms=$(( (d - c) / 1000000 ))\"; \
+         d=$(up_ms); echo \"journal_ms=$((d - c))\"; \
          [ $rc = 124 ] && timeout 60 systemctl stop {unit} >/dev/null 2>&1; true",
         wait = wait_loop(&unit, limit),
     )
@@ -161,11 +170,11 @@ fn command(nn: &str, limit: Limit) -> String {
 /// changed for [`Limit::quiet`].
 fn wait_loop(unit: &str, limit: Limit) -> String {
     format!(
-        "t0=$(date +%s); seen=$t0; cur=; n=0; while :; do \
+        "t0=$(up); seen=$t0; cur=; n=0; while :; do \
          s=$(systemctl show -P ActiveState {unit} 2>/dev/null); case \"$s\" in \
          activating|deactivating|reloading|\"\") ;; \
          inactive) systemctl list-jobs --no-legend 2>/dev/null | grep -q \" {unit} \" || break ;; \
-         *) break ;; esac; now=$(date +%s); \
+         *) break ;; esac; now=$(up); \
          if [ $((now - t0)) -ge {total} ]; then rc=124; break; fi; n=$((n + 1)); \
          if [ $((n % 5)) = 0 ]; then \
          k=$(journalctl -b -u {unit} -n 1 --show-cursor -q -o cat 2>/dev/null | tail -n 1); \
@@ -328,7 +337,7 @@ pub fn logs_dir(image: &Path) -> PathBuf {
 }
 
 /// [`wait_loop`] run by `sh` on the host with stand-ins for the guest's
-/// commands on the PATH: `date +%s` counts the loop's rounds (one per
+/// commands on the PATH: `up` (the guest's [`CLOCK`]) counts the loop's rounds (one per
 /// call), `sleep` returns at once, `systemctl` says `activating` until
 /// round `ends` (then `inactive`, no job), and `journalctl`'s last cursor
 /// moves each round when `moving`. Its `rc` and the round it ended in.
@@ -342,7 +351,7 @@ fn wait_loop_on_host(limit: Limit, ends: u64, moving: bool) -> (String, u64) {
     let cursor = if moving { "$(cat {t})" } else { "still" }.replace("{t}", &t.to_string());
     for (name, body) in [
         (
-            "date",
+            "up",
             format!("n=$(cat {t}); echo $((n + 1)) > {t}; echo $n"),
         ),
         ("sleep", String::new()),
