@@ -16,6 +16,7 @@ use flotilla_units::planner::{WantError, WantLife};
 use flotilla_units::protocol::{ErrorCode, Reply, StdStream};
 use flotilla_units::spec::{Runs, UnitSpec};
 use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 
 /// The transient set of `initctl run` and `initctl add`.
 pub(super) const RUN_SET: &str = "initctl";
@@ -110,15 +111,19 @@ impl<S: Sys> Runtime<S> {
     /// [`Self::drop_runs`] removes it after: a unit that ends at once
     /// leaves none behind. Nothing without such a directory on the path.
     fn write_run_file(&self, name: &str, text: &str) -> Result<(), String> {
-        let dirs = self.settings.units_path();
-        let Some(dir) = flotilla_systemd::transient_dir(&dirs) else {
+        let Some(dir) = self.transient_dir() else {
             return Ok(());
         };
         let path = dir.join(name);
         self.sys
-            .create_dir_all(dir)
+            .create_dir_all(&dir)
             .and_then(|()| self.sys.write_file(&path, text.as_bytes()))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// The search path's directory of transient units, if it has one.
+    fn transient_dir(&self) -> Option<PathBuf> {
+        flotilla_systemd::transient_dir(&self.settings.units_path()).cloned()
     }
 
     /// Whether a new transient unit may be named `name`: an ended one of
@@ -205,8 +210,7 @@ impl<S: Sys> Runtime<S> {
     pub(super) fn drop_runs(&mut self, names: Vec<String>) -> Reply {
         let r = self.patch_transient(RUN_SET.to_string(), Vec::new(), names.clone());
         if matches!(r, Reply::Applied(_)) {
-            let dirs = self.settings.units_path();
-            if let Some(dir) = flotilla_systemd::transient_dir(&dirs) {
+            if let Some(dir) = self.transient_dir() {
                 for n in &names {
                     // None there (a scope's, an initctl run's) is no error.
                     let _ = self.sys.remove_file(&dir.join(n));

@@ -268,9 +268,8 @@ fn started(dir: &TestDir) -> Init {
     init
 }
 
-/// [`started`] with the path's directory of transient units, where
-/// flotilla-busd writes each transient unit's file: the init, and the
-/// directory.
+/// [`started`] with the path's directory of transient units, where the
+/// init writes each transient unit's file: the init, and the directory.
 fn started_with_transient_dir(dir: &TestDir) -> (Init, PathBuf) {
     units(dir);
     let transient = dir.join("run/systemd/transient");

@@ -85,12 +85,22 @@ fn add_tool(name: &str, stdio: Vec<flotilla_units::protocol::StdStream>) -> Requ
     use flotilla_units::spec::{Command, UnitSpec, UnitType};
     let mut unit = UnitSpec::new(name, UnitType::ForegroundSupervised);
     unit.exec_start = Some(Command::new(["/bin/tool"]));
+    add_request(unit, stdio, None)
+}
+
+/// `transient-add` of `unit`, with the caller's streams `stdio` and its
+/// unit file `file` (as flotilla-busd sends it).
+fn add_request(
+    unit: flotilla_units::spec::UnitSpec,
+    stdio: Vec<flotilla_units::protocol::StdStream>,
+    file: Option<&str>,
+) -> Request {
     Request::TransientAdd {
         unit: Box::new(unit),
         adopt: Vec::new(),
         stdio,
         aux: Vec::new(),
-        file: None,
+        file: file.map(str::to_string),
     }
 }
 

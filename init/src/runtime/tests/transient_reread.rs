@@ -81,13 +81,7 @@ fn a_drop_in_written_for_a_running_transient_service_applies_at_a_reload() {
 
 /// `transient-add` of `unit` with its file, as flotilla-busd asks.
 fn added(unit: UnitSpec, file: &str) -> Request {
-    Request::TransientAdd {
-        unit: Box::new(unit),
-        adopt: Vec::new(),
-        stdio: Vec::new(),
-        aux: Vec::new(),
-        file: Some(file.to_string()),
-    }
+    add_request(unit, Vec::new(), Some(file))
 }
 
 /// The text of the fake's file at `path`, if there is one.
