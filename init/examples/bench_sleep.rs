@@ -58,7 +58,13 @@
 //! `posix_spawn("/usr/bin/sleep", ["sleep", "3600"])` with
 //! `POSIX_SPAWN_SETSID` (the init's children lead their own session too),
 //! argv and envp prepared once, nothing else; the processes are killed and
-//! reaped untimed. Every figure is the median over the rounds.
+//! reaped untimed. So does the **ideal starter** (`support/ideal.rs`): the
+//! same graph started in its order with nothing but what any starter must
+//! do (a `CLONE_VM` clone that calls `setsid` and `execve`, its exec
+//! learned from a close-on-exec pipe through epoll; no cgroup, no output
+//! captured, no state), timed from its first start to its last exec:
+//! what the machine allows, which the init's and dinit's launches are
+//! read against. Every figure is the median over the rounds.
 //!
 //! `BENCH_DINIT=PATH` (a `dinit` binary, `dinitctl` beside it;
 //! `scripts/dinit` builds them) adds dinit to each round: the same graph as
@@ -71,9 +77,10 @@
 //! all` until it returns (it waits until `all` has started, that is every
 //! service's process has exec'd); its `VmRSS` with the 1000 running, the
 //! services counted with `dinitctl list`; and `dinitctl shutdown` until it
-//! has exited. The init, the floor and dinit run in turn in each round,
-//! the one first rotating from round to round; the summary gives the
-//! init's launch over dinit's, of the medians and round by round.
+//! has exited. The init, the floor, the ideal starter and dinit run in
+//! turn in each round, the one first rotating from round to round; the
+//! summary gives the init's launch over dinit's, of the medians and round
+//! by round.
 
 use std::ffi::{c_char, CString};
 use std::io::{BufRead, BufReader, Write};
@@ -87,6 +94,8 @@ use flotilla_units::state::UnitState;
 
 #[path = "support/cpu.rs"]
 mod cpu;
+#[path = "support/ideal.rs"]
+mod ideal;
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -177,6 +186,7 @@ fn main() -> Result<(), BoxError> {
     }
 
     let mut floor = Vec::new();
+    let mut ideal = Vec::new();
     let mut launch_poll = Vec::new();
     let mut launch_wait = Vec::new();
     let mut inside = Vec::new();
@@ -208,11 +218,12 @@ fn main() -> Result<(), BoxError> {
             .map(Some),
             None => Ok(None),
         };
-        // The init, the floor and dinit in each round, in turn first: the
-        // order rotates from one round to the next, for the same reason.
+        // The init, the floor, the ideal starter and dinit in each round,
+        // in turn first: the order rotates from one round to the next, for
+        // the same reason.
         let (mut f, mut res, mut without, mut dr) = (None, None, None, None);
-        for slot in 0..3 {
-            match (round + slot) % 3 {
+        for slot in 0..4 {
+            match (round + slot) % 4 {
                 0 => {
                     if round % 2 == 0 {
                         without = plain_round(&init)?;
@@ -230,6 +241,7 @@ fn main() -> Result<(), BoxError> {
                     }
                 }
                 1 => f = Some(spawn_floor(n)?),
+                2 => ideal.push(spawn_ideal()?),
                 _ => {
                     if let Some(d) = &dinit {
                         dr = Some(dinit_round(d, dir.path(), round)?);
@@ -277,8 +289,9 @@ fn main() -> Result<(), BoxError> {
         };
         dinit_rounds.extend(dr);
         println!(
-            "  round {round}: floor {:.0} ms, init {:.0} ms ({}; init's own clock {:.0} ms), RSS {} KiB running, shutdown {:.0} ms{dinit_line}",
+            "  round {round}: floor {:.0} ms, ideal {:.0} ms, init {:.0} ms ({}; init's own clock {:.0} ms), RSS {} KiB running, shutdown {:.0} ms{dinit_line}",
             ms(f),
+            ideal.last().map_or(0.0, |d| ms(*d)),
             ms(r.launch),
             if round % 2 == 1 { "set-target --wait" } else { "status polled" },
             ms(r.inside),
@@ -304,6 +317,12 @@ fn main() -> Result<(), BoxError> {
     println!();
     println!("launch (set-target -> all {n} running), median of {rounds} rounds:");
     println!("  floor (posix_spawn loop)       {:>8.1} ms", ms(fl));
+    let il = median(&ideal);
+    println!(
+        "  ideal starter (support/ideal.rs){:>7.1} ms   {}",
+        ms(il),
+        ratios(il)
+    );
     println!(
         "  init, status polled            {:>8.1} ms   {}",
         ms(lp),
@@ -549,8 +568,16 @@ fn write_units(dir: &Path, logd: Option<&Path>) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// The floor: `n` bare `posix_spawn(3)` calls with `POSIX_SPAWN_SETSID`.
-fn spawn_floor(n: usize) -> Result<Duration, BoxError> {
+/// `sleep 3600` as `execve` takes it, with this process's environment:
+/// the strings, and the arrays pointing into them.
+struct SleepExec {
+    path: CString,
+    _strings: Vec<CString>,
+    argv: Vec<*mut c_char>,
+    envp: Vec<*mut c_char>,
+}
+
+fn sleep_exec() -> Result<SleepExec, BoxError> {
     let path = CString::new(SLEEP)?;
     let args = [CString::new("sleep")?, CString::new("3600")?];
     let env: Vec<CString> = std::env::vars_os()
@@ -565,6 +592,67 @@ fn spawn_floor(n: usize) -> Result<Duration, BoxError> {
     argv.push(std::ptr::null_mut());
     let mut envp: Vec<*mut c_char> = env.iter().map(|c| c.as_ptr().cast_mut()).collect();
     envp.push(std::ptr::null_mut());
+    // The arrays point into the strings' heap buffers, which do not move
+    // when the `CString`s themselves do.
+    let strings = args.into_iter().chain(env).collect();
+    Ok(SleepExec {
+        path,
+        _strings: strings,
+        argv,
+        envp,
+    })
+}
+
+/// Kills and reaps the benchmark's own children (untimed).
+fn kill_all(pids: &[libc::pid_t]) {
+    for &pid in pids {
+        // SAFETY: kill(2) and waitpid(2) on our own children.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    for &pid in pids {
+        let mut status = 0;
+        // SAFETY: as above.
+        unsafe {
+            libc::waitpid(pid, &mut status, 0);
+        }
+    }
+}
+
+/// The ideal starter (`support/ideal.rs`) over the graph.
+fn spawn_ideal() -> Result<Duration, BoxError> {
+    let units = graph();
+    let index: std::collections::HashMap<&str, usize> = units
+        .iter()
+        .enumerate()
+        .map(|(i, (u, _))| (u.as_str(), i))
+        .collect();
+    let providers: Vec<Vec<usize>> = units
+        .iter()
+        .map(|(_, ps)| {
+            ps.iter()
+                .flatten()
+                .filter_map(|p| index.get(p.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let e = sleep_exec()?;
+    let (took, pids) = ideal::launch(
+        &providers,
+        e.path.as_ptr(),
+        e.argv.as_ptr(),
+        e.envp.as_ptr(),
+    )?;
+    kill_all(&pids);
+    Ok(took)
+}
+
+/// The floor: `n` bare `posix_spawn(3)` calls with `POSIX_SPAWN_SETSID`.
+fn spawn_floor(n: usize) -> Result<Duration, BoxError> {
+    let SleepExec {
+        path, argv, envp, ..
+    } = &sleep_exec()?;
     let mut pids = Vec::with_capacity(n);
     let start = Instant::now();
     for _ in 0..n {
@@ -593,19 +681,7 @@ fn spawn_floor(n: usize) -> Result<Duration, BoxError> {
         pids.push(pid);
     }
     let took = start.elapsed();
-    for &pid in &pids {
-        // SAFETY: kill(2) and waitpid(2) on our own children.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-        }
-    }
-    for &pid in &pids {
-        let mut status = 0;
-        // SAFETY: as above.
-        unsafe {
-            libc::waitpid(pid, &mut status, 0);
-        }
-    }
+    kill_all(&pids);
     Ok(took)
 }
 
