@@ -270,14 +270,10 @@ impl Cgroups {
     /// The cgroup of unit `name` in `parent` (not created).
     fn unit(&self, parent: &Path, name: &str) -> UnitCgroup {
         let dir = parent.join(cgroup_name(name));
-        // A cgroup left by an earlier run (or the init's before a
-        // re-exec) keeps its counter: only kills after now are news.
-        let seen =
-            oom_kills(&std::fs::read_to_string(dir.join("memory.events")).unwrap_or_default());
         UnitCgroup {
             dir: Arc::from(CString::new(dir.into_os_string().into_vec()).unwrap_or_default()),
             fresh: false,
-            oom_seen: Cell::new(seen),
+            oom_seen: Cell::new(0),
             controllers: 0,
         }
     }
@@ -298,17 +294,34 @@ impl Cgroups {
         tasks: u64,
     ) -> Result<UnitCgroup, (Option<Key>, String)> {
         let slice = limits.slice.as_deref().unwrap_or(DEFAULT_SLICE);
-        let levels = slices::levels(&self.base, slice).map_err(|e| (Some(Key::Slice), e))?;
-        let parent = levels.last().unwrap_or(&self.base).clone();
+        let levels = slices::levels(&self.base, slice);
+        let make_levels = || slices::make(&levels).map_err(|e| (Some(Key::Slice), e));
         let mut controllers = 0u8;
-        let enabled = self.enable_along(&levels, limits, &mut controllers);
-        let mut cg = self.unit(&parent, name);
+        // The slices' directories are made here when controllers are
+        // enabled in them, else only when the unit's cannot be made
+        // without them: most starts find them there, and a unit's start
+        // makes one directory.
+        let enabled = match enables_any(limits) {
+            true => {
+                make_levels().and_then(|()| self.enable_along(&levels, limits, &mut controllers))
+            }
+            false => Ok(()),
+        };
+        let parent = levels.last().unwrap_or(&self.base);
+        let mut cg = self.unit(parent, name);
         cg.controllers = controllers;
         if let Err(e) = enabled {
             self.release(&cg);
             return Err(e);
         }
         let made = match std::fs::create_dir(cg.dir()) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                make_levels()?;
+                std::fs::create_dir(cg.dir())
+            }
+            made => made,
+        };
+        let made = match made {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 // From an earlier run: made afresh, or reused if busy.
                 remove_below(cg.dir());
@@ -317,11 +330,14 @@ impl Cgroups {
             made => made,
         };
         cg.fresh = match made {
-            Ok(()) => {
-                cg.oom_seen.set(0);
-                true
+            Ok(()) => true,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                // Reused from an earlier run (or the init's before a
+                // re-exec): it keeps its counter, and only kills after
+                // now are news. A cgroup made now counts from 0.
+                cg.new_oom_kills();
+                false
             }
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => false,
             Err(e) => return Err((None, format!("create cgroup {}: {e}", cg.dir().display()))),
         };
         for (file, value, key) in limits.cgroup_files(memory, tasks) {
@@ -475,6 +491,13 @@ impl Cgroups {
 /// cgroups in it, moving its processes between them, and enabling
 /// controllers for them.
 const DELEGATED_FILES: [&str; 3] = ["cgroup.procs", "cgroup.threads", "cgroup.subtree_control"];
+
+/// Whether [`Cgroups::enable_along`] has anything to enable for `limits`
+/// (when it has not, the slices' directories need not exist before the
+/// unit's).
+fn enables_any(limits: &Resources) -> bool {
+    limits.delegate == Some(Delegation::All) || !limits.controllers().is_empty()
+}
 
 /// The `oom_kill` counter of a `memory.events` file's text (0 when it
 /// has none).
@@ -701,77 +724,4 @@ impl UnitCgroup {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    const MOUNTINFO: &str = "\
-22 1 0:21 / /sys rw,nosuid - sysfs sysfs rw
-30 22 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw
-40 30 0:35 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
-";
-
-    #[test]
-    fn the_machine_has_memory_and_a_task_limit() {
-        let (memory, tasks) = machine();
-        assert!(memory > 64 << 20, "{memory}");
-        assert!(tasks >= 1024, "{tasks}");
-    }
-
-    #[test]
-    fn own_dir_from_proc_files() {
-        let cg = "4:memory:/x\n0::/user.slice/app\n";
-        assert_eq!(
-            own_cgroup_dir(cg, MOUNTINFO.as_bytes()).unwrap(),
-            PathBuf::from("/sys/fs/cgroup/unified/user.slice/app")
-        );
-        assert_eq!(
-            own_cgroup_dir("0::/\n", MOUNTINFO.as_bytes()).unwrap(),
-            PathBuf::from("/sys/fs/cgroup/unified")
-        );
-        assert_eq!(
-            own_cgroup_dir("4:memory:/x\n", MOUNTINFO.as_bytes()).unwrap_err(),
-            "no cgroup v2 hierarchy in /proc/self/cgroup"
-        );
-        assert_eq!(
-            own_cgroup_dir("0::/\n", b"22 1 0:21 / /sys rw - sysfs sysfs rw\n").unwrap_err(),
-            "no cgroup2 file system is mounted"
-        );
-        // A mount of a subtree (a container's view) that does not hold the
-        // init's cgroup.
-        let sub = "40 30 0:35 /lxc/c1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
-        assert!(own_cgroup_dir("0::/other\n", sub.as_bytes()).is_err());
-        assert_eq!(
-            own_cgroup_dir("0::/lxc/c1/init\n", sub.as_bytes()).unwrap(),
-            PathBuf::from("/sys/fs/cgroup/init")
-        );
-    }
-
-    /// `memory.events` (a plain file here: no cgroup needed) is read for
-    /// the kills since the last look; those before the run are not news.
-    #[test]
-    fn oom_kills_are_counted_once() {
-        let base = tempfile::tempdir().unwrap();
-        let cgroups = Cgroups {
-            base: base.path().to_path_buf(),
-            at_root: false,
-            has_kill: false,
-        };
-        let dir = base.path().join(cgroup_name("web"));
-        std::fs::create_dir(&dir).unwrap();
-        let events = |n: u32| {
-            let text = format!("low 0\nhigh 0\nmax 7\noom {n}\noom_kill {n}\noom_group_kill 0\n");
-            std::fs::write(dir.join("memory.events"), text).unwrap();
-        };
-        events(2);
-        let cg = cgroups.unit(base.path(), "web");
-        assert_eq!(cg.new_oom_kills(), 0, "an earlier run's");
-        events(3);
-        assert_eq!(cg.new_oom_kills(), 1);
-        assert_eq!(cg.new_oom_kills(), 0, "told once");
-        events(6);
-        assert_eq!(cg.new_oom_kills(), 3);
-        std::fs::remove_file(dir.join("memory.events")).unwrap();
-        assert_eq!(cg.new_oom_kills(), 0, "no memory controller");
-        assert_eq!(oom_kills("oom 1\n"), 0);
-    }
-}
+mod tests;

@@ -32,20 +32,31 @@ thread_local! {
 }
 
 /// The directories a unit's cgroup is below, from `base` down to its
-/// parent: `base`, then each of `slice`'s, made if missing.
-pub fn levels(base: &Path, slice: &str) -> Result<Vec<PathBuf>, String> {
+/// parent: `base`, then each of `slice`'s (not made: [`make`]).
+pub fn levels(base: &Path, slice: &str) -> Vec<PathBuf> {
     let mut out = vec![base.to_path_buf()];
     let mut dir = base.to_path_buf();
     for name in slice_dirs(slice) {
         dir.push(cgroup_name(&name));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("create the cgroup of {name}: {e}")),
-        }
         out.push(dir.clone());
     }
-    Ok(out)
+    out
+}
+
+/// Makes the slices' directories of `levels` that are missing, from the
+/// top down.
+pub fn make(levels: &[PathBuf]) -> Result<(), String> {
+    for dir in levels.iter().skip(1) {
+        match std::fs::create_dir(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                let name = dir.file_name().unwrap_or_default().to_string_lossy();
+                return Err(format!("create the cgroup of {name}: {e}"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Counts one more unit needing `ctl` in `level`; `turned_on`: the init
@@ -130,9 +141,12 @@ mod tests {
     }
 
     #[test]
-    fn the_levels_of_a_slice_are_made_below_the_base() {
+    fn the_levels_of_a_slice_are_named_and_made_below_the_base() {
         let base = tempfile::tempdir().unwrap();
-        let got = levels(base.path(), "system-foo-bar.slice").unwrap();
+        let got = levels(base.path(), "system-foo-bar.slice");
+        assert!(!got.iter().skip(1).any(|d| d.exists()), "only named");
+        make(&got).unwrap();
+        make(&got).unwrap();
         let want: Vec<PathBuf> = ["", "system.slice", "system.slice/system-foo.slice"]
             .iter()
             .map(|p| base.path().join(p))
@@ -144,6 +158,6 @@ mod tests {
             .collect();
         assert_eq!(got, want);
         assert!(got.iter().all(|d| d.is_dir()));
-        assert_eq!(levels(base.path(), "-.slice").unwrap(), [base.path()]);
+        assert_eq!(levels(base.path(), "-.slice"), [base.path()]);
     }
 }
