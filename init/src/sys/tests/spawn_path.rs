@@ -156,6 +156,21 @@ fn children_in_flight_beyond_the_lanes_each_have_only_their_stdio() {
         wait_for(&sys, *pid);
     }
     drop(started);
+    // Every lane given back holds the placeholder again: an `O_PATH`
+    // descriptor of `/`, the cheapest for the next children to copy and
+    // close (`lanes.rs`).
+    let lanes = spawn::tests_support::lanes();
+    assert!(lanes.len() >= 3 * 96, "{} lane descriptors", lanes.len());
+    for fd in lanes {
+        assert_eq!(fd_target("self", fd), "/", "lane descriptor {fd}");
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| i32::from_str_radix(f.trim(), 8).ok())
+            .unwrap();
+        assert_ne!(flags & libc::O_PATH, 0, "lane descriptor {fd}: {info}");
+    }
     check_child_has_only_stdio(None, true, true);
     drop(held);
 }

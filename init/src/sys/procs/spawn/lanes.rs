@@ -28,10 +28,14 @@
 //! and the report (stdin, when it is `/dev/null`, is the spawner's own,
 //! which it keeps below every lane; a child whose stdin is another
 //! descriptor takes no lane, since the caller may close that one at once).
-//! Between flights they hold `/dev/null` (or the placeholder): references
-//! to one file, cheap to copy and to close. A flight takes the lowest free
+//! Between flights they hold the spawner's placeholder, an `O_PATH`
+//! descriptor of `/`: references to one file, cheap to copy, and the
+//! cheapest to close (the kernel's `filp_flush` looks for no dnotify
+//! watch and no POSIX lock on an `O_PATH` file, which for `/dev/null` was
+//! about half of what a child paid to close the lanes it copied). A lane given a
+//! `/dev/null` stream keeps it. A flight takes the lowest free
 //! lane (so that `bound` stays as low as the load allows) and copies its
-//! sources into it. The lane is given back (its slots get `/dev/null`
+//! sources into it. The lane is given back (its slots get the placeholder
 //! again, dropping the init's references to the pipes) once the child has
 //! unshared: at its first message on the report (it writes none before),
 //! or when it is known to have ended. When every lane is taken (more
@@ -65,11 +69,16 @@ pub(super) struct Lanes {
 }
 
 impl Lanes {
-    /// Reserves up to [`LANES`] lanes, each descriptor a copy of `fill`
-    /// (which holds `holds`); fewer if the table runs out.
-    pub(super) fn reserve(fill: &OwnedFd, holds: Holds) -> Lanes {
+    /// Reserves up to [`LANES`] lanes, each descriptor a copy of the
+    /// placeholder; fewer if the table runs out.
+    pub(super) fn reserve(placeholder: &OwnedFd) -> Lanes {
         let mut lanes = Vec::with_capacity(LANES);
-        let slot = || dup_above_stdio(fill).map(|fd| Slot { fd, holds });
+        let slot = || {
+            dup_above_stdio(placeholder).map(|fd| Slot {
+                fd,
+                holds: Holds::Placeholder,
+            })
+        };
         let lane = || -> Result<Lane, Errno> {
             let slots = [slot()?, slot()?];
             let report = slot()?;
@@ -89,6 +98,17 @@ impl Lanes {
         Lanes { lanes, free }
     }
 
+    /// The descriptors of every lane (for tests).
+    #[cfg(test)]
+    pub(super) fn fds(&self) -> Vec<RawFd> {
+        use std::os::fd::AsRawFd;
+        self.lanes
+            .iter()
+            .flat_map(|l| l.slots.iter().chain(std::iter::once(&l.report)))
+            .map(|s| s.fd.as_raw_fd())
+            .collect()
+    }
+
     /// Takes the lowest free lane.
     pub(super) fn take(&mut self) -> Option<(usize, &mut Lane)> {
         if self.free == 0 {
@@ -100,9 +120,9 @@ impl Lanes {
         Some((i, lane))
     }
 
-    /// Gives lane `i` back: each of its slots gets `src` (which holds
-    /// `holds`) again, so that the init keeps no reference to a child's
-    /// pipe.
+    /// Gives lane `i` back: each of its slots gets `src` (the placeholder,
+    /// which holds `holds`) again, so that the init keeps no reference to a
+    /// child's pipe.
     pub(super) fn give_back(&mut self, i: usize, src: RawFd, holds: Holds) {
         let Some(lane) = self.lanes.get_mut(i) else {
             return;

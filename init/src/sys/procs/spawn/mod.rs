@@ -294,7 +294,7 @@ pub(crate) fn reserve() {
 pub(in crate::sys) fn give_back_lane(i: usize) {
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(s) = spawner.as_mut() {
-        let (src, holds) = s.filler();
+        let (src, holds) = s.lane_filler();
         s.lanes.give_back(i, src, holds);
     }
 }
@@ -446,6 +446,13 @@ pub(crate) mod tests_support {
             [a.fd.as_raw_fd(), b.fd.as_raw_fd(), c.fd.as_raw_fd()],
             s.limit as RawFd,
         )
+    }
+
+    /// The descriptors of every lane, free or not (`lanes.rs`).
+    pub(crate) fn lanes() -> Vec<RawFd> {
+        reserve();
+        let guard = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.as_ref().expect("no spawner").lanes.fds()
     }
 }
 

@@ -13,7 +13,8 @@ use super::{Errno, Failure, Stdio};
 /// What a reserved slot holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Holds {
-    /// The `O_PATH` descriptor of `/` (no `/dev/null` yet).
+    /// The `O_PATH` descriptor of `/` (a free lane, or no `/dev/null`
+    /// yet).
     Placeholder,
     /// `/dev/null`.
     Null,

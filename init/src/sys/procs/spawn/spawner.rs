@@ -113,10 +113,7 @@ impl Spawner {
             Some(_) => None,
             None => Some(dup_above_stdio(&first)?),
         };
-        let lanes = match &null {
-            Some(null) => lanes::Lanes::reserve(null, Holds::Null),
-            None => lanes::Lanes::reserve(&placeholder, Holds::Placeholder),
-        };
+        let lanes = lanes::Lanes::reserve(&placeholder);
         let mut spawner = Spawner {
             slots: [slot(first), slot(second), slot(third)],
             limit,
@@ -191,6 +188,11 @@ impl Spawner {
     pub(super) fn restore(&mut self) {
         let (src, holds) = self.filler();
         restore_slots(self.slots.iter_mut(), src, holds);
+    }
+
+    /// What a free lane holds: the placeholder (`lanes.rs` says why).
+    pub(super) fn lane_filler(&self) -> (RawFd, Holds) {
+        (self.placeholder.as_raw_fd(), Holds::Placeholder)
     }
 
     /// What a free slot holds: `/dev/null`, or the placeholder until it
@@ -354,16 +356,20 @@ impl Spawner {
 }
 
 /// A cgroup's directory, opened for `CLONE_INTO_CGROUP` (`None`: it
-/// cannot be; the child then joins the cgroup itself).
+/// cannot be; the child then joins the cgroup itself). `O_PATH` is all
+/// clone3(2) needs (it takes the descriptor as a path), and the cheapest
+/// to open and to close; `openat(2)`, as the C library's `open(3)` may
+/// follow an `O_CLOEXEC` open with an `fcntl(2)` setting it again.
 pub(super) fn open_dir(dir: &CStr) -> Option<OwnedFd> {
     // SAFETY: `dir` is a C string; the descriptor returned is ours.
     let fd = unsafe {
-        libc::open(
+        libc::openat(
+            libc::AT_FDCWD,
             dir.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )
     };
-    // SAFETY: a descriptor open(2) just returned, owned by nothing else.
+    // SAFETY: a descriptor openat(2) just returned, owned by nothing else.
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
