@@ -329,8 +329,7 @@ pub(super) fn fly(
     let lane = match (lane, &born) {
         (Some(i), Ok(Ok(_))) => Some(i),
         (Some(i), _) => {
-            let (src, holds) = s.lane_filler();
-            s.lanes.give_back(i, src, holds);
+            s.lanes.give_back(i, s.placeholder.as_raw_fd());
             None
         }
         (None, _) => None,

@@ -32,8 +32,8 @@
 //! descriptor of `/`: references to one file, cheap to copy, and the
 //! cheapest to close (the kernel's `filp_flush` looks for no dnotify
 //! watch and no POSIX lock on an `O_PATH` file, which for `/dev/null` was
-//! about half of what a child paid to close the lanes it copied). A lane given a
-//! `/dev/null` stream keeps it. A flight takes the lowest free
+//! about half of what a child paid to close the lanes it copied). A lane
+//! given a `/dev/null` stream keeps it. A flight takes the lowest free
 //! lane (so that `bound` stays as low as the load allows) and copies its
 //! sources into it. The lane is given back (its slots get the placeholder
 //! again, dropping the init's references to the pipes) once the child has
@@ -120,15 +120,18 @@ impl Lanes {
         Some((i, lane))
     }
 
-    /// Gives lane `i` back: each of its slots gets `src` (the placeholder,
-    /// which holds `holds`) again, so that the init keeps no reference to a
-    /// child's pipe.
-    pub(super) fn give_back(&mut self, i: usize, src: RawFd, holds: Holds) {
+    /// Gives lane `i` back: each of its slots gets the `placeholder`
+    /// again, so that the init keeps no reference to a child's pipe.
+    pub(super) fn give_back(&mut self, i: usize, placeholder: RawFd) {
         let Some(lane) = self.lanes.get_mut(i) else {
             return;
         };
         let Lane { slots, report } = lane;
-        restore_slots(slots.iter_mut().chain(std::iter::once(report)), src, holds);
+        restore_slots(
+            slots.iter_mut().chain(std::iter::once(report)),
+            placeholder,
+            Holds::Placeholder,
+        );
         self.free |= 1u128 << i;
     }
 }

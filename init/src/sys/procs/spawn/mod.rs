@@ -294,8 +294,7 @@ pub(crate) fn reserve() {
 pub(in crate::sys) fn give_back_lane(i: usize) {
     let mut spawner = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(s) = spawner.as_mut() {
-        let (src, holds) = s.lane_filler();
-        s.lanes.give_back(i, src, holds);
+        s.lanes.give_back(i, s.placeholder.as_raw_fd());
     }
 }
 

@@ -190,11 +190,6 @@ impl Spawner {
         restore_slots(self.slots.iter_mut(), src, holds);
     }
 
-    /// What a free lane holds: the placeholder (`lanes.rs` says why).
-    pub(super) fn lane_filler(&self) -> (RawFd, Holds) {
-        (self.placeholder.as_raw_fd(), Holds::Placeholder)
-    }
-
     /// What a free slot holds: `/dev/null`, or the placeholder until it
     /// can be opened.
     pub(super) fn filler(&self) -> (RawFd, Holds) {
