@@ -295,18 +295,8 @@ impl Cgroups {
     ) -> Result<UnitCgroup, (Option<Key>, String)> {
         let slice = limits.slice.as_deref().unwrap_or(DEFAULT_SLICE);
         let levels = slices::levels(&self.base, slice);
-        let make_levels = || slices::make(&levels).map_err(|e| (Some(Key::Slice), e));
         let mut controllers = 0u8;
-        // The slices' directories are made here when controllers are
-        // enabled in them, else only when the unit's cannot be made
-        // without them: most starts find them there, and a unit's start
-        // makes one directory.
-        let enabled = match enables_any(limits) {
-            true => {
-                make_levels().and_then(|()| self.enable_along(&levels, limits, &mut controllers))
-            }
-            false => Ok(()),
-        };
+        let enabled = self.enable_along(&levels, slice, limits, &mut controllers);
         let parent = levels.last().unwrap_or(&self.base);
         let mut cg = self.unit(parent, name);
         cg.controllers = controllers;
@@ -314,9 +304,12 @@ impl Cgroups {
             self.release(&cg);
             return Err(e);
         }
+        // The slices' directories are made when the unit's cannot be made
+        // without them (or by `enable_along`): most starts find them
+        // there, and make one directory.
         let made = match std::fs::create_dir(cg.dir()) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                make_levels()?;
+                slices::make(&levels, slice).map_err(|e| (Some(Key::Slice), e))?;
                 std::fs::create_dir(cg.dir())
             }
             made => made,
@@ -377,15 +370,22 @@ impl Cgroups {
     /// offers for `Delegate=yes`; each of `V2_CONTROLLERS` is counted (its
     /// bit in `counted`, and in `slices.rs` once per level), whether the
     /// init turned it on there or found it on: a controller the kernel has
-    /// and this list has not is enabled and never turned off.
+    /// and this list has not is enabled and never turned off. The slices'
+    /// directories (of `slice`) are made first when there is anything to
+    /// enable.
     fn enable_along(
         &self,
         levels: &[PathBuf],
+        slice: &str,
         limits: &Resources,
         counted: &mut u8,
     ) -> Result<(), (Option<Key>, String)> {
         let wanted = limits.controllers();
         let all = limits.delegate == Some(Delegation::All);
+        if wanted.is_empty() && !all {
+            return Ok(());
+        }
+        slices::make(levels, slice).map_err(|e| (Some(Key::Slice), e))?;
         for level in levels {
             let mut here: Vec<(String, &str)> =
                 wanted.iter().map(|&(c, k)| (c.to_string(), k)).collect();
@@ -491,13 +491,6 @@ impl Cgroups {
 /// cgroups in it, moving its processes between them, and enabling
 /// controllers for them.
 const DELEGATED_FILES: [&str; 3] = ["cgroup.procs", "cgroup.threads", "cgroup.subtree_control"];
-
-/// Whether [`Cgroups::enable_along`] has anything to enable for `limits`
-/// (when it has not, the slices' directories need not exist before the
-/// unit's).
-fn enables_any(limits: &Resources) -> bool {
-    limits.delegate == Some(Delegation::All) || !limits.controllers().is_empty()
-}
 
 /// The `oom_kill` counter of a `memory.events` file's text (0 when it
 /// has none).

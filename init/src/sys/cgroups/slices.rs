@@ -43,17 +43,14 @@ pub fn levels(base: &Path, slice: &str) -> Vec<PathBuf> {
     out
 }
 
-/// Makes the slices' directories of `levels` that are missing, from the
-/// top down.
-pub fn make(levels: &[PathBuf]) -> Result<(), String> {
-    for dir in levels.iter().skip(1) {
+/// Makes the directories of `levels` (those of `slice`) that are
+/// missing, from the top down.
+pub fn make(levels: &[PathBuf], slice: &str) -> Result<(), String> {
+    for (dir, name) in levels.iter().skip(1).zip(slice_dirs(slice)) {
         match std::fs::create_dir(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                let name = dir.file_name().unwrap_or_default().to_string_lossy();
-                return Err(format!("create the cgroup of {name}: {e}"));
-            }
+            Err(e) => return Err(format!("create the cgroup of {name}: {e}")),
         }
     }
     Ok(())
@@ -145,8 +142,8 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let got = levels(base.path(), "system-foo-bar.slice");
         assert!(!got.iter().skip(1).any(|d| d.exists()), "only named");
-        make(&got).unwrap();
-        make(&got).unwrap();
+        make(&got, "system-foo-bar.slice").unwrap();
+        make(&got, "system-foo-bar.slice").unwrap();
         let want: Vec<PathBuf> = ["", "system.slice", "system.slice/system-foo.slice"]
             .iter()
             .map(|p| base.path().join(p))
