@@ -203,7 +203,11 @@ fn a_start_ignoring_dependencies_does_not_wait() {
         &["start", "--job-mode=ignore-dependencies", "hello.service"],
     )
     .expect(0);
-    assert!(hello.exists(), "hello.service did not run");
+    // A simple service's start is done once its process has exec'd; its
+    // shell writes the file after that.
+    wait_for(WAIT, "hello.service's file", || {
+        hello.exists().then_some(())
+    });
     assert!(!go.exists());
     let jobs = systemctl(&bus, &["list-jobs"]).expect(0).stdout.clone();
     assert!(
