@@ -187,6 +187,8 @@ fn main() -> Result<(), BoxError> {
 
     let mut floor = Vec::new();
     let mut ideal = Vec::new();
+    let mut ideal_cpu = Vec::new();
+    let mut ideal_children_cpu = Vec::new();
     let mut launch_poll = Vec::new();
     let mut launch_wait = Vec::new();
     let mut inside = Vec::new();
@@ -199,6 +201,8 @@ fn main() -> Result<(), BoxError> {
     let mut dinit_rounds: Vec<DinitRound> = Vec::new();
     // Per round: the init's launch (as the client saw it) over dinit's.
     let mut over_dinit: Vec<f64> = Vec::new();
+    // The same for the ideal starter: what the machine allows any starter.
+    let mut ideal_over_dinit: Vec<f64> = Vec::new();
     // Warm-up: page the binaries in.
     spawn_floor(20)?;
     for round in 0..rounds {
@@ -241,7 +245,12 @@ fn main() -> Result<(), BoxError> {
                     }
                 }
                 1 => f = Some(spawn_floor(n)?),
-                2 => ideal.push(spawn_ideal()?),
+                2 => {
+                    let r = spawn_ideal()?;
+                    ideal.push(r.took);
+                    ideal_cpu.push(r.own);
+                    ideal_children_cpu.push(r.kids);
+                }
                 _ => {
                     if let Some(d) = &dinit {
                         dr = Some(dinit_round(d, dir.path(), round)?);
@@ -279,6 +288,9 @@ fn main() -> Result<(), BoxError> {
         let dinit_line = match &dr {
             Some(d) => {
                 over_dinit.push(r.launch.as_secs_f64() / d.launch.as_secs_f64());
+                if let Some(i) = ideal.last() {
+                    ideal_over_dinit.push(i.as_secs_f64() / d.launch.as_secs_f64());
+                }
                 format!(
                     "; dinit {:.0} ms, RSS {} KiB running",
                     ms(d.launch),
@@ -348,13 +360,18 @@ fn main() -> Result<(), BoxError> {
             dl.as_secs_f64() / fl.as_secs_f64(),
             d.version
         );
-        over_dinit.sort_by(f64::total_cmp);
-        println!(
-            "  init (as the client saw it) / dinit, per round: median {:.2} (from {:.2} to {:.2})",
-            over_dinit.get(over_dinit.len() / 2).copied().unwrap_or(0.0),
-            over_dinit.first().copied().unwrap_or(0.0),
-            over_dinit.last().copied().unwrap_or(0.0)
-        );
+        for (who, ratios) in [
+            ("init (as the client saw it)", &mut over_dinit),
+            ("the ideal starter", &mut ideal_over_dinit),
+        ] {
+            ratios.sort_by(f64::total_cmp);
+            println!(
+                "  {who} / dinit, per round: median {:.2} (from {:.2} to {:.2})",
+                ratios.get(ratios.len() / 2).copied().unwrap_or(0.0),
+                ratios.first().copied().unwrap_or(0.0),
+                ratios.last().copied().unwrap_or(0.0)
+            );
+        }
         println!(
             "  CPU over the launch: init {:.0} ms, dinit {:.0} ms; dinit's load of the descriptions (dinitctl unpin all, untimed above) {:.1} ms (medians)",
             ms(median(&init_cpu)),
@@ -391,6 +408,14 @@ fn main() -> Result<(), BoxError> {
             ms(init_bound),
             init_bound.as_secs_f64() / dl.as_secs_f64(),
             ms(dinit_bound),
+        );
+        let ideal_bound = bound(median(&ideal_cpu), median(&ideal_children_cpu));
+        println!(
+            "  the ideal starter the same way: its CPU {:.0} ms, its children's {:.0} ms, its bound {:.0} ms ({:.2}x dinit's launch)",
+            ms(median(&ideal_cpu)),
+            ms(median(&ideal_children_cpu)),
+            ms(ideal_bound),
+            ideal_bound.as_secs_f64() / dl.as_secs_f64(),
         );
     }
     let pick = |f: fn(&(Mem, Mem)) -> u64| {
@@ -621,7 +646,7 @@ fn kill_all(pids: &[libc::pid_t]) {
 }
 
 /// The ideal starter (`support/ideal.rs`) over the graph.
-fn spawn_ideal() -> Result<Duration, BoxError> {
+fn spawn_ideal() -> Result<IdealRound, BoxError> {
     let units = graph();
     let index: std::collections::HashMap<&str, usize> = units
         .iter()
@@ -638,14 +663,40 @@ fn spawn_ideal() -> Result<Duration, BoxError> {
         })
         .collect();
     let e = sleep_exec()?;
+    let own0 = thread_cpu();
     let (took, pids) = ideal::launch(
         &providers,
         e.path.as_ptr(),
         e.argv.as_ptr(),
         e.envp.as_ptr(),
     )?;
+    let own = thread_cpu().saturating_sub(own0);
+    let kids = cpu::children_run_time(std::process::id())?;
     kill_all(&pids);
-    Ok(took)
+    Ok(IdealRound { took, own, kids })
+}
+
+/// The ideal starter's launch, its own CPU and its children's.
+struct IdealRound {
+    took: Duration,
+    own: Duration,
+    kids: Duration,
+}
+
+/// The CPU time of the calling thread so far (`RUSAGE_THREAD`: the ideal
+/// starter runs on this thread, and a launch is under a second, too short
+/// for `/proc/PID/stat`'s 10 ms ticks).
+fn thread_cpu() -> Duration {
+    // SAFETY: getrusage(2) fills the zeroed struct.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
+        ru
+    };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// The floor: `n` bare `posix_spawn(3)` calls with `POSIX_SPAWN_SETSID`.
