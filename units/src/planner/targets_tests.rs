@@ -1037,3 +1037,96 @@ fn set_alternative_with_a_slow_dependent_stop_keeps_the_order() {
     assert_eq!(w.state("postgres"), UnitState::Disabled);
     assert_eq!(w.state("default"), UnitState::Running);
 }
+
+/// The system test's machine (`tests/tests/init/providers.rs`): stop
+/// commands everywhere, a group beside the alternative. The old provider's
+/// stop command is spawned only once the dependent's stop command has
+/// ended, however its stop's facts arrive.
+#[test]
+fn set_alternative_runs_the_old_providers_stop_command_after_the_dependents() {
+    for main_first in [true, false] {
+        let stopping = |name: &str, provides: &[&str], pref: i32| {
+            let mut s = svc(name, provides, pref);
+            s.exec_stop = Some(Command::new(["/bin/stop"]));
+            s
+        };
+        let mut web = stopping("web", &["web"], 0);
+        web.depends_on = vec!["db".to_string()].into();
+        let mut w = World::new(
+            vec![
+                default(&["logs", "web"]),
+                stopping("ship-a", &["logs"], 0),
+                stopping("ship-b", &["logs"], 0),
+                stopping("pg", &["db"], 10),
+                stopping("maria", &["db"], 0),
+                web,
+            ],
+            shape(
+                &[
+                    ("logs", decl(TargetMode::Group, None, false)),
+                    ("db", decl(TargetMode::Alternative, None, false)),
+                ],
+                &[],
+            ),
+            "default",
+        );
+        let web_main = w.view("web").pid.expect("web runs");
+        w.p.set_alternative("db", "maria", Instant(w.now))
+            .expect("set");
+        let spawned = |w: &mut World| -> Vec<(String, Role)> {
+            let acts = w.p.take_actions();
+            acts.iter()
+                .filter_map(|a| match a {
+                    Action::Spawn { unit, role, .. } => Some((w.name(*unit), *role)),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(spawned(&mut w), [("web".to_string(), Role::Stop)]);
+        let web = w.id("web");
+        let fact = |w: &mut World, f: Fact| {
+            w.now += 1;
+            w.p.fact(f, Instant(w.now));
+        };
+        fact(
+            &mut w,
+            Fact::Spawned {
+                unit: web,
+                role: Role::Stop,
+                pid: 900,
+            },
+        );
+        assert_eq!(spawned(&mut w), []);
+        let main_exit = Fact::Exited {
+            pid: web_main,
+            status: ExitStatus::Signal(15),
+        };
+        let stop_exit = Fact::Exited {
+            pid: 900,
+            status: ExitStatus::Code(0),
+        };
+        let (first, second) = if main_first {
+            (main_exit, stop_exit)
+        } else {
+            (stop_exit, main_exit)
+        };
+        fact(&mut w, first);
+        let early = spawned(&mut w);
+        assert!(
+            !early.iter().any(|(u, _)| u == "pg"),
+            "pg's stop before web's ended: {early:?}"
+        );
+        assert_eq!(
+            w.state("pg"),
+            UnitState::Running,
+            "main first: {main_first}"
+        );
+        fact(&mut w, second);
+        let then = spawned(&mut w);
+        assert_eq!(
+            then,
+            [("pg".to_string(), Role::Stop)],
+            "main first: {main_first}"
+        );
+    }
+}
