@@ -64,7 +64,11 @@
 //! learned from a close-on-exec pipe through epoll; no cgroup, no output
 //! captured, no state), timed from its first start to its last exec:
 //! what the machine allows, which the init's and dinit's launches are
-//! read against. Every figure is the median over the rounds.
+//! read against; and the same starter giving each child a cgroup of its
+//! own (`mkdirat`, the directory opened `O_PATH`,
+//! `clone3(CLONE_INTO_CGROUP)`, in a slice below the benchmark's own
+//! cgroup): what the machine allows an init that does what this one
+//! must. Every figure is the median over the rounds.
 //!
 //! `BENCH_DINIT=PATH` (a `dinit` binary, `dinitctl` beside it;
 //! `scripts/dinit` builds them) adds dinit to each round: the same graph as
@@ -77,7 +81,7 @@
 //! all` until it returns (it waits until `all` has started, that is every
 //! service's process has exec'd); its `VmRSS` with the 1000 running, the
 //! services counted with `dinitctl list`; and `dinitctl shutdown` until it
-//! has exited. The init, the floor, the ideal starter and dinit run in
+//! has exited. The init, the floor, the ideal starters and dinit run in
 //! turn in each round, the one first rotating from round to round; the
 //! summary gives the init's launch over dinit's, of the medians and round
 //! by round.
@@ -96,6 +100,11 @@ use flotilla_units::state::UnitState;
 mod cpu;
 #[path = "support/ideal.rs"]
 mod ideal;
+// The init's own `clone3(CLONE_INTO_CGROUP)`, for the ideal starter with
+// cgroups.
+#[path = "../src/sys/procs/clone3.rs"]
+#[allow(dead_code)]
+mod clone3;
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -188,6 +197,9 @@ fn main() -> Result<(), BoxError> {
     let mut floor = Vec::new();
     let mut ideal = Vec::new();
     let mut ideal_cpu = Vec::new();
+    // The ideal starter giving each child a cgroup of its own.
+    let mut ideal_cg = Vec::new();
+    let mut ideal_cg_cpu = Vec::new();
     let mut ideal_children_cpu = Vec::new();
     let mut launch_poll = Vec::new();
     let mut launch_wait = Vec::new();
@@ -203,6 +215,7 @@ fn main() -> Result<(), BoxError> {
     let mut over_dinit: Vec<f64> = Vec::new();
     // The same for the ideal starter: what the machine allows any starter.
     let mut ideal_over_dinit: Vec<f64> = Vec::new();
+    let mut ideal_cg_over_dinit: Vec<f64> = Vec::new();
     // Warm-up: page the binaries in.
     spawn_floor(20)?;
     for round in 0..rounds {
@@ -226,8 +239,8 @@ fn main() -> Result<(), BoxError> {
         // in turn first: the order rotates from one round to the next, for
         // the same reason.
         let (mut f, mut res, mut without, mut dr) = (None, None, None, None);
-        for slot in 0..4 {
-            match (round + slot) % 4 {
+        for slot in 0..5 {
+            match (round + slot) % 5 {
                 0 => {
                     if round % 2 == 0 {
                         without = plain_round(&init)?;
@@ -246,10 +259,15 @@ fn main() -> Result<(), BoxError> {
                 }
                 1 => f = Some(spawn_floor(n)?),
                 2 => {
-                    let r = spawn_ideal()?;
+                    let r = spawn_ideal(false)?;
                     ideal.push(r.took);
                     ideal_cpu.push(r.own);
                     ideal_children_cpu.push(r.kids);
+                }
+                3 => {
+                    let r = spawn_ideal(true)?;
+                    ideal_cg.push(r.took);
+                    ideal_cg_cpu.push(r.own);
                 }
                 _ => {
                     if let Some(d) = &dinit {
@@ -291,6 +309,9 @@ fn main() -> Result<(), BoxError> {
                 if let Some(i) = ideal.last() {
                     ideal_over_dinit.push(i.as_secs_f64() / d.launch.as_secs_f64());
                 }
+                if let Some(i) = ideal_cg.last() {
+                    ideal_cg_over_dinit.push(i.as_secs_f64() / d.launch.as_secs_f64());
+                }
                 format!(
                     "; dinit {:.0} ms, RSS {} KiB running",
                     ms(d.launch),
@@ -301,9 +322,10 @@ fn main() -> Result<(), BoxError> {
         };
         dinit_rounds.extend(dr);
         println!(
-            "  round {round}: floor {:.0} ms, ideal {:.0} ms, init {:.0} ms ({}; init's own clock {:.0} ms), RSS {} KiB running, shutdown {:.0} ms{dinit_line}",
+            "  round {round}: floor {:.0} ms, ideal {:.0} ms (with cgroups {:.0} ms), init {:.0} ms ({}; init's own clock {:.0} ms), RSS {} KiB running, shutdown {:.0} ms{dinit_line}",
             ms(f),
             ideal.last().map_or(0.0, |d| ms(*d)),
+            ideal_cg.last().map_or(0.0, |d| ms(*d)),
             ms(r.launch),
             if round % 2 == 1 { "set-target --wait" } else { "status polled" },
             ms(r.inside),
@@ -335,6 +357,12 @@ fn main() -> Result<(), BoxError> {
         ms(il),
         ratios(il)
     );
+    let icl = median(&ideal_cg);
+    println!(
+        "  the same, a cgroup per child    {:>8.1} ms   {}",
+        ms(icl),
+        ratios(icl)
+    );
     println!(
         "  init, status polled            {:>8.1} ms   {}",
         ms(lp),
@@ -363,6 +391,7 @@ fn main() -> Result<(), BoxError> {
         for (who, ratios) in [
             ("init (as the client saw it)", &mut over_dinit),
             ("the ideal starter", &mut ideal_over_dinit),
+            ("the ideal starter with cgroups", &mut ideal_cg_over_dinit),
         ] {
             ratios.sort_by(f64::total_cmp);
             println!(
@@ -416,6 +445,10 @@ fn main() -> Result<(), BoxError> {
             ms(median(&ideal_children_cpu)),
             ms(ideal_bound),
             ideal_bound.as_secs_f64() / dl.as_secs_f64(),
+        );
+        println!(
+            "  the ideal starter with a cgroup per child: its CPU {:.0} ms (median)",
+            ms(median(&ideal_cg_cpu)),
         );
     }
     let pick = |f: fn(&(Mem, Mem)) -> u64| {
@@ -646,7 +679,7 @@ fn kill_all(pids: &[libc::pid_t]) {
 }
 
 /// The ideal starter (`support/ideal.rs`) over the graph.
-fn spawn_ideal() -> Result<IdealRound, BoxError> {
+fn spawn_ideal(cgroups: bool) -> Result<IdealRound, BoxError> {
     let units = graph();
     let index: std::collections::HashMap<&str, usize> = units
         .iter()
@@ -663,16 +696,26 @@ fn spawn_ideal() -> Result<IdealRound, BoxError> {
         })
         .collect();
     let e = sleep_exec()?;
+    let mut cg = if cgroups {
+        Some(ideal::Cgroups::make(&format!(
+            "bench-ideal-{}.slice",
+            std::process::id()
+        ))?)
+    } else {
+        None
+    };
     let own0 = thread_cpu();
     let (took, pids) = ideal::launch(
         &providers,
         e.path.as_ptr(),
         e.argv.as_ptr(),
         e.envp.as_ptr(),
+        cg.as_mut(),
     )?;
     let own = thread_cpu().saturating_sub(own0);
     let kids = cpu::children_run_time(std::process::id())?;
     kill_all(&pids);
+    drop(cg);
     Ok(IdealRound { took, own, kids })
 }
 

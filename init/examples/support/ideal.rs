@@ -11,9 +11,90 @@
 //! output pipe, no state, no client: what a unit costs beyond this is the
 //! starter's own choice, and what this costs is the machine's.
 
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// A cgroup v2 directory the children's cgroups are made in, removed with
+/// them when dropped.
+pub struct Cgroups {
+    dir: PathBuf,
+    fd: OwnedFd,
+    made: Vec<CString>,
+}
+
+impl Cgroups {
+    /// Makes `name` in this process's own cgroup v2 (the `0::` line of
+    /// `/proc/self/cgroup`, below the last cgroup2 mount).
+    pub fn make(name: &str) -> io::Result<Cgroups> {
+        let own = std::fs::read_to_string("/proc/self/cgroup")?;
+        let own = own
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .ok_or_else(|| io::Error::other("no cgroup v2 in /proc/self/cgroup"))?
+            .trim_start_matches('/')
+            .to_string();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo")?;
+        // The last cgroup2 mount, as the init takes it. Field 5 is the
+        // mount point; the file system type follows " - ".
+        let mount = mounts
+            .lines()
+            .rev()
+            .filter(|l| {
+                l.split(" - ")
+                    .nth(1)
+                    .is_some_and(|t| t.starts_with("cgroup2 "))
+            })
+            .find_map(|l| l.split(' ').nth(4))
+            .ok_or_else(|| io::Error::other("no cgroup2 mount"))?;
+        let dir = PathBuf::from(mount).join(own).join(name);
+        std::fs::create_dir(&dir)?;
+        let fd = std::fs::File::open(&dir)?.into();
+        Ok(Cgroups {
+            dir,
+            fd,
+            made: Vec::new(),
+        })
+    }
+
+    /// Makes the cgroup `name` below the base; its directory, opened
+    /// `O_PATH` (what `CLONE_INTO_CGROUP` takes).
+    fn unit(&mut self, name: CString) -> io::Result<OwnedFd> {
+        let base = self.fd.as_raw_fd();
+        // SAFETY: a valid directory descriptor and C string.
+        if unsafe { libc::mkdirat(base, name.as_ptr(), 0o755) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above.
+        let fd = unsafe {
+            libc::openat(
+                base,
+                name.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        self.made.push(name);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new descriptor, owned here.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}
+
+impl Drop for Cgroups {
+    /// Removes the children's cgroups (their processes reaped by then)
+    /// and the base.
+    fn drop(&mut self) {
+        for name in &self.made {
+            // SAFETY: a valid directory descriptor and C string.
+            unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) };
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
 
 /// What every child executes, prepared once.
 struct Exec {
@@ -58,6 +139,7 @@ pub fn launch(
     path: *const c_char,
     argv: *const *mut c_char,
     envp: *const *mut c_char,
+    mut cgroups: Option<&mut Cgroups>,
 ) -> io::Result<(Duration, Vec<libc::pid_t>)> {
     let n = providers.len();
     let mut units: Vec<Unit> = providers
@@ -84,7 +166,7 @@ pub fn launch(
         return Err(io::Error::last_os_error());
     }
     // Starts unit `u`: its child, and the read end of its pipe in epoll.
-    let start = |u: usize, stacks: &mut Vec<Vec<u8>>, pids: &mut Vec<libc::pid_t>| {
+    let mut start = |u: usize, stacks: &mut Vec<Vec<u8>>, pids: &mut Vec<libc::pid_t>| {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -92,17 +174,39 @@ pub fn launch(
         }
         let [read, write] = fds;
         let mut stack = vec![0u8; STACK];
-        // SAFETY: the stack grows down from its end, which is 16-byte
-        // aligned below; `child` only reads `exec`, which outlives it.
-        let pid = unsafe {
-            let top = stack.as_mut_ptr().add(STACK);
-            let top = top.sub(top as usize % 16);
-            libc::clone(
-                child,
-                top.cast(),
-                libc::CLONE_VM | libc::SIGCHLD,
-                std::ptr::from_ref(&exec).cast_mut().cast(),
-            )
+        let arg = std::ptr::from_ref(&exec).cast_mut().cast();
+        let pid = match cgroups.as_deref_mut() {
+            None => {
+                // SAFETY: the stack grows down from its end, which is
+                // 16-byte aligned below; `child` only reads `exec`, which
+                // outlives it.
+                unsafe {
+                    let top = stack.as_mut_ptr().add(STACK);
+                    let top = top.sub(top as usize % 16);
+                    libc::clone(child, top.cast(), libc::CLONE_VM | libc::SIGCHLD, arg)
+                }
+            }
+            Some(cg) => {
+                let name = CString::new(format!("u{u}.service")).map_err(io::Error::other)?;
+                let dir = cg.unit(name)?;
+                // SAFETY: as above; clone3 takes the stack's lowest
+                // address and its size (whole pages: aligned).
+                let r = unsafe {
+                    crate::clone3::clone_into(
+                        libc::CLONE_VM,
+                        Some(dir.as_raw_fd()),
+                        None,
+                        stack.as_mut_ptr().cast(),
+                        STACK,
+                        child,
+                        arg,
+                    )
+                };
+                match r {
+                    Ok(pid) => pid,
+                    Err(e) => return Err(io::Error::other(format!("clone3: {e:?}"))),
+                }
+            }
         };
         let err = io::Error::last_os_error();
         // SAFETY: our own descriptor, closed once.
