@@ -254,7 +254,7 @@ pub fn boot(sys: &dyn Sys) -> Place {
     lines.extend(dev_links(sys));
     lines.extend(raise_dgram_qlen(sys));
     if parents_proc(sys, place).is_none() {
-        lines.extend(set_up_machine_id(sys));
+        lines.extend(set_up_machine_id(sys, place));
     }
     if stdio_missing {
         // devtmpfs is mounted now: /dev/console exists.

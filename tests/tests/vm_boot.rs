@@ -29,6 +29,9 @@ impl Drop for Qemu {
     }
 }
 
+/// The UUID the VM's firmware is given.
+const VM_UUID: &str = "5c0ffee0-1dea-4b0b-9a11-f1071a000001";
+
 fn ms(d: Duration) -> u128 {
     d.as_millis()
 }
@@ -62,7 +65,7 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
         .arg(workspace().join("contrib/image/run"))
         .arg("--initrd")
         .arg(&img)
-        .args(["--", "init.target=selftest"])
+        .args(["--uuid", VM_UUID, "--", "init.target=selftest"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -117,6 +120,16 @@ fn the_image_boots_reaches_its_target_and_powers_off() {
         "init: unmounted /run",
         "init: powering off",
         "reboot: Power down",
+    ]);
+    // The image has no /etc/machine-id: a first boot, whose ID is the
+    // firmware's UUID (qemu's -uuid), as under systemd.
+    out.assert_order(&[
+        "init: mounted /run (tmpfs)",
+        &format!(
+            "init: machine ID {} (the virtual machine's UUID): transient, /run/machine-id bound over /etc/machine-id",
+            VM_UUID.replace('-', "")
+        ),
+        "init: target selftest, units /etc/init/units",
     ]);
     out.assert_order(&[
         "flotilla-image: marker unit ran on flotilla-vm",

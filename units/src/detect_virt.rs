@@ -116,6 +116,36 @@ fn translate(name: &str, s: &ContainerSigns) -> String {
     }
 }
 
+/// The hypervisor that the firmware's DMI names (`sys_vendor` and
+/// `product_name` of `/sys/class/dmi/id`), by systemd-detect-virt's name;
+/// `None`: none it knows (the CPU's `hypervisor` flag may still say
+/// `vm-other`).
+pub fn vm_of_dmi(vendor: &str, product: &str) -> Option<&'static str> {
+    const KNOWN: [(&str, &str); 12] = [
+        ("KVM", "kvm"),
+        ("QEMU", "qemu"),
+        ("VMware", "vmware"),
+        ("VMW", "vmware"),
+        ("innotek GmbH", "oracle"),
+        ("VirtualBox", "oracle"),
+        ("Xen", "xen"),
+        ("Bochs", "bochs"),
+        ("Parallels", "parallels"),
+        ("BHYVE", "bhyve"),
+        ("Amazon EC2", "amazon"),
+        ("Google Compute Engine", "google"),
+    ];
+    let (vendor, product) = (vendor.trim_start(), product.trim_start());
+    if let Some((_, name)) = KNOWN
+        .iter()
+        .find(|(mark, _)| product.starts_with(mark) || vendor.starts_with(mark))
+    {
+        return Some(name);
+    }
+    (vendor.starts_with("Microsoft Corporation") && product.contains("Virtual Machine"))
+        .then_some("microsoft")
+}
+
 /// systemd's `running_in_userns()` from the contents of
 /// `/proc/self/uid_map`, `gid_map` and `setgroups` (`None`: not there): a
 /// user namespace unless both maps are the full identity; with both
@@ -139,6 +169,23 @@ pub fn in_user_namespace(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_firmware_names_the_hypervisor() {
+        assert_eq!(
+            vm_of_dmi("QEMU\n", "Standard PC (i440FX + PIIX, 1996)\n"),
+            Some("qemu")
+        );
+        assert_eq!(vm_of_dmi("Amazon EC2\n", "m5.large\n"), Some("amazon"));
+        assert_eq!(vm_of_dmi("Red Hat\n", "KVM\n"), Some("kvm"));
+        assert_eq!(
+            vm_of_dmi("Microsoft Corporation\n", "Virtual Machine\n"),
+            Some("microsoft")
+        );
+        assert_eq!(vm_of_dmi("Microsoft Corporation\n", "Surface Pro\n"), None);
+        assert_eq!(vm_of_dmi("Dell Inc.\n", "PowerEdge R640\n"), None);
+        assert_eq!(vm_of_dmi("", ""), None);
+    }
 
     fn podman() -> ContainerSigns {
         ContainerSigns {

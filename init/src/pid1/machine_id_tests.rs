@@ -1,7 +1,7 @@
 //! The machine ID PID 1 sets up before any unit (`machine_id.rs`), with
 //! the recording fake: no mount reaches the host.
 
-use super::machine_id::{is_machine_id, machine_id_of_uuid};
+use super::machine_id::{is_machine_id, machine_id_of_id128, new_machine_id};
 use super::*;
 use crate::sys::fake::{Call, FakeSys, Op};
 
@@ -16,8 +16,18 @@ fn a_machine_id_is_32_hex_digits_and_the_kernels_uuid_makes_one() {
     assert!(!is_machine_id(b""));
     assert!(!is_machine_id(&[b'0'; 32]));
     assert!(!is_machine_id(b"0123456789abcdef0123456789abcdeg"));
-    assert_eq!(machine_id_of_uuid(UUID.as_bytes()).as_deref(), Some(ID));
-    assert_eq!(machine_id_of_uuid(b"not a uuid"), None);
+    assert_eq!(machine_id_of_id128(UUID.as_bytes()).as_deref(), Some(ID));
+    assert_eq!(machine_id_of_id128(ID.as_bytes()).as_deref(), Some(ID));
+    assert_eq!(machine_id_of_id128(b"not a uuid"), None);
+    // A UUID's dashes in their places only, and never the null ID.
+    assert_eq!(
+        machine_id_of_id128(b"6f1c2d3e4a5b-4c6d-8e7f-0123-456789ab"),
+        None
+    );
+    assert_eq!(
+        machine_id_of_id128(b"00000000-0000-0000-0000-000000000000"),
+        None
+    );
 }
 
 /// A fake PID 1 on a machine whose `/etc/machine-id` holds `etc` (`None`:
@@ -109,4 +119,120 @@ fn an_empty_file_gets_the_id_written_or_bound_over_it() {
     assert_eq!(text(&sys, "/etc/machine-id"), "");
     assert!(bound_over(&calls));
     assert_eq!(text(&sys, "/run/machine-id"), format!("{ID}\n"));
+}
+
+/// The kernel's random UUID a fake machine would give, and a UUID of its
+/// firmware.
+const VM_UUID: &str = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d\n";
+const VM_ID: &str = "0a1b2c3d4e5f4a6b8c7d9e0f1a2b3c4d";
+
+/// A fake whose firmware says `vendor` and holds the UUID `uuid`.
+fn firmware(vendor: &str, uuid: &str) -> FakeSys {
+    let sys = FakeSys::pid1();
+    sys.set_file("/proc/sys/kernel/random/uuid", UUID);
+    sys.set_file("/sys/class/dmi/id/sys_vendor", vendor);
+    sys.set_file(
+        "/sys/class/dmi/id/product_name",
+        "Standard PC (Q35 + ICH9, 2009)\n",
+    );
+    sys.set_file("/sys/class/dmi/id/product_uuid", uuid);
+    sys
+}
+
+/// As systemd: a KVM, QEMU or EC2 machine takes its firmware's UUID
+/// (qemu's `-uuid`); one that is all zero or all `f` (qemu without
+/// `-uuid` gives the null one), or on bare metal, is not taken.
+#[test]
+fn a_virtual_machine_takes_its_firmwares_uuid() {
+    let sys = firmware("QEMU\n", VM_UUID);
+    assert_eq!(
+        new_machine_id(&sys, Place::Machine),
+        Ok((VM_ID.to_string(), "the virtual machine's UUID"))
+    );
+    for null in [
+        "00000000-0000-0000-0000-000000000000\n",
+        "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF\n",
+    ] {
+        let sys = firmware("QEMU\n", null);
+        assert_eq!(
+            new_machine_id(&sys, Place::Machine),
+            Ok((ID.to_string(), "random"))
+        );
+    }
+    let sys = firmware("Dell Inc.\n", VM_UUID);
+    assert_eq!(
+        new_machine_id(&sys, Place::Machine),
+        Ok((ID.to_string(), "random"))
+    );
+    // A container does not take its host's.
+    assert_eq!(
+        new_machine_id(&firmware("QEMU\n", VM_UUID), Place::Container),
+        Ok((ID.to_string(), "random"))
+    );
+    // Booted: the console says where the ID came from.
+    let sys = firmware("QEMU\n", VM_UUID);
+    sys.set_file("/proc/self/mountinfo", "");
+    sys.set_file("/etc/machine-id", "uninitialized\n");
+    boot(&sys);
+    assert_eq!(text(&sys, "/run/machine-id"), format!("{VM_ID}\n"));
+    assert!(
+        sys.console_lines().iter().any(|l| l.contains(&format!(
+            "machine ID {VM_ID} (the virtual machine's UUID): transient"
+        ))),
+        "{:?}",
+        sys.console_lines()
+    );
+}
+
+/// A container takes the `container_uuid` its manager put in PID 1's
+/// environment (libvirt's LXC driver does), in either form systemd reads.
+#[test]
+fn a_container_takes_its_managers_uuid() {
+    for uuid in [VM_UUID.trim_end(), VM_ID] {
+        let sys = FakeSys::pid1();
+        sys.set_file("/proc/sys/kernel/random/uuid", UUID);
+        sys.set_file(
+            "/proc/1/environ",
+            format!("container=lxc-libvirt\0container_uuid={uuid}\0HOME=/\0"),
+        );
+        assert_eq!(
+            new_machine_id(&sys, Place::Container),
+            Ok((VM_ID.to_string(), "the container's UUID"))
+        );
+        // Not on a machine, and not a bad one.
+        assert_eq!(
+            new_machine_id(&sys, Place::Machine),
+            Ok((ID.to_string(), "random"))
+        );
+    }
+    let sys = FakeSys::pid1();
+    sys.set_file("/proc/sys/kernel/random/uuid", UUID);
+    sys.set_file("/proc/1/environ", "container_uuid=nonsense\0");
+    assert_eq!(
+        new_machine_id(&sys, Place::Container),
+        Ok((ID.to_string(), "random"))
+    );
+}
+
+/// D-Bus's ID from before systemd comes first, unless its file is a link
+/// (Debian links it to `/etc/machine-id`).
+#[test]
+fn d_bus_s_old_id_comes_first_unless_it_is_a_link() {
+    let sys = firmware("QEMU\n", VM_UUID);
+    sys.set_file(
+        "/var/lib/dbus/machine-id",
+        "0123456789ABCDEF0123456789abcdef\n",
+    );
+    assert_eq!(
+        new_machine_id(&sys, Place::Machine),
+        Ok((
+            "0123456789abcdef0123456789abcdef".to_string(),
+            "D-Bus's machine ID"
+        ))
+    );
+    sys.set_link("/var/lib/dbus/machine-id", "/etc/machine-id");
+    assert_eq!(
+        new_machine_id(&sys, Place::Machine),
+        Ok((VM_ID.to_string(), "the virtual machine's UUID"))
+    );
 }

@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 use flotilla_units::condition::{fnmatch, stamp_nsec, ConditionFacts, MTime, UpdateStamps};
 use flotilla_units::context::caps;
 use flotilla_units::detect_virt::{
-    detect_container, in_user_namespace, ContainerSigns, CONTAINER_NAMES,
+    detect_container, in_user_namespace, vm_of_dmi, ContainerSigns, CONTAINER_NAMES,
 };
 use nix::sys::statvfs::{statvfs, FsFlags};
 use nix::unistd::{getegid, geteuid, getgroups, Gid, Group, User};
@@ -132,28 +132,8 @@ fn detect_virtualization() -> Option<String> {
         return Some(c);
     }
     let dmi = |f: &str| read_small(format!("/sys/class/dmi/id/{f}")).unwrap_or_default();
-    let (vendor, product) = (dmi("sys_vendor"), dmi("product_name"));
-    let known = [
-        ("KVM", "kvm"),
-        ("QEMU", "qemu"),
-        ("VMware", "vmware"),
-        ("VMW", "vmware"),
-        ("innotek GmbH", "oracle"),
-        ("VirtualBox", "oracle"),
-        ("Xen", "xen"),
-        ("Bochs", "bochs"),
-        ("Parallels", "parallels"),
-        ("BHYVE", "bhyve"),
-        ("Amazon EC2", "amazon"),
-        ("Google Compute Engine", "google"),
-    ];
-    for (mark, name) in known {
-        if product.starts_with(mark) || vendor.starts_with(mark) {
-            return Some(name.to_string());
-        }
-    }
-    if vendor.starts_with("Microsoft Corporation") && product.contains("Virtual Machine") {
-        return Some("microsoft".to_string());
+    if let Some(vm) = vm_of_dmi(&dmi("sys_vendor"), &dmi("product_name")) {
+        return Some(vm.to_string());
     }
     let cpuinfo = read_small("/proc/cpuinfo").unwrap_or_default();
     let flagged = cpuinfo
