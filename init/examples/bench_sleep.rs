@@ -704,7 +704,8 @@ fn spawn_ideal(cgroups: bool) -> Result<IdealRound, BoxError> {
     } else {
         None
     };
-    let own0 = thread_cpu();
+    // The ideal starter runs on this thread.
+    let own0 = cpu::rusage(libc::RUSAGE_THREAD);
     let (took, pids) = ideal::launch(
         &providers,
         e.path.as_ptr(),
@@ -712,7 +713,7 @@ fn spawn_ideal(cgroups: bool) -> Result<IdealRound, BoxError> {
         e.envp.as_ptr(),
         cg.as_mut(),
     )?;
-    let own = thread_cpu().saturating_sub(own0);
+    let own = cpu::rusage(libc::RUSAGE_THREAD).saturating_sub(own0);
     let kids = cpu::children_run_time(std::process::id())?;
     kill_all(&pids);
     drop(cg);
@@ -724,22 +725,6 @@ struct IdealRound {
     took: Duration,
     own: Duration,
     kids: Duration,
-}
-
-/// The CPU time of the calling thread so far (`RUSAGE_THREAD`: the ideal
-/// starter runs on this thread, and a launch is under a second, too short
-/// for `/proc/PID/stat`'s 10 ms ticks).
-fn thread_cpu() -> Duration {
-    // SAFETY: getrusage(2) fills the zeroed struct.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
-        ru
-    };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// The floor: `n` bare `posix_spawn(3)` calls with `POSIX_SPAWN_SETSID`.

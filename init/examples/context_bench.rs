@@ -44,6 +44,9 @@ use flotilla_init::sys::real::RealSys;
 use flotilla_init::sys::{Env, Pid, SpawnRequest, Stdio, Sys};
 use flotilla_units::context::{Key, ServiceContext};
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 type BoxError = Box<dyn std::error::Error>;
 
 /// The context of Debian's own `redis-server.service` (the redis-server
@@ -243,18 +246,6 @@ fn spaced(sys: &RealSys, none: &ChildContext, cgroup: &ChildContext) -> Result<(
     Ok(())
 }
 
-/// User + system CPU time of this process.
-fn cpu() -> Duration {
-    // SAFETY: an all-zero rusage is valid; getrusage(2) fills it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is valid for writes.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
 /// Starts `n` processes (timed), then kills and reaps them. Returns the
 /// wall-clock time and the spawner's CPU time.
 fn batch(
@@ -263,13 +254,13 @@ fn batch(
     n: usize,
 ) -> Result<(Duration, Duration), BoxError> {
     let mut pids = Vec::with_capacity(n);
-    let before = cpu();
+    let before = cpu::rusage(libc::RUSAGE_SELF);
     let start = Instant::now();
     for _ in 0..n {
         pids.push(spawn()?);
     }
     let took = start.elapsed();
-    let own = cpu().saturating_sub(before);
+    let own = cpu::rusage(libc::RUSAGE_SELF).saturating_sub(before);
     for &pid in &pids {
         sys.kill(pid, libc::SIGKILL)?;
     }

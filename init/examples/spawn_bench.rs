@@ -44,6 +44,9 @@ use flotilla_init::outpipe::{OutPipe, Stream};
 use flotilla_init::sys::real::RealSys;
 use flotilla_init::sys::{Env, Pid, SpawnRequest, Stdio, Sys};
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 type BoxError = Box<dyn std::error::Error>;
 
 /// One way of starting a process.
@@ -211,18 +214,6 @@ fn hold_descriptors(sys: &RealSys, n: usize) -> Result<Vec<std::os::fd::OwnedFd>
     Ok(fds)
 }
 
-/// User + system CPU time of `who` (`RUSAGE_SELF` or `RUSAGE_CHILDREN`).
-fn cpu(who: libc::c_int) -> Duration {
-    // SAFETY: an all-zero rusage is valid; getrusage(2) fills it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is valid for writes.
-    unsafe { libc::getrusage(who, &mut ru) };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
 /// Starts `n` processes with `spawn` (timed), then kills and reaps them
 /// (not timed). Returns the wall-clock time of the spawns and the CPU time
 /// (the spawner's while spawning, the children's).
@@ -232,14 +223,14 @@ fn batch(
     n: usize,
 ) -> Result<(Duration, (Duration, Duration)), BoxError> {
     let mut pids = Vec::with_capacity(n);
-    let kids_before = cpu(libc::RUSAGE_CHILDREN);
-    let own_before = cpu(libc::RUSAGE_SELF);
+    let kids_before = cpu::rusage(libc::RUSAGE_CHILDREN);
+    let own_before = cpu::rusage(libc::RUSAGE_SELF);
     let start = Instant::now();
     for _ in 0..n {
         pids.push(spawn()?);
     }
     let took = start.elapsed();
-    let own = cpu(libc::RUSAGE_SELF).saturating_sub(own_before);
+    let own = cpu::rusage(libc::RUSAGE_SELF).saturating_sub(own_before);
     for &pid in &pids {
         sys.kill(pid, libc::SIGKILL)?;
     }
@@ -248,6 +239,6 @@ fn batch(
         // SAFETY: waitpid(2) on our own child.
         unsafe { libc::waitpid(pid, &mut status, 0) };
     }
-    let kids = cpu(libc::RUSAGE_CHILDREN).saturating_sub(kids_before);
+    let kids = cpu::rusage(libc::RUSAGE_CHILDREN).saturating_sub(kids_before);
     Ok((took, (own, kids)))
 }

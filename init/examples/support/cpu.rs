@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 /// The user + system CPU time of process `pid` so far (`/proc/PID/stat`).
+#[allow(dead_code)] // not every bench binary including this uses it
 pub fn cpu_time(pid: u32) -> Result<Duration, Box<dyn std::error::Error>> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("bad stat")?;
@@ -35,4 +36,20 @@ pub fn children_run_time(pid: u32) -> Result<Duration, Box<dyn std::error::Error
         }
     }
     Ok(Duration::from_nanos(ns))
+}
+
+/// The user + system CPU time of `who` so far (`getrusage(2)`:
+/// `RUSAGE_SELF`, `RUSAGE_THREAD` or `RUSAGE_CHILDREN`), to the
+/// microsecond: a spawn or a launch is too short for `/proc/PID/stat`'s
+/// 10 ms ticks.
+#[allow(dead_code)] // not every bench binary including this uses it
+pub fn rusage(who: libc::c_int) -> Duration {
+    // SAFETY: an all-zero rusage is valid; getrusage(2) fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid for writes.
+    unsafe { libc::getrusage(who, &mut ru) };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }

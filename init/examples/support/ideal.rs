@@ -26,30 +26,14 @@ pub struct Cgroups {
 }
 
 impl Cgroups {
-    /// Makes `name` in this process's own cgroup v2 (the `0::` line of
-    /// `/proc/self/cgroup`, below the last cgroup2 mount).
+    /// Makes `name` in this process's own cgroup v2, found as the init
+    /// finds its own.
     pub fn make(name: &str) -> io::Result<Cgroups> {
-        let own = std::fs::read_to_string("/proc/self/cgroup")?;
-        let own = own
-            .lines()
-            .find_map(|l| l.strip_prefix("0::"))
-            .ok_or_else(|| io::Error::other("no cgroup v2 in /proc/self/cgroup"))?
-            .trim_start_matches('/')
-            .to_string();
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo")?;
-        // The last cgroup2 mount, as the init takes it. Field 5 is the
-        // mount point; the file system type follows " - ".
-        let mount = mounts
-            .lines()
-            .rev()
-            .filter(|l| {
-                l.split(" - ")
-                    .nth(1)
-                    .is_some_and(|t| t.starts_with("cgroup2 "))
-            })
-            .find_map(|l| l.split(' ').nth(4))
-            .ok_or_else(|| io::Error::other("no cgroup2 mount"))?;
-        let dir = PathBuf::from(mount).join(own).join(name);
+        let cgroup = std::fs::read_to_string("/proc/self/cgroup")?;
+        let mountinfo = std::fs::read("/proc/self/mountinfo")?;
+        let dir = flotilla_init::sys::cgroup::own_cgroup_dir(&cgroup, &mountinfo)
+            .map_err(io::Error::other)?
+            .join(name);
         std::fs::create_dir(&dir)?;
         let fd = std::fs::File::open(&dir)?.into();
         Ok(Cgroups {
@@ -190,7 +174,9 @@ pub fn launch(
                 let name = CString::new(format!("u{u}.service")).map_err(io::Error::other)?;
                 let dir = cg.unit(name)?;
                 // SAFETY: as above; clone3 takes the stack's lowest
-                // address and its size (whole pages: aligned).
+                // address and its size, and starts the child at its end
+                // (16-byte aligned: the allocator aligns the start and the
+                // size is a multiple of 16).
                 let r = unsafe {
                     crate::clone3::clone_into(
                         libc::CLONE_VM,

@@ -71,9 +71,10 @@ pub(super) fn new_machine_id(
 ) -> Result<(String, &'static str), String> {
     let read = |path: &str| sys.read_file_limited(Path::new(path), 64 * 1024);
     if sys.read_link(Path::new(DBUS)).is_err() {
-        if let Some(id) = read(DBUS).ok().filter(|t| is_machine_id(t)) {
-            let id = String::from_utf8_lossy(id.strip_suffix(b"\n").unwrap_or(&id));
-            return Ok((id.to_ascii_lowercase(), "D-Bus's machine ID"));
+        // 32 digits only, as systemd reads it there.
+        let dbus = read(DBUS).ok().filter(|t| is_machine_id(t));
+        if let Some(id) = dbus.and_then(|t| machine_id_of_id128(&t)) {
+            return Ok((id, "D-Bus's machine ID"));
         }
     }
     match place {
